@@ -1,0 +1,100 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// ExitCode is what the process returns. The hook never returns ExitError:
+// Claude Code treats exit 1 as "let the call through".
+type ExitCode int
+
+const (
+	ExitOK    ExitCode = 0
+	ExitError ExitCode = 1
+	// ExitDeny is a PreToolUse deny; Claude Code blocks the call on exit 2.
+	ExitDeny ExitCode = 2
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// Main runs loopguard with args and returns the exit code. The hook path is
+// dispatched before cobra is built, so every tool call pays only for what it
+// uses.
+func Main(args []string) ExitCode {
+	if len(args) > 0 && args[0] == "hook" {
+		return runHook(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}
+	root := newRootCmd()
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
+	if err != nil {
+		printError(os.Stderr, err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		_ = cmd
+		return ExitError
+	}
+	return ExitOK
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "loopguard",
+		Short: "Run a coding agent's tool call only if a human approved exactly that call",
+		Long: `loopguard is the approval guard for coding agents. Registered as Claude Code's
+PreToolUse, PermissionRequest and PostToolUse hook, it lets a tool call run only
+when it carries a valid approval: an HMAC token, keyed from the OS keyring, over
+the exact call (or a narrow scope that covers it), the session and the agent.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+		newVersionCmd(),
+	)
+	return root
+}
+
+// exitError carries a specific exit code out of a command.
+type exitError struct {
+	code ExitCode
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// hinter is implemented by errors that carry advice a person can act on.
+type hinter interface{ Hint() string }
+
+// printError writes err in the form "loopguard: error: ..." followed by one
+// "loopguard: hint: ..." line per hint found in the error chain.
+func printError(w io.Writer, err error) {
+	var quiet *exitError
+	if errors.As(err, &quiet) && quiet.err == errSilent {
+		return
+	}
+	fmt.Fprintf(w, "loopguard: error: %v\n", err)
+	seen := map[string]bool{}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if h, ok := e.(hinter); ok {
+			for _, line := range strings.Split(h.Hint(), "\n") {
+				if line != "" && !seen[line] {
+					seen[line] = true
+					fmt.Fprintf(w, "loopguard: hint: %s\n", line)
+				}
+			}
+		}
+	}
+}
+
+// errSilent marks an exit whose message was already printed.
+var errSilent = errors.New("")

@@ -1,0 +1,60 @@
+// Package shellparse decides whether a Bash command string is one simple
+// command with literal words, the only shape a scoped grant may cover.
+// Everything else gets a verdict that says why it needs an exact approval.
+package shellparse
+
+// Verdict is the class of a command. Only Simple can be covered by a scope.
+type Verdict string
+
+const (
+	Simple       Verdict = "simple"
+	Chained      Verdict = "chained"
+	Indirect     Verdict = "indirect"
+	PathShadowed Verdict = "path_shadowed"
+	Unparseable  Verdict = "unparseable"
+)
+
+// Word is one argument after quote removal and literal expansion.
+type Word struct {
+	Value string `json:"value"`
+	// Glob is true when the word has unquoted glob characters that bash would
+	// expand against the file system at run time.
+	Glob bool `json:"glob,omitempty"`
+}
+
+// Redirect is one redirection of the simple command.
+type Redirect struct {
+	Op     string `json:"op"`           // ">", ">>", "&>", ">|", "<>", "<", ...
+	Fd     string `json:"fd,omitempty"` // explicit fd ("2"), empty for default
+	Target string `json:"target"`       // literal target after quote removal
+	Writes bool   `json:"writes"`       // true for >, >>, &>, &>>, >|, <>
+}
+
+// Env is what the analysis resolves command names against.
+type Env struct {
+	Cwd        string   // the call's cwd (absolute)
+	Path       string   // PATH as the command will see it
+	ProjectDir string   // CLAUDE_PROJECT_DIR, or cwd
+	Trusted    []string // trusted executable directories; nil means DefaultTrusted
+}
+
+// Result is the analysis of one command string.
+type Result struct {
+	Verdict Verdict `json:"verdict"`
+	// Reason says, for a person, why the verdict is not Simple ("" if Simple).
+	Reason string `json:"reason,omitempty"`
+	// Pos is "line:col" of the first offending node ("" if Simple).
+	Pos string `json:"pos,omitempty"`
+	// Argv is set when Verdict is Simple (and, where it can be told, for
+	// PathShadowed), argv[0] being the command name as written.
+	Argv []Word `json:"argv,omitempty"`
+	// Executable is argv[0] resolved to an absolute path, symlinks resolved.
+	Executable string     `json:"executable,omitempty"`
+	Redirects  []Redirect `json:"redirects,omitempty"`
+	// Executables maps every literal command name found anywhere in the
+	// command (also inside chains) to its resolved absolute path, or "" when
+	// it does not resolve. The descriptor of an exact approval includes it.
+	Executables map[string]string `json:"executables,omitempty"`
+	// Warnings name invisible, bidi, control and confusable characters.
+	Warnings []string `json:"warnings,omitempty"`
+}
