@@ -1,0 +1,48 @@
+package token
+
+import (
+	"crypto/hkdf"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+)
+
+// MasterKeySize is the size of the master key kept in the OS keyring.
+const MasterKeySize = 32
+
+// Labels under which subkeys are derived from the master key with HKDF.
+// Each use has its own key, so a MAC of one kind can never pass as another.
+const (
+	LabelGrant = "loopguard v1 grant mac"
+	LabelKeyID = "loopguard v1 key id"
+	LabelAudit = "loopguard v1 audit seal"
+)
+
+// SubKey derives the 32-byte key for label from the master key.
+func SubKey(master []byte, label string) ([]byte, error) {
+	if len(master) != MasterKeySize {
+		return nil, fmt.Errorf("master key has %d bytes, want %d", len(master), MasterKeySize)
+	}
+	return hkdf.Key(sha256.New, master, nil, label, 32)
+}
+
+// Keys holds the subkeys a grant needs. Build it with NewKeys.
+type Keys struct {
+	mac []byte
+	// ID names the master key without revealing it, so a token minted under
+	// an older key is told apart from a tampered one.
+	ID string
+}
+
+// NewKeys derives the grant keys from the master key.
+func NewKeys(master []byte) (*Keys, error) {
+	mac, err := SubKey(master, LabelGrant)
+	if err != nil {
+		return nil, err
+	}
+	id, err := SubKey(master, LabelKeyID)
+	if err != nil {
+		return nil, err
+	}
+	return &Keys{mac: mac, ID: hex.EncodeToString(id[:8])}, nil
+}
