@@ -1,0 +1,80 @@
+package token
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// DescriptorVersion is written into every descriptor, so a change of its
+// shape can never make an old digest match a new call.
+const DescriptorVersion = "loopguard.descriptor.v1"
+
+// Absent is the target state of a file that does not exist.
+const Absent = "absent"
+
+// Target is the file a mutating tool would change, and its state now.
+type Target struct {
+	Path   string // absolute path as the tool names it
+	SHA256 string // hex SHA-256 of the current content, or Absent
+}
+
+// Descriptor is the canonical statement of what a tool call will do.
+type Descriptor struct {
+	Tool string
+	// Input is the complete tool_input as decoded by Decode.
+	Input any
+	Cwd   string
+	// Executables maps each command word of a Bash command to the absolute
+	// path it resolves to ("" when it does not resolve). Nil for other tools.
+	Executables map[string]string
+	// Target is set for file-mutating tools.
+	Target *Target
+}
+
+func (d *Descriptor) value(withTarget bool) map[string]any {
+	m := map[string]any{
+		"v":     DescriptorVersion,
+		"tool":  d.Tool,
+		"input": d.Input,
+		"cwd":   d.Cwd,
+	}
+	if d.Executables != nil {
+		m["executables"] = d.Executables
+	}
+	if withTarget && d.Target != nil {
+		m["target"] = map[string]any{"path": d.Target.Path, "sha256": d.Target.SHA256}
+	}
+	return m
+}
+
+// Canonical returns the descriptor's canonical JSON bytes.
+func (d *Descriptor) Canonical() ([]byte, error) {
+	return Encode(d.value(true))
+}
+
+// Digest returns the hex SHA-256 of the canonical bytes.
+func (d *Descriptor) Digest() (string, error) {
+	b, err := d.Canonical()
+	if err != nil {
+		return "", err
+	}
+	return DigestOf(b), nil
+}
+
+// CallDigest is the digest of the descriptor without its target state. Two
+// calls with equal CallDigest but different Digest differ only in the state of
+// the file they would change: that tells target_state_drift apart from a
+// changed call.
+func (d *Descriptor) CallDigest() (string, error) {
+	b, err := Encode(d.value(false))
+	if err != nil {
+		return "", err
+	}
+	return DigestOf(b), nil
+}
+
+// DigestOf returns the hex SHA-256 of b.
+func DigestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
