@@ -1,0 +1,172 @@
+package keyring
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	gokeyring "github.com/zalando/go-keyring"
+)
+
+// helperEnv names the operations a re-executed test binary runs instead of
+// the tests. A child process gets a fresh godbus shared connection and
+// go-keyring provider, so each scenario sees only the bus it is given.
+const helperEnv = "LOOPGUARD_KEYRING_HELPER"
+
+func TestMain(m *testing.M) {
+	if ops := os.Getenv(helperEnv); ops != "" {
+		os.Exit(helperMain(strings.Split(ops, ",")))
+	}
+	os.Exit(m.Run())
+}
+
+// helperResult is what the child reports for one operation.
+type helperResult struct {
+	Op      string  `json:"op"`
+	Kind    string  `json:"kind"` // "", "nokey", "unavailable", "timeout", "corrupt" or "other"
+	Err     string  `json:"err"`
+	Hint    string  `json:"hint"`
+	Ms      float64 `json:"ms"`
+	Created bool    `json:"created"`
+	KeyLen  int     `json:"keylen"`
+}
+
+func kindName(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrNoKey):
+		return "nokey"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	case errors.Is(err, ErrTimeout):
+		return "timeout"
+	case errors.Is(err, ErrCorrupt):
+		return "corrupt"
+	}
+	return "other"
+}
+
+func helperMain(ops []string) int {
+	enc := json.NewEncoder(os.Stdout)
+	for _, op := range ops {
+		r := helperResult{Op: op}
+		start := time.Now()
+		var err error
+		ctx := context.Background()
+		switch op {
+		case "load":
+			var k []byte
+			k, err = Load(ctx)
+			r.KeyLen = len(k)
+		case "create":
+			r.Created, err = Create(ctx)
+		case "rotate":
+			err = Rotate(ctx)
+		case "delete":
+			err = Delete(ctx)
+		case "probe":
+			err = Probe(ctx)
+		case "raw-get":
+			// go-keyring alone, without this package's bus check, bounded
+			// so that the child cannot hang.
+			done := make(chan error, 1)
+			go func() { _, e := gokeyring.Get(Service, Account); done <- e }()
+			select {
+			case err = <-done:
+			case <-time.After(5 * time.Second):
+				err = errors.New("raw go-keyring call still blocked after 5s")
+			}
+		case "usemock":
+			UseMock()
+		default:
+			err = fmt.Errorf("unknown helper op %q", op)
+		}
+		r.Ms = float64(time.Since(start).Microseconds()) / 1000
+		if err != nil {
+			r.Kind, r.Err = kindName(err), err.Error()
+			var ke *Error
+			if errors.As(err, &ke) {
+				r.Hint = ke.Hint()
+			}
+		}
+		if enc.Encode(r) != nil {
+			return 3
+		}
+	}
+	return 0
+}
+
+// runHelper re-executes the test binary with env (added to the current
+// environment minus the variables named in drop) and returns one result per
+// op.
+func runHelper(t *testing.T, drop []string, env []string, ops ...string) []helperResult {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		keep := name != helperEnv
+		for _, d := range drop {
+			if name == d {
+				keep = false
+			}
+		}
+		if keep {
+			base = append(base, kv)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
+	// GORACE: the race runtime otherwise sleeps 1s at exit.
+	cmd.Env = append(append(base, env...), helperEnv+"="+strings.Join(ops, ","), "GORACE=atexit_sleep_ms=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helper %v: %v\nstderr:\n%s", ops, err, stderr.String())
+	}
+	var res []helperResult
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		var r helperResult
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("helper output %q: %v", sc.Text(), err)
+		}
+		res = append(res, r)
+	}
+	if len(res) != len(ops) {
+		t.Fatalf("helper ran %d of %d ops; output:\n%s\nstderr:\n%s", len(res), len(ops), out, stderr.String())
+	}
+	return res
+}
+
+func TestUseMock(t *testing.T) {
+	// In a child process: UseMock replaces the real keyring (and its bus
+	// check, so no bus is needed) for the process.
+	res := runHelper(t, []string{busEnv}, nil, "usemock", "load", "create", "create", "load", "rotate", "delete", "load")
+	want := []struct {
+		kind    string
+		created bool
+	}{{"", false}, {"nokey", false}, {"", true}, {"", false}, {"", false}, {"", false}, {"", false}, {"nokey", false}}
+	for i, r := range res {
+		if r.Kind != want[i].kind || r.Created != want[i].created {
+			t.Errorf("%s: kind %q created %v (%s), want %q %v", r.Op, r.Kind, r.Created, r.Err, want[i].kind, want[i].created)
+		}
+	}
+	if res[4].KeyLen != KeySize {
+		t.Errorf("mock key is %d bytes", res[4].KeyLen)
+	}
+}

@@ -1,0 +1,127 @@
+//go:build linux || freebsd || openbsd || netbsd || dragonfly
+
+package keyring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	dbus "github.com/godbus/dbus/v5"
+)
+
+// The Secret Service names go-keyring uses.
+const (
+	ssName          = "org.freedesktop.secrets"
+	ssPath          = "/org/freedesktop/secrets"
+	ssService       = "org.freedesktop.Secret.Service"
+	ssCollection    = "org.freedesktop.Secret.Collection"
+	ssLoginPath     = "/org/freedesktop/secrets/collection/login"
+	ssDefaultAlias  = "default"
+	errUnlockPrefix = "failed to unlock correct collection"
+)
+
+const (
+	hintNoService = "no Secret Service answers on the session bus: install gnome-keyring (Debian: apt-get install --no-install-recommends gnome-keyring) or turn on KeePassXC's Secret Service integration, in this session"
+	hintLocked    = "the keyring collection loopguard uses (\"login\", else the default one) is locked or does not exist\n" +
+		"on a desktop: log in again, or unlock or create the \"login\" keyring in Passwords and Keys (seahorse)\n" +
+		"headless: `gnome-keyring-daemon --replace --unlock --components=secrets` reads a password on stdin, then unlocks (or creates) the login keyring with it"
+)
+
+// checkPlatform runs before every go-keyring call.
+func checkPlatform(ctx context.Context) error {
+	_, err := checkBus(ctx)
+	return err
+}
+
+// probePlatform asks the Secret Service, over a private connection, what
+// go-keyring's calls would depend on, and names the first thing missing.
+func probePlatform(ctx context.Context, _ backend) error {
+	addr, err := checkBus(ctx)
+	if err != nil {
+		return err
+	}
+	conn, err := dbus.Connect(addr, dbus.WithContext(ctx))
+	if err != nil {
+		return classify("", err)
+	}
+	defer conn.Close()
+
+	var owned bool
+	if err := conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.NameHasOwner", 0, ssName).Store(&owned); err != nil {
+		return classify("", err)
+	}
+	if !owned {
+		var names []string
+		if err := conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.ListActivatableNames", 0).Store(&names); err != nil {
+			return classify("", err)
+		}
+		if !slices.Contains(names, ssName) {
+			return newError("", ErrUnavailable, fmt.Errorf("%w: no Secret Service (%s) on the session bus", ErrUnavailable, ssName), hintNoService)
+		}
+	}
+
+	svc := conn.Object(ssName, ssPath)
+	v, err := getProperty(ctx, svc, ssService+".Collections")
+	if err != nil {
+		return classify("", err)
+	}
+	collections, _ := v.Value().([]dbus.ObjectPath)
+	// go-keyring uses the "login" collection when it exists, else the
+	// default alias.
+	col := dbus.ObjectPath(ssLoginPath)
+	if !slices.Contains(collections, col) {
+		var alias dbus.ObjectPath
+		if err := svc.CallWithContext(ctx, ssService+".ReadAlias", 0, ssDefaultAlias).Store(&alias); err != nil {
+			return classify("", err)
+		}
+		if alias == "/" || alias == "" {
+			return newError("", ErrUnavailable, fmt.Errorf("%w: the Secret Service has no \"login\" and no default collection", ErrUnavailable), hintLocked)
+		}
+		col = alias
+	}
+	lv, err := getProperty(ctx, conn.Object(ssName, col), ssCollection+".Locked")
+	if err != nil {
+		return classify("", err)
+	}
+	if locked, ok := lv.Value().(bool); !ok || locked {
+		return newError("", ErrUnavailable, fmt.Errorf("%w: the keyring collection %s is locked", ErrUnavailable, col), hintLocked)
+	}
+	return nil
+}
+
+// getProperty reads "interface.member" from obj, bounded by ctx.
+func getProperty(ctx context.Context, obj dbus.BusObject, prop string) (dbus.Variant, error) {
+	var v dbus.Variant
+	i := strings.LastIndexByte(prop, '.')
+	err := obj.CallWithContext(ctx, "org.freedesktop.DBus.Properties.Get", 0, prop[:i], prop[i+1:]).Store(&v)
+	return v, err
+}
+
+// classify turns an error from go-keyring or godbus into an *Error.
+func classify(op string, err error) *Error {
+	var de dbus.Error
+	var dep *dbus.Error
+	name := ""
+	if errors.As(err, &de) {
+		name = de.Name
+	} else if errors.As(err, &dep) && dep != nil {
+		name = dep.Name
+	}
+	switch {
+	case name == "org.freedesktop.DBus.Error.ServiceUnknown",
+		name == "org.freedesktop.DBus.Error.NameHasNoOwner",
+		strings.HasPrefix(name, "org.freedesktop.DBus.Error.Spawn"):
+		return newError(op, ErrUnavailable, fmt.Errorf("%w: no Secret Service on the session bus: %w", ErrUnavailable, err), hintNoService)
+	case name == "org.freedesktop.DBus.Error.NoReply", name == "org.freedesktop.DBus.Error.Timeout":
+		return newError(op, ErrTimeout, fmt.Errorf("%w: %w", ErrTimeout, err), "")
+	case name == "org.freedesktop.Secret.Error.IsLocked",
+		strings.HasPrefix(err.Error(), errUnlockPrefix):
+		return newError(op, ErrUnavailable, fmt.Errorf("%w: the keyring collection is locked or missing: %w", ErrUnavailable, err), hintLocked)
+	case name != "":
+		return newError(op, ErrUnavailable, fmt.Errorf("%w: D-Bus error %s: %w", ErrUnavailable, name, err), "")
+	}
+	return newError(op, ErrUnavailable, fmt.Errorf("%w: %w", ErrUnavailable, err), "")
+}
