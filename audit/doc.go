@@ -1,0 +1,28 @@
+// Package audit keeps loopguard's tamper-evident audit log.
+//
+// Every decision is appended as one JSON line to log.jsonl. Each line carries
+// its sequence number and "prev", the hex SHA-256 of the previous line's exact
+// bytes (64 zeros for the first line), so the lines form a hash chain. The
+// chain alone needs no key, so anyone who can write the file could rebuild it;
+// what makes it tamper-evident is the head: the file "head" records the last
+// sealed point (seq, hash of that line, size of the log up to it) with an
+// HMAC-SHA256 under a key derived from the master key in the OS keyring.
+//
+// Append takes no key, because the hook's deny paths must not read the
+// keyring. It is O(1): it learns the previous line's hash from the small file
+// "tail" (kept under an exclusive lock on "lock"), and if the tail disagrees
+// with the log's size (a crash between the two writes) it reads only the last
+// line, never the whole log. Seal, called whenever a key is at hand, MACs the
+// current tail as the new head after checking that the line the old head
+// vouched for is still in place, so it never blesses a rewritten history.
+//
+// Verify reads the whole log and reports, precisely, an edited entry, a
+// deleted or reordered entry, a log truncated below its sealed head, and a
+// head whose MAC is invalid or that is missing.
+//
+// What it cannot see: entries appended after the last seal are protected by
+// the chain only, which has no key. They can be cut off the end (or rewritten
+// consistently) back to the seal without detection. Verify says how many
+// entries are in that state; every command that holds the key seals, so the
+// window is the entries written since the last approval or CLI command.
+package audit

@@ -1,0 +1,203 @@
+package audit
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// headLabel separates head MACs from any other MAC made with the seal key.
+const headLabel = "loopguard audit head v1\x00"
+
+// SealKeySize is the size of the seal key, token.SubKey(master, token.LabelAudit).
+const SealKeySize = 32
+
+// head is the sealed point with its MAC, as stored in the head file.
+type head struct {
+	point
+	MAC string `json:"mac"`
+}
+
+// headMAC is HMAC-SHA256(key, label || seq || hash || size) with seq and size
+// as 8-byte big-endian integers and hash as its 32 raw bytes.
+func headMAC(key []byte, p point) []byte {
+	raw, _ := hex.DecodeString(p.Hash) // p.valid() was checked
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(headLabel))
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(p.Seq))
+	m.Write(n[:])
+	m.Write(raw)
+	binary.BigEndian.PutUint64(n[:], uint64(p.Size))
+	m.Write(n[:])
+	return m.Sum(nil)
+}
+
+func checkKey(key []byte) error {
+	if len(key) != SealKeySize {
+		return fmt.Errorf("audit seal key has %d bytes, want %d", len(key), SealKeySize)
+	}
+	return nil
+}
+
+// errHeadMalformed is wrapped when the head file exists but cannot be parsed.
+var errHeadMalformed = errors.New("head is malformed")
+
+// readHead returns the stored head, nil if there is none.
+func (l *Log) readHead() (*head, error) {
+	b, err := readSmall(l.path(headName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to read audit head: %w", err)
+	}
+	var h head
+	if err := strictUnmarshal(b, &h); err != nil || !h.point.valid() {
+		return nil, errHeadMalformed
+	}
+	return &h, nil
+}
+
+// validMAC reports whether h was sealed with key.
+func (h *head) validMAC(key []byte) bool {
+	got, err := hex.DecodeString(h.MAC)
+	if err != nil {
+		return false
+	}
+	return hmac.Equal(got, headMAC(key, h.point))
+}
+
+func (l *Log) writeHead(key []byte, p point) error {
+	b, err := json.Marshal(head{point: p, MAC: hex.EncodeToString(headMAC(key, p))})
+	if err != nil {
+		return fmt.Errorf("failed to encode audit head: %w", err)
+	}
+	if err := writeAtomic(l.path(headName), b); err != nil {
+		return fmt.Errorf("failed to write audit head: %w", err)
+	}
+	return nil
+}
+
+// Seal MACs the current end of the log as the new head. It first checks that
+// the old head is authentic and that the entry it vouched for is still in
+// place, so it never blesses a log whose sealed part was rewritten; then the
+// chain up to the new head is protected by the key. It reads only the head,
+// the tail and one or two lines, whatever the size of the log.
+//
+// It returns an error wrapping ErrTampered if the head or the sealed part was
+// changed, and ErrNoHead if the log has entries but was never sealed (the
+// first seal must happen while the log is empty, in loopguard init).
+func (l *Log) Seal(sealKey []byte) error {
+	if err := checkKey(sealKey); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	unlock, err := l.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	f, err := os.OpenFile(l.path(logName), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("failed to open audit log: %w", err)
+	}
+	defer f.Close()
+	cur, err := l.current(f)
+	if err != nil {
+		return err
+	}
+	return l.sealLocked(f, sealKey, sealKey, cur)
+}
+
+// Rekey re-seals the head under newKey after checking it under oldKey, for a
+// master key rotation. It makes the same checks as Seal.
+func (l *Log) Rekey(oldKey, newKey []byte) error {
+	if err := checkKey(oldKey); err != nil {
+		return err
+	}
+	if err := checkKey(newKey); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	unlock, err := l.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	f, err := os.OpenFile(l.path(logName), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("failed to open audit log: %w", err)
+	}
+	defer f.Close()
+	cur, err := l.current(f)
+	if err != nil {
+		return err
+	}
+	return l.sealLocked(f, oldKey, newKey, cur)
+}
+
+// sealLocked writes p as the head under newKey, after checking the old head
+// under oldKey. p must not be behind the old head. Call with the lock held.
+func (l *Log) sealLocked(f *os.File, oldKey, newKey []byte, p point) error {
+	if p.Seq > 0 {
+		// The tail file has no key; make sure p is really the entry there.
+		line, err := lineEndingAt(f, p.Size)
+		if err != nil {
+			return err
+		}
+		if seq, _, err := parseLink(line); err != nil || seq != p.Seq || hashLine(line) != p.Hash {
+			return fmt.Errorf("entry at seq %d is not the one appended: %w", p.Seq, ErrTampered)
+		}
+	}
+	h, err := l.readHead()
+	if err != nil {
+		if errors.Is(err, errHeadMalformed) {
+			return fmt.Errorf("%w: %w", err, ErrTampered)
+		}
+		return err
+	}
+	if h == nil {
+		if p.Seq != 0 {
+			return ErrNoHead
+		}
+		return l.writeHead(newKey, p)
+	}
+	if !h.validMAC(oldKey) {
+		return fmt.Errorf("head MAC invalid: %w", ErrTampered)
+	}
+	if h.Seq > 0 {
+		line, err := lineEndingAt(f, h.Size)
+		if err != nil {
+			return fmt.Errorf("sealed entry at seq %d is gone: %w", h.Seq, err)
+		}
+		if seq, _, err := parseLink(line); err != nil || seq != h.Seq || hashLine(line) != h.Hash {
+			return fmt.Errorf("sealed entry at seq %d was changed: %w", h.Seq, ErrTampered)
+		}
+	}
+	switch {
+	case h.Seq > p.Seq:
+		if hmac.Equal(oldKey, newKey) {
+			return nil // already sealed further (a concurrent seal)
+		}
+		p = h.point
+	case h.Seq == p.Seq:
+		if h.point != p {
+			return fmt.Errorf("sealed entry at seq %d was changed: %w", h.Seq, ErrTampered)
+		}
+		if hmac.Equal(oldKey, newKey) {
+			return nil // nothing new to seal
+		}
+	case p.Size < h.Size:
+		return fmt.Errorf("entry at seq %d lies before the sealed entry at seq %d: %w", p.Seq, h.Seq, ErrTampered)
+	}
+	return l.writeHead(newKey, p)
+}

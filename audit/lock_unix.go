@@ -1,0 +1,28 @@
+//go:build unix
+
+package audit
+
+import (
+	"os"
+	"syscall"
+)
+
+// flock takes an exclusive advisory lock on f, waiting for it.
+func flock(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,414 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// File names inside the audit directory.
+const (
+	logName  = "log.jsonl"
+	tailName = "tail"
+	headName = "head"
+	lockName = "lock"
+)
+
+const (
+	// MaxLineSize bounds one entry's line, newline included. Append never
+	// writes more (fields are cut to maxField and maxDetail bytes first, and
+	// even fully escaped they fit); readers treat a longer line as malformed.
+	MaxLineSize = 64 << 10
+
+	maxField  = 256
+	maxDetail = 4096
+	// maxStateFile bounds the tail and head files.
+	maxStateFile = 4 << 10
+	truncMark    = "...[truncated]"
+)
+
+// zeroHash is the "prev" of the first entry.
+var zeroHash = hex.EncodeToString(make([]byte, sha256.Size))
+
+var (
+	// ErrCorrupt means the log cannot be extended or read because an entry
+	// is malformed (edited by hand, or a line longer than MaxLineSize).
+	ErrCorrupt = errors.New("audit log is corrupt")
+	// ErrTampered means Seal refused to seal: the head or the sealed part of
+	// the log was changed outside loopguard. Run Verify for the details.
+	ErrTampered = errors.New("audit log was changed outside loopguard")
+	// ErrNoHead means the log has entries but no sealed head, so Seal has
+	// nothing to check the log against and refuses to vouch for it.
+	ErrNoHead = errors.New("audit log has entries but no sealed head")
+)
+
+// Entry is one audit record. Seq and Prev are filled in by Append.
+type Entry struct {
+	Seq       int       `json:"seq"`
+	Time      time.Time `json:"time"`
+	Prev      string    `json:"prev"`
+	Event     string    `json:"event"` // PreToolUse, PermissionRequest, PostToolUse, cli
+	Session   string    `json:"session,omitempty"`
+	Agent     string    `json:"agent,omitempty"` // "main" or agent_id
+	AgentType string    `json:"agent_type,omitempty"`
+	Tool      string    `json:"tool,omitempty"`
+	Digest    string    `json:"digest,omitempty"`
+	Decision  string    `json:"decision"`         // allow, deny, ask, abstain, alarm, approve, grant, revoke, ...
+	Reason    string    `json:"reason,omitempty"` // stable reason code
+	Grant     string    `json:"grant,omitempty"`  // grant id
+	Pending   string    `json:"pending,omitempty"`
+	Principal string    `json:"principal,omitempty"`
+	Mode      string    `json:"mode,omitempty"`
+	Detail    string    `json:"detail,omitempty"`
+}
+
+// Log is the audit log in one directory. It is safe for concurrent use by
+// goroutines and by processes.
+type Log struct {
+	dir string
+	mu  sync.Mutex // serialises this process's users; the file lock does the rest
+}
+
+// Open returns the log kept in dir (normally <state dir>/audit). Nothing is
+// touched until the first Append or Seal, which create dir with mode 0700;
+// every file in it is created with mode 0600.
+func Open(dir string) *Log { return &Log{dir: dir} }
+
+// Dir returns the directory the log lives in.
+func (l *Log) Dir() string { return l.dir }
+
+func (l *Log) path(name string) string { return filepath.Join(l.dir, name) }
+
+// point is a position in the chain: the entry with sequence number Seq, whose
+// line hashes to Hash and ends (newline included) at byte Size of the log.
+// The zero point (before the first entry) is {0, zeroHash, 0}.
+type point struct {
+	Seq  int    `json:"seq"`
+	Hash string `json:"hash"`
+	Size int64  `json:"size"`
+}
+
+var startPoint = point{Seq: 0, Hash: zeroHash, Size: 0}
+
+func (p point) valid() bool {
+	return p.Seq >= 0 && p.Size >= 0 && isHash(p.Hash) &&
+		(p.Seq == 0) == (p.Size == 0) && (p.Seq != 0 || p.Hash == zeroHash)
+}
+
+func isHash(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func hashLine(line []byte) string {
+	sum := sha256.Sum256(line)
+	return hex.EncodeToString(sum[:])
+}
+
+// Append adds e to the log, filling in Seq and Prev (and Time, if zero). It
+// needs no key and costs the same whatever the size of the log: it reads the
+// previous entry's hash from the tail file, or, if the tail is stale, from the
+// log's last line only.
+func (l *Log) Append(e Entry) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	unlock, err := l.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	f, err := os.OpenFile(l.path(logName), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("failed to open audit log: %w", err)
+	}
+	defer f.Close()
+	cur, err := l.current(f)
+	if err != nil {
+		return err
+	}
+	e.Seq = cur.Seq + 1
+	e.Prev = cur.Hash
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	e.Time = e.Time.UTC()
+	line, err := encodeEntry(e)
+	if err != nil {
+		return err
+	}
+	// One write of the whole line. If it fails half way, the tail is not
+	// updated and the next Append cuts the torn bytes off (see recoverTail).
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("failed to append to audit log: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("failed to sync audit log: %w", err)
+	}
+	next := point{Seq: e.Seq, Hash: hashLine(line), Size: cur.Size + int64(len(line)) + 1}
+	return l.writeTail(next)
+}
+
+// lock takes the exclusive lock shared by every process using this log,
+// creating the directory on first use. The returned function releases it.
+func (l *Log) lock() (func(), error) {
+	open := func() (*os.File, error) {
+		return os.OpenFile(l.path(lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	}
+	f, err := open()
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(l.dir, 0o700); err != nil {
+			return nil, fmt.Errorf("failed to create audit directory: %w", err)
+		}
+		f, err = open()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to open audit lock: %w", err)
+	}
+	if err := flock(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("failed to lock audit log: %w", err)
+	}
+	return func() { f.Close() }, nil // closing the file releases the lock
+}
+
+// current returns the last point of the chain in f, whose size is the truth:
+// the tail file is used when it agrees with the size, otherwise the last line
+// is read. Call with the lock held.
+func (l *Log) current(f *os.File) (point, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return point{}, fmt.Errorf("failed to stat audit log: %w", err)
+	}
+	size := fi.Size()
+	if size == 0 {
+		return startPoint, nil
+	}
+	if t, ok := l.readTail(); ok && t.Size == size && t.Seq > 0 {
+		return t, nil
+	}
+	return recoverTail(f, size)
+}
+
+// recoverTail finds the last entry of f by reading backwards from the end
+// (at most two lines' worth of bytes). Bytes after the last newline are a
+// line torn by a crash during Append; they were never acknowledged and are
+// cut off, so the chain continues from the last complete line. Call with the
+// lock held.
+func recoverTail(f *os.File, size int64) (point, error) {
+	end, err := lastNewline(f, size)
+	if err != nil {
+		return point{}, err
+	}
+	if end < size {
+		if err := f.Truncate(end); err != nil {
+			return point{}, fmt.Errorf("failed to cut torn line off audit log: %w", err)
+		}
+	}
+	if end == 0 {
+		return startPoint, nil
+	}
+	line, err := lineEndingAt(f, end)
+	if err != nil {
+		return point{}, err
+	}
+	seq, _, err := parseLink(line)
+	if err != nil {
+		return point{}, fmt.Errorf("last entry: %w", err)
+	}
+	return point{Seq: seq, Hash: hashLine(line), Size: end}, nil
+}
+
+// lastNewline returns the offset just after the last newline in the first
+// size bytes of r, or 0 if there is none.
+func lastNewline(r io.ReaderAt, size int64) (int64, error) {
+	start := max(0, size-MaxLineSize)
+	buf := make([]byte, size-start)
+	if _, err := r.ReadAt(buf, start); err != nil {
+		return 0, fmt.Errorf("failed to read audit log: %w", err)
+	}
+	i := bytes.LastIndexByte(buf, '\n')
+	if i < 0 {
+		if start > 0 {
+			return 0, fmt.Errorf("last line is longer than %d bytes: %w", MaxLineSize, ErrCorrupt)
+		}
+		return 0, nil
+	}
+	return start + int64(i) + 1, nil
+}
+
+// lineEndingAt returns the line whose newline is the byte before end,
+// without the newline.
+func lineEndingAt(r io.ReaderAt, end int64) ([]byte, error) {
+	if end <= 0 {
+		return nil, fmt.Errorf("no line ends at offset %d: %w", end, ErrCorrupt)
+	}
+	start := max(0, end-MaxLineSize-1)
+	buf := make([]byte, end-start)
+	if _, err := r.ReadAt(buf, start); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("audit log is shorter than %d bytes: %w", end, ErrTampered)
+		}
+		return nil, fmt.Errorf("failed to read audit log: %w", err)
+	}
+	if buf[len(buf)-1] != '\n' {
+		return nil, fmt.Errorf("no line ends at offset %d: %w", end, ErrTampered)
+	}
+	buf = buf[:len(buf)-1]
+	i := bytes.LastIndexByte(buf, '\n')
+	if i < 0 && start > 0 {
+		return nil, fmt.Errorf("line ending at offset %d is longer than %d bytes: %w", end, MaxLineSize, ErrCorrupt)
+	}
+	return buf[i+1:], nil
+}
+
+// link is the part of an entry the chain needs.
+type link struct {
+	Seq  *int    `json:"seq"`
+	Prev *string `json:"prev"`
+}
+
+// parseLink returns an entry line's seq and prev, checking their form.
+func parseLink(line []byte) (int, string, error) {
+	var k link
+	if err := json.Unmarshal(line, &k); err != nil {
+		return 0, "", fmt.Errorf("malformed entry: %w", ErrCorrupt)
+	}
+	if k.Seq == nil || *k.Seq < 1 || k.Prev == nil || !isHash(*k.Prev) {
+		return 0, "", fmt.Errorf("entry without a valid seq and prev: %w", ErrCorrupt)
+	}
+	return *k.Seq, *k.Prev, nil
+}
+
+// encodeEntry renders e as one line (no newline), cutting over-long fields.
+func encodeEntry(e Entry) ([]byte, error) {
+	for _, s := range []*string{&e.Event, &e.Session, &e.Agent, &e.AgentType, &e.Tool,
+		&e.Digest, &e.Decision, &e.Reason, &e.Grant, &e.Pending, &e.Principal, &e.Mode} {
+		*s = clip(*s, maxField)
+	}
+	e.Detail = clip(e.Detail, maxDetail)
+	line, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode audit entry: %w", err)
+	}
+	if len(line)+1 > MaxLineSize { // cannot happen with the limits above
+		return nil, fmt.Errorf("audit entry of %d bytes is too long", len(line))
+	}
+	return line, nil
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len(truncMark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + truncMark
+}
+
+// readTail returns the tail record, or false if it is missing or unusable
+// (then the caller falls back to the log's last line).
+func (l *Log) readTail() (point, bool) {
+	b, err := readSmall(l.path(tailName))
+	if err != nil {
+		return point{}, false
+	}
+	var p point
+	if err := strictUnmarshal(b, &p); err != nil || !p.valid() {
+		return point{}, false
+	}
+	return p, true
+}
+
+// writeTail replaces the tail record atomically (temp file and rename, under
+// the lock). It is not fsynced: a stale or lost tail only costs a read of the
+// last line on the next Append, and a torn one fails to parse.
+func (l *Log) writeTail(p point) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("failed to encode audit tail: %w", err)
+	}
+	tmp := l.path(tailName + ".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("failed to write audit tail: %w", err)
+	}
+	if err := os.Rename(tmp, l.path(tailName)); err != nil {
+		return fmt.Errorf("failed to write audit tail: %w", err)
+	}
+	return nil
+}
+
+// readSmall reads a state file of at most maxStateFile bytes.
+func readSmall(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxStateFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes", filepath.Base(name), maxStateFile)
+	}
+	return b, nil
+}
+
+func strictUnmarshal(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("trailing data")
+	}
+	return nil
+}
+
+// writeAtomic writes name through a temp file in the same directory: write,
+// fsync, rename, fsync the directory.
+func writeAtomic(name string, b []byte) error {
+	tmp := name + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(name))
+}
