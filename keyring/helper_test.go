@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +39,14 @@ type helperResult struct {
 	Ms      float64 `json:"ms"`
 	Created bool    `json:"created"`
 	KeyLen  int     `json:"keylen"`
+	Fp      string  `json:"fp"` // fingerprint of the loaded key, for comparisons
+}
+
+// fingerprint is a short hash of a test key, so that tests compare keys
+// without printing them.
+func fingerprint(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:8])
 }
 
 func kindName(err error) string {
@@ -67,6 +77,9 @@ func helperMain(ops []string) int {
 			var k []byte
 			k, err = Load(ctx)
 			r.KeyLen = len(k)
+			if k != nil {
+				r.Fp = fingerprint(k)
+			}
 		case "create":
 			r.Created, err = Create(ctx)
 		case "rotate":
@@ -82,8 +95,8 @@ func helperMain(ops []string) int {
 			go func() { _, e := gokeyring.Get(Service, Account); done <- e }()
 			select {
 			case err = <-done:
-			case <-time.After(5 * time.Second):
-				err = errors.New("raw go-keyring call still blocked after 5s")
+			case <-time.After(3 * time.Second):
+				err = errors.New("raw go-keyring call still blocked after 3s")
 			}
 		case "usemock":
 			UseMock()

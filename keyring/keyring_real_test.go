@@ -1,0 +1,466 @@
+//go:build linux
+
+package keyring
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	dbus "github.com/godbus/dbus/v5"
+)
+
+// The real-keyring tests run gnome-keyring-daemon on private D-Bus buses of
+// their own, one per test, with HOME in a temporary directory, and drive this
+// package from child processes (go-keyring's bus connection is process-wide).
+// They run when LOOPGUARD_REAL_KEYRING=1, which scripts/with-keyring sets;
+// with LOOPGUARD_REQUIRE_REAL_KEYRING=1 (set by `make test`) a missing
+// LOOPGUARD_REAL_KEYRING is a failure, not a skip.
+func requireReal(t *testing.T) {
+	t.Helper()
+	if os.Getenv("LOOPGUARD_REAL_KEYRING") == "1" {
+		return
+	}
+	if os.Getenv("LOOPGUARD_REQUIRE_REAL_KEYRING") == "1" {
+		t.Fatal("LOOPGUARD_REQUIRE_REAL_KEYRING=1 but LOOPGUARD_REAL_KEYRING is not 1: run the suite through scripts/with-keyring")
+	}
+	t.Skip("real-keyring test: run through scripts/with-keyring (make test)")
+}
+
+func needCmd(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err != nil {
+			t.Fatalf("%s not found (make deps installs it): %v", n, err)
+		}
+	}
+}
+
+// privateBus starts a dbus-daemon with no service directories (so nothing is
+// activated) and returns its address.
+func privateBus(t *testing.T) string {
+	t.Helper()
+	needCmd(t, "dbus-daemon")
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "bus.conf")
+	sock := filepath.Join(dir, "bus")
+	err := os.WriteFile(conf, []byte(`<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=`+sock+`</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("dbus-daemon", "--config-file="+conf, "--nofork", "--print-address=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(out).ReadString('\n')
+		line <- strings.TrimSpace(s)
+	}()
+	select {
+	case addr := <-line:
+		if addr == "" {
+			t.Fatal("dbus-daemon printed no address")
+		}
+		return addr
+	case <-time.After(5 * time.Second):
+		t.Fatal("dbus-daemon did not print its address in 5s")
+	}
+	return ""
+}
+
+// keyringEnv is the environment of a child process on bus addr with home.
+func keyringEnv(addr, home string) []string {
+	return []string{
+		busEnv + "=" + addr, "HOME=" + home,
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local/share"),
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		"XDG_RUNTIME_DIR=" + filepath.Join(home, "run"),
+	}
+}
+
+var envDrop = []string{busEnv, "HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "GNOME_KEYRING_CONTROL"}
+
+func withEnv(env []string) []string {
+	var base []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		keep := true
+		for _, d := range envDrop {
+			if name == d {
+				keep = false
+			}
+		}
+		if keep {
+			base = append(base, kv)
+		}
+	}
+	return append(base, env...)
+}
+
+// realKeyring is a gnome-keyring-daemon on a private bus.
+type realKeyring struct {
+	addr, home string
+	env        []string
+}
+
+// startKeyring starts gnome-keyring-daemon on a new private bus with a new
+// HOME. With unlock, the daemon reads a password on stdin and creates and
+// unlocks the "login" keyring with it; without, it starts as D-Bus activation
+// would start it (no login keyring in a fresh HOME).
+func startKeyring(t *testing.T, unlock bool) *realKeyring {
+	t.Helper()
+	needCmd(t, "gnome-keyring-daemon")
+	rk := &realKeyring{addr: privateBus(t), home: t.TempDir()}
+	rk.env = keyringEnv(rk.addr, rk.home)
+	if err := os.MkdirAll(filepath.Join(rk.home, "run"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--foreground", "--components=secrets"}
+	if unlock {
+		args = append(args, "--unlock")
+	} else {
+		args = append(args, "--start")
+	}
+	cmd := exec.Command("gnome-keyring-daemon", args...)
+	cmd.Env = withEnv(rk.env)
+	cmd.Stdin = strings.NewReader("throwaway-test-password")
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	conn := rk.conn(t)
+	for {
+		var owned bool
+		if err := conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, ssName).Store(&owned); err != nil {
+			t.Fatal(err)
+		}
+		if owned {
+			break
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("gnome-keyring-daemon does not own %s after 5s", ssName)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("gnome-keyring-daemon %v ready in %v", args, time.Since(start).Round(time.Millisecond))
+	return rk
+}
+
+// conn connects the test process to the private bus.
+func (rk *realKeyring) conn(t *testing.T) *dbus.Conn {
+	t.Helper()
+	conn, err := dbus.Connect(rk.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func (rk *realKeyring) run(t *testing.T, ops ...string) []helperResult {
+	t.Helper()
+	return runHelper(t, envDrop, rk.env, ops...)
+}
+
+// secretTool runs secret-tool on the private bus.
+func (rk *realKeyring) secretTool(t *testing.T, stdin string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	needCmd(t, "secret-tool")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "secret-tool", args...)
+	cmd.Env = withEnv(rk.env)
+	cmd.Stdin = strings.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil && args[0] != "search" && args[0] != "lookup" {
+		t.Fatalf("secret-tool %s: %v: %s", args[0], err, e.String())
+	}
+	return o.String(), e.String()
+}
+
+// items returns the secrets of the items `secret-tool search --all service
+// loopguard` lists (never logged: they are keys).
+func (rk *realKeyring) items(t *testing.T) []string {
+	t.Helper()
+	out, errOut := rk.secretTool(t, "", "search", "--all", "service", Service)
+	var secrets []string
+	n := 0
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "[/") {
+			n++
+		}
+		if s, ok := strings.CutPrefix(line, "secret = "); ok {
+			secrets = append(secrets, s)
+		}
+	}
+	if n != len(secrets) {
+		t.Fatalf("secret-tool listed %d items but %d secrets", n, len(secrets))
+	}
+	if want := strings.Count(errOut, "attribute.username = "+Account); n > 0 && want != n {
+		t.Fatalf("%d items, %d with username=%s", n, want, Account)
+	}
+	return secrets
+}
+
+func wantResults(t *testing.T, res []helperResult, kinds ...string) {
+	t.Helper()
+	for i, r := range res {
+		if r.Kind != kinds[i] {
+			t.Errorf("%s (#%d): kind %q (%s), want %q", r.Op, i, r.Kind, r.Err, kinds[i])
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+func TestRealLifecycle(t *testing.T) {
+	requireReal(t)
+	rk := startKeyring(t, true)
+
+	res := rk.run(t, "load", "probe", "create", "load")
+	wantResults(t, res, "nokey", "", "", "")
+	if !res[2].Created || res[3].KeyLen != KeySize {
+		t.Fatalf("create %+v, load %+v", res[2], res[3])
+	}
+	for _, r := range res {
+		t.Logf("%s: %.1f ms", r.Op, r.Ms)
+	}
+	first := rk.items(t)
+	if len(first) != 1 {
+		t.Fatalf("after create: %d items, want 1", len(first))
+	}
+	if b, err := base64.StdEncoding.Strict().DecodeString(first[0]); err != nil || len(b) != KeySize {
+		t.Fatalf("stored item is not std base64 of %d bytes", KeySize)
+	} else if fingerprint(b) != res[3].Fp {
+		t.Fatal("the stored item is not the key Load returned")
+	}
+
+	// A second create (a second `loopguard init`) keeps the key.
+	res = rk.run(t, "create", "load")
+	wantResults(t, res, "", "")
+	if res[0].Created {
+		t.Fatal("second Create reported a new key")
+	}
+	if again := rk.items(t); len(again) != 1 || again[0] != first[0] {
+		t.Fatalf("after second create: %d items, or the key changed", len(again))
+	}
+
+	res = rk.run(t, "rotate", "load")
+	wantResults(t, res, "", "")
+	rotated := rk.items(t)
+	if len(rotated) != 1 || rotated[0] == first[0] {
+		t.Fatalf("after rotate: %d items, or the key did not change", len(rotated))
+	}
+	if b, _ := base64.StdEncoding.DecodeString(rotated[0]); fingerprint(b) != res[1].Fp {
+		t.Fatal("Load after rotate does not return the stored key")
+	}
+
+	res = rk.run(t, "delete", "load", "delete", "rotate")
+	wantResults(t, res, "", "nokey", "nokey", "nokey")
+	if n := len(rk.items(t)); n != 0 {
+		t.Fatalf("after delete: %d items", n)
+	}
+}
+
+func TestRealCorruptItemIsKept(t *testing.T) {
+	requireReal(t)
+	rk := startKeyring(t, true)
+	bad := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, KeySize-1))
+	rk.secretTool(t, bad, "store", "--label=not loopguard's", "service", Service, "username", Account)
+
+	res := rk.run(t, "load", "create")
+	wantResults(t, res, "corrupt", "corrupt")
+	for _, r := range res {
+		if strings.Contains(r.Err, bad[:12]) || strings.Contains(r.Hint, bad[:12]) {
+			t.Fatalf("%s: error shows the stored value", r.Op)
+		}
+	}
+	if got := rk.items(t); len(got) != 1 || got[0] != bad {
+		t.Fatal("Create replaced the corrupt item")
+	}
+	res = rk.run(t, "rotate", "load")
+	wantResults(t, res, "", "")
+	if got := rk.items(t); len(got) != 1 || got[0] == bad {
+		t.Fatal("Rotate did not replace the corrupt item")
+	}
+}
+
+func TestRealLockedCollection(t *testing.T) {
+	requireReal(t)
+	rk := startKeyring(t, true)
+	wantResults(t, rk.run(t, "create"), "")
+
+	// Lock the login collection (a desktop screen lock can do this). Nothing
+	// can show the unlock prompt on this bus: gnome-keyring completes it as
+	// dismissed, go-keyring reports "failed to unlock".
+	conn := rk.conn(t)
+	var locked []dbus.ObjectPath
+	var prompt dbus.ObjectPath
+	err := conn.Object(ssName, ssPath).Call(ssService+".Lock", 0, []dbus.ObjectPath{ssLoginPath}).Store(&locked, &prompt)
+	if err != nil || len(locked) != 1 {
+		t.Fatalf("lock: %v %v", locked, err)
+	}
+	res := rk.run(t, "probe", "load", "create", "rotate", "delete")
+	wantResults(t, res, "unavailable", "unavailable", "unavailable", "unavailable", "unavailable")
+	for _, r := range res {
+		if !strings.Contains(r.Hint, "locked or does not exist") {
+			t.Errorf("%s: hint %q does not say the keyring is locked", r.Op, r.Hint)
+		}
+		t.Logf("locked, %s: %.1f ms: %s", r.Op, r.Ms, r.Err)
+	}
+	if !strings.Contains(res[0].Err, "is locked") {
+		t.Errorf("probe: %q", res[0].Err)
+	}
+}
+
+func TestRealNoLoginCollection(t *testing.T) {
+	requireReal(t)
+	// gnome-keyring as D-Bus activation starts it in a fresh HOME: there is
+	// no "login" collection and no default alias. go-keyring neither creates
+	// one nor prompts; it fails at once.
+	rk := startKeyring(t, false)
+	res := rk.run(t, "probe", "load", "create")
+	wantResults(t, res, "unavailable", "unavailable", "unavailable")
+	for _, r := range res {
+		if !strings.Contains(r.Hint, "--unlock") {
+			t.Errorf("%s: hint %q lacks the headless remedy", r.Op, r.Hint)
+		}
+		t.Logf("no collection, %s: %.1f ms: %s", r.Op, r.Ms, r.Err)
+	}
+	if !strings.Contains(res[0].Err, `no "login" and no default collection`) {
+		t.Errorf("probe: %q", res[0].Err)
+	}
+	if n := len(rk.items(t)); n != 0 {
+		t.Fatalf("%d items stored without a collection", n)
+	}
+
+	// The hint's headless remedy works: --replace --unlock creates the login
+	// keyring, and then Create succeeds.
+	cmd := exec.Command("gnome-keyring-daemon", "--replace", "--unlock", "--components=secrets")
+	cmd.Env = withEnv(rk.env)
+	cmd.Stdin = strings.NewReader("another-throwaway-password")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gnome-keyring-daemon --replace --unlock: %v: %s", err, out)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res = rk.run(t, "probe")
+		if res[0].Kind == "" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	wantResults(t, res, "")
+	res = rk.run(t, "create", "load")
+	wantResults(t, res, "", "")
+	if n := len(rk.items(t)); n != 1 {
+		t.Fatalf("%d items after the remedy", n)
+	}
+}
+
+func TestRealNoSecretService(t *testing.T) {
+	requireReal(t)
+	// A session bus on which nothing owns, or can be activated as,
+	// org.freedesktop.secrets.
+	addr := privateBus(t)
+	res := runHelper(t, envDrop, keyringEnv(addr, t.TempDir()), "probe", "load", "create", "delete")
+	wantResults(t, res, "unavailable", "unavailable", "unavailable", "unavailable")
+	for _, r := range res {
+		if !strings.Contains(r.Hint, "gnome-keyring") {
+			t.Errorf("%s: hint %q does not name a Secret Service", r.Op, r.Hint)
+		}
+		if r.Ms > float64(DefaultTimeout/time.Millisecond) {
+			t.Errorf("%s took %.1f ms", r.Op, r.Ms)
+		}
+		t.Logf("no secret service, %s: %.1f ms: %s", r.Op, r.Ms, r.Err)
+	}
+}
+
+// hangingService is a Secret Service whose unlock prompt is never answered,
+// as on a desktop where the prompt waits for a person: go-keyring blocks
+// until the Completed signal that never comes.
+type hangingService struct{}
+
+func (hangingService) Unlock(objects []dbus.ObjectPath) ([]dbus.ObjectPath, dbus.ObjectPath, *dbus.Error) {
+	return []dbus.ObjectPath{}, "/org/freedesktop/secrets/prompt/p1", nil
+}
+
+type hangingPrompt struct{}
+
+func (hangingPrompt) Prompt(windowID string) *dbus.Error { return nil }
+
+func TestRealPromptNeverAnswered(t *testing.T) {
+	requireReal(t)
+	addr := privateBus(t)
+	conn, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.Export(hangingService{}, ssPath, ssService); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Export(hangingPrompt{}, "/org/freedesktop/secrets/prompt/p1", "org.freedesktop.Secret.Prompt"); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := conn.RequestName(ssName, dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("request name: %v %v", reply, err)
+	}
+	res := runHelper(t, envDrop, keyringEnv(addr, t.TempDir()), "load", "create")
+	wantResults(t, res, "timeout", "timeout")
+	for _, r := range res {
+		lo, hi := float64(DefaultTimeout/time.Millisecond)-50, float64(DefaultTimeout/time.Millisecond)+1000
+		if r.Ms < lo || r.Ms > hi {
+			t.Errorf("%s returned after %.1f ms, want about %v", r.Op, r.Ms, DefaultTimeout)
+		}
+		t.Logf("unanswered prompt, %s: %.1f ms: %s", r.Op, r.Ms, r.Err)
+	}
+	// Control: the raw go-keyring call really blocks (the helper gives up
+	// after 3s), so the timeout above is this package's doing.
+	res = runHelper(t, envDrop, keyringEnv(addr, t.TempDir()), "raw-get")
+	if !strings.Contains(res[0].Err, "still blocked") {
+		t.Fatalf("raw go-keyring call did not block: %+v", res[0])
+	}
+}
+
+func TestRealSessionFromScript(t *testing.T) {
+	requireReal(t)
+	// scripts/with-keyring's own session: its keyring answers and is
+	// unlocked (read-only here: other packages' tests may use it).
+	start := time.Now()
+	if err := Probe(context.Background()); err != nil {
+		t.Fatalf("Probe on the with-keyring session: %v", err)
+	}
+	t.Logf("probe: %v", time.Since(start).Round(time.Microsecond))
+}
