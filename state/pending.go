@@ -1,0 +1,189 @@
+package state
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Pending call statuses.
+const (
+	StatusOpen     = "open"
+	StatusApproved = "approved"
+	StatusDenied   = "denied"
+)
+
+const (
+	pendingSuffix  = ".json"
+	maxPendingFile = 64 << 20
+)
+
+// Pending is a call that was denied for lack of a grant, kept so a human can
+// review it and approve exactly it.
+type Pending struct {
+	ID         string    `json:"id"`
+	Created    time.Time `json:"created"`
+	Seen       time.Time `json:"seen"`
+	Event      string    `json:"event"`
+	Session    string    `json:"session"`
+	Agent      string    `json:"agent"`
+	AgentType  string    `json:"agent_type,omitempty"`
+	Tool       string    `json:"tool"`
+	Cwd        string    `json:"cwd"`
+	ProjectDir string    `json:"project_dir,omitempty"`
+	Digest     string    `json:"digest"`
+	CallDigest string    `json:"call_digest"`
+	// Descriptor is the canonical JSON of the call: what the human reviews.
+	Descriptor json.RawMessage `json:"descriptor"`
+	// Reason is the code the call was denied with (no_grant, chained_command...).
+	Reason    string    `json:"reason"`
+	Detail    string    `json:"detail,omitempty"`
+	Warnings  []string  `json:"warnings,omitempty"`
+	Status    string    `json:"status"`
+	DecidedBy string    `json:"decided_by,omitempty"`
+	DecidedAt time.Time `json:"decided_at,omitzero"`
+	Grant     string    `json:"grant,omitempty"`
+}
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// PendingID is the short id of a call: the same call in the same session and
+// agent always gets the same id, so a retry finds its record.
+func PendingID(session, agent, tool, digest string) string {
+	sum := sha256.Sum256([]byte(hashKey(session, agent, tool, digest)))
+	return idEncoding.EncodeToString(sum[:5])
+}
+
+func validID(id string) bool {
+	if len(id) != 8 {
+		return false
+	}
+	for _, c := range id {
+		if !strings.ContainsRune("abcdefghijklmnopqrstuvwxyz234567", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// PutPending writes p. A record that exists already keeps its Created time
+// and its decision; only Seen is updated.
+func (s *Store) PutPending(p *Pending) error {
+	if !validID(p.ID) {
+		return fmt.Errorf("invalid pending id %q", p.ID)
+	}
+	if old, err := s.GetPending(p.ID); err == nil && old.Digest == p.Digest {
+		old.Seen = p.Seen
+		p = old
+	}
+	if p.Status == "" {
+		p.Status = StatusOpen
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(s.path("pending"), p.ID+pendingSuffix, data)
+}
+
+// GetPending reads one pending record; ErrNotFound when absent.
+func (s *Store) GetPending(id string) (*Pending, error) {
+	if !validID(id) {
+		return nil, fmt.Errorf("%w: no pending call %q (ids are 8 letters and digits, see: loopguard pending)", ErrNotFound, id)
+	}
+	data, err := readFile(s.path("pending", id+pendingSuffix), maxPendingFile)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("%w: no pending call %q", ErrNotFound, id)
+		}
+		return nil, err
+	}
+	var p Pending
+	if err := json.Unmarshal(data, &p); err != nil || p.ID != id {
+		return nil, fmt.Errorf("%w: pending record %s", ErrCorrupt, id)
+	}
+	return &p, nil
+}
+
+// ListPending returns every pending record, newest first. Corrupt records
+// are returned as errors alongside the good ones.
+func (s *Store) ListPending() ([]*Pending, []error) {
+	names, err := listNames(s.path("pending"), pendingSuffix)
+	if err != nil {
+		return nil, []error{err}
+	}
+	var out []*Pending
+	var errs []error
+	for _, n := range names {
+		p, err := s.GetPending(strings.TrimSuffix(n, pendingSuffix))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seen.After(out[j].Seen) })
+	return out, errs
+}
+
+// Decide records a human's decision on a pending call.
+func (s *Store) Decide(id, status, by, grant string, at time.Time) error {
+	p, err := s.GetPending(id)
+	if err != nil {
+		return err
+	}
+	p.Status, p.DecidedBy, p.DecidedAt, p.Grant = status, by, at.UTC(), grant
+	data, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(s.path("pending"), id+pendingSuffix, data)
+}
+
+// RemovePending deletes a pending record.
+func (s *Store) RemovePending(id string) error {
+	if !validID(id) {
+		return ErrNotFound
+	}
+	return removeFile(filepath.Join(s.path("pending"), id+pendingSuffix))
+}
+
+// SessionSeen is the last session seen in a project.
+type SessionSeen struct {
+	Session    string    `json:"session"`
+	ProjectDir string    `json:"project_dir"`
+	Seen       time.Time `json:"seen"`
+}
+
+// NoteSession records session as the latest one seen in projectDir. It writes
+// only when the session changed, so the hook's common path only reads.
+func (s *Store) NoteSession(projectDir, session string, now time.Time) error {
+	name := hashKey(projectDir) + ".json"
+	if cur, err := s.LastSession(projectDir); err == nil && cur.Session == session {
+		return nil
+	}
+	data, err := json.Marshal(SessionSeen{Session: session, ProjectDir: projectDir, Seen: now.UTC()})
+	if err != nil {
+		return err
+	}
+	return writeAtomic(s.path("sessions"), name, data)
+}
+
+// LastSession returns the latest session seen in projectDir.
+func (s *Store) LastSession(projectDir string) (SessionSeen, error) {
+	var ss SessionSeen
+	data, err := readFile(s.path("sessions", hashKey(projectDir)+".json"), 64<<10)
+	if err != nil {
+		return ss, err
+	}
+	if err := json.Unmarshal(data, &ss); err != nil || ss.ProjectDir != projectDir {
+		return ss, fmt.Errorf("%w: session record for %s", ErrCorrupt, projectDir)
+	}
+	return ss, nil
+}
