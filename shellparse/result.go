@@ -1,6 +1,3 @@
-// Package shellparse decides whether a Bash command string is one simple
-// command with literal words, the only shape a scoped grant may cover.
-// Everything else gets a verdict that says why it needs an exact approval.
 package shellparse
 
 // Verdict is the class of a command. Only Simple can be covered by a scope.
@@ -36,6 +33,15 @@ type Env struct {
 	Path       string   // PATH as the command will see it
 	ProjectDir string   // CLAUDE_PROJECT_DIR, or cwd
 	Trusted    []string // trusted executable directories; nil means DefaultTrusted
+	// Home is $HOME, used for tilde expansion. Empty: a word with a tilde
+	// to expand is Indirect.
+	Home string
+}
+
+// Assign is one allowed assignment prefix of a simple command (NAME=value).
+type Assign struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Result is the analysis of one command string.
@@ -49,8 +55,15 @@ type Result struct {
 	// PathShadowed), argv[0] being the command name as written.
 	Argv []Word `json:"argv,omitempty"`
 	// Executable is argv[0] resolved to an absolute path, symlinks resolved.
-	Executable string     `json:"executable,omitempty"`
-	Redirects  []Redirect `json:"redirects,omitempty"`
+	Executable string `json:"executable,omitempty"`
+	// Builtin is true when argv[0] names a bash builtin: bash runs it without
+	// a PATH lookup, and Executable is empty.
+	Builtin bool `json:"builtin,omitempty"`
+	// Assigns are the assignment prefixes of a simple command; only names
+	// on a short list of inert variables can be part of one (see the
+	// package documentation). Scopes must match them like arguments.
+	Assigns   []Assign   `json:"assigns,omitempty"`
+	Redirects []Redirect `json:"redirects,omitempty"`
 	// Executables maps every literal command name found anywhere in the
 	// command (also inside chains) to its resolved absolute path, or "" when
 	// it does not resolve. The descriptor of an exact approval includes it.

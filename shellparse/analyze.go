@@ -1,0 +1,297 @@
+package shellparse
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// MaxCommandLen bounds the command string; longer input is Unparseable.
+const MaxCommandLen = 64 << 10
+
+const (
+	// maxWords bounds the argv of a simple command after brace expansion.
+	maxWords = 4096
+	// maxNames bounds the distinct command names resolved for Executables.
+	maxNames = 512
+)
+
+// verdictError carries a non-Simple verdict out of the walker.
+type verdictError struct {
+	verdict Verdict
+	pos     syntax.Pos
+	reason  string
+}
+
+func (e *verdictError) Error() string { return string(e.verdict) + ": " + e.reason }
+
+func deny(v Verdict, pos syntax.Pos, format string, args ...any) *verdictError {
+	return &verdictError{verdict: v, pos: pos, reason: fmt.Sprintf(format, args...)}
+}
+
+// Analyze classifies command, resolving command names against env. It never
+// panics; any internal failure is Unparseable.
+func Analyze(command string, env Env) (res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = Result{
+				Verdict:  Unparseable,
+				Reason:   fmt.Sprintf("internal error in the analysis: %v", r),
+				Warnings: res.Warnings,
+			}
+		}
+	}()
+	if len(command) > MaxCommandLen {
+		return Result{Verdict: Unparseable, Reason: fmt.Sprintf("command is %d bytes, over the %d byte limit", len(command), MaxCommandLen)}
+	}
+	res.Warnings = scanChars(command)
+	if !utf8.ValidString(command) {
+		res.Verdict, res.Reason = Unparseable, "command is not valid UTF-8"
+		return res
+	}
+	if i := strings.IndexByte(command, 0); i >= 0 {
+		res.Verdict, res.Reason = Unparseable, fmt.Sprintf("command contains a NUL byte at offset %d", i)
+		return res
+	}
+	a := newAnalyzer(env)
+	warnings := res.Warnings
+	res = a.analyze(command)
+	res.Warnings = warnings
+	return res
+}
+
+type analyzer struct {
+	env      Env
+	trusted  []string // cleaned trusted dirs
+	names    map[string]string
+	resolved map[string]resolution
+}
+
+func newAnalyzer(env Env) *analyzer {
+	trusted := env.Trusted
+	if trusted == nil {
+		trusted = DefaultTrusted
+	}
+	a := &analyzer{env: env, names: map[string]string{}, resolved: map[string]resolution{}}
+	for _, d := range trusted {
+		if d != "" && isAbs(d) {
+			a.trusted = append(a.trusted, cleanPath(d))
+		}
+	}
+	return a
+}
+
+func (a *analyzer) analyze(command string) Result {
+	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	file, err := parser.Parse(strings.NewReader(command), "")
+	if err != nil {
+		res := Result{Verdict: Unparseable, Reason: "bash syntax: " + err.Error()}
+		var pe syntax.ParseError
+		var le syntax.LangError
+		switch {
+		case errors.As(err, &pe):
+			res.Reason = "bash syntax: " + pe.Text
+			res.Pos = posString(pe.Pos)
+		case errors.As(err, &le):
+			res.Pos = posString(le.Pos)
+		}
+		return res
+	}
+	var res Result
+	if err := a.collectNames(file); err != nil {
+		return a.fromError(err)
+	}
+	sc, err := a.file(file)
+	if err != nil {
+		res = a.fromError(err)
+		if sc != nil {
+			res.Argv = sc.argv
+		}
+		return res
+	}
+	res = Result{
+		Verdict:    Simple,
+		Argv:       sc.argv,
+		Executable: sc.executable,
+		Builtin:    sc.builtin,
+		Assigns:    sc.assigns,
+		Redirects:  sc.redirects,
+	}
+	if len(a.names) > 0 {
+		res.Executables = a.names
+	}
+	return res
+}
+
+func (a *analyzer) fromError(err error) Result {
+	res := Result{Verdict: Unparseable, Reason: err.Error()}
+	var ve *verdictError
+	if errors.As(err, &ve) {
+		res.Verdict, res.Reason = ve.verdict, ve.reason
+		res.Pos = posString(ve.pos)
+	}
+	if len(a.names) > 0 {
+		res.Executables = a.names
+	}
+	return res
+}
+
+func posString(p syntax.Pos) string {
+	if !p.IsValid() {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d", p.Line(), p.Col())
+}
+
+// simpleCmd is the walker's result for one simple command.
+type simpleCmd struct {
+	argv       []Word
+	executable string
+	builtin    bool
+	assigns    []Assign
+	redirects  []Redirect
+}
+
+// file checks that the file is exactly one statement that is one call.
+func (a *analyzer) file(f *syntax.File) (*simpleCmd, error) {
+	switch len(f.Stmts) {
+	case 0:
+		return nil, deny(Unparseable, syntax.Pos{}, "no command")
+	case 1:
+	default:
+		return nil, deny(Chained, f.Stmts[1].Pos(), "more than one command (a list or several lines)")
+	}
+	st := f.Stmts[0]
+	// Command and process substitution anywhere in the statement is a second
+	// command, whatever else the statement is.
+	if err := findSubst(st); err != nil {
+		return nil, err
+	}
+	switch {
+	case st.Negated:
+		return nil, deny(Chained, st.Pos(), "a pipeline negated with !")
+	case st.Background:
+		return nil, deny(Chained, st.Semicolon, "& runs the command in the background and goes on")
+	case st.Coprocess || st.Disown:
+		return nil, deny(Unparseable, st.Semicolon, "operator not supported in bash")
+	}
+	switch cmd := st.Cmd.(type) {
+	case *syntax.CallExpr:
+		return a.call(cmd, st.Redirs)
+	case *syntax.BinaryCmd:
+		return nil, deny(Chained, cmd.OpPos, "%s joins two commands", cmd.Op)
+	case *syntax.Subshell:
+		return nil, deny(Chained, cmd.Pos(), "subshell ( ... )")
+	case *syntax.Block:
+		return nil, deny(Chained, cmd.Pos(), "command group { ...; }")
+	case *syntax.IfClause:
+		return nil, deny(Chained, cmd.Pos(), "if clause")
+	case *syntax.WhileClause:
+		return nil, deny(Chained, cmd.Pos(), "while or until loop")
+	case *syntax.ForClause:
+		return nil, deny(Chained, cmd.Pos(), "for or select loop")
+	case *syntax.CaseClause:
+		return nil, deny(Chained, cmd.Pos(), "case clause")
+	case *syntax.FuncDecl:
+		return nil, deny(Chained, cmd.Pos(), "function definition")
+	case *syntax.CoprocClause:
+		return nil, deny(Chained, cmd.Pos(), "coproc runs a command in the background")
+	case *syntax.ArithmCmd:
+		return nil, deny(Indirect, cmd.Pos(), "arithmetic command (( )) can run code through array subscripts")
+	case *syntax.LetClause:
+		return nil, deny(Indirect, cmd.Pos(), "let evaluates arithmetic that can run code through array subscripts")
+	case *syntax.TestClause:
+		return nil, deny(Indirect, cmd.Pos(), "[[ ]] evaluates arithmetic and -v subscripts that can run code")
+	case *syntax.DeclClause:
+		return nil, deny(Indirect, cmd.Pos(), "%s sets shell variables or attributes", cmd.Variant.Value)
+	case *syntax.TimeClause:
+		return nil, deny(Indirect, cmd.Pos(), "time runs another command")
+	case nil:
+		return nil, deny(Indirect, st.Pos(), "redirection without a command")
+	default:
+		return nil, deny(Unparseable, st.Pos(), "unrecognised command node %T", cmd)
+	}
+}
+
+// findSubst returns a Chained verdict for the first command or process
+// substitution inside node.
+func findSubst(node syntax.Node) error {
+	var err error
+	syntax.Walk(node, func(n syntax.Node) bool {
+		if err != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			if n.Backquotes {
+				err = deny(Chained, n.Pos(), "backtick command substitution runs another command")
+			} else {
+				err = deny(Chained, n.Pos(), "command substitution $( ) runs another command")
+			}
+		case *syntax.ProcSubst:
+			err = deny(Chained, n.Pos(), "process substitution runs another command")
+		}
+		return err == nil
+	})
+	return err
+}
+
+// collectNames records every literal command name in the file, with its
+// resolution, for Result.Executables.
+func (a *analyzer) collectNames(f *syntax.File) error {
+	var err error
+	add := func(name string) {
+		if _, ok := a.names[name]; ok || err != nil {
+			return
+		}
+		if len(a.names) >= maxNames {
+			err = deny(Unparseable, syntax.Pos{}, "more than %d distinct command names", maxNames)
+			return
+		}
+		a.names[name] = a.resolveForRecord(name)
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 {
+				if s, ok := plainLiteral(n.Args[0]); ok && s != "" {
+					add(s)
+				}
+			}
+		case *syntax.DeclClause:
+			add(n.Variant.Value)
+		case *syntax.LetClause:
+			add("let")
+		case *syntax.TimeClause:
+			add("time")
+		}
+		return err == nil
+	})
+	return err
+}
+
+// resolveForRecord resolves name the way bash would, for the record only:
+// builtins and names that do not resolve map to "".
+func (a *analyzer) resolveForRecord(name string) string {
+	if !strings.Contains(name, "/") {
+		if bashBuiltins[name] {
+			return ""
+		}
+		r := a.lookPath(name)
+		return r.resolved
+	}
+	p := name
+	if !isAbs(p) {
+		if a.env.Cwd == "" {
+			return ""
+		}
+		p = joinPath(a.env.Cwd, p)
+	}
+	if !isExecutableFile(p) {
+		return ""
+	}
+	return evalSymlinks(p)
+}

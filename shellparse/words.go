@@ -1,0 +1,386 @@
+package shellparse
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// checkParts rejects word parts whose value is only known at run time.
+// Command and process substitution were rejected before (Chained).
+func checkParts(parts []syntax.WordPart) error {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				return deny(Indirect, p.Pos(), `$"..." is translated through the locale at run time`)
+			}
+			if err := checkParts(p.Parts); err != nil {
+				return err
+			}
+		case *syntax.ParamExp:
+			name := ""
+			if p.Param != nil {
+				name = p.Param.Value
+			}
+			return deny(Indirect, p.Pos(), "parameter expansion of %q cannot be resolved to a literal", "$"+name)
+		case *syntax.ArithmExp:
+			return deny(Indirect, p.Pos(), "arithmetic expansion $(( )) cannot be resolved to a literal and can run code")
+		case *syntax.ExtGlob:
+			return deny(Indirect, p.Pos(), "extended glob pattern")
+		case *syntax.CmdSubst:
+			return deny(Chained, p.Pos(), "command substitution runs another command")
+		case *syntax.ProcSubst:
+			return deny(Chained, p.Pos(), "process substitution runs another command")
+		default:
+			return deny(Unparseable, p.Pos(), "unrecognised word part %T", p)
+		}
+	}
+	return nil
+}
+
+// plainLiteral returns the value of a word made only of literal and quoted
+// parts, without brace, tilde or glob handling; ok is false otherwise.
+func plainLiteral(w *syntax.Word) (string, bool) {
+	if checkParts(w.Parts) != nil {
+		return "", false
+	}
+	if lit, ok := w.Parts[0].(*syntax.Lit); ok && strings.HasPrefix(lit.Value, "~") {
+		return "", false
+	}
+	cp := &syntax.Word{Parts: slices.Clone(w.Parts)}
+	if syntax.SplitBraces(cp) {
+		// The command name is the first word brace expansion yields.
+		for bw, err := range expand.BracesSeq(nil, cp) {
+			if err != nil {
+				return "", false
+			}
+			var sb strings.Builder
+			if !appendUnquoted(&sb, mergeLits(bw.Parts), false) {
+				return "", false
+			}
+			if sb.Len() > 0 {
+				return sb.String(), true
+			}
+		}
+		return "", false
+	}
+	var sb strings.Builder
+	if !appendUnquoted(&sb, w.Parts, false) {
+		return "", false
+	}
+	return sb.String(), true
+}
+
+// appendUnquoted writes the value of parts after quote removal. It reports
+// false for $'...' escapes it does not decode exactly.
+func appendUnquoted(sb *strings.Builder, parts []syntax.WordPart, inDouble bool) bool {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if inDouble {
+				unescapeDouble(sb, p.Value)
+			} else {
+				unescapeBare(sb, p.Value)
+			}
+		case *syntax.SglQuoted:
+			if !p.Dollar {
+				sb.WriteString(p.Value)
+				continue
+			}
+			s, ok := decodeANSIC(p.Value)
+			if !ok {
+				return false
+			}
+			sb.WriteString(s)
+		case *syntax.DblQuoted:
+			if !appendUnquoted(sb, p.Parts, true) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// unescapeBare removes the quoting backslashes of an unquoted literal.
+func unescapeBare(sb *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			sb.WriteByte(s[i])
+			continue
+		}
+		if i+1 == len(s) {
+			sb.WriteByte('\\')
+			continue
+		}
+		i++
+		if s[i] != '\n' { // backslash-newline is a line continuation
+			sb.WriteByte(s[i])
+		}
+	}
+}
+
+// unescapeDouble removes the backslashes that quote inside "...".
+func unescapeDouble(sb *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			switch s[i+1] {
+			case '$', '`', '"', '\\':
+				i++
+			case '\n':
+				i++
+				continue
+			}
+		}
+		sb.WriteByte(s[i])
+	}
+}
+
+// decodeANSIC decodes the body of $'...' as bash does. It reports false for
+// escapes whose result it does not reproduce exactly (\c, NUL, values that
+// are not a Unicode scalar).
+func decodeANSIC(s string) (string, bool) {
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			sb.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'a':
+			sb.WriteByte('\a')
+		case 'b':
+			sb.WriteByte('\b')
+		case 'e', 'E':
+			sb.WriteByte(0x1b)
+		case 'f':
+			sb.WriteByte('\f')
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 't':
+			sb.WriteByte('\t')
+		case 'v':
+			sb.WriteByte('\v')
+		case '\\', '\'', '"', '?':
+			sb.WriteByte(e)
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			n, j := 0, i
+			for ; j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7'; j++ {
+				n = n*8 + int(s[j]-'0')
+			}
+			if n == 0 || n > 0xff {
+				return "", false
+			}
+			sb.WriteByte(byte(n))
+			i = j - 1
+		case 'x', 'u', 'U':
+			maxDigits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			n, j := 0, i+1
+			for ; j < len(s) && j < i+1+maxDigits && isHex(s[j]); j++ {
+				n = n*16 + hexVal(s[j])
+			}
+			if j == i+1 { // no digits: bash keeps the escape as written
+				sb.WriteByte('\\')
+				sb.WriteByte(e)
+				continue
+			}
+			if n == 0 {
+				return "", false
+			}
+			if e == 'x' {
+				sb.WriteByte(byte(n))
+			} else {
+				if n > utf8.MaxRune || (n >= 0xd800 && n <= 0xdfff) {
+					return "", false
+				}
+				sb.WriteRune(rune(n))
+			}
+			i = j - 1
+		case 'c':
+			return "", false
+		default:
+			sb.WriteByte('\\')
+			sb.WriteByte(e)
+		}
+	}
+	return sb.String(), true
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	default:
+		return int(c-'A') + 10
+	}
+}
+
+// hasGlob reports whether an unquoted literal has an unescaped glob
+// character. A lone "[" (the test command) is not a pattern.
+func hasGlob(s string) bool {
+	if s == "[" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '*', '?', '[':
+			return true
+		}
+	}
+	return false
+}
+
+var assignLike = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\+?=`)
+
+// expandWord performs what bash does to a literal word: brace expansion,
+// tilde expansion, quote removal. It returns zero or more words.
+func (a *analyzer) expandWord(w *syntax.Word, budget *int) ([]Word, bool, error) {
+	if err := checkParts(w.Parts); err != nil {
+		return nil, false, err
+	}
+	wpos := w.Pos()
+	braced := syntax.SplitBraces(w)
+	var out []Word
+	var failure error
+	for bw, err := range expand.BracesSeq(nil, w) {
+		if err != nil {
+			return nil, braced, deny(Unparseable, wpos, "brace expansion is too large: %v", err)
+		}
+		*budget--
+		if *budget < 0 {
+			return nil, braced, deny(Unparseable, wpos, "more than %d words after brace expansion", maxWords)
+		}
+		word, keep, err := a.expandOne(mergeLits(bw.Parts), wpos)
+		if err != nil {
+			failure = err
+			break
+		}
+		if keep {
+			out = append(out, word)
+		}
+	}
+	return out, braced, failure
+}
+
+// mergeLits joins adjacent unquoted literals, which brace expansion splits.
+func mergeLits(parts []syntax.WordPart) []syntax.WordPart {
+	var out []syntax.WordPart
+	for _, p := range parts {
+		if lit, ok := p.(*syntax.Lit); ok && len(out) > 0 {
+			if prev, ok := out[len(out)-1].(*syntax.Lit); ok {
+				out[len(out)-1] = &syntax.Lit{ValuePos: prev.ValuePos, ValueEnd: lit.ValueEnd, Value: prev.Value + lit.Value}
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// expandOne expands one brace-free word. keep is false for a word that
+// expands to nothing (an unquoted empty result of brace expansion).
+func (a *analyzer) expandOne(parts []syntax.WordPart, pos syntax.Pos) (Word, bool, error) {
+	var word Word
+	if len(parts) == 0 {
+		return word, false, nil
+	}
+	quoted := false
+	for _, p := range parts {
+		lit, ok := p.(*syntax.Lit)
+		if !ok {
+			quoted = true
+			continue
+		}
+		if hasGlob(lit.Value) {
+			word.Glob = true
+		}
+	}
+	var sb strings.Builder
+	if first, ok := parts[0].(*syntax.Lit); ok && strings.HasPrefix(first.Value, "~") {
+		prefix, rest, hasSlash := strings.Cut(first.Value, "/")
+		if hasSlash || len(parts) == 1 {
+			switch name := prefix[1:]; name {
+			case "":
+				if a.env.Home == "" || !isAbs(a.env.Home) {
+					return word, false, deny(Indirect, pos, "~ expands to $HOME, which is not known")
+				}
+				sb.WriteString(a.env.Home)
+			case "+":
+				if a.env.Cwd == "" {
+					return word, false, deny(Indirect, pos, "~+ expands to $PWD, which is not known")
+				}
+				sb.WriteString(a.env.Cwd)
+			default:
+				return word, false, deny(Indirect, pos, "tilde expansion %q depends on the environment", prefix)
+			}
+			if hasSlash {
+				unescapeBare(&sb, "/"+rest)
+			}
+			parts = parts[1:]
+		}
+	}
+	if len(parts) > 0 {
+		if first, ok := parts[0].(*syntax.Lit); ok && assignLike.MatchString(first.Value) {
+			for _, p := range parts {
+				if lit, ok := p.(*syntax.Lit); ok && strings.Contains(lit.Value, "~") {
+					return word, false, deny(Indirect, pos, "bash expands ~ in an assignment-like argument")
+				}
+			}
+		}
+	}
+	if !appendUnquoted(&sb, parts, false) {
+		return word, false, deny(Unparseable, pos, "$'...' escape that is not decoded exactly (\\c, NUL or an invalid code point)")
+	}
+	word.Value = sb.String()
+	if !utf8.ValidString(word.Value) {
+		return word, false, deny(Unparseable, pos, "word is not valid UTF-8 after expansion")
+	}
+	if word.Value == "" && !quoted {
+		return word, false, nil
+	}
+	return word, true, nil
+}
+
+// assignValue is the value of an assignment prefix: quote removal only (bash
+// does no brace expansion, word splitting or globbing there). A tilde that
+// bash would expand is refused.
+func assignValue(w *syntax.Word) (string, error) {
+	if w == nil {
+		return "", nil
+	}
+	if err := checkParts(w.Parts); err != nil {
+		return "", err
+	}
+	for _, p := range w.Parts {
+		if lit, ok := p.(*syntax.Lit); ok && strings.Contains(lit.Value, "~") {
+			return "", deny(Indirect, w.Pos(), "bash expands ~ in an assignment value")
+		}
+	}
+	var sb strings.Builder
+	if !appendUnquoted(&sb, w.Parts, false) {
+		return "", deny(Unparseable, w.Pos(), "$'...' escape that is not decoded exactly")
+	}
+	if !utf8.ValidString(sb.String()) {
+		return "", deny(Unparseable, w.Pos(), "assignment value is not valid UTF-8")
+	}
+	return sb.String(), nil
+}
