@@ -76,7 +76,7 @@ var interps = map[string]interp{
 	"sh": shells, "bash": shells, "dash": shells, "zsh": shells, "ksh": shells,
 	"mksh": shells, "ash": shells, "rbash": shells, "yash": shells, "posh": shells,
 	"oksh": shells, "lksh": shells, "pdksh": shells, "csh": shells, "tcsh": shells,
-	"fish": {code: "ciC", okLong: []string{"--no-config", "--private"}},
+	"fish":    {code: "ciC", okLong: []string{"--no-config", "--private"}},
 	"python":  {code: "ci", valued: "WX", stop: "m", okLong: []string{"--check-hash-based-pycs"}},
 	"pypy":    {code: "ci", valued: "WX", stop: "m"},
 	"perl":    {code: "eEMm", valued: "I"},
