@@ -1,0 +1,567 @@
+package scope
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/loopguard/loopguard/shellparse"
+)
+
+// specError is a parse error inside a specifier; off is relative to it.
+type specError struct {
+	off int
+	msg string
+}
+
+func (e *specError) Error() string { return e.msg }
+
+func serr(off int, format string, args ...any) *specError {
+	return &specError{off: off, msg: fmt.Sprintf(format, args...)}
+}
+
+// maxBashWords bounds the words of a Bash rule.
+const maxBashWords = 256
+
+// bashWord is one word of a Bash rule: literal pieces separated by
+// wildcards. A literal word has one piece; the whole-word wildcard "*" has
+// two empty pieces.
+type bashWord struct {
+	lits []string
+}
+
+func (w bashWord) literal() bool { return len(w.lits) == 1 }
+func (w bashWord) star() bool    { return len(w.lits) == 2 && w.lits[0] == "" && w.lits[1] == "" }
+
+// bashRedir is a redirection named by a rule, with a literal target.
+type bashRedir struct {
+	op, fd, target string
+}
+
+// bashSpec is a parsed Bash specifier.
+type bashSpec struct {
+	words    []bashWord // words[0] is the literal command name
+	trailing bool       // a final " *": any number (zero or more) of further words
+	redirs   []bashRedir
+}
+
+var redirOps = map[syntax.RedirOperator]string{
+	syntax.RdrOut:   ">",
+	syntax.AppOut:   ">>",
+	syntax.RdrIn:    "<",
+	syntax.RdrInOut: "<>",
+	syntax.DplIn:    "<&",
+	syntax.DplOut:   ">&",
+	syntax.RdrClob:  ">|",
+	syntax.RdrAll:   "&>",
+	syntax.AppAll:   "&>>",
+}
+
+// defaultFd is the descriptor an operator uses when none is written.
+func defaultFd(op string) string {
+	switch op {
+	case ">", ">>", ">|", ">&":
+		return "1"
+	case "<", "<>", "<&":
+		return "0"
+	}
+	return ""
+}
+
+// parseBashSpec splits a Bash specifier into words with the shell's own
+// rules (mvdan.cc/sh, bash dialect) and checks that it is one simple command
+// of literal words, wildcards and literal redirections.
+func parseBashSpec(spec string) (bashSpec, error) {
+	text := spec
+	legacy := false
+	if strings.HasSuffix(text, ":*") {
+		// Claude Code's legacy prefix form: "npm run test:*" is the words
+		// "npm run test" followed by anything.
+		legacy = true
+		text = text[:len(text)-2]
+	}
+	p := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
+	f, err := p.Parse(strings.NewReader(text), "")
+	if err != nil {
+		var pe syntax.ParseError
+		if errors.As(err, &pe) {
+			return bashSpec{}, serr(int(pe.Pos.Offset()), "shell syntax: %s", pe.Text)
+		}
+		return bashSpec{}, serr(0, "shell syntax: %v", err)
+	}
+	if len(f.Last) > 0 {
+		return bashSpec{}, serr(int(f.Last[0].Hash.Offset()), "comments are not allowed in a rule")
+	}
+	if len(f.Stmts) != 1 {
+		if len(f.Stmts) == 0 {
+			return bashSpec{}, serr(0, "no command")
+		}
+		pos := f.Stmts[1].Pos()
+		if f.Stmts[0].Semicolon.IsValid() {
+			pos = f.Stmts[0].Semicolon
+		}
+		return bashSpec{}, serr(int(pos.Offset()), "a rule is one simple command; chained commands need exact approvals")
+	}
+	st := f.Stmts[0]
+	switch {
+	case len(st.Comments) > 0:
+		return bashSpec{}, serr(int(st.Comments[0].Hash.Offset()), "comments are not allowed in a rule")
+	case st.Negated:
+		return bashSpec{}, serr(int(st.Pos().Offset()), "negated commands (!) are not allowed in a rule")
+	case st.Background || st.Coprocess || st.Disown:
+		return bashSpec{}, serr(int(st.Semicolon.Offset()), "background commands are not allowed in a rule")
+	case st.Semicolon.IsValid():
+		return bashSpec{}, serr(int(st.Semicolon.Offset()), "a rule is one simple command; remove the operator")
+	}
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Cmd == nil {
+		off := int(st.Pos().Offset())
+		return bashSpec{}, serr(off, "a rule is one simple command (no pipes, lists, subshells, groups, loops or keywords)")
+	}
+	if len(call.Assigns) > 0 {
+		return bashSpec{}, serr(int(call.Assigns[0].Pos().Offset()), "variable assignments are not allowed in a rule")
+	}
+	if len(call.Args) == 0 {
+		return bashSpec{}, serr(0, "no command")
+	}
+	if len(call.Args) > maxBashWords {
+		return bashSpec{}, serr(int(call.Args[maxBashWords].Pos().Offset()), "more than %d words", maxBashWords)
+	}
+	var bs bashSpec
+	for i, w := range call.Args {
+		bw, se := convertWord(w)
+		if se != nil {
+			return bashSpec{}, se
+		}
+		if i == 0 {
+			off := int(w.Pos().Offset())
+			if !bw.literal() {
+				return bashSpec{}, serr(off, "the command name must be literal (no wildcard)")
+			}
+			name := bw.lits[0]
+			if name == "" {
+				return bashSpec{}, serr(off, "empty command name")
+			}
+			if strings.ContainsRune(name, '/') && !filepath.IsAbs(name) {
+				return bashSpec{}, serr(off, "a command path must be absolute or a bare name looked up in PATH")
+			}
+		}
+		bs.words = append(bs.words, bw)
+	}
+	if last := bs.words[len(bs.words)-1]; len(bs.words) > 1 && last.star() {
+		bs.words = bs.words[:len(bs.words)-1]
+		bs.trailing = true
+	}
+	if legacy {
+		if bs.trailing {
+			return bashSpec{}, serr(len(text), "both ' *' and ':*' at the end")
+		}
+		bs.trailing = true
+	}
+	for _, rd := range st.Redirs {
+		r, se := convertRedir(rd)
+		if se != nil {
+			return bashSpec{}, se
+		}
+		bs.redirs = append(bs.redirs, r)
+	}
+	return bs, nil
+}
+
+func convertRedir(rd *syntax.Redirect) (bashRedir, *specError) {
+	off := int(rd.Pos().Offset())
+	op, ok := redirOps[rd.Op]
+	if !ok || rd.Hdoc != nil {
+		return bashRedir{}, serr(off, "redirection %q is not allowed in a rule", rd.Op.String())
+	}
+	fd := ""
+	if rd.N != nil {
+		fd = rd.N.Value
+		if fd == "" || strings.Trim(fd, "0123456789") != "" {
+			return bashRedir{}, serr(off, "redirection to a named descriptor is not allowed in a rule")
+		}
+		if op == "&>" || op == "&>>" {
+			return bashRedir{}, serr(off, "descriptor before %s", op)
+		}
+	}
+	if fd == defaultFd(op) {
+		fd = ""
+	}
+	w, se := convertWord(rd.Word)
+	if se != nil {
+		return bashRedir{}, se
+	}
+	if !w.literal() || w.lits[0] == "" {
+		return bashRedir{}, serr(int(rd.Word.Pos().Offset()), "a redirection target in a rule must be a literal, non-empty word")
+	}
+	return bashRedir{op: op, fd: fd, target: w.lits[0]}, nil
+}
+
+// convertWord turns a parsed word into literal pieces and wildcards: quote
+// removal as bash does it; an unquoted * is a wildcard; every other
+// expansion (parameters, commands, arithmetic, braces, tilde, other glob
+// characters, extended globs) is refused.
+func convertWord(w *syntax.Word) (bashWord, *specError) {
+	cur := strings.Builder{}
+	var lits []string
+	for _, part := range w.Parts {
+		off := int(part.Pos().Offset())
+		switch x := part.(type) {
+		case *syntax.Lit:
+			v := x.Value
+			for j := 0; j < len(v); j++ {
+				c := v[j]
+				switch c {
+				case '\\':
+					if j+1 < len(v) {
+						j++
+						if v[j] != '\n' {
+							cur.WriteByte(v[j])
+						}
+					}
+				case '*':
+					lits = append(lits, cur.String())
+					cur.Reset()
+				case '?', '[', ']', '{', '}':
+					return bashWord{}, serr(off+j, "unquoted %q: only * is a wildcard in a rule; quote it to mean the character", c)
+				case '~':
+					if j == 0 && x == w.Parts[0] || j > 0 && (v[j-1] == '=' || v[j-1] == ':') {
+						return bashWord{}, serr(off+j, "tilde expansion is not allowed in a rule; quote ~ or write the path")
+					}
+					cur.WriteByte(c)
+				default:
+					cur.WriteByte(c)
+				}
+			}
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				s, err := expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{x}})
+				if err != nil || strings.IndexByte(s, 0) >= 0 {
+					return bashWord{}, serr(off, "invalid $'...' string")
+				}
+				cur.WriteString(s)
+			} else {
+				cur.WriteString(x.Value)
+			}
+		case *syntax.DblQuoted:
+			if x.Dollar {
+				return bashWord{}, serr(off, "$\"...\" strings are not allowed in a rule")
+			}
+			for _, dp := range x.Parts {
+				lit, ok := dp.(*syntax.Lit)
+				if !ok {
+					return bashWord{}, serr(int(dp.Pos().Offset()), "expansions are not allowed in a rule; rules match literal words")
+				}
+				v := lit.Value
+				for j := 0; j < len(v); j++ {
+					if v[j] == '\\' && j+1 < len(v) && strings.IndexByte("$`\"\\\n", v[j+1]) >= 0 {
+						j++
+						if v[j] != '\n' {
+							cur.WriteByte(v[j])
+						}
+						continue
+					}
+					cur.WriteByte(v[j])
+				}
+			}
+		default:
+			return bashWord{}, serr(off, "expansions are not allowed in a rule; rules match literal words")
+		}
+	}
+	lits = append(lits, cur.String())
+	for _, l := range lits {
+		if _, msg := checkText(l); msg != "" {
+			return bashWord{}, serr(int(w.Pos().Offset()), "%s", msg)
+		}
+	}
+	return bashWord{lits: lits}, nil
+}
+
+// String renders the specifier canonically: words quoted only where needed,
+// a trailing " *" for the open end, then the redirections.
+func (bs bashSpec) String() string {
+	var b strings.Builder
+	for i, w := range bs.words {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		atEnd := i == len(bs.words)-1 && !bs.trailing && len(bs.redirs) == 0
+		b.WriteString(renderWord(w, i == 0, atEnd))
+	}
+	if bs.trailing {
+		b.WriteString(" *")
+	}
+	for _, r := range bs.redirs {
+		b.WriteByte(' ')
+		b.WriteString(r.fd)
+		b.WriteString(r.op)
+		b.WriteString(quoteLit(r.target, false))
+	}
+	return b.String()
+}
+
+func renderWord(w bashWord, first, atEnd bool) string {
+	if len(w.lits) == 1 {
+		return quoteLit(w.lits[0], first)
+	}
+	var b strings.Builder
+	for i, l := range w.lits {
+		q := quoteLit(l, false)
+		// "a:" followed by the final * would read back as the legacy
+		// ":*" suffix: quote it.
+		if atEnd && i == len(w.lits)-2 && w.lits[i+1] == "" && strings.HasSuffix(l, ":") {
+			q = singleQuote(l)
+		}
+		if l != "" {
+			b.WriteString(q)
+		}
+		if i < len(w.lits)-1 {
+			b.WriteByte('*')
+		}
+	}
+	return b.String()
+}
+
+func quoteLit(s string, first bool) string {
+	if s == "" {
+		return "''"
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		safe := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			strings.IndexByte("_./:%+,-@", c) >= 0 || (c == '=' && !first)
+		if !safe {
+			return singleQuote(s)
+		}
+	}
+	return s
+}
+
+func singleQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// bashSpecOf re-derives the parsed specifier of a Bash rule from its
+// canonical text, which Parse has already validated.
+func (r Rule) bashSpecOf() (bashSpec, error) {
+	if r.kind != kindBash {
+		return bashSpec{}, errors.New("not a Bash rule")
+	}
+	return parseBashSpec(r.spec)
+}
+
+// Pin binds a Bash rule to the executable its command name resolves to now,
+// under env (as the hook will see it): PATH lookup for a bare name, then all
+// symlinks resolved. The pinned path becomes part of String, so it is MACed
+// with the grant, and Match then requires the call's resolved executable to
+// be exactly this path. Non-Bash rules are returned unchanged.
+func (r Rule) Pin(env shellparse.Env) (Rule, error) {
+	if r.kind != kindBash {
+		return r, nil
+	}
+	bs, err := r.bashSpecOf()
+	if err != nil {
+		return Rule{}, fmt.Errorf("failed to pin %s: %w", r, err)
+	}
+	exe, err := resolveExecutable(bs.words[0].lits[0], env)
+	if err != nil {
+		return Rule{}, fmt.Errorf("failed to pin %s: %w", r, err)
+	}
+	if msg := checkExePath(exe); msg != "" {
+		return Rule{}, fmt.Errorf("failed to pin %s: executable %q: %s", r, exe, msg)
+	}
+	r.exe = exe
+	return r, nil
+}
+
+// ErrNotFound is returned by Pin when the command does not resolve.
+var ErrNotFound = errors.New("executable not found")
+
+// resolveExecutable finds name as bash would (an absolute path as is, else
+// the first PATH entry holding an executable regular file) and resolves
+// symlinks. Empty or relative PATH entries make the lookup depend on the cwd:
+// reaching one before a hit is an error.
+func resolveExecutable(name string, env shellparse.Env) (string, error) {
+	var cand string
+	if strings.ContainsRune(name, '/') {
+		if !filepath.IsAbs(name) {
+			return "", fmt.Errorf("command path %q is not absolute", name)
+		}
+		if !isExecFile(name) {
+			return "", fmt.Errorf("%q: %w", name, ErrNotFound)
+		}
+		cand = name
+	} else {
+		for _, dir := range filepath.SplitList(env.Path) {
+			if dir == "" || !filepath.IsAbs(dir) {
+				return "", fmt.Errorf("PATH entry %q is not absolute", dir)
+			}
+			p := filepath.Join(dir, name)
+			if isExecFile(p) {
+				cand = p
+				break
+			}
+		}
+		if cand == "" {
+			return "", fmt.Errorf("%q in PATH: %w", name, ErrNotFound)
+		}
+	}
+	res, err := filepath.EvalSymlinks(cand)
+	if err != nil {
+		return "", fmt.Errorf("failed to resolve %q: %w", cand, err)
+	}
+	return filepath.Clean(res), nil
+}
+
+func isExecFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// checkExePath validates a pinned executable path: absolute, clean, and made
+// of characters that need no quoting (so the canonical form stays
+// unambiguous). It returns "" when the path is acceptable.
+func checkExePath(p string) string {
+	if p == "" {
+		return "empty path"
+	}
+	if !strings.HasPrefix(p, "/") || filepath.Clean(p) != p {
+		return "not an absolute, clean path"
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("/._+-@", c) >= 0
+		if !ok {
+			return fmt.Sprintf("character %q is not allowed in a pinned path", c)
+		}
+	}
+	return ""
+}
+
+// matchBash checks a simple command from shellparse against the rule.
+func matchBash(r Rule, c Call) error {
+	if c.Tool != toolBash {
+		return mismatch(ReasonToolMismatch, "rule %s does not cover tool %q", r, c.Tool)
+	}
+	res := c.Shell
+	if res == nil {
+		return mismatch(ReasonMalformedInput, "no shell analysis for the Bash call")
+	}
+	if res.Verdict != shellparse.Simple {
+		why := string(res.Verdict)
+		if res.Reason != "" {
+			why += ": " + res.Reason
+		}
+		return mismatch(ReasonNotSimple, "only a simple command can be covered by a scope (%s)", why)
+	}
+	bs, err := r.bashSpecOf()
+	if err != nil {
+		return mismatch(ReasonMalformedInput, "rule: %v", err)
+	}
+	argv := res.Argv
+	if len(argv) == 0 {
+		return mismatch(ReasonMalformedInput, "empty command")
+	}
+	n := len(bs.words)
+	if bs.trailing {
+		if len(argv) < n {
+			return mismatch(ReasonArgvMismatch, "command has %d words, rule needs at least %d", len(argv), n)
+		}
+	} else if len(argv) != n {
+		// A glob word could expand to any count; say so when it is the cause.
+		if i := firstGlob(argv); i >= 0 {
+			return mismatch(ReasonGlobWord, "word %d %q has unquoted glob characters and the rule has no trailing wildcard", i, argv[i].Value)
+		}
+		return mismatch(ReasonArgvMismatch, "command has %d words, rule has %d", len(argv), n)
+	}
+	for i, w := range bs.words {
+		a := argv[i]
+		if a.Glob {
+			return mismatch(ReasonGlobWord, "word %d %q has unquoted glob characters; only the rule's trailing * may cover it", i, a.Value)
+		}
+		if !matchWord(w, a.Value) {
+			return mismatch(ReasonArgvMismatch, "word %d %q does not match %s", i, a.Value, renderWord(w, i == 0, false))
+		}
+	}
+	if r.exe == "" {
+		return mismatch(ReasonExecutableChanged, "rule is not pinned to an executable")
+	}
+	if res.Executable == "" || res.Executable != r.exe {
+		got := res.Executable
+		if got == "" {
+			got = "nothing"
+		}
+		return mismatch(ReasonExecutableChanged, "%q resolves to %s, the grant was minted for %s", argv[0].Value, got, r.exe)
+	}
+	for _, rd := range res.Redirects {
+		if benignRedirect(rd) {
+			continue
+		}
+		if !ruleNamesRedirect(bs, rd) {
+			fd := rd.Fd
+			return mismatch(ReasonRedirectNotCovered, "redirection %s%s %q is not named by the rule", fd, rd.Op, rd.Target)
+		}
+	}
+	return nil
+}
+
+func firstGlob(argv []shellparse.Word) int {
+	for i, a := range argv {
+		if a.Glob {
+			return i
+		}
+	}
+	return -1
+}
+
+// matchWord matches one call word against one rule word; a wildcard matches
+// any run of characters inside the word (never across words).
+func matchWord(w bashWord, s string) bool {
+	if len(w.lits) == 1 {
+		return s == w.lits[0]
+	}
+	first, last := w.lits[0], w.lits[len(w.lits)-1]
+	if len(s) < len(first)+len(last) || !strings.HasPrefix(s, first) || !strings.HasSuffix(s, last) {
+		return false
+	}
+	mid := s[len(first) : len(s)-len(last)]
+	for _, l := range w.lits[1 : len(w.lits)-1] {
+		i := strings.Index(mid, l)
+		if i < 0 {
+			return false
+		}
+		mid = mid[i+len(l):]
+	}
+	return true
+}
+
+// benignRedirect reports redirections that touch no file: descriptor
+// duplication or closing (2>&1, >&2, <&0, >&-) and /dev/null.
+func benignRedirect(rd shellparse.Redirect) bool {
+	switch rd.Op {
+	case ">&", "<&":
+		t := rd.Target
+		return t == "-" || t != "" && strings.Trim(t, "0123456789") == ""
+	case ">", ">>", ">|", "&>", "&>>", "<":
+		return rd.Target == "/dev/null"
+	}
+	return false
+}
+
+func ruleNamesRedirect(bs bashSpec, rd shellparse.Redirect) bool {
+	fd := rd.Fd
+	if fd == defaultFd(rd.Op) {
+		fd = ""
+	}
+	for _, r := range bs.redirs {
+		if r.op == rd.Op && r.fd == fd && r.target == rd.Target {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,90 @@
+package scope
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/loopguard/loopguard/shellparse"
+)
+
+// Reason codes of MatchError. They are stable: users grep for them.
+const (
+	ReasonToolMismatch       = "tool_mismatch"
+	ReasonNotSimple          = "not_simple"
+	ReasonArgvMismatch       = "argv_mismatch"
+	ReasonExecutableChanged  = "executable_changed"
+	ReasonRedirectNotCovered = "redirect_not_covered"
+	ReasonGlobWord           = "glob_word"
+	ReasonPathEscapes        = "path_escapes"
+	ReasonPathMismatch       = "path_mismatch"
+	ReasonBadURL             = "bad_url"
+	ReasonDomainMismatch     = "domain_mismatch"
+	ReasonMalformedInput     = "malformed_input"
+)
+
+// Call is what matching needs from a tool call.
+type Call struct {
+	Tool       string
+	Input      map[string]any // decoded tool_input (json.Decoder with UseNumber)
+	Cwd        string
+	ProjectDir string
+	Home       string
+	// Shell is the analysis of tool_input.command, set by the caller for
+	// Bash. PowerShell is not supported: it never matches.
+	Shell *shellparse.Result
+}
+
+// MatchError says why a rule does not cover a call.
+type MatchError struct {
+	Code   string // one of the Reason constants
+	Detail string // for people; may quote the call
+}
+
+func (e *MatchError) Error() string { return e.Code + ": " + e.Detail }
+
+// Reason returns the stable reason code.
+func (e *MatchError) Reason() string { return e.Code }
+
+func mismatch(code, format string, args ...any) error {
+	return &MatchError{Code: code, Detail: fmt.Sprintf(format, args...)}
+}
+
+// ReasonOf returns the reason code of an error from Match, or "" if err is
+// nil or not a *MatchError.
+func ReasonOf(err error) string {
+	var me *MatchError
+	if errors.As(err, &me) {
+		return me.Code
+	}
+	return ""
+}
+
+// Match reports nil when r covers c, else a *MatchError. It fails closed:
+// anything it cannot establish is a mismatch.
+func Match(r Rule, c Call) error {
+	if c.Tool == "" || c.Tool == toolPowerShell {
+		return mismatch(ReasonToolMismatch, "tool %q is never covered by a scope", c.Tool)
+	}
+	switch r.kind {
+	case kindBash:
+		return matchBash(r, c)
+	case kindFile:
+		return matchFile(r, c)
+	case kindWebFetch:
+		return matchWebFetch(r, c)
+	case kindMCP:
+		if !r.matchMCPName(c.Tool) {
+			return mismatch(ReasonToolMismatch, "rule %s does not cover tool %q", r, c.Tool)
+		}
+		return nil
+	case kindBare:
+		if !r.CoversTool(c.Tool) {
+			if !argumentFree[r.tool] {
+				return mismatch(ReasonToolMismatch, "bare rule %s covers nothing; scope it, e.g. %s(...)", r.tool, r.tool)
+			}
+			return mismatch(ReasonToolMismatch, "rule %s does not cover tool %q", r, c.Tool)
+		}
+		return nil
+	}
+	return mismatch(ReasonMalformedInput, "invalid rule")
+}

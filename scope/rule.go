@@ -1,0 +1,308 @@
+package scope
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxRuleLen bounds the length of a rule in bytes.
+const MaxRuleLen = 4096
+
+// kind is the tool family a rule belongs to.
+type kind uint8
+
+const (
+	kindInvalid  kind = iota
+	kindBare          // a tool name without a specifier
+	kindBash          // Bash(command)
+	kindFile          // Edit(...), Write(...), Read(...)
+	kindWebFetch      // WebFetch(domain:host)
+	kindMCP           // mcp__server__tool, mcp__server__prefix*
+)
+
+// Rule is one parsed scope. The zero Rule covers nothing. Rules are
+// comparable with ==: two rules are equal exactly when their canonical
+// forms (String) are equal.
+type Rule struct {
+	kind kind
+	tool string // "Bash", "Edit", ...; for MCP the whole name as written canonically
+	// spec is the canonical specifier between the parentheses (Bash, file
+	// and WebFetch rules).
+	spec string
+	// exe is the executable a Bash rule is pinned to ("" if not pinned).
+	exe string
+
+	// file rules
+	anchor  anchor
+	pattern string // doublestar pattern relative to the anchor
+
+	// WebFetch rules
+	domain string
+
+	// MCP rules
+	mcpServer string
+	mcpTool   string // literal tool name, or the prefix before a trailing *
+	mcpWild   bool
+}
+
+// ParseError reports why a rule does not parse and where.
+type ParseError struct {
+	Rule   string
+	Offset int // byte offset in Rule
+	Msg    string
+}
+
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("invalid scope %q at offset %d: %s", e.Rule, e.Offset, e.Msg)
+}
+
+func perr(rule string, off int, format string, args ...any) *ParseError {
+	return &ParseError{Rule: rule, Offset: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Tool names, as Claude Code spells them.
+const (
+	toolBash         = "Bash"
+	toolEdit         = "Edit"
+	toolWrite        = "Write"
+	toolRead         = "Read"
+	toolMultiEdit    = "MultiEdit"
+	toolNotebookEdit = "NotebookEdit"
+	toolWebFetch     = "WebFetch"
+	toolPowerShell   = "PowerShell"
+)
+
+// argumentFree lists the tools whose calls carry nothing worth scoping, the
+// only tools a bare rule (no parentheses) may name and cover.
+var argumentFree = map[string]bool{
+	"TodoWrite":    true,
+	"ExitPlanMode": true,
+	"WebSearch":    true,
+	"Task":         true,
+	"Agent":        true,
+	"BashOutput":   true,
+}
+
+// scopedTools are the tools whose rules take a specifier. A bare rule naming
+// one of them parses (so that Dangerous can explain why it is refused) but
+// covers nothing.
+var scopedTools = map[string]kind{
+	toolBash:     kindBash,
+	toolEdit:     kindFile,
+	toolWrite:    kindFile,
+	toolRead:     kindFile,
+	toolWebFetch: kindWebFetch,
+}
+
+// Parse parses one rule in Claude Code's permission rule syntax, with the
+// restrictions documented in the package comment. Errors are *ParseError.
+func Parse(rule string) (Rule, error) {
+	if len(rule) > MaxRuleLen {
+		return Rule{}, perr(rule, MaxRuleLen, "rule longer than %d bytes", MaxRuleLen)
+	}
+	if off, msg := checkText(rule); msg != "" {
+		return Rule{}, perr(rule, off, "%s", msg)
+	}
+	if rule == "" {
+		return Rule{}, perr(rule, 0, "empty rule")
+	}
+	if strings.HasPrefix(rule, "mcp__") {
+		return parseMCP(rule)
+	}
+	// Tool name.
+	i := 0
+	for i < len(rule) && isNameByte(rule[i], i == 0) {
+		i++
+	}
+	name := rule[:i]
+	if name == "" {
+		return Rule{}, perr(rule, 0, "a rule starts with a tool name such as Bash, Edit or WebFetch")
+	}
+	if i == len(rule) {
+		return parseBare(rule, name)
+	}
+	if rule[i] != '(' {
+		return Rule{}, perr(rule, i, "unexpected %q after tool name %q; want '('", rule[i], name)
+	}
+	k, ok := scopedTools[name]
+	if !ok {
+		switch {
+		case name == toolMultiEdit || name == toolNotebookEdit:
+			return Rule{}, perr(rule, 0, "write Edit(...): Edit rules cover %s", name)
+		case argumentFree[name]:
+			return Rule{}, perr(rule, i, "%s takes no specifier; write the bare name", name)
+		case name == toolPowerShell:
+			return Rule{}, perr(rule, 0, "PowerShell rules are not supported")
+		}
+		return Rule{}, perr(rule, 0, "unknown tool %q", name)
+	}
+	closeIdx := strings.LastIndexByte(rule, ')')
+	if closeIdx < i {
+		return Rule{}, perr(rule, len(rule), "missing ')'")
+	}
+	spec := rule[i+1 : closeIdx]
+	tail := rule[closeIdx+1:]
+	specOff := i + 1
+	var exe string
+	if tail != "" {
+		if k != kindBash {
+			return Rule{}, perr(rule, closeIdx+1, "unexpected text after ')'")
+		}
+		if tail[0] != '@' {
+			return Rule{}, perr(rule, closeIdx+1, "unexpected text after ')'; only a pinned executable (@/abs/path) may follow")
+		}
+		exe = tail[1:]
+		if msg := checkExePath(exe); msg != "" {
+			return Rule{}, perr(rule, closeIdx+2, "pinned executable: %s", msg)
+		}
+	}
+	if spec == "" {
+		return Rule{}, perr(rule, specOff, "empty specifier; %s() is not a rule", name)
+	}
+	switch k {
+	case kindBash:
+		bs, err := parseBashSpec(spec)
+		if err != nil {
+			if se, ok := err.(*specError); ok {
+				return Rule{}, perr(rule, specOff+se.off, "%s", se.msg)
+			}
+			return Rule{}, perr(rule, specOff, "%v", err)
+		}
+		return Rule{kind: kindBash, tool: toolBash, spec: bs.String(), exe: exe}, nil
+	case kindFile:
+		a, pat, se := parseFileSpec(spec)
+		if se != nil {
+			return Rule{}, perr(rule, specOff+se.off, "%s", se.msg)
+		}
+		r := Rule{kind: kindFile, tool: name, anchor: a, pattern: pat}
+		r.spec = a.prefix() + pat
+		if a == anchorProject && strings.HasPrefix(pat, "~") {
+			r.spec = "./" + pat // a bare ~x would read as ~user
+		}
+		return r, nil
+	case kindWebFetch:
+		d, se := parseWebFetchSpec(spec)
+		if se != nil {
+			return Rule{}, perr(rule, specOff+se.off, "%s", se.msg)
+		}
+		return Rule{kind: kindWebFetch, tool: toolWebFetch, domain: d, spec: "domain:" + d}, nil
+	}
+	return Rule{}, perr(rule, 0, "unknown tool %q", name)
+}
+
+func parseBare(rule, name string) (Rule, error) {
+	if argumentFree[name] {
+		return Rule{kind: kindBare, tool: name}, nil
+	}
+	if _, ok := scopedTools[name]; ok {
+		return Rule{kind: kindBare, tool: name}, nil
+	}
+	if name == toolMultiEdit || name == toolNotebookEdit {
+		return Rule{kind: kindBare, tool: name}, nil
+	}
+	return Rule{}, perr(rule, 0, "unknown tool %q (bare names are accepted only for tools without arguments worth scoping)", name)
+}
+
+// checkText rejects invalid UTF-8 and characters a person cannot see or
+// that change how text displays (controls, format characters such as bidi
+// overrides and zero-width spaces). It returns the offset and a message.
+func checkText(s string) (int, string) {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size <= 1 {
+				return i, "invalid UTF-8"
+			}
+		}
+		if r == ' ' {
+			continue
+		}
+		if !unicode.IsGraphic(r) || unicode.Is(unicode.Cf, r) {
+			return i, fmt.Sprintf("character %U is not allowed in a rule", r)
+		}
+	}
+	return 0, ""
+}
+
+func isNameByte(c byte, first bool) bool {
+	switch {
+	case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
+		return true
+	case first:
+		return false
+	case c >= '0' && c <= '9', c == '_', c == '-':
+		return true
+	}
+	return false
+}
+
+// String returns the canonical form of r: stable, parseable, and what a
+// grant MACs. Parse(r.String()) == r for every parsed r.
+func (r Rule) String() string {
+	switch r.kind {
+	case kindBare:
+		return r.tool
+	case kindMCP:
+		s := "mcp__" + r.mcpServer + "__" + r.mcpTool
+		if r.mcpWild {
+			s += "*"
+		}
+		return s
+	case kindBash:
+		s := r.tool + "(" + r.spec + ")"
+		if r.exe != "" {
+			s += "@" + r.exe
+		}
+		return s
+	case kindFile, kindWebFetch:
+		return r.tool + "(" + r.spec + ")"
+	}
+	return ""
+}
+
+// Tool returns the tool the rule names: "Bash", "Edit", "Write", "Read",
+// "WebFetch", a bare tool name, or for MCP the name as written canonically
+// ("mcp__github__get_issue", "mcp__github__*", "mcp__github__get_*").
+func (r Rule) Tool() string {
+	if r.kind == kindMCP {
+		return r.String()
+	}
+	return r.tool
+}
+
+// Executable returns the absolute executable a Bash rule is pinned to, or
+// "" when it is not pinned (an unpinned Bash rule matches nothing).
+func (r Rule) Executable() string { return r.exe }
+
+// CoversTool reports whether r can cover calls of the named tool.
+//
+// Following Claude Code, an Edit rule applies to every built-in tool that
+// edits files: Edit, MultiEdit, Write and NotebookEdit. Stricter than Claude
+// Code, a Write rule covers only Write, and a Read rule covers only Read
+// (Claude Code applies Read rules "best effort" to Grep, Glob and LS, whose
+// inputs are directories and patterns, not one file; those need their own
+// approval). A bare rule covers its tool only if that tool has no arguments
+// worth scoping. PowerShell is never covered.
+func (r Rule) CoversTool(tool string) bool {
+	switch r.kind {
+	case kindBare:
+		return argumentFree[r.tool] && tool == r.tool
+	case kindBash:
+		return tool == toolBash
+	case kindWebFetch:
+		return tool == toolWebFetch
+	case kindFile:
+		switch r.tool {
+		case toolEdit:
+			return tool == toolEdit || tool == toolMultiEdit || tool == toolWrite || tool == toolNotebookEdit
+		case toolWrite:
+			return tool == toolWrite
+		case toolRead:
+			return tool == toolRead
+		}
+	case kindMCP:
+		return r.matchMCPName(tool)
+	}
+	return false
+}
