@@ -1,10 +1,77 @@
 package main
 
-import "io"
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
 
-// runHook is replaced by the hook engine adapter.
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/state"
+)
+
+// runHook is `loopguard hook`: Claude Code runs it for every tool call. It is
+// dispatched before cobra is built and never exits 1.
 func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
-	_, _ = io.WriteString(stdout, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error: hook not built yet"}}`+"\n")
-	_, _ = io.WriteString(stderr, "loopguard: internal_error: hook not built yet\n")
-	return ExitDeny
+	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	event := fs.String("event", "", "the event this hook is registered for")
+	mode := fs.String("mode", hooks.ModeEnforce, "enforce, ask or audit")
+	wait := fs.Duration("wait", 0, "hold a call without a grant until a human decides, at most this long")
+	deadline := fs.Duration("deadline", hooks.DefaultDeadline, "deny if no decision within this time (plus --wait)")
+	parseErr := fs.Parse(args)
+	if parseErr == nil && fs.NArg() > 0 {
+		parseErr = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if parseErr == nil && *mode != hooks.ModeEnforce && *mode != hooks.ModeAsk && *mode != hooks.ModeAudit {
+		parseErr = fmt.Errorf("unknown mode %q", *mode)
+	}
+	opts := hooks.ClaudeOptions{
+		Event:    *event,
+		Deadline: *deadline + *wait,
+		NewEngine: func() (*hooks.Engine, error) {
+			if parseErr != nil {
+				return nil, fmt.Errorf("bad hook arguments: %w", parseErr)
+			}
+			return newEngine(*mode, *wait)
+		},
+	}
+	return ExitCode(hooks.RunClaude(context.Background(), opts, stdin, stdout, stderr))
+}
+
+func newEngine(mode string, wait time.Duration) (*hooks.Engine, error) {
+	dir, err := state.DefaultDir()
+	if err != nil {
+		return nil, err
+	}
+	st, err := state.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	home, _ := os.UserHomeDir()
+	self, err := os.Executable()
+	if err == nil {
+		if r, err := filepath.EvalSymlinks(self); err == nil {
+			self = r
+		}
+	}
+	return &hooks.Engine{
+		Store:   st,
+		Audit:   audit.Open(filepath.Join(dir, "audit")),
+		LoadKey: keyring.Load,
+		Env: hooks.Env{
+			Path:       os.Getenv("PATH"),
+			Home:       home,
+			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"),
+			Self:       self,
+			StateDir:   dir,
+		},
+		Mode: mode,
+		Wait: wait,
+	}, nil
 }

@@ -1,0 +1,113 @@
+// Package hooks decides, for each tool call a coding agent is about to make,
+// whether it carries a valid approval. The decision engine (Engine.Decide) is
+// agent-neutral; adapters (Claude Code first) decode payloads into a Call and
+// encode the Decision in the agent's own protocol.
+package hooks
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/loopguard/loopguard/token"
+)
+
+// Events the engine understands.
+const (
+	PreToolUse        = "PreToolUse"
+	PermissionRequest = "PermissionRequest"
+	PostToolUse       = "PostToolUse"
+)
+
+// MaxPayload bounds a hook payload. A Write carries a whole file, so it is
+// generous; anything larger is denied as malformed.
+const MaxPayload = token.MaxJSONSize
+
+// Call is a tool call as the engine sees it.
+type Call struct {
+	Event          string
+	SessionID      string
+	AgentID        string // "" for the main agent
+	AgentType      string
+	Cwd            string
+	ToolName       string
+	ToolUseID      string
+	PermissionMode string
+	// ToolInput is the complete tool_input, decoded by token.Decode (strict:
+	// duplicate keys, invalid UTF-8 and lone surrogates are malformed).
+	ToolInput map[string]any
+}
+
+// Agent is the agent identity grants bind to: the subagent's agent_id, or
+// "main".
+func (c *Call) Agent() string {
+	if c.AgentID != "" {
+		return c.AgentID
+	}
+	return token.MainAgent
+}
+
+// MalformedError is a payload the engine refuses to decide on.
+type MalformedError struct{ Msg string }
+
+func (e *MalformedError) Error() string { return "malformed hook payload: " + e.Msg }
+
+// DecodeClaude decodes a Claude Code hook payload strictly.
+func DecodeClaude(payload []byte) (*Call, error) {
+	v, err := token.Decode(payload)
+	if err != nil {
+		return nil, &MalformedError{Msg: err.Error()}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, &MalformedError{Msg: "payload is not a JSON object"}
+	}
+	c := &Call{}
+	for _, f := range []struct {
+		key      string
+		dst      *string
+		required bool
+	}{
+		{"hook_event_name", &c.Event, true},
+		{"session_id", &c.SessionID, true},
+		{"tool_name", &c.ToolName, true},
+		{"cwd", &c.Cwd, true},
+		{"agent_id", &c.AgentID, false},
+		{"agent_type", &c.AgentType, false},
+		{"tool_use_id", &c.ToolUseID, false},
+		{"permission_mode", &c.PermissionMode, false},
+	} {
+		raw, present := m[f.key]
+		if !present {
+			if f.required {
+				return nil, &MalformedError{Msg: fmt.Sprintf("missing %s", f.key)}
+			}
+			continue
+		}
+		s, ok := raw.(string)
+		if !ok {
+			return nil, &MalformedError{Msg: fmt.Sprintf("%s is not a string", f.key)}
+		}
+		if f.required && s == "" {
+			return nil, &MalformedError{Msg: fmt.Sprintf("empty %s", f.key)}
+		}
+		if len(s) > token.MaxFieldLen {
+			return nil, &MalformedError{Msg: fmt.Sprintf("%s longer than %d bytes", f.key, token.MaxFieldLen)}
+		}
+		*f.dst = s
+	}
+	if present := m["agent_id"] != nil; present && c.AgentID == "" {
+		return nil, &MalformedError{Msg: "empty agent_id"}
+	}
+	if c.AgentID == token.MainAgent || c.AgentID == token.Any || c.SessionID == token.Any {
+		return nil, &MalformedError{Msg: "reserved agent_id or session_id"}
+	}
+	if !filepath.IsAbs(c.Cwd) {
+		return nil, &MalformedError{Msg: "cwd is not an absolute path"}
+	}
+	in, ok := m["tool_input"].(map[string]any)
+	if !ok {
+		return nil, &MalformedError{Msg: "tool_input missing or not an object"}
+	}
+	c.ToolInput = in
+	return c, nil
+}

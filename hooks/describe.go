@@ -1,0 +1,120 @@
+package hooks
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/token"
+)
+
+// Env is the part of the world a decision depends on besides the call.
+type Env struct {
+	Path       string   // PATH the agent's commands will see
+	Home       string   // the user's home directory
+	ProjectDir string   // CLAUDE_PROJECT_DIR ("" means the call's cwd)
+	Trusted    []string // trusted executable dirs (nil: shellparse.DefaultTrusted)
+	Self       string   // this binary, symlinks resolved
+	StateDir   string   // loopguard's state directory
+}
+
+// described is a call turned into its descriptor and digests.
+type described struct {
+	desc       token.Descriptor
+	canonical  []byte
+	digest     string
+	callDigest string
+	shell      *shellparse.Result // Bash only
+	target     string             // file tools: the path they change
+}
+
+// fileTools names the input field holding the path each file tool changes.
+var fileTools = map[string]string{
+	"Write":        "file_path",
+	"Edit":         "file_path",
+	"MultiEdit":    "file_path",
+	"NotebookEdit": "notebook_path",
+}
+
+// readTools name a path they read; they are checked against protected paths.
+var readTools = map[string]string{
+	"Read": "file_path",
+	"Glob": "path",
+	"Grep": "path",
+	"LS":   "path",
+}
+
+func (e *Engine) projectDir(c *Call) string {
+	if e.Env.ProjectDir != "" {
+		return e.Env.ProjectDir
+	}
+	return c.Cwd
+}
+
+func (e *Engine) shellEnv(c *Call) shellparse.Env {
+	return shellparse.Env{Cwd: c.Cwd, Path: e.Env.Path, ProjectDir: e.projectDir(c), Trusted: e.Env.Trusted}
+}
+
+// describe builds the canonical descriptor of c: the tool, its complete
+// input, the cwd, the resolved executables of a Bash command and the state of
+// the file a mutating tool would change.
+func (e *Engine) describe(c *Call) (*described, error) {
+	d := &described{desc: token.Descriptor{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd}}
+	if c.ToolName == "Bash" {
+		cmd, ok := c.ToolInput["command"].(string)
+		if !ok {
+			return nil, &MalformedError{Msg: "Bash tool_input.command is not a string"}
+		}
+		res := shellparse.Analyze(cmd, e.shellEnv(c))
+		d.shell = &res
+		d.desc.Executables = res.Executables
+		if d.desc.Executables == nil {
+			d.desc.Executables = map[string]string{}
+		}
+	}
+	if field, ok := fileTools[c.ToolName]; ok {
+		p, ok := c.ToolInput[field].(string)
+		if !ok || !filepath.IsAbs(p) {
+			return nil, &MalformedError{Msg: fmt.Sprintf("%s tool_input.%s is not an absolute path", c.ToolName, field)}
+		}
+		d.target = p
+		d.desc.Target = &token.Target{Path: p, SHA256: fileState(p)}
+	}
+	var err error
+	if d.canonical, err = d.desc.Canonical(); err != nil {
+		return nil, &MalformedError{Msg: err.Error()}
+	}
+	d.digest = token.DigestOf(d.canonical)
+	if d.callDigest, err = d.desc.CallDigest(); err != nil {
+		return nil, &MalformedError{Msg: err.Error()}
+	}
+	return d, nil
+}
+
+// fileState is the hex SHA-256 of the file's content, token.Absent when it
+// does not exist, or "unreadable" (a state of its own: an approval given
+// while it was unreadable does not cover it once readable).
+func fileState(path string) string {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return token.Absent
+	}
+	if err != nil {
+		return "unreadable"
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "unreadable"
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unreadable"
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

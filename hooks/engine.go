@@ -1,0 +1,481 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+// Behaviors of a decision.
+const (
+	Allow   = "allow"
+	Deny    = "deny"
+	Ask     = "ask"
+	Abstain = "abstain"
+	Alarm   = "alarm"
+)
+
+// Reason codes: stable strings users can grep for.
+const (
+	ReasonExactGrant    = "exact_grant"
+	ReasonScopedGrant   = "scoped_grant"
+	ReasonNoGrant       = "no_grant"
+	ReasonCallChanged   = "approved_call_changed"
+	ReasonTargetDrift   = "target_state_drift"
+	ReasonExpired       = "approval_expired"
+	ReasonConsumed      = "approval_consumed"
+	ReasonGrantInvalid  = "grant_invalid"
+	ReasonChained       = "chained_command"
+	ReasonIndirect      = "indirect_command"
+	ReasonShadowed      = "path_shadowed"
+	ReasonUnparseable   = "unparseable_command"
+	ReasonProtected     = "protected_resource"
+	ReasonMalformed     = "malformed_input"
+	ReasonKeyring       = "keyring_unavailable"
+	ReasonInternal      = "internal_error"
+	ReasonDeadline      = "deadline"
+	ReasonDeniedByHuman = "denied_by_human"
+	ReasonInputChanged  = "executed_input_changed"
+	ReasonRan           = "ran_as_approved"
+	ReasonNotGuarded    = "not_guarded"
+	ReasonUnknownEvent  = "unknown_event"
+)
+
+// Modes.
+const (
+	ModeEnforce = "enforce"
+	ModeAsk     = "ask"
+	ModeAudit   = "audit"
+)
+
+// Decision is the engine's answer for one call.
+type Decision struct {
+	Behavior string
+	Reason   string
+	// Message is for the model on deny, for the user on allow and ask.
+	Message   string
+	Grant     string
+	Principal string
+	Pending   string
+	Digest    string
+	// SystemMessage is shown to the user (PostToolUse alarms).
+	SystemMessage string
+
+	rendering string // the full call, for ask mode
+}
+
+// Engine decides. Its zero value is not usable: set Store, Audit, LoadKey.
+type Engine struct {
+	Store   *state.Store
+	Audit   *audit.Log
+	LoadKey func(context.Context) ([]byte, error)
+	Now     func() time.Time
+	Env     Env
+	Mode    string
+	// Wait holds a call without a grant until a human decides, at most this
+	// long (and never past the context's deadline).
+	Wait time.Duration
+	// PollInterval is how often a waiting hook looks for a decision.
+	PollInterval time.Duration
+
+	keyOnce sync.Once
+	keys    *token.Keys
+	sealKey []byte
+	errKey  error
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+// loadKeys reads the master key once, only when a grant must be verified.
+func (e *Engine) loadKeys(ctx context.Context) (*token.Keys, error) {
+	e.keyOnce.Do(func() {
+		master, err := e.LoadKey(ctx)
+		if err != nil {
+			e.errKey = err
+			return
+		}
+		if e.keys, e.errKey = token.NewKeys(master); e.errKey != nil {
+			return
+		}
+		e.sealKey, e.errKey = token.SubKey(master, token.LabelAudit)
+		clear(master)
+	})
+	return e.keys, e.errKey
+}
+
+// Decide answers one call and appends the decision to the audit log.
+func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
+	var d Decision
+	switch c.Event {
+	case PreToolUse, PermissionRequest:
+		d = e.decideCall(ctx, c)
+	case PostToolUse:
+		d = e.post(c)
+	default:
+		return Decision{Behavior: Abstain, Reason: ReasonUnknownEvent}
+	}
+	mode := e.Mode
+	if mode == "" {
+		mode = ModeEnforce
+	}
+	enforced := d
+	switch {
+	case mode == ModeAudit && c.Event != PostToolUse:
+		d = Decision{Behavior: Abstain, Reason: d.Reason, Digest: d.Digest, Pending: d.Pending}
+	case mode == ModeAsk && d.Behavior == Deny && askable(d.Reason):
+		d.Behavior = Ask
+		d.Message = "loopguard (ask mode): " + strings.TrimPrefix(d.Message, "loopguard: ") + "\n\nThe exact call:\n" + d.rendering
+	}
+	entry := audit.Entry{
+		Time: e.now().UTC(), Event: c.Event, Session: c.SessionID, Agent: c.Agent(),
+		AgentType: c.AgentType, Tool: c.ToolName, Digest: d.Digest, Decision: enforced.Behavior,
+		Reason: d.Reason, Grant: d.Grant, Pending: d.Pending, Principal: d.Principal, Mode: mode,
+	}
+	if mode == ModeAudit && enforced.Behavior != d.Behavior {
+		entry.Detail = "audit mode: abstained"
+	}
+	if err := e.Audit.Append(entry); err != nil && d.Behavior == Allow {
+		// An allow that cannot be recorded does not happen.
+		return e.fail(ReasonInternal, fmt.Errorf("failed to write the audit log: %w", err))
+	}
+	if e.sealKey != nil {
+		_ = e.Audit.Seal(e.sealKey)
+	}
+	return d
+}
+
+// askable reasons can be put to the human in ask mode; the others (protected
+// resources, malformed input, tampering, failures) stay denied.
+func askable(reason string) bool {
+	switch reason {
+	case ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed,
+		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable:
+		return true
+	}
+	return false
+}
+
+func (e *Engine) fail(reason string, err error) Decision {
+	msg := fmt.Sprintf("loopguard: %s: %v", reason, err)
+	switch reason {
+	case ReasonKeyring:
+		msg += ". The call is blocked until the key can be read; the user should run `loopguard doctor` in their terminal."
+	case ReasonInternal:
+		msg += ". The call is blocked; the user should run `loopguard doctor`."
+	}
+	return Decision{Behavior: Deny, Reason: reason, Message: msg}
+}
+
+func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
+	d, err := e.describe(c)
+	if err != nil {
+		return Decision{Behavior: Deny, Reason: ReasonMalformed, Message: "loopguard: malformed_input: " + err.Error()}
+	}
+	dec := e.decideDescribed(ctx, c, d)
+	dec.Digest = d.digest
+	if e.Mode == ModeAsk {
+		dec.rendering = Render(d.canonical) + "digest: " + d.digest + "\n"
+		for _, w := range Warnings(d.canonical) {
+			dec.rendering += "WARNING: " + w + "\n"
+		}
+	}
+	return dec
+}
+
+func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Decision {
+	// 2. Protected resources, whatever grants exist.
+	if why := e.protected(c, d); why != "" {
+		return Decision{Behavior: Deny, Reason: ReasonProtected, Message: "loopguard: protected_resource: " + why +
+			". Agents may not touch loopguard, its key or state, the keyring, or the agent's hook settings; the user does that in their own terminal."}
+	}
+	session, agent, tool := c.SessionID, c.Agent(), c.ToolName
+
+	// 4. An exact grant for this very call.
+	if dec, found := e.exact(ctx, c, d); found {
+		return dec
+	}
+	// A PermissionRequest that follows our own allow of this call: the
+	// PreToolUse hook consumed the grant moments ago.
+	if c.Event == PermissionRequest {
+		if dec, ok := e.justConsumed(ctx, c, d); ok {
+			return dec
+		}
+	}
+
+	// 5. Bash that a scope could be stretched over.
+	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
+		reason := shellReason(d.shell.Verdict)
+		what := d.shell.Reason
+		if d.shell.Pos != "" {
+			what += " (at " + d.shell.Pos + ")"
+		}
+		return e.pending(ctx, c, d, reason, fmt.Sprintf("loopguard: %s: %s. No scoped grant can cover it; "+
+			"run the commands one at a time, or ask the user to approve exactly this command", reason, what))
+	}
+	if d.shell == nil && c.ToolName == "PowerShell" {
+		return e.pending(ctx, c, d, ReasonUnparseable, "loopguard: unparseable_command: PowerShell commands are not analysed; only an exact approval covers them")
+	}
+
+	// 6. A scoped grant whose rule covers the call.
+	if dec, ok := e.scoped(ctx, c, d); ok {
+		return dec
+	}
+
+	// 7. Nothing covers it: say precisely why, and record it for review.
+	reason, msg := ReasonNoGrant, "loopguard: no_grant: no approval covers this call"
+	if e.Store.Consumed(session, agent, tool, d.digest) {
+		reason, msg = ReasonConsumed, "loopguard: approval_consumed: the approval for this exact call was already used (approvals are single-use)"
+	}
+	others, _ := e.Store.OtherExact(session, agent, tool)
+	for _, o := range others {
+		if o.Err != nil || o.Grant == nil || !e.now().Before(o.Grant.Expiry) {
+			continue
+		}
+		if o.Record.CallDigest == d.callDigest && d.desc.Target != nil {
+			reason, msg = ReasonTargetDrift, "loopguard: target_state_drift: this call was approved, but "+d.target+" has changed since; the approval covered the file as it was"
+			break
+		}
+		reason, msg = ReasonCallChanged, "loopguard: approved_call_changed: the user approved a different "+tool+" call in this session; this call is not that one"
+	}
+	return e.pending(ctx, c, d, reason, msg)
+}
+
+// exact looks for an exact grant for d; found is false when there is none.
+func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bool) {
+	session, agent, tool := c.SessionID, c.Agent(), c.ToolName
+	gf, err := e.Store.ExactGrant(session, agent, tool, d.digest)
+	if errors.Is(err, state.ErrNotFound) {
+		return Decision{}, false
+	}
+	if err != nil {
+		return e.fail(ReasonInternal, err), true
+	}
+	if gf.Err != nil {
+		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: the grant file for this call is corrupt; the user should revoke it and approve again"}, true
+	}
+	keys, err := e.loadKeys(ctx)
+	if err != nil {
+		return e.fail(ReasonKeyring, err), true
+	}
+	switch err := keys.Verify(gf.Grant, token.Call{Session: session, Agent: agent, Tool: tool, Digest: d.digest}, e.now()); {
+	case errors.Is(err, token.ErrExpired):
+		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: the approval for this call expired at "+gf.Grant.Expiry.Format(time.RFC3339)), true
+	case err != nil:
+		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: the grant for this call does not verify (" + err.Error() + "); it was tampered with or minted under another key"}, true
+	}
+	switch err := e.Store.ClaimExact(session, agent, tool, d.digest); {
+	case errors.Is(err, state.ErrClaimed):
+		return e.pending(ctx, c, d, ReasonConsumed, "loopguard: approval_consumed: the approval for this exact call was already used (approvals are single-use)"), true
+	case err != nil:
+		return e.fail(ReasonInternal, err), true
+	}
+	return e.allowed(c, d, ReasonExactGrant, gf.Grant, "approved by "+gf.Grant.Principal+" for this exact call"), true
+}
+
+// justConsumed allows a PermissionRequest for a call whose exact grant the
+// PreToolUse hook consumed in the last two minutes; the consumed token is
+// verified again, so only a real grant for this call counts.
+func (e *Engine) justConsumed(ctx context.Context, c *Call, d *described) (Decision, bool) {
+	gf, at, err := e.Store.ConsumedGrant(c.SessionID, c.Agent(), c.ToolName, d.digest)
+	if err != nil || e.now().Sub(at) > 2*time.Minute {
+		return Decision{}, false
+	}
+	keys, err := e.loadKeys(ctx)
+	if err != nil {
+		return e.fail(ReasonKeyring, err), true
+	}
+	// The grant may have expired since it was consumed; check it as of then.
+	if err := keys.Verify(gf.Grant, token.Call{Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, Digest: d.digest}, at); err != nil {
+		return Decision{}, false
+	}
+	return Decision{Behavior: Allow, Reason: ReasonExactGrant, Grant: gf.Grant.ID(), Principal: gf.Grant.Principal,
+		Message: "loopguard: approved by " + gf.Grant.Principal + " for this exact call (grant " + gf.Grant.ID() + ")"}, true
+}
+
+// scoped looks for a scoped grant covering the call.
+func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, bool) {
+	grants, err := e.Store.ScopedGrants(c.SessionID)
+	if err != nil {
+		return e.fail(ReasonInternal, err), true
+	}
+	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell}
+	var invalid, expired *token.Grant
+	for _, gf := range grants {
+		g := gf.Grant
+		if gf.Err != nil || (g.Agent != c.Agent() && g.Agent != token.Any) {
+			continue
+		}
+		rule, err := scope.Parse(g.Scope)
+		if err != nil || !rule.CoversTool(c.ToolName) || scope.Match(rule, sc) != nil {
+			continue
+		}
+		keys, err := e.loadKeys(ctx)
+		if err != nil {
+			return e.fail(ReasonKeyring, err), true
+		}
+		switch err := keys.Verify(g, token.Call{Session: c.SessionID, Agent: c.Agent(), Tool: g.Tool}, e.now()); {
+		case err == nil:
+			return e.allowed(c, d, ReasonScopedGrant, g, "granted by "+g.Principal+" as "+g.Scope), true
+		case errors.Is(err, token.ErrExpired):
+			expired = g
+		default:
+			invalid = g
+		}
+	}
+	switch {
+	case invalid != nil:
+		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + invalid.ID() + " would cover this call but does not verify; it was tampered with or minted under another key"}, true
+	case expired != nil:
+		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: grant "+expired.Scope+" covered this call but expired at "+expired.Expiry.Format(time.RFC3339)), true
+	}
+	return Decision{}, false
+}
+
+func (e *Engine) allowed(c *Call, d *described, reason string, g *token.Grant, what string) Decision {
+	_ = e.Store.NoteAllowed(state.Allowed{
+		Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, ToolUseID: c.ToolUseID,
+		Digest: d.digest, CallDigest: d.callDigest, Grant: g.ID(), Principal: g.Principal, Time: e.now().UTC(),
+	})
+	return Decision{Behavior: Allow, Reason: reason, Grant: g.ID(), Principal: g.Principal,
+		Message: "loopguard: " + what + " (grant " + g.ID() + ")"}
+}
+
+func shellReason(v shellparse.Verdict) string {
+	switch v {
+	case shellparse.Chained:
+		return ReasonChained
+	case shellparse.Indirect:
+		return ReasonIndirect
+	case shellparse.PathShadowed:
+		return ReasonShadowed
+	}
+	return ReasonUnparseable
+}
+
+// pending records the call for review and denies it, telling the model what
+// the human must run. In wait mode it holds the call until the human decides.
+func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg string) Decision {
+	now := e.now().UTC()
+	id := state.PendingID(c.SessionID, c.Agent(), c.ToolName, d.digest)
+	p := &state.Pending{
+		ID: id, Created: now, Seen: now, Event: c.Event, Session: c.SessionID, Agent: c.Agent(),
+		AgentType: c.AgentType, Tool: c.ToolName, Cwd: c.Cwd, ProjectDir: e.projectDir(c),
+		Digest: d.digest, CallDigest: d.callDigest, Descriptor: d.canonical, Reason: reason,
+		Warnings: Warnings(d.canonical),
+	}
+	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
+		p.Detail = d.shell.Reason
+	}
+	if err := e.Store.PutPending(p); err != nil {
+		return e.fail(ReasonInternal, fmt.Errorf("failed to record the pending call: %w", err))
+	}
+	_ = e.Store.NoteSession(e.projectDir(c), c.SessionID, now)
+	if p.Status == state.StatusDenied {
+		return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: id,
+			Message: "loopguard: denied_by_human: " + p.DecidedBy + " refused this exact call (" + id + "). Do not retry it."}
+	}
+	if e.Wait > 0 {
+		if dec, ok := e.wait(ctx, c, d, id); ok {
+			return dec
+		}
+	}
+	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: msg + ".\n" + approveHint(id)}
+}
+
+func approveHint(id string) string {
+	return "To run it, the user must review and approve it in their own terminal: `loopguard show " + id +
+		"` then `loopguard approve " + id + "`. Then retry the identical call; any change needs a new approval."
+}
+
+// wait polls the pending record until the human approves or denies it, or
+// the wait (or the hook's deadline) ends.
+func (e *Engine) wait(ctx context.Context, c *Call, d *described, id string) (Decision, bool) {
+	interval := e.PollInterval
+	if interval <= 0 {
+		interval = 100 * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.Wait)
+	defer cancel()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return Decision{}, false
+		case <-t.C:
+		}
+		p, err := e.Store.GetPending(id)
+		if err != nil {
+			continue
+		}
+		switch p.Status {
+		case state.StatusDenied:
+			return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: id,
+				Message: "loopguard: denied_by_human: " + p.DecidedBy + " refused this exact call (" + id + "). Do not retry it."}, true
+		case state.StatusApproved:
+			if dec, found := e.exact(ctx, c, d); found {
+				return dec, true
+			}
+			return Decision{}, false
+		}
+	}
+}
+
+// post compares what ran with what was allowed.
+func (e *Engine) post(c *Call) Decision {
+	if c.ToolUseID == "" {
+		return Decision{Behavior: Abstain, Reason: ReasonNotGuarded}
+	}
+	a, err := e.Store.TakeAllowed(c.SessionID, c.ToolUseID)
+	if err != nil {
+		return Decision{Behavior: Abstain, Reason: ReasonNotGuarded}
+	}
+	d, err := e.describe(c)
+	if err != nil {
+		return Decision{Behavior: Alarm, Reason: ReasonInputChanged, Grant: a.Grant, Principal: a.Principal,
+			SystemMessage: "loopguard: ALARM: the input of the call that ran cannot be read back (" + err.Error() + ")"}
+	}
+	if d.callDigest != a.CallDigest || c.Agent() != a.Agent || c.ToolName != a.Tool {
+		return Decision{Behavior: Alarm, Reason: ReasonInputChanged, Digest: d.digest, Grant: a.Grant, Principal: a.Principal,
+			SystemMessage: fmt.Sprintf("loopguard: ALARM: the %s call that ran (digest %.12s) is not the call loopguard allowed (digest %.12s, grant %s). Another hook rewrote its input (updatedInput).",
+				c.ToolName, d.callDigest, a.CallDigest, a.Grant)}
+	}
+	return Decision{Behavior: Abstain, Reason: ReasonRan, Digest: d.digest, Grant: a.Grant, Principal: a.Principal}
+}
+
+// Summary is a one-line description of a pending call for lists; never a
+// substitute for the full rendering.
+func Summary(p *state.Pending) string {
+	s := p.Tool
+	if v, err := token.Decode(p.Descriptor); err == nil {
+		if m, ok := v.(map[string]any); ok {
+			if in, ok := m["input"].(map[string]any); ok {
+				for _, k := range []string{"command", "file_path", "notebook_path", "url"} {
+					if x, ok := in[k].(string); ok {
+						s += " " + x
+						break
+					}
+				}
+			}
+		}
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return escapeText(s)
+}

@@ -1,0 +1,165 @@
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/token"
+)
+
+// Render shows a call for review from its canonical descriptor bytes: every
+// field and every byte, with anything that is not printable ASCII escaped
+// visibly (\t, \x1b, \u{200b}), multi-line strings as numbered blocks. It is
+// never a summary.
+func Render(canonical []byte) string {
+	v, err := token.Decode(canonical)
+	if err != nil {
+		return "(descriptor does not decode: " + err.Error() + ")\n"
+	}
+	var b strings.Builder
+	m, ok := v.(map[string]any)
+	if !ok {
+		renderValue(&b, v, 0)
+		return b.String()
+	}
+	// Fixed order for the known fields, then the rest.
+	order := []string{"tool", "cwd", "input", "executables", "target", "v"}
+	for k := range m {
+		if !slices.Contains(order, k) {
+			order = append(order, k)
+		}
+	}
+	for _, k := range order {
+		val, ok := m[k]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(&b, "%s:", escapeText(k))
+		renderValue(&b, val, 1)
+	}
+	return b.String()
+}
+
+func renderValue(b *strings.Builder, v any, depth int) {
+	indent := strings.Repeat("  ", depth)
+	switch v := v.(type) {
+	case map[string]any:
+		if len(v) == 0 {
+			b.WriteString(" {}\n")
+			return
+		}
+		b.WriteByte('\n')
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fmt.Fprintf(b, "%s%s:", indent, escapeText(k))
+			renderValue(b, v[k], depth+1)
+		}
+	case []any:
+		if len(v) == 0 {
+			b.WriteString(" []\n")
+			return
+		}
+		b.WriteByte('\n')
+		for i, e := range v {
+			fmt.Fprintf(b, "%s[%d]:", indent, i)
+			renderValue(b, e, depth+1)
+		}
+	case string:
+		if !strings.Contains(v, "\n") {
+			fmt.Fprintf(b, " %q\n", escapeText(v))
+			return
+		}
+		lines := strings.Split(v, "\n")
+		final := "no final newline"
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+			final = "ends with a newline"
+		}
+		fmt.Fprintf(b, " (%d lines, %d bytes, %s)\n", len(lines), len(v), final)
+		for i, l := range lines {
+			fmt.Fprintf(b, "%s%4d | %s\n", indent, i+1, escapeText(l))
+		}
+	case json.Number:
+		fmt.Fprintf(b, " %s\n", string(v))
+	case bool:
+		fmt.Fprintf(b, " %t\n", v)
+	case nil:
+		b.WriteString(" null\n")
+	default:
+		fmt.Fprintf(b, " (%T)\n", v)
+	}
+}
+
+// escapeText keeps printable ASCII (and the space) and escapes everything
+// else visibly, so nothing invisible or look-alike reaches the reviewer.
+func escapeText(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x80:
+			b.WriteRune(r)
+		default:
+			fmt.Fprintf(&b, `\u{%04x}`, r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// Warnings lists the suspicious characters in every string of a descriptor,
+// each with the field it is in.
+func Warnings(canonical []byte) []string {
+	v, err := token.Decode(canonical)
+	if err != nil {
+		return []string{"descriptor does not decode"}
+	}
+	var out []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				for _, w := range shellparse.ScanChars(k) {
+					out = append(out, path+" (key): "+w)
+				}
+				walk(path+"."+escapeText(k), v[k])
+			}
+		case []any:
+			for i, e := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		case string:
+			for _, w := range shellparse.ScanChars(v) {
+				out = append(out, path+": "+w)
+			}
+		}
+	}
+	walk("call", v)
+	return out
+}
