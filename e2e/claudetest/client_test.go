@@ -353,3 +353,57 @@ func TestParallelCallsHookConcurrency(t *testing.T) {
 		})
 	}
 }
+
+// In -p mode a PreToolUse "ask" denies the call with the hook's reason, even
+// when an allow rule covers it, and PermissionRequest does not fire: there is
+// no one to ask. The control row (no hook decision) runs under the same rule.
+func TestAskInPrintModeDenies(t *testing.T) {
+	t.Parallel()
+	claude := Install(t)
+	exe := testExe(t)
+	const reason = "asking test 91c"
+	ask := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"` + reason + `"}}`
+	allowPR := `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`
+	for _, tt := range []struct {
+		name    string
+		pre     []string
+		wantRan bool
+	}{
+		{"ask", []string{"-stdout", ask}, false},
+		{"no decision (control)", nil, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := t.TempDir()
+			dir := project(t, map[string][]MatcherGroup{
+				"PreToolUse":        {{Matcher: "*", Hooks: []Hook{FakeHook(exe, append([]string{"-record", rec}, tt.pre...)...)}}},
+				"PermissionRequest": {{Matcher: "*", Hooks: []Hook{FakeHook(exe, "-record", rec, "-stdout", allowPR)}}},
+			})
+			local := `{"permissions":{"allow":["Bash(touch marker)"]}}`
+			if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.local.json"), []byte(local), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			api := NewFakeAPI(t, Script{Main: []Turn{Tools(bashCall("toolu_ask1", "touch marker"))}})
+			Run(t, Options{Claude: claude, API: api, Dir: dir})
+			if ran := exists(filepath.Join(dir, "marker")); ran != tt.wantRan {
+				t.Fatalf("command ran = %v, want %v; tool results %+v", ran, tt.wantRan, api.ToolResults())
+			}
+			r := mustResult(t, api, "toolu_ask1")
+			if !tt.wantRan && (!r.IsError || !strings.Contains(r.Content, reason)) {
+				t.Errorf("tool_result = %+v; want an error carrying %q", r, reason)
+			}
+			recs, err := ReadRecorded(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rc := range recs {
+				if rc.Event == "PermissionRequest" {
+					t.Errorf("PermissionRequest fired: %s", rc.Payload)
+				}
+			}
+			if len(recs) != 1 {
+				t.Errorf("recorded %d payloads, want the one PreToolUse", len(recs))
+			}
+		})
+	}
+}
