@@ -19,6 +19,9 @@ func (a *analyzer) call(ce *syntax.CallExpr, redirs []*syntax.Redirect) (*simple
 			return nil, deny(PathShadowed, as.Pos(), "assignment to %s %s", as.Name.Value, why)
 		}
 	}
+	if len(ce.Args) == 0 {
+		return nil, deny(Indirect, ce.Pos(), "assignment without a command sets shell variables")
+	}
 	for _, as := range ce.Assigns {
 		name := as.Name.Value
 		switch {
@@ -37,9 +40,6 @@ func (a *analyzer) call(ce *syntax.CallExpr, redirs []*syntax.Redirect) (*simple
 			return nil, err
 		}
 		sc.assigns = append(sc.assigns, Assign{Name: name, Value: val})
-	}
-	if len(ce.Args) == 0 {
-		return nil, deny(Indirect, ce.Pos(), "assignment without a command sets shell variables")
 	}
 
 	budget := maxWords
@@ -77,6 +77,9 @@ func (a *analyzer) call(ce *syntax.CallExpr, redirs []*syntax.Redirect) (*simple
 		args[i] = w.Value
 	}
 	name := args[0]
+	if name == "" {
+		return sc, deny(PathShadowed, pos[0], "empty command name")
+	}
 	if err := indirectByName(filepath.Base(name), args, pos); err != nil {
 		return sc, err
 	}

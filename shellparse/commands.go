@@ -67,6 +67,7 @@ type interp struct {
 	stop     string   // short options after which the rest are operands (python -m)
 	codeLong []string // long options (prefixes) that carry code
 	okLong   []string // long options (prefixes) known to be harmless
+	modes    []string // long options that run without a script (node --test)
 }
 
 var shells = interp{code: "cis", valued: "oO",
@@ -83,7 +84,7 @@ var interps = map[string]interp{
 	"ruby":    {code: "eS", valued: "IrCEF"},
 	"irb":     {code: "ir"},
 	"php":     {code: "rBREa", valued: "cdzS"},
-	"node":    {code: "epri", codeLong: []string{"--eval", "--print", "--import", "--require", "--loader", "--experimental-loader", "--env-file", "--input-type", "--interactive"}, okLong: []string{"--test", "--watch", "--inspect", "--enable-source-maps", "--no-warnings", "--trace-", "--max-old-space-size", "--experimental-vm-modules", "--stack-size", "--unhandled-rejections"}},
+	"node":    {code: "epri", codeLong: []string{"--eval", "--print", "--import", "--require", "--loader", "--experimental-loader", "--env-file", "--input-type", "--interactive"}, okLong: []string{"--test", "--watch", "--inspect", "--enable-source-maps", "--no-warnings", "--trace-", "--max-old-space-size", "--experimental-vm-modules", "--stack-size", "--unhandled-rejections"}, modes: []string{"--test", "--run"}},
 	"nodejs":  {code: "epri", codeLong: []string{"--eval", "--print", "--import", "--require", "--loader", "--experimental-loader", "--env-file"}},
 	"bun":     {code: "epr", codeLong: []string{"--eval", "--print", "--preload", "--require", "--env-file"}},
 	"deno":    {code: "", codeLong: []string{"--eval"}},
@@ -131,7 +132,7 @@ func checkInterp(name string, it interp, args []string) (int, string) {
 				continue
 			}
 			if a == "eval" || a == "repl" || a == "x" {
-				return i + 1, name + " " + a + " runs inline or downloaded code"
+				return i + 1, name + " " + a + " runs inline code (or downloaded code)"
 			}
 			break
 		}
@@ -149,6 +150,11 @@ func checkInterp(name string, it interp, args []string) (int, string) {
 		case infos[arg]:
 			return -1, ""
 		case strings.HasPrefix(arg, "--"):
+			for _, m := range it.modes {
+				if arg == m {
+					return -1, ""
+				}
+			}
 			for _, p := range it.codeLong {
 				if strings.HasPrefix(arg, p) {
 					return i, name + " " + arg + " runs inline code"
@@ -457,13 +463,13 @@ func gitRule(args []string) (int, string) {
 			}
 		}
 	case "filter-branch", "filter-repo", "difftool", "mergetool", "send-email", "instaweb", "daemon", "p4", "svn", "cvsimport", "archimport", "quiltimport", "credential", "shell", "fsmonitor--daemon":
-		return sub, "git " + args[sub] + " runs configured or inline commands"
+		return sub, "git " + args[sub] + " runs a command given inline or in its configuration"
 	case "grep":
-		if i, why := findArg(args[sub:], "git grep -O runs a pager", "-O"); why != "" {
+		if i, why := findPrefix(args[sub:], "git grep -O runs a command (the pager)", "-O", "--open-files-in-pager"); why != "" {
 			return sub + i, why
 		}
 	case "clone":
-		if i, why := findArg(args[sub:], "git clone -u runs an upload-pack command", "-u"); why != "" {
+		if i, why := findArg(args[sub:], "git clone -u runs a command (upload-pack)", "-u"); why != "" {
 			return sub + i, why
 		}
 		for j, a := range rest {
