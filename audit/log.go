@@ -34,7 +34,9 @@ const (
 	maxDetail = 4096
 	// maxStateFile bounds the tail and head files.
 	maxStateFile = 4 << 10
-	truncMark    = "...[truncated]"
+	// smallRead is the first guess at the length of a line read backwards.
+	smallRead = 4 << 10
+	truncMark = "...[truncated]"
 )
 
 // zeroHash is the "prev" of the first entry.
@@ -240,19 +242,20 @@ func recoverTail(f *os.File, size int64) (point, error) {
 // lastNewline returns the offset just after the last newline in the first
 // size bytes of r, or 0 if there is none.
 func lastNewline(r io.ReaderAt, size int64) (int64, error) {
-	start := max(0, size-MaxLineSize)
-	buf := make([]byte, size-start)
-	if _, err := r.ReadAt(buf, start); err != nil {
-		return 0, fmt.Errorf("failed to read audit log: %w", err)
-	}
-	i := bytes.LastIndexByte(buf, '\n')
-	if i < 0 {
-		if start > 0 {
-			return 0, fmt.Errorf("last line is longer than %d bytes: %w", MaxLineSize, ErrCorrupt)
+	for _, n := range []int64{smallRead, MaxLineSize} {
+		start := max(0, size-n)
+		buf := make([]byte, size-start)
+		if _, err := r.ReadAt(buf, start); err != nil {
+			return 0, fmt.Errorf("failed to read audit log: %w", err)
 		}
-		return 0, nil
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		if start == 0 {
+			return 0, nil
+		}
 	}
-	return start + int64(i) + 1, nil
+	return 0, fmt.Errorf("last line is longer than %d bytes: %w", MaxLineSize, ErrCorrupt)
 }
 
 // lineEndingAt returns the line whose newline is the byte before end,
@@ -261,23 +264,25 @@ func lineEndingAt(r io.ReaderAt, end int64) ([]byte, error) {
 	if end <= 0 {
 		return nil, fmt.Errorf("no line ends at offset %d: %w", end, ErrCorrupt)
 	}
-	start := max(0, end-MaxLineSize-1)
-	buf := make([]byte, end-start)
-	if _, err := r.ReadAt(buf, start); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("audit log is shorter than %d bytes: %w", end, ErrTampered)
+	// Most lines are short: try a small read before a full one.
+	for _, n := range []int64{smallRead, MaxLineSize + 1} {
+		start := max(0, end-n)
+		buf := make([]byte, end-start)
+		if _, err := r.ReadAt(buf, start); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("audit log is shorter than %d bytes: %w", end, ErrTampered)
+			}
+			return nil, fmt.Errorf("failed to read audit log: %w", err)
 		}
-		return nil, fmt.Errorf("failed to read audit log: %w", err)
+		if buf[len(buf)-1] != '\n' {
+			return nil, fmt.Errorf("no line ends at offset %d: %w", end, ErrTampered)
+		}
+		buf = buf[:len(buf)-1]
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 || start == 0 {
+			return buf[i+1:], nil
+		}
 	}
-	if buf[len(buf)-1] != '\n' {
-		return nil, fmt.Errorf("no line ends at offset %d: %w", end, ErrTampered)
-	}
-	buf = buf[:len(buf)-1]
-	i := bytes.LastIndexByte(buf, '\n')
-	if i < 0 && start > 0 {
-		return nil, fmt.Errorf("line ending at offset %d is longer than %d bytes: %w", end, MaxLineSize, ErrCorrupt)
-	}
-	return buf[i+1:], nil
+	return nil, fmt.Errorf("line ending at offset %d is longer than %d bytes: %w", end, MaxLineSize, ErrCorrupt)
 }
 
 // link is the part of an entry the chain needs.

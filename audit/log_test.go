@@ -659,3 +659,36 @@ func TestConcurrentAppendProcesses(t *testing.T) {
 	}
 	checkComplete(t, l, procs, each, "p")
 }
+
+// Lines longer than the first backwards read still recover, seal and tail.
+func TestLongLinesReadBackwards(t *testing.T) {
+	l := newLog(t)
+	for i := 1; i <= 3; i++ {
+		e := entry(i)
+		e.Detail = strings.Repeat("\x01", maxDetail) // escaped to 6 bytes each
+		if err := l.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(logLines(t, l)[2]); n <= smallRead {
+		t.Fatalf("line of %d bytes does not exercise the long read", n)
+	}
+	os.Remove(l.path(tailName))
+	appendN(t, l, 4, 1)
+	os.Remove(l.path(tailName))
+	e := entry(5)
+	e.Detail = strings.Repeat("\x01", maxDetail)
+	if err := l.Append(e); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Seal(testKey); err != nil {
+		t.Fatal(err)
+	}
+	var seqs []int
+	if _, err := l.Last(3, func(_ []byte, e Entry) error { seqs = append(seqs, e.Seq); return nil }); err != nil || fmt.Sprint(seqs) != "[3 4 5]" {
+		t.Fatalf("Last(3) = %v, %v", seqs, err)
+	}
+	if rep := mustVerify(t, l, testKey); !rep.OK() || rep.Entries != 5 || rep.SealedSeq != 5 {
+		t.Fatalf("report %+v", rep)
+	}
+}
