@@ -58,6 +58,10 @@ the exact call (or a narrow scope that covers it), the session and the agent.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(
+		newPendingCmd(),
+		newShowCmd(),
+		newApproveCmd(),
+		newDenyCmd(),
 		newVersionCmd(),
 	)
 	return root

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+// openStore opens the per-user state directory.
+func openStore() (*state.Store, error) {
+	dir, err := state.DefaultDir()
+	if err != nil {
+		return nil, err
+	}
+	return state.Open(dir)
+}
+
+func auditLog(st *state.Store) *audit.Log {
+	return audit.Open(filepath.Join(st.Dir, "audit"))
+}
+
+// loadMaster reads the master key from the OS keyring, bounded in time.
+func loadMaster(ctx context.Context) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, keyring.DefaultTimeout)
+	defer cancel()
+	return keyring.Load(ctx)
+}
+
+// keysAndSeal derives the grant keys and the audit seal key.
+func keysAndSeal(master []byte) (*token.Keys, []byte, error) {
+	k, err := token.NewKeys(master)
+	if err != nil {
+		return nil, nil, err
+	}
+	seal, err := token.SubKey(master, token.LabelAudit)
+	if err != nil {
+		return nil, nil, err
+	}
+	return k, seal, nil
+}
+
+// record appends a CLI action to the audit log and seals it when a seal key
+// is at hand.
+func record(st *state.Store, seal []byte, e audit.Entry) error {
+	e.Time = time.Now().UTC()
+	if e.Event == "" {
+		e.Event = "cli"
+	}
+	l := auditLog(st)
+	if err := l.Append(e); err != nil {
+		return fmt.Errorf("failed to write the audit log: %w", err)
+	}
+	if seal != nil {
+		if err := l.Seal(seal); err != nil {
+			return fmt.Errorf("failed to seal the audit log: %w", err)
+		}
+	}
+	return nil
+}
+
+// principal is the human minting grants: the OS user.
+func principal() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return fmt.Sprintf("uid:%d", os.Getuid())
+}
+
+// hintError is an error with advice for a person.
+type hintError struct {
+	err  error
+	hint string
+}
+
+func (e *hintError) Error() string { return e.err.Error() }
+func (e *hintError) Unwrap() error { return e.err }
+func (e *hintError) Hint() string  { return e.hint }
+
+func withHint(err error, hint string) error { return &hintError{err: err, hint: hint} }
+
+// errNotHuman refuses commands that only a human at a terminal may run.
+var errNotHuman = errors.New("this command must be run by a human in their own terminal")
+
+// openTTY opens the controlling terminal for a confirmation. It refuses
+// inside a coding agent and without a terminal: the agent runs commands
+// with no controlling terminal and CLAUDECODE set.
+func openTTY() (*os.File, error) {
+	if v := os.Getenv("CLAUDECODE"); v != "" {
+		return nil, withHint(fmt.Errorf("%w: CLAUDECODE is set, so this runs inside Claude Code", errNotHuman),
+			"open a terminal of your own (outside the agent) and run the command there")
+	}
+	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil, withHint(fmt.Errorf("%w: no controlling terminal (%v)", errNotHuman, err),
+			"approvals and grants are confirmed by typing at a terminal; there is no --yes")
+	}
+	return f, nil
+}
+
+// confirm prints prompt on the terminal and reads one line.
+func readLine(tty *os.File, prompt string) (string, error) {
+	if _, err := fmt.Fprint(tty, prompt); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	buf := make([]byte, 1)
+	for b.Len() < 1024 {
+		n, err := tty.Read(buf)
+		if n == 1 {
+			if buf[0] == '\n' || buf[0] == '\r' {
+				break
+			}
+			b.WriteByte(buf[0])
+		}
+		if err != nil {
+			if b.Len() == 0 {
+				return "", fmt.Errorf("failed to read from the terminal: %w", err)
+			}
+			break
+		}
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// confirmPrefix asks the human to type the first n characters of digest.
+func confirmPrefix(tty *os.File, digest string, n int, what string) error {
+	line, err := readLine(tty, fmt.Sprintf("Type the first %d characters of the digest to %s (anything else cancels): ", n, what))
+	if err != nil {
+		return err
+	}
+	if !strings.EqualFold(line, digest[:n]) {
+		fmt.Fprintln(tty, "Not confirmed; nothing was changed.")
+		return errors.New("not confirmed: the typed text does not match the digest")
+	}
+	return nil
+}
+
+// shortAge renders a duration like "3m" or "2h".
+func shortAge(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func short(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

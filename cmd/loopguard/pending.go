@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+func newPendingCmd() *cobra.Command {
+	var asJSON, all bool
+	cmd := &cobra.Command{
+		Use:   "pending",
+		Short: "List calls waiting for a human's decision",
+		Long: `List the calls loopguard denied for lack of an approval, newest first.
+Review one with 'loopguard show ID', then approve it with 'loopguard approve ID'
+or refuse it with 'loopguard deny ID'.`,
+		Example: "  loopguard pending\n  loopguard pending --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := openStore()
+			if err != nil {
+				return err
+			}
+			return pendingRun(cmd.OutOrStdout(), cmd.ErrOrStderr(), st, asJSON, all, time.Now())
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&all, "all", false, "include calls already approved or denied")
+	return cmd
+}
+
+type pendingJSON struct {
+	ID        string    `json:"id"`
+	Created   time.Time `json:"created"`
+	Seen      time.Time `json:"seen"`
+	Session   string    `json:"session"`
+	Agent     string    `json:"agent"`
+	AgentType string    `json:"agent_type,omitempty"`
+	Tool      string    `json:"tool"`
+	Reason    string    `json:"reason"`
+	Status    string    `json:"status"`
+	Digest    string    `json:"digest"`
+	Summary   string    `json:"summary"`
+	Warnings  int       `json:"warnings"`
+}
+
+func pendingRun(out, errOut io.Writer, st *state.Store, asJSON, all bool, now time.Time) error {
+	list, errs := st.ListPending()
+	for _, err := range errs {
+		fmt.Fprintf(errOut, "loopguard: warning: %v\n", err)
+	}
+	var rows []pendingJSON
+	for _, p := range list {
+		if !all && p.Status != state.StatusOpen {
+			continue
+		}
+		rows = append(rows, pendingJSON{ID: p.ID, Created: p.Created, Seen: p.Seen, Session: p.Session,
+			Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool, Reason: p.Reason, Status: p.Status,
+			Digest: p.Digest, Summary: hooks.Summary(p), Warnings: len(p.Warnings)})
+	}
+	if asJSON {
+		if rows == nil {
+			rows = []pendingJSON{}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(out, "No pending calls.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAGE\tSESSION\tAGENT\tREASON\tWARN\tCALL")
+	for _, r := range rows {
+		agent := r.Agent
+		if r.AgentType != "" {
+			agent += " (" + r.AgentType + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, shortAge(now.Sub(r.Seen)), short(r.Session, 8),
+			short(agent, 24), r.Reason, r.Warnings, r.Summary)
+	}
+	return tw.Flush()
+}
+
+func newShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a pending call in full, exactly as it would run",
+		Long: `Show every field of a pending call, rendered from the canonical bytes its
+digest covers: anything that is not printable ASCII is escaped visibly, and
+invisible, bidi, control and look-alike characters are flagged.`,
+		Example: "  loopguard show k3v9x2ab",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore()
+			if err != nil {
+				return err
+			}
+			p, err := st.GetPending(args[0])
+			if err != nil {
+				return withHint(err, "list pending calls with: loopguard pending")
+			}
+			_, err = io.WriteString(cmd.OutOrStdout(), renderPending(p))
+			return err
+		},
+	}
+}
+
+// renderPending is what a human reviews before approving.
+func renderPending(p *state.Pending) string {
+	s := fmt.Sprintf("pending %s (%s), seen %s\n", p.ID, p.Status, p.Seen.Local().Format(time.RFC3339))
+	s += fmt.Sprintf("session: %s\nagent:   %s", p.Session, p.Agent)
+	if p.AgentType != "" {
+		s += " (" + p.AgentType + ")"
+	}
+	s += fmt.Sprintf("\ndenied:  %s", p.Reason)
+	if p.Detail != "" {
+		s += ": " + p.Detail
+	}
+	s += "\n\n" + hooks.Render(p.Descriptor) + "\ndigest: " + p.Digest + "\n"
+	if ws := hooks.Warnings(p.Descriptor); len(ws) > 0 {
+		s += fmt.Sprintf("\n%d WARNING(S): characters a reviewer could miss:\n", len(ws))
+		for _, w := range ws {
+			s += "  " + w + "\n"
+		}
+	}
+	return s
+}
+
+const approvePrefixLen = 8
+
+func newApproveCmd() *cobra.Command {
+	var ttl time.Duration
+	cmd := &cobra.Command{
+		Use:   "approve ID",
+		Short: "Approve exactly one pending call, once",
+		Long: `Show the pending call on your terminal and, once you type the first
+characters of its digest, mint a single-use grant bound to that exact call
+(its digest), its session, agent and tool. The agent then retries the
+identical call and it runs once. Any change to the call needs a new approval.
+
+approve talks to /dev/tty only and refuses inside an agent (CLAUDECODE set)
+or without a terminal. There is no --yes.`,
+		Example: "  loopguard approve k3v9x2ab\n  loopguard approve k3v9x2ab --ttl 2m",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if ttl <= 0 || ttl > 24*time.Hour {
+				return errors.New("--ttl must be between 1s and 24h")
+			}
+			tty, err := openTTY()
+			if err != nil {
+				return err
+			}
+			defer tty.Close()
+			st, err := openStore()
+			if err != nil {
+				return err
+			}
+			return approveRun(cmd.Context(), tty, st, args[0], ttl, time.Now())
+		},
+	}
+	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Minute, "how long the approval stays valid")
+	return cmd
+}
+
+// approveRun reviews and approves pending call id on tty. It is shared with
+// the review console.
+func approveRun(ctx context.Context, tty *os.File, st *state.Store, id string, ttl time.Duration, now time.Time) error {
+	p, err := st.GetPending(id)
+	if err != nil {
+		return withHint(err, "list pending calls with: loopguard pending")
+	}
+	if p.Status == state.StatusApproved {
+		fmt.Fprintf(tty, "Note: %s was approved before; approving it again mints a new single-use grant.\n", id)
+	}
+	// The digest is recomputed from the bytes shown, so what is approved is
+	// what was rendered, whatever the record claims.
+	if token.DigestOf(p.Descriptor) != p.Digest {
+		return fmt.Errorf("%w: pending record %s: its digest does not match its call", state.ErrCorrupt, id)
+	}
+	fmt.Fprint(tty, renderPending(p))
+	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, principal())
+	if err := confirmPrefix(tty, p.Digest, approvePrefixLen, "approve"); err != nil {
+		return err
+	}
+	master, err := loadMaster(ctx)
+	if err != nil {
+		return err
+	}
+	keys, seal, err := keysAndSeal(master)
+	clear(master)
+	if err != nil {
+		return err
+	}
+	g, err := keys.Mint(token.Grant{
+		Principal: principal(), Agent: p.Agent, Session: p.Session, Tool: p.Tool,
+		ArgHash: p.Digest, Scope: token.ScopeCall, Expiry: now.Add(ttl),
+	}, now)
+	if err != nil {
+		return err
+	}
+	if _, err := st.PutGrant(&g, state.GrantRecord{CallDigest: p.CallDigest, Pending: p.ID, AgentType: p.AgentType}); err != nil {
+		return err
+	}
+	if err := st.Decide(p.ID, state.StatusApproved, g.Principal, g.ID(), now); err != nil {
+		return err
+	}
+	if err := record(st, seal, audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
+		Digest: p.Digest, Decision: "approve", Grant: g.ID(), Pending: p.ID, Principal: g.Principal}); err != nil {
+		return err
+	}
+	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. The agent may now retry the identical call.\n",
+		p.ID, g.ID(), g.Expiry.Local().Format(time.Kitchen))
+	return nil
+}
+
+func newDenyCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "deny ID",
+		Short: "Refuse a pending call",
+		Long: `Record that you refuse a pending call. The call stays non-executable and the
+agent is told a human refused it. Taking power away needs no terminal.`,
+		Example: "  loopguard deny k3v9x2ab",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore()
+			if err != nil {
+				return err
+			}
+			return denyRun(cmd.OutOrStdout(), st, args[0], time.Now())
+		},
+	}
+}
+
+func denyRun(out io.Writer, st *state.Store, id string, now time.Time) error {
+	p, err := st.GetPending(id)
+	if err != nil {
+		return withHint(err, "list pending calls with: loopguard pending")
+	}
+	if err := st.Decide(id, state.StatusDenied, principal(), "", now); err != nil {
+		return err
+	}
+	if err := record(st, nil, audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
+		Digest: p.Digest, Decision: "deny-pending", Pending: p.ID, Principal: principal()}); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Denied %s. The agent will be told a human refused it.\n", id)
+	return nil
+}
