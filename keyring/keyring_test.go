@@ -346,8 +346,11 @@ func blockedFake(t *testing.T) *fakeStore {
 	useFake(t, f)
 	t.Cleanup(func() {
 		close(f.block)
-		mu.Lock()
-		mu.Unlock() //nolint:staticcheck // waiting for the hung call to finish
+		// Wait until the released calls have finished and let go of mu.
+		func() {
+			mu.Lock()
+			defer mu.Unlock()
+		}()
 	})
 	return f
 }
