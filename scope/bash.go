@@ -3,8 +3,8 @@ package scope
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -45,7 +45,8 @@ type bashRedir struct {
 
 // bashSpec is a parsed Bash specifier.
 type bashSpec struct {
-	words    []bashWord // words[0] is the literal command name
+	assigns  []shellparse.Assign // NAME=value prefixes, sorted by name
+	words    []bashWord          // words[0] is the literal command name
 	trailing bool       // a final " *": any number (zero or more) of further words
 	redirs   []bashRedir
 }
@@ -123,16 +124,37 @@ func parseBashSpec(spec string) (bashSpec, error) {
 		off := int(st.Pos().Offset())
 		return bashSpec{}, serr(off, "a rule is one simple command (no pipes, lists, subshells, groups, loops or keywords)")
 	}
-	if len(call.Assigns) > 0 {
-		return bashSpec{}, serr(int(call.Assigns[0].Pos().Offset()), "variable assignments are not allowed in a rule")
+	var bs bashSpec
+	for _, as := range call.Assigns {
+		off := int(as.Pos().Offset())
+		if as.Append || as.Naked || as.Index != nil || as.Array != nil {
+			return bashSpec{}, serr(off, "only plain NAME=value assignments are allowed in a rule")
+		}
+		val := bashWord{lits: []string{""}}
+		if as.Value != nil {
+			v, se := convertWord(as.Value)
+			if se != nil {
+				return bashSpec{}, se
+			}
+			val = v
+		}
+		if !val.literal() {
+			return bashSpec{}, serr(off, "an assignment value in a rule must be literal")
+		}
+		for _, prev := range bs.assigns {
+			if prev.Name == as.Name.Value {
+				return bashSpec{}, serr(off, "%s is assigned twice", prev.Name)
+			}
+		}
+		bs.assigns = append(bs.assigns, shellparse.Assign{Name: as.Name.Value, Value: val.lits[0]})
 	}
+	sort.Slice(bs.assigns, func(i, j int) bool { return bs.assigns[i].Name < bs.assigns[j].Name })
 	if len(call.Args) == 0 {
 		return bashSpec{}, serr(0, "no command")
 	}
 	if len(call.Args) > maxBashWords {
 		return bashSpec{}, serr(int(call.Args[maxBashWords].Pos().Offset()), "more than %d words", maxBashWords)
 	}
-	var bs bashSpec
 	for i, w := range call.Args {
 		bw, se := convertWord(w)
 		if se != nil {
@@ -286,6 +308,12 @@ func convertWord(w *syntax.Word) (bashWord, *specError) {
 // a trailing " *" for the open end, then the redirections.
 func (bs bashSpec) String() string {
 	var b strings.Builder
+	for _, a := range bs.assigns {
+		b.WriteString(a.Name)
+		b.WriteByte('=')
+		b.WriteString(quoteLit(a.Value, false))
+		b.WriteByte(' ')
+	}
 	for i, w := range bs.words {
 		if i > 0 {
 			b.WriteByte(' ')
@@ -356,10 +384,12 @@ func (r Rule) bashSpecOf() (bashSpec, error) {
 }
 
 // Pin binds a Bash rule to the executable its command name resolves to now,
-// under env (as the hook will see it): PATH lookup for a bare name, then all
-// symlinks resolved. The pinned path becomes part of String, so it is MACed
-// with the grant, and Match then requires the call's resolved executable to
-// be exactly this path. Non-Bash rules are returned unchanged.
+// under env (as the hook will see it), using shellparse's own resolution
+// (PATH lookup, trusted directories, symlinks resolved), so that Match
+// compares like with like. A bash builtin is pinned as "builtin". The
+// pinned path becomes part of String, so it is MACed with the grant, and
+// Match then requires the call to resolve to exactly this path. Non-Bash
+// rules are returned unchanged.
 func (r Rule) Pin(env shellparse.Env) (Rule, error) {
 	if r.kind != kindBash {
 		return r, nil
@@ -368,60 +398,28 @@ func (r Rule) Pin(env shellparse.Env) (Rule, error) {
 	if err != nil {
 		return Rule{}, fmt.Errorf("failed to pin %s: %w", r, err)
 	}
-	exe, err := resolveExecutable(bs.words[0].lits[0], env)
-	if err != nil {
-		return Rule{}, fmt.Errorf("failed to pin %s: %w", r, err)
+	name := bs.words[0].lits[0]
+	res := shellparse.Analyze(quoteLit(name, true), env)
+	if res.Verdict != shellparse.Simple {
+		return Rule{}, fmt.Errorf("failed to pin %s: %q: %w (%s: %s)", r, name, ErrNotPinnable, res.Verdict, res.Reason)
+	}
+	exe := res.Executable
+	if res.Builtin {
+		exe = pinnedBuiltin
 	}
 	if msg := checkExePath(exe); msg != "" {
-		return Rule{}, fmt.Errorf("failed to pin %s: executable %q: %s", r, exe, msg)
+		return Rule{}, fmt.Errorf("failed to pin %s: executable %q: %w (%s)", r, exe, ErrNotPinnable, msg)
 	}
 	r.exe = exe
 	return r, nil
 }
 
-// ErrNotFound is returned by Pin when the command does not resolve.
-var ErrNotFound = errors.New("executable not found")
+// ErrNotPinnable is returned (wrapped) by Pin when the command name does not
+// resolve to a trusted executable or a builtin.
+var ErrNotPinnable = errors.New("command cannot be pinned")
 
-// resolveExecutable finds name as bash would (an absolute path as is, else
-// the first PATH entry holding an executable regular file) and resolves
-// symlinks. Empty or relative PATH entries make the lookup depend on the cwd:
-// reaching one before a hit is an error.
-func resolveExecutable(name string, env shellparse.Env) (string, error) {
-	var cand string
-	if strings.ContainsRune(name, '/') {
-		if !filepath.IsAbs(name) {
-			return "", fmt.Errorf("command path %q is not absolute", name)
-		}
-		if !isExecFile(name) {
-			return "", fmt.Errorf("%q: %w", name, ErrNotFound)
-		}
-		cand = name
-	} else {
-		for _, dir := range filepath.SplitList(env.Path) {
-			if dir == "" || !filepath.IsAbs(dir) {
-				return "", fmt.Errorf("PATH entry %q is not absolute", dir)
-			}
-			p := filepath.Join(dir, name)
-			if isExecFile(p) {
-				cand = p
-				break
-			}
-		}
-		if cand == "" {
-			return "", fmt.Errorf("%q in PATH: %w", name, ErrNotFound)
-		}
-	}
-	res, err := filepath.EvalSymlinks(cand)
-	if err != nil {
-		return "", fmt.Errorf("failed to resolve %q: %w", cand, err)
-	}
-	return filepath.Clean(res), nil
-}
-
-func isExecFile(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
-}
+// pinnedBuiltin is what a Bash rule for a bash builtin is pinned to.
+const pinnedBuiltin = "builtin"
 
 // checkExePath validates a pinned executable path: absolute, clean, and made
 // of characters that need no quoting (so the canonical form stays
@@ -429,6 +427,9 @@ func isExecFile(p string) bool {
 func checkExePath(p string) string {
 	if p == "" {
 		return "empty path"
+	}
+	if p == pinnedBuiltin {
+		return ""
 	}
 	if !strings.HasPrefix(p, "/") || filepath.Clean(p) != p {
 		return "not an absolute, clean path"
@@ -488,11 +489,20 @@ func matchBash(r Rule, c Call) error {
 			return mismatch(ReasonArgvMismatch, "word %d %q does not match %s", i, a.Value, renderWord(w, i == 0, false))
 		}
 	}
+	if err := matchAssigns(bs.assigns, res.Assigns); err != nil {
+		return err
+	}
 	if r.exe == "" {
 		return mismatch(ReasonExecutableChanged, "rule is not pinned to an executable")
 	}
-	if res.Executable == "" || res.Executable != r.exe {
-		got := res.Executable
+	got := res.Executable
+	switch {
+	case res.Builtin && got == "":
+		got = pinnedBuiltin
+	case res.Builtin || got == "":
+		got = "" // inconsistent analysis: fail closed
+	}
+	if got == "" || got != r.exe {
 		if got == "" {
 			got = "nothing"
 		}
@@ -564,4 +574,25 @@ func ruleNamesRedirect(bs bashSpec, rd shellparse.Redirect) bool {
 		}
 	}
 	return false
+}
+
+// matchAssigns requires the call's assignment prefixes to be exactly the
+// rule's: same names, same values, none missing, none extra.
+func matchAssigns(want, got []shellparse.Assign) error {
+	g := append([]shellparse.Assign(nil), got...)
+	sort.SliceStable(g, func(i, j int) bool { return g[i].Name < g[j].Name })
+	for i := 1; i < len(g); i++ {
+		if g[i].Name == g[i-1].Name {
+			return mismatch(ReasonArgvMismatch, "%s is assigned twice", g[i].Name)
+		}
+	}
+	if len(g) != len(want) {
+		return mismatch(ReasonArgvMismatch, "the command has %d assignment prefixes, the rule %d", len(g), len(want))
+	}
+	for i := range g {
+		if g[i] != want[i] {
+			return mismatch(ReasonArgvMismatch, "assignment %s=%q is not the rule's %s=%q", g[i].Name, g[i].Value, want[i].Name, want[i].Value)
+		}
+	}
+	return nil
 }

@@ -155,7 +155,7 @@ func dangerousBash(r Rule) error {
 		return dangerous(r, "invalid Bash rule: %v", err)
 	}
 	names := []string{bs.words[0].lits[0]}
-	if r.exe != "" {
+	if r.exe != "" && r.exe != pinnedBuiltin {
 		names = append(names, r.exe)
 	}
 	for _, n := range names {
