@@ -47,7 +47,7 @@ type bashRedir struct {
 type bashSpec struct {
 	assigns  []shellparse.Assign // NAME=value prefixes, sorted by name
 	words    []bashWord          // words[0] is the literal command name
-	trailing bool       // a final " *": any number (zero or more) of further words
+	trailing bool                // a final " *": any number (zero or more) of further words
 	redirs   []bashRedir
 }
 

@@ -185,7 +185,7 @@ func realDir(t *testing.T, dir string) string {
 // calls with the hook's environment.
 func TestMatchBashAnalyze(t *testing.T) {
 	root := realDir(t, t.TempDir())
-	sys := filepath.Join(root, "usr", "bin")   // trusted, where git was at mint time
+	sys := filepath.Join(root, "usr", "bin")    // trusted, where git was at mint time
 	local := filepath.Join(root, "home", "bin") // also trusted, first in PATH later
 	proj := filepath.Join(root, "proj")
 	for _, d := range []string{sys, local, proj} {
