@@ -37,7 +37,7 @@ gzip gunzip ssh scp sftp rsync sqlite3 man diff jq tree which du df ps sort uniq
 file stat date basename dirname realpath readlink staticcheck golangci-lint eslint prettier tsc
 jest vitest sh bash dash zsh fish perl ruby php lua tclsh env sudo doas xargs timeout nohup nice
 ionice time watch parallel stdbuf setsid script flock chroot busybox strace vim less more
-printf echo test [ pwd true false kill type cd umask ulimit exit wait
+printf echo test [ pwd true false kill type cd umask ulimit exit wait :
 shadowtool reltool projtool nl fmt od hexdump md5sum sha256sum base64 column comm join paste
 split csplit expand unexpand fold rev tac shuf seq yes sleep id whoami uname hostname env2
 java javac mvn gradle dotnet swift clang gcc cc ld nproc free uptime lsof netstat ss ping dig
@@ -56,7 +56,8 @@ func newFixture(tb testing.TB) *fixture {
 	if err != nil {
 		bash = "/bin/sh"
 	}
-	stub := "#!" + bash + "\n" + `if [ -n "$LG_RECORD" ]; then { printf '%s\0' "$0"; for a in "$@"; do printf '%s\0' "$a"; done; printf '\n'; } >> "$LG_RECORD"; fi` + "\n"
+	// The stub records "$0", "$#" and each argument, NUL-terminated.
+	stub := "#!" + bash + "\n" + `if [ -n "$LG_RECORD" ]; then { printf '%s\0' "$0" "$#"; if [ $# -gt 0 ]; then printf '%s\0' "$@"; fi; } >> "$LG_RECORD"; fi` + "\n"
 	mk := func(rel string, mode os.FileMode) {
 		p := filepath.Join(root, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
