@@ -123,9 +123,18 @@ func helperMain(ops []string) int {
 // op.
 func runHelper(t *testing.T, drop []string, env []string, ops ...string) []helperResult {
 	t.Helper()
-	exe, err := os.Executable()
+	res, err := runHelperE(drop, env, ops...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return res
+}
+
+// runHelperE is runHelper for goroutines other than the test's.
+func runHelperE(drop []string, env []string, ops ...string) ([]helperResult, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
 	}
 	var base []string
 	for _, kv := range os.Environ() {
@@ -149,21 +158,21 @@ func runHelper(t *testing.T, drop []string, env []string, ops ...string) []helpe
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("helper %v: %v\nstderr:\n%s", ops, err, stderr.String())
+		return nil, fmt.Errorf("helper %v: %w\nstderr:\n%s", ops, err, stderr.String())
 	}
 	var res []helperResult
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		var r helperResult
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("helper output %q: %v", sc.Text(), err)
+			return nil, fmt.Errorf("helper output %q: %w", sc.Text(), err)
 		}
 		res = append(res, r)
 	}
 	if len(res) != len(ops) {
-		t.Fatalf("helper ran %d of %d ops; output:\n%s\nstderr:\n%s", len(res), len(ops), out, stderr.String())
+		return nil, fmt.Errorf("helper ran %d of %d ops; output:\n%s\nstderr:\n%s", len(res), len(ops), out, stderr.String())
 	}
-	return res
+	return res, nil
 }
 
 func TestUseMock(t *testing.T) {

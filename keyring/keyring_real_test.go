@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -291,6 +292,50 @@ func TestRealLifecycle(t *testing.T) {
 	if n := len(rk.items(t)); n != 0 {
 		t.Fatalf("after delete: %d items", n)
 	}
+}
+
+func TestRealConcurrentCreate(t *testing.T) {
+	requireReal(t)
+	rk := startKeyring(t, true)
+	const n = 4
+	results := make(chan helperResult, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := runHelperE(envDrop, rk.env, "create")
+			if err != nil {
+				results <- helperResult{Op: "create", Kind: "other", Err: err.Error()}
+				return
+			}
+			results <- res[0]
+		}()
+	}
+	wg.Wait()
+	close(results)
+	created := 0
+	for r := range results {
+		if r.Kind != "" {
+			t.Errorf("concurrent create: %s", r.Err)
+		}
+		if r.Created {
+			created++
+		}
+	}
+	if created == 0 {
+		t.Error("no process reported creating the key")
+	}
+	items := rk.items(t)
+	if len(items) != 1 {
+		t.Fatalf("%d items after %d concurrent creates, want 1", len(items), n)
+	}
+	res := rk.run(t, "load")
+	wantResults(t, res, "")
+	if b, _ := base64.StdEncoding.DecodeString(items[0]); fingerprint(b) != res[0].Fp {
+		t.Fatal("Load does not return the one stored key")
+	}
+	t.Logf("%d concurrent creates: %d reported created, 1 item", n, created)
 }
 
 func TestRealCorruptItemIsKept(t *testing.T) {
