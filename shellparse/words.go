@@ -259,6 +259,17 @@ func (a *analyzer) expandWord(w *syntax.Word, budget *int) ([]Word, bool, error)
 	}
 	wpos := w.Pos()
 	braced := syntax.SplitBraces(w)
+	if !braced {
+		*budget--
+		if *budget < 0 {
+			return nil, false, deny(Unparseable, wpos, "more than %d words after brace expansion", maxWords)
+		}
+		word, keep, err := a.expandOne(w.Parts, wpos)
+		if err != nil || !keep {
+			return nil, false, err
+		}
+		return []Word{word}, false, nil
+	}
 	var out []Word
 	var failure error
 	for bw, err := range expand.BracesSeq(nil, w) {
