@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
+	"time"
 )
 
 // headLabel separates head MACs from any other MAC made with the seal key.
@@ -200,4 +203,47 @@ func (l *Log) sealLocked(f *os.File, oldKey, newKey []byte, p point) error {
 		return fmt.Errorf("entry at seq %d lies before the sealed entry at seq %d: %w", p.Seq, h.Seq, ErrTampered)
 	}
 	return l.writeHead(newKey, p)
+}
+
+// Restart sets the current log aside and starts a new, sealed, empty one:
+// log.jsonl becomes log-<UTC time>.jsonl in the same directory (head and tail
+// likewise), then the new empty log is sealed under sealKey. It is how a
+// person moves on after Verify found problems, keeping the damaged log as
+// evidence; it holds the lock, so no append falls between the two logs. It
+// returns the name the old log was given ("" if there was none).
+func (l *Log) Restart(sealKey []byte) (string, error) {
+	if err := checkKey(sealKey); err != nil {
+		return "", err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	unlock, err := l.lock()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
+	archived := ""
+	for _, name := range []string{logName, headName, tailName} {
+		ext := filepath.Ext(name)
+		to := l.path(strings.TrimSuffix(name, ext) + "-" + stamp + ext)
+		if err := os.Rename(l.path(name), to); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return archived, fmt.Errorf("failed to set the audit log aside: %w", err)
+		}
+		if name == logName {
+			archived = to
+		}
+	}
+	if err := syncDir(l.dir); err != nil {
+		return archived, fmt.Errorf("failed to set the audit log aside: %w", err)
+	}
+	f, err := os.OpenFile(l.path(logName), os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return archived, fmt.Errorf("failed to create the audit log: %w", err)
+	}
+	f.Close()
+	return archived, l.writeHead(sealKey, startPoint)
 }

@@ -692,3 +692,37 @@ func TestLongLinesReadBackwards(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 }
+
+func TestRestartKeepsOldLogAndStartsSealed(t *testing.T) {
+	l := newLog(t)
+	appendN(t, l, 1, 4)
+	lines := logLines(t, l)
+	writeLines(t, l, lines[1:]) // tampered
+	if rep := mustVerify(t, l, testKey); rep.OK() {
+		t.Fatal("tampering not seen")
+	}
+	archived, err := l.Restart(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(archived); err != nil || !bytes.Equal(b, bytes.Join(lines[1:], nil)) {
+		t.Fatalf("archived log %s not kept: %v", archived, err)
+	}
+	if filepath.Dir(archived) != l.Dir() || !strings.HasSuffix(archived, ".jsonl") {
+		t.Errorf("archived as %s", archived)
+	}
+	rep := mustVerify(t, l, testKey)
+	if !rep.OK() || rep.Entries != 0 {
+		t.Fatalf("new log: %+v", rep)
+	}
+	appendN(t, l, 1, 2)
+	if err := l.Seal(testKey); err != nil {
+		t.Fatal(err)
+	}
+	if rep := mustVerify(t, l, testKey); !rep.OK() || rep.Entries != 2 || rep.SealedSeq != 2 {
+		t.Fatalf("new log after appends: %+v", rep)
+	}
+	if _, err := l.Restart(otherKey[:3]); err == nil {
+		t.Fatal("Restart accepted a short key")
+	}
+}

@@ -1,0 +1,417 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/token"
+)
+
+// followDefault is how many entries --follow shows first when -n is not given.
+const followDefault = 10
+
+type auditShowOptions struct {
+	Log    *audit.Log
+	Out    io.Writer
+	TTY    bool // Out is a terminal: escape what the agent could have written
+	JSON   bool
+	Follow bool
+	N      int // last N entries; 0: all (or followDefault with Follow)
+	NSet   bool
+}
+
+type auditRestartOptions struct {
+	Log     *audit.Log
+	Out     io.Writer
+	LoadKey func(context.Context) ([]byte, error)
+	Confirm func(dir string) error // asks the human at their terminal
+}
+
+type auditVerifyOptions struct {
+	Log     *audit.Log
+	Out     io.Writer
+	JSON    bool
+	LoadKey func(context.Context) ([]byte, error) // the master key
+}
+
+func newAuditCmd() *cobra.Command {
+	return newAuditCmdWith(auditShowRun, auditVerifyRun, auditRestartRun)
+}
+
+// newAuditCmdWith builds the command; tests replace the run functions to
+// check how flags become options.
+func newAuditCmdWith(show func(context.Context, *auditShowOptions) error,
+	verify func(context.Context, *auditVerifyOptions) error,
+	restart func(context.Context, *auditRestartOptions) error) *cobra.Command {
+	so := &auditShowOptions{}
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Show the audit log of every decision",
+		Long: `Show the audit log: one entry per decision of the hook (allow, deny, ask,
+abstain, alarm) and per human action (approve, grant, revoke...), with its
+session, agent, tool, call digest and reason code.
+
+The entries form a hash chain whose head is sealed with a key derived from the
+master key. 'loopguard audit verify' checks it.`,
+		Example: "  loopguard audit -n 20\n  loopguard audit --follow\n  loopguard audit --json | jq 'select(.decision == \"deny\")'",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := openAuditLog()
+			if err != nil {
+				return err
+			}
+			so.Log, so.Out, so.TTY = l, cmd.OutOrStdout(), isTerminal(cmd.OutOrStdout())
+			so.NSet = cmd.Flags().Changed("n")
+			if so.N < 0 {
+				return errors.New("-n must not be negative")
+			}
+			return show(cmd.Context(), so)
+		},
+	}
+	cmd.Flags().BoolVar(&so.JSON, "json", false, "print the raw JSON lines")
+	cmd.Flags().BoolVarP(&so.Follow, "follow", "f", false, fmt.Sprintf("keep printing new entries as they are appended (starts with the last %d)", followDefault))
+	cmd.Flags().IntVarP(&so.N, "n", "n", 0, "print only the last `N` entries (0: all)")
+
+	vo := &auditVerifyOptions{}
+	verifyCmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check the audit log for edited, deleted, reordered or cut entries",
+		Long: `Check every link of the audit log's hash chain and the MAC of its sealed
+head, reading the master key from the OS keyring. It names each problem: an
+edited entry, a deleted or reordered one, a log cut below its sealed head, a
+forged or missing head. When all is well it seals the log up to its last entry.
+
+What it cannot see: entries appended after the last seal are protected by the
+chain only, which has no key, so they can be cut off the end undetected. The
+report says how many there were. The hook seals on every allowed call and
+every command that reads the key seals too.
+
+Exits non-zero on any problem.`,
+		Example: "  loopguard audit verify",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := openAuditLog()
+			if err != nil {
+				return err
+			}
+			vo.Log, vo.Out, vo.LoadKey = l, cmd.OutOrStdout(), loadMaster
+			return verify(cmd.Context(), vo)
+		},
+	}
+	verifyCmd.Flags().BoolVar(&vo.JSON, "json", false, "print the report as JSON")
+
+	ro := &auditRestartOptions{}
+	restartCmd := &cobra.Command{
+		Use:   "restart",
+		Short: "Set a damaged audit log aside and start a new sealed one",
+		Long: `Rename the audit log to log-<time>.jsonl in the same directory, where it stays
+as evidence, and start a new, empty, sealed log, without letting any entry
+fall between the two. Use it after 'loopguard audit verify' reported
+problems and you have looked at them. It reads the master key and asks you
+to confirm at your terminal.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := openAuditLog()
+			if err != nil {
+				return err
+			}
+			ro.Log, ro.Out, ro.LoadKey, ro.Confirm = l, cmd.OutOrStdout(), loadMaster, confirmRestart
+			return restart(cmd.Context(), ro)
+		},
+	}
+	cmd.AddCommand(verifyCmd, restartCmd)
+	return cmd
+}
+
+func openAuditLog() (*audit.Log, error) {
+	st, err := openStore()
+	if err != nil {
+		return nil, err
+	}
+	return auditLog(st), nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func auditShowRun(ctx context.Context, o *auditShowOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	print := func(raw []byte, e audit.Entry) error {
+		var err error
+		if o.JSON {
+			line := string(raw)
+			if o.TTY {
+				line = escapeJSONForTerminal(line)
+			}
+			_, err = fmt.Fprintln(o.Out, line)
+		} else {
+			err = printAuditRow(o.Out, e)
+		}
+		return err
+	}
+	if !o.JSON {
+		if err := printAuditRow(o.Out, audit.Entry{}); err != nil {
+			return err
+		}
+	}
+	n := o.N
+	if o.Follow && !o.NSet {
+		n = followDefault
+	}
+	var err error
+	switch {
+	case o.Follow && n > 0:
+		var end int64
+		if end, err = o.Log.Last(n, print); err == nil {
+			err = o.Log.FollowFrom(ctx, end, print)
+		}
+	case o.Follow: // -n 0: everything, then what comes
+		err = o.Log.Follow(ctx, print)
+	case n > 0:
+		_, err = o.Log.Last(n, print)
+	default:
+		err = o.Log.Read(print)
+	}
+	if o.Follow && errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	var le *audit.LineError
+	if errors.As(err, &le) {
+		return withHint(fmt.Errorf("audit log: %w", err), "run `loopguard audit verify` to see what changed")
+	}
+	return err
+}
+
+// printAuditRow prints one table row, or the header for the zero Entry.
+func printAuditRow(w io.Writer, e audit.Entry) error {
+	const format = "%-19s  %-17s  %-8s  %-12s  %-20s  %-12s  %-24s  %s\n"
+	if e.Time.IsZero() && e.Decision == "" {
+		_, err := fmt.Fprintf(w, format, "TIME", "EVENT", "SESSION", "AGENT", "TOOL", "DECISION", "REASON", "DIGEST")
+		return err
+	}
+	agent := e.Agent
+	if e.AgentType != "" && agent != "main" {
+		agent = e.AgentType + ":" + agent
+	}
+	_, err := fmt.Fprintf(w, format,
+		e.Time.Local().Format("2006-01-02 15:04:05"),
+		cell(e.Event, 17), prefix(e.Session, 8), cell(agent, 12), cell(e.Tool, 20),
+		cell(e.Decision, 12), cell(e.Reason, 24), prefix(e.Digest, 12))
+	return err
+}
+
+// cell makes s safe for a terminal (every byte outside printable ASCII is
+// escaped: the agent chose many of these strings) and cuts it to n runes.
+func cell(s string, n int) string {
+	if s == "" {
+		return "-"
+	}
+	s = escapeForTerminal(s)
+	if len(s) > n {
+		return s[:n-1] + "…"
+	}
+	return s
+}
+
+// prefix is the first n bytes of an identifier (session, digest), made safe
+// for a terminal, the way ids are usually shortened.
+func prefix(s string, n int) string {
+	if s == "" {
+		return "-"
+	}
+	s = escapeForTerminal(s)
+	return s[:min(n, len(s))]
+}
+
+// escapeForTerminal escapes control characters, invisible and bidi marks and
+// everything else outside printable ASCII, so nothing in the log can drive
+// or disguise the terminal.
+func escapeForTerminal(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r >= 0x20 && r < 0x7f:
+			b.WriteRune(r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// escapeJSONForTerminal escapes a raw JSON line for a terminal and keeps it
+// valid JSON when it was: non-ASCII runes become \uXXXX (surrogate pairs
+// above the BMP), raw control bytes too (they are invalid in JSON anyway).
+func escapeJSONForTerminal(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\ufffd`)
+		case r >= 0x20 && r < 0x7f:
+			b.WriteRune(r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// auditVerifyError is returned when verification finds problems.
+type auditVerifyError struct {
+	n    int
+	dir  string
+	head bool // a head problem only
+}
+
+func (e *auditVerifyError) Error() string {
+	if e.n == 1 {
+		return "audit log verification failed: 1 problem"
+	}
+	return fmt.Sprintf("audit log verification failed: %d problems", e.n)
+}
+
+func (e *auditVerifyError) Hint() string {
+	h := "the audit log was changed outside loopguard, or its head was; the report above says where\n" +
+		"once you have looked at it, run `loopguard audit restart`: it keeps this log as evidence and starts a new sealed one"
+	if e.head {
+		h += "\na missing or invalid head alone also follows a master key replaced without `loopguard key rotate`"
+	}
+	return h
+}
+
+func auditVerifyRun(ctx context.Context, o *auditVerifyOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	master, err := o.LoadKey(ctx)
+	if err != nil {
+		return fmt.Errorf("failed to read the master key: %w", err)
+	}
+	seal, err := token.SubKey(master, token.LabelAudit)
+	if err != nil {
+		return err
+	}
+	rep, err := o.Log.Verify(seal)
+	if err != nil {
+		return fmt.Errorf("failed to verify the audit log: %w", err)
+	}
+	if o.JSON {
+		if rep.Problems == nil {
+			rep.Problems = []audit.Problem{}
+		}
+		enc := json.NewEncoder(o.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printReport(o.Out, o.Log.Dir(), rep)
+	}
+	if rep.OK() {
+		return nil
+	}
+	headOnly := true
+	for _, p := range rep.Problems {
+		switch p.Kind {
+		case audit.KindHeadMissing, audit.KindHeadMACInvalid, audit.KindHeadMalformed:
+		default:
+			headOnly = false
+		}
+	}
+	return &auditVerifyError{n: len(rep.Problems), dir: o.Log.Dir(), head: headOnly}
+}
+
+func printReport(w io.Writer, dir string, rep audit.Report) {
+	fmt.Fprintf(w, "audit log: %s\n", dir)
+	fmt.Fprintf(w, "entries:   %d\n", rep.Entries)
+	if rep.SealedSeq > 0 {
+		fmt.Fprintf(w, "sealed:    up to seq %d\n", rep.SealedSeq)
+	} else {
+		fmt.Fprintf(w, "sealed:    none\n")
+	}
+	if rep.Unsealed > 0 {
+		fmt.Fprintf(w, "unsealed:  %d entries after the seal, protected by the keyless chain only: entries cut off after seq %d would not be detected\n",
+			rep.Unsealed, rep.SealedSeq)
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "PROBLEM:   %s\n", escapeForTerminal(p.Msg))
+	}
+	if rep.OK() {
+		fmt.Fprintf(w, "result:    OK: every link and the head MAC check out\n")
+		if rep.Resealed {
+			fmt.Fprintf(w, "sealed now up to seq %d\n", rep.ResealedSeq)
+		}
+	}
+}
+
+func auditRestartRun(ctx context.Context, o *auditRestartOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := o.Confirm(o.Log.Dir()); err != nil {
+		return err
+	}
+	master, err := o.LoadKey(ctx)
+	if err != nil {
+		return fmt.Errorf("failed to read the master key: %w", err)
+	}
+	seal, err := token.SubKey(master, token.LabelAudit)
+	if err != nil {
+		return err
+	}
+	archived, err := o.Log.Restart(seal)
+	if err != nil {
+		return err
+	}
+	if archived != "" {
+		fmt.Fprintf(o.Out, "The old audit log is kept as %s.\n", archived)
+	}
+	fmt.Fprintf(o.Out, "A new, sealed audit log starts in %s.\n", o.Log.Dir())
+	return nil
+}
+
+// confirmRestart asks at the terminal; inside an agent or without a
+// terminal it refuses.
+func confirmRestart(dir string) error {
+	tty, err := openTTY()
+	if err != nil {
+		return err
+	}
+	defer tty.Close()
+	fmt.Fprintf(tty, "This sets the audit log in %s aside and starts a new one.\n", dir)
+	line, err := readLine(tty, "Type restart to go on (anything else cancels): ")
+	if err != nil {
+		return err
+	}
+	if line != "restart" {
+		fmt.Fprintln(tty, "Not confirmed; nothing was changed.")
+		return errors.New("not confirmed")
+	}
+	return nil
+}
