@@ -62,6 +62,7 @@ the exact call (or a narrow scope that covers it), the session and the agent.`,
 		newShowCmd(),
 		newApproveCmd(),
 		newDenyCmd(),
+		newAuditCmd(),
 		newVersionCmd(),
 	)
 	return root
