@@ -1,0 +1,463 @@
+// Package install registers loopguard as a Claude Code hook in a settings
+// file, removes exactly that registration again, and reads the hooks a
+// settings file registers (for `loopguard doctor`).
+//
+// A settings file is edited as an ordered tree whose scalars keep their
+// source text: everything that is not loopguard's stays as it was (key order,
+// numbers, escapes); only whitespace is normalised to the file's own indent
+// unit. Merge and Unmerge are pure; Apply and Remove do the file work:
+// symlinks and read-only files are refused, writes are atomic, and the
+// original bytes are kept in a backup record so that Remove restores them
+// exactly when nothing else changed in between.
+package install
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The events loopguard registers for.
+const (
+	PreToolUse        = "PreToolUse"
+	PermissionRequest = "PermissionRequest"
+	PostToolUse       = "PostToolUse"
+)
+
+// Events are registered in this order.
+var Events = []string{PreToolUse, PermissionRequest, PostToolUse}
+
+// DefaultMatcher guards the tools with side effects: shell, file edits, web
+// fetches and every MCP tool. It is a regex for Claude Code (it contains '.').
+const DefaultMatcher = "Bash|Edit|Write|MultiEdit|NotebookEdit|WebFetch|mcp__.*"
+
+// OnFailureBlock makes Claude Code block the call when the hook cannot start,
+// times out or exits with an unexpected code (Claude Code 2.1.295 and later).
+const OnFailureBlock = "block"
+
+// TimeoutMargin is added to the hook's own deadline (and wait) to get the
+// timeout registered with Claude Code, so the hook always answers first.
+const TimeoutMargin = 25 * time.Second
+
+// maxWait bounds --wait: Claude Code's default hook timeout is 10 minutes.
+const maxWait = time.Hour
+
+// Options say what to register.
+type Options struct {
+	Binary   string        // absolute path of the loopguard binary
+	Mode     string        // enforce, ask or audit ("" means enforce)
+	Wait     time.Duration // hold calls until a human decides, at most this long (0: no wait)
+	Deadline time.Duration // the hook's own deadline (hooks.DefaultDeadline)
+	Matcher  string        // tool matcher ("" means DefaultMatcher)
+}
+
+func (o Options) check() error {
+	if !filepath.IsAbs(o.Binary) {
+		return fmt.Errorf("binary path %q is not absolute", o.Binary)
+	}
+	switch o.Mode {
+	case "", "enforce", "ask", "audit":
+	default:
+		return fmt.Errorf("unknown mode %q (want enforce, ask or audit)", o.Mode)
+	}
+	if o.Wait < 0 || o.Wait > maxWait {
+		return fmt.Errorf("wait %s is out of range (0 to %s)", o.Wait, maxWait)
+	}
+	if o.Deadline <= 0 || o.Deadline > time.Minute {
+		return fmt.Errorf("deadline %s is out of range (above 0, at most 1m)", o.Deadline)
+	}
+	if len(o.Matcher) > 1024 || strings.ContainsAny(o.Matcher, "\x00\n\r") {
+		return errors.New("matcher is too long or holds control characters")
+	}
+	return nil
+}
+
+// Handler is one hook handler as Claude Code reads it. Field order is the
+// order loopguard writes.
+type Handler struct {
+	Type      string   `json:"type"`
+	Command   string   `json:"command"`
+	Args      []string `json:"args,omitempty"`
+	Timeout   int      `json:"timeout,omitempty"`
+	OnFailure string   `json:"onFailure,omitempty"`
+}
+
+type group struct {
+	Matcher string    `json:"matcher"`
+	Hooks   []Handler `json:"hooks"`
+}
+
+// TimeoutFor is the timeout, in whole seconds, registered for a hook with
+// this deadline and wait.
+func TimeoutFor(deadline, wait time.Duration) int {
+	return int(math.Ceil((deadline + wait + TimeoutMargin).Seconds()))
+}
+
+// HandlerFor is the handler loopguard registers for event.
+func HandlerFor(o Options, event string) Handler {
+	mode := o.Mode
+	if mode == "" {
+		mode = "enforce"
+	}
+	args := []string{"hook", "--event", event, "--mode", mode}
+	wait := time.Duration(0)
+	if o.Wait > 0 && event != PostToolUse {
+		wait = o.Wait
+		args = append(args, "--wait", o.Wait.String())
+	}
+	return Handler{Type: "command", Command: o.Binary, Args: args,
+		Timeout: TimeoutFor(o.Deadline, wait), OnFailure: OnFailureBlock}
+}
+
+func (o Options) matcher() string {
+	if o.Matcher == "" {
+		return DefaultMatcher
+	}
+	return o.Matcher
+}
+
+// IsLoopguard reports whether a handler is loopguard's hook: a command whose
+// executable is named loopguard, run with "hook" as its first argument (in
+// exec form, or as the first two words of a shell command).
+func IsLoopguard(h Handler) bool {
+	if h.Type != "command" {
+		return false
+	}
+	if len(h.Args) > 0 {
+		return isLoopguardName(h.Command) && h.Args[0] == "hook"
+	}
+	cmd := strings.TrimSpace(h.Command)
+	var first, rest string
+	if cmd != "" && (cmd[0] == '"' || cmd[0] == '\'') {
+		end := strings.IndexByte(cmd[1:], cmd[0])
+		if end < 0 {
+			return false
+		}
+		first, rest = cmd[1:1+end], cmd[2+end:]
+	} else {
+		first, rest, _ = strings.Cut(cmd, " ")
+	}
+	f := strings.Fields(rest)
+	return len(f) >= 1 && isLoopguardName(first) && f[0] == "hook"
+}
+
+func isLoopguardName(cmd string) bool {
+	base := filepath.Base(cmd)
+	base = strings.TrimSuffix(base, ".exe")
+	return base == "loopguard"
+}
+
+// handlerOf reads a handler node; ok is false when it is not an object.
+func handlerOf(n *node) (Handler, bool) {
+	if n == nil || n.kind != '{' {
+		return Handler{}, false
+	}
+	var h Handler
+	h.Type, _ = n.get("type").str()
+	h.Command, _ = n.get("command").str()
+	if a := n.get("args"); a != nil && a.kind == '[' {
+		for _, e := range a.elems {
+			s, _ := e.str()
+			h.Args = append(h.Args, s)
+		}
+	}
+	if t, ok := n.get("timeout").num(); ok && t >= 0 && t < math.MaxInt32 {
+		h.Timeout = int(t)
+	}
+	h.OnFailure, _ = n.get("onFailure").str()
+	return h, true
+}
+
+func isOurs(n *node) bool {
+	h, ok := handlerOf(n)
+	return ok && IsLoopguard(h)
+}
+
+// shapeError reports a settings file whose hooks are not the shape Claude
+// Code reads; loopguard refuses to guess.
+func shapeError(format string, args ...any) error {
+	return &SyntaxError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// hooksTree checks the shape of root's "hooks" (object of arrays of groups,
+// each with a "hooks" array) and returns it, or nil when absent.
+func hooksTree(root *node) (*node, error) {
+	if root.kind != '{' {
+		return nil, shapeError("the top level is not a JSON object")
+	}
+	hk := root.get("hooks")
+	if hk == nil {
+		return nil, nil
+	}
+	if hk.kind != '{' {
+		return nil, shapeError(`"hooks" is not an object`)
+	}
+	for i, ev := range hk.vals {
+		if ev.kind != '[' {
+			return nil, shapeError(`"hooks.%s" is not an array`, hk.keys[i])
+		}
+		for j, g := range ev.elems {
+			if g.kind != '{' {
+				return nil, shapeError(`"hooks.%s[%d]" is not an object`, hk.keys[i], j)
+			}
+			if hs := g.get("hooks"); hs != nil && hs.kind != '[' {
+				return nil, shapeError(`"hooks.%s[%d].hooks" is not an array`, hk.keys[i], j)
+			}
+		}
+	}
+	return hk, nil
+}
+
+// removeOurs deletes loopguard's handlers from the event array ev, drops the
+// groups that this empties, and reports whether it removed anything.
+func removeOurs(ev *node) bool {
+	removed := false
+	kept := ev.elems[:0:0]
+	for _, g := range ev.elems {
+		hs := g.get("hooks")
+		if hs == nil {
+			kept = append(kept, g)
+			continue
+		}
+		var left []*node
+		for _, h := range hs.elems {
+			if isOurs(h) {
+				removed = true
+				continue
+			}
+			left = append(left, h)
+		}
+		if len(left) == len(hs.elems) {
+			kept = append(kept, g)
+			continue
+		}
+		if len(left) == 0 {
+			continue // the group held only loopguard
+		}
+		hs.elems = left
+		kept = append(kept, g)
+	}
+	ev.elems = kept
+	return removed
+}
+
+// emptyNode is "{}" for a missing file.
+func parseOrEmpty(data []byte) (*node, error) {
+	if len(bytes.TrimSpace(data)) == 0 && data != nil {
+		return nil, &SyntaxError{Msg: "the file is empty, which is not valid JSON"}
+	}
+	if data == nil {
+		return &node{kind: '{'}, nil
+	}
+	return parse(data)
+}
+
+// Merge returns data with loopguard registered for every event in Events
+// under o. data nil means there is no file yet. A handler of loopguard's
+// already present is replaced in place when its group holds nothing else
+// and has the same matcher; otherwise loopguard's handlers are removed
+// wherever they are and one group per event is appended. changed is false,
+// and out is data itself, when the registration is already exactly this.
+func Merge(data []byte, o Options) (out []byte, changed bool, err error) {
+	if err := o.check(); err != nil {
+		return nil, false, err
+	}
+	root, err := parseOrEmpty(data)
+	if err != nil {
+		return nil, false, err
+	}
+	hk, err := hooksTree(root)
+	if err != nil {
+		return nil, false, err
+	}
+	if hk == nil {
+		hk = &node{kind: '{'}
+		root.set("hooks", hk)
+	}
+	m := o.matcher()
+	for _, event := range Events {
+		want := fromValue(group{Matcher: m, Hooks: []Handler{HandlerFor(o, event)}})
+		ev := hk.get(event)
+		if ev == nil {
+			hk.set(event, &node{kind: '[', elems: []*node{want}})
+			continue
+		}
+		// In place: the first group of loopguard's alone, same matcher.
+		placed := -1
+		for i, g := range ev.elems {
+			hs := g.get("hooks")
+			if hs != nil && len(hs.elems) == 1 && isOurs(hs.elems[0]) {
+				if mm, _ := g.get("matcher").str(); mm == m && len(g.keys) == 2 {
+					placed = i
+					break
+				}
+			}
+		}
+		if placed >= 0 {
+			// Keep its position; remove loopguard from every other group.
+			var kept []*node
+			for i, g := range ev.elems {
+				if i == placed {
+					kept = append(kept, want)
+					continue
+				}
+				one := &node{kind: '[', elems: []*node{g}}
+				removeOurs(one)
+				kept = append(kept, one.elems...)
+			}
+			ev.elems = kept
+			continue
+		}
+		removeOurs(ev)
+		ev.elems = append(ev.elems, want)
+	}
+	if data != nil {
+		indent := detectIndent(data)
+		if bytes.Equal(encode(root, ""), compact(data)) {
+			return data, false, nil
+		}
+		out = encode(root, indent)
+		if bytes.HasSuffix(data, []byte("\n")) {
+			out = append(out, '\n')
+		}
+		return out, true, nil
+	}
+	return append(encode(root, "  "), '\n'), true, nil
+}
+
+// compact re-encodes data without whitespace, for comparing trees.
+func compact(data []byte) []byte {
+	n, err := parse(data)
+	if err != nil {
+		return nil
+	}
+	return encode(n, "")
+}
+
+// Unmerge returns data without loopguard's handlers, dropping the groups,
+// event arrays and "hooks" object that this leaves empty. changed is false,
+// and out is data, when there was nothing of loopguard's.
+func Unmerge(data []byte) (out []byte, changed bool, err error) {
+	root, err := parse(data)
+	if err != nil {
+		return nil, false, err
+	}
+	changed, err = unmergeTree(root)
+	if err != nil || !changed {
+		return data, false, err
+	}
+	out = encode(root, detectIndent(data))
+	if bytes.HasSuffix(data, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out, true, nil
+}
+
+func unmergeTree(root *node) (bool, error) {
+	hk, err := hooksTree(root)
+	if err != nil || hk == nil {
+		return false, err
+	}
+	changed := false
+	for _, event := range append([]string{}, hk.keys...) {
+		ev := hk.get(event)
+		if removeOurs(ev) {
+			changed = true
+			if len(ev.elems) == 0 {
+				hk.del(event)
+			}
+		}
+	}
+	if changed && len(hk.keys) == 0 {
+		root.del("hooks")
+	}
+	return changed, nil
+}
+
+// Registered is one handler found in a settings file.
+type Registered struct {
+	Event   string
+	Matcher string
+	Handler Handler
+	Ours    bool
+}
+
+// Hooks lists every command handler in data, in file order.
+func Hooks(data []byte) ([]Registered, error) {
+	root, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	hk, err := hooksTree(root)
+	if err != nil || hk == nil {
+		return nil, err
+	}
+	var out []Registered
+	for i, event := range hk.keys {
+		for _, g := range hk.vals[i].elems {
+			m, _ := g.get("matcher").str()
+			hs := g.get("hooks")
+			if hs == nil {
+				continue
+			}
+			for _, h := range hs.elems {
+				if hd, ok := handlerOf(h); ok {
+					out = append(out, Registered{Event: event, Matcher: m, Handler: hd, Ours: IsLoopguard(hd)})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// sameSettings reports whether a and b hold the same settings once
+// loopguard's handlers and every empty hooks container are ignored.
+func sameSettings(a, b []byte) bool {
+	na, err := parse(a)
+	if err != nil {
+		return false
+	}
+	nb, err := parse(b)
+	if err != nil {
+		return false
+	}
+	for _, n := range []*node{na, nb} {
+		if _, err := unmergeTree(n); err != nil {
+			return false
+		}
+		pruneEmpty(n)
+	}
+	return bytes.Equal(encode(na, ""), encode(nb, ""))
+}
+
+// pruneEmpty drops empty groups, event arrays and "hooks" from root.
+func pruneEmpty(root *node) {
+	hk := root.get("hooks")
+	if hk == nil || hk.kind != '{' {
+		return
+	}
+	for _, event := range append([]string{}, hk.keys...) {
+		ev := hk.get(event)
+		if ev.kind != '[' {
+			continue
+		}
+		kept := ev.elems[:0:0]
+		for _, g := range ev.elems {
+			if hs := g.get("hooks"); hs != nil && hs.kind == '[' && len(hs.elems) == 0 {
+				continue
+			}
+			kept = append(kept, g)
+		}
+		ev.elems = kept
+		if len(ev.elems) == 0 {
+			hk.del(event)
+		}
+	}
+	if len(hk.keys) == 0 {
+		root.del("hooks")
+	}
+}
