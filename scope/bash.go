@@ -421,27 +421,40 @@ var ErrNotPinnable = errors.New("command cannot be pinned")
 // pinnedBuiltin is what a Bash rule for a bash builtin is pinned to.
 const pinnedBuiltin = "builtin"
 
-// checkExePath validates a pinned executable path: absolute, clean, and made
-// of characters that need no quoting (so the canonical form stays
-// unambiguous). It returns "" when the path is acceptable.
+// checkExePath validates a pinned executable: "builtin", or an absolute,
+// clean path of visible characters. It returns "" when acceptable.
 func checkExePath(p string) string {
-	if p == "" {
-		return "empty path"
-	}
 	if p == pinnedBuiltin {
 		return ""
 	}
+	if p == "" {
+		return "empty path"
+	}
 	if !strings.HasPrefix(p, "/") || filepath.Clean(p) != p {
 		return "not an absolute, clean path"
+	}
+	if len(p) > maxPathLen {
+		return "path too long"
+	}
+	if _, msg := checkText(p); msg != "" {
+		return msg
+	}
+	return ""
+}
+
+// plainExePath reports whether a pinned path can be written unquoted.
+func plainExePath(p string) bool {
+	if p == "" {
+		return false
 	}
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("/._+-@", c) >= 0
 		if !ok {
-			return fmt.Sprintf("character %q is not allowed in a pinned path", c)
+			return false
 		}
 	}
-	return ""
+	return true
 }
 
 // matchBash checks a simple command from shellparse against the rule.

@@ -52,6 +52,11 @@ var (
 		"kwalletcli", "keyctl", "seahorse", "systemctl", "launchctl")
 )
 
+// pathWriters change the files named in their arguments. With a wildcard
+// they could overwrite the hook settings or the guard itself.
+var pathWriters = set("cp", "mv", "rm", "ln", "tee", "dd", "install", "chmod", "chown", "chgrp",
+	"truncate", "rsync", "patch", "unlink", "shred", "touch", "chattr", "setfacl")
+
 // wildcardAfterName lists commands whose global options (right after the
 // name) can run other programs: git -c core.pager=..., -c alias.x=!sh ...
 // A wildcard in the first argument position is refused for them.
@@ -80,6 +85,18 @@ func commandBase(name string) string {
 
 // protected path names: a rule mentioning them is refused.
 var protectedWords = []string{".claude", "loopguard", "keyrings", "keychains"}
+
+// Directories at the project root that no Edit or Write scope may reach:
+// the ones Claude Code itself protects in bypassPermissions mode.
+var (
+	projectWriteProtected = []string{".claude", ".git", ".vscode", ".idea"}
+	projectWhy            = map[string]string{
+		".claude": "its settings hold the hooks",
+		".git":    "git config and hooks run commands",
+		".vscode": "editor tasks run commands",
+		".idea":   "editor run configurations run commands",
+	}
+)
 
 // Directories under the home directory a file scope may not reach.
 var (
@@ -114,10 +131,15 @@ var (
 //     global options can run other programs (git -c core.pager=...);
 //   - Bash scopes whose words or redirections mention .claude, loopguard or
 //     the keyrings;
-//   - Edit and Write scopes that can reach the project's .claude/ directory
-//     (its settings files hold the hooks), ~/.claude/, the guard's state,
-//     config and binary, or the keyrings; Read scopes that can reach the
-//     guard's state or the keyrings.
+//   - Bash scopes with a wildcard over commands that write the files they
+//     name (cp, mv, rm, ln, tee, dd, chmod...), and Bash scopes redirecting
+//     to a file named settings.json or settings.local.json;
+//   - Edit and Write scopes that can reach the project's .claude/ (its
+//     settings hold the hooks), .git/ (config and hooks run commands),
+//     .vscode/ or .idea/ (the directories Claude Code protects in
+//     bypassPermissions mode), ~/.claude/, the guard's state, config and
+//     binary, or the keyrings; Read scopes that can reach the guard's state
+//     or the keyrings.
 //
 // An absolute pattern with ** (Edit(//tmp/x/**)) may reach some other
 // directory's .claude/; Dangerous cannot know the project dir, so the hook's
@@ -177,6 +199,9 @@ func dangerousBash(r Rule) error {
 			hasWild = true
 		}
 	}
+	if hasWild && pathWriters[commandBase(names[0])] {
+		return dangerous(r, "with a wildcard, %s can overwrite the hook settings or the guard; name the files", names[0])
+	}
 	if hasWild && wildcardAfterName[commandBase(names[0])] && (len(bs.words) == 1 || !bs.words[1].literal()) {
 		return dangerous(r, "a wildcard right after %s can pass global options that run other programs (for git: -c core.pager=..., -c alias.x=!...); name the subcommand, as in %s log *", names[0], names[0])
 	}
@@ -186,6 +211,10 @@ func dangerousBash(r Rule) error {
 	}
 	for _, rd := range bs.redirs {
 		texts = append(texts, rd.target)
+		switch filepath.Base(rd.target) {
+		case "settings.json", "settings.local.json":
+			return dangerous(r, "redirecting to %s could overwrite a hook settings file, depending on the cwd", rd.target)
+		}
 	}
 	for _, t := range texts {
 		lt := strings.ToLower(t)
@@ -207,8 +236,13 @@ func dangerousFile(r Rule, home string) error {
 	}
 	switch r.anchor {
 	case anchorProject:
-		if writes && couldReach(pat, []string{".claude"}) {
-			return dangerous(r, "it can reach the project's .claude/ directory, whose settings hold the hooks")
+		if !writes {
+			return nil
+		}
+		for _, d := range projectWriteProtected {
+			if couldReach(pat, []string{d}) {
+				return dangerous(r, "it can reach the project's %s/ directory (%s)", d, projectWhy[d])
+			}
 		}
 		return nil
 	case anchorHome:
@@ -221,8 +255,10 @@ func dangerousFile(r Rule, home string) error {
 	case anchorRoot:
 		if writes {
 			for _, seg := range pat {
-				if seg != "**" && segMatch(seg, ".claude") {
-					return dangerous(r, "it can reach a .claude/ directory, whose settings hold the hooks")
+				for _, d := range projectWriteProtected {
+					if seg != "**" && segMatch(seg, d) {
+						return dangerous(r, "it can reach a %s/ directory (%s)", d, projectWhy[d])
+					}
 				}
 			}
 		}

@@ -23,6 +23,10 @@ func TestDangerous(t *testing.T) {
 		"Read(~/notes/**)",
 		"Read(**)",
 		"Read(.claude/settings.json)",
+		"Read(.git/config)",
+		"Bash(rm -rf build)",
+		"Bash(cp a.txt b.txt)",
+		"Edit(src/.gitignore)",
 		"Edit(~/notes/**)",
 		"WebFetch(domain:pkg.go.dev)",
 		"mcp__github__get_issue",
@@ -80,6 +84,15 @@ func TestDangerous(t *testing.T) {
 		{"Edit(//home/u/.claude/settings.json)", ".claude"},
 		{"Read(//home/u/.local/share/**)", "keyrings"},
 		{"Edit(//work/*/.claude/**)", ".claude"},
+		{"Edit(.git/config)", ".git/"},
+		{"Edit(.g*/hooks/pre-commit)", ".git/"},
+		{"Write(.vscode/tasks.json)", ".vscode/"},
+		{"Edit(//work/p/.git/hooks/*)", ".git/"},
+		{"Bash(cp * dist/)", "overwrite"},
+		{"Bash(rm -rf build/*)", "overwrite"},
+		{"Bash(tee *)", "overwrite"},
+		{"Bash(go test ./... >settings.json)", "settings.json"},
+		{"Bash(make 2>>conf/settings.local.json)", "settings.local.json"},
 	}
 	for _, s := range ok {
 		r, err := Parse(s)

@@ -137,10 +137,11 @@
 // interpreters and wrappers (bash, python, node, env, xargs, sudo, find,
 // timeout, ssh, docker...), over loopguard, the claude CLI and the keyring
 // tools (secret-tool, gnome-keyring-daemon, security, dbus-send, busctl,
-// gdbus...); Bash scopes with a wildcard right after git, make, npm, go...;
-// and file scopes that can reach the hook settings (.claude/ in the
-// project, ~/.claude/), the guard's state, config and binary, or the
-// keyrings. Such calls can still be approved one at a time with
+// gdbus...); Bash scopes with a wildcard right after git, make, npm, go...,
+// or anywhere in a command that writes the files it names (cp, mv, rm, tee,
+// chmod...); and file scopes that can reach the hook settings (.claude/ in
+// the project, ~/.claude/), .git/, .vscode/ or .idea/, the guard's state,
+// config and binary, or the keyrings. Such calls can still be approved one at a time with
 // `loopguard approve <id>`.
 //
 // # Reason codes

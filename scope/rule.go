@@ -2,6 +2,7 @@ package scope
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -139,6 +140,12 @@ func Parse(rule string) (Rule, error) {
 		return Rule{}, perr(rule, 0, "unknown tool %q", name)
 	}
 	closeIdx := strings.LastIndexByte(rule, ')')
+	if k == kindBash && strings.HasSuffix(rule, "\"") {
+		// A pinned path that needs quoting: Bash(...)@"/opt/my tools/x".
+		// Inside a valid Go string literal every " is escaped, so the
+		// last )@" starts the path.
+		closeIdx = strings.LastIndex(rule, ")@\"")
+	}
 	if closeIdx < i {
 		return Rule{}, perr(rule, len(rule), "missing ')'")
 	}
@@ -154,6 +161,15 @@ func Parse(rule string) (Rule, error) {
 			return Rule{}, perr(rule, closeIdx+1, "unexpected text after ')'; only a pinned executable (@/abs/path) may follow")
 		}
 		exe = tail[1:]
+		if strings.HasPrefix(exe, "\"") {
+			uq, err := strconv.Unquote(exe)
+			if err != nil {
+				return Rule{}, perr(rule, closeIdx+2, "pinned executable: invalid quoted path")
+			}
+			exe = uq
+		} else if !plainExePath(exe) {
+			return Rule{}, perr(rule, closeIdx+2, "pinned executable: quote a path with characters other than letters, digits and /._+-@")
+		}
 		if msg := checkExePath(exe); msg != "" {
 			return Rule{}, perr(rule, closeIdx+2, "pinned executable: %s", msg)
 		}
@@ -251,8 +267,12 @@ func (r Rule) String() string {
 		return s
 	case kindBash:
 		s := r.tool + "(" + r.spec + ")"
-		if r.exe != "" {
+		switch {
+		case r.exe == "":
+		case plainExePath(r.exe):
 			s += "@" + r.exe
+		default:
+			s += "@" + strconv.Quote(r.exe)
 		}
 		return s
 	case kindFile, kindWebFetch:
