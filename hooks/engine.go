@@ -188,7 +188,7 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 	dec := e.decideDescribed(ctx, c, d)
 	dec.Digest = d.digest
 	if e.Mode == ModeAsk {
-		dec.rendering = Render(d.canonical) + "digest: " + d.digest + "\n"
+		dec.rendering = renderLimit(d.canonical, MaxReasonLen/2) + "digest: " + d.digest + "\n"
 		for _, w := range Warnings(d.canonical) {
 			dec.rendering += "WARNING: " + w + "\n"
 		}

@@ -15,15 +15,19 @@ import (
 // field and every byte, with anything that is not printable ASCII escaped
 // visibly (\t, \x1b, \u{200b}), multi-line strings as numbered blocks. It is
 // never a summary.
-func Render(canonical []byte) string {
+func Render(canonical []byte) string { return renderLimit(canonical, -1) }
+
+// renderLimit renders at most about limit bytes (no limit when negative) and
+// says where it stopped.
+func renderLimit(canonical []byte, limit int) string {
 	v, err := token.Decode(canonical)
 	if err != nil {
 		return "(descriptor does not decode: " + err.Error() + ")\n"
 	}
-	var b strings.Builder
+	b := &renderer{limit: limit}
 	m, ok := v.(map[string]any)
 	if !ok {
-		renderValue(&b, v, 0)
+		renderValue(b, v, 0)
 		return b.String()
 	}
 	// Fixed order for the known fields, then the rest.
@@ -38,13 +42,48 @@ func Render(canonical []byte) string {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(&b, "%s:", escapeText(k))
-		renderValue(&b, val, 1)
+		fmt.Fprintf(b, "%s:", escapeText(k))
+		renderValue(b, val, 1)
 	}
 	return b.String()
 }
 
-func renderValue(b *strings.Builder, v any, depth int) {
+// renderer is a builder that stops taking text past its limit.
+type renderer struct {
+	strings.Builder
+	limit int
+	cut   bool
+}
+
+func (r *renderer) full() bool {
+	if r.limit >= 0 && r.Len() > r.limit {
+		if !r.cut {
+			r.cut = true
+			r.Builder.WriteString("\n... (rendering cut here; the full call is in `loopguard show`)\n")
+		}
+		return true
+	}
+	return false
+}
+
+func (r *renderer) Write(p []byte) (int, error) {
+	if r.full() {
+		return len(p), nil
+	}
+	return r.Builder.Write(p)
+}
+
+func (r *renderer) WriteString(s string) (int, error) {
+	if r.full() {
+		return len(s), nil
+	}
+	return r.Builder.WriteString(s)
+}
+
+func renderValue(b *renderer, v any, depth int) {
+	if b.full() {
+		return
+	}
 	indent := strings.Repeat("  ", depth)
 	switch v := v.(type) {
 	case map[string]any:
@@ -52,7 +91,7 @@ func renderValue(b *strings.Builder, v any, depth int) {
 			b.WriteString(" {}\n")
 			return
 		}
-		b.WriteByte('\n')
+		b.WriteString("\n")
 		keys := make([]string, 0, len(v))
 		for k := range v {
 			keys = append(keys, k)
@@ -67,7 +106,7 @@ func renderValue(b *strings.Builder, v any, depth int) {
 			b.WriteString(" []\n")
 			return
 		}
-		b.WriteByte('\n')
+		b.WriteString("\n")
 		for i, e := range v {
 			fmt.Fprintf(b, "%s[%d]:", indent, i)
 			renderValue(b, e, depth+1)
@@ -85,6 +124,9 @@ func renderValue(b *strings.Builder, v any, depth int) {
 		}
 		fmt.Fprintf(b, " (%d lines, %d bytes, %s)\n", len(lines), len(v), final)
 		for i, l := range lines {
+			if b.full() {
+				return
+			}
 			fmt.Fprintf(b, "%s%4d | %s\n", indent, i+1, escapeText(l))
 		}
 	case json.Number:

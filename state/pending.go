@@ -40,7 +40,9 @@ type Pending struct {
 	Digest     string    `json:"digest"`
 	CallDigest string    `json:"call_digest"`
 	// Descriptor is the canonical JSON of the call: what the human reviews.
-	Descriptor json.RawMessage `json:"descriptor"`
+	// It is kept as bytes (base64 in the file), never re-encoded, so the
+	// digest of what is shown is the digest of what was hashed.
+	Descriptor []byte `json:"descriptor"`
 	// Reason is the code the call was denied with (no_grant, chained_command...).
 	Reason    string    `json:"reason"`
 	Detail    string    `json:"detail,omitempty"`
@@ -72,15 +74,16 @@ func validID(id string) bool {
 	return true
 }
 
-// PutPending writes p. A record that exists already keeps its Created time
-// and its decision; only Seen is updated.
+// PutPending writes p. A record that exists already for the same call
+// keeps its Created time and its decision; only Seen is updated, and p is
+// set to the stored record.
 func (s *Store) PutPending(p *Pending) error {
 	if !validID(p.ID) {
 		return fmt.Errorf("invalid pending id %q", p.ID)
 	}
 	if old, err := s.GetPending(p.ID); err == nil && old.Digest == p.Digest {
 		old.Seen = p.Seen
-		p = old
+		*p = *old
 	}
 	if p.Status == "" {
 		p.Status = StatusOpen

@@ -172,7 +172,7 @@ or without a terminal. There is no --yes.`,
 			return approveRun(cmd.Context(), tty, st, args[0], ttl, time.Now())
 		},
 	}
-	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Minute, "how long the approval stays valid")
+	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Minute, "how long the approval stays valid (at most 24h)")
 	return cmd
 }
 
@@ -186,8 +186,6 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id string, t
 	if p.Status == state.StatusApproved {
 		fmt.Fprintf(tty, "Note: %s was approved before; approving it again mints a new single-use grant.\n", id)
 	}
-	// The digest is recomputed from the bytes shown, so what is approved is
-	// what was rendered, whatever the record claims.
 	if token.DigestOf(p.Descriptor) != p.Digest {
 		return fmt.Errorf("%w: pending record %s: its digest does not match its call", state.ErrCorrupt, id)
 	}
@@ -205,17 +203,8 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id string, t
 	if err != nil {
 		return err
 	}
-	g, err := keys.Mint(token.Grant{
-		Principal: principal(), Agent: p.Agent, Session: p.Session, Tool: p.Tool,
-		ArgHash: p.Digest, Scope: token.ScopeCall, Expiry: now.Add(ttl),
-	}, now)
+	g, err := hooks.Approve(st, keys, p, principal(), ttl, now)
 	if err != nil {
-		return err
-	}
-	if _, err := st.PutGrant(&g, state.GrantRecord{CallDigest: p.CallDigest, Pending: p.ID, AgentType: p.AgentType}); err != nil {
-		return err
-	}
-	if err := st.Decide(p.ID, state.StatusApproved, g.Principal, g.ID(), now); err != nil {
 		return err
 	}
 	if err := record(st, seal, audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,

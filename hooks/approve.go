@@ -1,0 +1,43 @@
+package hooks
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+// MaxApprovalTTL bounds how long an exact approval may stay valid.
+const MaxApprovalTTL = 24 * time.Hour
+
+// Approve mints an exact, single-use grant for the pending call p, bound to
+// its digest, session, agent and tool, stores it and marks p approved. The
+// digest is recomputed from the canonical bytes the human was shown, so what
+// is approved is what was rendered, whatever else the record says.
+func Approve(st *state.Store, keys *token.Keys, p *state.Pending, principal string, ttl time.Duration, now time.Time) (*token.Grant, error) {
+	if ttl <= 0 || ttl > MaxApprovalTTL {
+		return nil, fmt.Errorf("approval ttl must be between 1s and %s", MaxApprovalTTL)
+	}
+	if token.DigestOf(p.Descriptor) != p.Digest {
+		return nil, fmt.Errorf("%w: pending record %s: its digest does not match its call", state.ErrCorrupt, p.ID)
+	}
+	if p.Session == "" || p.Agent == "" || p.Tool == "" {
+		return nil, errors.New("pending record lacks its session, agent or tool")
+	}
+	g, err := keys.Mint(token.Grant{
+		Principal: principal, Agent: p.Agent, Session: p.Session, Tool: p.Tool,
+		ArgHash: p.Digest, Scope: token.ScopeCall, Expiry: now.Add(ttl),
+	}, now)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.PutGrant(&g, state.GrantRecord{CallDigest: p.CallDigest, Pending: p.ID, AgentType: p.AgentType, Created: now.UTC()}); err != nil {
+		return nil, err
+	}
+	if err := st.Decide(p.ID, state.StatusApproved, principal, g.ID(), now); err != nil {
+		return nil, err
+	}
+	return &g, nil
+}

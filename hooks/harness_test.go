@@ -1,0 +1,173 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+var testMaster = bytes.Repeat([]byte{7}, 32)
+
+// harness is an engine over a private state dir, a project dir and a
+// trusted bin dir of stub executables.
+type harness struct {
+	t       *testing.T
+	project string
+	bin     string
+	eng     func() *Engine
+	store   *state.Store
+	keyErr  error
+	now     time.Time
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	base := t.TempDir()
+	h := &harness{t: t, project: filepath.Join(base, "project"), bin: filepath.Join(base, "bin"), now: time.Now()}
+	for _, d := range []string{h.project, h.bin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"echo", "ls", "git", "go", "rm", "cat", "curl", "sh", "bash", "secret-tool"} {
+		if err := os.WriteFile(filepath.Join(h.bin, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := state.Open(filepath.Join(base, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.store = st
+	h.eng = func() *Engine {
+		return &Engine{
+			Store: st,
+			Audit: audit.Open(filepath.Join(st.Dir, "audit")),
+			LoadKey: func(context.Context) ([]byte, error) {
+				if h.keyErr != nil {
+					return nil, h.keyErr
+				}
+				return bytes.Clone(testMaster), nil
+			},
+			Now: func() time.Time { return h.now },
+			Env: Env{Path: h.bin, Home: filepath.Join(base, "home"), Trusted: []string{h.bin},
+				Self: filepath.Join(base, "bin", "loopguard"), StateDir: st.Dir},
+		}
+	}
+	return h
+}
+
+var recordDir = regexp.MustCompile(`/tmp/loopguard-record-[0-9]+/[a-z-]+/project`)
+
+// fixture loads a payload recorded from the real client, with its project
+// dir moved to the harness's.
+func (h *harness) fixture(name string) map[string]any {
+	h.t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "payloads", name))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	data = recordDir.ReplaceAll(data, []byte(h.project))
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		h.t.Fatal(err)
+	}
+	return m
+}
+
+func (h *harness) call(payload map[string]any) *Call {
+	h.t.Helper()
+	b, err := json.Marshal(payload)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c, err := DecodeClaude(b)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
+}
+
+func (h *harness) decide(payload map[string]any) Decision {
+	h.t.Helper()
+	return h.eng().Decide(context.Background(), h.call(payload))
+}
+
+// approve plays the human: approve the pending call the decision names.
+func (h *harness) approve(d Decision) *token.Grant {
+	h.t.Helper()
+	if d.Pending == "" {
+		h.t.Fatalf("decision %+v has no pending call to approve", d)
+	}
+	p, err := h.store.GetPending(d.Pending)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	keys, _ := token.NewKeys(testMaster)
+	g, err := Approve(h.store, keys, p, "alice", 10*time.Minute, h.now)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return g
+}
+
+// grantScope plays the human minting a scoped grant.
+func (h *harness) grantScope(rule, session, agent string) *token.Grant {
+	h.t.Helper()
+	keys, _ := token.NewKeys(testMaster)
+	r, err := scope.Parse(rule)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if r, err = r.Pin(shellparse.Env{Cwd: h.project, Path: h.bin, ProjectDir: h.project, Trusted: []string{h.bin}}); err != nil {
+		h.t.Fatal(err)
+	}
+	g, err := keys.Mint(token.Grant{Principal: "alice", Agent: agent, Session: session, Tool: r.Tool(),
+		ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.store.PutGrant(&g, state.GrantRecord{}); err != nil {
+		h.t.Fatal(err)
+	}
+	return &g
+}
+
+func clone(m map[string]any) map[string]any {
+	b, _ := json.Marshal(m)
+	var out map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	_ = dec.Decode(&out)
+	return out
+}
+
+func with(m map[string]any, f func(m map[string]any)) map[string]any {
+	c := clone(m)
+	f(c)
+	return c
+}
+
+func input(m map[string]any) map[string]any { return m["tool_input"].(map[string]any) }
+
+func expect(t *testing.T, what string, d Decision, behavior, reason string) {
+	t.Helper()
+	if d.Behavior != behavior || d.Reason != reason {
+		t.Errorf("%s: got %s/%s (%s), want %s/%s", what, d.Behavior, d.Reason, d.Message, behavior, reason)
+	}
+}
+
+type auditEntry = audit.Entry
