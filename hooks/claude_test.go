@@ -117,7 +117,10 @@ func TestHookDeadlinePanicAndSetupErrors(t *testing.T) {
 	good, _ := json.Marshal(call)
 	slow := func() (*Engine, error) {
 		e := h.eng()
-		e.LoadKey = func(ctx context.Context) ([]byte, error) { time.Sleep(3 * time.Second); return bytes.Clone(testMaster), nil }
+		e.LoadKey = func(ctx context.Context) ([]byte, error) {
+			time.Sleep(3 * time.Second)
+			return bytes.Clone(testMaster), nil
+		}
 		return e, nil
 	}
 	for _, event := range []string{PreToolUse, PermissionRequest} {
