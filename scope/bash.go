@@ -163,6 +163,9 @@ func parseBashSpec(spec string) (bashSpec, error) {
 		if i == 0 {
 			off := int(w.Pos().Offset())
 			if !bw.literal() {
+				if bw.star() && len(call.Args) == 1 {
+					return bashSpec{}, serr(off, "Bash(*) would cover every command, like a bare Bash; name the command, or approve calls one at a time")
+				}
 				return bashSpec{}, serr(off, "the command name must be literal (no wildcard)")
 			}
 			name := bw.lits[0]

@@ -293,7 +293,14 @@ func couldReach(pat, dir []string) bool {
 	return true
 }
 
+// segMatch reports whether one pattern segment can match name, ignoring
+// case (macOS and Windows file systems do: .CLAUDE is .claude there).
 func segMatch(seg, name string) bool {
-	ok, err := doublestar.Match(seg, name)
-	return err != nil || ok // an unreadable pattern counts as a match: fail closed
+	for _, s := range []string{seg, strings.ToLower(seg)} {
+		ok, err := doublestar.Match(s, strings.ToLower(name))
+		if err != nil || ok {
+			return true // an unreadable pattern counts as a match: fail closed
+		}
+	}
+	return false
 }

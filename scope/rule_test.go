@@ -99,6 +99,7 @@ var parseBad = []struct {
 	{"Bash(A=1 A=2 git status)", 9, "twice"},
 	{"Bash(A=* git status)", 5, "literal"},
 	{"Bash(* --version)", 5, "must be literal"},
+	{"Bash(*)", 5, "every command"},
 	{"Bash(ls*)", 5, "must be literal"},
 	{"Bash(./x.sh)", 5, "absolute"},
 	{"Bash(ls ~/x)", 8, "tilde"},
