@@ -132,7 +132,7 @@ func noBusHint() string {
 	}
 	lines = append(lines,
 		"run loopguard from your desktop session's terminal, where "+busEnv+" is set",
-		"over SSH or in a container: start a bus and an unlocked keyring, e.g. `dbus-run-session -- $SHELL`, then `gnome-keyring-daemon --unlock --components=secrets` (it reads the keyring password on stdin)",
+		"over SSH or in a container: start a bus and an unlocked keyring, e.g. `dbus-run-session -- $SHELL`, then `gnome-keyring-daemon --replace --unlock --components=secrets` (it reads the keyring password on stdin, up to end of file)",
 	)
 	return strings.Join(lines, "\n")
 }
