@@ -32,7 +32,7 @@ test: deps
 
 lint:
 	@files=$$(git ls-files --cached --others --exclude-standard -- '*.go'); \
-	bad=$$(gofmt -l $$files); \
+	bad=$$([ -z "$$files" ] || gofmt -l $$files); \
 	if [ -n "$$bad" ]; then echo "gofmt: these files need formatting:"; echo "$$bad"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
