@@ -121,3 +121,59 @@ func FuzzMatchWord(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMatchBash feeds command strings through shellparse and a pinned rule:
+// whatever the input, a match implies a simple command, the pinned
+// executable, the rule's words, and only named or harmless redirections.
+func FuzzMatchBash(f *testing.F) {
+	for _, s := range []string{"git status", "git status; id", "git status > f", "git log -p *.go", "LANG=C git log x", "git log 2>&1", "git log >&2 <&0"} {
+		f.Add(s)
+	}
+	root, err := os.MkdirTemp("", "scopefuzz")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { os.RemoveAll(root) })
+	root, _ = filepath.EvalSymlinks(root)
+	bin, proj := filepath.Join(root, "bin"), filepath.Join(root, "proj")
+	for _, d := range []string{bin, proj} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	env := shellparse.Env{Cwd: proj, ProjectDir: proj, Path: bin, Trusted: []string{bin}}
+	var rules []Rule
+	for _, s := range []string{"Bash(git status)", "Bash(git log *)", "Bash(git * x)", "Bash(LANG=C git log *)", "Bash(git log >out)"} {
+		r, err := Parse(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if r, err = r.Pin(env); err != nil {
+			f.Fatal(err)
+		}
+		rules = append(rules, r)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		res := shellparse.Analyze(cmd, env)
+		for _, r := range rules {
+			err := Match(r, Call{Tool: "Bash", Input: map[string]any{"command": cmd}, Cwd: proj, ProjectDir: proj, Shell: &res})
+			if err != nil {
+				if ReasonOf(err) == "" {
+					t.Fatalf("%s / %q: error without reason: %v", r, cmd, err)
+				}
+				continue
+			}
+			if res.Verdict != shellparse.Simple || res.Executable != r.Executable() || len(res.Argv) == 0 || res.Argv[0].Value != "git" {
+				t.Fatalf("%s matched %q: %+v", r, cmd, res)
+			}
+			for _, rd := range res.Redirects {
+				if rd.Writes && rd.Target != "/dev/null" && rd.Target != "out" {
+					t.Fatalf("%s matched %q with redirection %+v", r, cmd, rd)
+				}
+			}
+		}
+	})
+}

@@ -25,6 +25,11 @@ func TestMatchWebFetch(t *testing.T) {
 		{"https://evil.example#pkg.go.dev", ReasonDomainMismatch},
 		{"https://pkg.go.dev@evil.example/", ReasonBadURL},
 		{"https://user:pw@pkg.go.dev/", ReasonBadURL},
+		{"https://pkg.go.dev;@evil.example/", ReasonBadURL},
+		{"https://pkg.go.dev:443@evil.example/", ReasonBadURL},
+		{"https://pkg.go.dev%2F@evil.example/", ReasonBadURL},
+		{"https://pkg%2Ego%2Edev/", ReasonBadURL},
+		{"https://pkg.go.dev#@evil.example/", ""}, // the fragment holds the @: the host is pkg.go.dev
 		{"https://evil.example\\@pkg.go.dev/", ReasonBadURL},
 		{"https://pkg.go.dev\\.evil.example/", ReasonBadURL},
 		{"https://pkg.go.dev\t.evil.example/", ReasonBadURL},
