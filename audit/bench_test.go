@@ -114,3 +114,16 @@ func benchLog(b *testing.B, n int) *Log {
 	b.Helper()
 	return bigLog(b, filepath.Join(b.TempDir(), "audit"), n)
 }
+
+// Verify reads everything; this is the figure for `loopguard audit verify`.
+func BenchmarkVerify(b *testing.B) {
+	l := benchLog(b, 1_000_000)
+	b.Run("lines=1000000", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			rep, err := l.Verify(testKey)
+			if err != nil || !rep.OK() {
+				b.Fatal(err, rep.Problems)
+			}
+		}
+	})
+}

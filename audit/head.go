@@ -108,9 +108,9 @@ func (l *Log) Seal(sealKey []byte) error {
 		return err
 	}
 	defer unlock()
-	f, err := os.OpenFile(l.path(logName), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := l.openAppend()
 	if err != nil {
-		return fmt.Errorf("failed to open audit log: %w", err)
+		return err
 	}
 	defer f.Close()
 	cur, err := l.current(f)
@@ -136,9 +136,9 @@ func (l *Log) Rekey(oldKey, newKey []byte) error {
 		return err
 	}
 	defer unlock()
-	f, err := os.OpenFile(l.path(logName), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := l.openAppend()
 	if err != nil {
-		return fmt.Errorf("failed to open audit log: %w", err)
+		return err
 	}
 	defer f.Close()
 	cur, err := l.current(f)
@@ -240,7 +240,7 @@ func (l *Log) Restart(sealKey []byte) (string, error) {
 	if err := syncDir(l.dir); err != nil {
 		return archived, fmt.Errorf("failed to set the audit log aside: %w", err)
 	}
-	f, err := os.OpenFile(l.path(logName), os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(l.path(logName), os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 	if err != nil {
 		return archived, fmt.Errorf("failed to create the audit log: %w", err)
 	}

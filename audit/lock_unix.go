@@ -26,3 +26,7 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// noFollow makes opening the log or the lock fail on a symlink, so a link
+// planted in the audit directory cannot redirect appends to another file.
+const noFollow = syscall.O_NOFOLLOW

@@ -17,3 +17,6 @@ func flock(f *os.File) error {
 // syncDir is a no-op: Windows cannot fsync a directory. The rename itself is
 // atomic (MoveFileEx with MOVEFILE_REPLACE_EXISTING).
 func syncDir(string) error { return nil }
+
+// noFollow has no equivalent flag on Windows.
+const noFollow = 0

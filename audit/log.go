@@ -138,9 +138,9 @@ func (l *Log) Append(e Entry) error {
 	}
 	defer unlock()
 
-	f, err := os.OpenFile(l.path(logName), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := l.openAppend()
 	if err != nil {
-		return fmt.Errorf("failed to open audit log: %w", err)
+		return err
 	}
 	defer f.Close()
 	cur, err := l.current(f)
@@ -169,11 +169,21 @@ func (l *Log) Append(e Entry) error {
 	return l.writeTail(next)
 }
 
+// openAppend opens the log for appending (and reading back its end),
+// creating it. A symlink is refused.
+func (l *Log) openAppend() (*os.File, error) {
+	f, err := os.OpenFile(l.path(logName), os.O_RDWR|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("failed to open audit log: %w", err)
+	}
+	return f, nil
+}
+
 // lock takes the exclusive lock shared by every process using this log,
 // creating the directory on first use. The returned function releases it.
 func (l *Log) lock() (func(), error) {
 	open := func() (*os.File, error) {
-		return os.OpenFile(l.path(lockName), os.O_RDWR|os.O_CREATE, 0o600)
+		return os.OpenFile(l.path(lockName), os.O_RDWR|os.O_CREATE|noFollow, 0o600)
 	}
 	f, err := open()
 	if errors.Is(err, fs.ErrNotExist) {
@@ -355,7 +365,15 @@ func (l *Log) writeTail(p point) error {
 		return fmt.Errorf("failed to encode audit tail: %w", err)
 	}
 	tmp := l.path(tailName + ".tmp")
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	f, err := createTemp(tmp)
+	if err != nil {
+		return fmt.Errorf("failed to write audit tail: %w", err)
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("failed to write audit tail: %w", err)
 	}
 	if err := os.Rename(tmp, l.path(tailName)); err != nil {
@@ -393,11 +411,20 @@ func strictUnmarshal(b []byte, v any) error {
 	return nil
 }
 
+// createTemp creates the temp file name afresh (the caller holds the lock): a
+// leftover file or a planted symlink is removed, never written through.
+func createTemp(name string) (*os.File, error) {
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
+}
+
 // writeAtomic writes name through a temp file in the same directory: write,
 // fsync, rename, fsync the directory.
 func writeAtomic(name string, b []byte) error {
 	tmp := name + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := createTemp(tmp)
 	if err != nil {
 		return err
 	}

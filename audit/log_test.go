@@ -726,3 +726,30 @@ func TestRestartKeepsOldLogAndStartsSealed(t *testing.T) {
 		t.Fatal("Restart accepted a short key")
 	}
 }
+
+// A symlink planted in the audit directory never redirects a write.
+func TestSymlinksAreNotFollowed(t *testing.T) {
+	victim := filepath.Join(t.TempDir(), "victim")
+	for _, name := range []string{logName, tailName + ".tmp", headName + ".tmp", lockName} {
+		if err := os.WriteFile(victim, nil, 0o600); err != nil { // empty: looks like a fresh log
+			t.Fatal(err)
+		}
+		l := newLog(t)
+		appendN(t, l, 1, 1)
+		os.Remove(l.path(name))
+		if err := os.Symlink(victim, l.path(name)); err != nil {
+			t.Fatal(err)
+		}
+		_ = l.Append(entry(2))
+		_ = l.Seal(testKey)
+		if b, _ := os.ReadFile(victim); len(b) != 0 {
+			t.Fatalf("%s: write went through the symlink: %q", name, b)
+		}
+	}
+	// Control: without the link, both work.
+	l := newLog(t)
+	appendN(t, l, 1, 1)
+	if err := l.Seal(testKey); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -75,7 +75,7 @@ func decode(line []byte, start int64, lineNo int, tooLong bool) (Entry, error) {
 
 // openLog opens the log for reading; a missing log reads as empty.
 func (l *Log) openLog() (*os.File, int64, error) {
-	f, err := os.Open(l.path(logName))
+	f, err := os.OpenFile(l.path(logName), os.O_RDONLY|noFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
@@ -190,7 +190,7 @@ func (l *Log) FollowFrom(ctx context.Context, off int64, fn func(raw []byte, e E
 	for {
 		if f == nil {
 			var err error
-			f, err = os.Open(l.path(logName))
+			f, err = os.OpenFile(l.path(logName), os.O_RDONLY|noFollow, 0)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("failed to open audit log: %w", err)
 			}

@@ -248,9 +248,9 @@ func (l *Log) sealPoint(key []byte, p point) error {
 		return err
 	}
 	defer unlock()
-	f, err := os.OpenFile(l.path(logName), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := l.openAppend()
 	if err != nil {
-		return fmt.Errorf("failed to open audit log: %w", err)
+		return err
 	}
 	defer f.Close()
 	return l.sealLocked(f, key, key, p)
