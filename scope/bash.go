@@ -243,11 +243,12 @@ func convertWord(w *syntax.Word) (bashWord, *specError) {
 				c := v[j]
 				switch c {
 				case '\\':
-					if j+1 < len(v) {
-						j++
-						if v[j] != '\n' {
-							cur.WriteByte(v[j])
-						}
+					if j+1 == len(v) {
+						return bashWord{}, serr(off+j, "trailing backslash")
+					}
+					j++
+					if v[j] != '\n' {
+						cur.WriteByte(v[j])
 					}
 				case '*':
 					lits = append(lits, cur.String())

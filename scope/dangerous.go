@@ -167,6 +167,8 @@ func bareExample(tool string) string {
 		return "Bash(go test ./...)"
 	case toolWebFetch:
 		return "WebFetch(domain:pkg.go.dev)"
+	case toolMultiEdit, toolNotebookEdit:
+		return "Edit(src/**)"
 	}
 	return tool + "(src/**)"
 }

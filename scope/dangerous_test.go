@@ -37,6 +37,8 @@ func TestDangerous(t *testing.T) {
 		{"Bash", "bare Bash"},
 		{"Edit", "bare Edit"},
 		{"WebFetch", "bare WebFetch"},
+		{"MultiEdit", "such as Edit(src/**)"},
+		{"Read", "such as Read(src/**)"},
 		{"Bash(python *)", "interpreter"},
 		{"Bash(python3.12 -m pytest)", "interpreter"},
 		{"Bash(node *)", "interpreter"},

@@ -100,6 +100,7 @@ var parseBad = []struct {
 	{"Bash(A=* git status)", 5, "literal"},
 	{"Bash(* --version)", 5, "must be literal"},
 	{"Bash(*)", 5, "every command"},
+	{`Bash(echo a\:*)`, 11, "trailing backslash"},
 	{"Bash(ls*)", 5, "must be literal"},
 	{"Bash(./x.sh)", 5, "absolute"},
 	{"Bash(ls ~/x)", 8, "tilde"},
