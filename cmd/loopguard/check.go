@@ -1,0 +1,383 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/loopguard/loopguard/shellparse"
+)
+
+// checkOptions are the inputs of 'loopguard check'.
+type checkOptions struct {
+	Command string
+	JSON    bool
+	Env     shellparse.Env
+}
+
+func newCheckCmd() *cobra.Command {
+	return newCheckCmdWith(func(out io.Writer, opts *checkOptions) error {
+		return checkRun(out, opts)
+	})
+}
+
+// newCheckCmdWith builds the command; runF receives the parsed options.
+func newCheckCmdWith(runF func(io.Writer, *checkOptions) error) *cobra.Command {
+	var (
+		asJSON  bool
+		cwd     string
+		trusted []string
+	)
+	cmd := &cobra.Command{
+		Use:   "check [--json] [--cwd DIR] COMMAND",
+		Short: "Explain how loopguard analyses a Bash command",
+		Long: `Analyse a Bash command the way the hook does and explain the result: the
+parsed structure, each command word and where it resolves in PATH, and the
+verdict (simple, chained, indirect, path_shadowed or unparseable) with the
+reason. Only a simple command can be covered by a scoped grant; anything
+else needs an exact approval of the whole command.
+
+PATH is taken from the environment, the project directory from
+CLAUDE_PROJECT_DIR (or the cwd). Exit status 0 means simple, 1 anything else.`,
+		Example: "  loopguard check 'go test ./...'\n  loopguard check --json 'git status; curl x | sh'",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := checkOptionsFrom(args[0], asJSON, cwd, trusted, os.Getenv)
+			if err != nil {
+				return err
+			}
+			return runF(cmd.OutOrStdout(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a stable JSON object")
+	cmd.Flags().StringVar(&cwd, "cwd", "", "analyse as if run in `DIR` (default: the current directory)")
+	cmd.Flags().StringArrayVar(&trusted, "trusted", nil, "trusted executable `DIR` (repeatable; default: "+strings.Join(shellparse.DefaultTrusted, " ")+")")
+	return cmd
+}
+
+// checkOptionsFrom turns flags and the environment into options.
+func checkOptionsFrom(command string, asJSON bool, cwd string, trusted []string, getenv func(string) string) (*checkOptions, error) {
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("failed to get the current directory: %w", err)
+		}
+		cwd = wd
+	}
+	cwd, err := filepath.Abs(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("failed to resolve --cwd: %w", err)
+	}
+	project := getenv("CLAUDE_PROJECT_DIR")
+	if project == "" {
+		project = cwd
+	}
+	for i, d := range trusted {
+		if !filepath.IsAbs(d) {
+			return nil, fmt.Errorf("trusted directory %q is not an absolute path", d)
+		}
+		trusted[i] = filepath.Clean(d)
+	}
+	return &checkOptions{
+		Command: command,
+		JSON:    asJSON,
+		Env: shellparse.Env{
+			Cwd:        cwd,
+			Path:       getenv("PATH"),
+			ProjectDir: project,
+			Trusted:    trusted,
+			Home:       getenv("HOME"),
+		},
+	}, nil
+}
+
+// checkJSON is the stable output of 'check --json'. Every key is always
+// present; lists are empty rather than null.
+type checkJSON struct {
+	Verdict     shellparse.Verdict    `json:"verdict"`
+	Reason      string                `json:"reason"`
+	Pos         string                `json:"pos"`
+	Argv        []string              `json:"argv"`
+	Glob        []int                 `json:"glob"`
+	Executable  string                `json:"executable"`
+	Builtin     bool                  `json:"builtin"`
+	Assigns     []shellparse.Assign   `json:"assigns"`
+	Redirects   []shellparse.Redirect `json:"redirects"`
+	Executables map[string]string     `json:"executables"`
+	Warnings    []string              `json:"warnings"`
+}
+
+func toCheckJSON(res shellparse.Result) checkJSON {
+	j := checkJSON{
+		Verdict: res.Verdict, Reason: res.Reason, Pos: res.Pos, Executable: res.Executable, Builtin: res.Builtin,
+		Argv: []string{}, Glob: []int{}, Assigns: []shellparse.Assign{}, Redirects: []shellparse.Redirect{},
+		Executables: map[string]string{}, Warnings: []string{},
+	}
+	for i, w := range res.Argv {
+		j.Argv = append(j.Argv, w.Value)
+		if w.Glob {
+			j.Glob = append(j.Glob, i)
+		}
+	}
+	j.Assigns = append(j.Assigns, res.Assigns...)
+	j.Redirects = append(j.Redirects, res.Redirects...)
+	for k, v := range res.Executables {
+		j.Executables[k] = v
+	}
+	j.Warnings = append(j.Warnings, res.Warnings...)
+	return j
+}
+
+// checkRun analyses the command and prints the result. A verdict other
+// than simple exits 1 after printing.
+func checkRun(out io.Writer, opts *checkOptions) error {
+	res := shellparse.Analyze(opts.Command, opts.Env)
+	var err error
+	if opts.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(toCheckJSON(res))
+	} else {
+		err = printAnalysis(out, opts, res)
+	}
+	if err != nil {
+		return err
+	}
+	if res.Verdict != shellparse.Simple {
+		return &exitError{code: ExitError, err: errSilent}
+	}
+	return nil
+}
+
+func printAnalysis(out io.Writer, opts *checkOptions, res shellparse.Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "command:  %s\n", visibleText(opts.Command))
+	fmt.Fprintf(&b, "cwd:      %s\n", visibleText(opts.Env.Cwd))
+	if s := structure(opts.Command); s != "" {
+		b.WriteString("structure:\n")
+		b.WriteString(s)
+	}
+	if res.Pos != "" {
+		fmt.Fprintf(&b, "verdict:  %s (at %s)\n", res.Verdict, res.Pos)
+	} else {
+		fmt.Fprintf(&b, "verdict:  %s\n", res.Verdict)
+	}
+	if res.Reason != "" {
+		fmt.Fprintf(&b, "reason:   %s\n", visibleText(res.Reason))
+	}
+	if len(res.Assigns) > 0 {
+		b.WriteString("assignments:\n")
+		for _, a := range res.Assigns {
+			fmt.Fprintf(&b, "  %s=%s\n", a.Name, visible(a.Value))
+		}
+	}
+	if len(res.Argv) > 0 {
+		b.WriteString("argv:\n")
+		for i, w := range res.Argv {
+			fmt.Fprintf(&b, "  [%d] %s", i, visible(w.Value))
+			if w.Glob {
+				b.WriteString("  (glob: bash expands it against the file system)")
+			}
+			if i == 0 {
+				switch {
+				case res.Builtin:
+					b.WriteString("  -> bash builtin")
+				case res.Executable != "":
+					fmt.Fprintf(&b, "  -> %s", visible(res.Executable))
+				}
+			}
+			b.WriteString("\n")
+		}
+	}
+	if len(res.Redirects) > 0 {
+		b.WriteString("redirects:\n")
+		for _, r := range res.Redirects {
+			kind := "reads"
+			switch {
+			case r.Writes:
+				kind = "writes"
+			case r.Op == ">&" || r.Op == "<&":
+				kind = "duplicates a file descriptor"
+			}
+			sep := " "
+			if kind == "duplicates a file descriptor" {
+				sep = ""
+			}
+			fmt.Fprintf(&b, "  %s%s%s%s  (%s)\n", r.Fd, r.Op, sep, visible(r.Target), kind)
+		}
+	}
+	if len(res.Executables) > 0 {
+		b.WriteString("command words:\n")
+		names := make([]string, 0, len(res.Executables))
+		for n := range res.Executables {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			where := res.Executables[n]
+			if where == "" {
+				where = "(builtin or not found)"
+			} else {
+				where = visible(where)
+			}
+			fmt.Fprintf(&b, "  %s -> %s\n", visible(n), where)
+		}
+	}
+	if len(res.Warnings) > 0 {
+		b.WriteString("warnings:\n")
+		for _, w := range res.Warnings {
+			fmt.Fprintf(&b, "  %s\n", w)
+		}
+	}
+	if res.Verdict == shellparse.Simple {
+		b.WriteString("A scoped grant can cover this command.\n")
+	} else {
+		b.WriteString("No scoped grant can cover this command; only an exact approval of the whole command can.\n")
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// visible quotes s when it has anything a terminal would not show as
+// itself: control, format, non-ASCII or space characters.
+func visible(s string) string {
+	if s == "" {
+		return `""`
+	}
+	if !utf8.ValidString(s) {
+		return strconv.QuoteToASCII(s)
+	}
+	for _, r := range s {
+		if r > unicode.MaxASCII || !unicode.IsPrint(r) || r == ' ' || r == '"' || r == '\\' {
+			return strconv.QuoteToASCII(s)
+		}
+	}
+	return s
+}
+
+// visibleText quotes s only when it has characters a terminal would not
+// show as themselves (control, format, non-ASCII).
+func visibleText(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.QuoteToASCII(s)
+	}
+	for _, r := range s {
+		if r > unicode.MaxASCII || !unicode.IsPrint(r) {
+			return strconv.QuoteToASCII(s)
+		}
+	}
+	return s
+}
+
+// maxStructureLines bounds the structure listing of a long command.
+const maxStructureLines = 200
+
+// structure lists the parsed statements, one node per line, indented by
+// nesting. It is empty when the command does not parse.
+func structure(command string) string {
+	if len(command) > shellparse.MaxCommandLen {
+		return ""
+	}
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	lines := 0
+	line := func(depth int, pos syntax.Pos, format string, args ...any) {
+		lines++
+		if lines > maxStructureLines {
+			return
+		}
+		fmt.Fprintf(&b, "%s%d:%d %s\n", strings.Repeat("  ", depth+1), pos.Line(), pos.Col(), fmt.Sprintf(format, args...))
+	}
+	var stmts func(depth int, list []*syntax.Stmt)
+	var node func(depth int, n syntax.Node)
+	src := func(n syntax.Node) string {
+		var sb strings.Builder
+		if err := syntax.NewPrinter().Print(&sb, n); err != nil {
+			return "?"
+		}
+		return visibleText(sb.String())
+	}
+	node = func(depth int, n syntax.Node) {
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			var flags []string
+			if n.Negated {
+				flags = append(flags, "negated")
+			}
+			if n.Background {
+				flags = append(flags, "background")
+			}
+			if len(n.Redirs) > 0 {
+				flags = append(flags, fmt.Sprintf("%d redirect(s)", len(n.Redirs)))
+			}
+			if n.Cmd == nil {
+				line(depth, n.Pos(), "redirections only %s", strings.Join(flags, ", "))
+				return
+			}
+			if len(flags) > 0 {
+				line(depth, n.Pos(), "statement (%s)", strings.Join(flags, ", "))
+				depth++
+			}
+			node(depth, n.Cmd)
+		case *syntax.CallExpr:
+			var words []string
+			for _, a := range n.Assigns {
+				words = append(words, src(a))
+			}
+			for _, w := range n.Args {
+				words = append(words, src(w))
+			}
+			line(depth, n.Pos(), "command: %s", strings.Join(words, " "))
+		case *syntax.BinaryCmd:
+			line(depth, n.OpPos, "%s", n.Op)
+			node(depth+1, n.X)
+			node(depth+1, n.Y)
+		case *syntax.Subshell:
+			line(depth, n.Pos(), "subshell ( )")
+			stmts(depth+1, n.Stmts)
+		case *syntax.Block:
+			line(depth, n.Pos(), "group { }")
+			stmts(depth+1, n.Stmts)
+		default:
+			line(depth, n.Pos(), "%s", strings.TrimPrefix(fmt.Sprintf("%T", n), "*syntax."))
+		}
+	}
+	stmts = func(depth int, list []*syntax.Stmt) {
+		for _, s := range list {
+			node(depth, s)
+		}
+	}
+	if len(file.Stmts) > 1 {
+		line(0, file.Stmts[0].Pos(), "list of %d statements", len(file.Stmts))
+		stmts(1, file.Stmts)
+	} else {
+		stmts(0, file.Stmts)
+	}
+	syntax.Walk(file, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			line(0, n.Pos(), "command substitution: %s", src(n))
+		case *syntax.ProcSubst:
+			line(0, n.Pos(), "process substitution: %s", src(n))
+		}
+		return true
+	})
+	if lines > maxStructureLines {
+		fmt.Fprintf(&b, "  ... %d more\n", lines-maxStructureLines)
+	}
+	return b.String()
+}

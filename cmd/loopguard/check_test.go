@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/shellparse"
+)
+
+func TestCheckFlagsToOptions(t *testing.T) {
+	var got *checkOptions
+	cmd := newCheckCmdWith(func(_ io.Writer, o *checkOptions) error { got = o; return nil })
+	t.Setenv("PATH", "/usr/bin:/bin")
+	t.Setenv("CLAUDE_PROJECT_DIR", "/proj")
+	t.Setenv("HOME", "/home/u")
+	cmd.SetArgs([]string{"--json", "--cwd", "/proj/sub", "--trusted", "/opt/bin/", "--trusted", "/usr/bin", "git status"})
+	cmd.SetOut(io.Discard)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	want := shellparse.Env{Cwd: "/proj/sub", Path: "/usr/bin:/bin", ProjectDir: "/proj", Trusted: []string{"/opt/bin", "/usr/bin"}, Home: "/home/u"}
+	if got == nil || got.Command != "git status" || !got.JSON || !equalEnv(got.Env, want) {
+		t.Fatalf("options %+v, want command %q, json, env %+v", got, "git status", want)
+	}
+
+	// Without CLAUDE_PROJECT_DIR the project is the cwd; without --trusted
+	// the defaults apply (nil).
+	o, err := checkOptionsFrom("ls", false, "/w", nil, func(k string) string { return map[string]string{"PATH": "/bin"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Env.ProjectDir != "/w" || o.Env.Trusted != nil || o.JSON {
+		t.Errorf("options %+v", o)
+	}
+	if _, err := checkOptionsFrom("ls", false, "/w", []string{"rel/bin"}, os.Getenv); err == nil {
+		t.Error("a relative --trusted directory was accepted")
+	}
+	// Exactly one COMMAND.
+	for _, args := range [][]string{{}, {"git", "status"}} {
+		c := newCheckCmdWith(func(io.Writer, *checkOptions) error { return nil })
+		c.SetArgs(args)
+		c.SetOut(io.Discard)
+		c.SetErr(io.Discard)
+		if err := c.Execute(); err == nil {
+			t.Errorf("args %q accepted", args)
+		}
+	}
+}
+
+func equalEnv(a, b shellparse.Env) bool {
+	return a.Cwd == b.Cwd && a.Path == b.Path && a.ProjectDir == b.ProjectDir && a.Home == b.Home &&
+		strings.Join(a.Trusted, ":") == strings.Join(b.Trusted, ":")
+}
+
+// checkEnv is a fixed environment: a trusted bin with git, an untrusted
+// one with a shadowing ls, a project.
+func checkEnv(t *testing.T) (shellparse.Env, string) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"bin/git", "bin/ls", "evil/ls"} {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(root, "proj"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return shellparse.Env{
+		Cwd: filepath.Join(root, "proj"), ProjectDir: filepath.Join(root, "proj"), Home: filepath.Join(root, "home"),
+		Path:    filepath.Join(root, "evil") + string(os.PathListSeparator) + filepath.Join(root, "bin"),
+		Trusted: []string{filepath.Join(root, "bin")},
+	}, root
+}
+
+// TestCheckJSONGolden pins the --json output: key set, order, empty lists.
+func TestCheckJSONGolden(t *testing.T) {
+	env, root := checkEnv(t)
+	cases := []struct {
+		cmd  string
+		code ExitCode
+		want string
+	}{
+		{"git status > ~/x.txt 2>&1", ExitOK, `{
+  "verdict": "simple",
+  "reason": "",
+  "pos": "",
+  "argv": [
+    "git",
+    "status"
+  ],
+  "glob": [],
+  "executable": "@R@/bin/git",
+  "builtin": false,
+  "assigns": [],
+  "redirects": [
+    {
+      "op": ">",
+      "target": "@R@/home/x.txt",
+      "writes": true
+    },
+    {
+      "op": ">&",
+      "fd": "2",
+      "target": "1",
+      "writes": false
+    }
+  ],
+  "executables": {
+    "git": "@R@/bin/git"
+  },
+  "warnings": []
+}
+`},
+		{"LANG=C echo *.go", ExitOK, `{
+  "verdict": "simple",
+  "reason": "",
+  "pos": "",
+  "argv": [
+    "echo",
+    "*.go"
+  ],
+  "glob": [
+    1
+  ],
+  "executable": "",
+  "builtin": true,
+  "assigns": [
+    {
+      "name": "LANG",
+      "value": "C"
+    }
+  ],
+  "redirects": [],
+  "executables": {
+    "echo": ""
+  },
+  "warnings": []
+}
+`},
+		{"git status; ls", ExitError, `{
+  "verdict": "chained",
+  "reason": "more than one command (a list or several lines)",
+  "pos": "1:13",
+  "argv": [],
+  "glob": [],
+  "executable": "",
+  "builtin": false,
+  "assigns": [],
+  "redirects": [],
+  "executables": {
+    "git": "@R@/bin/git",
+    "ls": "@R@/evil/ls"
+  },
+  "warnings": []
+}
+`},
+		{"ls -la", ExitError, `{
+  "verdict": "path_shadowed",
+  "reason": "ls is found as @R@/evil/ls, in @R@/evil, which is not a trusted directory; it shadows @R@/bin/ls",
+  "pos": "1:1",
+  "argv": [
+    "ls",
+    "-la"
+  ],
+  "glob": [],
+  "executable": "",
+  "builtin": false,
+  "assigns": [],
+  "redirects": [],
+  "executables": {
+    "ls": "@R@/evil/ls"
+  },
+  "warnings": []
+}
+`},
+		{"eval git\u200b status", ExitError, `{
+  "verdict": "indirect",
+  "reason": "builtin eval runs its arguments as shell code",
+  "pos": "1:1",
+  "argv": [
+    "eval",
+    "git​",
+    "status"
+  ],
+  "glob": [],
+  "executable": "",
+  "builtin": false,
+  "assigns": [],
+  "redirects": [],
+  "executables": {
+    "eval": ""
+  },
+  "warnings": [
+    "1:9: U+200B invisible character"
+  ]
+}
+`},
+		{"echo 'unterminated", ExitError, `{
+  "verdict": "unparseable",
+  "reason": "bash syntax: reached EOF without closing quote ` + "`'`" + `",
+  "pos": "1:6",
+  "argv": [],
+  "glob": [],
+  "executable": "",
+  "builtin": false,
+  "assigns": [],
+  "redirects": [],
+  "executables": {},
+  "warnings": []
+}
+`},
+	}
+	for _, c := range cases {
+		var out bytes.Buffer
+		err := checkRun(&out, &checkOptions{Command: c.cmd, JSON: true, Env: env})
+		if got := exitCodeOf(err); got != c.code {
+			t.Errorf("%q: exit %d (%v), want %d", c.cmd, got, err, c.code)
+		}
+		want := strings.ReplaceAll(c.want, "@R@", root)
+		if out.String() != want {
+			t.Errorf("%q: --json output\n%s\nwant\n%s", c.cmd, out.String(), want)
+		}
+	}
+}
+
+func exitCodeOf(err error) ExitCode {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != errSilent {
+			return -1
+		}
+		return ee.code
+	}
+	return -1
+}
+
+func TestCheckHumanOutput(t *testing.T) {
+	env, root := checkEnv(t)
+	var out bytes.Buffer
+	err := checkRun(&out, &checkOptions{Command: "git commit -m 'a b' > log 2>&1", Env: env})
+	if exitCodeOf(err) != ExitOK {
+		t.Fatalf("simple command: %v", err)
+	}
+	for _, want := range []string{
+		"verdict:  simple\n",
+		"  [0] git  -> " + filepath.Join(root, "bin/git") + "\n",
+		"  [3] \"a b\"\n",
+		"  > log  (writes)\n",
+		"  2>&1  (duplicates a file descriptor)\n",
+		"1:1 command: git commit -m 'a b'\n",
+		"A scoped grant can cover this command.\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	out.Reset()
+	err = checkRun(&out, &checkOptions{Command: "git status && curl x | sh", Env: env})
+	if exitCodeOf(err) != ExitError {
+		t.Fatalf("chained command: %v", err)
+	}
+	for _, want := range []string{
+		"verdict:  chained (at 1:12)\n",
+		"reason:   && joins two commands\n",
+		"1:12 &&\n",
+		"1:22 |\n",
+		"  curl -> (builtin or not found)\n",
+		"only an exact approval of the whole command can",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	// Hidden characters are shown escaped, never raw.
+	out.Reset()
+	_ = checkRun(&out, &checkOptions{Command: "echo \u202eabc", Env: env})
+	if strings.ContainsRune(out.String(), '\u202e') {
+		t.Errorf("raw bidi control in output:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), `\u202e`) || !strings.Contains(out.String(), "U+202E bidi control character") {
+		t.Errorf("bidi control not shown:\n%s", out.String())
+	}
+}
