@@ -25,4 +25,10 @@
 // consistently) back to the seal without detection. Verify says how many
 // entries are in that state; every command that holds the key seals, so the
 // window is the entries written since the last approval or CLI command.
+//
+// The first seal must happen while the log is empty (loopguard init): Seal
+// refuses to vouch for a log that has entries but no head (ErrNoHead), since
+// deleting the head and rewriting the log needs no key. After Verify found
+// problems, Restart keeps the damaged log as log-<time>.jsonl and starts a new
+// sealed one under the lock.
 package audit
