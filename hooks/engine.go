@@ -316,7 +316,16 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 	var invalid, expired *token.Grant
 	for _, gf := range grants {
 		g := gf.Grant
-		if gf.Err != nil || (g.Agent != c.Agent() && g.Agent != token.Any) {
+		if gf.Err != nil {
+			continue
+		}
+		agent := c.Agent()
+		switch {
+		case g.Agent == agent, g.Agent == token.Any:
+		case c.AgentType != "" && g.Agent == "type:"+c.AgentType:
+			// Bound to subagents of one type; the MAC covers "type:NAME".
+			agent = g.Agent
+		default:
 			continue
 		}
 		rule, err := scope.Parse(g.Scope)
@@ -327,7 +336,7 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		if err != nil {
 			return e.fail(ReasonKeyring, err), true
 		}
-		switch err := keys.Verify(g, token.Call{Session: c.SessionID, Agent: c.Agent(), Tool: g.Tool}, e.now()); {
+		switch err := keys.Verify(g, token.Call{Session: c.SessionID, Agent: agent, Tool: g.Tool}, e.now()); {
 		case err == nil:
 			return e.allowed(c, d, ReasonScopedGrant, g, "granted by "+g.Principal+" as "+g.Scope), true
 		case errors.Is(err, token.ErrExpired):

@@ -3,7 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -56,8 +58,11 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			return false, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"typedigest":  cmdTypeDigest,
-			"lastpending": cmdLastPending,
+			"typedigest":      cmdTypeDigest,
+			"lastpending":     cmdLastPending,
+			"private-keyring": cmdPrivateKeyring,
+			"typegrant":       cmdTypeGrant,
+			"expandenv":       cmdExpandEnv,
 		},
 	}
 }
@@ -97,4 +102,48 @@ func cmdLastPending(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("no pending calls")
 	}
 	ts.Setenv(args[0], list[0].ID)
+}
+
+// typegrant FILE [--session=S | --any-session] [--agent=A] [--ttl=D] RULE...:
+// write what a human types to confirm that grant (run with the script's
+// HOME, PATH and $WORK as the project) to FILE.
+func cmdTypeGrant(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: typegrant FILE [flags] RULE...")
+	}
+	o := &grantOptions{ttl: time.Hour, agent: "main"}
+	for _, a := range args[1:] {
+		var err error
+		switch {
+		case strings.HasPrefix(a, "--session="):
+			o.session = strings.TrimPrefix(a, "--session=")
+		case a == "--any-session":
+			o.anySession = true
+		case strings.HasPrefix(a, "--agent="):
+			o.agent = strings.TrimPrefix(a, "--agent=")
+		case strings.HasPrefix(a, "--ttl="):
+			o.ttl, err = time.ParseDuration(strings.TrimPrefix(a, "--ttl="))
+		default:
+			o.rules = append(o.rules, a)
+		}
+		ts.Check(err)
+	}
+	proj := ts.Getenv("CLAUDE_PROJECT_DIR")
+	if proj == "" {
+		proj = ts.Getenv("WORK")
+	}
+	rules, session, agent, err := prepareGrants(scriptStore(ts), o, grantEnv{home: ts.Getenv("HOME"), project: proj, path: ts.Getenv("PATH")})
+	ts.Check(err)
+	d := grantDigest(rules, session, agent, o.ttl)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(d[:approvePrefixLen]+"\n"), 0o600))
+}
+
+// expandenv IN OUT: copy IN to OUT with $VAR and ${VAR} replaced from the
+// script's environment (for payloads that name $WORK).
+func cmdExpandEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: expandenv IN OUT")
+	}
+	out := os.Expand(ts.ReadFile(args[0]), ts.Getenv)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(out), 0o600))
 }

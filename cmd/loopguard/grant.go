@@ -1,0 +1,400 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+// MaxGrantTTL bounds a scoped grant's life.
+const MaxGrantTTL = 7 * 24 * time.Hour
+
+type grantOptions struct {
+	rules      []string
+	ttl        time.Duration
+	session    string
+	anySession bool
+	agent      string
+}
+
+func newGrantCmd() *cobra.Command {
+	o := &grantOptions{}
+	cmd := &cobra.Command{
+		Use:   "grant RULE...",
+		Short: "Grant a narrow standing permission, in Claude Code's rule grammar",
+		Long: `Mint a signed, expiring scoped grant for each RULE, bound to one session and
+one agent. RULE is written as in Claude Code's permission settings:
+
+  Bash(go test ./...)          exactly this command (pinned to the go it resolves to now)
+  Bash(git log *)              git log with any further arguments
+  Edit(src/**)                 edit files under the project's src/
+  WebFetch(domain:pkg.go.dev)  fetch from exactly this host
+  mcp__github__get_*           the github MCP server's get_ tools
+
+Rules that would let the agent escape the guard (shells, interpreters,
+wrappers, loopguard itself, the keyring tools, the hook settings) are refused;
+approve such calls one at a time with 'loopguard approve'.
+
+grant shows what each grant covers on your terminal and asks you to confirm
+by typing the first characters of its digest. It refuses inside an agent
+(CLAUDECODE set) or without a terminal.`,
+		Example: `  loopguard grant 'Bash(go test ./...)'
+  loopguard grant 'Edit(src/**)' 'Bash(git diff *)' --ttl 4h
+  loopguard grant 'WebFetch(domain:pkg.go.dev)' --agent any --any-session`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.rules = args
+			tty, err := openTTY()
+			if err != nil {
+				return err
+			}
+			defer tty.Close()
+			st, err := openStore()
+			if err != nil {
+				return err
+			}
+			return grantRun(cmd.Context(), tty, st, o, time.Now())
+		},
+	}
+	cmd.Flags().DurationVar(&o.ttl, "ttl", time.Hour, "how long the grants stay valid (at most 7 days)")
+	cmd.Flags().StringVar(&o.session, "session", "", "bind to this session id (default: the latest session seen in this project)")
+	cmd.Flags().BoolVar(&o.anySession, "any-session", false, "valid in every session (explicit wildcard)")
+	cmd.Flags().StringVar(&o.agent, "agent", "main", "main, any, an agent_id, or type:NAME for subagents of that type")
+	cmd.MarkFlagsMutuallyExclusive("session", "any-session")
+	return cmd
+}
+
+func projectDir() string {
+	if d := os.Getenv("CLAUDE_PROJECT_DIR"); d != "" {
+		return d
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return wd
+}
+
+// grantEnv is where grant runs: the home and project dirs and the PATH the
+// agent's commands will see.
+type grantEnv struct {
+	home, project, path string
+}
+
+func currentGrantEnv() grantEnv {
+	home, _ := os.UserHomeDir()
+	return grantEnv{home: home, project: projectDir(), path: os.Getenv("PATH")}
+}
+
+// prepareGrants parses, checks and pins the rules, and settles the session
+// and agent they bind to. It does not touch the key.
+func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule, string, string, error) {
+	if o.ttl <= 0 || o.ttl > MaxGrantTTL {
+		return nil, "", "", fmt.Errorf("--ttl must be between 1s and %s", MaxGrantTTL)
+	}
+	home, proj := ge.home, ge.project
+	env := shellparse.Env{Cwd: proj, Path: ge.path, ProjectDir: proj}
+	var rules []scope.Rule
+	for _, text := range o.rules {
+		r, err := scope.Parse(text)
+		if err != nil {
+			return nil, "", "", err
+		}
+		if err := scope.Dangerous(r, home); err != nil {
+			return nil, "", "", withHint(err, "approve such calls one at a time: loopguard pending, then loopguard approve ID")
+		}
+		if r, err = r.Pin(env); err != nil {
+			return nil, "", "", withHint(fmt.Errorf("cannot pin %s: %w", text, err), "the command must resolve through PATH to a trusted directory; check it with: loopguard check '<command>'")
+		}
+		rules = append(rules, r)
+	}
+	session := o.session
+	switch {
+	case o.anySession:
+		session = token.Any
+	case session == "":
+		seen, err := st.LastSession(proj)
+		if err != nil {
+			return nil, "", "", withHint(fmt.Errorf("no Claude Code session seen in %s yet", proj),
+				"start the agent in this project first (its first guarded call records the session), or pass --session ID or --any-session")
+		}
+		session = seen.Session
+	}
+	agent := o.agent
+	switch {
+	case agent == "" || agent == "main":
+		agent = token.MainAgent
+	case agent == "any":
+		agent = token.Any
+	case strings.HasPrefix(agent, "type:") && len(agent) > len("type:"):
+	case strings.ContainsAny(agent, "*\x00"):
+		return nil, "", "", fmt.Errorf("invalid --agent %q", agent)
+	}
+	return rules, session, agent, nil
+}
+
+func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOptions, now time.Time) error {
+	rules, session, agent, err := prepareGrants(st, o, currentGrantEnv())
+	if err != nil {
+		return err
+	}
+	expiry := now.Add(o.ttl).Truncate(time.Second)
+	fmt.Fprintf(tty, "Grant, as %s, for %s (until %s):\n", principal(), o.ttl, expiry.Local().Format(time.RFC1123))
+	for _, r := range rules {
+		fmt.Fprintf(tty, "  %s\n", r.String())
+		if exe := r.Executable(); exe != "" {
+			fmt.Fprintf(tty, "      runs %s, and only while the command resolves to it\n", exe)
+		}
+	}
+	showSession := session
+	if session == token.Any {
+		showSession = "ANY session"
+	}
+	showAgent := agent
+	switch agent {
+	case token.Any:
+		showAgent = "ANY agent, subagents included"
+	case token.MainAgent:
+		showAgent = "the main agent only"
+	}
+	digest := grantDigest(rules, session, agent, o.ttl)
+	fmt.Fprintf(tty, "session: %s\nagent:   %s\ndigest:  %s\n", showSession, showAgent, digest)
+	if err := confirmPrefix(tty, digest, approvePrefixLen, "grant"); err != nil {
+		return err
+	}
+	master, err := loadMaster(ctx)
+	if err != nil {
+		return err
+	}
+	keys, seal, err := keysAndSeal(master)
+	clear(master)
+	if err != nil {
+		return err
+	}
+	for _, r := range rules {
+		g, err := keys.Mint(token.Grant{Principal: principal(), Agent: agent, Session: session,
+			Tool: r.Tool(), ArgHash: token.Any, Scope: r.String(), Expiry: expiry}, now)
+		if err != nil {
+			return err
+		}
+		if _, err := st.PutGrant(&g, state.GrantRecord{Created: now.UTC()}); err != nil {
+			return err
+		}
+		if err := record(st, seal, audit.Entry{Session: session, Agent: agent, Tool: g.Tool, Decision: "grant",
+			Grant: g.ID(), Principal: g.Principal, Detail: g.Scope}); err != nil {
+			return err
+		}
+		fmt.Fprintf(tty, "Granted %s: %s\n", g.ID(), g.Scope)
+	}
+	return nil
+}
+
+// grantDigest names what a grant confirmation covers: the pinned rules, the
+// session, the agent and the lifetime.
+func grantDigest(rules []scope.Rule, session, agent string, ttl time.Duration) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "loopguard grant confirmation v1\x00%s\x00%s\x00%d", session, agent, int64(ttl/time.Second))
+	for _, r := range rules {
+		fmt.Fprintf(h, "\x00%s", r.String())
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func newGrantsCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "grants",
+		Short:   "List live grants",
+		Long:    "List every unconsumed grant, exact and scoped, newest first, with how often each was used.",
+		Example: "  loopguard grants\n  loopguard grants --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := openStore()
+			if err != nil {
+				return err
+			}
+			return grantsRun(cmd.OutOrStdout(), st, asJSON, time.Now())
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+type grantJSON struct {
+	ID        string    `json:"id"`
+	Kind      string    `json:"kind"`
+	Scope     string    `json:"scope"`
+	Tool      string    `json:"tool"`
+	Session   string    `json:"session"`
+	Agent     string    `json:"agent"`
+	Principal string    `json:"principal"`
+	Expiry    time.Time `json:"expiry"`
+	Expired   bool      `json:"expired"`
+	Uses      int       `json:"uses"`
+	Pending   string    `json:"pending,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	Path      string    `json:"path"`
+}
+
+// grantUses counts the allows of each grant in the audit log.
+func grantUses(st *state.Store) map[string]int {
+	uses := map[string]int{}
+	_ = auditLog(st).Read(func(_ []byte, e audit.Entry) error {
+		if e.Decision == "allow" && e.Grant != "" {
+			uses[e.Grant]++
+		}
+		return nil
+	})
+	return uses
+}
+
+func listGrants(st *state.Store, now time.Time) ([]grantJSON, error) {
+	all, err := st.AllGrants()
+	if err != nil {
+		return nil, err
+	}
+	uses := grantUses(st)
+	rows := []grantJSON{}
+	for _, gf := range all {
+		if gf.Err != nil {
+			rows = append(rows, grantJSON{ID: "-", Kind: "corrupt", Error: gf.Err.Error(), Path: gf.Path})
+			continue
+		}
+		g := gf.Grant
+		kind := "scoped"
+		if g.Exact() {
+			kind = "exact"
+		}
+		rows = append(rows, grantJSON{ID: g.ID(), Kind: kind, Scope: g.Scope, Tool: g.Tool, Session: g.Session,
+			Agent: g.Agent, Principal: g.Principal, Expiry: g.Expiry, Expired: !now.Before(g.Expiry),
+			Uses: uses[g.ID()], Pending: gf.Record.Pending, Path: gf.Path})
+	}
+	return rows, nil
+}
+
+func grantsRun(out io.Writer, st *state.Store, asJSON bool, now time.Time) error {
+	rows, err := listGrants(st, now)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(out, "No grants.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tSCOPE\tSESSION\tAGENT\tBY\tEXPIRES\tUSES")
+	for _, r := range rows {
+		if r.Kind == "corrupt" {
+			fmt.Fprintf(tw, "-\tCORRUPT\t%s\t\t\t\t\t\n", r.Path)
+			continue
+		}
+		sc := r.Scope
+		if r.Kind == "exact" {
+			sc = r.Tool + " call " + short(r.Pending, 8)
+		}
+		exp := "in " + shortAge(r.Expiry.Sub(now))
+		if r.Expired {
+			exp = "EXPIRED"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.ID, r.Kind, escapeForList(sc), short(r.Session, 8), short(r.Agent, 16), r.Principal, exp, r.Uses)
+	}
+	return tw.Flush()
+}
+
+func escapeForList(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+func newRevokeCmd() *cobra.Command {
+	var all bool
+	var session string
+	cmd := &cobra.Command{
+		Use:   "revoke ID... | --all | --session ID",
+		Short: "Remove grants",
+		Long: `Remove grants by id (see 'loopguard grants'), every grant, or every grant
+bound to one session. Taking power away needs no terminal.`,
+		Example: "  loopguard revoke 3fa9c2d17e0b\n  loopguard revoke --session 066fc3ad-3aa6-4401-854a-df9080ffea32\n  loopguard revoke --all",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) > 0) == (all || session != "") || (all && session != "") {
+				return errors.New("name grant ids, or --all, or --session ID (one of them)")
+			}
+			st, err := openStore()
+			if err != nil {
+				return err
+			}
+			return revokeRun(cmd.OutOrStdout(), st, args, all, session)
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "remove every grant")
+	cmd.Flags().StringVar(&session, "session", "", "remove every grant bound to this session")
+	return cmd
+}
+
+func revokeRun(out io.Writer, st *state.Store, ids []string, all bool, session string) error {
+	all2, err := st.AllGrants()
+	if err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	removed := 0
+	for _, gf := range all2 {
+		match := all
+		if gf.Grant != nil {
+			match = match || want[gf.Grant.ID()] || (session != "" && gf.Grant.Session == session)
+			delete(want, gf.Grant.ID())
+		}
+		if !match {
+			continue
+		}
+		if err := st.RemoveGrant(gf.Path); err != nil && !errors.Is(err, state.ErrNotFound) {
+			return err
+		}
+		removed++
+		e := audit.Entry{Decision: "revoke", Principal: principal(), Detail: filepath.Base(gf.Path)}
+		if gf.Grant != nil {
+			e.Grant, e.Session, e.Agent, e.Tool, e.Detail = gf.Grant.ID(), gf.Grant.Session, gf.Grant.Agent, gf.Grant.Tool, gf.Grant.Scope
+		}
+		if err := record(st, nil, e); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "Revoked %d grant(s).\n", removed)
+	if len(want) > 0 {
+		var missing []string
+		for id := range want {
+			missing = append(missing, id)
+		}
+		return withHint(fmt.Errorf("no grant with id %s", strings.Join(missing, ", ")), "list grants with: loopguard grants")
+	}
+	return nil
+}
