@@ -12,6 +12,10 @@ import (
 // These tests run the real client (Version) against the fake API. They pin
 // the client behaviour the guard relies on.
 
+// denyJSON is what the sleeping hooks would answer if the client waited for
+// them: a "timeout fails open" run that was denied was not timed out.
+const denyJSON = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"the client waited for a timed-out hook"}}`
+
 const allowJSON = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"allowed by test hook"}}`
 
 func testExe(t *testing.T) string {
@@ -197,7 +201,7 @@ func TestHookFailureModes(t *testing.T) {
 		{"silent exit 0 (control)", FakeHook(exe), true, ""},
 		{"exit 1 fails open", FakeHook(exe, "-exit", "1", "-stderr", "boom"), true, ""},
 		{"exit 1 onFailure block", withBlock(FakeHook(exe, "-exit", "1", "-stderr", "boom"), 0), false, `onFailure is "block"`},
-		{"timeout fails open", withTimeout(FakeHook(exe, "-sleep", "30s"), 1), true, ""},
+		{"timeout fails open", withTimeout(FakeHook(exe, "-sleep", "30s", "-stdout", denyJSON, "-exit", "2"), 1), true, ""},
 		{"timeout onFailure block", withBlock(FakeHook(exe, "-sleep", "30s"), 1), false, "timed out"},
 		{"missing command fails open", Hook{Type: "command", Command: missing, Args: []string{"x"}}, true, ""},
 		{"missing command onFailure block", withBlock(Hook{Type: "command", Command: missing, Args: []string{"x"}}, 0), false, "ENOENT"},
@@ -213,8 +217,15 @@ func TestHookFailureModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			api := NewFakeAPI(t, Script{Main: []Turn{Tools(bashCall("toolu_f1", "touch marker"))}})
+			debug := filepath.Join(t.TempDir(), "debug.txt")
 			start := time.Now()
-			Run(t, Options{Claude: claude, API: api, Dir: dir})
+			Run(t, Options{Claude: claude, API: api, Dir: dir, Args: []string{"--debug-file", debug}})
+			t.Cleanup(func() {
+				if t.Failed() {
+					b, _ := os.ReadFile(debug)
+					t.Logf("client debug log (tail):\n%s", tail(string(b), 60))
+				}
+			})
 			ran := exists(filepath.Join(dir, "marker"))
 			r := mustResult(t, api, "toolu_f1")
 			if ran != tt.wantRan {
@@ -226,10 +237,14 @@ func TestHookFailureModes(t *testing.T) {
 			if tt.wantMsg != "" && !strings.Contains(r.Content, tt.wantMsg) {
 				t.Errorf("tool_result %q does not contain %q", r.Content, tt.wantMsg)
 			}
-			// The sleeping hooks sleep 30s with a 1s timeout: a run that
-			// took that long waited for the hook instead of timing it out.
+			// The sleeping hooks sleep 30s with a 1s timeout. Whether the
+			// timeout applied is proved above (the "fails open" hook would
+			// deny after its sleep; the "block" one reports "timed out").
+			// Once, under heavy load (before the fail-open hook answered
+			// deny), a fail-open run took 30s: either the client waited for
+			// the hook or only outlived it; the deny now tells these apart.
 			if tt.hook.Timeout > 0 && time.Since(start) > 20*time.Second {
-				t.Errorf("run took %v: the hook timeout was not applied", time.Since(start))
+				t.Logf("note: run took %v with a 1s hook timeout", time.Since(start))
 			}
 		})
 	}

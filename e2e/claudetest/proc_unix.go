@@ -4,6 +4,7 @@ package claudetest
 
 import (
 	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -21,4 +22,11 @@ func lockFile(path string) (unlock func(), err error) {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// killGroupOnCancel starts cmd in its own process group and kills the whole
+// group when its context ends, so a client's children die with it.
+func killGroupOnCancel(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }
