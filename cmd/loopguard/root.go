@@ -64,6 +64,7 @@ the exact call (or a narrow scope that covers it), the session and the agent.`,
 		newDenyCmd(),
 		newAuditCmd(),
 		newVersionCmd(),
+		newCheckCmd(),
 	)
 	return root
 }
