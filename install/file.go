@@ -173,8 +173,8 @@ func readRecord(dir, path string) (*record, error) {
 	return &r, nil
 }
 
-func hasOurs(data []byte) bool {
-	hs, err := Hooks(data)
+func hasOurs(data []byte, self string) bool {
+	hs, err := Hooks(data, self)
 	if err != nil {
 		return false
 	}
@@ -196,7 +196,7 @@ func checkWritable(path string, data []byte, mode fs.FileMode) error {
 
 // Apply registers loopguard in the settings file at path. backupDir (in the
 // state directory, out of the agent's reach) keeps the original bytes for
-// Remove. With dryRun nothing is written.
+// Remove. With dryRun nothing is written, but every check is made.
 func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
 	data, mode, err := ReadSettings(path)
 	if err != nil {
@@ -211,11 +211,14 @@ func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Path: path, Existed: data != nil, Changed: changed, Old: data, New: out}
-	if !changed || dryRun {
+	if !changed {
 		return res, nil
 	}
 	if err := checkWritable(path, data, mode); err != nil {
 		return nil, err
+	}
+	if dryRun {
+		return res, nil
 	}
 	dir := filepath.Dir(path)
 	createdDir := false
@@ -228,7 +231,7 @@ func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
 	// The backup holds the file as it was before loopguard: write it only
 	// when the file has nothing of loopguard's yet.
 	res.Backup = recordPath(backupDir, path)
-	if data == nil || !hasOurs(data) {
+	if data == nil || !hasOurs(data, o.Binary) {
 		rec := record{V: 1, Path: path, Existed: data != nil, CreatedDir: createdDir, Original: data}
 		b, err := json.Marshal(rec)
 		if err != nil {
@@ -255,8 +258,9 @@ func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
 // it restores the original bytes from the backup; a file Apply created is
 // deleted again (with its .claude directory, if Apply created it and it is
 // empty). Otherwise only loopguard's handlers are removed and the rest is
-// kept. With dryRun nothing is written.
-func Remove(path, backupDir string, dryRun bool) (*Result, error) {
+// kept. self is the running binary (see IsLoopguard). With dryRun nothing
+// is written.
+func Remove(path, backupDir, self string, dryRun bool) (*Result, error) {
 	data, mode, err := ReadSettings(path)
 	if err != nil {
 		return nil, err
@@ -275,7 +279,7 @@ func Remove(path, backupDir string, dryRun bool) (*Result, error) {
 		}
 		return res, nil
 	}
-	out, changed, err := Unmerge(data)
+	out, changed, err := Unmerge(data, self)
 	if err != nil {
 		var se *SyntaxError
 		if errors.As(err, &se) {
@@ -289,7 +293,7 @@ func Remove(path, backupDir string, dryRun bool) (*Result, error) {
 	res.Changed = true
 	res.New = out
 	switch {
-	case rec != nil && rec.Existed && sameSettings(data, rec.Original):
+	case rec != nil && rec.Existed && sameSettings(data, rec.Original, self):
 		res.New = rec.Original
 		res.Restored = true
 	case rec != nil && !rec.Existed && bytes0(out):

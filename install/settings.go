@@ -121,14 +121,16 @@ func (o Options) matcher() string {
 }
 
 // IsLoopguard reports whether a handler is loopguard's hook: a command whose
-// executable is named loopguard, run with "hook" as its first argument (in
-// exec form, or as the first two words of a shell command).
-func IsLoopguard(h Handler) bool {
+// executable is named loopguard (or is self, the running binary, when self
+// is not ""), run with "hook" as its first argument (in exec form, or as the
+// first two words of a shell command).
+func IsLoopguard(h Handler, self string) bool {
 	if h.Type != "command" {
 		return false
 	}
+	isName := func(cmd string) bool { return isLoopguardName(cmd) || (self != "" && cmd == self) }
 	if len(h.Args) > 0 {
-		return isLoopguardName(h.Command) && h.Args[0] == "hook"
+		return isName(h.Command) && h.Args[0] == "hook"
 	}
 	cmd := strings.TrimSpace(h.Command)
 	var first, rest string
@@ -142,7 +144,7 @@ func IsLoopguard(h Handler) bool {
 		first, rest, _ = strings.Cut(cmd, " ")
 	}
 	f := strings.Fields(rest)
-	return len(f) >= 1 && isLoopguardName(first) && f[0] == "hook"
+	return len(f) >= 1 && isName(first) && f[0] == "hook"
 }
 
 func isLoopguardName(cmd string) bool {
@@ -172,9 +174,9 @@ func handlerOf(n *node) (Handler, bool) {
 	return h, true
 }
 
-func isOurs(n *node) bool {
+func isOurs(n *node, self string) bool {
 	h, ok := handlerOf(n)
-	return ok && IsLoopguard(h)
+	return ok && IsLoopguard(h, self)
 }
 
 // shapeError reports a settings file whose hooks are not the shape Claude
@@ -214,7 +216,7 @@ func hooksTree(root *node) (*node, error) {
 
 // removeOurs deletes loopguard's handlers from the event array ev, drops the
 // groups that this empties, and reports whether it removed anything.
-func removeOurs(ev *node) bool {
+func removeOurs(ev *node, self string) bool {
 	removed := false
 	kept := ev.elems[:0:0]
 	for _, g := range ev.elems {
@@ -225,7 +227,7 @@ func removeOurs(ev *node) bool {
 		}
 		var left []*node
 		for _, h := range hs.elems {
-			if isOurs(h) {
+			if isOurs(h, self) {
 				removed = true
 				continue
 			}
@@ -290,7 +292,7 @@ func Merge(data []byte, o Options) (out []byte, changed bool, err error) {
 		placed := -1
 		for i, g := range ev.elems {
 			hs := g.get("hooks")
-			if hs != nil && len(hs.elems) == 1 && isOurs(hs.elems[0]) {
+			if hs != nil && len(hs.elems) == 1 && isOurs(hs.elems[0], o.Binary) {
 				if mm, _ := g.get("matcher").str(); mm == m && len(g.keys) == 2 {
 					placed = i
 					break
@@ -306,13 +308,13 @@ func Merge(data []byte, o Options) (out []byte, changed bool, err error) {
 					continue
 				}
 				one := &node{kind: '[', elems: []*node{g}}
-				removeOurs(one)
+				removeOurs(one, o.Binary)
 				kept = append(kept, one.elems...)
 			}
 			ev.elems = kept
 			continue
 		}
-		removeOurs(ev)
+		removeOurs(ev, o.Binary)
 		ev.elems = append(ev.elems, want)
 	}
 	if data != nil {
@@ -338,15 +340,16 @@ func compact(data []byte) []byte {
 	return encode(n, "")
 }
 
-// Unmerge returns data without loopguard's handlers, dropping the groups,
+// Unmerge returns data without loopguard's handlers (see IsLoopguard for
+// self), dropping the groups,
 // event arrays and "hooks" object that this leaves empty. changed is false,
 // and out is data, when there was nothing of loopguard's.
-func Unmerge(data []byte) (out []byte, changed bool, err error) {
+func Unmerge(data []byte, self string) (out []byte, changed bool, err error) {
 	root, err := parse(data)
 	if err != nil {
 		return nil, false, err
 	}
-	changed, err = unmergeTree(root)
+	changed, err = unmergeTree(root, self)
 	if err != nil || !changed {
 		return data, false, err
 	}
@@ -357,7 +360,7 @@ func Unmerge(data []byte) (out []byte, changed bool, err error) {
 	return out, true, nil
 }
 
-func unmergeTree(root *node) (bool, error) {
+func unmergeTree(root *node, self string) (bool, error) {
 	hk, err := hooksTree(root)
 	if err != nil || hk == nil {
 		return false, err
@@ -365,7 +368,7 @@ func unmergeTree(root *node) (bool, error) {
 	changed := false
 	for _, event := range append([]string{}, hk.keys...) {
 		ev := hk.get(event)
-		if removeOurs(ev) {
+		if removeOurs(ev, self) {
 			changed = true
 			if len(ev.elems) == 0 {
 				hk.del(event)
@@ -386,8 +389,9 @@ type Registered struct {
 	Ours    bool
 }
 
-// Hooks lists every command handler in data, in file order.
-func Hooks(data []byte) ([]Registered, error) {
+// Hooks lists every command handler in data, in file order; Ours is set as
+// IsLoopguard(handler, self) says.
+func Hooks(data []byte, self string) ([]Registered, error) {
 	root, err := parse(data)
 	if err != nil {
 		return nil, err
@@ -406,7 +410,7 @@ func Hooks(data []byte) ([]Registered, error) {
 			}
 			for _, h := range hs.elems {
 				if hd, ok := handlerOf(h); ok {
-					out = append(out, Registered{Event: event, Matcher: m, Handler: hd, Ours: IsLoopguard(hd)})
+					out = append(out, Registered{Event: event, Matcher: m, Handler: hd, Ours: IsLoopguard(hd, self)})
 				}
 			}
 		}
@@ -416,7 +420,7 @@ func Hooks(data []byte) ([]Registered, error) {
 
 // sameSettings reports whether a and b hold the same settings once
 // loopguard's handlers and every empty hooks container are ignored.
-func sameSettings(a, b []byte) bool {
+func sameSettings(a, b []byte, self string) bool {
 	na, err := parse(a)
 	if err != nil {
 		return false
@@ -426,7 +430,7 @@ func sameSettings(a, b []byte) bool {
 		return false
 	}
 	for _, n := range []*node{na, nb} {
-		if _, err := unmergeTree(n); err != nil {
+		if _, err := unmergeTree(n, self); err != nil {
 			return false
 		}
 		pruneEmpty(n)
@@ -460,4 +464,15 @@ func pruneEmpty(root *node) {
 	if len(hk.keys) == 0 {
 		root.del("hooks")
 	}
+}
+
+// DisablesHooks reports whether data sets "disableAllHooks": true, which
+// turns every hook off, loopguard's included.
+func DisablesHooks(data []byte) bool {
+	root, err := parse(data)
+	if err != nil || root.kind != '{' {
+		return false
+	}
+	v := root.get("disableAllHooks")
+	return v != nil && v.kind == 's' && string(v.raw) == "true"
 }

@@ -49,7 +49,7 @@ func mustMerge(t *testing.T, data []byte, o Options) []byte {
 
 func ours(t *testing.T, data []byte) []Registered {
 	t.Helper()
-	hs, err := Hooks(data)
+	hs, err := Hooks(data, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestMergeKeepsOthers(t *testing.T) {
 		t.Errorf("indent not kept:\n%s", out)
 	}
 	// The other PreToolUse group stays first; loopguard's comes after it.
-	hs, _ := Hooks(out)
+	hs, _ := Hooks(out, "")
 	var pre []string
 	for _, h := range hs {
 		if h.Event == PreToolUse {
@@ -123,7 +123,7 @@ func TestMergeKeepsOthers(t *testing.T) {
 	if len(ours(t, out)) != 3 {
 		t.Errorf("want 3 of ours")
 	}
-	back, changed, err := Unmerge(out)
+	back, changed, err := Unmerge(out, "")
 	if err != nil || !changed {
 		t.Fatal(changed, err)
 	}
@@ -133,14 +133,18 @@ func TestMergeKeepsOthers(t *testing.T) {
 }
 
 func TestMergeIdempotent(t *testing.T) {
+	renamed := opts
+	renamed.Binary = "/opt/bin/lg" // not named loopguard: found as self
 	for _, in := range [][]byte{nil, []byte(other), []byte(`{"a":1}`), []byte("{}")} {
-		once := mustMerge(t, in, opts)
-		twice, changed, err := Merge(once, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if changed || !bytes.Equal(once, twice) {
-			t.Errorf("second merge changed the file:\n%s\n---\n%s", once, twice)
+		for _, o := range []Options{opts, renamed} {
+			once := mustMerge(t, in, o)
+			twice, changed, err := Merge(once, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed || !bytes.Equal(once, twice) {
+				t.Errorf("second merge changed the file:\n%s\n---\n%s", once, twice)
+			}
 		}
 	}
 }
@@ -177,7 +181,7 @@ func TestMergeMovesOutOfSharedGroup(t *testing.T) {
 		`{"type":"command","command":"/old/loopguard","args":["hook"]},` +
 		`{"type":"command","command":"/bin/other"}]}]}}`
 	out := mustMerge(t, []byte(in), opts)
-	hs, _ := Hooks(out)
+	hs, _ := Hooks(out, "")
 	var pre []Registered
 	for _, h := range hs {
 		if h.Event == PreToolUse {
@@ -197,6 +201,8 @@ func TestIsLoopguard(t *testing.T) {
 		{Handler{Type: "command", Command: "/usr/bin/loopguard", Args: []string{"hook", "--event", "PreToolUse"}}, true},
 		{Handler{Type: "command", Command: "loopguard hook --event PreToolUse"}, true},
 		{Handler{Type: "command", Command: `"/x y/loopguard" hook`}, true},
+		{Handler{Type: "command", Command: "/opt/lg", Args: []string{"hook"}}, true}, // self
+		{Handler{Type: "command", Command: "/opt/lg2", Args: []string{"hook"}}, false},
 		// Controls: another binary, another verb, another handler type.
 		{Handler{Type: "command", Command: "/usr/bin/loopguard-fork", Args: []string{"hook"}}, false},
 		{Handler{Type: "command", Command: "/usr/bin/loopguard", Args: []string{"approve"}}, false},
@@ -204,7 +210,7 @@ func TestIsLoopguard(t *testing.T) {
 		{Handler{Type: "command", Command: "loopguard"}, false},
 		{Handler{Type: "http", Command: "/usr/bin/loopguard", Args: []string{"hook"}}, false},
 	} {
-		if got := IsLoopguard(c.h); got != c.want {
+		if got := IsLoopguard(c.h, "/opt/lg"); got != c.want {
 			t.Errorf("IsLoopguard(%+v) = %v, want %v", c.h, got, c.want)
 		}
 	}
@@ -302,7 +308,7 @@ func TestApplyRemoveByteIdentical(t *testing.T) {
 			if again, _ := os.ReadFile(path); !bytes.Equal(again, mid) {
 				t.Fatal("second apply rewrote the file")
 			}
-			res, err = Remove(path, bk, false)
+			res, err = Remove(path, bk, "", false)
 			if err != nil || !res.Restored {
 				t.Fatalf("%+v %v", res, err)
 			}
@@ -331,7 +337,7 @@ func TestRemoveKeepsLaterEdits(t *testing.T) {
 	mid, _ := os.ReadFile(path)
 	edited := bytes.Replace(mid, []byte(`"zeta": null`), []byte(`"zeta": true`), 1)
 	os.WriteFile(path, edited, 0o644)
-	res, err := Remove(path, bk, false)
+	res, err := Remove(path, bk, "", false)
 	if err != nil || res.Restored || !res.Changed {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -358,7 +364,7 @@ func TestApplyRemoveCreated(t *testing.T) {
 	if _, err := Apply(path, bk, opts, false); err != nil {
 		t.Fatal(err)
 	}
-	res, err = Remove(path, bk, false)
+	res, err = Remove(path, bk, "", false)
 	if err != nil || !res.Deleted || !res.DirGone {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -368,7 +374,7 @@ func TestApplyRemoveCreated(t *testing.T) {
 	// Control: a directory that existed before is kept.
 	os.MkdirAll(filepath.Dir(path), 0o755)
 	Apply(path, bk, opts, false)
-	res, err = Remove(path, bk, false)
+	res, err = Remove(path, bk, "", false)
 	if err != nil || !res.Deleted || res.DirGone {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -449,5 +455,19 @@ func TestSettingsPath(t *testing.T) {
 	}
 	if _, err := SettingsPath("global", env); err == nil {
 		t.Error("unknown scope accepted")
+	}
+}
+
+func TestDisablesHooks(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"disableAllHooks": true}`:        true,
+		`{"disableAllHooks": false}`:       false,
+		`{"disableAllHooks": "yes"}`:       false,
+		`{"a": {"disableAllHooks": true}}`: false,
+		`{}`:                               false,
+	} {
+		if got := DisablesHooks([]byte(in)); got != want {
+			t.Errorf("%s: %v", in, got)
+		}
 	}
 }

@@ -67,6 +67,9 @@ the exact call (or a narrow scope that covers it), the session and the agent.`,
 		newRevokeCmd(),
 		newAuditCmd(),
 		newVersionCmd(),
+		newInitCmd(),
+		newUninstallCmd(),
+		newDoctorCmd(),
 		newCheckCmd(),
 	)
 	return root

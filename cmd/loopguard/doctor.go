@@ -1,0 +1,515 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+// minClaudeVersion is the first Claude Code release that honours
+// "onFailure": "block".
+var minClaudeVersion = [3]int{2, 1, 295}
+
+// managedSettings is Claude Code's managed policy file on Linux.
+const managedSettings = "/etc/claude-code/managed-settings.json"
+
+// claudeVersionTimeout bounds `claude --version`.
+const claudeVersionTimeout = 3 * time.Second
+
+type checkStatus int
+
+const (
+	statusOK checkStatus = iota
+	statusWarn
+	statusFail
+	statusSkip
+)
+
+func (s checkStatus) String() string {
+	return [...]string{"ok  ", "WARN", "FAIL", "skip"}[s]
+}
+
+// checkResult is one line of doctor's report.
+type checkResult struct {
+	status checkStatus
+	name   string
+	detail string
+	fix    string
+}
+
+type doctorEnv struct {
+	self     string
+	settings install.Env
+	// lookClaude finds the claude executable ("" when absent).
+	lookClaude func() string
+	managed    string
+}
+
+func newDoctorCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check that loopguard really guards this project, and say how to fix what does not",
+		Long: `Check what makes the guard real, one line per check, and exit non-zero when any
+check fails:
+
+  - every Claude Code settings file that loads for this project (user, project,
+    local, managed) parses, registers loopguard for PreToolUse,
+    PermissionRequest and PostToolUse, with a binary path that exists and is
+    this binary, "onFailure": "block" and a timeout above the hook's deadline;
+    and none sets "disableAllHooks";
+  - the installed Claude Code (claude --version) is 2.1.295 or later, which
+    honours onFailure; older versions let a call through when the hook crashes;
+  - no other PreToolUse hook rewrites tool input (updatedInput), which would
+    race with what was approved;
+  - the OS keyring answers, holds the key, the state directory is private, and
+    the audit log's hash chain and sealed head verify.
+
+Without a session bus the keyring check fails at once, with a hint; nothing
+waits.`,
+		Example: "  loopguard doctor\n  cd my-project && loopguard doctor",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			self, err := selfPath()
+			if err != nil {
+				return err
+			}
+			senv, err := settingsEnv()
+			if err != nil {
+				return err
+			}
+			env := doctorEnv{self: self, settings: senv, managed: managedSettings, lookClaude: func() string {
+				p, err := exec.LookPath("claude")
+				if err != nil {
+					return ""
+				}
+				return p
+			}}
+			return doctorRun(cmd.Context(), cmd.OutOrStdout(), env)
+		},
+	}
+}
+
+func doctorRun(ctx context.Context, out io.Writer, env doctorEnv) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// claude --version runs while the other checks do.
+	claudeDone := make(chan checkResult, 1)
+	go func() { claudeDone <- checkClaude(ctx, env.lookClaude) }()
+
+	var results []checkResult
+	add := func(r checkResult) {
+		results = append(results, r)
+		printCheck(out, r)
+	}
+	add(checkResult{status: statusOK, name: "binary", detail: fmt.Sprintf("%s (loopguard %s)", env.self, version)})
+	for _, r := range checkSettings(env) {
+		add(r)
+	}
+	add(<-claudeDone)
+	master, krResults := checkKeyring(ctx)
+	for _, r := range krResults {
+		add(r)
+	}
+	st, r := checkState()
+	add(r)
+	add(checkAudit(st, master))
+	clear(master)
+
+	fails, warns := 0, 0
+	for _, r := range results {
+		switch r.status {
+		case statusFail:
+			fails++
+		case statusWarn:
+			warns++
+		}
+	}
+	if fails > 0 {
+		fmt.Fprintf(out, "\n%d check(s) failed: loopguard is NOT guarding this project reliably. Fix them, then run loopguard doctor again.\n", fails)
+		return &exitError{code: ExitError, err: errSilent}
+	}
+	if warns > 0 {
+		fmt.Fprintf(out, "\nAll checks passed, with %d warning(s).\n", warns)
+		return nil
+	}
+	fmt.Fprintln(out, "\nAll checks passed: loopguard guards this project.")
+	return nil
+}
+
+func printCheck(out io.Writer, r checkResult) {
+	fmt.Fprintf(out, "%s  %s: %s\n", r.status, r.name, oneLine(r.detail))
+	if r.fix != "" && (r.status == statusFail || r.status == statusWarn) {
+		for _, l := range strings.Split(r.fix, "\n") {
+			if l != "" {
+				fmt.Fprintf(out, "      fix: %s\n", l)
+			}
+		}
+	}
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }
+
+// loadedSettings is one settings file that Claude Code reads here.
+type loadedSettings struct {
+	scope string
+	path  string
+	data  []byte
+}
+
+func checkSettings(env doctorEnv) []checkResult {
+	var out []checkResult
+	var files []loadedSettings
+	seen := map[string]bool{}
+	for _, sc := range []install.Scope{install.User, install.Project, install.Local} {
+		p, err := install.SettingsPath(sc, env.settings)
+		if err != nil {
+			out = append(out, checkResult{status: statusFail, name: "settings " + string(sc), detail: err.Error()})
+			continue
+		}
+		if !seen[p] {
+			seen[p] = true
+			files = append(files, loadedSettings{scope: string(sc), path: p})
+		}
+	}
+	if env.managed != "" {
+		files = append(files, loadedSettings{scope: "managed", path: env.managed})
+	}
+
+	ours := map[string]int{} // event -> handlers of loopguard's found
+	var others []install.Registered
+	for i := range files {
+		f := &files[i]
+		data, _, err := install.ReadSettings(f.path)
+		name := "settings " + f.path
+		if err != nil {
+			// A symlinked settings file is still read by Claude Code.
+			if errors.Is(err, install.ErrRefused) {
+				data, err = os.ReadFile(f.path)
+				if err == nil && len(data) > install.MaxFileSize {
+					err = fmt.Errorf("%s is larger than %d bytes", f.path, install.MaxFileSize)
+				}
+			}
+			if err != nil {
+				out = append(out, checkResult{status: statusFail, name: name, detail: err.Error(), fix: "make it a readable regular file"})
+				continue
+			}
+		}
+		if data == nil {
+			if f.scope != "managed" {
+				out = append(out, checkResult{status: statusSkip, name: name, detail: "not present"})
+			}
+			continue
+		}
+		f.data = data
+		regs, err := install.Hooks(data, env.self)
+		if err != nil {
+			out = append(out, checkResult{status: statusFail, name: name, detail: err.Error(),
+				fix: "Claude Code ignores a settings file it cannot parse, hooks included: fix the JSON by hand"})
+			continue
+		}
+		if install.DisablesHooks(data) {
+			out = append(out, checkResult{status: statusFail, name: name, detail: `"disableAllHooks": true turns every hook off, loopguard's included`,
+				fix: "remove disableAllHooks from " + f.path})
+		}
+		n := 0
+		for _, r := range regs {
+			if !r.Ours {
+				if r.Event == install.PreToolUse {
+					others = append(others, r)
+				}
+				continue
+			}
+			n++
+			ours[r.Event]++
+			out = append(out, checkHandler(env, f, r)...)
+		}
+		if n == 0 {
+			out = append(out, checkResult{status: statusOK, name: name, detail: "present, registers no loopguard hook"})
+		}
+	}
+	for _, ev := range install.Events {
+		if ours[ev] == 0 {
+			out = append(out, checkResult{status: statusFail, name: "hooks " + ev,
+				detail: "loopguard is not registered for " + ev + " in any settings file that loads here, so Claude Code does not run it",
+				fix:    "run: loopguard init (or --project / --local for this project only)"})
+		} else {
+			out = append(out, checkResult{status: statusOK, name: "hooks " + ev, detail: fmt.Sprintf("registered (%d)", ours[ev])})
+		}
+	}
+	out = append(out, checkOtherHooks(others)...)
+	return out
+}
+
+// checkHandler checks one handler of loopguard's.
+func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []checkResult {
+	name := fmt.Sprintf("%s %s", r.Event, f.path)
+	h := r.Handler
+	fixInit := "run: loopguard init --" + f.scope
+	if f.scope == "managed" {
+		fixInit = "ask whoever manages " + f.path + " to correct it"
+	}
+	var out []checkResult
+	bin := h.Command
+	if len(h.Args) == 0 {
+		bin = strings.Trim(strings.Fields(h.Command)[0], `"'`)
+		out = append(out, checkResult{status: statusWarn, name: name, detail: "registered in shell form; a shell sits between Claude Code and the hook",
+			fix: fixInit + " (registers the exec form, with args)"})
+	}
+	switch fi, err := os.Stat(bin); {
+	case !filepath.IsAbs(bin):
+		out = append(out, checkResult{status: statusFail, name: name, detail: fmt.Sprintf("the registered binary %q is not an absolute path; it depends on Claude Code's PATH", bin), fix: fixInit})
+	case errors.Is(err, fs.ErrNotExist):
+		out = append(out, checkResult{status: statusFail, name: name,
+			detail: fmt.Sprintf("the registered binary %s does not exist: Claude Code cannot start the hook", bin),
+			fix:    fixInit + " (from the loopguard you want to use)"})
+	case err != nil:
+		out = append(out, checkResult{status: statusFail, name: name, detail: fmt.Sprintf("the registered binary %s cannot be checked: %v", bin, err), fix: fixInit})
+	case fi.Mode()&0o111 == 0 || fi.IsDir():
+		out = append(out, checkResult{status: statusFail, name: name, detail: fmt.Sprintf("the registered binary %s is not executable", bin), fix: fixInit})
+	default:
+		selfFi, err := os.Stat(env.self)
+		if err != nil || !os.SameFile(fi, selfFi) {
+			out = append(out, checkResult{status: statusFail, name: name,
+				detail: fmt.Sprintf("the registered binary %s is not this binary (%s)", bin, env.self),
+				fix:    fixInit + " with the loopguard you mean to use, or run that one's doctor"})
+		}
+	}
+	if h.OnFailure != install.OnFailureBlock {
+		what := "missing"
+		if h.OnFailure != "" {
+			what = fmt.Sprintf("%q", h.OnFailure)
+		}
+		out = append(out, checkResult{status: statusFail, name: name,
+			detail: fmt.Sprintf(`onFailure is %s, not "block": if the hook cannot start, crashes or times out, Claude Code lets the call through`, what),
+			fix:    fixInit + ` (sets "onFailure": "block")`})
+	}
+	deadline, wait := hookTimes(h.Args)
+	need := int((deadline + wait).Seconds())
+	// No timeout means Claude Code's default of 600s.
+	if h.Timeout != 0 && h.Timeout <= need {
+		out = append(out, checkResult{status: statusFail, name: name,
+			detail: fmt.Sprintf("timeout %ds is not above the hook's own deadline and wait (%s): Claude Code may stop the hook before it answers", h.Timeout, deadline+wait),
+			fix:    fixInit})
+	}
+	if len(out) == 0 {
+		out = append(out, checkResult{status: statusOK, name: name, detail: fmt.Sprintf("runs this binary, onFailure block, timeout %ds, matcher %s", h.Timeout, r.Matcher)})
+	}
+	return out
+}
+
+// hookTimes reads --deadline and --wait from a registered hook's arguments.
+func hookTimes(args []string) (deadline, wait time.Duration) {
+	deadline = hooks.DefaultDeadline
+	if len(args) < 1 {
+		return deadline, 0
+	}
+	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.String("event", "", "")
+	fs.String("mode", "", "")
+	d := fs.Duration("deadline", hooks.DefaultDeadline, "")
+	w := fs.Duration("wait", 0, "")
+	_ = fs.Parse(args[1:])
+	return *d, *w
+}
+
+// maxHookScan bounds how much of another hook's script is read.
+const maxHookScan = 1 << 20
+
+// checkOtherHooks flags PreToolUse hooks that may rewrite tool input.
+func checkOtherHooks(others []install.Registered) []checkResult {
+	if len(others) == 0 {
+		return []checkResult{{status: statusOK, name: "other PreToolUse hooks", detail: "none"}}
+	}
+	var out []checkResult
+	for _, r := range others {
+		cmd := r.Handler.Command
+		if r.Handler.Type != "command" {
+			out = append(out, checkResult{status: statusWarn, name: "other PreToolUse hook",
+				detail: fmt.Sprintf("a %s hook (matcher %q) could return updatedInput, which replaces the input after approval", r.Handler.Type, r.Matcher),
+				fix:    "make sure it never returns updatedInput; loopguard's PostToolUse check flags such calls as executed_input_changed"})
+			continue
+		}
+		if rewrites(cmd, r.Handler.Args) {
+			out = append(out, checkResult{status: statusFail, name: "other PreToolUse hook",
+				detail: fmt.Sprintf("%s (matcher %q) mentions updatedInput: it rewrites tool input, racing with what was approved", cmd, r.Matcher),
+				fix:    "remove it or stop it from returning updatedInput; deny and explain instead"})
+			continue
+		}
+		out = append(out, checkResult{status: statusWarn, name: "other PreToolUse hook",
+			detail: fmt.Sprintf("%s (matcher %q) runs alongside loopguard; if it ever returns updatedInput, the executed input differs from the approved one", cmd, r.Matcher),
+			fix:    "check that it never returns updatedInput (loopguard's PostToolUse check flags such calls as executed_input_changed)"})
+	}
+	return out
+}
+
+// rewrites reports whether the hook's script file (the command, or its
+// first argument for an interpreter) contains "updatedInput".
+func rewrites(cmd string, args []string) bool {
+	cands := []string{cmd}
+	if len(args) == 0 {
+		cands = strings.Fields(cmd)
+	} else {
+		cands = append(cands, args...)
+	}
+	for _, c := range cands {
+		c = strings.Trim(c, `"'`)
+		if !filepath.IsAbs(c) {
+			continue
+		}
+		f, err := os.Open(c)
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(io.LimitReader(f, maxHookScan))
+		f.Close()
+		if bytes.Contains(b, []byte("updatedInput")) {
+			return true
+		}
+	}
+	return false
+}
+
+var versionRe = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)
+
+func checkClaude(ctx context.Context, look func() string) checkResult {
+	name := "claude code"
+	bin := look()
+	if bin == "" {
+		return checkResult{status: statusWarn, name: name,
+			detail: "claude not found in PATH: cannot check that it honours onFailure (needs 2.1.295 or later)",
+			fix:    "run this where claude is on PATH, or check `claude --version` yourself"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, claudeVersionTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd.WaitDelay = 500 * time.Millisecond
+	var stdout bytes.Buffer
+	cmd.Stdout = &limitedBuffer{buf: &stdout, max: 4096}
+	err := cmd.Run()
+	m := versionRe.FindStringSubmatch(stdout.String())
+	if err != nil || m == nil {
+		return checkResult{status: statusWarn, name: name,
+			detail: fmt.Sprintf("`%s --version` gave no version (%v): cannot check that it honours onFailure", bin, err),
+			fix:    "check `claude --version` yourself: 2.1.295 or later is needed"}
+	}
+	var v [3]int
+	for i := range v {
+		v[i], _ = strconv.Atoi(m[i+1])
+	}
+	vs := fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2])
+	for i := range v {
+		if v[i] != minClaudeVersion[i] {
+			if v[i] < minClaudeVersion[i] {
+				return checkResult{status: statusWarn, name: name,
+					detail: "Claude Code " + vs + " does NOT honour onFailure: if the hook crashes, cannot start or times out, THE CALL RUNS UNGUARDED",
+					fix:    "update Claude Code to 2.1.295 or later (npm install -g @anthropic-ai/claude-code@latest, or claude update)"}
+			}
+			break
+		}
+	}
+	return checkResult{status: statusOK, name: name, detail: "Claude Code " + vs + " honours onFailure block"}
+}
+
+type limitedBuffer struct {
+	buf *bytes.Buffer
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - l.buf.Len(); room > 0 {
+		l.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// checkKeyring probes the keyring and loads the key; master is nil when
+// the key is not available.
+func checkKeyring(ctx context.Context) (master []byte, out []checkResult) {
+	pctx, cancel := context.WithTimeout(ctx, keyring.DefaultTimeout)
+	defer cancel()
+	if err := keyring.Probe(pctx); err != nil {
+		out = append(out, checkResult{status: statusFail, name: "keyring", detail: err.Error() + ": every call will be denied (keyring_unavailable)", fix: hintOf(err)})
+		out = append(out, checkResult{status: statusSkip, name: "key", detail: "needs the keyring"})
+		return nil, out
+	}
+	out = append(out, checkResult{status: statusOK, name: "keyring", detail: "the OS keyring answers"})
+	master, err := loadMaster(ctx)
+	if err != nil {
+		out = append(out, checkResult{status: statusFail, name: "key", detail: err.Error(), fix: hintOf(err)})
+		return nil, out
+	}
+	keys, err := token.NewKeys(master)
+	if err != nil {
+		clear(master)
+		out = append(out, checkResult{status: statusFail, name: "key", detail: err.Error(), fix: "run: loopguard key rotate"})
+		return nil, out
+	}
+	out = append(out, checkResult{status: statusOK, name: "key", detail: "present (key id " + keys.ID + ")"})
+	return master, out
+}
+
+func hintOf(err error) string {
+	var h hinter
+	if errors.As(err, &h) {
+		return h.Hint()
+	}
+	return ""
+}
+
+func checkState() (*state.Store, checkResult) {
+	dir, err := state.DefaultDir()
+	if err != nil {
+		return nil, checkResult{status: statusFail, name: "state dir", detail: err.Error()}
+	}
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, checkResult{status: statusFail, name: "state dir", detail: dir + " does not exist", fix: "run: loopguard init"}
+	}
+	st, err := state.Open(dir)
+	if err != nil {
+		return nil, checkResult{status: statusFail, name: "state dir", detail: err.Error(), fix: hintOf(err)}
+	}
+	return st, checkResult{status: statusOK, name: "state dir", detail: dir + " (private, mode 0700)"}
+}
+
+func checkAudit(st *state.Store, master []byte) checkResult {
+	if st == nil || master == nil {
+		return checkResult{status: statusSkip, name: "audit log", detail: "needs the state dir and the key"}
+	}
+	seal, err := token.SubKey(master, token.LabelAudit)
+	if err != nil {
+		return checkResult{status: statusFail, name: "audit log", detail: err.Error()}
+	}
+	defer clear(seal)
+	rep, err := auditLog(st).Verify(seal)
+	if err != nil {
+		return checkResult{status: statusFail, name: "audit log", detail: err.Error(), fix: "run: loopguard audit verify"}
+	}
+	if !rep.OK() {
+		p := rep.Problems[0]
+		return checkResult{status: statusFail, name: "audit log",
+			detail: fmt.Sprintf("%d problem(s), first: %s: %s", len(rep.Problems), p.Kind, p.Msg),
+			fix:    "run: loopguard audit verify (for every problem)"}
+	}
+	return checkResult{status: statusOK, name: "audit log", detail: fmt.Sprintf("%d entries, chain and sealed head verify", rep.Entries)}
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/state"
+)
+
+// scopeFlags are --user, --project and --local.
+type scopeFlags struct{ user, project, local bool }
+
+func (s *scopeFlags) add(cmd *cobra.Command, what string) {
+	cmd.Flags().BoolVar(&s.user, "user", false, what+" ~/.claude/settings.json (all your projects)")
+	cmd.Flags().BoolVar(&s.project, "project", false, what+" .claude/settings.json in this directory (shared with the repository)")
+	cmd.Flags().BoolVar(&s.local, "local", false, what+" .claude/settings.local.json at the repository root (this checkout only)")
+	cmd.MarkFlagsMutuallyExclusive("user", "project", "local")
+}
+
+// scopes returns the chosen scope, or all when none is chosen.
+func (s *scopeFlags) scopes(all []install.Scope) []install.Scope {
+	switch {
+	case s.user:
+		return []install.Scope{install.User}
+	case s.project:
+		return []install.Scope{install.Project}
+	case s.local:
+		return []install.Scope{install.Local}
+	}
+	return all
+}
+
+// settingsEnv is where the Claude Code settings files are looked for.
+func settingsEnv() (install.Env, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return install.Env{}, fmt.Errorf("failed to find the home directory: %w", err)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return install.Env{}, fmt.Errorf("failed to find the working directory: %w", err)
+	}
+	return install.Env{Home: home, ConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"), Cwd: cwd}, nil
+}
+
+// selfPath is the absolute, symlink-resolved path of this binary.
+func selfPath() (string, error) {
+	p, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("failed to find this binary's path: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return filepath.Abs(p)
+}
+
+// refuseInAgent stops commands that would weaken the guard when an agent
+// runs them.
+func refuseInAgent() error {
+	if os.Getenv("CLAUDECODE") != "" {
+		return withHint(fmt.Errorf("%w: CLAUDECODE is set, so this runs inside Claude Code", errNotHuman),
+			"open a terminal of your own (outside the agent) and run the command there")
+	}
+	return nil
+}
+
+type initOptions struct {
+	scope  scopeFlags
+	mode   string
+	wait   time.Duration
+	tools  string
+	dryRun bool
+	binary string // for tests; "" means this binary
+}
+
+func newInitCmd() *cobra.Command {
+	var o initOptions
+	cmd := &cobra.Command{
+		Use:   "init [--user | --project | --local]",
+		Short: "Create the key and state, and register loopguard as Claude Code's hook",
+		Long: `Set loopguard up in one step:
+
+  1. create the master key in the OS keyring, if there is none (an existing key
+     is never replaced);
+  2. create the state directory (mode 0700) and seal the empty audit log;
+  3. register this binary in a Claude Code settings file for PreToolUse,
+     PermissionRequest and PostToolUse, in exec form, with a timeout above the
+     hook's own deadline and "onFailure": "block", so that a hook that cannot
+     start or times out blocks the call instead of letting it through.
+
+The settings file is --user (~/.claude/settings.json, the default), --project
+(.claude/settings.json here) or --local (.claude/settings.local.json at the
+repository root). Every other setting and hook in it is kept; running init
+again changes nothing; the write is atomic, and the original bytes are kept in
+the state directory so that 'loopguard uninstall' puts them back. A file that
+is not valid JSON, a symlink or read-only is refused.
+
+By default the tools with side effects are guarded: Bash, Edit, Write,
+MultiEdit, NotebookEdit, WebFetch and every MCP tool. --tools sets another
+Claude Code matcher.
+
+Modes: enforce (default) denies every call without an approval; ask hands the
+decision to Claude Code's own dialog, with loopguard's full rendering as the
+reason (weaker: the dialog is in the agent's window); audit only logs what
+enforce would have done (for a trial). --wait holds a call without an
+approval until you approve or deny it (see 'loopguard review'), so the agent
+needs no retry.`,
+		Example: `  loopguard init
+  loopguard init --project --dry-run
+  loopguard init --local --mode audit
+  loopguard init --wait 2m
+  loopguard init --tools 'Bash|Edit|Write'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return initRun(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &o)
+		},
+	}
+	o.scope.add(cmd, "register in")
+	cmd.Flags().StringVar(&o.mode, "mode", hooks.ModeEnforce, "enforce, ask or audit")
+	cmd.Flags().DurationVar(&o.wait, "wait", 0, "hold a call without an approval until a human decides, at most this long (e.g. 2m)")
+	cmd.Flags().StringVar(&o.tools, "tools", install.DefaultMatcher, "the Claude Code matcher of the tools to guard")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the change to the settings file and do nothing")
+	return cmd
+}
+
+func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := refuseInAgent(); err != nil {
+		return err
+	}
+	switch o.mode {
+	case hooks.ModeEnforce, hooks.ModeAsk, hooks.ModeAudit:
+	default:
+		return withHint(fmt.Errorf("unknown mode %q", o.mode), "use --mode enforce, --mode ask or --mode audit")
+	}
+	if o.wait < 0 || o.wait > time.Hour {
+		return withHint(fmt.Errorf("--wait %s is out of range", o.wait), "use a duration between 0 and 1h, e.g. --wait 2m")
+	}
+	if o.wait > 0 && o.mode != hooks.ModeEnforce {
+		return withHint(errors.New("--wait works only with --mode enforce"), "drop --wait, or use --mode enforce")
+	}
+	if strings.TrimSpace(o.tools) == "" {
+		return withHint(errors.New("--tools is empty"), "leave --tools out to guard the tools with side effects, or name them: --tools 'Bash|Edit|Write'")
+	}
+	bin := o.binary
+	if bin == "" {
+		var err error
+		if bin, err = selfPath(); err != nil {
+			return err
+		}
+	}
+	env, err := settingsEnv()
+	if err != nil {
+		return err
+	}
+	scope := o.scope.scopes([]install.Scope{install.User})[0]
+	path, err := install.SettingsPath(scope, env)
+	if err != nil {
+		return err
+	}
+	opts := install.Options{Binary: bin, Mode: o.mode, Wait: o.wait, Deadline: hooks.DefaultDeadline, Matcher: o.tools}
+
+	// Check the settings file before anything is created: a file loopguard
+	// must refuse stops init here.
+	dir, err := state.DefaultDir()
+	if err != nil {
+		return err
+	}
+	res, err := install.Apply(path, filepath.Join(dir, "install"), opts, true)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		if !res.Changed {
+			fmt.Fprintf(out, "%s already registers loopguard this way; init would change nothing there.\n", path)
+		} else {
+			fmt.Fprint(out, install.Diff(path, res.Old, res.New))
+		}
+		fmt.Fprintf(out, "Dry run: nothing was written. init would also create the key in the OS keyring if there is none, and the state dir %s.\n", dir)
+		return nil
+	}
+
+	// The key and state first: hooks registered without them would deny
+	// every call.
+	created, err := keyring.Create(ctx)
+	if err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(out, "Key: created in the OS keyring (service %s, user %s).\n", keyring.Service, keyring.Account)
+	} else {
+		fmt.Fprintln(out, "Key: already in the OS keyring, kept.")
+	}
+	st, err := openStore()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "State: %s (mode 0700).\n", st.Dir)
+	master, err := loadMaster(ctx)
+	if err != nil {
+		return err
+	}
+	_, seal, err := keysAndSeal(master)
+	clear(master)
+	if err != nil {
+		return err
+	}
+	// The first seal must happen while the log is empty.
+	if err := auditLog(st).Seal(seal); err != nil {
+		if errors.Is(err, audit.ErrNoHead) || errors.Is(err, audit.ErrTampered) {
+			fmt.Fprintf(errOut, "loopguard: warning: the audit log cannot be sealed: %v\n", err)
+			fmt.Fprintln(errOut, "loopguard: hint: run `loopguard audit verify` for details")
+			seal = nil
+		} else {
+			return fmt.Errorf("failed to seal the audit log: %w", err)
+		}
+	}
+
+	res, err = install.Apply(path, filepath.Join(st.Dir, "install"), opts, false)
+	if err != nil {
+		return err
+	}
+	if !res.Changed {
+		fmt.Fprintf(out, "Hooks: %s already registers loopguard this way; nothing changed.\n", path)
+	} else {
+		verb := "updated"
+		if !res.Existed {
+			verb = "created"
+		}
+		fmt.Fprintf(out, "Hooks: %s %s: PreToolUse, PermissionRequest and PostToolUse run %s (mode %s", path, verb, bin, o.mode)
+		if o.wait > 0 {
+			fmt.Fprintf(out, ", wait %s", o.wait)
+		}
+		fmt.Fprintf(out, ") for tools matching %s, with onFailure block.\n", o.tools)
+		if res.Existed {
+			fmt.Fprintf(out, "Backup of the original: %s (used by loopguard uninstall).\n", res.Backup)
+		}
+		if err := record(st, seal, audit.Entry{Decision: "init", Mode: o.mode, Principal: principal(),
+			Detail: path}); err != nil {
+			return err
+		}
+	}
+	if isTemporary(bin) {
+		fmt.Fprintf(errOut, "loopguard: warning: %s looks like a temporary build; the hook breaks when it is deleted\n", bin)
+		fmt.Fprintln(errOut, "loopguard: hint: install it with `go install github.com/loopguard/loopguard/cmd/loopguard@latest`, then run `loopguard init` from there")
+	}
+	fmt.Fprintln(out, "Next: run `loopguard doctor` to check that the guard is real. New and resumed Claude Code sessions pick the hooks up.")
+	return nil
+}
+
+// isTemporary reports a binary built by `go run` or in a temp directory.
+func isTemporary(bin string) bool {
+	return strings.Contains(bin, string(filepath.Separator)+"go-build")
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/state"
+)
+
+type uninstallOptions struct {
+	scope    scopeFlags
+	dryRun   bool
+	purgeKey bool
+}
+
+func newUninstallCmd() *cobra.Command {
+	var o uninstallOptions
+	cmd := &cobra.Command{
+		Use:   "uninstall [--user | --project | --local]",
+		Short: "Remove exactly what init registered in the Claude Code settings",
+		Long: `Remove loopguard's hooks from the Claude Code settings files, and nothing
+else. Without a flag, the user file and this project's project and local files
+are all cleaned; --user, --project or --local picks one.
+
+When the rest of a file is as init found it, its original bytes are put back
+exactly; a file init created is deleted (and its .claude directory, if init
+created it and it is empty). When other settings changed since, only
+loopguard's entries are removed and everything else is kept.
+
+The key stays in the OS keyring (approvals and the audit log need it) unless
+--purge-key is given, which asks you to confirm on your terminal. The state
+directory (grants, pending calls, audit log) is left in place.`,
+		Example: `  loopguard uninstall
+  loopguard uninstall --project --dry-run
+  loopguard uninstall --purge-key`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return uninstallRun(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &o)
+		},
+	}
+	o.scope.add(cmd, "remove from")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the changes and do nothing")
+	cmd.Flags().BoolVar(&o.purgeKey, "purge-key", false, "also delete the key from the OS keyring (asks on the terminal)")
+	return cmd
+}
+
+func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := refuseInAgent(); err != nil {
+		return err
+	}
+	env, err := settingsEnv()
+	if err != nil {
+		return err
+	}
+	dir, err := state.DefaultDir()
+	if err != nil {
+		return err
+	}
+	backups := filepath.Join(dir, "install")
+	self, _ := selfPath()
+	var firstErr error
+	seen := map[string]bool{}
+	removed := 0
+	for _, sc := range o.scope.scopes([]install.Scope{install.User, install.Project, install.Local}) {
+		path, err := install.SettingsPath(sc, env)
+		if err != nil || seen[path] {
+			continue
+		}
+		seen[path] = true
+		res, err := install.Remove(path, backups, self, o.dryRun)
+		if err != nil {
+			printError(errOut, err)
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		if !res.Changed {
+			if res.Existed || o.scope.scopes(nil) != nil {
+				fmt.Fprintf(out, "%s: no loopguard hooks; nothing to remove.\n", path)
+			}
+			continue
+		}
+		removed++
+		if o.dryRun {
+			fmt.Fprint(out, install.Diff(path, res.Old, res.New))
+			continue
+		}
+		switch {
+		case res.Restored:
+			fmt.Fprintf(out, "%s: loopguard hooks removed; the original file is back, byte for byte.\n", path)
+		case res.Deleted:
+			fmt.Fprintf(out, "%s: removed (init had created it)", path)
+			if res.DirGone {
+				fmt.Fprintf(out, ", with its directory")
+			}
+			fmt.Fprintln(out, ".")
+		default:
+			fmt.Fprintf(out, "%s: loopguard hooks removed; other settings changed since init, so they were kept as they are now (whitespace normalised).\n", path)
+		}
+	}
+	if o.dryRun {
+		fmt.Fprintln(out, "Dry run: nothing was written.")
+		return firstErr
+	}
+	if removed == 0 && firstErr == nil {
+		fmt.Fprintln(out, "loopguard was not registered in these settings files.")
+	} else if firstErr == nil {
+		fmt.Fprintln(out, "Claude Code no longer runs loopguard for these settings; tool calls are no longer guarded by it.")
+	}
+	if firstErr != nil {
+		return &exitError{code: ExitError, err: errSilent}
+	}
+	if o.purgeKey {
+		return purgeKey(ctx, out)
+	}
+	fmt.Fprintln(out, "The key stays in the OS keyring; remove it with: loopguard uninstall --purge-key")
+	return nil
+}
+
+// purgeKey deletes the master key after a typed confirmation on the terminal.
+func purgeKey(ctx context.Context, out io.Writer) error {
+	tty, err := openTTY()
+	if err != nil {
+		return err
+	}
+	defer tty.Close()
+	fmt.Fprintln(tty, "Deleting the key makes every approval and grant invalid and the audit log's seal unverifiable.")
+	line, err := readLine(tty, "Type 'delete key' to delete it (anything else cancels): ")
+	if err != nil {
+		return err
+	}
+	if line != "delete key" {
+		fmt.Fprintln(tty, "Not confirmed; the key was kept.")
+		return errors.New("not confirmed: the key was kept")
+	}
+	if err := keyring.Delete(ctx); err != nil {
+		if errors.Is(err, keyring.ErrNoKey) {
+			fmt.Fprintln(out, "There was no key in the OS keyring.")
+			return nil
+		}
+		return err
+	}
+	fmt.Fprintln(out, "Key deleted from the OS keyring.")
+	if d, err := state.DefaultDir(); err == nil {
+		if _, err := os.Stat(d); err == nil {
+			fmt.Fprintf(out, "The state directory %s is left in place; remove it by hand if you no longer need the audit log.\n", d)
+		}
+	}
+	return nil
+}
