@@ -45,15 +45,16 @@ func (a *analyzer) call(ce *syntax.CallExpr, redirs []*syntax.Redirect) (*simple
 	budget := maxWords
 	var pos []syntax.Pos
 	for i, w := range ce.Args {
+		wpos := w.Pos() // before brace expansion rewrites the word
 		words, braced, err := a.expandWord(w, &budget)
 		if err != nil {
 			return nil, err
 		}
 		if i == 0 && braced {
-			return nil, deny(Indirect, w.Pos(), "brace expansion builds the command name")
+			return nil, deny(Indirect, wpos, "brace expansion builds the command name")
 		}
 		for range words {
-			pos = append(pos, w.Pos())
+			pos = append(pos, wpos)
 		}
 		sc.argv = append(sc.argv, words...)
 	}
@@ -87,7 +88,9 @@ func (a *analyzer) call(ce *syntax.CallExpr, redirs []*syntax.Redirect) (*simple
 	if err != nil {
 		return sc, err
 	}
-	if base := filepath.Base(exe); exe != "" && base != filepath.Base(name) {
+	// The resolved name catches aliases by symlink (sh -> dash, x -> bash),
+	// except multi-call binaries, which run the applet they are called as.
+	if base := filepath.Base(exe); exe != "" && base != filepath.Base(name) && base != "busybox" && base != "toybox" {
 		if err := indirectByName(base, args, pos); err != nil {
 			return sc, err
 		}
@@ -117,7 +120,7 @@ func (a *analyzer) redirect(r *syntax.Redirect) (Redirect, error) {
 		return rd, err
 	}
 	if braced || len(words) != 1 || words[0].Glob {
-		return rd, deny(Indirect, r.Word.Pos(), "redirection target must be one literal path")
+		return rd, deny(Indirect, r.OpPos, "redirection target must be one literal path")
 	}
 	rd.Target = words[0].Value
 	if rd.Target == "" {

@@ -17,10 +17,10 @@ var bashBuiltins = set(".", ":", "[", "alias", "bg", "bind", "break", "builtin",
 	"ulimit", "umask", "unalias", "unset", "wait")
 
 // safeBuiltins may be a simple command; every other builtin is Indirect:
-// it runs code, changes the shell, or assigns variables (whose array
-// subscripts bash evaluates, running any $( ) inside).
+// it runs code (jobs -x runs a command), changes the shell, or assigns
+// variables (whose array subscripts bash evaluates, running any $( ) inside).
 var safeBuiltins = set(":", "[", "cd", "dirs", "echo", "exit", "false", "help",
-	"jobs", "kill", "popd", "printf", "pushd", "pwd", "test", "times", "true",
+	"kill", "popd", "printf", "pushd", "pwd", "test", "times", "true",
 	"type", "ulimit", "umask", "wait")
 
 func set(names ...string) map[string]bool {

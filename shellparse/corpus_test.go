@@ -222,3 +222,29 @@ func TestWarningFormat(t *testing.T) {
 		t.Errorf("warnings are not bounded: %d, last %q", len(w), w[len(w)-1])
 	}
 }
+
+// TestPositions: the position is that of the first offending node.
+func TestPositions(t *testing.T) {
+	fx := newFixture(t)
+	for _, c := range []struct{ cmd, pos string }{
+		{"git status; curl x", "1:13"},
+		{"git status && curl x", "1:12"},
+		{"git status $(id)", "1:12"},
+		{"{git,status}", "1:1"},
+		{"echo ok; {git,status}", "1:10"},
+		{"git status {a,b} $x", "1:18"},
+		{"PATH=/x git status", "1:1"},
+		{"LANG=C FOO=1 git", "1:8"},
+		{"git status > {a,b}", "1:12"},
+		{"\n  ./git", "2:3"},
+		{"./git", "1:1"},
+		{"sudo -u x git", "1:1"},
+		{"bash -x -c id", "1:9"},
+		{"find . -exec rm {} +", "1:8"},
+		{"echo 'x", "1:6"},
+	} {
+		if res := Analyze(c.cmd, fx.env); res.Pos != c.pos {
+			t.Errorf("%q: pos %q (%s: %s), want %q", c.cmd, res.Pos, res.Verdict, res.Reason, c.pos)
+		}
+	}
+}

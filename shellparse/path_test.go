@@ -193,3 +193,23 @@ func TestPathEmptyOrUnknown(t *testing.T) {
 	// Builtins need no PATH.
 	wantVerdict(t, "echo hi", env, Simple, "")
 }
+
+// TestPathMultiCallBinary: a symlink to busybox runs the applet it is
+// called as; a symlink to bash under another name is still bash.
+func TestPathMultiCallBinary(t *testing.T) {
+	r := pathTree(t, "sys/busybox", "sys/bash", "proj/")
+	j := func(s string) string { return filepath.Join(r, s) }
+	for _, l := range [][2]string{{"busybox", "sys/ls"}, {"busybox", "sys/sh"}, {"bash", "sys/innocent"}} {
+		if err := os.Symlink(l[0], j(l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := Env{Cwd: j("proj"), ProjectDir: j("proj"), Trusted: []string{j("sys")}, Path: j("sys")}
+	if res := wantVerdict(t, "ls -la", env, Simple, ""); res.Executable != j("sys/busybox") {
+		t.Errorf("executable %q", res.Executable)
+	}
+	wantVerdict(t, "sh -c id", env, Indirect, "runs inline code")
+	wantVerdict(t, "innocent -c id", env, Indirect, "runs inline code")
+	wantVerdict(t, "innocent script.sh", env, Simple, "")
+	wantVerdict(t, "busybox ls", env, Indirect, "busybox")
+}
