@@ -236,6 +236,10 @@ func TestPermissionRequest(t *testing.T) {
 	perm := with(pre, func(m map[string]any) { m["hook_event_name"] = PermissionRequest; delete(m, "tool_use_id") })
 	expect(t, "no grant", h.decide(perm), Deny, ReasonNoGrant)
 	h.approve(h.decide(pre))
+	// The grant was minted a while ago; what counts is when it was used.
+	all, _ := h.store.AllGrants()
+	old := time.Now().Add(-9 * time.Minute)
+	os.Chtimes(all[0].Path, old, old)
 	expect(t, "PreToolUse consumes", h.decide(pre), Allow, ReasonExactGrant)
 	expect(t, "PermissionRequest right after", h.decide(perm), Allow, ReasonExactGrant)
 	h.now = h.now.Add(5 * time.Minute)

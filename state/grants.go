@@ -157,6 +157,10 @@ func (s *Store) ClaimExact(session, agent, tool, digest string) error {
 		}
 		return fmt.Errorf("failed to claim grant: %w", err)
 	}
+	// The consumed file's mtime says when it was used (rename keeps the
+	// mint time).
+	now := time.Now()
+	_ = os.Chtimes(to, now, now)
 	return syncDir(filepath.Dir(from))
 }
 
