@@ -733,7 +733,10 @@ func sedScriptUnsafe(s string) bool {
 			}
 			d := s[i]
 			i++
-			if !delimited(d) || !delimited(d) {
+			if !delimited(d) { // pattern or source characters
+				return true
+			}
+			if !delimited(d) { // replacement or target characters
 				return true
 			}
 			if c == 's' {

@@ -191,7 +191,7 @@ func TestCheckJSONGolden(t *testing.T) {
   "pos": "1:1",
   "argv": [
     "eval",
-    "git​",
+    "git@ZW@",
     "status"
   ],
   "glob": [],
@@ -228,7 +228,7 @@ func TestCheckJSONGolden(t *testing.T) {
 		if got := exitCodeOf(err); got != c.code {
 			t.Errorf("%q: exit %d (%v), want %d", c.cmd, got, err, c.code)
 		}
-		want := strings.ReplaceAll(c.want, "@R@", root)
+		want := strings.NewReplacer("@R@", root, "@ZW@", "\u200b").Replace(c.want)
 		if out.String() != want {
 			t.Errorf("%q: --json output\n%s\nwant\n%s", c.cmd, out.String(), want)
 		}
