@@ -97,8 +97,8 @@ func parse(data []byte) (*node, error) {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			off := int(se.Offset)
-			if off > 0 {
-				off-- // Offset is after the offending byte
+			if off > 0 && !strings.Contains(se.Error(), "unexpected end") {
+				off-- // Offset is just after the offending byte
 			}
 			l, c := lineCol(data, off)
 			return nil, &SyntaxError{Line: l, Col: c, Msg: se.Error()}

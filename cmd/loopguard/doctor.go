@@ -223,6 +223,10 @@ func checkSettings(env doctorEnv) []checkResult {
 		f.data = data
 		regs, err := install.Hooks(data, env.self)
 		if err != nil {
+			var se *install.SyntaxError
+			if errors.As(err, &se) {
+				se.Path = f.path
+			}
 			out = append(out, checkResult{status: statusFail, name: name, detail: err.Error(),
 				fix: "Claude Code ignores a settings file it cannot parse, hooks included: fix the JSON by hand"})
 			continue
