@@ -7,6 +7,7 @@ package hooks
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/loopguard/loopguard/token"
 )
@@ -98,7 +99,7 @@ func DecodeClaude(payload []byte) (*Call, error) {
 	if present := m["agent_id"] != nil; present && c.AgentID == "" {
 		return nil, &MalformedError{Msg: "empty agent_id"}
 	}
-	if c.AgentID == token.MainAgent || c.AgentID == token.Any || c.SessionID == token.Any {
+	if c.AgentID == token.MainAgent || c.AgentID == token.Any || strings.HasPrefix(c.AgentID, "type:") || c.SessionID == token.Any {
 		return nil, &MalformedError{Msg: "reserved agent_id or session_id"}
 	}
 	if !filepath.IsAbs(c.Cwd) {
