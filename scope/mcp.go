@@ -52,6 +52,9 @@ func parseMCP(rule string) (Rule, error) {
 		return Rule{}, perr(rule, 5+len(server)+2, "a wildcard tool prefix may not contain \"__\"")
 	}
 	r.tool = r.String()
+	if len(r.tool) > maxMCPName {
+		return Rule{}, perr(rule, 0, "MCP rule longer than %d bytes in canonical form", maxMCPName)
+	}
 	return r, nil
 }
 
