@@ -1,0 +1,293 @@
+package scenarios
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+// binDir holds the loopguard binary built by TestMain; scripts find it first
+// on their PATH and run it with `exec loopguard ...`.
+var binDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "loopguard-scenarios-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scenarios:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scenarios: the go command is needed to build loopguard:", err)
+		return 1
+	}
+	build := exec.Command(gobin, "build", "-o", filepath.Join(dir, "loopguard"), "github.com/loopguard/loopguard/cmd/loopguard")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "scenarios: failed to build loopguard:", err)
+		return 1
+	}
+	binDir = dir
+	return m.Run()
+}
+
+// approvePrefixLen is how many digest characters `loopguard approve` asks
+// the human to type (cmd/loopguard's approvePrefixLen).
+const approvePrefixLen = 8
+
+// fixtureScript runs on its own in TestPreviewGateFixture, which counts its
+// gates.
+const fixtureScript = "preview_gate_fixture.txtar"
+
+// minScenarios guards against a lost glob.
+var minScenarios = 1
+
+// realKeyring reports whether the tests run inside scripts/with-keyring, and
+// fails the test when `make test` demanded it but it is missing.
+func realKeyring(t testing.TB) bool {
+	if os.Getenv("LOOPGUARD_REAL_KEYRING") == "1" && os.Getenv("DBUS_SESSION_BUS_ADDRESS") != "" {
+		return true
+	}
+	if os.Getenv("LOOPGUARD_REQUIRE_REAL_KEYRING") == "1" {
+		t.Fatal("LOOPGUARD_REQUIRE_REAL_KEYRING=1 but there is no real keyring session: run through scripts/with-keyring (make test)")
+	}
+	return false
+}
+
+// scriptParams gives every script its own HOME and state dir and the built
+// binary first on PATH. Scripts that need the OS keyring start with
+// `[!keyring] skip`; under `make test` there is always one.
+func scriptParams(t *testing.T, files []string) testscript.Params {
+	hasKeyring := realKeyring(t)
+	return testscript.Params{
+		Files:               files,
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			home := filepath.Join(env.WorkDir, "home")
+			env.Setenv("HOME", home)
+			env.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("CLAUDECODE", "")
+			env.Setenv("NO_COLOR", "1")
+			for _, k := range []string{"DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"} {
+				env.Setenv(k, os.Getenv(k))
+			}
+			return os.MkdirAll(home, 0o700)
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "keyring":
+				return hasKeyring, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"typedigest":     cmdTypeDigest,
+			"lastpending":    cmdLastPending,
+			"expandenv":      cmdExpandEnv,
+			"rawbytes":       cmdRawBytes,
+			"rewritepending": cmdRewritePending,
+			"dispatch":       cmdDispatch,
+		},
+	}
+}
+
+// scenarioFiles lists the scripts in testdata, without the fixture.
+func scenarioFiles(t *testing.T) []string {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		if filepath.Base(f) != fixtureScript {
+			out = append(out, f)
+		}
+	}
+	// A lost glob must not pass as "no scenario failed".
+	if len(out) < minScenarios {
+		t.Fatalf("found %d scenario scripts in testdata, want at least %d", len(out), minScenarios)
+	}
+	return out
+}
+
+func TestScenarios(t *testing.T) {
+	testscript.Run(t, scriptParams(t, scenarioFiles(t)))
+}
+
+func scriptStore(ts *testscript.TestScript) *state.Store {
+	st, err := state.Open(filepath.Join(ts.Getenv("XDG_STATE_HOME"), "loopguard"))
+	ts.Check(err)
+	return st
+}
+
+// typedigest ID FILE: write what a human types to approve pending call ID
+// (the first characters of its digest as it is now, and a newline) to FILE.
+func cmdTypeDigest(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: typedigest ID FILE")
+	}
+	p, err := scriptStore(ts).GetPending(args[0])
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(p.Digest[:approvePrefixLen]+"\n"), 0o600))
+}
+
+// lastpending VAR: set VAR to the id of the most recently seen pending call.
+func cmdLastPending(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: lastpending VAR")
+	}
+	list, errs := scriptStore(ts).ListPending()
+	if len(errs) > 0 {
+		ts.Fatalf("%v", errs)
+	}
+	if len(list) == 0 {
+		ts.Fatalf("no pending calls")
+	}
+	ts.Setenv(args[0], list[0].ID)
+}
+
+// expandenv IN OUT: copy IN to OUT with $VAR and ${VAR} replaced from the
+// script's environment (for payloads that name $WORK or $HOME).
+func cmdExpandEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: expandenv IN OUT")
+	}
+	out := os.Expand(ts.ReadFile(args[0]), ts.Getenv)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(out), 0o600))
+}
+
+var hexEscape = regexp.MustCompile(`\\x[0-9a-fA-F]{2}`)
+
+// rawbytes IN OUT: copy IN to OUT with each literal \xHH replaced by that
+// byte, for payloads that must hold invalid UTF-8 (JSON cannot escape it).
+func cmdRawBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: rawbytes IN OUT")
+	}
+	out := hexEscape.ReplaceAllFunc([]byte(ts.ReadFile(args[0])), func(m []byte) []byte {
+		b, err := hex.DecodeString(string(m[2:]))
+		ts.Check(err)
+		return b
+	})
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), out, 0o600))
+}
+
+// rewritepending [--stale-digest] ID PAYLOAD: play an attacker who can write
+// loopguard's state directory: replace the input of pending call ID, on
+// disk, with PAYLOAD's tool_input, keeping its id, session, agent, tool and
+// status. The record's digests are recomputed so that it is consistent,
+// unless --stale-digest keeps the old digest (a clumsier rewrite). The file
+// is written directly, not through the state package.
+func cmdRewritePending(ts *testscript.TestScript, neg bool, args []string) {
+	stale := len(args) > 0 && args[0] == "--stale-digest"
+	if stale {
+		args = args[1:]
+	}
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: rewritepending [--stale-digest] ID PAYLOAD")
+	}
+	path := filepath.Join(ts.Getenv("XDG_STATE_HOME"), "loopguard", "pending", args[0]+".json")
+	var rec map[string]any
+	ts.Check(json.Unmarshal([]byte(ts.ReadFile(path)), &rec))
+	p, err := scriptStore(ts).GetPending(args[0])
+	ts.Check(err)
+	desc, err := token.Decode(p.Descriptor)
+	ts.Check(err)
+	m, ok := desc.(map[string]any)
+	if !ok {
+		ts.Fatalf("pending %s: descriptor is not an object", args[0])
+	}
+	m["input"] = toolInput(ts, args[1])
+	canonical, err := token.Encode(m)
+	ts.Check(err)
+	delete(m, "target")
+	callCanonical, err := token.Encode(m)
+	ts.Check(err)
+	rec["descriptor"] = canonical // base64, as the state package writes []byte
+	if !stale {
+		rec["digest"] = token.DigestOf(canonical)
+		rec["call_digest"] = token.DigestOf(callCanonical)
+	}
+	data, err := json.Marshal(rec)
+	ts.Check(err)
+	ts.Check(os.WriteFile(path, data, 0o600))
+}
+
+// toolInput returns the tool_input object of the hook payload in file.
+func toolInput(ts *testscript.TestScript, file string) map[string]any {
+	v, err := token.Decode([]byte(ts.ReadFile(file)))
+	ts.Check(err)
+	payload, _ := v.(map[string]any)
+	in, ok := payload["tool_input"].(map[string]any)
+	if !ok {
+		ts.Fatalf("%s: no tool_input object", file)
+	}
+	return in
+}
+
+// hookAnswer is the part of a PreToolUse or PermissionRequest answer the
+// executor acts on.
+type hookAnswer struct {
+	HookSpecificOutput struct {
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+		Decision                 struct {
+			Behavior string `json:"behavior"`
+		} `json:"decision"`
+	} `json:"hookSpecificOutput"`
+}
+
+// allowed reports whether hook stdout is an allow (PreToolUse or
+// PermissionRequest form). Anything else, including no answer, is not.
+func allowed(stdout string) bool {
+	var a hookAnswer
+	if json.Unmarshal([]byte(stdout), &a) != nil {
+		return false
+	}
+	h := a.HookSpecificOutput
+	return h.PermissionDecision == "allow" || h.Decision.Behavior == "allow"
+}
+
+// dispatch PAYLOAD LEDGER: play the executor that Claude Code is. If the
+// last command's stdout is the hook's allow, the tool "runs": one line with
+// the tool name and the canonical tool_input of PAYLOAD is appended to
+// LEDGER (created if needed). Otherwise nothing is written. Scripts end by
+// comparing LEDGER with what should have run.
+func cmdDispatch(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: dispatch PAYLOAD LEDGER")
+	}
+	ledger := ts.MkAbs(args[1])
+	f, err := os.OpenFile(ledger, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	ts.Check(err)
+	defer f.Close()
+	if !allowed(ts.ReadFile("stdout")) {
+		return
+	}
+	v, err := token.Decode([]byte(ts.ReadFile(args[0])))
+	ts.Check(err)
+	payload, _ := v.(map[string]any)
+	in, err := token.Encode(payload["tool_input"])
+	ts.Check(err)
+	tool, _ := payload["tool_name"].(string)
+	_, err = fmt.Fprintf(f, "%s %s\n", tool, strings.TrimSpace(string(in)))
+	ts.Check(err)
+}
