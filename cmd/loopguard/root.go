@@ -70,6 +70,7 @@ the exact call (or a narrow scope that covers it), the session and the agent.`,
 		newInitCmd(),
 		newUninstallCmd(),
 		newDoctorCmd(),
+		newKeyCmd(),
 		newCheckCmd(),
 	)
 	return root

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+func newKeyCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "key",
+		Short: "Manage the master key in the OS keyring",
+		Long: `The master key (32 random bytes in the OS keyring) keys every approval and
+grant and the audit log's seal. 'loopguard init' creates it.`,
+		Example: "  loopguard key rotate",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cmd.Help()
+		},
+	}
+	cmd.AddCommand(newKeyRotateCmd())
+	return cmd
+}
+
+func newKeyRotateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rotate",
+		Short: "Replace the master key; every existing approval and grant stops working",
+		Long: `Replace the master key in the OS keyring with a new random one, after you
+confirm on your terminal.
+
+Every approval and grant minted under the old key then fails verification:
+the hook refuses it as grant_invalid, and the agent's calls need new
+approvals. The audit log's sealed head is re-sealed under the new key, after
+checking it under the old one, so 'loopguard audit verify' keeps working.
+
+Rotate when you suspect the key was exposed, or when the keyring item is
+damaged (then the log cannot be re-sealed; see 'loopguard audit restart').
+Like approve, this talks to /dev/tty only and refuses inside an agent.`,
+		Example: "  loopguard key rotate",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tty, err := openTTY()
+			if err != nil {
+				return err
+			}
+			defer tty.Close()
+			st, err := openStore()
+			if err != nil {
+				return err
+			}
+			return keyRotateRun(cmd.Context(), tty, cmd.OutOrStdout(), st, time.Now())
+		},
+	}
+}
+
+// liveGrants counts the grants that verify under keys at now: the ones a
+// rotation takes away.
+func liveGrants(st *state.Store, keys *token.Keys, now time.Time) (int, error) {
+	all, err := st.AllGrants()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, gf := range all {
+		g := gf.Grant
+		if g == nil {
+			continue
+		}
+		if keys.Verify(g, token.Call{Session: g.Session, Agent: g.Agent, Tool: g.Tool, Digest: g.ArgHash}, now) == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func keyRotateRun(ctx context.Context, tty *os.File, out io.Writer, st *state.Store, now time.Time) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var oldSeal []byte
+	live := 0
+	oldMaster, err := loadMaster(ctx)
+	switch {
+	case err == nil:
+		oldKeys, seal, err := keysAndSeal(oldMaster)
+		clear(oldMaster)
+		if err != nil {
+			return err
+		}
+		oldSeal = seal
+		defer clear(oldSeal)
+		if live, err = liveGrants(st, oldKeys, now); err != nil {
+			return err
+		}
+		// Refuse to carry a seal over onto a log that no longer verifies:
+		// the new key would vouch for whatever was changed.
+		rep, err := auditLog(st).Verify(oldSeal)
+		if err != nil {
+			return fmt.Errorf("failed to verify the audit log: %w", err)
+		}
+		if !rep.OK() {
+			return withHint(fmt.Errorf("the audit log does not verify under the current key (%d problem(s)); not rotating", len(rep.Problems)),
+				"run `loopguard audit verify` to see what changed, then `loopguard audit restart`, then rotate")
+		}
+		fmt.Fprintf(tty, "Current key id %s. %d live grant(s) (approvals not yet used, scoped grants not expired) were minted under it.\n", oldKeys.ID, live)
+	case errors.Is(err, keyring.ErrCorrupt):
+		fmt.Fprintln(tty, "The keyring item is damaged: it will be replaced. The audit log's seal cannot be carried over.")
+	default:
+		return err
+	}
+	fmt.Fprintln(tty, "Rotating replaces the master key: every existing approval and grant stops working (grant_invalid), and the agent's calls need new approvals.")
+	line, err := readLine(tty, "Type 'rotate' to replace the key (anything else cancels): ")
+	if err != nil {
+		return err
+	}
+	if line != "rotate" {
+		fmt.Fprintln(tty, "Not confirmed; the key was kept.")
+		return errors.New("not confirmed: the key was kept")
+	}
+	if err := keyring.Rotate(ctx); err != nil {
+		return err
+	}
+	newMaster, err := loadMaster(ctx)
+	if err != nil {
+		return fmt.Errorf("the key was rotated, but reading it back failed: %w", err)
+	}
+	newKeys, newSeal, err := keysAndSeal(newMaster)
+	clear(newMaster)
+	if err != nil {
+		return err
+	}
+	defer clear(newSeal)
+	entry := audit.Entry{Event: "cli", Decision: "key-rotate", Principal: principal(), Time: now.UTC(),
+		Detail: fmt.Sprintf("new key id %s; %d live grant(s) invalidated", newKeys.ID, live)}
+	l := auditLog(st)
+	if err := l.Append(entry); err != nil {
+		return fmt.Errorf("the key was rotated, but the audit log could not be written: %w", err)
+	}
+	if oldSeal != nil {
+		if err := l.Rekey(oldSeal, newSeal); err != nil {
+			return withHint(fmt.Errorf("the key was rotated, but the audit log could not be re-sealed: %w", err),
+				"run `loopguard audit verify`; if it reports the head, run `loopguard audit restart` to start a new sealed log")
+		}
+	}
+	fmt.Fprintf(out, "Rotated the master key (new key id %s). %d live grant(s) invalidated: the hook refuses them as grant_invalid; approve again what should still run.\n", newKeys.ID, live)
+	if oldSeal != nil {
+		fmt.Fprintln(out, "The audit log was re-sealed under the new key.")
+	} else {
+		fmt.Fprintln(out, "The audit log was not re-sealed (the old key was unreadable): run `loopguard audit restart`.")
+	}
+	return nil
+}
