@@ -194,6 +194,12 @@ func checkInterp(name string, it interp, args []string) (int, string) {
 // indirectByName finds commands that run other code, by name and args.
 // args[0] is the command name; pos gives each word's position.
 func indirectByName(base string, args []string, pos []syntax.Pos) error {
+	if lower := strings.ToLower(base); lower != base {
+		// Case-insensitive file systems (macOS) run /usr/bin/env as ENV.
+		if err := indirectByName(lower, args, pos); err != nil {
+			return err
+		}
+	}
 	at := func(i int) syntax.Pos {
 		if i >= 0 && i < len(pos) {
 			return pos[i]

@@ -213,3 +213,36 @@ func TestPathMultiCallBinary(t *testing.T) {
 	wantVerdict(t, "innocent script.sh", env, Simple, "")
 	wantVerdict(t, "busybox ls", env, Indirect, "busybox")
 }
+
+// TestPathTildeEntry: bash expands a leading ~ in PATH elements.
+func TestPathTildeEntry(t *testing.T) {
+	r := pathTree(t, "home/bin/git", "sys/git", "proj/")
+	j := func(s string) string { return filepath.Join(r, s) }
+	env := Env{Cwd: j("proj"), ProjectDir: j("proj"), Home: j("home"), Trusted: []string{j("sys")}, Path: pathOf("~/bin", j("sys"))}
+	res := wantVerdict(t, "git status", env, PathShadowed, "found as "+j("home/bin/git"))
+	if res.Executables["git"] != j("home/bin/git") {
+		t.Errorf("executables[git] = %q", res.Executables["git"])
+	}
+	env.Trusted = append(env.Trusted, j("home/bin"))
+	wantVerdict(t, "git status", env, Simple, "")
+	env.Home = ""
+	wantVerdict(t, "git status", env, PathShadowed, `PATH entry "~/bin" cannot be resolved`)
+	env.Home = j("home")
+	env.Path = pathOf("~someone/bin", j("sys"))
+	wantVerdict(t, "git status", env, PathShadowed, "cannot be resolved")
+	// Control: a tilde entry after the trusted hit does not matter.
+	env.Path = pathOf(j("sys"), "~someone/bin")
+	wantVerdict(t, "git status", env, Simple, "")
+}
+
+// TestUppercaseNames: on a case-insensitive file system ENV finds env; the
+// tables match names case-insensitively so the wrapper is still caught.
+func TestUppercaseNames(t *testing.T) {
+	r := pathTree(t, "sys/ENV", "sys/BASH", "sys/Git", "proj/")
+	j := func(s string) string { return filepath.Join(r, s) }
+	env := Env{Cwd: j("proj"), ProjectDir: j("proj"), Trusted: []string{j("sys")}, Path: j("sys")}
+	wantVerdict(t, "ENV git status", env, Indirect, "env runs another command")
+	wantVerdict(t, "BASH -c id", env, Indirect, "runs inline code")
+	wantVerdict(t, "Git -c alias.x=!id x", env, Indirect, "git -c")
+	wantVerdict(t, "Git status", env, Simple, "")
+}

@@ -23,6 +23,11 @@ type resolution struct {
 	dir      string // the entry made absolute against the cwd
 	found    string // dir/name; "" if not found
 	resolved string // found with symlinks resolved
+	// unknown is set when an entry before any hit could not be resolved
+	// (~user, or ~ without Env.Home): bash might find the name there.
+	unknown bool
+	// relative is set when the entry names a directory relative to the cwd.
+	relative bool
 }
 
 func isAbs(p string) bool          { return filepath.IsAbs(p) }
@@ -70,15 +75,26 @@ func (a *analyzer) lookPath(name string) resolution {
 		if dir == "" {
 			dir = "."
 		}
-		if !isAbs(dir) {
+		if strings.HasPrefix(dir, "~") {
+			// bash tilde-expands a PATH element that starts with ~.
+			user, rest, _ := strings.Cut(dir[1:], "/")
+			if user != "" || a.env.Home == "" || !isAbs(a.env.Home) {
+				r = resolution{entry: entry, unknown: true}
+				break
+			}
+			dir = joinPath(a.env.Home, rest)
+		}
+		relative := !isAbs(dir)
+		if relative {
 			if a.env.Cwd == "" {
-				continue
+				r = resolution{entry: entry, unknown: true}
+				break
 			}
 			dir = joinPath(a.env.Cwd, dir)
 		}
 		cand := joinPath(dir, name)
 		if isExecutableFile(cand) {
-			r = resolution{entry: entry, dir: dir, found: cand, resolved: evalSymlinks(cand)}
+			r = resolution{entry: entry, dir: dir, found: cand, resolved: evalSymlinks(cand), relative: relative}
 			break
 		}
 	}
@@ -135,9 +151,11 @@ func (a *analyzer) resolveCommand(name string, pos syntax.Pos) (string, bool, er
 		}
 		r := a.lookPath(name)
 		switch {
+		case r.unknown:
+			return "", false, deny(PathShadowed, pos, "the PATH entry %q cannot be resolved, and bash may find %s there", r.entry, name)
 		case r.found == "":
 			return "", false, deny(PathShadowed, pos, "%s is not found in PATH%s", name, a.shadows(name))
-		case !isAbs(r.entry):
+		case r.relative:
 			return "", false, deny(PathShadowed, pos, "%s is found as %s through the relative PATH entry %q%s", name, r.found, r.entry, a.shadows(name))
 		}
 		if where, ok := a.insideWork(r.dir); ok {

@@ -270,6 +270,9 @@ func (a *analyzer) expandWord(w *syntax.Word, budget *int) ([]Word, bool, error)
 		}
 		return []Word{word}, false, nil
 	}
+	if err := checkCharRanges(w.Parts, wpos); err != nil {
+		return nil, true, err
+	}
 	var out []Word
 	var failure error
 	for bw, err := range expand.BracesSeq(nil, w) {
@@ -280,16 +283,65 @@ func (a *analyzer) expandWord(w *syntax.Word, budget *int) ([]Word, bool, error)
 		if *budget < 0 {
 			return nil, braced, deny(Unparseable, wpos, "more than %d words after brace expansion", maxWords)
 		}
-		word, keep, err := a.expandOne(mergeLits(bw.Parts), wpos)
+		word, _, err := a.expandOne(mergeLits(bw.Parts), wpos)
 		if err != nil {
 			failure = err
 			break
 		}
-		if keep {
-			out = append(out, word)
+		if word.Value == "" {
+			// bash drops some empty results and keeps others ({,} vs {,,}).
+			failure = deny(Unparseable, wpos, "brace expansion yields an empty word, which bash keeps or drops case by case")
+			break
 		}
+		out = append(out, word)
 	}
 	return out, braced, failure
+}
+
+// checkCharRanges refuses character sequences such as {a..Z} that run
+// through punctuation: bash quote-removes a generated backslash.
+func checkCharRanges(parts []syntax.WordPart, pos syntax.Pos) error {
+	for _, p := range parts {
+		br, ok := p.(*syntax.BraceExp)
+		if !ok {
+			continue
+		}
+		for _, e := range br.Elems {
+			if err := checkCharRanges(e.Parts, pos); err != nil {
+				return err
+			}
+		}
+		if !br.Sequence || len(br.Elems) < 2 {
+			continue
+		}
+		from, to := br.Elems[0].Lit(), br.Elems[1].Lit()
+		if isInteger(from) && isInteger(to) {
+			continue
+		}
+		if len(from) != 1 || len(to) != 1 || !sameLetterCase(from[0], to[0]) {
+			return deny(Unparseable, pos, "character range {%s..%s} is not reproduced exactly", from, to)
+		}
+	}
+	return nil
+}
+
+func isInteger(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func sameLetterCase(a, b byte) bool {
+	lower := func(c byte) bool { return c >= 'a' && c <= 'z' }
+	upper := func(c byte) bool { return c >= 'A' && c <= 'Z' }
+	return (lower(a) && lower(b)) || (upper(a) && upper(b))
 }
 
 // mergeLits joins adjacent unquoted literals, which brace expansion splits.
