@@ -1,0 +1,217 @@
+package loopguard
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/e2e/claudetest"
+)
+
+// Built once for the package by TestMain.
+var (
+	lgBin    string // loopguard
+	mcpBin   string // e2e/mcpfake
+	setupErr error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "loopguard-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	setupErr = setup(dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func setup(dir string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	repo, err := claudetest.RepoRoot()
+	if err != nil {
+		return err
+	}
+	if lgBin, err = Build(ctx, repo, dir); err != nil {
+		return err
+	}
+	if mcpBin, err = BuildMCP(ctx, repo, dir); err != nil {
+		return err
+	}
+	if !RealKeyring() {
+		return nil
+	}
+	// Create the key once, before tests run in parallel: concurrent first
+	// inits would race to create it.
+	g, err := NewGuard(lgBin, filepath.Join(dir, "keyinit"))
+	if err != nil {
+		return err
+	}
+	proj := filepath.Join(dir, "keyinit", "project")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		return err
+	}
+	return g.Init(ctx, proj)
+}
+
+// requireKeyring skips without a Secret Service session, and fails when
+// make test demanded one (LOOPGUARD_REQUIRE_REAL_KEYRING=1).
+func requireKeyring(t *testing.T) {
+	t.Helper()
+	if RealKeyring() {
+		return
+	}
+	if os.Getenv("LOOPGUARD_REQUIRE_REAL_KEYRING") == "1" {
+		t.Fatal("LOOPGUARD_REQUIRE_REAL_KEYRING=1 but there is no real keyring session: run through scripts/with-keyring (make test)")
+	}
+	t.Skip("needs the OS keyring: run through scripts/with-keyring (make test)")
+}
+
+// env is one test's guarded project: a loopguard with its own HOME and
+// state, registered by `loopguard init --project` in Dir.
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	claude string
+	g      *Guard
+	Dir    string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	requireKeyring(t)
+	if setupErr != nil {
+		t.Fatalf("setup: %v", setupErr)
+	}
+	claude := claudetest.Install(t)
+	return newEnvWith(t, claude, lgBin)
+}
+
+func newEnvWith(t *testing.T, claude, bin string) *env {
+	t.Helper()
+	root := t.TempDir()
+	g, err := NewGuard(bin, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, ctx: context.Background(), claude: claude, g: g, Dir: filepath.Join(root, "project")}
+	if err := os.MkdirAll(e.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Init(e.ctx, e.Dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := g.Run(context.Background(), g.Home, "pending", "--all")
+			t.Logf("loopguard pending --all:\n%s", out)
+			out, _ = g.Run(context.Background(), g.Home, "grants")
+			t.Logf("loopguard grants:\n%s", out)
+		}
+	})
+	return e
+}
+
+// run runs the client once in the project against script, with prep
+// registering proxy steps first. It fails the test when the client does not
+// exit 0 or a proxy step failed.
+func (e *env) run(script claudetest.Script, prep func(p *Proxy), args ...string) (*claudetest.FakeAPI, *Proxy) {
+	t := e.t
+	t.Helper()
+	api := claudetest.NewFakeAPI(t, script)
+	p, err := StartProxy(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	if prep != nil {
+		prep(p)
+	}
+	res := claudetest.Run(t, claudetest.Options{
+		Claude: e.claude, API: api, Dir: e.Dir, Home: e.g.Home, Args: args,
+		Env: append(e.g.ClientEnv(), "ANTHROPIC_BASE_URL="+p.URL()),
+	})
+	if res.ExitCode != 0 {
+		t.Fatalf("claude exit %d\nstderr: %s", res.ExitCode, res.Stderr)
+	}
+	if err := p.Err(); err != nil {
+		t.Fatalf("%v\ntool results: %+v", err, p.Results())
+	}
+	return api, p
+}
+
+// approveOnly approves the one pending call at a pseudo-terminal.
+func (e *env) approveOnly() error {
+	p, err := e.g.OnlyPending(e.ctx)
+	if err != nil {
+		return err
+	}
+	_, err = e.g.Approve(e.ctx, p)
+	return err
+}
+
+func (e *env) path(name string) string { return filepath.Join(e.Dir, name) }
+
+func (e *env) exists(name string) bool {
+	_, err := os.Stat(e.path(name))
+	return err == nil
+}
+
+func (e *env) read(name string) string {
+	b, err := os.ReadFile(e.path(name))
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(b)
+}
+
+func bash(id, command string) claudetest.ToolCall {
+	return claudetest.Call(id, "Bash", map[string]any{"command": command, "description": "test command"})
+}
+
+func result(t *testing.T, api *claudetest.FakeAPI, id string) claudetest.ToolResult {
+	t.Helper()
+	r, ok := api.ToolResult(id)
+	if !ok {
+		t.Fatalf("no tool_result for %s; tool results: %+v", id, api.ToolResults())
+	}
+	return r
+}
+
+// wantDenied checks that the client reported call id as refused by loopguard
+// with reason.
+func wantDenied(t *testing.T, api *claudetest.FakeAPI, id, reason string) claudetest.ToolResult {
+	t.Helper()
+	r := result(t, api, id)
+	if !r.IsError || !strings.Contains(r.Content, "loopguard: "+reason) {
+		t.Errorf("tool_result %s = %+v; want an error from loopguard with reason %s", id, r, reason)
+	}
+	return r
+}
+
+// wantRan checks that the client reported call id as run.
+func wantRan(t *testing.T, api *claudetest.FakeAPI, id string) {
+	t.Helper()
+	if r := result(t, api, id); r.IsError {
+		t.Errorf("tool_result %s is an error: %q", id, r.Content)
+	}
+}
+
+// sessionID is a fresh UUID for --session-id.
+func sessionID(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
