@@ -14,8 +14,8 @@ func startOnPTY(*exec.Cmd) (*term, error) {
 	return nil, errors.New("the pseudo-terminal helper supports only Linux")
 }
 
-func (*term) screen() string                                   { return "" }
+func (*term) screen() string                                  { return "" }
 func (*term) waitFor(context.Context, string) (string, error) { return "", errors.New("unsupported") }
-func (*term) write(string) error                               { return errors.New("unsupported") }
-func (*term) drain() string                                    { return "" }
-func (*term) close()                                           {}
+func (*term) write(string) error                              { return errors.New("unsupported") }
+func (*term) drain() string                                   { return "" }
+func (*term) close()                                          {}
