@@ -1,6 +1,7 @@
 package shellparse
 
 import (
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -137,6 +138,7 @@ func checkInterp(name string, it interp, args []string) (int, string) {
 			break
 		}
 	}
+	noScript := false
 	for i := 1; i < len(args); i++ {
 		arg := args[i]
 		switch {
@@ -148,13 +150,10 @@ func checkInterp(name string, it interp, args []string) (int, string) {
 		case arg == "-":
 			return i, name + " reads a script from stdin"
 		case infos[arg]:
-			return -1, ""
+			noScript = true // keep looking: a code option may follow
+		case strings.HasPrefix(arg, "--") && slices.Contains(it.modes, arg):
+			noScript = true
 		case strings.HasPrefix(arg, "--"):
-			for _, m := range it.modes {
-				if arg == m {
-					return -1, ""
-				}
-			}
 			for _, p := range it.codeLong {
 				if strings.HasPrefix(arg, p) {
 					return i, name + " " + arg + " runs inline code"
@@ -187,6 +186,9 @@ func checkInterp(name string, it interp, args []string) (int, string) {
 		default:
 			return -1, "" // the script file
 		}
+	}
+	if noScript {
+		return -1, ""
 	}
 	return len(args) - 1, name + " reads a script from stdin"
 }
@@ -313,6 +315,9 @@ var argRules = map[string]func(args []string) (int, string){
 		return -1, ""
 	},
 	"npm":  scriptShellRule,
+	"npx": func(args []string) (int, string) {
+		return findPrefix(args, "npx -c runs a shell command", "-c", "--call", "--shell")
+	},
 	"pnpm": scriptShellRule,
 	"yarn": scriptShellRule,
 	"cargo": func(args []string) (int, string) {
@@ -328,7 +333,7 @@ func scriptShellRule(args []string) (int, string) {
 	if i, why := findPrefix(args, "--script-shell names the shell that runs scripts", "--script-shell"); why != "" {
 		return i, why
 	}
-	if len(args) > 1 && args[1] == "exec" {
+	if len(args) > 1 && (args[1] == "exec" || args[1] == "x" || args[1] == "dlx") {
 		return findPrefix(args, "exec -c runs a shell command", "-c", "--call")
 	}
 	return -1, ""
@@ -357,23 +362,39 @@ func findPrefix(args []string, why string, prefixes ...string) (int, string) {
 }
 
 func awkRule(args []string) (int, string) {
+	program := false // a program file was given (-f)
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--version" || a == "-V" || a == "--help":
-			return -1, ""
-		case a == "-f" || strings.HasPrefix(a, "--file"):
-			return -1, ""
+			program = true
+		case a == "-f" || a == "--file" || a == "-E" || a == "--exec" || a == "-i" || a == "--include":
+			program = program || (a != "-i" && a != "--include")
+			i++
+		case strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "--exec=") || strings.HasPrefix(a, "--include="):
+			program = program || !strings.HasPrefix(a, "--include=")
+		case a == "-e" || strings.HasPrefix(a, "--source") || a == "-l" || strings.HasPrefix(a, "--load") ||
+			(len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a[1:2], "el")):
+			return i, "awk " + a + " runs inline code or loads an extension"
 		case a == "-v" || a == "-F" || a == "--assign" || a == "--field-separator":
 			i++
 		case strings.HasPrefix(a, "-v") || strings.HasPrefix(a, "-F") || strings.HasPrefix(a, "--assign=") || strings.HasPrefix(a, "--field-separator="):
 		case a == "--":
+			if program {
+				return -1, ""
+			}
 			return i + 1, "awk runs the inline program given on its command line"
 		case strings.HasPrefix(a, "-"):
 			return i, "awk option " + a + " is not known to be safe"
 		default:
+			if program {
+				return -1, ""
+			}
 			return i, "awk runs the inline program given on its command line"
 		}
+	}
+	if program {
+		return -1, ""
 	}
 	return len(args) - 1, "awk reads its program from the command line"
 }
@@ -566,6 +587,9 @@ func sedRule(args []string) (int, string) {
 				switch a[j] {
 				case 'n', 'E', 'r', 's', 'u', 'z', 'b':
 				case 'i':
+					if a == "-i" && i+1 < len(args) && args[i+1] == "" {
+						i++ // BSD sed: -i '' takes a separate, empty suffix
+					}
 					break cluster // the rest is a backup suffix
 				case 'e', 'f', 'l':
 					if a[j] != 'l' {
