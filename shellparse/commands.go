@@ -314,7 +314,7 @@ var argRules = map[string]func(args []string) (int, string){
 		}
 		return -1, ""
 	},
-	"npm":  scriptShellRule,
+	"npm": scriptShellRule,
 	"npx": func(args []string) (int, string) {
 		return findPrefix(args, "npx -c runs a shell command", "-c", "--call", "--shell")
 	},
