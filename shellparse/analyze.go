@@ -112,6 +112,8 @@ func (a *analyzer) analyze(command string) Result {
 		}
 		return res
 	}
+	// The name as expanded (a ~ prefix, say) maps to what runs.
+	a.names[sc.argv[0].Value] = sc.executable
 	res = Result{
 		Verdict:    Simple,
 		Argv:       sc.argv,
@@ -120,9 +122,7 @@ func (a *analyzer) analyze(command string) Result {
 		Assigns:    sc.assigns,
 		Redirects:  sc.redirects,
 	}
-	if len(a.names) > 0 {
-		res.Executables = a.names
-	}
+	res.Executables = a.names
 	return res
 }
 

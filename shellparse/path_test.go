@@ -246,3 +246,17 @@ func TestUppercaseNames(t *testing.T) {
 	wantVerdict(t, "Git -c alias.x=!id x", env, Indirect, "git -c")
 	wantVerdict(t, "Git status", env, Simple, "")
 }
+
+// TestTildeCommandWord: ~/bin/tool runs $HOME/bin/tool; it is simple only
+// if the user trusts that directory, and Executables names what runs.
+func TestTildeCommandWord(t *testing.T) {
+	r := pathTree(t, "home/bin/tool", "proj/")
+	j := func(s string) string { return filepath.Join(r, s) }
+	env := Env{Cwd: j("proj"), ProjectDir: j("proj"), Home: j("home"), Trusted: []string{"/usr/bin"}, Path: "/usr/bin"}
+	wantVerdict(t, "~/bin/tool x", env, PathShadowed, "not in a trusted directory")
+	env.Trusted = []string{j("home/bin")}
+	res := wantVerdict(t, "~/bin/tool x", env, Simple, "")
+	if res.Executable != j("home/bin/tool") || res.Executables[j("home/bin/tool")] != j("home/bin/tool") {
+		t.Errorf("executable %q, executables %v", res.Executable, res.Executables)
+	}
+}
