@@ -1,14 +1,18 @@
 package scenarios
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -56,7 +60,7 @@ const approvePrefixLen = 8
 const fixtureScript = "preview_gate_fixture.txtar"
 
 // minScenarios guards against a lost glob.
-var minScenarios = 1
+const minScenarios = 11
 
 // realKeyring reports whether the tests run inside scripts/with-keyring, and
 // fails the test when `make test` demanded it but it is missing.
@@ -105,6 +109,8 @@ func scriptParams(t *testing.T, files []string) testscript.Params {
 			"rawbytes":       cmdRawBytes,
 			"rewritepending": cmdRewritePending,
 			"dispatch":       cmdDispatch,
+			"forgegrant":     cmdForgeGrant,
+			"race":           cmdRace,
 		},
 	}
 }
@@ -130,6 +136,21 @@ func scenarioFiles(t *testing.T) []string {
 
 func TestScenarios(t *testing.T) {
 	testscript.Run(t, scriptParams(t, scenarioFiles(t)))
+}
+
+// TestKnownBugs runs the scripts in testdata/bugs, each of which shows a
+// known defect and fails until it is fixed. They run only when asked for
+// (LOOPGUARD_KNOWN_BUGS=1), so that they do not break `make test` for
+// everyone while the fix is pending.
+func TestKnownBugs(t *testing.T) {
+	if os.Getenv("LOOPGUARD_KNOWN_BUGS") != "1" {
+		t.Skip("set LOOPGUARD_KNOWN_BUGS=1 to run the known-bug scripts in testdata/bugs (they fail until fixed)")
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "bugs", "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts in testdata/bugs (%v)", err)
+	}
+	testscript.Run(t, scriptParams(t, files))
 }
 
 func scriptStore(ts *testscript.TestScript) *state.Store {
@@ -190,6 +211,27 @@ func cmdRawBytes(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), out, 0o600))
 }
 
+// descriptorWith returns the canonical descriptor of pending call id with
+// its input replaced by PAYLOAD's tool_input (what the hook would compute
+// for that call), and the same without its target state.
+func descriptorWith(ts *testscript.TestScript, id, payload string) (canonical, callCanonical []byte) {
+	p, err := scriptStore(ts).GetPending(id)
+	ts.Check(err)
+	desc, err := token.Decode(p.Descriptor)
+	ts.Check(err)
+	m, ok := desc.(map[string]any)
+	if !ok {
+		ts.Fatalf("pending %s: descriptor is not an object", id)
+	}
+	m["input"] = toolInput(ts, payload)
+	canonical, err = token.Encode(m)
+	ts.Check(err)
+	delete(m, "target")
+	callCanonical, err = token.Encode(m)
+	ts.Check(err)
+	return canonical, callCanonical
+}
+
 // rewritepending [--stale-digest] ID PAYLOAD: play an attacker who can write
 // loopguard's state directory: replace the input of pending call ID, on
 // disk, with PAYLOAD's tool_input, keeping its id, session, agent, tool and
@@ -207,20 +249,7 @@ func cmdRewritePending(ts *testscript.TestScript, neg bool, args []string) {
 	path := filepath.Join(ts.Getenv("XDG_STATE_HOME"), "loopguard", "pending", args[0]+".json")
 	var rec map[string]any
 	ts.Check(json.Unmarshal([]byte(ts.ReadFile(path)), &rec))
-	p, err := scriptStore(ts).GetPending(args[0])
-	ts.Check(err)
-	desc, err := token.Decode(p.Descriptor)
-	ts.Check(err)
-	m, ok := desc.(map[string]any)
-	if !ok {
-		ts.Fatalf("pending %s: descriptor is not an object", args[0])
-	}
-	m["input"] = toolInput(ts, args[1])
-	canonical, err := token.Encode(m)
-	ts.Check(err)
-	delete(m, "target")
-	callCanonical, err := token.Encode(m)
-	ts.Check(err)
+	canonical, callCanonical := descriptorWith(ts, args[0], args[1])
 	rec["descriptor"] = canonical // base64, as the state package writes []byte
 	if !stale {
 		rec["digest"] = token.DigestOf(canonical)
@@ -290,4 +319,106 @@ func cmdDispatch(ts *testscript.TestScript, neg bool, args []string) {
 	tool, _ := payload["tool_name"].(string)
 	_, err = fmt.Fprintf(f, "%s %s\n", tool, strings.TrimSpace(string(in)))
 	ts.Check(err)
+}
+
+// forgegrant ID PAYLOAD: play an attacker who can write loopguard's state
+// directory and edits the serialized approval: copy the exact grant minted
+// for pending call ID to the file name under which the hook looks for the
+// grant of PAYLOAD's call (its digest). The grant's MAC still binds ID's
+// digest.
+func cmdForgeGrant(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: forgegrant ID PAYLOAD")
+	}
+	st := scriptStore(ts)
+	p, err := st.GetPending(args[0])
+	ts.Check(err)
+	canonical, _ := descriptorWith(ts, args[0], args[1])
+	grants, err := st.AllGrants()
+	ts.Check(err)
+	for _, gf := range grants {
+		if gf.Grant != nil && gf.Grant.Exact() && gf.Grant.ArgHash == p.Digest {
+			data, err := os.ReadFile(gf.Path)
+			ts.Check(err)
+			to := filepath.Join(filepath.Dir(gf.Path), token.DigestOf(canonical)+filepath.Ext(gf.Path))
+			ts.Check(os.WriteFile(to, data, 0o600))
+			return
+		}
+	}
+	ts.Fatalf("no unconsumed exact grant for pending call %s", args[0])
+}
+
+// hookEnv is the environment a hook run by `race` gets: the script's own
+// values of the variables loopguard reads.
+func hookEnv(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "TMPDIR", "CLAUDE_PROJECT_DIR"} {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// race N PAYLOAD OUT: start N `loopguard hook --event PreToolUse` processes
+// at once, each with PAYLOAD on stdin, and write to OUT how many answered
+// allow (exit 0 and an allow) and how many denied (exit 2 and a deny), as
+// "allowed A\ndenied D\nother O\n".
+func cmdRace(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: race N PAYLOAD OUT")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	if n < 2 || n > 64 {
+		ts.Fatalf("race: N must be between 2 and 64")
+	}
+	payload := []byte(ts.ReadFile(args[1]))
+	path, err := exec.LookPath(filepath.Join(binDir, "loopguard"))
+	ts.Check(err)
+	env := hookEnv(ts)
+	type outcome struct {
+		allow, deny bool
+	}
+	results := make(chan outcome, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(path, "hook", "--event", "PreToolUse")
+			cmd.Env = env
+			cmd.Dir = ts.MkAbs(".")
+			cmd.Stdin = bytes.NewReader(payload)
+			<-start
+			out, err := cmd.Output()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				code = -1
+			}
+			results <- outcome{
+				allow: code == 0 && allowed(string(out)),
+				deny:  code == 2 && strings.Contains(string(out), `"permissionDecision":"deny"`),
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(results)
+	var a, d, o int
+	for r := range results {
+		switch {
+		case r.allow:
+			a++
+		case r.deny:
+			d++
+		default:
+			o++
+		}
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), fmt.Appendf(nil, "allowed %d\ndenied %d\nother %d\n", a, d, o), 0o600))
 }
