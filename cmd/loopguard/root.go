@@ -71,6 +71,7 @@ the exact call (or a narrow scope that covers it), the session and the agent.`,
 		newUninstallCmd(),
 		newDoctorCmd(),
 		newKeyCmd(),
+		newReviewCmd(),
 		newCheckCmd(),
 	)
 	return root
