@@ -72,6 +72,7 @@ the exact call (or a narrow scope that covers it), the session and the agent.`,
 		newDoctorCmd(),
 		newKeyCmd(),
 		newReviewCmd(),
+		newCompletionCmd(),
 		newCheckCmd(),
 	)
 	return root
