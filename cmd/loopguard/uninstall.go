@@ -59,6 +59,15 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 	if err := refuseInAgent(); err != nil {
 		return err
 	}
+	// --purge-key needs the terminal: check before anything is removed.
+	var tty *os.File
+	if o.purgeKey && !o.dryRun {
+		var err error
+		if tty, err = openTTY(); err != nil {
+			return err
+		}
+		defer tty.Close()
+	}
 	env, err := settingsEnv()
 	if err != nil {
 		return err
@@ -122,20 +131,15 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 	if firstErr != nil {
 		return &exitError{code: ExitError, err: errSilent}
 	}
-	if o.purgeKey {
-		return purgeKey(ctx, out)
+	if tty != nil {
+		return purgeKey(ctx, tty, out)
 	}
 	fmt.Fprintln(out, "The key stays in the OS keyring; remove it with: loopguard uninstall --purge-key")
 	return nil
 }
 
 // purgeKey deletes the master key after a typed confirmation on the terminal.
-func purgeKey(ctx context.Context, out io.Writer) error {
-	tty, err := openTTY()
-	if err != nil {
-		return err
-	}
-	defer tty.Close()
+func purgeKey(ctx context.Context, tty *os.File, out io.Writer) error {
 	fmt.Fprintln(tty, "Deleting the key makes every approval and grant invalid and the audit log's seal unverifiable.")
 	line, err := readLine(tty, "Type 'delete key' to delete it (anything else cancels): ")
 	if err != nil {
