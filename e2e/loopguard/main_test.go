@@ -134,8 +134,15 @@ func (e *env) run(script claudetest.Script, prep func(p *Proxy), args ...string)
 	if prep != nil {
 		prep(p)
 	}
+	debug := filepath.Join(t.TempDir(), "client-debug.txt")
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(debug)
+			t.Logf("client debug log (tail):\n%s", tail(string(b), 40))
+		}
+	})
 	res := claudetest.Run(t, claudetest.Options{
-		Claude: e.claude, API: api, Dir: e.Dir, Home: e.g.Home, Args: args,
+		Claude: e.claude, API: api, Dir: e.Dir, Home: e.g.Home, Args: append(args, "--debug-file", debug),
 		Env: append(e.g.ClientEnv(), "ANTHROPIC_BASE_URL="+p.URL()),
 	})
 	if res.ExitCode != 0 {
@@ -214,4 +221,12 @@ func sessionID(t *testing.T) string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
