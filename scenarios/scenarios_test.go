@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -60,7 +61,7 @@ const approvePrefixLen = 8
 const fixtureScript = "preview_gate_fixture.txtar"
 
 // minScenarios guards against a lost glob.
-const minScenarios = 11
+const minScenarios = 12
 
 // realKeyring reports whether the tests run inside scripts/with-keyring, and
 // fails the test when `make test` demanded it but it is missing.
@@ -105,6 +106,7 @@ func scriptParams(t *testing.T, files []string) testscript.Params {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"typedigest":     cmdTypeDigest,
 			"lastpending":    cmdLastPending,
+			"awaitpending":   cmdAwaitPending,
 			"expandenv":      cmdExpandEnv,
 			"rawbytes":       cmdRawBytes,
 			"rewritepending": cmdRewritePending,
@@ -183,6 +185,26 @@ func cmdLastPending(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("no pending calls")
 	}
 	ts.Setenv(args[0], list[0].ID)
+}
+
+// awaitpending VAR: wait (at most 10s) until a pending call is recorded
+// whose status is open, for a hook held in the background with --wait, and
+// set VAR to its id.
+func cmdAwaitPending(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: awaitpending VAR")
+	}
+	st := scriptStore(ts)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		list, _ := st.ListPending()
+		for _, p := range list {
+			if p.Status == state.StatusOpen {
+				ts.Setenv(args[0], p.ID)
+				return
+			}
+		}
+	}
+	ts.Fatalf("no open pending call within 10s")
 }
 
 // expandenv IN OUT: copy IN to OUT with $VAR and ${VAR} replaced from the
