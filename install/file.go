@@ -161,6 +161,13 @@ func recordPath(dir, path string) string {
 	return filepath.Join(dir, hex.EncodeToString(sum[:12])+".json")
 }
 
+// Recorded reports whether backupDir holds Apply's record for path, that is
+// whether loopguard's registration there was made by Apply (init).
+func Recorded(backupDir, path string) bool {
+	_, err := os.Lstat(recordPath(backupDir, path))
+	return err == nil
+}
+
 func readRecord(dir, path string) (*record, error) {
 	b, _, err := ReadSettings(recordPath(dir, path))
 	if err != nil || b == nil {

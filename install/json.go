@@ -342,7 +342,11 @@ func (n *node) num() (float64, bool) {
 // fromValue builds a node from a Go value with encoding/json (for the
 // entries loopguard writes; maps are not used, so the order is the struct's).
 func fromValue(v any) *node {
-	b, err := json.Marshal(v)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err != nil {
 		panic(fmt.Sprintf("install: cannot encode %T: %v", v, err)) // only fixed types are passed
 	}

@@ -27,8 +27,10 @@ func newUninstallCmd() *cobra.Command {
 		Use:   "uninstall [--user | --project | --local]",
 		Short: "Remove exactly what init registered in the Claude Code settings",
 		Long: `Remove loopguard's hooks from the Claude Code settings files, and nothing
-else. Without a flag, the user file and this project's project and local files
-are all cleaned; --user, --project or --local picks one.
+else. Without a flag, every file where init registered loopguard on this
+machine (user, and this project's project and local files) is cleaned;
+--user, --project or --local picks one file, and also removes a registration
+made by hand or by someone else (a committed project file).
 
 When the rest of a file is as init found it, its original bytes are put back
 exactly; a file init created is deleted (and its .claude directory, if init
@@ -81,12 +83,23 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 	var firstErr error
 	seen := map[string]bool{}
 	removed := 0
+	explicit := o.scope.scopes(nil) != nil
 	for _, sc := range o.scope.scopes([]install.Scope{install.User, install.Project, install.Local}) {
 		path, err := install.SettingsPath(sc, env)
 		if err != nil || seen[path] {
 			continue
 		}
 		seen[path] = true
+		// Without a flag, only what init registered here is removed: a
+		// project file may carry a teammate's registration.
+		if !explicit && !install.Recorded(backups, path) {
+			if data, _, err := install.ReadSettings(path); err == nil && data != nil {
+				if regs, err := install.Hooks(data, self); err == nil && hasOurs(regs) {
+					fmt.Fprintf(out, "%s: registers loopguard, but not through init on this machine; left alone (remove it with --%s).\n", path, sc)
+				}
+			}
+			continue
+		}
 		res, err := install.Remove(path, backups, self, o.dryRun)
 		if err != nil {
 			printError(errOut, err)
@@ -96,7 +109,7 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 			continue
 		}
 		if !res.Changed {
-			if res.Existed || o.scope.scopes(nil) != nil {
+			if res.Existed || explicit {
 				fmt.Fprintf(out, "%s: no loopguard hooks; nothing to remove.\n", path)
 			}
 			continue
@@ -163,4 +176,13 @@ func purgeKey(ctx context.Context, tty *os.File, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+func hasOurs(regs []install.Registered) bool {
+	for _, r := range regs {
+		if r.Ours {
+			return true
+		}
+	}
+	return false
 }
