@@ -1,8 +1,10 @@
 package loopguard
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -28,15 +30,20 @@ type Proxy struct {
 	srv *httptest.Server
 
 	mu     sync.Mutex
-	hooks  []*resultHook
+	msgs   int
+	turns  int // main-agent requests that offer tools, so far
+	steps  []*step
 	errs   []error
 	bodies [][]byte
 }
 
-type resultHook struct {
-	id   string
-	once sync.Once
-	fn   func() error
+// step is an action the proxy runs once, before forwarding the first
+// request that matches.
+type step struct {
+	name  string
+	match func(results []claudetest.ToolResult, turn int) bool
+	once  sync.Once
+	fn    func() error
 }
 
 // StartProxy starts a proxy in front of api; the caller must Close it.
@@ -51,8 +58,9 @@ func StartProxy(api *claudetest.FakeAPI) (*Proxy, error) {
 	}
 	p := &Proxy{}
 	rp := &httputil.ReverseProxy{
-		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target) },
-		FlushInterval: -1, // server-sent events go through as they come
+		Rewrite:        func(r *httputil.ProxyRequest) { r.SetURL(target) },
+		FlushInterval:  -1, // server-sent events go through as they come
+		ModifyResponse: p.uniqueMessageIDs,
 	}
 	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
@@ -71,6 +79,46 @@ func StartProxy(api *claudetest.FakeAPI) (*Proxy, error) {
 	return p, nil
 }
 
+// uniqueMessageIDs gives every message the fake API streams its own id, as
+// the real API does: the fake names them all "msg_fake", and the client
+// merges consecutive assistant messages that share an id.
+func (p *Proxy) uniqueMessageIDs(res *http.Response) error {
+	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		return nil
+	}
+	p.mu.Lock()
+	p.msgs++
+	id := fmt.Sprintf(`"id":"msg_fake_%04d"`, p.msgs)
+	p.mu.Unlock()
+	pr, pw := io.Pipe()
+	body := res.Body
+	go func() {
+		r := bufio.NewReaderSize(body, 64<<10)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				line = bytes.Replace(line, []byte(`"id":"msg_fake"`), []byte(id), 1)
+				if _, werr := pw.Write(line); werr != nil {
+					body.Close()
+					return
+				}
+			}
+			if err != nil {
+				body.Close()
+				if err == io.EOF {
+					err = nil
+				}
+				pw.CloseWithError(err)
+				return
+			}
+		}
+	}()
+	res.Body = pr
+	res.ContentLength = -1
+	res.Header.Del("Content-Length")
+	return nil
+}
+
 // URL is the base URL to give the client as ANTHROPIC_BASE_URL.
 func (p *Proxy) URL() string { return p.srv.URL }
 
@@ -81,13 +129,33 @@ func (p *Proxy) Close() { p.srv.Close() }
 // carries the tool_result of tool_use id; the client waits meanwhile. An
 // error fn returns is kept for Err.
 func (p *Proxy) OnToolResult(id string, fn func() error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.hooks = append(p.hooks, &resultHook{id: id, fn: fn})
+	p.add(&step{name: "the step after the result of " + id, fn: fn,
+		match: func(results []claudetest.ToolResult, _ int) bool {
+			for _, r := range results {
+				if r.ToolUseID == id {
+					return true
+				}
+			}
+			return false
+		}})
 }
 
-// Err joins the errors of the hooks that ran, and reports hooks that never
-// ran (their tool_result never came).
+// OnTurn runs fn once, before forwarding the main agent's n-th request for a
+// turn (the one whose reply is Script.Main[n-1]; side requests and
+// subagents' requests do not count).
+func (p *Proxy) OnTurn(n int, fn func() error) {
+	p.add(&step{name: fmt.Sprintf("the step before turn %d", n), fn: fn,
+		match: func(_ []claudetest.ToolResult, turn int) bool { return turn == n }})
+}
+
+func (p *Proxy) add(s *step) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.steps = append(p.steps, s)
+}
+
+// Err joins the errors of the steps that ran, and reports steps that never
+// ran (no request matched).
 func (p *Proxy) Err() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -95,39 +163,59 @@ func (p *Proxy) Err() error {
 	for _, e := range p.errs {
 		msgs = append(msgs, e.Error())
 	}
-	for _, h := range p.hooks {
+	for _, st := range p.steps {
 		ran := false
-		h.once.Do(func() { ran = true })
+		st.once.Do(func() { ran = true })
 		if ran {
-			msgs = append(msgs, "no tool_result for "+h.id+" came, so its step never ran")
+			msgs = append(msgs, st.name+" never ran: no request matched")
 		}
 	}
 	if len(msgs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 func (p *Proxy) before(body []byte) {
+	turn := 0
 	p.mu.Lock()
 	p.bodies = append(p.bodies, body)
-	hooks := append([]*resultHook(nil), p.hooks...)
+	if isMainTurn(body) {
+		p.turns++
+		turn = p.turns
+	}
+	steps := append([]*step(nil), p.steps...)
 	p.mu.Unlock()
 	results := RequestToolResults(body)
-	for _, h := range hooks {
-		for _, r := range results {
-			if r.ToolUseID != h.id {
-				continue
-			}
-			h.once.Do(func() {
-				if err := h.fn(); err != nil {
-					p.mu.Lock()
-					p.errs = append(p.errs, fmt.Errorf("after the result of %s: %w", h.id, err))
-					p.mu.Unlock()
-				}
-			})
+	for _, st := range steps {
+		if !st.match(results, turn) {
+			continue
 		}
+		st.once.Do(func() {
+			if err := st.fn(); err != nil {
+				p.mu.Lock()
+				p.errs = append(p.errs, fmt.Errorf("%s: %w", st.name, err))
+				p.mu.Unlock()
+			}
+		})
 	}
+}
+
+// subagentMarker marks a subagent's request (see claudetest).
+const subagentMarker = "cc_is_subagent=true"
+
+// isMainTurn reports a request of the main agent that offers tools: one the
+// fake API answers from Script.Main.
+func isMainTurn(body []byte) bool {
+	var req struct {
+		System json.RawMessage `json:"system"`
+		Tools  json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return false
+	}
+	side := len(req.Tools) == 0 || string(req.Tools) == "null" || string(req.Tools) == "[]"
+	return !side && !bytes.Contains(req.System, []byte(subagentMarker))
 }
 
 // Results returns every distinct tool_result the client sent, in the order
