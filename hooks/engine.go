@@ -240,7 +240,12 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	if e.Store.Consumed(session, agent, tool, d.digest) {
 		reason, msg = ReasonConsumed, "loopguard: approval_consumed: the approval for this exact call was already used (approvals are single-use)"
 	}
-	others, _ := e.Store.OtherExact(session, agent, tool)
+	// Only a call no approval ever covered is compared with the approvals
+	// that exist: a used approval's retry is approval_consumed, nothing else.
+	var others []state.GrantFile
+	if reason == ReasonNoGrant {
+		others, _ = e.Store.OtherExact(session, agent, tool)
+	}
 	for _, o := range others {
 		if o.Err != nil || o.Grant == nil || !e.now().Before(o.Grant.Expiry) {
 			continue

@@ -113,7 +113,7 @@ func renderValue(b *renderer, v any, depth int) {
 		}
 	case string:
 		if !strings.Contains(v, "\n") {
-			fmt.Fprintf(b, " %q\n", escapeText(v))
+			fmt.Fprintf(b, " %s\n", quoteText(v))
 			return
 		}
 		lines := strings.Split(v, "\n")
@@ -167,6 +167,12 @@ func escapeText(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// quoteText is escapeText in double quotes, with '"' escaped too: each
+// backslash on screen stands for exactly one escape.
+func quoteText(s string) string {
+	return `"` + strings.ReplaceAll(escapeText(s), `"`, `\"`) + `"`
 }
 
 // Warnings lists the suspicious characters in every string of a descriptor,

@@ -140,21 +140,6 @@ func TestScenarios(t *testing.T) {
 	testscript.Run(t, scriptParams(t, scenarioFiles(t)))
 }
 
-// TestKnownBugs runs the scripts in testdata/bugs, each of which shows a
-// known defect and fails until it is fixed. They run only when asked for
-// (LOOPGUARD_KNOWN_BUGS=1), so that they do not break `make test` for
-// everyone while the fix is pending.
-func TestKnownBugs(t *testing.T) {
-	if os.Getenv("LOOPGUARD_KNOWN_BUGS") != "1" {
-		t.Skip("set LOOPGUARD_KNOWN_BUGS=1 to run the known-bug scripts in testdata/bugs (they fail until fixed)")
-	}
-	files, err := filepath.Glob(filepath.Join("testdata", "bugs", "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts in testdata/bugs (%v)", err)
-	}
-	testscript.Run(t, scriptParams(t, files))
-}
-
 func scriptStore(ts *testscript.TestScript) *state.Store {
 	st, err := state.Open(filepath.Join(ts.Getenv("XDG_STATE_HOME"), "loopguard"))
 	ts.Check(err)

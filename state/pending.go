@@ -75,14 +75,19 @@ func validID(id string) bool {
 }
 
 // PutPending writes p. A record that exists already for the same call
-// keeps its Created time and its decision; only Seen is updated, and p is
-// set to the stored record.
+// keeps its Created time and a refusal; an approval whose call is back is
+// reopened. p is set to the stored record.
 func (s *Store) PutPending(p *Pending) error {
 	if !validID(p.ID) {
 		return fmt.Errorf("invalid pending id %q", p.ID)
 	}
 	if old, err := s.GetPending(p.ID); err == nil && old.Digest == p.Digest {
 		old.Seen = p.Seen
+		if old.Status == StatusApproved {
+			// The call came back without a usable approval (used, expired
+			// or revoked): it needs a decision again. A refusal sticks.
+			old.Status, old.Grant, old.Reason = StatusOpen, "", p.Reason
+		}
 		*p = *old
 	}
 	if p.Status == "" {
