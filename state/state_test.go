@@ -171,8 +171,18 @@ func TestPendingIdempotent(t *testing.T) {
 	if err != nil || got.Status != StatusDenied || !got.Seen.Equal(p2.Seen) {
 		t.Fatalf("got %+v, %v", got, err)
 	}
+	// An approved call that comes back (its approval used, expired or
+	// revoked) needs a decision again.
+	d2 := token.DigestOf([]byte("y"))
+	id2 := PendingID("s1", "main", "Bash", d2)
+	s.PutPending(&Pending{ID: id2, Seen: now, Session: "s1", Agent: "main", Tool: "Bash", Digest: d2, Descriptor: []byte(`{}`)})
+	s.Decide(id2, StatusApproved, "alice", "g1", now)
+	back := &Pending{ID: id2, Seen: now.Add(time.Hour), Session: "s1", Agent: "main", Tool: "Bash", Digest: d2, Descriptor: []byte(`{}`), Reason: "approval_consumed"}
+	if err := s.PutPending(back); err != nil || back.Status != StatusOpen || back.Grant != "" || back.Reason != "approval_consumed" {
+		t.Fatalf("approved call back: %+v %v", back, err)
+	}
 	list, errs := s.ListPending()
-	if len(list) != 1 || len(errs) != 0 {
+	if len(list) != 2 || len(errs) != 0 {
 		t.Fatalf("list %d errs %v", len(list), errs)
 	}
 	if _, err := s.GetPending("../../x"); !errors.Is(err, ErrNotFound) {
