@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -468,6 +469,22 @@ func TestDisablesHooks(t *testing.T) {
 	} {
 		if got := DisablesHooks([]byte(in)); got != want {
 			t.Errorf("%s: %v", in, got)
+		}
+	}
+}
+
+// The default matcher, tested as Claude Code does (an unanchored regex),
+// catches the tools with side effects and no others.
+func TestDefaultMatcher(t *testing.T) {
+	re := regexp.MustCompile(DefaultMatcher)
+	for _, tool := range []string{"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "WebFetch", "mcp__bank__transfer", "mcp__github__create_issue"} {
+		if !re.MatchString(tool) {
+			t.Errorf("%s not guarded", tool)
+		}
+	}
+	for _, tool := range []string{"TodoWrite", "BashOutput", "KillShell", "Read", "Grep", "Glob", "WebSearch", "Task", "xmcp__a", "EditX"} {
+		if re.MatchString(tool) {
+			t.Errorf("%s guarded", tool)
 		}
 	}
 }

@@ -255,6 +255,10 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 			return err
 		}
 	}
+	if res.Changed && scope == install.Project {
+		fmt.Fprintf(errOut, "loopguard: warning: %s is shared with the repository, and the hook path %s is this machine's\n", path, bin)
+		fmt.Fprintln(errOut, "loopguard: hint: a teammate without loopguard at that path gets every guarded call blocked (onFailure block); for a personal setup use --local")
+	}
 	if isTemporary(bin) {
 		fmt.Fprintf(errOut, "loopguard: warning: %s looks like a temporary build; the hook breaks when it is deleted\n", bin)
 		fmt.Fprintln(errOut, "loopguard: hint: install it with `go install github.com/loopguard/loopguard/cmd/loopguard@latest`, then run `loopguard init` from there")
