@@ -256,3 +256,50 @@ func (g *Guard) onTTY(ctx context.Context, dir string, answer func(screen string
 	}
 	return screen, nil
 }
+
+// AuditEntry is one line of `loopguard audit --json`.
+type AuditEntry struct {
+	Event    string `json:"event"`
+	Session  string `json:"session"`
+	Agent    string `json:"agent"`
+	Tool     string `json:"tool"`
+	Digest   string `json:"digest"`
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+	Grant    string `json:"grant"`
+	Pending  string `json:"pending"`
+}
+
+// Audit returns the whole audit log, oldest first.
+func (g *Guard) Audit(ctx context.Context) ([]AuditEntry, error) {
+	out, err := g.Run(ctx, g.Home, "audit", "--json", "-n", "0")
+	if err != nil {
+		return nil, err
+	}
+	var entries []AuditEntry
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var e AuditEntry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			return nil, fmt.Errorf("audit --json line is not JSON: %w: %s", err, line)
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// LastDecision returns the newest audit entry of the hook for event.
+func (g *Guard) LastDecision(ctx context.Context, event string) (AuditEntry, error) {
+	entries, err := g.Audit(ctx)
+	if err != nil {
+		return AuditEntry{}, err
+	}
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Event == event {
+			return entries[i], nil
+		}
+	}
+	return AuditEntry{}, fmt.Errorf("no %s decision in the audit log", event)
+}
