@@ -45,7 +45,8 @@ ci:
 	exit $$status
 
 demo: build
-	scripts/with-keyring bin/loopguard version
+	scripts/deps
+	scripts/with-keyring $(GO) run ./e2e/demo -loopguard bin/loopguard
 
 clean:
 	rm -rf bin
