@@ -365,13 +365,26 @@ func (s *scenario) finish() error {
 	if strings.Contains(left, `"kind": "exact"`) {
 		return fmt.Errorf("an exact grant is left unused: %s", left)
 	}
+	post, err := s.g.LastDecision(s.ctx, "PostToolUse")
+	if err != nil {
+		return err
+	}
+	if post.Reason != "ran_as_approved" {
+		return fmt.Errorf("PostToolUse says %s %s, want ran_as_approved", post.Decision, post.Reason)
+	}
 	if _, err := s.g.Run(s.ctx, s.g.Home, "audit", "verify"); err != nil {
+		return err
+	}
+	log, err := s.g.Run(s.ctx, s.g.Home, "audit", "-n", "0")
+	if err != nil {
 		return err
 	}
 	ledger, _ := s.readLedger()
 	n.say("5. The ledger holds exactly the one transfer the human approved:")
 	n.quote(ledger)
-	n.say("   The approval is used up (single use); `loopguard audit verify` checks the sealed log of every decision.")
+	n.say("   The approval is used up (single use), and PostToolUse confirmed that what ran is what was")
+	n.say("   approved (ran_as_approved). The audit log (`loopguard audit`; `loopguard audit verify` passes):")
+	n.quote(log)
 	n.say("")
 	n.say("Every step went as expected: what ran is byte for byte what the human approved, once.")
 	return nil
