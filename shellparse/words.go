@@ -3,6 +3,7 @@ package shellparse
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -273,6 +274,12 @@ func (a *analyzer) expandWord(w *syntax.Word, budget *int) ([]Word, bool, error)
 	if err := checkCharRanges(w.Parts, wpos); err != nil {
 		return nil, true, err
 	}
+	// Bound the expansion before generating it: the generator's cost grows
+	// with the number of brace expressions times the number of words.
+	nodes := 0
+	if n := braceCount(w.Parts, &nodes); n > *budget || nodes > maxBraceNodes {
+		return nil, true, deny(Unparseable, wpos, "brace expansion is too large (%d brace expressions)", nodes)
+	}
 	var out []Word
 	var failure error
 	for bw, err := range expand.BracesSeq(nil, w) {
@@ -296,6 +303,76 @@ func (a *analyzer) expandWord(w *syntax.Word, budget *int) ([]Word, bool, error)
 		out = append(out, word)
 	}
 	return out, braced, failure
+}
+
+// maxBraceNodes bounds the brace expressions in one word.
+const maxBraceNodes = 64
+
+// braceCount is the number of words brace expansion yields, saturated
+// above maxWords; nodes counts the brace expressions seen.
+func braceCount(parts []syntax.WordPart, nodes *int) int {
+	total := 1
+	for _, p := range parts {
+		br, ok := p.(*syntax.BraceExp)
+		if !ok {
+			continue
+		}
+		*nodes++
+		if *nodes > maxBraceNodes {
+			return maxWords + 1
+		}
+		n := 0
+		if br.Sequence {
+			n = seqLen(br)
+		} else {
+			for _, e := range br.Elems {
+				n += braceCount(e.Parts, nodes)
+				if n > maxWords {
+					break
+				}
+			}
+		}
+		total *= max(n, 1)
+		if total > maxWords {
+			return maxWords + 1
+		}
+	}
+	return total
+}
+
+// seqLen is the length of a {x..y[..step]} sequence, saturated.
+func seqLen(br *syntax.BraceExp) int {
+	if len(br.Elems) < 2 {
+		return 1
+	}
+	from, to := br.Elems[0].Lit(), br.Elems[1].Lit()
+	var a, b int64
+	if isInteger(from) && isInteger(to) {
+		var err1, err2 error
+		a, err1 = strconv.ParseInt(from, 10, 64)
+		b, err2 = strconv.ParseInt(to, 10, 64)
+		if err1 != nil || err2 != nil {
+			return maxWords + 1
+		}
+	} else if len(from) == 1 && len(to) == 1 {
+		a, b = int64(from[0]), int64(to[0])
+	} else {
+		return 1
+	}
+	step := int64(1)
+	if len(br.Elems) > 2 {
+		if n, err := strconv.ParseInt(strings.TrimPrefix(br.Elems[2].Lit(), "-"), 10, 64); err == nil && n != 0 {
+			step = n
+		}
+	}
+	d := a - b
+	if b > a {
+		d = b - a
+	}
+	if d < 0 || d/step >= maxWords { // d < 0: the difference overflowed
+		return maxWords + 1
+	}
+	return int(d/step) + 1
 }
 
 // checkCharRanges refuses character sequences such as {a..Z} that run
