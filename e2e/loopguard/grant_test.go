@@ -147,3 +147,31 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// An exact approval given between two client runs is bound to its session:
+// the identical call in another session is denied; the resumed session
+// (--resume keeps the session id) runs it.
+func TestApprovalAcrossRunsBoundToSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const cmd = "echo paid >> across.txt"
+	session := sessionID(t)
+	one := func(id string) claudetest.Script {
+		return claudetest.Script{Main: []claudetest.Turn{claudetest.Tools(bash(id, cmd)), claudetest.Text("stopped")}}
+	}
+	api, _ := e.run(one("toolu_ax1"), nil, "--session-id", session)
+	wantDenied(t, api, "toolu_ax1", "no_grant")
+	if err := e.approveOnly(); err != nil {
+		t.Fatal(err)
+	}
+	api, _ = e.run(one("toolu_ax2"), nil, "--session-id", sessionID(t))
+	wantDenied(t, api, "toolu_ax2", "no_grant")
+	if e.exists("across.txt") {
+		t.Fatal("across.txt exists: another session used the approval")
+	}
+	api, _ = e.run(one("toolu_ax3"), nil, "--resume", session)
+	wantRan(t, api, "toolu_ax3")
+	if got := e.read("across.txt"); got != "paid\n" {
+		t.Errorf("across.txt = %q; want the approved command run once in the resumed session", got)
+	}
+}
