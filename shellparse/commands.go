@@ -1,6 +1,7 @@
 package shellparse
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -47,7 +48,7 @@ func init() {
 		"dbus-launch", "xvfb-run", "daemonize", "start-stop-daemon", "cgexec",
 		"chpst", "setarch", "linux32", "linux64", "eatmydata", "rlwrap", "winpty",
 		"entr", "nsjail", "ssh-agent", "caffeinate", "sandbox-exec", "arch",
-		"osascript", "pwsh", "powershell", "vim", "vi", "nvim", "ex", "view", "rview",
+		"osascript", "pwsh", "powershell", "open", "xdg-open", "openvt", "vim", "vi", "nvim", "ex", "view", "rview",
 		"vimdiff", "emacs", "emacsclient", "ed", "crontab", "ld.so", "exec", "eval",
 		"source", "."} {
 		alwaysIndirect[n] = "runs another command or code"
@@ -78,34 +79,45 @@ var interps = map[string]interp{
 	"sh": shells, "bash": shells, "dash": shells, "zsh": shells, "ksh": shells,
 	"mksh": shells, "ash": shells, "rbash": shells, "yash": shells, "posh": shells,
 	"oksh": shells, "lksh": shells, "pdksh": shells, "csh": shells, "tcsh": shells,
-	"fish":    {code: "ciC", okLong: []string{"--no-config", "--private"}},
-	"python":  {code: "ci", valued: "WX", stop: "m", okLong: []string{"--check-hash-based-pycs"}},
-	"pypy":    {code: "ci", valued: "WX", stop: "m"},
-	"perl":    {code: "eEMm", valued: "I"},
-	"ruby":    {code: "eS", valued: "IrCEF"},
-	"irb":     {code: "ir"},
-	"php":     {code: "rBREa", valued: "cdzS"},
-	"node":    {code: "epri", codeLong: []string{"--eval", "--print", "--import", "--require", "--loader", "--experimental-loader", "--env-file", "--input-type", "--interactive"}, okLong: []string{"--test", "--watch", "--inspect", "--enable-source-maps", "--no-warnings", "--trace-", "--max-old-space-size", "--experimental-vm-modules", "--stack-size", "--unhandled-rejections"}, modes: []string{"--test", "--run"}},
-	"nodejs":  {code: "epri", codeLong: []string{"--eval", "--print", "--import", "--require", "--loader", "--experimental-loader", "--env-file"}},
-	"bun":     {code: "epr", codeLong: []string{"--eval", "--print", "--preload", "--require", "--env-file"}},
-	"deno":    {code: "", codeLong: []string{"--eval"}},
-	"lua":     {code: "ei", valued: "l"},
-	"luajit":  {code: "eij", valued: "lbO"},
-	"Rscript": {code: "e"},
-	"R":       {code: "e"},
-	"julia":   {code: "eEi", codeLong: []string{"--eval", "--print", "--load"}},
-	"tclsh":   {},
-	"wish":    {},
-	"groovy":  {code: "e"},
-	"scala":   {code: "e"},
-	"jshell":  {},
-	"elixir":  {code: "er", codeLong: []string{"--eval", "--require"}},
-	"erl":     {code: "es"},
-	"ghc":     {code: "e"},
-	"ghci":    {code: "e"},
-	"guile":   {code: "cel"},
-	"racket":  {code: "elerf"},
-	"swift":   {code: "e"},
+	"fish":        {code: "ciC", okLong: []string{"--no-config", "--private"}},
+	"python":      {code: "ci", valued: "WX", stop: "m", okLong: []string{"--check-hash-based-pycs"}},
+	"pypy":        {code: "ci", valued: "WX", stop: "m"},
+	"perl":        {code: "eEMm", valued: "I"},
+	"ruby":        {code: "eS", valued: "IrCEF"},
+	"irb":         {code: "ir"},
+	"php":         {code: "rBREa", valued: "cdzS"},
+	"node":        {code: "epri", codeLong: []string{"--eval", "--print", "--import", "--require", "--loader", "--experimental-loader", "--env-file", "--input-type", "--interactive"}, okLong: []string{"--test", "--watch", "--inspect", "--enable-source-maps", "--no-warnings", "--trace-", "--max-old-space-size", "--experimental-vm-modules", "--stack-size", "--unhandled-rejections"}, modes: []string{"--test", "--run"}},
+	"nodejs":      {code: "epri", codeLong: []string{"--eval", "--print", "--import", "--require", "--loader", "--experimental-loader", "--env-file"}},
+	"bun":         {code: "epr", codeLong: []string{"--eval", "--print", "--preload", "--require", "--env-file"}},
+	"deno":        {code: "", codeLong: []string{"--eval"}},
+	"lua":         {code: "ei", valued: "l"},
+	"luajit":      {code: "eij", valued: "lbO"},
+	"Rscript":     {code: "e"},
+	"R":           {code: "e"},
+	"julia":       {code: "eEi", codeLong: []string{"--eval", "--print", "--load"}},
+	"tclsh":       {},
+	"wish":        {},
+	"groovy":      {code: "e"},
+	"scala":       {code: "e"},
+	"jshell":      {},
+	"elixir":      {code: "er", codeLong: []string{"--eval", "--require"}},
+	"erl":         {code: "es"},
+	"ghc":         {code: "e"},
+	"ghci":        {code: "e"},
+	"guile":       {code: "cel"},
+	"ipython":     {code: "ci", stop: "m"},
+	"micropython": {code: "ci", stop: "m"},
+	"jython":      {code: "ci", stop: "m"},
+	"ts-node":     {code: "epi", codeLong: []string{"--eval", "--print", "--interactive", "--require"}},
+	"tsx":         {code: "ep", codeLong: []string{"--eval", "--print", "--import", "--require"}, modes: []string{"watch"}},
+	"qjs":         {code: "eI"},
+	"rhino":       {code: "e"},
+	"bb":          {code: "e", codeLong: []string{"--eval"}},
+	"nbb":         {code: "e", codeLong: []string{"--eval"}},
+	"sbcl":        {codeLong: []string{"--eval", "--load"}},
+	"dc":          {code: "e", codeLong: []string{"--expression"}},
+	"racket":      {code: "elerf"},
+	"swift":       {code: "e"},
 }
 
 // interpName maps "python3.12" to "python", "perl5.36" to "perl".
@@ -113,16 +125,19 @@ func interpName(base string) (interp, string, bool) {
 	if it, ok := interps[base]; ok {
 		return it, base, true
 	}
-	trimmed := strings.TrimRight(base, "0123456789.")
-	if trimmed == base {
+	m := versionedName.FindStringSubmatch(base)
+	if m == nil {
 		return interp{}, "", false
 	}
-	switch trimmed {
-	case "python", "pypy", "perl", "ruby", "php", "lua", "luajit", "tclsh", "wish", "node", "bash", "zsh", "ksh", "guile":
-		return interps[trimmed], trimmed, true
+	switch m[1] {
+	case "python", "pypy", "perl", "ruby", "php", "lua", "luajit", "tclsh", "wish", "node", "bash", "zsh", "ksh", "guile", "julia":
+		return interps[m[1]], m[1], true
 	}
 	return interp{}, "", false
 }
+
+// versionedName splits python3.12, python3.12-dbg, perl5.36.0, node18.
+var versionedName = regexp.MustCompile(`^([a-z]+?)[0-9][0-9.]*[a-z]{0,2}(-dbg)?$`)
 
 // checkInterp finds inline code, or a script read from stdin.
 func checkInterp(name string, it interp, args []string) (int, string) {
@@ -282,8 +297,8 @@ var argRules = map[string]func(args []string) (int, string){
 		return -1, ""
 	},
 	"ssh":  sshRule,
-	"scp":  sshOptRule("scp"),
-	"sftp": sshOptRule("sftp"),
+	"scp":  sshOptRule("scp", "oFS"),
+	"sftp": sshOptRule("sftp", "oFSbD"),
 	"man": func(args []string) (int, string) {
 		return findPrefix(args, "man runs a pager or browser", "-P", "--pager", "-H", "--html")
 	},
@@ -315,6 +330,25 @@ var argRules = map[string]func(args []string) (int, string){
 		return -1, ""
 	},
 	"npm": scriptShellRule,
+	"nc":  netcatRule, "ncat": netcatRule, "netcat": netcatRule, "nc.openbsd": netcatRule, "nc.traditional": netcatRule,
+	"socat": func(args []string) (int, string) {
+		for i, a := range args[1:] {
+			u := strings.ToUpper(a)
+			if strings.Contains(u, "EXEC:") || strings.Contains(u, "SYSTEM:") || strings.Contains(u, "EXEC,") {
+				return i + 1, "socat EXEC/SYSTEM runs a command"
+			}
+		}
+		return -1, ""
+	},
+	"psql": sqlShellRule, "mysql": sqlShellRule, "mariadb": sqlShellRule,
+	"cmake": func(args []string) (int, string) {
+		for i := 1; i+1 < len(args); i++ {
+			if args[i] == "-E" && (args[i+1] == "env" || args[i+1] == "chdir" || args[i+1] == "time") {
+				return i, "cmake -E " + args[i+1] + " runs another command"
+			}
+		}
+		return -1, ""
+	},
 	"npx": func(args []string) (int, string) {
 		return findPrefix(args, "npx -c runs a shell command", "-c", "--call", "--shell")
 	},
@@ -432,15 +466,39 @@ func sshRule(args []string) (int, string) {
 	return -1, ""
 }
 
-func sshOptRule(name string) func(args []string) (int, string) {
+func sshOptRule(name, letters string) func(args []string) (int, string) {
 	return func(args []string) (int, string) {
 		for i, a := range args[1:] {
-			if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a, "oFS") {
-				return i + 1, name + " -o, -F and -S can run a local command"
+			if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a, letters) {
+				return i + 1, name + " " + a + " can run a local command"
 			}
 		}
 		return -1, ""
 	}
+}
+
+func netcatRule(args []string) (int, string) {
+	if i, why := findPrefix(args, "netcat runs a program for the connection", "--exec", "--sh-exec", "--lua-exec"); why != "" {
+		return i, why
+	}
+	for i, a := range args[1:] {
+		if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a, "ec") {
+			return i + 1, "netcat -e or -c runs a program for the connection"
+		}
+	}
+	return -1, ""
+}
+
+// sqlShellRule catches SQL clients told to run shell commands (\!, system,
+// \o |cmd, COPY ... PROGRAM).
+func sqlShellRule(args []string) (int, string) {
+	for i, a := range args[1:] {
+		l := strings.ToLower(a)
+		if strings.Contains(l, `\!`) || strings.Contains(l, "|") || strings.Contains(l, "system") || strings.Contains(l, "program") {
+			return i + 1, "the SQL client may run a shell command (\\!, system, |, PROGRAM)"
+		}
+	}
+	return -1, ""
 }
 
 // gitRule finds git invocations that run configured or inline commands.

@@ -44,7 +44,8 @@ java javac mvn gradle dotnet swift clang gcc cc ld nproc free uptime lsof netsta
 htop top kill pkill pgrep killall mktemp install patch svn hg bzr cmake ninja meson bazel
 tox nox black ruff mypy flake8 isort pre-commit terraform ansible helm az aws gcloud openssl
 gpg ssh-keygen git-lfs code cursor rake bundle gem composer mix elixir erl iex julia Rscript
-lldb gdb valgrind osascript`)
+lldb gdb valgrind osascript python3.12-dbg python3.11m perl5.36.0 node18 pypy3.9
+ipython ts-node tsx dc open xdg-open openvt nc ncat socat psql mysql cmake sftp`)
 
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
