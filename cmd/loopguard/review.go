@@ -73,7 +73,7 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 type palette struct{ bold, red, yellow, green, dim, reset string }
 
 func paletteFor(tty *os.File) palette {
-	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" || !term.IsTerminal(int(tty.Fd())) {
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" || !term.IsTerminal(fdOf(tty)) {
 		return palette{}
 	}
 	return palette{bold: "\x1b[1m", red: "\x1b[1;31m", yellow: "\x1b[33m", green: "\x1b[32m", dim: "\x1b[2m", reset: "\x1b[0m"}
@@ -116,6 +116,17 @@ type console struct {
 }
 
 var errQuit = errors.New("quit")
+
+// fdOf returns f's descriptor without f.Fd(), which would put the file in
+// blocking mode and make read deadlines (the console's polling) stop
+// working.
+func fdOf(f *os.File) int {
+	fd := -1
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(d uintptr) { fd = int(d) })
+	}
+	return fd
+}
 
 // key waits for one key press. With poll set it returns 0 every reviewPoll
 // so the caller can look for new calls.
@@ -177,7 +188,7 @@ func openCalls(st *state.Store, skipped map[string]bool) ([]*state.Pending, []er
 }
 
 func reviewRun(ctx context.Context, tty *os.File, st *state.Store, ttl time.Duration) error {
-	c := &console{tty: tty, fd: int(tty.Fd()), pal: paletteFor(tty), deadlines: true}
+	c := &console{tty: tty, fd: fdOf(tty), pal: paletteFor(tty), deadlines: true}
 	defer c.cooked()
 	pal := c.pal
 	fmt.Fprintf(tty, "%sloopguard review%s: pending calls appear here as they arrive. a approve, d deny, s skip, q quit.\n", pal.bold, pal.reset)
