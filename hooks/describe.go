@@ -58,7 +58,7 @@ func (e *Engine) projectDir(c *Call) string {
 }
 
 func (e *Engine) shellEnv(c *Call) shellparse.Env {
-	return shellparse.Env{Cwd: c.Cwd, Path: e.Env.Path, ProjectDir: e.projectDir(c), Trusted: e.Env.Trusted}
+	return shellparse.Env{Cwd: c.Cwd, Path: e.Env.Path, ProjectDir: e.projectDir(c), Trusted: e.Env.Trusted, Home: e.Env.Home}
 }
 
 // describe builds the canonical descriptor of c: the tool, its complete

@@ -215,6 +215,9 @@ func TestShellVerdictsNeedExactApproval(t *testing.T) {
 	expect(t, "git status", h.decide(plain), Allow, ReasonScopedGrant)
 	expect(t, "git status again", h.decide(plain), Allow, ReasonScopedGrant)
 	expect(t, "git status > f", h.decide(with(bash, func(m map[string]any) { input(m)["command"] = "git status > f" })), Deny, ReasonNoGrant)
+	// ~ expands with the user's home: a simple command, so a scope can cover it.
+	h.grantScope("Bash(cat "+filepath.Join(h.eng().Env.Home, "notes.txt")+")", "*", "main")
+	expect(t, "cat ~/notes.txt", h.decide(with(bash, func(m map[string]any) { input(m)["command"] = "cat ~/notes.txt" })), Allow, ReasonScopedGrant)
 }
 
 func TestScopedGrantBinding(t *testing.T) {

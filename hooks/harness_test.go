@@ -132,7 +132,7 @@ func (h *harness) grantScope(rule, session, agent string) *token.Grant {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if r, err = r.Pin(shellparse.Env{Cwd: h.project, Path: h.bin, ProjectDir: h.project, Trusted: []string{h.bin}}); err != nil {
+	if r, err = r.Pin(shellparse.Env{Cwd: h.project, Path: h.bin, ProjectDir: h.project, Trusted: []string{h.bin}, Home: h.eng().Env.Home}); err != nil {
 		h.t.Fatal(err)
 	}
 	g, err := keys.Mint(token.Grant{Principal: "alice", Agent: agent, Session: session, Tool: r.Tool(),

@@ -110,7 +110,7 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 		return nil, "", "", fmt.Errorf("--ttl must be between 1s and %s", MaxGrantTTL)
 	}
 	home, proj := ge.home, ge.project
-	env := shellparse.Env{Cwd: proj, Path: ge.path, ProjectDir: proj}
+	env := shellparse.Env{Cwd: proj, Path: ge.path, ProjectDir: proj, Home: home}
 	var rules []scope.Rule
 	for _, text := range o.rules {
 		r, err := scope.Parse(text)
