@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
 )
 
 // Every recorded payload, with no grant, is denied and recorded for review.
@@ -366,5 +367,47 @@ func TestEveryDecisionIsAudited(t *testing.T) {
 	want := []string{"deny/no_grant", "allow/exact_grant", "deny/approval_consumed"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("audit log %v, want %v", got, want)
+	}
+}
+
+// A scoped grant file edited on disk to widen its rule, session, agent or
+// expiry no longer verifies: grant_invalid, never an allow.
+func TestWidenedScopedGrantIsInvalid(t *testing.T) {
+	for name, widen := range map[string]func(g *token.Grant){
+		"rule":    func(g *token.Grant) { g.Scope = strings.Replace(g.Scope, "Bash(go test ./...)", "Bash(go *)", 1) },
+		"session": func(g *token.Grant) { g.Session = token.Any },
+		"agent":   func(g *token.Grant) { g.Agent = token.Any },
+		"expiry":  func(g *token.Grant) { g.Expiry = g.Expiry.Add(30 * 24 * time.Hour) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			call := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "go test ./..." })
+			session := call["session_id"].(string)
+			g := h.grantScope("Bash(go test ./...)", session, "main")
+			expect(t, "control: the grant as minted", h.decide(call), Allow, ReasonScopedGrant)
+			all, _ := h.store.AllGrants()
+			if err := h.store.RemoveGrant(all[0].Path); err != nil {
+				t.Fatal(err)
+			}
+			wide := *g
+			widen(&wide)
+			if _, err := h.store.PutGrant(&wide, state.GrantRecord{}); err != nil {
+				t.Fatal(err)
+			}
+			// The widened grant is tried for a call only it would cover, and
+			// for the original call.
+			target := call
+			switch name {
+			case "rule":
+				target = with(call, func(m map[string]any) { input(m)["command"] = "go vet ./..." })
+			case "session":
+				target = with(call, func(m map[string]any) { m["session_id"] = "other" })
+			case "agent":
+				target = with(call, func(m map[string]any) { m["agent_id"] = "sub-1" })
+			case "expiry":
+				h.now = h.now.Add(2 * time.Hour)
+			}
+			expect(t, "widened grant", h.decide(target), Deny, ReasonGrantInvalid)
+		})
 	}
 }
