@@ -491,5 +491,5 @@ func Summary(p *state.Pending) string {
 	if len(s) > 80 {
 		s = s[:77] + "..."
 	}
-	return escapeText(s)
+	return EscapeText(s)
 }

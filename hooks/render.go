@@ -42,7 +42,7 @@ func renderLimit(canonical []byte, limit int) string {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(b, "%s:", escapeText(k))
+		fmt.Fprintf(b, "%s:", EscapeText(k))
 		renderValue(b, val, 1)
 	}
 	return b.String()
@@ -98,7 +98,7 @@ func renderValue(b *renderer, v any, depth int) {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			fmt.Fprintf(b, "%s%s:", indent, escapeText(k))
+			fmt.Fprintf(b, "%s%s:", indent, EscapeText(k))
 			renderValue(b, v[k], depth+1)
 		}
 	case []any:
@@ -127,7 +127,7 @@ func renderValue(b *renderer, v any, depth int) {
 			if b.full() {
 				return
 			}
-			fmt.Fprintf(b, "%s%4d | %s\n", indent, i+1, escapeText(l))
+			fmt.Fprintf(b, "%s%4d | %s\n", indent, i+1, EscapeText(l))
 		}
 	case json.Number:
 		fmt.Fprintf(b, " %s\n", string(v))
@@ -140,9 +140,11 @@ func renderValue(b *renderer, v any, depth int) {
 	}
 }
 
-// escapeText keeps printable ASCII (and the space) and escapes everything
-// else visibly, so nothing invisible or look-alike reaches the reviewer.
-func escapeText(s string) string {
+// EscapeText keeps printable ASCII (and the space) and escapes everything
+// else visibly (\t, \x1b, \u{200b}, a backslash as \\), so nothing
+// invisible, look-alike or terminal-driving reaches a person. Every CLI
+// output of a string the agent chose goes through it.
+func EscapeText(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -169,10 +171,10 @@ func escapeText(s string) string {
 	return b.String()
 }
 
-// quoteText is escapeText in double quotes, with '"' escaped too: each
+// quoteText is EscapeText in double quotes, with '"' escaped too: each
 // backslash on screen stands for exactly one escape.
 func quoteText(s string) string {
-	return `"` + strings.ReplaceAll(escapeText(s), `"`, `\"`) + `"`
+	return `"` + strings.ReplaceAll(EscapeText(s), `"`, `\"`) + `"`
 }
 
 // Warnings lists the suspicious characters in every string of a descriptor,
@@ -196,7 +198,7 @@ func Warnings(canonical []byte) []string {
 				for _, w := range shellparse.ScanChars(k) {
 					out = append(out, path+" (key): "+w)
 				}
-				walk(path+"."+escapeText(k), v[k])
+				walk(path+"."+EscapeText(k), v[k])
 			}
 		case []any:
 			for i, e := range v {

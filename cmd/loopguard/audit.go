@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -220,7 +221,7 @@ func cell(s string, n int) string {
 	if s == "" {
 		return "-"
 	}
-	s = escapeForTerminal(s)
+	s = hooks.EscapeText(s)
 	if len(s) > n {
 		return s[:n-1] + "…"
 	}
@@ -233,30 +234,8 @@ func prefix(s string, n int) string {
 	if s == "" {
 		return "-"
 	}
-	s = escapeForTerminal(s)
+	s = hooks.EscapeText(s)
 	return s[:min(n, len(s))]
-}
-
-// escapeForTerminal escapes control characters, invisible and bidi marks and
-// everything else outside printable ASCII, so nothing in the log can drive
-// or disguise the terminal.
-func escapeForTerminal(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r >= 0x20 && r < 0x7f:
-			b.WriteRune(r)
-		case r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-		i += size
-	}
-	return b.String()
 }
 
 // escapeJSONForTerminal escapes a raw JSON line for a terminal and keeps it
@@ -360,7 +339,7 @@ func printReport(w io.Writer, dir string, rep audit.Report) {
 			rep.Unsealed, rep.SealedSeq)
 	}
 	for _, p := range rep.Problems {
-		fmt.Fprintf(w, "PROBLEM:   %s\n", escapeForTerminal(p.Msg))
+		fmt.Fprintf(w, "PROBLEM:   %s\n", hooks.EscapeText(p.Msg))
 	}
 	if rep.OK() {
 		fmt.Fprintf(w, "result:    OK: every link and the head MAC check out\n")

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
@@ -318,18 +319,9 @@ func grantsRun(out io.Writer, st *state.Store, asJSON bool, now time.Time) error
 		if r.Expired {
 			exp = "EXPIRED"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.ID, r.Kind, escapeForList(sc), short(r.Session, 8), short(r.Agent, 16), r.Principal, exp, r.Uses)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.ID, r.Kind, hooks.EscapeText(sc), short(r.Session, 8), short(r.Agent, 16), r.Principal, exp, r.Uses)
 	}
 	return tw.Flush()
-}
-
-func escapeForList(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, s)
 }
 
 func newRevokeCmd() *cobra.Command {

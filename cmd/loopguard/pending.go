@@ -89,8 +89,8 @@ func pendingRun(out, errOut io.Writer, st *state.Store, asJSON, all bool, now ti
 		if r.AgentType != "" {
 			agent += " (" + r.AgentType + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, shortAge(now.Sub(r.Seen)), short(r.Session, 8),
-			short(agent, 24), r.Reason, r.Warnings, r.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, shortAge(now.Sub(r.Seen)), hooks.EscapeText(short(r.Session, 8)),
+			hooks.EscapeText(short(agent, 24)), r.Reason, r.Warnings, r.Summary)
 	}
 	return tw.Flush()
 }
@@ -121,14 +121,15 @@ invisible, bidi, control and look-alike characters are flagged.`,
 
 // renderPending is what a human reviews before approving.
 func renderPending(p *state.Pending) string {
+	esc := hooks.EscapeText
 	s := fmt.Sprintf("pending %s (%s), seen %s\n", p.ID, p.Status, p.Seen.Local().Format(time.RFC3339))
-	s += fmt.Sprintf("session: %s\nagent:   %s", p.Session, p.Agent)
+	s += fmt.Sprintf("session: %s\nagent:   %s", esc(p.Session), esc(p.Agent))
 	if p.AgentType != "" {
-		s += " (" + p.AgentType + ")"
+		s += " (" + esc(p.AgentType) + ")"
 	}
-	s += fmt.Sprintf("\ndenied:  %s", p.Reason)
+	s += fmt.Sprintf("\ndenied:  %s", esc(p.Reason))
 	if p.Detail != "" {
-		s += ": " + p.Detail
+		s += ": " + esc(p.Detail)
 	}
 	s += "\n\n" + hooks.Render(p.Descriptor) + "\ndigest: " + p.Digest + "\n"
 	if ws := hooks.Warnings(p.Descriptor); len(ws) > 0 {
