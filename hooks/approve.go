@@ -12,6 +12,10 @@ import (
 // MaxApprovalTTL bounds how long an exact approval may stay valid.
 const MaxApprovalTTL = 24 * time.Hour
 
+// ConfirmPrefixLen is how many characters of a digest a human types to
+// confirm an approval or a grant.
+const ConfirmPrefixLen = 8
+
 // Approve mints an exact, single-use grant for the pending call p, bound to
 // its digest, session, agent and tool, stores it and marks p approved. The
 // digest is recomputed from the canonical bytes the human was shown, so what

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/loopguard/loopguard/internal/scripttest"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -52,10 +53,6 @@ func buildAndRun(m *testing.M) int {
 	return m.Run()
 }
 
-// approvePrefixLen is how many digest characters `loopguard approve` asks
-// the human to type (cmd/loopguard's approvePrefixLen).
-const approvePrefixLen = 8
-
 // fixtureScript runs on its own in TestPreviewGateFixture, which counts its
 // gates.
 const fixtureScript = "preview_gate_fixture.txtar"
@@ -63,59 +60,31 @@ const fixtureScript = "preview_gate_fixture.txtar"
 // minScenarios guards against a lost glob.
 const minScenarios = 12
 
-// realKeyring reports whether the tests run inside scripts/with-keyring, and
-// fails the test when `make test` demanded it but it is missing.
-func realKeyring(t testing.TB) bool {
-	if os.Getenv("LOOPGUARD_REAL_KEYRING") == "1" && os.Getenv("DBUS_SESSION_BUS_ADDRESS") != "" {
-		return true
+// scriptParams gives every script the shared harness (its own HOME and
+// state dir, the keyring condition, typedigest, lastpending, expandenv), the
+// built binary first on PATH, and the scenarios' own commands.
+func scriptParams(t *testing.T, files []string) testscript.Params {
+	p := scripttest.Params(t, map[string]scripttest.Cmd{
+		"awaitpending":   cmdAwaitPending,
+		"rawbytes":       cmdRawBytes,
+		"rewritepending": cmdRewritePending,
+		"dispatch":       cmdDispatch,
+		"forgegrant":     cmdForgeGrant,
+		"race":           cmdRace,
+	})
+	p.Files = files
+	setup := p.Setup
+	p.Setup = func(env *testscript.Env) error {
+		if err := setup(env); err != nil {
+			return err
+		}
+		env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
+		return nil
 	}
-	if os.Getenv("LOOPGUARD_REQUIRE_REAL_KEYRING") == "1" {
-		t.Fatal("LOOPGUARD_REQUIRE_REAL_KEYRING=1 but there is no real keyring session: run through scripts/with-keyring (make test)")
-	}
-	return false
+	return p
 }
 
-// scriptParams gives every script its own HOME and state dir and the built
-// binary first on PATH. Scripts that need the OS keyring start with
-// `[!keyring] skip`; under `make test` there is always one.
-func scriptParams(t *testing.T, files []string) testscript.Params {
-	hasKeyring := realKeyring(t)
-	return testscript.Params{
-		Files:               files,
-		RequireExplicitExec: true,
-		Setup: func(env *testscript.Env) error {
-			home := filepath.Join(env.WorkDir, "home")
-			env.Setenv("HOME", home)
-			env.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
-			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
-			env.Setenv("CLAUDECODE", "")
-			env.Setenv("NO_COLOR", "1")
-			for _, k := range []string{"DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"} {
-				env.Setenv(k, os.Getenv(k))
-			}
-			return os.MkdirAll(home, 0o700)
-		},
-		Condition: func(cond string) (bool, error) {
-			switch cond {
-			case "keyring":
-				return hasKeyring, nil
-			}
-			return false, fmt.Errorf("unknown condition %q", cond)
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"typedigest":     cmdTypeDigest,
-			"lastpending":    cmdLastPending,
-			"awaitpending":   cmdAwaitPending,
-			"expandenv":      cmdExpandEnv,
-			"rawbytes":       cmdRawBytes,
-			"rewritepending": cmdRewritePending,
-			"dispatch":       cmdDispatch,
-			"forgegrant":     cmdForgeGrant,
-			"race":           cmdRace,
-		},
-	}
-}
+func realKeyring(t testing.TB) bool { return scripttest.RealKeyring(t) }
 
 // scenarioFiles lists the scripts in testdata, without the fixture.
 func scenarioFiles(t *testing.T) []string {
@@ -140,38 +109,6 @@ func TestScenarios(t *testing.T) {
 	testscript.Run(t, scriptParams(t, scenarioFiles(t)))
 }
 
-func scriptStore(ts *testscript.TestScript) *state.Store {
-	st, err := state.Open(filepath.Join(ts.Getenv("XDG_STATE_HOME"), "loopguard"))
-	ts.Check(err)
-	return st
-}
-
-// typedigest ID FILE: write what a human types to approve pending call ID
-// (the first characters of its digest as it is now, and a newline) to FILE.
-func cmdTypeDigest(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: typedigest ID FILE")
-	}
-	p, err := scriptStore(ts).GetPending(args[0])
-	ts.Check(err)
-	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(p.Digest[:approvePrefixLen]+"\n"), 0o600))
-}
-
-// lastpending VAR: set VAR to the id of the most recently seen pending call.
-func cmdLastPending(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: lastpending VAR")
-	}
-	list, errs := scriptStore(ts).ListPending()
-	if len(errs) > 0 {
-		ts.Fatalf("%v", errs)
-	}
-	if len(list) == 0 {
-		ts.Fatalf("no pending calls")
-	}
-	ts.Setenv(args[0], list[0].ID)
-}
-
 // awaitpending VAR: wait (at most 10s) until a pending call is recorded
 // whose status is open, for a hook held in the background with --wait, and
 // set VAR to its id.
@@ -179,7 +116,7 @@ func cmdAwaitPending(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: awaitpending VAR")
 	}
-	st := scriptStore(ts)
+	st := scripttest.Store(ts)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		list, _ := st.ListPending()
 		for _, p := range list {
@@ -190,16 +127,6 @@ func cmdAwaitPending(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("no open pending call within 10s")
-}
-
-// expandenv IN OUT: copy IN to OUT with $VAR and ${VAR} replaced from the
-// script's environment (for payloads that name $WORK or $HOME).
-func cmdExpandEnv(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: expandenv IN OUT")
-	}
-	out := os.Expand(ts.ReadFile(args[0]), ts.Getenv)
-	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(out), 0o600))
 }
 
 var hexEscape = regexp.MustCompile(`\\x[0-9a-fA-F]{2}`)
@@ -222,7 +149,7 @@ func cmdRawBytes(ts *testscript.TestScript, neg bool, args []string) {
 // its input replaced by PAYLOAD's tool_input (what the hook would compute
 // for that call), and the same without its target state.
 func descriptorWith(ts *testscript.TestScript, id, payload string) (canonical, callCanonical []byte) {
-	p, err := scriptStore(ts).GetPending(id)
+	p, err := scripttest.Store(ts).GetPending(id)
 	ts.Check(err)
 	desc, err := token.Decode(p.Descriptor)
 	ts.Check(err)
@@ -337,7 +264,7 @@ func cmdForgeGrant(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: forgegrant ID PAYLOAD")
 	}
-	st := scriptStore(ts)
+	st := scripttest.Store(ts)
 	p, err := st.GetPending(args[0])
 	ts.Check(err)
 	canonical, _ := descriptorWith(ts, args[0], args[1])

@@ -141,7 +141,7 @@ func renderPending(p *state.Pending) string {
 	return s
 }
 
-const approvePrefixLen = 8
+const approvePrefixLen = hooks.ConfirmPrefixLen
 
 func newApproveCmd() *cobra.Command {
 	var ttl time.Duration
