@@ -17,7 +17,7 @@ STATICCHECK_VERSION ?= v0.8.2
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build deps test lint ci demo clean
+.PHONY: build deps test lint ci demo clean bench
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/loopguard ./cmd/loopguard
@@ -43,6 +43,20 @@ ci:
 	$(MAKE) --no-print-directory lint || status=1; \
 	$(MAKE) --no-print-directory test || status=1; \
 	exit $$status
+
+# bench: the hook's speed as BENCH.md reports it (about 8 minutes on 2 cores):
+# bench/cmd/hookbench in a throwaway keyring session, then the in-process
+# benchmarks. The report goes to .cache/bench/results.md; pass options to
+# hookbench with BENCH_FLAGS (e.g. BENCH_FLAGS='-rounds 20 -grants 1000').
+bench: deps build
+	$(GO) build -o bin/bench/ ./bench/cmd/...
+	mkdir -p .cache/bench
+	scripts/with-keyring bin/bench/hookbench $(BENCH_FLAGS) -out .cache/bench/results.md
+	{ echo; echo '### In-process benchmarks'; echo; echo '```'; \
+	  $(GO) test -run '^$$' -bench . -benchtime 1s ./bench/; \
+	  $(GO) test -run '^$$' -bench 'Analyze2KB$$' ./shellparse/; \
+	  $(GO) test -run '^$$' -bench 'Append$$' -benchtime 2000x ./audit/; \
+	  echo '```'; } | tee -a .cache/bench/results.md
 
 demo: build
 	scripts/deps

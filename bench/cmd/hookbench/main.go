@@ -47,6 +47,9 @@ type options struct {
 	peerVer   string
 	skipPeer  bool
 	onlyPaths string
+	// alt is a second loopguard binary, run in the empty state beside the
+	// first, to measure a change to the hook path in the same run.
+	alt string
 }
 
 func main() {
@@ -58,15 +61,16 @@ func main() {
 	flag.StringVar(&o.out, "out", ".cache/bench/results.md", "write the Markdown report here too")
 	flag.StringVar(&o.work, "work", ".cache/bench", "parent of the temporary state directories")
 	flag.BoolVar(&o.keep, "keep", false, "keep the state directories afterwards")
-	flag.IntVar(&o.rounds, "rounds", 300, "measured calls per program and path")
+	flag.IntVar(&o.rounds, "rounds", 200, "measured calls per program and path")
 	flag.IntVar(&o.warmup, "warmup", 5, "unmeasured rounds per path before measuring")
-	flag.IntVar(&o.peerEvery, "peer-every", 3, "run the peer in one round of this many (it is ~50x slower)")
+	flag.IntVar(&o.peerEvery, "peer-every", 4, "run the peer in one round of this many (it is ~50x slower)")
 	flag.StringVar(&grants, "grants", "10000,100000", "grant counts to compare with 0, comma-separated")
 	flag.IntVar(&o.lines, "lines", 1_000_000, "audit log lines in the states with grants")
 	flag.StringVar(&o.peerDir, "peer-dir", ".cache/bench/peer", "npm prefix for the peer")
 	flag.StringVar(&o.peerVer, "peer-version", "2.4.5", "cc-safety-net version (pinned)")
 	flag.BoolVar(&o.skipPeer, "no-peer", false, "do not install or run the peer")
 	flag.StringVar(&o.onlyPaths, "paths", "", "comma-separated path names to run (default: all)")
+	flag.StringVar(&o.alt, "alt", "", "a second loopguard binary to run in the empty state, for an A/B comparison")
 	flag.Parse()
 	o.grants = []int{0}
 	for _, g := range strings.Split(grants, ",") {
@@ -111,7 +115,10 @@ func run(o options) error {
 	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
 		return errors.New("no D-Bus session bus: run under scripts/with-keyring (make bench does)")
 	}
-	for _, p := range []*string{&o.repo, &o.loopguard, &o.binDir, &o.out, &o.work, &o.peerDir} {
+	for _, p := range []*string{&o.repo, &o.loopguard, &o.binDir, &o.out, &o.work, &o.peerDir, &o.alt} {
+		if *p == "" {
+			continue
+		}
 		a, err := filepath.Abs(*p)
 		if err != nil {
 			return err

@@ -20,6 +20,7 @@ type pathResult struct {
 	floorGo    series
 	floorKR    series
 	hook       []series // one per config, in the order of results.cfgs
+	alt        series   // options.alt in the empty state
 	peer       series
 	peerAnswer string
 }
@@ -61,6 +62,15 @@ func measure(o options, r *runner, p *benchPath, cfgs []*config, truePath string
 		if p.before != nil {
 			c := c
 			it.before = func() error { return p.before(c) }
+		}
+		items = append(items, it)
+	}
+	if o.alt != "" {
+		q := hookProc(o, p, cfgs[0])
+		q.path = o.alt
+		it := item{name: "alt loopguard", proc: q, into: &pr.alt, check: p.want.verify}
+		if p.before != nil {
+			it.before = func() error { return p.before(cfgs[0]) }
 		}
 		items = append(items, it)
 	}

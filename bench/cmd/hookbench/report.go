@@ -90,6 +90,10 @@ func (r *results) markdown() string {
 			}
 			row("**loopguard**, "+c.name, s, ratio(s.p50, floor.p50), ratio(s.p50, peer.p50), vsEmpty)
 		}
+		if r.o.alt != "" {
+			s := pr.alt.stats()
+			row("alt: "+r.o.alt+", "+r.cfgs[0].name, s, ratio(s.p50, floor.p50), ratio(s.p50, peer.p50), "vs loopguard: "+ratio(s.p50, empty.p50))
+		}
 		if r.peer.err == nil {
 			row(fmt.Sprintf("cc-safety-net (answer: %s; n=%d)", pr.peerAnswer, peer.n), peer, "", "", "")
 		}
