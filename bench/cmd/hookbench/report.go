@@ -48,7 +48,7 @@ func (r *results) markdown() string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("## Run of %s UTC\n\n", r.start.UTC().Format("2006-01-02 15:04"))
-	w("Command: `make bench` (took %s).\n\n", r.end.Sub(r.start).Round(time.Second))
+	w("Command: `make bench` (its hookbench part took %s).\n\n", r.end.Sub(r.start).Round(time.Second))
 	w("Machine:\n\n")
 	for _, line := range machine(r.o) {
 		w("- %s\n", line)
