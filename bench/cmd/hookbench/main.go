@@ -164,7 +164,7 @@ func run(o options) error {
 	}
 	clear(master)
 
-	paths, sessions, err := makePaths(o, work, keys)
+	paths, sessions, err := makePaths(o, work)
 	if err != nil {
 		return err
 	}
@@ -311,8 +311,7 @@ func hookProc(o options, p *benchPath, c *config) proc {
 // makePaths writes the payload of each path and says what the hook must
 // answer. It returns the sessions the payloads use, with the environment a
 // grant for them is pinned in.
-func makePaths(o options, work string, keys *token.Keys) ([]*benchPath, map[string]shellparse.Env, error) {
-	_ = keys
+func makePaths(o options, work string) ([]*benchPath, map[string]shellparse.Env, error) {
 	dir := filepath.Join(work, "payloads")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, err
