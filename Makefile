@@ -44,7 +44,7 @@ ci:
 	$(MAKE) --no-print-directory test || status=1; \
 	exit $$status
 
-# bench: the hook's speed as BENCH.md reports it (about 8 minutes on 2 cores):
+# bench: the hook's speed as BENCH.md reports it (about 5 minutes on 2 cores):
 # bench/cmd/hookbench in a throwaway keyring session, then the in-process
 # benchmarks. The report goes to .cache/bench/results.md; pass options to
 # hookbench with BENCH_FLAGS (e.g. BENCH_FLAGS='-rounds 20 -grants 1000').
