@@ -1,13 +1,16 @@
 # loopguard: build, test, lint, CI.
 #
-#   make build   bin/loopguard, version from `git describe --always --dirty`
+#   make build   bin/loopguard, static (CGO_ENABLED=0: no dynamic loader on the
+#                hook path), version from `git describe --always --dirty`
 #   make deps    install the Debian packages the tests need, only if missing
 #   make test    deps, then the whole suite with -race inside scripts/with-keyring
 #                (a throwaway D-Bus session bus and an unlocked gnome-keyring);
 #                the keyring package's real-keyring tests must run, not skip
 #   make lint    gofmt, go vet, staticcheck (pinned), go mod tidy leaving no diff
 #   make ci      lint, then test (both run; fails if either failed)
-#   make demo    build, then run the binary against a throwaway keyring
+#   make demo    build, then play the paper's transfer scenario through the real
+#                Claude Code client in a throwaway keyring session, narrated
+#   make bench   the hook's latency as whole processes (BENCH.md), ~5 minutes
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -20,7 +23,7 @@ LDFLAGS := -X main.version=$(VERSION)
 .PHONY: build deps test lint ci demo clean bench
 
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/loopguard ./cmd/loopguard
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/loopguard ./cmd/loopguard
 
 deps:
 	scripts/deps

@@ -62,6 +62,10 @@ func RunClaude(ctx context.Context, opts ClaudeOptions, stdin io.Reader, stdout,
 		}()
 		call, dec := decodeStdin(stdin, opts.Event)
 		if call == nil {
+			// Every decision is audited, an undecodable payload's too.
+			if eng, err := opts.NewEngine(); err == nil {
+				eng.RecordUndecodable(ev, dec)
+			}
 			done <- result{ev, dec}
 			return
 		}

@@ -102,6 +102,17 @@ func TestHookFailsClosed(t *testing.T) {
 			assertDeny(t, event+": "+what, event, code, ho, ReasonMalformed)
 		}
 	}
+	// Every one of those denies is in the audit log.
+	malformedLogged := 0
+	_ = h.eng().Audit.Read(func(_ []byte, e auditEntry) error {
+		if e.Reason == ReasonMalformed && e.Decision == Deny {
+			malformedLogged++
+		}
+		return nil
+	})
+	if malformedLogged != 15 {
+		t.Errorf("%d malformed denies in the audit log, want 15", malformedLogged)
+	}
 	// Control: the same engine answers a good payload with a decision of its own.
 	code, ho, stderr := runHook(t, ClaudeOptions{Event: PreToolUse, NewEngine: eng}, bytes.NewReader(good))
 	assertDeny(t, "good payload, no grant", PreToolUse, code, ho, ReasonNoGrant)

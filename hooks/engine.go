@@ -158,6 +158,18 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 	return d
 }
 
+// RecordUndecodable appends the deny of a payload that never became a Call.
+func (e *Engine) RecordUndecodable(event string, d Decision) {
+	if event == "" {
+		event = "unknown"
+	}
+	detail := d.Message
+	if len(detail) > 1024 {
+		detail = detail[:1024]
+	}
+	_ = e.Audit.Append(audit.Entry{Time: e.now().UTC(), Event: event, Decision: d.Behavior, Reason: d.Reason, Mode: e.Mode, Detail: detail})
+}
+
 // askable reasons can be put to the human in ask mode; the others (protected
 // resources, malformed input, tampering, failures) stay denied.
 func askable(reason string) bool {

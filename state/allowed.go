@@ -35,7 +35,8 @@ func (s *Store) NoteAllowed(a Allowed) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(s.path("allowed"), s.allowedName(a.Session, "use:"+a.ToolUseID), data)
+	// A detection note: atomic (never torn) but not fsynced.
+	return writeFile(s.path("allowed"), s.allowedName(a.Session, "use:"+a.ToolUseID), data, false)
 }
 
 // TakeAllowed returns and removes the record of the call with toolUseID.

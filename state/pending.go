@@ -19,6 +19,10 @@ const (
 	StatusDenied   = "denied"
 )
 
+// seenEvery is how stale a pending record's Seen time may get before a
+// repeat of its call rewrites it.
+const seenEvery = 10 * time.Second
+
 const (
 	pendingSuffix  = ".json"
 	maxPendingFile = 64 << 20
@@ -82,7 +86,14 @@ func (s *Store) PutPending(p *Pending) error {
 		return fmt.Errorf("invalid pending id %q", p.ID)
 	}
 	if old, err := s.GetPending(p.ID); err == nil && old.Digest == p.Digest {
+		if old.Status != StatusApproved && old.Reason == p.Reason && p.Seen.Sub(old.Seen) < seenEvery && !p.Seen.Before(old.Seen) {
+			// A repeat of a call recorded moments ago: nothing a human
+			// needs has changed, so nothing is rewritten.
+			*p = *old
+			return nil
+		}
 		old.Seen = p.Seen
+		old.Reason = p.Reason
 		if old.Status == StatusApproved {
 			// The call came back without a usable approval (used, expired
 			// or revoked): it needs a decision again. A refusal sticks.

@@ -125,6 +125,13 @@ const tmpPrefix = ".tmp-"
 // crash leaves either the old file, the new file, or a temp file that every
 // reader ignores; never a partial file under the real name.
 func writeAtomic(dir, name string, data []byte) error {
+	return writeFile(dir, name, data, true)
+}
+
+// writeFile is writeAtomic; with durable false it skips both fsyncs, for
+// notes whose loss in a crash costs nothing (never for grants, pending
+// decisions or anything else a decision rests on).
+func writeFile(dir, name string, data []byte, durable bool) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("failed to create %s: %w", dir, err)
 	}
@@ -136,7 +143,10 @@ func writeAtomic(dir, name string, data []byte) error {
 		return fmt.Errorf("failed to create temp file: %w", err)
 	}
 	_, werr := f.Write(data)
-	serr := f.Sync()
+	var serr error
+	if durable {
+		serr = f.Sync()
+	}
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {
 		os.Remove(tmp)
@@ -145,6 +155,9 @@ func writeAtomic(dir, name string, data []byte) error {
 	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("failed to rename into %s: %w", name, err)
+	}
+	if !durable {
+		return nil
 	}
 	return syncDir(dir)
 }
