@@ -32,6 +32,16 @@ type described struct {
 	callDigest string
 	shell      *shellparse.Result // Bash only
 	target     string             // file tools: the path they change
+	warns      []string
+	warned     bool
+}
+
+// warnings scans every string of the call once, from the decoded value.
+func (d *described) warnings() []string {
+	if !d.warned {
+		d.warns, d.warned = warningsOf(d.desc.Value()), true
+	}
+	return d.warns
 }
 
 // fileTools names the input field holding the path each file tool changes.

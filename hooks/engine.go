@@ -201,7 +201,7 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 	dec.Digest = d.digest
 	if e.Mode == ModeAsk {
 		dec.rendering = renderLimit(d.canonical, MaxReasonLen/2) + "digest: " + d.digest + "\n"
-		for _, w := range Warnings(d.canonical) {
+		for _, w := range d.warnings() {
 			dec.rendering += "WARNING: " + w + "\n"
 		}
 	}
@@ -401,7 +401,7 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		ID: id, Created: now, Seen: now, Event: c.Event, Session: c.SessionID, Agent: c.Agent(),
 		AgentType: c.AgentType, Tool: c.ToolName, Cwd: c.Cwd, ProjectDir: e.projectDir(c),
 		Digest: d.digest, CallDigest: d.callDigest, Descriptor: d.canonical, Reason: reason,
-		Warnings: Warnings(d.canonical),
+		Warnings: d.warnings(),
 	}
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 		p.Detail = d.shell.Reason

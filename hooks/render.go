@@ -184,6 +184,11 @@ func Warnings(canonical []byte) []string {
 	if err != nil {
 		return []string{"descriptor does not decode"}
 	}
+	return warningsOf(v)
+}
+
+// warningsOf is Warnings on a decoded descriptor.
+func warningsOf(v any) []string {
 	var out []string
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
@@ -204,6 +209,12 @@ func Warnings(canonical []byte) []string {
 			for i, e := range v {
 				walk(fmt.Sprintf("%s[%d]", path, i), e)
 			}
+		case map[string]string:
+			m := make(map[string]any, len(v))
+			for k, s := range v {
+				m[k] = s
+			}
+			walk(path, m)
 		case string:
 			for _, w := range shellparse.ScanChars(v) {
 				out = append(out, path+": "+w)

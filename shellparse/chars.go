@@ -18,6 +18,11 @@ func scanChars(s string) []string {
 	extra := 0
 	line, lineStart := 1, 0
 	for i := 0; i < len(s); {
+		// Fast path: printable ASCII and tabs need no decoding.
+		if c := s[i]; (c >= 0x20 && c < 0x7f) || c == '\t' {
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		var kind string
 		switch {

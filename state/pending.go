@@ -24,6 +24,8 @@ const (
 const seenEvery = 10 * time.Second
 
 const (
+	callSuffix     = ".call"
+	maxMetaFile    = 256 << 10
 	pendingSuffix  = ".json"
 	maxPendingFile = 64 << 20
 )
@@ -44,9 +46,10 @@ type Pending struct {
 	Digest     string    `json:"digest"`
 	CallDigest string    `json:"call_digest"`
 	// Descriptor is the canonical JSON of the call: what the human reviews.
-	// It is kept as bytes (base64 in the file), never re-encoded, so the
-	// digest of what is shown is the digest of what was hashed.
-	Descriptor []byte `json:"descriptor"`
+	// It is kept apart, in ID.call, as the exact bytes that were hashed,
+	// never re-encoded; the record (ID.json) stays small, so the hook's
+	// repeat of a large Write does not read it back.
+	Descriptor []byte `json:"-"`
 	// Reason is the code the call was denied with (no_grant, chained_command...).
 	Reason    string    `json:"reason"`
 	Detail    string    `json:"detail,omitempty"`
@@ -85,7 +88,9 @@ func (s *Store) PutPending(p *Pending) error {
 	if !validID(p.ID) {
 		return fmt.Errorf("invalid pending id %q", p.ID)
 	}
-	if old, err := s.GetPending(p.ID); err == nil && old.Digest == p.Digest {
+	desc := p.Descriptor
+	if old, err := s.getMeta(p.ID); err == nil && old.Digest == p.Digest {
+		old.Descriptor = desc
 		if old.Status != StatusApproved && old.Reason == p.Reason && p.Seen.Sub(old.Seen) < seenEvery && !p.Seen.Before(old.Seen) {
 			// A repeat of a call recorded moments ago: nothing a human
 			// needs has changed, so nothing is rewritten.
@@ -108,6 +113,13 @@ func (s *Store) PutPending(p *Pending) error {
 	if err != nil {
 		return err
 	}
+	// The call first, then the record that points to it: a crash between
+	// the two leaves a call without a record, which nothing lists.
+	if cur, err := readFile(s.path("pending", p.ID+callSuffix), maxPendingFile); err != nil || string(cur) != string(desc) {
+		if err := writeAtomic(s.path("pending"), p.ID+callSuffix, desc); err != nil {
+			return err
+		}
+	}
 	return writeAtomic(s.path("pending"), p.ID+pendingSuffix, data)
 }
 
@@ -116,7 +128,19 @@ func (s *Store) GetPending(id string) (*Pending, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("%w: no pending call %q (ids are 8 letters and digits, see: loopguard pending)", ErrNotFound, id)
 	}
-	data, err := readFile(s.path("pending", id+pendingSuffix), maxPendingFile)
+	p, err := s.getMeta(id)
+	if err != nil {
+		return nil, err
+	}
+	if p.Descriptor, err = readFile(s.path("pending", id+callSuffix), maxPendingFile); err != nil {
+		return nil, fmt.Errorf("%w: pending record %s has no call: %v", ErrCorrupt, id, err)
+	}
+	return p, nil
+}
+
+// getMeta reads a pending record without its call.
+func (s *Store) getMeta(id string) (*Pending, error) {
+	data, err := readFile(s.path("pending", id+pendingSuffix), maxMetaFile)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return nil, fmt.Errorf("%w: no pending call %q", ErrNotFound, id)
@@ -153,7 +177,7 @@ func (s *Store) ListPending() ([]*Pending, []error) {
 
 // Decide records a human's decision on a pending call.
 func (s *Store) Decide(id, status, by, grant string, at time.Time) error {
-	p, err := s.GetPending(id)
+	p, err := s.getMeta(id)
 	if err != nil {
 		return err
 	}
@@ -170,7 +194,11 @@ func (s *Store) RemovePending(id string) error {
 	if !validID(id) {
 		return ErrNotFound
 	}
-	return removeFile(filepath.Join(s.path("pending"), id+pendingSuffix))
+	err := removeFile(filepath.Join(s.path("pending"), id+pendingSuffix))
+	if rerr := removeFile(filepath.Join(s.path("pending"), id+callSuffix)); err == nil && !errors.Is(rerr, ErrNotFound) {
+		err = rerr
+	}
+	return err
 }
 
 // SessionSeen is the last session seen in a project.

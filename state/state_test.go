@@ -329,3 +329,27 @@ func TestCrashMidWriteLeavesNoInvalidGrant(t *testing.T) {
 		}
 	}
 }
+
+// A pending record keeps its call's exact bytes beside it; a record whose
+// call is missing is corrupt, never shown as an empty call.
+func TestPendingCallBytes(t *testing.T) {
+	s := newStore(t)
+	call := []byte(`{"input":{"to":"vendor\u003e"},"tool":"x"}`)
+	d := token.DigestOf(call)
+	id := PendingID("s1", "main", "x", d)
+	now := time.Now()
+	if err := s.PutPending(&Pending{ID: id, Seen: now, Session: "s1", Agent: "main", Tool: "x", Digest: d, Descriptor: call}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetPending(id)
+	if err != nil || string(got.Descriptor) != string(call) || token.DigestOf(got.Descriptor) != got.Digest {
+		t.Fatalf("call bytes changed: %q %v", got.Descriptor, err)
+	}
+	if meta, _ := os.ReadFile(filepath.Join(s.Dir, "pending", id+".json")); strings.Contains(string(meta), "vendor") {
+		t.Errorf("the record repeats the call: %s", meta)
+	}
+	os.Remove(filepath.Join(s.Dir, "pending", id+".call"))
+	if _, err := s.GetPending(id); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("record without its call: %v", err)
+	}
+}

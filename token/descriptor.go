@@ -47,6 +47,9 @@ func (d *Descriptor) value(withTarget bool) map[string]any {
 	return m
 }
 
+// Value is the descriptor as the plain value its canonical bytes encode.
+func (d *Descriptor) Value() map[string]any { return d.value(true) }
+
 // Canonical returns the descriptor's canonical JSON bytes.
 func (d *Descriptor) Canonical() ([]byte, error) {
 	return Encode(d.value(true))
