@@ -5,13 +5,15 @@ go 1.26.8
 require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/godbus/dbus/v5 v5.2.2
-	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2
 	github.com/zalando/go-keyring v0.2.8
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
 	mvdan.cc/sh/v3 v3.14.1
 )
+
+// Test only: testscript for the CLI and scenario scripts.
+require github.com/rogpeppe/go-internal v1.16.0
 
 require (
 	github.com/danieljoos/wincred v1.2.3 // indirect
