@@ -32,6 +32,7 @@ deps:
 # failure.
 test: deps
 	LOOPGUARD_REQUIRE_REAL_KEYRING=1 scripts/with-keyring $(GO) test -race -count=1 ./...
+	@echo "end-to-end tests ran against Claude Code $$(.cache/claude-code/node_modules/.bin/claude --version 2>/dev/null || echo '(not installed: see the e2e test output)')"
 
 lint:
 	@files=$$(git ls-files --cached --others --exclude-standard -- '*.go'); \
