@@ -98,26 +98,7 @@ func (l *Log) writeHead(key []byte, p point) error {
 // changed, and ErrNoHead if the log has entries but was never sealed (the
 // first seal must happen while the log is empty, in loopguard init).
 func (l *Log) Seal(sealKey []byte) error {
-	if err := checkKey(sealKey); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	unlock, err := l.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	f, err := l.openAppend()
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cur, err := l.current(f)
-	if err != nil {
-		return err
-	}
-	return l.sealLocked(f, sealKey, sealKey, cur)
+	return l.Rekey(sealKey, sealKey)
 }
 
 // Rekey re-seals the head under newKey after checking it under oldKey, for a
@@ -129,23 +110,9 @@ func (l *Log) Rekey(oldKey, newKey []byte) error {
 	if err := checkKey(newKey); err != nil {
 		return err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	unlock, err := l.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	f, err := l.openAppend()
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cur, err := l.current(f)
-	if err != nil {
-		return err
-	}
-	return l.sealLocked(f, oldKey, newKey, cur)
+	return l.appending(func(f *os.File, cur point) error {
+		return l.sealLocked(f, oldKey, newKey, cur)
+	})
 }
 
 // sealLocked writes p as the head under newKey, after checking the old head
@@ -215,13 +182,17 @@ func (l *Log) Restart(sealKey []byte) (string, error) {
 	if err := checkKey(sealKey); err != nil {
 		return "", err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	unlock, err := l.lock()
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
+	archived := ""
+	err := l.exclusive(func() error {
+		var err error
+		archived, err = l.restartLocked(sealKey)
+		return err
+	})
+	return archived, err
+}
+
+// restartLocked is Restart with the log locked.
+func (l *Log) restartLocked(sealKey []byte) (string, error) {
 	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
 	archived := ""
 	for _, name := range []string{logName, headName, tailName} {

@@ -130,6 +130,12 @@ func hashLine(line []byte) string {
 // previous entry's hash from the tail file, or, if the tail is stale, from the
 // log's last line only.
 func (l *Log) Append(e Entry) error {
+	return l.appending(func(f *os.File, cur point) error { return l.appendLocked(f, cur, e) })
+}
+
+// exclusive runs fn holding the log's lock, within this process and across
+// processes.
+func (l *Log) exclusive(fn func() error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	unlock, err := l.lock()
@@ -137,16 +143,28 @@ func (l *Log) Append(e Entry) error {
 		return err
 	}
 	defer unlock()
+	return fn()
+}
 
-	f, err := l.openAppend()
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cur, err := l.current(f)
-	if err != nil {
-		return err
-	}
+// appending runs fn holding the lock, with the log open for appending and
+// its current end.
+func (l *Log) appending(fn func(f *os.File, cur point) error) error {
+	return l.exclusive(func() error {
+		f, err := l.openAppend()
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		cur, err := l.current(f)
+		if err != nil {
+			return err
+		}
+		return fn(f, cur)
+	})
+}
+
+// appendLocked writes e after cur.
+func (l *Log) appendLocked(f *os.File, cur point, e Entry) error {
 	e.Seq = cur.Seq + 1
 	e.Prev = cur.Hash
 	if e.Time.IsZero() {

@@ -75,18 +75,12 @@ func (l *Log) Verify(sealKey []byte) (Report, error) {
 		size int64
 		f    *os.File
 	)
-	err := func() error {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		unlock, err := l.lock()
-		if err != nil {
-			return err
-		}
-		defer unlock()
+	err := l.exclusive(func() error {
+		var err error
 		h, herr = l.readHead()
 		f, size, err = l.openLog()
 		return err
-	}()
+	})
 	if err != nil {
 		return rep, err
 	}
@@ -241,17 +235,12 @@ func (l *Log) Verify(sealKey []byte) (Report, error) {
 
 // sealPoint seals p, a point Verify read, if it is still in the log.
 func (l *Log) sealPoint(key []byte, p point) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	unlock, err := l.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	f, err := l.openAppend()
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return l.sealLocked(f, key, key, p)
+	return l.exclusive(func() error {
+		f, err := l.openAppend()
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return l.sealLocked(f, key, key, p)
+	})
 }
