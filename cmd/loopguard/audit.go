@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -304,9 +303,7 @@ func auditVerifyRun(ctx context.Context, o *auditVerifyOptions) error {
 		if rep.Problems == nil {
 			rep.Problems = []audit.Problem{}
 		}
-		enc := json.NewEncoder(o.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := printJSON(o.Out, rep); err != nil {
 			return err
 		}
 	} else {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -144,10 +143,7 @@ func checkRun(out io.Writer, opts *checkOptions) error {
 	res := shellparse.Analyze(opts.Command, opts.Env)
 	var err error
 	if opts.JSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		err = enc.Encode(toCheckJSON(res))
+		err = printJSON(out, toCheckJSON(res))
 	} else {
 		err = printAnalysis(out, opts, res)
 	}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -143,6 +145,15 @@ func confirmPrefix(tty *os.File, digest string, n int, what string) error {
 		return errors.New("not confirmed: the typed text does not match the digest")
 	}
 	return nil
+}
+
+// printJSON writes v as indented JSON, without HTML escaping (the output is
+// for people and programs, not for a web page).
+func printJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 // shortAge renders a duration like "3m" or "2h".

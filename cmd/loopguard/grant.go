@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -296,9 +295,7 @@ func grantsRun(out io.Writer, st *state.Store, asJSON bool, now time.Time) error
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return printJSON(out, rows)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(out, "No grants.")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -74,9 +73,7 @@ func pendingRun(out, errOut io.Writer, st *state.Store, asJSON, all bool, now ti
 		if rows == nil {
 			rows = []pendingJSON{}
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return printJSON(out, rows)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(out, "No pending calls.")
