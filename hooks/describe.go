@@ -22,6 +22,7 @@ type Env struct {
 	Trusted    []string // trusted executable dirs (nil: shellparse.DefaultTrusted)
 	Self       string   // this binary, symlinks resolved
 	StateDir   string   // loopguard's state directory
+	ConfigDir  string   // loopguard's config directory
 }
 
 // described is a call turned into its descriptor and digests.

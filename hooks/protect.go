@@ -23,6 +23,7 @@ func (e *Engine) protectedPaths() []string {
 		}
 	}
 	add(e.Env.StateDir)
+	add(e.Env.ConfigDir)
 	add(e.Env.Self)
 	if e.Env.Home != "" {
 		add(filepath.Join(e.Env.Home, ".claude", "settings.json"))

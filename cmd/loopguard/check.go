@@ -60,7 +60,7 @@ CLAUDE_PROJECT_DIR (or the cwd). Exit status 0 means simple, 1 anything else.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a stable JSON object")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "analyse as if run in `DIR` (default: the current directory)")
-	cmd.Flags().StringArrayVar(&trusted, "trusted", nil, "trusted executable `DIR` (repeatable; default: "+strings.Join(shellparse.DefaultTrusted, " ")+")")
+	cmd.Flags().StringArrayVar(&trusted, "trusted", nil, "trusted executable `DIR` (repeatable; default: the config's trusted_dirs, else "+strings.Join(shellparse.DefaultTrusted, " ")+")")
 	return cmd
 }
 
@@ -80,6 +80,14 @@ func checkOptionsFrom(command string, asJSON bool, cwd string, trusted []string,
 	project := getenv("CLAUDE_PROJECT_DIR")
 	if project == "" {
 		project = cwd
+	}
+	if len(trusted) == 0 {
+		// As the hook trusts them: the config's, else the defaults.
+		cfg, err := loadConfig()
+		if err != nil {
+			return nil, err
+		}
+		trusted = append([]string(nil), cfg.TrustedDirs...)
 	}
 	for i, d := range trusted {
 		if !filepath.IsAbs(d) {

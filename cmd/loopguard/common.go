@@ -13,10 +13,21 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
+
+// loadConfig reads the user's configuration (defaults when there is none).
+func loadConfig() (config.Config, error) {
+	path, err := config.DefaultPath()
+	if err != nil {
+		return config.Config{}, err
+	}
+	c, _, err := config.Load(path)
+	return c, err
+}
 
 // openStore opens the per-user state directory.
 func openStore() (*state.Store, error) {
@@ -72,6 +83,9 @@ func record(st *state.Store, seal []byte, e audit.Entry) error {
 
 // principal is the human minting grants: the OS user.
 func principal() string {
+	if c, err := loadConfig(); err == nil && c.Principal != "" {
+		return c.Principal
+	}
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username
 	}

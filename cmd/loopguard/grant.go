@@ -96,11 +96,16 @@ func projectDir() string {
 // agent's commands will see.
 type grantEnv struct {
 	home, project, path string
+	trusted             []string // as the hook will trust them
 }
 
-func currentGrantEnv() grantEnv {
+func currentGrantEnv() (grantEnv, error) {
+	cfg, err := loadConfig()
+	if err != nil {
+		return grantEnv{}, err
+	}
 	home, _ := os.UserHomeDir()
-	return grantEnv{home: home, project: projectDir(), path: os.Getenv("PATH")}
+	return grantEnv{home: home, project: projectDir(), path: os.Getenv("PATH"), trusted: cfg.Trusted()}, nil
 }
 
 // prepareGrants parses, checks and pins the rules, and settles the session
@@ -110,7 +115,7 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 		return nil, "", "", fmt.Errorf("--ttl must be between 1s and %s", MaxGrantTTL)
 	}
 	home, proj := ge.home, ge.project
-	env := shellparse.Env{Cwd: proj, Path: ge.path, ProjectDir: proj, Home: home}
+	env := shellparse.Env{Cwd: proj, Path: ge.path, ProjectDir: proj, Home: home, Trusted: ge.trusted}
 	var rules []scope.Rule
 	for _, text := range o.rules {
 		r, err := scope.Parse(text)
@@ -151,7 +156,11 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 }
 
 func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOptions, now time.Time) error {
-	rules, session, agent, err := prepareGrants(st, o, currentGrantEnv())
+	ge, err := currentGrantEnv()
+	if err != nil {
+		return err
+	}
+	rules, session, agent, err := prepareGrants(st, o, ge)
 	if err != nil {
 		return err
 	}

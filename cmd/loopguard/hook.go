@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/state"
@@ -53,6 +54,16 @@ func newEngine(mode string, wait time.Duration) (*hooks.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfgPath, err := config.DefaultPath()
+	if err != nil {
+		return nil, err
+	}
+	// A config that is there but wrong stops the hook (a deny): no silent
+	// fall back to other trusted directories.
+	cfg, _, err := config.Load(cfgPath)
+	if err != nil {
+		return nil, err
+	}
 	home, _ := os.UserHomeDir()
 	self, err := os.Executable()
 	if err == nil {
@@ -70,6 +81,8 @@ func newEngine(mode string, wait time.Duration) (*hooks.Engine, error) {
 			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"),
 			Self:       self,
 			StateDir:   dir,
+			ConfigDir:  filepath.Dir(cfgPath),
+			Trusted:    cfg.Trusted(),
 		},
 		Mode: mode,
 		Wait: wait,

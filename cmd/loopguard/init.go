@@ -13,9 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -191,7 +193,7 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		} else {
 			fmt.Fprint(out, install.Diff(path, res.Old, res.New))
 		}
-		fmt.Fprintf(out, "Dry run: nothing was written. init would also create the key in the OS keyring if there is none, and the state dir %s.\n", dir)
+		fmt.Fprintf(out, "Dry run: nothing was written. init would also create the key in the OS keyring if there is none, the state dir %s, and the config file if there is none.\n", dir)
 		return nil
 	}
 
@@ -211,6 +213,9 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		return err
 	}
 	fmt.Fprintf(out, "State: %s (mode 0700).\n", st.Dir)
+	if err := initConfig(out); err != nil {
+		return err
+	}
 	master, err := loadMaster(ctx)
 	if err != nil {
 		return err
@@ -270,4 +275,34 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 // isTemporary reports a binary built by `go run` or in a temp directory.
 func isTemporary(bin string) bool {
 	return strings.Contains(bin, string(filepath.Separator)+"go-build")
+}
+
+// initConfig writes the config file when there is none: the default trusted
+// executable directories plus those where go and node resolve now (the
+// toolchains a scoped grant such as Bash(go test ./...) needs). An existing
+// config is kept as it is.
+func initConfig(out io.Writer) error {
+	path, err := config.DefaultPath()
+	if err != nil {
+		return err
+	}
+	_, found, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	if found {
+		fmt.Fprintf(out, "Config: %s kept.\n", path)
+		return nil
+	}
+	extra := config.Toolchains(os.Getenv("PATH"), "go", "node")
+	c := config.Config{TrustedDirs: append(append([]string(nil), shellparse.DefaultTrusted...), extra...)}
+	if err := config.Save(path, c); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Config: %s written; scoped Bash grants may run executables from: %s.\n", path, strings.Join(c.TrustedDirs, " "))
+	if len(extra) > 0 {
+		fmt.Fprintf(out, "        %s %s added because go or node resolve there now; edit trusted_dirs in the config to change that.\n",
+			strings.Join(extra, " "), map[bool]string{true: "was", false: "were"}[len(extra) == 1])
+	}
+	return nil
 }
