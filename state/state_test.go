@@ -353,3 +353,55 @@ func TestPendingCallBytes(t *testing.T) {
 		t.Fatalf("record without its call: %v", err)
 	}
 }
+
+func TestPrune(t *testing.T) {
+	s := newStore(t)
+	k := testKeys(t)
+	now := time.Now()
+	live, err := k.Mint(token.Grant{Principal: "alice", Agent: "main", Session: "s1", Tool: "Bash",
+		ArgHash: token.DigestOf([]byte("live")), Scope: token.ScopeCall, Expiry: now.Add(5 * time.Hour)}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.PutGrant(&live, GrantRecord{})
+	gone, err := k.Mint(token.Grant{Principal: "alice", Agent: "main", Session: "s1", Tool: "Bash",
+		ArgHash: token.DigestOf([]byte("old")), Scope: token.ScopeCall, Expiry: now.Add(time.Minute)}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.PutGrant(&gone, GrantRecord{})
+	used := exactGrant(t, k, token.DigestOf([]byte("used")))
+	s.PutGrant(used, GrantRecord{})
+	s.ClaimExact("s1", "main", "Bash", used.ArgHash)
+	d := token.DigestOf([]byte("p"))
+	id := PendingID("s1", "main", "Bash", d)
+	s.PutPending(&Pending{ID: id, Seen: now, Session: "s1", Agent: "main", Tool: "Bash", Digest: d, Descriptor: []byte("{}")})
+	fresh := token.DigestOf([]byte("fresh"))
+	freshID := PendingID("s1", "main", "Bash", fresh)
+
+	// Two hours later, with a one-hour cut-off: the expired grant, the
+	// consumed one and the stale pending record go; the live grant and a
+	// pending record seen just now stay.
+	later := now.Add(2 * time.Hour)
+	for _, p := range []string{s.consumedPath("s1", "main", "Bash", used.ArgHash),
+		filepath.Join(s.Dir, "pending", id+".json"), filepath.Join(s.Dir, "pending", id+".call")} {
+		os.Chtimes(p, now, now)
+	}
+	s.PutPending(&Pending{ID: freshID, Seen: later, Session: "s1", Agent: "main", Tool: "Bash", Digest: fresh, Descriptor: []byte("{}")})
+	c, err := s.Prune(later, later.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ExpiredGrants != 1 || c.Consumed != 1 || c.Pending != 1 {
+		t.Fatalf("pruned %+v", c)
+	}
+	if gf, err := s.ExactGrant("s1", "main", "Bash", live.ArgHash); err != nil || gf.Err != nil {
+		t.Errorf("live grant pruned: %v %v", err, gf.Err)
+	}
+	if _, err := s.GetPending(freshID); err != nil {
+		t.Errorf("fresh pending record pruned: %v", err)
+	}
+	if _, err := s.GetPending(id); !errors.Is(err, ErrNotFound) {
+		t.Errorf("stale pending record kept: %v", err)
+	}
+}
