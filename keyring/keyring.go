@@ -233,23 +233,10 @@ func Create(ctx context.Context) (created bool, err error) {
 		if !errors.Is(err, ErrNoKey) {
 			return err
 		}
-		key, encoded, err := fresh()
-		if err != nil {
-			return err
-		}
-		defer clear(key)
-		if err := b.Set(Service, Account, encoded); err != nil {
-			return err
-		}
-		// Read back: proves the item is retrievable, and tells us whether
-		// another process's Create won a race between our read and write.
-		got, err := get(b)
-		if err != nil {
-			return err
-		}
-		defer clear(got)
-		created = bytes.Equal(got, key)
-		return nil
+		// Whether ours is what is stored now tells whether another
+		// process's Create won a race between our read and write.
+		created, err = writeFresh(b)
+		return err
 	})
 	if err != nil {
 		return false, err
@@ -264,25 +251,36 @@ func Rotate(ctx context.Context) error {
 		if _, err := get(b); err != nil && !errors.Is(err, ErrCorrupt) {
 			return err
 		}
-		key, encoded, err := fresh()
+		same, err := writeFresh(b)
 		if err != nil {
 			return err
 		}
-		defer clear(key)
-		if err := b.Set(Service, Account, encoded); err != nil {
-			return err
-		}
-		got, err := get(b)
-		if err != nil {
-			return err
-		}
-		defer clear(got)
-		if !bytes.Equal(got, key) {
+		if !same {
 			return newError("", ErrUnavailable, errors.New("the key read back after rotation differs from the one written (another process changed it)"),
 				"another loopguard process changed the key at the same time: run `loopguard key rotate` again")
 		}
 		return nil
 	})
+}
+
+// writeFresh stores a fresh random key and reads it back, which proves the
+// item is retrievable; same reports whether the stored key is the one just
+// written (false: another process wrote in between).
+func writeFresh(b backend) (same bool, err error) {
+	key, encoded, err := fresh()
+	if err != nil {
+		return false, err
+	}
+	defer clear(key)
+	if err := b.Set(Service, Account, encoded); err != nil {
+		return false, err
+	}
+	got, err := get(b)
+	if err != nil {
+		return false, err
+	}
+	defer clear(got)
+	return bytes.Equal(got, key), nil
 }
 
 // Delete removes the key (and any duplicate items under the same service and

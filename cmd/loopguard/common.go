@@ -14,6 +14,7 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
@@ -47,6 +48,25 @@ func loadMaster(ctx context.Context) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, keyring.DefaultTimeout)
 	defer cancel()
 	return keyring.Load(ctx)
+}
+
+// loadKeys reads the master key, derives the grant keys and the audit seal
+// key from it, and wipes it.
+func loadKeys(ctx context.Context) (*token.Keys, []byte, error) {
+	master, err := loadMaster(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer clear(master)
+	return keysAndSeal(master)
+}
+
+// checkApprovalTTL bounds the lifetime of an exact approval.
+func checkApprovalTTL(ttl time.Duration) error {
+	if ttl <= 0 || ttl > hooks.MaxApprovalTTL {
+		return errors.New("--ttl must be between 1s and 24h")
+	}
+	return nil
 }
 
 // keysAndSeal derives the grant keys and the audit seal key.

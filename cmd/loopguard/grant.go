@@ -188,12 +188,7 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 	if err := confirmPrefix(tty, digest, approvePrefixLen, "grant"); err != nil {
 		return err
 	}
-	master, err := loadMaster(ctx)
-	if err != nil {
-		return err
-	}
-	keys, seal, err := keysAndSeal(master)
-	clear(master)
+	keys, seal, err := loadKeys(ctx)
 	if err != nil {
 		return err
 	}

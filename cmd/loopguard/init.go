@@ -216,12 +216,7 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	if err := initConfig(out); err != nil {
 		return err
 	}
-	master, err := loadMaster(ctx)
-	if err != nil {
-		return err
-	}
-	_, seal, err := keysAndSeal(master)
-	clear(master)
+	_, seal, err := loadKeys(ctx)
 	if err != nil {
 		return err
 	}

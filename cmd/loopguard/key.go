@@ -90,14 +90,9 @@ func keyRotateRun(ctx context.Context, tty *os.File, out io.Writer, st *state.St
 	}
 	var oldSeal []byte
 	live := 0
-	oldMaster, err := loadMaster(ctx)
+	oldKeys, seal, err := loadKeys(ctx)
 	switch {
 	case err == nil:
-		oldKeys, seal, err := keysAndSeal(oldMaster)
-		clear(oldMaster)
-		if err != nil {
-			return err
-		}
 		oldSeal = seal
 		defer clear(oldSeal)
 		if live, err = liveGrants(st, oldKeys, now); err != nil {
@@ -131,14 +126,9 @@ func keyRotateRun(ctx context.Context, tty *os.File, out io.Writer, st *state.St
 	if err := keyring.Rotate(ctx); err != nil {
 		return err
 	}
-	newMaster, err := loadMaster(ctx)
+	newKeys, newSeal, err := loadKeys(ctx)
 	if err != nil {
 		return fmt.Errorf("the key was rotated, but reading it back failed: %w", err)
-	}
-	newKeys, newSeal, err := keysAndSeal(newMaster)
-	clear(newMaster)
-	if err != nil {
-		return err
 	}
 	defer clear(newSeal)
 	entry := audit.Entry{Event: "cli", Decision: "key-rotate", Principal: principal(), Time: now.UTC(),

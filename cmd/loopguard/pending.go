@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -155,8 +154,8 @@ or without a terminal. There is no --yes.`,
 		Example: "  loopguard approve k3v9x2ab\n  loopguard approve k3v9x2ab --ttl 2m",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if ttl <= 0 || ttl > 24*time.Hour {
-				return errors.New("--ttl must be between 1s and 24h")
+			if err := checkApprovalTTL(ttl); err != nil {
+				return err
 			}
 			tty, err := openTTY()
 			if err != nil {
@@ -192,12 +191,7 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id string, t
 	if err := confirmPrefix(tty, p.Digest, approvePrefixLen, "approve"); err != nil {
 		return err
 	}
-	master, err := loadMaster(ctx)
-	if err != nil {
-		return err
-	}
-	keys, seal, err := keysAndSeal(master)
-	clear(master)
+	keys, seal, err := loadKeys(ctx)
 	if err != nil {
 		return err
 	}

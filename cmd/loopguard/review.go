@@ -43,8 +43,8 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 		Example: "  loopguard review\n  loopguard review --ttl 2m",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if ttl <= 0 || ttl > 24*time.Hour {
-				return errors.New("--ttl must be between 1s and 24h")
+			if err := checkApprovalTTL(ttl); err != nil {
+				return err
 			}
 			tty, err := openTTY()
 			if err != nil {
