@@ -152,29 +152,40 @@ func (f *FakeAPI) ToolResults() []ToolResult {
 	var out []ToolResult
 	seen := map[string]bool{}
 	for _, r := range f.Requests() {
-		var body struct {
-			Messages []struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"messages"`
-		}
-		if json.Unmarshal(r.Body, &body) != nil {
-			continue
-		}
-		for _, m := range body.Messages {
-			var blocks []struct {
-				Type      string          `json:"type"`
-				ToolUseID string          `json:"tool_use_id"`
-				Content   json.RawMessage `json:"content"`
-				IsError   bool            `json:"is_error"`
+		for _, tr := range RequestToolResults(r.Body) {
+			if !seen[tr.ToolUseID] {
+				seen[tr.ToolUseID] = true
+				out = append(out, tr)
 			}
-			if json.Unmarshal(m.Content, &blocks) != nil {
-				continue // plain string content
-			}
-			for _, b := range blocks {
-				if b.Type != "tool_result" || seen[b.ToolUseID] {
-					continue
-				}
-				seen[b.ToolUseID] = true
+		}
+	}
+	return out
+}
+
+// RequestToolResults returns the tool_result blocks of one Messages API
+// request body, in order (nil when it does not parse).
+func RequestToolResults(body []byte) []ToolResult {
+	var req struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return nil
+	}
+	var out []ToolResult
+	for _, m := range req.Messages {
+		var blocks []struct {
+			Type      string          `json:"type"`
+			ToolUseID string          `json:"tool_use_id"`
+			Content   json.RawMessage `json:"content"`
+			IsError   bool            `json:"is_error"`
+		}
+		if json.Unmarshal(m.Content, &blocks) != nil {
+			continue // plain string content
+		}
+		for _, b := range blocks {
+			if b.Type == "tool_result" {
 				out = append(out, ToolResult{ToolUseID: b.ToolUseID, Content: contentText(b.Content), IsError: b.IsError})
 			}
 		}

@@ -186,7 +186,7 @@ func (p *Proxy) before(body []byte) {
 	}
 	steps := append([]*step(nil), p.steps...)
 	p.mu.Unlock()
-	results := RequestToolResults(body)
+	results := claudetest.RequestToolResults(body)
 	for _, st := range steps {
 		if !st.match(results, turn) {
 			continue
@@ -229,7 +229,7 @@ func (p *Proxy) Results() []claudetest.ToolResult {
 	var out []claudetest.ToolResult
 	seen := map[claudetest.ToolResult]bool{}
 	for _, b := range bodies {
-		for _, r := range RequestToolResults(b) {
+		for _, r := range claudetest.RequestToolResults(b) {
 			if !seen[r] {
 				seen[r] = true
 				out = append(out, r)
@@ -237,56 +237,4 @@ func (p *Proxy) Results() []claudetest.ToolResult {
 		}
 	}
 	return out
-}
-
-// RequestToolResults returns the tool_result blocks of one Messages API
-// request body, in conversation order.
-func RequestToolResults(body []byte) []claudetest.ToolResult {
-	var req struct {
-		Messages []struct {
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	if json.Unmarshal(body, &req) != nil {
-		return nil
-	}
-	var out []claudetest.ToolResult
-	for _, m := range req.Messages {
-		var blocks []struct {
-			Type      string          `json:"type"`
-			ToolUseID string          `json:"tool_use_id"`
-			Content   json.RawMessage `json:"content"`
-			IsError   bool            `json:"is_error"`
-		}
-		if json.Unmarshal(m.Content, &blocks) != nil {
-			continue
-		}
-		for _, b := range blocks {
-			if b.Type == "tool_result" {
-				out = append(out, claudetest.ToolResult{ToolUseID: b.ToolUseID, Content: contentText(b.Content), IsError: b.IsError})
-			}
-		}
-	}
-	return out
-}
-
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &blocks) != nil {
-		return string(raw)
-	}
-	var parts []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
