@@ -1,0 +1,113 @@
+package scope
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Directories at the project root that no Edit or Write scope may reach:
+// the ones Claude Code itself protects in bypassPermissions mode.
+var (
+	projectWriteProtected = []string{".claude", ".git", ".vscode", ".idea"}
+	projectWhy            = map[string]string{
+		".claude": "its settings hold the hooks",
+		".git":    "git config and hooks run commands",
+		".vscode": "editor tasks run commands",
+		".idea":   "editor run configurations run commands",
+	}
+)
+
+// Directories under the home directory a file scope may not reach.
+var (
+	// editable by no scope: hook settings, guard state, keyrings, the guard
+	homeWriteProtected = [][]string{
+		{".claude"}, {".local", "state", "loopguard"}, {".config", "loopguard"},
+		{".local", "share", "keyrings"}, {"Library", "Keychains"},
+		{"go", "bin", "loopguard"}, {".local", "bin", "loopguard"}, {"bin", "loopguard"},
+	}
+	// readable by no scope: the guard's state and the keyrings
+	homeReadProtected = [][]string{
+		{".local", "state", "loopguard"}, {".config", "loopguard"},
+		{".local", "share", "keyrings"}, {"Library", "Keychains"},
+	}
+)
+
+func dangerousFile(r Rule, home string) error {
+	writes := r.tool != toolRead
+	pat := strings.Split(r.pattern, "/")
+	homeDirs := homeReadProtected
+	if writes {
+		homeDirs = homeWriteProtected
+	}
+	switch r.anchor {
+	case anchorProject:
+		if !writes {
+			return nil
+		}
+		for _, d := range projectWriteProtected {
+			if couldReach(pat, []string{d}) {
+				return dangerous(r, "it can reach the project's %s/ directory (%s)", d, projectWhy[d])
+			}
+		}
+		return nil
+	case anchorHome:
+		for _, d := range homeDirs {
+			if couldReach(pat, d) {
+				return dangerous(r, "it can reach ~/%s", strings.Join(d, "/"))
+			}
+		}
+		return nil
+	case anchorRoot:
+		if writes {
+			for _, seg := range pat {
+				for _, d := range projectWriteProtected {
+					if seg != "**" && segMatch(seg, d) {
+						return dangerous(r, "it can reach a %s/ directory (%s)", d, projectWhy[d])
+					}
+				}
+			}
+		}
+		if !filepath.IsAbs(home) {
+			return dangerous(r, "cannot check an absolute pattern without the home directory")
+		}
+		hs := splitPath(filepath.Clean(home))
+		for _, d := range homeDirs {
+			if couldReach(pat, append(append([]string{}, hs...), d...)) {
+				return dangerous(r, "it can reach %s", filepath.Join(append([]string{home}, d...)...))
+			}
+		}
+		return nil
+	}
+	return dangerous(r, "invalid file rule")
+}
+
+// couldReach reports whether the pattern (split on /) can match dir (split
+// on /) or anything below it. A ** segment can match anything from there on.
+func couldReach(pat, dir []string) bool {
+	for i, d := range dir {
+		if i >= len(pat) {
+			return false // the pattern ends above dir
+		}
+		if pat[i] == "**" {
+			return true
+		}
+		if !segMatch(pat[i], d) {
+			return false
+		}
+	}
+	return true
+}
+
+// segMatch reports whether one pattern segment can match name, ignoring
+// case (macOS and Windows file systems do: .CLAUDE is .claude there).
+func segMatch(seg, name string) bool {
+	for _, s := range []string{seg, strings.ToLower(seg)} {
+		ok, err := doublestar.Match(s, strings.ToLower(name))
+		if err != nil || ok {
+			return true // an unreadable pattern counts as a match: fail closed
+		}
+	}
+	return false
+}
