@@ -248,6 +248,12 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 						fixIn(l, "remove "+e+" (or narrow it to a directory that holds none of these)"))
 					break
 				}
+				if within(r, p.home) && !within(r, p.goCache) && !within(r, project) {
+					opened++
+					warn("writable paths", fmt.Sprintf("%s %s in %s lets sandboxed commands write %s, in your home directory: what they plant there (shell startup files, tool configs, caches) may run later outside the sandbox", key, e, l.path, r),
+						fixIn(l, "remove "+e+" unless nothing there is ever run or trusted outside the sandbox"))
+					break
+				}
 			}
 		}
 		for _, e := range l.s.Lists["filesystem.allowRead"] {

@@ -92,6 +92,8 @@ func TestJudgeSandbox(t *testing.T) {
 		{"allowWrite keyrings, ambiguous slash", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["/home/u/.local/share"]}}}`}, statusFail, "sandbox writable paths", "the keyring files"},
 		{"Edit rule home", map[string]string{"project": `{"permissions":{"allow":["Edit(~/**)"]}}`}, statusFail, "sandbox writable paths", "permissions.allow rule Edit(~/**)"},
 		{"Edit rule state", map[string]string{"local": `{"permissions":{"allow":["Edit(//home/u/.local/state/loopguard/**)"]}}`}, statusFail, "sandbox writable paths", "loopguard's state"},
+		{"allowWrite under home", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["~/.bashrc"]}}}`}, statusWarn, "sandbox writable paths", "may run later outside the sandbox"},
+		{"Edit rule under home", map[string]string{"local": `{"permissions":{"allow":["Edit(~/.ssh/**)"]}}`}, statusWarn, "sandbox writable paths", "/home/u/.ssh"},
 		{"allowRead keyrings", map[string]string{"project": `{"sandbox":{"filesystem":{"allowRead":["~/.local/share/keyrings"]}}}`}, statusFail, "sandbox readable paths", "re-opens"},
 		{"denyWrite missing state", map[string]string{"user": strings.Replace(strict, `"//home/u/.local/state/loopguard",`, ``, 1)}, statusFail, "sandbox denyWrite", "loopguard's state"},
 		{"denyRead missing keyrings", map[string]string{"user": strings.Replace(strict, `"//home/u/.local/share/keyrings"
@@ -109,7 +111,7 @@ func TestJudgeSandbox(t *testing.T) {
 		// Controls for the layer rules: these do not weaken.
 		{"project enabled false under a managed mandate", map[string]string{"managed": `{"sandbox":{"allowUnsandboxedCommands":false}}`, "project": `{"sandbox":{"enabled":false}}`}, statusOK, "", ""},
 		{"project allowUnsandboxedCommands true under user false", map[string]string{"project": `{"sandbox":{"allowUnsandboxedCommands":true}}`}, statusOK, "", ""},
-		{"allowWrite of a build directory", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["//tmp/build","~/.cache/other"]}},"permissions":{"allow":["Edit(src/**)"]}}`}, statusOK, "", ""},
+		{"allowWrite of a build directory", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["//tmp/build","~/proj/out"]}},"permissions":{"allow":["Edit(src/**)"]}}`}, statusOK, "", ""},
 		{"deny lists split across layers", map[string]string{
 			"user":    strings.Replace(strict, `"//home/u/.local/state/loopguard",`, ``, 1),
 			"project": `{"sandbox":{"filesystem":{"denyWrite":["~/.local/state/loopguard"]}}}`}, statusOK, "", ""},

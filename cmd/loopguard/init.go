@@ -275,7 +275,7 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 			return err
 		}
 	}
-	sandboxNotes(out, errOut, sbx)
+	sandboxNotes(out, errOut, sbx, scope)
 	if res.Changed && scope == install.Project {
 		fmt.Fprintf(errOut, "loopguard: warning: %s is shared with the repository, and the hook path %s is this machine's\n", path, bin)
 		fmt.Fprintln(errOut, "loopguard: hint: a teammate without loopguard at that path gets every guarded call blocked (onFailure block); for a personal setup use --local")

@@ -87,7 +87,7 @@ func missingSandboxTools() []string {
 
 // sandboxNotes tells the user what init did for the sandbox, and what it
 // needs. Nothing is installed here.
-func sandboxNotes(out, errOut io.Writer, p *sandboxPaths) {
+func sandboxNotes(out, errOut io.Writer, p *sandboxPaths, scope install.Scope) {
 	if p == nil {
 		fmt.Fprintln(errOut, "loopguard: warning: --no-sandbox: Claude Code's OS sandbox is NOT turned on. Any code an approved or granted call runs")
 		fmt.Fprintln(errOut, "loopguard: warning: (a test, a build, a script) runs as you: it can read the key from the keyring, forge grants, rewrite the hook settings and reach the network")
@@ -97,6 +97,10 @@ func sandboxNotes(out, errOut io.Writer, p *sandboxPaths) {
 	fmt.Fprintf(out, "Sandbox: Bash commands run in Claude Code's OS sandbox (enabled, failIfUnavailable, allowUnsandboxedCommands false); they cannot write %s, %s or %s, nor read %s or %s.\n",
 		p.state, p.config, p.binary, p.state, p.keyrings)
 	fmt.Fprintf(out, "         Go builds in the sandbox use their own cache %s (GOCACHE); no network host is allowed.\n", p.goCache)
+	if scope != install.User {
+		fmt.Fprintln(out, "         In project or local settings, allowUnsandboxedCommands false can be undone by a settings.local.json:")
+		fmt.Fprintln(out, "         set it in ~/.claude/settings.json too (`loopguard init --user` does); `loopguard doctor` checks it.")
+	}
 	if missing := missingSandboxTools(); len(missing) > 0 {
 		fmt.Fprintf(errOut, "loopguard: warning: the sandbox needs %s, which %s not installed: Claude Code will refuse to start until %s\n",
 			strings.Join(missing, " and "), map[bool]string{true: "is", false: "are"}[len(missing) == 1], map[bool]string{true: "it is", false: "they are"}[len(missing) == 1])
