@@ -168,7 +168,9 @@ func TestCheckSandboxRuntime(t *testing.T) {
 	if rs[0].status != statusFail || !strings.Contains(rs[0].detail, "socat") || !strings.Contains(rs[0].fix, "apt-get install socat") {
 		t.Errorf("no socat: %+v", rs)
 	}
-	badProc := func(context.Context, string) error { return errors.New("bwrap: Can't mount proc on /newroot/proc: Operation not permitted") }
+	badProc := func(context.Context, string) error {
+		return errors.New("bwrap: Can't mount proc on /newroot/proc: Operation not permitted")
+	}
 	rs = checkSandboxRuntime(context.Background(), found, badProc)
 	if rs[1].status != statusFail || !strings.Contains(rs[1].detail, "mount proc") || !strings.Contains(rs[1].fix, "enableWeakerNestedSandbox") {
 		t.Errorf("bad /proc: %+v", rs)
