@@ -232,7 +232,7 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 			if strings.HasPrefix(e, "Edit(") {
 				key = "permissions.allow rule"
 			}
-			for _, r := range install.SandboxPathReadings(raw, p.home, dir, project) {
+			for _, r := range resolved(install.SandboxPathReadings(raw, p.home, dir, project)) {
 				what := ""
 				if within(p.home, r) {
 					what = "your whole home directory"
@@ -257,7 +257,7 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 			}
 		}
 		for _, e := range l.s.Lists["filesystem.allowRead"] {
-			for _, r := range install.SandboxPathReadings(e, p.home, dir, project) {
+			for _, r := range resolved(install.SandboxPathReadings(e, p.home, dir, project)) {
 				if within(r, p.state) || within(r, p.keyrings) || within(p.state, r) || within(p.keyrings, r) {
 					opened++
 					fail("readable paths", fmt.Sprintf(`"allowRead" entry %s in %s re-opens loopguard's state or the keyring files to sandboxed commands`, e, l.path),
@@ -289,6 +289,19 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 	}
 	if missing == 0 {
 		ok("deny lists", "denyWrite covers loopguard's state, config and binary; denyRead covers its state and the keyring files")
+	}
+	return out
+}
+
+// resolved adds, to each path that exists, where its symlinks lead: the
+// sandbox binds the target, so an allowWrite entry that is a link to the
+// home directory opens the home directory.
+func resolved(paths []string) []string {
+	out := paths
+	for _, p := range paths {
+		if r, err := filepath.EvalSymlinks(p); err == nil && r != p && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
 	}
 	return out
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -189,5 +191,49 @@ func TestBwrapTrialReal(t *testing.T) {
 	}
 	if err := runBwrapTrial(context.Background(), "/nonexistent/bwrap"); err == nil {
 		t.Fatal("a missing bwrap passed the trial")
+	}
+}
+
+// An allowWrite entry that is a symlink counts as where it leads.
+func TestJudgeSandboxSymlinkedAllowWrite(t *testing.T) {
+	dir := t.TempDir()
+	p := testPaths
+	p.home = filepath.Join(dir, "home")
+	p.state = filepath.Join(p.home, ".local", "state", "loopguard")
+	p.config = filepath.Join(p.home, ".config", "loopguard")
+	p.binary = filepath.Join(p.home, "go", "bin", "loopguard")
+	p.keyrings = filepath.Join(p.home, ".local", "share", "keyrings")
+	p.goCache = filepath.Join(p.home, ".cache", "loopguard-sandbox", "go-build")
+	if err := os.MkdirAll(p.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link, plain := filepath.Join(dir, "build"), filepath.Join(dir, "out")
+	if err := os.Symlink(filepath.Join(p.home, ".local"), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(plain, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := install.Merge(nil, install.Options{Binary: p.binary, Deadline: 5e9, Sandbox: p.spec()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		entry string
+		fail  bool
+	}{{"/" + link, true}, {"/" + plain, false}} {
+		layers := layersOf(t, map[string]string{"user": string(out), "project": `{"sandbox":{"filesystem":{"allowWrite":["` + c.entry + `"]}}}`})
+		failed := false
+		for _, r := range judgeSandbox(layers, p, filepath.Join(dir, "proj")) {
+			if r.status == statusFail {
+				failed = true
+				if r.name != "sandbox writable paths" || !strings.Contains(r.detail, "loopguard's state") {
+					t.Errorf("%s: %+v", c.entry, r)
+				}
+			}
+		}
+		if failed != c.fail {
+			t.Errorf("%s: failed = %v, want %v", c.entry, failed, c.fail)
+		}
 	}
 }
