@@ -2,6 +2,7 @@ package loopguard
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 // an approved call could do to the guard, and writes one line per attempt
 // to probe.out in the project ("NAME ok" when it worked).
 const probeScript = `#!/bin/sh
-# probe.sh PENDING_ID DIGEST8
+# probe.sh PENDING_ID DIGEST8 PORT
 out=probe.out
 # loopguard's path, from the hook settings (naming it in the command would
 # be refused by the hook).
@@ -28,14 +29,16 @@ try settings sh -c ': >> "$HOME/.claude/settings.json"'
 try state-write sh -c ': > "$XDG_STATE_HOME/loopguard/planted"'
 try state-read grep -rqs "$2" "$XDG_STATE_HOME/loopguard"
 try approve sh -c 'printf "%s\n" "$2" | env -u CLAUDECODE script -qec "$3 approve $1" /dev/null' _ "$1" "$2" "$lg"
+try network bash -c 'echo hi > /dev/tcp/127.0.0.1/$0' "$3"
 echo done >> "$out"
 `
 
-var probeAttacks = []string{"keyring", "settings", "state-write", "state-read", "approve"}
+var probeAttacks = []string{"keyring", "settings", "state-write", "state-read", "approve", "network"}
 
 // After `loopguard init` (user settings, the default), code run by an
 // approved call cannot read the key, write the settings or loopguard's
-// state, read the state, or approve a pending call through script(1);
+// state, read the state, approve a pending call through script(1), or
+// reach a port on the host's loopback;
 // ordinary work (go test ./..., git status) still runs. The control,
 // `init --no-sandbox`, shows every attack working, so the test can fail.
 func TestSandboxConfinesApprovedCode(t *testing.T) {
@@ -105,13 +108,33 @@ func TestSandboxConfinesApprovedCode(t *testing.T) {
 				}
 			}
 
-			probe := fmt.Sprintf("sh probe.sh %s %s", target.ID, target.Digest[:8])
+			// A listener on the host's loopback stands for the network.
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					c.Close()
+				}
+			}()
+			port := ln.Addr().(*net.TCPAddr).Port
+			probe := fmt.Sprintf("sh probe.sh %s %s %d", target.ID, target.Digest[:8], port)
+			// The granted go test, asking to leave the sandbox: no scoped
+			// grant covers that, sandbox or not.
+			escape := claudetest.Call("toolu_sx7", "Bash", map[string]any{"command": "go test ./...", "description": "test command", "dangerouslyDisableSandbox": true})
 			api, _ = e.run(claudetest.Script{Main: []claudetest.Turn{
 				claudetest.Tools(bash("toolu_sx2", probe)),
 				claudetest.Tools(bash("toolu_sx3", probe)), // approved exactly by now
 				claudetest.Tools(bash("toolu_sx4", "touch escalated")),
 				claudetest.Tools(bash("toolu_sx5", "go test ./...")),
 				claudetest.Tools(bash("toolu_sx6", "git status")),
+				claudetest.Tools(escape),
 				claudetest.Text("done"),
 			}}, func(p *Proxy) {
 				p.OnToolResult("toolu_sx2", func() error {
@@ -176,6 +199,7 @@ func TestSandboxConfinesApprovedCode(t *testing.T) {
 			if r := result(t, api, "toolu_sx6"); !strings.Contains(r.Content, "On branch") {
 				t.Errorf("git status did not report: %q", r.Content)
 			}
+			wantDenied(t, api, "toolu_sx7", "sandbox_escape")
 		})
 	}
 }
