@@ -143,6 +143,7 @@ type Result struct {
 	Restored bool   // Remove put back the original bytes exactly
 	Deleted  bool   // Remove deleted the file Apply had created
 	DirGone  bool   // Remove deleted the .claude directory Apply had created
+	Sandbox  bool   // Remove took out sandbox settings Apply had added
 }
 
 // record is the backup kept in the state directory: the bytes of the file
@@ -306,6 +307,7 @@ func Remove(path, backupDir, self string, dryRun bool) (*Result, error) {
 		var sbChanged bool
 		out, sbChanged, err = UnmergeSandbox(out, rec.Original, rec.Sandbox)
 		changed = changed || sbChanged
+		res.Sandbox = sbChanged
 	}
 	if err != nil {
 		var se *SyntaxError
