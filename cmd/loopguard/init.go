@@ -80,13 +80,14 @@ func refuseInAgent() error {
 }
 
 type initOptions struct {
-	scope     scopeFlags
-	mode      string
-	wait      time.Duration
-	tools     string
-	dryRun    bool
-	noSandbox bool
-	binary    string // for tests; "" means this binary
+	scope  scopeFlags
+	mode   string
+	wait   time.Duration
+	tools  string
+	dryRun bool
+	binary string // for tests; "" means this binary
+
+	noSandbox bool // leave Claude Code's sandbox settings alone (init_sandbox.go)
 }
 
 func newInitCmd() *cobra.Command {
