@@ -164,19 +164,15 @@ func isBool(n *node, v bool) bool {
 	return n != nil && n.kind == 's' && string(n.raw) == string(boolNode(v).raw)
 }
 
-// object returns parent[key] as an object, creating it when absent; a value
-// of another kind is refused.
-func object(parent *node, key, where string) (*node, error) {
+// object returns parent[key], creating an empty object when absent (the
+// shape was checked by sandboxShape).
+func object(parent *node, key string) *node {
 	n := parent.get(key)
 	if n == nil {
 		n = &node{kind: '{'}
 		parent.set(key, n)
-		return n, nil
 	}
-	if n.kind != '{' {
-		return nil, shapeError("%q is not an object", where)
-	}
-	return n, nil
+	return n
 }
 
 // mergeSandbox adds s and SandboxSwitches to root, never weakening what is
@@ -189,7 +185,7 @@ func mergeSandbox(root *node, s *Sandbox) error {
 	if err := sandboxShape(root); err != nil {
 		return err
 	}
-	sb, _ := object(root, KeySandbox, KeySandbox)
+	sb := object(root, KeySandbox)
 	for _, sw := range SandboxSwitches {
 		if !isBool(sb.get(sw.Key), sw.Value) {
 			sb.set(sw.Key, boolNode(sw.Value))
@@ -203,7 +199,7 @@ func mergeSandbox(root *node, s *Sandbox) error {
 		if len(l.vals) == 0 {
 			continue
 		}
-		fs, _ := object(sb, KeyFilesystem, "")
+		fs := object(sb, KeyFilesystem)
 		arr := fs.get(l.key)
 		if arr == nil {
 			arr = &node{kind: '['}
@@ -216,7 +212,7 @@ func mergeSandbox(root *node, s *Sandbox) error {
 		}
 	}
 	if len(s.Env) > 0 {
-		env, _ := object(root, KeyEnv, KeyEnv)
+		env := object(root, KeyEnv)
 		for _, e := range s.Env {
 			if env.get(e.Name) == nil {
 				env.set(e.Name, fromValue(e.Value))
