@@ -60,6 +60,11 @@ func Analyze(command string, env Env) (res Result) {
 		res.Verdict, res.Reason, res.Pos = Unparseable, why, pos
 		return res
 	}
+	if trail := len(command) - len(strings.TrimRight(command, `\`)); trail%2 == 1 {
+		// The parser keeps it as a literal backslash; bash drops it.
+		res.Verdict, res.Reason = Unparseable, "a backslash at the very end of the command: bash drops it, the parser keeps it"
+		return res
+	}
 	a := newAnalyzer(env)
 	warnings := res.Warnings
 	res = a.analyze(command)

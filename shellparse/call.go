@@ -114,6 +114,14 @@ func (a *analyzer) redirect(r *syntax.Redirect) (Redirect, error) {
 		}
 		rd.Fd = r.N.Value
 	}
+	if r.Op == syntax.DplOut || r.Op == syntax.DplIn {
+		// Bash expands the word of >& and <& in its own way (quotes inside
+		// it are removed differently: 1>&2"$'"' opens "2$"); only a plain
+		// word is read the same by both.
+		if lit, ok := plainUnquoted(r.Word); !ok || lit == "" {
+			return rd, deny(Unparseable, r.Word.Pos(), "the word after %s must be written plainly (digits, -, or a file name without quotes or escapes): bash and the parser read it differently", rd.Op)
+		}
+	}
 	budget := 2
 	words, braced, err := a.expandWord(r.Word, &budget)
 	if err != nil {
@@ -145,6 +153,19 @@ func (a *analyzer) redirect(r *syntax.Redirect) (Redirect, error) {
 		return rd, deny(Indirect, r.Word.Pos(), "bash opens a network connection for %s", rd.Target)
 	}
 	return rd, nil
+}
+
+// plainUnquoted returns the word's text when it is one literal part with
+// no quotes, escapes or expansions.
+func plainUnquoted(w *syntax.Word) (string, bool) {
+	if w == nil || len(w.Parts) != 1 {
+		return "", false
+	}
+	lit, ok := w.Parts[0].(*syntax.Lit)
+	if !ok || strings.ContainsAny(lit.Value, "\\'\"$`{}*?[]~") {
+		return "", false
+	}
+	return lit.Value, true
 }
 
 // isFdWord reports a file descriptor operand of <& or >&: "2", "-", "3-".
