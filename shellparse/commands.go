@@ -322,7 +322,7 @@ var argRules = map[string]func(args []string) (int, string){
 	},
 	"docker": containerRule, "podman": containerRule,
 	"kubectl": kubectlRule,
-	"psql": sqlShellRule, "mysql": sqlShellRule, "mariadb": sqlShellRule,
+	"psql":    sqlShellRule, "mysql": sqlShellRule, "mariadb": sqlShellRule,
 	"cmake": func(args []string) (int, string) {
 		for i := 1; i+1 < len(args); i++ {
 			if args[i] == "-E" && (args[i+1] == "env" || args[i+1] == "chdir" || args[i+1] == "time") {
