@@ -541,6 +541,27 @@ func matchBash(r Rule, c Call) error {
 	return nil
 }
 
+// WildcardNote says, for a person granting r, how its wildcards are
+// narrowed (see matchOptions), or "" when r has no wildcard.
+func (r Rule) WildcardNote() string {
+	bs, err := r.bashSpecOf()
+	if err != nil {
+		return ""
+	}
+	wild := bs.trailing
+	for _, w := range bs.words[1:] {
+		wild = wild || !w.literal()
+	}
+	if !wild {
+		return ""
+	}
+	name := bs.words[0].lits[0]
+	if policy.Tabled(name) || r.exe != "" && r.exe != pinnedBuiltin && policy.Tabled(r.exe) {
+		return fmt.Sprintf("its * never covers options that run code or write a named file, nor options of %s that loopguard's option table does not list", policy.Base(name))
+	}
+	return "its * never covers options that run code or write a named file (--output=, --exec=, ...)"
+}
+
 // matchOptions narrows the rule's wildcards: a word a wildcard matched (the
 // trailing * or a word with a * in it) may not be an option or operand
 // that runs code or writes a named file, nor, for a program in policy's
