@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
@@ -116,5 +117,22 @@ func TestGadgetsUnderScopes(t *testing.T) {
 		if d.Behavior == Allow {
 			t.Errorf("%s: allowed (%s)", bad, d.Reason)
 		}
+	}
+}
+
+// TestKeyringToolsFromPolicy: the hook asks policy which tools reach the
+// keyring; every one of them, run as a command, is a protected resource,
+// and an ordinary tool is not.
+func TestKeyringToolsFromPolicy(t *testing.T) {
+	h := newHarness(t)
+	bash := h.fixture("pretooluse-bash.json")
+	tools := policy.KeyringTools()
+	h.stubs(tools...)
+	for _, n := range tools {
+		expect(t, n, h.decide(with(bash, func(m map[string]any) { input(m)["command"] = n + " lookup x" })), Deny, ReasonProtected)
+	}
+	d := h.decide(with(bash, func(m map[string]any) { input(m)["command"] = "ls lookup x" }))
+	if d.Reason == ReasonProtected {
+		t.Errorf("ls is protected: %+v", d)
 	}
 }
