@@ -73,6 +73,7 @@ func Analyze(command string, env Env) (res Result) {
 }
 
 type analyzer struct {
+	src      string // the command, for the few checks the tree cannot answer
 	env      Env
 	trusted  []string // cleaned trusted dirs
 	names    map[string]string
@@ -94,6 +95,7 @@ func newAnalyzer(env Env) *analyzer {
 }
 
 func (a *analyzer) analyze(command string) Result {
+	a.src = command
 	parser := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
 	file, err := parser.Parse(strings.NewReader(command), "")
 	if err != nil {

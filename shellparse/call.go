@@ -122,6 +122,14 @@ func (a *analyzer) redirect(r *syntax.Redirect) (Redirect, error) {
 			return rd, deny(Unparseable, r.Word.Pos(), "the word after %s must be written plainly (digits, -, or a file name without quotes or escapes): bash and the parser read it differently", rd.Op)
 		}
 	}
+	if end := int(r.Word.End().Offset()); end < len(a.src) && (a.src[end] == '<' || a.src[end] == '>') {
+		// "cat <000<x": bash reads the digits (or {name}) before the next
+		// operator as that redirection's descriptor and stops with a
+		// syntax error; the parser makes them this one's target.
+		if lit, ok := plainUnquoted(r.Word); !ok || strings.Trim(lit, "0123456789") == "" {
+			return rd, deny(Unparseable, r.Word.Pos(), "the target of %s runs into the next redirection: bash and the parser split it differently; put a space between them", rd.Op)
+		}
+	}
 	budget := 2
 	words, braced, err := a.expandWord(r.Word, &budget)
 	if err != nil {
