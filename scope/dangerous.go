@@ -40,14 +40,21 @@ var protectedWords = []string{".claude", "loopguard", "keyrings", "keychains"}
 // Refused:
 //   - bare rules for tools that take arguments (Bash, Edit, Write, Read,
 //     WebFetch...): they would cover every call;
-//   - Bash scopes over shells, interpreters (and tools with an
-//     execute-a-command language: awk, sed, vim, jq...), wrappers that run
+//   - Bash scopes over the programs package policy classes as shells,
+//     interpreters (and tools with an execute-a-command language: awk,
+//     sed, vim...), runners and command runners that run
 //     another command (env, sudo, xargs, find, timeout, ssh, docker...),
 //     loopguard itself, the claude CLI and the keyring and service tools
 //     (secret-tool, gnome-keyring-daemon, security, dbus-send, busctl, gdbus,
 //     systemctl...), whether named or pinned under another name;
 //   - Bash scopes with a wildcard right after git, make, tar, npm, go... whose
 //     global options can run other programs (git -c core.pager=...);
+//   - Bash scopes whose words name an option or subcommand that runs code
+//     (policy's option table: git config, make --eval, go -toolexec, rg
+//     --pre...), end in an option whose file the wildcard would name (sort
+//     -o *), or have a wildcard word that can only be such an option
+//     (--output=*). A trailing * is otherwise narrowed when matching: it
+//     never covers such options (see matchOptions);
 //   - Bash scopes whose words or redirections mention .claude, loopguard or
 //     the keyrings;
 //   - Bash scopes with a wildcard over commands that write the files they
