@@ -346,21 +346,21 @@ var argRules = map[string]func(args []string) (int, string){
 // make runs the Makefile); every other one, plugins included, is Indirect,
 // as are options before the subcommand (-H names another daemon).
 func containerRule(args []string) (int, string) {
-	for i, a := range args[1:] {
-		if strings.HasPrefix(a, "-") {
-			if a == "--version" || a == "--help" || a == "-v" || a == "-h" {
-				return -1, ""
-			}
-			return i + 1, args[0] + " option " + a + " before the subcommand is not known to be safe"
-		}
-		switch a {
-		case "ps", "images", "image", "logs", "inspect", "version", "info", "build", "pull", "push", "tag",
-			"stats", "top", "history", "events", "port", "diff", "search", "network", "volume", "save", "load", "login", "logout":
-			return -1, ""
-		}
-		return i + 1, args[0] + " " + a + " runs a container's command, a plugin, or changes the daemon"
+	if len(args) < 2 {
+		return -1, ""
 	}
-	return -1, ""
+	switch a := args[1]; {
+	case a == "--version" || a == "--help" || a == "-v" || a == "-h":
+		return -1, ""
+	case strings.HasPrefix(a, "-"):
+		return 1, args[0] + " option " + a + " before the subcommand is not known to be safe"
+	}
+	switch args[1] {
+	case "ps", "images", "image", "logs", "inspect", "version", "info", "build", "pull", "push", "tag",
+		"stats", "top", "history", "events", "port", "diff", "search", "network", "volume", "save", "load", "login", "logout":
+		return -1, ""
+	}
+	return 1, args[0] + " " + args[1] + " runs a container's command, a plugin, or changes the daemon"
 }
 
 // kubectlRule lets through kubectl's read-only subcommands; every other
