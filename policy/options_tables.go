@@ -157,18 +157,24 @@ func remoteOperand(_ int, word string) (OptionClass, string) {
 
 func gitTable() *table {
 	whys := map[string]string{
-		"-c":             "git -c sets configuration that can run commands (core.pager, core.sshCommand, alias.x=!...)",
-		"--config":       "git --config sets configuration that can run commands",
-		"--config-env":   "git --config-env sets configuration that can run commands",
-		"--exec-path":    "git --exec-path changes where git finds its commands",
-		"--upload-pack":  "git --upload-pack runs a command",
-		"--receive-pack": "git --receive-pack runs a command",
-		"--exec":         "git --exec runs a command",
-		"--output":       "git --output writes to the named file",
-		"-C":             "git -C runs in another repository, with its hooks and configuration",
-		"--git-dir":      "git --git-dir uses another repository, with its hooks and configuration",
-		"--work-tree":    "git --work-tree writes files in another directory",
-		"--template":     "git --template copies hooks from another directory",
+		"-c":                    "git -c sets configuration that can run commands (core.pager, core.sshCommand, alias.x=!...)",
+		"--config":              "git --config sets configuration that can run commands",
+		"--config-env":          "git --config-env sets configuration that can run commands",
+		"--exec-path":           "git --exec-path changes where git finds its commands",
+		"--upload-pack":         "git --upload-pack runs a command",
+		"--receive-pack":        "git --receive-pack runs a command",
+		"--exec":                "git --exec runs a command",
+		"--output":              "git --output writes to the named file",
+		"-C":                    "git -C runs in another repository, with its hooks and configuration",
+		"--git-dir":             "git --git-dir uses another repository, with its hooks and configuration",
+		"--work-tree":           "git --work-tree writes files in another directory",
+		"--template":            "git --template copies hooks from another directory",
+		"--ext-diff":            "git --ext-diff runs the external diff program the configuration names",
+		"--textconv":            "git --textconv runs the text conversion programs the configuration names",
+		"--show-signature":      "git --show-signature runs the configured gpg program",
+		"--open-files-in-pager": "git grep -O runs a pager program",
+		"--extcmd":              "git --extcmd runs a command",
+		"--tool":                "git --tool runs a diff or merge tool",
 	}
 	top := parseTable("git", `
 		safe: -P -p --no-pager --paginate --version --help --bare --no-replace-objects --literal-pathspecs
