@@ -132,3 +132,47 @@ func TestBaseAndLookup(t *testing.T) {
 		t.Error("keyring tools list is short")
 	}
 }
+
+// TestInlineCodeAgrees: each inline-code form shellparse calls indirect for
+// a program in the option table is, word for word, a word the table says a
+// wildcard may not cover. Both layers are asked the same command lines.
+func TestInlineCodeAgrees(t *testing.T) {
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "proj")
+	env := shellparse.Env{Cwd: proj, ProjectDir: proj, Home: dir, Path: filepath.Join(dir, "bin"), Trusted: []string{filepath.Join(dir, "bin")}}
+	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"make", "go", "tar", "git", "npm", "sort"} {
+		if err := os.WriteFile(filepath.Join(dir, "bin", n), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, argv := range [][]string{
+		{"make", "--eval=x:;id"}, {"make", "-E", "x:;id"}, {"make", "SHELL=/tmp/x"}, {"make", ".SHELLFLAGS=-c id"},
+		{"make", "MAKESHELL=/tmp/x"},
+		{"go", "build", "-exec", "/tmp/x"}, {"go", "test", "-toolexec=/tmp/x"}, {"go", "vet", "-vettool=/tmp/x"},
+		{"go", "env", "-w", "CC=/tmp/x"}, {"go", "run", "example.com/x@latest"},
+		{"tar", "--to-command=id", "-xf", "a"}, {"tar", "--use-compress-program=/tmp/x", "-cf", "a", "b"},
+		{"tar", "-I", "/tmp/x", "-cf", "a", "b"}, {"tar", "-F", "/tmp/x", "-cf", "a", "b"},
+		{"tar", "--checkpoint-action=exec=id", "-cf", "a", "b"}, {"tar", "--info-script=/tmp/x", "-cf", "a", "b"},
+		{"git", "-c", "core.pager=id", "log"}, {"git", "--exec-path=/tmp", "log"}, {"git", "fetch", "--upload-pack=id"},
+		{"git", "push", "--receive-pack=id"}, {"git", "grep", "-O", "x"}, {"git", "difftool"}, {"git", "mergetool"},
+		{"git", "bisect", "run", "id"}, {"git", "submodule", "foreach", "id"}, {"git", "clone", "-u", "id", "u"},
+		{"git", "clone", "ext::sh -c id"}, {"git", "config", "alias.x", "!id"}, {"git", "rebase", "-x", "id"},
+		{"git", "filter-branch", "--tree-filter", "id"},
+		{"npm", "--script-shell=/tmp/x", "run", "t"}, {"npm", "exec", "-c", "id"},
+	} {
+		var quoted []string
+		for _, a := range argv {
+			quoted = append(quoted, "'"+a+"'")
+		}
+		cmd := strings.Join(quoted, " ")
+		if res := shellparse.Analyze(cmd, env); res.Verdict != shellparse.Indirect {
+			t.Errorf("shellparse: %s is %s (%s), want indirect", cmd, res.Verdict, res.Reason)
+		}
+		if len(policy.CheckArgv(argv)) == 0 {
+			t.Errorf("policy: %s: a wildcard would cover every word", cmd)
+		}
+	}
+}
