@@ -32,7 +32,7 @@
 //     whatever bash and the parser may read differently: comments, raw
 //     control characters other than tab and newline, a final backslash, a
 //     quoted word after >& or <&, a target of digits run into the next
-//     redirection. The test oracle (confirm_test.go) checks simple verdicts
+//     redirection, a literal } followed by a comma. The test oracle (confirm_test.go) checks simple verdicts
 //     against real bash.
 //
 // # Assignment prefixes
