@@ -335,7 +335,8 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		return e.fail(ReasonInternal, err), true
 	}
 	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell}
-	var invalid, expired *token.Grant
+	var invalid, expired, refused *token.Grant
+	var refusedWhy error
 	for _, gf := range grants {
 		g := gf.Grant
 		if gf.Err != nil {
@@ -354,6 +355,11 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		if err != nil || !rule.CoversTool(c.ToolName) || scope.Match(rule, sc) != nil {
 			continue
 		}
+		// Re-checked against today's policy, whoever minted it.
+		if err := scope.Dangerous(rule, e.Env.Home); err != nil {
+			refused, refusedWhy = g, err
+			continue
+		}
 		keys, err := e.loadKeys(ctx)
 		if err != nil {
 			return e.fail(ReasonKeyring, err), true
@@ -368,6 +374,8 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		}
 	}
 	switch {
+	case refused != nil:
+		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + refused.ID() + " would cover this call but its rule is refused by the current policy (" + refusedWhy.Error() + ")"}, true
 	case invalid != nil:
 		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + invalid.ID() + " would cover this call but does not verify; it was tampered with or minted under another key"}, true
 	case expired != nil:

@@ -4,15 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-)
 
-// keyringTools reach the OS keyring or the session bus it lives on.
-var keyringTools = map[string]bool{
-	"secret-tool": true, "gnome-keyring-daemon": true, "gnome-keyring": true,
-	"busctl": true, "dbus-send": true, "gdbus": true, "dbus-monitor": true,
-	"qdbus": true, "keyctl": true, "security": true, "seahorse": true,
-	"kwallet-query": true, "kwalletcli": true, "loopguard": true,
-}
+	"github.com/loopguard/loopguard/policy"
+)
 
 // protectedPaths are the directories and files no agent call may touch.
 func (e *Engine) protectedPaths() []string {
@@ -121,7 +115,7 @@ func (e *Engine) protected(c *Call, d *described) string {
 
 func (e *Engine) shellProtected(c *Call, d *described) string {
 	for name, exe := range d.shell.Executables {
-		if keyringTools[filepath.Base(name)] || (exe != "" && (exe == e.Env.Self || keyringTools[filepath.Base(exe)])) {
+		if policy.IsKeyringTool(name) || (exe != "" && (exe == e.Env.Self || policy.IsKeyringTool(exe))) {
 			return "it runs " + name
 		}
 	}
@@ -152,7 +146,7 @@ func (e *Engine) shellProtected(c *Call, d *described) string {
 	if strings.Contains(flat, ".claude") && strings.Contains(flat, "settings") {
 		return "it names the agent's settings (.claude/settings*.json)"
 	}
-	for name := range keyringTools {
+	for _, name := range policy.KeyringTools() {
 		// "security" and "loopguard" are ordinary words in arguments; as
 		// commands they were caught above.
 		if name != "security" && name != "loopguard" && containsWord(flat, name) {

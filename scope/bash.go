@@ -10,6 +10,7 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shellparse"
 )
 
@@ -509,6 +510,9 @@ func matchBash(r Rule, c Call) error {
 	if err := matchAssigns(bs.assigns, res.Assigns); err != nil {
 		return err
 	}
+	if err := matchOptions(r, bs, argv); err != nil {
+		return err
+	}
 	if r.exe == "" {
 		return mismatch(ReasonExecutableChanged, "rule is not pinned to an executable")
 	}
@@ -533,6 +537,58 @@ func matchBash(r Rule, c Call) error {
 			fd := rd.Fd
 			return mismatch(ReasonRedirectNotCovered, "redirection %s%s %q is not named by the rule", fd, rd.Op, rd.Target)
 		}
+	}
+	return nil
+}
+
+// WildcardNote says, for a person granting r, how its wildcards are
+// narrowed (see matchOptions), or "" when r has no wildcard.
+func (r Rule) WildcardNote() string {
+	bs, err := r.bashSpecOf()
+	if err != nil {
+		return ""
+	}
+	wild := bs.trailing
+	for _, w := range bs.words[1:] {
+		wild = wild || !w.literal()
+	}
+	if !wild {
+		return ""
+	}
+	name := bs.words[0].lits[0]
+	if policy.Tabled(name) || r.exe != "" && r.exe != pinnedBuiltin && policy.Tabled(r.exe) {
+		return fmt.Sprintf("its * never covers options that run code or write a named file, nor options of %s that loopguard's option table does not list", policy.Base(name))
+	}
+	return "its * never covers options that run code or write a named file (--output=, --exec=, ...)"
+}
+
+// matchOptions narrows the rule's wildcards: a word a wildcard matched (the
+// trailing * or a word with a * in it) may not be an option or operand
+// that runs code or writes a named file, nor, for a program in policy's
+// option table, an option the table does not know. Words the rule names
+// literally were seen by the human when granting (and refused there if
+// they run code).
+func matchOptions(r Rule, bs bashSpec, argv []shellparse.Word) error {
+	values := make([]string, len(argv))
+	for i, w := range argv {
+		values[i] = w.Value
+	}
+	wild := func(i int) bool { return i >= len(bs.words) || !bs.words[i].literal() }
+	check := func(argv []string) error {
+		for _, f := range policy.CheckArgv(argv) {
+			if wild(f.Index) {
+				return mismatch(ReasonOptionNotCovered, "word %d %q: %s; the rule's wildcard does not cover it", f.Index, f.Word, f.Why)
+			}
+		}
+		return nil
+	}
+	if err := check(values); err != nil {
+		return err
+	}
+	// The pinned program may be known under another name (cc -> gcc).
+	if r.exe != "" && r.exe != pinnedBuiltin && policy.Base(r.exe) != policy.Base(values[0]) {
+		values[0] = r.exe
+		return check(values)
 	}
 	return nil
 }

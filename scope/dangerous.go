@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/loopguard/loopguard/policy"
 )
 
 // ErrDangerous is matched (errors.Is) by every error Dangerous returns.
@@ -27,60 +29,6 @@ func dangerous(r Rule, format string, args ...any) error {
 	return &DangerousError{Rule: r.String(), Why: fmt.Sprintf(format, args...)}
 }
 
-// Command names (base names, lower case, version suffix removed) that a Bash
-// scope may never name: with them a scoped grant runs anything.
-var (
-	shellNames = set("sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "oksh", "yash", "fish",
-		"csh", "tcsh", "ash", "rc", "es", "elvish", "nu", "xonsh", "posh", "busybox", "toybox")
-	interpreterNames = set("python", "pypy", "perl", "ruby", "irb", "node", "nodejs", "deno", "bun",
-		"php", "lua", "luajit", "tclsh", "wish", "expect", "rscript", "r", "julia", "osascript",
-		"pwsh", "powershell", "awk", "gawk", "mawk", "nawk", "java", "jshell", "groovy", "scala",
-		"ghci", "runghc", "racket", "guile", "sbcl", "ocaml", "erl", "escript", "elixir", "iex",
-		"swift", "vim", "vi", "nvim", "ex", "ed", "emacs", "gdb", "lldb", "sed", "m4")
-	wrapperNames = set("env", "sudo", "doas", "su", "runuser", "pkexec", "xargs", "nohup", "nice",
-		"ionice", "timeout", "time", "watch", "parallel", "stdbuf", "setsid", "chroot", "unshare",
-		"nsenter", "flock", "script", "chrt", "taskset", "cgexec", "firejail", "bwrap",
-		"systemd-run", "at", "batch", "crontab", "eval", "exec", "source", ".", "command", "builtin",
-		"alias", "declare", "typeset", "export", "trap", "coproc", "strace", "ltrace", "valgrind",
-		"entr", "fakeroot", "ssh-agent", "dbus-run-session", "xvfb-run", "sg", "newgrp",
-		"caffeinate", "direnv", "nix-shell", "find", "npx", "pnpx", "bunx", "uvx", "pipx", "ssh",
-		"docker", "podman", "kubectl", "tmux", "screen")
-	guardNames = set("loopguard", "claude", "secret-tool", "gnome-keyring-daemon", "gnome-keyring",
-		"security", "dbus-send", "busctl", "gdbus", "dbus-monitor", "qdbus", "kwallet-query",
-		"kwalletcli", "keyctl", "seahorse", "systemctl", "launchctl")
-)
-
-// pathWriters change the files named in their arguments. With a wildcard
-// they could overwrite the hook settings or the guard itself.
-var pathWriters = set("cp", "mv", "rm", "ln", "tee", "dd", "install", "chmod", "chown", "chgrp",
-	"truncate", "rsync", "patch", "unlink", "shred", "touch", "chattr", "setfacl")
-
-// wildcardAfterName lists commands whose global options (right after the
-// name) can run other programs: git -c core.pager=..., -c alias.x=!sh ...
-// A wildcard in the first argument position is refused for them.
-var wildcardAfterName = set("git", "make", "gmake", "tar", "rsync", "npm", "pnpm", "yarn", "cargo", "go")
-
-func set(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
-
-// commandBase reduces a command name or path to the name the lists use:
-// base name, lower case, without a trailing version ("python3.12" ->
-// "python", "bash5" -> "bash").
-func commandBase(name string) string {
-	b := strings.ToLower(filepath.Base(name))
-	b = strings.TrimSuffix(b, ".exe")
-	t := strings.TrimRight(b, "0123456789.-")
-	if t == "" {
-		return b
-	}
-	return t
-}
-
 // protected path names: a rule mentioning them is refused.
 var protectedWords = []string{".claude", "loopguard", "keyrings", "keychains"}
 
@@ -92,14 +40,21 @@ var protectedWords = []string{".claude", "loopguard", "keyrings", "keychains"}
 // Refused:
 //   - bare rules for tools that take arguments (Bash, Edit, Write, Read,
 //     WebFetch...): they would cover every call;
-//   - Bash scopes over shells, interpreters (and tools with an
-//     execute-a-command language: awk, sed, vim, jq...), wrappers that run
+//   - Bash scopes over the programs package policy classes as shells,
+//     interpreters (and tools with an execute-a-command language: awk,
+//     sed, vim...), runners and command runners that run
 //     another command (env, sudo, xargs, find, timeout, ssh, docker...),
 //     loopguard itself, the claude CLI and the keyring and service tools
 //     (secret-tool, gnome-keyring-daemon, security, dbus-send, busctl, gdbus,
 //     systemctl...), whether named or pinned under another name;
 //   - Bash scopes with a wildcard right after git, make, tar, npm, go... whose
 //     global options can run other programs (git -c core.pager=...);
+//   - Bash scopes whose words name an option or subcommand that runs code
+//     (policy's option table: git config, make --eval, go -toolexec, rg
+//     --pre...), end in an option whose file the wildcard would name (sort
+//     -o *), or have a wildcard word that can only be such an option
+//     (--output=*). A trailing * is otherwise narrowed when matching: it
+//     never covers such options (see matchOptions);
 //   - Bash scopes whose words or redirections mention .claude, loopguard or
 //     the keyrings;
 //   - Bash scopes with a wildcard over commands that write the files they
@@ -153,30 +108,37 @@ func dangerousBash(r Rule) error {
 	if r.exe != "" && r.exe != pinnedBuiltin {
 		names = append(names, r.exe)
 	}
-	for _, n := range names {
-		b := commandBase(n)
-		switch {
-		case shellNames[b]:
-			return dangerous(r, "%s is a shell: a scope over it runs any command", n)
-		case interpreterNames[b]:
-			return dangerous(r, "%s is an interpreter that can run any code", n)
-		case wrapperNames[b]:
-			return dangerous(r, "%s runs other commands", n)
-		case guardNames[b]:
-			return dangerous(r, "%s can change or read the guard, its keys or its hooks", n)
-		}
-	}
 	hasWild := bs.trailing
 	for _, w := range bs.words[1:] {
 		if !w.literal() {
 			hasWild = true
 		}
 	}
-	if hasWild && pathWriters[commandBase(names[0])] {
-		return dangerous(r, "with a wildcard, %s can overwrite the hook settings or the guard; name the files", names[0])
+	for _, n := range names {
+		p, ok := policy.Lookup(n)
+		if !ok {
+			continue
+		}
+		switch p.Class {
+		case policy.Shell:
+			return dangerous(r, "%s is a shell: a scope over it runs any command", n)
+		case policy.Interpreter:
+			return dangerous(r, "%s is an interpreter that can run any code", n)
+		case policy.Runner, policy.CommandRunner:
+			return dangerous(r, "%s runs other commands", n)
+		case policy.Guard:
+			return dangerous(r, "%s can change or read the guard, its keys or its hooks", n)
+		case policy.FileWriter:
+			if hasWild {
+				return dangerous(r, "with a wildcard, %s can overwrite the hook settings or the guard; name the files", n)
+			}
+		}
 	}
-	if hasWild && wildcardAfterName[commandBase(names[0])] && (len(bs.words) == 1 || !bs.words[1].literal()) {
+	if hasWild && policy.SubcommandFirst(names[0]) && (len(bs.words) == 1 || !bs.words[1].literal()) {
 		return dangerous(r, "a wildcard right after %s can pass global options that run other programs (for git: -c core.pager=..., -c alias.x=!...); name the subcommand, as in %s log *", names[0], names[0])
+	}
+	if err := dangerousOptions(r, bs, names); err != nil {
+		return err
 	}
 	var texts []string
 	for _, w := range bs.words {
@@ -194,6 +156,48 @@ func dangerousBash(r Rule) error {
 		for _, p := range protectedWords {
 			if strings.Contains(lt, p) {
 				return dangerous(r, "it mentions %q: the hook settings, the guard and the keyrings are changed by the human only", p)
+			}
+		}
+	}
+	return nil
+}
+
+// dangerousOptions refuses a Bash rule whose own words name an option that
+// runs code (policy's option table), whose literal words end in an option
+// that writes a file named by the wildcard (sort -o *), or whose partial
+// wildcard word can only be such an option (--output=*). The trailing *
+// itself is narrowed at match time: it never covers such an option.
+func dangerousOptions(r Rule, bs bashSpec, names []string) error {
+	var prefix []string // the literal words up to the first wildcard
+	for _, w := range bs.words {
+		if !w.literal() {
+			break
+		}
+		prefix = append(prefix, w.lits[0])
+	}
+	wildAfter := len(prefix) < len(bs.words) || bs.trailing
+	for _, n := range names {
+		argv := append([]string{n}, prefix[1:]...)
+		for _, f := range policy.CheckArgv(argv) {
+			switch {
+			case f.Class == policy.Code:
+				return dangerous(r, "%q: %s", f.Word, f.Why)
+			case f.Class == policy.Writes && wildAfter && f.Index == len(prefix)-1 && (strings.HasPrefix(f.Word, "-") || f.Index == 1):
+				// An option (or tar's old-style cluster) whose file the
+				// wildcard would name.
+				return dangerous(r, "%q: %s, and the wildcard after it names the file", f.Word, f.Why)
+			}
+		}
+		// A partial wildcard word (--output=*): what it can stand for.
+		if len(prefix) < len(bs.words) {
+			w := bs.words[len(prefix)]
+			if !w.star() && strings.HasPrefix(w.lits[0], "-") {
+				probe := strings.Join(w.lits, "x")
+				for _, f := range policy.CheckArgv(append(argv, probe)) {
+					if f.Index == len(argv) && (f.Class == policy.Code || f.Class == policy.Writes) {
+						return dangerous(r, "its wildcard word %s can only be an option that %s: %s", renderWord(w, false, false), f.Class, f.Why)
+					}
+				}
 			}
 		}
 	}

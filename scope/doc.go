@@ -43,6 +43,12 @@
 //     is rewritten to it. Because matching is by word, Bash(ls *) covers
 //     "ls" and "ls -la" but never "lsof"; Bash(ls*) is refused (the command
 //     name must be literal; Claude Code would let it cover lsof).
+//   - A wildcard never covers a word that runs code or writes a named
+//     file (make X:=$(shell ...), go -toolexec, git -c, sort -o, --output=),
+//     nor an option that package policy's option table does not list for a
+//     tabled program (make, npm, go, cc, git, sort, uniq, tee, tar, rg, fd):
+//     such a call is option_not_covered. Stricter: Claude Code's * covers
+//     them.
 //   - A call word with unquoted glob characters (bash expands it against the
 //     file system to any number of words) matches only inside the trailing
 //     *; anywhere else it is refused with glob_word.

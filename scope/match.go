@@ -15,6 +15,7 @@ const (
 	ReasonExecutableChanged  = "executable_changed"
 	ReasonRedirectNotCovered = "redirect_not_covered"
 	ReasonGlobWord           = "glob_word"
+	ReasonOptionNotCovered   = "option_not_covered"
 	ReasonPathEscapes        = "path_escapes"
 	ReasonPathMismatch       = "path_mismatch"
 	ReasonBadURL             = "bad_url"

@@ -56,6 +56,15 @@ func Analyze(command string, env Env) (res Result) {
 		res.Verdict, res.Reason = Unparseable, fmt.Sprintf("command contains a NUL byte at offset %d", i)
 		return res
 	}
+	if pos, why := controlChar(command); why != "" {
+		res.Verdict, res.Reason, res.Pos = Unparseable, why, pos
+		return res
+	}
+	if trail := len(command) - len(strings.TrimRight(command, `\`)); trail%2 == 1 {
+		// The parser keeps it as a literal backslash; bash drops it.
+		res.Verdict, res.Reason = Unparseable, "a backslash at the very end of the command: bash drops it, the parser keeps it"
+		return res
+	}
 	a := newAnalyzer(env)
 	warnings := res.Warnings
 	res = a.analyze(command)
@@ -64,6 +73,7 @@ func Analyze(command string, env Env) (res Result) {
 }
 
 type analyzer struct {
+	src      string // the command, for the few checks the tree cannot answer
 	env      Env
 	trusted  []string // cleaned trusted dirs
 	names    map[string]string
@@ -85,7 +95,8 @@ func newAnalyzer(env Env) *analyzer {
 }
 
 func (a *analyzer) analyze(command string) Result {
-	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	a.src = command
+	parser := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
 	file, err := parser.Parse(strings.NewReader(command), "")
 	if err != nil {
 		res := Result{Verdict: Unparseable, Reason: "bash syntax: " + err.Error()}
@@ -165,6 +176,9 @@ func (a *analyzer) file(f *syntax.File) (*simpleCmd, error) {
 		return nil, deny(Chained, f.Stmts[1].Pos(), "more than one command (a list or several lines)")
 	}
 	st := f.Stmts[0]
+	if c := firstComment(f); c != nil {
+		return nil, deny(Unparseable, c.Hash, "a comment (#): the parser and bash may end it in different places (the parser continues a comment ending in a backslash onto the next line, bash does not); remove it")
+	}
 	// Command and process substitution anywhere in the statement is a second
 	// command, whatever else the statement is.
 	if err := findSubst(st); err != nil {
@@ -214,6 +228,48 @@ func (a *analyzer) file(f *syntax.File) (*simpleCmd, error) {
 	default:
 		return nil, deny(Unparseable, st.Pos(), "unrecognised command node %T", cmd)
 	}
+}
+
+// controlChar finds the first C0 control character other than tab and
+// newline, or DEL, and says why it makes the command unparseable: bash and
+// mvdan.cc/sh disagree on some of them (a carriage return is a blank to the
+// parser and a word character to bash, so "git status\r#; id" is one
+// command to the parser and two words and a comment... to bash), and no
+// everyday command needs one written raw ($'\r' spells it).
+func controlChar(s string) (pos, why string) {
+	line, col := 1, 1
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\n':
+			line, col = line+1, 1
+			continue
+		case c == '\t' || (c >= 0x20 && c != 0x7f):
+		default:
+			name := controlNames[c]
+			if name == "" {
+				name = "control character"
+			}
+			return fmt.Sprintf("%d:%d", line, col), fmt.Sprintf("a raw control character U+%04X (%s): bash and the parser may read it differently (a carriage return is a blank to the parser, a word character to bash); write it as $'\\x%02x' if it is meant", c, name, c)
+		}
+		col++
+	}
+	return "", ""
+}
+
+var controlNames = map[byte]string{'\r': "carriage return", '\v': "vertical tab", '\f': "form feed",
+	0x1b: "escape", 0x08: "backspace", 0x7f: "delete", 0x07: "bell"}
+
+// firstComment returns the first comment anywhere in f, or nil.
+func firstComment(f *syntax.File) *syntax.Comment {
+	var first *syntax.Comment
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.Comment); ok && first == nil {
+			first = c
+		}
+		return first == nil
+	})
+	return first
 }
 
 // findSubst returns a Chained verdict for the first command or process

@@ -114,6 +114,22 @@ func (a *analyzer) redirect(r *syntax.Redirect) (Redirect, error) {
 		}
 		rd.Fd = r.N.Value
 	}
+	if r.Op == syntax.DplOut || r.Op == syntax.DplIn {
+		// Bash expands the word of >& and <& in its own way (quotes inside
+		// it are removed differently: 1>&2"$'"' opens "2$"); only a plain
+		// word is read the same by both.
+		if lit, ok := plainUnquoted(r.Word); !ok || lit == "" {
+			return rd, deny(Unparseable, r.Word.Pos(), "the word after %s must be written plainly (digits, -, or a file name without quotes or escapes): bash and the parser read it differently", rd.Op)
+		}
+	}
+	if end := int(r.Word.End().Offset()); end < len(a.src) && (a.src[end] == '<' || a.src[end] == '>') {
+		// "cat <000<x": bash reads the digits (or {name}) before the next
+		// operator as that redirection's descriptor and stops with a
+		// syntax error; the parser makes them this one's target.
+		if lit, ok := plainUnquoted(r.Word); !ok || strings.Trim(lit, "0123456789") == "" {
+			return rd, deny(Unparseable, r.Word.Pos(), "the target of %s runs into the next redirection: bash and the parser split it differently; put a space between them", rd.Op)
+		}
+	}
 	budget := 2
 	words, braced, err := a.expandWord(r.Word, &budget)
 	if err != nil {
@@ -145,6 +161,19 @@ func (a *analyzer) redirect(r *syntax.Redirect) (Redirect, error) {
 		return rd, deny(Indirect, r.Word.Pos(), "bash opens a network connection for %s", rd.Target)
 	}
 	return rd, nil
+}
+
+// plainUnquoted returns the word's text when it is one literal part with
+// no quotes, escapes or expansions.
+func plainUnquoted(w *syntax.Word) (string, bool) {
+	if w == nil || len(w.Parts) != 1 {
+		return "", false
+	}
+	lit, ok := w.Parts[0].(*syntax.Lit)
+	if !ok || strings.ContainsAny(lit.Value, "\\'\"$`{}*?[]~") {
+		return "", false
+	}
+	return lit.Value, true
 }
 
 // isFdWord reports a file descriptor operand of <& or >&: "2", "-", "3-".

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/loopguard/loopguard/policy"
 )
 
 // bashBuiltins are run by bash without a PATH lookup.
@@ -31,35 +33,6 @@ func set(names ...string) map[string]bool {
 		m[n] = true
 	}
 	return m
-}
-
-// alwaysIndirect are programs whose job is to run another command or code.
-var alwaysIndirect = map[string]string{}
-
-func init() {
-	for _, n := range []string{"env", "sudo", "doas", "su", "pkexec", "runuser", "run0",
-		"sg", "newgrp", "xargs", "timeout", "nohup", "nice", "ionice", "time",
-		"watch", "parallel", "sem", "stdbuf", "setsid", "script", "flock", "chroot",
-		"busybox", "toybox", "taskset", "chrt", "numactl", "prlimit", "unshare",
-		"nsenter", "firejail", "bwrap", "systemd-run", "strace", "ltrace",
-		"valgrind", "gdb", "lldb", "at", "batch", "tmux", "screen", "expect",
-		"unbuffer", "fakeroot", "faketime", "proot", "torsocks", "proxychains",
-		"proxychains4", "tsocks", "catchsegv", "setpriv", "capsh", "dbus-run-session",
-		"dbus-launch", "xvfb-run", "daemonize", "start-stop-daemon", "cgexec",
-		"chpst", "setarch", "linux32", "linux64", "eatmydata", "rlwrap", "winpty",
-		"entr", "nsjail", "ssh-agent", "caffeinate", "sandbox-exec", "arch",
-		"osascript", "pwsh", "powershell", "open", "xdg-open", "openvt", "vim", "vi", "nvim", "ex", "view", "rview",
-		"vimdiff", "emacs", "emacsclient", "ed", "crontab", "ld.so", "exec", "eval",
-		"source", "."} {
-		alwaysIndirect[n] = "runs another command or code"
-	}
-	alwaysIndirect["env"] = "runs another command with a changed environment"
-	alwaysIndirect["sudo"] = "runs another command as another user"
-	alwaysIndirect["xargs"] = "runs a command built from its input"
-	alwaysIndirect["eval"] = "runs its arguments as shell code"
-	alwaysIndirect["source"] = "runs a file as shell code"
-	alwaysIndirect["."] = "runs a file as shell code"
-	alwaysIndirect["exec"] = "replaces the shell with another command"
 }
 
 // interp describes an interpreter's command line: which options carry code.
@@ -93,7 +66,9 @@ var interps = map[string]interp{
 	"lua":         {code: "ei", valued: "l"},
 	"luajit":      {code: "eij", valued: "lbO"},
 	"Rscript":     {code: "e"},
+	"rscript":     {code: "e"},
 	"R":           {code: "e"},
+	"r":           {code: "e"},
 	"julia":       {code: "eEi", codeLong: []string{"--eval", "--print", "--load"}},
 	"tclsh":       {},
 	"wish":        {},
@@ -223,21 +198,22 @@ func indirectByName(base string, args []string, pos []syntax.Pos) error {
 		}
 		return pos[0]
 	}
-	if strings.HasPrefix(base, "ld-linux") || strings.HasPrefix(base, "ld.so") {
-		return deny(Indirect, at(0), "%s runs another program", base)
-	}
+	prog, known := policy.Lookup(base)
 	if bashBuiltins[base] && base == args[0] && !safeBuiltins[base] {
-		why := alwaysIndirect[base]
-		if why == "" {
-			why = "changes the shell or runs code"
+		why := "changes the shell or runs code"
+		if known && prog.Class == policy.Runner {
+			why = prog.Why
 		}
 		return deny(Indirect, at(0), "builtin %s %s", base, why)
 	}
-	if why, ok := alwaysIndirect[base]; ok {
+	if base == "ld.so" || strings.HasPrefix(base, "ld-linux") {
+		return deny(Indirect, at(0), "%s runs another program", base)
+	}
+	if known && prog.Class == policy.Runner {
 		if base == "env" && len(args) == 1 {
-			return nil
+			return nil // prints the environment
 		}
-		return deny(Indirect, at(0), "%s %s", base, why)
+		return deny(Indirect, at(0), "%s %s", base, prog.Why)
 	}
 	if it, name, ok := interpName(base); ok {
 		if i, why := checkInterp(name, it, args); why != "" {
@@ -249,6 +225,10 @@ func indirectByName(base string, args []string, pos []syntax.Pos) error {
 		if i, why := rule(args); why != "" {
 			return deny(Indirect, at(i), "%s", why)
 		}
+		return nil
+	}
+	if known && (prog.Class == policy.Shell || prog.Class == policy.Interpreter || prog.Class == policy.CommandRunner) {
+		return deny(Indirect, at(0), "%s %s; it runs another command or code in ways the analysis does not read", base, prog.Why)
 	}
 	return nil
 }
@@ -340,7 +320,9 @@ var argRules = map[string]func(args []string) (int, string){
 		}
 		return -1, ""
 	},
-	"psql": sqlShellRule, "mysql": sqlShellRule, "mariadb": sqlShellRule,
+	"docker": containerRule, "podman": containerRule,
+	"kubectl": kubectlRule,
+	"psql":    sqlShellRule, "mysql": sqlShellRule, "mariadb": sqlShellRule,
 	"cmake": func(args []string) (int, string) {
 		for i := 1; i+1 < len(args); i++ {
 			if args[i] == "-E" && (args[i+1] == "env" || args[i+1] == "chdir" || args[i+1] == "time") {
@@ -357,6 +339,44 @@ var argRules = map[string]func(args []string) (int, string){
 	"cargo": func(args []string) (int, string) {
 		return findPrefix(args, "cargo --config can set a runner or wrapper", "--config")
 	},
+}
+
+// containerRule lets through the docker and podman subcommands that do not
+// run a container's command on this host (build runs the Dockerfile like
+// make runs the Makefile); every other one, plugins included, is Indirect,
+// as are options before the subcommand (-H names another daemon).
+func containerRule(args []string) (int, string) {
+	if len(args) < 2 {
+		return -1, ""
+	}
+	switch a := args[1]; {
+	case a == "--version" || a == "--help" || a == "-v" || a == "-h":
+		return -1, ""
+	case strings.HasPrefix(a, "-"):
+		return 1, args[0] + " option " + a + " before the subcommand is not known to be safe"
+	}
+	switch args[1] {
+	case "ps", "images", "image", "logs", "inspect", "version", "info", "build", "pull", "push", "tag",
+		"stats", "top", "history", "events", "port", "diff", "search", "network", "volume", "save", "load", "login", "logout":
+		return -1, ""
+	}
+	return 1, args[0] + " " + args[1] + " runs a container's command, a plugin, or changes the daemon"
+}
+
+// kubectlRule lets through kubectl's read-only subcommands; every other
+// one (exec, run, debug, attach, cp, apply, plugins...) is Indirect.
+func kubectlRule(args []string) (int, string) {
+	for i, a := range args[1:] {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		switch a {
+		case "get", "describe", "logs", "version", "explain", "api-resources", "api-versions", "top", "cluster-info", "events":
+			return -1, ""
+		}
+		return i + 1, "kubectl " + a + " runs commands or workloads, or is a plugin"
+	}
+	return -1, ""
 }
 
 func testRule(args []string) (int, string) {

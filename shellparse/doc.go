@@ -28,7 +28,12 @@
 //     the trusted directories, or is a symlink into the project or the cwd;
 //     a name that is not found at all.
 //   - Unparseable: anything the parser rejects, input over MaxCommandLen,
-//     invalid UTF-8, NUL bytes, brace expansions over the size bound.
+//     invalid UTF-8, NUL bytes, brace expansions over the size bound, and
+//     whatever bash and the parser may read differently: comments, raw
+//     control characters other than tab and newline, a final backslash, a
+//     quoted word after >& or <&, a target of digits run into the next
+//     redirection, a literal } followed by a comma. The test oracle (confirm_test.go) checks simple verdicts
+//     against real bash.
 //
 // # Assignment prefixes
 //

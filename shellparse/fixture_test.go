@@ -37,7 +37,7 @@ gzip gunzip ssh scp sftp rsync sqlite3 man diff jq tree which du df ps sort uniq
 file stat date basename dirname realpath readlink staticcheck golangci-lint eslint prettier tsc
 jest vitest sh bash dash zsh fish perl ruby php lua tclsh env sudo doas xargs timeout nohup nice
 ionice time watch parallel stdbuf setsid script flock chroot busybox strace vim less more
-printf echo test [ pwd true false kill type cd umask ulimit exit wait :
+printf echo test [ pwd true false kill type cd umask ulimit exit wait : dirs help popd pushd times
 shadowtool reltool projtool nl fmt od hexdump md5sum sha256sum base64 column comm join paste
 split csplit expand unexpand fold rev tac shuf seq yes sleep id whoami uname hostname env2
 java javac mvn gradle dotnet swift clang gcc cc ld nproc free uptime lsof netstat ss ping dig
@@ -89,7 +89,7 @@ func newFixture(tb testing.TB) *fixture {
 			tb.Fatal(err)
 		}
 	}
-	for _, f := range []string{"project/go.mod", "project/input.txt", "home/.keep", "empty/.keep"} {
+	for _, f := range []string{"project/go.mod", "project/input.txt", "home/.keep", "empty/.keep", "runs/.keep"} {
 		if err := os.WriteFile(filepath.Join(root, f), []byte("x\n"), 0o644); err != nil {
 			if err := os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755); err != nil {
 				tb.Fatal(err)

@@ -260,6 +260,9 @@ func (a *analyzer) expandWord(w *syntax.Word, budget *int) ([]Word, bool, error)
 	}
 	wpos := w.Pos()
 	braced := syntax.SplitBraces(w)
+	if strayBrace(w.Parts) {
+		return nil, braced, deny(Unparseable, wpos, "a literal } followed by a comma: bash may read it as text inside a larger brace expansion ({0},} is one word to the parser, the word 0} to bash); quote the braces")
+	}
 	if !braced {
 		*budget--
 		if *budget < 0 {
@@ -303,6 +306,39 @@ func (a *analyzer) expandWord(w *syntax.Word, budget *int) ([]Word, bool, error)
 		out = append(out, word)
 	}
 	return out, braced, failure
+}
+
+// strayBrace reports an unquoted, unescaped } left literal by the
+// parser's brace splitting and followed, later in the word, by an unquoted
+// comma: bash then takes the } as text inside a larger brace expression
+// ("{0},}" is the words "0}" and "" to bash, one word "{0},}" to the
+// parser). A lone literal pair (HEAD@{1}, find's {}) is read alike.
+func strayBrace(parts []syntax.WordPart) bool {
+	closed, found := false, false
+	var scan func(parts []syntax.WordPart)
+	scan = func(parts []syntax.WordPart) {
+		for _, p := range parts {
+			switch x := p.(type) {
+			case *syntax.Lit:
+				for i := 0; i < len(x.Value) && !found; i++ {
+					switch x.Value[i] {
+					case '\\':
+						i++
+					case '}':
+						closed = true
+					case ',':
+						found = found || closed
+					}
+				}
+			case *syntax.BraceExp:
+				for _, e := range x.Elems {
+					scan(e.Parts)
+				}
+			}
+		}
+	}
+	scan(parts)
+	return found
 }
 
 // maxBraceNodes bounds the brace expressions in one word.

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shellparse"
 )
 
@@ -122,13 +123,41 @@ type checkJSON struct {
 	Redirects   []shellparse.Redirect `json:"redirects"`
 	Executables map[string]string     `json:"executables"`
 	Warnings    []string              `json:"warnings"`
+	// Options are the words of a simple command that a wildcard (*) in a
+	// scoped rule never covers: they run code, write a named file, or are
+	// options policy's table does not know for this program.
+	Options []checkOption `json:"options"`
+}
+
+// checkOption is one word a rule's wildcard does not cover.
+type checkOption struct {
+	Index int    `json:"index"`
+	Word  string `json:"word"`
+	Class string `json:"class"`
+	Why   string `json:"why"`
+}
+
+// uncovered lists the words of a simple command that a wildcard never covers.
+func uncovered(res shellparse.Result) []checkOption {
+	out := []checkOption{}
+	if res.Verdict != shellparse.Simple || len(res.Argv) == 0 {
+		return out
+	}
+	argv := make([]string, len(res.Argv))
+	for i, w := range res.Argv {
+		argv[i] = w.Value
+	}
+	for _, f := range policy.CheckArgv(argv) {
+		out = append(out, checkOption{Index: f.Index, Word: f.Word, Class: f.Class.String(), Why: f.Why})
+	}
+	return out
 }
 
 func toCheckJSON(res shellparse.Result) checkJSON {
 	j := checkJSON{
 		Verdict: res.Verdict, Reason: res.Reason, Pos: res.Pos, Executable: res.Executable, Builtin: res.Builtin,
 		Argv: []string{}, Glob: []int{}, Assigns: []shellparse.Assign{}, Redirects: []shellparse.Redirect{},
-		Executables: map[string]string{}, Warnings: []string{},
+		Executables: map[string]string{}, Warnings: []string{}, Options: uncovered(res),
 	}
 	for i, w := range res.Argv {
 		j.Argv = append(j.Argv, w.Value)
@@ -244,8 +273,19 @@ func printAnalysis(out io.Writer, opts *checkOptions, res shellparse.Result) err
 			fmt.Fprintf(&b, "  %s\n", w)
 		}
 	}
+	uncov := uncovered(res)
+	if len(uncov) > 0 {
+		b.WriteString("options a rule's * does not cover:\n")
+		for _, o := range uncov {
+			fmt.Fprintf(&b, "  [%d] %s  %s\n", o.Index, visible(o.Word), visibleText(o.Why))
+		}
+	}
 	if res.Verdict == shellparse.Simple {
-		b.WriteString("A scoped grant can cover this command.\n")
+		if len(uncov) > 0 {
+			b.WriteString("A scoped grant can cover this command only if its rule names the words above literally: a * in a rule never covers them (and loopguard grant refuses a rule naming an option that runs code).\n")
+		} else {
+			b.WriteString("A scoped grant can cover this command.\n")
+		}
 	} else {
 		b.WriteString("No scoped grant can cover this command; only an exact approval of the whole command can.\n")
 	}

@@ -120,7 +120,8 @@ func TestCheckJSONGolden(t *testing.T) {
   "executables": {
     "git": "@R@/bin/git"
   },
-  "warnings": []
+  "warnings": [],
+  "options": []
 }
 `},
 		{"LANG=C echo *.go", ExitOK, `{
@@ -146,7 +147,8 @@ func TestCheckJSONGolden(t *testing.T) {
   "executables": {
     "echo": ""
   },
-  "warnings": []
+  "warnings": [],
+  "options": []
 }
 `},
 		{"git status; ls", ExitError, `{
@@ -163,7 +165,8 @@ func TestCheckJSONGolden(t *testing.T) {
     "git": "@R@/bin/git",
     "ls": "@R@/evil/ls"
   },
-  "warnings": []
+  "warnings": [],
+  "options": []
 }
 `},
 		{"ls -la", ExitError, `{
@@ -182,7 +185,8 @@ func TestCheckJSONGolden(t *testing.T) {
   "executables": {
     "ls": "@R@/evil/ls"
   },
-  "warnings": []
+  "warnings": [],
+  "options": []
 }
 `},
 		{"eval git\u200b status", ExitError, `{
@@ -204,7 +208,8 @@ func TestCheckJSONGolden(t *testing.T) {
   },
   "warnings": [
     "1:9: U+200B invisible character"
-  ]
+  ],
+  "options": []
 }
 `},
 		{"echo 'unterminated", ExitError, `{
@@ -218,7 +223,8 @@ func TestCheckJSONGolden(t *testing.T) {
   "assigns": [],
   "redirects": [],
   "executables": {},
-  "warnings": []
+  "warnings": [],
+  "options": []
 }
 `},
 	}

@@ -171,6 +171,9 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 		if exe := r.Executable(); exe != "" {
 			fmt.Fprintf(tty, "      runs %s, and only while the command resolves to it\n", exe)
 		}
+		if note := r.WildcardNote(); note != "" {
+			fmt.Fprintf(tty, "      %s\n", note)
+		}
 	}
 	showSession := session
 	if session == token.Any {

@@ -1,0 +1,462 @@
+package policy
+
+import "strings"
+
+// The option table: per program (and subcommand), the options it knows and
+// their class. An option a tabled program does not list is Unknown: a
+// scope's wildcard does not cover it, the call needs an exact approval.
+// Lists are deliberately short: they name the everyday options; adding one
+// is a reviewed change here, nowhere else.
+
+// generic applies to programs outside the table: only options that write a
+// named file or run code for most programs that have them.
+var generic = func() *table {
+	t := parseTable("generic", `
+		writes: --output= --output-file= --out-file= --outfile= --log-file= --output-dir= ;
+		code: --exec= --eval= --require= --import= --node-options= --pre= --plugin= --loader=`, nil)
+	t.open = true
+	return t
+}()
+
+var tables = map[string]*table{}
+
+func init() {
+	sort := parseTable("sort", `
+		safe: -b -d -f -g -h -i -M -n -R -r -V -c -C -s -u -z -m -k= -t= -S= --key= --field-separator=
+			--buffer-size= --parallel= --reverse --numeric-sort --unique --stable --ignore-case
+			--human-numeric-sort --version-sort --general-numeric-sort --month-sort --random-sort
+			--dictionary-order --ignore-leading-blanks --ignore-nonprinting --zero-terminated --check=?
+			--merge --debug --sort= --help --version ;
+		reads: -T= --temporary-directory= --files0-from= --random-source= ;
+		writes: -o= --output= ;
+		code: --compress-program=`, map[string]string{
+		"--compress-program": "sort --compress-program runs a program to compress its temporary files",
+		"-o":                 "sort -o writes its output to the named file",
+		"--output":           "sort --output writes its output to the named file",
+	})
+	tables["sort"] = sort
+
+	uniq := parseTable("uniq", `
+		safe: -c -d -D -u -i -z -f= -s= -w= --count --repeated --all-repeated=? --group=? --unique
+			--ignore-case --skip-fields= --skip-chars= --check-chars= --zero-terminated --help --version`, nil)
+	uniq.operand = func(nth int, _ string) (OptionClass, string) {
+		if nth == 1 {
+			return Writes, "this operand writes a named file: uniq writes its output to its second operand"
+		}
+		return Safe, ""
+	}
+	tables["uniq"] = uniq
+
+	tee := parseTable("tee", `safe: -a -i -p --append --ignore-interrupts --output-error=? --help --version`, nil)
+	tee.operand = func(int, string) (OptionClass, string) {
+		return Writes, "this operand writes a named file: tee writes to every file it is given"
+	}
+	tables["tee"] = tee
+
+	makeT := parseTable("make", `
+		safe: -k -s -n -B -i -q -r -R -w -S -e -p -d -L -h -v -j=? -l=? -O=? -o= -W=
+			--keep-going --silent --quiet --just-print --dry-run --recon --always-make --ignore-errors
+			--question --no-builtin-rules --no-builtin-variables --print-directory --no-print-directory
+			--stop --no-keep-going --environment-overrides --print-data-base --debug=? --jobs=?
+			--load-average=? --output-sync=? --trace --warn-undefined-variables --check-symlink-times
+			--old-file= --assume-old= --what-if= --new-file= --assume-new= --help --version ;
+		writes: -t --touch ;
+		code: -f= --file= --makefile= -C= --directory= -I= --include-dir= --eval= -E=`, map[string]string{
+		"-f":         "make -f reads another makefile, whose recipes it runs",
+		"--file":     "make --file reads another makefile, whose recipes it runs",
+		"--makefile": "make --makefile reads another makefile, whose recipes it runs",
+		"-C":         "make -C runs the makefile of another directory",
+		"--eval":     "make --eval evaluates makefile code given inline",
+		"-E":         "make -E evaluates makefile code given inline",
+		"-I":         "make -I changes where included makefiles are found",
+	})
+	makeT.operand = func(_ int, word string) (OptionClass, string) {
+		if strings.Contains(word, "=") {
+			return Code, "this operand runs code: a variable assignment on make's command line can run a command ('X:=$(shell ...)') or change the shell or compiler make runs"
+		}
+		return Safe, ""
+	}
+	tables["make"], tables["gmake"] = makeT, makeT
+
+	tables["git"] = gitTable()
+	npm := npmTable()
+	tables["npm"], tables["pnpm"], tables["yarn"] = npm, npm, npm
+	tables["go"] = goTable()
+	cc := ccTable()
+	for _, n := range []string{"cc", "gcc", "g++", "c++", "clang", "clang++", "cpp"} {
+		tables[n] = cc
+	}
+
+	tables["rg"] = parseTable("rg", `
+		safe: -i -S -s -w -v -n -N -l -c -F -o -x -U -P -0 -q -a -H -I -L -u -p -e= -g= -t= -T= -A= -B= -C=
+			-m= -d= -r= -j= -M= -E= --glob= --iglob= --type= --type-not= --regexp= --hidden --no-ignore
+			--no-ignore-vcs --follow --json --files --files-with-matches --files-without-match --count
+			--count-matches --only-matching --max-count= --max-depth= --sort= --sortr= --color= --colors=
+			--no-heading --heading --vimgrep --column --pretty --line-regexp --multiline
+			--multiline-dotall --pcre2 --replace= --null --quiet --text --stats --trim --no-messages
+			--smart-case --ignore-case --case-sensitive --fixed-strings --word-regexp --invert-match
+			--context= --before-context= --after-context= --line-number --no-line-number --with-filename
+			--no-filename --type-list --debug --max-columns= --max-filesize= --threads= --encoding=
+			--search-zip -z --pre-glob= --unrestricted --help --version ;
+		reads: -f= --file= --ignore-file= ;
+		code: --pre=`, map[string]string{
+		"--pre": "rg --pre runs a program on every file it searches",
+	})
+
+	fd := parseTable("fd", `
+		safe: -H -I -u -s -i -g -F -a -l -L -p -0 -1 -q -t= -e= -E= -d= -c= -S= -j= -o= --hidden --no-ignore
+			--no-ignore-vcs --case-sensitive --ignore-case --glob --regex --fixed-strings --absolute-path
+			--list-details --follow --full-path --print0 --max-depth= --min-depth= --exact-depth= --type=
+			--extension= --exclude= --size= --changed-within= --changed-before= --color= --max-results=
+			--threads= --base-directory= --search-path= --strip-cwd-prefix=? --prune --one-file-system
+			--format= --path-separator= --show-errors --quiet --owner= --help --version ;
+		reads: --ignore-file= ;
+		code: -x= --exec= -X= --exec-batch=`, map[string]string{
+		"-x":           "fd -x runs a command for every file it finds",
+		"--exec":       "fd --exec runs a command for every file it finds",
+		"-X":           "fd -X runs a command on the files it finds",
+		"--exec-batch": "fd --exec-batch runs a command on the files it finds",
+	})
+	tables["fd"], tables["fdfind"] = fd, fd
+
+	tar := parseTable("tar", `
+		safe: -v -z -j -J -a -p -O -k -m -h -t -V= --list --verbose --gzip --bzip2 --xz --zstd --lzma
+			--auto-compress --exclude= --exclude-vcs --strip-components= --wildcards --no-wildcards
+			--no-same-owner --no-same-permissions --preserve-permissions --same-owner --numeric-owner
+			--owner= --group= --mode= --mtime= --sort= --format= --totals --show-transformed-names
+			--transform= --xform= --anchored --keep-old-files --skip-old-files --one-file-system
+			--dereference --warning= --null --to-stdout --label= --help --version ;
+		reads: -C= --directory= -T= --files-from= -X= --exclude-from= ;
+		writes: -x -c -r -u -A -f= --extract --get --create --append --update --catenate --concatenate
+			--delete --file= --overwrite -g= --listed-incremental= --index-file= ;
+		code: -I= -F= --use-compress-program= --to-command= --checkpoint-action= --info-script=
+			--new-volume-script= --rsh-command= --rmt-command=`, map[string]string{
+		"-x":                     "tar -x extracts the archive's files, which may name any path",
+		"--extract":              "tar --extract writes the archive's files, which may name any path",
+		"--get":                  "tar --get writes the archive's files, which may name any path",
+		"-c":                     "tar -c creates the archive named by -f",
+		"-f":                     "tar -f names the archive tar writes when creating or appending",
+		"--file":                 "tar --file names the archive tar writes when creating or appending",
+		"-I":                     "tar -I runs a program to compress or decompress",
+		"--use-compress-program": "tar --use-compress-program runs a program",
+		"--to-command":           "tar --to-command runs a command for every file",
+		"-F":                     "tar -F runs a script at the end of each volume",
+		"--checkpoint-action":    "tar --checkpoint-action can run a command",
+	})
+	tar.oldStyle = true
+	tables["tar"] = tar
+}
+
+// remoteOperand refuses remote-helper transports (ext::sh -c ..., fd::).
+func remoteOperand(_ int, word string) (OptionClass, string) {
+	if strings.Contains(word, "::") {
+		return Code, "this operand runs code: a remote-helper transport (ext::...) runs a program"
+	}
+	return Safe, ""
+}
+
+func gitTable() *table {
+	whys := map[string]string{
+		"-c":                    "git -c sets configuration that can run commands (core.pager, core.sshCommand, alias.x=!...)",
+		"--config":              "git --config sets configuration that can run commands",
+		"--config-env":          "git --config-env sets configuration that can run commands",
+		"--exec-path":           "git --exec-path changes where git finds its commands",
+		"--upload-pack":         "git --upload-pack runs a command",
+		"--receive-pack":        "git --receive-pack runs a command",
+		"--exec":                "git --exec runs a command",
+		"--output":              "git --output writes to the named file",
+		"-C":                    "git -C runs in another repository, with its hooks and configuration",
+		"--git-dir":             "git --git-dir uses another repository, with its hooks and configuration",
+		"--work-tree":           "git --work-tree writes files in another directory",
+		"--template":            "git --template copies hooks from another directory",
+		"--ext-diff":            "git --ext-diff runs the external diff program the configuration names",
+		"--textconv":            "git --textconv runs the text conversion programs the configuration names",
+		"--show-signature":      "git --show-signature runs the configured gpg program",
+		"--open-files-in-pager": "git grep -O runs a pager program",
+		"--extcmd":              "git --extcmd runs a command",
+		"--tool":                "git --tool runs a diff or merge tool",
+	}
+	top := parseTable("git", `
+		safe: -P -p --no-pager --paginate --version --help --bare --no-replace-objects --literal-pathspecs
+			--glob-pathspecs --noglob-pathspecs --icase-pathspecs --no-optional-locks --no-advice ;
+		code: -C= --git-dir= --work-tree= --namespace= --super-prefix= --exec-path=?`, whys)
+	anywhere := parseTable("git", `
+		writes: --output= ;
+		code: -c= --config= --config-env= --upload-pack= --receive-pack= --exec= --open-files-in-pager=?
+			--ext-diff --textconv --extcmd= --tool= --template= --separate-git-dir= --show-signature
+			--gpg-sign=? --sign --local-user=`, whys)
+	top.anywhere = map[string]opt{}
+	for k, o := range anywhere.long {
+		top.anywhere[k] = o
+	}
+	for k, o := range anywhere.short {
+		top.anywhere["-"+string(k)] = o
+	}
+	top.subClass = map[string]opt{}
+	for _, s := range []string{"config", "filter-branch", "filter-repo", "difftool", "mergetool", "bisect",
+		"submodule", "send-email", "daemon", "instaweb", "credential", "shell", "p4", "svn", "cvsimport",
+		"archimport", "quiltimport", "fsmonitor--daemon", "hook", "upload-pack", "receive-pack",
+		"remote-ext", "remote-fd", "web--browse", "help"} {
+		top.subClass[s] = opt{class: Code, why: "git " + s + " runs commands given inline or in its configuration"}
+	}
+	top.subClass["config"] = opt{class: Code, why: "git config can set values that run commands (core.pager, alias.x=!..., core.sshCommand)"}
+
+	logish := `safe: -N -p -u -s -z -R -a -w -b -W -D -i -E -F -m -n= -M=? -C=? -B=? -S= -G= -L= -U= -O=
+		--patch --no-patch --stat=? --shortstat --numstat --name-only --name-status --raw --oneline
+		--graph --all --decorate=? --no-decorate --abbrev-commit --abbrev=? --no-abbrev --format=
+		--pretty=? --date= --since= --after= --until= --before= --author= --committer= --grep=
+		--all-match --invert-grep --regexp-ignore-case --extended-regexp --fixed-strings --max-count=
+		--skip= --reverse --first-parent --merges --no-merges --follow --color=? --no-color --word-diff=?
+		--word-diff-regex= --color-words=? --cached --staged --no-index --summary --dirstat=?
+		--patch-with-stat --full-diff --relative=? --ignore-space-change --ignore-all-space
+		--ignore-blank-lines --minimal --patience --histogram --diff-algorithm= --unified=
+		--function-context --check --src-prefix= --dst-prefix= --no-prefix --exit-code --quiet
+		--diff-filter= --pickaxe-regex --pickaxe-all --left-right --cherry-pick --cherry-mark --cherry
+		--boundary --source --topo-order --date-order --author-date-order --simplify-by-decoration
+		--full-history --ancestry-path --branches=? --tags=? --remotes=? --not --no-walk=? --notes=?
+		--no-notes --show-notes --diff-merges= --cc --remerge-diff --no-expand-tabs --expand-tabs=?
+		--mailmap --use-mailmap --no-mailmap --log-size --parents --children --encoding= --no-textconv
+		--no-ext-diff --binary --full-index --no-renames --find-renames=? --find-copies=?
+		--find-copies-harder --irreversible-delete --ignore-submodules=? --submodule=? --merge-base
+		--name-rev --walk-reflogs -g --reflog --count --single-worktree --ignore-cr-at-eol
+		--anchored= --indent-heuristic --no-indent-heuristic --ita-invisible-in-index`
+	sub := func(name, spec string, operand func(int, string) (OptionClass, string)) *table {
+		t := parseTable("git "+name, spec, whys)
+		t.operand = operand
+		return t
+	}
+	top.subs = map[string]*table{}
+	for _, s := range []string{"log", "show", "diff", "shortlog", "whatchanged", "range-diff"} {
+		top.subs[s] = sub(s, logish, nil)
+	}
+	top.subs["status"] = sub("status", `safe: -s -b -v -z -u=? --short --branch --porcelain=? --long --verbose
+		--untracked-files=? --ignored=? --column=? --no-column --ahead-behind --no-ahead-behind --renames
+		--no-renames --find-renames=? --show-stash --ignore-submodules=?`, nil)
+	top.subs["branch"] = sub("branch", `safe: -a -r -v -l -i -d -D -m -M -f -t -u= --list --all --remotes
+		--show-current --contains=? --no-contains=? --merged=? --no-merged=? --sort= --format= --color=?
+		--no-color --column=? --no-column --points-at= --ignore-case --verbose --delete --move --force
+		--set-upstream-to= --unset-upstream --track=? --no-track --abbrev=? --no-abbrev`, nil)
+	top.subs["rev-parse"] = sub("rev-parse", `safe: -q --show-toplevel --abbrev-ref=? --short=? --verify
+		--quiet --git-dir --is-inside-work-tree --is-inside-git-dir --show-prefix --show-cdup
+		--symbolic-full-name --symbolic --all --branches=? --tags=? --remotes=? --git-common-dir
+		--is-bare-repository --absolute-git-dir --show-superproject-working-tree --default= --sq --not
+		--path-format= --local-env-vars --show-object-format=? --revs-only --no-revs --flags --no-flags`, nil)
+	top.subs["ls-files"] = sub("ls-files", `safe: -c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted
+		--modified --others --ignored --stage --unmerged --killed --directory --no-empty-directory
+		--exclude= -x= --exclude-per-directory= --exclude-standard --error-unmatch --full-name
+		--recurse-submodules --abbrev=? --debug --eol --format= --deduplicate --sparse ;
+		reads: --exclude-from= -X=`, nil)
+	top.subs["blame"] = sub("blame", `safe: -L= -l -t -p -c -s -e -w -b -f -n -M=? -C=? --porcelain
+		--line-porcelain --show-email --show-name --show-number --date= --root --reverse= --first-parent
+		--incremental --encoding= --abbrev=? --score-debug --color-lines --color-by-age --ignore-rev=
+		--progress --no-progress ; reads: -S= --contents= --ignore-revs-file=`, nil)
+	top.subs["describe"] = sub("describe", `safe: --tags --all --long --abbrev=? --always --dirty=? --broken=?
+		--match= --exclude= --exact-match --contains --first-parent --candidates=`, nil)
+	fetchish := `safe: -p -t -q -v -f -r -j= -n --all --prune --prune-tags --tags --no-tags --quiet --verbose
+		--dry-run --depth= --deepen= --shallow-since= --shallow-exclude= --unshallow --force --ff-only --ff
+		--no-ff --rebase=? --no-rebase --autostash --no-autostash --set-upstream --progress --no-progress
+		--jobs= --recurse-submodules=? --no-recurse-submodules --update-shallow --atomic --prefetch
+		--refetch --multiple --squash --no-squash --commit --no-commit --no-edit --stat --no-stat
+		--verify --no-verify --signoff --strategy= -X= --strategy-option= --allow-unrelated-histories
+		--append -a --keep -k --update-head-ok`
+	top.subs["fetch"] = sub("fetch", fetchish, remoteOperand)
+	top.subs["pull"] = sub("pull", fetchish, remoteOperand)
+	top.subs["ls-remote"] = sub("ls-remote", `safe: -h -t -q --heads --tags --refs --quiet --symref --sort=
+		--get-url --branches`, remoteOperand)
+	top.subs["push"] = sub("push", `safe: -u -f -d -n -q -v -o= --set-upstream --all --branches --tags
+		--follow-tags --force --force-with-lease=? --force-if-includes --delete --dry-run --porcelain
+		--prune --no-verify --atomic --progress --no-progress --push-option= --recurse-submodules=?
+		--mirror --quiet --verbose --no-signed`, remoteOperand)
+	top.subs["add"] = sub("add", `safe: -A -u -N -n -v -f -p --all --update --intent-to-add --dry-run
+		--verbose --force --patch --renormalize --chmod= --ignore-errors --ignore-missing --sparse
+		--no-all --ignore-removal --refresh ; reads: --pathspec-from-file= --pathspec-file-nul`, nil)
+	top.subs["commit"] = sub("commit", `safe: -m= -a -s -n -v -q -e -o -i --message= --all --amend
+		--no-edit --edit --signoff --no-verify --verify --verbose --quiet --allow-empty
+		--allow-empty-message --fixup= --squash= --author= --date= --dry-run --short --porcelain --only
+		--include --cleanup= --reset-author --no-gpg-sign --status --no-status --trailer=
+		--untracked-files=? --reuse-message= --reedit-message= ;
+		reads: -F= --file= -t= --template= --pathspec-from-file=`, nil)
+	checkoutish := `safe: -b= -B= -f -q -t -m -p -W --force --quiet --track=? --no-track --detach --merge
+		--orphan= --patch --ours --theirs --conflict= --create= --force-create= --discard-changes --guess
+		--no-guess -s= --source= --staged --worktree --overlay --no-overlay --progress --no-progress
+		--recurse-submodules=? --no-recurse-submodules --ignore-skip-worktree-bits --ignore-other-worktrees`
+	for _, s := range []string{"checkout", "switch", "restore"} {
+		top.subs[s] = sub(s, checkoutish, nil)
+	}
+	top.subs["stash"] = sub("stash", `safe: -u -a -k -p -q -m= -S --include-untracked --all --keep-index
+		--no-keep-index --message= --patch --quiet --staged --index --only-untracked`, nil)
+	top.subs["tag"] = sub("tag", `safe: -l -n=? -a -m= -d -f -i -v --list --sort= --contains=? --no-contains=?
+		--points-at= --merged=? --no-merged=? --format= --annotate --delete --force --column=? --no-column
+		--ignore-case --color=? --message= ; reads: -F= --file=`, nil)
+	top.subs["remote"] = sub("remote", `safe: -v -f -t= -m= --verbose --tags --no-tags --mirror=? --push --add
+		--delete --all --dry-run -n`, remoteOperand)
+	top.subs["grep"] = sub("grep", `safe: -i -v -w -n -l -L -c -E -F -P -G -h -H -o -q -z -I -W -p -e= -A= -B= -C=
+		--cached --untracked --no-index --recurse-submodules --context= --after-context= --before-context=
+		--max-depth= --and --or --not --all-match --name-only --files-with-matches --files-without-match
+		--count --heading --break --full-name --color=? --no-color --threads= --exclude-standard
+		--line-number --column --function-context --show-function --ignore-case --word-regexp
+		--invert-match --fixed-strings --extended-regexp --basic-regexp --perl-regexp --only-matching
+		--quiet --null --text --textconv-off ; reads: -f= ; code: -O=?`, nil)
+	top.subs["merge"] = sub("merge", `safe: -m= -n -q -v -s= -X= --no-ff --ff --ff-only --squash --no-squash
+		--commit --no-commit --abort --continue --quit --message= --no-edit --strategy= --strategy-option=
+		--stat --no-stat --quiet --verbose --allow-unrelated-histories --autostash --no-autostash
+		--no-verify --signoff --log=? --no-log --no-gpg-sign`, nil)
+	top.subs["reset"] = sub("reset", `safe: -q -p -N --soft --mixed --hard --merge --keep --quiet --patch
+		--no-refresh --recurse-submodules=? --no-recurse-submodules`, nil)
+	top.subs["clone"] = sub("clone", `safe: -b= -o= -j= -q -v -n -l -s --depth= --branch= --single-branch
+		--no-single-branch --recursive --recurse-submodules=? --shallow-submodules --no-tags --bare
+		--mirror --quiet --verbose --progress --no-checkout --origin= --filter= --sparse --shallow-since=
+		--shallow-exclude= --jobs= --no-hardlinks --local --shared --dissociate ; reads: --reference= ;
+		code: -u=`, remoteOperand)
+	top.subs["init"] = sub("init", `safe: -q -b= --quiet --bare --initial-branch= --object-format= --shared=?`, nil)
+	return top
+}
+
+func npmTable() *table {
+	whys := map[string]string{
+		"--node-options": "npm --node-options makes node load code (--require, --import)",
+		"--script-shell": "npm --script-shell names the shell that runs scripts",
+		"--userconfig":   "npm --userconfig reads settings (script-shell, node-options) from another file",
+		"--globalconfig": "npm --globalconfig reads settings from another file",
+		"--prefix":       "npm --prefix runs another package's scripts",
+		"-C":             "npm -C runs another package's scripts",
+		"--require":      "--require loads code",
+		"--import":       "--import loads code",
+	}
+	spec := `safe: -s -q -d -w= --silent --quiet --loglevel= --no-color --color=? --workspace= --workspaces
+		--include-workspace-root --if-present --ignore-scripts --no-audit --no-fund --no-progress
+		--json --parseable --long --help --version -h -v ;
+		code: -C= --node-options= --script-shell= --userconfig= --globalconfig= --prefix= --require=
+			--import= --loader=`
+	top := parseTable("npm", spec, whys)
+	run := parseTable("npm run", spec, whys)
+	run.passDashDash = true
+	install := parseTable("npm install", spec+` ; safe: -D -E -O -P -g --save-dev --save-exact --save
+		--no-save --save-optional --save-prod --global --legacy-peer-deps --production --omit= --include=`, whys)
+	install.operand = func(int, string) (OptionClass, string) {
+		return Code, "this operand runs code: npm installs the package and runs its install scripts"
+	}
+	top.subs = map[string]*table{}
+	for _, s := range []string{"run", "run-script", "rum", "urn", "test", "t", "tst", "start", "stop",
+		"restart", "build"} {
+		top.subs[s] = run
+	}
+	for _, s := range []string{"install", "i", "in", "ins", "inst", "add", "ci", "clean-install"} {
+		top.subs[s] = install
+	}
+	top.subClass = map[string]opt{}
+	for _, s := range []string{"exec", "x", "dlx", "create", "init", "explore", "edit"} {
+		top.subClass[s] = opt{class: Code, why: "npm " + s + " downloads or runs a package or a command, like npx"}
+	}
+	return top
+}
+
+func goTable() *table {
+	whys := map[string]string{
+		"-toolexec": "go -toolexec runs a program for every tool it starts",
+		"-exec":     "go -exec runs the built binary through another program",
+		"-overlay":  "go -overlay replaces source files with other files",
+		"-modfile":  "go -modfile can point outside the project",
+		"-C":        "go -C builds and runs another module",
+		"-vettool":  "go vet -vettool runs another program",
+		"-o":        "go -o writes the binary to the named file",
+	}
+	build := `safe: -a -n -v -x -race -msan -asan -cover -work -trimpath -linkshared -modcacherw -json -buildvcs=
+		-p= -covermode= -coverpkg= -mod= -tags= -installsuffix= ;
+		reads: -pgo= ;
+		code: -toolexec= -exec= -overlay= -modfile= -C= -vettool=`
+	ldflags := opt{class: Safe, value: true, check: func(v string) (OptionClass, string) {
+		for _, bad := range []string{"extld", "linkmode", "-r ", "-r=", "-installsuffix", "tmpdir"} {
+			if strings.Contains(v, bad) {
+				return Code, "this option runs code: go -ldflags with -extld, -extldflags or -linkmode=external runs another linker"
+			}
+		}
+		return Safe, ""
+	}}
+	mk := func(name, spec string, operand func(int, string) (OptionClass, string)) *table {
+		t := parseTable("go "+name, spec, whys)
+		t.goStyle = true
+		t.long["-ldflags"] = ldflags
+		t.operand = operand
+		return t
+	}
+	runOperand := func(_ int, word string) (OptionClass, string) {
+		if strings.Contains(word, "@") {
+			return Code, "this operand runs code: go downloads and runs the named module version"
+		}
+		return Safe, ""
+	}
+	installOperand := func(_ int, word string) (OptionClass, string) {
+		if strings.Contains(word, "@") {
+			return Writes, "this operand writes a file: go install downloads a program into GOBIN"
+		}
+		return Safe, ""
+	}
+	test := `safe: -c -run= -bench= -benchtime= -benchmem -count= -cpu= -failfast -fullpath -fuzz= -fuzztime=
+		-fuzzminimizetime= -list= -parallel= -short -shuffle= -skip= -timeout= -vet= ;
+		writes: -o= -coverprofile= -cpuprofile= -memprofile= -blockprofile= -mutexprofile= -trace= -outputdir=`
+	top := mk("", `safe: -h -help --help ; code: -C=`, nil)
+	top.subs = map[string]*table{
+		"build":   mk("build", build+` ; writes: -o=`, nil),
+		"install": mk("install", build, installOperand),
+		"run":     mk("run", build, runOperand),
+		"test":    mk("test", build+" ; "+test, nil),
+		"vet":     mk("vet", build, nil),
+		"list":    mk("list", build+` ; safe: -f= -m -u -e -versions -deps -test -export -find -compiled -retracted -reuse=`, nil),
+		"fmt":     mk("fmt", `safe: -n -x -mod=`, nil),
+		"version": mk("version", `safe: -m -v -json`, nil),
+		"clean":   mk("clean", `safe: -cache -testcache -modcache -fuzzcache -i -r -n -x`, nil),
+		"doc":     mk("doc", `safe: -all -c -cmd -short -src -u`, nil),
+		"get":     mk("get", build+` ; safe: -d -t -u=?`, nil),
+		"env":     mk("env", `safe: -json -changed ; writes: -w -u`, nil),
+		"mod":     mk("mod", `safe: -v -e -x -json -go= -compat= -print -fmt -require= -droprequire= -replace= -dropreplace= -exclude= -dropexclude= -retract= -dropretract= -toolchain= -module=`, nil),
+	}
+	top.subClass = map[string]opt{
+		"generate": {class: Code, why: "go generate runs the commands written in the source"},
+		"tool":     {class: Code, why: "go tool runs a tool, possibly one the module declares"},
+	}
+	return top
+}
+
+// ccTable reads C compiler command lines by option prefix: gcc and clang
+// take hundreds of options; those that run another program or load a
+// plugin are named, the common safe families pass, the rest are Unknown.
+func ccTable() *table {
+	t := &table{name: "cc", goStyle: true, long: map[string]opt{}, short: map[byte]opt{}}
+	p := func(c OptionClass, value bool, why string, prefixes ...string) {
+		for _, pre := range prefixes {
+			t.prefixes = append(t.prefixes, prefixOpt{prefix: pre, o: opt{class: c, value: value, why: why}})
+		}
+	}
+	p(Code, true, "the compiler driver runs every subprogram through the named wrapper", "-wrapper")
+	p(Code, false, "the compiler loads a plugin", "-fplugin", "-fpass-plugin", "-load", "-Xclang")
+	p(Code, true, "the compiler runs its subprograms from the named directory", "-B")
+	p(Code, true, "a specs file rewrites the commands the driver runs", "-specs", "--specs")
+	p(Code, false, "the compiler runs the named linker", "-fuse-ld", "--ld-path")
+	p(Code, true, "passes options to the linker, assembler or preprocessor (a plugin, a script)", "-Xlinker", "-Xassembler", "-Xpreprocessor")
+	p(Code, false, "passes options to the linker, assembler or preprocessor (a plugin, a script)", "-Wl,", "-Wa,", "-Wp,")
+	p(Code, true, "the compiler uses another toolchain", "--gcc-toolchain", "-ccc-", "--sysroot", "-isysroot")
+	p(Writes, true, "the compiler writes the named file", "-o", "-MF", "-MT", "-MQ", "--output", "-dumpdir", "-dumpbase")
+	p(Writes, false, "the compiler keeps its temporary files where told", "-save-temps")
+	p(Safe, true, "", "-I", "-D", "-U", "-L", "-x", "-include", "-isystem", "-iquote", "-idirafter", "-imacros")
+	p(Safe, false, "", "-c", "-S", "-E", "-g", "-O", "-W", "-w", "-l", "-std=", "-f", "-m", "-v", "-pipe",
+		"-shared", "-static", "-pthread", "-pedantic", "-M", "-nostdlib", "-nostdinc", "-rdynamic", "-s", "-P",
+		"--version", "--help", "-print-", "-dumpversion", "-dumpmachine", "-ansi", "-fsyntax-only")
+	// Longest prefix first, so -fplugin beats -f and -Wl, beats -W.
+	sortPrefixes(t.prefixes)
+	t.operand = func(_ int, word string) (OptionClass, string) {
+		if strings.HasPrefix(word, "@") {
+			return Code, "this operand runs code: @FILE reads more compiler options from a file"
+		}
+		return Safe, ""
+	}
+	return t
+}
+
+func sortPrefixes(ps []prefixOpt) {
+	for i := 1; i < len(ps); i++ {
+		for j := i; j > 0 && len(ps[j].prefix) > len(ps[j-1].prefix); j-- {
+			ps[j], ps[j-1] = ps[j-1], ps[j]
+		}
+	}
+}

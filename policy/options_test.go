@@ -1,0 +1,167 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// findings renders CheckArgv's result as "index:class" pairs.
+func findings(argv string) string {
+	var out []string
+	for _, f := range CheckArgv(strings.Fields(argv)) {
+		out = append(out, fmt.Sprintf("%d:%s", f.Index, f.Class))
+	}
+	return strings.Join(out, " ")
+}
+
+func TestCheckArgv(t *testing.T) {
+	const code, writes, unknown = "runs code", "writes a named file", "is not known to be safe"
+	for _, c := range []struct{ argv, want string }{
+		// Everyday calls: nothing a wildcard may not cover.
+		{"git log --oneline -5", ""},
+		{"git status -sb", ""},
+		{"git diff --stat HEAD~1", ""},
+		{"git commit -m msg", ""},
+		{"make test", ""},
+		{"make -j4 -k test lint", ""},
+		{"npm run test", ""},
+		{"npm run test -- src/a.test.js", ""},
+		{"go build ./...", ""},
+		{"go test -race -count=1 -run TestX ./...", ""},
+		{"go build -ldflags=-s ./cmd/x", ""},
+		{"gcc -O2 -Wall -Iinclude -c a.c", ""},
+		{"sort -rn -k2,2 a.txt", ""},
+		{"uniq -c a.txt", ""},
+		{"rg -n --hidden TODO src", ""},
+		{"fd -e go -t f", ""},
+		{"tar -tzf a.tgz", "1:" + writes + " 2:" + writes},
+		{"ls -la --output=x", "2:" + writes},
+		{"curl -sS https://x", ""},
+		// Clusters, attached and separate values, abbreviations.
+		{"sort -ro /x a", "1:" + writes + " 2:" + writes},
+		{"sort -o/x a", "1:" + writes},
+		{"sort -o /x a", "1:" + writes + " 2:" + writes},
+		{"sort --out=/x a", "1:" + writes},
+		{"sort --comp sh a", "1:" + code + " 2:" + code},
+		{"sort --frobnicate a", "1:" + unknown},
+		{"sort -Q a", "1:" + unknown},
+		{"uniq a b", "2:" + writes},
+		{"uniq -c a b", "3:" + writes},
+		{"tee a b", "1:" + writes + " 2:" + writes},
+		// make: assignments, makefiles, eval.
+		{"make X:=1", "1:" + code},
+		{"make -f x.mk", "1:" + code + " 2:" + code},
+		{"make -kfx.mk", "1:" + code},
+		{"make --eval=x", "1:" + code},
+		{"make -C dir", "1:" + code + " 2:" + code},
+		// npm.
+		{"npm run test --node-options=--require=x", "3:" + code},
+		{"npm run test -- --watch", "4:" + unknown},
+		{"npm exec x", "1:" + code},
+		{"npm install left-pad", "2:" + code},
+		{"npm ci", ""},
+		{"npm --script-shell=/x test", "1:" + code},
+		// go: single-dash long flags.
+		{"go build -toolexec x", "2:" + code + " 3:" + code},
+		{"go build --toolexec=x", "2:" + code},
+		{"go build -ldflags -extld=x", "2:" + code + " 3:" + code},
+		{"go build -o /x .", "2:" + writes + " 3:" + writes},
+		{"go run example.com/x@latest", "2:" + code},
+		{"go generate ./...", "1:" + code},
+		{"go -C /x build", "1:" + code + " 2:" + code},
+		{"go build -gcflags=all=-N", "2:" + unknown},
+		// gcc by prefix, longest first.
+		{"gcc -fplugin=x.so a.c", "1:" + code},
+		{"gcc -fno-omit-frame-pointer a.c", ""},
+		{"gcc -Wl,--plugin=x a.c", "1:" + code},
+		{"gcc -Wextra a.c", ""},
+		{"gcc -B /x a.c", "1:" + code + " 2:" + code},
+		{"gcc -o out a.c", "1:" + writes + " 2:" + writes},
+		{"gcc @opts a.c", "1:" + code},
+		// git: global options, -c anywhere, subcommands, transports.
+		{"git -c x=y log", "1:" + code + " 2:" + code},
+		{"git clone -c x=y u", "2:" + code + " 3:" + code},
+		{"git log --output=/x", "2:" + writes},
+		{"git --git-dir=/x log", "1:" + code},
+		{"git --work-tree /x status", "1:" + code + " 2:" + code},
+		{"git config user.name x", "1:" + code},
+		{"git fetch ext::sh", "2:" + code},
+		{"git log --frobnicate", "2:" + unknown},
+		{"git frobnicate --x", "2:" + unknown},
+		{"git frobnicate -c x=y", "2:" + code + " 3:" + code},
+		{"git rebase --exec id", "2:" + code + " 3:" + code},
+		// tar: old-style clusters take values from the next words.
+		{"tar czf out.tgz src", "1:" + writes + " 2:" + writes},
+		{"tar xf a.tar", "1:" + writes + " 2:" + writes},
+		{"tar -czf out.tgz src", "1:" + writes + " 2:" + writes},
+		{"tar --to-command=id -xf a", "1:" + code + " 2:" + writes + " 3:" + writes},
+		{"tar -I zstd -cf a src", "1:" + code + " 2:" + code + " 3:" + writes + " 4:" + writes},
+		// rg, fd.
+		{"rg --pre x y", "1:" + code + " 2:" + code},
+		{"fd -x rm", "1:" + code + " 2:" + code},
+		{"fdfind --exec rm", "1:" + code + " 2:" + code},
+		// A path or a versioned name finds the table.
+		{"/usr/bin/sort -o x", "1:" + writes + " 2:" + writes},
+	} {
+		if got := findings(c.argv); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.argv, got, c.want)
+		}
+	}
+}
+
+func TestFindingsSayWhy(t *testing.T) {
+	for _, argv := range []string{"sort --compress-program=x", "git log --output=x", "make X=1", "uniq a b", "ls --output=x", "git log --frobnicate"} {
+		fs := CheckArgv(strings.Fields(argv))
+		if len(fs) == 0 {
+			t.Fatalf("%s: no finding", argv)
+		}
+		if !strings.HasPrefix(fs[0].Why, "this option "+fs[0].Class.String()) && !strings.HasPrefix(fs[0].Why, "this operand "+fs[0].Class.String()) {
+			t.Errorf("%s: why %q does not start with what it does", argv, fs[0].Why)
+		}
+	}
+}
+
+func TestClasses(t *testing.T) {
+	if !Safe.Covered() || !Reads.Covered() || Unknown.Covered() || Writes.Covered() || Code.Covered() {
+		t.Error("Covered")
+	}
+	if len(Options(Code)) < 8 || len(Options(Writes)) < 5 {
+		t.Errorf("option listings are short: %q %q", Options(Code), Options(Writes))
+	}
+	if !Tabled("git") || !Tabled("/usr/bin/gmake") || Tabled("ls") {
+		t.Error("Tabled")
+	}
+	if !SubcommandFirst("git") || SubcommandFirst("ls") {
+		t.Error("SubcommandFirst")
+	}
+}
+
+func TestParseTableRejectsBadSpecs(t *testing.T) {
+	for _, spec := range []string{"safe -a", "runs: -a", "safe: a"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%q: no panic", spec)
+				}
+			}()
+			parseTable("x", spec, nil)
+		}()
+	}
+}
+
+func FuzzCheckArgv(f *testing.F) {
+	for _, s := range []string{"git log -c x", "tar czf a b", "gcc -o x a.c", "make X=1 -f y", "go build -ldflags x ."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		argv := strings.Fields(s)
+		prev := -1
+		for _, fd := range CheckArgv(argv) {
+			if fd.Index <= prev || fd.Index >= len(argv) || fd.Word != argv[fd.Index] || fd.Class.Covered() || fd.Why == "" {
+				t.Fatalf("%q: bad finding %+v", s, fd)
+			}
+			prev = fd.Index
+		}
+	})
+}
