@@ -14,6 +14,7 @@ package copilot
 import (
 	"encoding/json"
 	"io"
+	"strings"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/hooks"
@@ -59,6 +60,11 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 		if _, ok := m["toolResult"]; ok {
 			ev = PostToolUse
 		}
+	}
+	switch ev {
+	case hooks.PreToolUse, hooks.PermissionRequest, hooks.PostToolUse:
+		// Registered under Claude's event names.
+		ev = strings.ToLower(ev[:1]) + ev[1:]
 	}
 	switch ev {
 	case PreToolUse, PermissionRequest:
