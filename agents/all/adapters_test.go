@@ -202,8 +202,11 @@ var shellCases = []agentCase{
 		agent: "codex", event: "PreToolUse", file: "codex-pre-bash.json",
 		deny:     `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no_grant"}}`,
 		denyCode: 0, allow: "", abstain: "",
-		changed:     func(m map[string]any) { m["tool_input"].(map[string]any)["command"] = "echo hello2" },
-		unknownTool: func(m map[string]any) { m["tool_name"] = "spawn_agent"; m["tool_input"] = map[string]any{"message": "hi"} },
+		changed: func(m map[string]any) { m["tool_input"].(map[string]any)["command"] = "echo hello2" },
+		unknownTool: func(m map[string]any) {
+			m["tool_name"] = "spawn_agent"
+			m["tool_input"] = map[string]any{"message": "hi"}
+		},
 	},
 	{
 		agent: "gemini", event: "BeforeTool", file: "gemini-before-shell.json",
@@ -216,15 +219,21 @@ var shellCases = []agentCase{
 		agent: "copilot", event: "preToolUse", file: "copilot-pre-bash.json",
 		deny:     `{"permissionDecision":"deny","permissionDecisionReason":"no_grant"}`,
 		denyCode: 2, allow: `{"permissionDecision":"allow"}`, abstain: "",
-		changed:     func(m map[string]any) { m["toolArgs"] = `{"command":"echo hello2","description":"Print hello"}` },
-		unknownTool: func(m map[string]any) { m["toolName"] = "github-create_issue"; m["toolArgs"] = map[string]any{"title": "x"} },
+		changed: func(m map[string]any) { m["toolArgs"] = `{"command":"echo hello2","description":"Print hello"}` },
+		unknownTool: func(m map[string]any) {
+			m["toolName"] = "github-create_issue"
+			m["toolArgs"] = map[string]any{"title": "x"}
+		},
 	},
 	{
 		agent: "cursor", event: "preToolUse", file: "cursor-pre-shell.json",
 		deny:     `{"permission":"deny","user_message":"no_grant","agent_message":"no_grant"}`,
 		denyCode: 2, allow: `{"permission":"allow"}`, abstain: `{}`,
-		changed:     func(m map[string]any) { m["tool_input"].(map[string]any)["working_directory"] = "/tmp" },
-		unknownTool: func(m map[string]any) { m["tool_name"] = "MCP:create_issue"; m["tool_input"] = map[string]any{"title": "x"} },
+		changed: func(m map[string]any) { m["tool_input"].(map[string]any)["working_directory"] = "/tmp" },
+		unknownTool: func(m map[string]any) {
+			m["tool_name"] = "MCP:create_issue"
+			m["tool_input"] = map[string]any{"title": "x"}
+		},
 	},
 	{
 		agent: "cursor", event: "beforeShellExecution", file: "cursor-before-shell.json",
