@@ -205,11 +205,29 @@ func checkWritable(path string, data []byte, mode fs.FileMode) error {
 // state directory, out of the agent's reach) keeps the original bytes for
 // Remove. With dryRun nothing is written, but every check is made.
 func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
+	return apply(path, backupDir, editor{
+		merge:   func(data []byte) ([]byte, bool, error) { return Merge(data, o) },
+		hasOurs: func(data []byte) bool { return hasOurs(data, o.Binary) },
+	}, dryRun)
+}
+
+// editor is what Apply and Remove do to one kind of config file (Claude
+// Code's settings here; other agents' hook files in agents.go).
+type editor struct {
+	merge   func(data []byte) (out []byte, changed bool, err error)
+	unmerge func(data []byte) (out []byte, changed bool, err error)
+	hasOurs func(data []byte) bool
+	// same reports whether two files hold the same configuration once
+	// loopguard's entries (and empty containers) are ignored.
+	same func(a, b []byte) bool
+}
+
+func apply(path, backupDir string, ed editor, dryRun bool) (*Result, error) {
 	data, mode, err := ReadSettings(path)
 	if err != nil {
 		return nil, err
 	}
-	out, changed, err := Merge(data, o)
+	out, changed, err := ed.merge(data)
 	if err != nil {
 		var se *SyntaxError
 		if errors.As(err, &se) {
@@ -238,7 +256,7 @@ func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
 	// The backup holds the file as it was before loopguard: write it only
 	// when the file has nothing of loopguard's yet.
 	res.Backup = recordPath(backupDir, path)
-	if data == nil || !hasOurs(data, o.Binary) {
+	if data == nil || !ed.hasOurs(data) {
 		rec := record{V: 1, Path: path, Existed: data != nil, CreatedDir: createdDir, Original: data}
 		b, err := json.Marshal(rec)
 		if err != nil {
@@ -268,6 +286,13 @@ func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
 // kept. self is the running binary (see IsLoopguard). With dryRun nothing
 // is written.
 func Remove(path, backupDir, self string, dryRun bool) (*Result, error) {
+	return remove(path, backupDir, editor{
+		unmerge: func(data []byte) ([]byte, bool, error) { return Unmerge(data, self) },
+		same:    func(a, b []byte) bool { return sameSettings(a, b, self) },
+	}, dryRun)
+}
+
+func remove(path, backupDir string, ed editor, dryRun bool) (*Result, error) {
 	data, mode, err := ReadSettings(path)
 	if err != nil {
 		return nil, err
@@ -286,7 +311,7 @@ func Remove(path, backupDir, self string, dryRun bool) (*Result, error) {
 		}
 		return res, nil
 	}
-	out, changed, err := Unmerge(data, self)
+	out, changed, err := ed.unmerge(data)
 	if err != nil {
 		var se *SyntaxError
 		if errors.As(err, &se) {
@@ -300,7 +325,7 @@ func Remove(path, backupDir, self string, dryRun bool) (*Result, error) {
 	res.Changed = true
 	res.New = out
 	switch {
-	case rec != nil && rec.Existed && sameSettings(data, rec.Original, self):
+	case rec != nil && rec.Existed && ed.same(data, rec.Original):
 		res.New = rec.Original
 		res.Restored = true
 	case rec != nil && !rec.Existed && bytes0(out):

@@ -82,3 +82,19 @@ func Detect(payload []byte) (agents.Adapter, error) {
 	}
 	return nil, fmt.Errorf("the payload has marks of several agents (%s); loopguard does not guess", strings.Join(found, ", "))
 }
+
+// Registrations are the agents `loopguard init --agent` can register with,
+// in the order doctor shows them (Claude Code's registration is install's).
+var Registrations = []agents.Registration{
+	codex.Registration, gemini.Registration, copilot.Registration, cursor.Registration,
+}
+
+// Registration returns the registration of the agent named name.
+func Registration(name string) (agents.Registration, error) {
+	for _, r := range Registrations {
+		if r.Agent == name {
+			return r, nil
+		}
+	}
+	return agents.Registration{}, fmt.Errorf("unknown agent %q (want one of codex, gemini, copilot, cursor)", name)
+}

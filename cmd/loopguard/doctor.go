@@ -125,6 +125,9 @@ func doctorRun(ctx context.Context, out io.Writer, env doctorEnv) error {
 	for _, r := range checkSettings(env) {
 		add(r)
 	}
+	for _, r := range checkAgents(env) {
+		add(r)
+	}
 	add(<-claudeDone)
 	master, krResults := checkKeyring(ctx)
 	for _, r := range krResults {

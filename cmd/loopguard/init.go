@@ -86,6 +86,7 @@ type initOptions struct {
 	tools  string
 	dryRun bool
 	binary string // for tests; "" means this binary
+	agent  string // "" or "claude": Claude Code; else see initAgentRun
 }
 
 func newInitCmd() *cobra.Command {
@@ -135,6 +136,7 @@ needs no retry.`,
 	cmd.Flags().DurationVar(&o.wait, "wait", 0, "hold a call without an approval until a human decides, at most this long (e.g. 2m)")
 	cmd.Flags().StringVar(&o.tools, "tools", install.DefaultMatcher, "the Claude Code matcher of the tools to guard")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the change to the settings file and do nothing")
+	cmd.Flags().StringVar(&o.agent, "agent", "", "register with another agent: codex, gemini, copilot or cursor (see README)")
 	return cmd
 }
 
@@ -165,6 +167,9 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		if bin, err = selfPath(); err != nil {
 			return err
 		}
+	}
+	if o.agent != "" && o.agent != "claude" {
+		return initAgentRun(ctx, out, errOut, o, bin)
 	}
 	env, err := settingsEnv()
 	if err != nil {
