@@ -210,4 +210,3 @@ func uninstallAgentRun(out, errOut io.Writer, o *uninstallOptions) error {
 	_ = errOut
 	return nil
 }
-
