@@ -1,0 +1,41 @@
+package policy
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAgentPaths: every registration file `loopguard init --agent` writes is
+// in the list (so it is protected), and paths are absolute.
+func TestAgentPaths(t *testing.T) {
+	home, proj := "/home/u", "/work/p"
+	got := map[string]bool{}
+	for _, p := range AgentPaths(home, proj, "") {
+		if !filepath.IsAbs(p.Path) || p.Agent == "" || p.Why == "" {
+			t.Errorf("bad entry %+v", p)
+		}
+		got[p.Path] = true
+	}
+	for _, want := range []string{
+		"/home/u/.codex/hooks.json", "/home/u/.codex/config.toml", "/work/p/.codex/hooks.json",
+		"/home/u/.gemini/settings.json", "/work/p/.gemini/settings.json",
+		"/home/u/.copilot/hooks", "/work/p/.github/hooks",
+		"/home/u/.cursor/hooks.json", "/work/p/.cursor/hooks.json",
+	} {
+		if !got[want] {
+			t.Errorf("%s is not listed", want)
+		}
+	}
+	for _, p := range AgentPaths(home, proj, "/opt/codex") {
+		if p.Agent == "codex" && filepath.Dir(p.Path) == "/home/u/.codex" {
+			t.Errorf("CODEX_HOME ignored: %s", p.Path)
+		}
+	}
+	// No project: no project paths.
+	for _, p := range AgentPaths(home, "", "") {
+		if strings.HasPrefix(p.Path, proj) {
+			t.Errorf("project path without a project: %s", p.Path)
+		}
+	}
+}
