@@ -173,9 +173,11 @@ func NewGeminiAPI(t testing.TB, s Script) *FakeAPI {
 				_ = json.NewEncoder(w).Encode(map[string]any{"totalTokens": 1})
 				return
 			case !strings.Contains(r.URL.Path, ":streamGenerateContent") || len(req.Tools) == 0:
-				// Side requests (routing, titles, summaries): short text.
-				w.Header().Set("Content-Type", "application/json")
-				_ = json.NewEncoder(w).Encode(candidate(map[string]any{"text": "ok"}))
+				// Side requests (model routing, summaries) get a client
+				// error, which Gemini CLI does not retry: it falls back to
+				// its defaults. A well-formed answer that is not what they
+				// expect is retried with back-off, for minutes.
+				http.Error(w, `{"error":{"code":400,"message":"not scripted","status":"INVALID_ARGUMENT"}}`, http.StatusBadRequest)
 				return
 			}
 			var out *string
