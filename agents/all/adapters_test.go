@@ -327,6 +327,7 @@ func TestClaudeRegistrationRecognisesOtherAgents(t *testing.T) {
 		{"cursor-claude-pre-bash.json", "PreToolUse", 2, `{"permission":"deny","user_message":"no_grant","agent_message":"no_grant"}`},
 		{"copilot-pascal-pre-bash.json", "PreToolUse", 2, `{"permissionDecision":"deny","permissionDecisionReason":"no_grant"}`},
 		{"copilot-pre-bash.json", "PreToolUse", 2, `{"permissionDecision":"deny","permissionDecisionReason":"no_grant"}`},
+		{"copilot-pre-bash-argstring.json", "PreToolUse", 2, `{"permissionDecision":"deny","permissionDecisionReason":"no_grant"}`},
 	} {
 		shape(t, tc.file, h.run("", tc.event, h.payload(tc.file)), tc.code, tc.want)
 	}

@@ -18,6 +18,10 @@ import (
 type Script struct {
 	Commands []string
 	Between  func(i int, output string)
+	// Tool and Arg name the shell tool and its command argument, for the
+	// Responses API (default exec_command {cmd}, Codex's; Copilot CLI's is
+	// bash {command}).
+	Tool, Arg string
 }
 
 // FakeAPI is a scripted model API on 127.0.0.1. Its protocol (OpenAI
@@ -103,8 +107,12 @@ func sse(w http.ResponseWriter) func(event string, v any) {
 }
 
 // NewResponsesAPI serves OpenAI's Responses API (POST /v1/responses,
-// streamed) as Codex CLI calls it: the model asks for exec_command {cmd}.
+// streamed) as Codex CLI and Copilot CLI (BYOK) call it: the model asks for
+// the shell tool Script.Tool.
 func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
+	if s.Tool == "" {
+		s.Tool, s.Arg = "exec_command", "cmd"
+	}
 	return start(t, s, func(f *FakeAPI) http.Handler {
 		n := 0
 		var mu sync.Mutex
@@ -133,17 +141,21 @@ func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
 			mu.Unlock()
 			send := sse(w)
 			send("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
+			var item map[string]any
 			if cmd != "" {
-				args, _ := json.Marshal(map[string]string{"cmd": cmd})
-				send("response.output_item.done", map[string]any{"type": "response.output_item.done", "item": map[string]any{
-					"type": "function_call", "id": "fc_" + id, "name": "exec_command", "arguments": string(args), "call_id": "call_" + id}})
+				args, _ := json.Marshal(map[string]string{s.Arg: cmd})
+				item = map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
+					"name": s.Tool, "arguments": string(args), "call_id": "call_" + id}
 			} else {
-				send("response.output_item.done", map[string]any{"type": "response.output_item.done", "item": map[string]any{
-					"type": "message", "role": "assistant", "id": "msg_" + id,
-					"content": []any{map[string]any{"type": "output_text", "text": "done"}}}})
+				item = map[string]any{"type": "message", "role": "assistant", "id": "msg_" + id, "status": "completed",
+					"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
 			}
-			send("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": id,
-				"usage": map[string]any{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}})
+			send("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
+			send("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
+			send("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
+				"id": id, "object": "response", "status": "completed", "output": []any{item},
+				"usage": map[string]any{"input_tokens": 1, "input_tokens_details": map[string]any{"cached_tokens": 0},
+					"output_tokens": 1, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 2}}})
 		})
 	})
 }

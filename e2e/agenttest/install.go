@@ -36,6 +36,8 @@ type Client struct {
 var (
 	Codex  = Client{Name: "codex", Package: "@openai/codex", Version: "0.171.0", Bin: "codex"}
 	Gemini = Client{Name: "gemini", Package: "@google/gemini-cli", Version: "0.61.0", Bin: "gemini"}
+	// Copilot CLI runs offline against a custom model provider (BYOK).
+	Copilot = Client{Name: "copilot", Package: "@github/copilot", Version: "1.0.102", Bin: "copilot"}
 )
 
 // CacheEnv names the environment variable that overrides the cache folder

@@ -77,3 +77,17 @@ func (r Run) Gemini(ctx context.Context) (Result, error) {
 	cmd.Env = append(r.env(), "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+r.API.URL, "GEMINI_CLI_TRUST_WORKSPACE=true")
 	return RunCmd(ctx, cmd, RunTimeout)
 }
+
+// Copilot runs `copilot -p go --allow-all-tools` in Dir in Copilot's offline
+// mode with a custom model provider (BYOK: no GitHub sign-in), the fake
+// Responses API. --allow-all-tools turns Copilot's own confirmations off,
+// so what stops a call is the hook. Its hooks are read from
+// Home/.copilot/hooks.
+func (r Run) Copilot(ctx context.Context) (Result, error) {
+	cmd := exec.Command(r.Bin, "-p", "go", "--allow-all-tools", "--no-auto-update")
+	cmd.Dir = r.Dir
+	cmd.Env = append(r.env(), "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL="+r.API.URL+"/v1",
+		"COPILOT_PROVIDER_WIRE_API=responses", "COPILOT_MODEL=gpt-5.4", "COPILOT_PROVIDER_API_KEY=dummy",
+		"COPILOT_AUTO_UPDATE=false")
+	return RunCmd(ctx, cmd, RunTimeout)
+}
