@@ -302,12 +302,13 @@ func TestAdapterShellCall(t *testing.T) {
 // agent's own form (the hosts let a silent or timed-out hook through).
 func TestAdapterDeadline(t *testing.T) {
 	for _, tc := range shellCases {
-		h := newHarness(t)
 		r, w, _ := os.Pipe() // stdin that never ends
 		defer w.Close()
 		a, _ := all.Lookup(tc.agent)
 		var out, errb bytes.Buffer
-		code := agents.Run(context.Background(), agents.Options{Adapter: a, Event: tc.event, Deadline: 50 * time.Millisecond, NewEngine: h.engine}, r, &out, &errb)
+		// The engine is never reached; it would write state after the test.
+		noEngine := func() (*hooks.Engine, error) { return nil, os.ErrClosed }
+		code := agents.Run(context.Background(), agents.Options{Adapter: a, Event: tc.event, Deadline: 50 * time.Millisecond, NewEngine: noEngine}, r, &out, &errb)
 		shape(t, tc.agent+" deadline", answer{code, out.String(), errb.String()}, tc.denyCode, strings.ReplaceAll(tc.deny, "no_grant", "deadline"))
 		r.Close()
 	}
@@ -492,5 +493,67 @@ func TestPostToolUseRecheck(t *testing.T) {
 				t.Errorf("post of a rewritten call: %+v, want the alarm", got)
 			}
 		})
+	}
+}
+
+// shellPatch is a Codex Bash call that Codex applies as a patch itself.
+func shellPatch(t *testing.T, h *harness, cmd string) []byte {
+	return edit(t, h.payload("codex-pre-bash.json"), func(m map[string]any) {
+		m["tool_input"] = map[string]any{"command": cmd}
+	})
+}
+
+// TestCodexShellPatch: Codex applies `apply_patch <<'EOF' ... EOF` itself
+// (its hook sees Bash). It is bound like the apply_patch tool: to the file
+// and its state, checked against the protected paths; any other apply_patch
+// command is refused; a command merely naming apply_patch is plain Bash.
+func TestCodexShellPatch(t *testing.T) {
+	h := newHarness(t)
+	add := "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** End Patch\nEOF\n"
+	first := h.run("codex", "PreToolUse", shellPatch(t, h, add))
+	if !strings.Contains(first.stdout, "no_grant") {
+		t.Fatalf("shell patch without approval: %+v", first)
+	}
+	ps, _ := h.store.ListPending()
+	if len(ps) != 1 || ps[0].Tool != "Write" {
+		t.Fatalf("pending = %+v, want one Write", ps)
+	}
+	h.approve(first)
+	if err := os.WriteFile(filepath.Join(h.project, "notes.txt"), []byte("other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.run("codex", "PreToolUse", shellPatch(t, h, add)); !strings.Contains(got.stdout, "target_state_drift") {
+		t.Errorf("file changed after approval: %+v, want target_state_drift", got)
+	}
+	_ = os.Remove(filepath.Join(h.project, "notes.txt"))
+	if got := h.run("codex", "PreToolUse", shellPatch(t, h, add)); got.stdout != "" {
+		t.Errorf("control, the file as approved: %+v, want the (silent) allow", got)
+	}
+
+	for what, cmd := range map[string]string{
+		"protected":  "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: .claude/settings.json\n+{}\n*** End Patch\nEOF",
+		"cd then":    "cd .claude && apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: settings.json\n+{}\n*** End Patch\nEOF",
+		"dotdot":     "apply_patch <<EOF\n*** Begin Patch\n*** Update File: x/../.claude/settings.local.json\n@@\n-a\n+b\n*** End Patch\nEOF",
+		"applypatch": "applypatch <<'P'\n*** Begin Patch\n*** Add File: .claude/settings.json\n+{}\n*** End Patch\nP",
+	} {
+		if got := h.run("codex", "PreToolUse", shellPatch(t, h, cmd)); !strings.Contains(got.stdout, "protected_resource") {
+			t.Errorf("%s: %+v, want protected_resource", what, got)
+		}
+	}
+	for what, cmd := range map[string]string{
+		"argument form":   "apply_patch '*** Begin Patch\n*** Add File: a\n+1\n*** End Patch'",
+		"delimiter wrong": "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n+1\n*** End Patch\nEOT",
+		"trailing cmd":    "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n+1\n*** End Patch\nEOF\nrm -rf x",
+		"two files":       "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n+1\n*** Add File: b\n+1\n*** End Patch\nEOF",
+		"quoted name":     "'apply_patch' <<'EOF'\n*** Begin Patch\n*** Add File: a\n+1\n*** End Patch\nEOF",
+	} {
+		if got := h.run("codex", "PreToolUse", shellPatch(t, h, cmd)); !strings.Contains(got.stdout, "malformed_input") {
+			t.Errorf("%s: %+v, want malformed_input", what, got)
+		}
+	}
+	// Control: naming apply_patch is not a patch.
+	got := h.run("codex", "PreToolUse", shellPatch(t, h, "echo apply_patch"))
+	if !strings.Contains(got.stdout, "no_grant") {
+		t.Errorf("echo apply_patch: %+v, want a plain Bash no_grant", got)
 	}
 }

@@ -75,8 +75,13 @@ func (Adapter) Decode(payload []byte, event string) (*hooks.Call, string, error)
 		return nil, c.Event, err
 	}
 	c.ToolInput = in
-	if c.ToolName == "apply_patch" {
+	switch c.ToolName {
+	case "apply_patch":
 		if err := mapPatch(c); err != nil {
+			return nil, c.Event, err
+		}
+	case "Bash":
+		if _, err := mapShellPatch(c); err != nil {
 			return nil, c.Event, err
 		}
 	}
@@ -104,6 +109,11 @@ func mapPatch(c *hooks.Call) error {
 	if !ok {
 		return agents.Errorf("apply_patch tool_input.command is not a string")
 	}
+	return mapPatchBody(c, body)
+}
+
+// mapPatchBody maps c, whose input holds the patch body, to the file tool.
+func mapPatchBody(c *hooks.Call, body string) error {
 	files, err := ParsePatch(body)
 	if err != nil {
 		return err

@@ -174,3 +174,50 @@ func holdAuditLock(t *testing.T, state string) func() {
 		f.Close()
 	}
 }
+
+// Codex applies `apply_patch <<'EOF' ... EOF` itself, without a shell; its
+// hook sees a Bash call. loopguard binds it to the file it changes and that
+// file's state: approved while the file is absent, the patch does not run
+// once someone else created the file; a fresh approval then runs it once.
+func TestCodexPatchIsBoundToItsFile(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: notes.txt\n+from the agent\n*** End Patch\nEOF"
+	api := e.run(agenttest.Script{
+		Commands: []string{patch, patch, patch},
+		Between: func(i int, _ string) {
+			switch i {
+			case 0:
+				if err := e.ApproveOnly(); err != nil {
+					t.Error(err)
+				}
+				// The file appears after the approval.
+				if err := os.WriteFile(filepath.Join(e.Dir, "notes.txt"), []byte("from someone else\n"), 0o644); err != nil {
+					t.Error(err)
+				}
+			case 1:
+				// Back to the state that was approved.
+				if err := os.Remove(filepath.Join(e.Dir, "notes.txt")); err != nil {
+					t.Error(err)
+				}
+			}
+		},
+	})
+	agenttest.WantBlocked(t, api, 0, "no_grant")
+	agenttest.WantBlocked(t, api, 1, "target_state_drift")
+	if out := api.Output(2); strings.Contains(out, "loopguard") {
+		t.Errorf("the approved patch was not applied: %q", out)
+	}
+	if got := e.Read("notes.txt"); got != "from the agent\n" {
+		t.Errorf("notes.txt = %q; want the approved patch applied once", got)
+	}
+	p, err := e.G.Pending(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range p {
+		if x.Tool != "Write" {
+			t.Errorf("pending %+v: the patch should be reviewed as a Write of notes.txt", x)
+		}
+	}
+}
