@@ -56,7 +56,10 @@ func CacheDir() (string, error) {
 	return filepath.Join(root, ".cache", "agents"), nil
 }
 
-var installMu sync.Mutex
+var (
+	installMu sync.Mutex
+	installed = map[string]string{} // dir: executable checked in this process
+)
 
 // Install ensures c is installed in the cache and returns its executable. It
 // fails the test when it cannot be installed; it never skips.
@@ -80,6 +83,9 @@ func Install(t testing.TB, c Client) string {
 func (c Client) InstallIn(dir string) (string, error) {
 	installMu.Lock()
 	defer installMu.Unlock()
+	if bin, ok := installed[dir]; ok {
+		return bin, nil
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("failed to create cache folder: %w", err)
 	}
@@ -93,6 +99,7 @@ func (c Client) InstallIn(dir string) (string, error) {
 	}
 	bin := filepath.Join(dir, "node_modules", ".bin", c.Bin)
 	if v, err := c.version(bin); err == nil && strings.Contains(v, c.Version) {
+		installed[dir] = bin
 		return bin, nil
 	}
 	npm, err := exec.LookPath("npm")
@@ -116,11 +123,14 @@ func (c Client) InstallIn(dir string) (string, error) {
 	if !strings.Contains(v, c.Version) {
 		return "", fmt.Errorf("installed %s but it reports version %q", spec, v)
 	}
+	installed[dir] = bin
 	return bin, nil
 }
 
 func (c Client) version(bin string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Node clients start slowly on a loaded machine (make test runs every
+	// package at once).
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--version")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// RunTimeout bounds one client run.
-const RunTimeout = 120 * time.Second
+// RunTimeout bounds one client run (generous: a loaded machine slows the
+// Node clients down a lot).
+const RunTimeout = 5 * time.Minute
 
 // Run describes one non-interactive client run.
 type Run struct {

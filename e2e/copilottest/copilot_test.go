@@ -40,6 +40,8 @@ type env struct {
 	copilot string
 }
 
+// The tests run one at a time: each starts a Node client, and several at
+// once on a loaded machine push them past their own internal timeouts.
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	agenttest.RequireKeyring(t)
@@ -74,7 +76,6 @@ func (e *env) run(s agenttest.Script) *agenttest.FakeAPI {
 // a terminal, the identical call runs once; a changed call does not, and
 // neither does a second identical retry.
 func TestCopilotShellCallNeedsApproval(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	const cmd = "echo one >> runs.txt"
 	api := e.run(agenttest.Script{
@@ -104,7 +105,6 @@ func TestCopilotShellCallNeedsApproval(t *testing.T) {
 // Copilot denies a call when its preToolUse hook cannot start (a non-zero
 // exit): the registration needs no fallback.
 func TestCopilotHookThatCannotStartBlocks(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	// A registration of a binary that is not there (moved, deleted).
 	hooksFile := filepath.Join(e.G.Home, ".copilot", "hooks", "loopguard.json")
@@ -128,7 +128,6 @@ func TestCopilotHookThatCannotStartBlocks(t *testing.T) {
 // cut by loopguard's own deadline, well inside Copilot's timeout (on which
 // Copilot would run the call), and the answer is Copilot's deny.
 func TestCopilotHookThatHangsBlocks(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	unlock := holdAuditLock(t, e.G.State)
 	defer unlock()
@@ -142,7 +141,6 @@ func TestCopilotHookThatHangsBlocks(t *testing.T) {
 // Pins the host behaviour the deadline guards against: Copilot runs the
 // call when a preToolUse hook times out.
 func TestCopilotFailsOpenOnHookTimeout(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	hooksFile := filepath.Join(e.G.Home, ".copilot", "hooks", "loopguard.json")
 	slow := `{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"sleep 30","timeoutSec":1}]}}`

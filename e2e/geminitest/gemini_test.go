@@ -39,6 +39,8 @@ type env struct {
 	gemini string
 }
 
+// The tests run one at a time: each starts a Node client, and several at
+// once on a loaded machine push them past their own internal timeouts.
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	agenttest.RequireKeyring(t)
@@ -72,7 +74,6 @@ func (e *env) run(s agenttest.Script) *agenttest.FakeAPI {
 // a terminal, the identical call runs once; a changed call does not, and
 // neither does a second identical retry.
 func TestGeminiShellCallNeedsApproval(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	const cmd = "echo one >> runs.txt"
 	api := e.run(agenttest.Script{
@@ -103,7 +104,6 @@ func TestGeminiShellCallNeedsApproval(t *testing.T) {
 // registration echoes Gemini's deny when the binary is gone, so the call
 // still does not run.
 func TestGeminiHookThatCannotStartBlocks(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	// A registration of a binary that is not there (moved, deleted).
 	hooksFile := filepath.Join(e.G.Home, ".gemini", "settings.json")
@@ -125,7 +125,6 @@ func TestGeminiHookThatCannotStartBlocks(t *testing.T) {
 // cut by loopguard's own deadline, well inside Gemini's timeout, and the
 // answer is Gemini's deny: the call does not run.
 func TestGeminiHookThatHangsBlocks(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	unlock := holdAuditLock(t, e.G.State)
 	defer unlock()
@@ -139,7 +138,6 @@ func TestGeminiHookThatHangsBlocks(t *testing.T) {
 // Pins the host behaviour the two tests above guard against: Gemini runs
 // the call when a BeforeTool hook times out.
 func TestGeminiFailsOpenOnHookTimeout(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	hooksFile := filepath.Join(e.G.Home, ".gemini", "settings.json")
 	slow := `{"security":{"auth":{"selectedType":"gemini-api-key"}},"hooks":{"BeforeTool":[{"matcher":".*","hooks":[{"type":"command","command":"sleep 30","name":"slow","timeout":1000}]}]}}`
