@@ -65,3 +65,27 @@ func AgentPaths(home, project, codexHome string) []AgentPath {
 	add("cursor", "/etc/cursor", "Cursor enterprise hooks")
 	return out
 }
+
+// AgentEnv lists environment variables each coding agent sets for the
+// commands its tools run (seen on Claude Code 2.1.328, Codex 0.171.0, Gemini
+// CLI 0.61.0, Copilot CLI 1.0.102). A command that finds one runs inside
+// an agent, where approving, granting or changing the guard is refused.
+var AgentEnv = []struct{ Var, Agent string }{
+	{"CLAUDECODE", "Claude Code"},
+	{"CODEX_THREAD_ID", "Codex"},
+	{"CODEX_SESSION_ID", "Codex"},
+	{"GEMINI_CLI", "Gemini CLI"},
+	{"COPILOT_CLI", "Copilot CLI"},
+	{"COPILOT_AGENT_SESSION_ID", "Copilot CLI"},
+}
+
+// InsideAgent names the agent whose marker getenv finds ("" when none),
+// and the variable.
+func InsideAgent(getenv func(string) string) (agent, variable string) {
+	for _, m := range AgentEnv {
+		if getenv(m.Var) != "" {
+			return m.Agent, m.Var
+		}
+	}
+	return "", ""
+}

@@ -39,3 +39,21 @@ func TestAgentPaths(t *testing.T) {
 		}
 	}
 }
+
+func TestInsideAgent(t *testing.T) {
+	for _, tc := range []struct {
+		env   map[string]string
+		agent string
+	}{
+		{map[string]string{}, ""},
+		{map[string]string{"CLAUDECODE": "1"}, "Claude Code"},
+		{map[string]string{"CODEX_THREAD_ID": "019a"}, "Codex"},
+		{map[string]string{"GEMINI_CLI": "1"}, "Gemini CLI"},
+		{map[string]string{"COPILOT_CLI": "1"}, "Copilot CLI"},
+		{map[string]string{"CODEX_THREAD_ID": ""}, ""},
+	} {
+		if got, _ := InsideAgent(func(k string) string { return tc.env[k] }); got != tc.agent {
+			t.Errorf("%v: %q, want %q", tc.env, got, tc.agent)
+		}
+	}
+}

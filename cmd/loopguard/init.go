@@ -17,6 +17,7 @@ import (
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 )
@@ -72,8 +73,8 @@ func selfPath() (string, error) {
 // refuseInAgent stops commands that would weaken the guard when an agent
 // runs them.
 func refuseInAgent() error {
-	if os.Getenv("CLAUDECODE") != "" {
-		return withHint(fmt.Errorf("%w: CLAUDECODE is set, so this runs inside Claude Code", errNotHuman),
+	if agent, v := policy.InsideAgent(os.Getenv); agent != "" {
+		return withHint(fmt.Errorf("%w: %s is set, so this runs inside %s", errNotHuman, v, agent),
 			"open a terminal of your own (outside the agent) and run the command there")
 	}
 	return nil
