@@ -557,3 +557,32 @@ func TestCodexShellPatch(t *testing.T) {
 		t.Errorf("echo apply_patch: %+v, want a plain Bash no_grant", got)
 	}
 }
+
+// TestCodexPermissionRequest: Codex's PermissionRequest answers through
+// decision.behavior, and a PermissionRequest for a call no approval covers
+// is denied there too.
+func TestCodexPermissionRequest(t *testing.T) {
+	h := newHarness(t)
+	got := h.run("codex", "PermissionRequest", h.payload("codex-permission-bash.json"))
+	shape(t, "no approval", got, 0, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no_grant"}}}`)
+	h.approve(got)
+	shape(t, "approved", h.run("codex", "PermissionRequest", h.payload("codex-permission-bash.json")), 0,
+		`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)
+}
+
+// TestUnknownAgentDeniesEverywhere: a registration naming an agent loopguard
+// does not know answers with the deny every known agent blocks on: exit 2,
+// the reason as plain text on stdout and stderr.
+func TestUnknownAgentDeniesEverywhere(t *testing.T) {
+	h := newHarness(t)
+	var out, errb bytes.Buffer
+	code := agents.Run(context.Background(), agents.Options{NewEngine: h.engine,
+		Detect: func([]byte) (agents.Adapter, error) { return nil, os.ErrNotExist }},
+		bytes.NewReader(h.payload("codex-pre-bash.json")), &out, &errb)
+	if code != 2 || !strings.HasPrefix(out.String(), "loopguard: malformed_input") || errb.String() != out.String() {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	if json.Valid(out.Bytes()) {
+		t.Error("the universal deny must not be JSON (Gemini would read JSON without a decision as an allow)")
+	}
+}
