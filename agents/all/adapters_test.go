@@ -329,6 +329,11 @@ func TestClaudeRegistrationRecognisesOtherAgents(t *testing.T) {
 		{"copilot-pascal-pre-bash.json", "PreToolUse", 2, `{"permissionDecision":"deny","permissionDecisionReason":"no_grant"}`},
 		{"copilot-pre-bash.json", "PreToolUse", 2, `{"permissionDecision":"deny","permissionDecisionReason":"no_grant"}`},
 		{"copilot-pre-bash-argstring.json", "PreToolUse", 2, `{"permissionDecision":"deny","permissionDecisionReason":"no_grant"}`},
+		// Captured: Copilot runs .claude hooks without their args, so no
+		// --event either.
+		// (its command is two commands, so: chained_command)
+		{"copilot-pascal-pre-bash-real.json", "", 2, `{"permissionDecision":"deny","permissionDecisionReason":"chained_command"}`},
+		{"copilot-claude-permission.json", "", 2, `{"behavior":"deny","message":"chained_command"}`},
 	} {
 		shape(t, tc.file, h.run("", tc.event, h.payload(tc.file)), tc.code, tc.want)
 	}

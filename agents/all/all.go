@@ -54,7 +54,7 @@ func Detect(payload []byte) (agents.Adapter, error) {
 	}
 	ev, _ := m["hook_event_name"].(string)
 	var found []string
-	if has("toolName", "toolArgs", "sessionId") {
+	if has("toolName", "toolArgs", "toolInput", "sessionId", "hookName") {
 		found = append(found, copilot.Name)
 	}
 	if has("cursor_version", "conversation_id", "generation_id") {

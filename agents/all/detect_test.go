@@ -16,6 +16,7 @@ func TestDetect(t *testing.T) {
 		{`{"hook_event_name":"PreToolUse","session_id":"s","timestamp":"x","cwd":"/","tool_name":"Bash","tool_input":{}}`, "copilot"},
 		{`{"conversation_id":"c","generation_id":"g","hook_event_name":"preToolUse","cursor_version":"1","tool_name":"Shell","tool_input":{},"cwd":"/"}`, "cursor"},
 		{`{"conversation_id":"c","hook_event_name":"PreToolUse","tool_name":"Shell","tool_input":{},"cwd":"/","transcript_path":null}`, "cursor"},
+		{`{"hookName":"permissionRequest","sessionId":"s","timestamp":1,"cwd":"/","toolName":"bash","toolInput":{"command":"x"},"permissionSuggestions":[]}`, "copilot"},
 		{`{"conversation_id":"c","turn_id":"t","hook_event_name":"PreToolUse"}`, ""},
 		{`{"sessionId":"s","hook_event_name":"BeforeTool"}`, ""},
 		{`{"session_id":"s","session_id":"t"}`, ""},

@@ -53,6 +53,14 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 	c := &hooks.Call{}
 	ev := event
 	if ev == "" {
+		// Hooks run from .claude settings get "hookName".
+		if hn, err := agents.String(m, "hookName", false); err != nil {
+			return nil, ev, err
+		} else if hn != "" {
+			ev = hn
+		}
+	}
+	if ev == "" {
 		// The camelCase payload does not name its event. Unregistered,
 		// only a result marks a post hook; anything else is decided as
 		// the call it would be (a deny when nothing covers it).
@@ -88,7 +96,15 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 	if c.ToolName, err = agents.String(m, "toolName", true); err != nil {
 		return nil, ev, err
 	}
-	if c.ToolInput, err = agents.InputObject(m["toolArgs"], "toolArgs", true); err != nil {
+	args, key := m["toolArgs"], "toolArgs"
+	if _, ok := m["toolInput"]; ok {
+		// permissionRequest names it toolInput; both at once is malformed.
+		if _, both := m["toolArgs"]; both {
+			return nil, ev, agents.Errorf("both toolArgs and toolInput")
+		}
+		args, key = m["toolInput"], "toolInput"
+	}
+	if c.ToolInput, err = agents.InputObject(args, key, true); err != nil {
 		return nil, ev, err
 	}
 	if err := mapTool(c); err != nil {

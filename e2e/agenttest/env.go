@@ -60,7 +60,8 @@ type Env struct {
 }
 
 // NewEnv makes the guarded project; prepare runs on the new HOME before
-// init (to write the client's own settings).
+// init (to write the client's own settings). With agent "", nothing is
+// registered: the test registers what it needs.
 func NewEnv(t *testing.T, lgBin, agent string, prepare func(home string) error) *Env {
 	t.Helper()
 	RequireKeyring(t)
@@ -78,8 +79,10 @@ func NewEnv(t *testing.T, lgBin, agent string, prepare func(home string) error) 
 			t.Fatal(err)
 		}
 	}
-	if out, err := g.Run(e.Ctx, e.Dir, "init", "--agent", agent); err != nil {
-		t.Fatalf("%v\n%s", err, out)
+	if agent != "" {
+		if out, err := g.Run(e.Ctx, e.Dir, "init", "--agent", agent); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
 	}
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -20,6 +20,7 @@ type Run struct {
 	Home string   // HOME (Codex's config is in Home/.codex, Gemini's in Home/.gemini)
 	Dir  string   // project folder, the working directory
 	Env  []string // extra environment for the client and its hooks
+	Args []string // extra client arguments
 }
 
 func (r Run) env() []string {
@@ -85,7 +86,7 @@ func (r Run) Gemini(ctx context.Context) (Result, error) {
 // so what stops a call is the hook. Its hooks are read from
 // Home/.copilot/hooks.
 func (r Run) Copilot(ctx context.Context) (Result, error) {
-	cmd := exec.Command(r.Bin, "-p", "go", "--allow-all-tools", "--no-auto-update")
+	cmd := exec.Command(r.Bin, append([]string{"-p", "go", "--allow-all-tools", "--no-auto-update"}, r.Args...)...)
 	cmd.Dir = r.Dir
 	cmd.Env = append(r.env(), "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL="+r.API.URL+"/v1",
 		"COPILOT_PROVIDER_WIRE_API=responses", "COPILOT_MODEL=gpt-5.4", "COPILOT_PROVIDER_API_KEY=dummy",

@@ -42,23 +42,25 @@ type env struct {
 
 // The tests run one at a time: each starts a Node client, and several at
 // once on a loaded machine push them past their own internal timeouts.
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvFor(t, "copilot") }
+
+func newEnvFor(t *testing.T, agent string) *env {
 	t.Helper()
 	agenttest.RequireKeyring(t)
 	if setupErr != nil {
 		t.Fatalf("setup: %v", setupErr)
 	}
 	copilot := agenttest.Install(t, agenttest.Copilot)
-	return &env{Env: agenttest.NewEnv(t, lgBin, "copilot", nil), copilot: copilot}
+	return &env{Env: agenttest.NewEnv(t, lgBin, agent, nil), copilot: copilot}
 }
 
 // run plays script through one `copilot -p`.
-func (e *env) run(s agenttest.Script) *agenttest.FakeAPI {
+func (e *env) run(s agenttest.Script, args ...string) *agenttest.FakeAPI {
 	t := e.T
 	t.Helper()
 	s.Tool, s.Arg = "bash", "command"
 	api := agenttest.NewResponsesAPI(t, s)
-	res, err := agenttest.Run{Bin: e.copilot, API: api, Home: e.G.Home, Dir: e.Dir, Env: e.G.ClientEnv()}.Copilot(e.Ctx)
+	res, err := agenttest.Run{Bin: e.copilot, API: api, Home: e.G.Home, Dir: e.Dir, Env: e.G.ClientEnv(), Args: args}.Copilot(e.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,5 +173,41 @@ func holdAuditLock(t *testing.T, state string) func() {
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
+	}
+}
+
+// Copilot CLI runs the hooks in a repository's .claude/settings.json too
+// (in a trusted folder), with a Claude-shaped payload of its own. loopguard
+// registered for Claude Code there (`loopguard init --project`) recognises
+// Copilot's payload and answers in Copilot's format: the call is refused
+// without an approval and runs once approved.
+func TestCopilotRunsTheClaudeRegistration(t *testing.T) {
+	e := newEnvFor(t, "")
+	if err := e.G.Init(e.Ctx, e.Dir); err != nil {
+		t.Fatal(err)
+	}
+	const cmd = "echo one >> runs.txt"
+	api := e.run(agenttest.Script{
+		Commands: []string{cmd, cmd},
+		Between: func(i int, _ string) {
+			if i == 0 {
+				if err := e.ApproveOnly(); err != nil {
+					t.Error(err)
+				}
+			}
+		},
+	}, "--trust-folder")
+	agenttest.WantBlocked(t, api, 0, "no_grant")
+	if got := e.Read("runs.txt"); got != "one\n" {
+		t.Errorf("runs.txt = %q; want the approved command to have run exactly once", got)
+	}
+	p, err := e.G.Pending(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range p {
+		if !strings.HasPrefix(x.Session, "copilot:") {
+			t.Errorf("pending %+v: not recognised as Copilot's call", x)
+		}
 	}
 }
