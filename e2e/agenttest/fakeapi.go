@@ -22,6 +22,9 @@ type Script struct {
 	// Responses API (default exec_command {cmd}, Codex's; Copilot CLI's is
 	// bash {command}).
 	Tool, Arg string
+	// Extra, when set, adds arguments to call i (Extra[i]), e.g. Codex's
+	// workdir.
+	Extra []map[string]any
 }
 
 // FakeAPI is a scripted model API on 127.0.0.1. Its protocol (OpenAI
@@ -68,8 +71,8 @@ func start(t testing.TB, s Script, h func(f *FakeAPI) http.Handler) *FakeAPI {
 
 // turn records the output of the previous call (when output is not nil),
 // runs Between, and returns the command to ask for next ("" for the final
-// text).
-func (f *FakeAPI) turn(output *string) string {
+// text) and its extra arguments.
+func (f *FakeAPI) turn(output *string) (string, map[string]any) {
 	f.mu.Lock()
 	if output != nil && len(f.outputs) < f.next {
 		f.outputs = append(f.outputs, *output)
@@ -84,10 +87,14 @@ func (f *FakeAPI) turn(output *string) string {
 	defer f.mu.Unlock()
 	if f.next < len(f.script.Commands) && len(f.outputs) == f.next {
 		c := f.script.Commands[f.next]
+		var extra map[string]any
+		if f.next < len(f.script.Extra) {
+			extra = f.script.Extra[f.next]
+		}
 		f.next++
-		return c
+		return c, extra
 	}
-	return ""
+	return "", nil
 }
 
 func sse(w http.ResponseWriter) func(event string, v any) {
@@ -134,7 +141,7 @@ func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
 					break
 				}
 			}
-			cmd := f.turn(out)
+			cmd, extra := f.turn(out)
 			mu.Lock()
 			n++
 			id := fmt.Sprintf("resp_%d", n)
@@ -143,7 +150,11 @@ func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
 			send("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
 			var item map[string]any
 			if cmd != "" {
-				args, _ := json.Marshal(map[string]string{s.Arg: cmd})
+				a := map[string]any{s.Arg: cmd}
+				for k, v := range extra {
+					a[k] = v
+				}
+				args, _ := json.Marshal(a)
 				item = map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
 					"name": s.Tool, "arguments": string(args), "call_id": "call_" + id}
 			} else {
@@ -202,10 +213,14 @@ func NewGeminiAPI(t testing.TB, s Script) *FakeAPI {
 					}
 				}
 			}
-			cmd := f.turn(out)
+			cmd, extra := f.turn(out)
 			send := sse(w)
 			if cmd != "" {
-				send("", candidate(map[string]any{"functionCall": map[string]any{"name": "run_shell_command", "args": map[string]any{"command": cmd}}}))
+				args := map[string]any{"command": cmd}
+				for k, v := range extra {
+					args[k] = v
+				}
+				send("", candidate(map[string]any{"functionCall": map[string]any{"name": "run_shell_command", "args": args}}))
 			} else {
 				send("", candidate(map[string]any{"text": "done"}))
 			}

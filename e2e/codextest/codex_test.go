@@ -221,3 +221,33 @@ func TestCodexPatchIsBoundToItsFile(t *testing.T) {
 		}
 	}
 }
+
+// The model can ask Codex to run a command in another directory (workdir);
+// Codex reports that directory as the hook's cwd. An approval covers the
+// command only where it was approved: the same text elsewhere is refused
+// and does not run there.
+func TestCodexApprovalIsBoundToTheWorkdir(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	other := t.TempDir()
+	const cmd = "echo one >> runs.txt"
+	api := e.run(agenttest.Script{
+		Commands: []string{cmd, cmd, cmd},
+		Extra:    []map[string]any{nil, {"workdir": other}, nil},
+		Between: func(i int, _ string) {
+			if i == 0 {
+				if err := e.ApproveOnly(); err != nil {
+					t.Error(err)
+				}
+			}
+		},
+	})
+	agenttest.WantBlocked(t, api, 0, "no_grant")
+	agenttest.WantBlocked(t, api, 1, "approved_call_changed")
+	if _, err := os.Stat(filepath.Join(other, "runs.txt")); err == nil {
+		t.Error("the approved command ran in the other directory")
+	}
+	if got := e.Read("runs.txt"); got != "one\n" {
+		t.Errorf("runs.txt = %q; want the approved command to have run once where it was approved", got)
+	}
+}

@@ -170,3 +170,33 @@ func holdAuditLock(t *testing.T, state string) func() {
 		f.Close()
 	}
 }
+
+// The model can ask Gemini to run a command in another directory
+// (dir_path). An approval covers the command only where it was approved:
+// the same text with a dir_path is refused and does not run there.
+func TestGeminiApprovalIsBoundToTheDirectory(t *testing.T) {
+	e := newEnv(t)
+	if err := os.Mkdir(filepath.Join(e.Dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const cmd = "echo one >> runs.txt"
+	api := e.run(agenttest.Script{
+		Commands: []string{cmd, cmd, cmd},
+		Extra:    []map[string]any{nil, {"dir_path": "sub"}, nil},
+		Between: func(i int, _ string) {
+			if i == 0 {
+				if err := e.ApproveOnly(); err != nil {
+					t.Error(err)
+				}
+			}
+		},
+	})
+	agenttest.WantBlocked(t, api, 0, "no_grant")
+	agenttest.WantBlocked(t, api, 1, "approved_call_changed")
+	if e.Exists("sub/runs.txt") {
+		t.Error("the approved command ran in the other directory")
+	}
+	if got := e.Read("runs.txt"); got != "one\n" {
+		t.Errorf("runs.txt = %q; want the approved command to have run once where it was approved", got)
+	}
+}
