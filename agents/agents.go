@@ -212,14 +212,14 @@ func String(m map[string]any, key string, required bool) (string, error) {
 	return s, nil
 }
 
-// InputObject reads a tool input: an object, or (when strings is true, for
+// InputObject reads a tool input: an object, or (when text is true, for
 // hosts that send it so) a JSON text holding one, decoded strictly.
-func InputObject(raw any, what string, strings bool) (map[string]any, error) {
+func InputObject(raw any, what string, text bool) (map[string]any, error) {
 	switch v := raw.(type) {
 	case map[string]any:
 		return v, nil
 	case string:
-		if strings {
+		if text {
 			m, err := Object([]byte(v))
 			if err != nil {
 				return nil, Errorf("%s: %v", what, err)
