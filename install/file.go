@@ -209,11 +209,35 @@ func checkWritable(path string, data []byte, mode fs.FileMode) error {
 // state directory, out of the agent's reach) keeps the original bytes for
 // Remove. With dryRun nothing is written, but every check is made.
 func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
+	return apply(path, backupDir, editor{
+		merge:   func(data []byte) ([]byte, bool, error) { return Merge(data, o) },
+		hasOurs: func(data []byte) bool { return hasOurs(data, o.Binary) },
+		sandbox: o.Sandbox,
+	}, dryRun)
+}
+
+// editor is what Apply and Remove do to one kind of config file (Claude
+// Code's settings here; other agents' hook files in agents.go).
+type editor struct {
+	merge   func(data []byte) (out []byte, changed bool, err error)
+	unmerge func(data []byte) (out []byte, changed bool, err error)
+	hasOurs func(data []byte) bool
+	// same reports whether two files hold the same configuration once
+	// loopguard's entries (and empty containers) are ignored.
+	same func(a, b []byte) bool
+	// sandbox is what Apply merges into Claude Code's sandbox settings, kept
+	// in the record; unmergeSandbox takes it out again on Remove. Both are
+	// nil for other agents' files.
+	sandbox        *Sandbox
+	unmergeSandbox func(data []byte, rec *record) (out []byte, changed bool, err error)
+}
+
+func apply(path, backupDir string, ed editor, dryRun bool) (*Result, error) {
 	data, mode, err := ReadSettings(path)
 	if err != nil {
 		return nil, err
 	}
-	out, changed, err := Merge(data, o)
+	out, changed, err := ed.merge(data)
 	if err != nil {
 		var se *SyntaxError
 		if errors.As(err, &se) {
@@ -243,16 +267,16 @@ func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
 	// when the file has nothing of loopguard's yet.
 	res.Backup = recordPath(backupDir, path)
 	var rec *record
-	if data == nil || !hasOurs(data, o.Binary) {
-		rec = &record{V: 1, Path: path, Existed: data != nil, CreatedDir: createdDir, Original: data, Sandbox: o.Sandbox}
-	} else if o.Sandbox != nil {
+	if data == nil || !ed.hasOurs(data) {
+		rec = &record{V: 1, Path: path, Existed: data != nil, CreatedDir: createdDir, Original: data, Sandbox: ed.sandbox}
+	} else if ed.sandbox != nil {
 		// Registered before: the record keeps the original, and now also
 		// what this run adds to the sandbox settings.
 		if rec, err = readRecord(backupDir, path); err != nil {
 			return nil, err
 		}
 		if rec != nil {
-			rec.Sandbox = rec.Sandbox.Union(o.Sandbox)
+			rec.Sandbox = rec.Sandbox.Union(ed.sandbox)
 		}
 	}
 	if rec != nil {
@@ -284,6 +308,16 @@ func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
 // kept. self is the running binary (see IsLoopguard). With dryRun nothing
 // is written.
 func Remove(path, backupDir, self string, dryRun bool) (*Result, error) {
+	return remove(path, backupDir, editor{
+		unmerge: func(data []byte) ([]byte, bool, error) { return Unmerge(data, self) },
+		same:    func(a, b []byte) bool { return sameSettings(a, b, self) },
+		unmergeSandbox: func(data []byte, rec *record) ([]byte, bool, error) {
+			return UnmergeSandbox(data, rec.Original, rec.Sandbox)
+		},
+	}, dryRun)
+}
+
+func remove(path, backupDir string, ed editor, dryRun bool) (*Result, error) {
 	data, mode, err := ReadSettings(path)
 	if err != nil {
 		return nil, err
@@ -302,10 +336,10 @@ func Remove(path, backupDir, self string, dryRun bool) (*Result, error) {
 		}
 		return res, nil
 	}
-	out, changed, err := Unmerge(data, self)
-	if err == nil && rec != nil {
+	out, changed, err := ed.unmerge(data)
+	if err == nil && rec != nil && ed.unmergeSandbox != nil {
 		var sbChanged bool
-		out, sbChanged, err = UnmergeSandbox(out, rec.Original, rec.Sandbox)
+		out, sbChanged, err = ed.unmergeSandbox(out, rec)
 		changed = changed || sbChanged
 		res.Sandbox = sbChanged
 	}
@@ -322,7 +356,7 @@ func Remove(path, backupDir, self string, dryRun bool) (*Result, error) {
 	res.Changed = true
 	res.New = out
 	switch {
-	case rec != nil && rec.Existed && sameSettings(out, rec.Original, self):
+	case rec != nil && rec.Existed && ed.same(out, rec.Original):
 		res.New = rec.Original
 		res.Restored = true
 	case rec != nil && !rec.Existed && bytes0(out):

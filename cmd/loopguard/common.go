@@ -131,9 +131,8 @@ var errNotHuman = errors.New("this command must be run by a human in their own t
 // inside a coding agent and without a terminal: the agent runs commands
 // with no controlling terminal and CLAUDECODE set.
 func openTTY() (*os.File, error) {
-	if v := os.Getenv("CLAUDECODE"); v != "" {
-		return nil, withHint(fmt.Errorf("%w: CLAUDECODE is set, so this runs inside Claude Code", errNotHuman),
-			"open a terminal of your own (outside the agent) and run the command there")
+	if err := refuseInAgent(); err != nil {
+		return nil, err
 	}
 	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {

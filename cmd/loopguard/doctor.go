@@ -132,6 +132,9 @@ func doctorRun(ctx context.Context, out io.Writer, env doctorEnv) error {
 	for _, r := range checkSettings(env) {
 		add(r)
 	}
+	for _, r := range checkAgents(env) {
+		add(r)
+	}
 	add(<-claudeDone)
 	for _, r := range checkSandbox(ctx, env) {
 		add(r)

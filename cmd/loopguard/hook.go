@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
@@ -16,9 +18,15 @@ import (
 	"github.com/loopguard/loopguard/state"
 )
 
-// runHook is `loopguard hook`: Claude Code runs it for every tool call. It is
-// dispatched before cobra is built and never exits 1.
+// runHook is `loopguard hook [agent]`: the coding agent runs it for every
+// tool call. It is dispatched before cobra is built and never exits 1.
+// Without an agent name it is Claude Code's registration, which Cursor and
+// Copilot CLI run too: the payload says which agent sent it (see hookAgent).
 func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode {
+	agent := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		agent, args = args[0], args[1:]
+	}
 	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	event := fs.String("event", "", "the event this hook is registered for")
@@ -32,17 +40,16 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer) ExitCode 
 	if parseErr == nil && *mode != hooks.ModeEnforce && *mode != hooks.ModeAsk && *mode != hooks.ModeAudit {
 		parseErr = fmt.Errorf("unknown mode %q", *mode)
 	}
-	opts := hooks.ClaudeOptions{
-		Event:    *event,
-		Deadline: *deadline + *wait,
-		NewEngine: func() (*hooks.Engine, error) {
-			if parseErr != nil {
-				return nil, fmt.Errorf("bad hook arguments: %w", parseErr)
-			}
-			return newEngine(*mode, *wait)
-		},
+	opts := hookAgent(agent)
+	opts.Event = *event
+	opts.Deadline = *deadline + *wait
+	opts.NewEngine = func() (*hooks.Engine, error) {
+		if parseErr != nil {
+			return nil, fmt.Errorf("bad hook arguments: %w", parseErr)
+		}
+		return newEngine(*mode, *wait)
 	}
-	return ExitCode(hooks.RunClaude(context.Background(), opts, stdin, stdout, stderr))
+	return ExitCode(agents.Run(context.Background(), opts, stdin, stdout, stderr))
 }
 
 func newEngine(mode string, wait time.Duration) (*hooks.Engine, error) {

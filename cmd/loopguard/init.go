@@ -17,6 +17,7 @@ import (
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 )
@@ -72,8 +73,8 @@ func selfPath() (string, error) {
 // refuseInAgent stops commands that would weaken the guard when an agent
 // runs them.
 func refuseInAgent() error {
-	if os.Getenv("CLAUDECODE") != "" {
-		return withHint(fmt.Errorf("%w: CLAUDECODE is set, so this runs inside Claude Code", errNotHuman),
+	if agent, v := policy.InsideAgent(os.Getenv); agent != "" {
+		return withHint(fmt.Errorf("%w: %s is set, so this runs inside %s", errNotHuman, v, agent),
 			"open a terminal of your own (outside the agent) and run the command there")
 	}
 	return nil
@@ -86,6 +87,7 @@ type initOptions struct {
 	tools  string
 	dryRun bool
 	binary string // for tests; "" means this binary
+	agent  string // "" or "claude": Claude Code; else see initAgentRun
 
 	noSandbox bool // leave Claude Code's sandbox settings alone (init_sandbox.go)
 }
@@ -145,6 +147,7 @@ a call runs but cannot confine what it does.`,
 	cmd.Flags().StringVar(&o.tools, "tools", install.DefaultMatcher, "the Claude Code matcher of the tools to guard")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the change to the settings file and do nothing")
 	cmd.Flags().BoolVar(&o.noSandbox, "no-sandbox", false, "do not turn on Claude Code's OS sandbox for Bash (weaker: approved code runs unconfined)")
+	cmd.Flags().StringVar(&o.agent, "agent", "", "register with another agent: codex, gemini, copilot or cursor (see README)")
 	return cmd
 }
 
@@ -175,6 +178,9 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		if bin, err = selfPath(); err != nil {
 			return err
 		}
+	}
+	if o.agent != "" && o.agent != "claude" {
+		return initAgentRun(ctx, out, errOut, o, bin)
 	}
 	env, err := settingsEnv()
 	if err != nil {

@@ -31,6 +31,11 @@ func Main(args []string) ExitCode {
 	if len(args) > 0 && args[0] == "hook" {
 		return runHook(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	}
+	if len(args) == 0 && !stdinIsTerminal() {
+		// Copilot CLI runs the hooks of .claude/settings.json without their
+		// "args": a bare loopguard with a payload on stdin is the hook.
+		return runHook(nil, os.Stdin, os.Stdout, os.Stderr)
+	}
 	root := newRootCmd()
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
@@ -114,3 +119,10 @@ func printError(w io.Writer, err error) {
 
 // errSilent marks an exit whose message was already printed.
 var errSilent = errors.New("")
+
+// stdinIsTerminal reports whether stdin is a character device (a person at a
+// terminal rather than a pipe from an agent).
+func stdinIsTerminal() bool {
+	fi, err := os.Stdin.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

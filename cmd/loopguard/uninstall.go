@@ -19,6 +19,7 @@ type uninstallOptions struct {
 	scope    scopeFlags
 	dryRun   bool
 	purgeKey bool
+	agent    string // "" or "claude": Claude Code; else see uninstallAgentRun
 }
 
 func newUninstallCmd() *cobra.Command {
@@ -52,6 +53,7 @@ directory (grants, pending calls, audit log) is left in place.`,
 	o.scope.add(cmd, "remove from")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the changes and do nothing")
 	cmd.Flags().BoolVar(&o.purgeKey, "purge-key", false, "also delete the key from the OS keyring (asks on the terminal)")
+	cmd.Flags().StringVar(&o.agent, "agent", "", "remove loopguard from another agent's hooks: codex, gemini, copilot or cursor")
 	return cmd
 }
 
@@ -61,6 +63,9 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 	}
 	if err := refuseInAgent(); err != nil {
 		return err
+	}
+	if o.agent != "" && o.agent != "claude" {
+		return uninstallAgentRun(out, errOut, o)
 	}
 	// --purge-key needs the terminal: check before anything is removed.
 	var tty *os.File

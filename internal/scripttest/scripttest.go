@@ -13,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -53,7 +54,9 @@ func Params(t testing.TB, extra map[string]Cmd) testscript.Params {
 			env.Setenv("HOME", home)
 			env.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-			env.Setenv("CLAUDECODE", "")
+			for _, m := range policy.AgentEnv {
+				env.Setenv(m.Var, "")
+			}
 			env.Setenv("NO_COLOR", "1")
 			for _, k := range []string{"DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"} {
 				env.Setenv(k, os.Getenv(k))

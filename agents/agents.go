@@ -1,0 +1,287 @@
+// Package agents runs loopguard's hook for every coding agent it speaks.
+//
+// The decision engine (hooks.Engine) knows no agent. Each agent has an
+// adapter package (agents/claude, agents/codex, agents/gemini,
+// agents/copilot, agents/cursor) that decodes the agent's payload into the
+// engine's Call, mapping its tool names onto the same tool classes and rule
+// grammar (Bash, Edit, Write, Read, WebFetch, mcp__server__tool), and
+// encodes the engine's Decision in the agent's exact output contract. Run
+// holds one hook call to a deadline and turns every failure into the
+// agent's own deny, because Codex and Gemini CLI (and Copilot CLI on a
+// timeout) let a call through when a hook fails.
+//
+// The package never prints but through the writers it is given, and never
+// exits.
+package agents
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/token"
+)
+
+// Adapter is one agent's hook contract.
+type Adapter interface {
+	// Name is the agent's name as `loopguard hook <name>` spells it.
+	Name() string
+	// Decode turns one payload into the engine's call. event is the event
+	// the hook was registered for, in the agent's own spelling ("" when the
+	// registration does not say); it matters for agents whose payload does
+	// not name its event (Copilot's camelCase form). It returns the event as
+	// the agent spells it, for Encode.
+	Decode(payload []byte, event string) (call *hooks.Call, agentEvent string, err error)
+	// Encode writes d as the answer to agentEvent ("" when the payload could
+	// not be read: then it must be a deny) and returns the exit code. It
+	// never writes an answer the agent would take as "no decision" for a
+	// deny.
+	Encode(agentEvent string, d hooks.Decision, stdout, stderr io.Writer) int
+}
+
+// Options configure one hook run.
+type Options struct {
+	// Adapter decodes and encodes. When nil, Detect picks one from the
+	// payload, and Fallback encodes when it cannot.
+	Adapter  Adapter
+	Detect   func(payload []byte) (Adapter, error)
+	Fallback Adapter
+	// Event is the event the hook was registered for, in the agent's
+	// spelling ("" when not given).
+	Event    string
+	Deadline time.Duration
+	// NewEngine builds the engine; it runs inside the deadline.
+	NewEngine func() (*hooks.Engine, error)
+}
+
+// Run reads one payload from stdin, decides it and writes the answer. It
+// never panics, and every failure, as well as its own deadline, is the
+// agent's deny.
+func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.Writer) int {
+	deadline := opts.Deadline
+	if deadline <= 0 {
+		deadline = hooks.DefaultDeadline
+	}
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+
+	type result struct {
+		ad    Adapter
+		event string
+		dec   hooks.Decision
+	}
+	done := make(chan result, 1)
+	go func() {
+		r := result{ad: opts.Adapter, event: opts.Event}
+		defer func() {
+			if p := recover(); p != nil {
+				r.dec = hooks.Decision{Behavior: hooks.Deny, Reason: hooks.ReasonInternal,
+					Message: fmt.Sprintf("loopguard: internal_error: %v. The call is blocked; the user should report this with `loopguard doctor` output.", p)}
+			}
+			done <- r
+		}()
+		data, err := io.ReadAll(io.LimitReader(stdin, hooks.MaxPayload+1))
+		var msg string
+		switch {
+		case err != nil:
+			msg = "failed to read the payload: " + err.Error()
+		case len(data) > hooks.MaxPayload:
+			msg = fmt.Sprintf("payload larger than %d bytes", hooks.MaxPayload)
+		case len(strings.TrimSpace(string(data))) == 0:
+			msg = "empty payload"
+		}
+		if msg == "" && r.ad == nil {
+			if opts.Detect == nil {
+				msg = "no adapter"
+			} else if r.ad, err = opts.Detect(data); err != nil {
+				msg = err.Error()
+			}
+		}
+		var call *hooks.Call
+		if msg == "" {
+			call, r.event, err = r.ad.Decode(data, opts.Event)
+			if err != nil {
+				msg = err.Error()
+			}
+		}
+		if msg != "" {
+			r.dec = hooks.Malformed(msg)
+			if eng, err := opts.NewEngine(); err == nil {
+				eng.RecordUndecodable(r.event, r.dec)
+			}
+			return
+		}
+		eng, err := opts.NewEngine()
+		if err != nil {
+			r.dec = hooks.SetupFailure(err)
+			return
+		}
+		r.dec = eng.Decide(ctx, call)
+	}()
+
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		r = result{ad: opts.Adapter, event: opts.Event, dec: hooks.Decision{Behavior: hooks.Deny, Reason: hooks.ReasonDeadline,
+			Message: fmt.Sprintf("loopguard: deadline: no decision within %s, so the call is blocked. The user should run `loopguard doctor` (a slow keyring or disk?).", deadline)}}
+	}
+	if r.ad == nil {
+		r.ad = opts.Fallback
+	}
+	if r.ad == nil {
+		return Universal(r.dec, stdout, stderr)
+	}
+	return r.ad.Encode(r.event, r.dec, stdout, stderr)
+}
+
+// Universal writes a deny that every agent loopguard knows blocks on: the
+// reason as plain text on stdout and stderr, and exit 2. It is for a hook
+// that does not know which agent runs it. Anything but a deny is written as
+// nothing at all (exit 0).
+func Universal(d hooks.Decision, stdout, stderr io.Writer) int {
+	if d.Behavior != hooks.Deny {
+		return hooks.ExitOK
+	}
+	msg := Reason(d)
+	_, _ = io.WriteString(stdout, msg+"\n")
+	_, _ = io.WriteString(stderr, msg+"\n")
+	return hooks.ExitDeny
+}
+
+// Reason is d's message, clipped, and never empty (an empty reason makes
+// Codex treat a deny as a failed hook, which lets the call through).
+func Reason(d hooks.Decision) string {
+	msg := strings.TrimSpace(hooks.Clip(d.Message))
+	if msg == "" {
+		msg = "loopguard: " + d.Reason
+		if d.Reason == "" {
+			msg = "loopguard: blocked"
+		}
+	}
+	return msg
+}
+
+// MalformedError is a payload an adapter refuses.
+type MalformedError = hooks.MalformedError
+
+// Errorf is a MalformedError.
+func Errorf(format string, args ...any) error {
+	return &MalformedError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Object decodes payload strictly (token.Decode: duplicate keys, invalid
+// UTF-8 and lone surrogates are malformed) and requires a JSON object.
+func Object(payload []byte) (map[string]any, error) {
+	v, err := token.Decode(payload)
+	if err != nil {
+		return nil, &MalformedError{Msg: err.Error()}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, Errorf("payload is not a JSON object")
+	}
+	return m, nil
+}
+
+// String reads the string field key of m. A present field that is not a
+// string, or longer than token.MaxFieldLen, is malformed; so is a missing or
+// empty one when required.
+func String(m map[string]any, key string, required bool) (string, error) {
+	raw, present := m[key]
+	if !present || raw == nil {
+		if required {
+			return "", Errorf("missing %s", key)
+		}
+		return "", nil
+	}
+	s, ok := raw.(string)
+	if !ok {
+		return "", Errorf("%s is not a string", key)
+	}
+	if required && s == "" {
+		return "", Errorf("empty %s", key)
+	}
+	if len(s) > token.MaxFieldLen {
+		return "", Errorf("%s longer than %d bytes", key, token.MaxFieldLen)
+	}
+	return s, nil
+}
+
+// InputObject reads a tool input: an object, or (when text is true, for
+// hosts that send it so) a JSON text holding one, decoded strictly.
+func InputObject(raw any, what string, text bool) (map[string]any, error) {
+	switch v := raw.(type) {
+	case map[string]any:
+		return v, nil
+	case string:
+		if text {
+			m, err := Object([]byte(v))
+			if err != nil {
+				return nil, Errorf("%s: %v", what, err)
+			}
+			return m, nil
+		}
+	}
+	return nil, Errorf("%s missing or not an object", what)
+}
+
+// Session binds a host's session id to the host: grants minted for one
+// agent's session never verify in another agent's session of the same id.
+func Session(agent, id string) string { return agent + ":" + id }
+
+// Finish checks what every adapter's call must satisfy: an event, a session,
+// a tool, an absolute cwd, an input, and no agent or session id that a grant
+// reserves ("main", "*", "type:...").
+func Finish(c *hooks.Call) (*hooks.Call, error) {
+	switch {
+	case c.Event == "":
+		return nil, Errorf("missing event")
+	case c.SessionID == "":
+		return nil, Errorf("missing session id")
+	case c.ToolName == "":
+		return nil, Errorf("missing tool name")
+	case len(c.ToolName) > token.MaxFieldLen:
+		return nil, Errorf("tool name longer than %d bytes", token.MaxFieldLen)
+	case c.ToolInput == nil:
+		return nil, Errorf("missing tool input")
+	case !filepath.IsAbs(c.Cwd):
+		return nil, Errorf("cwd %q is not an absolute path", c.Cwd)
+	}
+	if c.AgentID == token.MainAgent || c.AgentID == token.Any || strings.HasPrefix(c.AgentID, "type:") ||
+		c.SessionID == token.Any || strings.HasSuffix(c.SessionID, ":"+token.Any) {
+		return nil, Errorf("reserved agent or session id")
+	}
+	c.Cwd = filepath.Clean(c.Cwd)
+	return c, nil
+}
+
+// Abs makes a path the agent gave absolute against cwd (the host resolves
+// relative paths against its working directory). "" stays "".
+func Abs(cwd, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(cwd, p)
+}
+
+// WithPath returns a copy of in with key set to the absolute form of the
+// path held in from (relative paths are taken against cwd). The original
+// fields stay, so the digest still covers the complete input. It reports
+// false when from is missing or not a string.
+func WithPath(in map[string]any, from, key, cwd string) (map[string]any, bool) {
+	p, ok := in[from].(string)
+	if !ok || p == "" {
+		return in, false
+	}
+	out := make(map[string]any, len(in)+1)
+	for k, v := range in {
+		out[k] = v
+	}
+	out[key] = Abs(cwd, p)
+	return out, true
+}

@@ -1,0 +1,593 @@
+package all_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/agents/all"
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+var testMaster = bytes.Repeat([]byte{7}, 32)
+
+// harness is a real engine (real state, audit log and grants; a fixed key
+// in place of the keyring) over a project dir and a trusted bin dir.
+type harness struct {
+	t       *testing.T
+	project string
+	bin     string
+	store   *state.Store
+	mode    string
+	now     time.Time
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	base := t.TempDir()
+	h := &harness{t: t, project: filepath.Join(base, "project"), bin: filepath.Join(base, "bin"), now: time.Now()}
+	for _, d := range []string{h.project, h.bin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"echo", "ls"} {
+		if err := os.WriteFile(filepath.Join(h.bin, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := state.Open(filepath.Join(base, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.store = st
+	return h
+}
+
+func (h *harness) engine() (*hooks.Engine, error) {
+	return &hooks.Engine{
+		Store:   h.store,
+		Audit:   audit.Open(filepath.Join(h.store.Dir, "audit")),
+		LoadKey: func(context.Context) ([]byte, error) { return bytes.Clone(testMaster), nil },
+		Now:     func() time.Time { return h.now },
+		Mode:    h.mode,
+		Env: hooks.Env{Path: h.bin, Home: filepath.Join(filepath.Dir(h.project), "home"), Trusted: []string{h.bin},
+			Self: filepath.Join(h.bin, "loopguard"), StateDir: h.store.Dir},
+	}, nil
+}
+
+// payload reads a recorded payload, with {{CWD}} set to the project dir.
+func (h *harness) payload(name string) []byte {
+	h.t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", name))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return bytes.ReplaceAll(b, []byte("{{CWD}}"), []byte(h.project))
+}
+
+type answer struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+// run is one hook process: agent "" is the unnamed (Claude Code)
+// registration.
+func (h *harness) run(agent, event string, payload []byte) answer {
+	h.t.Helper()
+	opts := agents.Options{Event: event, NewEngine: h.engine}
+	if agent == "" {
+		opts.Detect, opts.Fallback = all.Detect, all.Adapters["claude"]
+	} else {
+		a, err := all.Lookup(agent)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		opts.Adapter = a
+	}
+	var out, errb bytes.Buffer
+	code := agents.Run(context.Background(), opts, bytes.NewReader(payload), &out, &errb)
+	return answer{code, out.String(), errb.String()}
+}
+
+// approve plays the human: approve the pending call the answer names.
+func (h *harness) approve(a answer) {
+	h.t.Helper()
+	m := approveID.FindStringSubmatch(a.stdout + a.stderr)
+	if m == nil {
+		h.t.Fatalf("answer %+v names no pending call", a)
+	}
+	p, err := h.store.GetPending(m[1])
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	keys, _ := token.NewKeys(testMaster)
+	if _, err := hooks.Approve(h.store, keys, p, "alice", 10*time.Minute, h.now); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+var approveID = regexp.MustCompile("loopguard approve ([A-Za-z0-9_-]+)")
+
+func edit(t *testing.T, payload []byte, f func(m map[string]any)) []byte {
+	t.Helper()
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	f(m)
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// shape checks an answer: the exit code, and stdout as JSON equal to want
+// once every string that starts with "loopguard:" is cut to its reason code.
+func shape(t *testing.T, what string, got answer, code int, want string) {
+	t.Helper()
+	if got.code != code {
+		t.Errorf("%s: exit %d, want %d (stdout %q, stderr %q)", what, got.code, code, got.stdout, got.stderr)
+	}
+	if want == "" {
+		if got.stdout != "" {
+			t.Errorf("%s: stdout %q, want nothing", what, got.stdout)
+		}
+		return
+	}
+	var v any
+	if err := json.Unmarshal([]byte(got.stdout), &v); err != nil {
+		t.Errorf("%s: stdout %q is not JSON: %v", what, got.stdout, err)
+		return
+	}
+	b, _ := json.Marshal(reasons(v))
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("%s: bad want: %v", what, err)
+	}
+	wb, _ := json.Marshal(w)
+	if string(b) != string(wb) {
+		t.Errorf("%s:\n got %s\nwant %s", what, b, wb)
+	}
+}
+
+// reasons cuts "loopguard: <code>: ..." messages to "<code>".
+func reasons(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = reasons(e)
+		}
+	case string:
+		if rest, ok := strings.CutPrefix(x, "loopguard: "); ok {
+			if strings.HasPrefix(rest, "approved by ") {
+				return "approved"
+			}
+			code, _, _ := strings.Cut(rest, ":")
+			return code
+		}
+		if strings.HasPrefix(x, "loopguard (ask mode): ") {
+			return "ask"
+		}
+	}
+	return v
+}
+
+// agentCase is one agent's recorded shell call and its answers.
+type agentCase struct {
+	agent, event, file string
+	deny, allow        string // stdout shapes; "" means nothing
+	denyCode           int
+	abstain            string
+	changed            func(m map[string]any)
+	unknownTool        func(m map[string]any)
+}
+
+var shellCases = []agentCase{
+	{
+		agent: "codex", event: "PreToolUse", file: "codex-pre-bash.json",
+		deny:     `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no_grant"}}`,
+		denyCode: 0, allow: "", abstain: "",
+		changed: func(m map[string]any) { m["tool_input"].(map[string]any)["command"] = "echo hello2" },
+		unknownTool: func(m map[string]any) {
+			m["tool_name"] = "spawn_agent"
+			m["tool_input"] = map[string]any{"message": "hi"}
+		},
+	},
+	{
+		agent: "gemini", event: "BeforeTool", file: "gemini-before-shell.json",
+		deny:     `{"decision":"deny","reason":"no_grant"}`,
+		denyCode: 0, allow: `{"decision":"allow"}`, abstain: "",
+		changed:     func(m map[string]any) { m["tool_input"].(map[string]any)["dir_path"] = "/" },
+		unknownTool: func(m map[string]any) { m["tool_name"] = "save_memory"; m["tool_input"] = map[string]any{"fact": "x"} },
+	},
+	{
+		agent: "copilot", event: "preToolUse", file: "copilot-pre-bash.json",
+		deny:     `{"permissionDecision":"deny","permissionDecisionReason":"no_grant"}`,
+		denyCode: 2, allow: `{"permissionDecision":"allow"}`, abstain: "",
+		changed: func(m map[string]any) { m["toolArgs"] = `{"command":"echo hello2","description":"Print hello"}` },
+		unknownTool: func(m map[string]any) {
+			m["toolName"] = "github-create_issue"
+			m["toolArgs"] = map[string]any{"title": "x"}
+		},
+	},
+	{
+		agent: "cursor", event: "preToolUse", file: "cursor-pre-shell.json",
+		deny:     `{"permission":"deny","user_message":"no_grant","agent_message":"no_grant"}`,
+		denyCode: 2, allow: `{"permission":"allow"}`, abstain: `{}`,
+		changed: func(m map[string]any) { m["tool_input"].(map[string]any)["working_directory"] = "/tmp" },
+		unknownTool: func(m map[string]any) {
+			m["tool_name"] = "MCP:create_issue"
+			m["tool_input"] = map[string]any{"title": "x"}
+		},
+	},
+	{
+		agent: "cursor", event: "beforeShellExecution", file: "cursor-before-shell.json",
+		deny:     `{"permission":"deny","user_message":"no_grant","agent_message":"no_grant"}`,
+		denyCode: 2, allow: `{"permission":"allow"}`, abstain: `{}`,
+		changed: func(m map[string]any) { m["command"] = "echo hello2" },
+	},
+}
+
+// TestAdapterShellCall plays each agent's recorded shell call through its
+// adapter and a real engine: denied without approval (and nothing an agent
+// reads as "no decision"), allowed once approved, denied when changed or
+// retried, abstaining in audit mode, denied when malformed, and an unknown
+// tool is decided (pending an exact approval), not let through.
+func TestAdapterShellCall(t *testing.T) {
+	for _, tc := range shellCases {
+		t.Run(tc.agent+"/"+tc.event, func(t *testing.T) {
+			h := newHarness(t)
+			p := h.payload(tc.file)
+
+			first := h.run(tc.agent, tc.event, p)
+			shape(t, "no approval", first, tc.denyCode, tc.deny)
+			h.approve(first)
+			shape(t, "approved", h.run(tc.agent, tc.event, p), 0, tc.allow)
+			// The control above ran; now the same call again: single use.
+			got := h.run(tc.agent, tc.event, p)
+			shape(t, "retried", got, tc.denyCode, strings.ReplaceAll(tc.deny, "no_grant", "approval_consumed"))
+
+			h.approve(first)
+			changed := edit(t, p, tc.changed)
+			got = h.run(tc.agent, tc.event, changed)
+			if !strings.Contains(got.stdout+got.stderr, "approved_call_changed") || got.code != tc.denyCode {
+				t.Errorf("changed call: %+v, want approved_call_changed", got)
+			}
+
+			h.mode = hooks.ModeAudit
+			shape(t, "audit mode", h.run(tc.agent, tc.event, edit(t, p, tc.changed)), 0, tc.abstain)
+			h.mode = ""
+
+			for what, bad := range map[string][]byte{
+				"not JSON":        []byte(`{"session_id":`),
+				"duplicate key":   bytes.Replace(p, []byte(`{`), []byte(`{"cwd":"/","cwd":"/",`), 1),
+				"empty":           nil,
+				"relative cwd":    bytes.ReplaceAll(p, []byte(h.project), []byte("project")),
+				"reserved agent":  edit(t, p, func(m map[string]any) { m["agent_id"] = "main" }),
+				"number for text": edit(t, p, func(m map[string]any) { m["cwd"] = 7 }),
+			} {
+				if what == "reserved agent" && tc.agent != "codex" {
+					continue
+				}
+				got := h.run(tc.agent, tc.event, bad)
+				shape(t, "malformed: "+what, got, tc.denyCode, strings.ReplaceAll(tc.deny, "no_grant", "malformed_input"))
+			}
+
+			if tc.unknownTool != nil {
+				got := h.run(tc.agent, tc.event, edit(t, p, tc.unknownTool))
+				shape(t, "unknown tool", got, tc.denyCode, tc.deny)
+				h.approve(got)
+				shape(t, "unknown tool approved", h.run(tc.agent, tc.event, edit(t, p, tc.unknownTool)), 0, tc.allow)
+			}
+		})
+	}
+}
+
+// TestAdapterDeadline: a hook that cannot decide in time denies in the
+// agent's own form (the hosts let a silent or timed-out hook through).
+func TestAdapterDeadline(t *testing.T) {
+	for _, tc := range shellCases {
+		r, w, _ := os.Pipe() // stdin that never ends
+		defer w.Close()
+		a, _ := all.Lookup(tc.agent)
+		var out, errb bytes.Buffer
+		// The engine is never reached; it would write state after the test.
+		noEngine := func() (*hooks.Engine, error) { return nil, os.ErrClosed }
+		code := agents.Run(context.Background(), agents.Options{Adapter: a, Event: tc.event, Deadline: 50 * time.Millisecond, NewEngine: noEngine}, r, &out, &errb)
+		shape(t, tc.agent+" deadline", answer{code, out.String(), errb.String()}, tc.denyCode, strings.ReplaceAll(tc.deny, "no_grant", "deadline"))
+		r.Close()
+	}
+}
+
+// TestClaudeRegistrationRecognisesOtherAgents: Cursor and Copilot CLI run
+// hooks registered in .claude/settings.json. Their payloads arriving at the
+// unnamed registration are decided and answered in their own format, not
+// mistaken for Claude Code's; a Claude payload still gets Claude's answer.
+func TestClaudeRegistrationRecognisesOtherAgents(t *testing.T) {
+	h := newHarness(t)
+	for _, tc := range []struct {
+		file, event string
+		code        int
+		want        string
+	}{
+		{"cursor-claude-pre-bash.json", "PreToolUse", 2, `{"permission":"deny","user_message":"no_grant","agent_message":"no_grant"}`},
+		{"copilot-pascal-pre-bash.json", "PreToolUse", 2, `{"permissionDecision":"deny","permissionDecisionReason":"no_grant"}`},
+		{"copilot-pre-bash.json", "PreToolUse", 2, `{"permissionDecision":"deny","permissionDecisionReason":"no_grant"}`},
+		{"copilot-pre-bash-argstring.json", "PreToolUse", 2, `{"permissionDecision":"deny","permissionDecisionReason":"no_grant"}`},
+		// Captured: Copilot runs .claude hooks without their args, so no
+		// --event either.
+		// (its command is two commands, so: chained_command)
+		{"copilot-pascal-pre-bash-real.json", "", 2, `{"permissionDecision":"deny","permissionDecisionReason":"chained_command"}`},
+		{"copilot-claude-permission.json", "", 2, `{"behavior":"deny","message":"chained_command"}`},
+	} {
+		shape(t, tc.file, h.run("", tc.event, h.payload(tc.file)), tc.code, tc.want)
+	}
+	// Control: the same registration with a Claude Code payload.
+	claude := []byte(`{"session_id":"s1","transcript_path":"/tmp/t.jsonl","cwd":"` + h.project + `","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo hello"},"tool_use_id":"toolu_1"}`)
+	first := h.run("", "PreToolUse", claude)
+	shape(t, "claude", first, 2,
+		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no_grant"}}`)
+	h.approve(first)
+	shape(t, "claude approved", h.run("", "PreToolUse", claude), 0,
+		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"approved"}}`)
+
+	// The Cursor payload's grant was minted for Cursor's session: approving
+	// it and replaying it as a Copilot call of the same session id fails.
+	shape(t, "cursor again", h.run("", "PreToolUse", h.payload("cursor-claude-pre-bash.json")), 2,
+		`{"permission":"deny","user_message":"no_grant","agent_message":"no_grant"}`)
+
+	// Marks of two agents: refused, not guessed.
+	mixed := edit(t, h.payload("cursor-claude-pre-bash.json"), func(m map[string]any) { m["turn_id"] = "t1" })
+	got := h.run("", "PreToolUse", mixed)
+	if got.code != 2 || !strings.Contains(got.stdout, "malformed_input") {
+		t.Errorf("mixed payload: %+v, want a malformed_input deny", got)
+	}
+	// A named registration refuses another agent's payload.
+	got = h.run("codex", "PreToolUse", h.payload("cursor-claude-pre-bash.json"))
+	if got.code != 0 || !strings.Contains(got.stdout, `"permissionDecision":"deny"`) {
+		t.Errorf("cursor payload at the codex registration: %+v, want Codex's deny", got)
+	}
+}
+
+// TestSessionsAreBoundToTheAgent: an approval given for one agent's session
+// does not cover the same call from another agent whose session id is equal.
+func TestSessionsAreBoundToTheAgent(t *testing.T) {
+	h := newHarness(t)
+	claude := []byte(`{"session_id":"same","transcript_path":"/tmp/t.jsonl","cwd":"` + h.project + `","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo hello"},"tool_use_id":"toolu_1"}`)
+	h.approve(h.run("", "PreToolUse", claude))
+	gem := edit(t, h.payload("gemini-before-shell.json"), func(m map[string]any) { m["session_id"] = "same" })
+	shape(t, "gemini with claude's session id", h.run("gemini", "BeforeTool", gem), 0, `{"decision":"deny","reason":"no_grant"}`)
+	shape(t, "control: claude", h.run("", "PreToolUse", claude), 0,
+		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"approved"}}`)
+}
+
+// TestFileCallsBindTargetState: Codex's apply_patch and Gemini's,
+// Copilot's and Cursor's file tools bind the state of the file they change,
+// like Claude's Write and Edit: approved while absent, the call does not run
+// once the file exists.
+func TestFileCallsBindTargetState(t *testing.T) {
+	for _, tc := range []struct{ agent, event, file, deny string }{
+		{"codex", "PreToolUse", "codex-pre-patch.json", "permissionDecision\":\"deny"},
+		{"gemini", "BeforeTool", "gemini-before-write.json", "\"decision\":\"deny"},
+		{"copilot", "preToolUse", "copilot-pre-create.json", "permissionDecision\":\"deny"},
+	} {
+		t.Run(tc.agent, func(t *testing.T) {
+			h := newHarness(t)
+			p := h.payload(tc.file)
+			first := h.run(tc.agent, tc.event, p)
+			if !strings.Contains(first.stdout, tc.deny) || !strings.Contains(first.stdout, "no_grant") {
+				t.Fatalf("no approval: %+v", first)
+			}
+			h.approve(first)
+			if err := os.WriteFile(filepath.Join(h.project, "notes.txt"), []byte("changed\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got := h.run(tc.agent, tc.event, p)
+			if !strings.Contains(got.stdout, tc.deny) || !strings.Contains(got.stdout, "target_state_drift") {
+				t.Errorf("file changed after approval: %+v, want target_state_drift", got)
+			}
+			// Control: back as it was approved (absent), it runs.
+			if err := os.Remove(filepath.Join(h.project, "notes.txt")); err != nil {
+				t.Fatal(err)
+			}
+			got = h.run(tc.agent, tc.event, p)
+			if strings.Contains(got.stdout, "deny") || got.code != 0 {
+				t.Errorf("file as approved: %+v, want the allow", got)
+			}
+		})
+	}
+}
+
+// TestProtectedFilesPerAgent: a file call aimed at the agent's hook
+// settings is refused whatever grants exist, through every adapter's
+// mapping (a patch, a relative path, a path with ..).
+func TestProtectedFilesPerAgent(t *testing.T) {
+	h := newHarness(t)
+	patch := func(body string) func(m map[string]any) {
+		return func(m map[string]any) { m["tool_input"] = map[string]any{"command": body} }
+	}
+	for _, tc := range []struct {
+		agent, event, file string
+		f                  func(m map[string]any)
+	}{
+		{"codex", "PreToolUse", "codex-pre-patch.json", patch("*** Begin Patch\n*** Add File: .claude/settings.json\n+{}\n*** End Patch\n")},
+		{"codex", "PreToolUse", "codex-pre-patch.json", patch("*** Begin Patch\n*** Update File: sub/../.claude/settings.local.json\n@@\n-a\n+b\n*** End Patch\n")},
+		{"gemini", "BeforeTool", "gemini-before-write.json", func(m map[string]any) {
+			m["tool_input"].(map[string]any)["file_path"] = ".claude/settings.json"
+		}},
+		{"copilot", "preToolUse", "copilot-pre-create.json", func(m map[string]any) {
+			m["toolArgs"].(map[string]any)["path"] = "x/../.claude/settings.json"
+		}},
+		{"cursor", "preToolUse", "cursor-pre-shell.json", func(m map[string]any) {
+			m["tool_name"] = "Delete"
+			m["tool_input"] = map[string]any{"file_path": ".claude/settings.json"}
+		}},
+	} {
+		got := h.run(tc.agent, tc.event, edit(t, h.payload(tc.file), tc.f))
+		if !strings.Contains(got.stdout, "protected_resource") {
+			t.Errorf("%s %s: %+v, want protected_resource", tc.agent, tc.file, got)
+		}
+	}
+}
+
+// TestCodexPatchesItCannotBind: a patch over several files, or one loopguard
+// reads differently from Codex, is refused as malformed, never allowed.
+func TestCodexPatchesItCannotBind(t *testing.T) {
+	h := newHarness(t)
+	for what, body := range map[string]string{
+		"two files":       "*** Begin Patch\n*** Add File: a.txt\n+a\n*** Add File: b.txt\n+b\n*** End Patch\n",
+		"move":            "*** Begin Patch\n*** Update File: a.txt\n*** Move to: .claude/settings.json\n@@\n-a\n+b\n*** End Patch\n",
+		"indented header": "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n *** Add File: .claude/settings.json\n+{}\n*** End Patch\n",
+		"padded path":     "*** Begin Patch\n*** Add File:  .claude/settings.json\n+{}\n*** End Patch\n",
+		"no end":          "*** Begin Patch\n*** Add File: a.txt\n+a\n",
+	} {
+		p := edit(t, h.payload("codex-pre-patch.json"), func(m map[string]any) { m["tool_input"] = map[string]any{"command": body} })
+		got := h.run("codex", "PreToolUse", p)
+		if !strings.Contains(got.stdout, `"permissionDecision":"deny"`) || !strings.Contains(got.stdout, "malformed_input") {
+			t.Errorf("%s: %+v, want a malformed_input deny", what, got)
+		}
+	}
+}
+
+// TestPostToolUseRecheck: where the host sends a call id (Codex, Cursor),
+// the post hook raises an alarm when what ran is not what was allowed
+// (another hook rewrote it), and stays quiet when it is.
+func TestPostToolUseRecheck(t *testing.T) {
+	for _, tc := range []struct {
+		agent, pre, post, preFile, postFile, alarm string
+		rewrite                                    func(m map[string]any)
+	}{
+		{"codex", "PreToolUse", "PostToolUse", "codex-pre-bash.json", "codex-post-bash.json", `"decision":"block"`,
+			func(m map[string]any) { m["tool_input"].(map[string]any)["command"] = "echo pwned" }},
+		{"cursor", "preToolUse", "postToolUse", "cursor-pre-shell.json", "cursor-post-shell.json", `"additional_context"`,
+			func(m map[string]any) { m["tool_input"].(map[string]any)["command"] = "echo pwned" }},
+	} {
+		t.Run(tc.agent, func(t *testing.T) {
+			h := newHarness(t)
+			pre := h.payload(tc.preFile)
+			h.approve(h.run(tc.agent, tc.pre, pre))
+			if got := h.run(tc.agent, tc.pre, pre); strings.Contains(got.stdout, "deny") {
+				t.Fatalf("approved call denied: %+v", got)
+			}
+			if got := h.run(tc.agent, tc.post, h.payload(tc.postFile)); strings.Contains(got.stdout, tc.alarm) {
+				t.Errorf("post of the allowed call: %+v, want no alarm", got)
+			}
+			// Once more, with the executed input rewritten.
+			h.approve(h.run(tc.agent, tc.pre, edit(t, pre, func(m map[string]any) { m["tool_use_id"] = "call_2" })))
+			h.run(tc.agent, tc.pre, edit(t, pre, func(m map[string]any) { m["tool_use_id"] = "call_2" }))
+			got := h.run(tc.agent, tc.post, edit(t, h.payload(tc.postFile), func(m map[string]any) {
+				m["tool_use_id"] = "call_2"
+				tc.rewrite(m)
+			}))
+			if !strings.Contains(got.stdout, tc.alarm) || !strings.Contains(got.stdout, "ALARM") {
+				t.Errorf("post of a rewritten call: %+v, want the alarm", got)
+			}
+		})
+	}
+}
+
+// shellPatch is a Codex Bash call that Codex applies as a patch itself.
+func shellPatch(t *testing.T, h *harness, cmd string) []byte {
+	return edit(t, h.payload("codex-pre-bash.json"), func(m map[string]any) {
+		m["tool_input"] = map[string]any{"command": cmd}
+	})
+}
+
+// TestCodexShellPatch: Codex applies `apply_patch <<'EOF' ... EOF` itself
+// (its hook sees Bash). It is bound like the apply_patch tool: to the file
+// and its state, checked against the protected paths; any other apply_patch
+// command is refused; a command merely naming apply_patch is plain Bash.
+func TestCodexShellPatch(t *testing.T) {
+	h := newHarness(t)
+	add := "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** End Patch\nEOF\n"
+	first := h.run("codex", "PreToolUse", shellPatch(t, h, add))
+	if !strings.Contains(first.stdout, "no_grant") {
+		t.Fatalf("shell patch without approval: %+v", first)
+	}
+	ps, _ := h.store.ListPending()
+	if len(ps) != 1 || ps[0].Tool != "Write" {
+		t.Fatalf("pending = %+v, want one Write", ps)
+	}
+	h.approve(first)
+	if err := os.WriteFile(filepath.Join(h.project, "notes.txt"), []byte("other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.run("codex", "PreToolUse", shellPatch(t, h, add)); !strings.Contains(got.stdout, "target_state_drift") {
+		t.Errorf("file changed after approval: %+v, want target_state_drift", got)
+	}
+	_ = os.Remove(filepath.Join(h.project, "notes.txt"))
+	if got := h.run("codex", "PreToolUse", shellPatch(t, h, add)); got.stdout != "" {
+		t.Errorf("control, the file as approved: %+v, want the (silent) allow", got)
+	}
+
+	for what, cmd := range map[string]string{
+		"protected":  "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: .claude/settings.json\n+{}\n*** End Patch\nEOF",
+		"cd then":    "cd .claude && apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: settings.json\n+{}\n*** End Patch\nEOF",
+		"dotdot":     "apply_patch <<EOF\n*** Begin Patch\n*** Update File: x/../.claude/settings.local.json\n@@\n-a\n+b\n*** End Patch\nEOF",
+		"applypatch": "applypatch <<'P'\n*** Begin Patch\n*** Add File: .claude/settings.json\n+{}\n*** End Patch\nP",
+	} {
+		if got := h.run("codex", "PreToolUse", shellPatch(t, h, cmd)); !strings.Contains(got.stdout, "protected_resource") {
+			t.Errorf("%s: %+v, want protected_resource", what, got)
+		}
+	}
+	for what, cmd := range map[string]string{
+		"argument form":   "apply_patch '*** Begin Patch\n*** Add File: a\n+1\n*** End Patch'",
+		"delimiter wrong": "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n+1\n*** End Patch\nEOT",
+		"trailing cmd":    "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n+1\n*** End Patch\nEOF\nrm -rf x",
+		"two files":       "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n+1\n*** Add File: b\n+1\n*** End Patch\nEOF",
+		"quoted name":     "'apply_patch' <<'EOF'\n*** Begin Patch\n*** Add File: a\n+1\n*** End Patch\nEOF",
+	} {
+		if got := h.run("codex", "PreToolUse", shellPatch(t, h, cmd)); !strings.Contains(got.stdout, "malformed_input") {
+			t.Errorf("%s: %+v, want malformed_input", what, got)
+		}
+	}
+	// Control: naming apply_patch is not a patch.
+	got := h.run("codex", "PreToolUse", shellPatch(t, h, "echo apply_patch"))
+	if !strings.Contains(got.stdout, "no_grant") {
+		t.Errorf("echo apply_patch: %+v, want a plain Bash no_grant", got)
+	}
+}
+
+// TestCodexPermissionRequest: Codex's PermissionRequest answers through
+// decision.behavior, and a PermissionRequest for a call no approval covers
+// is denied there too.
+func TestCodexPermissionRequest(t *testing.T) {
+	h := newHarness(t)
+	got := h.run("codex", "PermissionRequest", h.payload("codex-permission-bash.json"))
+	shape(t, "no approval", got, 0, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no_grant"}}}`)
+	h.approve(got)
+	shape(t, "approved", h.run("codex", "PermissionRequest", h.payload("codex-permission-bash.json")), 0,
+		`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`)
+}
+
+// TestUnknownAgentDeniesEverywhere: a registration naming an agent loopguard
+// does not know answers with the deny every known agent blocks on: exit 2,
+// the reason as plain text on stdout and stderr.
+func TestUnknownAgentDeniesEverywhere(t *testing.T) {
+	h := newHarness(t)
+	var out, errb bytes.Buffer
+	code := agents.Run(context.Background(), agents.Options{NewEngine: h.engine,
+		Detect: func([]byte) (agents.Adapter, error) { return nil, os.ErrNotExist }},
+		bytes.NewReader(h.payload("codex-pre-bash.json")), &out, &errb)
+	if code != 2 || !strings.HasPrefix(out.String(), "loopguard: malformed_input") || errb.String() != out.String() {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	if json.Valid(out.Bytes()) {
+		t.Error("the universal deny must not be JSON (Gemini would read JSON without a decision as an allow)")
+	}
+}

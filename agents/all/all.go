@@ -1,0 +1,100 @@
+// Package all lists every agent adapter and recognises a payload's agent
+// when the registration does not name one (`loopguard hook --event ...`,
+// Claude Code's registration, which Cursor and Copilot CLI also run).
+package all
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/agents/claude"
+	"github.com/loopguard/loopguard/agents/codex"
+	"github.com/loopguard/loopguard/agents/copilot"
+	"github.com/loopguard/loopguard/agents/cursor"
+	"github.com/loopguard/loopguard/agents/gemini"
+)
+
+// Adapters are the agents loopguard speaks, by name.
+var Adapters = map[string]agents.Adapter{
+	claude.Name:  claude.Adapter{},
+	codex.Name:   codex.Adapter{},
+	gemini.Name:  gemini.Adapter{},
+	copilot.Name: copilot.Adapter{},
+	cursor.Name:  cursor.Adapter{},
+}
+
+// Names lists the agents in the order help and doctor show them.
+var Names = []string{claude.Name, codex.Name, gemini.Name, copilot.Name, cursor.Name}
+
+// Lookup returns the adapter named name.
+func Lookup(name string) (agents.Adapter, error) {
+	if a, ok := Adapters[name]; ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("unknown agent %q (want one of %s)", name, strings.Join(Names, ", "))
+}
+
+// Detect names the agent that sent payload from the keys only that agent
+// sends. A payload with marks of two agents is refused (the caller denies);
+// one with no other agent's marks is Claude Code's, as before agents were
+// told apart (DecodeClaude is strict about the rest).
+func Detect(payload []byte) (agents.Adapter, error) {
+	m, err := agents.Object(payload)
+	if err != nil {
+		return nil, err
+	}
+	has := func(keys ...string) bool {
+		for _, k := range keys {
+			if _, ok := m[k]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	ev, _ := m["hook_event_name"].(string)
+	var found []string
+	if has("toolName", "toolArgs", "toolInput", "sessionId", "hookName") {
+		found = append(found, copilot.Name)
+	}
+	if has("cursor_version", "conversation_id", "generation_id") {
+		found = append(found, cursor.Name)
+	}
+	if ev == gemini.BeforeTool || ev == gemini.AfterTool {
+		found = append(found, gemini.Name)
+	}
+	if has("turn_id") {
+		found = append(found, codex.Name)
+	}
+	// Copilot's PascalCase payload: Claude's event names, a timestamp,
+	// and neither permission_mode nor transcript_path, which Claude sends.
+	if has("timestamp") && !has("permission_mode", "transcript_path") && len(found) == 0 {
+		found = append(found, copilot.Name)
+	}
+	if has("permission_mode", "transcript_path") && len(found) == 0 {
+		found = append(found, claude.Name)
+	}
+	switch len(found) {
+	case 0:
+		return Adapters[claude.Name], nil
+	case 1:
+		return Adapters[found[0]], nil
+	}
+	return nil, fmt.Errorf("the payload has marks of several agents (%s); loopguard does not guess", strings.Join(found, ", "))
+}
+
+// Registrations are the agents `loopguard init --agent` can register with,
+// in the order doctor shows them (Claude Code's registration is install's).
+var Registrations = []agents.Registration{
+	codex.Registration, gemini.Registration, copilot.Registration, cursor.Registration,
+}
+
+// Registration returns the registration of the agent named name.
+func Registration(name string) (agents.Registration, error) {
+	for _, r := range Registrations {
+		if r.Agent == name {
+			return r, nil
+		}
+	}
+	return agents.Registration{}, fmt.Errorf("unknown agent %q (want one of codex, gemini, copilot, cursor)", name)
+}

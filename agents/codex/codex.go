@@ -1,0 +1,208 @@
+// Package codex is OpenAI Codex CLI's adapter.
+//
+// Codex's payload is Claude Code's shape plus turn_id and model; its
+// canonical tool names are Bash ({command}), apply_patch ({command: the
+// patch}) and mcp__server__tool. Its output parser is strict and fails
+// open: an allow or ask from PreToolUse, an extra field, an empty reason, a
+// timeout or a crash all let the call through. So PreToolUse only ever
+// denies (exactly the three documented fields, exit 0) or says nothing.
+package codex
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/hooks"
+)
+
+// Name is the agent's name in `loopguard hook codex`.
+const Name = "codex"
+
+// Events as Codex spells them (the engine's own names).
+const (
+	PreToolUse        = "PreToolUse"
+	PermissionRequest = "PermissionRequest"
+	PostToolUse       = "PostToolUse"
+)
+
+// Adapter is Codex CLI's hook contract.
+type Adapter struct{}
+
+// Name implements agents.Adapter.
+func (Adapter) Name() string { return Name }
+
+// Decode implements agents.Adapter.
+func (Adapter) Decode(payload []byte, event string) (*hooks.Call, string, error) {
+	m, err := agents.Object(payload)
+	if err != nil {
+		return nil, event, err
+	}
+	c := &hooks.Call{}
+	var sess string
+	for _, f := range []struct {
+		key      string
+		dst      *string
+		required bool
+	}{
+		{"hook_event_name", &c.Event, true},
+		{"session_id", &sess, true},
+		{"cwd", &c.Cwd, true},
+		{"tool_name", &c.ToolName, true},
+		{"agent_id", &c.AgentID, false},
+		{"agent_type", &c.AgentType, false},
+		{"tool_use_id", &c.ToolUseID, false},
+		{"permission_mode", &c.PermissionMode, false},
+	} {
+		if *f.dst, err = agents.String(m, f.key, f.required); err != nil {
+			return nil, event, err
+		}
+	}
+	if _, err := agents.String(m, "turn_id", false); err != nil {
+		return nil, event, err
+	}
+	if event != "" && c.Event != event {
+		return nil, event, agents.Errorf("registered for %s but the payload says %s", event, c.Event)
+	}
+	switch c.Event {
+	case PreToolUse, PermissionRequest, PostToolUse:
+	default:
+		return nil, event, agents.Errorf("unknown Codex event %q", c.Event)
+	}
+	c.SessionID = agents.Session(Name, sess)
+	in, err := agents.InputObject(m["tool_input"], "tool_input", false)
+	if err != nil {
+		return nil, c.Event, err
+	}
+	c.ToolInput = in
+	switch c.ToolName {
+	case "apply_patch":
+		if err := mapPatch(c); err != nil {
+			return nil, c.Event, err
+		}
+	case "Bash":
+		if _, err := mapShellPatch(c); err != nil {
+			return nil, c.Event, err
+		}
+	}
+	c, err = agents.Finish(c)
+	return c, eventOr(c, event), err
+}
+
+func eventOr(c *hooks.Call, event string) string {
+	if c != nil {
+		return c.Event
+	}
+	return event
+}
+
+// mapPatch turns apply_patch into the file tool it is: a patch that adds one
+// file is a Write of it, one that updates or deletes one file an Edit of it,
+// so the engine binds that file's state, checks it against the protected
+// paths and lets Edit(...) and Write(...) rules scope it. The input keeps
+// the whole patch (the digest covers it) and gains file_path.
+func mapPatch(c *hooks.Call) error {
+	body, ok := c.ToolInput["command"].(string)
+	if !ok {
+		body, ok = c.ToolInput["patch"].(string)
+	}
+	if !ok {
+		return agents.Errorf("apply_patch tool_input.command is not a string")
+	}
+	return mapPatchBody(c, body)
+}
+
+// mapPatchBody maps c, whose input holds the patch body, to the file tool.
+func mapPatchBody(c *hooks.Call, body string) error {
+	files, err := ParsePatch(body)
+	if err != nil {
+		return err
+	}
+	paths := map[string]bool{}
+	for _, f := range files {
+		paths[agents.Abs(c.Cwd, f.Path)] = true
+		if f.MoveTo != "" {
+			paths[agents.Abs(c.Cwd, f.MoveTo)] = true
+		}
+	}
+	if len(paths) != 1 {
+		var names []string
+		for _, f := range files {
+			names = append(names, f.Path)
+			if f.MoveTo != "" {
+				names = append(names, f.MoveTo)
+			}
+		}
+		return agents.Errorf("apply_patch changes %d files (%v); loopguard binds one file's state per approval: patch one file per apply_patch call", len(paths), names)
+	}
+	in := make(map[string]any, len(c.ToolInput)+1)
+	for k, v := range c.ToolInput {
+		in[k] = v
+	}
+	in["file_path"] = agents.Abs(c.Cwd, files[0].Path)
+	c.ToolInput = in
+	c.ToolName = "Edit"
+	if files[0].Op == OpAdd {
+		c.ToolName = "Write"
+	}
+	return nil
+}
+
+// Encode implements agents.Adapter.
+func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
+	var out any
+	switch event {
+	case PermissionRequest:
+		switch d.Behavior {
+		case hooks.Allow:
+			out = wrap(hso{HookEventName: PermissionRequest, Decision: &decision{Behavior: "allow"}})
+		case hooks.Deny:
+			out = wrap(hso{HookEventName: PermissionRequest, Decision: &decision{Behavior: "deny", Message: agents.Reason(d)}})
+		default:
+			return hooks.ExitOK // Codex asks the user
+		}
+	case PostToolUse:
+		if d.Behavior != hooks.Alarm {
+			return hooks.ExitOK
+		}
+		out = postBlock{Decision: "block", Reason: hooks.Clip(d.SystemMessage)}
+	default:
+		// PreToolUse, and any payload that could not be read: only a deny
+		// is ever written; allow and ask are not (Codex would take them as
+		// a failed hook, and ask does not exist there), abstain is silence.
+		if d.Behavior == hooks.Allow || d.Behavior == hooks.Abstain {
+			return hooks.ExitOK
+		}
+		out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: agents.Reason(d)})
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		b = []byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}}`)
+	}
+	_, _ = stdout.Write(append(b, '\n'))
+	return hooks.ExitOK
+}
+
+type wrapped struct {
+	HookSpecificOutput hso `json:"hookSpecificOutput"`
+}
+
+func wrap(h hso) wrapped { return wrapped{h} }
+
+type postBlock struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
+// hso is hookSpecificOutput with exactly the fields Codex accepts.
+type hso struct {
+	HookEventName            string    `json:"hookEventName"`
+	Decision                 *decision `json:"decision,omitempty"`
+	PermissionDecision       string    `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string    `json:"permissionDecisionReason,omitempty"`
+}
+
+type decision struct {
+	Behavior string `json:"behavior"`
+	Message  string `json:"message,omitempty"`
+}

@@ -1,0 +1,74 @@
+package codex
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/install"
+)
+
+// Matcher is the tools loopguard guards in Codex: the shell, patches and
+// every MCP tool (Codex's matcher is a regex).
+const Matcher = "^(Bash|apply_patch|mcp__.*)$"
+
+// Events loopguard registers for.
+var Events = []string{PreToolUse, PermissionRequest, PostToolUse}
+
+type handler struct {
+	Type          string `json:"type"`
+	Command       string `json:"command"`
+	Timeout       int    `json:"timeout"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+}
+
+// fallbackFor is the deny echoed when loopguard cannot run (Codex lets the
+// call through on a failed hook).
+func fallbackFor(event string) string {
+	var v any
+	switch event {
+	case PreToolUse:
+		v = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: agents.FallbackReason})
+	case PermissionRequest:
+		v = wrap(hso{HookEventName: PermissionRequest, Decision: &decision{Behavior: "deny", Message: agents.FallbackReason}})
+	default:
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Registration is Codex's: ~/.codex/hooks.json or <project>/.codex/hooks.json.
+// Codex runs a user or project hook only once it is trusted: the user
+// reviews it with /hooks in the Codex TUI, which records its hash under
+// [hooks.state] in ~/.codex/config.toml (doctor looks for that entry).
+var Registration = agents.Registration{
+	Agent:       Name,
+	UserFile:    func(home string) string { return filepath.Join(home, ".codex", "hooks.json") },
+	ProjectFile: func(project string) string { return filepath.Join(project, ".codex", "hooks.json") },
+	File: func(o agents.RegOptions) install.AgentFile {
+		f := install.AgentFile{Nested: true, Self: o.Binary}
+		for _, ev := range Events {
+			f.Entries = append(f.Entries, install.AgentEntry{Event: ev, Matcher: Matcher, Handler: handler{
+				Type: "command", Command: agents.Command(o, Name, ev, fallbackFor(ev)),
+				Timeout: agents.TimeoutSeconds(o.Deadline), StatusMessage: "loopguard",
+			}})
+		}
+		return f
+	},
+	Check: func(regs []install.AgentRegistered, o agents.RegOptions) []string {
+		problems := agents.CheckCommon(regs, o, Name, Events, "command", "timeout", 1)
+		for _, r := range regs {
+			cmd, _ := r.Fields["command"].(string)
+			if r.Ours && r.Event == PreToolUse && !strings.Contains(cmd, "|| echo '") {
+				problems = append(problems, "PreToolUse: no deny fallback (`|| echo ...`): Codex lets the call through when the hook cannot start")
+			}
+			if r.Event == PreToolUse && !r.Ours {
+				problems = append(problems, "PreToolUse: another hook runs too; Codex runs hooks concurrently and the last updatedInput wins, which can change a call after loopguard decided")
+			}
+		}
+		return problems
+	},
+	Binding: "session_id (+ turn_id), agent_id of subagents, tool_use_id, the tool and its complete input; apply_patch is bound as the Write or Edit of the one file it changes, with that file's state (a patch over several files is refused)",
+}

@@ -1,0 +1,250 @@
+// Package copilot is GitHub Copilot CLI's adapter (the cloud coding agent
+// reads the same hooks).
+//
+// Copilot sends either its own camelCase payload (sessionId, cwd, toolName,
+// toolArgs, which may be a JSON text) or, for hooks registered under
+// Claude-style event names (and for hooks it finds in .claude/settings
+// files), a PascalCase payload with Claude's tool names. Neither carries a
+// call id or an agent id: a grant binds the session, the tool and the
+// complete arguments, and the post-tool re-check cannot tell which allowed
+// call ran. Copilot denies on a crash or a non-zero exit but allows on a
+// timeout; a deny here is JSON and exit 2.
+package copilot
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/hooks"
+)
+
+// Name is the agent's name in `loopguard hook copilot`.
+const Name = "copilot"
+
+// Events as Copilot spells them (camelCase; the PascalCase payload names
+// the engine's events).
+const (
+	PreToolUse        = "preToolUse"
+	PostToolUse       = "postToolUse"
+	PermissionRequest = "permissionRequest"
+)
+
+// Adapter is Copilot CLI's hook contract.
+type Adapter struct{}
+
+// Name implements agents.Adapter.
+func (Adapter) Name() string { return Name }
+
+// Decode implements agents.Adapter.
+func (Adapter) Decode(payload []byte, event string) (*hooks.Call, string, error) {
+	m, err := agents.Object(payload)
+	if err != nil {
+		return nil, event, err
+	}
+	if _, pascal := m["hook_event_name"]; pascal {
+		return decodePascal(m, event)
+	}
+	return decodeCamel(m, event)
+}
+
+func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
+	c := &hooks.Call{}
+	ev := event
+	if ev == "" {
+		// Hooks run from .claude settings get "hookName".
+		if hn, err := agents.String(m, "hookName", false); err != nil {
+			return nil, ev, err
+		} else if hn != "" {
+			ev = hn
+		}
+	}
+	if ev == "" {
+		// The camelCase payload does not name its event. Unregistered,
+		// only a result marks a post hook; anything else is decided as
+		// the call it would be (a deny when nothing covers it).
+		ev = PreToolUse
+		if _, ok := m["toolResult"]; ok {
+			ev = PostToolUse
+		}
+	}
+	switch ev {
+	case hooks.PreToolUse, hooks.PermissionRequest, hooks.PostToolUse:
+		// Registered under Claude's event names.
+		ev = strings.ToLower(ev[:1]) + ev[1:]
+	}
+	switch ev {
+	case PreToolUse, PermissionRequest:
+		c.Event = hooks.PreToolUse
+		if ev == PermissionRequest {
+			c.Event = hooks.PermissionRequest
+		}
+	case PostToolUse:
+		c.Event = hooks.PostToolUse
+	default:
+		return nil, ev, agents.Errorf("unknown Copilot event %q", ev)
+	}
+	sess, err := agents.String(m, "sessionId", true)
+	if err != nil {
+		return nil, ev, err
+	}
+	c.SessionID = agents.Session(Name, sess)
+	if c.Cwd, err = agents.String(m, "cwd", true); err != nil {
+		return nil, ev, err
+	}
+	if c.ToolName, err = agents.String(m, "toolName", true); err != nil {
+		return nil, ev, err
+	}
+	args, key := m["toolArgs"], "toolArgs"
+	if _, ok := m["toolInput"]; ok {
+		// permissionRequest names it toolInput; both at once is malformed.
+		if _, both := m["toolArgs"]; both {
+			return nil, ev, agents.Errorf("both toolArgs and toolInput")
+		}
+		args, key = m["toolInput"], "toolInput"
+	}
+	if c.ToolInput, err = agents.InputObject(args, key, true); err != nil {
+		return nil, ev, err
+	}
+	if err := mapTool(c); err != nil {
+		return nil, ev, err
+	}
+	c, err = agents.Finish(c)
+	return c, ev, err
+}
+
+func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
+	c := &hooks.Call{}
+	ev, err := agents.String(m, "hook_event_name", true)
+	if err != nil {
+		return nil, event, err
+	}
+	if event != "" && ev != event {
+		return nil, event, agents.Errorf("registered for %s but the payload says %s", event, ev)
+	}
+	switch ev {
+	case hooks.PreToolUse, hooks.PostToolUse, hooks.PermissionRequest:
+		c.Event = ev
+	default:
+		return nil, ev, agents.Errorf("unknown Copilot event %q", ev)
+	}
+	sess, err := agents.String(m, "session_id", true)
+	if err != nil {
+		return nil, ev, err
+	}
+	c.SessionID = agents.Session(Name, sess)
+	if c.Cwd, err = agents.String(m, "cwd", true); err != nil {
+		return nil, ev, err
+	}
+	if c.ToolName, err = agents.String(m, "tool_name", true); err != nil {
+		return nil, ev, err
+	}
+	if c.ToolInput, err = agents.InputObject(m["tool_input"], "tool_input", true); err != nil {
+		return nil, ev, err
+	}
+	// Claude's tool names already; Copilot's own names (a tool it does not
+	// map) are mapped as in the camelCase form.
+	if err := mapTool(c); err != nil {
+		return nil, ev, err
+	}
+	c, err = agents.Finish(c)
+	return c, ev, err
+}
+
+// mapTool maps Copilot's tool names onto the engine's tool classes. Names it
+// does not know stay as they are (an exact approval then covers them). The
+// path fields Copilot uses ("path") become file_path, absolute.
+func mapTool(c *hooks.Call) error {
+	rename := func(tool string) error {
+		in, ok := agents.WithPath(c.ToolInput, "path", "file_path", c.Cwd)
+		if !ok {
+			if in, ok = agents.WithPath(c.ToolInput, "file_path", "file_path", c.Cwd); !ok {
+				return agents.Errorf("%s has no path", c.ToolName)
+			}
+		}
+		c.ToolName, c.ToolInput = tool, in
+		return nil
+	}
+	switch c.ToolName {
+	case "bash":
+		c.ToolName = "Bash"
+	case "powershell":
+		c.ToolName = "PowerShell"
+	case "create":
+		return rename("Write")
+	case "edit", "str_replace_editor", "apply_patch":
+		return rename("Edit")
+	case "view":
+		return rename("Read")
+	case "web_fetch":
+		c.ToolName = "WebFetch"
+	case "Write", "Edit", "Read":
+		// PascalCase: Copilot's own input under Claude's name.
+		if _, ok := c.ToolInput["file_path"]; !ok {
+			return rename(c.ToolName)
+		}
+		in, _ := agents.WithPath(c.ToolInput, "file_path", "file_path", c.Cwd)
+		c.ToolInput = in
+	}
+	return nil
+}
+
+// Encode implements agents.Adapter.
+func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) int {
+	var out any
+	code := hooks.ExitOK
+	switch event {
+	case PostToolUse, hooks.PostToolUse:
+		if d.Behavior != hooks.Alarm {
+			return hooks.ExitOK
+		}
+		out = struct {
+			AdditionalContext string `json:"additionalContext"`
+		}{hooks.Clip(d.SystemMessage)}
+	case PermissionRequest, hooks.PermissionRequest:
+		switch d.Behavior {
+		case hooks.Allow:
+			out = behavior{Behavior: "allow"}
+		case hooks.Deny:
+			out = behavior{Behavior: "deny", Message: agents.Reason(d)}
+			code = hooks.ExitDeny
+		default:
+			return hooks.ExitOK
+		}
+	default:
+		switch d.Behavior {
+		case hooks.Abstain:
+			return hooks.ExitOK
+		case hooks.Allow:
+			out = permission{Decision: "allow"}
+		case hooks.Ask:
+			out = permission{Decision: "ask", Reason: agents.Reason(d)}
+		default:
+			out = permission{Decision: "deny", Reason: agents.Reason(d)}
+			code = hooks.ExitDeny
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		b = []byte(`{"permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}`)
+		code = hooks.ExitDeny
+	}
+	_, _ = stdout.Write(append(b, '\n'))
+	if code == hooks.ExitDeny {
+		_, _ = io.WriteString(stderr, agents.Reason(d)+"\n")
+	}
+	return code
+}
+
+// permission is preToolUse's answer: only the two documented fields (extra
+// ones have made Copilot discard a decision).
+type permission struct {
+	Decision string `json:"permissionDecision"`
+	Reason   string `json:"permissionDecisionReason,omitempty"`
+}
+
+type behavior struct {
+	Behavior string `json:"behavior"`
+	Message  string `json:"message,omitempty"`
+}

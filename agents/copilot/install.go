@@ -1,0 +1,47 @@
+package copilot
+
+import (
+	"path/filepath"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/install"
+)
+
+// Matcher is the tools loopguard guards in Copilot CLI (anchored by
+// Copilot): the shell, file creation and edits, web fetches, and MCP tools
+// (named <server>-<tool>).
+const Matcher = "bash|powershell|create|edit|str_replace_editor|apply_patch|web_fetch|[A-Za-z0-9_.]+-.+"
+
+// Events loopguard registers for.
+var Events = []string{PreToolUse, PostToolUse}
+
+type handler struct {
+	Type       string `json:"type"`
+	Bash       string `json:"bash"`
+	TimeoutSec int    `json:"timeoutSec"`
+	Matcher    string `json:"matcher,omitempty"`
+}
+
+// Registration is Copilot CLI's: a file of loopguard's own,
+// ~/.copilot/hooks/loopguard.json or <project>/.github/hooks/loopguard.json
+// (the cloud agent reads the project one). Copilot denies when a
+// preToolUse hook cannot start or exits non-zero, so no fallback is needed.
+var Registration = agents.Registration{
+	Agent:       Name,
+	UserFile:    func(home string) string { return filepath.Join(home, ".copilot", "hooks", "loopguard.json") },
+	ProjectFile: func(project string) string { return filepath.Join(project, ".github", "hooks", "loopguard.json") },
+	File: func(o agents.RegOptions) install.AgentFile {
+		f := install.AgentFile{Version: 1, Self: o.Binary}
+		for _, ev := range Events {
+			f.Entries = append(f.Entries, install.AgentEntry{Event: ev, Handler: handler{
+				Type: "command", Bash: agents.Command(o, Name, ev, ""),
+				TimeoutSec: agents.TimeoutSeconds(o.Deadline), Matcher: Matcher,
+			}})
+		}
+		return f
+	},
+	Check: func(regs []install.AgentRegistered, o agents.RegOptions) []string {
+		return agents.CheckCommon(regs, o, Name, Events, "bash", "timeoutSec", 1)
+	},
+	Binding: "sessionId, the tool and its complete arguments only: Copilot sends no call id and no agent id, so an approval covers that exact call once in the session whichever subagent makes it, and the postToolUse re-check cannot tell which allowed call ran",
+}

@@ -1,0 +1,54 @@
+package cursor
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/install"
+)
+
+// Matcher is the tools loopguard guards in Cursor.
+const Matcher = "Shell|Write|Edit|Delete|MCP:.*"
+
+// Events loopguard registers for.
+var Events = []string{PreToolUse, PostToolUse}
+
+type handler struct {
+	Command    string `json:"command"`
+	Type       string `json:"type"`
+	Timeout    int    `json:"timeout"`
+	Matcher    string `json:"matcher,omitempty"`
+	FailClosed bool   `json:"failClosed"`
+}
+
+// Registration is Cursor's: ~/.cursor/hooks.json or
+// <project>/.cursor/hooks.json, with "failClosed": true so that a hook that
+// crashes, times out or answers badly blocks the call.
+var Registration = agents.Registration{
+	Agent:       Name,
+	UserFile:    func(home string) string { return filepath.Join(home, ".cursor", "hooks.json") },
+	ProjectFile: func(project string) string { return filepath.Join(project, ".cursor", "hooks.json") },
+	File: func(o agents.RegOptions) install.AgentFile {
+		f := install.AgentFile{Version: 1, Self: o.Binary}
+		for _, ev := range Events {
+			f.Entries = append(f.Entries, install.AgentEntry{Event: ev, Handler: handler{
+				Command: agents.Command(o, Name, ev, ""), Type: "command",
+				Timeout: agents.TimeoutSeconds(o.Deadline), Matcher: Matcher, FailClosed: true,
+			}})
+		}
+		return f
+	},
+	Check: func(regs []install.AgentRegistered, o agents.RegOptions) []string {
+		problems := agents.CheckCommon(regs, o, Name, Events, "command", "timeout", 1)
+		for _, r := range regs {
+			if r.Ours && r.Event == PreToolUse {
+				if fc, _ := r.Fields["failClosed"].(bool); !fc {
+					problems = append(problems, fmt.Sprintf("%s: \"failClosed\" is not true: Cursor lets the call through when the hook fails", r.Event))
+				}
+			}
+		}
+		return problems
+	},
+	Binding: "conversation_id, tool_use_id, the tool and its complete input (Cursor sends no subagent id on tool calls)",
+}

@@ -1,0 +1,163 @@
+// Package gemini is Google Gemini CLI's adapter.
+//
+// Gemini runs BeforeTool and AfterTool hooks with session_id, cwd,
+// tool_name and tool_input, but no call id and no agent id. It fails open
+// on a timeout, a spawn error, exit 1 and an exit 2 with no text, and takes
+// non-JSON stderr on exit 0 as an allow with a message: so every answer
+// here is JSON on stdout with exit 0, and nothing is ever written to stderr.
+package gemini
+
+import (
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/hooks"
+)
+
+// Name is the agent's name in `loopguard hook gemini`.
+const Name = "gemini"
+
+// Events as Gemini spells them.
+const (
+	BeforeTool = "BeforeTool"
+	AfterTool  = "AfterTool"
+)
+
+// Adapter is Gemini CLI's hook contract.
+type Adapter struct{}
+
+// Name implements agents.Adapter.
+func (Adapter) Name() string { return Name }
+
+// Decode implements agents.Adapter.
+func (Adapter) Decode(payload []byte, event string) (*hooks.Call, string, error) {
+	m, err := agents.Object(payload)
+	if err != nil {
+		return nil, event, err
+	}
+	ev, err := agents.String(m, "hook_event_name", true)
+	if err != nil {
+		return nil, event, err
+	}
+	if event != "" && ev != event {
+		return nil, event, agents.Errorf("registered for %s but the payload says %s", event, ev)
+	}
+	c := &hooks.Call{}
+	switch ev {
+	case BeforeTool:
+		c.Event = hooks.PreToolUse
+	case AfterTool:
+		c.Event = hooks.PostToolUse
+	default:
+		return nil, ev, agents.Errorf("unknown Gemini event %q", ev)
+	}
+	sess, err := agents.String(m, "session_id", true)
+	if err != nil {
+		return nil, ev, err
+	}
+	c.SessionID = agents.Session(Name, sess)
+	if c.Cwd, err = agents.String(m, "cwd", true); err != nil {
+		return nil, ev, err
+	}
+	if c.ToolName, err = agents.String(m, "tool_name", true); err != nil {
+		return nil, ev, err
+	}
+	if c.ToolInput, err = agents.InputObject(m["tool_input"], "tool_input", false); err != nil {
+		return nil, ev, err
+	}
+	if err := mapTool(c, m["mcp_context"]); err != nil {
+		return nil, ev, err
+	}
+	c, err = agents.Finish(c)
+	return c, ev, err
+}
+
+// mapTool maps Gemini's tool names onto the engine's tool classes. Names it
+// does not know stay as they are: the engine then needs an exact approval.
+func mapTool(c *hooks.Call, mcp any) error {
+	switch c.ToolName {
+	case "run_shell_command":
+		c.ToolName = "Bash"
+		if dir, ok := c.ToolInput["dir_path"]; ok && dir != nil {
+			s, ok := dir.(string)
+			if !ok {
+				return agents.Errorf("run_shell_command dir_path is not a string")
+			}
+			if s != "" {
+				// The command runs there: analyse it there.
+				c.Cwd = filepath.Clean(agents.Abs(c.Cwd, s))
+			}
+		}
+	case "write_file":
+		return file(c, "Write")
+	case "replace":
+		return file(c, "Edit")
+	case "read_file":
+		in, ok := agents.WithPath(c.ToolInput, "file_path", "file_path", c.Cwd)
+		if !ok {
+			return agents.Errorf("read_file file_path is not a string")
+		}
+		c.ToolName, c.ToolInput = "Read", in
+	default:
+		if strings.HasPrefix(c.ToolName, "mcp_") {
+			// mcp_<server>_<tool>: the split is known only from
+			// mcp_context, and only used when the name agrees with it.
+			if ctx, ok := mcp.(map[string]any); ok {
+				srv, _ := ctx["server_name"].(string)
+				tool, _ := ctx["tool_name"].(string)
+				if srv != "" && tool != "" && !strings.Contains(srv, "__") && c.ToolName == "mcp_"+srv+"_"+tool {
+					c.ToolName = "mcp__" + srv + "__" + tool
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func file(c *hooks.Call, tool string) error {
+	in, ok := agents.WithPath(c.ToolInput, "file_path", "file_path", c.Cwd)
+	if !ok {
+		return agents.Errorf("%s file_path is not a string", c.ToolName)
+	}
+	c.ToolName, c.ToolInput = tool, in
+	return nil
+}
+
+// Encode implements agents.Adapter.
+func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
+	var out any
+	switch event {
+	case AfterTool:
+		if d.Behavior != hooks.Alarm {
+			return hooks.ExitOK
+		}
+		msg := hooks.Clip(d.SystemMessage)
+		out = answer{Decision: "deny", Reason: msg, SystemMessage: msg}
+	default:
+		switch d.Behavior {
+		case hooks.Abstain:
+			return hooks.ExitOK
+		case hooks.Allow:
+			out = answer{Decision: "allow"}
+		case hooks.Ask:
+			out = answer{Decision: "ask", Reason: agents.Reason(d)}
+		default:
+			out = answer{Decision: "deny", Reason: agents.Reason(d)}
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		b = []byte(`{"decision":"deny","reason":"loopguard: internal_error"}`)
+	}
+	_, _ = stdout.Write(append(b, '\n'))
+	return hooks.ExitOK
+}
+
+type answer struct {
+	Decision      string `json:"decision"`
+	Reason        string `json:"reason,omitempty"`
+	SystemMessage string `json:"systemMessage,omitempty"`
+}

@@ -1,0 +1,131 @@
+package agenttest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/e2e/claudetest"
+	lg "github.com/loopguard/loopguard/e2e/loopguard"
+)
+
+// Setup builds loopguard into dir and, in a real keyring session, creates
+// the key once (before tests run in parallel). It returns the binary.
+func Setup(dir string) (string, error) {
+	ctx := context.Background()
+	repo, err := claudetest.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin, err := lg.Build(ctx, repo, dir)
+	if err != nil {
+		return "", err
+	}
+	if !lg.RealKeyring() {
+		return bin, nil
+	}
+	g, err := lg.NewGuard(bin, filepath.Join(dir, "keyinit"))
+	if err != nil {
+		return "", err
+	}
+	proj := filepath.Join(dir, "keyinit", "project")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		return "", err
+	}
+	return bin, g.Init(ctx, proj)
+}
+
+// RequireKeyring skips without a Secret Service session, and fails when make
+// test demanded one (LOOPGUARD_REQUIRE_REAL_KEYRING=1).
+func RequireKeyring(t *testing.T) {
+	t.Helper()
+	if lg.RealKeyring() {
+		return
+	}
+	if os.Getenv("LOOPGUARD_REQUIRE_REAL_KEYRING") == "1" {
+		t.Fatal("LOOPGUARD_REQUIRE_REAL_KEYRING=1 but there is no real keyring session: run through scripts/with-keyring (make test)")
+	}
+	t.Skip("needs the OS keyring: run through scripts/with-keyring (make test)")
+}
+
+// Env is one test's guarded project: a loopguard with its own HOME and
+// state, registered for one agent with `loopguard init --agent`.
+type Env struct {
+	T   *testing.T
+	Ctx context.Context
+	G   *lg.Guard
+	Dir string
+}
+
+// NewEnv makes the guarded project; prepare runs on the new HOME before
+// init (to write the client's own settings). With agent "", nothing is
+// registered: the test registers what it needs.
+func NewEnv(t *testing.T, lgBin, agent string, prepare func(home string) error) *Env {
+	t.Helper()
+	RequireKeyring(t)
+	root := t.TempDir()
+	g, err := lg.NewGuard(lgBin, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{T: t, Ctx: context.Background(), G: g, Dir: filepath.Join(root, "project")}
+	if err := os.MkdirAll(e.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if prepare != nil {
+		if err := prepare(g.Home); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if agent != "" {
+		if out, err := g.Run(e.Ctx, e.Dir, "init", "--agent", agent); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := g.Run(context.Background(), g.Home, "pending", "--all")
+			t.Logf("loopguard pending --all:\n%s", out)
+			out, _ = g.Run(context.Background(), g.Home, "audit", "-n", "20")
+			t.Logf("loopguard audit:\n%s", out)
+		}
+	})
+	return e
+}
+
+// ApproveOnly approves the one pending call at a pseudo-terminal.
+func (e *Env) ApproveOnly() error {
+	p, err := e.G.OnlyPending(e.Ctx)
+	if err != nil {
+		return err
+	}
+	_, err = e.G.Approve(e.Ctx, p)
+	return err
+}
+
+// Read returns a project file's content, or "<error>".
+func (e *Env) Read(name string) string {
+	b, err := os.ReadFile(filepath.Join(e.Dir, name))
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(b)
+}
+
+// Exists reports whether a project file exists.
+func (e *Env) Exists(name string) bool {
+	_, err := os.Stat(filepath.Join(e.Dir, name))
+	return err == nil
+}
+
+// WantBlocked checks that the client reported call i of api as blocked by
+// loopguard with reason.
+func WantBlocked(t *testing.T, api *FakeAPI, i int, reason string) {
+	t.Helper()
+	out := api.Output(i)
+	if !strings.Contains(out, "loopguard: "+reason) {
+		t.Errorf("call %d: the client reported %q; want it blocked by loopguard with %s", i, out, reason)
+	}
+}

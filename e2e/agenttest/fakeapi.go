@@ -1,0 +1,229 @@
+package agenttest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Script is what the fake model does in one conversation: it asks for one
+// shell call per entry of Commands, in order, then ends with a text answer.
+// Between, when set, runs after the client reported the outcome of call i
+// and before the model asks for call i+1 (the test plays the human there).
+type Script struct {
+	Commands []string
+	Between  func(i int, output string)
+	// Tool and Arg name the shell tool and its command argument, for the
+	// Responses API (default exec_command {cmd}, Codex's; Copilot CLI's is
+	// bash {command}).
+	Tool, Arg string
+	// Extra, when set, adds arguments to call i (Extra[i]), e.g. Codex's
+	// workdir.
+	Extra []map[string]any
+}
+
+// FakeAPI is a scripted model API on 127.0.0.1. Its protocol (OpenAI
+// Responses or Gemini) is chosen by the constructor.
+type FakeAPI struct {
+	URL string
+
+	mu      sync.Mutex
+	script  Script
+	next    int      // the next call to ask for
+	outputs []string // what the client reported for each call
+	srv     *http.Server
+	ln      net.Listener
+}
+
+// Outputs returns what the client reported back for each call, in order.
+func (f *FakeAPI) Outputs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.outputs...)
+}
+
+// Output returns the client's report of call i ("" when there is none).
+func (f *FakeAPI) Output(i int) string {
+	o := f.Outputs()
+	if i < len(o) {
+		return o[i]
+	}
+	return ""
+}
+
+func start(t testing.TB, s Script, h func(f *FakeAPI) http.Handler) *FakeAPI {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &FakeAPI{script: s, ln: ln, URL: "http://" + ln.Addr().String()}
+	f.srv = &http.Server{Handler: h(f)}
+	go func() { _ = f.srv.Serve(ln) }()
+	t.Cleanup(func() { _ = f.srv.Close() })
+	return f
+}
+
+// turn records the output of the previous call (when output is not nil),
+// runs Between, and returns the command to ask for next ("" for the final
+// text) and its extra arguments.
+func (f *FakeAPI) turn(output *string) (string, map[string]any) {
+	f.mu.Lock()
+	if output != nil && len(f.outputs) < f.next {
+		f.outputs = append(f.outputs, *output)
+		i := len(f.outputs) - 1
+		between := f.script.Between
+		f.mu.Unlock()
+		if between != nil {
+			between(i, *output)
+		}
+		f.mu.Lock()
+	}
+	defer f.mu.Unlock()
+	if f.next < len(f.script.Commands) && len(f.outputs) == f.next {
+		c := f.script.Commands[f.next]
+		var extra map[string]any
+		if f.next < len(f.script.Extra) {
+			extra = f.script.Extra[f.next]
+		}
+		f.next++
+		return c, extra
+	}
+	return "", nil
+}
+
+func sse(w http.ResponseWriter) func(event string, v any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	return func(event string, v any) {
+		b, _ := json.Marshal(v)
+		if event != "" {
+			fmt.Fprintf(w, "event: %s\n", event)
+		}
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+}
+
+// NewResponsesAPI serves OpenAI's Responses API (POST /v1/responses,
+// streamed) as Codex CLI and Copilot CLI (BYOK) call it: the model asks for
+// the shell tool Script.Tool.
+func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
+	if s.Tool == "" {
+		s.Tool, s.Arg = "exec_command", "cmd"
+	}
+	return start(t, s, func(f *FakeAPI) http.Handler {
+		n := 0
+		var mu sync.Mutex
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/responses") {
+				http.NotFound(w, r)
+				return
+			}
+			var req struct {
+				Input []map[string]any `json:"input"`
+			}
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+			_ = json.Unmarshal(body, &req)
+			var out *string
+			for i := len(req.Input) - 1; i >= 0; i-- {
+				if req.Input[i]["type"] == "function_call_output" {
+					s := fmt.Sprint(req.Input[i]["output"])
+					out = &s
+					break
+				}
+			}
+			cmd, extra := f.turn(out)
+			mu.Lock()
+			n++
+			id := fmt.Sprintf("resp_%d", n)
+			mu.Unlock()
+			send := sse(w)
+			send("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
+			var item map[string]any
+			if cmd != "" {
+				a := map[string]any{s.Arg: cmd}
+				for k, v := range extra {
+					a[k] = v
+				}
+				args, _ := json.Marshal(a)
+				item = map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
+					"name": s.Tool, "arguments": string(args), "call_id": "call_" + id}
+			} else {
+				item = map[string]any{"type": "message", "role": "assistant", "id": "msg_" + id, "status": "completed",
+					"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
+			}
+			send("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
+			send("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
+			send("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
+				"id": id, "object": "response", "status": "completed", "output": []any{item},
+				"usage": map[string]any{"input_tokens": 1, "input_tokens_details": map[string]any{"cached_tokens": 0},
+					"output_tokens": 1, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 2}}})
+		})
+	})
+}
+
+// NewGeminiAPI serves the Gemini API as Gemini CLI calls it
+// (models/*:streamGenerateContent?alt=sse for the conversation,
+// :generateContent for side requests): the model asks for
+// run_shell_command {command}.
+func NewGeminiAPI(t testing.TB, s Script) *FakeAPI {
+	return start(t, s, func(f *FakeAPI) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+			var req struct {
+				Contents []struct {
+					Parts []map[string]any `json:"parts"`
+				} `json:"contents"`
+				Tools []any `json:"tools"`
+			}
+			_ = json.Unmarshal(body, &req)
+			candidate := func(part map[string]any) map[string]any {
+				return map[string]any{"candidates": []any{map[string]any{"index": 0, "finishReason": "STOP",
+					"content": map[string]any{"role": "model", "parts": []any{part}}}},
+					"usageMetadata": map[string]any{"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}}
+			}
+			switch {
+			case strings.Contains(r.URL.Path, ":countTokens"):
+				_ = json.NewEncoder(w).Encode(map[string]any{"totalTokens": 1})
+				return
+			case !strings.Contains(r.URL.Path, ":streamGenerateContent") || len(req.Tools) == 0:
+				// Side requests (model routing, summaries) get a client
+				// error, which Gemini CLI does not retry: it falls back to
+				// its defaults. A well-formed answer that is not what they
+				// expect is retried with back-off, for minutes.
+				http.Error(w, `{"error":{"code":400,"message":"not scripted","status":"INVALID_ARGUMENT"}}`, http.StatusBadRequest)
+				return
+			}
+			var out *string
+			if n := len(req.Contents); n > 0 {
+				for _, p := range req.Contents[n-1].Parts {
+					if fr, ok := p["functionResponse"].(map[string]any); ok {
+						b, _ := json.Marshal(fr["response"])
+						s := string(b)
+						out = &s
+					}
+				}
+			}
+			cmd, extra := f.turn(out)
+			send := sse(w)
+			if cmd != "" {
+				args := map[string]any{"command": cmd}
+				for k, v := range extra {
+					args[k] = v
+				}
+				send("", candidate(map[string]any{"functionCall": map[string]any{"name": "run_shell_command", "args": args}}))
+			} else {
+				send("", candidate(map[string]any{"text": "done"}))
+			}
+		})
+	})
+}

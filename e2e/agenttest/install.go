@@ -1,0 +1,191 @@
+// Package agenttest drives other coding agents' real clients (Codex CLI,
+// Gemini CLI) in tests, in the style of e2e/claudetest: it installs a pinned
+// client with npm into a cache folder, serves a scripted fake model API on
+// loopback (OpenAI's Responses API for Codex, the Gemini API for Gemini
+// CLI), and runs the client non-interactively against it.
+//
+// The package is test support; nothing here prints or exits.
+package agenttest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/e2e/claudetest"
+)
+
+// Client is one pinned npm client.
+type Client struct {
+	Name    string // cache sub-folder
+	Package string // npm package
+	Version string // exact version
+	Bin     string // executable in node_modules/.bin
+}
+
+// The pinned clients.
+var (
+	Codex  = Client{Name: "codex", Package: "@openai/codex", Version: "0.171.0", Bin: "codex"}
+	Gemini = Client{Name: "gemini", Package: "@google/gemini-cli", Version: "0.61.0", Bin: "gemini"}
+	// Copilot CLI runs offline against a custom model provider (BYOK).
+	Copilot = Client{Name: "copilot", Package: "@github/copilot", Version: "1.0.102", Bin: "copilot"}
+)
+
+// CacheEnv names the environment variable that overrides the cache folder
+// (one sub-folder per client).
+const CacheEnv = "LOOPGUARD_AGENTS_CACHE"
+
+// CacheDir returns $LOOPGUARD_AGENTS_CACHE, or <repo>/.cache/agents.
+func CacheDir() (string, error) {
+	if d := os.Getenv(CacheEnv); d != "" {
+		return filepath.Abs(d)
+	}
+	root, err := claudetest.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, ".cache", "agents"), nil
+}
+
+var (
+	installMu sync.Mutex
+	installed = map[string]string{} // dir: executable checked in this process
+)
+
+// Install ensures c is installed in the cache and returns its executable. It
+// fails the test when it cannot be installed; it never skips.
+func Install(t testing.TB, c Client) string {
+	t.Helper()
+	dir, err := CacheDir()
+	if err != nil {
+		t.Fatalf("agenttest: %v", err)
+	}
+	bin, err := c.InstallIn(filepath.Join(dir, c.Name))
+	if err != nil {
+		t.Fatalf("agenttest: %v", err)
+	}
+	t.Logf("%s client %s (%s)", c.Name, c.Version, bin)
+	return bin
+}
+
+// InstallIn installs c into dir with npm unless the installed executable
+// already reports the pinned version, under a file lock so that parallel
+// test processes install once.
+func (c Client) InstallIn(dir string) (string, error) {
+	installMu.Lock()
+	defer installMu.Unlock()
+	if bin, ok := installed[dir]; ok {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("failed to create cache folder: %w", err)
+	}
+	lf, err := os.OpenFile(filepath.Join(dir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lf.Close()
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "node_modules", ".bin", c.Bin)
+	if v, err := c.version(bin); err == nil && strings.Contains(v, c.Version) {
+		installed[dir] = bin
+		return bin, nil
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return "", claudetest.ErrNoNPM
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	spec := c.Package + "@" + c.Version
+	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--no-save", "--prefix", dir, spec)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("failed to install %s with npm into %s: %w\n%s", spec, dir, err, tail(out.String(), 30))
+	}
+	v, err := c.version(bin)
+	if err != nil {
+		return "", fmt.Errorf("installed %s but it does not run: %w", spec, err)
+	}
+	if !strings.Contains(v, c.Version) {
+		return "", fmt.Errorf("installed %s but it reports version %q", spec, v)
+	}
+	installed[dir] = bin
+	return bin, nil
+}
+
+func (c Client) version(bin string) (string, error) {
+	// Node clients start slowly on a loaded machine (make test runs every
+	// package at once).
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w: %s", bin, err, tail(string(out), 5))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Result is what one client run produced.
+type Result struct {
+	Stdout, Stderr string
+	ExitCode       int
+	Duration       time.Duration
+}
+
+// RunCmd runs cmd (the client) with a timeout, killing its process group
+// at the end.
+func RunCmd(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) (Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdin = nil
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return Result{}, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err = <-done
+	}
+	res := Result{Stdout: stdout.String(), Stderr: stderr.String(), Duration: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.ExitCode = ee.ExitCode()
+	default:
+		return res, err
+	}
+	return res, nil
+}

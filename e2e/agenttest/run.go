@@ -1,0 +1,95 @@
+package agenttest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// RunTimeout bounds one client run (generous: a loaded machine slows the
+// Node clients down a lot).
+const RunTimeout = 5 * time.Minute
+
+// Run describes one non-interactive client run.
+type Run struct {
+	Bin  string   // client executable, from Install
+	API  *FakeAPI // the fake model API
+	Home string   // HOME (Codex's config is in Home/.codex, Gemini's in Home/.gemini)
+	Dir  string   // project folder, the working directory
+	Env  []string // extra environment for the client and its hooks
+	Args []string // extra client arguments
+}
+
+func (r Run) env() []string {
+	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + r.Home, "TMPDIR=" + os.TempDir(), "NO_COLOR=1", "TERM=dumb"}, r.Env...)
+}
+
+// WriteCodexConfig writes Home/.codex/config.toml pointing Codex at the
+// fake Responses API (a model provider of its own; the key is a dummy).
+func WriteCodexConfig(home, apiURL string) error {
+	dir := filepath.Join(home, ".codex")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	cfg := fmt.Sprintf(`model = "gpt-fake"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.fake]
+name = "fake"
+base_url = %q
+wire_api = "responses"
+env_key = "FAKE_API_KEY"
+`, apiURL+"/v1")
+	return os.WriteFile(filepath.Join(dir, "config.toml"), []byte(cfg), 0o600)
+}
+
+// Codex runs `codex exec` in Dir. Codex runs a user hook only once the user
+// has trusted it (/hooks in the TUI writes its hash to config.toml); the
+// run passes --dangerously-bypass-hook-trust, which Codex provides for
+// automation, so the hooks in Home/.codex/hooks.json run.
+func (r Run) Codex(ctx context.Context) (Result, error) {
+	cmd := exec.Command(r.Bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "--json", "go")
+	cmd.Dir = r.Dir
+	cmd.Env = append(r.env(), "CODEX_HOME="+filepath.Join(r.Home, ".codex"), "FAKE_API_KEY=dummy")
+	return RunCmd(ctx, cmd, RunTimeout)
+}
+
+// WriteGeminiSettings writes Home/.gemini/settings.json choosing API-key
+// authentication (the key is a dummy; the base URL is the fake API's).
+func WriteGeminiSettings(home string) error {
+	dir := filepath.Join(home, ".gemini")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"security":{"auth":{"selectedType":"gemini-api-key"}}}`+"\n"), 0o600)
+}
+
+// Gemini runs `gemini -p go --yolo` in Dir (yolo: Gemini's own approval
+// prompt is off, so what stops a call is the hook). The folder is trusted
+// through GEMINI_CLI_TRUST_WORKSPACE: Gemini registers settings hooks only
+// in trusted folders.
+func (r Run) Gemini(ctx context.Context) (Result, error) {
+	cmd := exec.Command(r.Bin, "-p", "go", "--yolo", "--output-format", "json")
+	cmd.Dir = r.Dir
+	cmd.Env = append(r.env(), "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+r.API.URL, "GEMINI_CLI_TRUST_WORKSPACE=true")
+	return RunCmd(ctx, cmd, RunTimeout)
+}
+
+// Copilot runs `copilot -p go --allow-all-tools` in Dir in Copilot's offline
+// mode with a custom model provider (BYOK: no GitHub sign-in), the fake
+// Responses API. --allow-all-tools turns Copilot's own confirmations off,
+// so what stops a call is the hook. Its hooks are read from
+// Home/.copilot/hooks.
+func (r Run) Copilot(ctx context.Context) (Result, error) {
+	cmd := exec.Command(r.Bin, append([]string{"-p", "go", "--allow-all-tools", "--no-auto-update"}, r.Args...)...)
+	cmd.Dir = r.Dir
+	cmd.Env = append(r.env(), "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL="+r.API.URL+"/v1",
+		"COPILOT_PROVIDER_WIRE_API=responses", "COPILOT_MODEL=gpt-5.4", "COPILOT_PROVIDER_API_KEY=dummy",
+		"COPILOT_AUTO_UPDATE=false")
+	return RunCmd(ctx, cmd, RunTimeout)
+}

@@ -1,0 +1,335 @@
+package install
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Other agents' hook files (Codex hooks.json, Gemini settings.json,
+// Copilot .github/hooks/*.json, Cursor hooks.json) are edited with the same
+// tree, the same atomic writes and the same backup record as Claude Code's
+// settings, so init is idempotent there too and uninstall puts the file
+// back byte for byte when nothing else changed. What to write comes from
+// the agent's adapter package; this file only knows the two shapes.
+
+// AgentFile says how one agent's hook file registers loopguard.
+type AgentFile struct {
+	// Nested: "hooks".<event> is an array of groups, each
+	// {"matcher": ..., "hooks": [handler, ...]} (Codex, Gemini). Otherwise
+	// it is an array of handlers (Copilot, Cursor).
+	Nested bool
+	// Version, when not 0, is written as "version" at the top of a file
+	// loopguard creates (Copilot and Cursor want "version": 1).
+	Version int
+	Entries []AgentEntry
+	// Self is the running binary: a handler running it counts as
+	// loopguard's even if it is not named loopguard (see IsLoopguard).
+	Self string
+}
+
+// AgentEntry is one handler loopguard registers.
+type AgentEntry struct {
+	Event string
+	// Matcher is the group's matcher (Nested only; "" writes none).
+	Matcher string
+	// Handler is written as encoding/json writes it (use a struct: its
+	// field order is kept).
+	Handler any
+}
+
+type agentGroup struct {
+	Matcher string `json:"matcher,omitempty"`
+	Hooks   []any  `json:"hooks"`
+}
+
+// isOursAgent reports whether a handler node runs loopguard's hook: its
+// "command" or "bash" is a shell command starting `loopguard hook` (the
+// binary may be quoted), or its "exec" is loopguard with "hook" first in
+// "args".
+func isOursAgent(n *node, self string) bool {
+	if n == nil || n.kind != '{' {
+		return false
+	}
+	typ, ok := n.get("type").str()
+	if ok && typ != "command" {
+		return false
+	}
+	for _, k := range []string{"command", "bash"} {
+		if c, ok := n.get(k).str(); ok && IsLoopguard(Handler{Type: "command", Command: c}, self) {
+			return true
+		}
+	}
+	if exe, ok := n.get("exec").str(); ok {
+		h := Handler{Type: "command", Command: exe}
+		if a := n.get("args"); a != nil && a.kind == '[' {
+			for _, e := range a.elems {
+				s, _ := e.str()
+				h.Args = append(h.Args, s)
+			}
+		}
+		return len(h.Args) > 0 && IsLoopguard(h, self)
+	}
+	return false
+}
+
+// agentHooks checks the shape of root's "hooks" for f and returns it (nil
+// when absent).
+func agentHooks(root *node, f AgentFile) (*node, error) {
+	if root.kind != '{' {
+		return nil, shapeError("the top level is not a JSON object")
+	}
+	hk := root.get("hooks")
+	if hk == nil {
+		return nil, nil
+	}
+	if hk.kind != '{' {
+		return nil, shapeError(`"hooks" is not an object`)
+	}
+	for i, ev := range hk.vals {
+		if ev.kind != '[' {
+			return nil, shapeError(`"hooks.%s" is not an array`, hk.keys[i])
+		}
+		for j, g := range ev.elems {
+			if g.kind != '{' {
+				return nil, shapeError(`"hooks.%s[%d]" is not an object`, hk.keys[i], j)
+			}
+			if f.Nested {
+				if hs := g.get("hooks"); hs != nil && hs.kind != '[' {
+					return nil, shapeError(`"hooks.%s[%d].hooks" is not an array`, hk.keys[i], j)
+				}
+			}
+		}
+	}
+	return hk, nil
+}
+
+// removeOursAgent takes loopguard's handlers out of every event of hk,
+// dropping the groups (Nested) and event arrays this empties.
+func removeOursAgent(hk *node, f AgentFile) bool {
+	removed := false
+	for _, event := range append([]string{}, hk.keys...) {
+		ev := hk.get(event)
+		var changed bool
+		if f.Nested {
+			kept := ev.elems[:0:0]
+			for _, g := range ev.elems {
+				hs := g.get("hooks")
+				if hs == nil {
+					kept = append(kept, g)
+					continue
+				}
+				var left []*node
+				for _, h := range hs.elems {
+					if isOursAgent(h, f.Self) {
+						changed = true
+						continue
+					}
+					left = append(left, h)
+				}
+				if len(left) == 0 && len(hs.elems) > 0 {
+					continue
+				}
+				hs.elems = left
+				kept = append(kept, g)
+			}
+			ev.elems = kept
+		} else {
+			kept := ev.elems[:0:0]
+			for _, h := range ev.elems {
+				if isOursAgent(h, f.Self) {
+					changed = true
+					continue
+				}
+				kept = append(kept, h)
+			}
+			ev.elems = kept
+		}
+		if changed {
+			removed = true
+			if len(ev.elems) == 0 {
+				hk.del(event)
+			}
+		}
+	}
+	return removed
+}
+
+// MergeAgent returns data with loopguard registered as f says: loopguard's
+// handlers are removed wherever they are, then one entry per f.Entries is
+// appended to its event. data nil means there is no file yet. changed is
+// false, and out is data, when the registration is already exactly this.
+func MergeAgent(data []byte, f AgentFile) (out []byte, changed bool, err error) {
+	root, err := parseOrEmpty(data)
+	if err != nil {
+		return nil, false, err
+	}
+	if data == nil && f.Version != 0 {
+		root.set("version", fromValue(f.Version))
+	}
+	hk, err := agentHooks(root, f)
+	if err != nil {
+		return nil, false, err
+	}
+	if hk == nil {
+		hk = &node{kind: '{'}
+		root.set("hooks", hk)
+	}
+	removeOursAgent(hk, f)
+	for _, e := range f.Entries {
+		var want *node
+		if f.Nested {
+			want = fromValue(agentGroup{Matcher: e.Matcher, Hooks: []any{e.Handler}})
+		} else {
+			want = fromValue(e.Handler)
+		}
+		ev := hk.get(e.Event)
+		if ev == nil {
+			ev = &node{kind: '['}
+			hk.set(e.Event, ev)
+		}
+		ev.elems = append(ev.elems, want)
+	}
+	if data != nil {
+		if bytes.Equal(encode(root, ""), compact(data)) {
+			return data, false, nil
+		}
+		out = encode(root, detectIndent(data))
+		if bytes.HasSuffix(data, []byte("\n")) {
+			out = append(out, '\n')
+		}
+		return out, true, nil
+	}
+	return append(encode(root, "  "), '\n'), true, nil
+}
+
+// UnmergeAgent returns data without loopguard's handlers, dropping the
+// groups, event arrays and "hooks" object this empties.
+func UnmergeAgent(data []byte, f AgentFile) (out []byte, changed bool, err error) {
+	root, err := parse(data)
+	if err != nil {
+		return nil, false, err
+	}
+	changed, err = unmergeAgentTree(root, f)
+	if err != nil || !changed {
+		return data, false, err
+	}
+	out = encode(root, detectIndent(data))
+	if bytes.HasSuffix(data, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out, true, nil
+}
+
+func unmergeAgentTree(root *node, f AgentFile) (bool, error) {
+	hk, err := agentHooks(root, f)
+	if err != nil || hk == nil {
+		return false, err
+	}
+	changed := removeOursAgent(hk, f)
+	if changed && len(hk.keys) == 0 {
+		root.del("hooks")
+		// What is left of a file that held only hooks is its version.
+		if v := root.get("version"); len(root.keys) == 1 && v != nil && f.Version != 0 && string(v.raw) == fmt.Sprint(f.Version) {
+			root.del("version")
+		}
+	}
+	return changed, nil
+}
+
+// ApplyAgent registers loopguard in the agent's hook file at path (see
+// Apply: the same checks, atomic write and backup record).
+func ApplyAgent(path, backupDir string, f AgentFile, dryRun bool) (*Result, error) {
+	return apply(path, backupDir, editor{
+		merge:   func(data []byte) ([]byte, bool, error) { return MergeAgent(data, f) },
+		hasOurs: func(data []byte) bool { return len(mustAgentHooks(data, f)) > 0 },
+	}, dryRun)
+}
+
+// RemoveAgent takes loopguard's registration out of the agent's hook file
+// at path, restoring the original bytes when the rest is unchanged (see
+// Remove).
+func RemoveAgent(path, backupDir string, f AgentFile, dryRun bool) (*Result, error) {
+	return remove(path, backupDir, editor{
+		unmerge: func(data []byte) ([]byte, bool, error) { return UnmergeAgent(data, f) },
+		same:    func(a, b []byte) bool { return sameAgent(a, b, f) },
+	}, dryRun)
+}
+
+func mustAgentHooks(data []byte, f AgentFile) []AgentRegistered {
+	rs, _ := AgentHooks(data, f)
+	var ours []AgentRegistered
+	for _, r := range rs {
+		if r.Ours {
+			ours = append(ours, r)
+		}
+	}
+	return ours
+}
+
+func sameAgent(a, b []byte, f AgentFile) bool {
+	na, err := parse(a)
+	if err != nil {
+		return false
+	}
+	nb, err := parse(b)
+	if err != nil {
+		return false
+	}
+	for _, n := range []*node{na, nb} {
+		if _, err := unmergeAgentTree(n, f); err != nil {
+			return false
+		}
+		if hk := n.get("hooks"); hk != nil && hk.kind == '{' && len(hk.keys) == 0 {
+			n.del("hooks")
+		}
+	}
+	return bytes.Equal(encode(na, ""), encode(nb, ""))
+}
+
+// AgentRegistered is one handler found in an agent's hook file.
+type AgentRegistered struct {
+	Event   string
+	Matcher string // the group's (Nested) or the handler's own "matcher"
+	// Fields is the handler as plain JSON values (numbers as float64).
+	Fields map[string]any
+	Ours   bool
+}
+
+// AgentHooks lists every handler in an agent's hook file, in file order.
+func AgentHooks(data []byte, f AgentFile) ([]AgentRegistered, error) {
+	root, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	hk, err := agentHooks(root, f)
+	if err != nil || hk == nil {
+		return nil, err
+	}
+	var out []AgentRegistered
+	add := func(event, matcher string, h *node) {
+		var m map[string]any
+		if json.Unmarshal(encode(h, ""), &m) != nil {
+			return
+		}
+		if mm, ok := m["matcher"].(string); ok && matcher == "" {
+			matcher = mm
+		}
+		out = append(out, AgentRegistered{Event: event, Matcher: matcher, Fields: m, Ours: isOursAgent(h, f.Self)})
+	}
+	for i, event := range hk.keys {
+		for _, g := range hk.vals[i].elems {
+			if !f.Nested {
+				add(event, "", g)
+				continue
+			}
+			m, _ := g.get("matcher").str()
+			if hs := g.get("hooks"); hs != nil {
+				for _, h := range hs.elems {
+					add(event, m, h)
+				}
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,121 @@
+package install
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type testHandler struct {
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout"`
+}
+
+func agentFiles(bin string) map[string]AgentFile {
+	return map[string]AgentFile{
+		"nested": {Nested: true, Self: bin, Entries: []AgentEntry{
+			{Event: "PreToolUse", Matcher: "^(Bash)$", Handler: testHandler{"command", "'" + bin + "' hook codex --event PreToolUse || echo deny", 30}},
+			{Event: "PostToolUse", Matcher: "^(Bash)$", Handler: testHandler{"command", bin + " hook codex --event PostToolUse", 30}},
+		}},
+		"flat": {Version: 1, Self: bin, Entries: []AgentEntry{
+			{Event: "preToolUse", Handler: testHandler{"command", bin + " hook cursor --event preToolUse", 30}},
+		}},
+	}
+}
+
+// TestAgentFileRoundTrip: init merges into an agent's existing hook file
+// keeping everything else, a second init changes nothing, and uninstall
+// gives back the original bytes; a file init created is deleted again.
+func TestAgentFileRoundTrip(t *testing.T) {
+	bin := "/opt/lg/loopguard"
+	originals := map[string]string{
+		"nested": "{\n    \"model\": \"o3\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"other-guard\"}]}\n        ],\n        \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify 1e3\"}]}]\n    }\n}\n",
+		"flat":   "{\"version\":1,\"hooks\":{\"preToolUse\":[{\"command\":\"./audit.sh\"}],\"stop\":[{\"command\":\"x\"}]}}",
+	}
+	for kind, f := range agentFiles(bin) {
+		for _, orig := range []string{originals[kind], ""} {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "cfg", "hooks.json")
+			backups := filepath.Join(dir, "backups")
+			if orig != "" {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := ApplyAgent(path, backups, f, false)
+			if err != nil || !res.Changed {
+				t.Fatalf("%s: apply: %v %+v", kind, err, res)
+			}
+			data, _ := os.ReadFile(path)
+			regs, err := AgentHooks(data, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ours, others := 0, 0
+			for _, r := range regs {
+				if r.Ours {
+					ours++
+				} else {
+					others++
+				}
+			}
+			if ours != len(f.Entries) || (orig != "" && others == 0) {
+				t.Errorf("%s: after init %d of ours, %d others:\n%s", kind, ours, others, data)
+			}
+			if orig != "" && (!strings.Contains(string(data), "other-guard") && !strings.Contains(string(data), "audit.sh")) {
+				t.Errorf("%s: the other hooks were lost:\n%s", kind, data)
+			}
+			if res, err := ApplyAgent(path, backups, f, false); err != nil || res.Changed {
+				t.Errorf("%s: second init changed the file: %v %+v", kind, err, res)
+			}
+			if _, err := RemoveAgent(path, backups, f, false); err != nil {
+				t.Fatal(err)
+			}
+			after, err := os.ReadFile(path)
+			switch {
+			case orig == "" && !os.IsNotExist(err):
+				t.Errorf("%s: the file init created is still there: %q", kind, after)
+			case orig != "" && !bytes.Equal(after, []byte(orig)):
+				t.Errorf("%s: uninstall did not restore the original:\n got %q\nwant %q", kind, after, orig)
+			}
+		}
+	}
+}
+
+// TestAgentFileRefusesBadShapes: a file whose hooks are not the agent's
+// shape, or not JSON, is refused and left as it is.
+func TestAgentFileRefusesBadShapes(t *testing.T) {
+	f := agentFiles("/opt/lg/loopguard")["nested"]
+	for _, bad := range []string{`[]`, `{"hooks":[]}`, `{"hooks":{"PreToolUse":{}}}`, `{"hooks":{"PreToolUse":[{"hooks":{}}]}}`, `{"hooks":`, ``} {
+		if _, _, err := MergeAgent([]byte(bad), f); err == nil {
+			t.Errorf("MergeAgent(%q) = nil error", bad)
+		}
+	}
+	// Control: a good file merges.
+	if _, changed, err := MergeAgent([]byte(`{"hooks":{}}`), f); err != nil || !changed {
+		t.Errorf("good file: %v %v", changed, err)
+	}
+}
+
+// TestAgentFileKeepsOtherHooksOnRemove: uninstall after the user changed the
+// file removes only loopguard's handlers.
+func TestAgentFileKeepsOtherHooksOnRemove(t *testing.T) {
+	f := agentFiles("/opt/lg/loopguard")["nested"]
+	out, _, err := MergeAgent([]byte(`{"hooks":{"PreToolUse":[{"matcher":"x","hooks":[{"type":"command","command":"a"},{"type":"command","command":"/opt/lg/loopguard hook codex --event PreToolUse"}]}]}}`), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, changed, err := UnmergeAgent(out, f)
+	if err != nil || !changed {
+		t.Fatal(err, changed)
+	}
+	if !strings.Contains(string(back), `"a"`) || strings.Contains(string(back), "loopguard") {
+		t.Errorf("unmerge: %s", back)
+	}
+}

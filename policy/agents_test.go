@@ -1,0 +1,59 @@
+package policy
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAgentPaths: every registration file `loopguard init --agent` writes is
+// in the list (so it is protected), and paths are absolute.
+func TestAgentPaths(t *testing.T) {
+	home, proj := "/home/u", "/work/p"
+	got := map[string]bool{}
+	for _, p := range AgentPaths(home, proj, "") {
+		if !filepath.IsAbs(p.Path) || p.Agent == "" || p.Why == "" {
+			t.Errorf("bad entry %+v", p)
+		}
+		got[p.Path] = true
+	}
+	for _, want := range []string{
+		"/home/u/.codex/hooks.json", "/home/u/.codex/config.toml", "/work/p/.codex/hooks.json",
+		"/home/u/.gemini/settings.json", "/work/p/.gemini/settings.json",
+		"/home/u/.copilot/hooks", "/work/p/.github/hooks",
+		"/home/u/.cursor/hooks.json", "/work/p/.cursor/hooks.json",
+	} {
+		if !got[want] {
+			t.Errorf("%s is not listed", want)
+		}
+	}
+	for _, p := range AgentPaths(home, proj, "/opt/codex") {
+		if p.Agent == "codex" && filepath.Dir(p.Path) == "/home/u/.codex" {
+			t.Errorf("CODEX_HOME ignored: %s", p.Path)
+		}
+	}
+	// No project: no project paths.
+	for _, p := range AgentPaths(home, "", "") {
+		if strings.HasPrefix(p.Path, proj) {
+			t.Errorf("project path without a project: %s", p.Path)
+		}
+	}
+}
+
+func TestInsideAgent(t *testing.T) {
+	for _, tc := range []struct {
+		env   map[string]string
+		agent string
+	}{
+		{map[string]string{}, ""},
+		{map[string]string{"CLAUDECODE": "1"}, "Claude Code"},
+		{map[string]string{"CODEX_THREAD_ID": "019a"}, "Codex"},
+		{map[string]string{"GEMINI_CLI": "1"}, "Gemini CLI"},
+		{map[string]string{"COPILOT_CLI": "1"}, "Copilot CLI"},
+		{map[string]string{"CODEX_THREAD_ID": ""}, ""},
+	} {
+		if got, _ := InsideAgent(func(k string) string { return tc.env[k] }); got != tc.agent {
+			t.Errorf("%v: %q, want %q", tc.env, got, tc.agent)
+		}
+	}
+}
