@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
@@ -48,6 +49,9 @@ const (
 	ReasonRan           = "ran_as_approved"
 	ReasonNotGuarded    = "not_guarded"
 	ReasonUnknownEvent  = "unknown_event"
+	ReasonExecConfig    = "executable_config"
+	ReasonReadOnly      = "read_only_tool"
+	ReasonSubagent      = "subagent_launch"
 )
 
 // Modes.
@@ -175,7 +179,7 @@ func (e *Engine) RecordUndecodable(event string, d Decision) {
 func askable(reason string) bool {
 	switch reason {
 	case ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed,
-		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable:
+		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonExecConfig:
 		return true
 	}
 	return false
@@ -210,9 +214,19 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 
 func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Decision {
 	// 2. Protected resources, whatever grants exist.
-	if why := e.protected(c, d); why != "" {
-		return Decision{Behavior: Deny, Reason: ReasonProtected, Message: "loopguard: protected_resource: " + why +
-			". Agents may not touch loopguard, its key or state, the keyring, or the agent's hook settings; the user does that in their own terminal."}
+	f := e.protected(c, d)
+	if f.Tier == policy.GuardCritical {
+		return Decision{Behavior: Deny, Reason: ReasonProtected, Message: "loopguard: protected_resource: " + f.why +
+			". Agents may not touch what the guard stands on (loopguard, its key or state, the keyring, Claude Code's settings and state); the user does that in their own terminal"}
+	}
+	switch policy.ClassOf(c.ToolName) {
+	case policy.ReadOnly:
+		return Decision{Behavior: Abstain, Reason: ReasonReadOnly, Message: "loopguard: read-only tool"}
+	case policy.SubagentLaunch:
+		return Decision{Behavior: Abstain, Reason: ReasonSubagent, Message: "loopguard: subagent launch; its calls are guarded one by one"}
+	}
+	if f.Tier == policy.ExecConfig {
+		d.execConfig = f.why
 	}
 	session, agent, tool := c.SessionID, c.Agent(), c.ToolName
 
@@ -240,6 +254,12 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	}
 	if d.shell == nil && c.ToolName == "PowerShell" {
 		return e.pending(ctx, c, d, ReasonUnparseable, "loopguard: unparseable_command: PowerShell commands are not analysed; only an exact approval covers them")
+	}
+
+	// Executable configuration: no scope covers it, only an exact approval.
+	if d.execConfig != "" {
+		return e.pending(ctx, c, d, ReasonExecConfig, "loopguard: executable_config: "+d.execConfig+
+			". This is executable configuration (it makes Claude Code or git run code later): no scoped grant covers it; only an exact approval of this call, shown to the user with a warning")
 	}
 
 	// 6. A scoped grant whose rule covers the call.
