@@ -242,6 +242,16 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		}
 	}
 
+	// Executable configuration: no scope covers it, only an exact approval.
+	if d.execConfig != "" {
+		also := ""
+		if d.shell != nil && d.shell.Verdict != shellparse.Simple {
+			also = "; besides, the command is " + string(d.shell.Verdict) + " (" + d.shell.Reason + ")"
+		}
+		return e.pending(ctx, c, d, ReasonExecConfig, "loopguard: executable_config: "+d.execConfig+
+			". This is executable configuration (it makes Claude Code or git run code later): no scoped grant covers it; only an exact approval of this call, shown to the user with a warning"+also)
+	}
+
 	// 5. Bash that a scope could be stretched over.
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 		reason := shellReason(d.shell.Verdict)
@@ -254,12 +264,6 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	}
 	if d.shell == nil && c.ToolName == "PowerShell" {
 		return e.pending(ctx, c, d, ReasonUnparseable, "loopguard: unparseable_command: PowerShell commands are not analysed; only an exact approval covers them")
-	}
-
-	// Executable configuration: no scope covers it, only an exact approval.
-	if d.execConfig != "" {
-		return e.pending(ctx, c, d, ReasonExecConfig, "loopguard: executable_config: "+d.execConfig+
-			". This is executable configuration (it makes Claude Code or git run code later): no scoped grant covers it; only an exact approval of this call, shown to the user with a warning")
 	}
 
 	// 6. A scoped grant whose rule covers the call.
