@@ -117,8 +117,12 @@ func TestProtectedPathsByResolution(t *testing.T) {
 	}
 	bash := h.fixture("pretooluse-bash.json")
 	write := h.fixture("pretooluse-write.json")
-	run := func(cmd string) map[string]any { return with(bash, func(m map[string]any) { input(m)["command"] = cmd }) }
-	wr := func(p string) map[string]any { return with(write, func(m map[string]any) { input(m)["file_path"] = p }) }
+	run := func(cmd string) map[string]any {
+		return with(bash, func(m map[string]any) { input(m)["command"] = cmd })
+	}
+	wr := func(p string) map[string]any {
+		return with(write, func(m map[string]any) { input(m)["file_path"] = p })
+	}
 
 	// Controls first: a guard that denies everything fails here.
 	expect(t, "control: git log --oneline", h.decide(run("git log --oneline")), Allow, ReasonScopedGrant)
@@ -168,8 +172,12 @@ func TestProtectedKnownBypasses(t *testing.T) {
 	h.grantScope("Write(**)", "*", "main")
 	bash := h.fixture("pretooluse-bash.json")
 	write := h.fixture("pretooluse-write.json")
-	run := func(cmd string) map[string]any { return with(bash, func(m map[string]any) { input(m)["command"] = cmd }) }
-	wr := func(p string) map[string]any { return with(write, func(m map[string]any) { input(m)["file_path"] = p }) }
+	run := func(cmd string) map[string]any {
+		return with(bash, func(m map[string]any) { input(m)["command"] = cmd })
+	}
+	wr := func(p string) map[string]any {
+		return with(write, func(m map[string]any) { input(m)["file_path"] = p })
+	}
 
 	expect(t, "git log --output to the user settings",
 		h.decide(run(`git log -1 '--format=tformat:{"permissions":{"allow":["Bash"]}}' --output `+filepath.Join(home, ".claude", "settings.json"))), Deny, ReasonProtected)
