@@ -279,3 +279,25 @@ func relSegs(base, p string) []string {
 func strictlyBelow(p, dir string) bool {
 	return strings.HasPrefix(p, filepath.Clean(dir)+string(filepath.Separator))
 }
+
+// Root is one fixed protected path of a machine.
+type Root struct {
+	Path   string
+	Tier   Tier
+	Secret bool
+	What   string
+}
+
+// Roots lists the fixed protected paths of pl (the ones at any depth are
+// named by SegmentCouldName), for checks that work on patterns rather
+// than paths, such as refusing a file rule that could reach one.
+func (pl Places) Roots() []Root {
+	var out []Root
+	for _, e := range pl.entries() {
+		out = append(out, Root{Path: e.path, Tier: e.tier, Secret: e.secret, What: e.what})
+	}
+	if pl.Home != "" {
+		out = append(out, Root{Path: filepath.Join(pl.Home, ".claude.json"), Tier: GuardCritical, What: "Claude Code's state (~/.claude.json)"})
+	}
+	return out
+}
