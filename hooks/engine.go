@@ -433,6 +433,15 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 	if err := e.Store.PutPending(p); err != nil {
 		return e.fail(ReasonInternal, fmt.Errorf("failed to record the pending call: %w", err))
 	}
+	if p.Created.Equal(now) {
+		// A new record: keep the session's queue within its bounds.
+		dropped, _ := e.Store.CapPending(c.SessionID, id)
+		for _, o := range dropped {
+			_ = e.Audit.Append(audit.Entry{Time: now, Event: "pending-dropped", Session: o.Session, Agent: o.Agent,
+				Tool: o.Tool, Digest: o.Digest, Pending: o.ID, Decision: "drop", Reason: "pending_cap",
+				Detail: fmt.Sprintf("the session has more than %d pending calls or %d bytes of them; the oldest was dropped", state.MaxPendingPerSession, state.MaxPendingBytesPerSession)})
+		}
+	}
 	_ = e.Store.NoteSession(e.projectDir(c), c.SessionID, now)
 	if p.Status == state.StatusDenied {
 		return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: id,
