@@ -123,11 +123,24 @@ func malformed(msg string) Decision {
 	return Decision{Behavior: Deny, Reason: ReasonMalformed, Message: "loopguard: malformed_input: " + msg}
 }
 
+// clip escapes s like the CLI's output, line by line (so ESC, BEL, bidi
+// and other invisible characters an agent put in a path or command reach
+// the client as visible escapes), and bounds it.
 func clip(s string) string {
+	s = escapeLines(s)
 	if len(s) <= MaxReasonLen {
 		return s
 	}
 	return s[:MaxReasonLen] + "\n(cut at " + fmt.Sprint(MaxReasonLen) + " bytes; the full call is in `loopguard show`)"
+}
+
+// escapeLines is EscapeText on each line of s, keeping the line breaks.
+func escapeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = EscapeText(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // writeClaude encodes d for event. Unknown or unreadable events get the

@@ -246,7 +246,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	if d.execConfig != "" {
 		also := ""
 		if d.shell != nil && d.shell.Verdict != shellparse.Simple {
-			also = "; besides, the command is " + string(d.shell.Verdict) + " (" + d.shell.Reason + ")"
+			also = "; besides, the command is " + string(d.shell.Verdict) + " (" + EscapeText(d.shell.Reason) + ")"
 		}
 		return e.pending(ctx, c, d, ReasonExecConfig, "loopguard: executable_config: "+d.execConfig+
 			". This is executable configuration (it makes Claude Code or git run code later): no scoped grant covers it; only an exact approval of this call, shown to the user with a warning"+also)
@@ -255,7 +255,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	// 5. Bash that a scope could be stretched over.
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 		reason := shellReason(d.shell.Verdict)
-		what := d.shell.Reason
+		what := EscapeText(d.shell.Reason)
 		if d.shell.Pos != "" {
 			what += " (at " + d.shell.Pos + ")"
 		}
@@ -287,7 +287,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 			continue
 		}
 		if o.Record.CallDigest == d.callDigest && d.desc.Target != nil {
-			reason, msg = ReasonTargetDrift, "loopguard: target_state_drift: this call was approved, but "+d.target+" has changed since; the approval covered the file as it was"
+			reason, msg = ReasonTargetDrift, "loopguard: target_state_drift: this call was approved, but "+EscapeText(d.target)+" has changed since; the approval covered the file as it was"
 			break
 		}
 		reason, msg = ReasonCallChanged, "loopguard: approved_call_changed: the user approved a different "+tool+" call in this session; this call is not that one"

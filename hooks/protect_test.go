@@ -3,6 +3,7 @@ package hooks
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -269,4 +270,35 @@ func TestEveryToolDecided(t *testing.T) {
 		expect(t, name+" approved exactly (control)", h.decide(tool(name, map[string]any{"x": "y"})), Allow, ReasonExactGrant)
 	}
 	expect(t, "an MCP tool naming the settings", h.decide(tool("mcp__fs__write", map[string]any{"path": filepath.Join(home, ".claude", "settings.json")})), Deny, ReasonProtected)
+}
+
+// Every tool of the pinned client's recorded list is decided: read-only
+// tools and subagent launches pass, every other one is denied without a
+// grant (Monitor, CronCreate, Skill, EnterWorktree, WebSearch among them).
+func TestRecordedToolsDecided(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "tools", "claude-code-2.1.328.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	read := h.fixture("pretooluse-read.json")
+	names := strings.Fields(string(b))
+	for _, must := range []string{"Monitor", "CronCreate", "Skill", "EnterWorktree", "WebSearch"} {
+		if !slices.Contains(names, must) {
+			t.Fatalf("%s is not in the recorded list", must)
+		}
+	}
+	for _, name := range names {
+		in := map[string]any{"x": "y", "command": "echo hi", "file_path": filepath.Join(h.project, "a.txt"),
+			"notebook_path": filepath.Join(h.project, "a.ipynb"), "old_string": "a", "new_string": "b", "content": "c"}
+		d := h.decide(with(read, func(m map[string]any) { m["tool_name"] = name; m["tool_input"] = in }))
+		switch policy.ClassOf(name) {
+		case policy.ReadOnly:
+			expect(t, name, d, Abstain, ReasonReadOnly)
+		case policy.SubagentLaunch:
+			expect(t, name, d, Abstain, ReasonSubagent)
+		default:
+			expect(t, name, d, Deny, ReasonNoGrant)
+		}
+	}
 }

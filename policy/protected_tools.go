@@ -44,3 +44,16 @@ var toolClasses = map[string]ToolClass{
 
 // ClassOf is the class of a tool by its exact (case-sensitive) name.
 func ClassOf(tool string) ToolClass { return toolClasses[tool] }
+
+// KnownTools are the tools of the Claude Code versions loopguard was
+// checked against (the pinned client's list is recorded in
+// testdata/tools). doctor tests a registration's matcher against them, and
+// against names no version has yet, to find tools it leaves unguarded.
+var KnownTools = []string{
+	"Agent", "Bash", "BashOutput", "CronCreate", "CronDelete", "CronList", "DeferredToolPlaceholder",
+	"Edit", "EnterWorktree", "ExitPlanMode", "ExitWorktree", "Glob", "Grep", "KillShell", "LS",
+	"ListAgents", "Monitor", "MultiEdit", "NotebookEdit", "NotebookRead", "PowerShell", "Read",
+	"ReportFindings", "ScheduleWakeup", "SendMessage", "Skill", "Task", "TaskStop", "TodoWrite",
+	"ToolSearch", "WebFetch", "WebSearch", "Workflow", "Write",
+	"mcp__server__tool", "SomeFutureTool",
+}
