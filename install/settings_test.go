@@ -490,7 +490,7 @@ func TestMatcherCovers(t *testing.T) {
 	}{
 		{"*", "Monitor", true}, {"", "Monitor", true}, {".*", "Monitor", true},
 		{"Bash|Edit", "Bash", true}, {"Bash|Edit", "Monitor", false}, {"Bash, Edit", "Edit", true},
-		{"Bash", "BashOutput", false}, // exact list
+		{"Bash", "BashOutput", false},  // exact list
 		{"Write.*", "TodoWrite", true}, // unanchored regex
 		{"^(Bash|Edit|Write|MultiEdit|NotebookEdit|WebFetch|mcp__.*)$", "Monitor", false},
 		{"^(Bash|Edit|Write|MultiEdit|NotebookEdit|WebFetch|mcp__.*)$", "mcp__a__b", true},

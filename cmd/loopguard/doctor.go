@@ -20,8 +20,8 @@ import (
 
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
-	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
