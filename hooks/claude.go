@@ -123,9 +123,11 @@ func malformed(msg string) Decision {
 	return Decision{Behavior: Deny, Reason: ReasonMalformed, Message: "loopguard: malformed_input: " + msg}
 }
 
-// clip escapes s like the CLI's output, line by line (so ESC, BEL, bidi
-// and other invisible characters an agent put in a path or command reach
-// the client as visible escapes), and bounds it.
+// clip makes s safe to send and bounds it. The engine escapes every
+// agent-chosen string it puts in a message (EscapeText, as the CLI does);
+// clip is the net under it: any control, invisible or non-ASCII character
+// left (ESC, BEL, bidi...) is escaped the same way, line by line. It leaves
+// backslashes alone, so text escaped once is not escaped twice.
 func clip(s string) string {
 	s = escapeLines(s)
 	if len(s) <= MaxReasonLen {
@@ -134,17 +136,21 @@ func clip(s string) string {
 	return s[:MaxReasonLen] + "\n(cut at " + fmt.Sprint(MaxReasonLen) + " bytes; the full call is in `loopguard show`)"
 }
 
-// escapeLines is EscapeText on each line of s, keeping the line breaks.
+// escapeLines escapes what EscapeText escapes in each line of s, but the
+// backslash, keeping the line breaks.
 func escapeLines(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = EscapeText(l)
+	var b strings.Builder
+	for i, l := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		for _, part := range strings.SplitAfter(l, `\`) {
+			b.WriteString(strings.ReplaceAll(EscapeText(part), `\\`, `\`))
+		}
 	}
-	return strings.Join(lines, "\n")
+	return b.String()
 }
 
-// writeClaude encodes d for event. Unknown or unreadable events get the
-// PreToolUse form of a deny, which also exits 2.
 func writeClaude(event string, d Decision, stdout, stderr io.Writer) int {
 	msg := clip(d.Message)
 	var out map[string]any
