@@ -44,7 +44,7 @@ func (e *Engine) places() policy.Places {
 	return policy.Places{
 		Home: e.Env.Home, StateDir: e.Env.StateDir, ConfigDir: e.Env.ConfigDir, Self: e.Env.Self,
 		ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"),
-	}
+	}.Prepare()
 }
 
 // judged is one path as written and where it lands.

@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/state"
 )
 
 // protectedCase is one protected path and the tier it must be denied with.
@@ -299,6 +302,68 @@ func TestRecordedToolsDecided(t *testing.T) {
 			expect(t, name, d, Abstain, ReasonSubagent)
 		default:
 			expect(t, name, d, Deny, ReasonNoGrant)
+		}
+	}
+}
+
+// Ask mode's reason shows where a write lands and the loud warning.
+func TestAskModeShowsLanding(t *testing.T) {
+	h := newHarness(t)
+	os.MkdirAll(filepath.Join(h.project, ".git"), 0o755)
+	os.Symlink(".git", filepath.Join(h.project, "docs"))
+	e := h.eng()
+	e.Mode = ModeAsk
+	call := with(h.fixture("pretooluse-write.json"), func(m map[string]any) { input(m)["file_path"] = filepath.Join(h.project, "docs", "config") })
+	d := e.Decide(context.Background(), h.call(call))
+	expect(t, "ask mode, docs/config", d, Ask, ReasonExecConfig)
+	for _, want := range []string{"resolves to " + filepath.Join(h.project, ".git", "config"), "EXECUTABLE CONFIGURATION", "writes into a .git/ directory"} {
+		if !strings.Contains(d.Message, want) {
+			t.Errorf("ask reason lacks %q:\n%s", want, d.Message)
+		}
+	}
+}
+
+// A flood of distinct calls in one session keeps at most the cap, and
+// each dropped call is noted in the audit log.
+func TestPendingFloodCapped(t *testing.T) {
+	h := newHarness(t)
+	bash := h.fixture("pretooluse-bash.json")
+	n := state.MaxPendingPerSession + 5
+	for i := range n {
+		expect(t, "flood", h.decide(with(bash, func(m map[string]any) { input(m)["command"] = fmt.Sprintf("echo %d", i) })), Deny, ReasonNoGrant)
+	}
+	list, _ := h.store.ListPending()
+	if len(list) != state.MaxPendingPerSession {
+		t.Errorf("%d pending calls kept, want %d", len(list), state.MaxPendingPerSession)
+	}
+	drops := 0
+	h.eng().Audit.Read(func(_ []byte, e auditEntry) error {
+		if e.Reason == "pending_cap" {
+			drops++
+		}
+		return nil
+	})
+	if drops != 5 {
+		t.Errorf("%d drops audited, want 5", drops)
+	}
+}
+
+func BenchmarkProtectedBash(b *testing.B) {
+	t := &testing.T{}
+	h := newHarness(t)
+	h.t = t
+	call := h.call(with(h.fixture("pretooluse-bash.json"), func(m map[string]any) {
+		input(m)["command"] = "git log -1 --format=tformat:%H --output=out.txt -- src/main.go src/util.go docs/README.md > log.txt 2>&1"
+	}))
+	e := h.eng()
+	d, err := e.describe(call)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if f := e.protected(call, d); f.Protected() {
+			b.Fatal(f.why)
 		}
 	}
 }

@@ -62,6 +62,16 @@ type Places struct {
 	ConfigDir       string // loopguard's config directory
 	Self            string // the loopguard binary
 	ClaudeConfigDir string // $CLAUDE_CONFIG_DIR
+
+	prepared []entry // set by Prepare
+}
+
+// Prepare returns pl with its protected set computed once, for many
+// questions in a row (a Bash command's every word).
+func (pl Places) Prepare() Places {
+	pl.prepared = nil
+	pl.prepared = pl.entries()
+	return pl
 }
 
 // entry is one protected path under a fixed absolute location.
@@ -80,6 +90,9 @@ var ManagedSettingsDirs = []string{"/etc/claude-code", "/Library/Application Sup
 
 // entries lists the fixed protected paths of pl, cleaned.
 func (pl Places) entries() []entry {
+	if pl.prepared != nil {
+		return pl.prepared
+	}
 	var out []entry
 	add := func(e entry) {
 		if e.path != "" && filepath.IsAbs(e.path) {

@@ -108,7 +108,14 @@ func (s *Store) PutPending(p *Pending) error {
 	desc := p.Descriptor
 	old, err := s.getMeta(p.ID)
 	if err == nil && old.Digest != p.Digest {
-		return fmt.Errorf("%w: %s holds a call with digest %.12s, not %.12s", ErrIDTaken, p.ID, old.Digest, p.Digest)
+		if PendingID(old.Session, old.Agent, old.Tool, old.Digest) == p.ID {
+			// Two calls with one id: the first one stays what the human
+			// reviews under it.
+			return fmt.Errorf("%w: %s holds a call with digest %.12s, not %.12s", ErrIDTaken, p.ID, old.Digest, p.Digest)
+		}
+		// A record whose digest does not give its id was not written by
+		// loopguard: it is replaced by the call that owns the id.
+		old, err = nil, ErrNotFound
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		// A record that cannot be read is not overwritten either.

@@ -50,6 +50,18 @@ func TestPendingNeverReplaced(t *testing.T) {
 	if err := s.PutPending(&Pending{ID: id, Created: now, Seen: now.Add(time.Minute), Session: "s1", Agent: "main", Tool: "Bash", Digest: d1, Descriptor: []byte(`{"a":1}`)}); err != nil {
 		t.Fatalf("the same call again: %v", err)
 	}
+	// A record under id whose digest does not give id (not written by
+	// loopguard) is no collision: the call that owns the id replaces it.
+	id2 := PendingID("s1", "main", "Bash", d2)
+	if err := s.PutPending(&Pending{ID: id2, Created: now, Seen: now, Session: "s1", Agent: "main", Tool: "Bash", Digest: d1, Descriptor: []byte(`{"forged":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutPending(&Pending{ID: id2, Created: now, Seen: now, Session: "s1", Agent: "main", Tool: "Bash", Digest: d2, Descriptor: []byte(`{"a":2}`)}); err != nil {
+		t.Fatalf("the owner of the id was refused: %v", err)
+	}
+	if p, err := s.GetPending(id2); err != nil || p.Digest != d2 || string(p.Descriptor) != `{"a":2}` {
+		t.Fatalf("the forged record stayed: %+v, %v", p, err)
+	}
 	// A short id is refused for writing.
 	if err := s.PutPending(&Pending{ID: "abcdefgh", Digest: d1}); err == nil {
 		t.Fatal("a 40-bit id was written")
