@@ -59,12 +59,28 @@ func Abs(cwd, home, p string) string {
 // because writing through it creates the target. Other errors (a loop, a
 // file used as a directory, a permission error) fail.
 func Resolve(p string) (Resolution, error) {
-	var res Resolution
 	if !filepath.IsAbs(p) {
-		return res, fmt.Errorf("path %q is not absolute", p)
+		return Resolution{}, fmt.Errorf("path %q is not absolute", p)
 	}
-	rest := split(p)
-	cur := string(filepath.Separator)
+	return resolveFrom(string(filepath.Separator), split(p))
+}
+
+// ResolveIn is Resolve of dir/rel for a dir that is already resolved (a
+// Resolution's Path): dir's own components are not looked at again. For
+// many paths relative to one directory (a command's words) it saves the
+// walk down to it each time.
+func ResolveIn(dir, rel string) (Resolution, error) {
+	if !filepath.IsAbs(dir) {
+		return Resolution{}, fmt.Errorf("path %q is not absolute", dir)
+	}
+	if filepath.IsAbs(rel) {
+		return Resolve(rel)
+	}
+	return resolveFrom(filepath.Clean(dir), split(rel))
+}
+
+func resolveFrom(cur string, rest []string) (Resolution, error) {
+	var res Resolution
 	for len(rest) > 0 {
 		comp := rest[0]
 		rest = rest[1:]

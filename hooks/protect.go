@@ -59,12 +59,43 @@ type judged struct {
 // literal form and by where it resolves (symlinks, dangling ones too), and
 // keeps the stronger answer.
 func judgePath(pl policy.Places, cwd, home, p string) judged {
-	abs := fsx.Abs(cwd, home, p)
+	return (&resolver{pl: pl, cwd: cwd, home: home}).judge(p)
+}
+
+// resolver judges many paths relative to one cwd and home, resolving those
+// two once.
+type resolver struct {
+	pl                policy.Places
+	cwd, home         string
+	cwdReal, homeReal string
+	done              bool
+}
+
+func (r *resolver) judge(p string) judged {
+	abs := fsx.Abs(r.cwd, r.home, p)
 	j := judged{literal: filepath.Clean(abs)}
-	j.prot = pl.Classify(j.literal)
-	j.res, j.resErr = fsx.Resolve(abs)
+	j.prot = r.pl.Classify(j.literal)
+	if !r.done {
+		r.done = true
+		if res, err := fsx.Resolve(r.cwd); err == nil {
+			r.cwdReal = res.Path
+		}
+		if r.home != "" {
+			if res, err := fsx.Resolve(r.home); err == nil {
+				r.homeReal = res.Path
+			}
+		}
+	}
+	switch {
+	case r.homeReal != "" && (p == "~" || strings.HasPrefix(p, "~/")):
+		j.res, j.resErr = fsx.ResolveIn(r.homeReal, strings.TrimPrefix(strings.TrimPrefix(p, "~"), "/"))
+	case r.cwdReal != "" && !filepath.IsAbs(p) && !strings.HasPrefix(p, "~"):
+		j.res, j.resErr = fsx.ResolveIn(r.cwdReal, p)
+	default:
+		j.res, j.resErr = fsx.Resolve(abs)
+	}
 	if j.resErr == nil {
-		if q := pl.Classify(j.res.Path); q.Tier > j.prot.Tier || (q.Tier == j.prot.Tier && q.Secret && !j.prot.Secret) {
+		if q := r.pl.Classify(j.res.Path); q.Tier > j.prot.Tier || (q.Tier == j.prot.Tier && q.Secret && !j.prot.Secret) {
 			j.prot = q
 		}
 	}
@@ -172,6 +203,7 @@ func (e *Engine) shellProtected(c *Call, d *described, pl policy.Places) finding
 	}
 	home := e.Env.Home
 	seen := map[string]bool{}
+	rv := &resolver{pl: pl, cwd: c.Cwd, home: home}
 	check := func(word string, glob bool, verb string) {
 		for _, cand := range pathCandidates(word) {
 			if cand == "" || seen[cand] {
@@ -184,7 +216,7 @@ func (e *Engine) shellProtected(c *Call, d *described, pl policy.Places) finding
 					best = best.stronger(finding{Protection: g, why: verb + " the glob " + EscapeText(cand) + ", which could match " + EscapeText(g.Path) + " (" + g.What + ")"})
 				}
 			}
-			j := judgePath(pl, c.Cwd, home, cand)
+			j := rv.judge(cand)
 			if j.prot.Protected() {
 				best = best.stronger(finding{Protection: j.prot, why: verb + " " + j.describe()})
 			}

@@ -69,6 +69,9 @@ type Places struct {
 // Prepare returns pl with its protected set computed once, for many
 // questions in a row (a Bash command's every word).
 func (pl Places) Prepare() Places {
+	if pl.Home != "" {
+		pl.Home = filepath.Clean(pl.Home)
+	}
 	pl.prepared = nil
 	pl.prepared = pl.entries()
 	return pl
@@ -213,17 +216,20 @@ func (pl Places) Classify(p string) Protection {
 	}
 	segs := strings.Split(strings.TrimPrefix(p, string(filepath.Separator)), string(filepath.Separator))
 	for i, s := range segs {
+		if s == "" || s[0] != '.' {
+			continue // every name protected at any depth starts with a dot
+		}
 		ls := strings.ToLower(s)
-		dir := string(filepath.Separator) + filepath.Join(segs[:i+1]...)
+		dir := func() string { return string(filepath.Separator) + filepath.Join(segs[:i+1]...) }
 		switch ls {
 		case claudeDirName:
-			best = best.max(claudeRules(dir, segs[i+1:], "a Claude Code configuration directory (.claude)"))
+			best = best.max(claudeRules(dir(), segs[i+1:], "a Claude Code configuration directory (.claude)"))
 		case gitDirName:
-			best = best.max(gitRules(dir, segs[i+1:]))
+			best = best.max(gitRules(dir(), segs[i+1:]))
 		}
 		for _, n := range anyDepthExecConfig {
 			if ls == n.name {
-				best = best.max(Protection{Tier: ExecConfig, What: n.what, Path: dir})
+				best = best.max(Protection{Tier: ExecConfig, What: n.what, Path: dir()})
 			}
 		}
 	}
@@ -290,7 +296,13 @@ func relSegs(base, p string) []string {
 
 // strictlyBelow reports whether p is inside dir and not dir itself.
 func strictlyBelow(p, dir string) bool {
-	return strings.HasPrefix(p, filepath.Clean(dir)+string(filepath.Separator))
+	if dir == "" {
+		return false
+	}
+	if dir[len(dir)-1] == filepath.Separator || strings.Contains(dir, "//") || strings.Contains(dir, "/.") {
+		dir = filepath.Clean(dir)
+	}
+	return strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
 // Root is one fixed protected path of a machine.
