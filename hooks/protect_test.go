@@ -264,6 +264,10 @@ func TestEveryToolDecided(t *testing.T) {
 	expect(t, "Grep home (holds the keyrings)", h.decide(tool("Grep", map[string]any{"pattern": "x", "path": home})), Deny, ReasonProtected)
 	expect(t, "Glob the project", h.decide(tool("Glob", map[string]any{"pattern": "**/*.go", "path": h.project})), Abstain, ReasonReadOnly)
 	expect(t, "Glob the keyrings", h.decide(tool("Glob", map[string]any{"pattern": ".local/share/key*/*", "path": home})), Deny, ReasonProtected)
+	expect(t, "Glob home for notes (control)", h.decide(tool("Glob", map[string]any{"pattern": "notes/*.md", "path": home})), Abstain, ReasonReadOnly)
+	expect(t, "Glob the state from the project", h.decide(tool("Glob", map[string]any{"pattern": "../state/**", "path": h.project})), Deny, ReasonProtected)
+	expect(t, "LS home (control)", h.decide(tool("LS", map[string]any{"path": home})), Abstain, ReasonReadOnly)
+	expect(t, "LS the keyrings", h.decide(tool("LS", map[string]any{"path": filepath.Join(home, ".local", "share", "keyrings")})), Deny, ReasonProtected)
 	expect(t, "Agent", h.decide(tool("Agent", map[string]any{"prompt": "look", "subagent_type": "Explore"})), Abstain, ReasonSubagent)
 
 	for _, name := range []string{"Monitor", "CronCreate", "Skill", "EnterWorktree", "WebSearch", "Workflow", "SendMessage", "TaskStop", "SomeFutureTool"} {

@@ -20,8 +20,8 @@ const (
 var ReadPaths = map[string][]PathField{
 	"Read":         {{Name: "file_path"}},
 	"NotebookRead": {{Name: "notebook_path"}},
-	"LS":           {{Name: "path", Dir: true}},
-	"Glob":         {{Name: "path", Dir: true}, {Name: "pattern", Glob: true}},
+	"LS":           {{Name: "path"}},
+	"Glob":         {{Name: "path"}, {Name: "pattern", Glob: true}},
 	"Grep":         {{Name: "path", Dir: true}, {Name: "glob", Glob: true}},
 }
 

@@ -182,7 +182,7 @@ identical call and it runs once. Any change to the call needs a new approval.
 
 approve talks to /dev/tty only and refuses inside an agent (CLAUDECODE set)
 or without a terminal. There is no --yes.`,
-		Example: "  loopguard approve k3v9x2ab\n  loopguard approve k3v9x2ab --ttl 2m",
+		Example: "  loopguard approve k3v9x2abqw7dn4ygh5mse6ct\n  loopguard approve k3v9x2abqw7dn4ygh5mse6ct --ttl 2m",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkApprovalTTL(ttl); err != nil {
@@ -254,7 +254,7 @@ func newDenyCmd() *cobra.Command {
 		Short: "Refuse a pending call",
 		Long: `Record that you refuse a pending call. The call stays non-executable and the
 agent is told a human refused it. Taking power away needs no terminal.`,
-		Example: "  loopguard deny k3v9x2ab",
+		Example: "  loopguard deny k3v9x2abqw7dn4ygh5mse6ct",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore()
