@@ -117,3 +117,12 @@ func TestPendingCap(t *testing.T) {
 		t.Errorf("session s1 keeps %d calls, want %d", n, MaxPendingPerSession)
 	}
 }
+
+// BenchmarkPendingID gives the rate of a birthday search over ids: at
+// PendingIDBytes*8 bits it needs about 2^(bits/2) ids.
+func BenchmarkPendingID(b *testing.B) {
+	d := strings.Repeat("a", 64)
+	for i := range b.N {
+		_ = PendingID("s1", "main", "Bash", d[:60]+fmt.Sprintf("%04x", i&0xffff))
+	}
+}
