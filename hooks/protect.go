@@ -9,6 +9,7 @@ import (
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/shellparse"
 )
 
 // keyringTools reach the OS keyring or the session bus it lives on.
@@ -231,15 +232,20 @@ func (e *Engine) shellProtected(c *Call, d *described, pl policy.Places) finding
 	for _, r := range d.shell.Redirects {
 		check(r.Target, false, "it redirects to")
 	}
-	// Whatever the parse, every word of the raw text with quotes and
-	// backslashes taken out: chained and indirect commands have no argv,
-	// and `.cla\ude/settings.json` or '.cl''aude' read the same.
+	// A command that is not one simple command has no argv: every word of
+	// its raw text, with quotes and backslashes taken out, so that
+	// `.cla\ude/settings.json` or '.cl''aude' read the same. (A simple
+	// command's words are its argv: a commit message that mentions .git is
+	// not a path.)
 	cmd, _ := c.ToolInput["command"].(string)
 	flat := strings.NewReplacer(`\`, "", `'`, "", `"`, "").Replace(cmd)
 	if home != "" {
 		flat = strings.NewReplacer("${HOME}", home, "$HOME", home).Replace(flat)
 	}
-	tokens := shellTokens(flat)
+	var tokens []string
+	if d.shell.Verdict != shellparse.Simple {
+		tokens = shellTokens(flat)
+	}
 	if len(tokens) > maxShellTokens {
 		best = best.stronger(finding{Protection: policy.Protection{Tier: policy.ExecConfig, What: "too many words to check"},
 			why: fmt.Sprintf("it has %d words, more than the %d checked one by one against the protected paths", len(tokens), maxShellTokens)})

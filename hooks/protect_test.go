@@ -132,6 +132,7 @@ func TestProtectedPathsByResolution(t *testing.T) {
 	expect(t, "control: git log --oneline", h.decide(run("git log --oneline")), Allow, ReasonScopedGrant)
 	expect(t, "control: git log --output to a project file", h.decide(run("git log -1 --output=out.txt")), Allow, ReasonScopedGrant)
 	expect(t, "control: echo", h.decide(run("echo hi notes.txt")), Allow, ReasonScopedGrant)
+	expect(t, "control: a message that mentions .git", h.decide(run(`echo "move .git hooks to .githooks"`)), Allow, ReasonScopedGrant)
 	expect(t, "control: write a project file", h.decide(wr(filepath.Join(h.project, "src", "main.go"))), Allow, ReasonScopedGrant)
 	expect(t, "control: write through an ordinary link", h.decide(wr(pathShapes["directory symlink"](h, filepath.Join(h.project, "docs", "a.md")))), Allow, ReasonScopedGrant)
 
