@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -370,5 +371,34 @@ func BenchmarkProtectedBash(b *testing.B) {
 		if f := e.protected(call, d); f.Protected() {
 			b.Fatal(f.why)
 		}
+	}
+}
+
+// The hook and the scope matcher answer alike: every protected path the
+// hook refuses (either tier) is one no file scope covers, through the same
+// resolver; an ordinary path is covered by both.
+func TestHookAndScopeAgreeOnProtectedPaths(t *testing.T) {
+	h := newHarness(t)
+	home := h.eng().Env.Home
+	rule, err := scope.Parse("Write(//**)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(p string) scope.Call {
+		return scope.Call{Tool: "Write", Input: map[string]any{"file_path": p}, Cwd: h.project, ProjectDir: h.project, Home: home}
+	}
+	for _, pc := range protectedCases(h) {
+		if pc.name == "guard state" {
+			continue // the state dir is the engine's Env, not a scope's
+		}
+		for _, shape := range []string{"plain", "symlink", "directory symlink"} {
+			p := pathShapes[shape](h, pc.path)
+			if got := scope.ReasonOf(scope.Match(rule, call(p))); got != scope.ReasonProtectedPath {
+				t.Errorf("%s, %s: scope says %q, want %s", pc.name, shape, got, scope.ReasonProtectedPath)
+			}
+		}
+	}
+	if err := scope.Match(rule, call(filepath.Join(h.project, "src", "ok.go"))); err != nil {
+		t.Errorf("control: %v", err)
 	}
 }
