@@ -62,8 +62,9 @@ func assertDeny(t *testing.T, what, event string, code int, ho hookOut, reason s
 
 // repeatReader yields n bytes of b repeated, without holding them.
 type repeatReader struct {
-	b byte
-	n int64
+	b     byte
+	n     int64
+	chunk []byte
 }
 
 func (r *repeatReader) Read(p []byte) (int, error) {
@@ -73,11 +74,17 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	if int64(len(p)) > r.n {
 		p = p[:r.n]
 	}
-	for i := range p {
-		p[i] = r.b
+	// bytes.Repeat and copy, not a loop: under -race a byte loop over
+	// 32 MiB took seconds on a loaded machine and ran into the deadline.
+	if len(r.chunk) == 0 {
+		r.chunk = bytes.Repeat([]byte{r.b}, 64<<10)
 	}
-	r.n -= int64(len(p))
-	return len(p), nil
+	n := 0
+	for n < len(p) {
+		n += copy(p[n:], r.chunk)
+	}
+	r.n -= int64(n)
+	return n, nil
 }
 
 func TestHookFailsClosed(t *testing.T) {
@@ -98,7 +105,10 @@ func TestHookFailsClosed(t *testing.T) {
 			},
 			"300 MB payload": huge,
 		} {
-			code, ho, _ := runHook(t, ClaudeOptions{Event: event, NewEngine: eng}, in())
+			// A generous deadline: this test is about decoding, not speed
+			// (the deadline has its own test), and -race on a loaded
+			// machine is slow.
+			code, ho, _ := runHook(t, ClaudeOptions{Event: event, Deadline: time.Minute, NewEngine: eng}, in())
 			assertDeny(t, event+": "+what, event, code, ho, ReasonMalformed)
 		}
 	}
@@ -206,7 +216,7 @@ func TestHookOutputs(t *testing.T) {
 	// A Write of 1 MB: the deny reason stays under Claude Code's cap.
 	w := with(h.fixture("pretooluse-write.json"), func(m map[string]any) { input(m)["content"] = strings.Repeat("x\n", 1<<19) })
 	b, _ = json.Marshal(w)
-	code, ho, _ = runHook(t, ClaudeOptions{Event: PreToolUse, NewEngine: askEng}, bytes.NewReader(b))
+	code, ho, _ = runHook(t, ClaudeOptions{Event: PreToolUse, Deadline: time.Minute, NewEngine: askEng}, bytes.NewReader(b))
 	if len(ho.HSO.PermissionDecisionReason) > 10000 || code != ExitOK {
 		t.Errorf("1 MB write in ask mode: code %d, reason of %d bytes", code, len(ho.HSO.PermissionDecisionReason))
 	}

@@ -179,7 +179,8 @@ func (e *Engine) RecordUndecodable(event string, d Decision) {
 func askable(reason string) bool {
 	switch reason {
 	case ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed,
-		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonExecConfig:
+		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonSandboxEscape,
+		ReasonExecConfig:
 		return true
 	}
 	return false
@@ -266,6 +267,11 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		return e.pending(ctx, c, d, ReasonUnparseable, "loopguard: unparseable_command: PowerShell commands are not analysed; only an exact approval covers them")
 	}
 
+	// A call that leaves or widens Claude Code's sandbox (hooks/sandbox.go).
+	if why := sandboxEscape(c); why != "" {
+		return e.pending(ctx, c, d, ReasonSandboxEscape, "loopguard: "+ReasonSandboxEscape+": "+why+
+			". No scoped grant can cover it; run it without, or ask the user to approve exactly this call")
+	}
 	// 6. A scoped grant whose rule covers the call.
 	if dec, ok := e.scoped(ctx, c, d); ok {
 		return dec

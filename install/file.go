@@ -143,6 +143,7 @@ type Result struct {
 	Restored bool   // Remove put back the original bytes exactly
 	Deleted  bool   // Remove deleted the file Apply had created
 	DirGone  bool   // Remove deleted the .claude directory Apply had created
+	Sandbox  bool   // Remove took out sandbox settings Apply had added
 }
 
 // record is the backup kept in the state directory: the bytes of the file
@@ -153,6 +154,9 @@ type record struct {
 	Existed    bool   `json:"existed"`
 	CreatedDir bool   `json:"created_dir"`
 	Original   []byte `json:"original"`
+	// Sandbox is every sandbox entry init has merged into the file
+	// (UnmergeSandbox takes out those the original lacked).
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
 
 // recordPath names the record of path inside dir.
@@ -238,8 +242,20 @@ func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
 	// The backup holds the file as it was before loopguard: write it only
 	// when the file has nothing of loopguard's yet.
 	res.Backup = recordPath(backupDir, path)
+	var rec *record
 	if data == nil || !hasOurs(data, o.Binary) {
-		rec := record{V: 1, Path: path, Existed: data != nil, CreatedDir: createdDir, Original: data}
+		rec = &record{V: 1, Path: path, Existed: data != nil, CreatedDir: createdDir, Original: data, Sandbox: o.Sandbox}
+	} else if o.Sandbox != nil {
+		// Registered before: the record keeps the original, and now also
+		// what this run adds to the sandbox settings.
+		if rec, err = readRecord(backupDir, path); err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			rec.Sandbox = rec.Sandbox.Union(o.Sandbox)
+		}
+	}
+	if rec != nil {
 		b, err := json.Marshal(rec)
 		if err != nil {
 			return nil, err
@@ -287,6 +303,12 @@ func Remove(path, backupDir, self string, dryRun bool) (*Result, error) {
 		return res, nil
 	}
 	out, changed, err := Unmerge(data, self)
+	if err == nil && rec != nil {
+		var sbChanged bool
+		out, sbChanged, err = UnmergeSandbox(out, rec.Original, rec.Sandbox)
+		changed = changed || sbChanged
+		res.Sandbox = sbChanged
+	}
 	if err != nil {
 		var se *SyntaxError
 		if errors.As(err, &se) {
@@ -300,7 +322,7 @@ func Remove(path, backupDir, self string, dryRun bool) (*Result, error) {
 	res.Changed = true
 	res.New = out
 	switch {
-	case rec != nil && rec.Existed && sameSettings(data, rec.Original, self):
+	case rec != nil && rec.Existed && sameSettings(out, rec.Original, self):
 		res.New = rec.Original
 		res.Restored = true
 	case rec != nil && !rec.Existed && bytes0(out):

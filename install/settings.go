@@ -54,6 +54,7 @@ type Options struct {
 	Wait     time.Duration // hold calls until a human decides, at most this long (0: no wait)
 	Deadline time.Duration // the hook's own deadline (hooks.DefaultDeadline)
 	Matcher  string        // tool matcher ("" means DefaultMatcher)
+	Sandbox  *Sandbox      // Claude Code's OS sandbox for Bash (nil: left as it is; see sandbox.go)
 }
 
 func (o Options) check() error {
@@ -280,6 +281,11 @@ func Merge(data []byte, o Options) (out []byte, changed bool, err error) {
 	if hk == nil {
 		hk = &node{kind: '{'}
 		root.set("hooks", hk)
+	}
+	if o.Sandbox != nil {
+		if err := mergeSandbox(root, o.Sandbox); err != nil {
+			return nil, false, err
+		}
 	}
 	m := o.matcher()
 	for _, event := range Events {

@@ -3,6 +3,7 @@ package install
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -285,45 +286,52 @@ func TestApplyRemoveByteIdentical(t *testing.T) {
 		"four-space": other,
 		"compact":    `{"permissions":{"allow":["Bash(ls)"]},"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"x"}]}]}}`,
 		"no-newline": "{\n  \"hooks\": {}\n}",
+		// Sandbox settings of the user's own: kept, strengthened, put back.
+		"user-sandbox":  `{"sandbox":{"enabled":false,"allowUnsandboxedCommands":true,"filesystem":{"denyRead":["~/.aws"],"denyWrite":["//opt/state/loopguard"]}},"env":{"GOCACHE":"/mine"}}` + "\n",
+		"empty-sandbox": "{\"sandbox\": {}, \"env\": {}}\n",
 	} {
-		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, ".claude", "settings.json")
-			os.MkdirAll(filepath.Dir(path), 0o755)
-			if err := os.WriteFile(path, []byte(orig), 0o640); err != nil {
-				t.Fatal(err)
-			}
-			bk := filepath.Join(dir, "state", "install")
-			res, err := Apply(path, bk, opts, false)
-			if err != nil || !res.Changed {
-				t.Fatal(res, err)
-			}
-			mid, _ := os.ReadFile(path)
-			if len(ours(t, mid)) != 3 {
-				t.Fatalf("not registered:\n%s", mid)
-			}
-			res2, err := Apply(path, bk, opts, false)
-			if err != nil || res2.Changed {
-				t.Fatal("second apply changed", err)
-			}
-			if again, _ := os.ReadFile(path); !bytes.Equal(again, mid) {
-				t.Fatal("second apply rewrote the file")
-			}
-			res, err = Remove(path, bk, "", false)
-			if err != nil || !res.Restored {
-				t.Fatalf("%+v %v", res, err)
-			}
-			after, _ := os.ReadFile(path)
-			if !bytes.Equal(after, []byte(orig)) {
-				t.Errorf("not byte-identical:\n%s\n---\n%s", orig, after)
-			}
-			if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
-				t.Errorf("mode %v", fi.Mode())
-			}
-			if _, err := os.Stat(res.Backup); !os.IsNotExist(err) {
-				t.Errorf("backup record left: %v", err)
-			}
-		})
+		for _, o := range []Options{opts, sandboxOpts} {
+			t.Run(fmt.Sprintf("%s/sandbox=%v", name, o.Sandbox != nil), func(t *testing.T) { applyRemoveByteIdentical(t, orig, o) })
+		}
+	}
+}
+
+func applyRemoveByteIdentical(t *testing.T, orig string, opts Options) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(orig), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	bk := filepath.Join(dir, "state", "install")
+	res, err := Apply(path, bk, opts, false)
+	if err != nil || !res.Changed {
+		t.Fatal(res, err)
+	}
+	mid, _ := os.ReadFile(path)
+	if len(ours(t, mid)) != 3 {
+		t.Fatalf("not registered:\n%s", mid)
+	}
+	res2, err := Apply(path, bk, opts, false)
+	if err != nil || res2.Changed {
+		t.Fatal("second apply changed", err)
+	}
+	if again, _ := os.ReadFile(path); !bytes.Equal(again, mid) {
+		t.Fatal("second apply rewrote the file")
+	}
+	res, err = Remove(path, bk, "", false)
+	if err != nil || !res.Restored {
+		t.Fatalf("%+v %v", res, err)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(after, []byte(orig)) {
+		t.Errorf("not byte-identical:\n%s\n---\n%s", orig, after)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+	if _, err := os.Stat(res.Backup); !os.IsNotExist(err) {
+		t.Errorf("backup record left: %v", err)
 	}
 }
 

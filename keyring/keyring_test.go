@@ -357,9 +357,11 @@ func blockedFake(t *testing.T) *fakeStore {
 
 func TestTimeout(t *testing.T) {
 	blockedFake(t)
+	// start before the deadline is set: on a loaded machine the gap between
+	// the two would otherwise make Load look early.
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	_, err := Load(ctx)
 	el := time.Since(start)
 	wantKind(t, err, ErrTimeout, "load")

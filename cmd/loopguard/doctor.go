@@ -81,6 +81,13 @@ check fails:
     honours onFailure; older versions let a call through when the hook crashes;
   - no other PreToolUse hook rewrites tool input (updatedInput), which would
     race with what was approved;
+  - Claude Code's OS sandbox for Bash holds, from the settings of every layer:
+    on and not turned off by a project or local file, failIfUnavailable,
+    allowUnsandboxedCommands false where a project cannot undo it, no
+    excludedCommands, allowAllUnixSockets, filesystem.disabled or
+    allowNestedUserNamespaces, no allowWrite or Edit rule reaching your home,
+    loopguard's files or the keyring, the deny lists present; bwrap and socat
+    installed and a trial bubblewrap run succeeding (README, Sandbox);
   - the OS keyring answers, holds the key, the state directory is private, and
     the audit log's hash chain and sealed head verify.
 
@@ -127,6 +134,9 @@ func doctorRun(ctx context.Context, out io.Writer, env doctorEnv) error {
 		add(r)
 	}
 	add(<-claudeDone)
+	for _, r := range checkSandbox(ctx, env) {
+		add(r)
+	}
 	master, krResults := checkKeyring(ctx)
 	for _, r := range krResults {
 		add(r)

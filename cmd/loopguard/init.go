@@ -86,6 +86,8 @@ type initOptions struct {
 	tools  string
 	dryRun bool
 	binary string // for tests; "" means this binary
+
+	noSandbox bool // leave Claude Code's sandbox settings alone (init_sandbox.go)
 }
 
 func newInitCmd() *cobra.Command {
@@ -121,7 +123,14 @@ decision to Claude Code's own dialog, with loopguard's full rendering as the
 reason (weaker: the dialog is in the agent's window); audit only logs what
 enforce would have done (for a trial). --wait holds a call without an
 approval until you approve or deny it (see 'loopguard review'), so the agent
-needs no retry.`,
+needs no retry.
+
+init also turns on Claude Code's own OS sandbox for Bash in the same file
+(README, Sandbox): approved commands then cannot read the key, write the
+settings or loopguard's state, or reach the network. On Linux it needs
+bubblewrap and socat (init installs nothing; it says what is missing).
+--no-sandbox leaves the sandbox settings alone; loopguard then decides whether
+a call runs but cannot confine what it does.`,
 		Example: `  loopguard init
   loopguard init --project --dry-run
   loopguard init --local --mode audit
@@ -137,6 +146,7 @@ needs no retry.`,
 	cmd.Flags().DurationVar(&o.wait, "wait", 0, "hold a call without an approval until a human decides, at most this long (e.g. 2m)")
 	cmd.Flags().StringVar(&o.tools, "tools", install.DefaultMatcher, "the Claude Code matcher of the tools to guard")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the change to the settings file and do nothing")
+	cmd.Flags().BoolVar(&o.noSandbox, "no-sandbox", false, "do not turn on Claude Code's OS sandbox for Bash (weaker: approved code runs unconfined)")
 	return cmd
 }
 
@@ -178,6 +188,14 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		return err
 	}
 	opts := install.Options{Binary: bin, Mode: o.mode, Wait: o.wait, Deadline: hooks.DefaultDeadline, Matcher: o.tools}
+	var sbx *sandboxPaths
+	if !o.noSandbox {
+		p, err := resolveSandboxPaths(bin)
+		if err != nil {
+			return err
+		}
+		sbx, opts.Sandbox = &p, p.spec()
+	}
 
 	// Check the settings file before anything is created: a file loopguard
 	// must refuse stops init here.
@@ -233,6 +251,9 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		}
 	}
 
+	if err := ensureGoCache(sbx); err != nil {
+		return err
+	}
 	res, err = install.Apply(path, filepath.Join(st.Dir, "install"), opts, false)
 	if err != nil {
 		return err
@@ -257,6 +278,7 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 			return err
 		}
 	}
+	sandboxNotes(out, errOut, sbx, scope)
 	if res.Changed && scope == install.Project {
 		fmt.Fprintf(errOut, "loopguard: warning: %s is shared with the repository, and the hook path %s is this machine's\n", path, bin)
 		fmt.Fprintln(errOut, "loopguard: hint: a teammate without loopguard at that path gets every guarded call blocked (onFailure block); for a personal setup use --local")

@@ -26,8 +26,9 @@ func newUninstallCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "uninstall [--user | --project | --local]",
 		Short: "Remove exactly what init registered in the Claude Code settings",
-		Long: `Remove loopguard's hooks from the Claude Code settings files, and nothing
-else. Without a flag, every file where init registered loopguard on this
+		Long: `Remove loopguard's hooks from the Claude Code settings files, with the
+sandbox settings init added (a value of yours that init strengthened gets
+its old value back), and nothing else. Without a flag, every file where init registered loopguard on this
 machine (user, and this project's project and local files) is cleaned;
 --user, --project or --local picks one file, and also removes a registration
 made by hand or by someone else (a committed project file).
@@ -119,9 +120,13 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 			fmt.Fprint(out, install.Diff(path, res.Old, res.New))
 			continue
 		}
+		what := "loopguard hooks removed"
+		if res.Sandbox {
+			what += " (with the sandbox settings init had added)"
+		}
 		switch {
 		case res.Restored:
-			fmt.Fprintf(out, "%s: loopguard hooks removed; the original file is back, byte for byte.\n", path)
+			fmt.Fprintf(out, "%s: %s; the original file is back, byte for byte.\n", path, what)
 		case res.Deleted:
 			fmt.Fprintf(out, "%s: removed (init had created it)", path)
 			if res.DirGone {
@@ -129,7 +134,7 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 			}
 			fmt.Fprintln(out, ".")
 		default:
-			fmt.Fprintf(out, "%s: loopguard hooks removed; other settings changed since init, so they were kept as they are now (whitespace normalised).\n", path)
+			fmt.Fprintf(out, "%s: %s; other settings changed since init, so they were kept as they are now (whitespace normalised).\n", path, what)
 		}
 	}
 	if o.dryRun {

@@ -1,0 +1,384 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/loopguard/loopguard/install"
+)
+
+// sandboxLayer is one settings file's sandbox settings, as Claude Code
+// loads it here.
+type sandboxLayer struct {
+	scope string // managed, user, project or local
+	path  string
+	s     *install.SandboxSettings
+}
+
+// The layers in Claude Code's order of precedence, highest first.
+var layerOrder = []string{"managed", "local", "project", "user"}
+
+// bwrapTrialTimeout bounds the trial run of bubblewrap.
+const bwrapTrialTimeout = 5 * time.Second
+
+// checkSandbox proves the sandbox boundary from the effective settings of
+// every layer, then checks that the sandbox can start here.
+func checkSandbox(ctx context.Context, env doctorEnv) []checkResult {
+	p, err := resolveSandboxPaths(env.self)
+	if err != nil {
+		return []checkResult{{status: statusFail, name: "sandbox", detail: err.Error()}}
+	}
+	var layers []sandboxLayer
+	for _, sc := range []install.Scope{install.User, install.Project, install.Local} {
+		path, err := install.SettingsPath(sc, env.settings)
+		if err != nil {
+			continue // reported by the settings checks
+		}
+		layers = append(layers, sandboxLayer{scope: string(sc), path: path})
+	}
+	if env.managed != "" {
+		layers = append(layers, sandboxLayer{scope: "managed", path: env.managed})
+	}
+	var kept []sandboxLayer
+	for _, l := range layers {
+		data, err := os.ReadFile(l.path)
+		if err != nil || len(data) > install.MaxFileSize {
+			continue // absent, or reported by the settings checks
+		}
+		if l.s, err = install.ReadSandbox(data); err != nil {
+			continue // reported by the settings checks
+		}
+		kept = append(kept, l)
+	}
+	out := judgeSandbox(kept, p, env.settings.Cwd)
+	if runtime.GOOS == "linux" {
+		out = append(out, checkSandboxRuntime(ctx, exec.LookPath, runBwrapTrial)...)
+	}
+	return out
+}
+
+// effective is the value of a sandbox boolean that wins across layers
+// (skip says which layers Claude Code ignores for it), and the layer it
+// came from.
+func effective(layers []sandboxLayer, key string, skip func(sandboxLayer) bool) (val, set bool, from sandboxLayer) {
+	for _, scope := range layerOrder {
+		for _, l := range layers {
+			if l.scope != scope || (skip != nil && skip(l)) {
+				continue
+			}
+			if v, ok := l.s.Bools[key]; ok {
+				return v, true, l
+			}
+		}
+	}
+	return false, false, sandboxLayer{}
+}
+
+func layer(layers []sandboxLayer, scope string) *sandboxLayer {
+	for i := range layers {
+		if layers[i].scope == scope {
+			return &layers[i]
+		}
+	}
+	return nil
+}
+
+// fixIn names where a fix goes: a managed file is someone else's.
+func fixIn(l sandboxLayer, what string) string {
+	if l.scope == "managed" {
+		return "ask whoever manages " + l.path + " to " + what
+	}
+	return what + " in " + l.path
+}
+
+// judgeSandbox is the settings part of checkSandbox: pure, for the tests.
+func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []checkResult {
+	var out []checkResult
+	fail := func(name, detail, fix string) {
+		out = append(out, checkResult{status: statusFail, name: "sandbox " + name, detail: detail, fix: fix})
+	}
+	warn := func(name, detail, fix string) {
+		out = append(out, checkResult{status: statusWarn, name: "sandbox " + name, detail: detail, fix: fix})
+	}
+	ok := func(name, detail string) {
+		out = append(out, checkResult{status: statusOK, name: "sandbox " + name, detail: detail})
+	}
+	const initFix = "run: loopguard init (without --no-sandbox); it writes the sandbox settings in ~/.claude/settings.json"
+	if !slices.ContainsFunc(layers, func(l sandboxLayer) bool { return l.s.Present }) {
+		fail("enabled", "no settings file turns the sandbox on: any code an approved call runs can read the key, forge grants, rewrite the settings and reach the network", initFix)
+		return out
+	}
+
+	// A managed allowUnsandboxedCommands:false (or allowManagedDomainsOnly)
+	// makes Claude Code ignore a project or local "enabled": false.
+	mandate := false
+	if m := layer(layers, "managed"); m != nil {
+		if v, set := m.s.Bools["allowUnsandboxedCommands"]; set && !v {
+			mandate = true
+		}
+		if m.s.Bools["network.allowManagedDomainsOnly"] {
+			mandate = true
+		}
+	}
+	enabled, set, from := effective(layers, "enabled", func(l sandboxLayer) bool {
+		return mandate && (l.scope == "project" || l.scope == "local")
+	})
+	switch {
+	case !set:
+		fail("enabled", "no settings file turns the sandbox on: any code an approved call runs can read the key, forge grants, rewrite the settings and reach the network", initFix)
+	case !enabled:
+		fail("enabled", fmt.Sprintf(`"sandbox.enabled": false in the %s settings %s turns the sandbox off for this project`, from.scope, from.path),
+			fixIn(from, `remove "enabled": false from "sandbox"`))
+	default:
+		ok("enabled", "on ("+from.scope+" settings)")
+	}
+
+	if v, set, from := effective(layers, "failIfUnavailable", nil); !set || !v {
+		where := "no settings file sets it"
+		fix := initFix
+		if set {
+			where, fix = fmt.Sprintf("false in the %s settings %s", from.scope, from.path), fixIn(from, `set "failIfUnavailable": true`)
+		}
+		fail("failIfUnavailable", where+": when bubblewrap or socat is missing, Claude Code runs every command UNSANDBOXED with only a warning", fix)
+	} else {
+		ok("failIfUnavailable", "true: Claude Code refuses to start without a working sandbox")
+	}
+
+	// allowUnsandboxedCommands defaults to true. A false holds against the
+	// project only from managed (or --settings) or user settings.
+	m, u := layer(layers, "managed"), layer(layers, "user")
+	mv, mset := false, false
+	if m != nil {
+		mv, mset = m.s.Bools["allowUnsandboxedCommands"]
+	}
+	uv, uset := false, false
+	if u != nil {
+		uv, uset = u.s.Bools["allowUnsandboxedCommands"]
+	}
+	auc := "allowUnsandboxedCommands"
+	switch {
+	case mset && !mv:
+		ok(auc, "false in the managed settings: dangerouslyDisableSandbox is ignored")
+	case mset && mv:
+		fail(auc, "true in the managed settings "+m.path+": any call with dangerouslyDisableSandbox runs outside the sandbox",
+			fixIn(*m, `set "allowUnsandboxedCommands": false`))
+	case uset && !uv:
+		ok(auc, "false in the user settings, which project settings cannot undo")
+	default:
+		var weak *sandboxLayer
+		for _, sc := range []string{"local", "project"} {
+			if l := layer(layers, sc); l != nil {
+				if v, set := l.s.Bools[auc]; set && !v {
+					weak = l
+					break
+				}
+			}
+		}
+		if weak != nil {
+			warn(auc, fmt.Sprintf("false only in the %s settings %s, which a settings.local.json can undo; loopguard's hook still refuses scoped grants for dangerouslyDisableSandbox", weak.scope, weak.path),
+				`set "allowUnsandboxedCommands": false in the "sandbox" of ~/.claude/settings.json too (loopguard init --user writes it)`)
+		} else {
+			fail(auc, "not false in the user or managed settings (the default is true): any call with dangerouslyDisableSandbox runs outside the sandbox", initFix)
+		}
+	}
+
+	// Settings that open the sandbox, in any layer.
+	for _, l := range layers {
+		if cmds := l.s.Lists["excludedCommands"]; len(cmds) > 0 {
+			fail("excludedCommands", fmt.Sprintf("%s lists %q: those commands run OUTSIDE the sandbox, even with allowUnsandboxedCommands false", l.path, cmds),
+				fixIn(l, `remove "excludedCommands" from "sandbox"`))
+		}
+		for _, b := range []struct{ key, why string }{
+			{"network.allowAllUnixSockets", "sandboxed commands may open Unix sockets again: the D-Bus session bus, so the key in the keyring"},
+			{"filesystem.disabled", "no filesystem isolation: sandboxed commands write as you"},
+			{"allowNestedUserNamespaces", "sandboxed commands may create user namespaces, which can bypass denyWrite and the write-protected settings"},
+		} {
+			if l.s.Bools[b.key] {
+				fail(b.key, fmt.Sprintf("true in %s: %s", l.path, b.why), fixIn(l, fmt.Sprintf("remove %q from \"sandbox\"", b.key)))
+			}
+		}
+		if l.s.Bools["enableWeakerNestedSandbox"] {
+			warn("enableWeakerNestedSandbox", fmt.Sprintf("true in %s: sandboxed commands see the host's /proc (needed in unprivileged containers only)", l.path),
+				fixIn(l, `remove "enableWeakerNestedSandbox" unless bubblewrap cannot mount /proc here`))
+		}
+		if l.s.Bools["autoAllowBashIfSandboxed"] {
+			warn("autoAllowBashIfSandboxed", fmt.Sprintf("true in %s: Claude Code approves sandboxed commands without a prompt (loopguard's hook still decides)", l.path),
+				fixIn(l, `set "autoAllowBashIfSandboxed": false`))
+		}
+	}
+
+	// Writable paths, from allowWrite and Edit(...) allow rules.
+	protected := []struct{ what, path string }{
+		{"loopguard's state", p.state}, {"loopguard's config", p.config}, {"the loopguard binary", p.binary}, {"the keyring files", p.keyrings},
+	}
+	opened := 0
+	for _, l := range layers {
+		dir := filepath.Dir(l.path)
+		entries := append([]string(nil), l.s.Lists["filesystem.allowWrite"]...)
+		for _, r := range l.s.EditRule {
+			entries = append(entries, "Edit("+r+")")
+		}
+		for _, e := range entries {
+			raw := strings.TrimSuffix(strings.TrimPrefix(e, "Edit("), ")")
+			key := `"allowWrite" entry`
+			if strings.HasPrefix(e, "Edit(") {
+				key = "permissions.allow rule"
+			}
+			for _, r := range resolved(install.SandboxPathReadings(raw, p.home, dir, project)) {
+				what := ""
+				if within(p.home, r) {
+					what = "your whole home directory"
+				}
+				for _, pr := range protected {
+					if what == "" && (within(pr.path, r) || within(r, pr.path)) {
+						what = pr.what + " (" + pr.path + ")"
+					}
+				}
+				if what != "" {
+					opened++
+					fail("writable paths", fmt.Sprintf("%s %s in %s lets sandboxed commands write %s", key, e, l.path, what),
+						fixIn(l, "remove "+e+" (or narrow it to a directory that holds none of these)"))
+					break
+				}
+				if within(r, p.home) && !within(r, p.goCache) && !within(r, project) {
+					opened++
+					warn("writable paths", fmt.Sprintf("%s %s in %s lets sandboxed commands write %s, in your home directory: what they plant there (shell startup files, tool configs, caches) may run later outside the sandbox", key, e, l.path, r),
+						fixIn(l, "remove "+e+" unless nothing there is ever run or trusted outside the sandbox"))
+					break
+				}
+			}
+		}
+		for _, e := range l.s.Lists["filesystem.allowRead"] {
+			for _, r := range resolved(install.SandboxPathReadings(e, p.home, dir, project)) {
+				if within(r, p.state) || within(r, p.keyrings) || within(p.state, r) || within(p.keyrings, r) {
+					opened++
+					fail("readable paths", fmt.Sprintf(`"allowRead" entry %s in %s re-opens loopguard's state or the keyring files to sandboxed commands`, e, l.path),
+						fixIn(l, "remove "+e+" from allowRead"))
+					break
+				}
+			}
+		}
+	}
+	if opened == 0 {
+		ok("writable paths", "no allowWrite entry or Edit rule reaches your home directory, loopguard's state, config or binary, or the keyring files")
+	}
+
+	// The deny lists merge across layers: each protected path needs an
+	// entry that covers it under every reading.
+	need := []struct{ key, what, path string }{
+		{"filesystem.denyWrite", "loopguard's state", p.state},
+		{"filesystem.denyWrite", "loopguard's config", p.config},
+		{"filesystem.denyWrite", "the loopguard binary", p.binary},
+		{"filesystem.denyRead", "loopguard's state", p.state},
+		{"filesystem.denyRead", "the keyring files", p.keyrings},
+	}
+	missing := 0
+	for _, n := range need {
+		if !covered(layers, n.key, n.path, p.home, project) {
+			missing++
+			fail(strings.TrimPrefix(n.key, "filesystem."), fmt.Sprintf("no settings file lists %s (%s) in sandbox.%s", n.what, n.path, n.key), initFix)
+		}
+	}
+	if missing == 0 {
+		ok("deny lists", "denyWrite covers loopguard's state, config and binary; denyRead covers its state and the keyring files")
+	}
+	return out
+}
+
+// resolved adds, to each path that exists, where its symlinks lead: the
+// sandbox binds the target, so an allowWrite entry that is a link to the
+// home directory opens the home directory.
+func resolved(paths []string) []string {
+	out := paths
+	for _, p := range paths {
+		if r, err := filepath.EvalSymlinks(p); err == nil && r != p && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// covered reports whether some layer's list key has an entry that covers
+// target under every reading.
+func covered(layers []sandboxLayer, key, target, home, project string) bool {
+	for _, l := range layers {
+		for _, e := range l.s.Lists[key] {
+			rs := install.SandboxPathReadings(e, home, filepath.Dir(l.path), project)
+			if len(rs) > 0 && !slices.ContainsFunc(rs, func(r string) bool { return !within(target, r) }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// checkSandboxRuntime checks that the sandbox can start here: bwrap and
+// socat on PATH, and a trial bubblewrap run with a fresh /proc (a /proc that
+// cannot be mounted is not caught by failIfUnavailable: every command then
+// fails).
+func checkSandboxRuntime(ctx context.Context, look func(string) (string, error), trial func(context.Context, string) error) []checkResult {
+	var out []checkResult
+	var missing []string
+	bwrap := ""
+	for _, t := range sandboxTools {
+		p, err := look(t.cmd)
+		if err != nil {
+			missing = append(missing, t.pkg)
+			continue
+		}
+		if t.cmd == "bwrap" {
+			bwrap = p
+		}
+	}
+	if len(missing) > 0 {
+		out = append(out, checkResult{status: statusFail, name: "sandbox tools",
+			detail: "not installed: " + strings.Join(missing, ", ") + ": with failIfUnavailable Claude Code refuses to start; without it, commands run unsandboxed",
+			fix:    "install them: sudo apt-get install " + strings.Join(missing, " ") + " (or your system's equivalent)"})
+	} else {
+		out = append(out, checkResult{status: statusOK, name: "sandbox tools", detail: "bwrap and socat are installed"})
+	}
+	if bwrap == "" {
+		return append(out, checkResult{status: statusSkip, name: "sandbox trial", detail: "needs bwrap"})
+	}
+	if err := trial(ctx, bwrap); err != nil {
+		return append(out, checkResult{status: statusFail, name: "sandbox trial",
+			detail: "bubblewrap cannot start a sandbox with a fresh /proc here: " + err.Error() + "; every sandboxed command would fail",
+			fix: "allow unprivileged user namespaces (e.g. Ubuntu: an AppArmor profile for bwrap, or sysctl kernel.apparmor_restrict_unprivileged_userns=0);\n" +
+				`in an unprivileged container only: "enableWeakerNestedSandbox": true in "sandbox" (weaker: the host's /proc stays visible)`})
+	}
+	return append(out, checkResult{status: statusOK, name: "sandbox trial", detail: "bubblewrap starts a sandbox with its own user, pid and network namespaces and a fresh /proc"})
+}
+
+// runBwrapTrial runs true inside bubblewrap the way Claude Code does.
+func runBwrapTrial(ctx context.Context, bwrap string) error {
+	ctx, cancel := context.WithTimeout(ctx, bwrapTrialTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session",
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true")
+	cmd.WaitDelay = 500 * time.Millisecond
+	var stderr bytes.Buffer
+	cmd.Stderr = &limitedBuffer{buf: &stderr, max: 1024}
+	if err := cmd.Run(); err != nil {
+		if s := strings.TrimSpace(stderr.String()); s != "" {
+			return fmt.Errorf("%w: %s", err, s)
+		}
+		return err
+	}
+	return nil
+}
+
+var execLookPath = exec.LookPath

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/install"
+)
+
+var testPaths = sandboxPaths{
+	home:     "/home/u",
+	state:    "/home/u/.local/state/loopguard",
+	config:   "/home/u/.config/loopguard",
+	binary:   "/home/u/go/bin/loopguard",
+	keyrings: "/home/u/.local/share/keyrings",
+	goCache:  "/home/u/.cache/loopguard-sandbox/go-build",
+}
+
+const testProject = "/home/u/proj"
+
+// strictUser is what `loopguard init` writes in the user settings.
+func strictUser(t *testing.T) []byte {
+	t.Helper()
+	o := install.Options{Binary: testPaths.binary, Deadline: 5e9, Sandbox: testPaths.spec()}
+	out, _, err := install.Merge(nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func layersOf(t *testing.T, files map[string]string) []sandboxLayer {
+	t.Helper()
+	paths := map[string]string{
+		"user":    "/home/u/.claude/settings.json",
+		"project": testProject + "/.claude/settings.json",
+		"local":   testProject + "/.claude/settings.local.json",
+		"managed": "/etc/claude-code/managed-settings.json",
+	}
+	var out []sandboxLayer
+	for _, sc := range []string{"user", "project", "local", "managed"} {
+		data, ok := files[sc]
+		if !ok {
+			continue
+		}
+		s, err := install.ReadSandbox([]byte(data))
+		if err != nil {
+			t.Fatalf("%s: %v", sc, err)
+		}
+		out = append(out, sandboxLayer{scope: sc, path: paths[sc], s: s})
+	}
+	return out
+}
+
+// One row per setting that weakens the sandbox: each fails (or warns) with
+// its own check name and a fix line; the control, init's own settings,
+// passes every check.
+func TestJudgeSandbox(t *testing.T) {
+	strict := string(strictUser(t))
+	for _, c := range []struct {
+		name   string
+		files  map[string]string // scope -> settings; "user" defaults to strict
+		status checkStatus
+		check  string // the failing check's name
+		detail string // a piece of its detail
+	}{
+		{"control", nil, statusOK, "", ""},
+		{"no sandbox anywhere (--no-sandbox)", map[string]string{"user": `{}`}, statusFail, "sandbox enabled", "no settings file turns the sandbox on"},
+		{"user enabled false", map[string]string{"user": strings.Replace(strict, `"enabled": true`, `"enabled": false`, 1)}, statusFail, "sandbox enabled", "false in the user settings"},
+		{"project enabled false", map[string]string{"project": `{"sandbox":{"enabled":false}}`}, statusFail, "sandbox enabled", "false in the project settings"},
+		{"local enabled false", map[string]string{"local": `{"sandbox":{"enabled":false}}`}, statusFail, "sandbox enabled", "false in the local settings"},
+		{"managed enabled false", map[string]string{"managed": `{"sandbox":{"enabled":false}}`}, statusFail, "sandbox enabled", "false in the managed settings"},
+		{"failIfUnavailable false", map[string]string{"project": `{"sandbox":{"failIfUnavailable":false}}`}, statusFail, "sandbox failIfUnavailable", "UNSANDBOXED"},
+		{"failIfUnavailable missing", map[string]string{"user": strings.Replace(strict, `"failIfUnavailable": true,`, ``, 1)}, statusFail, "sandbox failIfUnavailable", "no settings file sets it"},
+		{"allowUnsandboxedCommands missing", map[string]string{"user": strings.Replace(strict, `"allowUnsandboxedCommands": false,`, ``, 1)}, statusFail, "sandbox allowUnsandboxedCommands", "the default is true"},
+		{"allowUnsandboxedCommands true in user", map[string]string{"user": strings.Replace(strict, `"allowUnsandboxedCommands": false`, `"allowUnsandboxedCommands": true`, 1)}, statusFail, "sandbox allowUnsandboxedCommands", "dangerouslyDisableSandbox"},
+		{"allowUnsandboxedCommands true in managed", map[string]string{"managed": `{"sandbox":{"allowUnsandboxedCommands":true}}`}, statusFail, "sandbox allowUnsandboxedCommands", "managed settings"},
+		{"allowUnsandboxedCommands false only in project", map[string]string{
+			"user": strings.Replace(strict, `"allowUnsandboxedCommands": false,`, ``, 1), "project": `{"sandbox":{"allowUnsandboxedCommands":false}}`},
+			statusWarn, "sandbox allowUnsandboxedCommands", "settings.local.json can undo"},
+		{"excludedCommands", map[string]string{"project": `{"sandbox":{"excludedCommands":["make *"]}}`}, statusFail, "sandbox excludedCommands", "OUTSIDE the sandbox"},
+		{"allowAllUnixSockets", map[string]string{"local": `{"sandbox":{"network":{"allowAllUnixSockets":true}}}`}, statusFail, "sandbox network.allowAllUnixSockets", "D-Bus"},
+		{"filesystem.disabled", map[string]string{"managed": `{"sandbox":{"filesystem":{"disabled":true}}}`}, statusFail, "sandbox filesystem.disabled", "no filesystem isolation"},
+		{"allowNestedUserNamespaces", map[string]string{"project": `{"sandbox":{"allowNestedUserNamespaces":true}}`}, statusFail, "sandbox allowNestedUserNamespaces", "user namespaces"},
+		{"allowWrite home", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["~"]}}}`}, statusFail, "sandbox writable paths", "whole home directory"},
+		{"allowWrite root", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["//"]}}}`}, statusFail, "sandbox writable paths", "whole home directory"},
+		{"allowWrite state", map[string]string{"local": `{"sandbox":{"filesystem":{"allowWrite":["~/.local/state/loopguard/grants"]}}}`}, statusFail, "sandbox writable paths", "loopguard's state"},
+		{"allowWrite config parent", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["//home/u/.config"]}}}`}, statusFail, "sandbox writable paths", "loopguard's config"},
+		{"allowWrite binary dir", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["~/go/bin"]}}}`}, statusFail, "sandbox writable paths", "the loopguard binary"},
+		{"allowWrite keyrings, ambiguous slash", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["/home/u/.local/share"]}}}`}, statusFail, "sandbox writable paths", "the keyring files"},
+		{"Edit rule home", map[string]string{"project": `{"permissions":{"allow":["Edit(~/**)"]}}`}, statusFail, "sandbox writable paths", "permissions.allow rule Edit(~/**)"},
+		{"Edit rule state", map[string]string{"local": `{"permissions":{"allow":["Edit(//home/u/.local/state/loopguard/**)"]}}`}, statusFail, "sandbox writable paths", "loopguard's state"},
+		{"allowWrite under home", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["~/.bashrc"]}}}`}, statusWarn, "sandbox writable paths", "may run later outside the sandbox"},
+		{"Edit rule under home", map[string]string{"local": `{"permissions":{"allow":["Edit(~/.ssh/**)"]}}`}, statusWarn, "sandbox writable paths", "/home/u/.ssh"},
+		{"allowRead keyrings", map[string]string{"project": `{"sandbox":{"filesystem":{"allowRead":["~/.local/share/keyrings"]}}}`}, statusFail, "sandbox readable paths", "re-opens"},
+		{"denyWrite missing state", map[string]string{"user": strings.Replace(strict, `"//home/u/.local/state/loopguard",`, ``, 1)}, statusFail, "sandbox denyWrite", "loopguard's state"},
+		{"denyRead missing keyrings", map[string]string{"user": strings.Replace(strict, `"//home/u/.local/share/keyrings"
+      ],
+      "allowWrite"`, `"//x"
+      ],
+      "allowWrite"`, 1)}, statusFail, "sandbox denyRead", "the keyring files"},
+		{"denyRead with an ambiguous slash does not count", map[string]string{"user": strings.Replace(strict, `"//home/u/.local/share/keyrings"
+      ],
+      "allowWrite"`, `"/home/u/.local/share/keyrings"
+      ],
+      "allowWrite"`, 1)}, statusFail, "sandbox denyRead", "the keyring files"},
+		{"enableWeakerNestedSandbox", map[string]string{"project": `{"sandbox":{"enableWeakerNestedSandbox":true}}`}, statusWarn, "sandbox enableWeakerNestedSandbox", "host's /proc"},
+		{"autoAllowBashIfSandboxed", map[string]string{"local": `{"sandbox":{"autoAllowBashIfSandboxed":true}}`}, statusWarn, "sandbox autoAllowBashIfSandboxed", "without a prompt"},
+		// Controls for the layer rules: these do not weaken.
+		{"project enabled false under a managed mandate", map[string]string{"managed": `{"sandbox":{"allowUnsandboxedCommands":false}}`, "project": `{"sandbox":{"enabled":false}}`}, statusOK, "", ""},
+		{"project allowUnsandboxedCommands true under user false", map[string]string{"project": `{"sandbox":{"allowUnsandboxedCommands":true}}`}, statusOK, "", ""},
+		{"allowWrite of a build directory", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["//tmp/build","~/proj/out"]}},"permissions":{"allow":["Edit(src/**)"]}}`}, statusOK, "", ""},
+		{"deny lists split across layers", map[string]string{
+			"user":    strings.Replace(strict, `"//home/u/.local/state/loopguard",`, ``, 1),
+			"project": `{"sandbox":{"filesystem":{"denyWrite":["~/.local/state/loopguard"]}}}`}, statusOK, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			files := map[string]string{"user": strict}
+			for k, v := range c.files {
+				files[k] = v
+			}
+			res := judgeSandbox(layersOf(t, files), testPaths, testProject)
+			var bad []checkResult
+			for _, r := range res {
+				if r.status == statusFail || r.status == statusWarn {
+					bad = append(bad, r)
+				}
+			}
+			if c.status == statusOK {
+				if len(bad) > 0 {
+					t.Fatalf("want every check ok, got %+v", bad)
+				}
+				return
+			}
+			if len(bad) != 1 {
+				t.Fatalf("want exactly one failing check, got %+v", bad)
+			}
+			r := bad[0]
+			if r.status != c.status || r.name != c.check || !strings.Contains(r.detail, c.detail) || r.fix == "" {
+				t.Errorf("got %v %q: %s (fix: %q); want %v %q with %q and a fix", r.status, r.name, r.detail, r.fix, c.status, c.check, c.detail)
+			}
+		})
+	}
+}
+
+func TestCheckSandboxRuntime(t *testing.T) {
+	found := func(string) (string, error) { return "/usr/bin/x", nil }
+	okTrial := func(context.Context, string) error { return nil }
+	statuses := func(rs []checkResult) string {
+		var s []string
+		for _, r := range rs {
+			s = append(s, r.status.String()+r.name)
+		}
+		return strings.Join(s, ",")
+	}
+	if got := statuses(checkSandboxRuntime(context.Background(), found, okTrial)); got != "ok  sandbox tools,ok  sandbox trial" {
+		t.Errorf("control: %s", got)
+	}
+	noSocat := func(c string) (string, error) {
+		if c == "socat" {
+			return "", errors.New("not found")
+		}
+		return "/usr/bin/" + c, nil
+	}
+	rs := checkSandboxRuntime(context.Background(), noSocat, okTrial)
+	if rs[0].status != statusFail || !strings.Contains(rs[0].detail, "socat") || !strings.Contains(rs[0].fix, "apt-get install socat") {
+		t.Errorf("no socat: %+v", rs)
+	}
+	badProc := func(context.Context, string) error {
+		return errors.New("bwrap: Can't mount proc on /newroot/proc: Operation not permitted")
+	}
+	rs = checkSandboxRuntime(context.Background(), found, badProc)
+	if rs[1].status != statusFail || !strings.Contains(rs[1].detail, "mount proc") || !strings.Contains(rs[1].fix, "enableWeakerNestedSandbox") {
+		t.Errorf("bad /proc: %+v", rs)
+	}
+}
+
+// The real bubblewrap on this machine (scripts/deps installs it): the trial
+// runs, and a trial that cannot work (a missing executable) fails.
+func TestBwrapTrialReal(t *testing.T) {
+	bwrap, err := execLookPath("bwrap")
+	if err != nil {
+		t.Skip("bwrap is not installed (scripts/deps installs it)")
+	}
+	if err := runBwrapTrial(context.Background(), bwrap); err != nil {
+		t.Fatalf("trial: %v", err)
+	}
+	if err := runBwrapTrial(context.Background(), "/nonexistent/bwrap"); err == nil {
+		t.Fatal("a missing bwrap passed the trial")
+	}
+}
+
+// An allowWrite entry that is a symlink counts as where it leads.
+func TestJudgeSandboxSymlinkedAllowWrite(t *testing.T) {
+	dir := t.TempDir()
+	p := testPaths
+	p.home = filepath.Join(dir, "home")
+	p.state = filepath.Join(p.home, ".local", "state", "loopguard")
+	p.config = filepath.Join(p.home, ".config", "loopguard")
+	p.binary = filepath.Join(p.home, "go", "bin", "loopguard")
+	p.keyrings = filepath.Join(p.home, ".local", "share", "keyrings")
+	p.goCache = filepath.Join(p.home, ".cache", "loopguard-sandbox", "go-build")
+	if err := os.MkdirAll(p.state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link, plain := filepath.Join(dir, "build"), filepath.Join(dir, "out")
+	if err := os.Symlink(filepath.Join(p.home, ".local"), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(plain, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := install.Merge(nil, install.Options{Binary: p.binary, Deadline: 5e9, Sandbox: p.spec()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		entry string
+		fail  bool
+	}{{"/" + link, true}, {"/" + plain, false}} {
+		layers := layersOf(t, map[string]string{"user": string(out), "project": `{"sandbox":{"filesystem":{"allowWrite":["` + c.entry + `"]}}}`})
+		failed := false
+		for _, r := range judgeSandbox(layers, p, filepath.Join(dir, "proj")) {
+			if r.status == statusFail {
+				failed = true
+				if r.name != "sandbox writable paths" || !strings.Contains(r.detail, "loopguard's state") {
+					t.Errorf("%s: %+v", c.entry, r)
+				}
+			}
+		}
+		if failed != c.fail {
+			t.Errorf("%s: failed = %v, want %v", c.entry, failed, c.fail)
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/state"
+)
+
+// sandboxPaths are the paths the sandbox settings name, resolved for this
+// user: what sandboxed commands may not write or read, and the sandbox-only
+// Go build cache they may write.
+type sandboxPaths struct {
+	home     string
+	state    string // loopguard's state directory
+	config   string // loopguard's config directory
+	binary   string // this binary
+	keyrings string // the Secret Service's keyring files
+	goCache  string // the Go build cache of sandboxed commands
+}
+
+func resolveSandboxPaths(bin string) (sandboxPaths, error) {
+	var p sandboxPaths
+	var err error
+	if p.home, err = os.UserHomeDir(); err != nil {
+		return p, fmt.Errorf("failed to find the home directory: %w", err)
+	}
+	if p.state, err = state.DefaultDir(); err != nil {
+		return p, err
+	}
+	cfg, err := config.DefaultPath()
+	if err != nil {
+		return p, err
+	}
+	p.config = filepath.Dir(cfg)
+	p.binary = bin
+	data := filepath.Join(p.home, ".local", "share")
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+		data = x
+	}
+	p.keyrings = filepath.Join(data, "keyrings")
+	cache := filepath.Join(p.home, ".cache")
+	if x := os.Getenv("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
+		cache = x
+	}
+	// Never the user's own cache: the agent could plant build results there
+	// that the user's unsandboxed builds would trust.
+	p.goCache = filepath.Join(cache, "loopguard-sandbox", "go-build")
+	return p, nil
+}
+
+// spec is the sandbox block init merges.
+func (p sandboxPaths) spec() *install.Sandbox {
+	sp := install.SandboxPath
+	return &install.Sandbox{
+		DenyWrite:  []string{sp(p.state), sp(p.config), sp(p.binary), sp(p.keyrings)},
+		DenyRead:   []string{sp(p.state), sp(p.keyrings)},
+		AllowWrite: []string{sp(p.goCache)},
+		Env:        []install.EnvVar{{Name: "GOCACHE", Value: p.goCache}},
+	}
+}
+
+// sandboxTools are the programs Claude Code's sandbox needs on Linux, and
+// the Debian package of each.
+var sandboxTools = []struct{ cmd, pkg string }{{"bwrap", "bubblewrap"}, {"socat", "socat"}}
+
+// missingSandboxTools lists the packages to install for the sandbox.
+func missingSandboxTools() []string {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	var missing []string
+	for _, t := range sandboxTools {
+		if _, err := exec.LookPath(t.cmd); err != nil {
+			missing = append(missing, t.pkg)
+		}
+	}
+	return missing
+}
+
+// sandboxNotes tells the user what init did for the sandbox, and what it
+// needs. Nothing is installed here.
+func sandboxNotes(out, errOut io.Writer, p *sandboxPaths, scope install.Scope) {
+	if p == nil {
+		fmt.Fprintln(errOut, "loopguard: warning: --no-sandbox: Claude Code's OS sandbox is NOT turned on. Any code an approved or granted call runs")
+		fmt.Fprintln(errOut, "loopguard: warning: (a test, a build, a script) runs as you: it can read the key from the keyring, forge grants, rewrite the hook settings and reach the network")
+		fmt.Fprintln(errOut, "loopguard: hint: run `loopguard init` without --no-sandbox to confine it (see README, Sandbox); `loopguard doctor` reports the sandbox as failing until then")
+		return
+	}
+	fmt.Fprintf(out, "Sandbox: Bash commands run in Claude Code's OS sandbox (enabled, failIfUnavailable, allowUnsandboxedCommands false); they cannot write %s, %s or %s, nor read %s or %s.\n",
+		p.state, p.config, p.binary, p.state, p.keyrings)
+	fmt.Fprintf(out, "         Go builds in the sandbox use their own cache %s (GOCACHE); no network host is allowed.\n", p.goCache)
+	if scope != install.User {
+		fmt.Fprintln(out, "         In project or local settings, allowUnsandboxedCommands false can be undone by a settings.local.json:")
+		fmt.Fprintln(out, "         set it in ~/.claude/settings.json too (`loopguard init --user` does); `loopguard doctor` checks it.")
+	}
+	if missing := missingSandboxTools(); len(missing) > 0 {
+		fmt.Fprintf(errOut, "loopguard: warning: the sandbox needs %s, which %s not installed: Claude Code will refuse to start until %s\n",
+			strings.Join(missing, " and "), map[bool]string{true: "is", false: "are"}[len(missing) == 1], map[bool]string{true: "it is", false: "they are"}[len(missing) == 1])
+		fmt.Fprintf(errOut, "loopguard: hint: install %s yourself, e.g. sudo apt-get install %s\n", map[bool]string{true: "it", false: "them"}[len(missing) == 1], strings.Join(missing, " "))
+	}
+}
+
+// ensureGoCache creates the sandbox-only Go cache directory, so that the
+// sandbox has a directory to bind writable.
+func ensureGoCache(p *sandboxPaths) error {
+	if p == nil {
+		return nil
+	}
+	if err := os.MkdirAll(p.goCache, 0o700); err != nil {
+		return fmt.Errorf("failed to create the sandbox's Go cache: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,33 @@
+package hooks
+
+import "strings"
+
+// ReasonSandboxEscape: a Bash call that asks Claude Code to run it outside
+// the OS sandbox (dangerouslyDisableSandbox) or to widen its network for
+// this one command (allowed_domains). No scoped grant covers it; only an
+// exact approval, which shows the field, can.
+const ReasonSandboxEscape = "sandbox_escape"
+
+// The agent-chosen Bash input fields that change the sandbox (Claude Code
+// 2.1.328's Bash schema).
+const (
+	fieldDisableSandbox = "dangerouslyDisableSandbox"
+	fieldAllowedDomains = "allowed_domains"
+)
+
+// sandboxEscape says why a call asks to leave or widen the sandbox, or "".
+// Fail closed: any value but an explicit false (or null) for
+// dangerouslyDisableSandbox, and any allowed_domains that is not empty (or
+// null), counts, whatever its type.
+func sandboxEscape(c *Call) string {
+	var why []string
+	if v, ok := c.ToolInput[fieldDisableSandbox]; ok && v != nil && v != false {
+		why = append(why, fieldDisableSandbox+" is set (the command would run outside the sandbox)")
+	}
+	if v, ok := c.ToolInput[fieldAllowedDomains]; ok && v != nil {
+		if l, isList := v.([]any); !isList || len(l) > 0 {
+			why = append(why, fieldAllowedDomains+" is set (the command would reach network hosts the agent chose)")
+		}
+	}
+	return strings.Join(why, "; ")
+}

@@ -1,0 +1,194 @@
+package install
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var sandboxOpts = func() Options {
+	o := opts
+	o.Sandbox = &Sandbox{
+		DenyWrite:  []string{"//opt/state/loopguard", "//opt/config/loopguard", "//opt/bin/loopguard"},
+		DenyRead:   []string{"//opt/state/loopguard", "~/.local/share/keyrings"},
+		AllowWrite: []string{"//opt/cache/loopguard-sandbox"},
+		Env:        []EnvVar{{"GOCACHE", "/opt/cache/loopguard-sandbox/go-build"}},
+	}
+	return o
+}()
+
+// sandboxOf decodes the "sandbox" and "env" objects of a settings file.
+func sandboxOf(t *testing.T, data []byte) (sb map[string]any, env map[string]any) {
+	t.Helper()
+	var v struct {
+		Sandbox map[string]any `json:"sandbox"`
+		Env     map[string]any `json:"env"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.Sandbox, v.Env
+}
+
+func TestMergeSandboxNewFile(t *testing.T) {
+	out := mustMerge(t, nil, sandboxOpts)
+	sb, env := sandboxOf(t, out)
+	for _, sw := range SandboxSwitches {
+		if sb[sw.Key] != sw.Value {
+			t.Errorf("%s = %v, want %v", sw.Key, sb[sw.Key], sw.Value)
+		}
+	}
+	fs, _ := sb["filesystem"].(map[string]any)
+	if len(fs["denyWrite"].([]any)) != 3 || len(fs["denyRead"].([]any)) != 2 || len(fs["allowWrite"].([]any)) != 1 {
+		t.Errorf("filesystem: %v", fs)
+	}
+	if env["GOCACHE"] != "/opt/cache/loopguard-sandbox/go-build" {
+		t.Errorf("env: %v", env)
+	}
+	if len(ours(t, out)) != 3 {
+		t.Error("hooks not registered")
+	}
+	// Control: without a Sandbox, Merge writes no sandbox settings.
+	if bytes.Contains(mustMerge(t, nil, opts), []byte(`"sandbox"`)) {
+		t.Error("sandbox written without being asked for")
+	}
+}
+
+// Merge never weakens what is there: weaker switches become loopguard's,
+// entries of the user's own stay, an env value of the user's is kept.
+func TestMergeSandboxStrengthensOnly(t *testing.T) {
+	in := `{"sandbox":{"network":{"allowedDomains":["example.org"]},"enabled":false,"failIfUnavailable":"yes","allowUnsandboxedCommands":true,"filesystem":{"denyWrite":["~/.ssh","//opt/state/loopguard"]}},"env":{"GOCACHE":"/mine"}}`
+	out := mustMerge(t, []byte(in), sandboxOpts)
+	sb, env := sandboxOf(t, out)
+	for _, sw := range SandboxSwitches {
+		if sb[sw.Key] != sw.Value {
+			t.Errorf("%s = %v, want %v", sw.Key, sb[sw.Key], sw.Value)
+		}
+	}
+	dw := sb["filesystem"].(map[string]any)["denyWrite"].([]any)
+	want := []any{"~/.ssh", "//opt/state/loopguard", "//opt/config/loopguard", "//opt/bin/loopguard"}
+	if !slices.Equal(dw, want) {
+		t.Errorf("denyWrite %v, want %v", dw, want)
+	}
+	if env["GOCACHE"] != "/mine" {
+		t.Errorf("the user's GOCACHE replaced: %v", env)
+	}
+	if !strings.HasPrefix(string(compact(out)), `{"sandbox":{"network":{"allowedDomains":["example.org"]},"enabled":true`) {
+		t.Errorf("order not kept:\n%s", out)
+	}
+}
+
+func TestMergeSandboxRefusesShapes(t *testing.T) {
+	for _, in := range []string{
+		`{"sandbox":true}`,
+		`{"sandbox":{"filesystem":[]}}`,
+		`{"sandbox":{"filesystem":{"denyWrite":"~/x"}}}`,
+		`{"env":[]}`,
+	} {
+		if _, _, err := Merge([]byte(in), sandboxOpts); err == nil {
+			t.Errorf("%s: accepted", in)
+		}
+		// Control: without the sandbox, only the hooks' shape matters.
+		if _, _, err := Merge([]byte(in), opts); err != nil {
+			t.Errorf("%s without sandbox: %v", in, err)
+		}
+	}
+	bad := sandboxOpts
+	bad.Sandbox = &Sandbox{DenyWrite: []string{"a\nb"}}
+	if _, _, err := Merge(nil, bad); err == nil {
+		t.Error("a path with a newline accepted")
+	}
+}
+
+// An install made before the sandbox existed (hooks only) gets the sandbox
+// on the next init, and uninstall still puts the original back exactly.
+func TestApplySandboxLaterRemoveByteIdentical(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	os.WriteFile(path, []byte(other), 0o644)
+	bk := filepath.Join(dir, "bk")
+	if _, err := Apply(path, bk, opts, false); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Apply(path, bk, sandboxOpts, false)
+	if err != nil || !res.Changed {
+		t.Fatal(res, err)
+	}
+	if sb, _ := sandboxOf(t, res.New); sb["enabled"] != true {
+		t.Fatal("sandbox not added")
+	}
+	res, err = Remove(path, bk, "", false)
+	if err != nil || !res.Restored {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != other {
+		t.Errorf("not byte-identical:\n%s", after)
+	}
+}
+
+// Edits made after init are kept: a denyRead entry of the user's and a
+// switch the user changed stay; loopguard's own entries go.
+func TestRemoveSandboxKeepsLaterEdits(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	bk := filepath.Join(dir, "bk")
+	if _, err := Apply(path, bk, sandboxOpts, false); err != nil {
+		t.Fatal(err)
+	}
+	mid, _ := os.ReadFile(path)
+	edited := bytes.Replace(mid, []byte(`"~/.local/share/keyrings"`), []byte(`"~/.local/share/keyrings", "~/.aws"`), 1)
+	edited = bytes.Replace(edited, []byte(`"autoAllowBashIfSandboxed": false`), []byte(`"autoAllowBashIfSandboxed": true`), 1)
+	if bytes.Equal(edited, mid) {
+		t.Fatal("test edit did not apply")
+	}
+	os.WriteFile(path, edited, 0o644)
+	res, err := Remove(path, bk, "", false)
+	if err != nil || res.Restored || res.Deleted || !res.Changed {
+		t.Fatalf("%+v %v", res, err)
+	}
+	got := string(res.New)
+	want := "{\n  \"sandbox\": {\n    \"autoAllowBashIfSandboxed\": true,\n    \"filesystem\": {\n      \"denyRead\": [\n        \"~/.aws\"\n      ]\n    }\n  }\n}\n"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestSandboxPathReadings(t *testing.T) {
+	for _, c := range []struct {
+		entry string
+		want  []string
+	}{
+		{"//opt/x", []string{"/opt/x"}},
+		{"~/.cache/x", []string{"/home/u/.cache/x"}},
+		{"~", []string{"/home/u"}},
+		{"~/**", []string{"/home/u"}},
+		{"/opt/x", []string{"/opt/x", "/home/u/.claude/opt/x", "/p/opt/x"}},
+		{"build/**", []string{"/p/build"}},
+		{"**", []string{"/p"}},
+		{"//home/u/.local/state/loopguard/*.json", []string{"/home/u/.local/state/loopguard"}},
+	} {
+		got := SandboxPathReadings(c.entry, "/home/u", "/home/u/.claude", "/p")
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q: %q, want %q", c.entry, got, c.want)
+		}
+	}
+	if SandboxPath("/opt/x/") != "//opt/x" {
+		t.Error(SandboxPath("/opt/x/"))
+	}
+}
+
+func TestReadSandbox(t *testing.T) {
+	s, err := ReadSandbox([]byte(`{"sandbox":{"enabled":true,"network":{"allowAllUnixSockets":true},"excludedCommands":["git *"],"filesystem":{"allowWrite":["~"]}},"permissions":{"allow":["Edit(~/.bashrc)","Bash(ls)"]},"env":{"GOCACHE":"/c"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Present || !s.Bools["enabled"] || !s.Bools["network.allowAllUnixSockets"] ||
+		!slices.Equal(s.Lists["excludedCommands"], []string{"git *"}) || !slices.Equal(s.Lists["filesystem.allowWrite"], []string{"~"}) ||
+		!slices.Equal(s.EditRule, []string{"~/.bashrc"}) || s.Env["GOCACHE"] != "/c" {
+		t.Errorf("%+v", s)
+	}
+}
