@@ -123,15 +123,34 @@ func malformed(msg string) Decision {
 	return Decision{Behavior: Deny, Reason: ReasonMalformed, Message: "loopguard: malformed_input: " + msg}
 }
 
+// clip makes s safe to send and bounds it. The engine escapes every
+// agent-chosen string it puts in a message (EscapeText, as the CLI does);
+// clip is the net under it: any control, invisible or non-ASCII character
+// left (ESC, BEL, bidi...) is escaped the same way, line by line. It leaves
+// backslashes alone, so text escaped once is not escaped twice.
 func clip(s string) string {
+	s = escapeLines(s)
 	if len(s) <= MaxReasonLen {
 		return s
 	}
 	return s[:MaxReasonLen] + "\n(cut at " + fmt.Sprint(MaxReasonLen) + " bytes; the full call is in `loopguard show`)"
 }
 
-// writeClaude encodes d for event. Unknown or unreadable events get the
-// PreToolUse form of a deny, which also exits 2.
+// escapeLines escapes what EscapeText escapes in each line of s, but the
+// backslash, keeping the line breaks.
+func escapeLines(s string) string {
+	var b strings.Builder
+	for i, l := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		for _, part := range strings.SplitAfter(l, `\`) {
+			b.WriteString(strings.ReplaceAll(EscapeText(part), `\\`, `\`))
+		}
+	}
+	return b.String()
+}
+
 func writeClaude(event string, d Decision, stdout, stderr io.Writer) int {
 	msg := clip(d.Message)
 	var out map[string]any

@@ -9,7 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/token"
 )
@@ -35,14 +38,24 @@ type described struct {
 	target     string             // file tools: the path they change
 	warns      []string
 	warned     bool
+	// notes say where the call lands when that is not what it names.
+	notes []string
+	// execConfig says why the call touches executable configuration ("":
+	// it does not); set by the protected-resource check.
+	execConfig string
 }
 
-// warnings scans every string of the call once, from the decoded value.
+// warnings scans every string of the call once, from the decoded value,
+// and adds what the human must know about where the call lands.
 func (d *described) warnings() []string {
 	if !d.warned {
 		d.warns, d.warned = warningsOf(d.desc.Value()), true
 	}
-	return d.warns
+	out := slices.Clone(d.warns)
+	if d.execConfig != "" {
+		out = append(out, "EXECUTABLE CONFIGURATION: "+d.execConfig+". It makes Claude Code or git run code later; approve only if you wrote this yourself")
+	}
+	return append(out, d.notes...)
 }
 
 // fileTools names the input field holding the path each file tool changes.
@@ -51,14 +64,6 @@ var fileTools = map[string]string{
 	"Edit":         "file_path",
 	"MultiEdit":    "file_path",
 	"NotebookEdit": "notebook_path",
-}
-
-// readTools name a path they read; they are checked against protected paths.
-var readTools = map[string]string{
-	"Read": "file_path",
-	"Glob": "path",
-	"Grep": "path",
-	"LS":   "path",
 }
 
 func (e *Engine) projectDir(c *Call) string {
@@ -88,6 +93,7 @@ func (e *Engine) describe(c *Call) (*described, error) {
 		if d.desc.Executables == nil {
 			d.desc.Executables = map[string]string{}
 		}
+		d.notes = append(d.notes, e.shellLandings(c, &res)...)
 	}
 	if field, ok := fileTools[c.ToolName]; ok {
 		p, ok := c.ToolInput[field].(string)
@@ -96,6 +102,12 @@ func (e *Engine) describe(c *Call) (*described, error) {
 		}
 		d.target = p
 		d.desc.Target = &token.Target{Path: p, SHA256: fileState(p)}
+		if res, err := fsx.Resolve(p); err != nil {
+			d.notes = append(d.notes, "the target path does not resolve ("+EscapeText(err.Error())+")")
+		} else {
+			d.desc.Target.Resolved = res.Path
+			d.notes = append(d.notes, landing(p, res)...)
+		}
 	}
 	var err error
 	if d.canonical, err = d.desc.Canonical(); err != nil {
@@ -128,4 +140,54 @@ func fileState(path string) string {
 		return "unreadable"
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// landing describes where the path p lands when it is not where it says:
+// through symlinks, into a file a dangling link will create, into .git/ or
+// .claude/.
+func landing(p string, res fsx.Resolution) []string {
+	var out []string
+	if res.Crossed() {
+		via := make([]string, len(res.Links))
+		for i, l := range res.Links {
+			via[i] = EscapeText(l)
+		}
+		s := "TARGET: " + EscapeText(p) + " resolves to " + EscapeText(res.Path) + " (through the symlink " + strings.Join(via, ", then ") + ")"
+		if res.Dangling {
+			s += "; the link points to a file that does not exist yet, so writing creates it"
+		}
+		out = append(out, s)
+	}
+	for _, at := range []string{filepath.Clean(p), res.Path} {
+		for _, seg := range strings.Split(at, string(filepath.Separator)) {
+			switch strings.ToLower(seg) {
+			case ".git", ".claude":
+				out = append(out, "WARNING: this writes into a "+seg+"/ directory ("+EscapeText(at)+")")
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// shellLandings names the words and redirect targets of a simple command
+// that cross a symlink, with where they land.
+func (e *Engine) shellLandings(c *Call, res *shellparse.Result) []string {
+	var out []string
+	look := func(w string) {
+		if w == "" || strings.HasPrefix(w, "-") || len(out) >= 16 {
+			return
+		}
+		r, err := fsx.Resolve(fsx.Abs(c.Cwd, e.Env.Home, w))
+		if err == nil && r.Crossed() {
+			out = append(out, landing(w, r)[0])
+		}
+	}
+	for _, w := range res.Argv {
+		look(w.Value)
+	}
+	for _, r := range res.Redirects {
+		look(r.Target)
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
@@ -48,6 +49,9 @@ const (
 	ReasonRan           = "ran_as_approved"
 	ReasonNotGuarded    = "not_guarded"
 	ReasonUnknownEvent  = "unknown_event"
+	ReasonExecConfig    = "executable_config"
+	ReasonReadOnly      = "read_only_tool"
+	ReasonSubagent      = "subagent_launch"
 )
 
 // Modes.
@@ -175,7 +179,8 @@ func (e *Engine) RecordUndecodable(event string, d Decision) {
 func askable(reason string) bool {
 	switch reason {
 	case ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed,
-		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonSandboxEscape:
+		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonSandboxEscape,
+		ReasonExecConfig:
 		return true
 	}
 	return false
@@ -210,9 +215,19 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 
 func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Decision {
 	// 2. Protected resources, whatever grants exist.
-	if why := e.protected(c, d); why != "" {
-		return Decision{Behavior: Deny, Reason: ReasonProtected, Message: "loopguard: protected_resource: " + why +
-			". Agents may not touch loopguard, its key or state, the keyring, or the agent's hook settings; the user does that in their own terminal."}
+	f := e.protected(c, d)
+	if f.Tier == policy.GuardCritical {
+		return Decision{Behavior: Deny, Reason: ReasonProtected, Message: "loopguard: protected_resource: " + f.why +
+			". Agents may not touch what the guard stands on (loopguard, its key or state, the keyring, Claude Code's settings and state); the user does that in their own terminal"}
+	}
+	switch policy.ClassOf(c.ToolName) {
+	case policy.ReadOnly:
+		return Decision{Behavior: Abstain, Reason: ReasonReadOnly, Message: "loopguard: read-only tool"}
+	case policy.SubagentLaunch:
+		return Decision{Behavior: Abstain, Reason: ReasonSubagent, Message: "loopguard: subagent launch; its calls are guarded one by one"}
+	}
+	if f.Tier == policy.ExecConfig {
+		d.execConfig = f.why
 	}
 	session, agent, tool := c.SessionID, c.Agent(), c.ToolName
 
@@ -228,10 +243,20 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		}
 	}
 
+	// Executable configuration: no scope covers it, only an exact approval.
+	if d.execConfig != "" {
+		also := ""
+		if d.shell != nil && d.shell.Verdict != shellparse.Simple {
+			also = "; besides, the command is " + string(d.shell.Verdict) + " (" + EscapeText(d.shell.Reason) + ")"
+		}
+		return e.pending(ctx, c, d, ReasonExecConfig, "loopguard: executable_config: "+d.execConfig+
+			". This is executable configuration (it makes Claude Code or git run code later): no scoped grant covers it; only an exact approval of this call, shown to the user with a warning"+also)
+	}
+
 	// 5. Bash that a scope could be stretched over.
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 		reason := shellReason(d.shell.Verdict)
-		what := d.shell.Reason
+		what := EscapeText(d.shell.Reason)
 		if d.shell.Pos != "" {
 			what += " (at " + d.shell.Pos + ")"
 		}
@@ -268,7 +293,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 			continue
 		}
 		if o.Record.CallDigest == d.callDigest && d.desc.Target != nil {
-			reason, msg = ReasonTargetDrift, "loopguard: target_state_drift: this call was approved, but "+d.target+" has changed since; the approval covered the file as it was"
+			reason, msg = ReasonTargetDrift, "loopguard: target_state_drift: this call was approved, but "+EscapeText(d.target)+" has changed since; the approval covered the file as it was"
 			break
 		}
 		reason, msg = ReasonCallChanged, "loopguard: approved_call_changed: the user approved a different "+tool+" call in this session; this call is not that one"
@@ -421,6 +446,15 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 	}
 	if err := e.Store.PutPending(p); err != nil {
 		return e.fail(ReasonInternal, fmt.Errorf("failed to record the pending call: %w", err))
+	}
+	if p.Created.Equal(now) {
+		// A new record: keep the session's queue within its bounds.
+		dropped, _ := e.Store.CapPending(c.SessionID, id)
+		for _, o := range dropped {
+			_ = e.Audit.Append(audit.Entry{Time: now, Event: "pending-dropped", Session: o.Session, Agent: o.Agent,
+				Tool: o.Tool, Digest: o.Digest, Pending: o.ID, Decision: "drop", Reason: "pending_cap",
+				Detail: fmt.Sprintf("the session has more than %d pending calls or %d bytes of them; the oldest was dropped", state.MaxPendingPerSession, state.MaxPendingBytesPerSession)})
+		}
 	}
 	_ = e.Store.NoteSession(e.projectDir(c), c.SessionID, now)
 	if p.Status == state.StatusDenied {

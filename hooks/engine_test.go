@@ -15,11 +15,13 @@ import (
 	"github.com/loopguard/loopguard/token"
 )
 
-// Every recorded payload, with no grant, is denied and recorded for review.
+// Every recorded payload of a tool with effects, with no grant, is denied
+// and recorded for review; the read-only Read is let through.
 func TestFixturesDeniedWithoutGrant(t *testing.T) {
 	h := newHarness(t)
+	expect(t, "pretooluse-read.json", h.decide(h.fixture("pretooluse-read.json")), Abstain, ReasonReadOnly)
 	for _, name := range []string{"pretooluse-bash.json", "pretooluse-write.json", "pretooluse-edit.json",
-		"pretooluse-read.json", "pretooluse-webfetch.json", "pretooluse-mcp.json", "pretooluse-subagent-bash.json",
+		"pretooluse-webfetch.json", "pretooluse-mcp.json", "pretooluse-subagent-bash.json",
 		"permissionrequest-bash.json"} {
 		d := h.decide(h.fixture(name))
 		expect(t, name, d, Deny, ReasonNoGrant)

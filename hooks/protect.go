@@ -1,159 +1,337 @@
 package hooks
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/shellparse"
 )
 
-// protectedPaths are the directories and files no agent call may touch.
-func (e *Engine) protectedPaths() []string {
-	var out []string
-	add := func(p string) {
-		if p != "" {
-			out = append(out, filepath.Clean(p))
-		}
-	}
-	add(e.Env.StateDir)
-	add(e.Env.ConfigDir)
-	add(e.Env.Self)
-	if e.Env.Home != "" {
-		add(filepath.Join(e.Env.Home, ".claude", "settings.json"))
-		add(filepath.Join(e.Env.Home, ".claude", "settings.local.json"))
-		add(filepath.Join(e.Env.Home, ".config", "loopguard"))
-		add(filepath.Join(e.Env.Home, ".local", "share", "keyrings"))
-		add(filepath.Join(e.Env.Home, ".local", "state", "loopguard"))
-	}
-	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		add(filepath.Join(d, "settings.json"))
-	}
-	add("/etc/claude-code")
-	return out
+// maxShellTokens bounds the words of one command checked one by one
+// against the protected set; a longer command is not checked word by word
+// and needs an exact approval shown with a warning.
+const maxShellTokens = 4096
+
+// finding is the strongest protected resource a call touches.
+type finding struct {
+	policy.Protection
+	// why is the sentence for the model and the human: "it would change
+	// /p/.git/config (git's configuration ...)".
+	why string
 }
 
-// isSettingsFile matches any .claude/settings.json or settings.local.json:
-// project settings can register or remove hooks.
-func isSettingsFile(p string) bool {
-	base := filepath.Base(p)
-	return filepath.Base(filepath.Dir(p)) == ".claude" &&
-		(base == "settings.json" || base == "settings.local.json")
+func (f finding) stronger(g finding) finding {
+	if g.Tier > f.Tier || (g.Tier == f.Tier && g.Secret && !f.Secret) {
+		return g
+	}
+	return f
 }
 
-func under(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+// places is the protected set's anchors for this engine.
+func (e *Engine) places() policy.Places {
+	return policy.Places{
+		Home: e.Env.Home, StateDir: e.Env.StateDir, ConfigDir: e.Env.ConfigDir, Self: e.Env.Self,
+		ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"), CodexHome: os.Getenv("CODEX_HOME"),
+	}.Prepare()
 }
 
-// resolvePath cleans p (relative to cwd) and resolves symlinks, also for a
-// path that does not exist yet (by resolving its longest existing parent).
-func resolvePath(cwd, p string) string {
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(cwd, p)
-	}
-	p = filepath.Clean(p)
-	rest := ""
-	cur := p
-	for {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
+// judged is one path as written and where it lands.
+type judged struct {
+	literal string // absolute, cleaned, as written
+	res     fsx.Resolution
+	resErr  error
+	prot    policy.Protection
 }
 
-// pathProtected reports whether p (literal or resolved) is a protected path.
-func (e *Engine) pathProtected(cwd, p string) (string, bool) {
-	if p == "" {
-		return "", false
-	}
-	if strings.HasPrefix(p, "~/") && e.Env.Home != "" {
-		p = filepath.Join(e.Env.Home, p[2:])
-	}
-	lit := p
-	if !filepath.IsAbs(lit) {
-		lit = filepath.Join(cwd, lit)
-	}
-	for _, cand := range []string{filepath.Clean(lit), resolvePath(cwd, p)} {
-		if isSettingsFile(cand) {
-			return cand, true
+// judgePath classifies p (relative to cwd, "~/" expanded) by its cleaned
+// literal form and by where it resolves (symlinks, dangling ones too), and
+// keeps the stronger answer.
+func judgePath(pl policy.Places, cwd, home, p string) judged {
+	return (&resolver{pl: pl, cwd: cwd, home: home}).judge(p)
+}
+
+// resolver judges many paths relative to one cwd and home, resolving those
+// two once.
+type resolver struct {
+	pl                policy.Places
+	cwd, home         string
+	cwdReal, homeReal string
+	done              bool
+}
+
+func (r *resolver) judge(p string) judged {
+	abs := fsx.Abs(r.cwd, r.home, p)
+	j := judged{literal: filepath.Clean(abs)}
+	j.prot = r.pl.Classify(j.literal)
+	if !r.done {
+		r.done = true
+		if res, err := fsx.Resolve(r.cwd); err == nil {
+			r.cwdReal = res.Path
 		}
-		for _, prot := range e.protectedPaths() {
-			if under(cand, prot) {
-				return prot, true
+		if r.home != "" {
+			if res, err := fsx.Resolve(r.home); err == nil {
+				r.homeReal = res.Path
 			}
 		}
 	}
-	return "", false
+	switch {
+	case r.homeReal != "" && (p == "~" || strings.HasPrefix(p, "~/")):
+		j.res, j.resErr = fsx.ResolveIn(r.homeReal, strings.TrimPrefix(strings.TrimPrefix(p, "~"), "/"))
+	case r.cwdReal != "" && !filepath.IsAbs(p) && !strings.HasPrefix(p, "~"):
+		j.res, j.resErr = fsx.ResolveIn(r.cwdReal, p)
+	default:
+		j.res, j.resErr = fsx.Resolve(abs)
+	}
+	if j.resErr == nil {
+		if q := r.pl.Classify(j.res.Path); q.Tier > j.prot.Tier || (q.Tier == j.prot.Tier && q.Secret && !j.prot.Secret) {
+			j.prot = q
+		}
+	}
+	return j
 }
 
-// protected reports why d touches loopguard itself or the agent's hook
-// settings, or "" when it does not.
-func (e *Engine) protected(c *Call, d *described) string {
+func (j judged) describe() string {
+	s := j.prot.What
+	if j.prot.Path != "" {
+		s = EscapeText(j.prot.Path) + " (" + j.prot.What + ")"
+	}
+	if j.resErr == nil && j.res.Path != j.literal {
+		s = EscapeText(j.literal) + " -> " + s
+	}
+	return s
+}
+
+// protected finds the strongest protected resource the call touches.
+func (e *Engine) protected(c *Call, d *described) finding {
+	pl := e.places()
+	var best finding
+	note := func(verb string, j judged) {
+		if j.prot.Protected() {
+			best = best.stronger(finding{Protection: j.prot, why: verb + " " + j.describe()})
+		}
+	}
 	if d.target != "" {
-		if what, ok := e.pathProtected(c.Cwd, d.target); ok {
-			return "it would change " + what
-		}
+		note("it would change", judgePath(pl, c.Cwd, e.Env.Home, d.target))
 	}
-	if field, ok := readTools[c.ToolName]; ok {
-		if p, _ := c.ToolInput[field].(string); p != "" {
-			if what, ok := e.pathProtected(c.Cwd, p); ok {
-				return "it would read " + what
-			}
-		}
+	switch policy.ClassOf(c.ToolName) {
+	case policy.ReadOnly:
+		return e.readProtected(c, pl)
+	case policy.SubagentLaunch:
+		return finding{}
 	}
 	if d.shell != nil {
-		return e.shellProtected(c, d)
+		best = best.stronger(e.shellProtected(c, d, pl))
 	}
-	return ""
+	if d.shell == nil && d.target == "" {
+		// Any other tool: a string of its input that is a whole path.
+		walkStrings(c.ToolInput, func(s string) {
+			if looksLikePath(s) {
+				note("it names", judgePath(pl, c.Cwd, e.Env.Home, s))
+			}
+		})
+	}
+	return best
 }
 
-func (e *Engine) shellProtected(c *Call, d *described) string {
+// readProtected is the check of a read-only tool: it may read anything but
+// the guard's secrets (its state, config and the keyrings), nor search a
+// tree that holds them.
+func (e *Engine) readProtected(c *Call, pl policy.Places) finding {
+	fields := policy.ReadPaths[c.ToolName]
+	base := c.Cwd
+	for _, f := range fields {
+		if f.Name == "path" {
+			if p, _ := c.ToolInput["path"].(string); p != "" {
+				base = filepath.Clean(fsx.Abs(c.Cwd, e.Env.Home, p))
+			}
+		}
+	}
+	for _, f := range fields {
+		p, _ := c.ToolInput[f.Name].(string)
+		switch {
+		case f.Glob:
+			if p == "" {
+				continue
+			}
+			pat := fsx.Abs(base, e.Env.Home, p)
+			if !strings.Contains(p, "/") && c.ToolName == "Grep" {
+				pat = filepath.Join(base, "**", p) // rg matches a bare glob at any depth
+			}
+			if g := pl.GlobProtection(pat); g.Secret {
+				return finding{Protection: g, why: "it would read " + EscapeText(g.Path) + " (" + g.What + ")"}
+			}
+		case f.Dir:
+			if p == "" {
+				p = c.Cwd
+			}
+			j := judgePath(pl, c.Cwd, e.Env.Home, p)
+			for _, at := range []string{j.literal, j.res.Path} {
+				if g, ok := pl.ContainsSecret(at); ok && at != "" {
+					return finding{Protection: g, why: "it would read " + EscapeText(g.Path) + " (" + g.What + "), inside " + EscapeText(at)}
+				}
+			}
+		default:
+			if p == "" {
+				continue
+			}
+			if j := judgePath(pl, c.Cwd, e.Env.Home, p); j.prot.Secret {
+				return finding{Protection: j.prot, why: "it would read " + j.describe()}
+			}
+		}
+	}
+	return finding{}
+}
+
+func (e *Engine) shellProtected(c *Call, d *described, pl policy.Places) finding {
+	var best finding
 	for name, exe := range d.shell.Executables {
 		if policy.IsKeyringTool(name) || (exe != "" && (exe == e.Env.Self || policy.IsKeyringTool(exe))) {
-			return "it runs " + name
+			return finding{Protection: policy.Protection{Tier: policy.GuardCritical, What: "the keyring or loopguard itself"}, why: "it runs " + EscapeText(name)}
+		}
+	}
+	home := e.Env.Home
+	seen := map[string]bool{}
+	rv := &resolver{pl: pl, cwd: c.Cwd, home: home}
+	check := func(word string, glob bool, verb string) {
+		for _, cand := range pathCandidates(word) {
+			if cand == "" || seen[cand] {
+				continue
+			}
+			seen[cand] = true
+			if glob && hasGlobMeta(cand) {
+				pat := filepath.Clean(fsx.Abs(c.Cwd, home, cand))
+				if g := pl.GlobProtection(pat); g.Protected() {
+					best = best.stronger(finding{Protection: g, why: verb + " the glob " + EscapeText(cand) + ", which could match " + EscapeText(g.Path) + " (" + g.What + ")"})
+				}
+			}
+			j := rv.judge(cand)
+			if j.prot.Protected() {
+				best = best.stronger(finding{Protection: j.prot, why: verb + " " + j.describe()})
+			}
 		}
 	}
 	for _, w := range d.shell.Argv {
-		if what, ok := e.pathProtected(c.Cwd, w.Value); ok {
-			return "it names " + what
-		}
+		check(w.Value, w.Glob, "it names")
+	}
+	for _, a := range d.shell.Assigns {
+		check(a.Value, false, "it names")
 	}
 	for _, r := range d.shell.Redirects {
-		if what, ok := e.pathProtected(c.Cwd, r.Target); ok {
-			return "it redirects to " + what
-		}
+		check(r.Target, false, "it redirects to")
 	}
-	// Whatever the parse, look at the raw text with quotes and backslashes
-	// taken out, so `.cla\ude/settings.json` or '.cl''aude' is caught too.
+	// A command that is not one simple command has no argv: every word of
+	// its raw text, with quotes and backslashes taken out, so that
+	// `.cla\ude/settings.json` or '.cl''aude' read the same. (A simple
+	// command's words are its argv: a commit message that mentions .git is
+	// not a path.)
 	cmd, _ := c.ToolInput["command"].(string)
 	flat := strings.NewReplacer(`\`, "", `'`, "", `"`, "").Replace(cmd)
-	for _, prot := range e.protectedPaths() {
-		if strings.Contains(flat, prot) {
-			return "it names " + prot
-		}
+	if home != "" {
+		flat = strings.NewReplacer("${HOME}", home, "$HOME", home).Replace(flat)
+	}
+	var tokens []string
+	if d.shell.Verdict != shellparse.Simple {
+		tokens = shellTokens(flat)
+	}
+	if len(tokens) > maxShellTokens {
+		best = best.stronger(finding{Protection: policy.Protection{Tier: policy.ExecConfig, What: "too many words to check"},
+			why: fmt.Sprintf("it has %d words, more than the %d checked one by one against the protected paths", len(tokens), maxShellTokens)})
+		tokens = tokens[:maxShellTokens]
+	}
+	for _, t := range tokens {
+		check(t, true, "it names")
+	}
+	// A last net over the text, for what no word shows whole.
+	critical := func(what string) {
+		best = best.stronger(finding{Protection: policy.Protection{Tier: policy.GuardCritical, What: what}, why: "it names " + what})
 	}
 	for _, frag := range []string{".local/state/loopguard", ".config/loopguard", ".local/share/keyrings", "org.freedesktop.secrets"} {
 		if strings.Contains(flat, frag) {
-			return "it names " + frag
+			critical(frag)
 		}
 	}
 	if strings.Contains(flat, ".claude") && strings.Contains(flat, "settings") {
-		return "it names the agent's settings (.claude/settings*.json)"
+		critical("the agent's settings (.claude/settings*.json)")
 	}
 	for _, name := range policy.KeyringTools() {
 		// "security" and "loopguard" are ordinary words in arguments; as
 		// commands they were caught above.
 		if name != "security" && name != "loopguard" && containsWord(flat, name) {
-			return "it names " + name
+			critical(name)
 		}
 	}
-	return ""
+	return best
+}
+
+// pathCandidates are the paths one shell word can name: the word, what
+// follows each "=" (--output=P, of=P), what follows a ":" (host:P,
+// format:P), and the value glued to a short option (-oP).
+func pathCandidates(w string) []string {
+	out := []string{w}
+	for i := 0; i < len(w); i++ {
+		if w[i] == '=' || w[i] == ':' {
+			out = append(out, w[i+1:])
+		}
+	}
+	if len(w) > 2 && w[0] == '-' && w[1] != '-' {
+		out = append(out, w[2:])
+		for k := 3; k < len(w); k++ {
+			if strings.IndexByte("/~.", w[k]) >= 0 {
+				out = append(out, w[k:])
+			}
+		}
+	}
+	return out
+}
+
+func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[{") }
+
+// shellTokens splits text on blanks and shell operators, deduplicated, in
+// order.
+func shellTokens(s string) []string {
+	f := strings.FieldsFunc(s, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || strings.ContainsRune(";&|()<>`$", r)
+	})
+	seen := make(map[string]bool, len(f))
+	out := f[:0]
+	for _, t := range f {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// looksLikePath is a whole absolute or home path, as another tool's input
+// field would hold one.
+func looksLikePath(s string) bool {
+	return len(s) < 4096 && (strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~/")) && !strings.ContainsAny(s, " \t\n\r")
+}
+
+func walkStrings(v any, f func(string)) {
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			walkStrings(v[k], f)
+		}
+	case []any:
+		for _, e := range v {
+			walkStrings(e, f)
+		}
+	case string:
+		f(v)
+	}
 }
 
 // containsWord reports whether name occurs in s not as part of a longer word.

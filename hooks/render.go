@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -15,16 +17,34 @@ import (
 // field and every byte, with anything that is not printable ASCII escaped
 // visibly (\t, \x1b, \u{200b}), multi-line strings as numbered blocks. It is
 // never a summary.
+//
+// A long string (a large Write) is shown by its head and tail with its
+// size and SHA-256, and a line saying how much is not shown; RenderFull
+// shows all of it.
 func Render(canonical []byte) string { return renderLimit(canonical, -1) }
+
+// RenderFull is Render with every line of every string.
+func RenderFull(canonical []byte) string { return render(canonical, -1, false) }
+
+// Bounds of a string shown whole by Render; longer ones show their head
+// and tail.
+const (
+	maxShownLines = 200
+	maxShownBytes = 32 << 10
+	headLines     = 120
+	tailLines     = 20
+)
 
 // renderLimit renders at most about limit bytes (no limit when negative) and
 // says where it stopped.
-func renderLimit(canonical []byte, limit int) string {
+func renderLimit(canonical []byte, limit int) string { return render(canonical, limit, true) }
+
+func render(canonical []byte, limit int, fold bool) string {
 	v, err := token.Decode(canonical)
 	if err != nil {
-		return "(descriptor does not decode: " + err.Error() + ")\n"
+		return "(descriptor does not decode: " + EscapeText(err.Error()) + ")\n"
 	}
-	b := &renderer{limit: limit}
+	b := &renderer{limit: limit, fold: fold}
 	m, ok := v.(map[string]any)
 	if !ok {
 		renderValue(b, v, 0)
@@ -53,6 +73,7 @@ type renderer struct {
 	strings.Builder
 	limit int
 	cut   bool
+	fold  bool // long strings show head and tail
 }
 
 func (r *renderer) full() bool {
@@ -113,6 +134,12 @@ func renderValue(b *renderer, v any, depth int) {
 		}
 	case string:
 		if !strings.Contains(v, "\n") {
+			if b.fold && len(v) > maxShownBytes {
+				sum := sha256.Sum256([]byte(v))
+				fmt.Fprintf(b, " %s ... (LONG TEXT: %d bytes, sha256 %s; the first 4096 shown. See all of it with: loopguard show --full ID)\n",
+					quoteText(v[:4096]), len(v), hex.EncodeToString(sum[:]))
+				return
+			}
 			fmt.Fprintf(b, " %s\n", quoteText(v))
 			return
 		}
@@ -123,9 +150,26 @@ func renderValue(b *renderer, v any, depth int) {
 			final = "ends with a newline"
 		}
 		fmt.Fprintf(b, " (%d lines, %d bytes, %s)\n", len(lines), len(v), final)
+		folded := b.fold && (len(lines) > maxShownLines || len(v) > maxShownBytes)
+		if folded {
+			sum := sha256.Sum256([]byte(v))
+			fmt.Fprintf(b, "%s     | LONG TEXT: %d lines, %d bytes, sha256 %s; showing lines 1-%d and the last %d. See all of it with: loopguard show --full ID\n",
+				indent, len(lines), len(v), hex.EncodeToString(sum[:]), min(headLines, len(lines)), min(tailLines, len(lines)))
+		}
 		for i, l := range lines {
 			if b.full() {
 				return
+			}
+			if folded && i >= headLines && i < len(lines)-tailLines {
+				if i == headLines {
+					fmt.Fprintf(b, "%s     | ... %d lines not shown ...\n", indent, len(lines)-headLines-tailLines)
+				}
+				continue
+			}
+			if folded && len(l) > 512 {
+				l = l[:512]
+				fmt.Fprintf(b, "%s%4d | %s ... (line of %d bytes cut)\n", indent, i+1, EscapeText(l), len(lines[i]))
+				continue
 			}
 			fmt.Fprintf(b, "%s%4d | %s\n", indent, i+1, EscapeText(l))
 		}

@@ -31,11 +31,10 @@ const (
 // Events are registered in this order.
 var Events = []string{PreToolUse, PermissionRequest, PostToolUse}
 
-// DefaultMatcher guards the tools with side effects: shell, file edits, web
-// fetches and every MCP tool. Claude Code tests it as an unanchored regex (it
-// contains '.'), so it is anchored: "Write" alone would also match TodoWrite,
-// and "Bash" BashOutput.
-const DefaultMatcher = "^(Bash|Edit|Write|MultiEdit|NotebookEdit|WebFetch|mcp__.*)$"
+// DefaultMatcher reaches every tool, unknown future ones included ("*" is
+// Claude Code's match-all); loopguard itself decides which tools run
+// without an approval (policy.ClassOf).
+const DefaultMatcher = "*"
 
 // OnFailureBlock makes Claude Code block the call when the hook cannot start,
 // times out or exits with an unexpected code (Claude Code 2.1.295 and later).

@@ -1,6 +1,9 @@
 package policy
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // AgentPath is one file or directory of a coding agent that can register,
 // disable, trust or reconfigure hooks: guard-critical, like Claude Code's
@@ -11,59 +14,107 @@ type AgentPath struct {
 	Why   string
 }
 
-// AgentPaths lists every other agent's guard-critical paths for a user
-// whose home is home, working in project (either may be "": its paths are
-// left out). codexHome is $CODEX_HOME ("" means home/.codex). The paths are
-// plain data; the protected set that judges calls includes them.
-func AgentPaths(home, project, codexHome string) []AgentPath {
-	var out []AgentPath
-	add := func(agent, base string, why string, parts ...string) {
-		if base == "" {
-			return
-		}
-		out = append(out, AgentPath{Agent: agent, Path: filepath.Join(append([]string{base}, parts...)...), Why: why})
-	}
-	if codexHome == "" && home != "" {
-		codexHome = filepath.Join(home, ".codex")
-	}
+// Where an agent path is anchored.
+const (
+	atHome    = "home"    // the user's home directory
+	atProject = "project" // a project directory, at any depth
+	atCodex   = "codex"   // $CODEX_HOME, default ~/.codex
+)
+
+// agentFiles are every other agent's guard-critical files and directories:
+// each registers, disables, trusts or reconfigures hooks. base is atHome,
+// atProject, atCodex, or an absolute directory.
+var agentFiles = []struct {
+	agent, base, why string
+	parts            []string
+}{
 	// Codex: hooks.json registers hooks; config.toml holds inline [hooks],
 	// the hooks' trust hashes ([hooks.state]), features and approval
 	// policy; requirements.toml is the managed layer; plugins bring hooks.
-	add("codex", codexHome, "Codex hooks", "hooks.json")
-	add("codex", codexHome, "Codex config: inline hooks, hook trust, features", "config.toml")
-	add("codex", codexHome, "Codex plugins (plugin hooks)", "plugins")
-	add("codex", project, "Codex project hooks", ".codex", "hooks.json")
-	add("codex", project, "Codex project config", ".codex", "config.toml")
-	add("codex", "/etc/codex", "Codex managed requirements")
+	{"codex", atCodex, "Codex hooks", []string{"hooks.json"}},
+	{"codex", atCodex, "Codex config: inline hooks, hook trust, features", []string{"config.toml"}},
+	{"codex", atCodex, "Codex plugins (plugin hooks)", []string{"plugins"}},
+	{"codex", atProject, "Codex project hooks", []string{".codex", "hooks.json"}},
+	{"codex", atProject, "Codex project config", []string{".codex", "config.toml"}},
+	{"codex", "/etc/codex", "Codex managed requirements", nil},
 
 	// Gemini CLI: the hooks key of settings.json (user, project, system),
 	// and extensions, whose hooks run even in untrusted folders.
-	add("gemini", home, "Gemini settings and hooks", ".gemini", "settings.json")
-	add("gemini", home, "Gemini extensions (extension hooks)", ".gemini", "extensions")
-	add("gemini", home, "Gemini trusted folders", ".gemini", "trustedFolders.json")
-	add("gemini", project, "Gemini project settings and hooks", ".gemini", "settings.json")
-	add("gemini", project, "Gemini project extensions", ".gemini", "extensions")
-	add("gemini", "/etc/gemini-cli", "Gemini system settings")
+	{"gemini", atHome, "Gemini settings and hooks", []string{".gemini", "settings.json"}},
+	{"gemini", atHome, "Gemini extensions (extension hooks)", []string{".gemini", "extensions"}},
+	{"gemini", atHome, "Gemini trusted folders", []string{".gemini", "trustedFolders.json"}},
+	{"gemini", atProject, "Gemini project settings and hooks", []string{".gemini", "settings.json"}},
+	{"gemini", atProject, "Gemini project extensions", []string{".gemini", "extensions"}},
+	{"gemini", "/etc/gemini-cli", "Gemini system settings", nil},
 
 	// Copilot CLI: hook files, inline hooks in settings, policy hooks,
 	// plugins. The repository's .claude settings are Claude Code's (already
 	// protected) and Copilot reads them too.
-	add("copilot", home, "Copilot user hooks", ".copilot", "hooks")
-	add("copilot", home, "Copilot user settings (inline hooks, disableAllHooks)", ".copilot", "settings.json")
-	add("copilot", home, "Copilot config", ".copilot", "config.json")
-	add("copilot", home, "Copilot plugins (plugin hooks)", ".copilot", "installed-plugins")
-	add("copilot", project, "Copilot repository hooks", ".github", "hooks")
-	add("copilot", project, "Copilot repository settings (inline hooks)", ".github", "copilot", "settings.json")
-	add("copilot", project, "Copilot local settings (inline hooks)", ".github", "copilot", "settings.local.json")
-	add("copilot", "/etc/github-copilot", "Copilot policy hooks")
+	{"copilot", atHome, "Copilot user hooks", []string{".copilot", "hooks"}},
+	{"copilot", atHome, "Copilot user settings (inline hooks, disableAllHooks)", []string{".copilot", "settings.json"}},
+	{"copilot", atHome, "Copilot config", []string{".copilot", "config.json"}},
+	{"copilot", atHome, "Copilot plugins (plugin hooks)", []string{".copilot", "installed-plugins"}},
+	{"copilot", atProject, "Copilot repository hooks", []string{".github", "hooks"}},
+	{"copilot", atProject, "Copilot repository settings (inline hooks)", []string{".github", "copilot", "settings.json"}},
+	{"copilot", atProject, "Copilot local settings (inline hooks)", []string{".github", "copilot", "settings.local.json"}},
+	{"copilot", "/etc/github-copilot", "Copilot policy hooks", nil},
 
 	// Cursor: hooks.json (user, project, enterprise), and its settings
 	// that turn third-party (Claude) hooks on or off.
-	add("cursor", home, "Cursor user hooks", ".cursor", "hooks.json")
-	add("cursor", home, "Cursor CLI config", ".cursor", "cli-config.json")
-	add("cursor", project, "Cursor project hooks", ".cursor", "hooks.json")
-	add("cursor", "/etc/cursor", "Cursor enterprise hooks")
+	{"cursor", atHome, "Cursor user hooks", []string{".cursor", "hooks.json"}},
+	{"cursor", atHome, "Cursor CLI config", []string{".cursor", "cli-config.json"}},
+	{"cursor", atProject, "Cursor project hooks", []string{".cursor", "hooks.json"}},
+	{"cursor", "/etc/cursor", "Cursor enterprise hooks", nil},
+}
+
+// AgentPaths lists every other agent's guard-critical paths for a user
+// whose home is home, working in project (either may be "": its paths are
+// left out). codexHome is $CODEX_HOME ("" means home/.codex). The protected
+// set (Places.Classify) judges the same table: the project paths at any
+// depth, the others where they are.
+func AgentPaths(home, project, codexHome string) []AgentPath {
+	if codexHome == "" && home != "" {
+		codexHome = filepath.Join(home, ".codex")
+	}
+	var out []AgentPath
+	for _, f := range agentFiles {
+		base := f.base
+		switch base {
+		case atHome:
+			base = home
+		case atProject:
+			base = project
+		case atCodex:
+			base = codexHome
+		}
+		if base == "" {
+			continue
+		}
+		out = append(out, AgentPath{Agent: f.agent, Path: filepath.Join(append([]string{base}, f.parts...)...), Why: f.why})
+	}
 	return out
+}
+
+// agentProjectRule classifies segs (a path's segments from a dot-named one
+// on) against the project files of agentFiles: such a file at any depth is
+// guard-critical, as a nested project's own is.
+func agentProjectRule(dir string, segs []string) (Protection, bool) {
+	for _, f := range agentFiles {
+		if f.base != atProject || len(segs) < len(f.parts) {
+			continue
+		}
+		match := true
+		for i, part := range f.parts {
+			if !strings.EqualFold(segs[i], part) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return Protection{Tier: GuardCritical, What: f.why, Path: filepath.Join(append([]string{dir}, f.parts...)...)}, true
+		}
+	}
+	return Protection{}, false
 }
 
 // AgentEnv lists environment variables each coding agent sets for the

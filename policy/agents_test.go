@@ -57,3 +57,30 @@ func TestInsideAgent(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentFilesClassified: the protected set judges every agent's files
+// from the same table: home and absolute ones where they are, project ones
+// at any depth; ordinary neighbours are not protected.
+func TestAgentFilesClassified(t *testing.T) {
+	pl := Places{Home: "/home/u"}.Prepare()
+	for _, p := range []string{
+		"/home/u/.codex/hooks.json", "/home/u/.codex/config.toml", "/home/u/.gemini/settings.json",
+		"/home/u/.copilot/hooks/x.json", "/home/u/.cursor/hooks.json", "/etc/codex/requirements.toml",
+		"/work/p/.codex/hooks.json", "/work/p/sub/.gemini/settings.json", "/work/p/.github/hooks/loopguard.json",
+		"/work/p/.github/copilot/settings.local.json", "/work/p/a/b/.cursor/HOOKS.json",
+	} {
+		if got := pl.Classify(p); got.Tier != GuardCritical {
+			t.Errorf("%s: %+v, want guard-critical", p, got)
+		}
+	}
+	pl = Places{Home: "/home/u", CodexHome: "/opt/codex"}.Prepare()
+	if got := pl.Classify("/opt/codex/hooks.json"); got.Tier != GuardCritical {
+		t.Errorf("$CODEX_HOME/hooks.json: %+v", got)
+	}
+	// Controls: neighbours are ordinary.
+	for _, p := range []string{"/work/p/.github/workflows/ci.yml", "/work/p/src/hooks.json", "/work/p/codex/hooks.json", "/home/u/.gemini/GEMINI.md"} {
+		if got := pl.Classify(p); got.Protected() {
+			t.Errorf("%s: %+v, want not protected", p, got)
+		}
+	}
+}

@@ -2,7 +2,10 @@ package scope
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/loopguard/loopguard/policy"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -35,6 +38,15 @@ var (
 )
 
 func dangerousFile(r Rule, home string) error {
+	if err := dangerousAtRoot(r, home); err != nil {
+		return err
+	}
+	return dangerousProtected(r, strings.Split(r.pattern, "/"), home, r.tool != toolRead)
+}
+
+// dangerousAtRoot refuses rules that reach the project's own protected
+// directories, or the home directory's, from where they are anchored.
+func dangerousAtRoot(r Rule, home string) error {
 	writes := r.tool != toolRead
 	pat := strings.Split(r.pattern, "/")
 	homeDirs := homeReadProtected
@@ -110,4 +122,39 @@ func segMatch(seg, name string) bool {
 		}
 	}
 	return false
+}
+
+// dangerousProtected refuses a rule that names a protected path of either
+// tier (policy): a segment that spells .claude, .git, .mcp.json, a shell
+// start-up file..., or a pattern that can reach a fixed protected path.
+// Rules that only reach one through ** or * stay usable; matching never
+// covers a protected path anyway.
+func dangerousProtected(r Rule, pat []string, home string, writes bool) error {
+	if writes {
+		for _, seg := range pat {
+			if what, ok := policy.SegmentCouldName(seg); ok {
+				return dangerous(r, "it names %s, which no scope may cover", what)
+			}
+		}
+	}
+	if !filepath.IsAbs(home) || r.anchor == anchorProject {
+		return nil
+	}
+	hs := splitPath(filepath.Clean(home))
+	for _, root := range (policy.Places{Home: home}).Roots() {
+		if !writes && !root.Secret {
+			continue
+		}
+		rs := splitPath(root.Path)
+		if r.anchor == anchorHome {
+			if len(rs) <= len(hs) || !slices.Equal(rs[:len(hs)], hs) {
+				continue
+			}
+			rs = rs[len(hs):]
+		}
+		if couldReach(pat, rs) {
+			return dangerous(r, "it can reach %s (%s)", root.Path, root.What)
+		}
+	}
+	return nil
 }

@@ -1,15 +1,18 @@
 package scope
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/policy"
 )
+
+// ReasonProtectedPath: the path is a protected resource, which no scope
+// covers (see policy).
+const ReasonProtectedPath = "protected_path"
 
 // anchor is where a file pattern is rooted.
 type anchor uint8
@@ -33,7 +36,6 @@ func (a anchor) prefix() string {
 const (
 	maxPatternLen = 1024
 	maxPathLen    = 4096
-	maxLinks      = 40
 )
 
 // parseFileSpec parses the specifier of Edit/Write/Read rules.
@@ -116,9 +118,18 @@ func matchFile(r Rule, c Call) error {
 		}
 		target = filepath.Join(c.Cwd, target)
 	}
-	resolved, err := resolvePath(target)
+	resolved, err := fsx.ResolvePath(target)
 	if err != nil {
 		return mismatch(ReasonMalformedInput, "failed to resolve %q: %v", raw, err)
+	}
+	// No scope covers a protected path, at any depth: Edit(src/**) does
+	// not cover src/.claude/skills/... nor src/.git/config.
+	pl := policy.Places{Home: c.Home}
+	for _, at := range []string{filepath.Clean(target), resolved} {
+		p := pl.Classify(at)
+		if p.Protected() && (c.Tool != toolRead || p.Secret) {
+			return mismatch(ReasonProtectedPath, "%q is %s (%s): no scope covers it", raw, p.What, p.Tier)
+		}
 	}
 	var base string
 	switch r.anchor {
@@ -137,7 +148,7 @@ func matchFile(r Rule, c Call) error {
 	if !filepath.IsAbs(base) {
 		return mismatch(ReasonMalformedInput, "no absolute base directory for rule %s", r)
 	}
-	rbase, err := resolvePath(base)
+	rbase, err := fsx.ResolvePath(base)
 	if err != nil {
 		return mismatch(ReasonMalformedInput, "failed to resolve base directory: %v", err)
 	}
@@ -157,66 +168,6 @@ func matchFile(r Rule, c Call) error {
 		return mismatch(ReasonPathMismatch, "%q (%s) does not match %s", raw, rel, r.spec)
 	}
 	return nil
-}
-
-var errTooManyLinks = errors.New("too many levels of symbolic links")
-
-// resolvePath resolves every symlink in the absolute path p, following the
-// kernel's rules ("..": parent of the resolved directory). A path whose tail
-// does not exist yet resolves through its deepest existing ancestor; a
-// dangling symlink resolves to its target, because writing through it
-// creates the target. Any other error fails.
-func resolvePath(p string) (string, error) {
-	if !filepath.IsAbs(p) {
-		return "", fmt.Errorf("path %q is not absolute", p)
-	}
-	rest := splitPath(p)
-	cur := "/"
-	links := 0
-	for len(rest) > 0 {
-		comp := rest[0]
-		rest = rest[1:]
-		switch comp {
-		case ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, comp)
-		fi, err := os.Lstat(next)
-		if errors.Is(err, fs.ErrNotExist) {
-			for _, c := range rest {
-				if c == ".." {
-					return "", fmt.Errorf("%q: '..' after a missing component", p)
-				}
-			}
-			return filepath.Join(append([]string{next}, rest...)...), nil
-		}
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			links++
-			if links > maxLinks {
-				return "", errTooManyLinks
-			}
-			t, err := os.Readlink(next)
-			if err != nil {
-				return "", err
-			}
-			if filepath.IsAbs(t) {
-				cur = "/"
-			}
-			rest = append(splitPath(t), rest...)
-			continue
-		}
-		if len(rest) > 0 && !fi.IsDir() {
-			return "", fmt.Errorf("%q: not a directory", next)
-		}
-		cur = next
-	}
-	return cur, nil
 }
 
 func splitPath(p string) []string {

@@ -171,21 +171,3 @@ func TestMatchFileAnchors(t *testing.T) {
 		t.Errorf("~ rule without Home: %q", got)
 	}
 }
-
-func TestResolvePathLoop(t *testing.T) {
-	d := realDir(t, t.TempDir())
-	a, b := filepath.Join(d, "a"), filepath.Join(d, "b")
-	if err := os.Symlink(b, a); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(a, b); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := resolvePath(filepath.Join(a, "x")); err == nil {
-		t.Error("symlink loop resolved")
-	}
-	got, err := resolvePath(filepath.Join(d, "new", "file"))
-	if err != nil || got != filepath.Join(d, "new", "file") {
-		t.Errorf("missing path: %q, %v", got, err)
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -62,15 +63,31 @@ type Pending struct {
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
-// PendingID is the short id of a call: the same call in the same session and
+// PendingIDBytes is how much of the call's hash its id keeps: 120 bits, so
+// finding two calls with one id (a birthday search, 2^60 hashes) is out of
+// reach; 40 bits fell to one in 23 s on a laptop.
+const PendingIDBytes = 15
+
+// PendingIDLen is the length of a pending id in characters.
+const PendingIDLen = PendingIDBytes * 8 / 5
+
+// legacyIDLen is the length of the 40-bit ids of older versions; records
+// under them can still be read and removed, never written.
+const legacyIDLen = 8
+
+// ErrIDTaken is a pending id that already holds another call: a record is
+// never replaced by a call with another digest.
+var ErrIDTaken = errors.New("pending id already holds another call")
+
+// PendingID is the id of a call: the same call in the same session and
 // agent always gets the same id, so a retry finds its record.
 func PendingID(session, agent, tool, digest string) string {
 	sum := sha256.Sum256([]byte(hashKey(session, agent, tool, digest)))
-	return idEncoding.EncodeToString(sum[:5])
+	return idEncoding.EncodeToString(sum[:PendingIDBytes])
 }
 
 func validID(id string) bool {
-	if len(id) != 8 {
+	if len(id) != PendingIDLen && len(id) != legacyIDLen {
 		return false
 	}
 	for _, c := range id {
@@ -85,11 +102,26 @@ func validID(id string) bool {
 // keeps its Created time and a refusal; an approval whose call is back is
 // reopened. p is set to the stored record.
 func (s *Store) PutPending(p *Pending) error {
-	if !validID(p.ID) {
+	if len(p.ID) != PendingIDLen || !validID(p.ID) {
 		return fmt.Errorf("invalid pending id %q", p.ID)
 	}
 	desc := p.Descriptor
-	if old, err := s.getMeta(p.ID); err == nil && old.Digest == p.Digest {
+	old, err := s.getMeta(p.ID)
+	if err == nil && old.Digest != p.Digest {
+		if PendingID(old.Session, old.Agent, old.Tool, old.Digest) == p.ID {
+			// Two calls with one id: the first one stays what the human
+			// reviews under it.
+			return fmt.Errorf("%w: %s holds a call with digest %.12s, not %.12s", ErrIDTaken, p.ID, old.Digest, p.Digest)
+		}
+		// A record whose digest does not give its id was not written by
+		// loopguard: it is replaced by the call that owns the id.
+		old, err = nil, ErrNotFound
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		// A record that cannot be read is not overwritten either.
+		return err
+	}
+	if err == nil {
 		old.Descriptor = desc
 		if old.Status != StatusApproved && old.Reason == p.Reason && p.Seen.Sub(old.Seen) < seenEvery && !p.Seen.Before(old.Seen) {
 			// A repeat of a call recorded moments ago: nothing a human
@@ -126,7 +158,7 @@ func (s *Store) PutPending(p *Pending) error {
 // GetPending reads one pending record; ErrNotFound when absent.
 func (s *Store) GetPending(id string) (*Pending, error) {
 	if !validID(id) {
-		return nil, fmt.Errorf("%w: no pending call %q (ids are 8 letters and digits, see: loopguard pending)", ErrNotFound, id)
+		return nil, fmt.Errorf("%w: no pending call %q (ids are %d letters and digits, see: loopguard pending)", ErrNotFound, id, PendingIDLen)
 	}
 	p, err := s.getMeta(id)
 	if err != nil {
@@ -233,4 +265,61 @@ func (s *Store) LastSession(projectDir string) (SessionSeen, error) {
 		return ss, fmt.Errorf("%w: session record for %s", ErrCorrupt, projectDir)
 	}
 	return ss, nil
+}
+
+// Per-session bounds on what the agent can pile up for a human to review.
+const (
+	MaxPendingPerSession      = 100
+	MaxPendingBytesPerSession = 64 << 20
+)
+
+// CapPending keeps session's pending calls within MaxPendingPerSession and
+// MaxPendingBytesPerSession by removing its oldest open ones (never keep,
+// the call just recorded, nor decided ones, which a hook may still read).
+// It returns the removed records, for the audit log.
+func (s *Store) CapPending(session, keep string) ([]*Pending, error) {
+	names, err := listNames(s.path("pending"), pendingSuffix)
+	if err != nil {
+		return nil, err
+	}
+	type rec struct {
+		p    *Pending
+		size int64
+	}
+	var mine []rec
+	var total int64
+	for _, n := range names {
+		id := strings.TrimSuffix(n, pendingSuffix)
+		p, err := s.getMeta(id)
+		if err != nil || p.Session != session {
+			continue
+		}
+		var size int64
+		if fi, err := os.Lstat(s.path("pending", id+callSuffix)); err == nil {
+			size = fi.Size()
+		}
+		total += size
+		mine = append(mine, rec{p, size})
+	}
+	if len(mine) <= MaxPendingPerSession && total <= MaxPendingBytesPerSession {
+		return nil, nil
+	}
+	sort.Slice(mine, func(i, j int) bool { return mine[i].p.Created.Before(mine[j].p.Created) })
+	var dropped []*Pending
+	count := len(mine)
+	for _, r := range mine {
+		if count <= MaxPendingPerSession && total <= MaxPendingBytesPerSession {
+			break
+		}
+		if r.p.ID == keep || r.p.Status != StatusOpen {
+			continue
+		}
+		if err := s.RemovePending(r.p.ID); err != nil && !errors.Is(err, ErrNotFound) {
+			return dropped, err
+		}
+		count--
+		total -= r.size
+		dropped = append(dropped, r.p)
+	}
+	return dropped, nil
 }

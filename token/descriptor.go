@@ -16,6 +16,10 @@ const Absent = "absent"
 type Target struct {
 	Path   string // absolute path as the tool names it
 	SHA256 string // hex SHA-256 of the current content, or Absent
+	// Resolved is where Path lands with every symlink resolved, set only
+	// when it differs from Path: an approval given for one landing place
+	// does not cover the same path once a link points elsewhere.
+	Resolved string
 }
 
 // Descriptor is the canonical statement of what a tool call will do.
@@ -42,7 +46,11 @@ func (d *Descriptor) value(withTarget bool) map[string]any {
 		m["executables"] = d.Executables
 	}
 	if withTarget && d.Target != nil {
-		m["target"] = map[string]any{"path": d.Target.Path, "sha256": d.Target.SHA256}
+		t := map[string]any{"path": d.Target.Path, "sha256": d.Target.SHA256}
+		if d.Target.Resolved != "" && d.Target.Resolved != d.Target.Path {
+			t["resolved"] = d.Target.Resolved
+		}
+		m["target"] = t
 	}
 	return m
 }

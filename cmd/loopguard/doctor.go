@@ -21,6 +21,7 @@ import (
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -319,6 +320,13 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 		out = append(out, checkResult{status: statusFail, name: name,
 			detail: fmt.Sprintf(`onFailure is %s, not "block": if the hook cannot start, crashes or times out, Claude Code lets the call through`, what),
 			fix:    fixInit + ` (sets "onFailure": "block")`})
+	}
+	if r.Event != install.PostToolUse {
+		if missed := install.Unguarded(r.Matcher, policy.KnownTools); len(missed) > 0 {
+			out = append(out, checkResult{status: statusFail, name: name,
+				detail: fmt.Sprintf("the matcher %q leaves tools unguarded: %s run without loopguard", r.Matcher, strings.Join(missed, ", ")),
+				fix:    fixInit + ` (registers the matcher "*"; loopguard itself lets read-only tools through)`})
+		}
 	}
 	deadline, wait := hookTimes(h.Args)
 	need := int((deadline + wait).Seconds())

@@ -114,9 +114,11 @@ again changes nothing; the write is atomic, and the original bytes are kept in
 the state directory so that 'loopguard uninstall' puts them back. A file that
 is not valid JSON, a symlink or read-only is refused.
 
-By default the tools with side effects are guarded: Bash, Edit, Write,
-MultiEdit, NotebookEdit, WebFetch and every MCP tool. --tools sets another
-Claude Code matcher.
+By default every tool is guarded (the matcher "*"): loopguard itself lets
+read-only tools (Read, Glob, Grep, ToolSearch...) and subagent launches
+through unless they touch a protected resource, and asks an approval for
+every other tool, unknown future ones included. --tools sets another Claude
+Code matcher; 'loopguard doctor' then names the tools it leaves unguarded.
 
 Modes: enforce (default) denies every call without an approval; ask hands the
 decision to Claude Code's own dialog, with loopguard's full rendering as the
@@ -170,7 +172,7 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		return withHint(errors.New("--wait works only with --mode enforce"), "drop --wait, or use --mode enforce")
 	}
 	if strings.TrimSpace(o.tools) == "" {
-		return withHint(errors.New("--tools is empty"), "leave --tools out to guard the tools with side effects, or name them: --tools 'Bash|Edit|Write'")
+		return withHint(errors.New("--tools is empty"), "leave --tools out to guard every tool, or name them: --tools 'Bash|Edit|Write'")
 	}
 	bin := o.binary
 	if bin == "" {

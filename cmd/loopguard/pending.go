@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -92,13 +95,18 @@ func pendingRun(out, errOut io.Writer, st *state.Store, asJSON, all bool, now ti
 }
 
 func newShowCmd() *cobra.Command {
-	return &cobra.Command{
+	var full bool
+	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a pending call in full, exactly as it would run",
 		Long: `Show every field of a pending call, rendered from the canonical bytes its
 digest covers: anything that is not printable ASCII is escaped visibly, and
-invisible, bidi, control and look-alike characters are flagged.`,
-		Example: "  loopguard show k3v9x2ab",
+invisible, bidi, control and look-alike characters are flagged. Where a
+path lands elsewhere (through a symlink, into .git/ or .claude/) it says so.
+
+A long text (a large Write) shows its first and last lines with its size
+and SHA-256; --full prints every line.`,
+		Example: "  loopguard show k3v9x2abqw7dn4ygh5mse6ct\n  loopguard show --full k3v9x2abqw7dn4ygh5mse6ct | less",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore()
@@ -109,14 +117,18 @@ invisible, bidi, control and look-alike characters are flagged.`,
 			if err != nil {
 				return withHint(err, "list pending calls with: loopguard pending")
 			}
-			_, err = io.WriteString(cmd.OutOrStdout(), renderPending(p))
+			_, err = io.WriteString(cmd.OutOrStdout(), renderPendingWith(p, full))
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&full, "full", false, "print long texts whole")
+	return cmd
 }
 
 // renderPending is what a human reviews before approving.
-func renderPending(p *state.Pending) string {
+func renderPending(p *state.Pending) string { return renderPendingWith(p, false) }
+
+func renderPendingWith(p *state.Pending, full bool) string {
 	esc := hooks.EscapeText
 	s := fmt.Sprintf("pending %s (%s), seen %s\n", p.ID, p.Status, p.Seen.Local().Format(time.RFC3339))
 	s += fmt.Sprintf("session: %s\nagent:   %s", esc(p.Session), esc(p.Agent))
@@ -127,8 +139,27 @@ func renderPending(p *state.Pending) string {
 	if p.Detail != "" {
 		s += ": " + esc(p.Detail)
 	}
-	s += "\n\n" + hooks.Render(p.Descriptor) + "\ndigest: " + p.Digest + "\n"
-	if ws := hooks.Warnings(p.Descriptor); len(ws) > 0 {
+	body := hooks.Render(p.Descriptor)
+	if full {
+		body = hooks.RenderFull(p.Descriptor)
+	}
+	s += "\n\n" + strings.ReplaceAll(body, "loopguard show --full ID", "loopguard show --full "+p.ID) + "\ndigest: " + p.Digest + "\n"
+	ws := hooks.Warnings(p.Descriptor)
+	// What the hook saw where the call lands (symlinks, .git/, .claude/,
+	// executable configuration): recorded with the call.
+	var notes []string
+	for _, w := range p.Warnings {
+		if !slices.Contains(ws, w) {
+			notes = append(notes, w)
+		}
+	}
+	if len(notes) > 0 {
+		s += fmt.Sprintf("\n%d WARNING(S): where this call lands:\n", len(notes))
+		for _, w := range notes {
+			s += "  " + esc(w) + "\n"
+		}
+	}
+	if len(ws) > 0 {
 		s += fmt.Sprintf("\n%d WARNING(S): characters a reviewer could miss:\n", len(ws))
 		for _, w := range ws {
 			s += "  " + w + "\n"
@@ -151,7 +182,7 @@ identical call and it runs once. Any change to the call needs a new approval.
 
 approve talks to /dev/tty only and refuses inside an agent (CLAUDECODE set)
 or without a terminal. There is no --yes.`,
-		Example: "  loopguard approve k3v9x2ab\n  loopguard approve k3v9x2ab --ttl 2m",
+		Example: "  loopguard approve k3v9x2abqw7dn4ygh5mse6ct\n  loopguard approve k3v9x2abqw7dn4ygh5mse6ct --ttl 2m",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkApprovalTTL(ttl); err != nil {
@@ -166,7 +197,7 @@ or without a terminal. There is no --yes.`,
 			if err != nil {
 				return err
 			}
-			return approveRun(cmd.Context(), tty, st, args[0], ttl, time.Now())
+			return approveRun(cmd.Context(), tty, st, args[0], "", ttl, time.Now())
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Minute, "how long the approval stays valid (at most 24h)")
@@ -174,11 +205,16 @@ or without a terminal. There is no --yes.`,
 }
 
 // approveRun reviews and approves pending call id on tty. It is shared with
-// the review console.
-func approveRun(ctx context.Context, tty *os.File, st *state.Store, id string, ttl time.Duration, now time.Time) error {
+// the review console, which passes the digest of the call it showed
+// (shown); "" means the call is shown here first.
+func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown string, ttl time.Duration, now time.Time) error {
 	p, err := st.GetPending(id)
 	if err != nil {
 		return withHint(err, "list pending calls with: loopguard pending")
+	}
+	if shown != "" && p.Digest != shown {
+		return withHint(fmt.Errorf("pending call %s changed since it was shown (digest %.12s, shown %.12s): refusing to approve", id, p.Digest, shown),
+			"review it again: loopguard show "+id)
 	}
 	if p.Status == state.StatusApproved {
 		fmt.Fprintf(tty, "Note: %s was approved before; approving it again mints a new single-use grant.\n", id)
@@ -190,6 +226,10 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id string, t
 	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, principal())
 	if err := confirmPrefix(tty, p.Digest, approvePrefixLen, "approve"); err != nil {
 		return err
+	}
+	// What is approved is what was shown: the record must still hold it.
+	if cur, err := st.GetPending(id); err != nil || cur.Digest != p.Digest || !bytes.Equal(cur.Descriptor, p.Descriptor) {
+		return withHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", id), "review it again: loopguard show "+id)
 	}
 	keys, seal, err := loadKeys(ctx)
 	if err != nil {
@@ -214,7 +254,7 @@ func newDenyCmd() *cobra.Command {
 		Short: "Refuse a pending call",
 		Long: `Record that you refuse a pending call. The call stays non-executable and the
 agent is told a human refused it. Taking power away needs no terminal.`,
-		Example: "  loopguard deny k3v9x2ab",
+		Example: "  loopguard deny k3v9x2abqw7dn4ygh5mse6ct",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore()

@@ -243,7 +243,7 @@ func reviewRun(ctx context.Context, tty *os.File, st *state.Store, ttl time.Dura
 			}
 			switch k {
 			case 'a', 'A':
-				if err := approveRun(ctx, tty, st, p.ID, ttl, time.Now()); err != nil {
+				if err := approveRun(ctx, tty, st, p.ID, p.Digest, ttl, time.Now()); err != nil {
 					printError(tty, err)
 					continue // still open: ask again
 				}

@@ -1,0 +1,85 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/token"
+)
+
+// A large Write is shown by head and tail with its size and digest, never
+// dumped whole; RenderFull shows every line.
+func TestRenderFoldsLongText(t *testing.T) {
+	var content strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&content, "line %d\n", i)
+	}
+	c := content.String()
+	d := token.Descriptor{Tool: "Write", Input: map[string]any{"file_path": "/p/big.txt", "content": c}, Cwd: "/p"}
+	canon, err := d.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := Render(canon)
+	sum := sha256.Sum256([]byte(c))
+	for _, want := range []string{"5000 lines", fmt.Sprint(len(c)) + " bytes", hex.EncodeToString(sum[:]), "line 0", "line 4999", "lines not shown", "loopguard show --full"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("folded rendering lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "line 2500\\n") || strings.Contains(out, "| line 2500") || len(out) > 20000 {
+		t.Errorf("the middle of the text is shown (%d bytes)", len(out))
+	}
+	full := RenderFull(canon)
+	if !strings.Contains(full, "| line 2500") || strings.Contains(full, "lines not shown") {
+		t.Error("RenderFull does not show every line")
+	}
+	// Control: a short text is shown whole.
+	d.Input = map[string]any{"file_path": "/p/a.txt", "content": "a\nb\n"}
+	canon, _ = d.Canonical()
+	if out := Render(canon); strings.Contains(out, "LONG TEXT") || !strings.Contains(out, "2 | b") {
+		t.Errorf("short text folded:\n%s", out)
+	}
+}
+
+// Agent-chosen ESC and BEL bytes in a path reach the client escaped in the
+// deny reason, as the CLI shows them.
+func TestDenyReasonEscaped(t *testing.T) {
+	h := newHarness(t)
+	write := h.fixture("pretooluse-write.json")
+	call := with(write, func(m map[string]any) {
+		input(m)["file_path"] = h.project + "/.claude/settings\x1b]0;approved\x07\x1b[2J.json"
+	})
+	payload, _ := json.Marshal(call)
+	var stdout, stderr bytes.Buffer
+	code := RunClaude(context.Background(), ClaudeOptions{NewEngine: func() (*Engine, error) { return h.eng(), nil }}, bytes.NewReader(payload), &stdout, &stderr)
+	if code != ExitDeny {
+		t.Fatalf("exit %d, want %d", code, ExitDeny)
+	}
+	var out struct {
+		HSO struct {
+			Reason string `json:"permissionDecisionReason"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{out.HSO.Reason, stderr.String()} {
+		if strings.ContainsAny(s, "\x1b\x07") {
+			t.Errorf("raw ESC or BEL reaches the client: %q", s)
+		}
+		if !strings.Contains(s, `settings\x1b]0;approved\x07\x1b[2J.json`) || !strings.Contains(s, "protected_resource") {
+			t.Errorf("the reason does not show the path escaped: %q", s)
+		}
+	}
+	// The escaping is line by line: the reason keeps its line breaks.
+	if got := clip("a\x1bb\nc\x07 \\x1b"); got != `a\x1bb`+"\n"+`c\x07 \x1b` {
+		t.Errorf("clip = %q", got)
+	}
+}

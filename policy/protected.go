@@ -1,0 +1,337 @@
+package policy
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Tier is how strongly a path is protected.
+type Tier uint8
+
+const (
+	// Ordinary paths are judged by grants like any other.
+	Ordinary Tier = iota
+	// ExecConfig is executable configuration: what makes Claude Code or
+	// git run code later. No scoped grant covers it; only an exact
+	// approval, shown with a loud warning.
+	ExecConfig
+	// GuardCritical is what the guard stands on. Denied whatever grants
+	// exist; the human changes it from their own terminal.
+	GuardCritical
+)
+
+func (t Tier) String() string {
+	switch t {
+	case ExecConfig:
+		return "executable configuration"
+	case GuardCritical:
+		return "guard-critical"
+	}
+	return "ordinary"
+}
+
+// Protection says why a path is protected.
+type Protection struct {
+	Tier Tier
+	// Secret is true when reading it is denied too (the guard's state and
+	// config, the keyrings).
+	Secret bool
+	// What names the protected thing for a person ("Claude Code's settings
+	// (hooks and permissions)").
+	What string
+	// Path is the protected path the judged path is, or is inside.
+	Path string
+}
+
+// Protected reports whether the path is protected at all.
+func (p Protection) Protected() bool { return p.Tier != Ordinary }
+
+// max keeps the stronger protection (a secret wins a tie).
+func (p Protection) max(q Protection) Protection {
+	if q.Tier > p.Tier || (q.Tier == p.Tier && q.Secret && !p.Secret) {
+		return q
+	}
+	return p
+}
+
+// Places are the machine's anchors of the protected set. Empty fields are
+// left out; Home is needed for every per-user entry.
+type Places struct {
+	Home            string
+	StateDir        string // loopguard's state directory
+	ConfigDir       string // loopguard's config directory
+	Self            string // the loopguard binary
+	ClaudeConfigDir string // $CLAUDE_CONFIG_DIR
+	CodexHome       string // $CODEX_HOME ("" means Home/.codex)
+
+	prepared []entry // set by Prepare
+}
+
+// Prepare returns pl with its protected set computed once, for many
+// questions in a row (a Bash command's every word).
+func (pl Places) Prepare() Places {
+	if pl.Home != "" {
+		pl.Home = filepath.Clean(pl.Home)
+	}
+	pl.prepared = nil
+	pl.prepared = pl.entries()
+	return pl
+}
+
+// entry is one protected path under a fixed absolute location.
+type entry struct {
+	path   string
+	tier   Tier
+	secret bool
+	what   string
+	// claudeDir: the directory is a Claude Code configuration directory
+	// (~/.claude, $CLAUDE_CONFIG_DIR): inside it the .claude rules apply.
+	claudeDir bool
+}
+
+// ManagedSettingsDirs hold Claude Code's managed settings (Linux, macOS).
+var ManagedSettingsDirs = []string{"/etc/claude-code", "/Library/Application Support/ClaudeCode"}
+
+// entries lists the fixed protected paths of pl, cleaned.
+func (pl Places) entries() []entry {
+	if pl.prepared != nil {
+		return pl.prepared
+	}
+	var out []entry
+	add := func(e entry) {
+		if e.path != "" && filepath.IsAbs(e.path) {
+			e.path = filepath.Clean(e.path)
+			out = append(out, e)
+		}
+	}
+	const guardState = "loopguard's state (grants, pending calls, audit log)"
+	add(entry{path: pl.StateDir, tier: GuardCritical, secret: true, what: guardState})
+	add(entry{path: pl.ConfigDir, tier: GuardCritical, secret: true, what: "loopguard's configuration"})
+	add(entry{path: pl.Self, tier: GuardCritical, what: "the loopguard binary"})
+	for _, d := range ManagedSettingsDirs {
+		add(entry{path: d, tier: GuardCritical, what: "Claude Code's managed settings"})
+	}
+	if pl.ClaudeConfigDir != "" {
+		add(entry{path: pl.ClaudeConfigDir, tier: GuardCritical, what: "Claude Code's configuration directory ($CLAUDE_CONFIG_DIR)", claudeDir: true})
+	}
+	if h := pl.Home; h != "" {
+		j := func(p ...string) string { return filepath.Join(append([]string{h}, p...)...) }
+		add(entry{path: j(".local", "state", "loopguard"), tier: GuardCritical, secret: true, what: guardState})
+		add(entry{path: j(".config", "loopguard"), tier: GuardCritical, secret: true, what: "loopguard's configuration"})
+		add(entry{path: j(".local", "share", "keyrings"), tier: GuardCritical, secret: true, what: "the keyring files (the guard's key)"})
+		add(entry{path: j("Library", "Keychains"), tier: GuardCritical, secret: true, what: "the keychains (the guard's key)"})
+		add(entry{path: j(".claude"), tier: GuardCritical, what: "Claude Code's user configuration directory", claudeDir: true})
+		for _, p := range homeExecConfig {
+			add(entry{path: j(strings.Split(p.name, "/")...), tier: ExecConfig, what: p.what})
+		}
+	}
+	// Other agents' hook registrations and settings (agents.go); their
+	// project files are judged at any depth in Classify.
+	for _, a := range AgentPaths(pl.Home, "", pl.CodexHome) {
+		add(entry{path: a.Path, tier: GuardCritical, what: a.Why})
+	}
+	return out
+}
+
+type named struct{ name, what string }
+
+// homeExecConfig are files and directories under the home directory that
+// run code later: shell start-up files, git's and ssh's configuration,
+// session autostart. Paths relative to home, "/"-separated.
+var homeExecConfig = []named{
+	{".gitconfig", "git's user configuration (aliases, hooks path, filters run commands)"},
+	{".config/git", "git's user configuration (aliases, hooks path, filters run commands)"},
+	{".ssh", "ssh's configuration and keys (ProxyCommand runs commands; authorized_keys lets in)"},
+	{".config/fish", "a shell start-up file"},
+	{".config/autostart", "session autostart entries (run at login)"},
+	{".config/systemd/user", "user services (run by systemd)"},
+}
+
+// anyDepthExecConfig are names that are executable configuration wherever
+// they are: Claude Code loads a nested project's, and a human's shell or
+// git may run one in any directory.
+var anyDepthExecConfig = []named{
+	{".mcp.json", "an MCP server list (.mcp.json: each server is a command Claude Code runs)"},
+	{".gitmodules", "git submodule configuration (.gitmodules)"},
+	{".gitconfig", "git configuration (.gitconfig)"},
+	{".envrc", "a direnv file (.envrc: run by the shell on cd)"},
+	{".vscode", "editor configuration (.vscode: tasks run commands)"},
+	{".idea", "editor configuration (.idea: run configurations run commands)"},
+	{".ripgreprc", "ripgrep configuration (.ripgreprc: --pre runs commands)"},
+	{".bashrc", "a shell start-up file"}, {".bash_profile", "a shell start-up file"},
+	{".bash_login", "a shell start-up file"}, {".bash_logout", "a shell start-up file"},
+	{".profile", "a shell start-up file"}, {".zshrc", "a shell start-up file"},
+	{".zshenv", "a shell start-up file"}, {".zprofile", "a shell start-up file"},
+	{".zlogin", "a shell start-up file"}, {".zlogout", "a shell start-up file"},
+}
+
+// Names of the directories whose contents are protected at any depth.
+const (
+	claudeDirName = ".claude"
+	gitDirName    = ".git"
+)
+
+// claudeCritical are entries of a Claude Code configuration directory (a
+// project's .claude/ at any depth, ~/.claude, $CLAUDE_CONFIG_DIR) that the
+// guard stands on. "settings*.json" is a pattern; the others are names.
+var claudeCritical = []named{
+	{"settings*.json", "Claude Code's settings (they register, change or disable hooks and permissions)"},
+	{".claude.json*", "Claude Code's state (.claude.json: mcpServers run commands at start)"},
+	{"shell-snapshots", "Claude Code's shell snapshots (sourced before every Bash command)"},
+	{"session-env", "Claude Code's session environment"},
+	{"plugins", "Claude Code's plugins (hooks and commands of their own)"},
+}
+
+// claudeExecConfig are entries of a Claude Code configuration directory
+// that run code or steer the agent later. Anything else inside one is
+// executable configuration too (new kinds appear with new versions).
+var claudeExecConfig = []named{
+	{"skills", "Claude Code skills"}, {"commands", "Claude Code commands"},
+	{"agents", "Claude Code agents"}, {"hooks", "Claude Code hook scripts"},
+	{"workflows", "Claude Code workflows"}, {"routines", "Claude Code routines"},
+	{"output-styles", "Claude Code output styles"}, {"rules", "Claude Code rules"},
+	{"scheduled_tasks.json", "Claude Code scheduled tasks"},
+	{"launch.json", "Claude Code launch configuration"}, {"loop.md", "Claude Code loop prompt"},
+}
+
+// Classify says how the absolute path p is protected. p is judged as
+// written: callers pass both the literal (cleaned) and the resolved path
+// (fsx.Resolve) and keep the stronger answer.
+func (pl Places) Classify(p string) Protection {
+	if !filepath.IsAbs(p) {
+		return Protection{}
+	}
+	p = filepath.Clean(p)
+	var best Protection
+	for _, e := range pl.entries() {
+		switch {
+		case p == e.path || strings.HasPrefix(p, e.path+string(filepath.Separator)):
+			if e.claudeDir {
+				best = best.max(claudeRules(e.path, relSegs(e.path, p), e.what))
+				continue
+			}
+			best = best.max(Protection{Tier: e.tier, Secret: e.secret, What: e.what, Path: e.path})
+		case e.tier == GuardCritical && pl.Home != "" && strictlyBelow(p, pl.Home) && strings.HasPrefix(e.path, p+string(filepath.Separator)):
+			// An ancestor below home: moving or removing it takes the
+			// guard's files with it.
+			best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.what, Path: e.path})
+		}
+	}
+	if pl.Home != "" && filepath.Dir(p) == filepath.Clean(pl.Home) && strings.HasPrefix(strings.ToLower(filepath.Base(p)), ".claude.json") {
+		best = best.max(Protection{Tier: GuardCritical, What: "Claude Code's state (~/.claude.json: mcpServers run commands at start; hooks and permissions too)", Path: p})
+	}
+	segs := strings.Split(strings.TrimPrefix(p, string(filepath.Separator)), string(filepath.Separator))
+	for i, s := range segs {
+		if s == "" || s[0] != '.' {
+			continue // every name protected at any depth starts with a dot
+		}
+		ls := strings.ToLower(s)
+		dir := func() string { return string(filepath.Separator) + filepath.Join(segs[:i+1]...) }
+		switch ls {
+		case claudeDirName:
+			best = best.max(claudeRules(dir(), segs[i+1:], "a Claude Code configuration directory (.claude)"))
+		case gitDirName:
+			best = best.max(gitRules(dir(), segs[i+1:]))
+		}
+		for _, n := range anyDepthExecConfig {
+			if ls == n.name {
+				best = best.max(Protection{Tier: ExecConfig, What: n.what, Path: dir()})
+			}
+		}
+		if pr, ok := agentProjectRule(string(filepath.Separator)+filepath.Join(segs[:i]...), segs[i:]); ok {
+			best = best.max(pr)
+		}
+	}
+	return best
+}
+
+// claudeRules classifies rest, the path below the Claude Code configuration
+// directory dir.
+func claudeRules(dir string, rest []string, what string) Protection {
+	if len(rest) == 0 {
+		return Protection{Tier: GuardCritical, What: what + ", which holds the settings", Path: dir}
+	}
+	first := strings.ToLower(rest[0])
+	at := filepath.Join(dir, rest[0])
+	for _, n := range claudeCritical {
+		if ok, _ := filepath.Match(n.name, first); ok {
+			return Protection{Tier: GuardCritical, What: n.what, Path: at}
+		}
+	}
+	for _, n := range claudeExecConfig {
+		if first == n.name {
+			return Protection{Tier: ExecConfig, What: n.what, Path: at}
+		}
+	}
+	return Protection{Tier: ExecConfig, What: "a file in " + what, Path: at}
+}
+
+// gitRules classifies rest, the path below a .git directory dir (or the
+// .git file of a worktree).
+func gitRules(dir string, rest []string) Protection {
+	if len(rest) == 0 {
+		return Protection{Tier: ExecConfig, What: "git's directory (its config and hooks run commands)", Path: dir}
+	}
+	switch strings.ToLower(rest[0]) {
+	case "config", "config.worktree":
+		return Protection{Tier: ExecConfig, What: "git's configuration (aliases, hooks path, filters run commands)", Path: filepath.Join(dir, rest[0])}
+	case "hooks":
+		return Protection{Tier: ExecConfig, What: "git hooks (run by the human's own git)", Path: filepath.Join(dir, rest[0])}
+	}
+	return Protection{Tier: ExecConfig, What: "a file in git's directory (.git)", Path: dir}
+}
+
+// ContainsSecret reports whether the directory p is, or holds, a path whose
+// reading is denied: a recursive search from p would read it.
+func (pl Places) ContainsSecret(p string) (Protection, bool) {
+	if !filepath.IsAbs(p) {
+		return Protection{}, false
+	}
+	p = filepath.Clean(p)
+	for _, e := range pl.entries() {
+		if e.secret && (p == e.path || p == string(filepath.Separator) || strings.HasPrefix(e.path, p+string(filepath.Separator)) || strings.HasPrefix(p, e.path+string(filepath.Separator))) {
+			return Protection{Tier: e.tier, Secret: true, What: e.what, Path: e.path}, true
+		}
+	}
+	return Protection{}, false
+}
+
+func relSegs(base, p string) []string {
+	if p == base {
+		return nil
+	}
+	return strings.Split(strings.TrimPrefix(p, base+string(filepath.Separator)), string(filepath.Separator))
+}
+
+// strictlyBelow reports whether p is inside dir and not dir itself.
+func strictlyBelow(p, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	if dir[len(dir)-1] == filepath.Separator || strings.Contains(dir, "//") || strings.Contains(dir, "/.") {
+		dir = filepath.Clean(dir)
+	}
+	return strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// Root is one fixed protected path of a machine.
+type Root struct {
+	Path   string
+	Tier   Tier
+	Secret bool
+	What   string
+}
+
+// Roots lists the fixed protected paths of pl (the ones at any depth are
+// named by SegmentCouldName), for checks that work on patterns rather
+// than paths, such as refusing a file rule that could reach one.
+func (pl Places) Roots() []Root {
+	var out []Root
+	for _, e := range pl.entries() {
+		out = append(out, Root{Path: e.path, Tier: e.tier, Secret: e.secret, What: e.what})
+	}
+	if pl.Home != "" {
+		out = append(out, Root{Path: filepath.Join(pl.Home, ".claude.json"), Tier: GuardCritical, What: "Claude Code's state (~/.claude.json)"})
+	}
+	return out
+}

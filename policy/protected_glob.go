@@ -1,0 +1,156 @@
+package policy
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// claudeCriticalProbes are concrete names claudeCritical's patterns stand
+// for, to test a glob segment against.
+var claudeCriticalProbes = []string{"settings.json", "settings.local.json", ".claude.json", "shell-snapshots", "session-env", "plugins"}
+
+// GlobProtection says how protected the strongest path the absolute glob
+// pattern could match is, whatever exists now: bash's pathname expansion
+// (* ? [...]), and, failing closed, {a,b} and ** as well. A glob that could
+// match a protected path is as protected as that path.
+func (pl Places) GlobProtection(pattern string) Protection {
+	if !filepath.IsAbs(pattern) {
+		return Protection{}
+	}
+	segs := splitSegs(filepath.Clean(pattern))
+	var best Protection
+	for _, e := range pl.entries() {
+		es := splitSegs(e.path)
+		if reach(segs, es) {
+			if e.claudeDir && len(segs) >= len(es) && !hasDoubleStar(segs[:len(es)]) {
+				best = best.max(globClaudeRules(e.path, segs[len(es):], e.what))
+			} else if e.claudeDir {
+				best = best.max(Protection{Tier: GuardCritical, What: e.what, Path: e.path})
+			} else {
+				best = best.max(Protection{Tier: e.tier, Secret: e.secret, What: e.what, Path: e.path})
+			}
+			continue
+		}
+		if e.tier == GuardCritical && pl.Home != "" && strictlyBelow(e.path, pl.Home) {
+			// An ancestor below home.
+			hs := len(splitSegs(filepath.Clean(pl.Home)))
+			if len(segs) > hs && len(segs) < len(es) && reach(segs, es[:len(segs)]) {
+				best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.what, Path: e.path})
+			}
+		}
+	}
+	if pl.Home != "" {
+		hs := splitSegs(filepath.Clean(pl.Home))
+		if len(segs) == len(hs)+1 && reach(segs[:len(hs)], hs) && segCouldMatch(segs[len(hs)], ".claude.json") {
+			best = best.max(Protection{Tier: GuardCritical, What: "Claude Code's state (~/.claude.json)", Path: filepath.Join(pl.Home, ".claude.json")})
+		}
+	}
+	for i, s := range segs {
+		if s == "**" {
+			continue
+		}
+		dir := "/" + strings.Join(segs[:i+1], "/")
+		if segCouldMatch(s, claudeDirName) {
+			best = best.max(globClaudeRules(dir, segs[i+1:], "a Claude Code configuration directory (.claude)"))
+		}
+		if segCouldMatch(s, gitDirName) {
+			best = best.max(Protection{Tier: ExecConfig, What: "git's directory (its config and hooks run commands)", Path: dir})
+		}
+		for _, n := range anyDepthExecConfig {
+			if segCouldMatch(s, n.name) {
+				best = best.max(Protection{Tier: ExecConfig, What: n.what, Path: dir})
+			}
+		}
+	}
+	return best
+}
+
+// globClaudeRules is claudeRules for the pattern segments below a Claude
+// Code configuration directory.
+func globClaudeRules(dir string, rest []string, what string) Protection {
+	if len(rest) == 0 || rest[0] == "**" {
+		return Protection{Tier: GuardCritical, What: what + ", which holds the settings", Path: dir}
+	}
+	for _, probe := range claudeCriticalProbes {
+		if segCouldMatch(rest[0], probe) {
+			return claudeRules(dir, []string{probe}, what)
+		}
+	}
+	return Protection{Tier: ExecConfig, What: "a file in " + what, Path: dir}
+}
+
+// reach reports whether the pattern segments can match dir (segments) or
+// something below it. A ** segment can match anything from there on.
+func reach(pat, dir []string) bool {
+	for i, d := range dir {
+		if i >= len(pat) {
+			return false // the pattern ends above dir
+		}
+		if pat[i] == "**" {
+			return true
+		}
+		if !segCouldMatch(pat[i], d) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasDoubleStar(segs []string) bool {
+	for _, s := range segs {
+		if s == "**" {
+			return true
+		}
+	}
+	return false
+}
+
+// segCouldMatch reports whether the glob segment seg can match name,
+// ignoring case (macOS and Windows file systems do). As in bash, a name
+// starting with "." is matched only by a segment that starts with one
+// (or, failing closed, with "[" or "{", which could spell it).
+func segCouldMatch(seg, name string) bool {
+	if seg == name {
+		return true
+	}
+	if strings.HasPrefix(name, ".") && seg != "" && !strings.ContainsRune(".[{\\", rune(seg[0])) {
+		return false
+	}
+	ok, err := doublestar.Match(strings.ToLower(seg), strings.ToLower(name))
+	return ok || err != nil // an unreadable pattern counts as a match
+}
+
+// SegmentCouldName reports whether one segment of a file rule's pattern
+// (doublestar syntax) could name an entry that is protected at any depth
+// (.claude, .git, .mcp.json, shell start-up files...), and what. A rule
+// that names one is refused; a rule that only reaches one through ** or a
+// bare * stays usable and simply does not cover it.
+func SegmentCouldName(seg string) (string, bool) {
+	if seg == "**" {
+		return "", false
+	}
+	if segCouldMatch(seg, claudeDirName) {
+		return "a Claude Code configuration directory (.claude)", true
+	}
+	if segCouldMatch(seg, gitDirName) {
+		return "git's directory (.git)", true
+	}
+	for _, n := range anyDepthExecConfig {
+		if segCouldMatch(seg, n.name) {
+			return n.what, true
+		}
+	}
+	return "", false
+}
+
+func splitSegs(p string) []string {
+	var out []string
+	for _, s := range strings.Split(p, string(filepath.Separator)) {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

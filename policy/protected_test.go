@@ -1,0 +1,117 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestKnownToolsHoldTheRecordedList(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "tools", "claude-code-*.txt"))
+	if len(files) == 0 {
+		t.Fatal("no recorded tool list in testdata/tools")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range strings.Fields(string(b)) {
+			if !slices.Contains(KnownTools, name) {
+				t.Errorf("%s (recorded in %s) is not in KnownTools", name, filepath.Base(f))
+			}
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	pl := Places{Home: "/home/u", StateDir: "/home/u/.local/state/loopguard", Self: "/usr/local/bin/loopguard", ClaudeConfigDir: "/cfg/claude"}
+	for _, c := range []struct {
+		path   string
+		tier   Tier
+		secret bool
+	}{
+		{"/home/u/.claude/settings.json", GuardCritical, false},
+		{"/home/u/.claude", GuardCritical, false},
+		{"/home/u/.claude.json", GuardCritical, false},
+		{"/home/u/.claude.json.backup", GuardCritical, false},
+		{"/cfg/claude/settings.json", GuardCritical, false},
+		{"/cfg/claude/.claude.json", GuardCritical, false},
+		{"/cfg/claude/skills/x", ExecConfig, false},
+		{"/etc/claude-code/managed-settings.json", GuardCritical, false},
+		{"/home/u/.local/state/loopguard/audit", GuardCritical, true},
+		{"/home/u/.local/state", GuardCritical, false}, // holds the state
+		{"/home/u/.local/share/keyrings/login.keyring", GuardCritical, true},
+		{"/usr/local/bin/loopguard", GuardCritical, false},
+		{"/p/.claude/settings.local.json", GuardCritical, false},
+		{"/p/src/.claude/SETTINGS.json", GuardCritical, false},
+		{"/p/src/.claude/skills/s/SKILL.md", ExecConfig, false},
+		{"/p/.claude/anything-new", ExecConfig, false},
+		{"/p/.git/config", ExecConfig, false},
+		{"/p/.git", ExecConfig, false},
+		{"/p/.mcp.json", ExecConfig, false},
+		{"/home/u/.bashrc", ExecConfig, false},
+		{"/home/u/.ssh/config", ExecConfig, false},
+		{"/home/u/.config/git/config", ExecConfig, false},
+		// ordinary
+		{"/p/src/main.go", Ordinary, false},
+		{"/p/.gitignore", Ordinary, false},
+		{"/p/claude/settings.json", Ordinary, false},
+		{"/home/u", Ordinary, false},
+		{"/home/u/notes.txt", Ordinary, false},
+		{"/home/u/.config", GuardCritical, false},           // holds loopguard's config
+		{"relative/.claude/settings.json", Ordinary, false}, // only absolute paths are judged
+	} {
+		got := pl.Classify(c.path)
+		if got.Tier != c.tier || got.Secret != c.secret {
+			t.Errorf("Classify(%s) = %v (secret %v, %s), want %v (secret %v)", c.path, got.Tier, got.Secret, got.What, c.tier, c.secret)
+		}
+	}
+}
+
+func TestGlobProtection(t *testing.T) {
+	pl := Places{Home: "/home/u"}
+	for _, c := range []struct {
+		pat  string
+		tier Tier
+	}{
+		{"/home/u/.clau?e/settings.json", GuardCritical},
+		{"/home/u/.claude/s*", GuardCritical},
+		{"/home/u/.claude/sk*/x", ExecConfig},
+		{"/home/u/.*/settings.json", GuardCritical},
+		{"/home/u/.c*.json", GuardCritical},
+		{"/home/u/.loc*", GuardCritical}, // ~/.local holds the state
+		{"/p/.g?t/config", ExecConfig},
+		{"/p/*/.claude/settings.json", GuardCritical},
+		{"/p/**/x.go", Ordinary},
+		{"/home/u/.[b]ashrc", ExecConfig},
+		{"/p/{src,.claude}/settings.json", GuardCritical},
+		// ordinary: bash's * does not match a leading dot
+		{"/p/*.go", Ordinary},
+		{"/p/*/x", Ordinary},
+		{"/home/u/*.txt", Ordinary},
+		{"/home/u/*", GuardCritical}, // ~/Library holds the keychains
+		{"/p/src/ma?n.go", Ordinary},
+	} {
+		if got := pl.GlobProtection(c.pat); got.Tier != c.tier {
+			t.Errorf("GlobProtection(%s) = %v (%s), want %v", c.pat, got.Tier, got.What, c.tier)
+		}
+	}
+}
+
+// Classify skips path segments that do not start with a dot: every name
+// protected at any depth must start with one.
+func TestAnyDepthNamesStartWithADot(t *testing.T) {
+	for _, n := range anyDepthExecConfig {
+		if !strings.HasPrefix(n.name, ".") {
+			t.Errorf("%q does not start with a dot", n.name)
+		}
+	}
+	for _, n := range []string{claudeDirName, gitDirName} {
+		if !strings.HasPrefix(n, ".") {
+			t.Errorf("%q does not start with a dot", n)
+		}
+	}
+}
