@@ -119,6 +119,50 @@ func init() {
 	})
 	tables["fd"], tables["fdfind"] = fd, fd
 
+	// curl and wget: network clients whose options save files or read
+	// other options from a file. Options that send local data (-d @file,
+	// -F, -T, --json @file) are deliberately not listed: unknown, so a
+	// wildcard never covers uploading a file.
+	tables["curl"] = parseTable("curl", `
+		safe: -s -S -L -f -I -i -v -k -N -g -G -4 -6 -H= -X= -A= -e= -m= -r= -u= -x= -w= --header= --request=
+			--user-agent= --referer= --max-time= --connect-timeout= --retry= --retry-delay= --retry-max-time=
+			--range= --user= --proxy= --compressed --silent --show-error --location --fail --fail-with-body
+			--head --include --verbose --insecure --http1.1 --http2 --ipv4 --ipv6 --no-buffer --globoff
+			--get --max-redirs= --limit-rate= --url= --help --version ;
+		reads: -b= --cookie= --cacert= --capath= ;
+		writes: -o= --output= -O --remote-name --remote-name-all -J --remote-header-name --output-dir=
+			-D= --dump-header= -c= --cookie-jar= --trace= --trace-ascii= --stderr= --libcurl= --etag-save=
+			--hsts= --alt-svc= --create-dirs ;
+		code: -K= --config=`, map[string]string{
+		"-o":       "curl -o saves the response to the named file",
+		"--output": "curl --output saves the response to the named file",
+		"-O":       "curl -O saves the response to a file named by the URL (the server chooses it with -J)",
+		"-K":       "curl -K reads more options (an output file among them) from a file",
+		"--config": "curl --config reads more options (an output file among them) from a file",
+	})
+	// -w (--write-out) is safe in curl before 8.3 only: %output{file}
+	// writes a file since. Take it out of the safe list.
+	delete(tables["curl"].short, 'w')
+
+	wget := parseTable("wget", `
+		safe: -q -v -S -4 -6 -T= -t= -w= -U= --quiet --verbose --no-verbose --server-response --spider
+			--timeout= --tries= --wait= --limit-rate= --user-agent= --header= --max-redirect=
+			--https-only --help --version ;
+		writes: -O= --output-document= -o= --output-file= -a= --append-output= -P= --directory-prefix=
+			-r --recursive -m --mirror -x --force-directories -c --continue -N --timestamping
+			--save-cookies= --save-headers ;
+		code: -e= --execute= --config= --use-askpass= -i= --input-file=`, map[string]string{
+		"-O":        "wget -O saves the download to the named file",
+		"-e":        "wget -e runs a .wgetrc command (output files, proxies, post-file)",
+		"--execute": "wget --execute runs a .wgetrc command (output files, proxies, post-file)",
+		"--config":  "wget --config reads .wgetrc commands from a file",
+		"-i":        "wget -i reads the URLs (and their file names) from a file",
+	})
+	wget.operand = func(int, string) (OptionClass, string) {
+		return Writes, "this operand writes a named file: wget saves every URL it is given to a file named after it"
+	}
+	tables["wget"] = wget
+
 	tar := parseTable("tar", `
 		safe: -v -z -j -J -a -p -O -k -m -h -t -V= --list --verbose --gzip --bzip2 --xz --zstd --lzma
 			--auto-compress --exclude= --exclude-vcs --strip-components= --wildcards --no-wildcards
