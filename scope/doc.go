@@ -46,7 +46,8 @@
 //   - A wildcard never covers a word that runs code or writes a named
 //     file (make X:=$(shell ...), go -toolexec, git -c, sort -o, --output=),
 //     nor an option that package policy's option table does not list for a
-//     tabled program (make, npm, go, cc, git, sort, uniq, tee, tar, rg, fd):
+//     tabled program (make, npm, go, cc, git, sort, uniq, tee, tar, rg, fd,
+//     curl, wget):
 //     such a call is option_not_covered. Stricter: Claude Code's * covers
 //     them.
 //   - A call word with unquoted glob characters (bash expands it against the
