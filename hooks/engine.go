@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -75,6 +76,7 @@ type Decision struct {
 	SystemMessage string
 
 	rendering string // the full call, for ask mode
+	why       string // the reason line alone, for ask mode
 }
 
 // Engine decides. Its zero value is not usable: set Store, Audit, LoadKey.
@@ -142,7 +144,11 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 		d = Decision{Behavior: Abstain, Reason: d.Reason, Digest: d.Digest, Pending: d.Pending}
 	case mode == ModeAsk && d.Behavior == Deny && askable(d.Reason):
 		d.Behavior = Ask
-		d.Message = "loopguard (ask mode): " + strings.TrimPrefix(d.Message, "loopguard: ") + "\n\nThe exact call:\n" + d.rendering
+		why := d.why
+		if why == "" {
+			why = d.Message
+		}
+		d.Message = "loopguard (ask mode): " + strings.TrimPrefix(why, "loopguard: ") + "\n\nThe exact call:\n" + d.rendering
 	}
 	entry := audit.Entry{
 		Time: e.now().UTC(), Event: c.Event, Session: c.SessionID, Agent: c.Agent(),
@@ -444,6 +450,12 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 		p.Detail = d.shell.Reason
 	}
+	wait := e.holdFor(ctx)
+	if wait > 0 {
+		// review labels the call held, with the time left, while this
+		// process lives.
+		p.HeldUntil, p.HolderPID = now.Add(wait), os.Getpid()
+	}
 	if err := e.Store.PutPending(p); err != nil {
 		return e.fail(ReasonInternal, fmt.Errorf("failed to record the pending call: %w", err))
 	}
@@ -458,30 +470,71 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 	}
 	_ = e.Store.NoteSession(e.projectDir(c), c.SessionID, now)
 	if p.Status == state.StatusDenied {
-		return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: id,
-			Message: "loopguard: denied_by_human: " + p.DecidedBy + " refused this exact call (" + id + "). Do not retry it."}
+		return deniedByHuman(p)
 	}
-	if e.Wait > 0 {
-		if dec, ok := e.wait(ctx, c, d, id); ok {
+	if wait > 0 {
+		dec, ok := e.wait(ctx, c, d, id, wait)
+		if ok {
 			return dec
 		}
+		return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: waitEndedLine(id, wait) + "\n" + msg + ".", why: msg}
 	}
-	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: msg + ".\n" + approveHint(id)}
+	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(id) + "\n" + msg + ".\n" + approveHint(id), why: msg}
+}
+
+// holdFor is how long a call may be held: the wait, cut to leave the hook
+// its own time to answer before its deadline.
+func (e *Engine) holdFor(ctx context.Context) time.Duration {
+	w := e.Wait
+	if dl, ok := ctx.Deadline(); ok && w > 0 {
+		if left := time.Until(dl) - time.Second; left < w {
+			w = left
+		}
+	}
+	return max(w, 0)
+}
+
+// heldLine is the first line of the model's message for a call that needs
+// a human: Claude Code shows the first line and hides the rest.
+func heldLine(id string) string {
+	return "loopguard: held for a human's approval (pending " + id + "): ask the user to run `loopguard review` (or `loopguard approve " +
+		id + "`) in their own terminal, then retry the identical call."
+}
+
+// waitEndedLine is the first line when a held call's wait ran out.
+func waitEndedLine(id string, wait time.Duration) string {
+	return "loopguard: held for a human's approval for " + wait.Round(time.Second).String() + ", but nobody decided, so it did not run (pending " + id +
+		"). Do not retry it at once: tell the user it waits in `loopguard review` (or `loopguard approve " + id + "`), and retry the identical call only after they approve it."
+}
+
+// MaxNote bounds the human's refusal note shown to the model.
+const MaxNote = 500
+
+func deniedByHuman(p *state.Pending) Decision {
+	msg := "loopguard: denied_by_human: " + p.DecidedBy + " refused this exact call (" + p.ID + ")"
+	if p.Note != "" {
+		note := p.Note
+		if len(note) > MaxNote {
+			note = note[:MaxNote]
+		}
+		msg += ", saying: \"" + EscapeText(note) + "\""
+	}
+	return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: p.ID, Message: msg + ". Do not retry it."}
 }
 
 func approveHint(id string) string {
-	return "To run it, the user must review and approve it in their own terminal: `loopguard show " + id +
-		"` then `loopguard approve " + id + "`. Then retry the identical call; any change needs a new approval."
+	return "To run it, the user must review and approve it in their own terminal (`loopguard review`, or `loopguard show " + id +
+		"` then `loopguard approve " + id + "`). Then retry the identical call; any change needs a new approval."
 }
 
 // wait polls the pending record until the human approves or denies it, or
 // the wait (or the hook's deadline) ends.
-func (e *Engine) wait(ctx context.Context, c *Call, d *described, id string) (Decision, bool) {
+func (e *Engine) wait(ctx context.Context, c *Call, d *described, id string, wait time.Duration) (Decision, bool) {
 	interval := e.PollInterval
 	if interval <= 0 {
 		interval = 100 * time.Millisecond
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.Wait)
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -497,8 +550,7 @@ func (e *Engine) wait(ctx context.Context, c *Call, d *described, id string) (De
 		}
 		switch p.Status {
 		case state.StatusDenied:
-			return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: id,
-				Message: "loopguard: denied_by_human: " + p.DecidedBy + " refused this exact call (" + id + "). Do not retry it."}, true
+			return deniedByHuman(p), true
 		case state.StatusApproved:
 			if dec, found := e.exact(ctx, c, d); found {
 				return dec, true
