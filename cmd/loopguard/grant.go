@@ -336,7 +336,8 @@ func newRevokeCmd() *cobra.Command {
 		Short: "Remove grants",
 		Long: `Remove grants by id (see 'loopguard grants'), every grant, or every grant
 bound to one session. Taking power away needs no terminal.`,
-		Example: "  loopguard revoke 3fa9c2d17e0b\n  loopguard revoke --session 066fc3ad-3aa6-4401-854a-df9080ffea32\n  loopguard revoke --all",
+		ValidArgsFunction: completeGrants,
+		Example:           "  loopguard revoke 3fa9c2d17e0b\n  loopguard revoke 3fa9      # a unique prefix\n  loopguard revoke --session 066fc3ad-3aa6-4401-854a-df9080ffea32\n  loopguard revoke --all",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (len(args) > 0) == (all || session != "") || (all && session != "") {
 				return errors.New("name grant ids, or --all, or --session ID (one of them)")
@@ -358,8 +359,20 @@ func revokeRun(out io.Writer, st *state.Store, ids []string, all bool, session s
 	if err != nil {
 		return err
 	}
+	var known []string
+	for _, gf := range all2 {
+		if gf.Grant != nil {
+			known = append(known, gf.Grant.ID())
+		}
+	}
 	want := map[string]bool{}
-	for _, id := range ids {
+	for _, arg := range ids {
+		// A unique prefix names a grant; every argument is resolved
+		// before anything is removed.
+		id, err := state.ResolvePrefix(arg, "grant", known)
+		if err != nil {
+			return withHint(err, "list grants with: loopguard grants")
+		}
 		want[id] = true
 	}
 	removed := 0

@@ -106,14 +106,19 @@ path lands elsewhere (through a symlink, into .git/ or .claude/) it says so.
 
 A long text (a large Write) shows its first and last lines with its size
 and SHA-256; --full prints every line.`,
-		Example: "  loopguard show k3v9x2abqw7dn4ygh5mse6ct\n  loopguard show --full k3v9x2abqw7dn4ygh5mse6ct | less",
-		Args:    cobra.ExactArgs(1),
+		Example:           "  loopguard show k3v9x2abqw7dn4ygh5mse6ct\n  loopguard show k3v9     # any unique prefix of an id\n  loopguard show --full k3v9x2abqw7dn4ygh5mse6ct | less",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completePending,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore()
 			if err != nil {
 				return err
 			}
-			p, err := st.GetPending(args[0])
+			id, err := resolvePending(st, args[0])
+			if err != nil {
+				return err
+			}
+			p, err := st.GetPending(id)
 			if err != nil {
 				return withHint(err, "list pending calls with: loopguard pending")
 			}
@@ -173,17 +178,19 @@ const approvePrefixLen = hooks.ConfirmPrefixLen
 func newApproveCmd() *cobra.Command {
 	var ttl time.Duration
 	cmd := &cobra.Command{
-		Use:   "approve ID",
-		Short: "Approve exactly one pending call, once",
+		Use:   "approve ID...",
+		Short: "Approve pending calls, each exactly once",
 		Long: `Show the pending call on your terminal and, once you type the first
 characters of its digest, mint a single-use grant bound to that exact call
 (its digest), its session, agent and tool. The agent then retries the
 identical call and it runs once. Any change to the call needs a new approval.
 
 approve talks to /dev/tty only and refuses inside an agent (CLAUDECODE set)
-or without a terminal. There is no --yes.`,
-		Example: "  loopguard approve k3v9x2abqw7dn4ygh5mse6ct\n  loopguard approve k3v9x2abqw7dn4ygh5mse6ct --ttl 2m",
-		Args:    cobra.ExactArgs(1),
+or without a terminal. There is no --yes. An ID may be any unique prefix of
+a pending id; several IDs are shown and confirmed one after the other.`,
+		Example:           "  loopguard approve k3v9x2abqw7dn4ygh5mse6ct\n  loopguard approve k3v9 q7de   # unique prefixes\n  loopguard approve k3v9x2abqw7dn4ygh5mse6ct --ttl 2m",
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completePending,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkApprovalTTL(ttl); err != nil {
 				return err
@@ -197,7 +204,16 @@ or without a terminal. There is no --yes.`,
 			if err != nil {
 				return err
 			}
-			return approveRun(cmd.Context(), tty, st, args[0], "", ttl, time.Now())
+			ids, err := resolvePendings(st, args)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if err := approveRun(cmd.Context(), tty, st, id, "", ttl, time.Now()); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Minute, "how long the approval stays valid (at most 24h)")
@@ -249,33 +265,49 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 }
 
 func newDenyCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "deny ID",
-		Short: "Refuse a pending call",
+	var note string
+	cmd := &cobra.Command{
+		Use:   "deny ID...",
+		Short: "Refuse pending calls",
 		Long: `Record that you refuse a pending call. The call stays non-executable and the
 agent is told a human refused it. Taking power away needs no terminal.`,
-		Example: "  loopguard deny k3v9x2abqw7dn4ygh5mse6ct",
-		Args:    cobra.ExactArgs(1),
+		Example:           "  loopguard deny k3v9x2abqw7dn4ygh5mse6ct\n  loopguard deny k3v9 --note 'use make test instead'",
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completePending,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore()
 			if err != nil {
 				return err
 			}
-			return denyRun(cmd.OutOrStdout(), st, args[0], time.Now())
+			ids, err := resolvePendings(st, args)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if err := denyRun(cmd.OutOrStdout(), st, id, note, time.Now()); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
+	cmd.Flags().StringVar(&note, "note", "", "a reason the agent is shown (escaped, at most 500 bytes)")
+	return cmd
 }
 
-func denyRun(out io.Writer, st *state.Store, id string, now time.Time) error {
+func denyRun(out io.Writer, st *state.Store, id, note string, now time.Time) error {
 	p, err := st.GetPending(id)
 	if err != nil {
 		return withHint(err, "list pending calls with: loopguard pending")
 	}
-	if err := st.Decide(id, state.StatusDenied, principal(), "", now); err != nil {
+	if len(note) > hooks.MaxNote {
+		return fmt.Errorf("--note is %d bytes; at most %d", len(note), hooks.MaxNote)
+	}
+	if err := st.Refuse(id, principal(), note, now); err != nil {
 		return err
 	}
 	if err := record(st, nil, audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
-		Digest: p.Digest, Decision: "deny-pending", Pending: p.ID, Principal: principal()}); err != nil {
+		Digest: p.Digest, Decision: "deny-pending", Pending: p.ID, Principal: principal(), Detail: note}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Denied %s. The agent will be told a human refused it.\n", id)

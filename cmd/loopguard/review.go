@@ -251,7 +251,7 @@ func reviewRun(ctx context.Context, tty *os.File, st *state.Store, ttl time.Dura
 				fmt.Fprintf(tty, "%sapproved%s %s\n", pal.green, pal.reset, p.ID)
 				break prompt
 			case 'd', 'D':
-				if err := denyRun(tty, st, p.ID, time.Now()); err != nil {
+				if err := denyRun(tty, st, p.ID, "", time.Now()); err != nil {
 					printError(tty, err)
 					continue
 				}
