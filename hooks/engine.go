@@ -477,9 +477,9 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		if ok {
 			return dec
 		}
-		return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: waitEndedLine(id, wait) + "\n" + msg + ".", why: msg}
+		return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: waitEndedLine(reason, id, wait) + "\n" + whyLine(reason, msg), why: msg}
 	}
-	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(id) + "\n" + msg + ".\n" + approveHint(id), why: msg}
+	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(reason, id) + "\n" + whyLine(reason, msg) + "\n" + approveHint(id), why: msg}
 }
 
 // holdFor is how long a call may be held: the wait, cut to leave the hook
@@ -496,15 +496,21 @@ func (e *Engine) holdFor(ctx context.Context) time.Duration {
 
 // heldLine is the first line of the model's message for a call that needs
 // a human: Claude Code shows the first line and hides the rest.
-func heldLine(id string) string {
-	return "loopguard: held for a human's approval (pending " + id + "): ask the user to run `loopguard review` (or `loopguard approve " +
+// It starts with the reason code, as every deny does.
+func heldLine(reason, id string) string {
+	return "loopguard: " + reason + ": held for a human's approval (pending " + id + "): ask the user to run `loopguard review` (or `loopguard approve " +
 		id + "`) in their own terminal, then retry the identical call."
 }
 
 // waitEndedLine is the first line when a held call's wait ran out.
-func waitEndedLine(id string, wait time.Duration) string {
-	return "loopguard: held for a human's approval for " + wait.Round(time.Second).String() + ", but nobody decided, so it did not run (pending " + id +
+func waitEndedLine(reason, id string, wait time.Duration) string {
+	return "loopguard: " + reason + ": held for a human's approval for " + wait.Round(time.Second).String() + ", but nobody decided, so it did not run (pending " + id +
 		"). Do not retry it at once: tell the user it waits in `loopguard review` (or `loopguard approve " + id + "`), and retry the identical call only after they approve it."
+}
+
+// whyLine is the reason's explanation, after the first line.
+func whyLine(reason, msg string) string {
+	return "Why: " + strings.TrimPrefix(msg, "loopguard: "+reason+": ") + "."
 }
 
 // MaxNote bounds the human's refusal note shown to the model.

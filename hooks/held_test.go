@@ -16,13 +16,13 @@ func TestHeldFirstLine(t *testing.T) {
 	d := h.decide(h.fixture("pretooluse-bash.json"))
 	expect(t, "no grant", d, Deny, ReasonNoGrant)
 	first, rest, _ := strings.Cut(d.Message, "\n")
-	for _, want := range []string{"held for a human", "loopguard review", "loopguard approve " + d.Pending, "retry the identical call"} {
+	for _, want := range []string{"loopguard: no_grant: held for a human", "loopguard review", "loopguard approve " + d.Pending, "retry the identical call"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("first line lacks %q: %q", want, first)
 		}
 	}
-	if !strings.Contains(rest, "no_grant") {
-		t.Errorf("the reason code is not in the message: %q", d.Message)
+	if !strings.HasPrefix(rest, "Why: no approval covers this call.") {
+		t.Errorf("the second line does not say why: %q", d.Message)
 	}
 	p, err := h.store.GetPending(d.Pending)
 	if err != nil || !p.HeldUntil.IsZero() {
@@ -51,7 +51,7 @@ func TestWaitEnded(t *testing.T) {
 	d := e.Decide(context.Background(), h.call(h.fixture("pretooluse-bash.json")))
 	expect(t, "wait ended", d, Deny, ReasonNoGrant)
 	first, _, _ := strings.Cut(d.Message, "\n")
-	for _, want := range []string{"held for a human's approval for", "nobody decided", "Do not retry it at once", "loopguard review"} {
+	for _, want := range []string{"loopguard: no_grant: held for a human's approval for", "nobody decided", "Do not retry it at once", "loopguard review"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("first line lacks %q: %q", want, first)
 		}

@@ -188,29 +188,39 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 	}
 	digest := grantDigest(rules, session, agent, o.ttl)
 	fmt.Fprintf(tty, "session: %s\nagent:   %s\ndigest:  %s\n", showSession, showAgent, digest)
-	if err := confirmPrefix(tty, digest, approvePrefixLen, "grant"); err != nil {
-		return err
-	}
+	// The keyring is checked before the human types anything.
 	keys, seal, err := loadKeys(ctx)
 	if err != nil {
 		return err
 	}
+	if err := confirmPrefix(tty, digest, approvePrefixLen, "grant"); err != nil {
+		return err
+	}
 	for _, r := range rules {
-		g, err := keys.Mint(token.Grant{Principal: principal(), Agent: agent, Session: session,
-			Tool: r.Tool(), ArgHash: token.Any, Scope: r.String(), Expiry: expiry}, now)
+		g, err := mintScoped(st, keys, seal, r, session, agent, expiry, now)
 		if err != nil {
-			return err
-		}
-		if _, err := st.PutGrant(&g, state.GrantRecord{Created: now.UTC()}); err != nil {
-			return err
-		}
-		if err := record(st, seal, audit.Entry{Session: session, Agent: agent, Tool: g.Tool, Decision: "grant",
-			Grant: g.ID(), Principal: g.Principal, Detail: g.Scope}); err != nil {
 			return err
 		}
 		fmt.Fprintf(tty, "Granted %s: %s\n", g.ID(), g.Scope)
 	}
 	return nil
+}
+
+// mintScoped mints, stores and logs one scoped grant of rule r.
+func mintScoped(st *state.Store, keys *token.Keys, seal []byte, r scope.Rule, session, agent string, expiry, now time.Time) (*token.Grant, error) {
+	g, err := keys.Mint(token.Grant{Principal: principal(), Agent: agent, Session: session,
+		Tool: r.Tool(), ArgHash: token.Any, Scope: r.String(), Expiry: expiry}, now)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.PutGrant(&g, state.GrantRecord{Created: now.UTC()}); err != nil {
+		return nil, err
+	}
+	if err := record(st, seal, audit.Entry{Session: session, Agent: agent, Tool: g.Tool, Decision: "grant",
+		Grant: g.ID(), Principal: g.Principal, Detail: g.Scope}); err != nil {
+		return nil, err
+	}
+	return &g, nil
 }
 
 // grantDigest names what a grant confirmation covers: the pinned rules, the
