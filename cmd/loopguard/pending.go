@@ -143,7 +143,7 @@ func renderPendingWith(p *state.Pending, full bool) string {
 	if p.AgentType != "" {
 		s += " (" + esc(p.AgentType) + ")"
 	}
-	s += fmt.Sprintf("\ndenied:  %s", esc(p.Reason))
+	s += fmt.Sprintf("\nreason:  %s", esc(p.Reason))
 	if p.Detail != "" {
 		s += ": " + esc(p.Detail)
 	}
