@@ -365,6 +365,18 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 	if err != nil {
 		return e.fail(ReasonInternal, err), true
 	}
+	// Grants bound to the project (every session started there) count
+	// only where Claude Code names the project: CLAUDE_PROJECT_DIR, never
+	// the payload's cwd, which follows the agent's cd.
+	project := ""
+	if e.Env.ProjectDir != "" {
+		project = token.ProjectSession(e.Env.ProjectDir)
+		pg, err := e.Store.BoundGrants(project)
+		if err != nil {
+			return e.fail(ReasonInternal, err), true
+		}
+		grants = append(grants, pg...)
+	}
 	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell}
 	var invalid, expired, refused *token.Grant
 	var refusedWhy error
@@ -395,7 +407,11 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		if err != nil {
 			return e.fail(ReasonKeyring, err), true
 		}
-		switch err := keys.Verify(g, token.Call{Session: c.SessionID, Agent: agent, Tool: g.Tool}, e.now()); {
+		session := c.SessionID
+		if project != "" && g.Session == project {
+			session = project
+		}
+		switch err := keys.Verify(g, token.Call{Session: session, Agent: agent, Tool: g.Tool}, e.now()); {
 		case err == nil:
 			return e.allowed(c, d, ReasonScopedGrant, g, "granted by "+g.Principal+" as "+g.Scope), true
 		case errors.Is(err, token.ErrExpired):

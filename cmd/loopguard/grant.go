@@ -39,8 +39,10 @@ func newGrantCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "grant RULE...",
 		Short: "Grant a narrow standing permission, in Claude Code's rule grammar",
-		Long: `Mint a signed, expiring scoped grant for each RULE, bound to one session and
-one agent. RULE is written as in Claude Code's permission settings:
+		Long: `Mint a signed, expiring scoped grant for each RULE, bound to this project
+(every Claude Code session started in it, so a restart keeps it; --session
+narrows it to one session) and one agent. RULE is written as in Claude Code's
+permission settings:
 
   Bash(go test ./...)          exactly this command (pinned to the go it resolves to now)
   Bash(git log *)              git log with any further arguments
@@ -74,7 +76,7 @@ by typing the first characters of its digest. It refuses inside an agent
 		},
 	}
 	cmd.Flags().DurationVar(&o.ttl, "ttl", time.Hour, "how long the grants stay valid (at most 7 days)")
-	cmd.Flags().StringVar(&o.session, "session", "", "bind to this session id (default: the latest session seen in this project)")
+	cmd.Flags().StringVar(&o.session, "session", "", "bind to this session id only, or 'last': the latest session seen in this project (default: every session of this project)")
 	cmd.Flags().BoolVar(&o.anySession, "any-session", false, "valid in every session (explicit wildcard)")
 	cmd.Flags().StringVar(&o.agent, "agent", "main", "main, any, an agent_id, or type:NAME for subagents of that type")
 	cmd.MarkFlagsMutuallyExclusive("session", "any-session")
@@ -135,6 +137,13 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 	case o.anySession:
 		session = token.Any
 	case session == "":
+		// Every session of this project: a restart keeps the grant.
+		abs, err := filepath.Abs(proj)
+		if err != nil || proj == "" {
+			return nil, "", "", withHint(errors.New("cannot tell which project this is"), "run grant in the project's directory, or pass --session ID")
+		}
+		session = token.ProjectSession(abs)
+	case session == "last":
 		seen, err := st.LastSession(proj)
 		if err != nil {
 			return nil, "", "", withHint(fmt.Errorf("no Claude Code session seen in %s yet", proj),
@@ -178,6 +187,8 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 	showSession := session
 	if session == token.Any {
 		showSession = "ANY session"
+	} else if dir, ok := token.ProjectOf(session); ok {
+		showSession = "every session of the project " + hooks.EscapeText(dir) + " (--session narrows)"
 	}
 	showAgent := agent
 	switch agent {

@@ -400,6 +400,17 @@ func narrowRule(p *state.Pending, ge grantEnv) (scope.Rule, error) {
 	return scope.Narrowest(c, env)
 }
 
+// grantBinding is the session a grant from review binds to, and how to
+// say it: Claude Code's calls bind to their project (every session started
+// there, so a restart keeps the grant); the other agents' (codex:...,
+// gemini:...), whose hooks are not told the project, to their session.
+func grantBinding(p *state.Pending) (string, string) {
+	if p.ProjectDir != "" && filepath.IsAbs(p.ProjectDir) && !strings.Contains(p.Session, ":") {
+		return token.ProjectSession(p.ProjectDir), "every session of the project " + hooks.EscapeText(p.ProjectDir)
+	}
+	return p.Session, hooks.EscapeText(p.Session) + " only"
+}
+
 // approveAndGrant approves p once and grants rule to p's session and agent,
 // after one confirmation that covers both.
 func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rule scope.Rule, o reviewOptions, now time.Time) error {
@@ -408,9 +419,10 @@ func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *stat
 	if exe := rule.Executable(); exe != "" {
 		fmt.Fprintf(tty, "      runs %s, and only while the command resolves to it\n", hooks.EscapeText(exe))
 	}
-	fmt.Fprintf(tty, "session: %s\nagent:   %s\n", hooks.EscapeText(p.Session), hooks.EscapeText(p.Agent))
+	session, where := grantBinding(p)
+	fmt.Fprintf(tty, "session: %s\nagent:   %s\n", where, hooks.EscapeText(p.Agent))
 	h := sha256.New()
-	fmt.Fprintf(h, "loopguard approve-and-grant v1\x00%s\x00%s", p.Digest, grantDigest([]scope.Rule{rule}, p.Session, p.Agent, o.grantTTL))
+	fmt.Fprintf(h, "loopguard approve-and-grant v1\x00%s\x00%s", p.Digest, grantDigest([]scope.Rule{rule}, session, p.Agent, o.grantTTL))
 	digest := hex.EncodeToString(h.Sum(nil))
 	fmt.Fprintf(tty, "digest:  %s\n", digest)
 	keys, seal, err := loadKeys(ctx)
@@ -424,7 +436,7 @@ func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *stat
 	if err != nil {
 		return err
 	}
-	g, err := mintScoped(st, keys, seal, rule, p.Session, p.Agent, expiry, now)
+	g, err := mintScoped(st, keys, seal, rule, session, p.Agent, expiry, now)
 	if err != nil {
 		return err
 	}

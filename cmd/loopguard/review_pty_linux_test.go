@@ -108,7 +108,9 @@ func newReviewHarness(t *testing.T) *reviewHarness {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, "state"), "NO_COLOR=1", "TERM=xterm")
+	// The hooks run as Claude Code runs them, told the project (the calls'
+	// cwd).
+	env = append(env, "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, "state"), "NO_COLOR=1", "TERM=xterm", "CLAUDE_PROJECT_DIR=/tmp")
 	h := &reviewHarness{t: t, bin: bin, env: env, home: home, scr: &screen{}}
 	if out, err := h.run("", "init", "--user"); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
@@ -307,6 +309,7 @@ func TestReviewGrantPTY(t *testing.T) {
 	before := h.typed
 	h.key("g")
 	scr.expect(t, `Approve this call once and grant, as [^,]+, until [^\n]+:\s+`+regexp.QuoteMeta(rule))
+	scr.expect(t, `session: every session of the project /tmp`)
 	digest := scr.expect(t, `digest:  ([0-9a-f]{64})`)[1]
 	scr.expect(t, `Type the first 4 characters of the digest to approve and grant`)
 	h.key(digest[:4] + "\r")
@@ -318,6 +321,12 @@ func TestReviewGrantPTY(t *testing.T) {
 	out, err := h.run(bashCall("s-grant", "ls -la", "toolu_2"), "hook", "--event", "PreToolUse")
 	if err != nil || !strings.Contains(out, `"permissionDecision":"allow"`) || !strings.Contains(out, "granted by") {
 		t.Errorf("the next identical call was not covered by the grant: %v\n%s", err, out)
+	}
+	// The grant is the project's: a new session there (a restart) is
+	// covered too.
+	out, err = h.run(bashCall("s-grant-restarted", "ls -la", "toolu_5"), "hook", "--event", "PreToolUse")
+	if err != nil || !strings.Contains(out, `"permissionDecision":"allow"`) {
+		t.Errorf("a new session of the project was not covered by the grant: %v\n%s", err, out)
 	}
 	// Control: another command still needs a decision.
 	if out, err := h.run(bashCall("s-grant", "ls -l", "toolu_3"), "hook", "--event", "PreToolUse"); err == nil {

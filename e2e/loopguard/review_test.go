@@ -14,7 +14,8 @@ import (
 // The default install, on the real client: a Bash call is held, `loopguard
 // review` approves it with a, 4 digest characters and Enter, and it runs in
 // the same turn with no retry; a second call is approved and granted from
-// review (g), and the next matching call runs without a decision. Each
+// review (g), and the next matching call runs without a decision, also
+// after a restart of the client (a new session in the same project). Each
 // approval costs the model no extra request.
 func TestReviewDefaultFlowRealClient(t *testing.T) {
 	t.Parallel()
@@ -139,5 +140,21 @@ func TestReviewDefaultFlowRealClient(t *testing.T) {
 	last, err := e.g.LastDecision(e.ctx, "PreToolUse")
 	if err != nil || last.Reason != "scoped_grant" {
 		t.Errorf("the third call was not allowed by the grant: %+v %v", last, err)
+	}
+
+	// A restart: a new client process and session in the same project.
+	// The grant (bound to the project) covers the call; nothing is held.
+	first := last.Session
+	api2, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
+		claudetest.Tools(bash("toolu_rv4", "ls -a")),
+		claudetest.Text("done"),
+	}}, nil, "--session-id", sessionID(t))
+	wantRan(t, api2, "toolu_rv4")
+	last, err = e.g.LastDecision(e.ctx, "PreToolUse")
+	if err != nil || last.Reason != "scoped_grant" || last.Session == first {
+		t.Errorf("after the restart (session %s before): %+v %v", first, last, err)
+	}
+	if n := len(api2.Requests()); n != 2 {
+		t.Errorf("after the restart the model was asked %d times; want 2", n)
 	}
 }
