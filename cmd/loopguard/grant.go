@@ -277,8 +277,31 @@ type grantJSON struct {
 	Expired   bool      `json:"expired"`
 	Uses      int       `json:"uses"`
 	Pending   string    `json:"pending,omitempty"`
-	Error     string    `json:"error,omitempty"`
-	Path      string    `json:"path"`
+	// Usable says whether the grant can cover a call here and now, and
+	// if not, why not.
+	Usable string `json:"usable"`
+	Error  string `json:"error,omitempty"`
+	Path   string `json:"path"`
+}
+
+// usable says whether g can cover a call in this project now, and if not,
+// why not.
+func usable(g *token.Grant, now time.Time) string {
+	switch dir, isProject := token.ProjectOf(g.Session); {
+	case !now.Before(g.Expiry):
+		return "no: expired"
+	case g.Exact():
+		return "yes: once, for its one call"
+	case g.Session == token.Any:
+		return "yes: in every session"
+	case isProject:
+		here, err := filepath.Abs(projectDir())
+		if err != nil || filepath.Clean(here) != dir {
+			return "no: bound to the project " + dir + ", not this one"
+		}
+		return "yes: in every session of this project"
+	}
+	return "only in session " + g.Session
 }
 
 // grantUses counts the allows of each grant in the audit log.
@@ -312,7 +335,7 @@ func listGrants(st *state.Store, now time.Time) ([]grantJSON, error) {
 		}
 		rows = append(rows, grantJSON{ID: g.ID(), Kind: kind, Scope: g.Scope, Tool: g.Tool, Session: g.Session,
 			Agent: g.Agent, Principal: g.Principal, Expiry: g.Expiry, Expired: !now.Before(g.Expiry),
-			Uses: uses[g.ID()], Pending: gf.Record.Pending, Path: gf.Path})
+			Uses: uses[g.ID()], Pending: gf.Record.Pending, Path: gf.Path, Usable: usable(g, now)})
 	}
 	return rows, nil
 }
@@ -330,7 +353,7 @@ func grantsRun(out io.Writer, st *state.Store, asJSON bool, now time.Time) error
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tSCOPE\tSESSION\tAGENT\tBY\tEXPIRES\tUSES")
+	fmt.Fprintln(tw, "ID\tKIND\tSCOPE\tSESSION\tAGENT\tBY\tEXPIRES\tUSES\tUSABLE HERE")
 	for _, r := range rows {
 		if r.Kind == "corrupt" {
 			fmt.Fprintf(tw, "-\tCORRUPT\t%s\t\t\t\t\t\n", r.Path)
@@ -344,7 +367,11 @@ func grantsRun(out io.Writer, st *state.Store, asJSON bool, now time.Time) error
 		if r.Expired {
 			exp = "EXPIRED"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.ID, r.Kind, hooks.EscapeText(sc), short(r.Session, 8), short(r.Agent, 16), r.Principal, exp, r.Uses)
+		sess := short(r.Session, 8)
+		if dir, ok := token.ProjectOf(r.Session); ok {
+			sess = "project " + filepath.Base(dir)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Kind, hooks.EscapeText(sc), hooks.EscapeText(sess), short(r.Agent, 16), r.Principal, exp, r.Uses, hooks.EscapeText(r.Usable))
 	}
 	return tw.Flush()
 }
