@@ -304,7 +304,45 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		}
 		reason, msg = ReasonCallChanged, "loopguard: approved_call_changed: the user approved a different "+tool+" call in this session; this call is not that one"
 	}
+	if reason == ReasonNoGrant {
+		msg += e.elsewhere(c, d)
+	}
 	return e.pending(ctx, c, d, reason, msg)
+}
+
+// elsewhere says when a live scoped grant's rule covers the call but the
+// grant is bound to another session or project (a grant minted with
+// --session before a restart, say); "" when there is none. It is read
+// only on the way to a deny.
+func (e *Engine) elsewhere(c *Call, d *described) string {
+	all, err := e.Store.AllGrants()
+	if err != nil {
+		return ""
+	}
+	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell}
+	for _, gf := range all {
+		g := gf.Grant
+		if gf.Err != nil || g == nil || g.Exact() || !e.now().Before(g.Expiry) || g.Session == token.Any || g.Session == c.SessionID {
+			continue
+		}
+		if g.Agent != c.Agent() && g.Agent != token.Any && (c.AgentType == "" || g.Agent != "type:"+c.AgentType) {
+			continue
+		}
+		rule, err := scope.Parse(g.Scope)
+		if err != nil || !rule.CoversTool(c.ToolName) || scope.Match(rule, sc) != nil {
+			continue
+		}
+		where := "session " + g.Session
+		if dir, ok := token.ProjectOf(g.Session); ok {
+			if e.Env.ProjectDir != "" && token.ProjectSession(e.Env.ProjectDir) == g.Session {
+				continue // this project's: it did not cover the call for another reason
+			}
+			where = "the project " + dir
+		}
+		return "; grant " + g.ID() + " (" + EscapeText(g.Scope) + ") would cover it but is bound to " + EscapeText(where) +
+			", not this session (" + EscapeText(c.SessionID) + "); the user can grant it again here (loopguard grant binds to the project by default)"
+	}
+	return ""
 }
 
 // exact looks for an exact grant for d; found is false when there is none.

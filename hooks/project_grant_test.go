@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/loopguard/loopguard/token"
@@ -30,4 +31,22 @@ func TestProjectGrant(t *testing.T) {
 	// Without CLAUDE_PROJECT_DIR the payload's cwd (the project here) does
 	// not stand in for it.
 	expect(t, "no CLAUDE_PROJECT_DIR", decide("", call), Deny, ReasonNoGrant)
+}
+
+// A call refused for lack of a grant, whose rule a grant of another session
+// holds, says so (the reason code stays no_grant); a call no grant's rule
+// covers says nothing of the kind.
+func TestGrantElsewhereSaysSo(t *testing.T) {
+	h := newHarness(t)
+	call := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "git status" })
+	g := h.grantScope("Bash(git status)", "an-earlier-session", token.MainAgent)
+	d := h.decide(call)
+	expect(t, "another session's grant", d, Deny, ReasonNoGrant)
+	if !strings.Contains(d.Message, "grant "+g.ID()+" (Bash(git status)@") || !strings.Contains(d.Message, "bound to session an-earlier-session") {
+		t.Errorf("the refusal does not name the grant of the other session: %q", d.Message)
+	}
+	other := with(call, func(m map[string]any) { input(m)["command"] = "git status --short" })
+	if d := h.decide(other); strings.Contains(d.Message, "would cover it") {
+		t.Errorf("a call the rule does not cover is said to be covered: %q", d.Message)
+	}
 }
