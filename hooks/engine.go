@@ -211,7 +211,11 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 	dec := e.decideDescribed(ctx, c, d)
 	dec.Digest = d.digest
 	if e.Mode == ModeAsk {
-		dec.rendering = renderLimit(d.canonical, MaxReasonLen/2) + "digest: " + d.digest + "\n"
+		dec.rendering = ""
+		for _, w := range Danger(d.canonical, e.projectDir(c)) {
+			dec.rendering += "!!! DANGER: " + EscapeText(w) + "\n"
+		}
+		dec.rendering += renderLimit(d.canonical, MaxReasonLen/2) + "digest: " + d.digest + "\n"
 		for _, w := range d.warnings() {
 			dec.rendering += "WARNING: " + w + "\n"
 		}

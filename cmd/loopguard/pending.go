@@ -147,6 +147,9 @@ func renderPendingWith(p *state.Pending, full bool) string {
 	if p.Detail != "" {
 		s += ": " + esc(p.Detail)
 	}
+	for _, w := range hooks.Danger(p.Descriptor, p.ProjectDir) {
+		s += "\n!!! DANGER: " + esc(w)
+	}
 	body := hooks.Render(p.Descriptor)
 	if full {
 		body = hooks.RenderFull(p.Descriptor)

@@ -126,6 +126,8 @@ func (p palette) colourise(s string) string {
 		switch {
 		case i == 0:
 			lines[i] = p.bold + l + p.reset
+		case strings.HasPrefix(l, "!!! DANGER"):
+			lines[i] = p.red + l + p.reset
 		case strings.Contains(l, "WARNING(S)"):
 			inWarn = true
 			lines[i] = p.red + l + p.reset

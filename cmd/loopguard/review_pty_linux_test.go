@@ -336,6 +336,17 @@ func TestReviewGrantPTY(t *testing.T) {
 	h.key("s")
 	scr.expect(t, `Skipped`)
 
+	// A dangerous call is shown with a loud warning and its reason; the
+	// control above (ls -l) had none.
+	if _, err := h.run(bashCall("s-grant", "rm -rf /var/tmp/x", "toolu_6"), "hook", "--event", "PreToolUse"); err == nil {
+		t.Fatal("rm ran without an approval")
+	}
+	scr.expect(t, `!!! DANGER: rm deletes recursively outside the project \(/var/tmp/x\)`)
+	scr.expect(t, `command: "rm -rf /var/tmp/x"`)
+	scr.expect(t, `\[q\]uit:`)
+	h.key("s")
+	scr.expect(t, `Skipped`)
+
 	// A chained command: no rule is offered, and g says so.
 	if _, err := h.run(bashCall("s-grant", "ls; id", "toolu_4"), "hook", "--event", "PreToolUse"); err == nil {
 		t.Fatal("a chained command ran")
@@ -347,7 +358,13 @@ func TestReviewGrantPTY(t *testing.T) {
 	}
 	h.key("g")
 	scr.expect(t, `No rule is offered for this call`)
-	h.quit(`Review ended: 1 approved, 0 denied, 1 skipped`)
+	h.quit(`Review ended: 1 approved, 0 denied, 2 skipped`)
+	scr.mu.Lock()
+	text := scr.buf.String()
+	scr.mu.Unlock()
+	if i, j := strings.Index(text, "!!! DANGER"), strings.Index(text, `command: "ls -l"`); i < j {
+		t.Errorf("a warning before the harmless calls (control): %d < %d", i, j)
+	}
 }
 
 // t approves every call of one turn, shown together, with one confirmation.
