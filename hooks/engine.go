@@ -77,6 +77,7 @@ type Decision struct {
 
 	rendering string // the full call, for ask mode
 	why       string // the reason line alone, for ask mode
+	summary   string // the call in one line, for the audit log
 }
 
 // Engine decides. Its zero value is not usable: set Store, Audit, LoadKey.
@@ -154,6 +155,7 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 		Time: e.now().UTC(), Event: c.Event, Session: c.SessionID, Agent: c.Agent(),
 		AgentType: c.AgentType, Tool: c.ToolName, Digest: d.Digest, Decision: enforced.Behavior,
 		Reason: d.Reason, Grant: d.Grant, Pending: d.Pending, Principal: d.Principal, Mode: mode,
+		Summary: enforced.summary,
 	}
 	if mode == ModeAudit && enforced.Behavior != d.Behavior {
 		entry.Detail = "audit mode: abstained"
@@ -210,6 +212,7 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 	}
 	dec := e.decideDescribed(ctx, c, d)
 	dec.Digest = d.digest
+	dec.summary = SummaryOf(c.ToolName, d.canonical)
 	if e.Mode == ModeAsk {
 		dec.rendering = ""
 		for _, w := range Danger(d.canonical, e.projectDir(c)) {
@@ -648,9 +651,13 @@ func (e *Engine) post(c *Call) Decision {
 
 // Summary is a one-line description of a pending call for lists; never a
 // substitute for the full rendering.
-func Summary(p *state.Pending) string {
-	s := p.Tool
-	if v, err := token.Decode(p.Descriptor); err == nil {
+func Summary(p *state.Pending) string { return SummaryOf(p.Tool, p.Descriptor) }
+
+// SummaryOf is the one-line summary of a call from its canonical bytes:
+// the tool and its command, path or URL, escaped, at most 80 bytes.
+func SummaryOf(tool string, canonical []byte) string {
+	s := tool
+	if v, err := token.Decode(canonical); err == nil {
 		if m, ok := v.(map[string]any); ok {
 			if in, ok := m["input"].(map[string]any); ok {
 				for _, k := range []string{"command", "file_path", "notebook_path", "url"} {

@@ -2,10 +2,12 @@ package hooks
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -88,5 +90,24 @@ func TestRefusalNote(t *testing.T) {
 	}
 	if d2 = h.decide(h.fixture("pretooluse-write.json")); strings.Contains(d2.Message, "saying") || !strings.Contains(d2.Message, "Do not retry it") {
 		t.Errorf("a refusal without a note: %q", d2.Message)
+	}
+}
+
+// Each hook decision in the audit log carries the call in one escaped line
+// and the pending id: the log answers "what ran?".
+func TestAuditSummary(t *testing.T) {
+	h := newHarness(t)
+	call := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "echo \x1b[31mred > out.txt" })
+	d := h.decide(call)
+	var got []audit.Entry
+	if err := audit.Open(filepath.Join(h.store.Dir, "audit")).Read(func(_ []byte, e audit.Entry) error {
+		got = append(got, e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	last := got[len(got)-1]
+	if last.Summary != `Bash echo \x1b[31mred > out.txt` || last.Pending != d.Pending || d.Pending == "" {
+		t.Errorf("audit entry: summary %q, pending %q (want %q)", last.Summary, last.Pending, d.Pending)
 	}
 }
