@@ -309,12 +309,25 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 			reason, msg = ReasonTargetDrift, "loopguard: target_state_drift: this call was approved, but "+EscapeText(d.target)+" has changed since; the approval covered the file as it was"
 			break
 		}
-		reason, msg = ReasonCallChanged, "loopguard: approved_call_changed: the user approved a different "+tool+" call in this session; this call is not that one"
+		reason, msg = ReasonCallChanged, "loopguard: approved_call_changed: the user approved a different "+tool+" call in this session"+e.approvedWhat(o)+"; this call is not that one"
 	}
 	if reason == ReasonNoGrant {
 		msg += e.elsewhere(c, d)
 	}
 	return e.pending(ctx, c, d, reason, msg)
+}
+
+// approvedWhat names the call an exact grant approved, from its pending
+// record: the model can then retry exactly that call.
+func (e *Engine) approvedWhat(o state.GrantFile) string {
+	if o.Record.Pending == "" {
+		return ""
+	}
+	p, err := e.Store.GetPending(o.Record.Pending)
+	if err != nil || p.Digest != o.Grant.ArgHash {
+		return ""
+	}
+	return " (" + Summary(p) + ", pending " + p.ID + ")"
 }
 
 // elsewhere says when a live scoped grant's rule covers the call but the

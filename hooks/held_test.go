@@ -111,3 +111,17 @@ func TestAuditSummary(t *testing.T) {
 		t.Errorf("audit entry: summary %q, pending %q (want %q)", last.Summary, last.Pending, d.Pending)
 	}
 }
+
+// approved_call_changed names the call that was approved.
+func TestCallChangedNamesTheApproved(t *testing.T) {
+	h := newHarness(t)
+	call := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "echo one" })
+	d := h.decide(call)
+	h.approve(d)
+	changed := with(call, func(m map[string]any) { input(m)["command"] = "echo two" })
+	got := h.decide(changed)
+	expect(t, "changed", got, Deny, ReasonCallChanged)
+	if !strings.Contains(got.Message, "(Bash echo one, pending "+d.Pending+")") {
+		t.Errorf("the approved call is not named: %q", got.Message)
+	}
+}
