@@ -2,6 +2,8 @@
 #
 #   make build   bin/loopguard, static (CGO_ENABLED=0: no dynamic loader on the
 #                hook path), version from `git describe --always --dirty`
+#   make install go install ./cmd/loopguard (static, with the version) into
+#                $(go env GOBIN) or ~/go/bin: the path init then registers
 #   make deps    install the Debian packages the tests need, only if missing
 #   make test    deps, then the whole suite with -race inside scripts/with-keyring
 #                (a throwaway D-Bus session bus and an unlocked gnome-keyring);
@@ -20,10 +22,13 @@ STATICCHECK_VERSION ?= v0.8.2
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build deps test lint ci demo clean bench
+.PHONY: build install deps test lint ci demo clean bench
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/loopguard ./cmd/loopguard
+
+install:
+	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/loopguard
 
 deps:
 	scripts/deps

@@ -72,6 +72,7 @@ type Entry struct {
 	Principal string    `json:"principal,omitempty"`
 	Mode      string    `json:"mode,omitempty"`
 	Detail    string    `json:"detail,omitempty"`
+	Summary   string    `json:"summary,omitempty"` // the call in one escaped line (command, path or URL)
 }
 
 // Log is the audit log in one directory. It is safe for concurrent use by

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -75,6 +76,8 @@ type Decision struct {
 	SystemMessage string
 
 	rendering string // the full call, for ask mode
+	why       string // the reason line alone, for ask mode
+	summary   string // the call in one line, for the audit log
 }
 
 // Engine decides. Its zero value is not usable: set Store, Audit, LoadKey.
@@ -142,12 +145,17 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 		d = Decision{Behavior: Abstain, Reason: d.Reason, Digest: d.Digest, Pending: d.Pending}
 	case mode == ModeAsk && d.Behavior == Deny && askable(d.Reason):
 		d.Behavior = Ask
-		d.Message = "loopguard (ask mode): " + strings.TrimPrefix(d.Message, "loopguard: ") + "\n\nThe exact call:\n" + d.rendering
+		why := d.why
+		if why == "" {
+			why = d.Message
+		}
+		d.Message = "loopguard (ask mode): " + strings.TrimPrefix(why, "loopguard: ") + "\n\nThe exact call:\n" + d.rendering
 	}
 	entry := audit.Entry{
 		Time: e.now().UTC(), Event: c.Event, Session: c.SessionID, Agent: c.Agent(),
 		AgentType: c.AgentType, Tool: c.ToolName, Digest: d.Digest, Decision: enforced.Behavior,
 		Reason: d.Reason, Grant: d.Grant, Pending: d.Pending, Principal: d.Principal, Mode: mode,
+		Summary: enforced.summary,
 	}
 	if mode == ModeAudit && enforced.Behavior != d.Behavior {
 		entry.Detail = "audit mode: abstained"
@@ -204,8 +212,13 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 	}
 	dec := e.decideDescribed(ctx, c, d)
 	dec.Digest = d.digest
+	dec.summary = SummaryOf(c.ToolName, d.canonical)
 	if e.Mode == ModeAsk {
-		dec.rendering = renderLimit(d.canonical, MaxReasonLen/2) + "digest: " + d.digest + "\n"
+		dec.rendering = ""
+		for _, w := range Danger(d.canonical, e.projectDir(c)) {
+			dec.rendering += "!!! DANGER: " + EscapeText(w) + "\n"
+		}
+		dec.rendering += renderLimit(d.canonical, MaxReasonLen/2) + "digest: " + d.digest + "\n"
 		for _, w := range d.warnings() {
 			dec.rendering += "WARNING: " + w + "\n"
 		}
@@ -296,9 +309,60 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 			reason, msg = ReasonTargetDrift, "loopguard: target_state_drift: this call was approved, but "+EscapeText(d.target)+" has changed since; the approval covered the file as it was"
 			break
 		}
-		reason, msg = ReasonCallChanged, "loopguard: approved_call_changed: the user approved a different "+tool+" call in this session; this call is not that one"
+		reason, msg = ReasonCallChanged, "loopguard: approved_call_changed: the user approved a different "+tool+" call in this session"+e.approvedWhat(o)+"; this call is not that one"
+	}
+	if reason == ReasonNoGrant {
+		msg += e.elsewhere(c, d)
 	}
 	return e.pending(ctx, c, d, reason, msg)
+}
+
+// approvedWhat names the call an exact grant approved, from its pending
+// record: the model can then retry exactly that call.
+func (e *Engine) approvedWhat(o state.GrantFile) string {
+	if o.Record.Pending == "" {
+		return ""
+	}
+	p, err := e.Store.GetPending(o.Record.Pending)
+	if err != nil || p.Digest != o.Grant.ArgHash {
+		return ""
+	}
+	return " (" + Summary(p) + ", pending " + p.ID + ")"
+}
+
+// elsewhere says when a live scoped grant's rule covers the call but the
+// grant is bound to another session or project (a grant minted with
+// --session before a restart, say); "" when there is none. It is read
+// only on the way to a deny.
+func (e *Engine) elsewhere(c *Call, d *described) string {
+	all, err := e.Store.AllGrants()
+	if err != nil {
+		return ""
+	}
+	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell}
+	for _, gf := range all {
+		g := gf.Grant
+		if gf.Err != nil || g == nil || g.Exact() || !e.now().Before(g.Expiry) || g.Session == token.Any || g.Session == c.SessionID {
+			continue
+		}
+		if g.Agent != c.Agent() && g.Agent != token.Any && (c.AgentType == "" || g.Agent != "type:"+c.AgentType) {
+			continue
+		}
+		rule, err := scope.Parse(g.Scope)
+		if err != nil || !rule.CoversTool(c.ToolName) || scope.Match(rule, sc) != nil {
+			continue
+		}
+		where := "session " + g.Session
+		if dir, ok := token.ProjectOf(g.Session); ok {
+			if e.Env.ProjectDir != "" && token.ProjectSession(e.Env.ProjectDir) == g.Session {
+				continue // this project's: it did not cover the call for another reason
+			}
+			where = "the project " + dir
+		}
+		return "; grant " + g.ID() + " (" + EscapeText(g.Scope) + ") would cover it but is bound to " + EscapeText(where) +
+			", not this session (" + EscapeText(c.SessionID) + "); the user can grant it again here (loopguard grant binds to the project by default)"
+	}
+	return ""
 }
 
 // exact looks for an exact grant for d; found is false when there is none.
@@ -359,6 +423,18 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 	if err != nil {
 		return e.fail(ReasonInternal, err), true
 	}
+	// Grants bound to the project (every session started there) count
+	// only where Claude Code names the project: CLAUDE_PROJECT_DIR, never
+	// the payload's cwd, which follows the agent's cd.
+	project := ""
+	if e.Env.ProjectDir != "" {
+		project = token.ProjectSession(e.Env.ProjectDir)
+		pg, err := e.Store.BoundGrants(project)
+		if err != nil {
+			return e.fail(ReasonInternal, err), true
+		}
+		grants = append(grants, pg...)
+	}
 	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell}
 	var invalid, expired, refused *token.Grant
 	var refusedWhy error
@@ -389,7 +465,11 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		if err != nil {
 			return e.fail(ReasonKeyring, err), true
 		}
-		switch err := keys.Verify(g, token.Call{Session: c.SessionID, Agent: agent, Tool: g.Tool}, e.now()); {
+		session := c.SessionID
+		if project != "" && g.Session == project {
+			session = project
+		}
+		switch err := keys.Verify(g, token.Call{Session: session, Agent: agent, Tool: g.Tool}, e.now()); {
 		case err == nil:
 			return e.allowed(c, d, ReasonScopedGrant, g, "granted by "+g.Principal+" as "+g.Scope), true
 		case errors.Is(err, token.ErrExpired):
@@ -444,6 +524,12 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 		p.Detail = d.shell.Reason
 	}
+	wait := e.holdFor(ctx)
+	if wait > 0 {
+		// review labels the call held, with the time left, while this
+		// process lives.
+		p.HeldUntil, p.HolderPID = now.Add(wait), os.Getpid()
+	}
 	if err := e.Store.PutPending(p); err != nil {
 		return e.fail(ReasonInternal, fmt.Errorf("failed to record the pending call: %w", err))
 	}
@@ -458,30 +544,77 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 	}
 	_ = e.Store.NoteSession(e.projectDir(c), c.SessionID, now)
 	if p.Status == state.StatusDenied {
-		return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: id,
-			Message: "loopguard: denied_by_human: " + p.DecidedBy + " refused this exact call (" + id + "). Do not retry it."}
+		return deniedByHuman(p)
 	}
-	if e.Wait > 0 {
-		if dec, ok := e.wait(ctx, c, d, id); ok {
+	if wait > 0 {
+		dec, ok := e.wait(ctx, c, d, id, wait)
+		if ok {
 			return dec
 		}
+		return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: waitEndedLine(reason, id, wait) + "\n" + whyLine(reason, msg), why: msg}
 	}
-	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: msg + ".\n" + approveHint(id)}
+	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(reason, id) + "\n" + whyLine(reason, msg) + "\n" + approveHint(id), why: msg}
+}
+
+// holdFor is how long a call may be held: the wait, cut to leave the hook
+// its own time to answer before its deadline.
+func (e *Engine) holdFor(ctx context.Context) time.Duration {
+	w := e.Wait
+	if dl, ok := ctx.Deadline(); ok && w > 0 {
+		if left := time.Until(dl) - time.Second; left < w {
+			w = left
+		}
+	}
+	return max(w, 0)
+}
+
+// heldLine is the first line of the model's message for a call that needs
+// a human: Claude Code shows the first line and hides the rest.
+// It starts with the reason code, as every deny does.
+func heldLine(reason, id string) string {
+	return "loopguard: " + reason + ": held for a human's approval (pending " + id + "): ask the user to run `loopguard review` (or `loopguard approve " +
+		id + "`) in their own terminal, then retry the identical call."
+}
+
+// waitEndedLine is the first line when a held call's wait ran out.
+func waitEndedLine(reason, id string, wait time.Duration) string {
+	return "loopguard: " + reason + ": held for a human's approval for " + wait.Round(time.Second).String() + ", but nobody decided, so it did not run (pending " + id +
+		"). Do not retry it at once: tell the user it waits in `loopguard review` (or `loopguard approve " + id + "`), and retry the identical call only after they approve it."
+}
+
+// whyLine is the reason's explanation, after the first line.
+func whyLine(reason, msg string) string {
+	return "Why: " + strings.TrimPrefix(msg, "loopguard: "+reason+": ") + "."
+}
+
+// MaxNote bounds the human's refusal note shown to the model.
+const MaxNote = 500
+
+func deniedByHuman(p *state.Pending) Decision {
+	msg := "loopguard: denied_by_human: " + p.DecidedBy + " refused this exact call (" + p.ID + ")"
+	if p.Note != "" {
+		note := p.Note
+		if len(note) > MaxNote {
+			note = note[:MaxNote]
+		}
+		msg += ", saying: \"" + EscapeText(note) + "\""
+	}
+	return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: p.ID, Message: msg + ". Do not retry it."}
 }
 
 func approveHint(id string) string {
-	return "To run it, the user must review and approve it in their own terminal: `loopguard show " + id +
-		"` then `loopguard approve " + id + "`. Then retry the identical call; any change needs a new approval."
+	return "To run it, the user must review and approve it in their own terminal (`loopguard review`, or `loopguard show " + id +
+		"` then `loopguard approve " + id + "`). Then retry the identical call; any change needs a new approval."
 }
 
 // wait polls the pending record until the human approves or denies it, or
 // the wait (or the hook's deadline) ends.
-func (e *Engine) wait(ctx context.Context, c *Call, d *described, id string) (Decision, bool) {
+func (e *Engine) wait(ctx context.Context, c *Call, d *described, id string, wait time.Duration) (Decision, bool) {
 	interval := e.PollInterval
 	if interval <= 0 {
 		interval = 100 * time.Millisecond
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.Wait)
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -497,8 +630,7 @@ func (e *Engine) wait(ctx context.Context, c *Call, d *described, id string) (De
 		}
 		switch p.Status {
 		case state.StatusDenied:
-			return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: id,
-				Message: "loopguard: denied_by_human: " + p.DecidedBy + " refused this exact call (" + id + "). Do not retry it."}, true
+			return deniedByHuman(p), true
 		case state.StatusApproved:
 			if dec, found := e.exact(ctx, c, d); found {
 				return dec, true
@@ -532,9 +664,13 @@ func (e *Engine) post(c *Call) Decision {
 
 // Summary is a one-line description of a pending call for lists; never a
 // substitute for the full rendering.
-func Summary(p *state.Pending) string {
-	s := p.Tool
-	if v, err := token.Decode(p.Descriptor); err == nil {
+func Summary(p *state.Pending) string { return SummaryOf(p.Tool, p.Descriptor) }
+
+// SummaryOf is the one-line summary of a call from its canonical bytes:
+// the tool and its command, path or URL, escaped, at most 80 bytes.
+func SummaryOf(tool string, canonical []byte) string {
+	s := tool
+	if v, err := token.Decode(canonical); err == nil {
 		if m, ok := v.(map[string]any); ok {
 			if in, ok := m["input"].(map[string]any); ok {
 				for _, k := range []string{"command", "file_path", "notebook_path", "url"} {

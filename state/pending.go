@@ -59,6 +59,12 @@ type Pending struct {
 	DecidedBy string    `json:"decided_by,omitempty"`
 	DecidedAt time.Time `json:"decided_at,omitzero"`
 	Grant     string    `json:"grant,omitempty"`
+	// Note is the human's reason for a refusal, shown to the model.
+	Note string `json:"note,omitempty"`
+	// HeldUntil and HolderPID say that a hook in wait mode holds the call
+	// (its process id) until then; zero when no hook waits for it.
+	HeldUntil time.Time `json:"held_until,omitzero"`
+	HolderPID int       `json:"holder_pid,omitempty"`
 }
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
@@ -123,7 +129,8 @@ func (s *Store) PutPending(p *Pending) error {
 	}
 	if err == nil {
 		old.Descriptor = desc
-		if old.Status != StatusApproved && old.Reason == p.Reason && p.Seen.Sub(old.Seen) < seenEvery && !p.Seen.Before(old.Seen) {
+		if old.Status != StatusApproved && old.Reason == p.Reason && p.Seen.Sub(old.Seen) < seenEvery && !p.Seen.Before(old.Seen) &&
+			p.HeldUntil.IsZero() {
 			// A repeat of a call recorded moments ago: nothing a human
 			// needs has changed, so nothing is rewritten.
 			*p = *old
@@ -131,6 +138,7 @@ func (s *Store) PutPending(p *Pending) error {
 		}
 		old.Seen = p.Seen
 		old.Reason = p.Reason
+		old.HeldUntil, old.HolderPID = p.HeldUntil, p.HolderPID
 		if old.Status == StatusApproved {
 			// The call came back without a usable approval (used, expired
 			// or revoked): it needs a decision again. A refusal sticks.

@@ -198,10 +198,14 @@ func auditShowRun(ctx context.Context, o *auditShowOptions) error {
 
 // printAuditRow prints one table row, or the header for the zero Entry.
 func printAuditRow(w io.Writer, e audit.Entry) error {
-	const format = "%-19s  %-17s  %-8s  %-12s  %-20s  %-12s  %-24s  %s\n"
+	const format = "%-19s  %-17s  %-8s  %-12s  %-20s  %-12s  %-24s  %-12s  %s\n"
 	if e.Time.IsZero() && e.Decision == "" {
-		_, err := fmt.Fprintf(w, format, "TIME", "EVENT", "SESSION", "AGENT", "TOOL", "DECISION", "REASON", "DIGEST")
+		_, err := fmt.Fprintf(w, format, "TIME", "EVENT", "SESSION", "AGENT", "TOOL", "DECISION", "REASON", "DIGEST", "CALL")
 		return err
+	}
+	call := e.Summary
+	if call == "" {
+		call = e.Detail
 	}
 	agent := e.Agent
 	if e.AgentType != "" && agent != "main" {
@@ -210,7 +214,7 @@ func printAuditRow(w io.Writer, e audit.Entry) error {
 	_, err := fmt.Fprintf(w, format,
 		e.Time.Local().Format("2006-01-02 15:04:05"),
 		cell(e.Event, 17), prefix(e.Session, 8), cell(agent, 12), cell(e.Tool, 20),
-		cell(e.Decision, 12), cell(e.Reason, 24), prefix(e.Digest, 12))
+		cell(e.Decision, 12), cell(e.Reason, 24), prefix(e.Digest, 12), cell(call, 80))
 	return err
 }
 

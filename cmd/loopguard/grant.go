@@ -39,8 +39,10 @@ func newGrantCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "grant RULE...",
 		Short: "Grant a narrow standing permission, in Claude Code's rule grammar",
-		Long: `Mint a signed, expiring scoped grant for each RULE, bound to one session and
-one agent. RULE is written as in Claude Code's permission settings:
+		Long: `Mint a signed, expiring scoped grant for each RULE, bound to this project
+(every Claude Code session started in it, so a restart keeps it; --session
+narrows it to one session) and one agent. RULE is written as in Claude Code's
+permission settings:
 
   Bash(go test ./...)          exactly this command (pinned to the go it resolves to now)
   Bash(git log *)              git log with any further arguments
@@ -74,7 +76,7 @@ by typing the first characters of its digest. It refuses inside an agent
 		},
 	}
 	cmd.Flags().DurationVar(&o.ttl, "ttl", time.Hour, "how long the grants stay valid (at most 7 days)")
-	cmd.Flags().StringVar(&o.session, "session", "", "bind to this session id (default: the latest session seen in this project)")
+	cmd.Flags().StringVar(&o.session, "session", "", "bind to this session id only, or 'last': the latest session seen in this project (default: every session of this project)")
 	cmd.Flags().BoolVar(&o.anySession, "any-session", false, "valid in every session (explicit wildcard)")
 	cmd.Flags().StringVar(&o.agent, "agent", "main", "main, any, an agent_id, or type:NAME for subagents of that type")
 	cmd.MarkFlagsMutuallyExclusive("session", "any-session")
@@ -135,6 +137,13 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 	case o.anySession:
 		session = token.Any
 	case session == "":
+		// Every session of this project: a restart keeps the grant.
+		abs, err := filepath.Abs(proj)
+		if err != nil || proj == "" {
+			return nil, "", "", withHint(errors.New("cannot tell which project this is"), "run grant in the project's directory, or pass --session ID")
+		}
+		session = token.ProjectSession(abs)
+	case session == "last":
 		seen, err := st.LastSession(proj)
 		if err != nil {
 			return nil, "", "", withHint(fmt.Errorf("no Claude Code session seen in %s yet", proj),
@@ -178,6 +187,8 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 	showSession := session
 	if session == token.Any {
 		showSession = "ANY session"
+	} else if dir, ok := token.ProjectOf(session); ok {
+		showSession = "every session of the project " + hooks.EscapeText(dir) + " (--session narrows)"
 	}
 	showAgent := agent
 	switch agent {
@@ -188,29 +199,39 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 	}
 	digest := grantDigest(rules, session, agent, o.ttl)
 	fmt.Fprintf(tty, "session: %s\nagent:   %s\ndigest:  %s\n", showSession, showAgent, digest)
-	if err := confirmPrefix(tty, digest, approvePrefixLen, "grant"); err != nil {
-		return err
-	}
+	// The keyring is checked before the human types anything.
 	keys, seal, err := loadKeys(ctx)
 	if err != nil {
 		return err
 	}
+	if err := confirmPrefix(tty, digest, approvePrefixLen, "grant"); err != nil {
+		return err
+	}
 	for _, r := range rules {
-		g, err := keys.Mint(token.Grant{Principal: principal(), Agent: agent, Session: session,
-			Tool: r.Tool(), ArgHash: token.Any, Scope: r.String(), Expiry: expiry}, now)
+		g, err := mintScoped(st, keys, seal, r, session, agent, expiry, now)
 		if err != nil {
-			return err
-		}
-		if _, err := st.PutGrant(&g, state.GrantRecord{Created: now.UTC()}); err != nil {
-			return err
-		}
-		if err := record(st, seal, audit.Entry{Session: session, Agent: agent, Tool: g.Tool, Decision: "grant",
-			Grant: g.ID(), Principal: g.Principal, Detail: g.Scope}); err != nil {
 			return err
 		}
 		fmt.Fprintf(tty, "Granted %s: %s\n", g.ID(), g.Scope)
 	}
 	return nil
+}
+
+// mintScoped mints, stores and logs one scoped grant of rule r.
+func mintScoped(st *state.Store, keys *token.Keys, seal []byte, r scope.Rule, session, agent string, expiry, now time.Time) (*token.Grant, error) {
+	g, err := keys.Mint(token.Grant{Principal: principal(), Agent: agent, Session: session,
+		Tool: r.Tool(), ArgHash: token.Any, Scope: r.String(), Expiry: expiry}, now)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.PutGrant(&g, state.GrantRecord{Created: now.UTC()}); err != nil {
+		return nil, err
+	}
+	if err := record(st, seal, audit.Entry{Session: session, Agent: agent, Tool: g.Tool, Decision: "grant",
+		Grant: g.ID(), Principal: g.Principal, Detail: g.Scope}); err != nil {
+		return nil, err
+	}
+	return &g, nil
 }
 
 // grantDigest names what a grant confirmation covers: the pinned rules, the
@@ -256,8 +277,31 @@ type grantJSON struct {
 	Expired   bool      `json:"expired"`
 	Uses      int       `json:"uses"`
 	Pending   string    `json:"pending,omitempty"`
-	Error     string    `json:"error,omitempty"`
-	Path      string    `json:"path"`
+	// Usable says whether the grant can cover a call here and now, and
+	// if not, why not.
+	Usable string `json:"usable"`
+	Error  string `json:"error,omitempty"`
+	Path   string `json:"path"`
+}
+
+// usable says whether g can cover a call in this project now, and if not,
+// why not.
+func usable(g *token.Grant, now time.Time) string {
+	switch dir, isProject := token.ProjectOf(g.Session); {
+	case !now.Before(g.Expiry):
+		return "no: expired"
+	case g.Exact():
+		return "yes: once, for its one call"
+	case g.Session == token.Any:
+		return "yes: in every session"
+	case isProject:
+		here, err := filepath.Abs(projectDir())
+		if err != nil || filepath.Clean(here) != dir {
+			return "no: bound to the project " + dir + ", not this one"
+		}
+		return "yes: in every session of this project"
+	}
+	return "only in session " + g.Session
 }
 
 // grantUses counts the allows of each grant in the audit log.
@@ -291,7 +335,7 @@ func listGrants(st *state.Store, now time.Time) ([]grantJSON, error) {
 		}
 		rows = append(rows, grantJSON{ID: g.ID(), Kind: kind, Scope: g.Scope, Tool: g.Tool, Session: g.Session,
 			Agent: g.Agent, Principal: g.Principal, Expiry: g.Expiry, Expired: !now.Before(g.Expiry),
-			Uses: uses[g.ID()], Pending: gf.Record.Pending, Path: gf.Path})
+			Uses: uses[g.ID()], Pending: gf.Record.Pending, Path: gf.Path, Usable: usable(g, now)})
 	}
 	return rows, nil
 }
@@ -309,7 +353,7 @@ func grantsRun(out io.Writer, st *state.Store, asJSON bool, now time.Time) error
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tSCOPE\tSESSION\tAGENT\tBY\tEXPIRES\tUSES")
+	fmt.Fprintln(tw, "ID\tKIND\tSCOPE\tSESSION\tAGENT\tBY\tEXPIRES\tUSES\tUSABLE HERE")
 	for _, r := range rows {
 		if r.Kind == "corrupt" {
 			fmt.Fprintf(tw, "-\tCORRUPT\t%s\t\t\t\t\t\n", r.Path)
@@ -323,7 +367,11 @@ func grantsRun(out io.Writer, st *state.Store, asJSON bool, now time.Time) error
 		if r.Expired {
 			exp = "EXPIRED"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.ID, r.Kind, hooks.EscapeText(sc), short(r.Session, 8), short(r.Agent, 16), r.Principal, exp, r.Uses)
+		sess := short(r.Session, 8)
+		if dir, ok := token.ProjectOf(r.Session); ok {
+			sess = "project " + filepath.Base(dir)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Kind, hooks.EscapeText(sc), hooks.EscapeText(sess), short(r.Agent, 16), r.Principal, exp, r.Uses, hooks.EscapeText(r.Usable))
 	}
 	return tw.Flush()
 }
@@ -336,7 +384,8 @@ func newRevokeCmd() *cobra.Command {
 		Short: "Remove grants",
 		Long: `Remove grants by id (see 'loopguard grants'), every grant, or every grant
 bound to one session. Taking power away needs no terminal.`,
-		Example: "  loopguard revoke 3fa9c2d17e0b\n  loopguard revoke --session 066fc3ad-3aa6-4401-854a-df9080ffea32\n  loopguard revoke --all",
+		ValidArgsFunction: completeGrants,
+		Example:           "  loopguard revoke 3fa9c2d17e0b\n  loopguard revoke 3fa9      # a unique prefix\n  loopguard revoke --session 066fc3ad-3aa6-4401-854a-df9080ffea32\n  loopguard revoke --all",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (len(args) > 0) == (all || session != "") || (all && session != "") {
 				return errors.New("name grant ids, or --all, or --session ID (one of them)")
@@ -358,8 +407,20 @@ func revokeRun(out io.Writer, st *state.Store, ids []string, all bool, session s
 	if err != nil {
 		return err
 	}
+	var known []string
+	for _, gf := range all2 {
+		if gf.Grant != nil {
+			known = append(known, gf.Grant.ID())
+		}
+	}
 	want := map[string]bool{}
-	for _, id := range ids {
+	for _, arg := range ids {
+		// A unique prefix names a grant; every argument is resolved
+		// before anything is removed.
+		id, err := state.ResolvePrefix(arg, "grant", known)
+		if err != nil {
+			return withHint(err, "list grants with: loopguard grants")
+		}
 		want[id] = true
 	}
 	removed := 0

@@ -80,6 +80,11 @@ func refuseInAgent() error {
 	return nil
 }
 
+// DefaultWait is how long the hook holds a call for a human by default:
+// long enough to read it in 'loopguard review', far below Claude Code's
+// 10-minute default hook timeout.
+const DefaultWait = 2 * time.Minute
+
 type initOptions struct {
 	scope  scopeFlags
 	mode   string
@@ -123,9 +128,10 @@ Code matcher; 'loopguard doctor' then names the tools it leaves unguarded.
 Modes: enforce (default) denies every call without an approval; ask hands the
 decision to Claude Code's own dialog, with loopguard's full rendering as the
 reason (weaker: the dialog is in the agent's window); audit only logs what
-enforce would have done (for a trial). --wait holds a call without an
-approval until you approve or deny it (see 'loopguard review'), so the agent
-needs no retry.
+enforce would have done (for a trial). In enforce mode a call without an
+approval is held (--wait, 2m by default) until you approve or deny it in
+'loopguard review', so the agent needs no retry; --wait 0 denies at once and
+the agent retries after 'loopguard approve ID'.
 
 init also turns on Claude Code's own OS sandbox for Bash in the same file
 (README, Sandbox): approved commands then cannot read the key, write the
@@ -140,12 +146,16 @@ a call runs but cannot confine what it does.`,
   loopguard init --tools 'Bash|Edit|Write'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("wait") && (o.mode != hooks.ModeEnforce || (o.agent != "" && o.agent != "claude")) {
+				// The default wait is Claude Code's enforce mode's.
+				o.wait = 0
+			}
 			return initRun(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &o)
 		},
 	}
 	o.scope.add(cmd, "register in")
 	cmd.Flags().StringVar(&o.mode, "mode", hooks.ModeEnforce, "enforce, ask or audit")
-	cmd.Flags().DurationVar(&o.wait, "wait", 0, "hold a call without an approval until a human decides, at most this long (e.g. 2m)")
+	cmd.Flags().DurationVar(&o.wait, "wait", DefaultWait, "hold a call without an approval until a human decides in 'loopguard review', at most this long (0: deny at once; the agent retries after an approval)")
 	cmd.Flags().StringVar(&o.tools, "tools", install.DefaultMatcher, "the Claude Code matcher of the tools to guard")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the change to the settings file and do nothing")
 	cmd.Flags().BoolVar(&o.noSandbox, "no-sandbox", false, "do not turn on Claude Code's OS sandbox for Bash (weaker: approved code runs unconfined)")

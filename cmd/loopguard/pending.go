@@ -55,6 +55,9 @@ type pendingJSON struct {
 	Digest    string    `json:"digest"`
 	Summary   string    `json:"summary"`
 	Warnings  int       `json:"warnings"`
+	// State is Status for people: an open call is held (time left),
+	// open, "wait over" or stale.
+	State string `json:"state"`
 }
 
 func pendingRun(out, errOut io.Writer, st *state.Store, asJSON, all bool, now time.Time) error {
@@ -69,7 +72,7 @@ func pendingRun(out, errOut io.Writer, st *state.Store, asJSON, all bool, now ti
 		}
 		rows = append(rows, pendingJSON{ID: p.ID, Created: p.Created, Seen: p.Seen, Session: p.Session,
 			Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool, Reason: p.Reason, Status: p.Status,
-			Digest: p.Digest, Summary: hooks.Summary(p), Warnings: len(p.Warnings)})
+			Digest: p.Digest, Summary: hooks.Summary(p), Warnings: len(p.Warnings), State: statusOf(p, now)})
 	}
 	if asJSON {
 		if rows == nil {
@@ -82,13 +85,13 @@ func pendingRun(out, errOut io.Writer, st *state.Store, asJSON, all bool, now ti
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGE\tSESSION\tAGENT\tREASON\tWARN\tCALL")
+	fmt.Fprintln(tw, "ID\tAGE\tSTATUS\tSESSION\tAGENT\tREASON\tWARN\tCALL")
 	for _, r := range rows {
 		agent := r.Agent
 		if r.AgentType != "" {
 			agent += " (" + r.AgentType + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, shortAge(now.Sub(r.Seen)), hooks.EscapeText(short(r.Session, 8)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, shortAge(now.Sub(r.Seen)), r.State, hooks.EscapeText(short(r.Session, 8)),
 			hooks.EscapeText(short(agent, 24)), r.Reason, r.Warnings, r.Summary)
 	}
 	return tw.Flush()
@@ -106,14 +109,19 @@ path lands elsewhere (through a symlink, into .git/ or .claude/) it says so.
 
 A long text (a large Write) shows its first and last lines with its size
 and SHA-256; --full prints every line.`,
-		Example: "  loopguard show k3v9x2abqw7dn4ygh5mse6ct\n  loopguard show --full k3v9x2abqw7dn4ygh5mse6ct | less",
-		Args:    cobra.ExactArgs(1),
+		Example:           "  loopguard show k3v9x2abqw7dn4ygh5mse6ct\n  loopguard show k3v9     # any unique prefix of an id\n  loopguard show --full k3v9x2abqw7dn4ygh5mse6ct | less",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completePending,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore()
 			if err != nil {
 				return err
 			}
-			p, err := st.GetPending(args[0])
+			id, err := resolvePending(st, args[0])
+			if err != nil {
+				return err
+			}
+			p, err := st.GetPending(id)
 			if err != nil {
 				return withHint(err, "list pending calls with: loopguard pending")
 			}
@@ -130,14 +138,17 @@ func renderPending(p *state.Pending) string { return renderPendingWith(p, false)
 
 func renderPendingWith(p *state.Pending, full bool) string {
 	esc := hooks.EscapeText
-	s := fmt.Sprintf("pending %s (%s), seen %s\n", p.ID, p.Status, p.Seen.Local().Format(time.RFC3339))
+	s := fmt.Sprintf("pending %s (%s), seen %s\n", p.ID, statusOf(p, time.Now()), p.Seen.Local().Format(time.RFC3339))
 	s += fmt.Sprintf("session: %s\nagent:   %s", esc(p.Session), esc(p.Agent))
 	if p.AgentType != "" {
 		s += " (" + esc(p.AgentType) + ")"
 	}
-	s += fmt.Sprintf("\ndenied:  %s", esc(p.Reason))
+	s += fmt.Sprintf("\nreason:  %s", esc(p.Reason))
 	if p.Detail != "" {
 		s += ": " + esc(p.Detail)
+	}
+	for _, w := range hooks.Danger(p.Descriptor, p.ProjectDir) {
+		s += "\n!!! DANGER: " + esc(w)
 	}
 	body := hooks.Render(p.Descriptor)
 	if full {
@@ -173,17 +184,19 @@ const approvePrefixLen = hooks.ConfirmPrefixLen
 func newApproveCmd() *cobra.Command {
 	var ttl time.Duration
 	cmd := &cobra.Command{
-		Use:   "approve ID",
-		Short: "Approve exactly one pending call, once",
+		Use:   "approve ID...",
+		Short: "Approve pending calls, each exactly once",
 		Long: `Show the pending call on your terminal and, once you type the first
 characters of its digest, mint a single-use grant bound to that exact call
 (its digest), its session, agent and tool. The agent then retries the
 identical call and it runs once. Any change to the call needs a new approval.
 
 approve talks to /dev/tty only and refuses inside an agent (CLAUDECODE set)
-or without a terminal. There is no --yes.`,
-		Example: "  loopguard approve k3v9x2abqw7dn4ygh5mse6ct\n  loopguard approve k3v9x2abqw7dn4ygh5mse6ct --ttl 2m",
-		Args:    cobra.ExactArgs(1),
+or without a terminal. There is no --yes. An ID may be any unique prefix of
+a pending id; several IDs are shown and confirmed one after the other.`,
+		Example:           "  loopguard approve k3v9x2abqw7dn4ygh5mse6ct\n  loopguard approve k3v9 q7de   # unique prefixes\n  loopguard approve k3v9x2abqw7dn4ygh5mse6ct --ttl 2m",
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completePending,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkApprovalTTL(ttl); err != nil {
 				return err
@@ -197,7 +210,16 @@ or without a terminal. There is no --yes.`,
 			if err != nil {
 				return err
 			}
-			return approveRun(cmd.Context(), tty, st, args[0], "", ttl, time.Now())
+			ids, err := resolvePendings(st, args)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if err := approveRun(cmd.Context(), tty, st, id, "", approvePrefixLen, ttl, time.Now()); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Minute, "how long the approval stays valid (at most 24h)")
@@ -206,8 +228,8 @@ or without a terminal. There is no --yes.`,
 
 // approveRun reviews and approves pending call id on tty. It is shared with
 // the review console, which passes the digest of the call it showed
-// (shown); "" means the call is shown here first.
-func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown string, ttl time.Duration, now time.Time) error {
+// (shown, so the call is not shown again) and a shorter confirmation.
+func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown string, confirmLen int, ttl time.Duration, now time.Time) error {
 	p, err := st.GetPending(id)
 	if err != nil {
 		return withHint(err, "list pending calls with: loopguard pending")
@@ -222,60 +244,97 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 	if token.DigestOf(p.Descriptor) != p.Digest {
 		return fmt.Errorf("%w: pending record %s: its digest does not match its call", state.ErrCorrupt, id)
 	}
-	fmt.Fprint(tty, renderPending(p))
+	if shown == "" {
+		fmt.Fprint(tty, renderPending(p))
+	}
 	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, principal())
-	if err := confirmPrefix(tty, p.Digest, approvePrefixLen, "approve"); err != nil {
-		return err
-	}
-	// What is approved is what was shown: the record must still hold it.
-	if cur, err := st.GetPending(id); err != nil || cur.Digest != p.Digest || !bytes.Equal(cur.Descriptor, p.Descriptor) {
-		return withHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", id), "review it again: loopguard show "+id)
-	}
+	// The keyring is checked before the human types anything.
 	keys, seal, err := loadKeys(ctx)
 	if err != nil {
 		return err
 	}
-	g, err := hooks.Approve(st, keys, p, principal(), ttl, now)
+	if err := confirmPrefix(tty, p.Digest, confirmLen, "approve"); err != nil {
+		return err
+	}
+	g, err := mintApproval(st, keys, seal, p, ttl, now)
 	if err != nil {
 		return err
 	}
-	if err := record(st, seal, audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
-		Digest: p.Digest, Decision: "approve", Grant: g.ID(), Pending: p.ID, Principal: g.Principal}); err != nil {
-		return err
-	}
-	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. The agent may now retry the identical call.\n",
-		p.ID, g.ID(), g.Expiry.Local().Format(time.Kitchen))
+	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n",
+		p.ID, g.ID(), g.Expiry.Local().Format(time.Kitchen), afterApproval(p, now))
 	return nil
 }
 
+// afterApproval tells the human what happens next to call p.
+func afterApproval(p *state.Pending, now time.Time) string {
+	if held(p, now) {
+		return "The held call runs now."
+	}
+	return "The agent may now retry the identical call."
+}
+
+// mintApproval mints the exact approval of p, after checking that the
+// record still holds what was shown, and logs it.
+func mintApproval(st *state.Store, keys *token.Keys, seal []byte, p *state.Pending, ttl time.Duration, now time.Time) (*token.Grant, error) {
+	// What is approved is what was shown: the record must still hold it.
+	if cur, err := st.GetPending(p.ID); err != nil || cur.Digest != p.Digest || !bytes.Equal(cur.Descriptor, p.Descriptor) {
+		return nil, withHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", p.ID), "review it again: loopguard show "+p.ID)
+	}
+	g, err := hooks.Approve(st, keys, p, principal(), ttl, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := record(st, seal, audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
+		Digest: p.Digest, Decision: "approve", Grant: g.ID(), Pending: p.ID, Principal: g.Principal}); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
 func newDenyCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "deny ID",
-		Short: "Refuse a pending call",
+	var note string
+	cmd := &cobra.Command{
+		Use:   "deny ID...",
+		Short: "Refuse pending calls",
 		Long: `Record that you refuse a pending call. The call stays non-executable and the
 agent is told a human refused it. Taking power away needs no terminal.`,
-		Example: "  loopguard deny k3v9x2abqw7dn4ygh5mse6ct",
-		Args:    cobra.ExactArgs(1),
+		Example:           "  loopguard deny k3v9x2abqw7dn4ygh5mse6ct\n  loopguard deny k3v9 --note 'use make test instead'",
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completePending,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore()
 			if err != nil {
 				return err
 			}
-			return denyRun(cmd.OutOrStdout(), st, args[0], time.Now())
+			ids, err := resolvePendings(st, args)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if err := denyRun(cmd.OutOrStdout(), st, id, note, time.Now()); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
+	cmd.Flags().StringVar(&note, "note", "", "a reason the agent is shown (escaped, at most 500 bytes)")
+	return cmd
 }
 
-func denyRun(out io.Writer, st *state.Store, id string, now time.Time) error {
+func denyRun(out io.Writer, st *state.Store, id, note string, now time.Time) error {
 	p, err := st.GetPending(id)
 	if err != nil {
 		return withHint(err, "list pending calls with: loopguard pending")
 	}
-	if err := st.Decide(id, state.StatusDenied, principal(), "", now); err != nil {
+	if len(note) > hooks.MaxNote {
+		return fmt.Errorf("--note is %d bytes; at most %d", len(note), hooks.MaxNote)
+	}
+	if err := st.Refuse(id, principal(), note, now); err != nil {
 		return err
 	}
 	if err := record(st, nil, audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
-		Digest: p.Digest, Decision: "deny-pending", Pending: p.ID, Principal: principal()}); err != nil {
+		Digest: p.Digest, Decision: "deny-pending", Pending: p.ID, Principal: principal(), Detail: note}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Denied %s. The agent will be told a human refused it.\n", id)

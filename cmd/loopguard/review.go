@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"sort"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -14,7 +16,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
 )
 
 // reviewPoll is how often the console looks for new pending calls while it
@@ -22,29 +28,44 @@ import (
 const reviewPoll = 300 * time.Millisecond
 
 func newReviewCmd() *cobra.Command {
-	var ttl time.Duration
+	var o reviewOptions
 	cmd := &cobra.Command{
 		Use:   "review",
 		Short: "A live console on your terminal to approve or deny calls as they arrive",
-		Long: `Watch for pending calls and decide each one from your terminal. Every call is
-shown in full, exactly as it would run, with its warnings; then:
+		Long: `Watch for pending calls and decide each one from your terminal, newest
+first. Every call is shown in full, exactly as it would run, with its
+warnings; a new call rings the terminal's bell and sets its title. Then:
 
-  a  approve it once (you confirm by typing the first characters of its digest)
-  d  deny it (the agent is told a human refused it)
+  a  approve it once: type the first 4 characters of its digest and Enter
+  g  approve it and grant the narrowest rule that covers it (the rule is
+     shown first; a rule loopguard would refuse is never offered)
+  t  approve every call of the same turn, shown together (one confirmation)
+  d  deny it, with an optional reason the agent is shown
   s  skip it for now
   q  quit (also Ctrl-C or Ctrl-D)
 
-Made for wait mode ('loopguard init --wait 2m'): the agent's call is held
-until you answer here, and runs (or is refused) without a retry. In the
-default mode the agent retries the identical call after you approve.
+In the default wait mode the agent's call is held until you answer here,
+and runs (or is refused) without a retry. Only live calls are queued: a
+call whose hook is gone (its wait ended, the session ended, Esc) leaves
+the queue ('loopguard pending --all' still lists it).
 
 review talks to /dev/tty only and refuses inside an agent (CLAUDECODE set).
 Colours are used only on a terminal and never when NO_COLOR is set.`,
-		Example: "  loopguard review\n  loopguard review --ttl 2m",
+		Example: "  loopguard review\n  loopguard review --session 066fc3ad --since 10m\n  loopguard review --project . --grant-ttl 4h",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkApprovalTTL(ttl); err != nil {
+			if err := checkApprovalTTL(o.ttl); err != nil {
 				return err
+			}
+			if o.grantTTL <= 0 || o.grantTTL > MaxGrantTTL {
+				return fmt.Errorf("--grant-ttl must be between 1s and %s", MaxGrantTTL)
+			}
+			if o.filter.project != "" {
+				abs, err := filepath.Abs(o.filter.project)
+				if err != nil {
+					return err
+				}
+				o.filter.project = abs
 			}
 			tty, err := openTTY()
 			if err != nil {
@@ -61,12 +82,26 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
-			return reviewRun(ctx, tty, st, ttl)
+			return reviewRun(ctx, tty, st, o)
 		},
 	}
-	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Minute, "how long an approval stays valid")
+	cmd.Flags().DurationVar(&o.ttl, "ttl", 10*time.Minute, "how long an approval stays valid")
+	cmd.Flags().DurationVar(&o.grantTTL, "grant-ttl", time.Hour, "how long a grant minted with g stays valid")
+	cmd.Flags().StringVar(&o.filter.session, "session", "", "only calls of sessions whose id starts with this")
+	cmd.Flags().StringVar(&o.filter.project, "project", "", "only calls of this project directory")
+	cmd.Flags().DurationVar(&o.filter.since, "since", 0, "only calls seen within this long")
 	return cmd
 }
+
+type reviewOptions struct {
+	ttl, grantTTL time.Duration
+	filter        queueFilter
+}
+
+// reviewConfirmLen is how many digest characters review asks for: with the
+// key and Enter, one approval is 6 keystrokes. The confirmation is there so
+// the human looks at the call, not as a secret.
+const reviewConfirmLen = 4
 
 // palette holds the escape sequences of the console; all empty without
 // colour.
@@ -91,6 +126,8 @@ func (p palette) colourise(s string) string {
 		switch {
 		case i == 0:
 			lines[i] = p.bold + l + p.reset
+		case strings.HasPrefix(l, "!!! DANGER"):
+			lines[i] = p.red + l + p.reset
 		case strings.Contains(l, "WARNING(S)"):
 			inWarn = true
 			lines[i] = p.red + l + p.reset
@@ -174,33 +211,28 @@ func (c *console) cooked() {
 	}
 }
 
-// openCalls lists the open pending calls not yet skipped, oldest first.
-func openCalls(st *state.Store, skipped map[string]bool) ([]*state.Pending, []error) {
-	list, errs := st.ListPending()
-	var out []*state.Pending
-	for _, p := range list {
-		if p.Status == state.StatusOpen && !skipped[p.ID] {
-			out = append(out, p)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Seen.Before(out[j].Seen) })
-	return out, errs
-}
-
-func reviewRun(ctx context.Context, tty *os.File, st *state.Store, ttl time.Duration) error {
+func reviewRun(ctx context.Context, tty *os.File, st *state.Store, o reviewOptions) error {
 	c := &console{tty: tty, fd: fdOf(tty), pal: paletteFor(tty), deadlines: true}
 	defer c.cooked()
 	pal := c.pal
-	fmt.Fprintf(tty, "%sloopguard review%s: pending calls appear here as they arrive. a approve, d deny, s skip, q quit.\n", pal.bold, pal.reset)
+	titles := term.IsTerminal(c.fd) && os.Getenv("TERM") != "dumb"
+	fmt.Fprintf(tty, "%sloopguard review%s: pending calls appear here as they arrive. a approve, g approve+grant, t whole turn, d deny, s skip, q quit.\n", pal.bold, pal.reset)
 	skipped := map[string]bool{}
 	warned := map[string]bool{}
+	announced := map[string]bool{}
 	waiting := false
 	approved, denied := 0, 0
 	defer func() {
+		if titles {
+			fmt.Fprint(tty, "\x1b]2;loopguard review\a")
+		}
 		fmt.Fprintf(tty, "\nReview ended: %d approved, %d denied, %d skipped.\n", approved, denied, len(skipped))
 	}()
+	ge, _ := currentGrantEnv()
+outer:
 	for {
-		calls, errs := openCalls(st, skipped)
+		now := time.Now()
+		calls, errs := queue(st, o.filter, skipped, now)
 		for _, err := range errs {
 			if !warned[err.Error()] {
 				warned[err.Error()] = true
@@ -210,6 +242,9 @@ func reviewRun(ctx context.Context, tty *os.File, st *state.Store, ttl time.Dura
 		if len(calls) == 0 {
 			if !waiting {
 				waiting = true
+				if titles {
+					fmt.Fprint(tty, "\x1b]2;loopguard review: nothing waiting\a")
+				}
 				fmt.Fprintf(tty, "%sWaiting for calls (q to quit)...%s\n", pal.dim, pal.reset)
 			}
 			k, err := c.key(ctx, true)
@@ -223,14 +258,50 @@ func reviewRun(ctx context.Context, tty *os.File, st *state.Store, ttl time.Dura
 		}
 		waiting = false
 		p := calls[0]
-		fmt.Fprintf(tty, "\n%s", pal.colourise(renderPending(p)))
-		if len(calls) > 1 {
-			fmt.Fprintf(tty, "%s(%d more waiting)%s\n", pal.dim, len(calls)-1, pal.reset)
+		if !announced[p.ID] {
+			// A bell, and the count in the window's title, so a call is
+			// noticed from another window.
+			announced[p.ID] = true
+			fmt.Fprint(tty, "\a")
+			if titles {
+				fmt.Fprintf(tty, "\x1b]2;loopguard: %d call(s) waiting\a", len(calls))
+			}
 		}
+		fmt.Fprintf(tty, "\n%s", pal.colourise(renderPending(p)))
+		if held(p, now) {
+			fmt.Fprintf(tty, "%sHELD: the agent waits for your answer (%s left).%s\n", pal.bold, p.HeldUntil.Sub(now).Round(time.Second), pal.reset)
+		} else {
+			fmt.Fprintf(tty, "%sNot held: after an approval the agent must retry the identical call.%s\n", pal.dim, pal.reset)
+		}
+		turn := turnOf(p, calls)
+		if len(calls) > len(turn) {
+			fmt.Fprintf(tty, "%s(%d more waiting)%s\n", pal.dim, len(calls)-len(turn), pal.reset)
+		}
+		rule, ruleErr := narrowRule(p, ge)
+		keys := "[a]pprove"
+		if ruleErr == nil {
+			keys += "  [g]rant " + hooks.EscapeText(rule.String())
+		}
+		if len(turn) > 1 {
+			keys += fmt.Sprintf("  [t]urn: all %d", len(turn))
+		}
+		keys += "  [d]eny  [s]kip  [q]uit:"
+		shownIDs := idsOf(calls)
 	prompt:
 		for {
-			fmt.Fprintf(tty, "%s[a]pprove  [d]eny  [s]kip  [q]uit:%s ", pal.bold, pal.reset)
-			k, err := c.key(ctx, false)
+			fmt.Fprintf(tty, "%s%s%s ", pal.bold, keys, pal.reset)
+			k, err := c.key(ctx, true)
+			for err == nil && k == 0 {
+				// No key yet: a new call (newest first) or the end of this
+				// one's hook redraws the queue.
+				now := time.Now()
+				cur, _ := queue(st, o.filter, skipped, now)
+				if idsOf(cur) != shownIDs {
+					fmt.Fprintf(tty, "\n%sThe queue changed; redrawing.%s\n", pal.dim, pal.reset)
+					continue outer
+				}
+				k, err = c.key(ctx, true)
+			}
 			if err != nil {
 				fmt.Fprintln(tty)
 				return nil
@@ -243,15 +314,42 @@ func reviewRun(ctx context.Context, tty *os.File, st *state.Store, ttl time.Dura
 			}
 			switch k {
 			case 'a', 'A':
-				if err := approveRun(ctx, tty, st, p.ID, p.Digest, ttl, time.Now()); err != nil {
+				if err := approveRun(ctx, tty, st, p.ID, p.Digest, reviewConfirmLen, o.ttl, time.Now()); err != nil {
 					printError(tty, err)
 					continue // still open: ask again
 				}
 				approved++
-				fmt.Fprintf(tty, "%sapproved%s %s\n", pal.green, pal.reset, p.ID)
+				break prompt
+			case 'g', 'G':
+				if ruleErr != nil {
+					fmt.Fprintf(tty, "No rule is offered for this call (%v); approve it once with a.\n", ruleErr)
+					continue
+				}
+				if err := approveAndGrant(ctx, tty, st, p, rule, o, time.Now()); err != nil {
+					printError(tty, err)
+					continue
+				}
+				approved++
+				break prompt
+			case 't', 'T':
+				if len(turn) < 2 {
+					fmt.Fprintln(tty, "This call is alone in its turn; approve it with a.")
+					continue
+				}
+				n, err := approveTurn(ctx, tty, st, turn, o, time.Now())
+				approved += n
+				if err != nil {
+					printError(tty, err)
+					continue
+				}
 				break prompt
 			case 'd', 'D':
-				if err := denyRun(tty, st, p.ID, time.Now()); err != nil {
+				note, err := readLine(tty, "Reason for the agent (optional; Enter for none): ")
+				if err != nil {
+					printError(tty, err)
+					continue
+				}
+				if err := denyRun(tty, st, p.ID, note, time.Now()); err != nil {
 					printError(tty, err)
 					continue
 				}
@@ -264,10 +362,125 @@ func reviewRun(ctx context.Context, tty *os.File, st *state.Store, ttl time.Dura
 			case 'q', 'Q', 3, 4:
 				return nil
 			default:
-				fmt.Fprintln(tty, "Press a, d, s or q.")
+				fmt.Fprintln(tty, "Press a, g, t, d, s or q.")
 			}
 		}
 	}
+}
+
+// idsOf names a queue's contents, to tell when it changed.
+func idsOf(calls []*state.Pending) string {
+	var b strings.Builder
+	for _, p := range calls {
+		b.WriteString(p.ID)
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// narrowRule is the rule review offers for p: scope.Narrowest of the call
+// as the hook saw it (its cwd and project), pinned with this terminal's
+// PATH (a PATH that differs from the hook's pins another executable, and
+// the grant then covers nothing: it fails closed).
+func narrowRule(p *state.Pending, ge grantEnv) (scope.Rule, error) {
+	v, err := token.Decode(p.Descriptor)
+	if err != nil {
+		return scope.Rule{}, err
+	}
+	m, _ := v.(map[string]any)
+	in, _ := m["input"].(map[string]any)
+	if in == nil {
+		return scope.Rule{}, scope.ErrNoNarrowRule
+	}
+	env := shellparse.Env{Cwd: p.Cwd, Path: ge.path, ProjectDir: p.ProjectDir, Home: ge.home, Trusted: ge.trusted}
+	c := scope.Call{Tool: p.Tool, Input: in, Cwd: p.Cwd, ProjectDir: p.ProjectDir, Home: ge.home}
+	if p.Tool == "Bash" {
+		cmd, _ := in["command"].(string)
+		res := shellparse.Analyze(cmd, env)
+		c.Shell = &res
+	}
+	return scope.Narrowest(c, env)
+}
+
+// grantBinding is the session a grant from review binds to, and how to
+// say it: Claude Code's calls bind to their project (every session started
+// there, so a restart keeps the grant); the other agents' (codex:...,
+// gemini:...), whose hooks are not told the project, to their session.
+func grantBinding(p *state.Pending) (string, string) {
+	if p.ProjectDir != "" && filepath.IsAbs(p.ProjectDir) && !strings.Contains(p.Session, ":") {
+		return token.ProjectSession(p.ProjectDir), "every session of the project " + hooks.EscapeText(p.ProjectDir)
+	}
+	return p.Session, hooks.EscapeText(p.Session) + " only"
+}
+
+// approveAndGrant approves p once and grants rule to p's session and agent,
+// after one confirmation that covers both.
+func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rule scope.Rule, o reviewOptions, now time.Time) error {
+	expiry := now.Add(o.grantTTL).Truncate(time.Second)
+	fmt.Fprintf(tty, "\nApprove this call once and grant, as %s, until %s:\n  %s\n", principal(), expiry.Local().Format(time.Kitchen), hooks.EscapeText(rule.String()))
+	if exe := rule.Executable(); exe != "" {
+		fmt.Fprintf(tty, "      runs %s, and only while the command resolves to it\n", hooks.EscapeText(exe))
+	}
+	session, where := grantBinding(p)
+	fmt.Fprintf(tty, "session: %s\nagent:   %s\n", where, hooks.EscapeText(p.Agent))
+	h := sha256.New()
+	fmt.Fprintf(h, "loopguard approve-and-grant v1\x00%s\x00%s", p.Digest, grantDigest([]scope.Rule{rule}, session, p.Agent, o.grantTTL))
+	digest := hex.EncodeToString(h.Sum(nil))
+	fmt.Fprintf(tty, "digest:  %s\n", digest)
+	keys, seal, err := loadKeys(ctx)
+	if err != nil {
+		return err
+	}
+	if err := confirmPrefix(tty, digest, reviewConfirmLen, "approve and grant"); err != nil {
+		return err
+	}
+	a, err := mintApproval(st, keys, seal, p, o.ttl, now)
+	if err != nil {
+		return err
+	}
+	g, err := mintScoped(st, keys, seal, rule, session, p.Agent, expiry, now)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(tty, "Approved %s (grant %s) and granted %s: %s. %s\n", p.ID, a.ID(), g.ID(), hooks.EscapeText(g.Scope), afterApproval(p, now))
+	return nil
+}
+
+// approveTurn approves every call of one turn after showing them all and
+// one confirmation over all their digests; it returns how many it approved.
+func approveTurn(ctx context.Context, tty *os.File, st *state.Store, turn []*state.Pending, o reviewOptions, now time.Time) (int, error) {
+	fmt.Fprintf(tty, "\nThe %d calls of this turn (the first is shown above):\n", len(turn))
+	h := sha256.New()
+	fmt.Fprintf(h, "loopguard approve-turn v1")
+	for i, p := range turn {
+		if i > 0 {
+			fmt.Fprintf(tty, "\n--- call %d of %d ---\n%s", i+1, len(turn), renderPending(p))
+		}
+		fmt.Fprintf(h, "\x00%s", p.Digest)
+	}
+	digest := hex.EncodeToString(h.Sum(nil))
+	fmt.Fprintf(tty, "\nApprove these %d calls, each once, for %s, as %s?\ndigest:  %s\n", len(turn), o.ttl, principal(), digest)
+	keys, seal, err := loadKeys(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if err := confirmPrefix(tty, digest, reviewConfirmLen, "approve them all"); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range turn {
+		if cur, err := st.GetPending(p.ID); err != nil || cur.Status != state.StatusOpen {
+			fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; left as it is.\n", p.ID)
+			continue
+		}
+		g, err := mintApproval(st, keys, seal, p, o.ttl, now)
+		if err != nil {
+			return n, err
+		}
+		n++
+		fmt.Fprintf(tty, "Approved %s: grant %s. %s\n", p.ID, g.ID(), afterApproval(p, now))
+	}
+	return n, nil
 }
 
 func printableKey(k byte) rune {

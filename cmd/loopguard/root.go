@@ -61,7 +61,9 @@ when it carries a valid approval: an HMAC token, keyed from the OS keyring, over
 the exact call (or a narrow scope that covers it), the session and the agent.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version,
 	}
+	root.SetVersionTemplate("loopguard {{.Version}}\n")
 	root.AddCommand(
 		newPendingCmd(),
 		newShowCmd(),

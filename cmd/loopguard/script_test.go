@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 	p := scripttest.Params(t, map[string]scripttest.Cmd{
 		"private-keyring": cmdPrivateKeyring,
 		"typegrant":       cmdTypeGrant,
+		"prefix":          cmdPrefix,
 	})
 	p.Dir = dir
 	return p
@@ -68,4 +70,18 @@ func cmdTypeGrant(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	d := grantDigest(rules, session, agent, o.ttl)
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(d[:approvePrefixLen]+"\n"), 0o600))
+}
+
+// prefix NAME N VAR: set VAR to the first N characters of $NAME.
+func cmdPrefix(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: prefix NAME N VAR")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	v := ts.Getenv(args[0])
+	if len(v) < n {
+		ts.Fatalf("$%s is shorter than %d", args[0], n)
+	}
+	ts.Setenv(args[2], v[:n])
 }

@@ -123,7 +123,7 @@ func (g *Guard) Init(ctx context.Context, dir string) error {
 	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
 		return ErrNoKeyring
 	}
-	_, err := g.Run(ctx, dir, "init", "--project")
+	_, err := g.Run(ctx, dir, "init", "--project", "--wait", "0")
 	return err
 }
 

@@ -61,7 +61,7 @@ func TestSandboxConfinesApprovedCode(t *testing.T) {
 			if err := os.RemoveAll(e.path(".claude")); err != nil {
 				t.Fatal(err)
 			}
-			args := []string{"init", "--user"}
+			args := []string{"init", "--user", "--wait", "0"}
 			if !tt.sandbox {
 				args = append(args, "--no-sandbox")
 			}

@@ -1,0 +1,278 @@
+package hooks
+
+import (
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/loopguard/loopguard/token"
+)
+
+// Danger names what in a call destroys or exfiltrates: recursive deletes
+// outside the project, forced pushes, a download piped into a shell,
+// writes to a device, world-writable trees, credentials files. It is a
+// warning for the human reviewing the call, drawn from the canonical bytes
+// the digest covers; it never allows or denies anything. projectDir is the
+// call's project ("" if unknown).
+func Danger(canonical []byte, projectDir string) []string {
+	v, err := token.Decode(canonical)
+	if err != nil {
+		return nil
+	}
+	m, _ := v.(map[string]any)
+	in, _ := m["input"].(map[string]any)
+	tool, _ := m["tool"].(string)
+	var out []string
+	add := func(s string) {
+		for _, o := range out {
+			if o == s {
+				return
+			}
+		}
+		out = append(out, s)
+	}
+	for _, k := range []string{"file_path", "notebook_path", "path"} {
+		if p, ok := in[k].(string); ok {
+			if c := credential(p); c != "" {
+				add(tool + " touches a credentials file (" + c + ")")
+			}
+		}
+	}
+	if cmd, ok := in["command"].(string); ok && (tool == "Bash" || strings.Contains(strings.ToLower(tool), "shell")) {
+		for _, w := range bashDanger(cmd, projectDir) {
+			add(w)
+		}
+	}
+	return out
+}
+
+// credentialNames are the paths (a suffix of the path, after cleaning)
+// that hold secrets.
+var credentialNames = []string{".ssh/id_", ".ssh/authorized_keys", ".aws/credentials", ".aws/config", ".netrc", ".git-credentials",
+	".config/gh/hosts.yml", ".docker/config.json", ".kube/config", ".npmrc", ".pypirc", ".gnupg/", ".config/gcloud/", ".azure/", ".env"}
+
+func credential(p string) string {
+	p = filepath.ToSlash(p)
+	for _, n := range credentialNames {
+		i := strings.Index(p, n)
+		if i < 0 || (i > 0 && p[i-1] != '/' && p[i-1] != '~' && p[i-1] != '@' && p[i-1] != '=') {
+			continue
+		}
+		rest := p[i+len(n):]
+		switch {
+		case strings.HasSuffix(n, "/") || strings.HasSuffix(n, "_"):
+		case n == ".env" && rest != "" && !strings.HasPrefix(rest, ".") && !strings.HasPrefix(rest, "/"):
+			continue // .envrc, .environment: not this
+		case n != ".env" && rest != "" && !strings.HasPrefix(rest, "/"):
+			continue
+		}
+		return n
+	}
+	return ""
+}
+
+var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "python": true, "python3": true, "perl": true, "ruby": true, "node": true}
+
+// bashDanger reads every simple command of cmd, wherever it is nested.
+func bashDanger(cmd, projectDir string) []string {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.BinaryCmd:
+			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
+				if fetches(n.X) && runsInput(n.Y) {
+					out = append(out, "a download is piped into an interpreter: it runs whatever the server sends")
+				}
+			}
+		case *syntax.CallExpr:
+			out = append(out, callDanger(words(n), projectDir)...)
+		}
+		return true
+	})
+	return out
+}
+
+func words(c *syntax.CallExpr) []string {
+	var ws []string
+	for _, w := range c.Args {
+		ws = append(ws, wordText(w))
+	}
+	return ws
+}
+
+// wordText is a word with its quotes removed where they are literal, and
+// expansions kept as written.
+func wordText(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					b.WriteString(l.Value)
+				} else {
+					b.WriteString("$")
+				}
+			}
+		default:
+			b.WriteString("$")
+		}
+	}
+	return b.String()
+}
+
+func cmdName(n syntax.Node) string {
+	var name string
+	syntax.Walk(n, func(x syntax.Node) bool {
+		if name != "" {
+			return false
+		}
+		if c, ok := x.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+			name = filepath.Base(wordText(c.Args[0]))
+			return false
+		}
+		return true
+	})
+	return name
+}
+
+func fetches(n syntax.Node) bool {
+	switch cmdName(n) {
+	case "curl", "wget", "fetch", "http", "aria2c":
+		return true
+	}
+	return false
+}
+
+func runsInput(n syntax.Node) bool {
+	name := cmdName(n)
+	if name == "sudo" || name == "env" {
+		return true
+	}
+	return shells[name]
+}
+
+func callDanger(argv []string, projectDir string) []string {
+	if len(argv) == 0 {
+		return nil
+	}
+	name := filepath.Base(argv[0])
+	args := argv[1:]
+	if (name == "sudo" || name == "doas") && len(args) > 0 {
+		return callDanger(args, projectDir)
+	}
+	var out []string
+	for _, a := range args {
+		if c := credential(a); c != "" {
+			out = append(out, name+" names a credentials file ("+c+")")
+			break
+		}
+	}
+	has := func(short byte, long ...string) bool {
+		for _, a := range args {
+			if a == "--" {
+				return false
+			}
+			for _, l := range long {
+				if a == l || strings.HasPrefix(a, l+"=") {
+					return true
+				}
+			}
+			if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], short) >= 0 {
+				return true
+			}
+		}
+		return false
+	}
+	operands := func() []string {
+		var ops []string
+		dash := false
+		for _, a := range args {
+			if !dash && a == "--" {
+				dash = true
+				continue
+			}
+			if dash || !strings.HasPrefix(a, "-") {
+				ops = append(ops, a)
+			}
+		}
+		return ops
+	}
+	switch name {
+	case "rm":
+		if !has('r', "--recursive") && !has('R') {
+			break
+		}
+		for _, t := range operands() {
+			if outside(t, projectDir) {
+				out = append(out, "rm deletes recursively outside the project ("+t+")")
+				break
+			}
+		}
+	case "git":
+		if len(operands()) > 0 && operands()[0] == "push" {
+			forced := has('f', "--force", "--force-with-lease", "--force-if-includes", "--mirror", "--delete") || has('d')
+			for _, o := range operands()[1:] {
+				if strings.HasPrefix(o, "+") || strings.HasPrefix(o, ":") {
+					forced = true
+				}
+			}
+			if forced {
+				out = append(out, "git push rewrites or deletes history on the remote (--force, --delete, +ref or :ref)")
+			}
+		}
+	case "dd":
+		for _, a := range args {
+			if strings.HasPrefix(a, "of=/dev/") && a != "of=/dev/null" {
+				out = append(out, "dd writes to a device ("+strings.TrimPrefix(a, "of=")+")")
+			}
+		}
+	case "chmod":
+		recursive := has('R', "--recursive")
+		for _, a := range operands() {
+			if a == "777" || a == "0777" || a == "a+rwx" || a == "o+w" || a == "a+w" {
+				if recursive {
+					out = append(out, "chmod -R "+a+" makes a whole tree writable by everyone")
+				} else {
+					out = append(out, "chmod "+a+" makes files writable by everyone")
+				}
+				break
+			}
+		}
+	case "mkfs", "mkfs.ext4", "mkfs.xfs", "mkfs.vfat", "wipefs", "shred":
+		out = append(out, name+" destroys data")
+	}
+	return out
+}
+
+// outside reports whether a path operand of rm may lie outside the
+// project: absolute or home-relative paths not under it, parent
+// references, expansions and bare globs of the root or home.
+func outside(t, projectDir string) bool {
+	switch {
+	case t == "" || strings.Contains(t, "$"):
+		return true
+	case strings.HasPrefix(t, "~"):
+		return true
+	case strings.Contains("/"+filepath.ToSlash(t)+"/", "/../"):
+		return true
+	case filepath.IsAbs(t):
+		if projectDir == "" {
+			return true
+		}
+		rel, err := filepath.Rel(filepath.Clean(projectDir), filepath.Clean(t))
+		return err != nil || rel == "." || strings.HasPrefix(rel, "..")
+	case t == "." || t == "*" || t == "./*":
+		return false
+	}
+	return false
+}

@@ -1,0 +1,127 @@
+package hooks
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/state"
+)
+
+// The first line of the model's message says the call is held for a human
+// and what the human runs; Claude Code hides the lines after it.
+func TestHeldFirstLine(t *testing.T) {
+	h := newHarness(t)
+	d := h.decide(h.fixture("pretooluse-bash.json"))
+	expect(t, "no grant", d, Deny, ReasonNoGrant)
+	first, rest, _ := strings.Cut(d.Message, "\n")
+	for _, want := range []string{"loopguard: no_grant: held for a human", "loopguard review", "loopguard approve " + d.Pending, "retry the identical call"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first line lacks %q: %q", want, first)
+		}
+	}
+	if !strings.HasPrefix(rest, "Why: no approval covers this call.") {
+		t.Errorf("the second line does not say why: %q", d.Message)
+	}
+	p, err := h.store.GetPending(d.Pending)
+	if err != nil || !p.HeldUntil.IsZero() {
+		t.Errorf("a call no hook waits for is recorded as held: %v %v", err, p)
+	}
+}
+
+// A held call is recorded as held (until when, by which process); when the
+// wait ends with no decision the model is told not to retry at once.
+func TestWaitEnded(t *testing.T) {
+	h := newHarness(t)
+	e := h.eng()
+	e.Wait = 300 * time.Millisecond
+	e.PollInterval = 10 * time.Millisecond
+	seen := make(chan *state.Pending, 1)
+	go func() {
+		for {
+			if list, _ := h.store.ListPending(); len(list) > 0 {
+				seen <- list[0]
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	d := e.Decide(context.Background(), h.call(h.fixture("pretooluse-bash.json")))
+	expect(t, "wait ended", d, Deny, ReasonNoGrant)
+	first, _, _ := strings.Cut(d.Message, "\n")
+	for _, want := range []string{"loopguard: no_grant: held for a human's approval for", "nobody decided", "Do not retry it at once", "loopguard review"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first line lacks %q: %q", want, first)
+		}
+	}
+	p := <-seen
+	if p.HolderPID == 0 || p.HeldUntil.Before(start) || p.HeldUntil.After(start.Add(time.Second)) {
+		t.Errorf("the held record: pid %d, until %v (start %v)", p.HolderPID, p.HeldUntil, start)
+	}
+	// Control: without a wait the record is not held.
+	d = h.decide(h.fixture("pretooluse-write.json"))
+	if p, _ := h.store.GetPending(d.Pending); p == nil || !p.HeldUntil.IsZero() {
+		t.Errorf("an unheld call recorded as held: %+v", p)
+	}
+}
+
+// The human's refusal note reaches the model escaped and bounded; without a
+// note the refusal says only that.
+func TestRefusalNote(t *testing.T) {
+	h := newHarness(t)
+	call := h.fixture("pretooluse-bash.json")
+	d := h.decide(call)
+	note := "use make test\x1b[2J instead" + strings.Repeat("x", 2*MaxNote)
+	if err := h.store.Refuse(d.Pending, "alice", note, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	d = h.decide(call)
+	expect(t, "refused", d, Deny, ReasonDeniedByHuman)
+	if !strings.Contains(d.Message, `saying: "use make test\x1b[2J instead`) || strings.Contains(d.Message, "\x1b") || len(d.Message) > 2*MaxNote {
+		t.Errorf("the note as the model sees it: %q", d.Message)
+	}
+	d2 := h.decide(h.fixture("pretooluse-write.json"))
+	if err := h.store.Refuse(d2.Pending, "alice", "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if d2 = h.decide(h.fixture("pretooluse-write.json")); strings.Contains(d2.Message, "saying") || !strings.Contains(d2.Message, "Do not retry it") {
+		t.Errorf("a refusal without a note: %q", d2.Message)
+	}
+}
+
+// Each hook decision in the audit log carries the call in one escaped line
+// and the pending id: the log answers "what ran?".
+func TestAuditSummary(t *testing.T) {
+	h := newHarness(t)
+	call := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "echo \x1b[31mred > out.txt" })
+	d := h.decide(call)
+	var got []audit.Entry
+	if err := audit.Open(filepath.Join(h.store.Dir, "audit")).Read(func(_ []byte, e audit.Entry) error {
+		got = append(got, e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	last := got[len(got)-1]
+	if last.Summary != `Bash echo \x1b[31mred > out.txt` || last.Pending != d.Pending || d.Pending == "" {
+		t.Errorf("audit entry: summary %q, pending %q (want %q)", last.Summary, last.Pending, d.Pending)
+	}
+}
+
+// approved_call_changed names the call that was approved.
+func TestCallChangedNamesTheApproved(t *testing.T) {
+	h := newHarness(t)
+	call := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "echo one" })
+	d := h.decide(call)
+	h.approve(d)
+	changed := with(call, func(m map[string]any) { input(m)["command"] = "echo two" })
+	got := h.decide(changed)
+	expect(t, "changed", got, Deny, ReasonCallChanged)
+	if !strings.Contains(got.Message, "(Bash echo one, pending "+d.Pending+")") {
+		t.Errorf("the approved call is not named: %q", got.Message)
+	}
+}
