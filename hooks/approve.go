@@ -21,6 +21,11 @@ const ConfirmPrefixLen = 8
 // digest is recomputed from the canonical bytes the human was shown, so what
 // is approved is what was rendered, whatever else the record says.
 func Approve(st *state.Store, keys *token.Keys, p *state.Pending, principal string, ttl time.Duration, now time.Time) (*token.Grant, error) {
+	return ApproveWith(st, keys.Mint, p, principal, ttl, now)
+}
+
+// ApproveWith is Approve with the MAC made by mint (a Vault Transit key).
+func ApproveWith(st *state.Store, mint func(token.Grant, time.Time) (token.Grant, error), p *state.Pending, principal string, ttl time.Duration, now time.Time) (*token.Grant, error) {
 	if ttl <= 0 || ttl > MaxApprovalTTL {
 		return nil, fmt.Errorf("approval ttl must be between 1s and %s", MaxApprovalTTL)
 	}
@@ -30,7 +35,7 @@ func Approve(st *state.Store, keys *token.Keys, p *state.Pending, principal stri
 	if p.Session == "" || p.Agent == "" || p.Tool == "" {
 		return nil, errors.New("pending record lacks its session, agent or tool")
 	}
-	g, err := keys.Mint(token.Grant{
+	g, err := mint(token.Grant{
 		Principal: principal, Agent: p.Agent, Session: p.Session, Tool: p.Tool,
 		ArgHash: p.Digest, Scope: token.ScopeCall, Expiry: now.Add(ttl),
 	}, now)

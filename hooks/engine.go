@@ -90,11 +90,50 @@ type Engine struct {
 	Wait time.Duration
 	// PollInterval is how often a waiting hook looks for a decision.
 	PollInterval time.Duration
+	// Custody, when set, keeps the key elsewhere (Vault): it verifies grants
+	// in place of LoadKey's key, and claims single-use grants across
+	// machines.
+	Custody Custody
 
 	keyOnce sync.Once
 	keys    *token.Keys
 	sealKey []byte
 	errKey  error
+}
+
+// Custody is a key that is not on this machine (backend/vault). Its
+// failures to answer carry a reason code (an error with a Reason() string
+// method); the engine denies with it.
+type Custody interface {
+	Verify(ctx context.Context, g *token.Grant, call token.Call, now time.Time) error
+	// Claim marks the single-use grant g used; an error that is
+	// state.ErrClaimed when a hook anywhere already did.
+	Claim(ctx context.Context, g *token.Grant) error
+}
+
+// verifier returns what checks grants: the custody, or the keyring's key.
+func (e *Engine) verifier(ctx context.Context) (func(*token.Grant, token.Call, time.Time) error, error) {
+	if e.Custody != nil {
+		return func(g *token.Grant, call token.Call, now time.Time) error {
+			return e.Custody.Verify(ctx, g, call, now)
+		}, nil
+	}
+	keys, err := e.loadKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return keys.Verify, nil
+}
+
+// custodyFailure is the deny for a custody that gave no answer, or nil
+// when err is about the grant itself.
+func (e *Engine) custodyFailure(err error) *Decision {
+	var r interface{ Reason() string }
+	if errors.As(err, &r) && r.Reason() != "" {
+		d := e.fail(r.Reason(), err)
+		return &d
+	}
+	return nil
 }
 
 func (e *Engine) now() time.Time {
@@ -193,6 +232,10 @@ func (e *Engine) fail(reason string, err error) Decision {
 		msg += ". The call is blocked until the key can be read; the user should run `loopguard doctor` in their terminal."
 	case ReasonInternal:
 		msg += ". The call is blocked; the user should run `loopguard doctor`."
+	default:
+		if strings.HasPrefix(reason, "vault_") {
+			msg += ". The call is blocked until Vault answers; the user should run `loopguard doctor`."
+		}
 	}
 	return Decision{Behavior: Deny, Reason: reason, Message: msg}
 }
@@ -314,15 +357,31 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 	if gf.Err != nil {
 		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: the grant file for this call is corrupt; the user should revoke it and approve again"}, true
 	}
-	keys, err := e.loadKeys(ctx)
+	verify, err := e.verifier(ctx)
 	if err != nil {
 		return e.fail(ReasonKeyring, err), true
 	}
-	switch err := keys.Verify(gf.Grant, token.Call{Session: session, Agent: agent, Tool: tool, Digest: d.digest}, e.now()); {
+	err = verify(gf.Grant, token.Call{Session: session, Agent: agent, Tool: tool, Digest: d.digest}, e.now())
+	if f := e.custodyFailure(err); f != nil {
+		return *f, true
+	}
+	switch {
 	case errors.Is(err, token.ErrExpired):
 		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: the approval for this call expired at "+gf.Grant.Expiry.Format(time.RFC3339)), true
 	case err != nil:
 		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: the grant for this call does not verify (" + err.Error() + "); it was tampered with or minted under another key"}, true
+	}
+	if e.Custody != nil {
+		// Single use across every machine first; then this machine's record.
+		switch err := e.Custody.Claim(ctx, gf.Grant); {
+		case errors.Is(err, state.ErrClaimed):
+			return e.pending(ctx, c, d, ReasonConsumed, "loopguard: approval_consumed: the approval for this exact call was already used, on this machine or another (approvals are single-use)"), true
+		case err != nil:
+			if f := e.custodyFailure(err); f != nil {
+				return *f, true
+			}
+			return e.fail(ReasonInternal, err), true
+		}
 	}
 	switch err := e.Store.ClaimExact(session, agent, tool, d.digest); {
 	case errors.Is(err, state.ErrClaimed):
@@ -341,12 +400,15 @@ func (e *Engine) justConsumed(ctx context.Context, c *Call, d *described) (Decis
 	if err != nil || e.now().Sub(at) > 2*time.Minute {
 		return Decision{}, false
 	}
-	keys, err := e.loadKeys(ctx)
+	verify, err := e.verifier(ctx)
 	if err != nil {
 		return e.fail(ReasonKeyring, err), true
 	}
 	// The grant may have expired since it was consumed; check it as of then.
-	if err := keys.Verify(gf.Grant, token.Call{Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, Digest: d.digest}, at); err != nil {
+	if err := verify(gf.Grant, token.Call{Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, Digest: d.digest}, at); err != nil {
+		if f := e.custodyFailure(err); f != nil {
+			return *f, true
+		}
 		return Decision{}, false
 	}
 	return Decision{Behavior: Allow, Reason: ReasonExactGrant, Grant: gf.Grant.ID(), Principal: gf.Grant.Principal,
@@ -385,11 +447,15 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 			refused, refusedWhy = g, err
 			continue
 		}
-		keys, err := e.loadKeys(ctx)
+		verify, err := e.verifier(ctx)
 		if err != nil {
 			return e.fail(ReasonKeyring, err), true
 		}
-		switch err := keys.Verify(g, token.Call{Session: c.SessionID, Agent: agent, Tool: g.Tool}, e.now()); {
+		err = verify(g, token.Call{Session: c.SessionID, Agent: agent, Tool: g.Tool}, e.now())
+		if f := e.custodyFailure(err); f != nil {
+			return *f, true
+		}
+		switch {
 		case err == nil:
 			return e.allowed(c, d, ReasonScopedGrant, g, "granted by "+g.Principal+" as "+g.Scope), true
 		case errors.Is(err, token.ErrExpired):

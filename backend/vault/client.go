@@ -64,6 +64,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.kind }
 
+// Reason is the failure's reason code (see Reason); callers that do not
+// import this package find it through an interface.
+func (e *Error) Reason() string { return Reason(e) }
+
 // Reason is the reason code of a failure to get an answer from Vault, or
 // "" when err is not one (a MAC that does not verify is no Vault failure).
 func Reason(err error) string {
@@ -74,7 +78,7 @@ func Reason(err error) string {
 		return ReasonDenied
 	case errors.Is(err, ErrTimeout):
 		return ReasonTimeout
-	case errors.Is(err, ErrUnavailable):
+	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrNotFound), errors.Is(err, ErrCASMismatch):
 		return ReasonUnavailable
 	}
 	return ""
