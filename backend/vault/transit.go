@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -152,6 +153,43 @@ func (t *Transit) Verify(ctx context.Context, g *token.Grant, call token.Call, n
 	}
 	if !now.Before(g.Expiry) {
 		return token.ErrExpired
+	}
+	return nil
+}
+
+// probeInput is what the probes below MAC: never a grant's message (those
+// start with the token package's label).
+var probeInput = base64.StdEncoding.EncodeToString([]byte("loopguard doctor probe: not a grant"))
+
+// CanMint asks Vault to MAC a probe with the key: true when it did (this
+// token could mint grants), false when Vault refused with 403. Any other
+// answer is an error.
+func (t *Transit) CanMint(ctx context.Context) (bool, error) {
+	err := t.C.Do(ctx, http.MethodPost, t.path("hmac"), map[string]any{"input": probeInput, "algorithm": "sha2-256"}, nil)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrDenied):
+		return false, nil
+	}
+	return false, err
+}
+
+// CanVerify checks that the token may call transit/verify with the key (a
+// probe MAC that Vault answers as not valid).
+func (t *Transit) CanVerify(ctx context.Context) error {
+	var out struct {
+		Data struct {
+			Valid *bool `json:"valid"`
+		} `json:"data"`
+	}
+	body := map[string]any{"input": probeInput, "algorithm": "sha2-256",
+		"hmac": "vault:v1:" + base64.StdEncoding.EncodeToString(make([]byte, sha256.Size))}
+	if err := t.C.Do(ctx, http.MethodPost, t.path("verify"), body, &out); err != nil {
+		return err
+	}
+	if out.Data.Valid == nil || *out.Data.Valid {
+		return fmt.Errorf("vault transit/verify gave an unexpected answer to the probe")
 	}
 	return nil
 }

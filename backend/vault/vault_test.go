@@ -130,8 +130,18 @@ func TestAgentTokenCannotMint(t *testing.T) {
 	if _, err := agent.LatestVersion(ctx(t)); !errors.Is(err, vault.ErrDenied) {
 		t.Fatalf("agent reads the key: %v, want 403", err)
 	}
-	// Control: the approver's token mints.
+	// The probe doctor runs says the same.
+	if can, err := agent.CanMint(ctx(t)); can || err != nil {
+		t.Fatalf("agent CanMint = %v, %v", can, err)
+	}
+	if err := agent.CanVerify(ctx(t)); err != nil {
+		t.Fatalf("agent CanVerify: %v", err)
+	}
+	// Control: the approver's token mints, and the probe says so.
 	alice := transit(s.AddApprover(t, "alice"))
+	if can, err := alice.CanMint(ctx(t)); !can || err != nil {
+		t.Fatalf("approver CanMint = %v, %v", can, err)
+	}
 	if _, err := alice.Mint(ctx(t), exactGrant("vault:userpass-alice", now), now); err != nil {
 		t.Fatalf("approver mint: %v", err)
 	}

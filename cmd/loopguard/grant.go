@@ -191,12 +191,13 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 	if err := confirmPrefix(tty, digest, approvePrefixLen, "grant"); err != nil {
 		return err
 	}
-	keys, seal, err := loadKeys(ctx)
+	m, err := loadMinter(ctx)
 	if err != nil {
 		return err
 	}
+	seal := m.seal
 	for _, r := range rules {
-		g, err := keys.Mint(token.Grant{Principal: principal(), Agent: agent, Session: session,
+		g, err := m.mint(token.Grant{Principal: m.principal, Agent: agent, Session: session,
 			Tool: r.Tool(), ArgHash: token.Any, Scope: r.String(), Expiry: expiry}, now)
 		if err != nil {
 			return err

@@ -231,15 +231,15 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 	if cur, err := st.GetPending(id); err != nil || cur.Digest != p.Digest || !bytes.Equal(cur.Descriptor, p.Descriptor) {
 		return withHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", id), "review it again: loopguard show "+id)
 	}
-	keys, seal, err := loadKeys(ctx)
+	m, err := loadMinter(ctx)
 	if err != nil {
 		return err
 	}
-	g, err := hooks.Approve(st, keys, p, principal(), ttl, now)
+	g, err := hooks.ApproveWith(st, m.mint, p, m.principal, ttl, now)
 	if err != nil {
 		return err
 	}
-	if err := record(st, seal, audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
+	if err := record(st, m.seal, audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
 		Digest: p.Digest, Decision: "approve", Grant: g.ID(), Pending: p.ID, Principal: g.Principal}); err != nil {
 		return err
 	}
