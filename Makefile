@@ -2,7 +2,9 @@
 #
 #   make build   bin/loopguard, static (CGO_ENABLED=0: no dynamic loader on the
 #                hook path), version from `git describe --always --dirty`
-#   make deps    install the Debian packages the tests need, only if missing
+#   make deps    install the Debian packages the tests need, only if missing,
+#                and build the pinned Vault server the Vault-backend tests run
+#                (scripts/vault: ~15 minutes once, then reused from .cache/vault)
 #   make test    deps, then the whole suite with -race inside scripts/with-keyring
 #                (a throwaway D-Bus session bus and an unlocked gnome-keyring);
 #                the keyring package's real-keyring tests must run, not skip
@@ -27,11 +29,12 @@ build:
 
 deps:
 	scripts/deps
+	scripts/vault
 
 # LOOPGUARD_REQUIRE_REAL_KEYRING=1 turns a skipped real-keyring test into a
-# failure.
+# failure, LOOPGUARD_REQUIRE_VAULT=1 a skipped real-Vault test.
 test: deps
-	LOOPGUARD_REQUIRE_REAL_KEYRING=1 scripts/with-keyring $(GO) test -race -count=1 ./...
+	LOOPGUARD_REQUIRE_REAL_KEYRING=1 LOOPGUARD_REQUIRE_VAULT=1 scripts/with-keyring $(GO) test -race -count=1 ./...
 	@echo "end-to-end tests ran against Claude Code $$(.cache/claude-code/node_modules/.bin/claude --version 2>/dev/null || echo '(not installed: see the e2e test output)')"
 
 lint:
