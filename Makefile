@@ -63,6 +63,8 @@ bench: deps build
 	  $(GO) test -run '^$$' -bench . -benchtime 1s ./bench/; \
 	  $(GO) test -run '^$$' -bench 'Analyze2KB$$' ./shellparse/; \
 	  $(GO) test -run '^$$' -bench 'Append$$' -benchtime 2000x ./audit/; \
+	  LOOPGUARD_REQUIRE_VAULT=1 $(GO) test -run '^$$' -bench 'DecideScoped' -benchtime 300x ./hooks/; \
+	  LOOPGUARD_REQUIRE_VAULT=1 $(GO) test -run '^$$' -bench . -benchtime 1000x ./backend/vault/; \
 	  echo '```'; } | tee -a .cache/bench/results.md
 
 demo: build

@@ -192,3 +192,47 @@ func TestVaultFailuresDeny(t *testing.T) {
 		})
 	}
 }
+
+// The hook's decision for a call a scoped grant covers, with the grant
+// verified by the keyring key (in process) or by Vault's transit/verify on
+// loopback (one HTTP round trip on a kept-alive connection).
+func BenchmarkDecideScoped(b *testing.B) {
+	for _, backend := range []string{"keyring", "vault"} {
+		b.Run(backend, func(b *testing.B) {
+			var v *vaultHarness
+			h := newHarnessTB(b)
+			var e *Engine
+			call := h.fixture("pretooluse-bash.json")
+			session := call["session_id"].(string)
+			ls := with(call, func(m map[string]any) { input(m)["command"] = "ls -la" })
+			if backend == "vault" {
+				s := vaulttest.Start(b)
+				alice := s.AddApprover(b, "alice")
+				v = &vaultHarness{harness: h, srv: s, agent: s.AgentToken(b, "agent-a"),
+					alice: &vault.Transit{C: alice, Mount: "transit", Key: "loopguard"}}
+				g, err := v.mint(token.Grant{Principal: "vault:userpass-alice", Agent: token.MainAgent, Session: session,
+					Tool: "Bash", ArgHash: token.Any, Scope: "Bash(ls *)", Expiry: h.now.Add(time.Hour)}, h.now)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := h.store.PutGrant(&g, state.GrantRecord{}); err != nil {
+					b.Fatal(err)
+				}
+				e = v.engine()
+			} else {
+				h.grantScope("Bash(ls *)", session, token.MainAgent)
+				e = h.eng()
+			}
+			c := h.call(ls)
+			if d := e.Decide(context.Background(), c); d.Behavior != Allow {
+				b.Fatalf("control: %+v", d)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if d := e.Decide(context.Background(), c); d.Behavior != Allow {
+					b.Fatalf("%+v", d)
+				}
+			}
+		})
+	}
+}

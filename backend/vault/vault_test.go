@@ -325,3 +325,35 @@ func TestNewClientRefusesBadAddress(t *testing.T) {
 		t.Errorf("control: %v", err)
 	}
 }
+
+// One grant check: the keyring key in process, and transit/verify on a
+// loopback Vault with the agent's token (kept-alive connection).
+func BenchmarkVerify(b *testing.B) {
+	now := time.Now()
+	b.Run("keyring", func(b *testing.B) {
+		k, _ := token.NewKeys(make([]byte, token.MasterKeySize))
+		g, err := k.Mint(exactGrant("alice", now), now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := k.Verify(&g, call, now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("vault", func(b *testing.B) {
+		s := vaulttest.Start(b)
+		alice := transit(s.AddApprover(b, "alice"))
+		g, err := alice.Mint(context.Background(), exactGrant("vault:userpass-alice", now), now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		agent := transit(s.AgentToken(b, "agent-a"))
+		for b.Loop() {
+			if err := agent.Verify(context.Background(), &g, call, now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
