@@ -109,6 +109,40 @@ type Custody interface {
 	// Claim marks the single-use grant g used; an error that is
 	// state.ErrClaimed when a hook anywhere already did.
 	Claim(ctx context.Context, g *token.Grant) error
+	// Publish shows a pending call to approvers on other machines.
+	Publish(ctx context.Context, p *state.Pending) error
+	// Fetch returns an approver's answer for pending id: a grant token, or
+	// who refused the call; both "" when there is none yet.
+	Fetch(ctx context.Context, id string) (tok, deniedBy string, err error)
+}
+
+// fetchApproval brings an approval made on another machine into the store:
+// the grant file ExactGrant then finds, or the refusal pending() reports.
+// Only a token for this very call is taken; anything else is as if absent.
+func (e *Engine) fetchApproval(ctx context.Context, c *Call, d *described) (state.GrantFile, error) {
+	session, agent, tool := c.SessionID, c.Agent(), c.ToolName
+	if e.Store.Consumed(session, agent, tool, d.digest) {
+		return state.GrantFile{}, state.ErrNotFound
+	}
+	id := state.PendingID(session, agent, tool, d.digest)
+	tok, deniedBy, err := e.Custody.Fetch(ctx, id)
+	if err != nil {
+		return state.GrantFile{}, err
+	}
+	if deniedBy != "" {
+		if p, err := e.Store.GetPending(id); err == nil && p.Status != state.StatusDenied {
+			_ = e.Store.Decide(id, state.StatusDenied, deniedBy, "", e.now())
+		}
+		return state.GrantFile{}, state.ErrNotFound
+	}
+	g, err := token.Parse(tok)
+	if tok == "" || err != nil || !g.Exact() || g.Session != session || g.Agent != agent || g.Tool != tool || g.ArgHash != d.digest {
+		return state.GrantFile{}, state.ErrNotFound
+	}
+	if _, err := e.Store.PutGrant(g, state.GrantRecord{Pending: id, CallDigest: d.callDigest, AgentType: c.AgentType, Created: e.now().UTC()}); err != nil {
+		return state.GrantFile{}, err
+	}
+	return e.Store.ExactGrant(session, agent, tool, d.digest)
 }
 
 // verifier returns what checks grants: the custody, or the keyring's key.
@@ -348,6 +382,13 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bool) {
 	session, agent, tool := c.SessionID, c.Agent(), c.ToolName
 	gf, err := e.Store.ExactGrant(session, agent, tool, d.digest)
+	if errors.Is(err, state.ErrNotFound) && e.Custody != nil {
+		// Approved on another machine?
+		gf, err = e.fetchApproval(ctx, c, d)
+		if f := e.custodyFailure(err); f != nil {
+			return *f, true
+		}
+	}
 	if errors.Is(err, state.ErrNotFound) {
 		return Decision{}, false
 	}
@@ -523,6 +564,15 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		}
 	}
 	_ = e.Store.NoteSession(e.projectDir(c), c.SessionID, now)
+	if e.Custody != nil && p.Status != state.StatusDenied {
+		// Approvers on other machines see it through Vault.
+		if err := e.Custody.Publish(ctx, p); err != nil {
+			if f := e.custodyFailure(err); f != nil {
+				return *f
+			}
+			return e.fail(ReasonInternal, fmt.Errorf("failed to publish the pending call: %w", err))
+		}
+	}
 	if p.Status == state.StatusDenied {
 		return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: id,
 			Message: "loopguard: denied_by_human: " + p.DecidedBy + " refused this exact call (" + id + "). Do not retry it."}
@@ -556,6 +606,12 @@ func (e *Engine) wait(ctx context.Context, c *Call, d *described, id string) (De
 		case <-ctx.Done():
 			return Decision{}, false
 		case <-t.C:
+		}
+		if e.Custody != nil {
+			// An approval made on another machine arrives through Vault.
+			if dec, found := e.exact(ctx, c, d); found {
+				return dec, true
+			}
 		}
 		p, err := e.Store.GetPending(id)
 		if err != nil {

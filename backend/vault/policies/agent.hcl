@@ -18,6 +18,16 @@ path "secret/data/loopguard/claims/*" {
   capabilities = ["create", "update"]
 }
 
+# Publish a call waiting for a human, for approvers on other machines.
+path "secret/data/loopguard/pending/*" {
+  capabilities = ["create", "update"]
+}
+
+# Read the approver's answer for a waiting call (a grant token, or a refusal).
+path "secret/data/loopguard/approvals/*" {
+  capabilities = ["read"]
+}
+
 # Who am I (doctor, and the audit log's record of which agent token asked).
 path "auth/token/lookup-self" {
   capabilities = ["read"]
