@@ -78,6 +78,7 @@ the exact call (or a narrow scope that covers it), the session and the agent.`,
 		newDoctorCmd(),
 		newKeyCmd(),
 		newReviewCmd(),
+		newTeamCmd(),
 		newCompletionCmd(),
 		newCheckCmd(),
 	)
