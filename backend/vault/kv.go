@@ -17,11 +17,15 @@ type KV struct {
 
 func (k *KV) data(path string) (string, error) {
 	for _, seg := range strings.Split(path, "/") {
-		if seg == "" || seg == "." || seg == ".." || strings.ContainsAny(seg, "?#%\\") {
+		if seg == "" || strings.Trim(seg, ".") == "" || strings.IndexFunc(seg, notPathChar) >= 0 {
 			return "", fmt.Errorf("bad kv path %q", path)
 		}
 	}
 	return k.Mount + "/data/" + k.Prefix + "/" + path, nil
+}
+
+func notPathChar(r rune) bool {
+	return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '-' && r != '_' && r != '.'
 }
 
 // Create writes data at path only if nothing was ever written there (KV v2

@@ -357,3 +357,20 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	})
 }
+
+// Paths built from ids a person typed or a record named stay under the
+// prefix: no traversal, no query, no encoded bytes (checked before any
+// request, so no server is needed).
+func TestKVPathRefused(t *testing.T) {
+	c, _ := vault.NewClient("http://127.0.0.1:1", "t")
+	kv := &vault.KV{C: c, Mount: "secret", Prefix: "loopguard"}
+	for _, id := range []string{"", "..", "a/../../sys", "a?list=true", "a#b", "a%2f", "a b", "a\\b", "é"} {
+		if _, err := kv.Get(context.Background(), "pending/"+id); err == nil || vault.Reason(err) != "" {
+			t.Errorf("%q: %v, want a refusal before any request", id, err)
+		}
+	}
+	// Control: a real id reaches the (absent) server.
+	if _, err := kv.Get(context.Background(), "pending/k3v9x2abqw7dn4ygh5mse6ct"); vault.Reason(err) != vault.ReasonUnavailable {
+		t.Errorf("control: %v", err)
+	}
+}
