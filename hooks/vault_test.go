@@ -11,6 +11,8 @@ import (
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -66,6 +68,27 @@ func (v *vaultHarness) approveVault(d Decision, mint func(token.Grant, time.Time
 	return g
 }
 
+// vaultScope plays alice granting rule (pinned as grant pins it), minted
+// by Vault.
+func (v *vaultHarness) vaultScope(t testing.TB, rule, session string) {
+	t.Helper()
+	r, err := scope.Parse(rule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = r.Pin(shellparse.Env{Cwd: v.project, Path: v.bin, ProjectDir: v.project, Trusted: []string{v.bin}, Home: v.eng().Env.Home}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := v.mint(token.Grant{Principal: "vault:userpass-alice", Agent: token.MainAgent, Session: session,
+		Tool: r.Tool(), ArgHash: token.Any, Scope: r.String(), Expiry: v.now.Add(time.Hour)}, v.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.store.PutGrant(&g, state.GrantRecord{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (v *vaultHarness) decideVault(payload map[string]any) Decision {
 	v.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -119,14 +142,7 @@ func TestVaultScopedGrant(t *testing.T) {
 	session := call["session_id"].(string)
 	ls := with(call, func(m map[string]any) { input(m)["command"] = "ls -la" })
 	expect(t, "before the grant", v.decideVault(ls), Deny, ReasonNoGrant)
-	g, err := v.mint(token.Grant{Principal: "vault:userpass-alice", Agent: token.MainAgent, Session: session,
-		Tool: "Bash", ArgHash: token.Any, Scope: "Bash(ls *)", Expiry: v.now.Add(time.Hour)}, v.now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := v.store.PutGrant(&g, state.GrantRecord{}); err != nil {
-		t.Fatal(err)
-	}
+	v.vaultScope(t, "Bash(ls *)", session)
 	expect(t, "granted ls", v.decideVault(ls), Allow, ReasonScopedGrant)
 	expect(t, "ls twice (scoped grants are not single-use)", v.decideVault(ls), Allow, ReasonScopedGrant)
 	rm := with(call, func(m map[string]any) { input(m)["command"] = "rm -rf x" })
@@ -144,20 +160,22 @@ func TestVaultFailuresDeny(t *testing.T) {
 		e := v.engine()
 		e.Wait = 20 * time.Second
 		e.PollInterval = 20 * time.Millisecond
+		done := make(chan struct{})
+		defer func() { <-done }()
 		go func() {
-			var id string
-			for id == "" {
+			defer close(done)
+			var list []*state.Pending
+			for len(list) == 0 {
 				time.Sleep(20 * time.Millisecond)
-				if list, _ := v.store.ListPending(); len(list) > 0 {
-					id = list[0].ID
-				}
+				list, _ = v.store.ListPending()
 			}
-			// alice approves; Vault goes down before the hook sees it.
-			v.approveVault(Decision{Pending: id}, func(g token.Grant, now time.Time) (token.Grant, error) {
+			// alice approves; Vault goes down as the grant is minted, before
+			// the hook can verify it (the hook may see Vault gone first).
+			_, _ = ApproveWith(v.store, func(g token.Grant, now time.Time) (token.Grant, error) {
 				g, err := v.mint(g, now)
 				v.srv.Stop()
 				return g, err
-			})
+			}, list[0], "vault:userpass-alice", 10*time.Minute, time.Now())
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -210,14 +228,7 @@ func BenchmarkDecideScoped(b *testing.B) {
 				alice := s.AddApprover(b, "alice")
 				v = &vaultHarness{harness: h, srv: s, agent: s.AgentToken(b, "agent-a"),
 					alice: &vault.Transit{C: alice, Mount: "transit", Key: "loopguard"}}
-				g, err := v.mint(token.Grant{Principal: "vault:userpass-alice", Agent: token.MainAgent, Session: session,
-					Tool: "Bash", ArgHash: token.Any, Scope: "Bash(ls *)", Expiry: h.now.Add(time.Hour)}, h.now)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := h.store.PutGrant(&g, state.GrantRecord{}); err != nil {
-					b.Fatal(err)
-				}
+				v.vaultScope(b, "Bash(ls *)", session)
 				e = v.engine()
 			} else {
 				h.grantScope("Bash(ls *)", session, token.MainAgent)
@@ -303,7 +314,7 @@ func TestVaultApprovalFromAnotherMachine(t *testing.T) {
 	// The agent's own token cannot write an approval.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := custodyFor(v.agent).Decide(ctx, d.Pending, "lg1.x.y", "vault:agent", time.Now()); vault.Reason(err) != vault.ReasonDenied {
+	if err := custodyFor(v.agent).Decide(ctx, "k3v9x2abqw7dn4ygh5mse6ct", "lg1.x.y", "vault:agent", time.Now()); vault.Reason(err) != vault.ReasonDenied {
 		t.Errorf("agent writes an approval: %v", err)
 	}
 
