@@ -4,7 +4,9 @@
 #                hook path), version from `git describe --always --dirty`
 #   make install go install ./cmd/loopguard (static, with the version) into
 #                $(go env GOBIN) or ~/go/bin: the path init then registers
-#   make deps    install the Debian packages the tests need, only if missing
+#   make deps    install the Debian packages the tests need, only if missing,
+#                and build the pinned Vault server the Vault-backend tests run
+#                (scripts/vault: ~15 minutes once, then reused from .cache/vault)
 #   make test    deps, then the whole suite with -race inside scripts/with-keyring
 #                (a throwaway D-Bus session bus and an unlocked gnome-keyring);
 #                the keyring package's real-keyring tests must run, not skip
@@ -32,11 +34,12 @@ install:
 
 deps:
 	scripts/deps
+	scripts/vault
 
 # LOOPGUARD_REQUIRE_REAL_KEYRING=1 turns a skipped real-keyring test into a
-# failure.
+# failure, LOOPGUARD_REQUIRE_VAULT=1 a skipped real-Vault test.
 test: deps
-	LOOPGUARD_REQUIRE_REAL_KEYRING=1 scripts/with-keyring $(GO) test -race -count=1 ./...
+	LOOPGUARD_REQUIRE_REAL_KEYRING=1 LOOPGUARD_REQUIRE_VAULT=1 scripts/with-keyring $(GO) test -race -count=1 ./...
 	@echo "end-to-end tests ran against Claude Code $$(.cache/claude-code/node_modules/.bin/claude --version 2>/dev/null || echo '(not installed: see the e2e test output)')"
 
 lint:
@@ -65,6 +68,8 @@ bench: deps build
 	  $(GO) test -run '^$$' -bench . -benchtime 1s ./bench/; \
 	  $(GO) test -run '^$$' -bench 'Analyze2KB$$' ./shellparse/; \
 	  $(GO) test -run '^$$' -bench 'Append$$' -benchtime 2000x ./audit/; \
+	  LOOPGUARD_REQUIRE_VAULT=1 $(GO) test -run '^$$' -bench 'DecideScoped' -benchtime 300x ./hooks/; \
+	  LOOPGUARD_REQUIRE_VAULT=1 $(GO) test -run '^$$' -bench . -benchtime 1000x ./backend/vault/; \
 	  echo '```'; } | tee -a .cache/bench/results.md
 
 demo: build

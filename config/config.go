@@ -1,5 +1,6 @@
 // Package config reads and writes loopguard's user configuration: which
-// executable directories the Bash analysis trusts, and who the principal is.
+// executable directories the Bash analysis trusts, who the principal is, and
+// where the approval key is kept (the OS keyring, or HashiCorp Vault).
 // It lives in $XDG_CONFIG_HOME/loopguard/config.json, a protected resource
 // no agent call may touch.
 package config
@@ -10,8 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"unicode"
 
@@ -31,8 +35,78 @@ type Config struct {
 	// resolve into. Empty means shellparse.DefaultTrusted.
 	TrustedDirs []string `json:"trusted_dirs,omitempty"`
 	// Principal names the human who mints grants. Empty means the OS user.
+	// With the Vault backend the principal is the approver's Vault identity
+	// and this field is not used.
 	Principal string `json:"principal,omitempty"`
+	// Backend is where the approval key is kept: BackendKeyring (the
+	// default, also when empty) or BackendVault, configured by Vault.
+	Backend string `json:"backend,omitempty"`
+	Vault   *Vault `json:"vault,omitempty"`
 }
+
+// Backends.
+const (
+	BackendKeyring = "keyring"
+	BackendVault   = "vault"
+)
+
+// Vault configures the Vault backend (backend/vault). Empty fields are the
+// defaults of the walk-through and of backend/vault/policies/*.hcl.
+type Vault struct {
+	// Address is http(s)://host:port; plain http only to a loopback host.
+	Address string `json:"address"`
+	// TransitMount and Key name the Transit HMAC key ("transit", "loopguard").
+	TransitMount string `json:"transit_mount,omitempty"`
+	Key          string `json:"key,omitempty"`
+	// KVMount and KVPrefix are where claims are kept ("secret", "loopguard").
+	KVMount  string `json:"kv_mount,omitempty"`
+	KVPrefix string `json:"kv_prefix,omitempty"`
+	// TokenFile holds the Vault token this machine uses: on an agent
+	// machine a token with only the agent policy, on an approver's the one
+	// `vault login` wrote. Empty means ~/.vault-token.
+	TokenFile string `json:"token_file,omitempty"`
+}
+
+// WithDefaults returns v with its empty fields filled in.
+func (v Vault) WithDefaults(home string) Vault {
+	def := func(s *string, d string) {
+		if *s == "" {
+			*s = d
+		}
+	}
+	def(&v.TransitMount, "transit")
+	def(&v.Key, "loopguard")
+	def(&v.KVMount, "secret")
+	def(&v.KVPrefix, "loopguard")
+	def(&v.TokenFile, filepath.Join(home, ".vault-token"))
+	return v
+}
+
+func (v *Vault) check() error {
+	u, err := url.Parse(v.Address)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return fmt.Errorf("vault address %q is not http(s)://host:port", v.Address)
+	}
+	if u.Scheme == "http" {
+		ip := net.ParseIP(u.Hostname())
+		if u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return fmt.Errorf("vault address %q: plain http is allowed only to a loopback address; use https", v.Address)
+		}
+	}
+	for _, f := range []struct{ name, v string }{
+		{"transit_mount", v.TransitMount}, {"key", v.Key}, {"kv_mount", v.KVMount}, {"kv_prefix", v.KVPrefix},
+	} {
+		if f.v != "" && !vaultPath.MatchString(f.v) {
+			return fmt.Errorf("vault %s %q: want letters, digits, '-', '_' in '/'-separated segments", f.name, f.v)
+		}
+	}
+	if v.TokenFile != "" && (!filepath.IsAbs(v.TokenFile) || filepath.Clean(v.TokenFile) != v.TokenFile) {
+		return fmt.Errorf("vault token_file %q is not a clean absolute path", v.TokenFile)
+	}
+	return nil
+}
+
+var vaultPath = regexp.MustCompile(`^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$`)
 
 // Error is a configuration file loopguard refuses, with a hint.
 type Error struct {
@@ -105,6 +179,21 @@ func (c Config) Check() error {
 		if !filepath.IsAbs(d) || filepath.Clean(d) != d {
 			return fmt.Errorf("trusted dir %q is not a clean absolute path", d)
 		}
+	}
+	switch c.Backend {
+	case "", BackendKeyring:
+		if c.Vault != nil {
+			return errors.New("a vault section needs \"backend\": \"vault\"")
+		}
+	case BackendVault:
+		if c.Vault == nil {
+			return errors.New("backend vault needs a vault section with its address")
+		}
+		if err := c.Vault.check(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown backend %q (want %q or %q)", c.Backend, BackendKeyring, BackendVault)
 	}
 	if len(c.Principal) > 64 || strings.IndexFunc(c.Principal, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
 		return errors.New("principal must be at most 64 printable characters")

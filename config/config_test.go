@@ -80,3 +80,44 @@ func TestToolchains(t *testing.T) {
 		t.Fatalf("Toolchains = %v, want %v (a symlink resolves to its real dir)", got, []string{gobin, nodeReal})
 	}
 }
+
+func TestBackendVault(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"unknown backend":      `{"v":1,"backend":"file"}`,
+		"vault without config": `{"v":1,"backend":"vault"}`,
+		"vault section unused": `{"v":1,"vault":{"address":"https://v:8200"}}`,
+		"http to a remote":     `{"v":1,"backend":"vault","vault":{"address":"http://vault.corp:8200"}}`,
+		"no scheme":            `{"v":1,"backend":"vault","vault":{"address":"127.0.0.1:8200"}}`,
+		"path in address":      `{"v":1,"backend":"vault","vault":{"address":"https://v:8200/v1"}}`,
+		"user in address":      `{"v":1,"backend":"vault","vault":{"address":"https://a:b@v:8200"}}`,
+		"mount traversal":      `{"v":1,"backend":"vault","vault":{"address":"https://v","transit_mount":"../sys"}}`,
+		"key with query":       `{"v":1,"backend":"vault","vault":{"address":"https://v","key":"k?x"}}`,
+		"relative token file":  `{"v":1,"backend":"vault","vault":{"address":"https://v","token_file":"tok"}}`,
+		"unknown vault field":  `{"v":1,"backend":"vault","vault":{"address":"https://v","token":"hvs.x"}}`,
+	} {
+		p := filepath.Join(dir, name+".json")
+		os.WriteFile(p, []byte(data), 0o600)
+		var ce *Error
+		if _, _, err := Load(p); !errors.As(err, &ce) {
+			t.Errorf("%s: Load = %v, want a config error", name, err)
+		}
+	}
+	// Controls: loopback http, https anywhere, explicit keyring.
+	for name, data := range map[string]string{
+		"loopback http": `{"v":1,"backend":"vault","vault":{"address":"http://127.0.0.1:8200"}}`,
+		"localhost":     `{"v":1,"backend":"vault","vault":{"address":"http://localhost:8200","kv_prefix":"team/a"}}`,
+		"https":         `{"v":1,"backend":"vault","vault":{"address":"https://vault.corp:8200","token_file":"/etc/loopguard/agent-token"}}`,
+		"keyring":       `{"v":1,"backend":"keyring"}`,
+	} {
+		p := filepath.Join(dir, name+".json")
+		os.WriteFile(p, []byte(data), 0o600)
+		if _, _, err := Load(p); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	v := Vault{Address: "https://v"}.WithDefaults("/home/a")
+	if v.TransitMount != "transit" || v.Key != "loopguard" || v.KVMount != "secret" || v.KVPrefix != "loopguard" || v.TokenFile != "/home/a/.vault-token" {
+		t.Errorf("defaults: %+v", v)
+	}
+}

@@ -21,19 +21,12 @@ const ConfirmPrefixLen = 8
 // digest is recomputed from the canonical bytes the human was shown, so what
 // is approved is what was rendered, whatever else the record says.
 func Approve(st *state.Store, keys *token.Keys, p *state.Pending, principal string, ttl time.Duration, now time.Time) (*token.Grant, error) {
-	if ttl <= 0 || ttl > MaxApprovalTTL {
-		return nil, fmt.Errorf("approval ttl must be between 1s and %s", MaxApprovalTTL)
-	}
-	if token.DigestOf(p.Descriptor) != p.Digest {
-		return nil, fmt.Errorf("%w: pending record %s: its digest does not match its call", state.ErrCorrupt, p.ID)
-	}
-	if p.Session == "" || p.Agent == "" || p.Tool == "" {
-		return nil, errors.New("pending record lacks its session, agent or tool")
-	}
-	g, err := keys.Mint(token.Grant{
-		Principal: principal, Agent: p.Agent, Session: p.Session, Tool: p.Tool,
-		ArgHash: p.Digest, Scope: token.ScopeCall, Expiry: now.Add(ttl),
-	}, now)
+	return ApproveWith(st, keys.Mint, p, principal, ttl, now)
+}
+
+// ApproveWith is Approve with the MAC made by mint (a Vault Transit key).
+func ApproveWith(st *state.Store, mint func(token.Grant, time.Time) (token.Grant, error), p *state.Pending, principal string, ttl time.Duration, now time.Time) (*token.Grant, error) {
+	g, err := MintApproval(mint, p, principal, ttl, now)
 	if err != nil {
 		return nil, err
 	}
@@ -44,4 +37,23 @@ func Approve(st *state.Store, keys *token.Keys, p *state.Pending, principal stri
 		return nil, err
 	}
 	return &g, nil
+}
+
+// MintApproval mints the exact, single-use grant for pending call p without
+// storing it (an approval for another machine travels as its token). The
+// digest is recomputed from the canonical bytes the human was shown.
+func MintApproval(mint func(token.Grant, time.Time) (token.Grant, error), p *state.Pending, principal string, ttl time.Duration, now time.Time) (token.Grant, error) {
+	if ttl <= 0 || ttl > MaxApprovalTTL {
+		return token.Grant{}, fmt.Errorf("approval ttl must be between 1s and %s", MaxApprovalTTL)
+	}
+	if token.DigestOf(p.Descriptor) != p.Digest {
+		return token.Grant{}, fmt.Errorf("%w: pending record %s: its digest does not match its call", state.ErrCorrupt, p.ID)
+	}
+	if p.Session == "" || p.Agent == "" || p.Tool == "" {
+		return token.Grant{}, errors.New("pending record lacks its session, agent or tool")
+	}
+	return mint(token.Grant{
+		Principal: principal, Agent: p.Agent, Session: p.Session, Tool: p.Tool,
+		ArgHash: p.Digest, Scope: token.ScopeCall, Expiry: now.Add(ttl),
+	}, now)
 }

@@ -93,11 +93,84 @@ type Engine struct {
 	Wait time.Duration
 	// PollInterval is how often a waiting hook looks for a decision.
 	PollInterval time.Duration
+	// Custody, when set, keeps the key elsewhere (Vault): it verifies grants
+	// in place of LoadKey's key, and claims single-use grants across
+	// machines.
+	Custody Custody
 
 	keyOnce sync.Once
 	keys    *token.Keys
 	sealKey []byte
 	errKey  error
+}
+
+// Custody is a key that is not on this machine (backend/vault). Its
+// failures to answer carry a reason code (an error with a Reason() string
+// method); the engine denies with it.
+type Custody interface {
+	Verify(ctx context.Context, g *token.Grant, call token.Call, now time.Time) error
+	// Claim marks the single-use grant g used; an error that is
+	// state.ErrClaimed when a hook anywhere already did.
+	Claim(ctx context.Context, g *token.Grant) error
+	// Publish shows a pending call to approvers on other machines.
+	Publish(ctx context.Context, p *state.Pending) error
+	// Fetch returns an approver's answer for pending id: a grant token, or
+	// who refused the call; both "" when there is none yet.
+	Fetch(ctx context.Context, id string) (tok, deniedBy string, err error)
+}
+
+// fetchApproval brings an approval made on another machine into the store:
+// the grant file ExactGrant then finds, or the refusal pending() reports.
+// Only a token for this very call is taken; anything else is as if absent.
+func (e *Engine) fetchApproval(ctx context.Context, c *Call, d *described) (state.GrantFile, error) {
+	session, agent, tool := c.SessionID, c.Agent(), c.ToolName
+	if e.Store.Consumed(session, agent, tool, d.digest) {
+		return state.GrantFile{}, state.ErrNotFound
+	}
+	id := state.PendingID(session, agent, tool, d.digest)
+	tok, deniedBy, err := e.Custody.Fetch(ctx, id)
+	if err != nil {
+		return state.GrantFile{}, err
+	}
+	if deniedBy != "" {
+		if p, err := e.Store.GetPending(id); err == nil && p.Status != state.StatusDenied {
+			_ = e.Store.Decide(id, state.StatusDenied, deniedBy, "", e.now())
+		}
+		return state.GrantFile{}, state.ErrNotFound
+	}
+	g, err := token.Parse(tok)
+	if tok == "" || err != nil || !g.Exact() || g.Session != session || g.Agent != agent || g.Tool != tool || g.ArgHash != d.digest {
+		return state.GrantFile{}, state.ErrNotFound
+	}
+	if _, err := e.Store.PutGrant(g, state.GrantRecord{Pending: id, CallDigest: d.callDigest, AgentType: c.AgentType, Created: e.now().UTC()}); err != nil {
+		return state.GrantFile{}, err
+	}
+	return e.Store.ExactGrant(session, agent, tool, d.digest)
+}
+
+// verifier returns what checks grants: the custody, or the keyring's key.
+func (e *Engine) verifier(ctx context.Context) (func(*token.Grant, token.Call, time.Time) error, error) {
+	if e.Custody != nil {
+		return func(g *token.Grant, call token.Call, now time.Time) error {
+			return e.Custody.Verify(ctx, g, call, now)
+		}, nil
+	}
+	keys, err := e.loadKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return keys.Verify, nil
+}
+
+// custodyFailure is the deny for a custody that gave no answer, or nil
+// when err is about the grant itself.
+func (e *Engine) custodyFailure(err error) *Decision {
+	var r interface{ Reason() string }
+	if errors.As(err, &r) && r.Reason() != "" {
+		d := e.fail(r.Reason(), err)
+		return &d
+	}
+	return nil
 }
 
 func (e *Engine) now() time.Time {
@@ -201,6 +274,10 @@ func (e *Engine) fail(reason string, err error) Decision {
 		msg += ". The call is blocked until the key can be read; the user should run `loopguard doctor` in their terminal."
 	case ReasonInternal:
 		msg += ". The call is blocked; the user should run `loopguard doctor`."
+	default:
+		if strings.HasPrefix(reason, "vault_") {
+			msg += ". The call is blocked until Vault answers; the user should run `loopguard doctor`."
+		}
 	}
 	return Decision{Behavior: Deny, Reason: reason, Message: msg}
 }
@@ -369,6 +446,13 @@ func (e *Engine) elsewhere(c *Call, d *described) string {
 func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bool) {
 	session, agent, tool := c.SessionID, c.Agent(), c.ToolName
 	gf, err := e.Store.ExactGrant(session, agent, tool, d.digest)
+	if errors.Is(err, state.ErrNotFound) && e.Custody != nil {
+		// Approved on another machine?
+		gf, err = e.fetchApproval(ctx, c, d)
+		if f := e.custodyFailure(err); f != nil {
+			return *f, true
+		}
+	}
 	if errors.Is(err, state.ErrNotFound) {
 		return Decision{}, false
 	}
@@ -378,15 +462,31 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 	if gf.Err != nil {
 		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: the grant file for this call is corrupt; the user should revoke it and approve again"}, true
 	}
-	keys, err := e.loadKeys(ctx)
+	verify, err := e.verifier(ctx)
 	if err != nil {
 		return e.fail(ReasonKeyring, err), true
 	}
-	switch err := keys.Verify(gf.Grant, token.Call{Session: session, Agent: agent, Tool: tool, Digest: d.digest}, e.now()); {
+	err = verify(gf.Grant, token.Call{Session: session, Agent: agent, Tool: tool, Digest: d.digest}, e.now())
+	if f := e.custodyFailure(err); f != nil {
+		return *f, true
+	}
+	switch {
 	case errors.Is(err, token.ErrExpired):
 		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: the approval for this call expired at "+gf.Grant.Expiry.Format(time.RFC3339)), true
 	case err != nil:
 		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: the grant for this call does not verify (" + err.Error() + "); it was tampered with or minted under another key"}, true
+	}
+	if e.Custody != nil {
+		// Single use across every machine first; then this machine's record.
+		switch err := e.Custody.Claim(ctx, gf.Grant); {
+		case errors.Is(err, state.ErrClaimed):
+			return e.pending(ctx, c, d, ReasonConsumed, "loopguard: approval_consumed: the approval for this exact call was already used, on this machine or another (approvals are single-use)"), true
+		case err != nil:
+			if f := e.custodyFailure(err); f != nil {
+				return *f, true
+			}
+			return e.fail(ReasonInternal, err), true
+		}
 	}
 	switch err := e.Store.ClaimExact(session, agent, tool, d.digest); {
 	case errors.Is(err, state.ErrClaimed):
@@ -405,12 +505,15 @@ func (e *Engine) justConsumed(ctx context.Context, c *Call, d *described) (Decis
 	if err != nil || e.now().Sub(at) > 2*time.Minute {
 		return Decision{}, false
 	}
-	keys, err := e.loadKeys(ctx)
+	verify, err := e.verifier(ctx)
 	if err != nil {
 		return e.fail(ReasonKeyring, err), true
 	}
 	// The grant may have expired since it was consumed; check it as of then.
-	if err := keys.Verify(gf.Grant, token.Call{Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, Digest: d.digest}, at); err != nil {
+	if err := verify(gf.Grant, token.Call{Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, Digest: d.digest}, at); err != nil {
+		if f := e.custodyFailure(err); f != nil {
+			return *f, true
+		}
 		return Decision{}, false
 	}
 	return Decision{Behavior: Allow, Reason: ReasonExactGrant, Grant: gf.Grant.ID(), Principal: gf.Grant.Principal,
@@ -461,7 +564,7 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 			refused, refusedWhy = g, err
 			continue
 		}
-		keys, err := e.loadKeys(ctx)
+		verify, err := e.verifier(ctx)
 		if err != nil {
 			return e.fail(ReasonKeyring, err), true
 		}
@@ -469,7 +572,11 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		if project != "" && g.Session == project {
 			session = project
 		}
-		switch err := keys.Verify(g, token.Call{Session: session, Agent: agent, Tool: g.Tool}, e.now()); {
+		err = verify(g, token.Call{Session: session, Agent: agent, Tool: g.Tool}, e.now())
+		if f := e.custodyFailure(err); f != nil {
+			return *f, true
+		}
+		switch {
 		case err == nil:
 			return e.allowed(c, d, ReasonScopedGrant, g, "granted by "+g.Principal+" as "+g.Scope), true
 		case errors.Is(err, token.ErrExpired):
@@ -543,6 +650,15 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		}
 	}
 	_ = e.Store.NoteSession(e.projectDir(c), c.SessionID, now)
+	if e.Custody != nil && p.Status != state.StatusDenied {
+		// Approvers on other machines see it through Vault.
+		if err := e.Custody.Publish(ctx, p); err != nil {
+			if f := e.custodyFailure(err); f != nil {
+				return *f
+			}
+			return e.fail(ReasonInternal, fmt.Errorf("failed to publish the pending call: %w", err))
+		}
+	}
 	if p.Status == state.StatusDenied {
 		return deniedByHuman(p)
 	}
@@ -623,6 +739,12 @@ func (e *Engine) wait(ctx context.Context, c *Call, d *described, id string, wai
 		case <-ctx.Done():
 			return Decision{}, false
 		case <-t.C:
+		}
+		if e.Custody != nil {
+			// An approval made on another machine arrives through Vault.
+			if dec, found := e.exact(ctx, c, d); found {
+				return dec, true
+			}
 		}
 		p, err := e.Store.GetPending(id)
 		if err != nil {

@@ -22,7 +22,7 @@ var testMaster = bytes.Repeat([]byte{7}, 32)
 // harness is an engine over a private state dir, a project dir and a
 // trusted bin dir of stub executables.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	project string
 	bin     string
 	eng     func() *Engine
@@ -31,7 +31,9 @@ type harness struct {
 	now     time.Time
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessTB(t) }
+
+func newHarnessTB(t testing.TB) *harness {
 	t.Helper()
 	base := t.TempDir()
 	h := &harness{t: t, project: filepath.Join(base, "project"), bin: filepath.Join(base, "bin"), now: time.Now()}

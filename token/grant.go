@@ -69,15 +69,12 @@ func (g *Grant) ID() string {
 
 // Mint fills in the key ID and MAC of g after checking its fields.
 func (k *Keys) Mint(g Grant, now time.Time) (Grant, error) {
-	g.Expiry = time.Unix(g.Expiry.Unix(), 0).UTC()
-	if err := g.check(); err != nil {
+	msg, err := g.ToSign(k.ID, now)
+	if err != nil {
 		return Grant{}, err
 	}
-	if !g.Expiry.After(now) {
-		return Grant{}, errors.New("cannot mint a grant that has already expired")
-	}
 	g.KeyID = k.ID
-	g.MAC = k.mac4(g.Principal, g.Agent, g.Session, g.Tool, g.ArgHash, g.Scope, g.Expiry, g.KeyID)
+	g.MAC = k.macBytes(msg)
 	return g, nil
 }
 
@@ -100,35 +97,68 @@ func (k *Keys) Verify(g *Grant, call Call, now time.Time) error {
 	if g.KeyID != k.ID {
 		return ErrWrongKey
 	}
-	session, agent, arg := call.Session, call.Agent, call.Digest
-	if g.Session != session {
-		if g.Exact() || g.Session != Any {
-			return ErrWrongSession
-		}
-		session = Any
+	msg, err := g.SignedFor(call)
+	if err != nil {
+		return err
 	}
-	if g.Agent != agent {
-		if g.Exact() || g.Agent != Any {
-			return ErrWrongAgent
-		}
-		agent = Any
-	}
-	if g.Tool != call.Tool {
-		return ErrWrongTool
-	}
-	if !g.Exact() {
-		arg = Any
-	} else if g.ArgHash != arg {
-		return ErrWrongDigest
-	}
-	want := k.mac4(g.Principal, agent, session, call.Tool, arg, g.Scope, g.Expiry, k.ID)
-	if !hmac.Equal(want, g.MAC) {
+	if !hmac.Equal(k.macBytes(msg), g.MAC) {
 		return ErrBadMAC
 	}
 	if !now.Before(g.Expiry) {
 		return ErrExpired
 	}
 	return nil
+}
+
+// SignedFor returns the bytes a MAC over g must cover for g to allow call:
+// the label and the canonical fields, with the call's own session, agent,
+// tool and digest (or the grant's explicit wildcards, for scoped grants) and
+// the grant's key ID. It is the one home of that rule for every custody of
+// the key (the keyring's Keys, or a Vault Transit key).
+func (g *Grant) SignedFor(call Call) ([]byte, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	session, agent, arg := call.Session, call.Agent, call.Digest
+	if g.Session != session {
+		if g.Exact() || g.Session != Any {
+			return nil, ErrWrongSession
+		}
+		session = Any
+	}
+	if g.Agent != agent {
+		if g.Exact() || g.Agent != Any {
+			return nil, ErrWrongAgent
+		}
+		agent = Any
+	}
+	if g.Tool != call.Tool {
+		return nil, ErrWrongTool
+	}
+	if !g.Exact() {
+		arg = Any
+	} else if g.ArgHash != arg {
+		return nil, ErrWrongDigest
+	}
+	return signed(g.Principal, agent, session, call.Tool, arg, g.Scope, g.Expiry, g.KeyID), nil
+}
+
+// ToSign checks g's fields for minting under keyID and returns the bytes its
+// MAC must cover. Custodies other than the keyring (a Vault Transit key)
+// mint with it: they compute the MAC over these bytes and set g.KeyID and
+// g.MAC.
+func (g *Grant) ToSign(keyID string, now time.Time) ([]byte, error) {
+	g.Expiry = time.Unix(g.Expiry.Unix(), 0).UTC()
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	if !g.Expiry.After(now) {
+		return nil, errors.New("cannot mint a grant that has already expired")
+	}
+	if len(keyID) != 2*keyIDLen {
+		return nil, fmt.Errorf("%w: bad key id", ErrMalformed)
+	}
+	return signed(g.Principal, g.Agent, g.Session, g.Tool, g.ArgHash, g.Scope, g.Expiry, keyID), nil
 }
 
 func (g *Grant) check() error {
@@ -187,10 +217,16 @@ func fields(principal, agent, session, tool, arg, scope string, expiry time.Time
 	return b.Bytes()
 }
 
-func (k *Keys) mac4(principal, agent, session, tool, arg, scope string, expiry time.Time, keyID string) []byte {
+// signed is the message a grant MAC covers: the label, then the fields with
+// the key ID in hex (as Grant.KeyID holds it; the token string carries its
+// raw bytes).
+func signed(principal, agent, session, tool, arg, scope string, expiry time.Time, keyID string) []byte {
+	return append([]byte(macLabel), fields(principal, agent, session, tool, arg, scope, expiry, keyID)...)
+}
+
+func (k *Keys) macBytes(msg []byte) []byte {
 	m := hmac.New(sha256.New, k.mac)
-	m.Write([]byte(macLabel))
-	m.Write(fields(principal, agent, session, tool, arg, scope, expiry, keyID))
+	m.Write(msg)
 	return m.Sum(nil)
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/keyring"
@@ -89,7 +90,10 @@ check fails:
     loopguard's files or the keyring, the deny lists present; bwrap and socat
     installed and a trial bubblewrap run succeeding (README, Sandbox);
   - the OS keyring answers, holds the key, the state directory is private, and
-    the audit log's hash chain and sealed head verify.
+    the audit log's hash chain and sealed head verify;
+  - with "backend": "vault" instead of the keyring: Vault answers unsealed,
+    this machine's token is valid and verifies, and Vault refuses to mint
+    with it (doctor asks it to and expects HTTP 403).
 
 Without a session bus the keyring check fails at once, with a hint; nothing
 waits.`,
@@ -140,9 +144,17 @@ func doctorRun(ctx context.Context, out io.Writer, env doctorEnv) error {
 	for _, r := range checkSandbox(ctx, env) {
 		add(r)
 	}
-	master, krResults := checkKeyring(ctx)
-	for _, r := range krResults {
-		add(r)
+	var master []byte
+	if cfg, err := loadConfig(); err == nil && cfg.Backend == config.BackendVault {
+		for _, r := range checkVault(ctx, cfg) {
+			add(r)
+		}
+	} else {
+		var krResults []checkResult
+		master, krResults = checkKeyring(ctx)
+		for _, r := range krResults {
+			add(r)
+		}
 	}
 	st, r := checkState()
 	add(r)

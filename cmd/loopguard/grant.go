@@ -200,7 +200,7 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 	digest := grantDigest(rules, session, agent, o.ttl)
 	fmt.Fprintf(tty, "session: %s\nagent:   %s\ndigest:  %s\n", showSession, showAgent, digest)
 	// The keyring is checked before the human types anything.
-	keys, seal, err := loadKeys(ctx)
+	m, err := loadMinter(ctx)
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 		return err
 	}
 	for _, r := range rules {
-		g, err := mintScoped(st, keys, seal, r, session, agent, expiry, now)
+		g, err := mintScoped(st, m, r, session, agent, expiry, now)
 		if err != nil {
 			return err
 		}
@@ -218,8 +218,8 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 }
 
 // mintScoped mints, stores and logs one scoped grant of rule r.
-func mintScoped(st *state.Store, keys *token.Keys, seal []byte, r scope.Rule, session, agent string, expiry, now time.Time) (*token.Grant, error) {
-	g, err := keys.Mint(token.Grant{Principal: principal(), Agent: agent, Session: session,
+func mintScoped(st *state.Store, m *minter, r scope.Rule, session, agent string, expiry, now time.Time) (*token.Grant, error) {
+	g, err := m.mint(token.Grant{Principal: m.principal, Agent: agent, Session: session,
 		Tool: r.Tool(), ArgHash: token.Any, Scope: r.String(), Expiry: expiry}, now)
 	if err != nil {
 		return nil, err
@@ -227,7 +227,7 @@ func mintScoped(st *state.Store, keys *token.Keys, seal []byte, r scope.Rule, se
 	if _, err := st.PutGrant(&g, state.GrantRecord{Created: now.UTC()}); err != nil {
 		return nil, err
 	}
-	if err := record(st, seal, audit.Entry{Session: session, Agent: agent, Tool: g.Tool, Decision: "grant",
+	if err := record(st, m.seal, audit.Entry{Session: session, Agent: agent, Tool: g.Tool, Decision: "grant",
 		Grant: g.ID(), Principal: g.Principal, Detail: g.Scope}); err != nil {
 		return nil, err
 	}

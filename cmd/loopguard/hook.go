@@ -78,7 +78,14 @@ func newEngine(mode string, wait time.Duration) (*hooks.Engine, error) {
 			self = r
 		}
 	}
+	var custody hooks.Custody
+	if cfg.Backend == config.BackendVault {
+		if custody, err = vaultCustody(cfg); err != nil {
+			return nil, err
+		}
+	}
 	return &hooks.Engine{
+		Custody: custody,
 		Store:   st,
 		Audit:   audit.Open(filepath.Join(dir, "audit")),
 		LoadKey: keyring.Load,

@@ -249,14 +249,14 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 	}
 	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, principal())
 	// The keyring is checked before the human types anything.
-	keys, seal, err := loadKeys(ctx)
+	m, err := loadMinter(ctx)
 	if err != nil {
 		return err
 	}
 	if err := confirmPrefix(tty, p.Digest, confirmLen, "approve"); err != nil {
 		return err
 	}
-	g, err := mintApproval(st, keys, seal, p, ttl, now)
+	g, err := mintApproval(st, m, p, ttl, now)
 	if err != nil {
 		return err
 	}
@@ -275,16 +275,16 @@ func afterApproval(p *state.Pending, now time.Time) string {
 
 // mintApproval mints the exact approval of p, after checking that the
 // record still holds what was shown, and logs it.
-func mintApproval(st *state.Store, keys *token.Keys, seal []byte, p *state.Pending, ttl time.Duration, now time.Time) (*token.Grant, error) {
+func mintApproval(st *state.Store, m *minter, p *state.Pending, ttl time.Duration, now time.Time) (*token.Grant, error) {
 	// What is approved is what was shown: the record must still hold it.
 	if cur, err := st.GetPending(p.ID); err != nil || cur.Digest != p.Digest || !bytes.Equal(cur.Descriptor, p.Descriptor) {
 		return nil, withHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", p.ID), "review it again: loopguard show "+p.ID)
 	}
-	g, err := hooks.Approve(st, keys, p, principal(), ttl, now)
+	g, err := hooks.ApproveWith(st, m.mint, p, m.principal, ttl, now)
 	if err != nil {
 		return nil, err
 	}
-	if err := record(st, seal, audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
+	if err := record(st, m.seal, audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
 		Digest: p.Digest, Decision: "approve", Grant: g.ID(), Pending: p.ID, Principal: g.Principal}); err != nil {
 		return nil, err
 	}

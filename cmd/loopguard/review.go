@@ -427,18 +427,18 @@ func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *stat
 	fmt.Fprintf(h, "loopguard approve-and-grant v1\x00%s\x00%s", p.Digest, grantDigest([]scope.Rule{rule}, session, p.Agent, o.grantTTL))
 	digest := hex.EncodeToString(h.Sum(nil))
 	fmt.Fprintf(tty, "digest:  %s\n", digest)
-	keys, seal, err := loadKeys(ctx)
+	m, err := loadMinter(ctx)
 	if err != nil {
 		return err
 	}
 	if err := confirmPrefix(tty, digest, reviewConfirmLen, "approve and grant"); err != nil {
 		return err
 	}
-	a, err := mintApproval(st, keys, seal, p, o.ttl, now)
+	a, err := mintApproval(st, m, p, o.ttl, now)
 	if err != nil {
 		return err
 	}
-	g, err := mintScoped(st, keys, seal, rule, session, p.Agent, expiry, now)
+	g, err := mintScoped(st, m, rule, session, p.Agent, expiry, now)
 	if err != nil {
 		return err
 	}
@@ -460,7 +460,7 @@ func approveTurn(ctx context.Context, tty *os.File, st *state.Store, turn []*sta
 	}
 	digest := hex.EncodeToString(h.Sum(nil))
 	fmt.Fprintf(tty, "\nApprove these %d calls, each once, for %s, as %s?\ndigest:  %s\n", len(turn), o.ttl, principal(), digest)
-	keys, seal, err := loadKeys(ctx)
+	m, err := loadMinter(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -473,7 +473,7 @@ func approveTurn(ctx context.Context, tty *os.File, st *state.Store, turn []*sta
 			fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; left as it is.\n", p.ID)
 			continue
 		}
-		g, err := mintApproval(st, keys, seal, p, o.ttl, now)
+		g, err := mintApproval(st, m, p, o.ttl, now)
 		if err != nil {
 			return n, err
 		}

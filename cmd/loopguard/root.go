@@ -80,6 +80,7 @@ the exact call (or a narrow scope that covers it), the session and the agent.`,
 		newDoctorCmd(),
 		newKeyCmd(),
 		newReviewCmd(),
+		newTeamCmd(),
 		newCompletionCmd(),
 		newCheckCmd(),
 	)

@@ -1,0 +1,75 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// KV is a prefix in a KV v2 mount.
+type KV struct {
+	C      *Client
+	Mount  string // "secret"
+	Prefix string // "loopguard"
+}
+
+func (k *KV) data(path string) (string, error) {
+	for _, seg := range strings.Split(path, "/") {
+		if seg == "" || strings.Trim(seg, ".") == "" || strings.IndexFunc(seg, notPathChar) >= 0 {
+			return "", fmt.Errorf("bad kv path %q", path)
+		}
+	}
+	return k.Mount + "/data/" + k.Prefix + "/" + path, nil
+}
+
+func notPathChar(r rune) bool {
+	return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '-' && r != '_' && r != '.'
+}
+
+// Create writes data at path only if nothing was ever written there (KV v2
+// check-and-set 0): of any number of concurrent writers exactly one wins;
+// the others get ErrCASMismatch.
+func (k *KV) Create(ctx context.Context, path string, data map[string]any) error {
+	p, err := k.data(path)
+	if err != nil {
+		return err
+	}
+	return k.C.Do(ctx, http.MethodPost, p, map[string]any{"options": map[string]any{"cas": 0}, "data": data}, nil)
+}
+
+// Get reads the latest version at path (ErrNotFound when there is none).
+func (k *KV) Get(ctx context.Context, path string) (map[string]any, error) {
+	p, err := k.data(path)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data struct {
+			Data map[string]any `json:"data"`
+		} `json:"data"`
+	}
+	if err := k.C.Do(ctx, http.MethodGet, p, nil, &out); err != nil {
+		return nil, err
+	}
+	if out.Data.Data == nil {
+		return nil, &Error{Op: "GET " + p, Status: 404, Msg: "deleted", kind: ErrNotFound}
+	}
+	return out.Data.Data, nil
+}
+
+// ErrClaimed is a grant some hook, on any machine, has already used.
+var ErrClaimed = errors.New("grant already claimed")
+
+// Claim marks the single-use grant id as used by holder, atomically across
+// every machine sharing the Vault: exactly one claimer gets nil, every other
+// ErrClaimed. The hook's policy allows only creating a claim, never
+// overwriting or deleting one.
+func (k *KV) Claim(ctx context.Context, id string, holder map[string]any) error {
+	err := k.Create(ctx, "claims/"+id, holder)
+	if errors.Is(err, ErrCASMismatch) {
+		return ErrClaimed
+	}
+	return err
+}

@@ -1,0 +1,38 @@
+# loopguard-approver: the policy of a human approver's Vault identity
+# (attached to their userpass or OIDC login). It can mint grants with the
+# Transit key and read the key's metadata (its latest version), never export
+# or rotate it; it can read the calls waiting across the team and write
+# approvals, and read the claims, to see whether a grant was used.
+
+path "transit/hmac/loopguard" {
+  capabilities = ["update"]
+}
+
+path "transit/verify/loopguard" {
+  capabilities = ["update"]
+}
+
+path "transit/keys/loopguard" {
+  capabilities = ["read"]
+}
+
+# See the calls waiting across the team, and answer them.
+path "secret/data/loopguard/pending/*" {
+  capabilities = ["read"]
+}
+
+path "secret/metadata/loopguard/pending/*" {
+  capabilities = ["list"]
+}
+
+path "secret/data/loopguard/approvals/*" {
+  capabilities = ["create", "update", "read"]
+}
+
+path "secret/data/loopguard/claims/*" {
+  capabilities = ["read"]
+}
+
+path "auth/token/lookup-self" {
+  capabilities = ["read"]
+}

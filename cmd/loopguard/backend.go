@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/token"
+)
+
+// vaultTimeout bounds one CLI request to Vault (the hook's requests are
+// bounded by its own deadline).
+const vaultTimeout = 10 * time.Second
+
+// minter is how this machine mints grants, as whom, and the key that seals
+// the local audit log (none with Vault, whose audit device is the record).
+type minter struct {
+	mint      func(token.Grant, time.Time) (token.Grant, error)
+	principal string
+	seal      []byte
+}
+
+// loadMinter reads the key from the configured backend: the keyring's
+// master key, or a Vault token whose policy allows transit/hmac (an
+// approver's, after `vault login`).
+func loadMinter(ctx context.Context) (*minter, error) {
+	cfg, err := loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Backend == config.BackendVault {
+		c, v, err := vaultClient(cfg)
+		if err != nil {
+			return nil, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+		defer cancel()
+		self, err := c.LookupSelf(cctx)
+		if err != nil {
+			return nil, withHint(err, "log in to Vault as an approver (vault login -method=userpass username=NAME, or -method=oidc) and check the token file "+v.TokenFile)
+		}
+		t := &vault.Transit{C: c, Mount: v.TransitMount, Key: v.Key}
+		return &minter{principal: self.Principal(), mint: func(g token.Grant, now time.Time) (token.Grant, error) {
+			cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+			defer cancel()
+			g, err := t.Mint(cctx, g, now)
+			if errors.Is(err, vault.ErrDenied) {
+				return g, withHint(err, "your Vault token may not mint: approvers need the loopguard-approver policy (backend/vault/policies/approver.hcl)")
+			}
+			return g, err
+		}}, nil
+	}
+	keys, seal, err := loadKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &minter{mint: keys.Mint, principal: principal(), seal: seal}, nil
+}
+
+// vaultClient builds a Vault client from the config, with the token read
+// from its token file.
+func vaultClient(cfg config.Config) (*vault.Client, config.Vault, error) {
+	home, _ := os.UserHomeDir()
+	v := cfg.Vault.WithDefaults(home)
+	tok, err := readToken(v.TokenFile)
+	if err != nil {
+		return nil, v, err
+	}
+	c, err := vault.NewClient(v.Address, tok)
+	return c, v, err
+}
+
+// readToken reads a Vault token file: a regular file, at most 4 KiB, one
+// printable line.
+func readToken(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("failed to read the Vault token: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("vault token file %s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4097))
+	if err != nil {
+		return "", fmt.Errorf("failed to read the Vault token: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(b) > 4096 || tok == "" || strings.IndexFunc(tok, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
+		return "", fmt.Errorf("vault token file %s does not hold one token", path)
+	}
+	return tok, nil
+}
+
+// vaultCustody is the hook's Vault custody, when the config chooses it.
+func vaultCustody(cfg config.Config) (*vault.Custody, error) {
+	c, v, err := vaultClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &vault.Custody{
+		Transit: &vault.Transit{C: c, Mount: v.TransitMount, Key: v.Key},
+		KV:      &vault.KV{C: c, Mount: v.KVMount, Prefix: v.KVPrefix},
+	}, nil
+}

