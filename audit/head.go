@@ -169,6 +169,12 @@ func (l *Log) sealLocked(f *os.File, oldKey, newKey []byte, p point) error {
 	case p.Size < h.Size:
 		return fmt.Errorf("entry at seq %d lies before the sealed entry at seq %d: %w", p.Seq, h.Seq, ErrTampered)
 	}
+	// The log must be on disk up to p before a head vouching for p is:
+	// entries appended with AppendNoSync may still be in the page cache,
+	// and a power cut must never leave a head ahead of its log.
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("failed to sync audit log: %w", err)
+	}
 	return l.writeHead(newKey, p)
 }
 

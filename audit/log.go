@@ -125,12 +125,22 @@ func hashLine(line []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Append adds e to the log, filling in Seq and Prev (and Time, if zero). It
-// needs no key and costs the same whatever the size of the log: it reads the
-// previous entry's hash from the tail file, or, if the tail is stale, from the
-// log's last line only.
+// Append adds e to the log, filling in Seq and Prev (and Time, if zero), and
+// makes it durable (fsync) before it returns. It needs no key and costs the
+// same whatever the size of the log: it reads the previous entry's hash from
+// the tail file, or, if the tail is stale, from the log's last line only.
 func (l *Log) Append(e Entry) error {
-	return l.appending(func(f *os.File, cur point) error { return l.appendLocked(f, cur, e) })
+	return l.appending(func(f *os.File, cur point) error { return l.appendLocked(f, cur, e, true) })
+}
+
+// AppendNoSync is Append without the fsync, for entries whose loss in a
+// power cut costs nothing but a retry (the hook's denies and abstentions):
+// the page cache writes them out moments later, a crash can only lose the
+// last few of them (never a sealed one: Seal makes the log durable before it
+// writes the head) or leave the last line torn, which the next append cuts
+// off.
+func (l *Log) AppendNoSync(e Entry) error {
+	return l.appending(func(f *os.File, cur point) error { return l.appendLocked(f, cur, e, false) })
 }
 
 // exclusive runs fn holding the log's lock, within this process and across
@@ -163,8 +173,8 @@ func (l *Log) appending(fn func(f *os.File, cur point) error) error {
 	})
 }
 
-// appendLocked writes e after cur.
-func (l *Log) appendLocked(f *os.File, cur point, e Entry) error {
+// appendLocked writes e after cur, and fsyncs the log if durable.
+func (l *Log) appendLocked(f *os.File, cur point, e Entry, durable bool) error {
 	e.Seq = cur.Seq + 1
 	e.Prev = cur.Hash
 	if e.Time.IsZero() {
@@ -180,8 +190,10 @@ func (l *Log) appendLocked(f *os.File, cur point, e Entry) error {
 	if _, err := f.Write(append(line, '\n')); err != nil {
 		return fmt.Errorf("failed to append to audit log: %w", err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("failed to sync audit log: %w", err)
+	if durable {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("failed to sync audit log: %w", err)
+		}
 	}
 	next := point{Seq: e.Seq, Hash: hashLine(line), Size: cur.Size + int64(len(line)) + 1}
 	return l.writeTail(next)
