@@ -359,6 +359,8 @@ func makePaths(o options, work string) ([]*benchPath, map[string]shellparse.Env,
 		want                 check
 	}
 	rows := []row{
+		{"read-only", "Read of a project file: abstain on the fast path (no state, no keyring)", "pretooluse-read", nil, false, "PreToolUse", false,
+			check{code: 0, empty: true}},
 		{"malformed", "malformed input (a Bash payload cut in half): deny", "pretooluse-bash", nil, true, "PreToolUse", false,
 			check{code: 2, contains: []string{`"permissionDecision":"deny"`, "malformed_input"}}},
 		{"no-grant", "Bash `echo hello > greeting.txt`, no grant: deny + pending record", "pretooluse-bash", nil, false, "PreToolUse", false,
