@@ -278,7 +278,7 @@ func run(o options) error {
 	return os.WriteFile(o.out, []byte(report), 0o644)
 }
 
-var pendingRE = regexp.MustCompile(`loopguard approve ([a-z2-7]{8})`)
+var pendingRE = regexp.MustCompile(fmt.Sprintf(`loopguard approve ([a-z2-7]{%d})\b`, state.PendingIDLen))
 
 // scopedRule is the scoped grant of the scoped path, as a user would grant
 // it: `loopguard grant 'Bash(go test ./...)'`.
