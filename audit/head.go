@@ -92,7 +92,10 @@ func (l *Log) writeHead(key []byte, p point) error {
 // the old head is authentic and that the entry it vouched for is still in
 // place, so it never blesses a log whose sealed part was rewritten; then the
 // chain up to the new head is protected by the key. It reads only the head,
-// the tail and one or two lines, whatever the size of the log.
+// the tail and one or two lines, whatever the size of the log. When it
+// returns nil, the log is durable (fsynced) up to the head, which covers
+// every entry appended before the call: the head is never written ahead of
+// its log.
 //
 // It returns an error wrapping ErrTampered if the head or the sealed part was
 // changed, and ErrNoHead if the log has entries but was never sealed (the

@@ -173,6 +173,19 @@ func (l *Log) appending(fn func(f *os.File, cur point) error) error {
 	})
 }
 
+// Sync makes every entry appended so far durable (fsync of the log).
+func (l *Log) Sync() error {
+	f, err := os.OpenFile(l.path(logName), os.O_RDONLY|noFollow, 0)
+	if err != nil {
+		return fmt.Errorf("failed to open audit log: %w", err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("failed to sync audit log: %w", err)
+	}
+	return nil
+}
+
 // appendLocked writes e after cur, and fsyncs the log if durable.
 func (l *Log) appendLocked(f *os.File, cur point, e Entry, durable bool) error {
 	e.Seq = cur.Seq + 1

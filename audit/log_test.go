@@ -848,3 +848,21 @@ func TestCrashDuringAppend(t *testing.T) {
 		t.Error("no round left a torn line: the test did not test it")
 	}
 }
+
+// Sync makes what AppendNoSync wrote durable; it fails plainly when there is
+// no log, and never creates one.
+func TestSync(t *testing.T) {
+	l := Open(filepath.Join(t.TempDir(), "audit"))
+	if err := l.Sync(); err == nil {
+		t.Fatal("Sync of a log that does not exist succeeded")
+	}
+	if _, err := os.Stat(l.path(logName)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Sync created the log: %v", err)
+	}
+	if err := l.AppendNoSync(entry(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}

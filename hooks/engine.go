@@ -158,18 +158,25 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 		// permissions decide.
 		return d
 	}
+	// Allows and alarms are on disk before the answer; a lost deny or
+	// abstention costs a retry, never a bypass. When the key is at hand the
+	// seal makes the log durable (up to the head it writes), so the entry
+	// is not synced twice.
+	durable, sealing := d.Behavior == Allow || d.Behavior == Alarm, e.sealKey != nil
 	write := e.Audit.AppendNoSync
-	if d.Behavior == Allow || d.Behavior == Alarm {
-		// Allows and alarms are on disk before the answer; a lost deny or
-		// abstention costs a retry, never a bypass.
+	if durable && !sealing {
 		write = e.Audit.Append
 	}
-	if err := write(entry); err != nil && d.Behavior == Allow {
+	err := write(entry)
+	if err == nil && sealing {
+		if serr := e.Audit.Seal(e.sealKey); serr != nil && durable {
+			// No seal, so nothing was synced: sync the entry itself.
+			err = e.Audit.Sync()
+		}
+	}
+	if err != nil && d.Behavior == Allow {
 		// An allow that cannot be recorded does not happen.
 		return e.fail(ReasonInternal, fmt.Errorf("failed to write the audit log: %w", err))
-	}
-	if e.sealKey != nil {
-		_ = e.Audit.Seal(e.sealKey)
 	}
 	return d
 }
