@@ -195,18 +195,19 @@ func run(o options) error {
 				}
 			}
 		}
+		want := g
 		for _, p := range paths {
 			if p.name == "scoped" {
 				if err := scopedGrant(c.st, keys, sessionOf(p), scopedRule, envOf(p), now); err != nil {
 					return err
 				}
+				want++
 			}
 		}
 		n, err := countGrants(c.st, keys, now)
 		if err != nil {
 			return err
 		}
-		want := g + 1
 		if g > 0 {
 			want += len(sessions) * (extraScoped + extraExact)
 		}
