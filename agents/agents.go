@@ -177,15 +177,9 @@ func Errorf(format string, args ...any) error {
 // Object decodes payload strictly (token.Decode: duplicate keys, invalid
 // UTF-8 and lone surrogates are malformed) and requires a JSON object.
 func Object(payload []byte) (map[string]any, error) {
-	v, err := token.Decode(payload)
-	if err != nil {
-		return nil, &MalformedError{Msg: err.Error()}
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, Errorf("payload is not a JSON object")
-	}
-	return m, nil
+	// hooks.DecodeObject decodes a payload once per run, however many
+	// times detection and the adapter ask for it.
+	return hooks.DecodeObject(payload)
 }
 
 // String reads the string field key of m. A present field that is not a

@@ -45,9 +45,6 @@ func bigLog(b *testing.B, dir string, n int) *Log {
 	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
-	if err := l.writeTail(p); err != nil {
-		b.Fatal(err)
-	}
 	if err := l.writeHead(testKey, p); err != nil {
 		b.Fatal(err)
 	}
@@ -83,24 +80,6 @@ func BenchmarkAppendSeal(b *testing.B) {
 					b.Fatal(err)
 				}
 				if err := l.Seal(testKey); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// After a crash the tail is stale and Append reads the last line instead.
-func BenchmarkAppendStaleTail(b *testing.B) {
-	for _, n := range []int{0, 1_000_000} {
-		l := benchLog(b, n)
-		b.Run("lines="+strconv.Itoa(n), func(b *testing.B) {
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				os.Remove(l.path(tailName))
-				b.StartTimer()
-				if err := l.Append(entry(i)); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -9,12 +9,13 @@
 // HMAC-SHA256 under a key derived from the master key in the OS keyring.
 //
 // Append takes no key, because the hook's deny paths must not read the
-// keyring. It is O(1): it learns the previous line's hash from the small file
-// "tail" (kept under an exclusive lock on "lock"), and if the tail disagrees
-// with the log's size (a crash between the two writes) it reads only the last
-// line, never the whole log. Seal, called whenever a key is at hand, MACs the
-// current tail as the new head after checking that the line the old head
-// vouched for is still in place, so it never blesses a rewritten history.
+// keyring. It is O(1): under an exclusive lock on "lock" it reads only the
+// log's last line (a few KB from the end, never the whole log) for the
+// previous hash, and cuts off a torn last line a crash left. AppendNoSync is
+// Append without the fsync, for the hook's denies. Seal, called whenever a
+// key is at hand, makes the log durable and MACs its current end as the new
+// head after checking that the line the old head vouched for is still in
+// place, so it never blesses a rewritten history.
 //
 // Verify reads the whole log and reports, precisely, an edited entry, a
 // deleted or reordered entry, a log truncated below its sealed head, and a

@@ -92,7 +92,10 @@ func (l *Log) writeHead(key []byte, p point) error {
 // the old head is authentic and that the entry it vouched for is still in
 // place, so it never blesses a log whose sealed part was rewritten; then the
 // chain up to the new head is protected by the key. It reads only the head,
-// the tail and one or two lines, whatever the size of the log.
+// one or two lines, whatever the size of the log. When it
+// returns nil, the log is durable (fsynced) up to the head, which covers
+// every entry appended before the call: the head is never written ahead of
+// its log.
 //
 // It returns an error wrapping ErrTampered if the head or the sealed part was
 // changed, and ErrNoHead if the log has entries but was never sealed (the
@@ -119,7 +122,7 @@ func (l *Log) Rekey(oldKey, newKey []byte) error {
 // under oldKey. p must not be behind the old head. Call with the lock held.
 func (l *Log) sealLocked(f *os.File, oldKey, newKey []byte, p point) error {
 	if p.Seq > 0 {
-		// The tail file has no key; make sure p is really the entry there.
+		// Make sure p is really the entry there.
 		line, err := lineEndingAt(f, p.Size)
 		if err != nil {
 			return err
@@ -168,6 +171,12 @@ func (l *Log) sealLocked(f *os.File, oldKey, newKey []byte, p point) error {
 		}
 	case p.Size < h.Size:
 		return fmt.Errorf("entry at seq %d lies before the sealed entry at seq %d: %w", p.Seq, h.Seq, ErrTampered)
+	}
+	// The log must be on disk up to p before a head vouching for p is:
+	// entries appended with AppendNoSync may still be in the page cache,
+	// and a power cut must never leave a head ahead of its log.
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("failed to sync audit log: %w", err)
 	}
 	return l.writeHead(newKey, p)
 }

@@ -16,6 +16,11 @@ const (
 	KindHeadMissing    = "head_missing"         // entries but no head
 	KindHeadMalformed  = "head_malformed"       // the head file does not parse
 	KindHeadMismatch   = "head_mismatch"        // the sealed entry is not where the head says
+	// KindTorn is bytes without a newline at the end of the log, after the
+	// sealed head: an append cut short by a crash (or a cut, which the chain
+	// cannot tell apart from one). It is not tampering; the next append
+	// cuts it off.
+	KindTorn = "torn_last_line"
 )
 
 // Problem is one finding of Verify. Seq and Line are 0 when not applicable.
@@ -180,10 +185,17 @@ func (l *Log) Verify(sealKey []byte) (Report, error) {
 			return rep, err
 		}
 	}
-	if consumed < size {
+	switch {
+	case consumed == size:
+	case h != nil && consumed < h.Size:
+		// Cut inside what the head vouches for: that is no crash.
 		lineNo++
 		add(Problem{Seq: maxSeq + 1, Line: lineNo, Kind: KindMalformed,
-			Msg: fmt.Sprintf("incomplete last line %d (%d bytes without a newline: a torn write or a cut)", lineNo, size-consumed)})
+			Msg: fmt.Sprintf("incomplete last line %d (%d bytes without a newline) inside the sealed part of the log", lineNo, size-consumed)})
+	default:
+		lineNo++
+		add(Problem{Seq: maxSeq + 1, Line: lineNo, Kind: KindTorn,
+			Msg: fmt.Sprintf("torn last line %d (%d bytes without a newline: an append cut short by a crash; the next append cuts it off)", lineNo, size-consumed)})
 	}
 	rep.Entries = lineNo
 

@@ -5,9 +5,11 @@
 package hooks
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/loopguard/loopguard/token"
 )
@@ -52,8 +54,26 @@ type MalformedError struct{ Msg string }
 
 func (e *MalformedError) Error() string { return "malformed hook payload: " + e.Msg }
 
-// DecodeClaude decodes a Claude Code hook payload strictly.
-func DecodeClaude(payload []byte) (*Call, error) {
+// lastDecoded is the payload DecodeObject decoded last, with its object: a
+// hook run decodes its payload once, though the agent's detection and the
+// adapter both ask for it.
+var lastDecoded struct {
+	sync.Mutex
+	payload []byte
+	m       map[string]any
+}
+
+// DecodeObject decodes payload strictly (token.Decode: duplicate keys,
+// invalid UTF-8 and lone surrogates are malformed) and requires a JSON
+// object. Asked again for the same bytes, it returns the same object without
+// decoding them again; callers must not change it (adapters copy what they
+// change).
+func DecodeObject(payload []byte) (map[string]any, error) {
+	lastDecoded.Lock()
+	defer lastDecoded.Unlock()
+	if lastDecoded.m != nil && bytes.Equal(lastDecoded.payload, payload) {
+		return lastDecoded.m, nil
+	}
 	v, err := token.Decode(payload)
 	if err != nil {
 		return nil, &MalformedError{Msg: err.Error()}
@@ -61,6 +81,16 @@ func DecodeClaude(payload []byte) (*Call, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, &MalformedError{Msg: "payload is not a JSON object"}
+	}
+	lastDecoded.payload, lastDecoded.m = bytes.Clone(payload), m
+	return m, nil
+}
+
+// DecodeClaude decodes a Claude Code hook payload strictly.
+func DecodeClaude(payload []byte) (*Call, error) {
+	m, err := DecodeObject(payload)
+	if err != nil {
+		return nil, err
 	}
 	c := &Call{}
 	for _, f := range []struct {

@@ -109,13 +109,14 @@ func (e *Engine) describe(c *Call) (*described, error) {
 			d.notes = append(d.notes, landing(p, res)...)
 		}
 	}
-	var err error
-	if d.canonical, err = d.desc.Canonical(); err != nil {
+	canonical, call, err := d.desc.Encodings()
+	if err != nil {
 		return nil, &MalformedError{Msg: err.Error()}
 	}
-	d.digest = token.DigestOf(d.canonical)
-	if d.callDigest, err = d.desc.CallDigest(); err != nil {
-		return nil, &MalformedError{Msg: err.Error()}
+	d.canonical, d.digest = canonical, token.DigestOf(canonical)
+	d.callDigest = d.digest // without a target, the same bytes
+	if d.desc.Target != nil {
+		d.callDigest = token.DigestOf(call)
 	}
 	return d, nil
 }

@@ -233,12 +233,31 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 	if mode == ModeAudit && enforced.Behavior != d.Behavior {
 		entry.Detail = "audit mode: abstained"
 	}
-	if err := e.Audit.Append(entry); err != nil && d.Behavior == Allow {
+	if d.Reason == ReasonReadOnly {
+		// The read-only fast path writes nothing: it is on almost every
+		// step of an agent, and lets through only what Claude Code's own
+		// permissions decide.
+		return d
+	}
+	// Allows and alarms are on disk before the answer; a lost deny or
+	// abstention costs a retry, never a bypass. When the key is at hand the
+	// seal makes the log durable (up to the head it writes), so the entry
+	// is not synced twice.
+	durable, sealing := d.Behavior == Allow || d.Behavior == Alarm, e.sealKey != nil
+	write := e.Audit.AppendNoSync
+	if durable && !sealing {
+		write = e.Audit.Append
+	}
+	err := write(entry)
+	if err == nil && sealing {
+		if serr := e.Audit.Seal(e.sealKey); serr != nil && durable {
+			// No seal, so nothing was synced: sync the entry itself.
+			err = e.Audit.Sync()
+		}
+	}
+	if err != nil && d.Behavior == Allow {
 		// An allow that cannot be recorded does not happen.
 		return e.fail(ReasonInternal, fmt.Errorf("failed to write the audit log: %w", err))
-	}
-	if e.sealKey != nil {
-		_ = e.Audit.Seal(e.sealKey)
 	}
 	return d
 }
@@ -252,7 +271,7 @@ func (e *Engine) RecordUndecodable(event string, d Decision) {
 	if len(detail) > 1024 {
 		detail = detail[:1024]
 	}
-	_ = e.Audit.Append(audit.Entry{Time: e.now().UTC(), Event: event, Decision: d.Behavior, Reason: d.Reason, Mode: e.Mode, Detail: detail})
+	_ = e.Audit.AppendNoSync(audit.Entry{Time: e.now().UTC(), Event: event, Decision: d.Behavior, Reason: d.Reason, Mode: e.Mode, Detail: detail})
 }
 
 // askable reasons can be put to the human in ask mode; the others (protected
@@ -283,6 +302,14 @@ func (e *Engine) fail(reason string, err error) Decision {
 }
 
 func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
+	if policy.ClassOf(c.ToolName) == policy.ReadOnly {
+		// The fast path: a read-only tool is judged by what it names, with
+		// no descriptor, no digest, no state and no keyring. Only a call
+		// near a protected resource goes the whole way (and is denied).
+		if e.protected(c, &described{}).Tier != policy.GuardCritical {
+			return Decision{Behavior: Abstain, Reason: ReasonReadOnly, Message: "loopguard: read-only tool"}
+		}
+	}
 	d, err := e.describe(c)
 	if err != nil {
 		return Decision{Behavior: Deny, Reason: ReasonMalformed, Message: "loopguard: malformed_input: " + err.Error()}
@@ -644,7 +671,7 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		// A new record: keep the session's queue within its bounds.
 		dropped, _ := e.Store.CapPending(c.SessionID, id)
 		for _, o := range dropped {
-			_ = e.Audit.Append(audit.Entry{Time: now, Event: "pending-dropped", Session: o.Session, Agent: o.Agent,
+			_ = e.Audit.AppendNoSync(audit.Entry{Time: now, Event: "pending-dropped", Session: o.Session, Agent: o.Agent,
 				Tool: o.Tool, Digest: o.Digest, Pending: o.ID, Decision: "drop", Reason: "pending_cap",
 				Detail: fmt.Sprintf("the session has more than %d pending calls or %d bytes of them; the oldest was dropped", state.MaxPendingPerSession, state.MaxPendingBytesPerSession)})
 		}

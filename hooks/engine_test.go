@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -411,5 +414,68 @@ func TestWidenedScopedGrantIsInvalid(t *testing.T) {
 			}
 			expect(t, "widened grant", h.decide(target), Deny, ReasonGrantInvalid)
 		})
+	}
+}
+
+// snapshot lists every file under dir with its size and modification time.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out[p] = fmt.Sprint(fi.Size(), fi.ModTime().UnixNano(), fi.Mode())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A read-only tool that names nothing protected is decided on the fast
+// path: no state written (no pending record, no audit entry), no keyring.
+// One that does name a protected resource goes the whole way: denied and
+// audited. The other tools still write their deny.
+func TestReadOnlyFastPath(t *testing.T) {
+	h := newHarness(t)
+	h.keyErr = errors.New("the keyring must not be read on this path")
+	read := h.fixture("pretooluse-read.json")
+	tool := func(name string, in map[string]any) map[string]any {
+		return with(read, func(m map[string]any) { m["tool_name"] = name; m["tool_input"] = in })
+	}
+	// The log exists (sealed empty, as init leaves it), so a write shows.
+	h.decide(tool("Bash", map[string]any{"command": "echo hi"}))
+	before := snapshot(t, h.store.Dir)
+	for _, c := range []map[string]any{
+		tool("Read", map[string]any{"file_path": filepath.Join(h.project, "main.go")}),
+		tool("Grep", map[string]any{"pattern": "x", "path": h.project}),
+		tool("Glob", map[string]any{"pattern": "**/*.go", "path": h.project}),
+		tool("LS", map[string]any{"path": h.project}),
+	} {
+		expect(t, c["tool_name"].(string), h.decide(c), Abstain, ReasonReadOnly)
+	}
+	if after := snapshot(t, h.store.Dir); !maps.Equal(before, after) {
+		t.Fatalf("the read-only fast path changed the state:\nbefore %v\nafter  %v", before, after)
+	}
+	// Near a protected resource: denied, and the deny is in the log.
+	expect(t, "Read the guard state", h.decide(tool("Read", map[string]any{"file_path": filepath.Join(h.store.Dir, "grants", "g")})), Deny, ReasonProtected)
+	var last auditEntry
+	if err := h.eng().Audit.Read(func(_ []byte, e auditEntry) error { last = e; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if last.Tool != "Read" || last.Reason != ReasonProtected || last.Digest == "" {
+		t.Fatalf("the protected read was not audited with its digest: %+v", last)
+	}
+	// Control: a Bash deny still writes its pending record and its entry.
+	before = snapshot(t, h.store.Dir)
+	expect(t, "Bash", h.decide(tool("Bash", map[string]any{"command": "echo other"})), Deny, ReasonNoGrant)
+	if after := snapshot(t, h.store.Dir); maps.Equal(before, after) {
+		t.Fatal("a Bash deny wrote nothing")
 	}
 }

@@ -65,6 +65,7 @@ func CheckArgv(argv []string) []Finding {
 	if len(argv) == 0 {
 		return nil
 	}
+	loadTables()
 	w := walker{prog: Base(argv[0]), argv: argv}
 	t, ok := tables[w.prog]
 	if !ok {
@@ -76,6 +77,7 @@ func CheckArgv(argv []string) []Finding {
 
 // Tabled reports whether the option table lists name's options.
 func Tabled(name string) bool {
+	loadTables()
 	_, ok := tables[Base(name)]
 	return ok
 }
@@ -448,6 +450,7 @@ func Options(c OptionClass) []string {
 			walk(prefix+" "+k, t.subs[k])
 		}
 	}
+	loadTables()
 	var progs []string
 	for k := range tables {
 		progs = append(progs, k)

@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // The option table: per program (and subcommand), the options it knows and
 // their class. An option a tabled program does not list is Unknown: a
@@ -10,17 +13,32 @@ import "strings"
 
 // generic applies to programs outside the table: only options that write a
 // named file or run code for most programs that have them.
-var generic = func() *table {
+var generic *table
+
+func buildGeneric() *table {
 	t := parseTable("generic", `
 		writes: --output= --output-file= --out-file= --outfile= --log-file= --output-dir= ;
 		code: --exec= --eval= --require= --import= --node-options= --pre= --plugin= --loader=`, nil)
 	t.open = true
 	return t
-}()
+}
 
-var tables = map[string]*table{}
+// tables is built on first use (loadTables), not at start-up: most hook
+// calls never look at an option.
+var (
+	tables     map[string]*table
+	tablesOnce sync.Once
+)
 
-func init() {
+func loadTables() {
+	tablesOnce.Do(func() {
+		tables = map[string]*table{}
+		generic = buildGeneric()
+		buildTables()
+	})
+}
+
+func buildTables() {
 	sort := parseTable("sort", `
 		safe: -b -d -f -g -h -i -M -n -R -r -V -c -C -s -u -z -m -k= -t= -S= --key= --field-separator=
 			--buffer-size= --parallel= --reverse --numeric-sort --unique --stable --ignore-case

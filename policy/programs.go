@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Class says what a program can do that a standing scope must not grant.
@@ -41,7 +42,18 @@ type Program struct {
 	Why string
 }
 
-var programs = map[string]Program{}
+// programs is built on first use (loadPrograms), not at start-up.
+var (
+	programs     map[string]Program
+	programsOnce sync.Once
+)
+
+func loadPrograms() {
+	programsOnce.Do(func() {
+		programs = map[string]Program{}
+		buildPrograms()
+	})
+}
 
 func add(c Class, why string, names ...string) {
 	for _, n := range names {
@@ -52,7 +64,7 @@ func add(c Class, why string, names ...string) {
 	}
 }
 
-func init() {
+func buildPrograms() {
 	add(Shell, "is a shell: it runs any command",
 		"sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "lksh", "pdksh", "oksh", "yash", "fish",
 		"csh", "tcsh", "ash", "posh", "rc", "es", "elvish", "nu", "nushell", "xonsh", "ion", "murex",
@@ -143,6 +155,7 @@ func Base(name string) string {
 // reduced with Base; the exact base name is tried first, so "bash5" and
 // "Bash" find bash).
 func Lookup(name string) (Program, bool) {
+	loadPrograms()
 	exact := strings.ToLower(filepath.Base(name))
 	if p, ok := programs[exact]; ok {
 		return p, true
@@ -167,6 +180,7 @@ func KeyringTools() []string {
 
 // Names lists the programs of class c, sorted.
 func Names(c Class) []string {
+	loadPrograms()
 	var out []string
 	for n, p := range programs {
 		if p.Class == c {

@@ -2,6 +2,7 @@ package shellparse
 
 import (
 	"fmt"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -97,21 +98,21 @@ func isInvisible(r rune) bool {
 // ASCII ones (Cyrillic, Greek, Armenian, Latin variants); whole blocks of
 // fullwidth forms, mathematical alphanumerics, letterlike symbols, Roman
 // numerals and Cherokee are added in isConfusable.
-var confusables = map[rune]bool{}
-
-func init() {
+var confusables = sync.OnceValue(func() map[rune]bool {
+	m := map[rune]bool{}
 	for _, r := range "аеорсухіјѕԁһӏԛԝьАВЕКМНОРСТХІЈЅҮӀЗԌԍ" + // Cyrillic
 		"ΑΒΕΖΗΙΚΜΝΟΡΤΥΧοαινκρυχϲϳϵ" + // Greek
 		"օսոհցզ" + // Armenian
 		"ıȷɑɡɩʏℓ" + // Latin variants
 		"ᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ" { // small capitals
-		confusables[r] = true
+		m[r] = true
 	}
-}
+	return m
+})
 
 func isConfusable(r rune) bool {
 	switch {
-	case confusables[r]:
+	case confusables()[r]:
 		return true
 	case r >= 0xFF01 && r <= 0xFF5E: // fullwidth ASCII
 		return true

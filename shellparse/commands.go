@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -100,7 +101,7 @@ func interpName(base string) (interp, string, bool) {
 	if it, ok := interps[base]; ok {
 		return it, base, true
 	}
-	m := versionedName.FindStringSubmatch(base)
+	m := versionedName().FindStringSubmatch(base)
 	if m == nil {
 		return interp{}, "", false
 	}
@@ -112,7 +113,7 @@ func interpName(base string) (interp, string, bool) {
 }
 
 // versionedName splits python3.12, python3.12-dbg, perl5.36.0, node18.
-var versionedName = regexp.MustCompile(`^([a-z]+?)[0-9][0-9.]*[a-z]{0,2}(-dbg)?$`)
+var versionedName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-z]+?)[0-9][0-9.]*[a-z]{0,2}(-dbg)?$`) })
 
 // checkInterp finds inline code, or a script read from stdin.
 func checkInterp(name string, it interp, args []string) (int, string) {

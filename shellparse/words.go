@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/expand"
@@ -250,7 +251,7 @@ func hasGlob(s string) bool {
 	return false
 }
 
-var assignLike = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\+?=`)
+var assignLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\+?=`) })
 
 // expandWord performs what bash does to a literal word: brace expansion,
 // tilde expansion, quote removal. It returns zero or more words.
@@ -515,7 +516,7 @@ func (a *analyzer) expandOne(parts []syntax.WordPart, pos syntax.Pos) (Word, boo
 		}
 	}
 	if len(parts) > 0 {
-		if first, ok := parts[0].(*syntax.Lit); ok && assignLike.MatchString(first.Value) {
+		if first, ok := parts[0].(*syntax.Lit); ok && assignLike().MatchString(first.Value) {
 			for _, p := range parts {
 				if lit, ok := p.(*syntax.Lit); ok && strings.Contains(lit.Value, "~") {
 					return word, false, deny(Indirect, pos, "bash expands ~ in an assignment-like argument")

@@ -153,14 +153,18 @@ func (s *Store) PutPending(p *Pending) error {
 	if err != nil {
 		return err
 	}
-	// The call first, then the record that points to it: a crash between
-	// the two leaves a call without a record, which nothing lists.
+	// The call first, then the record that points to it. Neither is
+	// fsynced: a pending record is a request for review, and losing it in a
+	// power cut costs the agent a retry, never a bypass. A crash may leave a
+	// record without its call, or with a call cut short or empty: Approve
+	// recomputes the digest from the call's bytes and refuses one that does
+	// not match, and the call's next repeat writes it again.
 	if cur, err := readFile(s.path("pending", p.ID+callSuffix), maxPendingFile); err != nil || string(cur) != string(desc) {
-		if err := writeAtomic(s.path("pending"), p.ID+callSuffix, desc); err != nil {
+		if err := writeFile(s.path("pending"), p.ID+callSuffix, desc, false); err != nil {
 			return err
 		}
 	}
-	return writeAtomic(s.path("pending"), p.ID+pendingSuffix, data)
+	return writeFile(s.path("pending"), p.ID+pendingSuffix, data, false)
 }
 
 // GetPending reads one pending record; ErrNotFound when absent.

@@ -129,8 +129,9 @@ func writeAtomic(dir, name string, data []byte) error {
 }
 
 // writeFile is writeAtomic; with durable false it skips both fsyncs, for
-// notes whose loss in a crash costs nothing (never for grants, pending
-// decisions or anything else a decision rests on).
+// files whose loss in a crash costs at most a retry (notes, the hook's
+// pending records); never for grants, claims, a human's decision on a
+// pending call or anything else an allow rests on.
 func writeFile(dir, name string, data []byte, durable bool) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("failed to create %s: %w", dir, err)

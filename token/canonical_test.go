@@ -197,3 +197,44 @@ func FuzzParseToken(f *testing.F) {
 		}
 	})
 }
+
+// Encodings gives exactly the bytes of Canonical and of CallDigest, whatever
+// the input holds (a member named like the descriptor's own, a tool name that
+// needs escaping), with and without a target.
+func TestEncodingsMatchSeparateEncodes(t *testing.T) {
+	inputs := []string{
+		`{"file_path":"/p/a.go","content":"x"}`,
+		`{"command":"echo ,\"tool\":\"Write\",\"v\":\"loopguard.descriptor.v1\"}","tool":"Edit","v":1,"target":{"path":"/etc/passwd"}}`,
+		`{}`,
+		`{"a":[1,2,{"b":null}],"\u00e9":"\u2028"}`,
+	}
+	for _, tool := range []string{"Write", "Edit", "mcp__s__t", "T\"ool\u00e9", ""} {
+		for _, raw := range inputs {
+			in, err := Decode([]byte(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, target := range []*Target{nil, {Path: "/p/a.go", SHA256: Absent}, {Path: "/p/l", SHA256: DigestOf(nil), Resolved: "/q/\"r\""}} {
+				for _, exe := range []map[string]string{nil, {"echo": "/bin/echo"}} {
+					d := Descriptor{Tool: tool, Input: in, Cwd: "/p", Executables: exe, Target: target}
+					canonical, call, err := d.Encodings()
+					if err != nil {
+						t.Fatal(err)
+					}
+					wantCanonical, err := d.Canonical()
+					if err != nil {
+						t.Fatal(err)
+					}
+					wantCall, err := Encode(d.value(false))
+					if err != nil {
+						t.Fatal(err)
+					}
+					cd, _ := d.CallDigest()
+					if string(canonical) != string(wantCanonical) || string(call) != string(wantCall) || DigestOf(call) != cd {
+						t.Errorf("tool %q input %s target %+v:\n got %s\nwant %s\n got call %s\nwant call %s", tool, raw, target, canonical, wantCanonical, call, wantCall)
+					}
+				}
+			}
+		}
+	}
+}

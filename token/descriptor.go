@@ -1,8 +1,10 @@
 package token
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 )
 
 // DescriptorVersion is written into every descriptor, so a change of its
@@ -82,6 +84,38 @@ func (d *Descriptor) CallDigest() (string, error) {
 		return "", err
 	}
 	return DigestOf(b), nil
+}
+
+// Encodings returns both encodings a decision needs, encoding the call once:
+// canonical (Canonical's bytes) and call (the bytes CallDigest hashes, the
+// descriptor without its target state). They differ only by the "target"
+// member, which sorts just before "tool" and "v", the last two members, so
+// canonical is call with that member spliced in before its fixed tail. When
+// there is no target the two are the same slice.
+func (d *Descriptor) Encodings() (canonical, call []byte, err error) {
+	call, err = Encode(d.value(false))
+	if err != nil || d.Target == nil {
+		return call, call, err
+	}
+	target, err := Encode(d.value(true)["target"])
+	if err != nil {
+		return nil, nil, err
+	}
+	tool, err := Encode(d.Tool)
+	if err != nil {
+		return nil, nil, err
+	}
+	version, err := Encode(DescriptorVersion)
+	if err != nil {
+		return nil, nil, err
+	}
+	tail := slices.Concat([]byte(`,"tool":`), tool, []byte(`,"v":`), version, []byte("}"))
+	if !bytes.HasSuffix(call, tail) { // cannot happen; never guess
+		canonical, err = d.Canonical()
+		return canonical, call, err
+	}
+	canonical = slices.Concat(call[:len(call)-len(tail)], []byte(`,"target":`), target, tail)
+	return canonical, call, nil
 }
 
 // DigestOf returns the hex SHA-256 of b.

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/hooks"
@@ -18,18 +19,18 @@ import (
 // that file's state); in any other form it is refused, since loopguard
 // cannot tell what it would change.
 
-var heredocPatch = regexp.MustCompile(`^(?:cd ([^\s'"\\$;&|<>()` + "`" + `]+|'[^']*') && )?(apply_patch|applypatch) <<(['"]?)([A-Za-z_][A-Za-z0-9_]*)(['"]?)\n((?s:.*))\n([A-Za-z_][A-Za-z0-9_]*)\n?$`)
+var heredocPatch = lazyRegexp(`^(?:cd ([^\s'"\\$;&|<>()` + "`" + `]+|'[^']*') && )?(apply_patch|applypatch) <<(['"]?)([A-Za-z_][A-Za-z0-9_]*)(['"]?)\n((?s:.*))\n([A-Za-z_][A-Za-z0-9_]*)\n?$`)
 
-var firstWordPatch = regexp.MustCompile(`^\s*(?:cd\s+\S+\s*&&\s*)?\\?['"]?(apply_patch|applypatch)\b`)
+var firstWordPatch = lazyRegexp(`^\s*(?:cd\s+\S+\s*&&\s*)?\\?['"]?(apply_patch|applypatch)\b`)
 
 // mapShellPatch maps a Bash call that Codex would treat as a patch. It
 // reports false for any other command.
 func mapShellPatch(c *hooks.Call) (bool, error) {
 	cmd, ok := c.ToolInput["command"].(string)
-	if !ok || !firstWordPatch.MatchString(cmd) {
+	if !ok || !firstWordPatch().MatchString(cmd) {
 		return false, nil
 	}
-	m := heredocPatch.FindStringSubmatch(cmd)
+	m := heredocPatch().FindStringSubmatch(cmd)
 	if m == nil || m[3] != m[5] || m[4] != m[7] {
 		return true, agents.Errorf("a shell apply_patch loopguard cannot read: use the form apply_patch <<'EOF' (patch) EOF, one file per patch")
 	}
@@ -40,4 +41,10 @@ func mapShellPatch(c *hooks.Call) (bool, error) {
 	}
 	c.ToolInput = map[string]any{"command": cmd, "patch": body}
 	return true, mapPatchBody(c, body)
+}
+
+// lazyRegexp compiles expr on first use: the hook of another agent never
+// pays for it at start-up.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

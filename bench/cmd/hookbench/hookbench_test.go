@@ -65,8 +65,8 @@ func TestPayloadsDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 7 || len(sessions) == 0 {
-		t.Fatalf("%d paths and %d sessions, want 7 and some", len(paths), len(sessions))
+	if len(paths) != 8 || len(sessions) == 0 {
+		t.Fatalf("%d paths and %d sessions, want 8 and some", len(paths), len(sessions))
 	}
 	for _, p := range paths {
 		data, err := os.ReadFile(p.payload)

@@ -195,18 +195,19 @@ func run(o options) error {
 				}
 			}
 		}
+		want := g
 		for _, p := range paths {
 			if p.name == "scoped" {
 				if err := scopedGrant(c.st, keys, sessionOf(p), scopedRule, envOf(p), now); err != nil {
 					return err
 				}
+				want++
 			}
 		}
 		n, err := countGrants(c.st, keys, now)
 		if err != nil {
 			return err
 		}
-		want := g + 1
 		if g > 0 {
 			want += len(sessions) * (extraScoped + extraExact)
 		}
@@ -278,7 +279,7 @@ func run(o options) error {
 	return os.WriteFile(o.out, []byte(report), 0o644)
 }
 
-var pendingRE = regexp.MustCompile(`loopguard approve ([a-z2-7]{8})`)
+var pendingRE = regexp.MustCompile(fmt.Sprintf(`loopguard approve ([a-z2-7]{%d})\b`, state.PendingIDLen))
 
 // scopedRule is the scoped grant of the scoped path, as a user would grant
 // it: `loopguard grant 'Bash(go test ./...)'`.
@@ -359,6 +360,8 @@ func makePaths(o options, work string) ([]*benchPath, map[string]shellparse.Env,
 		want                 check
 	}
 	rows := []row{
+		{"read-only", "Read of a project file: abstain on the fast path (no state, no keyring)", "pretooluse-read", nil, false, "PreToolUse", false,
+			check{code: 0, empty: true}},
 		{"malformed", "malformed input (a Bash payload cut in half): deny", "pretooluse-bash", nil, true, "PreToolUse", false,
 			check{code: 2, contains: []string{`"permissionDecision":"deny"`, "malformed_input"}}},
 		{"no-grant", "Bash `echo hello > greeting.txt`, no grant: deny + pending record", "pretooluse-bash", nil, false, "PreToolUse", false,

@@ -139,6 +139,7 @@ func (s *series) stats() stats {
 type check struct {
 	code     int
 	contains []string
+	empty    bool   // no output at all (an abstention)
 	session  string // the payload's session, for the grants the path needs
 }
 
@@ -150,6 +151,9 @@ func (c check) verify(s sample) error {
 		if !bytes.Contains(s.stdout, []byte(want)) {
 			return fmt.Errorf("output lacks %q: %.400s", want, s.stdout)
 		}
+	}
+	if c.empty && len(bytes.TrimSpace(s.stdout)) > 0 {
+		return fmt.Errorf("output %.400q, want none (an abstention)", s.stdout)
 	}
 	return nil
 }
