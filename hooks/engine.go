@@ -434,20 +434,17 @@ func (e *Engine) approvedWhat(o state.GrantFile) string {
 	return " (" + Summary(p) + ", pending " + p.ID + ")"
 }
 
-// Bounds of the sample elsewhere reads, so a deny costs the same with
-// 100,000 grants as with none (BENCH.md: flat from 0 to 100k grants).
-const (
-	elsewhereDirs  = 16
-	elsewhereFiles = 64
-)
-
 // elsewhere says when a live scoped grant's rule covers the call but the
-// grant is bound to another session or project (a grant minted with
-// --session before a restart, say); "" when there is none. It is read
-// only on the way to a deny, and only a bounded sample of the grants: a
-// hint, never a decision.
+// grant is bound to the project's previous session (a grant minted with
+// --session before Claude Code restarted, say); "" when there is none. It
+// reads only that one session's grants, on the way to a deny, so a deny
+// costs the same with 100,000 grants as with none: a hint, never a decision.
 func (e *Engine) elsewhere(c *Call, d *described) string {
-	all, err := e.Store.SomeScopedGrants(elsewhereDirs, elsewhereFiles)
+	last, err := e.Store.LastSession(e.projectDir(c))
+	if err != nil || last.Session == c.SessionID {
+		return ""
+	}
+	all, err := e.Store.BoundGrants(last.Session)
 	if err != nil {
 		return ""
 	}

@@ -40,6 +40,11 @@ func TestGrantElsewhereSaysSo(t *testing.T) {
 	h := newHarness(t)
 	call := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "git status" })
 	g := h.grantScope("Bash(git status)", "an-earlier-session", token.MainAgent)
+	// Claude Code restarted in the project: the earlier session was the
+	// last one seen there.
+	if err := h.store.NoteSession(h.project, "an-earlier-session", h.now); err != nil {
+		t.Fatal(err)
+	}
 	d := h.decide(call)
 	expect(t, "another session's grant", d, Deny, ReasonNoGrant)
 	if !strings.Contains(d.Message, "grant "+g.ID()+" (Bash(git status)@") || !strings.Contains(d.Message, "bound to session an-earlier-session") {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -214,47 +213,6 @@ func (s *Store) AllGrants() ([]GrantFile, error) {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Record.Created.After(out[j].Record.Created) })
-	return out, nil
-}
-
-// SomeScopedGrants reads scoped grants of any session, in directory order,
-// at most maxDirs session directories and maxFiles grant files: a bounded
-// sample for hints on the hook's deny path, whose cost must not grow with
-// the number of grants. It is not a list of every grant (see AllGrants).
-func (s *Store) SomeScopedGrants(maxDirs, maxFiles int) ([]GrantFile, error) {
-	root, err := os.Open(s.path("grants", "scoped"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	subs, err := root.ReadDir(maxDirs)
-	root.Close()
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	var out []GrantFile
-	for _, sub := range subs {
-		if !sub.IsDir() {
-			continue
-		}
-		dir := filepath.Join(s.path("grants", "scoped"), sub.Name())
-		f, err := os.Open(dir)
-		if err != nil {
-			continue
-		}
-		ents, _ := f.ReadDir(maxFiles - len(out))
-		f.Close()
-		for _, e := range ents {
-			if strings.HasSuffix(e.Name(), grantSuffix) {
-				out = append(out, ReadGrant(filepath.Join(dir, e.Name())))
-			}
-		}
-		if len(out) >= maxFiles {
-			break
-		}
-	}
 	return out, nil
 }
 
