@@ -64,12 +64,7 @@ func initAgentRun(ctx context.Context, out, errOut io.Writer, o *initOptions, bi
 		return err
 	}
 	if o.dryRun {
-		if !res.Changed {
-			fmt.Fprintf(out, "%s already registers loopguard this way; init would change nothing there.\n", path)
-		} else {
-			fmt.Fprint(out, install.Diff(path, res.Old, res.New))
-		}
-		fmt.Fprintf(out, "Dry run: nothing was written. init would also create the key in the OS keyring if there is none, the state dir %s, and the config file if there is none.\n", dir)
+		printDryRun(out, path, dir, res)
 		return nil
 	}
 	st, seal, err := initKeyAndState(ctx, out, errOut)

@@ -224,12 +224,7 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		return err
 	}
 	if o.dryRun {
-		if !res.Changed {
-			fmt.Fprintf(out, "%s already registers loopguard this way; init would change nothing there.\n", path)
-		} else {
-			fmt.Fprint(out, install.Diff(path, res.Old, res.New))
-		}
-		fmt.Fprintf(out, "Dry run: nothing was written. init would also create the key in the OS keyring if there is none, the state dir %s, and the config file if there is none.\n", dir)
+		printDryRun(out, path, dir, res)
 		return nil
 	}
 
@@ -340,4 +335,15 @@ func initConfig(out io.Writer) error {
 			strings.Join(extra, " "), map[bool]string{true: "was", false: "were"}[len(extra) == 1])
 	}
 	return nil
+}
+
+// printDryRun says what init --dry-run would change in path (res from a
+// dry Apply) and what else it would create; the same for every agent.
+func printDryRun(out io.Writer, path, dir string, res *install.Result) {
+	if !res.Changed {
+		fmt.Fprintf(out, "%s already registers loopguard this way; init would change nothing there.\n", path)
+	} else {
+		fmt.Fprint(out, install.Diff(path, res.Old, res.New))
+	}
+	fmt.Fprintf(out, "Dry run: nothing was written. init would also create the key in the OS keyring if there is none, the state dir %s, and the config file if there is none.\n", dir)
 }
