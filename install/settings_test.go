@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loopguard/loopguard/internal/udiff"
 )
 
 var opts = Options{Binary: "/opt/bin/loopguard", Mode: "enforce", Deadline: 5 * time.Second}
@@ -367,7 +369,7 @@ func TestApplyRemoveCreated(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
 		t.Fatal("dry run created the directory")
 	}
-	if d := Diff(path, res.Old, res.New); !strings.HasPrefix(d, "--- /dev/null\n+++ b"+path+"\n@@ -0,0 +1,") || !strings.Contains(d, "+            \"onFailure\": \"block\"") {
+	if d := udiff.Diff(path, res.Old, res.New); !strings.HasPrefix(d, "--- /dev/null\n+++ b"+path+"\n@@ -0,0 +1,") || !strings.Contains(d, "+            \"onFailure\": \"block\"") {
 		t.Errorf("diff:\n%s", d)
 	}
 	if _, err := Apply(path, bk, opts, false); err != nil {
@@ -426,18 +428,6 @@ func TestApplyRefuses(t *testing.T) {
 	// Control: the symlink's target itself is accepted.
 	if _, err := Apply(target, bk, opts, false); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestDiff(t *testing.T) {
-	a := []byte("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n")
-	b := []byte("1\n2\n3\n4\nfive\n6\n7\n8\n9\n10\n")
-	want := "--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n"
-	if got := Diff("/f", a, b); got != want {
-		t.Errorf("got:\n%s\nwant:\n%s", got, want)
-	}
-	if Diff("/f", a, a) != "" {
-		t.Error("equal inputs gave a diff")
 	}
 }
 

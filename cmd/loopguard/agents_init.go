@@ -15,6 +15,7 @@ import (
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/state"
 )
@@ -190,7 +191,7 @@ func uninstallAgentRun(out, errOut io.Writer, o *uninstallOptions) error {
 		removed++
 		switch {
 		case o.dryRun:
-			fmt.Fprint(out, install.Diff(path, res.Old, res.New))
+			fmt.Fprint(out, udiff.Diff(path, res.Old, res.New))
 		case res.Restored:
 			fmt.Fprintf(out, "%s: loopguard hooks removed; the original file is back, byte for byte.\n", path)
 		case res.Deleted:

@@ -16,6 +16,7 @@ import (
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shellparse"
@@ -343,7 +344,7 @@ func printDryRun(out io.Writer, path, dir string, res *install.Result) {
 	if !res.Changed {
 		fmt.Fprintf(out, "%s already registers loopguard this way; init would change nothing there.\n", path)
 	} else {
-		fmt.Fprint(out, install.Diff(path, res.Old, res.New))
+		fmt.Fprint(out, udiff.Diff(path, res.Old, res.New))
 	}
 	fmt.Fprintf(out, "Dry run: nothing was written. init would also create the key in the OS keyring if there is none, the state dir %s, and the config file if there is none.\n", dir)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/state"
 )
@@ -122,7 +123,7 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 		}
 		removed++
 		if o.dryRun {
-			fmt.Fprint(out, install.Diff(path, res.Old, res.New))
+			fmt.Fprint(out, udiff.Diff(path, res.Old, res.New))
 			continue
 		}
 		what := "loopguard hooks removed"
