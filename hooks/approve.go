@@ -36,6 +36,10 @@ func ApproveWith(st *state.Store, mint func(token.Grant, time.Time) (token.Grant
 	if err := st.Decide(p.ID, state.StatusApproved, principal, g.ID(), now); err != nil {
 		return nil, err
 	}
+	// The file as approved, for a later drift's diff (display only).
+	if snap := Snapshot(p.Descriptor, state.MaxSnapshot); snap != nil {
+		_ = st.PutSnapshot(p.ID, snap)
+	}
 	return &g, nil
 }
 

@@ -43,6 +43,9 @@ type described struct {
 	// execConfig says why the call touches executable configuration ("":
 	// it does not); set by the protected-resource check.
 	execConfig string
+	// approved is the pending id of the approved call this one plausibly
+	// retries (approved_call_changed, target_state_drift), for review.
+	approved string
 }
 
 // warnings scans every string of the call once, from the decoded value,

@@ -405,33 +405,53 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	if reason == ReasonNoGrant {
 		others, _ = e.Store.OtherExact(session, agent, tool)
 	}
+	approved := ""
 	for _, o := range others {
 		if o.Err != nil || o.Grant == nil || !e.now().Before(o.Grant.Expiry) {
 			continue
 		}
 		if o.Record.CallDigest == d.callDigest && d.desc.Target != nil {
 			reason, msg = ReasonTargetDrift, "loopguard: target_state_drift: this call was approved, but "+EscapeText(d.target)+" has changed since; the approval covered the file as it was"
+			approved = e.approvedRecord(o)
 			break
 		}
-		reason, msg = ReasonCallChanged, "loopguard: approved_call_changed: the user approved a different "+tool+" call in this session"+e.approvedWhat(o)+"; this call is not that one"
+		// Only a call that plausibly retries the approved one is told it
+		// changed; an unrelated call keeps the ordinary reason.
+		p := e.approvedCall(o)
+		if p == nil || !plausibleRetry(p.Descriptor, d) {
+			continue
+		}
+		reason, approved = ReasonCallChanged, p.ID
+		msg = "loopguard: approved_call_changed: the user approved a different " + tool + " call in this session (" + Summary(p) + ", pending " + p.ID +
+			"), which this call resembles but is not; that approval covers only that exact call"
+		break
 	}
+	d.approved = approved
 	if reason == ReasonNoGrant {
 		msg += e.elsewhere(c, d)
 	}
 	return e.pending(ctx, c, d, reason, msg)
 }
 
-// approvedWhat names the call an exact grant approved, from its pending
-// record: the model can then retry exactly that call.
-func (e *Engine) approvedWhat(o state.GrantFile) string {
+// approvedCall is the pending record of the call an exact grant approved,
+// or nil when it is gone or does not hold what the grant covers.
+func (e *Engine) approvedCall(o state.GrantFile) *state.Pending {
 	if o.Record.Pending == "" {
-		return ""
+		return nil
 	}
 	p, err := e.Store.GetPending(o.Record.Pending)
 	if err != nil || p.Digest != o.Grant.ArgHash {
-		return ""
+		return nil
 	}
-	return " (" + Summary(p) + ", pending " + p.ID + ")"
+	return p
+}
+
+// approvedRecord is approvedCall's id, "" when there is none.
+func (e *Engine) approvedRecord(o state.GrantFile) string {
+	if p := e.approvedCall(o); p != nil {
+		return p.ID
+	}
+	return ""
 }
 
 // elsewhere says when a live scoped grant's rule covers the call but the
@@ -658,7 +678,7 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		ID: id, Created: now, Seen: now, Event: c.Event, Session: c.SessionID, Agent: c.Agent(),
 		AgentType: c.AgentType, Tool: c.ToolName, Cwd: c.Cwd, ProjectDir: e.projectDir(c),
 		Digest: d.digest, CallDigest: d.callDigest, Descriptor: d.canonical, Reason: reason,
-		Warnings: d.warnings(),
+		Warnings: d.warnings(), Approved: d.approved,
 	}
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 		p.Detail = d.shell.Reason
@@ -718,16 +738,44 @@ func (e *Engine) holdFor(ctx context.Context) time.Duration {
 
 // heldLine is the first line of the model's message for a call that needs
 // a human: Claude Code shows the first line and hides the rest.
-// It starts with the reason code, as every deny does.
+// It starts with the reason code, as every deny does, then what is true
+// of that reason: a call no approval covered is held for one; a call
+// whose approval was used, expired or covered another call waits for a
+// new one.
 func heldLine(reason, id string) string {
-	return "loopguard: " + reason + ": held for a human's approval (pending " + id + "): ask the user to run `loopguard review` (or `loopguard approve " +
+	what := "held for a human's approval"
+	if f := reasonFact(reason); f != "" {
+		what = f + "; it waits for a new approval"
+	}
+	return "loopguard: " + reason + ": " + what + " (pending " + id + "): ask the user to run `loopguard review` (or `loopguard approve " +
 		id + "`) in their own terminal, then retry the identical call."
 }
 
 // waitEndedLine is the first line when a held call's wait ran out.
 func waitEndedLine(reason, id string, wait time.Duration) string {
-	return "loopguard: " + reason + ": held for a human's approval for " + wait.Round(time.Second).String() + ", but nobody decided, so it did not run (pending " + id +
+	what := "held for a human's approval"
+	if f := reasonFact(reason); f != "" {
+		what = f + "; it was held for a new approval"
+	}
+	return "loopguard: " + reason + ": " + what + " for " + wait.Round(time.Second).String() + ", but nobody decided, so it did not run (pending " + id +
 		"). Do not retry it at once: tell the user it waits in `loopguard review` (or `loopguard approve " + id + "`), and retry the identical call only after they approve it."
+}
+
+// reasonFact is what a deny reason means, in a few words true of every
+// call denied with it; "" for a call that simply has no approval yet. The
+// detail follows on the Why line.
+func reasonFact(reason string) string {
+	switch reason {
+	case ReasonConsumed:
+		return "the approval of this exact call was already used (approvals are single-use), so running it again needs a new one"
+	case ReasonExpired:
+		return "the approval that covered this call has expired"
+	case ReasonCallChanged:
+		return "this is not the exact call the user approved, so that approval does not cover it"
+	case ReasonTargetDrift:
+		return "the file this call changes was modified after the user approved the call, so the approval no longer covers it"
+	}
+	return ""
 }
 
 // whyLine is the reason's explanation, after the first line.
