@@ -222,7 +222,7 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 		if why == "" {
 			why = d.Message
 		}
-		d.Message = "loopguard (ask mode): " + strings.TrimPrefix(why, "loopguard: ") + "\n\nThe exact call:\n" + d.rendering
+		d.Message = "loopguard (ask mode): " + strings.TrimPrefix(why, "loopguard: ") + "\n\n" + d.rendering
 	}
 	entry := audit.Entry{
 		Time: e.now().UTC(), Event: c.Event, Session: c.SessionID, Agent: c.Agent(),
@@ -317,15 +317,8 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 	dec := e.decideDescribed(ctx, c, d)
 	dec.Digest = d.digest
 	dec.summary = SummaryOf(c.ToolName, d.canonical)
-	if e.Mode == ModeAsk {
-		dec.rendering = ""
-		for _, w := range Danger(d.canonical, e.projectDir(c)) {
-			dec.rendering += "!!! DANGER: " + EscapeText(w) + "\n"
-		}
-		dec.rendering += renderLimit(d.canonical, MaxReasonLen/2) + "digest: " + d.digest + "\n"
-		for _, w := range d.warnings() {
-			dec.rendering += "WARNING: " + w + "\n"
-		}
+	if e.Mode == ModeAsk && dec.Behavior == Deny {
+		dec.rendering = askRendering(d, Danger(d.canonical, e.projectDir(c)))
 	}
 	return dec
 }
@@ -524,7 +517,7 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 	}
 	switch {
 	case errors.Is(err, token.ErrExpired):
-		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: the approval for this call expired at "+gf.Grant.Expiry.Format(time.RFC3339)), true
+		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: the approval for this call expired at "+FormatTime(gf.Grant.Expiry)), true
 	case err != nil:
 		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: the grant for this call does not verify (" + err.Error() + "); it was tampered with or minted under another key"}, true
 	}
@@ -643,7 +636,7 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 	case invalid != nil:
 		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + invalid.ID() + " would cover this call but does not verify; it was tampered with or minted under another key"}, true
 	case expired != nil:
-		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: grant "+expired.Scope+" covered this call but expired at "+expired.Expiry.Format(time.RFC3339)), true
+		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: grant "+expired.Scope+" covered this call but expired at "+FormatTime(expired.Expiry)), true
 	}
 	return Decision{}, false
 }
@@ -722,6 +715,30 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: waitEndedLine(reason, id, wait) + "\n" + whyLine(reason, msg), why: msg}
 	}
 	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(reason, id) + "\n" + whyLine(reason, msg) + "\n" + approveHint(id), why: msg}
+}
+
+// askRendering is the reason ask mode gives Claude Code's dialog after its
+// first line: the danger lines, the edit as a diff, the digest and the
+// warnings, then the call itself, each part cut so the whole stays well
+// under Claude Code's cap; the full call is in loopguard show.
+func askRendering(d *described, danger []string) string {
+	var b strings.Builder
+	for _, w := range danger {
+		b.WriteString("!!! DANGER: " + EscapeText(w) + "\n")
+	}
+	for _, w := range d.warnings() {
+		b.WriteString("WARNING: " + w + "\n")
+	}
+	b.WriteString("digest: " + d.digest + "\n")
+	if ch := Changes(d.canonical, false); ch != "" {
+		if len(ch) > MaxReasonLen/3 {
+			cut := strings.LastIndexByte(ch[:MaxReasonLen/3], '\n') + 1
+			ch = ch[:cut] + "... (diff cut here; all of it: loopguard show --full)\n"
+		}
+		b.WriteString("\n" + ch)
+	}
+	b.WriteString("\nThe exact call:\n" + renderLimit(d.canonical, MaxReasonLen/3))
+	return b.String()
 }
 
 // holdFor is how long a call may be held: the wait, cut to leave the hook

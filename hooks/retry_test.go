@@ -73,3 +73,28 @@ func TestFirstLineTrueForReason(t *testing.T) {
 		}
 	}
 }
+
+// A drift links the approved call, whose approval kept the file as it was:
+// review can show what changed since.
+func TestDriftLinksApproval(t *testing.T) {
+	h := newHarness(t)
+	call := h.fixture("pretooluse-edit.json")
+	target := input(call)["file_path"].(string)
+	os.WriteFile(target, []byte("func foo() {} // v7\n"), 0o644)
+	first := h.decide(call)
+	h.approve(first)
+	snap, err := h.store.Snapshot(first.Pending)
+	if err != nil || string(snap) != "func foo() {} // v7\n" {
+		t.Fatalf("no snapshot of the approved file: %q %v", snap, err)
+	}
+	os.WriteFile(target, []byte("func foo() {} // v8\n"), 0o644)
+	d := h.decide(call)
+	expect(t, "drift", d, Deny, ReasonTargetDrift)
+	p, err := h.store.GetPending(d.Pending)
+	if err != nil || p.Approved != first.Pending {
+		t.Fatalf("drift does not link the approval: %v %+v", err, p)
+	}
+	if got := DriftChanges(p.Descriptor, snap, false); !strings.Contains(got, "-func foo() {} // v7\n+func foo() {} // v8\n") {
+		t.Errorf("drift diff:\n%s", got)
+	}
+}

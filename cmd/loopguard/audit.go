@@ -198,7 +198,7 @@ func auditShowRun(ctx context.Context, o *auditShowOptions) error {
 
 // printAuditRow prints one table row, or the header for the zero Entry.
 func printAuditRow(w io.Writer, e audit.Entry) error {
-	const format = "%-19s  %-17s  %-8s  %-12s  %-20s  %-12s  %-24s  %-12s  %s\n"
+	const format = "%-25s  %-17s  %-8s  %-12s  %-20s  %-12s  %-24s  %-12s  %s\n"
 	if e.Time.IsZero() && e.Decision == "" {
 		_, err := fmt.Fprintf(w, format, "TIME", "EVENT", "SESSION", "AGENT", "TOOL", "DECISION", "REASON", "DIGEST", "CALL")
 		return err
@@ -212,7 +212,7 @@ func printAuditRow(w io.Writer, e audit.Entry) error {
 		agent = e.AgentType + ":" + agent
 	}
 	_, err := fmt.Fprintf(w, format,
-		e.Time.Local().Format("2006-01-02 15:04:05"),
+		hooks.FormatTime(e.Time),
 		cell(e.Event, 17), prefix(e.Session, 8), cell(agent, 12), cell(e.Tool, 20),
 		cell(e.Decision, 12), cell(e.Reason, 24), prefix(e.Digest, 12), cell(call, 80))
 	return err
