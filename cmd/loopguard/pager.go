@@ -57,14 +57,14 @@ func page(out io.Writer, text string) error {
 	defer tty.Close()
 	c := &console{tty: tty, fd: fdOf(tty)}
 	defer c.cooked()
-	_, err = pageOn(c, out, strings.SplitAfter(text, "\n"), rows)
+	_, err = pageOn(c, out, strings.SplitAfter(text, "\n"), rows, "")
 	return err
 }
 
 // pageOn is the built-in pager: lines, a screen of rows at a time, with a
 // prompt between screens (Space or Enter: more; q: stop). It returns how
-// many lines it showed.
-func pageOn(c *console, out io.Writer, lines []string, rows int) (int, error) {
+// many lines it showed. again says how to see the text again, if it can be.
+func pageOn(c *console, out io.Writer, lines []string, rows int, again string) (int, error) {
 	shown := 0
 	step := max(rows-1, 1)
 	for shown < len(lines) {
@@ -82,7 +82,7 @@ func pageOn(c *console, out io.Writer, lines []string, rows int) (int, error) {
 		k, err := c.key(context.Background(), false)
 		fmt.Fprint(out, "\n")
 		if err != nil || (k != ' ' && k != '\r' && k != '\n') {
-			fmt.Fprintf(out, "(%d more lines not shown)\n", len(lines)-shown)
+			fmt.Fprintf(out, "(%d more lines not shown%s)\n", len(lines)-shown, again)
 			return shown, nil
 		}
 	}

@@ -396,7 +396,7 @@ func showCall(c *console, st *state.Store, p *state.Pending) {
 		fmt.Fprintf(c.tty, "-- more: %d of %d lines shown; Space for more, q to stop --", first, len(lines))
 		if k, err := c.key(context.Background(), false); err == nil && (k == ' ' || k == '\r' || k == '\n') {
 			fmt.Fprint(c.tty, "\n")
-			_, _ = pageOn(c, c.tty, lines[first:], rows)
+			_, _ = pageOn(c, c.tty, lines[first:], rows, "; v shows the call again")
 		} else {
 			fmt.Fprintf(c.tty, "\n(%d more lines not shown; v shows the call again)\n", len(lines)-first)
 		}
