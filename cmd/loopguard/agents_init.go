@@ -136,13 +136,8 @@ func initKeyAndState(ctx context.Context, out, errOut io.Writer) (*state.Store, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := auditLog(st).Seal(seal); err != nil {
-		if errors.Is(err, audit.ErrNoHead) || errors.Is(err, audit.ErrTampered) {
-			fmt.Fprintf(errOut, "loopguard: warning: the audit log cannot be sealed: %v\n", err)
-			seal = nil
-		} else {
-			return nil, nil, fmt.Errorf("failed to seal the audit log: %w", err)
-		}
+	if seal, err = sealForInit(st, seal, created, out, errOut); err != nil {
+		return nil, nil, err
 	}
 	return st, seal, nil
 }

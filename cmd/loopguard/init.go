@@ -252,15 +252,8 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	if err != nil {
 		return err
 	}
-	// The first seal must happen while the log is empty.
-	if err := auditLog(st).Seal(seal); err != nil {
-		if errors.Is(err, audit.ErrNoHead) || errors.Is(err, audit.ErrTampered) {
-			fmt.Fprintf(errOut, "loopguard: warning: the audit log cannot be sealed: %v\n", err)
-			fmt.Fprintln(errOut, "loopguard: hint: run `loopguard audit verify` for details")
-			seal = nil
-		} else {
-			return fmt.Errorf("failed to seal the audit log: %w", err)
-		}
+	if seal, err = sealForInit(st, seal, created, out, errOut); err != nil {
+		return err
 	}
 
 	if err := ensureGoCache(sbx); err != nil {
