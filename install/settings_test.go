@@ -136,6 +136,37 @@ func TestMergeKeepsOthers(t *testing.T) {
 	}
 }
 
+// A compact one-line settings file stays one line; an indented one keeps
+// its unit (tabs too); an empty one is indented by two spaces.
+func TestMergeKeepsCompact(t *testing.T) {
+	for _, c := range []struct{ name, in, wantIndent string }{
+		{"one line", `{"permissions":{"allow":["Bash(ls)"]},"model":"opus"}` + "\n", ""},
+		{"one line, no newline", `{"model":"opus"}`, ""},
+		{"tabs", "{\n\t\"model\": \"opus\"\n}\n", "\t"},
+		{"two spaces", "{\n  \"model\": \"opus\"\n}\n", "  "},
+		{"empty", "{}\n", "  "},
+	} {
+		if got := detectIndent([]byte(c.in)); got != c.wantIndent {
+			t.Errorf("%s: indent %q, want %q", c.name, got, c.wantIndent)
+		}
+	}
+	in := []byte(`{"permissions":{"allow":["Bash(ls)"]},"model":"opus"}` + "\n")
+	out, changed, err := Merge(in, opts)
+	if err != nil || !changed {
+		t.Fatal(err, changed)
+	}
+	if bytes.Count(out, []byte("\n")) != 1 || !bytes.HasSuffix(out, []byte("}\n")) || !bytes.HasPrefix(out, []byte(`{"permissions":{"allow":["Bash(ls)"]},"model":"opus","hooks":{`)) {
+		t.Errorf("a one-line file did not stay one line:\n%s", out)
+	}
+	if len(ours(t, out)) != 3 {
+		t.Errorf("want 3 of ours:\n%s", out)
+	}
+	back, _, err := Unmerge(out, "")
+	if err != nil || bytes.Count(back, []byte("\n")) != 1 {
+		t.Errorf("unmerged: %v\n%s", err, back)
+	}
+}
+
 func TestMergeIdempotent(t *testing.T) {
 	renamed := opts
 	renamed.Binary = "/opt/bin/lg" // not named loopguard: found as self
