@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,5 +188,36 @@ func TestChangesFolded(t *testing.T) {
 	}
 	if full := Changes(desc, true); strings.Count(full, "\n+line") != 1000 {
 		t.Errorf("full: %d lines", strings.Count(full, "\n+line"))
+	}
+}
+
+// Ask mode's reason fits Claude Code's dialog: its first line says why,
+// an edit comes as its diff, and a huge Write stays a few KB.
+func TestAskModeShowsDiff(t *testing.T) {
+	h := newHarness(t)
+	f := filepath.Join(h.project, "main.go")
+	os.WriteFile(f, []byte("a\nfoo()\n"), 0o644)
+	e := h.eng()
+	e.Mode = ModeAsk
+	call := with(h.fixture("pretooluse-edit.json"), func(m map[string]any) {
+		input(m)["file_path"] = f
+	})
+	d := e.Decide(context.Background(), h.call(call))
+	expect(t, "ask", d, Ask, ReasonNoGrant)
+	first, rest, _ := strings.Cut(d.Message, "\n")
+	if first != "loopguard (ask mode): no_grant: no approval covers this call" {
+		t.Errorf("first line: %q", first)
+	}
+	for _, want := range []string{"digest: ", "CHANGES: Edit " + f, "-foo()\n+bar()", "The exact call:"} {
+		if !strings.Contains(rest, want) {
+			t.Errorf("lacks %q:\n%s", want, d.Message)
+		}
+	}
+	big := with(h.fixture("pretooluse-write.json"), func(m map[string]any) {
+		input(m)["content"] = strings.Repeat("line\n", 100000)
+	})
+	d = e.Decide(context.Background(), h.call(big))
+	if d.Behavior != Ask || len(d.Message) > 3*askBudget || !strings.Contains(d.Message, "diff cut here") {
+		t.Errorf("a huge write: %s, %d bytes", d.Behavior, len(d.Message))
 	}
 }

@@ -717,10 +717,15 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(reason, id) + "\n" + whyLine(reason, msg) + "\n" + approveHint(id), why: msg}
 }
 
+// askBudget bounds each long part of ask mode's reason (the diff, the
+// call): Claude Code's dialog shows the reason above its own rendering of
+// the call, so it is kept to a few screens, not its 10,000-byte cap.
+const askBudget = 2000
+
 // askRendering is the reason ask mode gives Claude Code's dialog after its
-// first line: the danger lines, the edit as a diff, the digest and the
-// warnings, then the call itself, each part cut so the whole stays well
-// under Claude Code's cap; the full call is in loopguard show.
+// first line: the danger lines, the warnings, the digest, the edit as a
+// diff, then the call itself, each long part cut to askBudget; the full
+// call is in loopguard show.
 func askRendering(d *described, danger []string) string {
 	var b strings.Builder
 	for _, w := range danger {
@@ -731,13 +736,13 @@ func askRendering(d *described, danger []string) string {
 	}
 	b.WriteString("digest: " + d.digest + "\n")
 	if ch := Changes(d.canonical, false); ch != "" {
-		if len(ch) > MaxReasonLen/3 {
-			cut := strings.LastIndexByte(ch[:MaxReasonLen/3], '\n') + 1
+		if len(ch) > askBudget {
+			cut := strings.LastIndexByte(ch[:askBudget], '\n') + 1
 			ch = ch[:cut] + "... (diff cut here; all of it: loopguard show --full)\n"
 		}
 		b.WriteString("\n" + ch)
 	}
-	b.WriteString("\nThe exact call:\n" + renderLimit(d.canonical, MaxReasonLen/3))
+	b.WriteString("\nThe exact call:\n" + renderLimit(d.canonical, askBudget))
 	return b.String()
 }
 
