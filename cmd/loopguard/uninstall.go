@@ -22,7 +22,7 @@ type uninstallOptions struct {
 	scope    scopeFlags
 	dryRun   bool
 	purgeKey bool
-	yes      bool // --purge-key without asking (scripts)
+	yes      bool   // --purge-key without asking (scripts)
 	agent    string // "" or "claude": Claude Code; else see uninstallAgentRun
 }
 
