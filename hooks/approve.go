@@ -30,7 +30,8 @@ func ApproveWith(st *state.Store, mint func(token.Grant, time.Time) (token.Grant
 	if err != nil {
 		return nil, err
 	}
-	if _, err := st.PutGrant(&g, state.GrantRecord{CallDigest: p.CallDigest, Pending: p.ID, AgentType: p.AgentType, Created: now.UTC()}); err != nil {
+	if _, err := st.PutGrant(&g, state.GrantRecord{CallDigest: p.CallDigest, Pending: p.ID, AgentType: p.AgentType, Created: now.UTC(),
+		Resembles: retryKeys(p.Descriptor)}); err != nil {
 		return nil, err
 	}
 	if err := st.Decide(p.ID, state.StatusApproved, principal, g.ID(), now); err != nil {

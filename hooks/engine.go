@@ -142,7 +142,8 @@ func (e *Engine) fetchApproval(ctx context.Context, c *Call, d *described) (stat
 	if tok == "" || err != nil || !g.Exact() || g.Session != session || g.Agent != agent || g.Tool != tool || g.ArgHash != d.digest {
 		return state.GrantFile{}, state.ErrNotFound
 	}
-	if _, err := e.Store.PutGrant(g, state.GrantRecord{Pending: id, CallDigest: d.callDigest, AgentType: c.AgentType, Created: e.now().UTC()}); err != nil {
+	if _, err := e.Store.PutGrant(g, state.GrantRecord{Pending: id, CallDigest: d.callDigest, AgentType: c.AgentType, Created: e.now().UTC(),
+		Resembles: retryKeys(d.canonical)}); err != nil {
 		return state.GrantFile{}, err
 	}
 	return e.Store.ExactGrant(session, agent, tool, d.digest)
@@ -409,14 +410,24 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 			break
 		}
 		// Only a call that plausibly retries the approved one is told it
-		// changed; an unrelated call keeps the ordinary reason.
+		// changed; an unrelated call keeps the ordinary reason. What it
+		// resembles was kept with the approval; an older grant without it
+		// is judged from its pending record, when that still holds it.
 		p := e.approvedCall(o)
-		if p == nil || !plausibleRetry(p.Descriptor, d) {
+		keys := o.Record.Resembles
+		if keys == nil && p != nil {
+			keys = retryKeys(p.Descriptor)
+		}
+		if !plausibleRetry(keys, d) {
 			continue
 		}
-		reason, approved = ReasonCallChanged, p.ID
-		msg = "loopguard: approved_call_changed: the user approved a different " + tool + " call in this session (" + Summary(p) + ", pending " + p.ID +
-			"), which this call resembles but is not; that approval covers only that exact call"
+		reason = ReasonCallChanged
+		what := ""
+		if p != nil {
+			approved, what = p.ID, " ("+Summary(p)+", pending "+p.ID+")"
+		}
+		msg = "loopguard: approved_call_changed: the user approved a different " + tool + " call in this session" + what +
+			", which this call resembles but is not; that approval covers only that exact call"
 		break
 	}
 	d.approved = approved

@@ -36,6 +36,15 @@ func TestChangedOnlyForRetries(t *testing.T) {
 		t.Errorf("the pending record does not link the approved call: %v %+v", err, p)
 	}
 
+	// The approval keeps what it resembles: with its pending record gone
+	// (pruned, or rewritten), a retry is still told apart from an
+	// unrelated call.
+	if err := h.store.RemovePending(approved.Pending); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "retry, record gone", h.decide(setCmd("echo hello > greeting3.txt")), Deny, ReasonCallChanged)
+	expect(t, "unrelated, record gone", h.decide(setCmd("git log")), Deny, ReasonNoGrant)
+
 	// File tools: another file is unrelated; the same file is a retry.
 	edit := h.fixture("pretooluse-edit.json")
 	target := input(edit)["file_path"].(string)
