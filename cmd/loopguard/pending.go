@@ -284,12 +284,15 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 	if err := confirmPrefix(tty, p.Digest, confirmLen, "approve"); err != nil {
 		return err
 	}
+	// Said as of now: a held call's hook may be gone a moment after the
+	// approval lands, having run it.
+	next := afterApproval(p, time.Now())
 	g, err := mintApproval(st, m, p, ttl, now)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n",
-		p.ID, g.ID(), hooks.FormatTime(g.Expiry), afterApproval(p, now))
+		p.ID, g.ID(), hooks.FormatTime(g.Expiry), next)
 	return nil
 }
 
