@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/shellparse"
@@ -128,7 +129,9 @@ func (e *Engine) describe(c *Call) (*described, error) {
 // does not exist, or "unreadable" (a state of its own: an approval given
 // while it was unreadable does not cover it once readable).
 func fileState(path string) string {
-	f, err := os.Open(path)
+	// Never blocks: a FIFO the agent put there would hold the hook to its
+	// deadline (a deny no human could review).
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return token.Absent
 	}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/token"
@@ -60,9 +61,10 @@ func decodeFileCall(canonical []byte) (fileCall, bool) {
 }
 
 // readCurrent reads the file a call lands on, as it is now: nil with no
-// error when it does not exist.
+// error when it does not exist. Only a regular file is read, and opening
+// never blocks: the agent may have put a FIFO there to hang the review.
 func readCurrent(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

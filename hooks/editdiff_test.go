@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // describeFor builds the canonical descriptor of a file tool call the way
@@ -219,5 +221,30 @@ func TestAskModeShowsDiff(t *testing.T) {
 	d = e.Decide(context.Background(), h.call(big))
 	if d.Behavior != Ask || len(d.Message) > 3*askBudget || !strings.Contains(d.Message, "diff cut here") {
 		t.Errorf("a huge write: %s, %d bytes", d.Behavior, len(d.Message))
+	}
+}
+
+// A target the agent made a FIFO (or a device) is not read: opening it
+// would hang the review. The regular files above are the control.
+func TestChangesFIFO(t *testing.T) {
+	h := newHarness(t)
+	fifo := filepath.Join(h.project, "pipe.go")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan string, 1)
+	go func() {
+		done <- Changes(h.describeFor("Write", map[string]any{"file_path": fifo, "content": "x\n"}), false)
+	}()
+	select {
+	case got := <-done:
+		if !strings.Contains(got, "the file cannot be read") {
+			t.Errorf("a FIFO: %s", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("rendering an edit of a FIFO hangs")
+	}
+	if got := Changes(h.describeFor("Write", map[string]any{"file_path": "/dev/zero", "content": "x\n"}), false); !strings.Contains(got, "cannot be read") {
+		t.Errorf("/dev/zero: %s", got)
 	}
 }
