@@ -150,7 +150,7 @@ func Changes(canonical []byte, full bool) string {
 		head += fmt.Sprintf(": %d line(s) added, %d removed", added, removed)
 	}
 	if ch.note != "" {
-		head += "; " + ch.note
+		head += "; " + esc(ch.note)
 	}
 	b.WriteString(head + "\n")
 	d := udiff.Unified("a"+fc.lands+ch.part, "b"+fc.lands+ch.part, ch.from, ch.to, esc)

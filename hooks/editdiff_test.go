@@ -73,6 +73,8 @@ func TestChangesPerTool(t *testing.T) {
 			[]string{"a new code cell inserted after cell 1", "+y"}, nil},
 		{"notebook cell deleted", "", "NotebookEdit", map[string]any{"notebook_path": nb, "cell_id": "c2", "edit_mode": "delete", "new_source": ""},
 			[]string{"cell 1 deleted", "-# T"}, nil},
+		{"notebook cell type escaped", "", "NotebookEdit", map[string]any{"notebook_path": nb, "new_source": "y\n", "cell_type": "code\x1b[2J", "edit_mode": "insert"},
+			[]string{`a new code\x1b[2J cell inserted at the top`}, []string{"\x1b"}},
 		{"notebook cell that does not exist", "", "NotebookEdit", map[string]any{"notebook_path": nb, "cell_id": "zz", "new_source": "y"},
 			[]string{"cell_id names no cell"}, nil},
 	} {
