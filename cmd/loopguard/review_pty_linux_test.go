@@ -487,6 +487,39 @@ func TestReviewDiffPTY(t *testing.T) {
 			t.Errorf("raw %q reached the terminal", raw)
 		}
 	}
+
+	// show (no terminal: everything) says the same for the drift and the
+	// replace_all.
+	out, err := h.run("", "pending", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct{ ID, Reason, Summary string }
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, r := range rows {
+		shown, err := h.run("", "show", r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case r.Reason == "target_state_drift":
+			seen++
+			if !strings.Contains(shown, "SINCE APPROVAL: "+f+" changed since the call was approved") || !strings.Contains(shown, "+\\tevil()") {
+				t.Errorf("show of the drift:\n%s", shown)
+			}
+		case strings.Contains(shown, `"replace_all": true`) || strings.Contains(shown, "replace_all: true"):
+			seen++
+			if !strings.Contains(shown, "replace_all: 3 match(es) replaced") {
+				t.Errorf("show of replace_all:\n%s", shown)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("show checked %d of the 2 calls; pending: %s", seen, out)
+	}
 }
 
 // A rendering taller than the terminal is paged after its header: the
