@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"strings"
-	"syscall"
 
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/token"
 )
@@ -64,35 +62,11 @@ func decodeFileCall(canonical []byte) (fileCall, bool) {
 // error when it does not exist. Only a regular file is read, and opening
 // never blocks: the agent may have put a FIFO there to hang the review.
 func readCurrent(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	b, err := fsx.ReadRegular(path, maxDiffFile, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", fi.Mode().Type())
-	}
-	if fi.Size() > maxDiffFile {
-		return nil, fmt.Errorf("the file is %d bytes, over the %d shown as a diff", fi.Size(), maxDiffFile)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxDiffFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxDiffFile {
-		return nil, fmt.Errorf("the file grew over the %d bytes shown as a diff", maxDiffFile)
-	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b, nil
+	return b, err
 }
 
 func stateOf(b []byte) string {
