@@ -220,4 +220,3 @@ func teamDeny(ctx context.Context, m *minter, id string, now time.Time) error {
 	defer cancel()
 	return m.team.Decide(cctx, id, "", m.principal, now)
 }
-
