@@ -275,6 +275,29 @@ func (s *Server) Revoke(t testing.TB, tok string) {
 	}
 }
 
+// EnableAudit turns on Vault's file audit device (as a deployment does)
+// and returns the file it writes: one JSON object a line, a request and a
+// response for every call, secrets (tokens, request and response strings)
+// HMACed by Vault unless it is told otherwise.
+func (s *Server) EnableAudit(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "vault-audit.log")
+	if err := s.do("PUT", "sys/audit/file", map[string]any{"type": "file", "options": map[string]any{"file_path": path}}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Do runs one request with the root token (set-up steps of a test).
+func (s *Server) Do(t testing.TB, method, path string, body, out any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.Root.Do(ctx, method, path, body, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Log is the server's output so far.
 func (s *Server) Log() string { return s.log.String() }
 
