@@ -24,16 +24,8 @@ func vaultHome(t *testing.T, s *vaulttest.Server, tok string) *reviewHarness {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		switch name {
-		case "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "CLAUDECODE", "NO_COLOR", "TERM", "CLAUDE_PROJECT_DIR", "DBUS_SESSION_BUS_ADDRESS":
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, "state"), "NO_COLOR=1", "TERM=xterm", "CLAUDE_PROJECT_DIR=/tmp")
+	// No keyring: the Vault backend never reads it.
+	env := harnessEnv(home, "DBUS_SESSION_BUS_ADDRESS")
 	dir := filepath.Join(home, ".config", "loopguard")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)

@@ -89,6 +89,16 @@ func teamPendingRun(ctx context.Context, out io.Writer, c *vault.Custody, now ti
 	return nil
 }
 
+// teamCall is the approver's side and the published call arg names.
+func teamCall(ctx context.Context, arg string) (*minter, string, error) {
+	m, err := teamMinter(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := resolveTeam(ctx, m.team, arg)
+	return m, id, err
+}
+
 // resolveTeam turns a unique prefix of a published pending id into the id,
 // as the local commands do (ids.go).
 func resolveTeam(ctx context.Context, c *vault.Custody, arg string) (string, error) {
@@ -127,11 +137,7 @@ prefix of a pending id. Talks to /dev/tty only.`,
 			}
 			defer tty.Close()
 			ctx := cmd.Context()
-			m, err := teamMinter(ctx)
-			if err != nil {
-				return err
-			}
-			id, err := resolveTeam(ctx, m.team, args[0])
+			m, id, err := teamCall(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -162,11 +168,7 @@ func newTeamDenyCmd() *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			m, err := teamMinter(ctx)
-			if err != nil {
-				return err
-			}
-			id, err := resolveTeam(ctx, m.team, args[0])
+			m, id, err := teamCall(ctx, args[0])
 			if err != nil {
 				return err
 			}
