@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loopguard/loopguard/state"
@@ -55,18 +57,34 @@ func (c *Custody) PutGrant(ctx context.Context, g *token.Grant, now time.Time) e
 // file, in Path); a Vault that
 // does not answer is an error (the hook denies with its reason).
 func (c *Custody) ScopedGrants(ctx context.Context, sessions ...string) ([]state.GrantFile, error) {
-	var out []state.GrantFile
-	seen := map[string]bool{}
+	var bindings []string
 	for _, s := range append(sessions, token.Any) {
-		if s == "" || seen[s] {
-			continue
+		if s != "" && !slices.Contains(bindings, s) {
+			bindings = append(bindings, s)
 		}
-		seen[s] = true
-		gs, err := c.grantsIn(ctx, bindingDir(s), s)
-		if err != nil {
-			return nil, err
+	}
+	// One round trip's time for all bindings, not one each: the hook
+	// asks on every call a scoped grant could cover.
+	type result struct {
+		gs  []state.GrantFile
+		err error
+	}
+	res := make([]result, len(bindings))
+	var wg sync.WaitGroup
+	for i, s := range bindings {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i].gs, res[i].err = c.grantsIn(ctx, bindingDir(s), s)
+		}()
+	}
+	wg.Wait()
+	var out []state.GrantFile
+	for _, r := range res {
+		if r.err != nil {
+			return nil, r.err
 		}
-		out = append(out, gs...)
+		out = append(out, r.gs...)
 	}
 	return out, nil
 }
