@@ -36,7 +36,7 @@ func TestDoctorVault(t *testing.T) {
 	}
 	agent := s.AgentToken(t, "agent-a")
 	got := status(checkVault(ctx, vaultConfig(t, s, agent.Token)))
-	for _, name := range []string{"vault", "vault token", "vault verify", "vault mint refused"} {
+	for _, name := range []string{"vault", "vault token", "vault verify", "vault grants", "vault mint refused"} {
 		if got[name] != statusOK {
 			t.Errorf("agent token: %s = %v", name, got[name])
 		}
@@ -45,6 +45,20 @@ func TestDoctorVault(t *testing.T) {
 	rs := checkVault(ctx, vaultConfig(t, s, alice.Token))
 	if got := status(rs); got["vault mint refused"] != statusFail {
 		t.Errorf("approver token on an agent machine: %+v", rs)
+	}
+	// An agent policy without the grants (before they were published in
+	// Vault): doctor says so.
+	s.Do(t, "PUT", "sys/policies/acl/old-agent", map[string]any{"policy": `
+path "transit/verify/loopguard" { capabilities = ["update"] }
+path "auth/token/lookup-self" { capabilities = ["read"] }`}, nil)
+	var old struct {
+		Auth struct {
+			ClientToken string `json:"client_token"`
+		} `json:"auth"`
+	}
+	s.Do(t, "POST", "auth/token/create", map[string]any{"policies": []string{"old-agent"}, "no_default_policy": true}, &old)
+	if got := status(checkVault(ctx, vaultConfig(t, s, old.Auth.ClientToken))); got["vault grants"] != statusFail || got["vault verify"] != statusOK {
+		t.Errorf("an agent token that cannot read grants: %+v", got)
 	}
 	s.Revoke(t, agent.Token)
 	if got := status(checkVault(ctx, vaultConfig(t, s, agent.Token))); got["vault token"] != statusFail {
