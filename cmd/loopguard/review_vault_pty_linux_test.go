@@ -123,6 +123,23 @@ func TestReviewVaultPTY(t *testing.T) {
 	wantAllowed(t, granted, "the call approved with g")
 	b.quit(`Review ended: 2 approved, 1 denied, 1 skipped`)
 
+	// team deny takes a unique prefix of the id, as the local deny does;
+	// an ambiguous or unknown prefix changes nothing.
+	out, err = a.run(bashCall("s-team", "echo later", "toolu_6"), "hook", "--event", "PreToolUse")
+	wantDecision(t, out, err, "deny", "no_grant")
+	later := regexp.MustCompile(`team approve ([a-z2-7]{24})`).FindStringSubmatch(out)
+	if later == nil {
+		t.Fatalf("no pending id in A's message:\n%s", out)
+	}
+	if out, err := b.run("", "team", "deny", "zzzzzz"); err == nil {
+		t.Errorf("team deny of an unknown prefix succeeded: %s", out)
+	}
+	if out, err := b.run("", "team", "deny", later[1][:6]); err != nil || !strings.Contains(out, "Denied "+later[1]+" as vault:userpass-alice") {
+		t.Fatalf("team deny by prefix: %v\n%s", err, out)
+	}
+	out, err = a.run(bashCall("s-team", "echo later", "toolu_7"), "hook", "--event", "PreToolUse")
+	wantDecision(t, out, err, "deny", "denied_by_human")
+
 	// A's next matching call, in a new session of the project, runs on
 	// the grant from Vault without a decision.
 	out, err = a.run(bashCall("s-team-2", "ls -la", "toolu_4"), "hook", "--event", "PreToolUse")
