@@ -11,6 +11,8 @@ import (
 
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
 )
 
 func vaultConfig(t *testing.T, s *vaulttest.Server, tok string) config.Config {
@@ -98,5 +100,53 @@ func TestReadTokenRefuses(t *testing.T) {
 	os.WriteFile(p, []byte("hvs.CAESIabc\n"), 0o600)
 	if tok, err := readToken(p); err != nil || tok != "hvs.CAESIabc" {
 		t.Errorf("control: %q %v", tok, err)
+	}
+}
+
+// prune deletes the expired grants in Vault and leaves the live ones.
+func TestPruneVault(t *testing.T) {
+	s := vaulttest.Start(t)
+	alice := s.AddApprover(t, "alice")
+	c, err := vaultCustody(vaultConfig(t, s, alice.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	now := time.Now()
+	for _, ttl := range []time.Duration{2 * time.Second, time.Hour} {
+		g, err := c.Transit.Mint(ctx, token.Grant{Principal: "vault:userpass-alice", Agent: token.MainAgent, Session: token.Any,
+			Tool: "Bash", ArgHash: token.Any, Scope: "Bash(ls *)", Expiry: now.Add(ttl)}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.PutGrant(ctx, &g, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := state.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &minter{team: c, principal: "vault:userpass-alice", ctx: ctx}
+	var out bytes.Buffer
+	if err := pruneVault(ctx, &out, st, m, now); err != nil || !strings.Contains(out.String(), "Pruned 0 ") {
+		t.Fatalf("nothing expired yet: %v %q", err, out.String())
+	}
+	out.Reset()
+	if err := pruneVault(ctx, &out, st, m, now.Add(time.Minute)); err != nil || !strings.Contains(out.String(), "Pruned 1 ") {
+		t.Fatalf("one expired: %v %q", err, out.String())
+	}
+	left, err := c.AllGrants(ctx)
+	if err != nil || len(left) != 1 || !left[0].Grant.Expiry.After(now.Add(time.Minute)) {
+		t.Fatalf("left: %+v %v", left, err)
+	}
+	// An agent machine's token lists but may not delete.
+	agent, err := vaultCustody(vaultConfig(t, s, s.AgentToken(t, "agent-a").Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.team = agent
+	if err := pruneVault(ctx, &out, st, m, now.Add(2*time.Hour)); err == nil {
+		t.Error("the agent's token pruned a grant in Vault")
 	}
 }
