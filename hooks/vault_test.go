@@ -3,8 +3,10 @@ package hooks
 import (
 	"context"
 	"errors"
+	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -429,6 +431,8 @@ func TestVaultScopedGrantVaultFails(t *testing.T) {
 	}{
 		{"down", vault.ReasonUnavailable, func(v *vaultHarness) { v.srv.Stop() }},
 		{"sealed", vault.ReasonSealed, func(v *vaultHarness) { v.srv.Seal(v.t) }},
+		{"token revoked", vault.ReasonDenied, func(v *vaultHarness) { v.srv.Revoke(v.t, v.agent.Token) }},
+		{"never answers", vault.ReasonTimeout, func(v *vaultHarness) { v.agent.Addr = "http://" + silentListener(v.t) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := newVaultHarness(t)
@@ -438,7 +442,45 @@ func TestVaultScopedGrantVaultFails(t *testing.T) {
 			v.vaultScope(t, "Bash(ls *)", call["session_id"].(string))
 			expect(t, "control", v.decideVault(ls), Allow, ReasonScopedGrant)
 			tc.fail(v)
-			expect(t, tc.name, v.decideVault(ls), Deny, tc.reason)
+			// Within the hook's deadline, whatever Vault does.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			begin := time.Now()
+			expect(t, tc.name, v.engine().Decide(ctx, v.call(ls)), Deny, tc.reason)
+			if took := time.Since(begin); took > 4*time.Second {
+				t.Errorf("the decision took %v past a 2 s deadline", took)
+			}
 		})
 	}
+}
+
+// silentListener accepts connections on loopback and never answers; it
+// returns its address.
+func silentListener(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
 }
