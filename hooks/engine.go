@@ -117,6 +117,11 @@ type Custody interface {
 	// Fetch returns an approver's answer for pending id: a grant token, or
 	// who refused the call; both "" when there is none yet.
 	Fetch(ctx context.Context, id string) (tok, deniedBy string, err error)
+	// ScopedGrants returns the live scoped grants bound to any of
+	// sessions or to every session. With a custody they come from it
+	// only, never from this machine's disk: a grant revoked there is gone
+	// everywhere, whatever copies exist.
+	ScopedGrants(ctx context.Context, sessions ...string) ([]state.GrantFile, error)
 }
 
 // fetchApproval brings an approval made on another machine into the store:
@@ -554,21 +559,34 @@ func (e *Engine) justConsumed(ctx context.Context, c *Call, d *described) (Decis
 
 // scoped looks for a scoped grant covering the call.
 func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, bool) {
-	grants, err := e.Store.ScopedGrants(c.SessionID)
-	if err != nil {
-		return e.fail(ReasonInternal, err), true
-	}
 	// Grants bound to the project (every session started there) count
 	// only where Claude Code names the project: CLAUDE_PROJECT_DIR, never
 	// the payload's cwd, which follows the agent's cd.
 	project := ""
 	if e.Env.ProjectDir != "" {
 		project = token.ProjectSession(e.Env.ProjectDir)
-		pg, err := e.Store.BoundGrants(project)
+	}
+	var grants []state.GrantFile
+	var err error
+	if e.Custody != nil {
+		grants, err = e.Custody.ScopedGrants(ctx, c.SessionID, project)
+		if f := e.custodyFailure(err); f != nil {
+			return *f, true
+		}
 		if err != nil {
 			return e.fail(ReasonInternal, err), true
 		}
-		grants = append(grants, pg...)
+	} else {
+		if grants, err = e.Store.ScopedGrants(c.SessionID); err != nil {
+			return e.fail(ReasonInternal, err), true
+		}
+		if project != "" {
+			pg, err := e.Store.BoundGrants(project)
+			if err != nil {
+				return e.fail(ReasonInternal, err), true
+			}
+			grants = append(grants, pg...)
+		}
 	}
 	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell}
 	var invalid, expired, refused *token.Grant
@@ -699,9 +717,9 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		if ok {
 			return dec
 		}
-		return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: waitEndedLine(reason, id, wait) + "\n" + whyLine(reason, msg), why: msg}
+		return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: waitEndedLine(reason, id, wait, e.Custody != nil) + "\n" + whyLine(reason, msg), why: msg}
 	}
-	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(reason, id) + "\n" + whyLine(reason, msg) + "\n" + approveHint(id), why: msg}
+	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(reason, id, e.Custody != nil) + "\n" + whyLine(reason, msg) + "\n" + approveHint(id, e.Custody != nil), why: msg}
 }
 
 // holdFor is how long a call may be held: the wait, cut to leave the hook
@@ -718,16 +736,26 @@ func (e *Engine) holdFor(ctx context.Context) time.Duration {
 
 // heldLine is the first line of the model's message for a call that needs
 // a human: Claude Code shows the first line and hides the rest.
-// It starts with the reason code, as every deny does.
-func heldLine(reason, id string) string {
-	return "loopguard: " + reason + ": held for a human's approval (pending " + id + "): ask the user to run `loopguard review` (or `loopguard approve " +
-		id + "`) in their own terminal, then retry the identical call."
+// It starts with the reason code, as every deny does. team is the Vault
+// backend, where an approver decides from their own machine.
+func heldLine(reason, id string, team bool) string {
+	return "loopguard: " + reason + ": held for a human's approval (pending " + id + "): ask the user to run " + approverCommand(id, team) +
+		" in their own terminal, then retry the identical call."
+}
+
+// approverCommand is the command that approves call id: on this machine,
+// or with the Vault backend on an approver's machine through Vault.
+func approverCommand(id string, team bool) string {
+	if team {
+		return "`loopguard review --backend vault` (or `loopguard team approve " + id + "`)"
+	}
+	return "`loopguard review` (or `loopguard approve " + id + "`)"
 }
 
 // waitEndedLine is the first line when a held call's wait ran out.
-func waitEndedLine(reason, id string, wait time.Duration) string {
+func waitEndedLine(reason, id string, wait time.Duration, team bool) string {
 	return "loopguard: " + reason + ": held for a human's approval for " + wait.Round(time.Second).String() + ", but nobody decided, so it did not run (pending " + id +
-		"). Do not retry it at once: tell the user it waits in `loopguard review` (or `loopguard approve " + id + "`), and retry the identical call only after they approve it."
+		"). Do not retry it at once: tell the user it waits in " + approverCommand(id, team) + ", and retry the identical call only after they approve it."
 }
 
 // whyLine is the reason's explanation, after the first line.
@@ -750,7 +778,11 @@ func deniedByHuman(p *state.Pending) Decision {
 	return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: p.ID, Message: msg + ". Do not retry it."}
 }
 
-func approveHint(id string) string {
+func approveHint(id string, team bool) string {
+	if team {
+		return "To run it, an approver must review and approve it from their own machine through Vault (" + approverCommand(id, true) +
+			"). Then retry the identical call; any change needs a new approval."
+	}
 	return "To run it, the user must review and approve it in their own terminal (`loopguard review`, or `loopguard show " + id +
 		"` then `loopguard approve " + id + "`). Then retry the identical call; any change needs a new approval."
 }
