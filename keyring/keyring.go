@@ -156,6 +156,12 @@ var (
 // run runs fn against the backend in a goroutine, bounded by ctx (or by
 // DefaultTimeout when ctx has no deadline). The session bus is checked first.
 func run(ctx context.Context, op string, fn func(b backend) error) error {
+	return runQuick(ctx, op, nil, fn)
+}
+
+// runQuick is run with a short way tried first (not with the mock): when
+// quick reports done, or fails, fn is not called.
+func runQuick(ctx context.Context, op string, quick func(ctx context.Context) (done bool, err error), fn func(b backend) error) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
@@ -171,6 +177,12 @@ func run(ctx context.Context, op string, fn func(b backend) error) error {
 		if ctx.Err() != nil {
 			done <- ctx.Err()
 			return
+		}
+		if !mocked && quick != nil {
+			if ok, err := quick(ctx); ok || err != nil {
+				done <- err
+				return
+			}
 		}
 		if !mocked {
 			if err := checkPlatform(ctx); err != nil {
@@ -210,7 +222,15 @@ func ctxError(op string, err error) *Error {
 // none, and with ErrCorrupt when the stored item is not a valid key.
 func Load(ctx context.Context) ([]byte, error) {
 	var key []byte
-	err := run(ctx, "load", func(b backend) error {
+	quick := func(ctx context.Context) (bool, error) {
+		s, ok, err := quickGet(ctx)
+		if !ok || err != nil {
+			return false, err
+		}
+		key, err = decode(s)
+		return true, err
+	}
+	err := runQuick(ctx, "load", quick, func(b backend) error {
 		k, err := get(b)
 		key = k
 		return err
