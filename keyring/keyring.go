@@ -7,6 +7,12 @@
 // environment variable or a plain file: when the keyring cannot be used, every
 // call fails with a typed *Error whose Hint tells a person what to do.
 //
+// Load, the hook's one keyring call on an allow, first tries a shorter way on
+// Linux: one private D-Bus connection and three Secret Service calls for the
+// item go-keyring would read (see quickGet); whenever that way does not apply
+// (no "login" collection, a locked item, no item) it goes through go-keyring
+// as every other call does.
+//
 // Every call is bounded: it uses the context's deadline, or DefaultTimeout
 // when the context has none, and a keyring that does not answer in time (a
 // desktop unlock prompt nobody sees, a wedged daemon) yields ErrTimeout. On
