@@ -59,7 +59,7 @@ func main() {
 	var grants string
 	flag.StringVar(&o.repo, "repo", ".", "the loopguard repository (for testdata/payloads)")
 	flag.StringVar(&o.loopguard, "loopguard", "bin/loopguard", "the loopguard binary to measure")
-	flag.StringVar(&o.binDir, "bin", "bin/bench", "directory holding spawn, floorgo and floorkeyring")
+	flag.StringVar(&o.binDir, "bin", "bin/bench", "directory holding spawn, floorgo, floorkeyring and floorlinked")
 	flag.StringVar(&o.out, "out", ".cache/bench/results.md", "write the Markdown report here too")
 	flag.StringVar(&o.work, "work", ".cache/bench", "parent of the temporary state directories")
 	flag.BoolVar(&o.keep, "keep", false, "keep the state directories afterwards")

@@ -19,6 +19,7 @@ type pathResult struct {
 	true_      series
 	floorGo    series
 	floorKR    series
+	floorLink  series
 	hook       []series // one per config, in the order of results.cfgs
 	alt        series   // options.alt in the empty state
 	vault      series   // the Vault backend (vault.go), when measured
@@ -57,6 +58,7 @@ func measure(o options, r *runner, p *benchPath, cfgs []*config, truePath string
 		{name: "true", proc: with(truePath), into: &pr.true_, check: exitZero},
 		{name: "floor-go", proc: with(filepath.Join(o.binDir, "floorgo")), into: &pr.floorGo, check: exitZero},
 		{name: "floor-keyring", proc: with(filepath.Join(o.binDir, "floorkeyring")), into: &pr.floorKR, check: exitZero},
+		{name: "floor-linked", proc: with(filepath.Join(o.binDir, "floorlinked")), into: &pr.floorLink, check: exitZero},
 	}
 	for i, c := range cfgs {
 		it := item{name: "loopguard " + c.name, proc: hookProc(o, p, c), into: &pr.hook[i], check: p.want.verify}

@@ -87,6 +87,7 @@ func (r *results) markdown() string {
 		row("/bin/true", pr.true_.stats(), "", "", "")
 		row("floor: Go, reads stdin", pr.floorGo.stats(), "", "", "")
 		row("floor: Go + 1 keyring read", pr.floorKR.stats(), "", "", "")
+		row("floor: Go, hook's packages linked", pr.floorLink.stats(), ratio(pr.floorLink.stats().p50, pr.floorGo.stats().p50), "", "")
 		empty := pr.hook[0].stats()
 		for i, c := range r.cfgs {
 			s := pr.hook[i].stats()
@@ -109,7 +110,9 @@ func (r *results) markdown() string {
 		}
 	}
 	w("\n\"vs floor\" divides by the Go floor for deny paths and by the keyring floor for allow paths (exact, scoped);\n")
-	w("\"vs peer\" is loopguard's median over cc-safety-net's on the same payload (smaller is better).\n\n")
+	w("\"vs peer\" is loopguard's median over cc-safety-net's on the same payload (smaller is better).\n")
+	w("\"floor: Go, hook's packages linked\" is the Go floor with the packages of loopguard's hook decision linked and\n")
+	w("initialised, deciding nothing (bench/cmd/floorlinked); its \"vs floor\" is over the Go floor on every path.\n\n")
 
 	w("Paths:\n\n")
 	for _, pr := range r.paths {
