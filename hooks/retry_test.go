@@ -77,7 +77,7 @@ func TestFirstLineTrueForReason(t *testing.T) {
 		t.Errorf("approval_consumed first line: %q", first)
 	}
 	for _, r := range []string{ReasonConsumed, ReasonExpired, ReasonCallChanged, ReasonTargetDrift} {
-		if l := heldLine(r, "x"); strings.Contains(l, "held for a human's approval") || !strings.HasPrefix(l, "loopguard: "+r+": ") {
+		if l := heldLine(r, "x", false); strings.Contains(l, "held for a human's approval") || !strings.HasPrefix(l, "loopguard: "+r+": ") {
 			t.Errorf("%s: %q", r, l)
 		}
 	}

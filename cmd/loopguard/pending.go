@@ -272,16 +272,17 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 	if token.DigestOf(p.Descriptor) != p.Digest {
 		return fmt.Errorf("%w: pending record %s: its digest does not match its call", state.ErrCorrupt, id)
 	}
-	if shown == "" {
-		fmt.Fprint(tty, renderPendingWith(st, p, false))
-	}
-	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, principal())
-	// The keyring is checked before the human types anything.
+	// The key (keyring or Vault) is checked before the human types
+	// anything, and names who approves.
 	m, err := loadMinter(ctx)
 	if err != nil {
 		return err
 	}
-	if err := confirmPrefix(tty, p.Digest, confirmLen, "approve"); err != nil {
+	if shown == "" {
+		// With the store: a drift shows what changed since the approval.
+		fmt.Fprint(tty, renderPendingWith(st, p, false))
+	}
+	if err := confirmApproval(tty, p, false, "", m.principal, ttl, confirmLen); err != nil {
 		return err
 	}
 	// Said as of now: a held call's hook may be gone a moment after the
@@ -294,6 +295,21 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n",
 		p.ID, g.ID(), hooks.FormatTime(g.Expiry), next)
 	return nil
+}
+
+// confirmApproval shows call p (unless the caller just did; host is the
+// machine another machine's call comes from) and has the human confirm its
+// exact approval as principal by typing the digest's first n characters:
+// the one approve prompt of approve, review and team approve.
+func confirmApproval(tty *os.File, p *state.Pending, show bool, host, principal string, ttl time.Duration, n int) error {
+	if show {
+		if host != "" {
+			fmt.Fprintf(tty, "machine: %s (as its hook reports it)\n", hooks.EscapeText(host))
+		}
+		fmt.Fprint(tty, renderPending(p))
+	}
+	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, hooks.EscapeText(principal))
+	return confirmPrefix(tty, p.Digest, n, "approve")
 }
 
 // afterApproval tells the human what happens next to call p.
