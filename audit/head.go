@@ -227,3 +227,21 @@ func (l *Log) restartLocked(sealKey []byte) (string, error) {
 	f.Close()
 	return archived, l.writeHead(sealKey, startPoint)
 }
+
+// Started reports whether the log has entries or a head: a chain that only
+// the key it was sealed under can continue. A new key (after the old one
+// was purged) starts a new chain with Restart instead of sealing this one.
+func (l *Log) Started() bool {
+	if fi, err := os.Lstat(l.path(logName)); err == nil && fi.Size() > 0 {
+		return true
+	}
+	_, err := os.Lstat(l.path(headName))
+	return err == nil
+}
+
+// SetAside lists the logs Restart set aside in the log's directory, oldest
+// first: earlier chains, kept as evidence, that Verify does not check.
+func (l *Log) SetAside() []string {
+	names, _ := filepath.Glob(l.path(strings.TrimSuffix(logName, filepath.Ext(logName)) + "-*" + filepath.Ext(logName)))
+	return names
+}

@@ -30,11 +30,16 @@ func ApproveWith(st *state.Store, mint func(token.Grant, time.Time) (token.Grant
 	if err != nil {
 		return nil, err
 	}
-	if _, err := st.PutGrant(&g, state.GrantRecord{CallDigest: p.CallDigest, Pending: p.ID, AgentType: p.AgentType, Created: now.UTC()}); err != nil {
+	if _, err := st.PutGrant(&g, state.GrantRecord{CallDigest: p.CallDigest, Pending: p.ID, AgentType: p.AgentType, Created: now.UTC(),
+		Resembles: retryKeys(p.Descriptor)}); err != nil {
 		return nil, err
 	}
 	if err := st.Decide(p.ID, state.StatusApproved, principal, g.ID(), now); err != nil {
 		return nil, err
+	}
+	// The file as approved, for a later drift's diff (display only).
+	if snap := Snapshot(p.Descriptor, state.MaxSnapshot); snap != nil {
+		_ = st.PutSnapshot(p.ID, snap)
 	}
 	return &g, nil
 }

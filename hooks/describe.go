@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/shellparse"
@@ -43,6 +44,9 @@ type described struct {
 	// execConfig says why the call touches executable configuration ("":
 	// it does not); set by the protected-resource check.
 	execConfig string
+	// approved is the pending id of the approved call this one plausibly
+	// retries (approved_call_changed, target_state_drift), for review.
+	approved string
 }
 
 // warnings scans every string of the call once, from the decoded value,
@@ -125,7 +129,9 @@ func (e *Engine) describe(c *Call) (*described, error) {
 // does not exist, or "unreadable" (a state of its own: an approval given
 // while it was unreadable does not cover it once readable).
 func fileState(path string) string {
-	f, err := os.Open(path)
+	// Never blocks: a FIFO the agent put there would hold the hook to its
+	// deadline (a deny no human could review).
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return token.Absent
 	}

@@ -147,7 +147,8 @@ func (e *Engine) fetchApproval(ctx context.Context, c *Call, d *described) (stat
 	if tok == "" || err != nil || !g.Exact() || g.Session != session || g.Agent != agent || g.Tool != tool || g.ArgHash != d.digest {
 		return state.GrantFile{}, state.ErrNotFound
 	}
-	if _, err := e.Store.PutGrant(g, state.GrantRecord{Pending: id, CallDigest: d.callDigest, AgentType: c.AgentType, Created: e.now().UTC()}); err != nil {
+	if _, err := e.Store.PutGrant(g, state.GrantRecord{Pending: id, CallDigest: d.callDigest, AgentType: c.AgentType, Created: e.now().UTC(),
+		Resembles: retryKeys(d.canonical)}); err != nil {
 		return state.GrantFile{}, err
 	}
 	return e.Store.ExactGrant(session, agent, tool, d.digest)
@@ -227,7 +228,7 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 		if why == "" {
 			why = d.Message
 		}
-		d.Message = "loopguard (ask mode): " + strings.TrimPrefix(why, "loopguard: ") + "\n\nThe exact call:\n" + d.rendering
+		d.Message = "loopguard (ask mode): " + strings.TrimPrefix(why, "loopguard: ") + "\n\n" + d.rendering
 	}
 	entry := audit.Entry{
 		Time: e.now().UTC(), Event: c.Event, Session: c.SessionID, Agent: c.Agent(),
@@ -325,15 +326,8 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 	// them again cost a 1 MiB Write about 2 ms.
 	in, _ := d.desc.Input.(map[string]any)
 	dec.summary = summarize(c.ToolName, in)
-	if e.Mode == ModeAsk {
-		dec.rendering = ""
-		for _, w := range Danger(d.canonical, e.projectDir(c)) {
-			dec.rendering += "!!! DANGER: " + EscapeText(w) + "\n"
-		}
-		dec.rendering += renderLimit(d.canonical, MaxReasonLen/2) + "digest: " + d.digest + "\n"
-		for _, w := range d.warnings() {
-			dec.rendering += "WARNING: " + w + "\n"
-		}
+	if e.Mode == ModeAsk && dec.Behavior == Deny {
+		dec.rendering = askRendering(d, Danger(d.canonical, e.projectDir(c)))
 	}
 	return dec
 }
@@ -413,33 +407,63 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	if reason == ReasonNoGrant {
 		others, _ = e.Store.OtherExact(session, agent, tool)
 	}
+	approved := ""
 	for _, o := range others {
 		if o.Err != nil || o.Grant == nil || !e.now().Before(o.Grant.Expiry) {
 			continue
 		}
 		if o.Record.CallDigest == d.callDigest && d.desc.Target != nil {
 			reason, msg = ReasonTargetDrift, "loopguard: target_state_drift: this call was approved, but "+EscapeText(d.target)+" has changed since; the approval covered the file as it was"
+			approved = e.approvedRecord(o)
 			break
 		}
-		reason, msg = ReasonCallChanged, "loopguard: approved_call_changed: the user approved a different "+tool+" call in this session"+e.approvedWhat(o)+"; this call is not that one"
+		// Only a call that plausibly retries the approved one is told it
+		// changed; an unrelated call keeps the ordinary reason. What it
+		// resembles was kept with the approval; an older grant without it
+		// is judged from its pending record, when that still holds it.
+		p := e.approvedCall(o)
+		keys := o.Record.Resembles
+		if keys == nil && p != nil {
+			keys = retryKeys(p.Descriptor)
+		}
+		if !plausibleRetry(keys, d) {
+			continue
+		}
+		reason = ReasonCallChanged
+		what := ""
+		if p != nil {
+			approved, what = p.ID, " ("+Summary(p)+", pending "+p.ID+")"
+		}
+		msg = "loopguard: approved_call_changed: the user approved a different " + tool + " call in this session" + what +
+			", which this call resembles but is not; that approval covers only that exact call"
+		break
 	}
+	d.approved = approved
 	if reason == ReasonNoGrant {
 		msg += e.elsewhere(c, d)
 	}
 	return e.pending(ctx, c, d, reason, msg)
 }
 
-// approvedWhat names the call an exact grant approved, from its pending
-// record: the model can then retry exactly that call.
-func (e *Engine) approvedWhat(o state.GrantFile) string {
+// approvedCall is the pending record of the call an exact grant approved,
+// or nil when it is gone or does not hold what the grant covers.
+func (e *Engine) approvedCall(o state.GrantFile) *state.Pending {
 	if o.Record.Pending == "" {
-		return ""
+		return nil
 	}
 	p, err := e.Store.GetPending(o.Record.Pending)
 	if err != nil || p.Digest != o.Grant.ArgHash {
-		return ""
+		return nil
 	}
-	return " (" + Summary(p) + ", pending " + p.ID + ")"
+	return p
+}
+
+// approvedRecord is approvedCall's id, "" when there is none.
+func (e *Engine) approvedRecord(o state.GrantFile) string {
+	if p := e.approvedCall(o); p != nil {
+		return p.ID
+	}
+	return ""
 }
 
 // elsewhere says when a live scoped grant's rule covers the call but the
@@ -512,7 +536,7 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 	}
 	switch {
 	case errors.Is(err, token.ErrExpired):
-		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: the approval for this call expired at "+gf.Grant.Expiry.Format(time.RFC3339)), true
+		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: the approval for this call expired at "+FormatTime(gf.Grant.Expiry)), true
 	case err != nil:
 		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: the grant for this call does not verify (" + err.Error() + "); it was tampered with or minted under another key"}, true
 	}
@@ -644,7 +668,7 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 	case invalid != nil:
 		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + invalid.ID() + " would cover this call but does not verify; it was tampered with or minted under another key"}, true
 	case expired != nil:
-		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: grant "+expired.Scope+" covered this call but expired at "+expired.Expiry.Format(time.RFC3339)), true
+		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: grant "+expired.Scope+" covered this call but expired at "+FormatTime(expired.Expiry)), true
 	}
 	return Decision{}, false
 }
@@ -679,7 +703,7 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		ID: id, Created: now, Seen: now, Event: c.Event, Session: c.SessionID, Agent: c.Agent(),
 		AgentType: c.AgentType, Tool: c.ToolName, Cwd: c.Cwd, ProjectDir: e.projectDir(c),
 		Digest: d.digest, CallDigest: d.callDigest, Descriptor: d.canonical, Reason: reason,
-		Warnings: d.warnings(),
+		Warnings: d.warnings(), Approved: d.approved,
 	}
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 		p.Detail = d.shell.Reason
@@ -725,6 +749,35 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(reason, id, e.Custody != nil) + "\n" + whyLine(reason, msg) + "\n" + approveHint(id, e.Custody != nil), why: msg}
 }
 
+// askBudget bounds each long part of ask mode's reason (the diff, the
+// call): Claude Code's dialog shows the reason above its own rendering of
+// the call, so it is kept to a few screens, not its 10,000-byte cap.
+const askBudget = 2000
+
+// askRendering is the reason ask mode gives Claude Code's dialog after its
+// first line: the danger lines, the warnings, the digest, the edit as a
+// diff, then the call itself, each long part cut to askBudget; the full
+// call is in loopguard show.
+func askRendering(d *described, danger []string) string {
+	var b strings.Builder
+	for _, w := range danger {
+		b.WriteString("!!! DANGER: " + EscapeText(w) + "\n")
+	}
+	for _, w := range d.warnings() {
+		b.WriteString("WARNING: " + w + "\n")
+	}
+	b.WriteString("digest: " + d.digest + "\n")
+	if ch := Changes(d.canonical, false); ch != "" {
+		if len(ch) > askBudget {
+			cut := strings.LastIndexByte(ch[:askBudget], '\n') + 1
+			ch = ch[:cut] + "... (diff cut here; all of it: loopguard show --full)\n"
+		}
+		b.WriteString("\n" + ch)
+	}
+	b.WriteString("\nThe exact call:\n" + renderLimit(d.canonical, askBudget))
+	return b.String()
+}
+
 // holdFor is how long a call may be held: the wait, cut to leave the hook
 // its own time to answer before its deadline.
 func (e *Engine) holdFor(ctx context.Context) time.Duration {
@@ -739,10 +792,17 @@ func (e *Engine) holdFor(ctx context.Context) time.Duration {
 
 // heldLine is the first line of the model's message for a call that needs
 // a human: Claude Code shows the first line and hides the rest.
-// It starts with the reason code, as every deny does. team is the Vault
-// backend, where an approver decides from their own machine.
+// It starts with the reason code, as every deny does, then what is true
+// of that reason: a call no approval covered is held for one; a call
+// whose approval was used, expired or covered another call waits for a
+// new one. team is the Vault backend, where an approver decides from
+// their own machine.
 func heldLine(reason, id string, team bool) string {
-	return "loopguard: " + reason + ": held for a human's approval (pending " + id + "): ask the user to run " + approverCommand(id, team) +
+	what := "held for a human's approval"
+	if f := reasonFact(reason); f != "" {
+		what = f + "; it waits for a new approval"
+	}
+	return "loopguard: " + reason + ": " + what + " (pending " + id + "): ask the user to run " + approverCommand(id, team) +
 		" in their own terminal, then retry the identical call."
 }
 
@@ -757,8 +817,29 @@ func approverCommand(id string, team bool) string {
 
 // waitEndedLine is the first line when a held call's wait ran out.
 func waitEndedLine(reason, id string, wait time.Duration, team bool) string {
-	return "loopguard: " + reason + ": held for a human's approval for " + wait.Round(time.Second).String() + ", but nobody decided, so it did not run (pending " + id +
+	what := "held for a human's approval"
+	if f := reasonFact(reason); f != "" {
+		what = f + "; it was held for a new approval"
+	}
+	return "loopguard: " + reason + ": " + what + " for " + wait.Round(time.Second).String() + ", but nobody decided, so it did not run (pending " + id +
 		"). Do not retry it at once: tell the user it waits in " + approverCommand(id, team) + ", and retry the identical call only after they approve it."
+}
+
+// reasonFact is what a deny reason means, in a few words true of every
+// call denied with it; "" for a call that simply has no approval yet. The
+// detail follows on the Why line.
+func reasonFact(reason string) string {
+	switch reason {
+	case ReasonConsumed:
+		return "the approval of this exact call was already used (approvals are single-use), so running it again needs a new one"
+	case ReasonExpired:
+		return "the approval that covered this call has expired"
+	case ReasonCallChanged:
+		return "this is not the exact call the user approved, so that approval does not cover it"
+	case ReasonTargetDrift:
+		return "the file this call changes was modified after the user approved the call, so the approval no longer covers it"
+	}
+	return ""
 }
 
 // whyLine is the reason's explanation, after the first line.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/loopguard/loopguard/shellparse"
@@ -268,3 +269,8 @@ func warningsOf(v any) []string {
 	walk("call", v)
 	return out
 }
+
+// FormatTime is the one format of a time shown to people, by the CLI and
+// in the hook's messages: RFC 3339 in local time with its offset, to the
+// second (2026-11-30T13:04:05+01:00): sortable, greppable and unambiguous.
+func FormatTime(t time.Time) string { return t.Local().Truncate(time.Second).Format(time.RFC3339) }

@@ -414,20 +414,22 @@ func (n *node) write(b *bytes.Buffer, indent string, level int) {
 }
 
 // detectIndent returns the indent unit the file uses: the whitespace before
-// the first key or element on its own line, or two spaces.
+// the first key or element on its own line; "" (compact) when the first
+// key or element follows its bracket on the same line (a one-line file
+// stays one line); two spaces for an empty or unusual file.
 func detectIndent(data []byte) string {
 	i := bytes.IndexAny(data, "{[")
 	if i < 0 {
 		return "  "
 	}
 	rest := data[i+1:]
-	nlAt := bytes.IndexByte(rest, '\n')
-	if nlAt < 0 {
-		return "  "
+	if t := bytes.TrimLeft(rest, " \t\r\n"); len(t) == 0 || t[0] == '}' || t[0] == ']' {
+		return "  " // empty: nothing to follow
 	}
-	// Only whitespace may come between the bracket and the newline.
-	if len(bytes.TrimSpace(rest[:nlAt])) != 0 {
-		return "  "
+	nlAt := bytes.IndexByte(rest, '\n')
+	if nlAt < 0 || len(bytes.TrimSpace(rest[:nlAt])) != 0 {
+		// Content on the bracket's own line: a compact file.
+		return ""
 	}
 	line := rest[nlAt+1:]
 	j := 0

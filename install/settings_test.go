@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loopguard/loopguard/internal/udiff"
 )
 
 var opts = Options{Binary: "/opt/bin/loopguard", Mode: "enforce", Deadline: 5 * time.Second}
@@ -131,6 +133,37 @@ func TestMergeKeepsOthers(t *testing.T) {
 	}
 	if !bytes.Equal(compact(back), compact([]byte(other))) {
 		t.Errorf("unmerge did not give back the settings:\n%s", back)
+	}
+}
+
+// A compact one-line settings file stays one line; an indented one keeps
+// its unit (tabs too); an empty one is indented by two spaces.
+func TestMergeKeepsCompact(t *testing.T) {
+	for _, c := range []struct{ name, in, wantIndent string }{
+		{"one line", `{"permissions":{"allow":["Bash(ls)"]},"model":"opus"}` + "\n", ""},
+		{"one line, no newline", `{"model":"opus"}`, ""},
+		{"tabs", "{\n\t\"model\": \"opus\"\n}\n", "\t"},
+		{"two spaces", "{\n  \"model\": \"opus\"\n}\n", "  "},
+		{"empty", "{}\n", "  "},
+	} {
+		if got := detectIndent([]byte(c.in)); got != c.wantIndent {
+			t.Errorf("%s: indent %q, want %q", c.name, got, c.wantIndent)
+		}
+	}
+	in := []byte(`{"permissions":{"allow":["Bash(ls)"]},"model":"opus"}` + "\n")
+	out, changed, err := Merge(in, opts)
+	if err != nil || !changed {
+		t.Fatal(err, changed)
+	}
+	if bytes.Count(out, []byte("\n")) != 1 || !bytes.HasSuffix(out, []byte("}\n")) || !bytes.HasPrefix(out, []byte(`{"permissions":{"allow":["Bash(ls)"]},"model":"opus","hooks":{`)) {
+		t.Errorf("a one-line file did not stay one line:\n%s", out)
+	}
+	if len(ours(t, out)) != 3 {
+		t.Errorf("want 3 of ours:\n%s", out)
+	}
+	back, _, err := Unmerge(out, "")
+	if err != nil || bytes.Count(back, []byte("\n")) != 1 {
+		t.Errorf("unmerged: %v\n%s", err, back)
 	}
 }
 
@@ -367,7 +400,7 @@ func TestApplyRemoveCreated(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
 		t.Fatal("dry run created the directory")
 	}
-	if d := Diff(path, res.Old, res.New); !strings.HasPrefix(d, "--- /dev/null\n+++ b"+path+"\n@@ -0,0 +1,") || !strings.Contains(d, "+            \"onFailure\": \"block\"") {
+	if d := udiff.Diff(path, res.Old, res.New); !strings.HasPrefix(d, "--- /dev/null\n+++ b"+path+"\n@@ -0,0 +1,") || !strings.Contains(d, "+            \"onFailure\": \"block\"") {
 		t.Errorf("diff:\n%s", d)
 	}
 	if _, err := Apply(path, bk, opts, false); err != nil {
@@ -426,18 +459,6 @@ func TestApplyRefuses(t *testing.T) {
 	// Control: the symlink's target itself is accepted.
 	if _, err := Apply(target, bk, opts, false); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestDiff(t *testing.T) {
-	a := []byte("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n")
-	b := []byte("1\n2\n3\n4\nfive\n6\n7\n8\n9\n10\n")
-	want := "--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n"
-	if got := Diff("/f", a, b); got != want {
-		t.Errorf("got:\n%s\nwant:\n%s", got, want)
-	}
-	if Diff("/f", a, a) != "" {
-		t.Error("equal inputs gave a diff")
 	}
 }
 

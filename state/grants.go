@@ -32,6 +32,9 @@ type GrantRecord struct {
 	CallDigest string `json:"call_digest,omitempty"`
 	Pending    string `json:"pending,omitempty"`
 	AgentType  string `json:"agent_type,omitempty"`
+	// Resembles names what makes another call a plausible retry of the
+	// approved one (see hooks/retry.go): it chooses a reason's wording only.
+	Resembles []string `json:"resembles,omitempty"`
 }
 
 // GrantFile is a grant read from disk.

@@ -65,6 +65,10 @@ type Pending struct {
 	// (its process id) until then; zero when no hook waits for it.
 	HeldUntil time.Time `json:"held_until,omitzero"`
 	HolderPID int       `json:"holder_pid,omitempty"`
+	// Approved is the pending id of an approved call this one plausibly
+	// retries (approved_call_changed, target_state_drift): a display hint,
+	// never a decision.
+	Approved string `json:"approved,omitempty"`
 }
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
@@ -138,6 +142,7 @@ func (s *Store) PutPending(p *Pending) error {
 		}
 		old.Seen = p.Seen
 		old.Reason = p.Reason
+		old.Approved = p.Approved
 		old.HeldUntil, old.HolderPID = p.HeldUntil, p.HolderPID
 		if old.Status == StatusApproved {
 			// The call came back without a usable approval (used, expired
@@ -242,7 +247,40 @@ func (s *Store) RemovePending(id string) error {
 	if rerr := removeFile(filepath.Join(s.path("pending"), id+callSuffix)); err == nil && !errors.Is(rerr, ErrNotFound) {
 		err = rerr
 	}
+	if rerr := removeFile(filepath.Join(s.path("pending"), id+snapshotSuffix)); err == nil && !errors.Is(rerr, ErrNotFound) {
+		err = rerr
+	}
 	return err
+}
+
+// snapshotSuffix names the copy of an approved call's target file.
+const snapshotSuffix = ".before"
+
+// MaxSnapshot bounds the copy of a file kept when a call that changes it
+// is approved: enough for source files; a larger file keeps only its
+// digest, and a drift is then told without a diff.
+const MaxSnapshot = 1 << 20
+
+// PutSnapshot keeps content, the file pending call id changes as it was
+// when the call was approved, so a later target_state_drift can show what
+// changed since. It is for display only: the approval covers the file's
+// digest, not this copy.
+func (s *Store) PutSnapshot(id string, content []byte) error {
+	if !validID(id) {
+		return fmt.Errorf("invalid pending id %q", id)
+	}
+	if len(content) > MaxSnapshot {
+		return fmt.Errorf("a snapshot of %d bytes is over %d", len(content), MaxSnapshot)
+	}
+	return writeFile(s.path("pending"), id+snapshotSuffix, content, false)
+}
+
+// Snapshot returns what PutSnapshot kept for id; ErrNotFound when nothing.
+func (s *Store) Snapshot(id string) ([]byte, error) {
+	if !validID(id) {
+		return nil, ErrNotFound
+	}
+	return readFile(s.path("pending", id+snapshotSuffix), MaxSnapshot)
 }
 
 // SessionSeen is the last session seen in a project.

@@ -88,6 +88,9 @@ func (s *Store) Prune(now, cutoff time.Time) (PruneCounts, error) {
 	// written (a crash between the two).
 	if err := old(s.path("pending"), func(n string) error {
 		id, isCall := strings.CutSuffix(n, callSuffix)
+		if !isCall {
+			id, isCall = strings.CutSuffix(n, snapshotSuffix)
+		}
 		orphan := isCall && validID(id) && !exists(s.path("pending", id+pendingSuffix))
 		if strings.HasPrefix(n, tmpPrefix) || orphan {
 			if os.Remove(s.path("pending", n)) == nil {

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // Errors callers branch on.
@@ -199,30 +201,14 @@ func listNames(dir, suffix string) ([]string, error) {
 // readFile reads a state file that must be a regular file (not a symlink),
 // bounded in size.
 func readFile(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, ErrNotFound
-		}
-		return nil, err
+	b, err := fsx.ReadRegular(path, max, syscall.O_NOFOLLOW)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, ErrNotFound
+	case errors.Is(err, fsx.ErrNotRegular), errors.Is(err, fsx.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
-	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, path, max)
-	}
-	buf := make([]byte, fi.Size())
-	n, err := f.ReadAt(buf, 0)
-	if err != nil && int64(n) != fi.Size() {
-		return nil, err
-	}
-	return buf[:n], nil
+	return b, err
 }
 
 func removeFile(path string) error {

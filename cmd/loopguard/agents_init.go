@@ -15,6 +15,7 @@ import (
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/state"
 )
@@ -135,13 +136,8 @@ func initKeyAndState(ctx context.Context, out, errOut io.Writer) (*state.Store, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := auditLog(st).Seal(seal); err != nil {
-		if errors.Is(err, audit.ErrNoHead) || errors.Is(err, audit.ErrTampered) {
-			fmt.Fprintf(errOut, "loopguard: warning: the audit log cannot be sealed: %v\n", err)
-			seal = nil
-		} else {
-			return nil, nil, fmt.Errorf("failed to seal the audit log: %w", err)
-		}
+	if seal, err = sealForInit(st, seal, created, out, errOut); err != nil {
+		return nil, nil, err
 	}
 	return st, seal, nil
 }
@@ -190,7 +186,7 @@ func uninstallAgentRun(out, errOut io.Writer, o *uninstallOptions) error {
 		removed++
 		switch {
 		case o.dryRun:
-			fmt.Fprint(out, install.Diff(path, res.Old, res.New))
+			fmt.Fprint(out, udiff.Diff(path, res.Old, res.New))
 		case res.Restored:
 			fmt.Fprintf(out, "%s: loopguard hooks removed; the original file is back, byte for byte.\n", path)
 		case res.Deleted:

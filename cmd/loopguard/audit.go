@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -62,7 +64,12 @@ abstain, alarm) and per human action (approve, grant, revoke...), with its
 session, agent, tool, call digest and reason code.
 
 The entries form a hash chain whose head is sealed with a key derived from the
-master key. 'loopguard audit verify' checks it.`,
+master key. 'loopguard audit verify' checks it.
+
+--json prints one JSON object per line, for scripts: seq, time (RFC 3339,
+UTC), prev, event, session, agent, agent_type, tool, digest, decision,
+reason, grant, pending, principal, mode, detail, summary; empty fields are
+left out, the names do not change. prune never removes an entry.`,
 		Example: "  loopguard audit -n 20\n  loopguard audit --follow\n  loopguard audit --json | jq 'select(.decision == \"deny\")'",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -78,7 +85,7 @@ master key. 'loopguard audit verify' checks it.`,
 			return show(cmd.Context(), so)
 		},
 	}
-	cmd.Flags().BoolVar(&so.JSON, "json", false, "print the raw JSON lines")
+	cmd.Flags().BoolVar(&so.JSON, "json", false, "print one JSON object per line: the log's own lines, stable field names (README, The audit log)")
 	cmd.Flags().BoolVarP(&so.Follow, "follow", "f", false, fmt.Sprintf("keep printing new entries as they are appended (starts with the last %d)", followDefault))
 	cmd.Flags().IntVarP(&so.N, "n", "n", 0, "print only the last `N` entries (0: all)")
 
@@ -198,7 +205,7 @@ func auditShowRun(ctx context.Context, o *auditShowOptions) error {
 
 // printAuditRow prints one table row, or the header for the zero Entry.
 func printAuditRow(w io.Writer, e audit.Entry) error {
-	const format = "%-19s  %-17s  %-8s  %-12s  %-20s  %-12s  %-24s  %-12s  %s\n"
+	const format = "%-25s  %-17s  %-8s  %-12s  %-20s  %-12s  %-24s  %-12s  %s\n"
 	if e.Time.IsZero() && e.Decision == "" {
 		_, err := fmt.Fprintf(w, format, "TIME", "EVENT", "SESSION", "AGENT", "TOOL", "DECISION", "REASON", "DIGEST", "CALL")
 		return err
@@ -212,7 +219,7 @@ func printAuditRow(w io.Writer, e audit.Entry) error {
 		agent = e.AgentType + ":" + agent
 	}
 	_, err := fmt.Fprintf(w, format,
-		e.Time.Local().Format("2006-01-02 15:04:05"),
+		hooks.FormatTime(e.Time),
 		cell(e.Event, 17), prefix(e.Session, 8), cell(agent, 12), cell(e.Tool, 20),
 		cell(e.Decision, 12), cell(e.Reason, 24), prefix(e.Digest, 12), cell(call, 80))
 	return err
@@ -312,6 +319,7 @@ func auditVerifyRun(ctx context.Context, o *auditVerifyOptions) error {
 		}
 	} else {
 		printReport(o.Out, o.Log.Dir(), rep)
+		fmt.Fprint(o.Out, chainBoundary(o.Log))
 	}
 	if rep.OK() {
 		return nil
@@ -348,6 +356,59 @@ func printReport(w io.Writer, dir string, rep audit.Report) {
 			fmt.Fprintf(w, "sealed now up to seq %d\n", rep.ResealedSeq)
 		}
 	}
+}
+
+// sealForInit seals the audit log when init has the key, and returns the
+// seal key (nil when the log cannot be sealed, with a warning). The first
+// seal happens while the log is empty. A key created now cannot vouch for
+// a chain sealed under another one (the key was purged): that log is set
+// aside, kept as evidence, and a new sealed chain starts whose first entry
+// says so, with no tamper alarm.
+func sealForInit(st *state.Store, seal []byte, created bool, out, errOut io.Writer) ([]byte, error) {
+	l := auditLog(st)
+	if created && l.Started() {
+		archived, err := l.Restart(seal)
+		if err != nil {
+			return nil, err
+		}
+		if err := record(st, seal, audit.Entry{Decision: chainStart, Principal: principal(),
+			Detail: "a new key starts a new chain; the log sealed under the previous key is kept as " + filepath.Base(archived)}); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(out, "Audit: the new key starts a new, sealed audit chain; the log sealed under the previous key is kept as %s (its seal can be checked only with that key).\n", archived)
+		return seal, nil
+	}
+	if err := l.Seal(seal); err != nil {
+		if errors.Is(err, audit.ErrNoHead) || errors.Is(err, audit.ErrTampered) {
+			fmt.Fprintf(errOut, "loopguard: warning: the audit log cannot be sealed: %v\n", err)
+			fmt.Fprintln(errOut, "loopguard: hint: run `loopguard audit verify` for details")
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to seal the audit log: %w", err)
+	}
+	return seal, nil
+}
+
+// chainStart is the decision of the first entry of a chain a new key
+// started (sealForInit).
+const chainStart = "chain-start"
+
+// chainBoundary says where the log's chain starts when it is not the first
+// one: the first entry of a chain a new key started, and the logs set
+// aside before it; "" for a log that was never restarted.
+func chainBoundary(l *audit.Log) string {
+	var b strings.Builder
+	errFirst := errors.New("first entry read")
+	_ = l.Read(func(_ []byte, e audit.Entry) error {
+		if e.Decision == chainStart {
+			fmt.Fprintf(&b, "chain:     starts at seq %d (%s): %s\n", e.Seq, hooks.FormatTime(e.Time), hooks.EscapeText(e.Detail))
+		}
+		return errFirst
+	})
+	for _, name := range l.SetAside() {
+		fmt.Fprintf(&b, "set aside: %s (an earlier chain, kept as evidence; not checked here)\n", hooks.EscapeText(name))
+	}
+	return b.String()
 }
 
 func auditRestartRun(ctx context.Context, o *auditRestartOptions) error {

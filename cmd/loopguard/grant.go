@@ -182,7 +182,7 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 		return err
 	}
 	expiry := now.Add(o.ttl).Truncate(time.Second)
-	fmt.Fprintf(tty, "Grant, as %s, for %s (until %s):\n", hooks.EscapeText(m.principal), o.ttl, expiry.Local().Format(time.RFC1123))
+	fmt.Fprintf(tty, "Grant, as %s, for %s (until %s):\n", hooks.EscapeText(m.principal), o.ttl, hooks.FormatTime(expiry))
 	for _, r := range rules {
 		fmt.Fprintf(tty, "  %s\n", r.String())
 		if exe := r.Executable(); exe != "" {

@@ -16,6 +16,7 @@ import (
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shellparse"
@@ -251,15 +252,8 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	if err != nil {
 		return err
 	}
-	// The first seal must happen while the log is empty.
-	if err := auditLog(st).Seal(seal); err != nil {
-		if errors.Is(err, audit.ErrNoHead) || errors.Is(err, audit.ErrTampered) {
-			fmt.Fprintf(errOut, "loopguard: warning: the audit log cannot be sealed: %v\n", err)
-			fmt.Fprintln(errOut, "loopguard: hint: run `loopguard audit verify` for details")
-			seal = nil
-		} else {
-			return fmt.Errorf("failed to seal the audit log: %w", err)
-		}
+	if seal, err = sealForInit(st, seal, created, out, errOut); err != nil {
+		return err
 	}
 
 	if err := ensureGoCache(sbx); err != nil {
@@ -343,7 +337,7 @@ func printDryRun(out io.Writer, path, dir string, res *install.Result) {
 	if !res.Changed {
 		fmt.Fprintf(out, "%s already registers loopguard this way; init would change nothing there.\n", path)
 	} else {
-		fmt.Fprint(out, install.Diff(path, res.Old, res.New))
+		fmt.Fprint(out, udiff.Diff(path, res.Old, res.New))
 	}
 	fmt.Fprintf(out, "Dry run: nothing was written. init would also create the key in the OS keyring if there is none, the state dir %s, and the config file if there is none.\n", dir)
 }

@@ -125,8 +125,7 @@ and SHA-256; --full prints every line.`,
 			if err != nil {
 				return withHint(err, "list pending calls with: loopguard pending")
 			}
-			_, err = io.WriteString(cmd.OutOrStdout(), renderPendingWith(p, full))
-			return err
+			return page(cmd.OutOrStdout(), renderPendingWith(st, p, full))
 		},
 	}
 	cmd.Flags().BoolVar(&full, "full", false, "print long texts whole")
@@ -134,11 +133,23 @@ and SHA-256; --full prints every line.`,
 }
 
 // renderPending is what a human reviews before approving.
-func renderPending(p *state.Pending) string { return renderPendingWith(p, false) }
+func renderPending(p *state.Pending) string { return renderPendingWith(nil, p, false) }
 
-func renderPendingWith(p *state.Pending, full bool) string {
+// renderPendingWith is renderPending with every line of long texts when
+// full, and, with st, what changed since an approval the call drifted
+// from.
+func renderPendingWith(st *state.Store, p *state.Pending, full bool) string {
+	head, body := renderParts(st, p, full)
+	return head + "\n" + body
+}
+
+// renderParts splits the rendering of p in two: head, what a human must
+// see first and keep in view (the call in one line, where it lands, its
+// danger lines and warnings, the digest they confirm), and body (the
+// changes as a diff and the call in full, which may be long).
+func renderParts(st *state.Store, p *state.Pending, full bool) (head, body string) {
 	esc := hooks.EscapeText
-	s := fmt.Sprintf("pending %s (%s), seen %s\n", p.ID, statusOf(p, time.Now()), p.Seen.Local().Format(time.RFC3339))
+	s := fmt.Sprintf("pending %s (%s), seen %s\n", p.ID, statusOf(p, time.Now()), hooks.FormatTime(p.Seen))
 	s += fmt.Sprintf("session: %s\nagent:   %s", esc(p.Session), esc(p.Agent))
 	if p.AgentType != "" {
 		s += " (" + esc(p.AgentType) + ")"
@@ -147,14 +158,14 @@ func renderPendingWith(p *state.Pending, full bool) string {
 	if p.Detail != "" {
 		s += ": " + esc(p.Detail)
 	}
+	if p.Approved != "" {
+		s += "\n         the approved call it resembles: pending " + esc(p.Approved)
+	}
+	s += "\ncall:    " + hooks.Summary(p)
 	for _, w := range hooks.Danger(p.Descriptor, p.ProjectDir) {
 		s += "\n!!! DANGER: " + esc(w)
 	}
-	body := hooks.Render(p.Descriptor)
-	if full {
-		body = hooks.RenderFull(p.Descriptor)
-	}
-	s += "\n\n" + strings.ReplaceAll(body, "loopguard show --full ID", "loopguard show --full "+p.ID) + "\ndigest: " + p.Digest + "\n"
+	s += "\ndigest: " + p.Digest + "\n"
 	ws := hooks.Warnings(p.Descriptor)
 	// What the hook saw where the call lands (symlinks, .git/, .claude/,
 	// executable configuration): recorded with the call.
@@ -165,18 +176,35 @@ func renderPendingWith(p *state.Pending, full bool) string {
 		}
 	}
 	if len(notes) > 0 {
-		s += fmt.Sprintf("\n%d WARNING(S): where this call lands:\n", len(notes))
+		s += fmt.Sprintf("%d WARNING(S): where this call lands:\n", len(notes))
 		for _, w := range notes {
 			s += "  " + esc(w) + "\n"
 		}
 	}
 	if len(ws) > 0 {
-		s += fmt.Sprintf("\n%d WARNING(S): characters a reviewer could miss:\n", len(ws))
+		s += fmt.Sprintf("%d WARNING(S): characters a reviewer could miss:\n", len(ws))
 		for _, w := range ws {
 			s += "  " + w + "\n"
 		}
 	}
-	return s
+	more := "loopguard show --full " + p.ID
+	var b strings.Builder
+	if ch := hooks.Changes(p.Descriptor, full); ch != "" {
+		b.WriteString(ch + "\n")
+	}
+	if p.Reason == hooks.ReasonTargetDrift && p.Approved != "" && st != nil {
+		if before, err := st.Snapshot(p.Approved); err == nil {
+			b.WriteString(hooks.DriftChanges(p.Descriptor, before, full) + "\n")
+		} else {
+			fmt.Fprintf(&b, "SINCE APPROVAL: no copy of the file as approved was kept (only files up to %d bytes are), so what changed cannot be shown\n\n", state.MaxSnapshot)
+		}
+	}
+	rendered := hooks.Render(p.Descriptor)
+	if full {
+		rendered = hooks.RenderFull(p.Descriptor)
+	}
+	b.WriteString("The exact call:\n" + rendered)
+	return s, strings.ReplaceAll(b.String(), "loopguard show --full ID", more)
 }
 
 const approvePrefixLen = hooks.ConfirmPrefixLen
@@ -250,15 +278,22 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 	if err != nil {
 		return err
 	}
-	if err := confirmApproval(tty, p, shown == "", "", m.principal, ttl, confirmLen); err != nil {
+	if shown == "" {
+		// With the store: a drift shows what changed since the approval.
+		fmt.Fprint(tty, renderPendingWith(st, p, false))
+	}
+	if err := confirmApproval(tty, p, false, "", m.principal, ttl, confirmLen); err != nil {
 		return err
 	}
+	// Said as of now: a held call's hook may be gone a moment after the
+	// approval lands, having run it.
+	next := afterApproval(p, time.Now())
 	g, err := mintApproval(st, m, p, ttl, now)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n",
-		p.ID, g.ID(), g.Expiry.Local().Format(time.Kitchen), afterApproval(p, now))
+		p.ID, g.ID(), hooks.FormatTime(g.Expiry), next)
 	return nil
 }
 

@@ -42,6 +42,7 @@ warnings; a new call rings the terminal's bell and sets its title. Then:
   t  approve every call of the same turn, shown together (one confirmation)
   d  deny it, with an optional reason the agent is shown
   s  skip it for now
+  v  view the call again (a long one is paged: Space for more, q to stop)
   q  quit (also Ctrl-C or Ctrl-D)
 
 In the default wait mode the agent's call is held until you answer here,
@@ -279,7 +280,8 @@ outer:
 				fmt.Fprintf(tty, "\x1b]2;loopguard: %d call(s) waiting\a", len(calls))
 			}
 		}
-		fmt.Fprintf(tty, "\n%s", pal.colourise(renderPending(p)))
+		fmt.Fprint(tty, "\n")
+		showCall(c, st, p)
 		if held(p, now) {
 			fmt.Fprintf(tty, "%sHELD: the agent waits for your answer (%s left).%s\n", pal.bold, p.HeldUntil.Sub(now).Round(time.Second), pal.reset)
 		} else {
@@ -297,7 +299,7 @@ outer:
 		if len(turn) > 1 {
 			keys += fmt.Sprintf("  [t]urn: all %d", len(turn))
 		}
-		keys += "  [d]eny  [s]kip  [q]uit:"
+		keys += "  [d]eny  [s]kip  [v]iew  [q]uit:"
 		shownIDs := idsOf(calls)
 	prompt:
 		for {
@@ -367,6 +369,9 @@ outer:
 				}
 				denied++
 				break prompt
+			case 'v', 'V':
+				showCall(c, st, p)
+				continue
 			case 's', 'S':
 				skipped[p.ID] = true
 				fmt.Fprintf(tty, "Skipped %s; it stays pending (loopguard pending lists it).\n", p.ID)
@@ -374,10 +379,42 @@ outer:
 			case 'q', 'Q', 3, 4:
 				return nil
 			default:
-				fmt.Fprintln(tty, "Press a, g, t, d, s or q.")
+				fmt.Fprintln(tty, "Press a, g, t, d, s, v or q.")
 			}
 		}
 	}
+}
+
+// showCall shows pending call p on the console: its header (the call in
+// one line, where it lands, danger lines, warnings, the digest) first,
+// then its changes and the call in full. A rendering taller than the
+// terminal is paged, and its header repeated in short before the prompt,
+// so what the human decides on stays in view.
+func showCall(c *console, st *state.Store, p *state.Pending) {
+	head, body := renderParts(st, p, false)
+	fmt.Fprint(c.tty, c.pal.colourise(head))
+	lines := strings.SplitAfter("\n"+body, "\n")
+	_, rows, err := term.GetSize(c.fd)
+	if err != nil || rows <= 0 || strings.Count(head, "\n")+len(lines)+3 <= rows {
+		fmt.Fprint(c.tty, "\n"+body)
+		return
+	}
+	room := max(rows-strings.Count(head, "\n")-2, 3)
+	first := min(room, len(lines))
+	for _, l := range lines[:first] {
+		fmt.Fprint(c.tty, l)
+	}
+	if first < len(lines) {
+		fmt.Fprintf(c.tty, "-- more: %d of %d lines shown; Space for more, q to stop --", first, len(lines))
+		if k, err := c.key(context.Background(), false); err == nil && (k == ' ' || k == '\r' || k == '\n') {
+			fmt.Fprint(c.tty, "\n")
+			_, _ = pageOn(c, c.tty, lines[first:], rows, "; v shows the call again")
+		} else {
+			fmt.Fprintf(c.tty, "\n(%d more lines not shown; v shows the call again)\n", len(lines)-first)
+		}
+	}
+	n := len(hooks.Danger(p.Descriptor, p.ProjectDir))
+	fmt.Fprintf(c.tty, "%s%s | %d danger line(s), %d warning(s) | digest %.16s...%s\n", c.pal.bold, hooks.Summary(p), n, len(p.Warnings), p.Digest, c.pal.reset)
 }
 
 // idsOf names a queue's contents, to tell when it changed.
@@ -429,11 +466,12 @@ func grantBinding(p *state.Pending) (string, string) {
 // after one confirmation that covers both.
 func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rule scope.Rule, o reviewOptions, now time.Time) error {
 	return approveAndGrantWith(ctx, tty, st, p, rule, o, now, func(m *minter) (*token.Grant, string, error) {
+		next := afterApproval(p, time.Now()) // before the held call runs and its hook is gone
 		a, err := mintApproval(st, m, p, o.ttl, now)
 		if err != nil {
 			return nil, "", err
 		}
-		return a, afterApproval(p, now), nil
+		return a, next, nil
 	})
 }
 
@@ -447,7 +485,7 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 		return err
 	}
 	expiry := now.Add(o.grantTTL).Truncate(time.Second)
-	fmt.Fprintf(tty, "\nApprove this call once and grant, as %s, until %s:\n  %s\n", hooks.EscapeText(m.principal), expiry.Local().Format(time.Kitchen), hooks.EscapeText(rule.String()))
+	fmt.Fprintf(tty, "\nApprove this call once and grant, as %s, until %s:\n  %s\n", hooks.EscapeText(m.principal), hooks.FormatTime(expiry), hooks.EscapeText(rule.String()))
 	if exe := rule.Executable(); exe != "" {
 		fmt.Fprintf(tty, "      runs %s, and only while the command resolves to it\n", hooks.EscapeText(exe))
 	}
@@ -480,7 +518,7 @@ func approveTurn(ctx context.Context, tty *os.File, st *state.Store, turn []*sta
 	fmt.Fprintf(h, "loopguard approve-turn v1")
 	for i, p := range turn {
 		if i > 0 {
-			fmt.Fprintf(tty, "\n--- call %d of %d ---\n%s", i+1, len(turn), renderPending(p))
+			fmt.Fprintf(tty, "\n--- call %d of %d ---\n%s", i+1, len(turn), renderPendingWith(st, p, false))
 		}
 		fmt.Fprintf(h, "\x00%s", p.Digest)
 	}
@@ -499,12 +537,13 @@ func approveTurn(ctx context.Context, tty *os.File, st *state.Store, turn []*sta
 			fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; left as it is.\n", p.ID)
 			continue
 		}
+		next := afterApproval(p, time.Now()) // before the held call runs and its hook is gone
 		g, err := mintApproval(st, m, p, o.ttl, now)
 		if err != nil {
 			return n, err
 		}
 		n++
-		fmt.Fprintf(tty, "Approved %s: grant %s. %s\n", p.ID, g.ID(), afterApproval(p, now))
+		fmt.Fprintf(tty, "Approved %s: grant %s. %s\n", p.ID, g.ID(), next)
 	}
 	return n, nil
 }

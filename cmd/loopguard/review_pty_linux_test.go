@@ -4,7 +4,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,6 +92,7 @@ type reviewHarness struct {
 	typed int // bytes typed into review
 	done  chan error
 	cmd   *exec.Cmd
+	rows  uint16 // the terminal's height (0: the pty's default, no size)
 }
 
 func newReviewHarness(t *testing.T) *reviewHarness {
@@ -140,6 +144,11 @@ func (h *reviewHarness) start(args ...string) {
 	t := h.t
 	m, s := openPTY(t)
 	h.m = m
+	if h.rows > 0 {
+		if err := unix.IoctlSetWinsize(int(m.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: h.rows, Col: 120}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Cleanup(func() { m.Close() })
 	h.cmd = exec.Command(h.bin, append([]string{"review"}, args...)...)
 	h.cmd.Env = h.env
@@ -258,10 +267,13 @@ func TestReviewConsolePTY(t *testing.T) {
 	// A call arrives while the console waits; its hook holds it.
 	held := h.hold(bashCall("s-pty", "echo held", "toolu_1"))
 	heldID := scr.expect(t, `pending ([a-z2-7]+) \(held, [0-9]+s left\)`)[1]
-	scr.expect(t, `command: "echo held"`)
+	// The header (the call in one line, its digest) comes before the call
+	// in full.
+	scr.expect(t, `call:    Bash echo held`)
 	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
+	scr.expect(t, `command: "echo held"`)
 	scr.expect(t, `HELD: the agent waits for your answer`)
-	scr.expect(t, `\[a\]pprove  \[g\]rant Bash\(echo held\)@[^ ]+  \[d\]eny  \[s\]kip  \[q\]uit:`)
+	scr.expect(t, `\[a\]pprove  \[g\]rant Bash\(echo held\)@[^ ]+  \[d\]eny  \[s\]kip  \[v\]iew  \[q\]uit:`)
 	before := h.typed
 	h.key("a")
 	scr.expect(t, `Type the first 4 characters of the digest to approve`)
@@ -403,4 +415,176 @@ func TestReviewTurnPTY(t *testing.T) {
 	wantAllowed(t, one, "the first call of the turn")
 	wantAllowed(t, two, "the second call of the turn")
 	h.quit(`Review ended: 2 approved, 0 denied, 0 skipped`)
+}
+
+func fileCall(session, tool, path string, input map[string]any, id string) string {
+	in := map[string]any{"file_path": path}
+	for k, v := range input {
+		in[k] = v
+	}
+	b, _ := json.Marshal(map[string]any{"session_id": session, "cwd": "/tmp", "permission_mode": "default", "hook_event_name": "PreToolUse",
+		"tool_name": tool, "tool_input": in, "tool_use_id": id})
+	return string(b)
+}
+
+// Edits are shown as diffs in review: an Edit's lines, replace_all's count,
+// an edit Claude Code would refuse, escape sequences in the new text
+// escaped; after an approval, the file changed (drift) shows what changed
+// since. The header with the digest comes before the diff.
+func TestReviewDiffPTY(t *testing.T) {
+	h := newReviewHarness(t)
+	dir := t.TempDir()
+	f := filepath.Join(dir, "main.go")
+	os.WriteFile(f, []byte("package main\n\nfunc main() {\n\tfoo()\n}\n"), 0o644)
+	edit := fileCall("s-diff", "Edit", f, map[string]any{"old_string": "foo()", "new_string": "bar()"}, "toolu_e1")
+	if _, err := h.run(edit, "hook", "--event", "PreToolUse"); err == nil {
+		t.Fatal("an edit ran without an approval")
+	}
+	h.start()
+	scr := h.scr
+	scr.expect(t, `call:    Edit `+regexp.QuoteMeta(f))
+	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
+	scr.expect(t, `CHANGES: Edit `+regexp.QuoteMeta(f)+`: 1 line\(s\) added, 1 removed`)
+	scr.expect(t, `(?s)@@ -1,5 \+1,5 @@.*-\\tfoo\(\)\r?\n\+\\tbar\(\)`)
+	scr.expect(t, `\[q\]uit:`)
+	h.key("a")
+	scr.expect(t, `Type the first 4 characters`)
+	h.key(digest[:4] + "\r")
+	scr.expect(t, `Approved `)
+
+	// The file changes after the approval: the retry is a drift, shown as
+	// what changed since.
+	os.WriteFile(f, []byte("package main\n\nfunc main() {\n\tfoo()\n\tevil()\n}\n"), 0o644)
+	out, _ := h.run(edit, "hook", "--event", "PreToolUse")
+	if !strings.Contains(out, "target_state_drift") {
+		t.Fatalf("not a drift: %s", out)
+	}
+	scr.expect(t, `reason:  target_state_drift`)
+	scr.expect(t, `the approved call it resembles: pending [a-z2-7]+`)
+	scr.expect(t, `SINCE APPROVAL: `+regexp.QuoteMeta(f)+` changed since the call was approved: 1 line\(s\) added, 0 removed`)
+	scr.expect(t, `\+\\tevil\(\)`)
+	scr.expect(t, `\[q\]uit:`)
+	h.key("s")
+	scr.expect(t, `Skipped`)
+
+	// replace_all: the count of matches.
+	g := filepath.Join(dir, "g.go")
+	os.WriteFile(g, []byte("x := old\ny := old\nz := old\n"), 0o644)
+	h.run(fileCall("s-diff", "Edit", g, map[string]any{"old_string": "old", "new_string": "new", "replace_all": true}, "toolu_e2"), "hook", "--event", "PreToolUse")
+	scr.expect(t, `CHANGES: Edit `+regexp.QuoteMeta(g)+`: 3 line\(s\) added, 3 removed; replace_all: 3 match\(es\) replaced`)
+	scr.expect(t, `\[q\]uit:`)
+	h.key("s")
+	scr.expect(t, `Skipped`)
+
+	// Attack: the new text drives the terminal (clear screen, CR, bidi).
+	// It is shown escaped; an old_string that is not there is said.
+	h.run(fileCall("s-diff", "Edit", g, map[string]any{"old_string": "y := old", "new_string": "y := new\x1b[2J\r// \u202egnp.exe"}, "toolu_e3"), "hook", "--event", "PreToolUse")
+	scr.expect(t, `\+y := new\\x1b\[2J\\r// \\u\{202e\}gnp\.exe`)
+	scr.expect(t, `\[q\]uit:`)
+	h.key("s")
+	scr.expect(t, `Skipped`)
+	h.run(fileCall("s-diff", "Edit", g, map[string]any{"old_string": "absent", "new_string": "x"}, "toolu_e4"), "hook", "--event", "PreToolUse")
+	scr.expect(t, `old_string does not occur in the file as it is now: Claude Code would refuse the edit`)
+	scr.expect(t, `\[q\]uit:`)
+	h.quit(`Review ended: 1 approved, 0 denied, 3 skipped`)
+	scr.mu.Lock()
+	text := scr.buf.String()
+	scr.mu.Unlock()
+	for _, raw := range []string{"\x1b[2J", "\r// ", "\u202e"} {
+		if strings.Contains(text, raw) {
+			t.Errorf("raw %q reached the terminal", raw)
+		}
+	}
+
+	// show (no terminal: everything) says the same for the drift and the
+	// replace_all.
+	out, err := h.run("", "pending", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct{ ID, Reason, Summary string }
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, r := range rows {
+		shown, err := h.run("", "show", r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case r.Reason == "target_state_drift":
+			seen++
+			if !strings.Contains(shown, "SINCE APPROVAL: "+f+" changed since the call was approved") || !strings.Contains(shown, "+\\tevil()") {
+				t.Errorf("show of the drift:\n%s", shown)
+			}
+		case strings.Contains(shown, `"replace_all": true`) || strings.Contains(shown, "replace_all: true"):
+			seen++
+			if !strings.Contains(shown, "replace_all: 3 match(es) replaced") {
+				t.Errorf("show of replace_all:\n%s", shown)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("show checked %d of the 2 calls; pending: %s", seen, out)
+	}
+}
+
+// A rendering taller than the terminal is paged after its header: the
+// digest and the call in one line come first, q stops paging, and the
+// header is repeated in short before the prompt. show without a terminal
+// prints everything; with one, it goes through $PAGER, header first.
+func TestReviewPagedPTY(t *testing.T) {
+	h := newReviewHarness(t)
+	h.rows = 24
+	f := filepath.Join(t.TempDir(), "long.txt")
+	var content strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&content, "line %d\n", i)
+	}
+	call := fileCall("s-page", "Write", f, map[string]any{"content": content.String()}, "toolu_p1")
+	if _, err := h.run(call, "hook", "--event", "PreToolUse"); err == nil {
+		t.Fatal("a write ran without an approval")
+	}
+	h.start()
+	scr := h.scr
+	id := scr.expect(t, `pending ([a-z2-7]{24}) \(`)[1]
+	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
+	scr.expect(t, `-- more: [0-9]+ of [0-9]+ lines shown; Space for more, q to stop --`)
+	h.key(" ")
+	scr.expect(t, `-- more: `)
+	h.key("q")
+	scr.expect(t, `more lines not shown; v shows the call again`)
+	scr.expect(t, `Write `+regexp.QuoteMeta(f)+` \| 0 danger line\(s\), 0 warning\(s\) \| digest `+digest[:16])
+	scr.expect(t, `\[q\]uit:`)
+	h.quit(`Review ended`)
+
+	// show: no terminal, everything, header first.
+	out, err := h.run("", "show", id)
+	if err != nil {
+		var ee *exec.ExitError
+		errors.As(err, &ee)
+		t.Fatalf("show: %v\n%s", err, ee.Stderr)
+	}
+	if !strings.Contains(out, "+line 299") || strings.Index(out, "digest: ") > strings.Index(out, "CHANGES:") {
+		t.Errorf("show without a terminal:\n%.600s", out)
+	}
+	// show on a terminal: through $PAGER.
+	paged := filepath.Join(t.TempDir(), "paged.txt")
+	m, s := openPTY(t)
+	defer m.Close()
+	unix.IoctlSetWinsize(int(m.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 120})
+	cmd := exec.Command(h.bin, "show", id)
+	cmd.Env = append(h.env, "PAGER=cat > "+paged)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	go func() { _, _ = io.Copy(io.Discard, m) }()
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	got, err := os.ReadFile(paged)
+	if err != nil || !strings.HasPrefix(string(got), "pending "+id) || !strings.Contains(string(got), "+line 299") {
+		t.Errorf("show through the pager: %v\n%.300s", err, got)
+	}
 }

@@ -84,8 +84,9 @@ func TestReviewVaultPTY(t *testing.T) {
 	held := a.hold(bashCall("s-team", "echo held", "toolu_1"))
 	scr.expect(t, `machine: [^\n]+ \(as its hook reports it\)`)
 	id := scr.expect(t, `pending ([a-z2-7]+) \(`)[1]
-	scr.expect(t, `command: "echo held"`)
+	// The header (with the digest) comes before the call in full.
 	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
+	scr.expect(t, `command: "echo held"`)
 	scr.expect(t, `HELD on [^:]+: the agent waits for your answer`)
 	scr.expect(t, `\[a\]pprove  \[g\]rant Bash\(echo held\)@[^ ]+  \[d\]eny  \[s\]kip  \[q\]uit:`)
 	b.key("a")

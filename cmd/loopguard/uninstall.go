@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/state"
 )
@@ -19,6 +22,7 @@ type uninstallOptions struct {
 	scope    scopeFlags
 	dryRun   bool
 	purgeKey bool
+	yes      bool   // --purge-key without asking (scripts)
 	agent    string // "" or "claude": Claude Code; else see uninstallAgentRun
 }
 
@@ -40,11 +44,16 @@ created it and it is empty). When other settings changed since, only
 loopguard's entries are removed and everything else is kept.
 
 The key stays in the OS keyring (approvals and the audit log need it) unless
---purge-key is given, which asks you to confirm on your terminal. The state
-directory (grants, pending calls, audit log) is left in place.`,
+--purge-key is given, which asks you to confirm on your terminal before
+anything is changed (--yes confirms it for a script). The state directory
+(grants, pending calls, audit log) is left in place; after a purge, the
+next 'loopguard init' creates a new key, sets the old audit log aside (kept,
+not deleted) and starts a new sealed chain, which 'loopguard audit verify'
+then names.`,
 		Example: `  loopguard uninstall
   loopguard uninstall --project --dry-run
-  loopguard uninstall --purge-key`,
+  loopguard uninstall --purge-key
+  loopguard uninstall --purge-key --yes   # in a script: no question`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return uninstallRun(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &o)
@@ -52,7 +61,8 @@ directory (grants, pending calls, audit log) is left in place.`,
 	}
 	o.scope.add(cmd, "remove from")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the changes and do nothing")
-	cmd.Flags().BoolVar(&o.purgeKey, "purge-key", false, "also delete the key from the OS keyring (asks on the terminal)")
+	cmd.Flags().BoolVar(&o.purgeKey, "purge-key", false, "also delete the key from the OS keyring (asks on the terminal first)")
+	cmd.Flags().BoolVar(&o.yes, "yes", false, "with --purge-key: delete the key without asking")
 	cmd.Flags().StringVar(&o.agent, "agent", "", "remove loopguard from another agent's hooks: codex, gemini, copilot or cursor")
 	return cmd
 }
@@ -67,14 +77,14 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 	if o.agent != "" && o.agent != "claude" {
 		return uninstallAgentRun(out, errOut, o)
 	}
-	// --purge-key needs the terminal: check before anything is removed.
-	var tty *os.File
-	if o.purgeKey && !o.dryRun {
-		var err error
-		if tty, err = openTTY(); err != nil {
+	if o.yes && !o.purgeKey {
+		return errors.New("--yes only confirms --purge-key")
+	}
+	// --purge-key is confirmed before anything is removed.
+	if o.purgeKey && !o.dryRun && !o.yes {
+		if err := confirmPurge(); err != nil {
 			return err
 		}
-		defer tty.Close()
 	}
 	env, err := settingsEnv()
 	if err != nil {
@@ -89,6 +99,7 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 	var firstErr error
 	seen := map[string]bool{}
 	removed := 0
+	var cleaned []string
 	explicit := o.scope.scopes(nil) != nil
 	for _, sc := range o.scope.scopes([]install.Scope{install.User, install.Project, install.Local}) {
 		path, err := install.SettingsPath(sc, env)
@@ -121,8 +132,9 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 			continue
 		}
 		removed++
+		cleaned = append(cleaned, path)
 		if o.dryRun {
-			fmt.Fprint(out, install.Diff(path, res.Old, res.New))
+			fmt.Fprint(out, udiff.Diff(path, res.Old, res.New))
 			continue
 		}
 		what := "loopguard hooks removed"
@@ -151,26 +163,49 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 	} else if firstErr == nil {
 		fmt.Fprintln(out, "Claude Code no longer runs loopguard for these settings; tool calls are no longer guarded by it.")
 	}
+	if removed > 0 {
+		if st, err := openStore(); err == nil {
+			_ = record(st, nil, audit.Entry{Decision: "uninstall", Principal: principal(), Detail: strings.Join(cleaned, ", ")})
+		}
+	}
 	if firstErr != nil {
 		return &exitError{code: ExitError, err: errSilent}
 	}
-	if tty != nil {
-		return purgeKey(ctx, tty, out)
+	if o.purgeKey {
+		return purgeKey(ctx, out)
 	}
 	fmt.Fprintln(out, "The key stays in the OS keyring; remove it with: loopguard uninstall --purge-key")
 	return nil
 }
 
-// purgeKey deletes the master key after a typed confirmation on the terminal.
-func purgeKey(ctx context.Context, tty *os.File, out io.Writer) error {
-	fmt.Fprintln(tty, "Deleting the key makes every approval and grant invalid and the audit log's seal unverifiable.")
-	line, err := readLine(tty, "Type 'delete key' to delete it (anything else cancels): ")
+// confirmPurge asks on the terminal before --purge-key changes anything.
+func confirmPurge() error {
+	tty, err := openTTY()
+	if err != nil {
+		return withHint(err, "in a script, confirm with --yes")
+	}
+	defer tty.Close()
+	fmt.Fprintln(tty, "This removes loopguard's hooks and then deletes its key from the OS keyring: every approval and grant")
+	fmt.Fprintln(tty, "becomes invalid, and the audit log's seal can no longer be checked (the log itself is kept; a later")
+	fmt.Fprintln(tty, "`loopguard init` sets it aside and starts a new sealed chain).")
+	line, err := readLine(tty, "Type 'delete key' to go on (anything else cancels; nothing is changed): ")
 	if err != nil {
 		return err
 	}
 	if line != "delete key" {
-		fmt.Fprintln(tty, "Not confirmed; the key was kept.")
-		return errors.New("not confirmed: the key was kept")
+		fmt.Fprintln(tty, "Not confirmed; nothing was changed.")
+		return errors.New("not confirmed: nothing was changed")
+	}
+	return nil
+}
+
+// purgeKey deletes the master key, confirmed already, and logs it.
+func purgeKey(ctx context.Context, out io.Writer) error {
+	if st, err := openStore(); err == nil {
+		// Logged before the key goes: the entry is the last of this chain.
+		if err := record(st, nil, audit.Entry{Decision: "purge-key", Principal: principal()}); err != nil {
+			return err
+		}
 	}
 	if err := keyring.Delete(ctx); err != nil {
 		if errors.Is(err, keyring.ErrNoKey) {
@@ -182,7 +217,7 @@ func purgeKey(ctx context.Context, tty *os.File, out io.Writer) error {
 	fmt.Fprintln(out, "Key deleted from the OS keyring.")
 	if d, err := state.DefaultDir(); err == nil {
 		if _, err := os.Stat(d); err == nil {
-			fmt.Fprintf(out, "The state directory %s is left in place; remove it by hand if you no longer need the audit log.\n", d)
+			fmt.Fprintf(out, "The state directory %s is left in place with the audit log; a new `loopguard init` keeps that log aside and starts a new sealed chain.\n", d)
 		}
 	}
 	return nil

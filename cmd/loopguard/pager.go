@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
+	"golang.org/x/term"
+)
+
+// page writes text to out. On a terminal too short for it, the text goes
+// through $PAGER (else less, else a built-in pager) so its first lines (the
+// header: the call, where it lands, its danger lines, the digest) are what
+// the human sees first instead of scrolling away; anywhere else (a pipe, a
+// file, inside an agent) it is written whole. Every line of text is already
+// escaped, so a pager shows nothing raw.
+func page(out io.Writer, text string) error {
+	f, ok := out.(*os.File)
+	rows := 0
+	if ok && term.IsTerminal(fdOf(f)) {
+		_, rows, _ = term.GetSize(fdOf(f))
+	}
+	if rows <= 0 || strings.Count(text, "\n") < rows || refuseInAgent() != nil {
+		_, err := io.WriteString(out, text)
+		return err
+	}
+	pager := strings.TrimSpace(os.Getenv("PAGER"))
+	if pager == "" {
+		if p, err := exec.LookPath("less"); err == nil {
+			pager = p
+		}
+	}
+	if pager != "" {
+		cmd := exec.Command("/bin/sh", "-c", pager)
+		if !strings.Contains(pager, " ") && strings.HasSuffix(pager, "less") {
+			cmd = exec.Command(pager)
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(text), f, os.Stderr
+		cmd.Env = os.Environ()
+		if os.Getenv("LESS") == "" {
+			// Quit when it fits, keep the text on screen after quitting.
+			cmd.Env = append(cmd.Env, "LESS=FX")
+		}
+		if err := cmd.Run(); err == nil {
+			return nil
+		}
+		// A pager that fails shows the text below, whole.
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		_, err := io.WriteString(out, text)
+		return err
+	}
+	defer tty.Close()
+	c := &console{tty: tty, fd: fdOf(tty)}
+	defer c.cooked()
+	_, err = pageOn(c, out, strings.SplitAfter(text, "\n"), rows, "")
+	return err
+}
+
+// pageOn is the built-in pager: lines, a screen of rows at a time, with a
+// prompt between screens (Space or Enter: more; q: stop). It returns how
+// many lines it showed. again says how to see the text again, if it can be.
+func pageOn(c *console, out io.Writer, lines []string, rows int, again string) (int, error) {
+	shown := 0
+	step := max(rows-1, 1)
+	for shown < len(lines) {
+		end := min(shown+step, len(lines))
+		for _, l := range lines[shown:end] {
+			if _, err := io.WriteString(out, l); err != nil {
+				return shown, err
+			}
+		}
+		shown = end
+		if shown == len(lines) {
+			break
+		}
+		fmt.Fprintf(out, "-- more: %d of %d lines shown; Space for more, q to stop --", shown, len(lines))
+		k, err := c.key(context.Background(), false)
+		fmt.Fprint(out, "\n")
+		if err != nil || (k != ' ' && k != '\r' && k != '\n') {
+			fmt.Fprintf(out, "(%d more lines not shown%s)\n", len(lines)-shown, again)
+			return shown, nil
+		}
+	}
+	return shown, nil
+}

@@ -1,0 +1,49 @@
+package fsx
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// Errors of ReadRegular besides the open's own (fs.ErrNotExist...).
+var (
+	ErrNotRegular = errors.New("not a regular file")
+	ErrTooLarge   = errors.New("file too large")
+)
+
+// ReadRegular reads the regular file at path, at most max bytes, opening it
+// with flag added (syscall.O_NOFOLLOW, say). Opening never blocks, so a
+// FIFO or device someone put there is refused (ErrNotRegular) instead of
+// hanging the reader; a file over max is ErrTooLarge, also when it grows
+// while it is read.
+func ReadRegular(path string, max int64, flag int) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flag, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, fi.Mode().Type())
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%w: %s is %d bytes, over %d", ErrTooLarge, path, fi.Size(), max)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%w: %s grew over %d bytes", ErrTooLarge, path, max)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}

@@ -1,0 +1,339 @@
+package hooks
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/internal/udiff"
+	"github.com/loopguard/loopguard/token"
+)
+
+// maxDiffFile bounds the file read to show an edit as a diff; a larger one
+// is named with its size and no diff.
+const maxDiffFile = 8 << 20
+
+// Bounds of a diff shown by Changes without full: a longer one shows its
+// head and says how much is left.
+const (
+	maxDiffShown = 400
+	diffHead     = 300
+)
+
+// fileCall is a file tool's call as its descriptor states it.
+type fileCall struct {
+	tool  string
+	in    map[string]any
+	path  string // the path the call names
+	lands string // where it lands (symlinks resolved by the hook), or path
+	state string // the file's SHA-256 when the call was made, or token.Absent
+}
+
+// decodeFileCall reads the file tool call in canonical; false for other
+// calls.
+func decodeFileCall(canonical []byte) (fileCall, bool) {
+	v, err := token.Decode(canonical)
+	if err != nil {
+		return fileCall{}, false
+	}
+	m, _ := v.(map[string]any)
+	tool, _ := m["tool"].(string)
+	in, _ := m["input"].(map[string]any)
+	t, _ := m["target"].(map[string]any)
+	if _, ok := fileTools[tool]; !ok || in == nil || t == nil {
+		return fileCall{}, false
+	}
+	fc := fileCall{tool: tool, in: in}
+	fc.path, _ = t["path"].(string)
+	fc.state, _ = t["sha256"].(string)
+	fc.lands = fc.path
+	if r, _ := t["resolved"].(string); r != "" {
+		fc.lands = r
+	}
+	return fc, fc.path != ""
+}
+
+// readCurrent reads the file a call lands on, as it is now: nil with no
+// error when it does not exist. Only a regular file is read, and opening
+// never blocks: the agent may have put a FIFO there to hang the review.
+func readCurrent(path string) ([]byte, error) {
+	b, err := fsx.ReadRegular(path, maxDiffFile, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+func stateOf(b []byte) string {
+	if b == nil {
+		return token.Absent
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Changes renders what a file tool's call (Edit, MultiEdit, Write,
+// NotebookEdit) would change, as a unified diff against the file as it is
+// now, every byte of it escaped; "" for other calls. An edit Claude Code
+// would refuse (an old_string that is not in the file, or is there more
+// than once without replace_all) is said plainly instead. The diff is a
+// rendering: the digest a human confirms covers the call's exact bytes.
+// Long diffs show their head unless full.
+func Changes(canonical []byte, full bool) string {
+	fc, ok := decodeFileCall(canonical)
+	if !ok {
+		return ""
+	}
+	esc := EscapeText
+	var b strings.Builder
+	where := esc(fc.path)
+	if fc.lands != fc.path {
+		where += " (lands at " + esc(fc.lands) + ")"
+	}
+	cur, err := readCurrent(fc.lands)
+	if err != nil {
+		fmt.Fprintf(&b, "CHANGES: %s %s: no diff, the file cannot be read (%s)\n", fc.tool, where, esc(err.Error()))
+		return b.String()
+	}
+	if now := stateOf(cur); fc.state != "" && fc.state != now {
+		was := "it was"
+		if fc.state == token.Absent {
+			was = "it did not exist"
+		}
+		fmt.Fprintf(&b, "NOTE: the file changed since the call was made (%s then; sha256 %.12s now): the diff is against it as it is now, and an approval covers only the file as it was (a retry now is target_state_drift)\n",
+			was, now)
+	}
+	ch, err := applyCall(fc, cur)
+	if err != nil {
+		fmt.Fprintf(&b, "CHANGES: %s %s: %s\n", fc.tool, where, esc(err.Error()))
+		return b.String()
+	}
+	added, removed := udiff.Stat(ch.from, ch.to)
+	head := fmt.Sprintf("CHANGES: %s %s", fc.tool, where)
+	switch {
+	case ch.from == nil && ch.part == "":
+		head += fmt.Sprintf(": creates it, %d line(s)", added)
+	case ch.to == nil && ch.part == "":
+		head += ": deletes it"
+	default:
+		head += fmt.Sprintf(": %d line(s) added, %d removed", added, removed)
+	}
+	if ch.note != "" {
+		head += "; " + esc(ch.note)
+	}
+	b.WriteString(head + "\n")
+	d := udiff.Unified("a"+fc.lands+ch.part, "b"+fc.lands+ch.part, ch.from, ch.to, esc)
+	if d == "" {
+		b.WriteString("(the file would not change)\n")
+		return b.String()
+	}
+	b.WriteString(foldDiff(d, full))
+	return b.String()
+}
+
+// Snapshot is the content of the file a file tool's call changes, read as
+// the call's descriptor recorded it (its digest must match) and at most
+// max bytes; nil otherwise. An approval keeps it so that a later
+// target_state_drift can show what changed since.
+func Snapshot(canonical []byte, max int) []byte {
+	fc, ok := decodeFileCall(canonical)
+	if !ok || fc.state == token.Absent {
+		return nil
+	}
+	cur, err := readCurrent(fc.lands)
+	if err != nil || cur == nil || len(cur) > max || stateOf(cur) != fc.state {
+		return nil
+	}
+	return cur
+}
+
+// DriftChanges renders what changed in the file of a file tool's call
+// between before (the file as an approval covered it) and now; "" when the
+// call is not a file tool's.
+func DriftChanges(canonical, before []byte, full bool) string {
+	fc, ok := decodeFileCall(canonical)
+	if !ok {
+		return ""
+	}
+	cur, err := readCurrent(fc.lands)
+	if err != nil {
+		return "SINCE APPROVAL: the file cannot be read now (" + EscapeText(err.Error()) + ")\n"
+	}
+	d := udiff.Unified("approved"+fc.lands, "now"+fc.lands, before, cur, EscapeText)
+	if d == "" {
+		return "SINCE APPROVAL: the file is as it was when approved\n"
+	}
+	added, removed := udiff.Stat(before, cur)
+	return fmt.Sprintf("SINCE APPROVAL: %s changed since the call was approved: %d line(s) added, %d removed\n", EscapeText(fc.lands), added, removed) +
+		foldDiff(d, full)
+}
+
+// foldDiff shows a long diff's head unless full.
+func foldDiff(d string, full bool) string {
+	lines := strings.SplitAfter(d, "\n")
+	if full || len(lines) <= maxDiffShown {
+		return d
+	}
+	return strings.Join(lines[:diffHead], "") + fmt.Sprintf("... %d more line(s) of the diff not shown: loopguard show --full ID\n", len(lines)-diffHead)
+}
+
+// change is what a call would do to its file: from and to (nil: absent),
+// part naming a piece of the file (a notebook's cell) when the diff is of
+// that piece, and a note on how (replace_all's count).
+type change struct {
+	from, to []byte
+	part     string
+	note     string
+}
+
+// applyCall is what the call would change in the file whose content is
+// cur (nil: it does not exist); an error says why Claude Code would
+// refuse the call.
+func applyCall(fc fileCall, cur []byte) (change, error) {
+	switch fc.tool {
+	case "Write":
+		s, ok := fc.in["content"].(string)
+		if !ok {
+			return change{}, errors.New("content is not a string: Claude Code would refuse the call")
+		}
+		return change{from: cur, to: []byte(s)}, nil
+	case "Edit":
+		s, note, err := applyEdit(cur, fc.in)
+		return change{from: cur, to: s, note: note}, err
+	case "MultiEdit":
+		edits, ok := fc.in["edits"].([]any)
+		if !ok || len(edits) == 0 {
+			return change{}, errors.New("edits is not a list of edits: Claude Code would refuse the call")
+		}
+		var notes []string
+		next := cur
+		for i, e := range edits {
+			m, ok := e.(map[string]any)
+			if !ok {
+				return change{}, fmt.Errorf("edit %d of %d is not an object: Claude Code would refuse the call, and nothing would change", i+1, len(edits))
+			}
+			var note string
+			var err error
+			if next, note, err = applyEdit(next, m); err != nil {
+				return change{}, fmt.Errorf("edit %d of %d: %w; nothing would change", i+1, len(edits), err)
+			}
+			if note != "" {
+				notes = append(notes, fmt.Sprintf("edit %d: %s", i+1, note))
+			}
+		}
+		return change{from: cur, to: next, note: strings.Join(notes, "; ")}, nil
+	case "NotebookEdit":
+		return applyNotebook(cur, fc.in)
+	}
+	return change{}, fmt.Errorf("no diff for %s", fc.tool)
+}
+
+// applyEdit applies one old_string/new_string edit as Claude Code does:
+// old_string must occur exactly once unless replace_all is set; an empty
+// old_string creates a file that does not exist (or is empty).
+func applyEdit(cur []byte, in map[string]any) ([]byte, string, error) {
+	old, ok1 := in["old_string"].(string)
+	repl, ok2 := in["new_string"].(string)
+	if !ok1 || !ok2 {
+		return nil, "", errors.New("old_string or new_string is not a string: Claude Code would refuse the edit")
+	}
+	all, _ := in["replace_all"].(bool)
+	if old == repl {
+		return nil, "", errors.New("old_string and new_string are the same: Claude Code would refuse the edit (no change to make)")
+	}
+	if old == "" {
+		if len(cur) > 0 {
+			return nil, "", errors.New("old_string is empty but the file exists and is not empty: Claude Code would refuse the edit")
+		}
+		return []byte(repl), "", nil
+	}
+	if cur == nil {
+		return nil, "", errors.New("the file does not exist: Claude Code would refuse the edit")
+	}
+	n := strings.Count(string(cur), old)
+	switch {
+	case n == 0:
+		return nil, "", errors.New("old_string does not occur in the file as it is now: Claude Code would refuse the edit and nothing would change")
+	case n > 1 && !all:
+		return nil, "", fmt.Errorf("old_string occurs %d times and replace_all is false: Claude Code would refuse the edit", n)
+	case all:
+		return []byte(strings.ReplaceAll(string(cur), old, repl)), fmt.Sprintf("replace_all: %d match(es) replaced", n), nil
+	}
+	return []byte(strings.Replace(string(cur), old, repl, 1)), "", nil
+}
+
+// applyNotebook renders a NotebookEdit as the source of the cell it
+// changes: the old cell's lines against the new ones (insert: from
+// nothing; delete: to nothing).
+func applyNotebook(cur []byte, in map[string]any) (change, error) {
+	if cur == nil {
+		return change{}, errors.New("the notebook does not exist: Claude Code would refuse the edit")
+	}
+	var nb struct {
+		Cells []map[string]any `json:"cells"`
+	}
+	if err := json.Unmarshal(cur, &nb); err != nil {
+		return change{}, fmt.Errorf("the notebook is not JSON Claude Code can edit (%v)", err)
+	}
+	mode, _ := in["edit_mode"].(string)
+	if mode == "" {
+		mode = "replace"
+	}
+	src, _ := in["new_source"].(string)
+	id, _ := in["cell_id"].(string)
+	idx := -1
+	for i, c := range nb.Cells {
+		if cid, _ := c["id"].(string); id != "" && cid == id {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 && id != "" {
+		var n int
+		if _, err := fmt.Sscanf(id, "cell-%d", &n); err == nil && n >= 0 && n < len(nb.Cells) && fmt.Sprintf("cell-%d", n) == id {
+			idx = n
+		}
+	}
+	if mode == "insert" {
+		where := "at the top"
+		if id != "" {
+			if idx < 0 {
+				return change{}, errors.New("cell_id names no cell of the notebook: Claude Code would refuse the edit")
+			}
+			where = fmt.Sprintf("after cell %d", idx)
+		}
+		cellType, _ := in["cell_type"].(string)
+		return change{to: []byte(src), part: "#new-cell", note: "a new " + cellType + " cell inserted " + where}, nil
+	}
+	if mode != "replace" && mode != "delete" {
+		return change{}, fmt.Errorf("edit_mode %q is not replace, insert or delete: Claude Code would refuse the edit", mode)
+	}
+	if idx < 0 {
+		return change{}, errors.New("cell_id names no cell of the notebook: Claude Code would refuse the edit")
+	}
+	var old []byte
+	switch s := nb.Cells[idx]["source"].(type) {
+	case string:
+		old = []byte(s)
+	case []any:
+		var b strings.Builder
+		for _, l := range s {
+			if t, ok := l.(string); ok {
+				b.WriteString(t)
+			}
+		}
+		old = []byte(b.String())
+	default:
+		old = []byte{}
+	}
+	part := fmt.Sprintf("#cell-%d", idx)
+	if mode == "delete" {
+		return change{from: old, part: part, note: fmt.Sprintf("cell %d deleted", idx)}, nil
+	}
+	return change{from: old, to: []byte(src), part: part, note: fmt.Sprintf("cell %d replaced", idx)}, nil
+}

@@ -1,0 +1,252 @@
+package hooks
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// describeFor builds the canonical descriptor of a file tool call the way
+// the hook does (the target resolved, its state recorded).
+func (h *harness) describeFor(tool string, in map[string]any) []byte {
+	h.t.Helper()
+	call := with(h.fixture("pretooluse-edit.json"), func(m map[string]any) {
+		m["tool_name"] = tool
+		m["tool_input"] = in
+	})
+	d, err := h.eng().describe(h.call(call))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return d.canonical
+}
+
+func TestChangesPerTool(t *testing.T) {
+	h := newHarness(t)
+	f := filepath.Join(h.project, "main.go")
+	write := func(s string) {
+		if err := os.WriteFile(f, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nb := filepath.Join(h.project, "n.ipynb")
+	os.WriteFile(nb, []byte(`{"cells":[{"id":"c1","cell_type":"code","source":["x = 1\n","print(x)\n"]},{"id":"c2","cell_type":"markdown","source":"# T\n"}]}`), 0o644)
+	for _, c := range []struct {
+		name    string
+		file    string // content before ("": absent)
+		tool    string
+		in      map[string]any
+		want    []string
+		notWant []string
+	}{
+		{"edit", "a\nfoo()\nb\n", "Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"},
+			[]string{"CHANGES: Edit " + f + ": 1 line(s) added, 1 removed", "--- a" + f, "+++ b" + f, "@@ -1,3 +1,3 @@\n a\n-foo()\n+bar()\n b\n"}, []string{"lands at"}},
+		{"edit replace_all counts matches", "foo()\nx\nfoo()\nfoo()\n", "Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()", "replace_all": true},
+			[]string{"replace_all: 3 match(es) replaced", "-foo()\n+bar()\n x\n-foo()\n-foo()\n+bar()\n+bar()\n"}, nil},
+		{"edit not unique without replace_all", "foo()\nfoo()\n", "Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"},
+			[]string{"old_string occurs 2 times and replace_all is false: Claude Code would refuse the edit"}, []string{"+bar()"}},
+		{"edit with no match", "a\n", "Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"},
+			[]string{"old_string does not occur in the file as it is now: Claude Code would refuse the edit"}, []string{"+bar()"}},
+		{"edit of a missing file", "", "Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"},
+			[]string{"the file does not exist: Claude Code would refuse the edit"}, nil},
+		{"edit creating a file", "", "Edit", map[string]any{"file_path": f, "old_string": "", "new_string": "package x\n"},
+			[]string{"creates it, 1 line(s)", "--- /dev/null", "+package x"}, nil},
+		{"multiedit in order", "one\ntwo\n", "MultiEdit", map[string]any{"file_path": f, "edits": []any{
+			map[string]any{"old_string": "one", "new_string": "uno"},
+			map[string]any{"old_string": "uno\ntwo", "new_string": "uno\ndos"}}},
+			[]string{"-one\n-two\n+uno\n+dos\n"}, nil},
+		{"multiedit with a failing edit", "one\n", "MultiEdit", map[string]any{"file_path": f, "edits": []any{
+			map[string]any{"old_string": "one", "new_string": "uno"},
+			map[string]any{"old_string": "zzz", "new_string": "x"}}},
+			[]string{"edit 2 of 2: old_string does not occur", "nothing would change"}, []string{"+uno"}},
+		{"write over a file", "old\nsame\n", "Write", map[string]any{"file_path": f, "content": "new\nsame\n"},
+			[]string{"1 line(s) added, 1 removed", "-old\n+new\n same\n"}, nil},
+		{"write a new file", "", "Write", map[string]any{"file_path": f, "content": "hello\n"},
+			[]string{"creates it, 1 line(s)", "--- /dev/null", "+hello"}, nil},
+		{"notebook cell replaced", "", "NotebookEdit", map[string]any{"notebook_path": nb, "cell_id": "c1", "new_source": "x = 2\nprint(x)\n"},
+			[]string{"cell 0 replaced", "--- a" + nb + "#cell-0", "-x = 1\n+x = 2\n print(x)\n"}, nil},
+		{"notebook cell inserted", "", "NotebookEdit", map[string]any{"notebook_path": nb, "cell_id": "c2", "new_source": "y\n", "cell_type": "code", "edit_mode": "insert"},
+			[]string{"a new code cell inserted after cell 1", "+y"}, nil},
+		{"notebook cell deleted", "", "NotebookEdit", map[string]any{"notebook_path": nb, "cell_id": "c2", "edit_mode": "delete", "new_source": ""},
+			[]string{"cell 1 deleted", "-# T"}, nil},
+		{"notebook cell type escaped", "", "NotebookEdit", map[string]any{"notebook_path": nb, "new_source": "y\n", "cell_type": "code\x1b[2J", "edit_mode": "insert"},
+			[]string{`a new code\x1b[2J cell inserted at the top`}, []string{"\x1b"}},
+		{"notebook cell that does not exist", "", "NotebookEdit", map[string]any{"notebook_path": nb, "cell_id": "zz", "new_source": "y"},
+			[]string{"cell_id names no cell"}, nil},
+	} {
+		os.Remove(f)
+		if c.file != "" {
+			write(c.file)
+		}
+		got := Changes(h.describeFor(c.tool, c.in), false)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: lacks %q:\n%s", c.name, w, got)
+			}
+		}
+		for _, w := range c.notWant {
+			if strings.Contains(got, w) {
+				t.Errorf("%s: has %q:\n%s", c.name, w, got)
+			}
+		}
+	}
+	// Not a file tool: no changes section.
+	if got := Changes(h.describeFor("WebFetch", map[string]any{"url": "https://x"}), false); got != "" {
+		t.Errorf("WebFetch: %q", got)
+	}
+}
+
+// An edit whose strings (or the file around it) hold terminal escapes, CR
+// or bidi controls renders them escaped; the control shows the same edit
+// in plain text as it is.
+func TestChangesEscaped(t *testing.T) {
+	h := newHarness(t)
+	f := filepath.Join(h.project, "main.go")
+	os.WriteFile(f, []byte("ctx \x1b]0;own\a\nfoo()\n"), 0o644)
+	got := Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()\x1b[2J\r// ok \u202egnp.exe"}), false)
+	for _, raw := range []string{"\x1b", "\r", "\a", "\u202e"} {
+		if strings.Contains(got, raw) {
+			t.Errorf("raw %q reached the rendering:\n%q", raw, got)
+		}
+	}
+	for _, want := range []string{`+bar()\x1b[2J\r// ok \u{202e}gnp.exe`, ` ctx \x1b]0;own\x07`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	// Control: a plain edit shows its text unchanged.
+	os.WriteFile(f, []byte("foo()\n"), 0o644)
+	if got := Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"}), false); !strings.Contains(got, "\n+bar()\n") {
+		t.Errorf("control:\n%s", got)
+	}
+}
+
+// A Write to a path the human would read as a new file, which is a
+// symlink to an existing file elsewhere, shows where it lands and the diff
+// against what is there (the hook's resolution, recorded in the
+// descriptor, not a second one). Control: a real new file.
+func TestChangesThroughSymlink(t *testing.T) {
+	h := newHarness(t)
+	elsewhere := filepath.Join(t.TempDir(), "authorized_keys")
+	os.WriteFile(elsewhere, []byte("ssh-ed25519 AAAA me\n"), 0o600)
+	link := filepath.Join(h.project, "notes.txt")
+	if err := os.Symlink(elsewhere, link); err != nil {
+		t.Fatal(err)
+	}
+	got := Changes(h.describeFor("Write", map[string]any{"file_path": link, "content": "ssh-ed25519 EVIL attacker\n"}), false)
+	for _, want := range []string{"lands at " + elsewhere, "--- a" + elsewhere, "-ssh-ed25519 AAAA me", "+ssh-ed25519 EVIL attacker"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "creates it") {
+		t.Errorf("a replaced file shown as new:\n%s", got)
+	}
+	plain := filepath.Join(h.project, "new.txt")
+	got = Changes(h.describeFor("Write", map[string]any{"file_path": plain, "content": "x\n"}), false)
+	if !strings.Contains(got, "creates it") || strings.Contains(got, "lands at") {
+		t.Errorf("control:\n%s", got)
+	}
+}
+
+// The file changed after the call was recorded: said, and the diff is
+// against the file as it is now.
+func TestChangesFileChangedSince(t *testing.T) {
+	h := newHarness(t)
+	f := filepath.Join(h.project, "main.go")
+	os.WriteFile(f, []byte("foo()\n"), 0o644)
+	desc := h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"})
+	if got := Changes(desc, false); strings.Contains(got, "NOTE: the file changed") { // control
+		t.Errorf("unchanged file flagged:\n%s", got)
+	}
+	before := Snapshot(desc, 1<<20)
+	if string(before) != "foo()\n" {
+		t.Fatalf("snapshot %q", before)
+	}
+	os.WriteFile(f, []byte("foo()\nevil()\n"), 0o644)
+	if got := Changes(desc, false); !strings.Contains(got, "NOTE: the file changed since the call was made") {
+		t.Errorf("drift not said:\n%s", got)
+	}
+	if Snapshot(desc, 1<<20) != nil {
+		t.Error("a snapshot of a file that no longer matches the call")
+	}
+	got := DriftChanges(desc, before, false)
+	if !strings.Contains(got, "SINCE APPROVAL") || !strings.Contains(got, "\n+evil()\n") {
+		t.Errorf("drift diff:\n%s", got)
+	}
+}
+
+// A long diff shows its head and says how to see the rest.
+func TestChangesFolded(t *testing.T) {
+	h := newHarness(t)
+	f := filepath.Join(h.project, "big.txt")
+	content := strings.Repeat("line\n", 1000)
+	desc := h.describeFor("Write", map[string]any{"file_path": f, "content": content})
+	got := Changes(desc, false)
+	if !strings.Contains(got, "more line(s) of the diff not shown: loopguard show --full ID") || strings.Count(got, "\n+line") > maxDiffShown {
+		t.Errorf("not folded: %d lines", strings.Count(got, "\n"))
+	}
+	if full := Changes(desc, true); strings.Count(full, "\n+line") != 1000 {
+		t.Errorf("full: %d lines", strings.Count(full, "\n+line"))
+	}
+}
+
+// Ask mode's reason fits Claude Code's dialog: its first line says why,
+// an edit comes as its diff, and a huge Write stays a few KB.
+func TestAskModeShowsDiff(t *testing.T) {
+	h := newHarness(t)
+	f := filepath.Join(h.project, "main.go")
+	os.WriteFile(f, []byte("a\nfoo()\n"), 0o644)
+	e := h.eng()
+	e.Mode = ModeAsk
+	call := with(h.fixture("pretooluse-edit.json"), func(m map[string]any) {
+		input(m)["file_path"] = f
+	})
+	d := e.Decide(context.Background(), h.call(call))
+	expect(t, "ask", d, Ask, ReasonNoGrant)
+	first, rest, _ := strings.Cut(d.Message, "\n")
+	if first != "loopguard (ask mode): no_grant: no approval covers this call" {
+		t.Errorf("first line: %q", first)
+	}
+	for _, want := range []string{"digest: ", "CHANGES: Edit " + f, "-foo()\n+bar()", "The exact call:"} {
+		if !strings.Contains(rest, want) {
+			t.Errorf("lacks %q:\n%s", want, d.Message)
+		}
+	}
+	big := with(h.fixture("pretooluse-write.json"), func(m map[string]any) {
+		input(m)["content"] = strings.Repeat("line\n", 100000)
+	})
+	d = e.Decide(context.Background(), h.call(big))
+	if d.Behavior != Ask || len(d.Message) > 3*askBudget || !strings.Contains(d.Message, "diff cut here") {
+		t.Errorf("a huge write: %s, %d bytes", d.Behavior, len(d.Message))
+	}
+}
+
+// A target the agent made a FIFO (or a device) is not read: opening it
+// would hang the review. The regular files above are the control.
+func TestChangesFIFO(t *testing.T) {
+	h := newHarness(t)
+	fifo := filepath.Join(h.project, "pipe.go")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan string, 1)
+	go func() {
+		done <- Changes(h.describeFor("Write", map[string]any{"file_path": fifo, "content": "x\n"}), false)
+	}()
+	select {
+	case got := <-done:
+		if !strings.Contains(got, "the file cannot be read") {
+			t.Errorf("a FIFO: %s", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("rendering an edit of a FIFO hangs")
+	}
+	if got := Changes(h.describeFor("Write", map[string]any{"file_path": "/dev/zero", "content": "x\n"}), false); !strings.Contains(got, "cannot be read") {
+		t.Errorf("/dev/zero: %s", got)
+	}
+}
