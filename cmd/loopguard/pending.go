@@ -292,9 +292,14 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n",
-		p.ID, g.ID(), hooks.FormatTime(g.Expiry), next)
+	printApproved(tty, p.ID, g, next)
 	return nil
+}
+
+// printApproved tells the human what their approval of call id minted: the
+// one line of approve, review and team approve.
+func printApproved(tty *os.File, id string, g *token.Grant, next string) {
+	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n", id, g.ID(), hooks.FormatTime(g.Expiry), next)
 }
 
 // confirmApproval shows call p (unless the caller just did; host is the

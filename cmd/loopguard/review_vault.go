@@ -180,7 +180,7 @@ outer:
 					printError(tty, err)
 					continue
 				}
-				fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n", p.ID, g.ID(), g.Expiry.Local().Format(time.Kitchen), next)
+				printApproved(tty, p.ID, g, next)
 				approved++
 				break prompt
 			case 'g', 'G':

@@ -152,7 +152,7 @@ prefix of a pending id. Talks to /dev/tty only.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n", id, g.ID(), g.Expiry.Local().Format(time.Kitchen), next)
+			printApproved(tty, id, g, next)
 			return nil
 		},
 	}
