@@ -53,6 +53,12 @@ const (
 	ReasonExecConfig    = "executable_config"
 	ReasonReadOnly      = "read_only_tool"
 	ReasonSubagent      = "subagent_launch"
+	// ReasonContentChanged: a grant's rule pins an executable's content
+	// (it lies where the user can write) and the file there is another.
+	ReasonContentChanged = scope.ReasonContentChanged
+	// ReasonRepositoryNotCovered: a git grant would cover the call, but git
+	// would use a repository inside the project other than its own.
+	ReasonRepositoryNotCovered = scope.ReasonRepositoryNotCovered
 )
 
 // Modes.
@@ -280,7 +286,7 @@ func askable(reason string) bool {
 	switch reason {
 	case ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed,
 		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonSandboxEscape,
-		ReasonExecConfig:
+		ReasonExecConfig, ReasonContentChanged, ReasonRepositoryNotCovered:
 		return true
 	}
 	return false
@@ -570,9 +576,14 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		}
 		grants = append(grants, pg...)
 	}
-	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell}
+	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell,
+		ExeDigest: e.Store.ExeDigest}
 	var invalid, expired, refused *token.Grant
 	var refusedWhy error
+	// A grant that would cover the call but for what is on disk now (a
+	// replaced executable, another repository) names its reason.
+	var near *token.Grant
+	var nearWhy *scope.MatchError
 	for _, gf := range grants {
 		g := gf.Grant
 		if gf.Err != nil {
@@ -588,7 +599,14 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 			continue
 		}
 		rule, err := scope.Parse(g.Scope)
-		if err != nil || !rule.CoversTool(c.ToolName) || scope.Match(rule, sc) != nil {
+		if err != nil || !rule.CoversTool(c.ToolName) {
+			continue
+		}
+		if err := scope.Match(rule, sc); err != nil {
+			var me *scope.MatchError
+			if near == nil && errors.As(err, &me) && (me.Code == scope.ReasonContentChanged || me.Code == scope.ReasonRepositoryNotCovered) {
+				near, nearWhy = g, me
+			}
 			continue
 		}
 		// Re-checked against today's policy, whoever minted it.
@@ -624,6 +642,8 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + invalid.ID() + " would cover this call but does not verify; it was tampered with or minted under another key"}, true
 	case expired != nil:
 		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: grant "+expired.Scope+" covered this call but expired at "+expired.Expiry.Format(time.RFC3339)), true
+	case near != nil:
+		return e.pending(ctx, c, d, nearWhy.Code, "loopguard: "+nearWhy.Code+": grant "+near.ID()+" ("+EscapeText(near.Scope)+") would cover this call, but "+EscapeText(nearWhy.Detail)), true
 	}
 	return Decision{}, false
 }

@@ -416,7 +416,11 @@ func (r Rule) Pin(env shellparse.Env) (Rule, error) {
 		return Rule{}, fmt.Errorf("failed to pin %s: executable %q: %w (%s)", r, exe, ErrNotPinnable, msg)
 	}
 	r.exe = exe
-	return r, nil
+	pinned, err := r.pinContent()
+	if err != nil {
+		return Rule{}, fmt.Errorf("failed to pin %s: the content of %q: %w (%v)", r, exe, ErrNotPinnable, err)
+	}
+	return pinned, nil
 }
 
 // ErrNotPinnable is returned (wrapped) by Pin when the command name does not
@@ -528,6 +532,14 @@ func matchBash(r Rule, c Call) error {
 			got = "nothing"
 		}
 		return mismatch(ReasonExecutableChanged, "%q resolves to %s, the grant was minted for %s", argv[0].Value, got, r.exe)
+	}
+	if err := matchContent(r, c, got); err != nil {
+		return err
+	}
+	if policy.Base(got) == "git" {
+		if err := gitRepository(c); err != nil {
+			return err
+		}
 	}
 	for _, rd := range res.Redirects {
 		if benignRedirect(rd) {

@@ -1,0 +1,103 @@
+package hooks
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+// TestToolchainContentPin: a grant over cargo in ~/.cargo/bin (a trusted
+// directory the user can write) is pinned to cargo's content. The agent
+// replacing cargo (by rename, or in place with the same size and the old
+// mtime put back) is refused with executable_content_changed; the
+// untouched cargo runs.
+func TestToolchainContentPin(t *testing.T) {
+	h := newHarness(t)
+	home := h.eng().Env.Home
+	cargoBin := filepath.Join(home, ".cargo", "bin")
+	if err := os.MkdirAll(cargoBin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cargo := filepath.Join(cargoBin, "cargo")
+	real := "\x7fELF rustup proxy, the real one\n"
+	if err := os.WriteFile(cargo, []byte(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	_ = os.Chtimes(cargo, old, old)
+	eng := h.eng
+	path := cargoBin + ":" + h.bin
+	trusted := []string{h.bin, cargoBin}
+	h.eng = func() *Engine {
+		e := eng()
+		e.Env.Path, e.Env.Trusted, e.Env.ProjectDir = path, trusted, h.project
+		return e
+	}
+	r, err := scope.Parse("Bash(cargo build *)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = r.Pin(shellparse.Env{Cwd: h.project, Path: path, ProjectDir: h.project, Trusted: trusted, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Digest() == "" || !strings.Contains(r.String(), "@sha256:"+r.Digest()+":"+cargo) {
+		t.Fatalf("not content-pinned: %s", r)
+	}
+	keys, _ := token.NewKeys(testMaster)
+	g, err := keys.Mint(token.Grant{Principal: "alice", Agent: token.MainAgent, Session: token.Any, Tool: "Bash",
+		ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.store.PutGrant(&g, state.GrantRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	bash := h.fixture("pretooluse-bash.json")
+	run := func(cmd string) Decision {
+		return h.decide(with(bash, func(m map[string]any) { input(m)["command"] = cmd }))
+	}
+	expect(t, "untouched cargo", run("cargo build --release"), Allow, ReasonScopedGrant)
+	expect(t, "untouched cargo, cached", run("cargo build"), Allow, ReasonScopedGrant)
+
+	// In place, same size, mtime put back.
+	time.Sleep(30 * time.Millisecond)
+	evil := "\x7fELF rustup proxy, the evil one\n"
+	if len(evil) != len(real) {
+		t.Fatal("the replacement must have the same size")
+	}
+	f, err := os.OpenFile(cargo, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString(evil)
+	f.Close()
+	_ = os.Chtimes(cargo, old, old)
+	d := run("cargo build --release")
+	expect(t, "cargo replaced in place", d, Deny, ReasonContentChanged)
+	if !strings.Contains(d.Message, g.ID()) || !strings.Contains(d.Message, "replaced") {
+		t.Errorf("the reason does not name the grant and the replacement: %s", d.Message)
+	}
+	// Back to the real content: runs again (control for the same path).
+	_ = os.WriteFile(cargo, []byte(real), 0o755)
+	expect(t, "cargo restored", run("cargo build"), Allow, ReasonScopedGrant)
+	// Replaced by rename.
+	tmp := filepath.Join(cargoBin, ".cargo.new")
+	_ = os.WriteFile(tmp, []byte(evil), 0o755)
+	if err := os.Rename(tmp, cargo); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "cargo replaced by rename", run("cargo build"), Deny, ReasonContentChanged)
+	// Removed: nothing resolves, path_shadowed before any grant.
+	_ = os.Remove(cargo)
+	if d := run("cargo build"); d.Behavior == Allow {
+		t.Errorf("removed cargo: %+v", d)
+	}
+}
