@@ -241,8 +241,58 @@ func Save(path string, c Config) error {
 	return nil
 }
 
+// ToolchainNames are the everyday toolchain commands init looks for in
+// PATH directories outside the defaults (~/.cargo/bin, ~/go/bin, pyenv
+// shims, nvm, ~/.local/bin) to offer them as trusted directories. A scope
+// over a program in a directory the user can write is pinned to the
+// program's content (scope.Rule.Pin), so trusting one does not let a
+// replaced binary run under an old grant.
+var ToolchainNames = []string{"go", "gofmt", "gopls", "staticcheck", "golangci-lint", "node", "npm", "pnpm",
+	"yarn", "cargo", "rustc", "rustup", "rustfmt", "pip", "pip3", "python3", "uv", "poetry", "deno", "bun"}
+
+// ToolchainDir is a PATH directory holding some of ToolchainNames.
+type ToolchainDir struct {
+	Dir   string   // the PATH entry, clean and absolute: what the analysis trusts
+	Names []string // the toolchain commands bash finds there first
+}
+
+// ToolchainDirs returns the PATH entries outside trusted where bash would
+// find one of ToolchainNames, in PATH order: what init offers to trust.
+func ToolchainDirs(path string, trusted []string) []ToolchainDir {
+	skip := map[string]bool{}
+	for _, d := range trusted {
+		skip[filepath.Clean(d)] = true
+	}
+	var out []ToolchainDir
+	at := map[string]int{}
+	for _, name := range ToolchainNames {
+		for _, entry := range filepath.SplitList(path) {
+			if entry == "" || !filepath.IsAbs(entry) {
+				continue
+			}
+			dir := filepath.Clean(entry)
+			fi, err := os.Stat(filepath.Join(dir, name))
+			if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+				continue
+			}
+			if !skip[dir] {
+				i, ok := at[dir]
+				if !ok {
+					i = len(out)
+					at[dir] = i
+					out = append(out, ToolchainDir{Dir: dir})
+				}
+				out[i].Names = append(out[i].Names, name)
+			}
+			break // bash runs the first one found
+		}
+	}
+	return out
+}
+
 // Toolchains returns the directories, outside the defaults, where the named
-// commands (go, node) resolve through path: what init offers to trust.
+// commands (go, node) resolve through path: what init trusts without asking
+// when it cannot ask.
 func Toolchains(path string, names ...string) []string {
 	var out []string
 	seen := map[string]bool{}

@@ -32,6 +32,9 @@ type GrantRecord struct {
 	CallDigest string `json:"call_digest,omitempty"`
 	Pending    string `json:"pending,omitempty"`
 	AgentType  string `json:"agent_type,omitempty"`
+	// Preset names the preset the grant was minted with (grant --preset),
+	// for grants and revoke --preset; the rule itself is in the token.
+	Preset string `json:"preset,omitempty"`
 }
 
 // GrantFile is a grant read from disk.

@@ -53,6 +53,8 @@ func cmdTypeGrant(ts *testscript.TestScript, neg bool, args []string) {
 			o.session = strings.TrimPrefix(a, "--session=")
 		case a == "--any-session":
 			o.anySession = true
+		case strings.HasPrefix(a, "--preset="):
+			o.preset, o.ttl = strings.TrimPrefix(a, "--preset="), MaxGrantTTL
 		case strings.HasPrefix(a, "--agent="):
 			o.agent = strings.TrimPrefix(a, "--agent=")
 		case strings.HasPrefix(a, "--ttl="):
