@@ -68,11 +68,16 @@ func Preset(name, home string) ([]Rule, error) {
 	return rules, nil
 }
 
+// Unpinned is r without its pinned executable and content digest, as a
+// person wrote it.
+func (r Rule) Unpinned() Rule {
+	r.exe, r.digest = "", ""
+	return r
+}
+
 // PresetOf names the preset a rule (pinned or not) belongs to, or "".
 func PresetOf(r Rule) string {
-	unpinned := r
-	unpinned.exe, unpinned.digest = "", ""
-	s := unpinned.String()
+	s := r.Unpinned().String()
 	for name, texts := range presets {
 		for _, t := range texts {
 			if p, err := Parse(t); err == nil && p.String() == s {
