@@ -42,6 +42,57 @@ type Config struct {
 	// default, also when empty) or BackendVault, configured by Vault.
 	Backend string `json:"backend,omitempty"`
 	Vault   *Vault `json:"vault,omitempty"`
+	// Notify says how the human is told that the hook holds a call for
+	// them. Absent means the defaults: a desktop notification where a
+	// session bus is, no command.
+	Notify *Notify `json:"notify,omitempty"`
+}
+
+// Notify configures the notifications of held calls (package notify).
+type Notify struct {
+	// Desktop turns the desktop notification off when false.
+	Desktop *bool `json:"desktop,omitempty"`
+	// Command is run (argv: no shell, an absolute program path) each time a
+	// call is held, with the call in LOOPGUARD_* environment variables and
+	// as text on stdin: tmux display-message, a phone push script.
+	Command []string `json:"command,omitempty"`
+}
+
+// Limits of a notify command.
+const (
+	maxNotifyArgs   = 64
+	maxNotifyArgLen = 4096
+)
+
+// DesktopOn reports whether the desktop notification is wanted.
+func (c Config) DesktopOn() bool {
+	return c.Notify == nil || c.Notify.Desktop == nil || *c.Notify.Desktop
+}
+
+// NotifyCommand returns the notify command, or nil.
+func (c Config) NotifyCommand() []string {
+	if c.Notify == nil {
+		return nil
+	}
+	return c.Notify.Command
+}
+
+func (n *Notify) check() error {
+	if n == nil || len(n.Command) == 0 {
+		return nil
+	}
+	if len(n.Command) > maxNotifyArgs {
+		return fmt.Errorf("notify command: more than %d words", maxNotifyArgs)
+	}
+	if p := n.Command[0]; !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return fmt.Errorf("notify command %q: the program must be a clean absolute path (it runs outside any shell)", p)
+	}
+	for _, a := range n.Command {
+		if len(a) > maxNotifyArgLen || strings.IndexByte(a, 0) >= 0 {
+			return fmt.Errorf("notify command: a word is longer than %d bytes or holds a NUL", maxNotifyArgLen)
+		}
+	}
+	return nil
 }
 
 // Backends.
@@ -194,6 +245,9 @@ func (c Config) Check() error {
 		}
 	default:
 		return fmt.Errorf("unknown backend %q (want %q or %q)", c.Backend, BackendKeyring, BackendVault)
+	}
+	if err := c.Notify.check(); err != nil {
+		return err
 	}
 	if len(c.Principal) > 64 || strings.IndexFunc(c.Principal, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
 		return errors.New("principal must be at most 64 printable characters")

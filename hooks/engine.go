@@ -99,6 +99,10 @@ type Engine struct {
 	Wait time.Duration
 	// PollInterval is how often a waiting hook looks for a decision.
 	PollInterval time.Duration
+	// OnHeld, when set, is told each time the hook starts holding a call for
+	// a human (wait mode), to notify them. It must return at once: it runs
+	// on the hook's path; its work belongs in the background.
+	OnHeld func(p *state.Pending)
 	// Custody, when set, keeps the key elsewhere (Vault): it verifies grants
 	// in place of LoadKey's key, and claims single-use grants across
 	// machines.
@@ -715,6 +719,9 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		return deniedByHuman(p)
 	}
 	if wait > 0 {
+		if e.OnHeld != nil {
+			e.OnHeld(p)
+		}
 		dec, ok := e.wait(ctx, c, d, id, wait)
 		if ok {
 			return dec
