@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,5 +100,61 @@ func TestToolchainContentPin(t *testing.T) {
 	_ = os.Remove(cargo)
 	if d := run("cargo build"); d.Behavior == Allow {
 		t.Errorf("removed cargo: %+v", d)
+	}
+}
+
+// BenchmarkDecideContentPinned is the hook's decision for a call a
+// content-pinned grant covers (cargo in ~/.cargo/bin, 16 MiB like rustup's
+// proxy): "cached" reads the digest from the state dir's cache (the file's
+// identity unchanged), "read" hashes the file on every call (the cache is
+// bypassed: a file changed within the racy window is never cached).
+// "git" is a git grant in the project's own repository (the repository
+// check's few lstat calls).
+func BenchmarkDecideContentPinned(b *testing.B) {
+	for _, mode := range []string{"cached", "read", "git"} {
+		b.Run(mode, func(b *testing.B) {
+			h := newHarnessTB(b)
+			home := h.eng().Env.Home
+			cargoBin := filepath.Join(home, ".cargo", "bin")
+			_ = os.MkdirAll(cargoBin, 0o755)
+			_ = os.MkdirAll(filepath.Join(h.project, ".git"), 0o755)
+			cargo := filepath.Join(cargoBin, "cargo")
+			if err := os.WriteFile(cargo, make([]byte, 16<<20), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			path, trusted := cargoBin+":"+h.bin, []string{h.bin, cargoBin}
+			eng := h.eng
+			e := eng()
+			e.Env.Path, e.Env.Trusted, e.Env.ProjectDir = path, trusted, h.project
+			rule, cmd := "Bash(cargo build *)", "cargo build --release"
+			if mode == "git" {
+				rule, cmd = "Bash(git status *)", "git status -sb"
+			}
+			r, _ := scope.Parse(rule)
+			r, err := r.Pin(shellparse.Env{Cwd: h.project, Path: path, ProjectDir: h.project, Trusted: trusted, Home: home})
+			if err != nil {
+				b.Fatal(err)
+			}
+			keys, _ := token.NewKeys(testMaster)
+			g, _ := keys.Mint(token.Grant{Principal: "alice", Agent: token.MainAgent, Session: token.Any, Tool: "Bash",
+				ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
+			_, _ = h.store.PutGrant(&g, state.GrantRecord{})
+			c := h.call(with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = cmd }))
+			if mode == "cached" {
+				// Let the file leave the racy window, then fill the cache.
+				time.Sleep(2100 * time.Millisecond)
+			}
+			if d := e.Decide(context.Background(), c); d.Behavior != Allow {
+				b.Fatalf("control: %+v", d)
+			}
+			for b.Loop() {
+				if mode == "read" {
+					_ = os.RemoveAll(filepath.Join(h.store.Dir, "exedigest"))
+				}
+				if d := e.Decide(context.Background(), c); d.Behavior != Allow {
+					b.Fatalf("%+v", d)
+				}
+			}
+		})
 	}
 }
