@@ -36,4 +36,3 @@ func TestUserWritable(t *testing.T) {
 		t.Error("a path that cannot be stat'ed counts as root's")
 	}
 }
-
