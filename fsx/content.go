@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -80,11 +81,16 @@ func ContentDigest(p string) (string, Identity, error) {
 // without root: it or a directory above it is owned by another user than
 // root, or writable by its group or by others. A root-owned toolchain
 // (/usr/bin) is not; ~/.cargo/bin, ~/go/bin, a Homebrew prefix owned by the
-// user, or anything under /tmp is. Root itself is out of the threat model:
-// an agent running as root can change any file.
+// user, or anything under /tmp is. A p that does not exist is judged by its
+// directory (who could create it); any other error counts as writable.
+// Root itself is out of the threat model: an agent running as root can
+// change any file.
 func UserWritable(p string) bool {
 	for d := filepath.Clean(p); ; d = filepath.Dir(d) {
 		fi, err := os.Lstat(d)
+		if errors.Is(err, fs.ErrNotExist) && d == filepath.Clean(p) {
+			continue
+		}
 		if err != nil || !ownedByRootOnly(fi) {
 			return true
 		}

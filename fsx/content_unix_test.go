@@ -33,6 +33,12 @@ func TestUserWritable(t *testing.T) {
 		t.Errorf("%s under a temp dir is not user-writable", exe)
 	}
 	if !UserWritable(filepath.Join(dir, "missing")) {
-		t.Error("a path that cannot be stat'ed counts as root's")
+		t.Error("a missing file in a temp dir counts as root's")
+	}
+	if UserWritable(filepath.Join(filepath.Dir(ls), "loopguard-absent")) {
+		t.Error("a missing file in a root-owned dir counts as writable")
+	}
+	if !UserWritable(filepath.Join(dir, "missing", "deeper")) {
+		t.Error("a path below a missing dir counts as root's")
 	}
 }

@@ -96,6 +96,24 @@ func TestToolchainContentPin(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, "cargo replaced by rename", run("cargo build"), Deny, ReasonContentChanged)
+	// A grant pinned by path only (minted before content pins, or by hand)
+	// covers nothing in a directory the user can write.
+	_ = os.WriteFile(cargo, []byte(real), 0o755)
+	_ = h.store.RemoveGrant(mustGrantPath(t, h, g))
+	pathOnly, err := scope.Parse("Bash(cargo build *)@" + cargo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2, _ := keys.Mint(token.Grant{Principal: "alice", Agent: token.MainAgent, Session: token.Any, Tool: "Bash",
+		ArgHash: token.Any, Scope: pathOnly.String(), Expiry: h.now.Add(time.Hour)}, h.now)
+	if _, err := h.store.PutGrant(&g2, state.GrantRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	d = run("cargo build")
+	expect(t, "path-only pin in a user dir", d, Deny, ReasonContentChanged)
+	if !strings.Contains(d.Message, "pins its path only") {
+		t.Errorf("reason: %s", d.Message)
+	}
 	// Removed: nothing resolves, path_shadowed before any grant.
 	_ = os.Remove(cargo)
 	if d := run("cargo build"); d.Behavior == Allow {
@@ -157,4 +175,19 @@ func BenchmarkDecideContentPinned(b *testing.B) {
 			}
 		})
 	}
+}
+
+func mustGrantPath(t *testing.T, h *harness, g token.Grant) string {
+	t.Helper()
+	all, err := h.store.AllGrants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gf := range all {
+		if gf.Grant != nil && gf.Grant.ID() == g.ID() {
+			return gf.Path
+		}
+	}
+	t.Fatalf("grant %s not stored", g.ID())
+	return ""
 }

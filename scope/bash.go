@@ -533,14 +533,6 @@ func matchBash(r Rule, c Call) error {
 		}
 		return mismatch(ReasonExecutableChanged, "%q resolves to %s, the grant was minted for %s", argv[0].Value, got, r.exe)
 	}
-	if err := matchContent(r, c, got); err != nil {
-		return err
-	}
-	if policy.Base(got) == "git" {
-		if err := gitRepository(c); err != nil {
-			return err
-		}
-	}
 	for _, rd := range res.Redirects {
 		if benignRedirect(rd) {
 			continue
@@ -549,6 +541,14 @@ func matchBash(r Rule, c Call) error {
 			fd := rd.Fd
 			return mismatch(ReasonRedirectNotCovered, "redirection %s%s %q is not named by the rule", fd, rd.Op, rd.Target)
 		}
+	}
+	// What is on disk comes last: the file system is read only for a call
+	// the rule covers in every other way.
+	if err := matchContent(r, c, got); err != nil {
+		return err
+	}
+	if policy.Base(got) == "git" {
+		return gitRepository(c)
 	}
 	return nil
 }

@@ -88,9 +88,14 @@ func isScript(p string) bool {
 	return n == 2 && bytes.Equal(b[:], []byte("#!"))
 }
 
-// matchContent checks a content-pinned rule's executable.
+// matchContent checks a content-pinned rule's executable. A rule pinned by
+// path only covers nothing that now lies where the user can write (a grant
+// minted before content pins, or by another tool): fail closed.
 func matchContent(r Rule, c Call, exe string) error {
 	if r.digest == "" {
+		if exe != pinnedBuiltin && fsx.UserWritable(exe) {
+			return mismatch(ReasonContentChanged, "%s lies where you can write, and the grant pins its path only, not its content; grant it again", exe)
+		}
 		return nil
 	}
 	digest := c.ExeDigest
