@@ -30,11 +30,7 @@ func askYes(tty *os.File, question string) (bool, error) {
 // human's choice in the config's trusted_dirs. Scopes over programs there
 // are pinned to their content when the directory is the user's to write.
 func offerToolchains(out io.Writer, o *initOptions) error {
-	path, err := config.DefaultPath()
-	if err != nil {
-		return err
-	}
-	cfg, _, err := config.Load(path)
+	path, cfg, err := loadConfigPath()
 	if err != nil {
 		return err
 	}

@@ -37,16 +37,7 @@ func initOnPTY(t *testing.T, answer func(scr *screen, m *os.File)) (string, stri
 	if err := os.MkdirAll(proj, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		switch name {
-		case "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "CLAUDECODE", "NO_COLOR", "TERM", "CLAUDE_PROJECT_DIR", "PATH":
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "HOME="+home, "NO_COLOR=1", "TERM=xterm", "CLAUDE_PROJECT_DIR="+proj,
+	env := append(privateEnv("PATH"), "HOME="+home, "NO_COLOR=1", "TERM=xterm", "CLAUDE_PROJECT_DIR="+proj,
 		"PATH="+tc+":"+filepath.Dir(bin)+":/usr/local/go/bin:/usr/bin:/bin")
 	m, s := openPTY(t)
 	t.Cleanup(func() { m.Close() })

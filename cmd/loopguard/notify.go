@@ -63,11 +63,7 @@ confirm on your terminal.`,
 }
 
 func notifyRun(out io.Writer, o *notifyOptions, argv []string) error {
-	path, err := config.DefaultPath()
-	if err != nil {
-		return err
-	}
-	cfg, _, err := config.Load(path)
+	path, cfg, err := loadConfigPath()
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -99,15 +100,7 @@ func newReviewHarness(t *testing.T) *reviewHarness {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		switch name {
-		case "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "CLAUDECODE", "NO_COLOR", "TERM", "CLAUDE_PROJECT_DIR":
-			continue
-		}
-		env = append(env, kv)
-	}
+	env := privateEnv()
 	// The hooks run as Claude Code runs them, told the project (the calls'
 	// cwd).
 	env = append(env, "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, "state"), "NO_COLOR=1", "TERM=xterm", "CLAUDE_PROJECT_DIR=/tmp")
@@ -116,6 +109,24 @@ func newReviewHarness(t *testing.T) *reviewHarness {
 		t.Fatalf("init: %v\n%s", err, out)
 	}
 	return h
+}
+
+// privateEnv is this process's environment without what would point a
+// loopguard run at the user's own home, state, config, terminal or project
+// (and without the extra names given).
+func privateEnv(without ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "CLAUDECODE", "NO_COLOR", "TERM", "CLAUDE_PROJECT_DIR":
+			continue
+		}
+		if !slices.Contains(without, name) {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 func (h *reviewHarness) run(stdin string, args ...string) (string, error) {
