@@ -49,7 +49,7 @@ func (h *harness) mintPreset() int {
 // must never cover does not run (each row with its control).
 func TestReadOnlyPreset(t *testing.T) {
 	h := newHarness(t)
-	h.stubs("less", "head", "wc", "grep")
+	h.stubs("less", "head", "wc", "grep", "du")
 	base := filepath.Dir(h.project)
 	cfgDir := filepath.Join(base, "config", "loopguard")
 	home := h.eng().Env.Home
@@ -80,8 +80,14 @@ func TestReadOnlyPreset(t *testing.T) {
 	allowed := []string{
 		"ls", "ls -la", "ls -la src", "cat README.md", "head -n 5 go.mod", "wc -l main.go", "grep -rn TODO .",
 		"git status", "git status -sb", "git log --oneline -5", "git diff", "git diff --stat HEAD~1", "git show HEAD",
-		"go vet ./...", "go list -m all", "cat ../elsewhere.txt",
+		"go vet ./...", "go list -m all", "git log --format=%h/%s -3", "cat src/../README.md", "ls -la " + h.project,
+		"cat inside-link/x", "grep -rn x *.go",
 	}
+	// A symlink inside the project to a dir inside it (control) and to one
+	// outside it (attack, below).
+	_ = os.MkdirAll(filepath.Join(h.project, "src"), 0o755)
+	_ = os.Symlink(filepath.Join(h.project, "src"), filepath.Join(h.project, "inside-link"))
+	_ = os.Symlink(home, filepath.Join(h.project, "home-link"))
 	for _, c := range allowed {
 		expect(t, c, run("", c), Allow, ReasonScopedGrant)
 	}
@@ -105,6 +111,19 @@ func TestReadOnlyPreset(t *testing.T) {
 		{"cat a; rm -rf b", ReasonChained},
 		{"go vet -vettool=./evil ./...", ReasonIndirect},
 		{"go list -toolexec=./evil ./...", ReasonIndirect},
+		// Reading outside the project needs a decision, as in Claude Code.
+		{"cat ../elsewhere.txt", ReasonNoGrant},
+		{"cat ~/.aws/credentials", ReasonNoGrant},
+		{"cat " + filepath.Join(home, ".netrc"), ReasonNoGrant},
+		{"ls /", ReasonNoGrant},
+		{"ls -la ..", ReasonNoGrant},
+		{"grep -rn password ..", ReasonNoGrant},
+		{"grep -f/etc/passwd x", ReasonNoGrant},
+		{"grep --file=/etc/passwd x", ReasonNoGrant},
+		{"cat /proc/self/environ", ReasonNoGrant},
+		{"cat home-link/notes.txt", ReasonNoGrant},
+		{"cat home-link/.ssh/id_ed25519", ReasonExecConfig},
+		{"du -sh ~", ReasonNoGrant},
 	}
 	for _, c := range denied {
 		d := run("", c.cmd)
@@ -130,6 +149,7 @@ func TestReadOnlyPreset(t *testing.T) {
 	expect(t, "ls in the nested repository (control)", run(nested, "ls"), Allow, ReasonScopedGrant)
 	elsewhere := filepath.Join(base, "elsewhere")
 	_ = os.MkdirAll(elsewhere, 0o755)
-	expect(t, "git status outside the project", run(elsewhere, "git status"), Deny, ReasonRepositoryNotCovered)
+	expect(t, "git status outside the project", run(elsewhere, "git status"), Deny, ReasonNoGrant)
+	expect(t, "ls outside the project", run(elsewhere, "ls"), Deny, ReasonNoGrant)
 	expect(t, "git status at the project's root (control)", run(h.project, "git status"), Allow, ReasonScopedGrant)
 }

@@ -547,6 +547,11 @@ func matchBash(r Rule, c Call) error {
 	if err := matchContent(r, c, got); err != nil {
 		return err
 	}
+	if PresetOf(r) != "" {
+		if err := matchPreset(bs, c, argv); err != nil {
+			return err
+		}
+	}
 	if policy.Base(got) == "git" {
 		return gitRepository(c)
 	}

@@ -2,8 +2,13 @@ package scope
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+
+	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/shellparse"
 )
 
 // PresetReadOnly names the preset of everyday read-only commands.
@@ -19,6 +24,12 @@ const PresetReadOnly = "readonly"
 // sort -o, rg --pre), a call is never covered when it touches a protected
 // resource (the hook's protected check runs before any scope), and a git
 // call is covered only in the project's own repository (gitRepository).
+//
+// A preset rule also covers reading in the project only (matchPreset): the
+// cwd must be inside the project, and no word its wildcard absorbs may name
+// a path outside it (cat ~/.aws/credentials, ls /, grep -r x ..). Claude
+// Code asks before reading outside the working directory; the preset does
+// not widen that.
 //
 // Left out on purpose: pagers and editors (less, more, vim: they run
 // commands), find (-exec, -delete), tree (-o writes), printenv and env
@@ -75,15 +86,81 @@ func (r Rule) Unpinned() Rule {
 	return r
 }
 
-// PresetOf names the preset a rule (pinned or not) belongs to, or "".
+// presetRules maps the canonical text of every preset rule to its preset,
+// built on first use.
+var (
+	presetRules     map[string]string
+	presetRulesOnce sync.Once
+)
+
+// PresetOf names the preset a rule (pinned or not) belongs to, or "". A
+// rule a human wrote that is the same as a preset's is the preset's rule.
 func PresetOf(r Rule) string {
-	s := r.Unpinned().String()
-	for name, texts := range presets {
-		for _, t := range texts {
-			if p, err := Parse(t); err == nil && p.String() == s {
-				return name
+	presetRulesOnce.Do(func() {
+		presetRules = map[string]string{}
+		for name, texts := range presets {
+			for _, t := range texts {
+				if p, err := Parse(t); err == nil {
+					presetRules[p.String()] = name
+				}
 			}
 		}
+	})
+	return presetRules[r.Unpinned().String()]
+}
+
+// matchPreset narrows a preset rule to the project: the call's cwd is in
+// the project, and every word the rule's wildcard absorbs that could name
+// a file (an operand, an option's value after '=' or an attached value
+// from its first '/' or '~') names one in the project, resolved as the
+// kernel will (fsx.Resolve). A glob word that could match a dot directory (.*)
+// is not covered.
+func matchPreset(bs bashSpec, c Call, argv []shellparse.Word) error {
+	proj, cwd := c.ProjectDir, c.Cwd
+	if proj == "" || cwd == "" || !filepath.IsAbs(proj) || !filepath.IsAbs(cwd) {
+		return mismatch(ReasonPathEscapes, "a preset rule covers reading in the project only, and the project or cwd is not known")
 	}
-	return ""
+	proj, perr := fsx.ResolvePath(filepath.Clean(proj))
+	cwd, cerr := fsx.ResolvePath(filepath.Clean(cwd))
+	if perr != nil || cerr != nil {
+		return mismatch(ReasonPathEscapes, "cannot resolve the project or the cwd")
+	}
+	if !within(cwd, proj) {
+		return mismatch(ReasonPathEscapes, "a preset rule covers reading in the project only; the cwd %s is outside %s", cwd, proj)
+	}
+	for i, w := range argv {
+		if i < len(bs.words) && bs.words[i].literal() {
+			continue // named by the rule
+		}
+		v := w.Value
+		if strings.HasPrefix(v, "-") {
+			if j := strings.IndexByte(v, '='); j >= 0 {
+				v = v[j+1:]
+			} else if j := strings.IndexAny(v, "/~"); j >= 0 {
+				v = v[j:]
+			} else {
+				continue
+			}
+		}
+		if v == "" {
+			continue
+		}
+		if w.Glob {
+			for _, seg := range strings.Split(v, "/") {
+				if strings.HasPrefix(seg, ".") && strings.ContainsAny(seg, "*?[") {
+					return mismatch(ReasonPathEscapes, "word %d %q: a glob that could match a dot directory (..) is not covered by a preset rule", i, w.Value)
+				}
+			}
+		}
+		// The kernel's meaning of "..", symlinks (dangling ones too)
+		// followed: where the read lands.
+		p, err := fsx.ResolvePath(fsx.Abs(cwd, "", v))
+		if err != nil {
+			return mismatch(ReasonPathEscapes, "word %d %q: %v", i, w.Value, err)
+		}
+		if !within(p, proj) {
+			return mismatch(ReasonPathEscapes, "word %d %q names %s, outside the project %s: a preset rule covers reading in the project only", i, w.Value, p, proj)
+		}
+	}
+	return nil
 }
