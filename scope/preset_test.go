@@ -17,7 +17,10 @@ func TestPresetRules(t *testing.T) {
 		if err != nil || len(rules) == 0 {
 			t.Fatalf("%s: %d rules, %v", name, len(rules), err)
 		}
-		for _, r := range rules {
+		for i, r := range rules {
+			if r.String() != presets[name][i] {
+				t.Errorf("preset %s: %q is not canonical (%q)", name, presets[name][i], r.String())
+			}
 			if PresetOf(r) != name {
 				t.Errorf("PresetOf(%s) = %q", r, PresetOf(r))
 			}
