@@ -256,12 +256,13 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 	if err := confirmPrefix(tty, p.Digest, confirmLen, "approve"); err != nil {
 		return err
 	}
+	next := afterApproval(p, time.Now()) // before the held hook takes it and exits
 	g, err := mintApproval(st, m, p, ttl, now)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n",
-		p.ID, g.ID(), g.Expiry.Local().Format(time.Kitchen), afterApproval(p, now))
+		p.ID, g.ID(), g.Expiry.Local().Format(time.Kitchen), next)
 	return nil
 }
 

@@ -434,6 +434,9 @@ func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *stat
 	if err := confirmPrefix(tty, digest, reviewConfirmLen, "approve and grant"); err != nil {
 		return err
 	}
+	// Said before minting: the held hook takes the approval and exits at
+	// once, and would look gone by the time the grant is written.
+	next := afterApproval(p, time.Now())
 	a, err := mintApproval(st, m, p, o.ttl, now)
 	if err != nil {
 		return err
@@ -442,7 +445,7 @@ func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *stat
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(tty, "Approved %s (grant %s) and granted %s: %s. %s\n", p.ID, a.ID(), g.ID(), hooks.EscapeText(g.Scope), afterApproval(p, now))
+	fmt.Fprintf(tty, "Approved %s (grant %s) and granted %s: %s. %s\n", p.ID, a.ID(), g.ID(), hooks.EscapeText(g.Scope), next)
 	return nil
 }
 
@@ -473,12 +476,13 @@ func approveTurn(ctx context.Context, tty *os.File, st *state.Store, turn []*sta
 			fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; left as it is.\n", p.ID)
 			continue
 		}
+		next := afterApproval(p, time.Now())
 		g, err := mintApproval(st, m, p, o.ttl, now)
 		if err != nil {
 			return n, err
 		}
 		n++
-		fmt.Fprintf(tty, "Approved %s: grant %s. %s\n", p.ID, g.ID(), afterApproval(p, now))
+		fmt.Fprintf(tty, "Approved %s: grant %s. %s\n", p.ID, g.ID(), next)
 	}
 	return n, nil
 }
