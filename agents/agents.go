@@ -30,12 +30,13 @@ import (
 type Adapter interface {
 	// Name is the agent's name as `loopguard hook <name>` spells it.
 	Name() string
-	// Decode turns one payload into the engine's call. event is the event
+	// Decode turns one payload, decoded once by Run (Object), into the
+	// engine's call; it must not change m. event is the event
 	// the hook was registered for, in the agent's own spelling ("" when the
 	// registration does not say); it matters for agents whose payload does
 	// not name its event (Copilot's camelCase form). It returns the event as
 	// the agent spells it, for Encode.
-	Decode(payload []byte, event string) (call *hooks.Call, agentEvent string, err error)
+	Decode(m map[string]any, event string) (call *hooks.Call, agentEvent string, err error)
 	// Encode writes d as the answer to agentEvent ("" when the payload could
 	// not be read: then it must be a deny) and returns the exit code. It
 	// never writes an answer the agent would take as "no decision" for a
@@ -46,9 +47,10 @@ type Adapter interface {
 // Options configure one hook run.
 type Options struct {
 	// Adapter decodes and encodes. When nil, Detect picks one from the
-	// payload, and Fallback encodes when it cannot.
+	// decoded payload (it must not change it), and Fallback encodes when it
+	// cannot.
 	Adapter  Adapter
-	Detect   func(payload []byte) (Adapter, error)
+	Detect   func(m map[string]any) (Adapter, error)
 	Fallback Adapter
 	// Event is the event the hook was registered for, in the agent's
 	// spelling ("" when not given).
@@ -94,16 +96,24 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 		case len(strings.TrimSpace(string(data))) == 0:
 			msg = "empty payload"
 		}
+		// The payload is decoded once, here; detection and the adapter
+		// read the same object.
+		var m map[string]any
+		if msg == "" {
+			if m, err = Object(data); err != nil {
+				msg = err.Error()
+			}
+		}
 		if msg == "" && r.ad == nil {
 			if opts.Detect == nil {
 				msg = "no adapter"
-			} else if r.ad, err = opts.Detect(data); err != nil {
+			} else if r.ad, err = opts.Detect(m); err != nil {
 				msg = err.Error()
 			}
 		}
 		var call *hooks.Call
 		if msg == "" {
-			call, r.event, err = r.ad.Decode(data, opts.Event)
+			call, r.event, err = r.ad.Decode(m, opts.Event)
 			if err != nil {
 				msg = err.Error()
 			}
@@ -177,8 +187,6 @@ func Errorf(format string, args ...any) error {
 // Object decodes payload strictly (token.Decode: duplicate keys, invalid
 // UTF-8 and lone surrogates are malformed) and requires a JSON object.
 func Object(payload []byte) (map[string]any, error) {
-	// hooks.DecodeObject decodes a payload once per run, however many
-	// times detection and the adapter ask for it.
 	return hooks.DecodeObject(payload)
 }
 

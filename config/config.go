@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/loopguard/loopguard/shellparse"
@@ -147,7 +148,7 @@ func (v *Vault) check() error {
 	for _, f := range []struct{ name, v string }{
 		{"transit_mount", v.TransitMount}, {"key", v.Key}, {"kv_mount", v.KVMount}, {"kv_prefix", v.KVPrefix},
 	} {
-		if f.v != "" && !vaultPath.MatchString(f.v) {
+		if f.v != "" && !vaultPath().MatchString(f.v) {
 			return fmt.Errorf("vault %s %q: want letters, digits, '-', '_' in '/'-separated segments", f.name, f.v)
 		}
 	}
@@ -157,7 +158,9 @@ func (v *Vault) check() error {
 	return nil
 }
 
-var vaultPath = regexp.MustCompile(`^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$`)
+// vaultPath is compiled on first use: every hook call loads the config, and
+// only a Vault section needs it.
+var vaultPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$`) })
 
 // Error is a configuration file loopguard refuses, with a hint.
 type Error struct {

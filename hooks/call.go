@@ -5,11 +5,9 @@
 package hooks
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/loopguard/loopguard/token"
 )
@@ -54,26 +52,11 @@ type MalformedError struct{ Msg string }
 
 func (e *MalformedError) Error() string { return "malformed hook payload: " + e.Msg }
 
-// lastDecoded is the payload DecodeObject decoded last, with its object: a
-// hook run decodes its payload once, though the agent's detection and the
-// adapter both ask for it.
-var lastDecoded struct {
-	sync.Mutex
-	payload []byte
-	m       map[string]any
-}
-
 // DecodeObject decodes payload strictly (token.Decode: duplicate keys,
 // invalid UTF-8 and lone surrogates are malformed) and requires a JSON
-// object. Asked again for the same bytes, it returns the same object without
-// decoding them again; callers must not change it (adapters copy what they
-// change).
+// object. A hook run calls it once (agents.Run) and hands the object to the
+// agent's detection and its adapter.
 func DecodeObject(payload []byte) (map[string]any, error) {
-	lastDecoded.Lock()
-	defer lastDecoded.Unlock()
-	if lastDecoded.m != nil && bytes.Equal(lastDecoded.payload, payload) {
-		return lastDecoded.m, nil
-	}
 	v, err := token.Decode(payload)
 	if err != nil {
 		return nil, &MalformedError{Msg: err.Error()}
@@ -82,7 +65,6 @@ func DecodeObject(payload []byte) (map[string]any, error) {
 	if !ok {
 		return nil, &MalformedError{Msg: "payload is not a JSON object"}
 	}
-	lastDecoded.payload, lastDecoded.m = bytes.Clone(payload), m
 	return m, nil
 }
 
@@ -92,6 +74,12 @@ func DecodeClaude(payload []byte) (*Call, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ClaudeCall(m)
+}
+
+// ClaudeCall reads the call from a decoded Claude Code payload, strictly. It
+// does not change m.
+func ClaudeCall(m map[string]any) (*Call, error) {
 	c := &Call{}
 	for _, f := range []struct {
 		key      string

@@ -127,6 +127,11 @@ type Custody interface {
 	// Fetch returns an approver's answer for pending id: a grant token, or
 	// who refused the call; both "" when there is none yet.
 	Fetch(ctx context.Context, id string) (tok, deniedBy string, err error)
+	// ScopedGrants returns the live scoped grants bound to any of
+	// sessions or to every session. With a custody they come from it
+	// only, never from this machine's disk: a grant revoked there is gone
+	// everywhere, whatever copies exist.
+	ScopedGrants(ctx context.Context, sessions ...string) ([]state.GrantFile, error)
 }
 
 // fetchApproval brings an approval made on another machine into the store:
@@ -326,7 +331,10 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 	}
 	dec := e.decideDescribed(ctx, c, d)
 	dec.Digest = d.digest
-	dec.summary = SummaryOf(c.ToolName, d.canonical)
+	// From the decoded input the canonical bytes were encoded from: decoding
+	// them again cost a 1 MiB Write about 2 ms.
+	in, _ := d.desc.Input.(map[string]any)
+	dec.summary = summarize(c.ToolName, in)
 	if e.Mode == ModeAsk {
 		dec.rendering = ""
 		for _, w := range Danger(d.canonical, e.projectDir(c)) {
@@ -564,21 +572,34 @@ func (e *Engine) justConsumed(ctx context.Context, c *Call, d *described) (Decis
 
 // scoped looks for a scoped grant covering the call.
 func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, bool) {
-	grants, err := e.Store.ScopedGrants(c.SessionID)
-	if err != nil {
-		return e.fail(ReasonInternal, err), true
-	}
 	// Grants bound to the project (every session started there) count
 	// only where Claude Code names the project: CLAUDE_PROJECT_DIR, never
 	// the payload's cwd, which follows the agent's cd.
 	project := ""
 	if e.Env.ProjectDir != "" {
 		project = token.ProjectSession(e.Env.ProjectDir)
-		pg, err := e.Store.BoundGrants(project)
+	}
+	var grants []state.GrantFile
+	var err error
+	if e.Custody != nil {
+		grants, err = e.Custody.ScopedGrants(ctx, c.SessionID, project)
+		if f := e.custodyFailure(err); f != nil {
+			return *f, true
+		}
 		if err != nil {
 			return e.fail(ReasonInternal, err), true
 		}
-		grants = append(grants, pg...)
+	} else {
+		if grants, err = e.Store.ScopedGrants(c.SessionID); err != nil {
+			return e.fail(ReasonInternal, err), true
+		}
+		if project != "" {
+			pg, err := e.Store.BoundGrants(project)
+			if err != nil {
+				return e.fail(ReasonInternal, err), true
+			}
+			grants = append(grants, pg...)
+		}
 	}
 	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell,
 		ExeDigest: e.Store.ExeDigest}
@@ -726,9 +747,9 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		if ok {
 			return dec
 		}
-		return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: waitEndedLine(reason, id, wait) + "\n" + whyLine(reason, msg), why: msg}
+		return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: waitEndedLine(reason, id, wait, e.Custody != nil) + "\n" + whyLine(reason, msg), why: msg}
 	}
-	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(reason, id) + "\n" + whyLine(reason, msg) + "\n" + approveHint(id), why: msg}
+	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(reason, id, e.Custody != nil) + "\n" + whyLine(reason, msg) + "\n" + approveHint(id, e.Custody != nil), why: msg}
 }
 
 // holdFor is how long a call may be held: the wait, cut to leave the hook
@@ -745,16 +766,26 @@ func (e *Engine) holdFor(ctx context.Context) time.Duration {
 
 // heldLine is the first line of the model's message for a call that needs
 // a human: Claude Code shows the first line and hides the rest.
-// It starts with the reason code, as every deny does.
-func heldLine(reason, id string) string {
-	return "loopguard: " + reason + ": held for a human's approval (pending " + id + "): ask the user to run `loopguard review` (or `loopguard approve " +
-		id + "`) in their own terminal, then retry the identical call."
+// It starts with the reason code, as every deny does. team is the Vault
+// backend, where an approver decides from their own machine.
+func heldLine(reason, id string, team bool) string {
+	return "loopguard: " + reason + ": held for a human's approval (pending " + id + "): ask the user to run " + approverCommand(id, team) +
+		" in their own terminal, then retry the identical call."
+}
+
+// approverCommand is the command that approves call id: on this machine,
+// or with the Vault backend on an approver's machine through Vault.
+func approverCommand(id string, team bool) string {
+	if team {
+		return "`loopguard review --backend vault` (or `loopguard team approve " + id + "`)"
+	}
+	return "`loopguard review` (or `loopguard approve " + id + "`)"
 }
 
 // waitEndedLine is the first line when a held call's wait ran out.
-func waitEndedLine(reason, id string, wait time.Duration) string {
+func waitEndedLine(reason, id string, wait time.Duration, team bool) string {
 	return "loopguard: " + reason + ": held for a human's approval for " + wait.Round(time.Second).String() + ", but nobody decided, so it did not run (pending " + id +
-		"). Do not retry it at once: tell the user it waits in `loopguard review` (or `loopguard approve " + id + "`), and retry the identical call only after they approve it."
+		"). Do not retry it at once: tell the user it waits in " + approverCommand(id, team) + ", and retry the identical call only after they approve it."
 }
 
 // whyLine is the reason's explanation, after the first line.
@@ -777,7 +808,11 @@ func deniedByHuman(p *state.Pending) Decision {
 	return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: p.ID, Message: msg + ". Do not retry it."}
 }
 
-func approveHint(id string) string {
+func approveHint(id string, team bool) string {
+	if team {
+		return "To run it, an approver must review and approve it from their own machine through Vault (" + approverCommand(id, true) +
+			"). Then retry the identical call; any change needs a new approval."
+	}
 	return "To run it, the user must review and approve it in their own terminal (`loopguard review`, or `loopguard show " + id +
 		"` then `loopguard approve " + id + "`). Then retry the identical call; any change needs a new approval."
 }
@@ -850,17 +885,22 @@ func Summary(p *state.Pending) string { return SummaryOf(p.Tool, p.Descriptor) }
 // SummaryOf is the one-line summary of a call from its canonical bytes:
 // the tool and its command, path or URL, escaped, at most 80 bytes.
 func SummaryOf(tool string, canonical []byte) string {
-	s := tool
+	var in map[string]any
 	if v, err := token.Decode(canonical); err == nil {
 		if m, ok := v.(map[string]any); ok {
-			if in, ok := m["input"].(map[string]any); ok {
-				for _, k := range []string{"command", "file_path", "notebook_path", "url"} {
-					if x, ok := in[k].(string); ok {
-						s += " " + x
-						break
-					}
-				}
-			}
+			in, _ = m["input"].(map[string]any)
+		}
+	}
+	return summarize(tool, in)
+}
+
+// summarize is SummaryOf from the call's decoded input.
+func summarize(tool string, in map[string]any) string {
+	s := tool
+	for _, k := range []string{"command", "file_path", "notebook_path", "url"} {
+		if x, ok := in[k].(string); ok {
+			s += " " + x
+			break
 		}
 	}
 	s = strings.Join(strings.Fields(s), " ")

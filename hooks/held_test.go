@@ -113,6 +113,47 @@ func TestAuditSummary(t *testing.T) {
 	}
 }
 
+// The hook writes the summary from the call's decoded input; the CLI lists
+// a pending record's from its canonical bytes (Summary). They agree, for
+// every tool shape, odd characters included.
+func TestSummaryFromInputMatchesRecord(t *testing.T) {
+	h := newHarness(t)
+	odd := "x \x1b[31m\u2028 \"q\" \\ <&> \t" + strings.Repeat("long ", 30)
+	for _, tc := range []struct {
+		fixture, field string
+	}{
+		{"pretooluse-bash.json", "command"},
+		{"pretooluse-write.json", "file_path"},
+		{"pretooluse-edit.json", "file_path"},
+		{"pretooluse-webfetch.json", "url"},
+		{"pretooluse-mcp.json", ""},
+	} {
+		call := with(h.fixture(tc.fixture), func(m map[string]any) {
+			if tc.field != "" {
+				input(m)[tc.field] = input(m)[tc.field].(string) + odd
+			}
+		})
+		d := h.decide(call)
+		if d.Pending == "" {
+			t.Fatalf("%s: no pending record (%s %s)", tc.fixture, d.Behavior, d.Reason)
+		}
+		var last audit.Entry
+		if err := audit.Open(filepath.Join(h.store.Dir, "audit")).Read(func(_ []byte, e audit.Entry) error {
+			last = e
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := h.store.GetPending(d.Pending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := Summary(p); last.Summary != want || want == "" {
+			t.Errorf("%s: hook summary %q, record summary %q", tc.fixture, last.Summary, want)
+		}
+	}
+}
+
 // approved_call_changed names the call that was approved.
 func TestCallChangedNamesTheApproved(t *testing.T) {
 	h := newHarness(t)

@@ -3,8 +3,10 @@ package hooks
 import (
 	"context"
 	"errors"
+	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,8 +71,8 @@ func (v *vaultHarness) approveVault(d Decision, mint func(token.Grant, time.Time
 }
 
 // vaultScope plays alice granting rule (pinned as grant pins it), minted
-// by Vault.
-func (v *vaultHarness) vaultScope(t testing.TB, rule, session string) {
+// by Vault and published there; it returns the grant.
+func (v *vaultHarness) vaultScope(t testing.TB, rule, session string) *token.Grant {
 	t.Helper()
 	r, err := scope.Parse(rule)
 	if err != nil {
@@ -84,9 +86,12 @@ func (v *vaultHarness) vaultScope(t testing.TB, rule, session string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.store.PutGrant(&g, state.GrantRecord{}); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := custodyFor(v.alice.C).PutGrant(ctx, &g, v.now); err != nil {
 		t.Fatal(err)
 	}
+	return &g
 }
 
 func (v *vaultHarness) decideVault(payload map[string]any) Decision {
@@ -147,6 +152,63 @@ func TestVaultScopedGrant(t *testing.T) {
 	expect(t, "ls twice (scoped grants are not single-use)", v.decideVault(ls), Allow, ReasonScopedGrant)
 	rm := with(call, func(m map[string]any) { input(m)["command"] = "rm -rf x" })
 	expect(t, "outside the scope", v.decideVault(rm), Deny, ReasonNoGrant)
+}
+
+// A scoped grant alice publishes in Vault covers the call on every agent
+// machine; revoked in Vault it covers nothing anywhere, though a copy of
+// the (validly MACed) grant sits in the agent machine's own store: with a
+// custody the hook takes scoped grants from Vault only. The agent's token
+// cannot put the grant back.
+func TestVaultScopedGrantRevokedEverywhere(t *testing.T) {
+	v := newVaultHarness(t)
+	v.now = time.Now()
+	call := v.fixture("pretooluse-bash.json")
+	session := call["session_id"].(string)
+	ls := with(call, func(m map[string]any) { input(m)["command"] = "ls -la" })
+	g := v.vaultScope(t, "Bash(ls *)", session)
+	expect(t, "published grant", v.decideVault(ls), Allow, ReasonScopedGrant)
+	// Machine B: another store, the same Vault, the same grant.
+	st2, err := state.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2 := v.engine()
+	e2.Store = st2
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if d := e2.Decide(ctx, v.call(ls)); d.Behavior != Allow || d.Reason != ReasonScopedGrant {
+		t.Fatalf("machine B before revoke: %+v", d)
+	}
+	// The agent machine keeps a copy on disk, then alice revokes in Vault.
+	if _, err := v.store.PutGrant(g, state.GrantRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	alice := custodyFor(v.alice.C)
+	all, err := alice.AllGrants(ctx)
+	if err != nil || len(all) != 1 || all[0].Grant == nil || all[0].Grant.ID() != g.ID() {
+		t.Fatalf("alice's listing: %+v, %v", all, err)
+	}
+	if err := alice.RevokeGrant(ctx, all[0].Path); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "revoked, copy on A's disk", v.decideVault(ls), Deny, ReasonNoGrant)
+	if d := e2.Decide(ctx, v.call(ls)); d.Behavior != Deny || d.Reason != ReasonNoGrant {
+		t.Errorf("machine B after revoke: %+v", d)
+	}
+	// The agent's token can neither republish nor restore it.
+	agent := custodyFor(v.agent)
+	if err := agent.PutGrant(ctx, g, v.now); !errors.Is(err, vault.ErrDenied) {
+		t.Errorf("agent republishing a grant: %v, want 403", err)
+	}
+	if err := v.agent.Do(ctx, "POST", "secret/undelete/loopguard/"+strings.TrimPrefix(all[0].Path, ""), map[string]any{"versions": []int{1}}, nil); !errors.Is(err, vault.ErrDenied) {
+		t.Errorf("agent undeleting a grant: %v, want 403", err)
+	}
+	expect(t, "still revoked", v.decideVault(ls), Deny, ReasonNoGrant)
+	// Without a custody (the keyring backend) the same engine would have
+	// used the local copy: the control that the copy is a real grant file.
+	if gs, err := v.store.ScopedGrants(session); err != nil || len(gs) != 1 {
+		t.Fatalf("the local copy: %+v, %v", gs, err)
+	}
 }
 
 // Every way Vault fails to answer is a deny with its reason, never an
@@ -358,4 +420,67 @@ func TestVaultTamperedPendingRefused(t *testing.T) {
 	if _, err := MintApproval(v.mint, tp.Pending, "vault:userpass-alice", time.Minute, time.Now()); !errors.Is(err, state.ErrCorrupt) {
 		t.Fatalf("tampered record: %v", err)
 	}
+}
+
+// A scoped grant is looked up in Vault on every call: Vault down or sealed
+// is a deny with its reason, never the grant remembered from before.
+func TestVaultScopedGrantVaultFails(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason string
+		fail         func(v *vaultHarness)
+	}{
+		{"down", vault.ReasonUnavailable, func(v *vaultHarness) { v.srv.Stop() }},
+		{"sealed", vault.ReasonSealed, func(v *vaultHarness) { v.srv.Seal(v.t) }},
+		{"token revoked", vault.ReasonDenied, func(v *vaultHarness) { v.srv.Revoke(v.t, v.agent.Token) }},
+		{"never answers", vault.ReasonTimeout, func(v *vaultHarness) { v.agent.Addr = "http://" + silentListener(v.t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := newVaultHarness(t)
+			v.now = time.Now()
+			call := v.fixture("pretooluse-bash.json")
+			ls := with(call, func(m map[string]any) { input(m)["command"] = "ls -la" })
+			v.vaultScope(t, "Bash(ls *)", call["session_id"].(string))
+			expect(t, "control", v.decideVault(ls), Allow, ReasonScopedGrant)
+			tc.fail(v)
+			// Within the hook's deadline, whatever Vault does.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			begin := time.Now()
+			expect(t, tc.name, v.engine().Decide(ctx, v.call(ls)), Deny, tc.reason)
+			if took := time.Since(begin); took > 4*time.Second {
+				t.Errorf("the decision took %v past a 2 s deadline", took)
+			}
+		})
+	}
+}
+
+// silentListener accepts connections on loopback and never answers; it
+// returns its address.
+func silentListener(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
 }

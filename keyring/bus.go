@@ -98,25 +98,34 @@ func parseBusAddress(s string) ([]busEndpoint, error) {
 // DBUS_SESSION_BUS_ADDRESS accepts connections. It must pass before any
 // godbus call: with the variable unset godbus would run dbus-launch.
 func checkBus(ctx context.Context) (string, error) {
-	addr := os.Getenv(busEnv)
-	eps, err := parseBusAddress(addr)
+	c, err := dialBus(ctx)
 	if err != nil {
-		return "", newError("", ErrUnavailable, fmt.Errorf("%s; %w", errNoBus, err), noBusHint())
+		return "", err
+	}
+	_ = c.Close()
+	return os.Getenv(busEnv), nil
+}
+
+// dialBus connects to the first endpoint of DBUS_SESSION_BUS_ADDRESS that
+// accepts, without starting anything.
+func dialBus(ctx context.Context) (net.Conn, error) {
+	eps, err := parseBusAddress(os.Getenv(busEnv))
+	if err != nil {
+		return nil, newError("", ErrUnavailable, fmt.Errorf("%s; %w", errNoBus, err), noBusHint())
 	}
 	var d net.Dialer
 	var last error
 	for _, ep := range eps {
 		c, err := d.DialContext(ctx, ep.network, ep.address)
 		if err == nil {
-			_ = c.Close()
-			return addr, nil
+			return c, nil
 		}
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return nil, ctx.Err()
 		}
 		last = err
 	}
-	return "", newError("", ErrUnavailable, fmt.Errorf("%s; cannot connect to %s: %w", errNoBus, busEnv, last), noBusHint())
+	return nil, newError("", ErrUnavailable, fmt.Errorf("%s; cannot connect to %s: %w", errNoBus, busEnv, last), noBusHint())
 }
 
 // noBusHint tells a person how to get a session bus with a Secret Service.

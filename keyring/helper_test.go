@@ -38,6 +38,7 @@ type helperResult struct {
 	Hint    string  `json:"hint"`
 	Ms      float64 `json:"ms"`
 	Created bool    `json:"created"`
+	Quick   bool    `json:"quick"` // "quick": the short way applied
 	KeyLen  int     `json:"keylen"`
 	Fp      string  `json:"fp"` // fingerprint of the loaded key, for comparisons
 }
@@ -97,6 +98,21 @@ func helperMain(ops []string) int {
 			case err = <-done:
 			case <-time.After(3 * time.Second):
 				err = errors.New("raw go-keyring call still blocked after 3s")
+			}
+		case "quick":
+			// The hook's short way alone: the fingerprint of what it read,
+			// and whether it applied (else Load goes the long way).
+			var v string
+			v, r.Quick, err = quickGet(ctx)
+			if r.Quick {
+				r.Fp = fingerprint([]byte(v))
+			}
+		case "long":
+			// The long way alone: the bus check, then go-keyring.
+			var v string
+			if err = checkPlatform(ctx); err == nil {
+				v, err = goKeyring{}.Get(Service, Account)
+				r.Fp = fingerprint([]byte(v))
 			}
 		case "usemock":
 			UseMock()

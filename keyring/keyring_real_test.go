@@ -294,6 +294,38 @@ func TestRealLifecycle(t *testing.T) {
 	}
 }
 
+// TestRealQuickGet: the hook's short way reads the item go-keyring reads,
+// also when another item matches the same search (a foreign tool's, with
+// one more attribute), and gives way, reading nothing, when there is no key.
+func TestRealQuickGet(t *testing.T) {
+	requireReal(t)
+	rk := startKeyring(t, true)
+	res := rk.run(t, "quick", "load")
+	wantResults(t, res, "", "nokey")
+	if res[0].Quick {
+		t.Fatal("the short way applied with no key stored")
+	}
+	wantResults(t, rk.run(t, "create"), "")
+	res = rk.run(t, "quick", "long", "load")
+	wantResults(t, res, "", "", "")
+	if !res[0].Quick {
+		t.Fatal("the short way did not apply to an unlocked login collection holding the key")
+	}
+	if res[0].Fp != res[1].Fp {
+		t.Fatal("the short way read another item than go-keyring")
+	}
+	if stored := rk.items(t); len(stored) != 1 || fingerprint([]byte(stored[0])) != res[0].Fp {
+		t.Fatal("the short way did not read the stored key")
+	}
+	other := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, KeySize))
+	rk.secretTool(t, other, "store", "--label=another tool's", "service", Service, "username", Account, "extra", "1")
+	res = rk.run(t, "quick", "long")
+	wantResults(t, res, "", "")
+	if !res[0].Quick || res[0].Fp != res[1].Fp {
+		t.Fatalf("with two matching items the short way (applied: %v) and go-keyring read different items", res[0].Quick)
+	}
+}
+
 func TestRealConcurrentCreate(t *testing.T) {
 	requireReal(t)
 	rk := startKeyring(t, true)
@@ -376,6 +408,9 @@ func TestRealLockedCollection(t *testing.T) {
 	if err != nil || len(locked) != 1 {
 		t.Fatalf("lock: %v %v", locked, err)
 	}
+	if q := rk.run(t, "quick"); q[0].Quick || q[0].Fp != "" {
+		t.Fatal("the short way read a locked collection's item")
+	}
 	res := rk.run(t, "probe", "load", "create", "rotate", "delete")
 	wantResults(t, res, "unavailable", "unavailable", "unavailable", "unavailable", "unavailable")
 	for _, r := range res {
@@ -395,6 +430,9 @@ func TestRealNoLoginCollection(t *testing.T) {
 	// no "login" collection and no default alias. go-keyring neither creates
 	// one nor prompts; it fails at once.
 	rk := startKeyring(t, false)
+	if q := rk.run(t, "quick"); q[0].Quick {
+		t.Fatal("the short way applied with no login collection")
+	}
 	res := rk.run(t, "probe", "load", "create")
 	wantResults(t, res, "unavailable", "unavailable", "unavailable")
 	for _, r := range res {

@@ -35,8 +35,13 @@ const PresetReadOnly = "readonly"
 // commands), find (-exec, -delete), tree (-o writes), printenv and env
 // (tokens in the environment; env runs commands), sed and awk
 // (interpreters), date (-s), git branch * (-d, -m change branches).
-var presets = map[string][]string{
-	PresetReadOnly: {
+//
+// A slice, not a map: static data, nothing built at start-up.
+var presets = []struct {
+	name  string
+	rules []string
+}{
+	{PresetReadOnly, []string{
 		"Bash(ls *)", "Bash(cat *)", "Bash(head *)", "Bash(tail *)", "Bash(wc *)", "Bash(pwd)",
 		"Bash(file *)", "Bash(stat *)", "Bash(du *)", "Bash(df *)", "Bash(which *)",
 		"Bash(grep *)", "Bash(rg *)", "Bash(diff *)", "Bash(cmp *)",
@@ -45,14 +50,24 @@ var presets = map[string][]string{
 		"Bash(git status *)", "Bash(git log *)", "Bash(git diff *)", "Bash(git show *)",
 		"Bash(git rev-parse *)", "Bash(git ls-files *)", "Bash(git blame *)", "Bash(git branch)",
 		"Bash(go vet *)", "Bash(go list *)", "Bash(go version)", "Bash(go env *)", "Bash(go doc *)",
-	},
+	}},
+}
+
+// presetTexts returns the rules of the named preset.
+func presetTexts(name string) ([]string, bool) {
+	for _, p := range presets {
+		if p.name == name {
+			return p.rules, true
+		}
+	}
+	return nil, false
 }
 
 // PresetNames lists the presets, sorted.
 func PresetNames() []string {
 	var out []string
-	for n := range presets {
-		out = append(out, n)
+	for _, p := range presets {
+		out = append(out, p.name)
 	}
 	sort.Strings(out)
 	return out
@@ -61,7 +76,7 @@ func PresetNames() []string {
 // Preset returns the parsed, unpinned rules of the named preset, each
 // accepted by Dangerous.
 func Preset(name, home string) ([]Rule, error) {
-	texts, ok := presets[name]
+	texts, ok := presetTexts(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown preset %q (known: %s)", name, strings.Join(PresetNames(), ", "))
 	}
@@ -100,9 +115,9 @@ func PresetOf(r Rule) string {
 		// The texts are canonical (TestPresetRules): no parse on the
 		// hook's path.
 		presetRules = map[string]string{}
-		for name, texts := range presets {
-			for _, t := range texts {
-				presetRules[t] = name
+		for _, p := range presets {
+			for _, t := range p.rules {
+				presetRules[t] = p.name
 			}
 		}
 	})

@@ -17,9 +17,10 @@ func TestPresetRules(t *testing.T) {
 		if err != nil || len(rules) == 0 {
 			t.Fatalf("%s: %d rules, %v", name, len(rules), err)
 		}
+		texts, _ := presetTexts(name)
 		for i, r := range rules {
-			if r.String() != presets[name][i] {
-				t.Errorf("preset %s: %q is not canonical (%q)", name, presets[name][i], r.String())
+			if r.String() != texts[i] {
+				t.Errorf("preset %s: %q is not canonical (%q)", name, texts[i], r.String())
 			}
 			if PresetOf(r) != name {
 				t.Errorf("PresetOf(%s) = %q", r, PresetOf(r))

@@ -1,10 +1,8 @@
 package shellparse
 
 import (
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -101,19 +99,43 @@ func interpName(base string) (interp, string, bool) {
 	if it, ok := interps[base]; ok {
 		return it, base, true
 	}
-	m := versionedName().FindStringSubmatch(base)
-	if m == nil {
+	name, ok := versionedName(base)
+	if !ok {
 		return interp{}, "", false
 	}
-	switch m[1] {
+	switch name {
 	case "python", "pypy", "perl", "ruby", "php", "lua", "luajit", "tclsh", "wish", "node", "bash", "zsh", "ksh", "guile", "julia":
-		return interps[m[1]], m[1], true
+		return interps[name], name, true
 	}
 	return interp{}, "", false
 }
 
-// versionedName splits python3.12, python3.12-dbg, perl5.36.0, node18.
-var versionedName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-z]+?)[0-9][0-9.]*[a-z]{0,2}(-dbg)?$`) })
+// versionedName splits python3.12, python3.12-dbg, perl5.36.0, node18: it
+// returns the leading letters of a name that matches
+// ^([a-z]+)[0-9][0-9.]*[a-z]{0,2}(-dbg)?$ (a hand-written match, not a
+// regexp compiled on every hook call; TestVersionedNameMatchesRegexp holds
+// it to that regexp).
+func versionedName(s string) (string, bool) {
+	i := 0
+	for i < len(s) && 'a' <= s[i] && s[i] <= 'z' {
+		i++
+	}
+	if i == 0 || i == len(s) || s[i] < '0' || s[i] > '9' {
+		return "", false
+	}
+	j := i + 1
+	for j < len(s) && (s[j] == '.' || '0' <= s[j] && s[j] <= '9') {
+		j++
+	}
+	k := j
+	for k < len(s) && k-j < 2 && 'a' <= s[k] && s[k] <= 'z' {
+		k++
+	}
+	if rest := s[k:]; rest != "" && rest != "-dbg" {
+		return "", false
+	}
+	return s[:i], true
+}
 
 // checkInterp finds inline code, or a script read from stdin.
 func checkInterp(name string, it interp, args []string) (int, string) {

@@ -1,11 +1,9 @@
 package shellparse
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/expand"
@@ -251,7 +249,22 @@ func hasGlob(s string) bool {
 	return false
 }
 
-var assignLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\+?=`) })
+// assignLike reports whether s starts like an assignment: a name, then "="
+// or "+=" (^[A-Za-z_][A-Za-z0-9_]*\+?= without a regexp compiled on every
+// hook call; TestAssignLikeMatchesRegexp holds it to that regexp).
+func assignLike(s string) bool {
+	i := 0
+	for i < len(s) && (s[i] == '_' || 'A' <= s[i] && s[i] <= 'Z' || 'a' <= s[i] && s[i] <= 'z' || i > 0 && '0' <= s[i] && s[i] <= '9') {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	if i < len(s) && s[i] == '+' {
+		i++
+	}
+	return i < len(s) && s[i] == '='
+}
 
 // expandWord performs what bash does to a literal word: brace expansion,
 // tilde expansion, quote removal. It returns zero or more words.
@@ -516,7 +529,7 @@ func (a *analyzer) expandOne(parts []syntax.WordPart, pos syntax.Pos) (Word, boo
 		}
 	}
 	if len(parts) > 0 {
-		if first, ok := parts[0].(*syntax.Lit); ok && assignLike().MatchString(first.Value) {
+		if first, ok := parts[0].(*syntax.Lit); ok && assignLike(first.Value) {
 			for _, p := range parts {
 				if lit, ok := p.(*syntax.Lit); ok && strings.Contains(lit.Value, "~") {
 					return word, false, deny(Indirect, pos, "bash expands ~ in an assignment-like argument")

@@ -213,7 +213,17 @@ func (d *decoder) string() (string, error) {
 		}
 		d.pos++
 	}
+	// The decoded string is never longer than its encoding: size the
+	// builder once, from a scan to the closing quote.
+	end := d.pos
+	for end < len(d.data) && d.data[end] != '"' {
+		if d.data[end] == '\\' {
+			end++
+		}
+		end++
+	}
 	var b strings.Builder
+	b.Grow(min(end, len(d.data)) - start)
 	b.Write(d.data[start:d.pos])
 	for {
 		if d.pos >= len(d.data) {
@@ -231,8 +241,15 @@ func (d *decoder) string() (string, error) {
 		case c < 0x20:
 			return "", d.fail("control character %#02x in string", c)
 		case c != '\\':
-			b.WriteByte(c)
-			d.pos++
+			// Copy the run up to the next quote, escape or control
+			// character at once (byte by byte, a 1 MiB Write with a
+			// newline every line decoded at about 70 MB/s).
+			end := d.pos + 1
+			for end < len(d.data) && d.data[end] != '"' && d.data[end] != '\\' && d.data[end] >= 0x20 {
+				end++
+			}
+			b.Write(d.data[d.pos:end])
+			d.pos = end
 			continue
 		}
 		// An escape.

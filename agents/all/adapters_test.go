@@ -582,7 +582,7 @@ func TestUnknownAgentDeniesEverywhere(t *testing.T) {
 	h := newHarness(t)
 	var out, errb bytes.Buffer
 	code := agents.Run(context.Background(), agents.Options{NewEngine: h.engine,
-		Detect: func([]byte) (agents.Adapter, error) { return nil, os.ErrNotExist }},
+		Detect: func(map[string]any) (agents.Adapter, error) { return nil, os.ErrNotExist }},
 		bytes.NewReader(h.payload("codex-pre-bash.json")), &out, &errb)
 	if code != 2 || !strings.HasPrefix(out.String(), "loopguard: malformed_input") || errb.String() != out.String() {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())

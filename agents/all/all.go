@@ -39,11 +39,7 @@ func Lookup(name string) (agents.Adapter, error) {
 // sends. A payload with marks of two agents is refused (the caller denies);
 // one with no other agent's marks is Claude Code's, as before agents were
 // told apart (DecodeClaude is strict about the rest).
-func Detect(payload []byte) (agents.Adapter, error) {
-	m, err := agents.Object(payload)
-	if err != nil {
-		return nil, err
-	}
+func Detect(m map[string]any) (agents.Adapter, error) {
 	has := func(keys ...string) bool {
 		for _, k := range keys {
 			if _, ok := m[k]; ok {

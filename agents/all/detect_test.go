@@ -1,9 +1,15 @@
 package all
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/loopguard/loopguard/agents"
+)
 
 // TestDetect: each agent's distinctive keys name it; a payload with two
-// agents' marks is refused; one with none is Claude Code's.
+// agents' marks is refused; one with none is Claude Code's. (A payload that
+// is not one strict JSON object is refused before detection, by
+// agents.Object.)
 func TestDetect(t *testing.T) {
 	for _, tc := range []struct {
 		payload, want string // want "" means refused
@@ -22,7 +28,11 @@ func TestDetect(t *testing.T) {
 		{`{"session_id":"s","session_id":"t"}`, ""},
 		{`[]`, ""},
 	} {
-		a, err := Detect([]byte(tc.payload))
+		m, err := agents.Object([]byte(tc.payload))
+		var a agents.Adapter
+		if err == nil {
+			a, err = Detect(m)
+		}
 		switch {
 		case tc.want == "" && err == nil:
 			t.Errorf("%s: detected %s, want refused", tc.payload, a.Name())

@@ -19,8 +19,8 @@ func (Adapter) Name() string { return Name }
 
 // Decode implements agents.Adapter. A payload naming another event than the
 // registered one is malformed.
-func (Adapter) Decode(payload []byte, event string) (*hooks.Call, string, error) {
-	c, err := hooks.DecodeClaude(payload)
+func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
+	c, err := hooks.ClaudeCall(m)
 	if err != nil {
 		return nil, event, err
 	}

@@ -33,13 +33,10 @@ type Adapter struct{}
 func (Adapter) Name() string { return Name }
 
 // Decode implements agents.Adapter.
-func (Adapter) Decode(payload []byte, event string) (*hooks.Call, string, error) {
-	m, err := agents.Object(payload)
-	if err != nil {
-		return nil, event, err
-	}
+func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
 	c := &hooks.Call{}
 	var sess string
+	var err error
 	for _, f := range []struct {
 		key      string
 		dst      *string

@@ -38,11 +38,7 @@ type Adapter struct{}
 func (Adapter) Name() string { return Name }
 
 // Decode implements agents.Adapter.
-func (Adapter) Decode(payload []byte, event string) (*hooks.Call, string, error) {
-	m, err := agents.Object(payload)
-	if err != nil {
-		return nil, event, err
-	}
+func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
 	ev, err := agents.String(m, "hook_event_name", true)
 	if err != nil {
 		return nil, event, err

@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -206,10 +207,12 @@ func transportText(err error) string {
 
 // Self is what Vault says about the client's own token.
 type Self struct {
-	DisplayName string   `json:"display_name"`
-	EntityID    string   `json:"entity_id"`
-	Policies    []string `json:"policies"`
-	TTL         int64    `json:"ttl"`
+	DisplayName string            `json:"display_name"`
+	EntityID    string            `json:"entity_id"`
+	Path        string            `json:"path"` // the login path: "auth/userpass/login/alice"
+	Meta        map[string]string `json:"meta"`
+	Policies    []string          `json:"policies"`
+	TTL         int64             `json:"ttl"`
 }
 
 // LookupSelf asks Vault who the client's token belongs to.
@@ -223,10 +226,73 @@ func (c *Client) LookupSelf(ctx context.Context) (*Self, error) {
 	return &out.Data, nil
 }
 
-// Principal is the name a grant minted with this token records: the Vault
-// identity of its holder ("vault:" and the token's display name, which for
-// userpass is "userpass-<user>", for OIDC "oidc-<claim>").
+// Principal is the token's display name as a principal: "vault:" and the
+// name Vault gives a login ("<auth mount>-<user>": "userpass-alice",
+// "oidc-<user claim>"). Identity is what a grant records.
 func (s *Self) Principal() string { return "vault:" + s.DisplayName }
+
+// ErrNoPerson is a token whose identity names no one: a login whose
+// display name is its auth mount alone (approle, a token made by hand)
+// and whose entity has only the name Vault made up.
+var ErrNoPerson = errors.New("this Vault token names no person: its display name is only its auth method's, and its entity has no name of its own")
+
+// autoEntity is the name Vault gives an entity it creates at first login.
+var autoEntity = regexp.MustCompile(`^entity_[0-9a-f]{8}$`)
+
+// Identity is the principal a grant minted with this token records, as
+// Vault knows its holder:
+//
+//   - the token's entity, when an administrator named it ("vault:alice"
+//     for the entity alice, whichever auth method alice logged in with:
+//     userpass, OIDC or approle aliases of one entity are one principal);
+//   - otherwise the display name of the login, when it names a user
+//     ("vault:userpass-alice", "vault:oidc-alice@example.com");
+//   - otherwise ErrNoPerson (an approle login is "approle" for every role).
+//
+// The entity is read with the default policy's right to read one's own
+// entity; a token without it falls back to the display name.
+func (c *Client) Identity(ctx context.Context) (string, *Self, error) {
+	self, err := c.LookupSelf(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	if self.EntityID != "" && strings.IndexFunc(self.EntityID, notPathChar) < 0 {
+		var out struct {
+			Data struct {
+				Name string `json:"name"`
+			} `json:"data"`
+		}
+		err := c.Do(ctx, http.MethodGet, "identity/entity/id/"+self.EntityID, nil, &out)
+		switch {
+		case err == nil && out.Data.Name != "" && !autoEntity.MatchString(out.Data.Name):
+			return "vault:" + out.Data.Name, self, nil
+		case err != nil && !errors.Is(err, ErrDenied) && !errors.Is(err, ErrNotFound):
+			return "", nil, err
+		}
+	}
+	if src := loginSource(self.Path); !strings.HasPrefix(self.DisplayName, src+"-") || len(self.DisplayName) == len(src)+1 {
+		return "", self, ErrNoPerson
+	}
+	return self.Principal(), self, nil
+}
+
+// loginSource is the display-name prefix Vault derives from a token's
+// path ("auth/userpass/login/alice" -> "userpass", "auth/team/oidc/oidc/
+// callback" -> "team-oidc"; tokens made with auth/token/create -> "token"):
+// a display name names a user only past it.
+func loginSource(path string) string {
+	p, ok := strings.CutPrefix(path, "auth/")
+	if !ok || strings.HasPrefix(p, "token/") {
+		return "token"
+	}
+	for _, end := range []string{"/login", "/oidc/callback", "/oidc/auth_url"} {
+		if i := strings.Index(p, end); i >= 0 {
+			p = p[:i]
+			break
+		}
+	}
+	return strings.ReplaceAll(p, "/", "-")
+}
 
 // LoginUserpass logs in with the userpass auth method mounted at mount and
 // returns the client token.

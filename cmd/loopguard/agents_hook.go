@@ -19,10 +19,10 @@ func hookAgent(name string) agents.Options {
 	}
 	a, err := all.Lookup(name)
 	if err != nil {
-		return agents.Options{Detect: func([]byte) (agents.Adapter, error) { return nil, err }}
+		return agents.Options{Detect: func(map[string]any) (agents.Adapter, error) { return nil, err }}
 	}
-	return agents.Options{Fallback: a, Detect: func(payload []byte) (agents.Adapter, error) {
-		if d, err := all.Detect(payload); err == nil && d.Name() != claude.Name && d.Name() != a.Name() {
+	return agents.Options{Fallback: a, Detect: func(m map[string]any) (agents.Adapter, error) {
+		if d, err := all.Detect(m); err == nil && d.Name() != claude.Name && d.Name() != a.Name() {
 			return a, fmt.Errorf("registered for %s but the payload is %s's", a.Name(), d.Name())
 		}
 		return a, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -24,6 +25,32 @@ type minter struct {
 	mint      func(token.Grant, time.Time) (token.Grant, error)
 	principal string
 	seal      []byte
+	// team is the Vault custody with the Vault backend (nil with the
+	// keyring): scoped grants are published there, not kept on this disk.
+	team *vault.Custody
+	ctx  context.Context
+}
+
+// publish stores scoped grant g where the hooks find it: in Vault for
+// every machine, or in this machine's store.
+func (m *minter) publish(st *state.Store, g *token.Grant, now time.Time) error {
+	return m.publishRecord(st, g, state.GrantRecord{Created: now.UTC()}, now)
+}
+
+// publishRecord is publish with the local grant file's notes (a preset's
+// name); Vault keeps the token only.
+func (m *minter) publishRecord(st *state.Store, g *token.Grant, rec state.GrantRecord, now time.Time) error {
+	if m.team == nil {
+		_, err := st.PutGrant(g, rec)
+		return err
+	}
+	ctx, cancel := context.WithTimeout(m.ctx, vaultTimeout)
+	defer cancel()
+	err := m.team.PutGrant(ctx, g, now)
+	if errors.Is(err, vault.ErrDenied) {
+		return withHint(err, "your Vault token may not publish grants: approvers need the loopguard-approver policy (backend/vault/policies/approver.hcl)")
+	}
+	return err
 }
 
 // loadMinter reads the key from the configured backend: the keyring's
@@ -35,18 +62,16 @@ func loadMinter(ctx context.Context) (*minter, error) {
 		return nil, err
 	}
 	if cfg.Backend == config.BackendVault {
-		c, v, err := vaultClient(cfg)
+		team, err := vaultCustody(cfg)
 		if err != nil {
 			return nil, err
 		}
-		cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
-		defer cancel()
-		self, err := c.LookupSelf(cctx)
+		who, err := vaultIdentity(ctx, team.Transit.C, cfg)
 		if err != nil {
-			return nil, withHint(err, "log in to Vault as an approver (vault login -method=userpass username=NAME, or -method=oidc) and check the token file "+v.TokenFile)
+			return nil, err
 		}
-		t := &vault.Transit{C: c, Mount: v.TransitMount, Key: v.Key}
-		return &minter{principal: self.Principal(), mint: func(g token.Grant, now time.Time) (token.Grant, error) {
+		t := team.Transit
+		return &minter{principal: who, team: team, ctx: ctx, mint: func(g token.Grant, now time.Time) (token.Grant, error) {
 			cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
 			defer cancel()
 			g, err := t.Mint(cctx, g, now)
@@ -61,6 +86,22 @@ func loadMinter(ctx context.Context) (*minter, error) {
 		return nil, err
 	}
 	return &minter{mint: keys.Mint, principal: principal(), seal: seal}, nil
+}
+
+// vaultIdentity is who the approver is to Vault (vault.Client.Identity),
+// with the hint that fixes each failure.
+func vaultIdentity(ctx context.Context, c *vault.Client, cfg config.Config) (string, error) {
+	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	defer cancel()
+	who, _, err := c.Identity(cctx)
+	switch {
+	case errors.Is(err, vault.ErrNoPerson):
+		return "", withHint(err, "log in as a person (userpass, OIDC), or have an administrator name your Vault entity (README, Teams)")
+	case err != nil:
+		home, _ := os.UserHomeDir()
+		return "", withHint(err, "log in to Vault as an approver (vault login -method=userpass username=NAME, or -method=oidc) and check the token file "+cfg.Vault.WithDefaults(home).TokenFile)
+	}
+	return who, nil
 }
 
 // vaultClient builds a Vault client from the config, with the token read

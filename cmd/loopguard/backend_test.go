@@ -11,6 +11,8 @@ import (
 
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
 )
 
 func vaultConfig(t *testing.T, s *vaulttest.Server, tok string) config.Config {
@@ -36,7 +38,7 @@ func TestDoctorVault(t *testing.T) {
 	}
 	agent := s.AgentToken(t, "agent-a")
 	got := status(checkVault(ctx, vaultConfig(t, s, agent.Token)))
-	for _, name := range []string{"vault", "vault token", "vault verify", "vault mint refused"} {
+	for _, name := range []string{"vault", "vault token", "vault verify", "vault grants", "vault mint refused"} {
 		if got[name] != statusOK {
 			t.Errorf("agent token: %s = %v", name, got[name])
 		}
@@ -45,6 +47,20 @@ func TestDoctorVault(t *testing.T) {
 	rs := checkVault(ctx, vaultConfig(t, s, alice.Token))
 	if got := status(rs); got["vault mint refused"] != statusFail {
 		t.Errorf("approver token on an agent machine: %+v", rs)
+	}
+	// An agent policy without the grants (before they were published in
+	// Vault): doctor says so.
+	s.Do(t, "PUT", "sys/policies/acl/old-agent", map[string]any{"policy": `
+path "transit/verify/loopguard" { capabilities = ["update"] }
+path "auth/token/lookup-self" { capabilities = ["read"] }`}, nil)
+	var old struct {
+		Auth struct {
+			ClientToken string `json:"client_token"`
+		} `json:"auth"`
+	}
+	s.Do(t, "POST", "auth/token/create", map[string]any{"policies": []string{"old-agent"}, "no_default_policy": true}, &old)
+	if got := status(checkVault(ctx, vaultConfig(t, s, old.Auth.ClientToken))); got["vault grants"] != statusFail || got["vault verify"] != statusOK {
+		t.Errorf("an agent token that cannot read grants: %+v", got)
 	}
 	s.Revoke(t, agent.Token)
 	if got := status(checkVault(ctx, vaultConfig(t, s, agent.Token))); got["vault token"] != statusFail {
@@ -84,5 +100,53 @@ func TestReadTokenRefuses(t *testing.T) {
 	os.WriteFile(p, []byte("hvs.CAESIabc\n"), 0o600)
 	if tok, err := readToken(p); err != nil || tok != "hvs.CAESIabc" {
 		t.Errorf("control: %q %v", tok, err)
+	}
+}
+
+// prune deletes the expired grants in Vault and leaves the live ones.
+func TestPruneVault(t *testing.T) {
+	s := vaulttest.Start(t)
+	alice := s.AddApprover(t, "alice")
+	c, err := vaultCustody(vaultConfig(t, s, alice.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	now := time.Now()
+	for _, ttl := range []time.Duration{2 * time.Second, time.Hour} {
+		g, err := c.Transit.Mint(ctx, token.Grant{Principal: "vault:userpass-alice", Agent: token.MainAgent, Session: token.Any,
+			Tool: "Bash", ArgHash: token.Any, Scope: "Bash(ls *)", Expiry: now.Add(ttl)}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.PutGrant(ctx, &g, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := state.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &minter{team: c, principal: "vault:userpass-alice", ctx: ctx}
+	var out bytes.Buffer
+	if err := pruneVault(ctx, &out, st, m, now); err != nil || !strings.Contains(out.String(), "Pruned 0 ") {
+		t.Fatalf("nothing expired yet: %v %q", err, out.String())
+	}
+	out.Reset()
+	if err := pruneVault(ctx, &out, st, m, now.Add(time.Minute)); err != nil || !strings.Contains(out.String(), "Pruned 1 ") {
+		t.Fatalf("one expired: %v %q", err, out.String())
+	}
+	left, err := c.AllGrants(ctx)
+	if err != nil || len(left) != 1 || !left[0].Grant.Expiry.After(now.Add(time.Minute)) {
+		t.Fatalf("left: %+v %v", left, err)
+	}
+	// An agent machine's token lists but may not delete.
+	agent, err := vaultCustody(vaultConfig(t, s, s.AgentToken(t, "agent-a").Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.team = agent
+	if err := pruneVault(ctx, &out, st, m, now.Add(2*time.Hour)); err == nil {
+		t.Error("the agent's token pruned a grant in Vault")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -427,7 +428,8 @@ func rewrites(cmd string, args []string) bool {
 	return false
 }
 
-var versionRe = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)
+// versionRe is compiled on first use, not on every hook call's start.
+var versionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`) })
 
 func checkClaude(ctx context.Context, look func() string) checkResult {
 	name := "claude code"
@@ -444,7 +446,7 @@ func checkClaude(ctx context.Context, look func() string) checkResult {
 	var stdout bytes.Buffer
 	cmd.Stdout = &limitedBuffer{buf: &stdout, max: 4096}
 	err := cmd.Run()
-	m := versionRe.FindStringSubmatch(stdout.String())
+	m := versionRe().FindStringSubmatch(stdout.String())
 	if err != nil || m == nil {
 		return checkResult{status: statusWarn, name: name,
 			detail: fmt.Sprintf("`%s --version` gave no version (%v): cannot check that it honours onFailure", bin, err),

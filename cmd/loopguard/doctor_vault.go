@@ -11,7 +11,8 @@ import (
 
 // checkVault is doctor's check of the Vault backend on an agent machine:
 // Vault answers and is unsealed, this machine's token is valid, it can
-// verify, and it cannot mint (doctor asks Vault to mint and expects 403).
+// verify and read the scoped grants, and it cannot mint (doctor asks Vault
+// to mint and expects 403).
 func checkVault(ctx context.Context, cfg config.Config) []checkResult {
 	ctx, cancel := context.WithTimeout(ctx, vaultTimeout)
 	defer cancel()
@@ -43,6 +44,14 @@ func checkVault(ctx context.Context, cfg config.Config) []checkResult {
 		return fail("vault verify", err, "the token needs the loopguard-agent policy (backend/vault/policies/agent.hcl)")
 	}
 	out = append(out, checkResult{status: statusOK, name: "vault verify", detail: "the token verifies with " + v.TransitMount + "/" + v.Key})
+	// The hook looks up scoped grants in Vault on every call they could
+	// cover: a token without this (an agent policy from before grants were
+	// published there) denies every such call with vault_denied.
+	kv := &vault.KV{C: c, Mount: v.KVMount, Prefix: v.KVPrefix}
+	if _, err := kv.List(ctx, "grants/any"); err != nil {
+		return fail("vault grants", err, "the token needs read and list on the grants (backend/vault/policies/agent.hcl, this version)")
+	}
+	out = append(out, checkResult{status: statusOK, name: "vault grants", detail: "the token reads the scoped grants approvers publish in " + v.KVMount + "/" + v.KVPrefix})
 	switch can, err := t.CanMint(ctx); {
 	case err != nil:
 		return fail("vault mint refused", err, "")

@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
@@ -222,10 +224,16 @@ func grantRun(ctx context.Context, tty io.Writer, st *state.Store, o *grantOptio
 	if err != nil {
 		return err
 	}
+	// The key (keyring or Vault) is checked before the human types
+	// anything, and names who grants.
+	m, err := loadMinter(ctx)
+	if err != nil {
+		return err
+	}
 	expiry := now.Add(o.ttl).Truncate(time.Second)
-	fmt.Fprintf(tty, "Grant, as %s, for %s (until %s):\n", principal(), o.ttl, expiry.Local().Format(time.RFC1123))
+	fmt.Fprintf(tty, "Grant, as %s, for %s (until %s):\n", hooks.EscapeText(m.principal), o.ttl, expiry.Local().Format(time.RFC1123))
 	if o.preset != "" {
-		fmt.Fprintf(tty, "the preset %s: %d rules; protected files stay denied, git only in this project's own repository\n", o.preset, len(rules))
+		fmt.Fprintf(tty, "the preset %s: %d rules; protected files stay denied, reading in this project only, git only in its own repository\n", o.preset, len(rules))
 	}
 	for _, r := range rules {
 		fmt.Fprintf(tty, "  %s\n", r.String())
@@ -257,10 +265,8 @@ func grantRun(ctx context.Context, tty io.Writer, st *state.Store, o *grantOptio
 	}
 	digest := grantDigest(rules, session, agent, o.ttl)
 	fmt.Fprintf(tty, "session: %s\nagent:   %s\ndigest:  %s\n", showSession, showAgent, digest)
-	// The keyring is checked before the human types anything.
-	m, err := loadMinter(ctx)
-	if err != nil {
-		return err
+	if m.team != nil {
+		fmt.Fprintln(tty, "Published in Vault: the hooks on every machine sharing it find these grants; revoke removes them there.")
 	}
 	if err := confirm(digest); err != nil {
 		return err
@@ -287,7 +293,7 @@ func mintScopedRecord(st *state.Store, m *minter, r scope.Rule, session, agent s
 	if err != nil {
 		return nil, err
 	}
-	if _, err := st.PutGrant(&g, rec); err != nil {
+	if err := m.publishRecord(st, &g, rec, now); err != nil {
 		return nil, err
 	}
 	if err := record(st, m.seal, audit.Entry{Session: session, Agent: agent, Tool: g.Tool, Decision: "grant",
@@ -328,7 +334,11 @@ func newGrantsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return grantsRun(cmd.OutOrStdout(), st, asJSON, time.Now())
+			team, err := teamGrants(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return grantsRun(cmd.OutOrStdout(), st, team, asJSON, time.Now())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -388,11 +398,14 @@ func grantUses(st *state.Store) map[string]int {
 	return uses
 }
 
-func listGrants(st *state.Store, now time.Time) ([]grantJSON, error) {
+func listGrants(st *state.Store, team []state.GrantFile, now time.Time) ([]grantJSON, error) {
 	all, err := st.AllGrants()
 	if err != nil {
 		return nil, err
 	}
+	// With the Vault backend the scoped grants live in Vault (Path is
+	// "vault:" and their KV path); local scoped grants cover nothing there.
+	all = append(team, all...)
 	uses := grantUses(st)
 	rows := []grantJSON{}
 	for _, gf := range all {
@@ -412,8 +425,8 @@ func listGrants(st *state.Store, now time.Time) ([]grantJSON, error) {
 	return rows, nil
 }
 
-func grantsRun(out io.Writer, st *state.Store, asJSON bool, now time.Time) error {
-	rows, err := listGrants(st, now)
+func grantsRun(out io.Writer, st *state.Store, team []state.GrantFile, asJSON bool, now time.Time) error {
+	rows, err := listGrants(st, team, now)
 	if err != nil {
 		return err
 	}
@@ -506,7 +519,11 @@ Taking power away needs no terminal.`,
 			if err != nil {
 				return err
 			}
-			return revokeRun(cmd.OutOrStdout(), st, args, all, session, preset)
+			m, err := revoker(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return revokeRun(cmd.Context(), cmd.OutOrStdout(), st, m, args, all, session, preset)
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "remove every grant")
@@ -515,10 +532,19 @@ Taking power away needs no terminal.`,
 	return cmd
 }
 
-func revokeRun(out io.Writer, st *state.Store, ids []string, all bool, session, preset string) error {
+func revokeRun(ctx context.Context, out io.Writer, st *state.Store, m *minter, ids []string, all bool, session, preset string) error {
 	all2, err := st.AllGrants()
 	if err != nil {
 		return err
+	}
+	who := principal()
+	if m != nil {
+		// The grants in Vault too: revoked there, for every machine.
+		team, err := teamGrantsOf(ctx, m.team)
+		if err != nil {
+			return err
+		}
+		all2, who = append(team, all2...), m.principal
 	}
 	var known []string
 	for _, gf := range all2 {
@@ -547,11 +573,18 @@ func revokeRun(out io.Writer, st *state.Store, ids []string, all bool, session, 
 		if !match {
 			continue
 		}
-		if err := st.RemoveGrant(gf.Path); err != nil && !errors.Is(err, state.ErrNotFound) {
+		if kv, ok := strings.CutPrefix(gf.Path, vaultPathPrefix); ok && m != nil {
+			cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+			err := m.team.RevokeGrant(cctx, kv)
+			cancel()
+			if err != nil {
+				return err
+			}
+		} else if err := st.RemoveGrant(gf.Path); err != nil && !errors.Is(err, state.ErrNotFound) {
 			return err
 		}
 		removed++
-		e := audit.Entry{Decision: "revoke", Principal: principal(), Detail: filepath.Base(gf.Path)}
+		e := audit.Entry{Decision: "revoke", Principal: who, Detail: filepath.Base(gf.Path)}
 		if gf.Grant != nil {
 			e.Grant, e.Session, e.Agent, e.Tool, e.Detail = gf.Grant.ID(), gf.Grant.Session, gf.Grant.Agent, gf.Grant.Tool, gf.Grant.Scope
 		}
@@ -568,4 +601,46 @@ func revokeRun(out io.Writer, st *state.Store, ids []string, all bool, session, 
 		return withHint(fmt.Errorf("no grant with id %s", strings.Join(missing, ", ")), "list grants with: loopguard grants")
 	}
 	return nil
+}
+
+// vaultPathPrefix marks a grant kept in Vault in listings ("vault:" and
+// its KV path under the prefix).
+const vaultPathPrefix = "vault:"
+
+// teamGrants returns the scoped grants kept in Vault with the Vault
+// backend (the token on this machine lists them: an approver's or an
+// agent's), nil with the keyring.
+func teamGrants(ctx context.Context) ([]state.GrantFile, error) {
+	cfg, err := loadConfig()
+	if err != nil || cfg.Backend != config.BackendVault {
+		return nil, err
+	}
+	c, err := vaultCustody(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return teamGrantsOf(ctx, c)
+}
+
+func teamGrantsOf(ctx context.Context, c *vault.Custody) ([]state.GrantFile, error) {
+	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	defer cancel()
+	all, err := c.AllGrants(cctx)
+	if err != nil {
+		return nil, withHint(err, "listing the grants kept in Vault needs the loopguard-approver or loopguard-agent policy (backend/vault/policies)")
+	}
+	for i := range all {
+		all[i].Path = vaultPathPrefix + all[i].Path
+	}
+	return all, nil
+}
+
+// revoker is who revokes grants kept in Vault: an approver (nil with the
+// keyring, whose grants are files on this machine).
+func revoker(ctx context.Context) (*minter, error) {
+	cfg, err := loadConfig()
+	if err != nil || cfg.Backend != config.BackendVault {
+		return nil, err
+	}
+	return teamMinter(ctx)
 }

@@ -37,7 +37,8 @@ func initOnPTY(t *testing.T, answer func(scr *screen, m *os.File)) (string, stri
 	if err := os.MkdirAll(proj, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := append(privateEnv("PATH"), "HOME="+home, "NO_COLOR=1", "TERM=xterm", "CLAUDE_PROJECT_DIR="+proj,
+	// The last value of a name wins: the project and a PATH of our own.
+	env := append(harnessEnv(home, "PATH"), "CLAUDE_PROJECT_DIR="+proj,
 		"PATH="+tc+":"+filepath.Dir(bin)+":/usr/local/go/bin:/usr/bin:/bin")
 	m, s := openPTY(t)
 	t.Cleanup(func() { m.Close() })

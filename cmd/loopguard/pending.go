@@ -244,16 +244,13 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 	if token.DigestOf(p.Descriptor) != p.Digest {
 		return fmt.Errorf("%w: pending record %s: its digest does not match its call", state.ErrCorrupt, id)
 	}
-	if shown == "" {
-		fmt.Fprint(tty, renderPending(p))
-	}
-	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, principal())
-	// The keyring is checked before the human types anything.
+	// The key (keyring or Vault) is checked before the human types
+	// anything, and names who approves.
 	m, err := loadMinter(ctx)
 	if err != nil {
 		return err
 	}
-	if err := confirmPrefix(tty, p.Digest, confirmLen, "approve"); err != nil {
+	if err := confirmApproval(tty, p, shown == "", "", m.principal, ttl, confirmLen); err != nil {
 		return err
 	}
 	next := afterApproval(p, time.Now()) // before the held hook takes it and exits
@@ -264,6 +261,21 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n",
 		p.ID, g.ID(), g.Expiry.Local().Format(time.Kitchen), next)
 	return nil
+}
+
+// confirmApproval shows call p (unless the caller just did; host is the
+// machine another machine's call comes from) and has the human confirm its
+// exact approval as principal by typing the digest's first n characters:
+// the one approve prompt of approve, review and team approve.
+func confirmApproval(tty *os.File, p *state.Pending, show bool, host, principal string, ttl time.Duration, n int) error {
+	if show {
+		if host != "" {
+			fmt.Fprintf(tty, "machine: %s (as its hook reports it)\n", hooks.EscapeText(host))
+		}
+		fmt.Fprint(tty, renderPending(p))
+	}
+	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, hooks.EscapeText(principal))
+	return confirmPrefix(tty, p.Digest, n, "approve")
 }
 
 // afterApproval tells the human what happens next to call p.

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,7 +33,16 @@ never pruned. Taking state away needs no terminal.`,
 			if err != nil {
 				return err
 			}
-			return pruneRun(cmd.OutOrStdout(), st, olderThan, time.Now())
+			if err := pruneRun(cmd.OutOrStdout(), st, olderThan, time.Now()); err != nil {
+				return err
+			}
+			// With the Vault backend, the expired grants there too (an
+			// approver's token; an agent machine's may not delete).
+			m, err := revoker(cmd.Context())
+			if err != nil || m == nil {
+				return err
+			}
+			return pruneVault(cmd.Context(), cmd.OutOrStdout(), st, m, time.Now())
 		},
 	}
 	cmd.Flags().DurationVar(&olderThan, "older-than", 7*24*time.Hour, "keep used grants, pending calls and notes touched more recently than this")
@@ -48,5 +59,32 @@ func pruneRun(out io.Writer, st *state.Store, olderThan time.Duration, now time.
 		return err
 	}
 	fmt.Fprintf(out, "Pruned %s.\n", detail)
+	return nil
+}
+
+// pruneVault deletes the expired scoped grants kept in Vault: they cover
+// nothing, but every call's lookup reads them.
+func pruneVault(ctx context.Context, out io.Writer, st *state.Store, m *minter, now time.Time) error {
+	all, err := teamGrantsOf(ctx, m.team)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, gf := range all {
+		if gf.Grant == nil || now.Before(gf.Grant.Expiry) {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+		err := m.team.RevokeGrant(cctx, strings.TrimPrefix(gf.Path, vaultPathPrefix))
+		cancel()
+		if err != nil {
+			return withHint(err, "pruning the grants in Vault needs an approver's token (loopguard-approver)")
+		}
+		n++
+	}
+	if err := record(st, nil, audit.Entry{Decision: "prune", Principal: m.principal, Detail: fmt.Sprintf("expired grants in Vault %d", n)}); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Pruned %d expired grant(s) in Vault.\n", n)
 	return nil
 }

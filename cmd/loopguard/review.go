@@ -51,7 +51,7 @@ the queue ('loopguard pending --all' still lists it).
 
 review talks to /dev/tty only and refuses inside an agent (CLAUDECODE set).
 Colours are used only on a terminal and never when NO_COLOR is set.`,
-		Example: "  loopguard review\n  loopguard review --session 066fc3ad --since 10m\n  loopguard review --project . --grant-ttl 4h",
+		Example: "  loopguard review\n  loopguard review --session 066fc3ad --since 10m\n  loopguard review --project . --grant-ttl 4h\n  loopguard review --backend vault   # the calls waiting across the team",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkApprovalTTL(o.ttl); err != nil {
@@ -82,7 +82,17 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
-			return reviewRun(ctx, tty, st, o)
+			switch o.backend {
+			case "vault":
+				m, err := teamMinter(ctx)
+				if err != nil {
+					return err
+				}
+				return reviewTeamRun(ctx, tty, st, m, o)
+			case "":
+				return reviewRun(ctx, tty, st, o)
+			}
+			return fmt.Errorf("--backend %q: want vault (the calls waiting across the team), or leave it out (this machine's calls)", o.backend)
 		},
 	}
 	cmd.Flags().DurationVar(&o.ttl, "ttl", 10*time.Minute, "how long an approval stays valid")
@@ -90,12 +100,14 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 	cmd.Flags().StringVar(&o.filter.session, "session", "", "only calls of sessions whose id starts with this")
 	cmd.Flags().StringVar(&o.filter.project, "project", "", "only calls of this project directory")
 	cmd.Flags().DurationVar(&o.filter.since, "since", 0, "only calls seen within this long")
+	cmd.Flags().StringVar(&o.backend, "backend", "", "vault: the calls waiting across the team, decided through Vault (needs \"backend\": \"vault\")")
 	return cmd
 }
 
 type reviewOptions struct {
 	ttl, grantTTL time.Duration
 	filter        queueFilter
+	backend       string // "vault": the team's calls (review_vault.go)
 }
 
 // reviewConfirmLen is how many digest characters review asks for: with the
@@ -416,8 +428,29 @@ func grantBinding(p *state.Pending) (string, string) {
 // approveAndGrant approves p once and grants rule to p's session and agent,
 // after one confirmation that covers both.
 func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rule scope.Rule, o reviewOptions, now time.Time) error {
+	return approveAndGrantWith(ctx, tty, st, p, rule, o, now, func(m *minter) (*token.Grant, string, error) {
+		// Said before minting: the held hook takes the approval and
+		// exits at once, and would look gone afterwards.
+		next := afterApproval(p, time.Now())
+		a, err := mintApproval(st, m, p, o.ttl, now)
+		if err != nil {
+			return nil, "", err
+		}
+		return a, next, nil
+	})
+}
+
+// approveAndGrantWith is approveAndGrant with the exact approval made by
+// exact (locally, or through Vault for another machine's call), which
+// returns the grant and what happens next.
+func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rule scope.Rule, o reviewOptions, now time.Time,
+	exact func(*minter) (*token.Grant, string, error)) error {
+	m, err := loadMinter(ctx)
+	if err != nil {
+		return err
+	}
 	expiry := now.Add(o.grantTTL).Truncate(time.Second)
-	fmt.Fprintf(tty, "\nApprove this call once and grant, as %s, until %s:\n  %s\n", principal(), expiry.Local().Format(time.Kitchen), hooks.EscapeText(rule.String()))
+	fmt.Fprintf(tty, "\nApprove this call once and grant, as %s, until %s:\n  %s\n", hooks.EscapeText(m.principal), expiry.Local().Format(time.Kitchen), hooks.EscapeText(rule.String()))
 	if exe := rule.Executable(); exe != "" {
 		fmt.Fprintf(tty, "      runs %s, and only while the command resolves to it\n", hooks.EscapeText(exe))
 	}
@@ -427,17 +460,10 @@ func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *stat
 	fmt.Fprintf(h, "loopguard approve-and-grant v1\x00%s\x00%s", p.Digest, grantDigest([]scope.Rule{rule}, session, p.Agent, o.grantTTL))
 	digest := hex.EncodeToString(h.Sum(nil))
 	fmt.Fprintf(tty, "digest:  %s\n", digest)
-	m, err := loadMinter(ctx)
-	if err != nil {
-		return err
-	}
 	if err := confirmPrefix(tty, digest, reviewConfirmLen, "approve and grant"); err != nil {
 		return err
 	}
-	// Said before minting: the held hook takes the approval and exits at
-	// once, and would look gone by the time the grant is written.
-	next := afterApproval(p, time.Now())
-	a, err := mintApproval(st, m, p, o.ttl, now)
+	a, next, err := exact(m)
 	if err != nil {
 		return err
 	}
@@ -462,11 +488,11 @@ func approveTurn(ctx context.Context, tty *os.File, st *state.Store, turn []*sta
 		fmt.Fprintf(h, "\x00%s", p.Digest)
 	}
 	digest := hex.EncodeToString(h.Sum(nil))
-	fmt.Fprintf(tty, "\nApprove these %d calls, each once, for %s, as %s?\ndigest:  %s\n", len(turn), o.ttl, principal(), digest)
 	m, err := loadMinter(ctx)
 	if err != nil {
 		return 0, err
 	}
+	fmt.Fprintf(tty, "\nApprove these %d calls, each once, for %s, as %s?\ndigest:  %s\n", len(turn), o.ttl, hooks.EscapeText(m.principal), digest)
 	if err := confirmPrefix(tty, digest, reviewConfirmLen, "approve them all"); err != nil {
 		return 0, err
 	}

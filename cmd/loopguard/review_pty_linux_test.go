@@ -100,21 +100,17 @@ func newReviewHarness(t *testing.T) *reviewHarness {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	env := privateEnv()
-	// The hooks run as Claude Code runs them, told the project (the calls'
-	// cwd).
-	env = append(env, "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, "state"), "NO_COLOR=1", "TERM=xterm", "CLAUDE_PROJECT_DIR=/tmp")
-	h := &reviewHarness{t: t, bin: bin, env: env, home: home, scr: &screen{}}
+	h := &reviewHarness{t: t, bin: bin, env: harnessEnv(home), home: home, scr: &screen{}}
 	if out, err := h.run("", "init", "--user"); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
 	}
 	return h
 }
 
-// privateEnv is this process's environment without what would point a
-// loopguard run at the user's own home, state, config, terminal or project
-// (and without the extra names given).
-func privateEnv(without ...string) []string {
+// harnessEnv is this process's environment with HOME and the state in
+// home, no colour, and the hooks run as Claude Code runs them, told the
+// project (the calls' cwd).
+func harnessEnv(home string, drop ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -122,11 +118,12 @@ func privateEnv(without ...string) []string {
 		case "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "CLAUDECODE", "NO_COLOR", "TERM", "CLAUDE_PROJECT_DIR":
 			continue
 		}
-		if !slices.Contains(without, name) {
-			env = append(env, kv)
+		if slices.Contains(drop, name) {
+			continue
 		}
+		env = append(env, kv)
 	}
-	return env
+	return append(env, "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, "state"), "NO_COLOR=1", "TERM=xterm", "CLAUDE_PROJECT_DIR=/tmp")
 }
 
 func (h *reviewHarness) run(stdin string, args ...string) (string, error) {

@@ -1,25 +1,26 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/backend/vault"
-	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
 // team: the calls waiting across machines that share a Vault, for an
 // approver on their own machine (backend vault, logged in to Vault with the
-// approver policy).
+// approver policy). `review --backend vault` is the console over the same
+// calls; team is the surface for scripts and for one call at a time.
 func newTeamCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "team",
@@ -28,22 +29,25 @@ func newTeamCmd() *cobra.Command {
 holds to Vault. On your own machine, logged in to Vault as an approver
 (vault login), list them, review one exactly as loopguard show renders it,
 and approve or deny it; the waiting hook on the agent's machine runs the call
-once. The grant is minted by Vault's Transit key under your Vault identity.`,
-		Example: "  loopguard team pending\n  loopguard team approve k3v9x2abqw7dn4ygh5mse6ct\n  loopguard team deny k3v9x2abqw7dn4ygh5mse6ct",
+once. The grant is minted by Vault's Transit key under your Vault identity.
+'loopguard review --backend vault' is the live console over the same calls.`,
+		Example: "  loopguard team pending\n  loopguard team approve k3v9     # any unique prefix of an id\n  loopguard team deny k3v9x2abqw7dn4ygh5mse6ct",
 	}
 	cmd.AddCommand(newTeamPendingCmd(), newTeamApproveCmd(), newTeamDenyCmd())
 	return cmd
 }
 
-func teamCustody() (*vault.Custody, error) {
-	cfg, err := loadConfig()
+// teamMinter is the approver's side of the Vault backend: the custody and
+// the identity it approves as.
+func teamMinter(ctx context.Context) (*minter, error) {
+	m, err := loadMinter(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Backend != config.BackendVault {
+	if m.team == nil {
 		return nil, withHint(errors.New("the team commands need the Vault backend"), `set "backend": "vault" and a "vault" section in the config (README, Teams)`)
 	}
-	return vaultCustody(cfg)
+	return m, nil
 }
 
 func newTeamPendingCmd() *cobra.Command {
@@ -53,13 +57,13 @@ func newTeamPendingCmd() *cobra.Command {
 		Example: "  loopguard team pending",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := teamCustody()
+			m, err := teamMinter(cmd.Context())
 			if err != nil {
 				return err
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), vaultTimeout)
 			defer cancel()
-			return teamPendingRun(ctx, cmd.OutOrStdout(), c, time.Now())
+			return teamPendingRun(ctx, cmd.OutOrStdout(), m.team, time.Now())
 		},
 	}
 }
@@ -85,6 +89,32 @@ func teamPendingRun(ctx context.Context, out io.Writer, c *vault.Custody, now ti
 	return nil
 }
 
+// teamCall is the approver's side and the published call arg names.
+func teamCall(ctx context.Context, arg string) (*minter, string, error) {
+	m, err := teamMinter(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := resolveTeam(ctx, m.team, arg)
+	return m, id, err
+}
+
+// resolveTeam turns a unique prefix of a published pending id into the id,
+// as the local commands do (ids.go).
+func resolveTeam(ctx context.Context, c *vault.Custody, arg string) (string, error) {
+	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	defer cancel()
+	ids, err := c.KV.List(cctx, "pending")
+	if err != nil {
+		return "", err
+	}
+	id, err := state.ResolvePrefix(arg, "pending call", ids)
+	if err != nil {
+		return "", withHint(err, "list the calls waiting across the team with: loopguard team pending")
+	}
+	return id, nil
+}
+
 func newTeamApproveCmd() *cobra.Command {
 	var ttl time.Duration
 	cmd := &cobra.Command{
@@ -93,7 +123,8 @@ func newTeamApproveCmd() *cobra.Command {
 		Long: `Show the call as the agent's machine published it, rendered from its
 canonical bytes, and, once you type the first characters of its digest, have
 Vault mint a single-use grant for that exact call under your Vault identity.
-The hook waiting on the agent's machine runs it once. Talks to /dev/tty only.`,
+The hook waiting on the agent's machine runs it once. ID may be any unique
+prefix of a pending id. Talks to /dev/tty only.`,
 		Example: "  loopguard team approve k3v9x2abqw7dn4ygh5mse6ct --ttl 2m",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -105,11 +136,24 @@ The hook waiting on the agent's machine runs it once. Talks to /dev/tty only.`,
 				return err
 			}
 			defer tty.Close()
-			c, err := teamCustody()
+			ctx := cmd.Context()
+			m, id, err := teamCall(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			return teamDecideRun(cmd.Context(), tty, nil, c, args[0], true, ttl, time.Now())
+			tp, err := teamGet(ctx, m.team, id)
+			if err != nil {
+				return err
+			}
+			if err := confirmApproval(tty, tp.Pending, true, tp.Host, m.principal, ttl, approvePrefixLen); err != nil {
+				return err
+			}
+			g, next, err := teamApprove(ctx, m, tp, ttl, time.Now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n", id, g.ID(), g.Expiry.Local().Format(time.Kitchen), next)
+			return nil
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Minute, "how long the approval stays valid (at most 24h)")
@@ -123,57 +167,58 @@ func newTeamDenyCmd() *cobra.Command {
 		Example: "  loopguard team deny k3v9x2abqw7dn4ygh5mse6ct",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := teamCustody()
+			ctx := cmd.Context()
+			m, id, err := teamCall(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			return teamDecideRun(cmd.Context(), nil, cmd.OutOrStdout(), c, args[0], false, 0, time.Now())
+			if err := teamDeny(ctx, m, id, time.Now()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Denied %s as %s.\n", id, hooks.EscapeText(m.principal))
+			return nil
 		},
 	}
 }
 
-// teamDecideRun approves (on tty, after showing the call) or denies the
-// published pending call id.
-func teamDecideRun(ctx context.Context, tty *os.File, out io.Writer, c *vault.Custody, id string, approve bool, ttl time.Duration, now time.Time) error {
+func teamGet(ctx context.Context, c *vault.Custody, id string) (*vault.TeamPending, error) {
 	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
 	defer cancel()
 	tp, err := c.TeamGet(cctx, id)
 	if err != nil {
-		return withHint(err, "list the calls waiting across the team with: loopguard team pending")
+		return nil, withHint(err, "list the calls waiting across the team with: loopguard team pending")
 	}
-	self, err := c.Transit.C.LookupSelf(cctx)
-	if err != nil {
-		return err
-	}
-	if !approve {
-		if err := c.Decide(cctx, id, "", self.Principal(), now); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "Denied %s as %s.\n", id, self.Principal())
-		return nil
-	}
+	return tp, nil
+}
+
+// teamApprove mints the exact approval of the published call tp (which
+// the human confirmed) and answers it in Vault; it returns the grant and
+// what happens next. What is approved is what was shown: the published
+// record must still hold it.
+func teamApprove(ctx context.Context, m *minter, tp *vault.TeamPending, ttl time.Duration, now time.Time) (*token.Grant, string, error) {
 	p := tp.Pending
-	fmt.Fprintf(tty, "machine: %s (as its hook reports it)\n", hooks.EscapeText(tp.Host))
-	fmt.Fprint(tty, renderPending(p))
-	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, self.Principal())
-	if err := confirmPrefix(tty, p.Digest, approvePrefixLen, "approve"); err != nil {
-		return err
-	}
-	t := c.Transit
-	g, err := hooks.MintApproval(func(g token.Grant, now time.Time) (token.Grant, error) {
-		mctx, cancel := context.WithTimeout(ctx, vaultTimeout)
-		defer cancel()
-		return t.Mint(mctx, g, now)
-	}, p, self.Principal(), ttl, now)
+	cur, err := teamGet(ctx, m.team, p.ID)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	dctx, cancel2 := context.WithTimeout(ctx, vaultTimeout)
-	defer cancel2()
-	if err := c.Decide(dctx, id, g.String(), self.Principal(), now); err != nil {
-		return err
+	if cur.Pending.Digest != p.Digest || !bytes.Equal(cur.Pending.Descriptor, p.Descriptor) {
+		return nil, "", withHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", p.ID), "review it again: loopguard team approve "+p.ID)
 	}
-	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. The waiting hook on %s runs it once.\n",
-		id, g.ID(), g.Expiry.Local().Format(time.Kitchen), hooks.EscapeText(tp.Host))
-	return nil
+	g, err := hooks.MintApproval(m.mint, p, m.principal, ttl, now)
+	if err != nil {
+		return nil, "", err
+	}
+	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	defer cancel()
+	if err := m.team.Decide(cctx, p.ID, g.String(), m.principal, now); err != nil {
+		return nil, "", err
+	}
+	return &g, "The waiting hook on " + hooks.EscapeText(tp.Host) + " runs it once.", nil
+}
+
+// teamDeny refuses the published call id in Vault.
+func teamDeny(ctx context.Context, m *minter, id string, now time.Time) error {
+	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	defer cancel()
+	return m.team.Decide(cctx, id, "", m.principal, now)
 }

@@ -28,6 +28,17 @@ path "secret/data/loopguard/approvals/*" {
   capabilities = ["read"]
 }
 
+# Find the scoped grants approvers published (read and list only: a grant
+# here is one an approver wrote; the hook can neither add, rewrite nor
+# restore one, so a revoked grant stays revoked).
+path "secret/data/loopguard/grants/*" {
+  capabilities = ["read"]
+}
+
+path "secret/metadata/loopguard/grants/*" {
+  capabilities = ["list"]
+}
+
 # Who am I (doctor, and the audit log's record of which agent token asked).
 path "auth/token/lookup-self" {
   capabilities = ["read"]

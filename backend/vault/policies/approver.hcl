@@ -2,7 +2,8 @@
 # (attached to their userpass or OIDC login). It can mint grants with the
 # Transit key and read the key's metadata (its latest version), never export
 # or rotate it; it can read the calls waiting across the team and write
-# approvals, and read the claims, to see whether a grant was used.
+# approvals, and read the claims, to see whether a grant was used; it
+# publishes, lists and revokes scoped grants.
 
 path "transit/hmac/loopguard" {
   capabilities = ["update"]
@@ -31,6 +32,17 @@ path "secret/data/loopguard/approvals/*" {
 
 path "secret/data/loopguard/claims/*" {
   capabilities = ["read"]
+}
+
+# Publish scoped grants (written once: no "update"), list them, and revoke
+# them (delete the latest version). No undelete, no destroy: a revoked
+# grant stays revoked and its history stays in Vault.
+path "secret/data/loopguard/grants/*" {
+  capabilities = ["create", "read", "delete"]
+}
+
+path "secret/metadata/loopguard/grants/*" {
+  capabilities = ["list"]
 }
 
 path "auth/token/lookup-self" {

@@ -87,6 +87,39 @@ func moduleRoot() (string, error) {
 	}
 }
 
+// BinaryIn is the pinned binary's path in the repository at root, as
+// scripts/vault names it, and whether it is there (for programs that are
+// not tests, such as hookbench).
+func BinaryIn(root string) (string, error) {
+	out, err := exec.Command(filepath.Join(root, "scripts", "vault"), "--path").Output()
+	if err != nil {
+		return "", fmt.Errorf("scripts/vault --path: %w", err)
+	}
+	p := strings.TrimSpace(string(out))
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("the pinned Vault server is not built (%s is missing): run scripts/vault", p)
+	}
+	return p, nil
+}
+
+// Launch starts a dev server set up as Start does, outside a test, with
+// its HOME in dir; the caller stops it with Stop.
+func Launch(bin, dir string) (*Server, error) {
+	var last error
+	for range 5 {
+		s, err := start(bin, dir)
+		if err == nil {
+			if err := s.setup(); err != nil {
+				s.Stop()
+				return nil, fmt.Errorf("vault setup: %v\n%s", err, s.log)
+			}
+			return s, nil
+		}
+		last = err
+	}
+	return nil, fmt.Errorf("vault dev server did not start: %v", last)
+}
+
 // Start runs a dev server on a free loopback port and sets it up; it is
 // stopped (by its PID) when the test ends.
 func Start(t testing.TB) *Server {
@@ -94,7 +127,7 @@ func Start(t testing.TB) *Server {
 	bin := Binary(t)
 	var last error
 	for range 5 {
-		s, err := start(t, bin)
+		s, err := start(bin, t.TempDir())
 		if err == nil {
 			t.Cleanup(s.Stop)
 			if err := s.setup(); err != nil {
@@ -126,7 +159,7 @@ func freePort() (int, error) {
 	return 0, errors.New("no free pair of loopback ports")
 }
 
-func start(t testing.TB, bin string) (*Server, error) {
+func start(bin, home string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -134,7 +167,6 @@ func start(t testing.TB, bin string) (*Server, error) {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	root := "root-" + hex.EncodeToString(b)
-	home := t.TempDir()
 	addr := "http://127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(bin, "server", "-dev", "-dev-root-token-id="+root,
 		"-dev-listen-address=127.0.0.1:"+strconv.Itoa(port), "-dev-no-store-token")
@@ -223,25 +255,43 @@ func (s *Server) setup() error {
 // a client logged in as that user.
 func (s *Server) AddApprover(t testing.TB, user string) *vault.Client {
 	t.Helper()
+	c, err := s.NewApprover(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// NewApprover is AddApprover outside a test.
+func (s *Server) NewApprover(user string) (*vault.Client, error) {
 	pass := "pw-" + user
 	if err := s.do("POST", "auth/userpass/users/"+user, map[string]any{"password": pass, "token_policies": "loopguard-approver"}); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	c, _ := vault.NewClient(s.Addr, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	tok, err := c.LoginUserpass(ctx, "userpass", user, pass)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	c.Token = tok
-	return c
+	return c, nil
 }
 
 // AgentToken creates a token with only the agent policy (no default
 // policy), as an agent machine's hook holds, and returns a client for it.
 func (s *Server) AgentToken(t testing.TB, name string) *vault.Client {
 	t.Helper()
+	c, err := s.NewAgentToken(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// NewAgentToken is AgentToken outside a test.
+func (s *Server) NewAgentToken(name string) (*vault.Client, error) {
 	var out struct {
 		Auth struct {
 			ClientToken string `json:"client_token"`
@@ -253,10 +303,9 @@ func (s *Server) AgentToken(t testing.TB, name string) *vault.Client {
 		"policies": []string{"loopguard-agent"}, "no_default_policy": true, "ttl": "1h", "display_name": name,
 	}, &out)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	c, _ := vault.NewClient(s.Addr, out.Auth.ClientToken)
-	return c
+	return vault.NewClient(s.Addr, out.Auth.ClientToken)
 }
 
 // Seal seals the server (root token).
@@ -271,6 +320,29 @@ func (s *Server) Seal(t testing.TB) {
 func (s *Server) Revoke(t testing.TB, tok string) {
 	t.Helper()
 	if err := s.do("POST", "auth/token/revoke", map[string]any{"token": tok}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// EnableAudit turns on Vault's file audit device (as a deployment does)
+// and returns the file it writes: one JSON object a line, a request and a
+// response for every call, secrets (tokens, request and response strings)
+// HMACed by Vault unless it is told otherwise.
+func (s *Server) EnableAudit(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "vault-audit.log")
+	if err := s.do("PUT", "sys/audit/file", map[string]any{"type": "file", "options": map[string]any{"file_path": path}}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Do runs one request with the root token (set-up steps of a test).
+func (s *Server) Do(t testing.TB, method, path string, body, out any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.Root.Do(ctx, method, path, body, out); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -50,6 +50,8 @@ type options struct {
 	// alt is a second loopguard binary, run in the empty state beside the
 	// first, to measure a change to the hook path in the same run.
 	alt string
+	// vault measures the Vault backend's rows too (vault.go).
+	vault bool
 }
 
 func main() {
@@ -57,7 +59,7 @@ func main() {
 	var grants string
 	flag.StringVar(&o.repo, "repo", ".", "the loopguard repository (for testdata/payloads)")
 	flag.StringVar(&o.loopguard, "loopguard", "bin/loopguard", "the loopguard binary to measure")
-	flag.StringVar(&o.binDir, "bin", "bin/bench", "directory holding spawn, floorgo and floorkeyring")
+	flag.StringVar(&o.binDir, "bin", "bin/bench", "directory holding spawn, floorgo, floorkeyring and floorlinked")
 	flag.StringVar(&o.out, "out", ".cache/bench/results.md", "write the Markdown report here too")
 	flag.StringVar(&o.work, "work", ".cache/bench", "parent of the temporary state directories")
 	flag.BoolVar(&o.keep, "keep", false, "keep the state directories afterwards")
@@ -71,6 +73,7 @@ func main() {
 	flag.BoolVar(&o.skipPeer, "no-peer", false, "do not install or run the peer")
 	flag.StringVar(&o.onlyPaths, "paths", "", "comma-separated path names to run (default: all)")
 	flag.StringVar(&o.alt, "alt", "", "a second loopguard binary to run in the empty state, for an A/B comparison")
+	flag.BoolVar(&o.vault, "vault", true, "measure the Vault backend too, against the pinned dev server on loopback")
 	flag.Parse()
 	o.grants = []int{0}
 	for _, g := range strings.Split(grants, ",") {
@@ -261,10 +264,25 @@ func run(o options) error {
 		}
 	}
 
-	res := &results{o: o, cfgs: cfgs, peer: peer, start: start, loadStart: loadavg()}
+	var vb *vaultBench
+	if o.vault {
+		logf("vault: starting the dev server")
+		if vb, err = startVault(o, work, paths, now); err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+		defer vb.srv.Stop()
+		for _, p := range paths {
+			if p.name == "exact" {
+				if err := vb.prepareExact(o, r, p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	res := &results{o: o, cfgs: cfgs, peer: peer, start: start, loadStart: loadavg(), vault: vb != nil}
 	for _, p := range paths {
 		logf("path %s", p.name)
-		pr, err := measure(o, r, p, cfgs, truePath, peer)
+		pr, err := measure(o, r, p, cfgs, truePath, peer, vb)
 		if err != nil {
 			return fmt.Errorf("path %s: %w", p.name, err)
 		}

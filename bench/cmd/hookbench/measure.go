@@ -19,8 +19,10 @@ type pathResult struct {
 	true_      series
 	floorGo    series
 	floorKR    series
+	floorLink  series
 	hook       []series // one per config, in the order of results.cfgs
 	alt        series   // options.alt in the empty state
+	vault      series   // the Vault backend (vault.go), when measured
 	peer       series
 	peerAnswer string
 }
@@ -43,7 +45,7 @@ func exitZero(s sample) error {
 
 // measure runs every program of path p once per round, in an order that
 // rotates each round, so each program sees the machine in every position.
-func measure(o options, r *runner, p *benchPath, cfgs []*config, truePath string, peer peerResult) (*pathResult, error) {
+func measure(o options, r *runner, p *benchPath, cfgs []*config, truePath string, peer peerResult, vb *vaultBench) (*pathResult, error) {
 	pr := &pathResult{p: p, hook: make([]series, len(cfgs))}
 	env := os.Environ()
 	base := proc{stdin: p.payload, dir: p.project, env: env}
@@ -56,6 +58,7 @@ func measure(o options, r *runner, p *benchPath, cfgs []*config, truePath string
 		{name: "true", proc: with(truePath), into: &pr.true_, check: exitZero},
 		{name: "floor-go", proc: with(filepath.Join(o.binDir, "floorgo")), into: &pr.floorGo, check: exitZero},
 		{name: "floor-keyring", proc: with(filepath.Join(o.binDir, "floorkeyring")), into: &pr.floorKR, check: exitZero},
+		{name: "floor-linked", proc: with(filepath.Join(o.binDir, "floorlinked")), into: &pr.floorLink, check: exitZero},
 	}
 	for i, c := range cfgs {
 		it := item{name: "loopguard " + c.name, proc: hookProc(o, p, c), into: &pr.hook[i], check: p.want.verify}
@@ -72,6 +75,9 @@ func measure(o options, r *runner, p *benchPath, cfgs []*config, truePath string
 		if p.before != nil {
 			it.before = func() error { return p.before(cfgs[0]) }
 		}
+		items = append(items, it)
+	}
+	if it, ok := vb.item(o, p, &pr.vault); ok {
 		items = append(items, it)
 	}
 	var peerItem *item

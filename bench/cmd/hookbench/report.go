@@ -16,6 +16,7 @@ type results struct {
 	peer       peerResult
 	paths      []*pathResult
 	start, end time.Time
+	vault      bool // the Vault backend's rows were measured
 	// loadStart and loadEnd are /proc/loadavg's first three fields.
 	loadStart, loadEnd string
 }
@@ -62,6 +63,10 @@ func (r *results) markdown() string {
 	} else {
 		w("the peer cc-safety-net could not be run: %v.\n", r.peer.err)
 	}
+	if r.vault {
+		w("With the Vault backend (paths %s) loopguard runs against the pinned Vault dev server on loopback with an agent-policy token;\n", "`exact`, `scoped`, `no-grant`")
+		w("the approvals and the scoped grant are minted by a userpass approver through Transit, the grant published in KV (bench/cmd/hookbench/vault.go).\n")
+	}
 	w("Every loopguard answer is checked (exit code and reason code); a wrong answer stops the run.\n")
 	w("Programs are started by bench/cmd/spawn, a small process, because Linux folds the parent's peak RSS into a vforked\n")
 	w("child's ru_maxrss; \"≤ x\" marks a peak not above spawn's own RSS, so the program's true peak is at most that.\n")
@@ -82,6 +87,7 @@ func (r *results) markdown() string {
 		row("/bin/true", pr.true_.stats(), "", "", "")
 		row("floor: Go, reads stdin", pr.floorGo.stats(), "", "", "")
 		row("floor: Go + 1 keyring read", pr.floorKR.stats(), "", "", "")
+		row("floor: Go, hook's packages linked", pr.floorLink.stats(), ratio(pr.floorLink.stats().p50, pr.floorGo.stats().p50), "", "")
 		empty := pr.hook[0].stats()
 		for i, c := range r.cfgs {
 			s := pr.hook[i].stats()
@@ -90,6 +96,10 @@ func (r *results) markdown() string {
 				vsEmpty = ratio(s.p50, empty.p50)
 			}
 			row("**loopguard**, "+c.name, s, ratio(s.p50, floor.p50), ratio(s.p50, peer.p50), vsEmpty)
+		}
+		if r.vault && vaultPaths[p.name] {
+			s := pr.vault.stats()
+			row("**loopguard**, Vault backend (dev server on loopback), empty state", s, ratio(s.p50, floor.p50), ratio(s.p50, peer.p50), "vs keyring: "+ratio(s.p50, empty.p50))
 		}
 		if r.o.alt != "" {
 			s := pr.alt.stats()
@@ -100,7 +110,9 @@ func (r *results) markdown() string {
 		}
 	}
 	w("\n\"vs floor\" divides by the Go floor for deny paths and by the keyring floor for allow paths (exact, scoped);\n")
-	w("\"vs peer\" is loopguard's median over cc-safety-net's on the same payload (smaller is better).\n\n")
+	w("\"vs peer\" is loopguard's median over cc-safety-net's on the same payload (smaller is better).\n")
+	w("\"floor: Go, hook's packages linked\" is the Go floor with the packages of loopguard's hook decision linked and\n")
+	w("initialised, deciding nothing (bench/cmd/floorlinked); its \"vs floor\" is over the Go floor on every path.\n\n")
 
 	w("Paths:\n\n")
 	for _, pr := range r.paths {

@@ -1,0 +1,170 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+)
+
+// vaultHome is a machine sharing the Vault s with token tok: its own HOME
+// and state, the Vault backend in its config, no keyring.
+func vaultHome(t *testing.T, s *vaulttest.Server, tok string) *reviewHarness {
+	t.Helper()
+	bin, err := exec.LookPath("loopguard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	// No keyring: the Vault backend never reads it.
+	env := harnessEnv(home, "DBUS_SESSION_BUS_ADDRESS")
+	dir := filepath.Join(home, ".config", "loopguard")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tokFile := filepath.Join(dir, "vault-token")
+	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`{"v":1,"backend":"vault","vault":{"address":%q,"token_file":%q}}`, s.Addr, tokFile)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &reviewHarness{t: t, bin: bin, env: env, home: home, scr: &screen{}}
+}
+
+func wantDecision(t *testing.T, out string, err error, behavior, reason string) {
+	t.Helper()
+	if !strings.Contains(out, `"permissionDecision":"`+behavior+`"`) || !strings.Contains(out, reason) {
+		t.Errorf("want %s (%s); got %v\n%s", behavior, reason, err, out)
+	}
+}
+
+// review --backend vault on machine B (alice's Vault login, its own HOME)
+// shows the calls machine A's hook holds (A: an agent-policy token, no
+// keyring, no state shared), rendered as local calls are, and decides them
+// with review's keys through Vault: a approves once, d refuses, g approves
+// and grants a scoped rule that A's next matching call finds in Vault; the
+// prompts name alice's Vault identity; grants on B lists the grant and
+// revoke on B takes it away from A.
+func TestReviewVaultPTY(t *testing.T) {
+	s := vaulttest.Start(t)
+	a := vaultHome(t, s, s.AgentToken(t, "agent-machine-a").Token)
+	b := vaultHome(t, s, s.AddApprover(t, "alice").Token)
+
+	// Not held: the message names the command that works with Vault.
+	out, err := a.run(bashCall("s-team", "echo first", "toolu_0"), "hook", "--event", "PreToolUse")
+	wantDecision(t, out, err, "deny", "no_grant")
+	if !strings.Contains(out, "loopguard review --backend vault") || !strings.Contains(out, "loopguard team approve ") {
+		t.Errorf("the held message does not name the Vault approver commands:\n%s", out)
+	}
+	if strings.Contains(out, "`loopguard approve ") {
+		t.Errorf("the held message names the local approve:\n%s", out)
+	}
+
+	b.start("--backend", "vault")
+	scr := b.scr
+	scr.expect(t, `decided as vault:userpass-alice`)
+	// The first call is not held: it is queued all the same (its agent
+	// retries after an approval); skip it.
+	scr.expect(t, `command: "echo first"`)
+	scr.expect(t, `Not held`)
+	scr.expect(t, `\[q\]uit:`)
+	b.key("s")
+	scr.expect(t, `Waiting for calls across the team`)
+
+	held := a.hold(bashCall("s-team", "echo held", "toolu_1"))
+	scr.expect(t, `machine: [^\n]+ \(as its hook reports it\)`)
+	id := scr.expect(t, `pending ([a-z2-7]+) \(`)[1]
+	scr.expect(t, `command: "echo held"`)
+	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
+	scr.expect(t, `HELD on [^:]+: the agent waits for your answer`)
+	scr.expect(t, `\[a\]pprove  \[g\]rant Bash\(echo held\)@[^ ]+  \[d\]eny  \[s\]kip  \[q\]uit:`)
+	b.key("a")
+	scr.expect(t, `Approve this exact call once, for 10m0s, as vault:userpass-alice\?`)
+	scr.expect(t, `Type the first 4 characters of the digest to approve`)
+	b.key(digest[:4] + "\r")
+	scr.expect(t, `Approved `+id+`: grant [0-9a-f]+, single use, valid until [^.]*\. The waiting hook on [^\n]+ runs it once\.`)
+	wantAllowed(t, held, "the held call")
+
+	// d refuses a held call; A's hook is told a human refused it.
+	refused := a.hold(bashCall("s-team", "echo refused", "toolu_2"))
+	scr.expect(t, `command: "echo refused"`)
+	scr.expect(t, `\[q\]uit:`)
+	b.key("d")
+	scr.expect(t, `Denied [a-z2-7]+ as vault:userpass-alice`)
+	select {
+	case r := <-refused:
+		wantDecision(t, r.out, r.err, "deny", "denied_by_human")
+		if !strings.Contains(r.out, "vault:userpass-alice") {
+			t.Errorf("the refusal does not name alice: %s", r.out)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the refused call was not answered")
+	}
+
+	// g: approve once and grant; the grant lives in Vault.
+	granted := a.hold(bashCall("s-team", "ls -la", "toolu_3"))
+	scr.expect(t, `command: "ls -la"`)
+	rule := scr.expect(t, `\[g\]rant (Bash\(ls -la\)@/[^ ]+)  \[d\]eny`)[1]
+	b.key("g")
+	scr.expect(t, `Approve this call once and grant, as vault:userpass-alice, until [^\n]+:\s+`+regexp.QuoteMeta(rule))
+	gd := scr.expect(t, `digest:  ([0-9a-f]{64})`)[1]
+	b.key(gd[:4] + "\r")
+	scr.expect(t, `granted ([0-9a-f]+): `+regexp.QuoteMeta(rule)+`\. The waiting hook on [^\n]+ runs it once\.`)
+	wantAllowed(t, granted, "the call approved with g")
+	b.quit(`Review ended: 2 approved, 1 denied, 1 skipped`)
+
+	// team deny takes a unique prefix of the id, as the local deny does;
+	// an ambiguous or unknown prefix changes nothing.
+	out, err = a.run(bashCall("s-team", "echo later", "toolu_6"), "hook", "--event", "PreToolUse")
+	wantDecision(t, out, err, "deny", "no_grant")
+	later := regexp.MustCompile(`team approve ([a-z2-7]{24})`).FindStringSubmatch(out)
+	if later == nil {
+		t.Fatalf("no pending id in A's message:\n%s", out)
+	}
+	if out, err := b.run("", "team", "deny", "zzzzzz"); err == nil {
+		t.Errorf("team deny of an unknown prefix succeeded: %s", out)
+	}
+	if out, err := b.run("", "team", "deny", later[1][:6]); err != nil || !strings.Contains(out, "Denied "+later[1]+" as vault:userpass-alice") {
+		t.Fatalf("team deny by prefix: %v\n%s", err, out)
+	}
+	out, err = a.run(bashCall("s-team", "echo later", "toolu_7"), "hook", "--event", "PreToolUse")
+	wantDecision(t, out, err, "deny", "denied_by_human")
+
+	// A's next matching call, in a new session of the project, runs on
+	// the grant from Vault without a decision.
+	out, err = a.run(bashCall("s-team-2", "ls -la", "toolu_4"), "hook", "--event", "PreToolUse")
+	wantDecision(t, out, err, "allow", "granted by vault:userpass-alice")
+	// A's disk holds no scoped grant: it came from Vault.
+	if list, _ := a.run("", "grants", "--json"); strings.Contains(list, `"kind": "scoped"`) && !strings.Contains(list, `"path": "vault:`) {
+		t.Errorf("a scoped grant on A's disk:\n%s", list)
+	}
+	list, err := b.run("", "grants")
+	if err != nil || !strings.Contains(list, "Bash(ls -la)") || !strings.Contains(list, "vault:userpass-alice") {
+		t.Fatalf("grants on B: %v\n%s", err, list)
+	}
+	gid := regexp.MustCompile(`(?m)^([0-9a-f]{12}) +scoped +Bash\(ls -la\)`).FindStringSubmatch(list)
+	if gid == nil {
+		t.Fatalf("no scoped grant row on B:\n%s", list)
+	}
+	// The agent machine's token cannot revoke it (the policy: read, list).
+	if out, err := a.run("", "revoke", gid[1][:6]); err == nil {
+		t.Errorf("revoke with the agent's token succeeded: %s", out)
+	}
+	out, err = a.run(bashCall("s-team-2", "ls -la", "toolu_4b"), "hook", "--event", "PreToolUse")
+	wantDecision(t, out, err, "allow", "granted by vault:userpass-alice")
+	if out, err := b.run("", "revoke", gid[1][:6]); err != nil || !strings.Contains(out, "Revoked 1 grant(s).") {
+		t.Fatalf("revoke on B: %v\n%s", err, out)
+	}
+	out, err = a.run(bashCall("s-team-2", "ls -la", "toolu_5"), "hook", "--event", "PreToolUse")
+	wantDecision(t, out, err, "deny", "no_grant")
+}

@@ -1,0 +1,66 @@
+package shellparse
+
+import (
+	"math/rand"
+	"regexp"
+	"testing"
+)
+
+// The hook matches these two shapes by hand (a regexp compiled on every
+// hook call cost more than the match); the regexps they replace are the
+// oracles here.
+var (
+	versionedNameRe = regexp.MustCompile(`^([a-z]+?)[0-9][0-9.]*[a-z]{0,2}(-dbg)?$`)
+	assignLikeRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\+?=`)
+)
+
+// matcherInputs is the named shapes, then random strings over an alphabet
+// that reaches every branch of both matchers.
+func matcherInputs() []string {
+	in := []string{"", "python", "python3", "python3.12", "python3.12-dbg", "python3.12-dbgx", "perl5.36.0",
+		"node18", "node18ab", "node18abc", "3python", "python3-", "python3.1a-dbg", "py.3", "a1", "A1",
+		"ruby3.2.2p", "-dbg", "x9-dbg-dbg", "bash5.2", "zsh5.9rc", "FOO=1", "FOO+=1", "_=x", "9A=1", "A==",
+		"A+", "A+=", "a_b9=", "=x", "+=", "a b=", "ä=1", "A-1=", "python3.12\n"}
+	const alphabet = "az09.-+=_AZbdg\n é"
+	r := rand.New(rand.NewSource(16))
+	for range 20000 {
+		b := make([]byte, r.Intn(12))
+		for i := range b {
+			b[i] = alphabet[r.Intn(len(alphabet))]
+		}
+		in = append(in, string(b))
+	}
+	return in
+}
+
+func TestVersionedNameMatchesRegexp(t *testing.T) {
+	matched := 0
+	for _, s := range matcherInputs() {
+		name, ok := versionedName(s)
+		m := versionedNameRe.FindStringSubmatch(s)
+		if ok != (m != nil) || ok && name != m[1] {
+			t.Errorf("versionedName(%q) = %q, %v; the regexp says %q", s, name, ok, m)
+		}
+		if ok {
+			matched++
+		}
+	}
+	if matched < 100 {
+		t.Fatalf("only %d inputs matched: the comparison proves little", matched)
+	}
+}
+
+func TestAssignLikeMatchesRegexp(t *testing.T) {
+	matched := 0
+	for _, s := range matcherInputs() {
+		if got, want := assignLike(s), assignLikeRe.MatchString(s); got != want {
+			t.Errorf("assignLike(%q) = %v, the regexp says %v", s, got, want)
+		}
+		if assignLike(s) {
+			matched++
+		}
+	}
+	if matched < 100 {
+		t.Fatalf("only %d inputs matched: the comparison proves little", matched)
+	}
+}
