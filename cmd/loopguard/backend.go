@@ -31,14 +31,9 @@ type minter struct {
 	ctx  context.Context
 }
 
-// publish stores scoped grant g where the hooks find it: in Vault for
-// every machine, or in this machine's store.
-func (m *minter) publish(st *state.Store, g *token.Grant, now time.Time) error {
-	return m.publishRecord(st, g, state.GrantRecord{Created: now.UTC()}, now)
-}
-
-// publishRecord is publish with the local grant file's notes (a preset's
-// name); Vault keeps the token only.
+// publishRecord stores scoped grant g where the hooks find it: in Vault for
+// every machine (the token only), or in this machine's store with the grant
+// file's notes rec (a preset's name).
 func (m *minter) publishRecord(st *state.Store, g *token.Grant, rec state.GrantRecord, now time.Time) error {
 	if m.team == nil {
 		_, err := st.PutGrant(g, rec)
