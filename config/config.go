@@ -43,6 +43,57 @@ type Config struct {
 	// default, also when empty) or BackendVault, configured by Vault.
 	Backend string `json:"backend,omitempty"`
 	Vault   *Vault `json:"vault,omitempty"`
+	// Notify says how the human is told that the hook holds a call for
+	// them. Absent means the defaults: a desktop notification where a
+	// session bus is, no command.
+	Notify *Notify `json:"notify,omitempty"`
+}
+
+// Notify configures the notifications of held calls (package notify).
+type Notify struct {
+	// Desktop turns the desktop notification off when false.
+	Desktop *bool `json:"desktop,omitempty"`
+	// Command is run (argv: no shell, an absolute program path) each time a
+	// call is held, with the call in LOOPGUARD_* environment variables and
+	// as text on stdin: tmux display-message, a phone push script.
+	Command []string `json:"command,omitempty"`
+}
+
+// Limits of a notify command.
+const (
+	maxNotifyArgs   = 64
+	maxNotifyArgLen = 4096
+)
+
+// DesktopOn reports whether the desktop notification is wanted.
+func (c Config) DesktopOn() bool {
+	return c.Notify == nil || c.Notify.Desktop == nil || *c.Notify.Desktop
+}
+
+// NotifyCommand returns the notify command, or nil.
+func (c Config) NotifyCommand() []string {
+	if c.Notify == nil {
+		return nil
+	}
+	return c.Notify.Command
+}
+
+func (n *Notify) check() error {
+	if n == nil || len(n.Command) == 0 {
+		return nil
+	}
+	if len(n.Command) > maxNotifyArgs {
+		return fmt.Errorf("notify command: more than %d words", maxNotifyArgs)
+	}
+	if p := n.Command[0]; !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return fmt.Errorf("notify command %q: the program must be a clean absolute path (it runs outside any shell)", p)
+	}
+	for _, a := range n.Command {
+		if len(a) > maxNotifyArgLen || strings.IndexByte(a, 0) >= 0 {
+			return fmt.Errorf("notify command: a word is longer than %d bytes or holds a NUL", maxNotifyArgLen)
+		}
+	}
+	return nil
 }
 
 // Backends.
@@ -198,6 +249,9 @@ func (c Config) Check() error {
 	default:
 		return fmt.Errorf("unknown backend %q (want %q or %q)", c.Backend, BackendKeyring, BackendVault)
 	}
+	if err := c.Notify.check(); err != nil {
+		return err
+	}
 	if len(c.Principal) > 64 || strings.IndexFunc(c.Principal, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
 		return errors.New("principal must be at most 64 printable characters")
 	}
@@ -244,8 +298,58 @@ func Save(path string, c Config) error {
 	return nil
 }
 
+// ToolchainNames are the everyday toolchain commands init looks for in
+// PATH directories outside the defaults (~/.cargo/bin, ~/go/bin, pyenv
+// shims, nvm, ~/.local/bin) to offer them as trusted directories. A scope
+// over a program in a directory the user can write is pinned to the
+// program's content (scope.Rule.Pin), so trusting one does not let a
+// replaced binary run under an old grant.
+var ToolchainNames = []string{"go", "gofmt", "gopls", "staticcheck", "golangci-lint", "node", "npm", "pnpm",
+	"yarn", "cargo", "rustc", "rustup", "rustfmt", "pip", "pip3", "python3", "uv", "poetry", "deno", "bun"}
+
+// ToolchainDir is a PATH directory holding some of ToolchainNames.
+type ToolchainDir struct {
+	Dir   string   // the PATH entry, clean and absolute: what the analysis trusts
+	Names []string // the toolchain commands bash finds there first
+}
+
+// ToolchainDirs returns the PATH entries outside trusted where bash would
+// find one of ToolchainNames, in PATH order: what init offers to trust.
+func ToolchainDirs(path string, trusted []string) []ToolchainDir {
+	skip := map[string]bool{}
+	for _, d := range trusted {
+		skip[filepath.Clean(d)] = true
+	}
+	var out []ToolchainDir
+	at := map[string]int{}
+	for _, name := range ToolchainNames {
+		for _, entry := range filepath.SplitList(path) {
+			if entry == "" || !filepath.IsAbs(entry) {
+				continue
+			}
+			dir := filepath.Clean(entry)
+			fi, err := os.Stat(filepath.Join(dir, name))
+			if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+				continue
+			}
+			if !skip[dir] {
+				i, ok := at[dir]
+				if !ok {
+					i = len(out)
+					at[dir] = i
+					out = append(out, ToolchainDir{Dir: dir})
+				}
+				out[i].Names = append(out[i].Names, name)
+			}
+			break // bash runs the first one found
+		}
+	}
+	return out
+}
+
 // Toolchains returns the directories, outside the defaults, where the named
-// commands (go, node) resolve through path: what init offers to trust.
+// commands (go, node) resolve through path: what init trusts without asking
+// when it cannot ask.
 func Toolchains(path string, names ...string) []string {
 	var out []string
 	seen := map[string]bool{}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/loopguard/loopguard/shellparse"
@@ -119,5 +120,53 @@ func TestBackendVault(t *testing.T) {
 	v := Vault{Address: "https://v"}.WithDefaults("/home/a")
 	if v.TransitMount != "transit" || v.Key != "loopguard" || v.KVMount != "secret" || v.KVPrefix != "loopguard" || v.TokenFile != "/home/a/.vault-token" {
 		t.Errorf("defaults: %+v", v)
+	}
+}
+
+func TestNotifyConfig(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"relative program": `{"v":1,"notify":{"command":["notify-send","x"]}}`,
+		"unclean program":  `{"v":1,"notify":{"command":["/usr/bin/../bin/tmux"]}}`,
+		"NUL":              `{"v":1,"notify":{"command":["/bin/echo","a\u0000b"]}}`,
+		"unknown field":    `{"v":1,"notify":{"shell":"x"}}`,
+	} {
+		p := filepath.Join(dir, name+".json")
+		os.WriteFile(p, []byte(data), 0o600)
+		var ce *Error
+		if _, _, err := Load(p); !errors.As(err, &ce) {
+			t.Errorf("%s: Load = %v, want a config error", name, err)
+		}
+	}
+	p := filepath.Join(dir, "ok.json")
+	os.WriteFile(p, []byte(`{"v":1,"notify":{"desktop":false,"command":["/usr/bin/tmux","display-message","$(id) is data"]}}`), 0o600)
+	c, _, err := Load(p)
+	if err != nil || c.DesktopOn() || len(c.NotifyCommand()) != 3 {
+		t.Errorf("control: %+v %v", c, err)
+	}
+	if !(Config{}).DesktopOn() || (Config{}).NotifyCommand() != nil {
+		t.Error("defaults: desktop on, no command")
+	}
+}
+
+func TestToolchainDirs(t *testing.T) {
+	base := t.TempDir()
+	cargo := filepath.Join(base, ".cargo", "bin")
+	shims := filepath.Join(base, ".pyenv", "shims")
+	for _, d := range []string{cargo, shims} {
+		os.MkdirAll(d, 0o755)
+	}
+	for _, f := range []string{filepath.Join(cargo, "cargo"), filepath.Join(cargo, "rustc"), filepath.Join(shims, "pip"), filepath.Join(shims, "cargo")} {
+		os.WriteFile(f, []byte("#!/bin/sh\n"), 0o755)
+	}
+	os.WriteFile(filepath.Join(shims, "uv"), []byte("not executable"), 0o644)
+	path := strings.Join([]string{"rel", cargo, shims, "/usr/bin"}, string(os.PathListSeparator))
+	got := ToolchainDirs(path, []string{"/usr/bin"})
+	if len(got) != 2 || got[0].Dir != cargo || !slices.Equal(got[0].Names, []string{"cargo", "rustc"}) ||
+		got[1].Dir != shims || !slices.Equal(got[1].Names, []string{"pip"}) {
+		t.Fatalf("ToolchainDirs = %+v (cargo is found first in %s; uv is not executable)", got, cargo)
+	}
+	if got := ToolchainDirs(path, []string{"/usr/bin", cargo, shims}); len(got) != 0 {
+		t.Errorf("trusted dirs offered again: %+v", got)
 	}
 }

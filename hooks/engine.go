@@ -53,6 +53,12 @@ const (
 	ReasonExecConfig    = "executable_config"
 	ReasonReadOnly      = "read_only_tool"
 	ReasonSubagent      = "subagent_launch"
+	// ReasonContentChanged: a grant's rule pins an executable's content
+	// (it lies where the user can write) and the file there is another.
+	ReasonContentChanged = scope.ReasonContentChanged
+	// ReasonRepositoryNotCovered: a git grant would cover the call, but git
+	// would use a repository inside the project other than its own.
+	ReasonRepositoryNotCovered = scope.ReasonRepositoryNotCovered
 )
 
 // Modes.
@@ -93,6 +99,10 @@ type Engine struct {
 	Wait time.Duration
 	// PollInterval is how often a waiting hook looks for a decision.
 	PollInterval time.Duration
+	// OnHeld, when set, is told each time the hook starts holding a call for
+	// a human (wait mode), to notify them. It must return at once: it runs
+	// on the hook's path; its work belongs in the background.
+	OnHeld func(p *state.Pending)
 	// Custody, when set, keeps the key elsewhere (Vault): it verifies grants
 	// in place of LoadKey's key, and claims single-use grants across
 	// machines.
@@ -286,7 +296,7 @@ func askable(reason string) bool {
 	switch reason {
 	case ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed,
 		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonSandboxEscape,
-		ReasonExecConfig:
+		ReasonExecConfig, ReasonContentChanged, ReasonRepositoryNotCovered:
 		return true
 	}
 	return false
@@ -615,9 +625,14 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 			grants = append(grants, pg...)
 		}
 	}
-	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell}
+	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell,
+		ExeDigest: e.Store.ExeDigest}
 	var invalid, expired, refused *token.Grant
 	var refusedWhy error
+	// A grant that would cover the call but for what is on disk now (a
+	// replaced executable, another repository) names its reason.
+	var near *token.Grant
+	var nearWhy *scope.MatchError
 	for _, gf := range grants {
 		g := gf.Grant
 		if gf.Err != nil {
@@ -633,7 +648,14 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 			continue
 		}
 		rule, err := scope.Parse(g.Scope)
-		if err != nil || !rule.CoversTool(c.ToolName) || scope.Match(rule, sc) != nil {
+		if err != nil || !rule.CoversTool(c.ToolName) {
+			continue
+		}
+		if err := scope.Match(rule, sc); err != nil {
+			var me *scope.MatchError
+			if near == nil && errors.As(err, &me) && (me.Code == scope.ReasonContentChanged || me.Code == scope.ReasonRepositoryNotCovered) {
+				near, nearWhy = g, me
+			}
 			continue
 		}
 		// Re-checked against today's policy, whoever minted it.
@@ -669,6 +691,8 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + invalid.ID() + " would cover this call but does not verify; it was tampered with or minted under another key"}, true
 	case expired != nil:
 		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: grant "+expired.Scope+" covered this call but expired at "+FormatTime(expired.Expiry)), true
+	case near != nil:
+		return e.pending(ctx, c, d, nearWhy.Code, "loopguard: "+nearWhy.Code+": grant "+near.ID()+" ("+EscapeText(near.Scope)+") would cover this call, but "+EscapeText(nearWhy.Detail)), true
 	}
 	return Decision{}, false
 }
@@ -740,6 +764,9 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		return deniedByHuman(p)
 	}
 	if wait > 0 {
+		if e.OnHeld != nil {
+			e.OnHeld(p)
+		}
 		dec, ok := e.wait(ctx, c, d, id, wait)
 		if ok {
 			return dec

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
 )
 
 // The first line of the model's message says the call is held for a human
@@ -164,5 +165,33 @@ func TestCallChangedNamesTheApproved(t *testing.T) {
 	expect(t, "changed", got, Deny, ReasonCallChanged)
 	if !strings.Contains(got.Message, "(Bash echo one, pending "+d.Pending+")") {
 		t.Errorf("the approved call is not named: %q", got.Message)
+	}
+}
+
+// TestOnHeldOnlyWhenHeld: the notification hook runs only when a call is
+// held for a human: not on an allow, a protected deny or a deny without a
+// wait.
+func TestOnHeldOnlyWhenHeld(t *testing.T) {
+	h := newHarness(t)
+	var held []*state.Pending
+	run := func(wait time.Duration, payload map[string]any) Decision {
+		e := h.eng()
+		e.Wait, e.PollInterval = wait, 10*time.Millisecond
+		e.OnHeld = func(p *state.Pending) { held = append(held, p) }
+		return e.Decide(context.Background(), h.call(payload))
+	}
+	bash := h.fixture("pretooluse-bash.json")
+	cmd := func(c string) map[string]any { return with(bash, func(m map[string]any) { input(m)["command"] = c }) }
+	h.grantScope("Bash(ls *)", token.Any, token.MainAgent)
+	expect(t, "allowed", run(200*time.Millisecond, cmd("ls -la")), Allow, ReasonScopedGrant)
+	expect(t, "protected", run(200*time.Millisecond, cmd("cat "+filepath.Join(h.store.Dir, "audit"))), Deny, ReasonProtected)
+	expect(t, "no wait", run(0, cmd("echo hi")), Deny, ReasonNoGrant)
+	if len(held) != 0 {
+		t.Fatalf("OnHeld ran for a call nobody holds: %+v", held)
+	}
+	d := run(100*time.Millisecond, cmd("echo held"))
+	expect(t, "held", d, Deny, ReasonNoGrant)
+	if len(held) != 1 || held[0].ID != d.Pending || held[0].HeldUntil.IsZero() {
+		t.Fatalf("OnHeld: %+v, want the held call %s", held, d.Pending)
 	}
 }

@@ -145,3 +145,9 @@ func noBusHint() string {
 	)
 	return strings.Join(lines, "\n")
 }
+
+// SessionBus returns the session bus address (DBUS_SESSION_BUS_ADDRESS) once
+// it accepts connections, for loopguard's other D-Bus clients (the desktop
+// notification): the same checks as the keyring's, so nothing ever starts a
+// bus with dbus-launch.
+func SessionBus(ctx context.Context) (string, error) { return checkBus(ctx) }

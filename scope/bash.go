@@ -416,7 +416,11 @@ func (r Rule) Pin(env shellparse.Env) (Rule, error) {
 		return Rule{}, fmt.Errorf("failed to pin %s: executable %q: %w (%s)", r, exe, ErrNotPinnable, msg)
 	}
 	r.exe = exe
-	return r, nil
+	pinned, err := r.pinContent()
+	if err != nil {
+		return Rule{}, fmt.Errorf("failed to pin %s: the content of %q: %w (%v)", r, exe, ErrNotPinnable, err)
+	}
+	return pinned, nil
 }
 
 // ErrNotPinnable is returned (wrapped) by Pin when the command name does not
@@ -537,6 +541,19 @@ func matchBash(r Rule, c Call) error {
 			fd := rd.Fd
 			return mismatch(ReasonRedirectNotCovered, "redirection %s%s %q is not named by the rule", fd, rd.Op, rd.Target)
 		}
+	}
+	// What is on disk comes last: the file system is read only for a call
+	// the rule covers in every other way.
+	if err := matchContent(r, c, got); err != nil {
+		return err
+	}
+	if PresetOf(r) != "" {
+		if err := matchPreset(bs, c, argv); err != nil {
+			return err
+		}
+	}
+	if policy.Base(got) == "git" {
+		return gitRepository(c)
 	}
 	return nil
 }

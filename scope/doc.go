@@ -11,7 +11,7 @@
 //
 //	rule      = bare | bash | file | webfetch | mcp
 //	bare      = TodoWrite | ExitPlanMode | WebSearch | Task | Agent | BashOutput
-//	bash      = "Bash(" command ")" [ "@" abspath ]
+//	bash      = "Bash(" command ")" [ "@" [ "sha256:" hex64 ":" ] abspath ]
 //	file      = ( "Edit" | "Write" | "Read" ) "(" anchor pattern ")"
 //	anchor    = "//" | "~/" | "/" | "./" | ""
 //	webfetch  = "WebFetch(domain:" host ")"
@@ -59,6 +59,17 @@
 //     Claude Code ignores redirections when matching. Descriptor
 //     duplication (2>&1, >&2, >&-) and /dev/null need no naming. Here-docs
 //     and here-strings are never covered.
+//   - A Bash rule pinned to an executable that is not root's alone (the
+//     file or a directory above it is owned by another user, or writable
+//     by group or others: ~/.cargo/bin, ~/go/bin, pyenv shims, /tmp) is
+//     also pinned to its content, a SHA-256 in the canonical form
+//     (@sha256:HEX:/path); the call must find the same content there
+//     (executable_content_changed). Call.ExeDigest reads it (the hook's is
+//     cached by file identity in the state dir).
+//   - A call under a rule pinned to git is covered only when git would use
+//     the project's own repository (or one above the project), never a
+//     nested or bare repository inside it nor one from a cwd outside it:
+//     their configuration runs commands (repository_not_covered).
 //   - A Bash rule is pinned (Rule.Pin) to the executable its command name
 //     resolves to when the grant is minted; the pinned path is part of the
 //     canonical form and so of the MAC. The call must resolve to exactly

@@ -21,6 +21,12 @@ const (
 	ReasonBadURL             = "bad_url"
 	ReasonDomainMismatch     = "domain_mismatch"
 	ReasonMalformedInput     = "malformed_input"
+	// ReasonContentChanged: the executable at the pinned path is not the
+	// file the grant was minted for (a content-pinned rule, see PinContent).
+	ReasonContentChanged = "executable_content_changed"
+	// ReasonRepositoryNotCovered: a git call would use a repository (and
+	// its configuration, which can run commands) other than the project's.
+	ReasonRepositoryNotCovered = "repository_not_covered"
 )
 
 // Call is what matching needs from a tool call.
@@ -33,6 +39,9 @@ type Call struct {
 	// Shell is the analysis of tool_input.command, set by the caller for
 	// Bash. PowerShell is not supported: it never matches.
 	Shell *shellparse.Result
+	// ExeDigest returns the SHA-256 (hex) of the executable at a path, for
+	// content-pinned rules; nil means fsx.ContentDigest, uncached.
+	ExeDigest func(path string) (string, error)
 }
 
 // MatchError says why a rule does not cover a call.

@@ -34,6 +34,9 @@ type Rule struct {
 	spec string
 	// exe is the executable a Bash rule is pinned to ("" if not pinned).
 	exe string
+	// digest is the SHA-256 (hex) of exe's content when exe lies where the
+	// user can write (PinContent); "" when the rule pins the path only.
+	digest string
 
 	// file rules
 	anchor  anchor
@@ -144,7 +147,7 @@ func Parse(rule string) (Rule, error) {
 		// A pinned path that needs quoting: Bash(...)@"/opt/my tools/x".
 		// Inside a valid Go string literal every " is escaped, so the
 		// last )@" starts the path.
-		closeIdx = strings.LastIndex(rule, ")@\"")
+		closeIdx = max(strings.LastIndex(rule, ")@\""), lastContentTail(rule))
 	}
 	if closeIdx < i {
 		return Rule{}, perr(rule, len(rule), "missing ')'")
@@ -152,7 +155,7 @@ func Parse(rule string) (Rule, error) {
 	spec := rule[i+1 : closeIdx]
 	tail := rule[closeIdx+1:]
 	specOff := i + 1
-	var exe string
+	var exe, digest string
 	if tail != "" {
 		if k != kindBash {
 			return Rule{}, perr(rule, closeIdx+1, "unexpected text after ')'")
@@ -161,6 +164,14 @@ func Parse(rule string) (Rule, error) {
 			return Rule{}, perr(rule, closeIdx+1, "unexpected text after ')'; only a pinned executable (@/abs/path) may follow")
 		}
 		exe = tail[1:]
+		if strings.HasPrefix(exe, contentPrefix) {
+			// A content pin: @sha256:HEX:/path (or :"/quoted path").
+			d, rest, ok := strings.Cut(exe[len(contentPrefix):], ":")
+			if !ok || !isDigestHex(d) || rest == "" {
+				return Rule{}, perr(rule, closeIdx+2, "pinned executable: want @sha256:<64 lower-case hex digits>:/absolute/path")
+			}
+			digest, exe = d, rest
+		}
 		if strings.HasPrefix(exe, "\"") {
 			uq, err := strconv.Unquote(exe)
 			if err != nil {
@@ -186,7 +197,7 @@ func Parse(rule string) (Rule, error) {
 			}
 			return Rule{}, perr(rule, specOff, "%v", err)
 		}
-		return Rule{kind: kindBash, tool: toolBash, spec: bs.String(), exe: exe}, nil
+		return Rule{kind: kindBash, tool: toolBash, spec: bs.String(), exe: exe, digest: digest}, nil
 	case kindFile:
 		a, pat, se := parseFileSpec(spec)
 		if se != nil {
@@ -269,10 +280,16 @@ func (r Rule) String() string {
 		s := r.tool + "(" + r.spec + ")"
 		switch {
 		case r.exe == "":
-		case plainExePath(r.exe):
-			s += "@" + r.exe
 		default:
-			s += "@" + strconv.Quote(r.exe)
+			s += "@"
+			if r.digest != "" {
+				s += contentPrefix + r.digest + ":"
+			}
+			if plainExePath(r.exe) {
+				s += r.exe
+			} else {
+				s += strconv.Quote(r.exe)
+			}
 		}
 		return s
 	case kindFile, kindWebFetch:

@@ -35,6 +35,9 @@ type GrantRecord struct {
 	// Resembles names what makes another call a plausible retry of the
 	// approved one (see hooks/retry.go): it chooses a reason's wording only.
 	Resembles []string `json:"resembles,omitempty"`
+	// Preset names the preset the grant was minted with (grant --preset),
+	// for grants and revoke --preset; the rule itself is in the token.
+	Preset string `json:"preset,omitempty"`
 }
 
 // GrantFile is a grant read from disk.

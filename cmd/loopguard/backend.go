@@ -31,11 +31,12 @@ type minter struct {
 	ctx  context.Context
 }
 
-// publish stores scoped grant g where the hooks find it: in Vault for
-// every machine, or in this machine's store.
-func (m *minter) publish(st *state.Store, g *token.Grant, now time.Time) error {
+// publishRecord stores scoped grant g where the hooks find it: in Vault for
+// every machine (the token only), or in this machine's store with the grant
+// file's notes rec (a preset's name).
+func (m *minter) publishRecord(st *state.Store, g *token.Grant, rec state.GrantRecord, now time.Time) error {
 	if m.team == nil {
-		_, err := st.PutGrant(g, state.GrantRecord{Created: now.UTC()})
+		_, err := st.PutGrant(g, rec)
 		return err
 	}
 	ctx, cancel := context.WithTimeout(m.ctx, vaultTimeout)

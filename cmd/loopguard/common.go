@@ -22,12 +22,18 @@ import (
 
 // loadConfig reads the user's configuration (defaults when there is none).
 func loadConfig() (config.Config, error) {
+	_, c, err := loadConfigPath()
+	return c, err
+}
+
+// loadConfigPath is loadConfig, with where the file is (to save it back).
+func loadConfigPath() (string, config.Config, error) {
 	path, err := config.DefaultPath()
 	if err != nil {
-		return config.Config{}, err
+		return "", config.Config{}, err
 	}
 	c, _, err := config.Load(path)
-	return c, err
+	return path, c, err
 }
 
 // openStore opens the per-user state directory.

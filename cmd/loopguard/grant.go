@@ -29,7 +29,12 @@ import (
 const MaxGrantTTL = 7 * 24 * time.Hour
 
 type grantOptions struct {
-	rules      []string
+	rules []string
+	// preset names a standing set of rules (scope.Preset) minted as one.
+	preset string
+	// skipped are the preset's rules that do not pin here (the program is
+	// not installed, or not in a trusted directory), set by prepareGrants.
+	skipped    []string
 	ttl        time.Duration
 	session    string
 	anySession bool
@@ -39,7 +44,7 @@ type grantOptions struct {
 func newGrantCmd() *cobra.Command {
 	o := &grantOptions{}
 	cmd := &cobra.Command{
-		Use:   "grant RULE...",
+		Use:   "grant RULE... | --preset readonly",
 		Short: "Grant a narrow standing permission, in Claude Code's rule grammar",
 		Long: `Mint a signed, expiring scoped grant for each RULE, bound to this project
 (every Claude Code session started in it, so a restart keeps it; --session
@@ -56,14 +61,33 @@ Rules that would let the agent escape the guard (shells, interpreters,
 wrappers, loopguard itself, the keyring tools, the hook settings) are refused;
 approve such calls one at a time with 'loopguard approve'.
 
+--preset readonly mints a standing set of read-only everyday commands (ls,
+cat, head, grep, git status/log/diff/show, go vet, go list...; see
+'loopguard grant --preset readonly' before you confirm) for 7 days unless
+--ttl says otherwise. Their wildcards never cover an option that writes or
+runs code, a git call is covered only in the project's own repository, and
+protected files (loopguard's, the hook settings, the keyrings) stay denied
+whatever grants exist. 'loopguard revoke --preset readonly' removes them.
+
 grant shows what each grant covers on your terminal and asks you to confirm
 by typing the first characters of its digest. It refuses inside an agent
 (CLAUDECODE set) or without a terminal.`,
 		Example: `  loopguard grant 'Bash(go test ./...)'
   loopguard grant 'Edit(src/**)' 'Bash(git diff *)' --ttl 4h
-  loopguard grant 'WebFetch(domain:pkg.go.dev)' --agent any --any-session`,
-		Args: cobra.MinimumNArgs(1),
+  loopguard grant 'WebFetch(domain:pkg.go.dev)' --agent any --any-session
+  loopguard grant --preset readonly`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) > 0) == (o.preset != "") {
+				return errors.New("name rules, or --preset NAME (one of them)")
+			}
+			if o.preset != "" {
+				if _, err := scope.Preset(o.preset, ""); err != nil {
+					return err
+				}
+				if !cmd.Flags().Changed("ttl") {
+					o.ttl = MaxGrantTTL
+				}
+			}
 			o.rules = args
 			tty, err := openTTY()
 			if err != nil {
@@ -74,10 +98,13 @@ by typing the first characters of its digest. It refuses inside an agent
 			if err != nil {
 				return err
 			}
-			return grantRun(cmd.Context(), tty, st, o, time.Now())
+			return grantRun(cmd.Context(), tty, st, o, time.Now(), func(digest string) error {
+				return confirmPrefix(tty, digest, approvePrefixLen, "grant")
+			})
 		},
 	}
-	cmd.Flags().DurationVar(&o.ttl, "ttl", time.Hour, "how long the grants stay valid (at most 7 days)")
+	cmd.Flags().DurationVar(&o.ttl, "ttl", time.Hour, "how long the grants stay valid (at most 7 days; a preset's default is 7 days)")
+	cmd.Flags().StringVar(&o.preset, "preset", "", "mint a named standing set of rules: "+strings.Join(scope.PresetNames(), ", "))
 	cmd.Flags().StringVar(&o.session, "session", "", "bind to this session id only, or 'last': the latest session seen in this project (default: every session of this project)")
 	cmd.Flags().BoolVar(&o.anySession, "any-session", false, "valid in every session (explicit wildcard)")
 	cmd.Flags().StringVar(&o.agent, "agent", "main", "main, any, an agent_id, or type:NAME for subagents of that type")
@@ -121,6 +148,26 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 	home, proj := ge.home, ge.project
 	env := shellparse.Env{Cwd: proj, Path: ge.path, ProjectDir: proj, Home: home, Trusted: ge.trusted}
 	var rules []scope.Rule
+	if o.preset != "" {
+		preset, err := scope.Preset(o.preset, home)
+		if err != nil {
+			return nil, "", "", err
+		}
+		for _, r := range preset {
+			pinned, err := r.Pin(env)
+			if errors.Is(err, scope.ErrNotPinnable) {
+				o.skipped = append(o.skipped, r.String())
+				continue
+			}
+			if err != nil {
+				return nil, "", "", err
+			}
+			rules = append(rules, pinned)
+		}
+		if len(rules) == 0 {
+			return nil, "", "", fmt.Errorf("no rule of the preset %s resolves to a trusted executable here", o.preset)
+		}
+	}
 	for _, text := range o.rules {
 		r, err := scope.Parse(text)
 		if err != nil {
@@ -166,7 +213,9 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 	return rules, session, agent, nil
 }
 
-func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOptions, now time.Time) error {
+// grantRun shows the grants on tty, has confirm check the human's
+// confirmation of their digest, then mints them.
+func grantRun(ctx context.Context, tty io.Writer, st *state.Store, o *grantOptions, now time.Time, confirm func(digest string) error) error {
 	ge, err := currentGrantEnv()
 	if err != nil {
 		return err
@@ -183,10 +232,16 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 	}
 	expiry := now.Add(o.ttl).Truncate(time.Second)
 	fmt.Fprintf(tty, "Grant, as %s, for %s (until %s):\n", hooks.EscapeText(m.principal), o.ttl, hooks.FormatTime(expiry))
+	if o.preset != "" {
+		fmt.Fprintf(tty, "the preset %s: %d rules; protected files stay denied, reading in this project only, git only in its own repository\n", o.preset, len(rules))
+	}
 	for _, r := range rules {
 		fmt.Fprintf(tty, "  %s\n", r.String())
 		if exe := r.Executable(); exe != "" {
 			fmt.Fprintf(tty, "      runs %s, and only while the command resolves to it\n", exe)
+		}
+		if note := r.ContentNote(); note != "" {
+			fmt.Fprintf(tty, "      %s\n", hooks.EscapeText(note))
 		}
 		if note := r.WildcardNote(); note != "" {
 			fmt.Fprintf(tty, "      %s\n", note)
@@ -205,16 +260,19 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 	case token.MainAgent:
 		showAgent = "the main agent only"
 	}
+	if len(o.skipped) > 0 {
+		fmt.Fprintf(tty, "not granted (not installed here, or not in a trusted directory): %s\n", strings.Join(o.skipped, " "))
+	}
 	digest := grantDigest(rules, session, agent, o.ttl)
 	fmt.Fprintf(tty, "session: %s\nagent:   %s\ndigest:  %s\n", showSession, showAgent, digest)
 	if m.team != nil {
 		fmt.Fprintln(tty, "Published in Vault: the hooks on every machine sharing it find these grants; revoke removes them there.")
 	}
-	if err := confirmPrefix(tty, digest, approvePrefixLen, "grant"); err != nil {
+	if err := confirm(digest); err != nil {
 		return err
 	}
 	for _, r := range rules {
-		g, err := mintScoped(st, m, r, session, agent, expiry, now)
+		g, err := mintScopedRecord(st, m, r, session, agent, expiry, now, state.GrantRecord{Created: now.UTC(), Preset: o.preset})
 		if err != nil {
 			return err
 		}
@@ -225,19 +283,31 @@ func grantRun(ctx context.Context, tty *os.File, st *state.Store, o *grantOption
 
 // mintScoped mints, stores and logs one scoped grant of rule r.
 func mintScoped(st *state.Store, m *minter, r scope.Rule, session, agent string, expiry, now time.Time) (*token.Grant, error) {
+	return mintScopedRecord(st, m, r, session, agent, expiry, now, state.GrantRecord{Created: now.UTC()})
+}
+
+// mintScopedRecord is mintScoped with the grant file's notes.
+func mintScopedRecord(st *state.Store, m *minter, r scope.Rule, session, agent string, expiry, now time.Time, rec state.GrantRecord) (*token.Grant, error) {
 	g, err := m.mint(token.Grant{Principal: m.principal, Agent: agent, Session: session,
 		Tool: r.Tool(), ArgHash: token.Any, Scope: r.String(), Expiry: expiry}, now)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.publish(st, &g, now); err != nil {
+	if err := m.publishRecord(st, &g, rec, now); err != nil {
 		return nil, err
 	}
 	if err := record(st, m.seal, audit.Entry{Session: session, Agent: agent, Tool: g.Tool, Decision: "grant",
-		Grant: g.ID(), Principal: g.Principal, Detail: g.Scope}); err != nil {
+		Grant: g.ID(), Principal: g.Principal, Detail: presetDetail(rec.Preset) + g.Scope}); err != nil {
 		return nil, err
 	}
 	return &g, nil
+}
+
+func presetDetail(preset string) string {
+	if preset == "" {
+		return ""
+	}
+	return "preset " + preset + ": "
 }
 
 // grantDigest names what a grant confirmation covers: the pinned rules, the
@@ -287,6 +357,8 @@ type grantJSON struct {
 	Expired   bool      `json:"expired"`
 	Uses      int       `json:"uses"`
 	Pending   string    `json:"pending,omitempty"`
+	// Preset names the preset the grant was minted with (grant --preset).
+	Preset string `json:"preset,omitempty"`
 	// Usable says whether the grant can cover a call here and now, and
 	// if not, why not.
 	Usable string `json:"usable"`
@@ -348,7 +420,7 @@ func listGrants(st *state.Store, team []state.GrantFile, now time.Time) ([]grant
 		}
 		rows = append(rows, grantJSON{ID: g.ID(), Kind: kind, Scope: g.Scope, Tool: g.Tool, Session: g.Session,
 			Agent: g.Agent, Principal: g.Principal, Expiry: g.Expiry, Expired: !now.Before(g.Expiry),
-			Uses: uses[g.ID()], Pending: gf.Record.Pending, Path: gf.Path, Usable: usable(g, now)})
+			Uses: uses[g.ID()], Pending: gf.Record.Pending, Preset: gf.Record.Preset, Path: gf.Path, Usable: usable(g, now)})
 	}
 	return rows, nil
 }
@@ -367,14 +439,17 @@ func grantsRun(out io.Writer, st *state.Store, team []state.GrantFile, asJSON bo
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tSCOPE\tSESSION\tAGENT\tBY\tEXPIRES\tUSES\tUSABLE HERE")
-	for _, r := range rows {
+	for _, r := range foldPresets(rows) {
 		if r.Kind == "corrupt" {
 			fmt.Fprintf(tw, "-\tCORRUPT\t%s\t\t\t\t\t\n", r.Path)
 			continue
 		}
 		sc := r.Scope
-		if r.Kind == "exact" {
+		switch r.Kind {
+		case "exact":
 			sc = r.Tool + " call " + short(r.Pending, 8)
+		case "preset":
+			sc = "preset " + r.Preset + ": " + sc
 		}
 		exp := "in " + shortAge(r.Expiry.Sub(now))
 		if r.Expired {
@@ -389,19 +464,56 @@ func grantsRun(out io.Writer, st *state.Store, team []state.GrantFile, asJSON bo
 	return tw.Flush()
 }
 
+// foldPresets shows the grants of one preset minting (same preset,
+// session, agent and expiry) as one row with their count and summed uses;
+// grants --json lists each, and each id revokes alone.
+func foldPresets(rows []grantJSON) []grantJSON {
+	var out []grantJSON
+	at := map[string]int{}
+	count := map[int]int{}
+	for _, r := range rows {
+		if r.Preset == "" || r.Kind != "scoped" {
+			out = append(out, r)
+			continue
+		}
+		key := r.Preset + "\x00" + r.Session + "\x00" + r.Agent + "\x00" + r.Expiry.String()
+		i, ok := at[key]
+		if !ok {
+			r.Kind, r.ID = "preset", "preset:"+r.Preset
+			i = len(out)
+			at[key] = i
+			out = append(out, r)
+		} else {
+			out[i].Uses += r.Uses
+		}
+		count[i]++
+	}
+	for i, n := range count {
+		out[i].Scope = fmt.Sprintf("%d rules (loopguard grants --json lists them)", n)
+	}
+	return out
+}
+
 func newRevokeCmd() *cobra.Command {
 	var all bool
-	var session string
+	var session, preset string
 	cmd := &cobra.Command{
-		Use:   "revoke ID... | --all | --session ID",
+		Use:   "revoke ID... | --all | --session ID | --preset NAME",
 		Short: "Remove grants",
 		Long: `Remove grants by id (see 'loopguard grants'), every grant, or every grant
-bound to one session. Taking power away needs no terminal.`,
+bound to one session, or every grant minted with a preset (grant --preset).
+Taking power away needs no terminal.`,
 		ValidArgsFunction: completeGrants,
-		Example:           "  loopguard revoke 3fa9c2d17e0b\n  loopguard revoke 3fa9      # a unique prefix\n  loopguard revoke --session 066fc3ad-3aa6-4401-854a-df9080ffea32\n  loopguard revoke --all",
+		Example:           "  loopguard revoke 3fa9c2d17e0b\n  loopguard revoke 3fa9      # a unique prefix\n  loopguard revoke --session 066fc3ad-3aa6-4401-854a-df9080ffea32\n  loopguard revoke --preset readonly\n  loopguard revoke --all",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (len(args) > 0) == (all || session != "") || (all && session != "") {
-				return errors.New("name grant ids, or --all, or --session ID (one of them)")
+			n := 0
+			for _, set := range []bool{len(args) > 0, all, session != "", preset != ""} {
+				if set {
+					n++
+				}
+			}
+			if n != 1 {
+				return errors.New("name grant ids, or --all, or --session ID, or --preset NAME (one of them)")
 			}
 			st, err := openStore()
 			if err != nil {
@@ -411,15 +523,16 @@ bound to one session. Taking power away needs no terminal.`,
 			if err != nil {
 				return err
 			}
-			return revokeRun(cmd.Context(), cmd.OutOrStdout(), st, m, args, all, session)
+			return revokeRun(cmd.Context(), cmd.OutOrStdout(), st, m, args, all, session, preset)
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "remove every grant")
 	cmd.Flags().StringVar(&session, "session", "", "remove every grant bound to this session")
+	cmd.Flags().StringVar(&preset, "preset", "", "remove every grant minted with this preset")
 	return cmd
 }
 
-func revokeRun(ctx context.Context, out io.Writer, st *state.Store, m *minter, ids []string, all bool, session string) error {
+func revokeRun(ctx context.Context, out io.Writer, st *state.Store, m *minter, ids []string, all bool, session, preset string) error {
 	all2, err := st.AllGrants()
 	if err != nil {
 		return err
@@ -453,7 +566,8 @@ func revokeRun(ctx context.Context, out io.Writer, st *state.Store, m *minter, i
 	for _, gf := range all2 {
 		match := all
 		if gf.Grant != nil {
-			match = match || want[gf.Grant.ID()] || (session != "" && gf.Grant.Session == session)
+			match = match || want[gf.Grant.ID()] || (session != "" && gf.Grant.Session == session) ||
+				(preset != "" && gf.Record.Preset == preset)
 			delete(want, gf.Grant.ID())
 		}
 		if !match {

@@ -9,7 +9,7 @@ import (
 // have a short line, a long help and examples that show a command line.
 func TestHelpHasExamples(t *testing.T) {
 	root := newRootCmd()
-	for _, path := range [][]string{{"init"}, {"uninstall"}, {"doctor"}, {"review"}, {"key"}, {"key", "rotate"}, {"completion"}} {
+	for _, path := range [][]string{{"init"}, {"uninstall"}, {"doctor"}, {"review"}, {"key"}, {"key", "rotate"}, {"completion"}, {"notify"}} {
 		c, _, err := root.Find(path)
 		if err != nil || c == root {
 			t.Errorf("%q: not found (%v)", path, err)

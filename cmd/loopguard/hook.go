@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/notify"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -84,7 +86,7 @@ func newEngine(mode string, wait time.Duration) (*hooks.Engine, error) {
 			return nil, err
 		}
 	}
-	return &hooks.Engine{
+	eng := &hooks.Engine{
 		Custody: custody,
 		Store:   st,
 		Audit:   audit.Open(filepath.Join(dir, "audit")),
@@ -100,5 +102,34 @@ func newEngine(mode string, wait time.Duration) (*hooks.Engine, error) {
 		},
 		Mode: mode,
 		Wait: wait,
-	}, nil
+	}
+	eng.OnHeld = heldNotifier(cfg, eng.Audit)
+	return eng, nil
+}
+
+// heldNotifier tells the human that the hook holds a call: the desktop
+// notification (unless the config turns it off) and the config's notify
+// command, both in the background and bounded (package notify). The hook
+// runs them, not review: review may not be running, and the hook runs as
+// the user outside the agent's sandbox. A failure is logged, never a
+// decision.
+func heldNotifier(cfg config.Config, log *audit.Log) func(*state.Pending) {
+	nf := notify.Notifier{Command: cfg.NotifyCommand()}
+	if cfg.DesktopOn() {
+		nf.Bus = keyring.SessionBus
+	}
+	if nf.Bus == nil && len(nf.Command) == 0 {
+		return nil
+	}
+	return func(p *state.Pending) {
+		n := notify.Note{ID: p.ID, Prefix: short(p.ID, 6), Tool: hooks.EscapeText(p.Tool), Summary: hooks.Summary(p),
+			Reason: p.Reason, Session: hooks.EscapeText(p.Session), Project: hooks.EscapeText(p.ProjectDir), HeldUntil: p.HeldUntil}
+		nf.Fire(n, func(what string, err error) {
+			if errors.Is(err, notify.ErrUnavailable) {
+				return // no desktop here: nothing to tell, nothing to log
+			}
+			_ = log.AppendNoSync(audit.Entry{Time: time.Now().UTC(), Event: "notify", Session: p.Session, Agent: p.Agent,
+				Tool: p.Tool, Pending: p.ID, Decision: "notify-failed", Reason: "notify_" + what, Detail: hooks.EscapeText(err.Error())})
+		})
+	}
 }

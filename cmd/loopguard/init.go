@@ -19,6 +19,7 @@ import (
 	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 )
@@ -96,6 +97,12 @@ type initOptions struct {
 	agent  string // "" or "claude": Claude Code; else see initAgentRun
 
 	noSandbox bool // leave Claude Code's sandbox settings alone (init_sandbox.go)
+
+	// Offers (init_offers.go): the read-only preset and the toolchain
+	// directories found in PATH.
+	preset     string // mint this preset without asking
+	noPreset   bool   // do not offer it
+	toolchains string // ask, all or none
 }
 
 func newInitCmd() *cobra.Command {
@@ -161,6 +168,10 @@ a call runs but cannot confine what it does.`,
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the change to the settings file and do nothing")
 	cmd.Flags().BoolVar(&o.noSandbox, "no-sandbox", false, "do not turn on Claude Code's OS sandbox for Bash (weaker: approved code runs unconfined)")
 	cmd.Flags().StringVar(&o.agent, "agent", "", "register with another agent: codex, gemini, copilot or cursor (see README)")
+	cmd.Flags().StringVar(&o.preset, "preset", "", "grant this preset of standing rules (readonly: ls, cat, git status/log/diff...) without asking")
+	cmd.Flags().BoolVar(&o.noPreset, "no-preset", false, "do not offer the read-only preset")
+	cmd.Flags().StringVar(&o.toolchains, "toolchains", "ask", "trust the toolchain directories found in PATH (~/.cargo/bin, ~/go/bin...): ask (on a terminal), all or none")
+	cmd.MarkFlagsMutuallyExclusive("preset", "no-preset")
 	return cmd
 }
 
@@ -181,6 +192,17 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	}
 	if o.wait > 0 && o.mode != hooks.ModeEnforce {
 		return withHint(errors.New("--wait works only with --mode enforce"), "drop --wait, or use --mode enforce")
+	}
+	if o.preset != "" {
+		if _, err := scope.Preset(o.preset, ""); err != nil {
+			return withHint(err, "use --preset readonly, or --no-preset")
+		}
+	}
+	if o.toolchains == "" {
+		o.toolchains = "ask"
+	}
+	if o.toolchains != "ask" && o.toolchains != "all" && o.toolchains != "none" {
+		return withHint(fmt.Errorf("unknown --toolchains %q", o.toolchains), "use --toolchains ask, all or none")
 	}
 	if strings.TrimSpace(o.tools) == "" {
 		return withHint(errors.New("--tools is empty"), "leave --tools out to guard every tool, or name them: --tools 'Bash|Edit|Write'")
@@ -248,6 +270,9 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	if err := initConfig(out); err != nil {
 		return err
 	}
+	if err := offerToolchains(out, o); err != nil {
+		return err
+	}
 	_, seal, err := loadKeys(ctx)
 	if err != nil {
 		return err
@@ -284,6 +309,9 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		}
 	}
 	sandboxNotes(out, errOut, sbx, scope)
+	if err := offerPreset(ctx, out, st, o, scope); err != nil {
+		return err
+	}
 	if res.Changed && scope == install.Project {
 		fmt.Fprintf(errOut, "loopguard: warning: %s is shared with the repository, and the hook path %s is this machine's\n", path, bin)
 		fmt.Fprintln(errOut, "loopguard: hint: a teammate without loopguard at that path gets every guarded call blocked (onFailure block); for a personal setup use --local")

@@ -83,6 +83,7 @@ the exact call (or a narrow scope that covers it), the session and the agent.`,
 		newTeamCmd(),
 		newCompletionCmd(),
 		newCheckCmd(),
+		newNotifyCmd(),
 	)
 	return root
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/internal/scripttest"
 )
 
@@ -53,6 +54,8 @@ func cmdTypeGrant(ts *testscript.TestScript, neg bool, args []string) {
 			o.session = strings.TrimPrefix(a, "--session=")
 		case a == "--any-session":
 			o.anySession = true
+		case strings.HasPrefix(a, "--preset="):
+			o.preset, o.ttl = strings.TrimPrefix(a, "--preset="), MaxGrantTTL
 		case strings.HasPrefix(a, "--agent="):
 			o.agent = strings.TrimPrefix(a, "--agent=")
 		case strings.HasPrefix(a, "--ttl="):
@@ -66,7 +69,10 @@ func cmdTypeGrant(ts *testscript.TestScript, neg bool, args []string) {
 	if proj == "" {
 		proj = ts.Getenv("WORK")
 	}
-	rules, session, agent, err := prepareGrants(scripttest.Store(ts), o, grantEnv{home: ts.Getenv("HOME"), project: proj, path: ts.Getenv("PATH")})
+	// The trusted dirs as the script's loopguard reads them.
+	cfg, _, err := config.Load(filepath.Join(ts.Getenv("HOME"), ".config", "loopguard", "config.json"))
+	ts.Check(err)
+	rules, session, agent, err := prepareGrants(scripttest.Store(ts), o, grantEnv{home: ts.Getenv("HOME"), project: proj, path: ts.Getenv("PATH"), trusted: cfg.Trusted()})
 	ts.Check(err)
 	d := grantDigest(rules, session, agent, o.ttl)
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(d[:approvePrefixLen]+"\n"), 0o600))

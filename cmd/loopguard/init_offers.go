@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/state"
+)
+
+// askYes asks a yes/no question on the terminal; only y or yes is yes.
+func askYes(tty *os.File, question string) (bool, error) {
+	line, err := readLine(tty, question+" [y/N] ")
+	if err != nil {
+		return false, err
+	}
+	line = strings.ToLower(line)
+	return line == "y" || line == "yes", nil
+}
+
+// offerToolchains offers the PATH directories where toolchains (cargo,
+// pip, go tools...) resolve outside the trusted ones, and records the
+// human's choice in the config's trusted_dirs. Scopes over programs there
+// are pinned to their content when the directory is the user's to write.
+func offerToolchains(out io.Writer, o *initOptions) error {
+	path, cfg, err := loadConfigPath()
+	if err != nil {
+		return err
+	}
+	found := config.ToolchainDirs(os.Getenv("PATH"), cfg.Trusted())
+	if len(found) == 0 || o.toolchains == "none" {
+		return nil
+	}
+	var add []string
+	switch o.toolchains {
+	case "all":
+		for _, d := range found {
+			add = append(add, d.Dir)
+		}
+	case "ask":
+		tty, err := openTTY()
+		if err != nil {
+			var dirs []string
+			for _, d := range found {
+				dirs = append(dirs, hooks.EscapeText(d.Dir)+" ("+strings.Join(d.Names, ", ")+")")
+			}
+			fmt.Fprintf(out, "Toolchains: not trusted, so scoped grants cannot cover them: %s; trust them with `loopguard init --toolchains all` (or edit trusted_dirs in %s).\n", strings.Join(dirs, "; "), path)
+			return nil
+		}
+		defer tty.Close()
+		fmt.Fprintln(tty, "Toolchain directories in your PATH that loopguard does not trust yet (a scoped grant cannot cover their programs):")
+		for _, d := range found {
+			yes, err := askYes(tty, fmt.Sprintf("  trust %s (%s)? A grant over a program there is pinned to the file's content, and refused if it changes.", hooks.EscapeText(d.Dir), strings.Join(d.Names, ", ")))
+			if err != nil {
+				return err
+			}
+			if yes {
+				add = append(add, d.Dir)
+			}
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	cfg.TrustedDirs = append(append([]string(nil), cfg.Trusted()...), add...)
+	if err := config.Save(path, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Toolchains: trusted %s (recorded in %s); grants over programs there are pinned to their content.\n", strings.Join(add, " "), path)
+	return nil
+}
+
+// offerPreset grants the read-only preset: at once with --preset, after a
+// question and the usual digest confirmation on a terminal, never with
+// --no-preset or without a terminal. From a user-wide install it covers
+// every session (all projects); from a project's, that project's.
+func offerPreset(ctx context.Context, out io.Writer, st *state.Store, o *initOptions, where install.Scope) error {
+	g := &grantOptions{preset: o.preset, ttl: MaxGrantTTL, agent: "main", anySession: where == install.User}
+	if o.preset != "" {
+		// The flag is the human's choice, typed at init, which refuses to
+		// run inside an agent; the preset is a fixed, reviewed list.
+		return grantRun(ctx, out, st, g, time.Now(), func(string) error { return nil })
+	}
+	if o.noPreset || o.mode != hooks.ModeEnforce {
+		return nil
+	}
+	tty, err := openTTY()
+	if err != nil {
+		fmt.Fprintln(out, "Preset: none granted; `loopguard grant --preset readonly` lets everyday read-only commands (ls, cat, git status...) run without a decision.")
+		return nil
+	}
+	defer tty.Close()
+	rules, _ := scope.Preset(scope.PresetReadOnly, "")
+	var names []string
+	for _, r := range rules {
+		names = append(names, strings.TrimSuffix(strings.TrimPrefix(r.String(), "Bash("), ")"))
+	}
+	fmt.Fprintf(tty, "The read-only preset lets these run without a decision, for 7 days (protected files stay denied; git only in the project's own repository):\n  %s\n", strings.Join(names, ", "))
+	yes, err := askYes(tty, "Grant it?")
+	if err != nil || !yes {
+		return err
+	}
+	g.preset = scope.PresetReadOnly
+	return grantRun(ctx, tty, st, g, time.Now(), func(digest string) error {
+		return confirmPrefix(tty, digest, approvePrefixLen, "grant")
+	})
+}

@@ -1,0 +1,155 @@
+package hooks
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+// mintPreset mints the read-only preset as `loopguard grant --preset
+// readonly` does: every rule that pins (the harness has stubs for some of
+// the programs), bound to any session.
+func (h *harness) mintPreset() int {
+	h.t.Helper()
+	keys, _ := token.NewKeys(testMaster)
+	rules, err := scope.Preset(scope.PresetReadOnly, h.eng().Env.Home)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	n := 0
+	for _, r := range rules {
+		r, err := r.Pin(shellparse.Env{Cwd: h.project, Path: h.eng().Env.Path, ProjectDir: h.project, Trusted: h.eng().Env.Trusted, Home: h.eng().Env.Home})
+		if errors.Is(err, scope.ErrNotPinnable) {
+			continue
+		}
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		g, err := keys.Mint(token.Grant{Principal: "alice", Agent: token.MainAgent, Session: token.Any, Tool: r.Tool(),
+			ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if _, err := h.store.PutGrant(&g, state.GrantRecord{}); err != nil {
+			h.t.Fatal(err)
+		}
+		n++
+	}
+	return n
+}
+
+// TestReadOnlyPreset: the preset's commands run without a decision; what it
+// must never cover does not run (each row with its control).
+func TestReadOnlyPreset(t *testing.T) {
+	h := newHarness(t)
+	h.stubs("less", "head", "wc", "grep", "du")
+	base := filepath.Dir(h.project)
+	cfgDir := filepath.Join(base, "config", "loopguard")
+	home := h.eng().Env.Home
+	eng := h.eng
+	h.eng = func() *Engine {
+		e := eng()
+		e.Env.ConfigDir = cfgDir
+		e.Env.ProjectDir = h.project
+		return e
+	}
+	if n := h.mintPreset(); n < 8 {
+		t.Fatalf("only %d preset rules pinned", n)
+	}
+	for _, d := range []string{filepath.Join(h.project, ".git"), filepath.Join(h.project, ".claude"), cfgDir, filepath.Join(h.project, "sub")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bash := h.fixture("pretooluse-bash.json")
+	run := func(cwd, cmd string) Decision {
+		return h.decide(with(bash, func(m map[string]any) {
+			input(m)["command"] = cmd
+			if cwd != "" {
+				m["cwd"] = cwd
+			}
+		}))
+	}
+	allowed := []string{
+		"ls", "ls -la", "ls -la src", "cat README.md", "head -n 5 go.mod", "wc -l main.go", "grep -rn TODO .",
+		"git status", "git status -sb", "git log --oneline -5", "git diff", "git diff --stat HEAD~1", "git show HEAD",
+		"go vet ./...", "go list -m all", "git log --format=%h/%s -3", "cat src/../README.md", "ls -la " + h.project,
+		"cat inside-link/x", "grep -rn x *.go",
+	}
+	// A symlink inside the project to a dir inside it (control) and to one
+	// outside it (attack, below).
+	_ = os.MkdirAll(filepath.Join(h.project, "src"), 0o755)
+	_ = os.Symlink(filepath.Join(h.project, "src"), filepath.Join(h.project, "inside-link"))
+	_ = os.Symlink(home, filepath.Join(h.project, "home-link"))
+	for _, c := range allowed {
+		expect(t, c, run("", c), Allow, ReasonScopedGrant)
+	}
+	denied := []struct{ cmd, reason string }{
+		{"ls " + h.store.Dir, ReasonProtected},
+		{"cat " + filepath.Join(h.store.Dir, "audit"), ReasonProtected},
+		{"cat " + filepath.Join(cfgDir, "config.json"), ReasonProtected},
+		{"cat .claude/settings.json", ReasonProtected},
+		{"cat " + filepath.Join(home, ".claude", "settings.json"), ReasonProtected},
+		{"git diff --output=x.patch", ReasonNoGrant},
+		{"git log --output=/tmp/x", ReasonNoGrant},
+		{"git diff --ext-diff", ReasonNoGrant},
+		{"git log --textconv -p", ReasonNoGrant},
+		{"git -c core.fsmonitor=id status", ReasonIndirect},
+		{"git -c diff.external=id diff", ReasonIndirect},
+		{"git --git-dir=sub status", ReasonNoGrant},
+		{"git -C sub status", ReasonNoGrant},
+		{"GIT_DIR=sub git status", ReasonShadowed},
+		{"less README.md", ReasonNoGrant},
+		{"ls > listing.txt", ReasonNoGrant},
+		{"cat a; rm -rf b", ReasonChained},
+		{"go vet -vettool=./evil ./...", ReasonIndirect},
+		{"go list -toolexec=./evil ./...", ReasonIndirect},
+		// Reading outside the project needs a decision, as in Claude Code.
+		{"cat ../elsewhere.txt", ReasonNoGrant},
+		{"cat ~/.aws/credentials", ReasonNoGrant},
+		{"cat " + filepath.Join(home, ".netrc"), ReasonNoGrant},
+		{"ls /", ReasonNoGrant},
+		{"ls -la ..", ReasonNoGrant},
+		{"grep -rn password ..", ReasonNoGrant},
+		{"grep -f/etc/passwd x", ReasonNoGrant},
+		{"grep --file=/etc/passwd x", ReasonNoGrant},
+		{"cat /proc/self/environ", ReasonNoGrant},
+		{"cat home-link/notes.txt", ReasonNoGrant},
+		{"cat home-link/.ssh/id_ed25519", ReasonExecConfig},
+		{"du -sh ~", ReasonNoGrant},
+	}
+	for _, c := range denied {
+		d := run("", c.cmd)
+		if d.Behavior == Allow || d.Reason != c.reason {
+			t.Errorf("%s: got %s/%s (%s), want deny %s", c.cmd, d.Behavior, d.Reason, d.Message, c.reason)
+		}
+	}
+
+	// A repository the agent could have made inside the project: a nested
+	// .git (made by approved, sandboxed code) or a bare repository written
+	// with the file tools. Its config runs core.fsmonitor in git status.
+	sub := filepath.Join(h.project, "sub")
+	expect(t, "git status in sub, no repository there (control)", run(sub, "git status"), Allow, ReasonScopedGrant)
+	for _, f := range []string{"HEAD", "config"} {
+		_ = os.WriteFile(filepath.Join(sub, f), []byte("x\n"), 0o644)
+	}
+	_ = os.MkdirAll(filepath.Join(sub, "objects"), 0o755)
+	expect(t, "git status in a bare repository", run(sub, "git status"), Deny, ReasonRepositoryNotCovered)
+	expect(t, "git log in a bare repository", run(sub, "git log -p"), Deny, ReasonRepositoryNotCovered)
+	nested := filepath.Join(h.project, "vendor", "lib")
+	_ = os.MkdirAll(filepath.Join(nested, ".git"), 0o755)
+	expect(t, "git diff in a nested repository", run(nested, "git diff"), Deny, ReasonRepositoryNotCovered)
+	expect(t, "ls in the nested repository (control)", run(nested, "ls"), Allow, ReasonScopedGrant)
+	elsewhere := filepath.Join(base, "elsewhere")
+	_ = os.MkdirAll(elsewhere, 0o755)
+	expect(t, "git status outside the project", run(elsewhere, "git status"), Deny, ReasonNoGrant)
+	expect(t, "ls outside the project", run(elsewhere, "ls"), Deny, ReasonNoGrant)
+	expect(t, "git status at the project's root (control)", run(h.project, "git status"), Allow, ReasonScopedGrant)
+}

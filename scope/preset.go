@@ -1,0 +1,181 @@
+package scope
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/shellparse"
+)
+
+// PresetReadOnly names the preset of everyday read-only commands.
+const PresetReadOnly = "readonly"
+
+// presets are named standing sets of rules a human mints in one step
+// (loopguard grant --preset NAME, offered by init). This is the one list:
+// grant mints it, grants shows it as one preset, revoke --preset removes it.
+//
+// Every rule goes through Dangerous like any other rule, and matching keeps
+// all its narrowing: the wildcard never covers an option the option table
+// calls code, a write or unknown (git diff --output=, --ext-diff, git -c,
+// sort -o, rg --pre), a call is never covered when it touches a protected
+// resource (the hook's protected check runs before any scope), and a git
+// call is covered only in the project's own repository (gitRepository).
+//
+// A preset rule also covers reading in the project only (matchPreset): the
+// cwd must be inside the project, and no word its wildcard absorbs may name
+// a path outside it (cat ~/.aws/credentials, ls /, grep -r x ..). Claude
+// Code asks before reading outside the working directory; the preset does
+// not widen that.
+//
+// Left out on purpose: pagers and editors (less, more, vim: they run
+// commands), find (-exec, -delete), tree (-o writes), printenv and env
+// (tokens in the environment; env runs commands), sed and awk
+// (interpreters), date (-s), git branch * (-d, -m change branches).
+//
+// A slice, not a map: static data, nothing built at start-up.
+var presets = []struct {
+	name  string
+	rules []string
+}{
+	{PresetReadOnly, []string{
+		"Bash(ls *)", "Bash(cat *)", "Bash(head *)", "Bash(tail *)", "Bash(wc *)", "Bash(pwd)",
+		"Bash(file *)", "Bash(stat *)", "Bash(du *)", "Bash(df *)", "Bash(which *)",
+		"Bash(grep *)", "Bash(rg *)", "Bash(diff *)", "Bash(cmp *)",
+		"Bash(basename *)", "Bash(dirname *)", "Bash(realpath *)", "Bash(readlink *)",
+		"Bash(uname *)", "Bash(whoami)",
+		"Bash(git status *)", "Bash(git log *)", "Bash(git diff *)", "Bash(git show *)",
+		"Bash(git rev-parse *)", "Bash(git ls-files *)", "Bash(git blame *)", "Bash(git branch)",
+		"Bash(go vet *)", "Bash(go list *)", "Bash(go version)", "Bash(go env *)", "Bash(go doc *)",
+	}},
+}
+
+// presetTexts returns the rules of the named preset.
+func presetTexts(name string) ([]string, bool) {
+	for _, p := range presets {
+		if p.name == name {
+			return p.rules, true
+		}
+	}
+	return nil, false
+}
+
+// PresetNames lists the presets, sorted.
+func PresetNames() []string {
+	var out []string
+	for _, p := range presets {
+		out = append(out, p.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Preset returns the parsed, unpinned rules of the named preset, each
+// accepted by Dangerous.
+func Preset(name, home string) ([]Rule, error) {
+	texts, ok := presetTexts(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown preset %q (known: %s)", name, strings.Join(PresetNames(), ", "))
+	}
+	rules := make([]Rule, 0, len(texts))
+	for _, t := range texts {
+		r, err := Parse(t)
+		if err != nil {
+			return nil, fmt.Errorf("preset %s: %w", name, err)
+		}
+		if err := Dangerous(r, home); err != nil {
+			return nil, fmt.Errorf("preset %s: %w", name, err)
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
+// Unpinned is r without its pinned executable and content digest, as a
+// person wrote it.
+func (r Rule) Unpinned() Rule {
+	r.exe, r.digest = "", ""
+	return r
+}
+
+// presetRules maps the canonical text of every preset rule to its preset,
+// built on first use.
+var (
+	presetRules     map[string]string
+	presetRulesOnce sync.Once
+)
+
+// PresetOf names the preset a rule (pinned or not) belongs to, or "". A
+// rule a human wrote that is the same as a preset's is the preset's rule.
+func PresetOf(r Rule) string {
+	presetRulesOnce.Do(func() {
+		// The texts are canonical (TestPresetRules): no parse on the
+		// hook's path.
+		presetRules = map[string]string{}
+		for _, p := range presets {
+			for _, t := range p.rules {
+				presetRules[t] = p.name
+			}
+		}
+	})
+	return presetRules[r.Unpinned().String()]
+}
+
+// matchPreset narrows a preset rule to the project: the call's cwd is in
+// the project, and every word the rule's wildcard absorbs that could name
+// a file (an operand, an option's value after '=' or an attached value
+// from its first '/' or '~') names one in the project, resolved as the
+// kernel will (fsx.Resolve). A glob word that could match a dot directory (.*)
+// is not covered.
+func matchPreset(bs bashSpec, c Call, argv []shellparse.Word) error {
+	proj, cwd := c.ProjectDir, c.Cwd
+	if proj == "" || cwd == "" || !filepath.IsAbs(proj) || !filepath.IsAbs(cwd) {
+		return mismatch(ReasonPathEscapes, "a preset rule covers reading in the project only, and the project or cwd is not known")
+	}
+	proj, perr := fsx.ResolvePath(filepath.Clean(proj))
+	cwd, cerr := fsx.ResolvePath(filepath.Clean(cwd))
+	if perr != nil || cerr != nil {
+		return mismatch(ReasonPathEscapes, "cannot resolve the project or the cwd")
+	}
+	if !within(cwd, proj) {
+		return mismatch(ReasonPathEscapes, "a preset rule covers reading in the project only; the cwd %s is outside %s", cwd, proj)
+	}
+	for i, w := range argv {
+		if i < len(bs.words) && bs.words[i].literal() {
+			continue // named by the rule
+		}
+		v := w.Value
+		if strings.HasPrefix(v, "-") {
+			if j := strings.IndexByte(v, '='); j >= 0 {
+				v = v[j+1:]
+			} else if j := strings.IndexAny(v, "/~"); j >= 0 {
+				v = v[j:]
+			} else {
+				continue
+			}
+		}
+		if v == "" {
+			continue
+		}
+		if w.Glob {
+			for _, seg := range strings.Split(v, "/") {
+				if strings.HasPrefix(seg, ".") && strings.ContainsAny(seg, "*?[") {
+					return mismatch(ReasonPathEscapes, "word %d %q: a glob that could match a dot directory (..) is not covered by a preset rule", i, w.Value)
+				}
+			}
+		}
+		// The kernel's meaning of "..", symlinks (dangling ones too)
+		// followed: where the read lands.
+		p, err := fsx.ResolvePath(fsx.Abs(cwd, "", v))
+		if err != nil {
+			return mismatch(ReasonPathEscapes, "word %d %q: %v", i, w.Value, err)
+		}
+		if !within(p, proj) {
+			return mismatch(ReasonPathEscapes, "word %d %q names %s, outside the project %s: a preset rule covers reading in the project only", i, w.Value, p, proj)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package scope
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/shellparse"
+)
+
+// TestPresetRules: every rule of every preset parses and passes Dangerous,
+// and PresetOf knows them pinned or not.
+func TestPresetRules(t *testing.T) {
+	for _, name := range PresetNames() {
+		rules, err := Preset(name, "/home/u")
+		if err != nil || len(rules) == 0 {
+			t.Fatalf("%s: %d rules, %v", name, len(rules), err)
+		}
+		texts, _ := presetTexts(name)
+		for i, r := range rules {
+			if r.String() != texts[i] {
+				t.Errorf("preset %s: %q is not canonical (%q)", name, texts[i], r.String())
+			}
+			if PresetOf(r) != name {
+				t.Errorf("PresetOf(%s) = %q", r, PresetOf(r))
+			}
+			pinned, _ := Parse(r.String() + "@/usr/bin/x")
+			if PresetOf(pinned) != name {
+				t.Errorf("PresetOf(%s) = %q", pinned, PresetOf(pinned))
+			}
+		}
+	}
+	if r, _ := Parse("Bash(cat -n *)"); PresetOf(r) != "" {
+		t.Error("a rule outside the preset is the preset's")
+	}
+	if _, err := Preset("nosuch", ""); err == nil {
+		t.Error("unknown preset")
+	}
+	for _, bad := range []string{"Bash(less *)", "Bash(find *)", "Bash(env *)", "Bash(sed *)"} {
+		r, _ := Parse(bad)
+		if PresetOf(r) != "" {
+			t.Errorf("%s is in a preset", bad)
+		}
+	}
+}
+
+// TestMatchPreset: a preset rule covers reading in the project only.
+func TestMatchPreset(t *testing.T) {
+	root := t.TempDir()
+	proj := filepath.Join(root, "proj")
+	_ = os.MkdirAll(filepath.Join(proj, "src"), 0o755)
+	_ = os.Symlink(root, filepath.Join(proj, "up"))
+	_ = os.Symlink(filepath.Join(root, "absent", "x"), filepath.Join(proj, "dangle"))
+	r, _ := Parse("Bash(cat *)@/usr/bin/cat")
+	call := func(cwd string, words ...Word) Call {
+		res := shellparse.Result{Verdict: shellparse.Simple, Executable: "/usr/bin/cat", Argv: append([]shellparse.Word{{Value: "cat"}}, words...)}
+		return Call{Tool: "Bash", Cwd: cwd, ProjectDir: proj, Shell: &res}
+	}
+	w := func(v string) Word { return Word{Value: v} }
+	g := func(v string) Word { return Word{Value: v, Glob: true} }
+	for _, c := range []struct {
+		name string
+		call Call
+		ok   bool
+	}{
+		{"file in the project", call(proj, w("src/a.go")), true},
+		{"no operand", call(proj), true},
+		{"option", call(proj, w("-n"), w("README")), true},
+		{"glob in the project", call(proj, g("src/*.go")), true},
+		{"from a subdir, up to the root", call(filepath.Join(proj, "src"), w("../README")), true},
+		{"dotdot out", call(proj, w("../x")), false},
+		{"absolute out", call(proj, w("/etc/passwd")), false},
+		{"option value out", call(proj, w("--file=/etc/passwd")), false},
+		{"attached value out", call(proj, w("-f/etc/passwd")), false},
+		{"symlink out", call(proj, w("up/secret")), false},
+		{"dangling symlink out", call(proj, w("dangle")), false},
+		{"in and out through ..", call(proj, w("up/proj/../secret")), false},
+		{"dot glob", call(proj, g(".*/x")), false},
+		{"cwd outside", call(root, w("x")), false},
+		{"no project", Call{Tool: "Bash", Cwd: proj, Shell: call(proj).Shell}, false},
+	} {
+		err := Match(r, c.call)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v, want covered %t", c.name, err, c.ok)
+		}
+		if err != nil && !c.ok && ReasonOf(err) != ReasonPathEscapes {
+			t.Errorf("%s: reason %s, want %s", c.name, ReasonOf(err), ReasonPathEscapes)
+		}
+	}
+	// Control: the same words under a rule that is not the preset's.
+	other, _ := Parse("Bash(cat -n *)@/usr/bin/cat")
+	if err := Match(other, call(proj, w("-n"), w("/etc/hostname"))); err != nil && strings.Contains(err.Error(), "preset") {
+		t.Errorf("a rule outside the preset was narrowed as the preset's: %v", err)
+	}
+}
+
+type Word = shellparse.Word
