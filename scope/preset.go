@@ -124,12 +124,60 @@ func PresetOf(r Rule) string {
 	return presetRules[r.Unpinned().String()]
 }
 
+// presetFollows lists, per program of the preset, the options that read
+// what no word of the call names: a recursion that follows symbolic links
+// (grep -R, diff -r, which follows them by default, rg -L, du -L, ls -L) or
+// a list of names read from a file (wc --files0-from, file -f). A symlink
+// in the project (a cloned repository may hold one) would otherwise take
+// the read outside it: diff -r a b with a/k and b/k linking to two
+// directories prints the files of both. Short letters match anywhere in a
+// cluster (-rnR), long options by any prefix (GNU getopt takes --deref for
+// --dereference-recursive); either may refuse more than it must, never less.
+var presetFollows = []struct {
+	prog, short string
+	long        []string
+}{
+	{"grep", "R", []string{"--dereference-recursive"}},
+	{"diff", "r", []string{"--recursive"}},
+	{"rg", "L", []string{"--follow"}},
+	{"du", "L", []string{"--dereference", "--files0-from"}},
+	{"ls", "L", []string{"--dereference"}},
+	{"wc", "", []string{"--files0-from"}},
+	{"file", "fC", []string{"--files-from", "--compile"}},
+}
+
+// presetFollowing returns the option of word v that presetFollows refuses
+// for prog, or "".
+func presetFollowing(prog, v string) string {
+	for _, f := range presetFollows {
+		if f.prog != prog {
+			continue
+		}
+		if strings.HasPrefix(v, "--") {
+			name, _, _ := strings.Cut(v, "=")
+			if len(name) <= 2 {
+				return ""
+			}
+			for _, l := range f.long {
+				if strings.HasPrefix(l, name) {
+					return l
+				}
+			}
+			return ""
+		}
+		if strings.HasPrefix(v, "-") && strings.ContainsAny(v[1:], f.short) && f.short != "" {
+			return v
+		}
+	}
+	return ""
+}
+
 // matchPreset narrows a preset rule to the project: the call's cwd is in
 // the project, and every word the rule's wildcard absorbs that could name
 // a file (an operand, an option's value after '=' or an attached value
 // from its first '/' or '~') names one in the project, resolved as the
 // kernel will (fsx.Resolve). A glob word that could match a dot directory (.*)
-// is not covered.
+// is not covered, nor an option presetFollows lists.
 func matchPreset(bs bashSpec, c Call, argv []shellparse.Word) error {
 	proj, cwd := c.ProjectDir, c.Cwd
 	if proj == "" || cwd == "" || !filepath.IsAbs(proj) || !filepath.IsAbs(cwd) {
@@ -143,11 +191,18 @@ func matchPreset(bs bashSpec, c Call, argv []shellparse.Word) error {
 	if !within(cwd, proj) {
 		return mismatch(ReasonPathEscapes, "a preset rule covers reading in the project only; the cwd %s is outside %s", cwd, proj)
 	}
+	prog := ""
+	if len(argv) > 0 {
+		prog = filepath.Base(argv[0].Value)
+	}
 	for i, w := range argv {
 		if i < len(bs.words) && bs.words[i].literal() {
 			continue // named by the rule
 		}
 		v := w.Value
+		if o := presetFollowing(prog, v); o != "" {
+			return mismatch(ReasonPathEscapes, "word %d %q: %s %s reads what no word names (it follows symbolic links or reads names from a file), which may lie outside the project: not covered by a preset rule", i, w.Value, prog, o)
+		}
 		if strings.HasPrefix(v, "-") {
 			if j := strings.IndexByte(v, '='); j >= 0 {
 				v = v[j+1:]

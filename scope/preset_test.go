@@ -2,6 +2,7 @@ package scope
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,3 +97,72 @@ func TestMatchPreset(t *testing.T) {
 }
 
 type Word = shellparse.Word
+
+// TestPresetFollowsNoLink runs the real programs: a symlink in the project
+// takes grep -R and diff -r outside it (the test first shows they do read
+// the secret there), so a preset rule does not cover them; the same
+// programs without the following option are covered and do not reach it.
+func TestPresetFollowsNoLink(t *testing.T) {
+	root := t.TempDir()
+	proj := filepath.Join(root, "proj")
+	for _, d := range []string{"a", "b", filepath.Join("..", "out"), filepath.Join("..", "other")} {
+		if err := os.MkdirAll(filepath.Join(proj, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(root, "out", "key"), []byte("TOPSECRET\n"), 0o600))
+	must(os.WriteFile(filepath.Join(root, "other", "key"), []byte("x\n"), 0o600))
+	must(os.Symlink(filepath.Join(root, "out"), filepath.Join(proj, "a", "link")))
+	must(os.Symlink(filepath.Join(root, "other"), filepath.Join(proj, "b", "link")))
+	for _, c := range []struct {
+		argv   []string
+		covers bool
+	}{
+		{[]string{"grep", "-R", "TOPSECRET", "."}, false},
+		{[]string{"grep", "-rnR", "TOPSECRET", "."}, false},
+		{[]string{"grep", "--dereference-rec", "TOPSECRET", "."}, false},
+		{[]string{"diff", "-r", "a", "b"}, false},
+		{[]string{"diff", "-qr", "a", "b"}, false},
+		{[]string{"diff", "--recursive", "a", "b"}, false},
+		{[]string{"du", "-L", "-a", "."}, false},
+		{[]string{"ls", "-RL", "a"}, false},
+		// Controls: covered, and the real program does not reach the secret.
+		{[]string{"grep", "-rn", "TOPSECRET", "."}, true},
+		{[]string{"diff", "a", "b"}, true},
+		{[]string{"du", "-a", "."}, true},
+		{[]string{"ls", "-R", "a"}, true},
+	} {
+		exe, err := exec.LookPath(c.argv[0])
+		if err != nil {
+			t.Fatalf("%s: %v", c.argv[0], err)
+		}
+		r, err := Parse("Bash(" + c.argv[0] + " *)@" + exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if PresetOf(r) == "" {
+			t.Fatalf("%s is not a preset rule", r)
+		}
+		var argv []shellparse.Word
+		for _, a := range c.argv {
+			argv = append(argv, shellparse.Word{Value: a})
+		}
+		res := shellparse.Result{Verdict: shellparse.Simple, Executable: exe, Argv: argv}
+		err = Match(r, Call{Tool: "Bash", Cwd: proj, ProjectDir: proj, Shell: &res})
+		if (err == nil) != c.covers {
+			t.Errorf("%q: %v, want covered %t", c.argv, err, c.covers)
+		}
+		cmd := exec.Command(exe, c.argv[1:]...)
+		cmd.Dir = proj
+		out, _ := cmd.CombinedOutput()
+		// Only the directories outside hold a file named key.
+		if reaches := strings.Contains(string(out), "key"); reaches == c.covers {
+			t.Errorf("%q: the real program reaches outside the project: %t, but the preset covers it: %t\n%s", c.argv, reaches, c.covers, out)
+		}
+	}
+}
