@@ -88,7 +88,7 @@ func (v *vaultHarness) vaultScope(t testing.TB, rule, session string) *token.Gra
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := custodyFor(v.alice.C).PutGrant(ctx, &g, v.now); err != nil {
+	if err := custodyFor(v.alice.C).PutGrant(ctx, &g, "", v.now); err != nil {
 		t.Fatal(err)
 	}
 	return &g
@@ -197,7 +197,7 @@ func TestVaultScopedGrantRevokedEverywhere(t *testing.T) {
 	}
 	// The agent's token can neither republish nor restore it.
 	agent := custodyFor(v.agent)
-	if err := agent.PutGrant(ctx, g, v.now); !errors.Is(err, vault.ErrDenied) {
+	if err := agent.PutGrant(ctx, g, "", v.now); !errors.Is(err, vault.ErrDenied) {
 		t.Errorf("agent republishing a grant: %v, want 403", err)
 	}
 	if err := v.agent.Do(ctx, "POST", "secret/undelete/loopguard/"+strings.TrimPrefix(all[0].Path, ""), map[string]any{"versions": []int{1}}, nil); !errors.Is(err, vault.ErrDenied) {

@@ -41,13 +41,15 @@ func bindingDir(session string) string {
 
 // PutGrant publishes scoped grant g (an approver's token): the hooks on
 // every machine sharing the Vault find it. A grant id is written once.
-func (c *Custody) PutGrant(ctx context.Context, g *token.Grant, now time.Time) error {
+// preset names the preset it was minted with (grant --preset), or "": a note
+// for grants and revoke --preset, outside the MAC (the rule is in the token).
+func (c *Custody) PutGrant(ctx context.Context, g *token.Grant, preset string, now time.Time) error {
 	if g.Exact() {
 		return errors.New("only scoped grants are published; an exact approval travels with its pending call")
 	}
 	return c.KV.Create(ctx, bindingDir(g.Session)+"/"+g.ID(), map[string]any{
 		"token": g.String(), "principal": g.Principal, "scope": g.Scope,
-		"time": now.UTC().Format(time.RFC3339),
+		"time": now.UTC().Format(time.RFC3339), "preset": preset,
 	})
 }
 
@@ -117,6 +119,7 @@ func (c *Custody) grantsIn(ctx context.Context, dir, session string) ([]state.Gr
 		if at, ok := m["time"].(string); ok {
 			tg.Record.Created, _ = time.Parse(time.RFC3339, at)
 		}
+		tg.Record.Preset, _ = m["preset"].(string)
 		g, err := token.Parse(tok)
 		switch {
 		case err != nil:

@@ -43,12 +43,12 @@ func TestScopedGrantsAgentReadsApproverWrites(t *testing.T) {
 	other := scopedGrant(t, aliceC, "s-other", "Bash(ls *)")
 	anyG := scopedGrant(t, aliceC, token.Any, "Bash(git status)")
 	for _, x := range []*token.Grant{g, other, anyG} {
-		if err := alice.PutGrant(ctx(t), x, time.Now()); err != nil {
+		if err := alice.PutGrant(ctx(t), x, "", time.Now()); err != nil {
 			t.Fatalf("approver publishes: %v", err)
 		}
 	}
 	// Written once: the approver policy has no update there (403).
-	if err := alice.PutGrant(ctx(t), g, time.Now()); !errors.Is(err, vault.ErrDenied) {
+	if err := alice.PutGrant(ctx(t), g, "", time.Now()); !errors.Is(err, vault.ErrDenied) {
 		t.Errorf("republish: %v, want 403", err)
 	}
 	// The agent finds the grants of its bindings and of every session,
@@ -73,7 +73,7 @@ func TestScopedGrantsAgentReadsApproverWrites(t *testing.T) {
 	// The agent writes nothing there: not a grant alice minted, not over
 	// one, not a deletion.
 	fresh := scopedGrant(t, aliceC, project, "Bash(cat *)")
-	if err := agent.PutGrant(ctx(t), fresh, time.Now()); !errors.Is(err, vault.ErrDenied) {
+	if err := agent.PutGrant(ctx(t), fresh, "", time.Now()); !errors.Is(err, vault.ErrDenied) {
 		t.Errorf("agent publishes: %v, want 403", err)
 	}
 	if err := agent.KV.Put(ctx(t), strings.TrimPrefix(got[0].Path, ""), map[string]any{"token": fresh.String()}); !errors.Is(err, vault.ErrDenied) {
@@ -100,7 +100,7 @@ func TestScopedGrantsAgentReadsApproverWrites(t *testing.T) {
 	}
 	// Revoked stays revoked: the approver cannot write the id again, nor
 	// undelete it.
-	if err := alice.PutGrant(ctx(t), g, time.Now()); !errors.Is(err, vault.ErrDenied) {
+	if err := alice.PutGrant(ctx(t), g, "", time.Now()); !errors.Is(err, vault.ErrDenied) {
 		t.Errorf("republish after revoke: %v, want 403", err)
 	}
 	for _, gf := range all {
@@ -109,6 +109,36 @@ func TestScopedGrantsAgentReadsApproverWrites(t *testing.T) {
 			if !errors.Is(err, vault.ErrDenied) {
 				t.Errorf("approver undeletes: %v, want 403", err)
 			}
+		}
+	}
+}
+
+// A grant minted with a preset keeps the preset's name in Vault, so grants
+// folds the preset and revoke --preset finds it on any approver's machine;
+// a grant minted without one has none.
+func TestScopedGrantPresetNote(t *testing.T) {
+	s := vaulttest.Start(t)
+	aliceC := s.AddApprover(t, "alice")
+	alice := custody(aliceC)
+	pre := scopedGrant(t, aliceC, "s1", "Bash(ls *)")
+	plain := scopedGrant(t, aliceC, "s1", "Bash(git status)")
+	if err := alice.PutGrant(ctx(t), pre, "readonly", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := alice.PutGrant(ctx(t), plain, "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	all, err := alice.AllGrants(ctx(t))
+	if err != nil || len(all) != 2 {
+		t.Fatal(all, err)
+	}
+	for _, gf := range all {
+		want := ""
+		if gf.Grant.ID() == pre.ID() {
+			want = "readonly"
+		}
+		if gf.Record.Preset != want {
+			t.Errorf("grant %s: preset %q, want %q", gf.Grant.Scope, gf.Record.Preset, want)
 		}
 	}
 }
@@ -122,7 +152,7 @@ func TestScopedGrantMisfiled(t *testing.T) {
 	aliceC := s.AddApprover(t, "alice")
 	alice, agent := custody(aliceC), custody(s.AgentToken(t, "agent-a"))
 	mine := scopedGrant(t, aliceC, "s1", "Bash(ls *)")
-	if err := alice.PutGrant(ctx(t), mine, time.Now()); err != nil {
+	if err := alice.PutGrant(ctx(t), mine, "", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	all, err := alice.AllGrants(ctx(t))

@@ -32,8 +32,8 @@ type minter struct {
 }
 
 // publishRecord stores scoped grant g where the hooks find it: in Vault for
-// every machine (the token only), or in this machine's store with the grant
-// file's notes rec (a preset's name).
+// every machine, or in this machine's store, with the grant file's notes
+// rec (a preset's name).
 func (m *minter) publishRecord(st *state.Store, g *token.Grant, rec state.GrantRecord, now time.Time) error {
 	if m.team == nil {
 		_, err := st.PutGrant(g, rec)
@@ -41,7 +41,7 @@ func (m *minter) publishRecord(st *state.Store, g *token.Grant, rec state.GrantR
 	}
 	ctx, cancel := context.WithTimeout(m.ctx, vaultTimeout)
 	defer cancel()
-	err := m.team.PutGrant(ctx, g, now)
+	err := m.team.PutGrant(ctx, g, rec.Preset, now)
 	if errors.Is(err, vault.ErrDenied) {
 		return withHint(err, "your Vault token may not publish grants: approvers need the loopguard-approver policy (backend/vault/policies/approver.hcl)")
 	}

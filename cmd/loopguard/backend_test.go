@@ -119,7 +119,7 @@ func TestPruneVault(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c.PutGrant(ctx, &g, now); err != nil {
+		if err := c.PutGrant(ctx, &g, "", now); err != nil {
 			t.Fatal(err)
 		}
 	}

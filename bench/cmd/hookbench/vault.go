@@ -96,7 +96,7 @@ func startVault(o options, work string, paths []*benchPath, now time.Time) (*vau
 		if err != nil {
 			return fail(err)
 		}
-		if err := vb.team.PutGrant(ctx, &g, now); err != nil {
+		if err := vb.team.PutGrant(ctx, &g, "", now); err != nil {
 			return fail(err)
 		}
 	}
