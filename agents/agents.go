@@ -163,10 +163,11 @@ func Universal(d hooks.Decision, stdout, stderr io.Writer) int {
 	return hooks.ExitDeny
 }
 
-// Reason is d's message, clipped, and never empty (an empty reason makes
-// Codex treat a deny as a failed hook, which lets the call through).
+// Reason is what the agent may see of d (ForAgent: never an ask's
+// rendering), clipped, and never empty (an empty reason makes Codex treat
+// a deny as a failed hook, which lets the call through).
 func Reason(d hooks.Decision) string {
-	msg := strings.TrimSpace(hooks.Clip(d.Message))
+	msg := strings.TrimSpace(hooks.Clip(d.ForAgent()))
 	if msg == "" {
 		msg = "loopguard: " + d.Reason
 		if d.Reason == "" {

@@ -217,6 +217,13 @@ func TestAskModeShowsDiff(t *testing.T) {
 			t.Errorf("lacks %q:\n%s", want, d.Message)
 		}
 	}
+	// What the agent may see of an ask (other agents show an ask's reason
+	// to the model, or turn it into a deny) holds the reason, not the
+	// file's lines: an Edit of a file the agent may not read must not
+	// read it to the agent.
+	if fa := d.ForAgent(); fa != first || strings.Contains(fa, "foo()") {
+		t.Errorf("ForAgent of an ask: %q, want the first line alone", fa)
+	}
 	big := with(h.fixture("pretooluse-write.json"), func(m map[string]any) {
 		input(m)["content"] = strings.Repeat("line\n", 100000)
 	})

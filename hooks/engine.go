@@ -83,7 +83,21 @@ type Decision struct {
 
 	rendering string // the full call, for ask mode
 	why       string // the reason line alone, for ask mode
+	forAgent  string // an ask's message without the rendering (ForAgent)
 	summary   string // the call in one line, for the audit log
+}
+
+// ForAgent is the message an agent may see. An ask's Message is for the
+// human (Claude Code shows it to the user only) and renders the call with
+// an edit's diff against the file as it is, lines the agent may have no
+// right to read (an Edit of a file outside the project); an agent whose
+// hook contract shows an ask's reason to the model, or that turns an ask
+// into a deny, gets the reason without the rendering.
+func (d Decision) ForAgent() string {
+	if d.Behavior == Ask && d.forAgent != "" {
+		return d.forAgent
+	}
+	return d.Message
 }
 
 // Engine decides. Its zero value is not usable: set Store, Audit, LoadKey.
@@ -238,7 +252,8 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 		if why == "" {
 			why = d.Message
 		}
-		d.Message = "loopguard (ask mode): " + strings.TrimPrefix(why, "loopguard: ") + "\n\n" + d.rendering
+		d.forAgent = "loopguard (ask mode): " + strings.TrimPrefix(why, "loopguard: ")
+		d.Message = d.forAgent + "\n\n" + d.rendering
 	}
 	entry := audit.Entry{
 		Time: e.now().UTC(), Event: c.Event, Session: c.SessionID, Agent: c.Agent(),

@@ -182,8 +182,8 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) 
 			out = answer{Permission: "allow"}
 		case hooks.Ask:
 			if event == BeforeShellExecution || event == BeforeMCPExecution {
-				msg := agents.Reason(d)
-				out = answer{Permission: "ask", UserMessage: msg, AgentMessage: msg}
+				// The human sees the whole rendering, the agent the reason.
+				out = answer{Permission: "ask", UserMessage: hooks.Clip(d.Message), AgentMessage: agents.Reason(d)}
 				break
 			}
 			// preToolUse does not enforce ask: deny instead.
