@@ -17,7 +17,7 @@ import (
 
 // review --backend vault: the console over the calls waiting across the
 // team (every agent machine sharing the Vault), decided from this machine
-// through Vault. The calls are rendered by renderPending, as local ones;
+// through Vault. The calls are shown by showCall, as local ones (header first, paged);
 // the keys are review's, less t (a turn is one machine's; approve its calls
 // one by one).
 
@@ -66,7 +66,7 @@ func reviewTeamRun(ctx context.Context, tty *os.File, st *state.Store, m *minter
 	defer c.cooked()
 	pal := c.pal
 	titles := term.IsTerminal(c.fd) && os.Getenv("TERM") != "dumb"
-	fmt.Fprintf(tty, "%sloopguard review --backend vault%s: calls waiting across the team appear here, decided as %s. a approve, g approve+grant, d deny, s skip, q quit.\n",
+	fmt.Fprintf(tty, "%sloopguard review --backend vault%s: calls waiting across the team appear here, decided as %s. a approve, g approve+grant, d deny, s skip, v view, q quit.\n",
 		pal.bold, pal.reset, hooks.EscapeText(m.principal))
 	skipped := map[string]bool{}
 	announced := map[string]bool{}
@@ -131,7 +131,9 @@ outer:
 				fmt.Fprintf(tty, "\x1b]2;loopguard: %d call(s) waiting across the team\a", len(calls))
 			}
 		}
-		fmt.Fprintf(tty, "\nmachine: %s (as its hook reports it)\n%s", hooks.EscapeText(tp.Host), pal.colourise(renderPending(p)))
+		fmt.Fprintf(tty, "\nmachine: %s (as its hook reports it)\n", hooks.EscapeText(tp.Host))
+		// As review shows a local call: header first, a long body paged.
+		showCall(c, nil, p)
 		if now.Before(p.HeldUntil) {
 			fmt.Fprintf(tty, "%sHELD on %s: the agent waits for your answer (%s left).%s\n", pal.bold, hooks.EscapeText(tp.Host), p.HeldUntil.Sub(now).Round(time.Second), pal.reset)
 		} else {
@@ -145,7 +147,7 @@ outer:
 		if ruleErr == nil {
 			keys += "  [g]rant " + hooks.EscapeText(rule.String())
 		}
-		keys += "  [d]eny  [s]kip  [q]uit:"
+		keys += "  [d]eny  [s]kip  [v]iew  [q]uit:"
 		shown := teamIDs(calls)
 	prompt:
 		for {
@@ -207,6 +209,9 @@ outer:
 				break prompt
 			case 't', 'T':
 				fmt.Fprintln(tty, "A whole turn is approved on the agent's machine; across the team approve each call with a.")
+			case 'v', 'V':
+				showCall(c, nil, p)
+				continue
 			case 's', 'S':
 				skipped[p.ID] = true
 				fmt.Fprintf(tty, "Skipped %s; it stays pending (loopguard team pending lists it).\n", p.ID)
@@ -214,7 +219,7 @@ outer:
 			case 'q', 'Q', 3, 4:
 				return nil
 			default:
-				fmt.Fprintln(tty, "Press a, g, d, s or q.")
+				fmt.Fprintln(tty, "Press a, g, d, s, v or q.")
 			}
 		}
 	}

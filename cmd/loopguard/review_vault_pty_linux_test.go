@@ -88,7 +88,7 @@ func TestReviewVaultPTY(t *testing.T) {
 	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
 	scr.expect(t, `command: "echo held"`)
 	scr.expect(t, `HELD on [^:]+: the agent waits for your answer`)
-	scr.expect(t, `\[a\]pprove  \[g\]rant Bash\(echo held\)@[^ ]+  \[d\]eny  \[s\]kip  \[q\]uit:`)
+	scr.expect(t, `\[a\]pprove  \[g\]rant Bash\(echo held\)@[^ ]+  \[d\]eny  \[s\]kip  \[v\]iew  \[q\]uit:`)
 	b.key("a")
 	scr.expect(t, `Approve this exact call once, for 10m0s, as vault:userpass-alice\?`)
 	scr.expect(t, `Type the first 4 characters of the digest to approve`)
