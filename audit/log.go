@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // File names inside the audit directory.
@@ -503,36 +505,9 @@ func strictUnmarshal(b []byte, v any) error {
 	return nil
 }
 
-// createTemp creates the temp file name afresh (the caller holds the lock): a
-// leftover file or a planted symlink is removed, never written through.
-func createTemp(name string) (*os.File, error) {
-	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
-}
-
 // writeAtomic writes name through a temp file in the same directory: write,
-// fsync, rename, fsync the directory.
+// fsync, rename, fsync the directory (fsx.WriteFile: a new temp file under a
+// random name, so a link planted in the directory is never written through).
 func writeAtomic(name string, b []byte) error {
-	tmp := name + ".tmp"
-	f, err := createTemp(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(name))
+	return fsx.WriteFile(name, b, 0o600, true)
 }

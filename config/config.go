@@ -20,6 +20,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/shellparse"
 )
 
@@ -280,19 +281,7 @@ func Save(path string, c Config) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("failed to create %s: %w", dir, err)
 	}
-	f, err := os.CreateTemp(dir, ".config-*")
-	if err != nil {
-		return fmt.Errorf("failed to write config: %w", err)
-	}
-	_, werr := f.Write(append(data, '\n'))
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("failed to write config: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
+	if err := fsx.WriteFile(path, append(data, '\n'), 0o600, true); err != nil {
 		return fmt.Errorf("failed to write config: %w", err)
 	}
 	return nil

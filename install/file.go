@@ -1,7 +1,6 @@
 package install
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // Scope names a Claude Code settings file.
@@ -394,44 +395,10 @@ func bytes0(data []byte) bool {
 }
 
 // WriteAtomic writes data to path through a temporary file in the same
-// directory: write, fsync, rename, fsync the directory.
+// directory: write, fsync, rename, fsync the directory (fsx.WriteFile).
 func WriteAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	var rnd [6]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, "."+filepath.Base(path)+".tmp-"+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
+	if err := fsx.WriteFile(path, data, mode, true); err != nil {
 		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	if err := f.Chmod(mode); err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("failed to write %s: %w", path, err)
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -5,8 +5,6 @@
 package state
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -120,7 +118,9 @@ func (s *Store) mkdir(rel string) error {
 	return os.MkdirAll(s.path(rel), 0o700)
 }
 
-const tmpPrefix = ".tmp-"
+// tmpPrefix starts the temp files of writeFile (fsx.TempPrefix): readers
+// skip them.
+const tmpPrefix = fsx.TempPrefix
 
 // writeAtomic writes data to dir/name through a temp file in the same
 // directory, fsyncs it, renames it into place and fsyncs the directory. A
@@ -138,40 +138,14 @@ func writeFile(dir, name string, data []byte, durable bool) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("failed to create %s: %w", dir, err)
 	}
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(dir, tmpPrefix+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("failed to create temp file: %w", err)
-	}
-	_, werr := f.Write(data)
-	var serr error
-	if durable {
-		serr = f.Sync()
-	}
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp)
+	if err := fsx.WriteFile(filepath.Join(dir, name), data, 0o600, durable); err != nil {
 		return fmt.Errorf("failed to write %s: %w", name, err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("failed to rename into %s: %w", name, err)
-	}
-	if !durable {
-		return nil
-	}
-	return syncDir(dir)
+	return nil
 }
 
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
+	if err := fsx.SyncDir(dir); err != nil {
 		return fmt.Errorf("failed to sync %s: %w", dir, err)
 	}
 	return nil

@@ -1,0 +1,70 @@
+package fsx
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// TempPrefix starts the name of every temp file WriteFile creates: a
+// reader listing a directory skips names with it (a crash can leave one).
+const TempPrefix = ".tmp-"
+
+// WriteFile replaces path with data so that a crash leaves the old file or
+// the new one, never a part of either: a new temp file in the same
+// directory (O_EXCL under a random name, so a planted file or symlink is
+// never written through), written, set to mode (whatever the umask),
+// fsynced, renamed over path, and the directory fsynced. With durable
+// false both fsyncs are skipped: for files whose loss in a crash costs a
+// retry, never one an allow rests on. The directory must exist. The one
+// atomic write of loopguard's state, audit head, config and the agents'
+// settings files.
+func WriteFile(path string, data []byte, mode fs.FileMode, durable bool) error {
+	dir := filepath.Dir(path)
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, TempPrefix+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	merr := f.Chmod(mode)
+	var serr error
+	if durable {
+		serr = f.Sync()
+	}
+	cerr := f.Close()
+	if err := errors.Join(werr, merr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if !durable {
+		return nil
+	}
+	return SyncDir(dir)
+}
+
+// SyncDir fsyncs directory dir, so that a rename or a new file in it
+// survives a crash.
+func SyncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil // a directory cannot be opened for fsync there
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
