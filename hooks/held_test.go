@@ -2,10 +2,12 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/state"
@@ -193,5 +195,31 @@ func TestOnHeldOnlyWhenHeld(t *testing.T) {
 	expect(t, "held", d, Deny, ReasonNoGrant)
 	if len(held) != 1 || held[0].ID != d.Pending || held[0].HeldUntil.IsZero() {
 		t.Fatalf("OnHeld: %+v, want the held call %s", held, d.Pending)
+	}
+}
+
+// The audit log says what ran: a tool without a command, path or URL (an
+// MCP tool) is summarised by its arguments, so a transfer of 2000 to an
+// attacker reads as such; long summaries are cut on a character boundary
+// and escaped. Controls: a command and a path are summarised as before.
+func TestSummaryNamesArguments(t *testing.T) {
+	for _, c := range []struct {
+		tool string
+		in   map[string]any
+		want string
+	}{
+		{"mcp__bank__transfer", map[string]any{"to": "attacker-sink", "amount": json.Number("2000")}, "mcp__bank__transfer amount=2000 to=attacker-sink"},
+		{"mcp__x__y", map[string]any{"memo": "pay rent", "opts": map[string]any{"a": 1}, "ids": []any{1}, "n": nil}, `mcp__x__y ids=[...] memo="pay rent" n=null opts={...}`},
+		{"Bash", map[string]any{"command": "go test ./...", "description": "run tests"}, "Bash go test ./..."},
+		{"Write", map[string]any{"file_path": "/p/a.go", "content": "x"}, "Write /p/a.go"},
+	} {
+		if got := summarize(c.tool, c.in); got != c.want {
+			t.Errorf("%s: %q, want %q", c.tool, got, c.want)
+		}
+	}
+	long := summarize("mcp__x__y", map[string]any{"n": strings.Repeat("é", 60), "z": "\x1b[2J"})
+	// Cut on a character boundary: no half of an é escaped as a byte.
+	if !strings.HasSuffix(long, "...") || !utf8.ValidString(long) || strings.ContainsRune(long, 0x1b) || strings.Contains(long, `\xc3`) {
+		t.Errorf("long summary: %q", long)
 	}
 }
