@@ -75,34 +75,7 @@ func isOursAgent(n *node, self string) bool {
 
 // agentHooks checks the shape of root's "hooks" for f and returns it (nil
 // when absent).
-func agentHooks(root *node, f AgentFile) (*node, error) {
-	if root.kind != '{' {
-		return nil, shapeError("the top level is not a JSON object")
-	}
-	hk := root.get("hooks")
-	if hk == nil {
-		return nil, nil
-	}
-	if hk.kind != '{' {
-		return nil, shapeError(`"hooks" is not an object`)
-	}
-	for i, ev := range hk.vals {
-		if ev.kind != '[' {
-			return nil, shapeError(`"hooks.%s" is not an array`, hk.keys[i])
-		}
-		for j, g := range ev.elems {
-			if g.kind != '{' {
-				return nil, shapeError(`"hooks.%s[%d]" is not an object`, hk.keys[i], j)
-			}
-			if f.Nested {
-				if hs := g.get("hooks"); hs != nil && hs.kind != '[' {
-					return nil, shapeError(`"hooks.%s[%d].hooks" is not an array`, hk.keys[i], j)
-				}
-			}
-		}
-	}
-	return hk, nil
-}
+func agentHooks(root *node, f AgentFile) (*node, error) { return hooksObject(root, f.Nested) }
 
 // removeOursAgent takes loopguard's handlers out of every event of hk,
 // dropping the groups (Nested) and event arrays this empties.
@@ -110,42 +83,7 @@ func removeOursAgent(hk *node, f AgentFile) bool {
 	removed := false
 	for _, event := range append([]string{}, hk.keys...) {
 		ev := hk.get(event)
-		var changed bool
-		if f.Nested {
-			kept := ev.elems[:0:0]
-			for _, g := range ev.elems {
-				hs := g.get("hooks")
-				if hs == nil {
-					kept = append(kept, g)
-					continue
-				}
-				var left []*node
-				for _, h := range hs.elems {
-					if isOursAgent(h, f.Self) {
-						changed = true
-						continue
-					}
-					left = append(left, h)
-				}
-				if len(left) == 0 && len(hs.elems) > 0 {
-					continue
-				}
-				hs.elems = left
-				kept = append(kept, g)
-			}
-			ev.elems = kept
-		} else {
-			kept := ev.elems[:0:0]
-			for _, h := range ev.elems {
-				if isOursAgent(h, f.Self) {
-					changed = true
-					continue
-				}
-				kept = append(kept, h)
-			}
-			ev.elems = kept
-		}
-		if changed {
+		if removeHandlers(ev, f.Nested, func(h *node) bool { return isOursAgent(h, f.Self) }) {
 			removed = true
 			if len(ev.elems) == 0 {
 				hk.del(event)

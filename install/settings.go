@@ -189,7 +189,13 @@ func shapeError(format string, args ...any) error {
 
 // hooksTree checks the shape of root's "hooks" (object of arrays of groups,
 // each with a "hooks" array) and returns it, or nil when absent.
-func hooksTree(root *node) (*node, error) {
+func hooksTree(root *node) (*node, error) { return hooksObject(root, true) }
+
+// hooksObject checks the shape of root's "hooks", an object of event
+// arrays of objects (groups holding a "hooks" array when nested, the
+// handlers themselves when not), and returns it, or nil when absent. The
+// one shape check of Claude Code's settings and the other agents' files.
+func hooksObject(root *node, nested bool) (*node, error) {
 	if root.kind != '{' {
 		return nil, shapeError("the top level is not a JSON object")
 	}
@@ -208,6 +214,9 @@ func hooksTree(root *node) (*node, error) {
 			if g.kind != '{' {
 				return nil, shapeError(`"hooks.%s[%d]" is not an object`, hk.keys[i], j)
 			}
+			if !nested {
+				continue
+			}
 			if hs := g.get("hooks"); hs != nil && hs.kind != '[' {
 				return nil, shapeError(`"hooks.%s[%d].hooks" is not an array`, hk.keys[i], j)
 			}
@@ -219,9 +228,26 @@ func hooksTree(root *node) (*node, error) {
 // removeOurs deletes loopguard's handlers from the event array ev, drops the
 // groups that this empties, and reports whether it removed anything.
 func removeOurs(ev *node, self string) bool {
+	return removeHandlers(ev, true, func(h *node) bool { return isOurs(h, self) })
+}
+
+// removeHandlers deletes the handlers ours picks from the event array ev
+// (from each group's "hooks" when nested, dropping a group this empties; a
+// group that held none is kept as it is) and reports whether it removed
+// any. The one removal walk of Claude Code's settings and the other
+// agents' files.
+func removeHandlers(ev *node, nested bool, ours func(*node) bool) bool {
 	removed := false
 	kept := ev.elems[:0:0]
 	for _, g := range ev.elems {
+		if !nested {
+			if ours(g) {
+				removed = true
+				continue
+			}
+			kept = append(kept, g)
+			continue
+		}
 		hs := g.get("hooks")
 		if hs == nil {
 			kept = append(kept, g)
@@ -229,7 +255,7 @@ func removeOurs(ev *node, self string) bool {
 		}
 		var left []*node
 		for _, h := range hs.elems {
-			if isOurs(h, self) {
+			if ours(h) {
 				removed = true
 				continue
 			}
