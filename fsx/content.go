@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // MaxContentSize bounds the files ContentDigest reads (a toolchain binary
@@ -42,9 +43,11 @@ func StatIdentity(p string) (Identity, error) {
 
 // ContentDigest returns the SHA-256 (hex) of the regular file at p and the
 // identity it had while read; a file that changed during the read is an
-// error, never a digest of a mix.
+// error, never a digest of a mix. Opening never blocks: a FIFO put where a
+// pinned executable was is refused at once, not read until the hook's
+// deadline.
 func ContentDigest(p string) (string, Identity, error) {
-	f, err := os.Open(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", Identity{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestUserWritable: a root-owned toolchain is not the user's to change;
@@ -40,5 +41,36 @@ func TestUserWritable(t *testing.T) {
 	}
 	if !UserWritable(filepath.Join(dir, "missing", "deeper")) {
 		t.Error("a path below a missing dir counts as root's")
+	}
+}
+
+// A FIFO where a pinned executable was is refused at once: opening it
+// must not wait for a writer (the hook would hang to its deadline).
+// Control: the regular file beside it is digested.
+func TestContentDigestFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "cargo")
+	if err := syscall.Mkfifo(fifo, 0o755); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := ContentDigest(fifo)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a FIFO was digested")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ContentDigest blocked on a FIFO")
+	}
+	reg := filepath.Join(dir, "rustc")
+	if err := os.WriteFile(reg, []byte("bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ContentDigest(reg); err != nil {
+		t.Fatal(err)
 	}
 }
