@@ -2,9 +2,11 @@ package agenttest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
@@ -127,5 +129,42 @@ func WantBlocked(t *testing.T, api *FakeAPI, i int, reason string) {
 	out := api.Output(i)
 	if !strings.Contains(out, "loopguard: "+reason) {
 		t.Errorf("call %d: the client reported %q; want it blocked by loopguard with %s", i, out, reason)
+	}
+}
+
+// Main is the TestMain of an agent's e2e package: it builds loopguard into
+// a temp dir named for agent, runs the tests, and removes the dir. The
+// binary's path and any setup error land in *bin and *setupErr (a test
+// fails with the error rather than the whole package exiting).
+func Main(m *testing.M, agent string, bin *string, setupErr *error) {
+	dir, err := os.MkdirTemp("", "loopguard-"+agent+"-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*bin, *setupErr = Setup(dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// HoldAuditLock takes the audit log's lock under state (XDG_STATE_HOME),
+// as a stuck process would, until the returned func is called.
+func HoldAuditLock(t *testing.T, state string) func() {
+	t.Helper()
+	dir := filepath.Join(state, "loopguard", "audit")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
 	}
 }

@@ -8,11 +8,9 @@
 package copilottest
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/loopguard/loopguard/e2e/agenttest"
@@ -23,17 +21,7 @@ var (
 	setupErr error
 )
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "loopguard-copilot-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	lgBin, setupErr = agenttest.Setup(dir)
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { agenttest.Main(m, "copilot", &lgBin, &setupErr) }
 
 type env struct {
 	*agenttest.Env
@@ -131,7 +119,7 @@ func TestCopilotHookThatCannotStartBlocks(t *testing.T) {
 // Copilot would run the call), and the answer is Copilot's deny.
 func TestCopilotHookThatHangsBlocks(t *testing.T) {
 	e := newEnv(t)
-	unlock := holdAuditLock(t, e.G.State)
+	unlock := agenttest.HoldAuditLock(t, e.G.State)
 	defer unlock()
 	api := e.run(agenttest.Script{Commands: []string{"echo ran > marker"}})
 	agenttest.WantBlocked(t, api, 0, "deadline")
@@ -152,27 +140,6 @@ func TestCopilotFailsOpenOnHookTimeout(t *testing.T) {
 	e.run(agenttest.Script{Commands: []string{"echo ran > marker"}})
 	if !e.Exists("marker") {
 		t.Fatal("Copilot no longer runs a call whose hook timed out; the fallback and deadline may be revisited")
-	}
-}
-
-// holdAuditLock takes the audit log's lock under state (XDG_STATE_HOME),
-// as a stuck process would.
-func holdAuditLock(t *testing.T, state string) func() {
-	t.Helper()
-	dir := filepath.Join(state, "loopguard", "audit")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
 	}
 }
 
