@@ -167,6 +167,59 @@ type console struct {
 
 var errQuit = errors.New("quit")
 
+// round is what a review console keeps from one call to the next, the same
+// for this machine's calls and the team's: a bell and the window's title
+// once per call, the waiting line once per idle spell, and the tally said
+// at the end.
+type round struct {
+	c                *console
+	titles           bool
+	announced        map[string]bool
+	skipped          map[string]bool
+	idling           bool
+	approved, denied int
+}
+
+func newRound(c *console) *round {
+	return &round{c: c, titles: term.IsTerminal(c.fd) && os.Getenv("TERM") != "dumb",
+		announced: map[string]bool{}, skipped: map[string]bool{}}
+}
+
+// idle says once, until a call arrives, that the console waits (msg).
+func (r *round) idle(msg string) {
+	if r.idling {
+		return
+	}
+	r.idling = true
+	r.title("loopguard review: nothing waiting")
+	fmt.Fprintf(r.c.tty, "%s%s%s\n", r.c.pal.dim, msg, r.c.pal.reset)
+}
+
+// arrived rings the bell and puts waiting (how many calls wait) in the
+// window's title the first time call id is shown, so it is noticed from
+// another window.
+func (r *round) arrived(id, waiting string) {
+	r.idling = false
+	if r.announced[id] {
+		return
+	}
+	r.announced[id] = true
+	fmt.Fprint(r.c.tty, "\a")
+	r.title("loopguard: " + waiting)
+}
+
+func (r *round) title(t string) {
+	if r.titles {
+		fmt.Fprintf(r.c.tty, "\x1b]2;%s\a", t)
+	}
+}
+
+// end restores the title and says the tally.
+func (r *round) end() {
+	r.title("loopguard review")
+	fmt.Fprintf(r.c.tty, "\nReview ended: %d approved, %d denied, %d skipped.\n", r.approved, r.denied, len(r.skipped))
+}
+
 // fdOf returns f's descriptor without f.Fd(), which would put the file in
 // blocking mode and make read deadlines (the console's polling) stop
 // working.
@@ -228,19 +281,11 @@ func reviewRun(ctx context.Context, tty *os.File, st *state.Store, o reviewOptio
 	c := &console{tty: tty, fd: fdOf(tty), pal: paletteFor(tty), deadlines: true}
 	defer c.cooked()
 	pal := c.pal
-	titles := term.IsTerminal(c.fd) && os.Getenv("TERM") != "dumb"
-	fmt.Fprintf(tty, "%sloopguard review%s: pending calls appear here as they arrive. a approve, g approve+grant, t whole turn, d deny, s skip, q quit.\n", pal.bold, pal.reset)
-	skipped := map[string]bool{}
+	fmt.Fprintf(tty, "%sloopguard review%s: pending calls appear here as they arrive. a approve, g approve+grant, t whole turn, d deny, s skip, v view, q quit.\n", pal.bold, pal.reset)
+	r := newRound(c)
+	defer r.end()
+	skipped := r.skipped
 	warned := map[string]bool{}
-	announced := map[string]bool{}
-	waiting := false
-	approved, denied := 0, 0
-	defer func() {
-		if titles {
-			fmt.Fprint(tty, "\x1b]2;loopguard review\a")
-		}
-		fmt.Fprintf(tty, "\nReview ended: %d approved, %d denied, %d skipped.\n", approved, denied, len(skipped))
-	}()
 	ge, _ := currentGrantEnv()
 outer:
 	for {
@@ -253,13 +298,7 @@ outer:
 			}
 		}
 		if len(calls) == 0 {
-			if !waiting {
-				waiting = true
-				if titles {
-					fmt.Fprint(tty, "\x1b]2;loopguard review: nothing waiting\a")
-				}
-				fmt.Fprintf(tty, "%sWaiting for calls (q to quit)...%s\n", pal.dim, pal.reset)
-			}
+			r.idle("Waiting for calls (q to quit)...")
 			k, err := c.key(ctx, true)
 			if err != nil {
 				return nil
@@ -269,17 +308,8 @@ outer:
 			}
 			continue
 		}
-		waiting = false
 		p := calls[0]
-		if !announced[p.ID] {
-			// A bell, and the count in the window's title, so a call is
-			// noticed from another window.
-			announced[p.ID] = true
-			fmt.Fprint(tty, "\a")
-			if titles {
-				fmt.Fprintf(tty, "\x1b]2;loopguard: %d call(s) waiting\a", len(calls))
-			}
-		}
+		r.arrived(p.ID, fmt.Sprintf("%d call(s) waiting", len(calls)))
 		fmt.Fprint(tty, "\n")
 		showCall(c, st, p)
 		if held(p, now) {
@@ -332,7 +362,7 @@ outer:
 					printError(tty, err)
 					continue // still open: ask again
 				}
-				approved++
+				r.approved++
 				break prompt
 			case 'g', 'G':
 				if ruleErr != nil {
@@ -343,7 +373,7 @@ outer:
 					printError(tty, err)
 					continue
 				}
-				approved++
+				r.approved++
 				break prompt
 			case 't', 'T':
 				if len(turn) < 2 {
@@ -351,7 +381,7 @@ outer:
 					continue
 				}
 				n, err := approveTurn(ctx, tty, st, turn, o, time.Now())
-				approved += n
+				r.approved += n
 				if err != nil {
 					printError(tty, err)
 					continue
@@ -367,7 +397,7 @@ outer:
 					printError(tty, err)
 					continue
 				}
-				denied++
+				r.denied++
 				break prompt
 			case 'v', 'V':
 				showCall(c, st, p)

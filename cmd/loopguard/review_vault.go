@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/state"
@@ -65,20 +63,12 @@ func reviewTeamRun(ctx context.Context, tty *os.File, st *state.Store, m *minter
 	c := &console{tty: tty, fd: fdOf(tty), pal: paletteFor(tty), deadlines: true}
 	defer c.cooked()
 	pal := c.pal
-	titles := term.IsTerminal(c.fd) && os.Getenv("TERM") != "dumb"
 	fmt.Fprintf(tty, "%sloopguard review --backend vault%s: calls waiting across the team appear here, decided as %s. a approve, g approve+grant, d deny, s skip, v view, q quit.\n",
 		pal.bold, pal.reset, hooks.EscapeText(m.principal))
-	skipped := map[string]bool{}
-	announced := map[string]bool{}
+	r := newRound(c)
+	defer r.end()
+	skipped := r.skipped
 	lastErr := ""
-	waiting := false
-	approved, denied := 0, 0
-	defer func() {
-		if titles {
-			fmt.Fprint(tty, "\x1b]2;loopguard review\a")
-		}
-		fmt.Fprintf(tty, "\nReview ended: %d approved, %d denied, %d skipped.\n", approved, denied, len(skipped))
-	}()
 	ge, _ := currentGrantEnv()
 	// waitKey waits for a key, asking Vault every teamPoll ticks whether
 	// the queue changed; changed is true when it did.
@@ -107,30 +97,18 @@ outer:
 			fmt.Fprintf(tty, "%sloopguard: warning: %v%s\n", pal.yellow, err, pal.reset)
 		}
 		if len(calls) == 0 {
-			if !waiting {
-				waiting = true
-				if titles {
-					fmt.Fprint(tty, "\x1b]2;loopguard review: nothing waiting\a")
-				}
-				fmt.Fprintf(tty, "%sWaiting for calls across the team (q to quit)...%s\n", pal.dim, pal.reset)
-			}
+			r.idle("Waiting for calls across the team (q to quit)...")
 			k, _, err := waitKey("")
 			if err != nil || k == 'q' || k == 3 || k == 4 {
 				return nil
 			}
 			continue
 		}
-		waiting, lastErr = false, ""
+		lastErr = ""
 		tp := calls[0]
 		p := tp.Pending
 		now := time.Now()
-		if !announced[p.ID] {
-			announced[p.ID] = true
-			fmt.Fprint(tty, "\a")
-			if titles {
-				fmt.Fprintf(tty, "\x1b]2;loopguard: %d call(s) waiting across the team\a", len(calls))
-			}
-		}
+		r.arrived(p.ID, fmt.Sprintf("%d call(s) waiting across the team", len(calls)))
 		fmt.Fprintf(tty, "\nmachine: %s (as its hook reports it)\n", hooks.EscapeText(tp.Host))
 		// As review shows a local call: header first, a long body paged.
 		showCall(c, nil, p)
@@ -183,7 +161,7 @@ outer:
 					continue
 				}
 				printApproved(tty, p.ID, g, next)
-				approved++
+				r.approved++
 				break prompt
 			case 'g', 'G':
 				if ruleErr != nil {
@@ -197,7 +175,7 @@ outer:
 					printError(tty, err)
 					continue
 				}
-				approved++
+				r.approved++
 				break prompt
 			case 'd', 'D':
 				if err := teamDeny(ctx, m, p.ID, time.Now()); err != nil {
@@ -205,7 +183,7 @@ outer:
 					continue
 				}
 				fmt.Fprintf(tty, "Denied %s as %s. The agent on %s is told a human refused it.\n", p.ID, hooks.EscapeText(m.principal), hooks.EscapeText(tp.Host))
-				denied++
+				r.denied++
 				break prompt
 			case 't', 'T':
 				fmt.Fprintln(tty, "A whole turn is approved on the agent's machine; across the team approve each call with a.")
