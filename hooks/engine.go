@@ -508,7 +508,7 @@ func (e *Engine) elsewhere(c *Call, d *described) string {
 	if err != nil {
 		return ""
 	}
-	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell}
+	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.Env.ProjectDir != "", Home: e.Env.Home, Shell: d.shell}
 	for _, gf := range all {
 		g := gf.Grant
 		if gf.Err != nil || g == nil || g.Exact() || !e.now().Before(g.Expiry) || g.Session == token.Any || g.Session == c.SessionID {
@@ -643,7 +643,7 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 			grants = append(grants, pg...)
 		}
 	}
-	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), Home: e.Env.Home, Shell: d.shell,
+	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.Env.ProjectDir != "", Home: e.Env.Home, Shell: d.shell,
 		ExeDigest: e.Store.ExeDigest}
 	var invalid, expired, refused *token.Grant
 	var refusedWhy error

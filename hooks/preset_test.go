@@ -152,4 +152,15 @@ func TestReadOnlyPreset(t *testing.T) {
 	expect(t, "git status outside the project", run(elsewhere, "git status"), Deny, ReasonNoGrant)
 	expect(t, "ls outside the project", run(elsewhere, "ls"), Deny, ReasonNoGrant)
 	expect(t, "git status at the project's root (control)", run(h.project, "git status"), Allow, ReasonScopedGrant)
+
+	// An agent's host that names no project (no CLAUDE_PROJECT_DIR): the
+	// project would be the call's cwd, which the agent may choose (Gemini's
+	// dir_path), and the home or / would make every file "in the project".
+	h.eng = func() *Engine {
+		e := eng()
+		e.Env.ConfigDir = cfgDir
+		return e
+	}
+	expect(t, "cat with the cwd at home, no project named", run(home, "cat .netrc"), Deny, ReasonNoGrant)
+	expect(t, "ls with the cwd at the project, no project named", run(h.project, "ls"), Deny, ReasonNoGrant)
 }

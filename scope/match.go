@@ -35,7 +35,12 @@ type Call struct {
 	Input      map[string]any // decoded tool_input (json.Decoder with UseNumber)
 	Cwd        string
 	ProjectDir string
-	Home       string
+	// ProjectNamed says the agent's host named ProjectDir (Claude Code's
+	// CLAUDE_PROJECT_DIR, which Gemini CLI and Cursor set too); false when
+	// it is only the call's cwd, which the agent may choose (Gemini's
+	// dir_path). A preset rule covers reading in a named project only.
+	ProjectNamed bool
+	Home         string
 	// Shell is the analysis of tool_input.command, set by the caller for
 	// Bash. PowerShell is not supported: it never matches.
 	Shell *shellparse.Result

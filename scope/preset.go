@@ -180,8 +180,10 @@ func presetFollowing(prog, v string) string {
 // is not covered, nor an option presetFollows lists.
 func matchPreset(bs bashSpec, c Call, argv []shellparse.Word) error {
 	proj, cwd := c.ProjectDir, c.Cwd
-	if proj == "" || cwd == "" || !filepath.IsAbs(proj) || !filepath.IsAbs(cwd) {
-		return mismatch(ReasonPathEscapes, "a preset rule covers reading in the project only, and the project or cwd is not known")
+	if !c.ProjectNamed || proj == "" || cwd == "" || !filepath.IsAbs(proj) || !filepath.IsAbs(cwd) {
+		// A project taken from the call's own cwd is no bound: the agent
+		// may choose the cwd (Gemini's dir_path: / or the home).
+		return mismatch(ReasonPathEscapes, "a preset rule covers reading in the project only, and the agent's host named no project (CLAUDE_PROJECT_DIR) or the cwd is not known")
 	}
 	proj, perr := fsx.ResolvePath(filepath.Clean(proj))
 	cwd, cerr := fsx.ResolvePath(filepath.Clean(cwd))

@@ -56,7 +56,7 @@ func TestMatchPreset(t *testing.T) {
 	r, _ := Parse("Bash(cat *)@/usr/bin/cat")
 	call := func(cwd string, words ...Word) Call {
 		res := shellparse.Result{Verdict: shellparse.Simple, Executable: "/usr/bin/cat", Argv: append([]shellparse.Word{{Value: "cat"}}, words...)}
-		return Call{Tool: "Bash", Cwd: cwd, ProjectDir: proj, Shell: &res}
+		return Call{Tool: "Bash", Cwd: cwd, ProjectDir: proj, ProjectNamed: true, Shell: &res}
 	}
 	w := func(v string) Word { return Word{Value: v} }
 	g := func(v string) Word { return Word{Value: v, Glob: true} }
@@ -80,6 +80,11 @@ func TestMatchPreset(t *testing.T) {
 		{"dot glob", call(proj, g(".*/x")), false},
 		{"cwd outside", call(root, w("x")), false},
 		{"no project", Call{Tool: "Bash", Cwd: proj, Shell: call(proj).Shell}, false},
+		// The project only the call's cwd says (an agent's host that names
+		// none; Gemini's dir_path chooses the cwd): / would make every
+		// file "in the project".
+		{"project from the cwd", Call{Tool: "Bash", Cwd: "/", ProjectDir: "/", Shell: call("/", w("etc/passwd")).Shell}, false},
+		{"control: named project /", Call{Tool: "Bash", Cwd: "/", ProjectDir: "/", ProjectNamed: true, Shell: call("/", w("etc/passwd")).Shell}, true},
 	} {
 		err := Match(r, c.call)
 		if (err == nil) != c.ok {
@@ -153,7 +158,7 @@ func TestPresetFollowsNoLink(t *testing.T) {
 			argv = append(argv, shellparse.Word{Value: a})
 		}
 		res := shellparse.Result{Verdict: shellparse.Simple, Executable: exe, Argv: argv}
-		err = Match(r, Call{Tool: "Bash", Cwd: proj, ProjectDir: proj, Shell: &res})
+		err = Match(r, Call{Tool: "Bash", Cwd: proj, ProjectDir: proj, ProjectNamed: true, Shell: &res})
 		if (err == nil) != c.covers {
 			t.Errorf("%q: %v, want covered %t", c.argv, err, c.covers)
 		}
