@@ -63,8 +63,9 @@ func newHarnessTB(t testing.TB) *harness {
 				return bytes.Clone(testMaster), nil
 			},
 			Now: func() time.Time { return h.now },
+			// The project named as Claude Code names it (CLAUDE_PROJECT_DIR).
 			Env: Env{Path: h.bin, Home: filepath.Join(base, "home"), Trusted: []string{h.bin},
-				Self: filepath.Join(base, "bin", "loopguard"), StateDir: st.Dir},
+				Self: filepath.Join(base, "bin", "loopguard"), StateDir: st.Dir, ProjectDir: h.project},
 		}
 	}
 	return h

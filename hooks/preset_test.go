@@ -159,6 +159,7 @@ func TestReadOnlyPreset(t *testing.T) {
 	h.eng = func() *Engine {
 		e := eng()
 		e.Env.ConfigDir = cfgDir
+		e.Env.ProjectDir = ""
 		return e
 	}
 	expect(t, "cat with the cwd at home, no project named", run(home, "cat .netrc"), Deny, ReasonNoGrant)

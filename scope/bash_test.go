@@ -152,7 +152,7 @@ func TestGadgets(t *testing.T) {
 			t.Errorf("%s: refused at grant, want it granted (narrowed): %v", g.rule, err)
 			continue
 		}
-		err = Match(r, Call{Tool: "Bash", Cwd: "/", ProjectDir: "/", Shell: simple(g.exe, g.argv...)})
+		err = Match(r, Call{Tool: "Bash", Cwd: "/", ProjectDir: "/", ProjectNamed: true, Shell: simple(g.exe, g.argv...)})
 		if got := ReasonOf(err); got != g.want {
 			t.Errorf("%s / %q: got %q (%v), want %q", g.rule, g.argv, got, err, g.want)
 		} else if err != nil && !strings.Contains(err.Error(), "this o") {
@@ -243,7 +243,7 @@ func TestMatchBash(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Parse(%q): %v", row.rule, err)
 		}
-		err = Match(r, Call{Tool: "Bash", Cwd: "/", ProjectDir: "/", Input: map[string]any{"command": row.name}, Shell: row.shell})
+		err = Match(r, Call{Tool: "Bash", Cwd: "/", ProjectDir: "/", ProjectNamed: true, Input: map[string]any{"command": row.name}, Shell: row.shell})
 		if got := ReasonOf(err); got != row.want || (err == nil) != (row.want == "") {
 			t.Errorf("%s / %s: got %v, want %q", row.rule, row.name, err, row.want)
 		}
@@ -271,7 +271,7 @@ func TestMatchBashNotBash(t *testing.T) {
 	if got := ReasonOf(Match(r, Call{Tool: "Bash"})); got != ReasonMalformedInput {
 		t.Errorf("no analysis: %q, want malformed_input", got)
 	}
-	if err := Match(r, Call{Tool: "Bash", Cwd: "/", ProjectDir: "/", Shell: simple("/usr/bin/git", "git", "status")}); err != nil {
+	if err := Match(r, Call{Tool: "Bash", Cwd: "/", ProjectDir: "/", ProjectNamed: true, Shell: simple("/usr/bin/git", "git", "status")}); err != nil {
 		t.Errorf("control: %v", err)
 	}
 	if got := ReasonOf(Match(Rule{}, Call{Tool: "Bash", Shell: simple("/usr/bin/git", "git", "status")})); got == "" {
@@ -340,7 +340,7 @@ func TestMatchBashAnalyze(t *testing.T) {
 	check := func(env shellparse.Env, r Rule, cmd, want string) {
 		t.Helper()
 		res := shellparse.Analyze(cmd, env)
-		err := Match(r, Call{Tool: "Bash", Input: map[string]any{"command": cmd}, Cwd: env.Cwd, ProjectDir: env.ProjectDir, Shell: &res})
+		err := Match(r, Call{Tool: "Bash", Input: map[string]any{"command": cmd}, Cwd: env.Cwd, ProjectDir: env.ProjectDir, ProjectNamed: true, Shell: &res})
 		if got := ReasonOf(err); got != want || (err == nil) != (want == "") {
 			t.Errorf("%s / %q: got %v, want %q (analysis: %s %s)", r, cmd, err, want, res.Verdict, res.Reason)
 		}
