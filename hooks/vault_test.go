@@ -3,10 +3,8 @@ package hooks
 import (
 	"context"
 	"errors"
-	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -432,7 +430,7 @@ func TestVaultScopedGrantVaultFails(t *testing.T) {
 		{"down", vault.ReasonUnavailable, func(v *vaultHarness) { v.srv.Stop() }},
 		{"sealed", vault.ReasonSealed, func(v *vaultHarness) { v.srv.Seal(v.t) }},
 		{"token revoked", vault.ReasonDenied, func(v *vaultHarness) { v.srv.Revoke(v.t, v.agent.Token) }},
-		{"never answers", vault.ReasonTimeout, func(v *vaultHarness) { v.agent.Addr = "http://" + silentListener(v.t) }},
+		{"never answers", vault.ReasonTimeout, func(v *vaultHarness) { v.agent.Addr = "http://" + vaulttest.SilentListener(v.t) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := newVaultHarness(t)
@@ -452,35 +450,4 @@ func TestVaultScopedGrantVaultFails(t *testing.T) {
 			}
 		})
 	}
-}
-
-// silentListener accepts connections on loopback and never answers; it
-// returns its address.
-func silentListener(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return l.Addr().String()
 }

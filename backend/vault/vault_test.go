@@ -3,7 +3,6 @@ package vault_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -269,32 +268,7 @@ func TestDownIsDenyReason(t *testing.T) {
 // A Vault that accepts the connection and never answers: the deadline is
 // kept, and the reason says so.
 func TestSlowIsTimeout(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	var conns []net.Conn
-	var mu sync.Mutex
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	defer func() {
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	}()
-	c, err := vault.NewClient("http://"+l.Addr().String(), "t")
+	c, err := vault.NewClient("http://"+vaulttest.SilentListener(t), "t")
 	if err != nil {
 		t.Fatal(err)
 	}
