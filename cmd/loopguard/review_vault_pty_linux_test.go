@@ -3,8 +3,6 @@
 package main
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -26,16 +24,7 @@ func vaultHome(t *testing.T, s *vaulttest.Server, tok string) *reviewHarness {
 	home := t.TempDir()
 	// No keyring: the Vault backend never reads it.
 	env := harnessEnv(home, "DBUS_SESSION_BUS_ADDRESS")
-	dir := filepath.Join(home, ".config", "loopguard")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	tokFile := filepath.Join(dir, "vault-token")
-	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf(`{"v":1,"backend":"vault","vault":{"address":%q,"token_file":%q}}`, s.Addr, tokFile)
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
+	if err := s.WriteConfig(filepath.Join(home, ".config", "loopguard"), tok); err != nil {
 		t.Fatal(err)
 	}
 	return &reviewHarness{t: t, bin: bin, env: env, home: home, scr: &screen{}}

@@ -3,7 +3,6 @@ package loopguard
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -17,16 +16,7 @@ import (
 // useVault points a guard's config at the Vault server with the token tok.
 func useVault(t *testing.T, g *Guard, s *vaulttest.Server, tok string) {
 	t.Helper()
-	dir := filepath.Join(g.Home, ".config", "loopguard")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	tokFile := filepath.Join(dir, "vault-token")
-	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf(`{"v":1,"backend":"vault","vault":{"address":%q,"token_file":%q}}`, s.Addr, tokFile)
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
+	if err := s.WriteConfig(filepath.Join(g.Home, ".config", "loopguard"), tok); err != nil {
 		t.Fatal(err)
 	}
 }

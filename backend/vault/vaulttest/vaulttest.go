@@ -386,3 +386,18 @@ func SilentListener(t testing.TB) string {
 	})
 	return l.Addr().String()
 }
+
+// WriteConfig makes dir (a loopguard config directory, as
+// $XDG_CONFIG_HOME/loopguard) use this server with Vault token tok: the
+// token in dir/vault-token, and a config.json with backend vault naming it.
+func (s *Server) WriteConfig(dir, tok string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tokFile := filepath.Join(dir, "vault-token")
+	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
+		return err
+	}
+	cfg := fmt.Sprintf(`{"v":1,"backend":"vault","vault":{"address":%q,"token_file":%q}}`, s.Addr, tokFile)
+	return os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600)
+}

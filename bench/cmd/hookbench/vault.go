@@ -61,15 +61,7 @@ func startVault(o options, work string, paths []*benchPath, now time.Time) (*vau
 	vb.team = &vault.Custody{Transit: &vault.Transit{C: alice, Mount: "transit", Key: "loopguard"},
 		KV: &vault.KV{C: alice, Mount: "secret", Prefix: "loopguard"}}
 	confDir := filepath.Join(dir, "config")
-	if err := os.MkdirAll(filepath.Join(confDir, "loopguard"), 0o700); err != nil {
-		return fail(err)
-	}
-	tokFile := filepath.Join(confDir, "agent-token")
-	if err := os.WriteFile(tokFile, []byte(agent.Token+"\n"), 0o600); err != nil {
-		return fail(err)
-	}
-	conf := fmt.Sprintf(`{"v":1,"backend":"vault","vault":{"address":%q,"token_file":%q}}`, srv.Addr, tokFile)
-	if err := os.WriteFile(filepath.Join(confDir, "loopguard", "config.json"), []byte(conf), 0o600); err != nil {
+	if err := srv.WriteConfig(filepath.Join(confDir, "loopguard"), agent.Token); err != nil {
 		return fail(err)
 	}
 	vb.env = []string{"XDG_CONFIG_HOME=" + confDir}
