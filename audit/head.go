@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // headLabel separates head MACs from any other MAC made with the seal key.
@@ -217,7 +219,7 @@ func (l *Log) restartLocked(sealKey []byte) (string, error) {
 			archived = to
 		}
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := fsx.SyncDir(l.dir); err != nil {
 		return archived, fmt.Errorf("failed to set the audit log aside: %w", err)
 	}
 	f, err := os.OpenFile(l.path(logName), os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|noFollow, 0o600)

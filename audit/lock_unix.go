@@ -17,16 +17,6 @@ func flock(f *os.File) error {
 	}
 }
 
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
 // noFollow makes opening the log or the lock fail on a symlink, so a link
 // planted in the audit directory cannot redirect appends to another file.
 const noFollow = syscall.O_NOFOLLOW

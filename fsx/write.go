@@ -59,7 +59,9 @@ func WriteFile(path string, data []byte, mode fs.FileMode, durable bool) error {
 // survives a crash.
 func SyncDir(dir string) error {
 	if runtime.GOOS == "windows" {
-		return nil // a directory cannot be opened for fsync there
+		// A directory cannot be fsynced there; the rename itself is
+		// atomic (MoveFileEx with MOVEFILE_REPLACE_EXISTING).
+		return nil
 	}
 	d, err := os.Open(dir)
 	if err != nil {

@@ -165,7 +165,7 @@ func presetFollowing(prog, v string) string {
 			}
 			return ""
 		}
-		if strings.HasPrefix(v, "-") && strings.ContainsAny(v[1:], f.short) && f.short != "" {
+		if strings.HasPrefix(v, "-") && strings.ContainsAny(v[1:], f.short) {
 			return v
 		}
 	}
