@@ -1,9 +1,10 @@
 # loopguard: build, test, lint, CI.
 #
-#   make build   bin/loopguard, static (CGO_ENABLED=0: no dynamic loader on the
-#                hook path), version from `git describe --always --dirty`
-#   make install go install ./cmd/loopguard (static, with the version) into
-#                $(go env GOBIN) or ~/go/bin: the path init then registers
+#   make build   bin/loopguard and bin/loopguard-hook (the hook alone, which
+#                starts faster), static (CGO_ENABLED=0: no dynamic loader on
+#                the hook path), version from `git describe --always --dirty`
+#   make install go install both (static, with the version) into
+#                $(go env GOBIN) or ~/go/bin: init then registers loopguard-hook
 #   make deps    install the Debian packages the tests need, only if missing,
 #                and build the pinned Vault server the Vault-backend tests run
 #                (scripts/vault: ~15 minutes once, then reused from .cache/vault)
@@ -27,10 +28,10 @@ LDFLAGS := -X main.version=$(VERSION)
 .PHONY: build install deps test lint ci demo clean bench
 
 build:
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/loopguard ./cmd/loopguard
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/loopguard ./cmd/loopguard-hook
 
 install:
-	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/loopguard
+	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/loopguard ./cmd/loopguard-hook
 
 deps:
 	scripts/deps
@@ -61,7 +62,7 @@ ci:
 # benchmarks. The report goes to .cache/bench/results.md; pass options to
 # hookbench with BENCH_FLAGS (e.g. BENCH_FLAGS='-rounds 20 -grants 1000').
 bench: deps build
-	$(GO) build -o bin/bench/ ./bench/cmd/...
+	CGO_ENABLED=0 $(GO) build -o bin/bench/ ./bench/cmd/...
 	mkdir -p .cache/bench
 	scripts/with-keyring bin/bench/hookbench $(BENCH_FLAGS) -out .cache/bench/results.md
 	{ echo; echo '### In-process benchmarks'; echo; echo '```'; \

@@ -190,7 +190,7 @@ func (e *Engine) readProtected(c *Call, pl policy.Places) finding {
 func (e *Engine) shellProtected(c *Call, d *described, pl policy.Places) finding {
 	var best finding
 	for name, exe := range d.shell.Executables {
-		if policy.IsKeyringTool(name) || (exe != "" && (exe == e.Env.Self || policy.IsKeyringTool(exe))) {
+		if policy.IsKeyringTool(name) || (exe != "" && (policy.IsLoopguardBinary(e.Env.Self, exe) || policy.IsKeyringTool(exe))) {
 			return finding{Protection: policy.Protection{Tier: policy.GuardCritical, What: "the keyring or loopguard itself"}, why: "it runs " + EscapeText(name)}
 		}
 	}

@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/loopguard/loopguard/policy"
 )
 
 // The events loopguard registers for.
@@ -123,7 +125,7 @@ func (o Options) matcher() string {
 }
 
 // IsLoopguard reports whether a handler is loopguard's hook: a command whose
-// executable is named loopguard (or is self, the running binary, when self
+// executable is named loopguard or loopguard-hook (or is self, the running binary, when self
 // is not ""), run with "hook" as its first argument (in exec form, or as the
 // first two words of a shell command).
 func IsLoopguard(h Handler, self string) bool {
@@ -152,7 +154,7 @@ func IsLoopguard(h Handler, self string) bool {
 func isLoopguardName(cmd string) bool {
 	base := filepath.Base(cmd)
 	base = strings.TrimSuffix(base, ".exe")
-	return base == "loopguard"
+	return base == policy.BinaryName || base == policy.HookBinaryName
 }
 
 // handlerOf reads a handler node; ok is false when it is not an object.

@@ -89,6 +89,38 @@ type entry struct {
 	claudeDir bool
 }
 
+// The two binaries of loopguard, installed side by side: loopguard (the CLI,
+// the Vault client, and the hook too) and loopguard-hook (the hook alone,
+// which starts faster; under the Vault backend it runs loopguard). Each is
+// what the other stands on: replacing either replaces the guard.
+const (
+	BinaryName     = "loopguard"
+	HookBinaryName = "loopguard-hook"
+)
+
+// Binaries returns the paths of loopguard's two binaries given the path of
+// either: the one beside it in the same directory is its twin, whether or not
+// it is there.
+func Binaries(self string) (full, hook string) {
+	dir, base := filepath.Split(self)
+	ext := ""
+	if strings.HasSuffix(base, ".exe") {
+		ext = ".exe"
+	}
+	return filepath.Join(dir, BinaryName+ext), filepath.Join(dir, HookBinaryName+ext)
+}
+
+// IsLoopguardBinary reports whether exe is one of the binaries of the
+// loopguard at self.
+func IsLoopguardBinary(self, exe string) bool {
+	if self == "" || exe == "" {
+		return false
+	}
+	full, hook := Binaries(self)
+	exe = filepath.Clean(exe)
+	return exe == filepath.Clean(self) || exe == full || exe == hook
+}
+
 // ManagedSettingsDirs hold Claude Code's managed settings (Linux, macOS).
 var ManagedSettingsDirs = []string{"/etc/claude-code", "/Library/Application Support/ClaudeCode"}
 
@@ -108,6 +140,14 @@ func (pl Places) entries() []entry {
 	add(entry{path: pl.StateDir, tier: GuardCritical, secret: true, what: guardState})
 	add(entry{path: pl.ConfigDir, tier: GuardCritical, secret: true, what: "loopguard's configuration"})
 	add(entry{path: pl.Self, tier: GuardCritical, what: "the loopguard binary"})
+	if pl.Self != "" {
+		full, hook := Binaries(pl.Self)
+		for _, b := range []string{full, hook} {
+			if b != filepath.Clean(pl.Self) {
+				add(entry{path: b, tier: GuardCritical, what: "the loopguard binary"})
+			}
+		}
+	}
 	for _, d := range ManagedSettingsDirs {
 		add(entry{path: d, tier: GuardCritical, what: "Claude Code's managed settings"})
 	}

@@ -54,7 +54,8 @@ func initAgentRun(ctx context.Context, out, errOut io.Writer, o *initOptions, bi
 	if err != nil {
 		return err
 	}
-	ro := agents.RegOptions{Binary: bin, Mode: o.mode, Deadline: hooks.DefaultDeadline}
+	hookBin, why := install.HookBinary(bin)
+	ro := agents.RegOptions{Binary: hookBin, Mode: o.mode, Deadline: hooks.DefaultDeadline}
 	f := reg.File(ro)
 	dir, err := state.DefaultDir()
 	if err != nil {
@@ -87,7 +88,8 @@ func initAgentRun(ctx context.Context, out, errOut io.Writer, o *initOptions, bi
 		for _, e := range f.Entries {
 			events = append(events, e.Event)
 		}
-		fmt.Fprintf(out, "Hooks: %s %s: %s run %s hook %s (mode %s).\n", path, verb, strings.Join(events, ", "), bin, reg.Agent, o.mode)
+		fmt.Fprintf(out, "Hooks: %s %s: %s run %s hook %s (mode %s).\n", path, verb, strings.Join(events, ", "), hookBin, reg.Agent, o.mode)
+		hookBinaryNote(out, bin, why)
 		if res.Existed {
 			fmt.Fprintf(out, "Backup of the original: %s (used by loopguard uninstall --agent %s).\n", res.Backup, reg.Agent)
 		}
@@ -106,7 +108,7 @@ func initAgentRun(ctx context.Context, out, errOut io.Writer, o *initOptions, bi
 		fmt.Fprintln(out, "Next: run `loopguard doctor`; new sessions pick the hooks up.")
 	}
 	if scope == "project" {
-		fmt.Fprintf(errOut, "loopguard: warning: %s is shared with the repository, and the hook path %s is this machine's\n", path, bin)
+		fmt.Fprintf(errOut, "loopguard: warning: %s is shared with the repository, and the hook path %s is this machine's\n", path, hookBin)
 	}
 	return nil
 }

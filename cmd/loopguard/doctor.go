@@ -301,6 +301,7 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 	}
 	var out []checkResult
 	bin := h.Command
+	runs := "this binary"
 	if len(h.Args) == 0 {
 		bin = strings.Trim(strings.Fields(h.Command)[0], `"'`)
 		out = append(out, checkResult{status: statusWarn, name: name, detail: "registered in shell form; a shell sits between Claude Code and the hook",
@@ -319,9 +320,20 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 		out = append(out, checkResult{status: statusFail, name: name, detail: fmt.Sprintf("the registered binary %s is not executable", bin), fix: fixInit})
 	default:
 		selfFi, err := os.Stat(env.self)
-		if err != nil || !os.SameFile(fi, selfFi) {
+		_, twin := policy.Binaries(env.self)
+		twinFi, twinErr := os.Stat(twin)
+		switch {
+		case twinErr == nil && os.SameFile(fi, twinFi) && filepath.Base(bin) == filepath.Base(twin):
+			// loopguard-hook beside this binary: it must decide as this one does.
+			runs = policy.HookBinaryName + " beside this binary (the same build)"
+			if err := install.SameBuild(env.self, twin); err != nil {
+				out = append(out, checkResult{status: statusFail, name: name, detail: "the registered hook binary: " + err.Error(),
+					fix: "install both binaries again from one build (make install), then " + fixInit})
+			}
+		case err == nil && os.SameFile(fi, selfFi):
+		default:
 			out = append(out, checkResult{status: statusFail, name: name,
-				detail: fmt.Sprintf("the registered binary %s is not this binary (%s)", bin, env.self),
+				detail: fmt.Sprintf("the registered binary %s is not this binary (%s) nor its %s", bin, env.self, policy.HookBinaryName),
 				fix:    fixInit + " with the loopguard you mean to use, or run that one's doctor"})
 		}
 	}
@@ -350,7 +362,7 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 			fix:    fixInit})
 	}
 	if len(out) == 0 {
-		out = append(out, checkResult{status: statusOK, name: name, detail: fmt.Sprintf("runs this binary, onFailure block, timeout %ds, matcher %s", h.Timeout, r.Matcher)})
+		out = append(out, checkResult{status: statusOK, name: name, detail: fmt.Sprintf("runs %s, onFailure block, timeout %ds, matcher %s", runs, h.Timeout, r.Matcher)})
 	}
 	return out
 }

@@ -219,6 +219,9 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 	protected := []struct{ what, path string }{
 		{"loopguard's state", p.state}, {"loopguard's config", p.config}, {"the loopguard binary", p.binary}, {"the keyring files", p.keyrings},
 	}
+	if p.hook != "" {
+		protected = append(protected, struct{ what, path string }{"loopguard's hook binary", p.hook})
+	}
 	opened := 0
 	for _, l := range layers {
 		dir := filepath.Dir(l.path)
@@ -279,6 +282,9 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 		{"filesystem.denyWrite", "the loopguard binary", p.binary},
 		{"filesystem.denyRead", "loopguard's state", p.state},
 		{"filesystem.denyRead", "the keyring files", p.keyrings},
+	}
+	if p.hook != "" {
+		need = append(need, struct{ key, what, path string }{"filesystem.denyWrite", "loopguard's hook binary", p.hook})
 	}
 	missing := 0
 	for _, n := range need {

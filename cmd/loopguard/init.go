@@ -217,6 +217,9 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	if o.agent != "" && o.agent != "claude" {
 		return initAgentRun(ctx, out, errOut, o, bin)
 	}
+	// The hook registered: loopguard-hook beside bin when it is of the same
+	// build (it starts faster), else bin's own `hook`.
+	hookBin, why := install.HookBinary(bin)
 	env, err := settingsEnv()
 	if err != nil {
 		return err
@@ -226,7 +229,7 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	if err != nil {
 		return err
 	}
-	opts := install.Options{Binary: bin, Mode: o.mode, Wait: o.wait, Deadline: hooks.DefaultDeadline, Matcher: o.tools}
+	opts := install.Options{Binary: hookBin, Mode: o.mode, Wait: o.wait, Deadline: hooks.DefaultDeadline, Matcher: o.tools}
 	var sbx *sandboxPaths
 	if !o.noSandbox {
 		p, err := resolveSandboxPaths(bin)
@@ -295,11 +298,12 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		if !res.Existed {
 			verb = "created"
 		}
-		fmt.Fprintf(out, "Hooks: %s %s: PreToolUse, PermissionRequest and PostToolUse run %s (mode %s", path, verb, bin, o.mode)
+		fmt.Fprintf(out, "Hooks: %s %s: PreToolUse, PermissionRequest and PostToolUse run %s hook (mode %s", path, verb, hookBin, o.mode)
 		if o.wait > 0 {
 			fmt.Fprintf(out, ", wait %s", o.wait)
 		}
 		fmt.Fprintf(out, ") for tools matching %s, with onFailure block.\n", o.tools)
+		hookBinaryNote(out, bin, why)
 		if res.Existed {
 			fmt.Fprintf(out, "Backup of the original: %s (used by loopguard uninstall).\n", res.Backup)
 		}
@@ -313,7 +317,7 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		return err
 	}
 	if res.Changed && scope == install.Project {
-		fmt.Fprintf(errOut, "loopguard: warning: %s is shared with the repository, and the hook path %s is this machine's\n", path, bin)
+		fmt.Fprintf(errOut, "loopguard: warning: %s is shared with the repository, and the hook path %s is this machine's\n", path, hookBin)
 		fmt.Fprintln(errOut, "loopguard: hint: a teammate without loopguard at that path gets every guarded call blocked (onFailure block); for a personal setup use --local")
 	}
 	if isTemporary(bin) {
@@ -322,6 +326,14 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	}
 	fmt.Fprintln(out, "Next: run `loopguard doctor` to check that the guard is real. New and resumed Claude Code sessions pick the hooks up.")
 	return nil
+}
+
+// hookBinaryNote says why the hooks run bin's own `hook` and not the
+// faster loopguard-hook (why is install.HookBinary's; "" says nothing).
+func hookBinaryNote(out io.Writer, bin, why string) {
+	if why != "" {
+		fmt.Fprintf(out, "Hook binary: %s hook, because %s (%s beside it, from the same build, starts each call faster).\n", bin, why, policy.HookBinaryName)
+	}
 }
 
 // isTemporary reports a binary built by `go run` or in a temp directory.

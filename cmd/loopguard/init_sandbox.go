@@ -22,6 +22,7 @@ type sandboxPaths struct {
 	state    string // loopguard's state directory
 	config   string // loopguard's config directory
 	binary   string // this binary
+	hook     string // loopguard-hook beside it, when that is what init registers ("": not)
 	keyrings string // the Secret Service's keyring files
 	goCache  string // the Go build cache of sandboxed commands
 }
@@ -41,6 +42,9 @@ func resolveSandboxPaths(bin string) (sandboxPaths, error) {
 	}
 	p.config = filepath.Dir(cfg)
 	p.binary = bin
+	if hook, why := install.HookBinary(bin); why == "" {
+		p.hook = hook
+	}
 	data := filepath.Join(p.home, ".local", "share")
 	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
 		data = x
@@ -56,11 +60,29 @@ func resolveSandboxPaths(bin string) (sandboxPaths, error) {
 	return p, nil
 }
 
+// denyWrite is what sandboxed commands may not write, as settings entries.
+func (p sandboxPaths) denyWrite() []string {
+	sp := install.SandboxPath
+	out := []string{sp(p.state), sp(p.config), sp(p.binary)}
+	if p.hook != "" {
+		out = append(out, sp(p.hook))
+	}
+	return append(out, sp(p.keyrings))
+}
+
+// binaries names the loopguard binaries for a message.
+func (p sandboxPaths) binaries() string {
+	if p.hook != "" {
+		return p.binary + ", " + p.hook
+	}
+	return p.binary
+}
+
 // spec is the sandbox block init merges.
 func (p sandboxPaths) spec() *install.Sandbox {
 	sp := install.SandboxPath
 	return &install.Sandbox{
-		DenyWrite:  []string{sp(p.state), sp(p.config), sp(p.binary), sp(p.keyrings)},
+		DenyWrite:  p.denyWrite(),
 		DenyRead:   []string{sp(p.state), sp(p.keyrings)},
 		AllowWrite: []string{sp(p.goCache)},
 		Env:        []install.EnvVar{{Name: "GOCACHE", Value: p.goCache}},
@@ -95,7 +117,7 @@ func sandboxNotes(out, errOut io.Writer, p *sandboxPaths, scope install.Scope) {
 		return
 	}
 	fmt.Fprintf(out, "Sandbox: Bash commands run in Claude Code's OS sandbox (enabled, failIfUnavailable, allowUnsandboxedCommands false); they cannot write %s, %s or %s, nor read %s or %s.\n",
-		p.state, p.config, p.binary, p.state, p.keyrings)
+		p.state, p.config, p.binaries(), p.state, p.keyrings)
 	fmt.Fprintf(out, "         Go builds in the sandbox use their own cache %s (GOCACHE); no network host is allowed.\n", p.goCache)
 	if scope != install.User {
 		fmt.Fprintln(out, "         In project or local settings, allowUnsandboxedCommands false can be undone by a settings.local.json:")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/loopguard/loopguard/hookmain"
+
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +19,9 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"loopguard": func() { os.Exit(int(Main(os.Args[1:]))) },
+		// As make build installs it beside loopguard: init registers it,
+		// and under the Vault backend it runs loopguard.
+		"loopguard-hook": func() { os.Exit(hookmain.Main(os.Args[1:])) },
 	})
 }
 

@@ -34,9 +34,14 @@ func RealKeyring() bool {
 	return os.Getenv("LOOPGUARD_REAL_KEYRING") == "1" && os.Getenv("DBUS_SESSION_BUS_ADDRESS") != ""
 }
 
-// Build builds ./cmd/loopguard of the module at repo into dir and returns
-// the executable's path.
+// Build builds ./cmd/loopguard and ./cmd/loopguard-hook of the module at
+// repo into dir, as make build does, and returns loopguard's path: init
+// then registers loopguard-hook, so the real clients run the hook binary
+// users have.
 func Build(ctx context.Context, repo, dir string) (string, error) {
+	if _, err := goBuild(ctx, repo, filepath.Join(dir, "loopguard-hook"), "./cmd/loopguard-hook"); err != nil {
+		return "", err
+	}
 	return goBuild(ctx, repo, filepath.Join(dir, "loopguard"), "./cmd/loopguard")
 }
 

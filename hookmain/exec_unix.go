@@ -1,0 +1,7 @@
+//go:build unix
+
+package hookmain
+
+import "syscall"
+
+var sysExec = syscall.Exec

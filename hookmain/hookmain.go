@@ -1,0 +1,227 @@
+// Package hookmain is the hook process: what `loopguard hook` and the
+// hook-only binary loopguard-hook run for one tool call. It reads the
+// arguments and the configuration, builds the engine and hands the payload
+// to the agent's adapter (package agents).
+//
+// It exists so that the hook can be built without the CLI and the Vault
+// client (cmd/loopguard-hook): a process starts faster the less it links,
+// and the hook starts on every tool call. A binary built without the Vault
+// client runs the full binary beside it when the configuration says
+// backend: vault (see Options.Vault).
+package hookmain
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/agents/all"
+	"github.com/loopguard/loopguard/agents/claude"
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/notify"
+	"github.com/loopguard/loopguard/state"
+)
+
+// Options are what the binary running the hook brings.
+type Options struct {
+	// Vault returns the Vault custody for a config with backend: vault.
+	// Nil in a binary built without the Vault client: Run then replaces
+	// the process with the full loopguard binary beside this one (Exec).
+	Vault func(config.Config) (hooks.Custody, error)
+	// Exec replaces the process with the program at path (nil:
+	// syscall.Exec, exec_unix.go). It returns only on failure.
+	Exec func(path string, argv, env []string) error
+}
+
+// Run is `loopguard hook [agent] [flags]`, args without the word "hook":
+// the coding agent runs it for every tool call. It never returns 1: every
+// failure is a deny in the agent's format. Without an agent name it is
+// Claude Code's registration, which Cursor and Copilot CLI run too: the
+// payload says which agent sent it (see Agent).
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) int {
+	agent := ""
+	rest := args
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		agent, rest = rest[0], rest[1:]
+	}
+	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	event := fs.String("event", "", "the event this hook is registered for")
+	mode := fs.String("mode", hooks.ModeEnforce, "enforce, ask or audit")
+	wait := fs.Duration("wait", 0, "hold a call without a grant until a human decides, at most this long")
+	deadline := fs.Duration("deadline", hooks.DefaultDeadline, "deny if no decision within this time (plus --wait)")
+	parseErr := fs.Parse(rest)
+	if parseErr == nil && fs.NArg() > 0 {
+		parseErr = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if parseErr == nil && *mode != hooks.ModeEnforce && *mode != hooks.ModeAsk && *mode != hooks.ModeAudit {
+		parseErr = fmt.Errorf("unknown mode %q", *mode)
+	}
+	// The configuration is read before the payload: under the Vault
+	// backend a binary without the Vault client hands the call, stdin
+	// unread, to the full binary.
+	setup := loadSetup()
+	if setup.err == nil && setup.cfg.Backend == config.BackendVault && o.Vault == nil {
+		setup.err = execFull(setup.self, args, o.Exec)
+	}
+	opts := Agent(agent)
+	opts.Event = *event
+	opts.Deadline = *deadline + *wait
+	opts.NewEngine = func() (*hooks.Engine, error) {
+		if parseErr != nil {
+			return nil, fmt.Errorf("bad hook arguments: %w", parseErr)
+		}
+		return newEngine(setup, o, *mode, *wait)
+	}
+	return agents.Run(context.Background(), opts, stdin, stdout, stderr)
+}
+
+// Agent picks the adapter for `loopguard hook [agent]`. A named agent's
+// payload must be that agent's; an unnamed registration (Claude Code's,
+// which Cursor and Copilot CLI also run) recognises the payload's agent and
+// answers in that agent's format, and Claude Code's when the payload cannot
+// be read. An unknown name denies in the form every agent blocks on.
+func Agent(name string) agents.Options {
+	if name == "" {
+		return agents.Options{Detect: all.Detect, Fallback: claude.Adapter{}}
+	}
+	a, err := all.Lookup(name)
+	if err != nil {
+		return agents.Options{Detect: func(map[string]any) (agents.Adapter, error) { return nil, err }}
+	}
+	return agents.Options{Fallback: a, Detect: func(m map[string]any) (agents.Adapter, error) {
+		if d, err := all.Detect(m); err == nil && d.Name() != claude.Name && d.Name() != a.Name() {
+			return a, fmt.Errorf("registered for %s but the payload is %s's", a.Name(), d.Name())
+		}
+		return a, nil
+	}}
+}
+
+// setup is what the engine is built from, read once.
+type setup struct {
+	dir     string // state directory
+	cfgPath string
+	cfg     config.Config
+	self    string // this binary, symlinks resolved ("" if unknown)
+	err     error
+}
+
+func loadSetup() setup {
+	var s setup
+	if s.dir, s.err = state.DefaultDir(); s.err != nil {
+		return s
+	}
+	if s.cfgPath, s.err = config.DefaultPath(); s.err != nil {
+		return s
+	}
+	// A config that is there but wrong stops the hook (a deny): no silent
+	// fall back to other trusted directories.
+	if s.cfg, _, s.err = config.Load(s.cfgPath); s.err != nil {
+		return s
+	}
+	if self, err := os.Executable(); err == nil {
+		if r, err := filepath.EvalSymlinks(self); err == nil {
+			self = r
+		}
+		s.self = self
+	}
+	return s
+}
+
+// ErrNoFullBinary is why a hook-only binary under the Vault backend denies:
+// the full binary it hands the call to is not beside it, or did not start.
+var ErrNoFullBinary = errors.New("the Vault backend is decided by the full loopguard binary, and it could not be run")
+
+func newEngine(s setup, o Options, mode string, wait time.Duration) (*hooks.Engine, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	st, err := state.Open(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	home, _ := os.UserHomeDir()
+	var custody hooks.Custody
+	if s.cfg.Backend == config.BackendVault {
+		if o.Vault == nil { // execFull returned, with its error in s.err
+			return nil, ErrNoFullBinary
+		}
+		if custody, err = o.Vault(s.cfg); err != nil {
+			return nil, err
+		}
+	}
+	eng := &hooks.Engine{
+		Custody: custody,
+		Store:   st,
+		Audit:   audit.Open(filepath.Join(s.dir, "audit")),
+		LoadKey: keyring.Load,
+		Env: hooks.Env{
+			Path:       os.Getenv("PATH"),
+			Home:       home,
+			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"),
+			Self:       s.self,
+			StateDir:   s.dir,
+			ConfigDir:  filepath.Dir(s.cfgPath),
+			Trusted:    s.cfg.Trusted(),
+		},
+		Mode: mode,
+		Wait: wait,
+	}
+	eng.OnHeld = heldNotifier(s.cfg, eng.Audit)
+	return eng, nil
+}
+
+// heldNotifier tells the human that the hook holds a call: the desktop
+// notification (unless the config turns it off) and the config's notify
+// command, both in the background and bounded (package notify). The hook
+// runs them, not review: review may not be running, and the hook runs as
+// the user outside the agent's sandbox. A failure is logged, never a
+// decision.
+func heldNotifier(cfg config.Config, log *audit.Log) func(*state.Pending) {
+	nf := notify.Notifier{Command: cfg.NotifyCommand()}
+	if cfg.DesktopOn() {
+		nf.Bus = keyring.SessionBus
+	}
+	if nf.Bus == nil && len(nf.Command) == 0 {
+		return nil
+	}
+	return func(p *state.Pending) {
+		n := notify.Note{ID: p.ID, Prefix: short(p.ID, 6), Tool: hooks.EscapeText(p.Tool), Summary: hooks.Summary(p),
+			Reason: p.Reason, Session: hooks.EscapeText(p.Session), Project: hooks.EscapeText(p.ProjectDir), HeldUntil: p.HeldUntil}
+		nf.Fire(n, func(what string, err error) {
+			if errors.Is(err, notify.ErrUnavailable) {
+				return // no desktop here: nothing to tell, nothing to log
+			}
+			_ = log.AppendNoSync(audit.Entry{Time: time.Now().UTC(), Event: "notify", Session: p.Session, Agent: p.Agent,
+				Tool: p.Tool, Pending: p.ID, Decision: "notify-failed", Reason: "notify_" + what, Detail: hooks.EscapeText(err.Error())})
+		})
+	}
+}
+
+func short(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// Main is the hook-only binary (cmd/loopguard-hook): its arguments are
+// those of `loopguard hook`, "hook" first as registered, or without it
+// (Copilot CLI runs a hook without its arguments). Built without the Vault
+// client, it runs the full binary beside it under the Vault backend.
+func Main(args []string) int {
+	if len(args) > 0 && args[0] == "hook" {
+		args = args[1:]
+	}
+	return Run(args, os.Stdin, os.Stdout, os.Stderr, Options{})
+}

@@ -1,0 +1,72 @@
+package install
+
+import (
+	"debug/buildinfo"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"slices"
+
+	"github.com/loopguard/loopguard/policy"
+)
+
+// HookBinary is the binary to register as the hook for the loopguard at
+// full: loopguard-hook beside it, which starts faster, when it is there and
+// is of the same build (SameBuild); otherwise full itself (`loopguard
+// hook`), with the reason in why ("" when loopguard-hook is registered).
+// A loopguard-hook left from another build is never registered: it would
+// decide with another version's rules.
+func HookBinary(full string) (bin, why string) {
+	_, hook := policy.Binaries(full)
+	fi, err := os.Stat(hook)
+	switch {
+	case os.IsNotExist(err):
+		return full, hook + " is not installed"
+	case err != nil:
+		return full, err.Error()
+	case fi.IsDir() || fi.Mode()&0o111 == 0:
+		return full, hook + " is not an executable file"
+	}
+	if err := SameBuild(full, hook); err != nil {
+		return full, err.Error()
+	}
+	return hook, ""
+}
+
+// SameBuild reports, as an error, when the binaries a and b were not built
+// from the same source with the same toolchain and settings: their Go
+// build information differs (the toolchain, the main module, the build
+// settings: VCS revision and state, flags), a module both link is of two
+// versions, or it cannot be read. Which modules each links may differ:
+// loopguard-hook links fewer.
+func SameBuild(a, b string) error {
+	ia, err := buildinfo.ReadFile(a)
+	if err != nil {
+		return fmt.Errorf("cannot read the build of %s: %w", a, err)
+	}
+	ib, err := buildinfo.ReadFile(b)
+	if err != nil {
+		return fmt.Errorf("cannot read the build of %s: %w", b, err)
+	}
+	same := ia.GoVersion == ib.GoVersion && sameModule(&ia.Main, &ib.Main) && slices.Equal(ia.Settings, ib.Settings)
+	deps := map[string]*debug.Module{}
+	for _, m := range ia.Deps {
+		deps[m.Path] = m
+	}
+	for _, m := range ib.Deps {
+		if d, ok := deps[m.Path]; ok && !sameModule(d, m) {
+			same = false
+		}
+	}
+	if !same {
+		return fmt.Errorf("%s and %s are not from the same build: install both with `make install` (or go install ./cmd/...)", a, b)
+	}
+	return nil
+}
+
+func sameModule(x, y *debug.Module) bool {
+	if x == nil || y == nil {
+		return x == y
+	}
+	return x.Path == y.Path && x.Version == y.Version && x.Sum == y.Sum && sameModule(x.Replace, y.Replace)
+}
