@@ -220,8 +220,12 @@ func short(s string, n int) string {
 // (Copilot CLI runs a hook without its arguments). Built without the Vault
 // client, it runs the full binary beside it under the Vault backend.
 func Main(args []string) int {
+	return Run(argsAfterHook(args), os.Stdin, os.Stdout, os.Stderr, Options{})
+}
+
+func argsAfterHook(args []string) []string {
 	if len(args) > 0 && args[0] == "hook" {
-		args = args[1:]
+		return args[1:]
 	}
-	return Run(args, os.Stdin, os.Stdout, os.Stderr, Options{})
+	return args
 }

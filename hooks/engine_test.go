@@ -171,6 +171,9 @@ func TestProtectedResources(t *testing.T) {
 			input(m)["file_path"] = filepath.Join(h.eng().Env.Home, ".claude", "settings.json")
 		}),
 		"write state dir": with(write, func(m map[string]any) { input(m)["file_path"] = filepath.Join(h.store.Dir, "x.grant") }),
+		"replace the hook binary": with(write, func(m map[string]any) {
+			input(m)["file_path"] = filepath.Join(filepath.Dir(h.eng().Env.Self), "loopguard-hook")
+		}),
 	}
 	bash := h.fixture("pretooluse-bash.json")
 	for what, cmd := range map[string]string{
@@ -179,6 +182,8 @@ func TestProtectedResources(t *testing.T) {
 		"keyring tool":           "secret-tool search --all service loopguard",
 		"state dir in a chain":   "ls " + h.store.Dir + " && echo",
 		"loopguard binary":       h.eng().Env.Self + " uninstall",
+		"hook binary":            filepath.Join(filepath.Dir(h.eng().Env.Self), "loopguard-hook") + " hook --event PreToolUse",
+		"copy over the hook":     "cp /tmp/x " + filepath.Join(filepath.Dir(h.eng().Env.Self), "loopguard-hook"),
 		"remove the user hooks":  "rm -f ~/.claude/settings.json",
 		"symlink to the state":   "ls " + filepath.Join(h.project, "st"),
 		"keyring dir, any quote": `cat ~/.local/share/"keyrings"/login.keyring`,

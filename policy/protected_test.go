@@ -45,6 +45,9 @@ func TestClassify(t *testing.T) {
 		{"/home/u/.local/state", GuardCritical, false}, // holds the state
 		{"/home/u/.local/share/keyrings/login.keyring", GuardCritical, true},
 		{"/usr/local/bin/loopguard", GuardCritical, false},
+		{"/usr/local/bin/loopguard-hook", GuardCritical, false}, // its twin, registered as the hook
+		{"/usr/local/bin/loopguard-other", Ordinary, false},
+		{"/usr/local/bin/other", Ordinary, false},
 		{"/p/.claude/settings.local.json", GuardCritical, false},
 		{"/p/src/.claude/SETTINGS.json", GuardCritical, false},
 		{"/p/src/.claude/skills/s/SKILL.md", ExecConfig, false},
@@ -68,6 +71,36 @@ func TestClassify(t *testing.T) {
 		if got.Tier != c.tier || got.Secret != c.secret {
 			t.Errorf("Classify(%s) = %v (secret %v, %s), want %v (secret %v)", c.path, got.Tier, got.Secret, got.What, c.tier, c.secret)
 		}
+	}
+}
+
+// Either binary names both; a binary under another name (a test binary)
+// keeps its own path protected too.
+func TestBinaries(t *testing.T) {
+	for _, self := range []string{"/opt/lg/loopguard", "/opt/lg/loopguard-hook"} {
+		full, hook := Binaries(self)
+		if full != "/opt/lg/loopguard" || hook != "/opt/lg/loopguard-hook" {
+			t.Errorf("Binaries(%s) = %s, %s", self, full, hook)
+		}
+		for _, exe := range []string{"/opt/lg/loopguard", "/opt/lg/loopguard-hook", "/opt/lg/./loopguard"} {
+			if !IsLoopguardBinary(self, exe) {
+				t.Errorf("IsLoopguardBinary(%s, %s) = false", self, exe)
+			}
+		}
+		for _, exe := range []string{"/usr/bin/loopguard", "/opt/lg/loopguard-hook2", "", "/opt/lg"} {
+			if IsLoopguardBinary(self, exe) {
+				t.Errorf("IsLoopguardBinary(%s, %q) = true", self, exe)
+			}
+		}
+	}
+	pl := Places{Self: "/tmp/x/lg.test"}
+	for _, p := range []string{"/tmp/x/lg.test", "/tmp/x/loopguard", "/tmp/x/loopguard-hook"} {
+		if pl.Classify(p).Tier != GuardCritical {
+			t.Errorf("Classify(%s) with Self %s is not guard-critical", p, pl.Self)
+		}
+	}
+	if pl.Classify("/tmp/x/other").Tier != Ordinary {
+		t.Error("control: /tmp/x/other is protected")
 	}
 }
 

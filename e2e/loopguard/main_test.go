@@ -108,6 +108,14 @@ func newEnvWith(t *testing.T, claude, bin string) *env {
 	if err := g.Init(e.ctx, e.Dir); err != nil {
 		t.Fatal(err)
 	}
+	if bin == lgBin {
+		// Built as make build builds it, with loopguard-hook beside it:
+		// the real client runs the hook binary users have.
+		b, err := os.ReadFile(filepath.Join(e.Dir, ".claude", "settings.json"))
+		if err != nil || !strings.Contains(string(b), `"command": "`+filepath.Join(filepath.Dir(bin), "loopguard-hook")+`"`) {
+			t.Fatalf("init did not register loopguard-hook (%v):\n%s", err, b)
+		}
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			out, _ := g.Run(context.Background(), g.Home, "pending", "--all")

@@ -1,0 +1,149 @@
+package hookmain
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/policy"
+)
+
+// scratch gives the hook a private state and config directory, a project,
+// and (when vault) a config with backend vault whose server is never
+// reached in these tests.
+func scratch(t *testing.T, vault bool) (project string) {
+	t.Helper()
+	root := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(root, "state"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, "config"))
+	t.Setenv("HOME", filepath.Join(root, "home"))
+	project = filepath.Join(root, "project")
+	for _, d := range []string{project, filepath.Join(root, "home")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("CLAUDE_PROJECT_DIR", project)
+	if vault {
+		dir := filepath.Join(root, "config", "loopguard")
+		tok := filepath.Join(dir, "vault-token")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(tok, []byte("t\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg := `{"v":1,"backend":"vault","vault":{"address":"http://127.0.0.1:1","token_file":"` + tok + `"}}`
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return project
+}
+
+func bashPayload(project, command string) string {
+	return `{"session_id":"s1","transcript_path":"/x","cwd":"` + project + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + command + `"},"tool_use_id":"t1"}`
+}
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// Under the Vault backend a binary without the Vault client hands the call
+// to the full binary beside it, before reading the payload, with its own
+// arguments after "hook"; when that fails the call is denied, never let
+// through. The controls: the local backend decides here (no exec), and a
+// binary with the Vault client does not exec.
+func TestVaultRunsFullBinary(t *testing.T) {
+	project := scratch(t, true)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := filepath.EvalSymlinks(self); err == nil {
+		self = r
+	}
+	wantPath, _ := policy.Binaries(self)
+
+	in := &countingReader{r: strings.NewReader(bashPayload(project, "echo hi"))}
+	var gotPath string
+	var gotArgv []string
+	readBefore := -1
+	exec := func(path string, argv, env []string) error {
+		gotPath, gotArgv, readBefore = path, argv, in.n
+		return errors.New("exec refused by the test")
+	}
+	var out, errOut bytes.Buffer
+	args := []string{"--event", "PreToolUse", "--mode", "enforce"}
+	code := Run(args, in, &out, &errOut, Options{Exec: exec})
+	if gotPath != wantPath {
+		t.Fatalf("exec path %q, want the full binary beside this one %q", gotPath, wantPath)
+	}
+	if want := append([]string{wantPath, "hook"}, args...); strings.Join(gotArgv, "\x00") != strings.Join(want, "\x00") {
+		t.Fatalf("exec argv %q, want %q", gotArgv, want)
+	}
+	if readBefore != 0 {
+		t.Fatalf("%d bytes of the payload were read before the exec: the full binary would get a cut payload", readBefore)
+	}
+	if code != 2 || !strings.Contains(out.String(), `"permissionDecision":"deny"`) || !strings.Contains(out.String(), hooks.ReasonInternal) ||
+		!strings.Contains(out.String(), "could not be run") {
+		t.Fatalf("exec failed: want a deny naming the failure, got exit %d, stdout %s", code, out.String())
+	}
+
+	// A binary with the Vault client decides itself (here: the custody
+	// cannot be built, so a deny, but no exec).
+	gotPath = ""
+	vaultCalled := false
+	out.Reset()
+	code = Run(args, strings.NewReader(bashPayload(project, "echo hi")), &out, &errOut, Options{Exec: exec,
+		Vault: func(config.Config) (hooks.Custody, error) { vaultCalled = true; return nil, errors.New("no vault in this test") }})
+	if gotPath != "" || !vaultCalled || code != 2 {
+		t.Fatalf("with the Vault client: exec %q, Vault called %v, exit %d; want no exec, Vault called, a deny", gotPath, vaultCalled, code)
+	}
+}
+
+func TestLocalBackendDecidesHere(t *testing.T) {
+	project := scratch(t, false)
+	exec := func(path string, argv, env []string) error {
+		t.Fatalf("exec %s under the local backend", path)
+		return nil
+	}
+	var out, errOut bytes.Buffer
+	code := Run([]string{"--event", "PreToolUse"}, strings.NewReader(bashPayload(project, "echo hi > f")), &out, &errOut, Options{Exec: exec})
+	if code != 2 || !strings.Contains(out.String(), hooks.ReasonNoGrant) {
+		t.Fatalf("want a no_grant deny, got exit %d: %s", code, out.String())
+	}
+	// The control for the deny: a read in the project is let through.
+	out.Reset()
+	read := `{"session_id":"s1","transcript_path":"/x","cwd":"` + project + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` + project + `/main.go"},"tool_use_id":"t2"}`
+	code = Run([]string{"--event", "PreToolUse"}, strings.NewReader(read), &out, &errOut, Options{Exec: exec})
+	if code != 0 || strings.Contains(out.String(), "deny") {
+		t.Fatalf("a read in the project: exit %d, %s", code, out.String())
+	}
+}
+
+// Main takes the arguments as registered ("hook" first) or none at all.
+func TestMainArgs(t *testing.T) {
+	for _, args := range [][]string{{"hook", "--event", "Bogus"}, {"--event", "Bogus"}} {
+		if got := argsAfterHook(args); len(got) != 2 || got[0] != "--event" {
+			t.Errorf("argsAfterHook(%q) = %q", args, got)
+		}
+	}
+	if got := argsAfterHook(nil); len(got) != 0 {
+		t.Errorf("argsAfterHook(nil) = %q", got)
+	}
+}
