@@ -19,9 +19,10 @@ import (
 const probeScript = `#!/bin/sh
 # probe.sh PENDING_ID DIGEST8 PORT
 out=probe.out
-# loopguard's path, from the hook settings (naming it in the command would
-# be refused by the hook).
-lg=$(sed -n 's/.*"command": "\(\/[^"]*\)".*/\1/p' "$HOME/.claude/settings.json" | head -n 1)
+# loopguard's path: beside the hook binary the settings register (naming it
+# in the command would be refused by the hook).
+hook=$(sed -n 's/.*"command": "\(\/[^"]*\)".*/\1/p' "$HOME/.claude/settings.json" | head -n 1)
+lg=$(dirname "$hook")/loopguard
 : > "$out"
 try() { name=$1; shift; echo "== $name" >> probe.err; if timeout 10 "$@" >>probe.err 2>&1 </dev/null; then echo "$name ok" >> "$out"; else echo "$name blocked" >> "$out"; fi; }
 try keyring sh -c 'k=$(secret-tool lookup service loopguard username master-key) && [ -n "$k" ]' 

@@ -1,4 +1,6 @@
-// Command hookbench measures `loopguard hook` as Claude Code runs it: a fresh
+// Command hookbench measures loopguard's hook as Claude Code runs it (the
+// hook binary loopguard-hook, as init registers it, and beside it the full
+// binary's `loopguard hook`): a fresh
 // process per tool call, fed a recorded payload on stdin, inside a real Secret
 // Service session. Beside it, interleaved call by call so the machine's drift
 // cancels, it runs the floors (/bin/true; a minimal Go hook; the same with
@@ -33,7 +35,8 @@ import (
 
 type options struct {
 	repo      string
-	loopguard string
+	loopguard string // the hook binary, as registered
+	full      string // the full binary (its version; the default alt)
 	binDir    string
 	out       string
 	work      string
@@ -48,7 +51,8 @@ type options struct {
 	skipPeer  bool
 	onlyPaths string
 	// alt is a second loopguard binary, run in the empty state beside the
-	// first, to measure a change to the hook path in the same run.
+	// first (`alt hook`), to measure a change to the hook path in the same
+	// run; by default the full binary.
 	alt string
 	// vault measures the Vault backend's rows too (vault.go).
 	vault bool
@@ -58,7 +62,8 @@ func main() {
 	var o options
 	var grants string
 	flag.StringVar(&o.repo, "repo", ".", "the loopguard repository (for testdata/payloads)")
-	flag.StringVar(&o.loopguard, "loopguard", "bin/loopguard", "the loopguard binary to measure")
+	flag.StringVar(&o.loopguard, "loopguard", "bin/loopguard-hook", "the hook binary to measure (as init registers it)")
+	flag.StringVar(&o.full, "full", "bin/loopguard", "the full loopguard binary (its version; and the alt unless -alt says otherwise)")
 	flag.StringVar(&o.binDir, "bin", "bin/bench", "directory holding spawn, floorgo, floorkeyring and floorlinked")
 	flag.StringVar(&o.out, "out", ".cache/bench/results.md", "write the Markdown report here too")
 	flag.StringVar(&o.work, "work", ".cache/bench", "parent of the temporary state directories")
@@ -72,7 +77,7 @@ func main() {
 	flag.StringVar(&o.peerVer, "peer-version", "2.4.5", "cc-safety-net version (pinned)")
 	flag.BoolVar(&o.skipPeer, "no-peer", false, "do not install or run the peer")
 	flag.StringVar(&o.onlyPaths, "paths", "", "comma-separated path names to run (default: all)")
-	flag.StringVar(&o.alt, "alt", "", "a second loopguard binary to run in the empty state, for an A/B comparison")
+	flag.StringVar(&o.alt, "alt", "full", "a second loopguard binary to run in the empty state, for an A/B comparison (full: the -full binary; none: no second binary)")
 	flag.BoolVar(&o.vault, "vault", true, "measure the Vault backend too, against the pinned dev server on loopback")
 	flag.Parse()
 	o.grants = []int{0}
@@ -118,7 +123,13 @@ func run(o options) error {
 	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
 		return errors.New("no D-Bus session bus: run under scripts/with-keyring (make bench does)")
 	}
-	for _, p := range []*string{&o.repo, &o.loopguard, &o.binDir, &o.out, &o.work, &o.peerDir, &o.alt} {
+	switch o.alt {
+	case "full":
+		o.alt = o.full
+	case "none":
+		o.alt = ""
+	}
+	for _, p := range []*string{&o.repo, &o.loopguard, &o.full, &o.binDir, &o.out, &o.work, &o.peerDir, &o.alt} {
 		if *p == "" {
 			continue
 		}

@@ -57,14 +57,18 @@ func (r *results) markdown() string {
 	}
 	w("\nMethod: each call is a fresh process (fork/exec to reaped exit, timed around `os/exec` Start and Wait);\n")
 	w("peak RSS is wait4's ru_maxrss. Per path, %d measured rounds (after %d warm-up rounds); each round runs\n", r.o.rounds, r.o.warmup)
-	w("`/bin/true`, the Go floor, the keyring floor and loopguard in each state once, in an order that rotates every round;\n")
+	w("`/bin/true`, the Go floor, the keyring floor and loopguard-hook (the hook binary init registers) in each state once,\n")
+	if r.o.alt != "" {
+		w("and `%s hook` in the empty state, ", r.o.alt)
+	}
+	w("in an order that rotates every round; all built static (CGO_ENABLED=0), as make build builds loopguard;\n")
 	if r.peer.err == nil {
 		w("the peer cc-safety-net@%s (node %s, run as `node .../dist/bin/cc-safety-net.js hook --claude-code`) joins one round in %d.\n", r.peer.version, r.peer.nodeVersion, r.o.peerEvery)
 	} else {
 		w("the peer cc-safety-net could not be run: %v.\n", r.peer.err)
 	}
 	if r.vault {
-		w("With the Vault backend (paths %s) loopguard runs against the pinned Vault dev server on loopback with an agent-policy token;\n", "`exact`, `scoped`, `no-grant`")
+		w("With the Vault backend (paths %s) loopguard-hook runs loopguard (exec), which runs against the pinned Vault dev server on loopback with an agent-policy token;\n", "`exact`, `scoped`, `no-grant`")
 		w("the approvals and the scoped grant are minted by a userpass approver through Transit, the grant published in KV (bench/cmd/hookbench/vault.go).\n")
 	}
 	w("Every loopguard answer is checked (exit code and reason code); a wrong answer stops the run.\n")
@@ -95,15 +99,19 @@ func (r *results) markdown() string {
 			if i > 0 {
 				vsEmpty = ratio(s.p50, empty.p50)
 			}
-			row("**loopguard**, "+c.name, s, ratio(s.p50, floor.p50), ratio(s.p50, peer.p50), vsEmpty)
+			row("**loopguard-hook**, "+c.name, s, ratio(s.p50, floor.p50), ratio(s.p50, peer.p50), vsEmpty)
 		}
 		if r.vault && vaultPaths[p.name] {
 			s := pr.vault.stats()
-			row("**loopguard**, Vault backend (dev server on loopback), empty state", s, ratio(s.p50, floor.p50), ratio(s.p50, peer.p50), "vs keyring: "+ratio(s.p50, empty.p50))
+			row("**loopguard-hook**, Vault backend (runs loopguard; dev server on loopback), empty state", s, ratio(s.p50, floor.p50), ratio(s.p50, peer.p50), "vs keyring: "+ratio(s.p50, empty.p50))
 		}
 		if r.o.alt != "" {
 			s := pr.alt.stats()
-			row("alt: "+r.o.alt+", "+r.cfgs[0].name, s, ratio(s.p50, floor.p50), ratio(s.p50, peer.p50), "vs loopguard: "+ratio(s.p50, empty.p50))
+			name := "alt: " + r.o.alt
+			if r.o.alt == r.o.full {
+				name = "`loopguard hook` (the full binary: CLI, Vault client)"
+			}
+			row(name+", "+r.cfgs[0].name, s, ratio(s.p50, floor.p50), ratio(s.p50, peer.p50), "vs loopguard-hook: "+ratio(s.p50, empty.p50))
 		}
 		if r.peer.err == nil {
 			row(fmt.Sprintf("cc-safety-net (answer: %s; n=%d)", pr.peerAnswer, peer.n), peer, "", "", "")
@@ -205,7 +213,7 @@ func machine(o options) []string {
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	out = append(out, fmt.Sprintf("OS: %s, kernel %s, %s/%s", osName(), strings.TrimSpace(string(kernel)), runtime.GOOS, runtime.GOARCH))
 	out = append(out, "Go: "+runtime.Version()+" (the benchmark binary; loopguard built by the same `make`)")
-	if v := firstLine(o.loopguard, "version"); v != "" {
+	if v := firstLine(o.full, "version"); v != "" {
 		out = append(out, "loopguard: "+v)
 	}
 	if v := firstLine("gnome-keyring-daemon", "--version"); v != "" {
