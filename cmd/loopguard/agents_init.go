@@ -54,7 +54,7 @@ func initAgentRun(ctx context.Context, out, errOut io.Writer, o *initOptions, bi
 	if err != nil {
 		return err
 	}
-	hookBin, why := install.HookBinary(bin)
+	hookBin, why := hookBinary(bin)
 	ro := agents.RegOptions{Binary: hookBin, Mode: o.mode, Deadline: hooks.DefaultDeadline}
 	f := reg.File(ro)
 	dir, err := state.DefaultDir()

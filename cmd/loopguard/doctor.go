@@ -326,7 +326,7 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 		case twinErr == nil && os.SameFile(fi, twinFi) && filepath.Base(bin) == filepath.Base(twin):
 			// loopguard-hook beside this binary: it must decide as this one does.
 			runs = policy.HookBinaryName + " beside this binary (the same build)"
-			if err := install.SameBuild(env.self, twin); err != nil {
+			if err := sameBuild(env.self, twin); err != nil {
 				out = append(out, checkResult{status: statusFail, name: name, detail: "the registered hook binary: " + err.Error(),
 					fix: "install both binaries again from one build (make install), then " + fixInit})
 			}

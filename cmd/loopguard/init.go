@@ -219,7 +219,7 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	}
 	// The hook registered: loopguard-hook beside bin when it is of the same
 	// build (it starts faster), else bin's own `hook`.
-	hookBin, why := install.HookBinary(bin)
+	hookBin, why := hookBinary(bin)
 	env, err := settingsEnv()
 	if err != nil {
 		return err
@@ -329,7 +329,7 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 }
 
 // hookBinaryNote says why the hooks run bin's own `hook` and not the
-// faster loopguard-hook (why is install.HookBinary's; "" says nothing).
+// faster loopguard-hook (why is hookBinary's; "" says nothing).
 func hookBinaryNote(out io.Writer, bin, why string) {
 	if why != "" {
 		fmt.Fprintf(out, "Hook binary: %s hook, because %s (%s beside it, from the same build, starts each call faster).\n", bin, why, policy.HookBinaryName)

@@ -42,7 +42,7 @@ func resolveSandboxPaths(bin string) (sandboxPaths, error) {
 	}
 	p.config = filepath.Dir(cfg)
 	p.binary = bin
-	if hook, why := install.HookBinary(bin); why == "" {
+	if hook, why := hookBinary(bin); why == "" {
 		p.hook = hook
 	}
 	data := filepath.Join(p.home, ".local", "share")

@@ -1,4 +1,4 @@
-package install
+package main
 
 import (
 	"os"
@@ -37,9 +37,9 @@ func TestHookBinary(t *testing.T) {
 
 	check := func(what, wantBin, wantWhy string) {
 		t.Helper()
-		bin, why := HookBinary(full)
+		bin, why := hookBinary(full)
 		if bin != wantBin || (wantWhy == "") != (why == "") || !strings.Contains(why, wantWhy) {
-			t.Errorf("%s: HookBinary = %s, %q; want %s, %q", what, bin, why, wantBin, wantWhy)
+			t.Errorf("%s: hookBinary = %s, %q; want %s, %q", what, bin, why, wantBin, wantWhy)
 		}
 	}
 	check("absent", full, "is not installed")

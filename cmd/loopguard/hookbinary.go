@@ -1,4 +1,4 @@
-package install
+package main
 
 import (
 	"debug/buildinfo"
@@ -10,13 +10,13 @@ import (
 	"github.com/loopguard/loopguard/policy"
 )
 
-// HookBinary is the binary to register as the hook for the loopguard at
+// hookBinary is the binary to register as the hook for the loopguard at
 // full: loopguard-hook beside it, which starts faster, when it is there and
-// is of the same build (SameBuild); otherwise full itself (`loopguard
+// is of the same build (sameBuild); otherwise full itself (`loopguard
 // hook`), with the reason in why ("" when loopguard-hook is registered).
 // A loopguard-hook left from another build is never registered: it would
 // decide with another version's rules.
-func HookBinary(full string) (bin, why string) {
+func hookBinary(full string) (bin, why string) {
 	_, hook := policy.Binaries(full)
 	fi, err := os.Stat(hook)
 	switch {
@@ -27,19 +27,19 @@ func HookBinary(full string) (bin, why string) {
 	case fi.IsDir() || fi.Mode()&0o111 == 0:
 		return full, hook + " is not an executable file"
 	}
-	if err := SameBuild(full, hook); err != nil {
+	if err := sameBuild(full, hook); err != nil {
 		return full, err.Error()
 	}
 	return hook, ""
 }
 
-// SameBuild reports, as an error, when the binaries a and b were not built
+// sameBuild reports, as an error, when the binaries a and b were not built
 // from the same source with the same toolchain and settings: their Go
 // build information differs (the toolchain, the main module, the build
 // settings: VCS revision and state, flags), a module both link is of two
 // versions, or it cannot be read. Which modules each links may differ:
 // loopguard-hook links fewer.
-func SameBuild(a, b string) error {
+func sameBuild(a, b string) error {
 	ia, err := buildinfo.ReadFile(a)
 	if err != nil {
 		return fmt.Errorf("cannot read the build of %s: %w", a, err)
