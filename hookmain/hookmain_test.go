@@ -110,7 +110,10 @@ func TestVaultRunsFullBinary(t *testing.T) {
 	vaultCalled := false
 	out.Reset()
 	code = Run(args, strings.NewReader(bashPayload(project, "echo hi")), &out, &errOut, Options{Exec: exec,
-		Vault: func(config.Config) (hooks.Custody, error) { vaultCalled = true; return nil, errors.New("no vault in this test") }})
+		Vault: func(config.Config) (hooks.Custody, error) {
+			vaultCalled = true
+			return nil, errors.New("no vault in this test")
+		}})
 	if gotPath != "" || !vaultCalled || code != 2 {
 		t.Fatalf("with the Vault client: exec %q, Vault called %v, exit %d; want no exec, Vault called, a deny", gotPath, vaultCalled, code)
 	}
