@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/install"
 )
 
 // goBuild builds a tiny main package into out with the given -ldflags.
@@ -63,4 +66,41 @@ func TestHookBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("not executable", full, "not an executable file")
+}
+
+// doctor accepts loopguard-hook beside this binary only while both are of
+// one build: after an upgrade of loopguard alone, the registered hook would
+// decide by the old version's rules, and doctor fails.
+func TestDoctorChecksHookBinaryBuild(t *testing.T) {
+	src := t.TempDir()
+	for name, body := range map[string]string{
+		"go.mod":  "module example.com/twin\n\ngo 1.21\n",
+		"main.go": "package main\n\nvar v string\n\nfunc main() { println(v) }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	full, hook := filepath.Join(dir, "loopguard"), filepath.Join(dir, "loopguard-hook")
+	goBuild(t, src, full, "-X main.v=1")
+	goBuild(t, src, hook, "-X main.v=1")
+	h := install.HandlerFor(install.Options{Binary: hook, Deadline: hooks.DefaultDeadline}, install.PreToolUse)
+	check := func() []checkResult {
+		return checkHandler(doctorEnv{self: full}, &loadedSettings{scope: "user", path: "settings.json"},
+			install.Registered{Event: install.PreToolUse, Matcher: "*", Handler: h, Ours: true})
+	}
+	for _, r := range check() {
+		if r.status != statusOK {
+			t.Fatalf("same build: %+v", r)
+		}
+	}
+	goBuild(t, src, full, "-X main.v=2") // loopguard upgraded alone
+	failed := false
+	for _, r := range check() {
+		failed = failed || (r.status == statusFail && strings.Contains(r.detail, "not from the same build"))
+	}
+	if !failed {
+		t.Fatalf("another build: doctor did not fail: %+v", check())
+	}
 }
