@@ -326,6 +326,9 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 		case twinErr == nil && os.SameFile(fi, twinFi) && filepath.Base(bin) == filepath.Base(twin):
 			// loopguard-hook beside this binary: it must decide as this one does.
 			runs = policy.HookBinaryName + " beside this binary (the same build)"
+			if cfg, err := loadConfig(); err == nil && cfg.Backend == config.BackendVault {
+				runs = policy.HookBinaryName + " beside this binary (the same build; under the Vault backend it runs this binary on every call, a process start more: `" + strings.TrimPrefix(fixInit, "run: ") + "` registers this one)"
+			}
 			if err := sameBuild(env.self, twin); err != nil {
 				out = append(out, checkResult{status: statusFail, name: name, detail: "the registered hook binary: " + err.Error(),
 					fix: "install both binaries again from one build (make install), then " + fixInit})

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 
+	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/policy"
 )
 
@@ -15,7 +16,9 @@ import (
 // is of the same build (sameBuild); otherwise full itself (`loopguard
 // hook`), with the reason in why ("" when loopguard-hook is registered).
 // A loopguard-hook left from another build is never registered: it would
-// decide with another version's rules.
+// decide with another version's rules. Nor is it under the Vault backend,
+// which it hands to loopguard (hookmain): registering loopguard saves that
+// exec on every call.
 func hookBinary(full string) (bin, why string) {
 	_, hook := policy.Binaries(full)
 	fi, err := os.Stat(hook)
@@ -29,6 +32,9 @@ func hookBinary(full string) (bin, why string) {
 	}
 	if err := sameBuild(full, hook); err != nil {
 		return full, err.Error()
+	}
+	if cfg, err := loadConfig(); err == nil && cfg.Backend == config.BackendVault {
+		return full, "the configuration names the Vault backend, which " + policy.HookBinaryName + " would hand to loopguard on every call (a process start more)"
 	}
 	return hook, ""
 }

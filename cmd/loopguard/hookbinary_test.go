@@ -48,7 +48,27 @@ func TestHookBinary(t *testing.T) {
 	check("absent", full, "is not installed")
 
 	goBuild(t, src, hook, "-X main.v=1")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	check("same build", hook, "")
+
+	// Under the Vault backend loopguard itself, saving an exec a call.
+	cfgDir := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "loopguard")
+	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tok := filepath.Join(cfgDir, "vault-token")
+	if err := os.WriteFile(tok, []byte("t\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"v":1,"backend":"vault","vault":{"address":"http://127.0.0.1:1","token_file":"` + tok + `"}}`
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check("Vault backend", full, "names the Vault backend")
+	if err := os.Remove(filepath.Join(cfgDir, "config.json")); err != nil {
+		t.Fatal(err)
+	}
+	check("same build, local backend again", hook, "")
 
 	goBuild(t, src, hook, "-X main.v=2")
 	check("another build", full, "not from the same build")
