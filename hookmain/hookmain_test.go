@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/policy"
@@ -31,16 +32,7 @@ func scratch(t *testing.T, vault bool) (project string) {
 	}
 	t.Setenv("CLAUDE_PROJECT_DIR", project)
 	if vault {
-		dir := filepath.Join(root, "config", "loopguard")
-		tok := filepath.Join(dir, "vault-token")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(tok, []byte("t\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cfg := `{"v":1,"backend":"vault","vault":{"address":"http://127.0.0.1:1","token_file":"` + tok + `"}}`
-		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
+		if err := vaulttest.WriteConfig(filepath.Join(root, "config", "loopguard"), "http://127.0.0.1:1", "t"); err != nil {
 			t.Fatal(err)
 		}
 	}

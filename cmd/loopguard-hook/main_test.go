@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 )
 
 // The hook binary stays lean: it links neither the CLI nor the Vault client
@@ -137,16 +139,7 @@ func TestVaultWithoutFullBinaryDenies(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	cfgDir := filepath.Join(root, "config", "loopguard")
-	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	tok := filepath.Join(cfgDir, "vault-token")
-	if err := os.WriteFile(tok, []byte("t\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := `{"v":1,"backend":"vault","vault":{"address":"http://127.0.0.1:1","token_file":"` + tok + `"}}`
-	if err := os.WriteFile(filepath.Join(cfgDir, "config.json"), []byte(cfg), 0o600); err != nil {
+	if err := vaulttest.WriteConfig(filepath.Join(root, "config", "loopguard"), "http://127.0.0.1:1", "t"); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"HOME=" + root, "XDG_STATE_HOME=" + root + "/state", "XDG_CONFIG_HOME=" + root + "/config", "CLAUDE_PROJECT_DIR=" + root}

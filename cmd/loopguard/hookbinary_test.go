@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 )
@@ -22,9 +23,9 @@ func goBuild(t *testing.T, src, out, ldflags string) {
 	}
 }
 
-// init registers loopguard-hook only when it is beside loopguard and of the
-// same build; every other case registers loopguard itself and says why.
-func TestHookBinary(t *testing.T) {
+// twinSource is a tiny main package whose builds differ by -X main.v.
+func twinSource(t *testing.T) string {
+	t.Helper()
 	src := t.TempDir()
 	for name, body := range map[string]string{
 		"go.mod":  "module example.com/twin\n\ngo 1.21\n",
@@ -34,6 +35,13 @@ func TestHookBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return src
+}
+
+// init registers loopguard-hook only when it is beside loopguard and of the
+// same build; every other case registers loopguard itself and says why.
+func TestHookBinary(t *testing.T) {
+	src := twinSource(t)
 	dir := t.TempDir()
 	full, hook := filepath.Join(dir, "loopguard"), filepath.Join(dir, "loopguard-hook")
 	goBuild(t, src, full, "-X main.v=1")
@@ -53,15 +61,7 @@ func TestHookBinary(t *testing.T) {
 
 	// Under the Vault backend loopguard itself, saving an exec a call.
 	cfgDir := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "loopguard")
-	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	tok := filepath.Join(cfgDir, "vault-token")
-	if err := os.WriteFile(tok, []byte("t\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := `{"v":1,"backend":"vault","vault":{"address":"http://127.0.0.1:1","token_file":"` + tok + `"}}`
-	if err := os.WriteFile(filepath.Join(cfgDir, "config.json"), []byte(cfg), 0o600); err != nil {
+	if err := vaulttest.WriteConfig(cfgDir, "http://127.0.0.1:1", "t"); err != nil {
 		t.Fatal(err)
 	}
 	check("Vault backend", full, "names the Vault backend")
@@ -92,15 +92,7 @@ func TestHookBinary(t *testing.T) {
 // one build: after an upgrade of loopguard alone, the registered hook would
 // decide by the old version's rules, and doctor fails.
 func TestDoctorChecksHookBinaryBuild(t *testing.T) {
-	src := t.TempDir()
-	for name, body := range map[string]string{
-		"go.mod":  "module example.com/twin\n\ngo 1.21\n",
-		"main.go": "package main\n\nvar v string\n\nfunc main() { println(v) }\n",
-	} {
-		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	src := twinSource(t)
 	dir := t.TempDir()
 	full, hook := filepath.Join(dir, "loopguard"), filepath.Join(dir, "loopguard-hook")
 	goBuild(t, src, full, "-X main.v=1")

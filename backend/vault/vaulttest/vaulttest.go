@@ -390,7 +390,12 @@ func SilentListener(t testing.TB) string {
 // WriteConfig makes dir (a loopguard config directory, as
 // $XDG_CONFIG_HOME/loopguard) use this server with Vault token tok: the
 // token in dir/vault-token, and a config.json with backend vault naming it.
-func (s *Server) WriteConfig(dir, tok string) error {
+func (s *Server) WriteConfig(dir, tok string) error { return WriteConfig(dir, s.Addr, tok) }
+
+// WriteConfig makes dir a loopguard config directory whose config names the
+// Vault backend at addr with token tok (for a test in which no server
+// answers, any address).
+func WriteConfig(dir, addr, tok string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -398,6 +403,6 @@ func (s *Server) WriteConfig(dir, tok string) error {
 	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
 		return err
 	}
-	cfg := fmt.Sprintf(`{"v":1,"backend":"vault","vault":{"address":%q,"token_file":%q}}`, s.Addr, tokFile)
+	cfg := fmt.Sprintf(`{"v":1,"backend":"vault","vault":{"address":%q,"token_file":%q}}`, addr, tokFile)
 	return os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600)
 }
