@@ -3,6 +3,7 @@ package main
 import (
 	"debug/buildinfo"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -75,4 +76,23 @@ func sameModule(x, y *debug.Module) bool {
 		return x == y
 	}
 	return x.Path == y.Path && x.Version == y.Version && x.Sum == y.Sum && sameModule(x.Replace, y.Replace)
+}
+
+// warnStaleHook warns on w when a loopguard-hook beside self is of another
+// build: after an upgrade of loopguard alone, a registered loopguard-hook
+// still decides by the old build's rules, and the hook itself cannot tell
+// cheaply. Every CLI command but doctor (which fails on it) says so, so the
+// human sees it at their next review or approve.
+func warnStaleHook(w io.Writer, self string) {
+	_, hook := policy.Binaries(self)
+	if self == hook {
+		return
+	}
+	if _, err := os.Stat(hook); err != nil {
+		return // not installed: init registers loopguard hook
+	}
+	if err := sameBuild(self, hook); err != nil {
+		fmt.Fprintf(w, "loopguard: warning: %v\n", err)
+		fmt.Fprintf(w, "loopguard: hint: where %s is the registered hook (loopguard doctor says), it decides by its own build's rules until both are installed again\n", policy.HookBinaryName)
+	}
 }

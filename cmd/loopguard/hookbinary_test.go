@@ -116,3 +116,28 @@ func TestDoctorChecksHookBinaryBuild(t *testing.T) {
 		t.Fatalf("another build: doctor did not fail: %+v", check())
 	}
 }
+
+// Every CLI command warns when the loopguard-hook beside it is of another
+// build; the controls: none when it is of the same build or not there.
+func TestWarnStaleHook(t *testing.T) {
+	src := twinSource(t)
+	dir := t.TempDir()
+	full, hook := filepath.Join(dir, "loopguard"), filepath.Join(dir, "loopguard-hook")
+	goBuild(t, src, full, "-X main.v=1")
+	warn := func() string {
+		var b strings.Builder
+		warnStaleHook(&b, full)
+		return b.String()
+	}
+	if w := warn(); w != "" {
+		t.Errorf("no loopguard-hook: %q", w)
+	}
+	goBuild(t, src, hook, "-X main.v=1")
+	if w := warn(); w != "" {
+		t.Errorf("same build: %q", w)
+	}
+	goBuild(t, src, full, "-X main.v=2")
+	if w := warn(); !strings.Contains(w, "loopguard: warning: ") || !strings.Contains(w, "not from the same build") {
+		t.Errorf("another build: %q", w)
+	}
+}

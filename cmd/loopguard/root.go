@@ -64,6 +64,14 @@ the exact call (or a narrow scope that covers it), the session and the agent.`,
 		Version:       version,
 	}
 	root.SetVersionTemplate("loopguard {{.Version}}\n")
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		if cmd.Name() == "doctor" {
+			return // doctor fails on it, with the fix
+		}
+		if self, err := selfPath(); err == nil {
+			warnStaleHook(cmd.ErrOrStderr(), self)
+		}
+	}
 	root.AddCommand(
 		newPendingCmd(),
 		newShowCmd(),
