@@ -85,9 +85,6 @@ func sameModule(x, y *debug.Module) bool {
 // human sees it at their next review or approve.
 func warnStaleHook(w io.Writer, self string) {
 	_, hook := policy.Binaries(self)
-	if self == hook {
-		return
-	}
 	if _, err := os.Stat(hook); err != nil {
 		return // not installed: init registers loopguard hook
 	}

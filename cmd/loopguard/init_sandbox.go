@@ -11,6 +11,7 @@ import (
 
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -22,7 +23,7 @@ type sandboxPaths struct {
 	state    string // loopguard's state directory
 	config   string // loopguard's config directory
 	binary   string // this binary
-	hook     string // loopguard-hook beside it, when that is what init registers ("": not)
+	hook     string // loopguard-hook beside it, when installed ("": not)
 	keyrings string // the Secret Service's keyring files
 	goCache  string // the Go build cache of sandboxed commands
 }
@@ -42,8 +43,12 @@ func resolveSandboxPaths(bin string) (sandboxPaths, error) {
 	}
 	p.config = filepath.Dir(cfg)
 	p.binary = bin
-	if hook, why := hookBinary(bin); why == "" {
-		p.hook = hook
+	// loopguard-hook beside it is denied too whenever it is there, registered
+	// or not: a stale one is still a binary init or a user may register.
+	if _, hook := policy.Binaries(bin); hook != bin {
+		if fi, err := os.Stat(hook); err == nil && !fi.IsDir() {
+			p.hook = hook
+		}
 	}
 	data := filepath.Join(p.home, ".local", "share")
 	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
