@@ -56,6 +56,11 @@ type Options struct {
 	// spelling ("" when not given).
 	Event    string
 	Deadline time.Duration
+	// BeforeRead, when set, runs before the payload is read, inside the
+	// deadline and the panic recovery (hookmain reads the configuration
+	// there, and under the Vault backend may hand stdin, unread, to another
+	// binary). Its failures reach the decision through NewEngine.
+	BeforeRead func()
 	// NewEngine builds the engine; it runs inside the deadline.
 	NewEngine func() (*hooks.Engine, error)
 }
@@ -86,6 +91,9 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 			}
 			done <- r
 		}()
+		if opts.BeforeRead != nil {
+			opts.BeforeRead()
+		}
 		data, err := io.ReadAll(io.LimitReader(stdin, hooks.MaxPayload+1))
 		var msg string
 		switch {

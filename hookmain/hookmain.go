@@ -67,16 +67,20 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 	if parseErr == nil && *mode != hooks.ModeEnforce && *mode != hooks.ModeAsk && *mode != hooks.ModeAudit {
 		parseErr = fmt.Errorf("unknown mode %q", *mode)
 	}
-	// The configuration is read before the payload: under the Vault
-	// backend a binary without the Vault client hands the call, stdin
-	// unread, to the full binary.
-	setup := loadSetup()
-	if setup.err == nil && setup.cfg.Backend == config.BackendVault && o.Vault == nil {
-		setup.err = execFull(setup.self, args, o.Exec)
-	}
 	opts := Agent(agent)
 	opts.Event = *event
 	opts.Deadline = *deadline + *wait
+	// The configuration is read before the payload, inside the deadline and
+	// the recovery: under the Vault backend a binary without the Vault
+	// client hands the call, stdin unread, to the full binary.
+	var setup setup
+	read := readSetup
+	opts.BeforeRead = func() {
+		setup = read()
+		if setup.err == nil && setup.cfg.Backend == config.BackendVault && o.Vault == nil {
+			setup.err = execFull(setup.self, args, o.Exec)
+		}
+	}
 	opts.NewEngine = func() (*hooks.Engine, error) {
 		if parseErr != nil {
 			return nil, fmt.Errorf("bad hook arguments: %w", parseErr)
@@ -115,6 +119,10 @@ type setup struct {
 	self    string // this binary, symlinks resolved ("" if unknown)
 	err     error
 }
+
+// readSetup reads the setup (a variable so that a test can make it hang or
+// panic).
+var readSetup = loadSetup
 
 func loadSetup() setup {
 	var s setup

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 	"github.com/loopguard/loopguard/config"
@@ -140,5 +141,35 @@ func TestMainArgs(t *testing.T) {
 	}
 	if got := argsAfterHook(nil); len(got) != 0 {
 		t.Errorf("argsAfterHook(nil) = %q", got)
+	}
+}
+
+// The configuration is read before agents.Run's deadline and recovery
+// start; a read that hangs or panics still ends in a deny, within the
+// hook's deadline. The control: the same call with the real read is an
+// ordinary no_grant deny (TestLocalBackendDecidesHere).
+func TestSetupHangOrPanicDenies(t *testing.T) {
+	project := scratch(t, false)
+	real := readSetup
+	t.Cleanup(func() { readSetup = real })
+	for what, read := range map[string]func() setup{
+		"hang":  func() setup { time.Sleep(time.Minute); return setup{} },
+		"panic": func() setup { panic("boom") },
+	} {
+		readSetup = read
+		var out, errOut bytes.Buffer
+		start := time.Now()
+		code := Run([]string{"--event", "PreToolUse", "--deadline", "300ms"}, strings.NewReader(bashPayload(project, "echo hi")), &out, &errOut, Options{})
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("%s: the hook took %s", what, took)
+		}
+		if code != 2 || !strings.Contains(out.String(), `"permissionDecision":"deny"`) {
+			t.Errorf("%s: want a deny, got exit %d: %s", what, code, out.String())
+		}
+	}
+	readSetup = real
+	var out, errOut bytes.Buffer
+	if code := Run([]string{"--event", "PreToolUse", "--deadline", "300ms"}, strings.NewReader(bashPayload(project, "echo hi > f")), &out, &errOut, Options{}); code != 2 || !strings.Contains(out.String(), hooks.ReasonNoGrant) {
+		t.Errorf("control: want no_grant, got exit %d: %s", code, out.String())
 	}
 }
