@@ -78,6 +78,8 @@ type analyzer struct {
 	trusted  []string // cleaned trusted dirs
 	names    map[string]string
 	resolved map[string]resolution
+	// globDirs and globEntries count what filename expansion read.
+	globDirs, globEntries int
 }
 
 func newAnalyzer(env Env) *analyzer {
@@ -132,6 +134,7 @@ func (a *analyzer) analyze(command string) Result {
 		Builtin:    sc.builtin,
 		Assigns:    sc.assigns,
 		Redirects:  sc.redirects,
+		Plain:      sc.plain,
 	}
 	res.Executables = a.names
 	return res
@@ -164,6 +167,7 @@ type simpleCmd struct {
 	builtin    bool
 	assigns    []Assign
 	redirects  []Redirect
+	plain      bool
 }
 
 // file checks that the file is exactly one statement that is one call.

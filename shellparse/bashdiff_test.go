@@ -43,6 +43,12 @@ var diffAttacks = []string{
 	"echo {a,b}c",
 	"echo a{,}b",
 	"echo ~+ ~/x",
+	// Every ANSI-C escape form bash 5.2 knows ($'\x{2d}' was simple once
+	// and bash decoded it to -).
+	"echo $'\\x{2d}x'", "echo $'\\x{}x'", "echo $'\\x{12f}'", "echo $'\\x2d3'", "echo $'\\x{2d'",
+	"echo $'\\cA' $'\\c?' $'\\c\\\\'", "echo $'\\e' $'\\E'", "echo $'\\0101' $'\\101' $'\\400'",
+	"echo $'\\u00e9' $'\\u{2d}'", "echo $'\\U0001F600' $'\\U{2d}'", "echo $'\\z' $'\\\"' $'\\?'",
+	"cat $'\\x{7e}\\x{2f}.ssh'",
 }
 
 // fuzzing reports whether the test binary runs with -test.fuzz.
@@ -97,7 +103,8 @@ func TestBashDifferentialRandom(t *testing.T) {
 	const inputs, maxRuns = 4000, 600
 	rng := rand.New(rand.NewPCG(11, 2026))
 	pieces := append([]string{"a", "x", "-c", "id", " ", " ", " ", "\t", "=", "*", "?", "~", "!", ",", ".", "/", "-", "%", "@", "^", "[", "]",
-		"\\\n", "$'", "\\'", "\\\"", "\\\\", "$\"", "2>&1", ">o", ">>o", "<in", "&>o", "1>&2", "{a,b}", "$x", "${x}", "$$", "$?", "\u00a0", "é"}, diffPunct...)
+		"\\\n", "$'", "\\'", "\\\"", "\\\\", "$\"", "2>&1", ">o", ">>o", "<in", "&>o", "1>&2", "{a,b}", "$x", "${x}", "$$", "$?", "\u00a0", "é",
+		"$'\\x{2d}'", "$'\\x2d'", "$'\\cA'", "$'\\e'", "$'\\E'", "$'\\101'", "$'\\0'", "$'\\u00e9'", "$'\\U{2d}'", "$'\\x{'"}, diffPunct...)
 	names := []string{"echo", "git", "ls", "cat", "printf", "grep", "test", "cd", "true"}
 	simple := 0
 	for i := 0; i < inputs && o.runs < maxRuns; i++ {
@@ -149,6 +156,8 @@ func TestOracleCatchesDifferentials(t *testing.T) {
 		{"git status \\\r\nid", Analyze("git status id", fx.env)},
 		{"echo '\n' a\\", Analyze("echo '\n' 'a\\'", fx.env)},
 		{"echo hi >&2\"$'\"", quotedDup},
+		// The decoder once kept \x{2d} as written; bash decodes it to -.
+		{`echo $'\x{2d}n'`, Analyze(`echo '\x{2d}n'`, fx.env)},
 	} {
 		o.analyze = func(string, Env) Result { return c.old }
 		if res, ran, problem := o.check(t, c.cmd); !ran || problem == "" {

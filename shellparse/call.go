@@ -64,6 +64,9 @@ func (a *analyzer) call(ce *syntax.CallExpr, redirs []*syntax.Redirect) (*simple
 	if sc.argv[0].Glob {
 		return sc, deny(Indirect, pos[0], "the command name %q is a glob pattern", sc.argv[0].Value)
 	}
+	if err := a.expandGlobs(sc, pos); err != nil {
+		return nil, err
+	}
 
 	for _, r := range redirs {
 		rd, err := a.redirect(r)
@@ -96,7 +99,87 @@ func (a *analyzer) call(ce *syntax.CallExpr, redirs []*syntax.Redirect) (*simple
 		}
 	}
 	sc.executable, sc.builtin = exe, builtin
+	sc.plain = plainCall(ce, redirs)
 	return sc, nil
+}
+
+// expandGlobs replaces every argument with glob characters by the files
+// it matches (glob.go); one that matches none stays, marked Glob.
+func (a *analyzer) expandGlobs(sc *simpleCmd, pos []syntax.Pos) error {
+	var out []Word
+	for i, w := range sc.argv {
+		if !w.Glob || w.Pattern == "" {
+			out = append(out, w)
+			continue
+		}
+		names, err := a.expandGlob(w.Pattern, pos[i])
+		if err != nil {
+			return err
+		}
+		if names == nil {
+			out = append(out, w)
+			continue
+		}
+		for _, n := range names {
+			out = append(out, Word{Value: n, Pattern: w.Pattern})
+		}
+		if len(out) > maxWords {
+			return deny(Unparseable, pos[i], "more than %d words after filename expansion", maxWords)
+		}
+	}
+	sc.argv = out
+	return nil
+}
+
+// plainCall reports whether every word of the call is written plainly:
+// unquoted literals without backslashes or glob, brace or tilde
+// characters, and plain single or double quotes (Result.Plain).
+func plainCall(ce *syntax.CallExpr, redirs []*syntax.Redirect) bool {
+	for _, as := range ce.Assigns {
+		if as.Value != nil && !plainParts(as.Value.Parts, false) {
+			return false
+		}
+	}
+	for _, w := range ce.Args {
+		if !plainParts(w.Parts, false) {
+			return false
+		}
+	}
+	for _, r := range redirs {
+		if r.Word != nil && !plainParts(r.Word.Parts, false) {
+			return false
+		}
+	}
+	return true
+}
+
+func plainParts(parts []syntax.WordPart, inDouble bool) bool {
+	for i, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			bad := "\\$`"
+			if !inDouble {
+				bad += "*?[]{}"
+				if i == 0 && strings.HasPrefix(p.Value, "~") {
+					return false
+				}
+			}
+			if strings.ContainsAny(p.Value, bad) {
+				return false
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return false
+			}
+		case *syntax.DblQuoted:
+			if p.Dollar || !plainParts(p.Parts, true) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // redirect checks one redirection: literal target, no here-documents.

@@ -81,7 +81,9 @@ func newBashOracle(tb testing.TB, fx *fixture) *bashOracle {
 		tb.Fatalf("bash lists only %d builtins: %q", len(names), out)
 	}
 	// eval stays on until the command itself (see run).
-	prelude := "set -f\nenable -n " + strings.Join(names, " ") + "\n"
+	// Globbing stays on: the analysis expands globs as bash does (an
+	// empty run directory matches nothing, so both keep the word).
+	prelude := "enable -n " + strings.Join(names, " ") + "\n"
 	return &bashOracle{bash: bash, fx: fx, prelude: prelude, analyze: Analyze}
 }
 
@@ -128,10 +130,19 @@ func (o *bashOracle) check(tb testing.TB, cmd string) (res Result, ran bool, pro
 		}
 	}
 	// Claude Code runs the command as `eval 'COMMAND'` inside bash -c;
-	// both ways must agree with the analysis.
-	for _, mode := range []string{"-c", "eval"} {
-		if problem := o.run(dir, mode, cmd, res); problem != "" {
-			return res, true, "bash " + mode + ": " + problem
+	// both ways must agree with the analysis, and so must the canonical
+	// command the hook rewrites a scoped call into.
+	canonical, err := res.Canonical(dir)
+	if err != nil {
+		return res, true, "no canonical form: " + err.Error()
+	}
+	for _, mode := range []string{"-c", "eval", "canonical"} {
+		text := cmd
+		if mode == "canonical" {
+			text, mode = canonical, "-c"
+		}
+		if problem := o.run(dir, mode, text, res); problem != "" {
+			return res, true, "bash " + mode + ": " + problem + " (command " + strconv.Quote(text) + ")"
 		}
 	}
 	// Nothing else appeared in the working directory.

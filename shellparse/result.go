@@ -14,9 +14,14 @@ const (
 // Word is one argument after quote removal and literal expansion.
 type Word struct {
 	Value string `json:"value"`
-	// Glob is true when the word has unquoted glob characters that bash would
-	// expand against the file system at run time.
+	// Glob is true when the word has unquoted glob characters and matched
+	// no file when it was analysed: bash keeps such a word as it is, unless
+	// a file to match appears before it runs.
 	Glob bool `json:"glob,omitempty"`
+	// Pattern is the glob pattern (quoted characters escaped with a
+	// backslash) the word was expanded from: a matched file's name, or the
+	// pattern itself when Glob. "" for a word without glob characters.
+	Pattern string `json:"pattern,omitempty"`
 }
 
 // Redirect is one redirection of the simple command.
@@ -70,4 +75,10 @@ type Result struct {
 	Executables map[string]string `json:"executables,omitempty"`
 	// Warnings name invisible, bidi, control and confusable characters.
 	Warnings []string `json:"warnings,omitempty"`
+	// Plain is true when the command's text is already what Canonical
+	// writes, up to quoting: no $'...', no backslash, no glob, brace or
+	// tilde expansion, only plain single and double quotes. An agent whose
+	// hook cannot rewrite the command runs its own text; only a Plain
+	// command is covered by a scope there.
+	Plain bool `json:"plain,omitempty"`
 }

@@ -109,6 +109,60 @@ func appendUnquoted(sb *strings.Builder, parts []syntax.WordPart, inDouble bool)
 	return true
 }
 
+// appendPattern writes parts as a glob pattern for bash's filename
+// expansion: unquoted literals as written (their backslashes quote the next
+// character), quoted text with every pattern character escaped. Only called
+// after appendUnquoted accepted the same parts.
+func appendPattern(sb *strings.Builder, parts []syntax.WordPart, inDouble bool) {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if inDouble {
+				var t strings.Builder
+				unescapeDouble(&t, p.Value)
+				escapeGlob(sb, t.String())
+			} else {
+				rawPattern(sb, p.Value)
+			}
+		case *syntax.SglQuoted:
+			v := p.Value
+			if p.Dollar {
+				v, _ = decodeANSIC(v)
+			}
+			escapeGlob(sb, v)
+		case *syntax.DblQuoted:
+			appendPattern(sb, p.Parts, true)
+		}
+	}
+}
+
+// rawPattern writes an unquoted literal as a pattern: as written, without
+// its line continuations (backslash-newline).
+func rawPattern(sb *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			if s[i+1] != '\n' {
+				sb.WriteByte('\\')
+				sb.WriteByte(s[i+1])
+			}
+			i++
+			continue
+		}
+		sb.WriteByte(s[i])
+	}
+}
+
+// escapeGlob writes s as a pattern that matches s itself.
+func escapeGlob(sb *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			sb.WriteByte('\\')
+		}
+		sb.WriteByte(s[i])
+	}
+}
+
 // unescapeBare removes the quoting backslashes of an unquoted literal.
 func unescapeBare(sb *strings.Builder, s string) {
 	for i := 0; i < len(s); i++ {
@@ -144,8 +198,8 @@ func unescapeDouble(sb *strings.Builder, s string) {
 }
 
 // decodeANSIC decodes the body of $'...' as bash does. It reports false for
-// escapes whose result it does not reproduce exactly (\c, NUL, values that
-// are not a Unicode scalar).
+// escapes whose result it does not reproduce exactly (\c, \x{...}, NUL,
+// values that are not a Unicode scalar).
 func decodeANSIC(s string) (string, bool) {
 	var sb strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -185,6 +239,12 @@ func decodeANSIC(s string) (string, bool) {
 			sb.WriteByte(byte(n))
 			i = j - 1
 		case 'x', 'u', 'U':
+			if e == 'x' && i+1 < len(s) && s[i+1] == '{' {
+				// bash 5.2 reads \x{HH...}: any number of hex digits,
+				// the low byte kept, a NUL cutting the word. Refused
+				// rather than reproduced (TestANSICBraceEscape).
+				return "", false
+			}
 			maxDigits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
 			n, j := 0, i+1
 			for ; j < len(s) && j < i+1+maxDigits && isHex(s[j]); j++ {
@@ -504,7 +564,7 @@ func (a *analyzer) expandOne(parts []syntax.WordPart, pos syntax.Pos) (Word, boo
 			word.Glob = true
 		}
 	}
-	var sb strings.Builder
+	var sb, pat strings.Builder
 	if first, ok := parts[0].(*syntax.Lit); ok && strings.HasPrefix(first.Value, "~") {
 		prefix, rest, hasSlash := strings.Cut(first.Value, "/")
 		if hasSlash || len(parts) == 1 {
@@ -514,16 +574,19 @@ func (a *analyzer) expandOne(parts []syntax.WordPart, pos syntax.Pos) (Word, boo
 					return word, false, deny(Indirect, pos, "~ expands to $HOME, which is not known")
 				}
 				sb.WriteString(a.env.Home)
+				escapeGlob(&pat, a.env.Home)
 			case "+":
 				if a.env.Cwd == "" {
 					return word, false, deny(Indirect, pos, "~+ expands to $PWD, which is not known")
 				}
 				sb.WriteString(a.env.Cwd)
+				escapeGlob(&pat, a.env.Cwd)
 			default:
 				return word, false, deny(Indirect, pos, "tilde expansion %q depends on the environment", prefix)
 			}
 			if hasSlash {
 				unescapeBare(&sb, "/"+rest)
+				rawPattern(&pat, "/"+rest)
 			}
 			parts = parts[1:]
 		}
@@ -538,11 +601,15 @@ func (a *analyzer) expandOne(parts []syntax.WordPart, pos syntax.Pos) (Word, boo
 		}
 	}
 	if !appendUnquoted(&sb, parts, false) {
-		return word, false, deny(Unparseable, pos, "$'...' escape that is not decoded exactly (\\c, NUL or an invalid code point)")
+		return word, false, deny(Unparseable, pos, "$'...' escape that is not decoded exactly (\\c, \\x{...}, NUL or an invalid code point); write the character itself")
 	}
 	word.Value = sb.String()
 	if !utf8.ValidString(word.Value) {
 		return word, false, deny(Unparseable, pos, "word is not valid UTF-8 after expansion")
+	}
+	if word.Glob {
+		appendPattern(&pat, parts, false)
+		word.Pattern = pat.String()
 	}
 	if word.Value == "" && !quoted {
 		return word, false, nil
