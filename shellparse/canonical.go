@@ -7,7 +7,8 @@ import (
 )
 
 // Quote returns s as one bash word in single quotes, with nothing left for
-// bash to expand: a quote inside is written '\''.
+// bash to expand: a single quote inside ends the quoting, is written
+// escaped, and the quoting starts again.
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
