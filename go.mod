@@ -18,6 +18,8 @@ require github.com/rogpeppe/go-internal v1.16.0
 require (
 	github.com/danieljoos/wincred v1.2.3 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/tools v0.38.0 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )

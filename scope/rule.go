@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/loopguard/loopguard/policy"
 )
 
 // MaxRuleLen bounds the length of a rule in bytes.
@@ -37,6 +39,9 @@ type Rule struct {
 	// digest is the SHA-256 (hex) of exe's content when exe lies where the
 	// user can write (PinContent); "" when the rule pins the path only.
 	digest string
+	// widen is what the grant adds to the rule's default capability
+	// (" +write", " +git", " +network" after the rule); MACed with it.
+	widen policy.Capability
 
 	// file rules
 	anchor  anchor
@@ -142,6 +147,13 @@ func Parse(rule string) (Rule, error) {
 		}
 		return Rule{}, perr(rule, 0, "unknown tool %q", name)
 	}
+	var widen policy.Capability
+	if k == kindBash {
+		var err error
+		if rule, widen, err = cutWidenings(rule); err != nil {
+			return Rule{}, perr(rule, len(rule), "%v", err)
+		}
+	}
 	closeIdx := strings.LastIndexByte(rule, ')')
 	if k == kindBash && strings.HasSuffix(rule, "\"") {
 		// A pinned path that needs quoting: Bash(...)@"/opt/my tools/x".
@@ -197,7 +209,7 @@ func Parse(rule string) (Rule, error) {
 			}
 			return Rule{}, perr(rule, specOff, "%v", err)
 		}
-		return Rule{kind: kindBash, tool: toolBash, spec: bs.String(), exe: exe, digest: digest}, nil
+		return Rule{kind: kindBash, tool: toolBash, spec: bs.String(), exe: exe, digest: digest, widen: widen}, nil
 	case kindFile:
 		a, pat, se := parseFileSpec(spec)
 		if se != nil {
@@ -291,7 +303,7 @@ func (r Rule) String() string {
 				s += strconv.Quote(r.exe)
 			}
 		}
-		return s
+		return s + widenings(r.widen)
 	case kindFile, kindWebFetch:
 		return r.tool + "(" + r.spec + ")"
 	}
@@ -342,4 +354,72 @@ func (r Rule) CoversTool(tool string) bool {
 		return r.matchMCPName(tool)
 	}
 	return false
+}
+
+// The widenings a Bash rule may carry after its specifier and pin, in this
+// order: what its grant lets the program do beyond the rule's default
+// capability (policy.DefaultCapability).
+const (
+	widenWrite   = " +write"
+	widenGit     = " +git"
+	widenNetwork = " +network"
+)
+
+// cutWidenings splits the widenings off the end of a Bash rule.
+func cutWidenings(rule string) (string, policy.Capability, error) {
+	var c policy.Capability
+	for {
+		switch {
+		case strings.HasSuffix(rule, widenNetwork) && !c.Network && !c.Write && !c.Git:
+			c.Network, rule = true, strings.TrimSuffix(rule, widenNetwork)
+		case strings.HasSuffix(rule, widenGit) && !c.Git && !c.Write:
+			c.Git, rule = true, strings.TrimSuffix(rule, widenGit)
+		case strings.HasSuffix(rule, widenWrite) && !c.Write:
+			c.Write, rule = true, strings.TrimSuffix(rule, widenWrite)
+		default:
+			if strings.HasSuffix(rule, ")") || strings.HasSuffix(rule, "\"") || !strings.Contains(rule[strings.LastIndexByte(rule, ')')+1:], " +") {
+				return rule, c, nil
+			}
+			return rule, c, fmt.Errorf("unknown widening after the rule (want +write, +git or +network, in that order)")
+		}
+	}
+}
+
+func widenings(c policy.Capability) string {
+	s := ""
+	if c.Write {
+		s += widenWrite
+	}
+	if c.Git {
+		s += widenGit
+	}
+	if c.Network {
+		s += widenNetwork
+	}
+	return s
+}
+
+// Widened returns r with w's rights added to what its grant widens.
+func (r Rule) Widened(w policy.Capability) Rule {
+	if r.kind == kindBash {
+		r.widen = policy.Capability{Write: r.widen.Write || w.Write, Git: r.widen.Git || w.Git, Network: r.widen.Network || w.Network}
+	}
+	return r
+}
+
+// Capability is what a program a Bash rule covers may do: the default for
+// its command (read-only for the read-only commands, project-write+git for
+// git's writing subcommands, project-write otherwise) with what its grant
+// widens.
+func (r Rule) Capability() policy.Capability {
+	var words []string
+	if bs, err := r.bashSpecOf(); err == nil {
+		for _, w := range bs.words {
+			if !w.literal() {
+				break
+			}
+			words = append(words, w.lits[0])
+		}
+	}
+	return policy.DefaultCapability(words).Widen(r.widen)
 }

@@ -1,0 +1,142 @@
+//go:build linux
+
+package confine
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// ABI is the kernel's Landlock ABI version, 0 when Landlock is off or
+// missing.
+func ABI() int {
+	v, err := llsys.LandlockGetABIVersion()
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// configs are the go-landlock configurations by ABI: the launcher asks for
+// exactly what the kernel has (never BestEffort: what is enforced must be
+// known).
+var configs = map[int]landlock.Config{4: landlock.V4, 5: landlock.V5, 6: landlock.V6, 7: landlock.V7}
+
+// maxKnownABI is the newest ABI the launcher names rights for.
+const maxKnownABI = 7
+
+// apply restricts the calling thread (and every other: the rules are
+// process-wide) to plan: Landlock first, then the socket filter.
+func apply(plan Plan) error {
+	abi := ABI()
+	if abi < MinABI {
+		return fmt.Errorf("the kernel's Landlock ABI is %d; confinement needs %d or later", abi, MinABI)
+	}
+	cfg := configs[min(abi, maxKnownABI)]
+	rules := []landlock.Rule{}
+	if len(plan.ReadDirs) > 0 {
+		rules = append(rules, landlock.RODirs(plan.ReadDirs...))
+	}
+	if len(plan.ReadFiles) > 0 {
+		rules = append(rules, landlock.ROFiles(plan.ReadFiles...))
+	}
+	if len(plan.WriteDirs) > 0 {
+		rules = append(rules, landlock.RWDirs(plan.WriteDirs...).WithRefer())
+	}
+	if len(plan.WriteFiles) > 0 {
+		rules = append(rules, landlock.RWFiles(plan.WriteFiles...))
+	}
+	if plan.Network {
+		// TCP is not handled at all: any connection, any listener.
+		cfg.HandledAccessNet = 0
+	}
+	if err := cfg.Restrict(rules...); err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	return installFilter(plan.Network)
+}
+
+// run applies s and execs its program; it returns only on failure.
+func run(s Spec, e Env) error {
+	runtime.LockOSThread() // the filter is this thread's; execve keeps it
+	plan, err := NewPlan(s, e)
+	if err != nil {
+		return err
+	}
+	if err := apply(plan); err != nil {
+		return err
+	}
+	if err := redirect(s.Redirects); err != nil {
+		return err
+	}
+	if err := os.Chdir(s.Cwd); err != nil {
+		return fmt.Errorf("failed to enter %s: %w", s.Cwd, err)
+	}
+	env := os.Environ()
+	if plan.Scratch != "" {
+		env = setEnv(env, "TMPDIR", plan.Scratch)
+	}
+	return syscall.Exec(s.Exe, s.Argv, env)
+}
+
+// redirect performs the redirections in order, as bash would have, but
+// under the restriction: a file the capability does not allow is refused
+// by the kernel.
+func redirect(rs []Redirect) error {
+	for _, r := range rs {
+		switch r.Op {
+		case "close":
+			_ = unix.Close(r.Fd)
+			continue
+		case "dup":
+			if err := unix.Dup3(r.Dup, r.Fd, 0); err != nil && r.Dup != r.Fd {
+				return fmt.Errorf("%d>&%d: %w", r.Fd, r.Dup, err)
+			}
+			continue
+		}
+		flags := unix.O_RDONLY
+		switch {
+		case r.Op == "<>":
+			flags = unix.O_RDWR | unix.O_CREAT
+		case r.Op == ">" && r.Append:
+			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND
+		case r.Op == ">":
+			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC
+		}
+		fd, err := unix.Open(r.Path, flags|unix.O_CLOEXEC, 0o666)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.Path, err)
+		}
+		if fd != r.Fd {
+			if err := unix.Dup3(fd, r.Fd, 0); err != nil {
+				return fmt.Errorf("%s: %w", r.Path, err)
+			}
+			_ = unix.Close(fd)
+		} else if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+			return fmt.Errorf("%s: %w", r.Path, err)
+		}
+	}
+	return nil
+}
+
+func setEnv(env []string, k, v string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if len(kv) > len(k) && kv[:len(k)+1] == k+"=" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, k+"="+v)
+}
+
+func ownedBy(fi os.FileInfo, uid int) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == uid
+}

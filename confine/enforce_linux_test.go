@@ -1,0 +1,336 @@
+//go:build linux
+
+package confine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/loopguard/loopguard/policy"
+)
+
+// The test binary is both the launcher (LG_CONFINE_LAUNCH=1: Main) and
+// the program it launches (LG_CONFINE_PROBE=1: one action, whose result
+// it prints), so the rules are tried by the kernel, not by a model of it.
+func TestMain(m *testing.M) {
+	switch {
+	case os.Getenv("LG_CONFINE_LAUNCH") == "1":
+		os.Unsetenv("LG_CONFINE_LAUNCH") // the program it runs is the probe
+		os.Exit(Main(os.Args[1:], os.Stderr))
+	case os.Getenv("LG_CONFINE_PROBE") == "1":
+		os.Exit(probe(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// probe performs one action and prints "ok" or the error.
+func probe(args []string) int {
+	var err error
+	switch args[0] {
+	case "read":
+		_, err = os.ReadFile(args[1])
+	case "list":
+		_, err = os.ReadDir(args[1])
+	case "write":
+		err = os.WriteFile(args[1], []byte("probe\n"), 0o644)
+	case "append":
+		var f *os.File
+		if f, err = os.OpenFile(args[1], os.O_WRONLY|os.O_APPEND, 0); err == nil {
+			_, err = f.WriteString("more\n")
+			f.Close()
+		}
+	case "mkdir":
+		err = os.Mkdir(args[1], 0o755)
+	case "rename":
+		err = os.Rename(args[1], args[2])
+	case "remove":
+		err = os.Remove(args[1])
+	case "tcp":
+		var c net.Conn
+		if c, err = net.Dial("tcp", args[1]); err == nil {
+			c.Close()
+		}
+	case "listen":
+		var l net.Listener
+		if l, err = net.Listen("tcp4", "127.0.0.1:0"); err == nil {
+			l.Close()
+		}
+	case "unix":
+		var fd int
+		if fd, err = syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0); err == nil {
+			syscall.Close(fd)
+		}
+	case "udp":
+		var fd int
+		if fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM, 0); err == nil {
+			syscall.Close(fd)
+		}
+	case "mptcp":
+		var fd int
+		if fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 262); err == nil {
+			syscall.Close(fd)
+		}
+	case "stdout":
+		_, err = fmt.Println("to stdout")
+	case "env":
+		fmt.Println(os.Getenv(args[1]))
+	case "pwd":
+		var wd string
+		wd, err = os.Getwd()
+		fmt.Println(wd)
+	default:
+		err = errors.New("unknown probe")
+	}
+	if err != nil {
+		fmt.Println("error:", err)
+		return 3
+	}
+	fmt.Println("ok")
+	return 0
+}
+
+// world is a home, a project and a temp dir, outside each other.
+type world struct {
+	home, project, tmp, outside string
+	env                         []string
+}
+
+func newWorld(t *testing.T) world {
+	t.Helper()
+	if ABI() < MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d (confinement needs %d)", ABI(), MinABI)
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := world{home: filepath.Join(root, "home"), project: filepath.Join(root, "proj"), tmp: filepath.Join(root, "tmp"), outside: filepath.Join(root, "outside")}
+	for _, f := range []string{
+		"home/.ssh/id_rsa", "home/.gitconfig", "home/.local/state/loopguard/grants/g1", "home/notes.txt",
+		"proj/README.md", "proj/src/main.go", "proj/.git/config", "proj/.git/hooks/pre-commit", "proj/.git/HEAD",
+		"proj/.claude/settings.json", "proj/src/.mcp.json", "proj/docs/guide.md", "proj/deep/.envrc",
+		"outside/secret",
+	} {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("original\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(w.tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A link in the project to a key outside it.
+	if err := os.Symlink(filepath.Join(w.home, ".ssh/id_rsa"), filepath.Join(w.project, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	w.env = []string{"HOME=" + w.home, "TMPDIR=" + w.tmp, "PATH=/usr/bin:/bin", "XDG_STATE_HOME=" + filepath.Join(w.home, ".local/state"),
+		"GOCACHE=" + filepath.Join(w.home, ".cache/go-build"), "GOMODCACHE=" + filepath.Join(w.home, "go/pkg/mod")}
+	return w
+}
+
+// launch runs the probe through the launcher with capability c.
+func (w world) launch(t *testing.T, c policy.Capability, redirects []Redirect, probeArgs ...string) (string, int) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: self, Argv: append([]string{"probe"}, probeArgs...), Redirects: redirects}
+	cmd := exec.Command(self, s.Args()[1:]...)
+	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1", "LG_CONFINE_PROBE=1"}, w.env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(out.String()), code
+}
+
+var (
+	readOnly     = policy.Capability{}
+	projectWrite = policy.Capability{Write: true}
+	gitWrite     = policy.Capability{Write: true, Git: true}
+	withNetwork  = policy.Capability{Write: true, Network: true}
+)
+
+// TestConfinementFiles: what each capability lets a program read and
+// write, tried by the kernel. Every refusal has an allowed control.
+func TestConfinementFiles(t *testing.T) {
+	w := newWorld(t)
+	j := func(base, rel string) string { return filepath.Join(base, rel) }
+	for _, c := range []struct {
+		name  string
+		cap   policy.Capability
+		probe []string
+		ok    bool
+	}{
+		{"read-only reads the project (control)", readOnly, []string{"read", j(w.project, "README.md")}, true},
+		{"read-only lists the project (control)", readOnly, []string{"list", j(w.project, "src")}, true},
+		{"read-only reads ~/.gitconfig (git needs it)", readOnly, []string{"read", j(w.home, ".gitconfig")}, true},
+		{"read-only does not read ~/.ssh", readOnly, []string{"read", j(w.home, ".ssh/id_rsa")}, false},
+		{"read-only does not read a key through a link in the project", readOnly, []string{"read", j(w.project, "notes.txt")}, false},
+		{"read-only does not read the guard's state", readOnly, []string{"read", j(w.home, ".local/state/loopguard/grants/g1")}, false},
+		{"read-only does not list the home", readOnly, []string{"list", w.home}, false},
+		{"read-only does not read outside", readOnly, []string{"read", j(w.outside, "secret")}, false},
+		{"read-only writes nothing in the project", readOnly, []string{"write", j(w.project, "README.md")}, false},
+		{"read-only creates nothing in the project", readOnly, []string{"write", j(w.project, "new.txt")}, false},
+		{"read-only writes /dev/null (control)", readOnly, []string{"write", "/dev/null"}, true},
+		{"project-write writes a source file (control)", projectWrite, []string{"write", j(w.project, "src/main.go")}, true},
+		{"project-write creates in a clean directory (control)", projectWrite, []string{"write", j(w.project, "docs/new.md")}, true},
+		{"project-write writes an existing top-level file (control)", projectWrite, []string{"append", j(w.project, "README.md")}, true},
+		{"project-write does not create at the top (.mcp.json)", projectWrite, []string{"write", j(w.project, ".mcp.json")}, false},
+		{"project-write does not write .git/config", projectWrite, []string{"append", j(w.project, ".git/config")}, false},
+		{"project-write does not create a git hook", projectWrite, []string{"write", j(w.project, ".git/hooks/post-checkout")}, false},
+		{"project-write does not write .claude/settings.json", projectWrite, []string{"append", j(w.project, ".claude/settings.json")}, false},
+		{"project-write does not write a nested .mcp.json", projectWrite, []string{"append", j(w.project, "src/.mcp.json")}, false},
+		{"project-write does not create beside a nested .mcp.json", projectWrite, []string{"write", j(w.project, "src/.claude")}, false},
+		{"project-write does not write a nested .envrc", projectWrite, []string{"append", j(w.project, "deep/.envrc")}, false},
+		{"project-write does not rename .git away", projectWrite, []string{"rename", j(w.project, ".git"), j(w.project, "src/g")}, false},
+		{"project-write does not write ~/.bashrc", projectWrite, []string{"write", j(w.home, ".bashrc")}, false},
+		{"project-write does not write through a link to a key", projectWrite, []string{"write", j(w.project, "notes.txt")}, false},
+		{"project-write writes temp (control)", projectWrite, []string{"write", j(w.tmp, "t")}, true},
+		{"project-write+git writes .git (control)", gitWrite, []string{"write", j(w.project, ".git/index")}, true},
+		{"project-write+git still does not write .claude", gitWrite, []string{"append", j(w.project, ".claude/settings.json")}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, code := w.launch(t, c.cap, nil, c.probe...)
+			checkProbe(t, c.probe, out, code, c.ok)
+		})
+	}
+}
+
+// TestConfinementNetwork: no socket without the network capability, never
+// a Unix socket, never Multipath TCP's way around Landlock.
+func TestConfinementNetwork(t *testing.T) {
+	w := newWorld(t)
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	addr := l.Addr().String()
+	for _, c := range []struct {
+		name  string
+		cap   policy.Capability
+		probe []string
+		ok    bool
+	}{
+		{"read-only connects nowhere", readOnly, []string{"tcp", addr}, false},
+		{"project-write connects nowhere", projectWrite, []string{"tcp", addr}, false},
+		{"project-write listens nowhere", projectWrite, []string{"listen"}, false},
+		{"no UDP socket without network", projectWrite, []string{"udp"}, false},
+		{"no Multipath TCP socket without network", projectWrite, []string{"mptcp"}, false},
+		{"no Unix socket (the keyring's D-Bus)", readOnly, []string{"unix"}, false},
+		{"+network connects (control)", withNetwork, []string{"tcp", addr}, true},
+		{"+network listens (control)", withNetwork, []string{"listen"}, true},
+		{"+network still opens no Unix socket", withNetwork, []string{"unix"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, code := w.launch(t, c.cap, nil, c.probe...)
+			checkProbe(t, c.probe, out, code, c.ok)
+		})
+	}
+}
+
+// TestConfinementRedirects: the launcher opens a redirection's file under
+// the capability: a read-only program cannot redirect into the project,
+// nor read a secret through <.
+func TestConfinementRedirects(t *testing.T) {
+	w := newWorld(t)
+	out := filepath.Join(w.project, "docs", "out.txt")
+	if got, code := w.launch(t, readOnly, []Redirect{{Fd: 1, Op: ">", Path: out}}, "stdout"); code != ExitFailed {
+		t.Errorf("read-only >docs/out.txt: exit %d %q", code, got)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the file was created")
+	}
+	if got, code := w.launch(t, readOnly, []Redirect{{Fd: 0, Op: "<", Path: filepath.Join(w.home, ".ssh/id_rsa")}}, "stdout"); code != ExitFailed {
+		t.Errorf("read-only <~/.ssh/id_rsa: exit %d %q", code, got)
+	}
+	// Controls: project-write writes it; /dev/null and 2>&1 work anywhere.
+	if got, code := w.launch(t, projectWrite, []Redirect{{Fd: 1, Op: ">", Path: out}, {Fd: 2, Op: "dup", Dup: 1}}, "stdout"); code != 0 || got != "" {
+		t.Errorf("project-write >docs/out.txt: exit %d %q", code, got)
+	}
+	if data, _ := os.ReadFile(out); string(data) != "to stdout\nok\n" {
+		t.Errorf("out.txt holds %q", data)
+	}
+	if got, code := w.launch(t, readOnly, []Redirect{{Fd: 1, Op: ">", Path: "/dev/null"}}, "stdout"); code != 0 || got != "" {
+		t.Errorf("read-only >/dev/null: exit %d %q", code, got)
+	}
+}
+
+// TestConfinementEnvironment: the program runs in the cwd given, and a
+// read-only program's TMPDIR is its private scratch directory.
+func TestConfinementEnvironment(t *testing.T) {
+	w := newWorld(t)
+	if got, _ := w.launch(t, readOnly, nil, "pwd"); !strings.HasPrefix(got, w.project+"\n") {
+		t.Errorf("pwd: %q", got)
+	}
+	got, _ := w.launch(t, readOnly, nil, "env", "TMPDIR")
+	scratch, _, _ := strings.Cut(got, "\n")
+	if filepath.Dir(scratch) != w.tmp || !strings.HasPrefix(filepath.Base(scratch), "loopguard-scratch-") {
+		t.Fatalf("TMPDIR %q", scratch)
+	}
+	if out, code := w.launch(t, readOnly, nil, "write", filepath.Join(scratch, "f")); code != 0 {
+		t.Errorf("read-only cannot write its scratch directory: %q", out)
+	}
+}
+
+// TestLauncherFailsClosed: a launcher that cannot confine runs nothing.
+func TestLauncherFailsClosed(t *testing.T) {
+	w := newWorld(t)
+	marker := filepath.Join(w.tmp, "ran")
+	self, _ := os.Executable()
+	for _, args := range [][]string{
+		{"--cap", "read-only", "--project", w.home, "--cwd", w.home, "--", self, "probe", "write", marker}, // the project is the home
+		{"--cap", "bogus", "--project", w.project, "--cwd", w.project, "--", self, "probe", "write", marker},
+		{"--cap", "read-only", "--project", w.project, "--cwd", w.project, "--", filepath.Join(w.tmp, "missing"), "x"},
+	} {
+		cmd := exec.Command(self, args...)
+		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1", "LG_CONFINE_PROBE=1"}, w.env...)
+		out, _ := cmd.CombinedOutput()
+		if cmd.ProcessState.ExitCode() != ExitFailed || !strings.Contains(string(out), "loopguard: the program was not run") {
+			t.Errorf("%q: exit %d %q", args, cmd.ProcessState.ExitCode(), out)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%q: the program ran", args)
+		}
+	}
+}
+
+// checkProbe: an allowed probe printed ok; a refused one ran (the launcher
+// did its part) and the kernel refused it, not something else.
+func checkProbe(t *testing.T, probe []string, out string, code int, ok bool) {
+	t.Helper()
+	switch {
+	case ok && (code != 0 || !strings.HasSuffix(out, "ok")):
+		t.Errorf("%v: exit %d, %q; want it allowed", probe, code, out)
+	case !ok && (code != 3 || !(strings.Contains(out, "permission denied") || strings.Contains(out, "operation not permitted"))):
+		t.Errorf("%v: exit %d, %q; want the probe refused by the kernel", probe, code, out)
+	}
+}

@@ -1,0 +1,388 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/loopguard/loopguard/policy"
+)
+
+// Env is what a plan is computed from besides the spec: the launcher's
+// environment, which is the agent's shell's (the analysis refuses every
+// assignment that could change these), checked all the same: no root may
+// hold a path the guard keeps secret.
+type Env struct {
+	Home       string
+	TempDir    string // $TMPDIR or /tmp
+	GoCache    string // $GOCACHE, or ~/.cache/go-build
+	GoModCache string // $GOMODCACHE, or the first $GOPATH entry's pkg/mod, or ~/go/pkg/mod
+	// Places are the guard's own paths (state, config, binaries, keyring).
+	Places policy.Places
+	// UID owns the read-only capability's scratch directory.
+	UID int
+}
+
+// EnvFrom reads Env from getenv.
+func EnvFrom(getenv func(string) string, places policy.Places, uid int) Env {
+	e := Env{Home: places.Home, TempDir: getenv("TMPDIR"), Places: places, UID: uid}
+	if e.TempDir == "" || !filepath.IsAbs(e.TempDir) {
+		e.TempDir = "/tmp"
+	}
+	e.GoCache = getenv("GOCACHE")
+	if (e.GoCache == "" || !filepath.IsAbs(e.GoCache)) && e.Home != "" {
+		base := getenv("XDG_CACHE_HOME")
+		if base == "" || !filepath.IsAbs(base) {
+			base = filepath.Join(e.Home, ".cache")
+		}
+		e.GoCache = filepath.Join(base, "go-build")
+	}
+	e.GoModCache = getenv("GOMODCACHE")
+	if e.GoModCache == "" || !filepath.IsAbs(e.GoModCache) {
+		e.GoModCache = ""
+		if gp, _, _ := strings.Cut(getenv("GOPATH"), string(filepath.ListSeparator)); gp != "" && filepath.IsAbs(gp) {
+			e.GoModCache = filepath.Join(gp, "pkg", "mod")
+		} else if e.Home != "" {
+			e.GoModCache = filepath.Join(e.Home, "go", "pkg", "mod")
+		}
+	}
+	return e
+}
+
+// Plan is the ruleset of one launch.
+type Plan struct {
+	ReadDirs, ReadFiles   []string // read (and execute)
+	WriteDirs, WriteFiles []string // read and write (dirs: create and remove too)
+	Network               bool
+	// Scratch is the program's TMPDIR under the read-only capability: a
+	// private directory, the only one it may write.
+	Scratch string
+}
+
+// systemDirs hold what programs need to run: read and execute.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix", "/snap",
+	"/sys/devices/system/cpu", "/sys/fs/cgroup"}
+
+// systemFiles are single files programs read.
+var systemFiles = []string{"/dev/urandom", "/dev/random", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat",
+	"/proc/filesystems", "/proc/loadavg", "/proc/sys/kernel/osrelease"}
+
+// devices every capability may read and write.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
+
+// homeConfig are the user's configuration files programs read to run
+// (git refuses to start without reading ~/.gitconfig); relative to home.
+var homeConfig = []string{".gitconfig", ".config/git", ".config/go", ".gitignore_global", ".npmrc", ".config/npm", ".cargo/config.toml", ".cargo/config"}
+
+// maxWalk bounds the project entries a project-write plan reads.
+const maxWalk = 100_000
+
+// errSecretRoot: a root would open a path the guard keeps secret.
+var errSecretRoot = errors.New("would make readable a path the guard keeps secret")
+
+// NewPlan computes the ruleset for s.
+func NewPlan(s Spec, e Env) (Plan, error) {
+	var p Plan
+	p.Network = s.Cap.Network
+	pl := e.Places.Prepare()
+	addRead := func(path string) error {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return nil // what is not there needs no rule
+		}
+		if fi.IsDir() {
+			if pr, ok := pl.ContainsSecret(path); ok {
+				return fmt.Errorf("%s %w (%s)", path, errSecretRoot, pr.What)
+			}
+			p.ReadDirs = append(p.ReadDirs, path)
+		} else {
+			p.ReadFiles = append(p.ReadFiles, path)
+		}
+		return nil
+	}
+	for _, d := range systemDirs {
+		if err := addRead(d); err != nil {
+			return p, err
+		}
+	}
+	for _, f := range systemFiles {
+		if _, err := os.Stat(f); err == nil {
+			p.ReadFiles = append(p.ReadFiles, f)
+		}
+	}
+	// This process's own /proc entries (df reads mountinfo); a child's
+	// are its own pid's and stay closed.
+	if self, err := filepath.EvalSymlinks("/proc/self"); err == nil {
+		p.ReadDirs = append(p.ReadDirs, self)
+	}
+	for _, f := range devices {
+		if _, err := os.Stat(f); err == nil {
+			p.WriteFiles = append(p.WriteFiles, f)
+		}
+	}
+	// The program's own directory, and a toolchain's root above bin/
+	// (/usr/local/go, ~/sdk/go1.26): never the home itself.
+	exeDir := filepath.Dir(s.Exe)
+	if err := addRead(exeDir); err != nil {
+		return p, err
+	}
+	if filepath.Base(exeDir) == "bin" {
+		if root := filepath.Dir(exeDir); !isAncestorOrSelf(root, e.Home) {
+			if err := addRead(root); err != nil {
+				return p, err
+			}
+		}
+	}
+	if e.Home != "" {
+		for _, c := range homeConfig {
+			if err := addRead(filepath.Join(e.Home, c)); err != nil {
+				return p, err
+			}
+		}
+	}
+	if e.GoModCache != "" {
+		if err := addRead(e.GoModCache); err != nil {
+			return p, err
+		}
+	}
+	// The project, and the git directory a worktree's .git file names.
+	if isAncestorOrSelf(s.Project, e.Home) || s.Project == "/" {
+		return p, fmt.Errorf("the project %s holds the home directory: nothing in it could be kept unreadable", s.Project)
+	}
+	if pr, ok := pl.ContainsSecret(s.Project); ok {
+		return p, fmt.Errorf("the project %s holds %s, which must stay unreadable", s.Project, pr.What)
+	}
+	gitDirs := linkedGitDirs(s.Project)
+	for _, g := range gitDirs {
+		if err := addRead(g); err != nil {
+			return p, err
+		}
+	}
+	if !s.Cap.Write && !s.Cap.Git {
+		p.ReadDirs = append(p.ReadDirs, s.Project)
+		if e.GoCache != "" {
+			if err := addRead(e.GoCache); err != nil {
+				return p, err
+			}
+		}
+		scratch, err := scratchDir(e)
+		if err != nil {
+			return p, err
+		}
+		p.Scratch = scratch
+		p.WriteDirs = append(p.WriteDirs, scratch)
+		return p.sorted(), nil
+	}
+	// project-write: temp and the caches, then the project but its
+	// executable configuration. A project inside the temp directory gets
+	// a private scratch directory instead: a rule on the temp directory
+	// would reach the project's .git.
+	tmp := e.TempDir
+	if isAncestorOrSelf(tmp, s.Project) {
+		scratch, err := scratchDir(e)
+		if err != nil {
+			return p, err
+		}
+		p.Scratch, tmp = scratch, scratch
+	}
+	for _, d := range []string{tmp, "/var/tmp", "/dev/shm", e.GoCache, e.GoModCache, filepath.Join(e.Home, ".npm"), filepath.Join(e.Home, ".cache", "pip")} {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			continue
+		}
+		if pr, ok := pl.ContainsSecret(d); ok || isAncestorOrSelf(d, e.Home) {
+			return p, fmt.Errorf("%s %w (%s)", d, errSecretRoot, pr.What)
+		}
+		if isAncestorOrSelf(d, s.Project) {
+			continue
+		}
+		p.WriteDirs = append(p.WriteDirs, d)
+	}
+	p.ReadDirs = append(p.ReadDirs, s.Project)
+	w := walker{pl: pl, git: s.Cap.Git}
+	if s.Cap.Git {
+		for _, g := range append(gitDirs, filepath.Join(s.Project, ".git")) {
+			if fi, err := os.Lstat(g); err == nil && fi.IsDir() {
+				p.WriteDirs = append(p.WriteDirs, g)
+				w.skip = append(w.skip, g)
+			}
+		}
+	}
+	// The project's top is never writable as a whole: a new .mcp.json,
+	// .envrc or .claude/ there is what the next session loads.
+	w.walk(s.Project, true)
+	p.WriteDirs = append(p.WriteDirs, w.dirs...)
+	p.WriteFiles = append(p.WriteFiles, w.files...)
+	return p.sorted(), nil
+}
+
+func (p Plan) sorted() Plan {
+	for _, l := range []*[]string{&p.ReadDirs, &p.ReadFiles, &p.WriteDirs, &p.WriteFiles} {
+		sort.Strings(*l)
+		*l = compactStrings(*l)
+	}
+	return p
+}
+
+func compactStrings(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// walker finds, below a project, what project-write may write: every
+// directory with no executable configuration below it (one rule each), and
+// in a directory that has some, each ordinary file (written in place,
+// never created or removed there: Landlock's rights on a directory reach
+// everything below it, .git/hooks too).
+type walker struct {
+	pl      policy.Places
+	git     bool
+	skip    []string // directories handled by the caller (the git dir)
+	entries int
+	dirs    []string
+	files   []string
+}
+
+// walk reports whether dir is clean: nothing in it is executable
+// configuration, as far as the budget lets it look (a directory it could
+// not finish is not clean, so nothing in it is writable). A directory that
+// is not clean, and the top, get rules for their children instead.
+func (w *walker) walk(dir string, top bool) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return false
+	}
+	w.entries += len(names)
+	if w.entries > maxWalk {
+		return false
+	}
+	type child struct {
+		path  string
+		dir   bool
+		clean bool
+	}
+	var kids []child
+	clean := true
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if slicesContains(w.skip, p) {
+			clean = false
+			continue
+		}
+		if w.pl.Classify(p).Protected() {
+			clean = false
+			continue
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			clean = false
+			continue
+		}
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			// A rule on a link would grant its target: none. Writing
+			// through it needs the target's own rule.
+			continue
+		case fi.IsDir():
+			c := w.walk(p, false)
+			if !c {
+				clean = false
+			}
+			kids = append(kids, child{path: p, dir: true, clean: c})
+		case fi.Mode().IsRegular():
+			kids = append(kids, child{path: p})
+		default:
+			clean = false // devices, sockets, FIFOs: no rule
+		}
+	}
+	if clean && !top {
+		return true
+	}
+	for _, k := range kids {
+		switch {
+		case k.dir && k.clean:
+			w.dirs = append(w.dirs, k.path)
+		case !k.dir:
+			w.files = append(w.files, k.path)
+		}
+	}
+	return false
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// isAncestorOrSelf reports whether dir is p or holds it.
+func isAncestorOrSelf(dir, p string) bool {
+	if dir == "" || p == "" {
+		return false
+	}
+	dir, p = filepath.Clean(dir), filepath.Clean(p)
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// linkedGitDirs are the git directories outside the project that its .git
+// file (a worktree or a submodule) names: the gitdir and its common dir.
+func linkedGitDirs(project string) []string {
+	data, err := os.ReadFile(filepath.Join(project, ".git"))
+	if err != nil {
+		return nil
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir: ")
+	if !ok {
+		return nil
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(project, dir)
+	}
+	dir = filepath.Clean(dir)
+	out := []string{dir}
+	if c, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+		cd := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(cd) {
+			cd = filepath.Join(dir, cd)
+		}
+		out = append(out, filepath.Clean(cd))
+	}
+	return out
+}
+
+// scratchDir is the read-only capability's private temp directory, made
+// on first use: TMPDIR/loopguard-scratch-UID, mode 0700, owned by UID,
+// not a link.
+func scratchDir(e Env) (string, error) {
+	d := filepath.Join(e.TempDir, fmt.Sprintf("loopguard-scratch-%d", e.UID))
+	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("failed to create the scratch directory: %w", err)
+	}
+	fi, err := os.Lstat(d)
+	if err != nil {
+		return "", fmt.Errorf("failed to check the scratch directory: %w", err)
+	}
+	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, e.UID) {
+		return "", fmt.Errorf("the scratch directory %s is not a private directory of this user", d)
+	}
+	return d, nil
+}

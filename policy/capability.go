@@ -1,0 +1,141 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Capability is what a program that a scoped Bash grant covers may do once
+// it runs. Where the kernel has Landlock it is enforced there (package
+// confine): a word the analysis read wrongly, an option whose value it
+// misjudged, or code a program runs on the agent's behalf can then do only
+// what the capability allows. The zero value is read-only: read the
+// project and what programs need to run, write nothing, no network.
+type Capability struct {
+	// Write: write the project, temp and the toolchains' caches, never
+	// the project's executable configuration (.git, .claude, .mcp.json,
+	// .envrc, ... at any depth: Classify).
+	Write bool
+	// Git: also write the project's own git directory (git add, commit,
+	// checkout need it). Implies Write. git's config and hooks are then
+	// kept by the analysis, not the kernel.
+	Git bool
+	// Network: TCP and UDP connections and listeners. Unix sockets stay
+	// closed whatever the capability (the keyring's D-Bus is one).
+	Network bool
+}
+
+// Capability names as rules, grants and the launcher spell them.
+const (
+	CapReadOnly     = "read-only"
+	CapProjectWrite = "project-write"
+	capGit          = "git"
+	capNetwork      = "network"
+)
+
+// String is the capability's name: read-only, project-write or
+// project-write+git, each with +network when it has it.
+func (c Capability) String() string {
+	s := CapReadOnly
+	if c.Write || c.Git {
+		s = CapProjectWrite
+	}
+	if c.Git {
+		s += "+" + capGit
+	}
+	if c.Network {
+		s += "+" + capNetwork
+	}
+	return s
+}
+
+// ParseCapability reads what String writes.
+func ParseCapability(s string) (Capability, error) {
+	base, rest, plus := strings.Cut(s, "+")
+	var c Capability
+	if plus && rest == "" {
+		return c, fmt.Errorf("capability %q: nothing after +", s)
+	}
+	switch base {
+	case CapReadOnly:
+	case CapProjectWrite:
+		c.Write = true
+	default:
+		return c, fmt.Errorf("unknown capability %q (want %s or %s, with +git or +network)", s, CapReadOnly, CapProjectWrite)
+	}
+	for rest != "" {
+		var w string
+		w, rest, _ = strings.Cut(rest, "+")
+		switch {
+		case w == capGit && c.Write && !c.Git && !c.Network:
+			c.Git = true
+		case w == capNetwork && !c.Network:
+			c.Network = true
+		default:
+			return c, fmt.Errorf("capability %q: unexpected +%s", s, w)
+		}
+	}
+	return c, nil
+}
+
+// Widen returns c with every right of w added.
+func (c Capability) Widen(w Capability) Capability {
+	c.Write = c.Write || w.Write || w.Git
+	c.Git = c.Git || w.Git
+	c.Network = c.Network || w.Network
+	return c
+}
+
+// Covers reports whether c allows everything w allows.
+func (c Capability) Covers(w Capability) bool { return c.Widen(w) == c }
+
+// readOnlyCommands are the programs, and for some the subcommands, whose
+// job is only to read: a scoped rule for them runs read-only unless the
+// grant widens it. The read-only preset (scope/preset.go) is made of these
+// (TestPresetIsReadOnly).
+var readOnlyCommands = map[string][]string{
+	"ls": nil, "cat": nil, "head": nil, "tail": nil, "wc": nil, "pwd": nil, "file": nil,
+	"stat": nil, "du": nil, "df": nil, "which": nil, "grep": nil, "egrep": nil, "fgrep": nil,
+	"rg": nil, "diff": nil, "cmp": nil, "basename": nil, "dirname": nil, "realpath": nil,
+	"readlink": nil, "uname": nil, "whoami": nil, "id": nil, "date": nil, "sleep": nil,
+	"true": nil, "false": nil, "echo": nil, "printf": nil, "nproc": nil, "tree": nil,
+	"sha256sum": nil, "sha1sum": nil, "md5sum": nil, "cksum": nil, "od": nil, "hexdump": nil,
+	"git": {"status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "branch", "shortlog",
+		"describe", "rev-list", "ls-tree", "cat-file", "grep", "reflog", "show-ref", "merge-base"},
+	"go": {"vet", "list", "version", "env", "doc"},
+}
+
+// gitWrites are git's subcommands that write the repository (and, for
+// some, the work tree): their rules get project-write+git.
+var gitWrites = map[string]bool{
+	"add": true, "commit": true, "checkout": true, "switch": true, "restore": true, "reset": true,
+	"stash": true, "merge": true, "rebase": true, "cherry-pick": true, "revert": true, "tag": true,
+	"mv": true, "rm": true, "am": true, "apply": true, "fetch": true, "pull": true, "init": true,
+	"worktree": true, "notes": true, "gc": true,
+}
+
+// DefaultCapability is the capability a scoped Bash rule whose literal
+// words start with words gets unless its grant widens it: read-only for
+// the read-only commands, project-write+git for git's writing
+// subcommands, project-write for everything else.
+func DefaultCapability(words []string) Capability {
+	if len(words) == 0 {
+		return Capability{Write: true}
+	}
+	prog := Base(words[0])
+	subs, ok := readOnlyCommands[prog]
+	if ok && subs == nil {
+		return Capability{}
+	}
+	if ok && len(words) > 1 {
+		for _, s := range subs {
+			if words[1] == s {
+				return Capability{}
+			}
+		}
+	}
+	if prog == "git" && len(words) > 1 && gitWrites[words[1]] {
+		return Capability{Write: true, Git: true}
+	}
+	return Capability{Write: true}
+}

@@ -1,0 +1,53 @@
+package policy
+
+import "testing"
+
+func TestCapabilityRoundTrip(t *testing.T) {
+	for _, c := range []Capability{{}, {Network: true}, {Write: true}, {Write: true, Network: true},
+		{Write: true, Git: true}, {Write: true, Git: true, Network: true}} {
+		got, err := ParseCapability(c.String())
+		if err != nil || got != c {
+			t.Errorf("%+v: %q parsed as %+v, %v", c, c.String(), got, err)
+		}
+	}
+	for _, bad := range []string{"", "root", "read-only+git", "project-write+network+git", "project-write+network+network", "read-only+", "project-write+write"} {
+		if c, err := ParseCapability(bad); err == nil {
+			t.Errorf("%q parsed as %+v", bad, c)
+		}
+	}
+}
+
+func TestDefaultCapability(t *testing.T) {
+	for _, c := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"cat"}, "read-only"},
+		{[]string{"/usr/bin/ls"}, "read-only"},
+		{[]string{"git", "log"}, "read-only"},
+		{[]string{"git", "status"}, "read-only"},
+		{[]string{"go", "vet"}, "read-only"},
+		{[]string{"git", "commit"}, "project-write+git"},
+		{[]string{"git", "add"}, "project-write+git"},
+		{[]string{"git"}, "project-write"},
+		{[]string{"git", "config"}, "project-write"},
+		{[]string{"go", "test"}, "project-write"},
+		{[]string{"go"}, "project-write"},
+		{[]string{"make", "test"}, "project-write"},
+		{nil, "project-write"},
+	} {
+		if got := DefaultCapability(c.words).String(); got != c.want {
+			t.Errorf("%q: %s, want %s", c.words, got, c.want)
+		}
+	}
+}
+
+func TestCapabilityWiden(t *testing.T) {
+	ro := Capability{}
+	if w := ro.Widen(Capability{Network: true}); w.String() != "read-only+network" || !w.Covers(ro) || ro.Covers(w) {
+		t.Errorf("widen read-only by network: %s", w)
+	}
+	if w := ro.Widen(Capability{Git: true}); w.String() != "project-write+git" {
+		t.Errorf("widen by git: %s", w)
+	}
+}
