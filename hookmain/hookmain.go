@@ -26,6 +26,7 @@ import (
 	"github.com/loopguard/loopguard/agents/claude"
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/notify"
@@ -181,6 +182,7 @@ func newEngine(s setup, o Options, mode string, wait time.Duration) (*hooks.Engi
 			StateDir:   s.dir,
 			ConfigDir:  filepath.Dir(s.cfgPath),
 			Trusted:    s.cfg.Trusted(),
+			Launcher:   launcher(s.self),
 		},
 		Mode: mode,
 		Wait: wait,
@@ -227,7 +229,13 @@ func short(s string, n int) string {
 // those of `loopguard hook`, "hook" first as registered, or without it
 // (Copilot CLI runs a hook without its arguments). Built without the Vault
 // client, it runs the full binary beside it under the Vault backend.
+//
+// `loopguard-hook exec ...` is the launcher the hook's rewrite of an
+// allowed scoped Bash call runs (package confine).
 func Main(args []string) int {
+	if len(args) > 0 && args[0] == confine.Subcommand {
+		return confine.Main(args[1:], os.Stderr)
+	}
 	return Run(argsAfterHook(args), os.Stdin, os.Stdout, os.Stderr, Options{})
 }
 
@@ -236,4 +244,14 @@ func argsAfterHook(args []string) []string {
 		return args[1:]
 	}
 	return args
+}
+
+// launcher is the binary that confines what a scoped Bash grant allows:
+// this one (its exec subcommand), when the kernel's Landlock can enforce a
+// capability; "" otherwise.
+func launcher(self string) string {
+	if self == "" || confine.ABI() < confine.MinABI {
+		return ""
+	}
+	return self
 }

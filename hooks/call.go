@@ -36,6 +36,11 @@ type Call struct {
 	// ToolInput is the complete tool_input, decoded by token.Decode (strict:
 	// duplicate keys, invalid UTF-8 and lone surrogates are malformed).
 	ToolInput map[string]any
+	// Rewrite says the agent's host runs the input an allow returns
+	// (Decision.UpdatedInput) in place of the model's: Claude Code's
+	// updatedInput. Without it a scope covers only a Bash command whose
+	// text is already canonical (rewrite.go).
+	Rewrite bool
 }
 
 // Agent is the agent identity grants bind to: the subagent's agent_id, or
@@ -128,5 +133,8 @@ func ClaudeCall(m map[string]any) (*Call, error) {
 		return nil, &MalformedError{Msg: "tool_input missing or not an object"}
 	}
 	c.ToolInput = in
+	// Claude Code runs the updatedInput of a PreToolUse or
+	// PermissionRequest allow in place of the model's input.
+	c.Rewrite = c.Event == PreToolUse || c.Event == PermissionRequest
 	return c, nil
 }

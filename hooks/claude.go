@@ -159,7 +159,11 @@ func writeClaude(event string, d Decision, stdout, stderr io.Writer) int {
 	case PermissionRequest:
 		switch d.Behavior {
 		case Allow:
-			out = hso(event, map[string]any{"decision": map[string]any{"behavior": "allow"}})
+			dec := map[string]any{"behavior": "allow"}
+			if d.UpdatedInput != nil {
+				dec["updatedInput"] = d.UpdatedInput
+			}
+			out = hso(event, map[string]any{"decision": dec})
 		case Deny:
 			out = hso(event, map[string]any{"decision": map[string]any{"behavior": "deny", "message": msg}})
 		default:
@@ -180,6 +184,9 @@ func writeClaude(event string, d Decision, stdout, stderr io.Writer) int {
 			beh = Deny
 		}
 		out = hso(PreToolUse, map[string]any{"permissionDecision": beh, "permissionDecisionReason": msg})
+		if beh == Allow && d.UpdatedInput != nil {
+			out["hookSpecificOutput"].(map[string]any)["updatedInput"] = d.UpdatedInput
+		}
 		if beh == Deny {
 			code = ExitDeny
 		}

@@ -27,6 +27,11 @@ type Env struct {
 	Self       string   // this binary, symlinks resolved
 	StateDir   string   // loopguard's state directory
 	ConfigDir  string   // loopguard's config directory
+	// Launcher is the binary whose `exec` confines a program to a
+	// grant's capability (package confine); "" when the kernel cannot
+	// (no Landlock, or an older ABI than confine.MinABI): scoped Bash
+	// calls then run canonical but unconfined.
+	Launcher string
 }
 
 // described is a call turned into its descriptor and digests.

@@ -83,6 +83,13 @@ type Decision struct {
 	Digest    string
 	// SystemMessage is shown to the user (PostToolUse alarms).
 	SystemMessage string
+	// UpdatedInput, on an allow, is the tool input the host must run in
+	// place of the model's: the canonical, confined form of a Bash call a
+	// scoped grant covers (rewrite.go). nil: run the input as it is.
+	UpdatedInput map[string]any
+	// Capability is what the program of a rewritten Bash call may do
+	// ("" when it runs unconfined).
+	Capability string
 
 	rendering string // the full call, for ask mode
 	why       string // the reason line alone, for ask mode
@@ -314,7 +321,7 @@ func askable(reason string) bool {
 	switch reason {
 	case ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed,
 		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonSandboxEscape,
-		ReasonExecConfig, ReasonContentChanged, ReasonRepositoryNotCovered:
+		ReasonExecConfig, ReasonContentChanged, ReasonRepositoryNotCovered, ReasonNotCanonical:
 		return true
 	}
 	return false
@@ -681,6 +688,15 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 			refused, refusedWhy = g, err
 			continue
 		}
+		var updated map[string]any
+		if c.ToolName == "Bash" {
+			if updated, err = e.rewrite(c, d, rule); err != nil {
+				if near == nil {
+					near, nearWhy = g, &scope.MatchError{Code: ReasonNotCanonical, Detail: err.Error()}
+				}
+				continue
+			}
+		}
 		verify, err := e.verifier(ctx)
 		if err != nil {
 			return e.fail(ReasonKeyring, err), true
@@ -695,7 +711,11 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		}
 		switch {
 		case err == nil:
-			return e.allowed(c, d, ReasonScopedGrant, g, "granted by "+g.Principal+" as "+g.Scope), true
+			dec := e.allowedAs(c, d, ReasonScopedGrant, g, "granted by "+g.Principal+" as "+g.Scope, updated)
+			if updated != nil {
+				dec.Capability = e.capabilityOf(c, d, rule)
+			}
+			return dec, true
 		case errors.Is(err, token.ErrExpired):
 			expired = g
 		default:
@@ -716,12 +736,30 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 }
 
 func (e *Engine) allowed(c *Call, d *described, reason string, g *token.Grant, what string) Decision {
+	return e.allowedAs(c, d, reason, g, what, nil)
+}
+
+// allowedAs allows the call, to run as updated when that is not nil: the
+// record PostToolUse checks is then the digest of what will run.
+func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant, what string, updated map[string]any) Decision {
+	callDigest := d.callDigest
+	if updated != nil {
+		rc := *c
+		rc.ToolInput = updated
+		if rd, err := e.describe(&rc); err == nil {
+			callDigest = rd.callDigest
+		}
+		what += "; it runs as analysed"
+		if e.Env.Launcher != "" && !d.shell.Builtin {
+			what += ", confined"
+		}
+	}
 	_ = e.Store.NoteAllowed(state.Allowed{
 		Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, ToolUseID: c.ToolUseID,
-		Digest: d.digest, CallDigest: d.callDigest, Grant: g.ID(), Principal: g.Principal, Time: e.now().UTC(),
+		Digest: d.digest, CallDigest: callDigest, Grant: g.ID(), Principal: g.Principal, Time: e.now().UTC(),
 	})
 	return Decision{Behavior: Allow, Reason: reason, Grant: g.ID(), Principal: g.Principal,
-		Message: "loopguard: " + what + " (grant " + g.ID() + ")"}
+		Message: "loopguard: " + what + " (grant " + g.ID() + ")", UpdatedInput: updated}
 }
 
 func shellReason(v shellparse.Verdict) string {

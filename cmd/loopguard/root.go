@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/loopguard/loopguard/confine"
 )
 
 // ExitCode is what the process returns. The hook never returns ExitError:
@@ -30,6 +32,10 @@ var version = "dev"
 func Main(args []string) ExitCode {
 	if len(args) > 0 && args[0] == "hook" {
 		return runHook(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}
+	if len(args) > 0 && args[0] == confine.Subcommand {
+		// The launcher of a rewritten scoped Bash call: nothing of the CLI.
+		return ExitCode(confine.Main(args[1:], os.Stderr))
 	}
 	if len(args) == 0 && !stdinIsTerminal() {
 		// Copilot CLI runs the hooks of .claude/settings.json without their

@@ -1,0 +1,151 @@
+package hooks
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+
+	"github.com/loopguard/loopguard/confine"
+	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
+)
+
+// ReasonNotCanonical: a scoped grant's rule covers the words of a Bash
+// call, but the agent's host cannot run a rewritten command, and the
+// command's text is not already in canonical form.
+const ReasonNotCanonical = "not_canonical"
+
+// What runs is what was analysed. A Bash call a scoped grant covers is
+// answered with the canonical command the analysis produced (the agent's
+// updatedInput): the program by its absolute path, every word
+// single-quoted, globs already expanded, so bash re-reads nothing; and,
+// where the kernel has Landlock, run through the launcher, which confines
+// the program to the grant's capability (package confine). An analysis
+// error then yields a wrong argument or a refused system call, never a
+// bypass. An exact approval runs the text the human approved, unchanged.
+
+// errNoRewrite: the host cannot rewrite and the text is not canonical.
+var errNoRewrite = errors.New("the agent's host runs the model's own text (it cannot rewrite a command), and this command's text is not plain: a scope covers only a command written without $'...', backslashes, globs, braces or ~ there")
+
+// rewrite returns the input the host must run for a Bash call the rule
+// covers, or nil when it may run as it is (an agent that cannot rewrite, a
+// plain command). It fails when the call cannot be run canonically.
+func (e *Engine) rewrite(c *Call, d *described, rule scope.Rule) (map[string]any, error) {
+	res := d.shell
+	if res == nil || res.Verdict != shellparse.Simple {
+		return nil, errors.New("not a simple command")
+	}
+	if !c.Rewrite {
+		if !res.Plain {
+			return nil, errNoRewrite
+		}
+		return nil, nil
+	}
+	var cmd string
+	var err error
+	if e.Env.Launcher == "" || res.Builtin {
+		cmd, err = res.Canonical(c.Cwd)
+	} else {
+		spec := confine.Spec{
+			Cap:     rule.Capability(),
+			Project: filepath.Clean(e.projectDir(c)),
+			Cwd:     c.Cwd,
+			Exe:     res.Executable,
+		}
+		for _, w := range res.Argv {
+			spec.Argv = append(spec.Argv, w.Value)
+		}
+		if spec.Redirects, err = launchRedirects(c.Cwd, res.Redirects); err == nil {
+			cmd = res.Launch(append([]string{e.Env.Launcher}, spec.Args()...))
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(c.ToolInput))
+	for k, v := range c.ToolInput {
+		out[k] = v
+	}
+	out["command"] = cmd
+	return out, nil
+}
+
+// launchRedirects are the call's redirections as the launcher performs
+// them, in order.
+func launchRedirects(cwd string, rs []shellparse.Redirect) ([]confine.Redirect, error) {
+	var out []confine.Redirect
+	for _, r := range rs {
+		fd := 1
+		if strings.HasPrefix(r.Op, "<") {
+			fd = 0
+		}
+		if r.Fd != "" {
+			n, ok := smallInt(r.Fd)
+			if !ok {
+				return nil, errors.New("redirection of descriptor " + r.Fd)
+			}
+			fd = n
+		}
+		path := shellparse.AbsTarget(cwd, r.Target)
+		switch r.Op {
+		case "<":
+			out = append(out, confine.Redirect{Fd: fd, Op: "<", Path: path})
+		case "<>":
+			out = append(out, confine.Redirect{Fd: fd, Op: "<>", Path: path})
+		case ">", ">|":
+			out = append(out, confine.Redirect{Fd: fd, Op: ">", Path: path})
+		case ">>":
+			out = append(out, confine.Redirect{Fd: fd, Op: ">", Path: path, Append: true})
+		case "&>", "&>>":
+			out = append(out, confine.Redirect{Fd: 1, Op: ">", Path: path, Append: r.Op == "&>>"},
+				confine.Redirect{Fd: 2, Op: "dup", Dup: 1})
+		case ">&", "<&":
+			switch t := r.Target; {
+			case t == "-":
+				out = append(out, confine.Redirect{Fd: fd, Op: "close"})
+			case strings.HasSuffix(t, "-"):
+				n, ok := smallInt(strings.TrimSuffix(t, "-"))
+				if !ok {
+					return nil, errors.New("redirection to " + t)
+				}
+				out = append(out, confine.Redirect{Fd: fd, Op: "dup", Dup: n}, confine.Redirect{Fd: n, Op: "close"})
+			default:
+				if n, ok := smallInt(t); ok {
+					out = append(out, confine.Redirect{Fd: fd, Op: "dup", Dup: n})
+					continue
+				}
+				// >&file without a descriptor is &>file.
+				out = append(out, confine.Redirect{Fd: 1, Op: ">", Path: path}, confine.Redirect{Fd: 2, Op: "dup", Dup: 1})
+			}
+		default:
+			return nil, errors.New("redirection " + r.Op)
+		}
+	}
+	return out, nil
+}
+
+func smallInt(s string) (int, bool) {
+	if s == "" || len(s) > 4 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+// capabilityOf is the capability a call runs with under rule, for the
+// audit log and messages; "" when it is not confined.
+func (e *Engine) capabilityOf(c *Call, d *described, rule scope.Rule) string {
+	if c.ToolName != "Bash" || !c.Rewrite || e.Env.Launcher == "" || d.shell == nil || d.shell.Builtin {
+		return ""
+	}
+	return rule.Capability().String()
+}
+
+var _ = policy.CapReadOnly

@@ -1,0 +1,171 @@
+package hooks
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/shellparse"
+)
+
+// rewriteHarness: the read-only preset minted, a launcher named, the
+// project with ordinary files and a link to a key outside it.
+func rewriteHarness(t *testing.T, launcher string) (*harness, func(cmd string) Decision) {
+	t.Helper()
+	h := newHarness(t)
+	h.stubs("head")
+	eng := h.eng
+	h.eng = func() *Engine {
+		e := eng()
+		e.Env.Launcher = launcher
+		return e
+	}
+	if n := h.mintPreset(); n < 4 {
+		t.Fatalf("only %d preset rules pinned", n)
+	}
+	for f, body := range map[string]string{"README.md": "read me\n", "main.go": "package main\n"} {
+		if err := os.WriteFile(filepath.Join(h.project, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bash := h.fixture("pretooluse-bash.json")
+	return h, func(cmd string) Decision {
+		return h.decide(with(bash, func(m map[string]any) { input(m)["command"] = cmd }))
+	}
+}
+
+// TestScopedBashIsRewritten: an allowed scoped Bash call comes back as the
+// canonical command, through the launcher when there is one, every other
+// input field kept; an exact approval runs the approved text unchanged.
+func TestScopedBashIsRewritten(t *testing.T) {
+	launcher := "/opt/lg/loopguard-hook"
+	h, run := rewriteHarness(t, launcher)
+	git := filepath.Join(h.bin, "git")
+	d := run("git log -1 --format='%h %s'")
+	expect(t, "git log", d, Allow, ReasonScopedGrant)
+	want := "'" + launcher + "' 'exec' '--cap' 'read-only' '--project' '" + h.project + "' '--cwd' '" + h.project + "' '--' '" + git + "' 'git' 'log' '-1' '--format=%h %s'"
+	if got, _ := d.UpdatedInput["command"].(string); got != want {
+		t.Errorf("command:\n got %s\nwant %s", got, want)
+	}
+	if d.UpdatedInput["description"] == nil {
+		t.Error("the other input fields were dropped")
+	}
+	if d.Capability != "read-only" {
+		t.Errorf("capability %q", d.Capability)
+	}
+	// Without a launcher (no Landlock): canonical, unconfined.
+	h2, run2 := rewriteHarness(t, "")
+	d = run2("cat README.md main.go")
+	expect(t, "cat", d, Allow, ReasonScopedGrant)
+	if got := d.UpdatedInput["command"]; got != "'"+filepath.Join(h2.bin, "cat")+"' 'README.md' 'main.go'" {
+		t.Errorf("command %q", got)
+	}
+	if d.Capability != "" {
+		t.Errorf("capability %q without a launcher", d.Capability)
+	}
+	// An exact approval: no rewrite.
+	held := run2("echo hi > out.txt")
+	expect(t, "echo > out.txt", held, Deny, ReasonNoGrant)
+	h2.approve(held)
+	d = run2("echo hi > out.txt")
+	expect(t, "approved echo > out.txt", d, Allow, ReasonExactGrant)
+	if d.UpdatedInput != nil {
+		t.Errorf("an exact approval was rewritten: %v", d.UpdatedInput)
+	}
+}
+
+// TestRewriteRunsWhatWasAnalysed: the globs of the attack run are judged
+// file by file, and the canonical command passes exactly the files judged.
+func TestRewriteRunsWhatWasAnalysed(t *testing.T) {
+	h, run := rewriteHarness(t, "")
+	cat := filepath.Join(h.bin, "cat")
+	d := run("cat *")
+	expect(t, "cat * over ordinary files (control)", d, Allow, ReasonScopedGrant)
+	if got := d.UpdatedInput["command"]; got != "'"+cat+"' 'README.md' 'main.go'" {
+		t.Errorf("cat *: %q", got)
+	}
+	// A link in the project to a key outside it.
+	home := h.eng().Env.Home
+	key := filepath.Join(home, ".ssh", "id_rsa")
+	_ = os.MkdirAll(filepath.Dir(key), 0o700)
+	_ = os.WriteFile(key, []byte("KEY"), 0o600)
+	_ = os.Symlink(key, filepath.Join(h.project, "notes.txt"))
+	_ = os.MkdirAll(filepath.Join(h.project, "docs", "x"), 0o755)
+	_ = os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(h.project, "docs", "ssh"))
+	for _, cmd := range []string{"cat *", "head n*", "grep -r x *", "cat docs/*/*", "cat ./n?tes.txt"} {
+		if d := run(cmd); d.Behavior == Allow {
+			t.Errorf("%s: allowed, runs %q", cmd, d.UpdatedInput["command"])
+		}
+	}
+	for _, cmd := range []string{`cat $'\x{7e}\x{2f}.ssh\x{2f}id_rsa'`, `go vet $'\x{2d}toolexec=\x{2f}bin\x{2f}sh' ./...`} {
+		expect(t, cmd, run(cmd), Deny, ReasonUnparseable)
+	}
+	expect(t, "cat README.md (control)", run("cat README.md"), Allow, ReasonScopedGrant)
+}
+
+// TestNoRewriteNeedsPlainText: for a host that runs the model's own text,
+// a scope covers a command only when its text is already canonical.
+func TestNoRewriteNeedsPlainText(t *testing.T) {
+	h, _ := rewriteHarness(t, "/opt/lg/loopguard-hook")
+	bash := h.fixture("pretooluse-bash.json")
+	decide := func(cmd string) Decision {
+		c := h.call(with(bash, func(m map[string]any) { input(m)["command"] = cmd }))
+		c.Rewrite = false
+		return h.eng().Decide(context.Background(), c)
+	}
+	for _, cmd := range []string{"cat README.md", "cat 'README.md' \"main.go\"", "git log -1"} {
+		d := decide(cmd)
+		expect(t, cmd+" (plain)", d, Allow, ReasonScopedGrant)
+		if d.UpdatedInput != nil {
+			t.Errorf("%s: rewritten for a host that cannot", cmd)
+		}
+	}
+	for _, cmd := range []string{"cat $'README.md'", "cat READ*", "cat README\\.md", "cat {README.md,main.go}", "cat ~/x"} {
+		d := decide(cmd)
+		if d.Behavior == Allow {
+			t.Errorf("%s: allowed without a rewrite", cmd)
+		}
+		if d.Reason != ReasonNotCanonical && d.Reason != ReasonNoGrant {
+			t.Errorf("%s: reason %s (%s)", cmd, d.Reason, d.Message)
+		}
+	}
+	expect(t, "cat $'README.md'", decide("cat $'README.md'"), Deny, ReasonNotCanonical)
+}
+
+// TestPostToolUseChecksTheRewrite: what ran is compared with the rewritten
+// command; the model's own text running instead is an alarm (another hook
+// or a host that dropped the rewrite).
+func TestPostToolUseChecksTheRewrite(t *testing.T) {
+	h, run := rewriteHarness(t, "/opt/lg/loopguard-hook")
+	d := run("git status")
+	expect(t, "git status", d, Allow, ReasonScopedGrant)
+	post := h.fixture("posttooluse-bash.json")
+	id := post["tool_use_id"]
+	pre := h.fixture("pretooluse-bash.json")
+	if pre["tool_use_id"] != id {
+		t.Fatalf("fixtures disagree on tool_use_id")
+	}
+	ran := with(post, func(m map[string]any) { m["tool_input"] = clone(d.UpdatedInput) })
+	expect(t, "the rewritten command ran", h.decide(ran), Abstain, ReasonRan)
+
+	d = run("git status")
+	ran = with(post, func(m map[string]any) { input(m)["command"] = "git status" })
+	got := h.decide(ran)
+	expect(t, "the model's text ran instead", got, Alarm, ReasonInputChanged)
+	if !strings.Contains(got.SystemMessage, "ALARM") {
+		t.Errorf("system message %q", got.SystemMessage)
+	}
+}
+
+// TestCanonicalIsOneWord: whatever the words, each is one single-quoted
+// bash word (shellparse's oracle runs them through bash).
+func TestCanonicalIsOneWord(t *testing.T) {
+	for _, w := range []string{"a b", "it's", `\`, "$(id)", "`id`", "\n", "*", "-rf", "'", "''", "é"} {
+		q := shellparse.Quote(w)
+		if !strings.HasPrefix(q, "'") || !strings.HasSuffix(q, "'") {
+			t.Errorf("%q quoted as %q", w, q)
+		}
+	}
+}
