@@ -79,8 +79,8 @@ func run(s Spec, e Env) error {
 		return fmt.Errorf("failed to enter %s: %w", s.Cwd, err)
 	}
 	env := os.Environ()
-	if plan.Scratch != "" {
-		env = setEnv(env, "TMPDIR", plan.Scratch)
+	for k, v := range plan.Env {
+		env = setEnv(env, k, v)
 	}
 	return syscall.Exec(s.Exe, s.Argv, env)
 }

@@ -292,13 +292,27 @@ func TestConfinementEnvironment(t *testing.T) {
 		t.Errorf("pwd: %q", got)
 	}
 	got, _ := w.launch(t, readOnly, nil, "env", "TMPDIR")
-	scratch, _, _ := strings.Cut(got, "\n")
-	if filepath.Dir(scratch) != w.tmp || !strings.HasPrefix(filepath.Base(scratch), "loopguard-scratch-") {
-		t.Fatalf("TMPDIR %q", scratch)
+	tmp, _, _ := strings.Cut(got, "\n")
+	scratch := filepath.Dir(tmp)
+	if filepath.Dir(scratch) != w.tmp || !strings.HasPrefix(filepath.Base(scratch), "loopguard-scratch-") || filepath.Base(tmp) != "tmp" {
+		t.Fatalf("TMPDIR %q", tmp)
 	}
-	if out, code := w.launch(t, readOnly, nil, "write", filepath.Join(scratch, "f")); code != 0 {
-		t.Errorf("read-only cannot write its scratch directory: %q", out)
+	if out, code := w.launch(t, readOnly, nil, "write", filepath.Join(tmp, "f")); code != 0 {
+		t.Errorf("read-only cannot write its TMPDIR: %q", out)
 	}
+	// Each capability has its own build cache; read-only cannot write
+	// project-write's (whose test binaries project-write runs).
+	ro, _ := w.launch(t, readOnly, nil, "env", "GOCACHE")
+	rw, _ := w.launch(t, projectWrite, nil, "env", "GOCACHE")
+	ro, _, _ = strings.Cut(ro, "\n")
+	rw, _, _ = strings.Cut(rw, "\n")
+	if ro != filepath.Join(scratch, "go-build-ro") || rw != filepath.Join(scratch, "go-build-rw") {
+		t.Fatalf("GOCACHE %q and %q", ro, rw)
+	}
+	out, code := w.launch(t, readOnly, nil, "write", filepath.Join(rw, "poison"))
+	checkProbe(t, []string{"write", rw}, out, code, false)
+	out, code = w.launch(t, readOnly, nil, "write", filepath.Join(ro, "entry"))
+	checkProbe(t, []string{"write", ro}, out, code, true)
 }
 
 // TestLauncherFailsClosed: a launcher that cannot confine runs nothing.

@@ -18,7 +18,6 @@ import (
 type Env struct {
 	Home       string
 	TempDir    string // $TMPDIR or /tmp
-	GoCache    string // $GOCACHE, or ~/.cache/go-build
 	GoModCache string // $GOMODCACHE, or the first $GOPATH entry's pkg/mod, or ~/go/pkg/mod
 	// Places are the guard's own paths (state, config, binaries, keyring).
 	Places policy.Places
@@ -31,14 +30,6 @@ func EnvFrom(getenv func(string) string, places policy.Places, uid int) Env {
 	e := Env{Home: places.Home, TempDir: getenv("TMPDIR"), Places: places, UID: uid}
 	if e.TempDir == "" || !filepath.IsAbs(e.TempDir) {
 		e.TempDir = "/tmp"
-	}
-	e.GoCache = getenv("GOCACHE")
-	if (e.GoCache == "" || !filepath.IsAbs(e.GoCache)) && e.Home != "" {
-		base := getenv("XDG_CACHE_HOME")
-		if base == "" || !filepath.IsAbs(base) {
-			base = filepath.Join(e.Home, ".cache")
-		}
-		e.GoCache = filepath.Join(base, "go-build")
 	}
 	e.GoModCache = getenv("GOMODCACHE")
 	if e.GoModCache == "" || !filepath.IsAbs(e.GoModCache) {
@@ -57,9 +48,11 @@ type Plan struct {
 	ReadDirs, ReadFiles   []string // read (and execute)
 	WriteDirs, WriteFiles []string // read and write (dirs: create and remove too)
 	Network               bool
-	// Scratch is the program's TMPDIR under the read-only capability: a
-	// private directory, the only one it may write.
-	Scratch string
+	// Env are the variables the program gets set: TMPDIR (a private
+	// directory under read-only) and GOCACHE (a private build cache per
+	// capability, never the user's own: a build cache is code the
+	// user's next build runs).
+	Env map[string]string
 }
 
 // systemDirs hold what programs need to run: read and execute.
@@ -143,10 +136,33 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 			}
 		}
 	}
+	// The module cache is read, never written, whatever the capability:
+	// Go does not verify an extracted module again, so a write there is
+	// code in the user's next build. A download needs an exact approval.
 	if e.GoModCache != "" {
 		if err := addRead(e.GoModCache); err != nil {
 			return p, err
 		}
+	}
+	scratch, err := scratchDir(e)
+	if err != nil {
+		return p, err
+	}
+	private := func(name string) (string, error) {
+		d := filepath.Join(scratch, name)
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("failed to create %s: %w", d, err)
+		}
+		p.WriteDirs = append(p.WriteDirs, d)
+		return d, nil
+	}
+	p.Env = map[string]string{}
+	cacheName := "go-build-ro"
+	if s.Cap.Write || s.Cap.Git {
+		cacheName = "go-build-rw"
+	}
+	if p.Env["GOCACHE"], err = private(cacheName); err != nil {
+		return p, err
 	}
 	// The project, and the git directory a worktree's .git file names.
 	if isAncestorOrSelf(s.Project, e.Home) || s.Project == "/" {
@@ -163,32 +179,24 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	}
 	if !s.Cap.Write && !s.Cap.Git {
 		p.ReadDirs = append(p.ReadDirs, s.Project)
-		if e.GoCache != "" {
-			if err := addRead(e.GoCache); err != nil {
-				return p, err
-			}
-		}
-		scratch, err := scratchDir(e)
-		if err != nil {
+		if p.Env["TMPDIR"], err = private("tmp"); err != nil {
 			return p, err
 		}
-		p.Scratch = scratch
-		p.WriteDirs = append(p.WriteDirs, scratch)
 		return p.sorted(), nil
 	}
-	// project-write: temp and the caches, then the project but its
-	// executable configuration. A project inside the temp directory gets
-	// a private scratch directory instead: a rule on the temp directory
-	// would reach the project's .git.
+	// project-write: temp and npm's cache (its entries are checked
+	// against their hash when read), then the project but its executable
+	// configuration. A project inside the temp directory gets a private
+	// temp directory instead: a rule on the temp directory would reach
+	// the project's .git.
 	tmp := e.TempDir
 	if isAncestorOrSelf(tmp, s.Project) {
-		scratch, err := scratchDir(e)
-		if err != nil {
+		if tmp, err = private("tmp"); err != nil {
 			return p, err
 		}
-		p.Scratch, tmp = scratch, scratch
+		p.Env["TMPDIR"] = tmp
 	}
-	for _, d := range []string{tmp, "/var/tmp", "/dev/shm", e.GoCache, e.GoModCache, filepath.Join(e.Home, ".npm"), filepath.Join(e.Home, ".cache", "pip")} {
+	for _, d := range []string{tmp, "/var/tmp", "/dev/shm", filepath.Join(e.Home, ".npm")} {
 		if d == "" || !filepath.IsAbs(d) {
 			continue
 		}
@@ -369,9 +377,9 @@ func linkedGitDirs(project string) []string {
 	return out
 }
 
-// scratchDir is the read-only capability's private temp directory, made
-// on first use: TMPDIR/loopguard-scratch-UID, mode 0700, owned by UID,
-// not a link.
+// scratchDir holds the launcher's private directories (temp, build
+// caches), made on first use: TMPDIR/loopguard-scratch-UID, mode 0700,
+// owned by UID, not a link.
 func scratchDir(e Env) (string, error) {
 	d := filepath.Join(e.TempDir, fmt.Sprintf("loopguard-scratch-%d", e.UID))
 	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {

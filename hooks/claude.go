@@ -186,6 +186,9 @@ func writeClaude(event string, d Decision, stdout, stderr io.Writer) int {
 		out = hso(PreToolUse, map[string]any{"permissionDecision": beh, "permissionDecisionReason": msg})
 		if beh == Allow && d.UpdatedInput != nil {
 			out["hookSpecificOutput"].(map[string]any)["updatedInput"] = d.UpdatedInput
+			if d.Context != "" {
+				out["hookSpecificOutput"].(map[string]any)["additionalContext"] = d.Context
+			}
 		}
 		if beh == Deny {
 			code = ExitDeny

@@ -90,6 +90,9 @@ type Decision struct {
 	// Capability is what the program of a rewritten Bash call may do
 	// ("" when it runs unconfined).
 	Capability string
+	// Context is for the model, beside the call's result (Claude Code's
+	// additionalContext): what a confined program could not do.
+	Context string
 
 	rendering string // the full call, for ask mode
 	why       string // the reason line alone, for ask mode
@@ -714,6 +717,7 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 			dec := e.allowedAs(c, d, ReasonScopedGrant, g, "granted by "+g.Principal+" as "+g.Scope, updated)
 			if updated != nil {
 				dec.Capability = e.capabilityOf(c, d, rule)
+				dec.Context = confinedContext(rule.Capability(), dec.Capability != "")
 			}
 			return dec, true
 		case errors.Is(err, token.ErrExpired):

@@ -16,23 +16,23 @@ func TestScopedGrantCoversItsCommandNotAChainedVariant(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	session := sessionID(t)
-	if _, err := e.g.Grant(e.ctx, e.Dir, "--session", session, "Bash(touch scoped.txt)"); err != nil {
+	if _, err := e.g.Grant(e.ctx, e.Dir, "--session", session, "Bash(touch out/scoped.txt)"); err != nil {
 		t.Fatal(err)
 	}
 	api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
-		claudetest.Tools(bash("toolu_sg1", "touch scoped.txt")),
-		claudetest.Tools(bash("toolu_sg2", "touch scoped.txt && touch chained.txt")),
+		claudetest.Tools(bash("toolu_sg1", "touch out/scoped.txt")),
+		claudetest.Tools(bash("toolu_sg2", "touch out/scoped.txt && touch out/chained.txt")),
 		claudetest.Tools(bash("toolu_sg3", "touch other.txt")),
-		claudetest.Tools(bash("toolu_sg4", "touch scoped.txt")),
+		claudetest.Tools(bash("toolu_sg4", "touch out/scoped.txt")),
 		claudetest.Text("done"),
 	}}, nil, "--session-id", session)
 	wantRan(t, api, "toolu_sg1")
-	if !e.exists("scoped.txt") {
+	if !e.exists("out/scoped.txt") {
 		t.Error("scoped.txt missing: the granted command did not run")
 	}
 	wantDenied(t, api, "toolu_sg2", "chained_command")
 	wantDenied(t, api, "toolu_sg3", "no_grant")
-	for _, f := range []string{"chained.txt", "other.txt"} {
+	for _, f := range []string{"out/chained.txt", "other.txt"} {
 		if e.exists(f) {
 			t.Errorf("%s exists: a command the grant does not cover ran", f)
 		}
@@ -55,7 +55,7 @@ func TestGrantBoundToSession(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			granted := sessionID(t)
-			if _, err := e.g.Grant(e.ctx, e.Dir, "--session", granted, "Bash(touch marker)"); err != nil {
+			if _, err := e.g.Grant(e.ctx, e.Dir, "--session", granted, "Bash(touch out/marker)"); err != nil {
 				t.Fatal(err)
 			}
 			run := granted
@@ -63,10 +63,10 @@ func TestGrantBoundToSession(t *testing.T) {
 				run = sessionID(t)
 			}
 			api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
-				claudetest.Tools(bash("toolu_ss1", "touch marker")),
+				claudetest.Tools(bash("toolu_ss1", "touch out/marker")),
 				claudetest.Text("done"),
 			}}, nil, "--session-id", run)
-			if ran := e.exists("marker"); ran != tt.wantRan {
+			if ran := e.exists("out/marker"); ran != tt.wantRan {
 				t.Fatalf("command ran = %v, want %v; tool results: %+v", ran, tt.wantRan, api.ToolResults())
 			}
 			if tt.wantRan {
@@ -100,7 +100,7 @@ func TestGuardBinaryMovedAwayBlocks(t *testing.T) {
 			copyFile(t, lgBin, bin)
 			e := newEnvWith(t, claude, bin)
 			session := sessionID(t)
-			if _, err := e.g.Grant(e.ctx, e.Dir, "--session", session, "Bash(touch marker)"); err != nil {
+			if _, err := e.g.Grant(e.ctx, e.Dir, "--session", session, "Bash(touch out/marker)"); err != nil {
 				t.Fatal(err)
 			}
 			if tt.moved {
@@ -109,11 +109,11 @@ func TestGuardBinaryMovedAwayBlocks(t *testing.T) {
 				}
 			}
 			api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
-				claudetest.Tools(bash("toolu_mv1", "touch marker")),
+				claudetest.Tools(bash("toolu_mv1", "touch out/marker")),
 				claudetest.Text("done"),
 			}}, nil, "--session-id", session)
 			r := result(t, api, "toolu_mv1")
-			if ran := e.exists("marker"); ran == tt.moved {
+			if ran := e.exists("out/marker"); ran == tt.moved {
 				t.Fatalf("command ran = %v with the guard moved = %v; tool_result %+v", ran, tt.moved, r)
 			}
 			if r.IsError != tt.moved {

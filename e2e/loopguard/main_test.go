@@ -102,7 +102,9 @@ func newEnvWith(t *testing.T, claude, bin string) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, ctx: context.Background(), claude: claude, g: g, Dir: filepath.Join(root, "project")}
-	if err := os.MkdirAll(e.Dir, 0o755); err != nil {
+	// out/ is where granted commands write: a confined program may write
+	// the project, but create nothing at its top level.
+	if err := os.MkdirAll(filepath.Join(e.Dir, "out"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Init(e.ctx, e.Dir); err != nil {
