@@ -679,7 +679,7 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		if err != nil || !rule.CoversTool(c.ToolName) {
 			continue
 		}
-		if err := scope.Match(rule, sc); err != nil {
+		if err := e.match(rule, sc); err != nil {
 			var me *scope.MatchError
 			if near == nil && errors.As(err, &me) && (me.Code == scope.ReasonContentChanged || me.Code == scope.ReasonRepositoryNotCovered) {
 				near, nearWhy = g, me

@@ -9,6 +9,8 @@ import (
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
+
+	"github.com/loopguard/loopguard/internal/testknobs"
 )
 
 // ReasonNotCanonical: a scoped grant's rule covers the words of a Bash
@@ -35,6 +37,9 @@ func (e *Engine) rewrite(c *Call, d *described, rule scope.Rule) (map[string]any
 	res := d.shell
 	if res == nil || res.Verdict != shellparse.Simple {
 		return nil, errors.New("not a simple command")
+	}
+	if testknobs.On(testknobs.NoRewrite) {
+		return nil, nil
 	}
 	if !c.Rewrite {
 		if !res.Plain {
@@ -167,4 +172,16 @@ func confinedContext(c policy.Capability, confined bool) string {
 	}
 	return "loopguard ran this command confined (" + c.String() + "): it could " + what + net +
 		", and no Unix socket. A 'Permission denied' or a refused connection comes from that; to run it unconfined, ask the user to approve the exact command."
+}
+
+// match is scope.Match; in a test build with the loose-analysis knob, a
+// Bash rule covers every simple command of its program, so that a test can
+// show the kernel holding with no analysis in front of it.
+func (e *Engine) match(rule scope.Rule, sc scope.Call) error {
+	if testknobs.On(testknobs.LooseAnalysis) && rule.Tool() == "Bash" && sc.Shell != nil && sc.Shell.Verdict == shellparse.Simple {
+		if len(sc.Shell.Argv) > 0 && filepath.Base(sc.Shell.Argv[0].Value) == rule.Program() {
+			return nil
+		}
+	}
+	return scope.Match(rule, sc)
 }

@@ -423,3 +423,12 @@ func (r Rule) Capability() policy.Capability {
 	}
 	return policy.DefaultCapability(words).Widen(r.widen)
 }
+
+// Program is the command name a Bash rule starts with ("" for others).
+func (r Rule) Program() string {
+	bs, err := r.bashSpecOf()
+	if err != nil || len(bs.words) == 0 || !bs.words[0].literal() {
+		return ""
+	}
+	return bs.words[0].lits[0]
+}

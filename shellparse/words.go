@@ -8,6 +8,8 @@ import (
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/loopguard/loopguard/internal/testknobs"
 )
 
 // checkParts rejects word parts whose value is only known at run time.
@@ -239,7 +241,7 @@ func decodeANSIC(s string) (string, bool) {
 			sb.WriteByte(byte(n))
 			i = j - 1
 		case 'x', 'u', 'U':
-			if e == 'x' && i+1 < len(s) && s[i+1] == '{' {
+			if e == 'x' && i+1 < len(s) && s[i+1] == '{' && !testknobs.On(testknobs.LegacyBraceEscape) {
 				// bash 5.2 reads \x{HH...}: any number of hex digits,
 				// the low byte kept, a NUL cutting the word. Refused
 				// rather than reproduced (TestANSICBraceEscape).

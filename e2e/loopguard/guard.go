@@ -38,11 +38,11 @@ func RealKeyring() bool {
 // repo into dir, as make build does, and returns loopguard's path: init
 // then registers loopguard-hook, so the real clients run the hook binary
 // users have.
-func Build(ctx context.Context, repo, dir string) (string, error) {
-	if _, err := goBuild(ctx, repo, filepath.Join(dir, "loopguard-hook"), "./cmd/loopguard-hook"); err != nil {
+func Build(ctx context.Context, repo, dir string, tags ...string) (string, error) {
+	if _, err := goBuild(ctx, repo, filepath.Join(dir, "loopguard-hook"), "./cmd/loopguard-hook", tags...); err != nil {
 		return "", err
 	}
-	return goBuild(ctx, repo, filepath.Join(dir, "loopguard"), "./cmd/loopguard")
+	return goBuild(ctx, repo, filepath.Join(dir, "loopguard"), "./cmd/loopguard", tags...)
 }
 
 // BuildMCP builds the fake bank MCP server (e2e/mcpfake) into dir.
@@ -50,8 +50,12 @@ func BuildMCP(ctx context.Context, repo, dir string) (string, error) {
 	return goBuild(ctx, repo, filepath.Join(dir, "mcpfake"), "./e2e/mcpfake")
 }
 
-func goBuild(ctx context.Context, repo, out, pkg string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+func goBuild(ctx context.Context, repo, out, pkg string, tags ...string) (string, error) {
+	args := []string{"build", "-o", out}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
 	cmd.Dir = repo
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("failed to build %s: %w: %s", pkg, err, bytes.TrimSpace(b))
@@ -65,6 +69,8 @@ type Guard struct {
 	Bin   string // loopguard executable
 	Home  string // HOME for the CLI and the client (claudetest.Options.Home)
 	State string // XDG_STATE_HOME; the state lives in State/loopguard
+	// Extra is passed to the client (and so to the hook and Bash) too.
+	Extra []string
 }
 
 // NewGuard makes a guard whose HOME and state live under root.
@@ -84,7 +90,7 @@ var passEnv = []string{"DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"}
 // ClientEnv is what the client must pass on to the hook (claudetest.Options.Env);
 // claudetest.Run sets HOME itself.
 func (g *Guard) ClientEnv() []string {
-	env := []string{"XDG_STATE_HOME=" + g.State}
+	env := append([]string{"XDG_STATE_HOME=" + g.State}, g.Extra...)
 	for _, k := range passEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
