@@ -1,7 +1,11 @@
 package confine
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/loopguard/loopguard/policy"
@@ -45,6 +49,51 @@ func TestParseRefuses(t *testing.T) {
 	} {
 		if _, err := Parse(args); err == nil {
 			t.Errorf("%q parsed", args)
+		}
+	}
+}
+
+// TestPlanKeepsGuardFilesReadOnly: the guard's own binaries inside a
+// project (a clone of loopguard that built bin/loopguard-hook) get no write
+// rule under project-write; the rest of the directory does. (A project that
+// holds the guard's state is refused whole: NewPlan's own check.)
+func TestPlanKeepsGuardFilesReadOnly(t *testing.T) {
+	root := t.TempDir()
+	proj := filepath.Join(root, "proj")
+	for _, f := range []string{"bin/loopguard", "bin/loopguard-hook", "bin/other", "src/a.go", "README.md"} {
+		p := filepath.Join(proj, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := Env{Home: filepath.Join(root, "home"), TempDir: filepath.Join(root, "tmp"), UID: os.Getuid(),
+		Places: policy.Places{Home: filepath.Join(root, "home"), Self: filepath.Join(proj, "bin", "loopguard-hook")}}
+	if err := os.MkdirAll(e.TempDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(Spec{Cap: policy.Capability{Write: true}, Project: proj, Cwd: proj, Exe: "/bin/true", Argv: []string{"true"}}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writable := func(path string) bool {
+		for _, d := range p.WriteDirs {
+			if path == d || strings.HasPrefix(path, d+"/") {
+				return true
+			}
+		}
+		return slices.Contains(p.WriteFiles, path)
+	}
+	for _, f := range []string{"bin/loopguard", "bin/loopguard-hook", "bin"} {
+		if writable(filepath.Join(proj, f)) {
+			t.Errorf("%s is writable: %+v", f, p)
+		}
+	}
+	for _, f := range []string{"bin/other", "src/a.go", "src", "README.md"} {
+		if !writable(filepath.Join(proj, f)) {
+			t.Errorf("%s is not writable (control): %+v", f, p)
 		}
 	}
 }

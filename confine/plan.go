@@ -212,7 +212,7 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 		p.WriteDirs = append(p.WriteDirs, d)
 	}
 	p.ReadDirs = append(p.ReadDirs, s.Project)
-	w := walker{pl: pl, git: s.Cap.Git}
+	w := newWalker(pl, s.Project, s.Cap.Git)
 	if s.Cap.Git {
 		for _, g := range append(gitDirs, filepath.Join(s.Project, ".git")) {
 			if fi, err := os.Lstat(g); err == nil && fi.IsDir() {
@@ -251,14 +251,33 @@ func compactStrings(s []string) []string {
 // directory with no executable configuration below it (one rule each), and
 // in a directory that has some, each ordinary file (written in place,
 // never created or removed there: Landlock's rights on a directory reach
-// everything below it, .git/hooks too).
+// everything below it, .git/hooks too). Only names that could be
+// protected at any depth (policy.NameCouldBeProtected) are judged by
+// Classify; the guard's fixed paths inside the project (its binaries, a
+// state directory) are looked up apart.
 type walker struct {
 	pl      policy.Places
+	fixed   map[string]bool // fixed protected paths inside the project
+	above   map[string]bool // their ancestors inside the project
 	git     bool
 	skip    []string // directories handled by the caller (the git dir)
 	entries int
 	dirs    []string
 	files   []string
+}
+
+func newWalker(pl policy.Places, project string, git bool) *walker {
+	w := &walker{pl: pl, git: git, fixed: map[string]bool{}, above: map[string]bool{}}
+	for _, r := range pl.Roots() {
+		if r.Path == project || !strings.HasPrefix(r.Path, project+"/") {
+			continue
+		}
+		w.fixed[r.Path] = true
+		for d := filepath.Dir(r.Path); d != project && strings.HasPrefix(d, project+"/"); d = filepath.Dir(d) {
+			w.above[d] = true
+		}
+	}
+	return w
 }
 
 // walk reports whether dir is clean: nothing in it is executable
@@ -270,12 +289,12 @@ func (w *walker) walk(dir string, top bool) bool {
 	if err != nil {
 		return false
 	}
-	names, err := f.Readdirnames(-1)
+	ents, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil {
 		return false
 	}
-	w.entries += len(names)
+	w.entries += len(ents)
 	if w.entries > maxWalk {
 		return false
 	}
@@ -286,37 +305,41 @@ func (w *walker) walk(dir string, top bool) bool {
 	}
 	var kids []child
 	clean := true
-	for _, n := range names {
-		p := filepath.Join(dir, n)
-		if slicesContains(w.skip, p) {
+	for _, ent := range ents {
+		name := ent.Name()
+		p := dir + "/" + name
+		if w.fixed[p] || slicesContains(w.skip, p) || policy.NameCouldBeProtected(name) && w.pl.Classify(p).Protected() {
 			clean = false
 			continue
 		}
-		if w.pl.Classify(p).Protected() {
-			clean = false
-			continue
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			clean = false
-			continue
+		typ := ent.Type()
+		if typ&os.ModeType == os.ModeIrregular { // the file system gave no type
+			fi, err := os.Lstat(p)
+			if err != nil {
+				clean = false
+				continue
+			}
+			typ = fi.Mode().Type()
 		}
 		switch {
-		case fi.Mode()&os.ModeSymlink != 0:
+		case typ&os.ModeSymlink != 0:
 			// A rule on a link would grant its target: none. Writing
 			// through it needs the target's own rule.
 			continue
-		case fi.IsDir():
+		case typ.IsDir():
 			c := w.walk(p, false)
 			if !c {
 				clean = false
 			}
 			kids = append(kids, child{path: p, dir: true, clean: c})
-		case fi.Mode().IsRegular():
+		case typ.IsRegular():
 			kids = append(kids, child{path: p})
 		default:
 			clean = false // devices, sockets, FIFOs: no rule
 		}
+	}
+	if w.above[dir] {
+		clean = false
 	}
 	if clean && !top {
 		return true

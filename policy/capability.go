@@ -139,3 +139,11 @@ func DefaultCapability(words []string) Capability {
 	}
 	return Capability{Write: true}
 }
+
+// NameCouldBeProtected reports whether an entry of this name, at any depth
+// of a project, could be protected by its name: every name protected at
+// any depth (.git, .claude, .mcp.json, .envrc, the shell start-up files,
+// the agents' project files) starts with a dot (TestNameCouldBeProtected).
+// A walk of a project judges only those with Classify; the fixed protected
+// paths (Roots) it checks apart.
+func NameCouldBeProtected(name string) bool { return strings.HasPrefix(name, ".") }

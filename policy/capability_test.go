@@ -51,3 +51,30 @@ func TestCapabilityWiden(t *testing.T) {
 		t.Errorf("widen by git: %s", w)
 	}
 }
+
+// TestNameCouldBeProtected: every name Classify protects at any depth,
+// the agents' project files included, passes NameCouldBeProtected, so that
+// a walk may judge only those.
+func TestNameCouldBeProtected(t *testing.T) {
+	names := []string{claudeDirName, gitDirName}
+	for _, n := range anyDepthExecConfig {
+		names = append(names, n.name)
+	}
+	for _, f := range agentFiles {
+		if f.base == atProject {
+			names = append(names, f.parts[0])
+		}
+	}
+	for _, n := range names {
+		if !NameCouldBeProtected(n) {
+			t.Errorf("%q is protected at any depth but NameCouldBeProtected says it cannot be", n)
+		}
+	}
+	// Control: a name Classify does not protect anywhere.
+	if (Places{}).Classify("/p/src/main.go").Protected() || NameCouldBeProtected("main.go") {
+		t.Error("main.go is protected")
+	}
+	if len(names) < 20 {
+		t.Fatalf("only %d names", len(names))
+	}
+}

@@ -65,6 +65,9 @@ type doctorEnv struct {
 	// lookClaude finds the claude executable ("" when absent).
 	lookClaude func() string
 	managed    string
+	// launcher is the binary doctor tries the launcher with ("" skips
+	// the try): this one.
+	launcher string
 }
 
 func newDoctorCmd() *cobra.Command {
@@ -109,7 +112,7 @@ waits.`,
 			if err != nil {
 				return err
 			}
-			env := doctorEnv{self: self, settings: senv, managed: managedSettings, lookClaude: func() string {
+			env := doctorEnv{self: self, launcher: self, settings: senv, managed: managedSettings, lookClaude: func() string {
 				p, err := exec.LookPath("claude")
 				if err != nil {
 					return ""
@@ -145,6 +148,7 @@ func doctorRun(ctx context.Context, out io.Writer, env doctorEnv) error {
 	for _, r := range checkSandbox(ctx, env) {
 		add(r)
 	}
+	add(checkConfinement(ctx, env.launcher))
 	var master []byte
 	if cfg, err := loadConfig(); err == nil && cfg.Backend == config.BackendVault {
 		for _, r := range checkVault(ctx, cfg) {

@@ -18,7 +18,9 @@ import (
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
@@ -39,6 +41,9 @@ type grantOptions struct {
 	session    string
 	anySession bool
 	agent      string
+	// widen is what --write, --git and --network add to each Bash rule's
+	// capability.
+	widen policy.Capability
 }
 
 func newGrantCmd() *cobra.Command {
@@ -108,6 +113,9 @@ by typing the first characters of its digest. It refuses inside an agent
 	cmd.Flags().StringVar(&o.session, "session", "", "bind to this session id only, or 'last': the latest session seen in this project (default: every session of this project)")
 	cmd.Flags().BoolVar(&o.anySession, "any-session", false, "valid in every session (explicit wildcard)")
 	cmd.Flags().StringVar(&o.agent, "agent", "main", "main, any, an agent_id, or type:NAME for subagents of that type")
+	cmd.Flags().BoolVar(&o.widen.Write, "write", false, "let the programs of these Bash rules write the project (its executable configuration never), beyond their default capability")
+	cmd.Flags().BoolVar(&o.widen.Git, "git", false, "let them write the project and its .git too")
+	cmd.Flags().BoolVar(&o.widen.Network, "network", false, "let them use the network (TCP and UDP; Unix sockets stay closed)")
 	cmd.MarkFlagsMutuallyExclusive("session", "any-session")
 	return cmd
 }
@@ -181,6 +189,20 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 		}
 		rules = append(rules, r)
 	}
+	if o.widen != (policy.Capability{}) {
+		if o.preset != "" {
+			return nil, "", "", errors.New("--write, --git and --network do not widen a preset: grant the rule that needs more on its own")
+		}
+		bash := 0
+		for i, r := range rules {
+			if r.Tool() == "Bash" {
+				rules[i], bash = r.Widened(o.widen), bash+1
+			}
+		}
+		if bash == 0 {
+			return nil, "", "", errors.New("--write, --git and --network widen Bash rules only")
+		}
+	}
 	session := o.session
 	switch {
 	case o.anySession:
@@ -245,6 +267,9 @@ func grantRun(ctx context.Context, tty io.Writer, st *state.Store, o *grantOptio
 		}
 		if note := r.WildcardNote(); note != "" {
 			fmt.Fprintf(tty, "      %s\n", note)
+		}
+		if r.Tool() == "Bash" {
+			fmt.Fprintf(tty, "      %s\n", confinementNote(r.Capability()))
 		}
 	}
 	showSession := session
@@ -357,6 +382,9 @@ type grantJSON struct {
 	Expired   bool      `json:"expired"`
 	Uses      int       `json:"uses"`
 	Pending   string    `json:"pending,omitempty"`
+	// Capability is what a Bash rule's program may do once it runs:
+	// read-only, project-write, +git, +network.
+	Capability string `json:"capability,omitempty"`
 	// Preset names the preset the grant was minted with (grant --preset).
 	Preset string `json:"preset,omitempty"`
 	// Usable says whether the grant can cover a call here and now, and
@@ -418,9 +446,14 @@ func listGrants(st *state.Store, team []state.GrantFile, now time.Time) ([]grant
 		if g.Exact() {
 			kind = "exact"
 		}
+		capability := ""
+		if r, err := scope.Parse(g.Scope); err == nil && !g.Exact() && r.Tool() == "Bash" {
+			capability = r.Capability().String()
+		}
 		rows = append(rows, grantJSON{ID: g.ID(), Kind: kind, Scope: g.Scope, Tool: g.Tool, Session: g.Session,
 			Agent: g.Agent, Principal: g.Principal, Expiry: g.Expiry, Expired: !now.Before(g.Expiry),
-			Uses: uses[g.ID()], Pending: gf.Record.Pending, Preset: gf.Record.Preset, Path: gf.Path, Usable: usable(g, now)})
+			Uses: uses[g.ID()], Pending: gf.Record.Pending, Preset: gf.Record.Preset, Path: gf.Path, Usable: usable(g, now),
+			Capability: capability})
 	}
 	return rows, nil
 }
@@ -438,10 +471,10 @@ func grantsRun(out io.Writer, st *state.Store, team []state.GrantFile, asJSON bo
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tSCOPE\tSESSION\tAGENT\tBY\tEXPIRES\tUSES\tUSABLE HERE")
+	fmt.Fprintln(tw, "ID\tKIND\tSCOPE\tRUNS\tSESSION\tAGENT\tBY\tEXPIRES\tUSES\tUSABLE HERE")
 	for _, r := range foldPresets(rows) {
 		if r.Kind == "corrupt" {
-			fmt.Fprintf(tw, "-\tCORRUPT\t%s\t\t\t\t\t\n", r.Path)
+			fmt.Fprintf(tw, "-\tCORRUPT\t%s\t\t\t\t\t\t\n", r.Path)
 			continue
 		}
 		sc := r.Scope
@@ -459,7 +492,11 @@ func grantsRun(out io.Writer, st *state.Store, team []state.GrantFile, asJSON bo
 		if dir, ok := token.ProjectOf(r.Session); ok {
 			sess = "project " + filepath.Base(dir)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Kind, hooks.EscapeText(sc), hooks.EscapeText(sess), short(r.Agent, 16), r.Principal, exp, r.Uses, hooks.EscapeText(r.Usable))
+		runs := r.Capability
+		if runs == "" {
+			runs = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Kind, hooks.EscapeText(sc), runs, hooks.EscapeText(sess), short(r.Agent, 16), r.Principal, exp, r.Uses, hooks.EscapeText(r.Usable))
 	}
 	return tw.Flush()
 }
@@ -643,4 +680,28 @@ func revoker(ctx context.Context) (*minter, error) {
 		return nil, err
 	}
 	return teamMinter(ctx)
+}
+
+// confinementNote says how a Bash rule's program will run here: confined
+// to its capability by the kernel, or, without Landlock, as analysed only.
+func confinementNote(c policy.Capability) string {
+	if abi := confine.ABI(); abi < confine.MinABI {
+		return fmt.Sprintf("runs as analysed, NOT confined: this kernel's Landlock ABI is %d (confinement needs %d); the rule would run %s", abi, confine.MinABI, c)
+	}
+	return "runs confined by the kernel: " + c.String() + " (" + capabilityWords(c) + ")"
+}
+
+// capabilityWords says in words what a capability allows.
+func capabilityWords(c policy.Capability) string {
+	s := "reads the project, writes nothing"
+	switch {
+	case c.Git:
+		s = "writes the project and its .git, never its other executable configuration"
+	case c.Write:
+		s = "writes the project but not its executable configuration nor new files at its top"
+	}
+	if c.Network {
+		return s + ", network"
+	}
+	return s + ", no network"
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/internal/udiff"
@@ -313,6 +314,11 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		}
 	}
 	sandboxNotes(out, errOut, sbx, scope)
+	if abi := confine.ABI(); abi >= confine.MinABI {
+		fmt.Fprintf(out, "Confinement: Landlock ABI %d: a Bash call a scoped grant covers runs as analysed (the command rewritten, every word quoted) and confined by the kernel to its grant's capability (read-only for the preset, project-write for build and test rules).\n", abi)
+	} else {
+		fmt.Fprintf(errOut, "loopguard: WARNING: this kernel has no usable Landlock (ABI %d, confinement needs %d): Bash calls that scoped grants cover run as analysed but NOT confined; a program that does more than its words say is not stopped. Prefer exact approvals, or a kernel with Landlock (Linux 6.7 or later).\n", abi, confine.MinABI)
+	}
 	if err := offerPreset(ctx, out, st, o, scope); err != nil {
 		return err
 	}

@@ -88,6 +88,12 @@ func cmdTypeGrant(ts *testscript.TestScript, neg bool, args []string) {
 			o.agent = strings.TrimPrefix(a, "--agent=")
 		case strings.HasPrefix(a, "--ttl="):
 			o.ttl, err = time.ParseDuration(strings.TrimPrefix(a, "--ttl="))
+		case a == "--network":
+			o.widen.Network = true
+		case a == "--write":
+			o.widen.Write = true
+		case a == "--git":
+			o.widen.Git = true
 		default:
 			o.rules = append(o.rules, a)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/state"
@@ -64,8 +65,12 @@ func Params(t testing.TB, extra map[string]Cmd) testscript.Params {
 			return os.MkdirAll(home, 0o700)
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond == "keyring" {
+			switch cond {
+			case "keyring":
 				return hasKeyring, nil
+			case "landlock":
+				// The kernel can confine a launched program.
+				return confine.ABI() >= confine.MinABI, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
