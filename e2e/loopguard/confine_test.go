@@ -115,7 +115,6 @@ func TestAttackRunThroughRealClient(t *testing.T) {
 				}
 			}
 			warmScratch(t, warm)
-			session := sessionID(t)
 			if _, err := e.g.Grant(e.ctx, e.Dir, "--preset", "readonly"); err != nil {
 				t.Fatal(err)
 			}
@@ -156,15 +155,32 @@ func TestAttackRunThroughRealClient(t *testing.T) {
 				// The linker's output outside the project.
 				{"toolu_l1", "go build -ldflags=-o=../escape ./cmd/app", false, ""},
 				{"toolu_l1c", "go build ./...", true, ""},
+				// The preset's everyday commands run and print under the
+				// launcher.
+				{"toolu_p1", "git status --short", true, ""},
+				{"toolu_p2", "git diff --stat HEAD", true, ""},
+				{"toolu_p3", "ls plain", true, "a.txt"},
+				{"toolu_p4", "grep -r plain plain", true, "plain/b.txt:plain b"},
+				{"toolu_p5", "go list ./...", true, "example.com/victim"},
+				{"toolu_p6", "wc -l README.md", true, "1 README.md"},
 			}
-			var turns []claudetest.Turn
-			for _, c := range calls {
-				turns = append(turns, claudetest.Tools(bash(c.id, c.cmd)))
+			// A few calls per client run, so that each run stays well
+			// inside the client's time limit on a loaded machine.
+			results := map[string]claudetest.ToolResult{}
+			for start := 0; start < len(calls); start += 8 {
+				var turns []claudetest.Turn
+				for _, c := range calls[start:min(start+8, len(calls))] {
+					turns = append(turns, claudetest.Tools(bash(c.id, c.cmd)))
+				}
+				turns = append(turns, claudetest.Text("done"))
+				// The grants are the project's: any session.
+				api, _ := e.run(claudetest.Script{Main: turns}, nil, "--session-id", sessionID(t))
+				for _, c := range calls[start:min(start+8, len(calls))] {
+					results[c.id] = result(t, api, c.id)
+				}
 			}
-			turns = append(turns, claudetest.Text("done"))
-			api, _ := e.run(claudetest.Script{Main: turns}, nil, "--session-id", session)
 			for _, c := range calls {
-				r := result(t, api, c.id)
+				r := results[c.id]
 				switch {
 				case c.ok && r.IsError:
 					t.Errorf("control %s (%s) failed: %q", c.id, c.cmd, r.Content)
