@@ -14,12 +14,18 @@ require (
 	mvdan.cc/sh/v3 v3.14.1
 )
 
-// Test only: testscript for the CLI and scenario scripts.
-require github.com/rogpeppe/go-internal v1.16.0
+// Test only: testscript for the CLI and scenario scripts; chromedp and
+// cdproto drive headless Chromium in the console's browser tests.
+require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
+	github.com/rogpeppe/go-internal v1.16.0
+)
 
 require (
 	github.com/danieljoos/wincred v1.2.3 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.4 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/go-webauthn/x v0.3.1 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect

@@ -135,7 +135,8 @@ async function signInView(st) {
       const b = await api("/api/login/begin", {});
       const credential = await usePasskey(b.options);
       await api("/api/login/finish", { handle: b.handle, credential });
-      start();
+      window.addEventListener("hashchange", start); // another registration link opened in this tab
+start();
     } catch (e) {
       btn.disabled = false;
       toast(e.message, true);
@@ -269,4 +270,5 @@ async function start() {
   listen();
 }
 
+window.addEventListener("hashchange", start); // another registration link opened in this tab
 start();
