@@ -19,6 +19,7 @@ import (
 	"github.com/go-webauthn/webauthn/webauthn"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/policy"
 )
 
 // Store keeps the console's files in one directory, inside loopguard's
@@ -30,7 +31,7 @@ type Store struct {
 }
 
 // DirIn is the console's directory inside the state directory.
-func DirIn(stateDir string) string { return filepath.Join(stateDir, "console") }
+func DirIn(stateDir string) string { return filepath.Join(stateDir, policy.ConsoleDir) }
 
 const maxFile = 64 << 10
 

@@ -163,11 +163,10 @@ func guardedKeyFile(p string) error {
 	if err != nil {
 		return fmt.Errorf("--tls-key %s: %w", p, err)
 	}
-	pl := servePlaces()
-	for _, q := range []string{abs, res} {
-		if pr := pl.Classify(q); pr.Tier == policy.GuardCritical && pr.Secret {
-			return nil
-		}
+	// Judged where it lands: a link in the config directory to a file
+	// the agent can write is no protection.
+	if pr := servePlaces().Classify(res); pr.Tier == policy.GuardCritical && pr.Secret {
+		return nil
 	}
 	dir, _ := config.DefaultPath()
 	return withHint(fmt.Errorf("--tls-key %s is not in a place the hook keeps from the agent", p),
