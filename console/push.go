@@ -73,7 +73,7 @@ func (p *Push) Send(ctx context.Context, n int) error {
 
 var errNoPush = errors.New("no ntfy topic is configured (notify.ntfy in the config)")
 
-// Test sends one push saying it is a test.
+// Test sends one push, as a held call would (loopguard notify --test).
 func (p *Push) Test(ctx context.Context) error {
 	if p == nil || p.URL == "" {
 		return errNoPush

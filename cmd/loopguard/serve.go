@@ -33,14 +33,11 @@ import (
 const DefaultListen = "127.0.0.1:8377"
 
 type serveOptions struct {
-	listen, origin   string
-	tlsCert, tlsKey  string
-	ttl, grantTTL    time.Duration
-	backend          string
-	ready            func(addr string) // tests: called once it listens
-	out, errOut      io.Writer
-	pushInterval     time.Duration
-	allowAnyKeyPlace bool // tests only: the TLS key outside loopguard's config
+	listen, origin  string
+	tlsCert, tlsKey string
+	ttl, grantTTL   time.Duration
+	backend         string
+	out, errOut     io.Writer
 }
 
 func newServeCmd() *cobra.Command {
@@ -111,10 +108,8 @@ func serveListen(o serveOptions) (net.Listener, string, *tls.Config, error) {
 	var tc *tls.Config
 	var certNames []string
 	if o.tlsCert != "" {
-		if !o.allowAnyKeyPlace {
-			if err := guardedKeyFile(o.tlsKey); err != nil {
-				return nil, "", nil, err
-			}
+		if err := guardedKeyFile(o.tlsKey); err != nil {
+			return nil, "", nil, err
 		}
 		pair, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
 		if err != nil {
@@ -268,9 +263,6 @@ func serveRun(ctx context.Context, o serveOptions) error {
 			errc <- hs.Serve(ln)
 		}
 	}()
-	if o.ready != nil {
-		o.ready(ln.Addr().String())
-	}
 	select {
 	case err := <-errc:
 		return err

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"image/png"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -99,8 +100,10 @@ var enrollLink = regexp.MustCompile(`http://localhost:\d+/enroll#[A-Za-z0-9_-]{4
 // from the page, each signed by the passkey: an Edit approved once (the
 // screenshots are taken of it), a Bash call approved once that then runs
 // exactly once, a call approved and granted whose identical next call runs
-// under the grant, and a call denied with a note the model is shown.
-// audit verify checks every signature with the public keys alone.
+// under the grant, a call denied with a note the model is shown, and an
+// approved probe that finds the console closed to it inside Claude Code's
+// sandbox. Each held call is pushed to an ntfy topic with none of its
+// content; audit verify checks every signature with the public keys alone.
 func TestConsoleRealClient(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -210,7 +213,10 @@ func TestConsoleRealClient(t *testing.T) {
 			if err := decide("ls -a", "grant", "", false); err != nil {
 				return fmt.Errorf("ls -a: %w", err)
 			}
-			return decide("echo denied >> runs.txt", "deny", "use make test instead", false)
+			if err := decide("echo denied >> runs.txt", "deny", "use make test instead", false); err != nil {
+				return fmt.Errorf("the denied echo: %w", err)
+			}
+			return decide("curl -sS -m 5", "approve", "", false)
 		}()
 	}()
 	api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
@@ -220,6 +226,8 @@ func TestConsoleRealClient(t *testing.T) {
 		claudetest.Tools(bash("toolu_cb3", "ls -a")),
 		claudetest.Tools(bash("toolu_cb4", "ls -a")), // covered by the grant
 		claudetest.Tools(bash("toolu_cb5", "echo denied >> runs.txt")),
+		// Approved code inside Claude Code's sandbox tries the console.
+		claudetest.Tools(bash("toolu_cb6", "curl -sS -m 5 "+origin+"/api/state > probe.txt 2>&1; echo \"exit $?\" >> probe.txt")),
 		claudetest.Text("done"),
 	}}, nil)
 	if err := <-human; err != nil {
@@ -240,8 +248,21 @@ func TestConsoleRealClient(t *testing.T) {
 	if r := result(t, api, "toolu_cb5"); !r.IsError || !strings.Contains(r.Content, "use make test instead") {
 		t.Errorf("the denied call's result %+v; want the note shown to the model", r)
 	}
-	if n := len(api.Requests()); n != 7 {
-		t.Errorf("the model was asked %d times; want 7 (no retries)", n)
+	if n := len(api.Requests()); n != 8 {
+		t.Errorf("the model was asked %d times; want 8 (no retries)", n)
+	}
+	// The sandbox closes loopback to Bash: the approved probe ran and did
+	// not reach the console. Control: from outside the sandbox it answers.
+	wantRan(t, api, "toolu_cb6")
+	if probe := e.read("probe.txt"); !strings.Contains(probe, "exit ") || strings.Contains(probe, "exit 0") || strings.Contains(probe, "signed_in") {
+		t.Errorf("the sandboxed probe reached the console:\n%s", probe)
+	} else {
+		t.Logf("the sandboxed probe: %s", strings.TrimSpace(probe))
+	}
+	if resp, err := http.Get(origin + "/api/state"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("control: the console from outside the sandbox: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	entries, err := e.g.Audit(e.ctx)
 	if err != nil {
@@ -286,7 +307,7 @@ func TestConsoleRealClient(t *testing.T) {
 	// Every signed decision verifies with the passkey's public key alone:
 	// here, and from the exported public keys with no master key.
 	out, err := e.g.Run(e.ctx, e.g.Home, "audit", "verify")
-	if err != nil || !strings.Contains(out, "signed:    5 decision(s) signed with a passkey verify") {
+	if err != nil || !strings.Contains(out, "signed:    6 decision(s) signed with a passkey verify") {
 		t.Errorf("audit verify: %v\n%s", err, out)
 	}
 	keys, err := e.g.Run(e.ctx, e.g.Home, "passkey", "list", "--json")
@@ -298,7 +319,7 @@ func TestConsoleRealClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err = e.g.Run(e.ctx, e.g.Home, "audit", "verify", "--signatures", "--passkeys", kf)
-	if err != nil || !strings.Contains(out, "signed:    5 decision(s)") {
+	if err != nil || !strings.Contains(out, "signed:    6 decision(s)") {
 		t.Errorf("audit verify --signatures --passkeys: %v\n%s", err, out)
 	}
 	// Control: with another passkey's key in the file, none verifies.
