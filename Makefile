@@ -16,6 +16,8 @@
 #   make demo    build, then play the paper's transfer scenario through the real
 #                Claude Code client in a throwaway keyring session, narrated
 #   make bench   the hook's latency as whole processes (BENCH.md), ~5 minutes
+#   make screenshots  the console's screenshots in docs/console/, taken by
+#                the real-client browser test (LOOPGUARD_SCREENSHOTS)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -25,7 +27,7 @@ STATICCHECK_VERSION ?= v0.8.2
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build install deps test lint ci demo clean bench
+.PHONY: build install deps test lint ci demo clean bench screenshots
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/loopguard ./cmd/loopguard-hook
@@ -38,9 +40,10 @@ deps:
 	scripts/vault
 
 # LOOPGUARD_REQUIRE_REAL_KEYRING=1 turns a skipped real-keyring test into a
-# failure, LOOPGUARD_REQUIRE_VAULT=1 a skipped real-Vault test.
+# failure, LOOPGUARD_REQUIRE_VAULT=1 a skipped real-Vault test,
+# LOOPGUARD_REQUIRE_CHROMIUM=1 a skipped browser test.
 test: deps
-	LOOPGUARD_REQUIRE_REAL_KEYRING=1 LOOPGUARD_REQUIRE_VAULT=1 scripts/with-keyring $(GO) test -race -count=1 ./...
+	LOOPGUARD_REQUIRE_REAL_KEYRING=1 LOOPGUARD_REQUIRE_VAULT=1 LOOPGUARD_REQUIRE_CHROMIUM=1 scripts/with-keyring $(GO) test -race -count=1 ./...
 	@echo "end-to-end tests ran against Claude Code $$(.cache/claude-code/node_modules/.bin/claude --version 2>/dev/null || echo '(not installed: see the e2e test output)')"
 
 lint:
@@ -73,6 +76,9 @@ bench: deps build
 	  LOOPGUARD_REQUIRE_VAULT=1 $(GO) test -run '^$$' -bench 'DecideScoped' -benchtime 300x ./hooks/; \
 	  LOOPGUARD_REQUIRE_VAULT=1 $(GO) test -run '^$$' -bench . -benchtime 1000x ./backend/vault/; \
 	  echo '```'; } | tee -a .cache/bench/results.md
+
+screenshots: deps
+	LOOPGUARD_REQUIRE_CHROMIUM=1 LOOPGUARD_SCREENSHOTS=$(CURDIR)/docs/console scripts/with-keyring $(GO) test -count=1 -run 'TestConsoleRealClient' ./e2e/loopguard/
 
 demo: build
 	scripts/deps

@@ -76,6 +76,13 @@ type Entry struct {
 	Mode      string    `json:"mode,omitempty"`
 	Detail    string    `json:"detail,omitempty"`
 	Summary   string    `json:"summary,omitempty"` // the call in one escaped line (command, path or URL)
+	// A decision signed with a passkey (loopguard serve): the credential
+	// id, the statement signed (what was decided) and the WebAuthn
+	// assertion over it, so the signature can be checked later with the
+	// passkey's public key alone (package console).
+	Passkey   string `json:"passkey,omitempty"`
+	Signed    string `json:"signed,omitempty"`
+	Assertion string `json:"assertion,omitempty"`
 }
 
 // Log is the audit log in one directory. It is safe for concurrent use by
@@ -366,6 +373,9 @@ func encodeEntry(e Entry) ([]byte, error) {
 		*s = clip(*s, maxField)
 	}
 	e.Detail = clip(e.Detail, maxDetail)
+	for _, s := range []*string{&e.Passkey, &e.Signed, &e.Assertion} {
+		*s = clip(*s, maxDetail) // a cut proof fails to verify: never longer than the console signs
+	}
 	line, err := marshalEntry(e)
 	if err != nil {
 		return nil, fmt.Errorf("failed to encode audit entry: %w", err)
@@ -385,7 +395,7 @@ func marshalEntry(e Entry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 192+len(e.Detail)+len(e.Summary))
+	b := make([]byte, 0, 192+len(e.Detail)+len(e.Summary)+len(e.Passkey)+len(e.Signed)+len(e.Assertion))
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendInt(b, int64(e.Seq), 10)
 	b = append(b, `,"time":`...)
@@ -399,6 +409,7 @@ func marshalEntry(e Entry) ([]byte, error) {
 		{"digest", e.Digest, true}, {"decision", e.Decision, false}, {"reason", e.Reason, true},
 		{"grant", e.Grant, true}, {"pending", e.Pending, true}, {"principal", e.Principal, true},
 		{"mode", e.Mode, true}, {"detail", e.Detail, true}, {"summary", e.Summary, true},
+		{"passkey", e.Passkey, true}, {"signed", e.Signed, true}, {"assertion", e.Assertion, true},
 	} {
 		if f.omitEmpty && f.v == "" {
 			continue

@@ -33,7 +33,7 @@ func TestMarshalEntryMatchesJSON(t *testing.T) {
 		e := Entry{Seq: r.Intn(1 << 20), Time: time.Unix(r.Int63n(4e9), r.Int63n(1e9)*int64(r.Intn(2))).In(zones[r.Intn(len(zones))]),
 			Prev: str(), Event: str(), Session: str(), Agent: str(), AgentType: str(), Tool: str(), Digest: str(),
 			Decision: str(), Reason: str(), Grant: str(), Pending: str(), Principal: str(), Mode: str(),
-			Detail: str(), Summary: str()}
+			Detail: str(), Summary: str(), Passkey: str(), Signed: str(), Assertion: str()}
 		if i == 0 {
 			e = Entry{}
 		}

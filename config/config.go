@@ -58,6 +58,42 @@ type Notify struct {
 	// call is held, with the call in LOOPGUARD_* environment variables and
 	// as text on stdin: tmux display-message, a phone push script.
 	Command []string `json:"command,omitempty"`
+	// Ntfy is the user's own ntfy topic, pushed to by loopguard serve when
+	// a call is held: the push says only that a call waits and links to
+	// the console, never what the call is.
+	Ntfy *Ntfy `json:"ntfy,omitempty"`
+}
+
+// Ntfy names an ntfy topic (their own server or a public one).
+type Ntfy struct {
+	// URL is the topic's URL, https://host[:port]/topic (plain http only
+	// to a loopback host).
+	URL string `json:"url"`
+	// TokenFile holds an access token for the topic, if it needs one.
+	TokenFile string `json:"token_file,omitempty"`
+}
+
+func (n *Ntfy) check() error {
+	u, err := url.Parse(n.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" ||
+		!ntfyTopic().MatchString(strings.TrimPrefix(u.Path, "/")) {
+		return fmt.Errorf("notify ntfy url %q is not http(s)://host[:port]/topic (a topic of letters, digits, '-' and '_')", n.URL)
+	}
+	if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+		return fmt.Errorf("notify ntfy url %q: plain http is allowed only to a loopback address; use https", n.URL)
+	}
+	if n.TokenFile != "" && (!filepath.IsAbs(n.TokenFile) || filepath.Clean(n.TokenFile) != n.TokenFile) {
+		return fmt.Errorf("notify ntfy token_file %q is not a clean absolute path", n.TokenFile)
+	}
+	return nil
+}
+
+// ntfyTopic is an ntfy topic name, as ntfy accepts it.
+var ntfyTopic = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
+
+func loopbackHost(h string) bool {
+	ip := net.ParseIP(h)
+	return h == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
 // Limits of a notify command.
@@ -71,6 +107,14 @@ func (c Config) DesktopOn() bool {
 	return c.Notify == nil || c.Notify.Desktop == nil || *c.Notify.Desktop
 }
 
+// NotifyNtfy returns the ntfy topic to push to, or nil.
+func (c Config) NotifyNtfy() *Ntfy {
+	if c.Notify == nil {
+		return nil
+	}
+	return c.Notify.Ntfy
+}
+
 // NotifyCommand returns the notify command, or nil.
 func (c Config) NotifyCommand() []string {
 	if c.Notify == nil {
@@ -80,7 +124,15 @@ func (c Config) NotifyCommand() []string {
 }
 
 func (n *Notify) check() error {
-	if n == nil || len(n.Command) == 0 {
+	if n == nil {
+		return nil
+	}
+	if n.Ntfy != nil {
+		if err := n.Ntfy.check(); err != nil {
+			return err
+		}
+	}
+	if len(n.Command) == 0 {
 		return nil
 	}
 	if len(n.Command) > maxNotifyArgs {
@@ -140,11 +192,8 @@ func (v *Vault) check() error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
 		return fmt.Errorf("vault address %q is not http(s)://host:port", v.Address)
 	}
-	if u.Scheme == "http" {
-		ip := net.ParseIP(u.Hostname())
-		if u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return fmt.Errorf("vault address %q: plain http is allowed only to a loopback address; use https", v.Address)
-		}
+	if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+		return fmt.Errorf("vault address %q: plain http is allowed only to a loopback address; use https", v.Address)
 	}
 	for _, f := range []struct{ name, v string }{
 		{"transit_mount", v.TransitMount}, {"key", v.Key}, {"kv_mount", v.KVMount}, {"kv_prefix", v.KVPrefix},

@@ -130,6 +130,12 @@ func TestNotifyConfig(t *testing.T) {
 		"unclean program":  `{"v":1,"notify":{"command":["/usr/bin/../bin/tmux"]}}`,
 		"NUL":              `{"v":1,"notify":{"command":["/bin/echo","a\u0000b"]}}`,
 		"unknown field":    `{"v":1,"notify":{"shell":"x"}}`,
+		"ntfy http remote": `{"v":1,"notify":{"ntfy":{"url":"http://ntfy.example/t"}}}`,
+		"ntfy no topic":    `{"v":1,"notify":{"ntfy":{"url":"https://ntfy.example/"}}}`,
+		"ntfy sub path":    `{"v":1,"notify":{"ntfy":{"url":"https://ntfy.example/a/b"}}}`,
+		"ntfy query":       `{"v":1,"notify":{"ntfy":{"url":"https://ntfy.example/t?x=1"}}}`,
+		"ntfy userinfo":    `{"v":1,"notify":{"ntfy":{"url":"https://u:p@ntfy.example/t"}}}`,
+		"ntfy token rel":   `{"v":1,"notify":{"ntfy":{"url":"https://ntfy.example/t","token_file":"tok"}}}`,
 	} {
 		p := filepath.Join(dir, name+".json")
 		os.WriteFile(p, []byte(data), 0o600)
@@ -144,7 +150,13 @@ func TestNotifyConfig(t *testing.T) {
 	if err != nil || c.DesktopOn() || len(c.NotifyCommand()) != 3 {
 		t.Errorf("control: %+v %v", c, err)
 	}
-	if !(Config{}).DesktopOn() || (Config{}).NotifyCommand() != nil {
+	for _, u := range []string{"https://ntfy.example/my-topic_1", "http://127.0.0.1:8080/t", "http://localhost/t"} {
+		os.WriteFile(p, []byte(`{"v":1,"notify":{"ntfy":{"url":"`+u+`","token_file":"/home/u/.config/loopguard/ntfy-token"}}}`), 0o600)
+		if c, _, err := Load(p); err != nil || c.NotifyNtfy() == nil || c.NotifyNtfy().URL != u {
+			t.Errorf("control %s: %+v %v", u, c.NotifyNtfy(), err)
+		}
+	}
+	if !(Config{}).DesktopOn() || (Config{}).NotifyCommand() != nil || (Config{}).NotifyNtfy() != nil {
 		t.Error("defaults: desktop on, no command")
 	}
 }

@@ -121,6 +121,13 @@ func IsLoopguardBinary(self, exe string) bool {
 	return exe == filepath.Clean(self) || exe == full || exe == hook
 }
 
+// ConsoleDir is loopguard serve's directory inside the state directory:
+// its passkeys (whose holders approve calls) and one-time registration
+// links.
+const ConsoleDir = "console"
+
+const guardConsole = "loopguard serve's passkeys and registration links"
+
 // ManagedSettingsDirs hold Claude Code's managed settings (Linux, macOS).
 var ManagedSettingsDirs = []string{"/etc/claude-code", "/Library/Application Support/ClaudeCode"}
 
@@ -137,6 +144,11 @@ func (pl Places) entries() []entry {
 		}
 	}
 	const guardState = "loopguard's state (grants, pending calls, audit log)"
+	// loopguard serve's files, named first so a refusal says what they
+	// are: a passkey added there would approve calls.
+	if pl.StateDir != "" {
+		add(entry{path: filepath.Join(pl.StateDir, ConsoleDir), tier: GuardCritical, secret: true, what: guardConsole})
+	}
 	add(entry{path: pl.StateDir, tier: GuardCritical, secret: true, what: guardState})
 	add(entry{path: pl.ConfigDir, tier: GuardCritical, secret: true, what: "loopguard's configuration"})
 	add(entry{path: pl.Self, tier: GuardCritical, what: "the loopguard binary"})
@@ -156,6 +168,7 @@ func (pl Places) entries() []entry {
 	}
 	if h := pl.Home; h != "" {
 		j := func(p ...string) string { return filepath.Join(append([]string{h}, p...)...) }
+		add(entry{path: j(".local", "state", "loopguard", ConsoleDir), tier: GuardCritical, secret: true, what: guardConsole})
 		add(entry{path: j(".local", "state", "loopguard"), tier: GuardCritical, secret: true, what: guardState})
 		add(entry{path: j(".config", "loopguard"), tier: GuardCritical, secret: true, what: "loopguard's configuration"})
 		add(entry{path: j(".local", "share", "keyrings"), tier: GuardCritical, secret: true, what: "the keyring files (the guard's key)"})

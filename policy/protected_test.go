@@ -34,6 +34,9 @@ func TestClassify(t *testing.T) {
 		secret bool
 	}{
 		{"/home/u/.claude/settings.json", GuardCritical, false},
+		{"/home/u/.local/state/loopguard/console/passkeys/x.json", GuardCritical, true},
+		{"/home/u/.local/state/loopguard/console/enroll", GuardCritical, true},
+		{"/home/u/.config/loopguard/tls/box.key", GuardCritical, true},
 		{"/home/u/.claude", GuardCritical, false},
 		{"/home/u/.claude.json", GuardCritical, false},
 		{"/home/u/.claude.json.backup", GuardCritical, false},

@@ -44,6 +44,12 @@ type auditVerifyOptions struct {
 	Out     io.Writer
 	JSON    bool
 	LoadKey func(context.Context) ([]byte, error) // the master key
+	// Passkeys returns the public keys of the passkeys that signed
+	// decisions (loopguard serve), by credential id.
+	Passkeys func() (map[string][]byte, error)
+	// SignaturesOnly checks the passkey signatures alone: no master key.
+	SignaturesOnly bool
+	PasskeysFile   string // --passkeys: the public keys from passkey list --json
 }
 
 func newAuditCmd() *cobra.Command {
@@ -98,6 +104,13 @@ head, reading the master key from the OS keyring. It names each problem: an
 edited entry, a deleted or reordered one, a log cut below its sealed head, a
 forged or missing head. When all is well it seals the log up to its last entry.
 
+Every decision made in the console (loopguard serve) carries its passkey
+signature: the statement signed (pending id, digest, decision, rule or
+note) and the WebAuthn assertion. verify checks each one with the
+passkey's public key alone, and that the entry records what was signed;
+--signatures checks only those (no master key), and --passkeys FILE takes
+the public keys from 'loopguard passkey list --json' on another machine.
+
 What it cannot see: entries appended after the last seal are protected by the
 chain only, which has no key, so they can be cut off the end undetected. The
 report says how many there were. The hook seals on every allowed call and
@@ -112,10 +125,13 @@ Exits non-zero on any problem.`,
 				return err
 			}
 			vo.Log, vo.Out, vo.LoadKey = l, cmd.OutOrStdout(), loadMaster
+			vo.Passkeys = func() (map[string][]byte, error) { return passkeyKeys(vo.PasskeysFile) }
 			return verify(cmd.Context(), vo)
 		},
 	}
 	verifyCmd.Flags().BoolVar(&vo.JSON, "json", false, "print the report as JSON")
+	verifyCmd.Flags().BoolVar(&vo.SignaturesOnly, "signatures", false, "check only the passkey signatures of decisions made in loopguard serve (no key needed)")
+	verifyCmd.Flags().StringVar(&vo.PasskeysFile, "passkeys", "", "the passkeys' public keys, as loopguard passkey list --json prints them (default: this machine's)")
 
 	ro := &auditRestartOptions{}
 	restartCmd := &cobra.Command{
@@ -298,31 +314,50 @@ func auditVerifyRun(ctx context.Context, o *auditVerifyOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	master, err := o.LoadKey(ctx)
-	if err != nil {
-		return fmt.Errorf("failed to read the master key: %w", err)
+	var rep audit.Report
+	if !o.SignaturesOnly {
+		master, err := o.LoadKey(ctx)
+		if err != nil {
+			return fmt.Errorf("failed to read the master key: %w", err)
+		}
+		seal, err := token.SubKey(master, token.LabelAudit)
+		if err != nil {
+			return err
+		}
+		if rep, err = o.Log.Verify(seal); err != nil {
+			return fmt.Errorf("failed to verify the audit log: %w", err)
+		}
 	}
-	seal, err := token.SubKey(master, token.LabelAudit)
+	signed, sigProblems, err := verifySignatures(o)
 	if err != nil {
 		return err
 	}
-	rep, err := o.Log.Verify(seal)
-	if err != nil {
-		return fmt.Errorf("failed to verify the audit log: %w", err)
-	}
+	chainProblems := len(rep.Problems)
+	rep.Problems = append(rep.Problems, sigProblems...)
 	if o.JSON {
 		if rep.Problems == nil {
 			rep.Problems = []audit.Problem{}
 		}
-		if err := printJSON(o.Out, rep); err != nil {
+		if err := printJSON(o.Out, struct {
+			audit.Report
+			Signatures int `json:"signatures"`
+		}{rep, signed}); err != nil {
 			return err
 		}
 	} else {
-		printReport(o.Out, o.Log.Dir(), rep)
-		fmt.Fprint(o.Out, chainBoundary(o.Log))
+		if !o.SignaturesOnly {
+			chain := rep
+			chain.Problems = rep.Problems[:chainProblems]
+			printReport(o.Out, o.Log.Dir(), chain)
+			fmt.Fprint(o.Out, chainBoundary(o.Log))
+		}
+		printSignatures(o.Out, signed, sigProblems)
 	}
 	if rep.OK() {
 		return nil
+	}
+	if chainProblems == 0 {
+		return &exitError{code: ExitError, err: fmt.Errorf("%d passkey signature(s) in the audit log do not verify", len(sigProblems))}
 	}
 	headOnly := true
 	for _, p := range rep.Problems {

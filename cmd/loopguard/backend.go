@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/state"
@@ -29,6 +30,17 @@ type minter struct {
 	// keyring): scoped grants are published there, not kept on this disk.
 	team *vault.Custody
 	ctx  context.Context
+	// stamp adds what signed the decision (a passkey, loopguard serve)
+	// to its audit entries; nil for a decision typed at the terminal.
+	stamp func(audit.Entry) audit.Entry
+}
+
+// entry is e with the decision's signature, if it has one.
+func (m *minter) entry(e audit.Entry) audit.Entry {
+	if m.stamp == nil {
+		return e
+	}
+	return m.stamp(e)
 }
 
 // publishRecord stores scoped grant g where the hooks find it: in Vault for

@@ -321,8 +321,8 @@ func mintScopedRecord(st *state.Store, m *minter, r scope.Rule, session, agent s
 	if err := m.publishRecord(st, &g, rec, now); err != nil {
 		return nil, err
 	}
-	if err := record(st, m.seal, audit.Entry{Session: session, Agent: agent, Tool: g.Tool, Decision: "grant",
-		Grant: g.ID(), Principal: g.Principal, Detail: presetDetail(rec.Preset) + g.Scope}); err != nil {
+	if err := record(st, m.seal, m.entry(audit.Entry{Session: session, Agent: agent, Tool: g.Tool, Decision: "grant",
+		Grant: g.ID(), Principal: g.Principal, Detail: presetDetail(rec.Preset) + g.Scope})); err != nil {
 		return nil, err
 	}
 	return &g, nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -116,8 +117,21 @@ func notifyRun(out io.Writer, o *notifyOptions, argv []string) error {
 		command = quoteArgv(c)
 	}
 	fmt.Fprintf(out, "desktop: %s\ncommand: %s\n", desktop, command)
+	if n := cfg.NotifyNtfy(); n != nil {
+		fmt.Fprintf(out, "ntfy:    %s (pushed by loopguard serve, with no content)\n", hooks.EscapeText(n.URL))
+	}
 	if !o.test {
 		return nil
+	}
+	if cfg.NotifyNtfy() != nil {
+		push, err := pushFor(cfg, defaultOrigin)
+		if err == nil {
+			err = push.Test(context.Background())
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "Test push sent to the ntfy topic.")
 	}
 	nf := notify.Notifier{Command: cfg.NotifyCommand()}
 	if cfg.DesktopOn() {

@@ -336,8 +336,8 @@ func mintApproval(st *state.Store, m *minter, p *state.Pending, ttl time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	if err := record(st, m.seal, audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
-		Digest: p.Digest, Decision: "approve", Grant: g.ID(), Pending: p.ID, Principal: g.Principal}); err != nil {
+	if err := record(st, m.seal, m.entry(audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
+		Digest: p.Digest, Decision: "approve", Grant: g.ID(), Pending: p.ID, Principal: g.Principal})); err != nil {
 		return nil, err
 	}
 	return g, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	webconsole "github.com/loopguard/loopguard/console"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
@@ -127,30 +128,67 @@ func paletteFor(tty *os.File) palette {
 	return palette{bold: "\x1b[1m", red: "\x1b[1;31m", yellow: "\x1b[33m", green: "\x1b[32m", dim: "\x1b[2m", reset: "\x1b[0m"}
 }
 
-// colourise marks up renderPending's text: the header bold, warnings in
-// colour. The text itself is unchanged.
+// colourise marks up renderPending's header: its first line bold, danger
+// and warnings in colour, the digest dim, as lineKinds names the lines
+// (the console's page colours the same names). The text is unchanged.
 func (p palette) colourise(s string) string {
 	if p.reset == "" {
 		return s
 	}
-	lines := strings.Split(s, "\n")
-	inWarn := false
-	for i, l := range lines {
-		switch {
-		case i == 0:
-			lines[i] = p.bold + l + p.reset
-		case strings.HasPrefix(l, "!!! DANGER"):
-			lines[i] = p.red + l + p.reset
-		case strings.Contains(l, "WARNING(S)"):
-			inWarn = true
-			lines[i] = p.red + l + p.reset
-		case inWarn && strings.HasPrefix(l, "  "):
-			lines[i] = p.yellow + l + p.reset
-		case strings.HasPrefix(l, "digest: "):
-			lines[i] = p.dim + l + p.reset
+	colour := map[string]string{"title": p.bold, "danger": p.red, "warnings": p.red, "warn": p.yellow, "digest": p.dim}
+	var b strings.Builder
+	for i, l := range lineKinds(s, true) {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if c := colour[l.Kind]; c != "" {
+			b.WriteString(c + l.Text + p.reset)
+		} else {
+			b.WriteString(l.Text)
 		}
 	}
-	return strings.Join(lines, "\n")
+	if strings.HasSuffix(s, "\n") {
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// lineKinds names what each line of a rendering is (renderParts' head
+// when head, else its body): "title", "danger", "warnings" (a warnings
+// header), "warn", "digest" in the head; "hunk", "add", "del" in the
+// diff before the exact call. review's colours and the console's page
+// both follow it.
+func lineKinds(text string, head bool) []webconsole.Line {
+	text = strings.TrimSuffix(text, "\n")
+	var out []webconsole.Line
+	inWarn, inChanges := false, !head
+	for i, l := range strings.Split(text, "\n") {
+		k := ""
+		switch {
+		case head && i == 0:
+			k = "title"
+		case head && strings.HasPrefix(l, "!!! DANGER"):
+			k = "danger"
+		case head && strings.Contains(l, "WARNING(S)"):
+			inWarn, k = true, "warnings"
+		case head && inWarn && strings.HasPrefix(l, "  "):
+			k = "warn"
+		case head && strings.HasPrefix(l, "digest: "):
+			k = "digest"
+		case head:
+		case l == "The exact call:":
+			inChanges = false
+		case !inChanges:
+		case strings.HasPrefix(l, "@@"):
+			k = "hunk"
+		case strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++ "):
+			k = "add"
+		case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--- "):
+			k = "del"
+		}
+		out = append(out, webconsole.Line{Text: l, Kind: k})
+	}
+	return out
 }
 
 // console is the review loop's terminal: cooked for output and the digest

@@ -98,6 +98,8 @@ the exact call (or a narrow scope that covers it), the session and the agent.`,
 		newCompletionCmd(),
 		newCheckCmd(),
 		newNotifyCmd(),
+		newServeCmd(),
+		newPasskeyCmd(),
 	)
 	return root
 }

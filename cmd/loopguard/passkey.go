@@ -1,0 +1,199 @@
+package main
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loopguard/loopguard/audit"
+	webconsole "github.com/loopguard/loopguard/console"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/state"
+)
+
+// defaultOrigin is where loopguard serve is reached by default.
+const defaultOrigin = "http://localhost:8377"
+
+func newPasskeyCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "passkey",
+		Short: "Register, list and remove the passkeys that sign decisions in loopguard serve",
+		Long: `The console (loopguard serve) takes a decision only when a passkey registered
+here signs it. A passkey is registered only through a one-time link that
+'loopguard passkey add' prints on your terminal; it expires in minutes, works
+once, and add refuses to run inside an agent or without a terminal.`,
+	}
+	cmd.AddCommand(newPasskeyAddCmd(), newPasskeyListCmd(), newPasskeyRemoveCmd())
+	return cmd
+}
+
+func consoleStore() (*state.Store, *webconsole.Store, error) {
+	st, err := openStore()
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, &webconsole.Store{Dir: webconsole.DirIn(st.Dir)}, nil
+}
+
+func newPasskeyAddCmd() *cobra.Command {
+	var name, origin string
+	var ttl time.Duration
+	cmd := &cobra.Command{
+		Use:   "add",
+		Short: "Print a one-time link that registers a passkey in the console",
+		Long: `Print, on your terminal, a link that registers one passkey with the
+console. Open it in the browser that will hold the passkey (a phone's, over
+your SSH tunnel or Tailscale) while loopguard serve runs. The link works once
+and expires after --ttl (5 minutes by default; at most 30).
+
+add talks to /dev/tty only and refuses inside an agent (CLAUDECODE set) or
+without a terminal: a passkey is what lets its holder approve calls.`,
+		Example: "  loopguard passkey add\n  loopguard passkey add --name 'alice phone' --ttl 2m",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tty, err := openTTY()
+			if err != nil {
+				return err
+			}
+			defer tty.Close()
+			st, cs, err := consoleStore()
+			if err != nil {
+				return err
+			}
+			return passkeyAddRun(tty, st, cs, name, origin, ttl, time.Now())
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "what to call the passkey (default: your name and today's date)")
+	cmd.Flags().StringVar(&origin, "origin", "", "the console's address (default: the running loopguard serve's, else "+defaultOrigin+")")
+	cmd.Flags().DurationVar(&ttl, "ttl", 5*time.Minute, "how long the link stays valid")
+	return cmd
+}
+
+func passkeyAddRun(tty io.Writer, st *state.Store, cs *webconsole.Store, name, origin string, ttl time.Duration, now time.Time) error {
+	running := false
+	if origin == "" {
+		origin = defaultOrigin
+		if si, err := cs.Server(); err == nil && si.Origin != "" && si.PID > 0 && alive(si.PID) {
+			origin, running = si.Origin, true
+		}
+	}
+	if name == "" {
+		name = principal() + " " + now.Format("2006-01-02")
+	}
+	tok, e, err := cs.NewEnrollment(name, ttl, now)
+	if err != nil {
+		return err
+	}
+	if err := record(st, nil, audit.Entry{Decision: "passkey-link", Principal: principal(),
+		Detail: fmt.Sprintf("a one-time link for a passkey %q, until %s", name, e.Expires.Format(time.RFC3339))}); err != nil {
+		return err
+	}
+	fmt.Fprintf(tty, "Open this link in the browser that will hold the passkey %q, within %s. It works once:\n\n  %s/enroll#%s\n\n",
+		hooks.EscapeText(name), ttl, origin, tok)
+	if !running {
+		fmt.Fprintf(tty, "loopguard serve does not seem to run: start it first (the link is for %s).\n", origin)
+	}
+	fmt.Fprintln(tty, "Do not paste the link anywhere else: whoever opens it first registers a passkey that approves calls.")
+	return nil
+}
+
+func newPasskeyListCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the registered passkeys (removed ones too: their signatures stay checkable)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, cs, err := consoleStore()
+			if err != nil {
+				return err
+			}
+			return passkeyListRun(cmd.OutOrStdout(), cs, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON, with each public key (COSE, base64url)")
+	return cmd
+}
+
+type passkeyJSON struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	RPID      string    `json:"rp_id"`
+	Created   time.Time `json:"created"`
+	LastUsed  time.Time `json:"last_used,omitzero"`
+	Removed   time.Time `json:"removed,omitzero"`
+	PublicKey string    `json:"public_key"`
+}
+
+func passkeyListRun(out io.Writer, cs *webconsole.Store, asJSON bool) error {
+	keys, err := cs.Passkeys()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		rows := []passkeyJSON{}
+		for _, k := range keys {
+			rows = append(rows, passkeyJSON{ID: k.ID, Name: k.Name, RPID: k.RPID, Created: k.Created, LastUsed: k.LastUsed, Removed: k.Removed,
+				PublicKey: b64url(k.Credential.PublicKey)})
+		}
+		return printJSON(out, rows)
+	}
+	if len(keys) == 0 {
+		fmt.Fprintln(out, "No passkeys. Register one with: loopguard passkey add")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tFOR\tCREATED\tLAST USED\tSTATUS")
+	for _, k := range keys {
+		status, used := "active", "never"
+		if !k.Active() {
+			status = "removed " + hooks.FormatTime(k.Removed)
+		}
+		if !k.LastUsed.IsZero() {
+			used = hooks.FormatTime(k.LastUsed)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", short(k.ID, 12), hooks.EscapeText(k.Name), hooks.EscapeText(k.RPID), hooks.FormatTime(k.Created), used, status)
+	}
+	return tw.Flush()
+}
+
+func newPasskeyRemoveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "remove ID",
+		Short: "Stop a passkey from signing (its past signatures stay checkable)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseInAgent(); err != nil {
+				return err
+			}
+			st, cs, err := consoleStore()
+			if err != nil {
+				return err
+			}
+			k, err := cs.ResolvePasskey(args[0])
+			if err != nil {
+				return err
+			}
+			if !k.Active() {
+				return errors.New("that passkey was removed already")
+			}
+			k.Removed = time.Now().UTC()
+			if err := cs.PutPasskey(k); err != nil {
+				return err
+			}
+			if err := record(st, nil, audit.Entry{Decision: "passkey-remove", Principal: principal(), Passkey: k.ID,
+				Detail: "removed the passkey " + hooks.EscapeText(k.Name)}); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Removed the passkey %s (%s): it signs nothing from now on, and its sign-ins end.\n", short(k.ID, 12), hooks.EscapeText(k.Name))
+			return nil
+		},
+	}
+}
+
+func b64url(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }

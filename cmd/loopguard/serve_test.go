@@ -1,0 +1,99 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeCert writes a self-signed certificate for name and its key into dir.
+func writeCert(t *testing.T, dir, name string) (cert, key string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(k)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cert, key = filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem")
+	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	return cert, key
+}
+
+// The console refuses to be exposed beyond loopback without TLS, a TLS key
+// the hook does not keep from the agent, and an origin a passkey cannot be
+// bound to; the controls start it on loopback, and with TLS and a key in
+// loopguard's config directory.
+func TestServeListenRefuses(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("XDG_STATE_HOME", "")
+	guarded := filepath.Join(home, ".config", "loopguard", "tls")
+	cert, key := writeCert(t, guarded, "box.tailnet.example")
+	looseCert, looseKey := writeCert(t, filepath.Join(home, "certs"), "box.tailnet.example")
+	for name, o := range map[string]serveOptions{
+		"all addresses, no TLS":  {listen: "0.0.0.0:0"},
+		"a LAN address, no TLS":  {listen: "192.0.2.1:0"},
+		"an empty host, no TLS":  {listen: ":0"},
+		"key outside the config": {listen: "127.0.0.1:0", tlsCert: looseCert, tlsKey: looseKey},
+		"cert without key":       {listen: "127.0.0.1:0", tlsCert: cert},
+		"an IP origin":           {listen: "127.0.0.1:0", origin: "http://127.0.0.1:8377"},
+		"http origin with TLS":   {listen: "127.0.0.1:0", tlsCert: cert, tlsKey: key, origin: "http://box.tailnet.example:8377"},
+		"remote origin, no TLS":  {listen: "127.0.0.1:0", origin: "http://box.tailnet.example:8377"},
+	} {
+		ln, _, _, err := serveListen(o)
+		if err == nil {
+			ln.Close()
+			t.Errorf("%s: started", name)
+		}
+	}
+	ln, origin, tc, err := serveListen(serveOptions{listen: "127.0.0.1:0"})
+	if err != nil || tc != nil || !strings.HasPrefix(origin, "http://localhost:") {
+		t.Fatalf("control: loopback: %q %v", origin, err)
+	}
+	ln.Close()
+	ln, origin, tc, err = serveListen(serveOptions{listen: "127.0.0.1:0", tlsCert: cert, tlsKey: key})
+	if err != nil || tc == nil || !strings.HasPrefix(origin, "https://box.tailnet.example:") {
+		t.Fatalf("control: TLS with the key in the config directory: %q %v", origin, err)
+	}
+	ln.Close()
+	// The same key through a symlink from outside lands in the config
+	// directory: accepted, as it is judged where it lands.
+	link := filepath.Join(home, "key-link.pem")
+	if err := os.Symlink(key, link); err != nil {
+		t.Fatal(err)
+	}
+	if ln, _, _, err = serveListen(serveOptions{listen: "127.0.0.1:0", tlsCert: cert, tlsKey: link}); err != nil {
+		t.Errorf("a link to the guarded key: %v", err)
+	} else {
+		ln.Close()
+	}
+	// A link in the config directory to a key outside it: refused.
+	inside := filepath.Join(guarded, "loose-link.pem")
+	if err := os.Symlink(looseKey, inside); err != nil {
+		t.Fatal(err)
+	}
+	if ln, _, _, err = serveListen(serveOptions{listen: "127.0.0.1:0", tlsCert: looseCert, tlsKey: inside}); err == nil {
+		ln.Close()
+		t.Error("a link from the config directory to a key the agent can write was accepted")
+	}
+}

@@ -1,0 +1,97 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+	webconsole "github.com/loopguard/loopguard/console"
+)
+
+// serve --backend vault on machine B (alice's Vault login) sees the call
+// machine A's hook holds and decides it through Vault as alice, as team
+// approve does: A's hook runs it; a deny reaches A as denied_by_human. The
+// signed decision is kept in B's audit log with its proof. (The proof's
+// checks are the console's; this is the backend behind them.)
+func TestServeVaultBackend(t *testing.T) {
+	s := vaulttest.Start(t)
+	a := vaultHome(t, s, s.AgentToken(t, "agent-machine-a").Token)
+	b := vaultHome(t, s, s.AddApprover(t, "alice").Token)
+	t.Setenv("HOME", b.home)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(b.home, "state"))
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("CLAUDECODE", "")
+	ctx := context.Background()
+	m, err := teamMinter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := openStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ge, _ := currentGrantEnv()
+	tc := &teamConsole{st: st, m: m, ttl: 10 * time.Minute, grantTTL: time.Hour, ge: ge}
+	proof := webconsole.Proof{Passkey: "cred-1", Signed: `{"v":"test"}`, Assertion: "a.b.c"}
+
+	find := func(cmd string) webconsole.Call {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			calls, _ := tc.Queue(ctx)
+			for _, c := range calls {
+				if strings.Contains(string(c.Pending.Descriptor), cmd) && c.Held {
+					return c
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		t.Fatalf("the held call %q did not reach the team queue", cmd)
+		return webconsole.Call{}
+	}
+	held := a.hold(bashCall("s-serve", "echo from the console", "toolu_1"))
+	c := find("echo from the console")
+	head, _ := tc.Render(c)
+	if len(head) == 0 || head[0].Kind != "title" || !strings.Contains(c.Status, "held on") {
+		t.Errorf("rendering %+v, status %q", head, c.Status)
+	}
+	msg, err := tc.Decide(ctx, c, webconsole.Decision{Kind: webconsole.Approve}, proof)
+	if err != nil || !strings.Contains(msg, "as vault:userpass-alice") {
+		t.Fatalf("approve through Vault: %v %s", err, msg)
+	}
+	wantAllowed(t, held, "the call approved from the console")
+	if _, err := tc.Get(ctx, c.Pending.ID); !errors.Is(err, webconsole.ErrNotOpen) {
+		t.Errorf("Get after the approval: %v; want ErrNotOpen", err)
+	}
+
+	refused := a.hold(bashCall("s-serve", "echo refused", "toolu_2"))
+	c = find("echo refused")
+	if _, err := tc.Decide(ctx, c, webconsole.Decision{Kind: webconsole.Deny}, proof); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-refused:
+		wantDecision(t, r.out, r.err, "deny", "denied_by_human")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the refused call was not answered")
+	}
+
+	// B's diary keeps both decisions, signed, as alice.
+	signed := 0
+	_ = auditLog(st).Read(func(_ []byte, e audit.Entry) error {
+		if e.Passkey == "cred-1" && e.Principal == "vault:userpass-alice" && (e.Decision == "approve" || e.Decision == "deny-pending") {
+			signed++
+		}
+		return nil
+	})
+	if signed != 2 {
+		t.Errorf("%d signed decisions in B's audit log; want 2", signed)
+	}
+}

@@ -1,0 +1,405 @@
+package console
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-webauthn/webauthn/protocol"
+	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/loopguard/loopguard/hooks"
+)
+
+// user is the console's one WebAuthn account: the human whose agent it
+// guards. Every registered, not removed passkey is theirs.
+type user struct{ creds []webauthn.Credential }
+
+var userID = func() []byte { s := sha256.Sum256([]byte("loopguard console user")); return s[:16] }()
+
+func (u *user) WebAuthnID() []byte                         { return userID }
+func (u *user) WebAuthnName() string                       { return "loopguard" }
+func (u *user) WebAuthnDisplayName() string                { return "loopguard approver" }
+func (u *user) WebAuthnCredentials() []webauthn.Credential { return u.creds }
+
+// theUser loads the active passkeys.
+func (s *Server) theUser() (*user, map[string]*Passkey, error) {
+	keys, err := s.o.Store.Passkeys()
+	if err != nil {
+		return nil, nil, err
+	}
+	u := &user{}
+	byID := map[string]*Passkey{}
+	for _, k := range keys {
+		if k.Active() && k.RPID == s.rpID {
+			u.creds = append(u.creds, k.Credential)
+			byID[k.ID] = k
+		}
+	}
+	return u, byID, nil
+}
+
+// --- registration: only through a link passkey add printed ---
+
+type enrollRequest struct {
+	Token      string          `json:"token"`
+	Credential json.RawMessage `json:"credential,omitempty"`
+}
+
+func (s *Server) enrollBegin(w http.ResponseWriter, r *http.Request) {
+	var req enrollRequest
+	if err := readBody(r, &req); err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	e, err := s.o.Store.Enrollment(req.Token, s.o.Now())
+	if err != nil {
+		httpError(w, http.StatusForbidden, err.Error())
+		return
+	}
+	u, _, err := s.theUser()
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	var exclude []protocol.CredentialDescriptor
+	for _, c := range u.creds {
+		exclude = append(exclude, c.Descriptor())
+	}
+	opts, data, err := s.wa.BeginRegistration(u, webauthn.WithExclusions(exclude))
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	s.mu.Lock()
+	s.enrolls[req.Token] = ceremony{data: *data, expires: s.o.Now().Add(ceremonyTTL)}
+	s.mu.Unlock()
+	writeJSON200(w, map[string]any{"options": opts, "name": e.Name})
+}
+
+func (s *Server) enrollFinish(w http.ResponseWriter, r *http.Request) {
+	var req enrollRequest
+	if err := readBody(r, &req); err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.mu.Lock()
+	c, ok := s.enrolls[req.Token]
+	delete(s.enrolls, req.Token)
+	s.mu.Unlock()
+	if _, err := s.o.Store.Enrollment(req.Token, s.o.Now()); err != nil {
+		httpError(w, http.StatusForbidden, err.Error())
+		return
+	}
+	if !ok || !s.o.Now().Before(c.expires) {
+		httpError(w, http.StatusForbidden, "no registration was started with this link, or it took too long: reload the link")
+		return
+	}
+	parsed, err := protocol.ParseCredentialCreationResponseBytes(req.Credential)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "the passkey's answer is malformed: "+errText(err))
+		return
+	}
+	u, _, err := s.theUser()
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	cred, err := s.wa.CreateCredential(u, c.data, parsed)
+	if err != nil {
+		httpError(w, http.StatusForbidden, "the passkey was not accepted: "+errText(err))
+		return
+	}
+	if !cred.Flags.UserVerified {
+		httpError(w, http.StatusForbidden, "the passkey did not verify you (PIN, fingerprint or face): it cannot sign decisions")
+		return
+	}
+	// Spent only now, and only once: of two uses of one link, one wins.
+	e, err := s.o.Store.ClaimEnrollment(req.Token, s.o.Now())
+	if err != nil {
+		httpError(w, http.StatusForbidden, err.Error())
+		return
+	}
+	pk := &Passkey{ID: b64.EncodeToString(cred.ID), Name: e.Name, RPID: s.rpID, Created: s.o.Now().UTC(), Credential: *cred}
+	if err := s.o.Store.PutPasskey(pk); err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if s.o.OnRegistered != nil {
+		s.o.OnRegistered(pk)
+	}
+	writeJSON200(w, map[string]any{"ok": true, "name": pk.Name, "id": pk.ID})
+}
+
+// --- sign-in: a passkey assertion over a random challenge ---
+
+type loginRequest struct {
+	Handle     string          `json:"handle,omitempty"`
+	Credential json.RawMessage `json:"credential,omitempty"`
+}
+
+func (s *Server) loginBegin(w http.ResponseWriter, r *http.Request) {
+	var req loginRequest
+	if err := readBody(r, &req); err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	u, _, err := s.theUser()
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if len(u.creds) == 0 {
+		httpError(w, http.StatusConflict, "no passkey is registered: run loopguard passkey add in your own terminal and open the link it prints")
+		return
+	}
+	opts, data, err := s.wa.BeginLogin(u, webauthn.WithUserVerification(protocol.VerificationRequired))
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	h, err := randomString()
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	s.mu.Lock()
+	s.logins[h] = ceremony{data: *data, expires: s.o.Now().Add(ceremonyTTL)}
+	s.mu.Unlock()
+	writeJSON200(w, map[string]any{"handle": h, "options": opts})
+}
+
+func (s *Server) loginFinish(w http.ResponseWriter, r *http.Request) {
+	var req loginRequest
+	if err := readBody(r, &req); err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.mu.Lock()
+	c, ok := s.logins[req.Handle]
+	delete(s.logins, req.Handle)
+	s.mu.Unlock()
+	if !ok || !s.o.Now().Before(c.expires) {
+		httpError(w, http.StatusForbidden, "this sign-in was not started here, was used, or took too long: try again")
+		return
+	}
+	pk, _, err := s.verifyAssertion(c.data, req.Credential)
+	if err != nil {
+		httpError(w, http.StatusForbidden, err.Error())
+		return
+	}
+	if err := s.setSession(w, pk.ID); err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON200(w, map[string]any{"ok": true, "passkey": pk.Name})
+}
+
+// verifyAssertion checks an assertion against a ceremony's session data
+// (challenge, origin, RP ID, user verification, a registered passkey, a
+// counter that did not go back) and records the passkey's use.
+func (s *Server) verifyAssertion(data webauthn.SessionData, raw json.RawMessage) (*Passkey, *protocol.ParsedCredentialAssertionData, error) {
+	if len(raw) == 0 {
+		return nil, nil, errors.New("refused: no passkey signature")
+	}
+	parsed, err := protocol.ParseCredentialRequestResponseBytes(raw)
+	if err != nil {
+		return nil, nil, errors.New("refused: the passkey's answer is malformed: " + errText(err))
+	}
+	u, byID, err := s.theUser()
+	if err != nil {
+		return nil, nil, err
+	}
+	cred, err := s.wa.ValidateLogin(u, data, parsed)
+	if err != nil {
+		return nil, nil, errors.New("refused: the passkey signature does not verify: " + errText(err))
+	}
+	if !parsed.Response.AuthenticatorData.Flags.HasUserVerified() {
+		return nil, nil, errors.New("refused: the passkey did not verify you")
+	}
+	if cred.Authenticator.CloneWarning {
+		return nil, nil, errors.New("refused: the passkey's counter went back (a cloned authenticator?)")
+	}
+	pk := byID[b64.EncodeToString(cred.ID)]
+	if pk == nil {
+		return nil, nil, errors.New("refused: not a registered passkey")
+	}
+	pk.Credential.Authenticator.SignCount = cred.Authenticator.SignCount
+	pk.LastUsed = s.o.Now().UTC()
+	if err := s.o.Store.PutPasskey(pk); err != nil {
+		return nil, nil, err
+	}
+	return pk, parsed, nil
+}
+
+// --- decisions: an assertion over the exact statement ---
+
+type decisionRequest struct {
+	Nonce      string          `json:"nonce,omitempty"`
+	ID         string          `json:"id"`
+	Digest     string          `json:"digest"`
+	Decision   string          `json:"decision"`
+	Rule       string          `json:"rule,omitempty"`
+	Note       string          `json:"note,omitempty"`
+	Credential json.RawMessage `json:"credential,omitempty"`
+}
+
+type decisionCeremony struct {
+	st      Statement
+	note    string
+	data    webauthn.SessionData
+	session [32]byte
+	expires time.Time
+}
+
+func (req decisionRequest) decision() Decision {
+	return Decision{Kind: req.Decision, Rule: req.Rule, Note: req.Note}
+}
+
+// current checks that call req.ID is still open and is the call the page
+// showed (its digest), and, for a grant, that the rule is still the one
+// offered.
+func (s *Server) current(r *http.Request, req decisionRequest) (Call, int, error) {
+	c, err := s.o.Backend.Get(r.Context(), req.ID)
+	if errors.Is(err, ErrNotOpen) {
+		return Call{}, http.StatusConflict, err
+	}
+	if err != nil {
+		return Call{}, http.StatusNotFound, err
+	}
+	if c.Pending.Digest != req.Digest {
+		return Call{}, http.StatusConflict, fmt.Errorf("refused: the call changed since the page showed it (digest %.12s, shown %.12s): look at it again", c.Pending.Digest, req.Digest)
+	}
+	switch req.Decision {
+	case Grant:
+		rule, err := s.o.Backend.Rule(c)
+		if err != nil {
+			return Call{}, http.StatusConflict, fmt.Errorf("no rule is offered for this call: %w", err)
+		}
+		if rule != req.Rule {
+			return Call{}, http.StatusConflict, errors.New("refused: the rule offered changed since the page showed it: look at it again")
+		}
+	case Approve, Deny:
+		if req.Rule != "" {
+			return Call{}, http.StatusBadRequest, errors.New("only a grant names a rule")
+		}
+	default:
+		return Call{}, http.StatusBadRequest, fmt.Errorf("unknown decision %q", req.Decision)
+	}
+	if req.Note != "" && req.Decision != Deny {
+		return Call{}, http.StatusBadRequest, errors.New("only a deny carries a note")
+	}
+	if len(req.Note) > hooks.MaxNote {
+		return Call{}, http.StatusBadRequest, fmt.Errorf("the note is %d bytes; at most %d", len(req.Note), hooks.MaxNote)
+	}
+	return c, 0, nil
+}
+
+func (s *Server) decisionBegin(w http.ResponseWriter, r *http.Request) {
+	var req decisionRequest
+	if err := readBody(r, &req); err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if _, code, err := s.current(r, req); err != nil {
+		httpError(w, code, err.Error())
+		return
+	}
+	nonce, err := randomString()
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	st := Statement{V: statementVersion, Origin: s.o.Origin, Pending: req.ID, Digest: req.Digest, Decision: req.Decision,
+		Rule: req.Rule, Note: NoteHash(req.Note), Nonce: nonce}
+	challenge, err := st.Challenge()
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	u, _, err := s.theUser()
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	opts, data, err := s.wa.BeginLogin(u, webauthn.WithChallenge(challenge), webauthn.WithUserVerification(protocol.VerificationRequired))
+	if err != nil {
+		httpError(w, http.StatusConflict, errText(err))
+		return
+	}
+	s.mu.Lock()
+	s.decisions[nonce] = &decisionCeremony{st: st, note: req.Note, data: *data, session: r.Context().Value(sessionKey{}).([32]byte),
+		expires: s.o.Now().Add(ceremonyTTL)}
+	s.mu.Unlock()
+	writeJSON200(w, map[string]any{"nonce": nonce, "options": opts})
+}
+
+func (s *Server) decisionFinish(w http.ResponseWriter, r *http.Request) {
+	var req decisionRequest
+	if err := readBody(r, &req); err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if len(req.Credential) == 0 {
+		httpError(w, http.StatusForbidden, "refused: a decision must be signed with your passkey")
+		return
+	}
+	// One use: a replayed assertion finds its nonce gone.
+	s.mu.Lock()
+	dc := s.decisions[req.Nonce]
+	delete(s.decisions, req.Nonce)
+	s.mu.Unlock()
+	if dc == nil || !s.o.Now().Before(dc.expires) || dc.session != r.Context().Value(sessionKey{}).([32]byte) {
+		httpError(w, http.StatusForbidden, "refused: this decision was not started on this page, was used already, or took too long: decide again")
+		return
+	}
+	st := dc.st
+	if req.ID != st.Pending || req.Digest != st.Digest || req.Decision != st.Decision || req.Rule != st.Rule || req.Note != dc.note {
+		httpError(w, http.StatusForbidden, "refused: the signature was made for another decision")
+		return
+	}
+	pk, parsed, err := s.verifyAssertion(dc.data, req.Credential)
+	if err != nil {
+		httpError(w, http.StatusForbidden, err.Error())
+		return
+	}
+	signed, err := st.Encode()
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	resp := parsed.Raw.AssertionResponse
+	proof := Proof{Passkey: pk.ID, Signed: string(signed),
+		Assertion: assertionString(resp.AuthenticatorData, resp.ClientDataJSON, resp.Signature)}
+	// What is logged must verify with the public key alone.
+	if _, err := VerifyProof(proof, pk.Credential.PublicKey); err != nil {
+		httpError(w, http.StatusForbidden, "refused: "+err.Error())
+		return
+	}
+	c, code, err := s.current(r, req)
+	if err != nil {
+		httpError(w, code, err.Error())
+		return
+	}
+	msg, err := s.o.Backend.Decide(r.Context(), c, req.decision(), proof)
+	if err != nil {
+		httpError(w, http.StatusConflict, err.Error())
+		return
+	}
+	writeJSON200(w, map[string]any{"ok": true, "message": msg, "passkey": pk.Name})
+}
+
+// errText is a protocol error with its details, for the page.
+func errText(err error) string {
+	var pe *protocol.Error
+	if errors.As(err, &pe) && pe.DevInfo != "" {
+		return pe.Details + " (" + pe.DevInfo + ")"
+	}
+	if errors.As(err, &pe) && pe.Details != "" {
+		return pe.Details
+	}
+	return err.Error()
+}

@@ -1,0 +1,326 @@
+package console
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/state"
+)
+
+// fakeBackend holds calls in memory and records what was decided, with
+// its proof: the console's own checks are under test, not the minting.
+type fakeBackend struct {
+	mu      sync.Mutex
+	open    map[string]*state.Pending
+	decided []decided
+}
+
+type decided struct {
+	id    string
+	d     Decision
+	proof Proof
+}
+
+func digestOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func (f *fakeBackend) add(id, command string) *state.Pending {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.open == nil {
+		f.open = map[string]*state.Pending{}
+	}
+	p := &state.Pending{ID: id, Tool: "Bash", Digest: digestOf(command), Seen: time.Now(), Status: state.StatusOpen,
+		HeldUntil: time.Now().Add(time.Minute), Descriptor: []byte(command)}
+	f.open[id] = p
+	return p
+}
+
+// change replaces call id's content (and so its digest) in place.
+func (f *fakeBackend) change(id, command string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.open[id].Digest, f.open[id].Descriptor = digestOf(command), []byte(command)
+}
+
+func (f *fakeBackend) decisions() []decided {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]decided(nil), f.decided...)
+}
+
+func (f *fakeBackend) Queue(context.Context) ([]Call, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Call
+	for _, p := range f.open {
+		cp := *p
+		out = append(out, Call{Pending: &cp, Status: "held", Held: true})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pending.ID < out[j].Pending.ID })
+	return out, nil
+}
+
+func (f *fakeBackend) Get(_ context.Context, id string) (Call, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.open[id]
+	if !ok {
+		return Call{}, ErrNotOpen
+	}
+	cp := *p
+	return Call{Pending: &cp, Status: "held", Held: true}, nil
+}
+
+func (f *fakeBackend) Render(c Call) ([]Line, []Line) {
+	cmd := string(c.Pending.Descriptor)
+	head := []Line{{Text: "pending " + c.Pending.ID + " (held)", Kind: "title"}, {Text: "call:    Bash " + cmd}}
+	if strings.Contains(cmd, "rm -rf") {
+		head = append(head, Line{Text: "!!! DANGER: rm deletes recursively outside the project", Kind: "danger"})
+	}
+	head = append(head, Line{Text: "digest: " + c.Pending.Digest, Kind: "digest"})
+	return head, []Line{{Text: "The exact call:"}, {Text: "tool: \"Bash\""}, {Text: "input:"}, {Text: "  command: " + fmt.Sprintf("%q", cmd)}}
+}
+
+func (f *fakeBackend) Rule(c Call) (string, error) {
+	return "Bash(" + string(c.Pending.Descriptor) + ")", nil
+}
+
+func (f *fakeBackend) Decide(_ context.Context, c Call, d Decision, p Proof) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.open[c.Pending.ID]; !ok {
+		return "", ErrNotOpen
+	}
+	delete(f.open, c.Pending.ID)
+	f.decided = append(f.decided, decided{id: c.Pending.ID, d: d, proof: p})
+	return fmt.Sprintf("Decided %s: %s", c.Pending.ID, d.Kind), nil
+}
+
+// testConsole is a console on 127.0.0.1, reached as http://localhost:PORT.
+type testConsole struct {
+	srv    *Server
+	b      *fakeBackend
+	store  *Store
+	origin string
+	addr   string
+	// refused counts the requests answered 4xx, by path.
+	mu      sync.Mutex
+	refused map[string]int
+}
+
+func newTestConsole(t *testing.T) *testConsole {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	tc := &testConsole{b: &fakeBackend{}, store: &Store{Dir: t.TempDir()}, origin: "http://localhost:" + port, addr: ln.Addr().String(),
+		refused: map[string]int{}}
+	tc.srv, err = New(Options{Origin: tc.origin, Backend: tc.b, Store: tc.store, Poll: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w}
+		tc.srv.ServeHTTP(rec, r)
+		if rec.code >= 400 {
+			tc.mu.Lock()
+			tc.refused[r.URL.Path]++
+			tc.mu.Unlock()
+		}
+	})}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return tc
+}
+
+func (tc *testConsole) refusals(path string) int {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.refused[path]
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) { r.code = code; r.ResponseWriter.WriteHeader(code) }
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.code = 200
+	}
+	return r.ResponseWriter.Write(b)
+}
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// request sends a request to the console as a client that sets any Host
+// and Origin it likes (what a browser never lets a page do).
+func (tc *testConsole) request(t *testing.T, method, path, host, origin, body string) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+tc.addr+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func TestStatementCanonical(t *testing.T) {
+	s := Statement{V: statementVersion, Origin: "http://localhost:8377", Pending: "abc", Digest: digestOf("x"), Decision: Grant,
+		Rule: "Bash(ls <a> & b)", Nonce: "n"}
+	b, err := s.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ParseStatement(b); err != nil || got != s {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	// Another encoding of the same fields is refused: one statement, one
+	// challenge.
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	other, _ := json.MarshalIndent(m, "", " ")
+	if _, err := ParseStatement(other); err == nil {
+		t.Error("a non-canonical encoding was accepted")
+	}
+	for name, bad := range map[string]Statement{
+		"approve with rule": {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Approve, Rule: "r", Nonce: "n"},
+		"grant no rule":     {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Grant, Nonce: "n"},
+		"note on approve":   {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Approve, Note: digestOf("n"), Nonce: "n"},
+		"no nonce":          {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Deny},
+		"short digest":      {V: statementVersion, Origin: "o", Pending: "p", Digest: "abc", Decision: Deny, Nonce: "n"},
+		"version":           {V: "v0", Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Deny, Nonce: "n"},
+		"long rule":         {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Grant, Rule: strings.Repeat("x", 3000), Nonce: "n"},
+	} {
+		if _, err := bad.Encode(); err == nil {
+			t.Errorf("%s: encoded", name)
+		}
+	}
+}
+
+// The console answers only under its own name and only its own page's
+// requests: a DNS-rebound name (foreign Host) and another site's request
+// (foreign Origin, cross-site fetch metadata, no Origin on a POST, a
+// non-JSON body) are refused before anything is routed; GET changes
+// nothing. Each with its control.
+func TestHostOriginAndMethods(t *testing.T) {
+	tc := newTestConsole(t)
+	host := strings.TrimPrefix(tc.origin, "http://")
+	// Control: the page and its state, under the console's name.
+	if code, body, h := tc.request(t, "GET", "/", host, "", ""); code != 200 || !strings.Contains(body, "/app.js") ||
+		h.Get("Content-Security-Policy") != contentSecurityPolicy || h.Get("X-Frame-Options") != "DENY" {
+		t.Fatalf("control: GET / = %d %q %v", code, body, h)
+	}
+	for _, bad := range []string{"rebind.example:" + strings.Split(host, ":")[1], tc.addr, "localhost", "evil.localhost:" + strings.Split(host, ":")[1]} {
+		if code, body, _ := tc.request(t, "GET", "/api/state", bad, "", ""); code != http.StatusMisdirectedRequest {
+			t.Errorf("Host %s: %d %s; want 421", bad, code, body)
+		}
+	}
+	begin := `{"token":"` + strings.Repeat("A", 43) + `"}`
+	// Control: the console's own Origin reaches the handler (which
+	// refuses the unknown link: 403 with its own message).
+	if code, body, _ := tc.request(t, "POST", "/api/enroll/begin", host, tc.origin, begin); code != 403 || !strings.Contains(body, "not valid") {
+		t.Fatalf("control: own origin: %d %s", code, body)
+	}
+	for name, origin := range map[string]string{
+		"another site":            "https://evil.example",
+		"another port, same host": "http://localhost:1",
+		"the IP":                  "http://127.0.0.1:" + strings.Split(host, ":")[1],
+		"none":                    "",
+		"null":                    "null",
+	} {
+		code, body, _ := tc.request(t, "POST", "/api/enroll/begin", host, origin, begin)
+		if code != 403 || !strings.Contains(body, "refused") {
+			t.Errorf("Origin %s (%q): %d %s; want 403 refused", name, origin, code, body)
+		}
+	}
+	req, _ := http.NewRequest("POST", "http://"+tc.addr+"/api/login/begin", strings.NewReader(`{}`))
+	req.Host, req.Header["Origin"] = host, []string{tc.origin}
+	req.Header.Set("Content-Type", "text/plain") // a form or no-cors fetch could send this
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Errorf("text/plain body: %v %v; want 415", resp.StatusCode, err)
+	}
+	req, _ = http.NewRequest("GET", "http://"+tc.addr+"/api/state", nil)
+	req.Host = host
+	req.Header.Set("Sec-Fetch-Site", "same-site") // a page on another port of localhost
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 403 {
+		t.Errorf("same-site fetch of the API: %v %v; want 403", resp.StatusCode, err)
+	}
+	// No state change on GET: the decision and sign-in endpoints are POST only.
+	for _, p := range []string{"/api/decision/finish", "/api/decision/begin", "/api/enroll/finish", "/api/login/finish", "/api/logout"} {
+		if code, _, _ := tc.request(t, "GET", p, host, "", ""); code != http.StatusMethodNotAllowed {
+			t.Errorf("GET %s = %d; want 405", p, code)
+		}
+	}
+	// The queue needs a sign-in.
+	if code, _, _ := tc.request(t, "GET", "/api/queue", host, "", ""); code != 401 {
+		t.Errorf("GET /api/queue without a sign-in = %d; want 401", code)
+	}
+}
+
+// Registration, sign-in and decisions are rate limited; the control is
+// that the first requests got through to the handler.
+func TestRateLimits(t *testing.T) {
+	tc := newTestConsole(t)
+	host := strings.TrimPrefix(tc.origin, "http://")
+	begin := `{"token":"` + strings.Repeat("A", 43) + `"}`
+	var codes []int
+	for range 8 {
+		code, _, _ := tc.request(t, "POST", "/api/enroll/begin", host, tc.origin, begin)
+		codes = append(codes, code)
+	}
+	if codes[0] != 403 || codes[5] != 403 || codes[6] != 429 || codes[7] != 429 {
+		t.Errorf("enroll codes %v; want 6 handled (403) then 429", codes)
+	}
+	codes = nil
+	for range 12 {
+		code, _, _ := tc.request(t, "POST", "/api/login/begin", host, tc.origin, `{}`)
+		codes = append(codes, code)
+	}
+	if codes[0] != 409 || codes[9] != 409 || codes[10] != 429 {
+		t.Errorf("login codes %v; want 10 handled (409: no passkey) then 429", codes)
+	}
+}
+
+func TestProofEntryRequiresItsFields(t *testing.T) {
+	e := audit.Entry{Decision: "approve", Pending: "p"}
+	if _, ok := ProofOf(e); ok {
+		t.Error("an unsigned entry has a proof")
+	}
+	if _, err := VerifyEntry(e, nil); err == nil {
+		t.Error("an unsigned entry verified")
+	}
+}

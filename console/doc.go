@@ -1,0 +1,24 @@
+// Package console is loopguard serve: the approval console over HTTP. It
+// shows the calls waiting for a human, each rendered as loopguard review
+// renders it (the caller supplies the rendering), and takes the decisions
+// review has (approve once, approve and grant the narrowest rule, deny
+// with a note), each signed by a passkey.
+//
+// A decision is a WebAuthn assertion, with user verification, over a
+// Statement: the pending id, the call's digest, the decision, the rule or
+// the note, the console's origin and a nonce of the server's. The server
+// verifies it, checks that the call is still the one signed for, and only
+// then has the caller mint (the same token the hook verifies: the hook is
+// unchanged). The statement and the assertion go into the audit entry, and
+// VerifyProof checks them later with the passkey's public key alone.
+//
+// Passkeys are registered only through a one-time link that
+// `loopguard passkey add` prints on the human's terminal (Enrollments).
+// The server checks Host and Origin on every request, sends a strict
+// Content-Security-Policy, changes nothing on GET, limits the rate of
+// registrations, sign-ins and decisions, and keeps its files in
+// loopguard's state directory, which the hook protects.
+//
+// The package never prints or exits; cmd/loopguard talks to people. The
+// hook binary does not link it.
+package console

@@ -1,0 +1,189 @@
+package console
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// callView is one call as the page gets it.
+type callView struct {
+	ID        string    `json:"id"`
+	Digest    string    `json:"digest"`
+	Tool      string    `json:"tool"`
+	Host      string    `json:"host,omitempty"`
+	Status    string    `json:"status"`
+	Held      bool      `json:"held"`
+	HeldUntil time.Time `json:"held_until,omitzero"`
+	Head      []Line    `json:"head"`
+	Body      []Line    `json:"body"`
+	Rule      string    `json:"rule,omitempty"`
+	NoRule    string    `json:"no_rule,omitempty"` // why no rule is offered
+}
+
+type queueView struct {
+	Calls []callView `json:"calls"`
+	Error string     `json:"error,omitempty"`
+}
+
+func (s *Server) queueView(ctx context.Context) queueView {
+	calls, err := s.o.Backend.Queue(ctx)
+	q := queueView{Calls: []callView{}}
+	if err != nil {
+		q.Error = err.Error()
+	}
+	for _, c := range calls {
+		head, body := s.o.Backend.Render(c)
+		v := callView{ID: c.Pending.ID, Digest: c.Pending.Digest, Tool: c.Pending.Tool, Host: c.Host, Status: c.Status,
+			Held: c.Held, Head: head, Body: body}
+		if c.Held {
+			v.HeldUntil = c.Pending.HeldUntil.UTC()
+		}
+		if rule, err := s.o.Backend.Rule(c); err == nil {
+			v.Rule = rule
+		} else {
+			v.NoRule = err.Error()
+		}
+		q.Calls = append(q.Calls, v)
+	}
+	return q
+}
+
+// fingerprint names what the page shows of q, to send it again only when
+// it changed (the status line's seconds are left out: the page counts).
+func fingerprint(q queueView) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00", q.Error)
+	for _, c := range q.Calls {
+		fmt.Fprintf(h, "%s\x00%s\x00%t\x00%s\x00%d\x00", c.ID, c.Digest, c.Held, c.Rule, len(c.Body))
+		for _, l := range c.Head {
+			fmt.Fprintf(h, "%s\x01", l.Text)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (s *Server) apiQueue(w http.ResponseWriter, r *http.Request) {
+	writeJSON200(w, s.queueView(r.Context()))
+}
+
+// apiEvents is the live queue: a server-sent "queue" event whenever it
+// changes, and a comment every 15 s to keep proxies from closing it.
+func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		httpError(w, http.StatusInternalServerError, "streaming is not supported")
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	ctx := r.Context()
+	key := ctx.Value(sessionKey{}).([32]byte)
+	tick := time.NewTicker(s.o.Poll)
+	defer tick.Stop()
+	last, quiet := "", 0
+	for {
+		q := s.queueView(ctx)
+		if fp := fingerprint(q); fp != last {
+			last = fp
+			b, _ := json.Marshal(q)
+			if _, err := fmt.Fprintf(w, "event: queue\ndata: %s\n\n", b); err != nil {
+				return
+			}
+			fl.Flush()
+			quiet = 0
+		} else if quiet++; time.Duration(quiet)*s.o.Poll >= 15*time.Second {
+			if _, err := fmt.Fprint(w, ": still here\n\n"); err != nil {
+				return
+			}
+			fl.Flush()
+			quiet = 0
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if !s.live(key) {
+			fmt.Fprint(w, "event: signed-out\ndata: {}\n\n")
+			fl.Flush()
+			return
+		}
+	}
+}
+
+// live reports whether sign-in key still holds.
+func (s *Server) live(key [32]byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	se, ok := s.sessions[key]
+	return ok && s.o.Now().Before(se.expires)
+}
+
+// Watch pushes through Options.Push once for each newly held call, until
+// ctx ends; it also forgets expired ceremonies and sign-ins.
+func (s *Server) Watch(ctx context.Context) {
+	seen := map[string]bool{}
+	first := true
+	tick := time.NewTicker(s.o.Poll)
+	defer tick.Stop()
+	for {
+		calls, err := s.o.Backend.Queue(ctx)
+		if err == nil {
+			now := map[string]bool{}
+			fresh := 0
+			for _, c := range calls {
+				now[c.Pending.ID] = true
+				if c.Held && !seen[c.Pending.ID] {
+					fresh++
+				}
+			}
+			// Calls held before the console started are not pushed: the
+			// human is at the console that just started.
+			if fresh > 0 && !first && s.o.Push != nil {
+				if err := s.o.Push.Send(ctx, len(calls)); err != nil && s.o.OnError != nil {
+					s.o.OnError(err)
+				}
+			}
+			seen, first = now, false
+		}
+		s.sweep()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *Server) sweep() {
+	now := s.o.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range s.sessions {
+		if !now.Before(v.expires) {
+			delete(s.sessions, k)
+		}
+	}
+	for k, v := range s.logins {
+		if !now.Before(v.expires) {
+			delete(s.logins, k)
+		}
+	}
+	for k, v := range s.enrolls {
+		if !now.Before(v.expires) {
+			delete(s.enrolls, k)
+		}
+	}
+	for k, v := range s.decisions {
+		if !now.Before(v.expires) {
+			delete(s.decisions, k)
+		}
+	}
+}
