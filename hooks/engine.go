@@ -410,8 +410,15 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 			". This is executable configuration (it makes Claude Code or git run code later): no scoped grant covers it; only an exact approval of this call, shown to the user with a warning"+also)
 	}
 
-	// 5. Bash that a scope could be stretched over.
+	// 5. Bash that a scope could be stretched over: only a chain of
+	// simple commands, each covered on its own, runs without an exact
+	// approval (chain.go).
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
+		if len(d.shell.Parts) > 0 && sandboxEscape(c) == "" {
+			if dec, ok := e.scopedChain(ctx, c, d); ok {
+				return dec
+			}
+		}
 		reason := shellReason(d.shell.Verdict)
 		what := EscapeText(d.shell.Reason)
 		if d.shell.Pos != "" {
@@ -624,9 +631,39 @@ func (e *Engine) justConsumed(ctx context.Context, c *Call, d *described) (Decis
 
 // scoped looks for a scoped grant covering the call.
 func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, bool) {
-	// Grants bound to the project (every session started there) count
-	// only where Claude Code names the project: CLAUDE_PROJECT_DIR, never
-	// the payload's cwd, which follows the agent's cd.
+	grants, project, fail := e.scopedGrants(ctx, c)
+	if fail != nil {
+		return *fail, true
+	}
+	var updated map[string]any
+	var rewriteErr error
+	cv := e.coverOne(ctx, c, grants, project, d.shell, c.Cwd, func(rule scope.Rule) error {
+		if c.ToolName != "Bash" {
+			return nil
+		}
+		updated, rewriteErr = e.rewrite(c, d, rule)
+		return rewriteErr
+	})
+	if cv.fail != nil {
+		return *cv.fail, true
+	}
+	if cv.g != nil {
+		dec := e.allowedAs(c, d, ReasonScopedGrant, cv.g, "granted by "+cv.g.Principal+" as "+cv.g.Scope, updated)
+		if updated != nil {
+			dec.Capability = e.capabilityOf(c, d, cv.rule)
+			dec.Context = confinedContext(cv.rule.Capability(), dec.Capability != "")
+		}
+		return dec, true
+	}
+	return e.notCovered(ctx, c, d, cv, "")
+}
+
+// scopedGrants loads the live scoped grants that may cover the call: the
+// session's and the project's, or the custody's. Grants bound to the
+// project (every session started there) count only where the agent's host
+// names the project (CLAUDE_PROJECT_DIR), never the payload's cwd, which
+// follows the agent's cd.
+func (e *Engine) scopedGrants(ctx context.Context, c *Call) ([]state.GrantFile, string, *Decision) {
 	project := ""
 	if e.Env.ProjectDir != "" {
 		project = token.ProjectSession(e.Env.ProjectDir)
@@ -636,31 +673,53 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 	if e.Custody != nil {
 		grants, err = e.Custody.ScopedGrants(ctx, c.SessionID, project)
 		if f := e.custodyFailure(err); f != nil {
-			return *f, true
+			return nil, "", f
 		}
 		if err != nil {
-			return e.fail(ReasonInternal, err), true
+			d := e.fail(ReasonInternal, err)
+			return nil, "", &d
 		}
-	} else {
-		if grants, err = e.Store.ScopedGrants(c.SessionID); err != nil {
-			return e.fail(ReasonInternal, err), true
-		}
-		if project != "" {
-			pg, err := e.Store.BoundGrants(project)
-			if err != nil {
-				return e.fail(ReasonInternal, err), true
-			}
-			grants = append(grants, pg...)
-		}
+		return grants, project, nil
 	}
-	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.Env.ProjectDir != "", Home: e.Env.Home, Shell: d.shell,
+	if grants, err = e.Store.ScopedGrants(c.SessionID); err != nil {
+		d := e.fail(ReasonInternal, err)
+		return nil, "", &d
+	}
+	if project != "" {
+		pg, err := e.Store.BoundGrants(project)
+		if err != nil {
+			d := e.fail(ReasonInternal, err)
+			return nil, "", &d
+		}
+		grants = append(grants, pg...)
+	}
+	return grants, project, nil
+}
+
+// cover is what the search for a grant covering one command found: the
+// grant and its rule, or why none does.
+type cover struct {
+	g    *token.Grant
+	rule scope.Rule
+	// fail is a failure to decide (the keyring, the custody).
+	fail *Decision
+	// A grant that would cover the call but is refused by today's policy,
+	// does not verify, has expired, or would cover it but for what is on
+	// disk now (a replaced executable, another repository) or for how the
+	// host runs it (not_canonical).
+	refused, invalid, expired, near *token.Grant
+	refusedWhy                      error
+	nearWhy                         *scope.MatchError
+}
+
+// coverOne looks for a grant that covers the call as shell (a Bash
+// command, or one part of a chain, judged in cwd) describes it, and that
+// verifies; runnable, when set, says whether the covered command can run
+// under the rule (the canonical rewrite).
+func (e *Engine) coverOne(ctx context.Context, c *Call, grants []state.GrantFile, project string, shell *shellparse.Result, cwd string, runnable func(scope.Rule) error) cover {
+	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.Env.ProjectDir != "", Home: e.Env.Home, Shell: shell,
 		ExeDigest: e.Store.ExeDigest}
-	var invalid, expired, refused *token.Grant
-	var refusedWhy error
-	// A grant that would cover the call but for what is on disk now (a
-	// replaced executable, another repository) names its reason.
-	var near *token.Grant
-	var nearWhy *scope.MatchError
+	var cv cover
 	for _, gf := range grants {
 		g := gf.Grant
 		if gf.Err != nil {
@@ -681,28 +740,29 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		}
 		if err := e.match(rule, sc); err != nil {
 			var me *scope.MatchError
-			if near == nil && errors.As(err, &me) && (me.Code == scope.ReasonContentChanged || me.Code == scope.ReasonRepositoryNotCovered) {
-				near, nearWhy = g, me
+			if cv.near == nil && errors.As(err, &me) && (me.Code == scope.ReasonContentChanged || me.Code == scope.ReasonRepositoryNotCovered) {
+				cv.near, cv.nearWhy = g, me
 			}
 			continue
 		}
 		// Re-checked against today's policy, whoever minted it.
 		if err := scope.Dangerous(rule, e.Env.Home); err != nil {
-			refused, refusedWhy = g, err
+			cv.refused, cv.refusedWhy = g, err
 			continue
 		}
-		var updated map[string]any
-		if c.ToolName == "Bash" {
-			if updated, err = e.rewrite(c, d, rule); err != nil {
-				if near == nil {
-					near, nearWhy = g, &scope.MatchError{Code: ReasonNotCanonical, Detail: err.Error()}
+		if runnable != nil {
+			if err := runnable(rule); err != nil {
+				if cv.near == nil {
+					cv.near, cv.nearWhy = g, &scope.MatchError{Code: ReasonNotCanonical, Detail: err.Error()}
 				}
 				continue
 			}
 		}
 		verify, err := e.verifier(ctx)
 		if err != nil {
-			return e.fail(ReasonKeyring, err), true
+			d := e.fail(ReasonKeyring, err)
+			cv.fail = &d
+			return cv
 		}
 		session := c.SessionID
 		if project != "" && g.Session == project {
@@ -710,31 +770,39 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		}
 		err = verify(g, token.Call{Session: session, Agent: agent, Tool: g.Tool}, e.now())
 		if f := e.custodyFailure(err); f != nil {
-			return *f, true
+			cv.fail = f
+			return cv
 		}
 		switch {
 		case err == nil:
-			dec := e.allowedAs(c, d, ReasonScopedGrant, g, "granted by "+g.Principal+" as "+g.Scope, updated)
-			if updated != nil {
-				dec.Capability = e.capabilityOf(c, d, rule)
-				dec.Context = confinedContext(rule.Capability(), dec.Capability != "")
-			}
-			return dec, true
+			cv.g, cv.rule = g, rule
+			return cv
 		case errors.Is(err, token.ErrExpired):
-			expired = g
+			cv.expired = g
 		default:
-			invalid = g
+			cv.invalid = g
 		}
 	}
+	return cv
+}
+
+// notCovered decides a call no grant covered, from why not; what names
+// the part of a chain it is about ("" for the whole call). found is false
+// when nothing came close: the caller goes on.
+func (e *Engine) notCovered(ctx context.Context, c *Call, d *described, cv cover, what string) (Decision, bool) {
+	this := "this call"
+	if what != "" {
+		this = what
+	}
 	switch {
-	case refused != nil:
-		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + refused.ID() + " would cover this call but its rule is refused by the current policy (" + refusedWhy.Error() + ")"}, true
-	case invalid != nil:
-		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + invalid.ID() + " would cover this call but does not verify; it was tampered with or minted under another key"}, true
-	case expired != nil:
-		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: grant "+expired.Scope+" covered this call but expired at "+FormatTime(expired.Expiry)), true
-	case near != nil:
-		return e.pending(ctx, c, d, nearWhy.Code, "loopguard: "+nearWhy.Code+": grant "+near.ID()+" ("+EscapeText(near.Scope)+") would cover this call, but "+EscapeText(nearWhy.Detail)), true
+	case cv.refused != nil:
+		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + cv.refused.ID() + " would cover " + this + " but its rule is refused by the current policy (" + cv.refusedWhy.Error() + ")"}, true
+	case cv.invalid != nil:
+		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + cv.invalid.ID() + " would cover " + this + " but does not verify; it was tampered with or minted under another key"}, true
+	case cv.expired != nil:
+		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: grant "+cv.expired.Scope+" covered "+this+" but expired at "+FormatTime(cv.expired.Expiry)), true
+	case cv.near != nil:
+		return e.pending(ctx, c, d, cv.nearWhy.Code, "loopguard: "+cv.nearWhy.Code+": grant "+cv.near.ID()+" ("+EscapeText(cv.near.Scope)+") would cover "+this+", but "+EscapeText(cv.nearWhy.Detail)), true
 	}
 	return Decision{}, false
 }
@@ -760,7 +828,7 @@ func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant,
 	}
 	_ = e.Store.NoteAllowed(state.Allowed{
 		Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, ToolUseID: c.ToolUseID,
-		Digest: d.digest, CallDigest: callDigest, Grant: g.ID(), Principal: g.Principal, Time: e.now().UTC(),
+		Digest: d.digest, CallDigest: callDigest, Grant: g.ID(), Principal: g.Principal, Time: e.now().UTC(), Cwd: c.Cwd,
 	})
 	return Decision{Behavior: Allow, Reason: reason, Grant: g.ID(), Principal: g.Principal,
 		Message: "loopguard: " + what + " (grant " + g.ID() + ")", UpdatedInput: updated}
@@ -1010,6 +1078,15 @@ func (e *Engine) post(c *Call) Decision {
 	if err != nil {
 		return Decision{Behavior: Alarm, Reason: ReasonInputChanged, Grant: a.Grant, Principal: a.Principal,
 			SystemMessage: "loopguard: ALARM: the input of the call that ran cannot be read back (" + err.Error() + ")"}
+	}
+	if d.callDigest != a.CallDigest && a.Cwd != "" && a.Cwd != c.Cwd {
+		// A cd in the command moved the shell: PostToolUse reports where
+		// it ended. What ran is judged in the cwd it was allowed in.
+		rc := *c
+		rc.Cwd = a.Cwd
+		if rd, err := e.describe(&rc); err == nil {
+			d = rd
+		}
 	}
 	if d.callDigest != a.CallDigest || c.Agent() != a.Agent || c.ToolName != a.Tool {
 		return Decision{Behavior: Alarm, Reason: ReasonInputChanged, Digest: d.digest, Grant: a.Grant, Principal: a.Principal,

@@ -209,7 +209,7 @@ func (e *Engine) shellProtected(c *Call, d *described, pl policy.Places) finding
 			}
 			seen[cand] = true
 			if glob && hasGlobMeta(cand) {
-				pat := filepath.Clean(fsx.Abs(c.Cwd, home, cand))
+				pat := filepath.Clean(fsx.Abs(rv.cwd, home, cand))
 				if g := pl.GlobProtection(pat); g.Protected() {
 					best = best.stronger(finding{Protection: g, why: verb + " the glob " + EscapeText(cand) + ", which could match " + EscapeText(g.Path) + " (" + g.What + ")"})
 				}
@@ -229,6 +229,27 @@ func (e *Engine) shellProtected(c *Call, d *described, pl policy.Places) finding
 	for _, r := range d.shell.Redirects {
 		check(r.Target, false, "it redirects to")
 	}
+	// Each part of a chain, judged in the cwd it runs in (after a cd of
+	// the chain); a cd's target too.
+	for i := range d.shell.Parts {
+		p := &d.shell.Parts[i]
+		rv = &resolver{pl: pl, cwd: p.Cwd, home: home}
+		seen = map[string]bool{}
+		for _, w := range p.Argv {
+			check(w.Value, w.Glob, "it names")
+		}
+		for _, a := range p.Assigns {
+			check(a.Value, false, "it names")
+		}
+		for _, r := range p.Redirects {
+			check(r.Target, false, "it redirects to")
+		}
+		if p.Chdir != "" {
+			check(p.Chdir, false, "it changes directory into")
+		}
+	}
+	rv = &resolver{pl: pl, cwd: c.Cwd, home: home}
+	seen = map[string]bool{}
 	// A command that is not one simple command has no argv: every word of
 	// its raw text, with quotes and backslashes taken out, so that
 	// `.cla\ude/settings.json` or '.cl''aude' read the same. (A simple

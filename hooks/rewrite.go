@@ -47,24 +47,7 @@ func (e *Engine) rewrite(c *Call, d *described, rule scope.Rule) (map[string]any
 		}
 		return nil, nil
 	}
-	var cmd string
-	var err error
-	if e.Env.Launcher == "" || res.Builtin {
-		cmd, err = res.Canonical(c.Cwd)
-	} else {
-		spec := confine.Spec{
-			Cap:     rule.Capability(),
-			Project: filepath.Clean(e.projectDir(c)),
-			Cwd:     c.Cwd,
-			Exe:     res.Executable,
-		}
-		for _, w := range res.Argv {
-			spec.Argv = append(spec.Argv, w.Value)
-		}
-		if spec.Redirects, err = launchRedirects(c.Cwd, res.Redirects); err == nil {
-			cmd = res.Launch(append([]string{e.Env.Launcher}, spec.Args()...))
-		}
-	}
+	cmd, err := e.launchCommand(c, res, rule)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +57,34 @@ func (e *Engine) rewrite(c *Call, d *described, rule scope.Rule) (map[string]any
 	}
 	out["command"] = cmd
 	return out, nil
+}
+
+// launchCommand is the text that runs one simple command (a whole call, or
+// a part of a chain, judged in res.Cwd) as analysed: through the launcher
+// with rule's capability when the kernel can confine, its canonical form
+// otherwise (and always for a builtin, which runs inside the shell).
+func (e *Engine) launchCommand(c *Call, res *shellparse.Result, rule scope.Rule) (string, error) {
+	cwd := res.Cwd
+	if cwd == "" {
+		cwd = c.Cwd
+	}
+	if e.Env.Launcher == "" || res.Builtin {
+		return res.Canonical(cwd)
+	}
+	spec := confine.Spec{
+		Cap:     rule.Capability(),
+		Project: filepath.Clean(e.projectDir(c)),
+		Cwd:     cwd,
+		Exe:     res.Executable,
+	}
+	for _, w := range res.Argv {
+		spec.Argv = append(spec.Argv, w.Value)
+	}
+	var err error
+	if spec.Redirects, err = launchRedirects(cwd, res.Redirects); err != nil {
+		return "", err
+	}
+	return res.Launch(append([]string{e.Env.Launcher}, spec.Args()...)), nil
 }
 
 // launchRedirects are the call's redirections as the launcher performs

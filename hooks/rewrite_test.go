@@ -12,10 +12,10 @@ import (
 
 // rewriteHarness: the read-only preset minted, a launcher named, the
 // project with ordinary files and a link to a key outside it.
-func rewriteHarness(t *testing.T, launcher string) (*harness, func(cmd string) Decision) {
+func rewriteHarness(t *testing.T, launcher string, stubs ...string) (*harness, func(cmd string) Decision) {
 	t.Helper()
 	h := newHarness(t)
-	h.stubs("head")
+	h.stubs(append([]string{"head"}, stubs...)...)
 	eng := h.eng
 	h.eng = func() *Engine {
 		e := eng()
@@ -149,6 +149,14 @@ func TestPostToolUseChecksTheRewrite(t *testing.T) {
 	}
 	ran := with(post, func(m map[string]any) { m["tool_input"] = clone(d.UpdatedInput) })
 	expect(t, "the rewritten command ran", h.decide(ran), Abstain, ReasonRan)
+
+	// A chain with a cd: PostToolUse reports the cwd the shell ended in.
+	sub := filepath.Join(h.project, "sub")
+	_ = os.MkdirAll(sub, 0o755)
+	d = run("cd sub && git status")
+	expect(t, "cd sub && git status", d, Allow, ReasonScopedGrant)
+	ran = with(post, func(m map[string]any) { m["tool_input"] = clone(d.UpdatedInput); m["cwd"] = sub })
+	expect(t, "the rewritten chain ran and moved the shell", h.decide(ran), Abstain, ReasonRan)
 
 	d = run("git status")
 	ran = with(post, func(m map[string]any) { input(m)["command"] = "git status" })

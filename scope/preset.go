@@ -34,7 +34,8 @@ const PresetReadOnly = "readonly"
 // Left out on purpose: pagers and editors (less, more, vim: they run
 // commands), find (-exec, -delete), tree (-o writes), printenv and env
 // (tokens in the environment; env runs commands), sed and awk
-// (interpreters), date (-s), git branch * (-d, -m change branches).
+// (interpreters), date with options (-s sets the clock; only a format is
+// covered), git branch * (-d, -m change branches).
 //
 // A slice, not a map: static data, nothing built at start-up.
 var presets = []struct {
@@ -50,6 +51,10 @@ var presets = []struct {
 		"Bash(git status *)", "Bash(git log *)", "Bash(git diff *)", "Bash(git show *)",
 		"Bash(git rev-parse *)", "Bash(git ls-files *)", "Bash(git blame *)", "Bash(git branch)",
 		"Bash(go vet *)", "Bash(go list *)", "Bash(go version)", "Bash(go env *)", "Bash(go doc *)",
+		// Builtins that change nothing outside the shell (a writing
+		// redirect is never covered; cd only within the project, never
+		// into .git or .claude), and time.
+		"Bash(cd *)", "Bash(echo *)", "Bash(printf *)", "Bash(true)", "Bash(sleep *)", "Bash(date)", "Bash(date +*)",
 	}},
 }
 

@@ -123,6 +123,9 @@ func (a *analyzer) analyze(command string) Result {
 		if sc != nil {
 			res.Argv = sc.argv
 		}
+		if res.Verdict == Chained {
+			res.Parts, res.Ops = a.chain(file)
+		}
 		return res
 	}
 	// The name as expanded (a ~ prefix, say) maps to what runs.
@@ -135,6 +138,7 @@ func (a *analyzer) analyze(command string) Result {
 		Assigns:    sc.assigns,
 		Redirects:  sc.redirects,
 		Plain:      sc.plain,
+		Cwd:        a.env.Cwd,
 	}
 	res.Executables = a.names
 	return res

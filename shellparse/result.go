@@ -81,4 +81,19 @@ type Result struct {
 	// hook cannot rewrite the command runs its own text; only a Plain
 	// command is covered by a scope there.
 	Plain bool `json:"plain,omitempty"`
+	// Cwd is the directory the command is judged in: Env.Cwd, or for a
+	// part of a chain, the directory an earlier cd of the chain moved to.
+	Cwd string `json:"cwd,omitempty"`
+	// Chdir, for a cd part of a chain, is the absolute directory (symlinks
+	// resolved) it changes to; the later parts are judged there.
+	Chdir string `json:"chdir,omitempty"`
+	// Parts and Ops are set for a Chained command that is only simple
+	// commands joined by ;, newlines, &&, || and pipes, each part analysed
+	// as a simple command of its own (Parts[i].Verdict is Simple) and Ops[i]
+	// the operator between Parts[i] and Parts[i+1], in source order (";"
+	// for a newline). A scope can cover such a chain when it covers every
+	// part; the chain then runs as the parts' canonical forms joined by the
+	// same operators, which bash parses into the same tree.
+	Parts []Result `json:"parts,omitempty"`
+	Ops   []string `json:"ops,omitempty"`
 }

@@ -20,6 +20,9 @@ type Allowed struct {
 	Grant      string    `json:"grant"`
 	Principal  string    `json:"principal"`
 	Time       time.Time `json:"time"`
+	// Cwd is the call's cwd when it was allowed: PostToolUse reports the
+	// shell's cwd after the call ran, which a cd in it moved.
+	Cwd string `json:"cwd,omitempty"`
 }
 
 func (s *Store) allowedName(session, key string) string {

@@ -163,6 +163,16 @@ func TestAttackRunThroughRealClient(t *testing.T) {
 				{"toolu_p4", "grep -r plain plain", true, "plain/b.txt:plain b"},
 				{"toolu_p5", "go list ./...", true, "example.com/victim"},
 				{"toolu_p6", "wc -l README.md", true, "1 README.md"},
+				// Chains of covered parts run, each part confined; a chain
+				// with an uncovered or dangerous part is held.
+				{"toolu_c1", "ls plain | head -n 1", true, "a.txt"},
+				{"toolu_c2", "git status --short && git log -1 --format=%s", true, "first"},
+				{"toolu_c4", "cat README.md | sh", false, ""},
+				{"toolu_c5", "ls && cat *", false, ""},
+				{"toolu_c6", "cd docs/ssh && cat id_rsa", false, ""},
+				{"toolu_c7", "ls plain && touch out/PWNED", false, ""},
+				// Last: the cd moves the shell for the calls after it.
+				{"toolu_c3", "cd plain && cat b.txt", true, "plain b"},
 			}
 			// A few calls per client run, so that each run stays well
 			// inside the client's time limit on a loaded machine.

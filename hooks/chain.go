@@ -1,0 +1,131 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/loopguard/loopguard/internal/testknobs"
+	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
+)
+
+// Compound commands of granted parts. A chain of simple commands joined by
+// ;, newlines, &&, || and pipes (shellparse gives its Parts, each judged in
+// the cwd an earlier cd of the chain moved to) is allowed when a grant
+// covers every part, and runs as the parts' canonical, confined forms
+// joined by the same operators: each part through its own capability, a cd
+// by the absolute directory it was judged to move to. Anything else in a
+// chain (a substitution, a subshell, a function, a background job, an
+// uncovered part) still needs an exact approval.
+
+// scopedChain decides a chain: ok is false when it is not a chain the
+// grants could cover, and the caller holds it as chained_command.
+func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decision, bool) {
+	parts := d.shell.Parts
+	grants, project, fail := e.scopedGrants(ctx, c)
+	if fail != nil {
+		return *fail, true
+	}
+	rules := make([]scope.Rule, len(parts))
+	var used []string
+	var first *cover
+	for i := range parts {
+		p := &parts[i]
+		cv := e.coverOne(ctx, c, grants, project, p, p.Cwd, func(rule scope.Rule) error {
+			if !c.Rewrite && !p.Plain {
+				return errNoRewrite
+			}
+			return nil
+		})
+		if cv.fail != nil {
+			return *cv.fail, true
+		}
+		what := "the part `" + EscapeText(partText(p)) + "` of this chain"
+		if cv.g == nil {
+			if dec, ok := e.notCovered(ctx, c, d, cv, what); ok {
+				return dec, true
+			}
+			return e.pending(ctx, c, d, ReasonChained, "loopguard: chained_command: "+what+" is covered by no grant. A chain runs without an approval only when a grant covers each of its parts; "+
+				"run the covered commands one at a time, or ask the user to approve exactly this command"), true
+		}
+		rules[i] = cv.rule
+		if first == nil {
+			cv := cv
+			first = &cv
+		}
+		used = append(used, cv.g.ID())
+	}
+	updated, err := e.rewriteChain(c, d, rules)
+	if err != nil {
+		return e.pending(ctx, c, d, ReasonNotCanonical, "loopguard: not_canonical: "+EscapeText(err.Error())), true
+	}
+	dec := e.allowedAs(c, d, ReasonScopedGrant, first.g, fmt.Sprintf("granted by %s: every part of the chain is covered (grants %s)", first.g.Principal, strings.Join(dedupe(used), ", ")), updated)
+	if updated != nil && e.Env.Launcher != "" {
+		widest, caps := policy.Capability{}, map[string]bool{}
+		for i, r := range rules {
+			if parts[i].Builtin {
+				continue
+			}
+			caps[r.Capability().String()] = true
+			widest = widest.Widen(r.Capability())
+		}
+		var names []string
+		for k := range caps {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		dec.Capability = strings.Join(names, ",")
+		if dec.Capability != "" {
+			dec.Context = confinedContext(widest, true)
+		}
+	}
+	return dec, true
+}
+
+// rewriteChain is the input that runs the chain as analysed, or nil for a
+// host that runs the model's own (plain) text.
+func (e *Engine) rewriteChain(c *Call, d *described, rules []scope.Rule) (map[string]any, error) {
+	if testknobs.On(testknobs.NoRewrite) || !c.Rewrite {
+		return nil, nil
+	}
+	index := map[*shellparse.Result]int{}
+	for i := range d.shell.Parts {
+		index[&d.shell.Parts[i]] = i
+	}
+	cmd, err := d.shell.CanonicalChain(func(p *shellparse.Result) (string, error) {
+		return e.launchCommand(c, p, rules[index[p]])
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(c.ToolInput))
+	for k, v := range c.ToolInput {
+		out[k] = v
+	}
+	out["command"] = cmd
+	return out, nil
+}
+
+// partText is one part of a chain as words, for messages.
+func partText(p *shellparse.Result) string {
+	var w []string
+	for _, a := range p.Argv {
+		w = append(w, a.Value)
+	}
+	return strings.Join(w, " ")
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,155 @@
+package shellparse
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestChainParts: a list of simple commands keeps its parts, each judged
+// in the cwd a cd of the chain moved to; anything else in a chain, and a cd
+// that could fail quietly, leaves no parts.
+func TestChainParts(t *testing.T) {
+	fx := newFixture(t)
+	env := fx.env
+	proj := filepath.Join(fx.root, "project")
+	env.Cwd = proj
+	if err := os.MkdirAll(filepath.Join(proj, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cmd  string
+		ops  []string
+		cwds []string // per part, relative to proj ("" = proj)
+	}{
+		{"ls | head", []string{"|"}, []string{"", ""}},
+		{"git status && git diff", []string{"&&"}, []string{"", ""}},
+		{"ls 2>&1 | wc -l", []string{"|"}, []string{"", ""}},
+		{"cat a || cat b; ls >/dev/null", []string{"||", ";"}, []string{"", "", ""}},
+		{"cd sub && ls && cat x", []string{"&&", "&&"}, []string{"", "sub", "sub"}},
+		{"ls\ncat a", []string{";"}, []string{"", ""}},
+		{"ls |& head", []string{"|&"}, []string{"", ""}},
+	} {
+		res := Analyze(c.cmd, env)
+		if res.Verdict != Chained || len(res.Parts) != len(c.cwds) {
+			t.Errorf("%q: %s, %d parts (%s)", c.cmd, res.Verdict, len(res.Parts), res.Reason)
+			continue
+		}
+		if !reflect.DeepEqual(res.Ops, c.ops) {
+			t.Errorf("%q: ops %q, want %q", c.cmd, res.Ops, c.ops)
+		}
+		for i, p := range res.Parts {
+			want := filepath.Join(proj, c.cwds[i])
+			if p.Verdict != Simple || filepath.Clean(p.Cwd) != want {
+				t.Errorf("%q part %d: %s in %s, want simple in %s", c.cmd, i, p.Verdict, p.Cwd, want)
+			}
+		}
+	}
+	for _, cmd := range []string{
+		"ls | sh", "(ls; cat a)", "{ ls; }", "ls & cat a", "! ls && cat a", "ls $(id) && cat a", "f() { ls; }; f",
+		"cd sub; ls", "cd sub | ls", "ls | cd sub", "cd && ls", "cd - && ls", "cd nosuchdir && ls", "cd -P sub && ls",
+		"ls && eval x", "cat <<EOF | head\nx\nEOF", "ls # c\n cat a", "curl x | python3", "ls | xargs rm",
+		"printf -v PATH /tmp && git status", "pushd sub && ls", "umask 000 && touch x", "kill 1 && ls",
+	} {
+		if res := Analyze(cmd, env); res.Verdict == Simple || len(res.Parts) > 0 && allSimple(res.Parts) && !hasInterpreter(res.Parts) {
+			t.Errorf("%q: %s with %d parts", cmd, res.Verdict, len(res.Parts))
+		}
+	}
+}
+
+func allSimple(ps []Result) bool {
+	for _, p := range ps {
+		if p.Verdict != Simple {
+			return false
+		}
+	}
+	return true
+}
+
+// hasInterpreter: a part that is a shell or interpreter reading a script on
+// stdin is simple to the parser; a scope never covers it (policy refuses
+// such rules), which the engine's tests show.
+func hasInterpreter(ps []Result) bool {
+	for _, p := range ps {
+		switch filepath.Base(p.Argv[0].Value) {
+		case "sh", "bash", "python3", "xargs":
+			return true
+		}
+	}
+	return false
+}
+
+// TestChainCanonicalMatchesBash: a chain's canonical form, run by real
+// bash, runs the same programs with the same arguments, in the same order
+// and directories, as the chain the model wrote.
+func TestChainCanonicalMatchesBash(t *testing.T) {
+	fx := newFixture(t)
+	o := newBashOracle(t, fx)
+	for _, cmd := range []string{
+		"ls | head -n 3", "git status && git diff --stat", "cat 'a b' || echo no; ls -la",
+		"echo x >/dev/null && ls $'-l'", "ls *.nomatch | wc -l", "cd sub && ls && cat x",
+		"git log --oneline -3 2>&1 | head", "true && false || ls",
+	} {
+		dir, err := os.MkdirTemp(filepath.Join(fx.root, "runs"), "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+		for _, f := range []string{"a b", "sub/x"} {
+			_ = os.WriteFile(filepath.Join(dir, f), []byte("x\n"), 0o644)
+		}
+		res := Analyze(cmd, o.env(dir))
+		if len(res.Parts) == 0 {
+			t.Errorf("%q: no parts (%s: %s)", cmd, res.Verdict, res.Reason)
+			continue
+		}
+		canon, err := res.CanonicalChain(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := normalRecords(dir, o.records(t, dir, canon)), normalRecords(dir, o.records(t, dir, cmd))
+		if len(want) == 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q:\n model's text ran %v\n canonical %q ran %v", cmd, want, canon, got)
+		}
+		if strings.Contains(canon, "sub") && !strings.Contains(canon, "cd '"+filepath.Join(dir, "sub")+"'") {
+			t.Errorf("%q: cd not made absolute: %s", cmd, canon)
+		}
+	}
+}
+
+// records runs cmd with bash in dir, every builtin disabled (the stubs on
+// PATH record each program run), and returns what ran, in order.
+func (o *bashOracle) records(t *testing.T, dir, cmd string) []invocation {
+	t.Helper()
+	rec := filepath.Join(o.fx.root, "runs", filepath.Base(dir)+".chain")
+	defer os.Remove(rec)
+	c := exec.Command(o.bash, "-c", o.prelude+"enable -n eval set enable\n"+cmd)
+	c.Dir = dir
+	c.Env = []string{"PATH=" + o.fx.env.Path, "HOME=" + o.fx.env.Home, "LG_RECORD=" + rec, "LC_ALL=C.UTF-8"}
+	_ = c.Run()
+	data, _ := os.ReadFile(rec)
+	recs, err := parseRecords(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// normalRecords sorts what ran (a pipeline's parts start together) and
+// writes a cd stub's directory as the absolute path bash's cd would use.
+func normalRecords(dir string, recs []invocation) []string {
+	var out []string
+	for _, r := range recs {
+		args := r.args
+		if filepath.Base(r.path) == "cd" && len(args) == 1 && !filepath.IsAbs(args[0]) {
+			args = []string{filepath.Join(dir, args[0])}
+		}
+		out = append(out, r.path+"\x00"+strings.Join(args, "\x00"))
+	}
+	sort.Strings(out)
+	return out
+}
