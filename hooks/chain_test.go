@@ -55,7 +55,7 @@ func TestChainOfGrantedParts(t *testing.T) {
 		{"cd .git && ls", ReasonExecConfig},          // cd into .git
 		{"cat README.md | sh", ReasonChained},        // a pipe into a shell
 		{"cat README.md | python3", ReasonChained},   // ... or an interpreter
-		{"ls | xargs rm", ReasonChained},            // ... or a runner
+		{"ls | xargs rm", ReasonChained},             // ... or a runner
 		{"ls > listing.txt && cat x", ReasonChained}, // a redirect no rule names
 		{"ls && cat $'\\x{7e}'", ReasonChained},      // the decoder gap inside a chain
 		{"ls && cat *", ReasonExecConfig},            // a glob through a link

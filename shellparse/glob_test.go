@@ -147,7 +147,6 @@ func TestGlobBounds(t *testing.T) {
 	}
 }
 
-
 // TestANSICBraceEscape: bash 5.2 decodes $'\x{HH}' (any number of hex
 // digits, the low byte kept, \x{} a NUL that ends the word); the analysis
 // refuses it rather than guess, so no spelling of it is simple. Control:
