@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -530,12 +531,30 @@ type optionCheck struct {
 	notes   map[string]string
 	notesRe string
 	version string
-	// count, when set, receives the number of options compared.
-	count *int
+	// only, when set, restricts the check to these options; report, when
+	// set, receives the failures instead of t (TestOptionCheckCatches).
+	only   map[string]bool
+	report reporter
 }
+
+type reporter interface {
+	Errorf(format string, args ...any)
+}
+
+// tweak, when set, changes every check before it runs: the controls of
+// TestOptionCheckCatches put a wrong arity in a copy of the table and
+// collect the failures. Never set in parallel tests.
+var tweak func(c *optionCheck)
 
 func (c *optionCheck) run(t *testing.T) {
 	t.Helper()
+	if tweak != nil {
+		tweak(c)
+	}
+	var r reporter = t
+	if c.report != nil {
+		r = c.report
+	}
 	type entry struct {
 		name  string
 		short bool
@@ -561,6 +580,9 @@ func (c *optionCheck) run(t *testing.T) {
 	}
 	n := 0
 	for _, e := range entries {
+		if c.only != nil && !c.only[e.name] {
+			continue
+		}
 		if why, ok := c.skip[e.name]; ok {
 			t.Logf("%s %s: not checked: %s", c.what, e.name, why)
 			continue
@@ -579,7 +601,7 @@ func (c *optionCheck) run(t *testing.T) {
 			case !a.f.agrees(want, e.short && c.attachedMatters) && isNoted:
 				t.Logf("%s %s: the table says it %s, %s that it %s: %s", c.what, e.name, want, s.name, a.f.arity, note)
 			case !a.f.agrees(want, e.short && c.attachedMatters):
-				t.Errorf("%s %s: the table says it %s; %s says it %s (%s)", c.what, e.name, want, s.name, a.f.arity, a.f.source)
+				r.Errorf("%s %s: the table says it %s; %s says it %s (%s)", c.what, e.name, want, s.name, a.f.arity, a.f.source)
 			case !a.f.agrees(want, true):
 				t.Logf("%s %s: the table says it %s, %s that it %s (%s): a long option's attached value is one word either way", c.what, e.name, want, s.name, a.f.arity, a.f.source)
 			}
@@ -592,11 +614,10 @@ func (c *optionCheck) run(t *testing.T) {
 			t.Logf("%s %s: not checked: %s (installed: %s)", c.what, e.name, note, firstLine(c.version))
 			continue
 		}
-		t.Errorf("%s %s: cannot check against the program: %s", c.what, e.name, strings.Join(whys, "; "))
+		r.Errorf("%s %s: cannot check against the program: %s", c.what, e.name, strings.Join(whys, "; "))
 	}
-	addChecked(c.prog, n)
-	if c.count != nil {
-		*c.count = n
+	if c.report == nil {
+		addChecked(c.prog, n)
 	}
 }
 
@@ -1401,4 +1422,197 @@ func testCC(t *testing.T) {
 		c.skip[p] = "a family of joined options (-fno-common, -Wl,-z,now, -fplugin=x.so): the prefix is no option by itself"
 	}
 	c.run(t)
+}
+
+// ---- go's tools ----
+
+// parseFlagHelp reads the -help of a program built on Go's flag package:
+// "  -o file" takes a value, "  -s\tdisable ..." or "  -s" alone does not.
+func parseFlagHelp(text, source string) map[string]fact {
+	out := map[string]fact{}
+	re := regexp.MustCompile(`^  (-[^\s]+)(?: ([A-Za-z][A-Za-z ]*))?(?:\t.*)?$`)
+	for _, line := range strings.Split(text, "\n") {
+		m := re.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		f := fact{arity: noValue, source: source + ": " + strings.TrimSpace(line)}
+		if m[2] != "" {
+			f.arity = nextValue
+		}
+		out[m[1]] = f
+	}
+	return out
+}
+
+// TestGoToolFlagsAgainstTools checks goToolFlags' lists against go tool
+// link, compile and asm: every flag listed is one the tool has, and takes
+// a value just when the tool says so (goToolFlags finds -o's file by it).
+func TestGoToolFlagsAgainstTools(t *testing.T) {
+	bin := requireProgram(t, "go")
+	loadTables()
+	for tool, tab := range map[string]*table{"link": linkFlags, "compile": compileFlags, "asm": asmFlags} {
+		t.Run(tool, func(t *testing.T) {
+			help := parseFlagHelp(runIn(t, t.TempDir(), nil, bin, "tool", tool, "-help"), "go tool "+tool+" -help")
+			if help["-o"].arity != nextValue || len(help) < 10 {
+				t.Fatalf("go tool %s -help: read %d flags, -o as %v", tool, len(help), help["-o"].arity)
+			}
+			c := &optionCheck{prog: "go tool", what: "go tool " + tool, table: tab, sources: []*source{{name: "go tool " + tool, help: help}}}
+			c.run(t)
+			// Control: -o made to take no value fails the check.
+			rec := &recorder{}
+			wrong := &optionCheck{what: "go tool " + tool, table: withArity(tab, "-o", noValue), sources: c.sources, only: map[string]bool{"-o": true}, report: rec}
+			wrong.run(t)
+			if len(rec.errs) != 1 {
+				t.Errorf("go tool %s -o made to take no value: the check reported %q", tool, rec.errs)
+			}
+			// No flag listed as safe takes a file, a directory or a
+			// program (a flag not listed is not known to be safe).
+			for name, f := range help {
+				o, ok := tab.lookup(name)
+				if !ok || o.class >= Writes || f.arity != nextValue {
+					continue
+				}
+				if strings.Contains(f.source, " file") || strings.Contains(f.source, " directory") || strings.Contains(f.source, " linker") {
+					t.Errorf("go tool %s %s takes a file, directory or program and is listed as %s: %s", tool, name, o.class, f.source)
+				}
+			}
+		})
+	}
+}
+
+// TestLdflagsOutputIsReal builds a program with -ldflags=-o=... and
+// -gcflags=-o=... pointing outside the module: go's tools write there (the
+// attack is real), and the table says the words write; the control
+// -ldflags=-s writes nothing outside and is covered.
+func TestLdflagsOutputIsReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	bin := requireProgram(t, "go")
+	mod, outside := t.TempDir(), t.TempDir()
+	for name, data := range map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {}\n"} {
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		argv  []string
+		wrote string // the file written outside, "" for none
+	}{
+		{[]string{"build", "-ldflags=-o=" + filepath.Join(outside, "ld"), "."}, "ld"},
+		{[]string{"build", "-ldflags", "-s -o " + filepath.Join(outside, "ld2"), "."}, "ld2"},
+		{[]string{"build", "-gcflags=example.com/m=-o=" + filepath.Join(outside, "gc"), "."}, "gc"},
+		{[]string{"build", "-ldflags=-s -w", "."}, ""},
+	} {
+		out := runIn(t, mod, nil, append([]string{bin}, c.argv...)...)
+		entries, _ := os.ReadDir(outside)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		argv := append([]string{"go"}, c.argv...)
+		fs := CheckArgv(argv)
+		switch {
+		case c.wrote != "" && !slices.Contains(names, c.wrote):
+			t.Errorf("go %q wrote %v outside, not %s: %s", c.argv, names, c.wrote, firstLine(out))
+		case c.wrote != "" && (len(fs) == 0 || fs[0].Class != Writes):
+			t.Errorf("go %q writes %s outside, the table finds %v", c.argv, c.wrote, fs)
+		case c.wrote == "" && len(fs) != 0:
+			t.Errorf("control go %q: findings %v", c.argv, fs)
+		}
+		for _, n := range names {
+			os.Remove(filepath.Join(outside, n))
+		}
+	}
+}
+
+// ---- the checks can fail ----
+
+type recorder struct{ errs []string }
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// withArity is a copy of tb with option name taking its value as a says.
+func withArity(tb *table, name string, a arity) *table {
+	c := *tb
+	c.short, c.long = maps.Clone(tb.short), maps.Clone(tb.long)
+	c.prefixes = slices.Clone(tb.prefixes)
+	set := func(o opt) opt {
+		o.value, o.optional = a != noValue, a == attachedValue
+		return o
+	}
+	switch {
+	case len(name) == 2 && c.short != nil && !tb.goStyle:
+		c.short[name[1]] = set(c.short[name[1]])
+	case tb.prefixes != nil:
+		for i, p := range c.prefixes {
+			if p.prefix == name {
+				c.prefixes[i].o = set(p.o)
+			}
+		}
+	default:
+		c.long[name] = set(c.long[name])
+	}
+	return &c
+}
+
+// TestOptionCheckCatches puts each arity the checks once found wrong (and
+// a few more, one per way of asking a program) back into a copy of the
+// table: the check must fail on it, naming the option.
+func TestOptionCheckCatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the programs")
+	}
+	loadTables()
+	for _, c := range []struct {
+		run  func(*testing.T)
+		what string // the check's what
+		opt  string
+		a    arity
+	}{
+		{testCoreutils, "sort", "-o", noValue},          // getopt: a value taken for none
+		{testCoreutils, "sort", "--reverse", nextValue}, // getopt: a flag read as taking the next word
+		{testCoreutils, "uniq", "-f", attachedValue},
+		{testMake, "make", "-j", nextValue},
+		{testTar, "tar", "-f", noValue},
+		{testWget, "wget", "-O", noValue},
+		{testCurl, "curl", "-o", attachedValue},
+		{testRg, "rg", "-m", noValue}, // clap's help
+		{testFd, "fd", "-H", nextValue},
+		{testGit, "git log,show,diff,whatchanged,range-diff", "-U", nextValue}, // the bypass of issue 22
+		{testGit, "git log,show,diff,whatchanged,range-diff", "--format", nextValue},
+		{testGit, "git blame", "--reverse", nextValue},
+		{testGit, "git stash show", "-m", nextValue},
+		{testGit, "git shortlog", "-n", nextValue},
+		{testGit, "git", "-C", noValue},
+		{testGit, "git rev-parse", "--path-format", nextValue},
+		{testGo, "go build", "-buildvcs", nextValue},
+		{testGo, "go test", "-run", noValue},
+		{testNpm, "npm install", "-w", noValue},
+		{testCC, "gcc", "-l", noValue},
+		{testCC, "gcc", "-o", noValue},
+	} {
+		t.Run(c.what+" "+c.opt, func(t *testing.T) {
+			rec := &recorder{}
+			tweak = func(ch *optionCheck) {
+				ch.report, ch.only = rec, map[string]bool{}
+				if ch.what == c.what {
+					ch.table, ch.only = withArity(ch.table, c.opt, c.a), map[string]bool{c.opt: true}
+				}
+			}
+			defer func() { tweak = nil }()
+			c.run(t)
+			ok := len(rec.errs) > 0
+			for _, e := range rec.errs {
+				// One failure per subcommand that reads the option.
+				ok = ok && strings.Contains(e, " "+c.opt+": the table says it "+c.a.String())
+			}
+			if !ok {
+				t.Errorf("%s %s made to say it %s: the check reported %q", c.what, c.opt, c.a, rec.errs)
+			}
+		})
+	}
 }
