@@ -565,7 +565,16 @@ func ccTable() *table {
 	p(Code, true, "passes options to the linker, assembler or preprocessor (a plugin, a script)", "-Xlinker", "-Xassembler", "-Xpreprocessor")
 	p(Code, false, "passes options to the linker, assembler or preprocessor (a plugin, a script)", "-Wl,", "-Wa,", "-Wp,")
 	p(Code, true, "the compiler uses another toolchain", "--gcc-toolchain", "-ccc-", "--sysroot", "-isysroot")
-	p(Writes, true, "the compiler writes the named file", "-o", "-MF", "-MT", "-MQ", "--output", "-dumpdir", "-dumpbase")
+	p(Writes, true, "the compiler writes the named file", "-o", "-MF", "-MT", "-MQ", "-MJ", "--output", "-dumpdir", "-dumpbase")
+	// -fdump-tree-all=FILE and -fopt-info-vec=FILE write the named file.
+	for _, pre := range []string{"-fdump-", "-fopt-info"} {
+		t.prefixes = append(t.prefixes, prefixOpt{prefix: pre, o: opt{class: Safe, check: func(v string) (OptionClass, string) {
+			if v != "" {
+				return Writes, "this option writes a named file: gcc " + pre + "...=FILE writes its dump to FILE"
+			}
+			return Safe, ""
+		}}})
+	}
 	p(Writes, false, "the compiler keeps its temporary files where told", "-save-temps")
 	p(Safe, true, "", "-I", "-D", "-U", "-L", "-l", "-x", "-include", "-isystem", "-iquote", "-idirafter", "-imacros")
 	p(Safe, false, "", "-c", "-S", "-E", "-g", "-O", "-W", "-w", "-std=", "-f", "-m", "-v", "-pipe",

@@ -116,6 +116,12 @@ func TestCheckArgv(t *testing.T) {
 		{"gcc -B /x a.c", "1:" + code + " 2:" + code},
 		{"gcc -o out a.c", "1:" + writes + " 2:" + writes},
 		{"gcc @opts a.c", "1:" + code},
+		{"clang -MJ db.json a.c", "1:" + writes + " 2:" + writes},
+		{"gcc -fdump-tree-all=/x a.c", "1:" + writes},
+		{"gcc -fopt-info-vec=/x a.c", "1:" + writes},
+		{"gcc -fdump-tree-all -fopt-info-vec a.c", ""},
+		{"gcc -lm a.c", ""},
+		{"gcc -l m a.c", ""},
 		// git: global options, -c anywhere, subcommands, transports.
 		{"git -c x=y log", "1:" + code + " 2:" + code},
 		{"git clone -c x=y u", "2:" + code + " 3:" + code},
