@@ -41,9 +41,10 @@ deps:
 
 # LOOPGUARD_REQUIRE_REAL_KEYRING=1 turns a skipped real-keyring test into a
 # failure, LOOPGUARD_REQUIRE_VAULT=1 a skipped real-Vault test,
-# LOOPGUARD_REQUIRE_CHROMIUM=1 a skipped browser test.
+# LOOPGUARD_REQUIRE_CHROMIUM=1 a skipped browser test, LOOPGUARD_REQUIRE_TABLED=1
+# a program of policy's option table missing.
 test: deps
-	LOOPGUARD_REQUIRE_REAL_KEYRING=1 LOOPGUARD_REQUIRE_VAULT=1 LOOPGUARD_REQUIRE_CHROMIUM=1 scripts/with-keyring $(GO) test -race -count=1 ./...
+	LOOPGUARD_REQUIRE_REAL_KEYRING=1 LOOPGUARD_REQUIRE_VAULT=1 LOOPGUARD_REQUIRE_CHROMIUM=1 LOOPGUARD_REQUIRE_TABLED=1 scripts/with-keyring $(GO) test -race -count=1 ./...
 	@echo "end-to-end tests ran against Claude Code $$(.cache/claude-code/node_modules/.bin/claude --version 2>/dev/null || echo '(not installed: see the e2e test output)')"
 
 lint:

@@ -56,6 +56,7 @@ const (
 	ReasonExecConfig    = "executable_config"
 	ReasonReadOnly      = "read_only_tool"
 	ReasonSubagent      = "subagent_launch"
+	ReasonPendingFull   = "pending_full"
 	// ReasonContentChanged: a grant's rule pins an executable's content
 	// (it lies where the user can write) and the file there is another.
 	ReasonContentChanged = scope.ReasonContentChanged
@@ -870,12 +871,18 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		return e.fail(ReasonInternal, fmt.Errorf("failed to record the pending call: %w", err))
 	}
 	if p.Created.Equal(now) {
-		// A new record: keep the session's queue within its bounds.
-		dropped, _ := e.Store.CapPending(c.SessionID, id)
+		// A new record: keep the session's queue within its bounds. Calls
+		// a hook holds or a human has open stay; when nothing can go, this
+		// one is not queued, and is denied saying so.
+		dropped, err := e.Store.CapPending(c.SessionID, id, now)
 		for _, o := range dropped {
 			_ = e.Audit.AppendNoSync(audit.Entry{Time: now, Event: "pending-dropped", Session: o.Session, Agent: o.Agent,
 				Tool: o.Tool, Digest: o.Digest, Pending: o.ID, Decision: "drop", Reason: "pending_cap",
 				Detail: fmt.Sprintf("the session has more than %d pending calls or %d bytes of them; the oldest was dropped", state.MaxPendingPerSession, state.MaxPendingBytesPerSession)})
+		}
+		if errors.Is(err, state.ErrPendingFull) {
+			return Decision{Behavior: Deny, Reason: ReasonPendingFull, Message: fmt.Sprintf(
+				"loopguard: this call was not queued for review: %v. Wait for the human to decide the calls already waiting (loopguard review), then retry.\n%s", err, whyLine(reason, msg)), why: err.Error()}
 		}
 	}
 	_ = e.Store.NoteSession(e.projectDir(c), c.SessionID, now)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/scope"
@@ -406,5 +407,65 @@ func TestHookAndScopeAgreeOnProtectedPaths(t *testing.T) {
 	}
 	if err := scope.Match(rule, call(filepath.Join(h.project, "src", "ok.go"))); err != nil {
 		t.Errorf("control: %v", err)
+	}
+}
+
+// A flood of distinct calls never evicts the call a human has open
+// (loopguard show, approve or review pinned it): it stays, and its
+// approval still lets it run. Control: unpinned, the same call is the
+// first to go.
+func TestPendingFloodKeepsOpenedCall(t *testing.T) {
+	for _, pin := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pinned=%v", pin), func(t *testing.T) {
+			h := newHarness(t)
+			bash := h.fixture("pretooluse-bash.json")
+			mine := with(bash, func(m map[string]any) { input(m)["command"] = "echo the one the human reads" })
+			d := h.decide(mine)
+			expect(t, "the call", d, Deny, ReasonNoGrant)
+			if pin {
+				if err := h.store.Pin(d.Pending, h.now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range state.MaxPendingPerSession + 10 {
+				h.now = h.now.Add(time.Millisecond)
+				expect(t, "flood", h.decide(with(bash, func(m map[string]any) { input(m)["command"] = fmt.Sprintf("echo %d", i) })), Deny, ReasonNoGrant)
+			}
+			_, err := h.store.GetPending(d.Pending)
+			if kept := err == nil; kept != pin {
+				t.Fatalf("the call was kept: %v, want %v (%v)", kept, pin, err)
+			}
+			if !pin {
+				return
+			}
+			h.approve(d)
+			expect(t, "the approved call", h.decide(mine), Allow, ReasonExactGrant)
+		})
+	}
+}
+
+// When every pending call of the session is held by a live hook, a new
+// call is denied as pending_full with a reason that says so, it is not
+// queued, and the held calls stay.
+func TestPendingFullDenies(t *testing.T) {
+	h := newHarness(t)
+	bash := h.fixture("pretooluse-bash.json")
+	sess := h.call(bash).SessionID
+	for i := range state.MaxPendingPerSession {
+		d := fmt.Sprintf("%064x", i)
+		id := state.PendingID(sess, "main", "Bash", d)
+		if err := h.store.PutPending(&state.Pending{ID: id, Created: h.now, Seen: h.now, Session: sess, Agent: "main",
+			Tool: "Bash", Digest: d, Descriptor: []byte("{}"), HeldUntil: h.now.Add(time.Minute), HolderPID: os.Getpid()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := h.decide(with(bash, func(m map[string]any) { input(m)["command"] = "echo one too many" }))
+	expect(t, "one too many", d, Deny, ReasonPendingFull)
+	if d.Pending != "" || !strings.Contains(d.Message, "not queued") || !strings.Contains(d.Message, "loopguard review") {
+		t.Errorf("pending %q, message:\n%s", d.Pending, d.Message)
+	}
+	list, _ := h.store.ListPending()
+	if len(list) != state.MaxPendingPerSession {
+		t.Errorf("%d pending calls, want the %d held", len(list), state.MaxPendingPerSession)
 	}
 }

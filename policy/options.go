@@ -114,7 +114,7 @@ type table struct {
 	goStyle bool
 	// prefixes classify goStyle options by prefix, longest first (gcc).
 	prefixes []prefixOpt
-	// numeric: -N is a count (git log -5, head -20).
+	// numeric: -NUM is a count (git log -5, head -20).
 	numeric bool
 	// operand classifies the nth operand (0-based) after the options.
 	operand func(nth int, word string) (OptionClass, string)
@@ -359,7 +359,7 @@ func lookupLong(m map[string]opt, name string, abbrev bool) (opt, bool) {
 //	"safe: -n -k= --key= ; writes: -o= --output= ; code: --compress-program="
 //
 // A trailing "=" means the option takes a value, "=?" an optional,
-// attached-only value; "-N" means counts like -5 are safe. Why texts come
+// attached-only value; "-NUM" means counts like -5 are safe. Why texts come
 // from whys, keyed by the option as written without "=".
 func parseTable(name, spec string, whys map[string]string) *table {
 	t := &table{name: name, short: map[byte]opt{}, long: map[string]opt{}}
@@ -382,7 +382,7 @@ func parseTable(name, spec string, whys map[string]string) *table {
 			panic("policy: bad option class " + head)
 		}
 		for _, tok := range strings.Fields(body) {
-			if tok == "-N" {
+			if tok == "-NUM" {
 				t.numeric = true
 				continue
 			}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 )
@@ -34,6 +35,7 @@ func loadTables() {
 	tablesOnce.Do(func() {
 		tables = map[string]*table{}
 		generic = buildGeneric()
+		buildGoTools()
 		buildTables()
 	})
 }
@@ -185,9 +187,9 @@ func buildTables() {
 		safe: -v -z -j -J -a -p -O -k -m -h -t -V= --list --verbose --gzip --bzip2 --xz --zstd --lzma
 			--auto-compress --exclude= --exclude-vcs --strip-components= --wildcards --no-wildcards
 			--no-same-owner --no-same-permissions --preserve-permissions --same-owner --numeric-owner
-			--owner= --group= --mode= --mtime= --sort= --format= --totals --show-transformed-names
+			--owner= --group= --mode= --mtime= --sort= --format= --show-transformed-names
 			--transform= --xform= --anchored --keep-old-files --skip-old-files --one-file-system
-			--dereference --warning= --null --to-stdout --label= --help --version ;
+			--dereference --warning= --null --to-stdout --label= --totals=? --help --version ;
 		reads: -C= --directory= -T= --files-from= -X= --exclude-from= ;
 		writes: -x -c -r -u -A -f= --extract --get --create --append --update --catenate --concatenate
 			--delete --file= --overwrite -g= --listed-incremental= --index-file= ;
@@ -263,71 +265,86 @@ func gitTable() *table {
 	}
 	top.subClass["config"] = opt{class: Code, why: "git config can set values that run commands (core.pager, alias.x=!..., core.sshCommand)"}
 
-	logish := `safe: -N -p -u -s -z -R -a -w -b -W -D -i -E -F -m -n= -M=? -C=? -B=? -S= -G= -L= -U= -O=
+	// revdiff: the revision and diff options (revision.c, diff.c), read
+	// by git log, show, diff, whatchanged, range-diff and shortlog alike.
+	// Several take only an attached value (-U5, --unified=5, --format=x):
+	// the next word is never theirs.
+	revdiff := `safe: -NUM -p -u -s -z -R -a -w -b -W -D -i -E -F -m -n= -M=? -C=? -B=? -S= -G= -U=? -O=
 		--patch --no-patch --stat=? --shortstat --numstat --name-only --name-status --raw --oneline
-		--graph --all --decorate=? --no-decorate --abbrev-commit --abbrev=? --no-abbrev --format=
+		--graph --all --abbrev-commit --abbrev=? --no-abbrev --format=?
 		--pretty=? --date= --since= --after= --until= --before= --author= --committer= --grep=
 		--all-match --invert-grep --regexp-ignore-case --extended-regexp --fixed-strings --max-count=
 		--skip= --reverse --first-parent --merges --no-merges --follow --color=? --no-color --word-diff=?
-		--word-diff-regex= --color-words=? --cached --staged --no-index --summary --dirstat=?
+		--word-diff-regex= --color-words=? --summary --dirstat=?
 		--patch-with-stat --full-diff --relative=? --ignore-space-change --ignore-all-space
-		--ignore-blank-lines --minimal --patience --histogram --diff-algorithm= --unified=
+		--ignore-blank-lines --minimal --patience --histogram --diff-algorithm= --unified=?
 		--function-context --check --src-prefix= --dst-prefix= --no-prefix --exit-code --quiet
 		--diff-filter= --pickaxe-regex --pickaxe-all --left-right --cherry-pick --cherry-mark --cherry
-		--boundary --source --topo-order --date-order --author-date-order --simplify-by-decoration
+		--boundary --topo-order --date-order --author-date-order --simplify-by-decoration
 		--full-history --ancestry-path --branches=? --tags=? --remotes=? --not --no-walk=? --notes=?
 		--no-notes --show-notes --diff-merges= --cc --remerge-diff --no-expand-tabs --expand-tabs=?
-		--mailmap --use-mailmap --no-mailmap --log-size --parents --children --encoding= --no-textconv
+		--log-size --parents --children --encoding= --no-textconv
 		--no-ext-diff --binary --full-index --no-renames --find-renames=? --find-copies=?
-		--find-copies-harder --irreversible-delete --ignore-submodules=? --submodule=? --merge-base
-		--name-rev --walk-reflogs -g --reflog --count --single-worktree --ignore-cr-at-eol
+		--find-copies-harder --irreversible-delete --ignore-submodules=? --submodule=?
+		--walk-reflogs -g --reflog --count --ignore-cr-at-eol
 		--anchored= --indent-heuristic --no-indent-heuristic --ita-invisible-in-index`
+	// logish adds what git log and show (-L, --decorate, --source) and git
+	// diff (--cached, --no-index) read and git shortlog refuses.
+	logish := revdiff + ` ; safe: -L= --decorate=? --no-decorate --source --mailmap --use-mailmap --no-mailmap
+		--single-worktree --cached --staged --no-index --merge-base`
 	sub := func(name, spec string, operand func(int, string) (OptionClass, string)) *table {
 		t := parseTable("git "+name, spec, whys)
 		t.operand = operand
 		return t
 	}
 	top.subs = map[string]*table{}
-	for _, s := range []string{"log", "show", "diff", "shortlog", "whatchanged", "range-diff"} {
+	for _, s := range []string{"log", "show", "diff", "whatchanged", "range-diff"} {
 		top.subs[s] = sub(s, logish, nil)
 	}
+	// git shortlog reads the revision and diff options too, but some of
+	// its own spell the same as log's and take no value (-n, --committer).
+	top.subs["shortlog"] = sub("shortlog", revdiff+` ; safe: -c -n -s -e -w=? --committer --numbered --summary
+		--email --group=`, nil)
 	top.subs["status"] = sub("status", `safe: -s -b -v -z -u=? --short --branch --porcelain=? --long --verbose
 		--untracked-files=? --ignored=? --column=? --no-column --ahead-behind --no-ahead-behind --renames
 		--no-renames --find-renames=? --show-stash --ignore-submodules=?`, nil)
-	top.subs["branch"] = sub("branch", `safe: -a -r -v -l -i -d -D -m -M -f -t -u= --list --all --remotes
-		--show-current --contains=? --no-contains=? --merged=? --no-merged=? --sort= --format= --color=?
+	top.subs["branch"] = sub("branch", `safe: -a -r -v -l -i -d -D -m -M -f -t=? -u= --list --all --remotes
+		--show-current --contains= --no-contains= --merged= --no-merged= --sort= --format= --color=?
 		--no-color --column=? --no-column --points-at= --ignore-case --verbose --delete --move --force
 		--set-upstream-to= --unset-upstream --track=? --no-track --abbrev=? --no-abbrev`, nil)
 	top.subs["rev-parse"] = sub("rev-parse", `safe: -q --show-toplevel --abbrev-ref=? --short=? --verify
 		--quiet --git-dir --is-inside-work-tree --is-inside-git-dir --show-prefix --show-cdup
 		--symbolic-full-name --symbolic --all --branches=? --tags=? --remotes=? --git-common-dir
 		--is-bare-repository --absolute-git-dir --show-superproject-working-tree --default= --sq --not
-		--path-format= --local-env-vars --show-object-format=? --revs-only --no-revs --flags --no-flags`, nil)
+		--path-format=? --local-env-vars --show-object-format=? --revs-only --no-revs --flags --no-flags`, nil)
 	top.subs["ls-files"] = sub("ls-files", `safe: -c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted
 		--modified --others --ignored --stage --unmerged --killed --directory --no-empty-directory
 		--exclude= -x= --exclude-per-directory= --exclude-standard --error-unmatch --full-name
 		--recurse-submodules --abbrev=? --debug --eol --format= --deduplicate --sparse ;
 		reads: --exclude-from= -X=`, nil)
 	top.subs["blame"] = sub("blame", `safe: -L= -l -t -p -c -s -e -w -b -f -n -M=? -C=? --porcelain
-		--line-porcelain --show-email --show-name --show-number --date= --root --reverse= --first-parent
+		--line-porcelain --show-email --show-name --show-number --date= --root --reverse --first-parent
 		--incremental --encoding= --abbrev=? --score-debug --color-lines --color-by-age --ignore-rev=
 		--progress --no-progress ; reads: -S= --contents= --ignore-revs-file=`, nil)
 	top.subs["describe"] = sub("describe", `safe: --tags --all --long --abbrev=? --always --dirty=? --broken=?
 		--match= --exclude= --exact-match --contains --first-parent --candidates=`, nil)
-	fetchish := `safe: -p -t -q -v -f -r -j= -n --all --prune --prune-tags --tags --no-tags --quiet --verbose
-		--dry-run --depth= --deepen= --shallow-since= --shallow-exclude= --unshallow --force --ff-only --ff
-		--no-ff --rebase=? --no-rebase --autostash --no-autostash --set-upstream --progress --no-progress
-		--jobs= --recurse-submodules=? --no-recurse-submodules --update-shallow --atomic --prefetch
-		--refetch --multiple --squash --no-squash --commit --no-commit --no-edit --stat --no-stat
-		--verify --no-verify --signoff --strategy= -X= --strategy-option= --allow-unrelated-histories
-		--append -a --keep -k --update-head-ok`
-	top.subs["fetch"] = sub("fetch", fetchish, remoteOperand)
-	top.subs["pull"] = sub("pull", fetchish, remoteOperand)
+	// git pull passes most fetch options on to git fetch; the merge
+	// options are its own. -j takes the next word in fetch, only an
+	// attached value in pull.
+	fetchish := `safe: -p -t -q -v -f -n -a -k --all --prune --tags --no-tags --quiet --verbose --dry-run
+		--depth= --deepen= --shallow-since= --shallow-exclude= --unshallow --force --set-upstream --progress
+		--no-progress --recurse-submodules=? --no-recurse-submodules --update-shallow --append --keep`
+	top.subs["fetch"] = sub("fetch", fetchish+` ; safe: -j= --jobs= --prune-tags --atomic --prefetch --refetch
+		--multiple --update-head-ok`, remoteOperand)
+	top.subs["pull"] = sub("pull", fetchish+` ; safe: -r=? -j=? --jobs=? --ff-only --ff --no-ff --rebase=?
+		--no-rebase --autostash --no-autostash --squash --no-squash --commit --no-commit --no-edit --stat
+		--no-stat --verify --no-verify --signoff --strategy= -X= --strategy-option= --allow-unrelated-histories`,
+		remoteOperand)
 	top.subs["ls-remote"] = sub("ls-remote", `safe: -h -t -q --heads --tags --refs --quiet --symref --sort=
 		--get-url --branches`, remoteOperand)
 	top.subs["push"] = sub("push", `safe: -u -f -d -n -q -v -o= --set-upstream --all --branches --tags
 		--follow-tags --force --force-with-lease=? --force-if-includes --delete --dry-run --porcelain
-		--prune --no-verify --atomic --progress --no-progress --push-option= --recurse-submodules=?
+		--prune --no-verify --atomic --progress --no-progress --push-option= --recurse-submodules=
 		--mirror --quiet --verbose --no-signed`, remoteOperand)
 	top.subs["add"] = sub("add", `safe: -A -u -N -n -v -f -p --all --update --intent-to-add --dry-run
 		--verbose --force --patch --renormalize --chmod= --ignore-errors --ignore-missing --sparse
@@ -338,17 +355,35 @@ func gitTable() *table {
 		--include --cleanup= --reset-author --no-gpg-sign --status --no-status --trailer=
 		--untracked-files=? --reuse-message= --reedit-message= ;
 		reads: -F= --file= -t= --template= --pathspec-from-file=`, nil)
-	checkoutish := `safe: -b= -B= -f -q -t -m -p -W --force --quiet --track=? --no-track --detach --merge
+	checkoutish := `safe: -b= -B= -f -q -t=? -m -p -W --force --quiet --track=? --no-track --detach --merge
 		--orphan= --patch --ours --theirs --conflict= --create= --force-create= --discard-changes --guess
 		--no-guess -s= --source= --staged --worktree --overlay --no-overlay --progress --no-progress
 		--recurse-submodules=? --no-recurse-submodules --ignore-skip-worktree-bits --ignore-other-worktrees`
 	for _, s := range []string{"checkout", "switch", "restore"} {
 		top.subs[s] = sub(s, checkoutish, nil)
 	}
-	top.subs["stash"] = sub("stash", `safe: -u -a -k -p -q -m= -S --include-untracked --all --keep-index
-		--no-keep-index --message= --patch --quiet --staged --index --only-untracked`, nil)
-	top.subs["tag"] = sub("tag", `safe: -l -n=? -a -m= -d -f -i -v --list --sort= --contains=? --no-contains=?
-		--points-at= --merged=? --no-merged=? --format= --annotate --delete --force --column=? --no-column
+	// git stash: each subcommand reads its own options; with none, push.
+	// Their letters differ: -m is push's message but a diff option of
+	// show, which takes no value, so one list for all would hide a word.
+	stashPush := `safe: -u -a -k -p -q -m= -S --include-untracked --all --keep-index --no-keep-index
+		--message= --patch --quiet --staged ; reads: --pathspec-from-file= --pathspec-file-nul`
+	stash := sub("stash", stashPush, nil)
+	stash.subs = map[string]*table{
+		"push":   sub("stash push", stashPush, nil),
+		"save":   sub("stash save", `safe: -u -a -k -p -q -m= -S --include-untracked --all --keep-index --no-keep-index --message= --patch --quiet --staged`, nil),
+		"pop":    sub("stash pop", `safe: -q --quiet --index`, nil),
+		"apply":  sub("stash apply", `safe: -q --quiet --index`, nil),
+		"drop":   sub("stash drop", `safe: -q --quiet`, nil),
+		"store":  sub("stash store", `safe: -q --quiet -m= --message=`, nil),
+		"show":   sub("stash show", revdiff+` ; safe: -u --include-untracked --only-untracked`, nil),
+		"list":   sub("stash list", logish, nil),
+		"clear":  sub("stash clear", `safe:`, nil),
+		"branch": sub("stash branch", `safe:`, nil),
+		"create": sub("stash create", `safe:`, nil),
+	}
+	top.subs["stash"] = stash
+	top.subs["tag"] = sub("tag", `safe: -l -n=? -a -m= -d -f -i -v --list --sort= --contains= --no-contains=
+		--points-at= --merged= --no-merged= --format= --annotate --delete --force --column=? --no-column
 		--ignore-case --color=? --message= ; reads: -F= --file=`, nil)
 	top.subs["remote"] = sub("remote", `safe: -v -f -t= -m= --verbose --tags --no-tags --mirror=? --push --add
 		--delete --all --dry-run -n`, remoteOperand)
@@ -358,7 +393,7 @@ func gitTable() *table {
 		--count --heading --break --full-name --color=? --no-color --threads= --exclude-standard
 		--line-number --column --function-context --show-function --ignore-case --word-regexp
 		--invert-match --fixed-strings --extended-regexp --basic-regexp --perl-regexp --only-matching
-		--quiet --null --text --textconv-off ; reads: -f= ; code: -O=?`, nil)
+		--quiet --null --text ; reads: -f= ; code: -O=?`, nil)
 	top.subs["merge"] = sub("merge", `safe: -m= -n -q -v -s= -X= --no-ff --ff --ff-only --squash --no-squash
 		--commit --no-commit --abort --continue --quit --message= --no-edit --strategy= --strategy-option=
 		--stat --no-stat --quiet --verbose --allow-unrelated-histories --autostash --no-autostash
@@ -398,6 +433,9 @@ func npmTable() *table {
 	install.operand = func(int, string) (OptionClass, string) {
 		return Code, "this operand runs code: npm installs the package and runs its install scripts"
 	}
+	for _, t := range []*table{top, run, install} {
+		npmFlags(t)
+	}
 	top.subs = map[string]*table{}
 	for _, s := range []string{"run", "run-script", "rum", "urn", "test", "t", "tst", "start", "stop",
 		"restart", "build"} {
@@ -413,6 +451,30 @@ func npmTable() *table {
 	return top
 }
 
+// npmFlags: npm reads a value given to one of its flags that the flag does
+// not take (--json=x; --color takes always) as an operand: npm install
+// --json=left-pad installs left-pad. Such a word is not known to be safe.
+func npmFlags(t *table) {
+	for k, o := range t.long {
+		if o.value && !o.optional {
+			continue
+		}
+		k := k
+		o.check = func(v string) (OptionClass, string) {
+			switch v {
+			case "", "true", "false":
+				return Safe, ""
+			case "always":
+				if k == "--color" {
+					return Safe, ""
+				}
+			}
+			return Unknown, fmt.Sprintf("this option %s: npm reads a value %s does not take as an operand (npm install %s=x installs x)", Unknown, k, k)
+		}
+		t.long[k] = o
+	}
+}
+
 func goTable() *table {
 	whys := map[string]string{
 		"-toolexec": "go -toolexec runs a program for every tool it starts",
@@ -423,23 +485,27 @@ func goTable() *table {
 		"-vettool":  "go vet -vettool runs another program",
 		"-o":        "go -o writes the binary to the named file",
 	}
-	build := `safe: -a -n -v -x -race -msan -asan -cover -work -trimpath -linkshared -modcacherw -json -buildvcs=
-		-p= -covermode= -coverpkg= -mod= -tags= -installsuffix= ;
-		reads: -pgo= ;
-		code: -toolexec= -exec= -overlay= -modfile= -C= -vettool=`
-	ldflags := opt{class: Safe, value: true, check: func(v string) (OptionClass, string) {
-		for _, bad := range []string{"extld", "linkmode", "-r ", "-r=", "-installsuffix", "tmpdir"} {
-			if strings.Contains(v, bad) {
-				return Code, "this option runs code: go -ldflags with -extld, -extldflags or -linkmode=external runs another linker"
-			}
-		}
-		return Safe, ""
-	}}
+	// The build flags, as each command reads them (go help build): -mod
+	// not in go get, -cover not in go vet or get, -exec only where the
+	// binary runs. -buildvcs takes an attached value only (-buildvcs=false):
+	// the next word is never its.
+	build := `safe: -a -n -v -x -race -msan -asan -work -trimpath -linkshared -modcacherw -buildvcs=?
+		-p= -tags= -installsuffix= ; reads: -pgo= ; code: -toolexec= -overlay= -modfile= -C=`
+	const mod, cover, json = ` ; safe: -mod=`, ` ; safe: -cover -covermode= -coverpkg=`, ` ; safe: -json`
 	mk := func(name, spec string, operand func(int, string) (OptionClass, string)) *table {
 		t := parseTable("go "+name, spec, whys)
 		t.goStyle = true
-		t.long["-ldflags"] = ldflags
 		t.operand = operand
+		return t
+	}
+	// mkBuild adds the flags go passes to its tools, judged by what each
+	// tool does with them (goToolFlags).
+	mkBuild := func(name, spec string, operand func(int, string) (OptionClass, string)) *table {
+		t := mk(name, spec, operand)
+		for flag, tool := range map[string]*table{"-ldflags": linkFlags, "-gcflags": compileFlags, "-asmflags": asmFlags} {
+			tool := tool
+			t.long[flag] = opt{class: Safe, value: true, check: func(v string) (OptionClass, string) { return goToolFlags(tool, v) }}
+		}
 		return t
 	}
 	runOperand := func(_ int, word string) (OptionClass, string) {
@@ -454,22 +520,23 @@ func goTable() *table {
 		}
 		return Safe, ""
 	}
-	test := `safe: -c -run= -bench= -benchtime= -benchmem -count= -cpu= -failfast -fullpath -fuzz= -fuzztime=
+	test := ` ; safe: -c -run= -bench= -benchtime= -benchmem -count= -cpu= -failfast -fullpath -fuzz= -fuzztime=
 		-fuzzminimizetime= -list= -parallel= -short -shuffle= -skip= -timeout= -vet= ;
 		writes: -o= -coverprofile= -cpuprofile= -memprofile= -blockprofile= -mutexprofile= -trace= -outputdir=`
+	const exec = ` ; code: -exec=`
 	top := mk("", `safe: -h -help --help ; code: -C=`, nil)
 	top.subs = map[string]*table{
-		"build":   mk("build", build+` ; writes: -o=`, nil),
-		"install": mk("install", build, installOperand),
-		"run":     mk("run", build, runOperand),
-		"test":    mk("test", build+" ; "+test, nil),
-		"vet":     mk("vet", build, nil),
-		"list":    mk("list", build+` ; safe: -f= -m -u -e -versions -deps -test -export -find -compiled -retracted -reuse=`, nil),
+		"build":   mkBuild("build", build+mod+cover+json+` ; writes: -o=`, nil),
+		"install": mkBuild("install", build+mod+cover+json, installOperand),
+		"run":     mkBuild("run", build+mod+cover+json+exec, runOperand),
+		"test":    mkBuild("test", build+mod+cover+json+exec+test, nil),
+		"vet":     mkBuild("vet", build+mod+json+` ; code: -vettool=`, nil),
+		"list":    mkBuild("list", build+mod+cover+json+` ; safe: -f= -m -u -e -versions -deps -test -export -find -compiled -retracted -reuse=`, nil),
+		"get":     mkBuild("get", build+json+` ; safe: -d -t -u=?`, nil),
+		"clean":   mkBuild("clean", build+mod+` ; safe: -cache -testcache -modcache -fuzzcache -i -r`, nil),
 		"fmt":     mk("fmt", `safe: -n -x -mod=`, nil),
 		"version": mk("version", `safe: -m -v -json`, nil),
-		"clean":   mk("clean", `safe: -cache -testcache -modcache -fuzzcache -i -r -n -x`, nil),
 		"doc":     mk("doc", `safe: -all -c -cmd -short -src -u`, nil),
-		"get":     mk("get", build+` ; safe: -d -t -u=?`, nil),
 		"env":     mk("env", `safe: -json -changed ; writes: -w -u`, nil),
 		"mod":     mk("mod", `safe: -v -e -x -json -go= -compat= -print -fmt -require= -droprequire= -replace= -dropreplace= -exclude= -dropexclude= -retract= -dropretract= -toolchain= -module=`, nil),
 	}
@@ -498,10 +565,19 @@ func ccTable() *table {
 	p(Code, true, "passes options to the linker, assembler or preprocessor (a plugin, a script)", "-Xlinker", "-Xassembler", "-Xpreprocessor")
 	p(Code, false, "passes options to the linker, assembler or preprocessor (a plugin, a script)", "-Wl,", "-Wa,", "-Wp,")
 	p(Code, true, "the compiler uses another toolchain", "--gcc-toolchain", "-ccc-", "--sysroot", "-isysroot")
-	p(Writes, true, "the compiler writes the named file", "-o", "-MF", "-MT", "-MQ", "--output", "-dumpdir", "-dumpbase")
+	p(Writes, true, "the compiler writes the named file", "-o", "-MF", "-MT", "-MQ", "-MJ", "--output", "-dumpdir", "-dumpbase")
+	// -fdump-tree-all=FILE and -fopt-info-vec=FILE write the named file.
+	for _, pre := range []string{"-fdump-", "-fopt-info"} {
+		t.prefixes = append(t.prefixes, prefixOpt{prefix: pre, o: opt{class: Safe, check: func(v string) (OptionClass, string) {
+			if v != "" {
+				return Writes, "this option writes a named file: gcc " + pre + "...=FILE writes its dump to FILE"
+			}
+			return Safe, ""
+		}}})
+	}
 	p(Writes, false, "the compiler keeps its temporary files where told", "-save-temps")
-	p(Safe, true, "", "-I", "-D", "-U", "-L", "-x", "-include", "-isystem", "-iquote", "-idirafter", "-imacros")
-	p(Safe, false, "", "-c", "-S", "-E", "-g", "-O", "-W", "-w", "-l", "-std=", "-f", "-m", "-v", "-pipe",
+	p(Safe, true, "", "-I", "-D", "-U", "-L", "-l", "-x", "-include", "-isystem", "-iquote", "-idirafter", "-imacros")
+	p(Safe, false, "", "-c", "-S", "-E", "-g", "-O", "-W", "-w", "-std=", "-f", "-m", "-v", "-pipe",
 		"-shared", "-static", "-pthread", "-pedantic", "-M", "-nostdlib", "-nostdinc", "-rdynamic", "-s", "-P",
 		"--version", "--help", "-print-", "-dumpversion", "-dumpmachine", "-ansi", "-fsyntax-only")
 	// Longest prefix first, so -fplugin beats -f and -Wl, beats -W.

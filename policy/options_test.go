@@ -70,7 +70,44 @@ func TestCheckArgv(t *testing.T) {
 		{"go run example.com/x@latest", "2:" + code},
 		{"go generate ./...", "1:" + code},
 		{"go -C /x build", "1:" + code + " 2:" + code},
-		{"go build -gcflags=all=-N", "2:" + unknown},
+		{"go build -gcflags=all=-N", ""},
+		// go passes -ldflags, -gcflags and -asmflags on to link, compile and
+		// asm, whose -o wins over go's own: the binary lands where they say.
+		{"go build -ldflags=-o=../x ./...", "2:" + writes},
+		{"go test -ldflags=all=-o=../x ./...", "2:" + writes},
+		{"go build --ldflags=-o=../x", "2:" + writes},
+		{"go build -ldflags -o=../x", "2:" + writes + " 3:" + writes},
+		{"go build -ldflags=-tmpdir=/x", "2:" + writes},
+		{"go build -ldflags=-linkmode=external", "2:" + code},
+		{"go build -ldflags=-extldflags=-fuse-ld=/x", "2:" + code},
+		{"go build -ldflags=-frobnicate", "2:" + unknown},
+		{"go build -ldflags=main.go", "2:" + unknown},
+		{"go build -ldflags=-s=false", ""},
+		{"go run -gcflags=-o=../x .", "2:" + writes},
+		{"go test -gcflags=all=-importcfg=/x ./...", "2:" + code},
+		{"go build -asmflags=-o=../x", "2:" + writes},
+		{"go build -asmflags=all=-I=/x", "2:" + code},
+		{"go build -gcflags=-m ./...", ""},
+		// -buildvcs takes only an attached value: the next word is an option.
+		{"go build -buildvcs -toolexec=/bin/sh ./...", "3:" + code},
+		{"go build -buildvcs=false ./...", ""},
+		// git: -U, --unified and --format take only an attached value,
+		// blame's --reverse none: the next word is an option of its own.
+		{"git log -1 -U --output=Makefile -s --format=tformat:x", "4:" + writes},
+		{"git log --unified --output=x", "3:" + writes},
+		{"git log --format --output=x", "3:" + writes},
+		{"git log -U5 -p", ""},
+		{"git log --format=%H -1", ""},
+		{"git blame --reverse --output=x f", "3:" + writes},
+		{"git stash show -m --output=x", "4:" + writes},
+		{"git stash push -m msg", ""},
+		{"git shortlog --committer --output=x", "3:" + writes},
+		{"git shortlog -n -s", ""},
+		{"git branch --contains HEAD~1", ""},
+		// npm reads a value a flag does not take as an operand.
+		{"npm install --json=left-pad", "2:" + unknown},
+		{"npm install --json", ""},
+		{"npm run build --color=always", ""},
 		// gcc by prefix, longest first.
 		{"gcc -fplugin=x.so a.c", "1:" + code},
 		{"gcc -fno-omit-frame-pointer a.c", ""},
@@ -79,6 +116,12 @@ func TestCheckArgv(t *testing.T) {
 		{"gcc -B /x a.c", "1:" + code + " 2:" + code},
 		{"gcc -o out a.c", "1:" + writes + " 2:" + writes},
 		{"gcc @opts a.c", "1:" + code},
+		{"clang -MJ db.json a.c", "1:" + writes + " 2:" + writes},
+		{"gcc -fdump-tree-all=/x a.c", "1:" + writes},
+		{"gcc -fopt-info-vec=/x a.c", "1:" + writes},
+		{"gcc -fdump-tree-all -fopt-info-vec a.c", ""},
+		{"gcc -lm a.c", ""},
+		{"gcc -l m a.c", ""},
 		// git: global options, -c anywhere, subcommands, transports.
 		{"git -c x=y log", "1:" + code + " 2:" + code},
 		{"git clone -c x=y u", "2:" + code + " 3:" + code},
@@ -106,6 +149,35 @@ func TestCheckArgv(t *testing.T) {
 	} {
 		if got := findings(c.argv); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.argv, got, c.want)
+		}
+	}
+}
+
+// TestCheckArgvWords covers words that hold spaces (one shell word each).
+func TestCheckArgvWords(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		want []int // indexes of findings
+	}{
+		{[]string{"go", "build", "-ldflags", "-s -o ../x", "./..."}, []int{2, 3}},
+		{[]string{"go", "build", "-ldflags=-s -w -o ../x"}, []int{2}},
+		{[]string{"go", "build", "-ldflags=all='-o' '../x'"}, []int{2}},
+		{[]string{"go", "build", "-ldflags=-X 'main.v=1 2' -o=../x"}, []int{2}},
+		{[]string{"go", "build", "-ldflags=-X main.v=x -- -o=../x"}, []int{2}},
+		{[]string{"go", "build", "-ldflags='-o ../x"}, []int{2}},
+		{[]string{"go", "build", "-gcflags=all=-N -l -o=../x", "."}, []int{2}},
+		// Controls: the everyday spellings.
+		{[]string{"go", "build", "-ldflags", "-s -w -X main.version=1.2.3", "./..."}, nil},
+		{[]string{"go", "build", "-ldflags=-X 'main.v=a b'", "."}, nil},
+		{[]string{"go", "build", "-gcflags=all=-N -l", "."}, nil},
+		{[]string{"go", "test", "-gcflags", "-m -m", "./..."}, nil},
+	} {
+		var got []int
+		for _, f := range CheckArgv(c.argv) {
+			got = append(got, f.Index)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%q: findings at %v, want %v", c.argv, got, c.want)
 		}
 	}
 }

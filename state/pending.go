@@ -250,6 +250,9 @@ func (s *Store) RemovePending(id string) error {
 	if rerr := removeFile(filepath.Join(s.path("pending"), id+snapshotSuffix)); err == nil && !errors.Is(rerr, ErrNotFound) {
 		err = rerr
 	}
+	if rerr := removePin(filepath.Join(s.path("pending"), id+pinSuffix)); err == nil {
+		err = rerr
+	}
 	return err
 }
 
@@ -323,11 +326,20 @@ const (
 	MaxPendingBytesPerSession = 64 << 20
 )
 
+// ErrPendingFull is a session whose pending calls are at their bounds with
+// none that may go: the call just recorded is taken out again, and the
+// hook denies it saying so.
+var ErrPendingFull = errors.New("too many pending calls")
+
 // CapPending keeps session's pending calls within MaxPendingPerSession and
-// MaxPendingBytesPerSession by removing its oldest open ones (never keep,
-// the call just recorded, nor decided ones, which a hook may still read).
-// It returns the removed records, for the audit log.
-func (s *Store) CapPending(session, keep string) ([]*Pending, error) {
+// MaxPendingBytesPerSession by removing its oldest open ones. It never
+// removes keep (the call just recorded), a decided call (a hook may still
+// read it), a call a hook holds now (its hook waits for the human) or one
+// a human has open (Pinned). When that is not enough, keep itself goes and
+// the error is ErrPendingFull: the call is never kept silently past the
+// bounds, nor a held or viewed one lost. It returns the removed records,
+// for the audit log.
+func (s *Store) CapPending(session, keep string, now time.Time) ([]*Pending, error) {
 	names, err := listNames(s.path("pending"), pendingSuffix)
 	if err != nil {
 		return nil, err
@@ -337,7 +349,7 @@ func (s *Store) CapPending(session, keep string) ([]*Pending, error) {
 		size int64
 	}
 	var mine []rec
-	var total int64
+	var total, keepSize int64
 	for _, n := range names {
 		id := strings.TrimSuffix(n, pendingSuffix)
 		p, err := s.getMeta(id)
@@ -348,20 +360,26 @@ func (s *Store) CapPending(session, keep string) ([]*Pending, error) {
 		if fi, err := os.Lstat(s.path("pending", id+callSuffix)); err == nil {
 			size = fi.Size()
 		}
+		if id == keep {
+			keepSize = size
+		}
 		total += size
 		mine = append(mine, rec{p, size})
 	}
-	if len(mine) <= MaxPendingPerSession && total <= MaxPendingBytesPerSession {
+	within := func(count int) bool {
+		return count <= MaxPendingPerSession && total <= MaxPendingBytesPerSession
+	}
+	if within(len(mine)) {
 		return nil, nil
 	}
 	sort.Slice(mine, func(i, j int) bool { return mine[i].p.Created.Before(mine[j].p.Created) })
 	var dropped []*Pending
 	count := len(mine)
 	for _, r := range mine {
-		if count <= MaxPendingPerSession && total <= MaxPendingBytesPerSession {
+		if within(count) {
 			break
 		}
-		if r.p.ID == keep || r.p.Status != StatusOpen {
+		if r.p.ID == keep || r.p.Status != StatusOpen || r.p.Held(now) || s.Pinned(r.p.ID, now) {
 			continue
 		}
 		if err := s.RemovePending(r.p.ID); err != nil && !errors.Is(err, ErrNotFound) {
@@ -371,5 +389,12 @@ func (s *Store) CapPending(session, keep string) ([]*Pending, error) {
 		total -= r.size
 		dropped = append(dropped, r.p)
 	}
-	return dropped, nil
+	if within(count) {
+		return dropped, nil
+	}
+	if err := s.RemovePending(keep); err != nil && !errors.Is(err, ErrNotFound) {
+		return dropped, err
+	}
+	total -= keepSize
+	return dropped, fmt.Errorf("%w: session %s has %d pending calls (%d bytes of them); each is held by a hook, open before a human, or decided, so none may go to make room", ErrPendingFull, session, count-1, total)
 }

@@ -92,7 +92,7 @@ func TestPendingCap(t *testing.T) {
 	var dropped []*Pending
 	for i := 3; i < MaxPendingPerSession+13; i++ {
 		last = put("s1", i)
-		d, err := s.CapPending("s1", last)
+		d, err := s.CapPending("s1", last, t0)
 		if err != nil {
 			t.Fatal(err)
 		}

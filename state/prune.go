@@ -91,6 +91,9 @@ func (s *Store) Prune(now, cutoff time.Time) (PruneCounts, error) {
 		if !isCall {
 			id, isCall = strings.CutSuffix(n, snapshotSuffix)
 		}
+		if !isCall {
+			id, isCall = strings.CutSuffix(n, pinSuffix)
+		}
 		orphan := isCall && validID(id) && !exists(s.path("pending", id+pendingSuffix))
 		if strings.HasPrefix(n, tmpPrefix) || orphan {
 			if os.Remove(s.path("pending", n)) == nil {

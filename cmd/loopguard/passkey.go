@@ -78,7 +78,7 @@ func passkeyAddRun(tty io.Writer, st *state.Store, cs *webconsole.Store, name, o
 	running := false
 	if origin == "" {
 		origin = defaultOrigin
-		if si, err := cs.Server(); err == nil && si.Origin != "" && si.PID > 0 && alive(si.PID) {
+		if si, err := cs.Server(); err == nil && si.Origin != "" && si.PID > 0 && state.ProcessAlive(si.PID) {
 			origin, running = si.Origin, true
 		}
 	}

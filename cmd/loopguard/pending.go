@@ -125,11 +125,24 @@ and SHA-256; --full prints every line.`,
 			if err != nil {
 				return withHint(err, "list pending calls with: loopguard pending")
 			}
+			pinIfHuman(st, id)
 			return page(cmd.OutOrStdout(), renderPendingWith(st, p, full))
 		},
 	}
 	cmd.Flags().BoolVar(&full, "full", false, "print long texts whole")
 	return cmd
+}
+
+// pinIfHuman pins pending call id (state.Pin) when a human runs the
+// command: at a terminal, outside an agent. An agent's loopguard show
+// pins nothing.
+func pinIfHuman(st *state.Store, id string) {
+	tty, err := openTTY()
+	if err != nil {
+		return
+	}
+	tty.Close()
+	_ = st.Pin(id, time.Now())
 }
 
 // renderPending is what a human reviews before approving.
@@ -262,6 +275,8 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 	if err != nil {
 		return withHint(err, "list pending calls with: loopguard pending")
 	}
+	// A human at tty has it open: no flood of new calls drops it meanwhile.
+	_ = st.Pin(id, time.Now())
 	if shown != "" && p.Digest != shown {
 		return withHint(fmt.Errorf("pending call %s changed since it was shown (digest %.12s, shown %.12s): refusing to approve", id, p.Digest, shown),
 			"review it again: loopguard show "+id)

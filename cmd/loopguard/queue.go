@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/loopguard/loopguard/state"
@@ -19,15 +17,7 @@ const queueWindow = time.Hour
 const sameTurn = 10 * time.Second
 
 // held reports whether a hook in wait mode holds p now.
-func held(p *state.Pending, now time.Time) bool {
-	return p.Status == state.StatusOpen && p.HolderPID > 0 && now.Before(p.HeldUntil) && alive(p.HolderPID)
-}
-
-// alive reports whether process pid exists.
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
+func held(p *state.Pending, now time.Time) bool { return p.Held(now) }
 
 // live reports whether p belongs in the queue: open, and either held by a
 // hook now or, in the default mode, seen recently. A call whose hook is

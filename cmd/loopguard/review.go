@@ -350,6 +350,10 @@ outer:
 		r.arrived(p.ID, fmt.Sprintf("%d call(s) waiting", len(calls)))
 		fmt.Fprint(tty, "\n")
 		showCall(c, st, p)
+		// The human has it open: no flood of new calls drops it meanwhile
+		// (pinned again below while the prompt waits).
+		_ = st.Pin(p.ID, now)
+		pinned := now
 		if held(p, now) {
 			fmt.Fprintf(tty, "%sHELD: the agent waits for your answer (%s left).%s\n", pal.bold, p.HeldUntil.Sub(now).Round(time.Second), pal.reset)
 		} else {
@@ -377,6 +381,10 @@ outer:
 				// No key yet: a new call (newest first) or the end of this
 				// one's hook redraws the queue.
 				now := time.Now()
+				if now.Sub(pinned) > state.PinFor/2 {
+					_ = st.Pin(p.ID, now)
+					pinned = now
+				}
 				cur, _ := queue(st, o.filter, skipped, now)
 				if idsOf(cur) != shownIDs {
 					fmt.Fprintf(tty, "\n%sThe queue changed; redrawing.%s\n", pal.dim, pal.reset)
@@ -587,6 +595,7 @@ func approveTurn(ctx context.Context, tty *os.File, st *state.Store, turn []*sta
 	for i, p := range turn {
 		if i > 0 {
 			fmt.Fprintf(tty, "\n--- call %d of %d ---\n%s", i+1, len(turn), renderPendingWith(st, p, false))
+			_ = st.Pin(p.ID, time.Now())
 		}
 		fmt.Fprintf(h, "\x00%s", p.Digest)
 	}
