@@ -49,7 +49,7 @@ func (h *harness) mintPreset() int {
 // must never cover does not run (each row with its control).
 func TestReadOnlyPreset(t *testing.T) {
 	h := newHarness(t)
-	h.stubs("less", "head", "wc", "grep", "du")
+	h.stubs("less", "head", "wc", "grep", "du", "find", "sleep", "date")
 	base := filepath.Dir(h.project)
 	cfgDir := filepath.Join(base, "config", "loopguard")
 	home := h.eng().Env.Home
@@ -82,6 +82,7 @@ func TestReadOnlyPreset(t *testing.T) {
 		"git status", "git status -sb", "git log --oneline -5", "git diff", "git diff --stat HEAD~1", "git show HEAD",
 		"go vet ./...", "go list -m all", "git log --format=%h/%s -3", "cat src/../README.md", "ls -la " + h.project,
 		"cat inside-link/x", "grep -rn x *.go",
+		"find . -name '*.go'", "find src -maxdepth 2 -type f", "find . -newer go.mod -print", "cd src", "echo done", "sleep 1", "date +%s",
 	}
 	// A symlink inside the project to a dir inside it (control) and to one
 	// outside it (attack, below).
@@ -124,6 +125,18 @@ func TestReadOnlyPreset(t *testing.T) {
 		{"cat home-link/notes.txt", ReasonNoGrant},
 		{"cat home-link/.ssh/id_ed25519", ReasonExecConfig},
 		{"du -sh ~", ReasonNoGrant},
+		{"find . -delete", ReasonNoGrant},
+		{"find . -name x -fprint out.txt", ReasonNoGrant},
+		{"find -L . -name x", ReasonNoGrant},
+		{"find . -follow", ReasonNoGrant},
+		{"find / -name id_rsa", ReasonNoGrant},
+		{"find .. -name x", ReasonNoGrant},
+		{"find . -exec id ;", ReasonIndirect},
+		{"find . -files0-from list", ReasonNoGrant},
+		{"cd ..", ReasonNoGrant},
+		{"cd .git", ReasonExecConfig},
+		{"date -s 2020-01-01", ReasonNoGrant},
+		{"echo x > out.txt", ReasonNoGrant},
 	}
 	for _, c := range denied {
 		d := run("", c.cmd)

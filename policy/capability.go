@@ -98,7 +98,7 @@ var readOnlyCommands = map[string][]string{
 	"stat": nil, "du": nil, "df": nil, "which": nil, "grep": nil, "egrep": nil, "fgrep": nil,
 	"rg": nil, "diff": nil, "cmp": nil, "basename": nil, "dirname": nil, "realpath": nil,
 	"readlink": nil, "uname": nil, "whoami": nil, "id": nil, "date": nil, "sleep": nil,
-	"true": nil, "false": nil, "echo": nil, "printf": nil, "nproc": nil, "tree": nil, "cd": nil, "test": nil,
+	"true": nil, "false": nil, "echo": nil, "printf": nil, "nproc": nil, "tree": nil, "cd": nil, "test": nil, "find": nil,
 	"sha256sum": nil, "sha1sum": nil, "md5sum": nil, "cksum": nil, "od": nil, "hexdump": nil,
 	"git": {"status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "branch", "shortlog",
 		"describe", "rev-list", "ls-tree", "cat-file", "grep", "reflog", "show-ref", "merge-base"},

@@ -648,6 +648,7 @@ func TestOptionTableAgainstPrograms(t *testing.T) {
 	t.Run("go", testGo)
 	t.Run("npm", testNpm)
 	t.Run("cc", testCC)
+	t.Run("find", testFind)
 	var progs []string
 	for p, n := range checked {
 		progs = append(progs, fmt.Sprintf("%s %d", p, n))
@@ -1614,5 +1615,47 @@ func TestOptionCheckCatches(t *testing.T) {
 				t.Errorf("%s %s made to say it %s: the check reported %q", c.what, c.opt, c.a, rec.errs)
 			}
 		})
+	}
+}
+
+// testFind checks find's table against GNU find: an option or test that
+// takes a word consumes a probe word after it, one that takes none leaves
+// it to be read as a test ("unknown predicate"). The global options (-H -L
+// -P -D -O) go before the starting point; -O's level is attached only.
+func testFind(t *testing.T) {
+	bin := requireProgram(t, "find")
+	dir := t.TempDir()
+	tb := tables["find"]
+	n := 0
+	check := func(name string, o opt, global bool) {
+		if name == "-help" || name == "--help" || name == "-version" || name == "--version" || name == "-delete" {
+			return // they print and exit, or would act on the starting point
+		}
+		args := []string{bin, ".", name, "--zzprobe"}
+		if global {
+			args = []string{bin, name, "--zzprobe", "."}
+		}
+		out := runIn(t, dir, nil, args...)
+		consumed := !strings.Contains(out, "predicate `--zzprobe'")
+		if o.optional && strings.Contains(out, "must be immediately followed") {
+			consumed = false
+		}
+		switch {
+		case o.value && !o.optional && !consumed:
+			t.Errorf("find %s takes the next word in the table, but find does not: %q", name, out)
+		case (!o.value || o.optional) && consumed:
+			t.Errorf("find %s takes no next word in the table, but find takes one: %q", name, out)
+		}
+		n++
+	}
+	for name, o := range tb.long {
+		check(name, o, false)
+	}
+	for c, o := range tb.short {
+		check("-"+string(c), o, true)
+	}
+	checked["find"] += n
+	if n < 60 {
+		t.Fatalf("only %d find options checked", n)
 	}
 }

@@ -102,6 +102,7 @@ func buildTables() {
 	npm := npmTable()
 	tables["npm"], tables["pnpm"], tables["yarn"] = npm, npm, npm
 	tables["go"] = goTable()
+	tables["find"] = findTable()
 	cc := ccTable()
 	for _, n := range []string{"cc", "gcc", "g++", "c++", "clang", "clang++", "cpp"} {
 		tables[n] = cc
@@ -597,4 +598,47 @@ func sortPrefixes(ps []prefixOpt) {
 			ps[j], ps[j-1] = ps[j-1], ps[j]
 		}
 	}
+}
+
+// findTable is GNU find's: its options and tests take at most one word
+// (-fprintf's format is read as an operand: the table already classes it as
+// a write), none clusters. The actions that run commands (-exec, -ok) are
+// refused by the analysis itself; those that delete or write named files
+// are writes; the tests that read another file's times are reads.
+func findTable() *table {
+	newer := ""
+	for _, x := range "aBcm" {
+		for _, y := range "aBcmt" {
+			if y == 't' {
+				continue
+			}
+			newer += " -newer" + string(x) + string(y) + "="
+		}
+	}
+	dates := ""
+	for _, x := range "aBcm" {
+		dates += " -newer" + string(x) + "t="
+	}
+	t := parseTable("find", `
+		safe: -H -L -P -depth -d -daystart -ignore_readdir_race -noignore_readdir_race -mount -xdev
+			-noleaf -nowarn -warn -print -print0 -ls -prune -quit -true -false -empty -executable
+			-readable -writable -nogroup -nouser -a -and -o -or -not -follow -help --help -version --version
+			-maxdepth= -mindepth= -name= -iname= -path= -ipath= -wholename= -iwholename= -regex= -iregex=
+			-regextype= -lname= -ilname= -type= -xtype= -size= -perm= -user= -group= -uid= -gid= -links=
+			-inum= -mtime= -mmin= -atime= -amin= -ctime= -cmin= -used= -fstype= -context= -printf= -D= -O=?`+dates+` ;
+		reads: -newer= -anewer= -cnewer= -samefile= -files0-from=`+newer+` ;
+		writes: -delete -fprint= -fprint0= -fprintf= -fls= ;
+		code: -exec= -execdir= -ok= -okdir=`, map[string]string{
+		"-delete":  "find -delete removes every file it matches",
+		"-fprint":  "find -fprint writes its list to the named file",
+		"-fprint0": "find -fprint0 writes its list to the named file",
+		"-fprintf": "find -fprintf writes its list to the named file",
+		"-fls":     "find -fls writes its list to the named file",
+		"-exec":    "find -exec runs a command for each file",
+		"-execdir": "find -execdir runs a command for each file",
+		"-ok":      "find -ok runs a command for each file",
+		"-okdir":   "find -okdir runs a command for each file",
+	})
+	t.goStyle = true
+	return t
 }

@@ -93,7 +93,7 @@ func buildPrograms() {
 		"alias", "declare", "typeset", "export", "trap", "coproc", "direnv", "nix-shell", "nix",
 		"pnpx", "bunx", "uvx", "pipx")
 	add(CommandRunner, "runs commands or code given in some of its arguments",
-		"find", "ssh", "docker", "podman", "kubectl", "npx")
+		"ssh", "docker", "podman", "kubectl", "npx")
 	add(Guard, "can change or read the guard, its keys or its hooks",
 		"loopguard", "claude", "systemctl", "launchctl")
 	add(FileWriter, "changes the files its arguments name",

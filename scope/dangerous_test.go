@@ -80,7 +80,7 @@ func TestDangerous(t *testing.T) {
 		{"Bash(xargs *)", "runs other commands"},
 		{"Bash(sudo ls)", "runs other commands"},
 		{"Bash(timeout 5 make)", "runs other commands"},
-		{"Bash(find *)", "runs other commands"},
+		{"Bash(find . -exec *)", "runs code"},
 		{"Bash(py x)@/usr/bin/python3.11", "interpreter"}, // pinned under another name
 		{"Bash(loopguard *)", "guard"},
 		{"Bash(/home/u/go/bin/loopguard approve 1)", "guard"},

@@ -32,7 +32,8 @@ const PresetReadOnly = "readonly"
 // not widen that.
 //
 // Left out on purpose: pagers and editors (less, more, vim: they run
-// commands), find (-exec, -delete), tree (-o writes), printenv and env
+// commands), find -L and its acting predicates (-exec, -delete, -fprint:
+// the option table), tree (-o writes), printenv and env
 // (tokens in the environment; env runs commands), sed and awk
 // (interpreters), date with options (-s sets the clock; only a format is
 // covered), git branch * (-d, -m change branches).
@@ -55,6 +56,9 @@ var presets = []struct {
 		// redirect is never covered; cd only within the project, never
 		// into .git or .claude), and time.
 		"Bash(cd *)", "Bash(echo *)", "Bash(printf *)", "Bash(true)", "Bash(sleep *)", "Bash(date)", "Bash(date +*)",
+		// find without its acting predicates (-exec, -delete, -fprint:
+		// policy's option table) and without following links.
+		"Bash(find *)",
 	}},
 }
 
@@ -141,14 +145,17 @@ func PresetOf(r Rule) string {
 var presetFollows = []struct {
 	prog, short string
 	long        []string
+	// words are whole single-dash options (find's -L, -follow).
+	words []string
 }{
-	{"grep", "R", []string{"--dereference-recursive"}},
-	{"diff", "r", []string{"--recursive"}},
-	{"rg", "L", []string{"--follow"}},
-	{"du", "L", []string{"--dereference", "--files0-from"}},
-	{"ls", "L", []string{"--dereference"}},
-	{"wc", "", []string{"--files0-from"}},
-	{"file", "fC", []string{"--files-from", "--compile"}},
+	{"grep", "R", []string{"--dereference-recursive"}, nil},
+	{"diff", "r", []string{"--recursive"}, nil},
+	{"rg", "L", []string{"--follow"}, nil},
+	{"du", "L", []string{"--dereference", "--files0-from"}, nil},
+	{"ls", "L", []string{"--dereference"}, nil},
+	{"wc", "", []string{"--files0-from"}, nil},
+	{"file", "fC", []string{"--files-from", "--compile"}, nil},
+	{"find", "", nil, []string{"-L", "-follow", "-files0-from"}},
 }
 
 // presetFollowing returns the option of word v that presetFollows refuses
@@ -170,7 +177,12 @@ func presetFollowing(prog, v string) string {
 			}
 			return ""
 		}
-		if strings.HasPrefix(v, "-") && strings.ContainsAny(v[1:], f.short) {
+		for _, w := range f.words {
+			if v == w {
+				return v
+			}
+		}
+		if f.short != "" && strings.HasPrefix(v, "-") && strings.ContainsAny(v[1:], f.short) {
 			return v
 		}
 	}

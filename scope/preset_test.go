@@ -38,7 +38,7 @@ func TestPresetRules(t *testing.T) {
 	if _, err := Preset("nosuch", ""); err == nil {
 		t.Error("unknown preset")
 	}
-	for _, bad := range []string{"Bash(less *)", "Bash(find *)", "Bash(env *)", "Bash(sed *)"} {
+	for _, bad := range []string{"Bash(less *)", "Bash(find -L *)", "Bash(env *)", "Bash(sed *)"} {
 		r, _ := Parse(bad)
 		if PresetOf(r) != "" {
 			t.Errorf("%s is in a preset", bad)
