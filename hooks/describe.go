@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/token"
 )
@@ -52,6 +53,33 @@ type described struct {
 	// approved is the pending id of the approved call this one plausibly
 	// retries (approved_call_changed, target_state_drift), for review.
 	approved string
+	// shown are the input fields that only describe the call, left out
+	// of the descriptor (policy.ShownOnly).
+	shown map[string]string
+}
+
+// splitShown returns the input without the fields that only describe the
+// call (a string a reworded retry may change freely), and those fields.
+func splitShown(tool string, in map[string]any) (map[string]any, map[string]string) {
+	var shown map[string]string
+	for k, v := range in {
+		if s, ok := v.(string); ok && policy.ShownOnly(tool, k) {
+			if shown == nil {
+				shown = map[string]string{}
+			}
+			shown[k] = s
+		}
+	}
+	if shown == nil {
+		return in, nil
+	}
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		if _, ok := shown[k]; !ok {
+			out[k] = v
+		}
+	}
+	return out, shown
 }
 
 // warnings scans every string of the call once, from the decoded value,
@@ -90,7 +118,8 @@ func (e *Engine) shellEnv(c *Call) shellparse.Env {
 // input, the cwd, the resolved executables of a Bash command and the state of
 // the file a mutating tool would change.
 func (e *Engine) describe(c *Call) (*described, error) {
-	d := &described{desc: token.Descriptor{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd}}
+	input, shown := splitShown(c.ToolName, c.ToolInput)
+	d := &described{desc: token.Descriptor{Tool: c.ToolName, Input: input, Cwd: c.Cwd}, shown: shown}
 	if c.ToolName == "Bash" {
 		cmd, ok := c.ToolInput["command"].(string)
 		if !ok {

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
@@ -482,6 +483,9 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		}
 		msg = "loopguard: approved_call_changed: the user approved a different " + tool + " call in this session" + what +
 			", which this call resembles but is not; that approval covers only that exact call"
+		if p != nil {
+			msg += callDiff(p.Descriptor, d.canonical)
+		}
 		break
 	}
 	d.approved = approved
@@ -856,7 +860,7 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		ID: id, Created: now, Seen: now, Event: c.Event, Session: c.SessionID, Agent: c.Agent(),
 		AgentType: c.AgentType, Tool: c.ToolName, Cwd: c.Cwd, ProjectDir: e.projectDir(c),
 		Digest: d.digest, CallDigest: d.callDigest, Descriptor: d.canonical, Reason: reason,
-		Warnings: d.warnings(), Approved: d.approved,
+		Warnings: d.warnings(), Approved: d.approved, Shown: d.shown,
 	}
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 		p.Detail = d.shell.Reason
@@ -1179,4 +1183,18 @@ func summaryValue(v any) string {
 	default:
 		return fmt.Sprint(x)
 	}
+}
+
+// callDiff shows how a call differs from the approved one: a unified diff
+// of the two renderings (every byte escaped), at most a few lines.
+func callDiff(approved, now []byte) string {
+	diff := udiff.Unified("approved", "this call", []byte(RenderFull(approved)), []byte(RenderFull(now)), nil)
+	if diff == "" {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(diff, "\n"), "\n")
+	if len(lines) > 24 {
+		lines = append(lines[:24], "...")
+	}
+	return ". What differs:\n" + strings.Join(lines, "\n")
 }

@@ -177,3 +177,33 @@ func TestCanonicalIsOneWord(t *testing.T) {
 		}
 	}
 }
+
+// TestDescriptionIsNotTheCall: a retry that words Bash's description anew
+// is the call the human approved; a retry with another command is not,
+// and the model is shown what differs.
+func TestDescriptionIsNotTheCall(t *testing.T) {
+	h, _ := rewriteHarness(t, "")
+	bash := h.fixture("pretooluse-bash.json")
+	call := func(cmd, desc string) Decision {
+		return h.decide(with(bash, func(m map[string]any) {
+			input(m)["command"] = cmd
+			input(m)["description"] = desc
+		}))
+	}
+	held := call("echo hi > out.txt", "Write a greeting")
+	expect(t, "held", held, Deny, ReasonNoGrant)
+	p, err := h.store.GetPending(held.Pending)
+	if err != nil || p.Shown["description"] != "Write a greeting" {
+		t.Fatalf("the description is not shown apart: %+v %v", p, err)
+	}
+	if strings.Contains(string(p.Descriptor), "Write a greeting") {
+		t.Error("the description is part of the digested descriptor")
+	}
+	h.approve(held)
+	other := call("echo bye > out.txt", "Write a greeting")
+	expect(t, "another command", other, Deny, ReasonCallChanged)
+	if !strings.Contains(other.Message, "What differs:") || !strings.Contains(other.Message, "-") || !strings.Contains(other.Message, "bye") {
+		t.Errorf("no diff in the reason: %s", other.Message)
+	}
+	expect(t, "the description reworded", call("echo hi > out.txt", "Greet, in a file"), Allow, ReasonExactGrant)
+}

@@ -57,3 +57,22 @@ var KnownTools = []string{
 	"ToolSearch", "WebFetch", "WebSearch", "Workflow", "Write",
 	"mcp__server__tool", "SomeFutureTool",
 }
+
+// shownOnly names, per tool, the input fields that change nothing about
+// what runs: a note for the human (Bash's description). They are left out
+// of a call's digest, so that a retry that words its description anew
+// is the same call, and shown apart. Anything not listed is part of the
+// digest, future fields included.
+var shownOnly = map[string][]string{
+	"Bash": {"description"},
+}
+
+// ShownOnly reports whether field of tool's input only describes the call.
+func ShownOnly(tool, field string) bool {
+	for _, f := range shownOnly[tool] {
+		if f == field {
+			return true
+		}
+	}
+	return false
+}

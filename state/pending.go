@@ -69,6 +69,10 @@ type Pending struct {
 	// retries (approved_call_changed, target_state_drift): a display hint,
 	// never a decision.
 	Approved string `json:"approved,omitempty"`
+	// Shown are the input fields that only describe the call (Bash's
+	// description: policy.ShownOnly), left out of its digest and shown
+	// apart.
+	Shown map[string]string `json:"shown,omitempty"`
 }
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)

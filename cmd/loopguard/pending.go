@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -175,6 +176,9 @@ func renderParts(st *state.Store, p *state.Pending, full bool) (head, body strin
 		s += "\n         the approved call it resembles: pending " + esc(p.Approved)
 	}
 	s += "\ncall:    " + hooks.Summary(p)
+	for _, k := range slices.Sorted(maps.Keys(p.Shown)) {
+		s += "\nnote:    " + esc(k) + " (shown only, not part of the digest): " + esc(p.Shown[k])
+	}
 	for _, w := range hooks.Danger(p.Descriptor, p.ProjectDir) {
 		s += "\n!!! DANGER: " + esc(w)
 	}
