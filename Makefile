@@ -30,10 +30,10 @@ LDFLAGS := -X main.version=$(VERSION)
 .PHONY: build install deps test lint ci demo clean bench screenshots
 
 build:
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/loopguard ./cmd/loopguard-hook
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/loopguard ./cmd/loopguard-hook ./cmd/loopguard-exec
 
 install:
-	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/loopguard ./cmd/loopguard-hook
+	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/loopguard ./cmd/loopguard-hook ./cmd/loopguard-exec
 
 deps:
 	scripts/deps

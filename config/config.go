@@ -21,6 +21,7 @@ import (
 	"unicode"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shellparse"
 )
 
@@ -228,14 +229,11 @@ func (e *Error) Hint() string {
 // DefaultPath is $XDG_CONFIG_HOME/loopguard/config.json, or
 // ~/.config/loopguard/config.json.
 func DefaultPath() (string, error) {
-	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "loopguard", "config.json"), nil
-	}
-	home, err := os.UserHomeDir()
+	dir, err := policy.ConfigDir()
 	if err != nil {
-		return "", fmt.Errorf("failed to find the home directory: %w", err)
+		return "", err
 	}
-	return filepath.Join(home, ".config", "loopguard", "config.json"), nil
+	return filepath.Join(dir, "config.json"), nil
 }
 
 // Load reads the configuration at path. A missing file is the defaults; a

@@ -5,9 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/policy"
-	"github.com/loopguard/loopguard/state"
 )
 
 // ExitFailed is the launcher's exit status when it runs nothing: bash's
@@ -30,23 +28,14 @@ func Main(args []string, stderr io.Writer) int {
 func envOf() Env {
 	home, _ := os.UserHomeDir()
 	pl := policy.Places{Home: home, ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"), CodexHome: os.Getenv("CODEX_HOME")}
-	if d, err := state.DefaultDir(); err == nil {
+	if d, err := policy.StateDir(); err == nil {
 		pl.StateDir = d
 	}
-	if p, err := config.DefaultPath(); err == nil {
-		pl.ConfigDir = dirOf(p)
+	if d, err := policy.ConfigDir(); err == nil {
+		pl.ConfigDir = d
 	}
 	if self, err := os.Executable(); err == nil {
 		pl.Self = self
 	}
 	return EnvFrom(os.Getenv, pl, os.Getuid())
-}
-
-func dirOf(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' {
-			return p[:i]
-		}
-	}
-	return "."
 }

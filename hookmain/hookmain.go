@@ -30,6 +30,7 @@ import (
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/notify"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -246,12 +247,21 @@ func argsAfterHook(args []string) []string {
 	return args
 }
 
-// launcher is the binary that confines what a scoped Bash grant allows:
-// this one (its exec subcommand), when the kernel's Landlock can enforce a
-// capability; "" otherwise.
+// launcher is the binary that confines what a scoped Bash grant allows,
+// when the kernel's Landlock can enforce a capability ("" otherwise): the
+// launcher alone beside this binary (loopguard-exec, which starts faster),
+// else this one (its exec subcommand).
 func launcher(self string) string {
 	if self == "" || confine.ABI() < confine.MinABI {
 		return ""
 	}
+	if l := policy.Launcher(self); isExecutable(l) {
+		return l
+	}
 	return self
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }

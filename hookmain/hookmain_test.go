@@ -12,6 +12,7 @@ import (
 
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/policy"
 )
@@ -171,5 +172,35 @@ func TestSetupHangOrPanicDenies(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := Run([]string{"--event", "PreToolUse", "--deadline", "300ms"}, strings.NewReader(bashPayload(project, "echo hi > f")), &out, &errOut, Options{}); code != 2 || !strings.Contains(out.String(), hooks.ReasonNoGrant) {
 		t.Errorf("control: want no_grant, got exit %d: %s", code, out.String())
+	}
+}
+
+// TestLauncherBeside: the hook confines through loopguard-exec beside it
+// when it is there and executable, else through itself; without Landlock,
+// through nothing.
+func TestLauncherBeside(t *testing.T) {
+	if confine.ABI() < confine.MinABI {
+		if launcher("/x/loopguard-hook") != "" {
+			t.Fatal("a launcher without Landlock")
+		}
+		t.Skip("no Landlock here")
+	}
+	dir := t.TempDir()
+	self := filepath.Join(dir, "loopguard-hook")
+	if got := launcher(self); got != self {
+		t.Errorf("without loopguard-exec: %q", got)
+	}
+	exe := filepath.Join(dir, "loopguard-exec")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := launcher(self); got != self {
+		t.Errorf("with a loopguard-exec that is not executable: %q", got)
+	}
+	if err := os.Chmod(exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := launcher(self); got != exe {
+		t.Errorf("with loopguard-exec: %q", got)
 	}
 }

@@ -96,7 +96,23 @@ type entry struct {
 const (
 	BinaryName     = "loopguard"
 	HookBinaryName = "loopguard-hook"
+	// ExecBinaryName is the launcher alone (package confine): a Bash call
+	// a scoped grant allows runs through it, confined. It restricts what it
+	// runs and grants nothing, but replacing it would replace the
+	// confinement: it is guard-critical like the other two.
+	ExecBinaryName = "loopguard-exec"
 )
+
+// Launcher returns the path of the launcher binary beside either binary,
+// whether or not it is there.
+func Launcher(self string) string {
+	dir, base := filepath.Split(self)
+	ext := ""
+	if strings.HasSuffix(base, ".exe") {
+		ext = ".exe"
+	}
+	return filepath.Join(dir, ExecBinaryName+ext)
+}
 
 // Binaries returns the paths of loopguard's two binaries given the path of
 // either: the one beside it in the same directory is its twin, whether or not
@@ -118,7 +134,7 @@ func IsLoopguardBinary(self, exe string) bool {
 	}
 	full, hook := Binaries(self)
 	exe = filepath.Clean(exe)
-	return exe == filepath.Clean(self) || exe == full || exe == hook
+	return exe == filepath.Clean(self) || exe == full || exe == hook || exe == Launcher(self)
 }
 
 // ConsoleDir is loopguard serve's directory inside the state directory:
@@ -154,7 +170,7 @@ func (pl Places) entries() []entry {
 	add(entry{path: pl.Self, tier: GuardCritical, what: "the loopguard binary"})
 	if pl.Self != "" {
 		full, hook := Binaries(pl.Self)
-		for _, b := range []string{full, hook} {
+		for _, b := range []string{full, hook, Launcher(pl.Self)} {
 			if b != filepath.Clean(pl.Self) {
 				add(entry{path: b, tier: GuardCritical, what: "the loopguard binary"})
 			}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/policy"
 )
 
 // Errors callers branch on.
@@ -43,16 +44,7 @@ func (e *UnsafeDirError) Hint() string {
 }
 
 // DefaultDir is $XDG_STATE_HOME/loopguard, or ~/.local/state/loopguard.
-func DefaultDir() (string, error) {
-	if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "loopguard"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("failed to find the home directory: %w", err)
-	}
-	return filepath.Join(home, ".local", "state", "loopguard"), nil
-}
+func DefaultDir() (string, error) { return policy.StateDir() }
 
 // Store is the state directory.
 type Store struct {

@@ -26,6 +26,21 @@ func checkConfinement(ctx context.Context, self string) checkResult {
 		r.fix = "use a Linux kernel with Landlock (6.7 or later, lsm= including landlock), or approve calls exactly instead of granting scopes"
 		return r
 	}
+	// The launcher the hook runs: loopguard-exec beside this binary when it
+	// is there (it must be of this build), else this binary.
+	launcher := self
+	if l := policy.Launcher(self); self != "" {
+		if fi, err := os.Stat(l); err == nil && !fi.IsDir() {
+			if err := sameBuild(self, l); err != nil {
+				r.status = statusFail
+				r.detail = "the launcher " + l + " is not of this build: the hook would confine with another version's rules (" + err.Error() + ")"
+				r.fix = "install all three binaries together: make install (or go install ./cmd/...)"
+				return r
+			}
+			launcher = l
+		}
+	}
+	self = launcher
 	cat, err := exec.LookPath("cat")
 	if err != nil || self == "" {
 		r.status, r.detail = statusSkip, fmt.Sprintf("Landlock ABI %d; the launcher was not tried (no cat, or no binary to try)", abi)
@@ -67,6 +82,6 @@ func checkConfinement(ctx context.Context, self string) checkResult {
 		return r
 	}
 	r.status = statusOK
-	r.detail = fmt.Sprintf("Landlock ABI %d: Bash calls scoped grants cover run rewritten and confined to their capability (a read-only launch read the project and was refused a file outside it)", abi)
+	r.detail = fmt.Sprintf("Landlock ABI %d: Bash calls scoped grants cover run rewritten and confined to their capability by %s (a read-only launch read the project and was refused a file outside it)", abi, self)
 	return r
 }

@@ -222,6 +222,9 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 	if p.hook != "" {
 		protected = append(protected, struct{ what, path string }{"loopguard's hook binary", p.hook})
 	}
+	if p.launcher != "" {
+		protected = append(protected, struct{ what, path string }{"loopguard's launcher", p.launcher})
+	}
 	opened := 0
 	for _, l := range layers {
 		dir := filepath.Dir(l.path)
@@ -285,6 +288,9 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 	}
 	if p.hook != "" {
 		need = append(need, struct{ key, what, path string }{"filesystem.denyWrite", "loopguard's hook binary", p.hook})
+	}
+	if p.launcher != "" {
+		need = append(need, struct{ key, what, path string }{"filesystem.denyWrite", "loopguard's launcher", p.launcher})
 	}
 	missing := 0
 	for _, n := range need {

@@ -24,6 +24,7 @@ type sandboxPaths struct {
 	config   string // loopguard's config directory
 	binary   string // this binary
 	hook     string // loopguard-hook beside it, when installed ("": not)
+	launcher string // loopguard-exec beside it, when installed ("": not)
 	keyrings string // the Secret Service's keyring files
 	goCache  string // the Go build cache of sandboxed commands
 }
@@ -50,6 +51,11 @@ func resolveSandboxPaths(bin string) (sandboxPaths, error) {
 			p.hook = hook
 		}
 	}
+	if l := policy.Launcher(bin); l != bin {
+		if fi, err := os.Stat(l); err == nil && !fi.IsDir() {
+			p.launcher = l
+		}
+	}
 	data := filepath.Join(p.home, ".local", "share")
 	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
 		data = x
@@ -72,15 +78,21 @@ func (p sandboxPaths) denyWrite() []string {
 	if p.hook != "" {
 		out = append(out, sp(p.hook))
 	}
+	if p.launcher != "" {
+		out = append(out, sp(p.launcher))
+	}
 	return append(out, sp(p.keyrings))
 }
 
 // binaries names the loopguard binaries for a message.
 func (p sandboxPaths) binaries() string {
-	if p.hook != "" {
-		return p.binary + ", " + p.hook
+	s := p.binary
+	for _, b := range []string{p.hook, p.launcher} {
+		if b != "" {
+			s += ", " + b
+		}
 	}
-	return p.binary
+	return s
 }
 
 // spec is the sandbox block init merges.

@@ -42,6 +42,9 @@ func Build(ctx context.Context, repo, dir string, tags ...string) (string, error
 	if _, err := goBuild(ctx, repo, filepath.Join(dir, "loopguard-hook"), "./cmd/loopguard-hook", tags...); err != nil {
 		return "", err
 	}
+	if _, err := goBuild(ctx, repo, filepath.Join(dir, "loopguard-exec"), "./cmd/loopguard-exec", tags...); err != nil {
+		return "", err
+	}
 	return goBuild(ctx, repo, filepath.Join(dir, "loopguard"), "./cmd/loopguard", tags...)
 }
 
