@@ -69,7 +69,7 @@ bench: deps build
 	CGO_ENABLED=0 $(GO) build -o bin/bench/ ./bench/cmd/...
 	mkdir -p .cache/bench
 	scripts/with-keyring bin/bench/hookbench $(BENCH_FLAGS) -out .cache/bench/results.md
-	bin/bench/launchbench -hook bin/loopguard-hook -repo . -out .cache/bench/results.md
+	bin/bench/launchbench -launcher bin/loopguard-exec -repo . -out .cache/bench/results.md
 	{ echo; echo '### In-process benchmarks'; echo; echo '```'; \
 	  $(GO) test -run '^$$' -bench . -benchtime 1s ./bench/; \
 	  $(GO) test -run '^$$' -bench 'Analyze2KB$$' ./shellparse/; \

@@ -1,4 +1,4 @@
-// Command launchbench measures what the launcher (loopguard-hook exec)
+// Command launchbench measures what the launcher (loopguard-exec)
 // adds to a command a scoped grant allows: the same program run alone and
 // through the launcher, as whole processes, interleaved call by call so
 // that the machine's drift cancels; median, p90 and the paired difference.
@@ -24,7 +24,7 @@ import (
 )
 
 func main() {
-	hook := flag.String("hook", "bin/loopguard-hook", "the hook binary whose exec subcommand is the launcher")
+	hook := flag.String("launcher", "bin/loopguard-exec", "the launcher binary (loopguard-exec, or loopguard-hook: its exec subcommand)")
 	repo := flag.String("repo", ".", "a project for the project-write row (this repository)")
 	rounds := flag.Int("rounds", 200, "measured runs per program and row")
 	out := flag.String("out", "", "append the Markdown table here too")
@@ -54,7 +54,7 @@ func main() {
 		{fmt.Sprintf("project-write+git: true, project of %d entries", files), policy.Capability{Write: true, Git: true}, []string{tru}},
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n### The launcher (loopguard-hook exec), %d runs each, interleaved\n\n", *rounds)
+	fmt.Fprintf(&b, "\n### The launcher (%s exec), %d runs each, interleaved\n\n", filepath.Base(h), *rounds)
 	fmt.Fprintf(&b, "Landlock ABI %d. Wall time per whole process, ms.\n\n", confine.ABI())
 	b.WriteString("| row | alone median | launched median | alone p90 | launched p90 | added, median of pairs |\n|---|--:|--:|--:|--:|--:|\n")
 	for _, row := range rows {
