@@ -33,8 +33,11 @@ var configs = map[int]landlock.Config{4: landlock.V4, 5: landlock.V5, 6: landloc
 // maxKnownABI is the newest ABI the launcher names rights for.
 const maxKnownABI = 7
 
-// apply restricts the calling thread (and every other: the rules are
-// process-wide) to plan: Landlock first, then the socket filter.
+// apply restricts the calling thread to plan: Landlock first, then the
+// socket filter. Only this thread: it is locked to the goroutine that
+// execs next, and execve keeps exactly its restrictions (the other threads
+// of the Go runtime end there), so the all-threads machinery, which
+// signals every thread, is not needed.
 func apply(plan Plan) error {
 	if testknobs.On(testknobs.NoRuleset) {
 		return nil
@@ -61,8 +64,16 @@ func apply(plan Plan) error {
 		// TCP is not handled at all: any connection, any listener.
 		cfg.HandledAccessNet = 0
 	}
-	if err := cfg.Restrict(rules...); err != nil {
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
 		return fmt.Errorf("landlock: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	return installFilter(plan.Network)
 }
