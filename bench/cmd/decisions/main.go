@@ -48,6 +48,7 @@ type options struct {
 	stubsOnly bool
 	allShells bool
 	keep      bool
+	explain   string
 	extra     []string
 }
 
@@ -66,6 +67,7 @@ func main() {
 	flag.BoolVar(&o.stubsOnly, "stubs-only", false, "resolve every program to a stub (no real program from this machine)")
 	flag.BoolVar(&o.allShells, "all-shells", false, "measure the commands logged as run by PowerShell too")
 	flag.BoolVar(&o.keep, "keep", false, "keep the fixture directory (printed on stderr)")
+	flag.StringVar(&o.explain, "explain", "", "decide this one command and print the engine's message for each grant set")
 	flag.Var(&extra, "grant", "a rule of a third grant set: the typical set and this rule (repeatable)")
 	flag.Parse()
 	o.extra = extra
@@ -93,6 +95,18 @@ type Report struct {
 }
 
 func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
+	if o.explain != "" {
+		o.outcomes = true
+		rep, err := measureAll(ctx, o, []corpus.Entry{{Cmd: o.explain}}, stderr)
+		if err != nil {
+			return err
+		}
+		for _, r := range rep.Results {
+			oc := r.Outcomes[0]
+			fmt.Fprintf(stdout, "%s (%s): %s %s\n  %s\n", r.Set.Name, mode(r), oc.Behavior, oc.Reason, oc.Message)
+		}
+		return nil
+	}
 	file, err := os.Open(o.corpus)
 	if err != nil {
 		return err

@@ -19,6 +19,8 @@ import (
 type Outcome struct {
 	Behavior string `json:"behavior"`
 	Reason   string `json:"reason"`
+	// Message is the engine's message (kept with -outcomes).
+	Message string `json:"message,omitempty"`
 }
 
 // held: the call waits for a human. Anything but an allow or an abstention
@@ -98,6 +100,8 @@ func (f *fixture) measure(ctx context.Context, gs grantSet, entries []corpus.Ent
 		}
 		if keepOutcomes {
 			r.Outcomes = append(r.Outcomes, o)
+		} else {
+			o.Message = ""
 		}
 		r.Calls++
 		a := r.ByAgent[agentOf(e)]
@@ -205,7 +209,7 @@ func (f *fixture) decide(ctx context.Context, eng *hooks.Engine, cmd, cwd string
 		return Outcome{Behavior: hooks.Deny, Reason: hooks.ReasonMalformed}, nil
 	}
 	d := eng.Decide(ctx, c)
-	return Outcome{Behavior: d.Behavior, Reason: d.Reason}, nil
+	return Outcome{Behavior: d.Behavior, Reason: d.Reason, Message: d.Message}, nil
 }
 
 // judgeParts judges each part alone, in order, each in the cwd the cds
