@@ -18,6 +18,9 @@
 #   make bench   the hook's latency as whole processes (BENCH.md), ~5 minutes
 #   make screenshots  the console's screenshots in docs/console/, taken by
 #                the real-client browser test (LOOPGUARD_SCREENSHOTS)
+#   make decisions  human decisions per 100 Bash calls on the corpus of real
+#                agents' commands (testdata/agentcmds), ~3 minutes; another
+#                corpus with DECISIONS_CORPUS=file.jsonl
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -27,7 +30,7 @@ STATICCHECK_VERSION ?= v0.8.2
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build install deps test lint ci demo clean bench screenshots
+.PHONY: build install deps test lint ci demo clean bench screenshots decisions
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/loopguard ./cmd/loopguard-hook ./cmd/loopguard-exec
@@ -54,6 +57,11 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) mod tidy -diff
+
+DECISIONS_CORPUS ?= testdata/agentcmds/corpus.jsonl
+
+decisions:
+	$(GO) run ./bench/cmd/decisions -corpus $(DECISIONS_CORPUS)
 
 ci:
 	@status=0; \
