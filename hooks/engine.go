@@ -723,7 +723,7 @@ type cover struct {
 // under the rule (the canonical rewrite).
 func (e *Engine) coverOne(ctx context.Context, c *Call, grants []state.GrantFile, project string, shell *shellparse.Result, cwd string, runnable func(scope.Rule) error) cover {
 	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.Env.ProjectDir != "", Home: e.Env.Home, Shell: shell,
-		ExeDigest: e.Store.ExeDigest}
+		ExeDigest: e.Store.ExeDigest, Confined: c.ToolName == "Bash" && c.Rewrite && e.Env.Launcher != "" && shell != nil && !shell.Builtin}
 	var cv cover
 	for _, gf := range grants {
 		g := gf.Grant

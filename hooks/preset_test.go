@@ -49,7 +49,7 @@ func (h *harness) mintPreset() int {
 // must never cover does not run (each row with its control).
 func TestReadOnlyPreset(t *testing.T) {
 	h := newHarness(t)
-	h.stubs("less", "head", "wc", "grep", "du", "find", "sleep", "date")
+	h.stubs("less", "head", "wc", "grep", "du", "find", "sleep", "date", "sed", "nl", "sort", "uniq", "cut", "tr")
 	base := filepath.Dir(h.project)
 	cfgDir := filepath.Join(base, "config", "loopguard")
 	home := h.eng().Env.Home
@@ -83,6 +83,8 @@ func TestReadOnlyPreset(t *testing.T) {
 		"go vet ./...", "go list -m all", "git log --format=%h/%s -3", "cat src/../README.md", "ls -la " + h.project,
 		"cat inside-link/x", "grep -rn x *.go",
 		"find . -name '*.go'", "find src -maxdepth 2 -type f", "find . -newer go.mod -print", "cd src", "echo done", "sleep 1", "date +%s",
+		"sed -n '1,20p' main.go", "nl -ba main.go", "sort go.mod", "uniq -c go.mod", "cut -d: -f1 go.mod",
+		"sed -n 5p main.go | nl", "grep -n func main.go | sort | uniq -c",
 	}
 	// A symlink inside the project to a dir inside it (control) and to one
 	// outside it (attack, below).
@@ -137,6 +139,17 @@ func TestReadOnlyPreset(t *testing.T) {
 		{"cd .git", ReasonExecConfig},
 		{"date -s 2020-01-01", ReasonNoGrant},
 		{"echo x > out.txt", ReasonNoGrant},
+		{"sed -n 'r /etc/passwd' main.go", ReasonIndirect},
+		{"sed -n '1r ../x' main.go", ReasonIndirect},
+		{"sed -n 'w out.txt' main.go", ReasonIndirect},
+		{"sed -n 's/a/b/e' main.go", ReasonIndirect},
+		{"sed -n -f script.sed main.go", ReasonIndirect},
+		{"sed -i 's/a/b/' main.go", ReasonNoGrant},
+		{"sed 's/a/b/' main.go", ReasonNoGrant},
+		{"sed -n 1,5p ../x", ReasonNoGrant},
+		{"sort -o out.txt go.mod", ReasonNoGrant},
+		{"uniq go.mod out.txt", ReasonNoGrant},
+		{"sed -n 5p main.go | sh", ReasonChained},
 	}
 	for _, c := range denied {
 		d := run("", c.cmd)

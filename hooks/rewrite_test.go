@@ -207,3 +207,21 @@ func TestDescriptionIsNotTheCall(t *testing.T) {
 	}
 	expect(t, "the description reworded", call("echo hi > out.txt", "Greet, in a file"), Allow, ReasonExactGrant)
 }
+
+// TestConfinedPresetReadsPatterns: a preset rule judges every word it
+// absorbs as a path in the project; a word that names nothing on disk (sed's
+// /func/p, grep's /api/) is refused when the call would run unconfined, and
+// covered when the kernel confines the read to the project anyway. A word
+// that names something outside the project stays refused either way.
+func TestConfinedPresetReadsPatterns(t *testing.T) {
+	for _, launcher := range []string{"/opt/lg/loopguard-exec", ""} {
+		_, run := rewriteHarness(t, launcher, "sed", "grep")
+		want, reason := Allow, ReasonScopedGrant
+		if launcher == "" {
+			want, reason = Deny, ReasonNoGrant
+		}
+		expect(t, "sed -n /func/p, launcher "+launcher, run("sed -n '/func/p' main.go"), want, reason)
+		expect(t, "grep -n /api/, launcher "+launcher, run("grep -n /api/ main.go"), want, reason)
+		expect(t, "sed -n 1p /etc/hostname, launcher "+launcher, run("sed -n 1p /etc/hostname"), Deny, ReasonNoGrant)
+	}
+}

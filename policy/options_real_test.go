@@ -435,7 +435,7 @@ func runIn(t *testing.T, dir string, env []string, argv ...string) string {
 	cmd.Dir = dir
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LC_ALL=C", "LANG=C", "TERM=dumb",
-		"PAGER=cat", "GIT_PAGER=cat", "MANPAGER=cat", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"PAGER=cat", "GIT_PAGER=cat", "MANPAGER=cat", "GOTELEMETRY=off", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 		"GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=/bin/false", "SSH_ASKPASS=/bin/false", "GIT_SSH_COMMAND=/bin/false",
 		"GIT_ALLOW_PROTOCOL=file", "EDITOR=/bin/false", "GIT_EDITOR=/bin/false", "VISUAL=/bin/false",
 		"GOFLAGS=", "GOTOOLCHAIN=local", "GOPROXY=off", "GOENV=off", "GOCACHE=" + goCache(),

@@ -103,6 +103,8 @@ func buildTables() {
 	tables["npm"], tables["pnpm"], tables["yarn"] = npm, npm, npm
 	tables["go"] = goTable()
 	tables["find"] = findTable()
+	sed := sedTable()
+	tables["sed"], tables["gsed"] = sed, sed
 	cc := ccTable()
 	for _, n := range []string{"cc", "gcc", "g++", "c++", "clang", "clang++", "cpp"} {
 		tables[n] = cc
@@ -641,4 +643,23 @@ func findTable() *table {
 	})
 	t.goStyle = true
 	return t
+}
+
+// sedTable is GNU sed's options. Its scripts (the first operand, or each
+// -e) are read by the analysis (shellparse: e, r, R, w, W and the s flags e
+// and w make the command indirect; a script from -f is refused there); the
+// table classes the options: -i writes the files it edits.
+func sedTable() *table {
+	return parseTable("sed", `
+		safe: -n -E -r -s -u -z -b --quiet --silent --regexp-extended --separate --unbuffered
+			--null-data --zero-terminated --posix --debug --sandbox --binary --help --version
+			-e= --expression= -l= --line-length= ;
+		reads: --follow-symlinks ;
+		writes: -i=? --in-place=? ;
+		code: -f= --file=`, map[string]string{
+		"-i":         "sed -i rewrites the files it reads",
+		"--in-place": "sed --in-place rewrites the files it reads",
+		"-f":         "sed -f reads its script, which may run commands, from a file",
+		"--file":     "sed --file reads its script, which may run commands, from a file",
+	})
 }

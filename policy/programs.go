@@ -77,7 +77,7 @@ func buildPrograms() {
 		"expect", "rscript", "r", "julia", "osascript", "java", "jshell", "groovy", "scala", "kotlin",
 		"ghc", "ghci", "runghc", "runhaskell", "racket", "guile", "sbcl", "clisp", "ocaml", "erl",
 		"escript", "elixir", "iex", "swift", "bb", "nbb", "dc",
-		"awk", "gawk", "mawk", "nawk", "sed", "gsed", "m4",
+		"awk", "gawk", "mawk", "nawk", "m4",
 		"vim", "vi", "nvim", "ex", "view", "rview", "vimdiff", "emacs", "emacsclient", "ed", "nano",
 		"gdb", "lldb")
 	add(Runner, "runs another command or code",

@@ -119,7 +119,26 @@ func segCouldMatch(seg, name string) bool {
 		return false
 	}
 	ok, err := doublestar.Match(strings.ToLower(seg), strings.ToLower(name))
+	if err != nil {
+		// What doublestar cannot read is no pattern to bash either: an
+		// unclosed [ or {, an empty [] (python's "[f for f in x]" or a
+		// format string's "{len(x)}", split into words) stand for
+		// themselves. Judge the word as the literal it is.
+		ok, err = doublestar.Match(strings.ToLower(quoteGlob(seg)), strings.ToLower(name))
+	}
 	return ok || err != nil // an unreadable pattern counts as a match
+}
+
+// quoteGlob quotes every pattern character of seg.
+func quoteGlob(seg string) string {
+	var b strings.Builder
+	for i := 0; i < len(seg); i++ {
+		if strings.IndexByte(`*?[]{},\`, seg[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(seg[i])
+	}
+	return b.String()
 }
 
 // SegmentCouldName reports whether one segment of a file rule's pattern

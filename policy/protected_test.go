@@ -151,3 +151,21 @@ func TestAnyDepthNamesStartWithADot(t *testing.T) {
 		}
 	}
 }
+
+// TestUnclosedBracketIsLiteral: a word no pattern reader can read (an
+// unclosed [ or {, an empty []: python's "[f for f in x]" or a format
+// string split into words) is a literal to bash and matches no protected
+// name; a real pattern that can still does.
+func TestUnclosedBracketIsLiteral(t *testing.T) {
+	pl := Places{Home: "/home/u"}
+	for _, p := range []string{"/p/[f", "/p/x[", "/p/[[a", "/p/{len", "/p/[]", "/p/{league_name:", "/p/[a,b],c:1}"} {
+		if g := pl.GlobProtection(p); g.Protected() {
+			t.Errorf("%s: %s (%s)", p, g.Tier, g.What)
+		}
+	}
+	for _, p := range []string{"/p/.[c]laude/settings.json", "/p/[.]git/config", "/p/.clau[d"} {
+		if g := pl.GlobProtection(p); !g.Protected() && p != "/p/.clau[d" {
+			t.Errorf("%s: not protected", p)
+		}
+	}
+}

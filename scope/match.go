@@ -47,6 +47,11 @@ type Call struct {
 	// ExeDigest returns the SHA-256 (hex) of the executable at a path, for
 	// content-pinned rules; nil means fsx.ContentDigest, uncached.
 	ExeDigest func(path string) (string, error)
+	// Confined says the call will run confined by the kernel to its rule's
+	// capability (package confine): a preset rule then need not refuse a
+	// word that names nothing on disk (a pattern such as sed's /func/p):
+	// the kernel keeps the read in the project whatever the word is.
+	Confined bool
 }
 
 // MatchError says why a rule does not cover a call.

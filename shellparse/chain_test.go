@@ -122,19 +122,28 @@ func TestChainCanonicalMatchesBash(t *testing.T) {
 }
 
 // records runs cmd with bash in dir, every builtin disabled (the stubs on
-// PATH record each program run), and returns what ran, in order.
+// PATH record each program run, each process in a file of its own), and
+// returns what ran.
 func (o *bashOracle) records(t *testing.T, dir, cmd string) []invocation {
 	t.Helper()
-	rec := filepath.Join(o.fx.root, "runs", filepath.Base(dir)+".chain")
-	defer os.Remove(rec)
-	c := exec.Command(o.bash, "-c", o.prelude+"enable -n eval set enable\n"+cmd)
-	c.Dir = dir
-	c.Env = []string{"PATH=" + o.fx.env.Path, "HOME=" + o.fx.env.Home, "LG_RECORD=" + rec, "LC_ALL=C.UTF-8"}
-	_ = c.Run()
-	data, _ := os.ReadFile(rec)
-	recs, err := parseRecords(data)
+	recDir, err := os.MkdirTemp(filepath.Join(o.fx.root, "runs"), "rec")
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer os.RemoveAll(recDir)
+	c := exec.Command(o.bash, "-c", o.prelude+"enable -n eval set enable\n"+cmd)
+	c.Dir = dir
+	c.Env = []string{"PATH=" + o.fx.env.Path, "HOME=" + o.fx.env.Home, "LG_RECORD_DIR=" + recDir, "LC_ALL=C.UTF-8"}
+	_ = c.Run()
+	files, _ := os.ReadDir(recDir)
+	var recs []invocation
+	for _, f := range files {
+		data, _ := os.ReadFile(filepath.Join(recDir, f.Name()))
+		r, err := parseRecords(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r...)
 	}
 	return recs
 }

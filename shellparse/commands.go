@@ -670,8 +670,9 @@ func sedRule(args []string) (int, string) {
 				scripts, haveScript = append(scripts, i+1), true
 			}
 			i++
-		case strings.HasPrefix(a, "--file") || strings.HasPrefix(a, "--line-length"):
-			haveScript = haveScript || strings.HasPrefix(a, "--file")
+		case strings.HasPrefix(a, "--file"):
+			return i, "sed --file reads its script from a file the analysis cannot see (it may run commands or write files)"
+		case strings.HasPrefix(a, "--line-length"):
 			if !strings.Contains(a, "=") {
 				i++
 			}
@@ -692,7 +693,9 @@ func sedRule(args []string) (int, string) {
 						i++ // BSD sed: -i '' takes a separate, empty suffix
 					}
 					break cluster // the rest is a backup suffix
-				case 'e', 'f', 'l':
+				case 'f':
+					return i, "sed -f reads its script from a file the analysis cannot see (it may run commands or write files)"
+				case 'e', 'l':
 					if a[j] != 'l' {
 						haveScript = true
 					}
@@ -735,13 +738,13 @@ func sedRule(args []string) (int, string) {
 			s = args[si]
 		}
 		if sedScriptUnsafe(s) {
-			return idx, "the sed script may run commands or write files (e, w, W, s///e, s///w), or is not understood"
+			return idx, "the sed script may run commands, read or write files it names (e, r, R, w, W, s///e, s///w), or is not understood"
 		}
 	}
 	return -1, ""
 }
 
-// sedScriptUnsafe parses a sed script conservatively: true for e, w, W
+// sedScriptUnsafe parses a sed script conservatively: true for e, r, R, w, W
 // commands, s flags e and w, and anything it does not understand.
 func sedScriptUnsafe(s string) bool {
 	i, n := 0, len(s)
@@ -853,8 +856,7 @@ func sedScriptUnsafe(s string) bool {
 			}
 			continue
 		case 'r', 'R':
-			toEOL(false)
-			continue
+			return true // reads a file the script names, which no word shows
 		case 'q', 'Q', 'l', 'L':
 			blanks()
 			digits()

@@ -58,7 +58,9 @@ func newFixture(tb testing.TB) *fixture {
 		bash = "/bin/sh"
 	}
 	// The stub records "$0", "$#" and each argument, NUL-terminated.
-	stub := "#!" + bash + "\n" + `if [ -n "$LG_RECORD" ]; then { printf '%s\0' "$0" "$#"; if [ $# -gt 0 ]; then printf '%s\0' "$@"; fi; } >> "$LG_RECORD"; fi` + "\n"
+	// With LG_RECORD_DIR, each process records in a file of its own: the
+	// parts of a pipeline run at once.
+	stub := "#!" + bash + "\n" + `if [ -n "$LG_RECORD_DIR" ]; then LG_RECORD=$LG_RECORD_DIR/$$; fi; if [ -n "$LG_RECORD" ]; then { printf '%s\0' "$0" "$#"; if [ $# -gt 0 ]; then printf '%s\0' "$@"; fi; } >> "$LG_RECORD"; fi` + "\n"
 	mk := func(rel string, mode os.FileMode) {
 		p := filepath.Join(root, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
