@@ -722,6 +722,9 @@ type cover struct {
 // verifies; runnable, when set, says whether the covered command can run
 // under the rule (the canonical rewrite).
 func (e *Engine) coverOne(ctx context.Context, c *Call, grants []state.GrantFile, project string, shell *shellparse.Result, cwd string, runnable func(scope.Rule) error) cover {
+	if c.Rewrite {
+		shell = literalGlobs(shell)
+	}
 	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.Env.ProjectDir != "", Home: e.Env.Home, Shell: shell,
 		ExeDigest: e.Store.ExeDigest, Confined: c.ToolName == "Bash" && c.Rewrite && e.Env.Launcher != "" && shell != nil && !shell.Builtin}
 	var cv cover

@@ -196,3 +196,27 @@ func (e *Engine) match(rule scope.Rule, sc scope.Call) error {
 	}
 	return scope.Match(rule, sc)
 }
+
+// literalGlobs is res with every glob word that matched nothing made a
+// literal word: the canonical command passes it single-quoted, so bash
+// expands nothing (ls .eslintrc* with no such file lists the name
+// .eslintrc*, and a file that appears later is not matched).
+func literalGlobs(res *shellparse.Result) *shellparse.Result {
+	if res == nil || testknobs.On(testknobs.NoRewrite) {
+		return res
+	}
+	glob := false
+	for _, w := range res.Argv {
+		glob = glob || w.Glob
+	}
+	if !glob {
+		return res
+	}
+	cp := *res
+	cp.Argv = make([]shellparse.Word, len(res.Argv))
+	for i, w := range res.Argv {
+		w.Glob = false
+		cp.Argv[i] = w
+	}
+	return &cp
+}

@@ -103,6 +103,13 @@ func TestRewriteRunsWhatWasAnalysed(t *testing.T) {
 		expect(t, cmd, run(cmd), Deny, ReasonUnparseable)
 	}
 	expect(t, "cat README.md (control)", run("cat README.md"), Allow, ReasonScopedGrant)
+	// A glob that matches nothing is passed as the literal it is: nothing
+	// for bash to expand later, when a file to match could have appeared.
+	d = run("ls .eslintrc* eslint.config.*")
+	expect(t, "ls of globs that match nothing", d, Allow, ReasonScopedGrant)
+	if got := d.UpdatedInput["command"]; got != "'"+filepath.Join(h.bin, "ls")+"' '.eslintrc*' 'eslint.config.*'" {
+		t.Errorf("ls .eslintrc*: %q", got)
+	}
 }
 
 // TestNoRewriteNeedsPlainText: for a host that runs the model's own text,

@@ -148,3 +148,14 @@ func DefaultCapability(words []string) Capability {
 // A walk of a project judges only those with Classify; the fixed protected
 // paths (Roots) it checks apart.
 func NameCouldBeProtected(name string) bool { return strings.HasPrefix(name, ".") }
+
+// readsNoFiles are the read-only commands that open no file their words
+// name: their words are text (echo's, printf's), numbers or names, never
+// paths, so a preset's project bound has nothing to judge in them.
+var readsNoFiles = map[string]bool{
+	"echo": true, "printf": true, "true": true, "false": true, "sleep": true, "date": true, "seq": true,
+	"basename": true, "dirname": true, "pwd": true, "uname": true, "whoami": true, "nproc": true, "id": true,
+}
+
+// ReadsNoFiles reports whether the program opens no file its words name.
+func ReadsNoFiles(prog string) bool { return readsNoFiles[Base(prog)] }

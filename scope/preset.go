@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shellparse"
 )
 
@@ -54,6 +55,9 @@ var presets = []struct {
 		"Bash(uname *)", "Bash(whoami)",
 		"Bash(git status *)", "Bash(git log *)", "Bash(git diff *)", "Bash(git show *)",
 		"Bash(git rev-parse *)", "Bash(git ls-files *)", "Bash(git blame *)", "Bash(git branch)",
+		"Bash(git branch -a)", "Bash(git branch --show-current)", "Bash(git ls-tree *)", "Bash(git rev-list *)",
+		"Bash(git describe *)", "Bash(git shortlog *)", "Bash(git cat-file *)", "Bash(git show-ref *)",
+		"Bash(git merge-base *)", "Bash(git grep *)",
 		"Bash(go vet *)", "Bash(go list *)", "Bash(go version)", "Bash(go env *)", "Bash(go doc *)",
 		// Builtins that change nothing outside the shell (a writing
 		// redirect is never covered; cd only within the project, never
@@ -222,6 +226,9 @@ func matchPreset(bs bashSpec, c Call, argv []shellparse.Word) error {
 	prog := ""
 	if len(argv) > 0 {
 		prog = filepath.Base(argv[0].Value)
+	}
+	if policy.ReadsNoFiles(prog) {
+		return nil // its words are text, not paths (echo ---a/b---)
 	}
 	for i, w := range argv {
 		if i < len(bs.words) && bs.words[i].literal() {

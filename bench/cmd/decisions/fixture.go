@@ -86,6 +86,14 @@ func newFixture(dir string, entries []corpus.Entry, rules []string, stubsOnly bo
 			return nil, fmt.Errorf("git init: %v: %s", err, out)
 		}
 	}
+	// The directories the agents cd into, relative to their project, are
+	// in the fixture's project too, as they were in theirs: a cd the
+	// analysis follows must name a directory that exists.
+	for _, d := range cdTargets(entries) {
+		if err := os.MkdirAll(filepath.Join(f.project, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
 	f.master = make([]byte, 32)
 	if _, err := rand.Read(f.master); err != nil {
 		return nil, err
@@ -260,4 +268,26 @@ func (f *fixture) engine(gs grantSet, now time.Time) (*hooks.Engine, minted, err
 			StateDir: dir, ConfigDir: f.configDir, Launcher: launcher},
 	}
 	return e, m, nil
+}
+
+// cdTarget finds the directory operand of a cd at the start of a command or
+// after ;, && or ||.
+var cdTarget = regexp.MustCompile(`(?:^|&&|\|\||;)\s*cd\s+([A-Za-z0-9_.@+/-]+)\s*(?:&&|;|$)`)
+
+// cdTargets are the relative directories, inside the project and out of
+// .git and .claude, that the corpus's commands cd into.
+func cdTargets(entries []corpus.Entry) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range entries {
+		for _, m := range cdTarget.FindAllStringSubmatch(e.Cmd, -1) {
+			d := filepath.Clean(m[1])
+			if filepath.IsAbs(d) || d == "." || strings.HasPrefix(d, "..") || strings.HasPrefix(d, "~") || strings.Contains(d, ".git") || strings.Contains(d, ".claude") || seen[d] {
+				continue
+			}
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
 }
