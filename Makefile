@@ -11,7 +11,9 @@
 #   make test    deps, then the whole suite with -race inside scripts/with-keyring
 #                (a throwaway D-Bus session bus and an unlocked gnome-keyring);
 #                the keyring package's real-keyring tests must run, not skip
-#   make lint    gofmt, go vet, staticcheck (pinned), go mod tidy leaving no diff
+#   make lint    gofmt, go vet, staticcheck (pinned), go mod tidy leaving no diff,
+#                and the other platforms: go vet for macOS, go build for Windows
+#                (which builds, and denies every call: README, Platforms)
 #   make ci      lint, then test (both run; fails if either failed)
 #   make demo    build, then play the paper's transfer scenario through the real
 #                Claude Code client in a throwaway keyring session, narrated
@@ -55,6 +57,8 @@ lint:
 	bad=$$([ -z "$$files" ] || gofmt -l $$files); \
 	if [ -n "$$bad" ]; then echo "gofmt: these files need formatting:"; echo "$$bad"; exit 1; fi
 	$(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
+	GOOS=windows $(GO) build ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) mod tidy -diff
 

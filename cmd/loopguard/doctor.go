@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/keyring"
@@ -138,6 +139,10 @@ func doctorRun(ctx context.Context, out io.Writer, env doctorEnv) error {
 		printCheck(out, r)
 	}
 	add(checkResult{status: statusOK, name: "binary", detail: fmt.Sprintf("%s (loopguard %s)", env.self, version)})
+	for _, u := range fsx.Unsupported() {
+		add(checkResult{status: statusFail, name: "platform", detail: u.Error() + ": the hook denies every call here",
+			fix: "run loopguard on Linux or macOS (on Windows, inside WSL 2)"})
+	}
 	for _, r := range checkSettings(env) {
 		add(r)
 	}
