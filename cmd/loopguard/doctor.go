@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,8 +34,8 @@ import (
 // "onFailure": "block".
 var minClaudeVersion = [3]int{2, 1, 295}
 
-// managedSettings is Claude Code's managed policy file on Linux.
-const managedSettings = "/etc/claude-code/managed-settings.json"
+// managedSettings is Claude Code's managed policy file.
+var managedSettings = install.ManagedSettingsPath()
 
 // claudeVersionTimeout bounds `claude --version`.
 const claudeVersionTimeout = 3 * time.Second
@@ -231,8 +232,10 @@ func checkSettings(env doctorEnv) []checkResult {
 		files = append(files, loadedSettings{scope: "managed", path: env.managed})
 	}
 
-	ours := map[string]int{} // event -> handlers of loopguard's found
+	ours := map[string]int{}        // event -> handlers of loopguard's found
+	inSettings := map[string]bool{} // event -> registered in a settings file
 	var others []install.Registered
+	managedOnly := false // the managed settings allow managed hooks only
 	for i := range files {
 		f := &files[i]
 		data, _, err := install.ReadSettings(f.path)
@@ -271,6 +274,10 @@ func checkSettings(env doctorEnv) []checkResult {
 			out = append(out, checkResult{status: statusFail, name: name, detail: `"disableAllHooks": true turns every hook off, loopguard's included`,
 				fix: "remove disableAllHooks from " + f.path})
 		}
+		if f.scope == "managed" && install.CoversEvents(regs) {
+			out = append(out, checkManagedInstall(*f, regs)...)
+			managedOnly = !slices.Contains(install.ManagedLocks(f.data), install.KeyManagedHooksOnly)
+		}
 		n := 0
 		for _, r := range regs {
 			if !r.Ours {
@@ -281,10 +288,34 @@ func checkSettings(env doctorEnv) []checkResult {
 			}
 			n++
 			ours[r.Event]++
+			if f.scope != "managed" {
+				inSettings[r.Event] = true
+			}
 			out = append(out, checkHandler(env, f, r)...)
 		}
 		if n == 0 {
 			out = append(out, checkResult{status: statusOK, name: name, detail: "present, registers no loopguard hook"})
+		}
+	}
+	plugin, pout := checkPlugin(env, files)
+	out = append(out, pout...)
+	inPlugin := map[string]bool{}
+	for _, p := range plugin {
+		ours[p.r.Event]++
+		inPlugin[p.r.Event] = true
+		out = append(out, checkHandler(env, &p.f, p.r)...)
+	}
+	if managedOnly {
+		// Claude Code runs no user, project, local or plugin hook then:
+		// only the managed registration counts (and a second one is moot).
+		clear(inSettings)
+		clear(inPlugin)
+	}
+	for _, ev := range install.Events {
+		if inSettings[ev] && inPlugin[ev] {
+			out = append(out, checkResult{status: statusFail, name: "hooks " + ev,
+				detail: "loopguard runs twice for every call: from a settings file and from its plugin (two pending calls per call, and one approval is used by one of them)",
+				fix:    "keep one: loopguard uninstall (the plugin stays), or claude plugin uninstall " + install.PluginID})
 		}
 	}
 	for _, ev := range install.Events {
@@ -311,6 +342,14 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 	var out []checkResult
 	bin := h.Command
 	runs := "this binary"
+	if f.scope == pluginScope {
+		fixInit = "run: claude plugin update " + install.PluginID + " (or install it again)"
+		p, r, ok := pluginBinary(bin)
+		if !ok {
+			return []checkResult{r}
+		}
+		bin = p
+	}
 	if len(h.Args) == 0 {
 		bin = strings.Trim(strings.Fields(h.Command)[0], `"'`)
 		out = append(out, checkResult{status: statusWarn, name: name, detail: "registered in shell form; a shell sits between Claude Code and the hook",
