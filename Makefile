@@ -23,6 +23,11 @@
 #   make decisions  human decisions per 100 Bash calls on the corpus of real
 #                agents' commands (testdata/agentcmds), ~3 minutes; another
 #                corpus with DECISIONS_CORPUS=file.jsonl
+#   make release the release archives in dist/ with the pinned GoReleaser
+#                (scripts/goreleaser builds it from the Go module proxy once):
+#                snapshot mode, offline (GOPROXY=off), publishing nothing:
+#                loopguard and loopguard-hook for linux and darwin on amd64
+#                and arm64, SHA256SUMS, the Homebrew formula
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -32,7 +37,7 @@ STATICCHECK_VERSION ?= v0.8.2
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build install deps test lint ci demo clean bench screenshots decisions
+.PHONY: build install deps test lint ci demo clean bench screenshots decisions release
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/loopguard ./cmd/loopguard-hook ./cmd/loopguard-exec
@@ -43,13 +48,22 @@ install:
 deps:
 	scripts/deps
 	scripts/vault
+	scripts/goreleaser >/dev/null
+
+# The modules are fetched first (the only network use); GoReleaser itself
+# then runs with GOPROXY=off.
+release:
+	$(GO) mod download
+	GOPROXY=off LOOPGUARD_GIT=$(VERSION) "$$(scripts/goreleaser)" release --snapshot --clean
 
 # LOOPGUARD_REQUIRE_REAL_KEYRING=1 turns a skipped real-keyring test into a
 # failure, LOOPGUARD_REQUIRE_VAULT=1 a skipped real-Vault test,
 # LOOPGUARD_REQUIRE_CHROMIUM=1 a skipped browser test, LOOPGUARD_REQUIRE_TABLED=1
-# a program of policy's option table missing.
-test: deps
-	LOOPGUARD_REQUIRE_REAL_KEYRING=1 LOOPGUARD_REQUIRE_VAULT=1 LOOPGUARD_REQUIRE_CHROMIUM=1 LOOPGUARD_REQUIRE_TABLED=1 scripts/with-keyring $(GO) test -race -count=1 ./...
+# a program of policy's option table missing, LOOPGUARD_REQUIRE_RELEASE=1 a
+# skipped release-archive test (dist/ from make release, which test runs
+# first).
+test: deps release
+	LOOPGUARD_REQUIRE_REAL_KEYRING=1 LOOPGUARD_REQUIRE_VAULT=1 LOOPGUARD_REQUIRE_CHROMIUM=1 LOOPGUARD_REQUIRE_TABLED=1 LOOPGUARD_REQUIRE_RELEASE=1 scripts/with-keyring $(GO) test -race -count=1 ./...
 	@echo "end-to-end tests ran against Claude Code $$(.cache/claude-code/node_modules/.bin/claude --version 2>/dev/null || echo '(not installed: see the e2e test output)')"
 
 lint:
@@ -98,4 +112,4 @@ demo: build
 	scripts/with-keyring $(GO) run ./e2e/demo -loopguard bin/loopguard
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
