@@ -184,6 +184,8 @@ func TestReleaseArchive(t *testing.T) {
 		t.Errorf("loopguard --version = %q; want a snapshot of this commit (%s): rebuild with make release", out, commit[:7])
 	}
 
+	checkFormula(t, dist, bin)
+
 	requireKeyring(t)
 	claude := claudetest.Install(t)
 	e := newEnvWith(t, claude, bin)
@@ -207,5 +209,48 @@ func TestReleaseArchive(t *testing.T) {
 	}
 	if _, err := os.Stat(settings); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("after uninstall %s is still there (%v); init had created it", settings, err)
+	}
+}
+
+// checkFormula checks the Homebrew formula the release wrote: every archive
+// with its checksum, both binaries installed side by side, and a test
+// block whose commands pass on the unpacked binary bin.
+func checkFormula(t *testing.T, dist, bin string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dist, "homebrew", "Formula", "loopguard.rb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := string(b)
+	sums, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
+		sum, name, _ := strings.Cut(line, "  ")
+		i := strings.Index(f, "/"+name+`"`)
+		if i < 0 || !strings.HasPrefix(strings.TrimSpace(f[i+len(name)+2:]), `sha256 "`+sum+`"`) {
+			t.Errorf("the formula does not fetch %s with SHA-256 %s:\n%s", name, sum, f)
+		}
+	}
+	if strings.Count(f, `bin.install "loopguard"`) != 4 || strings.Count(f, `bin.install "loopguard-hook"`) != 4 {
+		t.Errorf("the formula does not install both binaries on every platform:\n%s", f)
+	}
+	_, test, ok := strings.Cut(f, "test do")
+	if !ok || !strings.Contains(test, `#{bin}/loopguard --version`) || !strings.Contains(test, `#{bin}/loopguard check 'ls -l'`) {
+		t.Fatalf("the formula's test block does not run loopguard --version and loopguard check:\n%s", f)
+	}
+	// The test block's commands, as brew test runs them: a fresh HOME.
+	home := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{{[]string{"--version"}, "loopguard 0.0.0-SNAPSHOT-"}, {[]string{"check", "ls -l"}, "simple"}} {
+		cmd := exec.Command(bin, c.args...)
+		cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("loopguard %v (the formula's test): %v\n%s", c.args, err, out)
+		}
 	}
 }
