@@ -234,6 +234,7 @@ func checkSettings(env doctorEnv) []checkResult {
 
 	ours := map[string]int{}        // event -> handlers of loopguard's found
 	inSettings := map[string]bool{} // event -> registered in a settings file
+	inManaged := map[string]int{}   // event -> handlers in the managed settings
 	var others []install.Registered
 	managedOnly := false // the managed settings allow managed hooks only
 	for i := range files {
@@ -274,9 +275,11 @@ func checkSettings(env doctorEnv) []checkResult {
 			out = append(out, checkResult{status: statusFail, name: name, detail: `"disableAllHooks": true turns every hook off, loopguard's included`,
 				fix: "remove disableAllHooks from " + f.path})
 		}
-		if f.scope == "managed" && install.CoversEvents(regs) {
-			out = append(out, checkManagedInstall(*f, regs)...)
+		if f.scope == "managed" {
 			managedOnly = !slices.Contains(install.ManagedLocks(f.data), install.KeyManagedHooksOnly)
+			if install.CoversEvents(regs) {
+				out = append(out, checkManagedInstall(*f, regs)...)
+			}
 		}
 		n := 0
 		for _, r := range regs {
@@ -287,8 +290,10 @@ func checkSettings(env doctorEnv) []checkResult {
 				continue
 			}
 			n++
-			ours[r.Event]++
-			if f.scope != "managed" {
+			if f.scope == "managed" {
+				inManaged[r.Event]++
+			} else {
+				ours[r.Event]++
 				inSettings[r.Event] = true
 			}
 			out = append(out, checkHandler(env, f, r)...)
@@ -308,8 +313,21 @@ func checkSettings(env doctorEnv) []checkResult {
 	if managedOnly {
 		// Claude Code runs no user, project, local or plugin hook then:
 		// only the managed registration counts (and a second one is moot).
+		if len(inSettings) > 0 || len(inPlugin) > 0 {
+			st := statusWarn
+			if len(inManaged) == 0 {
+				st = statusFail
+			}
+			out = append(out, checkResult{status: st, name: "managed " + env.managed,
+				detail: "allowManagedHooksOnly: Claude Code runs no hook from user, project or local settings or a plugin, loopguard's there included",
+				fix:    "register loopguard in the managed settings: sudo loopguard init --managed"})
+		}
+		clear(ours)
 		clear(inSettings)
 		clear(inPlugin)
+	}
+	for ev, n := range inManaged {
+		ours[ev] += n
 	}
 	for _, ev := range install.Events {
 		if inSettings[ev] && inPlugin[ev] {
