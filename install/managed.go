@@ -1,6 +1,9 @@
 package install
 
-import "runtime"
+import (
+	"bytes"
+	"runtime"
+)
 
 // ManagedSettingsPath is Claude Code's managed policy file: root's (an
 // administrator's) settings, which no user, project or local file can
@@ -45,6 +48,44 @@ func mergeManaged(root *node) error {
 		perms.set(KeyDisableBypass, fromValue("disable"))
 	}
 	return nil
+}
+
+// unmergeManaged takes the switches named by keys (ManagedLocks' names, as
+// a record keeps them) out of data.
+func unmergeManaged(data []byte, keys []string) ([]byte, bool, error) {
+	root, err := parse(data)
+	if err != nil {
+		return nil, false, err
+	}
+	if root.kind != '{' {
+		return data, false, nil
+	}
+	changed := false
+	for _, k := range keys {
+		switch k {
+		case KeyManagedHooksOnly:
+			if root.get(k) != nil {
+				root.del(k)
+				changed = true
+			}
+		case keyPermissions + "." + KeyDisableBypass:
+			if perms := root.get(keyPermissions); perms != nil && perms.get(KeyDisableBypass) != nil {
+				perms.del(KeyDisableBypass)
+				if len(perms.keys) == 0 {
+					root.del(keyPermissions)
+				}
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return data, false, nil
+	}
+	out := encode(root, detectIndent(data))
+	if bytes.HasSuffix(data, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out, true, nil
 }
 
 // ManagedLocks reports which of the managed-only switches data (the

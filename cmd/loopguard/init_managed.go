@@ -10,6 +10,7 @@ import (
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/state"
 )
@@ -136,4 +137,39 @@ func hooksElsewhere(env install.Env, target, managed string) (string, error) {
 		return "", err
 	}
 	return "loopguard's Claude Code plugin (" + install.PluginID + ")", nil
+}
+
+// uninstallManagedRun is uninstall --managed: init --managed's entries out
+// of the managed settings, the file as it was when nothing else changed.
+func uninstallManagedRun(out io.Writer, dryRun bool) error {
+	path := install.ManagedSettingsPath()
+	if path == "" {
+		return errors.New("Claude Code has no managed settings file loopguard knows on this system")
+	}
+	if os.Geteuid() != 0 && !dryRun {
+		return withHint(errNotRoot, "run it as root: sudo loopguard uninstall --managed")
+	}
+	dir, err := state.DefaultDir()
+	if err != nil {
+		return err
+	}
+	self, _ := selfPath()
+	res, err := install.Remove(path, filepath.Join(dir, "install"), self, dryRun)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !res.Changed:
+		fmt.Fprintf(out, "%s: no loopguard hooks; nothing to remove.\n", path)
+	case dryRun:
+		fmt.Fprint(out, udiff.Diff(path, res.Old, res.New))
+		fmt.Fprintln(out, "Dry run: nothing was written.")
+	case res.Restored:
+		fmt.Fprintf(out, "%s: loopguard's hooks, sandbox block and switches removed; the original file is back, byte for byte.\n", path)
+	case res.Deleted:
+		fmt.Fprintf(out, "%s: removed (init --managed had created it).\n", path)
+	default:
+		fmt.Fprintf(out, "%s: loopguard's hooks removed; other managed settings changed since init --managed, so they were kept as they are now.\n", path)
+	}
+	return nil
 }

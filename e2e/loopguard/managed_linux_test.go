@@ -315,4 +315,12 @@ func TestManagedInstall(t *testing.T) {
 		t.Errorf("in bypass mode the call ran without an approval (exit %d)", res.ExitCode)
 	}
 	t.Logf("--dangerously-skip-permissions: exit %d, %q", res.ExitCode, tail(res.Stderr+res.Stdout, 3))
+
+	// Root takes it off again: init --managed had created the file.
+	if out, err := rootLG("uninstall", "--managed"); err != nil || !strings.Contains(out, "removed (init --managed had created it)") {
+		t.Errorf("uninstall --managed: %v\n%s", err, out)
+	}
+	if out, err := m.run(m.inNS("test", "-e", "/etc/claude-code/managed-settings.json")...); err == nil {
+		t.Errorf("the managed settings are still there after uninstall --managed\n%s", out)
+	}
 }
