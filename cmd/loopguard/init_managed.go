@@ -53,7 +53,7 @@ func managedSandbox(bin, hook string) *install.Sandbox {
 func initManagedRun(out io.Writer, o *initOptions, bin string) error {
 	path := install.ManagedSettingsPath()
 	if path == "" {
-		return withHint(errors.New("Claude Code has no managed settings file loopguard knows on this system"), "use loopguard init (user settings)")
+		return withHint(errors.New("no managed settings file of Claude Code is known on this system"), "use loopguard init (user settings)")
 	}
 	if os.Geteuid() != 0 && !o.dryRun {
 		return withHint(errNotRoot, "run it as root: sudo loopguard init --managed")
@@ -144,7 +144,7 @@ func hooksElsewhere(env install.Env, target, managed string) (string, error) {
 func uninstallManagedRun(out io.Writer, dryRun bool) error {
 	path := install.ManagedSettingsPath()
 	if path == "" {
-		return errors.New("Claude Code has no managed settings file loopguard knows on this system")
+		return errors.New("no managed settings file of Claude Code is known on this system")
 	}
 	if os.Geteuid() != 0 && !dryRun {
 		return withHint(errNotRoot, "run it as root: sudo loopguard uninstall --managed")
