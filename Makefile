@@ -13,7 +13,7 @@
 #                the keyring package's real-keyring tests must run, not skip
 #   make lint    gofmt, go vet, staticcheck (pinned), go mod tidy leaving no diff,
 #                and the other platforms: go vet for macOS, go build for Windows
-#                (which builds, and denies every call: README, Platforms)
+#                (which builds, and denies every call: docs/install.md, Platforms)
 #   make ci      lint, then test (both run; fails if either failed)
 #   make demo    build, then play the paper's transfer scenario through the real
 #                Claude Code client in a throwaway keyring session, narrated

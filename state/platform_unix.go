@@ -8,9 +8,6 @@ import (
 	"syscall"
 )
 
-// noFollow makes reading a state file fail on a symlink.
-const noFollow = syscall.O_NOFOLLOW
-
 // ownerOf is the uid owning fi.
 func ownerOf(fi fs.FileInfo) (int, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)

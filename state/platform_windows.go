@@ -8,10 +8,6 @@ import (
 	"github.com/loopguard/loopguard/fsx"
 )
 
-// noFollow has no open flag on Windows; readers are never reached there
-// (platformSupported).
-const noFollow = 0
-
 func ownerOf(fs.FileInfo) (int, bool) { return 0, false }
 
 // platformSupported refuses the state directory on Windows: its ACL is not

@@ -172,7 +172,7 @@ func listNames(dir, suffix string) ([]string, error) {
 // readFile reads a state file that must be a regular file (not a symlink),
 // bounded in size.
 func readFile(path string, max int64) ([]byte, error) {
-	b, err := fsx.ReadRegular(path, max, noFollow)
+	b, err := fsx.ReadRegular(path, max, fsx.NoFollow)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, ErrNotFound
