@@ -26,8 +26,8 @@
 #   make release the release archives in dist/ with the pinned GoReleaser
 #                (scripts/goreleaser builds it from the Go module proxy once):
 #                snapshot mode, offline (GOPROXY=off), publishing nothing:
-#                loopguard and loopguard-hook for linux and darwin on amd64
-#                and arm64, SHA256SUMS, the Homebrew formula
+#                loopguard, loopguard-hook and loopguard-exec for linux and
+#                darwin on amd64 and arm64, SHA256SUMS, the Homebrew formula
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c

@@ -189,6 +189,7 @@ func (pl Places) entries() []entry {
 			full, hook := Binaries(filepath.Join(d, BinaryName))
 			add(entry{path: full, tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
 			add(entry{path: hook, tier: GuardCritical, what: "a loopguard binary in PATH (the plugin's hooks run it)", exact: true})
+			add(entry{path: Launcher(full), tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
 		}
 	}
 	for _, d := range ManagedSettingsDirs {

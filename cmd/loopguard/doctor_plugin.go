@@ -97,9 +97,11 @@ func checkManagedInstall(f loadedSettings, regs []install.Registered) []checkRes
 			continue
 		}
 		seen[r.Handler.Command] = true
-		bins := []string{r.Handler.Command}
+		// The binary registered, the launcher beside it, and loopguard
+		// beside loopguard-hook (which runs it under the Vault backend).
+		bins := []string{r.Handler.Command, policy.Launcher(r.Handler.Command)}
 		if full, hook := policy.Binaries(r.Handler.Command); hook == r.Handler.Command {
-			bins = append(bins, full) // loopguard-hook runs loopguard under the Vault backend
+			bins = append(bins, full)
 		}
 		for _, b := range bins {
 			if _, err := os.Stat(b); err == nil && fsx.UserWritable(b) {

@@ -40,11 +40,13 @@ func rootOnly(p string) error {
 
 // managedSandbox is the sandbox block for every user: the paths are
 // spelled under ~ (each user's own), the binaries absolute.
-func managedSandbox(bin, hook string) *install.Sandbox {
+func managedSandbox(bin string, others ...string) *install.Sandbox {
 	sp := install.SandboxPath
 	deny := []string{"~/.local/state/loopguard", "~/.config/loopguard", sp(bin)}
-	if hook != "" {
-		deny = append(deny, sp(hook))
+	for _, o := range others {
+		if o != "" {
+			deny = append(deny, sp(o))
+		}
 	}
 	deny = append(deny, "~/.local/share/keyrings")
 	return &install.Sandbox{DenyWrite: deny, DenyRead: []string{"~/.local/state/loopguard", "~/.local/share/keyrings"}}
@@ -68,9 +70,17 @@ func initManagedRun(out io.Writer, o *initOptions, bin string) error {
 	} else if err := rootOnly(twin); err != nil {
 		return err
 	}
+	// The hook runs the launcher beside it: replacing it replaces what a
+	// scoped call runs under.
+	launcher := policy.Launcher(bin)
+	if _, err := os.Stat(launcher); err != nil {
+		launcher = ""
+	} else if err := rootOnly(launcher); err != nil {
+		return err
+	}
 	opts := install.Options{Binary: hookBin, Mode: o.mode, Wait: o.wait, Deadline: hooks.DefaultDeadline, Matcher: o.tools, Managed: true}
 	if !o.noSandbox {
-		opts.Sandbox = managedSandbox(bin, twin)
+		opts.Sandbox = managedSandbox(bin, twin, launcher)
 	}
 	dir, err := state.DefaultDir()
 	if err != nil {
