@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 
@@ -68,7 +67,7 @@ func fileKey(id string) string {
 }
 
 func readJSON(path string, v any) error {
-	b, err := fsx.ReadRegular(path, maxFile, syscall.O_NOFOLLOW)
+	b, err := fsx.ReadRegular(path, maxFile, fsx.NoFollow)
 	if err != nil {
 		return err
 	}

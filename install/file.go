@@ -158,6 +158,9 @@ type record struct {
 	// Sandbox is every sandbox entry init has merged into the file
 	// (UnmergeSandbox takes out those the original lacked).
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// Managed lists the managed-only switches init --managed added (those
+	// the original lacked); Remove takes them out again.
+	Managed []string `json:"managed,omitempty"`
 }
 
 // recordPath names the record of path inside dir.
@@ -214,6 +217,7 @@ func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
 		merge:   func(data []byte) ([]byte, bool, error) { return Merge(data, o) },
 		hasOurs: func(data []byte) bool { return hasOurs(data, o.Binary) },
 		sandbox: o.Sandbox,
+		managed: o.Managed,
 	}, dryRun)
 }
 
@@ -231,6 +235,9 @@ type editor struct {
 	// nil for other agents' files.
 	sandbox        *Sandbox
 	unmergeSandbox func(data []byte, rec *record) (out []byte, changed bool, err error)
+	// managed: Apply sets the managed-only switches (managed.go), and the
+	// record keeps which ones were added.
+	managed bool
 }
 
 func apply(path, backupDir string, ed editor, dryRun bool) (*Result, error) {
@@ -270,6 +277,9 @@ func apply(path, backupDir string, ed editor, dryRun bool) (*Result, error) {
 	var rec *record
 	if data == nil || !ed.hasOurs(data) {
 		rec = &record{V: 1, Path: path, Existed: data != nil, CreatedDir: createdDir, Original: data, Sandbox: ed.sandbox}
+		if ed.managed {
+			rec.Managed = ManagedLocks(data)
+		}
 	} else if ed.sandbox != nil {
 		// Registered before: the record keeps the original, and now also
 		// what this run adds to the sandbox settings.
@@ -313,7 +323,12 @@ func Remove(path, backupDir, self string, dryRun bool) (*Result, error) {
 		unmerge: func(data []byte) ([]byte, bool, error) { return Unmerge(data, self) },
 		same:    func(a, b []byte) bool { return sameSettings(a, b, self) },
 		unmergeSandbox: func(data []byte, rec *record) ([]byte, bool, error) {
-			return UnmergeSandbox(data, rec.Original, rec.Sandbox)
+			out, changed, err := UnmergeSandbox(data, rec.Original, rec.Sandbox)
+			if err != nil || len(rec.Managed) == 0 {
+				return out, changed, err
+			}
+			out2, mChanged, err := unmergeManaged(out, rec.Managed)
+			return out2, changed || mChanged, err
 		},
 	}, dryRun)
 }

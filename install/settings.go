@@ -57,6 +57,15 @@ type Options struct {
 	Deadline time.Duration // the hook's own deadline (hooks.DefaultDeadline)
 	Matcher  string        // tool matcher ("" means DefaultMatcher)
 	Sandbox  *Sandbox      // Claude Code's OS sandbox for Bash (nil: left as it is; see sandbox.go)
+	// NoHooks registers no hook: another layer already runs loopguard
+	// (its plugin, or managed settings), and a second registration would
+	// run the hook twice for every call. loopguard's handlers in the file
+	// are removed; the sandbox is still merged.
+	NoHooks bool
+	// Managed writes Claude Code's managed settings (managed.go): the
+	// hooks, and the switches that keep every other layer from taking
+	// them off.
+	Managed bool
 }
 
 func (o Options) check() error {
@@ -306,7 +315,7 @@ func Merge(data []byte, o Options) (out []byte, changed bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if hk == nil {
+	if hk == nil && !o.NoHooks {
 		hk = &node{kind: '{'}
 		root.set("hooks", hk)
 	}
@@ -315,6 +324,34 @@ func Merge(data []byte, o Options) (out []byte, changed bool, err error) {
 			return nil, false, err
 		}
 	}
+	if o.Managed {
+		if err := mergeManaged(root); err != nil {
+			return nil, false, err
+		}
+	}
+	if o.NoHooks {
+		if _, err := unmergeTree(root, o.Binary); err != nil {
+			return nil, false, err
+		}
+	} else {
+		mergeHooks(hk, o)
+	}
+	if data != nil {
+		indent := detectIndent(data)
+		if bytes.Equal(encode(root, ""), compact(data)) {
+			return data, false, nil
+		}
+		out = encode(root, indent)
+		if bytes.HasSuffix(data, []byte("\n")) {
+			out = append(out, '\n')
+		}
+		return out, true, nil
+	}
+	return append(encode(root, "  "), '\n'), true, nil
+}
+
+// mergeHooks registers loopguard for every event in hk under o.
+func mergeHooks(hk *node, o Options) {
 	m := o.matcher()
 	for _, event := range Events {
 		want := fromValue(group{Matcher: m, Hooks: []Handler{HandlerFor(o, event)}})
@@ -352,18 +389,6 @@ func Merge(data []byte, o Options) (out []byte, changed bool, err error) {
 		removeOurs(ev, o.Binary)
 		ev.elems = append(ev.elems, want)
 	}
-	if data != nil {
-		indent := detectIndent(data)
-		if bytes.Equal(encode(root, ""), compact(data)) {
-			return data, false, nil
-		}
-		out = encode(root, indent)
-		if bytes.HasSuffix(data, []byte("\n")) {
-			out = append(out, '\n')
-		}
-		return out, true, nil
-	}
-	return append(encode(root, "  "), '\n'), true, nil
 }
 
 // compact re-encodes data without whitespace, for comparing trees.

@@ -63,6 +63,11 @@ type Places struct {
 	Self            string // the loopguard binary
 	ClaudeConfigDir string // $CLAUDE_CONFIG_DIR
 	CodexHome       string // $CODEX_HOME ("" means Home/.codex)
+	// Path is $PATH as the agent's host has it: a loopguard binary
+	// wherever PATH would find one is guard-critical, since the plugin's
+	// hooks run the loopguard-hook PATH finds (and a user types
+	// loopguard). Exact names only: the directories stay ordinary.
+	Path string
 
 	prepared []entry // set by Prepare
 }
@@ -87,6 +92,9 @@ type entry struct {
 	// claudeDir: the directory is a Claude Code configuration directory
 	// (~/.claude, $CLAUDE_CONFIG_DIR): inside it the .claude rules apply.
 	claudeDir bool
+	// exact: only the path itself, not the directories above it (a PATH
+	// directory such as ~/.local/bin stays usable).
+	exact bool
 }
 
 // The two binaries of loopguard, installed side by side: loopguard (the CLI,
@@ -174,6 +182,14 @@ func (pl Places) entries() []entry {
 			if b != filepath.Clean(pl.Self) {
 				add(entry{path: b, tier: GuardCritical, what: "the loopguard binary"})
 			}
+		}
+	}
+	for _, d := range filepath.SplitList(pl.Path) {
+		if filepath.IsAbs(d) {
+			full, hook := Binaries(filepath.Join(d, BinaryName))
+			add(entry{path: full, tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
+			add(entry{path: hook, tier: GuardCritical, what: "a loopguard binary in PATH (the plugin's hooks run it)", exact: true})
+			add(entry{path: Launcher(full), tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
 		}
 	}
 	for _, d := range ManagedSettingsDirs {
@@ -280,7 +296,7 @@ func (pl Places) Classify(p string) Protection {
 				continue
 			}
 			best = best.max(Protection{Tier: e.tier, Secret: e.secret, What: e.what, Path: e.path})
-		case e.tier == GuardCritical && pl.Home != "" && strictlyBelow(p, pl.Home) && strings.HasPrefix(e.path, p+string(filepath.Separator)):
+		case e.tier == GuardCritical && !e.exact && pl.Home != "" && strictlyBelow(p, pl.Home) && strings.HasPrefix(e.path, p+string(filepath.Separator)):
 			// An ancestor below home: moving or removing it takes the
 			// guard's files with it.
 			best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.what, Path: e.path})

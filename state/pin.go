@@ -6,7 +6,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -105,9 +104,3 @@ func (p *Pending) Held(now time.Time) bool {
 
 // ProcessAlive reports whether process pid exists.
 func ProcessAlive(pid int) bool { return alive(pid) }
-
-// alive reports whether process pid exists.
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}

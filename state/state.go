@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
@@ -55,6 +54,9 @@ type Store struct {
 // missing. It refuses a directory that is a symlink, not owned by the user,
 // or open to group or others.
 func Open(dir string) (*Store, error) {
+	if err := platformSupported(); err != nil {
+		return nil, err
+	}
 	if !filepath.IsAbs(dir) {
 		return nil, &UnsafeDirError{Path: dir, Reason: "not an absolute path"}
 	}
@@ -86,14 +88,17 @@ func checkDir(dir string, fi fs.FileInfo) error {
 	case fi.Mode().Perm()&0o077 != 0:
 		return &UnsafeDirError{Path: dir, Reason: fmt.Sprintf("mode %04o lets group or others in", fi.Mode().Perm())}
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return &UnsafeDirError{Path: dir, Reason: fmt.Sprintf("owned by uid %d, not you", st.Uid)}
+	if uid, ok := ownerOf(fi); ok && uid != os.Geteuid() {
+		return &UnsafeDirError{Path: dir, Reason: fmt.Sprintf("owned by uid %d, not you", uid)}
 	}
 	return nil
 }
 
 // Check re-checks the directory's safety (for doctor).
 func (s *Store) Check() error {
+	if err := platformSupported(); err != nil {
+		return err
+	}
 	fi, err := os.Lstat(s.Dir)
 	if err != nil {
 		return fmt.Errorf("failed to stat state dir: %w", err)
@@ -167,7 +172,7 @@ func listNames(dir, suffix string) ([]string, error) {
 // readFile reads a state file that must be a regular file (not a symlink),
 // bounded in size.
 func readFile(path string, max int64) ([]byte, error) {
-	b, err := fsx.ReadRegular(path, max, syscall.O_NOFOLLOW)
+	b, err := fsx.ReadRegular(path, max, fsx.NoFollow)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, ErrNotFound

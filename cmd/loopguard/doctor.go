@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/keyring"
@@ -32,8 +34,8 @@ import (
 // "onFailure": "block".
 var minClaudeVersion = [3]int{2, 1, 295}
 
-// managedSettings is Claude Code's managed policy file on Linux.
-const managedSettings = "/etc/claude-code/managed-settings.json"
+// managedSettings is Claude Code's managed policy file.
+var managedSettings = install.ManagedSettingsPath()
 
 // claudeVersionTimeout bounds `claude --version`.
 const claudeVersionTimeout = 3 * time.Second
@@ -138,6 +140,10 @@ func doctorRun(ctx context.Context, out io.Writer, env doctorEnv) error {
 		printCheck(out, r)
 	}
 	add(checkResult{status: statusOK, name: "binary", detail: fmt.Sprintf("%s (loopguard %s)", env.self, version)})
+	for _, u := range fsx.Unsupported() {
+		add(checkResult{status: statusFail, name: "platform", detail: u.Error() + ": the hook denies every call here",
+			fix: "run loopguard on Linux or macOS (on Windows, inside WSL 2)"})
+	}
 	for _, r := range checkSettings(env) {
 		add(r)
 	}
@@ -226,8 +232,11 @@ func checkSettings(env doctorEnv) []checkResult {
 		files = append(files, loadedSettings{scope: "managed", path: env.managed})
 	}
 
-	ours := map[string]int{} // event -> handlers of loopguard's found
+	ours := map[string]int{}        // event -> handlers of loopguard's found
+	inSettings := map[string]bool{} // event -> registered in a settings file
+	inManaged := map[string]int{}   // event -> handlers in the managed settings
 	var others []install.Registered
+	managedOnly := false // the managed settings allow managed hooks only
 	for i := range files {
 		f := &files[i]
 		data, _, err := install.ReadSettings(f.path)
@@ -266,6 +275,12 @@ func checkSettings(env doctorEnv) []checkResult {
 			out = append(out, checkResult{status: statusFail, name: name, detail: `"disableAllHooks": true turns every hook off, loopguard's included`,
 				fix: "remove disableAllHooks from " + f.path})
 		}
+		if f.scope == "managed" {
+			managedOnly = !slices.Contains(install.ManagedLocks(f.data), install.KeyManagedHooksOnly)
+			if install.CoversEvents(regs) {
+				out = append(out, checkManagedInstall(*f, regs)...)
+			}
+		}
 		n := 0
 		for _, r := range regs {
 			if !r.Ours {
@@ -275,11 +290,50 @@ func checkSettings(env doctorEnv) []checkResult {
 				continue
 			}
 			n++
-			ours[r.Event]++
+			if f.scope == "managed" {
+				inManaged[r.Event]++
+			} else {
+				ours[r.Event]++
+				inSettings[r.Event] = true
+			}
 			out = append(out, checkHandler(env, f, r)...)
 		}
 		if n == 0 {
 			out = append(out, checkResult{status: statusOK, name: name, detail: "present, registers no loopguard hook"})
+		}
+	}
+	plugin, pout := checkPlugin(env, files)
+	out = append(out, pout...)
+	inPlugin := map[string]bool{}
+	for _, p := range plugin {
+		ours[p.r.Event]++
+		inPlugin[p.r.Event] = true
+		out = append(out, checkHandler(env, &p.f, p.r)...)
+	}
+	if managedOnly {
+		// Claude Code runs no user, project, local or plugin hook then:
+		// only the managed registration counts (and a second one is moot).
+		if len(inSettings) > 0 || len(inPlugin) > 0 {
+			st := statusWarn
+			if len(inManaged) == 0 {
+				st = statusFail
+			}
+			out = append(out, checkResult{status: st, name: "managed " + env.managed,
+				detail: "allowManagedHooksOnly: Claude Code runs no hook from user, project or local settings or a plugin, loopguard's there included",
+				fix:    "register loopguard in the managed settings: sudo loopguard init --managed"})
+		}
+		clear(ours)
+		clear(inSettings)
+		clear(inPlugin)
+	}
+	for ev, n := range inManaged {
+		ours[ev] += n
+	}
+	for _, ev := range install.Events {
+		if inSettings[ev] && inPlugin[ev] {
+			out = append(out, checkResult{status: statusFail, name: "hooks " + ev,
+				detail: "loopguard runs twice for every call: from a settings file and from its plugin (two pending calls per call, and one approval is used by one of them)",
+				fix:    "keep one: loopguard uninstall (the plugin stays), or claude plugin uninstall " + install.PluginID})
 		}
 	}
 	for _, ev := range install.Events {
@@ -306,6 +360,14 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 	var out []checkResult
 	bin := h.Command
 	runs := "this binary"
+	if f.scope == pluginScope {
+		fixInit = "run: claude plugin update " + install.PluginID + " (or install it again)"
+		p, r, ok := pluginBinary(bin)
+		if !ok {
+			return []checkResult{r}
+		}
+		bin = p
+	}
 	if len(h.Args) == 0 {
 		bin = strings.Trim(strings.Fields(h.Command)[0], `"'`)
 		out = append(out, checkResult{status: statusWarn, name: name, detail: "registered in shell form; a shell sits between Claude Code and the hook",

@@ -98,6 +98,7 @@ type initOptions struct {
 	agent  string // "" or "claude": Claude Code; else see initAgentRun
 
 	noSandbox bool // leave Claude Code's sandbox settings alone (init_sandbox.go)
+	managed   bool // write Claude Code's managed settings, as root (init_managed.go)
 
 	// Offers (init_offers.go): the read-only preset and the toolchain
 	// directories found in PATH.
@@ -172,7 +173,11 @@ a call runs but cannot confine what it does.`,
 	cmd.Flags().StringVar(&o.preset, "preset", "", "grant this preset of standing rules (readonly: ls, cat, git status/log/diff...) without asking")
 	cmd.Flags().BoolVar(&o.noPreset, "no-preset", false, "do not offer the read-only preset")
 	cmd.Flags().StringVar(&o.toolchains, "toolchains", "ask", "trust the toolchain directories found in PATH (~/.cargo/bin, ~/go/bin...): ask (on a terminal), all or none")
+	cmd.Flags().BoolVar(&o.managed, "managed", false, "as root: register loopguard in Claude Code's managed settings for every user, so that no user, project or agent can take it off")
 	cmd.MarkFlagsMutuallyExclusive("preset", "no-preset")
+	for _, f := range []string{"user", "project", "local", "agent", "preset"} {
+		cmd.MarkFlagsMutuallyExclusive("managed", f)
+	}
 	return cmd
 }
 
@@ -218,6 +223,9 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	if o.agent != "" && o.agent != "claude" {
 		return initAgentRun(ctx, out, errOut, o, bin)
 	}
+	if o.managed {
+		return initManagedRun(out, o, bin)
+	}
 	// The hook registered: loopguard-hook beside bin when it is of the same
 	// build (it starts faster), else bin's own `hook`.
 	hookBin, why := hookBinary(bin)
@@ -231,6 +239,13 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		return err
 	}
 	opts := install.Options{Binary: hookBin, Mode: o.mode, Wait: o.wait, Deadline: hooks.DefaultDeadline, Matcher: o.tools}
+	// Another layer that runs loopguard already (the managed settings, the
+	// plugin): a second registration would run the hook twice per call.
+	elsewhere, err := hooksElsewhere(env, path, install.ManagedSettingsPath())
+	if err != nil {
+		return err
+	}
+	opts.NoHooks = elsewhere != ""
 	var sbx *sandboxPaths
 	if !o.noSandbox {
 		p, err := resolveSandboxPaths(bin)
@@ -292,9 +307,15 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	if err != nil {
 		return err
 	}
-	if !res.Changed {
+	switch {
+	case elsewhere != "":
+		fmt.Fprintf(out, "Hooks: %s runs loopguard for every tool call; init registers no hook of its own, so it never runs twice per call.\n", elsewhere)
+		if regs, err := install.Hooks(res.Old, hookBin); res.Changed && err == nil && hasOurs(regs) {
+			fmt.Fprintf(out, "       Removed init's own registration from %s.\n", path)
+		}
+	case !res.Changed:
 		fmt.Fprintf(out, "Hooks: %s already registers loopguard this way; nothing changed.\n", path)
-	} else {
+	default:
 		verb := "updated"
 		if !res.Existed {
 			verb = "created"

@@ -24,6 +24,7 @@ type uninstallOptions struct {
 	purgeKey bool
 	yes      bool   // --purge-key without asking (scripts)
 	agent    string // "" or "claude": Claude Code; else see uninstallAgentRun
+	managed  bool   // as root: the managed settings (init_managed.go)
 }
 
 func newUninstallCmd() *cobra.Command {
@@ -64,6 +65,10 @@ then names.`,
 	cmd.Flags().BoolVar(&o.purgeKey, "purge-key", false, "also delete the key from the OS keyring (asks on the terminal first)")
 	cmd.Flags().BoolVar(&o.yes, "yes", false, "with --purge-key: delete the key without asking")
 	cmd.Flags().StringVar(&o.agent, "agent", "", "remove loopguard from another agent's hooks: codex, gemini, copilot or cursor")
+	cmd.Flags().BoolVar(&o.managed, "managed", false, "as root: remove what init --managed wrote to Claude Code's managed settings")
+	for _, f := range []string{"user", "project", "local", "agent", "purge-key"} {
+		cmd.MarkFlagsMutuallyExclusive("managed", f)
+	}
 	return cmd
 }
 
@@ -76,6 +81,9 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 	}
 	if o.agent != "" && o.agent != "claude" {
 		return uninstallAgentRun(out, errOut, o)
+	}
+	if o.managed {
+		return uninstallManagedRun(out, o.dryRun)
 	}
 	if o.yes && !o.purgeKey {
 		return errors.New("--yes only confirms --purge-key")

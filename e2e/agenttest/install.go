@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package agenttest drives other coding agents' real clients (Codex CLI,
 // Gemini CLI) in tests, in the style of e2e/claudetest: it installs a pinned
 // client with npm into a cache folder, serves a scripted fake model API on

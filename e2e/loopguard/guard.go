@@ -150,6 +150,7 @@ type Pending struct {
 	Tool      string `json:"tool"`
 	Reason    string `json:"reason"`
 	Status    string `json:"status"`
+	State     string `json:"state"` // for people: "held, 1m50s left", ...
 	Digest    string `json:"digest"`
 	Summary   string `json:"summary"`
 }

@@ -82,6 +82,8 @@ type env struct {
 	claude string
 	g      *Guard
 	Dir    string
+	// clientEnv is added to the client's environment (a PATH, say).
+	clientEnv []string
 }
 
 func newEnv(t *testing.T) *env {
@@ -153,7 +155,7 @@ func (e *env) run(script claudetest.Script, prep func(p *Proxy), args ...string)
 	})
 	res := claudetest.Run(t, claudetest.Options{
 		Claude: e.claude, API: api, Dir: e.Dir, Home: e.g.Home, Args: append(args, "--debug-file", debug),
-		Env: append(e.g.ClientEnv(), "ANTHROPIC_BASE_URL="+p.URL()),
+		Env: append(append(e.g.ClientEnv(), e.clientEnv...), "ANTHROPIC_BASE_URL="+p.URL()),
 	})
 	if res.ExitCode != 0 {
 		t.Fatalf("claude exit %d\nstderr: %s", res.ExitCode, res.Stderr)

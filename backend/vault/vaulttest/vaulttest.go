@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package vaulttest starts a real Vault dev server on loopback for tests:
 // the pinned binary scripts/vault builds and caches, never a mock.
 //

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command hookbench measures loopguard's hook as Claude Code runs it (the
 // hook binary loopguard-hook, as init registers it, and beside it the full
 // binary's `loopguard hook`): a fresh

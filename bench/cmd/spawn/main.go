@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command spawn runs programs for the benchmark and reports, for each, its
 // wall time, exit code and peak RSS. It exists because of how Linux counts
 // ru_maxrss: a child made with vfork (as Go's os/exec does) shares its

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/policy"
+)
+
+// settingsReport runs doctor's settings checks over a home whose user
+// settings are user (nil: none), a managed file managed (nil: none), and
+// loopguard's plugin installed with hooks plugin (nil: not installed).
+func settingsReport(t *testing.T, user, managed, plugin []byte) string {
+	t.Helper()
+	home := t.TempDir()
+	self, err := selfPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(p string, b []byte) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if user != nil {
+		write(filepath.Join(home, ".claude", "settings.json"), user)
+	}
+	env := doctorEnv{self: self, settings: install.Env{Home: home, Cwd: home}, managed: filepath.Join(home, "managed-settings.json")}
+	if managed != nil {
+		write(env.managed, managed)
+	}
+	if plugin != nil {
+		root := filepath.Join(home, ".claude", "plugins", "cache", "loopguard", "loopguard", "0.1.0")
+		write(filepath.Join(root, install.PluginHooksFile), plugin)
+		write(filepath.Join(home, ".claude", "plugins", "installed_plugins.json"),
+			[]byte(`{"version": 2, "plugins": {"loopguard@loopguard": [{"scope": "user", "installPath": "`+root+`"}]}}`))
+	}
+	var b strings.Builder
+	for _, r := range checkSettings(env) {
+		b.WriteString(r.status.String() + "  " + r.name + ": " + r.detail + "\n")
+	}
+	return b.String()
+}
+
+func TestDoctorManagedAndPlugin(t *testing.T) {
+	self, err := selfPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := install.Options{Binary: self, Mode: hooks.ModeEnforce, Deadline: hooks.DefaultDeadline}
+	merged := func(data []byte, o install.Options) []byte {
+		out, _, err := install.Merge(data, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	userReg := merged(nil, o)
+	om := o
+	om.Managed = true
+	managedReg := merged(nil, om)
+	pluginHooks := install.PluginHooks(install.Options{Binary: policy.HookBinaryName, Mode: hooks.ModeEnforce,
+		Wait: time.Minute, Deadline: hooks.DefaultDeadline})
+
+	for _, c := range []struct {
+		name                string
+		user, managed, plug []byte
+		want, not           []string
+	}{
+		{name: "control: user settings", user: userReg,
+			want: []string{"ok    hooks PreToolUse: registered (1)"}, not: []string{"FAIL"}},
+		{name: "allowManagedHooksOnly without loopguard in the managed settings", user: userReg, managed: []byte(`{"allowManagedHooksOnly": true}`),
+			want: []string{"FAIL  hooks PreToolUse: loopguard is not registered", "FAIL  managed " /* its line */, "Claude Code runs no hook from user, project or local settings"}},
+		{name: "managed registration", managed: managedReg,
+			want: []string{"ok    hooks PreToolUse: registered (1)", "managed-settings.json: runs this binary"}},
+		{name: "managed and user", user: userReg, managed: managedReg,
+			want: []string{"ok    hooks PreToolUse: registered (1)", "WARN  managed "}},
+		{name: "plugin and user settings", user: append(userReg[:len(userReg)-2:len(userReg)-2], []byte(`,"enabledPlugins": {"loopguard@loopguard": true}}`)...), plug: pluginHooks,
+			want: []string{"FAIL  hooks PreToolUse: loopguard runs twice for every call", "ok    plugin loopguard@loopguard: enabled in"}},
+		{name: "plugin installed, not enabled", user: userReg, plug: pluginHooks,
+			want: []string{"ok    hooks PreToolUse: registered (1)"}, not: []string{"runs twice", "plugin loopguard@loopguard"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := settingsReport(t, c.user, c.managed, c.plug)
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("doctor does not say %q:\n%s", w, got)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(got, n) {
+					t.Errorf("doctor says %q:\n%s", n, got)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/internal/udiff"
+	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/state"
+)
+
+// The managed install (init --managed): loopguard registered in Claude
+// Code's managed settings, which root owns and no user, project or local
+// file can override. With allowManagedHooksOnly no other layer's hook runs
+// (loopguard, a managed hook, stays on), and disableBypassPermissionsMode
+// refuses --dangerously-skip-permissions. The binaries must be root's, so
+// nothing the user runs can replace them. Each user still runs
+// `loopguard init` for their own key and state; it then registers no hook
+// of its own (hooksElsewhere).
+
+// errNotRoot is init --managed run by another user than root.
+var errNotRoot = errors.New("init --managed writes Claude Code's managed settings, which only root may write")
+
+// rootOnly checks that no one but root can replace the binary at p: it
+// and every directory above it are root's and writable by no group or
+// other user (fsx.UserWritable).
+func rootOnly(p string) error {
+	if fsx.UserWritable(p) {
+		return withHint(fmt.Errorf("%s can be changed by someone other than root (it or a directory above it is not root's alone)", p),
+			"install loopguard and loopguard-hook where only root can write, e.g. sudo install -o root -g root -m 0755 loopguard loopguard-hook /usr/local/bin/, and run init --managed from there")
+	}
+	return nil
+}
+
+// managedSandbox is the sandbox block for every user: the paths are
+// spelled under ~ (each user's own), the binaries absolute.
+func managedSandbox(bin string, others ...string) *install.Sandbox {
+	sp := install.SandboxPath
+	deny := []string{"~/.local/state/loopguard", "~/.config/loopguard", sp(bin)}
+	for _, o := range others {
+		if o != "" {
+			deny = append(deny, sp(o))
+		}
+	}
+	deny = append(deny, "~/.local/share/keyrings")
+	return &install.Sandbox{DenyWrite: deny, DenyRead: []string{"~/.local/state/loopguard", "~/.local/share/keyrings"}}
+}
+
+func initManagedRun(out io.Writer, o *initOptions, bin string) error {
+	path := install.ManagedSettingsPath()
+	if path == "" {
+		return withHint(errors.New("no managed settings file of Claude Code is known on this system"), "use loopguard init (user settings)")
+	}
+	if os.Geteuid() != 0 && !o.dryRun {
+		return withHint(errNotRoot, "run it as root: sudo loopguard init --managed")
+	}
+	hookBin, why := hookBinary(bin)
+	if err := rootOnly(bin); err != nil {
+		return err
+	}
+	_, twin := policy.Binaries(bin)
+	if _, err := os.Stat(twin); err != nil {
+		twin = ""
+	} else if err := rootOnly(twin); err != nil {
+		return err
+	}
+	// The hook runs the launcher beside it: replacing it replaces what a
+	// scoped call runs under.
+	launcher := policy.Launcher(bin)
+	if _, err := os.Stat(launcher); err != nil {
+		launcher = ""
+	} else if err := rootOnly(launcher); err != nil {
+		return err
+	}
+	opts := install.Options{Binary: hookBin, Mode: o.mode, Wait: o.wait, Deadline: hooks.DefaultDeadline, Matcher: o.tools, Managed: true}
+	if !o.noSandbox {
+		opts.Sandbox = managedSandbox(bin, twin, launcher)
+	}
+	dir, err := state.DefaultDir()
+	if err != nil {
+		return err
+	}
+	backups := filepath.Join(dir, "install")
+	res, err := install.Apply(path, backups, opts, true)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		printDryRun(out, path, dir, res)
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("failed to create %s: %w", filepath.Dir(path), err)
+	}
+	if res, err = install.Apply(path, backups, opts, false); err != nil {
+		return err
+	}
+	if !res.Changed {
+		fmt.Fprintf(out, "Managed: %s already registers loopguard this way; nothing changed.\n", path)
+	} else {
+		fmt.Fprintf(out, "Managed: %s: PreToolUse, PermissionRequest and PostToolUse run %s hook for every user, with onFailure block;\n", path, hookBin)
+		fmt.Fprintf(out, "         allowManagedHooksOnly (no user, project, local or plugin hook runs; loopguard, managed, stays on) and\n")
+		fmt.Fprintf(out, "         permissions.disableBypassPermissionsMode \"disable\".\n")
+		hookBinaryNote(out, bin, why)
+	}
+	if opts.Sandbox != nil {
+		fmt.Fprintln(out, "Sandbox: on for every user (enabled, failIfUnavailable, allowUnsandboxedCommands false), denying writes to ~/.local/state/loopguard, ~/.config/loopguard, the keyrings and the binaries.")
+	}
+	fmt.Fprintln(out, "Next: each user runs `loopguard init` once (their key and state; it registers no hook of its own), then `loopguard doctor`.")
+	return nil
+}
+
+// hooksElsewhere names the layer that already runs loopguard's hook for
+// every event here, other than the file init writes (target): the managed
+// settings, or loopguard's plugin enabled in some settings file. "" when
+// none does.
+func hooksElsewhere(env install.Env, target, managed string) (string, error) {
+	var all [][]byte
+	read := func(p string) []byte {
+		data, _, err := install.ReadSettings(p)
+		if err != nil {
+			return nil
+		}
+		return data
+	}
+	if managed != "" && managed != target {
+		if data := read(managed); data != nil {
+			if regs, err := install.Hooks(data, ""); err == nil && install.CoversEvents(regs) {
+				return "the managed settings " + managed, nil
+			}
+			all = append(all, data)
+		}
+	}
+	for _, sc := range []install.Scope{install.User, install.Project, install.Local} {
+		if p, err := install.SettingsPath(sc, env); err == nil {
+			all = append(all, read(p))
+		}
+	}
+	ok, err := install.PluginGuards(env, all...)
+	if err != nil || !ok {
+		return "", err
+	}
+	return "loopguard's Claude Code plugin (" + install.PluginID + ")", nil
+}
+
+// uninstallManagedRun is uninstall --managed: init --managed's entries out
+// of the managed settings, the file as it was when nothing else changed.
+func uninstallManagedRun(out io.Writer, dryRun bool) error {
+	path := install.ManagedSettingsPath()
+	if path == "" {
+		return errors.New("no managed settings file of Claude Code is known on this system")
+	}
+	if os.Geteuid() != 0 && !dryRun {
+		return withHint(errNotRoot, "run it as root: sudo loopguard uninstall --managed")
+	}
+	dir, err := state.DefaultDir()
+	if err != nil {
+		return err
+	}
+	self, _ := selfPath()
+	res, err := install.Remove(path, filepath.Join(dir, "install"), self, dryRun)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !res.Changed:
+		fmt.Fprintf(out, "%s: no loopguard hooks; nothing to remove.\n", path)
+	case dryRun:
+		fmt.Fprint(out, udiff.Diff(path, res.Old, res.New))
+		fmt.Fprintln(out, "Dry run: nothing was written.")
+	case res.Restored:
+		fmt.Fprintf(out, "%s: loopguard's hooks, sandbox block and switches removed; the original file is back, byte for byte.\n", path)
+	case res.Deleted:
+		fmt.Fprintf(out, "%s: removed (init --managed had created it).\n", path)
+	default:
+		fmt.Fprintf(out, "%s: loopguard's hooks removed; other managed settings changed since init --managed, so they were kept as they are now.\n", path)
+	}
+	return nil
+}

@@ -1,0 +1,10 @@
+//go:build unix
+
+package fsx
+
+import "syscall"
+
+// NoFollow is the open flag that makes opening a symlink fail (for
+// ReadRegular's flag), so a link planted among a store's files cannot
+// redirect a read.
+const NoFollow = syscall.O_NOFOLLOW
