@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -90,9 +91,14 @@ func (f *fixture) measure(ctx context.Context, gs grantSet, entries []corpus.Ent
 	r := &Result{Set: gs, Rebased: rebased, Minted: m, ByReason: map[string]int{}, ByAgent: map[string][2]int{},
 		Compound: CompoundStats{NotSplittable: map[string]int{}}}
 	top, blockers := map[string]int{}, map[string]int{}
+	roots := projectRoots(entries)
 	for i, e := range entries {
 		if rebased {
-			e.Cmd = rebase(e.Cmd, e.Cwd, f.project)
+			cwd := e.Cwd
+			if cwd == "" {
+				cwd = roots[e.Source]
+			}
+			e.Cmd = rebase(e.Cmd, cwd, f.project)
 		}
 		o, err := f.decide(ctx, eng, e.Cmd, f.project, i)
 		if err != nil {
@@ -343,4 +349,39 @@ func ranked(m map[string]int) []Count {
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// leadingCd is an absolute directory a command starts by moving to.
+var leadingCd = regexp.MustCompile(`^cd\s+("?)(/[^\s"';&|]+)("?)\s*&&`)
+
+// projectRoots names, for each source whose log gives no cwd, the directory
+// its agent works in: the absolute directory its commands most often start
+// by moving to (cd /their/project && git status), which rebasing maps to
+// the fixture's project as it maps a logged cwd.
+func projectRoots(entries []corpus.Entry) map[string]string {
+	counts := map[string]map[string]int{}
+	for _, e := range entries {
+		if e.Cwd != "" {
+			continue
+		}
+		if m := leadingCd.FindStringSubmatch(e.Cmd); m != nil {
+			if counts[e.Source] == nil {
+				counts[e.Source] = map[string]int{}
+			}
+			counts[e.Source][strings.TrimRight(m[2], "/")]++
+		}
+	}
+	roots := map[string]string{}
+	for src, c := range counts {
+		best, n := "", 0
+		for d, k := range c {
+			if k > n || k == n && d < best {
+				best, n = d, k
+			}
+		}
+		if n >= 3 {
+			roots[src] = best
+		}
+	}
+	return roots
 }
