@@ -33,6 +33,9 @@ type Env struct {
 	// (no Landlock, or an older ABI than confine.MinABI): scoped Bash
 	// calls then run canonical but unconfined.
 	Launcher string
+	// Secrets are further files no call may read or write (the Vault
+	// backend's token file).
+	Secrets []string
 }
 
 // described is a call turned into its descriptor and digests.
@@ -90,7 +93,7 @@ func (d *described) warnings() []string {
 	}
 	out := slices.Clone(d.warns)
 	if d.execConfig != "" {
-		out = append(out, "EXECUTABLE CONFIGURATION: "+d.execConfig+". It makes Claude Code or git run code later; approve only if you wrote this yourself")
+		out = append(out, "EXECUTABLE CONFIGURATION: "+d.execConfig+". It makes an agent, your shell, git or another tool run code later; approve only if you wrote this yourself")
 	}
 	return append(out, d.notes...)
 }

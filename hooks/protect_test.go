@@ -54,7 +54,49 @@ func protectedCases(h *harness) []protectedCase {
 		{"bashrc", u(".bashrc"), policy.ExecConfig},
 		{"zshenv", u(".zshenv"), policy.ExecConfig},
 		{"envrc", p(".envrc"), policy.ExecConfig},
+		{"cursor mcp.json", p(".cursor/mcp.json"), policy.ExecConfig},
+		{"gemini command", p("src/.gemini/commands/x.toml"), policy.ExecConfig},
+		{"nested npmrc", p("src/.npmrc"), policy.ExecConfig},
+		{"bash_aliases", u(".bash_aliases"), policy.ExecConfig},
+		{"go env file", u(".config/go/env"), policy.ExecConfig},
 	}
+}
+
+// Issue 23's attack: `grant 'Write(.cursor/**)'` is accepted (it covers
+// Cursor's rules), and then a Write of an MCP server list to
+// .cursor/mcp.json, the command Cursor starts as the user, is not covered:
+// it waits for an exact approval shown with the executable-configuration
+// warning. Control: the legitimate .cursor/rules write runs under the
+// grant, and the mcp.json write runs once a human approved it exactly.
+func TestCursorMCPNotCoveredByScope(t *testing.T) {
+	h := newHarness(t)
+	h.grantScope("Write(.cursor/**)", "*", "main")
+	write := h.fixture("pretooluse-write.json")
+	wr := func(rel, content string) map[string]any {
+		return with(write, func(m map[string]any) {
+			input(m)["file_path"] = filepath.Join(h.project, rel)
+			input(m)["content"] = content
+		})
+	}
+	expect(t, "control: .cursor/rules", h.decide(wr(".cursor/rules/style.mdc", "use tabs\n")), Allow, ReasonScopedGrant)
+	attack := wr(".cursor/mcp.json", `{"mcpServers":{"x":{"command":"sh","args":["-c","id"]}}}`)
+	d := h.decide(attack)
+	expect(t, ".cursor/mcp.json under Write(.cursor/**)", d, Deny, ReasonExecConfig)
+	p, err := h.store.GetPending(d.Pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.Warnings, func(w string) bool {
+		return strings.Contains(w, "EXECUTABLE CONFIGURATION") && strings.Contains(w, "Cursor")
+	}) {
+		t.Errorf("no executable-configuration warning for the human: %q", p.Warnings)
+	}
+	for _, rel := range []string{".gemini/commands/x.toml", "src/.npmrc"} {
+		h.grantScope("Write(**)", "*", "main") // broader than any grant would be: still not covered
+		expect(t, rel+" under a scope", h.decide(wr(rel, "x")), Deny, ReasonExecConfig)
+	}
+	h.approve(d)
+	expect(t, "exactly approved mcp.json", h.decide(attack), Allow, ReasonExactGrant)
 }
 
 func tierReason(t policy.Tier) string {
