@@ -511,3 +511,27 @@ func TestPendingFullDenies(t *testing.T) {
 		t.Errorf("%d pending calls, want the %d held", len(list), state.MaxPendingPerSession)
 	}
 }
+
+// Under the Vault backend the hook's token file is a secret wherever the
+// config puts it (~/.vault-token here): the agent's Read of it, and a Bash
+// command naming it, are denied whatever grants exist. Control: without the
+// Vault backend the same Read is an ordinary read.
+func TestVaultTokenFileIsSecret(t *testing.T) {
+	h := newHarness(t)
+	tok := filepath.Join(h.eng().Env.Home, ".vault-token")
+	read := with(h.fixture("pretooluse-read.json"), func(m map[string]any) { input(m)["file_path"] = tok })
+	cat := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "cat " + tok })
+	h.grantScope("Bash(cat *)", "*", "main")
+	expect(t, "control: Read of ~/.vault-token with the keyring", h.decide(read), Abstain, ReasonReadOnly)
+	if d := h.decide(cat); d.Reason == ReasonProtected {
+		t.Errorf("control: cat of ~/.vault-token with the keyring: %+v", d)
+	}
+	eng := h.eng
+	h.eng = func() *Engine {
+		e := eng()
+		e.Env.Secrets = []string{tok}
+		return e
+	}
+	expect(t, "Read of the Vault token", h.decide(read), Deny, ReasonProtected)
+	expect(t, "cat of the Vault token", h.decide(cat), Deny, ReasonProtected)
+}

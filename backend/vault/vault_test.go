@@ -184,11 +184,15 @@ func TestClaimOneWinner(t *testing.T) {
 	const claimers, rounds = 16, 100
 	kvs := make([]*vault.KV, claimers)
 	for i := range kvs {
-		c := s.AgentToken(t, "agent")
+		c := s.AgentToken(t, "agent") // 16 tokens of one machine
 		kvs[i] = &vault.KV{C: c, Mount: "secret", Prefix: "loopguard"}
 	}
+	e, err := custody(kvs[0].C).Entity(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for r := range rounds {
-		id := "round-" + string(rune('a'+r%26)) + "-" + time.Now().Format("150405.000000000")
+		id := e + "/round-" + string(rune('a'+r%26)) + "-" + time.Now().Format("150405.000000000")
 		var wins, lost atomic.Int32
 		var wg sync.WaitGroup
 		start := make(chan struct{})

@@ -38,7 +38,7 @@ func TestDoctorVault(t *testing.T) {
 	}
 	agent := s.AgentToken(t, "agent-a")
 	got := status(checkVault(ctx, vaultConfig(t, s, agent.Token)))
-	for _, name := range []string{"vault", "vault token", "vault verify", "vault grants", "vault mint refused"} {
+	for _, name := range []string{"vault", "vault token", "vault identity", "vault verify", "vault grants", "vault mint refused"} {
 		if got[name] != statusOK {
 			t.Errorf("agent token: %s = %v", name, got[name])
 		}
@@ -59,8 +59,19 @@ path "auth/token/lookup-self" { capabilities = ["read"] }`}, nil)
 		} `json:"auth"`
 	}
 	s.Do(t, "POST", "auth/token/create", map[string]any{"policies": []string{"old-agent"}, "no_default_policy": true}, &old)
-	if got := status(checkVault(ctx, vaultConfig(t, s, old.Auth.ClientToken))); got["vault grants"] != statusFail || got["vault verify"] != statusOK {
-		t.Errorf("an agent token that cannot read grants: %+v", got)
+	if got := status(checkVault(ctx, vaultConfig(t, s, old.Auth.ClientToken))); got["vault identity"] != statusFail || got["vault token"] != statusOK {
+		t.Errorf("an old agent token, with no identity: %+v", got)
+	}
+	// An agent-policy token made before `team enroll` (no identity): it
+	// could publish nothing, so doctor says enroll.
+	rs = checkVault(ctx, vaultConfig(t, s, s.UnenrolledAgentToken(t, "agent-old").Token))
+	if got := status(rs); got["vault identity"] != statusFail {
+		t.Errorf("unenrolled agent token: %+v", rs)
+	}
+	for _, r := range rs {
+		if r.name == "vault identity" && !strings.Contains(r.fix, "team enroll") {
+			t.Errorf("fix: %q", r.fix)
+		}
 	}
 	s.Revoke(t, agent.Token)
 	if got := status(checkVault(ctx, vaultConfig(t, s, agent.Token))); got["vault token"] != statusFail {
