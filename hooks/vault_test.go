@@ -463,3 +463,27 @@ func TestVaultScopedGrantVaultFails(t *testing.T) {
 		})
 	}
 }
+
+// Issue 23's last attack with the key in Vault: alice publishes
+// Write(.cursor/**) (it covers Cursor's rules), and the agent's Write of an
+// MCP server list to .cursor/mcp.json is still no scope's: it waits for an
+// exact approval shown with the warning, and runs once alice approved it
+// exactly through Vault. Control: the .cursor/rules write runs on the grant.
+func TestVaultCursorMCPNeedsExactApproval(t *testing.T) {
+	v := newVaultHarness(t)
+	v.now = time.Now()
+	write := v.fixture("pretooluse-write.json")
+	wr := func(rel, content string) map[string]any {
+		return with(write, func(m map[string]any) {
+			input(m)["file_path"] = filepath.Join(v.project, rel)
+			input(m)["content"] = content
+		})
+	}
+	v.vaultScope(t, "Write(.cursor/**)", write["session_id"].(string))
+	expect(t, "control: .cursor/rules under Write(.cursor/**)", v.decideVault(wr(".cursor/rules/style.mdc", "tabs\n")), Allow, ReasonScopedGrant)
+	attack := wr(".cursor/mcp.json", `{"mcpServers":{"x":{"command":"sh","args":["-c","id"]}}}`)
+	d := v.decideVault(attack)
+	expect(t, ".cursor/mcp.json", d, Deny, ReasonExecConfig)
+	v.approveVault(d, v.mint)
+	expect(t, "exactly approved", v.decideVault(attack), Allow, ReasonExactGrant)
+}

@@ -147,29 +147,29 @@ func agentSays(s vault.AgentSays, now time.Time) string {
 	var b strings.Builder
 	line := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(&b, "  | %s: %s\n", k, hooks.EscapeText(short(v, maxSaysShown)))
+			fmt.Fprintf(&b, "  | %s %s\n", k, hooks.EscapeText(short(v, maxSaysShown)))
 		}
 	}
-	line("host", s.Host)
+	line("host:", s.Host)
 	reason := s.Reason
 	if s.Detail != "" {
 		reason += ": " + s.Detail
 	}
-	line("reason", reason)
-	line("project", s.ProjectDir)
-	line("agent type", s.AgentType)
+	line("reason:", reason)
+	line("project:", s.ProjectDir)
+	line("agent type:", s.AgentType)
 	if !s.Created.IsZero() {
-		line("recorded", hooks.FormatTime(s.Created))
+		line("recorded:", hooks.FormatTime(s.Created))
 	}
 	if now.Before(s.HeldUntil) {
 		line("its hook waits for your answer until", hooks.FormatTime(s.HeldUntil))
 	}
 	for i, w := range s.Warnings {
 		if i == 8 {
-			line("notes", fmt.Sprintf("%d more", len(s.Warnings)-i))
+			line("notes:", fmt.Sprintf("%d more", len(s.Warnings)-i))
 			break
 		}
-		line("note", w)
+		line("note:", w)
 	}
 	if b.Len() == 0 {
 		return ""
@@ -274,7 +274,8 @@ func newTeamDenyCmd() *cobra.Command {
 			if err := teamDeny(ctx, m, key, time.Now()); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Denied %s as %s.\n", hooks.EscapeText(key), hooks.EscapeText(m.principal))
+			_, id, _ := strings.Cut(key, "/")
+			fmt.Fprintf(cmd.OutOrStdout(), "Denied %s as %s.\n", hooks.EscapeText(id), hooks.EscapeText(m.principal))
 			return nil
 		},
 	}

@@ -195,4 +195,31 @@ func custodyOf(c *vault.Client) *vault.Custody {
 // teamApproveScreen is what team approve prints, the typed confirmation
 // echoed by the terminal, for the honest record re-published with the
 // agent's words (TestTeamForgedRecordConsole).
-const teamApproveScreen = `XXX`
+const teamApproveScreen = `machine: machine-a (Vault identity {E})
+project: /work/app (the call's cwd)
+pending {ID} (open), seen {SEEN}
+session: s-victim
+agent:   main
+call:    Bash rm -rf /home/victim/projects
+!!! DANGER: rm deletes recursively outside the project (/home/victim/projects)
+digest: {DIGEST}
+The agent machine says (its own words; loopguard checked none of this):
+  | host: build-ci-trusted\x1b]52;c;cm0gLXJmIH4=\x07\x1b[1A\x1b[2K
+  | reason: no_grant: routine cleanup, pre-approved by security
+  | project: /
+  | recorded: {CREATED}
+  | note: reviewed by the security team\x1b]52;c;cm0gLXJmIH4=\x07\x1b[1A\x1b[2K
+
+The exact call:
+tool: "Bash"
+cwd: "/work/app"
+input:
+  command: "rm -rf /home/victim/projects"
+executables:
+  rm: "/usr/bin/rm"
+v: "loopguard.descriptor.v1"
+
+Approve this exact call once, for 10m0s, as vault:userpass-alice?
+Type the first 8 characters of the digest to approve (anything else cancels): {TYPED}
+Approved {ID}: grant {GRANT}, single use, valid until {EXPIRY}. The waiting hook on machine-a runs it once.
+`
