@@ -352,3 +352,15 @@ func TestKVPathRefused(t *testing.T) {
 		t.Errorf("control: %v", err)
 	}
 }
+
+// The hook asks Vault who its token is once per process (Custody.Entity):
+// the cost it adds to a call that publishes, fetches an approval or claims.
+func BenchmarkEntity(b *testing.B) {
+	s := vaulttest.Start(b)
+	c := s.AgentToken(b, "agent-a")
+	for b.Loop() {
+		if _, err := custody(c).Entity(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

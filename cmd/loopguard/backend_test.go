@@ -161,3 +161,50 @@ func TestPruneVault(t *testing.T) {
 		t.Error("the agent's token pruned a grant in Vault")
 	}
 }
+
+// team enroll: an administrator with the enroll policy writes machine
+// build-1's token to a new file, mode 0600, whose token has an identity of
+// its own and passes doctor; the file is never overwritten; an approver
+// (no enroll policy) is refused with the hint, and leaves no file behind.
+func TestTeamEnroll(t *testing.T) {
+	s := vaulttest.Start(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "build-1.token")
+	var out bytes.Buffer
+	if err := teamEnrollRun(ctx, &out, s.Enroller(t, "admin"), "build-1", path, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Enrolled build-1: Vault identity ") {
+		t.Errorf("output: %q", out.String())
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v, %v", fi, err)
+	}
+	tok, err := readToken(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range checkVault(ctx, vaultConfig(t, s, tok)) {
+		if r.status != statusOK {
+			t.Errorf("doctor with the enrolled token: %s %v: %s", r.name, r.status, r.detail)
+		}
+	}
+	if err := teamEnrollRun(ctx, &out, s.Enroller(t, "admin2"), "build-1", path, time.Hour); err == nil {
+		t.Error("an existing token file was overwritten")
+	}
+	if got, _ := readToken(path); got != tok {
+		t.Error("the token file changed")
+	}
+	other := filepath.Join(dir, "build-2.token")
+	err = teamEnrollRun(ctx, &out, s.AddApprover(t, "alice"), "build-2", other, time.Hour)
+	var buf bytes.Buffer
+	printError(&buf, err)
+	if err == nil || !strings.Contains(buf.String(), "loopguard-enroll") {
+		t.Errorf("approver enrolls: %s", buf.String())
+	}
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Errorf("a refused enrollment left %s: %v", other, err)
+	}
+}
