@@ -184,12 +184,23 @@ func newEngine(s setup, o Options, mode string, wait time.Duration) (*hooks.Engi
 			ConfigDir:  filepath.Dir(s.cfgPath),
 			Trusted:    s.cfg.Trusted(),
 			Launcher:   launcher(s.self),
+			Secrets:    secrets(s.cfg, home),
 		},
 		Mode: mode,
 		Wait: wait,
 	}
 	eng.OnHeld = heldNotifier(s.cfg, eng.Audit)
 	return eng, nil
+}
+
+// secrets are the files of the config no agent call may read or write
+// besides loopguard's own directories: the Vault token file (which may be
+// ~/.vault-token, outside them).
+func secrets(cfg config.Config, home string) []string {
+	if cfg.Backend != config.BackendVault || cfg.Vault == nil || home == "" {
+		return nil
+	}
+	return []string{cfg.Vault.WithDefaults(home).TokenFile}
 }
 
 // heldNotifier tells the human that the hook holds a call: the desktop

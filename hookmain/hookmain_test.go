@@ -204,3 +204,20 @@ func TestLauncherBeside(t *testing.T) {
 		t.Errorf("with loopguard-exec: %q", got)
 	}
 }
+
+// The hook's protected set includes the Vault token file the config names
+// (or ~/.vault-token by default) under the Vault backend, and nothing more
+// under the keyring.
+func TestSecretsOfTheConfig(t *testing.T) {
+	v := &config.Vault{Address: "http://127.0.0.1:8200"}
+	if got := secrets(config.Config{Backend: config.BackendVault, Vault: v}, "/home/u"); len(got) != 1 || got[0] != "/home/u/.vault-token" {
+		t.Errorf("default token file: %v", got)
+	}
+	v.TokenFile = "/etc/lg/agent.token"
+	if got := secrets(config.Config{Backend: config.BackendVault, Vault: v}, "/home/u"); len(got) != 1 || got[0] != v.TokenFile {
+		t.Errorf("token_file: %v", got)
+	}
+	if got := secrets(config.Config{}, "/home/u"); got != nil {
+		t.Errorf("keyring: %v", got)
+	}
+}

@@ -20,6 +20,7 @@ func Danger(canonical []byte, projectDir string) []string {
 	if err != nil {
 		return nil
 	}
+	projectDir = projectRoot(projectDir)
 	m, _ := v.(map[string]any)
 	in, _ := m["input"].(map[string]any)
 	tool, _ := m["tool"].(string)
@@ -254,10 +255,34 @@ func callDanger(argv []string, projectDir string) []string {
 	return out
 }
 
+// projectRoot is dir as a project for Danger, or "" (no project known)
+// when it is no project at all: the root, a top-level directory (/tmp,
+// /home), a home directory (/home/u, /Users/u, /root). A call that runs
+// there and deletes recursively is outside any project. An approver on
+// another machine takes the project from the call's own cwd (the digest
+// binds it), so this is what keeps `cd / && rm -rf home/u` a danger there.
+func projectRoot(dir string) string {
+	if dir == "" || !filepath.IsAbs(dir) {
+		return ""
+	}
+	segs := strings.Split(strings.Trim(filepath.ToSlash(filepath.Clean(dir)), "/"), "/")
+	switch {
+	case len(segs) <= 1 || segs[0] == "":
+		return ""
+	case len(segs) == 2 && (segs[0] == "home" || segs[0] == "Users"):
+		return ""
+	}
+	return dir
+}
+
 // outside reports whether a path operand of rm may lie outside the
 // project: absolute or home-relative paths not under it, parent
-// references, expansions and bare globs of the root or home.
+// references, expansions and bare globs of the root or home; with no
+// project known, every operand.
 func outside(t, projectDir string) bool {
+	if projectDir == "" {
+		return true
+	}
 	switch {
 	case t == "" || strings.Contains(t, "$"):
 		return true
@@ -266,9 +291,6 @@ func outside(t, projectDir string) bool {
 	case strings.Contains("/"+filepath.ToSlash(t)+"/", "/../"):
 		return true
 	case filepath.IsAbs(t):
-		if projectDir == "" {
-			return true
-		}
 		rel, err := filepath.Rel(filepath.Clean(projectDir), filepath.Clean(t))
 		return err != nil || rel == "." || strings.HasPrefix(rel, "..")
 	case t == "." || t == "*" || t == "./*":

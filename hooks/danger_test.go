@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/token"
 )
 
 func dangerOf(t *testing.T, tool string, input map[string]any) []string {
@@ -82,5 +84,67 @@ func TestDanger(t *testing.T) {
 		case row.want != "" && !strings.Contains(got, row.want):
 			t.Errorf("%s %q: got %q, want %q", row.tool, row.path, got, row.want)
 		}
+	}
+}
+
+// A project that is no project (the root, a top-level directory, a home
+// directory) is none: an approver on another machine takes the project
+// from the call's own cwd, and a call run from / or ~ that deletes
+// recursively is a danger whatever its operands. Controls: a real project.
+func TestDangerNoProject(t *testing.T) {
+	call, _ := json.Marshal(map[string]any{"tool": "Bash", "input": map[string]any{"command": "rm -rf home/victim"}})
+	abs, _ := json.Marshal(map[string]any{"tool": "Bash", "input": map[string]any{"command": "rm -rf /home/victim/x"}})
+	for _, dir := range []string{"/", "/home", "/tmp", "/home/u", "/Users/u", "/root", "", "relative/dir"} {
+		if got := Danger(call, dir); len(got) == 0 {
+			t.Errorf("rm -rf home/victim with project %q: no danger", dir)
+		}
+		if got := Danger(abs, dir); len(got) == 0 {
+			t.Errorf("rm -rf /home/victim/x with project %q: no danger", dir)
+		}
+	}
+	for _, dir := range []string{"/work/app", "/home/u/proj", "/tmp/build/x"} {
+		if got := Danger(call, dir); len(got) != 0 {
+			t.Errorf("control: rm -rf home/victim in project %s: %v", dir, got)
+		}
+	}
+	if got := Danger(abs, "/home/victim"); len(got) == 0 {
+		t.Error("a home directory as the project hides the delete")
+	}
+}
+
+// CallNotes is where a call lands from its bytes alone (the approver of
+// another machine's call reads none of its files): a link the hook
+// resolved, a .git/ directory, executable configuration named by a file
+// tool or a command. Control: an ordinary write has no note.
+func TestCallNotes(t *testing.T) {
+	enc := func(d token.Descriptor) []byte {
+		c, _, err := d.Encodings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	mcp := enc(token.Descriptor{Tool: "Write", Cwd: "/p", Input: map[string]any{"file_path": "/p/docs/x.json", "content": "{}"},
+		Target: &token.Target{Path: "/p/docs/x.json", SHA256: token.Absent, Resolved: "/p/.cursor/mcp.json"}})
+	notes := strings.Join(CallNotes(mcp), "\n")
+	for _, want := range []string{"TARGET: /p/docs/x.json resolves to /p/.cursor/mcp.json", "EXECUTABLE CONFIGURATION: it would change /p/.cursor/mcp.json (Cursor's MCP server list"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("no %q in\n%s", want, notes)
+		}
+	}
+	bash := enc(token.Descriptor{Tool: "Bash", Cwd: "/p", Input: map[string]any{"command": "echo 'x' > sub/.npmrc; cp hook .git/hooks/pre-commit"}, Executables: map[string]string{}})
+	notes = strings.Join(CallNotes(bash), "\n")
+	for _, want := range []string{"it names sub/.npmrc (npm configuration", "it names .git/hooks/pre-commit (git hooks"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("no %q in\n%s", want, notes)
+		}
+	}
+	plain := enc(token.Descriptor{Tool: "Write", Cwd: "/p", Input: map[string]any{"file_path": "/p/src/a.go", "content": "x"},
+		Target: &token.Target{Path: "/p/src/a.go", SHA256: token.Absent}})
+	if got := CallNotes(plain); len(got) != 0 {
+		t.Errorf("control: %v", got)
+	}
+	if got := CallNotes(enc(token.Descriptor{Tool: "Bash", Cwd: "/p", Input: map[string]any{"command": "go test ./..."}, Executables: map[string]string{}})); len(got) != 0 {
+		t.Errorf("control: %v", got)
 	}
 }

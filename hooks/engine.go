@@ -409,7 +409,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 			also = "; besides, the command is " + string(d.shell.Verdict) + " (" + EscapeText(d.shell.Reason) + ")"
 		}
 		return e.pending(ctx, c, d, ReasonExecConfig, "loopguard: executable_config: "+d.execConfig+
-			". This is executable configuration (it makes Claude Code or git run code later): no scoped grant covers it; only an exact approval of this call, shown to the user with a warning"+also)
+			". This is executable configuration (it makes an agent, your shell, git or another tool run code later): no scoped grant covers it; only an exact approval of this call, shown to the user with a warning"+also)
 	}
 
 	// 5. Bash that a scope could be stretched over: only a chain of

@@ -38,7 +38,7 @@ func (f finding) stronger(g finding) finding {
 func (e *Engine) places() policy.Places {
 	return policy.Places{
 		Home: e.Env.Home, StateDir: e.Env.StateDir, ConfigDir: e.Env.ConfigDir, Self: e.Env.Self,
-		ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"), CodexHome: os.Getenv("CODEX_HOME"), Path: e.Env.Path,
+		ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"), CodexHome: os.Getenv("CODEX_HOME"), Path: e.Env.Path, Secrets: e.Env.Secrets,
 	}.Prepare()
 }
 

@@ -54,7 +54,49 @@ func protectedCases(h *harness) []protectedCase {
 		{"bashrc", u(".bashrc"), policy.ExecConfig},
 		{"zshenv", u(".zshenv"), policy.ExecConfig},
 		{"envrc", p(".envrc"), policy.ExecConfig},
+		{"cursor mcp.json", p(".cursor/mcp.json"), policy.ExecConfig},
+		{"gemini command", p("src/.gemini/commands/x.toml"), policy.ExecConfig},
+		{"nested npmrc", p("src/.npmrc"), policy.ExecConfig},
+		{"bash_aliases", u(".bash_aliases"), policy.ExecConfig},
+		{"go env file", u(".config/go/env"), policy.ExecConfig},
 	}
+}
+
+// Issue 23's attack: `grant 'Write(.cursor/**)'` is accepted (it covers
+// Cursor's rules), and then a Write of an MCP server list to
+// .cursor/mcp.json, the command Cursor starts as the user, is not covered:
+// it waits for an exact approval shown with the executable-configuration
+// warning. Control: the legitimate .cursor/rules write runs under the
+// grant, and the mcp.json write runs once a human approved it exactly.
+func TestCursorMCPNotCoveredByScope(t *testing.T) {
+	h := newHarness(t)
+	h.grantScope("Write(.cursor/**)", "*", "main")
+	write := h.fixture("pretooluse-write.json")
+	wr := func(rel, content string) map[string]any {
+		return with(write, func(m map[string]any) {
+			input(m)["file_path"] = filepath.Join(h.project, rel)
+			input(m)["content"] = content
+		})
+	}
+	expect(t, "control: .cursor/rules", h.decide(wr(".cursor/rules/style.mdc", "use tabs\n")), Allow, ReasonScopedGrant)
+	attack := wr(".cursor/mcp.json", `{"mcpServers":{"x":{"command":"sh","args":["-c","id"]}}}`)
+	d := h.decide(attack)
+	expect(t, ".cursor/mcp.json under Write(.cursor/**)", d, Deny, ReasonExecConfig)
+	p, err := h.store.GetPending(d.Pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.Warnings, func(w string) bool {
+		return strings.Contains(w, "EXECUTABLE CONFIGURATION") && strings.Contains(w, "Cursor")
+	}) {
+		t.Errorf("no executable-configuration warning for the human: %q", p.Warnings)
+	}
+	for _, rel := range []string{".gemini/commands/x.toml", "src/.npmrc"} {
+		h.grantScope("Write(**)", "*", "main") // broader than any grant would be: still not covered
+		expect(t, rel+" under a scope", h.decide(wr(rel, "x")), Deny, ReasonExecConfig)
+	}
+	h.approve(d)
+	expect(t, "exactly approved mcp.json", h.decide(attack), Allow, ReasonExactGrant)
 }
 
 func tierReason(t policy.Tier) string {
@@ -468,4 +510,28 @@ func TestPendingFullDenies(t *testing.T) {
 	if len(list) != state.MaxPendingPerSession {
 		t.Errorf("%d pending calls, want the %d held", len(list), state.MaxPendingPerSession)
 	}
+}
+
+// Under the Vault backend the hook's token file is a secret wherever the
+// config puts it (~/.vault-token here): the agent's Read of it, and a Bash
+// command naming it, are denied whatever grants exist. Control: without the
+// Vault backend the same Read is an ordinary read.
+func TestVaultTokenFileIsSecret(t *testing.T) {
+	h := newHarness(t)
+	tok := filepath.Join(h.eng().Env.Home, ".vault-token")
+	read := with(h.fixture("pretooluse-read.json"), func(m map[string]any) { input(m)["file_path"] = tok })
+	cat := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "cat " + tok })
+	h.grantScope("Bash(cat *)", "*", "main")
+	expect(t, "control: Read of ~/.vault-token with the keyring", h.decide(read), Abstain, ReasonReadOnly)
+	if d := h.decide(cat); d.Reason == ReasonProtected {
+		t.Errorf("control: cat of ~/.vault-token with the keyring: %+v", d)
+	}
+	eng := h.eng
+	h.eng = func() *Engine {
+		e := eng()
+		e.Env.Secrets = []string{tok}
+		return e
+	}
+	expect(t, "Read of the Vault token", h.decide(read), Deny, ReasonProtected)
+	expect(t, "cat of the Vault token", h.decide(cat), Deny, ReasonProtected)
 }

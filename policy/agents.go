@@ -140,3 +140,27 @@ func InsideAgent(getenv func(string) string) (agent, variable string) {
 	}
 	return "", ""
 }
+
+// agentProjectAncestor reports whether segs (from a dot-named segment on)
+// end inside the names of one of agentFiles' project files of more than
+// one name (.github for .github/hooks): a directory moved into its place
+// brings the file with it. It is executable configuration, not
+// guard-critical: .github and .cursor hold ordinary files too.
+func agentProjectAncestor(dir string, segs []string) (Protection, bool) {
+	for _, f := range agentFiles {
+		if f.base != atProject || len(segs) >= len(f.parts) {
+			continue
+		}
+		match := true
+		for i, s := range segs {
+			if !strings.EqualFold(s, f.parts[i]) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return Protection{Tier: ExecConfig, What: "a directory that holds " + f.why, Path: filepath.Join(append([]string{dir}, segs...)...)}, true
+		}
+	}
+	return Protection{}, false
+}

@@ -143,11 +143,14 @@ func DefaultCapability(words []string) Capability {
 
 // NameCouldBeProtected reports whether an entry of this name, at any depth
 // of a project, could be protected by its name: every name protected at
-// any depth (.git, .claude, .mcp.json, .envrc, the shell start-up files,
-// the agents' project files) starts with a dot (TestNameCouldBeProtected).
-// A walk of a project judges only those with Classify; the fixed protected
-// paths (Roots) it checks apart.
-func NameCouldBeProtected(name string) bool { return strings.HasPrefix(name, ".") }
+// any depth (.git, .claude, .mcp.json, .envrc, .npmrc, the shell start-up
+// files, the agents' project files) starts with a dot, but for the few of
+// the executable-configuration list that do not (bunfig.toml)
+// (TestNameCouldBeProtected). A walk of a project judges only those with
+// Classify; the fixed protected paths (Roots) it checks apart.
+func NameCouldBeProtected(name string) bool {
+	return strings.HasPrefix(name, ".") || len(anyDepthByName[strings.ToLower(name)]) > 0
+}
 
 // readsNoFiles are the read-only commands that open no file their words
 // name: their words are text (echo's, printf's), numbers or names, never

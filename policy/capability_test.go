@@ -57,8 +57,8 @@ func TestCapabilityWiden(t *testing.T) {
 // a walk may judge only those.
 func TestNameCouldBeProtected(t *testing.T) {
 	names := []string{claudeDirName, gitDirName}
-	for _, n := range anyDepthExecConfig {
-		names = append(names, n.name)
+	for _, e := range anyDepth {
+		names = append(names, e.parts[0])
 	}
 	for _, f := range agentFiles {
 		if f.base == atProject {
@@ -71,6 +71,9 @@ func TestNameCouldBeProtected(t *testing.T) {
 		}
 	}
 	// Control: a name Classify does not protect anywhere.
+	if !NameCouldBeProtected("BUNFIG.toml") {
+		t.Error("bunfig.toml, a name with no dot, is not judged")
+	}
 	if (Places{}).Classify("/p/src/main.go").Protected() || NameCouldBeProtected("main.go") {
 		t.Error("main.go is protected")
 	}

@@ -11,8 +11,8 @@ type Tier uint8
 const (
 	// Ordinary paths are judged by grants like any other.
 	Ordinary Tier = iota
-	// ExecConfig is executable configuration: what makes Claude Code or
-	// git run code later. No scoped grant covers it; only an exact
+	// ExecConfig is executable configuration: what makes an agent, the
+	// shell, git or another tool run code later (execconfig.go lists it). No scoped grant covers it; only an exact
 	// approval, shown with a loud warning.
 	ExecConfig
 	// GuardCritical is what the guard stands on. Denied whatever grants
@@ -68,6 +68,10 @@ type Places struct {
 	// hooks run the loopguard-hook PATH finds (and a user types
 	// loopguard). Exact names only: the directories stay ordinary.
 	Path string
+	// Secrets are further files no agent call may read or write: the
+	// Vault token this machine's hook uses (the team backend's
+	// token_file), wherever the config puts it.
+	Secrets []string
 
 	prepared []entry // set by Prepare
 }
@@ -176,6 +180,9 @@ func (pl Places) entries() []entry {
 	add(entry{path: pl.StateDir, tier: GuardCritical, secret: true, what: guardState})
 	add(entry{path: pl.ConfigDir, tier: GuardCritical, secret: true, what: "loopguard's configuration"})
 	add(entry{path: pl.Self, tier: GuardCritical, what: "the loopguard binary"})
+	for _, f := range pl.Secrets {
+		add(entry{path: f, tier: GuardCritical, secret: true, what: "the Vault token of this machine (the team backend's token_file)"})
+	}
 	if pl.Self != "" {
 		full, hook := Binaries(pl.Self)
 		for _, b := range []string{full, hook, Launcher(pl.Self)} {
@@ -206,8 +213,10 @@ func (pl Places) entries() []entry {
 		add(entry{path: j(".local", "share", "keyrings"), tier: GuardCritical, secret: true, what: "the keyring files (the guard's key)"})
 		add(entry{path: j("Library", "Keychains"), tier: GuardCritical, secret: true, what: "the keychains (the guard's key)"})
 		add(entry{path: j(".claude"), tier: GuardCritical, what: "Claude Code's user configuration directory", claudeDir: true})
-		for _, p := range homeExecConfig {
-			add(entry{path: j(strings.Split(p.name, "/")...), tier: ExecConfig, what: p.what})
+		for _, e := range execConfig {
+			if e.Anchor == InHome {
+				add(entry{path: j(strings.Split(e.Path, "/")...), tier: ExecConfig, what: e.What})
+			}
 		}
 	}
 	// Other agents' hook registrations and settings (agents.go); their
@@ -219,36 +228,6 @@ func (pl Places) entries() []entry {
 }
 
 type named struct{ name, what string }
-
-// homeExecConfig are files and directories under the home directory that
-// run code later: shell start-up files, git's and ssh's configuration,
-// session autostart. Paths relative to home, "/"-separated.
-var homeExecConfig = []named{
-	{".gitconfig", "git's user configuration (aliases, hooks path, filters run commands)"},
-	{".config/git", "git's user configuration (aliases, hooks path, filters run commands)"},
-	{".ssh", "ssh's configuration and keys (ProxyCommand runs commands; authorized_keys lets in)"},
-	{".config/fish", "a shell start-up file"},
-	{".config/autostart", "session autostart entries (run at login)"},
-	{".config/systemd/user", "user services (run by systemd)"},
-}
-
-// anyDepthExecConfig are names that are executable configuration wherever
-// they are: Claude Code loads a nested project's, and a human's shell or
-// git may run one in any directory.
-var anyDepthExecConfig = []named{
-	{".mcp.json", "an MCP server list (.mcp.json: each server is a command Claude Code runs)"},
-	{".gitmodules", "git submodule configuration (.gitmodules)"},
-	{".gitconfig", "git configuration (.gitconfig)"},
-	{".envrc", "a direnv file (.envrc: run by the shell on cd)"},
-	{".vscode", "editor configuration (.vscode: tasks run commands)"},
-	{".idea", "editor configuration (.idea: run configurations run commands)"},
-	{".ripgreprc", "ripgrep configuration (.ripgreprc: --pre runs commands)"},
-	{".bashrc", "a shell start-up file"}, {".bash_profile", "a shell start-up file"},
-	{".bash_login", "a shell start-up file"}, {".bash_logout", "a shell start-up file"},
-	{".profile", "a shell start-up file"}, {".zshrc", "a shell start-up file"},
-	{".zshenv", "a shell start-up file"}, {".zprofile", "a shell start-up file"},
-	{".zlogin", "a shell start-up file"}, {".zlogout", "a shell start-up file"},
-}
 
 // Names of the directories whose contents are protected at any depth.
 const (
@@ -306,28 +285,7 @@ func (pl Places) Classify(p string) Protection {
 		best = best.max(Protection{Tier: GuardCritical, What: "Claude Code's state (~/.claude.json: mcpServers run commands at start; hooks and permissions too)", Path: p})
 	}
 	segs := strings.Split(strings.TrimPrefix(p, string(filepath.Separator)), string(filepath.Separator))
-	for i, s := range segs {
-		if s == "" || s[0] != '.' {
-			continue // every name protected at any depth starts with a dot
-		}
-		ls := strings.ToLower(s)
-		dir := func() string { return string(filepath.Separator) + filepath.Join(segs[:i+1]...) }
-		switch ls {
-		case claudeDirName:
-			best = best.max(claudeRules(dir(), segs[i+1:], "a Claude Code configuration directory (.claude)"))
-		case gitDirName:
-			best = best.max(gitRules(dir(), segs[i+1:]))
-		}
-		for _, n := range anyDepthExecConfig {
-			if ls == n.name {
-				best = best.max(Protection{Tier: ExecConfig, What: n.what, Path: dir()})
-			}
-		}
-		if pr, ok := agentProjectRule(string(filepath.Separator)+filepath.Join(segs[:i]...), segs[i:]); ok {
-			best = best.max(pr)
-		}
-	}
-	return best
+	return best.max(anyDepthRules(segs, true))
 }
 
 // claudeRules classifies rest, the path below the Claude Code configuration

@@ -58,9 +58,9 @@ func (pl Places) GlobProtection(pattern string) Protection {
 		if segCouldMatch(s, gitDirName) {
 			best = best.max(Protection{Tier: ExecConfig, What: "git's directory (its config and hooks run commands)", Path: dir})
 		}
-		for _, n := range anyDepthExecConfig {
-			if segCouldMatch(s, n.name) {
-				best = best.max(Protection{Tier: ExecConfig, What: n.what, Path: dir})
+		for _, e := range anyDepth {
+			if globReachesParts(segs[i:], e.parts) {
+				best = best.max(Protection{Tier: ExecConfig, What: e.what, Path: dir})
 			}
 		}
 	}
@@ -156,12 +156,39 @@ func SegmentCouldName(seg string) (string, bool) {
 	if segCouldMatch(seg, gitDirName) {
 		return "git's directory (.git)", true
 	}
-	for _, n := range anyDepthExecConfig {
-		if segCouldMatch(seg, n.name) {
-			return n.what, true
+	for _, e := range anyDepth {
+		if len(e.parts) == 1 && segNames(seg, e.parts[0]) {
+			return e.what, true
 		}
 	}
 	return "", false
+}
+
+// globReachesParts reports whether the glob segments, from their first,
+// could match the names parts or a directory that would hold them (the
+// pattern ends inside them): a ** reaches everything from there on.
+func globReachesParts(segs, parts []string) bool {
+	for j, p := range parts {
+		if j >= len(segs) {
+			return j > 0 // ends inside the names: a directory that holds the entry
+		}
+		if segs[j] == "**" {
+			return true
+		}
+		if j == 0 && !strings.HasPrefix(p, ".") {
+			// A name with no dot counts only when spelled: bash's * would
+			// match it, and every glob of a directory would otherwise be
+			// executable configuration (Classify still judges the files).
+			if !strings.EqualFold(segs[0], p) {
+				return false
+			}
+			continue
+		}
+		if !segCouldMatch(segs[j], p) {
+			return false
+		}
+	}
+	return true
 }
 
 func splitSegs(p string) []string {

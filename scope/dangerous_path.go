@@ -125,16 +125,15 @@ func segMatch(seg, name string) bool {
 }
 
 // dangerousProtected refuses a rule that names a protected path of either
-// tier (policy): a segment that spells .claude, .git, .mcp.json, a shell
-// start-up file..., or a pattern that can reach a fixed protected path.
+// tier (policy): segments that spell .claude, .git, .mcp.json,
+// .cursor/mcp.json, a shell start-up file, .npmrc..., or a pattern that can
+// reach a fixed protected path (~/.config/go/env).
 // Rules that only reach one through ** or * stay usable; matching never
 // covers a protected path anyway.
 func dangerousProtected(r Rule, pat []string, home string, writes bool) error {
 	if writes {
-		for _, seg := range pat {
-			if what, ok := policy.SegmentCouldName(seg); ok {
-				return dangerous(r, "it names %s, which no scope may cover", what)
-			}
+		if what, ok := policy.PatternCouldName(r.pattern); ok {
+			return dangerous(r, "it names %s, which no scope may cover", what)
 		}
 	}
 	if !filepath.IsAbs(home) || r.anchor == anchorProject {

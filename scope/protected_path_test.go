@@ -16,6 +16,11 @@ func TestDangerousProtectedAtAnyDepth(t *testing.T) {
 		"Edit(src/.git/hooks/*)", "Write(src/.mcp.json)", "Write(web/.envrc)", "Edit(sub/.gitmodules)",
 		"Write(~/.bashrc)", "Write(~/.zshenv)", "Write(~/.claude.json)", "Edit(~/.ssh/config)",
 		"Edit(~/.config/git/config)", "Write(//home/u/.profile)", "Edit(lib/.cl?ude/commands/x.md)",
+		// Executable configuration of other agents and tools (issues 22, 23).
+		"Edit(~/.npmrc)", "Edit(~/.bash_aliases)", "Edit(~/.config/go/env)", "Write(src/.npmrc)",
+		"Write(.cursor/mcp.json)", "Write(.cursor/*.json)", "Write(.gemini/commands/**)", "Write(sub/.gemini/commands/x.toml)",
+		"Edit(~/.config/fish/config.fish)", "Write(bunfig.toml)", "Write(.cargo/config.toml)", "Edit(~/.cargo/config.toml)",
+		"Write(.github/agents/a.agent.md)", "Edit(~/.tmux.conf)", "Write(//home/u/.config/go/env)",
 	} {
 		r, err := Parse(s)
 		if err != nil {
@@ -26,7 +31,8 @@ func TestDangerousProtectedAtAnyDepth(t *testing.T) {
 		}
 	}
 	// Controls.
-	for _, s := range []string{"Edit(src/**)", "Write(src/*.json)", "Edit(src/.gitignore)", "Read(src/.claude/skills/**)", "Read(.git/config)", "Write(~/notes/**)"} {
+	for _, s := range []string{"Edit(src/**)", "Write(src/*.json)", "Edit(src/.gitignore)", "Read(src/.claude/skills/**)", "Read(.git/config)", "Write(~/notes/**)",
+		"Write(.cursor/**)", "Write(.cursor/rules/**)", "Write(*.toml)", "Read(~/.npmrc)", "Write(.github/workflows/**)"} {
 		r, err := Parse(s)
 		if err != nil {
 			t.Fatalf("Parse(%q): %v", s, err)
@@ -68,5 +74,40 @@ func TestFileRuleNeverCoversProtected(t *testing.T) {
 	rr, _ := Parse("Read(src/**)")
 	if err := Match(rr, Call{Tool: "Read", Input: map[string]any{"file_path": filepath.Join(proj, "src", ".git", "config")}, Cwd: proj, ProjectDir: proj, Home: home}); err != nil {
 		t.Errorf("Read(src/**) does not cover src/.git/config: %v", err)
+	}
+}
+
+// Write(src/**) and Write(.cursor/**) stay usable and cover ordinary files
+// (the legitimate .cursor/rules/... write), but never executable
+// configuration below them: src/.npmrc, .cursor/mcp.json,
+// .gemini/commands/...
+func TestFileRuleNeverCoversExecConfig(t *testing.T) {
+	proj := realDir(t, t.TempDir())
+	home := filepath.Join(proj, "home")
+	call := func(p string) Call {
+		return Call{Tool: "Write", Input: map[string]any{"file_path": filepath.Join(proj, p)}, Cwd: proj, ProjectDir: proj, Home: home}
+	}
+	for rule, cases := range map[string]struct{ covered, refused []string }{
+		"Write(src/**)":     {[]string{"src/a.go", "src/npmrc"}, []string{"src/.npmrc", "src/x/.npmrc", "src/bunfig.toml", "src/.bash_aliases", "src/.cursor/mcp.json"}},
+		"Write(.cursor/**)": {[]string{".cursor/rules/style.mdc", ".cursor/commands/c.md"}, []string{".cursor/mcp.json", ".cursor/MCP.json", ".cursor/hooks.json", ".cursor/worktrees.json"}},
+		"Write(tools/**)":   {[]string{"tools/README.md"}, []string{"tools/.gemini/commands/x.toml", "tools/.gemini/commands/git/commit.toml", "tools/.cargo/config.toml", "tools/.github/agents/a.agent.md"}},
+	} {
+		r, err := Parse(rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Dangerous(r, home); err != nil {
+			t.Fatalf("%s refused: %v", rule, err)
+		}
+		for _, p := range cases.covered {
+			if err := Match(r, call(p)); err != nil {
+				t.Errorf("control: %s does not cover %s: %v", rule, p, err)
+			}
+		}
+		for _, p := range cases.refused {
+			if got := ReasonOf(Match(r, call(p))); got != ReasonProtectedPath {
+				t.Errorf("%s on %s: %q, want %s", rule, p, got, ReasonProtectedPath)
+			}
+		}
 	}
 }

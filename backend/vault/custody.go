@@ -15,6 +15,8 @@ import (
 type Custody struct {
 	Transit *Transit
 	KV      *KV
+
+	ent entity // this token's Vault identity (Entity)
 }
 
 // Verify checks g against call with transit/verify.
@@ -22,13 +24,18 @@ func (c *Custody) Verify(ctx context.Context, g *token.Grant, call token.Call, n
 	return c.Transit.Verify(ctx, g, call, now)
 }
 
-// Claim marks the single-use grant g used, once across every machine; a
-// grant already claimed is state.ErrClaimed. The claim records which
-// machine and when (the hook's policy lets it create claims only under the
-// prefix, never read or list them).
+// Claim marks the single-use grant g used, once; a grant already claimed
+// is state.ErrClaimed. The claim is under this machine's identity (an
+// approval is read only by the machine it was made for, so its grant is
+// claimed there) and records when (the hook's policy lets it create claims
+// only under its own directory, never read or list them).
 func (c *Custody) Claim(ctx context.Context, g *token.Grant) error {
+	e, err := c.Entity(ctx)
+	if err != nil {
+		return err
+	}
 	host, _ := os.Hostname()
-	err := c.KV.Claim(ctx, g.ID(), map[string]any{
+	err = c.KV.Claim(ctx, e+"/"+g.ID(), map[string]any{
 		"host": host, "session": g.Session, "agent": g.Agent, "tool": g.Tool,
 		"time": time.Now().UTC().Format(time.RFC3339Nano),
 	})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // KV is a prefix in a KV v2 mount.
@@ -15,10 +16,14 @@ type KV struct {
 	Prefix string // "loopguard"
 }
 
+// errBadPath is a KV path refused before any request: an empty, dot or
+// traversing segment, or a byte outside [A-Za-z0-9._-].
+var errBadPath = errors.New("bad kv path")
+
 func (k *KV) data(path string) (string, error) {
 	for _, seg := range strings.Split(path, "/") {
 		if seg == "" || strings.Trim(seg, ".") == "" || strings.IndexFunc(seg, notPathChar) >= 0 {
-			return "", fmt.Errorf("bad kv path %q", path)
+			return "", fmt.Errorf("%w %q", errBadPath, path)
 		}
 	}
 	return k.Mount + "/data/" + k.Prefix + "/" + path, nil
@@ -41,22 +46,32 @@ func (k *KV) Create(ctx context.Context, path string, data map[string]any) error
 
 // Get reads the latest version at path (ErrNotFound when there is none).
 func (k *KV) Get(ctx context.Context, path string) (map[string]any, error) {
+	m, _, err := k.GetVersion(ctx, path)
+	return m, err
+}
+
+// GetVersion is Get with the time Vault wrote that version (its metadata's
+// created_time: Vault's clock, not the writer's).
+func (k *KV) GetVersion(ctx context.Context, path string) (map[string]any, time.Time, error) {
 	p, err := k.data(path)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	var out struct {
 		Data struct {
-			Data map[string]any `json:"data"`
+			Data     map[string]any `json:"data"`
+			Metadata struct {
+				CreatedTime time.Time `json:"created_time"`
+			} `json:"metadata"`
 		} `json:"data"`
 	}
 	if err := k.C.Do(ctx, http.MethodGet, p, nil, &out); err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	if out.Data.Data == nil {
-		return nil, &Error{Op: "GET " + p, Status: 404, Msg: "deleted", kind: ErrNotFound}
+		return nil, time.Time{}, &Error{Op: "GET " + p, Status: 404, Msg: "deleted", kind: ErrNotFound}
 	}
-	return out.Data.Data, nil
+	return out.Data.Data, out.Data.Metadata.CreatedTime, nil
 }
 
 // ErrClaimed is a grant some hook, on any machine, has already used.
@@ -72,4 +87,30 @@ func (k *KV) Claim(ctx context.Context, id string, holder map[string]any) error 
 		return ErrClaimed
 	}
 	return err
+}
+
+// Put writes data at path (a new version).
+func (k *KV) Put(ctx context.Context, path string, data map[string]any) error {
+	p, err := k.data(path)
+	if err != nil {
+		return err
+	}
+	return k.C.Do(ctx, http.MethodPost, p, map[string]any{"data": data}, nil)
+}
+
+// List returns the keys directly under dir (none when dir is empty).
+func (k *KV) List(ctx context.Context, dir string) ([]string, error) {
+	if _, err := k.data(dir); err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data struct {
+			Keys []string `json:"keys"`
+		} `json:"data"`
+	}
+	err := k.C.Do(ctx, "LIST", k.Mount+"/metadata/"+k.Prefix+"/"+dir, nil, &out)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	return out.Data.Keys, err
 }

@@ -184,11 +184,15 @@ func TestClaimOneWinner(t *testing.T) {
 	const claimers, rounds = 16, 100
 	kvs := make([]*vault.KV, claimers)
 	for i := range kvs {
-		c := s.AgentToken(t, "agent")
+		c := s.AgentToken(t, "agent") // 16 tokens of one machine
 		kvs[i] = &vault.KV{C: c, Mount: "secret", Prefix: "loopguard"}
 	}
+	e, err := custody(kvs[0].C).Entity(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for r := range rounds {
-		id := "round-" + string(rune('a'+r%26)) + "-" + time.Now().Format("150405.000000000")
+		id := e + "/round-" + string(rune('a'+r%26)) + "-" + time.Now().Format("150405.000000000")
 		var wins, lost atomic.Int32
 		var wg sync.WaitGroup
 		start := make(chan struct{})
@@ -346,5 +350,17 @@ func TestKVPathRefused(t *testing.T) {
 	// Control: a real id reaches the (absent) server.
 	if _, err := kv.Get(context.Background(), "pending/k3v9x2abqw7dn4ygh5mse6ct"); vault.Reason(err) != vault.ReasonUnavailable {
 		t.Errorf("control: %v", err)
+	}
+}
+
+// The hook asks Vault who its token is once per process (Custody.Entity):
+// the cost it adds to a call that publishes, fetches an approval or claims.
+func BenchmarkEntity(b *testing.B) {
+	s := vaulttest.Start(b)
+	c := s.AgentToken(b, "agent-a")
+	for b.Loop() {
+		if _, err := custody(c).Entity(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -38,7 +38,7 @@ func TestDoctorVault(t *testing.T) {
 	}
 	agent := s.AgentToken(t, "agent-a")
 	got := status(checkVault(ctx, vaultConfig(t, s, agent.Token)))
-	for _, name := range []string{"vault", "vault token", "vault verify", "vault grants", "vault mint refused"} {
+	for _, name := range []string{"vault", "vault token", "vault identity", "vault verify", "vault grants", "vault mint refused"} {
 		if got[name] != statusOK {
 			t.Errorf("agent token: %s = %v", name, got[name])
 		}
@@ -59,8 +59,19 @@ path "auth/token/lookup-self" { capabilities = ["read"] }`}, nil)
 		} `json:"auth"`
 	}
 	s.Do(t, "POST", "auth/token/create", map[string]any{"policies": []string{"old-agent"}, "no_default_policy": true}, &old)
-	if got := status(checkVault(ctx, vaultConfig(t, s, old.Auth.ClientToken))); got["vault grants"] != statusFail || got["vault verify"] != statusOK {
-		t.Errorf("an agent token that cannot read grants: %+v", got)
+	if got := status(checkVault(ctx, vaultConfig(t, s, old.Auth.ClientToken))); got["vault identity"] != statusFail || got["vault token"] != statusOK {
+		t.Errorf("an old agent token, with no identity: %+v", got)
+	}
+	// An agent-policy token made before `team enroll` (no identity): it
+	// could publish nothing, so doctor says enroll.
+	rs = checkVault(ctx, vaultConfig(t, s, s.UnenrolledAgentToken(t, "agent-old").Token))
+	if got := status(rs); got["vault identity"] != statusFail {
+		t.Errorf("unenrolled agent token: %+v", rs)
+	}
+	for _, r := range rs {
+		if r.name == "vault identity" && !strings.Contains(r.fix, "team enroll") {
+			t.Errorf("fix: %q", r.fix)
+		}
 	}
 	s.Revoke(t, agent.Token)
 	if got := status(checkVault(ctx, vaultConfig(t, s, agent.Token))); got["vault token"] != statusFail {
@@ -148,5 +159,52 @@ func TestPruneVault(t *testing.T) {
 	m.team = agent
 	if err := pruneVault(ctx, &out, st, m, now.Add(2*time.Hour)); err == nil {
 		t.Error("the agent's token pruned a grant in Vault")
+	}
+}
+
+// team enroll: an administrator with the enroll policy writes machine
+// build-1's token to a new file, mode 0600, whose token has an identity of
+// its own and passes doctor; the file is never overwritten; an approver
+// (no enroll policy) is refused with the hint, and leaves no file behind.
+func TestTeamEnroll(t *testing.T) {
+	s := vaulttest.Start(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "build-1.token")
+	var out bytes.Buffer
+	if err := teamEnrollRun(ctx, &out, s.Enroller(t, "admin"), "build-1", path, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Enrolled build-1: Vault identity ") {
+		t.Errorf("output: %q", out.String())
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v, %v", fi, err)
+	}
+	tok, err := readToken(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range checkVault(ctx, vaultConfig(t, s, tok)) {
+		if r.status != statusOK {
+			t.Errorf("doctor with the enrolled token: %s %v: %s", r.name, r.status, r.detail)
+		}
+	}
+	if err := teamEnrollRun(ctx, &out, s.Enroller(t, "admin2"), "build-1", path, time.Hour); err == nil {
+		t.Error("an existing token file was overwritten")
+	}
+	if got, _ := readToken(path); got != tok {
+		t.Error("the token file changed")
+	}
+	other := filepath.Join(dir, "build-2.token")
+	err = teamEnrollRun(ctx, &out, s.AddApprover(t, "alice"), "build-2", other, time.Hour)
+	var buf bytes.Buffer
+	printError(&buf, err)
+	if err == nil || !strings.Contains(buf.String(), "loopguard-enroll") {
+		t.Errorf("approver enrolls: %s", buf.String())
+	}
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Errorf("a refused enrollment left %s: %v", other, err)
 	}
 }

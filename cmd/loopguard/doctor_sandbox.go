@@ -264,9 +264,9 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 		}
 		for _, e := range l.s.Lists["filesystem.allowRead"] {
 			for _, r := range resolved(install.SandboxPathReadings(e, p.home, dir, project)) {
-				if within(r, p.state) || within(r, p.keyrings) || within(p.state, r) || within(p.keyrings, r) {
+				if within(r, p.state) || within(r, p.keyrings) || within(p.state, r) || within(p.keyrings, r) || (p.vaultToken != "" && within(p.vaultToken, r)) {
 					opened++
-					fail("readable paths", fmt.Sprintf(`"allowRead" entry %s in %s re-opens loopguard's state or the keyring files to sandboxed commands`, e, l.path),
+					fail("readable paths", fmt.Sprintf(`"allowRead" entry %s in %s re-opens loopguard's state, the keyring files or the Vault token to sandboxed commands`, e, l.path),
 						fixIn(l, "remove "+e+" from allowRead"))
 					break
 				}
@@ -292,6 +292,10 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 	if p.launcher != "" {
 		need = append(need, struct{ key, what, path string }{"filesystem.denyWrite", "loopguard's launcher", p.launcher})
 	}
+	if p.vaultToken != "" {
+		need = append(need, struct{ key, what, path string }{"filesystem.denyRead", "the Vault token", p.vaultToken},
+			struct{ key, what, path string }{"filesystem.denyWrite", "the Vault token", p.vaultToken})
+	}
 	missing := 0
 	for _, n := range need {
 		if !covered(layers, n.key, n.path, p.home, project) {
@@ -300,7 +304,7 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 		}
 	}
 	if missing == 0 {
-		ok("deny lists", "denyWrite covers loopguard's state, config and binary; denyRead covers its state and the keyring files")
+		ok("deny lists", "denyWrite covers loopguard's state, config and binary; denyRead covers "+p.secrets())
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,5 +236,90 @@ func TestJudgeSandboxSymlinkedAllowWrite(t *testing.T) {
 		if failed != c.fail {
 			t.Errorf("%s: failed = %v, want %v", c.entry, failed, c.fail)
 		}
+	}
+}
+
+// Under the Vault backend init denies sandboxed commands reading (and
+// writing) this machine's Vault token, wherever the config puts it, and
+// ~/.vault-token when that is the one in use; doctor fails settings that
+// do not, or that re-open it. Control: the settings init writes pass.
+func TestSandboxHidesVaultToken(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("XDG_STATE_HOME", "")
+	cfgDir := filepath.Join(home, ".config", "loopguard")
+	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(home, "bin", "loopguard")
+	for _, c := range []struct{ name, vault, want string }{
+		{"token_file", `{"address":"http://127.0.0.1:8200","token_file":"` + home + `/secrets/agent.token"}`, home + "/secrets/agent.token"},
+		{"~/.vault-token", `{"address":"http://127.0.0.1:8200"}`, home + "/.vault-token"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := `{"v":1,"backend":"vault","vault":` + c.vault + `}`
+			if err := os.WriteFile(filepath.Join(cfgDir, "config.json"), []byte(cfg), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p, err := resolveSandboxPaths(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.vaultToken != c.want {
+				t.Fatalf("vault token %q, want %q", p.vaultToken, c.want)
+			}
+			spec := p.spec()
+			for _, list := range [][]string{spec.DenyRead, spec.DenyWrite} {
+				if !slices.Contains(list, install.SandboxPath(c.want)) {
+					t.Errorf("%v does not deny %s", list, c.want)
+				}
+			}
+			layers := func(s *install.Sandbox, extra string) []sandboxLayer {
+				out, _, err := install.Merge(nil, install.Options{Binary: p.binary, Deadline: 5e9, Sandbox: s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				files := map[string]string{"user": string(out)}
+				if extra != "" {
+					files["project"] = extra
+				}
+				return layersOf(t, files)
+			}
+			failed := func(res []checkResult) []string {
+				var out []string
+				for _, r := range res {
+					if r.status == statusFail {
+						out = append(out, r.name+": "+r.detail)
+					}
+				}
+				return out
+			}
+			if bad := failed(judgeSandbox(layers(spec, ""), p, testProject)); len(bad) > 0 {
+				t.Fatalf("control: init's settings fail: %v", bad)
+			}
+			// The keyring's settings (written before the Vault backend).
+			old := p
+			old.vaultToken = ""
+			bad := failed(judgeSandbox(layers(old.spec(), ""), p, testProject))
+			if len(bad) != 2 || !strings.Contains(bad[0], "denyRead: no settings file lists the Vault token") || !strings.Contains(bad[1], "denyWrite: no settings file lists the Vault token") {
+				t.Errorf("settings without the token: %v", bad)
+			}
+			reopen := `{"sandbox":{"filesystem":{"allowRead":["/` + filepath.Dir(c.want) + `"]}}}`
+			bad = failed(judgeSandbox(layers(spec, reopen), p, testProject))
+			if len(bad) != 1 || !strings.Contains(bad[0], "re-opens") {
+				t.Errorf("allowRead of the token's directory: %v", bad)
+			}
+		})
+	}
+	// Control: under the keyring nothing about Vault is added.
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.json"), []byte(`{"v":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := resolveSandboxPaths(bin)
+	if err != nil || p.vaultToken != "" {
+		t.Fatalf("keyring backend: %q, %v", p.vaultToken, err)
 	}
 }

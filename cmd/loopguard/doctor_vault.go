@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -39,6 +40,17 @@ func checkVault(ctx context.Context, cfg config.Config) []checkResult {
 		return fail("vault token", err, "renew or replace the token in "+v.TokenFile+" (policy loopguard-agent)")
 	}
 	out = append(out, checkResult{status: statusOK, name: "vault token", detail: self.DisplayName + ", policies " + strings.Join(self.Policies, ", ")})
+	// Every path the agent policy opens is under the token's own identity:
+	// a token made before `team enroll` has none and publishes nothing.
+	kv := &vault.KV{C: c, Mount: v.KVMount, Prefix: v.KVPrefix}
+	enroll := "an administrator runs `loopguard team enroll NAME --out FILE` (README, Teams) and FILE goes to " + v.TokenFile
+	if self.EntityID == "" {
+		return fail("vault identity", vault.ErrNoEntity, enroll)
+	}
+	if _, err := kv.Get(ctx, "approvals/"+self.EntityID+"/doctorprobe"); err != nil && !errors.Is(err, vault.ErrNotFound) {
+		return fail("vault identity", err, "the token needs this version's loopguard-agent policy (paths under {{identity.entity.id}}); "+enroll)
+	}
+	out = append(out, checkResult{status: statusOK, name: "vault identity", detail: "this machine is Vault identity " + self.EntityID + "; it reads and writes only its own calls, approvals and claims"})
 	t := &vault.Transit{C: c, Mount: v.TransitMount, Key: v.Key}
 	if err := t.CanVerify(ctx); err != nil {
 		return fail("vault verify", err, "the token needs the loopguard-agent policy (backend/vault/policies/agent.hcl)")
@@ -47,7 +59,6 @@ func checkVault(ctx context.Context, cfg config.Config) []checkResult {
 	// The hook looks up scoped grants in Vault on every call they could
 	// cover: a token without this (an agent policy from before grants were
 	// published there) denies every such call with vault_denied.
-	kv := &vault.KV{C: c, Mount: v.KVMount, Prefix: v.KVPrefix}
 	if _, err := kv.List(ctx, "grants/any"); err != nil {
 		return fail("vault grants", err, "the token needs read and list on the grants (backend/vault/policies/agent.hcl, this version)")
 	}

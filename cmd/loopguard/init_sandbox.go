@@ -27,6 +27,10 @@ type sandboxPaths struct {
 	launcher string // loopguard-exec beside it, when installed ("": not)
 	keyrings string // the Secret Service's keyring files
 	goCache  string // the Go build cache of sandboxed commands
+	// vaultToken is the Vault backend's token file (the config's
+	// token_file, or ~/.vault-token when that is the one in use); "" with
+	// the keyring.
+	vaultToken string
 }
 
 func resolveSandboxPaths(bin string) (sandboxPaths, error) {
@@ -43,6 +47,9 @@ func resolveSandboxPaths(bin string) (sandboxPaths, error) {
 		return p, err
 	}
 	p.config = filepath.Dir(cfg)
+	if c, err := loadConfig(); err == nil && c.Backend == config.BackendVault && c.Vault != nil {
+		p.vaultToken = c.Vault.WithDefaults(p.home).TokenFile
+	}
 	p.binary = bin
 	// loopguard-hook beside it is denied too whenever it is there, registered
 	// or not: a stale one is still a binary init or a user may register.
@@ -81,7 +88,31 @@ func (p sandboxPaths) denyWrite() []string {
 	if p.launcher != "" {
 		out = append(out, sp(p.launcher))
 	}
-	return append(out, sp(p.keyrings))
+	out = append(out, sp(p.keyrings))
+	if p.vaultToken != "" {
+		out = append(out, sp(p.vaultToken))
+	}
+	return out
+}
+
+// denyRead is what sandboxed commands may not read: loopguard's state, the
+// keyring files, and under the Vault backend this machine's Vault token
+// (read, it would leave with the next commit of the project).
+func (p sandboxPaths) denyRead() []string {
+	sp := install.SandboxPath
+	out := []string{sp(p.state), sp(p.keyrings)}
+	if p.vaultToken != "" {
+		out = append(out, sp(p.vaultToken))
+	}
+	return out
+}
+
+// secrets names what denyRead hides, for a message.
+func (p sandboxPaths) secrets() string {
+	if p.vaultToken != "" {
+		return p.state + ", " + p.keyrings + " or the Vault token " + p.vaultToken
+	}
+	return p.state + " or " + p.keyrings
 }
 
 // binaries names the loopguard binaries for a message.
@@ -100,7 +131,7 @@ func (p sandboxPaths) spec() *install.Sandbox {
 	sp := install.SandboxPath
 	return &install.Sandbox{
 		DenyWrite:  p.denyWrite(),
-		DenyRead:   []string{sp(p.state), sp(p.keyrings)},
+		DenyRead:   p.denyRead(),
 		AllowWrite: []string{sp(p.goCache)},
 		Env:        []install.EnvVar{{Name: "GOCACHE", Value: p.goCache}},
 	}
@@ -133,8 +164,8 @@ func sandboxNotes(out, errOut io.Writer, p *sandboxPaths, scope install.Scope) {
 		fmt.Fprintln(errOut, "loopguard: hint: run `loopguard init` without --no-sandbox to confine it (see README, Sandbox); `loopguard doctor` reports the sandbox as failing until then")
 		return
 	}
-	fmt.Fprintf(out, "Sandbox: Bash commands run in Claude Code's OS sandbox (enabled, failIfUnavailable, allowUnsandboxedCommands false); they cannot write %s, %s or %s, nor read %s or %s.\n",
-		p.state, p.config, p.binaries(), p.state, p.keyrings)
+	fmt.Fprintf(out, "Sandbox: Bash commands run in Claude Code's OS sandbox (enabled, failIfUnavailable, allowUnsandboxedCommands false); they cannot write %s, %s or %s, nor read %s.\n",
+		p.state, p.config, p.binaries(), p.secrets())
 	fmt.Fprintf(out, "         Go builds in the sandbox use their own cache %s (GOCACHE); no network host is allowed.\n", p.goCache)
 	if scope != install.User {
 		fmt.Fprintln(out, "         In project or local settings, allowUnsandboxedCommands false can be undone by a settings.local.json:")

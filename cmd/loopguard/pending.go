@@ -92,8 +92,9 @@ func pendingRun(out, errOut io.Writer, st *state.Store, asJSON, all bool, now ti
 		if r.AgentType != "" {
 			agent += " (" + r.AgentType + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, shortAge(now.Sub(r.Seen)), r.State, hooks.EscapeText(short(r.Session, 8)),
-			hooks.EscapeText(short(agent, 24)), r.Reason, r.Warnings, r.Summary)
+		esc := hooks.EscapeText
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", esc(r.ID), shortAge(now.Sub(r.Seen)), esc(r.State), esc(short(r.Session, 8)),
+			esc(short(agent, 24)), esc(r.Reason), r.Warnings, r.Summary)
 	}
 	return tw.Flush()
 }
@@ -146,11 +147,9 @@ func pinIfHuman(st *state.Store, id string) {
 	_ = st.Pin(id, time.Now())
 }
 
-// renderPending is what a human reviews before approving.
-func renderPending(p *state.Pending) string { return renderPendingWith(nil, p, false) }
-
-// renderPendingWith is renderPending with every line of long texts when
-// full, and, with st, what changed since an approval the call drifted
+// renderPendingWith is what a human reviews before approving, with every
+// line of long texts when full, and, with st, what changed since an
+// approval the call drifted
 // from.
 func renderPendingWith(st *state.Store, p *state.Pending, full bool) string {
 	head, body := renderParts(st, p, full)
@@ -162,15 +161,19 @@ func renderPendingWith(st *state.Store, p *state.Pending, full bool) string {
 // danger lines and warnings, the digest they confirm), and body (the
 // changes as a diff and the call in full, which may be long).
 func renderParts(st *state.Store, p *state.Pending, full bool) (head, body string) {
+	// Every string of the record goes through the one escaping function,
+	// the id and digest too: a record may come from another machine.
 	esc := hooks.EscapeText
-	s := fmt.Sprintf("pending %s (%s), seen %s\n", p.ID, statusOf(p, time.Now()), hooks.FormatTime(p.Seen))
+	s := fmt.Sprintf("pending %s (%s), seen %s\n", esc(p.ID), esc(statusOf(p, time.Now())), hooks.FormatTime(p.Seen))
 	s += fmt.Sprintf("session: %s\nagent:   %s", esc(p.Session), esc(p.Agent))
 	if p.AgentType != "" {
 		s += " (" + esc(p.AgentType) + ")"
 	}
-	s += fmt.Sprintf("\nreason:  %s", esc(p.Reason))
-	if p.Detail != "" {
-		s += ": " + esc(p.Detail)
+	if p.Reason != "" {
+		s += fmt.Sprintf("\nreason:  %s", esc(p.Reason))
+		if p.Detail != "" {
+			s += ": " + esc(p.Detail)
+		}
 	}
 	if p.Approved != "" {
 		s += "\n         the approved call it resembles: pending " + esc(p.Approved)
@@ -182,7 +185,7 @@ func renderParts(st *state.Store, p *state.Pending, full bool) (head, body strin
 	for _, w := range hooks.Danger(p.Descriptor, p.ProjectDir) {
 		s += "\n!!! DANGER: " + esc(w)
 	}
-	s += "\ndigest: " + p.Digest + "\n"
+	s += "\ndigest: " + esc(p.Digest) + "\n"
 	ws := hooks.Warnings(p.Descriptor)
 	// What the hook saw where the call lands (symlinks, .git/, .claude/,
 	// executable configuration): recorded with the call.
@@ -204,7 +207,7 @@ func renderParts(st *state.Store, p *state.Pending, full bool) (head, body strin
 			s += "  " + w + "\n"
 		}
 	}
-	more := "loopguard show --full " + p.ID
+	more := "loopguard show --full " + esc(p.ID)
 	var b strings.Builder
 	if ch := hooks.Changes(p.Descriptor, full); ch != "" {
 		b.WriteString(ch + "\n")
@@ -301,7 +304,7 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 		// With the store: a drift shows what changed since the approval.
 		fmt.Fprint(tty, renderPendingWith(st, p, false))
 	}
-	if err := confirmApproval(tty, p, false, "", m.principal, ttl, confirmLen); err != nil {
+	if err := confirmApproval(tty, p, m.principal, ttl, confirmLen); err != nil {
 		return err
 	}
 	// Said as of now: a held call's hook may be gone a moment after the
@@ -318,20 +321,13 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 // printApproved tells the human what their approval of call id minted: the
 // one line of approve, review and team approve.
 func printApproved(tty *os.File, id string, g *token.Grant, next string) {
-	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n", id, g.ID(), hooks.FormatTime(g.Expiry), next)
+	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n", hooks.EscapeText(id), g.ID(), hooks.FormatTime(g.Expiry), hooks.EscapeText(next))
 }
 
-// confirmApproval shows call p (unless the caller just did; host is the
-// machine another machine's call comes from) and has the human confirm its
-// exact approval as principal by typing the digest's first n characters:
-// the one approve prompt of approve, review and team approve.
-func confirmApproval(tty *os.File, p *state.Pending, show bool, host, principal string, ttl time.Duration, n int) error {
-	if show {
-		if host != "" {
-			fmt.Fprintf(tty, "machine: %s (as its hook reports it)\n", hooks.EscapeText(host))
-		}
-		fmt.Fprint(tty, renderPending(p))
-	}
+// confirmApproval has the human confirm the exact approval of call p (the
+// caller showed it) as principal by typing the digest's first n
+// characters: the one approve prompt of approve, review and team approve.
+func confirmApproval(tty *os.File, p *state.Pending, principal string, ttl time.Duration, n int) error {
 	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, hooks.EscapeText(principal))
 	return confirmPrefix(tty, p.Digest, n, "approve")
 }

@@ -248,7 +248,7 @@ func (r *round) arrived(id, waiting string) {
 
 func (r *round) title(t string) {
 	if r.titles {
-		fmt.Fprintf(r.c.tty, "\x1b]2;%s\a", t)
+		fmt.Fprintf(r.c.tty, "\x1b]2;%s\a", hooks.EscapeText(t))
 	}
 }
 
@@ -332,7 +332,7 @@ outer:
 		for _, err := range errs {
 			if !warned[err.Error()] {
 				warned[err.Error()] = true
-				fmt.Fprintf(tty, "%sloopguard: warning: %v%s\n", pal.yellow, err, pal.reset)
+				fmt.Fprintf(tty, "%sloopguard: warning: %s%s\n", pal.yellow, hooks.EscapeText(err.Error()), pal.reset)
 			}
 		}
 		if len(calls) == 0 {
@@ -412,7 +412,7 @@ outer:
 				break prompt
 			case 'g', 'G':
 				if ruleErr != nil {
-					fmt.Fprintf(tty, "No rule is offered for this call (%v); approve it once with a.\n", ruleErr)
+					fmt.Fprintf(tty, "No rule is offered for this call (%s); approve it once with a.\n", hooks.EscapeText(ruleErr.Error()))
 					continue
 				}
 				if err := approveAndGrant(ctx, tty, st, p, rule, o, time.Now()); err != nil {
@@ -468,9 +468,20 @@ outer:
 // so what the human decides on stays in view.
 func showCall(c *console, st *state.Store, p *state.Pending) {
 	head, body := renderParts(st, p, false)
+	showParts(c, p, head, "", body)
+}
+
+// showParts is showCall with the rendering of p given, and says, the block
+// of what another machine says about its call: shown dim after the head,
+// never marked up as loopguard's own warnings are.
+func showParts(c *console, p *state.Pending, head, says, body string) {
 	fmt.Fprint(c.tty, c.pal.colourise(head))
+	if says != "" {
+		fmt.Fprint(c.tty, c.pal.dim+says+c.pal.reset)
+	}
 	lines := strings.SplitAfter("\n"+body, "\n")
 	_, rows, err := term.GetSize(c.fd)
+	head += says
 	if err != nil || rows <= 0 || strings.Count(head, "\n")+len(lines)+3 <= rows {
 		fmt.Fprint(c.tty, "\n"+body)
 		return
@@ -490,7 +501,7 @@ func showCall(c *console, st *state.Store, p *state.Pending) {
 		}
 	}
 	n := len(hooks.Danger(p.Descriptor, p.ProjectDir))
-	fmt.Fprintf(c.tty, "%s%s | %d danger line(s), %d warning(s) | digest %.16s...%s\n", c.pal.bold, hooks.Summary(p), n, len(p.Warnings), p.Digest, c.pal.reset)
+	fmt.Fprintf(c.tty, "%s%s | %d danger line(s), %d warning(s) | digest %.16s...%s\n", c.pal.bold, hooks.Summary(p), n, len(p.Warnings), hooks.EscapeText(p.Digest), c.pal.reset)
 }
 
 // idsOf names a queue's contents, to tell when it changed.
@@ -582,7 +593,7 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(tty, "Approved %s (grant %s) and granted %s: %s. %s\n", p.ID, a.ID(), g.ID(), hooks.EscapeText(g.Scope), next)
+	fmt.Fprintf(tty, "Approved %s (grant %s) and granted %s: %s. %s\n", hooks.EscapeText(p.ID), a.ID(), g.ID(), hooks.EscapeText(g.Scope), hooks.EscapeText(next))
 	return nil
 }
 
@@ -620,7 +631,7 @@ func approveTurn(ctx context.Context, tty *os.File, st *state.Store, turn []*sta
 			return n, err
 		}
 		n++
-		fmt.Fprintf(tty, "Approved %s: grant %s. %s\n", p.ID, g.ID(), next)
+		fmt.Fprintf(tty, "Approved %s: grant %s. %s\n", hooks.EscapeText(p.ID), g.ID(), hooks.EscapeText(next))
 	}
 	return n, nil
 }

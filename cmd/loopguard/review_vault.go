@@ -23,37 +23,42 @@ import (
 // waits for a key (in reviewPoll ticks).
 const teamPoll = 3
 
-// teamQueue lists the calls waiting across the team that nobody decided,
-// whose hook still waits (or that were never held), that pass f and were
-// not skipped; newest first.
-func teamQueue(ctx context.Context, c *vault.Custody, f queueFilter, skipped map[string]bool, now time.Time) ([]*vault.TeamPending, error) {
+// teamQueue lists the calls waiting across the team that verified, nobody
+// decided, whose hook (as its machine says) still waits or was never held,
+// that pass f and were not skipped, newest first by Vault's time; and the
+// records that did not verify.
+func teamQueue(ctx context.Context, c *vault.Custody, f queueFilter, skipped map[string]bool, now time.Time) (calls, unreadable []*vault.TeamPending, err error) {
 	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
 	defer cancel()
-	list, _, err := c.TeamList(cctx)
+	list, err := c.TeamList(cctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []*vault.TeamPending
 	for i := range list {
-		p := list[i].Pending
-		if skipped[p.ID] || !f.keep(p, now) || (!p.HeldUntil.IsZero() && !now.Before(p.HeldUntil)) {
+		tp := &list[i]
+		if tp.Err != nil {
+			unreadable = append(unreadable, tp)
 			continue
 		}
-		tok, deniedBy, err := c.Fetch(cctx, p.ID)
+		held := tp.Says.HeldUntil
+		if skipped[tp.Key] || !f.keep(tp.Pending, now) || (!held.IsZero() && !now.Before(held)) {
+			continue
+		}
+		tok, deniedBy, err := c.Answer(cctx, tp.Key)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if tok == "" && deniedBy == "" {
-			out = append(out, &list[i])
+			calls = append(calls, tp)
 		}
 	}
-	return out, nil
+	return calls, unreadable, nil
 }
 
 func teamIDs(calls []*vault.TeamPending) string {
 	var b strings.Builder
 	for _, tp := range calls {
-		b.WriteString(tp.Pending.ID)
+		b.WriteString(tp.Key)
 		b.WriteByte(' ')
 	}
 	return b.String()
@@ -69,6 +74,7 @@ func reviewTeamRun(ctx context.Context, tty *os.File, st *state.Store, m *minter
 	defer r.end()
 	skipped := r.skipped
 	lastErr := ""
+	told := map[string]bool{}
 	ge, _ := currentGrantEnv()
 	// waitKey waits for a key, asking Vault every teamPoll ticks whether
 	// the queue changed; changed is true when it did.
@@ -81,7 +87,7 @@ func reviewTeamRun(ctx context.Context, tty *os.File, st *state.Store, m *minter
 			if ticks%teamPoll != 0 {
 				continue
 			}
-			cur, err := teamQueue(ctx, m.team, o.filter, skipped, time.Now())
+			cur, _, err := teamQueue(ctx, m.team, o.filter, skipped, time.Now())
 			if err == nil && teamIDs(cur) != shown {
 				return 0, true, nil
 			}
@@ -89,12 +95,19 @@ func reviewTeamRun(ctx context.Context, tty *os.File, st *state.Store, m *minter
 	}
 outer:
 	for {
-		calls, err := teamQueue(ctx, m.team, o.filter, skipped, time.Now())
+		calls, unreadable, err := teamQueue(ctx, m.team, o.filter, skipped, time.Now())
+		for _, tp := range unreadable {
+			if !told[tp.Key] {
+				// Said once, and nothing of the record but its key.
+				told[tp.Key] = true
+				fmt.Fprintf(tty, "%sloopguard: %s%s\n", pal.yellow, unreadableLine(tp), pal.reset)
+			}
+		}
 		if err != nil && err.Error() != lastErr {
 			// Vault down, sealed, the token expired: say so once, keep
 			// trying (nothing is decided without an answer from Vault).
 			lastErr = err.Error()
-			fmt.Fprintf(tty, "%sloopguard: warning: %v%s\n", pal.yellow, err, pal.reset)
+			fmt.Fprintf(tty, "%sloopguard: warning: %s%s\n", pal.yellow, hooks.EscapeText(err.Error()), pal.reset)
 		}
 		if len(calls) == 0 {
 			r.idle("Waiting for calls across the team (q to quit)...")
@@ -107,16 +120,13 @@ outer:
 		lastErr = ""
 		tp := calls[0]
 		p := tp.Pending
-		now := time.Now()
-		r.arrived(p.ID, fmt.Sprintf("%d call(s) waiting across the team", len(calls)))
-		fmt.Fprintf(tty, "\nmachine: %s (as its hook reports it)\n", hooks.EscapeText(tp.Host))
-		// As review shows a local call: header first, a long body paged.
-		showCall(c, nil, p)
-		if now.Before(p.HeldUntil) {
-			fmt.Fprintf(tty, "%sHELD on %s: the agent waits for your answer (%s left).%s\n", pal.bold, hooks.EscapeText(tp.Host), p.HeldUntil.Sub(now).Round(time.Second), pal.reset)
-		} else {
-			fmt.Fprintf(tty, "%sNot held: after an approval the agent must retry the identical call.%s\n", pal.dim, pal.reset)
-		}
+		r.arrived(tp.Key, fmt.Sprintf("%d call(s) waiting across the team", len(calls)))
+		fmt.Fprint(tty, "\n")
+		// As review shows a local call (header first, a long body paged),
+		// from the verified call only; what the machine says apart.
+		head, says, body := teamParts(tp)
+		showParts(c, p, head, says, body)
+		fmt.Fprintf(tty, "%sAfter an approval a hook that waits runs the call once; otherwise the agent must retry the identical call.%s\n", pal.dim, pal.reset)
 		if len(calls) > 1 {
 			fmt.Fprintf(tty, "%s(%d more waiting)%s\n", pal.dim, len(calls)-1, pal.reset)
 		}
@@ -141,17 +151,17 @@ outer:
 			}
 			fmt.Fprintf(tty, "%c\n", printableKey(k))
 			// The call may have been decided elsewhere meanwhile.
-			if tok, by, err := m.team.Fetch(ctx, p.ID); err != nil || tok != "" || by != "" {
+			if tok, by, err := m.team.Answer(ctx, tp.Key); err != nil || tok != "" || by != "" {
 				if err != nil {
 					printError(tty, err)
 					continue
 				}
-				fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; moving on.\n", p.ID)
+				fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; moving on.\n", hooks.EscapeText(p.ID))
 				break prompt
 			}
 			switch k {
 			case 'a', 'A':
-				if err := confirmApproval(tty, p, false, tp.Host, m.principal, o.ttl, reviewConfirmLen); err != nil {
+				if err := confirmApproval(tty, p, m.principal, o.ttl, reviewConfirmLen); err != nil {
 					printError(tty, err)
 					continue
 				}
@@ -165,7 +175,7 @@ outer:
 				break prompt
 			case 'g', 'G':
 				if ruleErr != nil {
-					fmt.Fprintf(tty, "No rule is offered for this call (%v); approve it once with a.\n", ruleErr)
+					fmt.Fprintf(tty, "No rule is offered for this call (%s); approve it once with a.\n", hooks.EscapeText(ruleErr.Error()))
 					continue
 				}
 				err := approveAndGrantWith(ctx, tty, st, p, rule, o, time.Now(), func(m *minter) (*token.Grant, string, error) {
@@ -178,21 +188,22 @@ outer:
 				r.approved++
 				break prompt
 			case 'd', 'D':
-				if err := teamDeny(ctx, m, p.ID, time.Now()); err != nil {
+				if err := teamDeny(ctx, m, tp.Key, time.Now()); err != nil {
 					printError(tty, err)
 					continue
 				}
-				fmt.Fprintf(tty, "Denied %s as %s. The agent on %s is told a human refused it.\n", p.ID, hooks.EscapeText(m.principal), hooks.EscapeText(tp.Host))
+				fmt.Fprintf(tty, "Denied %s as %s. The agent on %s is told a human refused it.\n", hooks.EscapeText(p.ID), hooks.EscapeText(m.principal), hooks.EscapeText(machineName(tp)))
 				r.denied++
 				break prompt
 			case 't', 'T':
 				fmt.Fprintln(tty, "A whole turn is approved on the agent's machine; across the team approve each call with a.")
 			case 'v', 'V':
-				showCall(c, nil, p)
+				head, says, body := teamParts(tp)
+				showParts(c, p, head, says, body)
 				continue
 			case 's', 'S':
-				skipped[p.ID] = true
-				fmt.Fprintf(tty, "Skipped %s; it stays pending (loopguard team pending lists it).\n", p.ID)
+				skipped[tp.Key] = true
+				fmt.Fprintf(tty, "Skipped %s; it stays pending (loopguard team pending lists it).\n", hooks.EscapeText(p.ID))
 				break prompt
 			case 'q', 'Q', 3, 4:
 				return nil

@@ -65,24 +65,28 @@ func TestReviewVaultPTY(t *testing.T) {
 	// The first call is not held: it is queued all the same (its agent
 	// retries after an approval); skip it.
 	scr.expect(t, `command: "echo first"`)
-	scr.expect(t, `Not held`)
+	scr.expect(t, `After an approval a hook that waits runs the call once`)
 	scr.expect(t, `\[q\]uit:`)
 	b.key("s")
 	scr.expect(t, `Waiting for calls across the team`)
 
 	held := a.hold(bashCall("s-team", "echo held", "toolu_1"))
-	scr.expect(t, `machine: [^\n]+ \(as its hook reports it\)`)
+	// The machine as Vault knows it (the identity team enroll gave it),
+	// not as the record says.
+	scr.expect(t, `machine: agent-machine-a \(Vault identity [0-9a-f-]+\)`)
 	id := scr.expect(t, `pending ([a-z2-7]+) \(`)[1]
 	// The header (with the digest) comes before the call in full.
 	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
+	// That the hook waits is the machine's word, in its block.
+	scr.expect(t, `The agent machine says \(its own words; loopguard checked none of this\):`)
+	scr.expect(t, `  \| its hook waits for your answer until `)
 	scr.expect(t, `command: "echo held"`)
-	scr.expect(t, `HELD on [^:]+: the agent waits for your answer`)
 	scr.expect(t, `\[a\]pprove  \[g\]rant Bash\(echo held\)@[^ ]+  \[d\]eny  \[s\]kip  \[v\]iew  \[q\]uit:`)
 	b.key("a")
 	scr.expect(t, `Approve this exact call once, for 10m0s, as vault:userpass-alice\?`)
 	scr.expect(t, `Type the first 4 characters of the digest to approve`)
 	b.key(digest[:4] + "\r")
-	scr.expect(t, `Approved `+id+`: grant [0-9a-f]+, single use, valid until [^.]*\. The waiting hook on [^\n]+ runs it once\.`)
+	scr.expect(t, `Approved `+id+`: grant [0-9a-f]+, single use, valid until [^.]*\. The waiting hook on agent-machine-a runs it once\.`)
 	wantAllowed(t, held, "the held call")
 
 	// d refuses a held call; A's hook is told a human refused it.

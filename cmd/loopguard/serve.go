@@ -404,16 +404,18 @@ type teamConsole struct {
 
 func (b *teamConsole) call(tp *vault.TeamPending, now time.Time) webconsole.Call {
 	p := tp.Pending
-	c := webconsole.Call{Pending: p, Host: tp.Host, Held: now.Before(p.HeldUntil), Status: "open"}
+	// That a hook waits is the machine's word (its record): said as such.
+	held := tp.Says.HeldUntil
+	c := webconsole.Call{Pending: p, Host: machineName(tp), Held: now.Before(held), Status: "open"}
 	if c.Held {
-		c.Status = "held on " + hooks.EscapeText(tp.Host) + ", " + p.HeldUntil.Sub(now).Round(time.Second).String() + " left"
+		c.Status = "held on " + hooks.EscapeText(c.Host) + " (its machine says), " + held.Sub(now).Round(time.Second).String() + " left"
 	}
 	return c
 }
 
 func (b *teamConsole) Queue(ctx context.Context) ([]webconsole.Call, error) {
 	now := time.Now()
-	list, err := teamQueue(ctx, b.m.team, queueFilter{}, nil, now)
+	list, _, err := teamQueue(ctx, b.m.team, queueFilter{}, nil, now)
 	var out []webconsole.Call
 	for _, tp := range list {
 		out = append(out, b.call(tp, now))
@@ -421,14 +423,23 @@ func (b *teamConsole) Queue(ctx context.Context) ([]webconsole.Call, error) {
 	return out, err
 }
 
+// get reads and verifies the record of the team's pending call id.
+func (b *teamConsole) get(ctx context.Context, id string) (*vault.TeamPending, error) {
+	key, err := resolveTeam(ctx, b.m.team, id)
+	if err != nil {
+		return nil, err
+	}
+	return teamGet(ctx, b.m.team, key)
+}
+
 func (b *teamConsole) Get(ctx context.Context, id string) (webconsole.Call, error) {
-	tp, err := teamGet(ctx, b.m.team, id)
+	tp, err := b.get(ctx, id)
 	if err != nil {
 		return webconsole.Call{}, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
 	defer cancel()
-	tok, by, err := b.m.team.Fetch(cctx, id)
+	tok, by, err := b.m.team.Answer(cctx, tp.Key)
 	if err != nil {
 		return webconsole.Call{}, err
 	}
@@ -438,9 +449,26 @@ func (b *teamConsole) Get(ctx context.Context, id string) (webconsole.Call, erro
 	return b.call(tp, time.Now()), nil
 }
 
+// Render is team approve's rendering, read again from Vault and verified:
+// the machine as Vault knows it and the call, then what the machine says
+// (plain lines, never marked up as loopguard's warnings are), then the
+// call in full.
 func (b *teamConsole) Render(c webconsole.Call) ([]webconsole.Line, []webconsole.Line) {
-	head, body := renderParts(nil, c.Pending, false)
-	return lineKinds(head, true), lineKinds(body, false)
+	ctx, cancel := context.WithTimeout(context.Background(), vaultTimeout)
+	defer cancel()
+	tp, err := b.get(ctx, c.Pending.ID)
+	if err != nil || tp.Pending.Digest != c.Pending.Digest {
+		// The call as it was verified, without what the machine says.
+		tp = &vault.TeamPending{MachineName: c.Host, Pending: c.Pending}
+	}
+	head, says, body := teamParts(tp)
+	lines := lineKinds(head, true)
+	if says != "" {
+		for _, l := range strings.Split(strings.TrimSuffix(says, "\n"), "\n") {
+			lines = append(lines, webconsole.Line{Text: l})
+		}
+	}
+	return lines, lineKinds(body, false)
 }
 
 func (b *teamConsole) Rule(c webconsole.Call) (string, error) {
@@ -455,7 +483,13 @@ func (b *teamConsole) Decide(ctx context.Context, c webconsole.Call, d webconsol
 	m := *b.m
 	m.stamp = proof.Stamp
 	p, now := c.Pending, time.Now()
-	tp := &vault.TeamPending{Pending: p, Host: c.Host}
+	key, err := resolveTeam(ctx, b.m.team, p.ID)
+	if err != nil {
+		return "", err
+	}
+	// What was shown (c.Pending) is what is approved: teamApprove checks
+	// that the record at key still holds it.
+	tp := &vault.TeamPending{Key: key, MachineName: c.Host, Pending: p}
 	// The local log is this machine's diary (Vault's audit device is the
 	// record): it keeps the signed decision.
 	diary := func(decision, grant string) error {
@@ -481,7 +515,7 @@ func (b *teamConsole) Decide(ctx context.Context, c webconsole.Call, d webconsol
 			return next, diary("approve", g.ID())
 		})
 	case webconsole.Deny:
-		if err := teamDeny(ctx, &m, p.ID, now); err != nil {
+		if err := teamDeny(ctx, &m, key, now); err != nil {
 			return "", err
 		}
 		if err := diary("deny-pending", ""); err != nil {

@@ -59,8 +59,22 @@ func TestServeVaultBackend(t *testing.T) {
 	held := a.hold(bashCall("s-serve", "echo from the console", "toolu_1"))
 	c := find("echo from the console")
 	head, _ := tc.Render(c)
-	if len(head) == 0 || head[0].Kind != "title" || !strings.Contains(c.Status, "held on") {
+	if len(head) == 0 || head[0].Kind != "title" || !strings.Contains(c.Status, "held on agent-machine-a (its machine says)") {
 		t.Errorf("rendering %+v, status %q", head, c.Status)
+	}
+	// The machine as Vault knows it; what the machine says in plain lines
+	// after the labelled line, never marked up as loopguard's own.
+	says := -1
+	for i, l := range head {
+		if l.Text == "The agent machine says (its own words; loopguard checked none of this):" {
+			says = i
+		}
+		if says >= 0 && i > says && (!strings.HasPrefix(l.Text, "  | ") || l.Kind != "") {
+			t.Errorf("line %d after the machine's block header: %+v", i, l)
+		}
+	}
+	if !strings.HasPrefix(head[0].Text, "machine: agent-machine-a (Vault identity ") || says < 0 {
+		t.Errorf("rendering %+v", head)
 	}
 	msg, err := tc.Decide(ctx, c, webconsole.Decision{Kind: webconsole.Approve}, proof)
 	if err != nil || !strings.Contains(msg, "as vault:userpass-alice") {

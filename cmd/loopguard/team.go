@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
@@ -33,7 +37,7 @@ once. The grant is minted by Vault's Transit key under your Vault identity.
 'loopguard review --backend vault' is the live console over the same calls.`,
 		Example: "  loopguard team pending\n  loopguard team approve k3v9     # any unique prefix of an id\n  loopguard team deny k3v9x2abqw7dn4ygh5mse6ct",
 	}
-	cmd.AddCommand(newTeamPendingCmd(), newTeamApproveCmd(), newTeamDenyCmd())
+	cmd.AddCommand(newTeamPendingCmd(), newTeamApproveCmd(), newTeamDenyCmd(), newTeamEnrollCmd())
 	return cmd
 }
 
@@ -69,24 +73,108 @@ func newTeamPendingCmd() *cobra.Command {
 }
 
 func teamPendingRun(ctx context.Context, out io.Writer, c *vault.Custody, now time.Time) error {
-	list, bad, err := c.TeamList(ctx)
+	list, err := c.TeamList(ctx)
 	if err != nil {
 		return err
 	}
+	return teamTable(out, list, now)
+}
+
+// teamTable lists the team's records: the verified ones as a table, then
+// each unreadable one by its key.
+func teamTable(out io.Writer, list []vault.TeamPending, now time.Time) error {
+	esc := hooks.EscapeText
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tAGE\tMACHINE\tPROJECT\tSESSION\tAGENT\tCALL")
+	var bad []vault.TeamPending
 	for _, tp := range list {
+		if tp.Err != nil {
+			bad = append(bad, tp)
+			continue
+		}
 		p := tp.Pending
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, shortAge(now.Sub(p.Seen)), hooks.EscapeText(short(tp.Host, 20)),
-			hooks.EscapeText(short(p.ProjectDir, 30)), hooks.EscapeText(short(p.Session, 8)), hooks.EscapeText(short(p.Agent, 16)), hooks.Summary(p))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", esc(p.ID), shortAge(now.Sub(tp.Written)), esc(short(machineName(&tp), 20)),
+			esc(short(p.ProjectDir, 30)), esc(short(p.Session, 8)), esc(short(p.Agent, 16)), hooks.Summary(p))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if bad > 0 {
-		fmt.Fprintf(out, "(%d record(s) could not be read and are not shown)\n", bad)
+	for _, tp := range bad {
+		fmt.Fprintln(out, unreadableLine(&tp))
 	}
 	return nil
+}
+
+// machineName is the name Vault knows the machine of tp by, or its entity id.
+func machineName(tp *vault.TeamPending) string {
+	if tp.MachineName != "" {
+		return tp.MachineName
+	}
+	return tp.Machine
+}
+
+// unreadableLine is all that is shown of a record that did not verify: its
+// key and the check it failed.
+func unreadableLine(tp *vault.TeamPending) string {
+	return fmt.Sprintf("unreadable: pending/%s: %s; not shown", hooks.EscapeText(tp.Key), hooks.EscapeText(tp.Err.Error()))
+}
+
+// teamParts renders another machine's call tp for review, as review
+// renders a local one, from the verified call only: head (the machine as
+// Vault knows it, then the call, where it lands, its danger lines and
+// warnings, the digest: all computed here from the call), says (the block
+// of what the agent machine says, labelled as its words) and body.
+func teamParts(tp *vault.TeamPending) (head, says, body string) {
+	p := tp.Pending
+	p.Warnings = hooks.CallNotes(p.Descriptor)
+	esc := hooks.EscapeText
+	name := "(its name is not readable with your Vault token)"
+	if tp.MachineName != "" {
+		name = esc(tp.MachineName)
+	}
+	head = fmt.Sprintf("machine: %s (Vault identity %s)\nproject: %s (the call's cwd)\n", name, esc(tp.Machine), esc(p.ProjectDir))
+	h, body := renderParts(nil, p, false)
+	return head + h, agentSays(tp.Says, time.Now()), body
+}
+
+// maxSaysShown bounds each line of what an agent machine says, as shown.
+const maxSaysShown = 200
+
+// agentSays is the labelled block of what an agent machine published about
+// its call that no one checked: each line escaped, cut and marked as its
+// words; "" when it said nothing.
+func agentSays(s vault.AgentSays, now time.Time) string {
+	var b strings.Builder
+	line := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "  | %s %s\n", k, hooks.EscapeText(short(v, maxSaysShown)))
+		}
+	}
+	line("host:", s.Host)
+	reason := s.Reason
+	if s.Detail != "" {
+		reason += ": " + s.Detail
+	}
+	line("reason:", reason)
+	line("project:", s.ProjectDir)
+	line("agent type:", s.AgentType)
+	if !s.Created.IsZero() {
+		line("recorded:", hooks.FormatTime(s.Created))
+	}
+	if now.Before(s.HeldUntil) {
+		line("its hook waits for your answer until", hooks.FormatTime(s.HeldUntil))
+	}
+	for i, w := range s.Warnings {
+		if i == 8 {
+			line("notes:", fmt.Sprintf("%d more", len(s.Warnings)-i))
+			break
+		}
+		line("note:", w)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "The agent machine says (its own words; loopguard checked none of this):\n" + b.String()
 }
 
 // teamCall is the approver's side and the published call arg names.
@@ -99,20 +187,39 @@ func teamCall(ctx context.Context, arg string) (*minter, string, error) {
 	return m, id, err
 }
 
-// resolveTeam turns a unique prefix of a published pending id into the id,
-// as the local commands do (ids.go).
+// resolveTeam turns a unique prefix of a published pending id (or a key
+// "<machine>/<id>") into the record's key, as the local commands do
+// (ids.go).
 func resolveTeam(ctx context.Context, c *vault.Custody, arg string) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
 	defer cancel()
-	ids, err := c.KV.List(cctx, "pending")
+	keys, err := c.TeamKeys(cctx)
 	if err != nil {
 		return "", err
+	}
+	if slices.Contains(keys, arg) {
+		return arg, nil
+	}
+	var ids []string
+	byID := map[string][]string{}
+	for _, k := range keys {
+		_, id, ok := strings.Cut(k, "/")
+		if !ok {
+			continue
+		}
+		if _, seen := byID[id]; !seen {
+			ids = append(ids, id)
+		}
+		byID[id] = append(byID[id], k)
 	}
 	id, err := state.ResolvePrefix(arg, "pending call", ids)
 	if err != nil {
 		return "", withHint(err, "list the calls waiting across the team with: loopguard team pending")
 	}
-	return id, nil
+	if len(byID[id]) > 1 {
+		return "", withHint(fmt.Errorf("pending id %s was published by %d machines", id, len(byID[id])), "name it as MACHINE/ID: "+hooks.EscapeText(strings.Join(byID[id], ", ")))
+	}
+	return byID[id][0], nil
 }
 
 func newTeamApproveCmd() *cobra.Command {
@@ -137,23 +244,15 @@ prefix of a pending id. Talks to /dev/tty only.`,
 			}
 			defer tty.Close()
 			ctx := cmd.Context()
-			m, id, err := teamCall(ctx, args[0])
+			m, key, err := teamCall(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			tp, err := teamGet(ctx, m.team, id)
+			tp, err := teamGet(ctx, m.team, key)
 			if err != nil {
 				return err
 			}
-			if err := confirmApproval(tty, tp.Pending, true, tp.Host, m.principal, ttl, approvePrefixLen); err != nil {
-				return err
-			}
-			g, next, err := teamApprove(ctx, m, tp, ttl, time.Now())
-			if err != nil {
-				return err
-			}
-			printApproved(tty, id, g, next)
-			return nil
+			return teamApproveRun(ctx, tty, m, tp, ttl)
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Minute, "how long the approval stays valid (at most 24h)")
@@ -168,27 +267,49 @@ func newTeamDenyCmd() *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			m, id, err := teamCall(ctx, args[0])
+			m, key, err := teamCall(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			if err := teamDeny(ctx, m, id, time.Now()); err != nil {
+			if err := teamDeny(ctx, m, key, time.Now()); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Denied %s as %s.\n", id, hooks.EscapeText(m.principal))
+			_, id, _ := strings.Cut(key, "/")
+			fmt.Fprintf(cmd.OutOrStdout(), "Denied %s as %s.\n", hooks.EscapeText(id), hooks.EscapeText(m.principal))
 			return nil
 		},
 	}
 }
 
-func teamGet(ctx context.Context, c *vault.Custody, id string) (*vault.TeamPending, error) {
+// teamGet reads and verifies the record at key; an unreadable one is an
+// error that names its key and the check it failed, nothing else.
+func teamGet(ctx context.Context, c *vault.Custody, key string) (*vault.TeamPending, error) {
 	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
 	defer cancel()
-	tp, err := c.TeamGet(cctx, id)
+	tp, err := c.TeamGet(cctx, key)
 	if err != nil {
 		return nil, withHint(err, "list the calls waiting across the team with: loopguard team pending")
 	}
+	if tp.Err != nil {
+		return nil, withHint(errors.New(unreadableLine(tp)), "it may be a forgery, or a record of an older loopguard; deny it or wait for the machine to publish its call again")
+	}
 	return tp, nil
+}
+
+// teamApproveRun shows the verified call tp on tty, has the human confirm
+// it, and approves it: team approve.
+func teamApproveRun(ctx context.Context, tty *os.File, m *minter, tp *vault.TeamPending, ttl time.Duration) error {
+	head, says, body := teamParts(tp)
+	fmt.Fprint(tty, head+says+"\n"+body)
+	if err := confirmApproval(tty, tp.Pending, m.principal, ttl, approvePrefixLen); err != nil {
+		return err
+	}
+	g, next, err := teamApprove(ctx, m, tp, ttl, time.Now())
+	if err != nil {
+		return err
+	}
+	printApproved(tty, tp.Pending.ID, g, next)
+	return nil
 }
 
 // teamApprove mints the exact approval of the published call tp (which
@@ -197,12 +318,12 @@ func teamGet(ctx context.Context, c *vault.Custody, id string) (*vault.TeamPendi
 // record must still hold it.
 func teamApprove(ctx context.Context, m *minter, tp *vault.TeamPending, ttl time.Duration, now time.Time) (*token.Grant, string, error) {
 	p := tp.Pending
-	cur, err := teamGet(ctx, m.team, p.ID)
+	cur, err := teamGet(ctx, m.team, tp.Key)
 	if err != nil {
 		return nil, "", err
 	}
 	if cur.Pending.Digest != p.Digest || !bytes.Equal(cur.Pending.Descriptor, p.Descriptor) {
-		return nil, "", withHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", p.ID), "review it again: loopguard team approve "+p.ID)
+		return nil, "", withHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", hooks.EscapeText(tp.Key)), "review it again: loopguard team approve "+hooks.EscapeText(tp.Key))
 	}
 	g, err := hooks.MintApproval(m.mint, p, m.principal, ttl, now)
 	if err != nil {
@@ -210,15 +331,100 @@ func teamApprove(ctx context.Context, m *minter, tp *vault.TeamPending, ttl time
 	}
 	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
 	defer cancel()
-	if err := m.team.Decide(cctx, p.ID, g.String(), m.principal, now); err != nil {
+	if err := m.team.Decide(cctx, tp.Key, g.String(), m.principal, now); err != nil {
 		return nil, "", err
 	}
-	return &g, "The waiting hook on " + hooks.EscapeText(tp.Host) + " runs it once.", nil
+	return &g, "The waiting hook on " + machineName(tp) + " runs it once.", nil
 }
 
-// teamDeny refuses the published call id in Vault.
-func teamDeny(ctx context.Context, m *minter, id string, now time.Time) error {
+// teamDeny refuses the published call at key in Vault.
+func teamDeny(ctx context.Context, m *minter, key string, now time.Time) error {
 	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
 	defer cancel()
-	return m.team.Decide(cctx, id, "", m.principal, now)
+	return m.team.Decide(cctx, key, "", m.principal, now)
+}
+
+// maxEnrollTTL is the longest an agent machine's token lives (Vault's
+// default max_lease_ttl is 768h).
+const maxEnrollTTL = 768 * time.Hour
+
+func newTeamEnrollCmd() *cobra.Command {
+	var out string
+	var ttl time.Duration
+	cmd := &cobra.Command{
+		Use:   "enroll NAME --out FILE",
+		Short: "Make an agent machine's Vault token, with an identity of its own",
+		Long: `Make the Vault token of agent machine NAME (an administrator, logged in
+to Vault with the loopguard-enroll policy): a token through the token role
+loopguard-agent, with the agent policy only and a Vault identity named NAME.
+Every path the agent policy lets it write or read is under that identity,
+so one machine cannot publish a call as another, read the approvals made
+for another, or claim another's grants. The token is written to FILE
+(created, mode 0600); put it at the agent machine's token_file, and run
+loopguard doctor there. Enrolling a NAME again makes another token of the
+same machine (to replace an expired one).`,
+		Example: "  loopguard team enroll build-box-1 --out /tmp/build-box-1.token --ttl 720h",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseInAgent(); err != nil {
+				return err
+			}
+			if out == "" {
+				return errors.New("--out FILE is required: the new token is written there, never printed")
+			}
+			if ttl <= 0 || ttl > maxEnrollTTL {
+				return fmt.Errorf("--ttl %s: want more than 0 and at most %s", ttl, maxEnrollTTL)
+			}
+			cfg, err := loadConfig()
+			if err != nil {
+				return err
+			}
+			if cfg.Backend != config.BackendVault {
+				return withHint(errors.New("team enroll needs the Vault backend"), `set "backend": "vault" and a "vault" section in the config (README, Teams)`)
+			}
+			c, _, err := vaultClient(cfg)
+			if err != nil {
+				return err
+			}
+			return teamEnrollRun(cmd.Context(), cmd.OutOrStdout(), c, args[0], out, ttl)
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "file to write the new token to (created, mode 0600)")
+	cmd.Flags().DurationVar(&ttl, "ttl", 720*time.Hour, "how long the token is valid (at most 768h)")
+	return cmd
+}
+
+// teamEnrollRun enrolls machine name with the administrator's client c
+// and writes its token to path, which must not exist.
+func teamEnrollRun(ctx context.Context, w io.Writer, c *vault.Client, name, path string, ttl time.Duration) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("failed to create the token file: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	defer cancel()
+	e, err := vault.Enroll(cctx, c, name, ttl)
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		if errors.Is(err, vault.ErrDenied) {
+			return withHint(err, "your Vault token may not enroll machines: administrators need the loopguard-enroll policy (backend/vault/policies/enroll.hcl) and the token role loopguard-agent (README, Teams)")
+		}
+		return err
+	}
+	if _, err := f.WriteString(e.Token + "\n"); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("failed to write the token file: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Enrolled %s: Vault identity %s, token in %s (valid %s).\n", hooks.EscapeText(e.Name), hooks.EscapeText(e.EntityID), hooks.EscapeText(path), ttl)
+	fmt.Fprintln(w, "Put the token at the agent machine's token_file (mode 0600) and run loopguard doctor there.")
+	return nil
 }

@@ -2,6 +2,14 @@
 # It can check a grant's MAC and claim a single-use grant, and nothing that
 # mints: no transit/hmac, no reading or exporting the key. `loopguard doctor`
 # proves the refusal by asking Vault to mint and expecting HTTP 403.
+#
+# Each agent machine has its own Vault identity (`loopguard team enroll`
+# makes its token, with an entity of its own), and every path it writes or
+# reads is under that identity ({{identity.entity.id}}): machine A's token
+# cannot publish a call as machine B, read the approvals made for B, or
+# claim B's grants first. A token without an entity matches none of these
+# paths.
+#
 # Mount paths here are the defaults (transit/, secret/, key "loopguard",
 # prefix "loopguard"); change them together with the config.
 
@@ -14,17 +22,18 @@ path "transit/verify/loopguard" {
 # the first writer wins. "update" does not let a claim be undone: cas=0 fails
 # once any version exists, even a deleted one, and there is no metadata
 # access here to destroy the history.
-path "secret/data/loopguard/claims/*" {
+path "secret/data/loopguard/claims/{{identity.entity.id}}/*" {
   capabilities = ["create", "update"]
 }
 
 # Publish a call waiting for a human, for approvers on other machines.
-path "secret/data/loopguard/pending/*" {
+path "secret/data/loopguard/pending/{{identity.entity.id}}/*" {
   capabilities = ["create", "update"]
 }
 
-# Read the approver's answer for a waiting call (a grant token, or a refusal).
-path "secret/data/loopguard/approvals/*" {
+# Read the approver's answer for a waiting call of this machine (a grant
+# token, or a refusal).
+path "secret/data/loopguard/approvals/{{identity.entity.id}}/*" {
   capabilities = ["read"]
 }
 

@@ -34,6 +34,13 @@ path "secret/data/loopguard/claims/*" {
   capabilities = ["read"]
 }
 
+# Name the agent machine a call comes from: the alias `loopguard team
+# enroll` gave its Vault identity (the record's own "host" is only what the
+# machine says).
+path "identity/entity/id/*" {
+  capabilities = ["read"]
+}
+
 # Publish scoped grants (written once: no "update"), list them, and revoke
 # them (delete the latest version). No undelete, no destroy: a revoked
 # grant stays revoked and its history stays in Vault.

@@ -244,6 +244,8 @@ func (s *Server) setup() error {
 		{"POST", "transit/keys/loopguard", map[string]any{"type": "hmac", "key_size": 32}},
 		{"PUT", "sys/policies/acl/loopguard-agent", map[string]any{"policy": vault.AgentPolicy}},
 		{"PUT", "sys/policies/acl/loopguard-approver", map[string]any{"policy": vault.ApproverPolicy}},
+		{"PUT", "sys/policies/acl/loopguard-enroll", map[string]any{"policy": vault.EnrollPolicy}},
+		{"POST", "auth/token/roles/" + vault.AgentRole, vault.AgentRoleConfig},
 		{"POST", "sys/auth/userpass", map[string]any{"type": "userpass"}},
 	} {
 		if err := s.do(step.method, step.path, step.body); err != nil {
@@ -281,8 +283,10 @@ func (s *Server) NewApprover(user string) (*vault.Client, error) {
 	return c, nil
 }
 
-// AgentToken creates a token with only the agent policy (no default
-// policy), as an agent machine's hook holds, and returns a client for it.
+// AgentToken enrolls agent machine name as `loopguard team enroll` does
+// (the token role, an identity of its own named name) and returns a client
+// with its token. The same name is the same machine: another token of one
+// identity.
 func (s *Server) AgentToken(t testing.TB, name string) *vault.Client {
 	t.Helper()
 	c, err := s.NewAgentToken(name)
@@ -294,20 +298,50 @@ func (s *Server) AgentToken(t testing.TB, name string) *vault.Client {
 
 // NewAgentToken is AgentToken outside a test.
 func (s *Server) NewAgentToken(name string) (*vault.Client, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	e, err := vault.Enroll(ctx, s.Root, name, time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	return vault.NewClient(s.Addr, e.Token)
+}
+
+// UnenrolledAgentToken makes a token with the agent policy and no identity
+// (as agent tokens were made before `team enroll`): the templated paths
+// match nothing for it.
+func (s *Server) UnenrolledAgentToken(t testing.TB, name string) *vault.Client {
+	t.Helper()
 	var out struct {
 		Auth struct {
 			ClientToken string `json:"client_token"`
 		} `json:"auth"`
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	err := s.Root.Do(ctx, "POST", "auth/token/create", map[string]any{
+	s.Do(t, "POST", "auth/token/create", map[string]any{
 		"policies": []string{"loopguard-agent"}, "no_default_policy": true, "ttl": "1h", "display_name": name,
 	}, &out)
+	c, err := vault.NewClient(s.Addr, out.Auth.ClientToken)
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	return vault.NewClient(s.Addr, out.Auth.ClientToken)
+	return c
+}
+
+// Enroller creates a userpass user with only the enroll policy (an
+// administrator who sets up agent machines) and returns its client.
+func (s *Server) Enroller(t testing.TB, user string) *vault.Client {
+	t.Helper()
+	pass := "pw-" + user
+	s.Do(t, "POST", "auth/userpass/users/"+user, map[string]any{"password": pass, "token_policies": "loopguard-enroll"}, nil)
+	c, _ := vault.NewClient(s.Addr, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tok, err := c.LoginUserpass(ctx, "userpass", user, pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Token = tok
+	return c
 }
 
 // Seal seals the server (root token).

@@ -1,0 +1,329 @@
+package policy
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Anchor is where an executable-configuration entry is found.
+type Anchor uint8
+
+const (
+	// AnyDepth entries are executable configuration in every directory: a
+	// project, a nested project, a vendored tree, the home directory.
+	// Agents load a nested project's files, and a human's shell, git or
+	// package manager reads them wherever they run.
+	AnyDepth Anchor = iota
+	// InHome entries are executable configuration at that path under the
+	// home directory only.
+	InHome
+)
+
+// ExecConfigEntry is one kind of executable configuration: a file or
+// directory that makes an agent, the shell, git, an editor or a package
+// manager start a program later, as its document says. No scoped grant
+// covers it; a call that writes it needs an exact approval, shown with a
+// loud warning.
+type ExecConfigEntry struct {
+	// Path is "/"-separated: one name (".npmrc") or a path of names
+	// (".cursor/mcp.json"). A directory covers everything inside it.
+	Path   string
+	Anchor Anchor
+	// Agent names the coding agent whose configuration it is ("" for the
+	// shell and the other tools).
+	Agent string
+	// What says for a person what it is and what it runs.
+	What string
+	// Doc is the document that says it runs code.
+	Doc string
+}
+
+// execConfig is the one list of executable configuration. Claude Code's
+// .claude directory and git's .git directory are listed too, but judged
+// by their own rules (claudeRules, gitRules): part of each is
+// guard-critical. Other agents' hook registrations (agentFiles) are
+// guard-critical, a tier above. Names that start with no dot are matched
+// only as whole names: a scope's bare "*" or "*.toml" still works, and
+// simply never covers one (Classify judges the concrete path).
+var execConfig = []ExecConfigEntry{
+	// Claude Code.
+	{".claude", AnyDepth, "claude", "Claude Code's project configuration (skills, commands, agents, hook scripts; its settings are guard-critical)",
+		"https://code.claude.com/docs/en/settings, https://code.claude.com/docs/en/hooks"},
+	{".mcp.json", AnyDepth, "claude", "an MCP server list (.mcp.json: each server is a command Claude Code and Copilot CLI run)",
+		"https://code.claude.com/docs/en/mcp (project scope)"},
+
+	// Cursor.
+	{".cursor/mcp.json", AnyDepth, "cursor", "Cursor's MCP server list (.cursor/mcp.json: each stdio server is a command Cursor starts)",
+		"https://cursor.com/docs/mcp"},
+	{".cursor/worktrees.json", AnyDepth, "cursor", "Cursor's worktree setup (.cursor/worktrees.json: setup-worktree commands run when Cursor makes a worktree)",
+		"https://cursor.com/docs/configuration/worktrees"},
+	{".cursor/environment.json", AnyDepth, "cursor", "Cursor's agent environment (.cursor/environment.json: install and start commands, terminals)",
+		"https://cursor.com/docs/cloud-agent"},
+
+	// Gemini CLI (its settings.json and extensions are guard-critical).
+	{".gemini/commands", AnyDepth, "gemini", "Gemini CLI custom commands (.gemini/commands: !{...} in a command runs a shell command)",
+		"https://geminicli.com/docs/cli/custom-commands"},
+	{".gemini/.env", AnyDepth, "gemini", "Gemini CLI's environment file (.gemini/.env: loaded into Gemini CLI, whose variables choose its sandbox and settings files)",
+		"https://geminicli.com/docs/get-started/configuration (Environment variables and .env files)"},
+	{".gemini/sandbox.Dockerfile", AnyDepth, "gemini", "Gemini CLI's sandbox image (.gemini/sandbox.Dockerfile: built, RUN lines and all, when BUILD_SANDBOX is set)",
+		"https://geminicli.com/docs/cli/sandbox (custom sandbox)"},
+
+	// Copilot CLI (its hooks and settings are guard-critical).
+	{".github/agents", AnyDepth, "copilot", "Copilot custom agents (.github/agents: an agent profile's mcp-servers are commands Copilot starts)",
+		"https://docs.github.com/en/copilot/reference/custom-agents-configuration"},
+	{".copilot/mcp-config.json", AnyDepth, "copilot", "Copilot CLI's MCP server list (~/.copilot/mcp-config.json: each local server is a command)",
+		"https://docs.github.com/en/copilot/how-tos/copilot-cli/customize-copilot/add-mcp-servers"},
+	{".copilot/agents", AnyDepth, "copilot", "Copilot CLI user agents (~/.copilot/agents: an agent profile's mcp-servers are commands)",
+		"https://docs.github.com/en/copilot/how-tos/copilot-cli/use-copilot-cli/invoke-custom-agents"},
+
+	// Codex's hooks and config.toml (mcp_servers, notify) are guard-critical
+	// (agentFiles); its other files (AGENTS.md, prompts) run nothing.
+
+	// git.
+	{".git", AnyDepth, "", "git's directory (its config and hooks run commands)", "git-config(1) core.hooksPath, alias.*, filter.*; githooks(5)"},
+	{".gitconfig", AnyDepth, "", "git configuration (.gitconfig: aliases, filters, hooks path run commands)", "git-config(1) FILES, alias.*, core.sshCommand, filter.<driver>.clean"},
+	{".gitmodules", AnyDepth, "", "git submodule configuration (.gitmodules: submodule.<name>.update = !command)", "gitmodules(5), git-submodule(1) update --checkout/!command"},
+	{".config/git", InHome, "", "git's user configuration (aliases, hooks path, filters run commands)", "git-config(1) FILES ($XDG_CONFIG_HOME/git/config)"},
+
+	// Package managers and toolchains.
+	{".npmrc", AnyDepth, "", "npm configuration (.npmrc: script-shell, node-options and git name programs npm runs)",
+		"https://docs.npmjs.com/cli/v10/configuring-npm/npmrc, https://docs.npmjs.com/cli/v10/using-npm/config#script-shell"},
+	{".yarnrc.yml", AnyDepth, "", "Yarn configuration (.yarnrc.yml: yarnPath is the JavaScript file run as yarn)", "https://yarnpkg.com/configuration/yarnrc#yarnPath"},
+	{".yarnrc", AnyDepth, "", "Yarn 1 configuration (.yarnrc: yarn-path is the file run as yarn)", "https://classic.yarnpkg.com/en/docs/yarnrc#toc-yarn-path"},
+	{".pnpmfile.cjs", AnyDepth, "", "pnpm hooks (.pnpmfile.cjs: run by pnpm install)", "https://pnpm.io/pnpmfile"},
+	{"bunfig.toml", AnyDepth, "", "Bun configuration (bunfig.toml: preload scripts run before bun run and bun test)", "https://bun.sh/docs/runtime/bunfig#preload"},
+	{".cargo/config.toml", AnyDepth, "", "Cargo configuration (.cargo/config.toml, read in every parent directory: build.rustc-wrapper, target runner, aliases)",
+		"https://doc.rust-lang.org/cargo/reference/config.html"},
+	{".cargo/config", AnyDepth, "", "Cargo configuration (.cargo/config, the old name of config.toml)", "https://doc.rust-lang.org/cargo/reference/config.html"},
+	{".config/go/env", InHome, "", "the go command's environment file (go env -w: GOFLAGS=-toolexec, CC, GOTOOLCHAIN name programs go runs)",
+		"https://pkg.go.dev/cmd/go#hdr-Environment_variables (GOENV)"},
+	{".config/pip", InHome, "", "pip's user configuration (index-url, find-links: where pip fetches the code it installs and runs)",
+		"https://pip.pypa.io/en/stable/topics/configuration/"},
+	{".pip", InHome, "", "pip's legacy user configuration (index-url, find-links)", "https://pip.pypa.io/en/stable/topics/configuration/"},
+
+	// direnv.
+	{".envrc", AnyDepth, "", "a direnv file (.envrc: run by the shell on cd)", "direnv(1), https://direnv.net/"},
+	{".config/direnv", InHome, "", "direnv's configuration (direnvrc is sourced before every .envrc)", "direnv(1) FILES, direnv.toml(1)"},
+	{".direnvrc", InHome, "", "direnv's user library (sourced before every .envrc)", "direnv(1) FILES"},
+
+	// Editors and their task files.
+	{".vscode", AnyDepth, "", "editor configuration (.vscode: tasks.json and launch.json run commands; VS Code and Copilot read mcp.json)",
+		"https://code.visualstudio.com/docs/debugtest/tasks, https://code.visualstudio.com/docs/copilot/customization/mcp-servers"},
+	{".idea", AnyDepth, "", "editor configuration (.idea: run configurations run commands)", "https://www.jetbrains.com/help/idea/run-debug-configuration.html"},
+	{".zed", AnyDepth, "", "Zed's project configuration (.zed/tasks.json runs commands; settings.json names language servers)", "https://zed.dev/docs/tasks"},
+	{".helix", AnyDepth, "", "Helix's workspace configuration (.helix/languages.toml names language-server commands)", "https://docs.helix-editor.com/languages.html"},
+	{".devcontainer", AnyDepth, "", "a dev container definition (postCreateCommand and friends run when the container is made)",
+		"https://containers.dev/implementors/json_reference/#lifecycle-scripts"},
+	{".devcontainer.json", AnyDepth, "", "a dev container definition (postCreateCommand and friends run when the container is made)",
+		"https://containers.dev/implementors/json_reference/#lifecycle-scripts"},
+	{".exrc", AnyDepth, "", "a vi/Neovim local init file (run when 'exrc' is set)", "https://neovim.io/doc/user/options.html#'exrc'"},
+	{".nvimrc", AnyDepth, "", "a Neovim local init file (run when 'exrc' is set)", "https://neovim.io/doc/user/options.html#'exrc'"},
+	{".nvim.lua", AnyDepth, "", "a Neovim local init file (run when 'exrc' is set)", "https://neovim.io/doc/user/options.html#'exrc'"},
+	{".vimrc", AnyDepth, "", "a Vim start-up file (its commands run at start)", "vim(1) FILES, :help vimrc"},
+	{".config/nvim", InHome, "", "Neovim's user configuration (init.lua runs at start)", "https://neovim.io/doc/user/starting.html#config"},
+	{".ripgreprc", AnyDepth, "", "ripgrep configuration (.ripgreprc: --pre runs a command on every file)", "rg(1) CONFIGURATION FILES, --pre"},
+
+	// Shells (start-up files of bash, zsh, sh, ksh, csh, fish) and sessions.
+	{".bashrc", AnyDepth, "", "a shell start-up file", "bash(1) INVOCATION"},
+	{".bash_profile", AnyDepth, "", "a shell start-up file", "bash(1) INVOCATION"},
+	{".bash_login", AnyDepth, "", "a shell start-up file", "bash(1) INVOCATION"},
+	{".bash_logout", AnyDepth, "", "a shell start-up file", "bash(1) INVOCATION"},
+	{".bash_aliases", AnyDepth, "", "a shell start-up file (.bash_aliases: sourced by the default ~/.bashrc)", "Debian's /etc/skel/.bashrc, bash(1) INVOCATION"},
+	{".profile", AnyDepth, "", "a shell start-up file", "bash(1) INVOCATION, dash(1) Invocation"},
+	{".zshrc", AnyDepth, "", "a shell start-up file", "zsh(1) STARTUP/SHUTDOWN FILES"},
+	{".zshenv", AnyDepth, "", "a shell start-up file", "zsh(1) STARTUP/SHUTDOWN FILES"},
+	{".zprofile", AnyDepth, "", "a shell start-up file", "zsh(1) STARTUP/SHUTDOWN FILES"},
+	{".zlogin", AnyDepth, "", "a shell start-up file", "zsh(1) STARTUP/SHUTDOWN FILES"},
+	{".zlogout", AnyDepth, "", "a shell start-up file", "zsh(1) STARTUP/SHUTDOWN FILES"},
+	{".kshrc", AnyDepth, "", "a shell start-up file", "ksh(1) (ENV)"},
+	{".mkshrc", AnyDepth, "", "a shell start-up file", "mksh(1) FILES"},
+	{".cshrc", AnyDepth, "", "a shell start-up file", "csh(1), tcsh(1) Startup and shutdown"},
+	{".tcshrc", AnyDepth, "", "a shell start-up file", "tcsh(1) Startup and shutdown"},
+	{".login", AnyDepth, "", "a shell start-up file", "csh(1), tcsh(1) Startup and shutdown"},
+	{".logout", AnyDepth, "", "a shell start-up file", "csh(1), tcsh(1) Startup and shutdown"},
+	{".config/fish", InHome, "", "a shell start-up file (fish's config.fish, conf.d, functions)", "https://fishshell.com/docs/current/language.html#configuration"},
+	{".xprofile", InHome, "", "a session start-up file (sourced at graphical login)", "https://wiki.archlinux.org/title/Xprofile"},
+	{".xsessionrc", InHome, "", "a session start-up file (sourced by Xsession)", "Xsession(5)"},
+	{".xsession", InHome, "", "a session start-up file (run as the X session)", "Xsession(5)"},
+	{".xinitrc", InHome, "", "a session start-up file (run by startx)", "startx(1), xinit(1)"},
+	{".config/autostart", InHome, "", "session autostart entries (run at login)", "https://specifications.freedesktop.org/autostart-spec/latest/"},
+	{".config/systemd/user", InHome, "", "user services (run by systemd)", "systemd.unit(5) user unit search path"},
+	{".config/environment.d", InHome, "", "the user manager's environment (LD_PRELOAD, PATH for every user service)", "environment.d(5)"},
+	{".ssh", InHome, "", "ssh's configuration and keys (ProxyCommand, LocalCommand run commands; authorized_keys lets in)", "ssh_config(5) ProxyCommand, sshd(8) AUTHORIZED_KEYS"},
+
+	// Debuggers and multiplexers that run commands from a start-up file.
+	{".gdbinit", AnyDepth, "", "a gdb init file (its commands run, shell included)", "gdb(1), https://sourceware.org/gdb/current/onlinedocs/gdb.html/Startup.html"},
+	{".tmux.conf", InHome, "", "tmux configuration (run-shell, if-shell run commands)", "tmux(1) run-shell"},
+}
+
+// ExecConfigList returns the list of executable configuration, each entry
+// with the document that says it runs code (for README, doctor and the
+// Landlock launcher, which keeps every AnyDepth entry of a project read-only).
+func ExecConfigList() []ExecConfigEntry { return append([]ExecConfigEntry(nil), execConfig...) }
+
+// anyDepthEntry is an AnyDepth entry split into its names, lower case.
+type anyDepthEntry struct {
+	parts []string
+	what  string
+}
+
+// anyDepth are the AnyDepth entries judged by name (not .claude and .git,
+// which have their own rules).
+var anyDepth = func() []anyDepthEntry {
+	var out []anyDepthEntry
+	for _, e := range execConfig {
+		if e.Anchor != AnyDepth || e.Path == claudeDirName || e.Path == gitDirName {
+			continue
+		}
+		out = append(out, anyDepthEntry{parts: strings.Split(strings.ToLower(e.Path), "/"), what: e.What})
+	}
+	return out
+}()
+
+// anyDepthByName indexes anyDepth by first name: Classify asks for every
+// segment of every word of a command.
+var anyDepthByName = func() map[string][]anyDepthEntry {
+	m := map[string][]anyDepthEntry{}
+	for _, e := range anyDepth {
+		m[e.parts[0]] = append(m[e.parts[0]], e)
+	}
+	return m
+}()
+
+// ProjectExecConfig classifies a path by the names in it, at any depth:
+// the answer Classify gives for what any directory may hold (.claude,
+// .git, the AnyDepth entries of the executable-configuration list, other
+// agents' project files), whatever directory rel sits in. rel is
+// "/"-separated, relative to a project (or absolute); its segments are
+// compared without regard to case. It is what the Landlock launcher asks
+// of every name in a project it makes writable: an answer of ExecConfig
+// or GuardCritical stays read-only.
+//
+// A directory that would hold an entry of more than one name (.cursor for
+// .cursor/mcp.json) is executable configuration too: moving a directory
+// into its place creates the entry.
+func ProjectExecConfig(rel string) Protection {
+	rel = filepath.ToSlash(rel)
+	abs := strings.HasPrefix(rel, "/")
+	var segs []string
+	for _, s := range strings.Split(rel, "/") {
+		if s != "" && s != "." {
+			segs = append(segs, s)
+		}
+	}
+	return anyDepthRules(segs, abs)
+}
+
+// anyDepthRules is ProjectExecConfig on the segments of a path (absolute
+// when abs: the Path it reports starts with a separator).
+func anyDepthRules(segs []string, abs bool) Protection {
+	join := func(n int) string {
+		p := strings.Join(segs[:n], string(filepath.Separator))
+		if abs {
+			p = string(filepath.Separator) + p
+		}
+		return p
+	}
+	var best Protection
+	for i, s := range segs {
+		if s == "" {
+			continue
+		}
+		ls := strings.ToLower(s)
+		switch ls {
+		case claudeDirName:
+			best = best.max(claudeRules(join(i+1), segs[i+1:], "a Claude Code configuration directory (.claude)"))
+		case gitDirName:
+			best = best.max(gitRules(join(i+1), segs[i+1:]))
+		}
+		for _, e := range anyDepthByName[ls] {
+			n := 1
+			for n < len(e.parts) && i+n < len(segs) && strings.ToLower(segs[i+n]) == e.parts[n] {
+				n++
+			}
+			switch {
+			case n == len(e.parts):
+				best = best.max(Protection{Tier: ExecConfig, What: e.what, Path: join(i + n)})
+			case i+n == len(segs):
+				// The path ends inside the entry's names: a directory
+				// that would hold it.
+				best = best.max(Protection{Tier: ExecConfig, What: "a directory that holds " + e.what, Path: join(i + n)})
+			}
+		}
+		if s[0] == '.' {
+			if pr, ok := agentProjectRule(join(i), segs[i:]); ok {
+				best = best.max(pr)
+			} else if pr, ok := agentProjectAncestor(join(i), segs[i:]); ok {
+				best = best.max(pr)
+			}
+		}
+	}
+	return best
+}
+
+// PatternCouldName reports whether a file rule's pattern (doublestar
+// syntax, "/"-separated) names an entry that is protected at any depth
+// (.claude, .git, an AnyDepth entry of the executable-configuration list,
+// another agent's project files), and what. A rule that names one is
+// refused. A rule that reaches one only through ** or a bare * stays
+// usable and simply never covers it (Classify judges every concrete path).
+func PatternCouldName(pattern string) (string, bool) {
+	segs := strings.Split(pattern, "/")
+	for i, seg := range segs {
+		if what, ok := SegmentCouldName(seg); ok {
+			return what, true
+		}
+		if seg == "**" || seg == "*" {
+			continue
+		}
+		for _, e := range anyDepth {
+			if len(e.parts) > 1 && namesParts(segs[i:], e.parts) {
+				return e.what, true
+			}
+		}
+		for _, f := range agentFiles {
+			if f.base == atProject && namesParts(segs[i:], lowerAll(f.parts)) {
+				return f.why, true
+			}
+		}
+	}
+	return "", false
+}
+
+// namesParts reports whether the pattern segments, from their first,
+// spell the names parts: the first names the first part, each next one
+// could match its part (.cursor/*.json names .cursor/mcp.json), and none is
+// ** or a bare * (those reach, they do not name).
+func namesParts(segs, parts []string) bool {
+	if len(segs) < len(parts) {
+		return false
+	}
+	for j, p := range parts {
+		if segs[j] == "**" || segs[j] == "*" {
+			return false
+		}
+		if j == 0 && !segNames(segs[j], p) || j > 0 && !segCouldMatch(segs[j], p) {
+			return false
+		}
+	}
+	return true
+}
+
+// segNames reports whether one pattern segment names name: it could match
+// it (a dot name only by a segment that starts with a dot, as in bash),
+// and, for a name with no dot, is that name (a "*.toml" reaches bunfig.toml
+// without naming it).
+func segNames(seg, name string) bool {
+	if !strings.HasPrefix(name, ".") {
+		return strings.EqualFold(seg, name)
+	}
+	return segCouldMatch(seg, name)
+}
+
+func lowerAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.ToLower(s)
+	}
+	return out
+}
