@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -99,6 +100,12 @@ func (f *fixture) measure(ctx context.Context, gs grantSet, entries []corpus.Ent
 				cwd = roots[e.Source]
 			}
 			e.Cmd = rebase(e.Cmd, cwd, f.project)
+			// The directories it moves to in its project existed there.
+			for _, m := range cdTarget.FindAllStringSubmatch(e.Cmd, -1) {
+				if d := filepath.Clean(m[1]); strings.HasPrefix(d, f.project+"/") && !strings.Contains(d, "/.") {
+					_ = os.MkdirAll(d, 0o755)
+				}
+			}
 		}
 		o, err := f.decide(ctx, eng, e.Cmd, f.project, i)
 		if err != nil {
