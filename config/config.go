@@ -22,7 +22,6 @@ import (
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
-	"github.com/loopguard/loopguard/shellparse"
 )
 
 // Version of the file format.
@@ -35,7 +34,7 @@ const maxSize = 64 << 10
 type Config struct {
 	V int `json:"v"`
 	// TrustedDirs are the executable directories a scoped Bash grant may
-	// resolve into. Empty means shellparse.DefaultTrusted.
+	// resolve into. Empty means policy.DefaultTrusted.
 	TrustedDirs []string `json:"trusted_dirs,omitempty"`
 	// Principal names the human who mints grants. Empty means the OS user.
 	// With the Vault backend the principal is the approver's Vault identity
@@ -309,7 +308,7 @@ func (c Config) Check() error {
 // Trusted returns the trusted dirs (the defaults when none are set).
 func (c Config) Trusted() []string {
 	if len(c.TrustedDirs) == 0 {
-		return shellparse.DefaultTrusted
+		return policy.DefaultTrusted
 	}
 	return c.TrustedDirs
 }
@@ -389,7 +388,7 @@ func ToolchainDirs(path string, trusted []string) []ToolchainDir {
 func Toolchains(path string, names ...string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, d := range shellparse.DefaultTrusted {
+	for _, d := range policy.DefaultTrusted {
 		seen[d] = true
 	}
 	for _, name := range names {

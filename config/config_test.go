@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/policy"
 )
 
 func TestLoadSaveRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "loopguard", "config.json")
 	c, found, err := Load(path)
-	if err != nil || found || !slices.Equal(c.Trusted(), shellparse.DefaultTrusted) {
+	if err != nil || found || !slices.Equal(c.Trusted(), policy.DefaultTrusted) {
 		t.Fatalf("missing file: %+v %v %v", c, found, err)
 	}
 	want := Config{TrustedDirs: []string{"/usr/bin", "/opt/go/bin"}, Principal: "alice"}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
 )
 
@@ -365,13 +366,7 @@ func slicesContains(s []string, v string) bool {
 }
 
 // isAncestorOrSelf reports whether dir is p or holds it.
-func isAncestorOrSelf(dir, p string) bool {
-	if dir == "" || p == "" {
-		return false
-	}
-	dir, p = filepath.Clean(dir), filepath.Clean(p)
-	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
-}
+func isAncestorOrSelf(dir, p string) bool { return fsx.Within(p, dir) }
 
 // linkedGitDirs are the git directories outside the project that its .git
 // file (a worktree or a submodule) names: the gitdir and its common dir.

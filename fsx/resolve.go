@@ -144,3 +144,18 @@ func split(p string) []string {
 	}
 	return out
 }
+
+// Within reports whether the path p is dir or lies below it, both taken
+// clean (the one containment predicate: "/" holds every absolute path, and
+// /a/bc is not within /a/b). Both should be absolute; an empty one is
+// within nothing.
+func Within(p, dir string) bool {
+	if p == "" || dir == "" {
+		return false
+	}
+	p, dir = filepath.Clean(p), filepath.Clean(dir)
+	if p == dir || dir == string(filepath.Separator) {
+		return true
+	}
+	return strings.HasPrefix(p, dir+string(filepath.Separator))
+}

@@ -99,3 +99,18 @@ func TestAbs(t *testing.T) {
 		}
 	}
 }
+
+func TestWithin(t *testing.T) {
+	for _, c := range []struct {
+		p, dir string
+		want   bool
+	}{
+		{"/a/b", "/a/b", true}, {"/a/b/c", "/a/b", true}, {"/a/bc", "/a/b", false}, {"/a", "/a/b", false},
+		{"/a/b/", "/a/b", true}, {"/a/./b/c", "/a/b/", true}, {"/a/b/../c", "/a/b", false}, {"/x", "/", true},
+		{"", "/a", false}, {"/a", "", false},
+	} {
+		if got := Within(c.p, c.dir); got != c.want {
+			t.Errorf("Within(%q, %q) = %v", c.p, c.dir, got)
+		}
+	}
+}

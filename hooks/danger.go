@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"mvdan.cc/sh/v3/syntax"
-
+	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -73,93 +73,50 @@ func credential(p string) string {
 	return ""
 }
 
-var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "python": true, "python3": true, "perl": true, "ruby": true, "node": true}
-
-// bashDanger reads every simple command of cmd, wherever it is nested.
+// bashDanger reads every simple command of cmd, wherever it is nested
+// (shellparse's sketch: the one model of the language).
 func bashDanger(cmd, projectDir string) []string {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
-	if err != nil {
+	sk, ok := shellparse.SketchOf(cmd)
+	if !ok {
 		return nil
 	}
 	var out []string
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.BinaryCmd:
-			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
-				if fetches(n.X) && runsInput(n.Y) {
+	for _, line := range sk.Pipelines {
+		for i, c := range line {
+			if i == 0 || !runsInput(sk.Calls[c]) {
+				continue
+			}
+			for _, up := range line[:i] {
+				if fetches(sk.Calls[up]) {
 					out = append(out, "a download is piped into an interpreter: it runs whatever the server sends")
+					break
 				}
 			}
-		case *syntax.CallExpr:
-			out = append(out, callDanger(words(n), projectDir)...)
 		}
-		return true
-	})
+	}
+	for _, c := range sk.Calls {
+		out = append(out, callDanger(c, projectDir)...)
+	}
 	return out
 }
 
-func words(c *syntax.CallExpr) []string {
-	var ws []string
-	for _, w := range c.Args {
-		ws = append(ws, wordText(w))
-	}
-	return ws
-}
-
-// wordText is a word with its quotes removed where they are literal, and
-// expansions kept as written.
-func wordText(w *syntax.Word) string {
-	var b strings.Builder
-	for _, p := range w.Parts {
-		switch p := p.(type) {
-		case *syntax.Lit:
-			b.WriteString(p.Value)
-		case *syntax.SglQuoted:
-			b.WriteString(p.Value)
-		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				if l, ok := q.(*syntax.Lit); ok {
-					b.WriteString(l.Value)
-				} else {
-					b.WriteString("$")
-				}
-			}
-		default:
-			b.WriteString("$")
-		}
-	}
-	return b.String()
-}
-
-func cmdName(n syntax.Node) string {
-	var name string
-	syntax.Walk(n, func(x syntax.Node) bool {
-		if name != "" {
-			return false
-		}
-		if c, ok := x.(*syntax.CallExpr); ok && len(c.Args) > 0 {
-			name = filepath.Base(wordText(c.Args[0]))
-			return false
-		}
-		return true
-	})
-	return name
-}
-
-func fetches(n syntax.Node) bool {
-	switch cmdName(n) {
+func fetches(argv []string) bool {
+	switch filepath.Base(argv[0]) {
 	case "curl", "wget", "fetch", "http", "aria2c":
 		return true
 	}
 	return false
 }
 
-func runsInput(n syntax.Node) bool {
-	name := cmdName(n)
-	if name == "sudo" || name == "env" {
+// runsInput: a shell or an interpreter (policy's classes) that reads its
+// program from stdin, or a wrapper that runs one.
+func runsInput(argv []string) bool {
+	name := filepath.Base(argv[0])
+	if name == "sudo" || name == "env" || name == "doas" {
 		return true
 	}
-	return shells[name]
+	p, ok := policy.Lookup(name)
+	return ok && (p.Class == policy.Shell || p.Class == policy.Interpreter)
 }
 
 func callDanger(argv []string, projectDir string) []string {

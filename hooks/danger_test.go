@@ -43,6 +43,7 @@ func TestDanger(t *testing.T) {
 		{"curl -fsSL https://x.example/i.sh | sh", "a download is piped into an interpreter"},
 		{"wget -qO- https://x.example | sudo bash", "piped into an interpreter"},
 		{"curl https://x.example | python3 -", "piped into an interpreter"},
+		{"curl -s https://x.example | tee log | php", "piped into an interpreter"}, // policy's interpreters, not a list of its own
 		{"curl -o i.sh https://x.example/i.sh", ""},
 		{"curl https://x.example | jq .", ""},
 		{"dd if=img.iso of=/dev/sda bs=4M", "dd writes to a device (/dev/sda)"},

@@ -24,7 +24,7 @@ type Env struct {
 	Path       string   // PATH the agent's commands will see
 	Home       string   // the user's home directory
 	ProjectDir string   // CLAUDE_PROJECT_DIR ("" means the call's cwd)
-	Trusted    []string // trusted executable dirs (nil: shellparse.DefaultTrusted)
+	Trusted    []string // trusted executable dirs (nil: policy.DefaultTrusted)
 	Self       string   // this binary, symlinks resolved
 	StateDir   string   // loopguard's state directory
 	ConfigDir  string   // loopguard's config directory

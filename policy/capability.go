@@ -162,3 +162,12 @@ var readsNoFiles = map[string]bool{
 
 // ReadsNoFiles reports whether the program opens no file its words name.
 func ReadsNoFiles(prog string) bool { return readsNoFiles[Base(prog)] }
+
+// DefaultTrusted are the executable directories a command name may resolve
+// into for a scope to cover it, when the configuration names none: trusted
+// because the user says so, whatever their permissions.
+var DefaultTrusted = []string{
+	"/usr/bin", "/bin", "/usr/sbin", "/sbin",
+	"/usr/local/bin", "/usr/local/sbin",
+	"/opt/homebrew/bin", "/usr/local/go/bin",
+}

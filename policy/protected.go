@@ -3,6 +3,8 @@ package policy
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // Tier is how strongly a path is protected.
@@ -348,13 +350,7 @@ func relSegs(base, p string) []string {
 
 // strictlyBelow reports whether p is inside dir and not dir itself.
 func strictlyBelow(p, dir string) bool {
-	if dir == "" {
-		return false
-	}
-	if dir[len(dir)-1] == filepath.Separator || strings.Contains(dir, "//") || strings.Contains(dir, "/.") {
-		dir = filepath.Clean(dir)
-	}
-	return strings.HasPrefix(p, dir+string(filepath.Separator))
+	return dir != "" && filepath.Clean(p) != filepath.Clean(dir) && fsx.Within(p, dir)
 }
 
 // Root is one fixed protected path of a machine.

@@ -203,6 +203,4 @@ func looksLikeGitDir(d string) bool {
 }
 
 // within reports whether p is dir or below it (both clean and absolute).
-func within(p, dir string) bool {
-	return p == dir || dir == "/" || len(p) > len(dir) && p[:len(dir)] == dir && p[len(dir)] == '/'
-}
+func within(p, dir string) bool { return fsx.Within(p, dir) }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/loopguard/loopguard/policy"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -85,7 +86,7 @@ type analyzer struct {
 func newAnalyzer(env Env) *analyzer {
 	trusted := env.Trusted
 	if trusted == nil {
-		trusted = DefaultTrusted
+		trusted = policy.DefaultTrusted
 	}
 	a := &analyzer{env: env, names: map[string]string{}, resolved: map[string]resolution{}}
 	for _, d := range trusted {

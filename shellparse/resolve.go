@@ -5,17 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/loopguard/loopguard/fsx"
 	"mvdan.cc/sh/v3/syntax"
 )
-
-// DefaultTrusted are the executable directories trusted when Env.Trusted is
-// nil. They are trusted because the user says so, whatever their
-// permissions.
-var DefaultTrusted = []string{
-	"/usr/bin", "/bin", "/usr/sbin", "/sbin",
-	"/usr/local/bin", "/usr/local/sbin",
-	"/opt/homebrew/bin", "/usr/local/go/bin",
-}
 
 // resolution is where bash would find a command name in PATH.
 type resolution struct {
@@ -49,19 +41,7 @@ func isExecutableFile(p string) bool {
 }
 
 // within reports whether p is dir or inside it (both absolute).
-func within(p, dir string) bool {
-	if dir == "" || p == "" {
-		return false
-	}
-	p, dir = filepath.Clean(p), filepath.Clean(dir)
-	if p == dir {
-		return true
-	}
-	if !strings.HasSuffix(dir, string(filepath.Separator)) {
-		dir += string(filepath.Separator)
-	}
-	return strings.HasPrefix(p, dir)
-}
+func within(p, dir string) bool { return fsx.Within(p, dir) }
 
 // lookPath finds name in PATH as bash does: the first entry holding an
 // executable regular file; an empty entry means the cwd.

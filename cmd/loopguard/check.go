@@ -61,7 +61,7 @@ CLAUDE_PROJECT_DIR (or the cwd). Exit status 0 means simple, 1 anything else.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a stable JSON object")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "analyse as if run in `DIR` (default: the current directory)")
-	cmd.Flags().StringArrayVar(&trusted, "trusted", nil, "trusted executable `DIR` (repeatable; default: the config's trusted_dirs, else "+strings.Join(shellparse.DefaultTrusted, " ")+")")
+	cmd.Flags().StringArrayVar(&trusted, "trusted", nil, "trusted executable `DIR` (repeatable; default: the config's trusted_dirs, else "+strings.Join(policy.DefaultTrusted, " ")+")")
 	return cmd
 }
 

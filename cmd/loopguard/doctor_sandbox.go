@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/install"
 )
 
@@ -337,10 +338,7 @@ func covered(layers []sandboxLayer, key, target, home, project string) bool {
 }
 
 // within reports whether path is dir or below it.
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
+func within(path, dir string) bool { return fsx.Within(path, dir) }
 
 // checkSandboxRuntime checks that the sandbox can start here: bwrap and
 // socat on PATH, and a trial bubblewrap run with a fresh /proc (a /proc that

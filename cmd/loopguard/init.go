@@ -21,7 +21,6 @@ import (
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/scope"
-	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -386,7 +385,7 @@ func initConfig(out io.Writer) error {
 		return nil
 	}
 	extra := config.Toolchains(os.Getenv("PATH"), "go", "node")
-	c := config.Config{TrustedDirs: append(append([]string(nil), shellparse.DefaultTrusted...), extra...)}
+	c := config.Config{TrustedDirs: append(append([]string(nil), policy.DefaultTrusted...), extra...)}
 	if err := config.Save(path, c); err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/loopguard/loopguard/bench/corpus"
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
@@ -27,7 +28,7 @@ import (
 )
 
 // realDirs are where the fixture's PATH finds the programs agents use,
-// before its directory of stubs; each is in shellparse.DefaultTrusted.
+// before its directory of stubs; each is in policy.DefaultTrusted.
 var realDirs = []string{"/usr/local/go/bin", "/usr/local/bin", "/usr/bin", "/bin"}
 
 // fixture is a throwaway user: a home, a project (a real git repository),
@@ -103,7 +104,7 @@ func newFixture(dir string, entries []corpus.Entry, rules []string, stubsOnly bo
 		dirs = nil
 	}
 	f.path = strings.Join(append(append([]string{}, dirs...), f.stubs), ":")
-	f.trusted = append(append([]string{}, shellparse.DefaultTrusted...), f.stubs)
+	f.trusted = append(append([]string{}, policy.DefaultTrusted...), f.stubs)
 	for _, name := range programNames(entries, ruleTexts(rules)) {
 		if builtin[name] {
 			f.builtins = append(f.builtins, name)

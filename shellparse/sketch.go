@@ -1,0 +1,132 @@
+package shellparse
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Sketch is what a command string does, as written, whatever its shape:
+// every simple command wherever it is nested (a subshell, a function, a
+// substitution, a chain), its words with literal quotes removed and
+// expansions kept as written text, and the pipelines that connect them. It
+// judges nothing; it is for warnings and displays (the danger lines,
+// loopguard check). Analyze alone decides.
+type Sketch struct {
+	Calls [][]string
+	// Pipelines are the indexes in Calls of the commands each pipeline
+	// connects, left to right.
+	Pipelines [][]int
+}
+
+// SketchOf sketches command; ok is false when bash could not parse it.
+func SketchOf(command string) (s Sketch, ok bool) {
+	defer func() {
+		if recover() != nil {
+			s, ok = Sketch{}, false
+		}
+	}()
+	if len(command) > MaxCommandLen {
+		return Sketch{}, false
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return Sketch{}, false
+	}
+	index := map[*syntax.CallExpr]int{}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+			index[c] = len(s.Calls)
+			var ws []string
+			for _, w := range c.Args {
+				ws = append(ws, sketchWord(w))
+			}
+			s.Calls = append(s.Calls, ws)
+		}
+		return true
+	})
+	// A pipeline is a tree of | and |& nodes: its leaves, left to right,
+	// each a statement whose first simple command is the one that reads
+	// or writes the pipe.
+	var leaves func(st *syntax.Stmt) []*syntax.Stmt
+	leaves = func(st *syntax.Stmt) []*syntax.Stmt {
+		if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) {
+			return append(leaves(b.X), leaves(b.Y)...)
+		}
+		return []*syntax.Stmt{st}
+	}
+	seen := map[*syntax.BinaryCmd]bool{}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		st, ok := n.(*syntax.Stmt)
+		if !ok {
+			return true
+		}
+		b, ok := st.Cmd.(*syntax.BinaryCmd)
+		if !ok || (b.Op != syntax.Pipe && b.Op != syntax.PipeAll) || seen[b] {
+			return true
+		}
+		var line []int
+		for _, leaf := range leaves(st) {
+			if c := firstCall(leaf); c != nil {
+				line = append(line, index[c])
+			}
+		}
+		markPipes(st, seen)
+		if len(line) > 1 {
+			s.Pipelines = append(s.Pipelines, line)
+		}
+		return true
+	})
+	return s, true
+}
+
+// markPipes marks the pipe nodes of one pipeline, so that its inner nodes
+// do not make pipelines of their own.
+func markPipes(st *syntax.Stmt, seen map[*syntax.BinaryCmd]bool) {
+	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) {
+		seen[b] = true
+		markPipes(b.X, seen)
+		markPipes(b.Y, seen)
+	}
+}
+
+// firstCall is the first simple command of n, wherever it is nested.
+func firstCall(n syntax.Node) *syntax.CallExpr {
+	var found *syntax.CallExpr
+	syntax.Walk(n, func(x syntax.Node) bool {
+		if found != nil {
+			return false
+		}
+		if c, ok := x.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+			found = c
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// sketchWord is a word with its quotes removed where they are literal, and
+// every expansion written as "$".
+func sketchWord(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					b.WriteString(l.Value)
+				} else {
+					b.WriteString("$")
+				}
+			}
+		default:
+			b.WriteString("$")
+		}
+	}
+	return b.String()
+}
