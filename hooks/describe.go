@@ -98,14 +98,6 @@ func (d *described) warnings() []string {
 	return append(out, d.notes...)
 }
 
-// fileTools names the input field holding the path each file tool changes.
-var fileTools = map[string]string{
-	"Write":        "file_path",
-	"Edit":         "file_path",
-	"MultiEdit":    "file_path",
-	"NotebookEdit": "notebook_path",
-}
-
 func (e *Engine) projectDir(c *Call) string {
 	if e.Env.ProjectDir != "" {
 		return e.Env.ProjectDir
@@ -136,7 +128,7 @@ func (e *Engine) describe(c *Call) (*described, error) {
 		}
 		d.notes = append(d.notes, e.shellLandings(c, &res)...)
 	}
-	if field, ok := fileTools[c.ToolName]; ok {
+	if field := policy.ToolOf(c.ToolName).Changes; field != "" {
 		p, ok := c.ToolInput[field].(string)
 		if !ok || !filepath.IsAbs(p) {
 			return nil, &MalformedError{Msg: fmt.Sprintf("%s tool_input.%s is not an absolute path", c.ToolName, field)}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/internal/udiff"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -45,7 +46,7 @@ func decodeFileCall(canonical []byte) (fileCall, bool) {
 	tool, _ := m["tool"].(string)
 	in, _ := m["input"].(map[string]any)
 	t, _ := m["target"].(map[string]any)
-	if _, ok := fileTools[tool]; !ok || in == nil || t == nil {
+	if policy.ToolOf(tool).Changes == "" || in == nil || t == nil {
 		return fileCall{}, false
 	}
 	fc := fileCall{tool: tool, in: in}

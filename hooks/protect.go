@@ -147,7 +147,7 @@ func (e *Engine) protected(c *Call, d *described) finding {
 // the guard's secrets (its state, config and the keyrings), nor search a
 // tree that holds them.
 func (e *Engine) readProtected(c *Call, pl policy.Places) finding {
-	fields := policy.ReadPaths[c.ToolName]
+	fields := policy.ToolOf(c.ToolName).ReadPaths
 	base := c.Cwd
 	for _, f := range fields {
 		if f.Name == "path" {

@@ -3,6 +3,7 @@ package hooks
 import (
 	"slices"
 
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -32,13 +33,13 @@ func retryKeys(canonical []byte) []string {
 		return nil
 	}
 	var keys []string
-	switch field, file := fileTools[tool]; {
+	switch field := policy.ToolOf(tool).Changes; {
 	case tool == "Bash":
 		ex, _ := m["executables"].(map[string]any)
 		for name := range ex {
 			keys = append(keys, "command:"+name)
 		}
-	case file:
+	case field != "":
 		if p, _ := in[field].(string); p != "" {
 			keys = append(keys, "path:"+p)
 		}

@@ -14,16 +14,42 @@ const (
 	SubagentLaunch
 )
 
-// ReadPaths names, for each read-only tool that reads files, the input
-// fields holding a path, and whether the field is a glob pattern relative
-// to the "path" field (Glob's pattern, Grep's glob filter).
-var ReadPaths = map[string][]PathField{
-	"Read":         {{Name: "file_path"}},
-	"NotebookRead": {{Name: "notebook_path"}},
-	"LS":           {{Name: "path"}},
-	"Glob":         {{Name: "path"}, {Name: "pattern", Glob: true}},
-	"Grep":         {{Name: "path", Dir: true}, {Name: "glob", Glob: true}},
+// tools is the tool schema, the one home of what loopguard knows of each
+// tool of the agent: its class, the input fields that name the paths it
+// reads (read-only tools) or the file it changes (file tools), and the
+// fields that only describe it. A tool not named is Guarded and changes
+// no file loopguard knows of, future tools included.
+var tools = map[string]Tool{
+	"Read":         {Class: ReadOnly, ReadPaths: []PathField{{Name: "file_path"}}},
+	"NotebookRead": {Class: ReadOnly, ReadPaths: []PathField{{Name: "notebook_path"}}},
+	"LS":           {Class: ReadOnly, ReadPaths: []PathField{{Name: "path"}}},
+	"Glob":         {Class: ReadOnly, ReadPaths: []PathField{{Name: "path"}, {Name: "pattern", Glob: true}}},
+	"Grep":         {Class: ReadOnly, ReadPaths: []PathField{{Name: "path", Dir: true}, {Name: "glob", Glob: true}}},
+	"ToolSearch":   {Class: ReadOnly}, "ListAgents": {Class: ReadOnly}, "CronList": {Class: ReadOnly},
+	"TodoRead": {Class: ReadOnly}, "TodoWrite": {Class: ReadOnly}, "TaskList": {Class: ReadOnly}, "TaskGet": {Class: ReadOnly},
+	"TaskCreate": {Class: ReadOnly}, "TaskUpdate": {Class: ReadOnly}, "TaskOutput": {Class: ReadOnly},
+	"Task":         {Class: SubagentLaunch},
+	"Agent":        {Class: SubagentLaunch},
+	"Write":        {Changes: "file_path"},
+	"Edit":         {Changes: "file_path"},
+	"MultiEdit":    {Changes: "file_path"},
+	"NotebookEdit": {Changes: "notebook_path"},
+	"Bash":         {ShownOnly: []string{"description"}},
 }
+
+// Tool is one row of the tool schema.
+type Tool struct {
+	Class ToolClass
+	// ReadPaths are the fields naming what a read-only tool reads.
+	ReadPaths []PathField
+	// Changes is the field naming the file a file tool changes.
+	Changes string
+	// ShownOnly are the fields that change nothing about what runs.
+	ShownOnly []string
+}
+
+// ToolOf is the schema row of a tool, by its exact name.
+func ToolOf(name string) Tool { return tools[name] }
 
 // PathField is one input field of a tool that holds a path.
 type PathField struct {
@@ -34,16 +60,8 @@ type PathField struct {
 	Glob bool
 }
 
-var toolClasses = map[string]ToolClass{
-	"Read": ReadOnly, "NotebookRead": ReadOnly, "LS": ReadOnly, "Glob": ReadOnly, "Grep": ReadOnly,
-	"ToolSearch": ReadOnly, "ListAgents": ReadOnly, "CronList": ReadOnly,
-	"TodoRead": ReadOnly, "TodoWrite": ReadOnly, "TaskList": ReadOnly, "TaskGet": ReadOnly,
-	"TaskCreate": ReadOnly, "TaskUpdate": ReadOnly, "TaskOutput": ReadOnly,
-	"Task": SubagentLaunch, "Agent": SubagentLaunch,
-}
-
 // ClassOf is the class of a tool by its exact (case-sensitive) name.
-func ClassOf(tool string) ToolClass { return toolClasses[tool] }
+func ClassOf(tool string) ToolClass { return tools[tool].Class }
 
 // KnownTools are the tools of the Claude Code versions loopguard was
 // checked against (the pinned client's list is recorded in
@@ -58,18 +76,9 @@ var KnownTools = []string{
 	"mcp__server__tool", "SomeFutureTool",
 }
 
-// shownOnly names, per tool, the input fields that change nothing about
-// what runs: a note for the human (Bash's description). They are left out
-// of a call's digest, so that a retry that words its description anew
-// is the same call, and shown apart. Anything not listed is part of the
-// digest, future fields included.
-var shownOnly = map[string][]string{
-	"Bash": {"description"},
-}
-
 // ShownOnly reports whether field of tool's input only describes the call.
 func ShownOnly(tool, field string) bool {
-	for _, f := range shownOnly[tool] {
+	for _, f := range tools[tool].ShownOnly {
 		if f == field {
 			return true
 		}

@@ -88,10 +88,10 @@ func parseFileSpec(spec string) (anchor, string, *specError) {
 
 // fileInputKey is the tool_input field holding the target path.
 func fileInputKey(tool string) string {
-	if tool == toolNotebookEdit {
-		return "notebook_path"
+	if f := policy.ToolOf(tool).Changes; f != "" {
+		return f
 	}
-	return "file_path"
+	return "file_path" // Read rules: Read's file_path
 }
 
 // matchFile resolves the call's target and matches it against the rule.
