@@ -233,10 +233,7 @@ func (e *Engine) loadKeys(ctx context.Context) (*token.Keys, error) {
 			e.errKey = err
 			return
 		}
-		if e.keys, e.errKey = token.NewKeys(master); e.errKey != nil {
-			return
-		}
-		e.sealKey, e.errKey = token.SubKey(master, token.LabelAudit)
+		e.keys, e.sealKey, e.errKey = token.DeriveKeys(master)
 		clear(master)
 	})
 	return e.keys, e.errKey

@@ -34,6 +34,21 @@ type Keys struct {
 	ID string
 }
 
+// DeriveKeys derives from the master key everything a holder of it needs:
+// the grant keys and the audit log's seal key (the one home of the
+// derivation: the engine, the CLI and the benchmarks call it).
+func DeriveKeys(master []byte) (*Keys, []byte, error) {
+	k, err := NewKeys(master)
+	if err != nil {
+		return nil, nil, err
+	}
+	seal, err := SubKey(master, LabelAudit)
+	if err != nil {
+		return nil, nil, err
+	}
+	return k, seal, nil
+}
+
 // NewKeys derives the grant keys from the master key.
 func NewKeys(master []byte) (*Keys, error) {
 	mac, err := SubKey(master, LabelGrant)

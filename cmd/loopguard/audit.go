@@ -320,7 +320,7 @@ func auditVerifyRun(ctx context.Context, o *auditVerifyOptions) error {
 		if err != nil {
 			return fmt.Errorf("failed to read the master key: %w", err)
 		}
-		seal, err := token.SubKey(master, token.LabelAudit)
+		_, seal, err := token.DeriveKeys(master)
 		if err != nil {
 			return err
 		}
@@ -457,7 +457,7 @@ func auditRestartRun(ctx context.Context, o *auditRestartOptions) error {
 	if err != nil {
 		return fmt.Errorf("failed to read the master key: %w", err)
 	}
-	seal, err := token.SubKey(master, token.LabelAudit)
+	_, seal, err := token.DeriveKeys(master)
 	if err != nil {
 		return err
 	}

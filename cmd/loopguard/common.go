@@ -66,7 +66,7 @@ func loadKeys(ctx context.Context) (*token.Keys, []byte, error) {
 		return nil, nil, err
 	}
 	defer clear(master)
-	return keysAndSeal(master)
+	return token.DeriveKeys(master)
 }
 
 // checkApprovalTTL bounds the lifetime of an exact approval.
@@ -77,18 +77,6 @@ func checkApprovalTTL(ttl time.Duration) error {
 	return nil
 }
 
-// keysAndSeal derives the grant keys and the audit seal key.
-func keysAndSeal(master []byte) (*token.Keys, []byte, error) {
-	k, err := token.NewKeys(master)
-	if err != nil {
-		return nil, nil, err
-	}
-	seal, err := token.SubKey(master, token.LabelAudit)
-	if err != nil {
-		return nil, nil, err
-	}
-	return k, seal, nil
-}
 
 // record appends a CLI action to the audit log and seals it when a seal key
 // is at hand.

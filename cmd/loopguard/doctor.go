@@ -579,7 +579,7 @@ func checkKeyring(ctx context.Context) (master []byte, out []checkResult) {
 		out = append(out, checkResult{status: statusFail, name: "key", detail: err.Error(), fix: hintOf(err)})
 		return nil, out
 	}
-	keys, err := token.NewKeys(master)
+	keys, _, err := token.DeriveKeys(master)
 	if err != nil {
 		clear(master)
 		out = append(out, checkResult{status: statusFail, name: "key", detail: err.Error(), fix: "run: loopguard key rotate"})
@@ -616,7 +616,7 @@ func checkAudit(st *state.Store, master []byte) checkResult {
 	if st == nil || master == nil {
 		return checkResult{status: statusSkip, name: "audit log", detail: "needs the state dir and the key"}
 	}
-	seal, err := token.SubKey(master, token.LabelAudit)
+	_, seal, err := token.DeriveKeys(master)
 	if err != nil {
 		return checkResult{status: statusFail, name: "audit log", detail: err.Error()}
 	}

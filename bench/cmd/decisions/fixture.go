@@ -210,7 +210,7 @@ func (f *fixture) engine(gs grantSet, now time.Time) (*hooks.Engine, minted, err
 	if err != nil {
 		return nil, minted{}, err
 	}
-	keys, err := token.NewKeys(f.master)
+	keys, _, err := token.DeriveKeys(f.master)
 	if err != nil {
 		return nil, minted{}, err
 	}

@@ -170,11 +170,7 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("load the key: %w", err)
 	}
-	keys, err := token.NewKeys(master)
-	if err != nil {
-		return err
-	}
-	seal, err := token.SubKey(master, token.LabelAudit)
+	keys, seal, err := token.DeriveKeys(master)
 	if err != nil {
 		return err
 	}
