@@ -7,9 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"mvdan.cc/sh/v3/expand"
-	"mvdan.cc/sh/v3/syntax"
-
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shellparse"
 )
@@ -52,18 +49,6 @@ type bashSpec struct {
 	redirs   []bashRedir
 }
 
-var redirOps = map[syntax.RedirOperator]string{
-	syntax.RdrOut:   ">",
-	syntax.AppOut:   ">>",
-	syntax.RdrIn:    "<",
-	syntax.RdrInOut: "<>",
-	syntax.DplIn:    "<&",
-	syntax.DplOut:   ">&",
-	syntax.RdrClob:  ">|",
-	syntax.RdrAll:   "&>",
-	syntax.AppAll:   "&>>",
-}
-
 // defaultFd is the descriptor an operator uses when none is written.
 func defaultFd(op string) string {
 	switch op {
@@ -75,9 +60,10 @@ func defaultFd(op string) string {
 	return ""
 }
 
-// parseBashSpec splits a Bash specifier into words with the shell's own
-// rules (mvdan.cc/sh, bash dialect) and checks that it is one simple command
-// of literal words, wildcards and literal redirections.
+// parseBashSpec reads a Bash specifier with shellparse's rule reader (the
+// analysis's own model of bash's quoting) and gives its words a rule's
+// meaning: a literal command name, at most maxBashWords words, an open end
+// (" *" or Claude Code's legacy ":*"), literal assignments and redirections.
 func parseBashSpec(spec string) (bashSpec, error) {
 	text := spec
 	legacy := false
@@ -87,94 +73,47 @@ func parseBashSpec(spec string) (bashSpec, error) {
 		legacy = true
 		text = text[:len(text)-2]
 	}
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
-	f, err := p.Parse(strings.NewReader(text), "")
-	if err != nil {
-		var pe syntax.ParseError
-		if errors.As(err, &pe) {
-			return bashSpec{}, serr(int(pe.Pos.Offset()), "shell syntax: %s", pe.Text)
-		}
-		return bashSpec{}, serr(0, "shell syntax: %v", err)
-	}
-	if len(f.Last) > 0 {
-		return bashSpec{}, serr(int(f.Last[0].Hash.Offset()), "comments are not allowed in a rule")
-	}
-	if len(f.Stmts) != 1 {
-		if len(f.Stmts) == 0 {
-			return bashSpec{}, serr(0, "no command")
-		}
-		pos := f.Stmts[1].Pos()
-		if f.Stmts[0].Semicolon.IsValid() {
-			pos = f.Stmts[0].Semicolon
-		}
-		return bashSpec{}, serr(int(pos.Offset()), "a rule is one simple command; chained commands need exact approvals")
-	}
-	st := f.Stmts[0]
-	switch {
-	case len(st.Comments) > 0:
-		return bashSpec{}, serr(int(st.Comments[0].Hash.Offset()), "comments are not allowed in a rule")
-	case st.Negated:
-		return bashSpec{}, serr(int(st.Pos().Offset()), "negated commands (!) are not allowed in a rule")
-	case st.Background || st.Coprocess || st.Disown:
-		return bashSpec{}, serr(int(st.Semicolon.Offset()), "background commands are not allowed in a rule")
-	case st.Semicolon.IsValid():
-		return bashSpec{}, serr(int(st.Semicolon.Offset()), "a rule is one simple command; remove the operator")
-	}
-	call, ok := st.Cmd.(*syntax.CallExpr)
-	if !ok || st.Cmd == nil {
-		off := int(st.Pos().Offset())
-		return bashSpec{}, serr(off, "a rule is one simple command (no pipes, lists, subshells, groups, loops or keywords)")
+	rc, re := shellparse.ParseRuleCommand(text)
+	if re != nil {
+		return bashSpec{}, serr(re.Off, "%s", re.Msg)
 	}
 	var bs bashSpec
-	for _, as := range call.Assigns {
-		off := int(as.Pos().Offset())
-		if as.Append || as.Naked || as.Index != nil || as.Array != nil {
-			return bashSpec{}, serr(off, "only plain NAME=value assignments are allowed in a rule")
-		}
-		val := bashWord{lits: []string{""}}
-		if as.Value != nil {
-			v, se := convertWord(as.Value)
-			if se != nil {
-				return bashSpec{}, se
-			}
-			val = v
-		}
-		if !val.literal() {
-			return bashSpec{}, serr(off, "an assignment value in a rule must be literal")
+	for _, as := range rc.Assigns {
+		if _, msg := checkText(as.Value); msg != "" {
+			return bashSpec{}, serr(as.Off, "%s", msg)
 		}
 		for _, prev := range bs.assigns {
-			if prev.Name == as.Name.Value {
-				return bashSpec{}, serr(off, "%s is assigned twice", prev.Name)
+			if prev.Name == as.Name {
+				return bashSpec{}, serr(as.Off, "%s is assigned twice", prev.Name)
 			}
 		}
-		bs.assigns = append(bs.assigns, shellparse.Assign{Name: as.Name.Value, Value: val.lits[0]})
+		bs.assigns = append(bs.assigns, shellparse.Assign{Name: as.Name, Value: as.Value})
 	}
 	sort.Slice(bs.assigns, func(i, j int) bool { return bs.assigns[i].Name < bs.assigns[j].Name })
-	if len(call.Args) == 0 {
+	if len(rc.Words) == 0 {
 		return bashSpec{}, serr(0, "no command")
 	}
-	if len(call.Args) > maxBashWords {
-		return bashSpec{}, serr(int(call.Args[maxBashWords].Pos().Offset()), "more than %d words", maxBashWords)
+	if len(rc.Words) > maxBashWords {
+		return bashSpec{}, serr(rc.Words[maxBashWords].Off, "more than %d words", maxBashWords)
 	}
-	for i, w := range call.Args {
-		bw, se := convertWord(w)
+	for i, rw := range rc.Words {
+		bw, se := convertWord(rw)
 		if se != nil {
 			return bashSpec{}, se
 		}
 		if i == 0 {
-			off := int(w.Pos().Offset())
 			if !bw.literal() {
-				if bw.star() && len(call.Args) == 1 {
-					return bashSpec{}, serr(off, "Bash(*) would cover every command, like a bare Bash; name the command, or approve calls one at a time")
+				if bw.star() && len(rc.Words) == 1 {
+					return bashSpec{}, serr(rw.Off, "Bash(*) would cover every command, like a bare Bash; name the command, or approve calls one at a time")
 				}
-				return bashSpec{}, serr(off, "the command name must be literal (no wildcard)")
+				return bashSpec{}, serr(rw.Off, "the command name must be literal (no wildcard)")
 			}
 			name := bw.lits[0]
 			if name == "" {
-				return bashSpec{}, serr(off, "empty command name")
+				return bashSpec{}, serr(rw.Off, "empty command name")
 			}
 			if strings.ContainsRune(name, '/') && !filepath.IsAbs(name) {
-				return bashSpec{}, serr(off, "a command path must be absolute or a bare name looked up in PATH")
+				return bashSpec{}, serr(rw.Off, "a command path must be absolute or a bare name looked up in PATH")
 			}
 		}
 		bs.words = append(bs.words, bw)
@@ -189,7 +128,7 @@ func parseBashSpec(spec string) (bashSpec, error) {
 		}
 		bs.trailing = true
 	}
-	for _, rd := range st.Redirs {
+	for _, rd := range rc.Redirects {
 		r, se := convertRedir(rd)
 		if se != nil {
 			return bashSpec{}, se
@@ -199,114 +138,30 @@ func parseBashSpec(spec string) (bashSpec, error) {
 	return bs, nil
 }
 
-func convertRedir(rd *syntax.Redirect) (bashRedir, *specError) {
-	off := int(rd.Pos().Offset())
-	op, ok := redirOps[rd.Op]
-	if !ok || rd.Hdoc != nil {
-		return bashRedir{}, serr(off, "redirection %q is not allowed in a rule", rd.Op.String())
+// convertRedir normalises a rule's redirection: the default descriptor is
+// not written, and &> takes none.
+func convertRedir(rd shellparse.RuleRedirect) (bashRedir, *specError) {
+	fd := rd.Fd
+	if fd != "" && (rd.Op == "&>" || rd.Op == "&>>") {
+		return bashRedir{}, serr(rd.Off, "descriptor before %s", rd.Op)
 	}
-	fd := ""
-	if rd.N != nil {
-		fd = rd.N.Value
-		if fd == "" || strings.Trim(fd, "0123456789") != "" {
-			return bashRedir{}, serr(off, "redirection to a named descriptor is not allowed in a rule")
-		}
-		if op == "&>" || op == "&>>" {
-			return bashRedir{}, serr(off, "descriptor before %s", op)
-		}
-	}
-	if fd == defaultFd(op) {
+	if fd == defaultFd(rd.Op) {
 		fd = ""
 	}
-	w, se := convertWord(rd.Word)
-	if se != nil {
-		return bashRedir{}, se
+	if _, msg := checkText(rd.Target); msg != "" {
+		return bashRedir{}, serr(rd.Off, "%s", msg)
 	}
-	if !w.literal() || w.lits[0] == "" {
-		return bashRedir{}, serr(int(rd.Word.Pos().Offset()), "a redirection target in a rule must be a literal, non-empty word")
-	}
-	return bashRedir{op: op, fd: fd, target: w.lits[0]}, nil
+	return bashRedir{op: rd.Op, fd: fd, target: rd.Target}, nil
 }
 
-// convertWord turns a parsed word into literal pieces and wildcards: quote
-// removal as bash does it; an unquoted * is a wildcard; every other
-// expansion (parameters, commands, arithmetic, braces, tilde, other glob
-// characters, extended globs) is refused.
-func convertWord(w *syntax.Word) (bashWord, *specError) {
-	cur := strings.Builder{}
-	var lits []string
-	for _, part := range w.Parts {
-		off := int(part.Pos().Offset())
-		switch x := part.(type) {
-		case *syntax.Lit:
-			v := x.Value
-			for j := 0; j < len(v); j++ {
-				c := v[j]
-				switch c {
-				case '\\':
-					if j+1 == len(v) {
-						return bashWord{}, serr(off+j, "trailing backslash")
-					}
-					j++
-					if v[j] != '\n' {
-						cur.WriteByte(v[j])
-					}
-				case '*':
-					lits = append(lits, cur.String())
-					cur.Reset()
-				case '?', '[', ']', '{', '}':
-					return bashWord{}, serr(off+j, "unquoted %q: only * is a wildcard in a rule; quote it to mean the character", c)
-				case '~':
-					if j == 0 && x == w.Parts[0] || j > 0 && (v[j-1] == '=' || v[j-1] == ':') {
-						return bashWord{}, serr(off+j, "tilde expansion is not allowed in a rule; quote ~ or write the path")
-					}
-					cur.WriteByte(c)
-				default:
-					cur.WriteByte(c)
-				}
-			}
-		case *syntax.SglQuoted:
-			if x.Dollar {
-				s, err := expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{x}})
-				if err != nil || strings.IndexByte(s, 0) >= 0 {
-					return bashWord{}, serr(off, "invalid $'...' string")
-				}
-				cur.WriteString(s)
-			} else {
-				cur.WriteString(x.Value)
-			}
-		case *syntax.DblQuoted:
-			if x.Dollar {
-				return bashWord{}, serr(off, "$\"...\" strings are not allowed in a rule")
-			}
-			for _, dp := range x.Parts {
-				lit, ok := dp.(*syntax.Lit)
-				if !ok {
-					return bashWord{}, serr(int(dp.Pos().Offset()), "expansions are not allowed in a rule; rules match literal words")
-				}
-				v := lit.Value
-				for j := 0; j < len(v); j++ {
-					if v[j] == '\\' && j+1 < len(v) && strings.IndexByte("$`\"\\\n", v[j+1]) >= 0 {
-						j++
-						if v[j] != '\n' {
-							cur.WriteByte(v[j])
-						}
-						continue
-					}
-					cur.WriteByte(v[j])
-				}
-			}
-		default:
-			return bashWord{}, serr(off, "expansions are not allowed in a rule; rules match literal words")
-		}
-	}
-	lits = append(lits, cur.String())
-	for _, l := range lits {
+// convertWord checks a rule word's literal pieces.
+func convertWord(w shellparse.RuleWord) (bashWord, *specError) {
+	for _, l := range w.Lits {
 		if _, msg := checkText(l); msg != "" {
-			return bashWord{}, serr(int(w.Pos().Offset()), "%s", msg)
+			return bashWord{}, serr(w.Off, "%s", msg)
 		}
 	}
-	return bashWord{lits: lits}, nil
+	return bashWord{lits: w.Lits}, nil
 }
 
 // String renders the specifier canonically: words quoted only where needed,
