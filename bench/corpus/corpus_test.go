@@ -5,11 +5,13 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/shellparse"
 )
 
 func TestReadWrite(t *testing.T) {
 	in := []Entry{
-		{Cmd: "ls -la | head && echo '<done>'", Agent: "claude-code", Source: "github.com/o/n", Path: "logs/x.json", Commit: strings.Repeat("a", 40), License: "MIT", Shape: Shape("ls -la | head")},
+		{Cmd: "ls -la | head && echo '<done>'", Agent: "claude-code", Source: "github.com/o/n", Path: "logs/x.json", Commit: strings.Repeat("a", 40), License: "MIT", Shape: shellparse.Shape("ls -la | head")},
 		{Cmd: "printf 'a\\tb\\n'\nexit 0", Agent: "codex"},
 	}
 	var b bytes.Buffer
@@ -41,73 +43,6 @@ func TestDedup(t *testing.T) {
 	got := Dedup([]Entry{{Cmd: "a", Source: "1"}, {Cmd: "b"}, {Cmd: "a", Source: "2"}, {Cmd: "a "}})
 	if len(got) != 3 || got[0].Source != "1" || got[2].Cmd != "a " {
 		t.Errorf("Dedup: %+v", got)
-	}
-}
-
-func TestShape(t *testing.T) {
-	for cmd, want := range map[string]string{
-		"ls -la":                          "",
-		"git status && git diff":          "and compound",
-		"ls | head -5":                    "compound pipe",
-		"cd src && make":                  "and cd compound",
-		"make 2>&1":                       "redirect",
-		"echo $(date)":                    "compound subst",
-		"a; b":                            "compound list",
-		"a\nb":                            "compound list multiline",
-		"npm start &":                     "background compound",
-		"cat <<EOF\nx\nEOF":               "heredoc multiline",
-		"for f in *; do echo $f; done":    "compound control",
-		"FOO=1 make":                      "assign",
-		"echo 'unterminated":              "unparseable",
-		"( cd x && ls )":                  "and cd compound subshell",
-		"test -f x || touch x":            "compound or",
-		"git commit -m \"$(cat <<'EOF'\n": "multiline unparseable",
-	} {
-		if got := strings.Join(Shape(cmd), " "); got != want {
-			t.Errorf("Shape(%q) = %q, want %q", cmd, got, want)
-		}
-	}
-}
-
-func TestSplit(t *testing.T) {
-	type part struct{ cmd, cd string }
-	for _, c := range []struct {
-		cmd   string
-		parts []part
-		why   string
-	}{
-		{"ls -la", []part{{"ls -la", ""}}, ""},
-		{"git status && git diff", []part{{"git status", ""}, {"git diff", ""}}, ""},
-		{"cd src && ls | head -5", []part{{"cd src", "src"}, {"ls", ""}, {"head -5", ""}}, ""},
-		{"go build ./... 2>&1 | tail -20", []part{{"go build ./...", ""}, {"tail -20", ""}}, ""},
-		{"ls >/dev/null 2>&1; echo ok", []part{{"ls", ""}, {"echo ok", ""}}, ""},
-		{"ls > out.txt", []part{{"ls >out.txt", ""}}, ""},
-		{"cd \"my dir\" || exit 1", []part{{"cd \"my dir\"", "my dir"}, {"exit 1", ""}}, ""},
-		{"echo $(whoami)", nil, ShapeSubst},
-		{"npm start &", nil, ShapeBackground},
-		{"(cd x && ls)", nil, ShapeSubshell},
-		{"if true; then ls; fi", nil, ShapeControl},
-		{"! grep x y", nil, "negated"},
-		{"echo 'a", nil, ShapeUnparseable},
-	} {
-		parts, ok, why := Split(c.cmd)
-		if why != c.why || ok != (c.why == "") {
-			t.Errorf("Split(%q): ok %v why %q, want why %q", c.cmd, ok, why, c.why)
-			continue
-		}
-		var got []part
-		for _, p := range parts {
-			got = append(got, part{p.Cmd, p.Cd})
-		}
-		if !reflect.DeepEqual(got, c.parts) {
-			t.Errorf("Split(%q) = %q, want %q", c.cmd, got, c.parts)
-		}
-	}
-	parts, _, _ := Split("cd $HOME && cd - && cd")
-	for _, p := range parts {
-		if !p.CdBare || p.Cd != "" {
-			t.Errorf("%q: want a cd without a literal dir, got %+v", p.Cmd, p)
-		}
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shellparse"
@@ -328,100 +327,24 @@ func visibleText(s string) string {
 const maxStructureLines = 200
 
 // structure lists the parsed statements, one node per line, indented by
-// nesting. It is empty when the command does not parse.
+// nesting, every word escaped for the terminal. It is empty when the
+// command does not parse.
 func structure(command string) string {
-	if len(command) > shellparse.MaxCommandLen {
-		return ""
-	}
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
-	if err != nil {
+	lines, ok := shellparse.Outline(command)
+	if !ok {
 		return ""
 	}
 	var b strings.Builder
-	lines := 0
-	line := func(depth int, pos syntax.Pos, format string, args ...any) {
-		lines++
-		if lines > maxStructureLines {
-			return
+	for i, l := range lines {
+		if i == maxStructureLines {
+			fmt.Fprintf(&b, "  ... %d more\n", len(lines)-maxStructureLines)
+			break
 		}
-		fmt.Fprintf(&b, "%s%d:%d %s\n", strings.Repeat("  ", depth+1), pos.Line(), pos.Col(), fmt.Sprintf(format, args...))
-	}
-	var stmts func(depth int, list []*syntax.Stmt)
-	var node func(depth int, n syntax.Node)
-	src := func(n syntax.Node) string {
-		var sb strings.Builder
-		if err := syntax.NewPrinter().Print(&sb, n); err != nil {
-			return "?"
+		fmt.Fprintf(&b, "%s%d:%d %s", strings.Repeat("  ", l.Depth+1), l.Line, l.Col, l.Label)
+		for _, s := range l.Source {
+			b.WriteString(" " + visibleText(s))
 		}
-		return visibleText(sb.String())
-	}
-	node = func(depth int, n syntax.Node) {
-		switch n := n.(type) {
-		case *syntax.Stmt:
-			var flags []string
-			if n.Negated {
-				flags = append(flags, "negated")
-			}
-			if n.Background {
-				flags = append(flags, "background")
-			}
-			if len(n.Redirs) > 0 {
-				flags = append(flags, fmt.Sprintf("%d redirect(s)", len(n.Redirs)))
-			}
-			if n.Cmd == nil {
-				line(depth, n.Pos(), "redirections only %s", strings.Join(flags, ", "))
-				return
-			}
-			if len(flags) > 0 {
-				line(depth, n.Pos(), "statement (%s)", strings.Join(flags, ", "))
-				depth++
-			}
-			node(depth, n.Cmd)
-		case *syntax.CallExpr:
-			var words []string
-			for _, a := range n.Assigns {
-				words = append(words, src(a))
-			}
-			for _, w := range n.Args {
-				words = append(words, src(w))
-			}
-			line(depth, n.Pos(), "command: %s", strings.Join(words, " "))
-		case *syntax.BinaryCmd:
-			line(depth, n.OpPos, "%s", n.Op)
-			node(depth+1, n.X)
-			node(depth+1, n.Y)
-		case *syntax.Subshell:
-			line(depth, n.Pos(), "subshell ( )")
-			stmts(depth+1, n.Stmts)
-		case *syntax.Block:
-			line(depth, n.Pos(), "group { }")
-			stmts(depth+1, n.Stmts)
-		default:
-			line(depth, n.Pos(), "%s", strings.TrimPrefix(fmt.Sprintf("%T", n), "*syntax."))
-		}
-	}
-	stmts = func(depth int, list []*syntax.Stmt) {
-		for _, s := range list {
-			node(depth, s)
-		}
-	}
-	if len(file.Stmts) > 1 {
-		line(0, file.Stmts[0].Pos(), "list of %d statements", len(file.Stmts))
-		stmts(1, file.Stmts)
-	} else {
-		stmts(0, file.Stmts)
-	}
-	syntax.Walk(file, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.CmdSubst:
-			line(0, n.Pos(), "command substitution: %s", src(n))
-		case *syntax.ProcSubst:
-			line(0, n.Pos(), "process substitution: %s", src(n))
-		}
-		return true
-	})
-	if lines > maxStructureLines {
-		fmt.Fprintf(&b, "  ... %d more\n", lines-maxStructureLines)
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -77,7 +77,6 @@ func checkApprovalTTL(ttl time.Duration) error {
 	return nil
 }
 
-
 // record appends a CLI action to the audit log and seals it when a seal key
 // is at hand.
 func record(st *state.Store, seal []byte, e audit.Entry) error {

@@ -35,6 +35,7 @@ import (
 
 	"github.com/loopguard/loopguard/bench/corpus"
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/shellparse"
 )
 
 // Source is one repository of sources.json.
@@ -218,7 +219,7 @@ func read(dir string, s Source, log io.Writer) ([]corpus.Entry, error) {
 			}
 			for _, fd := range corpus.Extract(f.Format, data) {
 				out = append(out, corpus.Entry{Cmd: fd.Cmd, Agent: fd.Agent, Source: s.Repo, Path: line, Commit: commit,
-					License: s.License, Format: f.Format, Cwd: fd.Cwd, Shell: fd.Shell, Shape: corpus.Shape(fd.Cmd)})
+					License: s.License, Format: f.Format, Cwd: fd.Cwd, Shell: fd.Shell, Shape: shellparse.Shape(fd.Cmd)})
 			}
 		}
 		if unreadable > 0 {

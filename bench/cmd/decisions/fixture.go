@@ -23,8 +23,6 @@ import (
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
-
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // realDirs are where the fixture's PATH finds the programs agents use,
@@ -153,20 +151,16 @@ func programNames(entries []corpus.Entry, rules []string) []string {
 			set[m[1]] = true
 		}
 	}
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
 	for _, e := range entries {
-		f, err := p.Parse(strings.NewReader(e.Cmd), "")
-		if err != nil {
+		sk, ok := shellparse.SketchOf(e.Cmd)
+		if !ok {
 			continue
 		}
-		syntax.Walk(f, func(n syntax.Node) bool {
-			if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
-				if name := c.Args[0].Lit(); nameOK.MatchString(name) {
-					set[name] = true
-				}
+		for _, words := range sk.Calls {
+			if name := words[0]; nameOK.MatchString(name) {
+				set[name] = true
 			}
-			return true
-		})
+		}
 	}
 	out := make([]string, 0, len(set))
 	for n := range set {

@@ -38,6 +38,7 @@ import (
 	"github.com/loopguard/loopguard/bench/corpus"
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
 )
 
 type options struct {
@@ -176,7 +177,7 @@ func measureAll(ctx context.Context, o options, all []corpus.Entry, stderr io.Wr
 	rep.Entries = len(entries)
 	shape, agents, sources := map[string]int{}, map[string]int{}, map[string]bool{}
 	for _, e := range entries {
-		for _, s := range corpus.Shape(e.Cmd) {
+		for _, s := range shellparse.Shape(e.Cmd) {
 			shape[s]++
 		}
 		agents[agentOf(e)]++

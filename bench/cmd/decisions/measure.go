@@ -7,14 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/loopguard/loopguard/bench/corpus"
 	"github.com/loopguard/loopguard/hooks"
-
-	"mvdan.cc/sh/v3/syntax"
+	"github.com/loopguard/loopguard/shellparse"
 )
 
 // Outcome is the engine's answer for one command.
@@ -119,8 +119,8 @@ func (f *fixture) measure(ctx context.Context, gs grantSet, entries []corpus.Ent
 		r.Calls++
 		a := r.ByAgent[agentOf(e)]
 		a[0]++
-		shape := corpus.Shape(e.Cmd)
-		compound := corpus.Has(shape, corpus.ShapeCompound)
+		shape := shellparse.Shape(e.Cmd)
+		compound := slices.Contains(shape, shellparse.ShapeCompound)
 		if compound {
 			r.Compound.Total++
 		}
@@ -138,7 +138,7 @@ func (f *fixture) measure(ctx context.Context, gs grantSet, entries []corpus.Ent
 		}
 		top["(compound)"]++
 		r.Compound.Held++
-		parts, ok, why := corpus.Split(e.Cmd)
+		parts, ok, why := shellparse.SplitShape(e.Cmd)
 		if !ok {
 			r.Compound.NotSplittable[why]++
 			continue
@@ -229,7 +229,7 @@ func (f *fixture) decide(ctx context.Context, eng *hooks.Engine, cmd, cwd string
 // before it leave. A cd is allowed when its directory stays in the project
 // and out of .git; a cd it cannot follow (no literal directory) holds.
 // It returns the programs of the held parts.
-func (f *fixture) judgeParts(ctx context.Context, eng *hooks.Engine, parts []corpus.Part, i int) (bool, []string, error) {
+func (f *fixture) judgeParts(ctx context.Context, eng *hooks.Engine, parts []shellparse.ShapePart, i int) (bool, []string, error) {
 	cwd := f.project
 	var held []string
 	for _, p := range parts {
@@ -287,61 +287,30 @@ var subcommanded = map[string]bool{"git": true, "go": true, "npm": true, "npx": 
 // program names the first simple command of cmd: its program, and its
 // subcommand for the programs above; assignments and redirections left out.
 func program(cmd string) string {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
-	if err != nil {
+	sk, ok := shellparse.SketchOf(cmd)
+	if !ok {
 		return "(unparseable)"
 	}
-	name := ""
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if name != "" {
-			return false
+	if len(sk.Calls) == 0 {
+		if slices.Contains(shellparse.Shape(cmd), shellparse.ShapeAssign) {
+			return "(assignment)"
 		}
-		c, ok := n.(*syntax.CallExpr)
-		if !ok {
-			return true
-		}
-		if len(c.Args) == 0 {
-			name = "(assignment)"
-			return false
-		}
-		name = word(c.Args[0])
-		if base := filepath.Base(name); subcommanded[base] {
-			for _, a := range c.Args[1:] {
-				w := word(a)
-				if w != "" && !strings.HasPrefix(w, "-") {
-					name += " " + w
-					break
-				}
-				if w == "" || base == "git" && (w == "-C" || w == "-c") {
-					break // git -C DIR: the next word is not the action
-				}
-			}
-		}
-		return false
-	})
-	if name == "" {
 		return "(other)"
 	}
-	return name
-}
-
-// word is w's literal text, "$…" when it expands.
-func word(w *syntax.Word) string {
-	if l := w.Lit(); l != "" {
-		return l
-	}
-	var b strings.Builder
-	for _, p := range w.Parts {
-		switch x := p.(type) {
-		case *syntax.Lit:
-			b.WriteString(x.Value)
-		case *syntax.SglQuoted:
-			b.WriteString(x.Value)
-		default:
-			return "$…"
+	words := sk.Calls[0]
+	name := words[0]
+	if base := filepath.Base(name); subcommanded[base] {
+		for _, w := range words[1:] {
+			if w != "" && !strings.HasPrefix(w, "-") && !strings.Contains(w, "$") {
+				name += " " + w
+				break
+			}
+			if w == "" || strings.Contains(w, "$") || base == "git" && (w == "-C" || w == "-c") {
+				break // git -C DIR: the next word is not the action
+			}
 		}
 	}
-	return b.String()
+	return name
 }
 
 func ranked(m map[string]int) []Count {

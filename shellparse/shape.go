@@ -1,4 +1,4 @@
-package corpus
+package shellparse
 
 import (
 	"bytes"
@@ -29,8 +29,15 @@ const (
 	ShapeUnparseable = "unparseable" // bash's grammar (mvdan.cc/sh) refuses it
 )
 
-// parse parses cmd as bash.
-func parse(cmd string) (*syntax.File, error) {
+// The shape of a command, and its cut into simple parts, are descriptions
+// for measurement and displays (the decision counter, the corpus tools);
+// they judge nothing. Analyze alone decides.
+
+// parseShape parses cmd as bash.
+func parseShape(cmd string) (*syntax.File, error) {
+	if len(cmd) > MaxCommandLen {
+		return nil, errorString("longer than the analysis reads")
+	}
 	return syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
 }
 
@@ -40,10 +47,10 @@ func Shape(cmd string) []string {
 	if strings.Contains(cmd, "\n") {
 		set[ShapeMultiline] = true
 	}
-	f, err := parse(cmd)
+	f, err := parseShape(cmd)
 	if err != nil {
 		set[ShapeUnparseable] = true
-		return keys(set)
+		return shapeKeys(set)
 	}
 	if len(f.Stmts) > 1 {
 		set[ShapeList] = true
@@ -105,10 +112,10 @@ func Shape(cmd string) []string {
 	if calls > 1 {
 		set[ShapeCompound] = true
 	}
-	return keys(set)
+	return shapeKeys(set)
 }
 
-func keys(set map[string]bool) []string {
+func shapeKeys(set map[string]bool) []string {
 	out := make([]string, 0, len(set))
 	for k := range set {
 		out = append(out, k)
@@ -117,20 +124,10 @@ func keys(set map[string]bool) []string {
 	return out
 }
 
-// Has reports whether shape lists name.
-func Has(shape []string, name string) bool {
-	for _, s := range shape {
-		if s == name {
-			return true
-		}
-	}
-	return false
-}
-
-// Part is one simple command of a compound command, as Split cuts it.
-type Part struct {
+// ShapePart is one simple command of a compound command, as SplitShape cuts it.
+type ShapePart struct {
 	// Cmd is the part printed on its own (mvdan.cc/sh's printer), with
-	// the redirections Split drops left out.
+	// the redirections SplitShape drops left out.
 	Cmd string
 	// Cd is the directory when the part is `cd DIR` with a literal DIR;
 	// Bare is set for a cd without an argument or with one that is not a
@@ -141,7 +138,7 @@ type Part struct {
 	Dropped int
 }
 
-// Split cuts a command into the simple commands that && || ; | |& and
+// SplitShape cuts a command into the simple commands that && || ; | |& and
 // newlines join, as issue 25's "compound commands of granted parts" would
 // judge them: each part alone, in order. It leaves out of each part the
 // redirections that send output to the terminal or nowhere (N>&1, N>&2,
@@ -150,8 +147,8 @@ type Part struct {
 // part cannot stand for: a subshell, a block, control flow, a function, a
 // substitution, a background job, or it does not parse. A command of one
 // simple command splits into itself.
-func Split(cmd string) (parts []Part, ok bool, why string) {
-	f, err := parse(cmd)
+func SplitShape(cmd string) (parts []ShapePart, ok bool, why string) {
+	f, err := parseShape(cmd)
 	if err != nil {
 		return nil, false, ShapeUnparseable
 	}
@@ -184,7 +181,7 @@ func Split(cmd string) (parts []Part, ok bool, why string) {
 			}
 			return walk(c.Y)
 		case *syntax.CallExpr:
-			parts = append(parts, part(s, c))
+			parts = append(parts, shapePart(s, c))
 			return ""
 		case *syntax.Subshell:
 			return ShapeSubshell
@@ -209,12 +206,12 @@ func Split(cmd string) (parts []Part, ok bool, why string) {
 	return parts, true, ""
 }
 
-// part prints s, a simple command, without the redirections Split drops.
-func part(s *syntax.Stmt, c *syntax.CallExpr) Part {
-	p := Part{}
+// shapePart prints s, a simple command, without the redirections SplitShape drops.
+func shapePart(s *syntax.Stmt, c *syntax.CallExpr) ShapePart {
+	p := ShapePart{}
 	kept := s.Redirs[:0:0]
 	for _, r := range s.Redirs {
-		if droppable(r) {
+		if shapeDroppable(r) {
 			p.Dropped++
 			continue
 		}
@@ -235,8 +232,8 @@ func part(s *syntax.Stmt, c *syntax.CallExpr) Part {
 		if len(args) > 0 && args[0].Lit() == "--" {
 			args = args[1:]
 		}
-		if len(args) == 1 && literal(args[0]) != "" && literal(args[0]) != "-" {
-			p.Cd = literal(args[0])
+		if len(args) == 1 && shapeLiteral(args[0]) != "" && shapeLiteral(args[0]) != "-" {
+			p.Cd = shapeLiteral(args[0])
 		} else {
 			p.CdBare = true
 		}
@@ -244,8 +241,8 @@ func part(s *syntax.Stmt, c *syntax.CallExpr) Part {
 	return p
 }
 
-// literal is w after quote removal when it has nothing to expand, else "".
-func literal(w *syntax.Word) string {
+// shapeLiteral is w after quote removal when it has nothing to expand, else "".
+func shapeLiteral(w *syntax.Word) string {
 	var b strings.Builder
 	for _, wp := range w.Parts {
 		switch x := wp.(type) {
@@ -274,12 +271,12 @@ func literal(w *syntax.Word) string {
 	return b.String()
 }
 
-// droppable: a redirection to the terminal's own streams or to nowhere.
-func droppable(r *syntax.Redirect) bool {
+// shapeDroppable: a redirection to the terminal's own streams or to nowhere.
+func shapeDroppable(r *syntax.Redirect) bool {
 	if r.Word == nil {
 		return false
 	}
-	target := literal(r.Word)
+	target := shapeLiteral(r.Word)
 	switch r.Op {
 	case syntax.DplOut:
 		return target == "1" || target == "2"
