@@ -1,0 +1,148 @@
+// Package layout holds the test of the module's floors: which package may
+// import which. A reviewer reads the engine in one package and each
+// security fact in one home; this test keeps it so.
+package layout
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/loopguard/loopguard/"
+
+// floors: a package imports packages of its own floor or below, never
+// above. A new package must be placed here.
+var floors = map[string]int{
+	// Facts with no opinion about a call.
+	"fsx": 0, "token": 0, "keyring": 0, "notify": 0, "internal/testknobs": 0, "internal/udiff": 0,
+	// The one table of each security fact.
+	"policy": 1,
+	// Readers of one thing each: bash, the audit log, the state, the
+	// configuration, the kernel's confinement.
+	"shellparse": 2, "audit": 2, "state": 2, "config": 2, "confine": 2,
+	// What a grant covers.
+	"scope": 3,
+	// The engine; the team backend.
+	"hooks": 4, "backend/vault": 4,
+	// Agents' contracts and files, what a human reads about a call.
+	"install": 5, "agents": 5, "agents/patch": 5, "agents/claude": 5, "agents/codex": 5, "agents/copilot": 5,
+	"agents/cursor": 5, "agents/gemini": 5, "agents/qwen": 5, "agents/opencode": 5, "present": 5, "register": 5,
+	"agents/all": 6,
+	// Programs' mains and the console.
+	"hookmain": 7, "console": 7,
+	"cmd/loopguard": 8, "cmd/loopguard-hook": 8, "cmd/loopguard-exec": 8,
+}
+
+// tooling is the module's test and measurement code: it may import any
+// package, and no product package imports it.
+var tooling = []string{"bench", "e2e", "scenarios", "internal/scripttest", "backend/vault/vaulttest", "internal/layout"}
+
+type pkg struct {
+	ImportPath    string
+	Imports       []string
+	TestImports   []string
+	XTestImports  []string
+	Deps          []string
+	ForTest       string
+	DepsErrors    []any
+	Error         any
+	IgnoredGoFile []string
+}
+
+func list(t *testing.T, args ...string) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list", "-json"}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v", args, err)
+	}
+	var ps []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		t.Fatal("go list found no packages")
+	}
+	return ps
+}
+
+func local(path string) (string, bool) {
+	if path+"/" == module {
+		return "", true
+	}
+	rel, ok := strings.CutPrefix(path, module)
+	return rel, ok
+}
+
+func isTooling(rel string) bool {
+	for _, p := range tooling {
+		if rel == p || strings.HasPrefix(rel, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFloors: no package imports one above its floor, and no product
+// package imports test or measurement code. The control: the table places
+// every product package (an unplaced one fails), so an empty listing
+// cannot pass.
+func TestFloors(t *testing.T) {
+	placed := 0
+	for _, p := range list(t, "github.com/loopguard/loopguard/...") {
+		rel, _ := local(p.ImportPath)
+		if isTooling(rel) {
+			continue
+		}
+		floor, ok := floors[rel]
+		if !ok {
+			t.Errorf("%s is not placed on a floor (internal/layout)", rel)
+			continue
+		}
+		placed++
+		for _, imp := range p.Imports {
+			r, ok := local(imp)
+			if !ok {
+				continue
+			}
+			if isTooling(r) {
+				t.Errorf("%s imports %s, test or measurement code", rel, r)
+				continue
+			}
+			if f, ok := floors[r]; ok && f > floor {
+				t.Errorf("%s (floor %d) imports %s (floor %d)", rel, floor, r, f)
+			}
+		}
+	}
+	if placed < 20 {
+		t.Errorf("only %d packages placed", placed)
+	}
+}
+
+// TestOneReaderOfBash: only shellparse reads bash's syntax; every other
+// package, tests included, asks shellparse.
+func TestOneReaderOfBash(t *testing.T) {
+	readers := 0
+	for _, p := range list(t, "github.com/loopguard/loopguard/...") {
+		rel, _ := local(p.ImportPath)
+		for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
+			if !strings.HasPrefix(imp, "mvdan.cc/sh/") {
+				continue
+			}
+			if rel != "shellparse" {
+				t.Errorf("%s imports %s: ask shellparse", rel, imp)
+			} else {
+				readers++
+			}
+		}
+	}
+	if readers == 0 {
+		t.Error("control: shellparse does not import mvdan.cc/sh (the module moved?)")
+	}
+}
