@@ -40,15 +40,10 @@ var floors = map[string]int{
 var tooling = []string{"bench", "e2e", "scenarios", "internal/scripttest", "backend/vault/vaulttest", "internal/layout"}
 
 type pkg struct {
-	ImportPath    string
-	Imports       []string
-	TestImports   []string
-	XTestImports  []string
-	Deps          []string
-	ForTest       string
-	DepsErrors    []any
-	Error         any
-	IgnoredGoFile []string
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
 }
 
 func list(t *testing.T, args ...string) []pkg {
