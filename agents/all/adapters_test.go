@@ -385,8 +385,9 @@ func TestFileCallsBindTargetState(t *testing.T) {
 		{"codex", "PreToolUse", "codex-pre-patch.json", "permissionDecision\":\"deny"},
 		{"gemini", "BeforeTool", "gemini-before-write.json", "\"decision\":\"deny"},
 		{"copilot", "preToolUse", "copilot-pre-create.json", "permissionDecision\":\"deny"},
+		{"copilot", "preToolUse", "copilot-pre-patch-freeform.json", "permissionDecision\":\"deny"},
 	} {
-		t.Run(tc.agent, func(t *testing.T) {
+		t.Run(tc.file, func(t *testing.T) {
 			h := newHarness(t)
 			p := h.payload(tc.file)
 			first := h.run(tc.agent, tc.event, p)
@@ -433,6 +434,9 @@ func TestProtectedFilesPerAgent(t *testing.T) {
 		{"copilot", "preToolUse", "copilot-pre-create.json", func(m map[string]any) {
 			m["toolArgs"].(map[string]any)["path"] = "x/../.claude/settings.json"
 		}},
+		{"copilot", "preToolUse", "copilot-pre-patch-freeform.json", func(m map[string]any) {
+			m["toolArgs"] = "*** Begin Patch\n*** Update File: sub/../.github/hooks/loopguard.json\n@@\n-a\n+b\n*** End Patch\n"
+		}},
 		{"cursor", "preToolUse", "cursor-pre-shell.json", func(m map[string]any) {
 			m["tool_name"] = "Delete"
 			m["tool_input"] = map[string]any{"file_path": ".claude/settings.json"}
@@ -446,21 +450,33 @@ func TestProtectedFilesPerAgent(t *testing.T) {
 }
 
 // TestCodexPatchesItCannotBind: a patch over several files, or one loopguard
-// reads differently from Codex, is refused as malformed, never allowed.
+// reads differently from Codex, is refused as malformed, never allowed; so
+// is Copilot's free-form patch, read by the same parser.
 func TestCodexPatchesItCannotBind(t *testing.T) {
 	h := newHarness(t)
-	for what, body := range map[string]string{
+	bodies := map[string]string{
 		"two files":       "*** Begin Patch\n*** Add File: a.txt\n+a\n*** Add File: b.txt\n+b\n*** End Patch\n",
 		"move":            "*** Begin Patch\n*** Update File: a.txt\n*** Move to: .claude/settings.json\n@@\n-a\n+b\n*** End Patch\n",
 		"indented header": "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n *** Add File: .claude/settings.json\n+{}\n*** End Patch\n",
 		"padded path":     "*** Begin Patch\n*** Add File:  .claude/settings.json\n+{}\n*** End Patch\n",
 		"no end":          "*** Begin Patch\n*** Add File: a.txt\n+a\n",
-	} {
+	}
+	for what, body := range bodies {
 		p := edit(t, h.payload("codex-pre-patch.json"), func(m map[string]any) { m["tool_input"] = map[string]any{"command": body} })
 		got := h.run("codex", "PreToolUse", p)
 		if !strings.Contains(got.stdout, `"permissionDecision":"deny"`) || !strings.Contains(got.stdout, "malformed_input") {
-			t.Errorf("%s: %+v, want a malformed_input deny", what, got)
+			t.Errorf("codex %s: %+v, want a malformed_input deny", what, got)
 		}
+		p = edit(t, h.payload("copilot-pre-patch-freeform.json"), func(m map[string]any) { m["toolArgs"] = body })
+		got = h.run("copilot", "preToolUse", p)
+		if !strings.Contains(got.stdout, `"permissionDecision":"deny"`) || !strings.Contains(got.stdout, "malformed_input") {
+			t.Errorf("copilot %s: %+v, want a malformed_input deny", what, got)
+		}
+	}
+	// Control: the one-file patch is read (held for an approval, not malformed).
+	got := h.run("copilot", "preToolUse", h.payload("copilot-pre-patch-freeform.json"))
+	if !strings.Contains(got.stdout, "no_grant") {
+		t.Errorf("copilot one-file patch: %+v, want no_grant", got)
 	}
 }
 

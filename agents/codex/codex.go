@@ -13,6 +13,7 @@ import (
 	"io"
 
 	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/agents/patch"
 	"github.com/loopguard/loopguard/hooks"
 )
 
@@ -106,43 +107,7 @@ func mapPatch(c *hooks.Call) error {
 	if !ok {
 		return agents.Errorf("apply_patch tool_input.command is not a string")
 	}
-	return mapPatchBody(c, body)
-}
-
-// mapPatchBody maps c, whose input holds the patch body, to the file tool.
-func mapPatchBody(c *hooks.Call, body string) error {
-	files, err := ParsePatch(body)
-	if err != nil {
-		return err
-	}
-	paths := map[string]bool{}
-	for _, f := range files {
-		paths[agents.Abs(c.Cwd, f.Path)] = true
-		if f.MoveTo != "" {
-			paths[agents.Abs(c.Cwd, f.MoveTo)] = true
-		}
-	}
-	if len(paths) != 1 {
-		var names []string
-		for _, f := range files {
-			names = append(names, f.Path)
-			if f.MoveTo != "" {
-				names = append(names, f.MoveTo)
-			}
-		}
-		return agents.Errorf("apply_patch changes %d files (%v); loopguard binds one file's state per approval: patch one file per apply_patch call", len(paths), names)
-	}
-	in := make(map[string]any, len(c.ToolInput)+1)
-	for k, v := range c.ToolInput {
-		in[k] = v
-	}
-	in["file_path"] = agents.Abs(c.Cwd, files[0].Path)
-	c.ToolInput = in
-	c.ToolName = "Edit"
-	if files[0].Op == OpAdd {
-		c.ToolName = "Write"
-	}
-	return nil
+	return patch.Map(c, body)
 }
 
 // Encode implements agents.Adapter.

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/agents/patch"
 	"github.com/loopguard/loopguard/hooks"
 )
 
@@ -100,7 +101,7 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 		}
 		args, key = m["toolInput"], "toolInput"
 	}
-	if c.ToolInput, err = agents.InputObject(args, key, true); err != nil {
+	if err := readInput(c, args, key); err != nil {
 		return nil, ev, err
 	}
 	if err := mapTool(c); err != nil {
@@ -136,7 +137,7 @@ func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
 	if c.ToolName, err = agents.String(m, "tool_name", true); err != nil {
 		return nil, ev, err
 	}
-	if c.ToolInput, err = agents.InputObject(m["tool_input"], "tool_input", true); err != nil {
+	if err := readInput(c, m["tool_input"], "tool_input"); err != nil {
 		return nil, ev, err
 	}
 	// Claude's tool names already; Copilot's own names (a tool it does not
@@ -146,6 +147,25 @@ func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
 	}
 	c, err = agents.Finish(c)
 	return c, ev, err
+}
+
+// readInput sets c's input from raw: an object, or a JSON text holding one.
+// For GPT-5 models Copilot offers apply_patch as a free-form tool and sends
+// the patch itself as the text (checked on 1.0.102): that input is the
+// patch, {"patch": text}, mapped by mapTool like Codex's.
+func readInput(c *hooks.Call, raw any, key string) error {
+	if s, ok := raw.(string); ok && c.ToolName == "apply_patch" && isPatch(s) {
+		c.ToolInput = map[string]any{"patch": s}
+		return nil
+	}
+	in, err := agents.InputObject(raw, key, true)
+	c.ToolInput = in
+	return err
+}
+
+// isPatch reports whether s is patch text, not JSON.
+func isPatch(s string) bool {
+	return strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "*** Begin Patch")
 }
 
 // mapTool maps Copilot's tool names onto the engine's tool classes. Names it
@@ -169,7 +189,15 @@ func mapTool(c *hooks.Call) error {
 		c.ToolName = "PowerShell"
 	case "create":
 		return rename("Write")
-	case "edit", "str_replace_editor", "apply_patch":
+	case "apply_patch":
+		// The free-form patch, or a JSON form holding one.
+		for _, k := range []string{"patch", "input"} {
+			if body, ok := c.ToolInput[k].(string); ok && isPatch(body) {
+				return patch.Map(c, body)
+			}
+		}
+		return rename("Edit")
+	case "edit", "str_replace_editor":
 		return rename("Edit")
 	case "view":
 		return rename("Read")
