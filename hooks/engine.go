@@ -397,6 +397,9 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		if dec, ok := e.justConsumed(ctx, c, d); ok {
 			return dec
 		}
+		if dec, ok := e.justRewritten(c, d); ok {
+			return dec
+		}
 	}
 
 	// Executable configuration: no scope covers it, only an exact approval.
@@ -631,6 +634,22 @@ func (e *Engine) justConsumed(ctx context.Context, c *Call, d *described) (Decis
 		Message: "loopguard: approved by " + gf.Grant.Principal + " for this exact call (grant " + gf.Grant.ID() + ")"}, true
 }
 
+// justRewritten allows a PermissionRequest for the very command loopguard
+// rewrote an allowed call into moments ago (Codex asks its permission
+// about the input the PreToolUse hook's updatedInput gave it): the
+// rewrite is loopguard's own output, never the model's, and it was
+// allowed already. A model that sends that text itself is refused at
+// PreToolUse (the launcher is the guard's binary), which a
+// PermissionRequest allow cannot override.
+func (e *Engine) justRewritten(c *Call, d *described) (Decision, bool) {
+	a, err := e.Store.RanAllowed(c.SessionID, d.callDigest)
+	if err != nil || a.Agent != c.Agent() || a.Tool != c.ToolName || a.CallDigest == a.Digest || e.now().Sub(a.Time) > 2*time.Minute {
+		return Decision{}, false
+	}
+	return Decision{Behavior: Allow, Reason: ReasonScopedGrant, Grant: a.Grant, Principal: a.Principal,
+		Message: "loopguard: the command loopguard rewrote this call into, allowed by grant " + a.Grant + " (" + a.Principal + ")"}, true
+}
+
 // scoped looks for a scoped grant covering the call.
 func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, bool) {
 	grants, project, fail := e.scopedGrants(ctx, c)
@@ -834,7 +853,7 @@ func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant,
 	_ = e.Store.NoteAllowed(state.Allowed{
 		Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, ToolUseID: c.ToolUseID,
 		Digest: d.digest, CallDigest: callDigest, Grant: g.ID(), Principal: g.Principal, Time: e.now().UTC(), Cwd: c.Cwd,
-	})
+	}, updated != nil)
 	return Decision{Behavior: Allow, Reason: reason, Grant: g.ID(), Principal: g.Principal,
 		Message: "loopguard: " + what + " (grant " + g.ID() + ")", UpdatedInput: updated}
 }
@@ -1076,16 +1095,31 @@ func (e *Engine) wait(ctx context.Context, c *Call, d *described, id string, wai
 	}
 }
 
-// post compares what ran with what was allowed.
+// post compares what ran with what was allowed. With a call id it finds
+// the allowed call by the id and compares; a host that sends none (Copilot,
+// Gemini) is told apart only by what ran: a call allowed to run as exactly
+// this input ran as approved, anything else is not known to loopguard.
 func (e *Engine) post(c *Call) Decision {
-	if c.ToolUseID == "" {
-		return Decision{Behavior: Abstain, Reason: ReasonNotGuarded}
+	var a state.Allowed
+	var d *described
+	var err error
+	if c.ToolUseID != "" {
+		// The note first: most calls have none, and need no descriptor.
+		if a, err = e.Store.TakeAllowed(c.SessionID, c.ToolUseID); err != nil {
+			return Decision{Behavior: Abstain, Reason: ReasonNotGuarded}
+		}
+		if a.CallDigest != a.Digest {
+			_, _ = e.Store.TakeRan(c.SessionID, a.CallDigest)
+		}
+		d, err = e.describe(c)
+	} else {
+		if d, err = e.describe(c); err != nil {
+			return Decision{Behavior: Abstain, Reason: ReasonNotGuarded}
+		}
+		if a, err = e.Store.TakeRan(c.SessionID, d.callDigest); err != nil {
+			return Decision{Behavior: Abstain, Reason: ReasonNotGuarded}
+		}
 	}
-	a, err := e.Store.TakeAllowed(c.SessionID, c.ToolUseID)
-	if err != nil {
-		return Decision{Behavior: Abstain, Reason: ReasonNotGuarded}
-	}
-	d, err := e.describe(c)
 	if err != nil {
 		return Decision{Behavior: Alarm, Reason: ReasonInputChanged, Grant: a.Grant, Principal: a.Principal,
 			SystemMessage: "loopguard: ALARM: the input of the call that ran cannot be read back (" + err.Error() + ")"}

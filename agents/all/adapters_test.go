@@ -15,6 +15,8 @@ import (
 	"github.com/loopguard/loopguard/agents/all"
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -30,6 +32,9 @@ type harness struct {
 	store   *state.Store
 	mode    string
 	now     time.Time
+	// named: the host names the project (CLAUDE_PROJECT_DIR), as Claude
+	// Code, Copilot, Gemini and Qwen Code do for their hooks.
+	named bool
 }
 
 func newHarness(t *testing.T) *harness {
@@ -55,13 +60,17 @@ func newHarness(t *testing.T) *harness {
 }
 
 func (h *harness) engine() (*hooks.Engine, error) {
+	named := ""
+	if h.named {
+		named = h.project
+	}
 	return &hooks.Engine{
 		Store:   h.store,
 		Audit:   audit.Open(filepath.Join(h.store.Dir, "audit")),
 		LoadKey: func(context.Context) ([]byte, error) { return bytes.Clone(testMaster), nil },
 		Now:     func() time.Time { return h.now },
 		Mode:    h.mode,
-		Env: hooks.Env{Path: h.bin, Home: filepath.Join(filepath.Dir(h.project), "home"), Trusted: []string{h.bin},
+		Env: hooks.Env{Path: h.bin, Home: filepath.Join(filepath.Dir(h.project), "home"), Trusted: []string{h.bin}, ProjectDir: named,
 			Self: filepath.Join(h.bin, "loopguard"), StateDir: h.store.Dir},
 	}, nil
 }
@@ -605,5 +614,168 @@ func TestUnknownAgentDeniesEverywhere(t *testing.T) {
 	}
 	if json.Valid(out.Bytes()) {
 		t.Error("the universal deny must not be JSON (Gemini would read JSON without a decision as an allow)")
+	}
+}
+
+// grantAny plays the human granting rule to every session and agent.
+func (h *harness) grantAny(rule string) {
+	h.t.Helper()
+	keys, _ := token.NewKeys(testMaster)
+	r, err := scope.Parse(rule)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	eng, _ := h.engine()
+	if r, err = r.Pin(shellparse.Env{Cwd: h.project, Path: h.bin, ProjectDir: h.project, Trusted: []string{h.bin}, Home: eng.Env.Home}); err != nil {
+		h.t.Fatal(err)
+	}
+	g, err := keys.Mint(token.Grant{Principal: "alice", Agent: token.Any, Session: token.Any, Tool: r.Tool(),
+		ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.store.PutGrant(&g, state.GrantRecord{}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// auditReasons lists the reason codes of the audit log, in order.
+func (h *harness) auditReasons() []string {
+	h.t.Helper()
+	b, err := os.ReadFile(filepath.Join(h.store.Dir, "audit", "log.jsonl"))
+	if err != nil && !os.IsNotExist(err) {
+		h.t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e audit.Entry
+		if json.Unmarshal([]byte(l), &e) == nil {
+			out = append(out, e.Reason)
+		}
+	}
+	return out
+}
+
+// TestRewritePerAgent: a hosts that runs a hook's rewrite (Codex's
+// updatedInput, Copilot's modifiedArgs, Gemini's tool_input) is answered
+// with the canonical command of a call a scoped grant covers, so a command
+// whose text is not plain ($'...') is covered there; where the host cannot
+// rewrite (Cursor, unproven) a scope covers only plain text, and the
+// non-plain command is refused as not_canonical. The post hook of a host
+// without call ids recognises the rewrite that ran by its digest.
+func TestRewritePerAgent(t *testing.T) {
+	for _, tc := range []struct {
+		agent, event, file, post, postFile string
+		rewrites                           bool
+		set                                func(m map[string]any, cmd string)
+		command                            func(out map[string]any) string
+	}{
+		{"codex", "PreToolUse", "codex-pre-bash.json", "PostToolUse", "codex-post-bash.json", true,
+			func(m map[string]any, cmd string) { m["tool_input"].(map[string]any)["command"] = cmd },
+			func(out map[string]any) string {
+				h, _ := out["hookSpecificOutput"].(map[string]any)
+				u, _ := h["updatedInput"].(map[string]any)
+				s, _ := u["command"].(string)
+				return s
+			}},
+		{"copilot", "preToolUse", "copilot-pre-bash.json", "postToolUse", "copilot-post-bash.json", true,
+			func(m map[string]any, cmd string) { m["toolArgs"].(map[string]any)["command"] = cmd },
+			func(out map[string]any) string {
+				u, _ := out["modifiedArgs"].(map[string]any)
+				s, _ := u["command"].(string)
+				return s
+			}},
+		{"gemini", "BeforeTool", "gemini-before-shell.json", "AfterTool", "gemini-after-shell.json", true,
+			func(m map[string]any, cmd string) { m["tool_input"].(map[string]any)["command"] = cmd },
+			func(out map[string]any) string {
+				h, _ := out["hookSpecificOutput"].(map[string]any)
+				u, _ := h["tool_input"].(map[string]any)
+				s, _ := u["command"].(string)
+				return s
+			}},
+		{"cursor", "preToolUse", "cursor-pre-shell.json", "", "", false,
+			func(m map[string]any, cmd string) { m["tool_input"].(map[string]any)["command"] = cmd },
+			func(out map[string]any) string { return "" }},
+	} {
+		t.Run(tc.agent, func(t *testing.T) {
+			h := newHarness(t)
+			h.named = true
+			h.grantAny("Bash(ls *)")
+			ls := filepath.Join(h.bin, "ls")
+			call := func(cmd string) (answer, map[string]any) {
+				got := h.run(tc.agent, tc.event, edit(t, h.payload(tc.file), func(m map[string]any) { tc.set(m, cmd) }))
+				var out map[string]any
+				_ = json.Unmarshal([]byte(got.stdout), &out)
+				return got, out
+			}
+			got, out := call("ls $'-la'")
+			if !tc.rewrites {
+				if !strings.Contains(got.stdout, "not_canonical") {
+					t.Errorf("ls $'-la' where the host cannot rewrite: %+v, want not_canonical", got)
+				}
+				// Control: the plain spelling is covered, and runs as written.
+				got, _ = call("ls -la")
+				if !strings.Contains(got.stdout, `"allow"`) || strings.Contains(got.stdout, ls) {
+					t.Errorf("ls -la: %+v, want a plain allow", got)
+				}
+				return
+			}
+			want := "'" + ls + "' '-la'"
+			if c := tc.command(out); c != want || got.code != 0 {
+				t.Fatalf("ls $'-la': %+v\nwant it rewritten to %s", got, want)
+			}
+			// The post hook sees what ran: the rewrite.
+			if tc.agent != "codex" {
+				h.run(tc.agent, tc.post, edit(t, h.payload(tc.postFile), func(m map[string]any) { tc.set(m, want) }))
+				if r := h.auditReasons(); r[len(r)-1] != hooks.ReasonRan {
+					t.Errorf("post of the rewrite: audit %v, want %s last", r, hooks.ReasonRan)
+				}
+				// The model's own text ran instead: not recognised as approved.
+				h.run(tc.agent, tc.post, edit(t, h.payload(tc.postFile), func(m map[string]any) { tc.set(m, "ls $'-la'") }))
+				if r := h.auditReasons(); r[len(r)-1] != hooks.ReasonNotGuarded {
+					t.Errorf("post of the unrewritten text: audit %v, want %s last", r, hooks.ReasonNotGuarded)
+				}
+			}
+		})
+	}
+}
+
+// TestCodexPermissionRequestAfterRewrite: Codex may ask its permission
+// (PermissionRequest) about the command a PreToolUse allow rewrote the call
+// into; loopguard recognises its own rewrite, in the same session, and
+// allows it. The model's own text is not the rewrite (a PermissionRequest
+// cannot carry one: not_canonical), nor is the rewrite in another session.
+func TestCodexPermissionRequestAfterRewrite(t *testing.T) {
+	h := newHarness(t)
+	h.named = true
+	h.grantAny("Bash(ls *)")
+	pre := edit(t, h.payload("codex-pre-bash.json"), func(m map[string]any) { m["tool_input"].(map[string]any)["command"] = "ls $'-la'" })
+	got := h.run("codex", "PreToolUse", pre)
+	var out struct {
+		HSO struct {
+			UpdatedInput map[string]any `json:"updatedInput"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &out); err != nil || out.HSO.UpdatedInput == nil {
+		t.Fatalf("PreToolUse: %+v, want an allow with updatedInput", got)
+	}
+	rewritten, _ := out.HSO.UpdatedInput["command"].(string)
+	perm := func(cmd, session string) answer {
+		return h.run("codex", "PermissionRequest", edit(t, h.payload("codex-permission-bash.json"), func(m map[string]any) {
+			m["tool_input"] = map[string]any{"command": cmd}
+			m["session_id"] = session
+		}))
+	}
+	var pre0 map[string]any
+	_ = json.Unmarshal(pre, &pre0)
+	session, _ := pre0["session_id"].(string)
+	if got := perm(rewritten, session); !strings.Contains(got.stdout, `"behavior":"allow"`) {
+		t.Errorf("PermissionRequest of loopguard's rewrite: %+v, want allow", got)
+	}
+	if got := perm("ls $'-la'", session); !strings.Contains(got.stdout, `"behavior":"deny"`) || !strings.Contains(got.stdout, "not_canonical") {
+		t.Errorf("PermissionRequest of the model's text: %+v, want not_canonical", got)
+	}
+	if got := perm(rewritten, "another-session"); !strings.Contains(got.stdout, `"behavior":"deny"`) {
+		t.Errorf("PermissionRequest of the rewrite in another session: %+v, want deny", got)
 	}
 }

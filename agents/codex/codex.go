@@ -4,8 +4,10 @@
 // canonical tool names are Bash ({command}), apply_patch ({command: the
 // patch}) and mcp__server__tool. Its output parser is strict and fails
 // open: an allow or ask from PreToolUse, an extra field, an empty reason, a
-// timeout or a crash all let the call through. So PreToolUse only ever
-// denies (exactly the three documented fields, exit 0) or says nothing.
+// timeout or a crash all let the call through. So PreToolUse denies
+// (exactly the three documented fields, exit 0), allows only with the
+// command to run instead (updatedInput: the canonical, confined rewrite of
+// a call a scoped grant covers), or says nothing.
 package codex
 
 import (
@@ -68,6 +70,10 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 		return nil, event, agents.Errorf("unknown Codex event %q", c.Event)
 	}
 	c.SessionID = agents.Session(Name, sess)
+	// Codex runs the updatedInput of a PreToolUse allow in place of the
+	// model's command (checked on 0.171.0: exec_command's cmd is replaced);
+	// a PermissionRequest answer cannot carry one.
+	c.Rewrite = c.Event == PreToolUse
 	in, err := agents.InputObject(m["tool_input"], "tool_input", false)
 	if err != nil {
 		return nil, c.Event, err
@@ -129,9 +135,15 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		}
 		out = postBlock{Decision: "block", Reason: hooks.Clip(d.SystemMessage)}
 	default:
-		// PreToolUse, and any payload that could not be read: only a deny
-		// is ever written; allow and ask are not (Codex would take them as
-		// a failed hook, and ask does not exist there), abstain is silence.
+		// PreToolUse, and any payload that could not be read: a deny, or
+		// an allow that carries the command to run in place of the
+		// model's (updatedInput). A plain allow and ask are never written
+		// (Codex takes them as a failed hook, and ask does not exist
+		// there); they, and abstain, are silence.
+		if d.Behavior == hooks.Allow && d.UpdatedInput != nil && event == PreToolUse {
+			out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "allow", UpdatedInput: d.UpdatedInput, AdditionalContext: hooks.Clip(d.Context)})
+			break
+		}
 		if d.Behavior == hooks.Allow || d.Behavior == hooks.Abstain {
 			return hooks.ExitOK
 		}
@@ -158,10 +170,12 @@ type postBlock struct {
 
 // hso is hookSpecificOutput with exactly the fields Codex accepts.
 type hso struct {
-	HookEventName            string    `json:"hookEventName"`
-	Decision                 *decision `json:"decision,omitempty"`
-	PermissionDecision       string    `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string    `json:"permissionDecisionReason,omitempty"`
+	HookEventName            string         `json:"hookEventName"`
+	Decision                 *decision      `json:"decision,omitempty"`
+	PermissionDecision       string         `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string         `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             map[string]any `json:"updatedInput,omitempty"`
+	AdditionalContext        string         `json:"additionalContext,omitempty"`
 }
 
 type decision struct {

@@ -74,8 +74,11 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 	switch ev {
 	case PreToolUse, PermissionRequest:
 		c.Event = hooks.PreToolUse
+		// Copilot runs the modifiedArgs of a preToolUse allow in place of
+		// the model's arguments (checked on 1.0.102).
+		c.Rewrite = true
 		if ev == PermissionRequest {
-			c.Event = hooks.PermissionRequest
+			c.Event, c.Rewrite = hooks.PermissionRequest, false
 		}
 	case PostToolUse:
 		c.Event = hooks.PostToolUse
@@ -123,6 +126,7 @@ func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
 	switch ev {
 	case hooks.PreToolUse, hooks.PostToolUse, hooks.PermissionRequest:
 		c.Event = ev
+		c.Rewrite = ev == hooks.PreToolUse
 	default:
 		return nil, ev, agents.Errorf("unknown Copilot event %q", ev)
 	}
@@ -241,7 +245,7 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) 
 		case hooks.Abstain:
 			return hooks.ExitOK
 		case hooks.Allow:
-			out = permission{Decision: "allow"}
+			out = permission{Decision: "allow", ModifiedArgs: d.UpdatedInput, AdditionalContext: hooks.Clip(d.Context)}
 		case hooks.Ask:
 			out = permission{Decision: "ask", Reason: agents.Reason(d)}
 		default:
@@ -261,11 +265,14 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) 
 	return code
 }
 
-// permission is preToolUse's answer: only the two documented fields (extra
-// ones have made Copilot discard a decision).
+// permission is preToolUse's answer: only documented fields (undocumented
+// ones have made Copilot discard a decision); modifiedArgs replaces the
+// call's arguments.
 type permission struct {
-	Decision string `json:"permissionDecision"`
-	Reason   string `json:"permissionDecisionReason,omitempty"`
+	Decision          string         `json:"permissionDecision"`
+	Reason            string         `json:"permissionDecisionReason,omitempty"`
+	ModifiedArgs      map[string]any `json:"modifiedArgs,omitempty"`
+	AdditionalContext string         `json:"additionalContext,omitempty"`
 }
 
 type behavior struct {
