@@ -87,7 +87,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 		if parseErr != nil {
 			return nil, fmt.Errorf("bad hook arguments: %w", parseErr)
 		}
-		return newEngine(setup, o, *mode, *wait)
+		return newEngine(setup, o, *mode, *wait, agent+"|"+*event+"|"+*mode)
 	}
 	return agents.Run(context.Background(), opts, stdin, stdout, stderr)
 }
@@ -152,7 +152,9 @@ func loadSetup() setup {
 // the full binary it hands the call to is not beside it, or did not start.
 var ErrNoFullBinary = errors.New("the Vault backend is decided by the full loopguard binary, and it could not be run")
 
-func newEngine(s setup, o Options, mode string, wait time.Duration) (*hooks.Engine, error) {
+// newEngine builds the engine; registration names the hook registration
+// this process runs for (its agent, event and mode as registered).
+func newEngine(s setup, o Options, mode string, wait time.Duration, registration string) (*hooks.Engine, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -186,8 +188,9 @@ func newEngine(s setup, o Options, mode string, wait time.Duration) (*hooks.Engi
 			Launcher:   launcher(s.self),
 			Secrets:    secrets(s.cfg, home),
 		},
-		Mode: mode,
-		Wait: wait,
+		Mode:         mode,
+		Wait:         wait,
+		Registration: registration,
 	}
 	eng.OnHeld = heldNotifier(s.cfg, eng.Audit)
 	return eng, nil

@@ -36,6 +36,11 @@ type Call struct {
 	// ToolInput is the complete tool_input, decoded by token.Decode (strict:
 	// duplicate keys, invalid UTF-8 and lone surrogates are malformed).
 	ToolInput map[string]any
+	// CallKey is the identity the agent's host gives every hook it runs for
+	// this one call (Copilot's timestamp, a tool_use_id), "" when there is
+	// none: another registration of loopguard asked about the same call
+	// answers as the first did (answer.go).
+	CallKey string
 	// Rewrite says the agent's host runs the input an allow returns
 	// (Decision.UpdatedInput) in place of the model's: Claude Code's
 	// updatedInput. Without it a scope covers only a Bash command whose

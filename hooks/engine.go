@@ -100,6 +100,10 @@ type Decision struct {
 	why       string // the reason line alone, for ask mode
 	forAgent  string // an ask's message without the rendering (ForAgent)
 	summary   string // the call in one line, for the audit log
+	// ranDigest is the call digest of UpdatedInput, when there is one.
+	ranDigest string
+	// replayed: the answer another registration gave this call (answer.go).
+	replayed bool
 }
 
 // ForAgent is the message an agent may see. An ask's Message is for the
@@ -136,6 +140,11 @@ type Engine struct {
 	// in place of LoadKey's key, and claims single-use grants across
 	// machines.
 	Custody Custody
+	// Registration names the hook registration this process runs for (its
+	// agent, event and mode as registered). Another registration asked
+	// about a call this one answered answers the same (answer.go); ""
+	// turns that off.
+	Registration string
 
 	keyOnce sync.Once
 	keys    *token.Keys
@@ -276,6 +285,9 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 	if mode == ModeAudit && enforced.Behavior != d.Behavior {
 		entry.Detail = "audit mode: abstained"
 	}
+	if enforced.replayed {
+		entry.Detail = "the answer loopguard gave this very call through another of its registrations (one decision per call)"
+	}
 	if d.Reason == ReasonReadOnly {
 		// The read-only fast path writes nothing: it is on almost every
 		// step of an agent, and lets through only what Claude Code's own
@@ -357,16 +369,18 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 	if err != nil {
 		return Decision{Behavior: Deny, Reason: ReasonMalformed, Message: "loopguard: malformed_input: " + err.Error()}
 	}
-	dec := e.decideDescribed(ctx, c, d)
-	dec.Digest = d.digest
-	// From the decoded input the canonical bytes were encoded from: decoding
-	// them again cost a 1 MiB Write about 2 ms.
-	in, _ := d.desc.Input.(map[string]any)
-	dec.summary = summarize(c.ToolName, in)
-	if e.Mode == ModeAsk && dec.Behavior == Deny {
-		dec.rendering = askRendering(d, Danger(d.canonical, e.projectDir(c)))
-	}
-	return dec
+	return e.once(c, d, func() Decision {
+		dec := e.decideDescribed(ctx, c, d)
+		dec.Digest = d.digest
+		// From the decoded input the canonical bytes were encoded from: decoding
+		// them again cost a 1 MiB Write about 2 ms.
+		in, _ := d.desc.Input.(map[string]any)
+		dec.summary = summarize(c.ToolName, in)
+		if e.Mode == ModeAsk && dec.Behavior == Deny {
+			dec.rendering = askRendering(d, Danger(d.canonical, e.projectDir(c)))
+		}
+		return dec
+	})
 }
 
 func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Decision {
@@ -839,11 +853,12 @@ func (e *Engine) allowed(c *Call, d *described, reason string, g *token.Grant, w
 // record PostToolUse checks is then the digest of what will run.
 func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant, what string, updated map[string]any) Decision {
 	callDigest := d.callDigest
+	ran := ""
 	if updated != nil {
 		rc := *c
 		rc.ToolInput = updated
 		if rd, err := e.describe(&rc); err == nil {
-			callDigest = rd.callDigest
+			callDigest, ran = rd.callDigest, rd.digest
 		}
 		what += "; it runs as analysed"
 		if e.Env.Launcher != "" && !d.shell.Builtin {
@@ -855,7 +870,7 @@ func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant,
 		Digest: d.digest, CallDigest: callDigest, Grant: g.ID(), Principal: g.Principal, Time: e.now().UTC(), Cwd: c.Cwd,
 	}, updated != nil)
 	return Decision{Behavior: Allow, Reason: reason, Grant: g.ID(), Principal: g.Principal,
-		Message: "loopguard: " + what + " (grant " + g.ID() + ")", UpdatedInput: updated}
+		Message: "loopguard: " + what + " (grant " + g.ID() + ")", UpdatedInput: updated, ranDigest: ran}
 }
 
 func shellReason(v shellparse.Verdict) string {

@@ -95,7 +95,14 @@ type answer struct {
 // registration.
 func (h *harness) run(agent, event string, payload []byte) answer {
 	h.t.Helper()
-	opts := agents.Options{Event: event, NewEngine: h.engine}
+	opts := agents.Options{Event: event, NewEngine: func() (*hooks.Engine, error) {
+		e, err := h.engine()
+		if e != nil {
+			// As hookmain names it: the registration's agent, event, mode.
+			e.Registration = agent + "|" + event + "|" + h.mode
+		}
+		return e, err
+	}}
 	if agent == "" {
 		opts.Detect, opts.Fallback = all.Detect, all.Adapters["claude"]
 	} else {
@@ -777,5 +784,92 @@ func TestCodexPermissionRequestAfterRewrite(t *testing.T) {
 	}
 	if got := perm(rewritten, "another-session"); !strings.Contains(got.stdout, `"behavior":"deny"`) {
 		t.Errorf("PermissionRequest of the rewrite in another session: %+v, want deny", got)
+	}
+}
+
+// TestOneDecisionPerCall: Copilot runs every registration of loopguard it
+// finds for one call, one after the other, each with the same timestamp
+// and the input the one before left. One approval, two registrations: the
+// first allows (and rewrites), the second answers the same instead of
+// finding the approval consumed. The same registration asked again about
+// that identity decides afresh (two identical calls in one millisecond
+// get one approval's run, not two), and another call is not answered by
+// this one's answer.
+func TestOneDecisionPerCall(t *testing.T) {
+	h := newHarness(t)
+	h.named = true
+	camel := h.payload("copilot-pre-bash.json")
+	var m map[string]any
+	_ = json.Unmarshal(camel, &m)
+	args := m["toolArgs"].(map[string]any)
+	pascal, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "session_id": m["sessionId"],
+		"timestamp": time.UnixMilli(1796033981683).UTC().Format("2006-01-02T15:04:05.000Z"), "cwd": h.project,
+		"tool_name": "Bash", "tool_input": args})
+	first := h.run("copilot", "preToolUse", camel)
+	if !strings.Contains(first.stdout, "no_grant") {
+		t.Fatalf("no approval: %+v", first)
+	}
+	// The second registration of the same call: the same answer.
+	if got := h.run("", "", pascal); !strings.Contains(got.stdout, "no_grant") || got.code != 2 {
+		t.Fatalf("second registration, no approval: %+v", got)
+	}
+	if ps, _ := h.store.ListPending(); len(ps) != 1 {
+		t.Fatalf("%d pending calls, want one", len(ps))
+	}
+	// The retry (a new timestamp), approved: both registrations allow it.
+	h.approve(first)
+	retry := edit(t, camel, func(m map[string]any) { m["timestamp"] = json.Number("1796033990000") })
+	retryPascal := edit(t, pascal, func(m map[string]any) {
+		m["timestamp"] = time.UnixMilli(1796033990000).UTC().Format("2006-01-02T15:04:05.000Z")
+	})
+	if got := h.run("copilot", "preToolUse", retry); !strings.Contains(got.stdout, `"allow"`) {
+		t.Fatalf("approved retry, first registration: %+v", got)
+	}
+	if got := h.run("", "", retryPascal); !strings.Contains(got.stdout, `"allow"`) || got.code != 0 {
+		t.Fatalf("approved retry, second registration: %+v, want the same allow (not approval_consumed)", got)
+	}
+	// A second call with the same identity through the first registration
+	// again: a new decision, and the one approval is used.
+	if got := h.run("copilot", "preToolUse", retry); !strings.Contains(got.stdout, "approval_consumed") {
+		t.Errorf("the same registration again: %+v, want approval_consumed", got)
+	}
+	// ...and the other registration, asked once more, does not reuse an answer.
+	if got := h.run("", "", retryPascal); !strings.Contains(got.stdout, "approval_consumed") {
+		t.Errorf("the second registration again: %+v, want approval_consumed", got)
+	}
+	// Another call (other arguments) with the answered identity decides
+	// for itself.
+	h.approve(first)
+	other := edit(t, retryPascal, func(m map[string]any) { m["timestamp"] = time.UnixMilli(1796034000000).UTC().Format("2006-01-02T15:04:05.000Z") })
+	h.run("copilot", "preToolUse", edit(t, retry, func(m map[string]any) { m["timestamp"] = json.Number("1796034000000") }))
+	changed := edit(t, other, func(m map[string]any) { m["tool_input"].(map[string]any)["command"] = "echo other" })
+	if got := h.run("", "", changed); strings.Contains(got.stdout, `"allow"`) {
+		t.Errorf("another call with an answered identity: %+v, want it decided (denied)", got)
+	}
+	// A scoped call the first registration rewrites reaches the second
+	// as rewritten (Copilot chains hooks): the same allow.
+	h.grantAny("Bash(ls *)")
+	ls := edit(t, camel, func(m map[string]any) {
+		m["timestamp"] = json.Number("1796034100000")
+		m["toolArgs"].(map[string]any)["command"] = "ls $'-la'"
+	})
+	got := h.run("copilot", "preToolUse", ls)
+	var out struct {
+		ModifiedArgs map[string]any `json:"modifiedArgs"`
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &out); err != nil || out.ModifiedArgs == nil {
+		t.Fatalf("scoped ls, first registration: %+v, want a rewrite", got)
+	}
+	lsPascal := edit(t, pascal, func(m map[string]any) {
+		m["timestamp"] = time.UnixMilli(1796034100000).UTC().Format("2006-01-02T15:04:05.000Z")
+		m["tool_input"] = out.ModifiedArgs
+	})
+	if got := h.run("", "", lsPascal); !strings.Contains(got.stdout, `"allow"`) {
+		t.Errorf("scoped ls, second registration seeing the rewrite: %+v, want the same allow", got)
+	}
+	// The replay is in the audit log as such.
+	b, _ := os.ReadFile(filepath.Join(h.store.Dir, "audit", "log.jsonl"))
+	if !strings.Contains(string(b), "another of its registrations") {
+		t.Error("the replayed answer left no audit entry saying so")
 	}
 }

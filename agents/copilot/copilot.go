@@ -14,7 +14,9 @@ package copilot
 import (
 	"encoding/json"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/agents/patch"
@@ -90,6 +92,7 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 		return nil, ev, err
 	}
 	c.SessionID = agents.Session(Name, sess)
+	c.CallKey = callKey(m["timestamp"])
 	if c.Cwd, err = agents.String(m, "cwd", true); err != nil {
 		return nil, ev, err
 	}
@@ -135,6 +138,7 @@ func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
 		return nil, ev, err
 	}
 	c.SessionID = agents.Session(Name, sess)
+	c.CallKey = callKey(m["timestamp"])
 	if c.Cwd, err = agents.String(m, "cwd", true); err != nil {
 		return nil, ev, err
 	}
@@ -151,6 +155,25 @@ func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
 	}
 	c, err = agents.Finish(c)
 	return c, ev, err
+}
+
+// callKey is the identity of one call in Copilot's payloads: the time the
+// call was made, which Copilot hands every hook of that call (milliseconds
+// in the camelCase form, the same instant in ISO form in the PascalCase
+// one; checked on 1.0.102, where a call's two registrations got
+// 1796137348869 and "2026-12-01T15:02:28.869Z"). "" when it cannot be read.
+func callKey(ts any) string {
+	switch v := ts.(type) {
+	case json.Number:
+		if n, err := v.Int64(); err == nil && n > 0 {
+			return "t:" + strconv.FormatInt(n, 10)
+		}
+	case string:
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			return "t:" + strconv.FormatInt(t.UnixMilli(), 10)
+		}
+	}
+	return ""
 }
 
 // readInput sets c's input from raw: an object, or a JSON text holding one.
