@@ -41,6 +41,12 @@ type Call struct {
 	// none: another registration of loopguard asked about the same call
 	// answers as the first did (answer.go).
 	CallKey string
+	// TypesLater says the host lets the model type into a command after it
+	// started, and no hook sees what it types (Codex's write_stdin): an
+	// approval of a program that reads commands from its standard input
+	// then approves whatever is typed into it, and the human and the model
+	// are told so.
+	TypesLater bool
 	// Rewrite says the agent's host runs the input an allow returns
 	// (Decision.UpdatedInput) in place of the model's: Claude Code's
 	// updatedInput. Without it a scope covers only a Bash command whose

@@ -58,6 +58,10 @@ const (
 	ReasonReadOnly      = "read_only_tool"
 	ReasonSubagent      = "subagent_launch"
 	ReasonPendingFull   = "pending_full"
+	// ReasonInteractive: the command reads commands from its standard
+	// input (a shell, a REPL, a database client, an editor): no scope
+	// covers it, since what is typed into it later is not the call.
+	ReasonInteractive = "interactive_command"
 	// ReasonContentChanged: a grant's rule pins an executable's content
 	// (it lies where the user can write) and the file there is another.
 	ReasonContentChanged = scope.ReasonContentChanged
@@ -140,6 +144,8 @@ type Engine struct {
 	// in place of LoadKey's key, and claims single-use grants across
 	// machines.
 	Custody Custody
+	// Progress, when set, is shared with the run's deadline (progress.go).
+	Progress *Progress
 	// Registration names the hook registration this process runs for (its
 	// agent, event and mode as registered). Another registration asked
 	// about a call this one answered answers the same (answer.go); ""
@@ -257,7 +263,7 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 	case PostToolUse:
 		d = e.post(c)
 	default:
-		return Decision{Behavior: Abstain, Reason: ReasonUnknownEvent}
+		d = Decision{Behavior: Abstain, Reason: ReasonUnknownEvent}
 	}
 	mode := e.Mode
 	if mode == "" {
@@ -280,7 +286,7 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 		Time: e.now().UTC(), Event: c.Event, Session: c.SessionID, Agent: c.Agent(),
 		AgentType: c.AgentType, Tool: c.ToolName, Digest: d.Digest, Decision: enforced.Behavior,
 		Reason: d.Reason, Grant: d.Grant, Pending: d.Pending, Principal: d.Principal, Mode: mode,
-		Summary: enforced.summary,
+		Summary: enforced.summary, Told: Told(d),
 	}
 	if mode == ModeAudit && enforced.Behavior != d.Behavior {
 		entry.Detail = "audit mode: abstained"
@@ -292,6 +298,11 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 		// The read-only fast path writes nothing: it is on almost every
 		// step of an agent, and lets through only what Claude Code's own
 		// permissions decide.
+		return d
+	}
+	if e.Progress.answeredBy() != nil {
+		// The run's deadline answered, and recorded its answer: this
+		// decision reached nobody.
 		return d
 	}
 	// Allows and alarms are on disk before the answer; a lost deny or
@@ -317,6 +328,19 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 	return d
 }
 
+// Told is what the model is told of d: a deny's or an ask's reason (never
+// an ask's rendering, which is for the human), or the context beside an
+// allowed call's result.
+func Told(d Decision) string {
+	switch d.Behavior {
+	case Deny, Ask:
+		return d.ForAgent()
+	case Allow:
+		return d.Context
+	}
+	return ""
+}
+
 // RecordUndecodable appends the deny of a payload that never became a Call.
 func (e *Engine) RecordUndecodable(event string, d Decision) {
 	if event == "" {
@@ -326,7 +350,7 @@ func (e *Engine) RecordUndecodable(event string, d Decision) {
 	if len(detail) > 1024 {
 		detail = detail[:1024]
 	}
-	_ = e.Audit.AppendNoSync(audit.Entry{Time: e.now().UTC(), Event: event, Decision: d.Behavior, Reason: d.Reason, Mode: e.Mode, Detail: detail})
+	_ = e.Audit.AppendNoSync(audit.Entry{Time: e.now().UTC(), Event: event, Decision: d.Behavior, Reason: d.Reason, Mode: e.Mode, Detail: detail, Told: Told(d)})
 }
 
 // askable reasons can be put to the human in ask mode; the others (protected
@@ -335,7 +359,7 @@ func askable(reason string) bool {
 	switch reason {
 	case ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed,
 		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonSandboxEscape,
-		ReasonExecConfig, ReasonContentChanged, ReasonRepositoryNotCovered, ReasonNotCanonical:
+		ReasonExecConfig, ReasonContentChanged, ReasonRepositoryNotCovered, ReasonNotCanonical, ReasonInteractive:
 		return true
 	}
 	return false
@@ -788,6 +812,15 @@ func (e *Engine) coverOne(ctx context.Context, c *Call, grants []state.GrantFile
 			cv.refused, cv.refusedWhy = g, err
 			continue
 		}
+		// A program that reads commands from its standard input: a scope
+		// covers the program's start, never what is typed into it.
+		if why := readsCommands(shell); why != "" {
+			if cv.near == nil {
+				cv.near, cv.nearWhy = g, &scope.MatchError{Code: ReasonInteractive, Detail: why +
+					"; no scope covers a program that reads commands, only an exact approval, shown to the user with a warning that what is typed into it later runs unchecked"}
+			}
+			continue
+		}
 		if runnable != nil {
 			if err := runnable(rule); err != nil {
 				if cv.near == nil {
@@ -873,6 +906,27 @@ func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant,
 		Message: "loopguard: " + what + " (grant " + g.ID() + ")", UpdatedInput: updated, ranDigest: ran}
 }
 
+// readsCommands says when a simple command's program reads commands from
+// its standard input ("" when not, or for anything but a simple command),
+// judged by the name written and the program it resolves to.
+func readsCommands(res *shellparse.Result) string {
+	if res == nil || res.Verdict != shellparse.Simple || len(res.Argv) == 0 {
+		return ""
+	}
+	argv := make([]string, len(res.Argv))
+	for i, w := range res.Argv {
+		argv[i] = w.Value
+	}
+	if why := policy.ReadsCommands(argv); why != "" {
+		return why
+	}
+	if res.Executable != "" {
+		argv[0] = res.Executable
+		return policy.ReadsCommands(argv)
+	}
+	return ""
+}
+
 func shellReason(v shellparse.Verdict) string {
 	switch v {
 	case shellparse.Chained:
@@ -899,6 +953,16 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 		p.Detail = d.shell.Reason
 	}
+	if c.TypesLater {
+		// The host lets the model type into the command once it runs: the
+		// human and the model are told plainly what an approval covers.
+		if cmd, ok := c.ToolInput["command"].(string); ok {
+			for _, w := range stdinDanger(cmd) {
+				p.Warnings = append(p.Warnings, w)
+				msg += ". " + w
+			}
+		}
+	}
 	wait := e.holdFor(ctx)
 	if wait > 0 {
 		// review labels the call held, with the time left, while this
@@ -907,6 +971,10 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 	}
 	if err := e.Store.PutPending(p); err != nil {
 		return e.fail(ReasonInternal, fmt.Errorf("failed to record the pending call: %w", err))
+	}
+	if told := e.Progress.notePending(id); told != nil {
+		// The run's deadline answered first: the record says so.
+		_ = e.Store.Retell(id, told.Reason, "decided "+reason+" after the hook's deadline; the model was told "+told.Reason)
 	}
 	if p.Created.Equal(now) {
 		// A new record: keep the session's queue within its bounds. Calls
@@ -1155,6 +1223,9 @@ func (e *Engine) post(c *Call) Decision {
 	}
 	return Decision{Behavior: Abstain, Reason: ReasonRan, Digest: d.digest, Grant: a.Grant, Principal: a.Principal}
 }
+
+// CallSummary is the call in one line, as the audit log has it.
+func CallSummary(c *Call) string { return summarize(c.ToolName, c.ToolInput) }
 
 // Summary is a one-line description of a pending call for lists; never a
 // substitute for the full rendering.

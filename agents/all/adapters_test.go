@@ -840,7 +840,9 @@ func TestOneDecisionPerCall(t *testing.T) {
 	// Another call (other arguments) with the answered identity decides
 	// for itself.
 	h.approve(first)
-	other := edit(t, retryPascal, func(m map[string]any) { m["timestamp"] = time.UnixMilli(1796034000000).UTC().Format("2006-01-02T15:04:05.000Z") })
+	other := edit(t, retryPascal, func(m map[string]any) {
+		m["timestamp"] = time.UnixMilli(1796034000000).UTC().Format("2006-01-02T15:04:05.000Z")
+	})
 	h.run("copilot", "preToolUse", edit(t, retry, func(m map[string]any) { m["timestamp"] = json.Number("1796034000000") }))
 	changed := edit(t, other, func(m map[string]any) { m["tool_input"].(map[string]any)["command"] = "echo other" })
 	if got := h.run("", "", changed); strings.Contains(got.stdout, `"allow"`) {
@@ -871,5 +873,63 @@ func TestOneDecisionPerCall(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(h.store.Dir, "audit", "log.jsonl"))
 	if !strings.Contains(string(b), "another of its registrations") {
 		t.Error("the replayed answer left no audit entry saying so")
+	}
+}
+
+// TestInteractiveCommands: a program that reads commands from its standard
+// input (a shell, a REPL, a database client) is never covered by a scope:
+// the scope would cover the program's start, not what is typed into it.
+// Under Codex, whose write_stdin types into a running command with no hook,
+// the model and the human are told plainly that an approval of one approves
+// whatever is typed into it later; show and review say it for every agent.
+func TestInteractiveCommands(t *testing.T) {
+	h := newHarness(t)
+	h.named = true
+	if err := os.WriteFile(filepath.Join(h.bin, "sqlite3"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.grantAny("Bash(sqlite3 *)")
+	codex := func(cmd string) answer {
+		return h.run("codex", "PreToolUse", edit(t, h.payload("codex-pre-bash.json"), func(m map[string]any) {
+			m["tool_input"].(map[string]any)["command"] = cmd
+		}))
+	}
+	got := codex("sqlite3 app.db")
+	if !strings.Contains(got.stdout, hooks.ReasonInteractive) || !strings.Contains(got.stdout, "runs unchecked") {
+		t.Errorf("sqlite3 app.db under a scope: %+v, want interactive_command, saying what is typed runs unchecked", got)
+	}
+	// Control: given its commands, the scope covers it.
+	if got := codex("sqlite3 app.db 'select 1'"); strings.Contains(got.stdout, "deny") {
+		t.Errorf("sqlite3 app.db 'select 1': %+v, want the scoped allow", got)
+	}
+	// An interpreter's REPL needs an exact approval anyway; under Codex the
+	// model is told, and the pending record warns.
+	got = codex("bash")
+	if !strings.Contains(got.stdout, "no_grant") && !strings.Contains(got.stdout, "indirect_command") || !strings.Contains(got.stdout, "write_stdin") {
+		t.Errorf("bash under Codex: %+v, want it held, saying what is typed into it runs unchecked", got)
+	}
+	ps, _ := h.store.ListPending()
+	warned := false
+	for _, p := range ps {
+		for _, w := range p.Warnings {
+			warned = warned || strings.Contains(w, "runs unchecked")
+		}
+		if strings.Contains(hooks.Summary(p), "bash") {
+			dangers := hooks.Danger(p.Descriptor, p.ProjectDir)
+			if len(dangers) == 0 || !strings.Contains(dangers[0], "runs unchecked") {
+				t.Errorf("show/review of bash: danger lines %q, want the stdin warning", dangers)
+			}
+		}
+	}
+	if !warned {
+		t.Error("no pending record warns that what is typed into bash runs unchecked")
+	}
+	// Under an agent that cannot type into a running command, the model is
+	// not told what does not apply to it.
+	cursor := h.run("cursor", "preToolUse", edit(t, h.payload("cursor-pre-shell.json"), func(m map[string]any) {
+		m["tool_input"].(map[string]any)["command"] = "bash"
+	}))
+	if strings.Contains(cursor.stdout, "write_stdin") {
+		t.Errorf("bash under Cursor: %+v, told about Codex's write_stdin", cursor)
 	}
 }

@@ -74,6 +74,10 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	// model's command (checked on 0.171.0: exec_command's cmd is replaced);
 	// a PermissionRequest answer cannot carry one.
 	c.Rewrite = c.Event == PreToolUse
+	// write_stdin types into a running command and runs no hook
+	// (codex-rs/core/src/tools/handlers/unified_exec/write_stdin.rs:
+	// pre_tool_use_payload returns None; seen on 0.171.0).
+	c.TypesLater = true
 	in, err := agents.InputObject(m["tool_input"], "tool_input", false)
 	if err != nil {
 		return nil, c.Event, err
