@@ -98,6 +98,7 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 			if p := recover(); p != nil {
 				r.dec = hooks.Decision{Behavior: hooks.Deny, Reason: hooks.ReasonInternal,
 					Message: fmt.Sprintf("loopguard: internal_error: %v. The call is blocked; the user should report this with `loopguard doctor` output.", p)}
+				record(opts, prog.Call(), r.event, "", r.dec)
 			}
 			done <- r
 		}()

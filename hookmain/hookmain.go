@@ -90,7 +90,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 	}
 	opts.Record = func(call *hooks.Call, event, pending string, d hooks.Decision) {
 		dir, _ := stateDir.Load().(string)
-		recordAnswer(dir, *mode, call, event, pending, d)
+		RecordAnswer(dir, *mode, call, event, pending, d)
 	}
 	opts.NewEngine = func() (*hooks.Engine, error) {
 		if parseErr != nil {
@@ -122,12 +122,12 @@ func Agent(name string) agents.Options {
 	}}
 }
 
-// recordAnswer records an answer the engine did not (the run's deadline,
+// RecordAnswer records an answer the engine did not (the run's deadline,
 // an engine that could not be built) in the audit log, without waiting for
 // its lock (audit.AppendLate: what the run waited for may be that lock),
 // and makes the pending record the engine made say what the model was
 // told. Nothing is written where no state directory exists yet.
-func recordAnswer(dir, mode string, c *hooks.Call, event, pending string, d hooks.Decision) {
+func RecordAnswer(dir, mode string, c *hooks.Call, event, pending string, d hooks.Decision) {
 	if dir == "" {
 		var err error
 		if dir, err = state.DefaultDir(); err != nil {

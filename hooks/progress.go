@@ -26,6 +26,16 @@ func (p *Progress) SetCall(c *Call) {
 	p.mu.Unlock()
 }
 
+// Call returns the decoded call, nil before it is decoded.
+func (p *Progress) Call() *Call {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.call
+}
+
 // Answer notes that d was the run's answer (its deadline), and returns
 // the call and the pending record made so far ("" when none).
 func (p *Progress) Answer(d Decision) (*Call, string) {

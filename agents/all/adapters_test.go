@@ -35,6 +35,8 @@ type harness struct {
 	// named: the host names the project (CLAUDE_PROJECT_DIR), as Claude
 	// Code, Copilot, Gemini and Qwen Code do for their hooks.
 	named bool
+	// keyErr, when set, is the keyring's answer.
+	keyErr error
 }
 
 func newHarness(t *testing.T) *harness {
@@ -65,11 +67,16 @@ func (h *harness) engine() (*hooks.Engine, error) {
 		named = h.project
 	}
 	return &hooks.Engine{
-		Store:   h.store,
-		Audit:   audit.Open(filepath.Join(h.store.Dir, "audit")),
-		LoadKey: func(context.Context) ([]byte, error) { return bytes.Clone(testMaster), nil },
-		Now:     func() time.Time { return h.now },
-		Mode:    h.mode,
+		Store: h.store,
+		Audit: audit.Open(filepath.Join(h.store.Dir, "audit")),
+		LoadKey: func(context.Context) ([]byte, error) {
+			if h.keyErr != nil {
+				return nil, h.keyErr
+			}
+			return bytes.Clone(testMaster), nil
+		},
+		Now:  func() time.Time { return h.now },
+		Mode: h.mode,
 		Env: hooks.Env{Path: h.bin, Home: filepath.Join(filepath.Dir(h.project), "home"), Trusted: []string{h.bin}, ProjectDir: named,
 			Self: filepath.Join(h.bin, "loopguard"), StateDir: h.store.Dir},
 	}, nil
