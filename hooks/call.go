@@ -36,6 +36,10 @@ type Call struct {
 	// ToolInput is the complete tool_input, decoded by token.Decode (strict:
 	// duplicate keys, invalid UTF-8 and lone surrogates are malformed).
 	ToolInput map[string]any
+	// ProjectDir is the project the host names for this call when the
+	// hook's environment does not (CLAUDE_PROJECT_DIR): Codex's session
+	// directory, read from its session record. "" when unknown.
+	ProjectDir string
 	// CallKey is the identity the agent's host gives every hook it runs for
 	// this one call (Copilot's timestamp, a tool_use_id), "" when there is
 	// none: another registration of loopguard asked about the same call

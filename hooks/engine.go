@@ -568,7 +568,7 @@ func (e *Engine) elsewhere(c *Call, d *described) string {
 	if err != nil {
 		return ""
 	}
-	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.Env.ProjectDir != "", Home: e.Env.Home, Shell: d.shell}
+	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.namedProject(c) != "", Home: e.Env.Home, Shell: d.shell}
 	for _, gf := range all {
 		g := gf.Grant
 		if gf.Err != nil || g == nil || g.Exact() || !e.now().Before(g.Expiry) || g.Session == token.Any || g.Session == c.SessionID {
@@ -583,7 +583,7 @@ func (e *Engine) elsewhere(c *Call, d *described) string {
 		}
 		where := "session " + g.Session
 		if dir, ok := token.ProjectOf(g.Session); ok {
-			if e.Env.ProjectDir != "" && token.ProjectSession(e.Env.ProjectDir) == g.Session {
+			if named := e.namedProject(c); named != "" && token.ProjectSession(named) == g.Session {
 				continue // this project's: it did not cover the call for another reason
 			}
 			where = "the project " + dir
@@ -724,8 +724,8 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 // follows the agent's cd.
 func (e *Engine) scopedGrants(ctx context.Context, c *Call) ([]state.GrantFile, string, *Decision) {
 	project := ""
-	if e.Env.ProjectDir != "" {
-		project = token.ProjectSession(e.Env.ProjectDir)
+	if named := e.namedProject(c); named != "" {
+		project = token.ProjectSession(named)
 	}
 	var grants []state.GrantFile
 	var err error
@@ -779,7 +779,7 @@ func (e *Engine) coverOne(ctx context.Context, c *Call, grants []state.GrantFile
 	if c.Rewrite {
 		shell = literalGlobs(shell)
 	}
-	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.Env.ProjectDir != "", Home: e.Env.Home, Shell: shell,
+	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.namedProject(c) != "", Home: e.Env.Home, Shell: shell,
 		ExeDigest: e.Store.ExeDigest, Confined: c.ToolName == "Bash" && c.Rewrite && e.Env.Launcher != "" && shell != nil && !shell.Builtin}
 	var cv cover
 	for _, gf := range grants {

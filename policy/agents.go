@@ -34,6 +34,7 @@ var agentFiles = []struct {
 	{"codex", atCodex, "Codex hooks", []string{"hooks.json"}},
 	{"codex", atCodex, "Codex config: inline hooks, hook trust, features", []string{"config.toml"}},
 	{"codex", atCodex, "Codex plugins (plugin hooks)", []string{"plugins"}},
+	{"codex", atCodex, "Codex session records (loopguard reads the session's project from them)", []string{"sessions"}},
 	{"codex", atProject, "Codex project hooks", []string{".codex", "hooks.json"}},
 	{"codex", atProject, "Codex project config", []string{".codex", "config.toml"}},
 	{"codex", "/etc/codex", "Codex managed requirements", nil},

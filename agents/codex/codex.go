@@ -61,6 +61,10 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	if _, err := agents.String(m, "turn_id", false); err != nil {
 		return nil, event, err
 	}
+	transcript, err := agents.String(m, "transcript_path", false)
+	if err != nil {
+		return nil, event, err
+	}
 	if event != "" && c.Event != event {
 		return nil, event, agents.Errorf("registered for %s but the payload says %s", event, c.Event)
 	}
@@ -70,6 +74,7 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 		return nil, event, agents.Errorf("unknown Codex event %q", c.Event)
 	}
 	c.SessionID = agents.Session(Name, sess)
+	c.ProjectDir = sessionProject(transcript, sess)
 	// Codex runs the updatedInput of a PreToolUse allow in place of the
 	// model's command (checked on 0.171.0: exec_command's cmd is replaced);
 	// a PermissionRequest answer cannot carry one.
