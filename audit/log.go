@@ -225,6 +225,14 @@ func (l *Log) AppendLate(e Entry) error {
 	return fsx.WriteFile(filepath.Join(dir, name), line, 0o600, true)
 }
 
+// Drain moves the late entries into the log now (Append does it too).
+func (l *Log) Drain() error {
+	if l.LateEntries() == 0 {
+		return nil
+	}
+	return l.appending(func(*os.File, point) error { return nil })
+}
+
 // LateEntries counts the late entries not yet moved into the log.
 func (l *Log) LateEntries() int {
 	ents, _ := os.ReadDir(l.path(lateDir))

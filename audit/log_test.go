@@ -929,3 +929,21 @@ func TestAppendLateWhileLocked(t *testing.T) {
 		t.Errorf("verify: %+v", rep.Problems)
 	}
 }
+
+// TestDrain: Drain moves late entries in without an entry of its own.
+func TestDrain(t *testing.T) {
+	l := newLog(t)
+	appendN(t, l, 0, 1)
+	if err := l.AppendLate(entry(5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(logLines(t, l)); n != 2 || l.LateEntries() != 0 {
+		t.Errorf("%d lines and %d late entries after Drain, want 2 and 0", n, l.LateEntries())
+	}
+	if err := l.Drain(); err != nil || len(logLines(t, l)) != 2 {
+		t.Errorf("a second Drain changed the log: %v", err)
+	}
+}
