@@ -9,14 +9,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/loopguard/loopguard/e2e/agenttest"
-	lg "github.com/loopguard/loopguard/e2e/loopguard"
 )
 
 var (
@@ -336,29 +334,18 @@ func TestCodexDoctorOnlyCodex(t *testing.T) {
 	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(e.codex)
-	cmd.Dir = e.Dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.G.Home, "CODEX_HOME=" + filepath.Join(e.G.Home, ".codex"),
-		"FAKE_API_KEY=dummy", "TERM=xterm-256color"}, e.G.ClientEnv()...)
-	term, err := lg.StartTerminal(cmd, 50, 160)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		term.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
+	term := agenttest.StartTmux(t, e.Dir, append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.G.Home,
+		"CODEX_HOME=" + filepath.Join(e.G.Home, ".codex"), "FAKE_API_KEY=dummy", "TERM=xterm-256color"}, e.G.ClientEnv()...), []string{e.codex})
 	ctx, cancel := context.WithTimeout(e.Ctx, 3*time.Minute)
 	defer cancel()
 	if screen, err := term.WaitFor(ctx, "Trust all and continue"); err != nil {
 		t.Fatalf("codex did not ask to review the hooks: %v\n%s", err, screen)
 	}
-	if err := term.Type("2"); err != nil {
+	if err := term.Keys("2"); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond)
-	if err := term.Type("\r"); err != nil {
+	if err := term.Keys("Enter"); err != nil {
 		t.Fatal(err)
 	}
 	for {
