@@ -283,6 +283,21 @@ func TestCopilotTwoRegistrationsRunOnce(t *testing.T) {
 	if len(p) != 1 {
 		t.Errorf("%d pending calls, want the one call asked once: %+v", len(p), p)
 	}
+	// Both registrations answered the approved call: the second with the
+	// first's answer.
+	entries, err := e.G.Audit(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allows := 0
+	for _, x := range entries {
+		if x.Event == "PreToolUse" && x.Reason == "exact_grant" {
+			allows++
+		}
+	}
+	if allows != 2 {
+		t.Errorf("%d exact_grant answers, want 2 (one per registration)", allows)
+	}
 }
 
 // Copilot runs the arguments a hook's allow gives back (modifiedArgs):
