@@ -74,6 +74,8 @@ var agentFiles = []struct {
 	{"qwen", atHome, "Qwen Code trusted folders", []string{".qwen", "trustedFolders.json"}},
 	{"qwen", atProject, "Qwen Code project settings and hooks", []string{".qwen", "settings.json"}},
 	{"qwen", atProject, "Qwen Code project extensions", []string{".qwen", "extensions"}},
+	{"qwen", atHome, "Qwen Code subagents (an executor runs a command)", []string{".qwen", "agents"}},
+	{"qwen", atProject, "Qwen Code project subagents (an executor runs a command)", []string{".qwen", "agents"}},
 	{"qwen", "/etc/qwen-code", "Qwen Code system settings", nil},
 
 	// OpenCode: its config directories hold plugins, which run in its

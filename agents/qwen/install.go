@@ -10,9 +10,10 @@ import (
 )
 
 // Matcher is the tools loopguard guards in Qwen Code (a regex): the shell,
-// file writes and edits, web fetches and every MCP tool. Its read tools
-// (read_file, glob, grep_search) are not hooked, as in Gemini CLI.
-const Matcher = "^(run_shell_command|write_file|edit|notebook_edit|web_fetch|mcp__.*)$"
+// file writes and edits, web fetches, subagent launches (a subagent can be
+// another agent's CLI) and every MCP tool. Its read tools (read_file, glob,
+// grep_search) are not hooked, as in Gemini CLI.
+const Matcher = "^(run_shell_command|write_file|edit|notebook_edit|web_fetch|agent|mcp__.*)$"
 
 // Events loopguard registers for.
 var Events = []string{PreToolUse, PostToolUse}

@@ -111,9 +111,21 @@ func mapTool(c *hooks.Call) error {
 		return file("notebook_path", "NotebookEdit")
 	case "web_fetch":
 		c.ToolName = "WebFetch"
+	case "agent":
+		// A subagent of Qwen Code's own runs its calls through these
+		// hooks, one by one; a subagent with another executor (the
+		// built-in "codex" and "claude-code" run those CLIs, which run
+		// their calls under their own hooks, if any) is an exact approval.
+		if t, _ := c.ToolInput["subagent_type"].(string); inProcess[t] {
+			c.ToolName = "Task"
+		}
 	}
 	return nil
 }
+
+// inProcess are Qwen Code's built-in subagents that run in its own process
+// (checked on 0.24.4), under its hooks.
+var inProcess = map[string]bool{"general-purpose": true, "Explore": true, "statusline-setup": true, "review-agent": true}
 
 // Encode implements agents.Adapter.
 func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
