@@ -98,7 +98,7 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 			if p := recover(); p != nil {
 				r.dec = hooks.Decision{Behavior: hooks.Deny, Reason: hooks.ReasonInternal,
 					Message: fmt.Sprintf("loopguard: internal_error: %v. The call is blocked; the user should report this with `loopguard doctor` output.", p)}
-				record(opts, prog.Call(), r.event, "", r.dec)
+				recordUnanswered(prog, opts, prog.Call(), r.event, r.dec)
 			}
 			done <- r
 		}()
@@ -140,9 +140,11 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 		if msg != "" {
 			r.dec = hooks.Malformed(msg)
 			if eng, err := opts.NewEngine(); err == nil {
-				eng.RecordUndecodable(r.event, r.dec)
+				if !prog.Answered() {
+					eng.RecordUndecodable(r.event, r.dec)
+				}
 			} else {
-				record(opts, nil, r.event, "", r.dec)
+				recordUnanswered(prog, opts, nil, r.event, r.dec)
 			}
 			return
 		}
@@ -150,7 +152,7 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 		eng, err := opts.NewEngine()
 		if err != nil {
 			r.dec = hooks.SetupFailure(err)
-			record(opts, call, r.event, "", r.dec)
+			recordUnanswered(prog, opts, call, r.event, r.dec)
 			return
 		}
 		eng.Progress = prog
@@ -184,6 +186,18 @@ func record(opts Options, call *hooks.Call, event, pending string, d hooks.Decis
 	if opts.Record == nil {
 		return
 	}
+	recordAfter(opts, call, event, pending, d)
+}
+
+// recordUnanswered records d unless the run already answered without it
+// (its deadline): then nobody received d.
+func recordUnanswered(prog *hooks.Progress, opts Options, call *hooks.Call, event string, d hooks.Decision) {
+	if !prog.Answered() {
+		record(opts, call, event, "", d)
+	}
+}
+
+func recordAfter(opts Options, call *hooks.Call, event, pending string, d hooks.Decision) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -48,6 +48,9 @@ func (p *Progress) Answer(d Decision) (*Call, string) {
 	return p.call, p.pending
 }
 
+// Answered reports whether the run already answered without the engine.
+func (p *Progress) Answered() bool { return p.answeredBy() != nil }
+
 // answeredBy returns the run's answer when it was given without the
 // engine (its deadline), or nil.
 func (p *Progress) answeredBy() *Decision {
