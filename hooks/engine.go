@@ -988,7 +988,7 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		}
 		if errors.Is(err, state.ErrPendingFull) {
 			return Decision{Behavior: Deny, Reason: ReasonPendingFull, Message: fmt.Sprintf(
-				"loopguard: this call was not queued for review: %v. Wait for the human to decide the calls already waiting (loopguard review), then retry.\n%s", err, whyLine(reason, msg)), why: err.Error()}
+				"loopguard: pending_full: this call was not queued for review: %v. Wait for the human to decide the calls already waiting (loopguard review), then retry.\n%s", err, whyLine(reason, msg)), why: err.Error()}
 		}
 	}
 	_ = e.Store.NoteSession(e.projectDir(c), c.SessionID, now)

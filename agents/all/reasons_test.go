@@ -277,6 +277,21 @@ func TestEveryReasonIsAudited(t *testing.T) {
 		hooks.ReasonSandboxEscape: func(h *harness) {
 			h.run("", "", h.claude("PreToolUse", "Bash", map[string]any{"command": "echo hi", "dangerouslyDisableSandbox": true}, "toolu_e"))
 		},
+		hooks.ReasonPendingFull: func(h *harness) {
+			// A session whose pending calls are all decided already: none
+			// may go, so a new call is not queued.
+			for i := 0; i < state.MaxPendingPerSession; i++ {
+				got := h.run("", "", h.bash("echo "+strconv.Itoa(i)+" > a.txt"))
+				m := approveID.FindStringSubmatch(got.stdout + got.stderr)
+				if m == nil {
+					t.Fatalf("call %d not held: %+v", i, got)
+				}
+				if err := h.store.Decide(m[1], state.StatusDenied, "bob", "", h.now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.run("", "", h.bash("echo one more > a.txt"))
+		},
 		hooks.ReasonInteractive: func(h *harness) {
 			stub(h, "sqlite3", "")
 			h.grantAny("Bash(sqlite3 *)")
