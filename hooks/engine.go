@@ -817,7 +817,7 @@ func (e *Engine) coverOne(ctx context.Context, c *Call, grants []state.GrantFile
 		if why := readsCommands(shell); why != "" {
 			if cv.near == nil {
 				cv.near, cv.nearWhy = g, &scope.MatchError{Code: ReasonInteractive, Detail: why +
-					"; no scope covers a program that reads commands, only an exact approval, shown to the user with a warning that what is typed into it later runs unchecked"}
+					"; no scope covers a program that runs commands, only an exact approval, shown to the user with a warning"}
 			}
 			continue
 		}
@@ -906,9 +906,11 @@ func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant,
 		Message: "loopguard: " + what + " (grant " + g.ID() + ")", UpdatedInput: updated, ranDigest: ran}
 }
 
-// readsCommands says when a simple command's program reads commands from
-// its standard input ("" when not, or for anything but a simple command),
-// judged by the name written and the program it resolves to.
+// readsCommands says when a simple command's program runs commands no
+// analysis of its words sees (policy.RunsCommands: it reads them from its
+// standard input, or its own commands have a shell escape), "" when not or
+// for anything but a simple command, judged by the name written and the
+// program it resolves to.
 func readsCommands(res *shellparse.Result) string {
 	if res == nil || res.Verdict != shellparse.Simple || len(res.Argv) == 0 {
 		return ""
@@ -917,12 +919,12 @@ func readsCommands(res *shellparse.Result) string {
 	for i, w := range res.Argv {
 		argv[i] = w.Value
 	}
-	if why := policy.ReadsCommands(argv); why != "" {
+	if why := policy.RunsCommands(argv); why != "" {
 		return why
 	}
 	if res.Executable != "" {
 		argv[0] = res.Executable
-		return policy.ReadsCommands(argv)
+		return policy.RunsCommands(argv)
 	}
 	return ""
 }

@@ -175,3 +175,35 @@ func ReadsCommands(argv []string) string {
 	}
 	return ""
 }
+
+// shellEscapes are the clients whose own commands run shell commands, and
+// how: given their commands on the command line (psql -c, sqlite3 DB SQL,
+// sftp -b), they still run what a shell runs.
+var shellEscapes = map[string]string{
+	"psql": `\!`, "mysql": "system", "mariadb": "system", "sqlite3": ".shell and .system", "duckdb": ".shell and .system",
+	"sqlcmd": "!!", "mongo": "run()", "mongosh": "require('child_process')", "gdb": "shell", "lldb": "platform shell",
+	"ftp": "!", "sftp": "!", "lftp": "!",
+}
+
+// RunsCommands says, for a person, when the command argv runs commands
+// that no analysis of its words can see: it reads them from its standard
+// input (ReadsCommands), or it is a client whose commands include a shell
+// escape, whichever commands it was given. "" when neither. No scope
+// covers such a command.
+func RunsCommands(argv []string) string {
+	if why := ReadsCommands(argv); why != "" {
+		return why
+	}
+	if len(argv) == 0 {
+		return ""
+	}
+	name := strings.TrimSuffix(strings.ToLower(filepath.Base(argv[0])), ".exe")
+	esc, ok := shellEscapes[name]
+	if !ok {
+		name = Base(argv[0])
+		if esc, ok = shellEscapes[name]; !ok {
+			return ""
+		}
+	}
+	return name + " runs the commands it is given, and shell commands through them (" + esc + ")"
+}

@@ -37,3 +37,19 @@ func TestReadsCommands(t *testing.T) {
 		}
 	}
 }
+
+func TestRunsCommands(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		runs bool
+	}{
+		{"psql -c select mydb", true}, {"sqlite3 app.db select", true}, {"mysql -e show", true}, {"sftp -b batch host", true},
+		{"bash", true}, {"psql mydb", true},
+		// Controls.
+		{"ls -la", false}, {"bash script.sh", false}, {"git log", false}, {"redis-cli -h cache get k", false},
+	} {
+		if got := RunsCommands(strings.Fields(tc.cmd)); (got != "") != tc.runs {
+			t.Errorf("%s: %q, want runs=%v", tc.cmd, got, tc.runs)
+		}
+	}
+}

@@ -905,9 +905,20 @@ func TestInteractiveCommands(t *testing.T) {
 	if !strings.Contains(got.stdout, hooks.ReasonInteractive) || !strings.Contains(got.stdout, "runs unchecked") {
 		t.Errorf("sqlite3 app.db under a scope: %+v, want interactive_command, saying what is typed runs unchecked", got)
 	}
-	// Control: given its commands, the scope covers it.
-	if got := codex("sqlite3 app.db 'select 1'"); strings.Contains(got.stdout, "deny") {
-		t.Errorf("sqlite3 app.db 'select 1': %+v, want the scoped allow", got)
+	// Given its commands in a file (which the analysis cannot read, and the
+	// agent may have written), psql still runs shell commands through them
+	// (\!): no scope covers that either.
+	if err := os.WriteFile(filepath.Join(h.bin, "psql"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.grantAny("Bash(psql *)")
+	if got := codex("psql -f setup.sql mydb"); !strings.Contains(got.stdout, hooks.ReasonInteractive) {
+		t.Errorf("psql -f setup.sql under a scope: %+v, want interactive_command", got)
+	}
+	// Control: the grants of an ordinary program still cover it.
+	h.grantAny("Bash(ls *)")
+	if got := codex("ls -la"); strings.Contains(got.stdout, "deny") {
+		t.Errorf("ls -la under its grant: %+v, want the scoped allow", got)
 	}
 	// An interpreter's REPL needs an exact approval anyway; under Codex the
 	// model is told, and the pending record warns.
