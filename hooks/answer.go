@@ -22,7 +22,8 @@ const AnswerWindow = time.Minute
 // hook of a call the same identity (Call.CallKey), the first registration
 // to decide records its answer, and another registration asked about the
 // same call (the same identity, and the input as it was decided or as it
-// was rewritten) within AnswerWindow answers the same. A registration
+// was rewritten) within AnswerWindow answers the same. Only allows are
+// recorded: a refusal decided again is a refusal again. A registration
 // asked again about that identity decides again: two calls that share an
 // identity (two identical calls in one millisecond) are never answered by
 // one decision more than once per registration, so one approval still
@@ -87,6 +88,12 @@ func (e *Engine) once(c *Call, d *described, decide func() Decision) Decision {
 		}
 	}
 	out := decide()
+	if out.Behavior != Allow {
+		// Another registration deciding a refused call afresh refuses it
+		// too: only an allow (a consumed approval, a rewrite the next hook
+		// sees) must be given again rather than decided again.
+		return out
+	}
 	rec, err := json.Marshal(recordOf(out))
 	if err != nil {
 		return out
