@@ -63,7 +63,16 @@ type Options struct {
 	BeforeRead func()
 	// NewEngine builds the engine; it runs inside the deadline.
 	NewEngine func() (*hooks.Engine, error)
+	// Record records an answer the engine could not: the run's deadline
+	// (the engine may be stuck on what the audit log needs), an engine that
+	// could not be built. call is nil when the payload was not decoded,
+	// pending is the pending record the engine made ("" when none). It runs
+	// after the answer is decided and gets RecordTime.
+	Record func(call *hooks.Call, event, pending string, d hooks.Decision)
 }
+
+// RecordTime bounds Options.Record: the answer waits for it no longer.
+const RecordTime = time.Second
 
 // Run reads one payload from stdin, decides it and writes the answer. It
 // never panics, and every failure, as well as its own deadline, is the
@@ -81,6 +90,7 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 		event string
 		dec   hooks.Decision
 	}
+	prog := &hooks.Progress{}
 	done := make(chan result, 1)
 	go func() {
 		r := result{ad: opts.Adapter, event: opts.Event}
@@ -88,6 +98,7 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 			if p := recover(); p != nil {
 				r.dec = hooks.Decision{Behavior: hooks.Deny, Reason: hooks.ReasonInternal,
 					Message: fmt.Sprintf("loopguard: internal_error: %v. The call is blocked; the user should report this with `loopguard doctor` output.", p)}
+				recordUnanswered(prog, opts, prog.Call(), r.event, r.dec)
 			}
 			done <- r
 		}()
@@ -129,15 +140,22 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 		if msg != "" {
 			r.dec = hooks.Malformed(msg)
 			if eng, err := opts.NewEngine(); err == nil {
-				eng.RecordUndecodable(r.event, r.dec)
+				if !prog.Answered() {
+					eng.RecordUndecodable(r.event, r.dec)
+				}
+			} else {
+				recordUnanswered(prog, opts, nil, r.event, r.dec)
 			}
 			return
 		}
+		prog.SetCall(call)
 		eng, err := opts.NewEngine()
 		if err != nil {
 			r.dec = hooks.SetupFailure(err)
+			recordUnanswered(prog, opts, call, r.event, r.dec)
 			return
 		}
+		eng.Progress = prog
 		r.dec = eng.Decide(ctx, call)
 	}()
 
@@ -147,6 +165,12 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 	case <-ctx.Done():
 		r = result{ad: opts.Adapter, event: opts.Event, dec: hooks.Decision{Behavior: hooks.Deny, Reason: hooks.ReasonDeadline,
 			Message: fmt.Sprintf("loopguard: deadline: no decision within %s, so the call is blocked. The user should run `loopguard doctor` (a slow keyring or disk?).", deadline)}}
+		call, pending := prog.Answer(r.dec)
+		event := opts.Event
+		if call != nil {
+			event = call.Event
+		}
+		record(opts, call, event, pending, r.dec)
 	}
 	if r.ad == nil {
 		r.ad = opts.Fallback
@@ -155,6 +179,35 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 		return Universal(r.dec, stdout, stderr)
 	}
 	return r.ad.Encode(r.event, r.dec, stdout, stderr)
+}
+
+// record runs opts.Record for d, at most RecordTime.
+func record(opts Options, call *hooks.Call, event, pending string, d hooks.Decision) {
+	if opts.Record == nil {
+		return
+	}
+	recordAfter(opts, call, event, pending, d)
+}
+
+// recordUnanswered records d unless the run already answered without it
+// (its deadline): then nobody received d.
+func recordUnanswered(prog *hooks.Progress, opts Options, call *hooks.Call, event string, d hooks.Decision) {
+	if !prog.Answered() {
+		record(opts, call, event, "", d)
+	}
+}
+
+func recordAfter(opts Options, call *hooks.Call, event, pending string, d hooks.Decision) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { _ = recover() }()
+		opts.Record(call, event, pending, d)
+	}()
+	select {
+	case <-done:
+	case <-time.After(RecordTime):
+	}
 }
 
 // Universal writes a deny that every agent loopguard knows blocks on: the

@@ -28,6 +28,31 @@ type Registration struct {
 	Check func(regs []install.AgentRegistered, o RegOptions) []string
 	// Binding says what an approval binds for this agent's calls.
 	Binding string
+	// Host is what the agent's host does with loopguard's answers.
+	Host Host
+
+	// Plugin, when set, is the whole file loopguard writes and owns in
+	// place of entries in a hook file (OpenCode's plugin); File and Check
+	// are then unused, IsOurs recognises the file and CheckPlugin says
+	// what is wrong with it.
+	Plugin      func(o RegOptions) []byte
+	IsOurs      func(data []byte) bool
+	CheckPlugin func(data []byte, o RegOptions) []string
+}
+
+// Host is what one agent's host does with a hook, as checked on a real
+// client (the version is named); doctor and the README say it.
+type Host struct {
+	// Client is the client and version the facts were checked on.
+	Client string
+	// Rewrite says how the host runs the canonical rewrite of a Bash call
+	// a scoped grant covers; "" when it cannot (or it is unproven): a scope
+	// then covers only a command whose text is already plain.
+	Rewrite string
+	// Timeout says what the host does with the call when a hook runs past
+	// the timeout registered for it; TimeoutOpen when it runs the call.
+	Timeout     string
+	TimeoutOpen bool
 }
 
 // RegOptions are the hook's settings as init writes them.
@@ -94,9 +119,7 @@ func CheckCommon(regs []install.AgentRegistered, o RegOptions, agent string, eve
 				problems = append(problems, fmt.Sprintf("%s: the hook command does not run `loopguard hook %s --event %s`", ev, agent, ev))
 			}
 			if bin := firstWord(cmd); bin != "" {
-				if fi, err := os.Stat(bin); err != nil || fi.IsDir() {
-					problems = append(problems, fmt.Sprintf("%s: the hook binary %s does not exist", ev, bin))
-				}
+				problems = append(problems, CheckBinary(ev, bin)...)
 			}
 			t, ok := r.Fields[timeoutKey].(float64)
 			min := math.Ceil(o.Deadline.Seconds()+1) * unitsPerSecond
@@ -106,6 +129,15 @@ func CheckCommon(regs []install.AgentRegistered, o RegOptions, agent string, eve
 		}
 	}
 	return problems
+}
+
+// CheckBinary says what is wrong with the hook binary bin registered for
+// event ev (nothing when it exists).
+func CheckBinary(ev, bin string) []string {
+	if fi, err := os.Stat(bin); err != nil || fi.IsDir() {
+		return []string{fmt.Sprintf("%s: the hook binary %s does not exist", ev, bin)}
+	}
+	return nil
 }
 
 // firstWord is a command's executable, unquoted ("" when it cannot tell).

@@ -11,7 +11,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -35,6 +37,10 @@ const (
 
 	maxField  = 256
 	maxDetail = 4096
+	// maxTold bounds what the model was told (the reason text): with the
+	// detail and a passkey's proof, fully escaped, a line stays under
+	// MaxLineSize.
+	maxTold = 2048
 	// maxStateFile bounds the head file.
 	maxStateFile = 4 << 10
 	// smallRead is the first guess at the length of a line read backwards.
@@ -83,6 +89,9 @@ type Entry struct {
 	Passkey   string `json:"passkey,omitempty"`
 	Signed    string `json:"signed,omitempty"`
 	Assertion string `json:"assertion,omitempty"`
+	// Told is what the hook told the model: a deny's or an ask's reason, or
+	// the context beside an allowed call's result.
+	Told string `json:"told,omitempty"`
 }
 
 // Log is the audit log in one directory. It is safe for concurrent use by
@@ -141,7 +150,7 @@ func hashLine(line []byte) string {
 // same whatever the size of the log: it reads the previous entry's hash from
 // the log's last line only.
 func (l *Log) Append(e Entry) error {
-	return l.appending(func(f *os.File, cur point) error { return l.appendLocked(f, cur, e, true) })
+	return l.appending(func(f *os.File, cur point) error { _, err := l.appendLocked(f, cur, e, true); return err })
 }
 
 // AppendNoSync is Append without the fsync, for entries whose loss in a
@@ -151,7 +160,7 @@ func (l *Log) Append(e Entry) error {
 // writes the head) or leave the last line torn, which the next append cuts
 // off.
 func (l *Log) AppendNoSync(e Entry) error {
-	return l.appending(func(f *os.File, cur point) error { return l.appendLocked(f, cur, e, false) })
+	return l.appending(func(f *os.File, cur point) error { _, err := l.appendLocked(f, cur, e, false); return err })
 }
 
 // exclusive runs fn holding the log's lock, within this process and across
@@ -168,7 +177,7 @@ func (l *Log) exclusive(fn func() error) error {
 }
 
 // appending runs fn holding the lock, with the log open for appending and
-// its current end.
+// its current end. Late entries (AppendLate) go in first.
 func (l *Log) appending(fn func(f *os.File, cur point) error) error {
 	return l.exclusive(func() error {
 		f, err := l.openAppend()
@@ -180,8 +189,97 @@ func (l *Log) appending(fn func(f *os.File, cur point) error) error {
 		if err != nil {
 			return err
 		}
+		if cur, err = l.drainLate(f, cur); err != nil {
+			return err
+		}
 		return fn(f, cur)
 	})
+}
+
+// lateDir holds entries written without the lock (AppendLate).
+const lateDir = "late"
+
+// maxLateFile bounds one late entry's file.
+const maxLateFile = MaxLineSize
+
+// AppendLate records e without taking the log's lock, for a decision made
+// while the lock cannot be had (the hook's own deadline, when what it waits
+// for may be the lock): e is written to a file of its own, atomically, and
+// the next Append or AppendNoSync, under the lock, moves it into the chain
+// in the order late entries were written. Until then it is not in the log
+// nor covered by the sealed head; Verify counts it.
+func (l *Log) AppendLate(e Entry) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	e.Time = e.Time.UTC()
+	line, err := encodeEntry(e)
+	if err != nil {
+		return err
+	}
+	dir := l.path(lateDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("failed to create %s: %w", dir, err)
+	}
+	name := fmt.Sprintf("%020d-%d.json", e.Time.UnixNano(), os.Getpid())
+	return fsx.WriteFile(filepath.Join(dir, name), line, 0o600, true)
+}
+
+// Drain moves the late entries into the log now (Append does it too).
+func (l *Log) Drain() error {
+	if l.LateEntries() == 0 {
+		return nil
+	}
+	return l.appending(func(*os.File, point) error { return nil })
+}
+
+// LateEntries counts the late entries not yet moved into the log.
+func (l *Log) LateEntries() int {
+	ents, _ := os.ReadDir(l.path(lateDir))
+	n := 0
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") {
+			n++
+		}
+	}
+	return n
+}
+
+// drainLate moves the late entries into the log after cur, oldest first,
+// and returns the new end. An entry that cannot be read is kept in the
+// log as what it is (a late entry that did not decode), never dropped
+// silently. Call with the lock held.
+func (l *Log) drainLate(f *os.File, cur point) (point, error) {
+	dir := l.path(lateDir)
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) == 0 {
+		return cur, nil
+	}
+	var names []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") && e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		var e Entry
+		b, err := fsx.ReadRegular(p, maxLateFile, noFollow)
+		if err == nil {
+			err = json.Unmarshal(b, &e)
+		}
+		if err != nil {
+			e = Entry{Event: "late", Decision: "unreadable", Detail: "a late audit entry (" + n + ") could not be read: " + err.Error()}
+		}
+		if cur, err = l.appendLocked(f, cur, e, false); err != nil {
+			return cur, err
+		}
+		if err := os.Remove(p); err != nil {
+			return cur, fmt.Errorf("failed to remove a moved late audit entry: %w", err)
+		}
+	}
+	return cur, nil
 }
 
 // Sync makes every entry appended so far durable (fsync of the log).
@@ -197,8 +295,9 @@ func (l *Log) Sync() error {
 	return nil
 }
 
-// appendLocked writes e after cur, and fsyncs the log if durable.
-func (l *Log) appendLocked(f *os.File, cur point, e Entry, durable bool) error {
+// appendLocked writes e after cur, and fsyncs the log if durable. It
+// returns the new end of the chain.
+func (l *Log) appendLocked(f *os.File, cur point, e Entry, durable bool) (point, error) {
 	e.Seq = cur.Seq + 1
 	e.Prev = cur.Hash
 	if e.Time.IsZero() {
@@ -207,19 +306,19 @@ func (l *Log) appendLocked(f *os.File, cur point, e Entry, durable bool) error {
 	e.Time = e.Time.UTC()
 	line, err := encodeEntry(e)
 	if err != nil {
-		return err
+		return cur, err
 	}
 	// One write of the whole line. If it fails half way, the next Append
 	// cuts the torn bytes off (see recoverTail).
 	if _, err := f.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("failed to append to audit log: %w", err)
+		return cur, fmt.Errorf("failed to append to audit log: %w", err)
 	}
 	if durable {
 		if err := f.Sync(); err != nil {
-			return fmt.Errorf("failed to sync audit log: %w", err)
+			return cur, fmt.Errorf("failed to sync audit log: %w", err)
 		}
 	}
-	return nil
+	return point{Seq: e.Seq, Hash: hashLine(line), Size: cur.Size + int64(len(line)) + 1}, nil
 }
 
 // openAppend opens the log for appending (and reading back its end),
@@ -376,6 +475,7 @@ func encodeEntry(e Entry) ([]byte, error) {
 	for _, s := range []*string{&e.Passkey, &e.Signed, &e.Assertion} {
 		*s = clip(*s, maxDetail) // a cut proof fails to verify: never longer than the console signs
 	}
+	e.Told = clip(e.Told, maxTold)
 	line, err := marshalEntry(e)
 	if err != nil {
 		return nil, fmt.Errorf("failed to encode audit entry: %w", err)
@@ -395,7 +495,7 @@ func marshalEntry(e Entry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 192+len(e.Detail)+len(e.Summary)+len(e.Passkey)+len(e.Signed)+len(e.Assertion))
+	b := make([]byte, 0, 192+len(e.Detail)+len(e.Summary)+len(e.Passkey)+len(e.Signed)+len(e.Assertion)+len(e.Told))
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendInt(b, int64(e.Seq), 10)
 	b = append(b, `,"time":`...)
@@ -409,7 +509,7 @@ func marshalEntry(e Entry) ([]byte, error) {
 		{"digest", e.Digest, true}, {"decision", e.Decision, false}, {"reason", e.Reason, true},
 		{"grant", e.Grant, true}, {"pending", e.Pending, true}, {"principal", e.Principal, true},
 		{"mode", e.Mode, true}, {"detail", e.Detail, true}, {"summary", e.Summary, true},
-		{"passkey", e.Passkey, true}, {"signed", e.Signed, true}, {"assertion", e.Assertion, true},
+		{"passkey", e.Passkey, true}, {"signed", e.Signed, true}, {"assertion", e.Assertion, true}, {"told", e.Told, true},
 	} {
 		if f.omitEmpty && f.v == "" {
 			continue

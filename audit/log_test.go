@@ -864,3 +864,86 @@ func TestSync(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAppendLateWhileLocked: an entry written while another process holds
+// the log's lock (the hook's deadline deny, when what it waited for may be
+// that lock) does not wait for the lock, and the next append moves it into
+// the chain ahead of itself, in the order late entries were written; the
+// chain and a new seal verify.
+func TestAppendLateWhileLocked(t *testing.T) {
+	l := newLog(t)
+	appendN(t, l, 0, 2)
+	unlock, err := l.lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		e1, e2 := entry(10), entry(11)
+		e1.Reason, e1.Told = "deadline", "loopguard: deadline: no decision within 5s"
+		if err := l.AppendLate(e1); err != nil {
+			done <- err
+			return
+		}
+		e2.Time = time.Now().Add(time.Millisecond)
+		done <- l.AppendLate(e2)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("AppendLate waited for the lock")
+	}
+	if n := l.LateEntries(); n != 2 {
+		t.Fatalf("%d late entries waiting, want 2", n)
+	}
+	unlock()
+	appendN(t, l, 20, 1)
+	lines := logLines(t, l)
+	if len(lines) != 5 {
+		t.Fatalf("%d lines, want 5", len(lines))
+	}
+	var got []string
+	for _, line := range lines {
+		var e Entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e.Detail+"/"+e.Reason)
+	}
+	if want := "n=0/no_grant n=1/no_grant n=10/deadline n=11/no_grant n=20/no_grant"; strings.Join(got, " ") != want {
+		t.Errorf("entries %q, want %q", strings.Join(got, " "), want)
+	}
+	if !strings.Contains(string(lines[2]), `"told":"loopguard: deadline`) {
+		t.Errorf("the late entry lost what the model was told: %s", lines[2])
+	}
+	if n := l.LateEntries(); n != 0 {
+		t.Errorf("%d late entries left after the append", n)
+	}
+	if err := l.Seal(testKey); err != nil {
+		t.Fatal(err)
+	}
+	if rep := mustVerify(t, l, testKey); !rep.OK() {
+		t.Errorf("verify: %+v", rep.Problems)
+	}
+}
+
+// TestDrain: Drain moves late entries in without an entry of its own.
+func TestDrain(t *testing.T) {
+	l := newLog(t)
+	appendN(t, l, 0, 1)
+	if err := l.AppendLate(entry(5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(logLines(t, l)); n != 2 || l.LateEntries() != 0 {
+		t.Errorf("%d lines and %d late entries after Drain, want 2 and 0", n, l.LateEntries())
+	}
+	if err := l.Drain(); err != nil || len(logLines(t, l)) != 2 {
+		t.Errorf("a second Drain changed the log: %v", err)
+	}
+}

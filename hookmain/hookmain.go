@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/loopguard/loopguard/agents"
@@ -76,18 +77,26 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 	// the recovery: under the Vault backend a binary without the Vault
 	// client hands the call, stdin unread, to the full binary.
 	var setup setup
+	// The state directory, once read, for the answers the run records
+	// itself (its deadline may answer while the setup is being read).
+	var stateDir atomic.Value
 	read := readSetup
 	opts.BeforeRead = func() {
 		setup = read()
+		stateDir.Store(setup.dir)
 		if setup.err == nil && setup.cfg.Backend == config.BackendVault && o.Vault == nil {
 			setup.err = execFull(setup.self, args, o.Exec)
 		}
+	}
+	opts.Record = func(call *hooks.Call, event, pending string, d hooks.Decision) {
+		dir, _ := stateDir.Load().(string)
+		RecordAnswer(dir, *mode, call, event, pending, d)
 	}
 	opts.NewEngine = func() (*hooks.Engine, error) {
 		if parseErr != nil {
 			return nil, fmt.Errorf("bad hook arguments: %w", parseErr)
 		}
-		return newEngine(setup, o, *mode, *wait)
+		return newEngine(setup, o, *mode, *wait, agent+"|"+*event+"|"+*mode)
 	}
 	return agents.Run(context.Background(), opts, stdin, stdout, stderr)
 }
@@ -111,6 +120,40 @@ func Agent(name string) agents.Options {
 		}
 		return a, nil
 	}}
+}
+
+// RecordAnswer records an answer the engine did not (the run's deadline,
+// an engine that could not be built) in the audit log, without waiting for
+// its lock (audit.AppendLate: what the run waited for may be that lock),
+// and makes the pending record the engine made say what the model was
+// told. Nothing is written where no state directory exists yet.
+func RecordAnswer(dir, mode string, c *hooks.Call, event, pending string, d hooks.Decision) {
+	if dir == "" {
+		var err error
+		if dir, err = state.DefaultDir(); err != nil {
+			return
+		}
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return
+	}
+	if event == "" {
+		event = "unknown"
+	}
+	e := audit.Entry{Time: time.Now().UTC(), Event: event, Decision: d.Behavior, Reason: d.Reason, Pending: pending,
+		Mode: mode, Told: hooks.Told(d), Detail: "answered by the hook itself: the decision engine did not answer"}
+	if d.Reason != hooks.ReasonDeadline {
+		e.Detail = "answered by the hook itself: the decision engine could not be built"
+	}
+	if c != nil {
+		e.Session, e.Agent, e.AgentType, e.Tool, e.Summary = c.SessionID, c.Agent(), c.AgentType, c.ToolName, hooks.CallSummary(c)
+	}
+	_ = audit.Open(filepath.Join(dir, "audit")).AppendLate(e)
+	if pending != "" {
+		if st, err := state.Open(dir); err == nil {
+			_ = st.Retell(pending, d.Reason, "the model was told "+d.Reason+": the hook's deadline answered before its decision")
+		}
+	}
 }
 
 // setup is what the engine is built from, read once.
@@ -152,7 +195,9 @@ func loadSetup() setup {
 // the full binary it hands the call to is not beside it, or did not start.
 var ErrNoFullBinary = errors.New("the Vault backend is decided by the full loopguard binary, and it could not be run")
 
-func newEngine(s setup, o Options, mode string, wait time.Duration) (*hooks.Engine, error) {
+// newEngine builds the engine; registration names the hook registration
+// this process runs for (its agent, event and mode as registered).
+func newEngine(s setup, o Options, mode string, wait time.Duration, registration string) (*hooks.Engine, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -186,8 +231,9 @@ func newEngine(s setup, o Options, mode string, wait time.Duration) (*hooks.Engi
 			Launcher:   launcher(s.self),
 			Secrets:    secrets(s.cfg, home),
 		},
-		Mode: mode,
-		Wait: wait,
+		Mode:         mode,
+		Wait:         wait,
+		Registration: registration,
 	}
 	eng.OnHeld = heldNotifier(s.cfg, eng.Audit)
 	return eng, nil

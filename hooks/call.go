@@ -36,6 +36,21 @@ type Call struct {
 	// ToolInput is the complete tool_input, decoded by token.Decode (strict:
 	// duplicate keys, invalid UTF-8 and lone surrogates are malformed).
 	ToolInput map[string]any
+	// ProjectDir is the project the host names for this call when the
+	// hook's environment does not (CLAUDE_PROJECT_DIR): Codex's session
+	// directory, read from its session record. "" when unknown.
+	ProjectDir string
+	// CallKey is the identity the agent's host gives every hook it runs for
+	// this one call (Copilot's timestamp, a tool_use_id), "" when there is
+	// none: another registration of loopguard asked about the same call
+	// answers as the first did (answer.go).
+	CallKey string
+	// TypesLater says the host lets the model type into a command after it
+	// started, and no hook sees what it types (Codex's write_stdin): an
+	// approval of a program that reads commands from its standard input
+	// then approves whatever is typed into it, and the human and the model
+	// are told so.
+	TypesLater bool
 	// Rewrite says the agent's host runs the input an allow returns
 	// (Decision.UpdatedInput) in place of the model's: Claude Code's
 	// updatedInput. Without it a scope covers only a Bash command whose

@@ -9,6 +9,12 @@ import (
 	"github.com/loopguard/loopguard/token"
 )
 
+// StdinWarning is what the human is told of a command that reads commands
+// from its standard input (why says which, policy.ReadsCommands).
+func StdinWarning(why string) string {
+	return why + ": approving it approves whatever is typed into it after it starts, which runs unchecked (Codex lets the model type into a running command with write_stdin, and no hook sees what it types)"
+}
+
 // Danger names what in a call destroys or exfiltrates: recursive deletes
 // outside the project, forced pushes, a download piped into a shell,
 // writes to a device, world-writable trees, credentials files. It is a
@@ -100,6 +106,22 @@ func bashDanger(cmd, projectDir string) []string {
 	return out
 }
 
+// stdinDanger lists the commands of cmd, wherever nested, that read
+// commands from their standard input, as StdinWarning has them.
+func stdinDanger(cmd string) []string {
+	sk, ok := shellparse.SketchOf(cmd)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, c := range sk.Calls {
+		if why := policy.ReadsCommands(c); why != "" {
+			out = append(out, StdinWarning(why))
+		}
+	}
+	return out
+}
+
 func fetches(argv []string) bool {
 	switch filepath.Base(argv[0]) {
 	case "curl", "wget", "fetch", "http", "aria2c":
@@ -129,6 +151,9 @@ func callDanger(argv []string, projectDir string) []string {
 		return callDanger(args, projectDir)
 	}
 	var out []string
+	if why := policy.ReadsCommands(argv); why != "" {
+		out = append(out, StdinWarning(why))
+	}
 	for _, a := range args {
 		if c := credential(a); c != "" {
 			out = append(out, name+" names a credentials file ("+c+")")

@@ -99,10 +99,22 @@ func (d *described) warnings() []string {
 }
 
 func (e *Engine) projectDir(c *Call) string {
+	if p := e.namedProject(c); p != "" {
+		return p
+	}
+	return c.Cwd
+}
+
+// namedProject is the project the agent's host names, "" when it names
+// none: CLAUDE_PROJECT_DIR (Claude Code, Copilot, Gemini, Qwen Code and
+// loopguard's OpenCode plugin set it for the hook), or the one the adapter
+// read from the host (Call.ProjectDir). Never the payload's cwd, which
+// follows the agent.
+func (e *Engine) namedProject(c *Call) string {
 	if e.Env.ProjectDir != "" {
 		return e.Env.ProjectDir
 	}
-	return c.Cwd
+	return c.ProjectDir
 }
 
 func (e *Engine) shellEnv(c *Call) shellparse.Env {

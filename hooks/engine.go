@@ -58,6 +58,10 @@ const (
 	ReasonReadOnly      = "read_only_tool"
 	ReasonSubagent      = "subagent_launch"
 	ReasonPendingFull   = "pending_full"
+	// ReasonInteractive: the command reads commands from its standard
+	// input (a shell, a REPL, a database client, an editor): no scope
+	// covers it, since what is typed into it later is not the call.
+	ReasonInteractive = "interactive_command"
 	// ReasonContentChanged: a grant's rule pins an executable's content
 	// (it lies where the user can write) and the file there is another.
 	ReasonContentChanged = scope.ReasonContentChanged
@@ -100,6 +104,10 @@ type Decision struct {
 	why       string // the reason line alone, for ask mode
 	forAgent  string // an ask's message without the rendering (ForAgent)
 	summary   string // the call in one line, for the audit log
+	// ranDigest is the call digest of UpdatedInput, when there is one.
+	ranDigest string
+	// replayed: the answer another registration gave this call (answer.go).
+	replayed bool
 }
 
 // ForAgent is the message an agent may see. An ask's Message is for the
@@ -136,6 +144,13 @@ type Engine struct {
 	// in place of LoadKey's key, and claims single-use grants across
 	// machines.
 	Custody Custody
+	// Progress, when set, is shared with the run's deadline (progress.go).
+	Progress *Progress
+	// Registration names the hook registration this process runs for (its
+	// agent, event and mode as registered). Another registration asked
+	// about a call this one answered answers the same (answer.go); ""
+	// turns that off.
+	Registration string
 
 	keyOnce sync.Once
 	keys    *token.Keys
@@ -248,7 +263,7 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 	case PostToolUse:
 		d = e.post(c)
 	default:
-		return Decision{Behavior: Abstain, Reason: ReasonUnknownEvent}
+		d = Decision{Behavior: Abstain, Reason: ReasonUnknownEvent}
 	}
 	mode := e.Mode
 	if mode == "" {
@@ -271,15 +286,23 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 		Time: e.now().UTC(), Event: c.Event, Session: c.SessionID, Agent: c.Agent(),
 		AgentType: c.AgentType, Tool: c.ToolName, Digest: d.Digest, Decision: enforced.Behavior,
 		Reason: d.Reason, Grant: d.Grant, Pending: d.Pending, Principal: d.Principal, Mode: mode,
-		Summary: enforced.summary,
+		Summary: enforced.summary, Told: Told(d),
 	}
 	if mode == ModeAudit && enforced.Behavior != d.Behavior {
 		entry.Detail = "audit mode: abstained"
+	}
+	if enforced.replayed {
+		entry.Detail = "the answer loopguard gave this very call through another of its registrations (one decision per call)"
 	}
 	if d.Reason == ReasonReadOnly {
 		// The read-only fast path writes nothing: it is on almost every
 		// step of an agent, and lets through only what Claude Code's own
 		// permissions decide.
+		return d
+	}
+	if e.Progress.answeredBy() != nil {
+		// The run's deadline answered, and recorded its answer: this
+		// decision reached nobody.
 		return d
 	}
 	// Allows and alarms are on disk before the answer; a lost deny or
@@ -305,6 +328,19 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 	return d
 }
 
+// Told is what the model is told of d: a deny's or an ask's reason (never
+// an ask's rendering, which is for the human), or the context beside an
+// allowed call's result.
+func Told(d Decision) string {
+	switch d.Behavior {
+	case Deny, Ask:
+		return d.ForAgent()
+	case Allow:
+		return d.Context
+	}
+	return ""
+}
+
 // RecordUndecodable appends the deny of a payload that never became a Call.
 func (e *Engine) RecordUndecodable(event string, d Decision) {
 	if event == "" {
@@ -314,7 +350,7 @@ func (e *Engine) RecordUndecodable(event string, d Decision) {
 	if len(detail) > 1024 {
 		detail = detail[:1024]
 	}
-	_ = e.Audit.AppendNoSync(audit.Entry{Time: e.now().UTC(), Event: event, Decision: d.Behavior, Reason: d.Reason, Mode: e.Mode, Detail: detail})
+	_ = e.Audit.AppendNoSync(audit.Entry{Time: e.now().UTC(), Event: event, Decision: d.Behavior, Reason: d.Reason, Mode: e.Mode, Detail: detail, Told: Told(d)})
 }
 
 // askable reasons can be put to the human in ask mode; the others (protected
@@ -323,7 +359,7 @@ func askable(reason string) bool {
 	switch reason {
 	case ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed,
 		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonSandboxEscape,
-		ReasonExecConfig, ReasonContentChanged, ReasonRepositoryNotCovered, ReasonNotCanonical:
+		ReasonExecConfig, ReasonContentChanged, ReasonRepositoryNotCovered, ReasonNotCanonical, ReasonInteractive:
 		return true
 	}
 	return false
@@ -357,16 +393,18 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 	if err != nil {
 		return Decision{Behavior: Deny, Reason: ReasonMalformed, Message: "loopguard: malformed_input: " + err.Error()}
 	}
-	dec := e.decideDescribed(ctx, c, d)
-	dec.Digest = d.digest
-	// From the decoded input the canonical bytes were encoded from: decoding
-	// them again cost a 1 MiB Write about 2 ms.
-	in, _ := d.desc.Input.(map[string]any)
-	dec.summary = summarize(c.ToolName, in)
-	if e.Mode == ModeAsk && dec.Behavior == Deny {
-		dec.rendering = askRendering(d, Danger(d.canonical, e.projectDir(c)))
-	}
-	return dec
+	return e.once(c, d, func() Decision {
+		dec := e.decideDescribed(ctx, c, d)
+		dec.Digest = d.digest
+		// From the decoded input the canonical bytes were encoded from: decoding
+		// them again cost a 1 MiB Write about 2 ms.
+		in, _ := d.desc.Input.(map[string]any)
+		dec.summary = summarize(c.ToolName, in)
+		if e.Mode == ModeAsk && dec.Behavior == Deny {
+			dec.rendering = askRendering(d, Danger(d.canonical, e.projectDir(c)))
+		}
+		return dec
+	})
 }
 
 func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Decision {
@@ -395,6 +433,9 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	// PreToolUse hook consumed the grant moments ago.
 	if c.Event == PermissionRequest {
 		if dec, ok := e.justConsumed(ctx, c, d); ok {
+			return dec
+		}
+		if dec, ok := e.justRewritten(c, d); ok {
 			return dec
 		}
 	}
@@ -527,7 +568,7 @@ func (e *Engine) elsewhere(c *Call, d *described) string {
 	if err != nil {
 		return ""
 	}
-	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.Env.ProjectDir != "", Home: e.Env.Home, Shell: d.shell}
+	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: c.Cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.namedProject(c) != "", Home: e.Env.Home, Shell: d.shell}
 	for _, gf := range all {
 		g := gf.Grant
 		if gf.Err != nil || g == nil || g.Exact() || !e.now().Before(g.Expiry) || g.Session == token.Any || g.Session == c.SessionID {
@@ -542,7 +583,7 @@ func (e *Engine) elsewhere(c *Call, d *described) string {
 		}
 		where := "session " + g.Session
 		if dir, ok := token.ProjectOf(g.Session); ok {
-			if e.Env.ProjectDir != "" && token.ProjectSession(e.Env.ProjectDir) == g.Session {
+			if named := e.namedProject(c); named != "" && token.ProjectSession(named) == g.Session {
 				continue // this project's: it did not cover the call for another reason
 			}
 			where = "the project " + dir
@@ -631,6 +672,22 @@ func (e *Engine) justConsumed(ctx context.Context, c *Call, d *described) (Decis
 		Message: "loopguard: approved by " + gf.Grant.Principal + " for this exact call (grant " + gf.Grant.ID() + ")"}, true
 }
 
+// justRewritten allows a PermissionRequest for the very command loopguard
+// rewrote an allowed call into moments ago (Codex asks its permission
+// about the input the PreToolUse hook's updatedInput gave it): the
+// rewrite is loopguard's own output, never the model's, and it was
+// allowed already. A model that sends that text itself is refused at
+// PreToolUse (the launcher is the guard's binary), which a
+// PermissionRequest allow cannot override.
+func (e *Engine) justRewritten(c *Call, d *described) (Decision, bool) {
+	a, err := e.Store.RanAllowed(c.SessionID, d.callDigest)
+	if err != nil || a.Agent != c.Agent() || a.Tool != c.ToolName || a.CallDigest == a.Digest || e.now().Sub(a.Time) > 2*time.Minute {
+		return Decision{}, false
+	}
+	return Decision{Behavior: Allow, Reason: ReasonScopedGrant, Grant: a.Grant, Principal: a.Principal,
+		Message: "loopguard: the command loopguard rewrote this call into, allowed by grant " + a.Grant + " (" + a.Principal + ")"}, true
+}
+
 // scoped looks for a scoped grant covering the call.
 func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, bool) {
 	grants, project, fail := e.scopedGrants(ctx, c)
@@ -667,8 +724,8 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 // follows the agent's cd.
 func (e *Engine) scopedGrants(ctx context.Context, c *Call) ([]state.GrantFile, string, *Decision) {
 	project := ""
-	if e.Env.ProjectDir != "" {
-		project = token.ProjectSession(e.Env.ProjectDir)
+	if named := e.namedProject(c); named != "" {
+		project = token.ProjectSession(named)
 	}
 	var grants []state.GrantFile
 	var err error
@@ -722,7 +779,7 @@ func (e *Engine) coverOne(ctx context.Context, c *Call, grants []state.GrantFile
 	if c.Rewrite {
 		shell = literalGlobs(shell)
 	}
-	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.Env.ProjectDir != "", Home: e.Env.Home, Shell: shell,
+	sc := scope.Call{Tool: c.ToolName, Input: c.ToolInput, Cwd: cwd, ProjectDir: e.projectDir(c), ProjectNamed: e.namedProject(c) != "", Home: e.Env.Home, Shell: shell,
 		ExeDigest: e.Store.ExeDigest, Confined: c.ToolName == "Bash" && c.Rewrite && e.Env.Launcher != "" && shell != nil && !shell.Builtin}
 	var cv cover
 	for _, gf := range grants {
@@ -753,6 +810,15 @@ func (e *Engine) coverOne(ctx context.Context, c *Call, grants []state.GrantFile
 		// Re-checked against today's policy, whoever minted it.
 		if err := scope.Dangerous(rule, e.Env.Home); err != nil {
 			cv.refused, cv.refusedWhy = g, err
+			continue
+		}
+		// A program that reads commands from its standard input: a scope
+		// covers the program's start, never what is typed into it.
+		if why := readsCommands(shell); why != "" {
+			if cv.near == nil {
+				cv.near, cv.nearWhy = g, &scope.MatchError{Code: ReasonInteractive, Detail: why +
+					"; no scope covers a program that runs commands, only an exact approval, shown to the user with a warning"}
+			}
 			continue
 		}
 		if runnable != nil {
@@ -820,11 +886,12 @@ func (e *Engine) allowed(c *Call, d *described, reason string, g *token.Grant, w
 // record PostToolUse checks is then the digest of what will run.
 func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant, what string, updated map[string]any) Decision {
 	callDigest := d.callDigest
+	ran := ""
 	if updated != nil {
 		rc := *c
 		rc.ToolInput = updated
 		if rd, err := e.describe(&rc); err == nil {
-			callDigest = rd.callDigest
+			callDigest, ran = rd.callDigest, rd.digest
 		}
 		what += "; it runs as analysed"
 		if e.Env.Launcher != "" && !d.shell.Builtin {
@@ -834,9 +901,32 @@ func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant,
 	_ = e.Store.NoteAllowed(state.Allowed{
 		Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, ToolUseID: c.ToolUseID,
 		Digest: d.digest, CallDigest: callDigest, Grant: g.ID(), Principal: g.Principal, Time: e.now().UTC(), Cwd: c.Cwd,
-	})
+	}, updated != nil)
 	return Decision{Behavior: Allow, Reason: reason, Grant: g.ID(), Principal: g.Principal,
-		Message: "loopguard: " + what + " (grant " + g.ID() + ")", UpdatedInput: updated}
+		Message: "loopguard: " + what + " (grant " + g.ID() + ")", UpdatedInput: updated, ranDigest: ran}
+}
+
+// readsCommands says when a simple command's program runs commands no
+// analysis of its words sees (policy.RunsCommands: it reads them from its
+// standard input, or its own commands have a shell escape), "" when not or
+// for anything but a simple command, judged by the name written and the
+// program it resolves to.
+func readsCommands(res *shellparse.Result) string {
+	if res == nil || res.Verdict != shellparse.Simple || len(res.Argv) == 0 {
+		return ""
+	}
+	argv := make([]string, len(res.Argv))
+	for i, w := range res.Argv {
+		argv[i] = w.Value
+	}
+	if why := policy.RunsCommands(argv); why != "" {
+		return why
+	}
+	if res.Executable != "" {
+		argv[0] = res.Executable
+		return policy.RunsCommands(argv)
+	}
+	return ""
 }
 
 func shellReason(v shellparse.Verdict) string {
@@ -865,6 +955,16 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 		p.Detail = d.shell.Reason
 	}
+	if c.TypesLater {
+		// The host lets the model type into the command once it runs: the
+		// human and the model are told plainly what an approval covers.
+		if cmd, ok := c.ToolInput["command"].(string); ok {
+			for _, w := range stdinDanger(cmd) {
+				p.Warnings = append(p.Warnings, w)
+				msg += ". " + w
+			}
+		}
+	}
 	wait := e.holdFor(ctx)
 	if wait > 0 {
 		// review labels the call held, with the time left, while this
@@ -873,6 +973,10 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 	}
 	if err := e.Store.PutPending(p); err != nil {
 		return e.fail(ReasonInternal, fmt.Errorf("failed to record the pending call: %w", err))
+	}
+	if told := e.Progress.notePending(id); told != nil {
+		// The run's deadline answered first: the record says so.
+		_ = e.Store.Retell(id, told.Reason, "decided "+reason+" after the hook's deadline; the model was told "+told.Reason)
 	}
 	if p.Created.Equal(now) {
 		// A new record: keep the session's queue within its bounds. Calls
@@ -886,7 +990,7 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		}
 		if errors.Is(err, state.ErrPendingFull) {
 			return Decision{Behavior: Deny, Reason: ReasonPendingFull, Message: fmt.Sprintf(
-				"loopguard: this call was not queued for review: %v. Wait for the human to decide the calls already waiting (loopguard review), then retry.\n%s", err, whyLine(reason, msg)), why: err.Error()}
+				"loopguard: pending_full: this call was not queued for review: %v. Wait for the human to decide the calls already waiting (loopguard review), then retry.\n%s", err, whyLine(reason, msg)), why: err.Error()}
 		}
 	}
 	_ = e.Store.NoteSession(e.projectDir(c), c.SessionID, now)
@@ -1076,16 +1180,31 @@ func (e *Engine) wait(ctx context.Context, c *Call, d *described, id string, wai
 	}
 }
 
-// post compares what ran with what was allowed.
+// post compares what ran with what was allowed. With a call id it finds
+// the allowed call by the id and compares; a host that sends none (Copilot,
+// Gemini) is told apart only by what ran: a call allowed to run as exactly
+// this input ran as approved, anything else is not known to loopguard.
 func (e *Engine) post(c *Call) Decision {
-	if c.ToolUseID == "" {
-		return Decision{Behavior: Abstain, Reason: ReasonNotGuarded}
+	var a state.Allowed
+	var d *described
+	var err error
+	if c.ToolUseID != "" {
+		// The note first: most calls have none, and need no descriptor.
+		if a, err = e.Store.TakeAllowed(c.SessionID, c.ToolUseID); err != nil {
+			return Decision{Behavior: Abstain, Reason: ReasonNotGuarded}
+		}
+		if a.CallDigest != a.Digest {
+			_, _ = e.Store.TakeRan(c.SessionID, a.CallDigest)
+		}
+		d, err = e.describe(c)
+	} else {
+		if d, err = e.describe(c); err != nil {
+			return Decision{Behavior: Abstain, Reason: ReasonNotGuarded}
+		}
+		if a, err = e.Store.TakeRan(c.SessionID, d.callDigest); err != nil {
+			return Decision{Behavior: Abstain, Reason: ReasonNotGuarded}
+		}
 	}
-	a, err := e.Store.TakeAllowed(c.SessionID, c.ToolUseID)
-	if err != nil {
-		return Decision{Behavior: Abstain, Reason: ReasonNotGuarded}
-	}
-	d, err := e.describe(c)
 	if err != nil {
 		return Decision{Behavior: Alarm, Reason: ReasonInputChanged, Grant: a.Grant, Principal: a.Principal,
 			SystemMessage: "loopguard: ALARM: the input of the call that ran cannot be read back (" + err.Error() + ")"}
@@ -1106,6 +1225,9 @@ func (e *Engine) post(c *Call) Decision {
 	}
 	return Decision{Behavior: Abstain, Reason: ReasonRan, Digest: d.digest, Grant: a.Grant, Principal: a.Principal}
 }
+
+// CallSummary is the call in one line, as the audit log has it.
+func CallSummary(c *Call) string { return summarize(c.ToolName, c.ToolInput) }
 
 // Summary is a one-line description of a pending call for lists; never a
 // substitute for the full rendering.

@@ -9,7 +9,7 @@ import (
 // disable, trust or reconfigure hooks: guard-critical, like Claude Code's
 // settings (denied to every agent call, whatever grants exist).
 type AgentPath struct {
-	Agent string // codex, gemini, copilot, cursor
+	Agent string // codex, gemini, copilot, cursor, qwen, opencode
 	Path  string // absolute; a directory covers everything under it
 	Why   string
 }
@@ -34,6 +34,7 @@ var agentFiles = []struct {
 	{"codex", atCodex, "Codex hooks", []string{"hooks.json"}},
 	{"codex", atCodex, "Codex config: inline hooks, hook trust, features", []string{"config.toml"}},
 	{"codex", atCodex, "Codex plugins (plugin hooks)", []string{"plugins"}},
+	{"codex", atCodex, "Codex session records (loopguard reads the session's project from them)", []string{"sessions"}},
 	{"codex", atProject, "Codex project hooks", []string{".codex", "hooks.json"}},
 	{"codex", atProject, "Codex project config", []string{".codex", "config.toml"}},
 	{"codex", "/etc/codex", "Codex managed requirements", nil},
@@ -65,6 +66,38 @@ var agentFiles = []struct {
 	{"cursor", atHome, "Cursor CLI config", []string{".cursor", "cli-config.json"}},
 	{"cursor", atProject, "Cursor project hooks", []string{".cursor", "hooks.json"}},
 	{"cursor", "/etc/cursor", "Cursor enterprise hooks", nil},
+
+	// Qwen Code: the hooks key of settings.json (user, project, system),
+	// its extensions (which bring hooks), and trusted folders.
+	{"qwen", atHome, "Qwen Code settings and hooks", []string{".qwen", "settings.json"}},
+	{"qwen", atHome, "Qwen Code extensions (extension hooks)", []string{".qwen", "extensions"}},
+	{"qwen", atHome, "Qwen Code trusted folders", []string{".qwen", "trustedFolders.json"}},
+	{"qwen", atProject, "Qwen Code project settings and hooks", []string{".qwen", "settings.json"}},
+	{"qwen", atProject, "Qwen Code project extensions", []string{".qwen", "extensions"}},
+	{"qwen", atHome, "Qwen Code subagents (an executor runs a command)", []string{".qwen", "agents"}},
+	{"qwen", atProject, "Qwen Code project subagents (an executor runs a command)", []string{".qwen", "agents"}},
+	{"qwen", "/etc/qwen-code", "Qwen Code system settings", nil},
+
+	// OpenCode: its config directories hold plugins, which run in its
+	// process and can change any call after loopguard's plugin decided
+	// (loopguard's own plugin is there), and its config (opencode.json),
+	// which loads more plugins and sets permissions.
+	{"opencode", atHome, "OpenCode config and plugins (loopguard's plugin)", []string{".config", "opencode"}},
+	{"opencode", atProject, "OpenCode project config and plugins", []string{".opencode"}},
+	{"opencode", atProject, "OpenCode project config (plugins, permissions)", []string{"opencode.json"}},
+	{"opencode", atProject, "OpenCode project config (plugins, permissions)", []string{"opencode.jsonc"}},
+	{"opencode", "/etc/opencode", "OpenCode managed config", nil},
+}
+
+// plainProtected reports whether name (lower case), which does not start
+// with a dot, is an agent's project file protected at any depth.
+func plainProtected(name string) bool {
+	for _, f := range agentFiles {
+		if f.base == atProject && len(f.parts) == 1 && f.parts[0] == name && !strings.HasPrefix(name, ".") {
+			return true
+		}
+	}
+	return false
 }
 
 // AgentPaths lists every other agent's guard-critical paths for a user
@@ -119,7 +152,9 @@ func agentProjectRule(dir string, segs []string) (Protection, bool) {
 
 // AgentEnv lists environment variables each coding agent sets for the
 // commands its tools run (seen on Claude Code 2.1.328, Codex 0.171.0, Gemini
-// CLI 0.61.0, Copilot CLI 1.0.102). A command that finds one runs inside
+// CLI 0.61.0, Copilot CLI 1.0.102; read from Qwen Code 0.24.4's shell tool
+// and OpenCode 1.18.33's start-up, which sets OPENCODE=1 in its own
+// environment). A command that finds one runs inside
 // an agent, where approving, granting or changing the guard is refused.
 var AgentEnv = []struct{ Var, Agent string }{
 	{"CLAUDECODE", "Claude Code"},
@@ -128,6 +163,8 @@ var AgentEnv = []struct{ Var, Agent string }{
 	{"GEMINI_CLI", "Gemini CLI"},
 	{"COPILOT_CLI", "Copilot CLI"},
 	{"COPILOT_AGENT_SESSION_ID", "Copilot CLI"},
+	{"QWEN_CODE", "Qwen Code"},
+	{"OPENCODE", "OpenCode"},
 }
 
 // InsideAgent names the agent whose marker getenv finds ("" when none),

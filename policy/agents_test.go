@@ -22,6 +22,8 @@ func TestAgentPaths(t *testing.T) {
 		"/home/u/.gemini/settings.json", "/work/p/.gemini/settings.json",
 		"/home/u/.copilot/hooks", "/work/p/.github/hooks",
 		"/home/u/.cursor/hooks.json", "/work/p/.cursor/hooks.json",
+		"/home/u/.qwen/settings.json", "/work/p/.qwen/settings.json",
+		"/home/u/.config/opencode", "/work/p/.opencode", "/work/p/opencode.json",
 	} {
 		if !got[want] {
 			t.Errorf("%s is not listed", want)
@@ -50,6 +52,8 @@ func TestInsideAgent(t *testing.T) {
 		{map[string]string{"CODEX_THREAD_ID": "019a"}, "Codex"},
 		{map[string]string{"GEMINI_CLI": "1"}, "Gemini CLI"},
 		{map[string]string{"COPILOT_CLI": "1"}, "Copilot CLI"},
+		{map[string]string{"QWEN_CODE": "1"}, "Qwen Code"},
+		{map[string]string{"OPENCODE": "1"}, "OpenCode"},
 		{map[string]string{"CODEX_THREAD_ID": ""}, ""},
 	} {
 		if got, _ := InsideAgent(func(k string) string { return tc.env[k] }); got != tc.agent {
@@ -81,6 +85,27 @@ func TestAgentFilesClassified(t *testing.T) {
 	for _, p := range []string{"/work/p/.github/workflows/ci.yml", "/work/p/src/hooks.json", "/work/p/codex/hooks.json", "/home/u/.gemini/GEMINI.md"} {
 		if got := pl.Classify(p); got.Protected() {
 			t.Errorf("%s: %+v, want not protected", p, got)
+		}
+	}
+}
+
+// TestNewAgentFilesProtected: Qwen Code's settings and OpenCode's plugins
+// and config are what the guard stands on, at any depth of a project, and
+// an ordinary file beside them is not (the control).
+func TestNewAgentFilesProtected(t *testing.T) {
+	pl := Places{Home: "/home/u"}
+	for _, p := range []string{
+		"/home/u/.qwen/settings.json", "/work/p/.qwen/settings.json", "/work/p/sub/.qwen/settings.json",
+		"/home/u/.config/opencode/plugin/loopguard.js", "/home/u/.config/opencode/opencode.json",
+		"/work/p/.opencode/plugin/evil.js", "/work/p/opencode.json", "/work/p/sub/OpenCode.JSONC",
+	} {
+		if got := pl.Classify(p); got.Tier != GuardCritical {
+			t.Errorf("%s: %+v, want guard-critical", p, got)
+		}
+	}
+	for _, p := range []string{"/work/p/opencode.md", "/work/p/src/main.go", "/work/p/qwen/settings.json"} {
+		if got := pl.Classify(p); got.Protected() {
+			t.Errorf("%s: %+v, want unprotected", p, got)
 		}
 	}
 }

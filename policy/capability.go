@@ -145,11 +145,13 @@ func DefaultCapability(words []string) Capability {
 // of a project, could be protected by its name: every name protected at
 // any depth (.git, .claude, .mcp.json, .envrc, .npmrc, the shell start-up
 // files, the agents' project files) starts with a dot, but for the few of
-// the executable-configuration list that do not (bunfig.toml)
+// the executable-configuration list that do not (bunfig.toml) and of the
+// agents' project files (plainProtected: OpenCode's opencode.json)
 // (TestNameCouldBeProtected). A walk of a project judges only those with
 // Classify; the fixed protected paths (Roots) it checks apart.
 func NameCouldBeProtected(name string) bool {
-	return strings.HasPrefix(name, ".") || len(anyDepthByName[strings.ToLower(name)]) > 0
+	l := strings.ToLower(name)
+	return strings.HasPrefix(name, ".") || len(anyDepthByName[l]) > 0 || plainProtected(l)
 }
 
 // readsNoFiles are the read-only commands that open no file their words

@@ -250,7 +250,7 @@ func anyDepthRules(segs []string, abs bool) Protection {
 				best = best.max(Protection{Tier: ExecConfig, What: "a directory that holds " + e.what, Path: join(i + n)})
 			}
 		}
-		if s[0] == '.' {
+		if s[0] == '.' || plainProtected(ls) {
 			if pr, ok := agentProjectRule(join(i), segs[i:]); ok {
 				best = best.max(pr)
 			} else if pr, ok := agentProjectAncestor(join(i), segs[i:]); ok {

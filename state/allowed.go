@@ -29,23 +29,56 @@ func (s *Store) allowedName(session, key string) string {
 	return hashKey(session, key) + ".json"
 }
 
-// NoteAllowed records a under its tool_use_id, for PostToolUse.
-func (s *Store) NoteAllowed(a Allowed) error {
-	if a.ToolUseID == "" {
-		return nil
-	}
+// NoteAllowed records a under its tool_use_id, for PostToolUse; when the
+// host sends no call id, or the call runs rewritten, under the digest of
+// what runs too (TakeRan): a host without call ids has only that to
+// recognise the call by, and a rewrite is recognised by it when the host
+// asks about it again.
+func (s *Store) NoteAllowed(a Allowed, rewritten bool) error {
 	data, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
 	// A detection note: atomic (never torn) but not fsynced.
-	return writeFile(s.path("allowed"), s.allowedName(a.Session, "use:"+a.ToolUseID), data, false)
+	if a.ToolUseID != "" {
+		if err := writeFile(s.path("allowed"), s.allowedName(a.Session, "use:"+a.ToolUseID), data, false); err != nil {
+			return err
+		}
+	}
+	if a.ToolUseID == "" || rewritten {
+		return writeFile(s.path("allowed"), s.allowedName(a.Session, "ran:"+a.CallDigest), data, false)
+	}
+	return nil
 }
 
 // TakeAllowed returns and removes the record of the call with toolUseID.
 func (s *Store) TakeAllowed(session, toolUseID string) (Allowed, error) {
+	return s.takeAllowed(session, "use:"+toolUseID)
+}
+
+// TakeRan returns and removes the record of a call allowed to run as the
+// input whose call digest is callDigest.
+func (s *Store) TakeRan(session, callDigest string) (Allowed, error) {
+	return s.takeAllowed(session, "ran:"+callDigest)
+}
+
+// RanAllowed returns, without removing it, the record of a call allowed to
+// run as the input whose call digest is callDigest, and when it was made.
+func (s *Store) RanAllowed(session, callDigest string) (Allowed, error) {
 	var a Allowed
-	p := s.path("allowed", s.allowedName(session, "use:"+toolUseID))
+	data, err := readFile(s.path("allowed", s.allowedName(session, "ran:"+callDigest)), 64<<10)
+	if err != nil {
+		return a, err
+	}
+	if err := json.Unmarshal(data, &a); err != nil {
+		return a, ErrCorrupt
+	}
+	return a, nil
+}
+
+func (s *Store) takeAllowed(session, key string) (Allowed, error) {
+	var a Allowed
+	p := s.path("allowed", s.allowedName(session, key))
 	data, err := readFile(p, 64<<10)
 	if err != nil {
 		return a, err

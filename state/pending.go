@@ -402,3 +402,23 @@ func (s *Store) CapPending(session, keep string, now time.Time) ([]*Pending, err
 	total -= keepSize
 	return dropped, fmt.Errorf("%w: session %s has %d pending calls (%d bytes of them); each is held by a hook, open before a human, or decided, so none may go to make room", ErrPendingFull, session, count-1, total)
 }
+
+// Retell records that the model was told reason about pending call id,
+// not what the record says (the hook's deadline answered before its
+// decision could): the record takes that reason, and detail says what
+// was decided.
+func (s *Store) Retell(id, reason, detail string) error {
+	p, err := s.getMeta(id)
+	if err != nil {
+		return err
+	}
+	if p.Reason == reason {
+		return nil
+	}
+	p.Reason, p.Detail = reason, detail
+	data, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return writeFile(s.path("pending"), p.ID+pendingSuffix, data, false)
+}

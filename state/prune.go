@@ -75,14 +75,17 @@ func (s *Store) Prune(now, cutoff time.Time) (PruneCounts, error) {
 	}); err != nil {
 		return c, err
 	}
-	// PostToolUse notes of calls that never reported back.
-	if err := old(s.path("allowed"), func(n string) error {
-		if os.Remove(s.path("allowed", n)) == nil {
-			c.Notes++
+	// PostToolUse notes of calls that never reported back, and the
+	// answers (and their locks) of calls long decided.
+	for _, dir := range []string{"allowed", "answers"} {
+		if err := old(s.path(dir), func(n string) error {
+			if os.Remove(s.path(dir, n)) == nil {
+				c.Notes++
+			}
+			return nil
+		}); err != nil {
+			return c, err
 		}
-		return nil
-	}); err != nil {
-		return c, err
 	}
 	// Temp files of interrupted writes, and calls whose record never got
 	// written (a crash between the two).

@@ -15,6 +15,8 @@ import (
 	"github.com/loopguard/loopguard/agents/all"
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -30,6 +32,11 @@ type harness struct {
 	store   *state.Store
 	mode    string
 	now     time.Time
+	// named: the host names the project (CLAUDE_PROJECT_DIR), as Claude
+	// Code, Copilot, Gemini and Qwen Code do for their hooks.
+	named bool
+	// keyErr, when set, is the keyring's answer.
+	keyErr error
 }
 
 func newHarness(t *testing.T) *harness {
@@ -55,13 +62,22 @@ func newHarness(t *testing.T) *harness {
 }
 
 func (h *harness) engine() (*hooks.Engine, error) {
+	named := ""
+	if h.named {
+		named = h.project
+	}
 	return &hooks.Engine{
-		Store:   h.store,
-		Audit:   audit.Open(filepath.Join(h.store.Dir, "audit")),
-		LoadKey: func(context.Context) ([]byte, error) { return bytes.Clone(testMaster), nil },
-		Now:     func() time.Time { return h.now },
-		Mode:    h.mode,
-		Env: hooks.Env{Path: h.bin, Home: filepath.Join(filepath.Dir(h.project), "home"), Trusted: []string{h.bin},
+		Store: h.store,
+		Audit: audit.Open(filepath.Join(h.store.Dir, "audit")),
+		LoadKey: func(context.Context) ([]byte, error) {
+			if h.keyErr != nil {
+				return nil, h.keyErr
+			}
+			return bytes.Clone(testMaster), nil
+		},
+		Now:  func() time.Time { return h.now },
+		Mode: h.mode,
+		Env: hooks.Env{Path: h.bin, Home: filepath.Join(filepath.Dir(h.project), "home"), Trusted: []string{h.bin}, ProjectDir: named,
 			Self: filepath.Join(h.bin, "loopguard"), StateDir: h.store.Dir},
 	}, nil
 }
@@ -86,7 +102,14 @@ type answer struct {
 // registration.
 func (h *harness) run(agent, event string, payload []byte) answer {
 	h.t.Helper()
-	opts := agents.Options{Event: event, NewEngine: h.engine}
+	opts := agents.Options{Event: event, NewEngine: func() (*hooks.Engine, error) {
+		e, err := h.engine()
+		if e != nil {
+			// As hookmain names it: the registration's agent, event, mode.
+			e.Registration = agent + "|" + event + "|" + h.mode
+		}
+		return e, err
+	}}
 	if agent == "" {
 		opts.Detect, opts.Fallback = all.Detect, all.Adapters["claude"]
 	} else {
@@ -385,8 +408,9 @@ func TestFileCallsBindTargetState(t *testing.T) {
 		{"codex", "PreToolUse", "codex-pre-patch.json", "permissionDecision\":\"deny"},
 		{"gemini", "BeforeTool", "gemini-before-write.json", "\"decision\":\"deny"},
 		{"copilot", "preToolUse", "copilot-pre-create.json", "permissionDecision\":\"deny"},
+		{"copilot", "preToolUse", "copilot-pre-patch-freeform.json", "permissionDecision\":\"deny"},
 	} {
-		t.Run(tc.agent, func(t *testing.T) {
+		t.Run(tc.file, func(t *testing.T) {
 			h := newHarness(t)
 			p := h.payload(tc.file)
 			first := h.run(tc.agent, tc.event, p)
@@ -433,6 +457,9 @@ func TestProtectedFilesPerAgent(t *testing.T) {
 		{"copilot", "preToolUse", "copilot-pre-create.json", func(m map[string]any) {
 			m["toolArgs"].(map[string]any)["path"] = "x/../.claude/settings.json"
 		}},
+		{"copilot", "preToolUse", "copilot-pre-patch-freeform.json", func(m map[string]any) {
+			m["toolArgs"] = "*** Begin Patch\n*** Update File: sub/../.github/hooks/loopguard.json\n@@\n-a\n+b\n*** End Patch\n"
+		}},
 		{"cursor", "preToolUse", "cursor-pre-shell.json", func(m map[string]any) {
 			m["tool_name"] = "Delete"
 			m["tool_input"] = map[string]any{"file_path": ".claude/settings.json"}
@@ -446,21 +473,33 @@ func TestProtectedFilesPerAgent(t *testing.T) {
 }
 
 // TestCodexPatchesItCannotBind: a patch over several files, or one loopguard
-// reads differently from Codex, is refused as malformed, never allowed.
+// reads differently from Codex, is refused as malformed, never allowed; so
+// is Copilot's free-form patch, read by the same parser.
 func TestCodexPatchesItCannotBind(t *testing.T) {
 	h := newHarness(t)
-	for what, body := range map[string]string{
+	bodies := map[string]string{
 		"two files":       "*** Begin Patch\n*** Add File: a.txt\n+a\n*** Add File: b.txt\n+b\n*** End Patch\n",
 		"move":            "*** Begin Patch\n*** Update File: a.txt\n*** Move to: .claude/settings.json\n@@\n-a\n+b\n*** End Patch\n",
 		"indented header": "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n *** Add File: .claude/settings.json\n+{}\n*** End Patch\n",
 		"padded path":     "*** Begin Patch\n*** Add File:  .claude/settings.json\n+{}\n*** End Patch\n",
 		"no end":          "*** Begin Patch\n*** Add File: a.txt\n+a\n",
-	} {
+	}
+	for what, body := range bodies {
 		p := edit(t, h.payload("codex-pre-patch.json"), func(m map[string]any) { m["tool_input"] = map[string]any{"command": body} })
 		got := h.run("codex", "PreToolUse", p)
 		if !strings.Contains(got.stdout, `"permissionDecision":"deny"`) || !strings.Contains(got.stdout, "malformed_input") {
-			t.Errorf("%s: %+v, want a malformed_input deny", what, got)
+			t.Errorf("codex %s: %+v, want a malformed_input deny", what, got)
 		}
+		p = edit(t, h.payload("copilot-pre-patch-freeform.json"), func(m map[string]any) { m["toolArgs"] = body })
+		got = h.run("copilot", "preToolUse", p)
+		if !strings.Contains(got.stdout, `"permissionDecision":"deny"`) || !strings.Contains(got.stdout, "malformed_input") {
+			t.Errorf("copilot %s: %+v, want a malformed_input deny", what, got)
+		}
+	}
+	// Control: the one-file patch is read (held for an approval, not malformed).
+	got := h.run("copilot", "preToolUse", h.payload("copilot-pre-patch-freeform.json"))
+	if !strings.Contains(got.stdout, "no_grant") {
+		t.Errorf("copilot one-file patch: %+v, want no_grant", got)
 	}
 }
 
@@ -589,5 +628,326 @@ func TestUnknownAgentDeniesEverywhere(t *testing.T) {
 	}
 	if json.Valid(out.Bytes()) {
 		t.Error("the universal deny must not be JSON (Gemini would read JSON without a decision as an allow)")
+	}
+}
+
+// grantAny plays the human granting rule to every session and agent.
+func (h *harness) grantAny(rule string) {
+	h.t.Helper()
+	keys, _ := token.NewKeys(testMaster)
+	r, err := scope.Parse(rule)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	eng, _ := h.engine()
+	if r, err = r.Pin(shellparse.Env{Cwd: h.project, Path: h.bin, ProjectDir: h.project, Trusted: []string{h.bin}, Home: eng.Env.Home}); err != nil {
+		h.t.Fatal(err)
+	}
+	g, err := keys.Mint(token.Grant{Principal: "alice", Agent: token.Any, Session: token.Any, Tool: r.Tool(),
+		ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.store.PutGrant(&g, state.GrantRecord{}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// auditReasons lists the reason codes of the audit log, in order.
+func (h *harness) auditReasons() []string {
+	h.t.Helper()
+	b, err := os.ReadFile(filepath.Join(h.store.Dir, "audit", "log.jsonl"))
+	if err != nil && !os.IsNotExist(err) {
+		h.t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e audit.Entry
+		if json.Unmarshal([]byte(l), &e) == nil {
+			out = append(out, e.Reason)
+		}
+	}
+	return out
+}
+
+// TestRewritePerAgent: a hosts that runs a hook's rewrite (Codex's
+// updatedInput, Copilot's modifiedArgs, Gemini's tool_input) is answered
+// with the canonical command of a call a scoped grant covers, so a command
+// whose text is not plain ($'...') is covered there; where the host cannot
+// rewrite (Cursor, unproven) a scope covers only plain text, and the
+// non-plain command is refused as not_canonical. The post hook of a host
+// without call ids recognises the rewrite that ran by its digest.
+func TestRewritePerAgent(t *testing.T) {
+	for _, tc := range []struct {
+		agent, event, file, post, postFile string
+		rewrites                           bool
+		set                                func(m map[string]any, cmd string)
+		command                            func(out map[string]any) string
+	}{
+		{"codex", "PreToolUse", "codex-pre-bash.json", "PostToolUse", "codex-post-bash.json", true,
+			func(m map[string]any, cmd string) { m["tool_input"].(map[string]any)["command"] = cmd },
+			func(out map[string]any) string {
+				h, _ := out["hookSpecificOutput"].(map[string]any)
+				u, _ := h["updatedInput"].(map[string]any)
+				s, _ := u["command"].(string)
+				return s
+			}},
+		{"copilot", "preToolUse", "copilot-pre-bash.json", "postToolUse", "copilot-post-bash.json", true,
+			func(m map[string]any, cmd string) { m["toolArgs"].(map[string]any)["command"] = cmd },
+			func(out map[string]any) string {
+				u, _ := out["modifiedArgs"].(map[string]any)
+				s, _ := u["command"].(string)
+				return s
+			}},
+		{"gemini", "BeforeTool", "gemini-before-shell.json", "AfterTool", "gemini-after-shell.json", true,
+			func(m map[string]any, cmd string) { m["tool_input"].(map[string]any)["command"] = cmd },
+			func(out map[string]any) string {
+				h, _ := out["hookSpecificOutput"].(map[string]any)
+				u, _ := h["tool_input"].(map[string]any)
+				s, _ := u["command"].(string)
+				return s
+			}},
+		{"cursor", "preToolUse", "cursor-pre-shell.json", "", "", false,
+			func(m map[string]any, cmd string) { m["tool_input"].(map[string]any)["command"] = cmd },
+			func(out map[string]any) string { return "" }},
+	} {
+		t.Run(tc.agent, func(t *testing.T) {
+			h := newHarness(t)
+			h.named = true
+			h.grantAny("Bash(ls *)")
+			ls := filepath.Join(h.bin, "ls")
+			call := func(cmd string) (answer, map[string]any) {
+				got := h.run(tc.agent, tc.event, edit(t, h.payload(tc.file), func(m map[string]any) { tc.set(m, cmd) }))
+				var out map[string]any
+				_ = json.Unmarshal([]byte(got.stdout), &out)
+				return got, out
+			}
+			got, out := call("ls $'-la'")
+			if !tc.rewrites {
+				if !strings.Contains(got.stdout, "not_canonical") {
+					t.Errorf("ls $'-la' where the host cannot rewrite: %+v, want not_canonical", got)
+				}
+				// Control: the plain spelling is covered, and runs as written.
+				got, _ = call("ls -la")
+				if !strings.Contains(got.stdout, `"allow"`) || strings.Contains(got.stdout, ls) {
+					t.Errorf("ls -la: %+v, want a plain allow", got)
+				}
+				return
+			}
+			want := "'" + ls + "' '-la'"
+			if c := tc.command(out); c != want || got.code != 0 {
+				t.Fatalf("ls $'-la': %+v\nwant it rewritten to %s", got, want)
+			}
+			// The post hook sees what ran: the rewrite.
+			if tc.agent != "codex" {
+				h.run(tc.agent, tc.post, edit(t, h.payload(tc.postFile), func(m map[string]any) { tc.set(m, want) }))
+				if r := h.auditReasons(); r[len(r)-1] != hooks.ReasonRan {
+					t.Errorf("post of the rewrite: audit %v, want %s last", r, hooks.ReasonRan)
+				}
+				// The model's own text ran instead: not recognised as approved.
+				h.run(tc.agent, tc.post, edit(t, h.payload(tc.postFile), func(m map[string]any) { tc.set(m, "ls $'-la'") }))
+				if r := h.auditReasons(); r[len(r)-1] != hooks.ReasonNotGuarded {
+					t.Errorf("post of the unrewritten text: audit %v, want %s last", r, hooks.ReasonNotGuarded)
+				}
+			}
+		})
+	}
+}
+
+// TestCodexPermissionRequestAfterRewrite: Codex may ask its permission
+// (PermissionRequest) about the command a PreToolUse allow rewrote the call
+// into; loopguard recognises its own rewrite, in the same session, and
+// allows it. The model's own text is not the rewrite (a PermissionRequest
+// cannot carry one: not_canonical), nor is the rewrite in another session.
+func TestCodexPermissionRequestAfterRewrite(t *testing.T) {
+	h := newHarness(t)
+	h.named = true
+	h.grantAny("Bash(ls *)")
+	pre := edit(t, h.payload("codex-pre-bash.json"), func(m map[string]any) { m["tool_input"].(map[string]any)["command"] = "ls $'-la'" })
+	got := h.run("codex", "PreToolUse", pre)
+	var out struct {
+		HSO struct {
+			UpdatedInput map[string]any `json:"updatedInput"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &out); err != nil || out.HSO.UpdatedInput == nil {
+		t.Fatalf("PreToolUse: %+v, want an allow with updatedInput", got)
+	}
+	rewritten, _ := out.HSO.UpdatedInput["command"].(string)
+	perm := func(cmd, session string) answer {
+		return h.run("codex", "PermissionRequest", edit(t, h.payload("codex-permission-bash.json"), func(m map[string]any) {
+			m["tool_input"] = map[string]any{"command": cmd}
+			m["session_id"] = session
+		}))
+	}
+	var pre0 map[string]any
+	_ = json.Unmarshal(pre, &pre0)
+	session, _ := pre0["session_id"].(string)
+	if got := perm(rewritten, session); !strings.Contains(got.stdout, `"behavior":"allow"`) {
+		t.Errorf("PermissionRequest of loopguard's rewrite: %+v, want allow", got)
+	}
+	if got := perm("ls $'-la'", session); !strings.Contains(got.stdout, `"behavior":"deny"`) || !strings.Contains(got.stdout, "not_canonical") {
+		t.Errorf("PermissionRequest of the model's text: %+v, want not_canonical", got)
+	}
+	if got := perm(rewritten, "another-session"); !strings.Contains(got.stdout, `"behavior":"deny"`) {
+		t.Errorf("PermissionRequest of the rewrite in another session: %+v, want deny", got)
+	}
+}
+
+// TestOneDecisionPerCall: Copilot runs every registration of loopguard it
+// finds for one call, one after the other, each with the same timestamp
+// and the input the one before left. One approval, two registrations: the
+// first allows (and rewrites), the second answers the same instead of
+// finding the approval consumed. The same registration asked again about
+// that identity decides afresh (two identical calls in one millisecond
+// get one approval's run, not two), and another call is not answered by
+// this one's answer.
+func TestOneDecisionPerCall(t *testing.T) {
+	h := newHarness(t)
+	h.named = true
+	camel := h.payload("copilot-pre-bash.json")
+	var m map[string]any
+	_ = json.Unmarshal(camel, &m)
+	args := m["toolArgs"].(map[string]any)
+	pascal, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "session_id": m["sessionId"],
+		"timestamp": time.UnixMilli(1796033981683).UTC().Format("2006-01-02T15:04:05.000Z"), "cwd": h.project,
+		"tool_name": "Bash", "tool_input": args})
+	first := h.run("copilot", "preToolUse", camel)
+	if !strings.Contains(first.stdout, "no_grant") {
+		t.Fatalf("no approval: %+v", first)
+	}
+	// The second registration of the same call: the same answer.
+	if got := h.run("", "", pascal); !strings.Contains(got.stdout, "no_grant") || got.code != 2 {
+		t.Fatalf("second registration, no approval: %+v", got)
+	}
+	if ps, _ := h.store.ListPending(); len(ps) != 1 {
+		t.Fatalf("%d pending calls, want one", len(ps))
+	}
+	// The retry (a new timestamp), approved: both registrations allow it.
+	h.approve(first)
+	retry := edit(t, camel, func(m map[string]any) { m["timestamp"] = json.Number("1796033990000") })
+	retryPascal := edit(t, pascal, func(m map[string]any) {
+		m["timestamp"] = time.UnixMilli(1796033990000).UTC().Format("2006-01-02T15:04:05.000Z")
+	})
+	if got := h.run("copilot", "preToolUse", retry); !strings.Contains(got.stdout, `"allow"`) {
+		t.Fatalf("approved retry, first registration: %+v", got)
+	}
+	if got := h.run("", "", retryPascal); !strings.Contains(got.stdout, `"allow"`) || got.code != 0 {
+		t.Fatalf("approved retry, second registration: %+v, want the same allow (not approval_consumed)", got)
+	}
+	// A second call with the same identity through the first registration
+	// again: a new decision, and the one approval is used.
+	if got := h.run("copilot", "preToolUse", retry); !strings.Contains(got.stdout, "approval_consumed") {
+		t.Errorf("the same registration again: %+v, want approval_consumed", got)
+	}
+	// ...and the other registration, asked once more, does not reuse an answer.
+	if got := h.run("", "", retryPascal); !strings.Contains(got.stdout, "approval_consumed") {
+		t.Errorf("the second registration again: %+v, want approval_consumed", got)
+	}
+	// Another call (other arguments) with the answered identity decides
+	// for itself.
+	h.approve(first)
+	other := edit(t, retryPascal, func(m map[string]any) {
+		m["timestamp"] = time.UnixMilli(1796034000000).UTC().Format("2006-01-02T15:04:05.000Z")
+	})
+	h.run("copilot", "preToolUse", edit(t, retry, func(m map[string]any) { m["timestamp"] = json.Number("1796034000000") }))
+	changed := edit(t, other, func(m map[string]any) { m["tool_input"].(map[string]any)["command"] = "echo other" })
+	if got := h.run("", "", changed); strings.Contains(got.stdout, `"allow"`) {
+		t.Errorf("another call with an answered identity: %+v, want it decided (denied)", got)
+	}
+	// A scoped call the first registration rewrites reaches the second
+	// as rewritten (Copilot chains hooks): the same allow.
+	h.grantAny("Bash(ls *)")
+	ls := edit(t, camel, func(m map[string]any) {
+		m["timestamp"] = json.Number("1796034100000")
+		m["toolArgs"].(map[string]any)["command"] = "ls $'-la'"
+	})
+	got := h.run("copilot", "preToolUse", ls)
+	var out struct {
+		ModifiedArgs map[string]any `json:"modifiedArgs"`
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &out); err != nil || out.ModifiedArgs == nil {
+		t.Fatalf("scoped ls, first registration: %+v, want a rewrite", got)
+	}
+	lsPascal := edit(t, pascal, func(m map[string]any) {
+		m["timestamp"] = time.UnixMilli(1796034100000).UTC().Format("2006-01-02T15:04:05.000Z")
+		m["tool_input"] = out.ModifiedArgs
+	})
+	if got := h.run("", "", lsPascal); !strings.Contains(got.stdout, `"allow"`) {
+		t.Errorf("scoped ls, second registration seeing the rewrite: %+v, want the same allow", got)
+	}
+	// The replay is in the audit log as such.
+	b, _ := os.ReadFile(filepath.Join(h.store.Dir, "audit", "log.jsonl"))
+	if !strings.Contains(string(b), "another of its registrations") {
+		t.Error("the replayed answer left no audit entry saying so")
+	}
+}
+
+// TestInteractiveCommands: a program that reads commands from its standard
+// input (a shell, a REPL, a database client) is never covered by a scope:
+// the scope would cover the program's start, not what is typed into it.
+// Under Codex, whose write_stdin types into a running command with no hook,
+// the model and the human are told plainly that an approval of one approves
+// whatever is typed into it later; show and review say it for every agent.
+func TestInteractiveCommands(t *testing.T) {
+	h := newHarness(t)
+	h.named = true
+	if err := os.WriteFile(filepath.Join(h.bin, "sqlite3"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.grantAny("Bash(sqlite3 *)")
+	codex := func(cmd string) answer {
+		return h.run("codex", "PreToolUse", edit(t, h.payload("codex-pre-bash.json"), func(m map[string]any) {
+			m["tool_input"].(map[string]any)["command"] = cmd
+		}))
+	}
+	got := codex("sqlite3 app.db")
+	if !strings.Contains(got.stdout, hooks.ReasonInteractive) || !strings.Contains(got.stdout, "runs unchecked") {
+		t.Errorf("sqlite3 app.db under a scope: %+v, want interactive_command, saying what is typed runs unchecked", got)
+	}
+	// Given its commands in a file (which the analysis cannot read, and the
+	// agent may have written), psql still runs shell commands through them
+	// (\!): no scope covers that either.
+	if err := os.WriteFile(filepath.Join(h.bin, "psql"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.grantAny("Bash(psql *)")
+	if got := codex("psql -f setup.sql mydb"); !strings.Contains(got.stdout, hooks.ReasonInteractive) {
+		t.Errorf("psql -f setup.sql under a scope: %+v, want interactive_command", got)
+	}
+	// Control: the grants of an ordinary program still cover it.
+	h.grantAny("Bash(ls *)")
+	if got := codex("ls -la"); strings.Contains(got.stdout, "deny") {
+		t.Errorf("ls -la under its grant: %+v, want the scoped allow", got)
+	}
+	// An interpreter's REPL needs an exact approval anyway; under Codex the
+	// model is told, and the pending record warns.
+	got = codex("bash")
+	if !strings.Contains(got.stdout, "no_grant") && !strings.Contains(got.stdout, "indirect_command") || !strings.Contains(got.stdout, "write_stdin") {
+		t.Errorf("bash under Codex: %+v, want it held, saying what is typed into it runs unchecked", got)
+	}
+	ps, _ := h.store.ListPending()
+	warned := false
+	for _, p := range ps {
+		for _, w := range p.Warnings {
+			warned = warned || strings.Contains(w, "runs unchecked")
+		}
+		if strings.Contains(hooks.Summary(p), "bash") {
+			dangers := hooks.Danger(p.Descriptor, p.ProjectDir)
+			if len(dangers) == 0 || !strings.Contains(dangers[0], "runs unchecked") {
+				t.Errorf("show/review of bash: danger lines %q, want the stdin warning", dangers)
+			}
+		}
+	}
+	if !warned {
+		t.Error("no pending record warns that what is typed into bash runs unchecked")
+	}
+	// Under an agent that cannot type into a running command, the model is
+	// not told what does not apply to it.
+	cursor := h.run("cursor", "preToolUse", edit(t, h.payload("cursor-pre-shell.json"), func(m map[string]any) {
+		m["tool_input"].(map[string]any)["command"] = "bash"
+	}))
+	if strings.Contains(cursor.stdout, "write_stdin") {
+		t.Errorf("bash under Cursor: %+v, told about Codex's write_stdin", cursor)
 	}
 }

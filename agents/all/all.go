@@ -13,19 +13,23 @@ import (
 	"github.com/loopguard/loopguard/agents/copilot"
 	"github.com/loopguard/loopguard/agents/cursor"
 	"github.com/loopguard/loopguard/agents/gemini"
+	"github.com/loopguard/loopguard/agents/opencode"
+	"github.com/loopguard/loopguard/agents/qwen"
 )
 
 // Adapters are the agents loopguard speaks, by name.
 var Adapters = map[string]agents.Adapter{
-	claude.Name:  claude.Adapter{},
-	codex.Name:   codex.Adapter{},
-	gemini.Name:  gemini.Adapter{},
-	copilot.Name: copilot.Adapter{},
-	cursor.Name:  cursor.Adapter{},
+	claude.Name:   claude.Adapter{},
+	codex.Name:    codex.Adapter{},
+	gemini.Name:   gemini.Adapter{},
+	copilot.Name:  copilot.Adapter{},
+	cursor.Name:   cursor.Adapter{},
+	qwen.Name:     qwen.Adapter{},
+	opencode.Name: opencode.Adapter{},
 }
 
 // Names lists the agents in the order help and doctor show them.
-var Names = []string{claude.Name, codex.Name, gemini.Name, copilot.Name, cursor.Name}
+var Names = []string{claude.Name, codex.Name, gemini.Name, copilot.Name, cursor.Name, qwen.Name, opencode.Name}
 
 // Lookup returns the adapter named name.
 func Lookup(name string) (agents.Adapter, error) {
@@ -62,6 +66,10 @@ func Detect(m map[string]any) (agents.Adapter, error) {
 	if has("turn_id") {
 		found = append(found, codex.Name)
 	}
+	// Qwen Code's Claude-style payload carries the model's own call id.
+	if has("tool_call_id") {
+		found = append(found, qwen.Name)
+	}
 	// Copilot's PascalCase payload: Claude's event names, a timestamp,
 	// and neither permission_mode nor transcript_path, which Claude sends.
 	if has("timestamp") && !has("permission_mode", "transcript_path") && len(found) == 0 {
@@ -82,8 +90,11 @@ func Detect(m map[string]any) (agents.Adapter, error) {
 // Registrations are the agents `loopguard init --agent` can register with,
 // in the order doctor shows them (Claude Code's registration is install's).
 var Registrations = []agents.Registration{
-	codex.Registration, gemini.Registration, copilot.Registration, cursor.Registration,
+	codex.Registration, gemini.Registration, copilot.Registration, cursor.Registration, qwen.Registration, opencode.Registration,
 }
+
+// Others lists the agents other than Claude Code, for help and errors.
+const Others = "codex, gemini, copilot, cursor, qwen or opencode"
 
 // Registration returns the registration of the agent named name.
 func Registration(name string) (agents.Registration, error) {
@@ -92,5 +103,5 @@ func Registration(name string) (agents.Registration, error) {
 			return r, nil
 		}
 	}
-	return agents.Registration{}, fmt.Errorf("unknown agent %q (want one of codex, gemini, copilot, cursor)", name)
+	return agents.Registration{}, fmt.Errorf("unknown agent %q (want one of %s)", name, Others)
 }

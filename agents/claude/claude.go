@@ -5,11 +5,17 @@ package claude
 import (
 	"io"
 
+	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/hooks"
 )
 
 // Name is the agent's name in `loopguard hook claude`.
 const Name = "claude"
+
+// Host is what Claude Code does with loopguard's answers.
+var Host = agents.Host{Client: "Claude Code 2.1.328",
+	Rewrite: "a PreToolUse allow's updatedInput replaces the command Claude Code runs",
+	Timeout: "Claude Code blocks the call when a hook registered with \"onFailure\": \"block\" times out, crashes or cannot start (2.1.295 and later)"}
 
 // Adapter is Claude Code's hook contract.
 type Adapter struct{}

@@ -4,8 +4,10 @@
 // canonical tool names are Bash ({command}), apply_patch ({command: the
 // patch}) and mcp__server__tool. Its output parser is strict and fails
 // open: an allow or ask from PreToolUse, an extra field, an empty reason, a
-// timeout or a crash all let the call through. So PreToolUse only ever
-// denies (exactly the three documented fields, exit 0) or says nothing.
+// timeout or a crash all let the call through. So PreToolUse denies
+// (exactly the three documented fields, exit 0), allows only with the
+// command to run instead (updatedInput: the canonical, confined rewrite of
+// a call a scoped grant covers), or says nothing.
 package codex
 
 import (
@@ -13,6 +15,7 @@ import (
 	"io"
 
 	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/agents/patch"
 	"github.com/loopguard/loopguard/hooks"
 )
 
@@ -58,6 +61,10 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	if _, err := agents.String(m, "turn_id", false); err != nil {
 		return nil, event, err
 	}
+	transcript, err := agents.String(m, "transcript_path", false)
+	if err != nil {
+		return nil, event, err
+	}
 	if event != "" && c.Event != event {
 		return nil, event, agents.Errorf("registered for %s but the payload says %s", event, c.Event)
 	}
@@ -67,6 +74,15 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 		return nil, event, agents.Errorf("unknown Codex event %q", c.Event)
 	}
 	c.SessionID = agents.Session(Name, sess)
+	c.ProjectDir = sessionProject(transcript, sess)
+	// Codex runs the updatedInput of a PreToolUse allow in place of the
+	// model's command (checked on 0.171.0: exec_command's cmd is replaced);
+	// a PermissionRequest answer cannot carry one.
+	c.Rewrite = c.Event == PreToolUse
+	// write_stdin types into a running command and runs no hook
+	// (codex-rs/core/src/tools/handlers/unified_exec/write_stdin.rs:
+	// pre_tool_use_payload returns None; seen on 0.171.0).
+	c.TypesLater = true
 	in, err := agents.InputObject(m["tool_input"], "tool_input", false)
 	if err != nil {
 		return nil, c.Event, err
@@ -106,43 +122,7 @@ func mapPatch(c *hooks.Call) error {
 	if !ok {
 		return agents.Errorf("apply_patch tool_input.command is not a string")
 	}
-	return mapPatchBody(c, body)
-}
-
-// mapPatchBody maps c, whose input holds the patch body, to the file tool.
-func mapPatchBody(c *hooks.Call, body string) error {
-	files, err := ParsePatch(body)
-	if err != nil {
-		return err
-	}
-	paths := map[string]bool{}
-	for _, f := range files {
-		paths[agents.Abs(c.Cwd, f.Path)] = true
-		if f.MoveTo != "" {
-			paths[agents.Abs(c.Cwd, f.MoveTo)] = true
-		}
-	}
-	if len(paths) != 1 {
-		var names []string
-		for _, f := range files {
-			names = append(names, f.Path)
-			if f.MoveTo != "" {
-				names = append(names, f.MoveTo)
-			}
-		}
-		return agents.Errorf("apply_patch changes %d files (%v); loopguard binds one file's state per approval: patch one file per apply_patch call", len(paths), names)
-	}
-	in := make(map[string]any, len(c.ToolInput)+1)
-	for k, v := range c.ToolInput {
-		in[k] = v
-	}
-	in["file_path"] = agents.Abs(c.Cwd, files[0].Path)
-	c.ToolInput = in
-	c.ToolName = "Edit"
-	if files[0].Op == OpAdd {
-		c.ToolName = "Write"
-	}
-	return nil
+	return patch.Map(c, body)
 }
 
 // Encode implements agents.Adapter.
@@ -164,9 +144,15 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		}
 		out = postBlock{Decision: "block", Reason: hooks.Clip(d.SystemMessage)}
 	default:
-		// PreToolUse, and any payload that could not be read: only a deny
-		// is ever written; allow and ask are not (Codex would take them as
-		// a failed hook, and ask does not exist there), abstain is silence.
+		// PreToolUse, and any payload that could not be read: a deny, or
+		// an allow that carries the command to run in place of the
+		// model's (updatedInput). A plain allow and ask are never written
+		// (Codex takes them as a failed hook, and ask does not exist
+		// there); they, and abstain, are silence.
+		if d.Behavior == hooks.Allow && d.UpdatedInput != nil && event == PreToolUse {
+			out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "allow", UpdatedInput: d.UpdatedInput, AdditionalContext: hooks.Clip(d.Context)})
+			break
+		}
 		if d.Behavior == hooks.Allow || d.Behavior == hooks.Abstain {
 			return hooks.ExitOK
 		}
@@ -193,10 +179,12 @@ type postBlock struct {
 
 // hso is hookSpecificOutput with exactly the fields Codex accepts.
 type hso struct {
-	HookEventName            string    `json:"hookEventName"`
-	Decision                 *decision `json:"decision,omitempty"`
-	PermissionDecision       string    `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string    `json:"permissionDecisionReason,omitempty"`
+	HookEventName            string         `json:"hookEventName"`
+	Decision                 *decision      `json:"decision,omitempty"`
+	PermissionDecision       string         `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string         `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             map[string]any `json:"updatedInput,omitempty"`
+	AdditionalContext        string         `json:"additionalContext,omitempty"`
 }
 
 type decision struct {

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/agents/patch"
 	"github.com/loopguard/loopguard/hooks"
 )
 
@@ -40,7 +41,7 @@ func mapShellPatch(c *hooks.Call) (bool, error) {
 		c.Cwd = filepath.Clean(agents.Abs(c.Cwd, dir))
 	}
 	c.ToolInput = map[string]any{"command": cmd, "patch": body}
-	return true, mapPatchBody(c, body)
+	return true, patch.Map(c, body)
 }
 
 // lazyRegexp compiles expr on first use: the hook of another agent never

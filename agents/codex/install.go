@@ -71,4 +71,8 @@ var Registration = agents.Registration{
 		return problems
 	},
 	Binding: "session_id (+ turn_id), agent_id of subagents, tool_use_id, the tool and its complete input; apply_patch is bound as the Write or Edit of the one file it changes, with that file's state (a patch over several files is refused)",
+	Host: agents.Host{Client: "Codex 0.171.0",
+		Rewrite:     "a PreToolUse allow's updatedInput replaces the command Codex runs",
+		Timeout:     "Codex runs the call when a hook times out (and when it cannot start: the registration echoes a deny then)",
+		TimeoutOpen: true},
 }

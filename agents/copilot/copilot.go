@@ -14,9 +14,12 @@ package copilot
 import (
 	"encoding/json"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/agents/patch"
 	"github.com/loopguard/loopguard/hooks"
 )
 
@@ -73,8 +76,11 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 	switch ev {
 	case PreToolUse, PermissionRequest:
 		c.Event = hooks.PreToolUse
+		// Copilot runs the modifiedArgs of a preToolUse allow in place of
+		// the model's arguments (checked on 1.0.102).
+		c.Rewrite = true
 		if ev == PermissionRequest {
-			c.Event = hooks.PermissionRequest
+			c.Event, c.Rewrite = hooks.PermissionRequest, false
 		}
 	case PostToolUse:
 		c.Event = hooks.PostToolUse
@@ -86,6 +92,7 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 		return nil, ev, err
 	}
 	c.SessionID = agents.Session(Name, sess)
+	c.CallKey = callKey(m["timestamp"])
 	if c.Cwd, err = agents.String(m, "cwd", true); err != nil {
 		return nil, ev, err
 	}
@@ -100,7 +107,7 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 		}
 		args, key = m["toolInput"], "toolInput"
 	}
-	if c.ToolInput, err = agents.InputObject(args, key, true); err != nil {
+	if err := readInput(c, args, key); err != nil {
 		return nil, ev, err
 	}
 	if err := mapTool(c); err != nil {
@@ -122,6 +129,7 @@ func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
 	switch ev {
 	case hooks.PreToolUse, hooks.PostToolUse, hooks.PermissionRequest:
 		c.Event = ev
+		c.Rewrite = ev == hooks.PreToolUse
 	default:
 		return nil, ev, agents.Errorf("unknown Copilot event %q", ev)
 	}
@@ -130,13 +138,14 @@ func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
 		return nil, ev, err
 	}
 	c.SessionID = agents.Session(Name, sess)
+	c.CallKey = callKey(m["timestamp"])
 	if c.Cwd, err = agents.String(m, "cwd", true); err != nil {
 		return nil, ev, err
 	}
 	if c.ToolName, err = agents.String(m, "tool_name", true); err != nil {
 		return nil, ev, err
 	}
-	if c.ToolInput, err = agents.InputObject(m["tool_input"], "tool_input", true); err != nil {
+	if err := readInput(c, m["tool_input"], "tool_input"); err != nil {
 		return nil, ev, err
 	}
 	// Claude's tool names already; Copilot's own names (a tool it does not
@@ -146,6 +155,44 @@ func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
 	}
 	c, err = agents.Finish(c)
 	return c, ev, err
+}
+
+// callKey is the identity of one call in Copilot's payloads: the time the
+// call was made, which Copilot hands every hook of that call (milliseconds
+// in the camelCase form, the same instant in ISO form in the PascalCase
+// one; checked on 1.0.102, where a call's two registrations got
+// 1796137348869 and "2026-12-01T15:02:28.869Z"). "" when it cannot be read.
+func callKey(ts any) string {
+	switch v := ts.(type) {
+	case json.Number:
+		if n, err := v.Int64(); err == nil && n > 0 {
+			return "t:" + strconv.FormatInt(n, 10)
+		}
+	case string:
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			return "t:" + strconv.FormatInt(t.UnixMilli(), 10)
+		}
+	}
+	return ""
+}
+
+// readInput sets c's input from raw: an object, or a JSON text holding one.
+// For GPT-5 models Copilot offers apply_patch as a free-form tool and sends
+// the patch itself as the text (checked on 1.0.102): that input is the
+// patch, {"patch": text}, mapped by mapTool like Codex's.
+func readInput(c *hooks.Call, raw any, key string) error {
+	if s, ok := raw.(string); ok && c.ToolName == "apply_patch" && isPatch(s) {
+		c.ToolInput = map[string]any{"patch": s}
+		return nil
+	}
+	in, err := agents.InputObject(raw, key, true)
+	c.ToolInput = in
+	return err
+}
+
+// isPatch reports whether s is patch text, not JSON.
+func isPatch(s string) bool {
+	return strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "*** Begin Patch")
 }
 
 // mapTool maps Copilot's tool names onto the engine's tool classes. Names it
@@ -169,7 +216,15 @@ func mapTool(c *hooks.Call) error {
 		c.ToolName = "PowerShell"
 	case "create":
 		return rename("Write")
-	case "edit", "str_replace_editor", "apply_patch":
+	case "apply_patch":
+		// The free-form patch, or a JSON form holding one.
+		for _, k := range []string{"patch", "input"} {
+			if body, ok := c.ToolInput[k].(string); ok && isPatch(body) {
+				return patch.Map(c, body)
+			}
+		}
+		return rename("Edit")
+	case "edit", "str_replace_editor":
 		return rename("Edit")
 	case "view":
 		return rename("Read")
@@ -213,7 +268,7 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) 
 		case hooks.Abstain:
 			return hooks.ExitOK
 		case hooks.Allow:
-			out = permission{Decision: "allow"}
+			out = permission{Decision: "allow", ModifiedArgs: d.UpdatedInput, AdditionalContext: hooks.Clip(d.Context)}
 		case hooks.Ask:
 			out = permission{Decision: "ask", Reason: agents.Reason(d)}
 		default:
@@ -233,11 +288,14 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) 
 	return code
 }
 
-// permission is preToolUse's answer: only the two documented fields (extra
-// ones have made Copilot discard a decision).
+// permission is preToolUse's answer: only documented fields (undocumented
+// ones have made Copilot discard a decision); modifiedArgs replaces the
+// call's arguments.
 type permission struct {
-	Decision string `json:"permissionDecision"`
-	Reason   string `json:"permissionDecisionReason,omitempty"`
+	Decision          string         `json:"permissionDecision"`
+	Reason            string         `json:"permissionDecisionReason,omitempty"`
+	ModifiedArgs      map[string]any `json:"modifiedArgs,omitempty"`
+	AdditionalContext string         `json:"additionalContext,omitempty"`
 }
 
 type behavior struct {

@@ -44,4 +44,8 @@ var Registration = agents.Registration{
 		return agents.CheckCommon(regs, o, Name, Events, "bash", "timeoutSec", 1)
 	},
 	Binding: "sessionId, the tool and its complete arguments only: Copilot sends no call id and no agent id, so an approval covers that exact call once in the session whichever subagent makes it, and the postToolUse re-check cannot tell which allowed call ran",
+	Host: agents.Host{Client: "Copilot CLI 1.0.102",
+		Rewrite:     "a preToolUse allow's modifiedArgs replace the call's arguments",
+		Timeout:     "Copilot runs the call when a hook times out (it blocks when one cannot start or exits non-zero)",
+		TimeoutOpen: true},
 }

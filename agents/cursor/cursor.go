@@ -79,6 +79,11 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 		if c.ToolUseID, err = agents.String(m, "tool_use_id", false); err != nil {
 			return nil, ev, err
 		}
+		// Cursor runs the hooks of Claude Code's settings too: both
+		// registrations answer one call once.
+		if c.ToolUseID != "" {
+			c.CallKey = "id:" + c.ToolUseID
+		}
 		if c.ToolInput, err = agents.InputObject(m["tool_input"], "tool_input", true); err != nil {
 			return nil, ev, err
 		}

@@ -51,4 +51,6 @@ var Registration = agents.Registration{
 		return problems
 	},
 	Binding: "conversation_id, tool_use_id, the tool and its complete input (Cursor sends no subagent id on tool calls)",
+	Host: agents.Host{Client: "Cursor (its docs; its agent is not on npm, so nothing was run)",
+		Timeout: "Cursor blocks the call when a hook registered with \"failClosed\": true times out, crashes or answers badly (documented, not measured)"},
 }

@@ -45,6 +45,9 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	switch ev {
 	case BeforeTool:
 		c.Event = hooks.PreToolUse
+		// Gemini merges hookSpecificOutput.tool_input over the model's
+		// arguments before the tool runs (checked on 0.61.0).
+		c.Rewrite = true
 	case AfterTool:
 		c.Event = hooks.PostToolUse
 	default:
@@ -137,7 +140,11 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		case hooks.Abstain:
 			return hooks.ExitOK
 		case hooks.Allow:
-			out = answer{Decision: "allow"}
+			a := answer{Decision: "allow"}
+			if d.UpdatedInput != nil {
+				a.HookSpecificOutput = &specific{HookEventName: BeforeTool, ToolInput: d.UpdatedInput}
+			}
+			out = a
 		case hooks.Ask:
 			out = answer{Decision: "ask", Reason: agents.Reason(d)}
 		default:
@@ -153,7 +160,15 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 }
 
 type answer struct {
-	Decision      string `json:"decision"`
-	Reason        string `json:"reason,omitempty"`
-	SystemMessage string `json:"systemMessage,omitempty"`
+	Decision           string    `json:"decision"`
+	Reason             string    `json:"reason,omitempty"`
+	SystemMessage      string    `json:"systemMessage,omitempty"`
+	HookSpecificOutput *specific `json:"hookSpecificOutput,omitempty"`
+}
+
+// specific carries the input Gemini runs in place of the model's: it is
+// merged over the model's arguments, so it holds every one of them.
+type specific struct {
+	HookEventName string         `json:"hookEventName"`
+	ToolInput     map[string]any `json:"tool_input"`
 }

@@ -48,4 +48,8 @@ var Registration = agents.Registration{
 		return agents.CheckCommon(regs, o, Name, Events, "command", "timeout", 1000)
 	},
 	Binding: "session_id, the tool and its complete input (Gemini sends no call id and no agent id: subagents share the session's approvals, and the AfterTool re-check cannot tell which allowed call ran)",
+	Host: agents.Host{Client: "Gemini CLI 0.61.0",
+		Rewrite:     "a BeforeTool allow's hookSpecificOutput.tool_input is merged over the call's arguments",
+		Timeout:     "Gemini runs the call when a hook times out (and when it cannot start: the registration echoes a deny then)",
+		TimeoutOpen: true},
 }

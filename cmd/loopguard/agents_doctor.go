@@ -9,77 +9,171 @@ import (
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/agents/all"
+	"github.com/loopguard/loopguard/agents/claude"
 	"github.com/loopguard/loopguard/agents/codex"
 	"github.com/loopguard/loopguard/agents/gemini"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/state"
 )
 
-// checkAgents checks every other agent's hook files (user and this
-// project's) that register loopguard: the registration is complete, its
-// timeouts are above the hook's deadline, the host's fail-open settings are
-// covered, and the agent will actually run it (Codex's trust, Gemini's
-// switches). An agent with no loopguard registration gets one skip line.
-func checkAgents(env doctorEnv) []checkResult {
+// selectAgents is the agents doctor checks: those --agent names, or else
+// those loopguard is registered with here (by init, which keeps a record,
+// or by hand), or else Claude Code, the default agent.
+func selectAgents(env doctorEnv) ([]string, checkResult, error) {
+	if len(env.agents) > 0 {
+		for _, a := range env.agents {
+			if _, err := all.Lookup(a); err != nil {
+				return nil, checkResult{}, withHint(err, "use --agent claude or --agent "+all.Others)
+			}
+		}
+		return env.agents, checkResult{status: statusOK, name: "agents", detail: "checking " + strings.Join(env.agents, ", ") + " (--agent)"}, nil
+	}
+	backups := ""
+	if dir, err := state.DefaultDir(); err == nil {
+		backups = filepath.Join(dir, "install")
+	}
+	made := func(path string, reg bool) bool {
+		return reg || (backups != "" && install.Recorded(backups, path))
+	}
+	var sel []string
+	for _, sc := range []install.Scope{install.User, install.Project, install.Local} {
+		if p, err := install.SettingsPath(sc, env.settings); err == nil && made(p, claudeRegistered(p, env.self)) {
+			sel = append(sel, claude.Name)
+			break
+		}
+	}
+	for _, reg := range all.Registrations {
+		for _, p := range []string{reg.UserFile(env.settings.Home), reg.ProjectFile(env.settings.Cwd)} {
+			if made(p, registered(reg, p, env.self)) {
+				sel = append(sel, reg.Agent)
+				break
+			}
+		}
+	}
+	if len(sel) == 0 {
+		return []string{claude.Name}, checkResult{status: statusOK, name: "agents",
+			detail: "loopguard is registered with no agent here; checking Claude Code, the default (loopguard doctor --agent NAME checks another)"}, nil
+	}
+	return sel, checkResult{status: statusOK, name: "agents",
+		detail: "checking " + strings.Join(sel, ", ") + ", the agents loopguard is registered with here (loopguard doctor --agent NAME checks another)"}, nil
+}
+
+// checkAgents checks each selected agent other than Claude Code: every
+// hook file of its that registers loopguard (complete, timeouts above the
+// hook's deadline, the host's fail-open settings covered, and the agent
+// will actually run it: Codex's trust, Gemini's switches), that there is
+// only one, and what its host does with loopguard's answers.
+func checkAgents(env doctorEnv, selected []string) []checkResult {
 	var out []checkResult
 	for _, reg := range all.Registrations {
+		if !contains(selected, reg.Agent) {
+			continue
+		}
 		ro := agents.RegOptions{Binary: env.self, Deadline: hooks.DefaultDeadline}
-		found := false
-		for _, path := range []string{reg.UserFile(env.settings.Home), reg.ProjectFile(env.settings.Cwd)} {
-			data, _, err := install.ReadSettings(path)
-			name := reg.Agent + " " + path
-			if err != nil {
-				out = append(out, checkResult{status: statusFail, name: name, detail: err.Error(), fix: "fix or remove the file, then run: loopguard init --agent " + reg.Agent})
-				continue
+		found := agentRegistrations(reg, env.settings, env.self)
+		for _, f := range found {
+			if f.claude {
+				continue // Claude Code's settings: checked as Claude Code's
 			}
-			if data == nil {
-				continue
-			}
-			regs, err := install.AgentHooks(data, reg.File(ro))
-			if err != nil {
-				if hasLoopguard(data) {
-					out = append(out, checkResult{status: statusFail, name: name, detail: err.Error(), fix: "fix the file by hand"})
-				}
-				continue
-			}
-			ours := false
-			for _, r := range regs {
-				ours = ours || r.Ours
-			}
-			if !ours {
-				continue
-			}
-			found = true
-			problems := reg.Check(regs, ro)
-			problems = append(problems, agentRuns(reg.Agent, path, data)...)
-			fix := "run: loopguard init --agent " + reg.Agent
-			if path == reg.ProjectFile(env.settings.Cwd) {
-				fix += " --project"
-			}
-			for _, p := range problems {
-				out = append(out, checkResult{status: statusFail, name: name, detail: p, fix: fix})
-			}
-			if len(problems) == 0 {
-				out = append(out, checkResult{status: statusOK, name: name, detail: "registered; an approval binds " + reg.Binding})
-			}
+			out = append(out, checkAgentFile(env, reg, ro, f)...)
 		}
-		if !found {
-			out = append(out, checkResult{status: statusSkip, name: reg.Agent, detail: "loopguard is not registered (loopguard init --agent " + reg.Agent + ")"})
+		if len(found) == 0 {
+			out = append(out, checkResult{status: statusFail, name: reg.Agent,
+				detail: "loopguard is not registered for " + reg.Agent + " here (neither " + reg.UserFile(env.settings.Home) + " nor " + reg.ProjectFile(env.settings.Cwd) + ")",
+				fix:    "run: loopguard init --agent " + reg.Agent})
 		}
+		if len(found) > 1 {
+			var paths []string
+			for _, f := range found {
+				paths = append(paths, f.path)
+			}
+			fix := "keep one: loopguard uninstall --agent " + reg.Agent + " --" + found[len(found)-1].scope
+			if found[len(found)-1].claude {
+				fix = "keep one: loopguard uninstall --agent " + reg.Agent + " (" + reg.Agent + " then runs the Claude Code registration in " + found[len(found)-1].path + ", answered in its own format), or remove loopguard from that file"
+			}
+			out = append(out, checkResult{status: statusFail, name: reg.Agent + " registrations",
+				detail: fmt.Sprintf("%s runs loopguard from %d files (%s): twice for every call; loopguard answers a call once where the host gives every hook the call's identity, but each registration is one more chance to disagree", reg.Agent, len(found), strings.Join(paths, " and ")),
+				fix:    fix})
+		}
+		out = append(out, hostLine(reg.Agent, reg.Host))
 	}
 	return out
 }
 
-func hasLoopguard(data []byte) bool { return strings.Contains(string(data), "loopguard") }
+// checkAgentFile checks one hook file of reg that registers loopguard.
+func checkAgentFile(env doctorEnv, reg agents.Registration, ro agents.RegOptions, f foundReg) []checkResult {
+	name := reg.Agent + " " + f.path
+	fix := "run: loopguard init --agent " + reg.Agent
+	if f.scope == "project" {
+		fix += " --project"
+	}
+	data, _, err := install.ReadSettings(f.path)
+	if err != nil || data == nil {
+		return []checkResult{{status: statusFail, name: name, detail: fmt.Sprint(err), fix: "fix or remove the file, then " + fix}}
+	}
+	var problems []string
+	if reg.Plugin != nil {
+		problems = reg.CheckPlugin(data, ro)
+	} else {
+		regs, err := install.AgentHooks(data, reg.File(ro))
+		if err != nil {
+			return []checkResult{{status: statusFail, name: name, detail: err.Error(), fix: "fix the file by hand"}}
+		}
+		problems = reg.Check(regs, ro)
+	}
+	var out []checkResult
+	for _, p := range problems {
+		out = append(out, checkResult{status: statusFail, name: name, detail: p, fix: fix})
+	}
+	for _, p := range agentRuns(reg.Agent, f.path, data, env.self) {
+		out = append(out, checkResult{status: statusFail, name: name, detail: p.detail, fix: p.fix})
+	}
+	if len(out) == 0 {
+		out = append(out, checkResult{status: statusOK, name: name, detail: "registered; an approval binds " + reg.Binding})
+	}
+	return out
+}
+
+// hostLine says what the agent's host does with loopguard's answers: the
+// rewrite of a scoped Bash call (and its confinement), and a hook timeout.
+func hostLine(agent string, h agents.Host) checkResult {
+	rw := "scoped Bash calls run rewritten to what was analysed (" + h.Rewrite + ")"
+	if h.Rewrite == "" {
+		rw = "NO rewrite: " + agent + " runs the model's own command text, so a scope covers only a command already written plainly (no $'...', backslashes, globs), and nothing it runs is confined by the kernel"
+	}
+	to := h.Timeout
+	if h.TimeoutOpen {
+		to += fmt.Sprintf("; loopguard answers within its own %s deadline, well under the timeout it registers", hooks.DefaultDeadline)
+	}
+	return checkResult{status: statusOK, name: agent + " host", detail: h.Client + ": " + rw + "; on a hook timeout: " + to}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// agentProblem is a reason the host will not run loopguard's hook, and how
+// to fix it.
+type agentProblem struct{ detail, fix string }
 
 // agentRuns checks what else decides whether the host runs loopguard's hook
 // from the file at path.
-func agentRuns(agent, path string, data []byte) []string {
+func agentRuns(agent, path string, data []byte, self string) []agentProblem {
 	switch agent {
 	case codex.Name:
-		return codexTrusted(path)
+		return codexTrusted(path, data, self)
 	case gemini.Name:
-		return geminiEnabled(data)
+		var out []agentProblem
+		for _, p := range geminiEnabled(data) {
+			out = append(out, agentProblem{p, "edit " + path + " by hand"})
+		}
+		return out
 	}
 	return nil
 }
@@ -93,28 +187,36 @@ func codexHome() string {
 	return filepath.Join(home, ".codex")
 }
 
-// codexTrusted looks in Codex's config.toml for the trust entry of the
-// PreToolUse hook in path ([hooks.state."<path>:pre_tool_use:..."], which
-// Codex writes when the user trusts the hook with /hooks), and for hooks
-// being switched off. The entry's hash is not recomputed.
-func codexTrusted(path string) []string {
+// codexTrusted checks that Codex trusts loopguard's handlers in the hooks
+// file at path, as they are now (codex.Untrusted recomputes each trust
+// hash), and that its config does not turn hooks off.
+func codexTrusted(path string, data []byte, self string) []agentProblem {
 	cfg := filepath.Join(codexHome(), "config.toml")
 	b, err := os.ReadFile(cfg)
 	if err != nil && !os.IsNotExist(err) {
-		return []string{fmt.Sprintf("cannot read %s: %v", cfg, err)}
+		return []agentProblem{{fmt.Sprintf("cannot read %s: %v", cfg, err), "make it readable"}}
 	}
-	text := string(b)
-	var problems []string
-	if !strings.Contains(text, path+":pre_tool_use:") {
-		problems = append(problems, fmt.Sprintf("the hook is not trusted in %s, so Codex does not run it (every call runs unguarded): start `codex`, type /hooks and trust loopguard's hooks", cfg))
+	ours := func(h map[string]any) bool {
+		cmd, _ := h["command"].(string)
+		return install.IsLoopguard(install.Handler{Type: "command", Command: cmd}, self)
 	}
-	for _, line := range strings.Split(text, "\n") {
+	untrusted, err := codex.Untrusted(path, data, b, ours)
+	if err != nil {
+		return []agentProblem{{"cannot read " + path + ": " + err.Error(), "fix the file by hand"}}
+	}
+	var out []agentProblem
+	if len(untrusted) > 0 {
+		out = append(out, agentProblem{
+			fmt.Sprintf("Codex does not trust loopguard's hooks as they are now (%s), so it does not run them: every call runs unguarded", strings.Join(untrusted, ", ")),
+			codexTrustStep(!strings.HasPrefix(path, codexHome()+string(filepath.Separator)))})
+	}
+	for _, line := range strings.Split(string(b), "\n") {
 		l := strings.ReplaceAll(line, " ", "")
 		if l == "hooks=false" || l == "codex_hooks=false" {
-			problems = append(problems, fmt.Sprintf("%s turns hooks off (%s)", cfg, strings.TrimSpace(line)))
+			out = append(out, agentProblem{fmt.Sprintf("%s turns hooks off (%s)", cfg, strings.TrimSpace(line)), "remove that line from " + cfg})
 		}
 	}
-	return problems
+	return out
 }
 
 // geminiEnabled checks Gemini's hooksConfig switches in the same settings.

@@ -12,6 +12,7 @@ import (
 	"github.com/loopguard/loopguard/agents/all"
 	"github.com/loopguard/loopguard/agents/codex"
 	"github.com/loopguard/loopguard/agents/gemini"
+	"github.com/loopguard/loopguard/agents/qwen"
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
@@ -42,7 +43,7 @@ func agentFile(reg agents.Registration, s scopeFlags) (string, string, error) {
 func initAgentRun(ctx context.Context, out, errOut io.Writer, o *initOptions, bin string) error {
 	reg, err := all.Registration(o.agent)
 	if err != nil {
-		return withHint(err, "use --agent codex, gemini, copilot or cursor (Claude Code is the default)")
+		return withHint(err, "use --agent "+all.Others+" (Claude Code is the default)")
 	}
 	if o.wait > 0 {
 		return withHint(errors.New("--wait is for Claude Code only"), "drop --wait")
@@ -56,12 +57,33 @@ func initAgentRun(ctx context.Context, out, errOut io.Writer, o *initOptions, bi
 	}
 	hookBin, why := hookBinary(bin)
 	ro := agents.RegOptions{Binary: hookBin, Mode: o.mode, Deadline: hooks.DefaultDeadline}
-	f := reg.File(ro)
+	// One registration per agent: a second would run loopguard twice for
+	// every call.
+	env, err := settingsEnv()
+	if err != nil {
+		return err
+	}
+	for _, f := range agentRegistrations(reg, env, bin) {
+		if f.path == path {
+			continue
+		}
+		hint := "remove that one first (loopguard uninstall --agent " + reg.Agent + " --" + f.scope + "), or keep it and register nothing more"
+		if f.claude {
+			hint = "the Claude Code registration there already guards " + reg.Agent + ", which runs it and is answered in its own format; to use " + reg.Agent + "'s own file instead, remove loopguard from " + f.path + " (loopguard uninstall --" + f.scope + ")"
+		}
+		return withHint(fmt.Errorf("%s already runs loopguard from %s: a second registration would run it twice for every call", reg.Agent, f.path), hint)
+	}
 	dir, err := state.DefaultDir()
 	if err != nil {
 		return err
 	}
-	res, err := install.ApplyAgent(path, filepath.Join(dir, "install"), f, true)
+	apply := func(dry bool, backups string) (*install.Result, error) {
+		if reg.Plugin != nil {
+			return install.ApplyOwned(path, backups, reg.Plugin(ro), reg.IsOurs, dry)
+		}
+		return install.ApplyAgent(path, backups, reg.File(ro), dry)
+	}
+	res, err := apply(true, filepath.Join(dir, "install"))
 	if err != nil {
 		return err
 	}
@@ -73,7 +95,7 @@ func initAgentRun(ctx context.Context, out, errOut io.Writer, o *initOptions, bi
 	if err != nil {
 		return err
 	}
-	res, err = install.ApplyAgent(path, filepath.Join(st.Dir, "install"), f, false)
+	res, err = apply(false, filepath.Join(st.Dir, "install"))
 	if err != nil {
 		return err
 	}
@@ -85,8 +107,12 @@ func initAgentRun(ctx context.Context, out, errOut io.Writer, o *initOptions, bi
 			verb = "created"
 		}
 		var events []string
-		for _, e := range f.Entries {
-			events = append(events, e.Event)
+		if reg.Plugin != nil {
+			events = []string{"every tool call"}
+		} else {
+			for _, e := range reg.File(ro).Entries {
+				events = append(events, e.Event)
+			}
 		}
 		fmt.Fprintf(out, "Hooks: %s %s: %s run %s hook %s (mode %s).\n", path, verb, strings.Join(events, ", "), hookBin, reg.Agent, o.mode)
 		hookBinaryNote(out, bin, why)
@@ -99,18 +125,32 @@ func initAgentRun(ctx context.Context, out, errOut io.Writer, o *initOptions, bi
 		}
 	}
 	fmt.Fprintf(out, "Binding: %s.\n", reg.Binding)
+	if reg.Host.Rewrite == "" {
+		fmt.Fprintf(out, "Scopes: %s runs the model's own command text, so a scoped grant covers only a command already written plainly (no $'...', backslashes, globs); the rest needs an exact approval.\n", reg.Agent)
+	}
 	switch reg.Agent {
 	case codex.Name:
-		fmt.Fprintln(out, "Next: Codex runs a hook only once you trust it: start `codex`, type /hooks and trust loopguard's hooks (doctor checks this). Then run `loopguard doctor`.")
-	case gemini.Name:
-		fmt.Fprintln(out, "Next: Gemini CLI runs settings hooks only in trusted folders; trust this folder in Gemini. Then run `loopguard doctor`.")
+		fmt.Fprintln(out, "Next: "+codexTrustStep(scope == "project")+" Then run `loopguard doctor --agent codex`.")
+	case gemini.Name, qwen.Name:
+		fmt.Fprintf(out, "Next: %s runs settings hooks only in trusted folders; trust this folder in it. Then run `loopguard doctor --agent %s`.\n", reg.Agent, reg.Agent)
 	default:
-		fmt.Fprintln(out, "Next: run `loopguard doctor`; new sessions pick the hooks up.")
+		fmt.Fprintf(out, "Next: run `loopguard doctor --agent %s`; new sessions pick the hooks up.\n", reg.Agent)
 	}
 	if scope == "project" {
 		fmt.Fprintf(errOut, "loopguard: warning: %s is shared with the repository, and the hook path %s is this machine's\n", path, hookBin)
 	}
 	return nil
+}
+
+// codexTrustStep is how the user makes Codex run loopguard's hooks: Codex
+// runs a user or project hook only once it is trusted, and asks at start.
+func codexTrustStep(project bool) string {
+	where := "start `codex` (anywhere)"
+	if project {
+		where = "start `codex` in this project"
+	}
+	return "Codex runs loopguard's hooks only once you trust them: " + where +
+		"; at \"Hooks need review\" choose \"Trust all and continue\" (or type /hooks, select loopguard's hooks and trust them). Codex records the trust in its config.toml; trust again after every loopguard init, which changes the hooks."
 }
 
 // initKeyAndState creates the key (if there is none), the state directory
@@ -148,7 +188,7 @@ func initKeyAndState(ctx context.Context, out, errOut io.Writer) (*state.Store, 
 func uninstallAgentRun(out, errOut io.Writer, o *uninstallOptions) error {
 	reg, err := all.Registration(o.agent)
 	if err != nil {
-		return withHint(err, "use --agent codex, gemini, copilot or cursor")
+		return withHint(err, "use --agent "+all.Others)
 	}
 	dir, err := state.DefaultDir()
 	if err != nil {
@@ -174,8 +214,12 @@ func uninstallAgentRun(out, errOut io.Writer, o *uninstallOptions) error {
 		if !explicit && !install.Recorded(backups, path) {
 			continue
 		}
-		f := reg.File(agents.RegOptions{Binary: self})
-		res, err := install.RemoveAgent(path, backups, f, o.dryRun)
+		var res *install.Result
+		if reg.Plugin != nil {
+			res, err = install.RemoveOwned(path, backups, reg.IsOurs, o.dryRun)
+		} else {
+			res, err = install.RemoveAgent(path, backups, reg.File(agents.RegOptions{Binary: self}), o.dryRun)
+		}
 		if err != nil {
 			return err
 		}

@@ -47,8 +47,12 @@ func openStore() (*state.Store, error) {
 	return state.Open(dir)
 }
 
+// auditLog is the audit log, with the entries the hook wrote without its
+// lock (its deadline) moved into the chain first.
 func auditLog(st *state.Store) *audit.Log {
-	return audit.Open(filepath.Join(st.Dir, "audit"))
+	l := audit.Open(filepath.Join(st.Dir, "audit"))
+	_ = l.Drain()
+	return l
 }
 
 // loadMaster reads the master key from the OS keyring, bounded in time.

@@ -20,6 +20,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loopguard/loopguard/agents/all"
+	"github.com/loopguard/loopguard/agents/claude"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/hooks"
@@ -70,14 +72,22 @@ type doctorEnv struct {
 	// launcher is the binary doctor tries the launcher with ("" skips
 	// the try): this one.
 	launcher string
+	// agents are the agents to check (--agent); nil: those loopguard is
+	// registered with here.
+	agents []string
 }
 
 func newDoctorCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "doctor",
+	var only []string
+	cmd := &cobra.Command{
+		Use:   "doctor [--agent NAME]",
 		Short: "Check that loopguard really guards this project, and say how to fix what does not",
 		Long: `Check what makes the guard real, one line per check, and exit non-zero when any
-check fails:
+check fails. It checks the agents loopguard is registered with here (by init,
+or by hand), or Claude Code when there is none; --agent claude, codex, gemini,
+copilot, cursor, qwen or opencode checks that one (repeat it for more).
+
+For Claude Code:
 
   - every Claude Code settings file that loads for this project (user, project,
     local, managed) parses, registers loopguard for PreToolUse,
@@ -101,9 +111,20 @@ check fails:
     this machine's token is valid and verifies, and Vault refuses to mint
     with it (doctor asks it to and expects HTTP 403).
 
+For another agent: each hook file of its that registers loopguard is complete,
+its timeouts are above the hook's deadline and its fail-open settings are
+covered; the agent will run it (Codex trusts it as it is now, Gemini's
+switches are on); there is only one registration per agent (Copilot and
+Cursor also run Claude Code's); and what the agent's host does with
+loopguard's answers: whether it runs the rewritten, confined command of a
+scoped grant, and what it does on a hook timeout.
+
+For every agent: the kernel's confinement (Landlock), the keyring or Vault,
+the state directory and the audit log.
+
 Without a session bus the keyring check fails at once, with a hint; nothing
 waits.`,
-		Example: "  loopguard doctor\n  cd my-project && loopguard doctor",
+		Example: "  loopguard doctor\n  cd my-project && loopguard doctor\n  loopguard doctor --agent codex",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			self, err := selfPath()
@@ -114,7 +135,7 @@ waits.`,
 			if err != nil {
 				return err
 			}
-			env := doctorEnv{self: self, launcher: self, settings: senv, managed: managedSettings, lookClaude: func() string {
+			env := doctorEnv{self: self, launcher: self, settings: senv, managed: managedSettings, agents: only, lookClaude: func() string {
 				p, err := exec.LookPath("claude")
 				if err != nil {
 					return ""
@@ -124,15 +145,24 @@ waits.`,
 			return doctorRun(cmd.Context(), cmd.OutOrStdout(), env)
 		},
 	}
+	cmd.Flags().StringSliceVar(&only, "agent", nil, "check this agent only: claude, "+all.Others+" (repeatable)")
+	return cmd
 }
 
 func doctorRun(ctx context.Context, out io.Writer, env doctorEnv) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	selected, line, err := selectAgents(env)
+	if err != nil {
+		return err
+	}
+	withClaude := contains(selected, claude.Name)
 	// claude --version runs while the other checks do.
 	claudeDone := make(chan checkResult, 1)
-	go func() { claudeDone <- checkClaude(ctx, env.lookClaude) }()
+	if withClaude {
+		go func() { claudeDone <- checkClaude(ctx, env.lookClaude) }()
+	}
 
 	var results []checkResult
 	add := func(r checkResult) {
@@ -144,15 +174,21 @@ func doctorRun(ctx context.Context, out io.Writer, env doctorEnv) error {
 		add(checkResult{status: statusFail, name: "platform", detail: u.Error() + ": the hook denies every call here",
 			fix: "run loopguard on Linux or macOS (on Windows, inside WSL 2)"})
 	}
-	for _, r := range checkSettings(env) {
+	add(line)
+	if withClaude {
+		for _, r := range checkSettings(env) {
+			add(r)
+		}
+	}
+	for _, r := range checkAgents(env, selected) {
 		add(r)
 	}
-	for _, r := range checkAgents(env) {
-		add(r)
-	}
-	add(<-claudeDone)
-	for _, r := range checkSandbox(ctx, env) {
-		add(r)
+	if withClaude {
+		add(<-claudeDone)
+		for _, r := range checkSandbox(ctx, env) {
+			add(r)
+		}
+		add(hostLine(claude.Name, claude.Host))
 	}
 	add(checkConfinement(ctx, env.launcher))
 	var master []byte

@@ -168,7 +168,7 @@ a call runs but cannot confine what it does.`,
 	cmd.Flags().StringVar(&o.tools, "tools", install.DefaultMatcher, "the Claude Code matcher of the tools to guard")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the change to the settings file and do nothing")
 	cmd.Flags().BoolVar(&o.noSandbox, "no-sandbox", false, "do not turn on Claude Code's OS sandbox for Bash (weaker: approved code runs unconfined)")
-	cmd.Flags().StringVar(&o.agent, "agent", "", "register with another agent: codex, gemini, copilot or cursor (see README)")
+	cmd.Flags().StringVar(&o.agent, "agent", "", "register with another agent: codex, gemini, copilot, cursor, qwen or opencode (see README)")
 	cmd.Flags().StringVar(&o.preset, "preset", "", "grant this preset of standing rules (readonly: ls, cat, git status/log/diff...) without asking")
 	cmd.Flags().BoolVar(&o.noPreset, "no-preset", false, "do not offer the read-only preset")
 	cmd.Flags().StringVar(&o.toolchains, "toolchains", "ask", "trust the toolchain directories found in PATH (~/.cargo/bin, ~/go/bin...): ask (on a terminal), all or none")

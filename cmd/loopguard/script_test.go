@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/loopguard/loopguard/agents/codex"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hookmain"
 	"github.com/loopguard/loopguard/internal/scripttest"
@@ -56,6 +60,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 		"private-keyring": cmdPrivateKeyring,
 		"typegrant":       cmdTypeGrant,
 		"prefix":          cmdPrefix,
+		"codextrust":      cmdCodexTrust,
 	})
 	p.Dir = dir
 	return p
@@ -124,4 +129,38 @@ func cmdPrefix(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("$%s is shorter than %d", args[0], n)
 	}
 	ts.Setenv(args[2], v[:n])
+}
+
+// cmdCodexTrust plays the user trusting every hook of a Codex hooks.json
+// ("Trust all and continue"): codextrust HOOKS CONFIG appends to CONFIG the
+// [hooks.state] entries Codex writes for HOOKS as it is now (the hash is
+// pinned to real Codex's in agents/codex).
+func cmdCodexTrust(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: codextrust HOOKS CONFIG")
+	}
+	path := ts.MkAbs(args[0])
+	data, err := os.ReadFile(path)
+	ts.Check(err)
+	var f struct {
+		Hooks map[string][]struct {
+			Matcher *string          `json:"matcher"`
+			Hooks   []map[string]any `json:"hooks"`
+		} `json:"hooks"`
+	}
+	ts.Check(json.Unmarshal(data, &f))
+	var b strings.Builder
+	for ev, groups := range f.Hooks {
+		snake := strings.ToLower(regexp.MustCompile(`([a-z])([A-Z])`).ReplaceAllString(ev, "${1}_${2}"))
+		for g, group := range groups {
+			for h, handler := range group.Hooks {
+				hash, err := codex.TrustHash(snake, group.Matcher, handler)
+				ts.Check(err)
+				fmt.Fprintf(&b, "\n[hooks.state.%q]\ntrusted_hash = %q\n", fmt.Sprintf("%s:%s:%d:%d", path, snake, g, h), hash)
+			}
+		}
+	}
+	cfg := ts.MkAbs(args[1])
+	old, _ := os.ReadFile(cfg)
+	ts.Check(os.WriteFile(cfg, append(old, b.String()...), 0o600))
 }

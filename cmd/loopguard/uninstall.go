@@ -64,7 +64,7 @@ then names.`,
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the changes and do nothing")
 	cmd.Flags().BoolVar(&o.purgeKey, "purge-key", false, "also delete the key from the OS keyring (asks on the terminal first)")
 	cmd.Flags().BoolVar(&o.yes, "yes", false, "with --purge-key: delete the key without asking")
-	cmd.Flags().StringVar(&o.agent, "agent", "", "remove loopguard from another agent's hooks: codex, gemini, copilot or cursor")
+	cmd.Flags().StringVar(&o.agent, "agent", "", "remove loopguard from another agent's hooks: codex, gemini, copilot, cursor, qwen or opencode")
 	cmd.Flags().BoolVar(&o.managed, "managed", false, "as root: remove what init --managed wrote to Claude Code's managed settings")
 	for _, f := range []string{"user", "project", "local", "agent", "purge-key"} {
 		cmd.MarkFlagsMutuallyExclusive("managed", f)

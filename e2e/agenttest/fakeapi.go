@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +29,10 @@ type Script struct {
 	// Extra, when set, adds arguments to call i (Extra[i]), e.g. Codex's
 	// workdir.
 	Extra []map[string]any
+	// Custom makes the Responses API's calls free-form (custom_tool_call):
+	// each command is the tool's whole input, as GPT-5 models send
+	// apply_patch.
+	Custom bool
 }
 
 // FakeAPI is a scripted model API on 127.0.0.1. Its protocol (OpenAI
@@ -137,7 +143,7 @@ func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
 			_ = json.Unmarshal(body, &req)
 			var out *string
 			for i := len(req.Input) - 1; i >= 0; i-- {
-				if req.Input[i]["type"] == "function_call_output" {
+				if ty := req.Input[i]["type"]; ty == "function_call_output" || ty == "custom_tool_call_output" {
 					s := fmt.Sprint(req.Input[i]["output"])
 					out = &s
 					break
@@ -151,7 +157,20 @@ func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
 			send := sse(w)
 			send("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
 			var item map[string]any
-			if cmd != "" {
+			if cmd != "" && s.Custom {
+				item = map[string]any{"type": "custom_tool_call", "id": "ctc_" + id, "status": "completed",
+					"name": s.Tool, "input": cmd, "call_id": "call_" + id}
+			} else if cmd == WriteStdin {
+				// Codex's write_stdin into the command the last call left
+				// running ("Process running with session ID N").
+				a := map[string]any{"session_id": sessionID(req.Input)}
+				for k, v := range extra {
+					a[k] = v
+				}
+				args, _ := json.Marshal(a)
+				item = map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
+					"name": "write_stdin", "arguments": string(args), "call_id": "call_" + id}
+			} else if cmd != "" {
 				a := map[string]any{s.Arg: cmd}
 				for k, v := range extra {
 					a[k] = v
@@ -171,6 +190,25 @@ func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
 					"output_tokens": 1, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 2}}})
 		})
 	})
+}
+
+// WriteStdin, as a command of a Script for Codex, is Codex's write_stdin
+// into the command the last call left running (its Extra gives "chars").
+const WriteStdin = "SESSION"
+
+var sessionIDRe = regexp.MustCompile(`session ID (\d+)`)
+
+// sessionID is the id of the last running command Codex reported.
+func sessionID(input []map[string]any) int {
+	for i := len(input) - 1; i >= 0; i-- {
+		if out, ok := input[i]["output"].(string); ok {
+			if m := sessionIDRe.FindStringSubmatch(out); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				return n
+			}
+		}
+	}
+	return -1
 }
 
 // NewGeminiAPI serves the Gemini API as Gemini CLI calls it
@@ -226,6 +264,78 @@ func NewGeminiAPI(t testing.TB, s Script) *FakeAPI {
 			} else {
 				send("", candidate(map[string]any{"text": "done"}))
 			}
+		})
+	})
+}
+
+// NewChatAPI serves OpenAI's Chat Completions API (POST
+// /v1/chat/completions, streamed or not) as Qwen Code and OpenCode (through
+// its OpenAI-compatible provider) call it: the model asks for the shell
+// tool Script.Tool (default run_shell_command {command}, Qwen Code's).
+// Requests without tools (titles, summaries) get a short text answer.
+func NewChatAPI(t testing.TB, s Script) *FakeAPI {
+	if s.Tool == "" {
+		s.Tool, s.Arg = "run_shell_command", "command"
+	}
+	return start(t, s, func(f *FakeAPI) http.Handler {
+		n := 0
+		var mu sync.Mutex
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/models") {
+				_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []any{map[string]any{"id": "fake-model", "object": "model"}}})
+				return
+			}
+			if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+				http.NotFound(w, r)
+				return
+			}
+			var req struct {
+				Messages []map[string]any `json:"messages"`
+				Tools    []any            `json:"tools"`
+				Stream   bool             `json:"stream"`
+			}
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+			_ = json.Unmarshal(body, &req)
+			mu.Lock()
+			n++
+			id := fmt.Sprintf("chat_%d", n)
+			mu.Unlock()
+			delta := map[string]any{"role": "assistant", "content": "done"}
+			finish := "stop"
+			if len(req.Tools) > 0 {
+				var out *string
+				if k := len(req.Messages); k > 0 && req.Messages[k-1]["role"] == "tool" {
+					s := fmt.Sprint(req.Messages[k-1]["content"])
+					out = &s
+				}
+				if cmd, extra := f.turn(out); cmd != "" {
+					a := map[string]any{s.Arg: cmd}
+					for k, v := range extra {
+						a[k] = v
+					}
+					args, _ := json.Marshal(a)
+					delta = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"index": 0, "id": "call_" + id,
+						"type": "function", "function": map[string]any{"name": s.Tool, "arguments": string(args)}}}}
+					finish = "tool_calls"
+				}
+			}
+			usage := map[string]any{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+			if !req.Stream {
+				_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "object": "chat.completion", "created": 1, "model": "fake-model",
+					"choices": []any{map[string]any{"index": 0, "message": delta, "finish_reason": finish}}, "usage": usage})
+				return
+			}
+			send := sse(w)
+			chunk := func(choice map[string]any, extra map[string]any) {
+				m := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1, "model": "fake-model", "choices": []any{choice}}
+				for k, v := range extra {
+					m[k] = v
+				}
+				send("", m)
+			}
+			chunk(map[string]any{"index": 0, "delta": delta, "finish_reason": nil}, nil)
+			chunk(map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}, map[string]any{"usage": usage})
+			_, _ = io.WriteString(w, "data: [DONE]\n\n")
 		})
 	})
 }

@@ -1,7 +1,7 @@
 //go:build unix
 
 // Package agenttest drives other coding agents' real clients (Codex CLI,
-// Gemini CLI) in tests, in the style of e2e/claudetest: it installs a pinned
+// Gemini CLI, Copilot CLI, Qwen Code, OpenCode) in tests, in the style of e2e/claudetest: it installs a pinned
 // client with npm into a cache folder, serves a scripted fake model API on
 // loopback (OpenAI's Responses API for Codex, the Gemini API for Gemini
 // CLI), and runs the client non-interactively against it.
@@ -40,6 +40,9 @@ var (
 	Gemini = Client{Name: "gemini", Package: "@google/gemini-cli", Version: "0.61.0", Bin: "gemini"}
 	// Copilot CLI runs offline against a custom model provider (BYOK).
 	Copilot = Client{Name: "copilot", Package: "@github/copilot", Version: "1.0.102", Bin: "copilot"}
+	// Qwen Code and OpenCode run against a fake Chat Completions API.
+	Qwen     = Client{Name: "qwen", Package: "@qwen-code/qwen-code", Version: "0.24.4", Bin: "qwen"}
+	OpenCode = Client{Name: "opencode", Package: "opencode-ai", Version: "1.18.33", Bin: "opencode"}
 )
 
 // CacheEnv names the environment variable that overrides the cache folder
@@ -190,4 +193,53 @@ func RunCmd(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) (Result, 
 		return res, err
 	}
 	return res, nil
+}
+
+// SeedOpenCode installs, once, the package OpenCode installs into its config
+// directory before it loads plugins (@opencode-ai/plugin at the client's
+// version, exactly as OpenCode pins it) into the cache, and returns the
+// folder to copy into a config directory (WriteOpenCodeConfig).
+func SeedOpenCode(t testing.TB) string {
+	t.Helper()
+	dir, err := CacheDir()
+	if err != nil {
+		t.Fatalf("agenttest: %v", err)
+	}
+	seed := filepath.Join(dir, OpenCode.Name, "config-seed-"+OpenCode.Version)
+	installMu.Lock()
+	defer installMu.Unlock()
+	if _, err := os.Stat(filepath.Join(seed, "node_modules", "@opencode-ai", "plugin", "package.json")); err == nil {
+		return seed
+	}
+	if err := os.MkdirAll(seed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lf, err := os.OpenFile(filepath.Join(seed, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(seed, "node_modules", "@opencode-ai", "plugin", "package.json")); err == nil {
+		return seed
+	}
+	pkg := fmt.Sprintf(`{"dependencies":{"@opencode-ai/plugin":%q}}`, OpenCode.Version)
+	if err := os.WriteFile(filepath.Join(seed, "package.json"), []byte(pkg+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("agenttest: %v", claudetest.ErrNoNPM)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--prefix", seed)
+	cmd.Dir = seed
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("agenttest: failed to install @opencode-ai/plugin into %s: %v\n%s", seed, err, tail(string(out), 30))
+	}
+	_ = os.Remove(filepath.Join(seed, ".install.lock"))
+	return seed
 }

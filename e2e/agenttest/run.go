@@ -95,3 +95,45 @@ func (r Run) Copilot(ctx context.Context) (Result, error) {
 		"COPILOT_AUTO_UPDATE=false")
 	return RunCmd(ctx, cmd, RunTimeout)
 }
+
+// Qwen runs `qwen go --yolo` in Dir (yolo: Qwen Code's own approval prompt
+// is off, so what stops a call is the hook) against the fake Chat
+// Completions API as its OpenAI provider.
+func (r Run) Qwen(ctx context.Context) (Result, error) {
+	cmd := exec.Command(r.Bin, append([]string{"go", "--yolo", "--output-format", "json"}, r.Args...)...)
+	cmd.Dir = r.Dir
+	cmd.Env = append(r.env(), "OPENAI_API_KEY=dummy", "OPENAI_BASE_URL="+r.API.URL+"/v1", "OPENAI_MODEL=fake-model",
+		"QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
+	return RunCmd(ctx, cmd, RunTimeout)
+}
+
+// WriteOpenCodeConfig writes Home/.config/opencode/opencode.json: a model
+// provider of its own (OpenCode's bundled OpenAI-compatible one) at the
+// fake API, with OpenCode's own permission prompts off (what stops a call
+// is loopguard's plugin). OpenCode installs its plugin package into its
+// config directory with npm before it loads plugins; seed (the package
+// installed once into the cache, SeedOpenCode) is copied there first so
+// that each run does not install it again.
+func WriteOpenCodeConfig(home, apiURL, seed string) error {
+	dir := filepath.Join(home, ".config", "opencode")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if seed != "" {
+		if out, err := exec.Command("cp", "-a", seed+"/.", dir).CombinedOutput(); err != nil {
+			return fmt.Errorf("failed to seed OpenCode's config dir: %w: %s", err, out)
+		}
+	}
+	cfg := fmt.Sprintf(`{"provider":{"fake":{"npm":"@ai-sdk/openai-compatible","name":"fake","options":{"baseURL":%q,"apiKey":"dummy"},"models":{"fake-model":{"name":"fake"}}}},"model":"fake/fake-model","permission":{"bash":"allow","edit":"allow","webfetch":"allow"},"autoupdate":false,"share":"disabled"}`, apiURL+"/v1")
+	return os.WriteFile(filepath.Join(dir, "opencode.json"), []byte(cfg+"\n"), 0o600)
+}
+
+// OpenCode runs `opencode run go` in Dir with the fake model, its own
+// network fetches (model list, updates, LSP downloads) off.
+func (r Run) OpenCode(ctx context.Context) (Result, error) {
+	cmd := exec.Command(r.Bin, append([]string{"run", "go", "--model", "fake/fake-model"}, r.Args...)...)
+	cmd.Dir = r.Dir
+	cmd.Env = append(r.env(), "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
+		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1")
+	return RunCmd(ctx, cmd, RunTimeout)
+}

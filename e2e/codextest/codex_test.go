@@ -6,10 +6,13 @@
 package codextest
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loopguard/loopguard/e2e/agenttest"
 )
@@ -216,5 +219,151 @@ func TestCodexApprovalIsBoundToTheWorkdir(t *testing.T) {
 	}
 	if got := e.Read("runs.txt"); got != "one\n" {
 		t.Errorf("runs.txt = %q; want the approved command to have run once where it was approved", got)
+	}
+}
+
+// Codex runs the command a PreToolUse allow gives back (updatedInput):
+// under a scoped grant (bound to the project, which loopguard reads from
+// Codex's session record), `cat $'README.md'` (not plain text) is covered,
+// runs as the canonical command loopguard analysed, prints the file, and
+// the audit log records that what ran is what was allowed (PostToolUse
+// ran_as_approved, by tool_use_id).
+func TestCodexRunsTheRewrite(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.Dir, "README.md"), []byte("read me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.G.Grant(e.Ctx, e.Dir, "Bash(cat *)"); err != nil {
+		t.Fatal(err)
+	}
+	api := e.run(agenttest.Script{Commands: []string{"cat $'README.md'"}})
+	if out := api.Output(0); !strings.Contains(out, "read me") {
+		t.Errorf("cat $'README.md' under the grant: %q, want the file printed", out)
+	}
+	entries, err := e.G.Audit(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range entries {
+		got = append(got, x.Event+"/"+x.Reason)
+	}
+	if !strings.Contains(strings.Join(got, " "), "PreToolUse/scoped_grant PostToolUse/ran_as_approved") {
+		t.Errorf("audit %v: want the scoped allow, then PostToolUse ran_as_approved", got)
+	}
+}
+
+// Codex's write_stdin types into a command it started, and no hook sees
+// what it types (pinned here). So an exact approval of a shell is an
+// approval of everything typed into it later: the model is told so when it
+// asks, and show (and review) say so to the human. Once approved, the
+// shell runs, and what the model types into it runs unchecked.
+func TestCodexWriteStdinIsUnchecked(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var shown string
+	api := e.run(agenttest.Script{
+		Commands: []string{"sh", "sh", agenttest.WriteStdin},
+		Extra: []map[string]any{{"tty": true, "yield_time_ms": 500}, {"tty": true, "yield_time_ms": 500},
+			{"chars": "echo typed > typed.txt\n", "yield_time_ms": 1000}},
+		Between: func(i int, _ string) {
+			if i == 0 {
+				p, err := e.G.OnlyPending(e.Ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if shown, err = e.G.Show(e.Ctx, p.ID); err != nil {
+					t.Error(err)
+				}
+				if err := e.ApproveOnly(); err != nil {
+					t.Error(err)
+				}
+			}
+		},
+	})
+	if out := api.Output(0); !strings.Contains(out, "write_stdin") || !strings.Contains(out, "runs unchecked") {
+		t.Errorf("the model was not told that what is typed into sh runs unchecked: %q", out)
+	}
+	if !strings.Contains(shown, "runs unchecked") {
+		t.Errorf("show does not say that what is typed into sh runs unchecked:\n%s", shown)
+	}
+	if got := e.Read("typed.txt"); got != "typed\n" {
+		t.Fatalf("typed.txt = %q: Codex no longer runs what write_stdin types into an approved shell; the warning may be revisited", got)
+	}
+	entries, err := e.G.Audit(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range entries {
+		if x.Event == "PreToolUse" && x.Tool != "Bash" {
+			t.Errorf("a hook saw %+v", x)
+		}
+	}
+}
+
+// On a machine that uses only Codex, doctor checks Codex, not Claude Code:
+// it fails while Codex does not trust loopguard's hooks, with a fix line
+// that works: a person starts codex at a terminal and answers "Hooks need
+// review" with "Trust all and continue". Then doctor passes, exit 0.
+func TestCodexDoctorOnlyCodex(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	out, err := e.G.Run(e.Ctx, e.Dir, "doctor")
+	if err == nil {
+		t.Fatalf("doctor passed with Codex's hooks untrusted:\n%s", out)
+	}
+	for _, want := range []string{"checking codex, the agents loopguard is registered with here",
+		"Codex does not trust loopguard's hooks", `choose "Trust all and continue"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "hooks PreToolUse") || strings.Contains(out, "sandbox") {
+		t.Errorf("doctor checked Claude Code, which is not used here:\n%s", out)
+	}
+
+	// The fix, as a person does it.
+	cfgPath := filepath.Join(e.G.Home, ".codex", "config.toml")
+	if err := agenttest.WriteCodexConfig(e.G.Home, "http://127.0.0.1:9"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := os.ReadFile(cfgPath)
+	cfg = append(cfg, fmt.Sprintf("\n[projects.%q]\ntrust_level = \"trusted\"\n", e.Dir)...)
+	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	term := agenttest.StartTmux(t, e.Dir, append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.G.Home,
+		"CODEX_HOME=" + filepath.Join(e.G.Home, ".codex"), "FAKE_API_KEY=dummy", "TERM=xterm-256color"}, e.G.ClientEnv()...), []string{e.codex})
+	ctx, cancel := context.WithTimeout(e.Ctx, 3*time.Minute)
+	defer cancel()
+	if screen, err := term.WaitFor(ctx, "Trust all and continue"); err != nil {
+		t.Fatalf("codex did not ask to review the hooks: %v\n%s", err, screen)
+	}
+	if err := term.Keys("2"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := term.Keys("Enter"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		b, _ := os.ReadFile(cfgPath)
+		if strings.Count(string(b), "trusted_hash") >= 3 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("codex recorded no trust:\n%s\nscreen:\n%s", b, term.Screen())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	out, err = e.G.Run(e.Ctx, e.Dir, "doctor")
+	if err != nil {
+		t.Fatalf("doctor after the fix: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "ok    codex ") || !strings.Contains(out, "All checks passed") {
+		t.Errorf("doctor after the fix:\n%s", out)
 	}
 }

@@ -178,3 +178,154 @@ func TestCopilotRunsTheClaudeRegistration(t *testing.T) {
 		}
 	}
 }
+
+// runModel is run with another model (COPILOT_MODEL) and free-form calls.
+func (e *env) runPatch(s agenttest.Script, args ...string) *agenttest.FakeAPI {
+	t := e.T
+	t.Helper()
+	s.Tool, s.Custom = "apply_patch", true
+	api := agenttest.NewResponsesAPI(t, s)
+	res, err := agenttest.Run{Bin: e.copilot, API: api, Home: e.G.Home, Dir: e.Dir, Env: e.G.ClientEnv(), Args: args}.Copilot(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("copilot -p: exit %d in %v", res.ExitCode, res.Duration)
+	if got := len(api.Outputs()); got != len(s.Commands) {
+		t.Fatalf("the client reported %d of %d calls: %q\nstdout: %s\nstderr: %s", got, len(s.Commands), api.Outputs(), res.Stdout, res.Stderr)
+	}
+	return api
+}
+
+// Copilot offers GPT-5 models (gpt-5.4 here) only a free-form apply_patch,
+// whose patch arrives as the raw text of toolArgs. It is held as the Write
+// of the file it adds: refused without an approval, applied once approved,
+// and reviewed as that Write.
+func TestCopilotGPT5PatchNeedsApproval(t *testing.T) {
+	e := newEnv(t)
+	const patch = "*** Begin Patch\n*** Add File: notes.txt\n+from the agent\n*** End Patch\n"
+	api := e.runPatch(agenttest.Script{
+		Commands: []string{patch, patch},
+		Between: func(i int, _ string) {
+			if i == 0 {
+				if e.Exists("notes.txt") {
+					t.Error("notes.txt was written before any approval")
+				}
+				if err := e.ApproveOnly(); err != nil {
+					t.Error(err)
+				}
+			}
+		},
+	})
+	agenttest.WantBlocked(t, api, 0, "no_grant")
+	if out := api.Output(1); strings.Contains(out, "loopguard") {
+		t.Errorf("the approved patch was not applied: %q", out)
+	}
+	if got := e.Read("notes.txt"); got != "from the agent\n" {
+		t.Errorf("notes.txt = %q; want the approved patch applied", got)
+	}
+	p, err := e.G.Pending(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range p {
+		if x.Tool != "Write" {
+			t.Errorf("pending %+v: the patch should be reviewed as a Write of notes.txt", x)
+		}
+	}
+}
+
+// Copilot runs both of loopguard's registrations for every call here: its
+// own (~/.copilot/hooks) and the repository's Claude Code one
+// (.claude/settings.json, in a trusted folder), one after the other. An
+// approval is asked once, runs the call exactly once and is not reported
+// consumed by the second registration; a retry is refused. A scoped call
+// the first registration rewrites reaches the second as rewritten, and
+// runs.
+func TestCopilotTwoRegistrationsRunOnce(t *testing.T) {
+	e := newEnv(t)
+	if err := e.G.Init(e.Ctx, e.Dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.Dir, "README.md"), []byte("read me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const cmd = "echo one >> runs.txt"
+	api := e.run(agenttest.Script{
+		Commands: []string{cmd, cmd, cmd, "cat $'README.md'"},
+		Between: func(i int, _ string) {
+			switch i {
+			case 0:
+				if err := e.ApproveOnly(); err != nil {
+					t.Error(err)
+				}
+			case 2:
+				if _, err := e.G.Grant(e.Ctx, e.Dir, "Bash(cat *)"); err != nil {
+					t.Error(err)
+				}
+			}
+		},
+	}, "--trust-folder")
+	agenttest.WantBlocked(t, api, 0, "no_grant")
+	if out := api.Output(1); strings.Contains(out, "loopguard") || strings.Contains(out, "enied") {
+		t.Errorf("the approved call was not run: %q", out)
+	}
+	agenttest.WantBlocked(t, api, 2, "approval_consumed")
+	if got := e.Read("runs.txt"); got != "one\n" {
+		t.Errorf("runs.txt = %q; want the approved command to have run exactly once", got)
+	}
+	if out := api.Output(3); !strings.Contains(out, "read me") {
+		t.Errorf("the scoped call through both registrations: %q, want the file printed", out)
+	}
+	p, err := e.G.Pending(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) != 1 {
+		t.Errorf("%d pending calls, want the one call asked once: %+v", len(p), p)
+	}
+	// Both registrations answered the approved call: the second with the
+	// first's answer.
+	entries, err := e.G.Audit(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allows := 0
+	for _, x := range entries {
+		if x.Event == "PreToolUse" && x.Reason == "exact_grant" {
+			allows++
+		}
+	}
+	if allows != 2 {
+		t.Errorf("%d exact_grant answers, want 2 (one per registration)", allows)
+	}
+}
+
+// Copilot runs the arguments a hook's allow gives back (modifiedArgs):
+// under a scoped grant, `cat $'README.md'` (not plain text) is covered, runs
+// as the canonical command loopguard analysed, prints the file, and the
+// audit log records that what ran is what was allowed (postToolUse
+// ran_as_approved, matched by what ran: Copilot sends no call id).
+func TestCopilotRunsTheRewrite(t *testing.T) {
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.Dir, "README.md"), []byte("read me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.G.Grant(e.Ctx, e.Dir, "Bash(cat *)"); err != nil {
+		t.Fatal(err)
+	}
+	api := e.run(agenttest.Script{Commands: []string{"cat $'README.md'"}})
+	if out := api.Output(0); !strings.Contains(out, "read me") {
+		t.Errorf("cat $'README.md' under the grant: %q, want the file printed", out)
+	}
+	entries, err := e.G.Audit(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range entries {
+		got = append(got, x.Event+"/"+x.Reason)
+	}
+	if !strings.Contains(strings.Join(got, " "), "PreToolUse/scoped_grant PostToolUse/ran_as_approved") {
+		t.Errorf("audit %v: want the scoped allow, then PostToolUse ran_as_approved", got)
+	}
+}

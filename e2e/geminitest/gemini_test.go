@@ -167,3 +167,34 @@ func TestGeminiApprovalIsBoundToTheDirectory(t *testing.T) {
 		t.Errorf("runs.txt = %q; want the approved command to have run once where it was approved", got)
 	}
 }
+
+// Gemini CLI runs the input a BeforeTool allow gives back (merged over the
+// model's): under a scoped grant, `cat $'README.md'` (not plain text) is
+// covered, runs as the canonical command loopguard analysed, prints the
+// file, and the audit log records that what ran is what was allowed
+// (AfterTool ran_as_approved, matched by what ran: Gemini sends no call
+// id).
+func TestGeminiRunsTheRewrite(t *testing.T) {
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.Dir, "README.md"), []byte("read me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.G.Grant(e.Ctx, e.Dir, "Bash(cat *)"); err != nil {
+		t.Fatal(err)
+	}
+	api := e.run(agenttest.Script{Commands: []string{"cat $'README.md'"}})
+	if out := api.Output(0); !strings.Contains(out, "read me") {
+		t.Errorf("cat $'README.md' under the grant: %q, want the file printed", out)
+	}
+	entries, err := e.G.Audit(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range entries {
+		got = append(got, x.Event+"/"+x.Reason)
+	}
+	if !strings.Contains(strings.Join(got, " "), "PreToolUse/scoped_grant PostToolUse/ran_as_approved") {
+		t.Errorf("audit %v: want the scoped allow, then PostToolUse ran_as_approved", got)
+	}
+}

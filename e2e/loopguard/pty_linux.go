@@ -131,3 +131,8 @@ func (t *term) drain() string {
 }
 
 func (t *term) close() { t.master.Close() }
+
+// resize sets the terminal's size (a full-screen program draws to it).
+func (t *term) resize(rows, cols int) error {
+	return unix.IoctlSetWinsize(int(t.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)})
+}

@@ -19,3 +19,5 @@ func (*term) waitFor(context.Context, string) (string, error) { return "", error
 func (*term) write(string) error                              { return errors.New("unsupported") }
 func (*term) drain() string                                   { return "" }
 func (*term) close()                                          {}
+
+func (*term) resize(int, int) error { return errors.New("unsupported") }

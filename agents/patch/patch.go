@@ -1,9 +1,17 @@
-package codex
+// Package patch reads the apply_patch format OpenAI's models write ("***
+// Begin Patch" ... "*** End Patch"), which Codex CLI and GitHub Copilot CLI
+// (for GPT-5 models, as a free-form tool) both apply themselves, and maps a
+// patch onto the file tool it is: the Write of the one file it adds, or the
+// Edit of the one file it updates or deletes. The engine then binds that
+// file's state, checks it against the protected paths and lets Edit(...)
+// and Write(...) rules scope it, as for any agent's edit.
+package patch
 
 import (
 	"strings"
 
 	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/hooks"
 )
 
 // Operations of a patch on one file.
@@ -13,8 +21,8 @@ const (
 	OpDelete = "delete"
 )
 
-// PatchFile is one file a Codex patch changes.
-type PatchFile struct {
+// File is one file a patch changes.
+type File struct {
 	Op     string
 	Path   string // as the patch names it
 	MoveTo string // Update with "*** Move to:"
@@ -22,15 +30,15 @@ type PatchFile struct {
 	Lines []string
 }
 
-// maxPatchFiles bounds a patch; more is malformed.
-const maxPatchFiles = 1000
+// maxFiles bounds a patch; more is malformed.
+const maxFiles = 1000
 
-// ParsePatch reads Codex's apply_patch format ("*** Begin Patch", one
+// Parse reads the apply_patch format ("*** Begin Patch", one
 // "*** Add File:", "*** Update File:" (optionally "*** Move to:") or
 // "*** Delete File:" section per file, "*** End Patch"). It is strict: any
 // other "***" line, a missing end, or a file section without a path is
 // malformed, so a patch loopguard cannot read is never taken for one it can.
-func ParsePatch(body string) ([]PatchFile, error) {
+func Parse(body string) ([]File, error) {
 	lines := strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n")
 	i := 0
 	for i < len(lines) && strings.TrimSpace(lines[i]) == "" {
@@ -40,7 +48,7 @@ func ParsePatch(body string) ([]PatchFile, error) {
 		return nil, agents.Errorf("apply_patch: the patch does not start with *** Begin Patch")
 	}
 	i++
-	var files []PatchFile
+	var files []File
 	ended := false
 	for ; i < len(lines); i++ {
 		l := lines[i]
@@ -54,11 +62,11 @@ func ParsePatch(body string) ([]PatchFile, error) {
 		case strings.TrimSpace(l) == "*** End Patch":
 			ended = true
 		case strings.HasPrefix(l, "*** Add File: "):
-			files = append(files, PatchFile{Op: OpAdd, Path: strings.TrimPrefix(l, "*** Add File: ")})
+			files = append(files, File{Op: OpAdd, Path: strings.TrimPrefix(l, "*** Add File: ")})
 		case strings.HasPrefix(l, "*** Update File: "):
-			files = append(files, PatchFile{Op: OpUpdate, Path: strings.TrimPrefix(l, "*** Update File: ")})
+			files = append(files, File{Op: OpUpdate, Path: strings.TrimPrefix(l, "*** Update File: ")})
 		case strings.HasPrefix(l, "*** Delete File: "):
-			files = append(files, PatchFile{Op: OpDelete, Path: strings.TrimPrefix(l, "*** Delete File: ")})
+			files = append(files, File{Op: OpDelete, Path: strings.TrimPrefix(l, "*** Delete File: ")})
 		case strings.HasPrefix(l, "*** Move to: "):
 			if len(files) == 0 || files[len(files)-1].Op != OpUpdate || files[len(files)-1].MoveTo != "" || len(files[len(files)-1].Lines) > 0 {
 				return nil, agents.Errorf("apply_patch: *** Move to: outside an update")
@@ -82,8 +90,8 @@ func ParsePatch(body string) ([]PatchFile, error) {
 			}
 			files[len(files)-1].Lines = append(files[len(files)-1].Lines, l)
 		}
-		if len(files) > maxPatchFiles {
-			return nil, agents.Errorf("apply_patch: more than %d files", maxPatchFiles)
+		if len(files) > maxFiles {
+			return nil, agents.Errorf("apply_patch: more than %d files", maxFiles)
 		}
 	}
 	if !ended {
@@ -112,4 +120,43 @@ func clipLine(s string) string {
 		return s[:80] + "..."
 	}
 	return s
+}
+
+// Map turns c, a call whose input holds the patch body, into the file tool
+// the patch is. The input keeps every field it had (the digest covers the
+// whole patch) and gains file_path, absolute. A patch over several files is
+// refused: an approval binds one file's state.
+func Map(c *hooks.Call, body string) error {
+	files, err := Parse(body)
+	if err != nil {
+		return err
+	}
+	paths := map[string]bool{}
+	for _, f := range files {
+		paths[agents.Abs(c.Cwd, f.Path)] = true
+		if f.MoveTo != "" {
+			paths[agents.Abs(c.Cwd, f.MoveTo)] = true
+		}
+	}
+	if len(paths) != 1 {
+		var names []string
+		for _, f := range files {
+			names = append(names, f.Path)
+			if f.MoveTo != "" {
+				names = append(names, f.MoveTo)
+			}
+		}
+		return agents.Errorf("apply_patch changes %d files (%v); loopguard binds one file's state per approval: patch one file per apply_patch call", len(paths), names)
+	}
+	in := make(map[string]any, len(c.ToolInput)+1)
+	for k, v := range c.ToolInput {
+		in[k] = v
+	}
+	in["file_path"] = agents.Abs(c.Cwd, files[0].Path)
+	c.ToolInput = in
+	c.ToolName = "Edit"
+	if files[0].Op == OpAdd {
+		c.ToolName = "Write"
+	}
+	return nil
 }

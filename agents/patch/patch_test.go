@@ -1,11 +1,11 @@
-package codex
+package patch
 
 import (
 	"reflect"
 	"testing"
 )
 
-func TestParsePatch(t *testing.T) {
+func TestParse(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
 		want       []string // op:path[>moveto]; nil means malformed
@@ -28,7 +28,7 @@ func TestParsePatch(t *testing.T) {
 		{"move outside update", "*** Begin Patch\n*** Add File: a\n*** Move to: b\n*** End Patch\n", nil},
 		{"nested begin", "*** Begin Patch\n*** Add File: a\n*** Begin Patch\n*** End Patch\n", nil},
 	} {
-		files, err := ParsePatch(tc.body)
+		files, err := Parse(tc.body)
 		if tc.want == nil {
 			if err == nil {
 				t.Errorf("%s: parsed as %+v, want malformed", tc.name, files)
@@ -53,11 +53,11 @@ func TestParsePatch(t *testing.T) {
 	}
 }
 
-func FuzzParsePatch(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add("*** Begin Patch\n*** Add File: a\n+1\n*** End Patch\n")
 	f.Add("*** Begin Patch\n*** Update File: a\n*** Move to: b\n@@\n-x\n+y\n*** End Patch\n")
 	f.Fuzz(func(t *testing.T, body string) {
-		files, err := ParsePatch(body)
+		files, err := Parse(body)
 		if err != nil {
 			return
 		}

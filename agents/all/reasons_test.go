@@ -1,0 +1,343 @@
+package all_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/agents/all"
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/hookmain"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/state"
+	lgtoken "github.com/loopguard/loopguard/token"
+)
+
+// reasonCodes reads every reason code the hooks package declares (its
+// Reason* constants, following those it takes from scope), from the
+// source, so that a new code cannot be added without a scenario below.
+func reasonCodes(t *testing.T) map[string]string {
+	t.Helper()
+	consts := map[string]map[string]string{} // package dir -> name -> value
+	read := func(dir string) map[string]string {
+		if c, ok := consts[dir]; ok {
+			return c
+		}
+		c := map[string]string{}
+		consts[dir] = c
+		fset := token.NewFileSet()
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != token.CONST {
+					continue
+				}
+				for _, sp := range g.Specs {
+					vs := sp.(*ast.ValueSpec)
+					for i, n := range vs.Names {
+						if i >= len(vs.Values) {
+							continue
+						}
+						switch v := vs.Values[i].(type) {
+						case *ast.BasicLit:
+							if v.Kind == token.STRING {
+								c[n.Name], _ = strconv.Unquote(v.Value)
+							}
+						case *ast.SelectorExpr:
+							c[n.Name] = "@" + v.X.(*ast.Ident).Name + "." + v.Sel.Name
+						}
+					}
+				}
+			}
+		}
+		return c
+	}
+	out := map[string]string{}
+	for name, v := range read(filepath.Join("..", "..", "hooks")) {
+		if !strings.HasPrefix(name, "Reason") {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(v, "@"); ok {
+			pkg, sel, _ := strings.Cut(rest, ".")
+			v = read(filepath.Join("..", "..", pkg))[sel]
+		}
+		out[name] = v
+	}
+	if len(out) < 25 {
+		t.Fatalf("found only %d reason codes in hooks: the source reader is broken", len(out))
+	}
+	return out
+}
+
+// claude is a Claude Code payload for the harness's project.
+func (h *harness) claude(event, tool string, input map[string]any, id string) []byte {
+	b, _ := json.Marshal(map[string]any{"session_id": "reasons-session", "transcript_path": "/tmp/t.jsonl", "cwd": h.project,
+		"permission_mode": "default", "hook_event_name": event, "tool_name": tool, "tool_input": input, "tool_use_id": id})
+	return b
+}
+
+func (h *harness) bash(cmd string) []byte {
+	return h.claude("PreToolUse", "Bash", map[string]any{"command": cmd}, "toolu_"+strconv.Itoa(len(cmd)))
+}
+
+// entries reads the audit log and the late entries not yet moved into it.
+func (h *harness) entries() []audit.Entry {
+	h.t.Helper()
+	var out []audit.Entry
+	dir := filepath.Join(h.store.Dir, "audit")
+	b, _ := os.ReadFile(filepath.Join(dir, "log.jsonl"))
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	late, _ := filepath.Glob(filepath.Join(dir, "late", "*.json"))
+	sort.Strings(late)
+	for _, f := range late {
+		b, _ := os.ReadFile(f)
+		lines = append(lines, string(b))
+	}
+	for _, l := range lines {
+		var e audit.Entry
+		if json.Unmarshal([]byte(l), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// runWith runs one hook call with options of the test's own.
+func (h *harness) runWith(opts agents.Options, payload []byte) answer {
+	var out, errb strings.Builder
+	code := agents.Run(context.Background(), opts, strings.NewReader(string(payload)), &out, &errb)
+	return answer{code, out.String(), errb.String()}
+}
+
+// TestEveryReasonIsAudited: every reason code the hook can answer with
+// leaves an audit entry, and a deny or an ask records what the model was
+// told. Each code of the hooks package has a scenario here that makes the
+// hook answer with it through the whole run (agents.Run, the adapters, a
+// real engine and state); a code without one fails the test. The one code
+// left out is read_only_tool: the fast path for read-only tools abstains
+// (Claude Code's own permissions decide) and writes nothing, on purpose.
+func TestEveryReasonIsAudited(t *testing.T) {
+	stub := func(h *harness, name, body string) {
+		if err := os.WriteFile(filepath.Join(h.bin, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claudeOpts := func(h *harness) agents.Options {
+		return agents.Options{Detect: all.Detect, Fallback: all.Adapters["claude"], NewEngine: h.engine,
+			Record: func(c *hooks.Call, event, pending string, d hooks.Decision) {
+				hookmain.RecordAnswer(h.store.Dir, "enforce", c, event, pending, d)
+			}}
+	}
+	scenarios := map[string]func(h *harness){
+		hooks.ReasonExactGrant: func(h *harness) {
+			h.approve(h.run("", "", h.bash("echo hi > a.txt")))
+			h.run("", "", h.bash("echo hi > a.txt"))
+		},
+		hooks.ReasonScopedGrant: func(h *harness) {
+			h.grantAny("Bash(ls *)")
+			h.run("", "", h.bash("ls"))
+		},
+		hooks.ReasonNoGrant: func(h *harness) { h.run("", "", h.bash("echo hi > a.txt")) },
+		hooks.ReasonCallChanged: func(h *harness) {
+			h.approve(h.run("", "", h.bash("echo hi > a.txt")))
+			h.run("", "", h.bash("echo hi > b.txt"))
+		},
+		hooks.ReasonTargetDrift: func(h *harness) {
+			w := h.claude("PreToolUse", "Write", map[string]any{"file_path": filepath.Join(h.project, "n.txt"), "content": "x"}, "toolu_w")
+			h.approve(h.run("", "", w))
+			_ = os.WriteFile(filepath.Join(h.project, "n.txt"), []byte("other"), 0o644)
+			h.run("", "", w)
+		},
+		hooks.ReasonExpired: func(h *harness) {
+			h.approve(h.run("", "", h.bash("echo hi > a.txt")))
+			h.now = h.now.Add(time.Hour)
+			h.run("", "", h.bash("echo hi > a.txt"))
+		},
+		hooks.ReasonConsumed: func(h *harness) {
+			h.approve(h.run("", "", h.bash("echo hi > a.txt")))
+			h.run("", "", h.bash("echo hi > a.txt"))
+			h.run("", "", h.bash("echo hi > a.txt"))
+		},
+		hooks.ReasonGrantInvalid: func(h *harness) {
+			first := h.run("", "", h.bash("echo hi > a.txt"))
+			m := approveID.FindStringSubmatch(first.stdout + first.stderr)
+			p, err := h.store.GetPending(m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, _ := lgtoken.NewKeys(make([]byte, 32))
+			if _, err := hooks.Approve(h.store, other, p, "mallory", time.Hour, h.now); err != nil {
+				t.Fatal(err)
+			}
+			h.run("", "", h.bash("echo hi > a.txt"))
+		},
+		hooks.ReasonChained:     func(h *harness) { h.run("", "", h.bash("echo a; echo b")) },
+		hooks.ReasonIndirect:    func(h *harness) { h.run("", "", h.bash("eval echo a")) },
+		hooks.ReasonShadowed:    func(h *harness) { h.run("", "", h.bash("PATH=/tmp ls")) },
+		hooks.ReasonUnparseable: func(h *harness) { h.run("", "", h.bash("echo 'unterminated")) },
+		hooks.ReasonProtected: func(h *harness) {
+			h.run("", "", h.claude("PreToolUse", "Write", map[string]any{"file_path": filepath.Join(h.project, ".claude", "settings.json"), "content": "{}"}, "toolu_p"))
+		},
+		hooks.ReasonMalformed: func(h *harness) { h.run("", "", []byte(`{"session_id":`)) },
+		hooks.ReasonKeyring: func(h *harness) {
+			h.approve(h.run("", "", h.bash("echo hi > a.txt")))
+			h.keyErr = errors.New("no keyring here")
+			h.run("", "", h.bash("echo hi > a.txt"))
+		},
+		hooks.ReasonInternal: func(h *harness) {
+			opts := claudeOpts(h)
+			opts.NewEngine = func() (*hooks.Engine, error) { panic("a bug") }
+			h.runWith(opts, h.bash("echo hi"))
+		},
+		hooks.ReasonDeadline: func(h *harness) {
+			opts := claudeOpts(h)
+			opts.Deadline = 200 * time.Millisecond
+			stuck := make(chan struct{})
+			defer close(stuck)
+			opts.NewEngine = func() (*hooks.Engine, error) { <-stuck; return nil, errors.New("late") }
+			h.runWith(opts, h.bash("echo hi"))
+		},
+		hooks.ReasonDeniedByHuman: func(h *harness) {
+			first := h.run("", "", h.bash("echo hi > a.txt"))
+			m := approveID.FindStringSubmatch(first.stdout + first.stderr)
+			if err := h.store.Decide(m[1], state.StatusDenied, "bob", "", h.now); err != nil {
+				t.Fatal(err)
+			}
+			h.run("", "", h.bash("echo hi > a.txt"))
+		},
+		hooks.ReasonInputChanged: func(h *harness) {
+			pre := h.claude("PreToolUse", "Bash", map[string]any{"command": "echo hi > a.txt"}, "toolu_x")
+			h.approve(h.run("", "", pre))
+			h.run("", "", pre)
+			h.run("", "", h.claude("PostToolUse", "Bash", map[string]any{"command": "echo pwned > a.txt"}, "toolu_x"))
+		},
+		hooks.ReasonRan: func(h *harness) {
+			pre := h.claude("PreToolUse", "Bash", map[string]any{"command": "echo hi > a.txt"}, "toolu_r")
+			h.approve(h.run("", "", pre))
+			h.run("", "", pre)
+			h.run("", "", h.claude("PostToolUse", "Bash", map[string]any{"command": "echo hi > a.txt"}, "toolu_r"))
+		},
+		hooks.ReasonNotGuarded: func(h *harness) {
+			h.run("", "", h.claude("PostToolUse", "Bash", map[string]any{"command": "echo hi"}, "toolu_unknown"))
+		},
+		hooks.ReasonUnknownEvent: func(h *harness) {
+			h.run("", "", h.claude("Stop", "Bash", map[string]any{"command": "echo hi"}, "toolu_s"))
+		},
+		hooks.ReasonExecConfig: func(h *harness) {
+			h.run("", "", h.claude("PreToolUse", "Write", map[string]any{"file_path": filepath.Join(h.project, ".mcp.json"), "content": "{}"}, "toolu_m"))
+		},
+		hooks.ReasonSubagent: func(h *harness) {
+			h.run("", "", h.claude("PreToolUse", "Task", map[string]any{"description": "x", "prompt": "y", "subagent_type": "general-purpose"}, "toolu_t"))
+		},
+		hooks.ReasonContentChanged: func(h *harness) {
+			h.grantAny("Bash(ls *)")
+			stub(h, "ls", "echo replaced\n")
+			h.run("", "", h.bash("ls"))
+		},
+		hooks.ReasonRepositoryNotCovered: func(h *harness) {
+			stub(h, "git", "")
+			h.grantAny("Bash(git status *)")
+			sub := filepath.Join(h.project, "sub")
+			_ = os.MkdirAll(filepath.Join(sub, "objects"), 0o755)
+			for _, f := range []string{"HEAD", "config"} {
+				_ = os.WriteFile(filepath.Join(sub, f), []byte("x\n"), 0o644)
+			}
+			p := h.bash("git status")
+			p = edit(t, p, func(m map[string]any) { m["cwd"] = sub })
+			h.run("", "", p)
+		},
+		hooks.ReasonNotCanonical: func(h *harness) {
+			h.grantAny("Bash(ls *)")
+			h.run("cursor", "preToolUse", edit(t, h.payload("cursor-pre-shell.json"), func(m map[string]any) {
+				m["tool_input"].(map[string]any)["command"] = "ls $'-la'"
+			}))
+		},
+		hooks.ReasonSandboxEscape: func(h *harness) {
+			h.run("", "", h.claude("PreToolUse", "Bash", map[string]any{"command": "echo hi", "dangerouslyDisableSandbox": true}, "toolu_e"))
+		},
+		hooks.ReasonPendingFull: func(h *harness) {
+			// A session whose pending calls are all decided already: none
+			// may go, so a new call is not queued.
+			for i := 0; i < state.MaxPendingPerSession; i++ {
+				got := h.run("", "", h.bash("echo "+strconv.Itoa(i)+" > a.txt"))
+				m := approveID.FindStringSubmatch(got.stdout + got.stderr)
+				if m == nil {
+					t.Fatalf("call %d not held: %+v", i, got)
+				}
+				if err := h.store.Decide(m[1], state.StatusDenied, "bob", "", h.now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.run("", "", h.bash("echo one more > a.txt"))
+		},
+		hooks.ReasonInteractive: func(h *harness) {
+			stub(h, "sqlite3", "")
+			h.grantAny("Bash(sqlite3 *)")
+			h.run("", "", h.bash("sqlite3 app.db"))
+		},
+	}
+	exempt := map[string]string{hooks.ReasonReadOnly: "the read-only fast path abstains and writes nothing, on purpose"}
+	codes := reasonCodes(t)
+	for name, code := range codes {
+		t.Run(code, func(t *testing.T) {
+			if why, ok := exempt[code]; ok {
+				t.Skip(why)
+			}
+			sc, ok := scenarios[code]
+			if !ok {
+				t.Fatalf("%s (%s) has no scenario: add one that makes the hook answer with it", name, code)
+			}
+			h := newHarness(t)
+			h.named = true
+			sc(h)
+			var found *audit.Entry
+			es := h.entries()
+			for i := range es {
+				if es[i].Reason == code {
+					found = &es[i]
+				}
+			}
+			if found == nil {
+				var got []string
+				for _, e := range es {
+					got = append(got, e.Reason)
+				}
+				t.Fatalf("no audit entry with reason %s; the log has %q", code, got)
+			}
+			if (found.Decision == hooks.Deny || found.Decision == hooks.Ask) && !strings.Contains(found.Told, code) {
+				t.Errorf("the %s entry does not record what the model was told: told=%q", code, found.Told)
+			}
+		})
+	}
+	for code := range scenarios {
+		found := false
+		for _, c := range codes {
+			found = found || c == code
+		}
+		if !found {
+			t.Errorf("scenario %s names no reason code of the hooks package", code)
+		}
+	}
+}

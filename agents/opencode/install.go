@@ -1,0 +1,90 @@
+package opencode
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/loopguard/loopguard/agents"
+)
+
+//go:embed plugin.js
+var pluginSource string
+
+// pluginHeader is the start every version of loopguard's plugin has.
+const pluginHeader = "// loopguard: OpenCode plugin, written by `loopguard init --agent opencode`."
+
+// Plugin is the plugin init writes for o: plugin.js with the hook's
+// binary, mode and timeout (in milliseconds, well above the deadline).
+func Plugin(o agents.RegOptions) []byte {
+	mode := o.Mode
+	if mode == "" {
+		mode = "enforce"
+	}
+	return []byte(pluginWith(o.Binary, mode, agents.TimeoutSeconds(o.Deadline)*1000))
+}
+
+func pluginWith(bin, mode string, timeoutMS int) string {
+	quote := func(s string) string {
+		b, _ := json.Marshal(s) // a JSON string is a JavaScript string literal
+		return string(b)
+	}
+	return strings.NewReplacer("__HOOK__", quote(bin), "__MODE__", quote(mode), "__TIMEOUT_MS__", strconv.Itoa(timeoutMS)).Replace(pluginSource)
+}
+
+// IsOurs recognises a plugin file of loopguard's, of any version.
+func IsOurs(data []byte) bool { return strings.HasPrefix(string(data), pluginHeader) }
+
+var settingsRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^const HOOK = (".*")\nconst MODE = (".*")\nconst TIMEOUT_MS = ([0-9]+)\n`)
+})
+
+// ReadPlugin reads the hook binary, mode and timeout of a plugin file of
+// loopguard's, and whether the rest of it is exactly what init writes.
+func ReadPlugin(data []byte) (bin, mode string, timeoutMS int, intact bool, err error) {
+	m := settingsRe().FindSubmatch(data)
+	if m == nil || !IsOurs(data) {
+		return "", "", 0, false, fmt.Errorf("not loopguard's OpenCode plugin")
+	}
+	if json.Unmarshal(m[1], &bin) != nil || json.Unmarshal(m[2], &mode) != nil {
+		return "", "", 0, false, fmt.Errorf("the plugin's settings cannot be read")
+	}
+	timeoutMS, _ = strconv.Atoi(string(m[3]))
+	return bin, mode, timeoutMS, pluginWith(bin, mode, timeoutMS) == string(data), nil
+}
+
+// Registration is OpenCode's: loopguard's own plugin file, in
+// ~/.config/opencode/plugin/ (every project) or <project>/.opencode/plugin/.
+// OpenCode loads the project's only with its project configuration on
+// (OPENCODE_DISABLE_PROJECT_CONFIG unset); the user's always.
+var Registration = agents.Registration{
+	Agent:       Name,
+	UserFile:    func(home string) string { return filepath.Join(home, ".config", "opencode", "plugin", "loopguard.js") },
+	ProjectFile: func(project string) string { return filepath.Join(project, ".opencode", "plugin", "loopguard.js") },
+	Plugin:      Plugin,
+	IsOurs:      IsOurs,
+	CheckPlugin: func(data []byte, o agents.RegOptions) []string {
+		bin, _, timeout, intact, err := ReadPlugin(data)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		var problems []string
+		if !intact {
+			problems = append(problems, "the plugin is not the one init writes (edited, or from another loopguard version)")
+		}
+		problems = append(problems, agents.CheckBinary("tool.execute.before", bin)...)
+		if min := (int(o.Deadline.Seconds()) + 1) * 1000; timeout < min {
+			problems = append(problems, fmt.Sprintf("the plugin's timeout %d ms is not above the hook's %s deadline", timeout, o.Deadline))
+		}
+		return problems
+	},
+	Binding: "the session (each OpenCode subagent has its own), the call id, the tool and its complete arguments",
+	Host: agents.Host{Client: "OpenCode 1.18.33",
+		Rewrite: "loopguard's plugin sets the arguments OpenCode runs (output.args)",
+		Timeout: "loopguard's plugin blocks the call when the hook does not answer within its timeout or cannot start; OpenCode skips a plugin that fails to load (doctor checks it is intact)"},
+}

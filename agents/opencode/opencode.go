@@ -1,0 +1,189 @@
+// Package opencode is OpenCode's adapter.
+//
+// OpenCode has no external hooks: it loads JavaScript plugins in process,
+// and a plugin's tool.execute.before hook may change the call's arguments
+// (output.args, which OpenCode then runs) or throw, which blocks the call.
+// `loopguard init --agent opencode` writes a plugin of loopguard's own
+// (plugin.js) that runs `loopguard hook opencode` for every tool call,
+// blocks on anything but an allow (an answer it cannot read, a hook that
+// cannot start or takes too long included), and runs the arguments the
+// hook gives back (the canonical rewrite). The plugin hands the hook the
+// session id, the call id, the tool, its arguments and the directory
+// OpenCode runs in; this package decodes that and answers with a decision.
+//
+// A plugin that fails to load is skipped by OpenCode, and the calls then
+// run unguarded: doctor checks the plugin is the one init writes.
+package opencode
+
+import (
+	"encoding/json"
+	"io"
+	"path/filepath"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/agents/patch"
+	"github.com/loopguard/loopguard/hooks"
+)
+
+// Name is the agent's name in `loopguard hook opencode`.
+const Name = "opencode"
+
+// Events as the plugin names them (OpenCode's hook names).
+const (
+	Before = "tool.execute.before"
+	After  = "tool.execute.after"
+)
+
+// Adapter is the contract of loopguard's OpenCode plugin.
+type Adapter struct{}
+
+// Name implements agents.Adapter.
+func (Adapter) Name() string { return Name }
+
+// Decode implements agents.Adapter.
+func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
+	ev, err := agents.String(m, "event", true)
+	if err != nil {
+		return nil, event, err
+	}
+	if event != "" && ev != event {
+		return nil, event, agents.Errorf("registered for %s but the payload says %s", event, ev)
+	}
+	c := &hooks.Call{}
+	switch ev {
+	case Before:
+		// The plugin runs the arguments an allow gives back.
+		c.Event, c.Rewrite = hooks.PreToolUse, true
+	case After:
+		c.Event = hooks.PostToolUse
+	default:
+		return nil, ev, agents.Errorf("unknown OpenCode event %q", ev)
+	}
+	sess, err := agents.String(m, "session_id", true)
+	if err != nil {
+		return nil, ev, err
+	}
+	c.SessionID = agents.Session(Name, sess)
+	if c.ToolUseID, err = agents.String(m, "call_id", false); err != nil {
+		return nil, ev, err
+	}
+	if c.Cwd, err = agents.String(m, "directory", true); err != nil {
+		return nil, ev, err
+	}
+	if c.ToolName, err = agents.String(m, "tool", true); err != nil {
+		return nil, ev, err
+	}
+	if c.ToolInput, err = agents.InputObject(m["args"], "args", false); err != nil {
+		return nil, ev, err
+	}
+	if err := mapTool(c); err != nil {
+		return nil, ev, err
+	}
+	c, err = agents.Finish(c)
+	return c, ev, err
+}
+
+// mapTool maps OpenCode's tools onto the engine's tool classes, with the
+// path fields the engine reads. Names it does not know (its MCP tools,
+// named <server>_<tool>, included) stay as they are: an exact approval
+// covers them.
+func mapTool(c *hooks.Call) error {
+	path := func(from, to, tool string, required bool) error {
+		in, ok := agents.WithPath(c.ToolInput, from, to, c.Cwd)
+		if !ok && required {
+			return agents.Errorf("%s %s is not a string", c.ToolName, from)
+		}
+		c.ToolName, c.ToolInput = tool, in
+		return nil
+	}
+	switch c.ToolName {
+	case "bash":
+		c.ToolName = "Bash"
+		if dir, ok := c.ToolInput["workdir"]; ok && dir != nil {
+			s, ok := dir.(string)
+			if !ok {
+				return agents.Errorf("bash workdir is not a string")
+			}
+			if s != "" {
+				c.Cwd = filepath.Clean(agents.Abs(c.Cwd, s))
+			}
+		}
+	case "write":
+		return path("filePath", "file_path", "Write", true)
+	case "edit":
+		return path("filePath", "file_path", "Edit", true)
+	case "read":
+		return path("filePath", "file_path", "Read", true)
+	case "list":
+		return path("path", "path", "LS", false)
+	case "glob":
+		return path("path", "path", "Glob", false)
+	case "grep":
+		if err := path("path", "path", "Grep", false); err != nil {
+			return err
+		}
+		if inc, ok := c.ToolInput["include"].(string); ok {
+			in := make(map[string]any, len(c.ToolInput)+1)
+			for k, v := range c.ToolInput {
+				in[k] = v
+			}
+			in["glob"] = inc
+			c.ToolInput = in
+		}
+	case "patch", "apply_patch":
+		body, ok := c.ToolInput["patchText"].(string)
+		if !ok {
+			return agents.Errorf("%s patchText is not a string", c.ToolName)
+		}
+		return patch.Map(c, body)
+	case "webfetch":
+		c.ToolName = "WebFetch"
+	case "task":
+		c.ToolName = "Task"
+	case "todowrite":
+		c.ToolName = "TodoWrite"
+	case "todoread":
+		c.ToolName = "TodoRead"
+	case "skill":
+		c.ToolName = "Skill"
+	}
+	return nil
+}
+
+// answer is what the plugin reads: decision is allow (the call runs, as
+// args when they are given), deny (it throws reason) or, after a call,
+// alarm (reason is put before the call's output).
+type answer struct {
+	Decision string         `json:"decision"`
+	Reason   string         `json:"reason,omitempty"`
+	Args     map[string]any `json:"args,omitempty"`
+}
+
+// Encode implements agents.Adapter.
+func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
+	var a answer
+	switch event {
+	case After:
+		a.Decision = "ok"
+		if d.Behavior == hooks.Alarm {
+			a = answer{Decision: "alarm", Reason: hooks.Clip(d.SystemMessage)}
+		}
+	default:
+		switch d.Behavior {
+		case hooks.Allow:
+			a = answer{Decision: "allow", Args: d.UpdatedInput}
+		case hooks.Abstain:
+			// No decision: OpenCode's own permissions decide.
+			a = answer{Decision: "allow"}
+		default:
+			// Deny, and ask (a plugin cannot ask the user): blocked.
+			a = answer{Decision: "deny", Reason: agents.Reason(d)}
+		}
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		b = []byte(`{"decision":"deny","reason":"loopguard: internal_error"}`)
+	}
+	_, _ = stdout.Write(append(b, '\n'))
+	return hooks.ExitOK
+}

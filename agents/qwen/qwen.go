@@ -1,0 +1,171 @@
+// Package qwen is Qwen Code's adapter.
+//
+// Qwen Code (a Gemini CLI fork) runs Claude Code-style hooks: PreToolUse,
+// PostToolUse, with session_id, cwd, permission_mode, tool_name and
+// tool_input in Qwen's own tool names (run_shell_command, write_file,
+// edit, ...), a tool_use_id it makes up and the model's tool_call_id
+// (checked on 0.24.4). It takes Claude's hookSpecificOutput deny, but fails
+// open on everything else: a hook that times out, cannot start or exits
+// with anything but 0 or 2 lets the call through, so the registration
+// echoes a deny when loopguard cannot run, and every answer here is JSON
+// with exit 0. It does not run the updatedInput of an allow (0.24.4
+// ignores it): a scope covers only a command whose text is already plain.
+package qwen
+
+import (
+	"encoding/json"
+	"io"
+	"path/filepath"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/hooks"
+)
+
+// Name is the agent's name in `loopguard hook qwen`.
+const Name = "qwen"
+
+// Events as Qwen Code spells them.
+const (
+	PreToolUse  = "PreToolUse"
+	PostToolUse = "PostToolUse"
+)
+
+// Adapter is Qwen Code's hook contract.
+type Adapter struct{}
+
+// Name implements agents.Adapter.
+func (Adapter) Name() string { return Name }
+
+// Decode implements agents.Adapter.
+func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
+	c := &hooks.Call{}
+	var sess string
+	var err error
+	for _, f := range []struct {
+		key      string
+		dst      *string
+		required bool
+	}{
+		{"hook_event_name", &c.Event, true},
+		{"session_id", &sess, true},
+		{"cwd", &c.Cwd, true},
+		{"tool_name", &c.ToolName, true},
+		{"agent_id", &c.AgentID, false},
+		{"tool_use_id", &c.ToolUseID, false},
+		{"permission_mode", &c.PermissionMode, false},
+	} {
+		if *f.dst, err = agents.String(m, f.key, f.required); err != nil {
+			return nil, event, err
+		}
+	}
+	if event != "" && c.Event != event {
+		return nil, event, agents.Errorf("registered for %s but the payload says %s", event, c.Event)
+	}
+	switch c.Event {
+	case PreToolUse, PostToolUse:
+	default:
+		return nil, c.Event, agents.Errorf("unknown Qwen Code event %q", c.Event)
+	}
+	c.SessionID = agents.Session(Name, sess)
+	if c.ToolInput, err = agents.InputObject(m["tool_input"], "tool_input", false); err != nil {
+		return nil, c.Event, err
+	}
+	if err := mapTool(c); err != nil {
+		return nil, c.Event, err
+	}
+	ev := c.Event
+	c, err = agents.Finish(c)
+	return c, ev, err
+}
+
+// mapTool maps Qwen Code's tool names onto the engine's tool classes.
+// Names it does not know stay as they are (an exact approval covers them);
+// its MCP tools are already named mcp__server__tool.
+func mapTool(c *hooks.Call) error {
+	file := func(field, tool string) error {
+		in, ok := agents.WithPath(c.ToolInput, field, field, c.Cwd)
+		if !ok {
+			return agents.Errorf("%s %s is not a string", c.ToolName, field)
+		}
+		c.ToolName, c.ToolInput = tool, in
+		return nil
+	}
+	switch c.ToolName {
+	case "run_shell_command":
+		c.ToolName = "Bash"
+		if dir, ok := c.ToolInput["directory"]; ok && dir != nil {
+			s, ok := dir.(string)
+			if !ok {
+				return agents.Errorf("run_shell_command directory is not a string")
+			}
+			if s != "" {
+				// The command runs there: analyse it there.
+				c.Cwd = filepath.Clean(agents.Abs(c.Cwd, s))
+			}
+		}
+	case "write_file":
+		return file("file_path", "Write")
+	case "edit":
+		return file("file_path", "Edit")
+	case "notebook_edit":
+		return file("notebook_path", "NotebookEdit")
+	case "web_fetch":
+		c.ToolName = "WebFetch"
+	case "agent":
+		// A subagent of Qwen Code's own runs its calls through these
+		// hooks, one by one; a subagent with another executor (the
+		// built-in "codex" and "claude-code" run those CLIs, which run
+		// their calls under their own hooks, if any) is an exact approval.
+		if t, _ := c.ToolInput["subagent_type"].(string); inProcess[t] {
+			c.ToolName = "Task"
+		}
+	}
+	return nil
+}
+
+// inProcess are Qwen Code's built-in subagents that run in its own process
+// (checked on 0.24.4), under its hooks.
+var inProcess = map[string]bool{"general-purpose": true, "Explore": true, "statusline-setup": true, "review-agent": true}
+
+// Encode implements agents.Adapter.
+func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
+	var out any
+	switch event {
+	case PostToolUse:
+		if d.Behavior != hooks.Alarm {
+			return hooks.ExitOK
+		}
+		out = struct {
+			SystemMessage string `json:"systemMessage"`
+		}{hooks.Clip(d.SystemMessage)}
+	default:
+		switch d.Behavior {
+		case hooks.Abstain:
+			return hooks.ExitOK
+		case hooks.Allow:
+			out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "allow"})
+		case hooks.Ask:
+			out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "ask", PermissionDecisionReason: agents.Reason(d)})
+		default:
+			out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: agents.Reason(d)})
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		b = []byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}}`)
+	}
+	_, _ = stdout.Write(append(b, '\n'))
+	return hooks.ExitOK
+}
+
+type wrapped struct {
+	HookSpecificOutput hso `json:"hookSpecificOutput"`
+}
+
+func wrap(h hso) wrapped { return wrapped{h} }
+
+type hso struct {
+	HookEventName            string `json:"hookEventName"`
+	PermissionDecision       string `json:"permissionDecision"`
+	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+}

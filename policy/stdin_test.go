@@ -1,0 +1,55 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestReadsCommands(t *testing.T) {
+	for _, tc := range []struct {
+		cmd   string
+		reads bool
+	}{
+		// Shells and interpreters: a REPL, or a script on stdin.
+		{"bash", true}, {"/usr/bin/bash --norc", true}, {"bash -e", true}, {"sh -s", true}, {"bash -i script.sh", true},
+		{"python3", true}, {"python3.12 -", true}, {"python3 -i script.py", true}, {"node", true}, {"node --inspect", true},
+		{"irb", true}, {"ghci", true}, {"bc -l", true}, {"awk", true},
+		// Controls: a script, inline code, a module.
+		{"bash script.sh", false}, {"bash -c 'echo hi'", false}, {"bash -lc make", false}, {"sh -- script.sh", false},
+		{"python3 script.py", false}, {"python3 -c pass", false}, {"python3 -m pytest", false}, {"node app.js", false},
+		{"node -e 1", false}, {"bash --version", false},
+		// Clients: without the commands they were given.
+		{"psql mydb", true}, {"psql -U me -d db", true}, {"mysql -u root -p", true}, {"sqlite3 app.db", true},
+		{"sqlite3 -cmd '.tables' app.db", true}, {"redis-cli -h cache -p 6379", true}, {"ssh host", true},
+		{"ssh -p 2222 host", true}, {"ssh -i key -l me host", true}, {"gdb ./prog", true}, {"gdb -ex run ./prog", true},
+		// Controls: given their commands.
+		{"psql -c 'select 1' mydb", false}, {"psql --command=select mydb", false}, {"mysql -e 'show tables'", false},
+		{"sqlite3 app.db 'select 1'", false}, {"redis-cli -h cache get k", false}, {"ssh host uptime", false},
+		{"ssh -p 2222 host uptime", false}, {"gdb --batch -ex run ./prog", false}, {"ssh -V", false},
+		// Editors and pagers: always (their shell escapes).
+		{"vim notes.txt", true}, {"less README.md", true}, {"man git", true}, {"ed", true},
+		// Programs that do not.
+		{"ls -la", false}, {"git log", false}, {"cat", false}, {"grep x", false}, {"make test", false},
+	} {
+		got := ReadsCommands(strings.Fields(strings.ReplaceAll(tc.cmd, "'", "")))
+		if (got != "") != tc.reads {
+			t.Errorf("%s: %q, want reads=%v", tc.cmd, got, tc.reads)
+		}
+	}
+}
+
+func TestRunsCommands(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		runs bool
+	}{
+		{"psql -c select mydb", true}, {"sqlite3 app.db select", true}, {"mysql -e show", true}, {"sftp -b batch host", true},
+		{"bash", true}, {"psql mydb", true},
+		// Controls.
+		{"ls -la", false}, {"bash script.sh", false}, {"git log", false}, {"redis-cli -h cache get k", false},
+	} {
+		if got := RunsCommands(strings.Fields(tc.cmd)); (got != "") != tc.runs {
+			t.Errorf("%s: %q, want runs=%v", tc.cmd, got, tc.runs)
+		}
+	}
+}
