@@ -122,7 +122,7 @@ outer:
 		}
 		rule, ruleErr := narrowRule(p, ge)
 		keys := "[a]pprove"
-		if ruleErr == nil {
+		if ruleErr == nil && !hasDanger(p) {
 			keys += "  [g]rant " + hooks.EscapeText(rule.String())
 		}
 		keys += "  [d]eny  [s]kip  [v]iew  [q]uit:"
@@ -164,6 +164,10 @@ outer:
 				r.approved++
 				break prompt
 			case 'g', 'G':
+				if hasDanger(p) {
+					fmt.Fprintln(tty, "No rule is offered for a call with a DANGER line; approve it once with a.")
+					continue
+				}
 				if ruleErr != nil {
 					fmt.Fprintf(tty, "No rule is offered for this call (%v); approve it once with a.\n", ruleErr)
 					continue
