@@ -17,9 +17,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/loopguard/loopguard/agents"
@@ -236,6 +238,14 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 		Registration: registration,
 	}
 	eng.OnHeld = heldNotifier(s.cfg, eng.Audit)
+	if wait > 0 {
+		// The agent's client signals a hook it stops waiting for (Claude
+		// Code sends SIGTERM on Esc): a held call is let go and recorded
+		// as held_abandoned instead of vanishing from the audit log.
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		eng.Abandoned = ch
+	}
 	return eng, nil
 }
 

@@ -62,6 +62,11 @@ const (
 	// input (a shell, a REPL, a database client, an editor): no scope
 	// covers it, since what is typed into it later is not the call.
 	ReasonInteractive = "interactive_command"
+	// ReasonAbandoned: the agent's client stopped waiting for a call the
+	// hook held (Esc in Claude Code, the session ended): the hook got a
+	// signal (Engine.Abandoned), the call did not run, and nobody reads
+	// the answer; it is recorded all the same.
+	ReasonAbandoned = "held_abandoned"
 	// ReasonContentChanged: a grant's rule pins an executable's content
 	// (it lies where the user can write) and the file there is another.
 	ReasonContentChanged = scope.ReasonContentChanged
@@ -140,6 +145,10 @@ type Engine struct {
 	// a human (wait mode), to notify them. It must return at once: it runs
 	// on the hook's path; its work belongs in the background.
 	OnHeld func(p *state.Pending)
+	// Abandoned, when set, is closed or sent to when the agent's client
+	// stops waiting for the hook (it signals the hook process): a held
+	// call is then let go at once, and recorded as held_abandoned.
+	Abandoned <-chan os.Signal
 	// Custody, when set, keeps the key elsewhere (Vault): it verifies grants
 	// in place of LoadKey's key, and claims single-use grants across
 	// machines.
@@ -1014,6 +1023,11 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		if ok {
 			return dec
 		}
+		if ctx.Err() == nil {
+			// The wait ran its course: the agent is told the call did not
+			// run, and review keeps it for the agent's retry.
+			_ = e.Store.EndWait(p)
+		}
 		return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: waitEndedLine(reason, id, wait, e.Custody != nil) + "\n" + whyLine(reason, msg), why: msg}
 	}
 	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(reason, id, e.Custody != nil) + "\n" + whyLine(reason, msg) + "\n" + approveHint(id, e.Custody != nil), why: msg}
@@ -1092,7 +1106,7 @@ func waitEndedLine(reason, id string, wait time.Duration, team bool) string {
 		what = f + "; it was held for a new approval"
 	}
 	return "loopguard: " + reason + ": " + what + " for " + wait.Round(time.Second).String() + ", but nobody decided, so it did not run (pending " + id +
-		"). Do not retry it at once: tell the user it waits in " + approverCommand(id, team) + ", and retry the identical call only after they approve it."
+		"). Do not retry it at once: tell the user it still waits in " + approverCommand(id, team) + ", and once they approve it there, retry the identical call: it then runs (only its description may differ; any other change needs a new approval)."
 }
 
 // reasonFact is what a deny reason means, in a few words true of every
@@ -1156,6 +1170,9 @@ func (e *Engine) wait(ctx context.Context, c *Call, d *described, id string, wai
 		select {
 		case <-ctx.Done():
 			return Decision{}, false
+		case <-e.Abandoned:
+			return Decision{Behavior: Deny, Reason: ReasonAbandoned, Pending: id, Message: "loopguard: " + ReasonAbandoned +
+				": the agent stopped waiting for this held call (Esc, or its session ended), so it did not run (pending " + id + ")"}, true
 		case <-t.C:
 		}
 		if e.Custody != nil {

@@ -3,8 +3,10 @@ package hooks
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -65,10 +67,64 @@ func TestWaitEnded(t *testing.T) {
 	if p.HolderPID == 0 || p.HeldUntil.Before(start) || p.HeldUntil.After(start.Add(time.Second)) {
 		t.Errorf("the held record: pid %d, until %v (start %v)", p.HolderPID, p.HeldUntil, start)
 	}
+	if !strings.Contains(first, "once they approve it there, retry the identical call") {
+		t.Errorf("the model is not told to retry once approved: %q", first)
+	}
+	// The wait ran its course: the record says the agent was told, so
+	// review keeps it for the retry.
+	if p, err := h.store.GetPending(d.Pending); err != nil || !h.store.WaitEnded(p) {
+		t.Errorf("the call whose wait ran out is not marked as told: %v %+v", err, p)
+	}
 	// Control: without a wait the record is not held.
 	d = h.decide(h.fixture("pretooluse-write.json"))
-	if p, _ := h.store.GetPending(d.Pending); p == nil || !p.HeldUntil.IsZero() {
+	if p, _ := h.store.GetPending(d.Pending); p == nil || !p.HeldUntil.IsZero() || h.store.WaitEnded(p) {
 		t.Errorf("an unheld call recorded as held: %+v", p)
+	}
+}
+
+// The agent's client stops waiting (Claude Code signals the hook on Esc):
+// the held call is let go at once, recorded as held_abandoned in the audit
+// log, and not marked as told (it leaves review's queue). A later hold of
+// the same call is not taken for an ended one either.
+func TestHeldAbandoned(t *testing.T) {
+	h := newHarness(t)
+	e := h.eng()
+	e.Wait = 30 * time.Second
+	e.PollInterval = 10 * time.Millisecond
+	sig := make(chan os.Signal, 1)
+	e.Abandoned = sig
+	e.OnHeld = func(*state.Pending) { sig <- syscall.SIGTERM }
+	start := time.Now()
+	d := e.Decide(context.Background(), h.call(h.fixture("pretooluse-bash.json")))
+	expect(t, "abandoned", d, Deny, ReasonAbandoned)
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("the abandoned hold took %v", time.Since(start))
+	}
+	p, err := h.store.GetPending(d.Pending)
+	if err != nil || p.Status != state.StatusOpen || h.store.WaitEnded(p) {
+		t.Errorf("the abandoned call's record: %v %+v", err, p)
+	}
+	var last audit.Entry
+	_ = audit.Open(filepath.Join(h.store.Dir, "audit")).Read(func(_ []byte, e audit.Entry) error { last = e; return nil })
+	if last.Reason != ReasonAbandoned || last.Pending != d.Pending || last.Summary == "" {
+		t.Errorf("the audit entry of the abandoned call: %+v", last)
+	}
+
+	// Its wait runs out this time: marked. Then held again (a retry) and
+	// abandoned: the old mark names the old hold, not this one.
+	e.OnHeld = nil
+	e.Wait = 200 * time.Millisecond
+	d = e.Decide(context.Background(), h.call(h.fixture("pretooluse-bash.json")))
+	expect(t, "wait ended", d, Deny, ReasonNoGrant)
+	if p, _ := h.store.GetPending(d.Pending); p == nil || !h.store.WaitEnded(p) {
+		t.Fatalf("not marked after its wait ran out: %+v", p)
+	}
+	e.Wait = 30 * time.Second
+	e.OnHeld = func(*state.Pending) { sig <- syscall.SIGTERM }
+	d = e.Decide(context.Background(), h.call(h.fixture("pretooluse-bash.json")))
+	expect(t, "abandoned again", d, Deny, ReasonAbandoned)
+	if p, _ := h.store.GetPending(d.Pending); p == nil || h.store.WaitEnded(p) {
+		t.Errorf("a later hold, abandoned, is taken for an ended one: %+v", p)
 	}
 }
 

@@ -42,6 +42,12 @@ const DefaultMatcher = "*"
 // times out or exits with an unexpected code (Claude Code 2.1.295 and later).
 const OnFailureBlock = "block"
 
+// HeldStatus is the spinner text Claude Code shows in the agent's own
+// window while the hook runs (the handler's statusMessage): for a call the
+// hook holds, all the while it waits, so the human is told what to do
+// where they are looking. It reads true for a call decided at once too.
+const HeldStatus = "loopguard: if held, approve it in `loopguard review`"
+
 // TimeoutMargin is added to the hook's own deadline (and wait) to get the
 // timeout registered with Claude Code, so the hook always answers first.
 const TimeoutMargin = 25 * time.Second
@@ -97,6 +103,9 @@ type Handler struct {
 	Args      []string `json:"args,omitempty"`
 	Timeout   int      `json:"timeout,omitempty"`
 	OnFailure string   `json:"onFailure,omitempty"`
+	// StatusMessage is the spinner text while the hook runs (HeldStatus
+	// for a registration that holds calls).
+	StatusMessage string `json:"statusMessage,omitempty"`
 }
 
 type group struct {
@@ -117,13 +126,13 @@ func HandlerFor(o Options, event string) Handler {
 		mode = "enforce"
 	}
 	args := []string{"hook", "--event", event, "--mode", mode}
-	wait := time.Duration(0)
+	wait, status := time.Duration(0), ""
 	if o.Wait > 0 && event != PostToolUse {
-		wait = o.Wait
+		wait, status = o.Wait, HeldStatus
 		args = append(args, "--wait", o.Wait.String())
 	}
 	return Handler{Type: "command", Command: o.Binary, Args: args,
-		Timeout: TimeoutFor(o.Deadline, wait), OnFailure: OnFailureBlock}
+		Timeout: TimeoutFor(o.Deadline, wait), OnFailure: OnFailureBlock, StatusMessage: status}
 }
 
 func (o Options) matcher() string {
@@ -184,6 +193,7 @@ func handlerOf(n *node) (Handler, bool) {
 		h.Timeout = int(t)
 	}
 	h.OnFailure, _ = n.get("onFailure").str()
+	h.StatusMessage, _ = n.get("statusMessage").str()
 	return h, true
 }
 

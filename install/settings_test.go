@@ -90,6 +90,38 @@ func TestMergeNewFile(t *testing.T) {
 	}
 }
 
+// A registration that holds calls (--wait) tells the human in the agent's
+// own window: Claude Code shows the statusMessage as the spinner text
+// while the hook runs. PostToolUse holds nothing; without a wait nothing
+// is held.
+func TestStatusMessage(t *testing.T) {
+	held := opts
+	held.Wait = 2 * time.Minute
+	for _, ev := range Events {
+		h := HandlerFor(held, ev)
+		if want := map[bool]string{true: "", false: HeldStatus}[ev == PostToolUse]; h.StatusMessage != want {
+			t.Errorf("%s with a wait: statusMessage %q, want %q", ev, h.StatusMessage, want)
+		}
+		if h := HandlerFor(opts, ev); h.StatusMessage != "" {
+			t.Errorf("%s without a wait: statusMessage %q", ev, h.StatusMessage)
+		}
+	}
+	out := mustMerge(t, nil, held)
+	got := ours(t, out)
+	if len(got) != 3 || got[0].Handler.StatusMessage != HeldStatus || got[2].Handler.StatusMessage != "" {
+		t.Errorf("read back: %+v", got)
+	}
+	// A registration of an older loopguard, without it, is brought up to date.
+	old := bytes.ReplaceAll(out, []byte(`,
+            "statusMessage": "loopguard: if held, approve it in `+"`loopguard review`"+`"`), nil)
+	if bytes.Equal(old, out) {
+		t.Fatalf("no statusMessage to take out:\n%s", out)
+	}
+	if again, changed, err := Merge(old, held); err != nil || !changed || !bytes.Equal(again, out) {
+		t.Errorf("merge over the older registration: changed %v, %v\n%s", changed, err, again)
+	}
+}
+
 func TestMergeKeepsOthers(t *testing.T) {
 	out, changed, err := Merge([]byte(other), opts)
 	if err != nil || !changed {

@@ -257,6 +257,9 @@ func (s *Store) RemovePending(id string) error {
 	if rerr := removePin(filepath.Join(s.path("pending"), id+pinSuffix)); err == nil {
 		err = rerr
 	}
+	if rerr := s.removeWaitEnd(id); err == nil && !errors.Is(rerr, ErrNotFound) {
+		err = rerr
+	}
 	return err
 }
 

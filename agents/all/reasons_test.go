@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -291,6 +292,22 @@ func TestEveryReasonIsAudited(t *testing.T) {
 				}
 			}
 			h.run("", "", h.bash("echo one more > a.txt"))
+		},
+		hooks.ReasonAbandoned: func(h *harness) {
+			// The client stops waiting for a held call (Claude Code sends
+			// SIGTERM on Esc): the hook's signal ends the wait.
+			opts := claudeOpts(h)
+			opts.NewEngine = func() (*hooks.Engine, error) {
+				e, err := h.engine()
+				if err != nil {
+					return nil, err
+				}
+				sig := make(chan os.Signal, 1)
+				sig <- syscall.SIGTERM
+				e.Wait, e.Abandoned = time.Minute, sig
+				return e, nil
+			}
+			h.runWith(opts, h.bash("echo hi > a.txt"))
 		},
 		hooks.ReasonInteractive: func(h *harness) {
 			stub(h, "sqlite3", "")

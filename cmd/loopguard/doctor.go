@@ -459,6 +459,11 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 		}
 	}
 	deadline, wait := hookTimes(h.Args)
+	if wait > 0 && h.StatusMessage == "" {
+		out = append(out, checkResult{status: statusWarn, name: name,
+			detail: "no statusMessage: while a call is held, the agent's window says only that a hook runs, not that it waits for you in `loopguard review`",
+			fix:    fixInit + " (sets the statusMessage)"})
+	}
 	need := int((deadline + wait).Seconds())
 	// No timeout means Claude Code's default of 600s.
 	if h.Timeout != 0 && h.Timeout <= need {

@@ -162,7 +162,7 @@ func TestEveryRenderingEscapesEveryField(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := &console{tty: f, fd: fdOf(f), pal: paletteFor(f)}
-		showParts(c, p, head, says, body)
+		showParts(c, p, head, says, body, true)
 		g := token.Grant{Principal: attack, Session: attack, Agent: attack, Tool: attack, ArgHash: p.Digest, Scope: token.ScopeCall, Expiry: now}
 		printApproved(f, attack, &g, "The waiting hook on "+machineName(tp)+" runs it once.")
 		printError(f, withHint(errors.New(attack), attack))

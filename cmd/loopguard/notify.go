@@ -12,6 +12,7 @@ import (
 
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/notify"
 )
@@ -36,9 +37,12 @@ shell: PROGRAM is an absolute path, and the call reaches it only as data, in
 LOOPGUARD_* environment variables and on stdin (quote "$LOOPGUARD_SUMMARY" if
 your script is a shell script: the agent chose that text).
 
-Without flags notify shows the settings. --test sends a test notification
-through each channel and says what failed. Setting a command asks you to
-confirm on your terminal.`,
+Without flags notify shows the settings. --test tries each way you are told,
+one by one, and says what each did: the desktop notification, your
+command, the ntfy push (loopguard serve), the bell review rings, and the
+agent's own window (the hook's statusMessage, which init registers). It
+fails only when none of them works. Setting a command asks you to confirm
+on your terminal.`,
 		Example: `  loopguard notify
   loopguard notify --test
   loopguard notify --command -- /usr/bin/tmux display-message 'loopguard: a call waits in review'
@@ -123,38 +127,144 @@ func notifyRun(out io.Writer, o *notifyOptions, argv []string) error {
 	if !o.test {
 		return nil
 	}
-	if cfg.NotifyNtfy() != nil {
-		push, err := pushFor(cfg, defaultOrigin)
-		if err == nil {
-			err = push.Test(context.Background())
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(out, "Test push sent to the ntfy topic.")
-	}
-	nf := notify.Notifier{Command: cfg.NotifyCommand()}
-	if cfg.DesktopOn() {
-		nf.Bus = keyring.SessionBus
-	}
-	if nf.Bus == nil && len(nf.Command) == 0 {
-		fmt.Fprintln(out, "Nothing is set up to notify you: no test sent.")
-		return nil
-	}
+	return notifyTest(out, cfg)
+}
+
+// channelResult is what notify --test found for one way of telling the
+// human: it works, is not set up (or not there), or failed.
+type channelResult struct {
+	name   string
+	works  bool
+	detail string
+}
+
+// notifyTest tries every way loopguard tells the human a call is held,
+// each on its own, says what each did, and fails only when none works.
+func notifyTest(out io.Writer, cfg config.Config) error {
 	note := notify.Note{ID: "test", Prefix: "test", Tool: "Bash", Summary: "Bash echo a test from loopguard notify",
 		Reason: "no_grant", HeldUntil: time.Now().Add(2 * time.Minute)}
-	var failures []string
-	failed := make(chan string, 2)
-	<-nf.Fire(note, func(what string, err error) { failed <- what + ": " + hooks.EscapeText(err.Error()) })
-	close(failed)
-	for f := range failed {
-		failures = append(failures, f)
+	var results []channelResult
+	try := func(name string, f func(ctx context.Context) channelResult) {
+		ctx, cancel := context.WithTimeout(context.Background(), notify.Deadline)
+		defer cancel()
+		r := f(ctx)
+		r.name = name
+		results = append(results, r)
 	}
-	if len(failures) > 0 {
-		return fmt.Errorf("test notification: %s", strings.Join(failures, "; "))
+	try("desktop", func(ctx context.Context) channelResult {
+		if !cfg.DesktopOn() {
+			return channelResult{detail: "off (loopguard notify --desktop on)"}
+		}
+		addr, err := keyring.SessionBus(ctx)
+		if err != nil {
+			return channelResult{detail: "not here: no session bus (" + hooks.EscapeText(err.Error()) + ")"}
+		}
+		id, err := notify.Desktop(ctx, addr, note)
+		switch {
+		case errors.Is(err, notify.ErrUnavailable):
+			return channelResult{detail: "not here: no desktop notification service on the session bus"}
+		case err != nil:
+			return channelResult{detail: "FAILED: " + hooks.EscapeText(err.Error())}
+		}
+		return channelResult{works: true, detail: fmt.Sprintf("shown (notification %d)", id)}
+	})
+	try("command", func(ctx context.Context) channelResult {
+		c := cfg.NotifyCommand()
+		if len(c) == 0 {
+			return channelResult{detail: "none set (loopguard notify --command -- PROGRAM ARG...)"}
+		}
+		if err := notify.RunCommand(ctx, c, note); err != nil {
+			return channelResult{detail: "FAILED: " + hooks.EscapeText(err.Error())}
+		}
+		return channelResult{works: true, detail: "ran " + quoteArgv(c) + " (exit 0)"}
+	})
+	try("ntfy", func(ctx context.Context) channelResult {
+		if cfg.NotifyNtfy() == nil {
+			return channelResult{detail: "none set (pushed by loopguard serve: README, The console)"}
+		}
+		push, err := pushFor(cfg, defaultOrigin)
+		if err == nil {
+			err = push.Test(ctx)
+		}
+		if err != nil {
+			return channelResult{detail: "FAILED: " + hooks.EscapeText(err.Error())}
+		}
+		return channelResult{works: true, detail: "test push sent to the topic"}
+	})
+	try("bell", func(context.Context) channelResult {
+		tty, err := openTTY()
+		if err != nil {
+			return channelResult{detail: "no terminal here (review rings the bell of the terminal it runs in)"}
+		}
+		defer tty.Close()
+		if _, err := fmt.Fprint(tty, "\a"); err != nil {
+			return channelResult{detail: "FAILED: " + hooks.EscapeText(err.Error())}
+		}
+		return channelResult{works: true, detail: "rung on this terminal, as review rings it for each new call (a muted terminal shows nothing)"}
+	})
+	try("window", func(context.Context) channelResult {
+		where, err := statusRegistered()
+		switch {
+		case err != nil:
+			return channelResult{detail: "FAILED: " + hooks.EscapeText(err.Error())}
+		case where == "":
+			return channelResult{detail: "no registration that holds calls says where they wait (run loopguard init)"}
+		}
+		return channelResult{works: true, detail: "while a call is held, the agent's window says it waits in loopguard review (statusMessage, " + hooks.EscapeText(where) + ")"}
+	})
+	var works []string
+	fmt.Fprintln(out, "Test, channel by channel:")
+	for _, r := range results {
+		fmt.Fprintf(out, "  %-8s %s\n", r.name+":", r.detail)
+		if r.works {
+			works = append(works, r.name)
+		}
 	}
-	fmt.Fprintln(out, "Test notification sent.")
+	if len(works) == 0 {
+		return withHint(errors.New("no way of telling you that a call is held works here"),
+			"run loopguard review in a terminal you keep in view, set a notify command (loopguard notify --command -- PROGRAM ARG...), or run loopguard init")
+	}
+	fmt.Fprintf(out, "Works: %s.\n", strings.Join(works, ", "))
 	return nil
+}
+
+// statusRegistered names where a loopguard registration that holds calls
+// carries the statusMessage that tells the human in the agent's window
+// ("": nowhere).
+func statusRegistered() (string, error) {
+	env, err := settingsEnv()
+	if err != nil {
+		return "", err
+	}
+	paths := []string{install.ManagedSettingsPath()}
+	for _, sc := range []install.Scope{install.User, install.Project, install.Local} {
+		if p, err := install.SettingsPath(sc, env); err == nil {
+			paths = append(paths, p)
+		}
+	}
+	var all [][]byte
+	for _, p := range paths {
+		data, _, err := install.ReadSettings(p)
+		if err != nil || data == nil {
+			continue
+		}
+		all = append(all, data)
+		regs, err := install.Hooks(data, "")
+		if err != nil {
+			continue
+		}
+		for _, r := range regs {
+			if r.Ours && r.Event == install.PreToolUse && r.Handler.StatusMessage != "" {
+				return p, nil
+			}
+		}
+	}
+	// The plugin's registration is init's, statusMessage included
+	// (TestPluginHooksAreInits).
+	if ok, err := install.PluginGuards(env, all...); err == nil && ok {
+		return "loopguard's plugin " + install.PluginID, nil
+	}
+	return "", nil
 }
 
 // quoteArgv renders argv for a person, each word escaped and quoted.

@@ -66,9 +66,14 @@ func page(out io.Writer, text string) error {
 // many lines it showed. again says how to see the text again, if it can be.
 func pageOn(c *console, out io.Writer, lines []string, rows int, again string) (int, error) {
 	shown := 0
-	step := max(rows-1, 1)
+	width := c.width()
 	for shown < len(lines) {
-		end := min(shown+step, len(lines))
+		// A screen's worth, the lines counted as the terminal wraps them.
+		end, used := shown, 0
+		for end < len(lines) && (end == shown || used+rowsOf(lines[end], width) <= max(rows-1, 1)) {
+			used += rowsOf(lines[end], width)
+			end++
+		}
 		for _, l := range lines[shown:end] {
 			if _, err := io.WriteString(out, l); err != nil {
 				return shown, err

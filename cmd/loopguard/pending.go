@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -276,7 +277,8 @@ a pending id; several IDs are shown and confirmed one after the other.`,
 
 // approveRun reviews and approves pending call id on tty. It is shared with
 // the review console, which passes the digest of the call it showed
-// (shown, so the call is not shown again) and a shorter confirmation.
+// (shown, so the call is not shown again) and a shorter confirmation, or
+// none (confirmLen 0: one key approved the call on screen).
 func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown string, confirmLen int, ttl time.Duration, now time.Time) error {
 	p, err := st.GetPending(id)
 	if err != nil {
@@ -284,6 +286,9 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 	}
 	// A human at tty has it open: no flood of new calls drops it meanwhile.
 	_ = st.Pin(id, time.Now())
+	if confirmLen <= 0 && shown == "" {
+		return errors.New("an approval without a typed confirmation is only for the call review has on screen")
+	}
 	if shown != "" && p.Digest != shown {
 		return withHint(fmt.Errorf("pending call %s changed since it was shown (digest %.12s, shown %.12s): refusing to approve", id, p.Digest, shown),
 			"review it again: loopguard show "+id)
@@ -304,8 +309,10 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 		// With the store: a drift shows what changed since the approval.
 		fmt.Fprint(tty, renderPendingWith(st, p, false))
 	}
-	if err := confirmApproval(tty, p, m.principal, ttl, confirmLen); err != nil {
-		return err
+	if confirmLen > 0 {
+		if err := confirmApproval(tty, p, m.principal, ttl, confirmLen); err != nil {
+			return err
+		}
 	}
 	// Said as of now: a held call's hook may be gone a moment after the
 	// approval lands, having run it.

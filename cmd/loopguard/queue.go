@@ -20,17 +20,29 @@ const sameTurn = 10 * time.Second
 func held(p *state.Pending, now time.Time) bool { return p.Held(now) }
 
 // live reports whether p belongs in the queue: open, and either held by a
-// hook now or, in the default mode, seen recently. A call whose hook is
-// gone (wait over, session ended, Esc) has left the queue; pending --all
-// still lists it.
-func live(p *state.Pending, now time.Time) bool {
+// hook now, or let go by its hook with the agent told it did not run (its
+// wait ran out: approving it is for the agent's retry), or, in the
+// default mode, seen recently. A call whose hook went without telling the
+// agent (Esc, the session ended) has left the queue; pending --all still
+// lists it.
+func live(st *state.Store, p *state.Pending, now time.Time) bool {
 	if p.Status != state.StatusOpen {
 		return false
 	}
-	if p.HolderPID > 0 {
-		return held(p, now)
+	if p.HolderPID > 0 && held(p, now) {
+		return true
+	}
+	if p.HolderPID > 0 && !waitOver(st, p, now) {
+		return false
 	}
 	return now.Sub(p.Seen) < queueWindow
+}
+
+// waitOver reports a call whose hook held it until its wait ran out and
+// told the agent it did not run: an approval now is for the agent's retry
+// of the identical call.
+func waitOver(st *state.Store, p *state.Pending, now time.Time) bool {
+	return p.Status == state.StatusOpen && !held(p, now) && st != nil && st.WaitEnded(p)
 }
 
 // statusOf is a call's status for people: open calls are held (with the
@@ -43,7 +55,7 @@ func statusOf(p *state.Pending, now time.Time) string {
 		return "held, " + p.HeldUntil.Sub(now).Round(time.Second).String() + " left"
 	case p.HolderPID > 0:
 		return "wait over"
-	case live(p, now):
+	case now.Sub(p.Seen) < queueWindow:
 		return "open"
 	}
 	return "stale"
@@ -73,7 +85,7 @@ func queue(st *state.Store, f queueFilter, skipped map[string]bool, now time.Tim
 	list, errs := st.ListPending()
 	var out []*state.Pending
 	for _, p := range list {
-		if live(p, now) && !skipped[p.ID] && f.keep(p, now) {
+		if live(st, p, now) && !skipped[p.ID] && f.keep(p, now) {
 			out = append(out, p)
 		}
 	}

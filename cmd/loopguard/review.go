@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -37,19 +36,33 @@ func newReviewCmd() *cobra.Command {
 first. Every call is shown in full, exactly as it would run, with its
 warnings; a new call rings the terminal's bell and sets its title. Then:
 
-  a  approve it once: type the first 4 characters of its digest and Enter
+  a  approve it once, with this one key (this terminal is yours: the agent
+     cannot type here). A call worth a second look (a DANGER line,
+     executable configuration, a chained or indirect command, a call that
+     differs from one you approved, warnings, or one not shown whole) asks
+     for the first 4 characters of the digest shown above it, and Enter
   g  approve it and grant the narrowest rule that covers it (the rule is
-     shown first; a rule loopguard would refuse is never offered)
-  t  approve every call of the same turn, shown together (one confirmation)
+     shown first; a rule loopguard would refuse is never offered, nor is g
+     on a DANGER call); a grant outlives the call, so g always asks for the
+     first 4 characters of the call's digest
+  t  approve every call of the same turn, shown together, then y (offered
+     when none of them needs a second look)
   d  deny it, with an optional reason the agent is shown
   s  skip it for now
   v  view the call again (a long one is paged: Space for more, q to stop)
   q  quit (also Ctrl-C or Ctrl-D)
 
+The call on screen stays there until you decide it: calls that arrive
+meanwhile ring the bell and are counted, and come next. Keys typed before
+a call's prompt appears are thrown away.
+
 In the default wait mode the agent's call is held until you answer here,
-and runs (or is refused) without a retry. Only live calls are queued: a
-call whose hook is gone (its wait ended, the session ended, Esc) leaves
-the queue ('loopguard pending --all' still lists it).
+and runs (or is refused) without a retry; the time left counts down on the
+prompt line. A call whose wait ran out stays here, marked WAIT OVER: the
+agent was told it did not run and to retry once you approve, and its
+retry of the identical call (only its description may differ) then runs.
+A call whose hook went without an answer (Esc in the agent, the session
+ended) leaves the queue ('loopguard pending --all' still lists it).
 
 review talks to /dev/tty only and refuses inside an agent (CLAUDECODE set).
 Colours are used only on a terminal and never when NO_COLOR is set.`,
@@ -112,9 +125,11 @@ type reviewOptions struct {
 	backend       string // "vault": the team's calls (review_vault.go)
 }
 
-// reviewConfirmLen is how many digest characters review asks for: with the
-// key and Enter, one approval is 6 keystrokes. The confirmation is there so
-// the human looks at the call, not as a secret.
+// reviewConfirmLen is how many digest characters review asks for when a
+// call is worth a second look, and for g: with the key and Enter, 6
+// keystrokes. The confirmation is there so the human looks at the call,
+// not as a secret; an ordinary call is approved with one key
+// (review_keys.go).
 const reviewConfirmLen = 4
 
 // palette holds the escape sequences of the console; all empty without
@@ -319,12 +334,13 @@ func reviewRun(ctx context.Context, tty *os.File, st *state.Store, o reviewOptio
 	c := &console{tty: tty, fd: fdOf(tty), pal: paletteFor(tty), deadlines: true}
 	defer c.cooked()
 	pal := c.pal
-	fmt.Fprintf(tty, "%sloopguard review%s: pending calls appear here as they arrive. a approve, g approve+grant, t whole turn, d deny, s skip, v view, q quit.\n", pal.bold, pal.reset)
+	fmt.Fprint(tty, pal.bold+wrapText("loopguard review: pending calls appear here as they arrive. a approve, g approve+grant, t whole turn, d deny, s skip, v view, q quit.", c.width())+pal.reset)
 	r := newRound(c)
 	defer r.end()
 	skipped := r.skipped
 	warned := map[string]bool{}
 	ge, _ := currentGrantEnv()
+	current := "" // the call on screen: never replaced while the prompt waits
 outer:
 	for {
 		now := time.Now()
@@ -336,6 +352,7 @@ outer:
 			}
 		}
 		if len(calls) == 0 {
+			current = ""
 			r.idle("Waiting for calls (q to quit)...")
 			k, err := c.key(ctx, true)
 			if err != nil {
@@ -347,48 +364,70 @@ outer:
 			continue
 		}
 		p := calls[0]
-		r.arrived(p.ID, fmt.Sprintf("%d call(s) waiting", len(calls)))
+		if i := slices.IndexFunc(calls, func(q *state.Pending) bool { return q.ID == current }); i >= 0 {
+			p = calls[i]
+		}
+		current = p.ID
+		r.announce(calls)
 		fmt.Fprint(tty, "\n")
-		showCall(c, st, p)
+		whole := showCall(c, st, p)
 		// The human has it open: no flood of new calls drops it meanwhile
 		// (pinned again below while the prompt waits).
 		_ = st.Pin(p.ID, now)
 		pinned := now
-		if held(p, now) {
-			fmt.Fprintf(tty, "%sHELD: the agent waits for your answer (%s left).%s\n", pal.bold, p.HeldUntil.Sub(now).Round(time.Second), pal.reset)
-		} else {
-			fmt.Fprintf(tty, "%sNot held: after an approval the agent must retry the identical call.%s\n", pal.dim, pal.reset)
-		}
 		turn := turnOf(p, calls)
-		if len(calls) > len(turn) {
-			fmt.Fprintf(tty, "%s(%d more waiting)%s\n", pal.dim, len(calls)-len(turn), pal.reset)
-		}
+		look := secondLook(p, ge, whole)
 		rule, ruleErr := narrowRule(p, ge)
-		keys := "[a]pprove"
-		if ruleErr == nil {
-			keys += "  [g]rant " + hooks.EscapeText(rule.String())
-		}
-		if len(turn) > 1 {
-			keys += fmt.Sprintf("  [t]urn: all %d", len(turn))
-		}
-		keys += "  [d]eny  [s]kip  [v]iew  [q]uit:"
-		shownIDs := idsOf(calls)
+		danger := hasDanger(p)
+		turnOK := len(turn) > 1 && len(look) == 0 && ordinaryTurn(st, turn[1:], ge)
+		shownTurn := idsOf(turn)
+		more := len(calls) - len(turn)
 	prompt:
 		for {
-			fmt.Fprintf(tty, "%s%s%s ", pal.bold, keys, pal.reset)
+			keys := []string{"[a]pprove"}
+			switch {
+			case ruleErr == nil && !danger:
+				keys = append(keys, "[g]rant "+hooks.EscapeText(rule.String()))
+			}
+			if turnOK {
+				keys = append(keys, fmt.Sprintf("[t]urn: all %d", len(turn)))
+			}
+			keys = append(keys, "[d]eny", "[s]kip", "[v]iew", "[q]uit")
+			c.drain()
+			if len(look) > 0 {
+				fmt.Fprint(tty, pal.yellow+wrapText(fmt.Sprintf("SECOND LOOK (%s): a asks for the first %d characters of the digest shown above.", strings.Join(look, "; "), reviewConfirmLen), c.width())+pal.reset)
+			}
+			fmt.Fprint(tty, pal.bold+wrapItems(keys, c.width())+pal.reset)
+			status := statusLine(st, p, more, time.Now(), c.width())
+			fmt.Fprint(tty, status)
 			k, err := c.key(ctx, true)
 			for err == nil && k == 0 {
-				// No key yet: a new call (newest first) or the end of this
-				// one's hook redraws the queue.
+				// No key yet: the time left counts down, new calls are
+				// counted (shown after this one), and a call that left the
+				// queue is said to have.
 				now := time.Now()
 				if now.Sub(pinned) > state.PinFor/2 {
 					_ = st.Pin(p.ID, now)
 					pinned = now
 				}
 				cur, _ := queue(st, o.filter, skipped, now)
-				if idsOf(cur) != shownIDs {
-					fmt.Fprintf(tty, "\n%sThe queue changed; redrawing.%s\n", pal.dim, pal.reset)
+				i := slices.IndexFunc(cur, func(q *state.Pending) bool { return q.ID == p.ID })
+				if i < 0 {
+					fmt.Fprintf(tty, "\n%s\n", gone(st, p.ID, now))
 					continue outer
+				}
+				if idsOf(turnOf(cur[i], cur)) != shownTurn {
+					fmt.Fprintf(tty, "\n%sMore calls of this turn arrived; showing it again.%s\n", pal.dim, pal.reset)
+					continue outer
+				}
+				p.HeldUntil, p.HolderPID = cur[i].HeldUntil, cur[i].HolderPID
+				r.announce(cur)
+				more = len(cur) - len(turn)
+				if s := statusLine(st, p, more, now, c.width()); s != status {
+					if c.live() {
+						c.redraw(status, s)
+					}
+					status = s
 				}
 				k, err = c.key(ctx, true)
 			}
@@ -404,13 +443,21 @@ outer:
 			}
 			switch k {
 			case 'a', 'A':
-				if err := approveRun(ctx, tty, st, p.ID, p.Digest, reviewConfirmLen, o.ttl, time.Now()); err != nil {
+				n := 0 // one key: the human has this call on screen
+				if len(look) > 0 {
+					n = reviewConfirmLen
+				}
+				if err := approveRun(ctx, tty, st, p.ID, p.Digest, n, o.ttl, time.Now()); err != nil {
 					printError(tty, err)
 					continue // still open: ask again
 				}
 				r.approved++
 				break prompt
 			case 'g', 'G':
+				if danger {
+					fmt.Fprintln(tty, "No rule is offered for a call with a DANGER line; approve it once with a.")
+					continue
+				}
 				if ruleErr != nil {
 					fmt.Fprintf(tty, "No rule is offered for this call (%s); approve it once with a.\n", hooks.EscapeText(ruleErr.Error()))
 					continue
@@ -422,11 +469,11 @@ outer:
 				r.approved++
 				break prompt
 			case 't', 'T':
-				if len(turn) < 2 {
-					fmt.Fprintln(tty, "This call is alone in its turn; approve it with a.")
+				if !turnOK {
+					fmt.Fprintln(tty, "t approves a whole turn of ordinary calls; approve this one with a.")
 					continue
 				}
-				n, err := approveTurn(ctx, tty, st, turn, o, time.Now())
+				n, err := approveTurn(ctx, c, st, turn, o, time.Now())
 				r.approved += n
 				if err != nil {
 					printError(tty, err)
@@ -446,7 +493,9 @@ outer:
 				r.denied++
 				break prompt
 			case 'v', 'V':
-				showCall(c, st, p)
+				if showCall(c, st, p) {
+					look = secondLook(p, ge, true)
+				}
 				continue
 			case 's', 'S':
 				skipped[p.ID] = true
@@ -461,33 +510,60 @@ outer:
 	}
 }
 
+// ordinaryTurn reports whether none of calls needs a second look, as t
+// shows them (folded parts count as not shown).
+func ordinaryTurn(st *state.Store, calls []*state.Pending, ge grantEnv) bool {
+	for _, p := range calls {
+		if len(secondLook(p, ge, renderedWhole(st, p))) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // showCall shows pending call p on the console: its header (the call in
 // one line, where it lands, danger lines, warnings, the digest) first,
 // then its changes and the call in full. A rendering taller than the
-// terminal is paged, and its header repeated in short before the prompt,
-// so what the human decides on stays in view.
-func showCall(c *console, st *state.Store, p *state.Pending) {
+// terminal (its lines counted as the terminal wraps them) is paged, and
+// its header repeated in short before the prompt, so what the human
+// decides on stays in view. It reports whether all of the call was shown:
+// nothing folded, and no page left unread.
+func showCall(c *console, st *state.Store, p *state.Pending) bool {
 	head, body := renderParts(st, p, false)
-	showParts(c, p, head, "", body)
+	_, full := renderParts(st, p, true)
+	return showParts(c, p, head, "", body, body == full)
 }
 
 // showParts is showCall with the rendering of p given, and says, the block
 // of what another machine says about its call: shown dim after the head,
-// never marked up as loopguard's own warnings are.
-func showParts(c *console, p *state.Pending, head, says, body string) {
+// never marked up as loopguard's own warnings are. whole says whether body
+// is the call unfolded; showParts reports whether all of it was shown.
+func showParts(c *console, p *state.Pending, head, says, body string, whole bool) bool {
 	fmt.Fprint(c.tty, c.pal.colourise(head))
 	if says != "" {
 		fmt.Fprint(c.tty, c.pal.dim+says+c.pal.reset)
 	}
 	lines := strings.SplitAfter("\n"+body, "\n")
 	_, rows, err := term.GetSize(c.fd)
-	head += says
-	if err != nil || rows <= 0 || strings.Count(head, "\n")+len(lines)+3 <= rows {
-		fmt.Fprint(c.tty, "\n"+body)
-		return
+	width := c.width()
+	headRows, bodyRows := 0, 0
+	for _, l := range strings.SplitAfter(head+says, "\n") {
+		headRows += rowsOf(l, width)
 	}
-	room := max(rows-strings.Count(head, "\n")-2, 3)
-	first := min(room, len(lines))
+	for _, l := range lines {
+		bodyRows += rowsOf(l, width)
+	}
+	if err != nil || rows <= 0 || headRows+bodyRows+3 <= rows {
+		fmt.Fprint(c.tty, "\n"+body)
+		return whole
+	}
+	room := max(rows-headRows-2, 3)
+	first, used := 0, 0
+	for first < len(lines) && used+rowsOf(lines[first], width) <= room {
+		used += rowsOf(lines[first], width)
+		first++
+	}
+	first = max(first, 1)
 	for _, l := range lines[:first] {
 		fmt.Fprint(c.tty, l)
 	}
@@ -495,13 +571,16 @@ func showParts(c *console, p *state.Pending, head, says, body string) {
 		fmt.Fprintf(c.tty, "-- more: %d of %d lines shown; Space for more, q to stop --", first, len(lines))
 		if k, err := c.key(context.Background(), false); err == nil && (k == ' ' || k == '\r' || k == '\n') {
 			fmt.Fprint(c.tty, "\n")
-			_, _ = pageOn(c, c.tty, lines[first:], rows, "; v shows the call again")
+			n, _ := pageOn(c, c.tty, lines[first:], rows, "; v shows the call again")
+			whole = whole && first+n == len(lines)
 		} else {
 			fmt.Fprintf(c.tty, "\n(%d more lines not shown; v shows the call again)\n", len(lines)-first)
+			whole = false
 		}
 	}
 	n := len(hooks.Danger(p.Descriptor, p.ProjectDir))
 	fmt.Fprintf(c.tty, "%s%s | %d danger line(s), %d warning(s) | digest %.16s...%s\n", c.pal.bold, hooks.Summary(p), n, len(p.Warnings), hooks.EscapeText(p.Digest), c.pal.reset)
+	return whole
 }
 
 // idsOf names a queue's contents, to tell when it changed.
@@ -578,11 +657,9 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 	}
 	session, where := grantBinding(p)
 	fmt.Fprintf(tty, "session: %s\nagent:   %s\n", where, hooks.EscapeText(p.Agent))
-	h := sha256.New()
-	fmt.Fprintf(h, "loopguard approve-and-grant v1\x00%s\x00%s", p.Digest, grantDigest([]scope.Rule{rule}, session, p.Agent, o.grantTTL))
-	digest := hex.EncodeToString(h.Sum(nil))
-	fmt.Fprintf(tty, "digest:  %s\n", digest)
-	if err := confirmPrefix(tty, digest, reviewConfirmLen, "approve and grant"); err != nil {
+	// A grant outlives the call: it is confirmed with the characters of
+	// the digest shown with the call (never a second digest to read).
+	if err := confirmPrefix(tty, p.Digest, reviewConfirmLen, "approve and grant (the call's digest, shown above)"); err != nil {
 		return err
 	}
 	a, next, err := exact(m)
@@ -597,26 +674,22 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 	return nil
 }
 
-// approveTurn approves every call of one turn after showing them all and
-// one confirmation over all their digests; it returns how many it approved.
-func approveTurn(ctx context.Context, tty *os.File, st *state.Store, turn []*state.Pending, o reviewOptions, now time.Time) (int, error) {
+// approveTurn approves every call of one turn after showing them all,
+// with one key (review offers t only when none of them needs a second
+// look); it returns how many it approved.
+func approveTurn(ctx context.Context, c *console, st *state.Store, turn []*state.Pending, o reviewOptions, now time.Time) (int, error) {
+	tty := c.tty
 	fmt.Fprintf(tty, "\nThe %d calls of this turn (the first is shown above):\n", len(turn))
-	h := sha256.New()
-	fmt.Fprintf(h, "loopguard approve-turn v1")
-	for i, p := range turn {
-		if i > 0 {
-			fmt.Fprintf(tty, "\n--- call %d of %d ---\n%s", i+1, len(turn), renderPendingWith(st, p, false))
-			_ = st.Pin(p.ID, time.Now())
-		}
-		fmt.Fprintf(h, "\x00%s", p.Digest)
+	for i, p := range turn[1:] {
+		fmt.Fprintf(tty, "\n--- call %d of %d ---\n%s", i+2, len(turn), renderPendingWith(st, p, false))
+		_ = st.Pin(p.ID, time.Now())
 	}
-	digest := hex.EncodeToString(h.Sum(nil))
 	m, err := loadMinter(ctx)
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(tty, "\nApprove these %d calls, each once, for %s, as %s?\ndigest:  %s\n", len(turn), o.ttl, hooks.EscapeText(m.principal), digest)
-	if err := confirmPrefix(tty, digest, reviewConfirmLen, "approve them all"); err != nil {
+	c.drain()
+	if err := confirmKey(ctx, c, fmt.Sprintf("\nApprove these %d calls, each once, for %s, as %s? y approves them all, any other key cancels: ", len(turn), o.ttl, hooks.EscapeText(m.principal))); err != nil {
 		return 0, err
 	}
 	n := 0

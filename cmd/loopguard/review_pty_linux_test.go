@@ -93,6 +93,7 @@ type reviewHarness struct {
 	done  chan error
 	cmd   *exec.Cmd
 	rows  uint16 // the terminal's height (0: the pty's default, no size)
+	cols  uint16 // its width, with rows (0: 120)
 }
 
 func newReviewHarness(t *testing.T) *reviewHarness {
@@ -145,7 +146,11 @@ func (h *reviewHarness) start(args ...string) {
 	m, s := openPTY(t)
 	h.m = m
 	if h.rows > 0 {
-		if err := unix.IoctlSetWinsize(int(m.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: h.rows, Col: 120}); err != nil {
+		cols := h.cols
+		if cols == 0 {
+			cols = 120
+		}
+		if err := unix.IoctlSetWinsize(int(m.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: h.rows, Col: cols}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -211,12 +216,37 @@ type hookResult struct {
 
 // hold runs the hook in wait mode in the background.
 func (h *reviewHarness) hold(payload string) chan hookResult {
+	return h.holdFor(payload, "30s")
+}
+
+// holdFor is hold with a wait of its own.
+func (h *reviewHarness) holdFor(payload, wait string) chan hookResult {
 	ch := make(chan hookResult, 1)
 	go func() {
-		out, err := h.run(payload, "hook", "--event", "PreToolUse", "--wait", "30s")
+		out, err := h.run(payload, "hook", "--event", "PreToolUse", "--wait", wait)
 		ch <- hookResult{out, err}
 	}()
 	return ch
+}
+
+// holdProcess starts the hook in wait mode for payload and returns its
+// process once the call is listed as held.
+func (h *reviewHarness) holdProcess(payload string) *exec.Cmd {
+	t := h.t
+	cmd := exec.Command(h.bin, "hook", "--event", "PreToolUse", "--wait", "30s")
+	cmd.Env, cmd.Dir, cmd.Stdin = h.env, h.home, strings.NewReader(payload)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		if out, _ := h.run("", "pending"); strings.Contains(out, "held") {
+			return cmd
+		}
+		if i > 200 {
+			t.Fatal("the call was never listed as held")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func wantAllowed(t *testing.T, ch chan hookResult, what string) {
@@ -233,27 +263,14 @@ func wantAllowed(t *testing.T, ch chan hookResult, what string) {
 
 // The review console, driven key by key through a pseudo-terminal: it is
 // started first, and calls arrive while it waits. A held call is approved
-// with a, 4 digest characters and Enter (6 keystrokes) and runs without a
-// retry; another is denied with d and a reason the agent is shown.
+// with one key, a, and runs without a retry; another is denied with d and
+// a reason the agent is shown.
 func TestReviewConsolePTY(t *testing.T) {
 	h := newReviewHarness(t)
 
 	// A held call whose hook is gone before review starts is not queued;
 	// pending --all says its wait is over.
-	gone := exec.Command(h.bin, "hook", "--event", "PreToolUse", "--wait", "30s")
-	gone.Env, gone.Dir, gone.Stdin = h.env, h.home, strings.NewReader(bashCall("s-pty", "echo gone", "toolu_0"))
-	if err := gone.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; ; i++ {
-		if out, _ := h.run("", "pending"); strings.Contains(out, "held") {
-			break
-		}
-		if i > 200 {
-			t.Fatal("the held call was never listed as held")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	gone := h.holdProcess(bashCall("s-pty", "echo gone", "toolu_0"))
 	_ = gone.Process.Kill()
 	_ = gone.Wait()
 	if out, _ := h.run("", "pending", "--all"); !strings.Contains(out, "wait over") || !strings.Contains(out, "STATUS") {
@@ -272,17 +289,15 @@ func TestReviewConsolePTY(t *testing.T) {
 	scr.expect(t, `call:    Bash echo held`)
 	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
 	scr.expect(t, `command: "echo held"`)
-	scr.expect(t, `HELD: the agent waits for your answer`)
-	scr.expect(t, `\[a\]pprove  \[g\]rant Bash\(echo held\)@[^ ]+  \[d\]eny  \[s\]kip  \[v\]iew  \[q\]uit:`)
+	scr.expect(t, `\[a\]pprove\s+\[g\]rant Bash\(echo held\)@[^ ]+\s+\[d\]eny\s+\[s\]kip\s+\[v\]iew\s+\[q\]uit`)
+	scr.expect(t, `HELD: the agent waits for your answer, [0-9]+s left > `)
 	before := h.typed
 	h.key("a")
-	scr.expect(t, `Type the first 4 characters of the digest to approve`)
-	h.key(digest[:4] + "\r")
 	scr.expect(t, `Approved `+heldID+`: grant [0-9a-f]+, single use, valid until [^.]*\. The held call runs now\.`)
-	if n := h.typed - before; n > 6 {
-		t.Errorf("one approval took %d keystrokes", n)
+	if n := h.typed - before; n != 1 {
+		t.Errorf("one approval of an ordinary call took %d keystrokes; want 1", n)
 	}
-	t.Logf("keystrokes for one approval in review: %d", h.typed-before)
+	t.Logf("keystrokes for one approval in review: %d (digest %.8s... never typed)", h.typed-before, digest)
 	wantAllowed(t, held, "the held call")
 
 	// A second call, not held (default mode): denied with d and a reason.
@@ -291,8 +306,8 @@ func TestReviewConsolePTY(t *testing.T) {
 	}
 	refusedID := scr.expect(t, `pending ([a-z2-7]+) \(open\)`)[1]
 	scr.expect(t, `command: "echo refused"`)
+	scr.expect(t, `\[q\]uit`)
 	scr.expect(t, `Not held: after an approval the agent must retry`)
-	scr.expect(t, `\[q\]uit:`)
 	h.key("d")
 	scr.expect(t, `Reason for the agent \(optional; Enter for none\):`)
 	h.key("run make test instead\r")
@@ -324,14 +339,17 @@ func TestReviewGrantPTY(t *testing.T) {
 	scr.expect(t, `Waiting for calls`)
 
 	held := h.hold(bashCall("s-grant", "ls -la", "toolu_1"))
+	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
 	scr.expect(t, `command: "ls -la"`)
-	rule := scr.expect(t, `\[g\]rant (Bash\(ls -la\)@/[^ ]+)  \[d\]eny`)[1]
+	rule := scr.expect(t, `\[g\]rant (Bash\(ls -la\)@/[^ ]+)\s+\[d\]eny`)[1]
+	scr.expect(t, ` > `)
 	before := h.typed
 	h.key("g")
 	scr.expect(t, `Approve this call once and grant, as [^,]+, until [^\n]+:\s+`+regexp.QuoteMeta(rule))
 	scr.expect(t, `session: every session of the project /tmp`)
-	digest := scr.expect(t, `digest:  ([0-9a-f]{64})`)[1]
-	scr.expect(t, `Type the first 4 characters of the digest to approve and grant`)
+	// The characters asked for are the call's digest's, shown with it:
+	// never a second digest.
+	scr.expect(t, `Type the first 4 characters of the digest to approve and grant \(the call's digest, shown above\)`)
 	h.key(digest[:4] + "\r")
 	scr.expect(t, `granted [0-9a-f]+: `+regexp.QuoteMeta(rule)+`\. The held call runs now\.`)
 	if n := h.typed - before; n > 6 {
@@ -353,17 +371,24 @@ func TestReviewGrantPTY(t *testing.T) {
 		t.Errorf("a different call ran under the grant: %s", out)
 	}
 	scr.expect(t, `command: "ls -l"`)
+	scr.expect(t, `\[g\]rant Bash\(ls -l\)@`) // control: offered on an ordinary call
+	scr.expect(t, ` > `)
 	h.key("s")
 	scr.expect(t, `Skipped`)
 
 	// A dangerous call is shown with a loud warning and its reason; the
-	// control above (ls -l) had none.
+	// control above (ls -l) had none. No rule is offered for it.
 	if _, err := h.run(bashCall("s-grant", "rm -rf /var/tmp/x", "toolu_6"), "hook", "--event", "PreToolUse"); err == nil {
 		t.Fatal("rm ran without an approval")
 	}
 	scr.expect(t, `!!! DANGER: rm deletes recursively outside the project \(/var/tmp/x\)`)
 	scr.expect(t, `command: "rm -rf /var/tmp/x"`)
-	scr.expect(t, `\[q\]uit:`)
+	if keys := scr.expect(t, `(\[a\]pprove[^\n]*)\r?\n`)[1]; strings.Contains(keys, "[g]rant") {
+		t.Errorf("g offered on a DANGER call: %s", keys)
+	}
+	scr.expect(t, ` > `)
+	h.key("g")
+	scr.expect(t, `No rule is offered for a call with a DANGER line`)
 	h.key("s")
 	scr.expect(t, `Skipped`)
 
@@ -372,10 +397,11 @@ func TestReviewGrantPTY(t *testing.T) {
 		t.Fatal("a chained command ran")
 	}
 	scr.expect(t, `command: "ls; id"`)
-	prompt := scr.expect(t, `(\[a\]pprove.*\[q\]uit:)`)[1]
+	prompt := scr.expect(t, `(\[a\]pprove.*\[q\]uit)`)[1]
 	if strings.Contains(prompt, "[g]rant") {
 		t.Errorf("a rule was offered for a chained command: %s", prompt)
 	}
+	scr.expect(t, ` > `)
 	h.key("g")
 	scr.expect(t, `No rule is offered for this call`)
 	h.quit(`Review ended: 1 approved, 0 denied, 2 skipped`)
@@ -387,7 +413,7 @@ func TestReviewGrantPTY(t *testing.T) {
 	}
 }
 
-// t approves every call of one turn, shown together, with one confirmation.
+// t approves every call of one turn, shown together, then y: two keys.
 func TestReviewTurnPTY(t *testing.T) {
 	h := newReviewHarness(t)
 	h.start()
@@ -406,14 +432,19 @@ func TestReviewTurnPTY(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	scr.expect(t, `\[t\]urn: all 2`)
+	scr.expect(t, ` > `)
+	before := h.typed
 	h.key("t")
 	scr.expect(t, `--- call 2 of 2 ---`)
-	digest := scr.expect(t, `Approve these 2 calls, each once[^\n]*\ndigest:  ([0-9a-f]{64})`)[1]
-	h.key(digest[:4] + "\r")
+	scr.expect(t, `Approve these 2 calls, each once[^\n]*y approves them all, any other key cancels: `)
+	h.key("y")
 	scr.expect(t, `Approved [a-z2-7]+: grant`)
 	scr.expect(t, `Approved [a-z2-7]+: grant`)
 	wantAllowed(t, one, "the first call of the turn")
 	wantAllowed(t, two, "the second call of the turn")
+	if n := h.typed - before; n != 2 {
+		t.Errorf("the turn took %d keystrokes; want 2", n)
+	}
 	h.quit(`Review ended: 2 approved, 0 denied, 0 skipped`)
 }
 
@@ -446,11 +477,11 @@ func TestReviewDiffPTY(t *testing.T) {
 	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
 	scr.expect(t, `CHANGES: Edit `+regexp.QuoteMeta(f)+`: 1 line\(s\) added, 1 removed`)
 	scr.expect(t, `(?s)@@ -1,5 \+1,5 @@.*-\\tfoo\(\)\r?\n\+\\tbar\(\)`)
-	scr.expect(t, `\[q\]uit:`)
+	scr.expect(t, `\[q\]uit`)
+	scr.expect(t, ` > `)
 	h.key("a")
-	scr.expect(t, `Type the first 4 characters`)
-	h.key(digest[:4] + "\r")
 	scr.expect(t, `Approved `)
+	_ = digest
 
 	// The file changes after the approval: the retry is a drift, shown as
 	// what changed since.
@@ -463,7 +494,9 @@ func TestReviewDiffPTY(t *testing.T) {
 	scr.expect(t, `the approved call it resembles: pending [a-z2-7]+`)
 	scr.expect(t, `SINCE APPROVAL: `+regexp.QuoteMeta(f)+` changed since the call was approved: 1 line\(s\) added, 0 removed`)
 	scr.expect(t, `\+\\tevil\(\)`)
-	scr.expect(t, `\[q\]uit:`)
+	// It differs from the call approved: a second look.
+	scr.expect(t, `SECOND LOOK \(it differs from a call you approved\)`)
+	scr.expect(t, ` > `)
 	h.key("s")
 	scr.expect(t, `Skipped`)
 
@@ -472,7 +505,7 @@ func TestReviewDiffPTY(t *testing.T) {
 	os.WriteFile(g, []byte("x := old\ny := old\nz := old\n"), 0o644)
 	h.run(fileCall("s-diff", "Edit", g, map[string]any{"old_string": "old", "new_string": "new", "replace_all": true}, "toolu_e2"), "hook", "--event", "PreToolUse")
 	scr.expect(t, `CHANGES: Edit `+regexp.QuoteMeta(g)+`: 3 line\(s\) added, 3 removed; replace_all: 3 match\(es\) replaced`)
-	scr.expect(t, `\[q\]uit:`)
+	scr.expect(t, ` > `)
 	h.key("s")
 	scr.expect(t, `Skipped`)
 
@@ -480,12 +513,12 @@ func TestReviewDiffPTY(t *testing.T) {
 	// It is shown escaped; an old_string that is not there is said.
 	h.run(fileCall("s-diff", "Edit", g, map[string]any{"old_string": "y := old", "new_string": "y := new\x1b[2J\r// \u202egnp.exe"}, "toolu_e3"), "hook", "--event", "PreToolUse")
 	scr.expect(t, `\+y := new\\x1b\[2J\\r// \\u\{202e\}gnp\.exe`)
-	scr.expect(t, `\[q\]uit:`)
+	scr.expect(t, ` > `)
 	h.key("s")
 	scr.expect(t, `Skipped`)
 	h.run(fileCall("s-diff", "Edit", g, map[string]any{"old_string": "absent", "new_string": "x"}, "toolu_e4"), "hook", "--event", "PreToolUse")
 	scr.expect(t, `old_string does not occur in the file as it is now: Claude Code would refuse the edit`)
-	scr.expect(t, `\[q\]uit:`)
+	scr.expect(t, ` > `)
 	h.quit(`Review ended: 1 approved, 0 denied, 3 skipped`)
 	scr.mu.Lock()
 	text := scr.buf.String()
@@ -556,7 +589,7 @@ func TestReviewPagedPTY(t *testing.T) {
 	h.key("q")
 	scr.expect(t, `more lines not shown; v shows the call again`)
 	scr.expect(t, `Write `+regexp.QuoteMeta(f)+` \| 0 danger line\(s\), 0 warning\(s\) \| digest `+digest[:16])
-	scr.expect(t, `\[q\]uit:`)
+	scr.expect(t, ` > `)
 	h.quit(`Review ended`)
 
 	// show: no terminal, everything, header first.
@@ -586,5 +619,221 @@ func TestReviewPagedPTY(t *testing.T) {
 	got, err := os.ReadFile(paged)
 	if err != nil || !strings.HasPrefix(string(got), "pending "+id) || !strings.Contains(string(got), "+line 299") {
 		t.Errorf("show through the pager: %v\n%.300s", err, got)
+	}
+}
+
+// bashCallDescribed is bashCall with Bash's description, which is shown
+// apart and left out of the digest (policy.ShownOnly).
+func bashCallDescribed(session, cmd, description, id string) string {
+	b, _ := json.Marshal(map[string]any{"session_id": session, "cwd": "/tmp", "permission_mode": "default", "hook_event_name": "PreToolUse",
+		"tool_name": "Bash", "tool_input": map[string]any{"command": cmd, "description": description}, "tool_use_id": id})
+	return string(b)
+}
+
+// A missed wait costs nothing: a call whose wait ran out stays in review,
+// marked WAIT OVER; one key approves it, and the agent's retry runs, with
+// its description reworded too. A retry with another command does not,
+// nor does a second retry (single use). A held call whose hook is stopped
+// (Claude Code sends SIGTERM on Esc) leaves the queue and is audited as
+// held_abandoned; one whose hook is killed leaves it too.
+func TestReviewWaitOverPTY(t *testing.T) {
+	h := newReviewHarness(t)
+
+	// Esc in the agent: the hook gets SIGTERM while it holds the call.
+	esc := h.holdProcess(bashCall("s-wait", "echo abandoned", "toolu_0"))
+	if err := esc.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = esc.Wait()
+	out, err := h.run("", "audit", "--json")
+	if err != nil || !strings.Contains(out, `"reason":"held_abandoned"`) || !strings.Contains(out, `"summary":"Bash echo abandoned"`) {
+		t.Errorf("no held_abandoned entry for the call abandoned with SIGTERM (%v):\n%s", err, out)
+	}
+
+	h.start()
+	scr := h.scr
+	scr.expect(t, `Waiting for calls`)
+	late := h.holdFor(bashCallDescribed("s-wait", "echo late >> /tmp/never", "Append a line", "toolu_1"), "2s")
+	id := scr.expect(t, `pending ([a-z2-7]+) \(held`)[1]
+	scr.expect(t, `HELD: the agent waits for your answer, [0-9]+s left`)
+	var told string
+	select {
+	case r := <-late:
+		told = r.out
+	case <-time.After(20 * time.Second):
+		t.Fatal("the held call's wait did not end")
+	}
+	for _, want := range []string{"nobody decided, so it did not run", "once they approve it there, retry the identical call"} {
+		if !strings.Contains(told, want) {
+			t.Errorf("the agent was not told %q:\n%s", want, told)
+		}
+	}
+	// The same call stays on screen; its line says the wait is over.
+	scr.expect(t, `WAIT OVER: the agent was told; approve for its retry > `)
+	before := h.typed
+	h.key("a")
+	scr.expect(t, `Approved `+id+`: grant [0-9a-f]+, single use, valid until [^.]*\. The agent may now retry the identical call\.`)
+	if n := h.typed - before; n != 1 {
+		t.Errorf("approving after the wait took %d keystrokes; want 1", n)
+	}
+	t.Logf("keystrokes to approve a call whose wait was over: %d", h.typed-before)
+	scr.expect(t, `Waiting for calls`)
+
+	// The retry, its description reworded: covered by the approval.
+	out, err = h.run(bashCallDescribed("s-wait", "echo late >> /tmp/never", "Add one line to the file", "toolu_2"), "hook", "--event", "PreToolUse")
+	if err != nil || !strings.Contains(out, `"permissionDecision":"allow"`) {
+		t.Errorf("the retry with a reworded description was not allowed: %v\n%s", err, out)
+	}
+	// Attack: another command on the same approval.
+	if out, err := h.run(bashCallDescribed("s-wait", "echo later >> /tmp/never", "Append a line", "toolu_3"), "hook", "--event", "PreToolUse"); err == nil || strings.Contains(out, `"allow"`) {
+		t.Errorf("another command ran on the approval: %s", out)
+	}
+	// And the identical call once more: single use.
+	if out, err := h.run(bashCallDescribed("s-wait", "echo late >> /tmp/never", "Append a line", "toolu_4"), "hook", "--event", "PreToolUse"); err == nil || !strings.Contains(out, "approval_consumed") {
+		t.Errorf("a second retry: %v %s", err, out)
+	}
+	// The refused calls are queued again (not held); the abandoned one
+	// never came back.
+	scr.expect(t, `Not held`)
+	h.quit(`Review ended: 1 approved, 0 denied, 0 skipped`)
+	scr.mu.Lock()
+	text := scr.buf.String()
+	scr.mu.Unlock()
+	if strings.Contains(text, "echo abandoned") {
+		t.Error("the call abandoned with SIGTERM was queued")
+	}
+}
+
+// A call worth a second look asks for the first characters of the digest
+// shown with it: a DANGER line, a chained command. Wrong characters
+// approve nothing. Keys typed ahead never decide the next call, and a call
+// that arrives while one is on screen does not replace it.
+func TestReviewSecondLookPTY(t *testing.T) {
+	h := newReviewHarness(t)
+	h.start()
+	scr := h.scr
+	scr.expect(t, `Waiting for calls`)
+
+	danger := h.hold(bashCall("s-look", "rm -rf /var/tmp/x", "toolu_1"))
+	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
+	scr.expect(t, `SECOND LOOK \(a DANGER line\): a asks for the first 4 characters of the digest\s+shown above\.`)
+	scr.expect(t, ` > `)
+	h.key("a")
+	scr.expect(t, `Type the first 4 characters of the digest to approve`)
+	wrong := "0000"
+	if strings.HasPrefix(digest, wrong) {
+		wrong = "ffff"
+	}
+	h.key(wrong + "\r")
+	scr.expect(t, `Not confirmed; nothing was changed`)
+	if out, _ := h.run("", "pending"); !strings.Contains(out, "held") {
+		t.Fatalf("the DANGER call is no longer held after a wrong confirmation:\n%s", out)
+	}
+	scr.expect(t, ` > `)
+	before := h.typed
+	h.key("a")
+	scr.expect(t, `Type the first 4 characters of the digest to approve`)
+	h.key(digest[:4] + "\r")
+	scr.expect(t, `Approved [a-z2-7]+: grant`)
+	t.Logf("keystrokes to approve a DANGER call: %d", h.typed-before)
+	wantAllowed(t, danger, "the DANGER call, confirmed")
+
+	chained := h.hold(bashCall("s-look", "ls; id", "toolu_2"))
+	scr.expect(t, `command: "ls; id"`)
+	scr.expect(t, `SECOND LOOK \(a chained command\)`)
+	scr.expect(t, ` > `)
+	h.key("s")
+	scr.expect(t, `Skipped`)
+	_ = chained
+
+	// Typed ahead: a double a on the first call approves it alone; the
+	// second a is thrown away when the next call's prompt is drawn.
+	first := h.hold(bashCall("s-look-1", "echo first", "toolu_3"))
+	scr.expect(t, `command: "echo first"`)
+	scr.expect(t, ` > `)
+	second := h.hold(bashCall("s-look-2", "echo second", "toolu_4"))
+	// Not replaced: the newer call is counted, the first stays.
+	scr.expect(t, `\(1 more waiting\) > `)
+	h.key("aa")
+	firstID := scr.expect(t, `Approved ([a-z2-7]+): grant`)[1]
+	wantAllowed(t, first, "the first call")
+	scr.expect(t, `command: "echo second"`)
+	scr.expect(t, ` > `)
+	time.Sleep(time.Second)
+	out, _ := h.run("", "pending", "--json")
+	var rows []struct{ ID, Summary, Status, State string }
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Summary == "Bash echo second" && (r.Status != "open" || !strings.HasPrefix(r.State, "held")) {
+			t.Errorf("the typed-ahead key decided the second call: %+v", r)
+		}
+		if r.ID == firstID && r.Summary != "Bash echo first" {
+			t.Errorf("the approval went to %s, not the call on screen", r.Summary)
+		}
+	}
+	h.key("d\r")
+	scr.expect(t, `Denied `)
+	select {
+	case r := <-second:
+		if !strings.Contains(r.out, "denied_by_human") {
+			t.Errorf("the second call: %s", r.out)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the second call was not answered")
+	}
+	h.quit(`Review ended: 2 approved, 1 denied, 1 skipped`)
+}
+
+// On a terminal 60 columns wide, what review writes of its own (the keys,
+// the second-look line, the prompt line) fits the width.
+func TestReviewNarrowPTY(t *testing.T) {
+	h := newReviewHarness(t)
+	h.rows, h.cols = 30, 60
+	h.start()
+	scr := h.scr
+	scr.expect(t, `Waiting for calls`)
+	held := h.hold(bashCall("s-narrow", "rm -rf /var/tmp/narrow && echo done", "toolu_1"))
+	scr.expect(t, `SECOND LOOK`)
+	scr.expect(t, `\[q\]uit`)
+	scr.expect(t, `HELD[^>]*> `)
+	h.key("d\r")
+	scr.expect(t, `Denied `)
+	<-held
+	h.quit(`Review ended`)
+	scr.mu.Lock()
+	text := scr.buf.String()
+	scr.mu.Unlock()
+	// Review's own lines: its greeting (up to the idle line), and from the
+	// end of the call's rendering to the prompt line.
+	var own []string
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	mine := true
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, "Waiting for calls"):
+			mine = false
+		case strings.HasPrefix(l, `v: "loopguard.descriptor.v1"`):
+			mine = true
+			continue
+		}
+		if mine {
+			// A redrawn prompt line: each state is a line of its own.
+			for _, part := range strings.Split(l, "\r") {
+				own = append(own, strings.TrimRight(part, " \b"))
+			}
+		}
+		if strings.Contains(l, " > ") {
+			mine = false
+		}
+	}
+	if len(own) < 4 {
+		t.Fatalf("review's own lines were not found:\n%s", text)
+	}
+	for _, l := range own {
+		if len(l) > 60 {
+			t.Errorf("a line of review's own is %d columns wide on a 60-column terminal: %q", len(l), l)
+		}
 	}
 }

@@ -125,14 +125,14 @@ outer:
 		// As review shows a local call (header first, a long body paged),
 		// from the verified call only; what the machine says apart.
 		head, says, body := teamParts(tp)
-		showParts(c, p, head, says, body)
+		showParts(c, p, head, says, body, true)
 		fmt.Fprintf(tty, "%sAfter an approval a hook that waits runs the call once; otherwise the agent must retry the identical call.%s\n", pal.dim, pal.reset)
 		if len(calls) > 1 {
 			fmt.Fprintf(tty, "%s(%d more waiting)%s\n", pal.dim, len(calls)-1, pal.reset)
 		}
 		rule, ruleErr := narrowRule(p, ge)
 		keys := "[a]pprove"
-		if ruleErr == nil {
+		if ruleErr == nil && !hasDanger(p) {
 			keys += "  [g]rant " + hooks.EscapeText(rule.String())
 		}
 		keys += "  [d]eny  [s]kip  [v]iew  [q]uit:"
@@ -174,6 +174,10 @@ outer:
 				r.approved++
 				break prompt
 			case 'g', 'G':
+				if hasDanger(p) {
+					fmt.Fprintln(tty, "No rule is offered for a call with a DANGER line; approve it once with a.")
+					continue
+				}
 				if ruleErr != nil {
 					fmt.Fprintf(tty, "No rule is offered for this call (%s); approve it once with a.\n", hooks.EscapeText(ruleErr.Error()))
 					continue
@@ -199,7 +203,7 @@ outer:
 				fmt.Fprintln(tty, "A whole turn is approved on the agent's machine; across the team approve each call with a.")
 			case 'v', 'V':
 				head, says, body := teamParts(tp)
-				showParts(c, p, head, says, body)
+				showParts(c, p, head, says, body, true)
 				continue
 			case 's', 'S':
 				skipped[tp.Key] = true

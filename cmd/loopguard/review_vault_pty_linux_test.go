@@ -107,11 +107,12 @@ func TestReviewVaultPTY(t *testing.T) {
 
 	// g: approve once and grant; the grant lives in Vault.
 	granted := a.hold(bashCall("s-team", "ls -la", "toolu_3"))
+	gd := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
 	scr.expect(t, `command: "ls -la"`)
 	rule := scr.expect(t, `\[g\]rant (Bash\(ls -la\)@/[^ ]+)  \[d\]eny`)[1]
 	b.key("g")
 	scr.expect(t, `Approve this call once and grant, as vault:userpass-alice, until [^\n]+:\s+`+regexp.QuoteMeta(rule))
-	gd := scr.expect(t, `digest:  ([0-9a-f]{64})`)[1]
+	scr.expect(t, `Type the first 4 characters of the digest to approve and grant \(the call's digest, shown above\)`)
 	b.key(gd[:4] + "\r")
 	scr.expect(t, `granted ([0-9a-f]+): `+regexp.QuoteMeta(rule)+`\. The waiting hook on [^\n]+ runs it once\.`)
 	wantAllowed(t, granted, "the call approved with g")
