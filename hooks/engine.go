@@ -75,6 +75,20 @@ const (
 	ReasonRepositoryNotCovered = scope.ReasonRepositoryNotCovered
 )
 
+// Reasons lists every reason code the hook answers with, once each: the one
+// list the manual (docs/reasons.md) and the audit test are checked against
+// (TestReasonsListed: no Reason constant is missing from it).
+func Reasons() []string {
+	return []string{
+		ReasonExactGrant, ReasonScopedGrant, ReasonReadOnly, ReasonRan,
+		ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed, ReasonGrantInvalid, ReasonDeniedByHuman,
+		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonInteractive, ReasonProtected, ReasonExecConfig,
+		ReasonSubagent, ReasonContentChanged, ReasonRepositoryNotCovered, ReasonNotCanonical, ReasonSandboxEscape,
+		ReasonPendingFull, ReasonAbandoned, ReasonInputChanged, ReasonNotGuarded, ReasonUnknownEvent,
+		ReasonMalformed, ReasonKeyring, ReasonInternal, ReasonDeadline,
+	}
+}
+
 // Modes.
 const (
 	ModeEnforce = "enforce"
