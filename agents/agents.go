@@ -23,8 +23,24 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/token"
 )
+
+// Exit codes of a hook run. There is no 1: Claude Code lets a call through
+// on exit 1 (and Codex and Gemini CLI on any failure).
+const (
+	ExitOK   = 0
+	ExitDeny = 2
+)
+
+// DefaultDeadline is how long a hook run may take before it denies on its
+// own, well under the timeout `loopguard init` registers.
+const DefaultDeadline = 5 * time.Second
+
+// MaxPayload bounds a hook payload. A Write carries a whole file, so it is
+// generous; anything larger is denied as malformed.
+const MaxPayload = token.MaxJSONSize
 
 // Adapter is one agent's hook contract.
 type Adapter interface {
@@ -80,7 +96,7 @@ const RecordTime = time.Second
 func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.Writer) int {
 	deadline := opts.Deadline
 	if deadline <= 0 {
-		deadline = hooks.DefaultDeadline
+		deadline = DefaultDeadline
 	}
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
@@ -105,13 +121,13 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 		if opts.BeforeRead != nil {
 			opts.BeforeRead()
 		}
-		data, err := io.ReadAll(io.LimitReader(stdin, hooks.MaxPayload+1))
+		data, err := io.ReadAll(io.LimitReader(stdin, MaxPayload+1))
 		var msg string
 		switch {
 		case err != nil:
 			msg = "failed to read the payload: " + err.Error()
-		case len(data) > hooks.MaxPayload:
-			msg = fmt.Sprintf("payload larger than %d bytes", hooks.MaxPayload)
+		case len(data) > MaxPayload:
+			msg = fmt.Sprintf("payload larger than %d bytes", MaxPayload)
 		case len(strings.TrimSpace(string(data))) == 0:
 			msg = "empty payload"
 		}
@@ -216,19 +232,19 @@ func recordAfter(opts Options, call *hooks.Call, event, pending string, d hooks.
 // nothing at all (exit 0).
 func Universal(d hooks.Decision, stdout, stderr io.Writer) int {
 	if d.Behavior != hooks.Deny {
-		return hooks.ExitOK
+		return ExitOK
 	}
 	msg := Reason(d)
 	_, _ = io.WriteString(stdout, msg+"\n")
 	_, _ = io.WriteString(stderr, msg+"\n")
-	return hooks.ExitDeny
+	return ExitDeny
 }
 
 // Reason is what the agent may see of d (ForAgent: never an ask's
 // rendering), clipped, and never empty (an empty reason makes Codex treat
 // a deny as a failed hook, which lets the call through).
 func Reason(d hooks.Decision) string {
-	msg := strings.TrimSpace(hooks.Clip(d.ForAgent()))
+	msg := strings.TrimSpace(present.Clip(d.ForAgent()))
 	if msg == "" {
 		msg = "loopguard: " + d.Reason
 		if d.Reason == "" {
@@ -238,7 +254,8 @@ func Reason(d hooks.Decision) string {
 	return msg
 }
 
-// MalformedError is a payload an adapter refuses.
+// MalformedError is a payload an adapter refuses (the engine's own, which
+// it also answers for a tool input it cannot read).
 type MalformedError = hooks.MalformedError
 
 // Errorf is a MalformedError.
@@ -249,7 +266,15 @@ func Errorf(format string, args ...any) error {
 // Object decodes payload strictly (token.Decode: duplicate keys, invalid
 // UTF-8 and lone surrogates are malformed) and requires a JSON object.
 func Object(payload []byte) (map[string]any, error) {
-	return hooks.DecodeObject(payload)
+	v, err := token.Decode(payload)
+	if err != nil {
+		return nil, Errorf("%s", err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, Errorf("payload is not a JSON object")
+	}
+	return m, nil
 }
 
 // String reads the string field key of m. A present field that is not a

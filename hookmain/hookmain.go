@@ -34,6 +34,7 @@ import (
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/notify"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -64,7 +65,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 	event := fs.String("event", "", "the event this hook is registered for")
 	mode := fs.String("mode", hooks.ModeEnforce, "enforce, ask or audit")
 	wait := fs.Duration("wait", 0, "hold a call without a grant until a human decides, at most this long")
-	deadline := fs.Duration("deadline", hooks.DefaultDeadline, "deny if no decision within this time (plus --wait)")
+	deadline := fs.Duration("deadline", agents.DefaultDeadline, "deny if no decision within this time (plus --wait)")
 	parseErr := fs.Parse(rest)
 	if parseErr == nil && fs.NArg() > 0 {
 		parseErr = fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -274,14 +275,14 @@ func heldNotifier(cfg config.Config, log *audit.Log) func(*state.Pending) {
 		return nil
 	}
 	return func(p *state.Pending) {
-		n := notify.Note{ID: p.ID, Prefix: short(p.ID, 6), Tool: hooks.EscapeText(p.Tool), Summary: hooks.Summary(p),
-			Reason: p.Reason, Session: hooks.EscapeText(p.Session), Project: hooks.EscapeText(p.ProjectDir), HeldUntil: p.HeldUntil}
+		n := notify.Note{ID: p.ID, Prefix: short(p.ID, 6), Tool: present.EscapeText(p.Tool), Summary: present.Summary(p),
+			Reason: p.Reason, Session: present.EscapeText(p.Session), Project: present.EscapeText(p.ProjectDir), HeldUntil: p.HeldUntil}
 		nf.Fire(n, func(what string, err error) {
 			if errors.Is(err, notify.ErrUnavailable) {
 				return // no desktop here: nothing to tell, nothing to log
 			}
 			_ = log.AppendNoSync(audit.Entry{Time: time.Now().UTC(), Event: "notify", Session: p.Session, Agent: p.Agent,
-				Tool: p.Tool, Pending: p.ID, Decision: "notify-failed", Reason: "notify_" + what, Detail: hooks.EscapeText(err.Error())})
+				Tool: p.Tool, Pending: p.ID, Decision: "notify-failed", Reason: "notify_" + what, Detail: present.EscapeText(err.Error())})
 		})
 	}
 }

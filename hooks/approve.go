@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -38,7 +39,7 @@ func ApproveWith(st *state.Store, mint func(token.Grant, time.Time) (token.Grant
 		return nil, err
 	}
 	// The file as approved, for a later drift's diff (display only).
-	if snap := Snapshot(p.Descriptor, state.MaxSnapshot); snap != nil {
+	if snap := present.Snapshot(p.Descriptor, state.MaxSnapshot); snap != nil {
 		_ = st.PutSnapshot(p.ID, snap)
 	}
 	return &g, nil

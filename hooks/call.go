@@ -1,14 +1,13 @@
-// Package hooks decides, for each tool call a coding agent is about to make,
-// whether it carries a valid approval. The decision engine (Engine.Decide) is
-// agent-neutral; adapters (Claude Code first) decode payloads into a Call and
-// encode the Decision in the agent's own protocol.
+// Package hooks is the decision engine: for each tool call a coding agent
+// is about to make (a Call), Engine.Decide says whether it carries a valid
+// approval, holds it for a human, or refuses it, and records why. It knows
+// no agent: each agent's adapter (agents/claude, agents/codex, ...) decodes
+// its payload into a Call and encodes the Decision, and agents.Run holds
+// one call to the hook's deadline. What a person or a model reads about a
+// call is written by package present.
 package hooks
 
 import (
-	"fmt"
-	"path/filepath"
-	"strings"
-
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -18,10 +17,6 @@ const (
 	PermissionRequest = "PermissionRequest"
 	PostToolUse       = "PostToolUse"
 )
-
-// MaxPayload bounds a hook payload. A Write carries a whole file, so it is
-// generous; anything larger is denied as malformed.
-const MaxPayload = token.MaxJSONSize
 
 // Call is a tool call as the engine sees it.
 type Call struct {
@@ -71,85 +66,3 @@ func (c *Call) Agent() string {
 type MalformedError struct{ Msg string }
 
 func (e *MalformedError) Error() string { return "malformed hook payload: " + e.Msg }
-
-// DecodeObject decodes payload strictly (token.Decode: duplicate keys,
-// invalid UTF-8 and lone surrogates are malformed) and requires a JSON
-// object. A hook run calls it once (agents.Run) and hands the object to the
-// agent's detection and its adapter.
-func DecodeObject(payload []byte) (map[string]any, error) {
-	v, err := token.Decode(payload)
-	if err != nil {
-		return nil, &MalformedError{Msg: err.Error()}
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, &MalformedError{Msg: "payload is not a JSON object"}
-	}
-	return m, nil
-}
-
-// DecodeClaude decodes a Claude Code hook payload strictly.
-func DecodeClaude(payload []byte) (*Call, error) {
-	m, err := DecodeObject(payload)
-	if err != nil {
-		return nil, err
-	}
-	return ClaudeCall(m)
-}
-
-// ClaudeCall reads the call from a decoded Claude Code payload, strictly. It
-// does not change m.
-func ClaudeCall(m map[string]any) (*Call, error) {
-	c := &Call{}
-	for _, f := range []struct {
-		key      string
-		dst      *string
-		required bool
-	}{
-		{"hook_event_name", &c.Event, true},
-		{"session_id", &c.SessionID, true},
-		{"tool_name", &c.ToolName, true},
-		{"cwd", &c.Cwd, true},
-		{"agent_id", &c.AgentID, false},
-		{"agent_type", &c.AgentType, false},
-		{"tool_use_id", &c.ToolUseID, false},
-		{"permission_mode", &c.PermissionMode, false},
-	} {
-		raw, present := m[f.key]
-		if !present {
-			if f.required {
-				return nil, &MalformedError{Msg: fmt.Sprintf("missing %s", f.key)}
-			}
-			continue
-		}
-		s, ok := raw.(string)
-		if !ok {
-			return nil, &MalformedError{Msg: fmt.Sprintf("%s is not a string", f.key)}
-		}
-		if f.required && s == "" {
-			return nil, &MalformedError{Msg: fmt.Sprintf("empty %s", f.key)}
-		}
-		if len(s) > token.MaxFieldLen {
-			return nil, &MalformedError{Msg: fmt.Sprintf("%s longer than %d bytes", f.key, token.MaxFieldLen)}
-		}
-		*f.dst = s
-	}
-	if present := m["agent_id"] != nil; present && c.AgentID == "" {
-		return nil, &MalformedError{Msg: "empty agent_id"}
-	}
-	if c.AgentID == token.MainAgent || c.AgentID == token.Any || strings.HasPrefix(c.AgentID, "type:") || c.SessionID == token.Any {
-		return nil, &MalformedError{Msg: "reserved agent_id or session_id"}
-	}
-	if !filepath.IsAbs(c.Cwd) {
-		return nil, &MalformedError{Msg: "cwd is not an absolute path"}
-	}
-	in, ok := m["tool_input"].(map[string]any)
-	if !ok {
-		return nil, &MalformedError{Msg: "tool_input missing or not an object"}
-	}
-	c.ToolInput = in
-	// Claude Code runs the updatedInput of a PreToolUse or
-	// PermissionRequest allow in place of the model's input.
-	c.Rewrite = c.Event == PreToolUse || c.Event == PermissionRequest
-	return c, nil
-}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/loopguard/loopguard/internal/testknobs"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 )
@@ -43,7 +44,7 @@ func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decisi
 		if cv.fail != nil {
 			return *cv.fail, true
 		}
-		what := "the part `" + EscapeText(partText(p)) + "` of this chain"
+		what := "the part `" + present.EscapeText(partText(p)) + "` of this chain"
 		if cv.g == nil {
 			if dec, ok := e.notCovered(ctx, c, d, cv, what); ok {
 				return dec, true
@@ -60,7 +61,7 @@ func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decisi
 	}
 	updated, err := e.rewriteChain(c, d, rules)
 	if err != nil {
-		return e.pending(ctx, c, d, ReasonNotCanonical, "loopguard: not_canonical: "+EscapeText(err.Error())), true
+		return e.pending(ctx, c, d, ReasonNotCanonical, "loopguard: not_canonical: "+present.EscapeText(err.Error())), true
 	}
 	dec := e.allowedAs(c, d, ReasonScopedGrant, first.g, fmt.Sprintf("granted by %s: every part of the chain is covered (grants %s)", first.g.Principal, strings.Join(dedupe(used), ", ")), updated)
 	if updated != nil && e.Env.Launcher != "" {

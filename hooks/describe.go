@@ -15,6 +15,7 @@ import (
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/token"
 )
@@ -89,7 +90,7 @@ func splitShown(tool string, in map[string]any) (map[string]any, map[string]stri
 // and adds what the human must know about where the call lands.
 func (d *described) warnings() []string {
 	if !d.warned {
-		d.warns, d.warned = warningsOf(d.desc.Value()), true
+		d.warns, d.warned = present.WarningsOf(d.desc.Value()), true
 	}
 	out := slices.Clone(d.warns)
 	if d.execConfig != "" {
@@ -148,7 +149,7 @@ func (e *Engine) describe(c *Call) (*described, error) {
 		d.target = p
 		d.desc.Target = &token.Target{Path: p, SHA256: fileState(p)}
 		if res, err := fsx.Resolve(p); err != nil {
-			d.notes = append(d.notes, "the target path does not resolve ("+EscapeText(err.Error())+")")
+			d.notes = append(d.notes, "the target path does not resolve ("+present.EscapeText(err.Error())+")")
 		} else {
 			d.desc.Target.Resolved = res.Path
 			d.notes = append(d.notes, landing(p, res)...)
@@ -198,9 +199,9 @@ func landing(p string, res fsx.Resolution) []string {
 	if res.Crossed() {
 		via := make([]string, len(res.Links))
 		for i, l := range res.Links {
-			via[i] = EscapeText(l)
+			via[i] = present.EscapeText(l)
 		}
-		s := "TARGET: " + EscapeText(p) + " resolves to " + EscapeText(res.Path) + " (through the symlink " + strings.Join(via, ", then ") + ")"
+		s := "TARGET: " + present.EscapeText(p) + " resolves to " + present.EscapeText(res.Path) + " (through the symlink " + strings.Join(via, ", then ") + ")"
 		if res.Dangling {
 			s += "; the link points to a file that does not exist yet, so writing creates it"
 		}
@@ -210,7 +211,7 @@ func landing(p string, res fsx.Resolution) []string {
 		for _, seg := range strings.Split(at, string(filepath.Separator)) {
 			switch strings.ToLower(seg) {
 			case ".git", ".claude":
-				out = append(out, "WARNING: this writes into a "+seg+"/ directory ("+EscapeText(at)+")")
+				out = append(out, "WARNING: this writes into a "+seg+"/ directory ("+present.EscapeText(at)+")")
 				return out
 			}
 		}
@@ -236,62 +237,6 @@ func (e *Engine) shellLandings(c *Call, res *shellparse.Result) []string {
 	}
 	for _, r := range res.Redirects {
 		look(r.Target)
-	}
-	return out
-}
-
-// CallNotes says where a call lands from its canonical bytes alone, for an
-// approver on another machine, who reads none of its files: the target as
-// the tool names it and as the hook resolved it (the descriptor records
-// both, and the digest binds them), a .git/ or .claude/ directory, and
-// executable configuration named at any depth (policy.ProjectExecConfig).
-// Like Danger, it is a warning; it decides nothing.
-func CallNotes(canonical []byte) []string {
-	v, err := token.Decode(canonical)
-	if err != nil {
-		return []string{"the call does not decode"}
-	}
-	m, _ := v.(map[string]any)
-	var out []string
-	add := func(s string) {
-		if !slices.Contains(out, s) && len(out) < 16 {
-			out = append(out, s)
-		}
-	}
-	exec := func(p, verb string) {
-		if pr := policy.ProjectExecConfig(p); pr.Tier >= policy.ExecConfig {
-			add("EXECUTABLE CONFIGURATION: " + verb + " " + EscapeText(p) + " (" + pr.What + "). It makes an agent, your shell, git or another tool run code later; approve only if you wrote this yourself")
-		}
-	}
-	if t, ok := m["target"].(map[string]any); ok {
-		p, _ := t["path"].(string)
-		res, _ := t["resolved"].(string)
-		if res != "" && res != p {
-			add("TARGET: " + EscapeText(p) + " resolves to " + EscapeText(res) + " (through a symlink, as the hook on that machine resolved it)")
-		}
-		for _, at := range []string{p, res} {
-			if at == "" {
-				continue
-			}
-			for _, seg := range strings.Split(filepath.Clean(at), string(filepath.Separator)) {
-				if s := strings.ToLower(seg); s == ".git" || s == ".claude" {
-					add("WARNING: this writes into a " + seg + "/ directory (" + EscapeText(at) + ")")
-					break
-				}
-			}
-			exec(at, "it would change")
-		}
-	}
-	in, _ := m["input"].(map[string]any)
-	if cmd, ok := in["command"].(string); ok {
-		flat := strings.NewReplacer(`\`, "", `'`, "", `"`, "").Replace(cmd)
-		for i, w := range shellTokens(flat) {
-			if i >= maxShellTokens {
-				add("the command has more words than are checked one by one")
-				break
-			}
-			exec(w, "it names")
-		}
 	}
 	return out
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loopguard/loopguard/present"
 )
 
 // describeFor builds the canonical descriptor of a file tool call the way
@@ -82,7 +84,7 @@ func TestChangesPerTool(t *testing.T) {
 		if c.file != "" {
 			write(c.file)
 		}
-		got := Changes(h.describeFor(c.tool, c.in), false)
+		got := present.Changes(h.describeFor(c.tool, c.in), false)
 		for _, w := range c.want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s: lacks %q:\n%s", c.name, w, got)
@@ -95,7 +97,7 @@ func TestChangesPerTool(t *testing.T) {
 		}
 	}
 	// Not a file tool: no changes section.
-	if got := Changes(h.describeFor("WebFetch", map[string]any{"url": "https://x"}), false); got != "" {
+	if got := present.Changes(h.describeFor("WebFetch", map[string]any{"url": "https://x"}), false); got != "" {
 		t.Errorf("WebFetch: %q", got)
 	}
 }
@@ -107,7 +109,7 @@ func TestChangesEscaped(t *testing.T) {
 	h := newHarness(t)
 	f := filepath.Join(h.project, "main.go")
 	os.WriteFile(f, []byte("ctx \x1b]0;own\a\nfoo()\n"), 0o644)
-	got := Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()\x1b[2J\r// ok \u202egnp.exe"}), false)
+	got := present.Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()\x1b[2J\r// ok \u202egnp.exe"}), false)
 	for _, raw := range []string{"\x1b", "\r", "\a", "\u202e"} {
 		if strings.Contains(got, raw) {
 			t.Errorf("raw %q reached the rendering:\n%q", raw, got)
@@ -120,7 +122,7 @@ func TestChangesEscaped(t *testing.T) {
 	}
 	// Control: a plain edit shows its text unchanged.
 	os.WriteFile(f, []byte("foo()\n"), 0o644)
-	if got := Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"}), false); !strings.Contains(got, "\n+bar()\n") {
+	if got := present.Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"}), false); !strings.Contains(got, "\n+bar()\n") {
 		t.Errorf("control:\n%s", got)
 	}
 }
@@ -137,7 +139,7 @@ func TestChangesThroughSymlink(t *testing.T) {
 	if err := os.Symlink(elsewhere, link); err != nil {
 		t.Fatal(err)
 	}
-	got := Changes(h.describeFor("Write", map[string]any{"file_path": link, "content": "ssh-ed25519 EVIL attacker\n"}), false)
+	got := present.Changes(h.describeFor("Write", map[string]any{"file_path": link, "content": "ssh-ed25519 EVIL attacker\n"}), false)
 	for _, want := range []string{"lands at " + elsewhere, "--- a" + elsewhere, "-ssh-ed25519 AAAA me", "+ssh-ed25519 EVIL attacker"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
@@ -147,7 +149,7 @@ func TestChangesThroughSymlink(t *testing.T) {
 		t.Errorf("a replaced file shown as new:\n%s", got)
 	}
 	plain := filepath.Join(h.project, "new.txt")
-	got = Changes(h.describeFor("Write", map[string]any{"file_path": plain, "content": "x\n"}), false)
+	got = present.Changes(h.describeFor("Write", map[string]any{"file_path": plain, "content": "x\n"}), false)
 	if !strings.Contains(got, "creates it") || strings.Contains(got, "lands at") {
 		t.Errorf("control:\n%s", got)
 	}
@@ -160,21 +162,21 @@ func TestChangesFileChangedSince(t *testing.T) {
 	f := filepath.Join(h.project, "main.go")
 	os.WriteFile(f, []byte("foo()\n"), 0o644)
 	desc := h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"})
-	if got := Changes(desc, false); strings.Contains(got, "NOTE: the file changed") { // control
+	if got := present.Changes(desc, false); strings.Contains(got, "NOTE: the file changed") { // control
 		t.Errorf("unchanged file flagged:\n%s", got)
 	}
-	before := Snapshot(desc, 1<<20)
+	before := present.Snapshot(desc, 1<<20)
 	if string(before) != "foo()\n" {
 		t.Fatalf("snapshot %q", before)
 	}
 	os.WriteFile(f, []byte("foo()\nevil()\n"), 0o644)
-	if got := Changes(desc, false); !strings.Contains(got, "NOTE: the file changed since the call was made") {
+	if got := present.Changes(desc, false); !strings.Contains(got, "NOTE: the file changed since the call was made") {
 		t.Errorf("drift not said:\n%s", got)
 	}
-	if Snapshot(desc, 1<<20) != nil {
+	if present.Snapshot(desc, 1<<20) != nil {
 		t.Error("a snapshot of a file that no longer matches the call")
 	}
-	got := DriftChanges(desc, before, false)
+	got := present.DriftChanges(desc, before, false)
 	if !strings.Contains(got, "SINCE APPROVAL") || !strings.Contains(got, "\n+evil()\n") {
 		t.Errorf("drift diff:\n%s", got)
 	}
@@ -186,11 +188,11 @@ func TestChangesFolded(t *testing.T) {
 	f := filepath.Join(h.project, "big.txt")
 	content := strings.Repeat("line\n", 1000)
 	desc := h.describeFor("Write", map[string]any{"file_path": f, "content": content})
-	got := Changes(desc, false)
-	if !strings.Contains(got, "more line(s) of the diff not shown: loopguard show --full ID") || strings.Count(got, "\n+line") > maxDiffShown {
+	got := present.Changes(desc, false)
+	if !strings.Contains(got, "more line(s) of the diff not shown: loopguard show --full ID") || strings.Count(got, "\n+line") > present.MaxDiffShown {
 		t.Errorf("not folded: %d lines", strings.Count(got, "\n"))
 	}
-	if full := Changes(desc, true); strings.Count(full, "\n+line") != 1000 {
+	if full := present.Changes(desc, true); strings.Count(full, "\n+line") != 1000 {
 		t.Errorf("full: %d lines", strings.Count(full, "\n+line"))
 	}
 }
@@ -243,7 +245,7 @@ func TestChangesFIFO(t *testing.T) {
 	}
 	done := make(chan string, 1)
 	go func() {
-		done <- Changes(h.describeFor("Write", map[string]any{"file_path": fifo, "content": "x\n"}), false)
+		done <- present.Changes(h.describeFor("Write", map[string]any{"file_path": fifo, "content": "x\n"}), false)
 	}()
 	select {
 	case got := <-done:
@@ -253,7 +255,7 @@ func TestChangesFIFO(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("rendering an edit of a FIFO hangs")
 	}
-	if got := Changes(h.describeFor("Write", map[string]any{"file_path": "/dev/zero", "content": "x\n"}), false); !strings.Contains(got, "cannot be read") {
+	if got := present.Changes(h.describeFor("Write", map[string]any{"file_path": "/dev/zero", "content": "x\n"}), false); !strings.Contains(got, "cannot be read") {
 		t.Errorf("/dev/zero: %s", got)
 	}
 }

@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
@@ -422,9 +420,9 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 		// From the decoded input the canonical bytes were encoded from: decoding
 		// them again cost a 1 MiB Write about 2 ms.
 		in, _ := d.desc.Input.(map[string]any)
-		dec.summary = summarize(c.ToolName, in)
+		dec.summary = present.SummaryOfInput(c.ToolName, in)
 		if e.Mode == ModeAsk && dec.Behavior == Deny {
-			dec.rendering = askRendering(d, Danger(d.canonical, e.projectDir(c)))
+			dec.rendering = askRendering(d, present.Danger(d.canonical, e.projectDir(c)))
 		}
 		return dec
 	})
@@ -467,7 +465,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	if d.execConfig != "" {
 		also := ""
 		if d.shell != nil && d.shell.Verdict != shellparse.Simple {
-			also = "; besides, the command is " + string(d.shell.Verdict) + " (" + EscapeText(d.shell.Reason) + ")"
+			also = "; besides, the command is " + string(d.shell.Verdict) + " (" + present.EscapeText(d.shell.Reason) + ")"
 		}
 		return e.pending(ctx, c, d, ReasonExecConfig, "loopguard: executable_config: "+d.execConfig+
 			". This is executable configuration (it makes an agent, your shell, git or another tool run code later): no scoped grant covers it; only an exact approval of this call, shown to the user with a warning"+also)
@@ -483,7 +481,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 			}
 		}
 		reason := shellReason(d.shell.Verdict)
-		what := EscapeText(d.shell.Reason)
+		what := present.EscapeText(d.shell.Reason)
 		if d.shell.Pos != "" {
 			what += " (at " + d.shell.Pos + ")"
 		}
@@ -521,7 +519,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 			continue
 		}
 		if o.Record.CallDigest == d.callDigest && d.desc.Target != nil {
-			reason, msg = ReasonTargetDrift, "loopguard: target_state_drift: this call was approved, but "+EscapeText(d.target)+" has changed since; the approval covered the file as it was"
+			reason, msg = ReasonTargetDrift, "loopguard: target_state_drift: this call was approved, but "+present.EscapeText(d.target)+" has changed since; the approval covered the file as it was"
 			approved = e.approvedRecord(o)
 			break
 		}
@@ -540,7 +538,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		reason = ReasonCallChanged
 		what := ""
 		if p != nil {
-			approved, what = p.ID, " ("+Summary(p)+", pending "+p.ID+")"
+			approved, what = p.ID, " ("+present.Summary(p)+", pending "+p.ID+")"
 		}
 		msg = "loopguard: approved_call_changed: the user approved a different " + tool + " call in this session" + what +
 			", which this call resembles but is not; that approval covers only that exact call"
@@ -611,8 +609,8 @@ func (e *Engine) elsewhere(c *Call, d *described) string {
 			}
 			where = "the project " + dir
 		}
-		return "; grant " + g.ID() + " (" + EscapeText(g.Scope) + ") would cover it but is bound to " + EscapeText(where) +
-			", not this session (" + EscapeText(c.SessionID) + "); the user can grant it again here (loopguard grant binds to the project by default)"
+		return "; grant " + g.ID() + " (" + present.EscapeText(g.Scope) + ") would cover it but is bound to " + present.EscapeText(where) +
+			", not this session (" + present.EscapeText(c.SessionID) + "); the user can grant it again here (loopguard grant binds to the project by default)"
 	}
 	return ""
 }
@@ -647,7 +645,7 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 	}
 	switch {
 	case errors.Is(err, token.ErrExpired):
-		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: the approval for this call expired at "+FormatTime(gf.Grant.Expiry)), true
+		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: the approval for this call expired at "+present.FormatTime(gf.Grant.Expiry)), true
 	case err != nil:
 		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: the grant for this call does not verify (" + err.Error() + "); it was tampered with or minted under another key"}, true
 	}
@@ -894,9 +892,9 @@ func (e *Engine) notCovered(ctx context.Context, c *Call, d *described, cv cover
 	case cv.invalid != nil:
 		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + cv.invalid.ID() + " would cover " + this + " but does not verify; it was tampered with or minted under another key"}, true
 	case cv.expired != nil:
-		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: grant "+cv.expired.Scope+" covered "+this+" but expired at "+FormatTime(cv.expired.Expiry)), true
+		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: grant "+cv.expired.Scope+" covered "+this+" but expired at "+present.FormatTime(cv.expired.Expiry)), true
 	case cv.near != nil:
-		return e.pending(ctx, c, d, cv.nearWhy.Code, "loopguard: "+cv.nearWhy.Code+": grant "+cv.near.ID()+" ("+EscapeText(cv.near.Scope)+") would cover "+this+", but "+EscapeText(cv.nearWhy.Detail)), true
+		return e.pending(ctx, c, d, cv.nearWhy.Code, "loopguard: "+cv.nearWhy.Code+": grant "+cv.near.ID()+" ("+present.EscapeText(cv.near.Scope)+") would cover "+this+", but "+present.EscapeText(cv.nearWhy.Detail)), true
 	}
 	return Decision{}, false
 }
@@ -982,7 +980,7 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		// The host lets the model type into the command once it runs: the
 		// human and the model are told plainly what an approval covers.
 		if cmd, ok := c.ToolInput["command"].(string); ok {
-			for _, w := range stdinDanger(cmd) {
+			for _, w := range present.StdinDanger(cmd) {
 				p.Warnings = append(p.Warnings, w)
 				msg += ". " + w
 			}
@@ -1059,20 +1057,20 @@ const askBudget = 2000
 func askRendering(d *described, danger []string) string {
 	var b strings.Builder
 	for _, w := range danger {
-		b.WriteString("!!! DANGER: " + EscapeText(w) + "\n")
+		b.WriteString("!!! DANGER: " + present.EscapeText(w) + "\n")
 	}
 	for _, w := range d.warnings() {
 		b.WriteString("WARNING: " + w + "\n")
 	}
 	b.WriteString("digest: " + d.digest + "\n")
-	if ch := Changes(d.canonical, false); ch != "" {
+	if ch := present.Changes(d.canonical, false); ch != "" {
 		if len(ch) > askBudget {
 			cut := strings.LastIndexByte(ch[:askBudget], '\n') + 1
 			ch = ch[:cut] + "... (diff cut here; all of it: loopguard show --full)\n"
 		}
 		b.WriteString("\n" + ch)
 	}
-	b.WriteString("\nThe exact call:\n" + renderLimit(d.canonical, askBudget))
+	b.WriteString("\nThe exact call:\n" + present.RenderLimit(d.canonical, askBudget))
 	return b.String()
 }
 
@@ -1155,7 +1153,7 @@ func deniedByHuman(p *state.Pending) Decision {
 		if len(note) > MaxNote {
 			note = note[:MaxNote]
 		}
-		msg += ", saying: \"" + EscapeText(note) + "\""
+		msg += ", saying: \"" + present.EscapeText(note) + "\""
 	}
 	return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: p.ID, Message: msg + ". Do not retry it."}
 }
@@ -1258,90 +1256,12 @@ func (e *Engine) post(c *Call) Decision {
 }
 
 // CallSummary is the call in one line, as the audit log has it.
-func CallSummary(c *Call) string { return summarize(c.ToolName, c.ToolInput) }
-
-// Summary is a one-line description of a pending call for lists; never a
-// substitute for the full rendering.
-func Summary(p *state.Pending) string { return SummaryOf(p.Tool, p.Descriptor) }
-
-// SummaryOf is the one-line summary of a call from its canonical bytes:
-// the tool and its command, path or URL, escaped, at most 80 bytes.
-func SummaryOf(tool string, canonical []byte) string {
-	var in map[string]any
-	if v, err := token.Decode(canonical); err == nil {
-		if m, ok := v.(map[string]any); ok {
-			in, _ = m["input"].(map[string]any)
-		}
-	}
-	return summarize(tool, in)
-}
-
-// summarize is SummaryOf from the call's decoded input: the tool and its
-// command, path or URL; for a tool with none of them (an MCP tool, a web
-// search) its scalar arguments, sorted, as name=value, so the audit log
-// says what ran (mcp__bank__transfer amount=2000 to=attacker-sink). At most
-// 80 bytes, cut on a character boundary, then escaped.
-func summarize(tool string, in map[string]any) string {
-	s := tool
-	named := false
-	for _, k := range []string{"command", "file_path", "notebook_path", "url"} {
-		if x, ok := in[k].(string); ok {
-			s += " " + x
-			named = true
-			break
-		}
-	}
-	if !named {
-		keys := make([]string, 0, len(in))
-		for k := range in {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if len(s) > summaryMax {
-				break
-			}
-			s += " " + k + "=" + summaryValue(in[k])
-		}
-	}
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > summaryMax {
-		n := summaryMax - 3
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + "..."
-	}
-	return EscapeText(s)
-}
-
-// summaryMax is the longest summary, in bytes before escaping.
-const summaryMax = 80
-
-// summaryValue is one argument of a summary: a scalar as it is (a string
-// quoted when it holds a space, a quote or '='), a list or object elided.
-func summaryValue(v any) string {
-	switch x := v.(type) {
-	case string:
-		if x == "" || strings.ContainsAny(x, " \t\n\"=") {
-			return strconv.Quote(x)
-		}
-		return x
-	case map[string]any:
-		return "{...}"
-	case []any:
-		return "[...]"
-	case nil:
-		return "null"
-	default:
-		return fmt.Sprint(x)
-	}
-}
+func CallSummary(c *Call) string { return present.SummaryOfInput(c.ToolName, c.ToolInput) }
 
 // callDiff shows how a call differs from the approved one: a unified diff
 // of the two renderings (every byte escaped), at most a few lines.
 func callDiff(approved, now []byte) string {
-	diff := udiff.Unified("approved", "this call", []byte(RenderFull(approved)), []byte(RenderFull(now)), nil)
+	diff := udiff.Unified("approved", "this call", []byte(present.RenderFull(approved)), []byte(present.RenderFull(now)), nil)
 	if diff == "" {
 		return ""
 	}

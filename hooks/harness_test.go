@@ -97,10 +97,19 @@ func (h *harness) call(payload map[string]any) *Call {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	c, err := DecodeClaude(b)
+	// Claude Code's payload, read as agents/claude reads it (that package
+	// imports this one, so its decoder cannot be used here; agents/all's
+	// tests run the two together).
+	v, err := token.Decode(b)
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	m, _ := v.(map[string]any)
+	str := func(k string) string { s, _ := m[k].(string); return s }
+	in, _ := m["tool_input"].(map[string]any)
+	c := &Call{Event: str("hook_event_name"), SessionID: str("session_id"), AgentID: str("agent_id"), AgentType: str("agent_type"),
+		Cwd: str("cwd"), ToolName: str("tool_name"), ToolUseID: str("tool_use_id"), PermissionMode: str("permission_mode"), ToolInput: in}
+	c.Rewrite = c.Event == PreToolUse || c.Event == PermissionRequest
 	return c
 }
 

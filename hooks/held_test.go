@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -206,7 +207,7 @@ func TestSummaryFromInputMatchesRecord(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := Summary(p); last.Summary != want || want == "" {
+		if want := present.Summary(p); last.Summary != want || want == "" {
 			t.Errorf("%s: hook summary %q, record summary %q", tc.fixture, last.Summary, want)
 		}
 	}
@@ -269,11 +270,11 @@ func TestSummaryNamesArguments(t *testing.T) {
 		{"Bash", map[string]any{"command": "go test ./...", "description": "run tests"}, "Bash go test ./..."},
 		{"Write", map[string]any{"file_path": "/p/a.go", "content": "x"}, "Write /p/a.go"},
 	} {
-		if got := summarize(c.tool, c.in); got != c.want {
+		if got := present.SummaryOfInput(c.tool, c.in); got != c.want {
 			t.Errorf("%s: %q, want %q", c.tool, got, c.want)
 		}
 	}
-	long := summarize("mcp__x__y", map[string]any{"n": strings.Repeat("é", 60), "z": "\x1b[2J"})
+	long := present.SummaryOfInput("mcp__x__y", map[string]any{"n": strings.Repeat("é", 60), "z": "\x1b[2J"})
 	// Cut on a character boundary: no half of an é escaped as a byte.
 	if !strings.HasSuffix(long, "...") || !utf8.ValidString(long) || strings.ContainsRune(long, 0x1b) || strings.Contains(long, `\xc3`) {
 		t.Errorf("long summary: %q", long)

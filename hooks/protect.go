@@ -9,15 +9,11 @@ import (
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/shellparse"
 
 	"github.com/loopguard/loopguard/internal/testknobs"
 )
-
-// maxShellTokens bounds the words of one command checked one by one
-// against the protected set; a longer command is not checked word by word
-// and needs an exact approval shown with a warning.
-const maxShellTokens = 4096
 
 // finding is the strongest protected resource a call touches.
 type finding struct {
@@ -100,10 +96,10 @@ func (r *resolver) judge(p string) judged {
 func (j judged) describe() string {
 	s := j.prot.What
 	if j.prot.Path != "" {
-		s = EscapeText(j.prot.Path) + " (" + j.prot.What + ")"
+		s = present.EscapeText(j.prot.Path) + " (" + j.prot.What + ")"
 	}
 	if j.resErr == nil && j.res.Path != j.literal {
-		s = EscapeText(j.literal) + " -> " + s
+		s = present.EscapeText(j.literal) + " -> " + s
 	}
 	return s
 }
@@ -168,7 +164,7 @@ func (e *Engine) readProtected(c *Call, pl policy.Places) finding {
 				pat = filepath.Join(base, "**", p) // rg matches a bare glob at any depth
 			}
 			if g := pl.GlobProtection(pat); g.Secret {
-				return finding{Protection: g, why: "it would read " + EscapeText(g.Path) + " (" + g.What + ")"}
+				return finding{Protection: g, why: "it would read " + present.EscapeText(g.Path) + " (" + g.What + ")"}
 			}
 		case f.Dir:
 			if p == "" {
@@ -177,7 +173,7 @@ func (e *Engine) readProtected(c *Call, pl policy.Places) finding {
 			j := judgePath(pl, c.Cwd, e.Env.Home, p)
 			for _, at := range []string{j.literal, j.res.Path} {
 				if g, ok := pl.ContainsSecret(at); ok && at != "" {
-					return finding{Protection: g, why: "it would read " + EscapeText(g.Path) + " (" + g.What + "), inside " + EscapeText(at)}
+					return finding{Protection: g, why: "it would read " + present.EscapeText(g.Path) + " (" + g.What + "), inside " + present.EscapeText(at)}
 				}
 			}
 		default:
@@ -196,7 +192,7 @@ func (e *Engine) shellProtected(c *Call, d *described, pl policy.Places) finding
 	var best finding
 	for name, exe := range d.shell.Executables {
 		if policy.IsKeyringTool(name) || (exe != "" && (policy.IsLoopguardBinary(e.Env.Self, exe) || policy.IsKeyringTool(exe))) {
-			return finding{Protection: policy.Protection{Tier: policy.GuardCritical, What: "the keyring or loopguard itself"}, why: "it runs " + EscapeText(name)}
+			return finding{Protection: policy.Protection{Tier: policy.GuardCritical, What: "the keyring or loopguard itself"}, why: "it runs " + present.EscapeText(name)}
 		}
 	}
 	home := e.Env.Home
@@ -211,7 +207,7 @@ func (e *Engine) shellProtected(c *Call, d *described, pl policy.Places) finding
 			if glob && hasGlobMeta(cand) {
 				pat := filepath.Clean(fsx.Abs(rv.cwd, home, cand))
 				if g := pl.GlobProtection(pat); g.Protected() {
-					best = best.stronger(finding{Protection: g, why: verb + " the glob " + EscapeText(cand) + ", which could match " + EscapeText(g.Path) + " (" + g.What + ")"})
+					best = best.stronger(finding{Protection: g, why: verb + " the glob " + present.EscapeText(cand) + ", which could match " + present.EscapeText(g.Path) + " (" + g.What + ")"})
 				}
 			}
 			j := rv.judge(cand)
@@ -262,12 +258,12 @@ func (e *Engine) shellProtected(c *Call, d *described, pl policy.Places) finding
 	}
 	var tokens []string
 	if d.shell.Verdict != shellparse.Simple {
-		tokens = shellTokens(flat)
+		tokens = shellparse.Tokens(flat)
 	}
-	if len(tokens) > maxShellTokens {
+	if len(tokens) > shellparse.MaxTokens {
 		best = best.stronger(finding{Protection: policy.Protection{Tier: policy.ExecConfig, What: "too many words to check"},
-			why: fmt.Sprintf("it has %d words, more than the %d checked one by one against the protected paths", len(tokens), maxShellTokens)})
-		tokens = tokens[:maxShellTokens]
+			why: fmt.Sprintf("it has %d words, more than the %d checked one by one against the protected paths", len(tokens), shellparse.MaxTokens)})
+		tokens = tokens[:shellparse.MaxTokens]
 	}
 	for _, t := range tokens {
 		check(t, true, "it names")
@@ -316,23 +312,6 @@ func pathCandidates(w string) []string {
 }
 
 func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[{") }
-
-// shellTokens splits text on blanks and shell operators, deduplicated, in
-// order.
-func shellTokens(s string) []string {
-	f := strings.FieldsFunc(s, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || strings.ContainsRune(";&|()<>`$", r)
-	})
-	seen := make(map[string]bool, len(f))
-	out := f[:0]
-	for _, t := range f {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
 
 // looksLikePath is a whole absolute or home path, as another tool's input
 // field would hold one.

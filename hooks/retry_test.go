@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/present"
 )
 
 // approved_call_changed is only for a call that plausibly retries the
@@ -103,7 +105,7 @@ func TestDriftLinksApproval(t *testing.T) {
 	if err != nil || p.Approved != first.Pending {
 		t.Fatalf("drift does not link the approval: %v %+v", err, p)
 	}
-	if got := DriftChanges(p.Descriptor, snap, false); !strings.Contains(got, "-func foo() {} // v7\n+func foo() {} // v8\n") {
+	if got := present.DriftChanges(p.Descriptor, snap, false); !strings.Contains(got, "-func foo() {} // v7\n+func foo() {} // v8\n") {
 		t.Errorf("drift diff:\n%s", got)
 	}
 }

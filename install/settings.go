@@ -60,7 +60,7 @@ type Options struct {
 	Binary   string        // absolute path of the loopguard binary
 	Mode     string        // enforce, ask or audit ("" means enforce)
 	Wait     time.Duration // hold calls until a human decides, at most this long (0: no wait)
-	Deadline time.Duration // the hook's own deadline (hooks.DefaultDeadline)
+	Deadline time.Duration // the hook's own deadline (agents.DefaultDeadline)
 	Matcher  string        // tool matcher ("" means DefaultMatcher)
 	Sandbox  *Sandbox      // Claude Code's OS sandbox for Bash (nil: left as it is; see sandbox.go)
 	// NoHooks registers no hook: another layer already runs loopguard

@@ -8,7 +8,7 @@
 // never changes the decision. The call's text is chosen by the agent: the
 // command gets it only through environment variables and stdin, never in
 // its argv or a shell string, and every text is escaped for the terminal
-// (hooks.EscapeText) before it gets here.
+// (present.EscapeText) before it gets here.
 //
 // The package is silent: it returns errors, never prints.
 package notify

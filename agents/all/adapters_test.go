@@ -15,6 +15,7 @@ import (
 	"github.com/loopguard/loopguard/agents/all"
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
@@ -26,7 +27,7 @@ var testMaster = bytes.Repeat([]byte{7}, 32)
 // harness is a real engine (real state, audit log and grants; a fixed key
 // in place of the keyring) over a project dir and a trusted bin dir.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	project string
 	bin     string
 	store   *state.Store
@@ -39,7 +40,7 @@ type harness struct {
 	keyErr error
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	base := t.TempDir()
 	h := &harness{t: t, project: filepath.Join(base, "project"), bin: filepath.Join(base, "bin"), now: time.Now()}
@@ -932,8 +933,8 @@ func TestInteractiveCommands(t *testing.T) {
 		for _, w := range p.Warnings {
 			warned = warned || strings.Contains(w, "runs unchecked")
 		}
-		if strings.Contains(hooks.Summary(p), "bash") {
-			dangers := hooks.Danger(p.Descriptor, p.ProjectDir)
+		if strings.Contains(present.Summary(p), "bash") {
+			dangers := present.Danger(p.Descriptor, p.ProjectDir)
 			if len(dangers) == 0 || !strings.Contains(dangers[0], "runs unchecked") {
 				t.Errorf("show/review of bash: danger lines %q, want the stdin warning", dangers)
 			}

@@ -1,12 +1,20 @@
-// Package claude is Claude Code's adapter: its payload is the engine's own
-// shape (hooks.DecodeClaude) and its output is hooks.WriteClaude's.
+// Package claude is Claude Code's hook contract: its payload (the fields of
+// a PreToolUse, PermissionRequest or PostToolUse call) decoded strictly
+// into the engine's Call, and the engine's Decision written as Claude
+// Code's hook output with its exit code. agents.Run holds it to the
+// deadline like every other agent's.
 package claude
 
 import (
+	"encoding/json"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
+	"github.com/loopguard/loopguard/token"
 )
 
 // Name is the agent's name in `loopguard hook claude`.
@@ -26,17 +34,156 @@ func (Adapter) Name() string { return Name }
 // Decode implements agents.Adapter. A payload naming another event than the
 // registered one is malformed.
 func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
-	c, err := hooks.ClaudeCall(m)
+	c, err := Call(m)
 	if err != nil {
 		return nil, event, err
 	}
 	if event != "" && c.Event != event {
-		return nil, event, &hooks.MalformedError{Msg: "registered for " + event + " but the payload says " + c.Event}
+		return nil, event, agents.Errorf("registered for %s but the payload says %s", event, c.Event)
 	}
 	return c, c.Event, nil
 }
 
 // Encode implements agents.Adapter.
 func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) int {
-	return hooks.WriteClaude(event, d, stdout, stderr)
+	return Write(event, d, stdout, stderr)
+}
+
+// Decode reads a Claude Code hook payload strictly (agents.Object, then
+// Call).
+func Decode(payload []byte) (*hooks.Call, error) {
+	m, err := agents.Object(payload)
+	if err != nil {
+		return nil, err
+	}
+	return Call(m)
+}
+
+// Call reads the call from a decoded Claude Code payload, strictly. It does
+// not change m.
+func Call(m map[string]any) (*hooks.Call, error) {
+	c := &hooks.Call{}
+	for _, f := range []struct {
+		key      string
+		dst      *string
+		required bool
+	}{
+		{"hook_event_name", &c.Event, true},
+		{"session_id", &c.SessionID, true},
+		{"tool_name", &c.ToolName, true},
+		{"cwd", &c.Cwd, true},
+		{"agent_id", &c.AgentID, false},
+		{"agent_type", &c.AgentType, false},
+		{"tool_use_id", &c.ToolUseID, false},
+		{"permission_mode", &c.PermissionMode, false},
+	} {
+		// Stricter than agents.String: a null is not a missing field.
+		raw, present := m[f.key]
+		if !present {
+			if f.required {
+				return nil, agents.Errorf("missing %s", f.key)
+			}
+			continue
+		}
+		s, ok := raw.(string)
+		if !ok {
+			return nil, agents.Errorf("%s is not a string", f.key)
+		}
+		if f.required && s == "" {
+			return nil, agents.Errorf("empty %s", f.key)
+		}
+		if len(s) > token.MaxFieldLen {
+			return nil, agents.Errorf("%s longer than %d bytes", f.key, token.MaxFieldLen)
+		}
+		*f.dst = s
+	}
+	if present := m["agent_id"] != nil; present && c.AgentID == "" {
+		return nil, agents.Errorf("empty agent_id")
+	}
+	if c.AgentID == token.MainAgent || c.AgentID == token.Any || strings.HasPrefix(c.AgentID, "type:") || c.SessionID == token.Any {
+		return nil, agents.Errorf("reserved agent_id or session_id")
+	}
+	if !filepath.IsAbs(c.Cwd) {
+		return nil, agents.Errorf("cwd is not an absolute path")
+	}
+	in, ok := m["tool_input"].(map[string]any)
+	if !ok {
+		return nil, agents.Errorf("tool_input missing or not an object")
+	}
+	c.ToolInput = in
+	// Claude Code runs the updatedInput of a PreToolUse or
+	// PermissionRequest allow in place of the model's input.
+	c.Rewrite = c.Event == hooks.PreToolUse || c.Event == hooks.PermissionRequest
+	return c, nil
+}
+
+// Write writes d as Claude Code's answer to event and returns the exit
+// code: a PreToolUse deny is exit 2 with the reason on stderr as well, an
+// ask or an abstention on PermissionRequest is no output at all (Claude
+// Code's own dialog shows), and an event the payload did not name ("": it
+// could not be read) is a PreToolUse deny.
+func Write(event string, d hooks.Decision, stdout, stderr io.Writer) int {
+	msg := present.Clip(d.Message)
+	var out map[string]any
+	code := agents.ExitOK
+	switch event {
+	case hooks.PermissionRequest:
+		switch d.Behavior {
+		case hooks.Allow:
+			dec := map[string]any{"behavior": "allow"}
+			if d.UpdatedInput != nil {
+				dec["updatedInput"] = d.UpdatedInput
+			}
+			out = hso(event, map[string]any{"decision": dec})
+		case hooks.Deny:
+			out = hso(event, map[string]any{"decision": map[string]any{"behavior": "deny", "message": msg}})
+		default:
+			// Ask and abstain: no decision, so Claude Code shows its dialog.
+			return agents.ExitOK
+		}
+	case hooks.PostToolUse:
+		if d.Behavior != hooks.Alarm {
+			return agents.ExitOK
+		}
+		out = map[string]any{"systemMessage": present.Clip(d.SystemMessage)}
+	case hooks.PreToolUse, "":
+		if d.Behavior == hooks.Abstain && event == hooks.PreToolUse {
+			return agents.ExitOK
+		}
+		beh := d.Behavior
+		if beh != hooks.Allow && beh != hooks.Ask {
+			beh = hooks.Deny
+		}
+		out = hso(hooks.PreToolUse, map[string]any{"permissionDecision": beh, "permissionDecisionReason": msg})
+		if beh == hooks.Allow && d.UpdatedInput != nil {
+			out["hookSpecificOutput"].(map[string]any)["updatedInput"] = d.UpdatedInput
+			if d.Context != "" {
+				out["hookSpecificOutput"].(map[string]any)["additionalContext"] = d.Context
+			}
+		}
+		if beh == hooks.Deny {
+			code = agents.ExitDeny
+		}
+	default:
+		if d.Behavior != hooks.Deny {
+			return agents.ExitOK
+		}
+		out = hso(hooks.PreToolUse, map[string]any{"permissionDecision": "deny", "permissionDecisionReason": msg})
+		code = agents.ExitDeny
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		b = []byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}}`)
+		code = agents.ExitDeny
+	}
+	_, _ = stdout.Write(append(b, '\n'))
+	if code == agents.ExitDeny {
+		_, _ = io.WriteString(stderr, msg+"\n")
+	}
+	return code
+}
+
+func hso(event string, fields map[string]any) map[string]any {
+	fields["hookEventName"] = event
+	return map[string]any{"hookSpecificOutput": fields}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/agents/patch"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 )
 
 // Name is the agent's name in `loopguard hook codex`.
@@ -136,13 +137,13 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		case hooks.Deny:
 			out = wrap(hso{HookEventName: PermissionRequest, Decision: &decision{Behavior: "deny", Message: agents.Reason(d)}})
 		default:
-			return hooks.ExitOK // Codex asks the user
+			return agents.ExitOK // Codex asks the user
 		}
 	case PostToolUse:
 		if d.Behavior != hooks.Alarm {
-			return hooks.ExitOK
+			return agents.ExitOK
 		}
-		out = postBlock{Decision: "block", Reason: hooks.Clip(d.SystemMessage)}
+		out = postBlock{Decision: "block", Reason: present.Clip(d.SystemMessage)}
 	default:
 		// PreToolUse, and any payload that could not be read: a deny, or
 		// an allow that carries the command to run in place of the
@@ -150,11 +151,11 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		// (Codex takes them as a failed hook, and ask does not exist
 		// there); they, and abstain, are silence.
 		if d.Behavior == hooks.Allow && d.UpdatedInput != nil && event == PreToolUse {
-			out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "allow", UpdatedInput: d.UpdatedInput, AdditionalContext: hooks.Clip(d.Context)})
+			out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "allow", UpdatedInput: d.UpdatedInput, AdditionalContext: present.Clip(d.Context)})
 			break
 		}
 		if d.Behavior == hooks.Allow || d.Behavior == hooks.Abstain {
-			return hooks.ExitOK
+			return agents.ExitOK
 		}
 		out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: agents.Reason(d)})
 	}
@@ -163,7 +164,7 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		b = []byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}}`)
 	}
 	_, _ = stdout.Write(append(b, '\n'))
-	return hooks.ExitOK
+	return agents.ExitOK
 }
 
 type wrapped struct {

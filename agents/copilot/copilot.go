@@ -21,6 +21,7 @@ import (
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/agents/patch"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 )
 
 // Name is the agent's name in `loopguard hook copilot`.
@@ -244,45 +245,45 @@ func mapTool(c *hooks.Call) error {
 // Encode implements agents.Adapter.
 func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) int {
 	var out any
-	code := hooks.ExitOK
+	code := agents.ExitOK
 	switch event {
 	case PostToolUse, hooks.PostToolUse:
 		if d.Behavior != hooks.Alarm {
-			return hooks.ExitOK
+			return agents.ExitOK
 		}
 		out = struct {
 			AdditionalContext string `json:"additionalContext"`
-		}{hooks.Clip(d.SystemMessage)}
+		}{present.Clip(d.SystemMessage)}
 	case PermissionRequest, hooks.PermissionRequest:
 		switch d.Behavior {
 		case hooks.Allow:
 			out = behavior{Behavior: "allow"}
 		case hooks.Deny:
 			out = behavior{Behavior: "deny", Message: agents.Reason(d)}
-			code = hooks.ExitDeny
+			code = agents.ExitDeny
 		default:
-			return hooks.ExitOK
+			return agents.ExitOK
 		}
 	default:
 		switch d.Behavior {
 		case hooks.Abstain:
-			return hooks.ExitOK
+			return agents.ExitOK
 		case hooks.Allow:
-			out = permission{Decision: "allow", ModifiedArgs: d.UpdatedInput, AdditionalContext: hooks.Clip(d.Context)}
+			out = permission{Decision: "allow", ModifiedArgs: d.UpdatedInput, AdditionalContext: present.Clip(d.Context)}
 		case hooks.Ask:
 			out = permission{Decision: "ask", Reason: agents.Reason(d)}
 		default:
 			out = permission{Decision: "deny", Reason: agents.Reason(d)}
-			code = hooks.ExitDeny
+			code = agents.ExitDeny
 		}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
 		b = []byte(`{"permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}`)
-		code = hooks.ExitDeny
+		code = agents.ExitDeny
 	}
 	_, _ = stdout.Write(append(b, '\n'))
-	if code == hooks.ExitDeny {
+	if code == agents.ExitDeny {
 		_, _ = io.WriteString(stderr, agents.Reason(d)+"\n")
 	}
 	return code

@@ -18,6 +18,7 @@ import (
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 )
 
 // Name is the agent's name in `loopguard hook cursor`.
@@ -168,27 +169,27 @@ func mapTool(c *hooks.Call) error {
 // Encode implements agents.Adapter.
 func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) int {
 	var out any
-	code := hooks.ExitOK
+	code := agents.ExitOK
 	switch event {
 	case PostToolUse:
 		if d.Behavior != hooks.Alarm {
 			_, _ = io.WriteString(stdout, "{}\n")
-			return hooks.ExitOK
+			return agents.ExitOK
 		}
 		out = struct {
 			AdditionalContext string `json:"additional_context"`
-		}{hooks.Clip(d.SystemMessage)}
+		}{present.Clip(d.SystemMessage)}
 	default:
 		switch d.Behavior {
 		case hooks.Abstain:
 			_, _ = io.WriteString(stdout, "{}\n")
-			return hooks.ExitOK
+			return agents.ExitOK
 		case hooks.Allow:
 			out = answer{Permission: "allow"}
 		case hooks.Ask:
 			if event == BeforeShellExecution || event == BeforeMCPExecution {
 				// The human sees the whole rendering, the agent the reason.
-				out = answer{Permission: "ask", UserMessage: hooks.Clip(d.Message), AgentMessage: agents.Reason(d)}
+				out = answer{Permission: "ask", UserMessage: present.Clip(d.Message), AgentMessage: agents.Reason(d)}
 				break
 			}
 			// preToolUse does not enforce ask: deny instead.
@@ -196,16 +197,16 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) 
 		default:
 			msg := agents.Reason(d)
 			out = answer{Permission: "deny", UserMessage: msg, AgentMessage: msg}
-			code = hooks.ExitDeny
+			code = agents.ExitDeny
 		}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
 		b = []byte(`{"permission":"deny","user_message":"loopguard: internal_error","agent_message":"loopguard: internal_error"}`)
-		code = hooks.ExitDeny
+		code = agents.ExitDeny
 	}
 	_, _ = stdout.Write(append(b, '\n'))
-	if code == hooks.ExitDeny {
+	if code == agents.ExitDeny {
 		_, _ = io.WriteString(stderr, agents.Reason(d)+"\n")
 	}
 	return code

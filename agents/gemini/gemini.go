@@ -15,6 +15,7 @@ import (
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 )
 
 // Name is the agent's name in `loopguard hook gemini`.
@@ -131,14 +132,14 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 	switch event {
 	case AfterTool:
 		if d.Behavior != hooks.Alarm {
-			return hooks.ExitOK
+			return agents.ExitOK
 		}
-		msg := hooks.Clip(d.SystemMessage)
+		msg := present.Clip(d.SystemMessage)
 		out = answer{Decision: "deny", Reason: msg, SystemMessage: msg}
 	default:
 		switch d.Behavior {
 		case hooks.Abstain:
-			return hooks.ExitOK
+			return agents.ExitOK
 		case hooks.Allow:
 			a := answer{Decision: "allow"}
 			if d.UpdatedInput != nil {
@@ -156,7 +157,7 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		b = []byte(`{"decision":"deny","reason":"loopguard: internal_error"}`)
 	}
 	_, _ = stdout.Write(append(b, '\n'))
-	return hooks.ExitOK
+	return agents.ExitOK
 }
 
 type answer struct {

@@ -23,6 +23,7 @@ import (
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/agents/patch"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 )
 
 // Name is the agent's name in `loopguard hook opencode`.
@@ -166,7 +167,7 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 	case After:
 		a.Decision = "ok"
 		if d.Behavior == hooks.Alarm {
-			a = answer{Decision: "alarm", Reason: hooks.Clip(d.SystemMessage)}
+			a = answer{Decision: "alarm", Reason: present.Clip(d.SystemMessage)}
 		}
 	default:
 		switch d.Behavior {
@@ -185,5 +186,5 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		b = []byte(`{"decision":"deny","reason":"loopguard: internal_error"}`)
 	}
 	_, _ = stdout.Write(append(b, '\n'))
-	return hooks.ExitOK
+	return agents.ExitOK
 }

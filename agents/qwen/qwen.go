@@ -19,6 +19,7 @@ import (
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 )
 
 // Name is the agent's name in `loopguard hook qwen`.
@@ -133,15 +134,15 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 	switch event {
 	case PostToolUse:
 		if d.Behavior != hooks.Alarm {
-			return hooks.ExitOK
+			return agents.ExitOK
 		}
 		out = struct {
 			SystemMessage string `json:"systemMessage"`
-		}{hooks.Clip(d.SystemMessage)}
+		}{present.Clip(d.SystemMessage)}
 	default:
 		switch d.Behavior {
 		case hooks.Abstain:
-			return hooks.ExitOK
+			return agents.ExitOK
 		case hooks.Allow:
 			out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "allow"})
 		case hooks.Ask:
@@ -155,7 +156,7 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		b = []byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}}`)
 	}
 	_, _ = stdout.Write(append(b, '\n'))
-	return hooks.ExitOK
+	return agents.ExitOK
 }
 
 type wrapped struct {

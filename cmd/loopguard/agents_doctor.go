@@ -12,7 +12,6 @@ import (
 	"github.com/loopguard/loopguard/agents/claude"
 	"github.com/loopguard/loopguard/agents/codex"
 	"github.com/loopguard/loopguard/agents/gemini"
-	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/state"
 )
@@ -70,7 +69,7 @@ func checkAgents(env doctorEnv, selected []string) []checkResult {
 		if !contains(selected, reg.Agent) {
 			continue
 		}
-		ro := agents.RegOptions{Binary: env.self, Deadline: hooks.DefaultDeadline}
+		ro := agents.RegOptions{Binary: env.self, Deadline: agents.DefaultDeadline}
 		found := agentRegistrations(reg, env.settings, env.self)
 		for _, f := range found {
 			if f.claude {
@@ -144,7 +143,7 @@ func hostLine(agent string, h agents.Host) checkResult {
 	}
 	to := h.Timeout
 	if h.TimeoutOpen {
-		to += fmt.Sprintf("; loopguard answers within its own %s deadline, well under the timeout it registers", hooks.DefaultDeadline)
+		to += fmt.Sprintf("; loopguard answers within its own %s deadline, well under the timeout it registers", agents.DefaultDeadline)
 	}
 	return checkResult{status: statusOK, name: agent + " host", detail: h.Client + ": " + rw + "; on a hook timeout: " + to}
 }

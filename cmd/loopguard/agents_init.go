@@ -14,7 +14,6 @@ import (
 	"github.com/loopguard/loopguard/agents/gemini"
 	"github.com/loopguard/loopguard/agents/qwen"
 	"github.com/loopguard/loopguard/audit"
-	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/keyring"
@@ -56,7 +55,7 @@ func initAgentRun(ctx context.Context, out, errOut io.Writer, o *initOptions, bi
 		return err
 	}
 	hookBin, why := hookBinary(bin)
-	ro := agents.RegOptions{Binary: hookBin, Mode: o.mode, Deadline: hooks.DefaultDeadline}
+	ro := agents.RegOptions{Binary: hookBin, Mode: o.mode, Deadline: agents.DefaultDeadline}
 	// One registration per agent: a second would run loopguard twice for
 	// every call.
 	env, err := settingsEnv()

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/loopguard/loopguard/audit"
-	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -235,7 +235,7 @@ func printAuditRow(w io.Writer, e audit.Entry) error {
 		agent = e.AgentType + ":" + agent
 	}
 	_, err := fmt.Fprintf(w, format,
-		hooks.FormatTime(e.Time),
+		present.FormatTime(e.Time),
 		cell(e.Event, 17), prefix(e.Session, 8), cell(agent, 12), cell(e.Tool, 20),
 		cell(e.Decision, 12), cell(e.Reason, 24), prefix(e.Digest, 12), cell(call, 80))
 	return err
@@ -247,7 +247,7 @@ func cell(s string, n int) string {
 	if s == "" {
 		return "-"
 	}
-	s = hooks.EscapeText(s)
+	s = present.EscapeText(s)
 	if len(s) > n {
 		return s[:n-1] + "…"
 	}
@@ -260,7 +260,7 @@ func prefix(s string, n int) string {
 	if s == "" {
 		return "-"
 	}
-	s = hooks.EscapeText(s)
+	s = present.EscapeText(s)
 	return s[:min(n, len(s))]
 }
 
@@ -383,7 +383,7 @@ func printReport(w io.Writer, dir string, rep audit.Report) {
 			rep.Unsealed, rep.SealedSeq)
 	}
 	for _, p := range rep.Problems {
-		fmt.Fprintf(w, "PROBLEM:   %s\n", hooks.EscapeText(p.Msg))
+		fmt.Fprintf(w, "PROBLEM:   %s\n", present.EscapeText(p.Msg))
 	}
 	if rep.OK() {
 		fmt.Fprintf(w, "result:    OK: every link and the head MAC check out\n")
@@ -436,12 +436,12 @@ func chainBoundary(l *audit.Log) string {
 	errFirst := errors.New("first entry read")
 	_ = l.Read(func(_ []byte, e audit.Entry) error {
 		if e.Decision == chainStart {
-			fmt.Fprintf(&b, "chain:     starts at seq %d (%s): %s\n", e.Seq, hooks.FormatTime(e.Time), hooks.EscapeText(e.Detail))
+			fmt.Fprintf(&b, "chain:     starts at seq %d (%s): %s\n", e.Seq, present.FormatTime(e.Time), present.EscapeText(e.Detail))
 		}
 		return errFirst
 	})
 	for _, name := range l.SetAside() {
-		fmt.Fprintf(&b, "set aside: %s (an earlier chain, kept as evidence; not checked here)\n", hooks.EscapeText(name))
+		fmt.Fprintf(&b, "set aside: %s (an earlier chain, kept as evidence; not checked here)\n", present.EscapeText(name))
 	}
 	return b.String()
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	webconsole "github.com/loopguard/loopguard/console"
-	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 )
 
 // KindSignature is a decision whose passkey signature does not verify, or
@@ -63,7 +63,7 @@ func printSignatures(w io.Writer, ok int, problems []audit.Problem) {
 	}
 	fmt.Fprintf(w, "signed:    %d decision(s) signed with a passkey verify with its public key\n", ok)
 	for _, p := range problems {
-		fmt.Fprintf(w, "PROBLEM:   %s\n", hooks.EscapeText(p.Msg))
+		fmt.Fprintf(w, "PROBLEM:   %s\n", present.EscapeText(p.Msg))
 	}
 }
 

@@ -20,11 +20,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/agents/all"
 	"github.com/loopguard/loopguard/agents/claude"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/fsx"
-	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/policy"
@@ -479,7 +479,7 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 
 // hookTimes reads --deadline and --wait from a registered hook's arguments.
 func hookTimes(args []string) (deadline, wait time.Duration) {
-	deadline = hooks.DefaultDeadline
+	deadline = agents.DefaultDeadline
 	if len(args) < 1 {
 		return deadline, 0
 	}
@@ -487,7 +487,7 @@ func hookTimes(args []string) (deadline, wait time.Duration) {
 	fs.SetOutput(io.Discard)
 	fs.String("event", "", "")
 	fs.String("mode", "", "")
-	d := fs.Duration("deadline", hooks.DefaultDeadline, "")
+	d := fs.Duration("deadline", agents.DefaultDeadline, "")
 	w := fs.Duration("wait", 0, "")
 	_ = fs.Parse(args[1:])
 	return *d, *w

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/policy"
@@ -55,7 +56,7 @@ func TestDoctorManagedAndPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := install.Options{Binary: self, Mode: hooks.ModeEnforce, Deadline: hooks.DefaultDeadline}
+	o := install.Options{Binary: self, Mode: hooks.ModeEnforce, Deadline: agents.DefaultDeadline}
 	merged := func(data []byte, o install.Options) []byte {
 		out, _, err := install.Merge(data, o)
 		if err != nil {
@@ -68,7 +69,7 @@ func TestDoctorManagedAndPlugin(t *testing.T) {
 	om.Managed = true
 	managedReg := merged(nil, om)
 	pluginHooks := install.PluginHooks(install.Options{Binary: policy.HookBinaryName, Mode: hooks.ModeEnforce,
-		Wait: time.Minute, Deadline: hooks.DefaultDeadline})
+		Wait: time.Minute, Deadline: agents.DefaultDeadline})
 
 	for _, c := range []struct {
 		name                string

@@ -19,8 +19,8 @@ import (
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/confine"
-	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
@@ -253,7 +253,7 @@ func grantRun(ctx context.Context, tty io.Writer, st *state.Store, o *grantOptio
 		return err
 	}
 	expiry := now.Add(o.ttl).Truncate(time.Second)
-	fmt.Fprintf(tty, "Grant, as %s, for %s (until %s):\n", hooks.EscapeText(m.principal), o.ttl, hooks.FormatTime(expiry))
+	fmt.Fprintf(tty, "Grant, as %s, for %s (until %s):\n", present.EscapeText(m.principal), o.ttl, present.FormatTime(expiry))
 	if o.preset != "" {
 		fmt.Fprintf(tty, "the preset %s: %d rules; protected files stay denied, reading in this project only, git only in its own repository\n", o.preset, len(rules))
 	}
@@ -263,7 +263,7 @@ func grantRun(ctx context.Context, tty io.Writer, st *state.Store, o *grantOptio
 			fmt.Fprintf(tty, "      runs %s, and only while the command resolves to it\n", exe)
 		}
 		if note := r.ContentNote(); note != "" {
-			fmt.Fprintf(tty, "      %s\n", hooks.EscapeText(note))
+			fmt.Fprintf(tty, "      %s\n", present.EscapeText(note))
 		}
 		if note := r.WildcardNote(); note != "" {
 			fmt.Fprintf(tty, "      %s\n", note)
@@ -276,7 +276,7 @@ func grantRun(ctx context.Context, tty io.Writer, st *state.Store, o *grantOptio
 	if session == token.Any {
 		showSession = "ANY session"
 	} else if dir, ok := token.ProjectOf(session); ok {
-		showSession = "every session of the project " + hooks.EscapeText(dir) + " (--session narrows)"
+		showSession = "every session of the project " + present.EscapeText(dir) + " (--session narrows)"
 	}
 	showAgent := agent
 	switch agent {
@@ -496,7 +496,7 @@ func grantsRun(out io.Writer, st *state.Store, team []state.GrantFile, asJSON bo
 		if runs == "" {
 			runs = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Kind, hooks.EscapeText(sc), runs, hooks.EscapeText(sess), short(r.Agent, 16), r.Principal, exp, r.Uses, hooks.EscapeText(r.Usable))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Kind, present.EscapeText(sc), runs, present.EscapeText(sess), short(r.Agent, 16), r.Principal, exp, r.Uses, present.EscapeText(r.Usable))
 	}
 	return tw.Flush()
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
-	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 )
 
@@ -97,7 +97,7 @@ func TestDoctorChecksHookBinaryBuild(t *testing.T) {
 	full, hook := filepath.Join(dir, "loopguard"), filepath.Join(dir, "loopguard-hook")
 	goBuild(t, src, full, "-X main.v=1")
 	goBuild(t, src, hook, "-X main.v=1")
-	h := install.HandlerFor(install.Options{Binary: hook, Deadline: hooks.DefaultDeadline}, install.PreToolUse)
+	h := install.HandlerFor(install.Options{Binary: hook, Deadline: agents.DefaultDeadline}, install.PreToolUse)
 	check := func() []checkResult {
 		return checkHandler(doctorEnv{self: full}, &loadedSettings{scope: "user", path: "settings.json"},
 			install.Registered{Event: install.PreToolUse, Matcher: "*", Handler: h, Ours: true})

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -46,7 +46,7 @@ func completePending(_ *cobra.Command, _ []string, toComplete string) ([]string,
 	var out []string
 	for _, p := range list {
 		if p.Status == state.StatusOpen && strings.HasPrefix(p.ID, toComplete) {
-			out = append(out, p.ID+"\t"+hooks.Summary(p))
+			out = append(out, p.ID+"\t"+present.Summary(p))
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
@@ -62,7 +62,7 @@ func completeGrants(_ *cobra.Command, _ []string, toComplete string) ([]string, 
 	var out []string
 	for _, gf := range all {
 		if gf.Grant != nil && strings.HasPrefix(gf.Grant.ID(), toComplete) {
-			out = append(out, gf.Grant.ID()+"\t"+hooks.EscapeText(gf.Grant.Scope))
+			out = append(out, gf.Grant.ID()+"\t"+present.EscapeText(gf.Grant.Scope))
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/confine"
@@ -237,7 +238,7 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	if err != nil {
 		return err
 	}
-	opts := install.Options{Binary: hookBin, Mode: o.mode, Wait: o.wait, Deadline: hooks.DefaultDeadline, Matcher: o.tools}
+	opts := install.Options{Binary: hookBin, Mode: o.mode, Wait: o.wait, Deadline: agents.DefaultDeadline, Matcher: o.tools}
 	// Another layer that runs loopguard already (the managed settings, the
 	// plugin): a second registration would run the hook twice per call.
 	elsewhere, err := hooksElsewhere(env, path, install.ManagedSettingsPath())

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/fsx"
-	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/policy"
@@ -78,7 +78,7 @@ func initManagedRun(out io.Writer, o *initOptions, bin string) error {
 	} else if err := rootOnly(launcher); err != nil {
 		return err
 	}
-	opts := install.Options{Binary: hookBin, Mode: o.mode, Wait: o.wait, Deadline: hooks.DefaultDeadline, Matcher: o.tools, Managed: true}
+	opts := install.Options{Binary: hookBin, Mode: o.mode, Wait: o.wait, Deadline: agents.DefaultDeadline, Matcher: o.tools, Managed: true}
 	if !o.noSandbox {
 		opts.Sandbox = managedSandbox(bin, twin, launcher)
 	}

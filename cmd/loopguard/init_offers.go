@@ -11,6 +11,7 @@ import (
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/state"
 )
@@ -49,7 +50,7 @@ func offerToolchains(out io.Writer, o *initOptions) error {
 		if err != nil {
 			var dirs []string
 			for _, d := range found {
-				dirs = append(dirs, hooks.EscapeText(d.Dir)+" ("+strings.Join(d.Names, ", ")+")")
+				dirs = append(dirs, present.EscapeText(d.Dir)+" ("+strings.Join(d.Names, ", ")+")")
 			}
 			fmt.Fprintf(out, "Toolchains: not trusted, so scoped grants cannot cover them: %s; trust them with `loopguard init --toolchains all` (or edit trusted_dirs in %s).\n", strings.Join(dirs, "; "), path)
 			return nil
@@ -57,7 +58,7 @@ func offerToolchains(out io.Writer, o *initOptions) error {
 		defer tty.Close()
 		fmt.Fprintln(tty, "Toolchain directories in your PATH that loopguard does not trust yet (a scoped grant cannot cover their programs):")
 		for _, d := range found {
-			yes, err := askYes(tty, fmt.Sprintf("  trust %s (%s)? A grant over a program there is pinned to the file's content, and refused if it changes.", hooks.EscapeText(d.Dir), strings.Join(d.Names, ", ")))
+			yes, err := askYes(tty, fmt.Sprintf("  trust %s (%s)? A grant over a program there is pinned to the file's content, and refused if it changes.", present.EscapeText(d.Dir), strings.Join(d.Names, ", ")))
 			if err != nil {
 				return err
 			}

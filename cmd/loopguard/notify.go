@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/config"
-	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/notify"
+	"github.com/loopguard/loopguard/present"
 )
 
 type notifyOptions struct {
@@ -122,7 +122,7 @@ func notifyRun(out io.Writer, o *notifyOptions, argv []string) error {
 	}
 	fmt.Fprintf(out, "desktop: %s\ncommand: %s\n", desktop, command)
 	if n := cfg.NotifyNtfy(); n != nil {
-		fmt.Fprintf(out, "ntfy:    %s (pushed by loopguard serve, with no content)\n", hooks.EscapeText(n.URL))
+		fmt.Fprintf(out, "ntfy:    %s (pushed by loopguard serve, with no content)\n", present.EscapeText(n.URL))
 	}
 	if !o.test {
 		return nil
@@ -157,14 +157,14 @@ func notifyTest(out io.Writer, cfg config.Config) error {
 		}
 		addr, err := keyring.SessionBus(ctx)
 		if err != nil {
-			return channelResult{detail: "not here: no session bus (" + hooks.EscapeText(err.Error()) + ")"}
+			return channelResult{detail: "not here: no session bus (" + present.EscapeText(err.Error()) + ")"}
 		}
 		id, err := notify.Desktop(ctx, addr, note)
 		switch {
 		case errors.Is(err, notify.ErrUnavailable):
 			return channelResult{detail: "not here: no desktop notification service on the session bus"}
 		case err != nil:
-			return channelResult{detail: "FAILED: " + hooks.EscapeText(err.Error())}
+			return channelResult{detail: "FAILED: " + present.EscapeText(err.Error())}
 		}
 		return channelResult{works: true, detail: fmt.Sprintf("shown (notification %d)", id)}
 	})
@@ -174,7 +174,7 @@ func notifyTest(out io.Writer, cfg config.Config) error {
 			return channelResult{detail: "none set (loopguard notify --command -- PROGRAM ARG...)"}
 		}
 		if err := notify.RunCommand(ctx, c, note); err != nil {
-			return channelResult{detail: "FAILED: " + hooks.EscapeText(err.Error())}
+			return channelResult{detail: "FAILED: " + present.EscapeText(err.Error())}
 		}
 		return channelResult{works: true, detail: "ran " + quoteArgv(c) + " (exit 0)"}
 	})
@@ -187,7 +187,7 @@ func notifyTest(out io.Writer, cfg config.Config) error {
 			err = push.Test(ctx)
 		}
 		if err != nil {
-			return channelResult{detail: "FAILED: " + hooks.EscapeText(err.Error())}
+			return channelResult{detail: "FAILED: " + present.EscapeText(err.Error())}
 		}
 		return channelResult{works: true, detail: "test push sent to the topic"}
 	})
@@ -198,7 +198,7 @@ func notifyTest(out io.Writer, cfg config.Config) error {
 		}
 		defer tty.Close()
 		if _, err := fmt.Fprint(tty, "\a"); err != nil {
-			return channelResult{detail: "FAILED: " + hooks.EscapeText(err.Error())}
+			return channelResult{detail: "FAILED: " + present.EscapeText(err.Error())}
 		}
 		return channelResult{works: true, detail: "rung on this terminal, as review rings it for each new call (a muted terminal shows nothing)"}
 	})
@@ -206,11 +206,11 @@ func notifyTest(out io.Writer, cfg config.Config) error {
 		where, err := statusRegistered()
 		switch {
 		case err != nil:
-			return channelResult{detail: "FAILED: " + hooks.EscapeText(err.Error())}
+			return channelResult{detail: "FAILED: " + present.EscapeText(err.Error())}
 		case where == "":
 			return channelResult{detail: "no registration that holds calls says where they wait (run loopguard init)"}
 		}
-		return channelResult{works: true, detail: "while a call is held, the agent's window says it waits in loopguard review (statusMessage, " + hooks.EscapeText(where) + ")"}
+		return channelResult{works: true, detail: "while a call is held, the agent's window says it waits in loopguard review (statusMessage, " + present.EscapeText(where) + ")"}
 	})
 	var works []string
 	fmt.Fprintln(out, "Test, channel by channel:")
@@ -271,7 +271,7 @@ func statusRegistered() (string, error) {
 func quoteArgv(argv []string) string {
 	var q []string
 	for _, a := range argv {
-		q = append(q, "'"+strings.ReplaceAll(hooks.EscapeText(a), "'", `'\''`)+"'")
+		q = append(q, "'"+strings.ReplaceAll(present.EscapeText(a), "'", `'\''`)+"'")
 	}
 	return strings.Join(q, " ")
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	webconsole "github.com/loopguard/loopguard/console"
-	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -94,7 +94,7 @@ func passkeyAddRun(tty io.Writer, st *state.Store, cs *webconsole.Store, name, o
 		return err
 	}
 	fmt.Fprintf(tty, "Open this link in the browser that will hold the passkey %q, within %s. It works once:\n\n  %s/enroll#%s\n\n",
-		hooks.EscapeText(name), ttl, origin, tok)
+		present.EscapeText(name), ttl, origin, tok)
 	if !running {
 		fmt.Fprintf(tty, "loopguard serve does not seem to run: start it first (the link is for %s).\n", origin)
 	}
@@ -152,12 +152,12 @@ func passkeyListRun(out io.Writer, cs *webconsole.Store, asJSON bool) error {
 	for _, k := range keys {
 		status, used := "active", "never"
 		if !k.Active() {
-			status = "removed " + hooks.FormatTime(k.Removed)
+			status = "removed " + present.FormatTime(k.Removed)
 		}
 		if !k.LastUsed.IsZero() {
-			used = hooks.FormatTime(k.LastUsed)
+			used = present.FormatTime(k.LastUsed)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", short(k.ID, 12), hooks.EscapeText(k.Name), hooks.EscapeText(k.RPID), hooks.FormatTime(k.Created), used, status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", short(k.ID, 12), present.EscapeText(k.Name), present.EscapeText(k.RPID), present.FormatTime(k.Created), used, status)
 	}
 	return tw.Flush()
 }
@@ -187,10 +187,10 @@ func newPasskeyRemoveCmd() *cobra.Command {
 				return err
 			}
 			if err := record(st, nil, audit.Entry{Decision: "passkey-remove", Principal: principal(), Passkey: k.ID,
-				Detail: "removed the passkey " + hooks.EscapeText(k.Name)}); err != nil {
+				Detail: "removed the passkey " + present.EscapeText(k.Name)}); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Removed the passkey %s (%s): it signs nothing from now on, and its sign-ins end.\n", short(k.ID, 12), hooks.EscapeText(k.Name))
+			fmt.Fprintf(cmd.OutOrStdout(), "Removed the passkey %s (%s): it signs nothing from now on, and its sign-ins end.\n", short(k.ID, 12), present.EscapeText(k.Name))
 			return nil
 		},
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -74,7 +75,7 @@ func pendingRun(out, errOut io.Writer, st *state.Store, asJSON, all bool, now ti
 		}
 		rows = append(rows, pendingJSON{ID: p.ID, Created: p.Created, Seen: p.Seen, Session: p.Session,
 			Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool, Reason: p.Reason, Status: p.Status,
-			Digest: p.Digest, Summary: hooks.Summary(p), Warnings: len(p.Warnings), State: statusOf(p, now)})
+			Digest: p.Digest, Summary: present.Summary(p), Warnings: len(p.Warnings), State: statusOf(p, now)})
 	}
 	if asJSON {
 		if rows == nil {
@@ -93,7 +94,7 @@ func pendingRun(out, errOut io.Writer, st *state.Store, asJSON, all bool, now ti
 		if r.AgentType != "" {
 			agent += " (" + r.AgentType + ")"
 		}
-		esc := hooks.EscapeText
+		esc := present.EscapeText
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", esc(r.ID), shortAge(now.Sub(r.Seen)), esc(r.State), esc(short(r.Session, 8)),
 			esc(short(agent, 24)), esc(r.Reason), r.Warnings, r.Summary)
 	}
@@ -164,8 +165,8 @@ func renderPendingWith(st *state.Store, p *state.Pending, full bool) string {
 func renderParts(st *state.Store, p *state.Pending, full bool) (head, body string) {
 	// Every string of the record goes through the one escaping function,
 	// the id and digest too: a record may come from another machine.
-	esc := hooks.EscapeText
-	s := fmt.Sprintf("pending %s (%s), seen %s\n", esc(p.ID), esc(statusOf(p, time.Now())), hooks.FormatTime(p.Seen))
+	esc := present.EscapeText
+	s := fmt.Sprintf("pending %s (%s), seen %s\n", esc(p.ID), esc(statusOf(p, time.Now())), present.FormatTime(p.Seen))
 	s += fmt.Sprintf("session: %s\nagent:   %s", esc(p.Session), esc(p.Agent))
 	if p.AgentType != "" {
 		s += " (" + esc(p.AgentType) + ")"
@@ -179,15 +180,15 @@ func renderParts(st *state.Store, p *state.Pending, full bool) (head, body strin
 	if p.Approved != "" {
 		s += "\n         the approved call it resembles: pending " + esc(p.Approved)
 	}
-	s += "\ncall:    " + hooks.Summary(p)
+	s += "\ncall:    " + present.Summary(p)
 	for _, k := range slices.Sorted(maps.Keys(p.Shown)) {
 		s += "\nnote:    " + esc(k) + " (shown only, not part of the digest): " + esc(p.Shown[k])
 	}
-	for _, w := range hooks.Danger(p.Descriptor, p.ProjectDir) {
+	for _, w := range present.Danger(p.Descriptor, p.ProjectDir) {
 		s += "\n!!! DANGER: " + esc(w)
 	}
 	s += "\ndigest: " + esc(p.Digest) + "\n"
-	ws := hooks.Warnings(p.Descriptor)
+	ws := present.Warnings(p.Descriptor)
 	// What the hook saw where the call lands (symlinks, .git/, .claude/,
 	// executable configuration): recorded with the call.
 	var notes []string
@@ -210,19 +211,19 @@ func renderParts(st *state.Store, p *state.Pending, full bool) (head, body strin
 	}
 	more := "loopguard show --full " + esc(p.ID)
 	var b strings.Builder
-	if ch := hooks.Changes(p.Descriptor, full); ch != "" {
+	if ch := present.Changes(p.Descriptor, full); ch != "" {
 		b.WriteString(ch + "\n")
 	}
 	if p.Reason == hooks.ReasonTargetDrift && p.Approved != "" && st != nil {
 		if before, err := st.Snapshot(p.Approved); err == nil {
-			b.WriteString(hooks.DriftChanges(p.Descriptor, before, full) + "\n")
+			b.WriteString(present.DriftChanges(p.Descriptor, before, full) + "\n")
 		} else {
 			fmt.Fprintf(&b, "SINCE APPROVAL: no copy of the file as approved was kept (only files up to %d bytes are), so what changed cannot be shown\n\n", state.MaxSnapshot)
 		}
 	}
-	rendered := hooks.Render(p.Descriptor)
+	rendered := present.Render(p.Descriptor)
 	if full {
-		rendered = hooks.RenderFull(p.Descriptor)
+		rendered = present.RenderFull(p.Descriptor)
 	}
 	b.WriteString("The exact call:\n" + rendered)
 	return s, strings.ReplaceAll(b.String(), "loopguard show --full ID", more)
@@ -328,14 +329,14 @@ func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown st
 // printApproved tells the human what their approval of call id minted: the
 // one line of approve, review and team approve.
 func printApproved(tty *os.File, id string, g *token.Grant, next string) {
-	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n", hooks.EscapeText(id), g.ID(), hooks.FormatTime(g.Expiry), hooks.EscapeText(next))
+	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n", present.EscapeText(id), g.ID(), present.FormatTime(g.Expiry), present.EscapeText(next))
 }
 
 // confirmApproval has the human confirm the exact approval of call p (the
 // caller showed it) as principal by typing the digest's first n
 // characters: the one approve prompt of approve, review and team approve.
 func confirmApproval(tty *os.File, p *state.Pending, principal string, ttl time.Duration, n int) error {
-	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, hooks.EscapeText(principal))
+	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, present.EscapeText(principal))
 	return confirmPrefix(tty, p.Digest, n, "approve")
 }
 

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/term"
 
 	webconsole "github.com/loopguard/loopguard/console"
-	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
@@ -263,7 +263,7 @@ func (r *round) arrived(id, waiting string) {
 
 func (r *round) title(t string) {
 	if r.titles {
-		fmt.Fprintf(r.c.tty, "\x1b]2;%s\a", hooks.EscapeText(t))
+		fmt.Fprintf(r.c.tty, "\x1b]2;%s\a", present.EscapeText(t))
 	}
 }
 
@@ -348,7 +348,7 @@ outer:
 		for _, err := range errs {
 			if !warned[err.Error()] {
 				warned[err.Error()] = true
-				fmt.Fprintf(tty, "%sloopguard: warning: %s%s\n", pal.yellow, hooks.EscapeText(err.Error()), pal.reset)
+				fmt.Fprintf(tty, "%sloopguard: warning: %s%s\n", pal.yellow, present.EscapeText(err.Error()), pal.reset)
 			}
 		}
 		if len(calls) == 0 {
@@ -387,7 +387,7 @@ outer:
 			keys := []string{"[a]pprove"}
 			switch {
 			case ruleErr == nil && !danger:
-				keys = append(keys, "[g]rant "+hooks.EscapeText(rule.String()))
+				keys = append(keys, "[g]rant "+present.EscapeText(rule.String()))
 			}
 			if turnOK {
 				keys = append(keys, fmt.Sprintf("[t]urn: all %d", len(turn)))
@@ -459,7 +459,7 @@ outer:
 					continue
 				}
 				if ruleErr != nil {
-					fmt.Fprintf(tty, "No rule is offered for this call (%s); approve it once with a.\n", hooks.EscapeText(ruleErr.Error()))
+					fmt.Fprintf(tty, "No rule is offered for this call (%s); approve it once with a.\n", present.EscapeText(ruleErr.Error()))
 					continue
 				}
 				if err := approveAndGrant(ctx, tty, st, p, rule, o, time.Now()); err != nil {
@@ -578,8 +578,8 @@ func showParts(c *console, p *state.Pending, head, says, body string, whole bool
 			whole = false
 		}
 	}
-	n := len(hooks.Danger(p.Descriptor, p.ProjectDir))
-	fmt.Fprintf(c.tty, "%s%s | %d danger line(s), %d warning(s) | digest %.16s...%s\n", c.pal.bold, hooks.Summary(p), n, len(p.Warnings), hooks.EscapeText(p.Digest), c.pal.reset)
+	n := len(present.Danger(p.Descriptor, p.ProjectDir))
+	fmt.Fprintf(c.tty, "%s%s | %d danger line(s), %d warning(s) | digest %.16s...%s\n", c.pal.bold, present.Summary(p), n, len(p.Warnings), present.EscapeText(p.Digest), c.pal.reset)
 	return whole
 }
 
@@ -623,9 +623,9 @@ func narrowRule(p *state.Pending, ge grantEnv) (scope.Rule, error) {
 // gemini:...), whose hooks are not told the project, to their session.
 func grantBinding(p *state.Pending) (string, string) {
 	if p.ProjectDir != "" && filepath.IsAbs(p.ProjectDir) && !strings.Contains(p.Session, ":") {
-		return token.ProjectSession(p.ProjectDir), "every session of the project " + hooks.EscapeText(p.ProjectDir)
+		return token.ProjectSession(p.ProjectDir), "every session of the project " + present.EscapeText(p.ProjectDir)
 	}
-	return p.Session, hooks.EscapeText(p.Session) + " only"
+	return p.Session, present.EscapeText(p.Session) + " only"
 }
 
 // approveAndGrant approves p once and grants rule to p's session and agent,
@@ -651,12 +651,12 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 		return err
 	}
 	expiry := now.Add(o.grantTTL).Truncate(time.Second)
-	fmt.Fprintf(tty, "\nApprove this call once and grant, as %s, until %s:\n  %s\n", hooks.EscapeText(m.principal), hooks.FormatTime(expiry), hooks.EscapeText(rule.String()))
+	fmt.Fprintf(tty, "\nApprove this call once and grant, as %s, until %s:\n  %s\n", present.EscapeText(m.principal), present.FormatTime(expiry), present.EscapeText(rule.String()))
 	if exe := rule.Executable(); exe != "" {
-		fmt.Fprintf(tty, "      runs %s, and only while the command resolves to it\n", hooks.EscapeText(exe))
+		fmt.Fprintf(tty, "      runs %s, and only while the command resolves to it\n", present.EscapeText(exe))
 	}
 	session, where := grantBinding(p)
-	fmt.Fprintf(tty, "session: %s\nagent:   %s\n", where, hooks.EscapeText(p.Agent))
+	fmt.Fprintf(tty, "session: %s\nagent:   %s\n", where, present.EscapeText(p.Agent))
 	// A grant outlives the call: it is confirmed with the characters of
 	// the digest shown with the call (never a second digest to read).
 	if err := confirmPrefix(tty, p.Digest, reviewConfirmLen, "approve and grant (the call's digest, shown above)"); err != nil {
@@ -670,7 +670,7 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(tty, "Approved %s (grant %s) and granted %s: %s. %s\n", hooks.EscapeText(p.ID), a.ID(), g.ID(), hooks.EscapeText(g.Scope), hooks.EscapeText(next))
+	fmt.Fprintf(tty, "Approved %s (grant %s) and granted %s: %s. %s\n", present.EscapeText(p.ID), a.ID(), g.ID(), present.EscapeText(g.Scope), present.EscapeText(next))
 	return nil
 }
 
@@ -689,7 +689,7 @@ func approveTurn(ctx context.Context, c *console, st *state.Store, turn []*state
 		return 0, err
 	}
 	c.drain()
-	if err := confirmKey(ctx, c, fmt.Sprintf("\nApprove these %d calls, each once, for %s, as %s? y approves them all, any other key cancels: ", len(turn), o.ttl, hooks.EscapeText(m.principal))); err != nil {
+	if err := confirmKey(ctx, c, fmt.Sprintf("\nApprove these %d calls, each once, for %s, as %s? y approves them all, any other key cancels: ", len(turn), o.ttl, present.EscapeText(m.principal))); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -704,7 +704,7 @@ func approveTurn(ctx context.Context, c *console, st *state.Store, turn []*state
 			return n, err
 		}
 		n++
-		fmt.Fprintf(tty, "Approved %s: grant %s. %s\n", hooks.EscapeText(p.ID), g.ID(), hooks.EscapeText(next))
+		fmt.Fprintf(tty, "Approved %s: grant %s. %s\n", present.EscapeText(p.ID), g.ID(), present.EscapeText(next))
 	}
 	return n, nil
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
@@ -40,11 +41,11 @@ import (
 // otherwise.
 func secondLook(p *state.Pending, ge grantEnv, whole bool) []string {
 	var why []string
-	if len(hooks.Danger(p.Descriptor, p.ProjectDir)) > 0 {
+	if len(present.Danger(p.Descriptor, p.ProjectDir)) > 0 {
 		why = append(why, "a DANGER line")
 	}
 	warns := slices.Clone(p.Warnings)
-	for _, w := range hooks.Warnings(p.Descriptor) {
+	for _, w := range present.Warnings(p.Descriptor) {
 		if !slices.Contains(warns, w) {
 			warns = append(warns, w)
 		}
@@ -129,7 +130,7 @@ func renderedWhole(st *state.Store, p *state.Pending) bool {
 }
 
 // hasDanger reports a DANGER line for p.
-func hasDanger(p *state.Pending) bool { return len(hooks.Danger(p.Descriptor, p.ProjectDir)) > 0 }
+func hasDanger(p *state.Pending) bool { return len(present.Danger(p.Descriptor, p.ProjectDir)) > 0 }
 
 // width is the terminal's width in columns (80 when it cannot be told).
 func (c *console) width() int {

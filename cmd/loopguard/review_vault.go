@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/backend/vault"
-	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -69,7 +69,7 @@ func reviewTeamRun(ctx context.Context, tty *os.File, st *state.Store, m *minter
 	defer c.cooked()
 	pal := c.pal
 	fmt.Fprintf(tty, "%sloopguard review --backend vault%s: calls waiting across the team appear here, decided as %s. a approve, g approve+grant, d deny, s skip, v view, q quit.\n",
-		pal.bold, pal.reset, hooks.EscapeText(m.principal))
+		pal.bold, pal.reset, present.EscapeText(m.principal))
 	r := newRound(c)
 	defer r.end()
 	skipped := r.skipped
@@ -107,7 +107,7 @@ outer:
 			// Vault down, sealed, the token expired: say so once, keep
 			// trying (nothing is decided without an answer from Vault).
 			lastErr = err.Error()
-			fmt.Fprintf(tty, "%sloopguard: warning: %s%s\n", pal.yellow, hooks.EscapeText(err.Error()), pal.reset)
+			fmt.Fprintf(tty, "%sloopguard: warning: %s%s\n", pal.yellow, present.EscapeText(err.Error()), pal.reset)
 		}
 		if len(calls) == 0 {
 			r.idle("Waiting for calls across the team (q to quit)...")
@@ -133,7 +133,7 @@ outer:
 		rule, ruleErr := narrowRule(p, ge)
 		keys := "[a]pprove"
 		if ruleErr == nil && !hasDanger(p) {
-			keys += "  [g]rant " + hooks.EscapeText(rule.String())
+			keys += "  [g]rant " + present.EscapeText(rule.String())
 		}
 		keys += "  [d]eny  [s]kip  [v]iew  [q]uit:"
 		shown := teamIDs(calls)
@@ -156,7 +156,7 @@ outer:
 					printError(tty, err)
 					continue
 				}
-				fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; moving on.\n", hooks.EscapeText(p.ID))
+				fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; moving on.\n", present.EscapeText(p.ID))
 				break prompt
 			}
 			switch k {
@@ -179,7 +179,7 @@ outer:
 					continue
 				}
 				if ruleErr != nil {
-					fmt.Fprintf(tty, "No rule is offered for this call (%s); approve it once with a.\n", hooks.EscapeText(ruleErr.Error()))
+					fmt.Fprintf(tty, "No rule is offered for this call (%s); approve it once with a.\n", present.EscapeText(ruleErr.Error()))
 					continue
 				}
 				err := approveAndGrantWith(ctx, tty, st, p, rule, o, time.Now(), func(m *minter) (*token.Grant, string, error) {
@@ -196,7 +196,7 @@ outer:
 					printError(tty, err)
 					continue
 				}
-				fmt.Fprintf(tty, "Denied %s as %s. The agent on %s is told a human refused it.\n", hooks.EscapeText(p.ID), hooks.EscapeText(m.principal), hooks.EscapeText(machineName(tp)))
+				fmt.Fprintf(tty, "Denied %s as %s. The agent on %s is told a human refused it.\n", present.EscapeText(p.ID), present.EscapeText(m.principal), present.EscapeText(machineName(tp)))
 				r.denied++
 				break prompt
 			case 't', 'T':
@@ -207,7 +207,7 @@ outer:
 				continue
 			case 's', 'S':
 				skipped[tp.Key] = true
-				fmt.Fprintf(tty, "Skipped %s; it stays pending (loopguard team pending lists it).\n", hooks.EscapeText(p.ID))
+				fmt.Fprintf(tty, "Skipped %s; it stays pending (loopguard team pending lists it).\n", present.EscapeText(p.ID))
 				break prompt
 			case 'q', 'Q', 3, 4:
 				return nil

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/confine"
-	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 )
 
 // ExitCode is what the process returns. The hook never returns ExitError:
@@ -126,14 +126,14 @@ func printError(w io.Writer, err error) {
 	}
 	// Errors may carry what an agent chose (a key, a path): escaped, as
 	// every string that reaches a terminal.
-	fmt.Fprintf(w, "loopguard: error: %s\n", hooks.EscapeText(err.Error()))
+	fmt.Fprintf(w, "loopguard: error: %s\n", present.EscapeText(err.Error()))
 	seen := map[string]bool{}
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if h, ok := e.(hinter); ok {
 			for _, line := range strings.Split(h.Hint(), "\n") {
 				if line != "" && !seen[line] {
 					seen[line] = true
-					fmt.Fprintf(w, "loopguard: hint: %s\n", hooks.EscapeText(line))
+					fmt.Fprintf(w, "loopguard: hint: %s\n", present.EscapeText(line))
 				}
 			}
 		}

@@ -23,8 +23,8 @@ import (
 	"github.com/loopguard/loopguard/config"
 	webconsole "github.com/loopguard/loopguard/console"
 	"github.com/loopguard/loopguard/fsx"
-	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -226,10 +226,10 @@ func serveRun(ctx context.Context, o serveOptions) error {
 		OnError: func(err error) { fmt.Fprintf(o.errOut, "loopguard: warning: %v\n", err) },
 		OnRegistered: func(k *webconsole.Passkey) {
 			if err := record(st, nil, audit.Entry{Decision: "passkey-add", Principal: principal(), Passkey: k.ID,
-				Detail: "registered the passkey " + hooks.EscapeText(k.Name) + " for " + hooks.EscapeText(k.RPID)}); err != nil {
+				Detail: "registered the passkey " + present.EscapeText(k.Name) + " for " + present.EscapeText(k.RPID)}); err != nil {
 				fmt.Fprintf(o.errOut, "loopguard: warning: %v\n", err)
 			}
-			fmt.Fprintf(o.out, "A passkey was registered: %s (%s).\n", hooks.EscapeText(k.Name), short(k.ID, 12))
+			fmt.Fprintf(o.out, "A passkey was registered: %s (%s).\n", present.EscapeText(k.Name), short(k.ID, 12))
 		}})
 	if err != nil {
 		return err
@@ -250,7 +250,7 @@ func serveRun(ctx context.Context, o serveOptions) error {
 		fmt.Fprintln(o.out, "No passkey is registered yet: run 'loopguard passkey add' in another terminal and open the link it prints.")
 	}
 	if push != nil {
-		fmt.Fprintf(o.out, "Held calls are pushed, without their content, to %s.\n", hooks.EscapeText(push.URL))
+		fmt.Fprintf(o.out, "Held calls are pushed, without their content, to %s.\n", present.EscapeText(push.URL))
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -348,7 +348,7 @@ func (b *localConsole) Decide(ctx context.Context, c webconsole.Call, d webconso
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Approved %s as %s: grant %s, single use, valid until %s. %s", p.ID, m.principal, g.ID(), hooks.FormatTime(g.Expiry), next), nil
+		return fmt.Sprintf("Approved %s as %s: grant %s, single use, valid until %s. %s", p.ID, m.principal, g.ID(), present.FormatTime(g.Expiry), next), nil
 	case webconsole.Grant:
 		return approveGrantSigned(ctx, b.st, m, c, d, b.ge, b.grantTTL, now, func() (string, error) {
 			next := afterApproval(p, now)
@@ -389,8 +389,8 @@ func approveGrantSigned(_ context.Context, st *state.Store, m *minter, c webcons
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Approved %s and granted %s to %s as %s, until %s. %s", p.ID, hooks.EscapeText(g.Scope), where, m.principal,
-		hooks.FormatTime(g.Expiry), next), nil
+	return fmt.Sprintf("Approved %s and granted %s to %s as %s, until %s. %s", p.ID, present.EscapeText(g.Scope), where, m.principal,
+		present.FormatTime(g.Expiry), next), nil
 }
 
 // teamConsole is the calls waiting across the team (Vault backend),
@@ -408,7 +408,7 @@ func (b *teamConsole) call(tp *vault.TeamPending, now time.Time) webconsole.Call
 	held := tp.Says.HeldUntil
 	c := webconsole.Call{Pending: p, Host: machineName(tp), Held: now.Before(held), Status: "open"}
 	if c.Held {
-		c.Status = "held on " + hooks.EscapeText(c.Host) + " (its machine says), " + held.Sub(now).Round(time.Second).String() + " left"
+		c.Status = "held on " + present.EscapeText(c.Host) + " (its machine says), " + held.Sub(now).Round(time.Second).String() + " left"
 	}
 	return c
 }
@@ -494,7 +494,7 @@ func (b *teamConsole) Decide(ctx context.Context, c webconsole.Call, d webconsol
 	// record): it keeps the signed decision.
 	diary := func(decision, grant string) error {
 		return record(b.st, nil, proof.Stamp(audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
-			Digest: p.Digest, Decision: decision, Pending: p.ID, Grant: grant, Principal: m.principal, Detail: "machine " + hooks.EscapeText(c.Host)}))
+			Digest: p.Digest, Decision: decision, Pending: p.ID, Grant: grant, Principal: m.principal, Detail: "machine " + present.EscapeText(c.Host)}))
 	}
 	switch d.Kind {
 	case webconsole.Approve:
@@ -505,7 +505,7 @@ func (b *teamConsole) Decide(ctx context.Context, c webconsole.Call, d webconsol
 		if err := diary("approve", g.ID()); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Approved %s as %s: grant %s, single use, valid until %s. %s", p.ID, m.principal, g.ID(), hooks.FormatTime(g.Expiry), next), nil
+		return fmt.Sprintf("Approved %s as %s: grant %s, single use, valid until %s. %s", p.ID, m.principal, g.ID(), present.FormatTime(g.Expiry), next), nil
 	case webconsole.Grant:
 		return approveGrantSigned(ctx, b.st, &m, c, d, b.ge, b.grantTTL, now, func() (string, error) {
 			g, next, err := teamApprove(ctx, &m, tp, b.ttl, now)
@@ -521,7 +521,7 @@ func (b *teamConsole) Decide(ctx context.Context, c webconsole.Call, d webconsol
 		if err := diary("deny-pending", ""); err != nil {
 			return "", err
 		}
-		msg := fmt.Sprintf("Denied %s as %s. The agent on %s is told a human refused it.", p.ID, m.principal, hooks.EscapeText(c.Host))
+		msg := fmt.Sprintf("Denied %s as %s. The agent on %s is told a human refused it.", p.ID, m.principal, present.EscapeText(c.Host))
 		if d.Note != "" {
 			msg += " (A note does not travel through Vault: the agent is not shown it.)"
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -83,7 +84,7 @@ func teamPendingRun(ctx context.Context, out io.Writer, c *vault.Custody, now ti
 // teamTable lists the team's records: the verified ones as a table, then
 // each unreadable one by its key.
 func teamTable(out io.Writer, list []vault.TeamPending, now time.Time) error {
-	esc := hooks.EscapeText
+	esc := present.EscapeText
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tAGE\tMACHINE\tPROJECT\tSESSION\tAGENT\tCALL")
 	var bad []vault.TeamPending
@@ -94,7 +95,7 @@ func teamTable(out io.Writer, list []vault.TeamPending, now time.Time) error {
 		}
 		p := tp.Pending
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", esc(p.ID), shortAge(now.Sub(tp.Written)), esc(short(machineName(&tp), 20)),
-			esc(short(p.ProjectDir, 30)), esc(short(p.Session, 8)), esc(short(p.Agent, 16)), hooks.Summary(p))
+			esc(short(p.ProjectDir, 30)), esc(short(p.Session, 8)), esc(short(p.Agent, 16)), present.Summary(p))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -116,7 +117,7 @@ func machineName(tp *vault.TeamPending) string {
 // unreadableLine is all that is shown of a record that did not verify: its
 // key and the check it failed.
 func unreadableLine(tp *vault.TeamPending) string {
-	return fmt.Sprintf("unreadable: pending/%s: %s; not shown", hooks.EscapeText(tp.Key), hooks.EscapeText(tp.Err.Error()))
+	return fmt.Sprintf("unreadable: pending/%s: %s; not shown", present.EscapeText(tp.Key), present.EscapeText(tp.Err.Error()))
 }
 
 // teamParts renders another machine's call tp for review, as review
@@ -126,8 +127,8 @@ func unreadableLine(tp *vault.TeamPending) string {
 // of what the agent machine says, labelled as its words) and body.
 func teamParts(tp *vault.TeamPending) (head, says, body string) {
 	p := tp.Pending
-	p.Warnings = hooks.CallNotes(p.Descriptor)
-	esc := hooks.EscapeText
+	p.Warnings = present.CallNotes(p.Descriptor)
+	esc := present.EscapeText
 	name := "(its name is not readable with your Vault token)"
 	if tp.MachineName != "" {
 		name = esc(tp.MachineName)
@@ -147,7 +148,7 @@ func agentSays(s vault.AgentSays, now time.Time) string {
 	var b strings.Builder
 	line := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(&b, "  | %s %s\n", k, hooks.EscapeText(short(v, maxSaysShown)))
+			fmt.Fprintf(&b, "  | %s %s\n", k, present.EscapeText(short(v, maxSaysShown)))
 		}
 	}
 	line("host:", s.Host)
@@ -159,10 +160,10 @@ func agentSays(s vault.AgentSays, now time.Time) string {
 	line("project:", s.ProjectDir)
 	line("agent type:", s.AgentType)
 	if !s.Created.IsZero() {
-		line("recorded:", hooks.FormatTime(s.Created))
+		line("recorded:", present.FormatTime(s.Created))
 	}
 	if now.Before(s.HeldUntil) {
-		line("its hook waits for your answer until", hooks.FormatTime(s.HeldUntil))
+		line("its hook waits for your answer until", present.FormatTime(s.HeldUntil))
 	}
 	for i, w := range s.Warnings {
 		if i == 8 {
@@ -217,7 +218,7 @@ func resolveTeam(ctx context.Context, c *vault.Custody, arg string) (string, err
 		return "", withHint(err, "list the calls waiting across the team with: loopguard team pending")
 	}
 	if len(byID[id]) > 1 {
-		return "", withHint(fmt.Errorf("pending id %s was published by %d machines", id, len(byID[id])), "name it as MACHINE/ID: "+hooks.EscapeText(strings.Join(byID[id], ", ")))
+		return "", withHint(fmt.Errorf("pending id %s was published by %d machines", id, len(byID[id])), "name it as MACHINE/ID: "+present.EscapeText(strings.Join(byID[id], ", ")))
 	}
 	return byID[id][0], nil
 }
@@ -275,7 +276,7 @@ func newTeamDenyCmd() *cobra.Command {
 				return err
 			}
 			_, id, _ := strings.Cut(key, "/")
-			fmt.Fprintf(cmd.OutOrStdout(), "Denied %s as %s.\n", hooks.EscapeText(id), hooks.EscapeText(m.principal))
+			fmt.Fprintf(cmd.OutOrStdout(), "Denied %s as %s.\n", present.EscapeText(id), present.EscapeText(m.principal))
 			return nil
 		},
 	}
@@ -323,7 +324,7 @@ func teamApprove(ctx context.Context, m *minter, tp *vault.TeamPending, ttl time
 		return nil, "", err
 	}
 	if cur.Pending.Digest != p.Digest || !bytes.Equal(cur.Pending.Descriptor, p.Descriptor) {
-		return nil, "", withHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", hooks.EscapeText(tp.Key)), "review it again: loopguard team approve "+hooks.EscapeText(tp.Key))
+		return nil, "", withHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", present.EscapeText(tp.Key)), "review it again: loopguard team approve "+present.EscapeText(tp.Key))
 	}
 	g, err := hooks.MintApproval(m.mint, p, m.principal, ttl, now)
 	if err != nil {
@@ -424,7 +425,7 @@ func teamEnrollRun(ctx context.Context, w io.Writer, c *vault.Client, name, path
 	if err := f.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Enrolled %s: Vault identity %s, token in %s (valid %s).\n", hooks.EscapeText(e.Name), hooks.EscapeText(e.EntityID), hooks.EscapeText(path), ttl)
+	fmt.Fprintf(w, "Enrolled %s: Vault identity %s, token in %s (valid %s).\n", present.EscapeText(e.Name), present.EscapeText(e.EntityID), present.EscapeText(path), ttl)
 	fmt.Fprintln(w, "Put the token at the agent machine's token_file (mode 0600) and run loopguard doctor there.")
 	return nil
 }

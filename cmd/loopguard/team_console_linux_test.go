@@ -14,7 +14,7 @@ import (
 
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
-	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -100,7 +100,7 @@ func TestTeamForgedRecordConsole(t *testing.T) {
 		t.Fatalf("the honest record: %+v", tp)
 	}
 	subst := strings.NewReplacer("{E}", e, "{ID}", honest.ID, "{FID}", forged.ID, "{DIGEST}", honest.Digest,
-		"{SEEN}", hooks.FormatTime(tp.Written), "{CREATED}", hooks.FormatTime(honest.Created))
+		"{SEEN}", present.FormatTime(tp.Written), "{CREATED}", present.FormatTime(honest.Created))
 
 	// team pending.
 	var out bytes.Buffer
@@ -162,8 +162,8 @@ unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not sho
 	scr.mu.Lock()
 	raw := scr.buf.Bytes()
 	scr.mu.Unlock()
-	subst = strings.NewReplacer("{E}", e, "{ID}", honest.ID, "{DIGEST}", honest.Digest, "{SEEN}", hooks.FormatTime(tp.Written),
-		"{CREATED}", hooks.FormatTime(honest.Created), "{GRANT}", g.ID(), "{EXPIRY}", hooks.FormatTime(g.Expiry), "{TYPED}", typed)
+	subst = strings.NewReplacer("{E}", e, "{ID}", honest.ID, "{DIGEST}", honest.Digest, "{SEEN}", present.FormatTime(tp.Written),
+		"{CREATED}", present.FormatTime(honest.Created), "{GRANT}", g.ID(), "{EXPIRY}", present.FormatTime(g.Expiry), "{TYPED}", typed)
 	want = subst.Replace(teamApproveScreen)
 	got := strings.ReplaceAll(string(raw), "\r\n", "\n")
 	if got != want {

@@ -22,13 +22,13 @@ var floors = map[string]int{
 	// Readers of one thing each: bash, the audit log, the state, the
 	// configuration, the kernel's confinement.
 	"shellparse": 2, "audit": 2, "state": 2, "config": 2, "confine": 2,
-	// What a grant covers.
-	"scope": 3,
+	// What a grant covers; what a person or a model reads about a call.
+	"scope": 3, "present": 3,
 	// The engine; the team backend.
 	"hooks": 4, "backend/vault": 4,
-	// Agents' contracts and files, what a human reads about a call.
+	// Agents' contracts and files.
 	"install": 5, "agents": 5, "agents/patch": 5, "agents/claude": 5, "agents/codex": 5, "agents/copilot": 5,
-	"agents/cursor": 5, "agents/gemini": 5, "agents/qwen": 5, "agents/opencode": 5, "present": 5, "register": 5,
+	"agents/cursor": 5, "agents/gemini": 5, "agents/qwen": 5, "agents/opencode": 5, "register": 5,
 	"agents/all": 6,
 	// Programs' mains and the console.
 	"hookmain": 7, "console": 7,

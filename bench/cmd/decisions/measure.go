@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/agents/claude"
 	"github.com/loopguard/loopguard/bench/corpus"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/shellparse"
@@ -216,7 +217,7 @@ func (f *fixture) decide(ctx context.Context, eng *hooks.Engine, cmd, cwd string
 	if err != nil {
 		return Outcome{}, err
 	}
-	c, err := hooks.DecodeClaude(b)
+	c, err := claude.Decode(b)
 	if err != nil {
 		// The hook denies what it cannot decode (malformed_input).
 		return Outcome{Behavior: hooks.Deny, Reason: hooks.ReasonMalformed}, nil

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/agents/claude"
 )
 
 func TestStatsNearestRank(t *testing.T) {
@@ -75,7 +75,7 @@ func TestPayloadsDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		call, err := hooks.DecodeClaude(data)
+		call, err := claude.Decode(data)
 		if p.name == "malformed" {
 			if err == nil {
 				t.Error("the malformed payload decodes")

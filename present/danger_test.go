@@ -1,4 +1,4 @@
-package hooks
+package present
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package hooks
+package present
 
 import (
 	"crypto/sha256"
@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/token"
@@ -22,7 +20,7 @@ import (
 // A long string (a large Write) is shown by its head and tail with its
 // size and SHA-256, and a line saying how much is not shown; RenderFull
 // shows all of it.
-func Render(canonical []byte) string { return renderLimit(canonical, -1) }
+func Render(canonical []byte) string { return RenderLimit(canonical, -1) }
 
 // RenderFull is Render with every line of every string.
 func RenderFull(canonical []byte) string { return render(canonical, -1, false) }
@@ -36,9 +34,9 @@ const (
 	tailLines     = 20
 )
 
-// renderLimit renders at most about limit bytes (no limit when negative) and
+// RenderLimit renders at most about limit bytes (no limit when negative) and
 // says where it stopped.
-func renderLimit(canonical []byte, limit int) string { return render(canonical, limit, true) }
+func RenderLimit(canonical []byte, limit int) string { return render(canonical, limit, true) }
 
 func render(canonical []byte, limit int, fold bool) string {
 	v, err := token.Decode(canonical)
@@ -138,10 +136,10 @@ func renderValue(b *renderer, v any, depth int) {
 			if b.fold && len(v) > maxShownBytes {
 				sum := sha256.Sum256([]byte(v))
 				fmt.Fprintf(b, " %s ... (LONG TEXT: %d bytes, sha256 %s; the first 4096 shown. See all of it with: loopguard show --full ID)\n",
-					quoteText(v[:4096]), len(v), hex.EncodeToString(sum[:]))
+					QuoteText(v[:4096]), len(v), hex.EncodeToString(sum[:]))
 				return
 			}
-			fmt.Fprintf(b, " %s\n", quoteText(v))
+			fmt.Fprintf(b, " %s\n", QuoteText(v))
 			return
 		}
 		lines := strings.Split(v, "\n")
@@ -185,43 +183,6 @@ func renderValue(b *renderer, v any, depth int) {
 	}
 }
 
-// EscapeText keeps printable ASCII (and the space) and escapes everything
-// else visibly (\t, \x1b, \u{200b}, a backslash as \\), so nothing
-// invisible, look-alike or terminal-driving reaches a person. Every CLI
-// output of a string the agent chose goes through it.
-func EscapeText(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x80:
-			b.WriteRune(r)
-		default:
-			fmt.Fprintf(&b, `\u{%04x}`, r)
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// quoteText is EscapeText in double quotes, with '"' escaped too: each
-// backslash on screen stands for exactly one escape.
-func quoteText(s string) string {
-	return `"` + strings.ReplaceAll(EscapeText(s), `"`, `\"`) + `"`
-}
-
 // Warnings lists the suspicious characters in every string of a descriptor,
 // each with the field it is in.
 func Warnings(canonical []byte) []string {
@@ -229,11 +190,11 @@ func Warnings(canonical []byte) []string {
 	if err != nil {
 		return []string{"descriptor does not decode"}
 	}
-	return warningsOf(v)
+	return WarningsOf(v)
 }
 
-// warningsOf is Warnings on a decoded descriptor.
-func warningsOf(v any) []string {
+// WarningsOf is Warnings on a decoded descriptor.
+func WarningsOf(v any) []string {
 	var out []string
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
@@ -269,8 +230,3 @@ func warningsOf(v any) []string {
 	walk("call", v)
 	return out
 }
-
-// FormatTime is the one format of a time shown to people, by the CLI and
-// in the hook's messages: RFC 3339 in local time with its offset, to the
-// second (2026-11-30T13:04:05+01:00): sortable, greppable and unambiguous.
-func FormatTime(t time.Time) string { return t.Local().Truncate(time.Second).Format(time.RFC3339) }

@@ -1,11 +1,8 @@
-package hooks
+package present
 
 import (
-	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -48,38 +45,11 @@ func TestRenderFoldsLongText(t *testing.T) {
 	}
 }
 
-// Agent-chosen ESC and BEL bytes in a path reach the client escaped in the
-// deny reason, as the CLI shows them.
-func TestDenyReasonEscaped(t *testing.T) {
-	h := newHarness(t)
-	write := h.fixture("pretooluse-write.json")
-	call := with(write, func(m map[string]any) {
-		input(m)["file_path"] = h.project + "/.claude/settings\x1b]0;approved\x07\x1b[2J.json"
-	})
-	payload, _ := json.Marshal(call)
-	var stdout, stderr bytes.Buffer
-	code := RunClaude(context.Background(), ClaudeOptions{NewEngine: func() (*Engine, error) { return h.eng(), nil }}, bytes.NewReader(payload), &stdout, &stderr)
-	if code != ExitDeny {
-		t.Fatalf("exit %d, want %d", code, ExitDeny)
-	}
-	var out struct {
-		HSO struct {
-			Reason string `json:"permissionDecisionReason"`
-		} `json:"hookSpecificOutput"`
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{out.HSO.Reason, stderr.String()} {
-		if strings.ContainsAny(s, "\x1b\x07") {
-			t.Errorf("raw ESC or BEL reaches the client: %q", s)
-		}
-		if !strings.Contains(s, `settings\x1b]0;approved\x07\x1b[2J.json`) || !strings.Contains(s, "protected_resource") {
-			t.Errorf("the reason does not show the path escaped: %q", s)
-		}
-	}
+// Clip escapes line by line: the reason keeps its line breaks, and text
+// escaped once is not escaped twice.
+func TestClipKeepsLines(t *testing.T) {
 	// The escaping is line by line: the reason keeps its line breaks.
-	if got := clip("a\x1bb\nc\x07 \\x1b"); got != `a\x1bb`+"\n"+`c\x07 \x1b` {
+	if got := Clip("a\x1bb\nc\x07 \\x1b"); got != `a\x1bb`+"\n"+`c\x07 \x1b` {
 		t.Errorf("clip = %q", got)
 	}
 }

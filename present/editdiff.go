@@ -1,4 +1,4 @@
-package hooks
+package present
 
 import (
 	"crypto/sha256"
@@ -22,7 +22,7 @@ const maxDiffFile = 8 << 20
 // Bounds of a diff shown by Changes without full: a longer one shows its
 // head and says how much is left.
 const (
-	maxDiffShown = 400
+	MaxDiffShown = 400
 	diffHead     = 300
 )
 
@@ -177,7 +177,7 @@ func DriftChanges(canonical, before []byte, full bool) string {
 // foldDiff shows a long diff's head unless full.
 func foldDiff(d string, full bool) string {
 	lines := strings.SplitAfter(d, "\n")
-	if full || len(lines) <= maxDiffShown {
+	if full || len(lines) <= MaxDiffShown {
 		return d
 	}
 	return strings.Join(lines[:diffHead], "") + fmt.Sprintf("... %d more line(s) of the diff not shown: loopguard show --full ID\n", len(lines)-diffHead)

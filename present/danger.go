@@ -1,4 +1,4 @@
-package hooks
+package present
 
 import (
 	"path/filepath"
@@ -106,9 +106,9 @@ func bashDanger(cmd, projectDir string) []string {
 	return out
 }
 
-// stdinDanger lists the commands of cmd, wherever nested, that read
+// StdinDanger lists the commands of cmd, wherever nested, that read
 // commands from their standard input, as StdinWarning has them.
-func stdinDanger(cmd string) []string {
+func StdinDanger(cmd string) []string {
 	sk, ok := shellparse.SketchOf(cmd)
 	if !ok {
 		return nil

@@ -1,0 +1,82 @@
+package present
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// EscapeText keeps printable ASCII (and the space) and escapes everything
+// else visibly (\t, \x1b, \u{200b}, a backslash as \\), so nothing
+// invisible, look-alike or terminal-driving reaches a person. Every CLI
+// output of a string the agent chose goes through it.
+func EscapeText(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x80:
+			b.WriteRune(r)
+		default:
+			fmt.Fprintf(&b, `\u{%04x}`, r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// QuoteText is EscapeText in double quotes, with '"' escaped too: each
+// backslash on screen stands for exactly one escape.
+func QuoteText(s string) string {
+	return `"` + strings.ReplaceAll(EscapeText(s), `"`, `\"`) + `"`
+}
+
+// MaxReasonLen keeps every string sent to an agent's host under Claude
+// Code's 10,000 character cap on hook output strings.
+const MaxReasonLen = 9000
+
+// Clip makes s safe to send and bounds it. The engine escapes every
+// agent-chosen string it puts in a message (EscapeText, as the CLI does);
+// Clip is the net under it: any control, invisible or non-ASCII character
+// left (ESC, BEL, bidi...) is escaped the same way, line by line. It leaves
+// backslashes alone, so text escaped once is not escaped twice.
+func Clip(s string) string {
+	s = escapeLines(s)
+	if len(s) <= MaxReasonLen {
+		return s
+	}
+	return s[:MaxReasonLen] + "\n(cut at " + fmt.Sprint(MaxReasonLen) + " bytes; the full call is in `loopguard show`)"
+}
+
+// escapeLines escapes what EscapeText escapes in each line of s, but the
+// backslash, keeping the line breaks.
+func escapeLines(s string) string {
+	var b strings.Builder
+	for i, l := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		for _, part := range strings.SplitAfter(l, `\`) {
+			b.WriteString(strings.ReplaceAll(EscapeText(part), `\\`, `\`))
+		}
+	}
+	return b.String()
+}
+
+// FormatTime is the one format of a time shown to people, by the CLI and
+// in the hook's messages: RFC 3339 in local time with its offset, to the
+// second (2026-11-30T13:04:05+01:00): sortable, greppable and unambiguous.
+func FormatTime(t time.Time) string { return t.Local().Truncate(time.Second).Format(time.RFC3339) }
