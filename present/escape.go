@@ -44,6 +44,22 @@ func QuoteText(s string) string {
 	return `"` + strings.ReplaceAll(EscapeText(s), `"`, `\"`) + `"`
 }
 
+// Word is one word (an argument, a path) as a person reads it: as it is
+// when it is printable ASCII with no blank, quote or backslash, else
+// QuoteText's form, so its edges and every escape are plain ("" is the
+// empty word).
+func Word(s string) string {
+	if s == "" {
+		return `""`
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '"' || c == '\\' {
+			return QuoteText(s)
+		}
+	}
+	return s
+}
+
 // MaxReasonLen keeps every string sent to an agent's host under Claude
 // Code's 10,000 character cap on hook output strings.
 const MaxReasonLen = 9000

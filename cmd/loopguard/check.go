@@ -6,14 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/shellparse"
 )
 
@@ -194,8 +192,8 @@ func checkRun(out io.Writer, opts *checkOptions) error {
 
 func printAnalysis(out io.Writer, opts *checkOptions, res shellparse.Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "command:  %s\n", visibleText(opts.Command))
-	fmt.Fprintf(&b, "cwd:      %s\n", visibleText(opts.Env.Cwd))
+	fmt.Fprintf(&b, "command:  %s\n", present.EscapeText(opts.Command))
+	fmt.Fprintf(&b, "cwd:      %s\n", present.EscapeText(opts.Env.Cwd))
 	if s := structure(opts.Command); s != "" {
 		b.WriteString("structure:\n")
 		b.WriteString(s)
@@ -206,18 +204,18 @@ func printAnalysis(out io.Writer, opts *checkOptions, res shellparse.Result) err
 		fmt.Fprintf(&b, "verdict:  %s\n", res.Verdict)
 	}
 	if res.Reason != "" {
-		fmt.Fprintf(&b, "reason:   %s\n", visibleText(res.Reason))
+		fmt.Fprintf(&b, "reason:   %s\n", present.EscapeText(res.Reason))
 	}
 	if len(res.Assigns) > 0 {
 		b.WriteString("assignments:\n")
 		for _, a := range res.Assigns {
-			fmt.Fprintf(&b, "  %s=%s\n", a.Name, visible(a.Value))
+			fmt.Fprintf(&b, "  %s=%s\n", a.Name, present.Word(a.Value))
 		}
 	}
 	if len(res.Argv) > 0 {
 		b.WriteString("argv:\n")
 		for i, w := range res.Argv {
-			fmt.Fprintf(&b, "  [%d] %s", i, visible(w.Value))
+			fmt.Fprintf(&b, "  [%d] %s", i, present.Word(w.Value))
 			if w.Glob {
 				b.WriteString("  (glob: bash expands it against the file system)")
 			}
@@ -226,7 +224,7 @@ func printAnalysis(out io.Writer, opts *checkOptions, res shellparse.Result) err
 				case res.Builtin:
 					b.WriteString("  -> bash builtin")
 				case res.Executable != "":
-					fmt.Fprintf(&b, "  -> %s", visible(res.Executable))
+					fmt.Fprintf(&b, "  -> %s", present.Word(res.Executable))
 				}
 			}
 			b.WriteString("\n")
@@ -246,7 +244,7 @@ func printAnalysis(out io.Writer, opts *checkOptions, res shellparse.Result) err
 			if kind == "duplicates a file descriptor" {
 				sep = ""
 			}
-			fmt.Fprintf(&b, "  %s%s%s%s  (%s)\n", r.Fd, r.Op, sep, visible(r.Target), kind)
+			fmt.Fprintf(&b, "  %s%s%s%s  (%s)\n", r.Fd, r.Op, sep, present.Word(r.Target), kind)
 		}
 	}
 	if len(res.Executables) > 0 {
@@ -261,9 +259,9 @@ func printAnalysis(out io.Writer, opts *checkOptions, res shellparse.Result) err
 			if where == "" {
 				where = "(builtin or not found)"
 			} else {
-				where = visible(where)
+				where = present.Word(where)
 			}
-			fmt.Fprintf(&b, "  %s -> %s\n", visible(n), where)
+			fmt.Fprintf(&b, "  %s -> %s\n", present.Word(n), where)
 		}
 	}
 	if len(res.Warnings) > 0 {
@@ -276,7 +274,7 @@ func printAnalysis(out io.Writer, opts *checkOptions, res shellparse.Result) err
 	if len(uncov) > 0 {
 		b.WriteString("options a rule's * does not cover:\n")
 		for _, o := range uncov {
-			fmt.Fprintf(&b, "  [%d] %s  %s\n", o.Index, visible(o.Word), visibleText(o.Why))
+			fmt.Fprintf(&b, "  [%d] %s  %s\n", o.Index, present.Word(o.Word), present.EscapeText(o.Why))
 		}
 	}
 	if res.Verdict == shellparse.Simple {
@@ -290,37 +288,6 @@ func printAnalysis(out io.Writer, opts *checkOptions, res shellparse.Result) err
 	}
 	_, err := io.WriteString(out, b.String())
 	return err
-}
-
-// visible quotes s when it has anything a terminal would not show as
-// itself: control, format, non-ASCII or space characters.
-func visible(s string) string {
-	if s == "" {
-		return `""`
-	}
-	if !utf8.ValidString(s) {
-		return strconv.QuoteToASCII(s)
-	}
-	for _, r := range s {
-		if r > unicode.MaxASCII || !unicode.IsPrint(r) || r == ' ' || r == '"' || r == '\\' {
-			return strconv.QuoteToASCII(s)
-		}
-	}
-	return s
-}
-
-// visibleText quotes s only when it has characters a terminal would not
-// show as themselves (control, format, non-ASCII).
-func visibleText(s string) string {
-	if !utf8.ValidString(s) {
-		return strconv.QuoteToASCII(s)
-	}
-	for _, r := range s {
-		if r > unicode.MaxASCII || !unicode.IsPrint(r) {
-			return strconv.QuoteToASCII(s)
-		}
-	}
-	return s
 }
 
 // maxStructureLines bounds the structure listing of a long command.
@@ -342,7 +309,7 @@ func structure(command string) string {
 		}
 		fmt.Fprintf(&b, "%s%d:%d %s", strings.Repeat("  ", l.Depth+1), l.Line, l.Col, l.Label)
 		for _, s := range l.Source {
-			b.WriteString(" " + visibleText(s))
+			b.WriteString(" " + present.EscapeText(s))
 		}
 		b.WriteString("\n")
 	}

@@ -302,7 +302,7 @@ func TestCheckHumanOutput(t *testing.T) {
 	if strings.ContainsRune(out.String(), '\u202e') {
 		t.Errorf("raw bidi control in output:\n%s", out.String())
 	}
-	if !strings.Contains(out.String(), `\u202e`) || !strings.Contains(out.String(), "U+202E bidi control character") {
+	if !strings.Contains(out.String(), `\u{202e}`) || !strings.Contains(out.String(), "U+202E bidi control character") {
 		t.Errorf("bidi control not shown:\n%s", out.String())
 	}
 }
