@@ -62,6 +62,18 @@ type described struct {
 	shown map[string]string
 }
 
+// danger is the call's danger lines (present.DangerOf) from the values
+// already decoded and parsed: the descriptor's input and the analysis's
+// sketch of a Bash command.
+func (d *described) danger(projectDir string) []string {
+	in, _ := d.desc.Input.(map[string]any)
+	var sk *shellparse.Sketch
+	if d.shell != nil {
+		sk = d.shell.Sketch
+	}
+	return present.DangerOf(d.desc.Tool, in, sk, projectDir)
+}
+
 // splitShown returns the input without the fields that only describe the
 // call (a string a reworded retry may change freely), and those fields.
 func splitShown(tool string, in map[string]any) (map[string]any, map[string]string) {

@@ -422,7 +422,7 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 		in, _ := d.desc.Input.(map[string]any)
 		dec.summary = present.SummaryOfInput(c.ToolName, in)
 		if e.Mode == ModeAsk && dec.Behavior == Deny {
-			dec.rendering = askRendering(d, present.Danger(d.canonical, e.projectDir(c)))
+			dec.rendering = askRendering(d, d.danger(e.projectDir(c)))
 		}
 		return dec
 	})
@@ -979,8 +979,8 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 	if c.TypesLater {
 		// The host lets the model type into the command once it runs: the
 		// human and the model are told plainly what an approval covers.
-		if cmd, ok := c.ToolInput["command"].(string); ok {
-			for _, w := range present.StdinDanger(cmd) {
+		if d.shell != nil {
+			for _, w := range present.StdinDanger(d.shell.Sketch) {
 				p.Warnings = append(p.Warnings, w)
 				msg += ". " + w
 			}

@@ -26,10 +26,17 @@ func Danger(canonical []byte, projectDir string) []string {
 	if err != nil {
 		return nil
 	}
-	projectDir = projectRoot(projectDir)
 	m, _ := v.(map[string]any)
 	in, _ := m["input"].(map[string]any)
 	tool, _ := m["tool"].(string)
+	return DangerOf(tool, in, nil, projectDir)
+}
+
+// DangerOf is Danger on a call already decoded: its tool, its input and,
+// for a shell command, the sketch of the command from the parse that
+// analysed it (nil: DangerOf parses the command itself).
+func DangerOf(tool string, in map[string]any, sk *shellparse.Sketch, projectDir string) []string {
+	projectDir = projectRoot(projectDir)
 	var out []string
 	add := func(s string) {
 		for _, o := range out {
@@ -47,7 +54,12 @@ func Danger(canonical []byte, projectDir string) []string {
 		}
 	}
 	if cmd, ok := in["command"].(string); ok && (tool == "Bash" || strings.Contains(strings.ToLower(tool), "shell")) {
-		for _, w := range bashDanger(cmd, projectDir) {
+		if sk == nil {
+			if s, ok := shellparse.SketchOf(cmd); ok {
+				sk = &s
+			}
+		}
+		for _, w := range bashDanger(sk, projectDir) {
 			add(w)
 		}
 	}
@@ -81,9 +93,8 @@ func credential(p string) string {
 
 // bashDanger reads every simple command of cmd, wherever it is nested
 // (shellparse's sketch: the one model of the language).
-func bashDanger(cmd, projectDir string) []string {
-	sk, ok := shellparse.SketchOf(cmd)
-	if !ok {
+func bashDanger(sk *shellparse.Sketch, projectDir string) []string {
+	if sk == nil {
 		return nil
 	}
 	var out []string
@@ -106,11 +117,11 @@ func bashDanger(cmd, projectDir string) []string {
 	return out
 }
 
-// StdinDanger lists the commands of cmd, wherever nested, that read
-// commands from their standard input, as StdinWarning has them.
-func StdinDanger(cmd string) []string {
-	sk, ok := shellparse.SketchOf(cmd)
-	if !ok {
+// StdinDanger lists the commands of a sketched command, wherever nested,
+// that read commands from their standard input, as StdinWarning has them
+// (none when sk is nil: bash could not parse it).
+func StdinDanger(sk *shellparse.Sketch) []string {
+	if sk == nil {
 		return nil
 	}
 	var out []string

@@ -68,7 +68,7 @@ func Analyze(command string, env Env) (res Result) {
 	}
 	a := newAnalyzer(env)
 	warnings := res.Warnings
-	res = a.analyze(command)
+	res, res.Sketch = a.analyze(command)
 	res.Warnings = warnings
 	return res
 }
@@ -97,7 +97,9 @@ func newAnalyzer(env Env) *analyzer {
 	return a
 }
 
-func (a *analyzer) analyze(command string) Result {
+// analyze analyses command and sketches it from the same parse, before the
+// analysis expands the tree in place (nil when bash cannot parse it).
+func (a *analyzer) analyze(command string) (Result, *Sketch) {
 	a.src = command
 	parser := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
 	file, err := parser.Parse(strings.NewReader(command), "")
@@ -112,11 +114,12 @@ func (a *analyzer) analyze(command string) Result {
 		case errors.As(err, &le):
 			res.Pos = posString(le.Pos)
 		}
-		return res
+		return res, nil
 	}
+	sk := sketchFile(file)
 	var res Result
 	if err := a.collectNames(file); err != nil {
-		return a.fromError(err)
+		return a.fromError(err), &sk
 	}
 	sc, err := a.file(file)
 	if err != nil {
@@ -127,7 +130,7 @@ func (a *analyzer) analyze(command string) Result {
 		if res.Verdict == Chained {
 			res.Parts, res.Ops = a.chain(file)
 		}
-		return res
+		return res, &sk
 	}
 	// The name as expanded (a ~ prefix, say) maps to what runs.
 	a.names[sc.argv[0].Value] = sc.executable
@@ -142,7 +145,7 @@ func (a *analyzer) analyze(command string) Result {
 		Cwd:        a.env.Cwd,
 	}
 	res.Executables = a.names
-	return res
+	return res, &sk
 }
 
 func (a *analyzer) fromError(err error) Result {

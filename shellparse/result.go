@@ -52,6 +52,10 @@ type Assign struct {
 // Result is the analysis of one command string.
 type Result struct {
 	Verdict Verdict `json:"verdict"`
+	// Sketch is every command the text runs, wherever nested, and its
+	// pipelines, from the same parse (nil when bash cannot parse it): what
+	// the danger lines read, so a call is parsed once.
+	Sketch *Sketch `json:"-"`
 	// Reason says, for a person, why the verdict is not Simple ("" if Simple).
 	Reason string `json:"reason,omitempty"`
 	// Pos is "line:col" of the first offending node ("" if Simple).

@@ -33,6 +33,11 @@ func SketchOf(command string) (s Sketch, ok bool) {
 	if err != nil {
 		return Sketch{}, false
 	}
+	return sketchFile(f), true
+}
+
+// sketchFile sketches a parsed command.
+func sketchFile(f *syntax.File) (s Sketch) {
 	index := map[*syntax.CallExpr]int{}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
@@ -77,7 +82,7 @@ func SketchOf(command string) (s Sketch, ok bool) {
 		}
 		return true
 	})
-	return s, true
+	return s
 }
 
 // markPipes marks the pipe nodes of one pipeline, so that its inner nodes

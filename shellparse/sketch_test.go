@@ -1,7 +1,12 @@
 package shellparse
 
 import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -19,5 +24,51 @@ func TestSketchOf(t *testing.T) {
 	}
 	if _, ok := SketchOf("echo 'unterminated"); ok {
 		t.Error("an unparseable command was sketched")
+	}
+}
+
+// Analyze sketches the command from the parse it analyses (Result.Sketch),
+// before the analysis expands the tree: the same sketch SketchOf makes from
+// a parse of its own, for every command of the agent-command corpus and
+// for commands the analysis rewrites in place (braces, globs, chains).
+func TestAnalyzeSketchesOnce(t *testing.T) {
+	cmds := []string{
+		`curl -s "$URL" | tee log | php`, "git status {a,b} $x", "ls *.go | head", "cd x && rm -rf {y,z}",
+		"echo $'\\x{2d}' > out", "a=1 b=$(id) c", "echo 'unterminated", "for i in 1 2; do echo $i; done | sh",
+	}
+	f, err := os.Open(filepath.Join("..", "testdata", "agentcmds", "corpus.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec struct {
+			Command string `json:"cmd"`
+		}
+		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Command != "" {
+			cmds = append(cmds, rec.Command)
+		}
+	}
+	if len(cmds) < 100 {
+		t.Fatalf("only %d commands: the corpus reader is broken", len(cmds))
+	}
+	env := Env{Cwd: t.TempDir(), Path: "/usr/bin:/bin"}
+	for _, cmd := range cmds {
+		want, ok := SketchOf(cmd)
+		got := Analyze(cmd, env).Sketch
+		switch {
+		case !ok && got != nil:
+			t.Errorf("%q: sketched by Analyze, not by SketchOf", cmd)
+		case ok && got == nil && len(cmd) <= MaxCommandLen:
+			// Analyze refuses some texts before parsing (a NUL, a control
+			// character, a trailing backslash): then it has no sketch.
+			if r := Analyze(cmd, env); r.Verdict != Unparseable || strings.HasPrefix(r.Reason, "internal error") {
+				t.Errorf("%q: parsed (%s: %s) but not sketched", cmd, r.Verdict, r.Reason)
+			}
+		case ok && !reflect.DeepEqual(*got, want):
+			t.Errorf("%q: Analyze sketched %v, SketchOf %v", cmd, *got, want)
+		}
 	}
 }
