@@ -389,6 +389,8 @@ func TestReviewGrantPTY(t *testing.T) {
 	scr.expect(t, ` > `)
 	h.key("g")
 	scr.expect(t, `No rule is offered for a call with a DANGER line`)
+	// Keys typed before a prompt is drawn are thrown away: wait for it.
+	scr.expect(t, ` > `)
 	h.key("s")
 	scr.expect(t, `Skipped`)
 
@@ -404,6 +406,7 @@ func TestReviewGrantPTY(t *testing.T) {
 	scr.expect(t, ` > `)
 	h.key("g")
 	scr.expect(t, `No rule is offered for this call`)
+	scr.expect(t, ` > `)
 	h.quit(`Review ended: 1 approved, 0 denied, 2 skipped`)
 	scr.mu.Lock()
 	text := scr.buf.String()
