@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/present"
 )
@@ -18,10 +19,12 @@ import (
 type ExitCode int
 
 const (
-	ExitOK    ExitCode = 0
+	ExitOK ExitCode = agents.ExitOK
+	// ExitError is a command that failed; never the hook's.
 	ExitError ExitCode = 1
-	// ExitDeny is a PreToolUse deny; Claude Code blocks the call on exit 2.
-	ExitDeny ExitCode = 2
+	// ExitDeny is the hook's deny (agents.ExitDeny: Claude Code blocks the
+	// call on exit 2).
+	ExitDeny ExitCode = agents.ExitDeny
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
