@@ -38,18 +38,31 @@ func SketchOf(command string) (s Sketch, ok bool) {
 
 // sketchFile sketches a parsed command.
 func sketchFile(f *syntax.File) (s Sketch) {
-	index := map[*syntax.CallExpr]int{}
+	var calls []*syntax.CallExpr
+	pipes := false
 	syntax.Walk(f, func(n syntax.Node) bool {
-		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
-			index[c] = len(s.Calls)
-			var ws []string
-			for _, w := range c.Args {
-				ws = append(ws, sketchWord(w))
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 {
+				calls = append(calls, n)
+				ws := make([]string, len(n.Args))
+				for i, w := range n.Args {
+					ws[i] = sketchWord(w)
+				}
+				s.Calls = append(s.Calls, ws)
 			}
-			s.Calls = append(s.Calls, ws)
+		case *syntax.BinaryCmd:
+			pipes = pipes || n.Op == syntax.Pipe || n.Op == syntax.PipeAll
 		}
 		return true
 	})
+	if !pipes {
+		return s
+	}
+	index := make(map[*syntax.CallExpr]int, len(calls))
+	for i, c := range calls {
+		index[c] = i
+	}
 	// A pipeline is a tree of | and |& nodes: its leaves, left to right,
 	// each a statement whose first simple command is the one that reads
 	// or writes the pipe.
