@@ -16,8 +16,10 @@
 //   - Indirect: the command runs other code or depends on run-time state:
 //     eval, source, exec, command, builtin, declare and friends, trap and
 //     every other builtin that changes the shell; shells and interpreters
-//     given inline code or a script on stdin; wrappers that run another
-//     command (env, sudo, xargs, find -exec, timeout, ...); parameter and
+//     given inline code or a script on stdin, and programs whose arguments
+//     carry code they run (policy.CodeInArgs, the one table of them: find
+//     -exec, git -c, awk's system(), ...); wrappers that run another
+//     command (env, sudo, xargs, timeout, ...); parameter and
 //     arithmetic expansion; here-documents and here-strings; a brace
 //     expansion that builds the command name; [[ ]], (( )), let and time.
 //   - PathShadowed: an assignment prefix that changes how commands are

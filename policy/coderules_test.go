@@ -1,0 +1,72 @@
+package policy
+
+import (
+	"math/rand"
+	"regexp"
+	"testing"
+)
+
+// versionedName matches by hand what this regexp matches (a regexp
+// compiled on every hook call cost more than the match).
+var versionedNameRe = regexp.MustCompile(`^([a-z]+?)[0-9][0-9.]*[a-z]{0,2}(-dbg)?$`)
+
+func TestVersionedNameMatchesRegexp(t *testing.T) {
+	in := []string{"", "python", "python3", "python3.12", "python3.12-dbg", "python3.12-dbgx", "perl5.36.0",
+		"node18", "node18ab", "node18abc", "3python", "python3-", "python3.1a-dbg", "py.3", "a1", "A1",
+		"ruby3.2.2p", "-dbg", "x9-dbg-dbg", "bash5.2", "zsh5.9rc", "python3.12\n"}
+	const alphabet = "az09.-+=_AZbdg\n é"
+	r := rand.New(rand.NewSource(16))
+	for range 20000 {
+		b := make([]byte, r.Intn(12))
+		for i := range b {
+			b[i] = alphabet[r.Intn(len(alphabet))]
+		}
+		in = append(in, string(b))
+	}
+	matched := 0
+	for _, s := range in {
+		name, ok := versionedName(s)
+		m := versionedNameRe.FindStringSubmatch(s)
+		if ok != (m != nil) || ok && name != m[1] {
+			t.Errorf("versionedName(%q) = %q, %v; the regexp says %q", s, name, ok, m)
+		}
+		if ok {
+			matched++
+		}
+	}
+	if matched < 100 {
+		t.Fatalf("only %d inputs matched: the comparison proves little", matched)
+	}
+}
+
+// CodeInArgs is the one table the analysis reads: each row's attack is
+// found, at the word that carries the code, and its control is not.
+func TestCodeInArgs(t *testing.T) {
+	for _, row := range []struct {
+		argv []string
+		at   int // -1: nothing found (the control)
+	}{
+		{[]string{"python3.12", "-c", "import os"}, 1},
+		{[]string{"python3.12", "script.py"}, -1},
+		{[]string{"bash", "-s"}, 1},
+		{[]string{"bash", "build.sh"}, -1},
+		{[]string{"find", ".", "-exec", "id", ";"}, 2},
+		{[]string{"find", ".", "-name", "x"}, -1},
+		{[]string{"git", "-c", "core.pager=id", "log"}, 1},
+		{[]string{"git", "log"}, -1},
+		{[]string{"sed", "-n", "1e id"}, 2},
+		{[]string{"sed", "-n", "1p"}, -1},
+	} {
+		i, why, known := CodeInArgs(row.argv[0], row.argv)
+		if !known {
+			t.Errorf("%q: no entry", row.argv)
+			continue
+		}
+		if i != row.at || (row.at >= 0) != (why != "") {
+			t.Errorf("%q: at %d (%q), want %d", row.argv, i, why, row.at)
+		}
+	}
+	if _, _, known := CodeInArgs("ls", []string{"ls", "-la"}); known {
+		t.Error("ls has an entry")
+	}
+}
