@@ -70,3 +70,44 @@ func TestCodeInArgs(t *testing.T) {
 		t.Error("ls has an entry")
 	}
 }
+
+// The two tables of this package agree where both speak: whatever the
+// analysis refuses as code in a program's arguments (CodeInArgs) is an
+// option no scope's * covers (the option tables, CheckArgv) for every
+// program that has a table. The analysis may refuse less (git -C is for
+// the tables alone), never more unseen. Code in an operand's content (sed's
+// script, awk's program) is the analysis's alone: the tables read options
+// and subcommands.
+func TestCodeRulesWithinTables(t *testing.T) {
+	asked := 0
+	for _, argv := range [][]string{
+		{"git", "-c", "core.pager=id", "log"}, {"git", "--config-env=core.pager=X", "log"}, {"git", "--exec-path=/tmp", "log"},
+		{"git", "rebase", "-x", "id"}, {"git", "bisect", "run", "id"}, {"git", "submodule", "foreach", "id"},
+		{"git", "grep", "-O", "x"}, {"git", "grep", "--open-files-in-pager=id", "x"}, {"git", "clone", "-u", "id", "u"},
+		{"git", "config", "core.pager", "id"},
+		{"find", ".", "-exec", "id", ";"}, {"find", ".", "-execdir", "id", ";"}, {"find", ".", "-ok", "id", ";"},
+		{"tar", "--to-command=id", "-xf", "a.tar"}, {"tar", "-I", "id", "-xf", "a.tar"}, {"tar", "--use-compress-program=id", "-xf", "a.tar"},
+		{"rsync", "-e", "id", "a", "b"}, {"rsync", "--rsh=id", "a", "b"}, {"rsync", "--rsync-path=id", "a", "b"},
+		{"zip", "-TT", "id", "a.zip", "f"},
+	} {
+		i, why, _ := CodeInArgs(argv[0], argv)
+		if why == "" {
+			t.Errorf("%q: the analysis's table finds no code (the example is wrong)", argv)
+			continue
+		}
+		if !Tabled(argv[0]) {
+			continue
+		}
+		asked++
+		covered := true
+		for _, f := range CheckArgv(argv) {
+			covered = covered && f.Class.Covered()
+		}
+		if covered {
+			t.Errorf("%q: the analysis refuses word %d (%s), the option table would let a * cover it", argv, i, why)
+		}
+	}
+	if asked < 15 {
+		t.Fatalf("only %d examples of tabled programs", asked)
+	}
+}
