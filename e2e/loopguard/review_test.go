@@ -81,11 +81,11 @@ func TestReviewDefaultFlowRealClient(t *testing.T) {
 	go func() {
 		human <- func() error {
 			// First call: approve once.
-			sc, err := nth("HELD: the agent waits", 1)
-			if err != nil {
+			if _, err := nth("HELD: the agent waits", 1); err != nil {
 				return err
 			}
-			if sc, err = prompt(1); err != nil {
+			sc, err := prompt(1)
+			if err != nil {
 				return err
 			}
 			// An ordinary call: one key approves it (the terminal is the
