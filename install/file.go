@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/register"
 )
 
 // Scope names a Claude Code settings file.
@@ -29,7 +30,12 @@ type Env struct {
 	Home      string // the user's home directory
 	ConfigDir string // CLAUDE_CONFIG_DIR, when set
 	Cwd       string // the project directory Claude Code runs in
+	CodexHome string // CODEX_HOME, when set (the other agents' files: Dirs)
 }
+
+// Dirs are the user's directories the other agents' user files are found
+// under (register.Registration.UserFile).
+func (e Env) Dirs() register.Dirs { return register.Dirs{Home: e.Home, CodexHome: e.CodexHome} }
 
 // SettingsPath is the file for scope.
 func SettingsPath(scope Scope, env Env) (string, error) {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -106,9 +107,7 @@ func plainProtected(name string) bool {
 // set (Places.Classify) judges the same table: the project paths at any
 // depth, the others where they are.
 func AgentPaths(home, project, codexHome string) []AgentPath {
-	if codexHome == "" && home != "" {
-		codexHome = filepath.Join(home, ".codex")
-	}
+	codexHome = CodexHome(home, codexHome)
 	var out []AgentPath
 	for _, f := range agentFiles {
 		base := f.base
@@ -126,6 +125,29 @@ func AgentPaths(home, project, codexHome string) []AgentPath {
 		out = append(out, AgentPath{Agent: f.agent, Path: filepath.Join(append([]string{base}, f.parts...)...), Why: f.why})
 	}
 	return out
+}
+
+// CodexHome is where Codex keeps its user files (hooks.json, config.toml,
+// sessions): env, the value of $CODEX_HOME, when it is set, else
+// home/.codex ("" when both are ""). The one home of this rule: the
+// protected set, init, doctor, uninstall and the hook's reading of Codex's
+// session records all take it from here, so that loopguard never writes
+// a hook file Codex does not read.
+func CodexHome(home, env string) string {
+	if env != "" {
+		return env
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".codex")
+}
+
+// CodexHomeEnv is CodexHome for this process: its $CODEX_HOME, and the
+// user's home directory.
+func CodexHomeEnv() string {
+	home, _ := os.UserHomeDir()
+	return CodexHome(home, os.Getenv("CODEX_HOME"))
 }
 
 // agentProjectRule classifies segs (a path's segments from a dot-named one

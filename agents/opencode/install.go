@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/register"
 )
 
 //go:embed plugin.js
@@ -21,12 +22,12 @@ const pluginHeader = "// loopguard: OpenCode plugin, written by `loopguard init 
 
 // Plugin is the plugin init writes for o: plugin.js with the hook's
 // binary, mode and timeout (in milliseconds, well above the deadline).
-func Plugin(o agents.RegOptions) []byte {
+func Plugin(o register.Options) []byte {
 	mode := o.Mode
 	if mode == "" {
 		mode = "enforce"
 	}
-	return []byte(pluginWith(o.Binary, mode, agents.TimeoutSeconds(o.Deadline)*1000))
+	return []byte(pluginWith(o.Binary, mode, register.TimeoutSeconds(o.Deadline)*1000))
 }
 
 func pluginWith(bin, mode string, timeoutMS int) string {
@@ -62,13 +63,15 @@ func ReadPlugin(data []byte) (bin, mode string, timeoutMS int, intact bool, err 
 // ~/.config/opencode/plugin/ (every project) or <project>/.opencode/plugin/.
 // OpenCode loads the project's only with its project configuration on
 // (OPENCODE_DISABLE_PROJECT_CONFIG unset); the user's always.
-var Registration = agents.Registration{
-	Agent:       Name,
-	UserFile:    func(home string) string { return filepath.Join(home, ".config", "opencode", "plugin", "loopguard.js") },
+var Registration = register.Registration{
+	Agent: Name,
+	UserFile: func(d register.Dirs) string {
+		return filepath.Join(d.Home, ".config", "opencode", "plugin", "loopguard.js")
+	},
 	ProjectFile: func(project string) string { return filepath.Join(project, ".opencode", "plugin", "loopguard.js") },
 	Plugin:      Plugin,
 	IsOurs:      IsOurs,
-	CheckPlugin: func(data []byte, o agents.RegOptions) []string {
+	CheckPlugin: func(data []byte, o register.Options) []string {
 		bin, _, timeout, intact, err := ReadPlugin(data)
 		if err != nil {
 			return []string{err.Error()}
@@ -77,7 +80,7 @@ var Registration = agents.Registration{
 		if !intact {
 			problems = append(problems, "the plugin is not the one init writes (edited, or from another loopguard version)")
 		}
-		problems = append(problems, agents.CheckBinary("tool.execute.before", bin)...)
+		problems = append(problems, register.CheckBinary("tool.execute.before", bin)...)
 		if min := (int(o.Deadline.Seconds()) + 1) * 1000; timeout < min {
 			problems = append(problems, fmt.Sprintf("the plugin's timeout %d ms is not above the hook's %s deadline", timeout, o.Deadline))
 		}

@@ -58,7 +58,7 @@ func settingsEnv() (install.Env, error) {
 	if err != nil {
 		return install.Env{}, fmt.Errorf("failed to find the working directory: %w", err)
 	}
-	return install.Env{Home: home, ConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"), Cwd: cwd}, nil
+	return install.Env{Home: home, ConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"), Cwd: cwd, CodexHome: os.Getenv("CODEX_HOME")}, nil
 }
 
 // selfPath is the absolute, symlink-resolved path of this binary.
