@@ -30,12 +30,30 @@ func Plugin(o register.Options) []byte {
 	return []byte(pluginWith(o.Binary, mode, register.TimeoutSeconds(o.Deadline)*1000))
 }
 
-func pluginWith(bin, mode string, timeoutMS int) string {
-	quote := func(s string) string {
-		b, _ := json.Marshal(s) // a JSON string is a JavaScript string literal
-		return string(b)
+// pluginArgs is the hook's command line as the plugin runs it, a
+// JavaScript array: Args of register.Command, with the plugin's own
+// variables event and MODE in their places.
+var pluginArgs = func() string {
+	var words []string
+	for _, a := range (register.Command{Agent: Name, Event: "event", Mode: "MODE"}).Args() {
+		if a == "event" || a == "MODE" {
+			words = append(words, a)
+		} else {
+			words = append(words, jsString(a))
+		}
 	}
-	return strings.NewReplacer("__HOOK__", quote(bin), "__MODE__", quote(mode), "__TIMEOUT_MS__", strconv.Itoa(timeoutMS)).Replace(pluginSource)
+	return "[" + strings.Join(words, ", ") + "]"
+}()
+
+// jsString is s as a JavaScript string literal (a JSON string is one).
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func pluginWith(bin, mode string, timeoutMS int) string {
+	return strings.NewReplacer("__HOOK__", jsString(bin), "__MODE__", jsString(mode), "__TIMEOUT_MS__", strconv.Itoa(timeoutMS),
+		"__FAILED__", jsString(register.FallbackReason), "__ARGS__", pluginArgs).Replace(pluginSource)
 }
 
 // IsOurs recognises a plugin file of loopguard's, of any version.
