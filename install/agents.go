@@ -101,17 +101,7 @@ func MergeAgent(data []byte, f register.AgentFile) (out []byte, changed bool, er
 		}
 		ev.elems = append(ev.elems, want)
 	}
-	if data != nil {
-		if bytes.Equal(encode(root, ""), compact(data)) {
-			return data, false, nil
-		}
-		out = encode(root, detectIndent(data))
-		if bytes.HasSuffix(data, []byte("\n")) {
-			out = append(out, '\n')
-		}
-		return out, true, nil
-	}
-	return append(encode(root, "  "), '\n'), true, nil
+	return encodeLike(root, data)
 }
 
 // UnmergeAgent returns data without loopguard's handlers, dropping the
@@ -125,11 +115,7 @@ func UnmergeAgent(data []byte, f register.AgentFile) (out []byte, changed bool, 
 	if err != nil || !changed {
 		return data, false, err
 	}
-	out = encode(root, detectIndent(data))
-	if bytes.HasSuffix(data, []byte("\n")) {
-		out = append(out, '\n')
-	}
-	return out, true, nil
+	return encodeLike(root, data)
 }
 
 func unmergeAgentTree(root *node, f register.AgentFile) (bool, error) {
@@ -153,7 +139,7 @@ func unmergeAgentTree(root *node, f register.AgentFile) (bool, error) {
 func ApplyAgent(path, backupDir string, f register.AgentFile, dryRun bool) (*Result, error) {
 	return apply(path, backupDir, editor{
 		merge:   func(data []byte) ([]byte, bool, error) { return MergeAgent(data, f) },
-		hasOurs: func(data []byte) bool { return len(mustAgentHooks(data, f)) > 0 },
+		hasOurs: func(data []byte) bool { return RegistersAgent(data, f) },
 	}, dryRun)
 }
 
@@ -167,15 +153,16 @@ func RemoveAgent(path, backupDir string, f register.AgentFile, dryRun bool) (*Re
 	}, dryRun)
 }
 
-func mustAgentHooks(data []byte, f register.AgentFile) []register.Found {
+// RegistersAgent reports whether an agent's hook file data registers
+// loopguard's hook as f says.
+func RegistersAgent(data []byte, f register.AgentFile) bool {
 	rs, _ := AgentHooks(data, f)
-	var ours []register.Found
 	for _, r := range rs {
 		if r.Ours {
-			ours = append(ours, r)
+			return true
 		}
 	}
-	return ours
+	return false
 }
 
 func sameAgent(a, b []byte, f register.AgentFile) bool {

@@ -194,7 +194,9 @@ func readRecord(dir, path string) (*record, error) {
 	return &r, nil
 }
 
-func hasOurs(data []byte, self string) bool {
+// Registers reports whether Claude Code settings data register loopguard's
+// hook (see IsLoopguard for self).
+func Registers(data []byte, self string) bool {
 	hs, err := Hooks(data, self)
 	if err != nil {
 		return false
@@ -221,7 +223,7 @@ func checkWritable(path string, data []byte, mode fs.FileMode) error {
 func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
 	return apply(path, backupDir, editor{
 		merge:   func(data []byte) ([]byte, bool, error) { return Merge(data, o) },
-		hasOurs: func(data []byte) bool { return hasOurs(data, o.Binary) },
+		hasOurs: func(data []byte) bool { return Registers(data, o.Binary) },
 		sandbox: o.Sandbox,
 		managed: o.Managed,
 	}, dryRun)

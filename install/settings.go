@@ -327,18 +327,24 @@ func Merge(data []byte, o Options) (out []byte, changed bool, err error) {
 	} else {
 		mergeHooks(hk, o)
 	}
-	if data != nil {
-		indent := detectIndent(data)
-		if bytes.Equal(encode(root, ""), compact(data)) {
-			return data, false, nil
-		}
-		out = encode(root, indent)
-		if bytes.HasSuffix(data, []byte("\n")) {
-			out = append(out, '\n')
-		}
-		return out, true, nil
+	return encodeLike(root, data)
+}
+
+// encodeLike encodes root as the file data was written (its indent, its
+// final newline), or as a new file when data is nil; changed is false, and
+// out is data itself, when the tree is what data already holds.
+func encodeLike(root *node, data []byte) (out []byte, changed bool, err error) {
+	if data == nil {
+		return append(encode(root, "  "), '\n'), true, nil
 	}
-	return append(encode(root, "  "), '\n'), true, nil
+	if bytes.Equal(encode(root, ""), compact(data)) {
+		return data, false, nil
+	}
+	out = encode(root, detectIndent(data))
+	if bytes.HasSuffix(data, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out, true, nil
 }
 
 // mergeHooks registers loopguard for every event in hk under o.
@@ -404,11 +410,7 @@ func Unmerge(data []byte, self string) (out []byte, changed bool, err error) {
 	if err != nil || !changed {
 		return data, false, err
 	}
-	out = encode(root, detectIndent(data))
-	if bytes.HasSuffix(data, []byte("\n")) {
-		out = append(out, '\n')
-	}
-	return out, true, nil
+	return encodeLike(root, data)
 }
 
 func unmergeTree(root *node, self string) (bool, error) {

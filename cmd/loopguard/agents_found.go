@@ -25,16 +25,7 @@ func registered(reg register.Registration, path, self string) bool {
 	if reg.Plugin != nil {
 		return reg.IsOurs(data)
 	}
-	regs, err := install.AgentHooks(data, reg.File(register.Options{Binary: self}))
-	if err != nil {
-		return false
-	}
-	for _, r := range regs {
-		if r.Ours {
-			return true
-		}
-	}
-	return false
+	return install.RegistersAgent(data, reg.File(register.Options{Binary: self}))
 }
 
 // claudeRegistered reports whether Claude Code's settings file at path
@@ -44,16 +35,7 @@ func claudeRegistered(path, self string) bool {
 	if err != nil || data == nil {
 		return false
 	}
-	hs, err := install.Hooks(data, self)
-	if err != nil {
-		return false
-	}
-	for _, h := range hs {
-		if h.Ours {
-			return true
-		}
-	}
-	return false
+	return install.Registers(data, self)
 }
 
 // agentRegistrations lists every file from which the agent of reg runs

@@ -310,7 +310,7 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	switch {
 	case elsewhere != "":
 		fmt.Fprintf(out, "Hooks: %s runs loopguard for every tool call; init registers no hook of its own, so it never runs twice per call.\n", elsewhere)
-		if regs, err := install.Hooks(res.Old, hookBin); res.Changed && err == nil && hasOurs(regs) {
+		if res.Changed && install.Registers(res.Old, hookBin) {
 			fmt.Fprintf(out, "       Removed init's own registration from %s.\n", path)
 		}
 	case !res.Changed:
