@@ -46,8 +46,9 @@ type Dirs struct {
 	CodexHome string // $CODEX_HOME as set ("": not set; see policy.CodexHome)
 }
 
-// Codex is Codex's user directory (policy.CodexHome).
-func (d Dirs) Codex() string { return policy.CodexHome(d.Home, d.CodexHome) }
+// Agent is the directory where agent keeps its user files
+// (policy.AgentHome, which the protected set reads too).
+func (d Dirs) Agent(agent string) string { return policy.AgentHome(agent, d.Home, d.CodexHome) }
 
 // Options are the hook's settings as init writes them.
 type Options struct {

@@ -45,7 +45,7 @@ func fallbackFor(event string) string {
 // [hooks.state] in ~/.codex/config.toml (doctor looks for that entry).
 var Registration = register.Registration{
 	Agent:       Name,
-	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Codex(), "hooks.json") },
+	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".codex", "hooks.json") },
 	File: func(o register.Options) register.AgentFile {
 		f := register.AgentFile{Nested: true, Self: o.Binary}

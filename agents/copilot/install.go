@@ -28,7 +28,7 @@ type handler struct {
 // preToolUse hook cannot start or exits non-zero, so no fallback is needed.
 var Registration = register.Registration{
 	Agent:       Name,
-	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Home, ".copilot", "hooks", "loopguard.json") },
+	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks", "loopguard.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".github", "hooks", "loopguard.json") },
 	File: func(o register.Options) register.AgentFile {
 		f := register.AgentFile{Version: 1, Self: o.Binary}

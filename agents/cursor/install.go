@@ -27,7 +27,7 @@ type handler struct {
 // crashes, times out or answers badly blocks the call.
 var Registration = register.Registration{
 	Agent:       Name,
-	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Home, ".cursor", "hooks.json") },
+	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".cursor", "hooks.json") },
 	File: func(o register.Options) register.AgentFile {
 		f := register.AgentFile{Version: 1, Self: o.Binary}

@@ -27,7 +27,7 @@ type handler struct {
 // in trusted folders.
 var Registration = register.Registration{
 	Agent:       Name,
-	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Home, ".gemini", "settings.json") },
+	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "settings.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".gemini", "settings.json") },
 	File: func(o register.Options) register.AgentFile {
 		f := register.AgentFile{Nested: true, Self: o.Binary}

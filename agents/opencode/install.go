@@ -84,7 +84,7 @@ func ReadPlugin(data []byte) (bin, mode string, timeoutMS int, intact bool, err 
 var Registration = register.Registration{
 	Agent: Name,
 	UserFile: func(d register.Dirs) string {
-		return filepath.Join(d.Home, ".config", "opencode", "plugin", "loopguard.js")
+		return filepath.Join(d.Agent(Name), "plugin", "loopguard.js")
 	},
 	ProjectFile: func(project string) string { return filepath.Join(project, ".opencode", "plugin", "loopguard.js") },
 	Plugin:      Plugin,

@@ -35,7 +35,7 @@ func fallback() string {
 // <project>/.qwen/settings.json (Claude Code's nested shape).
 var Registration = register.Registration{
 	Agent:       Name,
-	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Home, ".qwen", "settings.json") },
+	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "settings.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".qwen", "settings.json") },
 	File: func(o register.Options) register.AgentFile {
 		f := register.AgentFile{Nested: true, Self: o.Binary}

@@ -182,7 +182,7 @@ func agentRuns(agent, path string, data []byte, self string, dirs register.Dirs)
 // file at path, as they are now (codex.Untrusted recomputes each trust
 // hash), and that its config does not turn hooks off.
 func codexTrusted(path string, data []byte, self string, dirs register.Dirs) []agentProblem {
-	codexHome := dirs.Codex()
+	codexHome := dirs.Agent(codex.Name)
 	cfg := filepath.Join(codexHome, "config.toml")
 	b, err := os.ReadFile(cfg)
 	if err != nil && !os.IsNotExist(err) {
