@@ -71,15 +71,30 @@ func TimeoutSeconds(d time.Duration) int { return TimeoutFor(d, 0) }
 // FallbackReason is the reason a registration's fallback deny gives.
 const FallbackReason = "loopguard: hook_failed: the loopguard hook could not run, so the call is blocked. The user should run `loopguard doctor` in their terminal."
 
-// CheckCommon holds the checks shared by every agent's Check: each event
-// in events has one of loopguard's handlers; timeout (read with the given
-// key, in units per second) is above the deadline; the command (read with
-// cmdKey) is `loopguard hook <agent> --event <event>` and its binary
-// exists. It returns the hook commands of loopguard's handlers, by event,
-// for checks of the agent's own.
-func CheckCommon(regs []Found, o Options, agent string, events []string, cmdKey, timeoutKey string, unitsPerSecond float64) (problems []string, cmds map[string][]Command) {
-	cmds = map[string][]Command{}
-	for _, ev := range events {
+// Common is the check every agent's registration shares, with the keys
+// and units of that agent's file.
+type Common struct {
+	Agent  string
+	Events []string // each must have one of loopguard's handlers
+	// CmdKey holds the shell command; TimeoutKey the host timeout, in
+	// UnitsPerSecond.
+	CmdKey, TimeoutKey string
+	UnitsPerSecond     float64
+	// Fallbacks are, by event, the deny the command must echo when the
+	// hook cannot start, for a host (named Host) that lets such a call
+	// through.
+	Fallbacks map[string]string
+	Host      string
+}
+
+// Check says what is wrong with the handlers regs of one file (nil when
+// loopguard is registered as init writes it): each event has one of
+// loopguard's handlers; each command reads back (ParseShell) as `loopguard
+// hook <agent> --event <event>` with its fallback, and its binary exists;
+// each timeout is above the deadline.
+func (cm Common) Check(regs []Found, o Options) []string {
+	var problems []string
+	for _, ev := range cm.Events {
 		var ours []Found
 		for _, r := range regs {
 			if r.Ours && r.Event == ev {
@@ -91,23 +106,29 @@ func CheckCommon(regs []Found, o Options, agent string, events []string, cmdKey,
 			continue
 		}
 		for _, r := range ours {
-			line, _ := r.Fields[cmdKey].(string)
+			line, _ := r.Fields[cm.CmdKey].(string)
 			c, err := ParseShell(line, o.Binary)
-			cmds[ev] = append(cmds[ev], c)
-			if err != nil || c.Agent != agent || c.Event != ev {
-				problems = append(problems, fmt.Sprintf("%s: the hook command does not run `loopguard hook %s --event %s`", ev, agent, ev))
+			if err != nil || c.Agent != cm.Agent || c.Event != ev {
+				problems = append(problems, fmt.Sprintf("%s: the hook command does not run `loopguard hook %s --event %s`", ev, cm.Agent, ev))
+			}
+			switch want := cm.Fallbacks[ev]; {
+			case want == "":
+			case c.Fallback == "":
+				problems = append(problems, fmt.Sprintf("%s: no deny fallback (`|| echo ...`): %s lets the call through when the hook cannot start", ev, cm.Host))
+			case c.Fallback != want:
+				problems = append(problems, fmt.Sprintf("%s: the fallback (`|| echo ...`) is not loopguard's deny: %s lets the call through when the hook cannot start", ev, cm.Host))
 			}
 			if filepath.IsAbs(c.Binary) {
 				problems = append(problems, CheckBinary(ev, c.Binary)...)
 			}
-			t, ok := r.Fields[timeoutKey].(float64)
-			min := math.Ceil(o.Deadline.Seconds()+1) * unitsPerSecond
+			t, ok := r.Fields[cm.TimeoutKey].(float64)
+			min := math.Ceil(o.Deadline.Seconds()+1) * cm.UnitsPerSecond
 			if !ok || t < min {
-				problems = append(problems, fmt.Sprintf("%s: %s is %v, not above the hook's %s deadline (at least %v): the host would let a slow call through", ev, timeoutKey, r.Fields[timeoutKey], o.Deadline, min))
+				problems = append(problems, fmt.Sprintf("%s: %s is %v, not above the hook's %s deadline (at least %v): the host would let a slow call through", ev, cm.TimeoutKey, r.Fields[cm.TimeoutKey], o.Deadline, min))
 			}
 		}
 	}
-	return problems, cmds
+	return problems
 }
 
 // CheckBinary says what is wrong with the hook binary bin registered for
@@ -117,20 +138,4 @@ func CheckBinary(ev, bin string) []string {
 		return []string{fmt.Sprintf("%s: the hook binary %s does not exist", ev, bin)}
 	}
 	return nil
-}
-
-// CheckFallback checks that every hook command of loopguard's for event in
-// cmds (CheckCommon's) echoes want, the host's deny, when it cannot run:
-// host lets the call through when a hook cannot start.
-func CheckFallback(cmds map[string][]Command, event, want, host string) []string {
-	var problems []string
-	for _, c := range cmds[event] {
-		switch {
-		case c.Fallback == "":
-			problems = append(problems, fmt.Sprintf("%s: no deny fallback (`|| echo ...`): %s lets the call through when the hook cannot start", event, host))
-		case c.Fallback != want:
-			problems = append(problems, fmt.Sprintf("%s: the fallback (`|| echo ...`) is not loopguard's deny: %s lets the call through when the hook cannot start", event, host))
-		}
-	}
-	return problems
 }

@@ -58,8 +58,8 @@ var Registration = register.Registration{
 		return f
 	},
 	Check: func(regs []register.Found, o register.Options) []string {
-		problems, cmds := register.CheckCommon(regs, o, Name, Events, "command", "timeout", 1)
-		problems = append(problems, register.CheckFallback(cmds, PreToolUse, fallbackFor(PreToolUse), "Codex")...)
+		problems := register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
+			Fallbacks: map[string]string{PreToolUse: fallbackFor(PreToolUse), PermissionRequest: fallbackFor(PermissionRequest)}, Host: "Codex"}.Check(regs, o)
 		for _, r := range regs {
 			if r.Event == PreToolUse && !r.Ours {
 				problems = append(problems, "PreToolUse: another hook runs too; Codex runs hooks concurrently and the last updatedInput wins, which can change a call after loopguard decided")

@@ -40,10 +40,7 @@ var Registration = register.Registration{
 		}
 		return f
 	},
-	Check: func(regs []register.Found, o register.Options) []string {
-		problems, _ := register.CheckCommon(regs, o, Name, Events, "bash", "timeoutSec", 1)
-		return problems
-	},
+	Check:   register.Common{Agent: Name, Events: Events, CmdKey: "bash", TimeoutKey: "timeoutSec", UnitsPerSecond: 1}.Check,
 	Binding: "sessionId, the tool and its complete arguments only: Copilot sends no call id and no agent id, so an approval covers that exact call once in the session whichever subagent makes it, and the postToolUse re-check cannot tell which allowed call ran",
 	Host: agents.Host{Client: "Copilot CLI 1.0.102",
 		Rewrite:     "a preToolUse allow's modifiedArgs replace the call's arguments",

@@ -40,7 +40,7 @@ var Registration = register.Registration{
 		return f
 	},
 	Check: func(regs []register.Found, o register.Options) []string {
-		problems, _ := register.CheckCommon(regs, o, Name, Events, "command", "timeout", 1)
+		problems := register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1}.Check(regs, o)
 		for _, r := range regs {
 			if r.Ours && r.Event == PreToolUse {
 				if fc, _ := r.Fields["failClosed"].(bool); !fc {

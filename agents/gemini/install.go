@@ -22,6 +22,13 @@ type handler struct {
 	Timeout int    `json:"timeout"` // milliseconds
 }
 
+// fallbacks are the denies echoed when loopguard cannot run, by event:
+// Gemini lets the call through when a hook cannot start.
+var fallbacks = func() map[string]string {
+	deny, _ := json.Marshal(answer{Decision: "deny", Reason: register.FallbackReason})
+	return map[string]string{BeforeTool: string(deny)}
+}()
+
 // Registration is Gemini CLI's: the "hooks" key of ~/.gemini/settings.json
 // or <project>/.gemini/settings.json. Gemini registers settings hooks only
 // in trusted folders.
@@ -31,23 +38,16 @@ var Registration = register.Registration{
 	ProjectFile: func(project string) string { return filepath.Join(project, ".gemini", "settings.json") },
 	File: func(o register.Options) register.AgentFile {
 		f := register.AgentFile{Nested: true, Self: o.Binary}
-		deny, _ := json.Marshal(answer{Decision: "deny", Reason: register.FallbackReason})
 		for _, ev := range Events {
-			fb := ""
-			if ev == BeforeTool {
-				fb = string(deny)
-			}
 			f.Entries = append(f.Entries, register.AgentEntry{Event: ev, Matcher: Matcher, Handler: handler{
-				Type: "command", Command: o.Command(Name, ev, fb).String(), Name: "loopguard",
+				Type: "command", Command: o.Command(Name, ev, fallbacks[ev]).String(), Name: "loopguard",
 				Timeout: register.TimeoutSeconds(o.Deadline) * 1000,
 			}})
 		}
 		return f
 	},
-	Check: func(regs []register.Found, o register.Options) []string {
-		problems, _ := register.CheckCommon(regs, o, Name, Events, "command", "timeout", 1000)
-		return problems
-	},
+	Check: register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1000,
+		Fallbacks: fallbacks, Host: "Gemini"}.Check,
 	Binding: "session_id, the tool and its complete input (Gemini sends no call id and no agent id: subagents share the session's approvals, and the AfterTool re-check cannot tell which allowed call ran)",
 	Host: agents.Host{Client: "Gemini CLI 0.61.0",
 		Rewrite:     "a BeforeTool allow's hookSpecificOutput.tool_input is merged over the call's arguments",

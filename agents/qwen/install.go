@@ -24,12 +24,12 @@ type handler struct {
 	Timeout int    `json:"timeout"` // seconds
 }
 
-// fallback is the deny echoed when loopguard cannot run: Qwen Code lets
-// the call through when a hook cannot start.
-func fallback() string {
+// fallbacks are the denies echoed when loopguard cannot run, by event:
+// Qwen Code lets the call through when a hook cannot start.
+var fallbacks = func() map[string]string {
 	b, _ := json.Marshal(wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: register.FallbackReason}))
-	return string(b)
-}
+	return map[string]string{PreToolUse: string(b)}
+}()
 
 // Registration is Qwen Code's: the "hooks" key of ~/.qwen/settings.json or
 // <project>/.qwen/settings.json (Claude Code's nested shape).
@@ -40,21 +40,15 @@ var Registration = register.Registration{
 	File: func(o register.Options) register.AgentFile {
 		f := register.AgentFile{Nested: true, Self: o.Binary}
 		for _, ev := range Events {
-			fb := ""
-			if ev == PreToolUse {
-				fb = fallback()
-			}
 			f.Entries = append(f.Entries, register.AgentEntry{Event: ev, Matcher: Matcher, Handler: handler{
-				Type: "command", Command: o.Command(Name, ev, fb).String(), Name: "loopguard",
+				Type: "command", Command: o.Command(Name, ev, fallbacks[ev]).String(), Name: "loopguard",
 				Timeout: register.TimeoutSeconds(o.Deadline),
 			}})
 		}
 		return f
 	},
-	Check: func(regs []register.Found, o register.Options) []string {
-		problems, cmds := register.CheckCommon(regs, o, Name, Events, "command", "timeout", 1)
-		return append(problems, register.CheckFallback(cmds, PreToolUse, fallback(), "Qwen Code")...)
-	},
+	Check: register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
+		Fallbacks: fallbacks, Host: "Qwen Code"}.Check,
 	Binding: "session_id, the tool and its complete input, the subagent's agent_id; Qwen Code runs the model's own command text, so a scope covers only a command already written plainly",
 	Host: agents.Host{Client: "Qwen Code 0.24.4",
 		Timeout:     "Qwen Code runs the call when a hook times out, fails or cannot start (the registration echoes a deny for the last)",
