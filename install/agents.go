@@ -1,7 +1,6 @@
 package install
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -166,23 +165,13 @@ func RegistersAgent(data []byte, f register.AgentFile) bool {
 }
 
 func sameAgent(a, b []byte, f register.AgentFile) bool {
-	na, err := parse(a)
-	if err != nil {
-		return false
-	}
-	nb, err := parse(b)
-	if err != nil {
-		return false
-	}
-	for _, n := range []*node{na, nb} {
-		if _, err := unmergeAgentTree(n, f); err != nil {
-			return false
-		}
-		if hk := n.get("hooks"); hk != nil && hk.kind == '{' && len(hk.keys) == 0 {
+	return sameWithout(a, b, func(n *node) error {
+		_, err := unmergeAgentTree(n, f)
+		if hk := n.get("hooks"); err == nil && hk != nil && hk.kind == '{' && len(hk.keys) == 0 {
 			n.del("hooks")
 		}
-	}
-	return bytes.Equal(encode(na, ""), encode(nb, ""))
+		return err
+	})
 }
 
 // AgentHooks lists every handler in an agent's hook file, in file order.

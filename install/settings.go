@@ -474,6 +474,16 @@ func Hooks(data []byte, self string) ([]Registered, error) {
 // sameSettings reports whether a and b hold the same settings once
 // loopguard's handlers and every empty hooks container are ignored.
 func sameSettings(a, b []byte, self string) bool {
+	return sameWithout(a, b, func(n *node) error {
+		_, err := unmergeTree(n, self)
+		pruneEmpty(n)
+		return err
+	})
+}
+
+// sameWithout reports whether a and b hold the same tree once strip (which
+// takes loopguard's registration out) has run on each.
+func sameWithout(a, b []byte, strip func(*node) error) bool {
 	na, err := parse(a)
 	if err != nil {
 		return false
@@ -482,11 +492,8 @@ func sameSettings(a, b []byte, self string) bool {
 	if err != nil {
 		return false
 	}
-	for _, n := range []*node{na, nb} {
-		if _, err := unmergeTree(n, self); err != nil {
-			return false
-		}
-		pruneEmpty(n)
+	if strip(na) != nil || strip(nb) != nil {
+		return false
 	}
 	return bytes.Equal(encode(na, ""), encode(nb, ""))
 }
