@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/register"
 )
 
 // execFull replaces this process with the full loopguard binary beside
@@ -18,7 +19,7 @@ func execFull(self string, args []string, exec func(string, []string, []string) 
 	if exec == nil {
 		exec = sysExec
 	}
-	argv := append([]string{full, "hook"}, args...)
+	argv := append([]string{full, register.Word}, args...)
 	if err := exec(full, argv, os.Environ()); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrNoFullBinary, full, err)
 	}

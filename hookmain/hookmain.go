@@ -13,13 +13,11 @@ package hookmain
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -35,6 +33,7 @@ import (
 	"github.com/loopguard/loopguard/notify"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/present"
+	"github.com/loopguard/loopguard/register"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -55,27 +54,13 @@ type Options struct {
 // Claude Code's registration, which Cursor and Copilot CLI run too: the
 // payload says which agent sent it (see Agent).
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) int {
-	agent := ""
-	rest := args
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		agent, rest = rest[0], rest[1:]
-	}
-	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	event := fs.String("event", "", "the event this hook is registered for")
-	mode := fs.String("mode", hooks.ModeEnforce, "enforce, ask or audit")
-	wait := fs.Duration("wait", 0, "hold a call without a grant until a human decides, at most this long")
-	deadline := fs.Duration("deadline", agents.DefaultDeadline, "deny if no decision within this time (plus --wait)")
-	parseErr := fs.Parse(rest)
-	if parseErr == nil && fs.NArg() > 0 {
-		parseErr = fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if parseErr == nil && *mode != hooks.ModeEnforce && *mode != hooks.ModeAsk && *mode != hooks.ModeAudit {
-		parseErr = fmt.Errorf("unknown mode %q", *mode)
-	}
-	opts := Agent(agent)
-	opts.Event = *event
-	opts.Deadline = *deadline + *wait
+	// The command line is read as init wrote it (register). On bad
+	// arguments c holds what was read before them, the agent above all:
+	// the deny is in that agent's format.
+	c, parseErr := register.ParseArgs(args)
+	opts := Agent(c.Agent)
+	opts.Event = c.Event
+	opts.Deadline = c.Deadline + c.Wait
 	// The configuration is read before the payload, inside the deadline and
 	// the recovery: under the Vault backend a binary without the Vault
 	// client hands the call, stdin unread, to the full binary.
@@ -93,13 +78,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 	}
 	opts.Record = func(call *hooks.Call, event, pending string, d hooks.Decision) {
 		dir, _ := stateDir.Load().(string)
-		RecordAnswer(dir, *mode, call, event, pending, d)
+		RecordAnswer(dir, c.Mode, call, event, pending, d)
 	}
 	opts.NewEngine = func() (*hooks.Engine, error) {
 		if parseErr != nil {
-			return nil, fmt.Errorf("bad hook arguments: %w", parseErr)
+			return nil, parseErr
 		}
-		return newEngine(setup, o, *mode, *wait, agent+"|"+*event+"|"+*mode)
+		return newEngine(setup, o, c.Mode, c.Wait, c.Agent+"|"+c.Event+"|"+c.Mode)
 	}
 	return agents.Run(context.Background(), opts, stdin, stdout, stderr)
 }
@@ -309,7 +294,7 @@ func Main(args []string) int {
 }
 
 func argsAfterHook(args []string) []string {
-	if len(args) > 0 && args[0] == "hook" {
+	if len(args) > 0 && args[0] == register.Word {
 		return args[1:]
 	}
 	return args

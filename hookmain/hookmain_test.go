@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/confine"
@@ -219,5 +220,46 @@ func TestSecretsOfTheConfig(t *testing.T) {
 	}
 	if got := secrets(config.Config{}, "/home/u"); got != nil {
 		t.Errorf("keyring: %v", got)
+	}
+}
+
+// TestBadArgsDeny: a registration whose arguments the hook refuses
+// (register.ParseArgs) denies every call, in the registered agent's own
+// format, with the reason; it never exits 1 and never lets the call
+// through. The control: the same calls with good arguments reach the
+// engine (no_grant).
+func TestBadArgsDeny(t *testing.T) {
+	project := scratch(t, false)
+	codexPayload := `{"session_id":"s1","turn_id":"t1","transcript_path":null,"cwd":"` + project + `","hook_event_name":"PreToolUse","model":"m","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"echo hi > f"},"tool_use_id":"c1"}`
+	for _, c := range []struct {
+		args    []string
+		payload string
+		exit    int // the agent's deny: Claude Code's exit 2, Codex's JSON with exit 0
+	}{
+		{[]string{"--event", "PreToolUse", "--mode", "yolo"}, bashPayload(project, "echo hi > f"), agents.ExitDeny},
+		{[]string{"--event", "PreToolUse", "--bogus"}, bashPayload(project, "echo hi > f"), agents.ExitDeny},
+		{[]string{"--event", "PreToolUse", "extra"}, bashPayload(project, "echo hi > f"), agents.ExitDeny},
+		{[]string{"--event", "PreToolUse", "--wait", "soon"}, bashPayload(project, "echo hi > f"), agents.ExitDeny},
+		{[]string{"codex", "--event", "PreToolUse", "--mode", "yolo"}, codexPayload, 0},
+		{[]string{"codex", "--event", "PreToolUse", "--deadline"}, codexPayload, 0},
+	} {
+		var out, errOut bytes.Buffer
+		code := Run(c.args, strings.NewReader(c.payload), &out, &errOut, Options{})
+		if code != c.exit || !strings.Contains(out.String(), `"permissionDecision":"deny"`) || !strings.Contains(out.String(), "bad hook arguments") {
+			t.Errorf("%q: want the agent's deny naming the bad arguments, got exit %d: %s", c.args, code, out.String())
+		}
+	}
+	for _, c := range []struct {
+		args    []string
+		payload string
+	}{
+		{[]string{"--event", "PreToolUse", "--mode", "enforce"}, bashPayload(project, "echo hi > f")},
+		{[]string{"codex", "--event", "PreToolUse", "--mode", "enforce"}, codexPayload},
+	} {
+		var out, errOut bytes.Buffer
+		Run(c.args, strings.NewReader(c.payload), &out, &errOut, Options{})
+		if !strings.Contains(out.String(), hooks.ReasonNoGrant) || strings.Contains(out.String(), "bad hook arguments") {
+			t.Errorf("control %q: want no_grant, got %s", c.args, out.String())
+		}
 	}
 }

@@ -1,9 +1,10 @@
 package install
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/loopguard/loopguard/register"
 )
 
 // Other agents' hook files (Codex hooks.json, Gemini settings.json,
@@ -13,30 +14,8 @@ import (
 // back byte for byte when nothing else changed. What to write comes from
 // the agent's adapter package; this file only knows the two shapes.
 
-// AgentFile says how one agent's hook file registers loopguard.
-type AgentFile struct {
-	// Nested: "hooks".<event> is an array of groups, each
-	// {"matcher": ..., "hooks": [handler, ...]} (Codex, Gemini). Otherwise
-	// it is an array of handlers (Copilot, Cursor).
-	Nested bool
-	// Version, when not 0, is written as "version" at the top of a file
-	// loopguard creates (Copilot and Cursor want "version": 1).
-	Version int
-	Entries []AgentEntry
-	// Self is the running binary: a handler running it counts as
-	// loopguard's even if it is not named loopguard (see IsLoopguard).
-	Self string
-}
-
-// AgentEntry is one handler loopguard registers.
-type AgentEntry struct {
-	Event string
-	// Matcher is the group's matcher (Nested only; "" writes none).
-	Matcher string
-	// Handler is written as encoding/json writes it (use a struct: its
-	// field order is kept).
-	Handler any
-}
+// What goes in the file (register.AgentFile) is said by package register
+// and the agent's own package.
 
 type agentGroup struct {
 	Matcher string `json:"matcher,omitempty"`
@@ -44,9 +23,8 @@ type agentGroup struct {
 }
 
 // isOursAgent reports whether a handler node runs loopguard's hook: its
-// "command" or "bash" is a shell command starting `loopguard hook` (the
-// binary may be quoted), or its "exec" is loopguard with "hook" first in
-// "args".
+// "command" or "bash" is a shell command running it (register.ParseShell),
+// or its "exec" and "args" run it (register.Parse).
 func isOursAgent(n *node, self string) bool {
 	if n == nil || n.kind != '{' {
 		return false
@@ -61,13 +39,7 @@ func isOursAgent(n *node, self string) bool {
 		}
 	}
 	if exe, ok := n.get("exec").str(); ok {
-		h := Handler{Type: "command", Command: exe}
-		if a := n.get("args"); a != nil && a.kind == '[' {
-			for _, e := range a.elems {
-				s, _ := e.str()
-				h.Args = append(h.Args, s)
-			}
-		}
+		h := Handler{Type: "command", Command: exe, Args: strs(n.get("args"))}
 		return len(h.Args) > 0 && IsLoopguard(h, self)
 	}
 	return false
@@ -75,11 +47,11 @@ func isOursAgent(n *node, self string) bool {
 
 // agentHooks checks the shape of root's "hooks" for f and returns it (nil
 // when absent).
-func agentHooks(root *node, f AgentFile) (*node, error) { return hooksObject(root, f.Nested) }
+func agentHooks(root *node, f register.AgentFile) (*node, error) { return hooksObject(root, f.Nested) }
 
 // removeOursAgent takes loopguard's handlers out of every event of hk,
 // dropping the groups (Nested) and event arrays this empties.
-func removeOursAgent(hk *node, f AgentFile) bool {
+func removeOursAgent(hk *node, f register.AgentFile) bool {
 	removed := false
 	for _, event := range append([]string{}, hk.keys...) {
 		ev := hk.get(event)
@@ -97,7 +69,7 @@ func removeOursAgent(hk *node, f AgentFile) bool {
 // handlers are removed wherever they are, then one entry per f.Entries is
 // appended to its event. data nil means there is no file yet. changed is
 // false, and out is data, when the registration is already exactly this.
-func MergeAgent(data []byte, f AgentFile) (out []byte, changed bool, err error) {
+func MergeAgent(data []byte, f register.AgentFile) (out []byte, changed bool, err error) {
 	root, err := parseOrEmpty(data)
 	if err != nil {
 		return nil, false, err
@@ -128,22 +100,12 @@ func MergeAgent(data []byte, f AgentFile) (out []byte, changed bool, err error) 
 		}
 		ev.elems = append(ev.elems, want)
 	}
-	if data != nil {
-		if bytes.Equal(encode(root, ""), compact(data)) {
-			return data, false, nil
-		}
-		out = encode(root, detectIndent(data))
-		if bytes.HasSuffix(data, []byte("\n")) {
-			out = append(out, '\n')
-		}
-		return out, true, nil
-	}
-	return append(encode(root, "  "), '\n'), true, nil
+	return encodeLike(root, data)
 }
 
 // UnmergeAgent returns data without loopguard's handlers, dropping the
 // groups, event arrays and "hooks" object this empties.
-func UnmergeAgent(data []byte, f AgentFile) (out []byte, changed bool, err error) {
+func UnmergeAgent(data []byte, f register.AgentFile) (out []byte, changed bool, err error) {
 	root, err := parse(data)
 	if err != nil {
 		return nil, false, err
@@ -152,14 +114,10 @@ func UnmergeAgent(data []byte, f AgentFile) (out []byte, changed bool, err error
 	if err != nil || !changed {
 		return data, false, err
 	}
-	out = encode(root, detectIndent(data))
-	if bytes.HasSuffix(data, []byte("\n")) {
-		out = append(out, '\n')
-	}
-	return out, true, nil
+	return encodeLike(root, data)
 }
 
-func unmergeAgentTree(root *node, f AgentFile) (bool, error) {
+func unmergeAgentTree(root *node, f register.AgentFile) (bool, error) {
 	hk, err := agentHooks(root, f)
 	if err != nil || hk == nil {
 		return false, err
@@ -177,65 +135,47 @@ func unmergeAgentTree(root *node, f AgentFile) (bool, error) {
 
 // ApplyAgent registers loopguard in the agent's hook file at path (see
 // Apply: the same checks, atomic write and backup record).
-func ApplyAgent(path, backupDir string, f AgentFile, dryRun bool) (*Result, error) {
+func ApplyAgent(path, backupDir string, f register.AgentFile, dryRun bool) (*Result, error) {
 	return apply(path, backupDir, editor{
 		merge:   func(data []byte) ([]byte, bool, error) { return MergeAgent(data, f) },
-		hasOurs: func(data []byte) bool { return len(mustAgentHooks(data, f)) > 0 },
+		hasOurs: func(data []byte) bool { return RegistersAgent(data, f) },
 	}, dryRun)
 }
 
 // RemoveAgent takes loopguard's registration out of the agent's hook file
 // at path, restoring the original bytes when the rest is unchanged (see
 // Remove).
-func RemoveAgent(path, backupDir string, f AgentFile, dryRun bool) (*Result, error) {
+func RemoveAgent(path, backupDir string, f register.AgentFile, dryRun bool) (*Result, error) {
 	return remove(path, backupDir, editor{
 		unmerge: func(data []byte) ([]byte, bool, error) { return UnmergeAgent(data, f) },
 		same:    func(a, b []byte) bool { return sameAgent(a, b, f) },
 	}, dryRun)
 }
 
-func mustAgentHooks(data []byte, f AgentFile) []AgentRegistered {
+// RegistersAgent reports whether an agent's hook file data registers
+// loopguard's hook as f says.
+func RegistersAgent(data []byte, f register.AgentFile) bool {
 	rs, _ := AgentHooks(data, f)
-	var ours []AgentRegistered
 	for _, r := range rs {
 		if r.Ours {
-			ours = append(ours, r)
+			return true
 		}
 	}
-	return ours
+	return false
 }
 
-func sameAgent(a, b []byte, f AgentFile) bool {
-	na, err := parse(a)
-	if err != nil {
-		return false
-	}
-	nb, err := parse(b)
-	if err != nil {
-		return false
-	}
-	for _, n := range []*node{na, nb} {
-		if _, err := unmergeAgentTree(n, f); err != nil {
-			return false
-		}
-		if hk := n.get("hooks"); hk != nil && hk.kind == '{' && len(hk.keys) == 0 {
+func sameAgent(a, b []byte, f register.AgentFile) bool {
+	return sameWithout(a, b, func(n *node) error {
+		_, err := unmergeAgentTree(n, f)
+		if hk := n.get("hooks"); err == nil && hk != nil && hk.kind == '{' && len(hk.keys) == 0 {
 			n.del("hooks")
 		}
-	}
-	return bytes.Equal(encode(na, ""), encode(nb, ""))
-}
-
-// AgentRegistered is one handler found in an agent's hook file.
-type AgentRegistered struct {
-	Event   string
-	Matcher string // the group's (Nested) or the handler's own "matcher"
-	// Fields is the handler as plain JSON values (numbers as float64).
-	Fields map[string]any
-	Ours   bool
+		return err
+	})
 }
 
 // AgentHooks lists every handler in an agent's hook file, in file order.
-func AgentHooks(data []byte, f AgentFile) ([]AgentRegistered, error) {
+func AgentHooks(data []byte, f register.AgentFile) ([]register.Found, error) {
 	root, err := parse(data)
 	if err != nil {
 		return nil, err
@@ -244,7 +184,7 @@ func AgentHooks(data []byte, f AgentFile) ([]AgentRegistered, error) {
 	if err != nil || hk == nil {
 		return nil, err
 	}
-	var out []AgentRegistered
+	var out []register.Found
 	add := func(event, matcher string, h *node) {
 		var m map[string]any
 		if json.Unmarshal(encode(h, ""), &m) != nil {
@@ -253,7 +193,7 @@ func AgentHooks(data []byte, f AgentFile) ([]AgentRegistered, error) {
 		if mm, ok := m["matcher"].(string); ok && matcher == "" {
 			matcher = mm
 		}
-		out = append(out, AgentRegistered{Event: event, Matcher: matcher, Fields: m, Ours: isOursAgent(h, f.Self)})
+		out = append(out, register.Found{Event: event, Matcher: matcher, Fields: m, Ours: isOursAgent(h, f.Self)})
 	}
 	for i, event := range hk.keys {
 		for _, g := range hk.vals[i].elems {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/register"
 )
 
 type testHandler struct {
@@ -14,13 +16,13 @@ type testHandler struct {
 	Timeout int    `json:"timeout"`
 }
 
-func agentFiles(bin string) map[string]AgentFile {
-	return map[string]AgentFile{
-		"nested": {Nested: true, Self: bin, Entries: []AgentEntry{
+func agentFiles(bin string) map[string]register.AgentFile {
+	return map[string]register.AgentFile{
+		"nested": {Nested: true, Self: bin, Entries: []register.AgentEntry{
 			{Event: "PreToolUse", Matcher: "^(Bash)$", Handler: testHandler{"command", "'" + bin + "' hook codex --event PreToolUse || echo deny", 30}},
 			{Event: "PostToolUse", Matcher: "^(Bash)$", Handler: testHandler{"command", bin + " hook codex --event PostToolUse", 30}},
 		}},
-		"flat": {Version: 1, Self: bin, Entries: []AgentEntry{
+		"flat": {Version: 1, Self: bin, Entries: []register.AgentEntry{
 			{Event: "preToolUse", Handler: testHandler{"command", bin + " hook cursor --event preToolUse", 30}},
 		}},
 	}

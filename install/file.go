@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/register"
 )
 
 // Scope names a Claude Code settings file.
@@ -29,7 +30,12 @@ type Env struct {
 	Home      string // the user's home directory
 	ConfigDir string // CLAUDE_CONFIG_DIR, when set
 	Cwd       string // the project directory Claude Code runs in
+	CodexHome string // CODEX_HOME, when set (the other agents' files: Dirs)
 }
+
+// Dirs are the user's directories the other agents' user files are found
+// under (register.Registration.UserFile).
+func (e Env) Dirs() register.Dirs { return register.Dirs{Home: e.Home, CodexHome: e.CodexHome} }
 
 // SettingsPath is the file for scope.
 func SettingsPath(scope Scope, env Env) (string, error) {
@@ -188,7 +194,9 @@ func readRecord(dir, path string) (*record, error) {
 	return &r, nil
 }
 
-func hasOurs(data []byte, self string) bool {
+// Registers reports whether Claude Code settings data register loopguard's
+// hook (see IsLoopguard for self).
+func Registers(data []byte, self string) bool {
 	hs, err := Hooks(data, self)
 	if err != nil {
 		return false
@@ -215,7 +223,7 @@ func checkWritable(path string, data []byte, mode fs.FileMode) error {
 func Apply(path, backupDir string, o Options, dryRun bool) (*Result, error) {
 	return apply(path, backupDir, editor{
 		merge:   func(data []byte) ([]byte, bool, error) { return Merge(data, o) },
-		hasOurs: func(data []byte) bool { return hasOurs(data, o.Binary) },
+		hasOurs: func(data []byte) bool { return Registers(data, o.Binary) },
 		sandbox: o.Sandbox,
 		managed: o.Managed,
 	}, dryRun)

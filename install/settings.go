@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/register"
 )
 
 // The events loopguard registers for.
@@ -48,10 +48,6 @@ const OnFailureBlock = "block"
 // where they are looking. It reads true for a call decided at once too.
 const HeldStatus = "loopguard: if held, approve it in `loopguard review`"
 
-// TimeoutMargin is added to the hook's own deadline (and wait) to get the
-// timeout registered with Claude Code, so the hook always answers first.
-const TimeoutMargin = 25 * time.Second
-
 // maxWait bounds --wait: Claude Code's default hook timeout is 10 minutes.
 const maxWait = time.Hour
 
@@ -78,10 +74,10 @@ func (o Options) check() error {
 	if !filepath.IsAbs(o.Binary) {
 		return fmt.Errorf("binary path %q is not absolute", o.Binary)
 	}
-	switch o.Mode {
-	case "", "enforce", "ask", "audit":
-	default:
-		return fmt.Errorf("unknown mode %q (want enforce, ask or audit)", o.Mode)
+	if o.Mode != "" {
+		if _, err := register.ParseArgs([]string{"--mode", o.Mode}); err != nil {
+			return fmt.Errorf("unknown mode %q (want enforce, ask or audit)", o.Mode)
+		}
 	}
 	if o.Wait < 0 || o.Wait > maxWait {
 		return fmt.Errorf("wait %s is out of range (0 to %s)", o.Wait, maxWait)
@@ -113,26 +109,16 @@ type group struct {
 	Hooks   []Handler `json:"hooks"`
 }
 
-// TimeoutFor is the timeout, in whole seconds, registered for a hook with
-// this deadline and wait.
-func TimeoutFor(deadline, wait time.Duration) int {
-	return int(math.Ceil((deadline + wait + TimeoutMargin).Seconds()))
-}
-
 // HandlerFor is the handler loopguard registers for event.
+// The hook's command line is register.Command's, in exec form.
 func HandlerFor(o Options, event string) Handler {
-	mode := o.Mode
-	if mode == "" {
-		mode = "enforce"
-	}
-	args := []string{"hook", "--event", event, "--mode", mode}
-	wait, status := time.Duration(0), ""
+	c := register.Command{Binary: o.Binary, Event: event, Mode: o.Mode}
+	status := ""
 	if o.Wait > 0 && event != PostToolUse {
-		wait, status = o.Wait, HeldStatus
-		args = append(args, "--wait", o.Wait.String())
+		c.Wait, status = o.Wait, HeldStatus
 	}
-	return Handler{Type: "command", Command: o.Binary, Args: args,
-		Timeout: TimeoutFor(o.Deadline, wait), OnFailure: OnFailureBlock, StatusMessage: status}
+	return Handler{Type: "command", Command: o.Binary, Args: c.Args(),
+		Timeout: register.TimeoutFor(o.Deadline, c.Wait), OnFailure: OnFailureBlock, StatusMessage: status}
 }
 
 func (o Options) matcher() string {
@@ -142,37 +128,23 @@ func (o Options) matcher() string {
 	return o.Matcher
 }
 
-// IsLoopguard reports whether a handler is loopguard's hook: a command whose
-// executable is named loopguard or loopguard-hook (or is self, the running binary, when self
-// is not ""), run with "hook" as its first argument (in exec form, or as the
-// first two words of a shell command).
+// IsLoopguard reports whether a handler is loopguard's hook: a command
+// whose executable is named loopguard or loopguard-hook (or is self, the
+// running binary, when self is not ""), run with "hook" as its first
+// argument, in exec form or as a shell command (register.Parse and
+// ParseShell). Bad arguments after "hook" do not make it anyone else's.
 func IsLoopguard(h Handler, self string) bool {
-	if h.Type != "command" {
-		return false
-	}
-	isName := func(cmd string) bool { return isLoopguardName(cmd) || (self != "" && cmd == self) }
-	if len(h.Args) > 0 {
-		return isName(h.Command) && h.Args[0] == "hook"
-	}
-	cmd := strings.TrimSpace(h.Command)
-	var first, rest string
-	if cmd != "" && (cmd[0] == '"' || cmd[0] == '\'') {
-		end := strings.IndexByte(cmd[1:], cmd[0])
-		if end < 0 {
-			return false
-		}
-		first, rest = cmd[1:1+end], cmd[2+end:]
-	} else {
-		first, rest, _ = strings.Cut(cmd, " ")
-	}
-	f := strings.Fields(rest)
-	return len(f) >= 1 && isName(first) && f[0] == "hook"
+	_, err := h.Hook(self)
+	return h.Type == "command" && !errors.Is(err, register.ErrNotHook)
 }
 
-func isLoopguardName(cmd string) bool {
-	base := filepath.Base(cmd)
-	base = strings.TrimSuffix(base, ".exe")
-	return base == policy.BinaryName || base == policy.HookBinaryName
+// Hook reads the handler's command line back (see register.Parse): in exec
+// form when it has arguments, else as a shell command.
+func (h Handler) Hook(self string) (register.Command, error) {
+	if len(h.Args) > 0 {
+		return register.Parse(append([]string{h.Command}, h.Args...), self)
+	}
+	return register.ParseShell(strings.TrimSpace(h.Command), self)
 }
 
 // handlerOf reads a handler node; ok is false when it is not an object.
@@ -183,18 +155,27 @@ func handlerOf(n *node) (Handler, bool) {
 	var h Handler
 	h.Type, _ = n.get("type").str()
 	h.Command, _ = n.get("command").str()
-	if a := n.get("args"); a != nil && a.kind == '[' {
-		for _, e := range a.elems {
-			s, _ := e.str()
-			h.Args = append(h.Args, s)
-		}
-	}
+	h.Args = strs(n.get("args"))
 	if t, ok := n.get("timeout").num(); ok && t >= 0 && t < math.MaxInt32 {
 		h.Timeout = int(t)
 	}
 	h.OnFailure, _ = n.get("onFailure").str()
 	h.StatusMessage, _ = n.get("statusMessage").str()
 	return h, true
+}
+
+// strs reads an array node's strings (nil when it is not an array; an
+// element that is not a string reads as "").
+func strs(a *node) []string {
+	if a == nil || a.kind != '[' {
+		return nil
+	}
+	var out []string
+	for _, e := range a.elems {
+		s, _ := e.str()
+		out = append(out, s)
+	}
+	return out
 }
 
 func isOurs(n *node, self string) bool {
@@ -346,18 +327,24 @@ func Merge(data []byte, o Options) (out []byte, changed bool, err error) {
 	} else {
 		mergeHooks(hk, o)
 	}
-	if data != nil {
-		indent := detectIndent(data)
-		if bytes.Equal(encode(root, ""), compact(data)) {
-			return data, false, nil
-		}
-		out = encode(root, indent)
-		if bytes.HasSuffix(data, []byte("\n")) {
-			out = append(out, '\n')
-		}
-		return out, true, nil
+	return encodeLike(root, data)
+}
+
+// encodeLike encodes root as the file data was written (its indent, its
+// final newline), or as a new file when data is nil; changed is false, and
+// out is data itself, when the tree is what data already holds.
+func encodeLike(root *node, data []byte) (out []byte, changed bool, err error) {
+	if data == nil {
+		return append(encode(root, "  "), '\n'), true, nil
 	}
-	return append(encode(root, "  "), '\n'), true, nil
+	if bytes.Equal(encode(root, ""), compact(data)) {
+		return data, false, nil
+	}
+	out = encode(root, detectIndent(data))
+	if bytes.HasSuffix(data, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out, true, nil
 }
 
 // mergeHooks registers loopguard for every event in hk under o.
@@ -423,11 +410,7 @@ func Unmerge(data []byte, self string) (out []byte, changed bool, err error) {
 	if err != nil || !changed {
 		return data, false, err
 	}
-	out = encode(root, detectIndent(data))
-	if bytes.HasSuffix(data, []byte("\n")) {
-		out = append(out, '\n')
-	}
-	return out, true, nil
+	return encodeLike(root, data)
 }
 
 func unmergeTree(root *node, self string) (bool, error) {
@@ -491,6 +474,16 @@ func Hooks(data []byte, self string) ([]Registered, error) {
 // sameSettings reports whether a and b hold the same settings once
 // loopguard's handlers and every empty hooks container are ignored.
 func sameSettings(a, b []byte, self string) bool {
+	return sameWithout(a, b, func(n *node) error {
+		_, err := unmergeTree(n, self)
+		pruneEmpty(n)
+		return err
+	})
+}
+
+// sameWithout reports whether a and b hold the same tree once strip (which
+// takes loopguard's registration out) has run on each.
+func sameWithout(a, b []byte, strip func(*node) error) bool {
 	na, err := parse(a)
 	if err != nil {
 		return false
@@ -499,11 +492,8 @@ func sameSettings(a, b []byte, self string) bool {
 	if err != nil {
 		return false
 	}
-	for _, n := range []*node{na, nb} {
-		if _, err := unmergeTree(n, self); err != nil {
-			return false
-		}
-		pruneEmpty(n)
+	if strip(na) != nil || strip(nb) != nil {
+		return false
 	}
 	return bytes.Equal(encode(na, ""), encode(nb, ""))
 }

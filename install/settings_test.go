@@ -335,17 +335,6 @@ func TestOptionsChecked(t *testing.T) {
 	}
 }
 
-func TestTimeoutFor(t *testing.T) {
-	for _, c := range []struct {
-		d, w time.Duration
-		want int
-	}{{5 * time.Second, 0, 30}, {5 * time.Second, 2 * time.Minute, 150}, {5 * time.Second, 1500 * time.Millisecond, 32}} {
-		if got := TimeoutFor(c.d, c.w); got != c.want {
-			t.Errorf("TimeoutFor(%s, %s) = %d, want %d", c.d, c.w, got, c.want)
-		}
-	}
-}
-
 func TestApplyRemoveByteIdentical(t *testing.T) {
 	for name, orig := range map[string]string{
 		"four-space": other,

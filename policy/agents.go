@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -16,14 +17,37 @@ type AgentPath struct {
 
 // Where an agent path is anchored.
 const (
-	atHome    = "home"    // the user's home directory
+	atAgent   = "agent"   // the agent's user directory (AgentHome)
 	atProject = "project" // a project directory, at any depth
-	atCodex   = "codex"   // $CODEX_HOME, default ~/.codex
 )
 
+// agentHomes are the agents' user directories under the home directory
+// (Codex's is CodexHome).
+var agentHomes = map[string][]string{
+	"gemini": {".gemini"}, "copilot": {".copilot"}, "cursor": {".cursor"},
+	"qwen": {".qwen"}, "opencode": {".config", "opencode"},
+}
+
+// AgentHome is the directory under which agent (codex, gemini, copilot,
+// cursor, qwen, opencode) keeps its user files, for a user whose home is
+// home; codexHome is $CODEX_HOME as set. "" for an unknown agent, or
+// without a home. The one home of these places: the protected set
+// (AgentPaths) and the hook files init writes (package register) both take
+// them from here.
+func AgentHome(agent, home, codexHome string) string {
+	if agent == "codex" {
+		return CodexHome(home, codexHome)
+	}
+	parts, ok := agentHomes[agent]
+	if !ok || home == "" {
+		return ""
+	}
+	return filepath.Join(append([]string{home}, parts...)...)
+}
+
 // agentFiles are every other agent's guard-critical files and directories:
-// each registers, disables, trusts or reconfigures hooks. base is atHome,
-// atProject, atCodex, or an absolute directory.
+// each registers, disables, trusts or reconfigures hooks. base is atAgent,
+// atProject, or an absolute directory.
 var agentFiles = []struct {
 	agent, base, why string
 	parts            []string
@@ -31,19 +55,19 @@ var agentFiles = []struct {
 	// Codex: hooks.json registers hooks; config.toml holds inline [hooks],
 	// the hooks' trust hashes ([hooks.state]), features and approval
 	// policy; requirements.toml is the managed layer; plugins bring hooks.
-	{"codex", atCodex, "Codex hooks", []string{"hooks.json"}},
-	{"codex", atCodex, "Codex config: inline hooks, hook trust, features", []string{"config.toml"}},
-	{"codex", atCodex, "Codex plugins (plugin hooks)", []string{"plugins"}},
-	{"codex", atCodex, "Codex session records (loopguard reads the session's project from them)", []string{"sessions"}},
+	{"codex", atAgent, "Codex hooks", []string{"hooks.json"}},
+	{"codex", atAgent, "Codex config: inline hooks, hook trust, features", []string{"config.toml"}},
+	{"codex", atAgent, "Codex plugins (plugin hooks)", []string{"plugins"}},
+	{"codex", atAgent, "Codex session records (loopguard reads the session's project from them)", []string{"sessions"}},
 	{"codex", atProject, "Codex project hooks", []string{".codex", "hooks.json"}},
 	{"codex", atProject, "Codex project config", []string{".codex", "config.toml"}},
 	{"codex", "/etc/codex", "Codex managed requirements", nil},
 
 	// Gemini CLI: the hooks key of settings.json (user, project, system),
 	// and extensions, whose hooks run even in untrusted folders.
-	{"gemini", atHome, "Gemini settings and hooks", []string{".gemini", "settings.json"}},
-	{"gemini", atHome, "Gemini extensions (extension hooks)", []string{".gemini", "extensions"}},
-	{"gemini", atHome, "Gemini trusted folders", []string{".gemini", "trustedFolders.json"}},
+	{"gemini", atAgent, "Gemini settings and hooks", []string{"settings.json"}},
+	{"gemini", atAgent, "Gemini extensions (extension hooks)", []string{"extensions"}},
+	{"gemini", atAgent, "Gemini trusted folders", []string{"trustedFolders.json"}},
 	{"gemini", atProject, "Gemini project settings and hooks", []string{".gemini", "settings.json"}},
 	{"gemini", atProject, "Gemini project extensions", []string{".gemini", "extensions"}},
 	{"gemini", "/etc/gemini-cli", "Gemini system settings", nil},
@@ -51,10 +75,10 @@ var agentFiles = []struct {
 	// Copilot CLI: hook files, inline hooks in settings, policy hooks,
 	// plugins. The repository's .claude settings are Claude Code's (already
 	// protected) and Copilot reads them too.
-	{"copilot", atHome, "Copilot user hooks", []string{".copilot", "hooks"}},
-	{"copilot", atHome, "Copilot user settings (inline hooks, disableAllHooks)", []string{".copilot", "settings.json"}},
-	{"copilot", atHome, "Copilot config", []string{".copilot", "config.json"}},
-	{"copilot", atHome, "Copilot plugins (plugin hooks)", []string{".copilot", "installed-plugins"}},
+	{"copilot", atAgent, "Copilot user hooks", []string{"hooks"}},
+	{"copilot", atAgent, "Copilot user settings (inline hooks, disableAllHooks)", []string{"settings.json"}},
+	{"copilot", atAgent, "Copilot config", []string{"config.json"}},
+	{"copilot", atAgent, "Copilot plugins (plugin hooks)", []string{"installed-plugins"}},
 	{"copilot", atProject, "Copilot repository hooks", []string{".github", "hooks"}},
 	{"copilot", atProject, "Copilot repository settings (inline hooks)", []string{".github", "copilot", "settings.json"}},
 	{"copilot", atProject, "Copilot local settings (inline hooks)", []string{".github", "copilot", "settings.local.json"}},
@@ -62,19 +86,19 @@ var agentFiles = []struct {
 
 	// Cursor: hooks.json (user, project, enterprise), and its settings
 	// that turn third-party (Claude) hooks on or off.
-	{"cursor", atHome, "Cursor user hooks", []string{".cursor", "hooks.json"}},
-	{"cursor", atHome, "Cursor CLI config", []string{".cursor", "cli-config.json"}},
+	{"cursor", atAgent, "Cursor user hooks", []string{"hooks.json"}},
+	{"cursor", atAgent, "Cursor CLI config", []string{"cli-config.json"}},
 	{"cursor", atProject, "Cursor project hooks", []string{".cursor", "hooks.json"}},
 	{"cursor", "/etc/cursor", "Cursor enterprise hooks", nil},
 
 	// Qwen Code: the hooks key of settings.json (user, project, system),
 	// its extensions (which bring hooks), and trusted folders.
-	{"qwen", atHome, "Qwen Code settings and hooks", []string{".qwen", "settings.json"}},
-	{"qwen", atHome, "Qwen Code extensions (extension hooks)", []string{".qwen", "extensions"}},
-	{"qwen", atHome, "Qwen Code trusted folders", []string{".qwen", "trustedFolders.json"}},
+	{"qwen", atAgent, "Qwen Code settings and hooks", []string{"settings.json"}},
+	{"qwen", atAgent, "Qwen Code extensions (extension hooks)", []string{"extensions"}},
+	{"qwen", atAgent, "Qwen Code trusted folders", []string{"trustedFolders.json"}},
 	{"qwen", atProject, "Qwen Code project settings and hooks", []string{".qwen", "settings.json"}},
 	{"qwen", atProject, "Qwen Code project extensions", []string{".qwen", "extensions"}},
-	{"qwen", atHome, "Qwen Code subagents (an executor runs a command)", []string{".qwen", "agents"}},
+	{"qwen", atAgent, "Qwen Code subagents (an executor runs a command)", []string{"agents"}},
 	{"qwen", atProject, "Qwen Code project subagents (an executor runs a command)", []string{".qwen", "agents"}},
 	{"qwen", "/etc/qwen-code", "Qwen Code system settings", nil},
 
@@ -82,7 +106,7 @@ var agentFiles = []struct {
 	// process and can change any call after loopguard's plugin decided
 	// (loopguard's own plugin is there), and its config (opencode.json),
 	// which loads more plugins and sets permissions.
-	{"opencode", atHome, "OpenCode config and plugins (loopguard's plugin)", []string{".config", "opencode"}},
+	{"opencode", atAgent, "OpenCode config and plugins (loopguard's plugin)", nil},
 	{"opencode", atProject, "OpenCode project config and plugins", []string{".opencode"}},
 	{"opencode", atProject, "OpenCode project config (plugins, permissions)", []string{"opencode.json"}},
 	{"opencode", atProject, "OpenCode project config (plugins, permissions)", []string{"opencode.jsonc"}},
@@ -106,19 +130,14 @@ func plainProtected(name string) bool {
 // set (Places.Classify) judges the same table: the project paths at any
 // depth, the others where they are.
 func AgentPaths(home, project, codexHome string) []AgentPath {
-	if codexHome == "" && home != "" {
-		codexHome = filepath.Join(home, ".codex")
-	}
 	var out []AgentPath
 	for _, f := range agentFiles {
 		base := f.base
 		switch base {
-		case atHome:
-			base = home
+		case atAgent:
+			base = AgentHome(f.agent, home, codexHome)
 		case atProject:
 			base = project
-		case atCodex:
-			base = codexHome
 		}
 		if base == "" {
 			continue
@@ -126,6 +145,29 @@ func AgentPaths(home, project, codexHome string) []AgentPath {
 		out = append(out, AgentPath{Agent: f.agent, Path: filepath.Join(append([]string{base}, f.parts...)...), Why: f.why})
 	}
 	return out
+}
+
+// CodexHome is where Codex keeps its user files (hooks.json, config.toml,
+// sessions): env, the value of $CODEX_HOME, when it is set, else
+// home/.codex ("" when both are ""). The one home of this rule: the
+// protected set, init, doctor, uninstall and the hook's reading of Codex's
+// session records all take it from here, so that loopguard never writes
+// a hook file Codex does not read.
+func CodexHome(home, env string) string {
+	if env != "" {
+		return env
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".codex")
+}
+
+// CodexHomeEnv is CodexHome for this process: its $CODEX_HOME, and the
+// user's home directory.
+func CodexHomeEnv() string {
+	home, _ := os.UserHomeDir()
+	return CodexHome(home, os.Getenv("CODEX_HOME"))
 }
 
 // agentProjectRule classifies segs (a path's segments from a dot-named one

@@ -15,6 +15,7 @@ import (
 	"github.com/loopguard/loopguard/agents/gemini"
 	"github.com/loopguard/loopguard/agents/opencode"
 	"github.com/loopguard/loopguard/agents/qwen"
+	"github.com/loopguard/loopguard/register"
 )
 
 // Adapters are the agents loopguard speaks, by name.
@@ -89,7 +90,7 @@ func Detect(m map[string]any) (agents.Adapter, error) {
 
 // Registrations are the agents `loopguard init --agent` can register with,
 // in the order doctor shows them (Claude Code's registration is install's).
-var Registrations = []agents.Registration{
+var Registrations = []register.Registration{
 	codex.Registration, gemini.Registration, copilot.Registration, cursor.Registration, qwen.Registration, opencode.Registration,
 }
 
@@ -97,11 +98,11 @@ var Registrations = []agents.Registration{
 const Others = "codex, gemini, copilot, cursor, qwen or opencode"
 
 // Registration returns the registration of the agent named name.
-func Registration(name string) (agents.Registration, error) {
+func Registration(name string) (register.Registration, error) {
 	for _, r := range Registrations {
 		if r.Agent == name {
 			return r, nil
 		}
 	}
-	return agents.Registration{}, fmt.Errorf("unknown agent %q (want one of %s)", name, Others)
+	return register.Registration{}, fmt.Errorf("unknown agent %q (want one of %s)", name, Others)
 }

@@ -3,10 +3,9 @@ package codex
 import (
 	"encoding/json"
 	"path/filepath"
-	"strings"
 
 	"github.com/loopguard/loopguard/agents"
-	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/register"
 )
 
 // Matcher is the tools loopguard guards in Codex: the shell, patches and
@@ -29,9 +28,9 @@ func fallbackFor(event string) string {
 	var v any
 	switch event {
 	case PreToolUse:
-		v = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: agents.FallbackReason})
+		v = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: register.FallbackReason})
 	case PermissionRequest:
-		v = wrap(hso{HookEventName: PermissionRequest, Decision: &decision{Behavior: "deny", Message: agents.FallbackReason}})
+		v = wrap(hso{HookEventName: PermissionRequest, Decision: &decision{Behavior: "deny", Message: register.FallbackReason}})
 	default:
 		return ""
 	}
@@ -39,31 +38,29 @@ func fallbackFor(event string) string {
 	return string(b)
 }
 
-// Registration is Codex's: ~/.codex/hooks.json or <project>/.codex/hooks.json.
+// Registration is Codex's: $CODEX_HOME/hooks.json (~/.codex/hooks.json
+// when it is not set: policy.CodexHome) or <project>/.codex/hooks.json.
 // Codex runs a user or project hook only once it is trusted: the user
 // reviews it with /hooks in the Codex TUI, which records its hash under
 // [hooks.state] in ~/.codex/config.toml (doctor looks for that entry).
-var Registration = agents.Registration{
+var Registration = register.Registration{
 	Agent:       Name,
-	UserFile:    func(home string) string { return filepath.Join(home, ".codex", "hooks.json") },
+	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".codex", "hooks.json") },
-	File: func(o agents.RegOptions) install.AgentFile {
-		f := install.AgentFile{Nested: true, Self: o.Binary}
+	File: func(o register.Options) register.AgentFile {
+		f := register.AgentFile{Nested: true, Self: o.Binary}
 		for _, ev := range Events {
-			f.Entries = append(f.Entries, install.AgentEntry{Event: ev, Matcher: Matcher, Handler: handler{
-				Type: "command", Command: agents.Command(o, Name, ev, fallbackFor(ev)),
-				Timeout: agents.TimeoutSeconds(o.Deadline), StatusMessage: "loopguard",
+			f.Entries = append(f.Entries, register.AgentEntry{Event: ev, Matcher: Matcher, Handler: handler{
+				Type: "command", Command: o.Command(Name, ev, fallbackFor(ev)).String(),
+				Timeout: register.TimeoutSeconds(o.Deadline), StatusMessage: "loopguard",
 			}})
 		}
 		return f
 	},
-	Check: func(regs []install.AgentRegistered, o agents.RegOptions) []string {
-		problems := agents.CheckCommon(regs, o, Name, Events, "command", "timeout", 1)
+	Check: func(regs []register.Found, o register.Options) []string {
+		problems := register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
+			Fallbacks: map[string]string{PreToolUse: fallbackFor(PreToolUse), PermissionRequest: fallbackFor(PermissionRequest)}, Host: "Codex"}.Check(regs, o)
 		for _, r := range regs {
-			cmd, _ := r.Fields["command"].(string)
-			if r.Ours && r.Event == PreToolUse && !strings.Contains(cmd, "|| echo '") {
-				problems = append(problems, "PreToolUse: no deny fallback (`|| echo ...`): Codex lets the call through when the hook cannot start")
-			}
 			if r.Event == PreToolUse && !r.Ours {
 				problems = append(problems, "PreToolUse: another hook runs too; Codex runs hooks concurrently and the last updatedInput wins, which can change a call after loopguard decided")
 			}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/loopguard/loopguard/policy"
 )
 
 // Codex names no project to its hooks: the payload's cwd follows the
@@ -27,13 +29,9 @@ func sessionProject(transcript, session string) string {
 	if transcript == "" || session == "" || !filepath.IsAbs(transcript) {
 		return ""
 	}
-	home := os.Getenv("CODEX_HOME")
+	home := policy.CodexHomeEnv()
 	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		home = filepath.Join(h, ".codex")
+		return ""
 	}
 	sessions := filepath.Join(filepath.Clean(home), "sessions") + string(filepath.Separator)
 	if !strings.HasPrefix(filepath.Clean(transcript), sessions) {

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/loopguard/loopguard/agents"
-	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/register"
 )
 
 // Matcher is the tools loopguard guards in Copilot CLI (anchored by
@@ -26,23 +26,21 @@ type handler struct {
 // ~/.copilot/hooks/loopguard.json or <project>/.github/hooks/loopguard.json
 // (the cloud agent reads the project one). Copilot denies when a
 // preToolUse hook cannot start or exits non-zero, so no fallback is needed.
-var Registration = agents.Registration{
+var Registration = register.Registration{
 	Agent:       Name,
-	UserFile:    func(home string) string { return filepath.Join(home, ".copilot", "hooks", "loopguard.json") },
+	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks", "loopguard.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".github", "hooks", "loopguard.json") },
-	File: func(o agents.RegOptions) install.AgentFile {
-		f := install.AgentFile{Version: 1, Self: o.Binary}
+	File: func(o register.Options) register.AgentFile {
+		f := register.AgentFile{Version: 1, Self: o.Binary}
 		for _, ev := range Events {
-			f.Entries = append(f.Entries, install.AgentEntry{Event: ev, Handler: handler{
-				Type: "command", Bash: agents.Command(o, Name, ev, ""),
-				TimeoutSec: agents.TimeoutSeconds(o.Deadline), Matcher: Matcher,
+			f.Entries = append(f.Entries, register.AgentEntry{Event: ev, Handler: handler{
+				Type: "command", Bash: o.Command(Name, ev, "").String(),
+				TimeoutSec: register.TimeoutSeconds(o.Deadline), Matcher: Matcher,
 			}})
 		}
 		return f
 	},
-	Check: func(regs []install.AgentRegistered, o agents.RegOptions) []string {
-		return agents.CheckCommon(regs, o, Name, Events, "bash", "timeoutSec", 1)
-	},
+	Check:   register.Common{Agent: Name, Events: Events, CmdKey: "bash", TimeoutKey: "timeoutSec", UnitsPerSecond: 1}.Check,
 	Binding: "sessionId, the tool and its complete arguments only: Copilot sends no call id and no agent id, so an approval covers that exact call once in the session whichever subagent makes it, and the postToolUse re-check cannot tell which allowed call ran",
 	Host: agents.Host{Client: "Copilot CLI 1.0.102",
 		Rewrite:     "a preToolUse allow's modifiedArgs replace the call's arguments",

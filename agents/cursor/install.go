@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/loopguard/loopguard/agents"
-	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/register"
 )
 
 // Matcher is the tools loopguard guards in Cursor.
@@ -25,22 +25,22 @@ type handler struct {
 // Registration is Cursor's: ~/.cursor/hooks.json or
 // <project>/.cursor/hooks.json, with "failClosed": true so that a hook that
 // crashes, times out or answers badly blocks the call.
-var Registration = agents.Registration{
+var Registration = register.Registration{
 	Agent:       Name,
-	UserFile:    func(home string) string { return filepath.Join(home, ".cursor", "hooks.json") },
+	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".cursor", "hooks.json") },
-	File: func(o agents.RegOptions) install.AgentFile {
-		f := install.AgentFile{Version: 1, Self: o.Binary}
+	File: func(o register.Options) register.AgentFile {
+		f := register.AgentFile{Version: 1, Self: o.Binary}
 		for _, ev := range Events {
-			f.Entries = append(f.Entries, install.AgentEntry{Event: ev, Handler: handler{
-				Command: agents.Command(o, Name, ev, ""), Type: "command",
-				Timeout: agents.TimeoutSeconds(o.Deadline), Matcher: Matcher, FailClosed: true,
+			f.Entries = append(f.Entries, register.AgentEntry{Event: ev, Handler: handler{
+				Command: o.Command(Name, ev, "").String(), Type: "command",
+				Timeout: register.TimeoutSeconds(o.Deadline), Matcher: Matcher, FailClosed: true,
 			}})
 		}
 		return f
 	},
-	Check: func(regs []install.AgentRegistered, o agents.RegOptions) []string {
-		problems := agents.CheckCommon(regs, o, Name, Events, "command", "timeout", 1)
+	Check: func(regs []register.Found, o register.Options) []string {
+		problems := register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1}.Check(regs, o)
 		for _, r := range regs {
 			if r.Ours && r.Event == PreToolUse {
 				if fc, _ := r.Fields["failClosed"].(bool); !fc {

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/loopguard/loopguard/agents"
-	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/register"
 )
 
 // Matcher is the tools loopguard guards in Gemini CLI: the shell, file
@@ -22,31 +22,32 @@ type handler struct {
 	Timeout int    `json:"timeout"` // milliseconds
 }
 
+// fallbacks are the denies echoed when loopguard cannot run, by event:
+// Gemini lets the call through when a hook cannot start.
+var fallbacks = func() map[string]string {
+	deny, _ := json.Marshal(answer{Decision: "deny", Reason: register.FallbackReason})
+	return map[string]string{BeforeTool: string(deny)}
+}()
+
 // Registration is Gemini CLI's: the "hooks" key of ~/.gemini/settings.json
 // or <project>/.gemini/settings.json. Gemini registers settings hooks only
 // in trusted folders.
-var Registration = agents.Registration{
+var Registration = register.Registration{
 	Agent:       Name,
-	UserFile:    func(home string) string { return filepath.Join(home, ".gemini", "settings.json") },
+	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "settings.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".gemini", "settings.json") },
-	File: func(o agents.RegOptions) install.AgentFile {
-		f := install.AgentFile{Nested: true, Self: o.Binary}
-		deny, _ := json.Marshal(answer{Decision: "deny", Reason: agents.FallbackReason})
+	File: func(o register.Options) register.AgentFile {
+		f := register.AgentFile{Nested: true, Self: o.Binary}
 		for _, ev := range Events {
-			fb := ""
-			if ev == BeforeTool {
-				fb = string(deny)
-			}
-			f.Entries = append(f.Entries, install.AgentEntry{Event: ev, Matcher: Matcher, Handler: handler{
-				Type: "command", Command: agents.Command(o, Name, ev, fb), Name: "loopguard",
-				Timeout: agents.TimeoutSeconds(o.Deadline) * 1000,
+			f.Entries = append(f.Entries, register.AgentEntry{Event: ev, Matcher: Matcher, Handler: handler{
+				Type: "command", Command: o.Command(Name, ev, fallbacks[ev]).String(), Name: "loopguard",
+				Timeout: register.TimeoutSeconds(o.Deadline) * 1000,
 			}})
 		}
 		return f
 	},
-	Check: func(regs []install.AgentRegistered, o agents.RegOptions) []string {
-		return agents.CheckCommon(regs, o, Name, Events, "command", "timeout", 1000)
-	},
+	Check: register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1000,
+		Fallbacks: fallbacks, Host: "Gemini"}.Check,
 	Binding: "session_id, the tool and its complete input (Gemini sends no call id and no agent id: subagents share the session's approvals, and the AfterTool re-check cannot tell which allowed call ran)",
 	Host: agents.Host{Client: "Gemini CLI 0.61.0",
 		Rewrite:     "a BeforeTool allow's hookSpecificOutput.tool_input is merged over the call's arguments",

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/register"
 )
 
 //go:embed plugin.js
@@ -21,20 +22,38 @@ const pluginHeader = "// loopguard: OpenCode plugin, written by `loopguard init 
 
 // Plugin is the plugin init writes for o: plugin.js with the hook's
 // binary, mode and timeout (in milliseconds, well above the deadline).
-func Plugin(o agents.RegOptions) []byte {
+func Plugin(o register.Options) []byte {
 	mode := o.Mode
 	if mode == "" {
 		mode = "enforce"
 	}
-	return []byte(pluginWith(o.Binary, mode, agents.TimeoutSeconds(o.Deadline)*1000))
+	return []byte(pluginWith(o.Binary, mode, register.TimeoutSeconds(o.Deadline)*1000))
+}
+
+// pluginArgs is the hook's command line as the plugin runs it, a
+// JavaScript array: Args of register.Command, with the plugin's own
+// variables event and MODE in their places.
+var pluginArgs = func() string {
+	var words []string
+	for _, a := range (register.Command{Agent: Name, Event: "event", Mode: "MODE"}).Args() {
+		if a == "event" || a == "MODE" {
+			words = append(words, a)
+		} else {
+			words = append(words, jsString(a))
+		}
+	}
+	return "[" + strings.Join(words, ", ") + "]"
+}()
+
+// jsString is s as a JavaScript string literal (a JSON string is one).
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 func pluginWith(bin, mode string, timeoutMS int) string {
-	quote := func(s string) string {
-		b, _ := json.Marshal(s) // a JSON string is a JavaScript string literal
-		return string(b)
-	}
-	return strings.NewReplacer("__HOOK__", quote(bin), "__MODE__", quote(mode), "__TIMEOUT_MS__", strconv.Itoa(timeoutMS)).Replace(pluginSource)
+	return strings.NewReplacer("__HOOK__", jsString(bin), "__MODE__", jsString(mode), "__TIMEOUT_MS__", strconv.Itoa(timeoutMS),
+		"__FAILED__", jsString(register.FallbackReason), "__ARGS__", pluginArgs).Replace(pluginSource)
 }
 
 // IsOurs recognises a plugin file of loopguard's, of any version.
@@ -62,13 +81,15 @@ func ReadPlugin(data []byte) (bin, mode string, timeoutMS int, intact bool, err 
 // ~/.config/opencode/plugin/ (every project) or <project>/.opencode/plugin/.
 // OpenCode loads the project's only with its project configuration on
 // (OPENCODE_DISABLE_PROJECT_CONFIG unset); the user's always.
-var Registration = agents.Registration{
-	Agent:       Name,
-	UserFile:    func(home string) string { return filepath.Join(home, ".config", "opencode", "plugin", "loopguard.js") },
+var Registration = register.Registration{
+	Agent: Name,
+	UserFile: func(d register.Dirs) string {
+		return filepath.Join(d.Agent(Name), "plugin", "loopguard.js")
+	},
 	ProjectFile: func(project string) string { return filepath.Join(project, ".opencode", "plugin", "loopguard.js") },
 	Plugin:      Plugin,
 	IsOurs:      IsOurs,
-	CheckPlugin: func(data []byte, o agents.RegOptions) []string {
+	CheckPlugin: func(data []byte, o register.Options) []string {
 		bin, _, timeout, intact, err := ReadPlugin(data)
 		if err != nil {
 			return []string{err.Error()}
@@ -77,7 +98,7 @@ var Registration = agents.Registration{
 		if !intact {
 			problems = append(problems, "the plugin is not the one init writes (edited, or from another loopguard version)")
 		}
-		problems = append(problems, agents.CheckBinary("tool.execute.before", bin)...)
+		problems = append(problems, register.CheckBinary("tool.execute.before", bin)...)
 		if min := (int(o.Deadline.Seconds()) + 1) * 1000; timeout < min {
 			problems = append(problems, fmt.Sprintf("the plugin's timeout %d ms is not above the hook's %s deadline", timeout, o.Deadline))
 		}

@@ -9,7 +9,7 @@ const TIMEOUT_MS = __TIMEOUT_MS__
 
 import { spawn } from "node:child_process"
 
-const FAILED = "loopguard: hook_failed: the loopguard hook could not run, so the call is blocked. The user should run `loopguard doctor` in their terminal."
+const FAILED = __FAILED__
 
 // ask runs the hook for one event and returns its answer; every failure
 // (it cannot start, it times out, it answers nothing readable) is a deny.
@@ -25,7 +25,7 @@ function ask(event, payload, directory) {
     }
     let child
     try {
-      child = spawn(HOOK, ["hook", "opencode", "--event", event, "--mode", MODE], {
+      child = spawn(HOOK, __ARGS__, {
         stdio: ["pipe", "pipe", "ignore"],
         env: { ...process.env, CLAUDE_PROJECT_DIR: directory },
       })

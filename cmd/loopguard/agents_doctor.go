@@ -13,6 +13,7 @@ import (
 	"github.com/loopguard/loopguard/agents/codex"
 	"github.com/loopguard/loopguard/agents/gemini"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/register"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -43,7 +44,7 @@ func selectAgents(env doctorEnv) ([]string, checkResult, error) {
 		}
 	}
 	for _, reg := range all.Registrations {
-		for _, p := range []string{reg.UserFile(env.settings.Home), reg.ProjectFile(env.settings.Cwd)} {
+		for _, p := range []string{reg.UserFile(env.settings.Dirs()), reg.ProjectFile(env.settings.Cwd)} {
 			if made(p, registered(reg, p, env.self)) {
 				sel = append(sel, reg.Agent)
 				break
@@ -69,7 +70,7 @@ func checkAgents(env doctorEnv, selected []string) []checkResult {
 		if !contains(selected, reg.Agent) {
 			continue
 		}
-		ro := agents.RegOptions{Binary: env.self, Deadline: agents.DefaultDeadline}
+		ro := register.Options{Binary: env.self, Deadline: agents.DefaultDeadline}
 		found := agentRegistrations(reg, env.settings, env.self)
 		for _, f := range found {
 			if f.claude {
@@ -79,7 +80,7 @@ func checkAgents(env doctorEnv, selected []string) []checkResult {
 		}
 		if len(found) == 0 {
 			out = append(out, checkResult{status: statusFail, name: reg.Agent,
-				detail: "loopguard is not registered for " + reg.Agent + " here (neither " + reg.UserFile(env.settings.Home) + " nor " + reg.ProjectFile(env.settings.Cwd) + ")",
+				detail: "loopguard is not registered for " + reg.Agent + " here (neither " + reg.UserFile(env.settings.Dirs()) + " nor " + reg.ProjectFile(env.settings.Cwd) + ")",
 				fix:    "run: loopguard init --agent " + reg.Agent})
 		}
 		if len(found) > 1 {
@@ -101,7 +102,7 @@ func checkAgents(env doctorEnv, selected []string) []checkResult {
 }
 
 // checkAgentFile checks one hook file of reg that registers loopguard.
-func checkAgentFile(env doctorEnv, reg agents.Registration, ro agents.RegOptions, f foundReg) []checkResult {
+func checkAgentFile(env doctorEnv, reg register.Registration, ro register.Options, f foundReg) []checkResult {
 	name := reg.Agent + " " + f.path
 	fix := "run: loopguard init --agent " + reg.Agent
 	if f.scope == "project" {
@@ -125,7 +126,7 @@ func checkAgentFile(env doctorEnv, reg agents.Registration, ro agents.RegOptions
 	for _, p := range problems {
 		out = append(out, checkResult{status: statusFail, name: name, detail: p, fix: fix})
 	}
-	for _, p := range agentRuns(reg.Agent, f.path, data, env.self) {
+	for _, p := range agentRuns(reg.Agent, f.path, data, env.self, env.settings.Dirs()) {
 		out = append(out, checkResult{status: statusFail, name: name, detail: p.detail, fix: p.fix})
 	}
 	if len(out) == 0 {
@@ -163,10 +164,10 @@ type agentProblem struct{ detail, fix string }
 
 // agentRuns checks what else decides whether the host runs loopguard's hook
 // from the file at path.
-func agentRuns(agent, path string, data []byte, self string) []agentProblem {
+func agentRuns(agent, path string, data []byte, self string, dirs register.Dirs) []agentProblem {
 	switch agent {
 	case codex.Name:
-		return codexTrusted(path, data, self)
+		return codexTrusted(path, data, self, dirs)
 	case gemini.Name:
 		var out []agentProblem
 		for _, p := range geminiEnabled(data) {
@@ -177,20 +178,12 @@ func agentRuns(agent, path string, data []byte, self string) []agentProblem {
 	return nil
 }
 
-// codexHome is $CODEX_HOME or ~/.codex.
-func codexHome() string {
-	if d := os.Getenv("CODEX_HOME"); d != "" {
-		return d
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".codex")
-}
-
 // codexTrusted checks that Codex trusts loopguard's handlers in the hooks
 // file at path, as they are now (codex.Untrusted recomputes each trust
 // hash), and that its config does not turn hooks off.
-func codexTrusted(path string, data []byte, self string) []agentProblem {
-	cfg := filepath.Join(codexHome(), "config.toml")
+func codexTrusted(path string, data []byte, self string, dirs register.Dirs) []agentProblem {
+	codexHome := dirs.Agent(codex.Name)
+	cfg := filepath.Join(codexHome, "config.toml")
 	b, err := os.ReadFile(cfg)
 	if err != nil && !os.IsNotExist(err) {
 		return []agentProblem{{fmt.Sprintf("cannot read %s: %v", cfg, err), "make it readable"}}
@@ -207,7 +200,7 @@ func codexTrusted(path string, data []byte, self string) []agentProblem {
 	if len(untrusted) > 0 {
 		out = append(out, agentProblem{
 			fmt.Sprintf("Codex does not trust loopguard's hooks as they are now (%s), so it does not run them: every call runs unguarded", strings.Join(untrusted, ", ")),
-			codexTrustStep(!strings.HasPrefix(path, codexHome()+string(filepath.Separator)))})
+			codexTrustStep(!strings.HasPrefix(path, codexHome+string(filepath.Separator)))})
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		l := strings.ReplaceAll(line, " ", "")

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/agents/copilot"
 	"github.com/loopguard/loopguard/agents/cursor"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/register"
 )
 
 // foundReg is one file in which loopguard is registered for an agent.
@@ -17,7 +17,7 @@ type foundReg struct {
 
 // registered reports whether the file at path registers loopguard for
 // reg (its hook entries, or its plugin).
-func registered(reg agents.Registration, path, self string) bool {
+func registered(reg register.Registration, path, self string) bool {
 	data, _, err := install.ReadSettings(path)
 	if err != nil || data == nil {
 		return false
@@ -25,16 +25,7 @@ func registered(reg agents.Registration, path, self string) bool {
 	if reg.Plugin != nil {
 		return reg.IsOurs(data)
 	}
-	regs, err := install.AgentHooks(data, reg.File(agents.RegOptions{Binary: self}))
-	if err != nil {
-		return false
-	}
-	for _, r := range regs {
-		if r.Ours {
-			return true
-		}
-	}
-	return false
+	return install.RegistersAgent(data, reg.File(register.Options{Binary: self}))
 }
 
 // claudeRegistered reports whether Claude Code's settings file at path
@@ -44,16 +35,7 @@ func claudeRegistered(path, self string) bool {
 	if err != nil || data == nil {
 		return false
 	}
-	hs, err := install.Hooks(data, self)
-	if err != nil {
-		return false
-	}
-	for _, h := range hs {
-		if h.Ours {
-			return true
-		}
-	}
-	return false
+	return install.Registers(data, self)
 }
 
 // agentRegistrations lists every file from which the agent of reg runs
@@ -62,12 +44,12 @@ func claudeRegistered(path, self string) bool {
 // .claude/settings.json hooks in a trusted folder; Cursor runs Claude
 // Code's user and project hooks, its "third-party hooks", by default).
 // More than one is more than one hook per call.
-func agentRegistrations(reg agents.Registration, env install.Env, self string) []foundReg {
+func agentRegistrations(reg register.Registration, env install.Env, self string) []foundReg {
 	var out []foundReg
-	if registered(reg, reg.UserFile(env.Home), self) {
-		out = append(out, foundReg{path: reg.UserFile(env.Home), scope: "user"})
+	if registered(reg, reg.UserFile(env.Dirs()), self) {
+		out = append(out, foundReg{path: reg.UserFile(env.Dirs()), scope: "user"})
 	}
-	if p := reg.ProjectFile(env.Cwd); p != reg.UserFile(env.Home) && registered(reg, p, self) {
+	if p := reg.ProjectFile(env.Cwd); p != reg.UserFile(env.Dirs()) && registered(reg, p, self) {
 		out = append(out, foundReg{path: p, scope: "project"})
 	}
 	var claude []install.Scope

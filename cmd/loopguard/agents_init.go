@@ -17,12 +17,13 @@ import (
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/register"
 	"github.com/loopguard/loopguard/state"
 )
 
 // agentFile is the hook file of reg chosen by the scope flags: --user (the
 // default) or --project; --local is Claude Code's only.
-func agentFile(reg agents.Registration, s scopeFlags) (string, string, error) {
+func agentFile(reg register.Registration, s scopeFlags) (string, string, error) {
 	env, err := settingsEnv()
 	if err != nil {
 		return "", "", err
@@ -33,7 +34,7 @@ func agentFile(reg agents.Registration, s scopeFlags) (string, string, error) {
 	case s.project:
 		return reg.ProjectFile(env.Cwd), "project", nil
 	}
-	return reg.UserFile(env.Home), "user", nil
+	return reg.UserFile(env.Dirs()), "user", nil
 }
 
 // initAgentRun is `loopguard init --agent NAME`: the same key, state,
@@ -55,7 +56,7 @@ func initAgentRun(ctx context.Context, out, errOut io.Writer, o *initOptions, bi
 		return err
 	}
 	hookBin, why := hookBinary(bin)
-	ro := agents.RegOptions{Binary: hookBin, Mode: o.mode, Deadline: agents.DefaultDeadline}
+	ro := register.Options{Binary: hookBin, Mode: o.mode, Deadline: agents.DefaultDeadline}
 	// One registration per agent: a second would run loopguard twice for
 	// every call.
 	env, err := settingsEnv()
@@ -199,7 +200,7 @@ func uninstallAgentRun(out, errOut io.Writer, o *uninstallOptions) error {
 	if err != nil {
 		return err
 	}
-	paths := []string{reg.UserFile(env.Home), reg.ProjectFile(env.Cwd)}
+	paths := []string{reg.UserFile(env.Dirs()), reg.ProjectFile(env.Cwd)}
 	explicit := o.scope.user || o.scope.project
 	if explicit {
 		p, _, err := agentFile(reg, o.scope)
@@ -217,7 +218,7 @@ func uninstallAgentRun(out, errOut io.Writer, o *uninstallOptions) error {
 		if reg.Plugin != nil {
 			res, err = install.RemoveOwned(path, backups, reg.IsOurs, o.dryRun)
 		} else {
-			res, err = install.RemoveAgent(path, backups, reg.File(agents.RegOptions{Binary: self}), o.dryRun)
+			res, err = install.RemoveAgent(path, backups, reg.File(register.Options{Binary: self}), o.dryRun)
 		}
 		if err != nil {
 			return err

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -404,8 +403,9 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 		}
 		bin = p
 	}
+	hook, hookErr := h.Hook(env.self)
 	if len(h.Args) == 0 {
-		bin = strings.Trim(strings.Fields(h.Command)[0], `"'`)
+		bin = hook.Binary
 		out = append(out, checkResult{status: statusWarn, name: name, detail: "registered in shell form; a shell sits between Claude Code and the hook",
 			fix: fixInit + " (registers the exec form, with args)"})
 	}
@@ -458,7 +458,14 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 				fix:    fixInit + ` (registers the matcher "*"; loopguard itself lets read-only tools through)`})
 		}
 	}
-	deadline, wait := hookTimes(h.Args)
+	if hookErr != nil {
+		out = append(out, checkResult{status: statusFail, name: name,
+			detail: fmt.Sprintf("the hook refuses its registered command line (%v): it denies every call", hookErr), fix: fixInit})
+	}
+	deadline, wait := hook.Deadline, hook.Wait
+	if deadline == 0 {
+		deadline = agents.DefaultDeadline
+	}
 	if wait > 0 && h.StatusMessage == "" {
 		out = append(out, checkResult{status: statusWarn, name: name,
 			detail: "no statusMessage: while a call is held, the agent's window says only that a hook runs, not that it waits for you in `loopguard review`",
@@ -475,22 +482,6 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 		out = append(out, checkResult{status: statusOK, name: name, detail: fmt.Sprintf("runs %s, onFailure block, timeout %ds, matcher %s", runs, h.Timeout, r.Matcher)})
 	}
 	return out
-}
-
-// hookTimes reads --deadline and --wait from a registered hook's arguments.
-func hookTimes(args []string) (deadline, wait time.Duration) {
-	deadline = agents.DefaultDeadline
-	if len(args) < 1 {
-		return deadline, 0
-	}
-	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.String("event", "", "")
-	fs.String("mode", "", "")
-	d := fs.Duration("deadline", agents.DefaultDeadline, "")
-	w := fs.Duration("wait", 0, "")
-	_ = fs.Parse(args[1:])
-	return *d, *w
 }
 
 // maxHookScan bounds how much of another hook's script is read.

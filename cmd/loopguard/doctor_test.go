@@ -45,24 +45,6 @@ func TestDoctorNoBusFast(t *testing.T) {
 	}
 }
 
-func TestHookTimes(t *testing.T) {
-	for _, c := range []struct {
-		args     []string
-		deadline time.Duration
-		wait     time.Duration
-	}{
-		{[]string{"hook", "--event", "PreToolUse"}, 5 * time.Second, 0},
-		{[]string{"hook", "--event", "PreToolUse", "--mode", "enforce", "--wait", "2m0s"}, 5 * time.Second, 2 * time.Minute},
-		{[]string{"hook", "--deadline", "9s"}, 9 * time.Second, 0},
-		{nil, 5 * time.Second, 0},
-	} {
-		d, w := hookTimes(c.args)
-		if d != c.deadline || w != c.wait {
-			t.Errorf("%q: %v %v", c.args, d, w)
-		}
-	}
-}
-
 func TestCheckClaudeVersions(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {

@@ -58,7 +58,7 @@ func settingsEnv() (install.Env, error) {
 	if err != nil {
 		return install.Env{}, fmt.Errorf("failed to find the working directory: %w", err)
 	}
-	return install.Env{Home: home, ConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"), Cwd: cwd}, nil
+	return install.Env{Home: home, ConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"), Cwd: cwd, CodexHome: os.Getenv("CODEX_HOME")}, nil
 }
 
 // selfPath is the absolute, symlink-resolved path of this binary.
@@ -310,7 +310,7 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 	switch {
 	case elsewhere != "":
 		fmt.Fprintf(out, "Hooks: %s runs loopguard for every tool call; init registers no hook of its own, so it never runs twice per call.\n", elsewhere)
-		if regs, err := install.Hooks(res.Old, hookBin); res.Changed && err == nil && hasOurs(regs) {
+		if res.Changed && install.Registers(res.Old, hookBin) {
 			fmt.Fprintf(out, "       Removed init's own registration from %s.\n", path)
 		}
 	case !res.Changed:

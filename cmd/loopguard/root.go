@@ -12,6 +12,7 @@ import (
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/present"
+	"github.com/loopguard/loopguard/register"
 )
 
 // ExitCode is what the process returns. The hook never returns ExitError:
@@ -34,7 +35,7 @@ var version = "dev"
 // dispatched before cobra is built, so every tool call pays only for what it
 // uses.
 func Main(args []string) ExitCode {
-	if len(args) > 0 && args[0] == "hook" {
+	if len(args) > 0 && args[0] == register.Word {
 		return runHook(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	}
 	if len(args) > 0 && args[0] == confine.Subcommand {

@@ -119,7 +119,7 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 		// project file may carry a teammate's registration.
 		if !explicit && !install.Recorded(backups, path) {
 			if data, _, err := install.ReadSettings(path); err == nil && data != nil {
-				if regs, err := install.Hooks(data, self); err == nil && hasOurs(regs) {
+				if install.Registers(data, self) {
 					fmt.Fprintf(out, "%s: registers loopguard, but not through init on this machine; left alone (remove it with --%s).\n", path, sc)
 				}
 			}
@@ -229,13 +229,4 @@ func purgeKey(ctx context.Context, out io.Writer) error {
 		}
 	}
 	return nil
-}
-
-func hasOurs(regs []install.Registered) bool {
-	for _, r := range regs {
-		if r.Ours {
-			return true
-		}
-	}
-	return false
 }

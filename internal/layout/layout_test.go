@@ -141,3 +141,31 @@ func TestOneReaderOfBash(t *testing.T) {
 		t.Error("control: shellparse does not import mvdan.cc/sh (the module moved?)")
 	}
 }
+
+// TestHookLinksNoInstaller: the hook-only binary reads its own command
+// line (register) but links none of the code that edits settings and
+// hook files (install): it starts on every tool call, and it has no
+// business writing an agent's configuration. The control: it does link
+// register and the agents' adapters, so an empty or wrong listing fails.
+func TestHookLinksNoInstaller(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "./../../cmd/loopguard-hook").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := map[string]bool{}
+	for _, d := range strings.Fields(string(out)) {
+		if rel, ok := local(d); ok {
+			deps[rel] = true
+		}
+	}
+	for d := range deps {
+		if d == "install" || strings.HasPrefix(d, "install/") {
+			t.Errorf("loopguard-hook links %s", d)
+		}
+	}
+	for _, want := range []string{"register", "hookmain", "agents/codex", "agents/all"} {
+		if !deps[want] {
+			t.Errorf("control: loopguard-hook does not link %s (go list -deps:\n%s)", want, out)
+		}
+	}
+}

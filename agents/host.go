@@ -1,0 +1,16 @@
+package agents
+
+// Host is what one agent's host does with a hook, as checked on a real
+// client (the version is named); doctor and the README say it.
+type Host struct {
+	// Client is the client and version the facts were checked on.
+	Client string
+	// Rewrite says how the host runs the canonical rewrite of a Bash call
+	// a scoped grant covers; "" when it cannot (or it is unproven): a scope
+	// then covers only a command whose text is already plain.
+	Rewrite string
+	// Timeout says what the host does with the call when a hook runs past
+	// the timeout registered for it; TimeoutOpen when it runs the call.
+	Timeout     string
+	TimeoutOpen bool
+}

@@ -1,0 +1,141 @@
+package register
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/policy"
+)
+
+// Registration is what `loopguard init --agent NAME` writes into one
+// agent's hook file and what `loopguard doctor` checks there. Each adapter
+// package defines its own (codex.Registration, ...): the flags written by
+// init and read back by doctor live in one place per agent.
+type Registration struct {
+	Agent string
+	// UserFile and ProjectFile name the hook files the agent reads (for a
+	// user's directories and a project directory).
+	UserFile    func(d Dirs) string
+	ProjectFile func(project string) string
+	// File is loopguard's registration for o.
+	File func(o Options) AgentFile
+	// Check returns what is wrong with the handlers registered in one file
+	// (nil when loopguard is registered as init would).
+	Check func(regs []Found, o Options) []string
+	// Binding says what an approval binds for this agent's calls.
+	Binding string
+	// Host is what the agent's host does with loopguard's answers.
+	Host agents.Host
+
+	// Plugin, when set, is the whole file loopguard writes and owns in
+	// place of entries in a hook file (OpenCode's plugin); File and Check
+	// are then unused, IsOurs recognises the file and CheckPlugin says
+	// what is wrong with it.
+	Plugin      func(o Options) []byte
+	IsOurs      func(data []byte) bool
+	CheckPlugin func(data []byte, o Options) []string
+}
+
+// Dirs are the user's directories an agent's user file is found under.
+type Dirs struct {
+	Home      string // the user's home directory
+	CodexHome string // $CODEX_HOME as set ("": not set; see policy.CodexHome)
+}
+
+// Agent is the directory where agent keeps its user files
+// (policy.AgentHome, which the protected set reads too).
+func (d Dirs) Agent(agent string) string { return policy.AgentHome(agent, d.Home, d.CodexHome) }
+
+// Options are the hook's settings as init writes them.
+type Options struct {
+	Binary   string        // absolute path of loopguard
+	Mode     string        // enforce, ask or audit
+	Deadline time.Duration // the hook's own deadline
+}
+
+// Command is the hook command for agent and event under o (shell form;
+// see Command.Fallback for fallback).
+func (o Options) Command(agent, event, fallback string) Command {
+	return Command{Binary: o.Binary, Agent: agent, Event: event, Mode: o.Mode, Fallback: fallback}
+}
+
+// TimeoutSeconds is the host timeout registered for a hook with deadline d:
+// well above it, so the hook's own deadline always answers first (the
+// hosts let a timed-out hook's call through).
+func TimeoutSeconds(d time.Duration) int { return TimeoutFor(d, 0) }
+
+// FallbackReason is the reason a registration's fallback deny gives.
+const FallbackReason = "loopguard: hook_failed: the loopguard hook could not run, so the call is blocked. The user should run `loopguard doctor` in their terminal."
+
+// Common is the check every agent's registration shares, with the keys
+// and units of that agent's file.
+type Common struct {
+	Agent  string
+	Events []string // each must have one of loopguard's handlers
+	// CmdKey holds the shell command; TimeoutKey the host timeout, in
+	// UnitsPerSecond.
+	CmdKey, TimeoutKey string
+	UnitsPerSecond     float64
+	// Fallbacks are, by event, the deny the command must echo when the
+	// hook cannot start, for a host (named Host) that lets such a call
+	// through.
+	Fallbacks map[string]string
+	Host      string
+}
+
+// Check says what is wrong with the handlers regs of one file (nil when
+// loopguard is registered as init writes it): each event has one of
+// loopguard's handlers; each command reads back (ParseShell) as `loopguard
+// hook <agent> --event <event>` with its fallback, and its binary exists;
+// each timeout is above the deadline.
+func (cm Common) Check(regs []Found, o Options) []string {
+	var problems []string
+	for _, ev := range cm.Events {
+		var ours []Found
+		for _, r := range regs {
+			if r.Ours && r.Event == ev {
+				ours = append(ours, r)
+			}
+		}
+		if len(ours) == 0 {
+			problems = append(problems, fmt.Sprintf("%s: loopguard is not registered", ev))
+			continue
+		}
+		for _, r := range ours {
+			line, _ := r.Fields[cm.CmdKey].(string)
+			c, err := ParseShell(line, o.Binary)
+			if err != nil || c.Agent != cm.Agent || c.Event != ev {
+				problems = append(problems, fmt.Sprintf("%s: the hook command does not run `loopguard hook %s --event %s`", ev, cm.Agent, ev))
+			}
+			switch want := cm.Fallbacks[ev]; {
+			case want == "":
+			case c.Fallback == "":
+				problems = append(problems, fmt.Sprintf("%s: no deny fallback (`|| echo ...`): %s lets the call through when the hook cannot start", ev, cm.Host))
+			case c.Fallback != want:
+				problems = append(problems, fmt.Sprintf("%s: the fallback (`|| echo ...`) is not loopguard's deny: %s lets the call through when the hook cannot start", ev, cm.Host))
+			}
+			if filepath.IsAbs(c.Binary) {
+				problems = append(problems, CheckBinary(ev, c.Binary)...)
+			}
+			t, ok := r.Fields[cm.TimeoutKey].(float64)
+			min := math.Ceil(o.Deadline.Seconds()+1) * cm.UnitsPerSecond
+			if !ok || t < min {
+				problems = append(problems, fmt.Sprintf("%s: %s is %v, not above the hook's %s deadline (at least %v): the host would let a slow call through", ev, cm.TimeoutKey, r.Fields[cm.TimeoutKey], o.Deadline, min))
+			}
+		}
+	}
+	return problems
+}
+
+// CheckBinary says what is wrong with the hook binary bin registered for
+// event ev (nothing when it exists).
+func CheckBinary(ev, bin string) []string {
+	if fi, err := os.Stat(bin); err != nil || fi.IsDir() {
+		return []string{fmt.Sprintf("%s: the hook binary %s does not exist", ev, bin)}
+	}
+	return nil
+}

@@ -1,0 +1,42 @@
+package register
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCommonReadsTheCommand: doctor reads each registered command
+// back with ParseShell: the wrong agent or event, a chain after the hook,
+// a missing binary, a missing fallback or one that is not loopguard's
+// deny are each named. The control: the command init writes passes.
+func TestCommonReadsTheCommand(t *testing.T) {
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Binary: bin, Deadline: 5 * time.Second}
+	const deny = `{"decision":"deny"}`
+	check := func(line string) []string {
+		regs := []Found{{Event: "PreToolUse", Ours: true, Fields: map[string]any{"command": line, "timeout": float64(30)}}}
+		return Common{Agent: "codex", Events: []string{"PreToolUse"}, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
+			Fallbacks: map[string]string{"PreToolUse": deny}, Host: "Codex"}.Check(regs, o)
+	}
+	good := o.Command("codex", "PreToolUse", deny).String()
+	if p := check(good); len(p) != 0 {
+		t.Errorf("control %s: %q", good, p)
+	}
+	for line, want := range map[string]string{
+		o.Command("gemini", "PreToolUse", deny).String():                                                        "does not run `loopguard hook codex --event PreToolUse`",
+		o.Command("codex", "PostToolUse", deny).String():                                                        "does not run",
+		o.Command("codex", "PreToolUse", "").String() + "; echo ok":                                             "does not run",
+		o.Command("codex", "PreToolUse", "").String():                                                           "no deny fallback",
+		o.Command("codex", "PreToolUse", `{"decision":"allow"}`).String():                                       "is not loopguard's deny",
+		Command{Binary: "/nonexistent/loopguard", Agent: "codex", Event: "PreToolUse", Fallback: deny}.String(): "does not exist",
+	} {
+		if p := check(line); !strings.Contains(strings.Join(p, "\n"), want) {
+			t.Errorf("%s: want %q, got %q", line, want, p)
+		}
+	}
+}
