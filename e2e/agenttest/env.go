@@ -61,6 +61,9 @@ type Env struct {
 	Ctx context.Context
 	G   *lg.Guard
 	Dir string
+
+	Agent  *Agent // the client, when the Env is an Agent's (Agent.NewEnv)
+	Client string // the client's executable, likewise
 }
 
 // NewEnv makes the guarded project; prepare runs on the new HOME before
