@@ -6,6 +6,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	lg "github.com/loopguard/loopguard/e2e/loopguard"
 )
 
 // Agent is one client as its e2e package drives it. What differs between
@@ -51,7 +53,7 @@ func (a *Agent) NewBareEnv(t *testing.T) *Env { return a.newEnv(t, "") }
 
 func (a *Agent) newEnv(t *testing.T, register string) *Env {
 	t.Helper()
-	RequireKeyring(t)
+	lg.RequireKeyring(t)
 	if a.setupErr != nil {
 		t.Fatalf("setup: %v", a.setupErr)
 	}

@@ -196,7 +196,7 @@ func TestManagedInstall(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: a managed install is root's (make test runs as root in CI)")
 	}
-	requireKeyring(t)
+	RequireKeyring(t)
 	if setupErr != nil {
 		t.Fatalf("setup: %v", setupErr)
 	}
@@ -301,17 +301,7 @@ func TestManagedInstall(t *testing.T) {
 	e := &env{t: t, ctx: context.Background(), claude: claudeWrap, Dir: proj,
 		g:         &Guard{Bin: lgWrap, Home: m.home, State: filepath.Join(m.home, ".local", "state")},
 		clientEnv: append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, bus...)}
-	const cmd = "echo managed >> runs.txt"
-	api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
-		claudetest.Tools(bash("toolu_mg1", cmd)),
-		claudetest.Tools(bash("toolu_mg2", cmd)),
-		claudetest.Text("done"),
-	}}, func(p *Proxy) { p.OnToolResult("toolu_mg1", e.approveOnly) })
-	wantDenied(t, api, "toolu_mg1", "no_grant")
-	wantRan(t, api, "toolu_mg2")
-	if got := e.read("runs.txt"); got != "managed\n" {
-		t.Errorf("runs.txt = %q; want the approved call to have run once", got)
-	}
+	e.heldApprovedRunsOnce("toolu_mg", "managed")
 
 	// Bypass mode is refused, or guarded all the same.
 	bapi := claudetest.NewFakeAPI(t, claudetest.Script{Main: []claudetest.Turn{

@@ -25,7 +25,7 @@ type pluginEnv struct {
 
 func newPluginEnv(t *testing.T) *pluginEnv {
 	t.Helper()
-	requireKeyring(t)
+	RequireKeyring(t)
 	if setupErr != nil {
 		t.Fatalf("setup: %v", setupErr)
 	}
