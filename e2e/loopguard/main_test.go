@@ -73,13 +73,20 @@ type env struct {
 	clientEnv []string
 }
 
-func newEnv(t *testing.T) *env {
+// installClient is where each real-client test starts: it needs a keyring
+// session and the package's setup, and returns the installed client.
+func installClient(t *testing.T) string {
 	t.Helper()
 	RequireKeyring(t)
 	if setupErr != nil {
 		t.Fatalf("setup: %v", setupErr)
 	}
-	claude := claudetest.Install(t)
+	return claudetest.Install(t)
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	claude := installClient(t)
 	return newEnvWith(t, claude, lgBin)
 }
 

@@ -196,11 +196,7 @@ func TestManagedInstall(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: a managed install is root's (make test runs as root in CI)")
 	}
-	RequireKeyring(t)
-	if setupErr != nil {
-		t.Fatalf("setup: %v", setupErr)
-	}
-	claude := claudetest.Install(t)
+	claude := installClient(t)
 	m := newManagedMachine(t)
 	rootEnv := []string{"HOME=" + filepath.Join(m.base, "root"), "PATH=/usr/local/bin:/usr/bin:/bin", "NO_COLOR=1"}
 	rootLG := func(args ...string) (string, error) {
