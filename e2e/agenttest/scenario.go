@@ -183,11 +183,22 @@ func RunsTheRewrite(e *Env) {
 	}
 }
 
-// WantPendingWrites checks that every pending call is a Write: a patch is
-// reviewed as the Write of the file it adds.
-func (e *Env) WantPendingWrites() {
+// AddNotes is a patch (apply_patch's format) that adds notes.txt.
+const AddNotes = "*** Begin Patch\n*** Add File: notes.txt\n+from the agent\n*** End Patch\n"
+
+// WantPatchApplied checks that the client's report of call i does not say
+// loopguard refused it, that the AddNotes patch was applied once, and that
+// every pending call is a Write: a patch is reviewed as the Write of the
+// file it adds.
+func (e *Env) WantPatchApplied(api *FakeAPI, i int) {
 	t := e.T
 	t.Helper()
+	if out := api.Output(i); strings.Contains(out, "loopguard") {
+		t.Errorf("the approved patch was not applied: %q", out)
+	}
+	if got := e.Read("notes.txt"); got != "from the agent\n" {
+		t.Errorf("notes.txt = %q; want the approved patch applied once", got)
+	}
 	p, err := e.G.Pending(e.Ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -65,7 +65,7 @@ func TestCodexFailsOpenOnHookTimeout(t *testing.T) {
 func TestCodexPatchIsBoundToItsFile(t *testing.T) {
 	t.Parallel()
 	e := codex.NewEnv(t)
-	const patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: notes.txt\n+from the agent\n*** End Patch\nEOF"
+	const patch = "apply_patch <<'EOF'\n" + agenttest.AddNotes + "EOF"
 	api := e.Run(agenttest.Script{
 		Commands: []string{patch, patch, patch},
 		Between: func(i int, _ string) {
@@ -88,13 +88,7 @@ func TestCodexPatchIsBoundToItsFile(t *testing.T) {
 	})
 	agenttest.WantBlocked(t, api, 0, "no_grant")
 	agenttest.WantBlocked(t, api, 1, "target_state_drift")
-	if out := api.Output(2); strings.Contains(out, "loopguard") {
-		t.Errorf("the approved patch was not applied: %q", out)
-	}
-	if got := e.Read("notes.txt"); got != "from the agent\n" {
-		t.Errorf("notes.txt = %q; want the approved patch applied once", got)
-	}
-	e.WantPendingWrites()
+	e.WantPatchApplied(api, 2)
 }
 
 // The model can ask Codex to run a command in another directory (workdir);

@@ -88,12 +88,11 @@ func TestCopilotRunsTheClaudeRegistration(t *testing.T) {
 // and reviewed as that Write.
 func TestCopilotGPT5PatchNeedsApproval(t *testing.T) {
 	e := copilot.NewEnv(t)
-	const patch = "*** Begin Patch\n*** Add File: notes.txt\n+from the agent\n*** End Patch\n"
 	// A free-form tool; the test checks what Copilot reported, not its
 	// exit status.
 	api := e.RunAnyExit(agenttest.Script{
 		Tool: "apply_patch", Custom: true,
-		Commands: []string{patch, patch},
+		Commands: []string{agenttest.AddNotes, agenttest.AddNotes},
 		Between: func(i int, _ string) {
 			if i == 0 {
 				if e.Exists("notes.txt") {
@@ -106,13 +105,7 @@ func TestCopilotGPT5PatchNeedsApproval(t *testing.T) {
 		},
 	})
 	agenttest.WantBlocked(t, api, 0, "no_grant")
-	if out := api.Output(1); strings.Contains(out, "loopguard") {
-		t.Errorf("the approved patch was not applied: %q", out)
-	}
-	if got := e.Read("notes.txt"); got != "from the agent\n" {
-		t.Errorf("notes.txt = %q; want the approved patch applied", got)
-	}
-	e.WantPendingWrites()
+	e.WantPatchApplied(api, 1)
 }
 
 // Copilot runs both of loopguard's registrations for every call here: its
