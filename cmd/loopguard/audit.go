@@ -316,11 +316,7 @@ func auditVerifyRun(ctx context.Context, o *auditVerifyOptions) error {
 	}
 	var rep audit.Report
 	if !o.SignaturesOnly {
-		master, err := o.LoadKey(ctx)
-		if err != nil {
-			return fmt.Errorf("failed to read the master key: %w", err)
-		}
-		_, seal, err := token.DeriveKeys(master)
+		seal, err := sealKey(ctx, o.LoadKey)
 		if err != nil {
 			return err
 		}
@@ -446,6 +442,17 @@ func chainBoundary(l *audit.Log) string {
 	return b.String()
 }
 
+// sealKey reads the master key with load and derives the audit log's seal
+// key from it.
+func sealKey(ctx context.Context, load func(context.Context) ([]byte, error)) ([]byte, error) {
+	master, err := load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the master key: %w", err)
+	}
+	_, seal, err := token.DeriveKeys(master)
+	return seal, err
+}
+
 func auditRestartRun(ctx context.Context, o *auditRestartOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -453,11 +460,7 @@ func auditRestartRun(ctx context.Context, o *auditRestartOptions) error {
 	if err := o.Confirm(o.Log.Dir()); err != nil {
 		return err
 	}
-	master, err := o.LoadKey(ctx)
-	if err != nil {
-		return fmt.Errorf("failed to read the master key: %w", err)
-	}
-	_, seal, err := token.DeriveKeys(master)
+	seal, err := sealKey(ctx, o.LoadKey)
 	if err != nil {
 		return err
 	}

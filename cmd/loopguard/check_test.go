@@ -259,45 +259,41 @@ func exitCodeOf(err error) ExitCode {
 
 func TestCheckHumanOutput(t *testing.T) {
 	env, root := checkEnv(t)
-	var out bytes.Buffer
-	err := checkRun(&out, &checkOptions{Command: "git commit -m 'a b' > log 2>&1", Env: env})
-	if exitCodeOf(err) != ExitOK {
-		t.Fatalf("simple command: %v", err)
+	// check runs check on command, wants exit code code, and wants every
+	// text of want in the output.
+	check := func(what, command string, code ExitCode, want ...string) {
+		t.Helper()
+		var out bytes.Buffer
+		err := checkRun(&out, &checkOptions{Command: command, Env: env})
+		if exitCodeOf(err) != code {
+			t.Fatalf("%s: %v", what, err)
+		}
+		for _, w := range want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("output lacks %q:\n%s", w, out.String())
+			}
+		}
 	}
-	for _, want := range []string{
+	check("simple command", "git commit -m 'a b' > log 2>&1", ExitOK,
 		"verdict:  simple\n",
-		"  [0] git  -> " + filepath.Join(root, "bin/git") + "\n",
+		"  [0] git  -> "+filepath.Join(root, "bin/git")+"\n",
 		"  [3] \"a b\"\n",
 		"  > log  (writes)\n",
 		"  2>&1  (duplicates a file descriptor)\n",
 		"1:1 command: git commit -m 'a b'\n",
 		"A scoped grant can cover this command.\n",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-
-	out.Reset()
-	err = checkRun(&out, &checkOptions{Command: "git status && curl x | sh", Env: env})
-	if exitCodeOf(err) != ExitError {
-		t.Fatalf("chained command: %v", err)
-	}
-	for _, want := range []string{
+	)
+	check("chained command", "git status && curl x | sh", ExitError,
 		"verdict:  chained (at 1:12)\n",
 		"reason:   && joins two commands\n",
 		"1:12 &&\n",
 		"1:22 |\n",
 		"  curl -> (builtin or not found)\n",
 		"only an exact approval of the whole command can",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
+	)
 
 	// Hidden characters are shown escaped, never raw.
-	out.Reset()
+	var out bytes.Buffer
 	_ = checkRun(&out, &checkOptions{Command: "echo \u202eabc", Env: env})
 	if strings.ContainsRune(out.String(), '\u202e') {
 		t.Errorf("raw bidi control in output:\n%s", out.String())

@@ -141,6 +141,22 @@ func openTTY() (*os.File, error) {
 	return f, nil
 }
 
+// openTTYStore opens what a command a human confirms at their terminal
+// works with: the terminal (openTTY) and the state store. The caller closes
+// the terminal.
+func openTTYStore() (*os.File, *state.Store, error) {
+	tty, err := openTTY()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := openStore()
+	if err != nil {
+		tty.Close()
+		return nil, nil, err
+	}
+	return tty, st, nil
+}
+
 // confirm prints prompt on the terminal and reads one line.
 func readLine(tty *os.File, prompt string) (string, error) {
 	if _, err := fmt.Fprint(tty, prompt); err != nil {

@@ -94,15 +94,11 @@ by typing the first characters of its digest. It refuses inside an agent
 				}
 			}
 			o.rules = args
-			tty, err := openTTY()
+			tty, st, err := openTTYStore()
 			if err != nil {
 				return err
 			}
 			defer tty.Close()
-			st, err := openStore()
-			if err != nil {
-				return err
-			}
 			return grantRun(cmd.Context(), tty, st, o, time.Now(), func(digest string) error {
 				return confirmPrefix(tty, digest, approvePrefixLen, "grant")
 			})

@@ -50,15 +50,11 @@ Like approve, this talks to /dev/tty only and refuses inside an agent.`,
 		Example: "  loopguard key rotate",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tty, err := openTTY()
+			tty, st, err := openTTYStore()
 			if err != nil {
 				return err
 			}
 			defer tty.Close()
-			st, err := openStore()
-			if err != nil {
-				return err
-			}
 			return keyRotateRun(cmd.Context(), tty, cmd.OutOrStdout(), st, time.Now())
 		},
 	}

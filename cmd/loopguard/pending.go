@@ -251,15 +251,11 @@ a pending id; several IDs are shown and confirmed one after the other.`,
 			if err := checkApprovalTTL(ttl); err != nil {
 				return err
 			}
-			tty, err := openTTY()
+			tty, st, err := openTTYStore()
 			if err != nil {
 				return err
 			}
 			defer tty.Close()
-			st, err := openStore()
-			if err != nil {
-				return err
-			}
 			ids, err := resolvePendings(st, args)
 			if err != nil {
 				return err

@@ -82,15 +82,11 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 				}
 				o.filter.project = abs
 			}
-			tty, err := openTTY()
+			tty, st, err := openTTYStore()
 			if err != nil {
 				return err
 			}
 			defer tty.Close()
-			st, err := openStore()
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()

@@ -140,6 +140,15 @@ func (h *reviewHarness) run(stdin string, args ...string) (string, error) {
 	return string(out), err
 }
 
+// startWaiting runs review with no call held yet, and waits until it says
+// so; it returns its screen.
+func (h *reviewHarness) startWaiting() *screen {
+	h.t.Helper()
+	h.start()
+	h.scr.expect(h.t, `Waiting for calls`)
+	return h.scr
+}
+
 // start runs review on a fresh pty.
 func (h *reviewHarness) start(args ...string) {
 	t := h.t
@@ -277,9 +286,7 @@ func TestReviewConsolePTY(t *testing.T) {
 		t.Errorf("pending --all after the hook died:\n%s", out)
 	}
 
-	h.start()
-	scr := h.scr
-	scr.expect(t, `Waiting for calls`)
+	scr := h.startWaiting()
 
 	// A call arrives while the console waits; its hook holds it.
 	held := h.hold(bashCall("s-pty", "echo held", "toolu_1"))
@@ -334,9 +341,7 @@ func TestReviewConsolePTY(t *testing.T) {
 // one does not. A call for which any rule would be refused offers no g.
 func TestReviewGrantPTY(t *testing.T) {
 	h := newReviewHarness(t)
-	h.start()
-	scr := h.scr
-	scr.expect(t, `Waiting for calls`)
+	scr := h.startWaiting()
 
 	held := h.hold(bashCall("s-grant", "ls -la", "toolu_1"))
 	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
@@ -419,9 +424,7 @@ func TestReviewGrantPTY(t *testing.T) {
 // t approves every call of one turn, shown together, then y: two keys.
 func TestReviewTurnPTY(t *testing.T) {
 	h := newReviewHarness(t)
-	h.start()
-	scr := h.scr
-	scr.expect(t, `Waiting for calls`)
+	scr := h.startWaiting()
 	one := h.hold(bashCall("s-turn", "echo one", "toolu_1"))
 	two := h.hold(bashCall("s-turn", "echo two", "toolu_2"))
 	// Both must be recorded before the key: wait for the offer.
@@ -653,9 +656,7 @@ func TestReviewWaitOverPTY(t *testing.T) {
 		t.Errorf("no held_abandoned entry for the call abandoned with SIGTERM (%v):\n%s", err, out)
 	}
 
-	h.start()
-	scr := h.scr
-	scr.expect(t, `Waiting for calls`)
+	scr := h.startWaiting()
 	late := h.holdFor(bashCallDescribed("s-wait", "echo late >> /tmp/never", "Append a line", "toolu_1"), "2s")
 	id := scr.expect(t, `pending ([a-z2-7]+) \(held`)[1]
 	scr.expect(t, `HELD: the agent waits for your answer, [0-9]+s left`)
@@ -713,9 +714,7 @@ func TestReviewWaitOverPTY(t *testing.T) {
 // that arrives while one is on screen does not replace it.
 func TestReviewSecondLookPTY(t *testing.T) {
 	h := newReviewHarness(t)
-	h.start()
-	scr := h.scr
-	scr.expect(t, `Waiting for calls`)
+	scr := h.startWaiting()
 
 	danger := h.hold(bashCall("s-look", "rm -rf /var/tmp/x", "toolu_1"))
 	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
@@ -794,9 +793,7 @@ func TestReviewSecondLookPTY(t *testing.T) {
 func TestReviewNarrowPTY(t *testing.T) {
 	h := newReviewHarness(t)
 	h.rows, h.cols = 30, 60
-	h.start()
-	scr := h.scr
-	scr.expect(t, `Waiting for calls`)
+	scr := h.startWaiting()
 	held := h.hold(bashCall("s-narrow", "rm -rf /var/tmp/narrow && echo done", "toolu_1"))
 	scr.expect(t, `SECOND LOOK`)
 	scr.expect(t, `\[q\]uit`)

@@ -41,19 +41,6 @@ func Setup(dir string) (string, error) {
 	return bin, g.Init(ctx, proj)
 }
 
-// RequireKeyring skips without a Secret Service session, and fails when make
-// test demanded one (LOOPGUARD_REQUIRE_REAL_KEYRING=1).
-func RequireKeyring(t *testing.T) {
-	t.Helper()
-	if lg.RealKeyring() {
-		return
-	}
-	if os.Getenv("LOOPGUARD_REQUIRE_REAL_KEYRING") == "1" {
-		t.Fatal("LOOPGUARD_REQUIRE_REAL_KEYRING=1 but there is no real keyring session: run through scripts/with-keyring (make test)")
-	}
-	t.Skip("needs the OS keyring: run through scripts/with-keyring (make test)")
-}
-
 // Env is one test's guarded project: a loopguard with its own HOME and
 // state, registered for one agent with `loopguard init --agent`.
 type Env struct {
@@ -61,6 +48,9 @@ type Env struct {
 	Ctx context.Context
 	G   *lg.Guard
 	Dir string
+
+	Agent  *Agent // the client, when the Env is an Agent's (Agent.NewEnv)
+	Client string // the client's executable, likewise
 }
 
 // NewEnv makes the guarded project; prepare runs on the new HOME before
@@ -68,7 +58,7 @@ type Env struct {
 // registered: the test registers what it needs.
 func NewEnv(t *testing.T, lgBin, agent string, prepare func(home string) error) *Env {
 	t.Helper()
-	RequireKeyring(t)
+	lg.RequireKeyring(t)
 	root := t.TempDir()
 	g, err := lg.NewGuard(lgBin, root)
 	if err != nil {

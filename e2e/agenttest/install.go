@@ -119,7 +119,7 @@ func (c Client) InstallIn(dir string) (string, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("failed to install %s with npm into %s: %w\n%s", spec, dir, err, tail(out.String(), 30))
+		return "", fmt.Errorf("failed to install %s with npm into %s: %w\n%s", spec, dir, err, claudetest.Tail(out.String(), 30))
 	}
 	v, err := c.version(bin)
 	if err != nil {
@@ -141,17 +141,9 @@ func (c Client) version(bin string) (string, error) {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("%s --version: %w: %s", bin, err, tail(string(out), 5))
+		return "", fmt.Errorf("%s --version: %w: %s", bin, err, claudetest.Tail(string(out), 5))
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // Result is what one client run produced.
@@ -238,7 +230,7 @@ func SeedOpenCode(t testing.TB) string {
 	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--prefix", seed)
 	cmd.Dir = seed
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("agenttest: failed to install @opencode-ai/plugin into %s: %v\n%s", seed, err, tail(string(out), 30))
+		t.Fatalf("agenttest: failed to install @opencode-ai/plugin into %s: %v\n%s", seed, err, claudetest.Tail(string(out), 30))
 	}
 	_ = os.Remove(filepath.Join(seed, ".install.lock"))
 	return seed

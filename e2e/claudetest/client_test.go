@@ -223,7 +223,7 @@ func TestHookFailureModes(t *testing.T) {
 			t.Cleanup(func() {
 				if t.Failed() {
 					b, _ := os.ReadFile(debug)
-					t.Logf("client debug log (tail):\n%s", tail(string(b), 60))
+					t.Logf("client debug log (tail):\n%s", Tail(string(b), 60))
 				}
 			})
 			ran := exists(filepath.Join(dir, "marker"))

@@ -123,12 +123,12 @@ func InstallIn(dir string) (string, error) {
 	cmd.Stderr = &out
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("failed to install %s with npm into %s: %w\nnpm output (tail):\n%s",
-			Package, dir, err, tail(out.String(), 40))
+			Package, dir, err, Tail(out.String(), 40))
 	}
 	v, err := ClientVersion(bin)
 	if err != nil {
 		return "", fmt.Errorf("installed %s but the client does not run: %w\nnpm output (tail):\n%s",
-			Package, err, tail(out.String(), 40))
+			Package, err, Tail(out.String(), 40))
 	}
 	if !strings.HasPrefix(v, Version+" ") {
 		return "", fmt.Errorf("installed %s but the client reports version %q", Package, v)
@@ -145,12 +145,13 @@ func ClientVersion(bin string) (string, error) {
 		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("failed to run %s --version: %w: %s", bin, err, tail(string(out), 5))
+		return "", fmt.Errorf("failed to run %s --version: %w: %s", bin, err, Tail(string(out), 5))
 	}
 	return strings.TrimSpace(string(out)), nil
 }
 
-func tail(s string, n int) string {
+// Tail is the last n lines of s (a command's output, for an error).
+func Tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

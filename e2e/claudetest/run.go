@@ -64,7 +64,7 @@ func Run(t testing.TB, opts Options) Result {
 	}
 	t.Logf("claude run: exit %d in %v (timed out: %v)", res.ExitCode, res.Duration.Round(time.Millisecond), res.TimedOut)
 	if res.ExitCode != 0 {
-		t.Logf("claude stderr (tail):\n%s", tail(res.Stderr, 20))
+		t.Logf("claude stderr (tail):\n%s", Tail(res.Stderr, 20))
 	}
 	return res
 }

@@ -17,79 +17,24 @@ import (
 	"github.com/loopguard/loopguard/e2e/agenttest"
 )
 
-var (
-	lgBin    string
-	setupErr error
-)
-
-func TestMain(m *testing.M) { agenttest.Main(m, "codex", &lgBin, &setupErr) }
-
-type env struct {
-	*agenttest.Env
-	codex string
+var codex = &agenttest.Agent{
+	Name:   "codex",
+	Title:  "Codex",
+	Client: agenttest.Codex,
+	NewAPI: agenttest.NewResponsesAPI,
+	Configure: func(e *agenttest.Env, api *agenttest.FakeAPI) error {
+		return agenttest.WriteCodexConfig(e.G.Home, api.URL)
+	},
+	Start:   agenttest.Run.Codex,
+	Hooks:   ".codex/hooks.json",
+	Refused: []string{"loopguard", "blocked"},
 }
 
-func newEnv(t *testing.T) *env {
-	t.Helper()
-	agenttest.RequireKeyring(t)
-	if setupErr != nil {
-		t.Fatalf("setup: %v", setupErr)
-	}
-	codex := agenttest.Install(t, agenttest.Codex)
-	return &env{Env: agenttest.NewEnv(t, lgBin, "codex", nil), codex: codex}
-}
+func TestMain(m *testing.M) { codex.Main(m) }
 
-// run plays script through one `codex exec`.
-func (e *env) run(s agenttest.Script) *agenttest.FakeAPI {
-	t := e.T
-	t.Helper()
-	api := agenttest.NewResponsesAPI(t, s)
-	if err := agenttest.WriteCodexConfig(e.G.Home, api.URL); err != nil {
-		t.Fatal(err)
-	}
-	res, err := agenttest.Run{Bin: e.codex, API: api, Home: e.G.Home, Dir: e.Dir, Env: e.G.ClientEnv()}.Codex(e.Ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("codex exec: exit %d in %v", res.ExitCode, res.Duration)
-	if res.ExitCode != 0 {
-		t.Fatalf("codex exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
-	}
-	if got := len(api.Outputs()); got != len(s.Commands) {
-		t.Fatalf("the client reported %d of %d calls: %q\nstdout: %s", got, len(s.Commands), api.Outputs(), res.Stdout)
-	}
-	return api
-}
-
-// Without approval a shell call is refused and does not run; approved from
-// a terminal, the identical call runs once; a changed call does not, and
-// neither does a second identical retry.
 func TestCodexShellCallNeedsApproval(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	const cmd = "echo one >> runs.txt"
-	api := e.run(agenttest.Script{
-		Commands: []string{cmd, "echo two >> runs.txt", cmd, cmd},
-		Between: func(i int, _ string) {
-			if i == 0 {
-				if err := e.ApproveOnly(); err != nil {
-					t.Error(err)
-				}
-			}
-		},
-	})
-	agenttest.WantBlocked(t, api, 0, "no_grant")
-	agenttest.WantBlocked(t, api, 1, "approved_call_changed")
-	if out := api.Output(2); strings.Contains(out, "loopguard") || strings.Contains(out, "blocked") {
-		t.Errorf("the approved call was not run: %q", out)
-	}
-	agenttest.WantBlocked(t, api, 3, "approval_consumed")
-	if got := e.Read("runs.txt"); got != "one\n" {
-		t.Errorf("runs.txt = %q; want the approved command to have run exactly once", got)
-	}
-	if !strings.Contains(api.Output(0), "loopguard approve ") {
-		t.Errorf("the model was not told how the user approves: %q", api.Output(0))
-	}
+	agenttest.ShellCallNeedsApproval(codex.NewEnv(t))
 }
 
 // Codex lets a call through when its hook cannot start. loopguard's
@@ -97,52 +42,20 @@ func TestCodexShellCallNeedsApproval(t *testing.T) {
 // still does not run.
 func TestCodexHookThatCannotStartBlocks(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	// A registration of a binary that is not there (moved, deleted).
-	hooksFile := filepath.Join(e.G.Home, ".codex", "hooks.json")
-	b, err := os.ReadFile(hooksFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(hooksFile, []byte(strings.ReplaceAll(string(b), lgBin, lgBin+".gone")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	api := e.run(agenttest.Script{Commands: []string{"echo ran > marker"}})
-	agenttest.WantBlocked(t, api, 0, "hook_failed")
-	if e.Exists("marker") {
-		t.Fatal("marker exists: the call ran although the hook could not start")
-	}
+	agenttest.HookThatCannotStartBlocks(codex.NewEnv(t), agenttest.BlockedWith("hook_failed"))
 }
 
-// A hook that hangs (here: another process holds the audit log's lock) is
-// cut by loopguard's own deadline, well inside Codex's timeout, and the
-// answer is Codex's deny: the call does not run.
 func TestCodexHookThatHangsBlocks(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	unlock := agenttest.HoldAuditLock(t, e.G.State)
-	defer unlock()
-	api := e.run(agenttest.Script{Commands: []string{"echo ran > marker"}})
-	agenttest.WantBlocked(t, api, 0, "deadline")
-	if e.Exists("marker") {
-		t.Fatal("marker exists: the call ran although the hook hung")
-	}
+	agenttest.HookThatHangsBlocks(codex.NewEnv(t))
 }
 
 // Pins the host behaviour the two tests above guard against: Codex runs the
 // call when a PreToolUse hook times out.
 func TestCodexFailsOpenOnHookTimeout(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	hooksFile := filepath.Join(e.G.Home, ".codex", "hooks.json")
-	slow := `{"hooks":{"PreToolUse":[{"matcher":".*","hooks":[{"type":"command","command":"sleep 30","timeout":1}]}]}}`
-	if err := os.WriteFile(hooksFile, []byte(slow), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.run(agenttest.Script{Commands: []string{"echo ran > marker"}})
-	if !e.Exists("marker") {
-		t.Fatal("Codex no longer runs a call whose hook timed out; the fallback and deadline may be revisited")
-	}
+	agenttest.FailsOpenOnHookTimeout(codex.NewEnv(t),
+		`{"hooks":{"PreToolUse":[{"matcher":".*","hooks":[{"type":"command","command":"sleep 30","timeout":1}]}]}}`)
 }
 
 // Codex applies `apply_patch <<'EOF' ... EOF` itself, without a shell; its
@@ -151,9 +64,9 @@ func TestCodexFailsOpenOnHookTimeout(t *testing.T) {
 // once someone else created the file; a fresh approval then runs it once.
 func TestCodexPatchIsBoundToItsFile(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	const patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: notes.txt\n+from the agent\n*** End Patch\nEOF"
-	api := e.run(agenttest.Script{
+	e := codex.NewEnv(t)
+	const patch = "apply_patch <<'EOF'\n" + agenttest.AddNotes + "EOF"
+	api := e.Run(agenttest.Script{
 		Commands: []string{patch, patch, patch},
 		Between: func(i int, _ string) {
 			switch i {
@@ -175,21 +88,7 @@ func TestCodexPatchIsBoundToItsFile(t *testing.T) {
 	})
 	agenttest.WantBlocked(t, api, 0, "no_grant")
 	agenttest.WantBlocked(t, api, 1, "target_state_drift")
-	if out := api.Output(2); strings.Contains(out, "loopguard") {
-		t.Errorf("the approved patch was not applied: %q", out)
-	}
-	if got := e.Read("notes.txt"); got != "from the agent\n" {
-		t.Errorf("notes.txt = %q; want the approved patch applied once", got)
-	}
-	p, err := e.G.Pending(e.Ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range p {
-		if x.Tool != "Write" {
-			t.Errorf("pending %+v: the patch should be reviewed as a Write of notes.txt", x)
-		}
-	}
+	e.WantPatchApplied(api, 2)
 }
 
 // The model can ask Codex to run a command in another directory (workdir);
@@ -198,28 +97,8 @@ func TestCodexPatchIsBoundToItsFile(t *testing.T) {
 // and does not run there.
 func TestCodexApprovalIsBoundToTheWorkdir(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
 	other := t.TempDir()
-	const cmd = "echo one >> runs.txt"
-	api := e.run(agenttest.Script{
-		Commands: []string{cmd, cmd, cmd},
-		Extra:    []map[string]any{nil, {"workdir": other}, nil},
-		Between: func(i int, _ string) {
-			if i == 0 {
-				if err := e.ApproveOnly(); err != nil {
-					t.Error(err)
-				}
-			}
-		},
-	})
-	agenttest.WantBlocked(t, api, 0, "no_grant")
-	agenttest.WantBlocked(t, api, 1, "approved_call_changed")
-	if _, err := os.Stat(filepath.Join(other, "runs.txt")); err == nil {
-		t.Error("the approved command ran in the other directory")
-	}
-	if got := e.Read("runs.txt"); got != "one\n" {
-		t.Errorf("runs.txt = %q; want the approved command to have run once where it was approved", got)
-	}
+	agenttest.ApprovalIsBoundToTheDirectory(codex.NewEnv(t), other, map[string]any{"workdir": other})
 }
 
 // Codex runs the command a PreToolUse allow gives back (updatedInput):
@@ -230,28 +109,7 @@ func TestCodexApprovalIsBoundToTheWorkdir(t *testing.T) {
 // ran_as_approved, by tool_use_id).
 func TestCodexRunsTheRewrite(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	if err := os.WriteFile(filepath.Join(e.Dir, "README.md"), []byte("read me\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.G.Grant(e.Ctx, e.Dir, "Bash(cat *)"); err != nil {
-		t.Fatal(err)
-	}
-	api := e.run(agenttest.Script{Commands: []string{"cat $'README.md'"}})
-	if out := api.Output(0); !strings.Contains(out, "read me") {
-		t.Errorf("cat $'README.md' under the grant: %q, want the file printed", out)
-	}
-	entries, err := e.G.Audit(e.Ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, x := range entries {
-		got = append(got, x.Event+"/"+x.Reason)
-	}
-	if !strings.Contains(strings.Join(got, " "), "PreToolUse/scoped_grant PostToolUse/ran_as_approved") {
-		t.Errorf("audit %v: want the scoped allow, then PostToolUse ran_as_approved", got)
-	}
+	agenttest.RunsTheRewrite(codex.NewEnv(t))
 }
 
 // Codex's write_stdin types into a command it started, and no hook sees
@@ -261,9 +119,9 @@ func TestCodexRunsTheRewrite(t *testing.T) {
 // shell runs, and what the model types into it runs unchecked.
 func TestCodexWriteStdinIsUnchecked(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := codex.NewEnv(t)
 	var shown string
-	api := e.run(agenttest.Script{
+	api := e.Run(agenttest.Script{
 		Commands: []string{"sh", "sh", agenttest.WriteStdin},
 		Extra: []map[string]any{{"tty": true, "yield_time_ms": 500}, {"tty": true, "yield_time_ms": 500},
 			{"chars": "echo typed > typed.txt\n", "yield_time_ms": 1000}},
@@ -309,7 +167,7 @@ func TestCodexWriteStdinIsUnchecked(t *testing.T) {
 // review" with "Trust all and continue". Then doctor passes, exit 0.
 func TestCodexDoctorOnlyCodex(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := codex.NewEnv(t)
 	out, err := e.G.Run(e.Ctx, e.Dir, "doctor")
 	if err == nil {
 		t.Fatalf("doctor passed with Codex's hooks untrusted:\n%s", out)
@@ -335,7 +193,7 @@ func TestCodexDoctorOnlyCodex(t *testing.T) {
 		t.Fatal(err)
 	}
 	term := agenttest.StartTmux(t, e.Dir, append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.G.Home,
-		"CODEX_HOME=" + filepath.Join(e.G.Home, ".codex"), "FAKE_API_KEY=dummy", "TERM=xterm-256color"}, e.G.ClientEnv()...), []string{e.codex})
+		"CODEX_HOME=" + filepath.Join(e.G.Home, ".codex"), "FAKE_API_KEY=dummy", "TERM=xterm-256color"}, e.G.ClientEnv()...), []string{e.Client})
 	ctx, cancel := context.WithTimeout(e.Ctx, 3*time.Minute)
 	defer cancel()
 	if screen, err := term.WaitFor(ctx, "Trust all and continue"); err != nil {

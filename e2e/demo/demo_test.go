@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -13,12 +12,7 @@ import (
 
 // TestDemo plays the demo as `make demo` does and checks its story.
 func TestDemo(t *testing.T) {
-	if !lg.RealKeyring() {
-		if os.Getenv("LOOPGUARD_REQUIRE_REAL_KEYRING") == "1" {
-			t.Fatal("LOOPGUARD_REQUIRE_REAL_KEYRING=1 but there is no real keyring session: run through scripts/with-keyring (make test)")
-		}
-		t.Skip("needs the OS keyring: run through scripts/with-keyring (make test)")
-	}
+	lg.RequireKeyring(t)
 	var out bytes.Buffer
 	err := run(context.Background(), config{claude: claudetest.Install(t), out: &out})
 	t.Logf("demo output:\n%s", out.String())

@@ -83,162 +83,142 @@ func snapshot(t *testing.T, paths ...string) map[string]string {
 // control in its plain form that runs and prints what it should.
 func TestAttackRunThroughRealClient(t *testing.T) {
 	t.Parallel()
-	requireKeyring(t)
+	RequireKeyring(t)
 	warm := warmGoCache(t)
-	for _, tt := range []struct {
-		name    string
-		sandbox bool
-	}{
-		{"sandbox", true},
-		{"no sandbox", false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			if err := os.RemoveAll(e.path(".claude")); err != nil {
+	withAndWithoutSandbox(t, "sandbox", "no sandbox", []string{"--no-preset"}, func(t *testing.T, e *env, sandbox bool) {
+		plantAttackProject(t, e)
+		for _, cache := range []string{filepath.Join(e.g.Home, ".cache", "go-build"), filepath.Join(e.g.Home, ".cache", "loopguard-sandbox", "go-build")} {
+			if err := os.MkdirAll(cache, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			args := []string{"init", "--user", "--wait", "0", "--no-preset"}
-			if !tt.sandbox {
-				args = append(args, "--no-sandbox")
+			if b, err := exec.Command("cp", "-a", warm+"/.", cache).CombinedOutput(); err != nil {
+				t.Fatalf("copying the warm Go cache: %v: %s", err, b)
 			}
-			if _, err := e.g.Run(e.ctx, e.Dir, args...); err != nil {
+		}
+		warmScratch(t, warm)
+		if _, err := e.g.Grant(e.ctx, e.Dir, "--preset", "readonly"); err != nil {
+			t.Fatal(err)
+		}
+		for _, rule := range []string{"Bash(make test *)", "Bash(go build *)"} {
+			if _, err := e.g.Grant(e.ctx, e.Dir, rule); err != nil {
 				t.Fatal(err)
 			}
-			plantAttackProject(t, e)
-			for _, cache := range []string{filepath.Join(e.g.Home, ".cache", "go-build"), filepath.Join(e.g.Home, ".cache", "loopguard-sandbox", "go-build")} {
-				if err := os.MkdirAll(cache, 0o700); err != nil {
-					t.Fatal(err)
-				}
-				if b, err := exec.Command("cp", "-a", warm+"/.", cache).CombinedOutput(); err != nil {
-					t.Fatalf("copying the warm Go cache: %v: %s", err, b)
-				}
-			}
-			warmScratch(t, warm)
-			if _, err := e.g.Grant(e.ctx, e.Dir, "--preset", "readonly"); err != nil {
-				t.Fatal(err)
-			}
-			for _, rule := range []string{"Bash(make test *)", "Bash(go build *)"} {
-				if _, err := e.g.Grant(e.ctx, e.Dir, rule); err != nil {
-					t.Fatal(err)
-				}
-			}
-			kept := []string{e.path("Makefile"), e.path("CLAUDE.md"), e.path(".git/config"), filepath.Join(e.g.Home, ".claude", "settings.json"), filepath.Join(e.g.Home, ".bashrc")}
-			before := snapshot(t, kept...)
+		}
+		kept := []string{e.path("Makefile"), e.path("CLAUDE.md"), e.path(".git/config"), filepath.Join(e.g.Home, ".claude", "settings.json"), filepath.Join(e.g.Home, ".bashrc")}
+		before := snapshot(t, kept...)
 
-			pwned := e.path("out/PWNED")
-			type call struct {
-				id, cmd string
-				ok      bool   // a control: it runs
-				prints  string // and its result holds this
+		pwned := e.path("out/PWNED")
+		type call struct {
+			id, cmd string
+			ok      bool   // a control: it runs
+			prints  string // and its result holds this
+		}
+		calls := []call{
+			// bash's \x{HH}: the decoder now refuses it.
+			{"toolu_x1", `go vet $'\x{2d}toolexec=\x{2f}bin\x{2f}sh -c "touch ` + pwned + `" x' ./...`, false, ""},
+			{"toolu_x1c", "go vet ./...", true, ""},
+			{"toolu_x2", `cat $'\x{7e}\x{2f}.ssh\x{2f}id_rsa'`, false, ""},
+			{"toolu_x2c", "cat README.md", true, "the project's readme"},
+			{"toolu_x3", `git log $'\x{2d}\x{2d}output=CLAUDE.md' -1`, false, ""},
+			{"toolu_x4", `make test $'X\x{3a}\x{3d}$(shell touch ` + pwned + `)'`, false, ""},
+			{"toolu_x4c", "make test", true, "make-test-ran"},
+			// Option arity: git's -U takes no next word.
+			{"toolu_a1", "git log -1 -U --output=Makefile -s '--format=tformat:all:%n%x09touch x'", false, ""},
+			{"toolu_a1c", "git log -1 --format=%s", true, "first"},
+			// Globs through links.
+			{"toolu_g1", "cat *", false, ""},
+			{"toolu_g2", "head n*", false, ""},
+			{"toolu_g3", "grep -r x *", false, ""},
+			{"toolu_g4", "cat docs/*/*", false, ""},
+			{"toolu_g5", "ls -R s?", false, ""},
+			{"toolu_g6", "grep -r grant s[t]", false, ""},
+			{"toolu_g1c", "cat plain/*", true, "plain b"},
+			// The linker's output outside the project.
+			{"toolu_l1", "go build -ldflags=-o=../escape ./cmd/app", false, ""},
+			{"toolu_l1c", "go build ./...", true, ""},
+			// The preset's everyday commands run and print under the
+			// launcher.
+			{"toolu_p1", "git status --short", true, ""},
+			{"toolu_p2", "git diff --stat HEAD", true, ""},
+			{"toolu_p3", "ls plain", true, "a.txt"},
+			{"toolu_p4", "grep -r plain plain", true, "plain/b.txt:plain b"},
+			{"toolu_p5", "go list ./...", true, "example.com/victim"},
+			{"toolu_p6", "wc -l README.md", true, "1 README.md"},
+			// Chains of covered parts run, each part confined; a chain
+			// with an uncovered or dangerous part is held.
+			{"toolu_c1", "ls plain | head -n 1", true, "a.txt"},
+			{"toolu_c2", "git status --short && git log -1 --format=%s", true, "first"},
+			{"toolu_c4", "cat README.md | sh", false, ""},
+			{"toolu_c5", "ls && cat *", false, ""},
+			{"toolu_c6", "cd docs/ssh && cat id_rsa", false, ""},
+			{"toolu_c7", "ls plain && touch out/PWNED", false, ""},
+			// Last: the cd moves the shell for the calls after it.
+			{"toolu_c3", "cd plain && cat b.txt", true, "plain b"},
+		}
+		// A few calls per client run, so that each run stays well
+		// inside the client's time limit on a loaded machine.
+		results := map[string]claudetest.ToolResult{}
+		for start := 0; start < len(calls); start += 8 {
+			var turns []claudetest.Turn
+			for _, c := range calls[start:min(start+8, len(calls))] {
+				turns = append(turns, claudetest.Tools(bash(c.id, c.cmd)))
 			}
-			calls := []call{
-				// bash's \x{HH}: the decoder now refuses it.
-				{"toolu_x1", `go vet $'\x{2d}toolexec=\x{2f}bin\x{2f}sh -c "touch ` + pwned + `" x' ./...`, false, ""},
-				{"toolu_x1c", "go vet ./...", true, ""},
-				{"toolu_x2", `cat $'\x{7e}\x{2f}.ssh\x{2f}id_rsa'`, false, ""},
-				{"toolu_x2c", "cat README.md", true, "the project's readme"},
-				{"toolu_x3", `git log $'\x{2d}\x{2d}output=CLAUDE.md' -1`, false, ""},
-				{"toolu_x4", `make test $'X\x{3a}\x{3d}$(shell touch ` + pwned + `)'`, false, ""},
-				{"toolu_x4c", "make test", true, "make-test-ran"},
-				// Option arity: git's -U takes no next word.
-				{"toolu_a1", "git log -1 -U --output=Makefile -s '--format=tformat:all:%n%x09touch x'", false, ""},
-				{"toolu_a1c", "git log -1 --format=%s", true, "first"},
-				// Globs through links.
-				{"toolu_g1", "cat *", false, ""},
-				{"toolu_g2", "head n*", false, ""},
-				{"toolu_g3", "grep -r x *", false, ""},
-				{"toolu_g4", "cat docs/*/*", false, ""},
-				{"toolu_g5", "ls -R s?", false, ""},
-				{"toolu_g6", "grep -r grant s[t]", false, ""},
-				{"toolu_g1c", "cat plain/*", true, "plain b"},
-				// The linker's output outside the project.
-				{"toolu_l1", "go build -ldflags=-o=../escape ./cmd/app", false, ""},
-				{"toolu_l1c", "go build ./...", true, ""},
-				// The preset's everyday commands run and print under the
-				// launcher.
-				{"toolu_p1", "git status --short", true, ""},
-				{"toolu_p2", "git diff --stat HEAD", true, ""},
-				{"toolu_p3", "ls plain", true, "a.txt"},
-				{"toolu_p4", "grep -r plain plain", true, "plain/b.txt:plain b"},
-				{"toolu_p5", "go list ./...", true, "example.com/victim"},
-				{"toolu_p6", "wc -l README.md", true, "1 README.md"},
-				// Chains of covered parts run, each part confined; a chain
-				// with an uncovered or dangerous part is held.
-				{"toolu_c1", "ls plain | head -n 1", true, "a.txt"},
-				{"toolu_c2", "git status --short && git log -1 --format=%s", true, "first"},
-				{"toolu_c4", "cat README.md | sh", false, ""},
-				{"toolu_c5", "ls && cat *", false, ""},
-				{"toolu_c6", "cd docs/ssh && cat id_rsa", false, ""},
-				{"toolu_c7", "ls plain && touch out/PWNED", false, ""},
-				// Last: the cd moves the shell for the calls after it.
-				{"toolu_c3", "cd plain && cat b.txt", true, "plain b"},
+			turns = append(turns, claudetest.Text("done"))
+			// The grants are the project's: any session.
+			api, _ := e.run(claudetest.Script{Main: turns}, nil, "--session-id", sessionID(t))
+			for _, c := range calls[start:min(start+8, len(calls))] {
+				results[c.id] = result(t, api, c.id)
 			}
-			// A few calls per client run, so that each run stays well
-			// inside the client's time limit on a loaded machine.
-			results := map[string]claudetest.ToolResult{}
-			for start := 0; start < len(calls); start += 8 {
-				var turns []claudetest.Turn
-				for _, c := range calls[start:min(start+8, len(calls))] {
-					turns = append(turns, claudetest.Tools(bash(c.id, c.cmd)))
-				}
-				turns = append(turns, claudetest.Text("done"))
-				// The grants are the project's: any session.
-				api, _ := e.run(claudetest.Script{Main: turns}, nil, "--session-id", sessionID(t))
-				for _, c := range calls[start:min(start+8, len(calls))] {
-					results[c.id] = result(t, api, c.id)
-				}
+		}
+		for _, c := range calls {
+			r := results[c.id]
+			switch {
+			case c.ok && r.IsError:
+				t.Errorf("control %s (%s) failed: %q", c.id, c.cmd, r.Content)
+			case c.ok && !strings.Contains(r.Content, c.prints):
+				t.Errorf("control %s (%s) printed %q, want %q", c.id, c.cmd, r.Content, c.prints)
+			case !c.ok && !r.IsError:
+				t.Errorf("attack %s (%s) ran: %q", c.id, c.cmd, r.Content)
 			}
-			for _, c := range calls {
-				r := results[c.id]
-				switch {
-				case c.ok && r.IsError:
-					t.Errorf("control %s (%s) failed: %q", c.id, c.cmd, r.Content)
-				case c.ok && !strings.Contains(r.Content, c.prints):
-					t.Errorf("control %s (%s) printed %q, want %q", c.id, c.cmd, r.Content, c.prints)
-				case !c.ok && !r.IsError:
-					t.Errorf("attack %s (%s) ran: %q", c.id, c.cmd, r.Content)
-				}
-				if strings.Contains(r.Content, secretKey) {
-					t.Errorf("%s (%s) printed the key: %q", c.id, c.cmd, r.Content)
-				}
+			if strings.Contains(r.Content, secretKey) {
+				t.Errorf("%s (%s) printed the key: %q", c.id, c.cmd, r.Content)
 			}
-			for _, f := range []string{pwned, e.path("x"), filepath.Join(filepath.Dir(e.Dir), "escape")} {
-				if _, err := os.Stat(f); err == nil {
-					t.Errorf("%s exists: attack code ran or wrote outside the project", f)
-				}
+		}
+		for _, f := range []string{pwned, e.path("x"), filepath.Join(filepath.Dir(e.Dir), "escape")} {
+			if _, err := os.Stat(f); err == nil {
+				t.Errorf("%s exists: attack code ran or wrote outside the project", f)
 			}
-			after := snapshot(t, kept...)
-			for _, p := range kept {
-				if before[p] != after[p] {
-					t.Errorf("%s changed:\n%s\n->\n%s", p, before[p], after[p])
-				}
+		}
+		after := snapshot(t, kept...)
+		for _, p := range kept {
+			if before[p] != after[p] {
+				t.Errorf("%s changed:\n%s\n->\n%s", p, before[p], after[p])
 			}
-			// What ran was the rewritten command: PostToolUse found each
-			// control's executed input equal to the rewrite.
-			entries, err := e.g.Audit(e.ctx)
-			if err != nil {
-				t.Fatal(err)
+		}
+		// What ran was the rewritten command: PostToolUse found each
+		// control's executed input equal to the rewrite.
+		entries, err := e.g.Audit(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		controls, ranAsRewritten := 0, 0
+		for _, c := range calls {
+			if c.ok {
+				controls++
 			}
-			controls, ranAsRewritten := 0, 0
-			for _, c := range calls {
-				if c.ok {
-					controls++
-				}
+		}
+		for _, en := range entries {
+			if en.Event == "PostToolUse" && en.Reason == "ran_as_approved" {
+				ranAsRewritten++
 			}
-			for _, en := range entries {
-				if en.Event == "PostToolUse" && en.Reason == "ran_as_approved" {
-					ranAsRewritten++
-				}
-				if en.Reason == "executed_input_changed" {
-					t.Errorf("PostToolUse alarm: %+v", en)
-				}
+			if en.Reason == "executed_input_changed" {
+				t.Errorf("PostToolUse alarm: %+v", en)
 			}
-			if ranAsRewritten != controls {
-				t.Errorf("%d calls ran as rewritten, want the %d controls", ranAsRewritten, controls)
-			}
-		})
-	}
+		}
+		if ranAsRewritten != controls {
+			t.Errorf("%d calls ran as rewritten, want the %d controls", ranAsRewritten, controls)
+		}
+	})
 }
 
 var warmScratchOnce sync.Once

@@ -82,11 +82,7 @@ func TestGrantBoundToSession(t *testing.T) {
 // let through. The control row has the binary in place and the same grant.
 func TestGuardBinaryMovedAwayBlocks(t *testing.T) {
 	t.Parallel()
-	requireKeyring(t)
-	if setupErr != nil {
-		t.Fatalf("setup: %v", setupErr)
-	}
-	claude := claudetest.Install(t)
+	claude := installClient(t)
 	for _, tt := range []struct {
 		name  string
 		moved bool

@@ -49,7 +49,7 @@ func lgtestBinary(t *testing.T) string {
 // knobs set for the client, the hook and the launcher.
 func layerEnv(t *testing.T, knobs string) *env {
 	t.Helper()
-	requireKeyring(t)
+	RequireKeyring(t)
 	bin := lgtestBinary(t)
 	e := newEnvWith(t, claudetest.Install(t), bin)
 	e.g.Extra = []string{"LOOPGUARD_TEST_KNOBS=" + knobs}

@@ -61,19 +61,6 @@ func setup(dir string) error {
 	return g.Init(ctx, proj)
 }
 
-// requireKeyring skips without a Secret Service session, and fails when
-// make test demanded one (LOOPGUARD_REQUIRE_REAL_KEYRING=1).
-func requireKeyring(t *testing.T) {
-	t.Helper()
-	if RealKeyring() {
-		return
-	}
-	if os.Getenv("LOOPGUARD_REQUIRE_REAL_KEYRING") == "1" {
-		t.Fatal("LOOPGUARD_REQUIRE_REAL_KEYRING=1 but there is no real keyring session: run through scripts/with-keyring (make test)")
-	}
-	t.Skip("needs the OS keyring: run through scripts/with-keyring (make test)")
-}
-
 // env is one test's guarded project: a loopguard with its own HOME and
 // state, registered by `loopguard init --project` in Dir.
 type env struct {
@@ -86,13 +73,20 @@ type env struct {
 	clientEnv []string
 }
 
-func newEnv(t *testing.T) *env {
+// installClient is where each real-client test starts: it needs a keyring
+// session and the package's setup, and returns the installed client.
+func installClient(t *testing.T) string {
 	t.Helper()
-	requireKeyring(t)
+	RequireKeyring(t)
 	if setupErr != nil {
 		t.Fatalf("setup: %v", setupErr)
 	}
-	claude := claudetest.Install(t)
+	return claudetest.Install(t)
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	claude := installClient(t)
 	return newEnvWith(t, claude, lgBin)
 }
 
@@ -131,6 +125,26 @@ func newEnvWith(t *testing.T, claude, bin string) *env {
 	return e
 }
 
+// heldApprovedRunsOnce plays one conversation that asks for `echo word >>
+// runs.txt` twice (calls id+"1" and id+"2"): the first is refused
+// (no_grant), the human approves it from a terminal, and the identical
+// second runs, once.
+func (e *env) heldApprovedRunsOnce(id, word string) {
+	t := e.t
+	t.Helper()
+	cmd := "echo " + word + " >> runs.txt"
+	api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
+		claudetest.Tools(bash(id+"1", cmd)),
+		claudetest.Tools(bash(id+"2", cmd)),
+		claudetest.Text("done"),
+	}}, func(p *Proxy) { p.OnToolResult(id+"1", e.approveOnly) })
+	wantDenied(t, api, id+"1", "no_grant")
+	wantRan(t, api, id+"2")
+	if got := e.read("runs.txt"); got != word+"\n" {
+		t.Errorf("runs.txt = %q; want the approved call to have run once", got)
+	}
+}
+
 // run runs the client once in the project against script, with prep
 // registering proxy steps first. It fails the test when the client does not
 // exit 0 or a proxy step failed.
@@ -150,7 +164,7 @@ func (e *env) run(script claudetest.Script, prep func(p *Proxy), args ...string)
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(debug)
-			t.Logf("client debug log (tail):\n%s", tail(string(b), 40))
+			t.Logf("client debug log (tail):\n%s", claudetest.Tail(string(b), 40))
 		}
 	})
 	res := claudetest.Run(t, claudetest.Options{
@@ -233,12 +247,4 @@ func sessionID(t *testing.T) string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -196,11 +196,7 @@ func TestManagedInstall(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: a managed install is root's (make test runs as root in CI)")
 	}
-	requireKeyring(t)
-	if setupErr != nil {
-		t.Fatalf("setup: %v", setupErr)
-	}
-	claude := claudetest.Install(t)
+	claude := installClient(t)
 	m := newManagedMachine(t)
 	rootEnv := []string{"HOME=" + filepath.Join(m.base, "root"), "PATH=/usr/local/bin:/usr/bin:/bin", "NO_COLOR=1"}
 	rootLG := func(args ...string) (string, error) {
@@ -301,17 +297,7 @@ func TestManagedInstall(t *testing.T) {
 	e := &env{t: t, ctx: context.Background(), claude: claudeWrap, Dir: proj,
 		g:         &Guard{Bin: lgWrap, Home: m.home, State: filepath.Join(m.home, ".local", "state")},
 		clientEnv: append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, bus...)}
-	const cmd = "echo managed >> runs.txt"
-	api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
-		claudetest.Tools(bash("toolu_mg1", cmd)),
-		claudetest.Tools(bash("toolu_mg2", cmd)),
-		claudetest.Text("done"),
-	}}, func(p *Proxy) { p.OnToolResult("toolu_mg1", e.approveOnly) })
-	wantDenied(t, api, "toolu_mg1", "no_grant")
-	wantRan(t, api, "toolu_mg2")
-	if got := e.read("runs.txt"); got != "managed\n" {
-		t.Errorf("runs.txt = %q; want the approved call to have run once", got)
-	}
+	e.heldApprovedRunsOnce("toolu_mg", "managed")
 
 	// Bypass mode is refused, or guarded all the same.
 	bapi := claudetest.NewFakeAPI(t, claudetest.Script{Main: []claudetest.Turn{

@@ -25,11 +25,7 @@ type pluginEnv struct {
 
 func newPluginEnv(t *testing.T) *pluginEnv {
 	t.Helper()
-	requireKeyring(t)
-	if setupErr != nil {
-		t.Fatalf("setup: %v", setupErr)
-	}
-	claude := claudetest.Install(t)
+	claude := installClient(t)
 	root := t.TempDir()
 	g, err := NewGuard(lgBin, root)
 	if err != nil {

@@ -186,24 +186,14 @@ func TestReleaseArchive(t *testing.T) {
 
 	checkFormula(t, dist, bin)
 
-	requireKeyring(t)
+	RequireKeyring(t)
 	claude := claudetest.Install(t)
 	e := newEnvWith(t, claude, bin)
 	settings := filepath.Join(e.Dir, ".claude", "settings.json")
 	if b, err := os.ReadFile(settings); err != nil || !strings.Contains(string(b), `"command": "`+hook+`"`) {
 		t.Fatalf("init from the archive did not register its loopguard-hook (%v):\n%s", err, b)
 	}
-	const cmd = "echo released >> runs.txt"
-	api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
-		claudetest.Tools(bash("toolu_rel1", cmd)),
-		claudetest.Tools(bash("toolu_rel2", cmd)),
-		claudetest.Text("done"),
-	}}, func(p *Proxy) { p.OnToolResult("toolu_rel1", e.approveOnly) })
-	wantDenied(t, api, "toolu_rel1", "no_grant")
-	wantRan(t, api, "toolu_rel2")
-	if got := e.read("runs.txt"); got != "released\n" {
-		t.Errorf("runs.txt = %q; want the approved call to have run once", got)
-	}
+	e.heldApprovedRunsOnce("toolu_rel", "released")
 	if _, err := e.g.Run(e.ctx, e.Dir, "uninstall", "--project"); err != nil {
 		t.Fatal(err)
 	}

@@ -44,163 +44,171 @@ var probeAttacks = []string{"keyring", "settings", "state-write", "state-read", 
 // `init --no-sandbox`, shows every attack working, so the test can fail.
 func TestSandboxConfinesApprovedCode(t *testing.T) {
 	t.Parallel()
-	requireKeyring(t)
+	RequireKeyring(t)
 	warm := warmGoCache(t)
+	withAndWithoutSandbox(t, "sandbox", "no sandbox (control)", nil, func(t *testing.T, e *env, sandbox bool) {
+		settings, err := os.ReadFile(filepath.Join(e.g.Home, ".claude", "settings.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(settings), `"sandbox"`) != sandbox {
+			t.Fatalf("sandbox settings written = %v, want %v:\n%s", !sandbox, sandbox, settings)
+		}
+		plantProject(t, e.Dir)
+		// The Go build cache the client's go test will use (the
+		// sandbox's own, or the user's) starts warm, so that compiling
+		// the standard library does not eat the client's time limit.
+		goCache := filepath.Join(e.g.Home, ".cache", "go-build")
+		if sandbox {
+			goCache = filepath.Join(e.g.Home, ".cache", "loopguard-sandbox", "go-build")
+		}
+		if err := os.MkdirAll(goCache, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := exec.Command("cp", "-a", warm+"/.", goCache).CombinedOutput(); err != nil {
+			t.Fatalf("copying the warm Go cache: %v: %s", err, b)
+		}
+
+		// A call the human has not approved, which the probe will try
+		// to approve behind the human's back.
+		session := sessionID(t)
+		api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
+			claudetest.Tools(bash("toolu_sx1", "touch escalated")),
+			claudetest.Text("stopped"),
+		}}, nil, "--session-id", session)
+		wantDenied(t, api, "toolu_sx1", "no_grant")
+		target, err := e.g.OnlyPending(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rule := range []string{"Bash(go test ./...)", "Bash(git status)"} {
+			if _, err := e.g.Grant(e.ctx, e.Dir, "--session", session, rule); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		// A listener on the host's loopback stands for the network.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		port := ln.Addr().(*net.TCPAddr).Port
+		probe := fmt.Sprintf("sh probe.sh %s %s %d", target.ID, target.Digest[:8], port)
+		// The granted go test, asking to leave the sandbox: no scoped
+		// grant covers that, sandbox or not.
+		escape := claudetest.Call("toolu_sx7", "Bash", map[string]any{"command": "go test ./...", "description": "test command", "dangerouslyDisableSandbox": true})
+		api, _ = e.run(claudetest.Script{Main: []claudetest.Turn{
+			claudetest.Tools(bash("toolu_sx2", probe)),
+			claudetest.Tools(bash("toolu_sx3", probe)), // approved exactly by now
+			claudetest.Tools(bash("toolu_sx4", "touch escalated")),
+			claudetest.Tools(bash("toolu_sx5", "go test ./...")),
+			claudetest.Tools(bash("toolu_sx6", "git status")),
+			claudetest.Tools(escape),
+			claudetest.Text("done"),
+		}}, func(p *Proxy) {
+			p.OnToolResult("toolu_sx2", func() error {
+				rows, err := e.g.Pending(e.ctx)
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					if strings.Contains(r.Summary, "probe.sh") {
+						_, err := e.g.Approve(e.ctx, r)
+						return err
+					}
+				}
+				return fmt.Errorf("no pending probe call: %+v", rows)
+			})
+		}, "--resume", session)
+		wantDenied(t, api, "toolu_sx2", "no_grant")
+		wantRan(t, api, "toolu_sx3")
+
+		got := map[string]string{}
+		report := e.read("probe.out")
+		for _, l := range strings.Split(strings.TrimSpace(report), "\n") {
+			if name, res, ok := strings.Cut(l, " "); ok {
+				got[name] = res
+			}
+		}
+		t.Logf("probe.err:\n%s", e.read("probe.err"))
+		if !strings.HasSuffix(strings.TrimSpace(report), "done") {
+			t.Fatalf("the probe did not run to the end: probe.out = %q; tool results: %+v", report, api.ToolResults())
+		}
+		want := "ok"
+		if sandbox {
+			want = "blocked"
+		}
+		// What the probe saw may be a decoy (the sandbox hides a denied
+		// directory under an empty one): the write counts only if the
+		// real state dir has the file.
+		if _, err := os.Stat(filepath.Join(e.g.State, "loopguard", "planted")); err == nil {
+			got["state-write"] = "ok"
+		} else {
+			got["state-write"] = "blocked"
+		}
+		for _, a := range probeAttacks {
+			if got[a] != want {
+				t.Errorf("attack %s: %q, want %q (probe.out:\n%s)", a, got[a], want, report)
+			}
+		}
+		// The self-approval worked only without the sandbox.
+		if ran := e.exists("escalated"); ran == sandbox {
+			t.Errorf("the call the probe tried to approve ran = %v; tool_result %+v", ran, result(t, api, "toolu_sx4"))
+		}
+		if sandbox {
+			wantDenied(t, api, "toolu_sx4", "no_grant")
+		}
+		// Ordinary work runs either way.
+		for _, id := range []string{"toolu_sx5", "toolu_sx6"} {
+			wantRan(t, api, id)
+		}
+		if r := result(t, api, "toolu_sx5"); !strings.Contains(r.Content, "ok") {
+			t.Errorf("go test ./... did not pass: %q", r.Content)
+		}
+		if r := result(t, api, "toolu_sx6"); !strings.Contains(r.Content, "On branch") {
+			t.Errorf("git status did not report: %q", r.Content)
+		}
+		wantDenied(t, api, "toolu_sx7", "sandbox_escape")
+	})
+}
+
+// withAndWithoutSandbox runs f in two parallel subtests, each on a new env
+// whose hooks are registered, as the default install does, in the user
+// settings rather than the project's (`init --user`, initArgs added): named
+// on, with Claude Code's sandbox; named off, with --no-sandbox.
+func withAndWithoutSandbox(t *testing.T, on, off string, initArgs []string, f func(t *testing.T, e *env, sandbox bool)) {
 	for _, tt := range []struct {
 		name    string
 		sandbox bool
 	}{
-		{"sandbox", true},
-		{"no sandbox (control)", false},
+		{on, true},
+		{off, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			// newEnv registered the hooks in the project; this test uses the
-			// default install instead: the user settings, with or without
-			// the sandbox.
+			// newEnv registered the hooks in the project.
 			if err := os.RemoveAll(e.path(".claude")); err != nil {
 				t.Fatal(err)
 			}
-			args := []string{"init", "--user", "--wait", "0"}
+			args := append([]string{"init", "--user", "--wait", "0"}, initArgs...)
 			if !tt.sandbox {
 				args = append(args, "--no-sandbox")
 			}
 			if _, err := e.g.Run(e.ctx, e.Dir, args...); err != nil {
 				t.Fatal(err)
 			}
-			settings, err := os.ReadFile(filepath.Join(e.g.Home, ".claude", "settings.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(string(settings), `"sandbox"`) != tt.sandbox {
-				t.Fatalf("sandbox settings written = %v, want %v:\n%s", !tt.sandbox, tt.sandbox, settings)
-			}
-			plantProject(t, e.Dir)
-			// The Go build cache the client's go test will use (the
-			// sandbox's own, or the user's) starts warm, so that compiling
-			// the standard library does not eat the client's time limit.
-			goCache := filepath.Join(e.g.Home, ".cache", "go-build")
-			if tt.sandbox {
-				goCache = filepath.Join(e.g.Home, ".cache", "loopguard-sandbox", "go-build")
-			}
-			if err := os.MkdirAll(goCache, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if b, err := exec.Command("cp", "-a", warm+"/.", goCache).CombinedOutput(); err != nil {
-				t.Fatalf("copying the warm Go cache: %v: %s", err, b)
-			}
-
-			// A call the human has not approved, which the probe will try
-			// to approve behind the human's back.
-			session := sessionID(t)
-			api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
-				claudetest.Tools(bash("toolu_sx1", "touch escalated")),
-				claudetest.Text("stopped"),
-			}}, nil, "--session-id", session)
-			wantDenied(t, api, "toolu_sx1", "no_grant")
-			target, err := e.g.OnlyPending(e.ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, rule := range []string{"Bash(go test ./...)", "Bash(git status)"} {
-				if _, err := e.g.Grant(e.ctx, e.Dir, "--session", session, rule); err != nil {
-					t.Fatal(err)
-				}
-			}
-
-			// A listener on the host's loopback stands for the network.
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { ln.Close() })
-			go func() {
-				for {
-					c, err := ln.Accept()
-					if err != nil {
-						return
-					}
-					c.Close()
-				}
-			}()
-			port := ln.Addr().(*net.TCPAddr).Port
-			probe := fmt.Sprintf("sh probe.sh %s %s %d", target.ID, target.Digest[:8], port)
-			// The granted go test, asking to leave the sandbox: no scoped
-			// grant covers that, sandbox or not.
-			escape := claudetest.Call("toolu_sx7", "Bash", map[string]any{"command": "go test ./...", "description": "test command", "dangerouslyDisableSandbox": true})
-			api, _ = e.run(claudetest.Script{Main: []claudetest.Turn{
-				claudetest.Tools(bash("toolu_sx2", probe)),
-				claudetest.Tools(bash("toolu_sx3", probe)), // approved exactly by now
-				claudetest.Tools(bash("toolu_sx4", "touch escalated")),
-				claudetest.Tools(bash("toolu_sx5", "go test ./...")),
-				claudetest.Tools(bash("toolu_sx6", "git status")),
-				claudetest.Tools(escape),
-				claudetest.Text("done"),
-			}}, func(p *Proxy) {
-				p.OnToolResult("toolu_sx2", func() error {
-					rows, err := e.g.Pending(e.ctx)
-					if err != nil {
-						return err
-					}
-					for _, r := range rows {
-						if strings.Contains(r.Summary, "probe.sh") {
-							_, err := e.g.Approve(e.ctx, r)
-							return err
-						}
-					}
-					return fmt.Errorf("no pending probe call: %+v", rows)
-				})
-			}, "--resume", session)
-			wantDenied(t, api, "toolu_sx2", "no_grant")
-			wantRan(t, api, "toolu_sx3")
-
-			got := map[string]string{}
-			report := e.read("probe.out")
-			for _, l := range strings.Split(strings.TrimSpace(report), "\n") {
-				if name, res, ok := strings.Cut(l, " "); ok {
-					got[name] = res
-				}
-			}
-			t.Logf("probe.err:\n%s", e.read("probe.err"))
-			if !strings.HasSuffix(strings.TrimSpace(report), "done") {
-				t.Fatalf("the probe did not run to the end: probe.out = %q; tool results: %+v", report, api.ToolResults())
-			}
-			want := "ok"
-			if tt.sandbox {
-				want = "blocked"
-			}
-			// What the probe saw may be a decoy (the sandbox hides a denied
-			// directory under an empty one): the write counts only if the
-			// real state dir has the file.
-			if _, err := os.Stat(filepath.Join(e.g.State, "loopguard", "planted")); err == nil {
-				got["state-write"] = "ok"
-			} else {
-				got["state-write"] = "blocked"
-			}
-			for _, a := range probeAttacks {
-				if got[a] != want {
-					t.Errorf("attack %s: %q, want %q (probe.out:\n%s)", a, got[a], want, report)
-				}
-			}
-			// The self-approval worked only without the sandbox.
-			if ran := e.exists("escalated"); ran == tt.sandbox {
-				t.Errorf("the call the probe tried to approve ran = %v; tool_result %+v", ran, result(t, api, "toolu_sx4"))
-			}
-			if tt.sandbox {
-				wantDenied(t, api, "toolu_sx4", "no_grant")
-			}
-			// Ordinary work runs either way.
-			for _, id := range []string{"toolu_sx5", "toolu_sx6"} {
-				wantRan(t, api, id)
-			}
-			if r := result(t, api, "toolu_sx5"); !strings.Contains(r.Content, "ok") {
-				t.Errorf("go test ./... did not pass: %q", r.Content)
-			}
-			if r := result(t, api, "toolu_sx6"); !strings.Contains(r.Content, "On branch") {
-				t.Errorf("git status did not report: %q", r.Content)
-			}
-			wantDenied(t, api, "toolu_sx7", "sandbox_escape")
+			f(t, e, tt.sandbox)
 		})
 	}
 }
