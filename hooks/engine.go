@@ -73,9 +73,10 @@ const (
 	ReasonRepositoryNotCovered = scope.ReasonRepositoryNotCovered
 )
 
-// Reasons lists every reason code the hook answers with, once each: the one
-// list the manual (docs/reasons.md) and the audit test are checked against
-// (TestReasonsListed: no Reason constant is missing from it).
+// Reasons lists every reason code the engine answers with, once each: the
+// one list the manual (docs/reasons.md) and the audit test are checked
+// against (internal/layout's TestReasonListsComplete: no Reason constant is
+// missing from it).
 func Reasons() []string {
 	return []string{
 		ReasonExactGrant, ReasonScopedGrant, ReasonReadOnly, ReasonRan,

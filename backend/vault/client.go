@@ -34,6 +34,12 @@ const (
 	ReasonTimeout     = "vault_timeout"
 )
 
+// Reasons lists the Vault backend's reason codes, once each (the manual's
+// docs/reasons.md is checked against it and hooks.Reasons).
+func Reasons() []string {
+	return []string{ReasonUnavailable, ReasonSealed, ReasonDenied, ReasonTimeout}
+}
+
 // Sentinels to branch on with errors.Is.
 var (
 	ErrSealed   = errors.New("vault is sealed")

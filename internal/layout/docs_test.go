@@ -16,6 +16,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/hooks"
 )
 
@@ -98,9 +99,10 @@ func compare(t *testing.T, page string, documented map[string][]int, want []stri
 	}
 }
 
-// vaultReasons reads the Vault backend's Reason constants from its source:
-// the codes the hook answers with when Vault fails (backend/vault).
-func vaultReasons(t *testing.T, dir string) []string {
+// reasonNames reads the names of the Reason constants a package declares,
+// from its source (whatever their value: a literal or another package's
+// constant).
+func reasonNames(t *testing.T, dir string) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
@@ -117,31 +119,46 @@ func vaultReasons(t *testing.T, dir string) []string {
 			t.Fatal(err)
 		}
 		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.CONST {
-				continue
-			}
-			for _, sp := range g.Specs {
-				vs := sp.(*ast.ValueSpec)
-				for i, n := range vs.Names {
-					if !strings.HasPrefix(n.Name, "Reason") || i >= len(vs.Values) {
-						continue
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+				for _, sp := range g.Specs {
+					for _, n := range sp.(*ast.ValueSpec).Names {
+						if strings.HasPrefix(n.Name, "Reason") {
+							out = append(out, n.Name)
+						}
 					}
-					lit, ok := vs.Values[i].(*ast.BasicLit)
-					if !ok || lit.Kind != token.STRING {
-						t.Errorf("%s: %s is not a string literal", name, n.Name)
-						continue
-					}
-					s, err := strconv.Unquote(lit.Value)
-					if err != nil {
-						t.Fatal(err)
-					}
-					out = append(out, s)
 				}
 			}
 		}
 	}
 	return out
+}
+
+// TestReasonListsComplete: hooks.Reasons and vault.Reasons are the one list
+// of each package's reason codes: every Reason constant the package declares
+// is in it, once, and it holds nothing else, so a new code cannot be added
+// without its list (and with it the manual and the audit test, which are
+// checked against the lists).
+func TestReasonListsComplete(t *testing.T) {
+	r := root(t)
+	for dir, list := range map[string][]string{"hooks": hooks.Reasons(), filepath.Join("backend", "vault"): vault.Reasons()} {
+		names := reasonNames(t, filepath.Join(r, dir))
+		if len(names) < 4 {
+			t.Fatalf("%s: only %d Reason constants: the source reader is broken", dir, len(names))
+		}
+		seen := map[string]bool{}
+		for _, c := range list {
+			if seen[c] {
+				t.Errorf("%s: its list names %s twice", dir, c)
+			}
+			seen[c] = true
+			if c == "" || strings.ToLower(c) != c || strings.ContainsAny(c, " -") {
+				t.Errorf("%s: reason code %q is not a lower_snake_case word", dir, c)
+			}
+		}
+		if len(list) != len(names) {
+			t.Errorf("%s: its list has %d codes, the package declares %d Reason constants (%s)", dir, len(list), len(names), strings.Join(names, ", "))
+		}
+	}
 }
 
 // TestReasonsDocumented: docs/reasons.md has one row for each reason code
@@ -153,11 +170,10 @@ func TestReasonsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vault := vaultReasons(t, filepath.Join(r, "backend", "vault"))
-	if len(vault) < 4 || len(hooks.Reasons()) < 25 {
-		t.Fatalf("control: %d hook codes, %d Vault codes: the readers are broken", len(hooks.Reasons()), len(vault))
+	if len(vault.Reasons()) < 4 || len(hooks.Reasons()) < 25 {
+		t.Fatalf("control: %d hook codes, %d Vault codes", len(hooks.Reasons()), len(vault.Reasons()))
 	}
-	compare(t, "docs/reasons.md", firstColumn(t, "docs/reasons.md", string(doc)), append(hooks.Reasons(), vault...), "reason codes")
+	compare(t, "docs/reasons.md", firstColumn(t, "docs/reasons.md", string(doc)), append(hooks.Reasons(), vault.Reasons()...), "reason codes")
 }
 
 // packages lists the module's packages as `go list ./...` does: every
