@@ -301,6 +301,26 @@ func String(m map[string]any, key string, required bool) (string, error) {
 	return s, nil
 }
 
+// Field is one string field of a payload, read into Dst by Strings.
+type Field struct {
+	Key      string
+	Dst      *string
+	Required bool
+}
+
+// Strings reads each field with String, stopping at the first that is
+// malformed.
+func Strings(m map[string]any, fields ...Field) error {
+	for _, f := range fields {
+		s, err := String(m, f.Key, f.Required)
+		if err != nil {
+			return err
+		}
+		*f.Dst = s
+	}
+	return nil
+}
+
 // InputObject reads a tool input: an object, or (when text is true, for
 // hosts that send it so) a JSON text holding one, decoded strictly.
 func InputObject(raw any, what string, text bool) (map[string]any, error) {

@@ -40,24 +40,17 @@ func (Adapter) Name() string { return Name }
 func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
 	c := &hooks.Call{}
 	var sess string
-	var err error
-	for _, f := range []struct {
-		key      string
-		dst      *string
-		required bool
-	}{
-		{"hook_event_name", &c.Event, true},
-		{"session_id", &sess, true},
-		{"cwd", &c.Cwd, true},
-		{"tool_name", &c.ToolName, true},
-		{"agent_id", &c.AgentID, false},
-		{"agent_type", &c.AgentType, false},
-		{"tool_use_id", &c.ToolUseID, false},
-		{"permission_mode", &c.PermissionMode, false},
-	} {
-		if *f.dst, err = agents.String(m, f.key, f.required); err != nil {
-			return nil, event, err
-		}
+	if err := agents.Strings(m,
+		agents.Field{Key: "hook_event_name", Dst: &c.Event, Required: true},
+		agents.Field{Key: "session_id", Dst: &sess, Required: true},
+		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: true},
+		agents.Field{Key: "tool_name", Dst: &c.ToolName, Required: true},
+		agents.Field{Key: "agent_id", Dst: &c.AgentID, Required: false},
+		agents.Field{Key: "agent_type", Dst: &c.AgentType, Required: false},
+		agents.Field{Key: "tool_use_id", Dst: &c.ToolUseID, Required: false},
+		agents.Field{Key: "permission_mode", Dst: &c.PermissionMode, Required: false},
+	); err != nil {
+		return nil, event, err
 	}
 	if _, err := agents.String(m, "turn_id", false); err != nil {
 		return nil, event, err
