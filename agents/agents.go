@@ -301,6 +301,27 @@ func String(m map[string]any, key string, required bool) (string, error) {
 	return s, nil
 }
 
+// EventField reads the event a payload names in its field key, which must
+// be the event the hook was registered for when the registration names one
+// (registered, "" when it does not): a payload for another event is
+// malformed.
+func EventField(m map[string]any, key, registered string) (string, error) {
+	ev, err := String(m, key, true)
+	if err != nil {
+		return "", err
+	}
+	return ev, SameEvent(registered, ev)
+}
+
+// SameEvent is nil when the payload's event is the registered one (or the
+// registration names none), else the malformed payload's error.
+func SameEvent(registered, said string) error {
+	if registered != "" && said != registered {
+		return Errorf("registered for %s but the payload says %s", registered, said)
+	}
+	return nil
+}
+
 // Field is one string field of a payload, read into Dst by Strings.
 type Field struct {
 	Key      string

@@ -38,8 +38,8 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	if err != nil {
 		return nil, event, err
 	}
-	if event != "" && c.Event != event {
-		return nil, event, agents.Errorf("registered for %s but the payload says %s", event, c.Event)
+	if err := agents.SameEvent(event, c.Event); err != nil {
+		return nil, event, err
 	}
 	return c, c.Event, nil
 }

@@ -120,12 +120,9 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 
 func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
 	c := &hooks.Call{}
-	ev, err := agents.String(m, "hook_event_name", true)
+	ev, err := agents.EventField(m, "hook_event_name", event)
 	if err != nil {
 		return nil, event, err
-	}
-	if event != "" && ev != event {
-		return nil, event, agents.Errorf("registered for %s but the payload says %s", event, ev)
 	}
 	switch ev {
 	case hooks.PreToolUse, hooks.PostToolUse, hooks.PermissionRequest:

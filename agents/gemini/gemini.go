@@ -35,12 +35,9 @@ func (Adapter) Name() string { return Name }
 
 // Decode implements agents.Adapter.
 func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
-	ev, err := agents.String(m, "hook_event_name", true)
+	ev, err := agents.EventField(m, "hook_event_name", event)
 	if err != nil {
 		return nil, event, err
-	}
-	if event != "" && ev != event {
-		return nil, event, agents.Errorf("registered for %s but the payload says %s", event, ev)
 	}
 	c := &hooks.Call{}
 	switch ev {

@@ -43,12 +43,9 @@ func (Adapter) Name() string { return Name }
 
 // Decode implements agents.Adapter.
 func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
-	ev, err := agents.String(m, "event", true)
+	ev, err := agents.EventField(m, "event", event)
 	if err != nil {
 		return nil, event, err
-	}
-	if event != "" && ev != event {
-		return nil, event, agents.Errorf("registered for %s but the payload says %s", event, ev)
 	}
 	c := &hooks.Call{}
 	switch ev {
