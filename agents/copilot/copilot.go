@@ -88,18 +88,13 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 	default:
 		return nil, ev, agents.Errorf("unknown Copilot event %q", ev)
 	}
-	sess, err := agents.String(m, "sessionId", true)
-	if err != nil {
+	var sess string
+	if err := agents.Strings(m, agents.Field{Key: "sessionId", Dst: &sess, Required: true},
+		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: true}, agents.Field{Key: "toolName", Dst: &c.ToolName, Required: true}); err != nil {
 		return nil, ev, err
 	}
 	c.SessionID = agents.Session(Name, sess)
 	c.CallKey = callKey(m["timestamp"])
-	if c.Cwd, err = agents.String(m, "cwd", true); err != nil {
-		return nil, ev, err
-	}
-	if c.ToolName, err = agents.String(m, "toolName", true); err != nil {
-		return nil, ev, err
-	}
 	args, key := m["toolArgs"], "toolArgs"
 	if _, ok := m["toolInput"]; ok {
 		// permissionRequest names it toolInput; both at once is malformed.
@@ -114,8 +109,8 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 	if err := mapTool(c); err != nil {
 		return nil, ev, err
 	}
-	c, err = agents.Finish(c)
-	return c, ev, err
+	call, err := agents.Finish(c)
+	return call, ev, err
 }
 
 func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
@@ -131,18 +126,13 @@ func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
 	default:
 		return nil, ev, agents.Errorf("unknown Copilot event %q", ev)
 	}
-	sess, err := agents.String(m, "session_id", true)
-	if err != nil {
+	var sess string
+	if err := agents.Strings(m, agents.Field{Key: "session_id", Dst: &sess, Required: true},
+		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: true}, agents.Field{Key: "tool_name", Dst: &c.ToolName, Required: true}); err != nil {
 		return nil, ev, err
 	}
 	c.SessionID = agents.Session(Name, sess)
 	c.CallKey = callKey(m["timestamp"])
-	if c.Cwd, err = agents.String(m, "cwd", true); err != nil {
-		return nil, ev, err
-	}
-	if c.ToolName, err = agents.String(m, "tool_name", true); err != nil {
-		return nil, ev, err
-	}
 	if err := readInput(c, m["tool_input"], "tool_input"); err != nil {
 		return nil, ev, err
 	}
@@ -151,8 +141,8 @@ func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
 	if err := mapTool(c); err != nil {
 		return nil, ev, err
 	}
-	c, err = agents.Finish(c)
-	return c, ev, err
+	call, err := agents.Finish(c)
+	return call, ev, err
 }
 
 // callKey is the identity of one call in Copilot's payloads: the time the
