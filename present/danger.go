@@ -117,12 +117,17 @@ func bashDanger(sk *shellparse.Sketch, projectDir string) []string {
 	return out
 }
 
-// StdinDanger lists the commands of a sketched command, wherever nested,
-// that read commands from their standard input, as StdinWarning has them
-// (none when sk is nil: bash could not parse it).
-func StdinDanger(sk *shellparse.Sketch) []string {
+// StdinDanger lists the commands of cmd, wherever nested, that read
+// commands from their standard input, as StdinWarning has them, from the
+// sketch of the parse that analysed it (nil: StdinDanger parses cmd
+// itself, as the analysis may refuse a text before parsing it).
+func StdinDanger(cmd string, sk *shellparse.Sketch) []string {
 	if sk == nil {
-		return nil
+		s, ok := shellparse.SketchOf(cmd)
+		if !ok {
+			return nil
+		}
+		sk = &s
 	}
 	var out []string
 	for _, c := range sk.Calls {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -147,5 +148,24 @@ func TestCallNotes(t *testing.T) {
 	}
 	if got := CallNotes(enc(token.Descriptor{Tool: "Bash", Cwd: "/p", Input: map[string]any{"command": "go test ./..."}, Executables: map[string]string{}})); len(got) != 0 {
 		t.Errorf("control: %v", got)
+	}
+}
+
+// StdinDanger reads the analysis's sketch, and parses the command itself
+// when there is none (a text the analysis refused before parsing it, such
+// as one with a raw control character in a comment, is still warned about).
+func TestStdinDangerWithoutSketch(t *testing.T) {
+	sk, ok := shellparse.SketchOf("bash")
+	if !ok {
+		t.Fatal("bash not sketched")
+	}
+	if len(StdinDanger("bash", &sk)) != 1 {
+		t.Error("bash from its sketch: no warning")
+	}
+	if len(StdinDanger("bash # \x07", nil)) != 1 {
+		t.Error("bash without a sketch: no warning")
+	}
+	if len(StdinDanger("ls -la", nil)) != 0 {
+		t.Error("ls is warned about (control)")
 	}
 }
