@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // Answer is how one of loopguard's hooks answered one call, kept so that
@@ -40,7 +41,7 @@ func (s *Store) LockAnswer(session, key string) (func(), error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("failed to create %s: %w", dir, err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, s.answerName(session, key)+".lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, s.answerName(session, key)+".lock"), os.O_RDWR|os.O_CREATE|fsx.NoFollow, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ package state
 
 import (
 	"io/fs"
+	"os"
 
 	"github.com/loopguard/loopguard/fsx"
 )
@@ -19,3 +20,7 @@ func platformSupported() error { return fsx.ErrStateUnsupported }
 // alive says no process holds a call: the state directory is refused on
 // Windows, so no hook ever holds one.
 func alive(int) bool { return false }
+
+// lockFile refuses: the state directory is refused on Windows, so no hook
+// ever takes a lock.
+func lockFile(*os.File) error { return fsx.ErrStateUnsupported }

@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
 )
 
@@ -37,7 +37,7 @@ func sessionProject(transcript, session string) string {
 	if !strings.HasPrefix(filepath.Clean(transcript), sessions) {
 		return ""
 	}
-	f, err := os.OpenFile(transcript, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(transcript, os.O_RDONLY|fsx.NoFollow, 0)
 	if err != nil {
 		return ""
 	}
