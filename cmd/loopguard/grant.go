@@ -31,6 +31,12 @@ import (
 const MaxGrantTTL = 7 * 24 * time.Hour
 
 type grantOptions struct {
+	tty   io.Writer // where the grant is shown and confirmed
+	store *state.Store
+	now   func() time.Time
+	// confirm has the human confirm the grant named by digest.
+	confirm func(digest string) error
+
 	rules []string
 	// preset names a standing set of rules (scope.Preset) minted as one.
 	preset string
@@ -99,9 +105,11 @@ by typing the first characters of its digest. It refuses inside an agent
 				return err
 			}
 			defer tty.Close()
-			return grantRun(cmd.Context(), tty, st, o, time.Now(), func(digest string) error {
+			o.tty, o.store, o.now = tty, st, time.Now
+			o.confirm = func(digest string) error {
 				return confirmPrefix(tty, digest, approvePrefixLen, "grant")
-			})
+			}
+			return grantRun(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().DurationVar(&o.ttl, "ttl", time.Hour, "how long the grants stay valid (at most 7 days; a preset's default is 7 days)")
@@ -233,7 +241,8 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 
 // grantRun shows the grants on tty, has confirm check the human's
 // confirmation of their digest, then mints them.
-func grantRun(ctx context.Context, tty io.Writer, st *state.Store, o *grantOptions, now time.Time, confirm func(digest string) error) error {
+func grantRun(ctx context.Context, o *grantOptions) error {
+	tty, st, now := o.tty, o.store, o.now()
 	ge, err := currentGrantEnv()
 	if err != nil {
 		return err
@@ -289,7 +298,7 @@ func grantRun(ctx context.Context, tty io.Writer, st *state.Store, o *grantOptio
 	if m.team != nil {
 		fmt.Fprintln(tty, "Published in Vault: the hooks on every machine sharing it find these grants; revoke removes them there.")
 	}
-	if err := confirm(digest); err != nil {
+	if err := o.confirm(digest); err != nil {
 		return err
 	}
 	for _, r := range rules {
