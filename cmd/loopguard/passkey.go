@@ -185,7 +185,18 @@ func passkeyListRun(o *passkeyListOptions) error {
 	return tw.Flush()
 }
 
+// passkeyRemoveOptions is what passkey remove needs: its argument, a
+// writer, the stores and the clock.
+type passkeyRemoveOptions struct {
+	out     io.Writer
+	store   *state.Store
+	console *webconsole.Store
+	now     func() time.Time
+	id      string // ID: a passkey id or a unique prefix
+}
+
 func newPasskeyRemoveCmd() *cobra.Command {
+	o := &passkeyRemoveOptions{now: time.Now}
 	return &cobra.Command{
 		Use:   "remove ID",
 		Short: "Stop a passkey from signing (its past signatures stay checkable)",
@@ -198,25 +209,30 @@ func newPasskeyRemoveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			k, err := cs.ResolvePasskey(args[0])
-			if err != nil {
-				return err
-			}
-			if !k.Active() {
-				return errors.New("that passkey was removed already")
-			}
-			k.Removed = time.Now().UTC()
-			if err := cs.PutPasskey(k); err != nil {
-				return err
-			}
-			if err := record(st, nil, audit.Entry{Decision: "passkey-remove", Principal: principal(), Passkey: k.ID,
-				Detail: "removed the passkey " + present.EscapeText(k.Name)}); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Removed the passkey %s (%s): it signs nothing from now on, and its sign-ins end.\n", short(k.ID, 12), present.EscapeText(k.Name))
-			return nil
+			o.out, o.store, o.console, o.id = cmd.OutOrStdout(), st, cs, args[0]
+			return passkeyRemoveRun(o)
 		},
 	}
+}
+
+func passkeyRemoveRun(o *passkeyRemoveOptions) error {
+	k, err := o.console.ResolvePasskey(o.id)
+	if err != nil {
+		return err
+	}
+	if !k.Active() {
+		return errors.New("that passkey was removed already")
+	}
+	k.Removed = o.now().UTC()
+	if err := o.console.PutPasskey(k); err != nil {
+		return err
+	}
+	if err := record(o.store, nil, audit.Entry{Decision: "passkey-remove", Principal: principal(), Passkey: k.ID,
+		Detail: "removed the passkey " + present.EscapeText(k.Name)}); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.out, "Removed the passkey %s (%s): it signs nothing from now on, and its sign-ins end.\n", short(k.ID, 12), present.EscapeText(k.Name))
+	return nil
 }
 
 func b64url(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }

@@ -112,8 +112,17 @@ func pendingRun(o *pendingOptions) error {
 	return tw.Flush()
 }
 
+// showOptions is what show needs: its flag, writer, store and the
+// pending id.
+type showOptions struct {
+	out   io.Writer
+	store *state.Store
+	id    string // resolved
+	full  bool   // --full
+}
+
 func newShowCmd() *cobra.Command {
-	var full bool
+	o := &showOptions{}
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a pending call in full, exactly as it would run",
@@ -132,20 +141,25 @@ and SHA-256; --full prints every line.`,
 			if err != nil {
 				return err
 			}
-			id, err := resolvePending(st, args[0])
-			if err != nil {
+			if o.id, err = resolvePending(st, args[0]); err != nil {
 				return err
 			}
-			p, err := st.GetPending(id)
-			if err != nil {
-				return withHint(err, "list pending calls with: loopguard pending")
-			}
-			pinIfHuman(st, id)
-			return page(cmd.OutOrStdout(), renderPendingWith(st, p, full))
+			o.out, o.store = cmd.OutOrStdout(), st
+			return showRun(o)
 		},
 	}
-	cmd.Flags().BoolVar(&full, "full", false, "print long texts whole")
+	cmd.Flags().BoolVar(&o.full, "full", false, "print long texts whole")
 	return cmd
+}
+
+// showRun shows pending call o.id in full.
+func showRun(o *showOptions) error {
+	p, err := o.store.GetPending(o.id)
+	if err != nil {
+		return withHint(err, "list pending calls with: loopguard pending")
+	}
+	pinIfHuman(o.store, o.id)
+	return page(o.out, renderPendingWith(o.store, p, o.full))
 }
 
 // pinIfHuman pins pending call id (state.Pin) when a human runs the

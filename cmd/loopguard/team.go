@@ -281,7 +281,17 @@ prefix of a pending id. Talks to /dev/tty only.`,
 	return cmd
 }
 
+// teamDenyOptions is what team deny needs: a writer, the approver's
+// minter, the call's key in Vault and the clock.
+type teamDenyOptions struct {
+	out    io.Writer
+	minter *minter
+	key    string
+	now    func() time.Time
+}
+
 func newTeamDenyCmd() *cobra.Command {
+	o := &teamDenyOptions{now: time.Now}
 	return &cobra.Command{
 		Use:     "deny ID",
 		Short:   "Refuse a call waiting on another machine",
@@ -293,14 +303,20 @@ func newTeamDenyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := teamDeny(ctx, m, key, time.Now()); err != nil {
-				return err
-			}
-			_, id, _ := strings.Cut(key, "/")
-			fmt.Fprintf(cmd.OutOrStdout(), "Denied %s as %s.\n", present.EscapeText(id), present.EscapeText(m.principal))
-			return nil
+			o.out, o.minter, o.key = cmd.OutOrStdout(), m, key
+			return teamDenyRun(ctx, o)
 		},
 	}
+}
+
+// teamDenyRun refuses the call at o.key: team deny.
+func teamDenyRun(ctx context.Context, o *teamDenyOptions) error {
+	if err := teamDeny(ctx, o.minter, o.key, o.now()); err != nil {
+		return err
+	}
+	_, id, _ := strings.Cut(o.key, "/")
+	fmt.Fprintf(o.out, "Denied %s as %s.\n", present.EscapeText(id), present.EscapeText(o.minter.principal))
+	return nil
 }
 
 // teamGet reads and verifies the record at key; an unreadable one is an
