@@ -40,7 +40,8 @@ func agentFile(reg register.Registration, s scopeFlags) (string, string, error) 
 // initAgentRun is `loopguard init --agent NAME`: the same key, state,
 // config and audit seal as for Claude Code, then loopguard registered in
 // that agent's hook file.
-func initAgentRun(ctx context.Context, out, errOut io.Writer, o *initOptions, bin string) error {
+func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
+	out, errOut := o.out, o.errOut
 	reg, err := all.Registration(o.agent)
 	if err != nil {
 		return withHint(err, "use --agent "+all.Others+" (Claude Code is the default)")
@@ -185,7 +186,8 @@ func initKeyAndState(ctx context.Context, out, errOut io.Writer) (*state.Store, 
 }
 
 // uninstallAgentRun is `loopguard uninstall --agent NAME`.
-func uninstallAgentRun(out, errOut io.Writer, o *uninstallOptions) error {
+func uninstallAgentRun(o *uninstallOptions) error {
+	out, errOut := o.out, o.errOut
 	reg, err := all.Registration(o.agent)
 	if err != nil {
 		return withHint(err, "use --agent "+all.Others)

@@ -87,7 +87,7 @@ func TestTeamPendingEmptyAndListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := teamPendingRun(context.Background(), &out, c, time.Now()); err != nil {
+	if err := teamPendingRun(context.Background(), &teamPendingOptions{out: &out, team: c, now: time.Now}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(out.String(), "\n") != 1 {
@@ -172,7 +172,7 @@ func TestTeamEnroll(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "build-1.token")
 	var out bytes.Buffer
-	if err := teamEnrollRun(ctx, &out, s.Enroller(t, "admin"), "build-1", path, time.Hour); err != nil {
+	if err := teamEnrollRun(ctx, &teamEnrollOptions{out: &out, client: s.Enroller(t, "admin"), name: "build-1", path: path, ttl: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "Enrolled build-1: Vault identity ") {
@@ -191,14 +191,14 @@ func TestTeamEnroll(t *testing.T) {
 			t.Errorf("doctor with the enrolled token: %s %v: %s", r.name, r.status, r.detail)
 		}
 	}
-	if err := teamEnrollRun(ctx, &out, s.Enroller(t, "admin2"), "build-1", path, time.Hour); err == nil {
+	if err := teamEnrollRun(ctx, &teamEnrollOptions{out: &out, client: s.Enroller(t, "admin2"), name: "build-1", path: path, ttl: time.Hour}); err == nil {
 		t.Error("an existing token file was overwritten")
 	}
 	if got, _ := readToken(path); got != tok {
 		t.Error("the token file changed")
 	}
 	other := filepath.Join(dir, "build-2.token")
-	err = teamEnrollRun(ctx, &out, s.AddApprover(t, "alice"), "build-2", other, time.Hour)
+	err = teamEnrollRun(ctx, &teamEnrollOptions{out: &out, client: s.AddApprover(t, "alice"), name: "build-2", path: other, ttl: time.Hour})
 	var buf bytes.Buffer
 	printError(&buf, err)
 	if err == nil || !strings.Contains(buf.String(), "loopguard-enroll") {

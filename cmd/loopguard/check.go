@@ -17,19 +17,18 @@ import (
 
 // checkOptions are the inputs of 'loopguard check'.
 type checkOptions struct {
+	Out     io.Writer
 	Command string
 	JSON    bool
 	Env     shellparse.Env
 }
 
 func newCheckCmd() *cobra.Command {
-	return newCheckCmdWith(func(out io.Writer, opts *checkOptions) error {
-		return checkRun(out, opts)
-	})
+	return newCheckCmdWith(checkRun)
 }
 
 // newCheckCmdWith builds the command; runF receives the parsed options.
-func newCheckCmdWith(runF func(io.Writer, *checkOptions) error) *cobra.Command {
+func newCheckCmdWith(runF func(*checkOptions) error) *cobra.Command {
 	var (
 		asJSON  bool
 		cwd     string
@@ -53,7 +52,8 @@ CLAUDE_PROJECT_DIR (or the cwd). Exit status 0 means simple, 1 anything else.`,
 			if err != nil {
 				return err
 			}
-			return runF(cmd.OutOrStdout(), opts)
+			opts.Out = cmd.OutOrStdout()
+			return runF(opts)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a stable JSON object")
@@ -173,7 +173,8 @@ func toCheckJSON(res shellparse.Result) checkJSON {
 
 // checkRun analyses the command and prints the result. A verdict other
 // than simple exits 1 after printing.
-func checkRun(out io.Writer, opts *checkOptions) error {
+func checkRun(opts *checkOptions) error {
+	out := opts.Out
 	res := shellparse.Analyze(opts.Command, opts.Env)
 	var err error
 	if opts.JSON {

@@ -20,7 +20,7 @@ func TestCheckGadgets(t *testing.T) {
 	}
 	for _, c := range []string{"make test", "npm run test", "go build ./...", "git log --oneline -5"} {
 		var out bytes.Buffer
-		if err := checkRun(&out, &checkOptions{Command: c, Env: env}); exitCodeOf(err) != ExitOK {
+		if err := checkRun(&checkOptions{Out: &out, Command: c, Env: env}); exitCodeOf(err) != ExitOK {
 			t.Errorf("control %q is not simple:\n%s", c, out.String())
 		}
 		if !strings.Contains(out.String(), "A scoped grant can cover this command.\n") {
@@ -67,7 +67,7 @@ func TestCheckGadgets(t *testing.T) {
 		{"tar -xf a.tar", "writes a named file"},
 	} {
 		var out bytes.Buffer
-		err := checkRun(&out, &checkOptions{Command: c.cmd, Env: env})
+		err := checkRun(&checkOptions{Out: &out, Command: c.cmd, Env: env})
 		s := out.String()
 		switch {
 		case exitCodeOf(err) != ExitOK:

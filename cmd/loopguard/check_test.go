@@ -14,7 +14,7 @@ import (
 
 func TestCheckFlagsToOptions(t *testing.T) {
 	var got *checkOptions
-	cmd := newCheckCmdWith(func(_ io.Writer, o *checkOptions) error { got = o; return nil })
+	cmd := newCheckCmdWith(func(o *checkOptions) error { got = o; return nil })
 	t.Setenv("PATH", "/usr/bin:/bin")
 	t.Setenv("CLAUDE_PROJECT_DIR", "/proj")
 	t.Setenv("HOME", "/home/u")
@@ -42,7 +42,7 @@ func TestCheckFlagsToOptions(t *testing.T) {
 	}
 	// Exactly one COMMAND.
 	for _, args := range [][]string{{}, {"git", "status"}} {
-		c := newCheckCmdWith(func(io.Writer, *checkOptions) error { return nil })
+		c := newCheckCmdWith(func(*checkOptions) error { return nil })
 		c.SetArgs(args)
 		c.SetOut(io.Discard)
 		c.SetErr(io.Discard)
@@ -230,7 +230,7 @@ func TestCheckJSONGolden(t *testing.T) {
 	}
 	for _, c := range cases {
 		var out bytes.Buffer
-		err := checkRun(&out, &checkOptions{Command: c.cmd, JSON: true, Env: env})
+		err := checkRun(&checkOptions{Out: &out, Command: c.cmd, JSON: true, Env: env})
 		if got := exitCodeOf(err); got != c.code {
 			t.Errorf("%q: exit %d (%v), want %d", c.cmd, got, err, c.code)
 		}
@@ -264,7 +264,7 @@ func TestCheckHumanOutput(t *testing.T) {
 	check := func(what, command string, code ExitCode, want ...string) {
 		t.Helper()
 		var out bytes.Buffer
-		err := checkRun(&out, &checkOptions{Command: command, Env: env})
+		err := checkRun(&checkOptions{Out: &out, Command: command, Env: env})
 		if exitCodeOf(err) != code {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -294,7 +294,7 @@ func TestCheckHumanOutput(t *testing.T) {
 
 	// Hidden characters are shown escaped, never raw.
 	var out bytes.Buffer
-	_ = checkRun(&out, &checkOptions{Command: "echo \u202eabc", Env: env})
+	_ = checkRun(&checkOptions{Out: &out, Command: "echo \u202eabc", Env: env})
 	if strings.ContainsRune(out.String(), '\u202e') {
 		t.Errorf("raw bidi control in output:\n%s", out.String())
 	}

@@ -76,6 +76,13 @@ type doctorEnv struct {
 	agents []string
 }
 
+// doctorOptions is what doctor needs: a writer for its report and the
+// environment it checks (doctorEnv, with --agent).
+type doctorOptions struct {
+	out io.Writer
+	env doctorEnv
+}
+
 func newDoctorCmd() *cobra.Command {
 	var only []string
 	cmd := &cobra.Command{
@@ -141,14 +148,15 @@ waits.`,
 				}
 				return p
 			}}
-			return doctorRun(cmd.Context(), cmd.OutOrStdout(), env)
+			return doctorRun(cmd.Context(), &doctorOptions{out: cmd.OutOrStdout(), env: env})
 		},
 	}
 	cmd.Flags().StringSliceVar(&only, "agent", nil, "check this agent only: claude, "+all.Others+" (repeatable)")
 	return cmd
 }
 
-func doctorRun(ctx context.Context, out io.Writer, env doctorEnv) error {
+func doctorRun(ctx context.Context, o *doctorOptions) error {
+	out, env := o.out, o.env
 	if ctx == nil {
 		ctx = context.Background()
 	}

@@ -29,7 +29,7 @@ func TestDoctorNoBusFast(t *testing.T) {
 		env := doctorEnv{self: self, settings: install.Env{Home: home, Cwd: home}, lookClaude: func() string { return "" }}
 		var out bytes.Buffer
 		start := time.Now()
-		err = doctorRun(context.Background(), &out, env)
+		err = doctorRun(context.Background(), &doctorOptions{out: &out, env: env})
 		took := time.Since(start)
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.code == ExitOK {

@@ -133,7 +133,7 @@ func TestEveryRenderingEscapesEveryField(t *testing.T) {
 		}
 		for _, asJSON := range []bool{false, true} {
 			var out, errOut bytes.Buffer
-			if err := pendingRun(&out, &errOut, st, asJSON, true, now); err != nil {
+			if err := pendingRun(&pendingOptions{out: &out, errOut: &errOut, store: st, now: func() time.Time { return now }, json: asJSON, all: true}); err != nil {
 				t.Fatal(err)
 			}
 			terminalSafe(t, what("pending"), out.String()+errOut.String())

@@ -31,6 +31,12 @@ import (
 const MaxGrantTTL = 7 * 24 * time.Hour
 
 type grantOptions struct {
+	tty   io.Writer // where the grant is shown and confirmed
+	store *state.Store
+	now   func() time.Time
+	// confirm has the human confirm the grant named by digest.
+	confirm func(digest string) error
+
 	rules []string
 	// preset names a standing set of rules (scope.Preset) minted as one.
 	preset string
@@ -99,9 +105,11 @@ by typing the first characters of its digest. It refuses inside an agent
 				return err
 			}
 			defer tty.Close()
-			return grantRun(cmd.Context(), tty, st, o, time.Now(), func(digest string) error {
+			o.tty, o.store, o.now = tty, st, time.Now
+			o.confirm = func(digest string) error {
 				return confirmPrefix(tty, digest, approvePrefixLen, "grant")
-			})
+			}
+			return grantRun(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().DurationVar(&o.ttl, "ttl", time.Hour, "how long the grants stay valid (at most 7 days; a preset's default is 7 days)")
@@ -233,7 +241,8 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 
 // grantRun shows the grants on tty, has confirm check the human's
 // confirmation of their digest, then mints them.
-func grantRun(ctx context.Context, tty io.Writer, st *state.Store, o *grantOptions, now time.Time, confirm func(digest string) error) error {
+func grantRun(ctx context.Context, o *grantOptions) error {
+	tty, st, now := o.tty, o.store, o.now()
 	ge, err := currentGrantEnv()
 	if err != nil {
 		return err
@@ -289,7 +298,7 @@ func grantRun(ctx context.Context, tty io.Writer, st *state.Store, o *grantOptio
 	if m.team != nil {
 		fmt.Fprintln(tty, "Published in Vault: the hooks on every machine sharing it find these grants; revoke removes them there.")
 	}
-	if err := confirm(digest); err != nil {
+	if err := o.confirm(digest); err != nil {
 		return err
 	}
 	for _, r := range rules {
@@ -342,8 +351,18 @@ func grantDigest(rules []scope.Rule, session, agent string, ttl time.Duration) s
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// grantsOptions is what grants needs: its flag, writer, store, the team's
+// grants in Vault (with that backend) and clock.
+type grantsOptions struct {
+	out   io.Writer
+	store *state.Store
+	team  []state.GrantFile
+	now   func() time.Time
+	json  bool // --json
+}
+
 func newGrantsCmd() *cobra.Command {
-	var asJSON bool
+	o := &grantsOptions{now: time.Now}
 	cmd := &cobra.Command{
 		Use:     "grants",
 		Short:   "List live grants",
@@ -359,10 +378,11 @@ func newGrantsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return grantsRun(cmd.OutOrStdout(), st, team, asJSON, time.Now())
+			o.out, o.store, o.team = cmd.OutOrStdout(), st, team
+			return grantsRun(o)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return cmd
 }
 
@@ -454,12 +474,13 @@ func listGrants(st *state.Store, team []state.GrantFile, now time.Time) ([]grant
 	return rows, nil
 }
 
-func grantsRun(out io.Writer, st *state.Store, team []state.GrantFile, asJSON bool, now time.Time) error {
-	rows, err := listGrants(st, team, now)
+func grantsRun(o *grantsOptions) error {
+	out, now := o.out, o.now()
+	rows, err := listGrants(o.store, o.team, now)
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	if o.json {
 		return printJSON(out, rows)
 	}
 	if len(rows) == 0 {
@@ -527,9 +548,20 @@ func foldPresets(rows []grantJSON) []grantJSON {
 	return out
 }
 
+// revokeOptions is what revoke needs: its arguments and flags (one of
+// them), writer, store and, with the Vault backend, an approver's minter.
+type revokeOptions struct {
+	out     io.Writer
+	store   *state.Store
+	minter  *minter  // nil: no Vault backend
+	ids     []string // grant ids or unique prefixes
+	all     bool     // --all
+	session string   // --session
+	preset  string   // --preset
+}
+
 func newRevokeCmd() *cobra.Command {
-	var all bool
-	var session, preset string
+	o := &revokeOptions{}
 	cmd := &cobra.Command{
 		Use:   "revoke ID... | --all | --session ID | --preset NAME",
 		Short: "Remove grants",
@@ -540,7 +572,7 @@ Taking power away needs no terminal.`,
 		Example:           "  loopguard revoke 3fa9c2d17e0b\n  loopguard revoke 3fa9      # a unique prefix\n  loopguard revoke --session 066fc3ad-3aa6-4401-854a-df9080ffea32\n  loopguard revoke --preset readonly\n  loopguard revoke --all",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n := 0
-			for _, set := range []bool{len(args) > 0, all, session != "", preset != ""} {
+			for _, set := range []bool{len(args) > 0, o.all, o.session != "", o.preset != ""} {
 				if set {
 					n++
 				}
@@ -556,16 +588,18 @@ Taking power away needs no terminal.`,
 			if err != nil {
 				return err
 			}
-			return revokeRun(cmd.Context(), cmd.OutOrStdout(), st, m, args, all, session, preset)
+			o.out, o.store, o.minter, o.ids = cmd.OutOrStdout(), st, m, args
+			return revokeRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "remove every grant")
-	cmd.Flags().StringVar(&session, "session", "", "remove every grant bound to this session")
-	cmd.Flags().StringVar(&preset, "preset", "", "remove every grant minted with this preset")
+	cmd.Flags().BoolVar(&o.all, "all", false, "remove every grant")
+	cmd.Flags().StringVar(&o.session, "session", "", "remove every grant bound to this session")
+	cmd.Flags().StringVar(&o.preset, "preset", "", "remove every grant minted with this preset")
 	return cmd
 }
 
-func revokeRun(ctx context.Context, out io.Writer, st *state.Store, m *minter, ids []string, all bool, session, preset string) error {
+func revokeRun(ctx context.Context, o *revokeOptions) error {
+	out, st, m, all, session, preset := o.out, o.store, o.minter, o.all, o.session, o.preset
 	all2, err := st.AllGrants()
 	if err != nil {
 		return err
@@ -586,7 +620,7 @@ func revokeRun(ctx context.Context, out io.Writer, st *state.Store, m *minter, i
 		}
 	}
 	want := map[string]bool{}
-	for _, arg := range ids {
+	for _, arg := range o.ids {
 		// A unique prefix names a grant; every argument is resolved
 		// before anything is removed.
 		id, err := state.ResolvePrefix(arg, "grant", known)

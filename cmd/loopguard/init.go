@@ -89,6 +89,8 @@ func refuseInAgent() error {
 const DefaultWait = 2 * time.Minute
 
 type initOptions struct {
+	out, errOut io.Writer
+
 	scope  scopeFlags
 	mode   string
 	wait   time.Duration
@@ -160,7 +162,8 @@ a call runs but cannot confine what it does.`,
 				// The default wait is Claude Code's enforce mode's.
 				o.wait = 0
 			}
-			return initRun(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &o)
+			o.out, o.errOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return initRun(cmd.Context(), &o)
 		},
 	}
 	o.scope.add(cmd, "register in")
@@ -181,7 +184,8 @@ a call runs but cannot confine what it does.`,
 	return cmd
 }
 
-func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
+func initRun(ctx context.Context, o *initOptions) error {
+	out, errOut := o.out, o.errOut
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -221,10 +225,10 @@ func initRun(ctx context.Context, out, errOut io.Writer, o *initOptions) error {
 		}
 	}
 	if o.agent != "" && o.agent != "claude" {
-		return initAgentRun(ctx, out, errOut, o, bin)
+		return initAgentRun(ctx, o, bin)
 	}
 	if o.managed {
-		return initManagedRun(out, o, bin)
+		return initManagedRun(o, bin)
 	}
 	// The hook registered: loopguard-hook beside bin when it is of the same
 	// build (it starts faster), else bin's own `hook`.

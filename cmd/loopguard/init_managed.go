@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -52,7 +51,8 @@ func managedSandbox(bin string, others ...string) *install.Sandbox {
 	return &install.Sandbox{DenyWrite: deny, DenyRead: []string{"~/.local/state/loopguard", "~/.local/share/keyrings"}}
 }
 
-func initManagedRun(out io.Writer, o *initOptions, bin string) error {
+func initManagedRun(o *initOptions, bin string) error {
+	out := o.out
 	path := install.ManagedSettingsPath()
 	if path == "" {
 		return withHint(errors.New("no managed settings file of Claude Code is known on this system"), "use loopguard init (user settings)")
@@ -151,7 +151,8 @@ func hooksElsewhere(env install.Env, target, managed string) (string, error) {
 
 // uninstallManagedRun is uninstall --managed: init --managed's entries out
 // of the managed settings, the file as it was when nothing else changed.
-func uninstallManagedRun(out io.Writer, dryRun bool) error {
+func uninstallManagedRun(o *uninstallOptions) error {
+	out, dryRun := o.out, o.dryRun
 	path := install.ManagedSettingsPath()
 	if path == "" {
 		return errors.New("no managed settings file of Claude Code is known on this system")

@@ -83,11 +83,12 @@ func offerToolchains(out io.Writer, o *initOptions) error {
 // --no-preset or without a terminal. From a user-wide install it covers
 // every session (all projects); from a project's, that project's.
 func offerPreset(ctx context.Context, out io.Writer, st *state.Store, o *initOptions, where install.Scope) error {
-	g := &grantOptions{preset: o.preset, ttl: MaxGrantTTL, agent: "main", anySession: where == install.User}
+	g := &grantOptions{store: st, now: time.Now, preset: o.preset, ttl: MaxGrantTTL, agent: "main", anySession: where == install.User}
 	if o.preset != "" {
 		// The flag is the human's choice, typed at init, which refuses to
 		// run inside an agent; the preset is a fixed, reviewed list.
-		return grantRun(ctx, out, st, g, time.Now(), func(string) error { return nil })
+		g.tty, g.confirm = out, func(string) error { return nil }
+		return grantRun(ctx, g)
 	}
 	if o.noPreset || o.mode != hooks.ModeEnforce {
 		return nil
@@ -108,8 +109,9 @@ func offerPreset(ctx context.Context, out io.Writer, st *state.Store, o *initOpt
 	if err != nil || !yes {
 		return err
 	}
-	g.preset = scope.PresetReadOnly
-	return grantRun(ctx, tty, st, g, time.Now(), func(digest string) error {
+	g.preset, g.tty = scope.PresetReadOnly, tty
+	g.confirm = func(digest string) error {
 		return confirmPrefix(tty, digest, approvePrefixLen, "grant")
-	})
+	}
+	return grantRun(ctx, g)
 }

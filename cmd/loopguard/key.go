@@ -32,7 +32,17 @@ grant and the audit log's seal. 'loopguard init' creates it.`,
 	return cmd
 }
 
+// keyRotateOptions is what key rotate needs: the human's terminal, a
+// writer for the outcome, the store and the clock.
+type keyRotateOptions struct {
+	tty   *os.File
+	out   io.Writer
+	store *state.Store
+	now   func() time.Time
+}
+
 func newKeyRotateCmd() *cobra.Command {
+	o := &keyRotateOptions{now: time.Now}
 	return &cobra.Command{
 		Use:   "rotate",
 		Short: "Replace the master key; every existing approval and grant stops working",
@@ -55,7 +65,8 @@ Like approve, this talks to /dev/tty only and refuses inside an agent.`,
 				return err
 			}
 			defer tty.Close()
-			return keyRotateRun(cmd.Context(), tty, cmd.OutOrStdout(), st, time.Now())
+			o.tty, o.out, o.store = tty, cmd.OutOrStdout(), st
+			return keyRotateRun(cmd.Context(), o)
 		},
 	}
 }
@@ -80,7 +91,8 @@ func liveGrants(st *state.Store, keys *token.Keys, now time.Time) (int, error) {
 	return n, nil
 }
 
-func keyRotateRun(ctx context.Context, tty *os.File, out io.Writer, st *state.Store, now time.Time) error {
+func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
+	tty, out, st, now := o.tty, o.out, o.store, o.now()
 	if ctx == nil {
 		ctx = context.Background()
 	}

@@ -18,6 +18,9 @@ import (
 )
 
 type notifyOptions struct {
+	out  io.Writer
+	argv []string // the notify command, after --
+
 	desktop   string // "", "on" or "off"
 	command   bool   // set the command to the arguments
 	noCommand bool
@@ -56,7 +59,8 @@ on your terminal.`,
 			if o.desktop != "" && o.desktop != "on" && o.desktop != "off" {
 				return fmt.Errorf("--desktop %q: want on or off", o.desktop)
 			}
-			return notifyRun(cmd.OutOrStdout(), o, args)
+			o.out, o.argv = cmd.OutOrStdout(), args
+			return notifyRun(o)
 		},
 	}
 	cmd.Flags().StringVar(&o.desktop, "desktop", "", "turn the desktop notification on or off")
@@ -67,7 +71,8 @@ on your terminal.`,
 	return cmd
 }
 
-func notifyRun(out io.Writer, o *notifyOptions, argv []string) error {
+func notifyRun(o *notifyOptions) error {
+	out, argv := o.out, o.argv
 	path, cfg, err := loadConfigPath()
 	if err != nil {
 		return err

@@ -40,9 +40,20 @@ func consoleStore() (*state.Store, *webconsole.Store, error) {
 	return st, &webconsole.Store{Dir: webconsole.DirIn(st.Dir)}, nil
 }
 
+// passkeyAddOptions is what passkey add needs: its flags, the human's
+// terminal, the stores and the clock.
+type passkeyAddOptions struct {
+	tty     io.Writer
+	store   *state.Store
+	console *webconsole.Store
+	now     func() time.Time
+	name    string        // --name
+	origin  string        // --origin
+	ttl     time.Duration // --ttl
+}
+
 func newPasskeyAddCmd() *cobra.Command {
-	var name, origin string
-	var ttl time.Duration
+	o := &passkeyAddOptions{now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "add",
 		Short: "Print a one-time link that registers a passkey in the console",
@@ -65,16 +76,18 @@ without a terminal: a passkey is what lets its holder approve calls.`,
 			if err != nil {
 				return err
 			}
-			return passkeyAddRun(tty, st, cs, name, origin, ttl, time.Now())
+			o.tty, o.store, o.console = tty, st, cs
+			return passkeyAddRun(o)
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "", "what to call the passkey (default: your name and today's date)")
-	cmd.Flags().StringVar(&origin, "origin", "", "the console's address (default: the running loopguard serve's, else "+defaultOrigin+")")
-	cmd.Flags().DurationVar(&ttl, "ttl", 5*time.Minute, "how long the link stays valid")
+	cmd.Flags().StringVar(&o.name, "name", "", "what to call the passkey (default: your name and today's date)")
+	cmd.Flags().StringVar(&o.origin, "origin", "", "the console's address (default: the running loopguard serve's, else "+defaultOrigin+")")
+	cmd.Flags().DurationVar(&o.ttl, "ttl", 5*time.Minute, "how long the link stays valid")
 	return cmd
 }
 
-func passkeyAddRun(tty io.Writer, st *state.Store, cs *webconsole.Store, name, origin string, ttl time.Duration, now time.Time) error {
+func passkeyAddRun(o *passkeyAddOptions) error {
+	tty, st, cs, name, origin, ttl, now := o.tty, o.store, o.console, o.name, o.origin, o.ttl, o.now()
 	running := false
 	if origin == "" {
 		origin = defaultOrigin
@@ -102,8 +115,16 @@ func passkeyAddRun(tty io.Writer, st *state.Store, cs *webconsole.Store, name, o
 	return nil
 }
 
+// passkeyListOptions is what passkey list needs: its flag, writer and the
+// console's store.
+type passkeyListOptions struct {
+	out     io.Writer
+	console *webconsole.Store
+	json    bool // --json
+}
+
 func newPasskeyListCmd() *cobra.Command {
-	var asJSON bool
+	o := &passkeyListOptions{}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the registered passkeys (removed ones too: their signatures stay checkable)",
@@ -113,10 +134,11 @@ func newPasskeyListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return passkeyListRun(cmd.OutOrStdout(), cs, asJSON)
+			o.out, o.console = cmd.OutOrStdout(), cs
+			return passkeyListRun(o)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON, with each public key (COSE, base64url)")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON, with each public key (COSE, base64url)")
 	return cmd
 }
 
@@ -130,12 +152,13 @@ type passkeyJSON struct {
 	PublicKey string    `json:"public_key"`
 }
 
-func passkeyListRun(out io.Writer, cs *webconsole.Store, asJSON bool) error {
-	keys, err := cs.Passkeys()
+func passkeyListRun(o *passkeyListOptions) error {
+	out := o.out
+	keys, err := o.console.Passkeys()
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	if o.json {
 		rows := []passkeyJSON{}
 		for _, k := range keys {
 			rows = append(rows, passkeyJSON{ID: k.ID, Name: k.Name, RPID: k.RPID, Created: k.Created, LastUsed: k.LastUsed, Removed: k.Removed,
@@ -162,7 +185,18 @@ func passkeyListRun(out io.Writer, cs *webconsole.Store, asJSON bool) error {
 	return tw.Flush()
 }
 
+// passkeyRemoveOptions is what passkey remove needs: its argument, a
+// writer, the stores and the clock.
+type passkeyRemoveOptions struct {
+	out     io.Writer
+	store   *state.Store
+	console *webconsole.Store
+	now     func() time.Time
+	id      string // ID: a passkey id or a unique prefix
+}
+
 func newPasskeyRemoveCmd() *cobra.Command {
+	o := &passkeyRemoveOptions{now: time.Now}
 	return &cobra.Command{
 		Use:   "remove ID",
 		Short: "Stop a passkey from signing (its past signatures stay checkable)",
@@ -175,25 +209,30 @@ func newPasskeyRemoveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			k, err := cs.ResolvePasskey(args[0])
-			if err != nil {
-				return err
-			}
-			if !k.Active() {
-				return errors.New("that passkey was removed already")
-			}
-			k.Removed = time.Now().UTC()
-			if err := cs.PutPasskey(k); err != nil {
-				return err
-			}
-			if err := record(st, nil, audit.Entry{Decision: "passkey-remove", Principal: principal(), Passkey: k.ID,
-				Detail: "removed the passkey " + present.EscapeText(k.Name)}); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Removed the passkey %s (%s): it signs nothing from now on, and its sign-ins end.\n", short(k.ID, 12), present.EscapeText(k.Name))
-			return nil
+			o.out, o.store, o.console, o.id = cmd.OutOrStdout(), st, cs, args[0]
+			return passkeyRemoveRun(o)
 		},
 	}
+}
+
+func passkeyRemoveRun(o *passkeyRemoveOptions) error {
+	k, err := o.console.ResolvePasskey(o.id)
+	if err != nil {
+		return err
+	}
+	if !k.Active() {
+		return errors.New("that passkey was removed already")
+	}
+	k.Removed = o.now().UTC()
+	if err := o.console.PutPasskey(k); err != nil {
+		return err
+	}
+	if err := record(o.store, nil, audit.Entry{Decision: "passkey-remove", Principal: principal(), Passkey: k.ID,
+		Detail: "removed the passkey " + present.EscapeText(k.Name)}); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.out, "Removed the passkey %s (%s): it signs nothing from now on, and its sign-ins end.\n", short(k.ID, 12), present.EscapeText(k.Name))
+	return nil
 }
 
 func b64url(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }

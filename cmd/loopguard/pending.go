@@ -22,8 +22,17 @@ import (
 	"github.com/loopguard/loopguard/token"
 )
 
+// pendingOptions is what pending needs: its flags, writers, store and clock.
+type pendingOptions struct {
+	out, errOut io.Writer
+	store       *state.Store
+	now         func() time.Time
+	json        bool // --json
+	all         bool // --all: calls already approved or denied too
+}
+
 func newPendingCmd() *cobra.Command {
-	var asJSON, all bool
+	o := &pendingOptions{now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "pending",
 		Short: "List calls waiting for a human's decision",
@@ -37,11 +46,12 @@ or refuse it with 'loopguard deny ID'.`,
 			if err != nil {
 				return err
 			}
-			return pendingRun(cmd.OutOrStdout(), cmd.ErrOrStderr(), st, asJSON, all, time.Now())
+			o.out, o.errOut, o.store = cmd.OutOrStdout(), cmd.ErrOrStderr(), st
+			return pendingRun(o)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVar(&all, "all", false, "include calls already approved or denied")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.all, "all", false, "include calls already approved or denied")
 	return cmd
 }
 
@@ -63,21 +73,22 @@ type pendingJSON struct {
 	State string `json:"state"`
 }
 
-func pendingRun(out, errOut io.Writer, st *state.Store, asJSON, all bool, now time.Time) error {
-	list, errs := st.ListPending()
+func pendingRun(o *pendingOptions) error {
+	out, now := o.out, o.now()
+	list, errs := o.store.ListPending()
 	for _, err := range errs {
-		fmt.Fprintf(errOut, "loopguard: warning: %v\n", err)
+		fmt.Fprintf(o.errOut, "loopguard: warning: %v\n", err)
 	}
 	var rows []pendingJSON
 	for _, p := range list {
-		if !all && p.Status != state.StatusOpen {
+		if !o.all && p.Status != state.StatusOpen {
 			continue
 		}
 		rows = append(rows, pendingJSON{ID: p.ID, Created: p.Created, Seen: p.Seen, Session: p.Session,
 			Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool, Reason: p.Reason, Status: p.Status,
 			Digest: p.Digest, Summary: present.Summary(p), Warnings: len(p.Warnings), State: statusOf(p, now)})
 	}
-	if asJSON {
+	if o.json {
 		if rows == nil {
 			rows = []pendingJSON{}
 		}
@@ -101,8 +112,17 @@ func pendingRun(out, errOut io.Writer, st *state.Store, asJSON, all bool, now ti
 	return tw.Flush()
 }
 
+// showOptions is what show needs: its flag, writer, store and the
+// pending id.
+type showOptions struct {
+	out   io.Writer
+	store *state.Store
+	id    string // resolved
+	full  bool   // --full
+}
+
 func newShowCmd() *cobra.Command {
-	var full bool
+	o := &showOptions{}
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a pending call in full, exactly as it would run",
@@ -121,20 +141,25 @@ and SHA-256; --full prints every line.`,
 			if err != nil {
 				return err
 			}
-			id, err := resolvePending(st, args[0])
-			if err != nil {
+			if o.id, err = resolvePending(st, args[0]); err != nil {
 				return err
 			}
-			p, err := st.GetPending(id)
-			if err != nil {
-				return withHint(err, "list pending calls with: loopguard pending")
-			}
-			pinIfHuman(st, id)
-			return page(cmd.OutOrStdout(), renderPendingWith(st, p, full))
+			o.out, o.store = cmd.OutOrStdout(), st
+			return showRun(o)
 		},
 	}
-	cmd.Flags().BoolVar(&full, "full", false, "print long texts whole")
+	cmd.Flags().BoolVar(&o.full, "full", false, "print long texts whole")
 	return cmd
+}
+
+// showRun shows pending call o.id in full.
+func showRun(o *showOptions) error {
+	p, err := o.store.GetPending(o.id)
+	if err != nil {
+		return withHint(err, "list pending calls with: loopguard pending")
+	}
+	pinIfHuman(o.store, o.id)
+	return page(o.out, renderPendingWith(o.store, p, o.full))
 }
 
 // pinIfHuman pins pending call id (state.Pin) when a human runs the
@@ -231,8 +256,24 @@ func renderParts(st *state.Store, p *state.Pending, full bool) (head, body strin
 
 const approvePrefixLen = hooks.ConfirmPrefixLen
 
+// approveOptions is what approve needs: its flags, terminal, store and
+// clock. Review sets shown and confirmLen for the call it has on screen.
+type approveOptions struct {
+	tty   *os.File
+	store *state.Store
+	now   func() time.Time
+	ids   []string      // pending ids, resolved
+	ttl   time.Duration // --ttl
+	// shown is the digest of the call the review console showed (one ID):
+	// it is not shown again, and approved only if unchanged.
+	shown string
+	// confirmLen is how many characters of the digest the human types; 0
+	// (only with Shown): one key approved the call on screen.
+	confirmLen int
+}
+
 func newApproveCmd() *cobra.Command {
-	var ttl time.Duration
+	o := &approveOptions{now: time.Now, confirmLen: approvePrefixLen}
 	cmd := &cobra.Command{
 		Use:   "approve ID...",
 		Short: "Approve pending calls, each exactly once",
@@ -248,7 +289,7 @@ a pending id; several IDs are shown and confirmed one after the other.`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completePending,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkApprovalTTL(ttl); err != nil {
+			if err := checkApprovalTTL(o.ttl); err != nil {
 				return err
 			}
 			tty, st, err := openTTYStore()
@@ -256,27 +297,34 @@ a pending id; several IDs are shown and confirmed one after the other.`,
 				return err
 			}
 			defer tty.Close()
-			ids, err := resolvePendings(st, args)
-			if err != nil {
+			if o.ids, err = resolvePendings(st, args); err != nil {
 				return err
 			}
-			for _, id := range ids {
-				if err := approveRun(cmd.Context(), tty, st, id, "", approvePrefixLen, ttl, time.Now()); err != nil {
-					return err
-				}
-			}
-			return nil
+			o.tty, o.store = tty, st
+			return approveRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Minute, "how long the approval stays valid (at most 24h)")
+	cmd.Flags().DurationVar(&o.ttl, "ttl", 10*time.Minute, "how long the approval stays valid (at most 24h)")
 	return cmd
 }
 
-// approveRun reviews and approves pending call id on tty. It is shared with
-// the review console, which passes the digest of the call it showed
-// (shown, so the call is not shown again) and a shorter confirmation, or
-// none (confirmLen 0: one key approved the call on screen).
-func approveRun(ctx context.Context, tty *os.File, st *state.Store, id, shown string, confirmLen int, ttl time.Duration, now time.Time) error {
+// approveRun reviews and approves the pending calls o.ids on o.tty, one
+// after the other. It is shared with the review console, which passes the
+// digest of the call it showed (shown, so the call is not shown again) and a
+// shorter confirmation, or none (confirmLen 0: one key approved the call on
+// screen).
+func approveRun(ctx context.Context, o *approveOptions) error {
+	for _, id := range o.ids {
+		if err := approveOne(ctx, o, id, o.now()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// approveOne reviews and approves pending call id as of now.
+func approveOne(ctx context.Context, o *approveOptions, id string, now time.Time) error {
+	tty, st, shown, confirmLen, ttl := o.tty, o.store, o.shown, o.confirmLen, o.ttl
 	p, err := st.GetPending(id)
 	if err != nil {
 		return withHint(err, "list pending calls with: loopguard pending")
@@ -362,8 +410,17 @@ func mintApproval(st *state.Store, m *minter, p *state.Pending, ttl time.Duratio
 	return g, nil
 }
 
+// denyOptions is what deny needs: its flags, writer, store and clock.
+type denyOptions struct {
+	out   io.Writer
+	store *state.Store
+	now   func() time.Time
+	ids   []string // pending ids, resolved
+	note  string   // --note: shown to the agent
+}
+
 func newDenyCmd() *cobra.Command {
-	var note string
+	o := &denyOptions{now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "deny ID...",
 		Short: "Refuse pending calls",
@@ -377,23 +434,29 @@ agent is told a human refused it. Taking power away needs no terminal.`,
 			if err != nil {
 				return err
 			}
-			ids, err := resolvePendings(st, args)
-			if err != nil {
+			if o.ids, err = resolvePendings(st, args); err != nil {
 				return err
 			}
-			for _, id := range ids {
-				if err := denyRun(cmd.OutOrStdout(), st, id, note, time.Now()); err != nil {
-					return err
-				}
-			}
-			return nil
+			o.out, o.store = cmd.OutOrStdout(), st
+			return denyRun(o)
 		},
 	}
-	cmd.Flags().StringVar(&note, "note", "", "a reason the agent is shown (escaped, at most 500 bytes)")
+	cmd.Flags().StringVar(&o.note, "note", "", "a reason the agent is shown (escaped, at most 500 bytes)")
 	return cmd
 }
 
-func denyRun(out io.Writer, st *state.Store, id, note string, now time.Time) error {
+// denyRun refuses the pending calls o.ids, one after the other.
+func denyRun(o *denyOptions) error {
+	for _, id := range o.ids {
+		if err := denyOne(o, id, o.now()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func denyOne(o *denyOptions, id string, now time.Time) error {
+	out, st, note := o.out, o.store, o.note
 	p, err := st.GetPending(id)
 	if err != nil {
 		return withHint(err, "list pending calls with: loopguard pending")

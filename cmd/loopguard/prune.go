@@ -14,8 +14,16 @@ import (
 	"github.com/loopguard/loopguard/state"
 )
 
+// pruneOptions is what prune needs: its flag, writer, store and clock.
+type pruneOptions struct {
+	out       io.Writer
+	store     *state.Store
+	now       func() time.Time
+	olderThan time.Duration // --older-than
+}
+
 func newPruneCmd() *cobra.Command {
-	var olderThan time.Duration
+	o := &pruneOptions{now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "prune",
 		Short: "Remove expired grants and old consumed grants, pending calls and notes",
@@ -26,30 +34,37 @@ never pruned. Taking state away needs no terminal.`,
 		Example: "  loopguard prune\n  loopguard prune --older-than 24h",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if olderThan < 0 {
+			if o.olderThan < 0 {
 				return errors.New("--older-than must not be negative")
 			}
 			st, err := openStore()
 			if err != nil {
 				return err
 			}
-			if err := pruneRun(cmd.OutOrStdout(), st, olderThan, time.Now()); err != nil {
-				return err
-			}
-			// With the Vault backend, the expired grants there too (an
-			// approver's token; an agent machine's may not delete).
-			m, err := revoker(cmd.Context())
-			if err != nil || m == nil {
-				return err
-			}
-			return pruneVault(cmd.Context(), cmd.OutOrStdout(), st, m, time.Now())
+			o.out, o.store = cmd.OutOrStdout(), st
+			return pruneRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().DurationVar(&olderThan, "older-than", 7*24*time.Hour, "keep used grants, pending calls and notes touched more recently than this")
+	cmd.Flags().DurationVar(&o.olderThan, "older-than", 7*24*time.Hour, "keep used grants, pending calls and notes touched more recently than this")
 	return cmd
 }
 
-func pruneRun(out io.Writer, st *state.Store, olderThan time.Duration, now time.Time) error {
+// pruneRun prunes the store and, with the Vault backend, the expired grants
+// kept there.
+func pruneRun(ctx context.Context, o *pruneOptions) error {
+	if err := pruneStore(o.out, o.store, o.olderThan, o.now()); err != nil {
+		return err
+	}
+	// With the Vault backend, the expired grants there too (an
+	// approver's token; an agent machine's may not delete).
+	m, err := revoker(ctx)
+	if err != nil || m == nil {
+		return err
+	}
+	return pruneVault(ctx, o.out, o.store, m, o.now())
+}
+
+func pruneStore(out io.Writer, st *state.Store, olderThan time.Duration, now time.Time) error {
 	c, err := st.Prune(now, now.Add(-olderThan))
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ import (
 const reviewPoll = 300 * time.Millisecond
 
 func newReviewCmd() *cobra.Command {
-	var o reviewOptions
+	o := &reviewOptions{}
 	cmd := &cobra.Command{
 		Use:   "review",
 		Short: "A live console on your terminal to approve or deny calls as they arrive",
@@ -99,9 +99,11 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 				if err != nil {
 					return err
 				}
-				return reviewTeamRun(ctx, tty, st, m, o)
+				o.tty, o.store, o.minter = tty, st, m
+				return reviewTeamRun(ctx, o)
 			case "":
-				return reviewRun(ctx, tty, st, o)
+				o.tty, o.store = tty, st
+				return reviewRun(ctx, o)
 			}
 			return fmt.Errorf("--backend %q: want vault (the calls waiting across the team), or leave it out (this machine's calls)", o.backend)
 		},
@@ -115,7 +117,13 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 	return cmd
 }
 
+// reviewOptions is what review needs: its flags, terminal and store, and
+// with --backend vault the minter of the team's approvals.
 type reviewOptions struct {
+	tty    *os.File
+	store  *state.Store
+	minter *minter // --backend vault
+
 	ttl, grantTTL time.Duration
 	filter        queueFilter
 	backend       string // "vault": the team's calls (review_vault.go)
@@ -326,7 +334,8 @@ func (c *console) cooked() {
 	}
 }
 
-func reviewRun(ctx context.Context, tty *os.File, st *state.Store, o reviewOptions) error {
+func reviewRun(ctx context.Context, o *reviewOptions) error {
+	tty, st := o.tty, o.store
 	c := &console{tty: tty, fd: fdOf(tty), pal: paletteFor(tty), deadlines: true}
 	defer c.cooked()
 	pal := c.pal
@@ -443,7 +452,7 @@ outer:
 				if len(look) > 0 {
 					n = reviewConfirmLen
 				}
-				if err := approveRun(ctx, tty, st, p.ID, p.Digest, n, o.ttl, time.Now()); err != nil {
+				if err := approveRun(ctx, &approveOptions{tty: tty, store: st, now: time.Now, ids: []string{p.ID}, ttl: o.ttl, shown: p.Digest, confirmLen: n}); err != nil {
 					printError(tty, err)
 					continue // still open: ask again
 				}
@@ -482,7 +491,7 @@ outer:
 					printError(tty, err)
 					continue
 				}
-				if err := denyRun(tty, st, p.ID, note, time.Now()); err != nil {
+				if err := denyRun(&denyOptions{out: tty, store: st, now: time.Now, ids: []string{p.ID}, note: note}); err != nil {
 					printError(tty, err)
 					continue
 				}
@@ -626,7 +635,7 @@ func grantBinding(p *state.Pending) (string, string) {
 
 // approveAndGrant approves p once and grants rule to p's session and agent,
 // after one confirmation that covers both.
-func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rule scope.Rule, o reviewOptions, now time.Time) error {
+func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rule scope.Rule, o *reviewOptions, now time.Time) error {
 	return approveAndGrantWith(ctx, tty, st, p, rule, o, now, func(m *minter) (*token.Grant, string, error) {
 		next := afterApproval(p, time.Now()) // before the held call runs and its hook is gone
 		a, err := mintApproval(st, m, p, o.ttl, now)
@@ -640,7 +649,7 @@ func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *stat
 // approveAndGrantWith is approveAndGrant with the exact approval made by
 // exact (locally, or through Vault for another machine's call), which
 // returns the grant and what happens next.
-func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rule scope.Rule, o reviewOptions, now time.Time,
+func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rule scope.Rule, o *reviewOptions, now time.Time,
 	exact func(*minter) (*token.Grant, string, error)) error {
 	m, err := loadMinter(ctx)
 	if err != nil {
@@ -673,7 +682,7 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 // approveTurn approves every call of one turn after showing them all,
 // with one key (review offers t only when none of them needs a second
 // look); it returns how many it approved.
-func approveTurn(ctx context.Context, c *console, st *state.Store, turn []*state.Pending, o reviewOptions, now time.Time) (int, error) {
+func approveTurn(ctx context.Context, c *console, st *state.Store, turn []*state.Pending, o *reviewOptions, now time.Time) (int, error) {
 	tty := c.tty
 	fmt.Fprintf(tty, "\nThe %d calls of this turn (the first is shown above):\n", len(turn))
 	for i, p := range turn[1:] {

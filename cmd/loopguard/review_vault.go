@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/present"
-	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -64,7 +62,8 @@ func teamIDs(calls []*vault.TeamPending) string {
 	return b.String()
 }
 
-func reviewTeamRun(ctx context.Context, tty *os.File, st *state.Store, m *minter, o reviewOptions) error {
+func reviewTeamRun(ctx context.Context, o *reviewOptions) error {
+	tty, st, m := o.tty, o.store, o.minter
 	c := &console{tty: tty, fd: fdOf(tty), pal: paletteFor(tty), deadlines: true}
 	defer c.cooked()
 	pal := c.pal

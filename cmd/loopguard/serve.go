@@ -41,7 +41,7 @@ type serveOptions struct {
 }
 
 func newServeCmd() *cobra.Command {
-	var o serveOptions
+	o := &serveOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "An approval console in your browser: every decision signed with your passkey",
@@ -177,7 +177,7 @@ func servePlaces() policy.Places {
 	return policy.Places{Home: home, StateDir: stDir, ConfigDir: filepath.Dir(cfgPath), Self: self}.Prepare()
 }
 
-func serveRun(ctx context.Context, o serveOptions) error {
+func serveRun(ctx context.Context, o *serveOptions) error {
 	if err := refuseInAgent(); err != nil {
 		return err
 	}
@@ -213,7 +213,7 @@ func serveRun(ctx context.Context, o serveOptions) error {
 	default:
 		return fmt.Errorf("--backend %q: want vault (the calls waiting across the team), or leave it out (this machine's calls)", o.backend)
 	}
-	ln, origin, tc, err := serveListen(o)
+	ln, origin, tc, err := serveListen(*o)
 	if err != nil {
 		return err
 	}

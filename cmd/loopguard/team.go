@@ -55,7 +55,16 @@ func teamMinter(ctx context.Context) (*minter, error) {
 	return m, nil
 }
 
+// teamPendingOptions is what team pending needs: a writer, the team's
+// custody in Vault and the clock.
+type teamPendingOptions struct {
+	out  io.Writer
+	team *vault.Custody
+	now  func() time.Time
+}
+
 func newTeamPendingCmd() *cobra.Command {
+	o := &teamPendingOptions{now: time.Now}
 	return &cobra.Command{
 		Use:     "pending",
 		Short:   "List the calls waiting across the team",
@@ -68,13 +77,15 @@ func newTeamPendingCmd() *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), vaultTimeout)
 			defer cancel()
-			return teamPendingRun(ctx, cmd.OutOrStdout(), m.team, time.Now())
+			o.out, o.team = cmd.OutOrStdout(), m.team
+			return teamPendingRun(ctx, o)
 		},
 	}
 }
 
-func teamPendingRun(ctx context.Context, out io.Writer, c *vault.Custody, now time.Time) error {
-	list, err := c.TeamList(ctx)
+func teamPendingRun(ctx context.Context, o *teamPendingOptions) error {
+	out, now := o.out, o.now()
+	list, err := o.team.TeamList(ctx)
 	if err != nil {
 		return err
 	}
@@ -223,8 +234,17 @@ func resolveTeam(ctx context.Context, c *vault.Custody, arg string) (string, err
 	return byID[id][0], nil
 }
 
+// teamApproveOptions is what team approve needs: its flag, the human's
+// terminal, the approver's minter and the verified call.
+type teamApproveOptions struct {
+	tty    *os.File
+	minter *minter
+	call   *vault.TeamPending
+	ttl    time.Duration // --ttl
+}
+
 func newTeamApproveCmd() *cobra.Command {
-	var ttl time.Duration
+	o := &teamApproveOptions{}
 	cmd := &cobra.Command{
 		Use:   "approve ID",
 		Short: "Approve exactly one call waiting on another machine, once",
@@ -236,7 +256,7 @@ prefix of a pending id. Talks to /dev/tty only.`,
 		Example: "  loopguard team approve k3v9x2abqw7dn4ygh5mse6ct --ttl 2m",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkApprovalTTL(ttl); err != nil {
+			if err := checkApprovalTTL(o.ttl); err != nil {
 				return err
 			}
 			tty, err := openTTY()
@@ -253,14 +273,25 @@ prefix of a pending id. Talks to /dev/tty only.`,
 			if err != nil {
 				return err
 			}
-			return teamApproveRun(ctx, tty, m, tp, ttl)
+			o.tty, o.minter, o.call = tty, m, tp
+			return teamApproveRun(ctx, o)
 		},
 	}
-	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Minute, "how long the approval stays valid (at most 24h)")
+	cmd.Flags().DurationVar(&o.ttl, "ttl", 10*time.Minute, "how long the approval stays valid (at most 24h)")
 	return cmd
 }
 
+// teamDenyOptions is what team deny needs: a writer, the approver's
+// minter, the call's key in Vault and the clock.
+type teamDenyOptions struct {
+	out    io.Writer
+	minter *minter
+	key    string
+	now    func() time.Time
+}
+
 func newTeamDenyCmd() *cobra.Command {
+	o := &teamDenyOptions{now: time.Now}
 	return &cobra.Command{
 		Use:     "deny ID",
 		Short:   "Refuse a call waiting on another machine",
@@ -272,14 +303,20 @@ func newTeamDenyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := teamDeny(ctx, m, key, time.Now()); err != nil {
-				return err
-			}
-			_, id, _ := strings.Cut(key, "/")
-			fmt.Fprintf(cmd.OutOrStdout(), "Denied %s as %s.\n", present.EscapeText(id), present.EscapeText(m.principal))
-			return nil
+			o.out, o.minter, o.key = cmd.OutOrStdout(), m, key
+			return teamDenyRun(ctx, o)
 		},
 	}
+}
+
+// teamDenyRun refuses the call at o.key: team deny.
+func teamDenyRun(ctx context.Context, o *teamDenyOptions) error {
+	if err := teamDeny(ctx, o.minter, o.key, o.now()); err != nil {
+		return err
+	}
+	_, id, _ := strings.Cut(o.key, "/")
+	fmt.Fprintf(o.out, "Denied %s as %s.\n", present.EscapeText(id), present.EscapeText(o.minter.principal))
+	return nil
 }
 
 // teamGet reads and verifies the record at key; an unreadable one is an
@@ -297,9 +334,10 @@ func teamGet(ctx context.Context, c *vault.Custody, key string) (*vault.TeamPend
 	return tp, nil
 }
 
-// teamApproveRun shows the verified call tp on tty, has the human confirm
-// it, and approves it: team approve.
-func teamApproveRun(ctx context.Context, tty *os.File, m *minter, tp *vault.TeamPending, ttl time.Duration) error {
+// teamApproveRun shows the verified call o.call on o.tty, has the human
+// confirm it, and approves it: team approve.
+func teamApproveRun(ctx context.Context, o *teamApproveOptions) error {
+	tty, m, tp, ttl := o.tty, o.minter, o.call, o.ttl
 	head, says, body := teamParts(tp)
 	fmt.Fprint(tty, head+says+"\n"+body)
 	if err := confirmApproval(tty, tp.Pending, m.principal, ttl, approvePrefixLen); err != nil {
@@ -349,9 +387,18 @@ func teamDeny(ctx context.Context, m *minter, key string, now time.Time) error {
 // default max_lease_ttl is 768h).
 const maxEnrollTTL = 768 * time.Hour
 
+// teamEnrollOptions is what team enroll needs: its argument and flags, a
+// writer and the administrator's Vault client.
+type teamEnrollOptions struct {
+	out    io.Writer
+	client *vault.Client
+	name   string        // NAME: the machine
+	path   string        // --out: where its token is written
+	ttl    time.Duration // --ttl
+}
+
 func newTeamEnrollCmd() *cobra.Command {
-	var out string
-	var ttl time.Duration
+	o := &teamEnrollOptions{}
 	cmd := &cobra.Command{
 		Use:   "enroll NAME --out FILE",
 		Short: "Make an agent machine's Vault token, with an identity of its own",
@@ -370,11 +417,11 @@ same machine (to replace an expired one).`,
 			if err := refuseInAgent(); err != nil {
 				return err
 			}
-			if out == "" {
+			if o.path == "" {
 				return errors.New("--out FILE is required: the new token is written there, never printed")
 			}
-			if ttl <= 0 || ttl > maxEnrollTTL {
-				return fmt.Errorf("--ttl %s: want more than 0 and at most %s", ttl, maxEnrollTTL)
+			if o.ttl <= 0 || o.ttl > maxEnrollTTL {
+				return fmt.Errorf("--ttl %s: want more than 0 and at most %s", o.ttl, maxEnrollTTL)
 			}
 			cfg, err := loadConfig()
 			if err != nil {
@@ -387,17 +434,19 @@ same machine (to replace an expired one).`,
 			if err != nil {
 				return err
 			}
-			return teamEnrollRun(cmd.Context(), cmd.OutOrStdout(), c, args[0], out, ttl)
+			o.out, o.client, o.name = cmd.OutOrStdout(), c, args[0]
+			return teamEnrollRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "file to write the new token to (created, mode 0600)")
-	cmd.Flags().DurationVar(&ttl, "ttl", 720*time.Hour, "how long the token is valid (at most 768h)")
+	cmd.Flags().StringVar(&o.path, "out", "", "file to write the new token to (created, mode 0600)")
+	cmd.Flags().DurationVar(&o.ttl, "ttl", 720*time.Hour, "how long the token is valid (at most 768h)")
 	return cmd
 }
 
-// teamEnrollRun enrolls machine name with the administrator's client c
-// and writes its token to path, which must not exist.
-func teamEnrollRun(ctx context.Context, w io.Writer, c *vault.Client, name, path string, ttl time.Duration) error {
+// teamEnrollRun enrolls machine o.name with the administrator's client and
+// writes its token to o.path, which must not exist.
+func teamEnrollRun(ctx context.Context, o *teamEnrollOptions) error {
+	w, c, name, path, ttl := o.out, o.client, o.name, o.path, o.ttl
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("failed to create the token file: %w", err)

@@ -135,7 +135,9 @@ unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not sho
 		return alice.Transit.Mint(ctx, g, now)
 	}}
 	done := make(chan error, 1)
-	go func() { done <- teamApproveRun(ctx, sl, mnt, tp, 10*time.Minute) }()
+	go func() {
+		done <- teamApproveRun(ctx, &teamApproveOptions{tty: sl, minter: mnt, call: tp, ttl: 10 * time.Minute})
+	}()
 	scr.expect(t, `anything else cancels\): $`)
 	typed := honest.Digest[:approvePrefixLen]
 	if _, err := m.WriteString(typed + "\r"); err != nil {

@@ -19,6 +19,8 @@ import (
 )
 
 type uninstallOptions struct {
+	out, errOut io.Writer
+
 	scope    scopeFlags
 	dryRun   bool
 	purgeKey bool
@@ -57,7 +59,8 @@ then names.`,
   loopguard uninstall --purge-key --yes   # in a script: no question`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return uninstallRun(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &o)
+			o.out, o.errOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return uninstallRun(cmd.Context(), &o)
 		},
 	}
 	o.scope.add(cmd, "remove from")
@@ -72,7 +75,8 @@ then names.`,
 	return cmd
 }
 
-func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOptions) error {
+func uninstallRun(ctx context.Context, o *uninstallOptions) error {
+	out, errOut := o.out, o.errOut
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -80,10 +84,10 @@ func uninstallRun(ctx context.Context, out, errOut io.Writer, o *uninstallOption
 		return err
 	}
 	if o.agent != "" && o.agent != "claude" {
-		return uninstallAgentRun(out, errOut, o)
+		return uninstallAgentRun(o)
 	}
 	if o.managed {
-		return uninstallManagedRun(out, o.dryRun)
+		return uninstallManagedRun(o)
 	}
 	if o.yes && !o.purgeKey {
 		return errors.New("--yes only confirms --purge-key")
