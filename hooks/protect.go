@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -322,12 +323,7 @@ func looksLikePath(s string) bool {
 func walkStrings(v any, f func(string)) {
 	switch v := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			walkStrings(v[k], f)
 		}
 	case []any:

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -200,12 +201,7 @@ func WarningsOf(v any) []string {
 	walk = func(path string, v any) {
 		switch v := v.(type) {
 		case map[string]any:
-			keys := make([]string, 0, len(v))
-			for k := range v {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
 				for _, w := range shellparse.ScanChars(k) {
 					out = append(out, path+" (key): "+w)
 				}
