@@ -3,6 +3,7 @@ package gemini
 import (
 	"encoding/json"
 	"path/filepath"
+	"sync"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/register"
@@ -22,12 +23,13 @@ type handler struct {
 	Timeout int    `json:"timeout"` // milliseconds
 }
 
-// fallbacks are the denies echoed when loopguard cannot run, by event:
+// fallbacks are the denies echoed (made when first asked for: the hook,
+// which links this package, never asks) when loopguard cannot run, by event:
 // Gemini lets the call through when a hook cannot start.
-var fallbacks = func() map[string]string {
+var fallbacks = sync.OnceValue(func() map[string]string {
 	deny, _ := json.Marshal(answer{Decision: "deny", Reason: register.FallbackReason})
 	return map[string]string{BeforeTool: string(deny)}
-}()
+})
 
 // Registration is Gemini CLI's: the "hooks" key of ~/.gemini/settings.json
 // or <project>/.gemini/settings.json. Gemini registers settings hooks only
@@ -40,14 +42,16 @@ var Registration = register.Registration{
 		f := register.AgentFile{Nested: true, Self: o.Binary}
 		for _, ev := range Events {
 			f.Entries = append(f.Entries, register.AgentEntry{Event: ev, Matcher: Matcher, Handler: handler{
-				Type: "command", Command: o.Command(Name, ev, fallbacks[ev]).String(), Name: "loopguard",
+				Type: "command", Command: o.Command(Name, ev, fallbacks()[ev]).String(), Name: "loopguard",
 				Timeout: register.TimeoutSeconds(o.Deadline) * 1000,
 			}})
 		}
 		return f
 	},
-	Check: register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1000,
-		Fallbacks: fallbacks, Host: "Gemini"}.Check,
+	Check: func(regs []register.Found, o register.Options) []string {
+		return register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1000,
+			Fallbacks: fallbacks(), Host: "Gemini"}.Check(regs, o)
+	},
 	Binding: "session_id, the tool and its complete input (Gemini sends no call id and no agent id: subagents share the session's approvals, and the AfterTool re-check cannot tell which allowed call ran)",
 	Host: agents.Host{Client: "Gemini CLI 0.61.0",
 		Rewrite:     "a BeforeTool allow's hookSpecificOutput.tool_input is merged over the call's arguments",

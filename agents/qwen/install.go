@@ -3,6 +3,7 @@ package qwen
 import (
 	"encoding/json"
 	"path/filepath"
+	"sync"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/register"
@@ -24,12 +25,13 @@ type handler struct {
 	Timeout int    `json:"timeout"` // seconds
 }
 
-// fallbacks are the denies echoed when loopguard cannot run, by event:
+// fallbacks are the denies echoed (made when first asked for: the hook,
+// which links this package, never asks) when loopguard cannot run, by event:
 // Qwen Code lets the call through when a hook cannot start.
-var fallbacks = func() map[string]string {
+var fallbacks = sync.OnceValue(func() map[string]string {
 	b, _ := json.Marshal(wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: register.FallbackReason}))
 	return map[string]string{PreToolUse: string(b)}
-}()
+})
 
 // Registration is Qwen Code's: the "hooks" key of ~/.qwen/settings.json or
 // <project>/.qwen/settings.json (Claude Code's nested shape).
@@ -41,14 +43,16 @@ var Registration = register.Registration{
 		f := register.AgentFile{Nested: true, Self: o.Binary}
 		for _, ev := range Events {
 			f.Entries = append(f.Entries, register.AgentEntry{Event: ev, Matcher: Matcher, Handler: handler{
-				Type: "command", Command: o.Command(Name, ev, fallbacks[ev]).String(), Name: "loopguard",
+				Type: "command", Command: o.Command(Name, ev, fallbacks()[ev]).String(), Name: "loopguard",
 				Timeout: register.TimeoutSeconds(o.Deadline),
 			}})
 		}
 		return f
 	},
-	Check: register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
-		Fallbacks: fallbacks, Host: "Qwen Code"}.Check,
+	Check: func(regs []register.Found, o register.Options) []string {
+		return register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
+			Fallbacks: fallbacks(), Host: "Qwen Code"}.Check(regs, o)
+	},
 	Binding: "session_id, the tool and its complete input, the subagent's agent_id; Qwen Code runs the model's own command text, so a scope covers only a command already written plainly",
 	Host: agents.Host{Client: "Qwen Code 0.24.4",
 		Timeout:     "Qwen Code runs the call when a hook times out, fails or cannot start (the registration echoes a deny for the last)",
