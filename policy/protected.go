@@ -268,6 +268,9 @@ func (pl Places) Classify(p string) Protection {
 		return Protection{}
 	}
 	p = filepath.Clean(p)
+	// Whether p lies below home is the same for every entry: asked once
+	// (it was asked per entry, and a command's every word is classified).
+	belowHome := pl.Home != "" && strictlyBelow(p, pl.Home)
 	var best Protection
 	for _, e := range pl.entries() {
 		switch {
@@ -277,7 +280,7 @@ func (pl Places) Classify(p string) Protection {
 				continue
 			}
 			best = best.max(Protection{Tier: e.tier, Secret: e.secret, What: e.what, Path: e.path})
-		case e.tier == GuardCritical && !e.exact && pl.Home != "" && strictlyBelow(p, pl.Home) && strings.HasPrefix(e.path, p+string(filepath.Separator)):
+		case belowHome && e.tier == GuardCritical && !e.exact && strings.HasPrefix(e.path, p+string(filepath.Separator)):
 			// An ancestor below home: moving or removing it takes the
 			// guard's files with it.
 			best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.what, Path: e.path})
