@@ -281,8 +281,14 @@ func Object(payload []byte) (map[string]any, error) {
 // string, or longer than token.MaxFieldLen, is malformed; so is a missing or
 // empty one when required.
 func String(m map[string]any, key string, required bool) (string, error) {
+	return stringField(m, key, required, false)
+}
+
+// stringField is String; with nullMalformed a null is a field that is not
+// a string, not a missing one (StrictStrings).
+func stringField(m map[string]any, key string, required, nullMalformed bool) (string, error) {
 	raw, present := m[key]
-	if !present || raw == nil {
+	if !present || raw == nil && !nullMalformed {
 		if required {
 			return "", Errorf("missing %s", key)
 		}
@@ -331,9 +337,15 @@ type Field struct {
 
 // Strings reads each field with String, stopping at the first that is
 // malformed.
-func Strings(m map[string]any, fields ...Field) error {
+func Strings(m map[string]any, fields ...Field) error { return readStrings(m, false, fields) }
+
+// StrictStrings is Strings for a host that never sends null (Claude Code):
+// a null field is malformed, not missing.
+func StrictStrings(m map[string]any, fields ...Field) error { return readStrings(m, true, fields) }
+
+func readStrings(m map[string]any, nullMalformed bool, fields []Field) error {
 	for _, f := range fields {
-		s, err := String(m, f.Key, f.Required)
+		s, err := stringField(m, f.Key, f.Required, nullMalformed)
 		if err != nil {
 			return err
 		}

@@ -63,39 +63,17 @@ func Decode(payload []byte) (*hooks.Call, error) {
 // not change m.
 func Call(m map[string]any) (*hooks.Call, error) {
 	c := &hooks.Call{}
-	for _, f := range []struct {
-		key      string
-		dst      *string
-		required bool
-	}{
-		{"hook_event_name", &c.Event, true},
-		{"session_id", &c.SessionID, true},
-		{"tool_name", &c.ToolName, true},
-		{"cwd", &c.Cwd, true},
-		{"agent_id", &c.AgentID, false},
-		{"agent_type", &c.AgentType, false},
-		{"tool_use_id", &c.ToolUseID, false},
-		{"permission_mode", &c.PermissionMode, false},
-	} {
-		// Stricter than agents.String: a null is not a missing field.
-		raw, present := m[f.key]
-		if !present {
-			if f.required {
-				return nil, agents.Errorf("missing %s", f.key)
-			}
-			continue
-		}
-		s, ok := raw.(string)
-		if !ok {
-			return nil, agents.Errorf("%s is not a string", f.key)
-		}
-		if f.required && s == "" {
-			return nil, agents.Errorf("empty %s", f.key)
-		}
-		if len(s) > token.MaxFieldLen {
-			return nil, agents.Errorf("%s longer than %d bytes", f.key, token.MaxFieldLen)
-		}
-		*f.dst = s
+	if err := agents.StrictStrings(m,
+		agents.Field{Key: "hook_event_name", Dst: &c.Event, Required: true},
+		agents.Field{Key: "session_id", Dst: &c.SessionID, Required: true},
+		agents.Field{Key: "tool_name", Dst: &c.ToolName, Required: true},
+		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: true},
+		agents.Field{Key: "agent_id", Dst: &c.AgentID, Required: false},
+		agents.Field{Key: "agent_type", Dst: &c.AgentType, Required: false},
+		agents.Field{Key: "tool_use_id", Dst: &c.ToolUseID, Required: false},
+		agents.Field{Key: "permission_mode", Dst: &c.PermissionMode, Required: false},
+	); err != nil {
+		return nil, err
 	}
 	if present := m["agent_id"] != nil; present && c.AgentID == "" {
 		return nil, agents.Errorf("empty agent_id")

@@ -21,6 +21,8 @@ func TestDecodeRejects(t *testing.T) {
 		"number session":       strings.Replace(good, `"session_id":"s"`, `"session_id":1`, 1) + `}`,
 		"missing tool_name":    strings.Replace(good, `"tool_name":"Bash",`, ``, 1) + `}`,
 		"duplicate tool_input": good + `,"tool_input":{"command":"id"}}`,
+		"null agent_id":        good + `,"agent_id":null}`,
+		"null permission_mode": good + `,"permission_mode":null}`,
 	} {
 		if _, err := Decode([]byte(payload)); err == nil {
 			t.Errorf("%s: accepted", name)
