@@ -67,11 +67,16 @@ type described struct {
 // sketch of a Bash command.
 func (d *described) danger(projectDir string) []string {
 	in, _ := d.desc.Input.(map[string]any)
-	var sk *shellparse.Sketch
-	if d.shell != nil {
-		sk = d.shell.Sketch
+	return present.DangerOf(d.desc.Tool, in, d.sketch(), projectDir)
+}
+
+// sketch is the analysis's sketch of a Bash command (nil for another tool,
+// or a command the analysis did not parse).
+func (d *described) sketch() *shellparse.Sketch {
+	if d.shell == nil {
+		return nil
 	}
-	return present.DangerOf(d.desc.Tool, in, sk, projectDir)
+	return d.shell.Sketch
 }
 
 // splitShown returns the input without the fields that only describe the

@@ -981,11 +981,7 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		// The host lets the model type into the command once it runs: the
 		// human and the model are told plainly what an approval covers.
 		if cmd, ok := c.ToolInput["command"].(string); ok {
-			var sk *shellparse.Sketch
-			if d.shell != nil {
-				sk = d.shell.Sketch
-			}
-			for _, w := range present.StdinDanger(cmd, sk) {
+			for _, w := range present.StdinDanger(cmd, d.sketch()) {
 				p.Warnings = append(p.Warnings, w)
 				msg += ". " + w
 			}

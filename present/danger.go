@@ -54,12 +54,7 @@ func DangerOf(tool string, in map[string]any, sk *shellparse.Sketch, projectDir 
 		}
 	}
 	if cmd, ok := in["command"].(string); ok && (tool == "Bash" || strings.Contains(strings.ToLower(tool), "shell")) {
-		if sk == nil {
-			if s, ok := shellparse.SketchOf(cmd); ok {
-				sk = &s
-			}
-		}
-		for _, w := range bashDanger(sk, projectDir) {
+		for _, w := range bashDanger(sketched(cmd, sk), projectDir) {
 			add(w)
 		}
 	}
@@ -117,17 +112,27 @@ func bashDanger(sk *shellparse.Sketch, projectDir string) []string {
 	return out
 }
 
+// sketched is sk, or when there is none (the caller has no parse of cmd,
+// or the analysis refused cmd before parsing it) cmd's own sketch; nil when
+// bash cannot parse cmd.
+func sketched(cmd string, sk *shellparse.Sketch) *shellparse.Sketch {
+	if sk != nil {
+		return sk
+	}
+	if s, ok := shellparse.SketchOf(cmd); ok {
+		return &s
+	}
+	return nil
+}
+
 // StdinDanger lists the commands of cmd, wherever nested, that read
 // commands from their standard input, as StdinWarning has them, from the
 // sketch of the parse that analysed it (nil: StdinDanger parses cmd
 // itself, as the analysis may refuse a text before parsing it).
 func StdinDanger(cmd string, sk *shellparse.Sketch) []string {
+	sk = sketched(cmd, sk)
 	if sk == nil {
-		s, ok := shellparse.SketchOf(cmd)
-		if !ok {
-			return nil
-		}
-		sk = &s
+		return nil
 	}
 	var out []string
 	for _, c := range sk.Calls {
