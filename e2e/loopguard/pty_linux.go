@@ -96,10 +96,16 @@ func (t *term) screen() string {
 
 // waitFor waits until the screen shows s.
 func (t *term) waitFor(ctx context.Context, s string) (string, error) {
+	return t.waitUntil(ctx, fmt.Sprintf("%q", s), func(sc string) bool { return strings.Contains(sc, s) })
+}
+
+// waitUntil waits until the screen satisfies ok (what names the wait in
+// the error) and returns the screen.
+func (t *term) waitUntil(ctx context.Context, what string, ok func(screen string) bool) (string, error) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if sc := t.screen(); strings.Contains(sc, s) {
+		if sc := t.screen(); ok(sc) {
 			return sc, nil
 		}
 		select {
@@ -107,10 +113,10 @@ func (t *term) waitFor(ctx context.Context, s string) (string, error) {
 			return t.screen(), ctx.Err()
 		case <-t.done:
 			sc := t.screen()
-			if strings.Contains(sc, s) {
+			if ok(sc) {
 				return sc, nil
 			}
-			return sc, fmt.Errorf("the terminal closed before showing %q", s)
+			return sc, fmt.Errorf("the terminal closed before showing %s", what)
 		case <-tick.C:
 		}
 	}

@@ -40,33 +40,24 @@ func TestReviewDefaultFlowRealClient(t *testing.T) {
 	key := func(s string) error { typed += len(s); return tm.write(s) }
 	// nth waits until the screen shows s n times and returns the screen.
 	nth := func(s string, n int) (string, error) {
-		for {
-			sc := tm.screen()
-			if strings.Count(sc, s) >= n {
-				return sc, nil
-			}
-			select {
-			case <-ctx.Done():
-				return sc, fmt.Errorf("%q did not appear %d times: %w\n%s", s, n, ctx.Err(), sc)
-			case <-time.After(20 * time.Millisecond):
-			}
+		sc, err := tm.waitUntil(ctx, fmt.Sprintf("%q %d times", s, n), func(sc string) bool { return strings.Count(sc, s) >= n })
+		if err != nil {
+			err = fmt.Errorf("%q did not appear %d times: %w\n%s", s, n, err, sc)
 		}
+		return sc, err
 	}
 	// prompt waits for the n-th key line and the prompt after it (keys
 	// typed before a prompt is drawn are thrown away) and returns the
 	// screen.
 	prompt := func(n int) (string, error) {
-		for {
-			sc := tm.screen()
-			if i := nthIndex(sc, "[q]uit", n); i >= 0 && strings.Contains(sc[i:], " > ") {
-				return sc, nil
-			}
-			select {
-			case <-ctx.Done():
-				return sc, fmt.Errorf("prompt %d did not appear: %w\n%s", n, ctx.Err(), sc)
-			case <-time.After(20 * time.Millisecond):
-			}
+		sc, err := tm.waitUntil(ctx, fmt.Sprintf("prompt %d", n), func(sc string) bool {
+			i := nthIndex(sc, "[q]uit", n)
+			return i >= 0 && strings.Contains(sc[i:], " > ")
+		})
+		if err != nil {
+			err = fmt.Errorf("prompt %d did not appear: %w\n%s", n, err, sc)
 		}
+		return sc, err
 	}
 	digestRE := regexp.MustCompile(`digest:\s+([0-9a-f]{64})`)
 	lastDigest := func(sc string) string {
