@@ -16,8 +16,11 @@ func startOnPTY(*exec.Cmd) (*term, error) {
 
 func (*term) screen() string                                  { return "" }
 func (*term) waitFor(context.Context, string) (string, error) { return "", errors.New("unsupported") }
-func (*term) write(string) error                              { return errors.New("unsupported") }
-func (*term) drain() string                                   { return "" }
-func (*term) close()                                          {}
+func (*term) waitUntil(context.Context, string, func(string) bool) (string, error) {
+	return "", errors.New("unsupported")
+}
+func (*term) write(string) error { return errors.New("unsupported") }
+func (*term) drain() string      { return "" }
+func (*term) close()             {}
 
 func (*term) resize(int, int) error { return errors.New("unsupported") }
