@@ -114,7 +114,7 @@ func newWorld(t *testing.T) world {
 	}
 	w := world{home: filepath.Join(root, "home"), project: filepath.Join(root, "proj"), tmp: filepath.Join(root, "tmp"), outside: filepath.Join(root, "outside")}
 	for _, f := range []string{
-		"home/.ssh/id_rsa", "home/.gitconfig", "home/.local/state/loopguard/grants/g1", "home/notes.txt",
+		"home/.ssh/id_rsa", "home/.gitconfig", "home/.npmrc", "home/.local/state/loopguard/grants/g1", "home/notes.txt",
 		"proj/README.md", "proj/src/main.go", "proj/.git/config", "proj/.git/hooks/pre-commit", "proj/.git/HEAD",
 		"proj/.claude/settings.json", "proj/src/.mcp.json", "proj/docs/guide.md", "proj/deep/.envrc",
 		"outside/secret",
@@ -183,6 +183,9 @@ func TestConfinementFiles(t *testing.T) {
 		{"read-only reads the project (control)", readOnly, []string{"read", j(w.project, "README.md")}, true},
 		{"read-only lists the project (control)", readOnly, []string{"list", j(w.project, "src")}, true},
 		{"read-only reads ~/.gitconfig (git needs it)", readOnly, []string{"read", j(w.home, ".gitconfig")}, true},
+		{"read-only does not read ~/.npmrc (npm login writes the registry token there)", readOnly, []string{"read", j(w.home, ".npmrc")}, false},
+		{"project-write does not read ~/.npmrc", projectWrite, []string{"read", j(w.home, ".npmrc")}, false},
+		{"+network reads ~/.npmrc (control: the registry connection needs it)", withNetwork, []string{"read", j(w.home, ".npmrc")}, true},
 		{"read-only does not read ~/.ssh", readOnly, []string{"read", j(w.home, ".ssh/id_rsa")}, false},
 		{"read-only does not read a key through a link in the project", readOnly, []string{"read", j(w.project, "notes.txt")}, false},
 		{"read-only does not read the guard's state", readOnly, []string{"read", j(w.home, ".local/state/loopguard/grants/g1")}, false},
@@ -346,5 +349,57 @@ func checkProbe(t *testing.T, probe []string, out string, code int, ok bool) {
 		t.Errorf("%v: exit %d, %q; want it allowed", probe, code, out)
 	case !ok && (code != 3 || !(strings.Contains(out, "permission denied") || strings.Contains(out, "operation not permitted"))):
 		t.Errorf("%v: exit %d, %q; want the probe refused by the kernel", probe, code, out)
+	}
+}
+
+// TestConfinementRealNpm: the real npm under project-write runs the
+// project's test script, which cannot read the registry token `npm login`
+// left in ~/.npmrc (a test the agent wrote printing it); with the network
+// capability the same script reads it (control: the rule, not a broken
+// world, refuses).
+func TestConfinementRealNpm(t *testing.T) {
+	w := newWorld(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("LOOPGUARD_REQUIRE_TABLED") == "1" {
+			t.Fatal("node is not installed (scripts/deps installs it)")
+		}
+		t.Skip("node is not installed")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed")
+	}
+	node, _ = filepath.EvalSymlinks(node)
+	cli, err := filepath.EvalSymlinks(npm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const token = "npm_TESTTOKEN0123456789"
+	if err := os.WriteFile(filepath.Join(w.home, ".npmrc"), []byte("//registry.invalid/:_authToken="+token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pkg := `{"name":"p","version":"1.0.0","scripts":{"test":"cat \"$HOME/.npmrc\" || echo token unreadable; echo tests ran"}}`
+	if err := os.WriteFile(filepath.Join(w.project, "package.json"), []byte(pkg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	self, _ := os.Executable()
+	for _, c := range []struct {
+		cap       policy.Capability
+		wantToken bool
+	}{{projectWrite, false}, {withNetwork, true}} {
+		s := Spec{Cap: c.cap, Project: w.project, Cwd: w.project, Exe: node, Argv: []string{"node", cli, "test"}}
+		cmd := exec.Command(self, s.Args()[1:]...)
+		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1", "npm_config_update_notifier=false"}, w.env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: npm test: %v\n%s", c.cap, err, out)
+		}
+		if !strings.Contains(string(out), "tests ran") {
+			t.Fatalf("%s: the test script did not run:\n%s", c.cap, out)
+		}
+		if got := strings.Contains(string(out), token); got != c.wantToken {
+			t.Errorf("%s: token printed %v, want %v:\n%s", c.cap, got, c.wantToken, out)
+		}
 	}
 }

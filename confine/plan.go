@@ -69,7 +69,14 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
 
 // homeConfig are the user's configuration files programs read to run
 // (git refuses to start without reading ~/.gitconfig); relative to home.
-var homeConfig = []string{".gitconfig", ".config/git", ".config/go", ".gitignore_global", ".npmrc", ".config/npm", ".cargo/config.toml", ".cargo/config"}
+var homeConfig = []string{".gitconfig", ".config/git", ".config/go", ".gitignore_global", ".cargo/config.toml", ".cargo/config"}
+
+// registryConfig is npm's user configuration, where `npm login` writes
+// the registry's token: readable only under the network capability, whose
+// connection is the token's one use. Without it npm passes over the
+// unreadable file and runs on its defaults, and nothing a confined program
+// prints can carry the token.
+var registryConfig = []string{".npmrc", ".config/npm"}
 
 // maxWalk bounds the project entries a project-write plan reads.
 const maxWalk = 100_000
@@ -131,7 +138,11 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 		}
 	}
 	if e.Home != "" {
-		for _, c := range homeConfig {
+		conf := homeConfig
+		if s.Cap.Network {
+			conf = append(conf[:len(conf):len(conf)], registryConfig...)
+		}
+		for _, c := range conf {
 			if err := addRead(filepath.Join(e.Home, c)); err != nil {
 				return p, err
 			}
