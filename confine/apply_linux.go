@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -95,6 +97,10 @@ func run(s Spec, e Env) error {
 		return fmt.Errorf("failed to enter %s: %w", s.Cwd, err)
 	}
 	env := os.Environ()
+	env = slices.DeleteFunc(env, func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return !plan.KeepsEnv(k)
+	})
 	for k, v := range plan.Env {
 		env = setEnv(env, k, v)
 	}

@@ -17,15 +17,20 @@ import (
 	"github.com/loopguard/loopguard/policy"
 )
 
+// probeName is the launched program's argv[0] when the test binary is the
+// probe: by its name, not a variable, since a read-only launch keeps only
+// the environment it lists.
+const probeName = "lg-confine-probe"
+
 // The test binary is both the launcher (LG_CONFINE_LAUNCH=1: Main) and
-// the program it launches (LG_CONFINE_PROBE=1: one action, whose result
+// the program it launches (argv[0] probeName: one action, whose result
 // it prints), so the rules are tried by the kernel, not by a model of it.
 func TestMain(m *testing.M) {
 	switch {
 	case os.Getenv("LG_CONFINE_LAUNCH") == "1":
 		os.Unsetenv("LG_CONFINE_LAUNCH") // the program it runs is the probe
 		os.Exit(Main(os.Args[1:], os.Stderr))
-	case os.Getenv("LG_CONFINE_PROBE") == "1":
+	case os.Args[0] == probeName:
 		os.Exit(probe(os.Args[1:]))
 	}
 	os.Exit(m.Run())
@@ -81,7 +86,7 @@ func probe(args []string) int {
 	case "stdout":
 		_, err = fmt.Println("to stdout")
 	case "env":
-		fmt.Println(os.Getenv(args[1]))
+		fmt.Printf("%s=%s\n", args[1], os.Getenv(args[1]))
 	case "pwd":
 		var wd string
 		wd, err = os.Getwd()
@@ -146,9 +151,9 @@ func (w world) launch(t *testing.T, c policy.Capability, redirects []Redirect, p
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: self, Argv: append([]string{"probe"}, probeArgs...), Redirects: redirects}
+	s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: self, Argv: append([]string{probeName}, probeArgs...), Redirects: redirects}
 	cmd := exec.Command(self, s.Args()[1:]...)
-	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1", "LG_CONFINE_PROBE=1"}, w.env...)
+	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
@@ -160,6 +165,18 @@ func (w world) launch(t *testing.T, c policy.Capability, redirects []Redirect, p
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(out.String()), code
+}
+
+// getenv is the variable name as the probe sees it under capability c.
+func (w world) getenv(t *testing.T, c policy.Capability, name string) string {
+	t.Helper()
+	out, code := w.launch(t, c, nil, "env", name)
+	line, _, _ := strings.Cut(out, "\n")
+	v, ok := strings.CutPrefix(line, name+"=")
+	if code != 0 || !ok {
+		t.Fatalf("%s: env %s: exit %d, %q", c, name, code, out)
+	}
+	return v
 }
 
 var (
@@ -294,8 +311,7 @@ func TestConfinementEnvironment(t *testing.T) {
 	if got, _ := w.launch(t, readOnly, nil, "pwd"); !strings.HasPrefix(got, w.project+"\n") {
 		t.Errorf("pwd: %q", got)
 	}
-	got, _ := w.launch(t, readOnly, nil, "env", "TMPDIR")
-	tmp, _, _ := strings.Cut(got, "\n")
+	tmp := w.getenv(t, readOnly, "TMPDIR")
 	scratch := filepath.Dir(tmp)
 	if filepath.Dir(scratch) != w.tmp || !strings.HasPrefix(filepath.Base(scratch), "loopguard-scratch-") || filepath.Base(tmp) != "tmp" {
 		t.Fatalf("TMPDIR %q", tmp)
@@ -305,10 +321,7 @@ func TestConfinementEnvironment(t *testing.T) {
 	}
 	// Each capability has its own build cache; read-only cannot write
 	// project-write's (whose test binaries project-write runs).
-	ro, _ := w.launch(t, readOnly, nil, "env", "GOCACHE")
-	rw, _ := w.launch(t, projectWrite, nil, "env", "GOCACHE")
-	ro, _, _ = strings.Cut(ro, "\n")
-	rw, _, _ = strings.Cut(rw, "\n")
+	ro, rw := w.getenv(t, readOnly, "GOCACHE"), w.getenv(t, projectWrite, "GOCACHE")
 	if ro != filepath.Join(scratch, "go-build-ro") || rw != filepath.Join(scratch, "go-build-rw") {
 		t.Fatalf("GOCACHE %q and %q", ro, rw)
 	}
@@ -318,18 +331,50 @@ func TestConfinementEnvironment(t *testing.T) {
 	checkProbe(t, []string{"write", ro}, out, code, true)
 }
 
+// TestConfinementEnvironmentTokens: a read-only program keeps only the
+// variables the read-only tools read; a token in the agent's environment
+// is gone (code that slipped past the analysis cannot print it), the
+// locale and the paths stay (control), a proxy stays only with +network.
+// project-write keeps the environment whole (a project's tests read their
+// settings from it).
+func TestConfinementEnvironmentTokens(t *testing.T) {
+	w := newWorld(t)
+	w.env = append(w.env, "GITHUB_TOKEN=ghp_secret", "AWS_SECRET_ACCESS_KEY=aws_secret", "LANG=C.UTF-8", "LC_ALL=C", "HTTPS_PROXY=http://u:p@proxy.invalid:3128")
+	readOnlyNet := policy.Capability{Network: true}
+	for _, c := range []struct {
+		cap  policy.Capability
+		name string
+		want string
+	}{
+		{readOnly, "GITHUB_TOKEN", ""},
+		{readOnly, "AWS_SECRET_ACCESS_KEY", ""},
+		{readOnly, "HTTPS_PROXY", ""},
+		{readOnly, "LANG", "C.UTF-8"},
+		{readOnly, "LC_ALL", "C"},
+		{readOnly, "HOME", w.home},
+		{readOnly, "PATH", "/usr/bin:/bin"},
+		{readOnlyNet, "GITHUB_TOKEN", ""},
+		{readOnlyNet, "HTTPS_PROXY", "http://u:p@proxy.invalid:3128"},
+		{projectWrite, "GITHUB_TOKEN", "ghp_secret"},
+	} {
+		if got := w.getenv(t, c.cap, c.name); got != c.want {
+			t.Errorf("%s: $%s is %q, want %q", c.cap, c.name, got, c.want)
+		}
+	}
+}
+
 // TestLauncherFailsClosed: a launcher that cannot confine runs nothing.
 func TestLauncherFailsClosed(t *testing.T) {
 	w := newWorld(t)
 	marker := filepath.Join(w.tmp, "ran")
 	self, _ := os.Executable()
 	for _, args := range [][]string{
-		{"--cap", "read-only", "--project", w.home, "--cwd", w.home, "--", self, "probe", "write", marker}, // the project is the home
-		{"--cap", "bogus", "--project", w.project, "--cwd", w.project, "--", self, "probe", "write", marker},
+		{"--cap", "read-only", "--project", w.home, "--cwd", w.home, "--", self, probeName, "write", marker}, // the project is the home
+		{"--cap", "bogus", "--project", w.project, "--cwd", w.project, "--", self, probeName, "write", marker},
 		{"--cap", "read-only", "--project", w.project, "--cwd", w.project, "--", filepath.Join(w.tmp, "missing"), "x"},
 	} {
 		cmd := exec.Command(self, args...)
-		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1", "LG_CONFINE_PROBE=1"}, w.env...)
+		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
 		out, _ := cmd.CombinedOutput()
 		if cmd.ProcessState.ExitCode() != ExitFailed || !strings.Contains(string(out), "loopguard: the program was not run") {
 			t.Errorf("%q: exit %d %q", args, cmd.ProcessState.ExitCode(), out)

@@ -54,6 +54,51 @@ type Plan struct {
 	// capability, never the user's own: a build cache is code the
 	// user's next build runs).
 	Env map[string]string
+	// KeepEnvOnly: the program keeps of the launcher's environment only
+	// the variables readOnlyEnv names (read-only); otherwise all of it.
+	KeepEnvOnly bool
+}
+
+// readOnlyEnv are the variables a read-only program keeps from the agent's
+// shell: what the read-only tools read to run (locale, terminal, colours,
+// paths, Go's own settings, a proxy and its certificates), and nothing
+// else. The environment is where tokens live (GITHUB_TOKEN, NPM_TOKEN,
+// cloud keys, an API key the agent itself was started with): the analysis
+// refuses printenv, env and $VAR over them, and a read-only launch drops
+// every variable this list does not name, so code that slipped past the
+// analysis cannot print one either. An unknown name is dropped: a wrong
+// guess here costs a setting, never a secret.
+var readOnlyEnv = map[string]bool{
+	"HOME": true, "PATH": true, "USER": true, "LOGNAME": true, "SHELL": true, "PWD": true, "OLDPWD": true, "SHLVL": true,
+	"TERM": true, "COLORTERM": true, "TERMINFO": true, "TERMINFO_DIRS": true, "COLUMNS": true, "LINES": true,
+	"LANG": true, "LANGUAGE": true, "TZ": true,
+	"NO_COLOR": true, "FORCE_COLOR": true, "CLICOLOR": true, "CLICOLOR_FORCE": true,
+	"LS_COLORS": true, "GREP_COLOR": true, "GREP_COLORS": true, "TIME_STYLE": true, "QUOTING_STYLE": true,
+	"BLOCK_SIZE": true, "DF_BLOCK_SIZE": true, "DU_BLOCK_SIZE": true, "POSIXLY_CORRECT": true, "MAGIC": true,
+	"RIPGREP_CONFIG_PATH": true,
+	"XDG_CONFIG_HOME":     true, "XDG_CACHE_HOME": true, "XDG_DATA_HOME": true, "XDG_STATE_HOME": true,
+	"XDG_CONFIG_DIRS": true, "XDG_DATA_DIRS": true,
+	"GOROOT": true, "GOPATH": true, "GOFLAGS": true, "GOTOOLCHAIN": true, "GOMODCACHE": true, "GOWORK": true,
+	"GOOS": true, "GOARCH": true, "GOAMD64": true, "GOARM64": true, "GOEXPERIMENT": true, "GODEBUG": true,
+	"GOENV": true, "GO111MODULE": true, "GOPRIVATE": true, "GONOSUMDB": true, "GOINSECURE": true,
+	"CC": true, "CXX": true, "AR": true, "PKG_CONFIG": true,
+	"SSL_CERT_FILE": true, "SSL_CERT_DIR": true,
+}
+
+// proxyEnv are kept with the network capability too: the connection's
+// way out (a proxy's URL may hold its password, and without the network
+// there is nothing to reach).
+var proxyEnv = map[string]bool{
+	"HTTP_PROXY": true, "HTTPS_PROXY": true, "NO_PROXY": true, "ALL_PROXY": true,
+	"http_proxy": true, "https_proxy": true, "no_proxy": true, "all_proxy": true,
+}
+
+// KeepsEnv reports whether the program keeps the launcher's variable name:
+// all of them but under read-only, where readOnlyEnv, the locale's LC_
+// and cgo's CGO_ families, and with +network the proxy's.
+func (p Plan) KeepsEnv(name string) bool {
+	return !p.KeepEnvOnly || readOnlyEnv[name] || strings.HasPrefix(name, "LC_") || strings.HasPrefix(name, "CGO_") ||
+		(p.Network && proxyEnv[name])
 }
 
 // systemDirs hold what programs need to run: read and execute.
@@ -190,6 +235,7 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 		}
 	}
 	if !s.Cap.Write && !s.Cap.Git {
+		p.KeepEnvOnly = true
 		p.ReadDirs = append(p.ReadDirs, s.Project)
 		if p.Env["TMPDIR"], err = private("tmp"); err != nil {
 			return p, err
