@@ -151,7 +151,32 @@ func (w world) launch(t *testing.T, c policy.Capability, redirects []Redirect, p
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: self, Argv: append([]string{probeName}, probeArgs...), Redirects: redirects}
+	return w.launchAs(t, self, c, redirects, probeArgs...)
+}
+
+// launchAs is launch with the probe installed at exe (a copy of the test
+// binary), as a program the user installed there would run.
+func (w world) launchAs(t *testing.T, exe string, c policy.Capability, redirects []Redirect, probeArgs ...string) (string, int) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exe != self {
+		if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(exe); err != nil {
+			data, err := os.ReadFile(self)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(exe, data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: exe, Argv: append([]string{probeName}, probeArgs...), Redirects: redirects}
 	cmd := exec.Command(self, s.Args()[1:]...)
 	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
 	var out bytes.Buffer
@@ -329,6 +354,41 @@ func TestConfinementEnvironment(t *testing.T) {
 	checkProbe(t, []string{"write", rw}, out, code, false)
 	out, code = w.launch(t, readOnly, nil, "write", filepath.Join(ro, "entry"))
 	checkProbe(t, []string{"write", ro}, out, code, true)
+}
+
+// TestConfinementUserToolchains: a program the user installed under a
+// hidden directory of the home (cargo's ~/.cargo/bin, pip's and uv's
+// ~/.local/bin) runs and reads the project, but that directory's other
+// files stay closed: ~/.cargo/credentials.toml holds the registry token
+// `cargo login` wrote, ~/.local/share what applications keep. A toolchain
+// whose root lies elsewhere (~/sdk/go1.26, /usr/local/go) still reads
+// its root (control).
+func TestConfinementUserToolchains(t *testing.T) {
+	w := newWorld(t)
+	for _, f := range []string{".cargo/credentials.toml", ".local/share/app/history", "sdk/go1/src/fmt/print.go"} {
+		p := filepath.Join(w.home, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("token\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j := func(rel string) string { return filepath.Join(w.home, rel) }
+	for _, c := range []struct {
+		exe   string
+		probe []string
+		ok    bool
+	}{
+		{j(".cargo/bin/tool"), []string{"read", filepath.Join(w.project, "README.md")}, true},
+		{j(".cargo/bin/tool"), []string{"read", j(".cargo/credentials.toml")}, false},
+		{j(".local/bin/tool"), []string{"read", filepath.Join(w.project, "README.md")}, true},
+		{j(".local/bin/tool"), []string{"read", j(".local/share/app/history")}, false},
+		{j("sdk/go1/bin/tool"), []string{"read", j("sdk/go1/src/fmt/print.go")}, true},
+	} {
+		out, code := w.launchAs(t, c.exe, readOnly, nil, c.probe...)
+		checkProbe(t, append([]string{c.exe}, c.probe...), out, code, c.ok)
+	}
 }
 
 // TestConfinementEnvironmentTokens: a read-only program keeps only the

@@ -170,13 +170,16 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 		}
 	}
 	// The program's own directory, and a toolchain's root above bin/
-	// (/usr/local/go, ~/sdk/go1.26): never the home itself.
+	// (/usr/local/go, ~/sdk/go1.26): never the home itself, nor a hidden
+	// directory of the home that holds bin/ among the user's other files
+	// (~/.cargo beside credentials.toml, cargo login's token; ~/.local
+	// beside share/ and state/).
 	exeDir := filepath.Dir(s.Exe)
 	if err := addRead(exeDir); err != nil {
 		return p, err
 	}
 	if filepath.Base(exeDir) == "bin" {
-		if root := filepath.Dir(exeDir); !isAncestorOrSelf(root, e.Home) {
+		if root := filepath.Dir(exeDir); !isAncestorOrSelf(root, e.Home) && !hiddenInHome(root, e.Home) {
 			if err := addRead(root); err != nil {
 				return p, err
 			}
@@ -424,6 +427,12 @@ func slicesContains(s []string, v string) bool {
 
 // isAncestorOrSelf reports whether dir is p or holds it.
 func isAncestorOrSelf(dir, p string) bool { return fsx.Within(p, dir) }
+
+// hiddenInHome reports whether dir is a hidden directory right under home
+// (~/.cargo, ~/.local).
+func hiddenInHome(dir, home string) bool {
+	return home != "" && filepath.Dir(dir) == filepath.Clean(home) && strings.HasPrefix(filepath.Base(dir), ".")
+}
 
 // linkedGitDirs are the git directories outside the project that its .git
 // file (a worktree or a submodule) names: the gitdir and its common dir.
