@@ -97,3 +97,51 @@ func TestPlanKeepsGuardFilesReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanLinkedGitDirs: a worktree's .git file brings its git directory
+// and the common one into the plan (writable under +git); a .git file
+// naming a directory that is not a git directory (~/.ssh) brings nothing.
+func TestPlanLinkedGitDirs(t *testing.T) {
+	root := t.TempDir()
+	main := filepath.Join(root, "main", ".git")
+	wt := filepath.Join(main, "worktrees", "wt")
+	for _, f := range []string{filepath.Join(main, "HEAD"), filepath.Join(main, "objects", "x"), filepath.Join(wt, "HEAD"), filepath.Join(root, "home", ".ssh", "id_rsa")} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(wt, "commondir"), []byte("../..\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := Env{Home: filepath.Join(root, "home"), TempDir: filepath.Join(root, "tmp"), UID: os.Getuid(), Places: policy.Places{Home: filepath.Join(root, "home")}}
+	if err := os.MkdirAll(e.TempDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		gitFile string
+		want    []string
+	}{
+		{"gitdir: " + wt + "\n", []string{wt, main}},
+		{"gitdir: " + filepath.Join(root, "home", ".ssh") + "\n", nil},
+	} {
+		proj := filepath.Join(root, "proj")
+		if err := os.MkdirAll(proj, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(proj, ".git"), []byte(c.gitFile), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPlan(Spec{Cap: policy.Capability{Write: true, Git: true}, Project: proj, Cwd: proj, Exe: "/bin/true", Argv: []string{"true"}}, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []string{wt, main, filepath.Join(root, "home", ".ssh")} {
+			if got, want := slices.Contains(p.WriteDirs, d), slices.Contains(c.want, d); got != want {
+				t.Errorf("%q: %s writable %v, want %v", c.gitFile, d, got, want)
+			}
+		}
+	}
+}

@@ -435,7 +435,9 @@ func hiddenInHome(dir, home string) bool {
 }
 
 // linkedGitDirs are the git directories outside the project that its .git
-// file (a worktree or a submodule) names: the gitdir and its common dir.
+// file (a worktree or a submodule) names: the gitdir and its common dir,
+// each only if it is one (a HEAD file; an objects directory): the file is
+// text in the project, and +git makes these directories writable.
 func linkedGitDirs(project string) []string {
 	data, err := os.ReadFile(filepath.Join(project, ".git"))
 	if err != nil {
@@ -450,15 +452,26 @@ func linkedGitDirs(project string) []string {
 		dir = filepath.Join(project, dir)
 	}
 	dir = filepath.Clean(dir)
+	if !isFile(filepath.Join(dir, "HEAD")) {
+		return nil // not a git directory (gitdir: ~/.ssh): no rule
+	}
 	out := []string{dir}
 	if c, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
 		cd := strings.TrimSpace(string(c))
 		if !filepath.IsAbs(cd) {
 			cd = filepath.Join(dir, cd)
 		}
-		out = append(out, filepath.Clean(cd))
+		cd = filepath.Clean(cd)
+		if fi, err := os.Stat(filepath.Join(cd, "objects")); err == nil && fi.IsDir() {
+			out = append(out, cd)
+		}
 	}
 	return out
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // scratchDir holds the launcher's private directories (temp, build
