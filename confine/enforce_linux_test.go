@@ -119,7 +119,7 @@ func newWorld(t *testing.T) world {
 	}
 	w := world{home: filepath.Join(root, "home"), project: filepath.Join(root, "proj"), tmp: filepath.Join(root, "tmp"), outside: filepath.Join(root, "outside")}
 	for _, f := range []string{
-		"home/.ssh/id_rsa", "home/.gitconfig", "home/.npmrc", "home/.local/state/loopguard/grants/g1", "home/notes.txt",
+		"home/.ssh/id_rsa", "home/.gitconfig", "home/.npmrc", "home/.npm/_cacache/index-v5/x", "home/.npm/_npx/abc/node_modules/p/index.js", "home/.local/state/loopguard/grants/g1", "home/notes.txt",
 		"proj/README.md", "proj/src/main.go", "proj/.git/config", "proj/.git/hooks/pre-commit", "proj/.git/HEAD",
 		"proj/.claude/settings.json", "proj/src/.mcp.json", "proj/docs/guide.md", "proj/deep/.envrc",
 		"outside/secret",
@@ -250,6 +250,9 @@ func TestConfinementFiles(t *testing.T) {
 		{"project-write does not write ~/.bashrc", projectWrite, []string{"write", j(w.home, ".bashrc")}, false},
 		{"project-write does not write through a link to a key", projectWrite, []string{"write", j(w.project, "notes.txt")}, false},
 		{"project-write writes temp (control)", projectWrite, []string{"write", j(w.tmp, "t")}, true},
+		{"project-write does not write the user's npm cache (a package document there names what npm install fetches)", projectWrite, []string{"write", j(w.home, ".npm/_cacache/index-v5/y")}, false},
+		{"project-write does not write npx's installed packages (the user's next npx runs them)", projectWrite, []string{"append", j(w.home, ".npm/_npx/abc/node_modules/p/index.js")}, false},
+		{"project-write does not create in ~/.npm", projectWrite, []string{"mkdir", j(w.home, ".npm/_npx/def")}, false},
 		{"project-write+git writes .git (control)", gitWrite, []string{"write", j(w.project, ".git/index")}, true},
 		{"project-write+git still does not write .claude", gitWrite, []string{"append", j(w.project, ".claude/settings.json")}, false},
 	} {
@@ -354,6 +357,16 @@ func TestConfinementEnvironment(t *testing.T) {
 	checkProbe(t, []string{"write", rw}, out, code, false)
 	out, code = w.launch(t, readOnly, nil, "write", filepath.Join(ro, "entry"))
 	checkProbe(t, []string{"write", ro}, out, code, true)
+	// npm's cache: private per capability, as Go's (the user's own ~/.npm
+	// is not writable: TestConfinementFiles).
+	nro, nrw := w.getenv(t, readOnly, "npm_config_cache"), w.getenv(t, projectWrite, "npm_config_cache")
+	if nro != filepath.Join(scratch, "npm-ro") || nrw != filepath.Join(scratch, "npm-rw") {
+		t.Fatalf("npm_config_cache %q and %q", nro, nrw)
+	}
+	out, code = w.launch(t, projectWrite, nil, "mkdir", filepath.Join(nrw, "_npx"))
+	checkProbe(t, []string{"mkdir", nrw}, out, code, true)
+	out, code = w.launch(t, readOnly, nil, "write", filepath.Join(nrw, "_npx", "poison"))
+	checkProbe(t, []string{"write", nrw}, out, code, false)
 }
 
 // TestConfinementUserToolchains: a program the user installed under a

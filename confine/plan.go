@@ -50,9 +50,9 @@ type Plan struct {
 	WriteDirs, WriteFiles []string // read and write (dirs: create and remove too)
 	Network               bool
 	// Env are the variables the program gets set: TMPDIR (a private
-	// directory under read-only) and GOCACHE (a private build cache per
-	// capability, never the user's own: a build cache is code the
-	// user's next build runs).
+	// directory under read-only), GOCACHE and npm_config_cache (a private
+	// cache per capability, never the user's own: a build cache is code
+	// the user's next build runs, npm's what their next npx runs).
 	Env map[string]string
 	// KeepEnvOnly: the program keeps of the launcher's environment only
 	// the variables readOnlyEnv names (read-only); otherwise all of it.
@@ -224,6 +224,17 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	if p.Env["GOCACHE"], err = private(cacheName); err != nil {
 		return p, err
 	}
+	// npm's cache likewise (npm_config_cache): the user's ~/.npm is what
+	// their next npm install and npx trust (npx runs what its _npx
+	// directory holds, unchecked; a cached package document names the
+	// tarball and its hash), so a confined program never writes it.
+	npmName := "npm-ro"
+	if s.Cap.Write || s.Cap.Git {
+		npmName = "npm-rw"
+	}
+	if p.Env["npm_config_cache"], err = private(npmName); err != nil {
+		return p, err
+	}
 	// The project, and the git directory a worktree's .git file names.
 	if isAncestorOrSelf(s.Project, e.Home) || s.Project == "/" {
 		return p, fmt.Errorf("the project %s holds the home directory: nothing in it could be kept unreadable", s.Project)
@@ -245,8 +256,7 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 		}
 		return p.sorted(), nil
 	}
-	// project-write: temp and npm's cache (its entries are checked
-	// against their hash when read), then the project but its executable
+	// project-write: temp, then the project but its executable
 	// configuration. A project inside the temp directory gets a private
 	// temp directory instead: a rule on the temp directory would reach
 	// the project's .git.
@@ -257,7 +267,7 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 		}
 		p.Env["TMPDIR"] = tmp
 	}
-	for _, d := range []string{tmp, "/var/tmp", "/dev/shm", filepath.Join(e.Home, ".npm")} {
+	for _, d := range []string{tmp, "/var/tmp", "/dev/shm"} {
 		if d == "" || !filepath.IsAbs(d) {
 			continue
 		}
