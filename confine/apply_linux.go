@@ -62,6 +62,22 @@ func apply(plan Plan) error {
 	if len(plan.WriteFiles) > 0 {
 		rules = append(rules, landlock.RWFiles(plan.WriteFiles...))
 	}
+	if len(plan.Private) > 0 {
+		fds, err := openPrivate(plan.Private, plan.Owner)
+		defer func() {
+			for _, fd := range fds {
+				_ = unix.Close(fd)
+			}
+		}()
+		if err != nil {
+			return err
+		}
+		paths := make([]string, len(fds))
+		for i, fd := range fds {
+			paths[i] = fmt.Sprintf("/proc/self/fd/%d", fd)
+		}
+		rules = append(rules, landlock.RWDirs(paths...).WithRefer())
+	}
 	if plan.Network {
 		// TCP is not handled at all: any connection, any listener.
 		cfg.HandledAccessNet = 0
@@ -78,6 +94,29 @@ func apply(plan Plan) error {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	return installFilter(plan.Network)
+}
+
+// openPrivate opens each private directory without following a link in
+// its last name and checks what it opened: the rule is then on that
+// directory (its /proc/self/fd name), whatever the path names by the time
+// the ruleset is built.
+func openPrivate(dirs []string, uid int) ([]int, error) {
+	var fds []int
+	for _, d := range dirs {
+		fd, err := unix.Open(d, unix.O_PATH|unix.O_NOFOLLOW|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fds, fmt.Errorf("%s is not a private directory of this user (a link, or another's): remove it (%w)", d, err)
+		}
+		fds = append(fds, fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return fds, fmt.Errorf("%s: %w", d, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Mode&0o077 != 0 || int(st.Uid) != uid {
+			return fds, fmt.Errorf("%s is not a private directory of this user (a link, or another's): remove it", d)
+		}
+	}
+	return fds, nil
 }
 
 // run applies s and execs its program; it returns only on failure.

@@ -56,6 +56,10 @@ func probe(args []string) int {
 		err = os.Mkdir(args[1], 0o755)
 	case "rename":
 		err = os.Rename(args[1], args[2])
+	case "replace-with-link": // args[1] becomes a link to args[2]
+		if err = os.RemoveAll(args[1]); err == nil {
+			err = os.Symlink(args[2], args[1])
+		}
 	case "remove":
 		err = os.Remove(args[1])
 	case "tcp":
@@ -404,6 +408,41 @@ func TestConfinementUserToolchains(t *testing.T) {
 	}
 }
 
+// TestScratchLinkedAway: the scratch directory lies in the temp directory,
+// which project-write writes, so a confined program can replace the
+// private directories a later launch grants (its GOCACHE, its TMPDIR)
+// with links; the later launch must not follow them (to ~/.ssh here), and
+// must still run once the directory is its own again (control).
+func TestScratchLinkedAway(t *testing.T) {
+	w := newWorld(t)
+	ssh := filepath.Join(w.home, ".ssh")
+	key := filepath.Join(ssh, "authorized_keys")
+	for _, c := range []struct {
+		cap  policy.Capability
+		name string
+	}{{readOnly, "GOCACHE"}, {readOnly, "TMPDIR"}, {projectWrite, "GOCACHE"}, {projectWrite, "npm_config_cache"}} {
+		dir := w.getenv(t, c.cap, c.name)
+		if out, code := w.launch(t, projectWrite, nil, "replace-with-link", dir, ssh); code != 0 {
+			t.Fatalf("project-write could not replace %s: %q", dir, out)
+		}
+		out, code := w.launch(t, c.cap, nil, "write", key)
+		if code == 0 {
+			t.Errorf("%s: after %s was linked to ~/.ssh, the launch wrote %s: %q", c.cap, c.name, key, out)
+		}
+		if _, err := os.Stat(key); err == nil {
+			t.Fatalf("%s written", key)
+		}
+		// The launch refused (or the kernel did); once the link is gone,
+		// launches run again.
+		if err := os.Remove(dir); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.getenv(t, c.cap, c.name); got != dir {
+			t.Errorf("%s after the link was removed: %q", c.name, got)
+		}
+	}
+}
+
 // TestConfinementEnvironmentTokens: a read-only program keeps only the
 // variables the read-only tools read; a token in the agent's environment
 // is gone (code that slipped past the analysis cannot print it), the
@@ -518,6 +557,42 @@ func TestConfinementRealNpm(t *testing.T) {
 		}
 		if got := strings.Contains(string(out), token); got != c.wantToken {
 			t.Errorf("%s: token printed %v, want %v:\n%s", c.cap, got, c.wantToken, out)
+		}
+	}
+}
+
+// TestOpenPrivate: the launcher grants a private directory only by a
+// descriptor of a directory of this user's that no one else may enter,
+// opened without following a link: what a confined program could have
+// put at the path by the time the ruleset is built (a link to ~/.ssh, a
+// shared directory) is refused, not followed.
+func TestOpenPrivate(t *testing.T) {
+	root := t.TempDir()
+	ok := filepath.Join(root, "ok")
+	open := filepath.Join(root, "open")
+	link := filepath.Join(root, "link")
+	for _, d := range []string{ok, open} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ok, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir  string
+		uid  int
+		good bool
+	}{{ok, os.Getuid(), true}, {link, os.Getuid(), false}, {open, os.Getuid(), false}, {ok, os.Getuid() + 1, false}} {
+		fds, err := openPrivate([]string{c.dir}, c.uid)
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+		if (err == nil) != c.good {
+			t.Errorf("%s (uid %d): %v, want accepted %v", c.dir, c.uid, err, c.good)
 		}
 	}
 }

@@ -48,7 +48,17 @@ func EnvFrom(getenv func(string) string, places policy.Places, uid int) Env {
 type Plan struct {
 	ReadDirs, ReadFiles   []string // read (and execute)
 	WriteDirs, WriteFiles []string // read and write (dirs: create and remove too)
-	Network               bool
+	// Private are the launcher's own directories in its scratch directory
+	// (a GOCACHE, a TMPDIR), read and written like WriteDirs. The scratch
+	// directory lies in the temp directory, which project-write writes, so
+	// a confined program can replace one with a link (to ~/.ssh) before a
+	// later launch: each is granted by a descriptor opened without
+	// following a link and checked to be this user's private directory
+	// (apply), never by its path.
+	Private []string
+	// Owner is the user the private directories must belong to.
+	Owner   int
+	Network bool
 	// Env are the variables the program gets set: TMPDIR (a private
 	// directory under read-only), GOCACHE and npm_config_cache (a private
 	// cache per capability, never the user's own: a build cache is code
@@ -208,12 +218,16 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	if err != nil {
 		return p, err
 	}
+	p.Owner = e.UID
 	private := func(name string) (string, error) {
 		d := filepath.Join(scratch, name)
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 			return "", fmt.Errorf("failed to create %s: %w", d, err)
 		}
-		p.WriteDirs = append(p.WriteDirs, d)
+		if err := checkPrivate(d, e.UID); err != nil {
+			return "", err
+		}
+		p.Private = append(p.Private, d)
 		return d, nil
 	}
 	p.Env = map[string]string{}
@@ -260,14 +274,14 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	// configuration. A project inside the temp directory gets a private
 	// temp directory instead: a rule on the temp directory would reach
 	// the project's .git.
-	tmp := e.TempDir
-	if isAncestorOrSelf(tmp, s.Project) {
-		if tmp, err = private("tmp"); err != nil {
+	temps := []string{e.TempDir, "/var/tmp", "/dev/shm"}
+	if isAncestorOrSelf(e.TempDir, s.Project) {
+		if p.Env["TMPDIR"], err = private("tmp"); err != nil {
 			return p, err
 		}
-		p.Env["TMPDIR"] = tmp
+		temps = temps[1:]
 	}
-	for _, d := range []string{tmp, "/var/tmp", "/dev/shm"} {
+	for _, d := range temps {
 		if d == "" || !filepath.IsAbs(d) {
 			continue
 		}
@@ -300,8 +314,25 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	return p.sorted(), nil
 }
 
+// checkPrivate fails unless d is a directory (not a link) of uid's that
+// no one else may enter.
+func checkPrivate(d string, uid int) error {
+	fi, err := os.Lstat(d)
+	if err != nil {
+		return fmt.Errorf("failed to check %s: %w", d, err)
+	}
+	return privateDir(d, fi, uid)
+}
+
+func privateDir(d string, fi os.FileInfo, uid int) error {
+	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, uid) {
+		return fmt.Errorf("%s is not a private directory of this user (a link, or another's): remove it", d)
+	}
+	return nil
+}
+
 func (p Plan) sorted() Plan {
-	for _, l := range []*[]string{&p.ReadDirs, &p.ReadFiles, &p.WriteDirs, &p.WriteFiles} {
+	for _, l := range []*[]string{&p.ReadDirs, &p.ReadFiles, &p.WriteDirs, &p.WriteFiles, &p.Private} {
 		sort.Strings(*l)
 		*l = compactStrings(*l)
 	}
@@ -496,8 +527,8 @@ func scratchDir(e Env) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("failed to check the scratch directory: %w", err)
 	}
-	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, e.UID) {
-		return "", fmt.Errorf("the scratch directory %s is not a private directory of this user", d)
+	if err := privateDir(d, fi, e.UID); err != nil {
+		return "", fmt.Errorf("the scratch directory: %w", err)
 	}
 	return d, nil
 }
