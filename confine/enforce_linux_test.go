@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/loopguard/loopguard/policy"
 )
@@ -86,6 +87,11 @@ func probe(args []string) int {
 		var fd int
 		if fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 262); err == nil {
 			syscall.Close(fd)
+		}
+	case "tiocsti": // type a character into the terminal on stdin
+		c := byte('x')
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCSTI, uintptr(unsafe.Pointer(&c))); e != 0 {
+			err = e
 		}
 	case "stdout":
 		_, err = fmt.Println("to stdout")
@@ -594,5 +600,58 @@ func TestOpenPrivate(t *testing.T) {
 		if (err == nil) != c.good {
 			t.Errorf("%s (uid %d): %v, want accepted %v", c.dir, c.uid, err, c.good)
 		}
+	}
+}
+
+// TestConfinementTerminalInjection: a confined program whose standard
+// input is a terminal (the user's, when an agent passes its own) cannot
+// type into it: what it typed the shell reading that terminal would run
+// unconfined (TIOCSTI). Landlock's ioctl right does not reach a terminal
+// the program inherits; the filter does. Control: the same probe, not
+// launched, types (the test runs as a user the kernel lets do it).
+func TestConfinementTerminalInjection(t *testing.T) {
+	w := newWorld(t)
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		t.Fatal(e)
+	}
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		t.Fatal(e)
+	}
+	pts, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pts.Close()
+	self, _ := os.Executable()
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command(self, args...)
+		cmd.Stdin = pts
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out.String()), cmd.ProcessState.ExitCode()
+	}
+	direct := exec.Command(self)
+	direct.Args = []string{probeName, "tiocsti"}
+	direct.Stdin = pts
+	if out, err := direct.CombinedOutput(); err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Skipf("the kernel does not let this user type into a terminal it does not control (control): %v %s", err, out)
+	}
+	for _, c := range []policy.Capability{readOnly, projectWrite, withNetwork} {
+		s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: self, Argv: []string{probeName, "tiocsti"}}
+		out, code := run(s.Args()[1:]...)
+		checkProbe(t, []string{c.String(), "tiocsti"}, out, code, false)
 	}
 }

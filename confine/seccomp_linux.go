@@ -15,7 +15,8 @@ import (
 // raw sockets, and Multipath TCP, which Landlock's TCP rules do not see.
 // socket(2) is refused for every family but netlink, and, with the
 // network capability, IPv4 and IPv6; io_uring, which can open and connect
-// sockets without socket(2), is refused. A system call of another
+// sockets without socket(2), is refused; so are the ioctls that type into
+// a terminal (TIOCSTI, TIOCLINUX). A system call of another
 // architecture than the one built for kills the process (its table would
 // be unfiltered); amd64's x32 numbers are refused.
 
@@ -24,6 +25,17 @@ const (
 	offNr   = 0
 	offArch = 4
 	offArg0 = 16 // the low 32 bits of args[0] on a little-endian machine
+	offArg1 = 24 // the low 32 bits of args[1]
+)
+
+// Terminal ioctls that put input into a terminal, which a shell reading
+// it then runs outside any confinement (TIOCSTI; TIOCLINUX's selection
+// paste on a virtual console). Landlock's device-ioctl right covers
+// terminals the program opens itself, not the ones it inherits (its
+// standard input may be the user's terminal).
+const (
+	ioctlTIOCSTI   = 0x5412
+	ioctlTIOCLINUX = 0x541C
 )
 
 // io_uring's system calls have the same numbers on amd64 and arm64.
@@ -102,7 +114,11 @@ func filter(network bool) ([]unix.SockFilter, error) {
 		insn{label: "calls", code: jeq, k: sysIoUringSetup, jt: "refuse"},
 		insn{code: jeq, k: sysIoUringEnter, jt: "refuse"},
 		insn{code: jeq, k: sysIoUringRegister, jt: "refuse"},
+		insn{code: jeq, k: unix.SYS_IOCTL, jt: "ioctl"},
 		insn{code: jeq, k: unix.SYS_SOCKET, jt: "family", jf: "allow"},
+		insn{label: "ioctl", code: ld, k: offArg1},
+		insn{code: jeq, k: ioctlTIOCSTI, jt: "refuse"},
+		insn{code: jeq, k: ioctlTIOCLINUX, jt: "refuse", jf: "allow"},
 		insn{label: "family", code: ld, k: offArg0},
 		insn{code: jeq, k: unix.AF_NETLINK, jt: "allow"},
 	)
