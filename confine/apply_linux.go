@@ -4,6 +4,7 @@ package confine
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -128,6 +129,12 @@ func run(s Spec, e Env) error {
 	}
 	if err := apply(plan); err != nil {
 		return err
+	}
+	// A descriptor the agent's process left open (a socket, a file opened
+	// before the ruleset) would reach past it: the program gets only its
+	// standard three and the command's own redirections.
+	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fmt.Errorf("close_range: %w", err)
 	}
 	if err := redirect(s.Redirects); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -87,6 +88,11 @@ func probe(args []string) int {
 		var fd int
 		if fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 262); err == nil {
 			syscall.Close(fd)
+		}
+	case "readfd": // print what descriptor 3, left open by the launcher's parent, reads
+		var b []byte
+		if b, err = io.ReadAll(os.NewFile(3, "fd3")); err == nil {
+			fmt.Printf("read %q\n", b)
 		}
 	case "tiocsti": // type a character into the terminal on stdin
 		c := byte('x')
@@ -653,5 +659,44 @@ func TestConfinementTerminalInjection(t *testing.T) {
 		s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: self, Argv: []string{probeName, "tiocsti"}}
 		out, code := run(s.Args()[1:]...)
 		checkProbe(t, []string{c.String(), "tiocsti"}, out, code, false)
+	}
+}
+
+// TestConfinementInheritedDescriptors: a file the agent's process opened
+// before the launch (the user's key here) and left open is not the
+// program's to read: only its standard three and the command's own
+// redirections reach it. Control: a redirection the command names (3<
+// README.md) is read.
+func TestConfinementInheritedDescriptors(t *testing.T) {
+	w := newWorld(t)
+	keyPath := filepath.Join(w.home, ".ssh/id_rsa")
+	if err := os.WriteFile(keyPath, []byte("KEY-SECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key, err := os.Open(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer key.Close()
+	self, _ := os.Executable()
+	for _, c := range []struct {
+		redirects []Redirect
+		ok        bool
+	}{
+		{nil, false},
+		{[]Redirect{{Fd: 3, Op: "<", Path: filepath.Join(w.project, "README.md")}}, true},
+	} {
+		s := Spec{Cap: readOnly, Project: w.project, Cwd: w.project, Exe: self, Argv: []string{probeName, "readfd"}, Redirects: c.redirects}
+		cmd := exec.Command(self, s.Args()[1:]...)
+		cmd.ExtraFiles = []*os.File{key}
+		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
+		out, _ := cmd.CombinedOutput()
+		got := string(out)
+		if strings.Contains(got, "KEY-SECRET") {
+			t.Errorf("redirects %v: the inherited descriptor read the key: %q", c.redirects, got)
+		}
+		if c.ok && !strings.Contains(got, `read "original\n"`) {
+			t.Errorf("redirects %v: the named redirection was not read (control): %q", c.redirects, got)
+		}
 	}
 }
