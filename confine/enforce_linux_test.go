@@ -54,6 +54,8 @@ func probe(args []string) int {
 			_, err = f.WriteString("more\n")
 			f.Close()
 		}
+	case "link": // hard-link args[1] as args[2]
+		err = os.Link(args[1], args[2])
 	case "mkdir":
 		err = os.Mkdir(args[1], 0o755)
 	case "rename":
@@ -266,6 +268,9 @@ func TestConfinementFiles(t *testing.T) {
 		{"project-write does not create beside a nested .mcp.json", projectWrite, []string{"write", j(w.project, "src/.claude")}, false},
 		{"project-write does not write a nested .envrc", projectWrite, []string{"append", j(w.project, "deep/.envrc")}, false},
 		{"project-write does not rename .git away", projectWrite, []string{"rename", j(w.project, ".git"), j(w.project, "src/g")}, false},
+		{"project-write does not hard-link ~/.gitconfig into the project (then write it there)", projectWrite, []string{"link", j(w.home, ".gitconfig"), j(w.project, "docs/gc")}, false},
+		{"project-write does not hard-link .git/config below the project", projectWrite, []string{"link", j(w.project, ".git/config"), j(w.project, "docs/gitconfig")}, false},
+		{"project-write hard-links in a clean directory (control)", projectWrite, []string{"link", j(w.project, "docs/guide.md"), j(w.project, "docs/guide2.md")}, true},
 		{"project-write does not write ~/.bashrc", projectWrite, []string{"write", j(w.home, ".bashrc")}, false},
 		{"project-write does not write through a link to a key", projectWrite, []string{"write", j(w.project, "notes.txt")}, false},
 		{"project-write writes temp (control)", projectWrite, []string{"write", j(w.tmp, "t")}, true},
@@ -519,7 +524,11 @@ func checkProbe(t *testing.T, probe []string, out string, code int, ok bool) {
 	switch {
 	case ok && (code != 0 || !strings.HasSuffix(out, "ok")):
 		t.Errorf("%v: exit %d, %q; want it allowed", probe, code, out)
-	case !ok && (code != 3 || !(strings.Contains(out, "permission denied") || strings.Contains(out, "operation not permitted"))):
+	case !ok && (code != 3 || !(strings.Contains(out, "permission denied") || strings.Contains(out, "operation not permitted") ||
+		// Landlock refuses a link or rename that would move a file
+		// between hierarchies of different rights with EXDEV (the world
+		// is one file system: no real cross-device link here).
+		(probe[0] == "link" || probe[0] == "rename") && strings.Contains(out, "invalid cross-device link"))):
 		t.Errorf("%v: exit %d, %q; want the probe refused by the kernel", probe, code, out)
 	}
 }
