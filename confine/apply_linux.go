@@ -98,9 +98,10 @@ func apply(plan Plan) error {
 }
 
 // openPrivate opens each private directory without following a link in
-// its last name and checks what it opened: the rule is then on that
-// directory (its /proc/self/fd name), whatever the path names by the time
-// the ruleset is built.
+// its last name and checks what it opened (a directory of uid's: its
+// mode is the tool's, checkPrivate): the rule is then on that directory
+// (its /proc/self/fd name), whatever the path names by the time the
+// ruleset is built.
 func openPrivate(dirs []string, uid int) ([]int, error) {
 	var fds []int
 	for _, d := range dirs {
@@ -113,8 +114,8 @@ func openPrivate(dirs []string, uid int) ([]int, error) {
 		if err := unix.Fstat(fd, &st); err != nil {
 			return fds, fmt.Errorf("%s: %w", d, err)
 		}
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Mode&0o077 != 0 || int(st.Uid) != uid {
-			return fds, fmt.Errorf("%s is not a private directory of this user (a link, or another's): remove it", d)
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid {
+			return fds, fmt.Errorf("%s is not a directory of this user's (a link, or another's): remove it", d)
 		}
 	}
 	return fds, nil

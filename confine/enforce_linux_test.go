@@ -460,6 +460,13 @@ func TestScratchLinkedAway(t *testing.T) {
 		if got := w.getenv(t, c.cap, c.name); got != dir {
 			t.Errorf("%s after the link was removed: %q", c.name, got)
 		}
+		// A tool's own mode on it (Go makes its cache 0755) is no link.
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.getenv(t, c.cap, c.name); got != dir {
+			t.Errorf("%s at mode 0755: %q", c.name, got)
+		}
 	}
 }
 
@@ -586,10 +593,10 @@ func TestConfinementRealNpm(t *testing.T) {
 }
 
 // TestOpenPrivate: the launcher grants a private directory only by a
-// descriptor of a directory of this user's that no one else may enter,
-// opened without following a link: what a confined program could have
-// put at the path by the time the ruleset is built (a link to ~/.ssh, a
-// shared directory) is refused, not followed.
+// descriptor of a directory of this user's, opened without following a
+// link: what a confined program could have put at the path by the time
+// the ruleset is built (a link to ~/.ssh) is refused, not followed; the
+// directory's own mode is the tool's (Go's cache makes it 0755).
 func TestOpenPrivate(t *testing.T) {
 	root := t.TempDir()
 	ok := filepath.Join(root, "ok")
@@ -610,7 +617,7 @@ func TestOpenPrivate(t *testing.T) {
 		dir  string
 		uid  int
 		good bool
-	}{{ok, os.Getuid(), true}, {link, os.Getuid(), false}, {open, os.Getuid(), false}, {ok, os.Getuid() + 1, false}} {
+	}{{ok, os.Getuid(), true}, {open, os.Getuid(), true}, {link, os.Getuid(), false}, {ok, os.Getuid() + 1, false}} {
 		fds, err := openPrivate([]string{c.dir}, c.uid)
 		for _, fd := range fds {
 			syscall.Close(fd)

@@ -314,16 +314,23 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	return p.sorted(), nil
 }
 
-// checkPrivate fails unless d is a directory (not a link) of uid's that
-// no one else may enter.
+// checkPrivate fails unless d, in the scratch directory, is a directory
+// (not a link) of uid's. Its mode is the tool's (Go's cache makes its
+// directories 0755): the scratch directory above it is what no one else
+// may enter.
 func checkPrivate(d string, uid int) error {
 	fi, err := os.Lstat(d)
 	if err != nil {
 		return fmt.Errorf("failed to check %s: %w", d, err)
 	}
-	return privateDir(d, fi, uid)
+	if !fi.IsDir() || !ownedBy(fi, uid) {
+		return fmt.Errorf("%s is not a directory of this user's (a link, or another's): remove it", d)
+	}
+	return nil
 }
 
+// privateDir fails unless d is a directory (not a link) of uid's that no
+// one else may enter.
 func privateDir(d string, fi os.FileInfo, uid int) error {
 	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, uid) {
 		return fmt.Errorf("%s is not a private directory of this user (a link, or another's): remove it", d)
