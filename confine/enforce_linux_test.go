@@ -16,6 +16,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/loopguard/loopguard/policy"
 )
 
@@ -95,6 +97,15 @@ func probe(args []string) int {
 		var b []byte
 		if b, err = io.ReadAll(os.NewFile(3, "fd3")); err == nil {
 			fmt.Printf("read %q\n", b)
+		}
+	case "keyread": // read the user keyring's key named args[1]
+		var id int
+		if id, err = unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", args[1], 0); err == nil {
+			buf := make([]byte, 256)
+			var n int
+			if n, err = unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0); err == nil {
+				fmt.Printf("read %q\n", buf[:min(n, len(buf))])
+			}
 		}
 	case "tiocsti": // type a character into the terminal on stdin
 		c := byte('x')
@@ -717,5 +728,31 @@ func TestConfinementInheritedDescriptors(t *testing.T) {
 		if c.ok && !strings.Contains(got, `read "original\n"`) {
 			t.Errorf("redirects %v: the named redirection was not read (control): %q", c.redirects, got)
 		}
+	}
+}
+
+// TestConfinementKernelKeyring: a key in the user's kernel keyring (where
+// Kerberos and other tools keep credentials) is not a confined program's
+// to read. Control: the same probe, not launched, reads it.
+func TestConfinementKernelKeyring(t *testing.T) {
+	w := newWorld(t)
+	desc := fmt.Sprintf("loopguard-test-%d", os.Getpid())
+	id, err := unix.AddKey("user", desc, []byte("KEYRING-SECRET"), unix.KEY_SPEC_USER_KEYRING)
+	if err != nil {
+		t.Skipf("no kernel keyring: %v", err)
+	}
+	defer unix.KeyctlInt(unix.KEYCTL_INVALIDATE, id, 0, 0, 0)
+	self, _ := os.Executable()
+	direct := exec.Command(self)
+	direct.Args = []string{probeName, "keyread", desc}
+	if out, err := direct.CombinedOutput(); err != nil || !strings.Contains(string(out), "KEYRING-SECRET") {
+		t.Skipf("this process cannot read its own user keyring (control): %v %s", err, out)
+	}
+	for _, c := range []policy.Capability{readOnly, projectWrite, withNetwork} {
+		out, code := w.launch(t, c, nil, "keyread", desc)
+		if strings.Contains(out, "KEYRING-SECRET") {
+			t.Errorf("%s: the probe read the key: %q", c, out)
+		}
+		checkProbe(t, []string{c.String(), "keyread"}, out, code, false)
 	}
 }

@@ -16,7 +16,9 @@ import (
 // socket(2) is refused for every family but netlink, and, with the
 // network capability, IPv4 and IPv6; io_uring, which can open and connect
 // sockets without socket(2), is refused; so are the ioctls that type into
-// a terminal (TIOCSTI, TIOCLINUX). A system call of another
+// a terminal (TIOCSTI, TIOCLINUX), and the kernel's key retention service
+// (keyctl, add_key, request_key): the user's keyrings hold what Kerberos,
+// AFS and other tools keep there, out of Landlock's reach. A system call of another
 // architecture than the one built for kills the process (its table would
 // be unfiltered); amd64's x32 numbers are refused.
 
@@ -114,6 +116,9 @@ func filter(network bool) ([]unix.SockFilter, error) {
 		insn{label: "calls", code: jeq, k: sysIoUringSetup, jt: "refuse"},
 		insn{code: jeq, k: sysIoUringEnter, jt: "refuse"},
 		insn{code: jeq, k: sysIoUringRegister, jt: "refuse"},
+		insn{code: jeq, k: unix.SYS_KEYCTL, jt: "refuse"},
+		insn{code: jeq, k: unix.SYS_ADD_KEY, jt: "refuse"},
+		insn{code: jeq, k: unix.SYS_REQUEST_KEY, jt: "refuse"},
 		insn{code: jeq, k: unix.SYS_IOCTL, jt: "ioctl"},
 		insn{code: jeq, k: unix.SYS_SOCKET, jt: "family", jf: "allow"},
 		insn{label: "ioctl", code: ld, k: offArg1},
