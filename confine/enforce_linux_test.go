@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -97,6 +98,11 @@ func probe(args []string) int {
 		var b []byte
 		if b, err = io.ReadAll(os.NewFile(3, "fd3")); err == nil {
 			fmt.Printf("read %q\n", b)
+		}
+	case "signal": // send SIGCONT (harmless) to the process args[1]
+		var pid int
+		if pid, err = strconv.Atoi(args[1]); err == nil {
+			err = syscall.Kill(pid, syscall.SIGCONT)
 		}
 	case "keyread": // read the user keyring's key named args[1]
 		var id int
@@ -754,5 +760,27 @@ func TestConfinementKernelKeyring(t *testing.T) {
 			t.Errorf("%s: the probe read the key: %q", c, out)
 		}
 		checkProbe(t, []string{c.String(), "keyread"}, out, code, false)
+	}
+}
+
+// TestConfinementSignals: a confined program cannot signal a process
+// outside its domain (the agent's shell, the agent, the user's other
+// processes: Landlock's signal scope, ABI 6). Control: the same probe,
+// not launched, signals this test process.
+func TestConfinementSignals(t *testing.T) {
+	if ABI() < 6 {
+		t.Skipf("Landlock ABI %d has no signal scope (6)", ABI())
+	}
+	w := newWorld(t)
+	self, _ := os.Executable()
+	pid := strconv.Itoa(os.Getpid())
+	direct := exec.Command(self)
+	direct.Args = []string{probeName, "signal", pid}
+	if out, err := direct.CombinedOutput(); err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Fatalf("unconfined signal (control): %v %s", err, out)
+	}
+	for _, c := range []policy.Capability{readOnly, projectWrite, withNetwork} {
+		out, code := w.launch(t, c, nil, "signal", pid)
+		checkProbe(t, []string{c.String(), "signal"}, out, code, false)
 	}
 }
