@@ -123,6 +123,13 @@ type table struct {
 	// operand in neither makes the rest Unknown options.
 	subs     map[string]*table
 	subClass map[string]opt
+	// modes are tables picked by the first word after the program or
+	// subcommand when that word is an option that sets a mode git checks
+	// the rest against (git tag -l, git branch --list: listing, where the
+	// options that create or delete are refused). The rest of the words
+	// are read with the mode's table; a mode written later is read with
+	// the table itself.
+	modes map[string]*table
 	// anywhere are options with the same meaning in every subcommand (git
 	// -c), checked before the subcommand's own.
 	anywhere map[string]opt
@@ -161,6 +168,14 @@ func (w *walker) find(i int, c OptionClass, why string) {
 	w.out = append(w.out, Finding{Index: i, Word: w.argv[i], Class: c, Why: why})
 }
 
+// argvAt is argv[i], or "" past its end.
+func (w *walker) argvAt(i int) string {
+	if i < len(w.argv) {
+		return w.argv[i]
+	}
+	return ""
+}
+
 func (w *walker) optWhy(o opt, word string) string {
 	if o.why != "" {
 		return "this option " + o.class.String() + ": " + o.why
@@ -178,6 +193,10 @@ func (w *walker) walk(t *table, i int, anywhere map[string]opt) {
 			merged[k] = v
 		}
 		anywhere = merged
+	}
+	if m, ok := t.modes[w.argvAt(i)]; ok {
+		w.walk(m, i+1, anywhere)
+		return
 	}
 	nth := 0
 	dashdash := false
@@ -448,6 +467,14 @@ func Options(c OptionClass) []string {
 		sort.Strings(subs)
 		for _, k := range subs {
 			walk(prefix+" "+k, t.subs[k])
+		}
+		var modes []string
+		for k := range t.modes {
+			modes = append(modes, k)
+		}
+		sort.Strings(modes)
+		for _, k := range modes {
+			walk(prefix+" "+k, t.modes[k])
 		}
 	}
 	loadTables()

@@ -959,7 +959,8 @@ var gitContexts = map[string][][]string{
 
 var gitReadOnly = map[string]bool{"log": true, "show": true, "diff": true, "shortlog": true, "whatchanged": true,
 	"range-diff": true, "blame": true, "rev-parse": true, "ls-files": true, "describe": true, "grep": true, "remote": true,
-	"stash show": true}
+	"stash show": true, "ls-tree": true, "rev-list": true, "cat-file": true, "show-ref": true, "merge-base": true,
+	"worktree list": true, "tag --list": true, "tag -l": true, "branch --list": true, "branch -l": true}
 
 // gitDiffFamily: subcommands that read the diff options (git diff -h
 // outside a repository lists them).
@@ -1048,6 +1049,16 @@ func testGit(t *testing.T) {
 			}
 			checks = append(checks, check{nt, [][]string{{s, n}}})
 		}
+		// A mode's table (git tag -l) is checked under each word that
+		// selects it.
+		modes := map[*table][][]string{}
+		for m, mt := range st.modes {
+			modes[mt] = append(modes[mt], []string{s, m})
+		}
+		for mt, ctxs := range modes {
+			sort.Slice(ctxs, func(i, j int) bool { return ctxs[i][1] < ctxs[j][1] })
+			checks = append(checks, check{mt, ctxs})
+		}
 	}
 	// git difftool: outside the table, for the anywhere options only.
 	checks = append(checks, check{&table{}, [][]string{{"difftool"}}})
@@ -1078,7 +1089,10 @@ func testGit(t *testing.T) {
 				name := "git " + strings.Join(ctx, " ")
 				h := runIn(t, repo, nil, append(append([]string{bin}, ctx...), "-h")...)
 				help := map[string]fact{}
-				if ctx[0] != "diff" { // inside a repository, git diff -h prints an old summary
+				// Inside a repository, git diff -h prints an old summary;
+				// git rev-list -h is a hand-written list ("--header |
+				// --pretty"), not parse-options' (its probes decide).
+				if ctx[0] != "diff" && ctx[0] != "rev-list" {
 					help = parseHelp(h, 6, name+" -h")
 				}
 				if gitDiffFamily[strings.Join(ctx, " ")] {
@@ -1094,6 +1108,8 @@ func testGit(t *testing.T) {
 					p.tail = []string{"a.txt"}
 				case "diff":
 					p.tail = []string{"HEAD"} // git diff --merge-base needs a commit
+				case "rev-list":
+					p.tail = []string{"HEAD"} // with no commit, git rev-list prints its usage
 				}
 				c.sources = append(c.sources, &source{name: name, help: help, weak: parseUsage(h, name+" -h"), probe: p})
 			}

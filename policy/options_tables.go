@@ -242,6 +242,8 @@ func gitTable() *table {
 		"--open-files-in-pager": "git grep -O runs a pager program",
 		"--extcmd":              "git --extcmd runs a command",
 		"--tool":                "git --tool runs a diff or merge tool",
+		"-v":                    "git tag -v runs the configured gpg program to verify the tag",
+		"--verify":              "git tag --verify runs the configured gpg program to verify the tag",
 	}
 	top := parseTable("git", `
 		safe: -P -p --no-pager --paginate --version --help --bare --no-replace-objects --literal-pathspecs
@@ -290,7 +292,11 @@ func gitTable() *table {
 		--no-ext-diff --binary --full-index --no-renames --find-renames=? --find-copies=?
 		--find-copies-harder --irreversible-delete --ignore-submodules=? --submodule=?
 		--walk-reflogs -g --reflog --count --ignore-cr-at-eol
-		--anchored= --indent-heuristic --no-indent-heuristic --ita-invisible-in-index`
+		--anchored= --indent-heuristic --no-indent-heuristic --ita-invisible-in-index
+		--compact-summary --stat-width= --stat-name-width= --stat-graph-width= --stat-count= --relative-date
+		--left-only --right-only --min-parents=? --max-parents=? --no-min-parents --no-max-parents
+		--color-moved=? --no-color-moved --ignore-space-at-eol -I=
+		--ignore-matching-lines= --patch-with-raw --no-relative -t`
 	// logish adds what git log and show (-L, --decorate, --source) and git
 	// diff (--cached, --no-index) read and git shortlog refuses.
 	logish := revdiff + ` ; safe: -L= --decorate=? --no-decorate --source --mailmap --use-mailmap --no-mailmap
@@ -310,7 +316,7 @@ func gitTable() *table {
 		--email --group=`, nil)
 	top.subs["status"] = sub("status", `safe: -s -b -v -z -u=? --short --branch --porcelain=? --long --verbose
 		--untracked-files=? --ignored=? --column=? --no-column --ahead-behind --no-ahead-behind --renames
-		--no-renames --find-renames=? --show-stash --ignore-submodules=?`, nil)
+		--no-renames --find-renames=? -M=? --show-stash --ignore-submodules=? --null`, nil)
 	top.subs["branch"] = sub("branch", `safe: -a -r -v -l -i -d -D -m -M -f -t=? -u= --list --all --remotes
 		--show-current --contains= --no-contains= --merged= --no-merged= --sort= --format= --color=?
 		--no-color --column=? --no-column --points-at= --ignore-case --verbose --delete --move --force
@@ -319,18 +325,50 @@ func gitTable() *table {
 		--quiet --git-dir --is-inside-work-tree --is-inside-git-dir --show-prefix --show-cdup
 		--symbolic-full-name --symbolic --all --branches=? --tags=? --remotes=? --git-common-dir
 		--is-bare-repository --absolute-git-dir --show-superproject-working-tree --default= --sq --not
-		--path-format=? --local-env-vars --show-object-format=? --revs-only --no-revs --flags --no-flags`, nil)
+		--path-format=? --local-env-vars --show-object-format=? --revs-only --no-revs --flags --no-flags
+		--git-path= --glob=? --exclude=? --disambiguate=? --since=? --after=? --until=? --before=?
+		--shared-index-path`, nil)
 	top.subs["ls-files"] = sub("ls-files", `safe: -c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted
 		--modified --others --ignored --stage --unmerged --killed --directory --no-empty-directory
 		--exclude= -x= --exclude-per-directory= --exclude-standard --error-unmatch --full-name
-		--recurse-submodules --abbrev=? --debug --eol --format= --deduplicate --sparse ;
+		--recurse-submodules --abbrev=? --debug --eol --format= --deduplicate --sparse --resolve-undo
+		--empty-directory --with-tree= ;
 		reads: --exclude-from= -X=`, nil)
 	top.subs["blame"] = sub("blame", `safe: -L= -l -t -p -c -s -e -w -b -f -n -M=? -C=? --porcelain
 		--line-porcelain --show-email --show-name --show-number --date= --root --reverse --first-parent
 		--incremental --encoding= --abbrev=? --score-debug --color-lines --color-by-age --ignore-rev=
 		--progress --no-progress ; reads: -S= --contents= --ignore-revs-file=`, nil)
 	top.subs["describe"] = sub("describe", `safe: --tags --all --long --abbrev=? --always --dirty=? --broken=?
-		--match= --exclude= --exact-match --contains --first-parent --candidates=`, nil)
+		--match= --exclude= --exact-match --contains --first-parent --candidates= --debug`, nil)
+	top.subs["ls-tree"] = sub("ls-tree", `safe: -d -r -t -z -l --long --name-only --name-status --object-only
+		--full-name --full-tree --format= --abbrev=?`, nil)
+	// git rev-list reads the revision options (revision.c) and prints
+	// commits or objects; the diff options it has no use for are left out.
+	top.subs["rev-list"] = sub("rev-list", `safe: -NUM -n= -i -E -F -g --max-count= --skip= --since= --after=
+		--until= --before= --max-age= --min-age= --author= --committer= --grep= --all-match --invert-grep
+		--regexp-ignore-case --extended-regexp --fixed-strings --merges --no-merges --min-parents=?
+		--max-parents=? --no-min-parents --no-max-parents --first-parent --not --all --branches=? --tags=?
+		--remotes=? --glob= --exclude= --reflog --walk-reflogs --ancestry-path --simplify-by-decoration
+		--full-history --sparse --remove-empty --topo-order --date-order --author-date-order --reverse
+		--parents --children --objects --objects-edge --object-names --no-object-names --abbrev=?
+		--no-abbrev --abbrev-commit --header --pretty=? --format=? --oneline --timestamp --left-right
+		--left-only --right-only --cherry-pick --cherry-mark --cherry --boundary --count --quiet
+		--disk-usage=? --unpacked --no-walk=? --do-walk --date= --encoding= --in-commit-order
+		--bisect --bisect-vars --bisect-all --use-bitmap-index --indexed-objects --stdin`, nil)
+	// git cat-file without --textconv and --filters (they run the filters
+	// the configuration names) and --path (only with them).
+	top.subs["cat-file"] = sub("cat-file", `safe: -e -p -t -s -z --allow-unknown-type --use-mailmap --mailmap
+		--batch=? --batch-check=? --batch-command=? --batch-all-objects --buffer --follow-symlinks --unordered`, nil)
+	top.subs["show-ref"] = sub("show-ref", `safe: -q -d -s=? --quiet --verify --head --dereference --hash=?
+		--abbrev=? --tags --heads --exclude-existing=?`, nil)
+	top.subs["merge-base"] = sub("merge-base", `safe: -a --all --octopus --independent --is-ancestor
+		--fork-point`, nil)
+	// git worktree: only list is tabled; its other subcommands add, move
+	// and remove worktrees (their options are not known to be safe).
+	top.subs["worktree"] = sub("worktree", `safe:`, nil)
+	top.subs["worktree"].subs = map[string]*table{
+		"list": sub("worktree list", `safe: -v -z --verbose --porcelain --expire=`, nil),
+	}
 	// git pull passes most fetch options on to git fetch; the merge
 	// options are its own. -j takes the next word in fetch, only an
 	// attached value in pull.
@@ -385,9 +423,19 @@ func gitTable() *table {
 		"create": sub("stash create", `safe:`, nil),
 	}
 	top.subs["stash"] = stash
-	top.subs["tag"] = sub("tag", `safe: -l -n=? -a -m= -d -f -i -v --list --sort= --contains= --no-contains=
+	top.subs["tag"] = sub("tag", `safe: -l -n=? -a -m= -d -f -i --list --sort= --contains= --no-contains=
 		--points-at= --merged= --no-merged= --format= --annotate --delete --force --column=? --no-column
-		--ignore-case --color=? --message= ; reads: -F= --file=`, nil)
+		--ignore-case --color=? --message= ; reads: -F= --file= ; code: -v --verify`, nil)
+	// git tag -l and git branch --list list; git refuses an option that
+	// creates, deletes or verifies there ("switch `d' is incompatible with
+	// --list"), and the tables do not know those options in that mode.
+	tagList := sub("tag --list", `safe: -l -n=? -i --list --sort= --contains= --no-contains= --points-at=
+		--merged= --no-merged= --format= --column=? --no-column --ignore-case --color=?`, nil)
+	top.subs["tag"].modes = map[string]*table{"-l": tagList, "--list": tagList}
+	branchList := sub("branch --list", `safe: -a -r -v -l -i --list --all --remotes --contains= --no-contains=
+		--merged= --no-merged= --points-at= --sort= --format= --color=? --no-color --column=? --no-column
+		--ignore-case --verbose --abbrev=? --no-abbrev`, nil)
+	top.subs["branch"].modes = map[string]*table{"-l": branchList, "--list": branchList}
 	top.subs["remote"] = sub("remote", `safe: -v -f -t= -m= --verbose --tags --no-tags --mirror=? --push --add
 		--delete --all --dry-run -n`, remoteOperand)
 	top.subs["grep"] = sub("grep", `safe: -i -v -w -n -l -L -c -E -F -P -G -h -H -o -q -z -I -W -p -e= -A= -B= -C=
@@ -396,7 +444,7 @@ func gitTable() *table {
 		--count --heading --break --full-name --color=? --no-color --threads= --exclude-standard
 		--line-number --column --function-context --show-function --ignore-case --word-regexp
 		--invert-match --fixed-strings --extended-regexp --basic-regexp --perl-regexp --only-matching
-		--quiet --null --text ; reads: -f= ; code: -O=?`, nil)
+		--quiet --null --text -r --recursive --no-recursive -m= --max-count= -a -NUM ; reads: -f= ; code: -O=?`, nil)
 	top.subs["merge"] = sub("merge", `safe: -m= -n -q -v -s= -X= --no-ff --ff --ff-only --squash --no-squash
 		--commit --no-commit --abort --continue --quit --message= --no-edit --strategy= --strategy-option=
 		--stat --no-stat --quiet --verbose --allow-unrelated-histories --autostash --no-autostash
