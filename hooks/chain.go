@@ -49,7 +49,11 @@ func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decisi
 			if dec, ok := e.notCovered(ctx, c, d, cv, what); ok {
 				return dec, true
 			}
-			return e.pending(ctx, c, d, ReasonChained, "loopguard: chained_command: "+what+" is covered by no grant. A chain runs without an approval only when a grant covers each of its parts; "+
+			miss := ""
+			if cv.miss != "" {
+				miss = " (" + present.EscapeText(cv.miss) + ")"
+			}
+			return e.pending(ctx, c, d, ReasonChained, "loopguard: chained_command: "+what+" is covered by no grant"+miss+". A chain runs without an approval only when a grant covers each of its parts; "+
 				"run the covered commands one at a time, or ask the user to approve exactly this command"), true
 		}
 		rules[i] = cv.rule

@@ -60,6 +60,9 @@ type described struct {
 	// shown are the input fields that only describe the call, left out
 	// of the descriptor (policy.ShownOnly).
 	shown map[string]string
+	// miss says which word of the call the nearest scoped grant does not
+	// cover (cover.miss), for the no_grant message.
+	miss string
 }
 
 // danger is the call's danger lines (present.DangerOf) from the values

@@ -551,6 +551,9 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	d.approved = approved
 	if reason == ReasonNoGrant {
 		msg += e.elsewhere(c, d)
+		if d.miss != "" {
+			msg += "; " + present.EscapeText(d.miss)
+		}
 	}
 	return e.pending(ctx, c, d, reason, msg)
 }
@@ -736,6 +739,7 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		}
 		return dec, true
 	}
+	d.miss = cv.miss
 	return e.notCovered(ctx, c, d, cv, "")
 }
 
@@ -791,6 +795,11 @@ type cover struct {
 	refused, invalid, expired, near *token.Grant
 	refusedWhy                      error
 	nearWhy                         *scope.MatchError
+	// miss says which word of the call the nearest rule (the one naming
+	// the most words, all matched) does not cover, and why
+	// (scope.NearMiss); missNear is how many words that rule names.
+	miss     string
+	missNear int
 }
 
 // coverOne looks for a grant that covers the call as shell (a Bash
@@ -826,6 +835,9 @@ func (e *Engine) coverOne(ctx context.Context, c *Call, grants []state.GrantFile
 			var me *scope.MatchError
 			if cv.near == nil && errors.As(err, &me) && (me.Code == scope.ReasonContentChanged || me.Code == scope.ReasonRepositoryNotCovered) {
 				cv.near, cv.nearWhy = g, me
+			}
+			if me != nil && me.Word != "" && me.Near > cv.missNear {
+				cv.miss, cv.missNear = scope.NearMiss(rule, me), me.Near
 			}
 			continue
 		}

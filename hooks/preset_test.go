@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +86,13 @@ func TestReadOnlyPreset(t *testing.T) {
 		"find . -name '*.go'", "find src -maxdepth 2 -type f", "find . -newer go.mod -print", "cd src", "echo done", "sleep 1", "date +%s",
 		"sed -n '1,20p' main.go", "nl -ba main.go", "sort go.mod", "uniq -c go.mod", "cut -d: -f1 go.mod",
 		"sed -n 5p main.go | nl", "grep -n func main.go | sort | uniq -c",
+		// The read-only git calls agents send, and the front options a
+		// rule over the subcommand covers (-C inside the project).
+		"git -C sub status", "git -C . status --short", "git -C " + h.project + " status", "git --no-pager log -1",
+		"git -P -C sub log --oneline", "git ls-tree -r --name-only HEAD", "git rev-list --left-right --count origin/main...main",
+		"git stash list", "git stash show -p", "git remote", "git remote -v", "git tag", "git tag --list", "git tag -l 'v*'",
+		"git show-ref --tags v0.1.1", "git branch -vv", "git branch --list 'feat/*'", "git worktree list",
+		"git cat-file -p HEAD:go.mod", "git merge-base HEAD main", "git --version", "git status && git -C sub log -1",
 	}
 	// A symlink inside the project to a dir inside it (control) and to one
 	// outside it (attack, below).
@@ -107,7 +115,30 @@ func TestReadOnlyPreset(t *testing.T) {
 		{"git -c core.fsmonitor=id status", ReasonIndirect},
 		{"git -c diff.external=id diff", ReasonIndirect},
 		{"git --git-dir=sub status", ReasonNoGrant},
-		{"git -C sub status", ReasonNoGrant},
+		{"git -C .. status", ReasonNoGrant},
+		{"git -C home-link status", ReasonNoGrant},
+		{"git -C .git status", ReasonExecConfig},
+		{"git -C sub -c core.fsmonitor=id status", ReasonIndirect},
+		{"git -C sub diff -- ../../x", ReasonNoGrant},
+		{"git stash", ReasonNoGrant},
+		{"git stash drop", ReasonNoGrant},
+		{"git stash pop", ReasonNoGrant},
+		{"git stash show --ext-diff", ReasonNoGrant},
+		{"git tag v1", ReasonNoGrant},
+		{"git tag -d v1", ReasonNoGrant},
+		{"git tag -l -d v1", ReasonNoGrant},
+		{"git tag -v v1", ReasonNoGrant},
+		{"git branch -v newbranch", ReasonNoGrant},
+		{"git branch --list -d main", ReasonNoGrant},
+		{"git branch -l -m a b", ReasonNoGrant},
+		{"git remote show origin", ReasonNoGrant},
+		{"git remote -v update", ReasonNoGrant},
+		{"git remote add x ../x", ReasonNoGrant},
+		{"git worktree add ../x", ReasonNoGrant},
+		{"git ls-tree -x HEAD", ReasonNoGrant},
+		{"git cat-file --textconv HEAD:go.mod", ReasonNoGrant},
+		{"git cat-file --filters HEAD:go.mod", ReasonNoGrant},
+		{"git rev-list --count HEAD --output=x", ReasonNoGrant},
 		{"GIT_DIR=sub git status", ReasonShadowed},
 		{"less README.md", ReasonNoGrant},
 		{"ls > listing.txt", ReasonNoGrant},
@@ -156,6 +187,26 @@ func TestReadOnlyPreset(t *testing.T) {
 		if d.Behavior == Allow || d.Reason != c.reason {
 			t.Errorf("%s: got %s/%s (%s), want deny %s", c.cmd, d.Behavior, d.Reason, d.Message, c.reason)
 		}
+	}
+
+	// A near miss says which word the nearest rule does not cover, and
+	// why, with the reason code unchanged.
+	for cmd, want := range map[string]string{
+		"git ls-tree -x HEAD":        "; Bash(git ls-tree *) does not cover -x: not in the read-only option table",
+		"git tag -l -d v1":           "; Bash(git tag -l *) does not cover -d: not in the read-only option table",
+		"git branch -v newbranch":    "; Bash(git branch -v) does not cover newbranch: the rule ends before it",
+		"git log --output=x":         "; Bash(git log *) does not cover --output=x: this option writes a named file",
+		"git -C .. status":           "; Bash(git status *) does not cover -C ..: a preset rule covers reading in the project only",
+		"cat ../elsewhere.txt":       "; Bash(cat *) does not cover ../elsewhere.txt: it names ",
+		"git status && git tag -d x": "the part `git tag -d x` of this chain is covered by no grant (Bash(git tag) does not cover -d: the rule ends before it)",
+	} {
+		d := run("", cmd)
+		if d.Behavior == Allow || !strings.Contains(d.Message, want) {
+			t.Errorf("%s: %s/%s %q, want it to say %q", cmd, d.Behavior, d.Reason, d.Message, want)
+		}
+	}
+	if d := run("", "git push"); d.Reason != ReasonNoGrant || strings.Contains(d.Message, "does not cover") {
+		t.Errorf("git push: a near miss where no rule names push: %s %q", d.Reason, d.Message)
 	}
 
 	// A repository the agent could have made inside the project: a nested

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -115,15 +116,43 @@ var gitWrites = map[string]bool{
 	"worktree": true, "notes": true, "gc": true,
 }
 
+// readOnlyForms are the forms of git's writing subcommands (and of git
+// itself) that only read: a rule whose literal words start with one (are
+// exactly one, for an exact form) runs read-only. git tag and git branch
+// list with -l (the option table's list mode refuses the options that
+// create); git remote -v and git tag alone list, while git remote -v
+// update fetches and git tag v1 creates.
+var readOnlyForms = []struct {
+	words []string
+	exact bool
+}{
+	{[]string{"git", "--version"}, true},
+	{[]string{"git", "tag"}, true},
+	{[]string{"git", "tag", "-l"}, false},
+	{[]string{"git", "tag", "--list"}, false},
+	{[]string{"git", "stash", "list"}, false},
+	{[]string{"git", "stash", "show"}, false},
+	{[]string{"git", "remote"}, true},
+	{[]string{"git", "remote", "-v"}, true},
+	{[]string{"git", "worktree", "list"}, false},
+}
+
 // DefaultCapability is the capability a scoped Bash rule whose literal
-// words start with words gets unless its grant widens it: read-only for
-// the read-only commands, project-write+git for git's writing
-// subcommands, project-write for everything else.
-func DefaultCapability(words []string) Capability {
+// words start with words (are words, when exact: the rule has no
+// wildcard) gets unless its grant widens it: read-only for the read-only
+// commands and forms, project-write+git for git's writing subcommands,
+// project-write for everything else.
+func DefaultCapability(words []string, exact bool) Capability {
 	if len(words) == 0 {
 		return Capability{Write: true}
 	}
 	prog := Base(words[0])
+	for _, f := range readOnlyForms {
+		if prog == f.words[0] && len(words) >= len(f.words) && (!f.exact || exact && len(words) == len(f.words)) &&
+			slices.Equal(words[1:len(f.words)], f.words[1:]) {
+			return Capability{}
+		}
+	}
 	subs, ok := readOnlyCommands[prog]
 	if ok && subs == nil {
 		return Capability{}

@@ -21,23 +21,43 @@ func TestDefaultCapability(t *testing.T) {
 	for _, c := range []struct {
 		words []string
 		want  string
+		exact bool
 	}{
-		{[]string{"cat"}, "read-only"},
-		{[]string{"/usr/bin/ls"}, "read-only"},
-		{[]string{"git", "log"}, "read-only"},
-		{[]string{"git", "status"}, "read-only"},
-		{[]string{"go", "vet"}, "read-only"},
-		{[]string{"git", "commit"}, "project-write+git"},
-		{[]string{"git", "add"}, "project-write+git"},
-		{[]string{"git"}, "project-write"},
-		{[]string{"git", "config"}, "project-write"},
-		{[]string{"go", "test"}, "project-write"},
-		{[]string{"go"}, "project-write"},
-		{[]string{"make", "test"}, "project-write"},
-		{nil, "project-write"},
+		{[]string{"cat"}, "read-only", false},
+		{[]string{"/usr/bin/ls"}, "read-only", false},
+		{[]string{"git", "log"}, "read-only", false},
+		{[]string{"git", "status"}, "read-only", false},
+		{[]string{"go", "vet"}, "read-only", false},
+		{[]string{"git", "commit"}, "project-write+git", false},
+		{[]string{"git", "add"}, "project-write+git", false},
+		{[]string{"git"}, "project-write", false},
+		{[]string{"git", "config"}, "project-write", false},
+		{[]string{"go", "test"}, "project-write", false},
+		{[]string{"go"}, "project-write", false},
+		{[]string{"make", "test"}, "project-write", false},
+		{nil, "project-write", false},
+		// The forms of git's writing subcommands that only list: git tag
+		// alone, not git tag *; git remote -v, not git remote -v update.
+		{[]string{"git", "tag"}, "read-only", true},
+		{[]string{"git", "tag"}, "project-write+git", false},
+		{[]string{"git", "tag", "-l"}, "read-only", false},
+		{[]string{"git", "tag", "v1"}, "project-write+git", true},
+		{[]string{"git", "stash", "list"}, "read-only", false},
+		{[]string{"git", "stash", "show"}, "read-only", false},
+		{[]string{"git", "stash", "drop"}, "project-write+git", false},
+		{[]string{"git", "stash"}, "project-write+git", true},
+		{[]string{"git", "remote", "-v"}, "read-only", true},
+		{[]string{"git", "remote", "-v", "update"}, "project-write", true},
+		{[]string{"git", "remote", "-v"}, "project-write", false},
+		{[]string{"git", "remote"}, "read-only", true},
+		{[]string{"git", "remote"}, "project-write", false},
+		{[]string{"git", "worktree", "list"}, "read-only", false},
+		{[]string{"git", "worktree", "add"}, "project-write+git", false},
+		{[]string{"git", "--version"}, "read-only", true},
+		{[]string{"/usr/bin/git", "stash", "list"}, "read-only", false},
 	} {
-		if got := DefaultCapability(c.words).String(); got != c.want {
-			t.Errorf("%q: %s, want %s", c.words, got, c.want)
+		if got := DefaultCapability(c.words, c.exact).String(); got != c.want {
+			t.Errorf("%q (exact %t): %s, want %s", c.words, c.exact, got, c.want)
 		}
 	}
 }

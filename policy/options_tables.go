@@ -232,7 +232,7 @@ func gitTable() *table {
 		"--receive-pack":        "git --receive-pack runs a command",
 		"--exec":                "git --exec runs a command",
 		"--output":              "git --output writes to the named file",
-		"-C":                    "git -C runs in another repository, with its hooks and configuration",
+		"-C":                    "git -C runs in another directory, with the hooks and configuration of its repository (a rule that names the subcommand covers -C DIR inside the project's own repository)",
 		"--git-dir":             "git --git-dir uses another repository, with its hooks and configuration",
 		"--work-tree":           "git --work-tree writes files in another directory",
 		"--template":            "git --template copies hooks from another directory",

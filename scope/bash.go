@@ -345,6 +345,33 @@ func matchBash(r Rule, c Call) error {
 	if len(argv) == 0 {
 		return mismatch(ReasonMalformedInput, "empty command")
 	}
+	argv, cwd, dir, err := gitFront(bs, c, argv)
+	if err != nil {
+		return err
+	}
+	c.Cwd = cwd
+	err = matchArgv(r, bs, c, argv)
+	var me *MatchError
+	if dir != "" && errors.As(err, &me) && me.Word == "" && (me.Code == ReasonPathEscapes || me.Code == ReasonRepositoryNotCovered) {
+		// Judged from where git -C goes: that is the word to name.
+		me.Word, me.Near = "-C "+shownWord(dir), bs.named()
+	}
+	return err
+}
+
+// named is how many words the rule names before its first wildcard.
+func (bs bashSpec) named() int {
+	n := 0
+	for n < len(bs.words) && bs.words[n].literal() {
+		n++
+	}
+	return n
+}
+
+// matchArgv checks the words of a simple command (argv, judged in c.Cwd)
+// and what the analysis found about it against the rule.
+func matchArgv(r Rule, bs bashSpec, c Call, argv []shellparse.Word) error {
+	res := c.Shell
 	n := len(bs.words)
 	if bs.trailing {
 		if len(argv) < n {
@@ -354,6 +381,10 @@ func matchBash(r Rule, c Call) error {
 		// A glob word could expand to any count; say so when it is the cause.
 		if i := firstGlob(argv); i >= 0 {
 			return mismatch(ReasonGlobWord, "word %d %q has unquoted glob characters and the rule has no trailing wildcard", i, argv[i].Value)
+		}
+		if len(argv) > n && prefixMatches(bs, argv) {
+			return nearMiss(ReasonArgvMismatch, bs.named(), shownWord(argv[n].Value), "the rule ends before it",
+				"command has %d words, rule has %d", len(argv), n)
 		}
 		return mismatch(ReasonArgvMismatch, "command has %d words, rule has %d", len(argv), n)
 	}
@@ -394,7 +425,8 @@ func matchBash(r Rule, c Call) error {
 		}
 		if !ruleNamesRedirect(bs, rd) {
 			fd := rd.Fd
-			return mismatch(ReasonRedirectNotCovered, "redirection %s%s %q is not named by the rule", fd, rd.Op, rd.Target)
+			return nearMiss(ReasonRedirectNotCovered, bs.named(), fd+rd.Op+shownWord(rd.Target), "the rule names no such redirection",
+				"redirection %s%s %q is not named by the rule", fd, rd.Op, rd.Target)
 		}
 	}
 	// What is on disk comes last: the file system is read only for a call
@@ -411,6 +443,17 @@ func matchBash(r Rule, c Call) error {
 		return gitRepository(c)
 	}
 	return nil
+}
+
+// prefixMatches reports whether the rule's words match the first words of
+// argv (which has more).
+func prefixMatches(bs bashSpec, argv []shellparse.Word) bool {
+	for i, w := range bs.words {
+		if argv[i].Glob || !matchWord(w, argv[i].Value) {
+			return false
+		}
+	}
+	return true
 }
 
 // WildcardNote says, for a person granting r, how its wildcards are
@@ -449,7 +492,15 @@ func matchOptions(r Rule, bs bashSpec, argv []shellparse.Word) error {
 	check := func(argv []string) error {
 		for _, f := range policy.CheckArgv(argv) {
 			if wild(f.Index) {
-				return mismatch(ReasonOptionNotCovered, "word %d %q: %s; the rule's wildcard does not cover it", f.Index, f.Word, f.Why)
+				why := f.Why
+				if f.Class == policy.Unknown {
+					why = "not in loopguard's option table"
+					if PresetOf(r) != "" {
+						why = "not in the read-only option table"
+					}
+				}
+				return nearMiss(ReasonOptionNotCovered, bs.named(), shownWord(f.Word), why,
+					"word %d %q: %s; the rule's wildcard does not cover it", f.Index, f.Word, f.Why)
 			}
 		}
 		return nil

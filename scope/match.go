@@ -3,6 +3,8 @@ package scope
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/loopguard/loopguard/shellparse"
 )
@@ -58,6 +60,48 @@ type Call struct {
 type MatchError struct {
 	Code   string // one of the Reason constants
 	Detail string // for people; may quote the call
+	// Word is the call's word a rule came close to covering and did not,
+	// as it reads on a command line (shownWord): every word the rule
+	// names matched, and this one (a word its wildcard absorbs, one past
+	// the end of an exact rule, a redirection) is why not. Near is how
+	// many words the rule names before its wildcard, to tell the nearer
+	// of two rules. Both are zero otherwise.
+	Word string
+	Near int
+	// why says for a person why Word is not covered (NearMiss).
+	why string
+}
+
+// NearMiss says, for a person, which word of the call rule r does not
+// cover and why ("Bash(git ls-tree *) does not cover -x: not in the
+// read-only option table"), so that they know what to grant or report;
+// "" when err is not such a near miss. The call's words are quoted as
+// they are: the caller escapes the text for where it shows it.
+func NearMiss(r Rule, err error) string {
+	var me *MatchError
+	if !errors.As(err, &me) || me.Word == "" {
+		return ""
+	}
+	why := me.why
+	if why == "" {
+		why = me.Detail
+	}
+	return r.Unpinned().String() + " does not cover " + me.Word + ": " + why
+}
+
+// nearMiss is a MatchError about one word of a call that a rule naming
+// near words came close to covering.
+func nearMiss(code string, near int, word, why, format string, args ...any) *MatchError {
+	return &MatchError{Code: code, Detail: fmt.Sprintf(format, args...), Word: word, Near: near, why: why}
+}
+
+// shownWord writes a word as it reads on a command line: as it is when
+// plain, quoted otherwise.
+func shownWord(w string) string {
+	if w != "" && !strings.ContainsAny(w, " \t\n\"'\\$`;&|<>(){}*?[]#~") {
+		return w
+	}
+	return strconv.Quote(w)
 }
 
 func (e *MatchError) Error() string { return e.Code + ": " + e.Detail }

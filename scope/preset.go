@@ -40,7 +40,14 @@ const PresetReadOnly = "readonly"
 // the option table), tree (-o writes), printenv and env
 // (tokens in the environment; env runs commands), sed and awk
 // (interpreters), date with options (-s sets the clock; only a format is
-// covered), git branch * (-d, -m change branches).
+// covered), git branch * and git tag * (-d, -m change branches and tags;
+// git branch NAME creates one), git remote * (show and update fetch, add
+// writes), git stash * (pop, drop, clear), git worktree * (add, remove),
+// git config (it reads the user's own configuration too, outside the
+// project), git submodule (it runs git in nested repositories).
+//
+// A git rule that names its subcommand also covers the subcommand after
+// -C DIR and --no-pager (gitFront): the call is judged where git -C goes.
 //
 // A slice, not a map: static data, nothing built at start-up.
 var presets = []struct {
@@ -57,7 +64,19 @@ var presets = []struct {
 		"Bash(git rev-parse *)", "Bash(git ls-files *)", "Bash(git blame *)", "Bash(git branch)",
 		"Bash(git branch -a)", "Bash(git branch --show-current)", "Bash(git ls-tree *)", "Bash(git rev-list *)",
 		"Bash(git describe *)", "Bash(git shortlog *)", "Bash(git cat-file *)", "Bash(git show-ref *)",
-		"Bash(git merge-base *)", "Bash(git grep *)",
+		"Bash(git merge-base *)", "Bash(git grep *)", "Bash(git --version)",
+		// Listing forms of subcommands that also create, delete or run:
+		// branch and tag list with -l/--list (policy's list mode, where
+		// their creating options are not known) or written exactly (git
+		// branch -v NAME creates NAME), stash list and show (show runs no
+		// external diff or textconv unless told: --ext-diff is code),
+		// remote without its subcommands (show and update fetch), worktree
+		// list.
+		"Bash(git branch -r)", "Bash(git branch -v)", "Bash(git branch -vv)", "Bash(git branch -av)",
+		"Bash(git branch --list *)", "Bash(git branch -l *)",
+		"Bash(git tag)", "Bash(git tag -l *)", "Bash(git tag --list *)",
+		"Bash(git stash list *)", "Bash(git stash show *)",
+		"Bash(git remote)", "Bash(git remote -v)", "Bash(git worktree list *)",
 		"Bash(go vet *)", "Bash(go list *)", "Bash(go version)", "Bash(go env *)", "Bash(go doc *)",
 		// Builtins that change nothing outside the shell (a writing
 		// redirect is never covered; cd only within the project, never
@@ -236,7 +255,8 @@ func matchPreset(bs bashSpec, c Call, argv []shellparse.Word) error {
 		}
 		v := w.Value
 		if o := presetFollowing(prog, v); o != "" {
-			return mismatch(ReasonPathEscapes, "word %d %q: %s %s reads what no word names (it follows symbolic links or reads names from a file), which may lie outside the project: not covered by a preset rule", i, w.Value, prog, o)
+			return nearMiss(ReasonPathEscapes, bs.named(), shownWord(w.Value), "it follows symbolic links or reads names from a file, which may lead outside the project",
+				"word %d %q: %s %s reads what no word names (it follows symbolic links or reads names from a file), which may lie outside the project: not covered by a preset rule", i, w.Value, prog, o)
 		}
 		if strings.HasPrefix(v, "-") {
 			if j := strings.IndexByte(v, '='); j >= 0 {
@@ -253,7 +273,8 @@ func matchPreset(bs bashSpec, c Call, argv []shellparse.Word) error {
 		if w.Glob {
 			for _, seg := range strings.Split(v, "/") {
 				if strings.HasPrefix(seg, ".") && strings.ContainsAny(seg, "*?[") {
-					return mismatch(ReasonPathEscapes, "word %d %q: a glob that could match a dot directory (..) is not covered by a preset rule", i, w.Value)
+					return nearMiss(ReasonPathEscapes, bs.named(), shownWord(w.Value), "a glob that could match a dot directory (..)",
+						"word %d %q: a glob that could match a dot directory (..) is not covered by a preset rule", i, w.Value)
 				}
 			}
 		}
@@ -261,7 +282,7 @@ func matchPreset(bs bashSpec, c Call, argv []shellparse.Word) error {
 		// followed: where the read lands.
 		p, err := fsx.ResolvePath(fsx.Abs(cwd, "", v))
 		if err != nil {
-			return mismatch(ReasonPathEscapes, "word %d %q: %v", i, w.Value, err)
+			return nearMiss(ReasonPathEscapes, bs.named(), shownWord(w.Value), err.Error(), "word %d %q: %v", i, w.Value, err)
 		}
 		if c.Confined && !w.Glob {
 			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
@@ -269,7 +290,8 @@ func matchPreset(bs bashSpec, c Call, argv []shellparse.Word) error {
 			}
 		}
 		if !within(p, proj) {
-			return mismatch(ReasonPathEscapes, "word %d %q names %s, outside the project %s: a preset rule covers reading in the project only", i, w.Value, p, proj)
+			return nearMiss(ReasonPathEscapes, bs.named(), shownWord(w.Value), "it names "+p+", outside the project",
+				"word %d %q names %s, outside the project %s: a preset rule covers reading in the project only", i, w.Value, p, proj)
 		}
 	}
 	return nil

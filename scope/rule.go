@@ -413,6 +413,7 @@ func (r Rule) Widened(w policy.Capability) Rule {
 // widens.
 func (r Rule) Capability() policy.Capability {
 	var words []string
+	exact := false
 	if bs, err := r.bashSpecOf(); err == nil {
 		for _, w := range bs.words {
 			if !w.literal() {
@@ -420,8 +421,9 @@ func (r Rule) Capability() policy.Capability {
 			}
 			words = append(words, w.lits[0])
 		}
+		exact = !bs.trailing && len(words) == len(bs.words)
 	}
-	return policy.DefaultCapability(words).Widen(r.widen)
+	return policy.DefaultCapability(words, exact).Widen(r.widen)
 }
 
 // Program is the command name a Bash rule starts with ("" for others).
