@@ -55,6 +55,20 @@ func TestScopedBashIsRewritten(t *testing.T) {
 	if d.Capability != "read-only" {
 		t.Errorf("capability %q", d.Capability)
 	}
+	// git -C DIR is judged where git goes, and runs as written: git
+	// changes to DIR itself, the launcher's cwd is the call's.
+	_ = os.MkdirAll(filepath.Join(h.project, "sub"), 0o755)
+	for cmd, words := range map[string]string{
+		"git -C sub status --short": "'git' '-C' 'sub' 'status' '--short'",
+		"git --no-pager stash list": "'git' '--no-pager' 'stash' 'list'",
+	} {
+		d := run(cmd)
+		expect(t, cmd, d, Allow, ReasonScopedGrant)
+		want := "'" + launcher + "' 'exec' '--cap' 'read-only' '--project' '" + h.project + "' '--cwd' '" + h.project + "' '--' '" + git + "' " + words
+		if got, _ := d.UpdatedInput["command"].(string); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", cmd, got, want)
+		}
+	}
 	// Without a launcher (no Landlock): canonical, unconfined.
 	h2, run2 := rewriteHarness(t, "")
 	d = run2("cat README.md main.go")
