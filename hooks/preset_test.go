@@ -131,6 +131,7 @@ func TestReadOnlyPreset(t *testing.T) {
 		{"git branch -v newbranch", ReasonNoGrant},
 		{"git branch --list -d main", ReasonNoGrant},
 		{"git branch -l -m a b", ReasonNoGrant},
+		{"git branch -l newbranch", ReasonNoGrant}, // before git 2.19, -l was --create-reflog
 		{"git remote show origin", ReasonNoGrant},
 		{"git remote -v update", ReasonNoGrant},
 		{"git remote add x ../x", ReasonNoGrant},

@@ -66,14 +66,15 @@ var presets = []struct {
 		"Bash(git describe *)", "Bash(git shortlog *)", "Bash(git cat-file *)", "Bash(git show-ref *)",
 		"Bash(git merge-base *)", "Bash(git grep *)", "Bash(git --version)",
 		// Listing forms of subcommands that also create, delete or run:
-		// branch and tag list with -l/--list (policy's list mode, where
-		// their creating options are not known) or written exactly (git
-		// branch -v NAME creates NAME), stash list and show (show runs no
+		// tag with -l/--list and branch with --list (policy's list mode,
+		// where their creating options are not known; git branch -l was
+		// --create-reflog before git 2.19, git branch -l NAME created
+		// NAME) or written exactly (git branch -v NAME creates NAME), stash list and show (show runs no
 		// external diff or textconv unless told: --ext-diff is code),
 		// remote without its subcommands (show and update fetch), worktree
 		// list.
 		"Bash(git branch -r)", "Bash(git branch -v)", "Bash(git branch -vv)", "Bash(git branch -av)",
-		"Bash(git branch --list *)", "Bash(git branch -l *)",
+		"Bash(git branch --list *)",
 		"Bash(git tag)", "Bash(git tag -l *)", "Bash(git tag --list *)",
 		"Bash(git stash list *)", "Bash(git stash show *)",
 		"Bash(git remote)", "Bash(git remote -v)", "Bash(git worktree list *)",
