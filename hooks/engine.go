@@ -833,10 +833,13 @@ func (e *Engine) coverOne(ctx context.Context, c *Call, grants []state.GrantFile
 		}
 		if err := e.match(rule, sc); err != nil {
 			var me *scope.MatchError
-			if cv.near == nil && errors.As(err, &me) && (me.Code == scope.ReasonContentChanged || me.Code == scope.ReasonRepositoryNotCovered) {
+			if !errors.As(err, &me) {
+				continue
+			}
+			if cv.near == nil && (me.Code == scope.ReasonContentChanged || me.Code == scope.ReasonRepositoryNotCovered) {
 				cv.near, cv.nearWhy = g, me
 			}
-			if me != nil && me.Word != "" && me.Near > cv.missNear {
+			if me.Word != "" && me.Near > cv.missNear {
 				cv.miss, cv.missNear = scope.NearMiss(rule, me), me.Near
 			}
 			continue
