@@ -90,7 +90,7 @@ func TestReadOnlyPreset(t *testing.T) {
 		// rule over the subcommand covers (-C inside the project).
 		"git -C sub status", "git -C . status --short", "git -C " + h.project + " status", "git --no-pager log -1",
 		"git -P -C sub log --oneline", "git ls-tree -r --name-only HEAD", "git rev-list --left-right --count origin/main...main",
-		"git stash list", "git stash show -p", "git remote", "git remote -v", "git tag", "git tag --list", "git tag -l 'v*'",
+		"git stash list", "git stash show -p", "git remote", "git tag", "git tag --list", "git tag -l 'v*'",
 		"git show-ref --tags v0.1.1", "git branch -vv", "git branch --list 'feat/*'", "git worktree list",
 		"git cat-file -p HEAD:go.mod", "git merge-base HEAD main", "git --version", "git status && git -C sub log -1",
 	}
@@ -134,6 +134,7 @@ func TestReadOnlyPreset(t *testing.T) {
 		{"git branch -l newbranch", ReasonNoGrant}, // before git 2.19, -l was --create-reflog
 		{"git remote show origin", ReasonNoGrant},
 		{"git remote -v update", ReasonNoGrant},
+		{"git remote -v", ReasonNoGrant}, // a remote's URL may hold a token (git remote lists the names: above)
 		{"git remote add x ../x", ReasonNoGrant},
 		{"git worktree add ../x", ReasonNoGrant},
 		{"git ls-tree -x HEAD", ReasonNoGrant},

@@ -71,13 +71,14 @@ var presets = []struct {
 		// --create-reflog before git 2.19, git branch -l NAME created
 		// NAME) or written exactly (git branch -v NAME creates NAME), stash list and show (show runs no
 		// external diff or textconv unless told: --ext-diff is code),
-		// remote without its subcommands (show and update fetch), worktree
-		// list.
+		// remote alone (its names; not -v: a remote's URL may hold a token,
+		// and .git/config needs an approval to read; show and update
+		// fetch), worktree list.
 		"Bash(git branch -r)", "Bash(git branch -v)", "Bash(git branch -vv)", "Bash(git branch -av)",
 		"Bash(git branch --list *)",
 		"Bash(git tag)", "Bash(git tag -l *)", "Bash(git tag --list *)",
 		"Bash(git stash list *)", "Bash(git stash show *)",
-		"Bash(git remote)", "Bash(git remote -v)", "Bash(git worktree list *)",
+		"Bash(git remote)", "Bash(git worktree list *)",
 		"Bash(go vet *)", "Bash(go list *)", "Bash(go version)", "Bash(go env *)", "Bash(go doc *)",
 		// Builtins that change nothing outside the shell (a writing
 		// redirect is never covered; cd only within the project, never
