@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -460,21 +462,10 @@ func Options(c OptionClass) []string {
 		if len(names) > 0 {
 			out = append(out, prefix+": "+strings.Join(names, " "))
 		}
-		var subs []string
-		for k := range t.subs {
-			subs = append(subs, k)
-		}
-		sort.Strings(subs)
-		for _, k := range subs {
-			walk(prefix+" "+k, t.subs[k])
-		}
-		var modes []string
-		for k := range t.modes {
-			modes = append(modes, k)
-		}
-		sort.Strings(modes)
-		for _, k := range modes {
-			walk(prefix+" "+k, t.modes[k])
+		for _, m := range []map[string]*table{t.subs, t.modes} {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				walk(prefix+" "+k, m[k])
+			}
 		}
 	}
 	loadTables()
