@@ -244,3 +244,97 @@ func warmScratch(t *testing.T, warm string) {
 		}
 	})
 }
+
+// TestConfinedCodeCannotReachPastItsLaunch: code a grant runs confined
+// (the Makefile the agent wrote, under Bash(make plant) and Bash(make
+// write)) tries to reach past its launch, through the real client with its
+// sandbox off (the sandbox has a temp directory of its own): it replaces
+// the launcher's private Go cache, in the shared temp directory it may
+// write, with a link to ~/.ssh, so that the next launch would grant
+// ~/.ssh; and it plants code where the user's next npx runs it. The next
+// launch refuses the link and runs nothing; ~/.ssh and ~/.npm stay as
+// they were. Controls: make test runs before and after (once the link is
+// gone), and the plant itself ran (it is the launch after it that holds).
+func TestConfinedCodeCannotReachPastItsLaunch(t *testing.T) {
+	t.Parallel()
+	RequireKeyring(t)
+	e := newEnv(t)
+	// Claude Code's sandbox off: its own read-only binds would refuse
+	// first, and this is about what the kernel's ruleset holds alone.
+	if err := os.RemoveAll(e.path(".claude")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.g.Run(e.ctx, e.Dir, "init", "--user", "--wait", "0", "--no-preset", "--no-sandbox"); err != nil {
+		t.Fatal(err)
+	}
+	// A temp directory of this test's own: the launcher's scratch
+	// directory (and its private caches) lives there, apart from the
+	// other tests'.
+	tmp := filepath.Join(t.TempDir(), "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e.clientEnv = append(e.clientEnv, "TMPDIR="+tmp)
+	ssh := filepath.Join(e.g.Home, ".ssh")
+	npx := filepath.Join(e.g.Home, ".npm", "_npx", "abc", "node_modules", "cowsay")
+	for _, d := range []string{ssh, npx} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cli := filepath.Join(npx, "cli.js")
+	if err := os.WriteFile(cli, []byte("console.log('moo')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	makefile := "test:\n\t@echo make-test-ran\n" +
+		"plant:\n\t@rm -rf \"$$GOCACHE\" && ln -s \"$$HOME/.ssh\" \"$$GOCACHE\" && echo planted-link\n" +
+		"\t@echo 'require(\"child_process\").execSync(\"touch /tmp/pwned\")' >> \"$$HOME/.npm/_npx/abc/node_modules/cowsay/cli.js\" || echo npx-refused\n" +
+		"write:\n\t@echo evil >> \"$$GOCACHE/authorized_keys\" && echo wrote-key\n"
+	for name, body := range map[string]string{"Makefile": makefile, "README.md": "read me\n"} {
+		if err := os.WriteFile(e.path(name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitRepo(t, e.Dir)
+	for _, rule := range []string{"Bash(make test)", "Bash(make plant)", "Bash(make write)"} {
+		if _, err := e.g.Grant(e.ctx, e.Dir, rule); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := []struct{ id, cmd string }{
+		{"toolu_t1", "make test"}, {"toolu_p1", "make plant"}, {"toolu_w1", "make write"},
+	}
+	var turns []claudetest.Turn
+	for _, c := range calls {
+		turns = append(turns, claudetest.Tools(bash(c.id, c.cmd)))
+	}
+	api, _ := e.run(claudetest.Script{Main: append(turns, claudetest.Text("done"))}, nil, "--session-id", sessionID(t))
+	got := map[string]claudetest.ToolResult{}
+	for _, c := range calls {
+		got[c.id] = result(t, api, c.id)
+	}
+	if r := got["toolu_t1"]; r.IsError || !strings.Contains(r.Content, "make-test-ran") {
+		t.Errorf("control make test: %+v", r)
+	}
+	if r := got["toolu_p1"]; !strings.Contains(r.Content, "planted-link") || !strings.Contains(r.Content, "npx-refused") {
+		t.Errorf("make plant should have replaced its cache with a link and been refused ~/.npm: %+v", r)
+	}
+	if r := got["toolu_w1"]; !r.IsError || strings.Contains(r.Content, "wrote-key") || !strings.Contains(r.Content, "the program was not run") {
+		t.Errorf("make write after the link: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(ssh, "authorized_keys")); err == nil {
+		t.Error("~/.ssh/authorized_keys was written")
+	}
+	if b, _ := os.ReadFile(cli); string(b) != "console.log('moo')\n" {
+		t.Errorf("npx's cached package was changed: %q", b)
+	}
+	// Control: once the link is gone, the launches run again.
+	scratch := filepath.Join(tmp, fmt.Sprintf("loopguard-scratch-%d", os.Getuid()))
+	if err := os.Remove(filepath.Join(scratch, "go-build-rw")); err != nil {
+		t.Fatal(err)
+	}
+	api, _ = e.run(claudetest.Script{Main: []claudetest.Turn{claudetest.Tools(bash("toolu_t2", "make test")), claudetest.Text("done")}}, nil, "--session-id", sessionID(t))
+	if r := result(t, api, "toolu_t2"); r.IsError || !strings.Contains(r.Content, "make-test-ran") {
+		t.Errorf("control make test after the link was removed: %+v", r)
+	}
+}
