@@ -103,9 +103,11 @@ func TestRewriteHoldsAlone(t *testing.T) {
 }
 
 // TestKernelHoldsAlone: with the analysis judging nothing (any cat, head
-// or grep is covered, no path is protected), the launcher's ruleset alone
-// keeps the key unread: through a link in the project, through a glob, by
-// its own path. With the ruleset off too, the key is printed.
+// or grep is covered, no path is protected), the launcher's confinement
+// alone keeps the secrets unread: the key through a link in the project,
+// through a glob, by its own path; a token in the agent's environment
+// (/proc/self/environ); npm's token in ~/.npmrc. With the confinement off
+// too, each is printed.
 func TestKernelHoldsAlone(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -120,25 +122,33 @@ func TestKernelHoldsAlone(t *testing.T) {
 			t.Parallel()
 			e := layerEnv(t, tt.knobs)
 			key := filepath.Join(e.g.Home, ".ssh", "id_rsa")
-			calls := []string{
-				"cat notes.txt",
-				"cat *",
-				"head -c 200 " + key,
-				"grep -r BEGIN " + filepath.Dir(key),
+			// A token in the agent's environment, and one npm login left.
+			const envToken, npmToken = "ghp_LGTESTENVTOKEN", "npm_LGTESTNPMTOKEN"
+			e.clientEnv = append(e.clientEnv, "GITHUB_TOKEN="+envToken)
+			if err := os.WriteFile(filepath.Join(e.g.Home, ".npmrc"), []byte("//registry.invalid/:_authToken="+npmToken+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			calls := []struct{ cmd, secret string }{
+				{"cat notes.txt", secretKey},
+				{"cat *", secretKey},
+				{"head -c 200 " + key, secretKey},
+				{"grep -r BEGIN " + filepath.Dir(key), secretKey},
+				{"cat /proc/self/environ", envToken},
+				{"cat " + filepath.Join(e.g.Home, ".npmrc"), npmToken},
 			}
 			var turns []claudetest.Turn
 			for i, c := range calls {
-				turns = append(turns, claudetest.Tools(bash("toolu_k"+string(rune('1'+i)), c)))
+				turns = append(turns, claudetest.Tools(bash("toolu_k"+string(rune('1'+i)), c.cmd)))
 			}
 			turns = append(turns, claudetest.Tools(bash("toolu_kc", "cat README.md")), claudetest.Text("done"))
 			api, _ := e.run(claudetest.Script{Main: turns}, nil, "--session-id", sessionID(t))
 			for i, c := range calls {
 				r := result(t, api, "toolu_k"+string(rune('1'+i)))
 				if strings.HasPrefix(r.Content, "PreToolUse:Bash hook error") || strings.Contains(r.Content, "loopguard: ") {
-					t.Fatalf("%s: loopguard refused it, so the kernel was not tried: %q", c, r.Content)
+					t.Fatalf("%s: loopguard refused it, so the kernel was not tried: %q", c.cmd, r.Content)
 				}
-				if leaked := strings.Contains(r.Content, secretKey); leaked != tt.leaked {
-					t.Errorf("%s: key printed = %v, want %v; result %q", c, leaked, tt.leaked, r.Content)
+				if leaked := strings.Contains(r.Content, c.secret); leaked != tt.leaked {
+					t.Errorf("%s: secret printed = %v, want %v; result %q", c.cmd, leaked, tt.leaked, r.Content)
 				}
 			}
 			if r := result(t, api, "toolu_kc"); r.IsError || !strings.Contains(r.Content, "the project's readme") {
