@@ -71,20 +71,46 @@ func TimeoutSeconds(d time.Duration) int { return TimeoutFor(d, 0) }
 // FallbackReason is the reason a registration's fallback deny gives.
 const FallbackReason = "loopguard: hook_failed: the loopguard hook could not run, so the call is blocked. The user should run `loopguard doctor` in their terminal."
 
-// Common is the check every agent's registration shares, with the keys
-// and units of that agent's file.
-type Common struct {
+// Hooks is a registration of one loopguard handler per event in an
+// agent's hook file: what init writes (File) and what doctor checks
+// (Check), from one description, so the keys and units a handler is
+// written with are the ones it is read back with.
+type Hooks struct {
 	Agent  string
-	Events []string // each must have one of loopguard's handlers
-	// CmdKey holds the shell command; TimeoutKey the host timeout, in
-	// UnitsPerSecond.
+	Events []string // each gets one handler
+	// Nested files group handlers under Matcher (see AgentFile); Version,
+	// when not 0, heads a file loopguard creates.
+	Nested  bool
+	Matcher string
+	Version int
+	// Handler is the handler for one event, a struct in the agent's own
+	// field order: command (the hook's shell command) under CmdKey, and
+	// timeout (the host's, in UnitsPerSecond) under TimeoutKey.
+	Handler            func(command string, timeout int) any
 	CmdKey, TimeoutKey string
-	UnitsPerSecond     float64
-	// Fallbacks are, by event, the deny the command must echo when the
-	// hook cannot start, for a host (named Host) that lets such a call
-	// through.
-	Fallbacks map[string]string
-	Host      string
+	UnitsPerSecond     int
+	// Fallback is, for an event, the deny the command echoes when the hook
+	// cannot start ("" for none), for a host (named Host) that lets such a
+	// call through. nil: no event has one.
+	Fallback func(event string) string
+	Host     string
+}
+
+func (h Hooks) fallback(ev string) string {
+	if h.Fallback == nil {
+		return ""
+	}
+	return h.Fallback(ev)
+}
+
+// File is loopguard's registration under o.
+func (h Hooks) File(o Options) AgentFile {
+	f := AgentFile{Nested: h.Nested, Version: h.Version, Self: o.Binary}
+	for _, ev := range h.Events {
+		f.Entries = append(f.Entries, AgentEntry{Event: ev, Matcher: h.Matcher,
+			Handler: h.Handler(o.Command(h.Agent, ev, h.fallback(ev)).String(), TimeoutSeconds(o.Deadline)*h.UnitsPerSecond)})
+	}
+	return f
 }
 
 // Check says what is wrong with the handlers regs of one file (nil when
@@ -92,9 +118,9 @@ type Common struct {
 // loopguard's handlers; each command reads back (ParseShell) as `loopguard
 // hook <agent> --event <event>` with its fallback, and its binary exists;
 // each timeout is above the deadline.
-func (cm Common) Check(regs []Found, o Options) []string {
+func (h Hooks) Check(regs []Found, o Options) []string {
 	var problems []string
-	for _, ev := range cm.Events {
+	for _, ev := range h.Events {
 		var ours []Found
 		for _, r := range regs {
 			if r.Ours && r.Event == ev {
@@ -106,25 +132,25 @@ func (cm Common) Check(regs []Found, o Options) []string {
 			continue
 		}
 		for _, r := range ours {
-			line, _ := r.Fields[cm.CmdKey].(string)
+			line, _ := r.Fields[h.CmdKey].(string)
 			c, err := ParseShell(line, o.Binary)
-			if err != nil || c.Agent != cm.Agent || c.Event != ev {
-				problems = append(problems, fmt.Sprintf("%s: the hook command does not run `loopguard hook %s --event %s`", ev, cm.Agent, ev))
+			if err != nil || c.Agent != h.Agent || c.Event != ev {
+				problems = append(problems, fmt.Sprintf("%s: the hook command does not run `loopguard hook %s --event %s`", ev, h.Agent, ev))
 			}
-			switch want := cm.Fallbacks[ev]; {
+			switch want := h.fallback(ev); {
 			case want == "":
 			case c.Fallback == "":
-				problems = append(problems, fmt.Sprintf("%s: no deny fallback (`|| echo ...`): %s lets the call through when the hook cannot start", ev, cm.Host))
+				problems = append(problems, fmt.Sprintf("%s: no deny fallback (`|| echo ...`): %s lets the call through when the hook cannot start", ev, h.Host))
 			case c.Fallback != want:
-				problems = append(problems, fmt.Sprintf("%s: the fallback (`|| echo ...`) is not loopguard's deny: %s lets the call through when the hook cannot start", ev, cm.Host))
+				problems = append(problems, fmt.Sprintf("%s: the fallback (`|| echo ...`) is not loopguard's deny: %s lets the call through when the hook cannot start", ev, h.Host))
 			}
 			if filepath.IsAbs(c.Binary) {
 				problems = append(problems, CheckBinary(ev, c.Binary)...)
 			}
-			t, ok := r.Fields[cm.TimeoutKey].(float64)
-			min := math.Ceil(o.Deadline.Seconds()+1) * cm.UnitsPerSecond
+			t, ok := r.Fields[h.TimeoutKey].(float64)
+			min := math.Ceil(o.Deadline.Seconds()+1) * float64(h.UnitsPerSecond)
 			if !ok || t < min {
-				problems = append(problems, fmt.Sprintf("%s: %s is %v, not above the hook's %s deadline (at least %v): the host would let a slow call through", ev, cm.TimeoutKey, r.Fields[cm.TimeoutKey], o.Deadline, min))
+				problems = append(problems, fmt.Sprintf("%s: %s is %v, not above the hook's %s deadline (at least %v): the host would let a slow call through", ev, h.TimeoutKey, r.Fields[h.TimeoutKey], o.Deadline, min))
 			}
 		}
 	}

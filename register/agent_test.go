@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// TestCommonReadsTheCommand: doctor reads each registered command
+// TestHooksReadsTheCommand: doctor reads each registered command
 // back with ParseShell: the wrong agent or event, a chain after the hook,
 // a missing binary, a missing fallback or one that is not loopguard's
 // deny are each named. The control: the command init writes passes.
-func TestCommonReadsTheCommand(t *testing.T) {
+func TestHooksReadsTheCommand(t *testing.T) {
 	bin, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -20,8 +20,8 @@ func TestCommonReadsTheCommand(t *testing.T) {
 	const deny = `{"decision":"deny"}`
 	check := func(line string) []string {
 		regs := []Found{{Event: "PreToolUse", Ours: true, Fields: map[string]any{"command": line, "timeout": float64(30)}}}
-		return Common{Agent: "codex", Events: []string{"PreToolUse"}, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
-			Fallbacks: map[string]string{"PreToolUse": deny}, Host: "Codex"}.Check(regs, o)
+		return Hooks{Agent: "codex", Events: []string{"PreToolUse"}, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
+			Fallback: func(string) string { return deny }, Host: "Codex"}.Check(regs, o)
 	}
 	good := o.Command("codex", "PreToolUse", deny).String()
 	if p := check(good); len(p) != 0 {

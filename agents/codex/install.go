@@ -38,6 +38,13 @@ func fallbackFor(event string) string {
 	return string(b)
 }
 
+// handlers are loopguard's handlers in the file, one per event.
+var handlers = register.Hooks{Agent: Name, Events: Events, Nested: true, Matcher: Matcher,
+	Handler: func(command string, timeout int) any {
+		return handler{Type: "command", Command: command, Timeout: timeout, StatusMessage: "loopguard"}
+	},
+	CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1, Fallback: fallbackFor, Host: "Codex"}
+
 // Registration is Codex's: $CODEX_HOME/hooks.json (~/.codex/hooks.json
 // when it is not set: policy.CodexHome) or <project>/.codex/hooks.json.
 // Codex runs a user or project hook only once it is trusted: the user
@@ -47,19 +54,9 @@ var Registration = register.Registration{
 	Agent:       Name,
 	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".codex", "hooks.json") },
-	File: func(o register.Options) register.AgentFile {
-		f := register.AgentFile{Nested: true, Self: o.Binary}
-		for _, ev := range Events {
-			f.Entries = append(f.Entries, register.AgentEntry{Event: ev, Matcher: Matcher, Handler: handler{
-				Type: "command", Command: o.Command(Name, ev, fallbackFor(ev)).String(),
-				Timeout: register.TimeoutSeconds(o.Deadline), StatusMessage: "loopguard",
-			}})
-		}
-		return f
-	},
+	File:        handlers.File,
 	Check: func(regs []register.Found, o register.Options) []string {
-		problems := register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
-			Fallbacks: map[string]string{PreToolUse: fallbackFor(PreToolUse), PermissionRequest: fallbackFor(PermissionRequest)}, Host: "Codex"}.Check(regs, o)
+		problems := handlers.Check(regs, o)
 		for _, r := range regs {
 			if r.Event == PreToolUse && !r.Ours {
 				problems = append(problems, "PreToolUse: another hook runs too; Codex runs hooks concurrently and the last updatedInput wins, which can change a call after loopguard decided")

@@ -22,6 +22,13 @@ type handler struct {
 	Matcher    string `json:"matcher,omitempty"`
 }
 
+// handlers are loopguard's handlers in the file, one per event.
+var handlers = register.Hooks{Agent: Name, Events: Events, Version: 1,
+	Handler: func(command string, timeout int) any {
+		return handler{Type: "command", Bash: command, TimeoutSec: timeout, Matcher: Matcher}
+	},
+	CmdKey: "bash", TimeoutKey: "timeoutSec", UnitsPerSecond: 1}
+
 // Registration is Copilot CLI's: a file of loopguard's own,
 // ~/.copilot/hooks/loopguard.json or <project>/.github/hooks/loopguard.json
 // (the cloud agent reads the project one). Copilot denies when a
@@ -30,18 +37,9 @@ var Registration = register.Registration{
 	Agent:       Name,
 	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks", "loopguard.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".github", "hooks", "loopguard.json") },
-	File: func(o register.Options) register.AgentFile {
-		f := register.AgentFile{Version: 1, Self: o.Binary}
-		for _, ev := range Events {
-			f.Entries = append(f.Entries, register.AgentEntry{Event: ev, Handler: handler{
-				Type: "command", Bash: o.Command(Name, ev, "").String(),
-				TimeoutSec: register.TimeoutSeconds(o.Deadline), Matcher: Matcher,
-			}})
-		}
-		return f
-	},
-	Check:   register.Common{Agent: Name, Events: Events, CmdKey: "bash", TimeoutKey: "timeoutSec", UnitsPerSecond: 1}.Check,
-	Binding: "sessionId, the tool and its complete arguments only: Copilot sends no call id and no agent id, so an approval covers that exact call once in the session whichever subagent makes it, and the postToolUse re-check cannot tell which allowed call ran",
+	File:        handlers.File,
+	Check:       handlers.Check,
+	Binding:     "sessionId, the tool and its complete arguments only: Copilot sends no call id and no agent id, so an approval covers that exact call once in the session whichever subagent makes it, and the postToolUse re-check cannot tell which allowed call ran",
 	Host: agents.Host{Client: "Copilot CLI 1.0.102",
 		Rewrite:     "a preToolUse allow's modifiedArgs replace the call's arguments",
 		Timeout:     "Copilot runs the call when a hook times out (it blocks when one cannot start or exits non-zero)",

@@ -22,6 +22,13 @@ type handler struct {
 	FailClosed bool   `json:"failClosed"`
 }
 
+// handlers are loopguard's handlers in the file, one per event.
+var handlers = register.Hooks{Agent: Name, Events: Events, Version: 1,
+	Handler: func(command string, timeout int) any {
+		return handler{Command: command, Type: "command", Timeout: timeout, Matcher: Matcher, FailClosed: true}
+	},
+	CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1}
+
 // Registration is Cursor's: ~/.cursor/hooks.json or
 // <project>/.cursor/hooks.json, with "failClosed": true so that a hook that
 // crashes, times out or answers badly blocks the call.
@@ -29,18 +36,9 @@ var Registration = register.Registration{
 	Agent:       Name,
 	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".cursor", "hooks.json") },
-	File: func(o register.Options) register.AgentFile {
-		f := register.AgentFile{Version: 1, Self: o.Binary}
-		for _, ev := range Events {
-			f.Entries = append(f.Entries, register.AgentEntry{Event: ev, Handler: handler{
-				Command: o.Command(Name, ev, "").String(), Type: "command",
-				Timeout: register.TimeoutSeconds(o.Deadline), Matcher: Matcher, FailClosed: true,
-			}})
-		}
-		return f
-	},
+	File:        handlers.File,
 	Check: func(regs []register.Found, o register.Options) []string {
-		problems := register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1}.Check(regs, o)
+		problems := handlers.Check(regs, o)
 		for _, r := range regs {
 			if r.Ours && r.Event == PreToolUse {
 				if fc, _ := r.Fields["failClosed"].(bool); !fc {

@@ -31,6 +31,14 @@ var fallbacks = sync.OnceValue(func() map[string]string {
 	return map[string]string{BeforeTool: string(deny)}
 })
 
+// handlers are loopguard's handlers in the file, one per event.
+var handlers = register.Hooks{Agent: Name, Events: Events, Nested: true, Matcher: Matcher,
+	Handler: func(command string, timeout int) any {
+		return handler{Type: "command", Command: command, Name: "loopguard", Timeout: timeout}
+	},
+	CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1000,
+	Fallback: func(ev string) string { return fallbacks()[ev] }, Host: "Gemini"}
+
 // Registration is Gemini CLI's: the "hooks" key of ~/.gemini/settings.json
 // or <project>/.gemini/settings.json. Gemini registers settings hooks only
 // in trusted folders.
@@ -38,21 +46,9 @@ var Registration = register.Registration{
 	Agent:       Name,
 	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "settings.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".gemini", "settings.json") },
-	File: func(o register.Options) register.AgentFile {
-		f := register.AgentFile{Nested: true, Self: o.Binary}
-		for _, ev := range Events {
-			f.Entries = append(f.Entries, register.AgentEntry{Event: ev, Matcher: Matcher, Handler: handler{
-				Type: "command", Command: o.Command(Name, ev, fallbacks()[ev]).String(), Name: "loopguard",
-				Timeout: register.TimeoutSeconds(o.Deadline) * 1000,
-			}})
-		}
-		return f
-	},
-	Check: func(regs []register.Found, o register.Options) []string {
-		return register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1000,
-			Fallbacks: fallbacks(), Host: "Gemini"}.Check(regs, o)
-	},
-	Binding: "session_id, the tool and its complete input (Gemini sends no call id and no agent id: subagents share the session's approvals, and the AfterTool re-check cannot tell which allowed call ran)",
+	File:        handlers.File,
+	Check:       handlers.Check,
+	Binding:     "session_id, the tool and its complete input (Gemini sends no call id and no agent id: subagents share the session's approvals, and the AfterTool re-check cannot tell which allowed call ran)",
 	Host: agents.Host{Client: "Gemini CLI 0.61.0",
 		Rewrite:     "a BeforeTool allow's hookSpecificOutput.tool_input is merged over the call's arguments",
 		Timeout:     "Gemini runs the call when a hook times out (and when it cannot start: the registration echoes a deny then)",

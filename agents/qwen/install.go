@@ -33,27 +33,23 @@ var fallbacks = sync.OnceValue(func() map[string]string {
 	return map[string]string{PreToolUse: string(b)}
 })
 
+// handlers are loopguard's handlers in the file, one per event.
+var handlers = register.Hooks{Agent: Name, Events: Events, Nested: true, Matcher: Matcher,
+	Handler: func(command string, timeout int) any {
+		return handler{Type: "command", Command: command, Name: "loopguard", Timeout: timeout}
+	},
+	CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
+	Fallback: func(ev string) string { return fallbacks()[ev] }, Host: "Qwen Code"}
+
 // Registration is Qwen Code's: the "hooks" key of ~/.qwen/settings.json or
 // <project>/.qwen/settings.json (Claude Code's nested shape).
 var Registration = register.Registration{
 	Agent:       Name,
 	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "settings.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".qwen", "settings.json") },
-	File: func(o register.Options) register.AgentFile {
-		f := register.AgentFile{Nested: true, Self: o.Binary}
-		for _, ev := range Events {
-			f.Entries = append(f.Entries, register.AgentEntry{Event: ev, Matcher: Matcher, Handler: handler{
-				Type: "command", Command: o.Command(Name, ev, fallbacks()[ev]).String(), Name: "loopguard",
-				Timeout: register.TimeoutSeconds(o.Deadline),
-			}})
-		}
-		return f
-	},
-	Check: func(regs []register.Found, o register.Options) []string {
-		return register.Common{Agent: Name, Events: Events, CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
-			Fallbacks: fallbacks(), Host: "Qwen Code"}.Check(regs, o)
-	},
-	Binding: "session_id, the tool and its complete input, the subagent's agent_id; Qwen Code runs the model's own command text, so a scope covers only a command already written plainly",
+	File:        handlers.File,
+	Check:       handlers.Check,
+	Binding:     "session_id, the tool and its complete input, the subagent's agent_id; Qwen Code runs the model's own command text, so a scope covers only a command already written plainly",
 	Host: agents.Host{Client: "Qwen Code 0.24.4",
 		Timeout:     "Qwen Code runs the call when a hook times out, fails or cannot start (the registration echoes a deny for the last)",
 		TimeoutOpen: true},
