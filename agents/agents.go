@@ -16,6 +16,7 @@ package agents
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -240,6 +241,38 @@ func Universal(d hooks.Decision, stdout, stderr io.Writer) int {
 	return ExitDeny
 }
 
+// Output is how a host reads an answer written as JSON on stdout.
+type Output struct {
+	// Deny is the host's deny, written in place of an answer that cannot
+	// be marshalled (it never should).
+	Deny string
+	// ExitDeny: the host also takes exit 2, with the reason on stderr, as
+	// a deny (Claude Code, Copilot, Cursor); the answer written in place
+	// of one that cannot be marshalled exits so. The other hosts read the
+	// JSON alone, exit 0.
+	ExitDeny bool
+}
+
+// HookSpecificDeny is a deny in Claude Code's hookSpecificOutput shape, which
+// Claude Code, Codex and Qwen Code read.
+const HookSpecificDeny = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}}`
+
+// Write writes out as one line of JSON on stdout and returns the exit code:
+// ExitDeny, with reason on stderr, when exit2 (a deny the host reads so too),
+// else ExitOK.
+func (o Output) Write(out any, exit2 bool, reason string, stdout, stderr io.Writer) int {
+	b, err := json.Marshal(out)
+	if err != nil {
+		b, exit2 = []byte(o.Deny), o.ExitDeny
+	}
+	_, _ = stdout.Write(append(b, '\n'))
+	if !exit2 {
+		return ExitOK
+	}
+	_, _ = io.WriteString(stderr, reason+"\n")
+	return ExitDeny
+}
+
 // Reason is what the agent may see of d (ForAgent: never an ask's
 // rendering), clipped, and never empty (an empty reason makes Codex treat
 // a deny as a failed hook, which lets the call through).
@@ -335,6 +368,23 @@ type Field struct {
 	Required bool
 }
 
+// ClaudeFields are the string fields of a payload in Claude Code's shape
+// (Claude Code's own and Codex's), read into c: the event, the session id
+// (into session), the tool and the cwd, and the optional agent id and
+// type, call id and permission mode.
+func ClaudeFields(c *hooks.Call, session *string) []Field {
+	return []Field{
+		{Key: "hook_event_name", Dst: &c.Event, Required: true},
+		{Key: "session_id", Dst: session, Required: true},
+		{Key: "tool_name", Dst: &c.ToolName, Required: true},
+		{Key: "cwd", Dst: &c.Cwd, Required: true},
+		{Key: "agent_id", Dst: &c.AgentID},
+		{Key: "agent_type", Dst: &c.AgentType},
+		{Key: "tool_use_id", Dst: &c.ToolUseID},
+		{Key: "permission_mode", Dst: &c.PermissionMode},
+	}
+}
+
 // Strings reads each field with String, stopping at the first that is
 // malformed.
 func Strings(m map[string]any, fields ...Field) error { return readStrings(m, false, fields) }
@@ -409,6 +459,37 @@ func Abs(cwd, p string) string {
 		return p
 	}
 	return filepath.Join(cwd, p)
+}
+
+// RunIn sets c.Cwd to the directory a shell tool's input names in field
+// (relative to the cwd): the command runs there, so it is analysed there.
+// An absent, null or empty field leaves the cwd; one that is not a string
+// is malformed.
+func RunIn(c *hooks.Call, field string) error {
+	dir, ok := c.ToolInput[field]
+	if !ok || dir == nil {
+		return nil
+	}
+	s, ok := dir.(string)
+	if !ok {
+		return Errorf("%s %s is not a string", c.ToolName, field)
+	}
+	if s != "" {
+		c.Cwd = filepath.Clean(Abs(c.Cwd, s))
+	}
+	return nil
+}
+
+// FileTool makes c the engine's tool on the file its input names in from,
+// whose absolute path the input gains as key (WithPath). A call that names
+// no file there is malformed.
+func FileTool(c *hooks.Call, from, key, tool string) error {
+	in, ok := WithPath(c.ToolInput, from, key, c.Cwd)
+	if !ok {
+		return Errorf("%s %s is not a string", c.ToolName, from)
+	}
+	c.ToolName, c.ToolInput = tool, in
+	return nil
 }
 
 // WithPath returns a copy of in with key set to the absolute form of the

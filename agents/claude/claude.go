@@ -6,7 +6,6 @@
 package claude
 
 import (
-	"encoding/json"
 	"io"
 	"path/filepath"
 	"strings"
@@ -63,16 +62,7 @@ func Decode(payload []byte) (*hooks.Call, error) {
 // not change m.
 func Call(m map[string]any) (*hooks.Call, error) {
 	c := &hooks.Call{}
-	if err := agents.StrictStrings(m,
-		agents.Field{Key: "hook_event_name", Dst: &c.Event, Required: true},
-		agents.Field{Key: "session_id", Dst: &c.SessionID, Required: true},
-		agents.Field{Key: "tool_name", Dst: &c.ToolName, Required: true},
-		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: true},
-		agents.Field{Key: "agent_id", Dst: &c.AgentID, Required: false},
-		agents.Field{Key: "agent_type", Dst: &c.AgentType, Required: false},
-		agents.Field{Key: "tool_use_id", Dst: &c.ToolUseID, Required: false},
-		agents.Field{Key: "permission_mode", Dst: &c.PermissionMode, Required: false},
-	); err != nil {
+	if err := agents.StrictStrings(m, agents.ClaudeFields(c, &c.SessionID)...); err != nil {
 		return nil, err
 	}
 	if present := m["agent_id"] != nil; present && c.AgentID == "" {
@@ -149,16 +139,7 @@ func Write(event string, d hooks.Decision, stdout, stderr io.Writer) int {
 		out = hso(hooks.PreToolUse, map[string]any{"permissionDecision": "deny", "permissionDecisionReason": msg})
 		code = agents.ExitDeny
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		b = []byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}}`)
-		code = agents.ExitDeny
-	}
-	_, _ = stdout.Write(append(b, '\n'))
-	if code == agents.ExitDeny {
-		_, _ = io.WriteString(stderr, msg+"\n")
-	}
-	return code
+	return agents.Output{Deny: agents.HookSpecificDeny, ExitDeny: true}.Write(out, code == agents.ExitDeny, msg, stdout, stderr)
 }
 
 func hso(event string, fields map[string]any) map[string]any {

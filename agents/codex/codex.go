@@ -11,7 +11,6 @@
 package codex
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/loopguard/loopguard/agents"
@@ -40,16 +39,8 @@ func (Adapter) Name() string { return Name }
 func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
 	c := &hooks.Call{}
 	var sess string
-	if err := agents.Strings(m,
-		agents.Field{Key: "hook_event_name", Dst: &c.Event, Required: true},
-		agents.Field{Key: "session_id", Dst: &sess, Required: true},
-		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: true},
-		agents.Field{Key: "tool_name", Dst: &c.ToolName, Required: true},
-		agents.Field{Key: "agent_id", Dst: &c.AgentID, Required: false},
-		agents.Field{Key: "agent_type", Dst: &c.AgentType, Required: false},
-		agents.Field{Key: "tool_use_id", Dst: &c.ToolUseID, Required: false},
-		agents.Field{Key: "permission_mode", Dst: &c.PermissionMode, Required: false},
-	); err != nil {
+	// Claude Code's fields, and turn_id and transcript_path.
+	if err := agents.Strings(m, agents.ClaudeFields(c, &sess)...); err != nil {
 		return nil, event, err
 	}
 	if _, err := agents.String(m, "turn_id", false); err != nil {
@@ -152,12 +143,7 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		}
 		out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: agents.Reason(d)})
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		b = []byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}}`)
-	}
-	_, _ = stdout.Write(append(b, '\n'))
-	return agents.ExitOK
+	return agents.Output{Deny: agents.HookSpecificDeny}.Write(out, false, "", stdout, nil)
 }
 
 type wrapped struct {

@@ -264,17 +264,11 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) 
 			code = agents.ExitDeny
 		}
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		b = []byte(`{"permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}`)
-		code = agents.ExitDeny
-	}
-	_, _ = stdout.Write(append(b, '\n'))
-	if code == agents.ExitDeny {
-		_, _ = io.WriteString(stderr, agents.Reason(d)+"\n")
-	}
-	return code
+	return output.Write(out, code == agents.ExitDeny, agents.Reason(d), stdout, stderr)
 }
+
+var output = agents.Output{ExitDeny: true,
+	Deny: `{"permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}`}
 
 // permission is preToolUse's answer: only documented fields (undocumented
 // ones have made Copilot discard a decision); modifiedArgs replaces the

@@ -11,9 +11,7 @@
 package cursor
 
 import (
-	"encoding/json"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/loopguard/loopguard/agents"
@@ -139,16 +137,10 @@ func mapTool(c *hooks.Call) error {
 	}
 	switch c.ToolName {
 	case "Shell":
-		c.ToolName = "Bash"
-		if wd, ok := c.ToolInput["working_directory"]; ok && wd != nil {
-			s, ok := wd.(string)
-			if !ok {
-				return agents.Errorf("Shell working_directory is not a string")
-			}
-			if s != "" {
-				c.Cwd = filepath.Clean(agents.Abs(c.Cwd, s))
-			}
+		if err := agents.RunIn(c, "working_directory"); err != nil {
+			return err
 		}
+		c.ToolName = "Bash"
 	case "Write", "Edit":
 		return path(c.ToolName)
 	case "Delete":
@@ -200,17 +192,11 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) 
 			code = agents.ExitDeny
 		}
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		b = []byte(`{"permission":"deny","user_message":"loopguard: internal_error","agent_message":"loopguard: internal_error"}`)
-		code = agents.ExitDeny
-	}
-	_, _ = stdout.Write(append(b, '\n'))
-	if code == agents.ExitDeny {
-		_, _ = io.WriteString(stderr, agents.Reason(d)+"\n")
-	}
-	return code
+	return output.Write(out, code == agents.ExitDeny, agents.Reason(d), stdout, stderr)
 }
+
+var output = agents.Output{ExitDeny: true,
+	Deny: `{"permission":"deny","user_message":"loopguard: internal_error","agent_message":"loopguard: internal_error"}`}
 
 type answer struct {
 	Permission   string `json:"permission"`

@@ -8,9 +8,7 @@
 package gemini
 
 import (
-	"encoding/json"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/loopguard/loopguard/agents"
@@ -77,27 +75,16 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 func mapTool(c *hooks.Call, mcp any) error {
 	switch c.ToolName {
 	case "run_shell_command":
+		if err := agents.RunIn(c, "dir_path"); err != nil {
+			return err
+		}
 		c.ToolName = "Bash"
-		if dir, ok := c.ToolInput["dir_path"]; ok && dir != nil {
-			s, ok := dir.(string)
-			if !ok {
-				return agents.Errorf("run_shell_command dir_path is not a string")
-			}
-			if s != "" {
-				// The command runs there: analyse it there.
-				c.Cwd = filepath.Clean(agents.Abs(c.Cwd, s))
-			}
-		}
 	case "write_file":
-		return file(c, "Write")
+		return agents.FileTool(c, "file_path", "file_path", "Write")
 	case "replace":
-		return file(c, "Edit")
+		return agents.FileTool(c, "file_path", "file_path", "Edit")
 	case "read_file":
-		in, ok := agents.WithPath(c.ToolInput, "file_path", "file_path", c.Cwd)
-		if !ok {
-			return agents.Errorf("read_file file_path is not a string")
-		}
-		c.ToolName, c.ToolInput = "Read", in
+		return agents.FileTool(c, "file_path", "file_path", "Read")
 	default:
 		if strings.HasPrefix(c.ToolName, "mcp_") {
 			// mcp_<server>_<tool>: the split is known only from
@@ -111,15 +98,6 @@ func mapTool(c *hooks.Call, mcp any) error {
 			}
 		}
 	}
-	return nil
-}
-
-func file(c *hooks.Call, tool string) error {
-	in, ok := agents.WithPath(c.ToolInput, "file_path", "file_path", c.Cwd)
-	if !ok {
-		return agents.Errorf("%s file_path is not a string", c.ToolName)
-	}
-	c.ToolName, c.ToolInput = tool, in
 	return nil
 }
 
@@ -149,12 +127,7 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 			out = answer{Decision: "deny", Reason: agents.Reason(d)}
 		}
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		b = []byte(`{"decision":"deny","reason":"loopguard: internal_error"}`)
-	}
-	_, _ = stdout.Write(append(b, '\n'))
-	return agents.ExitOK
+	return agents.Output{Deny: `{"decision":"deny","reason":"loopguard: internal_error"}`}.Write(out, false, "", stdout, nil)
 }
 
 type answer struct {

@@ -16,9 +16,7 @@
 package opencode
 
 import (
-	"encoding/json"
 	"io"
-	"path/filepath"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/agents/patch"
@@ -86,40 +84,29 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 // named <server>_<tool>, included) stay as they are: an exact approval
 // covers them.
 func mapTool(c *hooks.Call) error {
-	path := func(from, to, tool string, required bool) error {
-		in, ok := agents.WithPath(c.ToolInput, from, to, c.Cwd)
-		if !ok && required {
-			return agents.Errorf("%s %s is not a string", c.ToolName, from)
-		}
-		c.ToolName, c.ToolInput = tool, in
-		return nil
+	// A search tool's path is optional: absolute when given.
+	search := func(tool string) {
+		c.ToolName = tool
+		c.ToolInput, _ = agents.WithPath(c.ToolInput, "path", "path", c.Cwd)
 	}
 	switch c.ToolName {
 	case "bash":
-		c.ToolName = "Bash"
-		if dir, ok := c.ToolInput["workdir"]; ok && dir != nil {
-			s, ok := dir.(string)
-			if !ok {
-				return agents.Errorf("bash workdir is not a string")
-			}
-			if s != "" {
-				c.Cwd = filepath.Clean(agents.Abs(c.Cwd, s))
-			}
-		}
-	case "write":
-		return path("filePath", "file_path", "Write", true)
-	case "edit":
-		return path("filePath", "file_path", "Edit", true)
-	case "read":
-		return path("filePath", "file_path", "Read", true)
-	case "list":
-		return path("path", "path", "LS", false)
-	case "glob":
-		return path("path", "path", "Glob", false)
-	case "grep":
-		if err := path("path", "path", "Grep", false); err != nil {
+		if err := agents.RunIn(c, "workdir"); err != nil {
 			return err
 		}
+		c.ToolName = "Bash"
+	case "write":
+		return agents.FileTool(c, "filePath", "file_path", "Write")
+	case "edit":
+		return agents.FileTool(c, "filePath", "file_path", "Edit")
+	case "read":
+		return agents.FileTool(c, "filePath", "file_path", "Read")
+	case "list":
+		search("LS")
+	case "glob":
+		search("Glob")
+	case "grep":
+		search("Grep")
 		if inc, ok := c.ToolInput["include"].(string); ok {
 			in := make(map[string]any, len(c.ToolInput)+1)
 			for k, v := range c.ToolInput {
@@ -178,10 +165,5 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 			a = answer{Decision: "deny", Reason: agents.Reason(d)}
 		}
 	}
-	b, err := json.Marshal(a)
-	if err != nil {
-		b = []byte(`{"decision":"deny","reason":"loopguard: internal_error"}`)
-	}
-	_, _ = stdout.Write(append(b, '\n'))
-	return agents.ExitOK
+	return agents.Output{Deny: `{"decision":"deny","reason":"loopguard: internal_error"}`}.Write(a, false, "", stdout, nil)
 }

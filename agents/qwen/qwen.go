@@ -13,9 +13,7 @@
 package qwen
 
 import (
-	"encoding/json"
 	"io"
-	"path/filepath"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/hooks"
@@ -78,33 +76,18 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 // Names it does not know stay as they are (an exact approval covers them);
 // its MCP tools are already named mcp__server__tool.
 func mapTool(c *hooks.Call) error {
-	file := func(field, tool string) error {
-		in, ok := agents.WithPath(c.ToolInput, field, field, c.Cwd)
-		if !ok {
-			return agents.Errorf("%s %s is not a string", c.ToolName, field)
-		}
-		c.ToolName, c.ToolInput = tool, in
-		return nil
-	}
 	switch c.ToolName {
 	case "run_shell_command":
-		c.ToolName = "Bash"
-		if dir, ok := c.ToolInput["directory"]; ok && dir != nil {
-			s, ok := dir.(string)
-			if !ok {
-				return agents.Errorf("run_shell_command directory is not a string")
-			}
-			if s != "" {
-				// The command runs there: analyse it there.
-				c.Cwd = filepath.Clean(agents.Abs(c.Cwd, s))
-			}
+		if err := agents.RunIn(c, "directory"); err != nil {
+			return err
 		}
+		c.ToolName = "Bash"
 	case "write_file":
-		return file("file_path", "Write")
+		return agents.FileTool(c, "file_path", "file_path", "Write")
 	case "edit":
-		return file("file_path", "Edit")
+		return agents.FileTool(c, "file_path", "file_path", "Edit")
 	case "notebook_edit":
-		return file("notebook_path", "NotebookEdit")
+		return agents.FileTool(c, "notebook_path", "notebook_path", "NotebookEdit")
 	case "web_fetch":
 		c.ToolName = "WebFetch"
 	case "agent":
@@ -146,12 +129,7 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 			out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: agents.Reason(d)})
 		}
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		b = []byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}}`)
-	}
-	_, _ = stdout.Write(append(b, '\n'))
-	return agents.ExitOK
+	return agents.Output{Deny: agents.HookSpecificDeny}.Write(out, false, "", stdout, nil)
 }
 
 type wrapped struct {

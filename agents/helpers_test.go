@@ -1,0 +1,74 @@
+package agents_test
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/hooks"
+)
+
+// TestOutputWrite: an answer that cannot be marshalled is replaced by the
+// host's deny, which exits as that host's denies do (exit 2 with the reason
+// on stderr where the host reads exit 2; exit 0 where it reads only the
+// JSON). The controls: a good answer is written as it is, exit 2 only
+// when asked for.
+func TestOutputWrite(t *testing.T) {
+	const deny = `{"decision":"deny"}`
+	bad := map[string]any{"x": math.NaN()}
+	good := map[string]any{"decision": "allow"}
+	for _, c := range []struct {
+		name      string
+		o         agents.Output
+		out       any
+		exit2     bool
+		code      int
+		stdout    string
+		stderrHas string
+	}{
+		{"bad, exit-2 host", agents.Output{Deny: deny, ExitDeny: true}, bad, false, agents.ExitDeny, deny + "\n", "why"},
+		{"bad, JSON-only host", agents.Output{Deny: deny}, bad, false, agents.ExitOK, deny + "\n", ""},
+		{"bad, JSON-only host, asked for exit 2", agents.Output{Deny: deny}, bad, true, agents.ExitOK, deny + "\n", ""},
+		{"good (control)", agents.Output{Deny: deny, ExitDeny: true}, good, false, agents.ExitOK, `{"decision":"allow"}` + "\n", ""},
+		{"good deny, exit 2 (control)", agents.Output{Deny: deny, ExitDeny: true}, good, true, agents.ExitDeny, `{"decision":"allow"}` + "\n", "why"},
+	} {
+		var out, errOut bytes.Buffer
+		code := c.o.Write(c.out, c.exit2, "why", &out, &errOut)
+		if code != c.code || out.String() != c.stdout || (c.stderrHas == "") != (errOut.Len() == 0) || !strings.Contains(errOut.String(), c.stderrHas) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", c.name, code, out.String(), errOut.String())
+		}
+	}
+}
+
+// TestRunInAndFileTool: a shell tool's directory moves the cwd the command
+// is judged in, relative to the call's; one that is not a string is
+// malformed, naming the host's tool and field. A file tool gains the
+// absolute path; one without a path is malformed. Controls: no directory
+// keeps the cwd, an absolute one is taken as it is.
+func TestRunInAndFileTool(t *testing.T) {
+	call := func(in map[string]any) *hooks.Call {
+		return &hooks.Call{ToolName: "run_shell_command", Cwd: "/p", ToolInput: in}
+	}
+	for dir, want := range map[any]string{nil: "/p", "": "/p", "sub/../x": "/p/x", "/etc": "/etc", "..": "/"} {
+		c := call(map[string]any{"dir": dir})
+		if err := agents.RunIn(c, "dir"); err != nil || c.Cwd != want {
+			t.Errorf("dir %v: cwd %s (%v), want %s", dir, c.Cwd, err, want)
+		}
+	}
+	if err := agents.RunIn(call(map[string]any{"dir": 1.0}), "dir"); err == nil || !strings.HasSuffix(err.Error(), ": run_shell_command dir is not a string") {
+		t.Errorf("a number as the directory: %v", err)
+	}
+	c := &hooks.Call{ToolName: "write", Cwd: "/p", ToolInput: map[string]any{"filePath": "a.go", "content": "x"}}
+	if err := agents.FileTool(c, "filePath", "file_path", "Write"); err != nil || c.ToolName != "Write" ||
+		c.ToolInput["file_path"] != "/p/a.go" || c.ToolInput["filePath"] != "a.go" {
+		t.Errorf("write a.go: %v %v", c, err)
+	}
+	for _, in := range []map[string]any{{}, {"filePath": ""}, {"filePath": []any{"a"}}} {
+		c := &hooks.Call{ToolName: "write", Cwd: "/p", ToolInput: in}
+		if err := agents.FileTool(c, "filePath", "file_path", "Write"); err == nil || c.ToolName != "write" {
+			t.Errorf("%v: %v, tool %s", in, err, c.ToolName)
+		}
+	}
+}
