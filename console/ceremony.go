@@ -49,21 +49,14 @@ type enrollRequest struct {
 	Credential json.RawMessage `json:"credential,omitempty"`
 }
 
-func (s *Server) enrollBegin(w http.ResponseWriter, r *http.Request) {
-	var req enrollRequest
-	if err := readBody(r, &req); err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
-	}
+func (s *Server) enrollBegin(_ http.ResponseWriter, _ *http.Request, req *enrollRequest) (any, error) {
 	e, err := s.o.Store.Enrollment(req.Token, s.o.Now())
 	if err != nil {
-		httpError(w, http.StatusForbidden, err.Error())
-		return
+		return nil, refuse(http.StatusForbidden, err.Error())
 	}
 	u, _, err := s.theUser()
 	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
+		return nil, err
 	}
 	var exclude []protocol.CredentialDescriptor
 	for _, c := range u.creds {
@@ -71,67 +64,48 @@ func (s *Server) enrollBegin(w http.ResponseWriter, r *http.Request) {
 	}
 	opts, data, err := s.wa.BeginRegistration(u, webauthn.WithExclusions(exclude))
 	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
+		return nil, err
 	}
-	s.mu.Lock()
-	s.enrolls[req.Token] = ceremony{data: *data, expires: s.o.Now().Add(ceremonyTTL)}
-	s.mu.Unlock()
-	writeJSON200(w, map[string]any{"options": opts, "name": e.Name})
+	put(s, s.enrolls, req.Token, ceremony{data: *data, expires: s.o.Now().Add(ceremonyTTL)})
+	return map[string]any{"options": opts, "name": e.Name}, nil
 }
 
-func (s *Server) enrollFinish(w http.ResponseWriter, r *http.Request) {
-	var req enrollRequest
-	if err := readBody(r, &req); err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	s.mu.Lock()
-	c, ok := s.enrolls[req.Token]
-	delete(s.enrolls, req.Token)
-	s.mu.Unlock()
+func (s *Server) enrollFinish(_ http.ResponseWriter, _ *http.Request, req *enrollRequest) (any, error) {
+	c, ok := take(s, s.enrolls, req.Token)
 	if _, err := s.o.Store.Enrollment(req.Token, s.o.Now()); err != nil {
-		httpError(w, http.StatusForbidden, err.Error())
-		return
+		return nil, refuse(http.StatusForbidden, err.Error())
 	}
 	if !ok || !s.o.Now().Before(c.expires) {
-		httpError(w, http.StatusForbidden, "no registration was started with this link, or it took too long: reload the link")
-		return
+		return nil, refuse(http.StatusForbidden, "no registration was started with this link, or it took too long: reload the link")
 	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(req.Credential)
 	if err != nil {
-		httpError(w, http.StatusBadRequest, "the passkey's answer is malformed: "+errText(err))
-		return
+		return nil, refuse(http.StatusBadRequest, "the passkey's answer is malformed: "+errText(err))
 	}
 	u, _, err := s.theUser()
 	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
+		return nil, err
 	}
 	cred, err := s.wa.CreateCredential(u, c.data, parsed)
 	if err != nil {
-		httpError(w, http.StatusForbidden, "the passkey was not accepted: "+errText(err))
-		return
+		return nil, refuse(http.StatusForbidden, "the passkey was not accepted: "+errText(err))
 	}
 	if !cred.Flags.UserVerified {
-		httpError(w, http.StatusForbidden, "the passkey did not verify you (PIN, fingerprint or face): it cannot sign decisions")
-		return
+		return nil, refuse(http.StatusForbidden, "the passkey did not verify you (PIN, fingerprint or face): it cannot sign decisions")
 	}
 	// Spent only now, and only once: of two uses of one link, one wins.
 	e, err := s.o.Store.ClaimEnrollment(req.Token, s.o.Now())
 	if err != nil {
-		httpError(w, http.StatusForbidden, err.Error())
-		return
+		return nil, refuse(http.StatusForbidden, err.Error())
 	}
 	pk := &Passkey{ID: b64.EncodeToString(cred.ID), Name: e.Name, RPID: s.rpID, Created: s.o.Now().UTC(), Credential: *cred}
 	if err := s.o.Store.PutPasskey(pk); err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
+		return nil, err
 	}
 	if s.o.OnRegistered != nil {
 		s.o.OnRegistered(pk)
 	}
-	writeJSON200(w, map[string]any{"ok": true, "name": pk.Name, "id": pk.ID})
+	return map[string]any{"ok": true, "name": pk.Name, "id": pk.ID}, nil
 }
 
 // --- sign-in: a passkey assertion over a random challenge ---
@@ -141,61 +115,39 @@ type loginRequest struct {
 	Credential json.RawMessage `json:"credential,omitempty"`
 }
 
-func (s *Server) loginBegin(w http.ResponseWriter, r *http.Request) {
-	var req loginRequest
-	if err := readBody(r, &req); err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
-	}
+func (s *Server) loginBegin(_ http.ResponseWriter, _ *http.Request, _ *loginRequest) (any, error) {
 	u, _, err := s.theUser()
 	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
+		return nil, err
 	}
 	if len(u.creds) == 0 {
-		httpError(w, http.StatusConflict, "no passkey is registered: run loopguard passkey add in your own terminal and open the link it prints")
-		return
+		return nil, refuse(http.StatusConflict, "no passkey is registered: run loopguard passkey add in your own terminal and open the link it prints")
 	}
 	opts, data, err := s.wa.BeginLogin(u, webauthn.WithUserVerification(protocol.VerificationRequired))
 	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
+		return nil, err
 	}
 	h, err := randomString()
 	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
+		return nil, err
 	}
-	s.mu.Lock()
-	s.logins[h] = ceremony{data: *data, expires: s.o.Now().Add(ceremonyTTL)}
-	s.mu.Unlock()
-	writeJSON200(w, map[string]any{"handle": h, "options": opts})
+	put(s, s.logins, h, ceremony{data: *data, expires: s.o.Now().Add(ceremonyTTL)})
+	return map[string]any{"handle": h, "options": opts}, nil
 }
 
-func (s *Server) loginFinish(w http.ResponseWriter, r *http.Request) {
-	var req loginRequest
-	if err := readBody(r, &req); err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	s.mu.Lock()
-	c, ok := s.logins[req.Handle]
-	delete(s.logins, req.Handle)
-	s.mu.Unlock()
+func (s *Server) loginFinish(w http.ResponseWriter, _ *http.Request, req *loginRequest) (any, error) {
+	c, ok := take(s, s.logins, req.Handle)
 	if !ok || !s.o.Now().Before(c.expires) {
-		httpError(w, http.StatusForbidden, "this sign-in was not started here, was used, or took too long: try again")
-		return
+		return nil, refuse(http.StatusForbidden, "this sign-in was not started here, was used, or took too long: try again")
 	}
 	pk, _, err := s.verifyAssertion(c.data, req.Credential)
 	if err != nil {
-		httpError(w, http.StatusForbidden, err.Error())
-		return
+		return nil, refuse(http.StatusForbidden, err.Error())
 	}
 	if err := s.setSession(w, pk.ID); err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
+		return nil, err
 	}
-	writeJSON200(w, map[string]any{"ok": true, "passkey": pk.Name})
+	return map[string]any{"ok": true, "passkey": pk.Name}, nil
 }
 
 // verifyAssertion checks an assertion against a ceremony's session data
@@ -298,98 +250,70 @@ func (s *Server) current(r *http.Request, req decisionRequest) (Call, int, error
 	return c, 0, nil
 }
 
-func (s *Server) decisionBegin(w http.ResponseWriter, r *http.Request) {
-	var req decisionRequest
-	if err := readBody(r, &req); err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	if _, code, err := s.current(r, req); err != nil {
-		httpError(w, code, err.Error())
-		return
+func (s *Server) decisionBegin(_ http.ResponseWriter, r *http.Request, req *decisionRequest) (any, error) {
+	if _, code, err := s.current(r, *req); err != nil {
+		return nil, refuse(code, err.Error())
 	}
 	nonce, err := randomString()
 	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
+		return nil, err
 	}
 	st := Statement{V: statementVersion, Origin: s.o.Origin, Pending: req.ID, Digest: req.Digest, Decision: req.Decision,
 		Rule: req.Rule, Note: NoteHash(req.Note), Nonce: nonce}
 	challenge, err := st.Challenge()
 	if err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, refuse(http.StatusBadRequest, err.Error())
 	}
 	u, _, err := s.theUser()
 	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
+		return nil, err
 	}
 	opts, data, err := s.wa.BeginLogin(u, webauthn.WithChallenge(challenge), webauthn.WithUserVerification(protocol.VerificationRequired))
 	if err != nil {
-		httpError(w, http.StatusConflict, errText(err))
-		return
+		return nil, refuse(http.StatusConflict, errText(err))
 	}
-	s.mu.Lock()
-	s.decisions[nonce] = &decisionCeremony{st: st, note: req.Note, data: *data, session: r.Context().Value(sessionKey{}).([32]byte),
-		expires: s.o.Now().Add(ceremonyTTL)}
-	s.mu.Unlock()
-	writeJSON200(w, map[string]any{"nonce": nonce, "options": opts})
+	put(s, s.decisions, nonce, &decisionCeremony{st: st, note: req.Note, data: *data, session: r.Context().Value(sessionKey{}).([32]byte),
+		expires: s.o.Now().Add(ceremonyTTL)})
+	return map[string]any{"nonce": nonce, "options": opts}, nil
 }
 
-func (s *Server) decisionFinish(w http.ResponseWriter, r *http.Request) {
-	var req decisionRequest
-	if err := readBody(r, &req); err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
-	}
+func (s *Server) decisionFinish(_ http.ResponseWriter, r *http.Request, req *decisionRequest) (any, error) {
 	if len(req.Credential) == 0 {
-		httpError(w, http.StatusForbidden, "refused: a decision must be signed with your passkey")
-		return
+		return nil, refuse(http.StatusForbidden, "refused: a decision must be signed with your passkey")
 	}
 	// One use: a replayed assertion finds its nonce gone.
-	s.mu.Lock()
-	dc := s.decisions[req.Nonce]
-	delete(s.decisions, req.Nonce)
-	s.mu.Unlock()
+	dc, _ := take(s, s.decisions, req.Nonce)
 	if dc == nil || !s.o.Now().Before(dc.expires) || dc.session != r.Context().Value(sessionKey{}).([32]byte) {
-		httpError(w, http.StatusForbidden, "refused: this decision was not started on this page, was used already, or took too long: decide again")
-		return
+		return nil, refuse(http.StatusForbidden, "refused: this decision was not started on this page, was used already, or took too long: decide again")
 	}
 	st := dc.st
 	if req.ID != st.Pending || req.Digest != st.Digest || req.Decision != st.Decision || req.Rule != st.Rule || req.Note != dc.note {
-		httpError(w, http.StatusForbidden, "refused: the signature was made for another decision")
-		return
+		return nil, refuse(http.StatusForbidden, "refused: the signature was made for another decision")
 	}
 	pk, parsed, err := s.verifyAssertion(dc.data, req.Credential)
 	if err != nil {
-		httpError(w, http.StatusForbidden, err.Error())
-		return
+		return nil, refuse(http.StatusForbidden, err.Error())
 	}
 	signed, err := st.Encode()
 	if err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, refuse(http.StatusBadRequest, err.Error())
 	}
 	resp := parsed.Raw.AssertionResponse
 	proof := Proof{Passkey: pk.ID, Signed: string(signed),
 		Assertion: assertionString(resp.AuthenticatorData, resp.ClientDataJSON, resp.Signature)}
 	// What is logged must verify with the public key alone.
 	if _, err := VerifyProof(proof, pk.Credential.PublicKey); err != nil {
-		httpError(w, http.StatusForbidden, "refused: "+err.Error())
-		return
+		return nil, refuse(http.StatusForbidden, "refused: "+err.Error())
 	}
-	c, code, err := s.current(r, req)
+	c, code, err := s.current(r, *req)
 	if err != nil {
-		httpError(w, code, err.Error())
-		return
+		return nil, refuse(code, err.Error())
 	}
 	msg, err := s.o.Backend.Decide(r.Context(), c, req.decision(), proof)
 	if err != nil {
-		httpError(w, http.StatusConflict, err.Error())
-		return
+		return nil, refuse(http.StatusConflict, err.Error())
 	}
-	writeJSON200(w, map[string]any{"ok": true, "message": msg, "passkey": pk.Name})
+	return map[string]any{"ok": true, "message": msg, "passkey": pk.Name}, nil
 }
 
 // errText is a protocol error with its details, for the page.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 )
@@ -166,24 +167,8 @@ func (s *Server) sweep() {
 	now := s.o.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, v := range s.sessions {
-		if !now.Before(v.expires) {
-			delete(s.sessions, k)
-		}
-	}
-	for k, v := range s.logins {
-		if !now.Before(v.expires) {
-			delete(s.logins, k)
-		}
-	}
-	for k, v := range s.enrolls {
-		if !now.Before(v.expires) {
-			delete(s.enrolls, k)
-		}
-	}
-	for k, v := range s.decisions {
-		if !now.Before(v.expires) {
-			delete(s.decisions, k)
-		}
-	}
+	maps.DeleteFunc(s.sessions, func(_ [32]byte, v session) bool { return !now.Before(v.expires) })
+	maps.DeleteFunc(s.logins, func(_ string, v ceremony) bool { return !now.Before(v.expires) })
+	maps.DeleteFunc(s.enrolls, func(_ string, v ceremony) bool { return !now.Before(v.expires) })
+	maps.DeleteFunc(s.decisions, func(_ string, v *decisionCeremony) bool { return !now.Before(v.expires) })
 }

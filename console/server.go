@@ -180,13 +180,13 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/state", s.apiState)
 	m.HandleFunc("GET /api/queue", s.signedIn(s.apiQueue))
 	m.HandleFunc("GET /api/events", s.signedIn(s.apiEvents))
-	m.HandleFunc("POST /api/enroll/begin", s.limited("enroll", s.enrollBegin))
-	m.HandleFunc("POST /api/enroll/finish", s.limited("enroll", s.enrollFinish))
-	m.HandleFunc("POST /api/login/begin", s.limited("login", s.loginBegin))
-	m.HandleFunc("POST /api/login/finish", s.limited("login", s.loginFinish))
+	m.HandleFunc("POST /api/enroll/begin", s.limited("enroll", api(s.enrollBegin)))
+	m.HandleFunc("POST /api/enroll/finish", s.limited("enroll", api(s.enrollFinish)))
+	m.HandleFunc("POST /api/login/begin", s.limited("login", api(s.loginBegin)))
+	m.HandleFunc("POST /api/login/finish", s.limited("login", api(s.loginFinish)))
 	m.HandleFunc("POST /api/logout", s.logout)
-	m.HandleFunc("POST /api/decision/begin", s.signedIn(s.limited("decision", s.decisionBegin)))
-	m.HandleFunc("POST /api/decision/finish", s.signedIn(s.limited("decision", s.decisionFinish)))
+	m.HandleFunc("POST /api/decision/begin", s.signedIn(s.limited("decision", api(s.decisionBegin))))
+	m.HandleFunc("POST /api/decision/finish", s.signedIn(s.limited("decision", api(s.decisionFinish))))
 	s.mux = m
 }
 
@@ -394,6 +394,55 @@ func writeJSONStatus(w http.ResponseWriter, code int, v any) {
 // httpError answers with {"error": msg}: the page shows msg.
 func httpError(w http.ResponseWriter, code int, msg string) {
 	writeJSONStatus(w, code, map[string]string{"error": msg})
+}
+
+// apiError is an API step's refusal: the page shows msg, with status code.
+type apiError struct {
+	code int
+	msg  string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func refuse(code int, msg string) error { return &apiError{code, msg} }
+
+// api is a JSON endpoint: the body is read strictly into a new Req (a bad
+// one is 400), and step's answer is written with 200, its error as
+// {"error": ...} with the apiError's status (500 for any other error).
+func api[Req any](step func(w http.ResponseWriter, r *http.Request, req *Req) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		if err := readBody(r, &req); err != nil {
+			httpError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		out, err := step(w, r, &req)
+		if err != nil {
+			code := http.StatusInternalServerError
+			if ae, ok := err.(*apiError); ok {
+				code = ae.code
+			}
+			httpError(w, code, err.Error())
+			return
+		}
+		writeJSON200(w, out)
+	}
+}
+
+// put starts a ceremony under key.
+func put[V any](s *Server, m map[string]V, key string, v V) {
+	s.mu.Lock()
+	m[key] = v
+	s.mu.Unlock()
+}
+
+// take ends the ceremony under key, returning it: each is used once.
+func take[V any](s *Server, m map[string]V, key string) (V, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := m[key]
+	delete(m, key)
+	return v, ok
 }
 
 func randomString() (string, error) {
