@@ -188,12 +188,39 @@ func (p *parser) skipString() error {
 	return p.fail("unterminated string")
 }
 
-func (p *parser) object(depth int) (*node, error) {
-	n := &node{kind: '{'}
+// open steps over an object's or array's opening byte and reports
+// whether close follows at once (stepped over too): it is empty.
+func (p *parser) open(close byte) bool {
 	p.off++
 	p.space()
-	if p.off < len(p.data) && p.data[p.off] == '}' {
+	if p.off < len(p.data) && p.data[p.off] == close {
 		p.off++
+		return true
+	}
+	return false
+}
+
+// next reads what follows a member of an object or array: a ',' (another
+// member follows) or close (the end, done).
+func (p *parser) next(close byte) (done bool, err error) {
+	p.space()
+	if p.off >= len(p.data) {
+		return false, p.fail("unexpected end of input")
+	}
+	switch p.data[p.off] {
+	case ',':
+		p.off++
+		return false, nil
+	case close:
+		p.off++
+		return true, nil
+	}
+	return false, p.fail("expected ',' or '%c'", close)
+}
+
+func (p *parser) object(depth int) (*node, error) {
+	n := &node{kind: '{'}
+	if p.open('}') {
 		return n, nil
 	}
 	seen := map[string]bool{}
@@ -229,28 +256,17 @@ func (p *parser) object(depth int) (*node, error) {
 		n.keys = append(n.keys, k)
 		n.rawKs = append(n.rawKs, rawK)
 		n.vals = append(n.vals, v)
-		p.space()
-		if p.off >= len(p.data) {
-			return nil, p.fail("unexpected end of input")
-		}
-		switch p.data[p.off] {
-		case ',':
-			p.off++
-		case '}':
-			p.off++
+		if done, err := p.next('}'); err != nil {
+			return nil, err
+		} else if done {
 			return n, nil
-		default:
-			return nil, p.fail("expected ',' or '}'")
 		}
 	}
 }
 
 func (p *parser) array(depth int) (*node, error) {
 	n := &node{kind: '['}
-	p.off++
-	p.space()
-	if p.off < len(p.data) && p.data[p.off] == ']' {
-		p.off++
+	if p.open(']') {
 		return n, nil
 	}
 	for {
@@ -260,18 +276,10 @@ func (p *parser) array(depth int) (*node, error) {
 			return nil, err
 		}
 		n.elems = append(n.elems, v)
-		p.space()
-		if p.off >= len(p.data) {
-			return nil, p.fail("unexpected end of input")
-		}
-		switch p.data[p.off] {
-		case ',':
-			p.off++
-		case ']':
-			p.off++
+		if done, err := p.next(']'); err != nil {
+			return nil, err
+		} else if done {
 			return n, nil
-		default:
-			return nil, p.fail("expected ',' or ']'")
 		}
 	}
 }

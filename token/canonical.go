@@ -112,12 +112,39 @@ func (d *decoder) literal(word string) bool {
 	return false
 }
 
-func (d *decoder) object(depth int) (any, error) {
-	d.pos++ // {
-	obj := map[string]any{}
+// open steps over an object's or array's opening byte and reports
+// whether close follows at once (stepped over too): it is empty.
+func (d *decoder) open(close byte) bool {
+	d.pos++
 	d.skipSpace()
-	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+	if d.pos < len(d.data) && d.data[d.pos] == close {
 		d.pos++
+		return true
+	}
+	return false
+}
+
+// next reads what follows a member of an object or array (in names which):
+// a ',' (another member follows) or close (the end, done).
+func (d *decoder) next(close byte, in string) (done bool, err error) {
+	d.skipSpace()
+	if d.pos >= len(d.data) {
+		return false, d.fail("unexpected end of input in %s", in)
+	}
+	switch d.data[d.pos] {
+	case ',':
+		d.pos++
+		return false, nil
+	case close:
+		d.pos++
+		return true, nil
+	}
+	return false, d.fail("expected ',' or '%c' in %s", close, in)
+}
+
+func (d *decoder) object(depth int) (any, error) {
+	obj := map[string]any{}
+	if d.open('}') {
 		return obj, nil
 	}
 	for {
@@ -144,28 +171,17 @@ func (d *decoder) object(depth int) (any, error) {
 			return nil, err
 		}
 		obj[key] = v
-		d.skipSpace()
-		if d.pos >= len(d.data) {
-			return nil, d.fail("unexpected end of input in object")
-		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
+		if done, err := d.next('}', "object"); err != nil {
+			return nil, err
+		} else if done {
 			return obj, nil
-		default:
-			return nil, d.fail("expected ',' or '}' in object")
 		}
 	}
 }
 
 func (d *decoder) array(depth int) (any, error) {
-	d.pos++ // [
 	arr := []any{}
-	d.skipSpace()
-	if d.pos < len(d.data) && d.data[d.pos] == ']' {
-		d.pos++
+	if d.open(']') {
 		return arr, nil
 	}
 	for {
@@ -175,18 +191,10 @@ func (d *decoder) array(depth int) (any, error) {
 			return nil, err
 		}
 		arr = append(arr, v)
-		d.skipSpace()
-		if d.pos >= len(d.data) {
-			return nil, d.fail("unexpected end of input in array")
-		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-		case ']':
-			d.pos++
+		if done, err := d.next(']', "array"); err != nil {
+			return nil, err
+		} else if done {
 			return arr, nil
-		default:
-			return nil, d.fail("expected ',' or ']' in array")
 		}
 	}
 }
