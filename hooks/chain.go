@@ -106,12 +106,7 @@ func (e *Engine) rewriteChain(c *Call, d *described, rules []scope.Rule) (map[st
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]any, len(c.ToolInput))
-	for k, v := range c.ToolInput {
-		out[k] = v
-	}
-	out["command"] = cmd
-	return out, nil
+	return withCommand(c.ToolInput, cmd), nil
 }
 
 // partText is one part of a chain as words, for messages.

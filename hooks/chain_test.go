@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,13 +79,7 @@ func TestChainOfGrantedParts(t *testing.T) {
 // a chain of covered plain parts runs as written; a part that is not plain
 // holds the chain.
 func TestChainNoRewriteNeedsPlainText(t *testing.T) {
-	h, _ := rewriteHarness(t, "/opt/lg/loopguard-hook")
-	bash := h.fixture("pretooluse-bash.json")
-	decide := func(cmd string) Decision {
-		c := h.call(with(bash, func(m map[string]any) { input(m)["command"] = cmd }))
-		c.Rewrite = false
-		return h.eng().Decide(context.Background(), c)
-	}
+	decide := plainHost(t)
 	d := decide("ls | head -n 3")
 	expect(t, "plain chain", d, Allow, ReasonScopedGrant)
 	if d.UpdatedInput != nil {

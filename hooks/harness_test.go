@@ -139,6 +139,14 @@ func (h *harness) approve(d Decision) *token.Grant {
 // grantScope plays the human minting a scoped grant.
 func (h *harness) grantScope(rule, session, agent string) *token.Grant {
 	h.t.Helper()
+	return h.mintScope("alice", rule, session, agent)
+}
+
+// mintScope mints and stores a scoped grant of rule, pinned in the
+// harness's project, as principal: with the real key and none of grant's
+// refusals.
+func (h *harness) mintScope(principal, rule, session, agent string) *token.Grant {
+	h.t.Helper()
 	keys, _ := token.NewKeys(testMaster)
 	r, err := scope.Parse(rule)
 	if err != nil {
@@ -147,7 +155,7 @@ func (h *harness) grantScope(rule, session, agent string) *token.Grant {
 	if r, err = r.Pin(shellparse.Env{Cwd: h.project, Path: h.bin, ProjectDir: h.project, Trusted: []string{h.bin}, Home: h.eng().Env.Home}); err != nil {
 		h.t.Fatal(err)
 	}
-	g, err := keys.Mint(token.Grant{Principal: "alice", Agent: agent, Session: session, Tool: r.Tool(),
+	g, err := keys.Mint(token.Grant{Principal: principal, Agent: agent, Session: session, Tool: r.Tool(),
 		ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
 	if err != nil {
 		h.t.Fatal(err)
@@ -174,6 +182,21 @@ func with(m map[string]any, f func(m map[string]any)) map[string]any {
 }
 
 func input(m map[string]any) map[string]any { return m["tool_input"].(map[string]any) }
+
+// bashCall is the Bash fixture with command cmd.
+func (h *harness) bashCall(cmd string) map[string]any {
+	return withInput(h.fixture("pretooluse-bash.json"), "command", cmd)
+}
+
+// writeCall is the Write fixture with file_path path.
+func (h *harness) writeCall(path string) map[string]any {
+	return withInput(h.fixture("pretooluse-write.json"), "file_path", path)
+}
+
+// withInput is a copy of the payload m with its tool input's key set to v.
+func withInput(m map[string]any, key string, v any) map[string]any {
+	return with(m, func(c map[string]any) { input(c)[key] = v })
+}
 
 func expect(t *testing.T, what string, d Decision, behavior, reason string) {
 	t.Helper()

@@ -157,7 +157,7 @@ func TestRefusalNote(t *testing.T) {
 // and the pending id: the log answers "what ran?".
 func TestAuditSummary(t *testing.T) {
 	h := newHarness(t)
-	call := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "echo \x1b[31mred > out.txt" })
+	call := withInput(h.fixture("pretooluse-bash.json"), "command", "echo \x1b[31mred > out.txt")
 	d := h.decide(call)
 	var got []audit.Entry
 	if err := audit.Open(filepath.Join(h.store.Dir, "audit")).Read(func(_ []byte, e audit.Entry) error {
@@ -216,10 +216,10 @@ func TestSummaryFromInputMatchesRecord(t *testing.T) {
 // approved_call_changed names the call that was approved.
 func TestCallChangedNamesTheApproved(t *testing.T) {
 	h := newHarness(t)
-	call := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "echo one" })
+	call := withInput(h.fixture("pretooluse-bash.json"), "command", "echo one")
 	d := h.decide(call)
 	h.approve(d)
-	changed := with(call, func(m map[string]any) { input(m)["command"] = "echo two" })
+	changed := withInput(call, "command", "echo two")
 	got := h.decide(changed)
 	expect(t, "changed", got, Deny, ReasonCallChanged)
 	if !strings.Contains(got.Message, "(Bash echo one, pending "+d.Pending+")") {
@@ -240,7 +240,7 @@ func TestOnHeldOnlyWhenHeld(t *testing.T) {
 		return e.Decide(context.Background(), h.call(payload))
 	}
 	bash := h.fixture("pretooluse-bash.json")
-	cmd := func(c string) map[string]any { return with(bash, func(m map[string]any) { input(m)["command"] = c }) }
+	cmd := func(c string) map[string]any { return withInput(bash, "command", c) }
 	h.grantScope("Bash(ls *)", token.Any, token.MainAgent)
 	expect(t, "allowed", run(200*time.Millisecond, cmd("ls -la")), Allow, ReasonScopedGrant)
 	expect(t, "protected", run(200*time.Millisecond, cmd("cat "+filepath.Join(h.store.Dir, "audit"))), Deny, ReasonProtected)

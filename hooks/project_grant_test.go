@@ -14,9 +14,9 @@ import (
 // payload's cwd, and never another project's calls.
 func TestProjectGrant(t *testing.T) {
 	h := newHarness(t)
-	call := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "git status" })
+	call := withInput(h.fixture("pretooluse-bash.json"), "command", "git status")
 	restarted := with(call, func(m map[string]any) { m["session_id"] = "0f6c1c5e-new-session" })
-	other := with(call, func(m map[string]any) { input(m)["command"] = "git status --short" })
+	other := withInput(call, "command", "git status --short")
 	h.grantScope("Bash(git status)", token.ProjectSession(h.project), token.MainAgent)
 	decide := func(projectDir string, payload map[string]any) Decision {
 		e := h.eng()
@@ -38,7 +38,7 @@ func TestProjectGrant(t *testing.T) {
 // covers says nothing of the kind.
 func TestGrantElsewhereSaysSo(t *testing.T) {
 	h := newHarness(t)
-	call := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "git status" })
+	call := withInput(h.fixture("pretooluse-bash.json"), "command", "git status")
 	g := h.grantScope("Bash(git status)", "an-earlier-session", token.MainAgent)
 	// Claude Code restarted in the project: the earlier session was the
 	// last one seen there.
@@ -50,7 +50,7 @@ func TestGrantElsewhereSaysSo(t *testing.T) {
 	if !strings.Contains(d.Message, "grant "+g.ID()+" (Bash(git status)@") || !strings.Contains(d.Message, "bound to session an-earlier-session") {
 		t.Errorf("the refusal does not name the grant of the other session: %q", d.Message)
 	}
-	other := with(call, func(m map[string]any) { input(m)["command"] = "git status --short" })
+	other := withInput(call, "command", "git status --short")
 	if d := h.decide(other); strings.Contains(d.Message, "would cover it") {
 		t.Errorf("a call the rule does not cover is said to be covered: %q", d.Message)
 	}

@@ -166,14 +166,7 @@ func TestProtectedPathsByResolution(t *testing.T) {
 	for _, s := range []string{"Bash(git log *)", "Bash(echo *)", "Write(src/**)", "Write(docs/**)"} {
 		h.grantScope(s, "*", "main")
 	}
-	bash := h.fixture("pretooluse-bash.json")
-	write := h.fixture("pretooluse-write.json")
-	run := func(cmd string) map[string]any {
-		return with(bash, func(m map[string]any) { input(m)["command"] = cmd })
-	}
-	wr := func(p string) map[string]any {
-		return with(write, func(m map[string]any) { input(m)["file_path"] = p })
-	}
+	run, wr := h.bashCall, h.writeCall
 
 	// Controls first: a guard that denies everything fails here.
 	expect(t, "control: git log --oneline", h.decide(run("git log --oneline")), Allow, ReasonScopedGrant)
@@ -230,14 +223,7 @@ func TestProtectedKnownBypasses(t *testing.T) {
 	os.WriteFile(filepath.Join(h.project, ".git", "config"), []byte("[core]\n"), 0o644)
 	h.grantScope("Bash(git log *)", "*", "main")
 	h.grantScope("Write(src/**)", "*", "main")
-	bash := h.fixture("pretooluse-bash.json")
-	write := h.fixture("pretooluse-write.json")
-	run := func(cmd string) map[string]any {
-		return with(bash, func(m map[string]any) { input(m)["command"] = cmd })
-	}
-	wr := func(p string) map[string]any {
-		return with(write, func(m map[string]any) { input(m)["file_path"] = p })
-	}
+	run, wr := h.bashCall, h.writeCall
 
 	expect(t, "git log --output to the user settings",
 		h.decide(run(`git log -1 '--format=tformat:{"permissions":{"allow":["Bash"]}}' --output `+filepath.Join(home, ".claude", "settings.json"))), Deny, ReasonProtected)
@@ -281,7 +267,7 @@ func TestApprovalBoundToLanding(t *testing.T) {
 	os.MkdirAll(filepath.Join(h.project, ".git", "hooks"), 0o755)
 	link := filepath.Join(h.project, "docs")
 	os.Symlink("real", link)
-	call := with(write, func(m map[string]any) { input(m)["file_path"] = filepath.Join(link, "pre-commit") })
+	call := withInput(write, "file_path", filepath.Join(link, "pre-commit"))
 	h.approve(h.decide(call))
 	os.Remove(link)
 	os.Symlink(filepath.Join(".git", "hooks"), link)
@@ -368,7 +354,7 @@ func TestAskModeShowsLanding(t *testing.T) {
 	os.Symlink(".git", filepath.Join(h.project, "docs"))
 	e := h.eng()
 	e.Mode = ModeAsk
-	call := with(h.fixture("pretooluse-write.json"), func(m map[string]any) { input(m)["file_path"] = filepath.Join(h.project, "docs", "config") })
+	call := withInput(h.fixture("pretooluse-write.json"), "file_path", filepath.Join(h.project, "docs", "config"))
 	d := e.Decide(context.Background(), h.call(call))
 	expect(t, "ask mode, docs/config", d, Ask, ReasonExecConfig)
 	for _, want := range []string{"resolves to " + filepath.Join(h.project, ".git", "config"), "EXECUTABLE CONFIGURATION", "writes into a .git/ directory"} {
@@ -385,7 +371,7 @@ func TestPendingFloodCapped(t *testing.T) {
 	bash := h.fixture("pretooluse-bash.json")
 	n := state.MaxPendingPerSession + 5
 	for i := range n {
-		expect(t, "flood", h.decide(with(bash, func(m map[string]any) { input(m)["command"] = fmt.Sprintf("echo %d", i) })), Deny, ReasonNoGrant)
+		expect(t, "flood", h.decide(withInput(bash, "command", fmt.Sprintf("echo %d", i))), Deny, ReasonNoGrant)
 	}
 	list, _ := h.store.ListPending()
 	if len(list) != state.MaxPendingPerSession {
@@ -461,7 +447,7 @@ func TestPendingFloodKeepsOpenedCall(t *testing.T) {
 		t.Run(fmt.Sprintf("pinned=%v", pin), func(t *testing.T) {
 			h := newHarness(t)
 			bash := h.fixture("pretooluse-bash.json")
-			mine := with(bash, func(m map[string]any) { input(m)["command"] = "echo the one the human reads" })
+			mine := withInput(bash, "command", "echo the one the human reads")
 			d := h.decide(mine)
 			expect(t, "the call", d, Deny, ReasonNoGrant)
 			if pin {
@@ -471,7 +457,7 @@ func TestPendingFloodKeepsOpenedCall(t *testing.T) {
 			}
 			for i := range state.MaxPendingPerSession + 10 {
 				h.now = h.now.Add(time.Millisecond)
-				expect(t, "flood", h.decide(with(bash, func(m map[string]any) { input(m)["command"] = fmt.Sprintf("echo %d", i) })), Deny, ReasonNoGrant)
+				expect(t, "flood", h.decide(withInput(bash, "command", fmt.Sprintf("echo %d", i))), Deny, ReasonNoGrant)
 			}
 			_, err := h.store.GetPending(d.Pending)
 			if kept := err == nil; kept != pin {
@@ -501,7 +487,7 @@ func TestPendingFullDenies(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d := h.decide(with(bash, func(m map[string]any) { input(m)["command"] = "echo one too many" }))
+	d := h.decide(withInput(bash, "command", "echo one too many"))
 	expect(t, "one too many", d, Deny, ReasonPendingFull)
 	if d.Pending != "" || !strings.Contains(d.Message, "not queued") || !strings.Contains(d.Message, "loopguard review") {
 		t.Errorf("pending %q, message:\n%s", d.Pending, d.Message)
@@ -519,8 +505,8 @@ func TestPendingFullDenies(t *testing.T) {
 func TestVaultTokenFileIsSecret(t *testing.T) {
 	h := newHarness(t)
 	tok := filepath.Join(h.eng().Env.Home, ".vault-token")
-	read := with(h.fixture("pretooluse-read.json"), func(m map[string]any) { input(m)["file_path"] = tok })
-	cat := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "cat " + tok })
+	read := withInput(h.fixture("pretooluse-read.json"), "file_path", tok)
+	cat := withInput(h.fixture("pretooluse-bash.json"), "command", "cat "+tok)
 	h.grantScope("Bash(cat *)", "*", "main")
 	expect(t, "control: Read of ~/.vault-token with the keyring", h.decide(read), Abstain, ReasonReadOnly)
 	if d := h.decide(cat); d.Reason == ReasonProtected {

@@ -18,7 +18,7 @@ func TestChangedOnlyForRetries(t *testing.T) {
 	approved := h.decide(bash)
 	h.approve(approved)
 	setCmd := func(cmd string) map[string]any {
-		return with(bash, func(m map[string]any) { input(m)["command"] = cmd })
+		return withInput(bash, "command", cmd)
 	}
 	for _, cmd := range []string{"ls -l", "git status", "go test ./..."} {
 		d := h.decide(setCmd(cmd))
@@ -54,8 +54,8 @@ func TestChangedOnlyForRetries(t *testing.T) {
 	other := filepath.Join(filepath.Dir(target), "other.go")
 	os.WriteFile(other, []byte("func main() { foo() }\n"), 0o644)
 	h.approve(h.decide(edit))
-	expect(t, "edit of another file", h.decide(with(edit, func(m map[string]any) { input(m)["file_path"] = other })), Deny, ReasonNoGrant)
-	expect(t, "control: the same file, another edit", h.decide(with(edit, func(m map[string]any) { input(m)["new_string"] = "baz()" })), Deny, ReasonCallChanged)
+	expect(t, "edit of another file", h.decide(withInput(edit, "file_path", other)), Deny, ReasonNoGrant)
+	expect(t, "control: the same file, another edit", h.decide(withInput(edit, "new_string", "baz()")), Deny, ReasonCallChanged)
 	expect(t, "control: the approved edit", h.decide(edit), Allow, ReasonExactGrant)
 }
 

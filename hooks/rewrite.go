@@ -51,12 +51,19 @@ func (e *Engine) rewrite(c *Call, d *described, rule scope.Rule) (map[string]any
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]any, len(c.ToolInput))
-	for k, v := range c.ToolInput {
+	return withCommand(c.ToolInput, cmd), nil
+}
+
+// withCommand is a copy of a Bash call's input with cmd as its command:
+// the host runs it in place of the model's, with the other fields as the
+// model gave them.
+func withCommand(in map[string]any, cmd string) map[string]any {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
 		out[k] = v
 	}
 	out["command"] = cmd
-	return out, nil
+	return out
 }
 
 // launchCommand is the text that runs one simple command (a whole call, or

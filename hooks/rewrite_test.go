@@ -32,7 +32,19 @@ func rewriteHarness(t *testing.T, launcher string, stubs ...string) (*harness, f
 	}
 	bash := h.fixture("pretooluse-bash.json")
 	return h, func(cmd string) Decision {
-		return h.decide(with(bash, func(m map[string]any) { input(m)["command"] = cmd }))
+		return h.decide(withInput(bash, "command", cmd))
+	}
+}
+
+// plainHost is rewriteHarness's decision of a Bash call for a host that
+// runs the model's own text (the call cannot carry a rewrite).
+func plainHost(t *testing.T) func(cmd string) Decision {
+	h, _ := rewriteHarness(t, "/opt/lg/loopguard-hook")
+	bash := h.fixture("pretooluse-bash.json")
+	return func(cmd string) Decision {
+		c := h.call(withInput(bash, "command", cmd))
+		c.Rewrite = false
+		return h.eng().Decide(context.Background(), c)
 	}
 }
 
@@ -129,13 +141,7 @@ func TestRewriteRunsWhatWasAnalysed(t *testing.T) {
 // TestNoRewriteNeedsPlainText: for a host that runs the model's own text,
 // a scope covers a command only when its text is already canonical.
 func TestNoRewriteNeedsPlainText(t *testing.T) {
-	h, _ := rewriteHarness(t, "/opt/lg/loopguard-hook")
-	bash := h.fixture("pretooluse-bash.json")
-	decide := func(cmd string) Decision {
-		c := h.call(with(bash, func(m map[string]any) { input(m)["command"] = cmd }))
-		c.Rewrite = false
-		return h.eng().Decide(context.Background(), c)
-	}
+	decide := plainHost(t)
 	for _, cmd := range []string{"cat README.md", "cat 'README.md' \"main.go\"", "git log -1"} {
 		d := decide(cmd)
 		expect(t, cmd+" (plain)", d, Allow, ReasonScopedGrant)
@@ -180,7 +186,7 @@ func TestPostToolUseChecksTheRewrite(t *testing.T) {
 	expect(t, "the rewritten chain ran and moved the shell", h.decide(ran), Abstain, ReasonRan)
 
 	d = run("git status")
-	ran = with(post, func(m map[string]any) { input(m)["command"] = "git status" })
+	ran = withInput(post, "command", "git status")
 	got := h.decide(ran)
 	expect(t, "the model's text ran instead", got, Alarm, ReasonInputChanged)
 	if !strings.Contains(got.SystemMessage, "ALARM") {

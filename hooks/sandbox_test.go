@@ -8,7 +8,7 @@ import "testing"
 // stays covered by the scope.
 func TestSandboxEscapeNeedsExactApproval(t *testing.T) {
 	h := newHarness(t)
-	bash := with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = "go test ./..." })
+	bash := withInput(h.fixture("pretooluse-bash.json"), "command", "go test ./...")
 	h.grantScope("Bash(go test ./...)", "*", "main")
 	for _, c := range []struct {
 		name string

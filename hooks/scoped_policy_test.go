@@ -5,12 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/scope"
-	"github.com/loopguard/loopguard/shellparse"
-	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -19,23 +16,7 @@ import (
 // refusals.
 func (h *harness) mintByHand(rule string) *token.Grant {
 	h.t.Helper()
-	keys, _ := token.NewKeys(testMaster)
-	r, err := scope.Parse(rule)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if r, err = r.Pin(shellparse.Env{Cwd: h.project, Path: h.bin, ProjectDir: h.project, Trusted: []string{h.bin}, Home: h.eng().Env.Home}); err != nil {
-		h.t.Fatal(err)
-	}
-	g, err := keys.Mint(token.Grant{Principal: "mallory", Agent: "main", Session: token.Any, Tool: r.Tool(),
-		ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if _, err := h.store.PutGrant(&g, state.GrantRecord{}); err != nil {
-		h.t.Fatal(err)
-	}
-	return &g
+	return h.mintScope("mallory", rule, token.Any, "main")
 }
 
 func (h *harness) stubs(names ...string) {
@@ -67,7 +48,7 @@ func TestRefusedRuleGrantIsInvalid(t *testing.T) {
 				t.Fatalf("%s: grant would accept it; the test needs a refused rule", c.rule)
 			}
 			g := h.mintByHand(c.rule)
-			d := h.decide(with(bash, func(m map[string]any) { input(m)["command"] = c.cmd }))
+			d := h.decide(withInput(bash, "command", c.cmd))
 			if c.rule == "Bash(secret-tool lookup *)" {
 				expect(t, c.cmd, d, Deny, ReasonProtected) // the keyring check comes first
 			} else {
@@ -77,7 +58,7 @@ func TestRefusedRuleGrantIsInvalid(t *testing.T) {
 				}
 			}
 			h.mintByHand(c.control)
-			expect(t, c.controlCmd+" (control)", h.decide(with(bash, func(m map[string]any) { input(m)["command"] = c.controlCmd })), Allow, ReasonScopedGrant)
+			expect(t, c.controlCmd+" (control)", h.decide(withInput(bash, "command", c.controlCmd)), Allow, ReasonScopedGrant)
 		})
 	}
 }
@@ -101,7 +82,7 @@ func TestGadgetsUnderScopes(t *testing.T) {
 		h.grantScope(rule, token.Any, "main")
 	}
 	run := func(cmd string) Decision {
-		return h.decide(with(bash, func(m map[string]any) { input(m)["command"] = cmd }))
+		return h.decide(withInput(bash, "command", cmd))
 	}
 	for _, ok := range []string{"make test", "npm run test", "go build ./...", "git log --oneline -5", "sort -rn a.txt", "rg -n TODO src"} {
 		expect(t, ok, run(ok), Allow, ReasonScopedGrant)
@@ -129,9 +110,9 @@ func TestKeyringToolsFromPolicy(t *testing.T) {
 	tools := policy.KeyringTools()
 	h.stubs(tools...)
 	for _, n := range tools {
-		expect(t, n, h.decide(with(bash, func(m map[string]any) { input(m)["command"] = n + " lookup x" })), Deny, ReasonProtected)
+		expect(t, n, h.decide(withInput(bash, "command", n+" lookup x")), Deny, ReasonProtected)
 	}
-	d := h.decide(with(bash, func(m map[string]any) { input(m)["command"] = "ls lookup x" }))
+	d := h.decide(withInput(bash, "command", "ls lookup x"))
 	if d.Reason == ReasonProtected {
 		t.Errorf("ls is protected: %+v", d)
 	}

@@ -63,7 +63,7 @@ func TestToolchainContentPin(t *testing.T) {
 	}
 	bash := h.fixture("pretooluse-bash.json")
 	run := func(cmd string) Decision {
-		return h.decide(with(bash, func(m map[string]any) { input(m)["command"] = cmd }))
+		return h.decide(withInput(bash, "command", cmd))
 	}
 	expect(t, "untouched cargo", run("cargo build --release"), Allow, ReasonScopedGrant)
 	expect(t, "untouched cargo, cached", run("cargo build"), Allow, ReasonScopedGrant)
@@ -157,7 +157,7 @@ func BenchmarkDecideContentPinned(b *testing.B) {
 			g, _ := keys.Mint(token.Grant{Principal: "alice", Agent: token.MainAgent, Session: token.Any, Tool: "Bash",
 				ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
 			_, _ = h.store.PutGrant(&g, state.GrantRecord{})
-			c := h.call(with(h.fixture("pretooluse-bash.json"), func(m map[string]any) { input(m)["command"] = cmd }))
+			c := h.call(withInput(h.fixture("pretooluse-bash.json"), "command", cmd))
 			if mode == "cached" {
 				// Let the file leave the racy window, then fill the cache.
 				time.Sleep(2100 * time.Millisecond)

@@ -131,7 +131,7 @@ func TestVaultExactGrantOnceAcrossMachines(t *testing.T) {
 
 	// A grant minted under a keyring key does not pass with the Vault
 	// backend (and the keyring is not read).
-	call2 := with(call, func(m map[string]any) { input(m)["command"] = "echo other > greeting.txt" })
+	call2 := withInput(call, "command", "echo other > greeting.txt")
 	d = v.decideVault(call2)
 	expect(t, "second call", d, Deny, ReasonNoGrant)
 	v.approve(d) // the harness's keyring-key approval
@@ -143,12 +143,12 @@ func TestVaultScopedGrant(t *testing.T) {
 	v.now = time.Now()
 	call := v.fixture("pretooluse-bash.json")
 	session := call["session_id"].(string)
-	ls := with(call, func(m map[string]any) { input(m)["command"] = "ls -la" })
+	ls := withInput(call, "command", "ls -la")
 	expect(t, "before the grant", v.decideVault(ls), Deny, ReasonNoGrant)
 	v.vaultScope(t, "Bash(ls *)", session)
 	expect(t, "granted ls", v.decideVault(ls), Allow, ReasonScopedGrant)
 	expect(t, "ls twice (scoped grants are not single-use)", v.decideVault(ls), Allow, ReasonScopedGrant)
-	rm := with(call, func(m map[string]any) { input(m)["command"] = "rm -rf x" })
+	rm := withInput(call, "command", "rm -rf x")
 	expect(t, "outside the scope", v.decideVault(rm), Deny, ReasonNoGrant)
 }
 
@@ -162,7 +162,7 @@ func TestVaultScopedGrantRevokedEverywhere(t *testing.T) {
 	v.now = time.Now()
 	call := v.fixture("pretooluse-bash.json")
 	session := call["session_id"].(string)
-	ls := with(call, func(m map[string]any) { input(m)["command"] = "ls -la" })
+	ls := withInput(call, "command", "ls -la")
 	g := v.vaultScope(t, "Bash(ls *)", session)
 	expect(t, "published grant", v.decideVault(ls), Allow, ReasonScopedGrant)
 	// Machine B: another store, the same Vault, the same grant.
@@ -260,7 +260,7 @@ func TestVaultFailuresDeny(t *testing.T) {
 			v := newVaultHarness(t)
 			v.now = time.Now()
 			call := v.fixture("pretooluse-bash.json")
-			other := with(call, func(m map[string]any) { input(m)["command"] = "echo control > greeting.txt" })
+			other := withInput(call, "command", "echo control > greeting.txt")
 			// Control: with Vault answering, an approved call runs.
 			v.approveVault(v.decideVault(other), v.mint)
 			expect(t, "control", v.decideVault(other), Allow, ReasonExactGrant)
@@ -282,7 +282,7 @@ func BenchmarkDecideScoped(b *testing.B) {
 			var e *Engine
 			call := h.fixture("pretooluse-bash.json")
 			session := call["session_id"].(string)
-			ls := with(call, func(m map[string]any) { input(m)["command"] = "ls -la" })
+			ls := withInput(call, "command", "ls -la")
 			if backend == "vault" {
 				s := vaulttest.Start(b)
 				alice := s.AddApprover(b, "alice")
@@ -384,7 +384,7 @@ func TestVaultApprovalFromAnotherMachine(t *testing.T) {
 	}
 
 	// A refusal on B.
-	other := with(call, func(m map[string]any) { input(m)["command"] = "echo refused > greeting.txt" })
+	other := withInput(call, "command", "echo refused > greeting.txt")
 	first := v.decideVault(other)
 	expect(t, "second call", first, Deny, ReasonNoGrant)
 	go func() { answer(waitFor(first.Pending), false) }()
@@ -448,7 +448,7 @@ func TestVaultScopedGrantVaultFails(t *testing.T) {
 			v := newVaultHarness(t)
 			v.now = time.Now()
 			call := v.fixture("pretooluse-bash.json")
-			ls := with(call, func(m map[string]any) { input(m)["command"] = "ls -la" })
+			ls := withInput(call, "command", "ls -la")
 			v.vaultScope(t, "Bash(ls *)", call["session_id"].(string))
 			expect(t, "control", v.decideVault(ls), Allow, ReasonScopedGrant)
 			tc.fail(v)
