@@ -99,16 +99,9 @@ var shellCode = []string{"-c", "--version", "--help"}
 // program, by name or path) reads commands from its standard input: ""
 // when it does not.
 func ReadsCommands(argv []string) string {
-	if len(argv) == 0 {
-		return ""
-	}
-	name := strings.TrimSuffix(strings.ToLower(filepath.Base(argv[0])), ".exe")
-	kind, ok := stdinPrograms[name]
+	name, kind, ok := lookupProgram(stdinPrograms, argv)
 	if !ok {
-		name = Base(argv[0])
-		if kind, ok = stdinPrograms[name]; !ok {
-			return ""
-		}
+		return ""
 	}
 	args := argv[1:]
 	what := name + " reads commands from its standard input"
@@ -194,16 +187,26 @@ func RunsCommands(argv []string) string {
 	if why := ReadsCommands(argv); why != "" {
 		return why
 	}
-	if len(argv) == 0 {
+	name, esc, ok := lookupProgram(shellEscapes, argv)
+	if !ok {
 		return ""
 	}
-	name := strings.TrimSuffix(strings.ToLower(filepath.Base(argv[0])), ".exe")
-	esc, ok := shellEscapes[name]
-	if !ok {
-		name = Base(argv[0])
-		if esc, ok = shellEscapes[name]; !ok {
-			return ""
-		}
-	}
 	return name + " runs the commands it is given, and shell commands through them (" + esc + ")"
+}
+
+// lookupProgram finds the program of argv (argv[0], by name or path) in
+// table: by its file name, lower case and without .exe, or else by its
+// Base (python3.12 as python). It returns the name it was found under.
+func lookupProgram[V any](table map[string]V, argv []string) (string, V, bool) {
+	var zero V
+	if len(argv) == 0 {
+		return "", zero, false
+	}
+	name := strings.TrimSuffix(strings.ToLower(filepath.Base(argv[0])), ".exe")
+	if v, ok := table[name]; ok {
+		return name, v, true
+	}
+	name = Base(argv[0])
+	v, ok := table[name]
+	return name, v, ok
 }
