@@ -238,10 +238,8 @@ var argRules = map[string]func(args []string) (int, string){
 		if i, why := findPrefix(args, "rsync runs a remote shell or program", "--rsh", "--rsync-path", "-e"); why != "" {
 			return i, why
 		}
-		for i, a := range args[1:] {
-			if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 'e') {
-				return i + 1, "rsync -e runs a remote shell"
-			}
+		if i := shortWith(args, "e"); i > 0 {
+			return i, "rsync -e runs a remote shell"
 		}
 		return -1, ""
 	},
@@ -457,23 +455,30 @@ func sshRule(args []string) (int, string) {
 
 func sshOptRule(name, letters string) func(args []string) (int, string) {
 	return func(args []string) (int, string) {
-		for i, a := range args[1:] {
-			if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a, letters) {
-				return i + 1, name + " " + a + " can run a local command"
-			}
+		if i := shortWith(args, letters); i > 0 {
+			return i, name + " " + args[i] + " can run a local command"
 		}
 		return -1, ""
 	}
+}
+
+// shortWith is the index of the first word after argv[0] that is a
+// cluster of short options (-xyz) holding one of letters; -1 when none is.
+func shortWith(args []string, letters string) int {
+	for i, a := range args {
+		if i > 0 && len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a, letters) {
+			return i
+		}
+	}
+	return -1
 }
 
 func netcatRule(args []string) (int, string) {
 	if i, why := findPrefix(args, "netcat runs a program for the connection", "--exec", "--sh-exec", "--lua-exec"); why != "" {
 		return i, why
 	}
-	for i, a := range args[1:] {
-		if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a, "ec") {
-			return i + 1, "netcat -e or -c runs a program for the connection"
-		}
+	if i := shortWith(args, "ec"); i > 0 {
+		return i, "netcat -e or -c runs a program for the connection"
 	}
 	return -1, ""
 }

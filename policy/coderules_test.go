@@ -111,3 +111,29 @@ func TestCodeRulesWithinTables(t *testing.T) {
 		t.Fatalf("only %d examples of tabled programs", asked)
 	}
 }
+
+// TestShortOptionClusters: an option that runs a program is found inside
+// a cluster of short options (rsync -avze, nc -lvc, scp -vF), where it is
+// named; the controls, clusters without it and a long option that merely
+// holds the letter, are not code.
+func TestShortOptionClusters(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		i    int
+		why  string
+	}{
+		{[]string{"rsync", "-avze", "id", "a", "b"}, 1, "rsync -e runs a remote shell"},
+		{[]string{"rsync", "-avz", "a", "b"}, -1, ""},
+		{[]string{"rsync", "--delete", "a", "b"}, -1, ""},
+		{[]string{"nc", "-l", "-vc", "id", "9"}, 2, "netcat -e or -c runs a program for the connection"},
+		{[]string{"nc", "-lv", "9"}, -1, ""},
+		{[]string{"scp", "-vF", "cfg", "a", "h:b"}, 1, "scp -vF can run a local command"},
+		{[]string{"scp", "-rv", "a", "h:b"}, -1, ""},
+		{[]string{"sftp", "-vq", "h"}, -1, ""},
+		{[]string{"sftp", "-D", "/x", "h"}, 1, "sftp -D can run a local command"},
+	} {
+		if i, why, _ := CodeInArgs(c.argv[0], c.argv); i != c.i || why != c.why {
+			t.Errorf("%q: %d %q, want %d %q", c.argv, i, why, c.i, c.why)
+		}
+	}
+}
