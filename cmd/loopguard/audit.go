@@ -484,13 +484,6 @@ func confirmRestart(dir string) error {
 	}
 	defer tty.Close()
 	fmt.Fprintf(tty, "This sets the audit log in %s aside and starts a new one.\n", dir)
-	line, err := readLine(tty, "Type restart to go on (anything else cancels): ")
-	if err != nil {
-		return err
-	}
-	if line != "restart" {
-		fmt.Fprintln(tty, "Not confirmed; nothing was changed.")
-		return errors.New("not confirmed")
-	}
-	return nil
+	return confirmTyped(tty, "Type restart to go on (anything else cancels): ", is("restart"),
+		"nothing was changed", errors.New("not confirmed"))
 }

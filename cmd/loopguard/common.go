@@ -184,16 +184,28 @@ func readLine(tty *os.File, prompt string) (string, error) {
 
 // confirmPrefix asks the human to type the first n characters of digest.
 func confirmPrefix(tty *os.File, digest string, n int, what string) error {
-	line, err := readLine(tty, fmt.Sprintf("Type the first %d characters of the digest to %s (anything else cancels): ", n, what))
+	return confirmTyped(tty, fmt.Sprintf("Type the first %d characters of the digest to %s (anything else cancels): ", n, what),
+		func(line string) bool { return strings.EqualFold(line, digest[:n]) },
+		"nothing was changed", errors.New("not confirmed: the typed text does not match the digest"))
+}
+
+// confirmTyped reads one line at prompt and goes on only when match
+// accepts it. Anything else cancels: the terminal is told what was kept
+// ("nothing was changed") and refusal is returned.
+func confirmTyped(tty *os.File, prompt string, match func(line string) bool, kept string, refusal error) error {
+	line, err := readLine(tty, prompt)
 	if err != nil {
 		return err
 	}
-	if !strings.EqualFold(line, digest[:n]) {
-		fmt.Fprintln(tty, "Not confirmed; nothing was changed.")
-		return errors.New("not confirmed: the typed text does not match the digest")
+	if !match(line) {
+		fmt.Fprintf(tty, "Not confirmed; %s.\n", kept)
+		return refusal
 	}
 	return nil
 }
+
+// is matches the line want, as typed.
+func is(want string) func(string) bool { return func(line string) bool { return line == want } }
 
 // printJSON writes v as indented JSON, without HTML escaping (the output is
 // for people and programs, not for a web page), in ASCII: every character

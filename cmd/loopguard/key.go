@@ -123,13 +123,9 @@ func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 		return err
 	}
 	fmt.Fprintln(tty, "Rotating replaces the master key: every existing approval and grant stops working (grant_invalid), and the agent's calls need new approvals.")
-	line, err := readLine(tty, "Type 'rotate' to replace the key (anything else cancels): ")
-	if err != nil {
+	if err := confirmTyped(tty, "Type 'rotate' to replace the key (anything else cancels): ", is("rotate"),
+		"the key was kept", errors.New("not confirmed: the key was kept")); err != nil {
 		return err
-	}
-	if line != "rotate" {
-		fmt.Fprintln(tty, "Not confirmed; the key was kept.")
-		return errors.New("not confirmed: the key was kept")
 	}
 	if err := keyring.Rotate(ctx); err != nil {
 		return err

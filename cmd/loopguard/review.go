@@ -590,9 +590,14 @@ func showParts(c *console, p *state.Pending, head, says, body string, whole bool
 
 // idsOf names a queue's contents, to tell when it changed.
 func idsOf(calls []*state.Pending) string {
+	return joinIDs(calls, func(p *state.Pending) string { return p.ID })
+}
+
+// joinIDs is the ids of xs, each followed by a space: a queue's name.
+func joinIDs[T any](xs []T, id func(T) string) string {
 	var b strings.Builder
-	for _, p := range calls {
-		b.WriteString(p.ID)
+	for _, x := range xs {
+		b.WriteString(id(x))
 		b.WriteByte(' ')
 	}
 	return b.String()

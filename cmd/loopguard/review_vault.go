@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/loopguard/loopguard/backend/vault"
@@ -54,12 +53,7 @@ func teamQueue(ctx context.Context, c *vault.Custody, f queueFilter, skipped map
 }
 
 func teamIDs(calls []*vault.TeamPending) string {
-	var b strings.Builder
-	for _, tp := range calls {
-		b.WriteString(tp.Key)
-		b.WriteByte(' ')
-	}
-	return b.String()
+	return joinIDs(calls, func(tp *vault.TeamPending) string { return tp.Key })
 }
 
 func reviewTeamRun(ctx context.Context, o *reviewOptions) error {

@@ -200,15 +200,8 @@ func confirmPurge() error {
 	fmt.Fprintln(tty, "This removes loopguard's hooks and then deletes its key from the OS keyring: every approval and grant")
 	fmt.Fprintln(tty, "becomes invalid, and the audit log's seal can no longer be checked (the log itself is kept; a later")
 	fmt.Fprintln(tty, "`loopguard init` sets it aside and starts a new sealed chain).")
-	line, err := readLine(tty, "Type 'delete key' to go on (anything else cancels; nothing is changed): ")
-	if err != nil {
-		return err
-	}
-	if line != "delete key" {
-		fmt.Fprintln(tty, "Not confirmed; nothing was changed.")
-		return errors.New("not confirmed: nothing was changed")
-	}
-	return nil
+	return confirmTyped(tty, "Type 'delete key' to go on (anything else cancels; nothing is changed): ", is("delete key"),
+		"nothing was changed", errors.New("not confirmed: nothing was changed"))
 }
 
 // purgeKey deletes the master key, confirmed already, and logs it.
