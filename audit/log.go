@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/token"
 )
 
 // File names inside the audit directory.
@@ -123,21 +124,8 @@ type point struct {
 var startPoint = point{Seq: 0, Hash: zeroHash, Size: 0}
 
 func (p point) valid() bool {
-	return p.Seq >= 0 && p.Size >= 0 && isHash(p.Hash) &&
+	return p.Seq >= 0 && p.Size >= 0 && token.IsDigest(p.Hash) &&
 		(p.Seq == 0) == (p.Size == 0) && (p.Seq != 0 || p.Hash == zeroHash)
-}
-
-func isHash(s string) bool {
-	if len(s) != 2*sha256.Size {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func hashLine(line []byte) string {
@@ -459,7 +447,7 @@ func parseLink(line []byte) (int, string, error) {
 	if err := json.Unmarshal(line, &k); err != nil {
 		return 0, "", fmt.Errorf("malformed entry: %w", ErrCorrupt)
 	}
-	if k.Seq == nil || *k.Seq < 1 || k.Prev == nil || !isHash(*k.Prev) {
+	if k.Seq == nil || *k.Seq < 1 || k.Prev == nil || !token.IsDigest(*k.Prev) {
 		return 0, "", fmt.Errorf("entry without a valid seq and prev: %w", ErrCorrupt)
 	}
 	return *k.Seq, *k.Prev, nil

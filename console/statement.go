@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/loopguard/loopguard/token"
 )
 
 // Decisions a human can sign.
@@ -77,9 +79,9 @@ func (s Statement) check() error {
 		return fmt.Errorf("statement version %q, want %q", s.V, statementVersion)
 	case s.Origin == "" || s.Pending == "" || s.Nonce == "":
 		return errors.New("statement without its origin, pending id or nonce")
-	case !isHex(s.Digest, 64):
+	case !token.IsDigest(s.Digest):
 		return errors.New("statement digest is not a SHA-256")
-	case s.Note != "" && !isHex(s.Note, 64):
+	case s.Note != "" && !token.IsDigest(s.Note):
 		return errors.New("statement note is not a SHA-256")
 	}
 	switch s.Decision {
@@ -117,22 +119,4 @@ func ParseStatement(b []byte) (Statement, error) {
 		return Statement{}, errors.New("statement is not in its canonical encoding")
 	}
 	return s, nil
-}
-
-func isHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	_, err := hex.DecodeString(s)
-	return err == nil && s == toLowerHex(s)
-}
-
-func toLowerHex(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'F' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }

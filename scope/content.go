@@ -7,23 +7,12 @@ import (
 	"strings"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/token"
 )
 
 // contentPrefix starts a content pin in a rule's canonical form:
 // Bash(cargo build *)@sha256:HEX:/home/u/.cargo/bin/cargo.
 const contentPrefix = "sha256:"
-
-func isDigestHex(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
 
 // lastContentTail is the index of the last ")@sha256:HEX:\"" in rule (a
 // content pin with a quoted path), or -1. Inside the quoted path every '"'
@@ -36,7 +25,7 @@ func lastContentTail(rule string) int {
 			return -1
 		}
 		rest := rule[i+len(open):]
-		if len(rest) > 66 && isDigestHex(rest[:64]) && rest[64:66] == ":\"" {
+		if len(rest) > 66 && token.IsDigest(rest[:64]) && rest[64:66] == ":\"" {
 			return i
 		}
 		end = i

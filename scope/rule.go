@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/token"
 )
 
 // MaxRuleLen bounds the length of a rule in bytes.
@@ -179,7 +180,7 @@ func Parse(rule string) (Rule, error) {
 		if strings.HasPrefix(exe, contentPrefix) {
 			// A content pin: @sha256:HEX:/path (or :"/quoted path").
 			d, rest, ok := strings.Cut(exe[len(contentPrefix):], ":")
-			if !ok || !isDigestHex(d) || rest == "" {
+			if !ok || !token.IsDigest(d) || rest == "" {
 				return Rule{}, perr(rule, closeIdx+2, "pinned executable: want @sha256:<64 lower-case hex digits>:/absolute/path")
 			}
 			digest, exe = d, rest

@@ -238,3 +238,19 @@ func TestEncodingsMatchSeparateEncodes(t *testing.T) {
 		}
 	}
 }
+
+// TestIsDigest: only a digest as DigestOf writes it passes (the one check
+// of the grant's argument hash, the audit log's hashes, a rule's content
+// pin and the console's statement); upper case, a short one and a non-hex
+// digit do not. The control is DigestOf's own output.
+func TestIsDigest(t *testing.T) {
+	d := DigestOf([]byte("x"))
+	if !IsDigest(d) {
+		t.Fatalf("DigestOf's %s refused", d)
+	}
+	for _, bad := range []string{"", d[:63], d + "0", strings.ToUpper(d), d[:63] + "g", " " + d[1:]} {
+		if IsDigest(bad) {
+			t.Errorf("%q passes", bad)
+		}
+	}
+}

@@ -177,7 +177,7 @@ func (g *Grant) check() error {
 		}
 	}
 	if g.Exact() {
-		if !isDigest(g.ArgHash) {
+		if !IsDigest(g.ArgHash) {
 			return fmt.Errorf("%w: exact grant needs a sha-256 arg_hash", ErrMalformed)
 		}
 		if g.Session == Any || g.Agent == Any {
@@ -190,19 +190,6 @@ func (g *Grant) check() error {
 		return fmt.Errorf("%w: no expiry", ErrMalformed)
 	}
 	return nil
-}
-
-func isDigest(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // fields encodes the seven fields and the key ID: each string as a 2-byte
