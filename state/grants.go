@@ -132,12 +132,15 @@ func (s *Store) ExactGrant(session, agent, tool, digest string) (GrantFile, erro
 
 // OtherExact lists the unconsumed exact grants of (session, agent, tool).
 func (s *Store) OtherExact(session, agent, tool string) ([]GrantFile, error) {
-	dir := s.exactDir(session, agent, tool)
+	return readGrants([]GrantFile{}, s.exactDir(session, agent, tool))
+}
+
+// readGrants appends every grant file in dir to out.
+func readGrants(out []GrantFile, dir string) ([]GrantFile, error) {
 	names, err := listNames(dir, grantSuffix)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]GrantFile, 0, len(names))
 	for _, n := range names {
 		out = append(out, ReadGrant(filepath.Join(dir, n)))
 	}
@@ -179,17 +182,11 @@ func (s *Store) Consumed(session, agent, tool, digest string) bool {
 // ScopedGrants returns the scoped grants that may apply to session: those
 // bound to it and those minted for any session.
 func (s *Store) ScopedGrants(session string) ([]GrantFile, error) {
-	var out []GrantFile
-	for _, dir := range []string{s.scopedDir(session), s.scopedDir(token.Any)} {
-		names, err := listNames(dir, grantSuffix)
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range names {
-			out = append(out, ReadGrant(filepath.Join(dir, n)))
-		}
+	out, err := readGrants(nil, s.scopedDir(session))
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return readGrants(out, s.scopedDir(token.Any))
 }
 
 // AllGrants lists every unconsumed grant, newest first.
@@ -208,13 +205,8 @@ func (s *Store) AllGrants() ([]GrantFile, error) {
 			if !sub.IsDir() {
 				continue
 			}
-			dir := filepath.Join(root, sub.Name())
-			names, err := listNames(dir, grantSuffix)
-			if err != nil {
+			if out, err = readGrants(out, filepath.Join(root, sub.Name())); err != nil {
 				return nil, err
-			}
-			for _, n := range names {
-				out = append(out, ReadGrant(filepath.Join(dir, n)))
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -93,14 +92,5 @@ func (s *Store) Refuse(id, by, note string, at time.Time) error {
 // value (for a project binding, see token.ProjectSession), without those
 // minted for any session.
 func (s *Store) BoundGrants(session string) ([]GrantFile, error) {
-	dir := s.scopedDir(session)
-	names, err := listNames(dir, grantSuffix)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]GrantFile, 0, len(names))
-	for _, n := range names {
-		out = append(out, ReadGrant(filepath.Join(dir, n)))
-	}
-	return out, nil
+	return readGrants([]GrantFile{}, s.scopedDir(session))
 }
