@@ -107,13 +107,7 @@ func TestMergeSandboxRefusesShapes(t *testing.T) {
 // An install made before the sandbox existed (hooks only) gets the sandbox
 // on the next init, and uninstall still puts the original back exactly.
 func TestApplySandboxLaterRemoveByteIdentical(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "settings.json")
-	os.WriteFile(path, []byte(other), 0o644)
-	bk := filepath.Join(dir, "bk")
-	if _, err := Apply(path, bk, opts, false); err != nil {
-		t.Fatal(err)
-	}
+	path, bk := installedOver(t, other)
 	res, err := Apply(path, bk, sandboxOpts, false)
 	if err != nil || !res.Changed {
 		t.Fatal(res, err)

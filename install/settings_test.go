@@ -389,14 +389,23 @@ func applyRemoveByteIdentical(t *testing.T, orig string, opts Options) {
 	}
 }
 
-func TestRemoveKeepsLaterEdits(t *testing.T) {
+// installedOver is a settings file holding orig, with loopguard installed
+// into it (opts), and its backup directory.
+func installedOver(t *testing.T, orig string) (path, bk string) {
+	t.Helper()
 	dir := t.TempDir()
-	path := filepath.Join(dir, "settings.json")
-	os.WriteFile(path, []byte(other), 0o644)
-	bk := filepath.Join(dir, "bk")
+	path, bk = filepath.Join(dir, "settings.json"), filepath.Join(dir, "bk")
+	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Apply(path, bk, opts, false); err != nil {
 		t.Fatal(err)
 	}
+	return path, bk
+}
+
+func TestRemoveKeepsLaterEdits(t *testing.T) {
+	path, bk := installedOver(t, other)
 	mid, _ := os.ReadFile(path)
 	edited := bytes.Replace(mid, []byte(`"zeta": null`), []byte(`"zeta": true`), 1)
 	os.WriteFile(path, edited, 0o644)
