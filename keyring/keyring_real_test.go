@@ -3,7 +3,6 @@
 package keyring
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	dbus "github.com/godbus/dbus/v5"
+
+	"github.com/loopguard/loopguard/internal/dbustest"
 )
 
 // The real-keyring tests run gnome-keyring-daemon on private D-Bus buses of
@@ -44,54 +45,16 @@ func needCmd(t *testing.T, names ...string) {
 	}
 }
 
-// privateBus starts a dbus-daemon with no service directories (so nothing is
-// activated) and returns its address.
+// privateBus starts a private bus (dbustest) for the test and returns its
+// address.
 func privateBus(t *testing.T) string {
 	t.Helper()
-	needCmd(t, "dbus-daemon")
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "bus.conf")
-	sock := filepath.Join(dir, "bus")
-	err := os.WriteFile(conf, []byte(`<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=`+sock+`</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-`), 0o600)
+	addr, stop, err := dbustest.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("dbus-daemon", "--config-file="+conf, "--nofork", "--print-address=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- strings.TrimSpace(s)
-	}()
-	select {
-	case addr := <-line:
-		if addr == "" {
-			t.Fatal("dbus-daemon printed no address")
-		}
-		return addr
-	case <-time.After(5 * time.Second):
-		t.Fatal("dbus-daemon did not print its address in 5s")
-	}
-	return ""
+	t.Cleanup(stop)
+	return addr
 }
 
 // keyringEnv is the environment of a child process on bus addr with home.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 
 	dbus "github.com/godbus/dbus/v5"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/loopguard/loopguard/internal/dbustest"
 )
 
 // cmdPrivateKeyring is the script command `private-keyring`: it starts a
@@ -29,40 +30,9 @@ func cmdPrivateKeyring(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	dir := ts.MkAbs("private-bus")
 	ts.Check(os.MkdirAll(dir, 0o700))
-	conf := filepath.Join(dir, "bus.conf")
-	sock := filepath.Join(dir, "bus")
-	ts.Check(os.WriteFile(conf, []byte(`<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=`+sock+`</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-`), 0o600))
-	bus := exec.Command("dbus-daemon", "--config-file="+conf, "--nofork", "--print-address=1")
-	out, err := bus.StdoutPipe()
+	addr, stop, err := dbustest.Start(dir)
 	ts.Check(err)
-	bus.Stderr = nil
-	ts.Check(bus.Start())
-	ts.Defer(func() { _ = bus.Process.Kill(); _ = bus.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- strings.TrimSpace(s)
-	}()
-	var addr string
-	select {
-	case addr = <-line:
-	case <-time.After(5 * time.Second):
-	}
-	if addr == "" {
-		ts.Fatalf("dbus-daemon printed no address in 5s")
-	}
+	ts.Defer(stop)
 
 	home := ts.Getenv("HOME")
 	run := filepath.Join(dir, "run")
