@@ -18,13 +18,7 @@ import (
 // the screen.
 func initOnPTY(t *testing.T, answer func(scr *screen, m *os.File)) (string, string, []string) {
 	t.Helper()
-	if !realKeyring(t) {
-		t.Skip("needs the OS keyring: run through scripts/with-keyring (make test)")
-	}
-	bin, err := exec.LookPath("loopguard")
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := keyringBinary(t)
 	home := t.TempDir()
 	tc := filepath.Join(home, ".cargo", "bin")
 	if err := os.MkdirAll(tc, 0o755); err != nil {

@@ -96,14 +96,28 @@ type reviewHarness struct {
 	cols  uint16 // its width, with rows (0: 120)
 }
 
-func newReviewHarness(t *testing.T) *reviewHarness {
-	if !realKeyring(t) {
-		t.Skip("needs the OS keyring: run through scripts/with-keyring (make test)")
-	}
+// loopguardBinary is the loopguard on PATH (TestMain builds it there).
+func loopguardBinary(t *testing.T) string {
+	t.Helper()
 	bin, err := exec.LookPath("loopguard")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return bin
+}
+
+// keyringBinary is loopguardBinary for a test that needs the OS keyring:
+// skipped without one (a failure when make test demands one).
+func keyringBinary(t *testing.T) string {
+	t.Helper()
+	if !realKeyring(t) {
+		t.Skip("needs the OS keyring: run through scripts/with-keyring (make test)")
+	}
+	return loopguardBinary(t)
+}
+
+func newReviewHarness(t *testing.T) *reviewHarness {
+	bin := keyringBinary(t)
 	home := t.TempDir()
 	h := &reviewHarness{t: t, bin: bin, env: harnessEnv(home), home: home, scr: &screen{}}
 	if out, err := h.run("", "init", "--user"); err != nil {

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,10 +16,7 @@ import (
 // and state, the Vault backend in its config, no keyring.
 func vaultHome(t *testing.T, s *vaulttest.Server, tok string) *reviewHarness {
 	t.Helper()
-	bin, err := exec.LookPath("loopguard")
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := loopguardBinary(t)
 	home := t.TempDir()
 	// No keyring: the Vault backend never reads it.
 	env := harnessEnv(home, "DBUS_SESSION_BUS_ADDRESS")
