@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 	"unicode/utf16"
 
@@ -206,6 +207,15 @@ func confirmTyped(tty *os.File, prompt string, match func(line string) bool, kep
 
 // is matches the line want, as typed.
 func is(want string) func(string) bool { return func(line string) bool { return line == want } }
+
+// table starts a listing's table on out: columns two spaces apart, under
+// the header's names. The caller writes a tab-separated line per row and
+// flushes it.
+func table(out io.Writer, header ...string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	return tw
+}
 
 // printJSON writes v as indented JSON, without HTML escaping (the output is
 // for people and programs, not for a web page), in ASCII: every character

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -487,8 +486,7 @@ func grantsRun(o *grantsOptions) error {
 		fmt.Fprintln(out, "No grants.")
 		return nil
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tSCOPE\tRUNS\tSESSION\tAGENT\tBY\tEXPIRES\tUSES\tUSABLE HERE")
+	tw := table(out, "ID", "KIND", "SCOPE", "RUNS", "SESSION", "AGENT", "BY", "EXPIRES", "USES", "USABLE HERE")
 	for _, r := range foldPresets(rows) {
 		if r.Kind == "corrupt" {
 			fmt.Fprintf(tw, "-\tCORRUPT\t%s\t\t\t\t\t\t\n", r.Path)

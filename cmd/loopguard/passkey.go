@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -170,8 +169,7 @@ func passkeyListRun(o *passkeyListOptions) error {
 		fmt.Fprintln(out, "No passkeys. Register one with: loopguard passkey add")
 		return nil
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tFOR\tCREATED\tLAST USED\tSTATUS")
+	tw := table(out, "ID", "NAME", "FOR", "CREATED", "LAST USED", "STATUS")
 	for _, k := range keys {
 		status, used := "active", "never"
 		if !k.Active() {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -98,8 +97,7 @@ func pendingRun(o *pendingOptions) error {
 		fmt.Fprintln(out, "No pending calls.")
 		return nil
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGE\tSTATUS\tSESSION\tAGENT\tREASON\tWARN\tCALL")
+	tw := table(out, "ID", "AGE", "STATUS", "SESSION", "AGENT", "REASON", "WARN", "CALL")
 	for _, r := range rows {
 		agent := r.Agent
 		if r.AgentType != "" {

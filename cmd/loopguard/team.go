@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,8 +95,7 @@ func teamPendingRun(ctx context.Context, o *teamPendingOptions) error {
 // each unreadable one by its key.
 func teamTable(out io.Writer, list []vault.TeamPending, now time.Time) error {
 	esc := present.EscapeText
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGE\tMACHINE\tPROJECT\tSESSION\tAGENT\tCALL")
+	tw := table(out, "ID", "AGE", "MACHINE", "PROJECT", "SESSION", "AGENT", "CALL")
 	var bad []vault.TeamPending
 	for _, tp := range list {
 		if tp.Err != nil {
