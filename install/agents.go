@@ -106,15 +106,7 @@ func MergeAgent(data []byte, f register.AgentFile) (out []byte, changed bool, er
 // UnmergeAgent returns data without loopguard's handlers, dropping the
 // groups, event arrays and "hooks" object this empties.
 func UnmergeAgent(data []byte, f register.AgentFile) (out []byte, changed bool, err error) {
-	root, err := parse(data)
-	if err != nil {
-		return nil, false, err
-	}
-	changed, err = unmergeAgentTree(root, f)
-	if err != nil || !changed {
-		return data, false, err
-	}
-	return encodeLike(root, data)
+	return removeFrom(data, func(root *node) (bool, error) { return unmergeAgentTree(root, f) })
 }
 
 func unmergeAgentTree(root *node, f register.AgentFile) (bool, error) {

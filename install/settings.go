@@ -402,11 +402,18 @@ func compact(data []byte) []byte {
 // event arrays and "hooks" object that this leaves empty. changed is false,
 // and out is data, when there was nothing of loopguard's.
 func Unmerge(data []byte, self string) (out []byte, changed bool, err error) {
+	return removeFrom(data, func(root *node) (bool, error) { return unmergeTree(root, self) })
+}
+
+// removeFrom parses data, lets remove take loopguard's entries out of the
+// tree and, when it did, encodes the tree in data's own style (encodeLike);
+// otherwise it returns data itself, unchanged.
+func removeFrom(data []byte, remove func(root *node) (bool, error)) (out []byte, changed bool, err error) {
 	root, err := parse(data)
 	if err != nil {
 		return nil, false, err
 	}
-	changed, err = unmergeTree(root, self)
+	changed, err = remove(root)
 	if err != nil || !changed {
 		return data, false, err
 	}
