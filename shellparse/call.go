@@ -262,15 +262,17 @@ func plainUnquoted(w *syntax.Word) (string, bool) {
 // isFdWord reports a file descriptor operand of <& or >&: "2", "-", "3-".
 func isFdWord(s string) bool {
 	s = strings.TrimSuffix(s, "-")
-	if s == "" {
-		return true
-	}
+	return s == "" || digits(s)
+}
+
+// digits reports whether s is one or more ASCII digits.
+func digits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
 			return false
 		}
 	}
-	return true
+	return s != ""
 }
 
 // shadowingVar reports assignments that change how commands are found or

@@ -514,18 +514,7 @@ func checkCharRanges(parts []syntax.WordPart, pos syntax.Pos) error {
 	return nil
 }
 
-func isInteger(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func isInteger(s string) bool { return digits(strings.TrimPrefix(s, "-")) }
 
 func sameLetterCase(a, b byte) bool {
 	lower := func(c byte) bool { return c >= 'a' && c <= 'z' }
