@@ -203,13 +203,13 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 	var b webconsole.Backend
 	switch o.backend {
 	case "":
-		b = &localConsole{st: st, ttl: o.ttl, grantTTL: o.grantTTL, ge: ge}
+		b = &localConsole{st: st, ttl: o.ttl, grantTTL: o.grantTTL, offer: offer{ge}}
 	case "vault":
 		m, err := teamMinter(ctx)
 		if err != nil {
 			return err
 		}
-		b = &teamConsole{st: st, m: m, ttl: o.ttl, grantTTL: o.grantTTL, ge: ge}
+		b = &teamConsole{st: st, m: m, ttl: o.ttl, grantTTL: o.grantTTL, offer: offer{ge}}
 	default:
 		return fmt.Errorf("--backend %q: want vault (the calls waiting across the team), or leave it out (this machine's calls)", o.backend)
 	}
@@ -296,7 +296,19 @@ func pushFor(cfg config.Config, origin string) (*webconsole.Push, error) {
 type localConsole struct {
 	st            *state.Store
 	ttl, grantTTL time.Duration
-	ge            grantEnv
+	offer
+}
+
+// offer is what both consoles offer to grant: review's narrowest rule of
+// the call, pinned here (narrowRule).
+type offer struct{ ge grantEnv }
+
+func (o offer) Rule(c webconsole.Call) (string, error) {
+	r, err := narrowRule(c.Pending, o.ge)
+	if err != nil {
+		return "", err
+	}
+	return r.String(), nil
 }
 
 func (b *localConsole) Queue(context.Context) ([]webconsole.Call, error) {
@@ -324,14 +336,6 @@ func (b *localConsole) Get(_ context.Context, id string) (webconsole.Call, error
 func (b *localConsole) Render(c webconsole.Call) ([]webconsole.Line, []webconsole.Line) {
 	head, body := renderParts(b.st, c.Pending, false)
 	return lineKinds(head, true), lineKinds(body, false)
-}
-
-func (b *localConsole) Rule(c webconsole.Call) (string, error) {
-	r, err := narrowRule(c.Pending, b.ge)
-	if err != nil {
-		return "", err
-	}
-	return r.String(), nil
 }
 
 func (b *localConsole) Decide(ctx context.Context, c webconsole.Call, d webconsole.Decision, proof webconsole.Proof) (string, error) {
@@ -399,7 +403,7 @@ type teamConsole struct {
 	st            *state.Store
 	m             *minter
 	ttl, grantTTL time.Duration
-	ge            grantEnv
+	offer
 }
 
 func (b *teamConsole) call(tp *vault.TeamPending, now time.Time) webconsole.Call {
@@ -469,14 +473,6 @@ func (b *teamConsole) Render(c webconsole.Call) ([]webconsole.Line, []webconsole
 		}
 	}
 	return lines, lineKinds(body, false)
-}
-
-func (b *teamConsole) Rule(c webconsole.Call) (string, error) {
-	r, err := narrowRule(c.Pending, b.ge)
-	if err != nil {
-		return "", err
-	}
-	return r.String(), nil
 }
 
 func (b *teamConsole) Decide(ctx context.Context, c webconsole.Call, d webconsole.Decision, proof webconsole.Proof) (string, error) {

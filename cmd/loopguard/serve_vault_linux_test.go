@@ -38,7 +38,7 @@ func TestServeVaultBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	ge, _ := currentGrantEnv()
-	tc := &teamConsole{st: st, m: m, ttl: 10 * time.Minute, grantTTL: time.Hour, ge: ge}
+	tc := &teamConsole{st: st, m: m, ttl: 10 * time.Minute, grantTTL: time.Hour, offer: offer{ge}}
 	proof := webconsole.Proof{Passkey: "cred-1", Signed: `{"v":"test"}`, Assertion: "a.b.c"}
 
 	find := func(cmd string) webconsole.Call {
