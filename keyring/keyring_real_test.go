@@ -16,25 +16,15 @@ import (
 
 	dbus "github.com/godbus/dbus/v5"
 
-	"github.com/loopguard/loopguard/internal/dbustest"
+	"github.com/loopguard/loopguard/internal/keyringtest"
 )
 
 // The real-keyring tests run gnome-keyring-daemon on private D-Bus buses of
 // their own, one per test, with HOME in a temporary directory, and drive this
 // package from child processes (go-keyring's bus connection is process-wide).
-// They run when LOOPGUARD_REAL_KEYRING=1, which scripts/with-keyring sets;
-// with LOOPGUARD_REQUIRE_REAL_KEYRING=1 (set by `make test`) a missing
-// LOOPGUARD_REAL_KEYRING is a failure, not a skip.
-func requireReal(t *testing.T) {
-	t.Helper()
-	if os.Getenv("LOOPGUARD_REAL_KEYRING") == "1" {
-		return
-	}
-	if os.Getenv("LOOPGUARD_REQUIRE_REAL_KEYRING") == "1" {
-		t.Fatal("LOOPGUARD_REQUIRE_REAL_KEYRING=1 but LOOPGUARD_REAL_KEYRING is not 1: run the suite through scripts/with-keyring")
-	}
-	t.Skip("real-keyring test: run through scripts/with-keyring (make test)")
-}
+// They run inside scripts/with-keyring (keyringtest.Require); under `make
+// test` (LOOPGUARD_REQUIRE_REAL_KEYRING=1) a missing session is a failure,
+// not a skip.
 
 func needCmd(t *testing.T, names ...string) {
 	t.Helper()
@@ -45,11 +35,11 @@ func needCmd(t *testing.T, names ...string) {
 	}
 }
 
-// privateBus starts a private bus (dbustest) for the test and returns its
-// address.
+// privateBus starts a private bus (keyringtest.PrivateBus) for the test
+// and returns its address.
 func privateBus(t *testing.T) string {
 	t.Helper()
-	addr, stop, err := dbustest.Start(t.TempDir())
+	addr, stop, err := keyringtest.PrivateBus(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +199,7 @@ func wantResults(t *testing.T, res []helperResult, kinds ...string) {
 }
 
 func TestRealLifecycle(t *testing.T) {
-	requireReal(t)
+	keyringtest.Require(t)
 	rk := startKeyring(t, true)
 
 	res := rk.run(t, "load", "probe", "create", "load")
@@ -261,7 +251,7 @@ func TestRealLifecycle(t *testing.T) {
 // also when another item matches the same search (a foreign tool's, with
 // one more attribute), and gives way, reading nothing, when there is no key.
 func TestRealQuickGet(t *testing.T) {
-	requireReal(t)
+	keyringtest.Require(t)
 	rk := startKeyring(t, true)
 	res := rk.run(t, "quick", "load")
 	wantResults(t, res, "", "nokey")
@@ -290,7 +280,7 @@ func TestRealQuickGet(t *testing.T) {
 }
 
 func TestRealConcurrentCreate(t *testing.T) {
-	requireReal(t)
+	keyringtest.Require(t)
 	rk := startKeyring(t, true)
 	const n = 4
 	results := make(chan helperResult, n)
@@ -334,7 +324,7 @@ func TestRealConcurrentCreate(t *testing.T) {
 }
 
 func TestRealCorruptItemIsKept(t *testing.T) {
-	requireReal(t)
+	keyringtest.Require(t)
 	rk := startKeyring(t, true)
 	bad := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, KeySize-1))
 	rk.secretTool(t, bad, "store", "--label=not loopguard's", "service", Service, "username", Account)
@@ -357,7 +347,7 @@ func TestRealCorruptItemIsKept(t *testing.T) {
 }
 
 func TestRealLockedCollection(t *testing.T) {
-	requireReal(t)
+	keyringtest.Require(t)
 	rk := startKeyring(t, true)
 	wantResults(t, rk.run(t, "create"), "")
 
@@ -388,7 +378,7 @@ func TestRealLockedCollection(t *testing.T) {
 }
 
 func TestRealNoLoginCollection(t *testing.T) {
-	requireReal(t)
+	keyringtest.Require(t)
 	// gnome-keyring as D-Bus activation starts it in a fresh HOME: there is
 	// no "login" collection and no default alias. go-keyring neither creates
 	// one nor prompts; it fails at once.
@@ -436,7 +426,7 @@ func TestRealNoLoginCollection(t *testing.T) {
 }
 
 func TestRealNoSecretService(t *testing.T) {
-	requireReal(t)
+	keyringtest.Require(t)
 	// A session bus on which nothing owns, or can be activated as,
 	// org.freedesktop.secrets.
 	addr := privateBus(t)
@@ -467,7 +457,7 @@ type hangingPrompt struct{}
 func (hangingPrompt) Prompt(windowID string) *dbus.Error { return nil }
 
 func TestRealPromptNeverAnswered(t *testing.T) {
-	requireReal(t)
+	keyringtest.Require(t)
 	addr := privateBus(t)
 	conn, err := dbus.Connect(addr)
 	if err != nil {
@@ -501,7 +491,7 @@ func TestRealPromptNeverAnswered(t *testing.T) {
 }
 
 func TestRealSessionFromScript(t *testing.T) {
-	requireReal(t)
+	keyringtest.Require(t)
 	// scripts/with-keyring's own session: its keyring answers and is
 	// unlocked (read-only here: other packages' tests may use it).
 	start := time.Now()

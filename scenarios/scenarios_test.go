@@ -18,6 +18,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/loopguard/loopguard/internal/keyringtest"
 	"github.com/loopguard/loopguard/internal/scripttest"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
@@ -84,7 +85,7 @@ func scriptParams(t *testing.T, files []string) testscript.Params {
 	return p
 }
 
-func realKeyring(t testing.TB) bool { return scripttest.RealKeyring(t) }
+func realKeyring(t testing.TB) bool { return keyringtest.Want(t) }
 
 // scenarioFiles lists the scripts in testdata, without the fixture.
 func scenarioFiles(t *testing.T) []string {

@@ -10,7 +10,7 @@ import (
 	dbus "github.com/godbus/dbus/v5"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/loopguard/loopguard/internal/dbustest"
+	"github.com/loopguard/loopguard/internal/keyringtest"
 )
 
 // cmdPrivateKeyring is the script command `private-keyring`: it starts a
@@ -30,7 +30,7 @@ func cmdPrivateKeyring(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	dir := ts.MkAbs("private-bus")
 	ts.Check(os.MkdirAll(dir, 0o700))
-	addr, stop, err := dbustest.Start(dir)
+	addr, stop, err := keyringtest.PrivateBus(dir)
 	ts.Check(err)
 	ts.Defer(stop)
 

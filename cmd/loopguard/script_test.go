@@ -17,6 +17,7 @@ import (
 	"github.com/loopguard/loopguard/agents/codex"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hookmain"
+	"github.com/loopguard/loopguard/internal/keyringtest"
 	"github.com/loopguard/loopguard/internal/scripttest"
 )
 
@@ -70,7 +71,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, scriptParams(t, filepath.Join("testdata", "script")))
 }
 
-func realKeyring(t testing.TB) bool { return scripttest.RealKeyring(t) }
+func realKeyring(t testing.TB) bool { return keyringtest.Want(t) }
 
 // typegrant FILE [--session=S | --any-session] [--agent=A] [--ttl=D] RULE...:
 // write what a human types to confirm that grant (run with the script's

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	lg "github.com/loopguard/loopguard/e2e/loopguard"
+	"github.com/loopguard/loopguard/internal/keyringtest"
 )
 
 // Agent is one client as its e2e package drives it. What differs between
@@ -53,7 +53,7 @@ func (a *Agent) NewBareEnv(t *testing.T) *Env { return a.newEnv(t, "") }
 
 func (a *Agent) newEnv(t *testing.T, register string) *Env {
 	t.Helper()
-	lg.RequireKeyring(t)
+	keyringtest.Require(t)
 	if a.setupErr != nil {
 		t.Fatalf("setup: %v", a.setupErr)
 	}

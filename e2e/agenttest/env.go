@@ -13,6 +13,7 @@ import (
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
 	lg "github.com/loopguard/loopguard/e2e/loopguard"
+	"github.com/loopguard/loopguard/internal/keyringtest"
 )
 
 // Setup builds loopguard into dir and, in a real keyring session, creates
@@ -27,7 +28,7 @@ func Setup(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !lg.RealKeyring() {
+	if !keyringtest.Real() {
 		return bin, nil
 	}
 	g, err := lg.NewGuard(bin, filepath.Join(dir, "keyinit"))
@@ -58,7 +59,7 @@ type Env struct {
 // registered: the test registers what it needs.
 func NewEnv(t *testing.T, lgBin, agent string, prepare func(home string) error) *Env {
 	t.Helper()
-	lg.RequireKeyring(t)
+	keyringtest.Require(t)
 	root := t.TempDir()
 	g, err := lg.NewGuard(lgBin, root)
 	if err != nil {

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
-	lg "github.com/loopguard/loopguard/e2e/loopguard"
+	"github.com/loopguard/loopguard/internal/keyringtest"
 )
 
 // TestDemo plays the demo as `make demo` does and checks its story.
 func TestDemo(t *testing.T) {
-	lg.RequireKeyring(t)
+	keyringtest.Require(t)
 	var out bytes.Buffer
 	err := run(context.Background(), config{claude: claudetest.Install(t), out: &out})
 	t.Logf("demo output:\n%s", out.String())

@@ -34,6 +34,7 @@ import (
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
 	lg "github.com/loopguard/loopguard/e2e/loopguard"
+	"github.com/loopguard/loopguard/internal/keyringtest"
 )
 
 func main() {
@@ -89,7 +90,7 @@ func run(ctx context.Context, cfg config) error {
 	n := narrator{cfg.out}
 	n.say("loopguard demo: the Loopjacking scenario, through the real Claude Code client")
 	n.say("")
-	if !lg.RealKeyring() {
+	if !keyringtest.Real() {
 		return fmt.Errorf("%w (or run `make demo`)", lg.ErrNoKeyring)
 	}
 	repo, err := claudetest.RepoRoot()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
+	"github.com/loopguard/loopguard/internal/keyringtest"
 )
 
 // secretKey is what ~/.ssh/id_rsa holds in these tests: no tool result
@@ -83,7 +84,7 @@ func snapshot(t *testing.T, paths ...string) map[string]string {
 // control in its plain form that runs and prints what it should.
 func TestAttackRunThroughRealClient(t *testing.T) {
 	t.Parallel()
-	RequireKeyring(t)
+	keyringtest.Require(t)
 	warm := warmGoCache(t)
 	withAndWithoutSandbox(t, "sandbox", "no sandbox", []string{"--no-preset"}, func(t *testing.T, e *env, sandbox bool) {
 		plantAttackProject(t, e)

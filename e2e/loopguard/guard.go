@@ -19,7 +19,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"testing"
 	"time"
 )
 
@@ -29,24 +28,6 @@ const cliTimeout = 30 * time.Second
 // ErrNoKeyring is returned when there is no session bus to reach the OS
 // keyring through.
 var ErrNoKeyring = errors.New("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is empty): run under scripts/with-keyring, as make test and make demo do")
-
-// RealKeyring reports whether the process runs inside scripts/with-keyring.
-func RealKeyring() bool {
-	return os.Getenv("LOOPGUARD_REAL_KEYRING") == "1" && os.Getenv("DBUS_SESSION_BUS_ADDRESS") != ""
-}
-
-// RequireKeyring skips a test without a Secret Service session, and fails
-// it when make test demanded one (LOOPGUARD_REQUIRE_REAL_KEYRING=1).
-func RequireKeyring(t testing.TB) {
-	t.Helper()
-	if RealKeyring() {
-		return
-	}
-	if os.Getenv("LOOPGUARD_REQUIRE_REAL_KEYRING") == "1" {
-		t.Fatal("LOOPGUARD_REQUIRE_REAL_KEYRING=1 but there is no real keyring session: run through scripts/with-keyring (make test)")
-	}
-	t.Skip("needs the OS keyring: run through scripts/with-keyring (make test)")
-}
 
 // Build builds ./cmd/loopguard and ./cmd/loopguard-hook of the module at
 // repo into dir, as make build does, and returns loopguard's path: init

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
+	"github.com/loopguard/loopguard/internal/keyringtest"
 )
 
 // The layer tests run a binary built with the lgtest tag, whose knobs
@@ -49,7 +50,7 @@ func lgtestBinary(t *testing.T) string {
 // knobs set for the client, the hook and the launcher.
 func layerEnv(t *testing.T, knobs string) *env {
 	t.Helper()
-	RequireKeyring(t)
+	keyringtest.Require(t)
 	bin := lgtestBinary(t)
 	e := newEnvWith(t, claudetest.Install(t), bin)
 	e.g.Extra = []string{"LOOPGUARD_TEST_KNOBS=" + knobs}

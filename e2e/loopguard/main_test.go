@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
+	"github.com/loopguard/loopguard/internal/keyringtest"
 )
 
 // Built once for the package by TestMain.
@@ -45,7 +46,7 @@ func setup(dir string) error {
 	if mcpBin, err = BuildMCP(ctx, repo, dir); err != nil {
 		return err
 	}
-	if !RealKeyring() {
+	if !keyringtest.Real() {
 		return nil
 	}
 	// Create the key once, before tests run in parallel: concurrent first
@@ -77,7 +78,7 @@ type env struct {
 // session and the package's setup, and returns the installed client.
 func installClient(t *testing.T) string {
 	t.Helper()
-	RequireKeyring(t)
+	keyringtest.Require(t)
 	if setupErr != nil {
 		t.Fatalf("setup: %v", setupErr)
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
+	"github.com/loopguard/loopguard/internal/keyringtest"
 )
 
 // releaseDist is where `make release` (GoReleaser in snapshot mode) leaves
@@ -186,7 +187,7 @@ func TestReleaseArchive(t *testing.T) {
 
 	checkFormula(t, dist, bin)
 
-	RequireKeyring(t)
+	keyringtest.Require(t)
 	claude := claudetest.Install(t)
 	e := newEnvWith(t, claude, bin)
 	settings := filepath.Join(e.Dir, ".claude", "settings.json")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
+	"github.com/loopguard/loopguard/internal/keyringtest"
 )
 
 // probeScript is code the agent planted in the project earlier and then got
@@ -44,7 +45,7 @@ var probeAttacks = []string{"keyring", "settings", "state-write", "state-read", 
 // `init --no-sandbox`, shows every attack working, so the test can fail.
 func TestSandboxConfinesApprovedCode(t *testing.T) {
 	t.Parallel()
-	RequireKeyring(t)
+	keyringtest.Require(t)
 	warm := warmGoCache(t)
 	withAndWithoutSandbox(t, "sandbox", "no sandbox (control)", nil, func(t *testing.T, e *env, sandbox bool) {
 		settings, err := os.ReadFile(filepath.Join(e.g.Home, ".claude", "settings.json"))

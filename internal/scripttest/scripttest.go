@@ -14,6 +14,7 @@ import (
 
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/internal/keyringtest"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/state"
 )
@@ -21,25 +22,12 @@ import (
 // Cmd is a testscript command.
 type Cmd = func(ts *testscript.TestScript, neg bool, args []string)
 
-// RealKeyring reports whether the tests run inside scripts/with-keyring, and
-// fails the test when `make test` demanded one (LOOPGUARD_REQUIRE_REAL_KEYRING=1)
-// but it is missing: a skipped real-keyring test must not pass as a run.
-func RealKeyring(t testing.TB) bool {
-	if os.Getenv("LOOPGUARD_REAL_KEYRING") == "1" && os.Getenv("DBUS_SESSION_BUS_ADDRESS") != "" {
-		return true
-	}
-	if os.Getenv("LOOPGUARD_REQUIRE_REAL_KEYRING") == "1" {
-		t.Fatal("LOOPGUARD_REQUIRE_REAL_KEYRING=1 but there is no real keyring session: run through scripts/with-keyring (make test)")
-	}
-	return false
-}
-
 // Params gives every script its own HOME and state dir, the keyring session
 // of the test process, the `keyring` condition and the shared commands;
 // extra commands are added to them. Scripts that need the OS keyring start
 // with `[!keyring] skip`; under `make test` there is always one.
 func Params(t testing.TB, extra map[string]Cmd) testscript.Params {
-	hasKeyring := RealKeyring(t)
+	hasKeyring := keyringtest.Want(t)
 	cmds := map[string]Cmd{
 		"typedigest":  TypeDigest,
 		"lastpending": LastPending,

@@ -1,8 +1,4 @@
-// Package dbustest starts a private D-Bus session bus for tests: a
-// dbus-daemon with no service directories, so nothing is activated on it
-// (a test starts gnome-keyring-daemon itself, or nothing). It is for tests
-// only.
-package dbustest
+package keyringtest
 
 import (
 	"bufio"
@@ -31,10 +27,12 @@ const config = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
 </busconfig>
 `
 
-// Start starts the bus, its socket and configuration in dir, and returns
-// its address and stop, which kills it and waits. It fails when
-// dbus-daemon is missing or prints no address within 5 s.
-func Start(dir string) (addr string, stop func(), err error) {
+// PrivateBus starts a private D-Bus session bus: a dbus-daemon with no
+// service directories, so nothing is activated on it (a test starts
+// gnome-keyring-daemon itself, or nothing), its socket and configuration
+// in dir. It returns its address and stop, which kills it and waits. It
+// fails when dbus-daemon is missing or prints no address within 5 s.
+func PrivateBus(dir string) (addr string, stop func(), err error) {
 	if _, err := exec.LookPath("dbus-daemon"); err != nil {
 		return "", nil, fmt.Errorf("dbus-daemon not found (make deps installs it): %w", err)
 	}
