@@ -15,6 +15,7 @@ import (
 	"os"
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
+	lg "github.com/loopguard/loopguard/e2e/loopguard"
 )
 
 func main() {
@@ -68,7 +69,7 @@ func run(out, claude string, keep bool) error {
 	} else {
 		defer os.RemoveAll(work)
 	}
-	mcp, err := buildMCP(ctx, repo, work)
+	mcp, err := lg.BuildMCP(ctx, repo, work)
 	if err != nil {
 		return err
 	}

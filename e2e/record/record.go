@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -304,17 +303,6 @@ func pick(recs []claudetest.Recorded, o output) ([]byte, error) {
 		return nil, fmt.Errorf("%s: found %d %s %s payloads (subagent %v), want 1", o.file, len(found), o.event, o.tool, o.subagent)
 	}
 	return found[0], nil
-}
-
-// buildMCP builds e2e/mcpfake into dir and returns the executable's path.
-func buildMCP(ctx context.Context, repo, dir string) (string, error) {
-	exe := filepath.Join(dir, "mcpfake")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", exe, "./e2e/mcpfake")
-	cmd.Dir = repo
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("failed to build mcpfake: %w: %s", err, out)
-	}
-	return exe, nil
 }
 
 func lastLines(s string, n int) string {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
+	lg "github.com/loopguard/loopguard/e2e/loopguard"
 )
 
 func TestMain(m *testing.M) {
@@ -109,7 +110,7 @@ func TestRecordMatchesFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	work, out := t.TempDir(), t.TempDir()
-	mcp, err := buildMCP(context.Background(), repo, work)
+	mcp, err := lg.BuildMCP(context.Background(), repo, work)
 	if err != nil {
 		t.Fatal(err)
 	}
