@@ -131,11 +131,18 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	writeNew(t, to, 0o755, in)
+}
+
+// writeNew writes what r holds to a new file (not one already there) with
+// mode perm.
+func writeNew(t *testing.T, path string, perm os.FileMode, r io.Reader) {
+	t.Helper()
+	out, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	if _, err := io.Copy(out, r); err != nil {
 		out.Close()
 		t.Fatal(err)
 	}

@@ -96,16 +96,7 @@ func unpack(t *testing.T, archive, dir string) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		out, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fs.FileMode(h.Mode).Perm())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.Copy(out, tr); err != nil {
-			t.Fatal(err)
-		}
-		if err := out.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeNew(t, p, fs.FileMode(h.Mode).Perm(), tr)
 	}
 }
 
