@@ -9,12 +9,17 @@ package corpus
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // Entry is one command of a corpus.
@@ -100,6 +105,34 @@ func Write(w io.Writer, entries []Entry) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// ReadFile reads the corpus in the file at path (Read); its errors name
+// the file.
+func ReadFile(path string) ([]Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return entries, nil
+}
+
+// WriteFile writes entries (Write) to the file at path, atomically,
+// making its directory when missing.
+func WriteFile(path string, entries []Entry) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := Write(&b, entries); err != nil {
+		return err
+	}
+	return fsx.WriteFile(path, b.Bytes(), 0o644, false)
 }
 
 // Dedup keeps the first entry of each distinct command (exact bytes).

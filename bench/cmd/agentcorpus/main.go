@@ -115,10 +115,10 @@ func run(o options, log io.Writer) error {
 	}
 	all, shared = corpus.Dedup(all), corpus.Dedup(shared)
 	fmt.Fprintf(log, "all sources: %d distinct commands; redistributable: %d\n", len(all), len(shared))
-	if err := writeCorpus(o.full, all); err != nil {
+	if err := corpus.WriteFile(o.full, all); err != nil {
 		return err
 	}
-	if err := writeCorpus(o.out, shared); err != nil {
+	if err := corpus.WriteFile(o.out, shared); err != nil {
 		return err
 	}
 	return fsx.WriteFile(o.notice, []byte(notice(sources, shared)), 0o644, false)
@@ -260,17 +260,6 @@ func history(dir, commit, glob string) ([][2]string, error) {
 		out = append(out, blocks[i]...)
 	}
 	return out, err
-}
-
-func writeCorpus(path string, entries []corpus.Entry) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	var b bytes.Buffer
-	if err := corpus.Write(&b, entries); err != nil {
-		return err
-	}
-	return fsx.WriteFile(path, b.Bytes(), 0o644, false)
 }
 
 // notice attributes each redistributed source that gave a command, and

@@ -96,12 +96,7 @@ func TestBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	read := func(p string) []corpus.Entry {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		es, err := corpus.Read(f)
+		es, err := corpus.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}

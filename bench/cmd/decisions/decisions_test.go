@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,12 +42,8 @@ func sample(t *testing.T) string {
 			}
 		}
 	}
-	var b bytes.Buffer
-	if err := corpus.Write(&b, entries); err != nil {
-		t.Fatal(err)
-	}
 	p := filepath.Join(t.TempDir(), "sample.jsonl")
-	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+	if err := corpus.WriteFile(p, entries); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -56,12 +51,7 @@ func sample(t *testing.T) string {
 
 func measureFile(t *testing.T, path string) (*Report, []corpus.Entry) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	entries, err := corpus.Read(f)
+	entries, err := corpus.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,12 +138,7 @@ func TestDecisionsOnKnownSample(t *testing.T) {
 // TestDecisionsOnCorpusSample: a slice of the committed corpus is counted,
 // with some calls allowed and some held, and the JSON output decodes.
 func TestDecisionsOnCorpusSample(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "..", "testdata", "agentcmds", "corpus.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := corpus.Read(f)
-	f.Close()
+	all, err := corpus.ReadFile(filepath.Join("..", "..", "..", "testdata", "agentcmds", "corpus.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,12 +150,8 @@ func TestDecisionsOnCorpusSample(t *testing.T) {
 	for i := 0; i < len(all); i += 40 {
 		entries = append(entries, all[i])
 	}
-	var b bytes.Buffer
-	if err := corpus.Write(&b, entries); err != nil {
-		t.Fatal(err)
-	}
 	p := filepath.Join(t.TempDir(), "slice.jsonl")
-	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+	if err := corpus.WriteFile(p, entries); err != nil {
 		t.Fatal(err)
 	}
 	rep, got := measureFile(t, p)

@@ -108,14 +108,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	file, err := os.Open(o.corpus)
+	entries, err := corpus.ReadFile(o.corpus)
 	if err != nil {
 		return err
-	}
-	entries, err := corpus.Read(file)
-	file.Close()
-	if err != nil {
-		return fmt.Errorf("%s: %w", o.corpus, err)
 	}
 	rep, err := measureAll(ctx, o, entries, stderr)
 	if err != nil {
