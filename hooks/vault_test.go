@@ -30,6 +30,7 @@ func newVaultHarness(t *testing.T) *vaultHarness {
 	s := vaulttest.Start(t)
 	h := newHarness(t)
 	h.keyErr = errNoKeyring // the keyring is never read with the Vault backend
+	h.now = time.Now()      // Vault's tokens and leases run on the real clock
 	alice := s.AddApprover(t, "alice")
 	return &vaultHarness{harness: h, srv: s, agent: s.AgentToken(t, "agent-a"),
 		alice: &vault.Transit{C: alice, Mount: "transit", Key: "loopguard"}}
@@ -104,7 +105,6 @@ func (v *vaultHarness) decideVault(payload map[string]any) Decision {
 // consumed; a grant under the keyring's key is refused.
 func TestVaultExactGrantOnceAcrossMachines(t *testing.T) {
 	v := newVaultHarness(t)
-	v.now = time.Now()
 	call := v.fixture("pretooluse-bash.json")
 	d := v.decideVault(call)
 	expect(t, "before approval", d, Deny, ReasonNoGrant)
@@ -140,7 +140,6 @@ func TestVaultExactGrantOnceAcrossMachines(t *testing.T) {
 
 func TestVaultScopedGrant(t *testing.T) {
 	v := newVaultHarness(t)
-	v.now = time.Now()
 	call := v.fixture("pretooluse-bash.json")
 	session := call["session_id"].(string)
 	ls := withInput(call, "command", "ls -la")
@@ -159,7 +158,6 @@ func TestVaultScopedGrant(t *testing.T) {
 // cannot put the grant back.
 func TestVaultScopedGrantRevokedEverywhere(t *testing.T) {
 	v := newVaultHarness(t)
-	v.now = time.Now()
 	call := v.fixture("pretooluse-bash.json")
 	session := call["session_id"].(string)
 	ls := withInput(call, "command", "ls -la")
@@ -215,7 +213,6 @@ func TestVaultScopedGrantRevokedEverywhere(t *testing.T) {
 func TestVaultFailuresDeny(t *testing.T) {
 	t.Run("down mid-wait", func(t *testing.T) {
 		v := newVaultHarness(t)
-		v.now = time.Now()
 		call := v.fixture("pretooluse-bash.json")
 		e := v.engine()
 		e.Wait = 20 * time.Second
@@ -258,7 +255,6 @@ func TestVaultFailuresDeny(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := newVaultHarness(t)
-			v.now = time.Now()
 			call := v.fixture("pretooluse-bash.json")
 			other := withInput(call, "command", "echo control > greeting.txt")
 			// Control: with Vault answering, an approved call runs.
@@ -313,7 +309,6 @@ func BenchmarkDecideScoped(b *testing.B) {
 // once. A refusal from B reaches A the same way.
 func TestVaultApprovalFromAnotherMachine(t *testing.T) {
 	v := newVaultHarness(t)
-	v.now = time.Now()
 	call := v.fixture("pretooluse-bash.json")
 	b := custodyFor(v.alice.C) // machine B: alice's token, no local state
 	principal := "vault:userpass-alice"
@@ -397,7 +392,6 @@ func TestVaultApprovalFromAnotherMachine(t *testing.T) {
 // and nothing of it is returned to show or to mint from.
 func TestVaultTamperedPendingRefused(t *testing.T) {
 	v := newVaultHarness(t)
-	v.now = time.Now()
 	call := v.fixture("pretooluse-bash.json")
 	d := v.decideVault(call)
 	b := custodyFor(v.alice.C)
@@ -446,7 +440,6 @@ func TestVaultScopedGrantVaultFails(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := newVaultHarness(t)
-			v.now = time.Now()
 			call := v.fixture("pretooluse-bash.json")
 			ls := withInput(call, "command", "ls -la")
 			v.vaultScope(t, "Bash(ls *)", call["session_id"].(string))
@@ -471,7 +464,6 @@ func TestVaultScopedGrantVaultFails(t *testing.T) {
 // exactly through Vault. Control: the .cursor/rules write runs on the grant.
 func TestVaultCursorMCPNeedsExactApproval(t *testing.T) {
 	v := newVaultHarness(t)
-	v.now = time.Now()
 	write := v.fixture("pretooluse-write.json")
 	wr := func(rel, content string) map[string]any {
 		return with(write, func(m map[string]any) {
