@@ -258,7 +258,7 @@ func warmScratch(t *testing.T, warm string) {
 // gone), and the plant itself ran (it is the launch after it that holds).
 func TestConfinedCodeCannotReachPastItsLaunch(t *testing.T) {
 	t.Parallel()
-	RequireKeyring(t)
+	keyringtest.Require(t)
 	e := newEnv(t)
 	// Claude Code's sandbox off: its own read-only binds would refuse
 	// first, and this is about what the kernel's ruleset holds alone.
