@@ -113,6 +113,12 @@ func probe(args []string) int {
 				fmt.Printf("read %q\n", buf[:min(n, len(buf))])
 			}
 		}
+	case "devtty": // write to the controlling terminal
+		var f *os.File
+		if f, err = os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+			_, err = f.WriteString("\x1b]52;c;ZWNobyBwd25lZA==\x07")
+			f.Close()
+		}
 	case "tiocsti": // type a character into the terminal on stdin
 		c := byte('x')
 		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCSTI, uintptr(unsafe.Pointer(&c))); e != 0 {
@@ -645,19 +651,61 @@ func TestOpenPrivate(t *testing.T) {
 	}
 }
 
-// TestConfinementTerminalInjection: a confined program whose standard
-// input is a terminal (the user's, when an agent passes its own) cannot
-// type into it: what it typed the shell reading that terminal would run
-// unconfined (TIOCSTI). Landlock's ioctl right does not reach a terminal
-// the program inherits; the filter does. Control: the same probe, not
-// launched, types (the test runs as a user the kernel lets do it).
-func TestConfinementTerminalInjection(t *testing.T) {
+// TestConfinementControllingTerminal: a confined program cannot open the
+// controlling terminal of the agent's session (/dev/tty: often the user's
+// own, where it could read what the user types, or write an escape the
+// terminal acts on, as OSC 52 setting the clipboard the user pastes
+// from). Control: the same probe, not launched, writes there; the
+// launched program still writes its standard output (the agent's).
+func TestConfinementControllingTerminal(t *testing.T) {
 	w := newWorld(t)
+	ptmx, pts := openPTY(t)
+	defer ptmx.Close()
+	defer pts.Close()
+	go io.Copy(io.Discard, ptmx) // drain what reaches the terminal
+	self, _ := os.Executable()
+	// run starts the test binary in a new session whose controlling
+	// terminal is the pseudo-terminal: as the launcher (args after the
+	// program's name) or, with launch false, as the probe itself.
+	run := func(launch bool, args ...string) (string, int) {
+		cmd := exec.Command(self)
+		cmd.Args = args
+		cmd.Stdin = pts
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		cmd.Env = w.env
+		if launch {
+			cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out.String()), cmd.ProcessState.ExitCode()
+	}
+	if out, code := run(false, probeName, "devtty"); code != 0 || !strings.HasSuffix(out, "ok") {
+		t.Fatalf("unconfined, the probe does not write its controlling terminal (control): %d %q", code, out)
+	}
+	for _, c := range []policy.Capability{readOnly, projectWrite, withNetwork} {
+		s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: self, Argv: []string{probeName, "devtty"}}
+		out, code := run(true, append([]string{self}, s.Args()[1:]...)...)
+		checkProbe(t, []string{c.String(), "devtty"}, out, code, false)
+		s.Argv = []string{probeName, "stdout"}
+		if out, code := run(true, append([]string{self}, s.Args()[1:]...)...); code != 0 || !strings.Contains(out, "to stdout") {
+			t.Errorf("%s: standard output (control): %d %q", c, code, out)
+		}
+	}
+}
+
+// openPTY opens a pseudo-terminal: its master and its slave.
+func openPTY(t *testing.T) (*os.File, *os.File) {
+	t.Helper()
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
 	}
-	defer ptmx.Close()
 	var unlock int32
 	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
 		t.Fatal(e)
@@ -670,6 +718,19 @@ func TestConfinementTerminalInjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ptmx, pts
+}
+
+// TestConfinementTerminalInjection: a confined program whose standard
+// input is a terminal (the user's, when an agent passes its own) cannot
+// type into it: what it typed the shell reading that terminal would run
+// unconfined (TIOCSTI). Landlock's ioctl right does not reach a terminal
+// the program inherits; the filter does. Control: the same probe, not
+// launched, types (the test runs as a user the kernel lets do it).
+func TestConfinementTerminalInjection(t *testing.T) {
+	w := newWorld(t)
+	ptmx, pts := openPTY(t)
+	defer ptmx.Close()
 	defer pts.Close()
 	self, _ := os.Executable()
 	run := func(args ...string) (string, int) {

@@ -119,8 +119,13 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 var systemFiles = []string{"/dev/urandom", "/dev/random", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat",
 	"/proc/filesystems", "/proc/loadavg", "/proc/sys/kernel/osrelease"}
 
-// devices every capability may read and write.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
+// devices every capability may read and write. Not /dev/tty: the
+// program's output goes where its standard streams go (the agent reads
+// them); /dev/tty is the controlling terminal of the agent's session,
+// often the user's own, where a program could read what the user types
+// or write what the terminal acts on (an OSC 52 escape sets the
+// clipboard the user pastes from).
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full"}
 
 // homeConfig are the user's configuration files programs read to run
 // (git refuses to start without reading ~/.gitconfig); relative to home.
