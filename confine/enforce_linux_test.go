@@ -160,7 +160,7 @@ func newWorld(t *testing.T) world {
 	}
 	w := world{home: filepath.Join(root, "home"), project: filepath.Join(root, "proj"), tmp: filepath.Join(root, "tmp"), outside: filepath.Join(root, "outside")}
 	for _, f := range []string{
-		"home/.ssh/id_rsa", "home/.gitconfig", "home/.npmrc", "home/.npm/_cacache/index-v5/x", "home/.npm/_npx/abc/node_modules/p/index.js", "home/.local/state/loopguard/grants/g1", "home/notes.txt",
+		"home/.ssh/id_rsa", "home/.gitconfig", "home/.config/git/config", "home/.config/git/credentials", "home/.npmrc", "home/.npm/_cacache/index-v5/x", "home/.npm/_npx/abc/node_modules/p/index.js", "home/.local/state/loopguard/grants/g1", "home/notes.txt",
 		"proj/README.md", "proj/src/main.go", "proj/.git/config", "proj/.git/hooks/pre-commit", "proj/.git/HEAD",
 		"proj/.claude/settings.json", "proj/src/.mcp.json", "proj/docs/guide.md", "proj/deep/.envrc",
 		"outside/secret",
@@ -269,6 +269,8 @@ func TestConfinementFiles(t *testing.T) {
 		{"read-only does not read ~/.npmrc (npm login writes the registry token there)", readOnly, []string{"read", j(w.home, ".npmrc")}, false},
 		{"project-write does not read ~/.npmrc", projectWrite, []string{"read", j(w.home, ".npmrc")}, false},
 		{"+network reads ~/.npmrc (control: the registry connection needs it)", withNetwork, []string{"read", j(w.home, ".npmrc")}, true},
+		{"read-only reads ~/.config/git/config (control)", readOnly, []string{"read", j(w.home, ".config/git/config")}, true},
+		{"read-only does not read ~/.config/git/credentials (git's store helper keeps tokens there)", readOnly, []string{"read", j(w.home, ".config/git/credentials")}, false},
 		{"read-only does not read ~/.ssh", readOnly, []string{"read", j(w.home, ".ssh/id_rsa")}, false},
 		{"read-only does not read a key through a link in the project", readOnly, []string{"read", j(w.project, "notes.txt")}, false},
 		{"read-only does not read the guard's state", readOnly, []string{"read", j(w.home, ".local/state/loopguard/grants/g1")}, false},

@@ -129,7 +129,10 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full"}
 
 // homeConfig are the user's configuration files programs read to run
 // (git refuses to start without reading ~/.gitconfig); relative to home.
-var homeConfig = []string{".gitconfig", ".config/git", ".config/go", ".gitignore_global", ".cargo/config.toml", ".cargo/config"}
+// Files, not their directories: ~/.config/git also holds credentials,
+// where git's store helper keeps passwords and tokens in the clear.
+var homeConfig = []string{".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
+	".config/go/env", ".gitignore_global", ".cargo/config.toml", ".cargo/config"}
 
 // registryConfig is npm's user configuration, where `npm login` writes
 // the registry's token: readable only under the network capability, whose
