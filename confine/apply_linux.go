@@ -107,7 +107,7 @@ func openPrivate(dirs []string, uid int) ([]int, error) {
 	for _, d := range dirs {
 		fd, err := unix.Open(d, unix.O_PATH|unix.O_NOFOLLOW|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return fds, fmt.Errorf("%s is not a private directory of this user (a link, or another's): remove it (%w)", d, err)
+			return fds, fmt.Errorf("%s is not a directory of this user's (a link, or another's): remove it (%w)", d, err)
 		}
 		fds = append(fds, fd)
 		var st unix.Stat_t

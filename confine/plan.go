@@ -53,7 +53,7 @@ type Plan struct {
 	// directory lies in the temp directory, which project-write writes, so
 	// a confined program can replace one with a link (to ~/.ssh) before a
 	// later launch: each is granted by a descriptor opened without
-	// following a link and checked to be this user's private directory
+	// following a link and checked to be a directory of this user's
 	// (apply), never by its path.
 	Private []string
 	// Owner is the user the private directories must belong to.
