@@ -439,6 +439,7 @@ func runIn(t *testing.T, dir string, env []string, argv ...string) string {
 		"GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=/bin/false", "SSH_ASKPASS=/bin/false", "GIT_SSH_COMMAND=/bin/false",
 		"GIT_ALLOW_PROTOCOL=file", "EDITOR=/bin/false", "GIT_EDITOR=/bin/false", "VISUAL=/bin/false",
 		"GOFLAGS=", "GOTOOLCHAIN=local", "GOPROXY=off", "GOENV=off", "GOCACHE=" + goCache(),
+		"XDG_CONFIG_HOME=" + goTelemetryOff(),
 	}, env...)
 	cmd.Stdin = nil
 	out, _ := cmd.CombinedOutput()
@@ -1159,6 +1160,35 @@ var goCache = sync.OnceValue(func() string {
 	}
 	return strings.TrimSpace(string(out))
 })
+
+// goTelemetryOff is a configuration directory whose go/telemetry/mode is
+// "off", the probes' XDG_CONFIG_HOME: the go command ignores GOTELEMETRY,
+// and in its default mode it writes counters under the probe's HOME from a
+// child that outlives it, racing the test's removal of that directory.
+// TestMain removes it.
+var goTelemetryOff = sync.OnceValue(func() string {
+	d, err := os.MkdirTemp("", "loopguard-policy-config-")
+	if err != nil {
+		return ""
+	}
+	mode := filepath.Join(d, "go", "telemetry", "mode")
+	if os.MkdirAll(filepath.Dir(mode), 0o700) != nil || os.WriteFile(mode, []byte("off\n"), 0o600) != nil {
+		return ""
+	}
+	configDirs = append(configDirs, d)
+	return d
+})
+
+// configDirs are what TestMain removes.
+var configDirs []string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, d := range configDirs {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
+}
 
 // goProber reads cmd/go's flag package: "flag provided but not defined",
 // "flag needs an argument". ctx is run in a module with one package.
