@@ -98,10 +98,11 @@ func apply(plan Plan) error {
 }
 
 // openPrivate opens each private directory without following a link in
-// its last name and checks what it opened (a directory of uid's: its
-// mode is the tool's, checkPrivate): the rule is then on that directory
-// (its /proc/self/fd name), whatever the path names by the time the
-// ruleset is built.
+// its last name and checks what it opened, a directory of uid's (its mode
+// is the tool's: Go's cache makes its directories 0755; the scratch
+// directory above it is what no one else may enter): the rule is then on
+// that directory (its /proc/self/fd name), whatever the path names by the
+// time the ruleset is built.
 func openPrivate(dirs []string, uid int) ([]int, error) {
 	var fds []int
 	for _, d := range dirs {

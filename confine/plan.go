@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/loopguard/loopguard/fsx"
@@ -206,7 +206,7 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	if e.Home != "" {
 		conf := homeConfig
 		if s.Cap.Network {
-			conf = append(conf[:len(conf):len(conf)], registryConfig...)
+			conf = slices.Concat(homeConfig, registryConfig)
 		}
 		for _, c := range conf {
 			if err := addRead(filepath.Join(e.Home, c)); err != nil {
@@ -226,35 +226,32 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	if err != nil {
 		return p, err
 	}
+	// A private directory is made here and checked where it is granted
+	// (apply: by a descriptor, not followed if it is a link).
 	p.Owner = e.UID
 	private := func(name string) (string, error) {
 		d := filepath.Join(scratch, name)
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 			return "", fmt.Errorf("failed to create %s: %w", d, err)
 		}
-		if err := checkPrivate(d, e.UID); err != nil {
-			return "", err
-		}
 		p.Private = append(p.Private, d)
 		return d, nil
 	}
 	p.Env = map[string]string{}
-	cacheName := "go-build-ro"
+	// The caches, one per capability kind: read-only code cannot plant
+	// what project-write runs. npm's too (npm_config_cache): the user's
+	// ~/.npm is what their next npm install and npx trust (npx runs what
+	// its _npx directory holds, unchecked; a cached package document
+	// names the tarball and its hash), so a confined program never
+	// writes it.
+	kind := "ro"
 	if s.Cap.Write || s.Cap.Git {
-		cacheName = "go-build-rw"
+		kind = "rw"
 	}
-	if p.Env["GOCACHE"], err = private(cacheName); err != nil {
+	if p.Env["GOCACHE"], err = private("go-build-" + kind); err != nil {
 		return p, err
 	}
-	// npm's cache likewise (npm_config_cache): the user's ~/.npm is what
-	// their next npm install and npx trust (npx runs what its _npx
-	// directory holds, unchecked; a cached package document names the
-	// tarball and its hash), so a confined program never writes it.
-	npmName := "npm-ro"
-	if s.Cap.Write || s.Cap.Git {
-		npmName = "npm-rw"
-	}
-	if p.Env["npm_config_cache"], err = private(npmName); err != nil {
+	if p.Env["npm_config_cache"], err = private("npm-" + kind); err != nil {
 		return p, err
 	}
 	// The project, and the git directory a worktree's .git file names.
@@ -322,46 +319,12 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	return p.sorted(), nil
 }
 
-// checkPrivate fails unless d, in the scratch directory, is a directory
-// (not a link) of uid's. Its mode is the tool's (Go's cache makes its
-// directories 0755): the scratch directory above it is what no one else
-// may enter.
-func checkPrivate(d string, uid int) error {
-	fi, err := os.Lstat(d)
-	if err != nil {
-		return fmt.Errorf("failed to check %s: %w", d, err)
-	}
-	if !fi.IsDir() || !ownedBy(fi, uid) {
-		return fmt.Errorf("%s is not a directory of this user's (a link, or another's): remove it", d)
-	}
-	return nil
-}
-
-// privateDir fails unless d is a directory (not a link) of uid's that no
-// one else may enter.
-func privateDir(d string, fi os.FileInfo, uid int) error {
-	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, uid) {
-		return fmt.Errorf("%s is not a private directory of this user (a link, or another's): remove it", d)
-	}
-	return nil
-}
-
 func (p Plan) sorted() Plan {
 	for _, l := range []*[]string{&p.ReadDirs, &p.ReadFiles, &p.WriteDirs, &p.WriteFiles, &p.Private} {
-		sort.Strings(*l)
-		*l = compactStrings(*l)
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
 	}
 	return p
-}
-
-func compactStrings(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // walker finds, below a project, what project-write may write: every
@@ -425,7 +388,7 @@ func (w *walker) walk(dir string, top bool) bool {
 	for _, ent := range ents {
 		name := ent.Name()
 		p := dir + "/" + name
-		if w.fixed[p] || slicesContains(w.skip, p) || policy.NameCouldBeProtected(name) && w.pl.Classify(p).Protected() {
+		if w.fixed[p] || slices.Contains(w.skip, p) || policy.NameCouldBeProtected(name) && w.pl.Classify(p).Protected() {
 			clean = false
 			continue
 		}
@@ -467,15 +430,6 @@ func (w *walker) walk(dir string, top bool) bool {
 			w.dirs = append(w.dirs, k.path)
 		case !k.dir:
 			w.files = append(w.files, k.path)
-		}
-	}
-	return false
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
 		}
 	}
 	return false
@@ -542,8 +496,8 @@ func scratchDir(e Env) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("failed to check the scratch directory: %w", err)
 	}
-	if err := privateDir(d, fi, e.UID); err != nil {
-		return "", fmt.Errorf("the scratch directory: %w", err)
+	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, e.UID) {
+		return "", fmt.Errorf("the scratch directory: %s is not a private directory of this user (a link, or another's): remove it", d)
 	}
 	return d, nil
 }
