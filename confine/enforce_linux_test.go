@@ -188,21 +188,14 @@ func newWorld(t *testing.T) world {
 // launch runs the probe through the launcher with capability c.
 func (w world) launch(t *testing.T, c policy.Capability, redirects []Redirect, probeArgs ...string) (string, int) {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w.launchAs(t, self, c, redirects, probeArgs...)
+	return w.launchAs(t, testBinary(t), c, redirects, probeArgs...)
 }
 
 // launchAs is launch with the probe installed at exe (a copy of the test
 // binary), as a program the user installed there would run.
 func (w world) launchAs(t *testing.T, exe string, c policy.Capability, redirects []Redirect, probeArgs ...string) (string, int) {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	self := testBinary(t)
 	if exe != self {
 		if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
 			t.Fatal(err)
@@ -217,20 +210,52 @@ func (w world) launchAs(t *testing.T, exe string, c policy.Capability, redirects
 			}
 		}
 	}
-	s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: exe, Argv: append([]string{probeName}, probeArgs...), Redirects: redirects}
-	cmd := exec.Command(self, s.Args()[1:]...)
-	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
+	return w.run(t, nil, w.launcher(exe, c, redirects, probeArgs...)...)
+}
+
+// testBinary is this test binary: the launcher, and the probe it runs.
+func testBinary(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSpace(out.String()), code
+	return self
+}
+
+// launcher is the argv that runs the test binary as the launcher of the
+// probe at exe under capability c (for run).
+func (w world) launcher(exe string, c policy.Capability, redirects []Redirect, probeArgs ...string) []string {
+	s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: exe, Argv: append([]string{probeName}, probeArgs...), Redirects: redirects}
+	return append([]string{launcherName}, s.Args()[1:]...)
+}
+
+// launcherName is the test binary's argv[0] when it is the launcher.
+const launcherName = "lg-confine-launcher"
+
+// run runs the test binary with argv, its argv[0] saying what it is (the
+// probe or the launcher), in the world's environment; setup, when not
+// nil, gives the process what the test needs (a terminal, a descriptor,
+// a session). It returns the output, trimmed, and the exit status.
+func (w world) run(t *testing.T, setup func(*exec.Cmd), argv ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(testBinary(t))
+	cmd.Args = argv
+	cmd.Env = w.env
+	if argv[0] == launcherName {
+		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if setup != nil {
+		setup(cmd)
+	}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(out.String()), cmd.ProcessState.ExitCode()
 }
 
 // getenv is the variable name as the probe sees it under capability c.
@@ -531,17 +556,15 @@ func TestConfinementEnvironmentTokens(t *testing.T) {
 func TestLauncherFailsClosed(t *testing.T) {
 	w := newWorld(t)
 	marker := filepath.Join(w.tmp, "ran")
-	self, _ := os.Executable()
+	self := testBinary(t)
 	for _, args := range [][]string{
 		{"--cap", "read-only", "--project", w.home, "--cwd", w.home, "--", self, probeName, "write", marker}, // the project is the home
 		{"--cap", "bogus", "--project", w.project, "--cwd", w.project, "--", self, probeName, "write", marker},
 		{"--cap", "read-only", "--project", w.project, "--cwd", w.project, "--", filepath.Join(w.tmp, "missing"), "x"},
 	} {
-		cmd := exec.Command(self, args...)
-		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
-		out, _ := cmd.CombinedOutput()
-		if cmd.ProcessState.ExitCode() != ExitFailed || !strings.Contains(string(out), "loopguard: the program was not run") {
-			t.Errorf("%q: exit %d %q", args, cmd.ProcessState.ExitCode(), out)
+		out, code := w.run(t, nil, append([]string{launcherName}, args...)...)
+		if code != ExitFailed || !strings.Contains(out, "loopguard: the program was not run") {
+			t.Errorf("%q: exit %d %q", args, code, out)
 		}
 		if _, err := os.Stat(marker); err == nil {
 			t.Fatalf("%q: the program ran", args)
@@ -596,22 +619,20 @@ func TestConfinementRealNpm(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.project, "package.json"), []byte(pkg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	self, _ := os.Executable()
+	quiet := func(cmd *exec.Cmd) { cmd.Env = append(cmd.Env, "npm_config_update_notifier=false") }
 	for _, c := range []struct {
 		cap       policy.Capability
 		wantToken bool
 	}{{projectWrite, false}, {withNetwork, true}} {
 		s := Spec{Cap: c.cap, Project: w.project, Cwd: w.project, Exe: node, Argv: []string{"node", cli, "test"}}
-		cmd := exec.Command(self, s.Args()[1:]...)
-		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1", "npm_config_update_notifier=false"}, w.env...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: npm test: %v\n%s", c.cap, err, out)
+		out, code := w.run(t, quiet, append([]string{launcherName}, s.Args()[1:]...)...)
+		if code != 0 {
+			t.Fatalf("%s: npm test: exit %d\n%s", c.cap, code, out)
 		}
-		if !strings.Contains(string(out), "tests ran") {
+		if !strings.Contains(out, "tests ran") {
 			t.Fatalf("%s: the test script did not run:\n%s", c.cap, out)
 		}
-		if got := strings.Contains(string(out), token); got != c.wantToken {
+		if got := strings.Contains(out, token); got != c.wantToken {
 			t.Errorf("%s: token printed %v, want %v:\n%s", c.cap, got, c.wantToken, out)
 		}
 	}
@@ -665,37 +686,19 @@ func TestConfinementControllingTerminal(t *testing.T) {
 	defer ptmx.Close()
 	defer pts.Close()
 	go io.Copy(io.Discard, ptmx) // drain what reaches the terminal
-	self, _ := os.Executable()
-	// run starts the test binary in a new session whose controlling
-	// terminal is the pseudo-terminal: as the launcher (args after the
-	// program's name) or, with launch false, as the probe itself.
-	run := func(launch bool, args ...string) (string, int) {
-		cmd := exec.Command(self)
-		cmd.Args = args
+	self := testBinary(t)
+	// In a new session whose controlling terminal is the pseudo-terminal.
+	session := func(cmd *exec.Cmd) {
 		cmd.Stdin = pts
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		cmd.Env = w.env
-		if launch {
-			cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
-		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(out.String()), cmd.ProcessState.ExitCode()
 	}
-	if out, code := run(false, probeName, "devtty"); code != 0 || !strings.HasSuffix(out, "ok") {
+	if out, code := w.run(t, session, probeName, "devtty"); code != 0 || !strings.HasSuffix(out, "ok") {
 		t.Fatalf("unconfined, the probe does not write its controlling terminal (control): %d %q", code, out)
 	}
 	for _, c := range []policy.Capability{readOnly, projectWrite, withNetwork} {
-		s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: self, Argv: []string{probeName, "devtty"}}
-		out, code := run(true, append([]string{self}, s.Args()[1:]...)...)
+		out, code := w.run(t, session, w.launcher(self, c, nil, "devtty")...)
 		checkProbe(t, []string{c.String(), "devtty"}, out, code, false)
-		s.Argv = []string{probeName, "stdout"}
-		if out, code := run(true, append([]string{self}, s.Args()[1:]...)...); code != 0 || !strings.Contains(out, "to stdout") {
+		if out, code := w.run(t, session, w.launcher(self, c, nil, "stdout")...); code != 0 || !strings.Contains(out, "to stdout") {
 			t.Errorf("%s: standard output (control): %d %q", c, code, out)
 		}
 	}
@@ -734,29 +737,13 @@ func TestConfinementTerminalInjection(t *testing.T) {
 	ptmx, pts := openPTY(t)
 	defer ptmx.Close()
 	defer pts.Close()
-	self, _ := os.Executable()
-	run := func(args ...string) (string, int) {
-		cmd := exec.Command(self, args...)
-		cmd.Stdin = pts
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(out.String()), cmd.ProcessState.ExitCode()
-	}
-	direct := exec.Command(self)
-	direct.Args = []string{probeName, "tiocsti"}
-	direct.Stdin = pts
-	if out, err := direct.CombinedOutput(); err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
-		t.Skipf("the kernel does not let this user type into a terminal it does not control (control): %v %s", err, out)
+	self := testBinary(t)
+	onTerminal := func(cmd *exec.Cmd) { cmd.Stdin = pts }
+	if out, code := w.run(t, onTerminal, probeName, "tiocsti"); code != 0 || !strings.HasSuffix(out, "ok") {
+		t.Skipf("the kernel does not let this user type into a terminal it does not control (control): %d %s", code, out)
 	}
 	for _, c := range []policy.Capability{readOnly, projectWrite, withNetwork} {
-		s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: self, Argv: []string{probeName, "tiocsti"}}
-		out, code := run(s.Args()[1:]...)
+		out, code := w.run(t, onTerminal, w.launcher(self, c, nil, "tiocsti")...)
 		checkProbe(t, []string{c.String(), "tiocsti"}, out, code, false)
 	}
 }
@@ -777,7 +764,7 @@ func TestConfinementInheritedDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer key.Close()
-	self, _ := os.Executable()
+	self := testBinary(t)
 	for _, c := range []struct {
 		redirects []Redirect
 		ok        bool
@@ -785,12 +772,7 @@ func TestConfinementInheritedDescriptors(t *testing.T) {
 		{nil, false},
 		{[]Redirect{{Fd: 3, Op: "<", Path: filepath.Join(w.project, "README.md")}}, true},
 	} {
-		s := Spec{Cap: readOnly, Project: w.project, Cwd: w.project, Exe: self, Argv: []string{probeName, "readfd"}, Redirects: c.redirects}
-		cmd := exec.Command(self, s.Args()[1:]...)
-		cmd.ExtraFiles = []*os.File{key}
-		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
-		out, _ := cmd.CombinedOutput()
-		got := string(out)
+		got, _ := w.run(t, func(cmd *exec.Cmd) { cmd.ExtraFiles = []*os.File{key} }, w.launcher(self, readOnly, c.redirects, "readfd")...)
 		if strings.Contains(got, "KEY-SECRET") {
 			t.Errorf("redirects %v: the inherited descriptor read the key: %q", c.redirects, got)
 		}
@@ -811,11 +793,8 @@ func TestConfinementKernelKeyring(t *testing.T) {
 		t.Skipf("no kernel keyring: %v", err)
 	}
 	defer unix.KeyctlInt(unix.KEYCTL_INVALIDATE, id, 0, 0, 0)
-	self, _ := os.Executable()
-	direct := exec.Command(self)
-	direct.Args = []string{probeName, "keyread", desc}
-	if out, err := direct.CombinedOutput(); err != nil || !strings.Contains(string(out), "KEYRING-SECRET") {
-		t.Skipf("this process cannot read its own user keyring (control): %v %s", err, out)
+	if out, code := w.run(t, nil, probeName, "keyread", desc); code != 0 || !strings.Contains(out, "KEYRING-SECRET") {
+		t.Skipf("this process cannot read its own user keyring (control): %d %s", code, out)
 	}
 	for _, c := range []policy.Capability{readOnly, projectWrite, withNetwork} {
 		out, code := w.launch(t, c, nil, "keyread", desc)
@@ -835,12 +814,9 @@ func TestConfinementSignals(t *testing.T) {
 		t.Skipf("Landlock ABI %d has no signal scope (6)", ABI())
 	}
 	w := newWorld(t)
-	self, _ := os.Executable()
 	pid := strconv.Itoa(os.Getpid())
-	direct := exec.Command(self)
-	direct.Args = []string{probeName, "signal", pid}
-	if out, err := direct.CombinedOutput(); err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
-		t.Fatalf("unconfined signal (control): %v %s", err, out)
+	if out, code := w.run(t, nil, probeName, "signal", pid); code != 0 || !strings.HasSuffix(out, "ok") {
+		t.Fatalf("unconfined signal (control): %d %s", code, out)
 	}
 	for _, c := range []policy.Capability{readOnly, projectWrite, withNetwork} {
 		out, code := w.launch(t, c, nil, "signal", pid)
