@@ -262,12 +262,7 @@ func TestConfinedCodeCannotReachPastItsLaunch(t *testing.T) {
 	e := newEnv(t)
 	// Claude Code's sandbox off: its own read-only binds would refuse
 	// first, and this is about what the kernel's ruleset holds alone.
-	if err := os.RemoveAll(e.path(".claude")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.g.Run(e.ctx, e.Dir, "init", "--user", "--wait", "0", "--no-preset", "--no-sandbox"); err != nil {
-		t.Fatal(err)
-	}
+	e.initUser("--no-preset", "--no-sandbox")
 	// A temp directory of this test's own: the launcher's scratch
 	// directory (and its private caches) lives there, apart from the
 	// other tests'.

@@ -54,12 +54,7 @@ func layerEnv(t *testing.T, knobs string) *env {
 	bin := lgtestBinary(t)
 	e := newEnvWith(t, claudetest.Install(t), bin)
 	e.g.Extra = []string{"LOOPGUARD_TEST_KNOBS=" + knobs}
-	if err := os.RemoveAll(e.path(".claude")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.g.Run(e.ctx, e.Dir, "init", "--user", "--wait", "0", "--no-preset", "--no-sandbox"); err != nil {
-		t.Fatal(err)
-	}
+	e.initUser("--no-preset", "--no-sandbox")
 	plantAttackProject(t, e)
 	if _, err := e.g.Grant(e.ctx, e.Dir, "--preset", "readonly"); err != nil {
 		t.Fatal(err)

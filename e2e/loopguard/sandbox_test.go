@@ -198,19 +198,26 @@ func withAndWithoutSandbox(t *testing.T, on, off string, initArgs []string, f fu
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			// newEnv registered the hooks in the project.
-			if err := os.RemoveAll(e.path(".claude")); err != nil {
-				t.Fatal(err)
-			}
-			args := append([]string{"init", "--user", "--wait", "0"}, initArgs...)
+			args := initArgs
 			if !tt.sandbox {
-				args = append(args, "--no-sandbox")
+				args = append(args[:len(args):len(args)], "--no-sandbox")
 			}
-			if _, err := e.g.Run(e.ctx, e.Dir, args...); err != nil {
-				t.Fatal(err)
-			}
+			e.initUser(args...)
 			f(t, e, tt.sandbox)
 		})
+	}
+}
+
+// initUser registers loopguard in the user's settings instead of the
+// project's (newEnv registered it in the project), with init's further
+// args (--no-sandbox, --no-preset).
+func (e *env) initUser(args ...string) {
+	e.t.Helper()
+	if err := os.RemoveAll(e.path(".claude")); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.g.Run(e.ctx, e.Dir, append([]string{"init", "--user", "--wait", "0"}, args...)...); err != nil {
+		e.t.Fatal(err)
 	}
 }
 
