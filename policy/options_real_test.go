@@ -435,7 +435,7 @@ func runIn(t *testing.T, dir string, env []string, argv ...string) string {
 	cmd.Dir = dir
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LC_ALL=C", "LANG=C", "TERM=dumb",
-		"PAGER=cat", "GIT_PAGER=cat", "MANPAGER=cat", "GOTELEMETRY=off", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"PAGER=cat", "GIT_PAGER=cat", "MANPAGER=cat", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 		"GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=/bin/false", "SSH_ASKPASS=/bin/false", "GIT_SSH_COMMAND=/bin/false",
 		"GIT_ALLOW_PROTOCOL=file", "EDITOR=/bin/false", "GIT_EDITOR=/bin/false", "VISUAL=/bin/false",
 		"GOFLAGS=", "GOTOOLCHAIN=local", "GOPROXY=off", "GOENV=off", "GOCACHE=" + goCache(),
@@ -1171,21 +1171,21 @@ var goTelemetryOff = sync.OnceValue(func() string {
 	if err != nil {
 		return ""
 	}
+	madeConfig = d
 	mode := filepath.Join(d, "go", "telemetry", "mode")
 	if os.MkdirAll(filepath.Dir(mode), 0o700) != nil || os.WriteFile(mode, []byte("off\n"), 0o600) != nil {
 		return ""
 	}
-	configDirs = append(configDirs, d)
 	return d
 })
 
-// configDirs are what TestMain removes.
-var configDirs []string
+// madeConfig is goTelemetryOff's directory once made, for TestMain to remove.
+var madeConfig string
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, d := range configDirs {
-		os.RemoveAll(d)
+	if madeConfig != "" {
+		os.RemoveAll(madeConfig)
 	}
 	os.Exit(code)
 }
