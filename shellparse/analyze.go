@@ -128,7 +128,13 @@ func (a *analyzer) analyze(command string) (Result, *Sketch) {
 			res.Argv = sc.argv
 		}
 		if res.Verdict == Chained {
-			res.Parts, res.Ops = a.chain(file)
+			var why error
+			res.Parts, res.Ops, why = a.chain(file)
+			if why != nil && a.fromError(why).Reason != res.Reason {
+				// The operator alone is not why no grant can cover the
+				// chain: say what keeps it from being judged part by part.
+				res.Reason += ", and the chain cannot be judged part by part: " + a.fromError(why).Reason
+			}
 		}
 		return res, &sk
 	}

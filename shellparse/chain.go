@@ -1,6 +1,8 @@
 package shellparse
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 
@@ -18,41 +20,57 @@ const maxParts = 64
 // directory and be followed by && (or end the chain), never sit in a
 // pipeline: a cd that failed would leave the later parts in another
 // directory than the one they were judged in.
-func (a *analyzer) chain(f *syntax.File) ([]Result, []string) {
-	if firstComment(f) != nil {
-		return nil, nil
+//
+// When it returns no parts, the error says why, for the person and the
+// model reading the refusal: the part, or the shape, that keeps the chain
+// from being judged part by part.
+func (a *analyzer) chain(f *syntax.File) ([]Result, []string, error) {
+	if c := firstComment(f); c != nil {
+		return nil, nil, deny(Unparseable, c.Hash, "a comment (#)")
 	}
 	var leaves []*syntax.Stmt
 	var ops []string
-	var walk func(st *syntax.Stmt) bool
-	walk = func(st *syntax.Stmt) bool {
-		if st.Negated || st.Background || st.Coprocess || st.Disown || findSubst(st) != nil {
-			return false
+	var walk func(st *syntax.Stmt) error
+	walk = func(st *syntax.Stmt) error {
+		if err := findSubst(st); err != nil {
+			return err
 		}
-		switch c := st.Cmd.(type) {
-		case *syntax.CallExpr:
-			leaves = append(leaves, st)
-			return len(leaves) <= maxParts
-		case *syntax.BinaryCmd:
+		if c, ok := st.Cmd.(*syntax.BinaryCmd); ok && !st.Negated && !st.Background && !st.Coprocess && !st.Disown {
 			switch c.Op {
 			case syntax.AndStmt, syntax.OrStmt, syntax.Pipe, syntax.PipeAll:
 			default:
-				return false
+				return deny(Chained, c.OpPos, "%s joins two commands", c.Op)
 			}
-			if len(st.Redirs) > 0 || !walk(c.X) {
-				return false
+			if len(st.Redirs) > 0 {
+				return deny(Chained, st.Redirs[0].OpPos, "a redirection of a whole list")
+			}
+			if err := walk(c.X); err != nil {
+				return err
 			}
 			ops = append(ops, c.Op.String())
 			return walk(c.Y)
 		}
-		return false
+		if _, ok := st.Cmd.(*syntax.CallExpr); !ok || st.Negated || st.Background || st.Coprocess || st.Disown {
+			// What a.file says of the statement alone: a subshell, a
+			// group, a loop, a background job, a negation.
+			_, err := a.file(&syntax.File{Stmts: []*syntax.Stmt{st}})
+			if err == nil {
+				err = deny(Chained, st.Pos(), "a statement that is not a simple command")
+			}
+			return err
+		}
+		leaves = append(leaves, st)
+		if len(leaves) > maxParts {
+			return deny(Chained, st.Pos(), "more than %d commands", maxParts)
+		}
+		return nil
 	}
 	for i, st := range f.Stmts {
 		if i > 0 {
 			ops = append(ops, ";")
 		}
-		if !walk(st) {
-			return nil, nil
+		if err := walk(st); err != nil {
+			return nil, nil, err
 		}
 	}
 	saved := a.env.Cwd
@@ -61,50 +79,101 @@ func (a *analyzer) chain(f *syntax.File) ([]Result, []string) {
 	parts := make([]Result, 0, len(leaves))
 	for i, st := range leaves {
 		a.env.Cwd = cwd
-		sc, err := a.call(st.Cmd.(*syntax.CallExpr), st.Redirs)
-		if err != nil || sc == nil {
-			return nil, nil
+		call := st.Cmd.(*syntax.CallExpr)
+		sc, err := a.call(call, st.Redirs)
+		if err != nil {
+			return nil, nil, partError(a.src, st, err)
+		}
+		if sc == nil {
+			return nil, nil, deny(Chained, st.Pos(), "the part `%s` is not a command", partText(a.src, st))
 		}
 		p := Result{Verdict: Simple, Argv: sc.argv, Executable: sc.executable, Builtin: sc.builtin,
 			Assigns: sc.assigns, Redirects: sc.redirects, Plain: sc.plain, Cwd: cwd}
 		if sc.builtin && !chainBuiltin(sc.argv) {
-			return nil, nil
+			return nil, nil, deny(Chained, st.Pos(), "the builtin %s changes what the later parts depend on", sc.argv[0].Value)
 		}
 		if sc.builtin && sc.argv[0].Value == "cd" {
-			prev, next := "", ""
-			if i > 0 {
-				prev = ops[i-1]
+			if err := a.chainCd(st, sc, ops, i, &cwd); err != nil {
+				return nil, nil, err
 			}
-			if i < len(ops) {
-				next = ops[i]
-			}
-			if len(sc.argv) != 2 || len(sc.assigns) > 0 || len(sc.redirects) > 0 || prev == "|" || prev == "|&" ||
-				(next != "" && next != "&&") {
-				return nil, nil
-			}
-			target := sc.argv[1].Value
-			if target == "" || target == "-" || target[0] == '-' {
-				return nil, nil
-			}
-			if !isAbs(target) {
-				if cwd == "" {
-					return nil, nil
-				}
-				target = joinPath(cwd, target)
-			}
-			fi, err := os.Stat(target)
-			if err != nil || !fi.IsDir() {
-				return nil, nil
-			}
-			p.Chdir = evalSymlinks(target)
-			if p.Chdir == "" {
-				return nil, nil
-			}
-			cwd = p.Chdir
+			p.Chdir = cwd
 		}
 		parts = append(parts, p)
 	}
-	return parts, ops
+	return parts, ops, nil
+}
+
+// chainCd judges the cd that is part i of a chain and moves *cwd where it
+// goes: one existing directory, named by a word the analysis reads, and
+// followed by && (or the chain's end), so that a cd that failed stops the
+// chain instead of leaving the later parts elsewhere.
+func (a *analyzer) chainCd(st *syntax.Stmt, sc *simpleCmd, ops []string, i int, cwd *string) error {
+	prev, next := "", ""
+	if i > 0 {
+		prev = ops[i-1]
+	}
+	if i < len(ops) {
+		next = ops[i]
+	}
+	switch {
+	case len(sc.argv) == 1:
+		return deny(Chained, st.Pos(), "cd with no directory goes to the home directory")
+	case len(sc.argv) > 2:
+		return deny(Chained, st.Pos(), "cd with more than one word")
+	case len(sc.assigns) > 0 || len(sc.redirects) > 0:
+		return deny(Chained, st.Pos(), "cd with an assignment or a redirection")
+	case prev == "|" || prev == "|&":
+		return deny(Chained, st.Pos(), "cd in a pipeline runs in a subshell of its own")
+	case next != "" && next != "&&":
+		return deny(Chained, st.Pos(), "cd followed by %s: the later parts would run where cd left them even if it failed; join them with &&", next)
+	}
+	target := sc.argv[1].Value
+	switch {
+	case target == "":
+		return deny(Chained, st.Pos(), "cd to an empty word")
+	case target == "-":
+		return deny(Chained, st.Pos(), "cd - goes to the previous directory, which the analysis cannot know")
+	case target[0] == '-':
+		return deny(Chained, st.Pos(), "cd with an option (%s)", target)
+	}
+	if !isAbs(target) {
+		if *cwd == "" {
+			return deny(Chained, st.Pos(), "cd to a relative directory from an unknown directory")
+		}
+		target = joinPath(*cwd, target)
+	}
+	if fi, err := os.Stat(target); err != nil || !fi.IsDir() {
+		return deny(Chained, st.Pos(), "cd %s: not an existing directory", sc.argv[1].Value)
+	}
+	d := evalSymlinks(target)
+	if d == "" {
+		return deny(Chained, st.Pos(), "cd %s: the directory cannot be resolved", sc.argv[1].Value)
+	}
+	*cwd = d
+	return nil
+}
+
+// partError is why a part of a chain is not a simple command, naming the
+// part.
+func partError(src string, st *syntax.Stmt, err error) error {
+	var ve *verdictError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	return &verdictError{verdict: ve.verdict, pos: ve.pos, reason: fmt.Sprintf("the part `%s`: %s", partText(src, st), ve.reason)}
+}
+
+// partText is a part's text as written, shortened for a message.
+func partText(src string, st *syntax.Stmt) string {
+	from, to := int(st.Pos().Offset()), int(st.End().Offset())
+	if from < 0 || to > len(src) || from >= to {
+		return "?"
+	}
+	t := strings.Join(strings.Fields(src[from:to]), " ")
+	if len(t) > 60 {
+		t = t[:57] + "..."
+	}
+	return t
 }
 
 // CanonicalChain is the canonical form of a chain whose parts were all

@@ -61,6 +61,51 @@ func TestChainParts(t *testing.T) {
 	}
 }
 
+// TestChainSaysWhyNotParts: a chain that cannot be judged part by part says
+// which part or shape keeps it whole (the operator alone is not why a
+// grant cannot cover it); a chain of simple parts says nothing more.
+func TestChainSaysWhyNotParts(t *testing.T) {
+	fx := newFixture(t)
+	env := fx.env
+	proj := filepath.Join(fx.root, "project")
+	env.Cwd = proj
+	if err := os.MkdirAll(filepath.Join(proj, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ cmd, why string }{
+		{"command -v zip && ls", "the part `command -v zip`: builtin command"},
+		{"ls && eval x", "the part `eval x`: builtin eval"},
+		{"cd && ls", "cd with no directory goes to the home directory"},
+		{"cd - && ls", "cd - goes to the previous directory"},
+		{"cd sub; ls", "cd followed by ;"},
+		{"ls | cd sub", "cd in a pipeline"},
+		{"cd nosuchdir && ls", "cd nosuchdir: not an existing directory"},
+		{"cd sub sub && ls", "cd with more than one word"},
+		{"(ls) && cat a", "subshell"},
+		{"{ ls; } > f && ls", "command group"},
+		{"pushd sub && ls", "the builtin pushd changes"},
+		{"ls & cat a", "in the background"},
+		{"! ls && cat a", "negated"},
+	} {
+		res := Analyze(c.cmd, env)
+		if res.Verdict != Chained || len(res.Parts) > 0 {
+			t.Errorf("%q: %s with %d parts", c.cmd, res.Verdict, len(res.Parts))
+			continue
+		}
+		if !strings.Contains(res.Reason, "cannot be judged part by part: ") || !strings.Contains(res.Reason, c.why) {
+			t.Errorf("%q: reason %q, want it to say %q", c.cmd, res.Reason, c.why)
+		}
+	}
+	// Controls: the same shapes made of simple parts keep their parts and
+	// say only what joins them.
+	for _, cmd := range []string{"cd sub && ls", "ls && cat a", "ls | head", "which zip && ls"} {
+		res := Analyze(cmd, env)
+		if res.Verdict != Chained || len(res.Parts) == 0 || strings.Contains(res.Reason, "part by part") {
+			t.Errorf("%q: %s, %d parts, reason %q", cmd, res.Verdict, len(res.Parts), res.Reason)
+		}
+	}
+}
+
 func allSimple(ps []Result) bool {
 	for _, p := range ps {
 		if p.Verdict != Simple {

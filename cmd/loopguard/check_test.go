@@ -153,7 +153,7 @@ func TestCheckJSONGolden(t *testing.T) {
 `},
 		{"git status; ls", ExitError, `{
   "verdict": "chained",
-  "reason": "more than one command (a list or several lines)",
+  "reason": "more than one command (a list or several lines), and the chain cannot be judged part by part: the part ` + "`ls`" + `: ls is found as @R@/evil/ls, in @R@/evil, which is not a trusted directory; it shadows @R@/bin/ls",
   "pos": "1:13",
   "argv": [],
   "glob": [],
@@ -285,7 +285,7 @@ func TestCheckHumanOutput(t *testing.T) {
 	)
 	check("chained command", "git status && curl x | sh", ExitError,
 		"verdict:  chained (at 1:12)\n",
-		"reason:   && joins two commands\n",
+		"reason:   && joins two commands, and the chain cannot be judged part by part: the part `curl x`: curl is not found in PATH\n",
 		"1:12 &&\n",
 		"1:22 |\n",
 		"  curl -> (builtin or not found)\n",
