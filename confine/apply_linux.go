@@ -36,6 +36,63 @@ var configs = map[int]landlock.Config{4: landlock.V4, 5: landlock.V5, 6: landloc
 // maxKnownABI is the newest ABI the launcher names rights for.
 const maxKnownABI = 7
 
+// The rights of each kind of rule (go-landlock's RODirs, ROFiles, RWDirs
+// with refer, RWFiles), before they are cut to what the ABI handles.
+const (
+	accessRead     = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
+	accessReadFile = llsys.AccessFSExecute | llsys.AccessFSReadFile
+	accessWrite    = llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile | llsys.AccessFSMakeChar |
+		llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSock | llsys.AccessFSMakeFifo |
+		llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym | llsys.AccessFSTruncate
+	accessRWDir  = accessRead | accessWrite | llsys.AccessFSRefer
+	accessRWFile = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSWriteFile | llsys.AccessFSTruncate
+)
+
+// pathRule grants access beneath one path. A private rule's path is
+// opened without following a link in its last name and must be a
+// directory of the ruleset's owner's (openPrivate).
+type pathRule struct {
+	access  uint64
+	path    string
+	private bool
+}
+
+// ruleset is a plan as the kernel takes it: the rights it handles and the
+// rules that grant some back. Both launchers apply the same one: this one
+// (apply) and the small one, which reads it from the plan file the hook
+// wrote (Prepare).
+type ruleset struct {
+	abi             int // the ABI whose rights it names
+	fs, net, scoped uint64
+	rules           []pathRule
+	owner           int
+}
+
+// newRuleset is plan's ruleset under the kernel's Landlock ABI abi.
+func newRuleset(plan Plan, abi int) (ruleset, error) {
+	if abi < MinABI {
+		return ruleset{}, fmt.Errorf("the kernel's Landlock ABI is %d; confinement needs %d or later", abi, MinABI)
+	}
+	abi = min(abi, maxKnownABI)
+	cfg := configs[abi]
+	rs := ruleset{abi: abi, fs: uint64(cfg.HandledAccessFS), net: uint64(cfg.HandledAccessNet), scoped: uint64(cfg.Scoped), owner: plan.Owner}
+	if plan.Network {
+		// TCP is not handled at all: any connection, any listener.
+		rs.net = 0
+	}
+	add := func(paths []string, access uint64, private bool) {
+		for _, p := range paths {
+			rs.rules = append(rs.rules, pathRule{access: access & rs.fs, path: p, private: private})
+		}
+	}
+	add(plan.ReadDirs, accessRead, false)
+	add(plan.ReadFiles, accessReadFile, false)
+	add(plan.WriteDirs, accessRWDir, false)
+	add(plan.WriteFiles, accessRWFile, false)
+	add(plan.Private, accessRWDir, true)
+	return rs, nil
+}
+
 // apply restricts the calling thread to plan: Landlock first, then the
 // socket filter. Only this thread: it is locked to the goroutine that
 // execs next, and execve keeps exactly its restrictions (the other threads
@@ -45,81 +102,70 @@ func apply(plan Plan) error {
 	if testknobs.On(testknobs.NoRuleset) {
 		return nil
 	}
-	abi := ABI()
-	if abi < MinABI {
-		return fmt.Errorf("the kernel's Landlock ABI is %d; confinement needs %d or later", abi, MinABI)
-	}
-	cfg := configs[min(abi, maxKnownABI)]
-	rules := []landlock.Rule{}
-	if len(plan.ReadDirs) > 0 {
-		rules = append(rules, landlock.RODirs(plan.ReadDirs...))
-	}
-	if len(plan.ReadFiles) > 0 {
-		rules = append(rules, landlock.ROFiles(plan.ReadFiles...))
-	}
-	if len(plan.WriteDirs) > 0 {
-		rules = append(rules, landlock.RWDirs(plan.WriteDirs...).WithRefer())
-	}
-	if len(plan.WriteFiles) > 0 {
-		rules = append(rules, landlock.RWFiles(plan.WriteFiles...))
-	}
-	if len(plan.Private) > 0 {
-		fds, err := openPrivate(plan.Private, plan.Owner)
-		defer func() {
-			for _, fd := range fds {
-				_ = unix.Close(fd)
-			}
-		}()
-		if err != nil {
-			return err
-		}
-		paths := make([]string, len(fds))
-		for i, fd := range fds {
-			paths[i] = fmt.Sprintf("/proc/self/fd/%d", fd)
-		}
-		rules = append(rules, landlock.RWDirs(paths...).WithRefer())
-	}
-	if plan.Network {
-		// TCP is not handled at all: any connection, any listener.
-		cfg.HandledAccessNet = 0
-	}
-	fd, flags, err := cfg.NewRulesetFD(rules...)
+	rs, err := newRuleset(plan, ABI())
 	if err != nil {
-		return fmt.Errorf("landlock: %w", err)
+		return err
 	}
-	defer unix.Close(fd)
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
-	}
-	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
+	if err := rs.restrict(); err != nil {
+		return err
 	}
 	return installFilter(plan.Network)
 }
 
-// openPrivate opens each private directory without following a link in
-// its last name and checks what it opened, a directory of uid's (its mode
-// is the tool's: Go's cache makes its directories 0755; the scratch
-// directory above it is what no one else may enter): the rule is then on
-// that directory (its /proc/self/fd name), whatever the path names by the
-// time the ruleset is built.
-func openPrivate(dirs []string, uid int) ([]int, error) {
-	var fds []int
-	for _, d := range dirs {
-		fd, err := unix.Open(d, unix.O_PATH|unix.O_NOFOLLOW|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// restrict builds rs in the kernel and restricts the calling thread to it.
+func (rs ruleset) restrict() error {
+	attr := llsys.RulesetAttr{HandledAccessFS: rs.fs, HandledAccessNet: rs.net, Scoped: rs.scoped}
+	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return fmt.Errorf("landlock_create_ruleset: %w", err)
+	}
+	defer unix.Close(fd)
+	for _, r := range rs.rules {
+		var pfd int
+		if r.private {
+			pfd, err = openPrivate(r.path, rs.owner)
+		} else if pfd, err = unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
+			err = fmt.Errorf("landlock: %s: %w", r.path, err)
+		}
 		if err != nil {
-			return fds, fmt.Errorf("%s is not a directory of this user's (a link, or another's): remove it (%w)", d, err)
+			return err
 		}
-		fds = append(fds, fd)
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return fds, fmt.Errorf("%s: %w", d, err)
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid {
-			return fds, fmt.Errorf("%s is not a directory of this user's (a link, or another's): remove it", d)
+		err = llsys.LandlockAddPathBeneathRule(fd, &llsys.PathBeneathAttr{ParentFd: pfd, AllowedAccess: r.access}, 0)
+		_ = unix.Close(pfd)
+		if err != nil {
+			return fmt.Errorf("landlock_add_rule %s: %w", r.path, err)
 		}
 	}
-	return fds, nil
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := llsys.LandlockRestrictSelf(fd, 0); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
+}
+
+// openPrivate opens a private directory without following a link in its
+// last name and checks what it opened, a directory of uid's (its mode is
+// the tool's: Go's cache makes its directories 0755; the scratch
+// directory above it is what no one else may enter): the rule is then on
+// that directory, whatever the path names by the time the ruleset is
+// built.
+func openPrivate(d string, uid int) (int, error) {
+	fd, err := unix.Open(d, unix.O_PATH|unix.O_NOFOLLOW|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("%s is not a directory of this user's (a link, or another's): remove it (%w)", d, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		_ = unix.Close(fd)
+		return -1, fmt.Errorf("%s: %w", d, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid {
+		_ = unix.Close(fd)
+		return -1, fmt.Errorf("%s is not a directory of this user's (a link, or another's): remove it", d)
+	}
+	return fd, nil
 }
 
 // run applies s and execs its program; it returns only on failure.
@@ -172,16 +218,7 @@ func redirect(rs []Redirect) error {
 			}
 			continue
 		}
-		flags := unix.O_RDONLY
-		switch {
-		case r.Op == "<>":
-			flags = unix.O_RDWR | unix.O_CREAT
-		case r.Op == ">" && r.Append:
-			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND
-		case r.Op == ">":
-			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC
-		}
-		fd, err := unix.Open(r.Path, flags|unix.O_CLOEXEC, 0o666)
+		fd, err := unix.Open(r.Path, r.openFlags()|unix.O_CLOEXEC, 0o666)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.Path, err)
 		}
@@ -195,6 +232,19 @@ func redirect(rs []Redirect) error {
 		}
 	}
 	return nil
+}
+
+// openFlags are the flags a file redirection opens its file with.
+func (r Redirect) openFlags() int {
+	switch {
+	case r.Op == "<>":
+		return unix.O_RDWR | unix.O_CREAT
+	case r.Op == ">" && r.Append:
+		return unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND
+	case r.Op == ">":
+		return unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC
+	}
+	return unix.O_RDONLY
 }
 
 func setEnv(env []string, k, v string) []string {

@@ -26,16 +26,23 @@ func Main(args []string, stderr io.Writer) int {
 
 // envOf is the launcher's Env, from its environment.
 func envOf() Env {
-	home, _ := os.UserHomeDir()
-	pl := policy.Places{Home: home, ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"), CodexHome: os.Getenv("CODEX_HOME")}
-	if d, err := policy.StateDir(); err == nil {
+	self, _ := os.Executable()
+	return envFrom(os.Getenv, self, os.Getuid())
+}
+
+// envFrom is the Env of a launch in the environment getenv reads, by the
+// binary self (whose neighbours are the guard's binaries) and user uid:
+// every variable a plan depends on is read through getenv, so the hook,
+// computing a plan ahead for the small launcher, records each one
+// (Prepare).
+func envFrom(getenv func(string) string, self string, uid int) Env {
+	home, _ := policy.HomeFrom(getenv)
+	pl := policy.Places{Home: home, ClaudeConfigDir: getenv("CLAUDE_CONFIG_DIR"), CodexHome: getenv("CODEX_HOME"), Self: self}
+	if d, err := policy.StateDirFrom(getenv); err == nil {
 		pl.StateDir = d
 	}
-	if d, err := policy.ConfigDir(); err == nil {
+	if d, err := policy.ConfigDirFrom(getenv); err == nil {
 		pl.ConfigDir = d
 	}
-	if self, err := os.Executable(); err == nil {
-		pl.Self = self
-	}
-	return EnvFrom(os.Getenv, pl, os.Getuid())
+	return EnvFrom(getenv, pl, uid)
 }

@@ -107,9 +107,20 @@ var proxyEnv = map[string]bool{
 // all of them but under read-only, where readOnlyEnv, the locale's LC_
 // and cgo's CGO_ families, and with +network the proxy's.
 func (p Plan) KeepsEnv(name string) bool {
-	return !p.KeepEnvOnly || readOnlyEnv[name] || strings.HasPrefix(name, "LC_") || strings.HasPrefix(name, "CGO_") ||
-		(p.Network && proxyEnv[name])
+	if !p.KeepEnvOnly || readOnlyEnv[name] || p.Network && proxyEnv[name] {
+		return true
+	}
+	for _, pre := range keptPrefixes {
+		if strings.HasPrefix(name, pre) {
+			return true
+		}
+	}
+	return false
 }
+
+// keptPrefixes are the families a read-only program keeps: the locale's
+// and cgo's.
+var keptPrefixes = []string{"LC_", "CGO_"}
 
 // systemDirs hold what programs need to run: read and execute.
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix", "/snap",
@@ -178,10 +189,10 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 		}
 	}
 	// This process's own /proc entries (df reads mountinfo); a child's
-	// are its own pid's and stay closed.
-	if self, err := filepath.EvalSymlinks("/proc/self"); err == nil {
-		p.ReadDirs = append(p.ReadDirs, self)
-	}
+	// are its own pid's and stay closed. By the name /proc/self, which the
+	// launcher opens when it builds the ruleset: the process it becomes
+	// by execve keeps its pid.
+	p.ReadDirs = append(p.ReadDirs, "/proc/self")
 	for _, f := range devices {
 		if _, err := os.Stat(f); err == nil {
 			p.WriteFiles = append(p.WriteFiles, f)

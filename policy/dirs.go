@@ -1,30 +1,54 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 )
 
 // Where the guard keeps its files, the one home of these two facts: the
 // state (grants, pending calls, the audit log) and the configuration.
 
 // StateDir is $XDG_STATE_HOME/loopguard, or ~/.local/state/loopguard.
-func StateDir() (string, error) { return xdgDir("XDG_STATE_HOME", ".local", "state") }
+func StateDir() (string, error) { return StateDirFrom(os.Getenv) }
 
 // ConfigDir is $XDG_CONFIG_HOME/loopguard, or ~/.config/loopguard.
-func ConfigDir() (string, error) { return xdgDir("XDG_CONFIG_HOME", ".config") }
+func ConfigDir() (string, error) { return ConfigDirFrom(os.Getenv) }
+
+// StateDirFrom is StateDir in the environment getenv reads.
+func StateDirFrom(getenv func(string) string) (string, error) {
+	return xdgDir(getenv, "XDG_STATE_HOME", ".local", "state")
+}
+
+// ConfigDirFrom is ConfigDir in the environment getenv reads.
+func ConfigDirFrom(getenv func(string) string) (string, error) {
+	return xdgDir(getenv, "XDG_CONFIG_HOME", ".config")
+}
 
 // xdgDir is loopguard's directory in the XDG base directory the variable
 // env names when it holds an absolute path, else in its default, home
 // joined with def.
-func xdgDir(env string, def ...string) (string, error) {
-	if x := os.Getenv(env); x != "" && filepath.IsAbs(x) {
+func xdgDir(getenv func(string) string, env string, def ...string) (string, error) {
+	if x := getenv(env); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "loopguard"), nil
 	}
-	home, err := os.UserHomeDir()
+	home, err := HomeFrom(getenv)
 	if err != nil {
 		return "", fmt.Errorf("failed to find the home directory: %w", err)
 	}
 	return filepath.Join(append(append([]string{home}, def...), "loopguard")...), nil
+}
+
+// HomeFrom is os.UserHomeDir in the environment getenv reads: $HOME on
+// Unix.
+func HomeFrom(getenv func(string) string) (string, error) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		return os.UserHomeDir()
+	}
+	if h := getenv("HOME"); h != "" {
+		return h, nil
+	}
+	return "", errors.New("$HOME is not defined")
 }

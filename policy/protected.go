@@ -115,6 +115,11 @@ const (
 	// runs and grants nothing, but replacing it would replace the
 	// confinement: it is guard-critical like the other two.
 	ExecBinaryName = "loopguard-exec"
+	// LaunchBinaryName is the small launcher (cmd/loopguard-launch, not
+	// Go: it starts in a fraction of a Go program's time): it applies a
+	// read-only plan the hook computed and pinned by its hash, and hands
+	// anything else to loopguard-exec. Guard-critical like the others.
+	LaunchBinaryName = "loopguard-launch"
 )
 
 // Launcher returns the path of the launcher binary beside either binary,
@@ -127,6 +132,16 @@ func Launcher(self string) string {
 	}
 	return filepath.Join(dir, ExecBinaryName+ext)
 }
+
+// FastLauncher returns the path of the small launcher beside either
+// binary, whether or not it is there.
+func FastLauncher(self string) string {
+	return filepath.Join(filepath.Dir(self), LaunchBinaryName)
+}
+
+// Launchers are both launchers beside either binary, whether or not they
+// are there.
+func Launchers(self string) []string { return []string{Launcher(self), FastLauncher(self)} }
 
 // Binaries returns the paths of loopguard's two binaries given the path of
 // either: the one beside it in the same directory is its twin, whether or not
@@ -148,7 +163,7 @@ func IsLoopguardBinary(self, exe string) bool {
 	}
 	full, hook := Binaries(self)
 	exe = filepath.Clean(exe)
-	return exe == filepath.Clean(self) || exe == full || exe == hook || exe == Launcher(self)
+	return exe == filepath.Clean(self) || exe == full || exe == hook || exe == Launcher(self) || exe == FastLauncher(self)
 }
 
 // ConsoleDir is loopguard serve's directory inside the state directory:
@@ -187,7 +202,7 @@ func (pl Places) entries() []entry {
 	}
 	if pl.Self != "" {
 		full, hook := Binaries(pl.Self)
-		for _, b := range []string{full, hook, Launcher(pl.Self)} {
+		for _, b := range append([]string{full, hook}, Launchers(pl.Self)...) {
 			if b != filepath.Clean(pl.Self) {
 				add(entry{path: b, tier: GuardCritical, what: "the loopguard binary"})
 			}
@@ -198,7 +213,9 @@ func (pl Places) entries() []entry {
 			full, hook := Binaries(filepath.Join(d, BinaryName))
 			add(entry{path: full, tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
 			add(entry{path: hook, tier: GuardCritical, what: "a loopguard binary in PATH (the plugin's hooks run it)", exact: true})
-			add(entry{path: Launcher(full), tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
+			for _, l := range Launchers(full) {
+				add(entry{path: l, tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
+			}
 		}
 	}
 	for _, d := range ManagedSettingsDirs {
