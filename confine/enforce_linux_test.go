@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -210,7 +211,7 @@ func (w world) launchAs(t *testing.T, exe string, c policy.Capability, redirects
 			}
 		}
 	}
-	return w.run(t, nil, w.launcher(exe, c, redirects, probeArgs...)...)
+	return w.run(t, nil, w.launcher(t, exe, c, redirects, probeArgs...)...)
 }
 
 // testBinary is this test binary: the launcher, and the probe it runs.
@@ -224,11 +225,39 @@ func testBinary(t *testing.T) string {
 }
 
 // launcher is the argv that runs the test binary as the launcher of the
-// probe at exe under capability c (for run).
-func (w world) launcher(exe string, c policy.Capability, redirects []Redirect, probeArgs ...string) []string {
+// probe at exe under capability c (for run). When the suite runs through
+// the small launcher (fastLauncher), a read-only launch is the plan the
+// hook would prepare, run by it; its fallback is a path that does not
+// exist, so a launch it did not confine itself fails loudly.
+func (w world) launcher(t *testing.T, exe string, c policy.Capability, redirects []Redirect, probeArgs ...string) []string {
+	t.Helper()
 	s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: exe, Argv: append([]string{probeName}, probeArgs...), Redirects: redirects}
+	if fastLauncher != "" && !c.Write && !c.Git {
+		plan, err := Prepare(s, filepath.Join(filepath.Dir(w.tmp), "plans"), testBinary(t), w.lookup, os.Getuid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]string{fastName, plan, "/nonexistent/loopguard-exec"}, s.Args()...)
+	}
 	return append([]string{launcherName}, s.Args()[1:]...)
 }
+
+// lookup is getenv in the world's environment.
+func (w world) lookup(k string) string {
+	for _, kv := range slices.Backward(w.env) {
+		if v, ok := strings.CutPrefix(kv, k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// fastLauncher is the small launcher the suite runs through
+// (LG_CONFINE_FAST, set by TestSmallLauncherRunsTheSuite), "" for
+// loopguard-exec's own launcher; fastName is its argv[0].
+var fastLauncher = os.Getenv("LG_CONFINE_FAST")
+
+const fastName = "lg-confine-fast"
 
 // launcherName is the test binary's argv[0] when it is the launcher.
 const launcherName = "lg-confine-launcher"
@@ -242,8 +271,11 @@ func (w world) run(t *testing.T, setup func(*exec.Cmd), argv ...string) (string,
 	cmd := exec.Command(testBinary(t))
 	cmd.Args = argv
 	cmd.Env = w.env
-	if argv[0] == launcherName {
+	switch argv[0] {
+	case launcherName:
 		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
+	case fastName:
+		cmd.Path = fastLauncher
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -664,8 +696,8 @@ func TestOpenPrivate(t *testing.T) {
 		uid  int
 		good bool
 	}{{ok, os.Getuid(), true}, {open, os.Getuid(), true}, {link, os.Getuid(), false}, {ok, os.Getuid() + 1, false}} {
-		fds, err := openPrivate([]string{c.dir}, c.uid)
-		for _, fd := range fds {
+		fd, err := openPrivate(c.dir, c.uid)
+		if err == nil {
 			syscall.Close(fd)
 		}
 		if (err == nil) != c.good {
@@ -696,9 +728,9 @@ func TestConfinementControllingTerminal(t *testing.T) {
 		t.Fatalf("unconfined, the probe does not write its controlling terminal (control): %d %q", code, out)
 	}
 	for _, c := range []policy.Capability{readOnly, projectWrite, withNetwork} {
-		out, code := w.run(t, session, w.launcher(self, c, nil, "devtty")...)
+		out, code := w.run(t, session, w.launcher(t, self, c, nil, "devtty")...)
 		checkProbe(t, []string{c.String(), "devtty"}, out, code, false)
-		if out, code := w.run(t, session, w.launcher(self, c, nil, "stdout")...); code != 0 || !strings.Contains(out, "to stdout") {
+		if out, code := w.run(t, session, w.launcher(t, self, c, nil, "stdout")...); code != 0 || !strings.Contains(out, "to stdout") {
 			t.Errorf("%s: standard output (control): %d %q", c, code, out)
 		}
 	}
@@ -743,7 +775,7 @@ func TestConfinementTerminalInjection(t *testing.T) {
 		t.Skipf("the kernel does not let this user type into a terminal it does not control (control): %d %s", code, out)
 	}
 	for _, c := range []policy.Capability{readOnly, projectWrite, withNetwork} {
-		out, code := w.run(t, onTerminal, w.launcher(self, c, nil, "tiocsti")...)
+		out, code := w.run(t, onTerminal, w.launcher(t, self, c, nil, "tiocsti")...)
 		checkProbe(t, []string{c.String(), "tiocsti"}, out, code, false)
 	}
 }
@@ -772,7 +804,7 @@ func TestConfinementInheritedDescriptors(t *testing.T) {
 		{nil, false},
 		{[]Redirect{{Fd: 3, Op: "<", Path: filepath.Join(w.project, "README.md")}}, true},
 	} {
-		got, _ := w.run(t, func(cmd *exec.Cmd) { cmd.ExtraFiles = []*os.File{key} }, w.launcher(self, readOnly, c.redirects, "readfd")...)
+		got, _ := w.run(t, func(cmd *exec.Cmd) { cmd.ExtraFiles = []*os.File{key} }, w.launcher(t, self, readOnly, c.redirects, "readfd")...)
 		if strings.Contains(got, "KEY-SECRET") {
 			t.Errorf("redirects %v: the inherited descriptor read the key: %q", c.redirects, got)
 		}

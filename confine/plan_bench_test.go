@@ -27,3 +27,25 @@ func BenchmarkNewPlanReadOnly(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPrepareReadOnly: what the hook adds to an allowed read-only
+// Bash call when the small launcher is installed: the plan, its ruleset
+// and filter, encoded and hashed, and the plan file compared with the one
+// an earlier call wrote (the usual case: the same call again).
+func BenchmarkPrepareReadOnly(b *testing.B) {
+	if ABI() < MinABI {
+		b.Skipf("the kernel's Landlock ABI is %d", ABI())
+	}
+	root := b.TempDir()
+	proj := filepath.Join(root, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("TMPDIR", root)
+	s := Spec{Project: proj, Cwd: proj, Exe: "/usr/bin/git", Argv: []string{"git", "--version"}}
+	for b.Loop() {
+		if _, err := Prepare(s, filepath.Join(root, "plans"), "/usr/local/bin/loopguard-hook", os.Getenv, os.Getuid()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
