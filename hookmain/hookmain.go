@@ -209,15 +209,16 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 		Audit:   audit.Open(filepath.Join(s.dir, "audit")),
 		LoadKey: keyring.Load,
 		Env: hooks.Env{
-			Path:       os.Getenv("PATH"),
-			Home:       home,
-			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"),
-			Self:       s.self,
-			StateDir:   s.dir,
-			ConfigDir:  filepath.Dir(s.cfgPath),
-			Trusted:    s.cfg.Trusted(),
-			Launcher:   launcher(s.self),
-			Secrets:    secrets(s.cfg, home),
+			Path:         os.Getenv("PATH"),
+			Home:         home,
+			ProjectDir:   os.Getenv("CLAUDE_PROJECT_DIR"),
+			Self:         s.self,
+			StateDir:     s.dir,
+			ConfigDir:    filepath.Dir(s.cfgPath),
+			Trusted:      s.cfg.Trusted(),
+			Launcher:     launcher(s.self),
+			FastLauncher: fastLauncher(s.self),
+			Secrets:      secrets(s.cfg, home),
 		},
 		Mode:         mode,
 		Wait:         wait,
@@ -312,6 +313,18 @@ func launcher(self string) string {
 		return l
 	}
 	return self
+}
+
+// fastLauncher is the small launcher beside this binary when it is there
+// and the kernel can confine ("" otherwise).
+func fastLauncher(self string) string {
+	if self == "" || confine.ABI() < confine.MinABI {
+		return ""
+	}
+	if l := policy.FastLauncher(self); isExecutable(l) {
+		return l
+	}
+	return ""
 }
 
 func isExecutable(p string) bool {

@@ -34,6 +34,11 @@ type Env struct {
 	// (no Landlock, or an older ABI than confine.MinABI): scoped Bash
 	// calls then run canonical but unconfined.
 	Launcher string
+	// FastLauncher is the small launcher (loopguard-launch) beside
+	// Launcher, "" when it is not installed: a read-only launch then runs
+	// through it with the plan the hook computed (confine.Prepare), and
+	// falls back to Launcher's own command line, which follows it.
+	FastLauncher string
 	// Secrets are further files no call may read or write (the Vault
 	// backend's token file).
 	Secrets []string

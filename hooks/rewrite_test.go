@@ -2,10 +2,14 @@ package hooks
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/confine"
 
 	"github.com/loopguard/loopguard/shellparse"
 )
@@ -250,5 +254,62 @@ func TestConfinedPresetReadsPatterns(t *testing.T) {
 		expect(t, "sed -n /func/p, launcher "+launcher, run("sed -n '/func/p' main.go"), want, reason)
 		expect(t, "grep -n /api/, launcher "+launcher, run("grep -n /api/ main.go"), want, reason)
 		expect(t, "sed -n 1p /etc/hostname, launcher "+launcher, run("sed -n 1p /etc/hostname"), Deny, ReasonNoGrant)
+	}
+}
+
+// TestReadOnlyLaunchThroughSmallLauncher: with the small launcher beside
+// the hook, a read-only launch runs through it with the plan computed
+// here, named by the SHA-256 of its bytes, before the launcher's own
+// command line (what runs when the plan does not fit); a launch that
+// writes is the launcher's alone (its plan walks the project when it
+// runs).
+func TestReadOnlyLaunchThroughSmallLauncher(t *testing.T) {
+	if confine.ABI() < confine.MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d", confine.ABI())
+	}
+	launcher, fast := "/opt/lg/loopguard-hook", "/opt/lg/loopguard-launch"
+	h, run := rewriteHarness(t, launcher, "go")
+	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("HOME", h.eng().Env.Home)
+	eng := h.eng
+	h.eng = func() *Engine {
+		e := eng()
+		e.Env.FastLauncher = fast
+		return e
+	}
+	git := filepath.Join(h.bin, "git")
+	d := run("git log -1")
+	expect(t, "git log", d, Allow, ReasonScopedGrant)
+	got, _ := d.UpdatedInput["command"].(string)
+	tail := "'" + launcher + "' 'exec' '--cap' 'read-only' '--project' '" + h.project + "' '--cwd' '" + h.project + "' '--' '" + git + "' 'git' 'log' '-1'"
+	head, ok := strings.CutSuffix(got, " "+tail)
+	plan, ok2 := strings.CutPrefix(head, "'"+fast+"' ")
+	if !ok || !ok2 {
+		t.Fatalf("command %s", got)
+	}
+	plan = strings.Trim(plan, "'")
+	if filepath.Dir(plan) != filepath.Join(h.eng().Env.StateDir, "plans") {
+		t.Errorf("the plan %s is not in the state directory", plan)
+	}
+	data, err := os.ReadFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(data); filepath.Base(plan) != hex.EncodeToString(sum[:]) {
+		t.Errorf("the plan is not named by its bytes' hash")
+	}
+	if !strings.Contains(string(data), "\x00exe="+git+"\x00") {
+		t.Errorf("the plan is not git's: %q", data)
+	}
+	// The same call again: the same plan file.
+	if again, _ := run("git log -1").UpdatedInput["command"].(string); again != got {
+		t.Errorf("the same call was rewritten to another command:\n%s\n%s", again, got)
+	}
+	// A grant that writes: the launcher alone.
+	h.grantScope("Bash(go test ./...)", "*", "main")
+	d = run("go test ./...")
+	expect(t, "go test", d, Allow, ReasonScopedGrant)
+	if got, _ := d.UpdatedInput["command"].(string); !strings.HasPrefix(got, "'"+launcher+"' 'exec' '--cap' 'project-write'") {
+		t.Errorf("go test: %s", got)
 	}
 }

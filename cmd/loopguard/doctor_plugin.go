@@ -99,7 +99,7 @@ func checkManagedInstall(f loadedSettings, regs []install.Registered) []checkRes
 		seen[r.Handler.Command] = true
 		// The binary registered, the launcher beside it, and loopguard
 		// beside loopguard-hook (which runs it under the Vault backend).
-		bins := []string{r.Handler.Command, policy.Launcher(r.Handler.Command)}
+		bins := append([]string{r.Handler.Command}, policy.Launchers(r.Handler.Command)...)
 		if full, hook := policy.Binaries(r.Handler.Command); hook == r.Handler.Command {
 			bins = append(bins, full)
 		}

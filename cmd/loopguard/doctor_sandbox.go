@@ -223,8 +223,8 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 	if p.hook != "" {
 		protected = append(protected, struct{ what, path string }{"loopguard's hook binary", p.hook})
 	}
-	if p.launcher != "" {
-		protected = append(protected, struct{ what, path string }{"loopguard's launcher", p.launcher})
+	for _, l := range p.launchers {
+		protected = append(protected, struct{ what, path string }{"loopguard's launcher", l})
 	}
 	opened := 0
 	for _, l := range layers {
@@ -290,8 +290,8 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 	if p.hook != "" {
 		need = append(need, struct{ key, what, path string }{"filesystem.denyWrite", "loopguard's hook binary", p.hook})
 	}
-	if p.launcher != "" {
-		need = append(need, struct{ key, what, path string }{"filesystem.denyWrite", "loopguard's launcher", p.launcher})
+	for _, l := range p.launchers {
+		need = append(need, struct{ key, what, path string }{"filesystem.denyWrite", "loopguard's launcher", l})
 	}
 	if p.vaultToken != "" {
 		need = append(need, struct{ key, what, path string }{"filesystem.denyRead", "the Vault token", p.vaultToken},

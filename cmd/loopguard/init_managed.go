@@ -72,15 +72,19 @@ func initManagedRun(o *initOptions, bin string) error {
 	}
 	// The hook runs the launcher beside it: replacing it replaces what a
 	// scoped call runs under.
-	launcher := policy.Launcher(bin)
-	if _, err := os.Stat(launcher); err != nil {
-		launcher = ""
-	} else if err := rootOnly(launcher); err != nil {
-		return err
+	var launchers []string
+	for _, l := range policy.Launchers(bin) {
+		if _, err := os.Stat(l); err != nil {
+			continue
+		}
+		if err := rootOnly(l); err != nil {
+			return err
+		}
+		launchers = append(launchers, l)
 	}
 	opts := install.Options{Binary: hookBin, Mode: o.mode, Wait: o.wait, Deadline: agents.DefaultDeadline, Matcher: o.tools, Managed: true}
 	if !o.noSandbox {
-		opts.Sandbox = managedSandbox(bin, twin, launcher)
+		opts.Sandbox = managedSandbox(bin, append([]string{twin}, launchers...)...)
 	}
 	dir, err := state.DefaultDir()
 	if err != nil {

@@ -19,14 +19,14 @@ import (
 // user: what sandboxed commands may not write or read, and the sandbox-only
 // Go build cache they may write.
 type sandboxPaths struct {
-	home     string
-	state    string // loopguard's state directory
-	config   string // loopguard's config directory
-	binary   string // this binary
-	hook     string // loopguard-hook beside it, when installed ("": not)
-	launcher string // loopguard-exec beside it, when installed ("": not)
-	keyrings string // the Secret Service's keyring files
-	goCache  string // the Go build cache of sandboxed commands
+	home      string
+	state     string   // loopguard's state directory
+	config    string   // loopguard's config directory
+	binary    string   // this binary
+	hook      string   // loopguard-hook beside it, when installed ("": not)
+	launchers []string // loopguard-exec and loopguard-launch beside it, those installed
+	keyrings  string   // the Secret Service's keyring files
+	goCache   string   // the Go build cache of sandboxed commands
 	// vaultToken is the Vault backend's token file (the config's
 	// token_file, or ~/.vault-token when that is the one in use); "" with
 	// the keyring.
@@ -58,9 +58,9 @@ func resolveSandboxPaths(bin string) (sandboxPaths, error) {
 			p.hook = hook
 		}
 	}
-	if l := policy.Launcher(bin); l != bin {
-		if fi, err := os.Stat(l); err == nil && !fi.IsDir() {
-			p.launcher = l
+	for _, l := range policy.Launchers(bin) {
+		if fi, err := os.Stat(l); err == nil && !fi.IsDir() && l != bin {
+			p.launchers = append(p.launchers, l)
 		}
 	}
 	data := filepath.Join(p.home, ".local", "share")
@@ -85,8 +85,8 @@ func (p sandboxPaths) denyWrite() []string {
 	if p.hook != "" {
 		out = append(out, sp(p.hook))
 	}
-	if p.launcher != "" {
-		out = append(out, sp(p.launcher))
+	for _, l := range p.launchers {
+		out = append(out, sp(l))
 	}
 	out = append(out, sp(p.keyrings))
 	if p.vaultToken != "" {
@@ -118,7 +118,7 @@ func (p sandboxPaths) secrets() string {
 // binaries names the loopguard binaries for a message.
 func (p sandboxPaths) binaries() string {
 	s := p.binary
-	for _, b := range []string{p.hook, p.launcher} {
+	for _, b := range append([]string{p.hook}, p.launchers...) {
 		if b != "" {
 			s += ", " + b
 		}

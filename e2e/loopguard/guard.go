@@ -18,8 +18,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
+
+	"github.com/loopguard/loopguard/internal/launchtest"
 )
 
 // cliTimeout bounds one loopguard CLI run.
@@ -40,7 +43,19 @@ func Build(ctx context.Context, repo, dir string, tags ...string) (string, error
 	if _, err := goBuild(ctx, repo, filepath.Join(dir, "loopguard-exec"), "./cmd/loopguard-exec", tags...); err != nil {
 		return "", err
 	}
+	if err := BuildLaunch(ctx, repo, filepath.Join(dir, "loopguard-launch")); err != nil {
+		return "", err
+	}
 	return goBuild(ctx, repo, filepath.Join(dir, "loopguard"), "./cmd/loopguard", tags...)
+}
+
+// BuildLaunch builds the small launcher (cmd/loopguard-launch, C) as make
+// build does; on Linux only, where it is installed.
+func BuildLaunch(ctx context.Context, repo, out string) error {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	return launchtest.Build(ctx, repo, out)
 }
 
 // BuildMCP builds the fake bank MCP server (e2e/mcpfake) into dir.
