@@ -1,10 +1,12 @@
 # loopguard: build, test, lint, CI.
 #
-#   make build   bin/loopguard and bin/loopguard-hook (the hook alone, which
-#                starts faster), static (CGO_ENABLED=0: no dynamic loader on
-#                the hook path), version from `git describe --always --dirty`
-#   make install go install both (static, with the version) into
-#                $(go env GOBIN) or ~/go/bin: init then registers loopguard-hook
+#   make build   bin/loopguard, bin/loopguard-hook (the hook alone, which
+#                starts faster) and bin/loopguard-exec (the launcher), static
+#                (CGO_ENABLED=0: no dynamic loader on the hook path), version
+#                from `git describe --always --dirty`; on Linux also
+#                bin/loopguard-launch, the small launcher (C, gcc -static)
+#   make install the same into $(go env GOBIN) or ~/go/bin: init then
+#                registers loopguard-hook
 #   make deps    install the Debian packages the tests need, only if missing,
 #                and build the pinned Vault server the Vault-backend tests run
 #                (scripts/vault: ~15 minutes once, then reused from .cache/vault)
@@ -15,7 +17,7 @@
 #                and the other platforms: go vet for macOS, go build for Windows
 #                (which builds, and denies every call: docs/install.md, Platforms)
 #   make ci      lint, then test (both run; fails if either failed)
-#   make demo    build, then play the paper's transfer scenario through the real
+#   make demo    deps and build, then play the paper's transfer scenario through the real
 #                Claude Code client in a throwaway keyring session, narrated
 #   make bench   the hook's latency as whole processes (BENCH.md), ~5 minutes
 #   make screenshots  the console's screenshots in docs/console/, taken by
@@ -44,14 +46,16 @@ LDFLAGS := -X main.version=$(VERSION)
 CC ?= cc
 LAUNCH_SRC := cmd/loopguard-launch/loopguard-launch.c
 LAUNCH_CFLAGS := -O2 -Wall -Wextra -static
+LAUNCH_CC_CHECK := command -v $(CC) >/dev/null || { echo "no C compiler ($(CC)) to build loopguard-launch: install gcc and libc6-dev (scripts/deps does)" >&2; exit 1; }
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/loopguard ./cmd/loopguard-hook ./cmd/loopguard-exec
-	if [ "$$(uname -s)" = Linux ]; then $(CC) $(LAUNCH_CFLAGS) -o bin/loopguard-launch $(LAUNCH_SRC); fi
+	if [ "$$(uname -s)" = Linux ]; then $(LAUNCH_CC_CHECK); $(CC) $(LAUNCH_CFLAGS) -o bin/loopguard-launch $(LAUNCH_SRC); fi
 
 install:
 	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/loopguard ./cmd/loopguard-hook ./cmd/loopguard-exec
 	if [ "$$(uname -s)" = Linux ]; then \
+	  $(LAUNCH_CC_CHECK); \
 	  d="$$($(GO) env GOBIN)"; [ -n "$$d" ] || d="$$($(GO) env GOPATH)/bin"; \
 	  $(CC) $(LAUNCH_CFLAGS) -o "$$d/loopguard-launch" $(LAUNCH_SRC); \
 	fi
@@ -120,8 +124,9 @@ bench: deps build
 screenshots: deps
 	LOOPGUARD_REQUIRE_CHROMIUM=1 LOOPGUARD_SCREENSHOTS=$(CURDIR)/docs/console scripts/with-keyring $(GO) test -count=1 -run 'TestConsoleRealClient' ./e2e/loopguard/
 
-demo: build
+demo:
 	scripts/deps
+	$(MAKE) --no-print-directory build
 	scripts/with-keyring $(GO) run ./e2e/demo -loopguard bin/loopguard
 
 clean:
