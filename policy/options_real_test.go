@@ -258,16 +258,23 @@ func TestParseHelp(t *testing.T) {
 		"-u": noValue, "--unrestricted": noValue, "--keep-index": noValue, "--no-keep-index": noValue,
 		"--chmod": nextValue, "--quit": noValue,
 	}
-	for n, a := range want {
-		if f, ok := got[n]; !ok || f.arity != a {
-			t.Errorf("%s: got %v (%v), want %v", n, f.arity, ok, a)
-		}
-	}
+	wantArities(t, got, want)
 	if _, ok := got["--abort"]; ok {
 		t.Error("a description was read as an option")
 	}
 	if _, ok := got["--exclude"]; ok {
 		t.Error("a description line was read as an option")
+	}
+}
+
+// wantArities reports each option of want that got lacks or reads with
+// another arity.
+func wantArities(t *testing.T, got map[string]fact, want map[string]arity) {
+	t.Helper()
+	for n, a := range want {
+		if f, ok := got[n]; !ok || f.arity != a {
+			t.Errorf("%s: got %v (%v), want %v", n, f.arity, ok, a)
+		}
 	}
 }
 
@@ -861,11 +868,7 @@ func TestParseUsage(t *testing.T) {
 		"--no-keep-index": noValue, "-m": nextValue, "--message": nextValue, "--pathspec-from-file": nextValue,
 		"--pathspec-file-nul": noValue, "--mirror": nextValue,
 	}
-	for n, a := range want {
-		if f, ok := got[n]; !ok || f.arity != a {
-			t.Errorf("%s: got %v (%v), want %v", n, f.arity, ok, a)
-		}
-	}
+	wantArities(t, got, want)
 }
 
 // gitRepo makes a small repository (two commits of a.txt, no hooks) to
