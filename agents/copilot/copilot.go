@@ -88,13 +88,9 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 	default:
 		return nil, ev, agents.Errorf("unknown Copilot event %q", ev)
 	}
-	var sess string
-	if err := agents.Strings(m, agents.Field{Key: "sessionId", Dst: &sess, Required: true},
-		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: true}, agents.Field{Key: "toolName", Dst: &c.ToolName, Required: true}); err != nil {
+	if err := readCall(c, m, "sessionId", "toolName"); err != nil {
 		return nil, ev, err
 	}
-	c.SessionID = agents.Session(Name, sess)
-	c.CallKey = callKey(m["timestamp"])
 	args, key := m["toolArgs"], "toolArgs"
 	if _, ok := m["toolInput"]; ok {
 		// permissionRequest names it toolInput; both at once is malformed.
@@ -103,14 +99,7 @@ func decodeCamel(m map[string]any, event string) (*hooks.Call, string, error) {
 		}
 		args, key = m["toolInput"], "toolInput"
 	}
-	if err := readInput(c, args, key); err != nil {
-		return nil, ev, err
-	}
-	if err := mapTool(c); err != nil {
-		return nil, ev, err
-	}
-	call, err := agents.Finish(c)
-	return call, ev, err
+	return finish(c, ev, args, key)
 }
 
 func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
@@ -126,18 +115,33 @@ func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
 	default:
 		return nil, ev, agents.Errorf("unknown Copilot event %q", ev)
 	}
-	var sess string
-	if err := agents.Strings(m, agents.Field{Key: "session_id", Dst: &sess, Required: true},
-		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: true}, agents.Field{Key: "tool_name", Dst: &c.ToolName, Required: true}); err != nil {
-		return nil, ev, err
-	}
-	c.SessionID = agents.Session(Name, sess)
-	c.CallKey = callKey(m["timestamp"])
-	if err := readInput(c, m["tool_input"], "tool_input"); err != nil {
+	if err := readCall(c, m, "session_id", "tool_name"); err != nil {
 		return nil, ev, err
 	}
 	// Claude's tool names already; Copilot's own names (a tool it does not
 	// map) are mapped as in the camelCase form.
+	return finish(c, ev, m["tool_input"], "tool_input")
+}
+
+// readCall reads what both payload forms carry, the session and the tool
+// under each form's own keys, the directory and the call's time.
+func readCall(c *hooks.Call, m map[string]any, sessionKey, toolKey string) error {
+	var sess string
+	if err := agents.Strings(m, agents.Field{Key: sessionKey, Dst: &sess, Required: true},
+		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: true}, agents.Field{Key: toolKey, Dst: &c.ToolName, Required: true}); err != nil {
+		return err
+	}
+	c.SessionID = agents.Session(Name, sess)
+	c.CallKey = callKey(m["timestamp"])
+	return nil
+}
+
+// finish reads the call's input (args, named key in the payload), maps the
+// tool and finishes the call, for both payload forms.
+func finish(c *hooks.Call, ev string, args any, key string) (*hooks.Call, string, error) {
+	if err := readInput(c, args, key); err != nil {
+		return nil, ev, err
+	}
 	if err := mapTool(c); err != nil {
 		return nil, ev, err
 	}

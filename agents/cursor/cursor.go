@@ -53,14 +53,14 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 		return nil, event, agents.Errorf("registered for %s but the payload says %s", event, ev)
 	}
 	c := &hooks.Call{}
-	sess, err := agents.String(m, "conversation_id", true)
-	if err != nil {
+	var sess string
+	if err := agents.Strings(m,
+		agents.Field{Key: "conversation_id", Dst: &sess, Required: true},
+		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: false},
+	); err != nil {
 		return nil, ev, err
 	}
 	c.SessionID = agents.Session(Name, sess)
-	if c.Cwd, err = agents.String(m, "cwd", false); err != nil {
-		return nil, ev, err
-	}
 	if c.Cwd == "" {
 		if roots, ok := m["workspace_roots"].([]any); ok && len(roots) > 0 {
 			c.Cwd, _ = roots[0].(string)
@@ -72,10 +72,10 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 		if ev == PostToolUse {
 			c.Event = hooks.PostToolUse
 		}
-		if c.ToolName, err = agents.String(m, "tool_name", true); err != nil {
-			return nil, ev, err
-		}
-		if c.ToolUseID, err = agents.String(m, "tool_use_id", false); err != nil {
+		if err := agents.Strings(m,
+			agents.Field{Key: "tool_name", Dst: &c.ToolName, Required: true},
+			agents.Field{Key: "tool_use_id", Dst: &c.ToolUseID, Required: false},
+		); err != nil {
 			return nil, ev, err
 		}
 		// Cursor runs the hooks of Claude Code's settings too: both

@@ -49,17 +49,15 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	default:
 		return nil, ev, agents.Errorf("unknown Gemini event %q", ev)
 	}
-	sess, err := agents.String(m, "session_id", true)
-	if err != nil {
+	var sess string
+	if err := agents.Strings(m,
+		agents.Field{Key: "session_id", Dst: &sess, Required: true},
+		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: true},
+		agents.Field{Key: "tool_name", Dst: &c.ToolName, Required: true},
+	); err != nil {
 		return nil, ev, err
 	}
 	c.SessionID = agents.Session(Name, sess)
-	if c.Cwd, err = agents.String(m, "cwd", true); err != nil {
-		return nil, ev, err
-	}
-	if c.ToolName, err = agents.String(m, "tool_name", true); err != nil {
-		return nil, ev, err
-	}
 	if c.ToolInput, err = agents.InputObject(m["tool_input"], "tool_input", false); err != nil {
 		return nil, ev, err
 	}

@@ -55,20 +55,16 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	default:
 		return nil, ev, agents.Errorf("unknown OpenCode event %q", ev)
 	}
-	sess, err := agents.String(m, "session_id", true)
-	if err != nil {
+	var sess string
+	if err := agents.Strings(m,
+		agents.Field{Key: "session_id", Dst: &sess, Required: true},
+		agents.Field{Key: "call_id", Dst: &c.ToolUseID, Required: false},
+		agents.Field{Key: "directory", Dst: &c.Cwd, Required: true},
+		agents.Field{Key: "tool", Dst: &c.ToolName, Required: true},
+	); err != nil {
 		return nil, ev, err
 	}
 	c.SessionID = agents.Session(Name, sess)
-	if c.ToolUseID, err = agents.String(m, "call_id", false); err != nil {
-		return nil, ev, err
-	}
-	if c.Cwd, err = agents.String(m, "directory", true); err != nil {
-		return nil, ev, err
-	}
-	if c.ToolName, err = agents.String(m, "tool", true); err != nil {
-		return nil, ev, err
-	}
 	if c.ToolInput, err = agents.InputObject(m["args"], "args", false); err != nil {
 		return nil, ev, err
 	}
