@@ -14,21 +14,21 @@ import (
 func TestChainOfGrantedParts(t *testing.T) {
 	launcher := "/opt/lg/loopguard-hook"
 	h, run := rewriteHarness(t, launcher, "wc", "rm", "python3", "xargs")
-	sub := filepath.Join(h.project, "sub")
+	sub := filepath.Join(h.Project, "sub")
 	_ = os.MkdirAll(sub, 0o755)
-	_ = os.MkdirAll(filepath.Join(h.project, ".git"), 0o755)
+	_ = os.MkdirAll(filepath.Join(h.Project, ".git"), 0o755)
 	_ = os.WriteFile(filepath.Join(sub, "x"), []byte("x\n"), 0o644)
 	q := func(s string) string { return "'" + s + "'" }
 	launch := func(cap, cwd string, argv ...string) string {
-		s := q(launcher) + " 'exec' '--cap' " + q(cap) + " '--project' " + q(h.project) + " '--cwd' " + q(cwd) + " '--' " + q(filepath.Join(h.bin, argv[0]))
+		s := q(launcher) + " 'exec' '--cap' " + q(cap) + " '--project' " + q(h.Project) + " '--cwd' " + q(cwd) + " '--' " + q(filepath.Join(h.Bin, argv[0]))
 		for _, a := range argv {
 			s += " " + q(a)
 		}
 		return s
 	}
 	for _, c := range []struct{ cmd, want string }{
-		{"ls | head -n 3", launch("read-only", h.project, "ls") + " | " + launch("read-only", h.project, "head", "-n", "3")},
-		{"git status && git diff", launch("read-only", h.project, "git", "status") + " && " + launch("read-only", h.project, "git", "diff")},
+		{"ls | head -n 3", launch("read-only", h.Project, "ls") + " | " + launch("read-only", h.Project, "head", "-n", "3")},
+		{"git status && git diff", launch("read-only", h.Project, "git", "status") + " && " + launch("read-only", h.Project, "git", "diff")},
 		{"cd sub && cat x", "cd " + q(sub) + " && " + launch("read-only", sub, "cat", "x")},
 		{"ls 2>&1 | wc -l", ""},
 		{"ls >/dev/null; echo done", ""},
@@ -47,7 +47,7 @@ func TestChainOfGrantedParts(t *testing.T) {
 	home := h.eng().Env.Home
 	_ = os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
 	_ = os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("KEY"), 0o600)
-	_ = os.Symlink(filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(h.project, "notes.txt"))
+	_ = os.Symlink(filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(h.Project, "notes.txt"))
 	for _, c := range []struct{ cmd, reason string }{
 		{"ls && rm -rf sub", ReasonChained},          // one part no grant covers
 		{"cd .. && ls", ReasonChained},               // cd out of the project

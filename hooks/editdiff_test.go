@@ -29,13 +29,13 @@ func (h *harness) describeFor(tool string, in map[string]any) []byte {
 
 func TestChangesPerTool(t *testing.T) {
 	h := newHarness(t)
-	f := filepath.Join(h.project, "main.go")
+	f := filepath.Join(h.Project, "main.go")
 	write := func(s string) {
 		if err := os.WriteFile(f, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	nb := filepath.Join(h.project, "n.ipynb")
+	nb := filepath.Join(h.Project, "n.ipynb")
 	os.WriteFile(nb, []byte(`{"cells":[{"id":"c1","cell_type":"code","source":["x = 1\n","print(x)\n"]},{"id":"c2","cell_type":"markdown","source":"# T\n"}]}`), 0o644)
 	for _, c := range []struct {
 		name    string
@@ -107,7 +107,7 @@ func TestChangesPerTool(t *testing.T) {
 // in plain text as it is.
 func TestChangesEscaped(t *testing.T) {
 	h := newHarness(t)
-	f := filepath.Join(h.project, "main.go")
+	f := filepath.Join(h.Project, "main.go")
 	os.WriteFile(f, []byte("ctx \x1b]0;own\a\nfoo()\n"), 0o644)
 	got := present.Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()\x1b[2J\r// ok \u202egnp.exe"}), false)
 	for _, raw := range []string{"\x1b", "\r", "\a", "\u202e"} {
@@ -135,7 +135,7 @@ func TestChangesThroughSymlink(t *testing.T) {
 	h := newHarness(t)
 	elsewhere := filepath.Join(t.TempDir(), "authorized_keys")
 	os.WriteFile(elsewhere, []byte("ssh-ed25519 AAAA me\n"), 0o600)
-	link := filepath.Join(h.project, "notes.txt")
+	link := filepath.Join(h.Project, "notes.txt")
 	if err := os.Symlink(elsewhere, link); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestChangesThroughSymlink(t *testing.T) {
 	if strings.Contains(got, "creates it") {
 		t.Errorf("a replaced file shown as new:\n%s", got)
 	}
-	plain := filepath.Join(h.project, "new.txt")
+	plain := filepath.Join(h.Project, "new.txt")
 	got = present.Changes(h.describeFor("Write", map[string]any{"file_path": plain, "content": "x\n"}), false)
 	if !strings.Contains(got, "creates it") || strings.Contains(got, "lands at") {
 		t.Errorf("control:\n%s", got)
@@ -159,7 +159,7 @@ func TestChangesThroughSymlink(t *testing.T) {
 // against the file as it is now.
 func TestChangesFileChangedSince(t *testing.T) {
 	h := newHarness(t)
-	f := filepath.Join(h.project, "main.go")
+	f := filepath.Join(h.Project, "main.go")
 	os.WriteFile(f, []byte("foo()\n"), 0o644)
 	desc := h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"})
 	if got := present.Changes(desc, false); strings.Contains(got, "NOTE: the file changed") { // control
@@ -185,7 +185,7 @@ func TestChangesFileChangedSince(t *testing.T) {
 // A long diff shows its head and says how to see the rest.
 func TestChangesFolded(t *testing.T) {
 	h := newHarness(t)
-	f := filepath.Join(h.project, "big.txt")
+	f := filepath.Join(h.Project, "big.txt")
 	content := strings.Repeat("line\n", 1000)
 	desc := h.describeFor("Write", map[string]any{"file_path": f, "content": content})
 	got := present.Changes(desc, false)
@@ -201,7 +201,7 @@ func TestChangesFolded(t *testing.T) {
 // an edit comes as its diff, and a huge Write stays a few KB.
 func TestAskModeShowsDiff(t *testing.T) {
 	h := newHarness(t)
-	f := filepath.Join(h.project, "main.go")
+	f := filepath.Join(h.Project, "main.go")
 	os.WriteFile(f, []byte("a\nfoo()\n"), 0o644)
 	e := h.eng()
 	e.Mode = ModeAsk
@@ -239,7 +239,7 @@ func TestAskModeShowsDiff(t *testing.T) {
 // would hang the review. The regular files above are the control.
 func TestChangesFIFO(t *testing.T) {
 	h := newHarness(t)
-	fifo := filepath.Join(h.project, "pipe.go")
+	fifo := filepath.Join(h.Project, "pipe.go")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Skip(err)
 	}

@@ -64,7 +64,7 @@ func TestApproveThenRetry(t *testing.T) {
 					t.Fatal("no string argument to change")
 				}),
 				"a field added":   withInput(call, "extra", "1"),
-				"another cwd":     with(call, func(m map[string]any) { m["cwd"] = filepath.Join(h.project, "sub") }),
+				"another cwd":     with(call, func(m map[string]any) { m["cwd"] = filepath.Join(h.Project, "sub") }),
 				"another session": with(call, func(m map[string]any) { m["session_id"] = "other-session" }),
 				"another agent":   with(call, func(m map[string]any) { m["agent_id"] = "other-agent" }),
 			}
@@ -140,14 +140,14 @@ func TestTamperedGrantFile(t *testing.T) {
 	call := h.fixture("pretooluse-bash.json")
 	d := h.decide(call)
 	h.approve(d)
-	all, _ := h.store.AllGrants()
+	all, _ := h.Store.AllGrants()
 	if len(all) != 1 {
 		t.Fatalf("%d grants", len(all))
 	}
 	// Re-encode the token with a later expiry but the old MAC.
 	g := all[0].Grant
 	g.Expiry = g.Expiry.Add(48 * time.Hour)
-	if _, err := h.store.PutGrant(g, all[0].Record); err != nil {
+	if _, err := h.Store.PutGrant(g, all[0].Record); err != nil {
 		t.Fatal(err)
 	}
 	expect(t, "expiry widened on disk", h.decide(call), Deny, ReasonGrantInvalid)
@@ -166,14 +166,14 @@ func TestKeyringUnavailable(t *testing.T) {
 func TestProtectedResources(t *testing.T) {
 	h := newHarness(t)
 	write := h.fixture("pretooluse-write.json")
-	settings := filepath.Join(h.project, ".claude", "settings.json")
+	settings := filepath.Join(h.Project, ".claude", "settings.json")
 	os.MkdirAll(filepath.Dir(settings), 0o755)
 	cases := map[string]map[string]any{
 		"write hook settings": withInput(write, "file_path", settings),
 		"write user settings": with(write, func(m map[string]any) {
 			input(m)["file_path"] = filepath.Join(h.eng().Env.Home, ".claude", "settings.json")
 		}),
-		"write state dir": withInput(write, "file_path", filepath.Join(h.store.Dir, "x.grant")),
+		"write state dir": withInput(write, "file_path", filepath.Join(h.Store.Dir, "x.grant")),
 		"replace the hook binary": with(write, func(m map[string]any) {
 			input(m)["file_path"] = filepath.Join(filepath.Dir(h.eng().Env.Self), "loopguard-hook")
 		}),
@@ -183,17 +183,17 @@ func TestProtectedResources(t *testing.T) {
 		"echo into settings":     "echo {} > .claude/settings.json",
 		"escaped settings path":  `echo {} > .cla\ude/settings.local.json`,
 		"keyring tool":           "secret-tool search --all service loopguard",
-		"state dir in a chain":   "ls " + h.store.Dir + " && echo",
+		"state dir in a chain":   "ls " + h.Store.Dir + " && echo",
 		"loopguard binary":       h.eng().Env.Self + " uninstall",
 		"hook binary":            filepath.Join(filepath.Dir(h.eng().Env.Self), "loopguard-hook") + " hook --event PreToolUse",
 		"copy over the hook":     "cp /tmp/x " + filepath.Join(filepath.Dir(h.eng().Env.Self), "loopguard-hook"),
 		"remove the user hooks":  "rm -f ~/.claude/settings.json",
-		"symlink to the state":   "ls " + filepath.Join(h.project, "st"),
+		"symlink to the state":   "ls " + filepath.Join(h.Project, "st"),
 		"keyring dir, any quote": `cat ~/.local/share/"keyrings"/login.keyring`,
 	} {
 		cases[what] = withInput(bash, "command", cmd)
 	}
-	os.Symlink(h.store.Dir, filepath.Join(h.project, "st"))
+	os.Symlink(h.Store.Dir, filepath.Join(h.Project, "st"))
 	for what, call := range cases {
 		// Even an exact approval does not open a protected resource.
 		d := h.decide(call)
@@ -203,7 +203,7 @@ func TestProtectedResources(t *testing.T) {
 		expect(t, what, h.decide(call), Deny, ReasonProtected)
 	}
 	// Control: the same tools on ordinary paths run once approved.
-	ok := withInput(write, "file_path", filepath.Join(h.project, "notes.md"))
+	ok := withInput(write, "file_path", filepath.Join(h.Project, "notes.md"))
 	h.approve(h.decide(ok))
 	expect(t, "ordinary write", h.decide(ok), Allow, ReasonExactGrant)
 }
@@ -259,7 +259,7 @@ func TestPermissionRequest(t *testing.T) {
 	expect(t, "no grant", h.decide(perm), Deny, ReasonNoGrant)
 	h.approve(h.decide(pre))
 	// The grant was minted a while ago; what counts is when it was used.
-	all, _ := h.store.AllGrants()
+	all, _ := h.Store.AllGrants()
 	old := time.Now().Add(-9 * time.Minute)
 	os.Chtimes(all[0].Path, old, old)
 	expect(t, "PreToolUse consumes", h.decide(pre), Allow, ReasonExactGrant)
@@ -319,7 +319,7 @@ func TestWaitMode(t *testing.T) {
 				id := ""
 				for id == "" {
 					time.Sleep(20 * time.Millisecond)
-					list, _ := h.store.ListPending()
+					list, _ := h.Store.ListPending()
 					if len(list) > 0 {
 						id = list[0].ID
 					}
@@ -327,7 +327,7 @@ func TestWaitMode(t *testing.T) {
 				if human == state.StatusApproved {
 					h.approve(Decision{Pending: id})
 				} else {
-					h.store.Decide(id, state.StatusDenied, "alice", "", time.Now())
+					h.Store.Decide(id, state.StatusDenied, "alice", "", time.Now())
 				}
 			}()
 			d := e.Decide(context.Background(), h.call(call))
@@ -403,13 +403,13 @@ func TestWidenedScopedGrantIsInvalid(t *testing.T) {
 			session := call["session_id"].(string)
 			g := h.grantScope("Bash(go test ./...)", session, "main")
 			expect(t, "control: the grant as minted", h.decide(call), Allow, ReasonScopedGrant)
-			all, _ := h.store.AllGrants()
-			if err := h.store.RemoveGrant(all[0].Path); err != nil {
+			all, _ := h.Store.AllGrants()
+			if err := h.Store.RemoveGrant(all[0].Path); err != nil {
 				t.Fatal(err)
 			}
 			wide := *g
 			widen(&wide)
-			if _, err := h.store.PutGrant(&wide, state.GrantRecord{}); err != nil {
+			if _, err := h.Store.PutGrant(&wide, state.GrantRecord{}); err != nil {
 				t.Fatal(err)
 			}
 			// The widened grant is tried for a call only it would cover, and
@@ -464,20 +464,20 @@ func TestReadOnlyFastPath(t *testing.T) {
 	}
 	// The log exists (sealed empty, as init leaves it), so a write shows.
 	h.decide(tool("Bash", map[string]any{"command": "echo hi"}))
-	before := snapshot(t, h.store.Dir)
+	before := snapshot(t, h.Store.Dir)
 	for _, c := range []map[string]any{
-		tool("Read", map[string]any{"file_path": filepath.Join(h.project, "main.go")}),
-		tool("Grep", map[string]any{"pattern": "x", "path": h.project}),
-		tool("Glob", map[string]any{"pattern": "**/*.go", "path": h.project}),
-		tool("LS", map[string]any{"path": h.project}),
+		tool("Read", map[string]any{"file_path": filepath.Join(h.Project, "main.go")}),
+		tool("Grep", map[string]any{"pattern": "x", "path": h.Project}),
+		tool("Glob", map[string]any{"pattern": "**/*.go", "path": h.Project}),
+		tool("LS", map[string]any{"path": h.Project}),
 	} {
 		expect(t, c["tool_name"].(string), h.decide(c), Abstain, ReasonReadOnly)
 	}
-	if after := snapshot(t, h.store.Dir); !maps.Equal(before, after) {
+	if after := snapshot(t, h.Store.Dir); !maps.Equal(before, after) {
 		t.Fatalf("the read-only fast path changed the state:\nbefore %v\nafter  %v", before, after)
 	}
 	// Near a protected resource: denied, and the deny is in the log.
-	expect(t, "Read the guard state", h.decide(tool("Read", map[string]any{"file_path": filepath.Join(h.store.Dir, "grants", "g")})), Deny, ReasonProtected)
+	expect(t, "Read the guard state", h.decide(tool("Read", map[string]any{"file_path": filepath.Join(h.Store.Dir, "grants", "g")})), Deny, ReasonProtected)
 	var last auditEntry
 	if err := h.eng().Audit.Read(func(_ []byte, e auditEntry) error { last = e; return nil }); err != nil {
 		t.Fatal(err)
@@ -486,9 +486,9 @@ func TestReadOnlyFastPath(t *testing.T) {
 		t.Fatalf("the protected read was not audited with its digest: %+v", last)
 	}
 	// Control: a Bash deny still writes its pending record and its entry.
-	before = snapshot(t, h.store.Dir)
+	before = snapshot(t, h.Store.Dir)
 	expect(t, "Bash", h.decide(tool("Bash", map[string]any{"command": "echo other"})), Deny, ReasonNoGrant)
-	if after := snapshot(t, h.store.Dir); maps.Equal(before, after) {
+	if after := snapshot(t, h.Store.Dir); maps.Equal(before, after) {
 		t.Fatal("a Bash deny wrote nothing")
 	}
 }

@@ -11,61 +11,39 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/internal/enginetest"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
-var testMaster = bytes.Repeat([]byte{7}, 32)
-
 // harness is an engine over a private state dir, a project dir and a
 // trusted bin dir of stub executables.
 type harness struct {
-	t       testing.TB
-	project string
-	bin     string
-	eng     func() *Engine
-	store   *state.Store
-	keyErr  error
-	now     time.Time
+	t testing.TB
+	enginetest.World
+	eng    func() *Engine
+	keyErr error
+	now    time.Time
 }
 
 func newHarness(t *testing.T) *harness { return newHarnessTB(t) }
 
 func newHarnessTB(t testing.TB) *harness {
 	t.Helper()
-	base := t.TempDir()
-	h := &harness{t: t, project: filepath.Join(base, "project"), bin: filepath.Join(base, "bin"), now: time.Now()}
-	for _, d := range []string{h.project, h.bin} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, name := range []string{"echo", "ls", "git", "go", "rm", "cat", "curl", "sh", "bash", "secret-tool"} {
-		if err := os.WriteFile(filepath.Join(h.bin, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := state.Open(filepath.Join(base, "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.store = st
+	w := enginetest.New(t, "echo", "ls", "git", "go", "rm", "cat", "curl", "sh", "bash", "secret-tool")
+	base, st := w.Base, w.Store
+	h := &harness{t: t, World: w, now: time.Now()}
 	h.eng = func() *Engine {
 		return &Engine{
-			Store: st,
-			Audit: audit.Open(filepath.Join(st.Dir, "audit")),
-			LoadKey: func(context.Context) ([]byte, error) {
-				if h.keyErr != nil {
-					return nil, h.keyErr
-				}
-				return bytes.Clone(testMaster), nil
-			},
-			Now: func() time.Time { return h.now },
+			Store:   st,
+			Audit:   audit.Open(filepath.Join(st.Dir, "audit")),
+			LoadKey: enginetest.LoadKey(&h.keyErr),
+			Now:     func() time.Time { return h.now },
 			// The project named as Claude Code names it (CLAUDE_PROJECT_DIR).
-			Env: Env{Path: h.bin, Home: filepath.Join(base, "home"), Trusted: []string{h.bin},
-				Self: filepath.Join(base, "bin", "loopguard"), StateDir: st.Dir, ProjectDir: h.project},
+			Env: Env{Path: h.Bin, Home: filepath.Join(base, "home"), Trusted: []string{h.Bin},
+				Self: filepath.Join(base, "bin", "loopguard"), StateDir: st.Dir, ProjectDir: h.Project},
 		}
 	}
 	return h
@@ -81,7 +59,7 @@ func (h *harness) fixture(name string) map[string]any {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	data = recordDir.ReplaceAll(data, []byte(h.project))
+	data = recordDir.ReplaceAll(data, []byte(h.Project))
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -124,12 +102,12 @@ func (h *harness) approve(d Decision) *token.Grant {
 	if d.Pending == "" {
 		h.t.Fatalf("decision %+v has no pending call to approve", d)
 	}
-	p, err := h.store.GetPending(d.Pending)
+	p, err := h.Store.GetPending(d.Pending)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	keys, _ := token.NewKeys(testMaster)
-	g, err := Approve(h.store, keys, p, "alice", 10*time.Minute, h.now)
+	keys, _ := token.NewKeys(enginetest.Master)
+	g, err := Approve(h.Store, keys, p, "alice", 10*time.Minute, h.now)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -147,12 +125,12 @@ func (h *harness) grantScope(rule, session, agent string) *token.Grant {
 // refusals.
 func (h *harness) mintScope(principal, rule, session, agent string) *token.Grant {
 	h.t.Helper()
-	keys, _ := token.NewKeys(testMaster)
+	keys, _ := token.NewKeys(enginetest.Master)
 	r, err := scope.Parse(rule)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if r, err = r.Pin(shellparse.Env{Cwd: h.project, Path: h.bin, ProjectDir: h.project, Trusted: []string{h.bin}, Home: h.eng().Env.Home}); err != nil {
+	if r, err = r.Pin(shellparse.Env{Cwd: h.Project, Path: h.Bin, ProjectDir: h.Project, Trusted: []string{h.Bin}, Home: h.eng().Env.Home}); err != nil {
 		h.t.Fatal(err)
 	}
 	g, err := keys.Mint(token.Grant{Principal: principal, Agent: agent, Session: session, Tool: r.Tool(),
@@ -160,7 +138,7 @@ func (h *harness) mintScope(principal, rule, session, agent string) *token.Grant
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := h.store.PutGrant(&g, state.GrantRecord{}); err != nil {
+	if _, err := h.Store.PutGrant(&g, state.GrantRecord{}); err != nil {
 		h.t.Fatal(err)
 	}
 	return &g

@@ -32,7 +32,7 @@ func TestHeldFirstLine(t *testing.T) {
 	if !strings.HasPrefix(rest, "Why: no approval covers this call.") {
 		t.Errorf("the second line does not say why: %q", d.Message)
 	}
-	p, err := h.store.GetPending(d.Pending)
+	p, err := h.Store.GetPending(d.Pending)
 	if err != nil || !p.HeldUntil.IsZero() {
 		t.Errorf("a call no hook waits for is recorded as held: %v %v", err, p)
 	}
@@ -48,7 +48,7 @@ func TestWaitEnded(t *testing.T) {
 	seen := make(chan *state.Pending, 1)
 	go func() {
 		for {
-			if list, _ := h.store.ListPending(); len(list) > 0 {
+			if list, _ := h.Store.ListPending(); len(list) > 0 {
 				seen <- list[0]
 				return
 			}
@@ -73,12 +73,12 @@ func TestWaitEnded(t *testing.T) {
 	}
 	// The wait ran its course: the record says the agent was told, so
 	// review keeps it for the retry.
-	if p, err := h.store.GetPending(d.Pending); err != nil || !h.store.WaitEnded(p) {
+	if p, err := h.Store.GetPending(d.Pending); err != nil || !h.Store.WaitEnded(p) {
 		t.Errorf("the call whose wait ran out is not marked as told: %v %+v", err, p)
 	}
 	// Control: without a wait the record is not held.
 	d = h.decide(h.fixture("pretooluse-write.json"))
-	if p, _ := h.store.GetPending(d.Pending); p == nil || !p.HeldUntil.IsZero() || h.store.WaitEnded(p) {
+	if p, _ := h.Store.GetPending(d.Pending); p == nil || !p.HeldUntil.IsZero() || h.Store.WaitEnded(p) {
 		t.Errorf("an unheld call recorded as held: %+v", p)
 	}
 }
@@ -101,12 +101,12 @@ func TestHeldAbandoned(t *testing.T) {
 	if time.Since(start) > 10*time.Second {
 		t.Errorf("the abandoned hold took %v", time.Since(start))
 	}
-	p, err := h.store.GetPending(d.Pending)
-	if err != nil || p.Status != state.StatusOpen || h.store.WaitEnded(p) {
+	p, err := h.Store.GetPending(d.Pending)
+	if err != nil || p.Status != state.StatusOpen || h.Store.WaitEnded(p) {
 		t.Errorf("the abandoned call's record: %v %+v", err, p)
 	}
 	var last audit.Entry
-	_ = audit.Open(filepath.Join(h.store.Dir, "audit")).Read(func(_ []byte, e audit.Entry) error { last = e; return nil })
+	_ = audit.Open(filepath.Join(h.Store.Dir, "audit")).Read(func(_ []byte, e audit.Entry) error { last = e; return nil })
 	if last.Reason != ReasonAbandoned || last.Pending != d.Pending || last.Summary == "" {
 		t.Errorf("the audit entry of the abandoned call: %+v", last)
 	}
@@ -117,14 +117,14 @@ func TestHeldAbandoned(t *testing.T) {
 	e.Wait = 200 * time.Millisecond
 	d = e.Decide(context.Background(), h.call(h.fixture("pretooluse-bash.json")))
 	expect(t, "wait ended", d, Deny, ReasonNoGrant)
-	if p, _ := h.store.GetPending(d.Pending); p == nil || !h.store.WaitEnded(p) {
+	if p, _ := h.Store.GetPending(d.Pending); p == nil || !h.Store.WaitEnded(p) {
 		t.Fatalf("not marked after its wait ran out: %+v", p)
 	}
 	e.Wait = 30 * time.Second
 	e.OnHeld = func(*state.Pending) { sig <- syscall.SIGTERM }
 	d = e.Decide(context.Background(), h.call(h.fixture("pretooluse-bash.json")))
 	expect(t, "abandoned again", d, Deny, ReasonAbandoned)
-	if p, _ := h.store.GetPending(d.Pending); p == nil || h.store.WaitEnded(p) {
+	if p, _ := h.Store.GetPending(d.Pending); p == nil || h.Store.WaitEnded(p) {
 		t.Errorf("a later hold, abandoned, is taken for an ended one: %+v", p)
 	}
 }
@@ -136,7 +136,7 @@ func TestRefusalNote(t *testing.T) {
 	call := h.fixture("pretooluse-bash.json")
 	d := h.decide(call)
 	note := "use make test\x1b[2J instead" + strings.Repeat("x", 2*MaxNote)
-	if err := h.store.Refuse(d.Pending, "alice", note, time.Now()); err != nil {
+	if err := h.Store.Refuse(d.Pending, "alice", note, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	d = h.decide(call)
@@ -145,7 +145,7 @@ func TestRefusalNote(t *testing.T) {
 		t.Errorf("the note as the model sees it: %q", d.Message)
 	}
 	d2 := h.decide(h.fixture("pretooluse-write.json"))
-	if err := h.store.Refuse(d2.Pending, "alice", "", time.Now()); err != nil {
+	if err := h.Store.Refuse(d2.Pending, "alice", "", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if d2 = h.decide(h.fixture("pretooluse-write.json")); strings.Contains(d2.Message, "saying") || !strings.Contains(d2.Message, "Do not retry it") {
@@ -160,7 +160,7 @@ func TestAuditSummary(t *testing.T) {
 	call := withInput(h.fixture("pretooluse-bash.json"), "command", "echo \x1b[31mred > out.txt")
 	d := h.decide(call)
 	var got []audit.Entry
-	if err := audit.Open(filepath.Join(h.store.Dir, "audit")).Read(func(_ []byte, e audit.Entry) error {
+	if err := audit.Open(filepath.Join(h.Store.Dir, "audit")).Read(func(_ []byte, e audit.Entry) error {
 		got = append(got, e)
 		return nil
 	}); err != nil {
@@ -197,13 +197,13 @@ func TestSummaryFromInputMatchesRecord(t *testing.T) {
 			t.Fatalf("%s: no pending record (%s %s)", tc.fixture, d.Behavior, d.Reason)
 		}
 		var last audit.Entry
-		if err := audit.Open(filepath.Join(h.store.Dir, "audit")).Read(func(_ []byte, e audit.Entry) error {
+		if err := audit.Open(filepath.Join(h.Store.Dir, "audit")).Read(func(_ []byte, e audit.Entry) error {
 			last = e
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
-		p, err := h.store.GetPending(d.Pending)
+		p, err := h.Store.GetPending(d.Pending)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +243,7 @@ func TestOnHeldOnlyWhenHeld(t *testing.T) {
 	cmd := func(c string) map[string]any { return withInput(bash, "command", c) }
 	h.grantScope("Bash(ls *)", token.Any, token.MainAgent)
 	expect(t, "allowed", run(200*time.Millisecond, cmd("ls -la")), Allow, ReasonScopedGrant)
-	expect(t, "protected", run(200*time.Millisecond, cmd("cat "+filepath.Join(h.store.Dir, "audit"))), Deny, ReasonProtected)
+	expect(t, "protected", run(200*time.Millisecond, cmd("cat "+filepath.Join(h.Store.Dir, "audit"))), Deny, ReasonProtected)
 	expect(t, "no wait", run(0, cmd("echo hi")), Deny, ReasonNoGrant)
 	if len(held) != 0 {
 		t.Fatalf("OnHeld ran for a call nobody holds: %+v", held)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/internal/enginetest"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
@@ -19,14 +20,14 @@ import (
 // the programs), bound to any session.
 func (h *harness) mintPreset() int {
 	h.t.Helper()
-	keys, _ := token.NewKeys(testMaster)
+	keys, _ := token.NewKeys(enginetest.Master)
 	rules, err := scope.Preset(scope.PresetReadOnly, h.eng().Env.Home)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	n := 0
 	for _, r := range rules {
-		r, err := r.Pin(shellparse.Env{Cwd: h.project, Path: h.eng().Env.Path, ProjectDir: h.project, Trusted: h.eng().Env.Trusted, Home: h.eng().Env.Home})
+		r, err := r.Pin(shellparse.Env{Cwd: h.Project, Path: h.eng().Env.Path, ProjectDir: h.Project, Trusted: h.eng().Env.Trusted, Home: h.eng().Env.Home})
 		if errors.Is(err, scope.ErrNotPinnable) {
 			continue
 		}
@@ -38,7 +39,7 @@ func (h *harness) mintPreset() int {
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		if _, err := h.store.PutGrant(&g, state.GrantRecord{}); err != nil {
+		if _, err := h.Store.PutGrant(&g, state.GrantRecord{}); err != nil {
 			h.t.Fatal(err)
 		}
 		n++
@@ -51,20 +52,20 @@ func (h *harness) mintPreset() int {
 func TestReadOnlyPreset(t *testing.T) {
 	h := newHarness(t)
 	h.stubs("less", "head", "wc", "grep", "du", "find", "sleep", "date", "sed", "nl", "sort", "uniq", "cut", "tr")
-	base := filepath.Dir(h.project)
+	base := filepath.Dir(h.Project)
 	cfgDir := filepath.Join(base, "config", "loopguard")
 	home := h.eng().Env.Home
 	eng := h.eng
 	h.eng = func() *Engine {
 		e := eng()
 		e.Env.ConfigDir = cfgDir
-		e.Env.ProjectDir = h.project
+		e.Env.ProjectDir = h.Project
 		return e
 	}
 	if n := h.mintPreset(); n < 8 {
 		t.Fatalf("only %d preset rules pinned", n)
 	}
-	for _, d := range []string{filepath.Join(h.project, ".git"), filepath.Join(h.project, ".claude"), cfgDir, filepath.Join(h.project, "sub")} {
+	for _, d := range []string{filepath.Join(h.Project, ".git"), filepath.Join(h.Project, ".claude"), cfgDir, filepath.Join(h.Project, "sub")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -81,14 +82,14 @@ func TestReadOnlyPreset(t *testing.T) {
 	allowed := []string{
 		"ls", "ls -la", "ls -la src", "cat README.md", "head -n 5 go.mod", "wc -l main.go", "grep -rn TODO .",
 		"git status", "git status -sb", "git log --oneline -5", "git diff", "git diff --stat HEAD~1", "git show HEAD",
-		"go vet ./...", "go list -m all", "git log --format=%h/%s -3", "cat src/../README.md", "ls -la " + h.project,
+		"go vet ./...", "go list -m all", "git log --format=%h/%s -3", "cat src/../README.md", "ls -la " + h.Project,
 		"cat inside-link/x", "grep -rn x *.go",
 		"find . -name '*.go'", "find src -maxdepth 2 -type f", "find . -newer go.mod -print", "cd src", "echo done", "sleep 1", "date +%s",
 		"sed -n '1,20p' main.go", "nl -ba main.go", "sort go.mod", "uniq -c go.mod", "cut -d: -f1 go.mod",
 		"sed -n 5p main.go | nl", "grep -n func main.go | sort | uniq -c",
 		// The read-only git calls agents send, and the front options a
 		// rule over the subcommand covers (-C inside the project).
-		"git -C sub status", "git -C . status --short", "git -C " + h.project + " status", "git --no-pager log -1",
+		"git -C sub status", "git -C . status --short", "git -C " + h.Project + " status", "git --no-pager log -1",
 		"git -P -C sub log --oneline", "git ls-tree -r --name-only HEAD", "git rev-list --left-right --count origin/main...main",
 		"git stash list", "git stash show -p", "git remote", "git tag", "git tag --list", "git tag -l 'v*'",
 		"git show-ref --tags v0.1.1", "git branch -vv", "git branch --list 'feat/*'", "git worktree list",
@@ -96,15 +97,15 @@ func TestReadOnlyPreset(t *testing.T) {
 	}
 	// A symlink inside the project to a dir inside it (control) and to one
 	// outside it (attack, below).
-	_ = os.MkdirAll(filepath.Join(h.project, "src"), 0o755)
-	_ = os.Symlink(filepath.Join(h.project, "src"), filepath.Join(h.project, "inside-link"))
-	_ = os.Symlink(home, filepath.Join(h.project, "home-link"))
+	_ = os.MkdirAll(filepath.Join(h.Project, "src"), 0o755)
+	_ = os.Symlink(filepath.Join(h.Project, "src"), filepath.Join(h.Project, "inside-link"))
+	_ = os.Symlink(home, filepath.Join(h.Project, "home-link"))
 	for _, c := range allowed {
 		expect(t, c, run("", c), Allow, ReasonScopedGrant)
 	}
 	denied := []struct{ cmd, reason string }{
-		{"ls " + h.store.Dir, ReasonProtected},
-		{"cat " + filepath.Join(h.store.Dir, "audit"), ReasonProtected},
+		{"ls " + h.Store.Dir, ReasonProtected},
+		{"cat " + filepath.Join(h.Store.Dir, "audit"), ReasonProtected},
 		{"cat " + filepath.Join(cfgDir, "config.json"), ReasonProtected},
 		{"cat .claude/settings.json", ReasonProtected},
 		{"cat " + filepath.Join(home, ".claude", "settings.json"), ReasonProtected},
@@ -214,7 +215,7 @@ func TestReadOnlyPreset(t *testing.T) {
 	// A repository the agent could have made inside the project: a nested
 	// .git (made by approved, sandboxed code) or a bare repository written
 	// with the file tools. Its config runs core.fsmonitor in git status.
-	sub := filepath.Join(h.project, "sub")
+	sub := filepath.Join(h.Project, "sub")
 	expect(t, "git status in sub, no repository there (control)", run(sub, "git status"), Allow, ReasonScopedGrant)
 	for _, f := range []string{"HEAD", "config"} {
 		_ = os.WriteFile(filepath.Join(sub, f), []byte("x\n"), 0o644)
@@ -222,7 +223,7 @@ func TestReadOnlyPreset(t *testing.T) {
 	_ = os.MkdirAll(filepath.Join(sub, "objects"), 0o755)
 	expect(t, "git status in a bare repository", run(sub, "git status"), Deny, ReasonRepositoryNotCovered)
 	expect(t, "git log in a bare repository", run(sub, "git log -p"), Deny, ReasonRepositoryNotCovered)
-	nested := filepath.Join(h.project, "vendor", "lib")
+	nested := filepath.Join(h.Project, "vendor", "lib")
 	_ = os.MkdirAll(filepath.Join(nested, ".git"), 0o755)
 	expect(t, "git diff in a nested repository", run(nested, "git diff"), Deny, ReasonRepositoryNotCovered)
 	expect(t, "ls in the nested repository (control)", run(nested, "ls"), Allow, ReasonScopedGrant)
@@ -230,7 +231,7 @@ func TestReadOnlyPreset(t *testing.T) {
 	_ = os.MkdirAll(elsewhere, 0o755)
 	expect(t, "git status outside the project", run(elsewhere, "git status"), Deny, ReasonNoGrant)
 	expect(t, "ls outside the project", run(elsewhere, "ls"), Deny, ReasonNoGrant)
-	expect(t, "git status at the project's root (control)", run(h.project, "git status"), Allow, ReasonScopedGrant)
+	expect(t, "git status at the project's root (control)", run(h.Project, "git status"), Allow, ReasonScopedGrant)
 
 	// An agent's host that names no project (no CLAUDE_PROJECT_DIR): the
 	// project would be the call's cwd, which the agent may choose (Gemini's
@@ -242,5 +243,5 @@ func TestReadOnlyPreset(t *testing.T) {
 		return e
 	}
 	expect(t, "cat with the cwd at home, no project named", run(home, "cat .netrc"), Deny, ReasonNoGrant)
-	expect(t, "ls with the cwd at the project, no project named", run(h.project, "ls"), Deny, ReasonNoGrant)
+	expect(t, "ls with the cwd at the project, no project named", run(h.Project, "ls"), Deny, ReasonNoGrant)
 }

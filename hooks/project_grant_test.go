@@ -17,17 +17,17 @@ func TestProjectGrant(t *testing.T) {
 	call := withInput(h.fixture("pretooluse-bash.json"), "command", "git status")
 	restarted := with(call, func(m map[string]any) { m["session_id"] = "0f6c1c5e-new-session" })
 	other := withInput(call, "command", "git status --short")
-	h.grantScope("Bash(git status)", token.ProjectSession(h.project), token.MainAgent)
+	h.grantScope("Bash(git status)", token.ProjectSession(h.Project), token.MainAgent)
 	decide := func(projectDir string, payload map[string]any) Decision {
 		e := h.eng()
 		e.Env.ProjectDir = projectDir
 		return e.Decide(context.Background(), h.call(payload))
 	}
-	expect(t, "this project", decide(h.project, call), Allow, ReasonScopedGrant)
-	expect(t, "after a restart", decide(h.project, restarted), Allow, ReasonScopedGrant)
-	expect(t, "the project dir written with a trailing slash", decide(h.project+"/", restarted), Allow, ReasonScopedGrant)
-	expect(t, "another command", decide(h.project, other), Deny, ReasonNoGrant)
-	expect(t, "another project", decide(h.project+"-other", call), Deny, ReasonNoGrant)
+	expect(t, "this project", decide(h.Project, call), Allow, ReasonScopedGrant)
+	expect(t, "after a restart", decide(h.Project, restarted), Allow, ReasonScopedGrant)
+	expect(t, "the project dir written with a trailing slash", decide(h.Project+"/", restarted), Allow, ReasonScopedGrant)
+	expect(t, "another command", decide(h.Project, other), Deny, ReasonNoGrant)
+	expect(t, "another project", decide(h.Project+"-other", call), Deny, ReasonNoGrant)
 	// Without CLAUDE_PROJECT_DIR the payload's cwd (the project here) does
 	// not stand in for it.
 	expect(t, "no CLAUDE_PROJECT_DIR", decide("", call), Deny, ReasonNoGrant)
@@ -42,7 +42,7 @@ func TestGrantElsewhereSaysSo(t *testing.T) {
 	g := h.grantScope("Bash(git status)", "an-earlier-session", token.MainAgent)
 	// Claude Code restarted in the project: the earlier session was the
 	// last one seen there.
-	if err := h.store.NoteSession(h.project, "an-earlier-session", h.now); err != nil {
+	if err := h.Store.NoteSession(h.Project, "an-earlier-session", h.now); err != nil {
 		t.Fatal(err)
 	}
 	d := h.decide(call)

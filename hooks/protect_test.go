@@ -24,7 +24,7 @@ type protectedCase struct {
 
 func protectedCases(h *harness) []protectedCase {
 	home := h.eng().Env.Home
-	p := func(rel string) string { return filepath.Join(h.project, rel) }
+	p := func(rel string) string { return filepath.Join(h.Project, rel) }
 	u := func(rel string) string { return filepath.Join(home, rel) }
 	return []protectedCase{
 		{"user settings", u(".claude/settings.json"), policy.GuardCritical},
@@ -35,7 +35,7 @@ func protectedCases(h *harness) []protectedCase {
 		{"shell snapshot", u(".claude/shell-snapshots/snapshot-bash.sh"), policy.GuardCritical},
 		{"session env", u(".claude/session-env/s1/env"), policy.GuardCritical},
 		{"plugins", u(".claude/plugins/installed.json"), policy.GuardCritical},
-		{"guard state", filepath.Join(h.store.Dir, "grants", "x.grant"), policy.GuardCritical},
+		{"guard state", filepath.Join(h.Store.Dir, "grants", "x.grant"), policy.GuardCritical},
 		{"guard config", u(".config/loopguard/config.json"), policy.GuardCritical},
 		{"keyring file", u(".local/share/keyrings/login.keyring"), policy.GuardCritical},
 		{"user skill", u(".claude/skills/deploy/SKILL.md"), policy.ExecConfig},
@@ -74,7 +74,7 @@ func TestCursorMCPNotCoveredByScope(t *testing.T) {
 	write := h.fixture("pretooluse-write.json")
 	wr := func(rel, content string) map[string]any {
 		return with(write, func(m map[string]any) {
-			input(m)["file_path"] = filepath.Join(h.project, rel)
+			input(m)["file_path"] = filepath.Join(h.Project, rel)
 			input(m)["content"] = content
 		})
 	}
@@ -82,7 +82,7 @@ func TestCursorMCPNotCoveredByScope(t *testing.T) {
 	attack := wr(".cursor/mcp.json", `{"mcpServers":{"x":{"command":"sh","args":["-c","id"]}}}`)
 	d := h.decide(attack)
 	expect(t, ".cursor/mcp.json under Write(.cursor/**)", d, Deny, ReasonExecConfig)
-	p, err := h.store.GetPending(d.Pending)
+	p, err := h.Store.GetPending(d.Pending)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ var pathShapes = map[string]func(h *harness, p string) string{
 	"dot segment":   func(_ *harness, p string) string { d, b := filepath.Split(p); return d + "./" + b },
 	"dot-dot":       func(_ *harness, p string) string { d, b := filepath.Split(p); return d + "zz/../" + b },
 	"relative": func(h *harness, p string) string {
-		r, _ := filepath.Rel(h.project, p)
+		r, _ := filepath.Rel(h.Project, p)
 		return r
 	},
 	"home tilde": func(h *harness, p string) string {
@@ -124,13 +124,13 @@ var pathShapes = map[string]func(h *harness, p string) string{
 	},
 	// a link in the project whose target may not exist yet
 	"symlink": func(h *harness, p string) string {
-		l := filepath.Join(h.project, "ln-"+strings.ReplaceAll(strings.TrimPrefix(p, "/"), "/", "_"))
+		l := filepath.Join(h.Project, "ln-"+strings.ReplaceAll(strings.TrimPrefix(p, "/"), "/", "_"))
 		os.Symlink(p, l)
 		return l
 	},
 	// a link to the directory, then the file through it
 	"directory symlink": func(h *harness, p string) string {
-		l := filepath.Join(h.project, "dl-"+strings.ReplaceAll(strings.TrimPrefix(filepath.Dir(p), "/"), "/", "_"))
+		l := filepath.Join(h.Project, "dl-"+strings.ReplaceAll(strings.TrimPrefix(filepath.Dir(p), "/"), "/", "_"))
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.Symlink(filepath.Dir(p), l)
 		return filepath.Join(l, filepath.Base(p))
@@ -159,7 +159,7 @@ var globShapes = map[string]func(p string) string{
 // same scopes run.
 func TestProtectedPathsByResolution(t *testing.T) {
 	h := newHarness(t)
-	os.MkdirAll(filepath.Join(h.project, "src"), 0o755)
+	os.MkdirAll(filepath.Join(h.Project, "src"), 0o755)
 	// The broadest scopes the current policy still grants: the protected
 	// check comes before them, so an attack is denied with its tier's
 	// reason whatever scope exists.
@@ -176,8 +176,8 @@ func TestProtectedPathsByResolution(t *testing.T) {
 	expect(t, "git log --output to a project file is not covered", h.decide(run("git log -1 --output=out.txt")), Deny, ReasonNoGrant)
 	expect(t, "control: echo", h.decide(run("echo hi notes.txt")), Allow, ReasonScopedGrant)
 	expect(t, "control: a message that mentions .git", h.decide(run(`echo "move .git hooks to .githooks"`)), Allow, ReasonScopedGrant)
-	expect(t, "control: write a project file", h.decide(wr(filepath.Join(h.project, "src", "main.go"))), Allow, ReasonScopedGrant)
-	expect(t, "control: write through an ordinary link", h.decide(wr(pathShapes["directory symlink"](h, filepath.Join(h.project, "docs", "a.md")))), Allow, ReasonScopedGrant)
+	expect(t, "control: write a project file", h.decide(wr(filepath.Join(h.Project, "src", "main.go"))), Allow, ReasonScopedGrant)
+	expect(t, "control: write through an ordinary link", h.decide(wr(pathShapes["directory symlink"](h, filepath.Join(h.Project, "docs", "a.md")))), Allow, ReasonScopedGrant)
 
 	n := 0
 	for _, pc := range protectedCases(h) {
@@ -205,9 +205,9 @@ func TestProtectedPathsByResolution(t *testing.T) {
 			n += 2
 		}
 		// Keep the queue short: the per-session cap is tested on its own.
-		list, _ := h.store.ListPending()
+		list, _ := h.Store.ListPending()
 		for _, p := range list {
-			h.store.RemovePending(p.ID)
+			h.Store.RemovePending(p.ID)
 		}
 	}
 	t.Logf("%d attack calls checked", n)
@@ -219,8 +219,8 @@ func TestProtectedKnownBypasses(t *testing.T) {
 	home := h.eng().Env.Home
 	os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
 	os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte("{}"), 0o644)
-	os.MkdirAll(filepath.Join(h.project, ".git"), 0o755)
-	os.WriteFile(filepath.Join(h.project, ".git", "config"), []byte("[core]\n"), 0o644)
+	os.MkdirAll(filepath.Join(h.Project, ".git"), 0o755)
+	os.WriteFile(filepath.Join(h.Project, ".git", "config"), []byte("[core]\n"), 0o644)
 	h.grantScope("Bash(git log *)", "*", "main")
 	h.grantScope("Write(src/**)", "*", "main")
 	run, wr := h.bashCall, h.writeCall
@@ -231,31 +231,31 @@ func TestProtectedKnownBypasses(t *testing.T) {
 	expect(t, "doubled slash in the config dir", h.decide(run("git log --output ~/.config//loopguard/config.json")), Deny, ReasonProtected)
 
 	// A dangling symlink into the user's local settings.
-	os.Symlink(filepath.Join(home, ".claude", "settings.local.json"), filepath.Join(h.project, "notes.json"))
-	expect(t, "Write through a dangling symlink", h.decide(wr(filepath.Join(h.project, "notes.json"))), Deny, ReasonProtected)
+	os.Symlink(filepath.Join(home, ".claude", "settings.local.json"), filepath.Join(h.Project, "notes.json"))
+	expect(t, "Write through a dangling symlink", h.decide(wr(filepath.Join(h.Project, "notes.json"))), Deny, ReasonProtected)
 
 	// A committed directory symlink docs -> .git, then Write docs/config.
-	os.Symlink(".git", filepath.Join(h.project, "docs"))
-	d := h.decide(wr(filepath.Join(h.project, "docs", "config")))
+	os.Symlink(".git", filepath.Join(h.Project, "docs"))
+	d := h.decide(wr(filepath.Join(h.Project, "docs", "config")))
 	expect(t, "Write docs/config through docs -> .git", d, Deny, ReasonExecConfig)
-	p, err := h.store.GetPending(d.Pending)
+	p, err := h.Store.GetPending(d.Pending)
 	if err != nil {
 		t.Fatal(err)
 	}
-	real := filepath.Join(h.project, ".git", "config")
+	real := filepath.Join(h.Project, ".git", "config")
 	if got := strings.Join(p.Warnings, "\n"); !strings.Contains(got, "resolves to "+real) || !strings.Contains(got, "EXECUTABLE CONFIGURATION") {
 		t.Errorf("the pending call does not show where it lands:\n%s", got)
 	}
 	// An exact approval, shown with that warning, does cover it.
 	h.approve(d)
-	expect(t, "Write docs/config, approved exactly", h.decide(wr(filepath.Join(h.project, "docs", "config"))), Allow, ReasonExactGrant)
+	expect(t, "Write docs/config, approved exactly", h.decide(wr(filepath.Join(h.Project, "docs", "config"))), Allow, ReasonExactGrant)
 
 	// Edit(src/**)-like scopes stay usable but do not cover nested
 	// executable configuration.
-	os.MkdirAll(filepath.Join(h.project, "src"), 0o755)
-	expect(t, "control: Write src/a.go", h.decide(wr(filepath.Join(h.project, "src", "a.go"))), Allow, ReasonScopedGrant)
-	expect(t, "Write src/.claude/skills/x/SKILL.md", h.decide(wr(filepath.Join(h.project, "src", ".claude", "skills", "x", "SKILL.md"))), Deny, ReasonExecConfig)
-	expect(t, "Write src/.git/config", h.decide(wr(filepath.Join(h.project, "src", ".git", "config"))), Deny, ReasonExecConfig)
+	os.MkdirAll(filepath.Join(h.Project, "src"), 0o755)
+	expect(t, "control: Write src/a.go", h.decide(wr(filepath.Join(h.Project, "src", "a.go"))), Allow, ReasonScopedGrant)
+	expect(t, "Write src/.claude/skills/x/SKILL.md", h.decide(wr(filepath.Join(h.Project, "src", ".claude", "skills", "x", "SKILL.md"))), Deny, ReasonExecConfig)
+	expect(t, "Write src/.git/config", h.decide(wr(filepath.Join(h.Project, "src", ".git", "config"))), Deny, ReasonExecConfig)
 }
 
 // An approval given while a path landed somewhere ordinary does not cover
@@ -263,9 +263,9 @@ func TestProtectedKnownBypasses(t *testing.T) {
 func TestApprovalBoundToLanding(t *testing.T) {
 	h := newHarness(t)
 	write := h.fixture("pretooluse-write.json")
-	os.MkdirAll(filepath.Join(h.project, "real"), 0o755)
-	os.MkdirAll(filepath.Join(h.project, ".git", "hooks"), 0o755)
-	link := filepath.Join(h.project, "docs")
+	os.MkdirAll(filepath.Join(h.Project, "real"), 0o755)
+	os.MkdirAll(filepath.Join(h.Project, ".git", "hooks"), 0o755)
+	link := filepath.Join(h.Project, "docs")
 	os.Symlink("real", link)
 	call := withInput(write, "file_path", filepath.Join(link, "pre-commit"))
 	h.approve(h.decide(call))
@@ -291,18 +291,18 @@ func TestEveryToolDecided(t *testing.T) {
 	tool := func(name string, in map[string]any) map[string]any {
 		return with(read, func(m map[string]any) { m["tool_name"] = name; m["tool_input"] = in })
 	}
-	expect(t, "Read a project file", h.decide(tool("Read", map[string]any{"file_path": filepath.Join(h.project, "main.go")})), Abstain, ReasonReadOnly)
+	expect(t, "Read a project file", h.decide(tool("Read", map[string]any{"file_path": filepath.Join(h.Project, "main.go")})), Abstain, ReasonReadOnly)
 	expect(t, "Read the user settings", h.decide(tool("Read", map[string]any{"file_path": filepath.Join(home, ".claude", "settings.json")})), Abstain, ReasonReadOnly)
-	expect(t, "Read the guard state", h.decide(tool("Read", map[string]any{"file_path": filepath.Join(h.store.Dir, "grants", "g")})), Deny, ReasonProtected)
+	expect(t, "Read the guard state", h.decide(tool("Read", map[string]any{"file_path": filepath.Join(h.Store.Dir, "grants", "g")})), Deny, ReasonProtected)
 	expect(t, "Read the keyring", h.decide(tool("Read", map[string]any{"file_path": filepath.Join(home, ".local", "share", "keyrings", "login.keyring")})), Deny, ReasonProtected)
-	os.Symlink(h.store.Dir, filepath.Join(h.project, "st"))
-	expect(t, "Read the state through a link", h.decide(tool("Read", map[string]any{"file_path": filepath.Join(h.project, "st", "audit")})), Deny, ReasonProtected)
-	expect(t, "Grep the project", h.decide(tool("Grep", map[string]any{"pattern": "x", "path": h.project})), Abstain, ReasonReadOnly)
+	os.Symlink(h.Store.Dir, filepath.Join(h.Project, "st"))
+	expect(t, "Read the state through a link", h.decide(tool("Read", map[string]any{"file_path": filepath.Join(h.Project, "st", "audit")})), Deny, ReasonProtected)
+	expect(t, "Grep the project", h.decide(tool("Grep", map[string]any{"pattern": "x", "path": h.Project})), Abstain, ReasonReadOnly)
 	expect(t, "Grep home (holds the keyrings)", h.decide(tool("Grep", map[string]any{"pattern": "x", "path": home})), Deny, ReasonProtected)
-	expect(t, "Glob the project", h.decide(tool("Glob", map[string]any{"pattern": "**/*.go", "path": h.project})), Abstain, ReasonReadOnly)
+	expect(t, "Glob the project", h.decide(tool("Glob", map[string]any{"pattern": "**/*.go", "path": h.Project})), Abstain, ReasonReadOnly)
 	expect(t, "Glob the keyrings", h.decide(tool("Glob", map[string]any{"pattern": ".local/share/key*/*", "path": home})), Deny, ReasonProtected)
 	expect(t, "Glob home for notes (control)", h.decide(tool("Glob", map[string]any{"pattern": "notes/*.md", "path": home})), Abstain, ReasonReadOnly)
-	expect(t, "Glob the state from the project", h.decide(tool("Glob", map[string]any{"pattern": "../state/**", "path": h.project})), Deny, ReasonProtected)
+	expect(t, "Glob the state from the project", h.decide(tool("Glob", map[string]any{"pattern": "../state/**", "path": h.Project})), Deny, ReasonProtected)
 	expect(t, "LS home (control)", h.decide(tool("LS", map[string]any{"path": home})), Abstain, ReasonReadOnly)
 	expect(t, "LS the keyrings", h.decide(tool("LS", map[string]any{"path": filepath.Join(home, ".local", "share", "keyrings")})), Deny, ReasonProtected)
 	expect(t, "Agent", h.decide(tool("Agent", map[string]any{"prompt": "look", "subagent_type": "Explore"})), Abstain, ReasonSubagent)
@@ -333,8 +333,8 @@ func TestRecordedToolsDecided(t *testing.T) {
 		}
 	}
 	for _, name := range names {
-		in := map[string]any{"x": "y", "command": "echo hi", "file_path": filepath.Join(h.project, "a.txt"),
-			"notebook_path": filepath.Join(h.project, "a.ipynb"), "old_string": "a", "new_string": "b", "content": "c"}
+		in := map[string]any{"x": "y", "command": "echo hi", "file_path": filepath.Join(h.Project, "a.txt"),
+			"notebook_path": filepath.Join(h.Project, "a.ipynb"), "old_string": "a", "new_string": "b", "content": "c"}
 		d := h.decide(with(read, func(m map[string]any) { m["tool_name"] = name; m["tool_input"] = in }))
 		switch policy.ClassOf(name) {
 		case policy.ReadOnly:
@@ -350,14 +350,14 @@ func TestRecordedToolsDecided(t *testing.T) {
 // Ask mode's reason shows where a write lands and the loud warning.
 func TestAskModeShowsLanding(t *testing.T) {
 	h := newHarness(t)
-	os.MkdirAll(filepath.Join(h.project, ".git"), 0o755)
-	os.Symlink(".git", filepath.Join(h.project, "docs"))
+	os.MkdirAll(filepath.Join(h.Project, ".git"), 0o755)
+	os.Symlink(".git", filepath.Join(h.Project, "docs"))
 	e := h.eng()
 	e.Mode = ModeAsk
-	call := withInput(h.fixture("pretooluse-write.json"), "file_path", filepath.Join(h.project, "docs", "config"))
+	call := withInput(h.fixture("pretooluse-write.json"), "file_path", filepath.Join(h.Project, "docs", "config"))
 	d := e.Decide(context.Background(), h.call(call))
 	expect(t, "ask mode, docs/config", d, Ask, ReasonExecConfig)
-	for _, want := range []string{"resolves to " + filepath.Join(h.project, ".git", "config"), "EXECUTABLE CONFIGURATION", "writes into a .git/ directory"} {
+	for _, want := range []string{"resolves to " + filepath.Join(h.Project, ".git", "config"), "EXECUTABLE CONFIGURATION", "writes into a .git/ directory"} {
 		if !strings.Contains(d.Message, want) {
 			t.Errorf("ask reason lacks %q:\n%s", want, d.Message)
 		}
@@ -373,7 +373,7 @@ func TestPendingFloodCapped(t *testing.T) {
 	for i := range n {
 		expect(t, "flood", h.decide(withInput(bash, "command", fmt.Sprintf("echo %d", i))), Deny, ReasonNoGrant)
 	}
-	list, _ := h.store.ListPending()
+	list, _ := h.Store.ListPending()
 	if len(list) != state.MaxPendingPerSession {
 		t.Errorf("%d pending calls kept, want %d", len(list), state.MaxPendingPerSession)
 	}
@@ -420,7 +420,7 @@ func TestHookAndScopeAgreeOnProtectedPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := func(p string) scope.Call {
-		return scope.Call{Tool: "Write", Input: map[string]any{"file_path": p}, Cwd: h.project, ProjectDir: h.project, Home: home}
+		return scope.Call{Tool: "Write", Input: map[string]any{"file_path": p}, Cwd: h.Project, ProjectDir: h.Project, Home: home}
 	}
 	for _, pc := range protectedCases(h) {
 		if pc.name == "guard state" {
@@ -433,7 +433,7 @@ func TestHookAndScopeAgreeOnProtectedPaths(t *testing.T) {
 			}
 		}
 	}
-	if err := scope.Match(rule, call(filepath.Join(h.project, "src", "ok.go"))); err != nil {
+	if err := scope.Match(rule, call(filepath.Join(h.Project, "src", "ok.go"))); err != nil {
 		t.Errorf("control: %v", err)
 	}
 }
@@ -451,7 +451,7 @@ func TestPendingFloodKeepsOpenedCall(t *testing.T) {
 			d := h.decide(mine)
 			expect(t, "the call", d, Deny, ReasonNoGrant)
 			if pin {
-				if err := h.store.Pin(d.Pending, h.now); err != nil {
+				if err := h.Store.Pin(d.Pending, h.now); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -459,7 +459,7 @@ func TestPendingFloodKeepsOpenedCall(t *testing.T) {
 				h.now = h.now.Add(time.Millisecond)
 				expect(t, "flood", h.decide(withInput(bash, "command", fmt.Sprintf("echo %d", i))), Deny, ReasonNoGrant)
 			}
-			_, err := h.store.GetPending(d.Pending)
+			_, err := h.Store.GetPending(d.Pending)
 			if kept := err == nil; kept != pin {
 				t.Fatalf("the call was kept: %v, want %v (%v)", kept, pin, err)
 			}
@@ -482,7 +482,7 @@ func TestPendingFullDenies(t *testing.T) {
 	for i := range state.MaxPendingPerSession {
 		d := fmt.Sprintf("%064x", i)
 		id := state.PendingID(sess, "main", "Bash", d)
-		if err := h.store.PutPending(&state.Pending{ID: id, Created: h.now, Seen: h.now, Session: sess, Agent: "main",
+		if err := h.Store.PutPending(&state.Pending{ID: id, Created: h.now, Seen: h.now, Session: sess, Agent: "main",
 			Tool: "Bash", Digest: d, Descriptor: []byte("{}"), HeldUntil: h.now.Add(time.Minute), HolderPID: os.Getpid()}); err != nil {
 			t.Fatal(err)
 		}
@@ -492,7 +492,7 @@ func TestPendingFullDenies(t *testing.T) {
 	if d.Pending != "" || !strings.Contains(d.Message, "not queued") || !strings.Contains(d.Message, "loopguard review") {
 		t.Errorf("pending %q, message:\n%s", d.Pending, d.Message)
 	}
-	list, _ := h.store.ListPending()
+	list, _ := h.Store.ListPending()
 	if len(list) != state.MaxPendingPerSession {
 		t.Errorf("%d pending calls, want the %d held", len(list), state.MaxPendingPerSession)
 	}

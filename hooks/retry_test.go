@@ -34,14 +34,14 @@ func TestChangedOnlyForRetries(t *testing.T) {
 	if !strings.Contains(d.Message, "pending "+approved.Pending) || !strings.Contains(d.Message, "echo hello > greeting.txt") {
 		t.Errorf("the reason does not name the approved call: %q", d.Message)
 	}
-	if p, err := h.store.GetPending(d.Pending); err != nil || p.Approved != approved.Pending {
+	if p, err := h.Store.GetPending(d.Pending); err != nil || p.Approved != approved.Pending {
 		t.Errorf("the pending record does not link the approved call: %v %+v", err, p)
 	}
 
 	// The approval keeps what it resembles: with its pending record gone
 	// (pruned, or rewritten), a retry is still told apart from an
 	// unrelated call.
-	if err := h.store.RemovePending(approved.Pending); err != nil {
+	if err := h.Store.RemovePending(approved.Pending); err != nil {
 		t.Fatal(err)
 	}
 	expect(t, "retry, record gone", h.decide(setCmd("echo hello > greeting3.txt")), Deny, ReasonCallChanged)
@@ -94,14 +94,14 @@ func TestDriftLinksApproval(t *testing.T) {
 	os.WriteFile(target, []byte("func foo() {} // v7\n"), 0o644)
 	first := h.decide(call)
 	h.approve(first)
-	snap, err := h.store.Snapshot(first.Pending)
+	snap, err := h.Store.Snapshot(first.Pending)
 	if err != nil || string(snap) != "func foo() {} // v7\n" {
 		t.Fatalf("no snapshot of the approved file: %q %v", snap, err)
 	}
 	os.WriteFile(target, []byte("func foo() {} // v8\n"), 0o644)
 	d := h.decide(call)
 	expect(t, "drift", d, Deny, ReasonTargetDrift)
-	p, err := h.store.GetPending(d.Pending)
+	p, err := h.Store.GetPending(d.Pending)
 	if err != nil || p.Approved != first.Pending {
 		t.Fatalf("drift does not link the approval: %v %+v", err, p)
 	}

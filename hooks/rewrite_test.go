@@ -30,7 +30,7 @@ func rewriteHarness(t *testing.T, launcher string, stubs ...string) (*harness, f
 		t.Fatalf("only %d preset rules pinned", n)
 	}
 	for f, body := range map[string]string{"README.md": "read me\n", "main.go": "package main\n"} {
-		if err := os.WriteFile(filepath.Join(h.project, f), []byte(body), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(h.Project, f), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,10 +58,10 @@ func plainHost(t *testing.T) func(cmd string) Decision {
 func TestScopedBashIsRewritten(t *testing.T) {
 	launcher := "/opt/lg/loopguard-hook"
 	h, run := rewriteHarness(t, launcher)
-	git := filepath.Join(h.bin, "git")
+	git := filepath.Join(h.Bin, "git")
 	d := run("git log -1 --format='%h %s'")
 	expect(t, "git log", d, Allow, ReasonScopedGrant)
-	want := "'" + launcher + "' 'exec' '--cap' 'read-only' '--project' '" + h.project + "' '--cwd' '" + h.project + "' '--' '" + git + "' 'git' 'log' '-1' '--format=%h %s'"
+	want := "'" + launcher + "' 'exec' '--cap' 'read-only' '--project' '" + h.Project + "' '--cwd' '" + h.Project + "' '--' '" + git + "' 'git' 'log' '-1' '--format=%h %s'"
 	if got, _ := d.UpdatedInput["command"].(string); got != want {
 		t.Errorf("command:\n got %s\nwant %s", got, want)
 	}
@@ -73,14 +73,14 @@ func TestScopedBashIsRewritten(t *testing.T) {
 	}
 	// git -C DIR is judged where git goes, and runs as written: git
 	// changes to DIR itself, the launcher's cwd is the call's.
-	_ = os.MkdirAll(filepath.Join(h.project, "sub"), 0o755)
+	_ = os.MkdirAll(filepath.Join(h.Project, "sub"), 0o755)
 	for cmd, words := range map[string]string{
 		"git -C sub status --short": "'git' '-C' 'sub' 'status' '--short'",
 		"git --no-pager stash list": "'git' '--no-pager' 'stash' 'list'",
 	} {
 		d := run(cmd)
 		expect(t, cmd, d, Allow, ReasonScopedGrant)
-		want := "'" + launcher + "' 'exec' '--cap' 'read-only' '--project' '" + h.project + "' '--cwd' '" + h.project + "' '--' '" + git + "' " + words
+		want := "'" + launcher + "' 'exec' '--cap' 'read-only' '--project' '" + h.Project + "' '--cwd' '" + h.Project + "' '--' '" + git + "' " + words
 		if got, _ := d.UpdatedInput["command"].(string); got != want {
 			t.Errorf("%s:\n got %s\nwant %s", cmd, got, want)
 		}
@@ -89,7 +89,7 @@ func TestScopedBashIsRewritten(t *testing.T) {
 	h2, run2 := rewriteHarness(t, "")
 	d = run2("cat README.md main.go")
 	expect(t, "cat", d, Allow, ReasonScopedGrant)
-	if got := d.UpdatedInput["command"]; got != "'"+filepath.Join(h2.bin, "cat")+"' 'README.md' 'main.go'" {
+	if got := d.UpdatedInput["command"]; got != "'"+filepath.Join(h2.Bin, "cat")+"' 'README.md' 'main.go'" {
 		t.Errorf("command %q", got)
 	}
 	if d.Capability != "" {
@@ -110,7 +110,7 @@ func TestScopedBashIsRewritten(t *testing.T) {
 // file by file, and the canonical command passes exactly the files judged.
 func TestRewriteRunsWhatWasAnalysed(t *testing.T) {
 	h, run := rewriteHarness(t, "")
-	cat := filepath.Join(h.bin, "cat")
+	cat := filepath.Join(h.Bin, "cat")
 	d := run("cat *")
 	expect(t, "cat * over ordinary files (control)", d, Allow, ReasonScopedGrant)
 	if got := d.UpdatedInput["command"]; got != "'"+cat+"' 'README.md' 'main.go'" {
@@ -121,9 +121,9 @@ func TestRewriteRunsWhatWasAnalysed(t *testing.T) {
 	key := filepath.Join(home, ".ssh", "id_rsa")
 	_ = os.MkdirAll(filepath.Dir(key), 0o700)
 	_ = os.WriteFile(key, []byte("KEY"), 0o600)
-	_ = os.Symlink(key, filepath.Join(h.project, "notes.txt"))
-	_ = os.MkdirAll(filepath.Join(h.project, "docs", "x"), 0o755)
-	_ = os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(h.project, "docs", "ssh"))
+	_ = os.Symlink(key, filepath.Join(h.Project, "notes.txt"))
+	_ = os.MkdirAll(filepath.Join(h.Project, "docs", "x"), 0o755)
+	_ = os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(h.Project, "docs", "ssh"))
 	for _, cmd := range []string{"cat *", "head n*", "grep -r x *", "cat docs/*/*", "cat ./n?tes.txt"} {
 		if d := run(cmd); d.Behavior == Allow {
 			t.Errorf("%s: allowed, runs %q", cmd, d.UpdatedInput["command"])
@@ -137,7 +137,7 @@ func TestRewriteRunsWhatWasAnalysed(t *testing.T) {
 	// for bash to expand later, when a file to match could have appeared.
 	d = run("ls .eslintrc* eslint.config.*")
 	expect(t, "ls of globs that match nothing", d, Allow, ReasonScopedGrant)
-	if got := d.UpdatedInput["command"]; got != "'"+filepath.Join(h.bin, "ls")+"' '.eslintrc*' 'eslint.config.*'" {
+	if got := d.UpdatedInput["command"]; got != "'"+filepath.Join(h.Bin, "ls")+"' '.eslintrc*' 'eslint.config.*'" {
 		t.Errorf("ls .eslintrc*: %q", got)
 	}
 }
@@ -182,7 +182,7 @@ func TestPostToolUseChecksTheRewrite(t *testing.T) {
 	expect(t, "the rewritten command ran", h.decide(ran), Abstain, ReasonRan)
 
 	// A chain with a cd: PostToolUse reports the cwd the shell ended in.
-	sub := filepath.Join(h.project, "sub")
+	sub := filepath.Join(h.Project, "sub")
 	_ = os.MkdirAll(sub, 0o755)
 	d = run("cd sub && git status")
 	expect(t, "cd sub && git status", d, Allow, ReasonScopedGrant)
@@ -223,7 +223,7 @@ func TestDescriptionIsNotTheCall(t *testing.T) {
 	}
 	held := call("echo hi > out.txt", "Write a greeting")
 	expect(t, "held", held, Deny, ReasonNoGrant)
-	p, err := h.store.GetPending(held.Pending)
+	p, err := h.Store.GetPending(held.Pending)
 	if err != nil || p.Shown["description"] != "Write a greeting" {
 		t.Fatalf("the description is not shown apart: %+v %v", p, err)
 	}

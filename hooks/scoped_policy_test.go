@@ -22,7 +22,7 @@ func (h *harness) mintByHand(rule string) *token.Grant {
 func (h *harness) stubs(names ...string) {
 	h.t.Helper()
 	for _, n := range names {
-		if err := os.WriteFile(filepath.Join(h.bin, n), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		if err := os.WriteFile(filepath.Join(h.Bin, n), []byte("#!/bin/sh\n"), 0o755); err != nil {
 			h.t.Fatal(err)
 		}
 	}

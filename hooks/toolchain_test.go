@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/internal/enginetest"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
@@ -34,31 +35,31 @@ func TestToolchainContentPin(t *testing.T) {
 	old := time.Now().Add(-time.Hour)
 	_ = os.Chtimes(cargo, old, old)
 	eng := h.eng
-	path := cargoBin + ":" + h.bin
-	trusted := []string{h.bin, cargoBin}
+	path := cargoBin + ":" + h.Bin
+	trusted := []string{h.Bin, cargoBin}
 	h.eng = func() *Engine {
 		e := eng()
-		e.Env.Path, e.Env.Trusted, e.Env.ProjectDir = path, trusted, h.project
+		e.Env.Path, e.Env.Trusted, e.Env.ProjectDir = path, trusted, h.Project
 		return e
 	}
 	r, err := scope.Parse("Bash(cargo build *)")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err = r.Pin(shellparse.Env{Cwd: h.project, Path: path, ProjectDir: h.project, Trusted: trusted, Home: home})
+	r, err = r.Pin(shellparse.Env{Cwd: h.Project, Path: path, ProjectDir: h.Project, Trusted: trusted, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Digest() == "" || !strings.Contains(r.String(), "@sha256:"+r.Digest()+":"+cargo) {
 		t.Fatalf("not content-pinned: %s", r)
 	}
-	keys, _ := token.NewKeys(testMaster)
+	keys, _ := token.NewKeys(enginetest.Master)
 	g, err := keys.Mint(token.Grant{Principal: "alice", Agent: token.MainAgent, Session: token.Any, Tool: "Bash",
 		ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.PutGrant(&g, state.GrantRecord{}); err != nil {
+	if _, err := h.Store.PutGrant(&g, state.GrantRecord{}); err != nil {
 		t.Fatal(err)
 	}
 	bash := h.fixture("pretooluse-bash.json")
@@ -99,14 +100,14 @@ func TestToolchainContentPin(t *testing.T) {
 	// A grant pinned by path only (minted before content pins, or by hand)
 	// covers nothing in a directory the user can write.
 	_ = os.WriteFile(cargo, []byte(real), 0o755)
-	_ = h.store.RemoveGrant(mustGrantPath(t, h, g))
+	_ = h.Store.RemoveGrant(mustGrantPath(t, h, g))
 	pathOnly, err := scope.Parse("Bash(cargo build *)@" + cargo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g2, _ := keys.Mint(token.Grant{Principal: "alice", Agent: token.MainAgent, Session: token.Any, Tool: "Bash",
 		ArgHash: token.Any, Scope: pathOnly.String(), Expiry: h.now.Add(time.Hour)}, h.now)
-	if _, err := h.store.PutGrant(&g2, state.GrantRecord{}); err != nil {
+	if _, err := h.Store.PutGrant(&g2, state.GrantRecord{}); err != nil {
 		t.Fatal(err)
 	}
 	d = run("cargo build")
@@ -135,28 +136,28 @@ func BenchmarkDecideContentPinned(b *testing.B) {
 			home := h.eng().Env.Home
 			cargoBin := filepath.Join(home, ".cargo", "bin")
 			_ = os.MkdirAll(cargoBin, 0o755)
-			_ = os.MkdirAll(filepath.Join(h.project, ".git"), 0o755)
+			_ = os.MkdirAll(filepath.Join(h.Project, ".git"), 0o755)
 			cargo := filepath.Join(cargoBin, "cargo")
 			if err := os.WriteFile(cargo, make([]byte, 16<<20), 0o755); err != nil {
 				b.Fatal(err)
 			}
-			path, trusted := cargoBin+":"+h.bin, []string{h.bin, cargoBin}
+			path, trusted := cargoBin+":"+h.Bin, []string{h.Bin, cargoBin}
 			eng := h.eng
 			e := eng()
-			e.Env.Path, e.Env.Trusted, e.Env.ProjectDir = path, trusted, h.project
+			e.Env.Path, e.Env.Trusted, e.Env.ProjectDir = path, trusted, h.Project
 			rule, cmd := "Bash(cargo build *)", "cargo build --release"
 			if mode == "git" {
 				rule, cmd = "Bash(git status *)", "git status -sb"
 			}
 			r, _ := scope.Parse(rule)
-			r, err := r.Pin(shellparse.Env{Cwd: h.project, Path: path, ProjectDir: h.project, Trusted: trusted, Home: home})
+			r, err := r.Pin(shellparse.Env{Cwd: h.Project, Path: path, ProjectDir: h.Project, Trusted: trusted, Home: home})
 			if err != nil {
 				b.Fatal(err)
 			}
-			keys, _ := token.NewKeys(testMaster)
+			keys, _ := token.NewKeys(enginetest.Master)
 			g, _ := keys.Mint(token.Grant{Principal: "alice", Agent: token.MainAgent, Session: token.Any, Tool: "Bash",
 				ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
-			_, _ = h.store.PutGrant(&g, state.GrantRecord{})
+			_, _ = h.Store.PutGrant(&g, state.GrantRecord{})
 			c := h.call(withInput(h.fixture("pretooluse-bash.json"), "command", cmd))
 			if mode == "cached" {
 				// Let the file leave the racy window, then fill the cache.
@@ -167,7 +168,7 @@ func BenchmarkDecideContentPinned(b *testing.B) {
 			}
 			for b.Loop() {
 				if mode == "read" {
-					_ = os.RemoveAll(filepath.Join(h.store.Dir, "exedigest"))
+					_ = os.RemoveAll(filepath.Join(h.Store.Dir, "exedigest"))
 				}
 				if d := e.Decide(context.Background(), c); d.Behavior != Allow {
 					b.Fatalf("%+v", d)
@@ -179,7 +180,7 @@ func BenchmarkDecideContentPinned(b *testing.B) {
 
 func mustGrantPath(t *testing.T, h *harness, g token.Grant) string {
 	t.Helper()
-	all, err := h.store.AllGrants()
+	all, err := h.Store.AllGrants()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,11 +58,11 @@ func (v *vaultHarness) mint(g token.Grant, now time.Time) (token.Grant, error) {
 // approveVault plays alice approving the pending call with Vault's key.
 func (v *vaultHarness) approveVault(d Decision, mint func(token.Grant, time.Time) (token.Grant, error)) *token.Grant {
 	v.t.Helper()
-	p, err := v.store.GetPending(d.Pending)
+	p, err := v.Store.GetPending(d.Pending)
 	if err != nil {
 		v.t.Fatal(err)
 	}
-	g, err := ApproveWith(v.store, mint, p, "vault:userpass-alice", 10*time.Minute, time.Now())
+	g, err := ApproveWith(v.Store, mint, p, "vault:userpass-alice", 10*time.Minute, time.Now())
 	if err != nil {
 		v.t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func (v *vaultHarness) vaultScope(t testing.TB, rule, session string) *token.Gra
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err = r.Pin(shellparse.Env{Cwd: v.project, Path: v.bin, ProjectDir: v.project, Trusted: []string{v.bin}, Home: v.eng().Env.Home}); err != nil {
+	if r, err = r.Pin(shellparse.Env{Cwd: v.Project, Path: v.Bin, ProjectDir: v.Project, Trusted: []string{v.Bin}, Home: v.eng().Env.Home}); err != nil {
 		t.Fatal(err)
 	}
 	g, err := v.mint(token.Grant{Principal: "vault:userpass-alice", Agent: token.MainAgent, Session: session,
@@ -176,7 +176,7 @@ func TestVaultScopedGrantRevokedEverywhere(t *testing.T) {
 		t.Fatalf("machine B before revoke: %+v", d)
 	}
 	// The agent machine keeps a copy on disk, then alice revokes in Vault.
-	if _, err := v.store.PutGrant(g, state.GrantRecord{}); err != nil {
+	if _, err := v.Store.PutGrant(g, state.GrantRecord{}); err != nil {
 		t.Fatal(err)
 	}
 	alice := custodyFor(v.alice.C)
@@ -202,7 +202,7 @@ func TestVaultScopedGrantRevokedEverywhere(t *testing.T) {
 	expect(t, "still revoked", v.decideVault(ls), Deny, ReasonNoGrant)
 	// Without a custody (the keyring backend) the same engine would have
 	// used the local copy: the control that the copy is a real grant file.
-	if gs, err := v.store.ScopedGrants(session); err != nil || len(gs) != 1 {
+	if gs, err := v.Store.ScopedGrants(session); err != nil || len(gs) != 1 {
 		t.Fatalf("the local copy: %+v, %v", gs, err)
 	}
 }
@@ -224,11 +224,11 @@ func TestVaultFailuresDeny(t *testing.T) {
 			var list []*state.Pending
 			for len(list) == 0 {
 				time.Sleep(20 * time.Millisecond)
-				list, _ = v.store.ListPending()
+				list, _ = v.Store.ListPending()
 			}
 			// alice approves; Vault goes down as the grant is minted, before
 			// the hook can verify it (the hook may see Vault gone first).
-			_, _ = ApproveWith(v.store, func(g token.Grant, now time.Time) (token.Grant, error) {
+			_, _ = ApproveWith(v.Store, func(g token.Grant, now time.Time) (token.Grant, error) {
 				g, err := v.mint(g, now)
 				v.srv.Stop()
 				return g, err
@@ -467,7 +467,7 @@ func TestVaultCursorMCPNeedsExactApproval(t *testing.T) {
 	write := v.fixture("pretooluse-write.json")
 	wr := func(rel, content string) map[string]any {
 		return with(write, func(m map[string]any) {
-			input(m)["file_path"] = filepath.Join(v.project, rel)
+			input(m)["file_path"] = filepath.Join(v.Project, rel)
 			input(m)["content"] = content
 		})
 	}

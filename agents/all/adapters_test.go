@@ -15,6 +15,7 @@ import (
 	"github.com/loopguard/loopguard/agents/all"
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/internal/enginetest"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
@@ -22,17 +23,13 @@ import (
 	"github.com/loopguard/loopguard/token"
 )
 
-var testMaster = bytes.Repeat([]byte{7}, 32)
-
 // harness is a real engine (real state, audit log and grants; a fixed key
 // in place of the keyring) over a project dir and a trusted bin dir.
 type harness struct {
-	t       testing.TB
-	project string
-	bin     string
-	store   *state.Store
-	mode    string
-	now     time.Time
+	t testing.TB
+	enginetest.World
+	mode string
+	now  time.Time
 	// named: the host names the project (CLAUDE_PROJECT_DIR), as Claude
 	// Code, Copilot, Gemini and Qwen Code do for their hooks.
 	named bool
@@ -42,44 +39,22 @@ type harness struct {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	base := t.TempDir()
-	h := &harness{t: t, project: filepath.Join(base, "project"), bin: filepath.Join(base, "bin"), now: time.Now()}
-	for _, d := range []string{h.project, h.bin} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, name := range []string{"echo", "ls"} {
-		if err := os.WriteFile(filepath.Join(h.bin, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := state.Open(filepath.Join(base, "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.store = st
-	return h
+	return &harness{t: t, World: enginetest.New(t, "echo", "ls"), now: time.Now()}
 }
 
 func (h *harness) engine() (*hooks.Engine, error) {
 	named := ""
 	if h.named {
-		named = h.project
+		named = h.Project
 	}
 	return &hooks.Engine{
-		Store: h.store,
-		Audit: audit.Open(filepath.Join(h.store.Dir, "audit")),
-		LoadKey: func(context.Context) ([]byte, error) {
-			if h.keyErr != nil {
-				return nil, h.keyErr
-			}
-			return bytes.Clone(testMaster), nil
-		},
-		Now:  func() time.Time { return h.now },
-		Mode: h.mode,
-		Env: hooks.Env{Path: h.bin, Home: filepath.Join(filepath.Dir(h.project), "home"), Trusted: []string{h.bin}, ProjectDir: named,
-			Self: filepath.Join(h.bin, "loopguard"), StateDir: h.store.Dir},
+		Store:   h.Store,
+		Audit:   audit.Open(filepath.Join(h.Store.Dir, "audit")),
+		LoadKey: enginetest.LoadKey(&h.keyErr),
+		Now:     func() time.Time { return h.now },
+		Mode:    h.mode,
+		Env: hooks.Env{Path: h.Bin, Home: filepath.Join(filepath.Dir(h.Project), "home"), Trusted: []string{h.Bin}, ProjectDir: named,
+			Self: filepath.Join(h.Bin, "loopguard"), StateDir: h.Store.Dir},
 	}, nil
 }
 
@@ -90,7 +65,7 @@ func (h *harness) payload(name string) []byte {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return bytes.ReplaceAll(b, []byte("{{CWD}}"), []byte(h.project))
+	return bytes.ReplaceAll(b, []byte("{{CWD}}"), []byte(h.Project))
 }
 
 type answer struct {
@@ -132,12 +107,12 @@ func (h *harness) approve(a answer) {
 	if m == nil {
 		h.t.Fatalf("answer %+v names no pending call", a)
 	}
-	p, err := h.store.GetPending(m[1])
+	p, err := h.Store.GetPending(m[1])
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	keys, _ := token.NewKeys(testMaster)
-	if _, err := hooks.Approve(h.store, keys, p, "alice", 10*time.Minute, h.now); err != nil {
+	keys, _ := token.NewKeys(enginetest.Master)
+	if _, err := hooks.Approve(h.Store, keys, p, "alice", 10*time.Minute, h.now); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -301,7 +276,7 @@ func TestAdapterShellCall(t *testing.T) {
 				"not JSON":        []byte(`{"session_id":`),
 				"duplicate key":   bytes.Replace(p, []byte(`{`), []byte(`{"cwd":"/","cwd":"/",`), 1),
 				"empty":           nil,
-				"relative cwd":    bytes.ReplaceAll(p, []byte(h.project), []byte("project")),
+				"relative cwd":    bytes.ReplaceAll(p, []byte(h.Project), []byte("project")),
 				"reserved agent":  edit(t, p, func(m map[string]any) { m["agent_id"] = "main" }),
 				"number for text": edit(t, p, func(m map[string]any) { m["cwd"] = 7 }),
 			} {
@@ -362,7 +337,7 @@ func TestClaudeRegistrationRecognisesOtherAgents(t *testing.T) {
 		shape(t, tc.file, h.run("", tc.event, h.payload(tc.file)), tc.code, tc.want)
 	}
 	// Control: the same registration with a Claude Code payload.
-	claude := []byte(`{"session_id":"s1","transcript_path":"/tmp/t.jsonl","cwd":"` + h.project + `","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo hello"},"tool_use_id":"toolu_1"}`)
+	claude := []byte(`{"session_id":"s1","transcript_path":"/tmp/t.jsonl","cwd":"` + h.Project + `","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo hello"},"tool_use_id":"toolu_1"}`)
 	first := h.run("", "PreToolUse", claude)
 	shape(t, "claude", first, 2,
 		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no_grant"}}`)
@@ -392,7 +367,7 @@ func TestClaudeRegistrationRecognisesOtherAgents(t *testing.T) {
 // does not cover the same call from another agent whose session id is equal.
 func TestSessionsAreBoundToTheAgent(t *testing.T) {
 	h := newHarness(t)
-	claude := []byte(`{"session_id":"same","transcript_path":"/tmp/t.jsonl","cwd":"` + h.project + `","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo hello"},"tool_use_id":"toolu_1"}`)
+	claude := []byte(`{"session_id":"same","transcript_path":"/tmp/t.jsonl","cwd":"` + h.Project + `","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo hello"},"tool_use_id":"toolu_1"}`)
 	h.approve(h.run("", "PreToolUse", claude))
 	gem := edit(t, h.payload("gemini-before-shell.json"), func(m map[string]any) { m["session_id"] = "same" })
 	shape(t, "gemini with claude's session id", h.run("gemini", "BeforeTool", gem), 0, `{"decision":"deny","reason":"no_grant"}`)
@@ -419,7 +394,7 @@ func TestFileCallsBindTargetState(t *testing.T) {
 				t.Fatalf("no approval: %+v", first)
 			}
 			h.approve(first)
-			if err := os.WriteFile(filepath.Join(h.project, "notes.txt"), []byte("changed\n"), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(h.Project, "notes.txt"), []byte("changed\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			got := h.run(tc.agent, tc.event, p)
@@ -427,7 +402,7 @@ func TestFileCallsBindTargetState(t *testing.T) {
 				t.Errorf("file changed after approval: %+v, want target_state_drift", got)
 			}
 			// Control: back as it was approved (absent), it runs.
-			if err := os.Remove(filepath.Join(h.project, "notes.txt")); err != nil {
+			if err := os.Remove(filepath.Join(h.Project, "notes.txt")); err != nil {
 				t.Fatal(err)
 			}
 			got = h.run(tc.agent, tc.event, p)
@@ -559,18 +534,18 @@ func TestCodexShellPatch(t *testing.T) {
 	if !strings.Contains(first.stdout, "no_grant") {
 		t.Fatalf("shell patch without approval: %+v", first)
 	}
-	ps, _ := h.store.ListPending()
+	ps, _ := h.Store.ListPending()
 	if len(ps) != 1 || ps[0].Tool != "Write" {
 		t.Fatalf("pending = %+v, want one Write", ps)
 	}
 	h.approve(first)
-	if err := os.WriteFile(filepath.Join(h.project, "notes.txt"), []byte("other\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(h.Project, "notes.txt"), []byte("other\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.run("codex", "PreToolUse", shellPatch(t, h, add)); !strings.Contains(got.stdout, "target_state_drift") {
 		t.Errorf("file changed after approval: %+v, want target_state_drift", got)
 	}
-	_ = os.Remove(filepath.Join(h.project, "notes.txt"))
+	_ = os.Remove(filepath.Join(h.Project, "notes.txt"))
 	if got := h.run("codex", "PreToolUse", shellPatch(t, h, add)); got.stdout != "" {
 		t.Errorf("control, the file as approved: %+v, want the (silent) allow", got)
 	}
@@ -635,13 +610,13 @@ func TestUnknownAgentDeniesEverywhere(t *testing.T) {
 // grantAny plays the human granting rule to every session and agent.
 func (h *harness) grantAny(rule string) {
 	h.t.Helper()
-	keys, _ := token.NewKeys(testMaster)
+	keys, _ := token.NewKeys(enginetest.Master)
 	r, err := scope.Parse(rule)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	eng, _ := h.engine()
-	if r, err = r.Pin(shellparse.Env{Cwd: h.project, Path: h.bin, ProjectDir: h.project, Trusted: []string{h.bin}, Home: eng.Env.Home}); err != nil {
+	if r, err = r.Pin(shellparse.Env{Cwd: h.Project, Path: h.Bin, ProjectDir: h.Project, Trusted: []string{h.Bin}, Home: eng.Env.Home}); err != nil {
 		h.t.Fatal(err)
 	}
 	g, err := keys.Mint(token.Grant{Principal: "alice", Agent: token.Any, Session: token.Any, Tool: r.Tool(),
@@ -649,7 +624,7 @@ func (h *harness) grantAny(rule string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := h.store.PutGrant(&g, state.GrantRecord{}); err != nil {
+	if _, err := h.Store.PutGrant(&g, state.GrantRecord{}); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -657,7 +632,7 @@ func (h *harness) grantAny(rule string) {
 // auditReasons lists the reason codes of the audit log, in order.
 func (h *harness) auditReasons() []string {
 	h.t.Helper()
-	b, err := os.ReadFile(filepath.Join(h.store.Dir, "audit", "log.jsonl"))
+	b, err := os.ReadFile(filepath.Join(h.Store.Dir, "audit", "log.jsonl"))
 	if err != nil && !os.IsNotExist(err) {
 		h.t.Fatal(err)
 	}
@@ -716,7 +691,7 @@ func TestRewritePerAgent(t *testing.T) {
 			h := newHarness(t)
 			h.named = true
 			h.grantAny("Bash(ls *)")
-			ls := filepath.Join(h.bin, "ls")
+			ls := filepath.Join(h.Bin, "ls")
 			call := func(cmd string) (answer, map[string]any) {
 				got := h.run(tc.agent, tc.event, edit(t, h.payload(tc.file), func(m map[string]any) { tc.set(m, cmd) }))
 				var out map[string]any
@@ -811,7 +786,7 @@ func TestOneDecisionPerCall(t *testing.T) {
 	_ = json.Unmarshal(camel, &m)
 	args := m["toolArgs"].(map[string]any)
 	pascal, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "session_id": m["sessionId"],
-		"timestamp": time.UnixMilli(1796033981683).UTC().Format("2006-01-02T15:04:05.000Z"), "cwd": h.project,
+		"timestamp": time.UnixMilli(1796033981683).UTC().Format("2006-01-02T15:04:05.000Z"), "cwd": h.Project,
 		"tool_name": "Bash", "tool_input": args})
 	first := h.run("copilot", "preToolUse", camel)
 	if !strings.Contains(first.stdout, "no_grant") {
@@ -821,7 +796,7 @@ func TestOneDecisionPerCall(t *testing.T) {
 	if got := h.run("", "", pascal); !strings.Contains(got.stdout, "no_grant") || got.code != 2 {
 		t.Fatalf("second registration, no approval: %+v", got)
 	}
-	if ps, _ := h.store.ListPending(); len(ps) != 1 {
+	if ps, _ := h.Store.ListPending(); len(ps) != 1 {
 		t.Fatalf("%d pending calls, want one", len(ps))
 	}
 	// The retry (a new timestamp), approved: both registrations allow it.
@@ -878,7 +853,7 @@ func TestOneDecisionPerCall(t *testing.T) {
 		t.Errorf("scoped ls, second registration seeing the rewrite: %+v, want the same allow", got)
 	}
 	// The replay is in the audit log as such.
-	b, _ := os.ReadFile(filepath.Join(h.store.Dir, "audit", "log.jsonl"))
+	b, _ := os.ReadFile(filepath.Join(h.Store.Dir, "audit", "log.jsonl"))
 	if !strings.Contains(string(b), "another of its registrations") {
 		t.Error("the replayed answer left no audit entry saying so")
 	}
@@ -893,7 +868,7 @@ func TestOneDecisionPerCall(t *testing.T) {
 func TestInteractiveCommands(t *testing.T) {
 	h := newHarness(t)
 	h.named = true
-	if err := os.WriteFile(filepath.Join(h.bin, "sqlite3"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(h.Bin, "sqlite3"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	h.grantAny("Bash(sqlite3 *)")
@@ -909,7 +884,7 @@ func TestInteractiveCommands(t *testing.T) {
 	// Given its commands in a file (which the analysis cannot read, and the
 	// agent may have written), psql still runs shell commands through them
 	// (\!): no scope covers that either.
-	if err := os.WriteFile(filepath.Join(h.bin, "psql"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(h.Bin, "psql"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	h.grantAny("Bash(psql *)")
@@ -927,7 +902,7 @@ func TestInteractiveCommands(t *testing.T) {
 	if !strings.Contains(got.stdout, "no_grant") && !strings.Contains(got.stdout, "indirect_command") || !strings.Contains(got.stdout, "write_stdin") {
 		t.Errorf("bash under Codex: %+v, want it held, saying what is typed into it runs unchecked", got)
 	}
-	ps, _ := h.store.ListPending()
+	ps, _ := h.Store.ListPending()
 	warned := false
 	for _, p := range ps {
 		for _, w := range p.Warnings {

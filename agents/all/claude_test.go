@@ -14,6 +14,7 @@ import (
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/agents/claude"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/internal/enginetest"
 )
 
 // Claude Code's contract through the one runner every agent has
@@ -148,7 +149,7 @@ func TestClaudeDeadlinePanicAndSetupErrors(t *testing.T) {
 		e, err := h.engine()
 		e.LoadKey = func(ctx context.Context) ([]byte, error) {
 			time.Sleep(3 * time.Second)
-			return bytes.Clone(testMaster), nil
+			return bytes.Clone(enginetest.Master), nil
 		}
 		return e, err
 	}
@@ -214,7 +215,7 @@ func TestClaudeOutputs(t *testing.T) {
 		t.Errorf("ask mode PermissionRequest: %d %q", code, out.String())
 	}
 	// A Write of 1 MB: the reason stays under Claude Code's cap.
-	w := h.claude(hooks.PreToolUse, "Write", map[string]any{"file_path": filepath.Join(h.project, "big.txt"), "content": strings.Repeat("x\n", 1<<19)}, "toolu_big")
+	w := h.claude(hooks.PreToolUse, "Write", map[string]any{"file_path": filepath.Join(h.Project, "big.txt"), "content": strings.Repeat("x\n", 1<<19)}, "toolu_big")
 	code, co, _ = h.claudeRun(hooks.PreToolUse, time.Minute, nil, bytes.NewReader(w))
 	if len(co.HSO.PermissionDecisionReason) > 10000 || code != agents.ExitOK || co.HSO.PermissionDecision != "ask" {
 		t.Errorf("1 MB write in ask mode: code %d, %q, a reason of %d bytes", code, co.HSO.PermissionDecision, len(co.HSO.PermissionDecisionReason))
@@ -225,7 +226,7 @@ func TestClaudeOutputs(t *testing.T) {
 // deny reason, as the CLI shows them.
 func TestClaudeDenyReasonEscaped(t *testing.T) {
 	h := newHarness(t)
-	w := h.claude(hooks.PreToolUse, "Write", map[string]any{"file_path": h.project + "/.claude/settings\x1b]0;approved\x07\x1b[2J.json", "content": "{}"}, "toolu_esc")
+	w := h.claude(hooks.PreToolUse, "Write", map[string]any{"file_path": h.Project + "/.claude/settings\x1b]0;approved\x07\x1b[2J.json", "content": "{}"}, "toolu_esc")
 	code, co, stderr := h.claudeRun("", 0, nil, bytes.NewReader(w))
 	if code != agents.ExitDeny {
 		t.Fatalf("exit %d, want %d", code, agents.ExitDeny)

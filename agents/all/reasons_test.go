@@ -25,7 +25,7 @@ import (
 
 // claude is a Claude Code payload for the harness's project.
 func (h *harness) claude(event, tool string, input map[string]any, id string) []byte {
-	b, _ := json.Marshal(map[string]any{"session_id": "reasons-session", "transcript_path": "/tmp/t.jsonl", "cwd": h.project,
+	b, _ := json.Marshal(map[string]any{"session_id": "reasons-session", "transcript_path": "/tmp/t.jsonl", "cwd": h.Project,
 		"permission_mode": "default", "hook_event_name": event, "tool_name": tool, "tool_input": input, "tool_use_id": id})
 	return b
 }
@@ -38,7 +38,7 @@ func (h *harness) bash(cmd string) []byte {
 func (h *harness) entries() []audit.Entry {
 	h.t.Helper()
 	var out []audit.Entry
-	dir := filepath.Join(h.store.Dir, "audit")
+	dir := filepath.Join(h.Store.Dir, "audit")
 	b, _ := os.ReadFile(filepath.Join(dir, "log.jsonl"))
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	late, _ := filepath.Glob(filepath.Join(dir, "late", "*.json"))
@@ -72,14 +72,14 @@ func (h *harness) runWith(opts agents.Options, payload []byte) answer {
 // (Claude Code's own permissions decide) and writes nothing, on purpose.
 func TestEveryReasonIsAudited(t *testing.T) {
 	stub := func(h *harness, name, body string) {
-		if err := os.WriteFile(filepath.Join(h.bin, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		if err := os.WriteFile(filepath.Join(h.Bin, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	claudeOpts := func(h *harness) agents.Options {
 		return agents.Options{Detect: all.Detect, Fallback: all.Adapters["claude"], NewEngine: h.engine,
 			Record: func(c *hooks.Call, event, pending string, d hooks.Decision) {
-				hookmain.RecordAnswer(h.store.Dir, "enforce", c, event, pending, d)
+				hookmain.RecordAnswer(h.Store.Dir, "enforce", c, event, pending, d)
 			}}
 	}
 	scenarios := map[string]func(h *harness){
@@ -97,9 +97,9 @@ func TestEveryReasonIsAudited(t *testing.T) {
 			h.run("", "", h.bash("echo hi > b.txt"))
 		},
 		hooks.ReasonTargetDrift: func(h *harness) {
-			w := h.claude("PreToolUse", "Write", map[string]any{"file_path": filepath.Join(h.project, "n.txt"), "content": "x"}, "toolu_w")
+			w := h.claude("PreToolUse", "Write", map[string]any{"file_path": filepath.Join(h.Project, "n.txt"), "content": "x"}, "toolu_w")
 			h.approve(h.run("", "", w))
-			_ = os.WriteFile(filepath.Join(h.project, "n.txt"), []byte("other"), 0o644)
+			_ = os.WriteFile(filepath.Join(h.Project, "n.txt"), []byte("other"), 0o644)
 			h.run("", "", w)
 		},
 		hooks.ReasonExpired: func(h *harness) {
@@ -115,12 +115,12 @@ func TestEveryReasonIsAudited(t *testing.T) {
 		hooks.ReasonGrantInvalid: func(h *harness) {
 			first := h.run("", "", h.bash("echo hi > a.txt"))
 			m := approveID.FindStringSubmatch(first.stdout + first.stderr)
-			p, err := h.store.GetPending(m[1])
+			p, err := h.Store.GetPending(m[1])
 			if err != nil {
 				t.Fatal(err)
 			}
 			other, _ := lgtoken.NewKeys(make([]byte, 32))
-			if _, err := hooks.Approve(h.store, other, p, "mallory", time.Hour, h.now); err != nil {
+			if _, err := hooks.Approve(h.Store, other, p, "mallory", time.Hour, h.now); err != nil {
 				t.Fatal(err)
 			}
 			h.run("", "", h.bash("echo hi > a.txt"))
@@ -130,7 +130,7 @@ func TestEveryReasonIsAudited(t *testing.T) {
 		hooks.ReasonShadowed:    func(h *harness) { h.run("", "", h.bash("PATH=/tmp ls")) },
 		hooks.ReasonUnparseable: func(h *harness) { h.run("", "", h.bash("echo 'unterminated")) },
 		hooks.ReasonProtected: func(h *harness) {
-			h.run("", "", h.claude("PreToolUse", "Write", map[string]any{"file_path": filepath.Join(h.project, ".claude", "settings.json"), "content": "{}"}, "toolu_p"))
+			h.run("", "", h.claude("PreToolUse", "Write", map[string]any{"file_path": filepath.Join(h.Project, ".claude", "settings.json"), "content": "{}"}, "toolu_p"))
 		},
 		hooks.ReasonMalformed: func(h *harness) { h.run("", "", []byte(`{"session_id":`)) },
 		hooks.ReasonKeyring: func(h *harness) {
@@ -154,7 +154,7 @@ func TestEveryReasonIsAudited(t *testing.T) {
 		hooks.ReasonDeniedByHuman: func(h *harness) {
 			first := h.run("", "", h.bash("echo hi > a.txt"))
 			m := approveID.FindStringSubmatch(first.stdout + first.stderr)
-			if err := h.store.Decide(m[1], state.StatusDenied, "bob", "", h.now); err != nil {
+			if err := h.Store.Decide(m[1], state.StatusDenied, "bob", "", h.now); err != nil {
 				t.Fatal(err)
 			}
 			h.run("", "", h.bash("echo hi > a.txt"))
@@ -178,7 +178,7 @@ func TestEveryReasonIsAudited(t *testing.T) {
 			h.run("", "", h.claude("Stop", "Bash", map[string]any{"command": "echo hi"}, "toolu_s"))
 		},
 		hooks.ReasonExecConfig: func(h *harness) {
-			h.run("", "", h.claude("PreToolUse", "Write", map[string]any{"file_path": filepath.Join(h.project, ".mcp.json"), "content": "{}"}, "toolu_m"))
+			h.run("", "", h.claude("PreToolUse", "Write", map[string]any{"file_path": filepath.Join(h.Project, ".mcp.json"), "content": "{}"}, "toolu_m"))
 		},
 		hooks.ReasonSubagent: func(h *harness) {
 			h.run("", "", h.claude("PreToolUse", "Task", map[string]any{"description": "x", "prompt": "y", "subagent_type": "general-purpose"}, "toolu_t"))
@@ -191,7 +191,7 @@ func TestEveryReasonIsAudited(t *testing.T) {
 		hooks.ReasonRepositoryNotCovered: func(h *harness) {
 			stub(h, "git", "")
 			h.grantAny("Bash(git status *)")
-			sub := filepath.Join(h.project, "sub")
+			sub := filepath.Join(h.Project, "sub")
 			_ = os.MkdirAll(filepath.Join(sub, "objects"), 0o755)
 			for _, f := range []string{"HEAD", "config"} {
 				_ = os.WriteFile(filepath.Join(sub, f), []byte("x\n"), 0o644)
@@ -218,7 +218,7 @@ func TestEveryReasonIsAudited(t *testing.T) {
 				if m == nil {
 					t.Fatalf("call %d not held: %+v", i, got)
 				}
-				if err := h.store.Decide(m[1], state.StatusDenied, "bob", "", h.now); err != nil {
+				if err := h.Store.Decide(m[1], state.StatusDenied, "bob", "", h.now); err != nil {
 					t.Fatal(err)
 				}
 			}
