@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/loopguard/loopguard/policy"
@@ -20,17 +19,7 @@ func TestConfinedContext(t *testing.T) {
 		{policy.Capability{Write: true, Git: true}, []string{"project-write+git", "the repository's .git"}, []string{".git, .claude"}},
 		{policy.Capability{Write: true, Network: true}, []string{"it can use the network"}, []string{"no network"}},
 	} {
-		got := confinedContext(c.cap, true)
-		for _, w := range c.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s: %q lacks %q", c.cap, got, w)
-			}
-		}
-		for _, w := range c.not {
-			if strings.Contains(got, w) {
-				t.Errorf("%s: %q says %q", c.cap, got, w)
-			}
-		}
+		wantText(t, c.cap.String(), confinedContext(c.cap, true), c.want, c.not)
 	}
 	if got := confinedContext(policy.Capability{}, false); got != "" {
 		t.Errorf("unconfined: %q", got)

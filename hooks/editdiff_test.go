@@ -84,17 +84,7 @@ func TestChangesPerTool(t *testing.T) {
 		if c.file != "" {
 			write(c.file)
 		}
-		got := present.Changes(h.describeFor(c.tool, c.in), false)
-		for _, w := range c.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s: lacks %q:\n%s", c.name, w, got)
-			}
-		}
-		for _, w := range c.notWant {
-			if strings.Contains(got, w) {
-				t.Errorf("%s: has %q:\n%s", c.name, w, got)
-			}
-		}
+		wantText(t, c.name, present.Changes(h.describeFor(c.tool, c.in), false), c.want, c.notWant)
 	}
 	// Not a file tool: no changes section.
 	if got := present.Changes(h.describeFor("WebFetch", map[string]any{"url": "https://x"}), false); got != "" {

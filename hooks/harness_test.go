@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,3 +185,18 @@ func expect(t *testing.T, what string, d Decision, behavior, reason string) {
 }
 
 type auditEntry = audit.Entry
+
+// wantText reports each of want that got lacks and each of not it has.
+func wantText(t *testing.T, what, got string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s: lacks %q:\n%s", what, w, got)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(got, w) {
+			t.Errorf("%s: has %q:\n%s", what, w, got)
+		}
+	}
+}
