@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"regexp"
@@ -105,6 +106,19 @@ func (f *FakeAPI) turn(output *string) (string, map[string]any) {
 	return "", nil
 }
 
+// counter names a fake API's responses in turn, prefix_1, prefix_2...
+// (the client may send requests concurrently).
+func counter(prefix string) func() string {
+	var mu sync.Mutex
+	n := 0
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return fmt.Sprintf("%s_%d", prefix, n)
+	}
+}
+
 func sse(w http.ResponseWriter) func(event string, v any) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
@@ -129,8 +143,7 @@ func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
 		s.Tool, s.Arg = "exec_command", "cmd"
 	}
 	return start(t, s, func(f *FakeAPI) http.Handler {
-		n := 0
-		var mu sync.Mutex
+		ids := counter("resp")
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/responses") {
 				http.NotFound(w, r)
@@ -150,10 +163,7 @@ func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
 				}
 			}
 			cmd, extra := f.turn(out)
-			mu.Lock()
-			n++
-			id := fmt.Sprintf("resp_%d", n)
-			mu.Unlock()
+			id := ids()
 			send := sse(w)
 			send("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
 			var item map[string]any
@@ -164,17 +174,13 @@ func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
 				// Codex's write_stdin into the command the last call left
 				// running ("Process running with session ID N").
 				a := map[string]any{"session_id": sessionID(req.Input)}
-				for k, v := range extra {
-					a[k] = v
-				}
+				maps.Copy(a, extra)
 				args, _ := json.Marshal(a)
 				item = map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
 					"name": "write_stdin", "arguments": string(args), "call_id": "call_" + id}
 			} else if cmd != "" {
 				a := map[string]any{s.Arg: cmd}
-				for k, v := range extra {
-					a[k] = v
-				}
+				maps.Copy(a, extra)
 				args, _ := json.Marshal(a)
 				item = map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
 					"name": s.Tool, "arguments": string(args), "call_id": "call_" + id}
@@ -257,9 +263,7 @@ func NewGeminiAPI(t testing.TB, s Script) *FakeAPI {
 			send := sse(w)
 			if cmd != "" {
 				args := map[string]any{"command": cmd}
-				for k, v := range extra {
-					args[k] = v
-				}
+				maps.Copy(args, extra)
 				send("", candidate(map[string]any{"functionCall": map[string]any{"name": "run_shell_command", "args": args}}))
 			} else {
 				send("", candidate(map[string]any{"text": "done"}))
@@ -278,8 +282,7 @@ func NewChatAPI(t testing.TB, s Script) *FakeAPI {
 		s.Tool, s.Arg = "run_shell_command", "command"
 	}
 	return start(t, s, func(f *FakeAPI) http.Handler {
-		n := 0
-		var mu sync.Mutex
+		ids := counter("chat")
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.HasSuffix(r.URL.Path, "/models") {
 				_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []any{map[string]any{"id": "fake-model", "object": "model"}}})
@@ -296,10 +299,7 @@ func NewChatAPI(t testing.TB, s Script) *FakeAPI {
 			}
 			body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 			_ = json.Unmarshal(body, &req)
-			mu.Lock()
-			n++
-			id := fmt.Sprintf("chat_%d", n)
-			mu.Unlock()
+			id := ids()
 			delta := map[string]any{"role": "assistant", "content": "done"}
 			finish := "stop"
 			if len(req.Tools) > 0 {
@@ -310,9 +310,7 @@ func NewChatAPI(t testing.TB, s Script) *FakeAPI {
 				}
 				if cmd, extra := f.turn(out); cmd != "" {
 					a := map[string]any{s.Arg: cmd}
-					for k, v := range extra {
-						a[k] = v
-					}
+					maps.Copy(a, extra)
 					args, _ := json.Marshal(a)
 					delta = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"index": 0, "id": "call_" + id,
 						"type": "function", "function": map[string]any{"name": s.Tool, "arguments": string(args)}}}}
@@ -328,9 +326,7 @@ func NewChatAPI(t testing.TB, s Script) *FakeAPI {
 			send := sse(w)
 			chunk := func(choice map[string]any, extra map[string]any) {
 				m := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1, "model": "fake-model", "choices": []any{choice}}
-				for k, v := range extra {
-					m[k] = v
-				}
+				maps.Copy(m, extra)
 				send("", m)
 			}
 			chunk(map[string]any{"index": 0, "delta": delta, "finish_reason": nil}, nil)
