@@ -657,43 +657,27 @@ func TestRewritePerAgent(t *testing.T) {
 	for _, tc := range []struct {
 		agent, event, file, post, postFile string
 		rewrites                           bool
-		set                                func(m map[string]any, cmd string)
-		command                            func(out map[string]any) string
+		// input is the payload's key of the tool's arguments; rewritten the
+		// path in the answer to the arguments the host runs instead.
+		input     string
+		rewritten []string
 	}{
 		{"codex", "PreToolUse", "codex-pre-bash.json", "PostToolUse", "codex-post-bash.json", true,
-			func(m map[string]any, cmd string) { m["tool_input"].(map[string]any)["command"] = cmd },
-			func(out map[string]any) string {
-				h, _ := out["hookSpecificOutput"].(map[string]any)
-				u, _ := h["updatedInput"].(map[string]any)
-				s, _ := u["command"].(string)
-				return s
-			}},
+			"tool_input", []string{"hookSpecificOutput", "updatedInput"}},
 		{"copilot", "preToolUse", "copilot-pre-bash.json", "postToolUse", "copilot-post-bash.json", true,
-			func(m map[string]any, cmd string) { m["toolArgs"].(map[string]any)["command"] = cmd },
-			func(out map[string]any) string {
-				u, _ := out["modifiedArgs"].(map[string]any)
-				s, _ := u["command"].(string)
-				return s
-			}},
+			"toolArgs", []string{"modifiedArgs"}},
 		{"gemini", "BeforeTool", "gemini-before-shell.json", "AfterTool", "gemini-after-shell.json", true,
-			func(m map[string]any, cmd string) { m["tool_input"].(map[string]any)["command"] = cmd },
-			func(out map[string]any) string {
-				h, _ := out["hookSpecificOutput"].(map[string]any)
-				u, _ := h["tool_input"].(map[string]any)
-				s, _ := u["command"].(string)
-				return s
-			}},
-		{"cursor", "preToolUse", "cursor-pre-shell.json", "", "", false,
-			func(m map[string]any, cmd string) { m["tool_input"].(map[string]any)["command"] = cmd },
-			func(out map[string]any) string { return "" }},
+			"tool_input", []string{"hookSpecificOutput", "tool_input"}},
+		{"cursor", "preToolUse", "cursor-pre-shell.json", "", "", false, "tool_input", nil},
 	} {
 		t.Run(tc.agent, func(t *testing.T) {
 			h := newHarness(t)
 			h.named = true
 			h.grantAny("Bash(ls *)")
 			ls := filepath.Join(h.Bin, "ls")
+			set := func(m map[string]any, cmd string) { m[tc.input].(map[string]any)["command"] = cmd }
 			call := func(cmd string) (answer, map[string]any) {
-				got := h.run(tc.agent, tc.event, edit(t, h.payload(tc.file), func(m map[string]any) { tc.set(m, cmd) }))
+				got := h.run(tc.agent, tc.event, edit(t, h.payload(tc.file), func(m map[string]any) { set(m, cmd) }))
 				var out map[string]any
 				_ = json.Unmarshal([]byte(got.stdout), &out)
 				return got, out
@@ -711,17 +695,20 @@ func TestRewritePerAgent(t *testing.T) {
 				return
 			}
 			want := "'" + ls + "' '-la'"
-			if c := tc.command(out); c != want || got.code != 0 {
+			for _, k := range tc.rewritten {
+				out, _ = out[k].(map[string]any)
+			}
+			if c, _ := out["command"].(string); c != want || got.code != 0 {
 				t.Fatalf("ls $'-la': %+v\nwant it rewritten to %s", got, want)
 			}
 			// The post hook sees what ran: the rewrite.
 			if tc.agent != "codex" {
-				h.run(tc.agent, tc.post, edit(t, h.payload(tc.postFile), func(m map[string]any) { tc.set(m, want) }))
+				h.run(tc.agent, tc.post, edit(t, h.payload(tc.postFile), func(m map[string]any) { set(m, want) }))
 				if r := h.auditReasons(); r[len(r)-1] != hooks.ReasonRan {
 					t.Errorf("post of the rewrite: audit %v, want %s last", r, hooks.ReasonRan)
 				}
 				// The model's own text ran instead: not recognised as approved.
-				h.run(tc.agent, tc.post, edit(t, h.payload(tc.postFile), func(m map[string]any) { tc.set(m, "ls $'-la'") }))
+				h.run(tc.agent, tc.post, edit(t, h.payload(tc.postFile), func(m map[string]any) { set(m, "ls $'-la'") }))
 				if r := h.auditReasons(); r[len(r)-1] != hooks.ReasonNotGuarded {
 					t.Errorf("post of the unrewritten text: audit %v, want %s last", r, hooks.ReasonNotGuarded)
 				}
