@@ -62,7 +62,7 @@ func Resolve(p string) (Resolution, error) {
 	if !filepath.IsAbs(p) {
 		return Resolution{}, fmt.Errorf("path %q is not absolute", p)
 	}
-	return resolveFrom(string(filepath.Separator), split(p))
+	return resolveFrom(string(filepath.Separator), Segments(p))
 }
 
 // ResolveIn is Resolve of dir/rel for a dir that is already resolved (a
@@ -76,7 +76,7 @@ func ResolveIn(dir, rel string) (Resolution, error) {
 	if filepath.IsAbs(rel) {
 		return Resolve(rel)
 	}
-	return resolveFrom(filepath.Clean(dir), split(rel))
+	return resolveFrom(filepath.Clean(dir), Segments(rel))
 }
 
 func resolveFrom(cur string, rest []string) (Resolution, error) {
@@ -117,7 +117,7 @@ func resolveFrom(cur string, rest []string) (Resolution, error) {
 			if filepath.IsAbs(t) {
 				cur = string(filepath.Separator)
 			}
-			rest = append(split(t), rest...)
+			rest = append(Segments(t), rest...)
 			continue
 		}
 		if len(rest) > 0 && !fi.IsDir() {
@@ -135,7 +135,9 @@ func ResolvePath(p string) (string, error) {
 	return r.Path, err
 }
 
-func split(p string) []string {
+// Segments is p's names in order: p split on the separator, with the
+// empty names of a leading, trailing or doubled separator left out.
+func Segments(p string) []string {
 	var out []string
 	for _, s := range strings.Split(p, string(filepath.Separator)) {
 		if s != "" {

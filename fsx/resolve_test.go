@@ -3,6 +3,7 @@ package fsx
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -111,6 +112,16 @@ func TestWithin(t *testing.T) {
 	} {
 		if got := Within(c.p, c.dir); got != c.want {
 			t.Errorf("Within(%q, %q) = %v", c.p, c.dir, got)
+		}
+	}
+}
+
+func TestSegments(t *testing.T) {
+	for p, want := range map[string][]string{
+		"/a/b": {"a", "b"}, "a//b/": {"a", "b"}, "/": nil, "": nil, "a": {"a"}, "/a/../b": {"a", "..", "b"},
+	} {
+		if got := Segments(p); !slices.Equal(got, want) {
+			t.Errorf("Segments(%q) = %q, want %q", p, got, want)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // claudeCriticalProbes are concrete names claudeCritical's patterns stand
@@ -19,10 +21,10 @@ func (pl Places) GlobProtection(pattern string) Protection {
 	if !filepath.IsAbs(pattern) {
 		return Protection{}
 	}
-	segs := splitSegs(filepath.Clean(pattern))
+	segs := fsx.Segments(filepath.Clean(pattern))
 	var best Protection
 	for _, e := range pl.entries() {
-		es := splitSegs(e.path)
+		es := fsx.Segments(e.path)
 		if reach(segs, es) {
 			if e.claudeDir && len(segs) >= len(es) && !hasDoubleStar(segs[:len(es)]) {
 				best = best.max(globClaudeRules(e.path, segs[len(es):], e.what))
@@ -35,14 +37,14 @@ func (pl Places) GlobProtection(pattern string) Protection {
 		}
 		if e.tier == GuardCritical && pl.Home != "" && strictlyBelow(e.path, pl.Home) {
 			// An ancestor below home.
-			hs := len(splitSegs(filepath.Clean(pl.Home)))
+			hs := len(fsx.Segments(filepath.Clean(pl.Home)))
 			if len(segs) > hs && len(segs) < len(es) && reach(segs, es[:len(segs)]) {
 				best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.what, Path: e.path})
 			}
 		}
 	}
 	if pl.Home != "" {
-		hs := splitSegs(filepath.Clean(pl.Home))
+		hs := fsx.Segments(filepath.Clean(pl.Home))
 		if len(segs) == len(hs)+1 && reach(segs[:len(hs)], hs) && segCouldMatch(segs[len(hs)], ".claude.json") {
 			best = best.max(Protection{Tier: GuardCritical, What: "Claude Code's state (~/.claude.json)", Path: filepath.Join(pl.Home, ".claude.json")})
 		}
@@ -189,14 +191,4 @@ func globReachesParts(segs, parts []string) bool {
 		}
 	}
 	return true
-}
-
-func splitSegs(p string) []string {
-	var out []string
-	for _, s := range strings.Split(p, string(filepath.Separator)) {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

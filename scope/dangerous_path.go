@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -84,7 +85,7 @@ func dangerousAtRoot(r Rule, home string) error {
 		if !filepath.IsAbs(home) {
 			return dangerous(r, "cannot check an absolute pattern without the home directory")
 		}
-		hs := splitPath(filepath.Clean(home))
+		hs := fsx.Segments(filepath.Clean(home))
 		for _, d := range homeDirs {
 			if couldReach(pat, append(append([]string{}, hs...), d...)) {
 				return dangerous(r, "it can reach %s", filepath.Join(append([]string{home}, d...)...))
@@ -139,12 +140,12 @@ func dangerousProtected(r Rule, pat []string, home string, writes bool) error {
 	if !filepath.IsAbs(home) || r.anchor == anchorProject {
 		return nil
 	}
-	hs := splitPath(filepath.Clean(home))
+	hs := fsx.Segments(filepath.Clean(home))
 	for _, root := range (policy.Places{Home: home}).Roots() {
 		if !writes && !root.Secret {
 			continue
 		}
-		rs := splitPath(root.Path)
+		rs := fsx.Segments(root.Path)
 		if r.anchor == anchorHome {
 			if len(rs) <= len(hs) || !slices.Equal(rs[:len(hs)], hs) {
 				continue

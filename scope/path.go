@@ -169,13 +169,3 @@ func matchFile(r Rule, c Call) error {
 	}
 	return nil
 }
-
-func splitPath(p string) []string {
-	var out []string
-	for _, s := range strings.Split(p, string(filepath.Separator)) {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
