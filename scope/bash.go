@@ -11,16 +11,13 @@ import (
 	"github.com/loopguard/loopguard/shellparse"
 )
 
-// specError is a parse error inside a specifier; off is relative to it.
-type specError struct {
-	off int
-	msg string
-}
-
-func (e *specError) Error() string { return e.msg }
+// specError is a parse error inside a specifier, its offset relative to
+// it: shellparse's error for a rule's command, which a Bash specifier's
+// words are.
+type specError = shellparse.RuleError
 
 func serr(off int, format string, args ...any) *specError {
-	return &specError{off: off, msg: fmt.Sprintf(format, args...)}
+	return &specError{Off: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 // maxBashWords bounds the words of a Bash rule.
@@ -75,7 +72,7 @@ func parseBashSpec(spec string) (bashSpec, error) {
 	}
 	rc, re := shellparse.ParseRuleCommand(text)
 	if re != nil {
-		return bashSpec{}, serr(re.Off, "%s", re.Msg)
+		return bashSpec{}, re
 	}
 	var bs bashSpec
 	for _, as := range rc.Assigns {

@@ -206,7 +206,7 @@ func Parse(rule string) (Rule, error) {
 		bs, err := parseBashSpec(spec)
 		if err != nil {
 			if se, ok := err.(*specError); ok {
-				return Rule{}, perr(rule, specOff+se.off, "%s", se.msg)
+				return Rule{}, perr(rule, specOff+se.Off, "%s", se.Msg)
 			}
 			return Rule{}, perr(rule, specOff, "%v", err)
 		}
@@ -214,7 +214,7 @@ func Parse(rule string) (Rule, error) {
 	case kindFile:
 		a, pat, se := parseFileSpec(spec)
 		if se != nil {
-			return Rule{}, perr(rule, specOff+se.off, "%s", se.msg)
+			return Rule{}, perr(rule, specOff+se.Off, "%s", se.Msg)
 		}
 		r := Rule{kind: kindFile, tool: name, anchor: a, pattern: pat}
 		r.spec = a.prefix() + pat
@@ -225,7 +225,7 @@ func Parse(rule string) (Rule, error) {
 	case kindWebFetch:
 		d, se := parseWebFetchSpec(spec)
 		if se != nil {
-			return Rule{}, perr(rule, specOff+se.off, "%s", se.msg)
+			return Rule{}, perr(rule, specOff+se.Off, "%s", se.Msg)
 		}
 		return Rule{kind: kindWebFetch, tool: toolWebFetch, domain: d, spec: "domain:" + d}, nil
 	}
