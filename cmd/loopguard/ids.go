@@ -36,34 +36,39 @@ func resolvePendings(st *state.Store, args []string) ([]string, error) {
 	return ids, nil
 }
 
-// completePending offers the open pending calls' ids, with their summary.
-func completePending(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	st, err := openStore()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
+// completeIDs completes an id argument with what offer finds in the store
+// for the prefix typed ("id\tdescription" each); nothing when the store
+// cannot be opened.
+func completeIDs(offer func(st *state.Store, prefix string) []string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		st, err := openStore()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return offer(st, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// completePending offers the open pending calls' ids, with their summary.
+var completePending = completeIDs(func(st *state.Store, prefix string) []string {
 	list, _ := st.ListPending()
 	var out []string
 	for _, p := range list {
-		if p.Status == state.StatusOpen && strings.HasPrefix(p.ID, toComplete) {
+		if p.Status == state.StatusOpen && strings.HasPrefix(p.ID, prefix) {
 			out = append(out, p.ID+"\t"+present.Summary(p))
 		}
 	}
-	return out, cobra.ShellCompDirectiveNoFileComp
-}
+	return out
+})
 
 // completeGrants offers the live grants' ids, with their scope.
-func completeGrants(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	st, err := openStore()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
+var completeGrants = completeIDs(func(st *state.Store, prefix string) []string {
 	all, _ := st.AllGrants()
 	var out []string
 	for _, gf := range all {
-		if gf.Grant != nil && strings.HasPrefix(gf.Grant.ID(), toComplete) {
+		if gf.Grant != nil && strings.HasPrefix(gf.Grant.ID(), prefix) {
 			out = append(out, gf.Grant.ID()+"\t"+present.EscapeText(gf.Grant.Scope))
 		}
 	}
-	return out, cobra.ShellCompDirectiveNoFileComp
-}
+	return out
+})
