@@ -13,9 +13,6 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/internal/enginetest"
-	"github.com/loopguard/loopguard/scope"
-	"github.com/loopguard/loopguard/shellparse"
-	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -43,7 +40,7 @@ func newHarnessTB(t testing.TB) *harness {
 			LoadKey: enginetest.LoadKey(&h.keyErr),
 			Now:     func() time.Time { return h.now },
 			// The project named as Claude Code names it (CLAUDE_PROJECT_DIR).
-			Env: Env{Path: h.Bin, Home: filepath.Join(base, "home"), Trusted: []string{h.Bin},
+			Env: Env{Path: h.Bin, Home: w.Home, Trusted: []string{h.Bin},
 				Self: filepath.Join(base, "bin", "loopguard"), StateDir: st.Dir, ProjectDir: h.Project},
 		}
 	}
@@ -126,23 +123,7 @@ func (h *harness) grantScope(rule, session, agent string) *token.Grant {
 // refusals.
 func (h *harness) mintScope(principal, rule, session, agent string) *token.Grant {
 	h.t.Helper()
-	keys, _ := token.NewKeys(enginetest.Master)
-	r, err := scope.Parse(rule)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if r, err = r.Pin(shellparse.Env{Cwd: h.Project, Path: h.Bin, ProjectDir: h.Project, Trusted: []string{h.Bin}, Home: h.eng().Env.Home}); err != nil {
-		h.t.Fatal(err)
-	}
-	g, err := keys.Mint(token.Grant{Principal: principal, Agent: agent, Session: session, Tool: r.Tool(),
-		ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if _, err := h.Store.PutGrant(&g, state.GrantRecord{}); err != nil {
-		h.t.Fatal(err)
-	}
-	return &g
+	return h.PutScoped(h.t, h.Pinned(h.t, rule), principal, agent, session, h.now)
 }
 
 func clone(m map[string]any) map[string]any {

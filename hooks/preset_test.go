@@ -6,12 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/loopguard/loopguard/internal/enginetest"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
-	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -20,7 +17,6 @@ import (
 // the programs), bound to any session.
 func (h *harness) mintPreset() int {
 	h.t.Helper()
-	keys, _ := token.NewKeys(enginetest.Master)
 	rules, err := scope.Preset(scope.PresetReadOnly, h.eng().Env.Home)
 	if err != nil {
 		h.t.Fatal(err)
@@ -34,14 +30,7 @@ func (h *harness) mintPreset() int {
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		g, err := keys.Mint(token.Grant{Principal: "alice", Agent: token.MainAgent, Session: token.Any, Tool: r.Tool(),
-			ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		if _, err := h.Store.PutGrant(&g, state.GrantRecord{}); err != nil {
-			h.t.Fatal(err)
-		}
+		h.PutScoped(h.t, r, "alice", token.MainAgent, token.Any, h.now)
 		n++
 	}
 	return n

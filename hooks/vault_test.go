@@ -11,8 +11,6 @@ import (
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
-	"github.com/loopguard/loopguard/scope"
-	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -73,13 +71,7 @@ func (v *vaultHarness) approveVault(d Decision, mint func(token.Grant, time.Time
 // by Vault and published there; it returns the grant.
 func (v *vaultHarness) vaultScope(t testing.TB, rule, session string) *token.Grant {
 	t.Helper()
-	r, err := scope.Parse(rule)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err = r.Pin(shellparse.Env{Cwd: v.Project, Path: v.Bin, ProjectDir: v.Project, Trusted: []string{v.Bin}, Home: v.eng().Env.Home}); err != nil {
-		t.Fatal(err)
-	}
+	r := v.Pinned(t, rule)
 	g, err := v.mint(token.Grant{Principal: "vault:userpass-alice", Agent: token.MainAgent, Session: session,
 		Tool: r.Tool(), ArgHash: token.Any, Scope: r.String(), Expiry: v.now.Add(time.Hour)}, v.now)
 	if err != nil {

@@ -17,9 +17,6 @@ import (
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/internal/enginetest"
 	"github.com/loopguard/loopguard/present"
-	"github.com/loopguard/loopguard/scope"
-	"github.com/loopguard/loopguard/shellparse"
-	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -53,7 +50,7 @@ func (h *harness) engine() (*hooks.Engine, error) {
 		LoadKey: enginetest.LoadKey(&h.keyErr),
 		Now:     func() time.Time { return h.now },
 		Mode:    h.mode,
-		Env: hooks.Env{Path: h.Bin, Home: filepath.Join(filepath.Dir(h.Project), "home"), Trusted: []string{h.Bin}, ProjectDir: named,
+		Env: hooks.Env{Path: h.Bin, Home: h.Home, Trusted: []string{h.Bin}, ProjectDir: named,
 			Self: filepath.Join(h.Bin, "loopguard"), StateDir: h.Store.Dir},
 	}, nil
 }
@@ -610,23 +607,7 @@ func TestUnknownAgentDeniesEverywhere(t *testing.T) {
 // grantAny plays the human granting rule to every session and agent.
 func (h *harness) grantAny(rule string) {
 	h.t.Helper()
-	keys, _ := token.NewKeys(enginetest.Master)
-	r, err := scope.Parse(rule)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	eng, _ := h.engine()
-	if r, err = r.Pin(shellparse.Env{Cwd: h.Project, Path: h.Bin, ProjectDir: h.Project, Trusted: []string{h.Bin}, Home: eng.Env.Home}); err != nil {
-		h.t.Fatal(err)
-	}
-	g, err := keys.Mint(token.Grant{Principal: "alice", Agent: token.Any, Session: token.Any, Tool: r.Tool(),
-		ArgHash: token.Any, Scope: r.String(), Expiry: h.now.Add(time.Hour)}, h.now)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if _, err := h.Store.PutGrant(&g, state.GrantRecord{}); err != nil {
-		h.t.Fatal(err)
-	}
+	h.PutScoped(h.t, h.Pinned(h.t, rule), "alice", token.Any, token.Any, h.now)
 }
 
 // auditReasons lists the reason codes of the audit log, in order.

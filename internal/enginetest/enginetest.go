@@ -12,19 +12,25 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
 )
 
 // Master is the tests' master key.
 var Master = bytes.Repeat([]byte{7}, 32)
 
 // World is a temporary dir (Base) holding a project dir, a bin dir of stub
-// executables and a state store.
+// executables and a state store; Home is the engine's home directory (in
+// Base, not made).
 type World struct {
 	Base    string
 	Project string
 	Bin     string
+	Home    string
 	Store   *state.Store
 }
 
@@ -33,7 +39,7 @@ type World struct {
 func New(t testing.TB, stubs ...string) World {
 	t.Helper()
 	base := t.TempDir()
-	w := World{Base: base, Project: filepath.Join(base, "project"), Bin: filepath.Join(base, "bin")}
+	w := World{Base: base, Project: filepath.Join(base, "project"), Bin: filepath.Join(base, "bin"), Home: filepath.Join(base, "home")}
 	for _, d := range []string{w.Project, w.Bin} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -62,4 +68,39 @@ func LoadKey(keyErr *error) func(context.Context) ([]byte, error) {
 		}
 		return bytes.Clone(Master), nil
 	}
+}
+
+// Pinned is rule parsed and pinned in the world's project, with the bin dir
+// as PATH and the one trusted directory, as `loopguard grant` run there
+// pins it.
+func (w World) Pinned(t testing.TB, rule string) scope.Rule {
+	t.Helper()
+	r, err := scope.Parse(rule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = r.Pin(shellparse.Env{Cwd: w.Project, Path: w.Bin, ProjectDir: w.Project, Trusted: []string{w.Bin}, Home: w.Home}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// PutScoped mints principal's scoped grant of the pinned rule r for agent
+// and session (token.Any: every one), valid for an hour from now, with
+// Master and none of grant's refusals, and stores it.
+func (w World) PutScoped(t testing.TB, r scope.Rule, principal, agent, session string, now time.Time) *token.Grant {
+	t.Helper()
+	keys, err := token.NewKeys(Master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := keys.Mint(token.Grant{Principal: principal, Agent: agent, Session: session, Tool: r.Tool(),
+		ArgHash: token.Any, Scope: r.String(), Expiry: now.Add(time.Hour)}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Store.PutGrant(&g, state.GrantRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	return &g
 }
