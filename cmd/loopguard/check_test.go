@@ -85,148 +85,21 @@ func checkEnv(t *testing.T) (shellparse.Env, string) {
 }
 
 // TestCheckJSONGolden pins the --json output: key set, order, empty lists.
+// The golden files are in testdata/check, with @R@ for the fixed
+// environment's root and @ZW@ for the escaped zero-width space.
 func TestCheckJSONGolden(t *testing.T) {
 	env, root := checkEnv(t)
 	cases := []struct {
-		cmd  string
-		code ExitCode
-		want string
+		cmd    string
+		code   ExitCode
+		golden string
 	}{
-		{"git status > ~/x.txt 2>&1", ExitOK, `{
-  "verdict": "simple",
-  "reason": "",
-  "pos": "",
-  "argv": [
-    "git",
-    "status"
-  ],
-  "glob": [],
-  "executable": "@R@/bin/git",
-  "builtin": false,
-  "assigns": [],
-  "redirects": [
-    {
-      "op": ">",
-      "target": "@R@/home/x.txt",
-      "writes": true
-    },
-    {
-      "op": ">&",
-      "fd": "2",
-      "target": "1",
-      "writes": false
-    }
-  ],
-  "executables": {
-    "git": "@R@/bin/git"
-  },
-  "warnings": [],
-  "options": []
-}
-`},
-		{"LANG=C echo *.go", ExitOK, `{
-  "verdict": "simple",
-  "reason": "",
-  "pos": "",
-  "argv": [
-    "echo",
-    "*.go"
-  ],
-  "glob": [
-    1
-  ],
-  "executable": "",
-  "builtin": true,
-  "assigns": [
-    {
-      "name": "LANG",
-      "value": "C"
-    }
-  ],
-  "redirects": [],
-  "executables": {
-    "echo": ""
-  },
-  "warnings": [],
-  "options": []
-}
-`},
-		{"git status; ls", ExitError, `{
-  "verdict": "chained",
-  "reason": "more than one command (a list or several lines), and the chain cannot be judged part by part: the part ` + "`ls`" + `: ls is found as @R@/evil/ls, in @R@/evil, which is not a trusted directory; it shadows @R@/bin/ls",
-  "pos": "1:13",
-  "argv": [],
-  "glob": [],
-  "executable": "",
-  "builtin": false,
-  "assigns": [],
-  "redirects": [],
-  "executables": {
-    "git": "@R@/bin/git",
-    "ls": "@R@/evil/ls"
-  },
-  "warnings": [],
-  "options": []
-}
-`},
-		{"ls -la", ExitError, `{
-  "verdict": "path_shadowed",
-  "reason": "ls is found as @R@/evil/ls, in @R@/evil, which is not a trusted directory; it shadows @R@/bin/ls",
-  "pos": "1:1",
-  "argv": [
-    "ls",
-    "-la"
-  ],
-  "glob": [],
-  "executable": "",
-  "builtin": false,
-  "assigns": [],
-  "redirects": [],
-  "executables": {
-    "ls": "@R@/evil/ls"
-  },
-  "warnings": [],
-  "options": []
-}
-`},
-		{"eval git\u200b status", ExitError, `{
-  "verdict": "indirect",
-  "reason": "builtin eval runs its arguments as shell code",
-  "pos": "1:1",
-  "argv": [
-    "eval",
-    "git@ZW@",
-    "status"
-  ],
-  "glob": [],
-  "executable": "",
-  "builtin": false,
-  "assigns": [],
-  "redirects": [],
-  "executables": {
-    "eval": ""
-  },
-  "warnings": [
-    "1:9: U+200B invisible character"
-  ],
-  "options": []
-}
-`},
-		{"echo 'unterminated", ExitError, `{
-  "verdict": "unparseable",
-  "reason": "bash syntax: reached EOF without closing quote ` + "`'`" + `",
-  "pos": "1:6",
-  "argv": [],
-  "glob": [],
-  "executable": "",
-  "builtin": false,
-  "assigns": [],
-  "redirects": [],
-  "executables": {},
-  "warnings": [],
-  "options": []
-}
-`},
+		{"git status > ~/x.txt 2>&1", ExitOK, "simple_redirects.json"},
+		{"LANG=C echo *.go", ExitOK, "simple_glob.json"},
+		{"git status; ls", ExitError, "chained.json"},
+		{"ls -la", ExitError, "path_shadowed.json"},
+		{"eval git\u200b status", ExitError, "indirect.json"},
+		{"echo 'unterminated", ExitError, "unparseable.json"},
 	}
 	for _, c := range cases {
 		var out bytes.Buffer
@@ -236,7 +109,11 @@ func TestCheckJSONGolden(t *testing.T) {
 		}
 		// JSON output is ASCII: the zero-width space is a \u escape, so a
 		// terminal shows it and a program reads the same string.
-		want := strings.NewReplacer("@R@", root, "@ZW@", `\u200b`).Replace(c.want)
+		golden, err := os.ReadFile(filepath.Join("testdata", "check", c.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.NewReplacer("@R@", root, "@ZW@", `\u200b`).Replace(string(golden))
 		if out.String() != want {
 			t.Errorf("%q: --json output\n%s\nwant\n%s", c.cmd, out.String(), want)
 		}
