@@ -190,6 +190,16 @@ func (g *Guard) OnlyPending(ctx context.Context) (Pending, error) {
 	return rows[0], nil
 }
 
+// ApproveOnly approves the one open pending call at a pseudo-terminal.
+func (g *Guard) ApproveOnly(ctx context.Context) error {
+	p, err := g.OnlyPending(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = g.Approve(ctx, p)
+	return err
+}
+
 // Show returns `loopguard show ID`: the full call as a human reviews it.
 func (g *Guard) Show(ctx context.Context, id string) (string, error) {
 	return g.Run(ctx, g.Home, "show", id)
