@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/state"
@@ -22,6 +23,18 @@ func vaultConfig(t *testing.T, s *vaulttest.Server, tok string) config.Config {
 		t.Fatal(err)
 	}
 	return config.Config{V: config.Version, Backend: config.BackendVault, Vault: &config.Vault{Address: s.Addr, TokenFile: p}}
+}
+
+// aliceCustody starts a Vault of the test's own and returns it with the
+// team's custody as approver alice holds it.
+func aliceCustody(t *testing.T) (*vaulttest.Server, *vault.Custody) {
+	t.Helper()
+	s := vaulttest.Start(t)
+	c, err := vaultCustody(vaultConfig(t, s, s.AddApprover(t, "alice").Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c
 }
 
 // doctor passes with the agent's token (Vault refuses to mint with it) and
@@ -80,12 +93,7 @@ path "auth/token/lookup-self" { capabilities = ["read"] }`}, nil)
 }
 
 func TestTeamPendingEmptyAndListed(t *testing.T) {
-	s := vaulttest.Start(t)
-	alice := s.AddApprover(t, "alice")
-	c, err := vaultCustody(vaultConfig(t, s, alice.Token))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c := aliceCustody(t)
 	var out bytes.Buffer
 	if err := teamPendingRun(context.Background(), &teamPendingOptions{out: &out, team: c, now: time.Now}); err != nil {
 		t.Fatal(err)
@@ -116,12 +124,7 @@ func TestReadTokenRefuses(t *testing.T) {
 
 // prune deletes the expired grants in Vault and leaves the live ones.
 func TestPruneVault(t *testing.T) {
-	s := vaulttest.Start(t)
-	alice := s.AddApprover(t, "alice")
-	c, err := vaultCustody(vaultConfig(t, s, alice.Token))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, c := aliceCustody(t)
 	ctx := context.Background()
 	now := time.Now()
 	for _, ttl := range []time.Duration{2 * time.Second, time.Hour} {
