@@ -94,6 +94,9 @@ type Hooks struct {
 	// call through. nil: no event has one.
 	Fallback func(event string) string
 	Host     string
+	// Also, when set, is the host's own problem with one handler of the
+	// file, loopguard's or another's ("" for none); Check says them last.
+	Also func(r Found) string
 }
 
 func (h Hooks) fallback(ev string) string {
@@ -151,6 +154,13 @@ func (h Hooks) Check(regs []Found, o Options) []string {
 			min := math.Ceil(o.Deadline.Seconds()+1) * float64(h.UnitsPerSecond)
 			if !ok || t < min {
 				problems = append(problems, fmt.Sprintf("%s: %s is %v, not above the hook's %s deadline (at least %v): the host would let a slow call through", ev, h.TimeoutKey, r.Fields[h.TimeoutKey], o.Deadline, min))
+			}
+		}
+	}
+	if h.Also != nil {
+		for _, r := range regs {
+			if p := h.Also(r); p != "" {
+				problems = append(problems, p)
 			}
 		}
 	}

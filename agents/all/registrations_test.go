@@ -1,9 +1,12 @@
 package all
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/register"
@@ -39,5 +42,59 @@ func TestRegistrationsProtected(t *testing.T) {
 	}
 	if got := codex.UserFile(register.Dirs{Home: "/h"}); got != "/h/.codex/hooks.json" {
 		t.Errorf("without $CODEX_HOME: %s", got)
+	}
+}
+
+// TestHostChecks: doctor names what a host's own rule finds wrong in its
+// hook file: Cursor's handler without "failClosed": true (Cursor lets the
+// call through when the hook fails), another PreToolUse hook beside
+// loopguard's in Codex's (Codex runs them concurrently). The control: the
+// handlers init writes pass.
+func TestHostChecks(t *testing.T) {
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := register.Options{Binary: bin, Deadline: 5 * time.Second}
+	written := func(reg register.Registration) []register.Found {
+		var regs []register.Found
+		for _, e := range reg.File(o).Entries {
+			b, err := json.Marshal(e.Handler)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var f map[string]any
+			if err := json.Unmarshal(b, &f); err != nil {
+				t.Fatal(err)
+			}
+			regs = append(regs, register.Found{Event: e.Event, Matcher: e.Matcher, Fields: f, Ours: true})
+		}
+		return regs
+	}
+	for _, c := range []struct {
+		agent  string
+		change func(regs []register.Found) []register.Found
+		want   string
+	}{
+		{"cursor", func(regs []register.Found) []register.Found {
+			for _, r := range regs {
+				r.Fields["failClosed"] = false
+			}
+			return regs
+		}, `preToolUse: "failClosed" is not true`},
+		{"codex", func(regs []register.Found) []register.Found {
+			return append(regs, register.Found{Event: "PreToolUse", Fields: map[string]any{"command": "./other-hook"}})
+		}, "PreToolUse: another hook runs too"},
+	} {
+		reg, err := Registration(c.agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := reg.Check(written(reg), o); len(p) != 0 {
+			t.Errorf("%s, control: the handlers init writes: %q", c.agent, p)
+		}
+		if p := reg.Check(c.change(written(reg)), o); !strings.Contains(strings.Join(p, "\n"), c.want) {
+			t.Errorf("%s: want %q, got %q", c.agent, c.want, p)
+		}
 	}
 }

@@ -43,7 +43,13 @@ var handlers = register.Hooks{Agent: Name, Events: Events, Nested: true, Matcher
 	Handler: func(command string, timeout int) any {
 		return handler{Type: "command", Command: command, Timeout: timeout, StatusMessage: "loopguard"}
 	},
-	CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1, Fallback: fallbackFor, Host: "Codex"}
+	CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1, Fallback: fallbackFor, Host: "Codex",
+	Also: func(r register.Found) string {
+		if r.Event == PreToolUse && !r.Ours {
+			return "PreToolUse: another hook runs too; Codex runs hooks concurrently and the last updatedInput wins, which can change a call after loopguard decided"
+		}
+		return ""
+	}}
 
 // Registration is Codex's: $CODEX_HOME/hooks.json (~/.codex/hooks.json
 // when it is not set: policy.CodexHome) or <project>/.codex/hooks.json.
@@ -55,16 +61,8 @@ var Registration = register.Registration{
 	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".codex", "hooks.json") },
 	File:        handlers.File,
-	Check: func(regs []register.Found, o register.Options) []string {
-		problems := handlers.Check(regs, o)
-		for _, r := range regs {
-			if r.Event == PreToolUse && !r.Ours {
-				problems = append(problems, "PreToolUse: another hook runs too; Codex runs hooks concurrently and the last updatedInput wins, which can change a call after loopguard decided")
-			}
-		}
-		return problems
-	},
-	Binding: "session_id (+ turn_id), agent_id of subagents, tool_use_id, the tool and its complete input; apply_patch is bound as the Write or Edit of the one file it changes, with that file's state (a patch over several files is refused)",
+	Check:       handlers.Check,
+	Binding:     "session_id (+ turn_id), agent_id of subagents, tool_use_id, the tool and its complete input; apply_patch is bound as the Write or Edit of the one file it changes, with that file's state (a patch over several files is refused)",
 	Host: agents.Host{Client: "Codex 0.171.0",
 		Rewrite:     "a PreToolUse allow's updatedInput replaces the command Codex runs",
 		Timeout:     "Codex runs the call when a hook times out (and when it cannot start: the registration echoes a deny then)",

@@ -27,7 +27,13 @@ var handlers = register.Hooks{Agent: Name, Events: Events, Version: 1,
 	Handler: func(command string, timeout int) any {
 		return handler{Command: command, Type: "command", Timeout: timeout, Matcher: Matcher, FailClosed: true}
 	},
-	CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1}
+	CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
+	Also: func(r register.Found) string {
+		if fc, _ := r.Fields["failClosed"].(bool); r.Ours && r.Event == PreToolUse && !fc {
+			return fmt.Sprintf("%s: \"failClosed\" is not true: Cursor lets the call through when the hook fails", r.Event)
+		}
+		return ""
+	}}
 
 // Registration is Cursor's: ~/.cursor/hooks.json or
 // <project>/.cursor/hooks.json, with "failClosed": true so that a hook that
@@ -37,18 +43,8 @@ var Registration = register.Registration{
 	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks.json") },
 	ProjectFile: func(project string) string { return filepath.Join(project, ".cursor", "hooks.json") },
 	File:        handlers.File,
-	Check: func(regs []register.Found, o register.Options) []string {
-		problems := handlers.Check(regs, o)
-		for _, r := range regs {
-			if r.Ours && r.Event == PreToolUse {
-				if fc, _ := r.Fields["failClosed"].(bool); !fc {
-					problems = append(problems, fmt.Sprintf("%s: \"failClosed\" is not true: Cursor lets the call through when the hook fails", r.Event))
-				}
-			}
-		}
-		return problems
-	},
-	Binding: "conversation_id, tool_use_id, the tool and its complete input (Cursor sends no subagent id on tool calls)",
+	Check:       handlers.Check,
+	Binding:     "conversation_id, tool_use_id, the tool and its complete input (Cursor sends no subagent id on tool calls)",
 	Host: agents.Host{Client: "Cursor (its docs; its agent is not on npm, so nothing was run)",
 		Timeout: "Cursor blocks the call when a hook registered with \"failClosed\": true times out, crashes or answers badly (documented, not measured)"},
 }
