@@ -1,10 +1,12 @@
 package register
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/loopguard/loopguard/agents"
@@ -97,6 +99,22 @@ type Hooks struct {
 	// Also, when set, is the host's own problem with one handler of the
 	// file, loopguard's or another's ("" for none); Check says them last.
 	Also func(r Found) string
+}
+
+// DenyOn is a Fallback for one event only: the deny the host reads, made
+// by deny and marshalled when first asked for (the hook links the
+// adapters and never asks; marshalled at init it cost every hook run).
+func DenyOn(event string, deny func() any) func(ev string) string {
+	text := sync.OnceValue(func() string {
+		b, _ := json.Marshal(deny())
+		return string(b)
+	})
+	return func(ev string) string {
+		if ev != event {
+			return ""
+		}
+		return text()
+	}
 }
 
 func (h Hooks) fallback(ev string) string {

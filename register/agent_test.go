@@ -40,3 +40,28 @@ func TestHooksReadsTheCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyOn: the fallback is the deny, marshalled, for its event only, and
+// made when first asked for, once (the hook never asks). The control:
+// another event has none.
+func TestDenyOn(t *testing.T) {
+	made := 0
+	f := DenyOn("PreToolUse", func() any {
+		made++
+		return map[string]string{"decision": "deny"}
+	})
+	if made != 0 {
+		t.Fatalf("the deny was made %d times before it was asked for", made)
+	}
+	if got := f("PostToolUse"); got != "" {
+		t.Errorf("another event: %q", got)
+	}
+	for range 2 {
+		if got := f("PreToolUse"); got != `{"decision":"deny"}` {
+			t.Errorf("PreToolUse: %q", got)
+		}
+	}
+	if made != 1 {
+		t.Errorf("the deny was made %d times, want once", made)
+	}
+}

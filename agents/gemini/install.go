@@ -1,9 +1,7 @@
 package gemini
 
 import (
-	"encoding/json"
 	"path/filepath"
-	"sync"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/register"
@@ -23,21 +21,16 @@ type handler struct {
 	Timeout int    `json:"timeout"` // milliseconds
 }
 
-// fallbacks are the denies echoed (made when first asked for: the hook,
-// which links this package, never asks) when loopguard cannot run, by event:
-// Gemini lets the call through when a hook cannot start.
-var fallbacks = sync.OnceValue(func() map[string]string {
-	deny, _ := json.Marshal(answer{Decision: "deny", Reason: register.FallbackReason})
-	return map[string]string{BeforeTool: string(deny)}
-})
-
 // handlers are loopguard's handlers in the file, one per event.
 var handlers = register.Hooks{Agent: Name, Events: Events, Nested: true, Matcher: Matcher,
 	Handler: func(command string, timeout int) any {
 		return handler{Type: "command", Command: command, Name: "loopguard", Timeout: timeout}
 	},
 	CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1000,
-	Fallback: func(ev string) string { return fallbacks()[ev] }, Host: "Gemini"}
+	// The deny echoed when loopguard cannot run: Gemini lets the call
+	// through when a hook cannot start.
+	Fallback: register.DenyOn(BeforeTool, func() any { return answer{Decision: "deny", Reason: register.FallbackReason} }),
+	Host:     "Gemini"}
 
 // Registration is Gemini CLI's: the "hooks" key of ~/.gemini/settings.json
 // or <project>/.gemini/settings.json. Gemini registers settings hooks only

@@ -1,9 +1,7 @@
 package qwen
 
 import (
-	"encoding/json"
 	"path/filepath"
-	"sync"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/register"
@@ -25,21 +23,18 @@ type handler struct {
 	Timeout int    `json:"timeout"` // seconds
 }
 
-// fallbacks are the denies echoed (made when first asked for: the hook,
-// which links this package, never asks) when loopguard cannot run, by event:
-// Qwen Code lets the call through when a hook cannot start.
-var fallbacks = sync.OnceValue(func() map[string]string {
-	b, _ := json.Marshal(wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: register.FallbackReason}))
-	return map[string]string{PreToolUse: string(b)}
-})
-
 // handlers are loopguard's handlers in the file, one per event.
 var handlers = register.Hooks{Agent: Name, Events: Events, Nested: true, Matcher: Matcher,
 	Handler: func(command string, timeout int) any {
 		return handler{Type: "command", Command: command, Name: "loopguard", Timeout: timeout}
 	},
 	CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
-	Fallback: func(ev string) string { return fallbacks()[ev] }, Host: "Qwen Code"}
+	// The deny echoed when loopguard cannot run: Qwen Code lets the call
+	// through when a hook cannot start.
+	Fallback: register.DenyOn(PreToolUse, func() any {
+		return wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: register.FallbackReason})
+	}),
+	Host: "Qwen Code"}
 
 // Registration is Qwen Code's: the "hooks" key of ~/.qwen/settings.json or
 // <project>/.qwen/settings.json (Claude Code's nested shape).
