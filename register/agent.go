@@ -19,28 +19,42 @@ import (
 // init and read back by doctor live in one place per agent.
 type Registration struct {
 	Agent string
-	// UserFile and ProjectFile name the hook files the agent reads (for a
-	// user's directories and a project directory).
-	UserFile    func(d Dirs) string
-	ProjectFile func(project string) string
-	// File is loopguard's registration for o.
-	File func(o Options) AgentFile
-	// Check returns what is wrong with the handlers registered in one file
-	// (nil when loopguard is registered as init would).
-	Check func(regs []Found, o Options) []string
+	// User and Project are the hook files the agent reads, "/"-separated:
+	// User under the agent's home directory (Dirs.Agent), Project under a
+	// project directory (see UserFile and ProjectFile).
+	User, Project string
+	// Hooks are loopguard's handlers in the file (see File and Check).
+	Hooks Hooks
 	// Binding says what an approval binds for this agent's calls.
 	Binding string
 	// Host is what the agent's host does with loopguard's answers.
 	Host agents.Host
 
 	// Plugin, when set, is the whole file loopguard writes and owns in
-	// place of entries in a hook file (OpenCode's plugin); File and Check
-	// are then unused, IsOurs recognises the file and CheckPlugin says
-	// what is wrong with it.
+	// place of entries in a hook file (OpenCode's plugin); Hooks are then
+	// unused, IsOurs recognises the file and CheckPlugin says what is wrong
+	// with it.
 	Plugin      func(o Options) []byte
 	IsOurs      func(data []byte) bool
 	CheckPlugin func(data []byte, o Options) []string
 }
+
+// UserFile is the agent's hook file for a user's directories d.
+func (r Registration) UserFile(d Dirs) string {
+	return filepath.Join(d.Agent(r.Agent), filepath.FromSlash(r.User))
+}
+
+// ProjectFile is the agent's hook file for the project directory project.
+func (r Registration) ProjectFile(project string) string {
+	return filepath.Join(project, filepath.FromSlash(r.Project))
+}
+
+// File is loopguard's registration for o.
+func (r Registration) File(o Options) AgentFile { return r.Hooks.File(o) }
+
+// Check returns what is wrong with the handlers registered in one file
+// (nil when loopguard is registered as init would).
+func (r Registration) Check(regs []Found, o Options) []string { return r.Hooks.Check(regs, o) }
 
 // Dirs are the user's directories an agent's user file is found under.
 type Dirs struct {

@@ -2,7 +2,6 @@ package codex
 
 import (
 	"encoding/json"
-	"path/filepath"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/register"
@@ -57,12 +56,11 @@ var handlers = register.Hooks{Agent: Name, Events: Events, Nested: true, Matcher
 // reviews it with /hooks in the Codex TUI, which records its hash under
 // [hooks.state] in ~/.codex/config.toml (doctor looks for that entry).
 var Registration = register.Registration{
-	Agent:       Name,
-	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks.json") },
-	ProjectFile: func(project string) string { return filepath.Join(project, ".codex", "hooks.json") },
-	File:        handlers.File,
-	Check:       handlers.Check,
-	Binding:     "session_id (+ turn_id), agent_id of subagents, tool_use_id, the tool and its complete input; apply_patch is bound as the Write or Edit of the one file it changes, with that file's state (a patch over several files is refused)",
+	Agent:   Name,
+	User:    "hooks.json",
+	Project: ".codex/hooks.json",
+	Hooks:   handlers,
+	Binding: "session_id (+ turn_id), agent_id of subagents, tool_use_id, the tool and its complete input; apply_patch is bound as the Write or Edit of the one file it changes, with that file's state (a patch over several files is refused)",
 	Host: agents.Host{Client: "Codex 0.171.0",
 		Rewrite:     "a PreToolUse allow's updatedInput replaces the command Codex runs",
 		Timeout:     "Codex runs the call when a hook times out (and when it cannot start: the registration echoes a deny then)",

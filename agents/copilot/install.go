@@ -1,8 +1,6 @@
 package copilot
 
 import (
-	"path/filepath"
-
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/register"
 )
@@ -34,12 +32,11 @@ var handlers = register.Hooks{Agent: Name, Events: Events, Version: 1,
 // (the cloud agent reads the project one). Copilot denies when a
 // preToolUse hook cannot start or exits non-zero, so no fallback is needed.
 var Registration = register.Registration{
-	Agent:       Name,
-	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks", "loopguard.json") },
-	ProjectFile: func(project string) string { return filepath.Join(project, ".github", "hooks", "loopguard.json") },
-	File:        handlers.File,
-	Check:       handlers.Check,
-	Binding:     "sessionId, the tool and its complete arguments only: Copilot sends no call id and no agent id, so an approval covers that exact call once in the session whichever subagent makes it, and the postToolUse re-check cannot tell which allowed call ran",
+	Agent:   Name,
+	User:    "hooks/loopguard.json",
+	Project: ".github/hooks/loopguard.json",
+	Hooks:   handlers,
+	Binding: "sessionId, the tool and its complete arguments only: Copilot sends no call id and no agent id, so an approval covers that exact call once in the session whichever subagent makes it, and the postToolUse re-check cannot tell which allowed call ran",
 	Host: agents.Host{Client: "Copilot CLI 1.0.102",
 		Rewrite:     "a preToolUse allow's modifiedArgs replace the call's arguments",
 		Timeout:     "Copilot runs the call when a hook times out (it blocks when one cannot start or exits non-zero)",

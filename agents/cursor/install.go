@@ -2,7 +2,6 @@ package cursor
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/register"
@@ -39,12 +38,11 @@ var handlers = register.Hooks{Agent: Name, Events: Events, Version: 1,
 // <project>/.cursor/hooks.json, with "failClosed": true so that a hook that
 // crashes, times out or answers badly blocks the call.
 var Registration = register.Registration{
-	Agent:       Name,
-	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "hooks.json") },
-	ProjectFile: func(project string) string { return filepath.Join(project, ".cursor", "hooks.json") },
-	File:        handlers.File,
-	Check:       handlers.Check,
-	Binding:     "conversation_id, tool_use_id, the tool and its complete input (Cursor sends no subagent id on tool calls)",
+	Agent:   Name,
+	User:    "hooks.json",
+	Project: ".cursor/hooks.json",
+	Hooks:   handlers,
+	Binding: "conversation_id, tool_use_id, the tool and its complete input (Cursor sends no subagent id on tool calls)",
 	Host: agents.Host{Client: "Cursor (its docs; its agent is not on npm, so nothing was run)",
 		Timeout: "Cursor blocks the call when a hook registered with \"failClosed\": true times out, crashes or answers badly (documented, not measured)"},
 }

@@ -1,8 +1,6 @@
 package gemini
 
 import (
-	"path/filepath"
-
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/register"
 )
@@ -36,12 +34,11 @@ var handlers = register.Hooks{Agent: Name, Events: Events, Nested: true, Matcher
 // or <project>/.gemini/settings.json. Gemini registers settings hooks only
 // in trusted folders.
 var Registration = register.Registration{
-	Agent:       Name,
-	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "settings.json") },
-	ProjectFile: func(project string) string { return filepath.Join(project, ".gemini", "settings.json") },
-	File:        handlers.File,
-	Check:       handlers.Check,
-	Binding:     "session_id, the tool and its complete input (Gemini sends no call id and no agent id: subagents share the session's approvals, and the AfterTool re-check cannot tell which allowed call ran)",
+	Agent:   Name,
+	User:    "settings.json",
+	Project: ".gemini/settings.json",
+	Hooks:   handlers,
+	Binding: "session_id, the tool and its complete input (Gemini sends no call id and no agent id: subagents share the session's approvals, and the AfterTool re-check cannot tell which allowed call ran)",
 	Host: agents.Host{Client: "Gemini CLI 0.61.0",
 		Rewrite:     "a BeforeTool allow's hookSpecificOutput.tool_input is merged over the call's arguments",
 		Timeout:     "Gemini runs the call when a hook times out (and when it cannot start: the registration echoes a deny then)",

@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -82,13 +81,11 @@ func ReadPlugin(data []byte) (bin, mode string, timeoutMS int, intact bool, err 
 // OpenCode loads the project's only with its project configuration on
 // (OPENCODE_DISABLE_PROJECT_CONFIG unset); the user's always.
 var Registration = register.Registration{
-	Agent: Name,
-	UserFile: func(d register.Dirs) string {
-		return filepath.Join(d.Agent(Name), "plugin", "loopguard.js")
-	},
-	ProjectFile: func(project string) string { return filepath.Join(project, ".opencode", "plugin", "loopguard.js") },
-	Plugin:      Plugin,
-	IsOurs:      IsOurs,
+	Agent:   Name,
+	User:    "plugin/loopguard.js",
+	Project: ".opencode/plugin/loopguard.js",
+	Plugin:  Plugin,
+	IsOurs:  IsOurs,
 	CheckPlugin: func(data []byte, o register.Options) []string {
 		bin, _, timeout, intact, err := ReadPlugin(data)
 		if err != nil {

@@ -1,8 +1,6 @@
 package qwen
 
 import (
-	"path/filepath"
-
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/register"
 )
@@ -39,12 +37,11 @@ var handlers = register.Hooks{Agent: Name, Events: Events, Nested: true, Matcher
 // Registration is Qwen Code's: the "hooks" key of ~/.qwen/settings.json or
 // <project>/.qwen/settings.json (Claude Code's nested shape).
 var Registration = register.Registration{
-	Agent:       Name,
-	UserFile:    func(d register.Dirs) string { return filepath.Join(d.Agent(Name), "settings.json") },
-	ProjectFile: func(project string) string { return filepath.Join(project, ".qwen", "settings.json") },
-	File:        handlers.File,
-	Check:       handlers.Check,
-	Binding:     "session_id, the tool and its complete input, the subagent's agent_id; Qwen Code runs the model's own command text, so a scope covers only a command already written plainly",
+	Agent:   Name,
+	User:    "settings.json",
+	Project: ".qwen/settings.json",
+	Hooks:   handlers,
+	Binding: "session_id, the tool and its complete input, the subagent's agent_id; Qwen Code runs the model's own command text, so a scope covers only a command already written plainly",
 	Host: agents.Host{Client: "Qwen Code 0.24.4",
 		Timeout:     "Qwen Code runs the call when a hook times out, fails or cannot start (the registration echoes a deny for the last)",
 		TimeoutOpen: true},
