@@ -452,6 +452,21 @@ func Finish(c *hooks.Call) (*hooks.Call, error) {
 	return c, nil
 }
 
+// Mapped ends a decoder: the call's input is raw (the payload's field key)
+// read as an object, its tool is mapped onto the engine's by mapTool, and
+// the call is checked (Finish).
+func Mapped(c *hooks.Call, raw any, key string, mapTool func(*hooks.Call) error) (*hooks.Call, error) {
+	in, err := InputObject(raw, key, false)
+	if err != nil {
+		return nil, err
+	}
+	c.ToolInput = in
+	if err := mapTool(c); err != nil {
+		return nil, err
+	}
+	return Finish(c)
+}
+
 // Abs makes a path the agent gave absolute against cwd (the host resolves
 // relative paths against its working directory). "" stays "".
 func Abs(cwd, p string) string {

@@ -72,3 +72,29 @@ func TestRunInAndFileTool(t *testing.T) {
 		}
 	}
 }
+
+// TestMapped: a decoder's end reads the input as an object, maps the tool
+// and finishes the call; an input that is not an object, a mapping that
+// fails and a call Finish refuses are each malformed. The control: a good
+// call comes back mapped, its cwd cleaned.
+func TestMapped(t *testing.T) {
+	call := func() *hooks.Call {
+		return &hooks.Call{Event: hooks.PreToolUse, SessionID: "x:s", ToolName: "run", Cwd: "/p/./q"}
+	}
+	rename := func(c *hooks.Call) error { c.ToolName = "Bash"; return nil }
+	c, err := agents.Mapped(call(), map[string]any{"command": "ls"}, "args", rename)
+	if err != nil || c.ToolName != "Bash" || c.ToolInput["command"] != "ls" || c.Cwd != "/p/q" {
+		t.Fatalf("control: %+v %v", c, err)
+	}
+	if _, err := agents.Mapped(call(), `{"command":"ls"}`, "args", rename); err == nil || !strings.Contains(err.Error(), "args") {
+		t.Errorf("input as text: %v", err)
+	}
+	if _, err := agents.Mapped(call(), map[string]any{}, "args", func(*hooks.Call) error { return agents.Errorf("unmappable") }); err == nil {
+		t.Error("a mapping that fails: no error")
+	}
+	relative := call()
+	relative.Cwd = "p"
+	if _, err := agents.Mapped(relative, map[string]any{}, "args", rename); err == nil {
+		t.Error("a relative cwd: no error")
+	}
+}

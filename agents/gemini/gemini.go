@@ -58,13 +58,7 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 		return nil, ev, err
 	}
 	c.SessionID = agents.Session(Name, sess)
-	if c.ToolInput, err = agents.InputObject(m["tool_input"], "tool_input", false); err != nil {
-		return nil, ev, err
-	}
-	if err := mapTool(c, m["mcp_context"]); err != nil {
-		return nil, ev, err
-	}
-	c, err = agents.Finish(c)
+	c, err = agents.Mapped(c, m["tool_input"], "tool_input", func(c *hooks.Call) error { return mapTool(c, m["mcp_context"]) })
 	return c, ev, err
 }
 

@@ -65,13 +65,7 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 		return nil, ev, err
 	}
 	c.SessionID = agents.Session(Name, sess)
-	if c.ToolInput, err = agents.InputObject(m["args"], "args", false); err != nil {
-		return nil, ev, err
-	}
-	if err := mapTool(c); err != nil {
-		return nil, ev, err
-	}
-	c, err = agents.Finish(c)
+	c, err = agents.Mapped(c, m["args"], "args", mapTool)
 	return c, ev, err
 }
 

@@ -59,16 +59,8 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 		return nil, c.Event, agents.Errorf("unknown Qwen Code event %q", c.Event)
 	}
 	c.SessionID = agents.Session(Name, sess)
-	in, err := agents.InputObject(m["tool_input"], "tool_input", false)
-	if err != nil {
-		return nil, c.Event, err
-	}
-	c.ToolInput = in
-	if err := mapTool(c); err != nil {
-		return nil, c.Event, err
-	}
 	ev := c.Event
-	c, err = agents.Finish(c)
+	c, err := agents.Mapped(c, m["tool_input"], "tool_input", mapTool)
 	return c, ev, err
 }
 
