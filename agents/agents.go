@@ -452,6 +452,25 @@ func Finish(c *hooks.Call) (*hooks.Call, error) {
 	return c, nil
 }
 
+// BeforeAfter starts the call of a host with one event before a call, which
+// runs the input an allow gives back (Rewrite), and one after it: the event
+// the payload names in key, the registered one when the registration names
+// one (see EventField), is the engine's PreToolUse or PostToolUse; any
+// other is malformed, named as host's.
+func BeforeAfter(m map[string]any, key, registered, before, after, host string) (*hooks.Call, string, error) {
+	ev, err := EventField(m, key, registered)
+	if err != nil {
+		return nil, registered, err
+	}
+	switch ev {
+	case before:
+		return &hooks.Call{Event: hooks.PreToolUse, Rewrite: true}, ev, nil
+	case after:
+		return &hooks.Call{Event: hooks.PostToolUse}, ev, nil
+	}
+	return nil, ev, Errorf("unknown %s event %q", host, ev)
+}
+
 // Mapped ends a decoder: the call's input is raw (the payload's field key)
 // read as an object, its tool is mapped onto the engine's by mapTool, and
 // the call is checked (Finish).

@@ -98,3 +98,29 @@ func TestMapped(t *testing.T) {
 		t.Error("a relative cwd: no error")
 	}
 }
+
+// TestBeforeAfter: the before event is the engine's PreToolUse with the
+// host's rewrite, the after event its PostToolUse; an unknown event is
+// malformed in the host's name, and a payload for another event than the
+// registered one is malformed, answered as the registered event. The
+// controls: both events read, registered or not.
+func TestBeforeAfter(t *testing.T) {
+	for _, c := range []struct {
+		said, registered string
+		event            string
+		rewrite          bool
+	}{
+		{"B", "", hooks.PreToolUse, true}, {"A", "", hooks.PostToolUse, false}, {"B", "B", hooks.PreToolUse, true},
+	} {
+		call, ev, err := agents.BeforeAfter(map[string]any{"e": c.said}, "e", c.registered, "B", "A", "Host")
+		if err != nil || ev != c.said || call.Event != c.event || call.Rewrite != c.rewrite {
+			t.Errorf("%s (registered %q): %+v %s %v", c.said, c.registered, call, ev, err)
+		}
+	}
+	if _, ev, err := agents.BeforeAfter(map[string]any{"e": "X"}, "e", "", "B", "A", "Host"); err == nil || ev != "X" || !strings.Contains(err.Error(), `unknown Host event "X"`) {
+		t.Errorf("unknown event: %s %v", ev, err)
+	}
+	if _, ev, err := agents.BeforeAfter(map[string]any{"e": "A"}, "e", "B", "B", "A", "Host"); err == nil || ev != "B" {
+		t.Errorf("another event than the registered one: %s %v", ev, err)
+	}
+}

@@ -33,21 +33,11 @@ func (Adapter) Name() string { return Name }
 
 // Decode implements agents.Adapter.
 func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
-	ev, err := agents.EventField(m, "hook_event_name", event)
+	// Gemini merges a BeforeTool allow's hookSpecificOutput.tool_input over
+	// the model's arguments before the tool runs (checked on 0.61.0).
+	c, ev, err := agents.BeforeAfter(m, "hook_event_name", event, BeforeTool, AfterTool, "Gemini")
 	if err != nil {
-		return nil, event, err
-	}
-	c := &hooks.Call{}
-	switch ev {
-	case BeforeTool:
-		c.Event = hooks.PreToolUse
-		// Gemini merges hookSpecificOutput.tool_input over the model's
-		// arguments before the tool runs (checked on 0.61.0).
-		c.Rewrite = true
-	case AfterTool:
-		c.Event = hooks.PostToolUse
-	default:
-		return nil, ev, agents.Errorf("unknown Gemini event %q", ev)
+		return nil, ev, err
 	}
 	var sess string
 	if err := agents.Strings(m,

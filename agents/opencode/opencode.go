@@ -41,19 +41,10 @@ func (Adapter) Name() string { return Name }
 
 // Decode implements agents.Adapter.
 func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
-	ev, err := agents.EventField(m, "event", event)
+	// The plugin runs the arguments an allow gives back.
+	c, ev, err := agents.BeforeAfter(m, "event", event, Before, After, "OpenCode")
 	if err != nil {
-		return nil, event, err
-	}
-	c := &hooks.Call{}
-	switch ev {
-	case Before:
-		// The plugin runs the arguments an allow gives back.
-		c.Event, c.Rewrite = hooks.PreToolUse, true
-	case After:
-		c.Event = hooks.PostToolUse
-	default:
-		return nil, ev, agents.Errorf("unknown OpenCode event %q", ev)
+		return nil, ev, err
 	}
 	var sess string
 	if err := agents.Strings(m,
