@@ -11,9 +11,6 @@ import (
 // every MCP tool (Codex's matcher is a regex).
 const Matcher = "^(Bash|apply_patch|mcp__.*)$"
 
-// Events loopguard registers for.
-var Events = []string{PreToolUse, PermissionRequest, PostToolUse}
-
 type handler struct {
 	Type          string `json:"type"`
 	Command       string `json:"command"`
@@ -38,7 +35,7 @@ func fallbackFor(event string) string {
 }
 
 // handlers are loopguard's handlers in the file, one per event.
-var handlers = register.Hooks{Agent: Name, Events: Events, Nested: true, Matcher: Matcher,
+var handlers = register.Hooks{Agent: Name, Events: []string{PreToolUse, PermissionRequest, PostToolUse}, Nested: true, Matcher: Matcher,
 	Handler: func(command string, timeout int) any {
 		return handler{Type: "command", Command: command, Timeout: timeout, StatusMessage: "loopguard"}
 	},

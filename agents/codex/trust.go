@@ -37,7 +37,7 @@ func Untrusted(path string, hooks, config []byte, ours func(handler map[string]a
 	}
 	trusted := trustedHashes(string(config))
 	var out []string
-	for _, event := range Events {
+	for _, event := range handlers.Events {
 		snake := snakeCase(event)
 		for g, group := range f.Hooks[event] {
 			for h, handler := range group.Hooks {

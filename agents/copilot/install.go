@@ -10,9 +10,6 @@ import (
 // (named <server>-<tool>).
 const Matcher = "bash|powershell|create|edit|str_replace_editor|apply_patch|web_fetch|[A-Za-z0-9_.]+-.+"
 
-// Events loopguard registers for.
-var Events = []string{PreToolUse, PostToolUse}
-
 type handler struct {
 	Type       string `json:"type"`
 	Bash       string `json:"bash"`
@@ -21,7 +18,7 @@ type handler struct {
 }
 
 // handlers are loopguard's handlers in the file, one per event.
-var handlers = register.Hooks{Agent: Name, Events: Events, Version: 1,
+var handlers = register.Hooks{Agent: Name, Events: []string{PreToolUse, PostToolUse}, Version: 1,
 	Handler: func(command string, timeout int) any {
 		return handler{Type: "command", Bash: command, TimeoutSec: timeout, Matcher: Matcher}
 	},

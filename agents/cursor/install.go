@@ -10,9 +10,6 @@ import (
 // Matcher is the tools loopguard guards in Cursor.
 const Matcher = "Shell|Write|Edit|Delete|MCP:.*"
 
-// Events loopguard registers for.
-var Events = []string{PreToolUse, PostToolUse}
-
 type handler struct {
 	Command    string `json:"command"`
 	Type       string `json:"type"`
@@ -22,7 +19,7 @@ type handler struct {
 }
 
 // handlers are loopguard's handlers in the file, one per event.
-var handlers = register.Hooks{Agent: Name, Events: Events, Version: 1,
+var handlers = register.Hooks{Agent: Name, Events: []string{PreToolUse, PostToolUse}, Version: 1,
 	Handler: func(command string, timeout int) any {
 		return handler{Command: command, Type: "command", Timeout: timeout, Matcher: Matcher, FailClosed: true}
 	},

@@ -9,9 +9,6 @@ import (
 // writes and edits, web fetches and every MCP tool.
 const Matcher = "^(run_shell_command|write_file|replace|web_fetch|mcp_.*)$"
 
-// Events loopguard registers for.
-var Events = []string{BeforeTool, AfterTool}
-
 type handler struct {
 	Type    string `json:"type"`
 	Command string `json:"command"`
@@ -20,7 +17,7 @@ type handler struct {
 }
 
 // handlers are loopguard's handlers in the file, one per event.
-var handlers = register.Hooks{Agent: Name, Events: Events, Nested: true, Matcher: Matcher,
+var handlers = register.Hooks{Agent: Name, Events: []string{BeforeTool, AfterTool}, Nested: true, Matcher: Matcher,
 	Handler: func(command string, timeout int) any {
 		return handler{Type: "command", Command: command, Name: "loopguard", Timeout: timeout}
 	},

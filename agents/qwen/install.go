@@ -11,9 +11,6 @@ import (
 // grep_search) are not hooked, as in Gemini CLI.
 const Matcher = "^(run_shell_command|write_file|edit|notebook_edit|web_fetch|agent|mcp__.*)$"
 
-// Events loopguard registers for.
-var Events = []string{PreToolUse, PostToolUse}
-
 type handler struct {
 	Type    string `json:"type"`
 	Command string `json:"command"`
@@ -22,7 +19,7 @@ type handler struct {
 }
 
 // handlers are loopguard's handlers in the file, one per event.
-var handlers = register.Hooks{Agent: Name, Events: Events, Nested: true, Matcher: Matcher,
+var handlers = register.Hooks{Agent: Name, Events: []string{PreToolUse, PostToolUse}, Nested: true, Matcher: Matcher,
 	Handler: func(command string, timeout int) any {
 		return handler{Type: "command", Command: command, Name: "loopguard", Timeout: timeout}
 	},
