@@ -277,11 +277,11 @@ func TestReadOnlyLaunchThroughSmallLauncher(t *testing.T) {
 		e.Env.FastLauncher = fast
 		return e
 	}
-	git := filepath.Join(h.bin, "git")
+	git := filepath.Join(h.Bin, "git")
 	d := run("git log -1")
 	expect(t, "git log", d, Allow, ReasonScopedGrant)
 	got, _ := d.UpdatedInput["command"].(string)
-	tail := "'" + launcher + "' 'exec' '--cap' 'read-only' '--project' '" + h.project + "' '--cwd' '" + h.project + "' '--' '" + git + "' 'git' 'log' '-1'"
+	tail := "'" + launcher + "' 'exec' '--cap' 'read-only' '--project' '" + h.Project + "' '--cwd' '" + h.Project + "' '--' '" + git + "' 'git' 'log' '-1'"
 	head, ok := strings.CutSuffix(got, " "+tail)
 	plan, ok2 := strings.CutPrefix(head, "'"+fast+"' ")
 	if !ok || !ok2 {
