@@ -67,8 +67,8 @@ func TestPayloadsDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 8 || len(sessions) == 0 {
-		t.Fatalf("%d paths and %d sessions, want 8 and some", len(paths), len(sessions))
+	if len(paths) != 9 || len(sessions) == 0 {
+		t.Fatalf("%d paths and %d sessions, want 9 and some", len(paths), len(sessions))
 	}
 	for _, p := range paths {
 		data, err := os.ReadFile(p.payload)
@@ -100,7 +100,7 @@ func TestPayloadsDecode(t *testing.T) {
 			if c, _ := call.ToolInput["content"].(string); len(c) != 1<<20 {
 				t.Errorf("write-1mb content is %d bytes", len(c))
 			}
-		case "chained", "scoped":
+		case "chained", "scoped", "scoped-read-only":
 			if c, _ := call.ToolInput["command"].(string); c == "echo hello > greeting.txt" {
 				t.Errorf("%s kept the recorded command", p.name)
 			}

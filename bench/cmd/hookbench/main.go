@@ -209,8 +209,8 @@ func run(o options) error {
 		}
 		want := g
 		for _, p := range paths {
-			if p.name == "scoped" {
-				if err := scopedGrant(c.st, keys, sessionOf(p), scopedRule, envOf(p), now); err != nil {
+			if rule, ok := scopedRules[p.name]; ok {
+				if err := scopedGrant(c.st, keys, sessionOf(p), rule, envOf(p), now); err != nil {
 					return err
 				}
 				want++
@@ -309,8 +309,16 @@ func run(o options) error {
 var pendingRE = regexp.MustCompile(fmt.Sprintf(`loopguard approve ([a-z2-7]{%d})\b`, state.PendingIDLen))
 
 // scopedRule is the scoped grant of the scoped path, as a user would grant
-// it: `loopguard grant 'Bash(go test ./...)'`.
+// it: `loopguard grant 'Bash(go test ./...)'` (project-write: the launch
+// is loopguard-exec's).
 const scopedRule = "Bash(go test ./...)"
+
+// readOnlyRule is the scoped-read-only path's grant: a read-only launch,
+// whose plan the hook prepares when loopguard-launch is beside it.
+const readOnlyRule = "Bash(ls *)"
+
+// scopedRules are the grants of the paths that run under one.
+var scopedRules = map[string]string{"scoped": scopedRule, "scoped-read-only": readOnlyRule}
 
 func stateName(grants, lines int) string {
 	return fmt.Sprintf("%s grants, %s audit lines", count(grants), count(lines))
@@ -398,6 +406,8 @@ func makePaths(o options, work string) ([]*benchPath, map[string]shellparse.Env,
 		{"exact", "Bash `ls -la > listing.txt` from a subagent, exact approval: verify + consume (keyring read)", "pretooluse-subagent-bash", nil, false, "PreToolUse", true,
 			check{code: 0, contains: []string{`"permissionDecision":"allow"`, "for this exact call"}}},
 		{"scoped", "Bash `go test ./...` under a scoped grant `" + scopedRule + "`: verify (keyring read)", "pretooluse-bash", setCmd("go test ./..."), false, "PreToolUse", true,
+			check{code: 0, contains: []string{`"permissionDecision":"allow"`, "granted by"}}},
+		{"scoped-read-only", "Bash `ls -la` under a scoped grant `" + readOnlyRule + "` (read-only: with loopguard-launch beside the hook, its plan is prepared here): verify (keyring read)", "pretooluse-bash", setCmd("ls -la"), false, "PreToolUse", true,
 			check{code: 0, contains: []string{`"permissionDecision":"allow"`, "granted by"}}},
 		{"write-1mb", "Write of 1 MiB of content, no grant: deny + pending record", "pretooluse-write", func(p *payload) { p.input()["content"] = megabyte() }, false, "PreToolUse", false,
 			check{code: 2, contains: []string{`"permissionDecision":"deny"`, "no_grant"}}},
