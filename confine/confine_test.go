@@ -145,3 +145,40 @@ func TestPlanLinkedGitDirs(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanLeavesOutCoveredReads: a read rule inside another read rule
+// (a program's own /usr/bin under /usr; /bin, /lib, /sbin where they are
+// links into /usr) is left out, since it adds nothing and costs each
+// launch three system calls; a program's directory outside the system
+// directories keeps its rule (control).
+func TestPlanLeavesOutCoveredReads(t *testing.T) {
+	root := t.TempDir()
+	e := Env{Home: filepath.Join(root, "home"), TempDir: filepath.Join(root, "tmp"), UID: os.Getuid(), Places: policy.Places{Home: filepath.Join(root, "home")}}
+	proj := filepath.Join(root, "proj")
+	tools := filepath.Join(root, "tools", "bin")
+	for _, d := range []string{e.TempDir, proj, tools} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan := func(exe string) Plan {
+		t.Helper()
+		p, err := NewPlan(Spec{Project: proj, Cwd: proj, Exe: exe, Argv: []string{filepath.Base(exe)}}, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := plan("/usr/bin/git")
+	if !slices.Contains(p.ReadDirs, "/usr") || slices.Contains(p.ReadDirs, "/usr/bin") {
+		t.Errorf("/usr/bin under /usr: %q", p.ReadDirs)
+	}
+	for _, d := range []string{"/bin", "/lib", "/sbin", "/lib64"} {
+		if t2, err := os.Readlink(d); err == nil && strings.HasPrefix(filepath.Join("/", t2), "/usr/") && slices.Contains(p.ReadDirs, d) {
+			t.Errorf("%s links to %s, inside /usr, and kept its rule: %q", d, t2, p.ReadDirs)
+		}
+	}
+	if p := plan(filepath.Join(tools, "tool")); !slices.Contains(p.ReadDirs, tools) {
+		t.Errorf("control: %s lost its rule: %q", tools, p.ReadDirs)
+	}
+}

@@ -163,8 +163,34 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	var p Plan
 	p.Network = s.Cap.Network
 	pl := e.Places.Prepare()
+	// covered: a read rule above path already grants it (rules only add
+	// rights, so leaving this one out narrows nothing). Each rule costs
+	// both launchers three system calls: /bin, /lib, /sbin (links into
+	// /usr on merged-/usr systems) and a program's own /usr/bin need none.
+	covered := func(path string) bool {
+		for _, d := range p.ReadDirs {
+			if isAncestorOrSelf(d, path) {
+				return true
+			}
+		}
+		return false
+	}
 	addRead := func(path string) error {
-		fi, err := os.Stat(path)
+		if covered(path) {
+			return nil
+		}
+		fi, err := os.Lstat(path)
+		if err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			if t, err := os.Readlink(path); err == nil {
+				if !filepath.IsAbs(t) {
+					t = filepath.Join(filepath.Dir(path), t)
+				}
+				if covered(filepath.Clean(t)) {
+					return nil
+				}
+			}
+			fi, err = os.Stat(path)
+		}
 		if err != nil {
 			return nil // what is not there needs no rule
 		}
