@@ -50,11 +50,13 @@ const (
 
 // pathRule grants access beneath one path. A private rule's path is
 // opened without following a link in its last name and must be a
-// directory of the ruleset's owner's (openPrivate).
+// directory of the ruleset's owner's (openPrivate); a nofollow rule's is
+// opened without following a link in its last name (Plan.NoFollow).
 type pathRule struct {
-	access  uint64
-	path    string
-	private bool
+	access   uint64
+	path     string
+	private  bool
+	nofollow bool
 }
 
 // ruleset is a plan as the kernel takes it: the rights it handles and the
@@ -82,7 +84,7 @@ func newRuleset(plan Plan, abi int) (ruleset, error) {
 	}
 	add := func(paths []string, access uint64, private bool) {
 		for _, p := range paths {
-			rs.rules = append(rs.rules, pathRule{access: access & rs.fs, path: p, private: private})
+			rs.rules = append(rs.rules, pathRule{access: access & rs.fs, path: p, private: private, nofollow: slices.Contains(plan.NoFollow, p)})
 		}
 	}
 	add(plan.ReadDirs, accessRead, false)
@@ -122,9 +124,13 @@ func (rs ruleset) restrict() error {
 	defer unix.Close(fd)
 	for _, r := range rs.rules {
 		var pfd int
+		flags := unix.O_PATH | unix.O_CLOEXEC
+		if r.nofollow {
+			flags |= unix.O_NOFOLLOW | unix.O_DIRECTORY
+		}
 		if r.private {
 			pfd, err = openPrivate(r.path, rs.owner)
-		} else if pfd, err = unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
+		} else if pfd, err = unix.Open(r.path, flags, 0); err != nil {
 			err = fmt.Errorf("landlock: %s: %w", r.path, err)
 		}
 		if err != nil {

@@ -178,3 +178,61 @@ func TestPrunePlans(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallLauncherRefusesASwappedGitDir: a worktree's git directory is
+// checked when the hook prepares the plan; if a concurrent call (+git code
+// writes the common git directory) replaces it by a link to ~/.ssh before
+// the launch, the small launcher does not follow the link: nothing runs.
+// Control: the same plan before the swap reads the git directory.
+func TestSmallLauncherRefusesASwappedGitDir(t *testing.T) {
+	w := newWorld(t)
+	stub := smallLauncher(t)
+	common := filepath.Join(w.outside, "main.git")
+	gitdir := filepath.Join(common, "worktrees", "wt")
+	for _, f := range []string{filepath.Join(common, "HEAD"), filepath.Join(common, "objects", "x"), filepath.Join(gitdir, "HEAD")} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(gitdir, "commondir"), []byte("../..\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	proj := filepath.Join(filepath.Dir(w.project), "wtproj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	self := testBinary(t)
+	s := Spec{Cap: readOnly, Project: proj, Cwd: proj, Exe: self, Argv: []string{probeName, "list", gitdir}}
+	plan, err := Prepare(s, filepath.Join(filepath.Dir(w.tmp), "plans"), self, w.lookup, os.Getuid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(plan)
+	if !strings.Contains(string(data), "\x00rulenofollow=") {
+		t.Fatalf("the plan opens the git directory following links: %q", data)
+	}
+	run := func() (string, int) {
+		cmd := exec.Command(stub, append([]string{plan, "/nonexistent/loopguard-exec"}, s.Args()...)...)
+		cmd.Env = w.env
+		out, _ := cmd.CombinedOutput()
+		return strings.TrimSpace(string(out)), cmd.ProcessState.ExitCode()
+	}
+	if out, code := run(); code != 0 || !strings.HasSuffix(out, "ok") {
+		t.Fatalf("control: the worktree's git directory before the swap: exit %d %q", code, out)
+	}
+	if err := os.Rename(gitdir, gitdir+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(w.home, ".ssh"), gitdir); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := run(); code != ExitFailed || strings.Contains(out, "ok") {
+		t.Errorf("after the swap: exit %d %q, want nothing run", code, out)
+	}
+}

@@ -57,8 +57,16 @@ type Plan struct {
 	// (apply), never by its path.
 	Private []string
 	// Owner is the user the private directories must belong to.
-	Owner   int
-	Network bool
+	Owner int
+	// NoFollow are rule paths that confined code could replace by a link
+	// between the plan and the launch: the git directories a worktree's
+	// .git file names (+git writes them and their parent). Their rule is
+	// opened without following a link in the last name, and a link there
+	// fails the launch: a plan prepared by the hook must not open, when the
+	// call starts, a link a concurrent call put where it had checked a git
+	// directory (to ~/.ssh).
+	NoFollow []string
+	Network  bool
 	// Env are the variables the program gets set: TMPDIR (a private
 	// directory under read-only), GOCACHE and npm_config_cache (a private
 	// cache per capability, never the user's own: a build cache is code
@@ -304,6 +312,7 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 			return p, err
 		}
 	}
+	p.NoFollow = gitDirs
 	if !s.Cap.Write && !s.Cap.Git {
 		p.KeepEnvOnly = true
 		p.ReadDirs = append(p.ReadDirs, s.Project)
@@ -357,7 +366,7 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 }
 
 func (p Plan) sorted() Plan {
-	for _, l := range []*[]string{&p.ReadDirs, &p.ReadFiles, &p.WriteDirs, &p.WriteFiles, &p.Private} {
+	for _, l := range []*[]string{&p.ReadDirs, &p.ReadFiles, &p.WriteDirs, &p.WriteFiles, &p.Private, &p.NoFollow} {
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}

@@ -40,6 +40,7 @@ import (
 //	env=NAME=VALUE           a variable the plan read (unset reads as "")
 //	abi=N fs=N net=N scoped=N  the ruleset: the ABI and the rights handled
 //	rule=ACCESS PATH         a path-beneath rule (opened following links)
+//	rulenofollow=ACCESS PATH  the same, a directory opened without following a link last (Plan.NoFollow)
 //	private=ACCESS PATH      a private directory's rule (openPrivate)
 //	owner=UID                whose the private directories must be
 //	seccomp=HEX              the filter's BPF program (8 bytes an instruction)
@@ -115,8 +116,11 @@ func Prepare(s Spec, dir, self string, getenv func(string) string, uid int) (str
 	rec("owner", strconv.Itoa(rs.owner))
 	for _, r := range rs.rules {
 		k := "rule"
-		if r.private {
+		switch {
+		case r.private:
 			k = "private"
+		case r.nofollow:
+			k = "rulenofollow"
 		}
 		rec(k, num(r.access)+" "+r.path)
 	}

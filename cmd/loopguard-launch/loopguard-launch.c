@@ -348,10 +348,17 @@ int main(int argc, char **argv)
 			struct path_beneath_attr pb;
 			const char *path;
 			int private_ = strcmp(recs[i].key, "private") == 0, fd;
-			if (!private_ && strcmp(recs[i].key, "rule") != 0)
+			int nofollow = strcmp(recs[i].key, "rulenofollow") == 0;
+			if (!private_ && !nofollow && strcmp(recs[i].key, "rule") != 0)
 				continue;
 			pb.allowed_access = number_space(recs[i].val, &path);
-			if (private_) {
+			if (nofollow) {
+				/* A git directory a concurrent call could have replaced
+				 * by a link since the hook checked it. */
+				fd = open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+				if (fd < 0)
+					fail("a git directory of the plan is no longer one (a link?)", path);
+			} else if (private_) {
 				struct stat st;
 				fd = open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
 				if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || (int)st.st_uid != owner)
