@@ -38,6 +38,30 @@ func EscapeText(s string) string {
 	return b.String()
 }
 
+// EscapeJSON escapes a raw JSON line for a terminal and keeps it valid
+// JSON when it was: non-ASCII runes become \uXXXX (surrogate pairs above
+// the BMP), raw control bytes too (they are invalid in JSON anyway), and a
+// byte that is not UTF-8 \ufffd.
+func EscapeJSON(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\ufffd`)
+		case r >= 0x20 && r < 0x7f:
+			b.WriteRune(r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+		}
+		i += size
+	}
+	return b.String()
+}
+
 // QuoteText is EscapeText in double quotes, with '"' escaped too: each
 // backslash on screen stands for exactly one escape.
 func QuoteText(s string) string {

@@ -23,3 +23,19 @@ func TestWord(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapeJSON: what a terminal could act on is escaped and the line
+// stays the JSON it was; plain ASCII is left alone (control).
+func TestEscapeJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"tool":"Bash"}`:       `{"tool":"Bash"}`,
+		`{"tool":"😀"}`:          `{"tool":"\ud83d\ude00"}`,
+		"{\"t\":\"a\x1b[2Jb\"}": `{"t":"a\u001b[2Jb"}`,
+		"{\"t\":\"\u200b\"}":    `{"t":"\u200b"}`,
+		"{\"t\":\"\xff\"}":      `{"t":"\ufffd"}`,
+	} {
+		if got := EscapeJSON(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -178,7 +177,7 @@ func auditShowRun(ctx context.Context, o *auditShowOptions) error {
 		if o.JSON {
 			line := string(raw)
 			if o.TTY {
-				line = escapeJSONForTerminal(line)
+				line = present.EscapeJSON(line)
 			}
 			_, err = fmt.Fprintln(o.Out, line)
 		} else {
@@ -262,29 +261,6 @@ func prefix(s string, n int) string {
 	}
 	s = present.EscapeText(s)
 	return s[:min(n, len(s))]
-}
-
-// escapeJSONForTerminal escapes a raw JSON line for a terminal and keeps it
-// valid JSON when it was: non-ASCII runes become \uXXXX (surrogate pairs
-// above the BMP), raw control bytes too (they are invalid in JSON anyway).
-func escapeJSONForTerminal(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteString(`\ufffd`)
-		case r >= 0x20 && r < 0x7f:
-			b.WriteRune(r)
-		case r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			r -= 0x10000
-			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-		}
-		i += size
-	}
-	return b.String()
 }
 
 // auditVerifyError is returned when verification finds problems.
