@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +36,20 @@ func smallLauncher(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// runSmall runs the small launcher at stub with argv in env; it returns
+// the output, trimmed, and the exit status.
+func runSmall(t *testing.T, stub string, env []string, argv ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(stub, argv...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out)), cmd.ProcessState.ExitCode()
 }
 
 // TestSmallLauncherRunsTheSuite: every confinement test whose launches
@@ -87,13 +102,7 @@ func TestSmallLauncherTrustsOnlyItsPlan(t *testing.T) {
 	if sum := sha256.Sum256(data); filepath.Base(plan) != hex.EncodeToString(sum[:]) {
 		t.Fatalf("the plan %s is not named by its hash", plan)
 	}
-	run := func(env []string, argv ...string) (string, int) {
-		t.Helper()
-		cmd := exec.Command(stub, argv...)
-		cmd.Env = env
-		out, _ := cmd.CombinedOutput()
-		return strings.TrimSpace(string(out)), cmd.ProcessState.ExitCode()
-	}
+	run := func(env []string, argv ...string) (string, int) { return runSmall(t, stub, env, argv...) }
 	// The launcher's command line after the plan: here echo, which
 	// prints the command line it is given when the launch is handed on.
 	launch := func(plan string, s Spec) []string { return append([]string{plan, "/bin/echo"}, s.Args()...) }
@@ -108,6 +117,20 @@ func TestSmallLauncherTrustsOnlyItsPlan(t *testing.T) {
 	}
 	if out, code := run(w.env, launch(filepath.Join(dir, strings.Repeat("0", 64)), s)...); code != 0 || out != want {
 		t.Errorf("no plan file: exit %d %q, want the launcher run as %q", code, out, want)
+	}
+	// A private directory gone since the plan (a cleaned temp
+	// directory): the launcher makes it again.
+	_, rest, _ := strings.Cut(string(data), "\x00private=")
+	priv, _, _ := strings.Cut(rest, "\x00")
+	_, priv, _ = strings.Cut(priv, " ")
+	if err := os.Remove(priv); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := run(w.env, launch(plan, s)...); code != 0 || out != want {
+		t.Errorf("a private directory gone: exit %d %q, want the launcher run as %q", code, out, want)
+	}
+	if err := os.Mkdir(priv, 0o700); err != nil {
+		t.Fatal(err)
 	}
 	// A changed plan, another program, no plan: nothing runs.
 	changed := filepath.Join(dir, "changed")
@@ -218,10 +241,7 @@ func TestSmallLauncherRefusesASwappedGitDir(t *testing.T) {
 		t.Fatalf("the plan opens the git directory following links: %q", data)
 	}
 	run := func() (string, int) {
-		cmd := exec.Command(stub, append([]string{plan, "/nonexistent/loopguard-exec"}, s.Args()...)...)
-		cmd.Env = w.env
-		out, _ := cmd.CombinedOutput()
-		return strings.TrimSpace(string(out)), cmd.ProcessState.ExitCode()
+		return runSmall(t, stub, w.env, append([]string{plan, "/nonexistent/loopguard-exec"}, s.Args()...)...)
 	}
 	if out, code := run(); code != 0 || !strings.HasSuffix(out, "ok") {
 		t.Fatalf("control: the worktree's git directory before the swap: exit %d %q", code, out)

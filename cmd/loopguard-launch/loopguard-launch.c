@@ -314,27 +314,10 @@ int main(int argc, char **argv)
 	if (abi < (long)number(one("abi"), NULL))
 		fallback();
 
-	/* Every private directory is there, a directory of the owner's, not
-	 * a link; a missing one is made by loopguard-exec. */
-	{
-		int owner = (int)number(one("owner"), NULL);
-		for (i = 0; i < nrecs; i++) {
-			const char *path;
-			struct stat st;
-			int fd;
-			if (strcmp(recs[i].key, "private") != 0)
-				continue;
-			number_space(recs[i].val, &path);
-			fd = open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-			if (fd < 0 && errno == ENOENT)
-				fallback();
-			if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || (int)st.st_uid != owner)
-				fail("a private directory is not a directory of this user's (a link, or another's): remove it", path);
-			close(fd);
-		}
-	}
-
-	/* From here on, any failure runs nothing. */
+	/* The ruleset. Until landlock_restrict_self nothing is restricted
+	 * (the ruleset's descriptor closes on exec), so a private directory
+	 * that is not there yet is still loopguard-exec's to make: fallback.
+	 * From restrict_self on, any failure runs nothing. */
 	memset(&attr, 0, sizeof attr);
 	attr.fs = number(one("fs"), NULL);
 	attr.net = number(one("net"), NULL);
@@ -359,8 +342,11 @@ int main(int argc, char **argv)
 				if (fd < 0)
 					fail("a git directory of the plan is no longer one (a link?)", path);
 			} else if (private_) {
+				/* A directory of the owner's, not a link. */
 				struct stat st;
 				fd = open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+				if (fd < 0 && errno == ENOENT)
+					fallback();
 				if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || (int)st.st_uid != owner)
 					fail("a private directory is not a directory of this user's (a link, or another's): remove it", path);
 			} else {
