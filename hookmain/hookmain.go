@@ -203,6 +203,7 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 			return nil, err
 		}
 	}
+	launch := launcher(s.self)
 	eng := &hooks.Engine{
 		Custody: custody,
 		Store:   st,
@@ -216,8 +217,8 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 			StateDir:     s.dir,
 			ConfigDir:    filepath.Dir(s.cfgPath),
 			Trusted:      s.cfg.Trusted(),
-			Launcher:     launcher(s.self),
-			FastLauncher: fastLauncher(s.self),
+			Launcher:     launch,
+			FastLauncher: fastLauncher(s.self, launch),
 			Secrets:      secrets(s.cfg, home),
 		},
 		Mode:         mode,
@@ -316,9 +317,9 @@ func launcher(self string) string {
 }
 
 // fastLauncher is the small launcher beside this binary when it is there
-// and the kernel can confine ("" otherwise).
-func fastLauncher(self string) string {
-	if self == "" || confine.ABI() < confine.MinABI {
+// and there is a launcher (launcher: the kernel can confine), "" otherwise.
+func fastLauncher(self, launcher string) string {
+	if launcher == "" {
 		return ""
 	}
 	if l := policy.FastLauncher(self); isExecutable(l) {

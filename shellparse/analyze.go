@@ -130,10 +130,12 @@ func (a *analyzer) analyze(command string) (Result, *Sketch) {
 		if res.Verdict == Chained {
 			var why error
 			res.Parts, res.Ops, why = a.chain(file)
-			if why != nil && a.fromError(why).Reason != res.Reason {
+			if why != nil {
 				// The operator alone is not why no grant can cover the
 				// chain: say what keeps it from being judged part by part.
-				res.Reason += ", and the chain cannot be judged part by part: " + a.fromError(why).Reason
+				if w := a.fromError(why).Reason; w != res.Reason {
+					res.Reason += ", and the chain cannot be judged part by part: " + w
+				}
 			}
 		}
 		return res, &sk

@@ -14,13 +14,7 @@ import (
 // in the cwd a cd of the chain moved to; anything else in a chain, and a cd
 // that could fail quietly, leaves no parts.
 func TestChainParts(t *testing.T) {
-	fx := newFixture(t)
-	env := fx.env
-	proj := filepath.Join(fx.root, "project")
-	env.Cwd = proj
-	if err := os.MkdirAll(filepath.Join(proj, "sub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	env, proj := chainFixture(t)
 	for _, c := range []struct {
 		cmd  string
 		ops  []string
@@ -65,13 +59,7 @@ func TestChainParts(t *testing.T) {
 // which part or shape keeps it whole (the operator alone is not why a
 // grant cannot cover it); a chain of simple parts says nothing more.
 func TestChainSaysWhyNotParts(t *testing.T) {
-	fx := newFixture(t)
-	env := fx.env
-	proj := filepath.Join(fx.root, "project")
-	env.Cwd = proj
-	if err := os.MkdirAll(filepath.Join(proj, "sub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	env, _ := chainFixture(t)
 	for _, c := range []struct{ cmd, why string }{
 		{"command -v zip && ls", "the part `command -v zip`: builtin command"},
 		{"ls && eval x", "the part `eval x`: builtin eval"},
@@ -104,6 +92,20 @@ func TestChainSaysWhyNotParts(t *testing.T) {
 			t.Errorf("%q: %s, %d parts, reason %q", cmd, res.Verdict, len(res.Parts), res.Reason)
 		}
 	}
+}
+
+// chainFixture is the fixture's environment, its cwd the project, which
+// holds a directory sub.
+func chainFixture(t *testing.T) (Env, string) {
+	t.Helper()
+	fx := newFixture(t)
+	env := fx.env
+	proj := filepath.Join(fx.root, "project")
+	env.Cwd = proj
+	if err := os.MkdirAll(filepath.Join(proj, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return env, proj
 }
 
 func allSimple(ps []Result) bool {
