@@ -83,9 +83,23 @@ func globClaudeRules(dir string, rest []string, what string) Protection {
 	return Protection{Tier: ExecConfig, What: "a file in " + what, Path: dir}
 }
 
-// reach reports whether the pattern segments can match dir (segments) or
-// something below it. A ** segment can match anything from there on.
-func reach(pat, dir []string) bool {
+// reach reports whether the glob segments (bash's pathname expansion) can
+// match dir (segments) or something below it.
+func reach(pat, dir []string) bool { return reachWith(pat, dir, segCouldMatch) }
+
+// RuleCouldReach reports whether a file rule's pattern, split on "/", can
+// match dir (split on "/") or something below it. A rule is doublestar
+// syntax matched by the guard itself, where * matches a leading dot too.
+func RuleCouldReach(pat, dir []string) bool { return reachWith(pat, dir, RuleSegmentCouldMatch) }
+
+// RuleSegmentCouldMatch reports whether one segment of a file rule's
+// pattern can match name; a segment no pattern reader can read counts as
+// a match (fail closed).
+func RuleSegmentCouldMatch(seg, name string) bool { return globCouldMatch(seg, name, false) }
+
+// reachWith is reach and RuleCouldReach, with the segment matcher of
+// their syntax. A ** segment can match anything from there on.
+func reachWith(pat, dir []string, match func(seg, name string) bool) bool {
 	for i, d := range dir {
 		if i >= len(pat) {
 			return false // the pattern ends above dir
@@ -93,7 +107,7 @@ func reach(pat, dir []string) bool {
 		if pat[i] == "**" {
 			return true
 		}
-		if !segCouldMatch(pat[i], d) {
+		if !match(pat[i], d) {
 			return false
 		}
 	}
@@ -109,10 +123,10 @@ func hasDoubleStar(segs []string) bool {
 	return false
 }
 
-// segCouldMatch reports whether the glob segment seg can match name,
-// ignoring case (macOS and Windows file systems do). As in bash, a name
-// starting with "." is matched only by a segment that starts with one
-// (or, failing closed, with "[" or "{", which could spell it).
+// segCouldMatch reports whether the glob segment seg can match name, as
+// bash's pathname expansion would. As in bash, a name starting with "." is
+// matched only by a segment that starts with one (or, failing closed, with
+// "[" or "{", which could spell it).
 func segCouldMatch(seg, name string) bool {
 	if seg == name {
 		return true
@@ -120,15 +134,44 @@ func segCouldMatch(seg, name string) bool {
 	if strings.HasPrefix(name, ".") && seg != "" && !strings.ContainsRune(".[{\\", rune(seg[0])) {
 		return false
 	}
-	ok, err := doublestar.Match(strings.ToLower(seg), strings.ToLower(name))
-	if err != nil {
-		// What doublestar cannot read is no pattern to bash either: an
-		// unclosed [ or {, an empty [] (python's "[f for f in x]" or a
-		// format string's "{len(x)}", split into words) stand for
-		// themselves. Judge the word as the literal it is.
-		ok, err = doublestar.Match(strings.ToLower(quoteGlob(seg)), strings.ToLower(name))
+	return globCouldMatch(seg, name, true)
+}
+
+// globCouldMatch reports whether the doublestar pattern seg can match name
+// as spelled (bash on a file system that tells case apart: ".[!S]sh"
+// matches .ssh) or in another case (macOS and Windows file systems do
+// not: .CLAUDE is .claude there). What no pattern reader can read is, with
+// literal, judged as the literal it is, as bash does (an unclosed [ or {,
+// an empty []: python's "[f for f in x]" or a format string's "{len(x)}",
+// split into words); without it, or when even that fails, it counts as a
+// match.
+func globCouldMatch(seg, name string, literal bool) bool {
+	if bracketClass(seg) {
+		return true // doublestar has no [[:class:]], [[=c=]] or [[.c.]]: fail closed
 	}
-	return ok || err != nil // an unreadable pattern counts as a match
+	lseg, lname := strings.ToLower(seg), strings.ToLower(name)
+	for _, p := range [][2]string{{seg, name}, {seg, lname}, {lseg, lname}} {
+		ok, err := doublestar.Match(p[0], p[1])
+		if err != nil && literal {
+			ok, err = doublestar.Match(quoteGlob(p[0]), p[1])
+		}
+		if ok || err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// bracketClass reports whether seg may hold a bracket expression's
+// character class, equivalence class or collating symbol ([:lower:],
+// [=a=], [.a.]), which bash reads and doublestar does not.
+func bracketClass(seg string) bool {
+	for _, d := range []string{":", "=", "."} {
+		if i := strings.Index(seg, "["+d); i >= 0 && strings.Contains(seg[i+2:], d+"]") {
+			return true
+		}
+	}
+	return false
 }
 
 // quoteGlob quotes every pattern character of seg.

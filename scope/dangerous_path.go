@@ -7,8 +7,6 @@ import (
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
-
-	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Directories at the project root that no Edit or Write scope may reach:
@@ -60,14 +58,14 @@ func dangerousAtRoot(r Rule, home string) error {
 			return nil
 		}
 		for _, d := range projectWriteProtected {
-			if couldReach(pat, []string{d}) {
+			if policy.RuleCouldReach(pat, []string{d}) {
 				return dangerous(r, "it can reach the project's %s/ directory (%s)", d, projectWhy[d])
 			}
 		}
 		return nil
 	case anchorHome:
 		for _, d := range homeDirs {
-			if couldReach(pat, d) {
+			if policy.RuleCouldReach(pat, d) {
 				return dangerous(r, "it can reach ~/%s", strings.Join(d, "/"))
 			}
 		}
@@ -76,7 +74,7 @@ func dangerousAtRoot(r Rule, home string) error {
 		if writes {
 			for _, seg := range pat {
 				for _, d := range projectWriteProtected {
-					if seg != "**" && segMatch(seg, d) {
+					if seg != "**" && policy.RuleSegmentCouldMatch(seg, d) {
 						return dangerous(r, "it can reach a %s/ directory (%s)", d, projectWhy[d])
 					}
 				}
@@ -87,42 +85,13 @@ func dangerousAtRoot(r Rule, home string) error {
 		}
 		hs := fsx.Segments(filepath.Clean(home))
 		for _, d := range homeDirs {
-			if couldReach(pat, append(append([]string{}, hs...), d...)) {
+			if policy.RuleCouldReach(pat, append(append([]string{}, hs...), d...)) {
 				return dangerous(r, "it can reach %s", filepath.Join(append([]string{home}, d...)...))
 			}
 		}
 		return nil
 	}
 	return dangerous(r, "invalid file rule")
-}
-
-// couldReach reports whether the pattern (split on /) can match dir (split
-// on /) or anything below it. A ** segment can match anything from there on.
-func couldReach(pat, dir []string) bool {
-	for i, d := range dir {
-		if i >= len(pat) {
-			return false // the pattern ends above dir
-		}
-		if pat[i] == "**" {
-			return true
-		}
-		if !segMatch(pat[i], d) {
-			return false
-		}
-	}
-	return true
-}
-
-// segMatch reports whether one pattern segment can match name, ignoring
-// case (macOS and Windows file systems do: .CLAUDE is .claude there).
-func segMatch(seg, name string) bool {
-	for _, s := range []string{seg, strings.ToLower(seg)} {
-		ok, err := doublestar.Match(s, strings.ToLower(name))
-		if err != nil || ok {
-			return true // an unreadable pattern counts as a match: fail closed
-		}
-	}
-	return false
 }
 
 // dangerousProtected refuses a rule that names a protected path of either
@@ -152,7 +121,7 @@ func dangerousProtected(r Rule, pat []string, home string, writes bool) error {
 			}
 			rs = rs[len(hs):]
 		}
-		if couldReach(pat, rs) {
+		if policy.RuleCouldReach(pat, rs) {
 			return dangerous(r, "it can reach %s (%s)", root.Path, root.What)
 		}
 	}
