@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // Client is one pinned npm client.
@@ -50,16 +51,7 @@ var (
 const CacheEnv = "LOOPGUARD_AGENTS_CACHE"
 
 // CacheDir returns $LOOPGUARD_AGENTS_CACHE, or <repo>/.cache/agents.
-func CacheDir() (string, error) {
-	if d := os.Getenv(CacheEnv); d != "" {
-		return filepath.Abs(d)
-	}
-	root, err := claudetest.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(root, ".cache", "agents"), nil
-}
+func CacheDir() (string, error) { return claudetest.Cache(CacheEnv, "agents") }
 
 var (
 	installMu sync.Mutex
@@ -82,51 +74,24 @@ func Install(t testing.TB, c Client) string {
 	return bin
 }
 
-// InstallIn installs c into dir with npm unless the installed executable
-// already reports the pinned version, under a file lock so that parallel
-// test processes install once.
+// InstallIn installs c into dir with npm (claudetest.NPMInstall) unless
+// the installed executable already reports the pinned version.
 func (c Client) InstallIn(dir string) (string, error) {
 	installMu.Lock()
 	defer installMu.Unlock()
 	if bin, ok := installed[dir]; ok {
 		return bin, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("failed to create cache folder: %w", err)
-	}
-	lf, err := os.OpenFile(filepath.Join(dir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", err
-	}
-	defer lf.Close()
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
-		return "", err
-	}
 	bin := filepath.Join(dir, "node_modules", ".bin", c.Bin)
-	if v, err := c.version(bin); err == nil && strings.Contains(v, c.Version) {
-		installed[dir] = bin
-		return bin, nil
+	pinned := func() error {
+		v, err := c.version(bin)
+		if err == nil && !strings.Contains(v, c.Version) {
+			err = fmt.Errorf("%s reports version %q, not %s", bin, v, c.Version)
+		}
+		return err
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return "", claudetest.ErrNoNPM
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	spec := c.Package + "@" + c.Version
-	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--no-save", "--prefix", dir, spec)
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("failed to install %s with npm into %s: %w\n%s", spec, dir, err, claudetest.Tail(out.String(), 30))
-	}
-	v, err := c.version(bin)
-	if err != nil {
-		return "", fmt.Errorf("installed %s but it does not run: %w", spec, err)
-	}
-	if !strings.Contains(v, c.Version) {
-		return "", fmt.Errorf("installed %s but it reports version %q", spec, v)
+	if err := claudetest.NPMInstall(dir, pinned, "--no-save", c.Package+"@"+c.Version); err != nil {
+		return "", err
 	}
 	installed[dir] = bin
 	return bin, nil
@@ -200,37 +165,20 @@ func SeedOpenCode(t testing.TB) string {
 	seed := filepath.Join(dir, OpenCode.Name, "config-seed-"+OpenCode.Version)
 	installMu.Lock()
 	defer installMu.Unlock()
-	if _, err := os.Stat(filepath.Join(seed, "node_modules", "@opencode-ai", "plugin", "package.json")); err == nil {
-		return seed
-	}
-	if err := os.MkdirAll(seed, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lf, err := os.OpenFile(filepath.Join(seed, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(seed, "node_modules", "@opencode-ai", "plugin", "package.json")); err == nil {
+	plugin := filepath.Join(seed, "node_modules", "@opencode-ai", "plugin", "package.json")
+	if _, err := os.Stat(plugin); err == nil {
 		return seed
 	}
 	pkg := fmt.Sprintf(`{"dependencies":{"@opencode-ai/plugin":%q}}`, OpenCode.Version)
-	if err := os.WriteFile(filepath.Join(seed, "package.json"), []byte(pkg+"\n"), 0o644); err != nil {
+	if err := os.MkdirAll(seed, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatalf("agenttest: %v", claudetest.ErrNoNPM)
+	// Atomic: another test process may be installing from it.
+	if err := fsx.WriteFile(filepath.Join(seed, "package.json"), []byte(pkg+"\n"), 0o644, false); err != nil {
+		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--prefix", seed)
-	cmd.Dir = seed
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("agenttest: failed to install @opencode-ai/plugin into %s: %v\n%s", seed, err, claudetest.Tail(string(out), 30))
+	if err := claudetest.NPMInstall(seed, func() error { _, err := os.Stat(plugin); return err }); err != nil {
+		t.Fatalf("agenttest: %v", err)
 	}
 	_ = os.Remove(filepath.Join(seed, ".install.lock"))
 	return seed

@@ -7,7 +7,6 @@
 package claudetest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,11 +38,7 @@ var installMu sync.Mutex
 // of npm's output, when the client cannot be installed; it never skips.
 func Install(t testing.TB) string {
 	t.Helper()
-	dir, err := CacheDir()
-	if err != nil {
-		t.Fatalf("claudetest: %v", err)
-	}
-	bin, err := InstallIn(dir)
+	bin, err := InstallCached()
 	if err != nil {
 		t.Fatalf("claudetest: %v", err)
 	}
@@ -55,18 +50,30 @@ func Install(t testing.TB) string {
 	return bin
 }
 
-// CacheDir returns $LOOPGUARD_CACHE, or <repo>/.cache/claude-code where
-// <repo> is the nearest parent folder of the working directory holding
-// go.mod.
-func CacheDir() (string, error) {
-	if d := os.Getenv(CacheEnv); d != "" {
+// InstallCached is InstallIn of the cache folder (CacheDir).
+func InstallCached() (string, error) {
+	dir, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	return InstallIn(dir)
+}
+
+// CacheDir returns $LOOPGUARD_CACHE, or <repo>/.cache/claude-code.
+func CacheDir() (string, error) { return Cache(CacheEnv, "claude-code") }
+
+// Cache returns the folder the environment variable env names, or
+// <repo>/.cache/name where <repo> is the nearest parent folder of the
+// working directory holding go.mod.
+func Cache(env, name string) (string, error) {
+	if d := os.Getenv(env); d != "" {
 		return filepath.Abs(d)
 	}
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, ".cache", "claude-code"), nil
+	return filepath.Join(root, ".cache", name), nil
 }
 
 // RepoRoot returns the nearest parent of the working directory holding go.mod.
@@ -87,53 +94,67 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// InstallIn installs the pinned client into dir with npm unless the installed
-// executable already reports the pinned version, and returns its path. It
-// holds a file lock on dir so that parallel test processes install once.
+// InstallIn installs the pinned client into dir with npm (NPMInstall)
+// unless it is there already (Installed), and returns its executable.
 func InstallIn(dir string) (string, error) {
+	var bin string
+	err := NPMInstall(dir, func() (err error) { bin, err = Installed(dir); return err }, "--no-save", Package)
+	return bin, err
+}
+
+// Installed returns the client installed in dir when it reports the
+// pinned version.
+func Installed(dir string) (string, error) {
+	bin := filepath.Join(dir, "node_modules", ".bin", "claude")
+	v, err := ClientVersion(bin)
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(v, Version+" ") {
+		return "", fmt.Errorf("%s reports version %q, not %s", bin, v, Version)
+	}
+	return bin, nil
+}
+
+// NPMInstall makes dir hold an npm install, once across parallel test
+// processes: under a file lock on dir, unless installed already holds, it
+// runs `npm install` of args (a package spec, or none for dir's
+// package.json) into dir, after which installed must hold. installed says
+// what is missing.
+func NPMInstall(dir string, installed func() error, args ...string) error {
 	installMu.Lock()
 	defer installMu.Unlock()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("failed to create cache folder: %w", err)
+		return fmt.Errorf("failed to create cache folder: %w", err)
 	}
 	unlock, err := lockFile(filepath.Join(dir, ".install.lock"))
 	if err != nil {
-		return "", fmt.Errorf("failed to lock cache folder: %w", err)
+		return fmt.Errorf("failed to lock cache folder: %w", err)
 	}
 	defer unlock()
-
-	bin := filepath.Join(dir, "node_modules", ".bin", "claude")
-	if v, err := ClientVersion(bin); err == nil && strings.HasPrefix(v, Version+" ") {
-		return bin, nil
+	if installed() == nil {
+		return nil
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		return "", ErrNoNPM
+		return ErrNoNPM
 	}
 	if _, err := exec.LookPath("node"); err != nil {
-		return "", ErrNoNPM
+		return ErrNoNPM
 	}
+	what := strings.Join(append([]string{"npm install"}, args...), " ")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund",
-		"--no-save", "--prefix", dir, Package)
+	cmd := exec.CommandContext(ctx, npm, append([]string{"install", "--no-audit", "--no-fund", "--prefix", dir}, args...)...)
 	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("failed to install %s with npm into %s: %w\nnpm output (tail):\n%s",
-			Package, dir, err, Tail(out.String(), 40))
-	}
-	v, err := ClientVersion(bin)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("installed %s but the client does not run: %w\nnpm output (tail):\n%s",
-			Package, err, Tail(out.String(), 40))
+		return fmt.Errorf("%s into %s failed: %w\nnpm output (tail):\n%s", what, dir, err, Tail(string(out), 40))
 	}
-	if !strings.HasPrefix(v, Version+" ") {
-		return "", fmt.Errorf("installed %s but the client reports version %q", Package, v)
+	if err := installed(); err != nil {
+		return fmt.Errorf("%s into %s ran, but: %w\nnpm output (tail):\n%s", what, dir, err, Tail(string(out), 40))
 	}
-	return bin, nil
+	return nil
 }
 
 // ClientVersion runs `claude --version` and returns its trimmed output.

@@ -113,8 +113,7 @@ func run(ctx context.Context, cfg config) error {
 		if err != nil {
 			return err
 		}
-		bin := filepath.Join(dir, "node_modules", ".bin", "claude")
-		if v, err := claudetest.ClientVersion(bin); err != nil || !strings.HasPrefix(v, claudetest.Version+" ") {
+		if _, err := claudetest.Installed(dir); err != nil {
 			n.say("[setup] installing %s with npm into %s (first run only, about 370 MB)...", claudetest.Package, dir)
 		}
 		if cfg.claude, err = claudetest.InstallIn(dir); err != nil {

@@ -43,11 +43,7 @@ func run(out, claude string, keep bool) error {
 		return err
 	}
 	if claude == "" {
-		dir, err := claudetest.CacheDir()
-		if err != nil {
-			return err
-		}
-		if claude, err = claudetest.InstallIn(dir); err != nil {
+		if claude, err = claudetest.InstallCached(); err != nil {
 			return err
 		}
 	}
