@@ -119,6 +119,19 @@ func counter(prefix string) func() string {
 	}
 }
 
+// decode reads a request's JSON body into v (zero where it does not parse).
+func decode(r *http.Request, v any) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	_ = json.Unmarshal(body, v)
+}
+
+// args is a call's arguments: key's value and the script's extra ones.
+func args(key string, v any, extra map[string]any) map[string]any {
+	a := map[string]any{key: v}
+	maps.Copy(a, extra)
+	return a
+}
+
 func sse(w http.ResponseWriter) func(event string, v any) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
@@ -152,8 +165,7 @@ func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
 			var req struct {
 				Input []map[string]any `json:"input"`
 			}
-			body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-			_ = json.Unmarshal(body, &req)
+			decode(r, &req)
 			var out *string
 			for i := len(req.Input) - 1; i >= 0; i-- {
 				if ty := req.Input[i]["type"]; ty == "function_call_output" || ty == "custom_tool_call_output" {
@@ -170,20 +182,16 @@ func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
 			if cmd != "" && s.Custom {
 				item = map[string]any{"type": "custom_tool_call", "id": "ctc_" + id, "status": "completed",
 					"name": s.Tool, "input": cmd, "call_id": "call_" + id}
-			} else if cmd == WriteStdin {
-				// Codex's write_stdin into the command the last call left
-				// running ("Process running with session ID N").
-				a := map[string]any{"session_id": sessionID(req.Input)}
-				maps.Copy(a, extra)
-				args, _ := json.Marshal(a)
-				item = map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
-					"name": "write_stdin", "arguments": string(args), "call_id": "call_" + id}
 			} else if cmd != "" {
-				a := map[string]any{s.Arg: cmd}
-				maps.Copy(a, extra)
-				args, _ := json.Marshal(a)
+				name, a := s.Tool, args(s.Arg, cmd, extra)
+				if cmd == WriteStdin {
+					// Codex's write_stdin into the command the last call
+					// left running ("Process running with session ID N").
+					name, a = "write_stdin", args("session_id", sessionID(req.Input), extra)
+				}
+				arguments, _ := json.Marshal(a)
 				item = map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
-					"name": s.Tool, "arguments": string(args), "call_id": "call_" + id}
+					"name": name, "arguments": string(arguments), "call_id": "call_" + id}
 			} else {
 				item = map[string]any{"type": "message", "role": "assistant", "id": "msg_" + id, "status": "completed",
 					"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
@@ -224,14 +232,13 @@ func sessionID(input []map[string]any) int {
 func NewGeminiAPI(t testing.TB, s Script) *FakeAPI {
 	return start(t, s, func(f *FakeAPI) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 			var req struct {
 				Contents []struct {
 					Parts []map[string]any `json:"parts"`
 				} `json:"contents"`
 				Tools []any `json:"tools"`
 			}
-			_ = json.Unmarshal(body, &req)
+			decode(r, &req)
 			candidate := func(part map[string]any) map[string]any {
 				return map[string]any{"candidates": []any{map[string]any{"index": 0, "finishReason": "STOP",
 					"content": map[string]any{"role": "model", "parts": []any{part}}}},
@@ -262,9 +269,7 @@ func NewGeminiAPI(t testing.TB, s Script) *FakeAPI {
 			cmd, extra := f.turn(out)
 			send := sse(w)
 			if cmd != "" {
-				args := map[string]any{"command": cmd}
-				maps.Copy(args, extra)
-				send("", candidate(map[string]any{"functionCall": map[string]any{"name": "run_shell_command", "args": args}}))
+				send("", candidate(map[string]any{"functionCall": map[string]any{"name": "run_shell_command", "args": args("command", cmd, extra)}}))
 			} else {
 				send("", candidate(map[string]any{"text": "done"}))
 			}
@@ -297,8 +302,7 @@ func NewChatAPI(t testing.TB, s Script) *FakeAPI {
 				Tools    []any            `json:"tools"`
 				Stream   bool             `json:"stream"`
 			}
-			body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-			_ = json.Unmarshal(body, &req)
+			decode(r, &req)
 			id := ids()
 			delta := map[string]any{"role": "assistant", "content": "done"}
 			finish := "stop"
@@ -309,11 +313,9 @@ func NewChatAPI(t testing.TB, s Script) *FakeAPI {
 					out = &s
 				}
 				if cmd, extra := f.turn(out); cmd != "" {
-					a := map[string]any{s.Arg: cmd}
-					maps.Copy(a, extra)
-					args, _ := json.Marshal(a)
+					arguments, _ := json.Marshal(args(s.Arg, cmd, extra))
 					delta = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"index": 0, "id": "call_" + id,
-						"type": "function", "function": map[string]any{"name": s.Tool, "arguments": string(args)}}}}
+						"type": "function", "function": map[string]any{"name": s.Tool, "arguments": string(arguments)}}}}
 					finish = "tool_calls"
 				}
 			}

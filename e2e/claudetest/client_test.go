@@ -18,6 +18,8 @@ const denyJSON = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissio
 
 const allowJSON = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"allowed by test hook"}}`
 
+const allowPermissionJSON = `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`
+
 func testExe(t *testing.T) string {
 	t.Helper()
 	exe, err := os.Executable()
@@ -170,9 +172,8 @@ func TestNoDecisionDeniesAndFiresPermissionRequest(t *testing.T) {
 func TestPermissionRequestAllowRunsCommand(t *testing.T) {
 	t.Parallel()
 	claude := Install(t)
-	allow := `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`
 	dir := project(t, map[string][]MatcherGroup{
-		"PermissionRequest": {{Matcher: "*", Hooks: []Hook{FakeHook(testExe(t), "-stdout", allow)}}},
+		"PermissionRequest": {{Matcher: "*", Hooks: []Hook{FakeHook(testExe(t), "-stdout", allowPermissionJSON)}}},
 	})
 	api := NewFakeAPI(t, Script{Main: []Turn{Tools(bashCall("toolu_pr1", "echo hi > marker"))}})
 	Run(t, Options{Claude: claude, API: api, Dir: dir})
@@ -378,7 +379,6 @@ func TestAskInPrintModeDenies(t *testing.T) {
 	exe := testExe(t)
 	const reason = "asking test 91c"
 	ask := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"` + reason + `"}}`
-	allowPR := `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`
 	for _, tt := range []struct {
 		name    string
 		pre     []string
@@ -392,7 +392,7 @@ func TestAskInPrintModeDenies(t *testing.T) {
 			rec := t.TempDir()
 			dir := project(t, map[string][]MatcherGroup{
 				"PreToolUse":        {{Matcher: "*", Hooks: []Hook{FakeHook(exe, append([]string{"-record", rec}, tt.pre...)...)}}},
-				"PermissionRequest": {{Matcher: "*", Hooks: []Hook{FakeHook(exe, "-record", rec, "-stdout", allowPR)}}},
+				"PermissionRequest": {{Matcher: "*", Hooks: []Hook{FakeHook(exe, "-record", rec, "-stdout", allowPermissionJSON)}}},
 			})
 			local := `{"permissions":{"allow":["Bash(touch marker)"]}}`
 			if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.local.json"), []byte(local), 0o644); err != nil {
