@@ -10,16 +10,13 @@
 package agenttest
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -112,45 +109,7 @@ func (c Client) version(bin string) (string, error) {
 }
 
 // Result is what one client run produced.
-type Result struct {
-	Stdout, Stderr string
-	ExitCode       int
-	Duration       time.Duration
-}
-
-// RunCmd runs cmd (the client) with a timeout, killing its process group
-// at the end.
-func RunCmd(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) (Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Stdin = nil
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return Result{}, err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		err = <-done
-	}
-	res := Result{Stdout: stdout.String(), Stderr: stderr.String(), Duration: time.Since(start)}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		res.ExitCode = ee.ExitCode()
-	default:
-		return res, err
-	}
-	return res, nil
-}
+type Result = claudetest.Result
 
 // SeedOpenCode installs, once, the package OpenCode installs into its config
 // directory before it loads plugins (@opencode-ai/plugin at the client's

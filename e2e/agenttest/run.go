@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/loopguard/loopguard/e2e/claudetest"
 )
 
 // RunTimeout bounds one client run (generous: a loaded machine slows the
@@ -58,7 +60,7 @@ func (r Run) Codex(ctx context.Context) (Result, error) {
 	cmd := exec.Command(r.Bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "--json", "go")
 	cmd.Dir = r.Dir
 	cmd.Env = append(r.env(), "CODEX_HOME="+filepath.Join(r.Home, ".codex"), "FAKE_API_KEY=dummy")
-	return RunCmd(ctx, cmd, RunTimeout)
+	return claudetest.RunCmd(ctx, cmd, RunTimeout)
 }
 
 // WriteGeminiSettings writes Home/.gemini/settings.json choosing API-key
@@ -79,7 +81,7 @@ func (r Run) Gemini(ctx context.Context) (Result, error) {
 	cmd := exec.Command(r.Bin, "-p", "go", "--yolo", "--output-format", "json")
 	cmd.Dir = r.Dir
 	cmd.Env = append(r.env(), "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+r.API.URL, "GEMINI_CLI_TRUST_WORKSPACE=true")
-	return RunCmd(ctx, cmd, RunTimeout)
+	return claudetest.RunCmd(ctx, cmd, RunTimeout)
 }
 
 // Copilot runs `copilot -p go --allow-all-tools` in Dir in Copilot's offline
@@ -93,7 +95,7 @@ func (r Run) Copilot(ctx context.Context) (Result, error) {
 	cmd.Env = append(r.env(), "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL="+r.API.URL+"/v1",
 		"COPILOT_PROVIDER_WIRE_API=responses", "COPILOT_MODEL=gpt-5.4", "COPILOT_PROVIDER_API_KEY=dummy",
 		"COPILOT_AUTO_UPDATE=false")
-	return RunCmd(ctx, cmd, RunTimeout)
+	return claudetest.RunCmd(ctx, cmd, RunTimeout)
 }
 
 // Qwen runs `qwen go --yolo` in Dir (yolo: Qwen Code's own approval prompt
@@ -104,7 +106,7 @@ func (r Run) Qwen(ctx context.Context) (Result, error) {
 	cmd.Dir = r.Dir
 	cmd.Env = append(r.env(), "OPENAI_API_KEY=dummy", "OPENAI_BASE_URL="+r.API.URL+"/v1", "OPENAI_MODEL=fake-model",
 		"QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
-	return RunCmd(ctx, cmd, RunTimeout)
+	return claudetest.RunCmd(ctx, cmd, RunTimeout)
 }
 
 // WriteOpenCodeConfig writes Home/.config/opencode/opencode.json: a model
@@ -135,5 +137,5 @@ func (r Run) OpenCode(ctx context.Context) (Result, error) {
 	cmd.Dir = r.Dir
 	cmd.Env = append(r.env(), "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
 		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1")
-	return RunCmd(ctx, cmd, RunTimeout)
+	return claudetest.RunCmd(ctx, cmd, RunTimeout)
 }

@@ -8,5 +8,8 @@ import "os/exec"
 // within one process.
 func lockFile(string) (func(), error) { return func() {}, nil }
 
-// killGroupOnCancel keeps exec's default: kill the process itself.
-func killGroupOnCancel(*exec.Cmd) {}
+// startGroup and killGroup kill the process itself: there are no process
+// groups here.
+func startGroup(*exec.Cmd) {}
+
+func killGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }

@@ -24,9 +24,8 @@ func lockFile(path string) (unlock func(), err error) {
 	}, nil
 }
 
-// killGroupOnCancel starts cmd in its own process group and kills the whole
-// group when its context ends, so a client's children die with it.
-func killGroupOnCancel(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-}
+// startGroup makes cmd start in a process group of its own, which
+// killGroup kills whole, so that a client's children die with it.
+func startGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+
+func killGroup(cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

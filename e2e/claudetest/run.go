@@ -84,11 +84,8 @@ func RunClient(ctx context.Context, opts Options) (Result, error) {
 	if err := os.MkdirAll(cfg, 0o700); err != nil {
 		return Result{}, fmt.Errorf("failed to create config folder: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-
 	args := append([]string{"-p", opts.Prompt, "--output-format", "stream-json", "--verbose"}, opts.Args...)
-	cmd := exec.CommandContext(ctx, opts.Claude, args...)
+	cmd := exec.Command(opts.Claude, args...)
 	cmd.Dir = opts.Dir
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
@@ -101,13 +98,32 @@ func RunClient(ctx context.Context, opts Options) (Result, error) {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
 	}, opts.Env...)
-	killGroupOnCancel(cmd)
-	cmd.WaitDelay = 5 * time.Second
+	return RunCmd(ctx, cmd, opts.Timeout)
+}
+
+// RunCmd runs cmd (a client) until it exits or timeout passes, when its
+// whole process group is killed (Result.TimedOut), and returns what it
+// produced; a non-zero exit is reported in Result.
+func RunCmd(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) (Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	startGroup(cmd)
 	start := time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("failed to run %s: %w", cmd.Path, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		killGroup(cmd)
+		err = <-done
+	}
 	res := Result{Stdout: stdout.String(), Stderr: stderr.String(), Duration: time.Since(start)}
 	var exitErr *exec.ExitError
 	switch {
@@ -117,7 +133,7 @@ func RunClient(ctx context.Context, opts Options) (Result, error) {
 	case errors.As(err, &exitErr):
 		res.ExitCode = exitErr.ExitCode()
 	case err != nil:
-		return res, fmt.Errorf("failed to run %s: %w", opts.Claude, err)
+		return res, fmt.Errorf("failed to run %s: %w", cmd.Path, err)
 	}
 	return res, nil
 }
