@@ -16,32 +16,6 @@ import (
 	"github.com/loopguard/loopguard/internal/keyringtest"
 )
 
-// Setup builds loopguard into dir and, in a real keyring session, creates
-// the key once (before tests run in parallel). It returns the binary.
-func Setup(dir string) (string, error) {
-	ctx := context.Background()
-	repo, err := claudetest.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	bin, err := lg.Build(ctx, repo, dir)
-	if err != nil {
-		return "", err
-	}
-	if !keyringtest.Real() {
-		return bin, nil
-	}
-	g, err := lg.NewGuard(bin, filepath.Join(dir, "keyinit"))
-	if err != nil {
-		return "", err
-	}
-	proj := filepath.Join(dir, "keyinit", "project")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		return "", err
-	}
-	return bin, g.Init(ctx, proj)
-}
-
 // Env is one test's guarded project: a loopguard with its own HOME and
 // state, registered for one agent with `loopguard init --agent`.
 type Env struct {
@@ -119,16 +93,21 @@ func WantBlocked(t *testing.T, api *FakeAPI, i int, reason string) {
 }
 
 // Main is the TestMain of an agent's e2e package: it builds loopguard into
-// a temp dir named for agent, runs the tests, and removes the dir. The
-// binary's path and any setup error land in *bin and *setupErr (a test
-// fails with the error rather than the whole package exiting).
+// a temp dir named for agent (e2e/loopguard's Setup), runs the tests, and
+// removes the dir. The binary's path and any setup error land in *bin and
+// *setupErr (a test fails with the error rather than the whole package
+// exiting).
 func Main(m *testing.M, agent string, bin *string, setupErr *error) {
 	dir, err := os.MkdirTemp("", "loopguard-"+agent+"-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	*bin, *setupErr = Setup(dir)
+	repo, err := claudetest.RepoRoot()
+	if err == nil {
+		*bin, err = lg.Setup(context.Background(), repo, dir)
+	}
+	*setupErr = err
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

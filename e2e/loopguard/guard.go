@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/internal/keyringtest"
 	"github.com/loopguard/loopguard/internal/launchtest"
 )
 
@@ -47,6 +48,25 @@ func Build(ctx context.Context, repo, dir string, tags ...string) (string, error
 		return "", err
 	}
 	return goBuild(ctx, repo, filepath.Join(dir, "loopguard"), "./cmd/loopguard", tags...)
+}
+
+// Setup builds loopguard into dir (Build) and, in a real keyring session,
+// creates the key once, before tests run in parallel: concurrent first
+// inits would race to create it. It returns the binary.
+func Setup(ctx context.Context, repo, dir string) (string, error) {
+	bin, err := Build(ctx, repo, dir)
+	if err != nil || !keyringtest.Real() {
+		return bin, err
+	}
+	g, err := NewGuard(bin, filepath.Join(dir, "keyinit"))
+	if err != nil {
+		return "", err
+	}
+	proj := filepath.Join(dir, "keyinit", "project")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		return "", err
+	}
+	return bin, g.Init(ctx, proj)
 }
 
 // BuildLaunch builds the small launcher (cmd/loopguard-launch, C) as make

@@ -40,26 +40,11 @@ func setup(dir string) error {
 	if err != nil {
 		return err
 	}
-	if lgBin, err = Build(ctx, repo, dir); err != nil {
-		return err
-	}
 	if mcpBin, err = BuildMCP(ctx, repo, dir); err != nil {
 		return err
 	}
-	if !keyringtest.Real() {
-		return nil
-	}
-	// Create the key once, before tests run in parallel: concurrent first
-	// inits would race to create it.
-	g, err := NewGuard(lgBin, filepath.Join(dir, "keyinit"))
-	if err != nil {
-		return err
-	}
-	proj := filepath.Join(dir, "keyinit", "project")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		return err
-	}
-	return g.Init(ctx, proj)
+	lgBin, err = Setup(ctx, repo, dir)
+	return err
 }
 
 // env is one test's guarded project: a loopguard with its own HOME and
