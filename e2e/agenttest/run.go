@@ -27,8 +27,13 @@ type Run struct {
 	Args []string // extra client arguments
 }
 
-func (r Run) env() []string {
-	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + r.Home, "TMPDIR=" + os.TempDir(), "NO_COLOR=1", "TERM=dumb"}, r.Env...)
+// run runs the client with args and r.Args in Dir, under RunTimeout, with
+// env added to a clean environment and r.Env.
+func (r Run) run(ctx context.Context, args []string, env ...string) (Result, error) {
+	cmd := exec.Command(r.Bin, append(args, r.Args...)...)
+	cmd.Dir = r.Dir
+	cmd.Env = append(append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + r.Home, "TMPDIR=" + os.TempDir(), "NO_COLOR=1", "TERM=dumb"}, r.Env...), env...)
+	return claudetest.RunCmd(ctx, cmd, RunTimeout)
 }
 
 // WriteCodexConfig writes Home/.codex/config.toml pointing Codex at the
@@ -57,10 +62,8 @@ env_key = "FAKE_API_KEY"
 // run passes --dangerously-bypass-hook-trust, which Codex provides for
 // automation, so the hooks in Home/.codex/hooks.json run.
 func (r Run) Codex(ctx context.Context) (Result, error) {
-	cmd := exec.Command(r.Bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "--json", "go")
-	cmd.Dir = r.Dir
-	cmd.Env = append(r.env(), "CODEX_HOME="+filepath.Join(r.Home, ".codex"), "FAKE_API_KEY=dummy")
-	return claudetest.RunCmd(ctx, cmd, RunTimeout)
+	return r.run(ctx, []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "--json", "go"},
+		"CODEX_HOME="+filepath.Join(r.Home, ".codex"), "FAKE_API_KEY=dummy")
 }
 
 // WriteGeminiSettings writes Home/.gemini/settings.json choosing API-key
@@ -78,10 +81,8 @@ func WriteGeminiSettings(home string) error {
 // through GEMINI_CLI_TRUST_WORKSPACE: Gemini registers settings hooks only
 // in trusted folders.
 func (r Run) Gemini(ctx context.Context) (Result, error) {
-	cmd := exec.Command(r.Bin, "-p", "go", "--yolo", "--output-format", "json")
-	cmd.Dir = r.Dir
-	cmd.Env = append(r.env(), "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+r.API.URL, "GEMINI_CLI_TRUST_WORKSPACE=true")
-	return claudetest.RunCmd(ctx, cmd, RunTimeout)
+	return r.run(ctx, []string{"-p", "go", "--yolo", "--output-format", "json"},
+		"GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+r.API.URL, "GEMINI_CLI_TRUST_WORKSPACE=true")
 }
 
 // Copilot runs `copilot -p go --allow-all-tools` in Dir in Copilot's offline
@@ -90,23 +91,17 @@ func (r Run) Gemini(ctx context.Context) (Result, error) {
 // so what stops a call is the hook. Its hooks are read from
 // Home/.copilot/hooks.
 func (r Run) Copilot(ctx context.Context) (Result, error) {
-	cmd := exec.Command(r.Bin, append([]string{"-p", "go", "--allow-all-tools", "--no-auto-update"}, r.Args...)...)
-	cmd.Dir = r.Dir
-	cmd.Env = append(r.env(), "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL="+r.API.URL+"/v1",
+	return r.run(ctx, []string{"-p", "go", "--allow-all-tools", "--no-auto-update"}, "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL="+r.API.URL+"/v1",
 		"COPILOT_PROVIDER_WIRE_API=responses", "COPILOT_MODEL=gpt-5.4", "COPILOT_PROVIDER_API_KEY=dummy",
 		"COPILOT_AUTO_UPDATE=false")
-	return claudetest.RunCmd(ctx, cmd, RunTimeout)
 }
 
 // Qwen runs `qwen go --yolo` in Dir (yolo: Qwen Code's own approval prompt
 // is off, so what stops a call is the hook) against the fake Chat
 // Completions API as its OpenAI provider.
 func (r Run) Qwen(ctx context.Context) (Result, error) {
-	cmd := exec.Command(r.Bin, append([]string{"go", "--yolo", "--output-format", "json"}, r.Args...)...)
-	cmd.Dir = r.Dir
-	cmd.Env = append(r.env(), "OPENAI_API_KEY=dummy", "OPENAI_BASE_URL="+r.API.URL+"/v1", "OPENAI_MODEL=fake-model",
+	return r.run(ctx, []string{"go", "--yolo", "--output-format", "json"}, "OPENAI_API_KEY=dummy", "OPENAI_BASE_URL="+r.API.URL+"/v1", "OPENAI_MODEL=fake-model",
 		"QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
-	return claudetest.RunCmd(ctx, cmd, RunTimeout)
 }
 
 // WriteOpenCodeConfig writes Home/.config/opencode/opencode.json: a model
@@ -133,9 +128,6 @@ func WriteOpenCodeConfig(home, apiURL, seed string) error {
 // OpenCode runs `opencode run go` in Dir with the fake model, its own
 // network fetches (model list, updates, LSP downloads) off.
 func (r Run) OpenCode(ctx context.Context) (Result, error) {
-	cmd := exec.Command(r.Bin, append([]string{"run", "go", "--model", "fake/fake-model"}, r.Args...)...)
-	cmd.Dir = r.Dir
-	cmd.Env = append(r.env(), "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
+	return r.run(ctx, []string{"run", "go", "--model", "fake/fake-model"}, "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
 		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1")
-	return claudetest.RunCmd(ctx, cmd, RunTimeout)
 }
