@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
-	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
@@ -544,7 +543,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		msg = "loopguard: approved_call_changed: the user approved a different " + tool + " call in this session" + what +
 			", which this call resembles but is not; that approval covers only that exact call"
 		if p != nil {
-			msg += callDiff(p.Descriptor, d.canonical)
+			msg += present.CallDiff(p.Descriptor, d.canonical)
 		}
 		break
 	}
@@ -1273,17 +1272,3 @@ func (e *Engine) post(c *Call) Decision {
 
 // CallSummary is the call in one line, as the audit log has it.
 func CallSummary(c *Call) string { return present.SummaryOfInput(c.ToolName, c.ToolInput) }
-
-// callDiff shows how a call differs from the approved one: a unified diff
-// of the two renderings (every byte escaped), at most a few lines.
-func callDiff(approved, now []byte) string {
-	diff := udiff.Unified("approved", "this call", []byte(present.RenderFull(approved)), []byte(present.RenderFull(now)), nil)
-	if diff == "" {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(diff, "\n"), "\n")
-	if len(lines) > 24 {
-		lines = append(lines[:24], "...")
-	}
-	return ". What differs:\n" + strings.Join(lines, "\n")
-}

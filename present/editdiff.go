@@ -338,3 +338,19 @@ func applyNotebook(cur []byte, in map[string]any) (change, error) {
 	}
 	return change{from: old, to: []byte(src), part: part, note: fmt.Sprintf("cell %d replaced", idx)}, nil
 }
+
+// CallDiff shows how a call differs from the approved one, both given as
+// canonical input: a unified diff of the two renderings (every byte
+// escaped), at most a few lines, after ". What differs:"; "" when the
+// renderings are the same.
+func CallDiff(approved, now []byte) string {
+	diff := udiff.Unified("approved", "this call", []byte(RenderFull(approved)), []byte(RenderFull(now)), nil)
+	if diff == "" {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(diff, "\n"), "\n")
+	if len(lines) > 24 {
+		lines = append(lines[:24], "...")
+	}
+	return ". What differs:\n" + strings.Join(lines, "\n")
+}

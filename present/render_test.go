@@ -53,3 +53,22 @@ func TestClipKeepsLines(t *testing.T) {
 		t.Errorf("clip = %q", got)
 	}
 }
+
+// TestCallDiff: a changed argument shows as a removed and an added line,
+// with a control character escaped; the same call shows nothing.
+func TestCallDiff(t *testing.T) {
+	approved := []byte(`{"amount":20,"to":"vendor"}`)
+	changed := []byte(`{"amount":2000,"to":"attacker\u001b[2K"}`)
+	if d := CallDiff(approved, approved); d != "" {
+		t.Errorf("control: the same call shows %q", d)
+	}
+	d := CallDiff(approved, changed)
+	for _, want := range []string{". What differs:", "-", "+", "2000", "attacker"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("missing %q in:\n%s", want, d)
+		}
+	}
+	if strings.ContainsRune(d, 0x1b) {
+		t.Errorf("an escape byte reached the diff:\n%q", d)
+	}
+}
