@@ -257,6 +257,38 @@ type Output struct {
 // Claude Code, Codex and Qwen Code read.
 const HookSpecificDeny = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"loopguard: internal_error"}}`
 
+// HookSpecific is Claude Code's hookSpecificOutput as Codex and Qwen Code
+// read it: only the fields Codex accepts (its parser is strict), each
+// written only when set but the event's name.
+type HookSpecific struct {
+	HookEventName            string         `json:"hookEventName"`
+	Decision                 *Behavior      `json:"decision,omitempty"`
+	PermissionDecision       string         `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string         `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             map[string]any `json:"updatedInput,omitempty"`
+	AdditionalContext        string         `json:"additionalContext,omitempty"`
+}
+
+// Behavior is a PermissionRequest answer: Claude Code's decision (inside
+// HookSpecific for Codex), and Copilot's whole answer.
+type Behavior struct {
+	Behavior string `json:"behavior"`
+	Message  string `json:"message,omitempty"`
+}
+
+// HookSpecificOutput is h as the whole answer.
+func HookSpecificOutput(h HookSpecific) any {
+	return struct {
+		HookSpecificOutput HookSpecific `json:"hookSpecificOutput"`
+	}{h}
+}
+
+// PreToolUseDeny is the PreToolUse deny, with reason, in Claude Code's
+// hookSpecificOutput shape (HookSpecificDeny's, with another reason).
+func PreToolUseDeny(reason string) any {
+	return HookSpecificOutput(HookSpecific{HookEventName: hooks.PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: reason})
+}
+
 // Write writes out as one line of JSON on stdout and returns the exit code:
 // ExitDeny, with reason on stderr, when exit2 (a deny the host reads so too),
 // else ExitOK.

@@ -2,6 +2,7 @@ package agents_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -122,5 +123,19 @@ func TestBeforeAfter(t *testing.T) {
 	}
 	if _, ev, err := agents.BeforeAfter(map[string]any{"e": "A"}, "e", "B", "B", "A", "Host"); err == nil || ev != "B" {
 		t.Errorf("another event than the registered one: %s %v", ev, err)
+	}
+}
+
+// TestHookSpecificDeny: the deny written when an answer cannot be
+// marshalled is PreToolUseDeny's shape, to the byte; a PermissionRequest
+// deny carries its decision and no PreToolUse fields.
+func TestHookSpecificDeny(t *testing.T) {
+	b, err := json.Marshal(agents.PreToolUseDeny("loopguard: internal_error"))
+	if err != nil || string(b) != agents.HookSpecificDeny {
+		t.Errorf("PreToolUseDeny: %s %v, want %s", b, err, agents.HookSpecificDeny)
+	}
+	b, _ = json.Marshal(agents.HookSpecificOutput(agents.HookSpecific{HookEventName: "PermissionRequest", Decision: &agents.Behavior{Behavior: "deny", Message: "m"}}))
+	if want := `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"m"}}}`; string(b) != want {
+		t.Errorf("PermissionRequest deny: %s, want %s", b, want)
 	}
 }

@@ -117,9 +117,9 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 	case PermissionRequest:
 		switch d.Behavior {
 		case hooks.Allow:
-			out = wrap(hso{HookEventName: PermissionRequest, Decision: &decision{Behavior: "allow"}})
+			out = agents.HookSpecificOutput(agents.HookSpecific{HookEventName: PermissionRequest, Decision: &agents.Behavior{Behavior: "allow"}})
 		case hooks.Deny:
-			out = wrap(hso{HookEventName: PermissionRequest, Decision: &decision{Behavior: "deny", Message: agents.Reason(d)}})
+			out = agents.HookSpecificOutput(agents.HookSpecific{HookEventName: PermissionRequest, Decision: &agents.Behavior{Behavior: "deny", Message: agents.Reason(d)}})
 		default:
 			return agents.ExitOK // Codex asks the user
 		}
@@ -135,39 +135,18 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		// (Codex takes them as a failed hook, and ask does not exist
 		// there); they, and abstain, are silence.
 		if d.Behavior == hooks.Allow && d.UpdatedInput != nil && event == PreToolUse {
-			out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "allow", UpdatedInput: d.UpdatedInput, AdditionalContext: present.Clip(d.Context)})
+			out = agents.HookSpecificOutput(agents.HookSpecific{HookEventName: PreToolUse, PermissionDecision: "allow", UpdatedInput: d.UpdatedInput, AdditionalContext: present.Clip(d.Context)})
 			break
 		}
 		if d.Behavior == hooks.Allow || d.Behavior == hooks.Abstain {
 			return agents.ExitOK
 		}
-		out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: agents.Reason(d)})
+		out = agents.PreToolUseDeny(agents.Reason(d))
 	}
 	return agents.Output{Deny: agents.HookSpecificDeny}.Write(out, false, "", stdout, nil)
 }
 
-type wrapped struct {
-	HookSpecificOutput hso `json:"hookSpecificOutput"`
-}
-
-func wrap(h hso) wrapped { return wrapped{h} }
-
 type postBlock struct {
 	Decision string `json:"decision"`
 	Reason   string `json:"reason"`
-}
-
-// hso is hookSpecificOutput with exactly the fields Codex accepts.
-type hso struct {
-	HookEventName            string         `json:"hookEventName"`
-	Decision                 *decision      `json:"decision,omitempty"`
-	PermissionDecision       string         `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string         `json:"permissionDecisionReason,omitempty"`
-	UpdatedInput             map[string]any `json:"updatedInput,omitempty"`
-	AdditionalContext        string         `json:"additionalContext,omitempty"`
-}
-
-type decision struct {
-	Behavior string `json:"behavior"`
-	Message  string `json:"message,omitempty"`
 }

@@ -24,9 +24,9 @@ func fallbackFor(event string) string {
 	var v any
 	switch event {
 	case PreToolUse:
-		v = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: register.FallbackReason})
+		v = agents.PreToolUseDeny(register.FallbackReason)
 	case PermissionRequest:
-		v = wrap(hso{HookEventName: PermissionRequest, Decision: &decision{Behavior: "deny", Message: register.FallbackReason}})
+		v = agents.HookSpecificOutput(agents.HookSpecific{HookEventName: PermissionRequest, Decision: &agents.Behavior{Behavior: "deny", Message: register.FallbackReason}})
 	default:
 		return ""
 	}

@@ -248,9 +248,9 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) 
 	case PermissionRequest, hooks.PermissionRequest:
 		switch d.Behavior {
 		case hooks.Allow:
-			out = behavior{Behavior: "allow"}
+			out = agents.Behavior{Behavior: "allow"}
 		case hooks.Deny:
-			out = behavior{Behavior: "deny", Message: agents.Reason(d)}
+			out = agents.Behavior{Behavior: "deny", Message: agents.Reason(d)}
 			code = agents.ExitDeny
 		default:
 			return agents.ExitOK
@@ -282,9 +282,4 @@ type permission struct {
 	Reason            string         `json:"permissionDecisionReason,omitempty"`
 	ModifiedArgs      map[string]any `json:"modifiedArgs,omitempty"`
 	AdditionalContext string         `json:"additionalContext,omitempty"`
-}
-
-type behavior struct {
-	Behavior string `json:"behavior"`
-	Message  string `json:"message,omitempty"`
 }

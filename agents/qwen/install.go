@@ -26,10 +26,8 @@ var handlers = register.Hooks{Agent: Name, Events: []string{PreToolUse, PostTool
 	CmdKey: "command", TimeoutKey: "timeout", UnitsPerSecond: 1,
 	// The deny echoed when loopguard cannot run: Qwen Code lets the call
 	// through when a hook cannot start.
-	Fallback: register.DenyOn(PreToolUse, func() any {
-		return wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: register.FallbackReason})
-	}),
-	Host: "Qwen Code"}
+	Fallback: register.DenyOn(PreToolUse, func() any { return agents.PreToolUseDeny(register.FallbackReason) }),
+	Host:     "Qwen Code"}
 
 // Registration is Qwen Code's: the "hooks" key of ~/.qwen/settings.json or
 // <project>/.qwen/settings.json (Claude Code's nested shape).

@@ -114,24 +114,12 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		case hooks.Abstain:
 			return agents.ExitOK
 		case hooks.Allow:
-			out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "allow"})
+			out = agents.HookSpecificOutput(agents.HookSpecific{HookEventName: PreToolUse, PermissionDecision: "allow"})
 		case hooks.Ask:
-			out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "ask", PermissionDecisionReason: agents.Reason(d)})
+			out = agents.HookSpecificOutput(agents.HookSpecific{HookEventName: PreToolUse, PermissionDecision: "ask", PermissionDecisionReason: agents.Reason(d)})
 		default:
-			out = wrap(hso{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: agents.Reason(d)})
+			out = agents.PreToolUseDeny(agents.Reason(d))
 		}
 	}
 	return agents.Output{Deny: agents.HookSpecificDeny}.Write(out, false, "", stdout, nil)
-}
-
-type wrapped struct {
-	HookSpecificOutput hso `json:"hookSpecificOutput"`
-}
-
-func wrap(h hso) wrapped { return wrapped{h} }
-
-type hso struct {
-	HookEventName            string `json:"hookEventName"`
-	PermissionDecision       string `json:"permissionDecision"`
-	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
 }
