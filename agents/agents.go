@@ -567,10 +567,16 @@ func WithPath(in map[string]any, from, key, cwd string) (map[string]any, bool) {
 	if !ok || p == "" {
 		return in, false
 	}
+	return With(in, key, Abs(cwd, p)), true
+}
+
+// With returns a copy of in with key set to v: the original fields stay,
+// so the digest still covers the complete input.
+func With(in map[string]any, key string, v any) map[string]any {
 	out := make(map[string]any, len(in)+1)
 	for k, v := range in {
 		out[k] = v
 	}
-	out[key] = Abs(cwd, p)
-	return out, true
+	out[key] = v
+	return out
 }

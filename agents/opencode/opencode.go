@@ -89,12 +89,7 @@ func mapTool(c *hooks.Call) error {
 	case "grep":
 		search("Grep")
 		if inc, ok := c.ToolInput["include"].(string); ok {
-			in := make(map[string]any, len(c.ToolInput)+1)
-			for k, v := range c.ToolInput {
-				in[k] = v
-			}
-			in["glob"] = inc
-			c.ToolInput = in
+			c.ToolInput = agents.With(c.ToolInput, "glob", inc)
 		}
 	case "patch", "apply_patch":
 		body, ok := c.ToolInput["patchText"].(string)

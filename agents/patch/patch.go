@@ -148,12 +148,7 @@ func Map(c *hooks.Call, body string) error {
 		}
 		return agents.Errorf("apply_patch changes %d files (%v); loopguard binds one file's state per approval: patch one file per apply_patch call", len(paths), names)
 	}
-	in := make(map[string]any, len(c.ToolInput)+1)
-	for k, v := range c.ToolInput {
-		in[k] = v
-	}
-	in["file_path"] = agents.Abs(c.Cwd, files[0].Path)
-	c.ToolInput = in
+	c.ToolInput = agents.With(c.ToolInput, "file_path", agents.Abs(c.Cwd, files[0].Path))
 	c.ToolName = "Edit"
 	if files[0].Op == OpAdd {
 		c.ToolName = "Write"
