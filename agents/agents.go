@@ -503,11 +503,44 @@ func BeforeAfter(m map[string]any, key, registered, before, after, host string) 
 	return nil, ev, Errorf("unknown %s event %q", host, ev)
 }
 
-// Mapped ends a decoder: the call's input is raw (the payload's field key)
-// read as an object, its tool is mapped onto the engine's by mapTool, and
-// the call is checked (Finish).
-func Mapped(c *hooks.Call, raw any, key string, mapTool func(*hooks.Call) error) (*hooks.Call, error) {
-	in, err := InputObject(raw, key, false)
+// Keys name where a host's payload holds what every call has: the session
+// (bound to Agent: Session), the working directory, the tool and its input.
+type Keys struct {
+	Agent                     string
+	Session, Cwd, Tool, Input string
+}
+
+// ClaudeKeys are the keys of a payload in Claude Code's shape (session_id,
+// cwd, tool_name, tool_input), which Gemini CLI and Qwen Code keep.
+func ClaudeKeys(agent string) Keys {
+	return Keys{Agent: agent, Session: "session_id", Cwd: "cwd", Tool: "tool_name", Input: "tool_input"}
+}
+
+// Read reads into c the session, the cwd and the tool, each a required
+// string, then the host's other fields (more), with Strings.
+func (k Keys) Read(c *hooks.Call, m map[string]any, more ...Field) error {
+	var sess string
+	if err := Strings(m, append([]Field{{Key: k.Session, Dst: &sess, Required: true},
+		{Key: k.Cwd, Dst: &c.Cwd, Required: true}, {Key: k.Tool, Dst: &c.ToolName, Required: true}}, more...)...); err != nil {
+		return err
+	}
+	c.SessionID = Session(k.Agent, sess)
+	return nil
+}
+
+// Call ends a decoder: it reads the call's fields (Read), then its input
+// (Mapped).
+func (k Keys) Call(c *hooks.Call, m map[string]any, mapTool func(*hooks.Call) error, more ...Field) (*hooks.Call, error) {
+	if err := k.Read(c, m, more...); err != nil {
+		return nil, err
+	}
+	return k.Mapped(c, m, mapTool)
+}
+
+// Mapped reads the call's input (an object), whose tool mapTool maps onto
+// the engine's, and checks the call (Finish).
+func (k Keys) Mapped(c *hooks.Call, m map[string]any, mapTool func(*hooks.Call) error) (*hooks.Call, error) {
+	in, err := InputObject(m[k.Input], k.Input, false)
 	if err != nil {
 		return nil, err
 	}

@@ -74,29 +74,47 @@ func TestRunInAndFileTool(t *testing.T) {
 	}
 }
 
-// TestMapped: a decoder's end reads the input as an object, maps the tool
-// and finishes the call; an input that is not an object, a mapping that
-// fails and a call Finish refuses are each malformed. The control: a good
-// call comes back mapped, its cwd cleaned.
-func TestMapped(t *testing.T) {
-	call := func() *hooks.Call {
-		return &hooks.Call{Event: hooks.PreToolUse, SessionID: "x:s", ToolName: "run", Cwd: "/p/./q"}
+// TestKeysCall: a decoder's end reads the session (bound to the agent),
+// the cwd and the tool under the host's keys, then the input as an object,
+// maps the tool and finishes the call; a missing or non-string field, an
+// input that is not an object, a mapping that fails and a call Finish
+// refuses are each malformed. The control: a good call comes back mapped,
+// its cwd cleaned, with the host's other fields read.
+func TestKeysCall(t *testing.T) {
+	keys := agents.Keys{Agent: "x", Session: "s", Cwd: "dir", Tool: "t", Input: "args"}
+	payload := func(edit func(m map[string]any)) map[string]any {
+		m := map[string]any{"s": "1", "dir": "/p/./q", "t": "run", "id": "c1", "args": map[string]any{"command": "ls"}}
+		if edit != nil {
+			edit(m)
+		}
+		return m
 	}
 	rename := func(c *hooks.Call) error { c.ToolName = "Bash"; return nil }
-	c, err := agents.Mapped(call(), map[string]any{"command": "ls"}, "args", rename)
-	if err != nil || c.ToolName != "Bash" || c.ToolInput["command"] != "ls" || c.Cwd != "/p/q" {
+	call := func(m map[string]any, mapTool func(*hooks.Call) error) (*hooks.Call, error) {
+		c := &hooks.Call{Event: hooks.PreToolUse}
+		return keys.Call(c, m, mapTool, agents.Field{Key: "id", Dst: &c.ToolUseID})
+	}
+	c, err := call(payload(nil), rename)
+	if err != nil || c.SessionID != "x:1" || c.ToolName != "Bash" || c.ToolInput["command"] != "ls" || c.Cwd != "/p/q" || c.ToolUseID != "c1" {
 		t.Fatalf("control: %+v %v", c, err)
 	}
-	if _, err := agents.Mapped(call(), `{"command":"ls"}`, "args", rename); err == nil || !strings.Contains(err.Error(), "args") {
-		t.Errorf("input as text: %v", err)
+	for what, edit := range map[string]func(m map[string]any){
+		"no session":        func(m map[string]any) { delete(m, "s") },
+		"empty tool":        func(m map[string]any) { m["t"] = "" },
+		"cwd not a string":  func(m map[string]any) { m["dir"] = 1.0 },
+		"relative cwd":      func(m map[string]any) { m["dir"] = "p" },
+		"id not a string":   func(m map[string]any) { m["id"] = []any{} },
+		"input as text":     func(m map[string]any) { m["args"] = `{"command":"ls"}` },
+		"no input":          func(m map[string]any) { delete(m, "args") },
+		"session reserved":  func(m map[string]any) { m["s"] = "*" },
+		"tool name too big": func(m map[string]any) { m["t"] = strings.Repeat("x", 1<<20) },
+	} {
+		if c, err := call(payload(edit), rename); err == nil {
+			t.Errorf("%s: %+v, no error", what, c)
+		}
 	}
-	if _, err := agents.Mapped(call(), map[string]any{}, "args", func(*hooks.Call) error { return agents.Errorf("unmappable") }); err == nil {
+	if _, err := call(payload(nil), func(*hooks.Call) error { return agents.Errorf("unmappable") }); err == nil {
 		t.Error("a mapping that fails: no error")
-	}
-	relative := call()
-	relative.Cwd = "p"
-	if _, err := agents.Mapped(relative, map[string]any{}, "args", rename); err == nil {
-		t.Error("a relative cwd: no error")
 	}
 }
 

@@ -126,12 +126,9 @@ func decodePascal(m map[string]any, event string) (*hooks.Call, string, error) {
 // readCall reads what both payload forms carry, the session and the tool
 // under each form's own keys, the directory and the call's time.
 func readCall(c *hooks.Call, m map[string]any, sessionKey, toolKey string) error {
-	var sess string
-	if err := agents.Strings(m, agents.Field{Key: sessionKey, Dst: &sess, Required: true},
-		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: true}, agents.Field{Key: toolKey, Dst: &c.ToolName, Required: true}); err != nil {
+	if err := (agents.Keys{Agent: Name, Session: sessionKey, Cwd: "cwd", Tool: toolKey}).Read(c, m); err != nil {
 		return err
 	}
-	c.SessionID = agents.Session(Name, sess)
 	c.CallKey = callKey(m["timestamp"])
 	return nil
 }

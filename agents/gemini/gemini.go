@@ -39,16 +39,7 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	if err != nil {
 		return nil, ev, err
 	}
-	var sess string
-	if err := agents.Strings(m,
-		agents.Field{Key: "session_id", Dst: &sess, Required: true},
-		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: true},
-		agents.Field{Key: "tool_name", Dst: &c.ToolName, Required: true},
-	); err != nil {
-		return nil, ev, err
-	}
-	c.SessionID = agents.Session(Name, sess)
-	c, err = agents.Mapped(c, m["tool_input"], "tool_input", func(c *hooks.Call) error { return mapTool(c, m["mcp_context"]) })
+	c, err = agents.ClaudeKeys(Name).Call(c, m, func(c *hooks.Call) error { return mapTool(c, m["mcp_context"]) })
 	return c, ev, err
 }
 

@@ -46,19 +46,13 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	if err != nil {
 		return nil, ev, err
 	}
-	var sess string
-	if err := agents.Strings(m,
-		agents.Field{Key: "session_id", Dst: &sess, Required: true},
-		agents.Field{Key: "call_id", Dst: &c.ToolUseID, Required: false},
-		agents.Field{Key: "directory", Dst: &c.Cwd, Required: true},
-		agents.Field{Key: "tool", Dst: &c.ToolName, Required: true},
-	); err != nil {
-		return nil, ev, err
-	}
-	c.SessionID = agents.Session(Name, sess)
-	c, err = agents.Mapped(c, m["args"], "args", mapTool)
+	c, err = keys.Call(c, m, mapTool, agents.Field{Key: "call_id", Dst: &c.ToolUseID})
 	return c, ev, err
 }
+
+// keys are where the plugin's payload holds the session, the directory
+// OpenCode runs in, the tool and its arguments.
+var keys = agents.Keys{Agent: Name, Session: "session_id", Cwd: "directory", Tool: "tool", Input: "args"}
 
 // mapTool maps OpenCode's tools onto the engine's tool classes, with the
 // path fields the engine reads. Names it does not know (its MCP tools,

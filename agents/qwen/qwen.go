@@ -38,16 +38,10 @@ func (Adapter) Name() string { return Name }
 // Decode implements agents.Adapter.
 func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
 	c := &hooks.Call{}
-	var sess string
-	if err := agents.Strings(m,
-		agents.Field{Key: "hook_event_name", Dst: &c.Event, Required: true},
-		agents.Field{Key: "session_id", Dst: &sess, Required: true},
-		agents.Field{Key: "cwd", Dst: &c.Cwd, Required: true},
-		agents.Field{Key: "tool_name", Dst: &c.ToolName, Required: true},
-		agents.Field{Key: "agent_id", Dst: &c.AgentID, Required: false},
-		agents.Field{Key: "tool_use_id", Dst: &c.ToolUseID, Required: false},
-		agents.Field{Key: "permission_mode", Dst: &c.PermissionMode, Required: false},
-	); err != nil {
+	keys := agents.ClaudeKeys(Name)
+	if err := keys.Read(c, m, agents.Field{Key: "hook_event_name", Dst: &c.Event, Required: true},
+		agents.Field{Key: "agent_id", Dst: &c.AgentID}, agents.Field{Key: "tool_use_id", Dst: &c.ToolUseID},
+		agents.Field{Key: "permission_mode", Dst: &c.PermissionMode}); err != nil {
 		return nil, event, err
 	}
 	if err := agents.SameEvent(event, c.Event); err != nil {
@@ -58,9 +52,8 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	default:
 		return nil, c.Event, agents.Errorf("unknown Qwen Code event %q", c.Event)
 	}
-	c.SessionID = agents.Session(Name, sess)
 	ev := c.Event
-	c, err := agents.Mapped(c, m["tool_input"], "tool_input", mapTool)
+	c, err := keys.Mapped(c, m, mapTool)
 	return c, ev, err
 }
 
