@@ -175,17 +175,7 @@ func CodexHomeEnv() string {
 // guard-critical, as a nested project's own is.
 func agentProjectRule(dir string, segs []string) (Protection, bool) {
 	for _, f := range agentFiles {
-		if f.base != atProject || len(segs) < len(f.parts) {
-			continue
-		}
-		match := true
-		for i, part := range f.parts {
-			if !strings.EqualFold(segs[i], part) {
-				match = false
-				break
-			}
-		}
-		if match {
+		if f.base == atProject && foldPrefix(f.parts, segs) {
 			return Protection{Tier: GuardCritical, What: f.why, Path: filepath.Join(append([]string{dir}, f.parts...)...)}, true
 		}
 	}
@@ -227,19 +217,22 @@ func InsideAgent(getenv func(string) string) (agent, variable string) {
 // guard-critical: .github and .cursor hold ordinary files too.
 func agentProjectAncestor(dir string, segs []string) (Protection, bool) {
 	for _, f := range agentFiles {
-		if f.base != atProject || len(segs) >= len(f.parts) {
-			continue
-		}
-		match := true
-		for i, s := range segs {
-			if !strings.EqualFold(s, f.parts[i]) {
-				match = false
-				break
-			}
-		}
-		if match {
+		if f.base == atProject && len(segs) < len(f.parts) && foldPrefix(segs, f.parts) {
 			return Protection{Tier: ExecConfig, What: "a directory that holds " + f.why, Path: filepath.Join(append([]string{dir}, segs...)...)}, true
 		}
 	}
 	return Protection{}, false
+}
+
+// foldPrefix reports whether the segments pre begin s, in any case.
+func foldPrefix(pre, s []string) bool {
+	if len(pre) > len(s) {
+		return false
+	}
+	for i, p := range pre {
+		if !strings.EqualFold(p, s[i]) {
+			return false
+		}
+	}
+	return true
 }
