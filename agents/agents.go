@@ -560,22 +560,21 @@ func Abs(cwd, p string) string {
 	return filepath.Join(cwd, p)
 }
 
-// RunIn sets c.Cwd to the directory a shell tool's input names in field
-// (relative to the cwd): the command runs there, so it is analysed there.
-// An absent, null or empty field leaves the cwd; one that is not a string
-// is malformed.
-func RunIn(c *hooks.Call, field string) error {
-	dir, ok := c.ToolInput[field]
-	if !ok || dir == nil {
-		return nil
+// Shell makes c, a host's shell tool, the engine's Bash, run in the
+// directory its input names in field (relative to the cwd): the command
+// runs there, so it is analysed there. An absent, null or empty field
+// leaves the cwd; one that is not a string is malformed.
+func Shell(c *hooks.Call, field string) error {
+	if dir, ok := c.ToolInput[field]; ok && dir != nil {
+		s, ok := dir.(string)
+		if !ok {
+			return Errorf("%s %s is not a string", c.ToolName, field)
+		}
+		if s != "" {
+			c.Cwd = filepath.Clean(Abs(c.Cwd, s))
+		}
 	}
-	s, ok := dir.(string)
-	if !ok {
-		return Errorf("%s %s is not a string", c.ToolName, field)
-	}
-	if s != "" {
-		c.Cwd = filepath.Clean(Abs(c.Cwd, s))
-	}
+	c.ToolName = "Bash"
 	return nil
 }
 

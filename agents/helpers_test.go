@@ -43,22 +43,22 @@ func TestOutputWrite(t *testing.T) {
 	}
 }
 
-// TestRunInAndFileTool: a shell tool's directory moves the cwd the command
-// is judged in, relative to the call's; one that is not a string is
-// malformed, naming the host's tool and field. A file tool gains the
+// TestShellAndFileTool: a shell tool is Bash, and its directory moves the
+// cwd the command is judged in, relative to the call's; one that is not a
+// string is malformed, naming the host's tool and field. A file tool gains the
 // absolute path; one without a path is malformed. Controls: no directory
 // keeps the cwd, an absolute one is taken as it is.
-func TestRunInAndFileTool(t *testing.T) {
+func TestShellAndFileTool(t *testing.T) {
 	call := func(in map[string]any) *hooks.Call {
 		return &hooks.Call{ToolName: "run_shell_command", Cwd: "/p", ToolInput: in}
 	}
 	for dir, want := range map[any]string{nil: "/p", "": "/p", "sub/../x": "/p/x", "/etc": "/etc", "..": "/"} {
 		c := call(map[string]any{"dir": dir})
-		if err := agents.RunIn(c, "dir"); err != nil || c.Cwd != want {
-			t.Errorf("dir %v: cwd %s (%v), want %s", dir, c.Cwd, err, want)
+		if err := agents.Shell(c, "dir"); err != nil || c.Cwd != want || c.ToolName != "Bash" {
+			t.Errorf("dir %v: %s in %s (%v), want Bash in %s", dir, c.ToolName, c.Cwd, err, want)
 		}
 	}
-	if err := agents.RunIn(call(map[string]any{"dir": 1.0}), "dir"); err == nil || !strings.HasSuffix(err.Error(), ": run_shell_command dir is not a string") {
+	if err := agents.Shell(call(map[string]any{"dir": 1.0}), "dir"); err == nil || !strings.HasSuffix(err.Error(), ": run_shell_command dir is not a string") {
 		t.Errorf("a number as the directory: %v", err)
 	}
 	c := &hooks.Call{ToolName: "write", Cwd: "/p", ToolInput: map[string]any{"filePath": "a.go", "content": "x"}}

@@ -137,10 +137,7 @@ func mapTool(c *hooks.Call) error {
 	}
 	switch c.ToolName {
 	case "Shell":
-		if err := agents.RunIn(c, "working_directory"); err != nil {
-			return err
-		}
-		c.ToolName = "Bash"
+		return agents.Shell(c, "working_directory")
 	case "Write", "Edit":
 		return path(c.ToolName)
 	case "Delete":

@@ -48,10 +48,7 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 func mapTool(c *hooks.Call, mcp any) error {
 	switch c.ToolName {
 	case "run_shell_command":
-		if err := agents.RunIn(c, "dir_path"); err != nil {
-			return err
-		}
-		c.ToolName = "Bash"
+		return agents.Shell(c, "dir_path")
 	case "write_file":
 		return agents.FileTool(c, "file_path", "file_path", "Write")
 	case "replace":

@@ -66,10 +66,7 @@ func mapTool(c *hooks.Call) error {
 	}
 	switch c.ToolName {
 	case "bash":
-		if err := agents.RunIn(c, "workdir"); err != nil {
-			return err
-		}
-		c.ToolName = "Bash"
+		return agents.Shell(c, "workdir")
 	case "write":
 		return agents.FileTool(c, "filePath", "file_path", "Write")
 	case "edit":

@@ -63,10 +63,7 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 func mapTool(c *hooks.Call) error {
 	switch c.ToolName {
 	case "run_shell_command":
-		if err := agents.RunIn(c, "directory"); err != nil {
-			return err
-		}
-		c.ToolName = "Bash"
+		return agents.Shell(c, "directory")
 	case "write_file":
 		return agents.FileTool(c, "file_path", "file_path", "Write")
 	case "edit":
