@@ -895,3 +895,35 @@ func TestInteractiveCommands(t *testing.T) {
 		t.Errorf("bash under Cursor: %+v, told about Codex's write_stdin", cursor)
 	}
 }
+
+// TestSessionIsTheAgents: every adapter but Claude Code's (whose session
+// is the host's own id, as grants always had it) binds the session it
+// decodes to its own name, so that the same session id sent by two agents
+// is two sessions (the attack: another agent's grants). The control: each
+// agent's recorded shell call decodes, with the session the payload names.
+func TestSessionIsTheAgents(t *testing.T) {
+	h := newHarness(t)
+	payloads := map[string][]byte{
+		"opencode": []byte(`{"event":"tool.execute.before","session_id":"s1","call_id":"c1","directory":"` + h.Project + `","tool":"bash","args":{"command":"echo hello"}}`),
+		"qwen":     []byte(`{"hook_event_name":"PreToolUse","session_id":"s1","cwd":"` + h.Project + `","tool_name":"run_shell_command","tool_input":{"command":"echo hello"},"tool_call_id":"c1"}`),
+	}
+	for _, tc := range shellCases {
+		payloads[tc.agent] = h.payload(tc.file)
+	}
+	for _, name := range all.Names {
+		if name == "claude" {
+			continue
+		}
+		m, err := agents.Object(payloads[name])
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c, _, err := all.Adapters[name].Decode(m, "")
+		if err != nil {
+			t.Fatalf("control %s: %v", name, err)
+		}
+		if !strings.HasPrefix(c.SessionID, name+":") || len(c.SessionID) == len(name)+1 {
+			t.Errorf("%s: session %q is not bound to the agent", name, c.SessionID)
+		}
+	}
+}
