@@ -169,9 +169,6 @@ func isTerminal(w io.Writer) bool {
 }
 
 func auditShowRun(ctx context.Context, o *auditShowOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	print := func(raw []byte, e audit.Entry) error {
 		var err error
 		if o.JSON {
@@ -287,9 +284,6 @@ func (e *auditVerifyError) Hint() string {
 }
 
 func auditVerifyRun(ctx context.Context, o *auditVerifyOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	var rep audit.Report
 	if !o.SignaturesOnly {
 		seal, err := sealKey(ctx, o.LoadKey)
@@ -430,9 +424,6 @@ func sealKey(ctx context.Context, load func(context.Context) ([]byte, error)) ([
 }
 
 func auditRestartRun(ctx context.Context, o *auditRestartOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if err := o.Confirm(o.Log.Dir()); err != nil {
 		return err
 	}

@@ -157,9 +157,6 @@ waits.`,
 
 func doctorRun(ctx context.Context, o *doctorOptions) error {
 	out, env := o.out, o.env
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	selected, line, err := selectAgents(env)
 	if err != nil {
 		return err

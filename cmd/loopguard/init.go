@@ -186,9 +186,6 @@ a call runs but cannot confine what it does.`,
 
 func initRun(ctx context.Context, o *initOptions) error {
 	out, errOut := o.out, o.errOut
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if err := refuseInAgent(); err != nil {
 		return err
 	}

@@ -93,9 +93,6 @@ func liveGrants(st *state.Store, keys *token.Keys, now time.Time) (int, error) {
 
 func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 	tty, out, st, now := o.tty, o.out, o.store, o.now()
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	var oldSeal []byte
 	live := 0
 	oldKeys, seal, err := loadKeys(ctx)

@@ -88,9 +88,6 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 			}
 			defer tty.Close()
 			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			switch o.backend {

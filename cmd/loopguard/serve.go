@@ -73,9 +73,6 @@ the team and decides through Vault as your Vault identity, as
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			o.out, o.errOut = cmd.OutOrStdout(), cmd.ErrOrStderr()

@@ -77,9 +77,6 @@ then names.`,
 
 func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 	out, errOut := o.out, o.errOut
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if err := refuseInAgent(); err != nil {
 		return err
 	}
