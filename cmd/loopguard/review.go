@@ -87,8 +87,7 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 				return err
 			}
 			defer tty.Close()
-			ctx := cmd.Context()
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			switch o.backend {
 			case "vault":

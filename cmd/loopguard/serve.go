@@ -72,8 +72,7 @@ the team and decides through Vault as your Vault identity, as
 			"  loopguard serve --backend vault",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			o.out, o.errOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return serveRun(ctx, o)
