@@ -31,7 +31,7 @@ func selectAgents(env doctorEnv) ([]string, checkResult, error) {
 	}
 	backups := ""
 	if dir, err := state.DefaultDir(); err == nil {
-		backups = filepath.Join(dir, "install")
+		backups = backupDir(dir)
 	}
 	made := func(path string, reg bool) bool {
 		return reg || (backups != "" && install.Recorded(backups, path))

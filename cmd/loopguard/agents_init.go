@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/loopguard/loopguard/agents"
@@ -15,8 +13,6 @@ import (
 	"github.com/loopguard/loopguard/agents/qwen"
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/install"
-	"github.com/loopguard/loopguard/internal/udiff"
-	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/register"
 	"github.com/loopguard/loopguard/state"
 )
@@ -78,13 +74,14 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	if err != nil {
 		return err
 	}
-	apply := func(dry bool, backups string) (*install.Result, error) {
+	backups := backupDir(dir)
+	apply := func(dry bool) (*install.Result, error) {
 		if reg.Plugin != nil {
 			return install.ApplyOwned(path, backups, reg.Plugin(ro), reg.IsOurs, dry)
 		}
 		return install.ApplyAgent(path, backups, reg.File(ro), dry)
 	}
-	res, err := apply(true, filepath.Join(dir, "install"))
+	res, err := apply(true)
 	if err != nil {
 		return err
 	}
@@ -96,7 +93,7 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	if err != nil {
 		return err
 	}
-	res, err = apply(false, filepath.Join(st.Dir, "install"))
+	res, err = apply(false)
 	if err != nil {
 		return err
 	}
@@ -154,40 +151,9 @@ func codexTrustStep(project bool) string {
 		"; at \"Hooks need review\" choose \"Trust all and continue\" (or type /hooks, select loopguard's hooks and trust them). Codex records the trust in its config.toml; trust again after every loopguard init, which changes the hooks."
 }
 
-// initKeyAndState creates the key (if there is none), the state directory
-// and the config, and seals the empty audit log: what every hook needs
-// before it is registered. It returns the store and the audit seal key.
-func initKeyAndState(ctx context.Context, out, errOut io.Writer) (*state.Store, []byte, error) {
-	created, err := keyring.Create(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if created {
-		fmt.Fprintln(out, "Key: created in the OS keyring.")
-	} else {
-		fmt.Fprintln(out, "Key: already in the OS keyring, kept.")
-	}
-	st, err := openStore()
-	if err != nil {
-		return nil, nil, err
-	}
-	fmt.Fprintf(out, "State: %s (mode 0700).\n", st.Dir)
-	if err := initConfig(out); err != nil {
-		return nil, nil, err
-	}
-	_, seal, err := loadKeys(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if seal, err = sealForInit(st, seal, created, out, errOut); err != nil {
-		return nil, nil, err
-	}
-	return st, seal, nil
-}
-
 // uninstallAgentRun is `loopguard uninstall --agent NAME`.
 func uninstallAgentRun(o *uninstallOptions) error {
-	out, errOut := o.out, o.errOut
+	out := o.out
 	reg, err := all.Registration(o.agent)
 	if err != nil {
 		return withHint(err, "use --agent "+all.Others)
@@ -196,7 +162,7 @@ func uninstallAgentRun(o *uninstallOptions) error {
 	if err != nil {
 		return err
 	}
-	backups := filepath.Join(dir, "install")
+	backups := backupDir(dir)
 	self, _ := selfPath()
 	env, err := settingsEnv()
 	if err != nil {
@@ -225,27 +191,19 @@ func uninstallAgentRun(o *uninstallOptions) error {
 		if err != nil {
 			return err
 		}
-		if !res.Changed {
-			if explicit {
-				fmt.Fprintf(out, "%s: no loopguard hooks; nothing to remove.\n", path)
-			}
+		if !res.Changed && !explicit {
 			continue
 		}
-		removed++
-		switch {
-		case o.dryRun:
-			fmt.Fprint(out, udiff.Diff(path, res.Old, res.New))
-		case res.Restored:
-			fmt.Fprintf(out, "%s: loopguard hooks removed; the original file is back, byte for byte.\n", path)
-		case res.Deleted:
-			fmt.Fprintf(out, "%s: removed (init had created it).\n", path)
-		default:
-			fmt.Fprintf(out, "%s: loopguard hooks removed; other settings changed since init, so they were kept as they are now.\n", path)
+		reportRemoval(out, res, o.dryRun, "init")
+		if res.Changed {
+			removed++
 		}
 	}
 	if removed == 0 {
 		fmt.Fprintf(out, "loopguard was not registered for %s by init here.\n", reg.Agent)
 	}
-	_ = errOut
+	if o.dryRun {
+		fmt.Fprintln(out, "Dry run: nothing was written.")
+	}
 	return nil
 }

@@ -48,6 +48,11 @@ func openStore() (*state.Store, error) {
 	return state.Open(dir)
 }
 
+// backupDir is where init keeps, in the state directory stateDir, what it
+// needs to undo a registration (install.Apply's backup records), and where
+// uninstall and doctor look for them.
+func backupDir(stateDir string) string { return filepath.Join(stateDir, "install") }
+
 // auditLog is the audit log, with the entries the hook wrote without its
 // lock (its deadline) moved into the chain first.
 func auditLog(st *state.Store) *audit.Log {

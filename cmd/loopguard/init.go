@@ -262,7 +262,8 @@ func initRun(ctx context.Context, o *initOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := install.Apply(path, filepath.Join(dir, "install"), opts, true)
+	backups := backupDir(dir)
+	res, err := install.Apply(path, backups, opts, true)
 	if err != nil {
 		return err
 	}
@@ -273,38 +274,18 @@ func initRun(ctx context.Context, o *initOptions) error {
 
 	// The key and state first: hooks registered without them would deny
 	// every call.
-	created, err := keyring.Create(ctx)
+	st, seal, err := initKeyAndState(ctx, out, errOut)
 	if err != nil {
-		return err
-	}
-	if created {
-		fmt.Fprintf(out, "Key: created in the OS keyring (service %s, user %s).\n", keyring.Service, keyring.Account)
-	} else {
-		fmt.Fprintln(out, "Key: already in the OS keyring, kept.")
-	}
-	st, err := openStore()
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "State: %s (mode 0700).\n", st.Dir)
-	if err := initConfig(out); err != nil {
 		return err
 	}
 	if err := offerToolchains(out, o); err != nil {
-		return err
-	}
-	_, seal, err := loadKeys(ctx)
-	if err != nil {
-		return err
-	}
-	if seal, err = sealForInit(st, seal, created, out, errOut); err != nil {
 		return err
 	}
 
 	if err := ensureGoCache(sbx); err != nil {
 		return err
 	}
-	res, err = install.Apply(path, filepath.Join(st.Dir, "install"), opts, false)
+	res, err = install.Apply(path, backups, opts, false)
 	if err != nil {
 		return err
 	}
@@ -400,6 +381,37 @@ func initConfig(out io.Writer) error {
 }
 
 // printDryRun says what init --dry-run would change in path (res from a
+// initKeyAndState creates the key (if there is none), the state directory
+// and the config, and seals the empty audit log: what every hook needs
+// before it is registered. It returns the store and the audit seal key.
+func initKeyAndState(ctx context.Context, out, errOut io.Writer) (*state.Store, []byte, error) {
+	created, err := keyring.Create(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if created {
+		fmt.Fprintf(out, "Key: created in the OS keyring (service %s, user %s).\n", keyring.Service, keyring.Account)
+	} else {
+		fmt.Fprintln(out, "Key: already in the OS keyring, kept.")
+	}
+	st, err := openStore()
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(out, "State: %s (mode 0700).\n", st.Dir)
+	if err := initConfig(out); err != nil {
+		return nil, nil, err
+	}
+	_, seal, err := loadKeys(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if seal, err = sealForInit(st, seal, created, out, errOut); err != nil {
+		return nil, nil, err
+	}
+	return st, seal, nil
+}
+
 // dry Apply) and what else it would create; the same for every agent.
 func printDryRun(out io.Writer, path, dir string, res *install.Result) {
 	if !res.Changed {

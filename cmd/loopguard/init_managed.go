@@ -9,7 +9,6 @@ import (
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/install"
-	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/state"
 )
@@ -90,7 +89,7 @@ func initManagedRun(o *initOptions, bin string) error {
 	if err != nil {
 		return err
 	}
-	backups := filepath.Join(dir, "install")
+	backups := backupDir(dir)
 	res, err := install.Apply(path, backups, opts, true)
 	if err != nil {
 		return err
@@ -169,22 +168,13 @@ func uninstallManagedRun(o *uninstallOptions) error {
 		return err
 	}
 	self, _ := selfPath()
-	res, err := install.Remove(path, filepath.Join(dir, "install"), self, dryRun)
+	res, err := install.Remove(path, backupDir(dir), self, dryRun)
 	if err != nil {
 		return err
 	}
-	switch {
-	case !res.Changed:
-		fmt.Fprintf(out, "%s: no loopguard hooks; nothing to remove.\n", path)
-	case dryRun:
-		fmt.Fprint(out, udiff.Diff(path, res.Old, res.New))
+	reportRemoval(out, res, dryRun, "init --managed")
+	if dryRun {
 		fmt.Fprintln(out, "Dry run: nothing was written.")
-	case res.Restored:
-		fmt.Fprintf(out, "%s: loopguard's hooks, sandbox block and switches removed; the original file is back, byte for byte.\n", path)
-	case res.Deleted:
-		fmt.Fprintf(out, "%s: removed (init --managed had created it).\n", path)
-	default:
-		fmt.Fprintf(out, "%s: loopguard's hooks removed; other managed settings changed since init --managed, so they were kept as they are now.\n", path)
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -103,7 +102,7 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 	if err != nil {
 		return err
 	}
-	backups := filepath.Join(dir, "install")
+	backups := backupDir(dir)
 	self, _ := selfPath()
 	var firstErr error
 	seen := map[string]bool{}
@@ -134,34 +133,15 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 			}
 			continue
 		}
+		if !res.Changed && !res.Existed && !explicit {
+			continue
+		}
+		reportRemoval(out, res, o.dryRun, "init")
 		if !res.Changed {
-			if res.Existed || explicit {
-				fmt.Fprintf(out, "%s: no loopguard hooks; nothing to remove.\n", path)
-			}
 			continue
 		}
 		removed++
 		cleaned = append(cleaned, path)
-		if o.dryRun {
-			fmt.Fprint(out, udiff.Diff(path, res.Old, res.New))
-			continue
-		}
-		what := "loopguard hooks removed"
-		if res.Sandbox {
-			what += " (with the sandbox settings init had added)"
-		}
-		switch {
-		case res.Restored:
-			fmt.Fprintf(out, "%s: %s; the original file is back, byte for byte.\n", path, what)
-		case res.Deleted:
-			fmt.Fprintf(out, "%s: removed (init had created it)", path)
-			if res.DirGone {
-				fmt.Fprintf(out, ", with its directory")
-			}
-			fmt.Fprintln(out, ".")
-		default:
-			fmt.Fprintf(out, "%s: %s; other settings changed since init, so they were kept as they are now (whitespace normalised).\n", path, what)
-		}
 	}
 	if o.dryRun {
 		fmt.Fprintln(out, "Dry run: nothing was written.")
@@ -185,6 +165,30 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 	}
 	fmt.Fprintln(out, "The key stays in the OS keyring; remove it with: loopguard uninstall --purge-key")
 	return nil
+}
+
+// reportRemoval tells out what taking loopguard out of a file did (res):
+// on a dry run the diff, else one line. by is the command that had
+// registered it there ("init", "init --managed").
+func reportRemoval(out io.Writer, res *install.Result, dryRun bool, by string) {
+	what := "loopguard hooks removed"
+	if res.Sandbox {
+		what += " (with the settings " + by + " had added)"
+	}
+	switch {
+	case !res.Changed:
+		fmt.Fprintf(out, "%s: no loopguard hooks; nothing to remove.\n", res.Path)
+	case dryRun:
+		fmt.Fprint(out, udiff.Diff(res.Path, res.Old, res.New))
+	case res.Restored:
+		fmt.Fprintf(out, "%s: %s; the original file is back, byte for byte.\n", res.Path, what)
+	case res.Deleted && res.DirGone:
+		fmt.Fprintf(out, "%s: removed (%s had created it), with its directory.\n", res.Path, by)
+	case res.Deleted:
+		fmt.Fprintf(out, "%s: removed (%s had created it).\n", res.Path, by)
+	default:
+		fmt.Fprintf(out, "%s: %s; other settings changed since %s, so they were kept as they are now (whitespace normalised).\n", res.Path, what, by)
+	}
 }
 
 // confirmPurge asks on the terminal before --purge-key changes anything.
