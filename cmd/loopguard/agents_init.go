@@ -70,30 +70,21 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 		}
 		return withHint(fmt.Errorf("%s already runs loopguard from %s: a second registration would run it twice for every call", reg.Agent, f.path), hint)
 	}
-	dir, err := state.DefaultDir()
-	if err != nil {
-		return err
-	}
-	backups := backupDir(dir)
-	apply := func(dry bool) (*install.Result, error) {
+	apply := func(backups string, dry bool) (*install.Result, error) {
 		if reg.Plugin != nil {
 			return install.ApplyOwned(path, backups, reg.Plugin(ro), reg.IsOurs, dry)
 		}
 		return install.ApplyAgent(path, backups, reg.File(ro), dry)
 	}
-	res, err := apply(true)
-	if err != nil {
+	backups, done, err := checkApply(out, path, o.dryRun, apply)
+	if err != nil || done {
 		return err
-	}
-	if o.dryRun {
-		printDryRun(out, path, dir, res)
-		return nil
 	}
 	st, seal, err := initKeyAndState(ctx, out, errOut)
 	if err != nil {
 		return err
 	}
-	res, err = apply(false)
+	res, err := apply(backups, false)
 	if err != nil {
 		return err
 	}

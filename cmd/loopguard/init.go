@@ -256,20 +256,12 @@ func initRun(ctx context.Context, o *initOptions) error {
 		sbx, opts.Sandbox = &p, p.spec()
 	}
 
-	// Check the settings file before anything is created: a file loopguard
-	// must refuse stops init here.
-	dir, err := state.DefaultDir()
-	if err != nil {
-		return err
+	apply := func(backups string, dry bool) (*install.Result, error) {
+		return install.Apply(path, backups, opts, dry)
 	}
-	backups := backupDir(dir)
-	res, err := install.Apply(path, backups, opts, true)
-	if err != nil {
+	backups, done, err := checkApply(out, path, o.dryRun, apply)
+	if err != nil || done {
 		return err
-	}
-	if o.dryRun {
-		printDryRun(out, path, dir, res)
-		return nil
 	}
 
 	// The key and state first: hooks registered without them would deny
@@ -285,7 +277,7 @@ func initRun(ctx context.Context, o *initOptions) error {
 	if err := ensureGoCache(sbx); err != nil {
 		return err
 	}
-	res, err = install.Apply(path, backups, opts, false)
+	res, err := apply(backups, false)
 	if err != nil {
 		return err
 	}
@@ -378,6 +370,27 @@ func initConfig(out io.Writer) error {
 			strings.Join(extra, " "), map[bool]string{true: "was", false: "were"}[len(extra) == 1])
 	}
 	return nil
+}
+
+// checkApply runs apply as a dry run before anything is created, so that a
+// file loopguard must refuse stops init there; with --dry-run (dryRun) it
+// prints what init would change and done is true. backups is the backup
+// directory apply is to write with (backupDir).
+func checkApply(out io.Writer, path string, dryRun bool, apply func(backups string, dry bool) (*install.Result, error)) (backups string, done bool, err error) {
+	dir, err := state.DefaultDir()
+	if err != nil {
+		return "", false, err
+	}
+	backups = backupDir(dir)
+	res, err := apply(backups, true)
+	if err != nil {
+		return "", false, err
+	}
+	if dryRun {
+		printDryRun(out, path, dir, res)
+		return "", true, nil
+	}
+	return backups, false, nil
 }
 
 // printDryRun says what init --dry-run would change in path (res from a

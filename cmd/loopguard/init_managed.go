@@ -85,23 +85,18 @@ func initManagedRun(o *initOptions, bin string) error {
 	if !o.noSandbox {
 		opts.Sandbox = managedSandbox(bin, append([]string{twin}, launchers...)...)
 	}
-	dir, err := state.DefaultDir()
-	if err != nil {
-		return err
+	apply := func(backups string, dry bool) (*install.Result, error) {
+		return install.Apply(path, backups, opts, dry)
 	}
-	backups := backupDir(dir)
-	res, err := install.Apply(path, backups, opts, true)
-	if err != nil {
+	backups, done, err := checkApply(out, path, o.dryRun, apply)
+	if err != nil || done {
 		return err
-	}
-	if o.dryRun {
-		printDryRun(out, path, dir, res)
-		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("failed to create %s: %w", filepath.Dir(path), err)
 	}
-	if res, err = install.Apply(path, backups, opts, false); err != nil {
+	res, err := apply(backups, false)
+	if err != nil {
 		return err
 	}
 	if !res.Changed {
