@@ -187,11 +187,10 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore()
+	st, cs, err := consoleStore()
 	if err != nil {
 		return err
 	}
-	cs := &webconsole.Store{Dir: webconsole.DirIn(st.Dir)}
 	if pr := servePlaces().Classify(cs.Dir); pr.Tier != policy.GuardCritical || !pr.Secret {
 		return fmt.Errorf("the console's directory %s is not protected from the agent: refusing to keep passkeys there", cs.Dir)
 	}
