@@ -61,11 +61,11 @@ func initOnPTY(t *testing.T, answer func(scr *screen, m *os.File)) (string, stri
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("init: %v\n%s", err, scr.buf.String())
+			t.Fatalf("init: %v\n%s", err, scr.String())
 		}
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
-		t.Fatalf("init did not finish:\n%s", scr.buf.String())
+		t.Fatalf("init did not finish:\n%s", scr.String())
 	}
 	run := func(args ...string) string {
 		c := exec.Command(bin, args...)

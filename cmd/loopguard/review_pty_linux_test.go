@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,15 +43,8 @@ func openPTY(t *testing.T) (*os.File, *os.File) {
 
 // screen collects what the program writes to the terminal.
 type screen struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	syncBuffer
 	off int // where the next expect starts looking
-}
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
 }
 
 // expect waits for re to appear after the last match and returns the
@@ -64,7 +55,7 @@ func (s *screen) expect(t *testing.T, re string) []string {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		s.mu.Lock()
-		text := s.buf.String()[s.off:]
+		text := s.b.String()[s.off:]
 		if loc := rx.FindStringSubmatchIndex(text); loc != nil {
 			m := rx.FindStringSubmatch(text)
 			s.off += loc[1]
@@ -76,7 +67,7 @@ func (s *screen) expect(t *testing.T, re string) []string {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t.Fatalf("%q did not appear on the terminal; it shows:\n%s", re, s.buf.String()[s.off:])
+	t.Fatalf("%q did not appear on the terminal; it shows:\n%s", re, s.b.String()[s.off:])
 	return nil
 }
 
@@ -339,9 +330,7 @@ func TestReviewConsolePTY(t *testing.T) {
 	if !strings.Contains(out, "denied_by_human") || !strings.Contains(out, `saying: \"run make test instead\"`) {
 		t.Errorf("the denied call: %s", out)
 	}
-	scr.mu.Lock()
-	defer scr.mu.Unlock()
-	text := scr.buf.String()
+	text := scr.String()
 	if strings.Contains(text, "\x1b[") {
 		t.Error("colour escapes with NO_COLOR set")
 	}
@@ -427,9 +416,7 @@ func TestReviewGrantPTY(t *testing.T) {
 	scr.expect(t, `No rule is offered for this call`)
 	scr.expect(t, ` > `)
 	h.quit(`Review ended: 1 approved, 0 denied, 2 skipped`)
-	scr.mu.Lock()
-	text := scr.buf.String()
-	scr.mu.Unlock()
+	text := scr.String()
 	if i, j := strings.Index(text, "!!! DANGER"), strings.Index(text, `command: "ls -l"`); i < j {
 		t.Errorf("a warning before the harmless calls (control): %d < %d", i, j)
 	}
@@ -540,9 +527,7 @@ func TestReviewDiffPTY(t *testing.T) {
 	scr.expect(t, `old_string does not occur in the file as it is now: Claude Code would refuse the edit`)
 	scr.expect(t, ` > `)
 	h.quit(`Review ended: 1 approved, 0 denied, 3 skipped`)
-	scr.mu.Lock()
-	text := scr.buf.String()
-	scr.mu.Unlock()
+	text := scr.String()
 	for _, raw := range []string{"\x1b[2J", "\r// ", "\u202e"} {
 		if strings.Contains(text, raw) {
 			t.Errorf("raw %q reached the terminal", raw)
@@ -714,9 +699,7 @@ func TestReviewWaitOverPTY(t *testing.T) {
 	// never came back.
 	scr.expect(t, `Not held`)
 	h.quit(`Review ended: 1 approved, 0 denied, 0 skipped`)
-	scr.mu.Lock()
-	text := scr.buf.String()
-	scr.mu.Unlock()
+	text := scr.String()
 	if strings.Contains(text, "echo abandoned") {
 		t.Error("the call abandoned with SIGTERM was queued")
 	}
@@ -816,9 +799,7 @@ func TestReviewNarrowPTY(t *testing.T) {
 	scr.expect(t, `Denied `)
 	<-held
 	h.quit(`Review ended`)
-	scr.mu.Lock()
-	text := scr.buf.String()
-	scr.mu.Unlock()
+	text := scr.String()
 	// Review's own lines: its greeting (up to the idle line), and from the
 	// end of the call's rendering to the prompt line.
 	var own []string

@@ -161,13 +161,11 @@ unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not sho
 	sl.Close()
 	m.Close()
 	<-read
-	scr.mu.Lock()
-	raw := scr.buf.Bytes()
-	scr.mu.Unlock()
+	raw := scr.String()
 	subst = strings.NewReplacer("{E}", e, "{ID}", honest.ID, "{DIGEST}", honest.Digest, "{SEEN}", present.FormatTime(tp.Written),
 		"{CREATED}", present.FormatTime(honest.Created), "{GRANT}", g.ID(), "{EXPIRY}", present.FormatTime(g.Expiry), "{TYPED}", typed)
 	want = subst.Replace(teamApproveScreen)
-	got := strings.ReplaceAll(string(raw), "\r\n", "\n")
+	got := strings.ReplaceAll(raw, "\r\n", "\n")
 	if got != want {
 		t.Errorf("team approve, as the terminal received it:\n%s\nwant\n%s", got, want)
 	}
