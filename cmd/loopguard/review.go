@@ -378,16 +378,14 @@ outer:
 		pinned := now
 		turn := turnOf(p, calls)
 		look := secondLook(p, ge, whole)
-		rule, ruleErr := narrowRule(p, ge)
-		danger := hasDanger(p)
+		rule, ruleErr := offeredRule(p, ge)
 		turnOK := len(turn) > 1 && len(look) == 0 && ordinaryTurn(st, turn[1:], ge)
 		shownTurn := idsOf(turn)
 		more := len(calls) - len(turn)
 	prompt:
 		for {
 			keys := []string{"[a]pprove"}
-			switch {
-			case ruleErr == nil && !danger:
+			if ruleErr == nil {
 				keys = append(keys, "[g]rant "+present.EscapeText(rule.String()))
 			}
 			if turnOK {
@@ -455,12 +453,8 @@ outer:
 				r.approved++
 				break prompt
 			case 'g', 'G':
-				if danger {
-					fmt.Fprintln(tty, "No rule is offered for a call with a DANGER line; approve it once with a.")
-					continue
-				}
 				if ruleErr != nil {
-					fmt.Fprintf(tty, "No rule is offered for this call (%s); approve it once with a.\n", present.EscapeText(ruleErr.Error()))
+					fmt.Fprintln(tty, noRuleLine(ruleErr))
 					continue
 				}
 				if err := approveAndGrant(ctx, tty, st, p, rule, o, time.Now()); err != nil {
@@ -599,7 +593,29 @@ func joinIDs[T any](xs []T, id func(T) string) string {
 	return b.String()
 }
 
-// narrowRule is the rule review offers for p: scope.Narrowest of the call
+// errDangerRule: no rule is offered for a call with a DANGER line (a grant
+// outlives the call); approving it once is.
+var errDangerRule = errors.New("a call with a DANGER line gets no rule; approve it once")
+
+// offeredRule is the rule review's g and the console's grant offer for p:
+// none for a call with a DANGER line, else narrowRule.
+func offeredRule(p *state.Pending, ge grantEnv) (scope.Rule, error) {
+	if hasDanger(p) {
+		return scope.Rule{}, errDangerRule
+	}
+	return narrowRule(p, ge)
+}
+
+// noRuleLine says on review's terminal why g offers no rule (err, from
+// offeredRule).
+func noRuleLine(err error) string {
+	if errors.Is(err, errDangerRule) {
+		return "No rule is offered for a call with a DANGER line; approve it once with a."
+	}
+	return fmt.Sprintf("No rule is offered for this call (%s); approve it once with a.", present.EscapeText(err.Error()))
+}
+
+// narrowRule is the narrowest rule for p: scope.Narrowest of the call
 // as the hook saw it (its cwd and project), pinned with this terminal's
 // PATH (a PATH that differs from the hook's pins another executable, and
 // the grant then covers nothing: it fails closed).

@@ -123,9 +123,9 @@ outer:
 		if len(calls) > 1 {
 			fmt.Fprintf(tty, "%s(%d more waiting)%s\n", pal.dim, len(calls)-1, pal.reset)
 		}
-		rule, ruleErr := narrowRule(p, ge)
+		rule, ruleErr := offeredRule(p, ge)
 		keys := "[a]pprove"
-		if ruleErr == nil && !hasDanger(p) {
+		if ruleErr == nil {
 			keys += "  [g]rant " + present.EscapeText(rule.String())
 		}
 		keys += "  [d]eny  [s]kip  [v]iew  [q]uit:"
@@ -167,12 +167,8 @@ outer:
 				r.approved++
 				break prompt
 			case 'g', 'G':
-				if hasDanger(p) {
-					fmt.Fprintln(tty, "No rule is offered for a call with a DANGER line; approve it once with a.")
-					continue
-				}
 				if ruleErr != nil {
-					fmt.Fprintf(tty, "No rule is offered for this call (%s); approve it once with a.\n", present.EscapeText(ruleErr.Error()))
+					fmt.Fprintln(tty, noRuleLine(ruleErr))
 					continue
 				}
 				err := approveAndGrantWith(ctx, tty, st, p, rule, o, time.Now(), func(m *minter) (*token.Grant, string, error) {

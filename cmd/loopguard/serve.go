@@ -294,12 +294,12 @@ type localConsole struct {
 	offer
 }
 
-// offer is what both consoles offer to grant: review's narrowest rule of
-// the call, pinned here (narrowRule).
+// offer is what both consoles offer to grant: review's rule for the call,
+// pinned here (offeredRule).
 type offer struct{ ge grantEnv }
 
 func (o offer) Rule(c webconsole.Call) (string, error) {
-	r, err := narrowRule(c.Pending, o.ge)
+	r, err := offeredRule(c.Pending, o.ge)
 	if err != nil {
 		return "", err
 	}
@@ -372,7 +372,7 @@ func (b *localConsole) Decide(ctx context.Context, c webconsole.Call, d webconso
 func approveGrantSigned(_ context.Context, st *state.Store, m *minter, c webconsole.Call, d webconsole.Decision, ge grantEnv, grantTTL time.Duration,
 	now time.Time, exact func() (string, error)) (string, error) {
 	p := c.Pending
-	rule, err := narrowRule(p, ge)
+	rule, err := offeredRule(p, ge)
 	if err != nil {
 		return "", err
 	}

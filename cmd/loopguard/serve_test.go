@@ -1,18 +1,24 @@
 package main
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	webconsole "github.com/loopguard/loopguard/console"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
 )
 
 // writeCert writes a self-signed certificate for name and its key into dir.
@@ -95,5 +101,52 @@ func TestServeListenRefuses(t *testing.T) {
 	if ln, _, _, err = serveListen(serveOptions{listen: "127.0.0.1:0", tlsCert: looseCert, tlsKey: inside}); err == nil {
 		ln.Close()
 		t.Error("a link from the config directory to a key the agent can write was accepted")
+	}
+}
+
+func bashPending(t *testing.T, session, command, cwd string) *state.Pending {
+	t.Helper()
+	d := token.Descriptor{Tool: "Bash", Cwd: cwd, Input: map[string]any{"command": command}, Executables: map[string]string{"rm": "/usr/bin/rm"}}
+	canonical, _, err := d.Encodings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := token.DigestOf(canonical)
+	return &state.Pending{ID: state.PendingID(session, token.MainAgent, "Bash", digest), Session: session, Agent: token.MainAgent,
+		Tool: "Bash", Cwd: cwd, Digest: digest, CallDigest: digest, Descriptor: canonical, Status: state.StatusOpen}
+}
+
+// The console offers review's rule only, and takes a signed grant of no
+// other: none for a call with a DANGER line (a grant outlives the call),
+// as review's g offers none, though a narrowest rule exists for it. An
+// ordinary call is offered its narrowest rule (the control).
+func TestConsoleOffersNoRuleOnDanger(t *testing.T) {
+	cwd := t.TempDir()
+	ge := grantEnv{home: t.TempDir(), project: cwd, path: "/usr/bin:/bin"}
+	o := offer{ge}
+	ordinary := bashPending(t, "s-offer", "ls -l", cwd)
+	ordinary.ProjectDir = cwd
+	if rule, err := o.Rule(webconsole.Call{Pending: ordinary}); err != nil || !strings.HasPrefix(rule, "Bash(ls -l)") {
+		t.Fatalf("an ordinary call: rule %q, %v", rule, err)
+	}
+	danger := bashPending(t, "s-offer", "rm -rf /var/tmp/x", cwd)
+	danger.ProjectDir = cwd
+	if !hasDanger(danger) {
+		t.Fatal("rm -rf outside the project has no DANGER line")
+	}
+	narrow, err := narrowRule(danger, ge)
+	if err != nil {
+		t.Fatalf("no narrowest rule for the DANGER call, so this test shows nothing: %v", err)
+	}
+	if rule, err := o.Rule(webconsole.Call{Pending: danger}); !errors.Is(err, errDangerRule) {
+		t.Errorf("the console offers %q for a call with a DANGER line (%v)", rule, err)
+	}
+	// A page that signs the narrowest rule anyway: refused before anything
+	// is approved or minted.
+	_, err = approveGrantSigned(context.Background(), nil, nil, webconsole.Call{Pending: danger},
+		webconsole.Decision{Kind: webconsole.Grant, Rule: narrow.String()}, ge, time.Hour, time.Now(),
+		func() (string, error) { t.Error("the call was approved"); return "", errors.New("approved") })
+	if !errors.Is(err, errDangerRule) {
+		t.Errorf("a signed grant of %q on a DANGER call: %v", narrow, err)
 	}
 }

@@ -39,18 +39,6 @@ func publishRaw(t *testing.T, c *vault.Custody, host string, p *state.Pending) s
 	return e + "/" + p.ID
 }
 
-func bashPending(t *testing.T, session, command, cwd string) *state.Pending {
-	t.Helper()
-	d := token.Descriptor{Tool: "Bash", Cwd: cwd, Input: map[string]any{"command": command}, Executables: map[string]string{"rm": "/usr/bin/rm"}}
-	canonical, _, err := d.Encodings()
-	if err != nil {
-		t.Fatal(err)
-	}
-	digest := token.DigestOf(canonical)
-	return &state.Pending{ID: state.PendingID(session, token.MainAgent, "Bash", digest), Session: session, Agent: token.MainAgent,
-		Tool: "Bash", Cwd: cwd, Digest: digest, CallDigest: digest, Descriptor: canonical, Status: state.StatusOpen}
-}
-
 // The two attacks on the approver's console, against a real Vault,
 // captured byte for byte as the approver's terminal receives them:
 //
