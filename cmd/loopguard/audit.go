@@ -256,8 +256,7 @@ func prefix(s string, n int) string {
 	if s == "" {
 		return "-"
 	}
-	s = present.EscapeText(s)
-	return s[:min(n, len(s))]
+	return short(present.EscapeText(s), n)
 }
 
 // auditVerifyError is returned when verification finds problems.

@@ -87,6 +87,14 @@ func checkApprovalTTL(ttl time.Duration) error {
 	return nil
 }
 
+// checkGrantTTL bounds the lifetime of a scoped grant, given with flag.
+func checkGrantTTL(flag string, ttl time.Duration) error {
+	if ttl <= 0 || ttl > MaxGrantTTL {
+		return fmt.Errorf("%s must be between 1s and %s", flag, MaxGrantTTL)
+	}
+	return nil
+}
+
 // record appends a CLI action to the audit log and seals it when a seal key
 // is at hand.
 func record(st *state.Store, seal []byte, e audit.Entry) error {

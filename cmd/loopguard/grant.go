@@ -153,8 +153,8 @@ func currentGrantEnv() (grantEnv, error) {
 // prepareGrants parses, checks and pins the rules, and settles the session
 // and agent they bind to. It does not touch the key.
 func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule, string, string, error) {
-	if o.ttl <= 0 || o.ttl > MaxGrantTTL {
-		return nil, "", "", fmt.Errorf("--ttl must be between 1s and %s", MaxGrantTTL)
+	if err := checkGrantTTL("--ttl", o.ttl); err != nil {
+		return nil, "", "", err
 	}
 	home, proj := ge.home, ge.project
 	env := shellparse.Env{Cwd: proj, Path: ge.path, ProjectDir: proj, Home: home, Trusted: ge.trusted}

@@ -72,8 +72,8 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 			if err := checkApprovalTTL(o.ttl); err != nil {
 				return err
 			}
-			if o.grantTTL <= 0 || o.grantTTL > MaxGrantTTL {
-				return fmt.Errorf("--grant-ttl must be between 1s and %s", MaxGrantTTL)
+			if err := checkGrantTTL("--grant-ttl", o.grantTTL); err != nil {
+				return err
 			}
 			if o.filter.project != "" {
 				abs, err := filepath.Abs(o.filter.project)

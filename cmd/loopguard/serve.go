@@ -180,8 +180,8 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 	if err := checkApprovalTTL(o.ttl); err != nil {
 		return err
 	}
-	if o.grantTTL <= 0 || o.grantTTL > MaxGrantTTL {
-		return fmt.Errorf("--grant-ttl must be between 1s and %s", MaxGrantTTL)
+	if err := checkGrantTTL("--grant-ttl", o.grantTTL); err != nil {
+		return err
 	}
 	cfg, err := loadConfig()
 	if err != nil {
