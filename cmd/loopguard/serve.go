@@ -26,6 +26,7 @@ import (
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
 )
 
 // DefaultListen is where loopguard serve listens unless told otherwise:
@@ -347,7 +348,7 @@ func (b *localConsole) Decide(ctx context.Context, c webconsole.Call, d webconso
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Approved %s as %s: grant %s, single use, valid until %s. %s", p.ID, m.principal, g.ID(), present.FormatTime(g.Expiry), next), nil
+		return approvedMessage(p.ID, m.principal, g, next), nil
 	case webconsole.Grant:
 		return approveGrantSigned(ctx, b.st, m, c, d, b.ge, b.grantTTL, now, func() (string, error) {
 			next := afterApproval(p, now)
@@ -365,6 +366,11 @@ func (b *localConsole) Decide(ctx context.Context, c webconsole.Call, d webconso
 		return fmt.Sprintf("Denied %s as %s. The agent is told a human refused it.", p.ID, m.principal), nil
 	}
 	return "", fmt.Errorf("unknown decision %q", d.Kind)
+}
+
+// approvedMessage is the console's answer to an approval of call id.
+func approvedMessage(id, principal string, g *token.Grant, next string) string {
+	return fmt.Sprintf("Approved %s as %s: grant %s, single use, valid until %s. %s", id, principal, g.ID(), present.FormatTime(g.Expiry), next)
 }
 
 // approveGrantSigned approves call c once (exact) and grants the rule the
@@ -496,7 +502,7 @@ func (b *teamConsole) Decide(ctx context.Context, c webconsole.Call, d webconsol
 		if err := diary("approve", g.ID()); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Approved %s as %s: grant %s, single use, valid until %s. %s", p.ID, m.principal, g.ID(), present.FormatTime(g.Expiry), next), nil
+		return approvedMessage(p.ID, m.principal, g, next), nil
 	case webconsole.Grant:
 		return approveGrantSigned(ctx, b.st, &m, c, d, b.ge, b.grantTTL, now, func() (string, error) {
 			g, next, err := teamApprove(ctx, &m, tp, b.ttl, now)
