@@ -49,14 +49,12 @@ func Main(args []string) ExitCode {
 	}
 	root := newRootCmd()
 	root.SetArgs(args)
-	cmd, err := root.ExecuteC()
-	if err != nil {
+	if err := root.Execute(); err != nil {
 		printError(os.Stderr, err)
 		var ee *exitError
 		if errors.As(err, &ee) {
 			return ee.code
 		}
-		_ = cmd
 		return ExitError
 	}
 	return ExitOK
