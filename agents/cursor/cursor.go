@@ -12,7 +12,6 @@ package cursor
 
 import (
 	"io"
-	"strings"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/hooks"
@@ -145,13 +144,9 @@ func mapTool(c *hooks.Call) error {
 		return path("Edit")
 	case "Read":
 		return path("Read")
-	case "Bash":
-		// Through a Claude registration Cursor may send Claude's names.
-	default:
-		if strings.HasPrefix(c.ToolName, "mcp__") {
-			return nil
-		}
 	}
+	// Anything else stays as it is; through a Claude registration Cursor
+	// may send Claude's own names (Bash, mcp__<server>__<tool>).
 	return nil
 }
 
