@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/internal/testfs"
 	"github.com/loopguard/loopguard/policy"
 )
 
@@ -60,15 +61,7 @@ func TestParseRefuses(t *testing.T) {
 func TestPlanKeepsGuardFilesReadOnly(t *testing.T) {
 	root := t.TempDir()
 	proj := filepath.Join(root, "proj")
-	for _, f := range []string{"bin/loopguard", "bin/loopguard-hook", "bin/other", "src/a.go", "README.md"} {
-		p := filepath.Join(proj, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Tree(t, proj, []byte("x"), 0o644, "bin/loopguard", "bin/loopguard-hook", "bin/other", "src/a.go", "README.md")
 	e := Env{Home: filepath.Join(root, "home"), TempDir: filepath.Join(root, "tmp"), UID: os.Getuid(),
 		Places: policy.Places{Home: filepath.Join(root, "home"), Self: filepath.Join(proj, "bin", "loopguard-hook")}}
 	if err := os.MkdirAll(e.TempDir, 0o755); err != nil {

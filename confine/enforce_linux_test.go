@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/loopguard/loopguard/internal/testfs"
 	"github.com/loopguard/loopguard/policy"
 )
 
@@ -160,20 +161,12 @@ func newWorld(t *testing.T) world {
 		t.Fatal(err)
 	}
 	w := world{home: filepath.Join(root, "home"), project: filepath.Join(root, "proj"), tmp: filepath.Join(root, "tmp"), outside: filepath.Join(root, "outside")}
-	for _, f := range []string{
+	testfs.Tree(t, root, []byte("original\n"), 0o600,
 		"home/.ssh/id_rsa", "home/.gitconfig", "home/.config/git/config", "home/.config/git/credentials", "home/.npmrc", "home/.npm/_cacache/index-v5/x", "home/.npm/_npx/abc/node_modules/p/index.js", "home/.local/state/loopguard/grants/g1", "home/notes.txt",
 		"proj/README.md", "proj/src/main.go", "proj/.git/config", "proj/.git/hooks/pre-commit", "proj/.git/HEAD",
 		"proj/.claude/settings.json", "proj/src/.mcp.json", "proj/docs/guide.md", "proj/deep/.envrc",
 		"outside/secret",
-	} {
-		p := filepath.Join(root, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("original\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
 	if err := os.MkdirAll(w.tmp, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -484,15 +477,7 @@ func TestConfinementEnvironment(t *testing.T) {
 // its root (control).
 func TestConfinementUserToolchains(t *testing.T) {
 	w := newWorld(t)
-	for _, f := range []string{".cargo/credentials.toml", ".local/share/app/history", "sdk/go1/src/fmt/print.go"} {
-		p := filepath.Join(w.home, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("token\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Tree(t, w.home, []byte("token\n"), 0o600, ".cargo/credentials.toml", ".local/share/app/history", "sdk/go1/src/fmt/print.go")
 	j := func(rel string) string { return filepath.Join(w.home, rel) }
 	for _, c := range []struct {
 		exe   string

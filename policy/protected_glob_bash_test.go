@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/internal/testfs"
 )
 
 // TestGlobProtectionCoversWhatBashExpands holds GlobProtection to real
@@ -21,19 +23,11 @@ func TestGlobProtectionCoversWhatBashExpands(t *testing.T) {
 	}
 	root := t.TempDir()
 	home, proj := filepath.Join(root, "home"), filepath.Join(root, "proj")
-	for _, f := range []string{
+	testfs.Tree(t, root, nil, 0o644,
 		"home/.ssh/id_rsa", "home/.bashrc", "home/.claude/settings.json", "home/.claude/skills/x",
 		"home/.local/state/loopguard/k", "home/notes.txt",
 		"proj/.git/config", "proj/.envrc", "proj/.npmrc", "proj/main.go", "proj/src/x.go",
-	} {
-		p := filepath.Join(root, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
 	pl := Places{Home: home}
 	for _, c := range []struct {
 		pat     string

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/loopguard/loopguard/internal/testfs"
 )
 
 // tree lays out a project, a home and an outside dir with real files and
@@ -34,15 +36,7 @@ func mkTree(t *testing.T) tree {
 		"proj/src/a.go", "proj/src/sub/b.go", "proj/srcx/a.go", "proj/docs/a.md",
 		"proj/.claude/settings.json", "etc/passwd", "home/notes/n.txt",
 	}
-	for _, f := range files {
-		p := filepath.Join(root, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Tree(t, root, []byte("x"), 0o644, files...)
 	links := [][2]string{
 		{"proj/src/x", tr.etc},
 		{"proj/src/dangle", filepath.Join(tr.etc, "new.conf")},

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/internal/testfs"
 )
 
 // fixture is a directory tree with stub executables, so corpus results do
@@ -62,13 +64,7 @@ func newFixture(tb testing.TB) *fixture {
 	// parts of a pipeline run at once.
 	stub := "#!" + bash + "\n" + `if [ -n "$LG_RECORD_DIR" ]; then LG_RECORD=$LG_RECORD_DIR/$$; fi; if [ -n "$LG_RECORD" ]; then { printf '%s\0' "$0" "$#"; if [ $# -gt 0 ]; then printf '%s\0' "$@"; fi; } >> "$LG_RECORD"; fi` + "\n"
 	mk := func(rel string, mode os.FileMode) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(stub), mode); err != nil {
-			tb.Fatal(err)
-		}
+		testfs.Write(tb, filepath.Join(root, rel), []byte(stub), mode)
 	}
 	for _, n := range stubNames {
 		mk(filepath.Join("trusted", n), 0o755)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/internal/testfs"
 )
 
 // globTree is a directory tree with what bash's filename expansion treats
@@ -22,15 +24,7 @@ func globTree(t *testing.T) string {
 	files := []string{"a.go", "b.go", "B.txt", "c d.txt", ".hidden", ".hid.go", "x[1].txt", "star*.txt",
 		"q?.md", "é.go", "docs/one.md", "docs/two.txt", "docs/sub/deep.md", "docs/.dot/in.md", "src/main.go",
 		"src/.git/config", "-rf", "back\\slash.go", "dir.with.dots/f.go"}
-	for _, f := range files {
-		p := filepath.Join(root, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Tree(t, root, []byte("x"), 0o644, files...)
 	outside := t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o600); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/internal/testfs"
 )
 
 // pathTree builds real directories for PATH tests and returns the root.
@@ -26,12 +28,7 @@ func pathTree(t *testing.T, files ...string) string {
 			}
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), mode); err != nil {
-			t.Fatal(err)
-		}
+		testfs.Write(t, p, []byte("#!/bin/sh\n"), mode)
 	}
 	return root
 }

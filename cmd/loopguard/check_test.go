@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/internal/testfs"
 	"github.com/loopguard/loopguard/shellparse"
 )
 
@@ -65,15 +66,7 @@ func checkEnv(t *testing.T) (shellparse.Env, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"bin/git", "bin/ls", "evil/ls"} {
-		p := filepath.Join(root, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Tree(t, root, []byte("#!/bin/sh\n"), 0o755, "bin/git", "bin/ls", "evil/ls")
 	if err := os.MkdirAll(filepath.Join(root, "proj"), 0o755); err != nil {
 		t.Fatal(err)
 	}

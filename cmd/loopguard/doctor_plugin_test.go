@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/internal/testfs"
 	"github.com/loopguard/loopguard/policy"
 )
 
@@ -24,12 +24,7 @@ func settingsReport(t *testing.T, user, managed, plugin []byte) string {
 		t.Fatal(err)
 	}
 	write := func(p string, b []byte) {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testfs.Write(t, p, b, 0o644)
 	}
 	if user != nil {
 		write(filepath.Join(home, ".claude", "settings.json"), user)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
 	"github.com/loopguard/loopguard/internal/keyringtest"
+	"github.com/loopguard/loopguard/internal/testfs"
 )
 
 // secretKey is what ~/.ssh/id_rsa holds in these tests: no tool result
@@ -35,13 +36,7 @@ func plantAttackProject(t *testing.T, e *env) {
 		"cmd/app/main.go": "package main\n\nfunc main() {}\n",
 	}
 	for name, body := range files {
-		p := e.path(name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testfs.Write(t, e.path(name), []byte(body), 0o644)
 	}
 	key := filepath.Join(e.g.Home, ".ssh", "id_rsa")
 	if err := os.MkdirAll(filepath.Dir(key), 0o700); err != nil {

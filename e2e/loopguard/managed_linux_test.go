@@ -14,6 +14,7 @@ import (
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/internal/testfs"
 )
 
 // managedMachine is a machine of its own for the managed install, made
@@ -279,12 +280,7 @@ func TestManagedInstall(t *testing.T) {
 	}
 	off := `{"disableAllHooks": true, "hooks": {}, "sandbox": {"enabled": false}}` + "\n"
 	for _, p := range []string{filepath.Join(m.home, ".claude", "settings.json"), filepath.Join(proj, ".claude", "settings.json"), filepath.Join(proj, ".claude", "settings.local.json")} {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(off), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testfs.Write(t, p, []byte(off), 0o644)
 		for _, q := range []string{p, filepath.Dir(p)} {
 			if err := os.Chown(q, m.uid, m.gid); err != nil {
 				t.Fatal(err)

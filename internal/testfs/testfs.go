@@ -1,0 +1,36 @@
+// Package testfs makes the files a test needs, failing the test on any
+// error: the one copy of "make the parent directories, then write".
+package testfs
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Write writes body to path with mode, making its parent directories.
+func Write(tb testing.TB, path string, body []byte, mode os.FileMode) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, body, mode); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Tree writes body with mode to each name below root ("/"-separated); a
+// name ending in "/" is made as a directory.
+func Tree(tb testing.TB, root string, body []byte, mode os.FileMode, names ...string) {
+	tb.Helper()
+	for _, n := range names {
+		p := filepath.Join(root, filepath.FromSlash(n))
+		if n[len(n)-1] == '/' {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				tb.Fatal(err)
+			}
+			continue
+		}
+		Write(tb, p, body, mode)
+	}
+}
