@@ -93,16 +93,17 @@ func queue(st *state.Store, f queueFilter, skipped map[string]bool, now time.Tim
 	return out, errs
 }
 
-// turnOf returns p and the other queued calls of its turn: the same
+// turnOf returns rc and the other queued calls of its turn: the same
 // session and agent, arrived within sameTurn of it.
-func turnOf(p *state.Pending, calls []*state.Pending) []*state.Pending {
-	out := []*state.Pending{p}
-	for _, o := range calls {
+func turnOf(rc *reviewCall, calls []*reviewCall) []*reviewCall {
+	p, out := rc.p, []*reviewCall{rc}
+	for _, oc := range calls {
+		o := oc.p
 		if o.ID == p.ID || o.Session != p.Session || o.Agent != p.Agent {
 			continue
 		}
 		if d := o.Created.Sub(p.Created); d < sameTurn && d > -sameTurn {
-			out = append(out, o)
+			out = append(out, oc)
 		}
 	}
 	return out

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/loopguard/loopguard/backend/vault"
 	webconsole "github.com/loopguard/loopguard/console"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
@@ -96,10 +97,11 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 					return err
 				}
 				o.tty, o.store, o.minter = tty, st, m
-				return reviewTeamRun(ctx, o)
+				return reviewLoop(ctx, o, &reviewTeam{o: o, m: m})
 			case "":
 				o.tty, o.store = tty, st
-				return reviewRun(ctx, o)
+				ge, _ := currentGrantEnv()
+				return reviewLoop(ctx, o, &reviewLocal{o: o, ge: ge})
 			}
 			return fmt.Errorf("--backend %q: want vault (the calls waiting across the team), or leave it out (this machine's calls)", o.backend)
 		},
@@ -248,19 +250,6 @@ func (r *round) idle(msg string) {
 	fmt.Fprintf(r.c.tty, "%s%s%s\n", r.c.pal.dim, msg, r.c.pal.reset)
 }
 
-// arrived rings the bell and puts waiting (how many calls wait) in the
-// window's title the first time call id is shown, so it is noticed from
-// another window.
-func (r *round) arrived(id, waiting string) {
-	r.idling = false
-	if r.announced[id] {
-		return
-	}
-	r.announced[id] = true
-	fmt.Fprint(r.c.tty, "\a")
-	r.title("loopguard: " + waiting)
-}
-
 func (r *round) title(t string) {
 	if r.titles {
 		fmt.Fprintf(r.c.tty, "\x1b]2;%s\a", present.EscapeText(t))
@@ -330,58 +319,150 @@ func (c *console) cooked() {
 	}
 }
 
-func reviewRun(ctx context.Context, o *reviewOptions) error {
-	tty, st := o.tty, o.store
+// reviewCall is one call in review's queue: key names it there (its id
+// on this machine; "<machine>/<id>" across the team), p is the call as
+// shown, tp its verified record in Vault (the team's calls only).
+type reviewCall struct {
+	key string
+	p   *state.Pending
+	tp  *vault.TeamPending
+}
+
+func keysOf(calls []*reviewCall) string {
+	return joinIDs(calls, func(rc *reviewCall) string { return rc.key })
+}
+
+// reviewBackend is where review's calls wait and how a decision is
+// carried out: this machine's state directory and keyring (reviewLocal),
+// or the team's calls in Vault (reviewTeam, review_vault.go). The loop,
+// reviewLoop, is one: what is shown and in which order, the keys, the
+// checks before a decision and what is refused. A backend holds only what
+// truly differs between the two, each said where it is.
+type reviewBackend interface {
+	// words are the backend's fixed lines.
+	words() reviewWords
+	// intro is the line review starts with.
+	intro(c *console) string
+	// queue lists the calls waiting that pass the filter and were not
+	// skipped, newest first; warns are lines to say once each (after
+	// "loopguard: "), err a failure to read the queue at all.
+	queue(ctx context.Context, skipped map[string]bool, now time.Time) (calls []*reviewCall, warns []string, err error)
+	// show shows rc (header first, a long body paged) and reports
+	// whether all of it was shown.
+	show(c *console, rc *reviewCall) bool
+	// shown is said once after a call is first shown; more calls wait
+	// besides it.
+	shown(c *console, rc *reviewCall, more int)
+	// pin keeps rc in the queue while the human has it open.
+	pin(rc *reviewCall, now time.Time)
+	// secondLook lists why approving rc asks for the digest's characters
+	// (review_keys.go); whole is false when not all of it was shown.
+	secondLook(rc *reviewCall, whole bool) []string
+	// turnOf is rc and the other waiting calls of its turn.
+	turnOf(rc *reviewCall, calls []*reviewCall) []*reviewCall
+	// ordinary reports whether none of calls needs a second look.
+	ordinary(calls []*reviewCall) bool
+	// keyLine is the prompt's keys; status its live last line ("" for
+	// none).
+	keyLine(c *console, keys []string) string
+	status(rc *reviewCall, more int, now time.Time, width int) string
+	// gone says why rc left the queue while it was on screen.
+	gone(c *console, rc *reviewCall, now time.Time) string
+	// open reports whether rc is still undecided; an error is said and
+	// the prompt asked again.
+	open(ctx context.Context, rc *reviewCall) (bool, error)
+	// approve approves rc once, asking for the digest's characters when
+	// look holds a reason (or always, where the backend says why).
+	approve(ctx context.Context, c *console, rc *reviewCall, look []string) error
+	// exact is g's approval of rc (the grant is review's own).
+	exact(ctx context.Context, rc *reviewCall) func(*minter) (*token.Grant, string, error)
+	// approveTurn approves the calls of turn together (t); it returns
+	// how many it approved.
+	approveTurn(ctx context.Context, c *console, turn []*reviewCall) (int, error)
+	// deny refuses rc and says so.
+	deny(ctx context.Context, c *console, rc *reviewCall) error
+}
+
+// reviewWords are a backend's fixed lines.
+type reviewWords struct {
+	idle    string // said once while nothing waits
+	waiting string // the window's title while calls wait (%d: how many)
+	lists   string // the command that lists a skipped call
+	noTurn  string // the answer to t where no turn is offered
+	press   string // the answer to a key that is none
+	// every is how many reviewPoll ticks pass between reads of the queue.
+	every int
+	// redraw: the prompt has no live line that counts new calls, so a
+	// change in the queue shows the call again (with the new count).
+	redraw bool
+}
+
+// reviewLoop is review: the calls of b, one at a time, decided by the
+// human at o.tty.
+func reviewLoop(ctx context.Context, o *reviewOptions, b reviewBackend) error {
+	tty := o.tty
 	c := &console{tty: tty, fd: fdOf(tty), pal: paletteFor(tty), deadlines: true}
 	defer c.cooked()
-	pal := c.pal
-	fmt.Fprint(tty, pal.bold+wrapText("loopguard review: pending calls appear here as they arrive. a approve, g approve+grant, t whole turn, d deny, s skip, v view, q quit.", c.width())+pal.reset)
+	pal, w := c.pal, b.words()
+	fmt.Fprint(tty, b.intro(c))
 	r := newRound(c)
 	defer r.end()
 	skipped := r.skipped
 	warned := map[string]bool{}
+	lastErr := ""
 	ge, _ := currentGrantEnv()
 	current := "" // the call on screen: never replaced while the prompt waits
 outer:
 	for {
 		now := time.Now()
-		calls, errs := queue(st, o.filter, skipped, now)
-		for _, err := range errs {
-			if !warned[err.Error()] {
-				warned[err.Error()] = true
-				fmt.Fprintf(tty, "%sloopguard: warning: %s%s\n", pal.yellow, present.EscapeText(err.Error()), pal.reset)
+		calls, warns, err := b.queue(ctx, skipped, now)
+		for _, l := range warns {
+			if !warned[l] {
+				warned[l] = true
+				fmt.Fprintf(tty, "%sloopguard: %s%s\n", pal.yellow, l, pal.reset)
 			}
+		}
+		if err != nil && err.Error() != lastErr {
+			// The queue cannot be read (Vault down, sealed, the token
+			// expired): say so once, keep trying; nothing is decided
+			// without it.
+			lastErr = err.Error()
+			fmt.Fprintf(tty, "%sloopguard: warning: %s%s\n", pal.yellow, present.EscapeText(err.Error()), pal.reset)
 		}
 		if len(calls) == 0 {
 			current = ""
-			r.idle("Waiting for calls (q to quit)...")
-			k, err := c.key(ctx, true)
-			if err != nil {
-				return nil
+			r.idle(w.idle)
+			for tick := 1; ; tick++ {
+				k, err := c.key(ctx, true)
+				if err != nil || k == 'q' || k == 3 || k == 4 {
+					return nil
+				}
+				if k != 0 || tick%w.every == 0 {
+					continue outer
+				}
 			}
-			if k == 'q' || k == 3 || k == 4 {
-				return nil
-			}
-			continue
 		}
-		p := calls[0]
-		if i := slices.IndexFunc(calls, func(q *state.Pending) bool { return q.ID == current }); i >= 0 {
-			p = calls[i]
+		lastErr = ""
+		rc := calls[0]
+		if i := slices.IndexFunc(calls, func(q *reviewCall) bool { return q.key == current }); i >= 0 {
+			rc = calls[i]
 		}
-		current = p.ID
-		r.announce(calls)
+		current = rc.key
+		p := rc.p
+		r.announce(calls, fmt.Sprintf(w.waiting, len(calls)))
 		fmt.Fprint(tty, "\n")
-		whole := showCall(c, st, p)
+		whole := b.show(c, rc)
+		turn := b.turnOf(rc, calls)
+		more := len(calls) - len(turn)
+		b.shown(c, rc, more)
 		// The human has it open: no flood of new calls drops it meanwhile
 		// (pinned again below while the prompt waits).
-		_ = st.Pin(p.ID, now)
+		b.pin(rc, now)
 		pinned := now
-		turn := turnOf(p, calls)
-		look := secondLook(p, ge, whole)
+		look := b.secondLook(rc, whole)
 		rule, ruleErr := offeredRule(p, ge)
-		turnOK := len(turn) > 1 && len(look) == 0 && ordinaryTurn(st, turn[1:], ge)
-		shownTurn := idsOf(turn)
-		more := len(calls) - len(turn)
+		turnOK := len(turn) > 1 && len(look) == 0 && b.ordinary(turn[1:])
+		shownTurn, shownQueue := keysOf(turn), keysOf(calls)
 	prompt:
 		for {
 			keys := []string{"[a]pprove"}
@@ -396,37 +477,47 @@ outer:
 			if len(look) > 0 {
 				fmt.Fprint(tty, pal.yellow+wrapText(fmt.Sprintf("SECOND LOOK (%s): a asks for the first %d characters of the digest shown above.", strings.Join(look, "; "), reviewConfirmLen), c.width())+pal.reset)
 			}
-			fmt.Fprint(tty, pal.bold+wrapItems(keys, c.width())+pal.reset)
-			status := statusLine(st, p, more, time.Now(), c.width())
+			fmt.Fprint(tty, b.keyLine(c, keys))
+			status := b.status(rc, more, time.Now(), c.width())
 			fmt.Fprint(tty, status)
 			k, err := c.key(ctx, true)
-			for err == nil && k == 0 {
+			for tick := 1; err == nil && k == 0; tick++ {
 				// No key yet: the time left counts down, new calls are
 				// counted (shown after this one), and a call that left the
 				// queue is said to have.
+				if tick%w.every != 0 {
+					k, err = c.key(ctx, true)
+					continue
+				}
 				now := time.Now()
 				if now.Sub(pinned) > state.PinFor/2 {
-					_ = st.Pin(p.ID, now)
+					b.pin(rc, now)
 					pinned = now
 				}
-				cur, _ := queue(st, o.filter, skipped, now)
-				i := slices.IndexFunc(cur, func(q *state.Pending) bool { return q.ID == p.ID })
-				if i < 0 {
-					fmt.Fprintf(tty, "\n%s\n", gone(st, p.ID, now))
+				cur, _, qerr := b.queue(ctx, skipped, now)
+				i := slices.IndexFunc(cur, func(q *reviewCall) bool { return q.key == rc.key })
+				switch {
+				case qerr != nil:
+					// Unknown: the prompt waits on.
+				case i < 0:
+					fmt.Fprintf(tty, "\n%s\n", b.gone(c, rc, now))
 					continue outer
-				}
-				if idsOf(turnOf(cur[i], cur)) != shownTurn {
+				case keysOf(b.turnOf(cur[i], cur)) != shownTurn:
 					fmt.Fprintf(tty, "\n%sMore calls of this turn arrived; showing it again.%s\n", pal.dim, pal.reset)
 					continue outer
-				}
-				p.HeldUntil, p.HolderPID = cur[i].HeldUntil, cur[i].HolderPID
-				r.announce(cur)
-				more = len(cur) - len(turn)
-				if s := statusLine(st, p, more, now, c.width()); s != status {
-					if c.live() {
-						c.redraw(status, s)
+				case w.redraw && keysOf(cur) != shownQueue:
+					fmt.Fprintf(tty, "\n%sThe queue changed; redrawing.%s\n", pal.dim, pal.reset)
+					continue outer
+				default:
+					p.HeldUntil, p.HolderPID = cur[i].p.HeldUntil, cur[i].p.HolderPID
+					r.announce(cur, fmt.Sprintf(w.waiting, len(cur)))
+					more = len(cur) - len(turn)
+					if s := b.status(rc, more, now, c.width()); s != status {
+						if c.live() {
+							c.redraw(status, s)
+						}
+						status = s
 					}
-					status = s
 				}
 				k, err = c.key(ctx, true)
 			}
@@ -436,17 +527,16 @@ outer:
 			}
 			fmt.Fprintf(tty, "%c\n", printableKey(k))
 			// The call may have been decided elsewhere meanwhile.
-			if cur, err := st.GetPending(p.ID); err != nil || cur.Status != state.StatusOpen {
-				fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; moving on.\n", p.ID)
+			if ok, err := b.open(ctx, rc); err != nil {
+				printError(tty, err)
+				continue
+			} else if !ok {
+				fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; moving on.\n", present.EscapeText(p.ID))
 				break prompt
 			}
 			switch k {
 			case 'a', 'A':
-				n := 0 // one key: the human has this call on screen
-				if len(look) > 0 {
-					n = reviewConfirmLen
-				}
-				if err := approveRun(ctx, &approveOptions{tty: tty, store: st, now: time.Now, ids: []string{p.ID}, ttl: o.ttl, shown: p.Digest, confirmLen: n}); err != nil {
+				if err := b.approve(ctx, c, rc, look); err != nil {
 					printError(tty, err)
 					continue // still open: ask again
 				}
@@ -457,7 +547,7 @@ outer:
 					fmt.Fprintln(tty, noRuleLine(ruleErr))
 					continue
 				}
-				if err := approveAndGrant(ctx, tty, st, p, rule, o, time.Now()); err != nil {
+				if err := approveAndGrantWith(ctx, tty, o.store, p, rule, o, time.Now(), b.exact(ctx, rc)); err != nil {
 					printError(tty, err)
 					continue
 				}
@@ -465,10 +555,10 @@ outer:
 				break prompt
 			case 't', 'T':
 				if !turnOK {
-					fmt.Fprintln(tty, "t approves a whole turn of ordinary calls; approve this one with a.")
+					fmt.Fprintln(tty, w.noTurn)
 					continue
 				}
-				n, err := approveTurn(ctx, c, st, turn, o, time.Now())
+				n, err := b.approveTurn(ctx, c, turn)
 				r.approved += n
 				if err != nil {
 					printError(tty, err)
@@ -476,40 +566,127 @@ outer:
 				}
 				break prompt
 			case 'd', 'D':
-				note, err := readLine(tty, "Reason for the agent (optional; Enter for none): ")
-				if err != nil {
-					printError(tty, err)
-					continue
-				}
-				if err := denyRun(&denyOptions{out: tty, store: st, now: time.Now, ids: []string{p.ID}, note: note}); err != nil {
+				if err := b.deny(ctx, c, rc); err != nil {
 					printError(tty, err)
 					continue
 				}
 				r.denied++
 				break prompt
 			case 'v', 'V':
-				if showCall(c, st, p) {
-					look = secondLook(p, ge, true)
+				if b.show(c, rc) {
+					look = b.secondLook(rc, true)
 				}
 				continue
 			case 's', 'S':
-				skipped[p.ID] = true
-				fmt.Fprintf(tty, "Skipped %s; it stays pending (loopguard pending lists it).\n", p.ID)
+				skipped[rc.key] = true
+				fmt.Fprintf(tty, "Skipped %s; it stays pending (%s lists it).\n", present.EscapeText(p.ID), w.lists)
 				break prompt
 			case 'q', 'Q', 3, 4:
 				return nil
 			default:
-				fmt.Fprintln(tty, "Press a, g, t, d, s, v or q.")
+				fmt.Fprintln(tty, w.press)
 			}
 		}
 	}
 }
 
+// reviewLocal is this machine's calls: the state directory, decided with
+// the keyring's key.
+type reviewLocal struct {
+	o  *reviewOptions
+	ge grantEnv
+}
+
+func (b *reviewLocal) words() reviewWords {
+	return reviewWords{idle: "Waiting for calls (q to quit)...", waiting: "loopguard: %d call(s) waiting", lists: "loopguard pending",
+		noTurn: "t approves a whole turn of ordinary calls; approve this one with a.", press: "Press a, g, t, d, s, v or q.", every: 1}
+}
+
+func (b *reviewLocal) intro(c *console) string {
+	return c.pal.bold + wrapText("loopguard review: pending calls appear here as they arrive. a approve, g approve+grant, t whole turn, d deny, s skip, v view, q quit.", c.width()) + c.pal.reset
+}
+
+func (b *reviewLocal) queue(_ context.Context, skipped map[string]bool, now time.Time) ([]*reviewCall, []string, error) {
+	list, errs := queue(b.o.store, b.o.filter, skipped, now)
+	calls := make([]*reviewCall, len(list))
+	for i, p := range list {
+		calls[i] = &reviewCall{key: p.ID, p: p}
+	}
+	var warns []string
+	for _, err := range errs {
+		warns = append(warns, "warning: "+present.EscapeText(err.Error()))
+	}
+	return calls, warns, nil
+}
+
+func (b *reviewLocal) show(c *console, rc *reviewCall) bool { return showCall(c, b.o.store, rc.p) }
+func (b *reviewLocal) shown(*console, *reviewCall, int)     {}
+func (b *reviewLocal) pin(rc *reviewCall, now time.Time)    { _ = b.o.store.Pin(rc.key, now) }
+
+func (b *reviewLocal) secondLook(rc *reviewCall, whole bool) []string {
+	return secondLook(rc.p, b.ge, whole)
+}
+
+func (b *reviewLocal) turnOf(rc *reviewCall, calls []*reviewCall) []*reviewCall {
+	return turnOf(rc, calls)
+}
+
+func (b *reviewLocal) ordinary(calls []*reviewCall) bool { return ordinaryTurn(b.o.store, calls, b.ge) }
+
+func (b *reviewLocal) keyLine(c *console, keys []string) string {
+	return c.pal.bold + wrapItems(keys, c.width()) + c.pal.reset
+}
+
+func (b *reviewLocal) status(rc *reviewCall, more int, now time.Time, width int) string {
+	return statusLine(b.o.store, rc.p, more, now, width)
+}
+
+func (b *reviewLocal) gone(_ *console, rc *reviewCall, now time.Time) string {
+	return gone(b.o.store, rc.key, now)
+}
+
+func (b *reviewLocal) open(_ context.Context, rc *reviewCall) (bool, error) {
+	cur, err := b.o.store.GetPending(rc.key)
+	return err == nil && cur.Status == state.StatusOpen, nil
+}
+
+func (b *reviewLocal) approve(ctx context.Context, c *console, rc *reviewCall, look []string) error {
+	n := 0 // one key: the human has this call on screen
+	if len(look) > 0 {
+		n = reviewConfirmLen
+	}
+	return approveRun(ctx, &approveOptions{tty: c.tty, store: b.o.store, now: time.Now, ids: []string{rc.key}, ttl: b.o.ttl, shown: rc.p.Digest, confirmLen: n})
+}
+
+func (b *reviewLocal) exact(_ context.Context, rc *reviewCall) func(*minter) (*token.Grant, string, error) {
+	now := time.Now()
+	return func(m *minter) (*token.Grant, string, error) {
+		next := afterApproval(rc.p, time.Now()) // before the held call runs and its hook is gone
+		a, err := mintApproval(b.o.store, m, rc.p, b.o.ttl, now)
+		if err != nil {
+			return nil, "", err
+		}
+		return a, next, nil
+	}
+}
+
+func (b *reviewLocal) approveTurn(ctx context.Context, c *console, turn []*reviewCall) (int, error) {
+	return approveTurn(ctx, c, b.o.store, turn, b.o, time.Now())
+}
+
+func (b *reviewLocal) deny(_ context.Context, c *console, rc *reviewCall) error {
+	note, err := readLine(c.tty, "Reason for the agent (optional; Enter for none): ")
+	if err != nil {
+		return err
+	}
+	return denyRun(&denyOptions{out: c.tty, store: b.o.store, now: time.Now, ids: []string{rc.key}, note: note})
+}
+
 // ordinaryTurn reports whether none of calls needs a second look, as t
 // shows them (folded parts count as not shown).
-func ordinaryTurn(st *state.Store, calls []*state.Pending, ge grantEnv) bool {
-	for _, p := range calls {
-		if len(secondLook(p, ge, renderedWhole(st, p))) > 0 {
+func ordinaryTurn(st *state.Store, calls []*reviewCall, ge grantEnv) bool {
+	for _, rc := range calls {
+		if len(secondLook(rc.p, ge, renderedWhole(st, rc.p))) > 0 {
 			return false
 		}
 	}
@@ -576,11 +753,6 @@ func showParts(c *console, p *state.Pending, head, says, body string, whole bool
 	n := len(present.Danger(p.Descriptor, p.ProjectDir))
 	fmt.Fprintf(c.tty, "%s%s | %d danger line(s), %d warning(s) | digest %.16s...%s\n", c.pal.bold, present.Summary(p), n, len(p.Warnings), present.EscapeText(p.Digest), c.pal.reset)
 	return whole
-}
-
-// idsOf names a queue's contents, to tell when it changed.
-func idsOf(calls []*state.Pending) string {
-	return joinIDs(calls, func(p *state.Pending) string { return p.ID })
 }
 
 // joinIDs is the ids of xs, each followed by a space: a queue's name.
@@ -650,22 +822,10 @@ func grantBinding(p *state.Pending) (string, string) {
 	return p.Session, present.EscapeText(p.Session) + " only"
 }
 
-// approveAndGrant approves p once and grants rule to p's session and agent,
-// after one confirmation that covers both.
-func approveAndGrant(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rule scope.Rule, o *reviewOptions, now time.Time) error {
-	return approveAndGrantWith(ctx, tty, st, p, rule, o, now, func(m *minter) (*token.Grant, string, error) {
-		next := afterApproval(p, time.Now()) // before the held call runs and its hook is gone
-		a, err := mintApproval(st, m, p, o.ttl, now)
-		if err != nil {
-			return nil, "", err
-		}
-		return a, next, nil
-	})
-}
-
-// approveAndGrantWith is approveAndGrant with the exact approval made by
-// exact (locally, or through Vault for another machine's call), which
-// returns the grant and what happens next.
+// approveAndGrantWith approves p once and grants rule to p's session and
+// agent, after one confirmation that covers both; exact makes the exact
+// approval (locally, or through Vault for another machine's call) and
+// returns it and what happens next.
 func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rule scope.Rule, o *reviewOptions, now time.Time,
 	exact func(*minter) (*token.Grant, string, error)) error {
 	m, err := loadMinter(ctx)
@@ -699,10 +859,11 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 // approveTurn approves every call of one turn after showing them all,
 // with one key (review offers t only when none of them needs a second
 // look); it returns how many it approved.
-func approveTurn(ctx context.Context, c *console, st *state.Store, turn []*state.Pending, o *reviewOptions, now time.Time) (int, error) {
+func approveTurn(ctx context.Context, c *console, st *state.Store, turn []*reviewCall, o *reviewOptions, now time.Time) (int, error) {
 	tty := c.tty
 	fmt.Fprintf(tty, "\nThe %d calls of this turn (the first is shown above):\n", len(turn))
-	for i, p := range turn[1:] {
+	for i, rc := range turn[1:] {
+		p := rc.p
 		fmt.Fprintf(tty, "\n--- call %d of %d ---\n%s", i+2, len(turn), renderPendingWith(st, p, false))
 		_ = st.Pin(p.ID, time.Now())
 	}
@@ -715,7 +876,8 @@ func approveTurn(ctx context.Context, c *console, st *state.Store, turn []*state
 		return 0, err
 	}
 	n := 0
-	for _, p := range turn {
+	for _, rc := range turn {
+		p := rc.p
 		if cur, err := st.GetPending(p.ID); err != nil || cur.Status != state.StatusOpen {
 			fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; left as it is.\n", p.ID)
 			continue

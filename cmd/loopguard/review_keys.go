@@ -243,19 +243,20 @@ func (c *console) drain() {
 }
 
 // announce rings the bell and names how many calls wait in the window's
-// title when calls holds one not announced before: a call that arrives
-// while the human looks at another is noticed without replacing it.
-func (r *round) announce(calls []*state.Pending) {
+// title (title) when calls holds one not announced before: a call that
+// arrives while the human looks at another is noticed without replacing
+// it.
+func (r *round) announce(calls []*reviewCall, title string) {
 	fresh := false
-	for _, p := range calls {
-		if !r.announced[p.ID] {
-			r.announced[p.ID], fresh = true, true
+	for _, rc := range calls {
+		if !r.announced[rc.key] {
+			r.announced[rc.key], fresh = true, true
 		}
 	}
 	r.idling = r.idling && len(calls) == 0
 	if fresh {
 		fmt.Fprint(r.c.tty, "\a")
-		r.title(fmt.Sprintf("loopguard: %d call(s) waiting", len(calls)))
+		r.title(title)
 	}
 }
 

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/loopguard/loopguard/backend/vault"
@@ -10,11 +12,10 @@ import (
 	"github.com/loopguard/loopguard/token"
 )
 
-// review --backend vault: the console over the calls waiting across the
-// team (every agent machine sharing the Vault), decided from this machine
-// through Vault. The calls are shown by showCall, as local ones (header first, paged);
-// the keys are review's, less t (a turn is one machine's; approve its calls
-// one by one).
+// review --backend vault: review's loop (reviewLoop) over the calls
+// waiting across the team (every agent machine sharing the Vault), decided
+// from this machine through Vault. The keys are review's, less t (a turn
+// is one machine's; approve its calls one by one).
 
 // teamPoll is how often the team console asks Vault for new calls while it
 // waits for a key (in reviewPoll ticks).
@@ -52,157 +53,119 @@ func teamQueue(ctx context.Context, c *vault.Custody, f queueFilter, skipped map
 	return calls, unreadable, nil
 }
 
-func teamIDs(calls []*vault.TeamPending) string {
-	return joinIDs(calls, func(tp *vault.TeamPending) string { return tp.Key })
+// reviewTeam is the calls waiting across the team, read from Vault and
+// decided through it as the approver (o.minter).
+type reviewTeam struct {
+	o *reviewOptions
+	m *minter
 }
 
-func reviewTeamRun(ctx context.Context, o *reviewOptions) error {
-	tty, st, m := o.tty, o.store, o.minter
-	c := &console{tty: tty, fd: fdOf(tty), pal: paletteFor(tty), deadlines: true}
-	defer c.cooked()
-	pal := c.pal
-	fmt.Fprintf(tty, "%sloopguard review --backend vault%s: calls waiting across the team appear here, decided as %s. a approve, g approve+grant, d deny, s skip, v view, q quit.\n",
-		pal.bold, pal.reset, present.EscapeText(m.principal))
-	r := newRound(c)
-	defer r.end()
-	skipped := r.skipped
-	lastErr := ""
-	told := map[string]bool{}
-	ge, _ := currentGrantEnv()
-	// waitKey waits for a key, asking Vault every teamPoll ticks whether
-	// the queue changed; changed is true when it did.
-	waitKey := func(shown string) (k byte, changed bool, err error) {
-		for ticks := 1; ; ticks++ {
-			k, err := c.key(ctx, true)
-			if err != nil || k != 0 {
-				return k, false, err
-			}
-			if ticks%teamPoll != 0 {
-				continue
-			}
-			cur, _, err := teamQueue(ctx, m.team, o.filter, skipped, time.Now())
-			if err == nil && teamIDs(cur) != shown {
-				return 0, true, nil
-			}
-		}
+// words: the queue is Vault's, read every teamPoll ticks; a turn is one
+// machine's (t is not offered); the prompt has no live line, so a change
+// in the queue shows the call again.
+func (b *reviewTeam) words() reviewWords {
+	return reviewWords{idle: "Waiting for calls across the team (q to quit)...", waiting: "loopguard: %d call(s) waiting across the team", lists: "loopguard team pending",
+		noTurn: "A whole turn is approved on the agent's machine; across the team approve each call with a.", press: "Press a, g, d, s, v or q.", every: teamPoll, redraw: true}
+}
+
+func (b *reviewTeam) intro(c *console) string {
+	return fmt.Sprintf("%sloopguard review --backend vault%s: calls waiting across the team appear here, decided as %s. a approve, g approve+grant, d deny, s skip, v view, q quit.\n",
+		c.pal.bold, c.pal.reset, present.EscapeText(b.m.principal))
+}
+
+// queue: a record that did not verify is said once, and nothing of it but
+// its key; Vault down, sealed or the token expired is queue's error.
+func (b *reviewTeam) queue(ctx context.Context, skipped map[string]bool, now time.Time) ([]*reviewCall, []string, error) {
+	list, unreadable, err := teamQueue(ctx, b.m.team, b.o.filter, skipped, now)
+	calls := make([]*reviewCall, len(list))
+	for i, tp := range list {
+		calls[i] = &reviewCall{key: tp.Key, p: tp.Pending, tp: tp}
 	}
-outer:
-	for {
-		calls, unreadable, err := teamQueue(ctx, m.team, o.filter, skipped, time.Now())
-		for _, tp := range unreadable {
-			if !told[tp.Key] {
-				// Said once, and nothing of the record but its key.
-				told[tp.Key] = true
-				fmt.Fprintf(tty, "%sloopguard: %s%s\n", pal.yellow, unreadableLine(tp), pal.reset)
-			}
-		}
-		if err != nil && err.Error() != lastErr {
-			// Vault down, sealed, the token expired: say so once, keep
-			// trying (nothing is decided without an answer from Vault).
-			lastErr = err.Error()
-			fmt.Fprintf(tty, "%sloopguard: warning: %s%s\n", pal.yellow, present.EscapeText(err.Error()), pal.reset)
-		}
-		if len(calls) == 0 {
-			r.idle("Waiting for calls across the team (q to quit)...")
-			k, _, err := waitKey("")
-			if err != nil || k == 'q' || k == 3 || k == 4 {
-				return nil
-			}
-			continue
-		}
-		lastErr = ""
-		tp := calls[0]
-		p := tp.Pending
-		r.arrived(tp.Key, fmt.Sprintf("%d call(s) waiting across the team", len(calls)))
-		fmt.Fprint(tty, "\n")
-		// As review shows a local call (header first, a long body paged),
-		// from the verified call only; what the machine says apart.
-		head, says, body := teamParts(tp)
-		showParts(c, p, head, says, body, true)
-		fmt.Fprintf(tty, "%sAfter an approval a hook that waits runs the call once; otherwise the agent must retry the identical call.%s\n", pal.dim, pal.reset)
-		if len(calls) > 1 {
-			fmt.Fprintf(tty, "%s(%d more waiting)%s\n", pal.dim, len(calls)-1, pal.reset)
-		}
-		rule, ruleErr := offeredRule(p, ge)
-		keys := "[a]pprove"
-		if ruleErr == nil {
-			keys += "  [g]rant " + present.EscapeText(rule.String())
-		}
-		keys += "  [d]eny  [s]kip  [v]iew  [q]uit:"
-		shown := teamIDs(calls)
-	prompt:
-		for {
-			fmt.Fprintf(tty, "%s%s%s ", pal.bold, keys, pal.reset)
-			k, changed, err := waitKey(shown)
-			if changed {
-				fmt.Fprintf(tty, "\n%sThe queue changed; redrawing.%s\n", pal.dim, pal.reset)
-				continue outer
-			}
-			if err != nil {
-				fmt.Fprintln(tty)
-				return nil
-			}
-			fmt.Fprintf(tty, "%c\n", printableKey(k))
-			// The call may have been decided elsewhere meanwhile.
-			if tok, by, err := m.team.Answer(ctx, tp.Key); err != nil || tok != "" || by != "" {
-				if err != nil {
-					printError(tty, err)
-					continue
-				}
-				fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; moving on.\n", present.EscapeText(p.ID))
-				break prompt
-			}
-			switch k {
-			case 'a', 'A':
-				if err := confirmApproval(tty, p, m.principal, o.ttl, reviewConfirmLen); err != nil {
-					printError(tty, err)
-					continue
-				}
-				g, next, err := teamApprove(ctx, m, tp, o.ttl, time.Now())
-				if err != nil {
-					printError(tty, err)
-					continue
-				}
-				printApproved(tty, p.ID, g, next)
-				r.approved++
-				break prompt
-			case 'g', 'G':
-				if ruleErr != nil {
-					fmt.Fprintln(tty, noRuleLine(ruleErr))
-					continue
-				}
-				err := approveAndGrantWith(ctx, tty, st, p, rule, o, time.Now(), func(m *minter) (*token.Grant, string, error) {
-					return teamApprove(ctx, m, tp, o.ttl, time.Now())
-				})
-				if err != nil {
-					printError(tty, err)
-					continue
-				}
-				r.approved++
-				break prompt
-			case 'd', 'D':
-				if err := teamDeny(ctx, m, tp.Key, time.Now()); err != nil {
-					printError(tty, err)
-					continue
-				}
-				fmt.Fprintf(tty, "Denied %s as %s. The agent on %s is told a human refused it.\n", present.EscapeText(p.ID), present.EscapeText(m.principal), present.EscapeText(machineName(tp)))
-				r.denied++
-				break prompt
-			case 't', 'T':
-				fmt.Fprintln(tty, "A whole turn is approved on the agent's machine; across the team approve each call with a.")
-			case 'v', 'V':
-				head, says, body := teamParts(tp)
-				showParts(c, p, head, says, body, true)
-				continue
-			case 's', 'S':
-				skipped[tp.Key] = true
-				fmt.Fprintf(tty, "Skipped %s; it stays pending (loopguard team pending lists it).\n", present.EscapeText(p.ID))
-				break prompt
-			case 'q', 'Q', 3, 4:
-				return nil
-			default:
-				fmt.Fprintln(tty, "Press a, g, d, s, v or q.")
-			}
-		}
+	var warns []string
+	for _, tp := range unreadable {
+		warns = append(warns, unreadableLine(tp))
 	}
+	return calls, warns, err
+}
+
+// show: as review shows a local call (header first, a long body paged),
+// from the verified call only; what the machine says apart.
+func (b *reviewTeam) show(c *console, rc *reviewCall) bool {
+	head, says, body := teamParts(rc.tp)
+	return showParts(c, rc.p, head, says, body, true)
+}
+
+// shown: whether a hook waits is the other machine's word, so there is no
+// countdown; how many more wait is said here.
+func (b *reviewTeam) shown(c *console, _ *reviewCall, more int) {
+	fmt.Fprintf(c.tty, "%sAfter an approval a hook that waits runs the call once; otherwise the agent must retry the identical call.%s\n", c.pal.dim, c.pal.reset)
+	if more > 0 {
+		fmt.Fprintf(c.tty, "%s(%d more waiting)%s\n", c.pal.dim, more, c.pal.reset)
+	}
+}
+
+// pin: a record in Vault stays until it is decided or its machine takes
+// it back; nothing here can drop it.
+func (b *reviewTeam) pin(*reviewCall, time.Time) {}
+
+// secondLook: none, because a (approve) always asks for the digest's
+// characters. The facts that let one key approve a local call (the hook's
+// reason, whether the call differs from one approved, whether it was held)
+// are, for another machine's call, only its word (the record binds the
+// call, not them): one key never approves a call across the team.
+func (b *reviewTeam) secondLook(*reviewCall, bool) []string { return nil }
+
+// turnOf: a turn is one machine's; across the team each call is its own.
+func (b *reviewTeam) turnOf(rc *reviewCall, _ []*reviewCall) []*reviewCall {
+	return []*reviewCall{rc}
+}
+
+func (b *reviewTeam) ordinary([]*reviewCall) bool { return false }
+
+func (b *reviewTeam) keyLine(c *console, keys []string) string {
+	return c.pal.bold + strings.Join(keys, "  ") + ":" + c.pal.reset + " "
+}
+
+func (b *reviewTeam) status(*reviewCall, int, time.Time, int) string { return "" }
+
+func (b *reviewTeam) gone(c *console, _ *reviewCall, _ time.Time) string {
+	return c.pal.dim + "The queue changed; redrawing." + c.pal.reset
+}
+
+// open asks Vault: an error (Vault unreachable) leaves the call on screen
+// and undecided.
+func (b *reviewTeam) open(ctx context.Context, rc *reviewCall) (bool, error) {
+	tok, by, err := b.m.team.Answer(ctx, rc.key)
+	return err == nil && tok == "" && by == "", err
+}
+
+func (b *reviewTeam) approve(ctx context.Context, c *console, rc *reviewCall, _ []string) error {
+	if err := confirmApproval(c.tty, rc.p, b.m.principal, b.o.ttl, reviewConfirmLen); err != nil {
+		return err
+	}
+	g, next, err := teamApprove(ctx, b.m, rc.tp, b.o.ttl, time.Now())
+	if err != nil {
+		return err
+	}
+	printApproved(c.tty, rc.p.ID, g, next)
+	return nil
+}
+
+func (b *reviewTeam) exact(ctx context.Context, rc *reviewCall) func(*minter) (*token.Grant, string, error) {
+	return func(m *minter) (*token.Grant, string, error) {
+		return teamApprove(ctx, m, rc.tp, b.o.ttl, time.Now())
+	}
+}
+
+func (b *reviewTeam) approveTurn(context.Context, *console, []*reviewCall) (int, error) {
+	return 0, errors.New("a whole turn is approved on the agent's machine")
+}
+
+// deny: Vault's answer carries no note for the agent, so none is asked.
+func (b *reviewTeam) deny(ctx context.Context, c *console, rc *reviewCall) error {
+	if err := teamDeny(ctx, b.m, rc.key, time.Now()); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.tty, "Denied %s as %s. The agent on %s is told a human refused it.\n", present.EscapeText(rc.p.ID), present.EscapeText(b.m.principal), present.EscapeText(machineName(rc.tp)))
+	return nil
 }
