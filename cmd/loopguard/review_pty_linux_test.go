@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -831,4 +832,46 @@ func TestReviewNarrowPTY(t *testing.T) {
 			t.Errorf("a line of review's own is %d columns wide on a 60-column terminal: %q", len(l), l)
 		}
 	}
+}
+
+// The call a asks the digest of is the call approved: a record whose call
+// is swapped while the human types the digest approves nothing, and its
+// hook still waits. Control: the record restored, the same keys approve
+// it.
+func TestReviewChangedRecordPTY(t *testing.T) {
+	h := newReviewHarness(t)
+	scr := h.startWaiting()
+	held := h.hold(bashCall("s-swap", "rm -rf /var/tmp/x", "toolu_1"))
+	id := scr.expect(t, `pending ([a-z2-7]+) \(`)[1]
+	digest := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
+	scr.expect(t, ` > `)
+	h.key("a")
+	scr.expect(t, `Type the first 4 characters of the digest to approve`)
+	call := filepath.Join(h.home, "state", "loopguard", "pending", id+".call")
+	orig, err := os.ReadFile(call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped := bytes.Replace(orig, []byte("/var/tmp/x"), []byte("$HOME/.ssh"), 1)
+	if bytes.Equal(swapped, orig) {
+		t.Fatalf("the call file does not hold the command:\n%s", orig)
+	}
+	if err := os.WriteFile(call, swapped, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.key(digest[:4] + "\r")
+	scr.expect(t, `pending call `+id+` changed while it was shown: refusing to approve`)
+	if err := os.WriteFile(call, orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := h.run("", "pending"); !strings.Contains(out, "held") {
+		t.Fatalf("the call is no longer held after the refused approval:\n%s", out)
+	}
+	scr.expect(t, ` > `)
+	h.key("a")
+	scr.expect(t, `Type the first 4 characters of the digest to approve`)
+	h.key(digest[:4] + "\r")
+	scr.expect(t, `Approved `+id+`: grant`)
+	wantAllowed(t, held, "the call restored")
+	h.quit(`Review ended: 1 approved, 0 denied, 0 skipped`)
 }

@@ -3,13 +3,17 @@
 package main
 
 import (
+	"context"
+	"encoding/base64"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+	"github.com/loopguard/loopguard/token"
 )
 
 // vaultHome is a machine sharing the Vault s with token tok: its own HOME
@@ -158,4 +162,134 @@ func TestReviewVaultPTY(t *testing.T) {
 	}
 	out, err = a.run(bashCall("s-team-2", "ls -la", "toolu_5"), "hook", "--event", "PreToolUse")
 	wantDecision(t, out, err, "deny", "no_grant")
+}
+
+// The attacks on review --backend vault, each with its control: a DANGER
+// call is offered no rule and g grants none (control: TestReviewVaultPTY's
+// g); a call arriving while one is on screen never replaces it (control:
+// it is shown and approved next, with its own digest); a record rewritten
+// by its machine while the human types the digest is not approved
+// (control: restored, the same keys approve it); a call decided elsewhere
+// while on screen is decided by no key here.
+func TestReviewVaultAttacksPTY(t *testing.T) {
+	s := vaulttest.Start(t)
+	agent := s.AgentToken(t, "agent-machine-a")
+	alice := s.AddApprover(t, "alice")
+	a := vaultHome(t, s, agent.Token)
+	b := vaultHome(t, s, alice.Token)
+	b.start("--backend", "vault")
+	scr := b.scr
+	scr.expect(t, `Waiting for calls across the team`)
+	// approve approves the call on screen with a and the first characters
+	// of digest; it returns the id approved.
+	approve := func(digest string) string {
+		t.Helper()
+		scr.expect(t, `\[q\]uit:`)
+		b.key("a")
+		scr.expect(t, `Type the first 4 characters of the digest to approve`)
+		b.key(digest[:4] + "\r")
+		return scr.expect(t, `Approved ([a-z2-7]+): grant`)[1]
+	}
+
+	// A DANGER call: no [g]rant, and g says why.
+	danger := a.hold(bashCall("s-danger", "rm -rf /var/tmp/x", "toolu_1"))
+	scr.expect(t, `!!! DANGER`)
+	if keys := scr.expect(t, `(\[a\]pprove[^\n]*\[q\]uit:)`)[1]; strings.Contains(keys, "[g]rant") {
+		t.Errorf("g offered on a DANGER call: %s", keys)
+	}
+	b.key("g")
+	scr.expect(t, `No rule is offered for a call with a DANGER line; approve it once with a\.`)
+	b.key("d")
+	scr.expect(t, `Denied [a-z2-7]+ as vault:userpass-alice`)
+	wantRefused(t, danger, "the DANGER call")
+
+	// A newer call does not replace the one on screen: it is redrawn,
+	// with the newer one counted, and a approves the call shown.
+	x := a.hold(bashCall("s-x", "echo x", "toolu_2"))
+	xd := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
+	scr.expect(t, `command: "echo x"`)
+	scr.expect(t, `\[q\]uit:`)
+	y := a.hold(bashCall("s-y", "echo y", "toolu_3"))
+	scr.expect(t, `The queue changed; redrawing\.`)
+	if got := scr.expect(t, `command: "echo ([xy])"`)[1]; got != "x" {
+		t.Fatalf("the newer call replaced the one on screen")
+	}
+	scr.expect(t, `\(1 more waiting\)`)
+	approve(xd)
+	wantAllowed(t, x, "the call on screen")
+	yd := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
+	scr.expect(t, `command: "echo y"`)
+	approve(yd)
+	wantAllowed(t, y, "the newer call, shown after")
+
+	// The machine rewrites its record (another call under the same key)
+	// while the human types the digest of the call shown: refused.
+	z := a.hold(bashCall("s-z", "echo z", "toolu_4"))
+	zid := scr.expect(t, `pending ([a-z2-7]+) \(`)[1]
+	zd := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
+	scr.expect(t, `\[q\]uit:`)
+	kv := &vault.KV{C: agent, Mount: "secret", Prefix: "loopguard"}
+	ctx := context.Background()
+	e, err := (&vault.Custody{KV: kv}).Entity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read as the approver (the agent's token may only write it).
+	rec, err := (&vault.KV{C: alice, Mount: "secret", Prefix: "loopguard"}).Get(ctx, "pending/"+e+"/"+zid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped := map[string]any{}
+	for k, v := range rec {
+		swapped[k] = v
+	}
+	d := token.Descriptor{Tool: "Bash", Cwd: "/tmp", Input: map[string]any{"command": "rm -rf ~"}, Executables: map[string]string{}}
+	other, _, err := d.Encodings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped["call"] = base64.StdEncoding.EncodeToString(other)
+	b.key("a")
+	scr.expect(t, `Type the first 4 characters of the digest to approve`)
+	if err := kv.Put(ctx, "pending/"+e+"/"+zid, swapped); err != nil {
+		t.Fatal(err)
+	}
+	b.key(zd[:4] + "\r")
+	scr.expect(t, `loopguard: error: unreadable: pending/`+e+`/`+zid)
+	if strings.Contains(scr.String(), "Approved "+zid) {
+		t.Fatal("the rewritten record was approved")
+	}
+	// Control: the record as it was; the same keys approve it.
+	if err := kv.Put(ctx, "pending/"+e+"/"+zid, rec); err != nil {
+		t.Fatal(err)
+	}
+	b.key("v")
+	scr.expect(t, `command: "echo z"`)
+	if got := approve(zd); got != zid {
+		t.Errorf("approved %s, not the restored %s", got, zid)
+	}
+	wantAllowed(t, z, "the record restored")
+
+	// Decided elsewhere while on screen: a key here decides nothing.
+	w := a.hold(bashCall("s-w", "echo w", "toolu_5"))
+	wid := scr.expect(t, `pending ([a-z2-7]+) \(`)[1]
+	scr.expect(t, `\[q\]uit:`)
+	if out, err := b.run("", "team", "deny", wid); err != nil {
+		t.Fatalf("team deny: %v\n%s", err, out)
+	}
+	b.key("a")
+	scr.expect(t, `was decided elsewhere meanwhile; moving on\.|The queue changed; redrawing\.`)
+	wantRefused(t, w, "the call decided elsewhere")
+	b.quit(`Review ended: 3 approved, 1 denied, 0 skipped`)
+}
+
+// wantRefused waits for the hook of ch to be told a human refused its call.
+func wantRefused(t *testing.T, ch chan hookResult, what string) {
+	t.Helper()
+	select {
+	case r := <-ch:
+		wantDecision(t, r.out, r.err, "deny", "denied_by_human")
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s was not answered", what)
+	}
 }
