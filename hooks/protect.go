@@ -3,7 +3,6 @@ package hooks
 import (
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,7 +34,7 @@ func (f finding) stronger(g finding) finding {
 func (e *Engine) places() policy.Places {
 	return policy.Places{
 		Home: e.Env.Home, StateDir: e.Env.StateDir, ConfigDir: e.Env.ConfigDir, Self: e.Env.Self,
-		ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"), CodexHome: os.Getenv("CODEX_HOME"), Path: e.Env.Path, Secrets: e.Env.Secrets,
+		ClaudeConfigDir: e.Env.ClaudeConfigDir, CodexHome: e.Env.CodexHome, Path: e.Env.Path, Secrets: e.Env.Secrets,
 	}.Prepare()
 }
 

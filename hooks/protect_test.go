@@ -521,3 +521,33 @@ func TestVaultTokenFileIsSecret(t *testing.T) {
 	expect(t, "Read of the Vault token", h.decide(read), Deny, ReasonProtected)
 	expect(t, "cat of the Vault token", h.decide(cat), Deny, ReasonProtected)
 }
+
+// The agents' configuration directories the hook was told of
+// (Env.ClaudeConfigDir, Env.CodexHome: $CLAUDE_CONFIG_DIR and $CODEX_HOME
+// as the agent set them) are protected as Claude Code's and Codex's, even
+// under a scope that covers everything there. Control: the same writes
+// with the engine told of no such directory run under the scope, so the
+// protection comes from the Env, not from the names.
+func TestAgentConfigDirsFromEnv(t *testing.T) {
+	h := newHarness(t)
+	cfg := filepath.Join(h.Project, "cfg")
+	h.grantScope("Write(cfg/**)", "*", "main")
+	write := h.fixture("pretooluse-write.json")
+	wr := func(p string) map[string]any {
+		return with(write, func(m map[string]any) {
+			input(m)["file_path"] = p
+			input(m)["content"] = "{}\n"
+		})
+	}
+	claude, codex := filepath.Join(cfg, "claude", "settings.json"), filepath.Join(cfg, "codex", "hooks.json")
+	told := func() *Engine {
+		e := h.eng()
+		e.Env.ClaudeConfigDir, e.Env.CodexHome = filepath.Join(cfg, "claude"), filepath.Join(cfg, "codex")
+		return e
+	}
+	for _, p := range []string{claude, codex} {
+		expect(t, "control, no agent dir named: "+p, h.decide(wr(p)), Allow, ReasonScopedGrant)
+		d := told().Decide(context.Background(), h.call(wr(p)))
+		expect(t, "the agent's own dir: "+p, d, Deny, ReasonProtected)
+	}
+}

@@ -93,13 +93,13 @@ func (e *Engine) launchCommand(c *Call, res *shellparse.Result, rule scope.Rule)
 		return "", err
 	}
 	launch := append([]string{e.Env.Launcher}, spec.Args()...)
-	if e.Env.FastLauncher != "" {
+	if e.Env.FastLauncher != "" && e.Env.Getenv != nil {
 		// The plan is computed here, in the hook's environment, which is
 		// the agent's; where the call's differs, the small launcher hands
 		// the launch to Launcher, which computes it again. A plan that
 		// cannot be prepared (a capability that writes, a failure) leaves
 		// the launch to Launcher alone: the same confinement, slower.
-		plan, err := confine.Prepare(spec, filepath.Join(e.Env.StateDir, planDir), e.Env.Self, os.Getenv, os.Getuid())
+		plan, err := confine.Prepare(spec, filepath.Join(e.Env.StateDir, planDir), e.Env.Self, e.Env.Getenv, os.Getuid())
 		if err == nil {
 			launch = append([]string{e.Env.FastLauncher, plan}, launch...)
 		}

@@ -274,7 +274,7 @@ func TestReadOnlyLaunchThroughSmallLauncher(t *testing.T) {
 	eng := h.eng
 	h.eng = func() *Engine {
 		e := eng()
-		e.Env.FastLauncher = fast
+		e.Env.FastLauncher, e.Env.Getenv = fast, os.Getenv
 		return e
 	}
 	git := filepath.Join(h.Bin, "git")
