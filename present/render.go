@@ -50,13 +50,17 @@ func render(canonical []byte, limit int, fold bool) string {
 		renderValue(b, v, 0)
 		return b.String()
 	}
-	// Fixed order for the known fields, then the rest.
+	// Fixed order for the known fields, then the rest, sorted: the same
+	// call always renders the same.
 	order := []string{"tool", "cwd", "input", "executables", "target", "v"}
+	var rest []string
 	for k := range m {
 		if !slices.Contains(order, k) {
-			order = append(order, k)
+			rest = append(rest, k)
 		}
 	}
+	slices.Sort(rest)
+	order = append(order, rest...)
 	for _, k := range order {
 		val, ok := m[k]
 		if !ok {

@@ -72,3 +72,22 @@ func TestCallDiff(t *testing.T) {
 		t.Errorf("an escape byte reached the diff:\n%q", d)
 	}
 }
+
+// TestRenderOrderFixed: fields besides the known ones render sorted, so
+// the same call always renders the same (a diff of two renderings of one
+// call is empty). It failed half the time with two such fields before.
+func TestRenderOrderFixed(t *testing.T) {
+	canon := []byte(`{"a":1,"b":2,"c":3,"d":4,"e":5,"input":{"x":1},"tool":"T"}`)
+	want := RenderFull(canon)
+	if i, j := strings.Index(want, "tool:"), strings.Index(want, "input:"); i < 0 || j < i {
+		t.Fatalf("the known fields do not come first:\n%s", want)
+	}
+	if !strings.Contains(want, "a: 1\nb: 2\nc: 3\nd: 4\ne: 5\n") {
+		t.Errorf("the other fields are not sorted:\n%s", want)
+	}
+	for range 50 {
+		if got := RenderFull(canon); got != want {
+			t.Fatalf("two renderings of one call differ:\n%s\n---\n%s", want, got)
+		}
+	}
+}
