@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,7 +107,7 @@ func Prepare(s Spec, dir, self string, getenv func(string) string, uid int) (str
 	for _, a := range args[:slices.Index(args, "--")] {
 		rec("farg", a)
 	}
-	for _, k := range sortedKeys(read) {
+	for _, k := range slices.Sorted(maps.Keys(read)) {
 		rec("env", k+"="+read[k])
 	}
 	rec("abi", strconv.Itoa(rs.abi))
@@ -133,11 +134,11 @@ func Prepare(s Spec, dir, self string, getenv func(string) string, uid int) (str
 	if !plan.KeepEnvOnly {
 		rec("keepall", "1")
 	} else {
-		for _, k := range sortedKeys(readOnlyEnv) {
+		for _, k := range slices.Sorted(maps.Keys(readOnlyEnv)) {
 			rec("keep", k)
 		}
 		if plan.Network {
-			for _, k := range sortedKeys(proxyEnv) {
+			for _, k := range slices.Sorted(maps.Keys(proxyEnv)) {
 				rec("keep", k)
 			}
 		}
@@ -145,7 +146,7 @@ func Prepare(s Spec, dir, self string, getenv func(string) string, uid int) (str
 			rec("keepprefix", p)
 		}
 	}
-	for _, k := range sortedKeys(plan.Env) {
+	for _, k := range slices.Sorted(maps.Keys(plan.Env)) {
 		rec("set", k+"="+plan.Env[k])
 	}
 	rec("cwd", s.Cwd)
@@ -191,13 +192,4 @@ func prunePlans(dir string, cutoff time.Time) {
 			_ = os.Remove(filepath.Join(dir, ent.Name()))
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
