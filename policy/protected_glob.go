@@ -149,17 +149,16 @@ func globCouldMatch(seg, name string, literal bool) bool {
 	if bracketClass(seg) {
 		return true // doublestar has no [[:class:]], [[=c=]] or [[.c.]]: fail closed
 	}
-	lseg, lname := strings.ToLower(seg), strings.ToLower(name)
-	for _, p := range [][2]string{{seg, name}, {seg, lname}, {lseg, lname}} {
-		ok, err := doublestar.Match(p[0], p[1])
+	match := func(seg, name string) bool {
+		ok, err := doublestar.Match(seg, name)
 		if err != nil && literal {
-			ok, err = doublestar.Match(quoteGlob(p[0]), p[1])
+			ok, err = doublestar.Match(quoteGlob(seg), name)
 		}
-		if ok || err != nil {
-			return true
-		}
+		return ok || err != nil
 	}
-	return false
+	// Each spelling once: most segments and names are lower case already.
+	lseg, lname := strings.ToLower(seg), strings.ToLower(name)
+	return match(seg, name) || name != lname && match(seg, lname) || seg != lseg && match(lseg, lname)
 }
 
 // bracketClass reports whether seg may hold a bracket expression's
