@@ -88,6 +88,10 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 				return err
 			}
 			defer tty.Close()
+			// What a rule and a second look are judged in (offeredRule,
+			// secondLook), once for the session: this terminal's (empty
+			// when the config does not load).
+			o.ge, _ = currentGrantEnv()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			switch o.backend {
@@ -100,8 +104,7 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 				return reviewLoop(ctx, o, &reviewTeam{o: o, m: m})
 			case "":
 				o.tty, o.store = tty, st
-				ge, _ := currentGrantEnv()
-				return reviewLoop(ctx, o, &reviewLocal{o: o, ge: ge})
+				return reviewLoop(ctx, o, &reviewLocal{o: o})
 			}
 			return fmt.Errorf("--backend %q: want vault (the calls waiting across the team), or leave it out (this machine's calls)", o.backend)
 		},
@@ -125,6 +128,7 @@ type reviewOptions struct {
 	ttl, grantTTL time.Duration
 	filter        queueFilter
 	backend       string // "vault": the team's calls (review_vault.go)
+	ge            grantEnv
 }
 
 // reviewConfirmLen is how many digest characters review asks for when a
@@ -410,7 +414,6 @@ func reviewLoop(ctx context.Context, o *reviewOptions, b reviewBackend) error {
 	skipped := r.skipped
 	warned := map[string]bool{}
 	lastErr := ""
-	ge, _ := currentGrantEnv()
 	current := "" // the call on screen: never replaced while the prompt waits
 outer:
 	for {
@@ -460,7 +463,7 @@ outer:
 		b.pin(rc, now)
 		pinned := now
 		look := b.secondLook(rc, whole)
-		rule, ruleErr := offeredRule(p, ge)
+		rule, ruleErr := offeredRule(p, o.ge)
 		turnOK := len(turn) > 1 && len(look) == 0 && b.ordinary(turn[1:])
 		shownTurn, shownQueue := keysOf(turn), keysOf(calls)
 	prompt:
@@ -593,8 +596,7 @@ outer:
 // reviewLocal is this machine's calls: the state directory, decided with
 // the keyring's key.
 type reviewLocal struct {
-	o  *reviewOptions
-	ge grantEnv
+	o *reviewOptions
 }
 
 func (b *reviewLocal) words() reviewWords {
@@ -624,14 +626,16 @@ func (b *reviewLocal) shown(*console, *reviewCall, int)     {}
 func (b *reviewLocal) pin(rc *reviewCall, now time.Time)    { _ = b.o.store.Pin(rc.key, now) }
 
 func (b *reviewLocal) secondLook(rc *reviewCall, whole bool) []string {
-	return secondLook(rc.p, b.ge, whole)
+	return secondLook(rc.p, b.o.ge, whole)
 }
 
 func (b *reviewLocal) turnOf(rc *reviewCall, calls []*reviewCall) []*reviewCall {
 	return turnOf(rc, calls)
 }
 
-func (b *reviewLocal) ordinary(calls []*reviewCall) bool { return ordinaryTurn(b.o.store, calls, b.ge) }
+func (b *reviewLocal) ordinary(calls []*reviewCall) bool {
+	return ordinaryTurn(b.o.store, calls, b.o.ge)
+}
 
 func (b *reviewLocal) keyLine(c *console, keys []string) string {
 	return c.pal.bold + wrapItems(keys, c.width()) + c.pal.reset
