@@ -19,18 +19,10 @@ func Write(tb testing.TB, path string, body []byte, mode os.FileMode) {
 	}
 }
 
-// Tree writes body with mode to each name below root ("/"-separated); a
-// name ending in "/" is made as a directory.
+// Tree writes body with mode to each name below root ("/"-separated).
 func Tree(tb testing.TB, root string, body []byte, mode os.FileMode, names ...string) {
 	tb.Helper()
 	for _, n := range names {
-		p := filepath.Join(root, filepath.FromSlash(n))
-		if n[len(n)-1] == '/' {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				tb.Fatal(err)
-			}
-			continue
-		}
-		Write(tb, p, body, mode)
+		Write(tb, filepath.Join(root, filepath.FromSlash(n)), body, mode)
 	}
 }
