@@ -111,7 +111,7 @@ func apply(plan Plan) error {
 	if err := rs.restrict(); err != nil {
 		return err
 	}
-	return installFilter(plan.Network)
+	return installFilter(filterOpts{network: plan.Network})
 }
 
 // restrict builds rs in the kernel and restricts the calling thread to it.

@@ -146,20 +146,6 @@ var systemFiles = []string{"/dev/urandom", "/dev/random", "/proc/cpuinfo", "/pro
 // clipboard the user pastes from).
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full"}
 
-// homeConfig are the user's configuration files programs read to run
-// (git refuses to start without reading ~/.gitconfig); relative to home.
-// Files, not their directories: ~/.config/git also holds credentials,
-// where git's store helper keeps passwords and tokens in the clear.
-var homeConfig = []string{".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
-	".config/go/env", ".gitignore_global", ".cargo/config.toml", ".cargo/config"}
-
-// registryConfig is npm's user configuration, where `npm login` writes
-// the registry's token: readable only under the network capability, whose
-// connection is the token's one use. Without it npm passes over the
-// unreadable file and runs on its defaults, and nothing a confined program
-// prints can carry the token.
-var registryConfig = []string{".npmrc", ".config/npm"}
-
 // maxWalk bounds the project entries a project-write plan reads.
 const maxWalk = 100_000
 
@@ -248,15 +234,9 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 			}
 		}
 	}
-	if e.Home != "" {
-		conf := homeConfig
-		if s.Cap.Network {
-			conf = slices.Concat(homeConfig, registryConfig)
-		}
-		for _, c := range conf {
-			if err := addRead(filepath.Join(e.Home, c)); err != nil {
-				return p, err
-			}
+	for _, c := range homeReads(e, s.Cap) {
+		if err := addRead(c); err != nil {
+			return p, err
 		}
 	}
 	// The module cache is read, never written, whatever the capability:

@@ -88,7 +88,7 @@ func Prepare(s Spec, dir, self string, getenv func(string) string, uid int) (str
 	if err != nil {
 		return "", err
 	}
-	prog, err := filter(plan.Network)
+	prog, err := filter(filterOpts{network: plan.Network})
 	if err != nil {
 		return "", err
 	}

@@ -85,8 +85,25 @@ func assemble(prog []insn) ([]unix.SockFilter, error) {
 	return out, nil
 }
 
+// filterOpts choose what the filter lets through beyond its fixed
+// refusals.
+type filterOpts struct {
+	// network: IPv4 and IPv6 sockets (the network capability).
+	network bool
+	// metadata: refuse every call that changes a file's mode, owner, times
+	// or extended attributes (chmod, chown, utimensat, setxattr and their
+	// families), by path or by descriptor. Landlock does not cover them;
+	// a launch that cannot make everything outside its write set
+	// read-only by a mount namespace refuses them all.
+	metadata bool
+	// sysvIPC: System V IPC is allowed (the launch has an IPC namespace of
+	// its own); otherwise refused.
+	sysvIPC bool
+}
+
 // filter builds the BPF program.
-func filter(network bool) ([]unix.SockFilter, error) {
+func filter(o filterOpts) ([]unix.SockFilter, error) {
+	network := o.network
 	var arch uint32
 	switch runtime.GOARCH {
 	case "amd64":
@@ -143,8 +160,8 @@ func filter(network bool) ([]unix.SockFilter, error) {
 
 // installFilter installs the filter on the calling thread (locked to the
 // goroutine that execs: execve keeps that thread's filter).
-func installFilter(network bool) error {
-	prog, err := filter(network)
+func installFilter(o filterOpts) error {
+	prog, err := filter(o)
 	if err != nil {
 		return err
 	}
