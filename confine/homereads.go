@@ -38,4 +38,3 @@ var homeConfig = []string{".gitconfig", ".config/git/config", ".config/git/ignor
 // unreadable file and runs on its defaults, and nothing a confined program
 // prints can carry the token.
 var registryConfig = []string{".npmrc", ".config/npm"}
-
