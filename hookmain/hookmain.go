@@ -203,7 +203,6 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 			return nil, err
 		}
 	}
-	launch := launcher(s.self)
 	eng := &hooks.Engine{
 		Custody: custody,
 		Store:   st,
@@ -217,9 +216,7 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 			StateDir:        s.dir,
 			ConfigDir:       filepath.Dir(s.cfgPath),
 			Trusted:         s.cfg.Trusted(),
-			Launcher:        launch,
-			FastLauncher:    fastLauncher(s.self, launch),
-			Getenv:          os.Getenv,
+			Launcher:        launcher(s.self),
 			ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"),
 			CodexHome:       os.Getenv("CODEX_HOME"),
 			Secrets:         secrets(s.cfg, home),
@@ -317,18 +314,6 @@ func launcher(self string) string {
 		return l
 	}
 	return self
-}
-
-// fastLauncher is the small launcher beside this binary when it is there
-// and there is a launcher (launcher: the kernel can confine), "" otherwise.
-func fastLauncher(self, launcher string) string {
-	if launcher == "" {
-		return ""
-	}
-	if l := policy.FastLauncher(self); isExecutable(l) {
-		return l
-	}
-	return ""
 }
 
 func isExecutable(p string) bool {

@@ -178,7 +178,8 @@ func TestSetupHangOrPanicDenies(t *testing.T) {
 
 // TestLauncherBeside: the hook confines through loopguard-exec beside it
 // when it is there and executable, else through itself; without Landlock,
-// through nothing.
+// through nothing. A loopguard-launch an earlier release left beside it
+// (the retired small launcher) is never the launcher.
 func TestLauncherBeside(t *testing.T) {
 	if confine.ABI() < confine.MinABI {
 		if launcher("/x/loopguard-hook") != "" {
@@ -203,6 +204,12 @@ func TestLauncherBeside(t *testing.T) {
 	}
 	if got := launcher(self); got != exe {
 		t.Errorf("with loopguard-exec: %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "loopguard-launch"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := launcher(self); got != exe {
+		t.Errorf("with a stale loopguard-launch beside it: %q", got)
 	}
 }
 

@@ -34,17 +34,6 @@ type Env struct {
 	// (no Landlock, or an older ABI than confine.MinABI): scoped Bash
 	// calls then run canonical but unconfined.
 	Launcher string
-	// FastLauncher is the small launcher (loopguard-launch) beside
-	// Launcher, "" when it is not installed: a read-only launch then runs
-	// through it with the plan the hook computed (confine.Prepare), and
-	// falls back to Launcher's own command line, which follows it.
-	FastLauncher string
-	// Getenv is the agent's environment as the hook got it (os.Getenv in
-	// the hook): a read-only launch's plan (confine.Prepare) is computed
-	// from it, and the small launcher checks the call's environment
-	// against what the plan read. nil: no plan is prepared, and the launch
-	// is Launcher's alone (the same confinement, slower).
-	Getenv func(string) string
 	// ClaudeConfigDir and CodexHome are $CLAUDE_CONFIG_DIR and $CODEX_HOME
 	// as the agent set them: where Claude Code and Codex keep their
 	// configuration ("" for the default below Home), protected as such.

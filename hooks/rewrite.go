@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -91,23 +90,8 @@ func (e *Engine) launchCommand(c *Call, res *shellparse.Result, rule scope.Rule)
 	if spec.Redirects, err = launchRedirects(cwd, res.Redirects); err != nil {
 		return "", err
 	}
-	launch := append([]string{e.Env.Launcher}, spec.Args()...)
-	if e.Env.FastLauncher != "" && e.Env.Getenv != nil {
-		// The plan is computed here, in the hook's environment, which is
-		// the agent's; where the call's differs, the small launcher hands
-		// the launch to Launcher, which computes it again. A plan that
-		// cannot be prepared (a capability that writes, a failure) leaves
-		// the launch to Launcher alone: the same confinement, slower.
-		plan, err := confine.Prepare(spec, filepath.Join(e.Env.StateDir, planDir), e.Env.Self, e.Env.Getenv, os.Getuid())
-		if err == nil {
-			launch = append([]string{e.Env.FastLauncher, plan}, launch...)
-		}
-	}
-	return res.Launch(launch), nil
+	return res.Launch(append([]string{e.Env.Launcher}, spec.Args()...)), nil
 }
-
-// planDir is the state directory's folder of plan files (confine.Prepare).
-const planDir = "plans"
 
 // launchRedirects are the call's redirections as the launcher performs
 // them, in order.
