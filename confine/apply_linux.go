@@ -100,7 +100,7 @@ func newRuleset(plan Plan, abi int) (ruleset, error) {
 // execs next, and execve keeps exactly its restrictions (the other threads
 // of the Go runtime end there), so the all-threads machinery, which
 // signals every thread, is not needed.
-func apply(plan Plan) error {
+func apply(plan Plan, o filterOpts) error {
 	if testknobs.On(testknobs.NoRuleset) {
 		return nil
 	}
@@ -111,7 +111,7 @@ func apply(plan Plan) error {
 	if err := rs.restrict(); err != nil {
 		return err
 	}
-	return installFilter(filterOpts{network: plan.Network})
+	return installFilter(o)
 }
 
 // restrict builds rs in the kernel and restricts the calling thread to it.
@@ -174,14 +174,11 @@ func openPrivate(d string, uid int) (int, error) {
 	return fd, nil
 }
 
-// run applies s and execs its program; it returns only on failure.
-func run(s Spec, e Env) error {
+// execJailed applies plan and the filter o to this thread and execs s's
+// program; it returns only on failure.
+func execJailed(s Spec, plan Plan, o filterOpts) error {
 	runtime.LockOSThread() // the filter is this thread's; execve keeps it
-	plan, err := NewPlan(s, e)
-	if err != nil {
-		return err
-	}
-	if err := apply(plan); err != nil {
+	if err := apply(plan, o); err != nil {
 		return err
 	}
 	// A descriptor the agent's process left open (a socket, a file opened
@@ -262,6 +259,15 @@ func setEnv(env []string, k, v string) []string {
 		out = append(out, kv)
 	}
 	return append(out, k+"="+v)
+}
+
+// changeTime is fi's change time (ctime), in nanoseconds.
+func changeTime(fi os.FileInfo) int64 {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fi.ModTime().UnixNano()
+	}
+	return st.Ctim.Nano()
 }
 
 func ownedBy(fi os.FileInfo, uid int) bool {

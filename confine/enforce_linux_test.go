@@ -34,8 +34,11 @@ const probeName = "lg-confine-probe"
 // it prints), so the rules are tried by the kernel, not by a model of it.
 func TestMain(m *testing.M) {
 	switch {
+	case IsStage2(os.Args[1:]): // the launcher's second stage
+		os.Exit(Main(os.Args[2:], os.Stderr))
 	case os.Getenv("LG_CONFINE_LAUNCH") == "1":
 		os.Unsetenv("LG_CONFINE_LAUNCH") // the program it runs is the probe
+		noNamespaces = os.Getenv("LG_CONFINE_NO_NS") == "1"
 		os.Exit(Main(os.Args[1:], os.Stderr))
 	case os.Args[0] == probeName:
 		os.Exit(probe(os.Args[1:]))
@@ -135,7 +138,10 @@ func probe(args []string) int {
 		wd, err = os.Getwd()
 		fmt.Println(wd)
 	default:
-		err = errors.New("unknown probe")
+		var known bool
+		if known, err = jailProbe(args); !known {
+			err = errors.New("unknown probe")
+		}
 	}
 	if err != nil {
 		fmt.Println("error:", err)
@@ -348,7 +354,7 @@ func TestConfinementFiles(t *testing.T) {
 		{"project-write hard-links in a clean directory (control)", projectWrite, []string{"link", j(w.project, "docs/guide.md"), j(w.project, "docs/guide2.md")}, true},
 		{"project-write does not write ~/.bashrc", projectWrite, []string{"write", j(w.home, ".bashrc")}, false},
 		{"project-write does not write through a link to a key", projectWrite, []string{"write", j(w.project, "notes.txt")}, false},
-		{"project-write writes temp (control)", projectWrite, []string{"write", j(w.tmp, "t")}, true},
+		{"project-write does not write the shared temp (its TMPDIR is its own)", projectWrite, []string{"write", j(w.tmp, "t")}, false},
 		{"project-write does not write the user's npm cache (a package document there names what npm install fetches)", projectWrite, []string{"write", j(w.home, ".npm/_cacache/index-v5/y")}, false},
 		{"project-write does not write npx's installed packages (the user's next npx runs them)", projectWrite, []string{"append", j(w.home, ".npm/_npx/abc/node_modules/p/index.js")}, false},
 		{"project-write does not create in ~/.npm", projectWrite, []string{"mkdir", j(w.home, ".npm/_npx/def")}, false},
@@ -431,20 +437,32 @@ func TestConfinementRedirects(t *testing.T) {
 	}
 }
 
-// TestConfinementEnvironment: the program runs in the cwd given, and a
-// read-only program's TMPDIR is its private scratch directory.
+// TestConfinementEnvironment: the program runs in the cwd given, and its
+// TMPDIR is a directory of its launch's own in the scratch directory.
 func TestConfinementEnvironment(t *testing.T) {
 	w := newWorld(t)
 	if got, _ := w.launch(t, readOnly, nil, "pwd"); !strings.HasPrefix(got, w.project+"\n") {
 		t.Errorf("pwd: %q", got)
 	}
 	tmp := w.getenv(t, readOnly, "TMPDIR")
-	scratch := filepath.Dir(tmp)
-	if filepath.Dir(scratch) != w.tmp || !strings.HasPrefix(filepath.Base(scratch), "loopguard-scratch-") || filepath.Base(tmp) != "tmp" {
+	scratch := filepath.Dir(filepath.Dir(tmp))
+	if filepath.Dir(scratch) != w.tmp || !strings.HasPrefix(filepath.Base(scratch), "loopguard-scratch-") ||
+		!strings.HasPrefix(filepath.Base(filepath.Dir(tmp)), "run-") || filepath.Base(tmp) != "tmp" {
 		t.Fatalf("TMPDIR %q", tmp)
 	}
-	if out, code := w.launch(t, readOnly, nil, "write", filepath.Join(tmp, "f")); code != 0 {
+	if again := w.getenv(t, projectWrite, "TMPDIR"); again == tmp || filepath.Dir(filepath.Dir(again)) != scratch {
+		t.Errorf("a second launch's TMPDIR %q (the first's %q)", again, tmp)
+	}
+	if _, err := os.Stat(filepath.Dir(tmp)); err == nil {
+		t.Errorf("the launch's directory %s is left", filepath.Dir(tmp))
+	}
+	if out, code := w.launch(t, readOnly, nil, "jail-write-tmpdir"); code != 0 {
 		t.Errorf("read-only cannot write its TMPDIR: %q", out)
+	}
+	for _, c := range []policy.Capability{readOnly, projectWrite} {
+		if got := w.getenv(t, c, "PYTHONPYCACHEPREFIX"); filepath.Dir(got) != scratch || !strings.HasPrefix(filepath.Base(got), "pycache-") {
+			t.Errorf("%s: PYTHONPYCACHEPREFIX %q", c, got)
+		}
 	}
 	// Each capability has its own build cache; read-only cannot write
 	// project-write's (whose test binaries project-write runs).
@@ -495,11 +513,12 @@ func TestConfinementUserToolchains(t *testing.T) {
 	}
 }
 
-// TestScratchLinkedAway: the scratch directory lies in the temp directory,
-// which project-write writes, so a confined program can replace the
-// private directories a later launch grants (its GOCACHE, its TMPDIR)
-// with links; the later launch must not follow them (to ~/.ssh here), and
-// must still run once the directory is its own again (control).
+// TestScratchLinkedAway: the scratch directory lies in the temp directory.
+// No confined program may write there any more (TestJailLeavesNoLinkInSharedTemp),
+// but another program of the user's could replace the private
+// directories a later launch grants (its GOCACHE, npm's cache) with
+// links; the later launch must not follow them (to ~/.ssh here), and must
+// still run once the directory is its own again (control).
 func TestScratchLinkedAway(t *testing.T) {
 	w := newWorld(t)
 	ssh := filepath.Join(w.home, ".ssh")
@@ -507,10 +526,16 @@ func TestScratchLinkedAway(t *testing.T) {
 	for _, c := range []struct {
 		cap  policy.Capability
 		name string
-	}{{readOnly, "GOCACHE"}, {readOnly, "TMPDIR"}, {projectWrite, "GOCACHE"}, {projectWrite, "npm_config_cache"}} {
+	}{{readOnly, "GOCACHE"}, {readOnly, "npm_config_cache"}, {projectWrite, "GOCACHE"}, {projectWrite, "npm_config_cache"}} {
 		dir := w.getenv(t, c.cap, c.name)
-		if out, code := w.launch(t, projectWrite, nil, "replace-with-link", dir, ssh); code != 0 {
-			t.Fatalf("project-write could not replace %s: %q", dir, out)
+		if out, code := w.launch(t, projectWrite, nil, "replace-with-link", dir, ssh); code == 0 {
+			t.Fatalf("project-write replaced %s: %q", dir, out)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(ssh, dir); err != nil {
+			t.Fatal(err)
 		}
 		out, code := w.launch(t, c.cap, nil, "write", key)
 		if code == 0 {
@@ -597,6 +622,9 @@ func checkProbe(t *testing.T, probe []string, out string, code int, ok bool) {
 	case ok && (code != 0 || !strings.HasSuffix(out, "ok")):
 		t.Errorf("%v: exit %d, %q; want it allowed", probe, code, out)
 	case !ok && (code != 3 || !(strings.Contains(out, "permission denied") || strings.Contains(out, "operation not permitted") ||
+		// A launch in its own mount namespace: everything outside the
+		// write set is mounted read-only.
+		strings.Contains(out, "read-only file system") ||
 		// Landlock refuses a link or rename that would move a file
 		// between hierarchies of different rights with EXDEV (the world
 		// is one file system: no real cross-device link here).

@@ -12,13 +12,21 @@ import (
 // "found but could not be executed".
 const ExitFailed = 126
 
-// Main is `loopguard-hook exec ARGS`: it confines itself as args say and
-// execs the program. It returns only when it could not, with ExitFailed and
-// a line on stderr; the program is then not run.
+// Main is `loopguard-hook exec ARGS`: it runs the program confined as
+// args say and returns its exit status (128+N when signal N ended it), or
+// ExitFailed with a line on stderr when the program was not run.
 func Main(args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == stage2Flag {
+		err := stage2()
+		fmt.Fprintf(stderr, "loopguard: the program was not run: %v\n", err)
+		return ExitFailed
+	}
 	s, err := Parse(args)
 	if err == nil {
-		err = run(s, envOf())
+		var code int
+		if code, err = run(s, envOf(), stderr); err == nil {
+			return code
+		}
 	}
 	fmt.Fprintf(stderr, "loopguard: the program was not run: %v\n", err)
 	return ExitFailed

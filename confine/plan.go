@@ -1,12 +1,15 @@
 package confine
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
@@ -75,6 +78,25 @@ type Plan struct {
 	// KeepEnvOnly: the program keeps of the launcher's environment only
 	// the variables readOnlyEnv names (read-only); otherwise all of it.
 	KeepEnvOnly bool
+	// RunDir is this launch's own directory in the scratch directory
+	// (its TMPDIR is in it), removed when the launch's last process has
+	// exited.
+	RunDir string
+	// Project is the project a writing capability writes ("" under
+	// read-only): after the call, what it created there is swept.
+	Project string
+	// Held are the paths in the project the capability may not change
+	// (executable configuration beside what it writes): a launch in its
+	// own mount namespace mounts each read-only, so that not even its
+	// mode, owner, times or extended attributes change.
+	Held []string
+	// Dirs are the project's directories as the plan saw them, with
+	// their change times: after the call, a directory whose change time
+	// moved is read again for what was created in it (sweep).
+	Dirs map[string]int64 `json:"-"`
+	// Kept are the project's entries a writing capability left alone
+	// although they are protected (+git's .git): not swept.
+	Kept []string `json:"-"`
 }
 
 // readOnlyEnv are the variables a read-only program keeps from the agent's
@@ -279,6 +301,22 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	if p.Env["npm_config_cache"], err = private("npm-" + kind); err != nil {
 		return p, err
 	}
+	if p.Env["PYTHONPYCACHEPREFIX"], err = private("pycache-" + kind); err != nil {
+		return p, err
+	}
+	// A temp directory of this launch's own, removed when its last
+	// process has exited: never the shared one (TMPDIR, /tmp, /var/tmp,
+	// /dev/shm), where an unconfined process opens files by name (Claude
+	// Code's Bash wrapper writes $TMPDIR/claude-XXXX-cwd after every
+	// call: a link planted there would make it write where it points).
+	run, err := launchDir(scratch, e.UID)
+	if err != nil {
+		return p, err
+	}
+	p.RunDir = run
+	if p.Env["TMPDIR"], err = private(filepath.Join(filepath.Base(run), "tmp")); err != nil {
+		return p, err
+	}
 	// The project, and the git directory a worktree's .git file names.
 	if isAncestorOrSelf(s.Project, e.Home) || s.Project == "/" {
 		return p, fmt.Errorf("the project %s holds the home directory: nothing in it could be kept unreadable", s.Project)
@@ -293,47 +331,20 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 		}
 	}
 	p.NoFollow = gitDirs
+	p.ReadDirs = append(p.ReadDirs, s.Project)
 	if !s.Cap.Write && !s.Cap.Git {
 		p.KeepEnvOnly = true
-		p.ReadDirs = append(p.ReadDirs, s.Project)
-		if p.Env["TMPDIR"], err = private("tmp"); err != nil {
-			return p, err
-		}
 		return p.sorted(), nil
 	}
-	// project-write: temp, then the project but its executable
-	// configuration. A project inside the temp directory gets a private
-	// temp directory instead: a rule on the temp directory would reach
-	// the project's .git.
-	temps := []string{e.TempDir, "/var/tmp", "/dev/shm"}
-	if isAncestorOrSelf(e.TempDir, s.Project) {
-		if p.Env["TMPDIR"], err = private("tmp"); err != nil {
-			return p, err
-		}
-		temps = temps[1:]
-	}
-	for _, d := range temps {
-		if d == "" || !filepath.IsAbs(d) {
-			continue
-		}
-		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-			continue
-		}
-		if pr, ok := pl.ContainsSecret(d); ok || isAncestorOrSelf(d, e.Home) {
-			return p, fmt.Errorf("%s %w (%s)", d, errSecretRoot, pr.What)
-		}
-		if isAncestorOrSelf(d, s.Project) {
-			continue
-		}
-		p.WriteDirs = append(p.WriteDirs, d)
-	}
-	p.ReadDirs = append(p.ReadDirs, s.Project)
+	// project-write: the project but its executable configuration.
+	p.Project = s.Project
 	w := newWalker(pl, s.Project, s.Cap.Git)
 	if s.Cap.Git {
 		for _, g := range append(gitDirs, filepath.Join(s.Project, ".git")) {
 			if fi, err := os.Lstat(g); err == nil && fi.IsDir() {
 				p.WriteDirs = append(p.WriteDirs, g)
 				w.skip = append(w.skip, g)
+				p.Kept = append(p.Kept, g)
 			}
 		}
 	}
@@ -342,11 +353,13 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	w.walk(s.Project, true)
 	p.WriteDirs = append(p.WriteDirs, w.dirs...)
 	p.WriteFiles = append(p.WriteFiles, w.files...)
+	p.Held = w.held
+	p.Dirs = w.seen
 	return p.sorted(), nil
 }
 
 func (p Plan) sorted() Plan {
-	for _, l := range []*[]string{&p.ReadDirs, &p.ReadFiles, &p.WriteDirs, &p.WriteFiles, &p.Private, &p.NoFollow} {
+	for _, l := range []*[]string{&p.ReadDirs, &p.ReadFiles, &p.WriteDirs, &p.WriteFiles, &p.Private, &p.NoFollow, &p.Held} {
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
@@ -370,6 +383,8 @@ type walker struct {
 	entries int
 	dirs    []string
 	files   []string
+	held    []string         // protected entries, kept read-only
+	seen    map[string]int64 // every directory walked: its change time
 }
 
 func newWalker(pl policy.Places, project string, git bool) *walker {
@@ -395,6 +410,12 @@ func (w *walker) walk(dir string, top bool) bool {
 	if err != nil {
 		return false
 	}
+	if w.seen == nil {
+		w.seen = map[string]int64{}
+	}
+	if fi, err := f.Stat(); err == nil {
+		w.seen[dir] = changeTime(fi)
+	}
 	ents, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil {
@@ -416,6 +437,9 @@ func (w *walker) walk(dir string, top bool) bool {
 		p := dir + "/" + name
 		if w.fixed[p] || slices.Contains(w.skip, p) || policy.NameCouldBeProtected(name) && w.pl.Classify(p).Protected() {
 			clean = false
+			if !slices.Contains(w.skip, p) {
+				w.held = append(w.held, p)
+			}
 			continue
 		}
 		typ := ent.Type()
@@ -526,4 +550,46 @@ func scratchDir(e Env) (string, error) {
 		return "", fmt.Errorf("the scratch directory: %s is not a private directory of this user (a link, or another's): remove it", d)
 	}
 	return d, nil
+}
+
+// launchDir makes this launch's own directory in scratch, run-RANDOM,
+// mode 0700, and removes those of launches that ended long ago without
+// removing theirs (a launcher killed before it could).
+func launchDir(scratch string, uid int) (string, error) {
+	pruneLaunchDirs(scratch)
+	for range 8 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		d := filepath.Join(scratch, "run-"+hex.EncodeToString(b[:]))
+		err := os.Mkdir(d, 0o700)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("failed to create the launch's directory: %w", err)
+		}
+		return d, nil
+	}
+	return "", errors.New("failed to create the launch's directory: every name taken")
+}
+
+// staleLaunch is how old a launch's directory must be before a later
+// launch removes it: no call runs that long.
+const staleLaunch = 24 * time.Hour
+
+func pruneLaunchDirs(scratch string) {
+	ents, err := os.ReadDir(scratch)
+	if err != nil {
+		return
+	}
+	for _, ent := range ents {
+		if !ent.IsDir() || !strings.HasPrefix(ent.Name(), "run-") {
+			continue
+		}
+		if fi, err := ent.Info(); err == nil && time.Since(fi.ModTime()) > staleLaunch {
+			_ = os.RemoveAll(filepath.Join(scratch, ent.Name()))
+		}
+	}
 }

@@ -1,0 +1,350 @@
+//go:build linux
+
+package confine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/internal/testfs"
+	"github.com/loopguard/loopguard/policy"
+)
+
+// jailProbe performs the probes of this file's tests; known is false for
+// a name it does not know.
+func jailProbe(args []string) (known bool, err error) {
+	switch args[0] {
+	case "jail-symlink": // args[2] becomes a link to args[1]
+		return true, os.Symlink(args[1], args[2])
+	case "jail-mkfifo":
+		return true, unix.Mkfifo(args[1], 0o600)
+	case "jail-write-tmpdir": // a file in the program's own TMPDIR
+		return true, os.WriteFile(filepath.Join(os.Getenv("TMPDIR"), "f"), []byte("x"), 0o600)
+	case "jail-chmod": // by path (fchmodat)
+		m, _ := strconv.ParseUint(args[2], 8, 32)
+		return true, os.Chmod(args[1], os.FileMode(m))
+	case "jail-fchmod": // by a descriptor opened for reading
+		m, _ := strconv.ParseUint(args[2], 8, 32)
+		f, err := os.Open(args[1])
+		if err != nil {
+			return true, err
+		}
+		defer f.Close()
+		return true, f.Chmod(os.FileMode(m))
+	case "jail-utimes":
+		t := time.Unix(1, 0)
+		return true, os.Chtimes(args[1], t, t)
+	case "jail-setxattr":
+		return true, unix.Setxattr(args[1], "user.loopguard", []byte("x"), 0)
+	case "jail-daemon": // a session leader that writes args[1] after the call returned
+		cmd := exec.Command("/bin/sh", "-c", `sleep 1; echo late > "$0"`, args[1])
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		return true, cmd.Start()
+	case "jail-sh": // a shell command, waited for
+		return true, exec.Command("/bin/sh", "-c", args[1]).Run()
+	case "jail-gitdir": // a git directory in args[1] whose config runs a program
+		g := filepath.Join(args[1], ".git")
+		if err := os.MkdirAll(filepath.Join(g, "objects"), 0o755); err != nil {
+			return true, err
+		}
+		if err := os.WriteFile(filepath.Join(g, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+			return true, err
+		}
+		return true, os.WriteFile(filepath.Join(g, "config"), []byte("[core]\n\tfsmonitor = touch /tmp/pwned\n"), 0o644)
+	case "jail-create": // a file, named as the caller says, with content
+		return true, os.WriteFile(args[1], []byte("planted\n"), 0o644)
+	case "jail-shm": // a System V shared memory segment
+		id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+		if err == nil {
+			_, err = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+		}
+		return true, err
+	}
+	return false, nil
+}
+
+// jail is a home, a project and a shared temp directory that belong to an
+// unprivileged user (uid 65534 when the tests run as root, which ignores
+// file modes), and a copy of the test binary it can run.
+type jail struct {
+	root, home, project, tmp, bin string
+	ns                            bool
+	env                           []string
+}
+
+// jailUID is the user the attacks run as when the tests run as root.
+const jailUID = 65534
+
+func newJail(t *testing.T, ns bool) *jail {
+	t.Helper()
+	if ABI() < MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d (confinement needs %d)", ABI(), MinABI)
+	}
+	root, err := os.MkdirTemp("", "lg-jail-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if root, err = filepath.EvalSymlinks(root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := &jail{root: root, home: filepath.Join(root, "home"), project: filepath.Join(root, "proj"), tmp: filepath.Join(root, "tmp"), bin: filepath.Join(root, "bin", "lg.test"), ns: ns}
+	testfs.Tree(t, root, []byte("original\n"), 0o600,
+		"home/.claude/settings.json", "home/.ssh/id_rsa", "home/.gitconfig", "home/.bashrc",
+		"proj/README.md", "proj/src/main.go", "proj/.git/config", "proj/.git/HEAD", "proj/docs/guide.md")
+	for _, d := range []string{j.tmp, filepath.Dir(j.bin)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(j.tmp, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.ReadFile(testBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(j.bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getuid() == 0 {
+		err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, jailUID, jailUID)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.env = []string{"HOME=" + j.home, "TMPDIR=" + j.tmp, "PATH=/usr/bin:/bin", "XDG_STATE_HOME=" + filepath.Join(j.home, ".local/state")}
+	if !ns {
+		j.env = append(j.env, "LG_CONFINE_NO_NS=1")
+	}
+	return j
+}
+
+// command is argv (argv[0] the name, the test binary the program) as the
+// jail's user, in its environment.
+func (j *jail) command(argv ...string) *exec.Cmd {
+	cmd := exec.Command(j.bin)
+	cmd.Args = argv
+	cmd.Env = j.env
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: jailUID, Gid: jailUID}}
+	}
+	return cmd
+}
+
+// launch runs the probe through the launcher under c, as the jail's user.
+func (j *jail) launch(t *testing.T, c policy.Capability, probe ...string) (string, int) {
+	t.Helper()
+	s := Spec{Cap: c, Project: j.project, Cwd: j.project, Exe: j.bin, Argv: append([]string{probeName}, probe...)}
+	cmd := j.command(append([]string{launcherName}, s.Args()[1:]...)...)
+	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, cmd.Env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(out.String()), cmd.ProcessState.ExitCode()
+}
+
+// unconfined runs a shell command as the jail's user, as the agent's own
+// Bash wrapper would after the call.
+func (j *jail) unconfined(t *testing.T, script string) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Env = j.env
+	cmd.Dir = j.project
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: jailUID, Gid: jailUID}}
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v %s", script, err, out)
+	}
+}
+
+// namespacesAllowed reports whether this user may make a user namespace:
+// where it may not, the launch's filter-only mode is all there is.
+func namespacesAllowed() bool {
+	cmd := exec.Command("unshare", "--user", "true")
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: jailUID, Gid: jailUID}}
+	}
+	return cmd.Run() == nil
+}
+
+// bothModes runs f in a launch with its own namespaces and in one with
+// the filter alone.
+func bothModes(t *testing.T, f func(t *testing.T, j *jail)) {
+	for _, ns := range []bool{true, false} {
+		name := "namespaces"
+		if !ns {
+			name = "filter-only"
+		}
+		t.Run(name, func(t *testing.T) {
+			if ns && !namespacesAllowed() {
+				if os.Getenv("LOOPGUARD_REQUIRE_USERNS") == "1" {
+					t.Fatal("user namespaces are refused to an unprivileged user here")
+				}
+				t.Skip("user namespaces are refused to an unprivileged user here")
+			}
+			f(t, newJail(t, ns))
+		})
+	}
+}
+
+// TestJailLeavesNoLinkInSharedTemp: the attack of issue 35. Claude Code's
+// own Bash wrapper, unconfined, ends every call with `pwd -P >|
+// $TMPDIR/claude-XXXX-cwd`; a confined program that planted that name as
+// a link to ~/.claude/settings.json made the wrapper overwrite the
+// settings. No capability may create a link, FIFO or file in the shared
+// temp directory; a program writes its own TMPDIR (control), which is
+// gone when the launch returns.
+func TestJailLeavesNoLinkInSharedTemp(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		settings := filepath.Join(j.home, ".claude/settings.json")
+		cwdFile := filepath.Join(j.tmp, "claude-1a2b-cwd")
+		for _, c := range []policy.Capability{readOnly, projectWrite} {
+			out, code := j.launch(t, c, "jail-symlink", settings, cwdFile)
+			checkProbe(t, []string{c.String(), "symlink in the shared temp"}, out, code, false)
+			out, code = j.launch(t, c, "jail-mkfifo", filepath.Join(j.tmp, "fifo"))
+			checkProbe(t, []string{c.String(), "mkfifo in the shared temp"}, out, code, false)
+			out, code = j.launch(t, c, "jail-create", filepath.Join(j.tmp, "plain"))
+			checkProbe(t, []string{c.String(), "a file in the shared temp"}, out, code, false)
+			out, code = j.launch(t, c, "jail-write-tmpdir")
+			checkProbe(t, []string{c.String(), "its own TMPDIR (control)"}, out, code, true)
+		}
+		// What the wrapper does next, unconfined.
+		j.unconfined(t, `pwd -P >| "$TMPDIR/claude-1a2b-cwd"`)
+		if b, err := os.ReadFile(settings); err != nil || string(b) != "original\n" {
+			t.Errorf("settings after the wrapper ran: %q %v", b, err)
+		}
+		// Each launch's own directory is removed when it returns.
+		runs, _ := filepath.Glob(filepath.Join(j.tmp, "loopguard-scratch-*", "run-*"))
+		if len(runs) != 0 {
+			t.Errorf("launch directories left behind: %v", runs)
+		}
+	})
+}
+
+// TestJailMetadata: Landlock does not cover chmod, chown, times or
+// extended attributes. Outside the write set none of them changes, by
+// path or by a descriptor opened for reading; inside it (project-write's
+// own files) a mode changes where the launch has its own mount namespace
+// (control), and is refused with the rest where it has only the filter.
+func TestJailMetadata(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		settings := filepath.Join(j.home, ".claude/settings.json")
+		key := filepath.Join(j.home, ".ssh/id_rsa")
+		gitConfig := filepath.Join(j.project, ".git/config")
+		gitconfig := filepath.Join(j.home, ".gitconfig")
+		src := filepath.Join(j.project, "src/main.go")
+		for _, c := range []policy.Capability{readOnly, projectWrite} {
+			for _, p := range [][]string{
+				{"jail-chmod", settings, "0"},
+				{"jail-chmod", key, "644"},
+				{"jail-chmod", gitConfig, "666"},
+				{"jail-fchmod", gitconfig, "0"},
+				{"jail-fchmod", gitConfig, "0"},
+				{"jail-utimes", gitConfig},
+				{"jail-utimes", settings},
+				{"jail-setxattr", gitConfig},
+			} {
+				out, code := j.launch(t, c, p...)
+				checkProbe(t, append([]string{c.String()}, p...), out, code, false)
+			}
+			out, code := j.launch(t, c, "jail-chmod", filepath.Join(j.project, "README.md"), "666")
+			checkProbe(t, []string{c.String(), "chmod README.md"}, out, code, c.Write && j.ns)
+		}
+		out, code := j.launch(t, projectWrite, "jail-chmod", src, "755")
+		checkProbe(t, []string{"project-write chmod its own src/main.go"}, out, code, j.ns)
+		for p, want := range map[string]os.FileMode{settings: 0o600, key: 0o600, gitConfig: 0o600, gitconfig: 0o600} {
+			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+				t.Errorf("%s: mode %v %v", p, fi.Mode(), err)
+			}
+		}
+	})
+}
+
+// TestJailLeavesNoProcess: a session leader the program started is killed
+// when the call returns, so it cannot write the project later; the same
+// command waited for within the call writes (control).
+func TestJailLeavesNoProcess(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		late := filepath.Join(j.project, "docs", "late")
+		out, code := j.launch(t, projectWrite, "jail-daemon", late)
+		checkProbe(t, []string{"daemon"}, out, code, true)
+		time.Sleep(1500 * time.Millisecond)
+		if _, err := os.Stat(late); err == nil {
+			t.Errorf("a process of the call wrote %s after it returned", late)
+		}
+		out, code = j.launch(t, projectWrite, "jail-sh", fmt.Sprintf(`echo now > %q`, late))
+		checkProbe(t, []string{"waited-for shell (control)"}, out, code, true)
+		if _, err := os.Stat(late); err != nil {
+			t.Errorf("control: %v", err)
+		}
+	})
+}
+
+// TestJailSweep: Landlock cannot refuse a name, so project-write can
+// create src/.git (whose config an editor's git runs) or src/.envrc in a
+// directory it writes; they do not stay in the project after the call,
+// and the call's stderr says so. An ordinary new file stays (control).
+func TestJailSweep(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		src := filepath.Join(j.project, "src")
+		out, code := j.launch(t, projectWrite, "jail-gitdir", src)
+		checkProbe(t, []string{"src/.git"}, firstLine(out), code, true)
+		if _, err := os.Lstat(filepath.Join(src, ".git")); err == nil {
+			t.Errorf("src/.git is in the project after the call")
+		}
+		if !strings.Contains(out, "held back src/.git") {
+			t.Errorf("no word of src/.git: %q", out)
+		}
+		out, code = j.launch(t, projectWrite, "jail-create", filepath.Join(src, ".envrc"))
+		checkProbe(t, []string{"src/.envrc"}, firstLine(out), code, true)
+		if _, err := os.Lstat(filepath.Join(src, ".envrc")); err == nil {
+			t.Errorf("src/.envrc is in the project after the call")
+		}
+		out, code = j.launch(t, projectWrite, "jail-create", filepath.Join(src, "new.go"))
+		checkProbe(t, []string{"src/new.go (control)"}, out, code, true)
+		if _, err := os.Lstat(filepath.Join(src, "new.go")); err != nil {
+			t.Errorf("control: %v", err)
+		}
+	})
+}
+
+// TestJailSystemVIPC: System V IPC reaches every other process's segments
+// of the user; a launch with its own namespaces has an IPC namespace of
+// its own (a segment there is private: allowed), the filter alone
+// refuses it.
+func TestJailSystemVIPC(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		out, code := j.launch(t, projectWrite, "jail-shm")
+		checkProbe(t, []string{"shmget"}, out, code, j.ns)
+	})
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}

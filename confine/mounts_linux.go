@@ -1,0 +1,136 @@
+//go:build linux
+
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// isolate makes, in the second stage's own mount namespace, everything
+// but the launch's write set read-only: the write set's trees (its
+// private directories, and for a writing capability the project and a
+// worktree's git directories) are cloned as they are, the whole tree is
+// made read-only, the clones are put back on their paths, and each
+// entry of the project the capability may not change (plan.Held) is
+// mounted read-only over itself. A read-only mount refuses a change of
+// mode, owner, times and extended attributes, which Landlock lets
+// through. It also gives the launch a /dev/shm of its own (a tmpfs no
+// other process sees), which plan then writes.
+//
+// It reports false, with nothing changed, when the kernel refuses the
+// first step (the launch then refuses those changes by its filter); an
+// error after that step leaves a half-made tree, and the program is not
+// run.
+func isolate(plan *Plan) (bool, error) {
+	// Nothing done here reaches another namespace.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		dropCapabilities()
+		return false, nil
+	}
+	var rw []string
+	rw = append(rw, plan.Private...)
+	if plan.Project != "" {
+		rw = append(rw, plan.Project)
+		for _, d := range plan.WriteDirs {
+			if !isAncestorOrSelf(plan.Project, d) {
+				rw = append(rw, d)
+			}
+		}
+	}
+	type clone struct {
+		fd   int
+		path string
+	}
+	var clones []clone
+	defer func() {
+		for _, c := range clones {
+			_ = unix.Close(c.fd)
+		}
+	}()
+	for _, p := range rw {
+		flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_RECURSIVE)
+		if plan.privateDir(p) || plan.noFollow(p) {
+			flags |= unix.AT_SYMLINK_NOFOLLOW
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, flags)
+		if err != nil {
+			if len(clones) == 0 && errors.Is(err, unix.ENOSYS) {
+				return false, nil // a kernel older than the mount API
+			}
+			return false, fmt.Errorf("isolating %s: open_tree: %w", p, err)
+		}
+		clones = append(clones, clone{fd, p})
+	}
+	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, ro); err != nil {
+		if errors.Is(err, unix.ENOSYS) {
+			return false, nil
+		}
+		return false, fmt.Errorf("isolating: making the tree read-only: %w", err)
+	}
+	for _, c := range clones {
+		if err := unix.MoveMount(c.fd, "", unix.AT_FDCWD, c.path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return false, fmt.Errorf("isolating %s: move_mount: %w", c.path, err)
+		}
+	}
+	for _, h := range plan.Held {
+		var st unix.Stat_t
+		if err := unix.Lstat(h, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			// Gone, or a link: a change of mode through a link changes
+			// its target, which has its own mount.
+			continue
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, h, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
+		if err != nil {
+			return false, fmt.Errorf("isolating %s: open_tree: %w", h, err)
+		}
+		err = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, ro)
+		if err == nil {
+			err = unix.MoveMount(fd, "", unix.AT_FDCWD, h, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		}
+		_ = unix.Close(fd)
+		if err != nil {
+			return false, fmt.Errorf("isolating %s: %w", h, err)
+		}
+	}
+	// A /dev/shm of the launch's own: POSIX shared memory and semaphores
+	// (Python's multiprocessing) work, and no other process's segment is
+	// reached.
+	if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0700,size=64m"); err == nil {
+		plan.WriteDirs = append(plan.WriteDirs, "/dev/shm")
+	}
+	dropCapabilities()
+	return true, nil
+}
+
+func (p Plan) privateDir(d string) bool {
+	for _, x := range p.Private {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
+
+func (p Plan) noFollow(d string) bool {
+	for _, x := range p.NoFollow {
+		if filepath.Clean(x) == filepath.Clean(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// dropCapabilities ends the capabilities the namespace gave the second
+// stage: the ambient ones it was started with, and the bounding set (a
+// program run as root would keep the rest through execve).
+func dropCapabilities() {
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		_ = unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+	}
+}
