@@ -59,63 +59,29 @@ func checkConfinement(ctx context.Context, self string) checkResult {
 		_ = os.MkdirAll(filepath.Dir(f), 0o700)
 		_ = os.WriteFile(f, []byte("confined-read-marker\n"), 0o600)
 	}
-	// The small launcher, when it is beside this binary, runs read-only
-	// launches with the plan the hook prepares; here with a launcher
-	// after it that does not exist, so that a launch it handed on fails.
-	fast := policy.FastLauncher(launcher)
-	if fi, err := os.Stat(fast); err != nil || fi.IsDir() {
-		fast = ""
-	}
-	try := func(via, file string) (string, error) {
+	try := func(file string) (string, error) {
 		s := confine.Spec{Cap: policy.Capability{}, Project: proj, Cwd: proj, Exe: cat, Argv: []string{"cat", file}}
-		argv := append([]string{self}, s.Args()...)
-		if via != "" {
-			plan, err := confine.Prepare(s, filepath.Join(dir, "plans"), self, os.Getenv, os.Getuid())
-			if err != nil {
-				return err.Error(), err
-			}
-			argv = append([]string{via, plan, filepath.Join(dir, "no-launcher")}, s.Args()...)
-		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd := exec.CommandContext(ctx, self, s.Args()...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
 		return out.String(), err
 	}
-	vias := []string{""}
-	if fast != "" {
-		vias = append(vias, fast)
+	if out, err := try(filepath.Join(proj, "in")); err != nil || !strings.Contains(out, "confined-read-marker") {
+		r.status = statusFail
+		r.detail = "the launcher " + self + " did not run a read-only cat of a project file: " + oneLine(strings.TrimSpace(out))
+		r.fix = "run `" + self + " exec --cap read-only --project DIR --cwd DIR -- /bin/cat cat FILE` to see why"
+		return r
 	}
-	for _, via := range vias {
-		name := self
-		if via != "" {
-			name = via
-		}
-		if out, err := try(via, filepath.Join(proj, "in")); err != nil || !strings.Contains(out, "confined-read-marker") {
-			r.status = statusFail
-			r.detail = "the launcher " + name + " did not run a read-only cat of a project file: " + oneLine(strings.TrimSpace(out))
-			r.fix = "run `" + self + " exec --cap read-only --project DIR --cwd DIR -- /bin/cat cat FILE` to see why"
-			if via != "" {
-				r.fix = "remove " + via + " (the hook then runs " + self + " alone), or install it from this build: make install"
-			}
-			return r
-		}
-		if out, err := try(via, filepath.Join(outside, "secret")); err == nil || strings.Contains(out, "confined-read-marker") {
-			r.status = statusFail
-			r.detail = "the kernel did not refuse a read outside the project under the read-only capability (launcher " + name + ")"
-			r.fix = "check that Landlock is enabled (lsm= on the kernel command line)"
-			if via != "" {
-				r.fix = "remove " + via + " (the hook then runs " + self + " alone), or install it from this build: make install"
-			}
-			return r
-		}
+	if out, err := try(filepath.Join(outside, "secret")); err == nil || strings.Contains(out, "confined-read-marker") {
+		r.status = statusFail
+		r.detail = "the kernel did not refuse a read outside the project under the read-only capability (launcher " + self + ")"
+		r.fix = "check that Landlock is enabled (lsm= on the kernel command line)"
+		return r
 	}
 	r.status = statusOK
 	r.detail = fmt.Sprintf("Landlock ABI %d: Bash calls scoped grants cover run rewritten and confined to their capability by %s (a read-only launch read the project and was refused a file outside it)", abi, self)
-	if fast != "" {
-		r.detail += fmt.Sprintf("; read-only launches start through %s, with the plan the hook computes (the same launch through it passed)", fast)
-	}
 	return r
 }

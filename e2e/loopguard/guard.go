@@ -18,12 +18,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/loopguard/loopguard/internal/keyringtest"
-	"github.com/loopguard/loopguard/internal/launchtest"
 )
 
 // cliTimeout bounds one loopguard CLI run.
@@ -42,9 +40,6 @@ func Build(ctx context.Context, repo, dir string, tags ...string) (string, error
 		return "", err
 	}
 	if _, err := goBuild(ctx, repo, filepath.Join(dir, "loopguard-exec"), "./cmd/loopguard-exec", tags...); err != nil {
-		return "", err
-	}
-	if err := BuildLaunch(ctx, repo, filepath.Join(dir, "loopguard-launch")); err != nil {
 		return "", err
 	}
 	return goBuild(ctx, repo, filepath.Join(dir, "loopguard"), "./cmd/loopguard", tags...)
@@ -67,15 +62,6 @@ func Setup(ctx context.Context, repo, dir string) (string, error) {
 		return "", err
 	}
 	return bin, g.Init(ctx, proj)
-}
-
-// BuildLaunch builds the small launcher (cmd/loopguard-launch, C) as make
-// build does; on Linux only, where it is installed.
-func BuildLaunch(ctx context.Context, repo, out string) error {
-	if runtime.GOOS != "linux" {
-		return nil
-	}
-	return launchtest.Build(ctx, repo, out)
 }
 
 // BuildMCP builds the fake bank MCP server (e2e/mcpfake) into dir.

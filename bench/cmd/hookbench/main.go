@@ -313,8 +313,7 @@ var pendingRE = regexp.MustCompile(fmt.Sprintf(`loopguard approve ([a-z2-7]{%d})
 // is loopguard-exec's).
 const scopedRule = "Bash(go test ./...)"
 
-// readOnlyRule is the scoped-read-only path's grant: a read-only launch,
-// whose plan the hook prepares when loopguard-launch is beside it.
+// readOnlyRule is the scoped-read-only path's grant: a read-only launch.
 const readOnlyRule = "Bash(ls *)"
 
 // scopedRules are the grants of the paths that run under one.
@@ -407,7 +406,7 @@ func makePaths(o options, work string) ([]*benchPath, map[string]shellparse.Env,
 			check{code: 0, contains: []string{`"permissionDecision":"allow"`, "for this exact call"}}},
 		{"scoped", "Bash `go test ./...` under a scoped grant `" + scopedRule + "`: verify (keyring read)", "pretooluse-bash", setCmd("go test ./..."), false, "PreToolUse", true,
 			check{code: 0, contains: []string{`"permissionDecision":"allow"`, "granted by"}}},
-		{"scoped-read-only", "Bash `ls -la` under a scoped grant `" + readOnlyRule + "` (read-only: with loopguard-launch beside the hook, its plan is prepared here): verify (keyring read)", "pretooluse-bash", setCmd("ls -la"), false, "PreToolUse", true,
+		{"scoped-read-only", "Bash `ls -la` under a scoped grant `" + readOnlyRule + "` (read-only): verify (keyring read)", "pretooluse-bash", setCmd("ls -la"), false, "PreToolUse", true,
 			check{code: 0, contains: []string{`"permissionDecision":"allow"`, "granted by"}}},
 		{"write-1mb", "Write of 1 MiB of content, no grant: deny + pending record", "pretooluse-write", func(p *payload) { p.input()["content"] = megabyte() }, false, "PreToolUse", false,
 			check{code: 2, contains: []string{`"permissionDecision":"deny"`, "no_grant"}}},

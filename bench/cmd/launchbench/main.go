@@ -27,7 +27,6 @@ func main() {
 	hook := flag.String("launcher", "bin/loopguard-exec", "the launcher binary (loopguard-exec, or loopguard-hook: its exec subcommand)")
 	repo := flag.String("repo", ".", "a project for the project-write row (this repository)")
 	rounds := flag.Int("rounds", 200, "measured runs per program and row")
-	fast := flag.String("fast", "bin/loopguard-launch", "the small launcher: a read-only row runs through it too, with the plan the hook prepares (skipped when it is not there)")
 	readOnly := flag.Bool("read-only", false, "only the read-only rows")
 	out := flag.String("out", "", "append the Markdown table here too")
 	flag.Parse()
@@ -50,24 +49,13 @@ func main() {
 		name string
 		cap  policy.Capability
 		argv []string
-		fast string // the small launcher it runs through ("": the launcher alone)
 	}
-	rows := []row{{"read-only: git --version", policy.Capability{}, []string{git, "--version"}, ""}}
-	if f, err := filepath.Abs(*fast); err == nil {
-		if _, err := os.Stat(f); err == nil {
-			rows = append(rows, row{"read-only through " + filepath.Base(f) + ": git --version", policy.Capability{}, []string{git, "--version"}, f})
-		}
-	}
+	rows := []row{{"read-only: git --version", policy.Capability{}, []string{git, "--version"}}}
 	if !*readOnly {
 		rows = append(rows,
-			row{fmt.Sprintf("project-write: true, project of %d entries", files), policy.Capability{Write: true}, []string{tru}, ""},
-			row{fmt.Sprintf("project-write+git: true, project of %d entries", files), policy.Capability{Write: true, Git: true}, []string{tru}, ""})
+			row{fmt.Sprintf("project-write: true, project of %d entries", files), policy.Capability{Write: true}, []string{tru}},
+			row{fmt.Sprintf("project-write+git: true, project of %d entries", files), policy.Capability{Write: true, Git: true}, []string{tru}})
 	}
-	plans, err := os.MkdirTemp("", "launchbench-plans-")
-	if err != nil {
-		fatal(err)
-	}
-	defer os.RemoveAll(plans)
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### The launcher (%s exec), %d runs each, interleaved\n\n", filepath.Base(h), *rounds)
 	fmt.Fprintf(&b, "Landlock ABI %d. Wall time per whole process, ms.\n\n", confine.ABI())
@@ -76,15 +64,6 @@ func main() {
 		spec := confine.Spec{Cap: row.cap, Project: r, Cwd: r, Exe: row.argv[0], Argv: append([]string{filepath.Base(row.argv[0])}, row.argv[1:]...)}
 		alone := exec.Command(row.argv[0], row.argv[1:]...)
 		launched := exec.Command(h, spec.Args()...)
-		if row.fast != "" {
-			// The hook prepares the plan once per distinct call (the file
-			// is then there); Prepare's own cost is BenchmarkPrepare.
-			plan, err := confine.Prepare(spec, plans, h, os.Getenv, os.Getuid())
-			if err != nil {
-				fatal(err)
-			}
-			launched = exec.Command(row.fast, append([]string{plan, h}, spec.Args()...)...)
-		}
 		for i := 0; i < 5; i++ { // warm-up
 			once(alone)
 			once(launched)
