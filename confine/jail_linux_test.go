@@ -348,3 +348,42 @@ func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
 }
+
+// TestJailTopLevel: project-write creates a file at the project's top
+// (go build -o app .) where the launch has its own mount namespace (each
+// protected entry is then mounted read-only, so the top can be granted
+// whole); what it creates there under a protected name, by open(O_CREAT)
+// or by a rename from its own TMPDIR, does not stay in the project. With
+// the filter alone the top is not granted (nothing is created there),
+// and a nested directory it writes is swept the same way.
+func TestJailTopLevel(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		app := filepath.Join(j.project, "app")
+		out, code := j.launch(t, projectWrite, "jail-create", app)
+		checkProbe(t, []string{"create app at the top"}, firstLine(out), code, j.ns)
+		if _, err := os.Stat(app); (err == nil) != j.ns {
+			t.Errorf("app at the top: %v", err)
+		}
+		for _, dir := range []string{j.project, filepath.Join(j.project, "src")} {
+			for _, name := range []string{".envrc", ".mcp.json", ".npmrc", "CLAUDE.md"} {
+				p := filepath.Join(dir, name)
+				out, _ := j.launch(t, projectWrite, "jail-create", p)
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("%s is in the project after the call: %q", p, out)
+				}
+				out, _ = j.launch(t, projectWrite, "jail-sh", fmt.Sprintf(`echo x > "$TMPDIR/f" && mv "$TMPDIR/f" %q`, p))
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("%s, moved in from TMPDIR, is in the project after the call: %q", p, out)
+				}
+			}
+		}
+		// The project's own executable configuration is still not
+		// written, though the top is.
+		out, code = j.launch(t, projectWrite, "append", filepath.Join(j.project, ".git/config"))
+		checkProbe(t, []string{"append .git/config"}, out, code, false)
+		out, code = j.launch(t, projectWrite, "jail-create", filepath.Join(j.project, ".git/hooks-pre-commit"))
+		checkProbe(t, []string{"create in .git"}, firstLine(out), code, false)
+		out, code = j.launch(t, projectWrite, "rename", filepath.Join(j.project, ".git"), filepath.Join(j.project, "g"))
+		checkProbe(t, []string{"rename .git away"}, out, code, false)
+	})
+}

@@ -18,7 +18,9 @@ import (
 // entry of the project the capability may not change (plan.Held) is
 // mounted read-only over itself. A read-only mount refuses a change of
 // mode, owner, times and extended attributes, which Landlock lets
-// through. It also gives the launch a /dev/shm of its own (a tmpfs no
+// through. With every protected entry held so, a writing capability may
+// write the project whole, its top included (plan.TopWritable): what it
+// creates there is swept after the call. It also gives the launch a /dev/shm of its own (a tmpfs no
 // other process sees), which plan then writes.
 //
 // It reports false, with nothing changed, when the kernel refuses the
@@ -102,6 +104,9 @@ func isolate(plan *Plan) (bool, error) {
 	// reached.
 	if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0700,size=64m"); err == nil {
 		plan.WriteDirs = append(plan.WriteDirs, "/dev/shm")
+	}
+	if plan.Project != "" && plan.TopWritable {
+		plan.WriteDirs = append(plan.WriteDirs, plan.Project)
 	}
 	dropCapabilities()
 	return true, nil

@@ -94,6 +94,9 @@ type Plan struct {
 	// their change times: after the call, a directory whose change time
 	// moved is read again for what was created in it (sweep).
 	Dirs map[string]int64 `json:"-"`
+	// TopWritable: where isolate mounts every Held entry read-only, the
+	// project may be written as a whole, its top included.
+	TopWritable bool
 	// Kept are the project's entries a writing capability left alone
 	// although they are protected (+git's .git): not swept.
 	Kept []string `json:"-"`
@@ -355,6 +358,12 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	p.WriteFiles = append(p.WriteFiles, w.files...)
 	p.Held = w.held
 	p.Dirs = w.seen
+	// The top may be written as a whole (a new file there: go build -o
+	// app .) only where each protected entry of the project is mounted
+	// read-only (a launch with its own mount namespace: isolate) and the
+	// sweep sees every new name: the walk saw the whole project, and no
+	// protected entry is a link (a mount cannot hold a link in place).
+	p.TopWritable = w.entries <= maxWalk && !w.heldLink
 	return p.sorted(), nil
 }
 
@@ -375,16 +384,17 @@ func (p Plan) sorted() Plan {
 // Classify; the guard's fixed paths inside the project (its binaries, a
 // state directory) are looked up apart.
 type walker struct {
-	pl      policy.Places
-	fixed   map[string]bool // fixed protected paths inside the project
-	above   map[string]bool // their ancestors inside the project
-	git     bool
-	skip    []string // directories handled by the caller (the git dir)
-	entries int
-	dirs    []string
-	files   []string
-	held    []string         // protected entries, kept read-only
-	seen    map[string]int64 // every directory walked: its change time
+	pl       policy.Places
+	fixed    map[string]bool // fixed protected paths inside the project
+	above    map[string]bool // their ancestors inside the project
+	git      bool
+	skip     []string // directories handled by the caller (the git dir)
+	entries  int
+	dirs     []string
+	files    []string
+	held     []string         // protected entries, kept read-only
+	heldLink bool             // one of them is a link
+	seen     map[string]int64 // every directory walked: its change time
 }
 
 func newWalker(pl policy.Places, project string, git bool) *walker {
@@ -439,6 +449,7 @@ func (w *walker) walk(dir string, top bool) bool {
 			clean = false
 			if !slices.Contains(w.skip, p) {
 				w.held = append(w.held, p)
+				w.heldLink = w.heldLink || ent.Type()&os.ModeSymlink != 0
 			}
 			continue
 		}
