@@ -387,3 +387,59 @@ func TestJailTopLevel(t *testing.T) {
 		checkProbe(t, []string{"rename .git away"}, out, code, false)
 	})
 }
+
+// TestJailInsideASandbox: inside a sandbox that binds everything but the
+// project and its temp directory read-only and refuses nested user
+// namespaces (Claude Code's: bubblewrap with --disable-userns), the launch
+// has the filter alone; there project-write's own chmod runs (npm's bin
+// links, tar x, cp -p), since all it could reach outside the project is
+// read-only already, and every change outside it is still refused; under
+// read-only none runs.
+func TestJailInsideASandbox(t *testing.T) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		if os.Getenv("LOOPGUARD_REQUIRE_USERNS") == "1" {
+			t.Fatal("no bwrap")
+		}
+		t.Skip("no bwrap")
+	}
+	if !namespacesAllowed() {
+		t.Skip("user namespaces are refused to an unprivileged user here")
+	}
+	j := newJail(t, true)
+	inSandbox := func(c policy.Capability, probe ...string) (string, int) {
+		s := Spec{Cap: c, Project: j.project, Cwd: j.project, Exe: j.bin, Argv: append([]string{probeName}, probe...)}
+		argv := append([]string{bwrap, "--unshare-user", "--disable-userns", "--unshare-pid", "--die-with-parent",
+			"--ro-bind", "/", "/", "--bind", j.project, j.project, "--bind", j.tmp, j.tmp, "--dev", "/dev", "--proc", "/proc",
+			"--setenv", "LG_CONFINE_LAUNCH", "1", "--", j.bin}, s.Args()[1:]...)
+		cmd := j.command(argv...)
+		cmd.Path = bwrap
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out.String()), cmd.ProcessState.ExitCode()
+	}
+	src := filepath.Join(j.project, "src/main.go")
+	out, code := inSandbox(projectWrite, "jail-chmod", src, "755")
+	checkProbe(t, []string{"project-write chmod src/main.go in the sandbox (control)"}, out, code, true)
+	out, code = inSandbox(readOnly, "jail-chmod", src, "700")
+	checkProbe(t, []string{"read-only chmod src/main.go in the sandbox"}, out, code, false)
+	for _, p := range []string{filepath.Join(j.home, ".claude/settings.json"), filepath.Join(j.home, ".gitconfig")} {
+		out, code = inSandbox(projectWrite, "jail-chmod", p, "0")
+		checkProbe(t, []string{"project-write chmod " + p + " in the sandbox"}, out, code, false)
+		out, code = inSandbox(projectWrite, "jail-utimes", p)
+		checkProbe(t, []string{"project-write utimes " + p + " in the sandbox"}, out, code, false)
+	}
+	out, code = inSandbox(projectWrite, "jail-symlink", filepath.Join(j.home, ".claude/settings.json"), filepath.Join(j.tmp, "claude-1a2b-cwd"))
+	checkProbe(t, []string{"project-write symlink in the sandbox's temp"}, out, code, false)
+	// Without the sandbox, the filter alone refuses the same chmod
+	// (TestJailMetadata/filter-only): it is the sandbox's read-only
+	// mounts that let it through, not the filter.
+	if fi, err := os.Stat(src); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("src/main.go: %v %v", fi.Mode(), err)
+	}
+}

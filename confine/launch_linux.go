@@ -179,12 +179,21 @@ func stage2() error {
 		return fmt.Errorf("reading the launch: %w", err)
 	}
 	o := filterOpts{network: l.Plan.Network, metadata: true, sysvIPC: l.NS}
+	mounted := false
 	if l.NS {
-		mounted, err := isolate(&l.Plan)
-		if err != nil {
+		var err error
+		if mounted, err = isolate(&l.Plan); err != nil {
 			return err
 		}
-		o.metadata = !mounted
+	}
+	switch {
+	case mounted:
+		o.metadata = false
+	case l.Plan.Project != "" && sandboxedOutside(l.Plan.Project, l.Plan.SharedTemp):
+		// In a sandbox that mounted all else read-only (Claude Code's):
+		// project-write's own chmod runs; docs/confinement.md says what
+		// it can still reach there.
+		o.metadata = false
 	}
 	return execJailed(l.Spec, l.Plan, o)
 }

@@ -5,7 +5,11 @@ package confine
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -138,4 +142,80 @@ func dropCapabilities() {
 	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
 		_ = unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
 	}
+}
+
+// sandboxedOutside reports whether, in this mount namespace, everything
+// but the project and the temp directory is on a read-only mount, as in
+// Claude Code's sandbox (bubblewrap binds / read-only, then the project
+// and its temp directory writable), where a launch cannot have a user
+// namespace of its own. A change of mode, owner, times or extended
+// attributes can then reach nothing outside those two, and
+// project-write's own chmod (npm's bin links, tar x, cp -p) may run. A
+// rw mount that is hidden under another (its device is not what its path
+// now shows) does not count; the kernel's own file systems and a /dev of
+// the sandbox's own (a tmpfs) do not either, their files being the
+// kernel's or root's.
+func sandboxedOutside(project, temp string) bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		// ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER
+		pre, post, ok := strings.Cut(line, " - ")
+		if !ok {
+			continue
+		}
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if len(f) < 6 || len(g) < 1 {
+			return false
+		}
+		point, opts, fstype := unescapeMount(f[4]), f[5], g[0]
+		if slices.Contains(strings.Split(opts, ","), "ro") {
+			continue
+		}
+		switch fstype {
+		case "proc", "sysfs", "devpts", "devtmpfs", "mqueue", "cgroup", "cgroup2", "securityfs", "debugfs", "tracefs", "bpf", "pstore", "configfs", "fusectl", "binfmt_misc", "hugetlbfs":
+			continue
+		}
+		if fstype == "tmpfs" && point == "/dev" {
+			continue
+		}
+		if isAncestorOrSelf(project, point) || temp != "" && isAncestorOrSelf(temp, point) {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(point, &st); err != nil {
+			continue // not reachable by that path
+		}
+		maj, min, ok := strings.Cut(f[2], ":")
+		if !ok || strconv.FormatUint(uint64(unix.Major(st.Dev)), 10) != maj || strconv.FormatUint(uint64(unix.Minor(st.Dev)), 10) != min {
+			continue // hidden under another mount
+		}
+		var sf unix.Statfs_t
+		if err := unix.Statfs(point, &sf); err == nil && sf.Flags&unix.ST_RDONLY != 0 {
+			continue // what the path shows is read-only
+		}
+		return false
+	}
+	return true
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var out []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				out = append(out, byte(n))
+				i += 3
+				continue
+			}
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
 }

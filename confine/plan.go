@@ -94,6 +94,9 @@ type Plan struct {
 	// their change times: after the call, a directory whose change time
 	// moved is read again for what was created in it (sweep).
 	Dirs map[string]int64 `json:"-"`
+	// SharedTemp is the temp directory the launch was given ($TMPDIR or
+	// /tmp), which it does not write.
+	SharedTemp string
 	// TopWritable: where isolate mounts every Held entry read-only, the
 	// project may be written as a whole, its top included.
 	TopWritable bool
@@ -317,6 +320,7 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 		return p, err
 	}
 	p.RunDir = run
+	p.SharedTemp = e.TempDir
 	if p.Env["TMPDIR"], err = private(filepath.Join(filepath.Base(run), "tmp")); err != nil {
 		return p, err
 	}
