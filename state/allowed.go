@@ -23,6 +23,10 @@ type Allowed struct {
 	// Cwd is the call's cwd when it was allowed: PostToolUse reports the
 	// shell's cwd after the call ran, which a cd in it moved.
 	Cwd string `json:"cwd,omitempty"`
+	// Capability is what the call ran confined to (policy.Capability's
+	// name; a chain's widest), "" when it ran unconfined: PostToolUse
+	// reads a refusal in its result against it.
+	Capability string `json:"capability,omitempty"`
 }
 
 func (s *Store) allowedName(session, key string) string {

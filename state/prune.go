@@ -13,7 +13,7 @@ type PruneCounts struct {
 	ExpiredGrants int // unconsumed grants past their expiry
 	Consumed      int // used exact grants older than the cut-off
 	Pending       int // pending records (and their calls) not seen since the cut-off
-	Notes         int // PostToolUse notes and temp files older than the cut-off
+	Notes         int // PostToolUse notes, told markers and temp files older than the cut-off
 }
 
 // Prune removes what can no longer allow anything or needs no decision:
@@ -75,8 +75,9 @@ func (s *Store) Prune(now, cutoff time.Time) (PruneCounts, error) {
 	}); err != nil {
 		return c, err
 	}
-	// PostToolUse notes of calls that never reported back, and the
-	// answers (and their locks) of calls long decided.
+	// PostToolUse notes of calls that never reported back (and what
+	// sessions long over were told once: told.go), and the answers (and
+	// their locks) of calls long decided.
 	for _, dir := range []string{"allowed", "answers"} {
 		if err := old(s.path(dir), func(n string) error {
 			if os.Remove(s.path(dir, n)) == nil {
