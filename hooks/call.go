@@ -16,7 +16,14 @@ const (
 	PreToolUse        = "PreToolUse"
 	PermissionRequest = "PermissionRequest"
 	PostToolUse       = "PostToolUse"
+	// PostToolUseFailure is PostToolUse for a call that failed (Claude
+	// Code: a Bash command that exited non-zero): the same check of what
+	// ran, with the failure's text as the Output.
+	PostToolUseFailure = "PostToolUseFailure"
 )
+
+// after reports whether event comes after the call ran.
+func after(event string) bool { return event == PostToolUse || event == PostToolUseFailure }
 
 // Call is a tool call as the engine sees it.
 type Call struct {
@@ -51,6 +58,11 @@ type Call struct {
 	// updatedInput. Without it a scope covers only a Bash command whose
 	// text is already canonical (rewrite.go).
 	Rewrite bool
+	// Output is what the call's result said, after it ran (PostToolUse):
+	// a Bash call's standard output and error, or the failure's text, as
+	// the host reports them; "" when it reports none. Only a confined
+	// call's is read, for a refusal by the jail (jailnote.go).
+	Output string
 }
 
 // Agent is the agent identity grants bind to: the subagent's agent_id, or

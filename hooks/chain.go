@@ -67,9 +67,8 @@ func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decisi
 	if err != nil {
 		return e.pending(ctx, c, d, ReasonNotCanonical, "loopguard: not_canonical: "+present.EscapeText(err.Error())), true
 	}
-	dec := e.allowedAs(c, d, ReasonScopedGrant, first.g, fmt.Sprintf("granted by %s: every part of the chain is covered (grants %s)", first.g.Principal, strings.Join(dedupe(used), ", ")), updated)
+	widest, caps, confined := policy.Capability{}, map[string]bool{}, ""
 	if updated != nil && e.Env.Launcher != "" {
-		widest, caps := policy.Capability{}, map[string]bool{}
 		for i, r := range rules {
 			if parts[i].Builtin {
 				continue
@@ -77,15 +76,19 @@ func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decisi
 			caps[r.Capability().String()] = true
 			widest = widest.Widen(r.Capability())
 		}
+		if len(caps) > 0 {
+			confined = widest.String()
+		}
+	}
+	dec := e.allowedAs(c, d, ReasonScopedGrant, first.g, fmt.Sprintf("granted by %s: every part of the chain is covered (grants %s)", first.g.Principal, strings.Join(dedupe(used), ", ")), updated, confined)
+	if len(caps) > 0 {
 		var names []string
 		for k := range caps {
 			names = append(names, k)
 		}
 		sort.Strings(names)
 		dec.Capability = strings.Join(names, ",")
-		if dec.Capability != "" {
-			dec.Context = confinedContext(widest, true)
-		}
+		dec.Context = e.jailContext(c, widest, true)
 	}
 	return dec, true
 }

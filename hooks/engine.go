@@ -114,7 +114,9 @@ type Decision struct {
 	// ("" when it runs unconfined).
 	Capability string
 	// Context is for the model, beside the call's result (Claude Code's
-	// additionalContext): what a confined program could not do.
+	// additionalContext): at PreToolUse, what the jail withholds, once per
+	// session; after the call, the right a refusal by the jail most likely
+	// lacked (jailnote.go).
 	Context string
 
 	rendering string // the full call, for ask mode
@@ -281,7 +283,7 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 	switch c.Event {
 	case PreToolUse, PermissionRequest:
 		d = e.decideCall(ctx, c)
-	case PostToolUse:
+	case PostToolUse, PostToolUseFailure:
 		d = e.post(c)
 	default:
 		d = Decision{Behavior: Abstain, Reason: ReasonUnknownEvent}
@@ -292,7 +294,7 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 	}
 	enforced := d
 	switch {
-	case mode == ModeAudit && c.Event != PostToolUse:
+	case mode == ModeAudit && !after(c.Event):
 		d = Decision{Behavior: Abstain, Reason: d.Reason, Digest: d.Digest, Pending: d.Pending}
 	case mode == ModeAsk && d.Behavior == Deny && askable(d.Reason):
 		d.Behavior = Ask
@@ -356,7 +358,8 @@ func Told(d Decision) string {
 	switch d.Behavior {
 	case Deny, Ask:
 		return d.ForAgent()
-	case Allow:
+	case Allow, Abstain:
+		// An abstention's context: a refusal by the jail, after the call.
 		return d.Context
 	}
 	return ""
@@ -731,10 +734,14 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		return *cv.fail, true
 	}
 	if cv.g != nil {
-		dec := e.allowedAs(c, d, ReasonScopedGrant, cv.g, "granted by "+cv.g.Principal+" as "+cv.g.Scope, updated)
+		confined := ""
 		if updated != nil {
-			dec.Capability = e.capabilityOf(c, d, cv.rule)
-			dec.Context = confinedContext(cv.rule.Capability(), dec.Capability != "")
+			confined = e.capabilityOf(c, d, cv.rule)
+		}
+		dec := e.allowedAs(c, d, ReasonScopedGrant, cv.g, "granted by "+cv.g.Principal+" as "+cv.g.Scope, updated, confined)
+		if updated != nil {
+			dec.Capability = confined
+			dec.Context = e.jailContext(c, cv.rule.Capability(), confined != "")
 		}
 		return dec, true
 	}
@@ -915,12 +922,14 @@ func (e *Engine) notCovered(ctx context.Context, c *Call, d *described, cv cover
 }
 
 func (e *Engine) allowed(c *Call, d *described, reason string, g *token.Grant, what string) Decision {
-	return e.allowedAs(c, d, reason, g, what, nil)
+	return e.allowedAs(c, d, reason, g, what, nil, "")
 }
 
 // allowedAs allows the call, to run as updated when that is not nil: the
-// record PostToolUse checks is then the digest of what will run.
-func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant, what string, updated map[string]any) Decision {
+// record PostToolUse checks is then the digest of what will run, and
+// confined the capability it runs confined to ("" unconfined; a chain's
+// widest), against which PostToolUse reads a refusal in its result.
+func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant, what string, updated map[string]any, confined string) Decision {
 	callDigest := d.callDigest
 	ran := ""
 	if updated != nil {
@@ -937,6 +946,7 @@ func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant,
 	_ = e.Store.NoteAllowed(state.Allowed{
 		Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, ToolUseID: c.ToolUseID,
 		Digest: d.digest, CallDigest: callDigest, Grant: g.ID(), Principal: g.Principal, Time: e.now().UTC(), Cwd: c.Cwd,
+		Capability: confined,
 	}, updated != nil)
 	return Decision{Behavior: Allow, Reason: reason, Grant: g.ID(), Principal: g.Principal,
 		Message: "loopguard: " + what + " (grant " + g.ID() + ")", UpdatedInput: updated, ranDigest: ran}
@@ -1267,7 +1277,8 @@ func (e *Engine) post(c *Call) Decision {
 			SystemMessage: fmt.Sprintf("loopguard: ALARM: the %s call that ran (digest %.12s) is not the call loopguard allowed (digest %.12s, grant %s). Another hook rewrote its input (updatedInput).",
 				c.ToolName, d.callDigest, a.CallDigest, a.Grant)}
 	}
-	return Decision{Behavior: Abstain, Reason: ReasonRan, Digest: d.digest, Grant: a.Grant, Principal: a.Principal}
+	return Decision{Behavior: Abstain, Reason: ReasonRan, Digest: d.digest, Grant: a.Grant, Principal: a.Principal,
+		Context: e.refusalContext(c, a)}
 }
 
 // CallSummary is the call in one line, as the audit log has it.

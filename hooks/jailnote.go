@@ -1,28 +1,231 @@
 package hooks
 
 import (
+	"path/filepath"
 	"strings"
 
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/state"
 )
 
-// confinedContext tells the model what a confined program could not do,
-// so that a refused write or connection reads as what it is.
-func confinedContext(c policy.Capability, confined bool) string {
-	if !confined {
+// What the model hears about the jail a granted Bash call runs in: once
+// per session (agent and session), a short note beside the first confined
+// call's result (jailNote); after that, a line only beside the result of a
+// confined call the jail refused something, naming the right it most
+// likely lacked and how to ask for it (refusalNote). Every confined call
+// used to carry the whole paragraph: some 12,000 tokens over a session of
+// a hundred calls.
+
+// toldJail names the jail's note among what a session is told once
+// (state.Store.Told).
+const toldJail = "jail"
+
+// jailContext is the context beside a confined call's result: the jail's
+// note the first time this session's agent runs a confined call, "" after.
+// Only a PreToolUse answer carries it to the model (a PermissionRequest's
+// cannot, and audit mode answers nothing), so only one marks the session
+// told. The marker costs this path one stat; one that is missing or
+// unreadable tells again.
+func (e *Engine) jailContext(c *Call, cp policy.Capability, confined bool) string {
+	if !confined || c.Event != PreToolUse || e.Mode == ModeAudit {
 		return ""
 	}
-	what := "read the project and the toolchains, and write nothing but its own TMPDIR; it kept only the environment variables read-only tools read (locale, terminal, paths, Go's settings)"
-	if c.Write {
-		what = "write the project (except its top level, where it can change existing files but create nothing, and executable configuration such as .git, .claude, .mcp.json or .envrc at any depth), temp and its own build caches (Go's and npm's, not the user's)"
-		if c.Git {
-			what = strings.Replace(what, ".git, ", "", 1) + ", and the repository's .git"
+	if e.Store.Told(c.SessionID, c.Agent(), toldJail) {
+		return ""
+	}
+	_ = e.Store.MarkTold(c.SessionID, c.Agent(), toldJail)
+	return jailNote(cp)
+}
+
+// jailNote says, in under 250 characters, what a program confined to cp
+// can do and how a command runs unconfined.
+func jailNote(cp policy.Capability) string {
+	can := "reads the project and toolchains, writes only $TMPDIR"
+	if cp.Write || cp.Git {
+		can = "writes the project and $TMPDIR, never executable configuration (.git, .claude, .envrc...)"
+		if cp.Git {
+			can = "writes the project, .git and $TMPDIR, never other executable configuration (.claude, .envrc...)"
 		}
 	}
-	net := "; it can open no network connection"
-	if c.Network {
-		net = "; it can use the network"
+	net := "no network"
+	if cp.Network {
+		net = "network"
 	}
-	return "loopguard ran this command confined (" + c.String() + "): it could " + what + net +
-		", no Unix socket, no kernel keyring and no controlling terminal (/dev/tty). A 'Permission denied' or a refused connection comes from that; to run it unconfined, ask the user to approve the exact command."
+	return "loopguard jails granted commands; this one (" + cp.String() + ") " + can + "; " + net +
+		"; no Unix socket or /dev/tty. Unconfined needs the user's exact approval."
+}
+
+// refusalContext is the line beside the result of a call allowed as a,
+// when it ran confined and its output shows a refusal by the jail; ""
+// otherwise (an unconfined call's output is not read at all).
+func (e *Engine) refusalContext(c *Call, a state.Allowed) string {
+	if a.Capability == "" || c.Output == "" {
+		return ""
+	}
+	cp, err := policy.ParseCapability(a.Capability)
+	if err != nil {
+		return ""
+	}
+	cwd := a.Cwd
+	if cwd == "" {
+		cwd = c.Cwd
+	}
+	return refusalNote(cp, c.Output, jailSite{places: e.places(), project: e.projectDir(c), cwd: cwd, home: e.Env.Home})
+}
+
+// jailSite is where a confined call ran, for reading the paths its
+// refusals name.
+type jailSite struct {
+	places             policy.Places
+	project, cwd, home string
+}
+
+// notRun starts the launcher's own line when it ran nothing (confine.Main,
+// cmd/loopguard-launch).
+const notRun = "loopguard: the program was not run:"
+
+// refusalMarks are what a refusal by the jail prints, lower-cased:
+// strerror(EACCES), strerror(EPERM), strerror(EROFS) (a path held
+// read-only by the launch's mount namespace), a socket's ENETUNREACH, and
+// Node's and Python's error names.
+var refusalMarks = []string{"permission denied", "operation not permitted", "read-only file system", "network is unreachable", "eacces"}
+
+// The lines beside a refused call's result, one per right it can lack;
+// CAP is the capability's name.
+const (
+	askExact     = "ask the user to approve the exact command (loopguard approve)"
+	notRunNote   = "loopguard: the jail could not be set up, so nothing ran (its loopguard line says why); to run it unconfined, " + askExact + "."
+	unixNote     = "loopguard: the jail (CAP) refuses every Unix socket (Docker, D-Bus, ssh-agent), whatever the grant; to run it unconfined, " + askExact + "."
+	attrNote     = "loopguard: the jail (CAP) refused changing a file's mode, owner or times (chmod, chown, utime); to run it unconfined, " + askExact + "."
+	networkNote  = "loopguard: the jail (CAP) has no network: ask the user to grant the command with +network (loopguard grant --network) or to approve it exactly (loopguard approve)."
+	tempNote     = "loopguard: the jail (CAP) gives the command a private temp directory: write under $TMPDIR, not the shared /tmp; otherwise " + askExact + "."
+	configNote   = "loopguard: the jail (CAP) keeps the project's executable configuration read-only (.git, .claude, .envrc...); to change it, " + askExact + "."
+	topNote      = "loopguard: the jail (CAP) refused a new file at the project's top level (existing ones can change); to run it unconfined, " + askExact + "."
+	readOnlyNote = "loopguard: the jail (CAP) writes nothing but its $TMPDIR, and outside the project reads only the system, toolchains and a few configuration files; to run it unconfined, " + askExact + "."
+	outsideNote  = "loopguard: the jail (CAP) writes nothing outside the project but its $TMPDIR, and reads there only the system, toolchains and a few configuration files; to run it unconfined, " + askExact + "."
+)
+
+// refusalNote is one line naming the right a program confined to cp most
+// likely lacked, from what its output says ("" when it shows no refusal by
+// the jail): the launcher's own refusal; a Unix socket; a change of a
+// file's mode, owner or times; the network; else by the path the refusal
+// names: the shared temp directory, executable configuration, the
+// project's top level, outside the project; else by the capability.
+func refusalNote(cp policy.Capability, out string, site jailSite) string {
+	if strings.Contains(out, notRun) {
+		return notRunNote
+	}
+	lines := refusalLines(out)
+	if len(lines) == 0 {
+		return ""
+	}
+	named := func(note string) string { return strings.Replace(note, "CAP", cp.String(), 1) }
+	has := func(marks ...string) bool {
+		for _, l := range lines {
+			for _, m := range marks {
+				if strings.Contains(l, m) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch {
+	case has(".sock", "unix", "d-bus", "dbus", "docker daemon", "ssh-agent", "ssh_auth_sock", "x11", "open display"):
+		return named(unixNote)
+	case has("chmod", "chown", "chgrp", "utime", "changing permissions", "changing ownership", "setting times", "preserving times", "preserving permissions", "setxattr"):
+		return named(attrNote)
+	case !cp.Network && has("network is unreachable", "connect", "socket", "dial ", "resolve", "getaddrinfo", "name resolution", "http", "tcp", "udp"):
+		return named(networkNote)
+	}
+	for _, l := range lines {
+		for _, p := range linePaths(l) {
+			if note := pathNote(cp, p, site); note != "" {
+				return named(note)
+			}
+		}
+	}
+	if cp.Write || cp.Git {
+		return named(outsideNote)
+	}
+	return named(readOnlyNote)
+}
+
+// refusalLines are the lines of out that show a refusal, lower-cased: the
+// first 20.
+func refusalLines(out string) []string {
+	var lines []string
+	for l := range strings.Lines(out) {
+		low := strings.ToLower(l)
+		for _, m := range refusalMarks {
+			if strings.Contains(low, m) {
+				lines = append(lines, low)
+				break
+			}
+		}
+		if len(lines) == 20 {
+			break
+		}
+	}
+	return lines
+}
+
+// linePaths are the paths a refusal line names: its quoted words, then
+// its words with a slash, but not a first word ending in a colon (the
+// program's name: "/usr/bin/touch: cannot touch 'x'").
+func linePaths(line string) []string {
+	var quoted, slashed []string
+	words := strings.Fields(line)
+	for i, w := range words {
+		t := strings.TrimRight(w, ":,;)")
+		q := strings.Trim(t, "'\"`‘’“”")
+		if q == "" {
+			continue
+		}
+		switch {
+		case q != t:
+			quoted = append(quoted, q)
+		case i == 0 && strings.HasSuffix(w, ":"):
+		case strings.Contains(q, "/"):
+			slashed = append(slashed, strings.TrimLeft(q, "("))
+		}
+	}
+	return append(quoted, slashed...)
+}
+
+// pathNote is the note for a refusal naming p, "" when p says nothing.
+func pathNote(cp policy.Capability, p string, site jailSite) string {
+	switch {
+	case strings.HasPrefix(p, "~/") && site.home != "":
+		p = filepath.Join(site.home, p[2:])
+	case !filepath.IsAbs(p):
+		if site.cwd == "" {
+			return ""
+		}
+		p = filepath.Join(site.cwd, p)
+	}
+	p = filepath.Clean(p)
+	for _, t := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
+		if fsx.Within(p, t) {
+			return tempNote
+		}
+	}
+	if site.project == "" || !fsx.Within(p, site.project) {
+		if cp.Write || cp.Git {
+			return outsideNote
+		}
+		return readOnlyNote
+	}
+	if !cp.Write && !cp.Git {
+		return readOnlyNote
+	}
+	inGit := fsx.Within(p, filepath.Join(site.project, ".git"))
+	if inGit && !cp.Git || !inGit && site.places.Classify(p).Protected() {
+		return configNote
+	}
+	if filepath.Dir(p) == site.project {
+		return topNote
+	}
+	return ""
 }
