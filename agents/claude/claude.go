@@ -1,5 +1,5 @@
 // Package claude is Claude Code's hook contract: its payload (the fields of
-// a PreToolUse, PermissionRequest or PostToolUse call) decoded strictly
+// a PreToolUse, PermissionRequest, PostToolUse or PostToolUseFailure call) decoded strictly
 // into the engine's Call, and the engine's Decision written as Claude
 // Code's hook output with its exit code. agents.Run holds it to the
 // deadline like every other agent's.
@@ -82,7 +82,27 @@ func Call(m map[string]any) (*hooks.Call, error) {
 	// Claude Code runs the updatedInput of a PreToolUse or
 	// PermissionRequest allow in place of the model's input.
 	c.Rewrite = c.Event == hooks.PreToolUse || c.Event == hooks.PermissionRequest
+	c.Output = output(m)
 	return c, nil
+}
+
+// output is what a call's result said, after it ran: a Bash result's
+// stdout and stderr (PostToolUse's tool_response), or the failure's text
+// (PostToolUseFailure's error), each string as sent; anything else (another
+// tool's result, a field of another type) is left out.
+func output(m map[string]any) string {
+	var parts []string
+	if r, ok := m["tool_response"].(map[string]any); ok {
+		for _, k := range []string{"stdout", "stderr", "output"} {
+			if s, ok := r[k].(string); ok && s != "" {
+				parts = append(parts, s)
+			}
+		}
+	}
+	if s, ok := m["error"].(string); ok && s != "" {
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "\n")
 }
 
 // Write writes d as Claude Code's answer to event and returns the exit
@@ -109,11 +129,19 @@ func Write(event string, d hooks.Decision, stdout, stderr io.Writer) int {
 			// Ask and abstain: no decision, so Claude Code shows its dialog.
 			return agents.ExitOK
 		}
-	case hooks.PostToolUse:
-		if d.Behavior != hooks.Alarm {
+	case hooks.PostToolUse, hooks.PostToolUseFailure:
+		// An alarm, for the user; and for the model, what the jail
+		// refused the call (additionalContext, beside the result).
+		if d.Behavior != hooks.Alarm && d.Context == "" {
 			return agents.ExitOK
 		}
-		out = map[string]any{"systemMessage": present.Clip(d.SystemMessage)}
+		out = map[string]any{}
+		if d.Behavior == hooks.Alarm {
+			out["systemMessage"] = present.Clip(d.SystemMessage)
+		}
+		if d.Context != "" {
+			out["hookSpecificOutput"] = map[string]any{"hookEventName": event, "additionalContext": present.Clip(d.Context)}
+		}
 	case hooks.PreToolUse, "":
 		if d.Behavior == hooks.Abstain && event == hooks.PreToolUse {
 			return agents.ExitOK
