@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
@@ -215,10 +216,18 @@ var vaultPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 // Error is a configuration file loopguard refuses, with a hint.
 type Error struct {
 	Path string
-	Msg  string
+	// Line and Col (1-based, the column in characters) say where in the
+	// file, when the JSON decoder gives a place; 0 when it does not.
+	Line, Col int
+	Msg       string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("invalid config %s: %s", e.Path, e.Msg) }
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("invalid config %s:%d:%d: %s", e.Path, e.Line, e.Col, e.Msg)
+	}
+	return fmt.Sprintf("invalid config %s: %s", e.Path, e.Msg)
+}
 
 // Hint tells a person how to fix it.
 func (e *Error) Hint() string {
@@ -260,15 +269,55 @@ func Load(path string) (Config, bool, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return Config{}, true, &Error{Path: path, Msg: err.Error()}
+		e := &Error{Path: path, Msg: err.Error()}
+		e.Line, e.Col = where(data, err)
+		return Config{}, true, e
 	}
 	if dec.More() {
-		return Config{}, true, &Error{Path: path, Msg: "trailing data"}
+		e := &Error{Path: path, Msg: "trailing data"}
+		e.Line, e.Col = lineCol(data, int(dec.InputOffset())+len(leadingSpace(data[dec.InputOffset():])))
+		return Config{}, true, e
 	}
 	if err := c.Check(); err != nil {
 		return Config{}, true, &Error{Path: path, Msg: err.Error()}
 	}
 	return c, true, nil
+}
+
+// where is the line and column of the decoder's error err in data: the
+// byte a syntax error stopped at, the value of the wrong type, or the key
+// of an unknown field (the decoder gives no place for that one: its first
+// appearance as a key); 0, 0 when there is none.
+func where(data []byte, err error) (line, col int) {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return lineCol(data, int(se.Offset)-1)
+	case errors.As(err, &te):
+		// Offset is just past the value: its last byte.
+		return lineCol(data, int(te.Offset)-1)
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		key := regexp.MustCompile(regexp.QuoteMeta(name) + `\s*:`)
+		if loc := key.FindIndex(data); loc != nil {
+			return lineCol(data, loc[0])
+		}
+	}
+	return 0, 0
+}
+
+// lineCol turns a byte offset in data into a 1-based line and column (in
+// characters).
+func lineCol(data []byte, off int) (int, int) {
+	off = max(0, min(off, len(data)))
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	start := bytes.LastIndexByte(data[:off], '\n') + 1
+	return line, utf8.RuneCount(data[start:off]) + 1
+}
+
+func leadingSpace(b []byte) []byte {
+	return b[:len(b)-len(bytes.TrimLeft(b, " \t\r\n"))]
 }
 
 // Check validates c.

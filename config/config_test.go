@@ -182,3 +182,37 @@ func TestToolchainDirs(t *testing.T) {
 		t.Errorf("trusted dirs offered again: %+v", got)
 	}
 }
+
+// TestLoadSaysWhere: a config the decoder refuses is named with the line
+// and column it refused at (the error doctor and the hook both print).
+func TestLoadSaysWhere(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct {
+		data string
+		want string
+	}{
+		"syntax":        {"{\n  \"v\": 1,\n  \"trusted_dirs\": [\"/usr/bin\",]\n}\n", ":3:31: invalid character ']'"},
+		"wrong type":    {"{\n  \"v\": 1,\n  \"principal\": 7\n}\n", ":3:16: json: cannot unmarshal number"},
+		"unknown field": {"{\n  \"v\": 1,\n    \"trusted\": []\n}\n", `:3:5: json: unknown field "trusted"`},
+		"trailing":      {"{\"v\": 1}\n\n  {}\n", ":3:3: trailing data"},
+		"multibyte":     {"{\"principal\": \"é\", \"v\": 1,}", ":1:27: invalid character '}'"},
+	} {
+		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
+		if err := os.WriteFile(p, []byte(c.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := Load(p)
+		var ce *Error
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), p+c.want) {
+			t.Errorf("%s: Load = %v, want %q after the path", name, err, c.want)
+		}
+	}
+	// Control: the same file made valid loads.
+	p := filepath.Join(dir, "good.json")
+	if err := os.WriteFile(p, []byte("{\n  \"v\": 1,\n  \"trusted_dirs\": [\"/usr/bin\"]\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := Load(p); err != nil || !found {
+		t.Errorf("good config: found %v, %v", found, err)
+	}
+}

@@ -125,7 +125,9 @@ Cursor also run Claude Code's); and what the agent's host does with
 loopguard's answers: whether it runs the rewritten, confined command of a
 scoped grant, and what it does on a hook timeout.
 
-For every agent: the kernel's confinement (Landlock), the keyring or Vault,
+For every agent: first the config file, read as the hook reads it (a file
+the hook refuses blocks every call: doctor names it with the line and
+column), then the kernel's confinement (Landlock), the keyring or Vault,
 the state directory and the audit log.
 
 Without a session bus the keyring check fails at once, with a hint; nothing
@@ -174,6 +176,7 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 		printCheck(out, r)
 	}
 	add(checkResult{status: statusOK, name: "binary", detail: fmt.Sprintf("%s (loopguard %s)", env.self, version)})
+	add(checkConfig())
 	for _, u := range fsx.Unsupported() {
 		add(checkResult{status: statusFail, name: "platform", detail: u.Error() + ": the hook denies every call here",
 			fix: "run loopguard on Linux or macOS (on Windows, inside WSL 2)"})
@@ -624,6 +627,27 @@ func checkKeyring(ctx context.Context) (master []byte, out []checkResult) {
 	}
 	out = append(out, checkResult{status: statusOK, name: "key", detail: "present (key id " + keys.ID + ")"})
 	return master, out
+}
+
+// checkConfig reads the config file as the hook does, before anything
+// else (config.Load, the hook's own reading): a file the hook refuses
+// blocks every call.
+func checkConfig() checkResult {
+	path, cfg, err := loadConfigPath()
+	switch {
+	case err != nil && path == "":
+		return checkResult{status: statusFail, name: "config", detail: err.Error() + ": the hook blocks every call (internal_error)"}
+	case err != nil:
+		return checkResult{status: statusFail, name: "config", detail: err.Error() + ": the hook blocks every call (internal_error) until it is fixed", fix: hintOf(err)}
+	}
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return checkResult{status: statusOK, name: "config", detail: path + " is not there: the defaults"}
+	}
+	backend := cfg.Backend
+	if backend == "" {
+		backend = config.BackendKeyring
+	}
+	return checkResult{status: statusOK, name: "config", detail: fmt.Sprintf("%s (backend %s, %d trusted dirs)", path, backend, len(cfg.Trusted()))}
 }
 
 func hintOf(err error) string {
