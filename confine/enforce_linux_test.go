@@ -341,12 +341,10 @@ func TestConfinementFiles(t *testing.T) {
 		{"project-write writes a source file (control)", projectWrite, []string{"write", j(w.project, "src/main.go")}, true},
 		{"project-write creates in a clean directory (control)", projectWrite, []string{"write", j(w.project, "docs/new.md")}, true},
 		{"project-write writes an existing top-level file (control)", projectWrite, []string{"append", j(w.project, "README.md")}, true},
-		{"project-write does not create at the top (.mcp.json)", projectWrite, []string{"write", j(w.project, ".mcp.json")}, false},
 		{"project-write does not write .git/config", projectWrite, []string{"append", j(w.project, ".git/config")}, false},
 		{"project-write does not create a git hook", projectWrite, []string{"write", j(w.project, ".git/hooks/post-checkout")}, false},
 		{"project-write does not write .claude/settings.json", projectWrite, []string{"append", j(w.project, ".claude/settings.json")}, false},
 		{"project-write does not write a nested .mcp.json", projectWrite, []string{"append", j(w.project, "src/.mcp.json")}, false},
-		{"project-write does not create beside a nested .mcp.json", projectWrite, []string{"write", j(w.project, "src/.claude")}, false},
 		{"project-write does not write a nested .envrc", projectWrite, []string{"append", j(w.project, "deep/.envrc")}, false},
 		{"project-write does not rename .git away", projectWrite, []string{"rename", j(w.project, ".git"), j(w.project, "src/g")}, false},
 		{"project-write does not hard-link ~/.gitconfig into the project (then write it there)", projectWrite, []string{"link", j(w.home, ".gitconfig"), j(w.project, "docs/gc")}, false},
@@ -365,6 +363,15 @@ func TestConfinementFiles(t *testing.T) {
 			out, code := w.launch(t, c.cap, nil, c.probe...)
 			checkProbe(t, c.probe, out, code, c.ok)
 		})
+	}
+	// A new executable configuration file at the top, or beside a nested
+	// one, never stays in the project: refused where the top is not
+	// granted, swept after the call where it is (TestJailTopLevel).
+	for _, p := range []string{j(w.project, ".mcp.json"), j(w.project, "src/.claude")} {
+		out, _ := w.launch(t, projectWrite, nil, "write", p)
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s is in the project after the call: %q", p, out)
+		}
 	}
 }
 

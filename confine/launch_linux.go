@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,6 +64,12 @@ type launch struct {
 // run is the first stage: it returns the program's exit status, or an
 // error when the program was not run.
 func run(s Spec, e Env, stderr io.Writer) (int, error) {
+	// A descriptor the agent's process left open (a socket, a file opened
+	// before the ruleset) would reach past the restriction: no child
+	// inherits one but the standard three and the redirections.
+	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return 0, fmt.Errorf("close_range: %w", err)
+	}
 	plan, err := NewPlan(s, e)
 	if err != nil {
 		return 0, err
@@ -75,12 +83,15 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT)
 	defer signal.Stop(sigs)
-	var cmd *exec.Cmd
+	var c child
 	if !noNamespaces {
-		cmd, err = startStage2(s, plan, true)
+		c, err = startStage2(s, plan)
 	}
 	if noNamespaces || err != nil {
-		cmd, err = startStage2(s, plan, false)
+		// No namespace of its own (refused here): the second stage
+		// would run in this one, so the program starts from a thread of
+		// this process confined in its place.
+		c, err = startHere(s, plan)
 	}
 	if err != nil {
 		return 0, err
@@ -90,13 +101,13 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		for {
 			select {
 			case sig := <-sigs:
-				_ = cmd.Process.Signal(sig)
+				_ = unix.Kill(c.pid, sig.(syscall.Signal))
 			case <-done:
 				return
 			}
 		}
 	}()
-	werr := cmd.Wait()
+	ws, werr := c.wait()
 	close(done)
 	reapRest()
 	if plan.Project != "" {
@@ -105,25 +116,66 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		}
 	}
 	if werr != nil {
-		var ee *exec.ExitError
-		if !errors.As(werr, &ee) {
-			return 0, werr
-		}
+		return 0, werr
 	}
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		return 128 + int(ws.Signal()), nil
 	}
 	return ws.ExitStatus(), nil
 }
 
-// startStage2 starts the second stage, in namespaces of its own if ns.
-func startStage2(s Spec, plan Plan, ns bool) (*exec.Cmd, error) {
+// child is the launch's one direct child, and how to wait for it.
+type child struct {
+	pid  int
+	wait func() (syscall.WaitStatus, error)
+}
+
+// startHere starts the program from a thread of this process that it
+// confines first, and which it never gives back: the thread waits for
+// the program (it is the program's parent thread, whose end would send
+// the program its death signal) and ends with its goroutine.
+func startHere(s Spec, plan Plan) (child, error) {
+	type started struct {
+		pid int
+		err error
+	}
+	st := make(chan started, 1)
+	status := make(chan syscall.WaitStatus, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is confined
+		o := filterOpts{network: plan.Network, metadata: true}
+		if plan.Project != "" && sandboxedOutside(plan.Project, plan.SharedTemp) {
+			o.metadata = false // see stage2
+		}
+		pid, err := forkJailed(s, plan, o)
+		st <- started{pid, err}
+		if err != nil {
+			return
+		}
+		var ws syscall.WaitStatus
+		for {
+			if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
+				break
+			}
+		}
+		status <- ws
+	}()
+	r := <-st
+	if r.err != nil {
+		return child{}, r.err
+	}
+	return child{pid: r.pid, wait: func() (syscall.WaitStatus, error) { return <-status, nil }}, nil
+}
+
+// startStage2 starts the second stage in user, mount and IPC namespaces
+// of its own.
+func startStage2(s Spec, plan Plan) (child, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return child{}, err
 	}
 	defer r.Close()
+	uid, gid := os.Getuid(), os.Getgid()
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
 		Args:       []string{stage2Name, Subcommand, stage2Flag},
@@ -132,34 +184,41 @@ func startStage2(s Spec, plan Plan, ns bool) (*exec.Cmd, error) {
 		Stdout:     os.Stdout,
 		Stderr:     os.Stderr,
 		ExtraFiles: []*os.File{r},
-		// The program dies with the launcher: a launcher killed by the
-		// agent's timeout leaves no program running.
-		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
-	}
-	if ns {
-		uid, gid := os.Getuid(), os.Getgid()
-		cmd.SysProcAttr.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWIPC
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
-		// The namespace's capabilities would end at the second stage's
-		// execve (its user is not root): it keeps the two it needs to
-		// make its mounts, and drops them before the program runs
-		// (isolate).
-		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+		SysProcAttr: &syscall.SysProcAttr{
+			// The program dies with the launcher: a launcher killed by
+			// the agent's timeout leaves no program running.
+			Pdeathsig:                  syscall.SIGKILL,
+			Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWIPC,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			// The namespace's capabilities would end at the second
+			// stage's execve (its user is not root): it keeps the two it
+			// needs to make its mounts, and drops them before the program
+			// runs (isolate).
+			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
+		},
 	}
 	if err := cmd.Start(); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("failed to start the launch: %w", err)
+		return child{}, fmt.Errorf("failed to start the launch: %w", err)
 	}
-	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: ns})
+	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: true})
 	w.Close()
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("failed to hand the launch over: %w", err)
+		return child{}, fmt.Errorf("failed to hand the launch over: %w", err)
 	}
-	return cmd, nil
+	return child{pid: cmd.Process.Pid, wait: func() (syscall.WaitStatus, error) {
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			return 0, err
+		}
+		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		return ws, nil
+	}}, nil
 }
 
 // maxLaunch bounds what the second stage reads of its launch.

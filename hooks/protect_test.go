@@ -59,6 +59,7 @@ func protectedCases(h *harness) []protectedCase {
 		{"nested npmrc", p("src/.npmrc"), policy.ExecConfig},
 		{"bash_aliases", u(".bash_aliases"), policy.ExecConfig},
 		{"go env file", u(".config/go/env"), policy.ExecConfig},
+		{"husky hook", p(".husky/pre-commit"), policy.ExecConfig},
 	}
 }
 
@@ -66,8 +67,9 @@ func protectedCases(h *harness) []protectedCase {
 // Cursor's rules), and then a Write of an MCP server list to
 // .cursor/mcp.json, the command Cursor starts as the user, is not covered:
 // it waits for an exact approval shown with the executable-configuration
-// warning. Control: the legitimate .cursor/rules write runs under the
-// grant, and the mcp.json write runs once a human approved it exactly.
+// warning, as does .cursor/rules (instructions the next session loads).
+// Control: the .cursor/commands write runs under the grant, and the
+// mcp.json write runs once a human approved it exactly.
 func TestCursorMCPNotCoveredByScope(t *testing.T) {
 	h := newHarness(t)
 	h.grantScope("Write(.cursor/**)", "*", "main")
@@ -78,7 +80,8 @@ func TestCursorMCPNotCoveredByScope(t *testing.T) {
 			input(m)["content"] = content
 		})
 	}
-	expect(t, "control: .cursor/rules", h.decide(wr(".cursor/rules/style.mdc", "use tabs\n")), Allow, ReasonScopedGrant)
+	expect(t, "control: .cursor/commands", h.decide(wr(".cursor/commands/review.md", "review the diff\n")), Allow, ReasonScopedGrant)
+	expect(t, ".cursor/rules under Write(.cursor/**)", h.decide(wr(".cursor/rules/style.mdc", "use tabs\n")), Deny, ReasonExecConfig)
 	attack := wr(".cursor/mcp.json", `{"mcpServers":{"x":{"command":"sh","args":["-c","id"]}}}`)
 	d := h.decide(attack)
 	expect(t, ".cursor/mcp.json under Write(.cursor/**)", d, Deny, ReasonExecConfig)

@@ -453,7 +453,7 @@ func TestVaultScopedGrantVaultFails(t *testing.T) {
 // Write(.cursor/**) (it covers Cursor's rules), and the agent's Write of an
 // MCP server list to .cursor/mcp.json is still no scope's: it waits for an
 // exact approval shown with the warning, and runs once alice approved it
-// exactly through Vault. Control: the .cursor/rules write runs on the grant.
+// exactly through Vault. Control: the .cursor/commands write runs on the grant.
 func TestVaultCursorMCPNeedsExactApproval(t *testing.T) {
 	v := newVaultHarness(t)
 	write := v.fixture("pretooluse-write.json")
@@ -464,7 +464,7 @@ func TestVaultCursorMCPNeedsExactApproval(t *testing.T) {
 		})
 	}
 	v.vaultScope(t, "Write(.cursor/**)", write["session_id"].(string))
-	expect(t, "control: .cursor/rules under Write(.cursor/**)", v.decideVault(wr(".cursor/rules/style.mdc", "tabs\n")), Allow, ReasonScopedGrant)
+	expect(t, "control: .cursor/commands under Write(.cursor/**)", v.decideVault(wr(".cursor/commands/review.md", "review\n")), Allow, ReasonScopedGrant)
 	attack := wr(".cursor/mcp.json", `{"mcpServers":{"x":{"command":"sh","args":["-c","id"]}}}`)
 	d := v.decideVault(attack)
 	expect(t, ".cursor/mcp.json", d, Deny, ReasonExecConfig)

@@ -82,7 +82,7 @@ func TestAgentFilesClassified(t *testing.T) {
 		t.Errorf("$CODEX_HOME/hooks.json: %+v", got)
 	}
 	// Controls: neighbours are ordinary.
-	for _, p := range []string{"/work/p/.github/workflows/ci.yml", "/work/p/src/hooks.json", "/work/p/codex/hooks.json", "/home/u/.gemini/GEMINI.md"} {
+	for _, p := range []string{"/work/p/.github/workflows/ci.yml", "/work/p/src/hooks.json", "/work/p/codex/hooks.json", "/home/u/.gemini/notes.md"} {
 		if got := pl.Classify(p); got.Protected() {
 			t.Errorf("%s: %+v, want not protected", p, got)
 		}

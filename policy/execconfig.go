@@ -45,7 +45,9 @@ type ExecConfigEntry struct {
 // guard-critical, a tier above. Names that start with no dot are matched
 // only as whole names: a scope's bare "*" or "*.toml" still works, and
 // simply never covers one (Classify judges the concrete path).
-var execConfig = []ExecConfigEntry{
+var execConfig = append(execConfigRows, lefthookConfigs()...)
+
+var execConfigRows = []ExecConfigEntry{
 	// Claude Code.
 	{".claude", AnyDepth, "claude", "Claude Code's project configuration (skills, commands, agents, hook scripts; its settings are guard-critical)",
 		"https://code.claude.com/docs/en/settings, https://code.claude.com/docs/en/hooks"},
@@ -77,7 +79,8 @@ var execConfig = []ExecConfigEntry{
 		"https://docs.github.com/en/copilot/how-tos/copilot-cli/use-copilot-cli/invoke-custom-agents"},
 
 	// Codex's hooks and config.toml (mcp_servers, notify) are guard-critical
-	// (agentFiles); its other files (AGENTS.md, prompts) run nothing.
+	// (agentFiles); its AGENTS.md is an instruction file (below); its
+	// prompts run nothing.
 
 	// git.
 	{".git", AnyDepth, "", "git's directory (its config and hooks run commands)", "git-config(1) core.hooksPath, alias.*, filter.*; githooks(5)"},
@@ -154,6 +157,94 @@ var execConfig = []ExecConfigEntry{
 	// Debuggers and multiplexers that run commands from a start-up file.
 	{".gdbinit", AnyDepth, "", "a gdb init file (its commands run, shell included)", "gdb(1), https://sourceware.org/gdb/current/onlinedocs/gdb.html/Startup.html"},
 	{".tmux.conf", InHome, "", "tmux configuration (run-shell, if-shell run commands)", "tmux(1) run-shell"},
+
+	// Git hook managers: each keeps in the working tree the hooks, or the
+	// commands, that the human's own git runs on commit, push, checkout.
+	// The directory core.hooksPath names, whatever it is called, is
+	// Places.HooksPaths (HooksPaths reads it from git's configuration).
+	{".husky", AnyDepth, "", "husky's hook directory (.husky: git runs its scripts through core.hooksPath)",
+		"https://typicode.github.io/husky/get-started.html, git-config(1) core.hooksPath"},
+	{".githooks", AnyDepth, "", "a git hook directory (.githooks: the usual name for the directory core.hooksPath names)",
+		"git-config(1) core.hooksPath, githooks(5)"},
+	{".git-hooks", AnyDepth, "", "overcommit's hook plugins (.git-hooks: its plugin_directory, Ruby run by the hooks)",
+		"https://github.com/sds/overcommit#plugin-directory"},
+	{".overcommit.yml", AnyDepth, "", "overcommit configuration (.overcommit.yml: a hook's command runs on commit)",
+		"https://github.com/sds/overcommit#configuration"},
+	{".pre-commit-config.yaml", AnyDepth, "", "pre-commit configuration (repo: local hooks' entry runs a command, language: system)",
+		"https://pre-commit.com/#repository-local-hooks"},
+	{".pre-commit-config.yml", AnyDepth, "", "pre-commit configuration (prek reads this name: repo: local hooks' entry runs a command)",
+		"https://prek.j178.dev/configuration/, https://pre-commit.com/#repository-local-hooks"},
+	{"prek.toml", AnyDepth, "", "prek configuration (prek.toml: repo = \"local\" hooks' entry runs a command)",
+		"https://prek.j178.dev/configuration/"},
+	{".simple-git-hooks.json", AnyDepth, "", "simple-git-hooks configuration (each hook is a command)", simpleGitHooksDoc},
+	{"simple-git-hooks.json", AnyDepth, "", "simple-git-hooks configuration (each hook is a command)", simpleGitHooksDoc},
+	{".simple-git-hooks.js", AnyDepth, "", "simple-git-hooks configuration (JavaScript run by it; each hook is a command)", simpleGitHooksDoc},
+	{"simple-git-hooks.js", AnyDepth, "", "simple-git-hooks configuration (JavaScript run by it; each hook is a command)", simpleGitHooksDoc},
+	{".simple-git-hooks.cjs", AnyDepth, "", "simple-git-hooks configuration (JavaScript run by it; each hook is a command)", simpleGitHooksDoc},
+	{"simple-git-hooks.cjs", AnyDepth, "", "simple-git-hooks configuration (JavaScript run by it; each hook is a command)", simpleGitHooksDoc},
+	{".simple-git-hooks.mjs", AnyDepth, "", "simple-git-hooks configuration (JavaScript run by it; each hook is a command)", simpleGitHooksDoc},
+	{"simple-git-hooks.mjs", AnyDepth, "", "simple-git-hooks configuration (JavaScript run by it; each hook is a command)", simpleGitHooksDoc},
+	{".lefthook", AnyDepth, "", "lefthook's script directory (.lefthook: source_dir, scripts its hooks run)",
+		"https://lefthook.dev/configuration/source_dir.html"},
+	{".lefthook-local", AnyDepth, "", "lefthook's local script directory (.lefthook-local: source_dir_local, scripts its hooks run)",
+		"https://lefthook.dev/configuration/source_dir_local.html"},
+
+	// Instructions the next session of an agent loads: they run nothing,
+	// they steer the agent (a prompt injection written there persists).
+	// No scope covers them and confined code cannot write them; reading
+	// them is not restricted, and an exact approval still writes them.
+	{"CLAUDE.md", AnyDepth, "claude", "instructions the next session of Claude Code loads (CLAUDE.md)",
+		"https://code.claude.com/docs/en/memory"},
+	{"CLAUDE.local.md", AnyDepth, "claude", "instructions the next session of Claude Code loads (CLAUDE.local.md)",
+		"https://code.claude.com/docs/en/memory"},
+	{"AGENTS.md", AnyDepth, "codex", "instructions the next session of Codex, Copilot, Cursor, Qwen Code, OpenCode and others loads (AGENTS.md)",
+		"https://agents.md/, https://developers.openai.com/codex/guides/agents-md"},
+	{"AGENTS.override.md", AnyDepth, "codex", "instructions the next session of Codex loads (AGENTS.override.md, read before AGENTS.md)",
+		"https://developers.openai.com/codex/guides/agents-md"},
+	{"AGENT.md", AnyDepth, "", "instructions the next session of Amp loads (AGENT.md, the older name of AGENTS.md)",
+		"https://ampcode.com/manual#AGENTS.md"},
+	{"GEMINI.md", AnyDepth, "gemini", "instructions the next session of Gemini CLI loads (GEMINI.md)",
+		"https://geminicli.com/docs/cli/gemini-md"},
+	{"QWEN.md", AnyDepth, "qwen", "instructions the next session of Qwen Code loads (QWEN.md)",
+		"https://qwenlm.github.io/qwen-code-docs/en/users/features/memory/"},
+	{"QWEN.local.md", AnyDepth, "qwen", "instructions the next session of Qwen Code loads (.qwen/QWEN.local.md)",
+		"https://qwenlm.github.io/qwen-code-docs/en/users/features/memory/"},
+	{".cursorrules", AnyDepth, "cursor", "instructions the next session of Cursor loads (.cursorrules, also read by Cline)",
+		"https://cursor.com/docs/context/rules"},
+	{".cursor/rules", AnyDepth, "cursor", "instructions the next session of Cursor loads (.cursor/rules)",
+		"https://cursor.com/docs/context/rules"},
+	{".github/copilot-instructions.md", AnyDepth, "copilot", "instructions the next session of Copilot loads (.github/copilot-instructions.md)",
+		"https://docs.github.com/en/copilot/how-tos/configure-custom-instructions/add-repository-instructions"},
+	{".github/instructions", AnyDepth, "copilot", "instructions the next session of Copilot loads (.github/instructions/*.instructions.md)",
+		"https://docs.github.com/en/copilot/how-tos/configure-custom-instructions/add-repository-instructions"},
+	{".windsurfrules", AnyDepth, "", "instructions the next session of Windsurf loads (.windsurfrules, also read by Cline)",
+		"https://docs.windsurf.com/windsurf/cascade/memories#rules"},
+	{".windsurf/rules", AnyDepth, "", "instructions the next session of Windsurf loads (.windsurf/rules)",
+		"https://docs.windsurf.com/windsurf/cascade/memories#rules"},
+	{".clinerules", AnyDepth, "", "instructions the next session of Cline loads (.clinerules, a file or a directory)",
+		"https://docs.cline.bot/features/cline-rules"},
+	{".cline/rules", AnyDepth, "", "instructions the next session of Cline loads (.cline/rules)",
+		"https://docs.cline.bot/customization/cline-rules"},
+}
+
+const simpleGitHooksDoc = "https://github.com/toplenboren/simple-git-hooks#configuration"
+
+// lefthookConfigs are lefthook's configuration files: each hook's run
+// (and its rc, its lefthook) is a command the human's git runs. The main
+// file and the -local one, each as lefthook.EXT, .lefthook.EXT and
+// .config/lefthook.EXT, for every format it reads.
+func lefthookConfigs() []ExecConfigEntry {
+	var out []ExecConfigEntry
+	for _, kind := range []string{"lefthook", "lefthook-local"} {
+		for _, ext := range []string{"yml", "yaml", "toml", "json", "jsonc"} {
+			name := kind + "." + ext
+			for _, p := range []string{name, "." + name, ".config/" + name} {
+				out = append(out, ExecConfigEntry{p, AnyDepth, "", "lefthook configuration (" + p + ": each hook's run is a command git runs)",
+					"https://lefthook.dev/configuration/ (Config file name)"})
+			}
+		}
+	}
+	return out
 }
 
 // ExecConfigList returns the list of executable configuration, each entry

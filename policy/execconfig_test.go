@@ -91,9 +91,34 @@ func TestProjectExecConfig(t *testing.T) {
 		{".git/hooks/pre-commit", ExecConfig},
 		{"/abs/p/.envrc", ExecConfig},
 		// ordinary
-		{".cursor/rules/style.mdc", Ordinary},
+		// Instructions the next session loads (an injection there persists).
+		{".cursor/rules/style.mdc", ExecConfig},
+		{".gemini/GEMINI.md", ExecConfig},
+		{"sub/CLAUDE.md", ExecConfig},
+		{"AGENTS.md", ExecConfig},
+		{".github/copilot-instructions.md", ExecConfig},
+		{".github/instructions/go.instructions.md", ExecConfig},
+		{".clinerules/style.md", ExecConfig},
+		// Hook managers: what the human's git runs.
+		{".husky/pre-commit", ExecConfig},
+		{"web/.husky", ExecConfig},
+		{".githooks/pre-push", ExecConfig},
+		{".pre-commit-config.yaml", ExecConfig},
+		{"lefthook.yml", ExecConfig},
+		{".lefthook-local.toml", ExecConfig},
+		{".config/lefthook.yaml", ExecConfig},
+		{".config", ExecConfig}, // holds .config/lefthook.yml
+		{".lefthook/pre-commit/lint.sh", ExecConfig},
+		{".overcommit.yml", ExecConfig},
+		{".simple-git-hooks.json", ExecConfig},
+		// ordinary
 		{".cursor/commands/x.md", Ordinary},
-		{".gemini/GEMINI.md", Ordinary},
+		{".gemini/notes.md", Ordinary},
+		{"docs/CLAUDE.md.bak", Ordinary},
+		{"docs/lefthook.md", Ordinary},
+		{".config/dotnet-tools.json", Ordinary},
+		{".github/workflows/instructions.yml", Ordinary},
+		{"husky/pre-commit", Ordinary},
 		{".github/workflows/ci.yml", Ordinary},
 		{"src/main.go", Ordinary},
 		{"src/npmrc", Ordinary},
@@ -123,13 +148,17 @@ func TestPatternCouldName(t *testing.T) {
 		".npmrc", "src/.npmrc", ".bash_aliases", "bunfig.toml", "src/BUNFIG.toml",
 		".cargo/config.toml", ".github/agents/a.md", ".github/hooks/x.json", ".cursor/hooks.json",
 		".claude/x", ".git/config",
+		// Hook managers and the instructions the next session loads.
+		".husky/**", ".husky/pre-commit", "web/.husky/*", ".githooks/**", "lefthook.yml", ".config/lefthook.yml", ".config/*.yml",
+		".pre-commit-config.yaml", "CLAUDE.md", "sub/AGENTS.md", ".github/copilot-instructions.md", ".github/instructions/**",
+		".cursor/rules/**", ".clinerules", ".windsurfrules",
 	} {
 		if _, ok := PatternCouldName(p); !ok {
 			t.Errorf("PatternCouldName(%q) = false", p)
 		}
 	}
 	for _, p := range []string{
-		".cursor/**", ".cursor/*", ".cursor/rules/**", ".gemini/*/x.toml", "src/**", "src/*", "*.toml",
+		".cursor/**", ".cursor/*", ".cursor/commands/**", ".gemini/*/x.toml", "*.md", "docs/*.md", ".config/**", "**/*.yml", "src/**", "src/*", "*.toml",
 		".github/workflows/**", "**/*.json", "src/npmrc", "docs/**/*.md",
 	} {
 		if what, ok := PatternCouldName(p); ok {
@@ -153,7 +182,11 @@ func TestGlobProtectionExecConfig(t *testing.T) {
 		{"/p/**/bunfig.toml", ExecConfig},
 		{"/p/*", Ordinary},
 		{"/p/src/*.go", Ordinary},
-		{"/p/.cursor/rules/*", Ordinary},
+		{"/p/.cursor/rules/*", ExecConfig},
+		{"/p/.husky/*", ExecConfig},
+		{"/p/*/CLAUDE.md", ExecConfig},
+		{"/p/.cursor/commands/*", Ordinary},
+		{"/p/*.md", Ordinary},
 	} {
 		if got := pl.GlobProtection(c.pat); got.Tier != c.tier {
 			t.Errorf("GlobProtection(%s) = %v (%s), want %v", c.pat, got.Tier, got.What, c.tier)

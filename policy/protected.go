@@ -74,6 +74,9 @@ type Places struct {
 	// Vault token this machine's hook uses (the team backend's
 	// token_file), wherever the config puts it.
 	Secrets []string
+	// HooksPaths are the paths git runs as hooks because core.hooksPath
+	// names them (HooksPaths fills it): executable configuration.
+	HooksPaths []string
 
 	prepared []entry // set by Prepare
 }
@@ -237,6 +240,9 @@ func (pl Places) entries() []entry {
 				add(entry{path: j(strings.Split(e.Path, "/")...), tier: ExecConfig, what: e.What})
 			}
 		}
+	}
+	for _, p := range pl.HooksPaths {
+		add(entry{path: p, tier: ExecConfig, what: hooksPathWhat})
 	}
 	// Other agents' hook registrations and settings (agents.go); their
 	// project files are judged at any depth in Classify.

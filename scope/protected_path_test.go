@@ -21,6 +21,11 @@ func TestDangerousProtectedAtAnyDepth(t *testing.T) {
 		"Write(.cursor/mcp.json)", "Write(.cursor/*.json)", "Write(.gemini/commands/**)", "Write(sub/.gemini/commands/x.toml)",
 		"Edit(~/.config/fish/config.fish)", "Write(bunfig.toml)", "Write(.cargo/config.toml)", "Edit(~/.cargo/config.toml)",
 		"Write(.github/agents/a.agent.md)", "Edit(~/.tmux.conf)", "Write(//home/u/.config/go/env)",
+		// Git hook managers, like .git itself (issue 35).
+		"Write(.git/**)", "Write(.husky/**)", "Edit(.husky/pre-commit)", "Write(web/.husky/*)", "Write(.githooks/**)",
+		"Edit(lefthook.yml)", "Write(.pre-commit-config.yaml)", "Edit(.config/lefthook.yml)",
+		// Instructions the next session loads (issue 35).
+		"Edit(CLAUDE.md)", "Write(sub/AGENTS.md)", "Edit(.github/copilot-instructions.md)", "Write(.cursor/rules/**)", "Write(.clinerules)",
 	} {
 		r, err := Parse(s)
 		if err != nil {
@@ -32,7 +37,8 @@ func TestDangerousProtectedAtAnyDepth(t *testing.T) {
 	}
 	// Controls.
 	for _, s := range []string{"Edit(src/**)", "Write(src/*.json)", "Edit(src/.gitignore)", "Read(src/.claude/skills/**)", "Read(.git/config)", "Write(~/notes/**)",
-		"Write(.cursor/**)", "Write(.cursor/rules/**)", "Write(*.toml)", "Read(~/.npmrc)", "Write(.github/workflows/**)"} {
+		"Write(.cursor/**)", "Write(.cursor/commands/**)", "Write(*.toml)", "Write(docs/*.md)", "Write(husky/**)", "Read(~/.kube/cache/**)",
+		"Read(~/.cargo/registry/**)", "Read(~/notes.md)", "Write(.github/workflows/**)"} {
 		r, err := Parse(s)
 		if err != nil {
 			t.Fatalf("Parse(%q): %v", s, err)
@@ -78,9 +84,10 @@ func TestFileRuleNeverCoversProtected(t *testing.T) {
 }
 
 // Write(src/**) and Write(.cursor/**) stay usable and cover ordinary files
-// (the legitimate .cursor/rules/... write), but never executable
+// (the legitimate .cursor/commands/... write), but never executable
 // configuration below them: src/.npmrc, .cursor/mcp.json,
-// .gemini/commands/...
+// .gemini/commands/..., nor the instructions the next session loads
+// (.cursor/rules/..., CLAUDE.md) or a hook manager's files (.husky/...).
 func TestFileRuleNeverCoversExecConfig(t *testing.T) {
 	proj := realDir(t, t.TempDir())
 	home := filepath.Join(proj, "home")
@@ -89,8 +96,9 @@ func TestFileRuleNeverCoversExecConfig(t *testing.T) {
 	}
 	for rule, cases := range map[string]struct{ covered, refused []string }{
 		"Write(src/**)":     {[]string{"src/a.go", "src/npmrc"}, []string{"src/.npmrc", "src/x/.npmrc", "src/bunfig.toml", "src/.bash_aliases", "src/.cursor/mcp.json"}},
-		"Write(.cursor/**)": {[]string{".cursor/rules/style.mdc", ".cursor/commands/c.md"}, []string{".cursor/mcp.json", ".cursor/MCP.json", ".cursor/hooks.json", ".cursor/worktrees.json"}},
-		"Write(tools/**)":   {[]string{"tools/README.md"}, []string{"tools/.gemini/commands/x.toml", "tools/.gemini/commands/git/commit.toml", "tools/.cargo/config.toml", "tools/.github/agents/a.agent.md"}},
+		"Write(.cursor/**)": {[]string{".cursor/commands/c.md"}, []string{".cursor/mcp.json", ".cursor/MCP.json", ".cursor/hooks.json", ".cursor/worktrees.json", ".cursor/rules/style.mdc"}},
+		"Write(tools/**)": {[]string{"tools/README.md", "tools/husky.md"}, []string{"tools/.gemini/commands/x.toml", "tools/.gemini/commands/git/commit.toml", "tools/.cargo/config.toml",
+			"tools/.github/agents/a.agent.md", "tools/.husky/pre-commit", "tools/lefthook.yml", "tools/CLAUDE.md", "tools/AGENTS.md"}},
 	} {
 		r, err := Parse(rule)
 		if err != nil {
