@@ -31,7 +31,7 @@ var errNotRoot = errors.New("init --managed writes Claude Code's managed setting
 func rootOnly(p string) error {
 	if fsx.UserWritable(p) {
 		return withHint(fmt.Errorf("%s can be changed by someone other than root (it or a directory above it is not root's alone)", p),
-			"install loopguard and loopguard-hook where only root can write, e.g. sudo install -o root -g root -m 0755 loopguard loopguard-hook /usr/local/bin/, and run init --managed from there")
+			"install the three binaries side by side where only root can write, e.g. sudo install -o root -g root -m 0755 loopguard loopguard-hook loopguard-exec /usr/local/bin/, and run init --managed from there")
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ type pendingJSON struct {
 	Summary   string    `json:"summary"`
 	Warnings  int       `json:"warnings"`
 	// State is Status for people: an open call is held (time left),
-	// open, "wait over" or stale.
+	// "wait over", abandoned, open or stale (statusOf).
 	State string `json:"state"`
 }
 
@@ -85,7 +85,7 @@ func pendingRun(o *pendingOptions) error {
 		}
 		rows = append(rows, pendingJSON{ID: p.ID, Created: p.Created, Seen: p.Seen, Session: p.Session,
 			Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool, Reason: p.Reason, Status: p.Status,
-			Digest: p.Digest, Summary: present.Summary(p), Warnings: len(p.Warnings), State: statusOf(p, now)})
+			Digest: p.Digest, Summary: present.Summary(p), Warnings: len(p.Warnings), State: statusOf(o.store, p, now)})
 	}
 	if o.json {
 		if rows == nil {
@@ -119,6 +119,21 @@ type showOptions struct {
 	full  bool   // --full
 }
 
+// pendingIDs is the argument check of a command that takes the ids of
+// pending calls (verb; example is a command line with one): none says
+// where the ids come from, instead of cobra's bare "requires at least 1
+// arg(s)".
+func pendingIDs(verb, example string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return nil
+		}
+		return withHint(fmt.Errorf("%s needs the id of a pending call (or a unique prefix of it)", verb),
+			"`loopguard pending` lists the calls waiting, with their ids; then: loopguard "+example+"\n"+
+				"or keep `loopguard review` open in a terminal of your own: it shows each call as it arrives and decides it with one key")
+	}
+}
+
 func newShowCmd() *cobra.Command {
 	o := &showOptions{}
 	cmd := &cobra.Command{
@@ -132,7 +147,7 @@ path lands elsewhere (through a symlink, into .git/ or .claude/) it says so.
 A long text (a large Write) shows its first and last lines with its size
 and SHA-256; --full prints every line.`,
 		Example:           "  loopguard show k3v9x2abqw7dn4ygh5mse6ct\n  loopguard show k3v9     # any unique prefix of an id\n  loopguard show --full k3v9x2abqw7dn4ygh5mse6ct | less",
-		Args:              cobra.ExactArgs(1),
+		Args:              cobra.MatchAll(pendingIDs("show", "show k3v9"), cobra.MaximumNArgs(1)),
 		ValidArgsFunction: completePending,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore()
@@ -189,7 +204,7 @@ func renderParts(st *state.Store, p *state.Pending, full bool) (head, body strin
 	// Every string of the record goes through the one escaping function,
 	// the id and digest too: a record may come from another machine.
 	esc := present.EscapeText
-	s := fmt.Sprintf("pending %s (%s), seen %s\n", esc(p.ID), esc(statusOf(p, time.Now())), present.FormatTime(p.Seen))
+	s := fmt.Sprintf("pending %s (%s), seen %s\n", esc(p.ID), esc(statusOf(st, p, time.Now())), present.FormatTime(p.Seen))
 	s += fmt.Sprintf("session: %s\nagent:   %s", esc(p.Session), esc(p.Agent))
 	if p.AgentType != "" {
 		s += " (" + esc(p.AgentType) + ")"
@@ -284,7 +299,7 @@ approve talks to /dev/tty only and refuses inside an agent (CLAUDECODE set)
 or without a terminal. There is no --yes. An ID may be any unique prefix of
 a pending id; several IDs are shown and confirmed one after the other.`,
 		Example:           "  loopguard approve k3v9x2abqw7dn4ygh5mse6ct\n  loopguard approve k3v9 q7de   # unique prefixes\n  loopguard approve k3v9x2abqw7dn4ygh5mse6ct --ttl 2m",
-		Args:              cobra.MinimumNArgs(1),
+		Args:              pendingIDs("approve", "approve k3v9"),
 		ValidArgsFunction: completePending,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkApprovalTTL(o.ttl); err != nil {
@@ -425,7 +440,7 @@ func newDenyCmd() *cobra.Command {
 		Long: `Record that you refuse a pending call. The call stays non-executable and the
 agent is told a human refused it. Taking power away needs no terminal.`,
 		Example:           "  loopguard deny k3v9x2abqw7dn4ygh5mse6ct\n  loopguard deny k3v9 --note 'use make test instead'",
-		Args:              cobra.MinimumNArgs(1),
+		Args:              pendingIDs("deny", "deny k3v9 --note 'use make test instead'"),
 		ValidArgsFunction: completePending,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore()

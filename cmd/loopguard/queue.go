@@ -45,16 +45,23 @@ func waitOver(st *state.Store, p *state.Pending, now time.Time) bool {
 	return p.Status == state.StatusOpen && !held(p, now) && st != nil && st.WaitEnded(p)
 }
 
-// statusOf is a call's status for people: open calls are held (with the
-// time left), waiting for a retry, or gone.
-func statusOf(p *state.Pending, now time.Time) string {
+// statusOf is a call's status for people, the same words in pending,
+// show, review and the console: open calls are held (with the time left);
+// "wait over" where the hook held the call until its wait ran out and told
+// the agent it did not run (review's WAIT OVER: approve for its retry);
+// "abandoned" where the hook went without an answer (Esc in the agent,
+// the session ended: it left review's queue); open (waiting for a retry);
+// or stale. st (nil: unknown) holds the marks of ended waits.
+func statusOf(st *state.Store, p *state.Pending, now time.Time) string {
 	switch {
 	case p.Status != state.StatusOpen:
 		return p.Status
 	case held(p, now):
 		return "held, " + p.HeldUntil.Sub(now).Round(time.Second).String() + " left"
-	case p.HolderPID > 0:
+	case waitOver(st, p, now):
 		return "wait over"
+	case p.HolderPID > 0:
+		return "abandoned"
 	case now.Sub(p.Seen) < queueWindow:
 		return "open"
 	}

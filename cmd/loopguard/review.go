@@ -393,7 +393,6 @@ type reviewWords struct {
 	waiting string // the window's title while calls wait (%d: how many)
 	lists   string // the command that lists a skipped call
 	noTurn  string // the answer to t where no turn is offered
-	press   string // the answer to a key that is none
 	// every is how many reviewPoll ticks pass between reads of the queue.
 	every int
 	// redraw: the prompt has no live line that counts new calls, so a
@@ -587,10 +586,26 @@ outer:
 			case 'q', 'Q', 3, 4:
 				return nil
 			default:
-				fmt.Fprintln(tty, w.press)
+				fmt.Fprintln(tty, pressLine(keys))
 			}
 		}
 	}
+}
+
+// pressLine answers a key that is none of keys, the prompt's ("[a]pprove",
+// "[g]rant ...": each offers the letter in its brackets), naming only
+// those: g or t where the prompt does not offer them is not named.
+func pressLine(keys []string) string {
+	var letters []string
+	for _, k := range keys {
+		if len(k) >= 3 && k[0] == '[' && k[2] == ']' {
+			letters = append(letters, k[1:2])
+		}
+	}
+	if len(letters) < 2 {
+		return "Press " + strings.Join(letters, "") + "."
+	}
+	return "Press " + strings.Join(letters[:len(letters)-1], ", ") + " or " + letters[len(letters)-1] + "."
 }
 
 // reviewLocal is this machine's calls: the state directory, decided with
@@ -601,11 +616,12 @@ type reviewLocal struct {
 
 func (b *reviewLocal) words() reviewWords {
 	return reviewWords{idle: "Waiting for calls (q to quit)...", waiting: "loopguard: %d call(s) waiting", lists: "loopguard pending",
-		noTurn: "t approves a whole turn of ordinary calls; approve this one with a.", press: "Press a, g, t, d, s, v or q.", every: 1}
+		noTurn: "t approves a whole turn of ordinary calls; approve this one with a.", every: 1}
 }
 
 func (b *reviewLocal) intro(c *console) string {
-	return c.pal.bold + wrapText("loopguard review: pending calls appear here as they arrive. a approve, g approve+grant, t whole turn, d deny, s skip, v view, q quit.", c.width()) + c.pal.reset
+	return c.pal.bold + wrapText("loopguard review: pending calls appear here as they arrive. a approve, d deny, s skip, v view, q quit; "+
+		"g (approve and grant a rule) and t (approve a whole turn) when the prompt under a call offers them.", c.width()) + c.pal.reset
 }
 
 func (b *reviewLocal) queue(_ context.Context, skipped map[string]bool, now time.Time) ([]*reviewCall, []string, error) {

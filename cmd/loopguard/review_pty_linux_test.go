@@ -284,11 +284,12 @@ func TestReviewConsolePTY(t *testing.T) {
 	h := newReviewHarness(t)
 
 	// A held call whose hook is gone before review starts is not queued;
-	// pending --all says its wait is over.
+	// pending --all says it was abandoned (not "wait over", which is
+	// review's WAIT OVER: the agent was told, and it stays queued).
 	gone := h.holdProcess(bashCall("s-pty", "echo gone", "toolu_0"))
 	_ = gone.Process.Kill()
 	_ = gone.Wait()
-	if out, _ := h.run("", "pending", "--all"); !strings.Contains(out, "wait over") || !strings.Contains(out, "STATUS") {
+	if out, _ := h.run("", "pending", "--all"); !strings.Contains(out, "abandoned") || strings.Contains(out, "wait over") || !strings.Contains(out, "STATUS") {
 		t.Errorf("pending --all after the hook died:\n%s", out)
 	}
 
@@ -672,8 +673,13 @@ func TestReviewWaitOverPTY(t *testing.T) {
 			t.Errorf("the agent was not told %q:\n%s", want, told)
 		}
 	}
-	// The same call stays on screen; its line says the wait is over.
+	// The same call stays on screen; its line says the wait is over, and
+	// pending --all says so in the same words; the call abandoned with
+	// SIGTERM, which left the queue, is "abandoned" there.
 	scr.expect(t, `WAIT OVER: the agent was told; approve for its retry > `)
+	if out, _ := h.run("", "pending", "--all"); !rowHas(out, "echo late", "wait over") || !rowHas(out, "echo abandoned", "abandoned") || rowHas(out, "echo abandoned", "wait over") {
+		t.Errorf("pending --all while review shows WAIT OVER:\n%s", out)
+	}
 	before := h.typed
 	h.key("a")
 	scr.expect(t, `Approved `+id+`: grant [0-9a-f]+, single use, valid until [^.]*\. The agent may now retry the identical call\.`)
@@ -704,6 +710,16 @@ func TestReviewWaitOverPTY(t *testing.T) {
 	if strings.Contains(text, "echo abandoned") {
 		t.Error("the call abandoned with SIGTERM was queued")
 	}
+}
+
+// rowHas reports whether a line of out holds both call and status.
+func rowHas(out, call, status string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, call) && strings.Contains(l, status) {
+			return true
+		}
+	}
+	return false
 }
 
 // A call worth a second look asks for the first characters of the digest

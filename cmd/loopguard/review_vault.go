@@ -65,11 +65,11 @@ type reviewTeam struct {
 // in the queue shows the call again.
 func (b *reviewTeam) words() reviewWords {
 	return reviewWords{idle: "Waiting for calls across the team (q to quit)...", waiting: "loopguard: %d call(s) waiting across the team", lists: "loopguard team pending",
-		noTurn: "A whole turn is approved on the agent's machine; across the team approve each call with a.", press: "Press a, g, d, s, v or q.", every: teamPoll, redraw: true}
+		noTurn: "A whole turn is approved on the agent's machine; across the team approve each call with a.", every: teamPoll, redraw: true}
 }
 
 func (b *reviewTeam) intro(c *console) string {
-	return fmt.Sprintf("%sloopguard review --backend vault%s: calls waiting across the team appear here, decided as %s. a approve, g approve+grant, d deny, s skip, v view, q quit.\n",
+	return fmt.Sprintf("%sloopguard review --backend vault%s: calls waiting across the team appear here, decided as %s. a approve, d deny, s skip, v view, q quit; g (approve and grant a rule) when the prompt under a call offers it.\n",
 		c.pal.bold, c.pal.reset, present.EscapeText(b.m.principal))
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -138,6 +139,19 @@ func serveListen(o serveOptions) (net.Listener, string, *tls.Config, error) {
 		return nil, "", nil, fmt.Errorf("--origin %q: with TLS the console is reached over https", origin)
 	}
 	ln, err := net.Listen("tcp", o.listen)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		next := "PORT"
+		if n, err := strconv.Atoi(port); err == nil && n > 0 && n < 65535 {
+			next = strconv.Itoa(n + 1)
+		}
+		also := ""
+		if o.origin != "" {
+			also = " (and --origin with that port)"
+		}
+		return nil, "", nil, withHint(fmt.Errorf("%s is taken: another program, or another loopguard serve, listens there", o.listen),
+			"if it is a loopguard serve, the console is up already: open "+origin+"\n"+
+				"else serve on a free port: loopguard serve --listen "+net.JoinHostPort(host, next)+also)
+	}
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -312,7 +326,7 @@ func (b *localConsole) Queue(context.Context) ([]webconsole.Call, error) {
 	calls, errs := queue(b.st, queueFilter{}, nil, now)
 	out := make([]webconsole.Call, 0, len(calls))
 	for _, p := range calls {
-		out = append(out, webconsole.Call{Pending: p, Status: statusOf(p, now), Held: held(p, now)})
+		out = append(out, webconsole.Call{Pending: p, Status: statusOf(b.st, p, now), Held: held(p, now)})
 	}
 	return out, errors.Join(errs...)
 }
@@ -326,7 +340,7 @@ func (b *localConsole) Get(_ context.Context, id string) (webconsole.Call, error
 		return webconsole.Call{}, webconsole.ErrNotOpen
 	}
 	now := time.Now()
-	return webconsole.Call{Pending: p, Status: statusOf(p, now), Held: held(p, now)}, nil
+	return webconsole.Call{Pending: p, Status: statusOf(b.st, p, now), Held: held(p, now)}, nil
 }
 
 func (b *localConsole) Render(c webconsole.Call) ([]webconsole.Line, []webconsole.Line) {
