@@ -443,3 +443,30 @@ func TestJailInsideASandbox(t *testing.T) {
 		t.Errorf("src/main.go: %v %v", fi.Mode(), err)
 	}
 }
+
+// TestJailHooksPath: the directory core.hooksPath names (ci/hooks here)
+// is executable configuration: project-write does not write it, and a
+// hook created in it is swept; another directory is written (control).
+func TestJailHooksPath(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		testfs.Tree(t, j.project, []byte("#!/bin/sh\necho hook\n"), 0o755, "ci/hooks/pre-commit")
+		if err := os.WriteFile(filepath.Join(j.project, ".git/config"), []byte("[core]\n\thooksPath = ci/hooks\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if os.Getuid() == 0 {
+			for _, p := range []string{"ci", "ci/hooks", "ci/hooks/pre-commit", ".git/config"} {
+				if err := os.Lchown(filepath.Join(j.project, p), jailUID, jailUID); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		out, code := j.launch(t, projectWrite, "append", filepath.Join(j.project, "ci/hooks/pre-commit"))
+		checkProbe(t, []string{"append ci/hooks/pre-commit"}, out, code, false)
+		j.launch(t, projectWrite, "jail-create", filepath.Join(j.project, "ci/hooks/post-checkout"))
+		if _, err := os.Lstat(filepath.Join(j.project, "ci/hooks/post-checkout")); err == nil {
+			t.Error("ci/hooks/post-checkout is in the project after the call")
+		}
+		out, code = j.launch(t, projectWrite, "append", filepath.Join(j.project, "docs/guide.md"))
+		checkProbe(t, []string{"append docs/guide.md (control)"}, out, code, true)
+	})
+}

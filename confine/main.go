@@ -45,7 +45,7 @@ func envOf() Env {
 // (Prepare).
 func envFrom(getenv func(string) string, self string, uid int) Env {
 	home, _ := policy.HomeFrom(getenv)
-	pl := policy.Places{Home: home, ClaudeConfigDir: getenv("CLAUDE_CONFIG_DIR"), CodexHome: getenv("CODEX_HOME"), Self: self}
+	pl := policy.Places{Home: home, ClaudeConfigDir: getenv("CLAUDE_CONFIG_DIR"), CodexHome: getenv("CODEX_HOME"), Self: self, XDGConfigHome: getenv("XDG_CONFIG_HOME")}
 	if d, err := policy.StateDirFrom(getenv); err == nil {
 		pl.StateDir = d
 	}

@@ -27,11 +27,15 @@ type Env struct {
 	Places policy.Places
 	// UID owns the read-only capability's scratch directory.
 	UID int
+	// Getenv reads the launcher's environment (nil: nothing), for what
+	// depends on more of it than the fields above (the git configuration
+	// files core.hooksPath is read from).
+	Getenv func(string) string `json:"-"`
 }
 
 // EnvFrom reads Env from getenv.
 func EnvFrom(getenv func(string) string, places policy.Places, uid int) Env {
-	e := Env{Home: places.Home, TempDir: getenv("TMPDIR"), Places: places, UID: uid}
+	e := Env{Home: places.Home, TempDir: getenv("TMPDIR"), Places: places, UID: uid, Getenv: getenv}
 	if e.TempDir == "" || !filepath.IsAbs(e.TempDir) {
 		e.TempDir = "/tmp"
 	}
@@ -103,6 +107,9 @@ type Plan struct {
 	// Kept are the project's entries a writing capability left alone
 	// although they are protected (+git's .git): not swept.
 	Kept []string `json:"-"`
+	// hooksPaths are the hook directories core.hooksPath names (the
+	// sweep judges by them too).
+	hooksPaths []string
 }
 
 // readOnlyEnv are the variables a read-only program keeps from the agent's
@@ -184,6 +191,10 @@ var errSecretRoot = errors.New("would make readable a path the guard keeps secre
 func NewPlan(s Spec, e Env) (Plan, error) {
 	var p Plan
 	p.Network = s.Cap.Network
+	// The directory core.hooksPath names is executable configuration
+	// (husky's .husky/, .githooks/): never written, swept if created.
+	e.Places.HooksPaths = policy.HooksPaths(s.Project, e.Home, e.Getenv)
+	p.hooksPaths = e.Places.HooksPaths
 	pl := e.Places.Prepare()
 	// covered: a read rule above path already grants it (rules only add
 	// rights, so leaving this one out narrows nothing). Each rule costs

@@ -26,6 +26,7 @@ import (
 // integration polling the tree) is not stopped. docs/confinement.md says
 // so.
 func sweep(p Plan, e Env) []string {
+	e.Places.HooksPaths = p.hooksPaths
 	pl := e.Places.Prepare()
 	before := map[string]bool{}
 	for _, h := range p.Held {
