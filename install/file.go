@@ -151,6 +151,9 @@ type Result struct {
 	Deleted  bool   // Remove deleted the file Apply had created
 	DirGone  bool   // Remove deleted the .claude directory Apply had created
 	Sandbox  bool   // Remove took out sandbox settings Apply had added
+	// Unrecorded: Apply's record of the file was gone (RemoveUnrecorded):
+	// what Apply adds was taken out by value, not by the record.
+	Unrecorded bool
 }
 
 // record is the backup kept in the state directory: the bytes of the file
@@ -407,6 +410,65 @@ func remove(path, backupDir string, ed editor, dryRun bool) (*Result, error) {
 	}
 	if rec != nil {
 		_ = os.Remove(res.Backup)
+	}
+	return res, nil
+}
+
+// RemoveUnrecorded takes loopguard's registration out of the settings
+// file at path when Apply's record of it is gone (the state directory that
+// kept it was removed): loopguard's handlers (see IsLoopguard for self),
+// and, where there were some, every entry of sb, the sandbox settings
+// Apply adds (switches still holding loopguard's value, list entries, env
+// values), since nothing says any of them was there before. Containers
+// this empties go; a file left with nothing at all is deleted (Claude Code
+// reads no file and an empty one alike). Everything else is kept, in the
+// file's own style, so that a file Apply changed only by adding comes back
+// byte for byte when it was written in that style. With dryRun nothing is
+// written.
+func RemoveUnrecorded(path, self string, sb *Sandbox, dryRun bool) (*Result, error) {
+	data, mode, err := ReadSettings(path)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Path: path, Existed: data != nil, Old: data, New: data, Unrecorded: true}
+	if data == nil {
+		return res, nil
+	}
+	out, changed, err := Unmerge(data, self)
+	if err == nil && changed {
+		// The hooks were loopguard's: so are the settings that come with them.
+		var sbChanged bool
+		out, sbChanged, err = UnmergeSandbox(out, nil, sb)
+		res.Sandbox = sbChanged
+	}
+	if err != nil {
+		var se *SyntaxError
+		if errors.As(err, &se) {
+			se.Path = path
+		}
+		return nil, err
+	}
+	if !changed {
+		return res, nil
+	}
+	res.Changed, res.New = true, out
+	if bytes0(out) {
+		res.New, res.Deleted = nil, true
+	}
+	if dryRun {
+		return res, nil
+	}
+	if err := checkWritable(path, data, mode); err != nil {
+		return nil, err
+	}
+	if res.Deleted {
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("failed to remove %s: %w", path, err)
+		}
+		return res, nil
+	}
+	if err := WriteAtomic(path, out, mode); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

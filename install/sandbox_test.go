@@ -186,3 +186,89 @@ func TestReadSandbox(t *testing.T) {
 		t.Errorf("%+v", s)
 	}
 }
+
+// TestRemoveUnrecorded: with init's record gone (the state directory was
+// removed), Remove by the record leaves the sandbox block and GOCACHE
+// behind; RemoveUnrecorded takes out exactly what Apply added, by value,
+// and a file in Claude Code's own layout (JSON.stringify, two spaces) with
+// other content comes back byte for byte. A file Apply created is deleted.
+func TestRemoveUnrecorded(t *testing.T) {
+	const claudeStyle = `{
+  "model": "opus",
+  "permissions": {
+    "allow": [
+      "Bash(npm run lint)"
+    ]
+  },
+  "env": {
+    "EDITOR": "vim"
+  },
+  "hooks": {
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "notify-send done"
+          }
+        ]
+      }
+    ]
+  }
+}
+`
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(path, []byte(claudeStyle), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bk := filepath.Join(dir, "state", "install")
+	if _, err := Apply(path, bk, sandboxOpts, false); err != nil {
+		t.Fatal(err)
+	}
+	applied, _ := os.ReadFile(path)
+	if err := os.RemoveAll(filepath.Join(dir, "state")); err != nil {
+		t.Fatal(err)
+	}
+	// Control: by the record alone (there is none) the sandbox block stays.
+	res, err := Remove(path, bk, opts.Binary, true)
+	if err != nil || !res.Changed {
+		t.Fatalf("control: %+v %v", res, err)
+	}
+	if sb, env := sandboxOf(t, res.New); sb == nil || env["GOCACHE"] == nil {
+		t.Fatalf("control: Remove without the record took the sandbox out:\n%s", res.New)
+	}
+	res, err = RemoveUnrecorded(path, opts.Binary, sandboxOpts.Sandbox, false)
+	if err != nil || !res.Changed || !res.Sandbox || !res.Unrecorded || res.Deleted {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != claudeStyle {
+		t.Errorf("not byte-identical to before Apply:\n%s\napplied was:\n%s", after, applied)
+	}
+	// Nothing of loopguard's left: nothing to do.
+	if res, err := RemoveUnrecorded(path, opts.Binary, sandboxOpts.Sandbox, false); err != nil || res.Changed {
+		t.Errorf("second run: %+v %v", res, err)
+	}
+
+	// A file Apply created holds nothing else: it goes.
+	created := filepath.Join(dir, "new", "settings.json")
+	if _, err := Apply(created, filepath.Join(dir, "state2"), sandboxOpts, false); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := RemoveUnrecorded(created, opts.Binary, sandboxOpts.Sandbox, false); err != nil || !res.Deleted {
+		t.Fatalf("created file: %+v %v", res, err)
+	}
+	if _, err := os.Lstat(created); err == nil {
+		t.Error("the file Apply created is still there")
+	}
+
+	// A file whose hooks are not loopguard's keeps its sandbox settings.
+	theirs := filepath.Join(dir, "theirs.json")
+	own := `{"sandbox": {"enabled": true}, "env": {"GOCACHE": "/opt/cache/loopguard-sandbox/go-build"}}`
+	if err := os.WriteFile(theirs, []byte(own), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := RemoveUnrecorded(theirs, opts.Binary, sandboxOpts.Sandbox, false); err != nil || res.Changed {
+		t.Errorf("no hooks of loopguard's, yet changed: %+v %v", res, err)
+	}
+}

@@ -43,7 +43,12 @@ made by hand or by someone else (a committed project file).
 When the rest of a file is as init found it, its original bytes are put back
 exactly; a file init created is deleted (and its .claude directory, if init
 created it and it is empty). When other settings changed since, only
-loopguard's entries are removed and everything else is kept.
+loopguard's entries are removed and everything else is kept. When init's
+backup is gone (it is kept in the state directory, and that was removed),
+uninstall still knows what init adds to ~/.claude/settings.json (the hooks,
+the sandbox block, GOCACHE) and takes exactly those values out: a file in
+Claude Code's own layout comes back byte for byte (a setting of yours with
+the very same value as init's goes too).
 
 The key stays in the OS keyring (approvals and the audit log need it) unless
 --purge-key is given, which asks you to confirm on your terminal before
@@ -107,7 +112,7 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 	var firstErr error
 	seen := map[string]bool{}
 	removed := 0
-	var cleaned []string
+	var cleaned, left []string
 	explicit := o.scope.scopes(nil) != nil
 	for _, sc := range o.scope.scopes([]install.Scope{install.User, install.Project, install.Local}) {
 		path, err := install.SettingsPath(sc, env)
@@ -115,17 +120,25 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 			continue
 		}
 		seen[path] = true
-		// Without a flag, only what init registered here is removed: a
-		// project file may carry a teammate's registration.
-		if !explicit && !install.Recorded(backups, path) {
-			if data, _, err := install.ReadSettings(path); err == nil && data != nil {
-				if install.Registers(data, self) {
-					fmt.Fprintf(out, "%s: registers loopguard, but not through init on this machine; left alone (remove it with --%s).\n", path, sc)
-				}
+		recorded := install.Recorded(backups, path)
+		var res *install.Result
+		switch {
+		case !recorded && sc == install.User:
+			// init's record is gone (the state directory was removed, or
+			// it never was init's): the user's own file is cleaned of
+			// what init adds, known by value (unrecordedSandbox).
+			res, err = install.RemoveUnrecorded(path, self, unrecordedSandbox(self), o.dryRun)
+		case !recorded && !explicit:
+			// Without a flag, only what init registered here is removed:
+			// a project file may carry a teammate's registration.
+			if data, _, err := install.ReadSettings(path); err == nil && data != nil && install.Registers(data, self) {
+				fmt.Fprintf(out, "%s: registers loopguard, but not through init on this machine; left alone (remove it with --%s).\n", path, sc)
+				left = append(left, path)
 			}
 			continue
+		default:
+			res, err = install.Remove(path, backups, self, o.dryRun)
 		}
-		res, err := install.Remove(path, backups, self, o.dryRun)
 		if err != nil {
 			printError(errOut, err)
 			if firstErr == nil {
@@ -147,14 +160,24 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 		fmt.Fprintln(out, "Dry run: nothing was written.")
 		return firstErr
 	}
-	if removed == 0 && firstErr == nil {
+	switch {
+	case firstErr != nil:
+	case removed == 0 && len(left) > 0:
+		fmt.Fprintf(out, "Nothing was removed: Claude Code still runs loopguard from %s.\n", strings.Join(left, ", "))
+	case removed == 0:
 		fmt.Fprintln(out, "loopguard was not registered in these settings files.")
-	} else if firstErr == nil {
+	case len(left) > 0:
+		fmt.Fprintf(out, "Claude Code no longer runs loopguard for the settings cleaned above; it still does from %s.\n", strings.Join(left, ", "))
+	default:
 		fmt.Fprintln(out, "Claude Code no longer runs loopguard for these settings; tool calls are no longer guarded by it.")
 	}
 	if removed > 0 {
-		if st, err := openStore(); err == nil {
-			_ = record(st, nil, audit.Entry{Decision: "uninstall", Principal: principal(), Detail: strings.Join(cleaned, ", ")})
+		// Logged where the state directory is; a removed one is not made
+		// again for it.
+		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+			if st, err := openStore(); err == nil {
+				_ = record(st, nil, audit.Entry{Decision: "uninstall", Principal: principal(), Detail: strings.Join(cleaned, ", ")})
+			}
 		}
 	}
 	if firstErr != nil {
@@ -165,6 +188,18 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 	}
 	fmt.Fprintln(out, "The key stays in the OS keyring; remove it with: loopguard uninstall --purge-key")
 	return nil
+}
+
+// unrecordedSandbox is what init adds to the user's settings besides the
+// hooks (the sandbox block and GOCACHE, init_sandbox.go), as init run from
+// self would add it now: what uninstall takes out, by value, of a file
+// whose backup record is gone. nil when it cannot be worked out.
+func unrecordedSandbox(self string) *install.Sandbox {
+	p, err := resolveSandboxPaths(self)
+	if err != nil {
+		return nil
+	}
+	return p.spec()
 }
 
 // reportRemoval tells out what taking loopguard out of a file did (res):
@@ -180,6 +215,10 @@ func reportRemoval(out io.Writer, res *install.Result, dryRun bool, by string) {
 		fmt.Fprintf(out, "%s: no loopguard hooks; nothing to remove.\n", res.Path)
 	case dryRun:
 		fmt.Fprint(out, udiff.Diff(res.Path, res.Old, res.New))
+	case res.Unrecorded && res.Deleted:
+		fmt.Fprintf(out, "%s: removed: it held nothing but what %s adds (%s's backup of it was gone, with the state directory).\n", res.Path, by, by)
+	case res.Unrecorded:
+		fmt.Fprintf(out, "%s: %s; %s's backup of the file was gone (with the state directory), so what %s adds was taken out by value: a setting of yours with the very same value went too.\n", res.Path, what, by, by)
 	case res.Restored:
 		fmt.Fprintf(out, "%s: %s; the original file is back, byte for byte.\n", res.Path, what)
 	case res.Deleted && res.DirGone:
