@@ -323,7 +323,7 @@ func initRun(ctx context.Context, o *initOptions) error {
 	}
 	if isTemporary(bin) {
 		fmt.Fprintf(errOut, "loopguard: warning: %s looks like a temporary build; the hook breaks when it is deleted\n", bin)
-		fmt.Fprintln(errOut, "loopguard: hint: install it with `go install github.com/loopguard/loopguard/cmd/loopguard@latest`, then run `loopguard init` from there")
+		fmt.Fprintln(errOut, "loopguard: hint: install it with `make install` in your clone, then run `loopguard init` from there")
 	}
 	fmt.Fprintln(out, "Next: run `loopguard doctor` to check that the guard is real. New and resumed Claude Code sessions pick the hooks up.")
 	return nil
