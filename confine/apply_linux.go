@@ -57,6 +57,13 @@ type pathRule struct {
 	path     string
 	private  bool
 	nofollow bool
+	// beneath: the path lies below this directory (the project), and is
+	// opened from it without following any link (openat2
+	// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS): a concurrent call that
+	// replaced a directory the plan saw by a link (to the home) between
+	// the plan and the launch gets its rule skipped, never the link's
+	// target granted.
+	beneath string
 }
 
 // ruleset is a plan as the kernel takes it: the rights it handles and the
@@ -84,7 +91,11 @@ func newRuleset(plan Plan, abi int) (ruleset, error) {
 	}
 	add := func(paths []string, access uint64, private bool) {
 		for _, p := range paths {
-			rs.rules = append(rs.rules, pathRule{access: access & rs.fs, path: p, private: private, nofollow: slices.Contains(plan.NoFollow, p)})
+			r := pathRule{access: access & rs.fs, path: p, private: private, nofollow: slices.Contains(plan.NoFollow, p)}
+			if plan.Root != "" && p != plan.Root && isAncestorOrSelf(plan.Root, p) {
+				r.beneath = plan.Root
+			}
+			rs.rules = append(rs.rules, r)
 		}
 	}
 	add(plan.ReadDirs, accessRead, false)
@@ -122,16 +133,41 @@ func (rs ruleset) restrict() error {
 		return fmt.Errorf("landlock_create_ruleset: %w", err)
 	}
 	defer unix.Close(fd)
+	roots := map[string]int{}
+	defer func() {
+		for _, fd := range roots {
+			_ = unix.Close(fd)
+		}
+	}()
 	for _, r := range rs.rules {
 		var pfd int
 		flags := unix.O_PATH | unix.O_CLOEXEC
 		if r.nofollow {
 			flags |= unix.O_NOFOLLOW | unix.O_DIRECTORY
 		}
-		if r.private {
+		switch {
+		case r.private:
 			pfd, err = openPrivate(r.path, rs.owner)
-		} else if pfd, err = unix.Open(r.path, flags, 0); err != nil {
-			err = fmt.Errorf("landlock: %s: %w", r.path, err)
+		case r.beneath != "":
+			root, ok := roots[r.beneath]
+			if !ok {
+				if root, err = unix.Open(r.beneath, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+					return fmt.Errorf("landlock: %s: %w", r.beneath, err)
+				}
+				roots[r.beneath] = root
+			}
+			rel := strings.TrimPrefix(r.path, r.beneath+"/")
+			pfd, err = unix.Openat2(root, rel, &unix.OpenHow{Flags: uint64(unix.O_PATH | unix.O_CLOEXEC),
+				Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+			if err != nil {
+				// Gone or made a link since the plan: no rule, and the
+				// program gets less, never the link's target.
+				continue
+			}
+		default:
+			if pfd, err = unix.Open(r.path, flags, 0); err != nil {
+				err = fmt.Errorf("landlock: %s: %w", r.path, err)
+			}
 		}
 		if err != nil {
 			return err

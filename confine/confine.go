@@ -26,6 +26,19 @@ import (
 // Subcommand is the launcher's name on the hook binary's command line.
 const Subcommand = "exec"
 
+// stage2Flag is the second stage's command line after the subcommand.
+const stage2Flag = "--stage2"
+
+// stage2Name is the second stage's argv[0].
+const stage2Name = "loopguard-jail"
+
+// IsStage2 reports whether args (the command line after the binary's
+// path) start the second stage: a test binary that is its own launcher
+// dispatches on it.
+func IsStage2(args []string) bool {
+	return len(args) >= 2 && args[0] == Subcommand && args[1] == stage2Flag
+}
+
 // MinABI is the oldest Landlock ABI the launcher confines with: version 4
 // is the first that restricts TCP. Below it, scoped Bash grants are not
 // confined (the hook falls back to the analysis alone; doctor says so).

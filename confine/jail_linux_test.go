@@ -4,11 +4,13 @@ package confine
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -64,6 +66,16 @@ func jailProbe(args []string) (known bool, err error) {
 		return true, os.WriteFile(filepath.Join(g, "config"), []byte("[core]\n\tfsmonitor = touch /tmp/pwned\n"), 0o644)
 	case "jail-create": // a file, named as the caller says, with content
 		return true, os.WriteFile(args[1], []byte("planted\n"), 0o644)
+	case "jail-rules": // apply the plan args[1] (JSON) to this thread, then write args[2]
+		var plan Plan
+		if err := json.Unmarshal([]byte(args[1]), &plan); err != nil {
+			return true, err
+		}
+		runtime.LockOSThread()
+		if err := apply(plan, filterOpts{}); err != nil {
+			return true, err
+		}
+		return true, os.WriteFile(args[2], []byte("x"), 0o644)
 	case "jail-shm": // a System V shared memory segment
 		id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
 		if err == nil {
@@ -469,4 +481,73 @@ func TestJailHooksPath(t *testing.T) {
 		out, code = j.launch(t, projectWrite, "append", filepath.Join(j.project, "docs/guide.md"))
 		checkProbe(t, []string{"append docs/guide.md (control)"}, out, code, true)
 	})
+}
+
+// TestJailRuleNotThroughALink: a write rule inside the project is opened
+// from the project without following a link, so a concurrent call that
+// replaced a directory the plan saw by a link to the home between the
+// plan and the launch gets no rule on the home; the same rule on the
+// directory itself writes (control).
+func TestJailRuleNotThroughALink(t *testing.T) {
+	j := newJail(t, false)
+	dir := filepath.Join(j.project, "src/x")
+	plan := Plan{Root: j.project, ReadDirs: []string{"/usr", "/lib", "/lib64", "/bin", "/etc", j.root}, WriteDirs: []string{dir}}
+	b, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := func(target string) (string, int) {
+		cmd := j.command(probeName, "jail-rules", string(b), target)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out)), cmd.ProcessState.ExitCode()
+	}
+	mk := func(f func() error) {
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+		if os.Getuid() == 0 {
+			_ = os.Lchown(dir, jailUID, jailUID)
+		}
+	}
+	mk(func() error { return os.Mkdir(dir, 0o755) })
+	out, code := probe(filepath.Join(dir, "f"))
+	checkProbe(t, []string{"the rule's own directory (control)"}, out, code, true)
+	mk(func() error {
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		return os.Symlink(j.home, dir)
+	})
+	out, code = probe(filepath.Join(j.home, "pwned"))
+	checkProbe(t, []string{"the home, through a link where the plan saw a directory"}, out, code, false)
+}
+
+// TestSweepNotThroughALink: the sweep runs unconfined, after the call,
+// while another call may run: a link put where the plan saw a directory
+// (to the home, whose .bashrc has a protected name) is not followed, so
+// nothing outside the project is moved; the same name in a directory of
+// the project is held back (control).
+func TestSweepNotThroughALink(t *testing.T) {
+	root := t.TempDir()
+	home, project := filepath.Join(root, "home"), filepath.Join(root, "proj")
+	testfs.Tree(t, root, []byte("x\n"), 0o644, "home/.bashrc", "proj/src/.envrc", "proj/README.md")
+	if err := os.Symlink(home, filepath.Join(project, "lnk")); err != nil {
+		t.Fatal(err)
+	}
+	e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(root, "state")}}
+	p := Plan{Project: project, RunDir: "run-test", Dirs: map[string]int64{project: 0, filepath.Join(project, "src"): 0, filepath.Join(project, "lnk"): 0}}
+	lines := sweep(p, e)
+	if _, err := os.Stat(filepath.Join(home, ".bashrc")); err != nil {
+		t.Errorf("the home's .bashrc was moved: %v %q", err, lines)
+	}
+	if _, err := os.Lstat(filepath.Join(project, "src/.envrc")); err == nil || len(lines) != 1 || !strings.Contains(lines[0], "held back src/.envrc") {
+		t.Errorf("control: src/.envrc not held back: %v %q", err, lines)
+	}
+	if _, err := os.Stat(filepath.Join(root, "state/held/run-test/src%2F.envrc")); err != nil {
+		t.Errorf("held copy: %v", err)
+	}
 }

@@ -35,19 +35,6 @@ import (
 // the second stage runs in the first's namespaces and its filter refuses
 // every such change instead.
 
-// stage2Flag is the second stage's command line after the subcommand.
-const stage2Flag = "--stage2"
-
-// stage2Name is the second stage's argv[0].
-const stage2Name = "loopguard-jail"
-
-// IsStage2 reports whether args (the command line after the binary's
-// path) start the second stage: a test binary that is its own launcher
-// dispatches on it.
-func IsStage2(args []string) bool {
-	return len(args) >= 2 && args[0] == Subcommand && args[1] == stage2Flag
-}
-
 // noNamespaces: the launcher never asks for namespaces (a test shows
 // the filter holding alone, as where they are refused).
 var noNamespaces bool

@@ -89,6 +89,9 @@ type Plan struct {
 	// Project is the project a writing capability writes ("" under
 	// read-only): after the call, what it created there is swept.
 	Project string
+	// Root is the project, whatever the capability: a rule below it is
+	// opened from it without following a link (restrict).
+	Root string
 	// Held are the paths in the project the capability may not change
 	// (executable configuration beside what it writes): a launch in its
 	// own mount namespace mounts each read-only, so that not even its
@@ -349,6 +352,7 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 		}
 	}
 	p.NoFollow = gitDirs
+	p.Root = s.Project
 	p.ReadDirs = append(p.ReadDirs, s.Project)
 	if !s.Cap.Write && !s.Cap.Git {
 		p.KeepEnvOnly = true

@@ -1,12 +1,16 @@
+//go:build linux
+
 package confine
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/loopguard/loopguard/policy"
 )
@@ -35,66 +39,117 @@ func sweep(p Plan, e Env) []string {
 	for _, s := range p.Kept {
 		before[s] = true
 	}
-	var found []string
-	var look func(dir string)
-	look = func(dir string) {
-		ents, err := os.ReadDir(dir)
+	root, err := unix.Open(p.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return []string{fmt.Sprintf("loopguard: could not look for executable configuration this call created: %v", err)}
+	}
+	defer unix.Close(root)
+	held := &holder{p: p, e: e}
+	defer held.close()
+	var lines []string
+	// look reads the directory rel (below the project, "" the top) from
+	// the project without following a link: every process of the call
+	// has exited, but another call may run, and a link it put where a
+	// directory was must not make this unconfined process move the
+	// home's .bashrc.
+	var look func(rel string)
+	look = func(rel string) {
+		fd, err := openBeneath(root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+		if err != nil {
+			return
+		}
+		f := os.NewFile(uintptr(fd), rel)
+		ents, err := f.ReadDir(-1)
+		defer f.Close()
 		if err != nil {
 			return
 		}
 		for _, ent := range ents {
-			path := dir + "/" + ent.Name()
+			crel := ent.Name()
+			if rel != "" {
+				crel = rel + "/" + ent.Name()
+			}
+			path := p.Project + "/" + crel
 			if before[path] {
 				continue
 			}
 			if policy.NameCouldBeProtected(ent.Name()) && pl.Classify(path).Protected() {
-				found = append(found, path)
+				lines = append(lines, held.move(fd, ent.Name(), crel))
 				continue
 			}
 			if ent.IsDir() {
 				if _, seen := p.Dirs[path]; !seen {
-					look(path) // new, or moved here: all of it is new here
+					look(crel) // new, or moved here: all of it is new here
 				}
 			}
 		}
 	}
 	for _, dir := range slices.Sorted(maps.Keys(p.Dirs)) {
-		fi, err := os.Lstat(dir)
-		if err != nil || !fi.IsDir() || changeTime(fi) == p.Dirs[dir] {
-			continue
-		}
-		look(dir)
-	}
-	var lines []string
-	for _, path := range found {
-		rel, _ := filepath.Rel(p.Project, path)
-		to, err := holdBack(path, rel, p, e)
+		rel := strings.TrimPrefix(strings.TrimPrefix(dir, p.Project), "/")
+		var st unix.Stat_t
+		fd, err := openBeneath(root, rel, unix.O_PATH|unix.O_DIRECTORY)
 		if err != nil {
-			lines = append(lines, fmt.Sprintf("loopguard: %s, created by this call, is executable configuration or an instruction file, and could not be moved out of the project: %v", rel, err))
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("loopguard: held back %s, created by this call: executable configuration and instruction files reach the project only with the user's approval (moved to %s)", rel, to))
+		err = unix.Fstat(fd, &st)
+		_ = unix.Close(fd)
+		if err != nil || st.Ctim.Nano() == p.Dirs[dir] {
+			continue
+		}
+		look(rel)
 	}
 	return lines
 }
 
-// holdBack moves path out of the project: into the state directory's
-// held/RUN/REL, or beside itself as NAME.loopguard-held.
-func holdBack(path, rel string, p Plan, e Env) (string, error) {
-	if e.Places.StateDir != "" {
-		to := filepath.Join(e.Places.StateDir, "held", filepath.Base(p.RunDir), rel)
-		if err := os.MkdirAll(filepath.Dir(to), 0o700); err == nil {
-			if err := os.Rename(path, to); err == nil {
-				return to, nil
+// openBeneath opens rel ("" the directory itself) below the directory
+// root without following any link.
+func openBeneath(root int, rel string, flags int) (int, error) {
+	if rel == "" {
+		rel = "."
+	}
+	return unix.Openat2(root, rel, &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+}
+
+// holder moves what the sweep found out of the project: into the state
+// directory's held/RUN/, named by its path in the project (each / as
+// %2F), or, where that cannot be written (Claude Code's sandbox), beside
+// itself as NAME.loopguard-held.
+type holder struct {
+	p    Plan
+	e    Env
+	dir  int // held/RUN, opened on first use; -1 when it cannot be
+	done bool
+}
+
+func (h *holder) move(parent int, name, rel string) string {
+	if !h.done {
+		h.done, h.dir = true, -1
+		if h.e.Places.StateDir != "" {
+			d := filepath.Join(h.e.Places.StateDir, "held", filepath.Base(h.p.RunDir))
+			if err := os.MkdirAll(d, 0o700); err == nil {
+				if fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+					h.dir = fd
+				}
 			}
 		}
 	}
-	to := path + ".loopguard-held"
-	if _, err := os.Lstat(to); err == nil {
-		return "", errors.New(to + " exists")
+	if h.dir >= 0 {
+		to := strings.ReplaceAll(rel, "/", "%2F")
+		if err := unix.Renameat2(parent, name, h.dir, to, unix.RENAME_NOREPLACE); err == nil {
+			return fmt.Sprintf("loopguard: held back %s, created by this call: executable configuration and instruction files reach the project only with the user's approval (moved to %s)",
+				rel, filepath.Join(h.e.Places.StateDir, "held", filepath.Base(h.p.RunDir), to))
+		}
 	}
-	if err := os.Rename(path, to); err != nil {
-		return "", err
+	to := name + ".loopguard-held"
+	if err := unix.Renameat2(parent, name, parent, to, unix.RENAME_NOREPLACE); err != nil {
+		return fmt.Sprintf("loopguard: %s, created by this call, is executable configuration or an instruction file, and could not be moved out of the project: %v", rel, err)
 	}
-	return to, nil
+	return fmt.Sprintf("loopguard: held back %s, created by this call: executable configuration and instruction files reach the project only with the user's approval (renamed %s.loopguard-held)", rel, rel)
+}
+
+func (h *holder) close() {
+	if h.done && h.dir >= 0 {
+		_ = unix.Close(h.dir)
+	}
 }
