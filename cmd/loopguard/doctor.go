@@ -198,6 +198,9 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 		add(hostLine(claude.Name, claude.Host))
 	}
 	add(checkConfinement(ctx, env.launcher))
+	for _, r := range checkJailHome(env.launcher) {
+		add(r)
+	}
 	var master []byte
 	if cfg, err := loadConfig(); err == nil && cfg.Backend == config.BackendVault {
 		for _, r := range checkVault(ctx, cfg) {
