@@ -1,0 +1,531 @@
+//go:build linux
+
+package loopguard
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/confine"
+	"github.com/loopguard/loopguard/e2e/claudetest"
+	"github.com/loopguard/loopguard/internal/keyringtest"
+	"github.com/loopguard/loopguard/internal/testfs"
+)
+
+// The attack run of issue 35, replayed through the real client as an
+// unprivileged user, with Claude Code's sandbox on and off. Project code
+// that a Bash(make test) grant runs (the Makefile and the scripts the agent
+// wrote) tries to leave something behind that an unconfined process of the
+// user follows later: links in the shared temp directories where Claude
+// Code's own Bash wrapper, unconfined, ends every call with `pwd -P >|
+// $TMPDIR/claude-XXXX-cwd` (with the sandbox on, `pwd -P >|
+// $SANDBOXTMP/cwd-XXXX`, SANDBOXTMP being $TMPDIR/claude-UID), and a
+// `chmod 000` of the hook settings, which Landlock does not cover.
+
+// escapeUID is the user the client, its HOME, the project and loopguard's
+// state belong to when the tests run as root (root ignores file modes).
+const escapeUID = 65534
+
+// escapeBinsEnv names a directory holding loopguard, loopguard-hook and
+// loopguard-exec to use instead of the package's build. It exists only to
+// show that these tests fail against a launcher from before the fix
+// (commit ad5e0f6); never set it otherwise.
+const escapeBinsEnv = "LOOPGUARD_E2E_ESCAPE_BINS"
+
+// escapeEnv is an env whose client, hook, CLI, HOME, project, state and
+// keyring session are the unprivileged user's.
+type escapeEnv struct {
+	*env
+	root    string
+	tmp     string // the client's TMPDIR: shared, like /tmp (root's, 1777)
+	sandbox bool
+}
+
+// sandboxTmp is where Claude Code's sandbox puts the Bash calls' TMPDIR
+// (and its cwd files): TMPDIR/claude-UID.
+func (x *escapeEnv) sandboxTmp() string {
+	return filepath.Join(x.tmp, fmt.Sprintf("claude-%d", escapeUser()))
+}
+
+// escapeUser is the uid the env runs as: escapeUID under root, or the
+// caller, who is unprivileged already.
+func escapeUser() int {
+	if os.Geteuid() == 0 {
+		return escapeUID
+	}
+	return os.Geteuid()
+}
+
+// asUser prefixes argv so that it runs as escapeUser, keeping the
+// environment.
+func asUser(argv ...string) []string {
+	if os.Geteuid() != 0 {
+		return argv
+	}
+	id := strconv.Itoa(escapeUID)
+	return append([]string{"setpriv", "--reuid=" + id, "--regid=" + id, "--clear-groups", "--"}, argv...)
+}
+
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// withEscapeEnv runs f in two parallel subtests, "sandbox" (init's
+// default, Claude Code's sandbox on) and "no sandbox" (init --no-sandbox),
+// each on a new escapeEnv with project files planted, registered in the
+// user's settings, with the read-only preset and Bash(make test) granted.
+func withEscapeEnv(t *testing.T, files map[string]string, f func(t *testing.T, x *escapeEnv)) {
+	t.Parallel()
+	keyringtest.Require(t)
+	if confine.ABI() < confine.MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d (confinement needs %d)", confine.ABI(), confine.MinABI)
+	}
+	claude := installClient(t)
+	for _, tt := range []struct {
+		name    string
+		sandbox bool
+	}{{"sandbox", true}, {"no sandbox", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			x := newEscapeEnv(t, claude, tt.sandbox, files)
+			f(t, x)
+		})
+	}
+}
+
+func newEscapeEnv(t *testing.T, claude string, sandbox bool, files map[string]string) *escapeEnv {
+	t.Helper()
+	repo, err := claudetest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not t.TempDir: its parent is root's alone (0700).
+	root, err := os.MkdirTemp("", "lg-escape-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if root, err = filepath.EvalSymlinks(root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	x := &escapeEnv{root: root, tmp: filepath.Join(root, "tmp"), sandbox: sandbox}
+	bin, home, state, proj, kr := filepath.Join(root, "bin"), filepath.Join(root, "home"), filepath.Join(root, "state"), filepath.Join(root, "project"), filepath.Join(root, "keyring")
+	for _, d := range []string{bin, x.tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(x.tmp, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	// The binaries: root's, readable by all, as an installed copy is.
+	src := filepath.Dir(lgBin)
+	if d := os.Getenv(escapeBinsEnv); d != "" {
+		src = d
+		t.Logf("%s=%s: running the binaries there, not this build", escapeBinsEnv, d)
+	}
+	for _, b := range []string{"loopguard", "loopguard-hook", "loopguard-exec"} {
+		body, err := os.ReadFile(filepath.Join(src, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		testfs.Write(t, filepath.Join(bin, b), body, 0o755)
+	}
+	testfs.Write(t, filepath.Join(home, ".bashrc"), []byte("# the user's own start-up file\nexport LG_USER_BASHRC=1\n"), 0o644)
+	for name, body := range files {
+		testfs.Write(t, filepath.Join(proj, name), []byte(body), 0o644)
+	}
+	for _, d := range []string{home, state, kr, filepath.Join(proj, "out")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if os.Geteuid() == 0 {
+		for _, d := range []string{home, state, proj, kr} {
+			err := filepath.WalkDir(d, func(p string, _ fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				return os.Lchown(p, escapeUID, escapeUID)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	bus := startUserKeyring(t, filepath.Join(repo, "scripts", "with-keyring"), kr)
+	wrap := func(name, prog string) string {
+		argv := asUser(append(append([]string{"env", "PATH=/usr/local/bin:/usr/bin:/bin"}, bus...), prog)...)
+		var b strings.Builder
+		b.WriteString("#!/bin/sh\nexec")
+		for _, a := range argv {
+			b.WriteString(" " + shQuote(a))
+		}
+		b.WriteString(" \"$@\"\n")
+		p := filepath.Join(bin, name)
+		testfs.Write(t, p, []byte(b.String()), 0o755)
+		return p
+	}
+	x.env = &env{t: t, ctx: context.Background(), claude: wrap("claude-as-user", claude), Dir: proj,
+		g:         &Guard{Bin: wrap("loopguard-as-user", filepath.Join(bin, "loopguard")), Home: home, State: state},
+		clientEnv: []string{"TMPDIR=" + x.tmp, "PATH=/usr/local/bin:/usr/bin:/bin"}}
+	args := []string{"init", "--user", "--wait", "0", "--no-preset"}
+	if !sandbox {
+		args = append(args, "--no-sandbox")
+	}
+	if _, err := x.g.Run(x.ctx, proj, args...); err != nil {
+		t.Fatal(err)
+	}
+	if b := mustRead(t, filepath.Join(home, ".claude", "settings.json")); strings.Contains(string(b), `"sandbox"`) != sandbox {
+		t.Fatalf("sandbox settings written = %v, want %v:\n%s", !sandbox, sandbox, b)
+	}
+	if _, err := x.g.Grant(x.ctx, proj, "--preset", "readonly"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.g.Grant(x.ctx, proj, "Bash(make test)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := x.g.Run(context.Background(), home, "grants")
+			t.Logf("loopguard grants:\n%s", out)
+		}
+	})
+	return x
+}
+
+// startUserKeyring starts a Secret Service session of the user's own
+// (scripts/with-keyring run as the user, in dir) and returns the variables
+// that reach it; it is stopped, by its pid, when the test ends.
+func startUserKeyring(t *testing.T, withKeyring, dir string) []string {
+	t.Helper()
+	busFile := filepath.Join(dir, "bus")
+	argv := asUser("env", "-i", "HOME="+dir, "TMPDIR="+dir, "PATH=/usr/bin:/bin", withKeyring, "sh", "-c",
+		`printf '%s\n%s\n%s\n' "$$" "$DBUS_SESSION_BUS_ADDRESS" "$XDG_RUNTIME_DIR" > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 900`, busFile)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		b, err := os.ReadFile(busFile)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if err != nil || len(lines) != 3 {
+			continue
+		}
+		pid, err := strconv.Atoi(lines[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The sleep ends, with-keyring stops its daemon and the bus.
+		t.Cleanup(func() {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+			}
+		})
+		return []string{"DBUS_SESSION_BUS_ADDRESS=" + lines[1], "XDG_RUNTIME_DIR=" + lines[2]}
+	}
+	_ = cmd.Process.Kill()
+	t.Fatalf("the user's keyring session did not start:\n%s", stderr.String())
+	return nil
+}
+
+// run runs the client once in the project as the user, like env.run, with
+// its debug log where the user can write it.
+func (x *escapeEnv) run(turns ...claudetest.Turn) *claudetest.FakeAPI {
+	t := x.t
+	t.Helper()
+	api := claudetest.NewFakeAPI(t, claudetest.Script{Main: append(turns, claudetest.Text("done"))})
+	p, err := StartProxy(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	debug := filepath.Join(x.g.Home, fmt.Sprintf("client-debug-%d.txt", time.Now().UnixNano()))
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(debug)
+			t.Logf("client debug log (tail):\n%s", claudetest.Tail(string(b), 40))
+		}
+	})
+	res := claudetest.Run(t, claudetest.Options{
+		Claude: x.claude, API: api, Dir: x.Dir, Home: x.g.Home, Args: []string{"--session-id", sessionID(t), "--debug-file", debug},
+		Env: append(append(x.g.ClientEnv(), x.clientEnv...), "ANTHROPIC_BASE_URL="+p.URL()),
+	})
+	if res.ExitCode != 0 {
+		t.Fatalf("claude exit %d\nstderr: %s", res.ExitCode, res.Stderr)
+	}
+	if err := p.Err(); err != nil {
+		t.Fatalf("%v\ntool results: %+v", err, p.Results())
+	}
+	// The client ran as the user: its debug log is the user's.
+	var st syscall.Stat_t
+	if err := syscall.Stat(debug, &st); err != nil || int(st.Uid) != escapeUser() {
+		t.Fatalf("the client's debug log %s: owner %d (%v), want %d", debug, st.Uid, err, escapeUser())
+	}
+	return api
+}
+
+// plantScript is the project code that plants the links: for each DIR
+// FORM pair it tries every one of the 65,536 names FORM makes (the wrapper
+// picks one at random), each a link to TARGET, and prints how many it
+// created and the first error.
+const plantScript = `# plant.pl TARGET DIR FORM [DIR FORM]...
+my ($target, @pairs) = @ARGV;
+while (my ($dir, $form) = splice(@pairs, 0, 2)) {
+	mkdir $dir;
+	my ($n, $err) = (0, "");
+	for my $i (0 .. 65535) {
+		if (symlink($target, sprintf("%s/$form", $dir, $i))) { $n++ } elsif (!$err) { $err = "$!" }
+	}
+	print "planted $n of 65536 links in $dir ($err)\n";
+}
+`
+
+// checkScript is the project's ordinary test: its output is the control.
+const checkScript = "echo \"make-test-ran: $(ls tools | wc -l) tools checked\"\n"
+
+// plantFiles is a project whose make test runs tools/plant.pl against
+// target (a path under HOME) in both of the client's temp directories,
+// then its ordinary check.
+func plantFiles(x *escapeEnv, target string) string {
+	return fmt.Sprintf("test:\n\t@perl tools/plant.pl \"$$HOME/%s\" %s 'claude-%%04x-cwd' %s 'cwd-%%04x'\n\t@sh tools/check.sh\n",
+		target, shQuote(x.tmp), shQuote(x.sandboxTmp()))
+}
+
+// noLinks fails the test for every symbolic link under dirs (the shared
+// temp directory and the sandbox's).
+func noLinks(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		n, first := 0, ""
+		_ = filepath.WalkDir(d, func(p string, de fs.DirEntry, err error) error {
+			if err == nil && de.Type()&fs.ModeSymlink != 0 {
+				if n++; first == "" {
+					first = p
+				}
+			}
+			return nil
+		})
+		if n > 0 {
+			t.Errorf("%d links in %s (the first: %s)", n, d, first)
+		}
+	}
+}
+
+// plantedNothing checks that make test's plant printed, for each of the
+// client's temp directories, that not one of the 65,536 links could be
+// made: the real names are random, so the property is that none can.
+func plantedNothing(t *testing.T, out string, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		if !strings.Contains(out, "planted 0 of 65536 links in "+d+" (") {
+			t.Errorf("make test could plant links in %s (or said nothing of it): %q", d, out)
+		}
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+var escapeProject = map[string]string{
+	"README.md":      "read me\n",
+	"tools/plant.pl": plantScript,
+	"tools/check.sh": checkScript,
+}
+
+// TestEscapeSettingsOverwrite: make test plants all 65,536 cwd-file names
+// in the shared temp directory and in the sandbox's, each a link to
+// ~/.claude/settings.json; the next call is a plain ls. Not one link is
+// made, none is there afterwards, and the settings are byte for byte what
+// they were. Controls: make test prints its ordinary output, ls the
+// listing.
+func TestEscapeSettingsOverwrite(t *testing.T) {
+	withEscapeEnv(t, escapeProject, func(t *testing.T, x *escapeEnv) {
+		testfs.Write(t, x.path("Makefile"), []byte(plantFiles(x, ".claude/settings.json")), 0o644)
+		settings := filepath.Join(x.g.Home, ".claude", "settings.json")
+		before := mustRead(t, settings)
+		start := time.Now()
+		api := x.run(claudetest.Tools(bash("toolu_e1", "make test")), claudetest.Tools(bash("toolu_e2", "ls")))
+		t.Logf("the session took %v", time.Since(start).Round(time.Millisecond))
+		mk, ls := result(t, api, "toolu_e1"), result(t, api, "toolu_e2")
+		t.Logf("make test: %q", mk.Content)
+		if !strings.Contains(mk.Content, "make-test-ran: 2 tools checked") {
+			t.Errorf("control: make test did not print its ordinary output: %+v", mk)
+		}
+		if ls.IsError || !strings.Contains(ls.Content, "Makefile") || !strings.Contains(ls.Content, "README.md") {
+			t.Errorf("control: ls did not print the listing: %+v", ls)
+		}
+		plantedNothing(t, mk.Content, x.tmp, x.sandboxTmp())
+		noLinks(t, x.tmp)
+		if after := mustRead(t, settings); !bytes.Equal(after, before) {
+			t.Errorf("~/.claude/settings.json changed:\n%s\n->\n%s", before, after)
+		}
+	})
+}
+
+// escapedDir is the directory make test makes in TestEscapeBashrcLine: the
+// second line of its name is a command that needs no slash (cd to HOME,
+// then make the marker there).
+const escapedDir = "out/x\ncd;touch lg-escaped"
+
+// TestEscapeBashrcLine: make test plants the cwd-file names as links to
+// ~/.bashrc and makes a directory whose name holds a second line; the
+// agent then cds into it (cd DIR && ls), so that the wrapper's pwd -P
+// would write that line into ~/.bashrc, and a next session (whose shell
+// snapshot sources ~/.bashrc) runs ls. ~/.bashrc stays as it was and the
+// line's command never runs (no marker). Controls: make test's ordinary
+// output, the listing of the odd directory, and the next session's ls.
+func TestEscapeBashrcLine(t *testing.T) {
+	files := map[string]string{"tools/mkdir.sh": "d=$(printf 'out/x\\ncd;touch lg-escaped')\nmkdir -p \"$d\" && echo note > \"$d/notes.txt\"\n"}
+	for k, v := range escapeProject {
+		files[k] = v
+	}
+	withEscapeEnv(t, files, func(t *testing.T, x *escapeEnv) {
+		mk := plantFiles(x, ".bashrc") + "\t@sh tools/mkdir.sh\n"
+		testfs.Write(t, x.path("Makefile"), []byte(mk), 0o644)
+		bashrc := filepath.Join(x.g.Home, ".bashrc")
+		before := mustRead(t, bashrc)
+		api := x.run(claudetest.Tools(bash("toolu_b1", "make test")), claudetest.Tools(bash("toolu_b2", "cd '"+escapedDir+"' && ls")))
+		mkr, cd := result(t, api, "toolu_b1"), result(t, api, "toolu_b2")
+		t.Logf("make test: %q", mkr.Content)
+		if !strings.Contains(mkr.Content, "make-test-ran: 3 tools checked") {
+			t.Errorf("control: make test did not print its ordinary output: %+v", mkr)
+		}
+		if _, err := os.Stat(x.path(escapedDir)); err != nil {
+			t.Errorf("control: make test did not make the directory: %v", err)
+		}
+		if cd.IsError || !strings.Contains(cd.Content, "notes.txt") {
+			t.Errorf("control: cd into the directory and ls did not list it: %+v", cd)
+		}
+		plantedNothing(t, mkr.Content, x.tmp, x.sandboxTmp())
+		noLinks(t, x.tmp)
+		// The next session: its shell snapshot sources ~/.bashrc.
+		api = x.run(claudetest.Tools(bash("toolu_b3", "ls")))
+		if r := result(t, api, "toolu_b3"); r.IsError || !strings.Contains(r.Content, "Makefile") {
+			t.Errorf("control: the next session's ls: %+v", r)
+		}
+		if after := mustRead(t, bashrc); !bytes.Equal(after, before) {
+			t.Errorf("~/.bashrc changed:\n%s\n->\n%q", before, after)
+		}
+		for _, m := range []string{filepath.Join(x.g.Home, "lg-escaped"), x.path("lg-escaped")} {
+			if _, err := os.Lstat(m); err == nil {
+				t.Errorf("%s exists: the line in the directory's name ran unconfined", m)
+			}
+		}
+	})
+}
+
+// TestEscapeChmodSettings: make test runs `chmod 000
+// ~/.claude/settings.json` (and of ~/.claude); the modes stay, and the
+// next session still loads the hooks: a call no grant covers is denied by
+// loopguard (no_grant, in the audit log), and ls runs under the preset.
+// Control: make test's own `chmod +x` of a script inside the project. It
+// works where the launch has a mount namespace of its own: with the
+// sandbox off, where the user may make user namespaces (the test asks the
+// kernel, and expects it refused where they are refused, the filter alone
+// refusing every mode change). Inside Claude Code's sandbox user
+// namespaces are refused, and the sandbox leaves writable mounts outside
+// the project and its temp directory (the host's /dev/shm, ~/.npm/_logs,
+// the sandbox's Go cache), so the launch does not count it as holding the
+// rest read-only (commit 9deef55) and its filter refuses the project's
+// chmod too: the test expects it refused there.
+func TestEscapeChmodSettings(t *testing.T) {
+	files := map[string]string{
+		"Makefile": "test:\n" +
+			"\t@chmod 000 \"$$HOME/.claude/settings.json\" && echo chmod-settings-done || echo chmod-settings-refused\n" +
+			"\t@chmod 000 \"$$HOME/.claude\" && echo chmod-claude-dir-done || echo chmod-claude-dir-refused\n" +
+			"\t@chmod +x tools/run.sh && echo chmod-own-done || echo chmod-own-refused\n" +
+			"\t@sh tools/check.sh\n",
+		"tools/run.sh": "echo run\n",
+	}
+	for k, v := range escapeProject {
+		files[k] = v
+	}
+	withEscapeEnv(t, files, func(t *testing.T, x *escapeEnv) {
+		settings := filepath.Join(x.g.Home, ".claude", "settings.json")
+		modes := map[string]os.FileMode{}
+		for _, p := range []string{settings, filepath.Dir(settings)} {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			modes[p] = fi.Mode()
+		}
+		api := x.run(claudetest.Tools(bash("toolu_m1", "make test")))
+		mk := result(t, api, "toolu_m1")
+		t.Logf("make test: %q", mk.Content)
+		if !strings.Contains(mk.Content, "make-test-ran: 3 tools checked") {
+			t.Errorf("control: make test did not print its ordinary output: %+v", mk)
+		}
+		for _, w := range []string{"chmod-settings-refused", "chmod-claude-dir-refused"} {
+			if !strings.Contains(mk.Content, w) {
+				t.Errorf("make test's chmod was not refused (%s): %q", w, mk.Content)
+			}
+		}
+		for p, m := range modes {
+			if fi, err := os.Stat(p); err != nil || fi.Mode() != m {
+				t.Errorf("%s: mode %v (%v), was %v", p, fi.Mode(), err, m)
+			}
+		}
+		own := !x.sandbox && userNamespaces(t)
+		fi, err := os.Stat(x.path("tools/run.sh"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode()&0o111 != 0; got != own || strings.Contains(mk.Content, "chmod-own-done") != own {
+			t.Errorf("chmod +x inside the project worked = %v (mode %v), want %v (sandbox %v): %q", got, fi.Mode(), own, x.sandbox, mk.Content)
+		}
+		// The next session still loads the hooks.
+		api = x.run(claudetest.Tools(bash("toolu_m2", "touch escalated")), claudetest.Tools(bash("toolu_m3", "ls")))
+		wantDenied(t, api, "toolu_m2", "no_grant")
+		if r := result(t, api, "toolu_m3"); r.IsError || !strings.Contains(r.Content, "Makefile") {
+			t.Errorf("control: the next session's ls: %+v", r)
+		}
+		if x.exists("escalated") {
+			t.Error("the call no grant covers ran")
+		}
+		entries, err := x.g.Audit(x.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := false
+		for _, en := range entries {
+			seen = seen || en.Event == "PreToolUse" && en.Reason == "no_grant"
+		}
+		if !seen {
+			t.Errorf("no PreToolUse no_grant decision in the audit log: %+v", entries)
+		}
+	})
+}
+
+// userNamespaces reports whether the user may make a user namespace here
+// (outside Claude Code's sandbox).
+func userNamespaces(t *testing.T) bool {
+	t.Helper()
+	argv := asUser("unshare", "--user", "true")
+	return exec.Command(argv[0], argv[1:]...).Run() == nil
+}
