@@ -29,9 +29,6 @@ const Subcommand = "exec"
 // stage2Flag is the second stage's command line after the subcommand.
 const stage2Flag = "--stage2"
 
-// stage2Name is the second stage's argv[0].
-const stage2Name = "loopguard-jail"
-
 // IsStage2 reports whether args (the command line after the binary's
 // path) start the second stage: a test binary that is its own launcher
 // dispatches on it.

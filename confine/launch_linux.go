@@ -165,7 +165,7 @@ func startStage2(s Spec, plan Plan) (child, error) {
 	uid, gid := os.Getuid(), os.Getgid()
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
-		Args:       []string{stage2Name, Subcommand, stage2Flag},
+		Args:       []string{os.Args[0], Subcommand, stage2Flag},
 		Env:        os.Environ(),
 		Stdin:      os.Stdin,
 		Stdout:     os.Stdout,
