@@ -10,17 +10,68 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The socket filter closes what Landlock (ABI 4 to 7) leaves open: Unix
-// sockets (the keyring's D-Bus, ssh-agent, the Docker daemon), UDP and
-// raw sockets, and Multipath TCP, which Landlock's TCP rules do not see.
-// socket(2) is refused for every family but netlink, and, with the
-// network capability, IPv4 and IPv6; io_uring, which can open and connect
-// sockets without socket(2), is refused; so are the ioctls that type into
-// a terminal (TIOCSTI, TIOCLINUX), and the kernel's key retention service
-// (keyctl, add_key, request_key): the user's keyrings hold what Kerberos,
-// AFS and other tools keep there, out of Landlock's reach. A system call of another
-// architecture than the one built for kills the process (its table would
-// be unfiltered); amd64's x32 numbers are refused.
+// The seccomp filter closes what Landlock (ABI 4 to 7) leaves open. It
+// refuses:
+//
+//   - socket(2) of every family but netlink, and, with the network
+//     capability, IPv4 and IPv6 (EACCES, socket(2)'s own answer): Unix
+//     sockets (the keyring's D-Bus, ssh-agent, the Docker daemon), UDP and
+//     raw sockets, and Multipath TCP, which Landlock's TCP rules do not see;
+//     a netlink socket only of NETLINK_ROUTE (what `ip addr`, glibc's
+//     getaddrinfo and if_nameindex use): audit, netfilter, uevents and
+//     the rest are other kernel interfaces, none a build or test needs;
+//   - io_uring, which can open and connect sockets without socket(2);
+//   - the ioctls that type into a terminal (TIOCSTI, TIOCLINUX);
+//   - the kernel's key retention service (keyctl, add_key, request_key):
+//     the user's keyrings hold what Kerberos, AFS and other tools keep
+//     there, out of Landlock's reach;
+//   - new namespaces (EPERM): unshare (whatever its flags: without a
+//     namespace flag it is all but unused), setns, and clone with a
+//     CLONE_NEW* flag. In a user namespace of its own a program holds
+//     every capability over the namespaces it then makes, which reaches
+//     kernel code an unprivileged user otherwise never does (netfilter,
+//     traffic control, file systems: where most of the kernel bugs
+//     unprivileged programs have used lie), and hides its processes in a
+//     PID namespace. clone3 answers ENOSYS: its flags are in memory,
+//     where a filter cannot read them, and ENOSYS is what makes glibc and
+//     Go fall back to clone, whose flags it can read;
+//   - every call that changes the mount tree (EPERM: mount, umount2,
+//     pivot_root and the new mount API). Landlock refuses mount, umount,
+//     pivot_root and move_mount to the process it restricts, but not the
+//     steps that make a detached mount (fsopen, fsmount, open_tree); in
+//     the launcher's own user namespace, where the program holds
+//     CAP_SYS_ADMIN, they would reach file system code;
+//   - bpf, perf_event_open and userfaultfd (EPERM): no build or test needs
+//     them, and they are where unprivileged kernel exploits live (a
+//     verifier, a PMU, a page fault held open to win a race);
+//   - without sysvIPC, System V IPC (EPERM: shmget, shmat, semop, msgsnd
+//     and the rest): its objects are named by a number any process of the
+//     user (and of the IPC namespace) can guess, so a confined program
+//     read and overwrote another process's shared memory (issue #35);
+//   - with metadata, every call that changes a file's mode, owner, times
+//     or extended attributes, by path or by descriptor (EPERM: the chmod,
+//     chown, utime and setxattr families): Landlock does not handle them,
+//     so a read-only file of the user's could be made writable by others,
+//     executable, or older than what make compares it with.
+//
+// ptrace and process_vm_readv/writev are not filtered: Landlock refuses
+// them for any process outside the program's domain (since ABI 1;
+// TestConfinementPtrace), and tracing a process of the same domain gives
+// nothing the program does not have. Calls the kernel refuses anyway to a
+// process without capabilities in the initial user namespace (kexec_load,
+// init_module, reboot, swapon, iopl...) are not filtered either: no
+// namespace the filter lets a program create gives those capabilities.
+//
+// A system call of another architecture than the one built for kills the
+// process (its table would be unfiltered); amd64's x32 numbers are
+// refused.
+//
+// The program is one comparison per refused number (44 to 78
+// instructions by the options: TestFilterLength), but most calls never
+// run it: since Linux 5.11 the
+// kernel works out, when the filter is installed, which numbers it allows
+// whatever their arguments and skips it for those. Only ioctl, socket and
+// clone, whose arguments it reads, run it, and they are tried first.
 
 // seccompData offsets (struct seccomp_data).
 const (
@@ -28,6 +79,7 @@ const (
 	offArch = 4
 	offArg0 = 16 // the low 32 bits of args[0] on a little-endian machine
 	offArg1 = 24 // the low 32 bits of args[1]
+	offArg2 = 32 // the low 32 bits of args[2]
 )
 
 // Terminal ioctls that put input into a terminal, which a shell reading
@@ -40,11 +92,45 @@ const (
 	ioctlTIOCLINUX = 0x541C
 )
 
-// io_uring's system calls have the same numbers on amd64 and arm64.
-const (
-	sysIoUringSetup    = 425
-	sysIoUringEnter    = 426
-	sysIoUringRegister = 427
+// cloneNewNamespaces are the flags of clone(2) that create a namespace.
+// Not CLONE_NEWTIME (0x80): clone takes the low byte of its flags
+// (CSIGNAL) as the child's exit signal, never as flags (kernel/fork.c:
+// .flags = lower_32_bits(clone_flags) & ~CSIGNAL), so only unshare and
+// clone3 can ask for a time namespace, and both are refused; testing 0x80
+// here would refuse an exit signal, not a namespace.
+const cloneNewNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+
+// The calls of each refusal. The numbers differ between amd64 and arm64
+// (asm-generic) but the names exist on both; amd64's calls that arm64
+// never had (chmod, chown, utimes...: there only the *at forms exist)
+// are legacyMetadataCalls, in seccomp_linux_amd64.go.
+var (
+	// io_uring and the keyring: EACCES, as they always were.
+	ioUringKeyringCalls = []uint32{
+		unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
+		unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,
+	}
+	// Namespaces, the mount tree, and the kernel's riskiest interfaces.
+	alwaysRefusedCalls = []uint32{
+		unix.SYS_UNSHARE, unix.SYS_SETNS,
+		unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_MOVE_MOUNT, unix.SYS_OPEN_TREE,
+		unix.SYS_OPEN_TREE_ATTR, unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK,
+		unix.SYS_MOUNT_SETATTR,
+		unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN, unix.SYS_USERFAULTFD,
+	}
+	sysvIPCCalls = []uint32{
+		unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMCTL, unix.SYS_SHMDT,
+		unix.SYS_SEMGET, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP, unix.SYS_SEMCTL,
+		unix.SYS_MSGGET, unix.SYS_MSGSND, unix.SYS_MSGRCV, unix.SYS_MSGCTL,
+	}
+	metadataCalls = []uint32{
+		unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2,
+		unix.SYS_FCHOWN, unix.SYS_FCHOWNAT,
+		unix.SYS_UTIMENSAT,
+		unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_SETXATTRAT,
+		unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_REMOVEXATTRAT,
+	}
 )
 
 // insn is one BPF instruction whose jump targets are labels ("" is the
@@ -103,7 +189,6 @@ type filterOpts struct {
 
 // filter builds the BPF program.
 func filter(o filterOpts) ([]unix.SockFilter, error) {
-	network := o.network
 	var arch uint32
 	switch runtime.GOARCH {
 	case "amd64":
@@ -114,45 +199,66 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		return nil, fmt.Errorf("no socket filter for %s", runtime.GOARCH)
 	}
 	const (
-		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		jge = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-		ret = unix.BPF_RET | unix.BPF_K
+		ld   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jge  = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+		jset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+		ret  = unix.BPF_RET | unix.BPF_K
 	)
-	allow := uint32(unix.SECCOMP_RET_ALLOW)
-	refuse := uint32(unix.SECCOMP_RET_ERRNO) | uint32(unix.EACCES)
+	errno := func(e unix.Errno) uint32 { return uint32(unix.SECCOMP_RET_ERRNO) | uint32(e) }
 	p := []insn{
 		{code: ld, k: offArch},
 		{code: jeq, k: arch, jt: "nr", jf: "kill"},
 		{label: "nr", code: ld, k: offNr},
 	}
 	if runtime.GOARCH == "amd64" {
-		p = append(p, insn{code: jge, k: 0x40000000, jt: "refuse", jf: "calls"})
+		p = append(p, insn{code: jge, k: 0x40000000, jt: "eacces"})
 	}
+	// The calls whose arguments the filter reads come first: the kernel
+	// skips the filter for every other allowed call.
 	p = append(p,
-		insn{label: "calls", code: jeq, k: sysIoUringSetup, jt: "refuse"},
-		insn{code: jeq, k: sysIoUringEnter, jt: "refuse"},
-		insn{code: jeq, k: sysIoUringRegister, jt: "refuse"},
-		insn{code: jeq, k: unix.SYS_KEYCTL, jt: "refuse"},
-		insn{code: jeq, k: unix.SYS_ADD_KEY, jt: "refuse"},
-		insn{code: jeq, k: unix.SYS_REQUEST_KEY, jt: "refuse"},
 		insn{code: jeq, k: unix.SYS_IOCTL, jt: "ioctl"},
-		insn{code: jeq, k: unix.SYS_SOCKET, jt: "family", jf: "allow"},
-		insn{label: "ioctl", code: ld, k: offArg1},
-		insn{code: jeq, k: ioctlTIOCSTI, jt: "refuse"},
-		insn{code: jeq, k: ioctlTIOCLINUX, jt: "refuse", jf: "allow"},
-		insn{label: "family", code: ld, k: offArg0},
-		insn{code: jeq, k: unix.AF_NETLINK, jt: "allow"},
+		insn{code: jeq, k: unix.SYS_SOCKET, jt: "family"},
+		insn{code: jeq, k: unix.SYS_CLONE, jt: "clone"},
+		insn{code: jeq, k: unix.SYS_CLONE3, jt: "enosys"},
 	)
-	if network {
+	refuse := func(calls []uint32, label string) {
+		for _, nr := range calls {
+			p = append(p, insn{code: jeq, k: nr, jt: label})
+		}
+	}
+	refuse(ioUringKeyringCalls, "eacces")
+	refuse(alwaysRefusedCalls, "eperm")
+	if !o.sysvIPC {
+		refuse(sysvIPCCalls, "eperm")
+	}
+	if o.metadata {
+		refuse(metadataCalls, "eperm")
+		refuse(legacyMetadataCalls, "eperm")
+	}
+	p[len(p)-1].jf = "allow" // a number none of the lists holds
+	p = append(p,
+		insn{label: "ioctl", code: ld, k: offArg1},
+		insn{code: jeq, k: ioctlTIOCSTI, jt: "eacces"},
+		insn{code: jeq, k: ioctlTIOCLINUX, jt: "eacces", jf: "allow"},
+		insn{label: "clone", code: ld, k: offArg0}, // its flags on amd64 and arm64 (s390 swaps them)
+		insn{code: jset, k: cloneNewNamespaces, jt: "eperm", jf: "allow"},
+		insn{label: "family", code: ld, k: offArg0},
+	)
+	if o.network {
 		p = append(p,
 			insn{code: jeq, k: unix.AF_INET, jt: "allow"},
 			insn{code: jeq, k: unix.AF_INET6, jt: "allow"},
 		)
 	}
 	p = append(p,
-		insn{label: "refuse", code: ret, k: refuse},
-		insn{label: "allow", code: ret, k: allow},
+		insn{code: jeq, k: unix.AF_NETLINK, jf: "eacces"},
+		insn{code: ld, k: offArg2}, // the protocol
+		insn{code: jeq, k: unix.NETLINK_ROUTE, jt: "allow", jf: "eacces"},
+		insn{label: "eacces", code: ret, k: errno(unix.EACCES)},
+		insn{label: "eperm", code: ret, k: errno(unix.EPERM)},
+		insn{label: "enosys", code: ret, k: errno(unix.ENOSYS)},
+		insn{label: "allow", code: ret, k: uint32(unix.SECCOMP_RET_ALLOW)},
 		insn{label: "kill", code: ret, k: uint32(unix.SECCOMP_RET_KILL_PROCESS)},
 	)
 	return assemble(p)
