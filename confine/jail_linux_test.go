@@ -50,7 +50,7 @@ func jailProbe(args []string) (known bool, err error) {
 	case "jail-setxattr":
 		return true, unix.Setxattr(args[1], "user.loopguard", []byte("x"), 0)
 	case "jail-daemon": // a session leader that writes args[1] after the call returned
-		cmd := exec.Command("/bin/sh", "-c", `sleep 1; echo late > "$0"`, args[1])
+		cmd := exec.Command("/bin/sh", "-c", `sleep 2; echo late > "$0"`, args[1])
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		return true, cmd.Start()
 	case "jail-sh": // a shell command, waited for
@@ -144,7 +144,7 @@ func newJail(t *testing.T, ns bool) *jail {
 			t.Fatal(err)
 		}
 	}
-	j.env = []string{"HOME=" + j.home, "TMPDIR=" + j.tmp, "PATH=/usr/bin:/bin", "XDG_STATE_HOME=" + filepath.Join(j.home, ".local/state")}
+	j.env = []string{"HOME=" + j.home, "TMPDIR=" + j.tmp, "PATH=/usr/bin:/bin", "XDG_STATE_HOME=" + filepath.Join(j.home, ".local/state"), "GORACE=atexit_sleep_ms=0"}
 	if !ns {
 		j.env = append(j.env, "LG_CONFINE_NO_NS=1")
 	}
@@ -305,7 +305,7 @@ func TestJailLeavesNoProcess(t *testing.T) {
 		late := filepath.Join(j.project, "docs", "late")
 		out, code := j.launch(t, projectWrite, "jail-daemon", late)
 		checkProbe(t, []string{"daemon"}, out, code, true)
-		time.Sleep(1500 * time.Millisecond)
+		time.Sleep(3 * time.Second)
 		if _, err := os.Stat(late); err == nil {
 			t.Errorf("a process of the call wrote %s after it returned", late)
 		}

@@ -136,7 +136,7 @@ var readOnlyEnv = map[string]bool{
 	"XDG_CONFIG_DIRS": true, "XDG_DATA_DIRS": true,
 	"GOROOT": true, "GOPATH": true, "GOFLAGS": true, "GOTOOLCHAIN": true, "GOMODCACHE": true, "GOWORK": true,
 	"GOOS": true, "GOARCH": true, "GOAMD64": true, "GOARM64": true, "GOEXPERIMENT": true, "GODEBUG": true,
-	"GOENV": true, "GO111MODULE": true, "GOPRIVATE": true, "GONOSUMDB": true, "GOINSECURE": true,
+	"GOENV": true, "GO111MODULE": true, "GOPRIVATE": true, "GONOSUMDB": true, "GOINSECURE": true, "GORACE": true,
 	"CC": true, "CXX": true, "AR": true, "PKG_CONFIG": true,
 	"SSL_CERT_FILE": true, "SSL_CERT_DIR": true,
 }
