@@ -162,64 +162,57 @@ func ruleRedirect(rd *syntax.Redirect) (RuleRedirect, *RuleError) {
 	return RuleRedirect{Op: op, Fd: fd, Target: w.Lits[0], Off: off}, nil
 }
 
-// ruleWord turns a parsed word into literal pieces and wildcards.
+// ruleWord turns a parsed word into literal pieces and wildcards: the word
+// cut at each unquoted *, each piece read by the one quote removal
+// (unquote).
 func ruleWord(w *syntax.Word) (RuleWord, *RuleError) {
-	cur := strings.Builder{}
+	var piece []syntax.WordPart // the parts of the piece being read
 	var lits []string
 	for _, part := range w.Parts {
 		off := int(part.Pos().Offset())
 		switch x := part.(type) {
 		case *syntax.Lit:
-			v := x.Value
+			v, from := x.Value, 0
 			for j := 0; j < len(v); j++ {
-				c := v[j]
-				switch c {
+				switch c := v[j]; c {
 				case '\\':
 					if j+1 == len(v) {
 						return RuleWord{}, ruleErr(off+j, "trailing backslash")
 					}
 					j++
-					if v[j] != '\n' {
-						cur.WriteByte(v[j])
-					}
 				case '*':
-					lits = append(lits, cur.String())
-					cur.Reset()
+					piece = append(piece, &syntax.Lit{Value: v[from:j]})
+					s, _ := unquote(piece)
+					lits = append(lits, s)
+					piece, from = nil, j+1
 				case '?', '[', ']', '{', '}':
 					return RuleWord{}, ruleErr(off+j, "unquoted %q: only * is a wildcard in a rule; quote it to mean the character", c)
 				case '~':
 					if j == 0 && x == w.Parts[0] || j > 0 && (v[j-1] == '=' || v[j-1] == ':') {
 						return RuleWord{}, ruleErr(off+j, "tilde expansion is not allowed in a rule; quote ~ or write the path")
 					}
-					cur.WriteByte(c)
-				default:
-					cur.WriteByte(c)
 				}
 			}
+			piece = append(piece, &syntax.Lit{Value: v[from:]})
 		case *syntax.SglQuoted:
-			if x.Dollar {
-				s, ok := decodeANSIC(x.Value)
-				if !ok || strings.IndexByte(s, 0) >= 0 {
-					return RuleWord{}, ruleErr(off, "invalid $'...' string (\\c, \\x{...}, NUL or an invalid code point: write the character itself)")
-				}
-				cur.WriteString(s)
-			} else {
-				cur.WriteString(x.Value)
+			if s, literal := unquote([]syntax.WordPart{x}); !literal || strings.IndexByte(s, 0) >= 0 {
+				return RuleWord{}, ruleErr(off, "invalid $'...' string (\\c, \\x{...}, NUL or an invalid code point: write the character itself)")
 			}
+			piece = append(piece, x)
 		case *syntax.DblQuoted:
 			if x.Dollar {
 				return RuleWord{}, ruleErr(off, "$\"...\" strings are not allowed in a rule")
 			}
 			for _, dp := range x.Parts {
-				lit, ok := dp.(*syntax.Lit)
-				if !ok {
+				if _, ok := dp.(*syntax.Lit); !ok {
 					return RuleWord{}, ruleErr(int(dp.Pos().Offset()), "expansions are not allowed in a rule; rules match literal words")
 				}
-				unescapeDouble(&cur, lit.Value)
 			}
+			piece = append(piece, x)
 		default:
 			return RuleWord{}, ruleErr(off, "expansions are not allowed in a rule; rules match literal words")
 		}
 	}
-	return RuleWord{Lits: append(lits, cur.String()), Off: int(w.Pos().Offset())}, nil
+	s, _ := unquote(piece)
+	return RuleWord{Lits: append(lits, s), Off: int(w.Pos().Offset())}, nil
 }

@@ -77,7 +77,7 @@ func Shape(cmd string) []string {
 			}
 			if len(n.Args) > 0 {
 				calls++
-				switch n.Args[0].Lit() {
+				switch shapeLiteral(n.Args[0]) {
 				case "cd", "pushd", "popd":
 					set[ShapeCd] = true
 				}
@@ -227,9 +227,9 @@ func shapePart(s *syntax.Stmt, c *syntax.CallExpr) ShapePart {
 		_ = syntax.NewPrinter().Print(&b, &cp)
 	}
 	p.Cmd = strings.TrimRight(b.String(), "\n")
-	if len(c.Args) > 0 && c.Args[0].Lit() == "cd" && len(c.Assigns) == 0 {
+	if len(c.Args) > 0 && shapeLiteral(c.Args[0]) == "cd" && len(c.Assigns) == 0 {
 		args := c.Args[1:]
-		if len(args) > 0 && args[0].Lit() == "--" {
+		if len(args) > 0 && shapeLiteral(args[0]) == "--" {
 			args = args[1:]
 		}
 		if len(args) == 1 && shapeLiteral(args[0]) != "" && shapeLiteral(args[0]) != "-" {
@@ -241,34 +241,17 @@ func shapePart(s *syntax.Stmt, c *syntax.CallExpr) ShapePart {
 	return p
 }
 
-// shapeLiteral is w after quote removal when it has nothing to expand, else "".
+// shapeLiteral is w after quote removal (unquote) when it has nothing to
+// expand (no expansion, no unquoted glob, tilde or brace character), else "".
 func shapeLiteral(w *syntax.Word) string {
-	var b strings.Builder
-	for _, wp := range w.Parts {
-		switch x := wp.(type) {
-		case *syntax.Lit:
-			if strings.ContainsAny(x.Value, "*?[~\\$`{") {
-				return ""
-			}
-			b.WriteString(x.Value)
-		case *syntax.SglQuoted:
-			if x.Dollar {
-				return ""
-			}
-			b.WriteString(x.Value)
-		case *syntax.DblQuoted:
-			for _, q := range x.Parts {
-				l, ok := q.(*syntax.Lit)
-				if !ok || strings.ContainsAny(l.Value, "\\$`") {
-					return ""
-				}
-				b.WriteString(l.Value)
-			}
-		default:
-			return ""
-		}
+	if unquotedAny(w.Parts, "*?[~{") {
+		return ""
 	}
-	return b.String()
+	v, literal := unquote(w.Parts)
+	if !literal {
+		return ""
+	}
+	return v
 }
 
 // shapeDroppable: a redirection to the terminal's own streams or to nowhere.

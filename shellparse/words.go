@@ -62,26 +62,43 @@ func plainLiteral(w *syntax.Word) (string, bool) {
 			if err != nil {
 				return "", false
 			}
-			var sb strings.Builder
-			if !appendUnquoted(&sb, mergeLits(bw.Parts), false) {
+			v, ok := unquote(mergeLits(bw.Parts))
+			if !ok {
 				return "", false
 			}
-			if sb.Len() > 0 {
-				return sb.String(), true
+			if v != "" {
+				return v, true
 			}
 		}
 		return "", false
 	}
-	var sb strings.Builder
-	if !appendUnquoted(&sb, w.Parts, false) {
-		return "", false
-	}
-	return sb.String(), true
+	return unquote(w.Parts)
 }
 
-// appendUnquoted writes the value of parts after quote removal. It reports
-// false for $'...' escapes it does not decode exactly.
+// unquote is the value of a word's parts after bash's quote removal, the
+// package's one: the analysis, the sketch (and so the danger lines), the
+// shape and the rules all read words with it. Outside quotes a backslash
+// quotes the next character (backslash-newline is a line continuation);
+// '...' is its text; in "..." a backslash quotes only $ ` " \ and a
+// newline; $'...' is decoded as bash decodes it. It expands nothing: a
+// tilde, braces and glob characters stay as they are written (the analysis
+// expands them on top of it), as mvdan.cc/sh's expand.Literal reads a
+// literal word.
+//
+// literal is false when a part is not text known before the command runs:
+// a parameter, command, arithmetic or process substitution, an extended
+// glob (each written "$"), $"..." (translated at run time; its text is
+// written), or a $'...' escape not decoded exactly (\c, \x{...}, NUL or an
+// invalid code point; written "$").
+func unquote(parts []syntax.WordPart) (value string, literal bool) {
+	var sb strings.Builder
+	literal = appendUnquoted(&sb, parts, false)
+	return sb.String(), literal
+}
+
+// appendUnquoted is unquote writing into sb.
 func appendUnquoted(sb *strings.Builder, parts []syntax.WordPart, inDouble bool) bool {
+	literal := true
 	for _, p := range parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
@@ -97,18 +114,21 @@ func appendUnquoted(sb *strings.Builder, parts []syntax.WordPart, inDouble bool)
 			}
 			s, ok := decodeANSIC(p.Value)
 			if !ok {
-				return false
+				sb.WriteByte('$')
+				literal = false
+				continue
 			}
 			sb.WriteString(s)
 		case *syntax.DblQuoted:
-			if !appendUnquoted(sb, p.Parts, true) {
-				return false
+			if !appendUnquoted(sb, p.Parts, true) || p.Dollar {
+				literal = false
 			}
 		default:
-			return false
+			sb.WriteByte('$')
+			literal = false
 		}
 	}
-	return true
+	return literal
 }
 
 // appendPattern writes parts as a glob pattern for bash's filename
@@ -294,6 +314,26 @@ func hexVal(c byte) int {
 	}
 }
 
+// unquotedAny reports whether an unquoted literal of parts has a character
+// of chars that no backslash quotes.
+func unquotedAny(parts []syntax.WordPart, chars string) bool {
+	for _, p := range parts {
+		lit, ok := p.(*syntax.Lit)
+		if !ok {
+			continue
+		}
+		for i := 0; i < len(lit.Value); i++ {
+			switch c := lit.Value[i]; {
+			case c == '\\':
+				i++
+			case strings.IndexByte(chars, c) >= 0:
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // hasGlob reports whether an unquoted literal has an unescaped glob
 // character. A lone "[" (the test command) is not a pattern.
 func hasGlob(s string) bool {
@@ -329,12 +369,15 @@ func assignLike(s string) bool {
 }
 
 // expandWord performs what bash does to a literal word: brace expansion,
-// tilde expansion, quote removal. It returns zero or more words.
+// tilde expansion, quote removal. It returns zero or more words. It expands
+// a copy: the tree stays as parsed for the other views.
 func (a *analyzer) expandWord(w *syntax.Word, budget *int) ([]Word, bool, error) {
 	if err := checkParts(w.Parts); err != nil {
 		return nil, false, err
 	}
 	wpos := w.Pos()
+	cp := *w
+	w = &cp
 	braced := syntax.SplitBraces(w)
 	if strayBrace(w.Parts) {
 		return nil, braced, deny(Unparseable, wpos, "a literal } followed by a comma: bash may read it as text inside a larger brace expansion ({0},} is one word to the parser, the word 0} to bash); quote the braces")
@@ -555,7 +598,7 @@ func (a *analyzer) expandOne(parts []syntax.WordPart, pos syntax.Pos) (Word, boo
 			word.Glob = true
 		}
 	}
-	var sb, pat strings.Builder
+	tilde := "" // what a tilde prefix expands to
 	if first, ok := parts[0].(*syntax.Lit); ok && strings.HasPrefix(first.Value, "~") {
 		prefix, rest, hasSlash := strings.Cut(first.Value, "/")
 		if hasSlash || len(parts) == 1 {
@@ -564,22 +607,20 @@ func (a *analyzer) expandOne(parts []syntax.WordPart, pos syntax.Pos) (Word, boo
 				if a.env.Home == "" || !isAbs(a.env.Home) {
 					return word, false, deny(Indirect, pos, "~ expands to $HOME, which is not known")
 				}
-				sb.WriteString(a.env.Home)
-				escapeGlob(&pat, a.env.Home)
+				tilde = a.env.Home
 			case "+":
 				if a.env.Cwd == "" {
 					return word, false, deny(Indirect, pos, "~+ expands to $PWD, which is not known")
 				}
-				sb.WriteString(a.env.Cwd)
-				escapeGlob(&pat, a.env.Cwd)
+				tilde = a.env.Cwd
 			default:
 				return word, false, deny(Indirect, pos, "tilde expansion %q depends on the environment", prefix)
 			}
-			if hasSlash {
-				unescapeBare(&sb, "/"+rest)
-				rawPattern(&pat, "/"+rest)
-			}
+			// The rest of the word, from the slash on, as written.
 			parts = parts[1:]
+			if hasSlash {
+				parts = append([]syntax.WordPart{&syntax.Lit{ValuePos: first.ValuePos, ValueEnd: first.ValueEnd, Value: "/" + rest}}, parts...)
+			}
 		}
 	}
 	if len(parts) > 0 {
@@ -591,14 +632,17 @@ func (a *analyzer) expandOne(parts []syntax.WordPart, pos syntax.Pos) (Word, boo
 			}
 		}
 	}
-	if !appendUnquoted(&sb, parts, false) {
+	v, ok := unquote(parts)
+	if !ok {
 		return word, false, deny(Unparseable, pos, "$'...' escape that is not decoded exactly (\\c, \\x{...}, NUL or an invalid code point); write the character itself")
 	}
-	word.Value = sb.String()
+	word.Value = tilde + v
 	if !utf8.ValidString(word.Value) {
 		return word, false, deny(Unparseable, pos, "word is not valid UTF-8 after expansion")
 	}
 	if word.Glob {
+		var pat strings.Builder
+		escapeGlob(&pat, tilde)
 		appendPattern(&pat, parts, false)
 		word.Pattern = pat.String()
 	}
@@ -623,12 +667,12 @@ func assignValue(w *syntax.Word) (string, error) {
 			return "", deny(Indirect, w.Pos(), "bash expands ~ in an assignment value")
 		}
 	}
-	var sb strings.Builder
-	if !appendUnquoted(&sb, w.Parts, false) {
+	v, ok := unquote(w.Parts)
+	if !ok {
 		return "", deny(Unparseable, w.Pos(), "$'...' escape that is not decoded exactly")
 	}
-	if !utf8.ValidString(sb.String()) {
+	if !utf8.ValidString(v) {
 		return "", deny(Unparseable, w.Pos(), "assignment value is not valid UTF-8")
 	}
-	return sb.String(), nil
+	return v, nil
 }
