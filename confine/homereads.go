@@ -1,40 +1,208 @@
 package confine
 
 import (
+	"os"
 	"path/filepath"
-	"slices"
+	"strings"
 
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
 )
 
-// homeReads are the paths in the home a launch with capability c reads:
-// absolute, each granted read (a directory with what is below it) if it
-// exists when the plan is made.
+// homeReads are the paths in the home (and the places its links lead to)
+// a launch with capability c reads: homeReadsFor without the project
+// (whose own git configuration may include files of the home).
 func homeReads(e Env, c policy.Capability) []string {
-	if e.Home == "" {
-		return nil
-	}
-	conf := homeConfig
-	if c.Network {
-		conf = slices.Concat(homeConfig, registryConfig)
-	}
-	out := make([]string, 0, len(conf))
-	for _, f := range conf {
-		out = append(out, filepath.Join(e.Home, f))
-	}
-	return out
+	return homeReadsFor(e, Spec{Cap: c})
 }
 
-// homeConfig are the user's configuration files programs read to run
-// (git refuses to start without reading ~/.gitconfig); relative to home.
-// Files, not their directories: ~/.config/git also holds credentials,
-// where git's store helper keeps passwords and tokens in the clear.
-var homeConfig = []string{".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
-	".config/go/env", ".gitignore_global", ".cargo/config.toml", ".cargo/config"}
+// envGetenv is getenv as far as Env's fields record it, for an Env
+// without Getenv: HOME, and XDG_CONFIG_HOME (loopguard's configuration
+// directory is $XDG_CONFIG_HOME/loopguard when it is set).
+func envGetenv(e Env) func(string) string {
+	xdg := ""
+	if e.Places.ConfigDir != "" && e.Home != "" {
+		if d := filepath.Dir(e.Places.ConfigDir); d != filepath.Join(e.Home, ".config") {
+			xdg = d
+		}
+	}
+	return func(k string) string {
+		switch k {
+		case "HOME":
+			return e.Home
+		case "XDG_CONFIG_HOME":
+			return xdg
+		}
+		return ""
+	}
+}
+
+// homeReadsFor finds, by each tool's own rules, what the tools a launch
+// of s may run read from the home to run at all: git's configuration as
+// git resolves it (gitRules), the Go, Rust, Node and Python toolchains'
+// configuration and installed versions (toolRules), and, under +network,
+// the package registries' configuration (registryConfig). The variables
+// are the launch's (e.Getenv); under read-only only those the program
+// keeps (readOnlyEnv) count, since the others never reach it.
+//
+// A candidate is granted only if it passes homeVet: its mode and the
+// modes of the directories above it in the home let any other user read
+// it, and it is not on the secret list. Nothing is walked: each rule names
+// its paths (one listing: ~/.local/lib, for python's user site).
+func homeReadsFor(e Env, s Spec) []string {
+	return homeReadsWith(e, s, e.Places.Prepare())
+}
+
+// homeReadsWith is homeReadsFor with e.Places prepared (the plan's).
+func homeReadsWith(e Env, s Spec, pl policy.Places) []string {
+	getenv := e.Getenv
+	if getenv == nil {
+		getenv = envGetenv(e)
+	}
+	home := filepath.Clean(e.Home)
+	if e.Home == "" || !filepath.IsAbs(home) || home == "/" {
+		return nil
+	}
+	readOnly := !s.Cap.Write && !s.Cap.Git
+	env := func(k string) string {
+		if readOnly && !readOnlyEnv[k] {
+			return ""
+		}
+		return getenv(k)
+	}
+	v := newHomeVet(e, s, pl, env)
+	v.gitRules(s, env)
+	v.toolRules(s, env)
+	if s.Cap.Network {
+		for _, f := range registryConfig {
+			v.grant(filepath.Join(home, f), anyKind, trustRegistry)
+		}
+	}
+	return v.out
+}
 
 // registryConfig is npm's user configuration, where `npm login` writes
-// the registry's token: readable only under the network capability, whose
-// connection is the token's one use. Without it npm passes over the
-// unreadable file and runs on its defaults, and nothing a confined program
-// prints can carry the token.
+// the registry's token (mode 0600): readable only under the network
+// capability, whose connection is the token's one use, and then whatever
+// its mode. Without it npm passes over the unreadable file and runs on its
+// defaults, and nothing a confined program prints can carry the token.
 var registryConfig = []string{".npmrc", ".config/npm"}
+
+// trust is how much a candidate's source is believed.
+type trust uint8
+
+const (
+	// trustProject: named by a file confined code may write (the
+	// project's .git/config, a file in the project or the temp
+	// directory): files only, never a directory.
+	trustProject trust = iota
+	// trustUser: named by the tools' rules or the user's own
+	// configuration: files and directories.
+	trustUser
+	// trustRegistry: registryConfig under +network: granted whatever its
+	// mode (npm login writes it 0600) and though the home's secret list
+	// names it (policy.HomeSecrets), as the network's one use of it; not
+	// what a link there leads to when that is a secret.
+	trustRegistry
+)
+
+// kind is what a candidate is expected to be.
+type kind uint8
+
+const (
+	fileKind kind = iota
+	dirKind
+	anyKind
+)
+
+// toolRules are each tool's own configuration and installed toolchains.
+// Each rule says why; only what a tool reads to run, never its
+// credentials (~/.cargo/credentials.toml, ~/.config/gh/hosts.yml) nor the
+// caches the launcher replaces with its own (~/.npm, GOCACHE).
+func (v *homeVet) toolRules(s Spec, env func(string) string) {
+	home := v.home
+	h := func(rel ...string) string { return filepath.Join(append([]string{home}, rel...)...) }
+	abs := func(k string) string {
+		if p := env(k); filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		return ""
+	}
+	or := func(p, def string) string {
+		if p != "" {
+			return p
+		}
+		return def
+	}
+	// Go: os.UserConfigDir, which is $XDG_CONFIG_HOME when absolute, else
+	// ~/.config (a relative $XDG_CONFIG_HOME is an error to Go).
+	goConfig := or(abs("XDG_CONFIG_HOME"), h(".config"))
+	switch g := env("GOENV"); {
+	case g == "off":
+	case filepath.IsAbs(g):
+		v.grant(g, fileKind, trustUser) // go reads the settings `go env -w` wrote at every start
+	case g == "":
+		v.grant(filepath.Join(goConfig, "go", "env"), fileKind, trustUser)
+	}
+	v.grant(filepath.Join(goConfig, "go", "telemetry", "mode"), fileKind, trustUser) // go reads whether telemetry is on at every start
+	if g := abs("GOROOT"); g != "" && fsx.Within(g, home) {
+		v.grant(g, dirKind, trustUser) // the toolchain GOROOT names, when it is in the home
+	}
+	v.grant(h("sdk"), dirKind, trustUser) // golang.org/dl's toolchains: ~/go/bin/go1.26 runs ~/sdk/go1.26/bin/go
+	if g := abs("GOWORK"); g != "" {
+		v.grant(g, fileKind, trustUser) // the workspace file GOWORK names
+	}
+	// Rust: cargo's and rustup's homes. The toolchains are what
+	// ~/.cargo/bin/cargo, a rustup proxy, runs; the registry and git
+	// checkouts are the crates' sources, cargo's module cache.
+	cargo := or(abs("CARGO_HOME"), h(".cargo"))
+	v.grant(filepath.Join(cargo, "config.toml"), fileKind, trustUser)
+	v.grant(filepath.Join(cargo, "config"), fileKind, trustUser)
+	v.grant(filepath.Join(cargo, "registry"), dirKind, trustUser)
+	v.grant(filepath.Join(cargo, "git"), dirKind, trustUser)
+	rustup := or(abs("RUSTUP_HOME"), h(".rustup"))
+	v.grant(filepath.Join(rustup, "settings.toml"), fileKind, trustUser) // the default toolchain and overrides
+	v.grant(filepath.Join(rustup, "toolchains"), dirKind, trustUser)
+	// Node: nvm's and volta's installed versions (a script npm installed
+	// runs `env node`, which is nvm's; volta's shims run its images).
+	// Not ~/.npm: the launcher gives npm a private cache.
+	v.grant(filepath.Join(or(abs("NVM_DIR"), h(".nvm")), "versions"), dirKind, trustUser)
+	volta := or(abs("VOLTA_HOME"), h(".volta"))
+	v.grant(filepath.Join(volta, "tools"), dirKind, trustUser)
+	// Python: pyenv's shims run its libexec and the versions it
+	// installed; python adds the user site (pip install --user) at every
+	// start; uv's environments link to the Pythons it manages.
+	v.grant(or(abs("PYENV_ROOT"), h(".pyenv")), dirKind, trustUser)
+	if v.lstat(h(".local", "lib")).err != nil {
+		// most homes: no listing
+	} else if ents, err := os.ReadDir(h(".local", "lib")); err == nil {
+		for _, ent := range ents {
+			if strings.HasPrefix(ent.Name(), "python") {
+				v.grant(h(".local", "lib", ent.Name()), dirKind, trustUser)
+			}
+		}
+	}
+	v.grant(filepath.Join(or(abs("XDG_DATA_HOME"), h(".local", "share")), "uv", "python"), dirKind, trustUser)
+	// ripgrep's flags, GitHub CLI's settings (its aliases; never
+	// hosts.yml, its tokens), ncurses' own terminal descriptions.
+	if r := abs("RIPGREP_CONFIG_PATH"); r != "" {
+		v.grant(r, fileKind, trustUser)
+	}
+	v.grant(filepath.Join(or(abs("GH_CONFIG_DIR"), filepath.Join(goConfig, "gh")), "config.yml"), fileKind, trustUser)
+	v.grant(h(".terminfo"), dirKind, trustUser)
+	// The project's ancestors in the home: go uses the first go.work
+	// above it, cargo merges every .cargo/config.toml above it.
+	if s.Project != "" && fsx.Within(s.Project, home) {
+		for d := filepath.Dir(s.Project); d != home && fsx.Within(d, home); d = filepath.Dir(d) {
+			v.grant(filepath.Join(d, "go.work"), fileKind, trustUser)
+			v.grant(filepath.Join(d, ".cargo", "config.toml"), fileKind, trustUser)
+			v.grant(filepath.Join(d, ".cargo", "config"), fileKind, trustUser)
+		}
+	}
+	if s.Cap.Network {
+		// pip's configuration may hold an index URL with its password:
+		// with the network only, like npm's.
+		v.grant(filepath.Join(goConfig, "pip", "pip.conf"), fileKind, trustUser)
+		v.grant(h(".pip", "pip.conf"), fileKind, trustUser)
+	}
+}

@@ -1,0 +1,316 @@
+package confine
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/internal/testfs"
+	"github.com/loopguard/loopguard/policy"
+)
+
+// gitConfigSamples are configuration files as people write them, and the
+// corners of git's syntax.
+var gitConfigSamples = map[string]string{
+	"everyday": `# ~/.gitconfig
+[user]
+	name = Ada Lovelace
+	email = ada@example.com
+[core]
+	editor = vim
+	excludesFile = ~/.gitignore_global
+	attributesFile = ~/.gitattributes_global
+	pager = less -FRX
+[alias]
+	st = status -sb
+	lg = log --graph --pretty=format:'%h %s' --abbrev-commit
+	co = checkout
+[include]
+	path = ~/.gitconfig.local
+[includeIf "gitdir:~/work/"]
+	path = ~/.gitconfig-work
+[pull]
+	rebase = true
+`,
+	"quoting": `[core]
+	excludesfile = "~/with space/ignore" ; a comment
+	hooksPath = ~/.githooks # another
+[alias]
+	s = "!f() { echo \"a;b#c\"; }; f"
+	t = !echo   many    spaces   
+	u = one\
+two
+	v = tab\there\nnewline\bback
+[Section "Sub.Case"]
+	Key = "quoted \\ backslash"
+	bare
+[old.Style]
+	KEY=value
+[sec "with \"quote\" and \\ back"] k = v
+	key-with-dash = 1
+`,
+	"crlf and bom": "\ufeff[user]\r\n\tname = X\r\n[include]\r\n\tpath = .gitconfig.d/more\r\n",
+	"includeIf kinds": `[includeIf "gitdir:~/src/"]
+	path = src.inc
+[includeIf "gitdir/i:~/SRC/"]
+	path = ~/.config/git/src-i.inc
+[includeIf "onbranch:main"]
+	path = branch.inc
+[includeIf "hasconfig:remote.*.url:https://github.com/**"]
+	path = ~/.gitconfig-github
+[include]
+	path
+	path = "~/.gitconfig.d/colors"
+`,
+	"bad line stops": `[user]
+	name = ok
+this is not a config line
+[include]
+	path = ~/never
+`,
+	"header with key": `[core] excludesFile = ~/x
+[include] path = ~/y
+`,
+}
+
+// TestParseGitConfigAsGit: every sample reads as git 2.39 reads it (git
+// config --list -z --file), key for key and value for value; a sample git
+// rejects is read up to its bad line.
+func TestParseGitConfigAsGit(t *testing.T) {
+	git := requireGit(t)
+	dir := t.TempDir()
+	for name, body := range gitConfigSamples {
+		f := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
+		testfs.Write(t, f, []byte(body), 0o644)
+		cmd := exec.Command(git, "config", "--list", "-z", "--no-includes", "--file", f)
+		cmd.Env = []string{"HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1"}
+		out, err := cmd.Output()
+		gitFailed := err != nil
+		got, perr := parseGitConfig([]byte(body))
+		if gitFailed != (perr != nil) {
+			t.Errorf("%s: git failed %v, the parser's error %v", name, err, perr)
+		}
+		if gitFailed {
+			// git prints nothing of a file it rejects: the parser
+			// must at least not read past the bad line.
+			for _, e := range got {
+				if e.name == "include.path" && e.value == "~/never" {
+					t.Errorf("%s: read past the bad line: %v", name, got)
+				}
+			}
+			continue
+		}
+		var want []gitEntry
+		for _, rec := range bytes.Split(bytes.TrimSuffix(out, []byte{0}), []byte{0}) {
+			k, v, hasValue := strings.Cut(string(rec), "\n")
+			want = append(want, gitEntry{name: k, value: v, bare: !hasValue})
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
+		}
+	}
+}
+
+func requireGit(t *testing.T) string {
+	t.Helper()
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	return git
+}
+
+// testHome writes files (name: body) below home, each 0644 in 0755
+// directories, whatever the umask.
+func testHome(t testing.TB, home string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(home, filepath.FromSlash(name))
+		testfs.Write(t, p, []byte(body), 0o644)
+		if err := os.Chmod(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for d := filepath.Dir(p); d != home; d = filepath.Dir(d) {
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// homeChains are homes whose git configuration includes, from the
+// global, the XDG and the repository's configuration, in each way git
+// allows; proj/ is a repository below the home.
+var homeChains = map[string]map[string]string{
+	"include, includeIf, relative, nested": {
+		".gitconfig":            gitConfigSamples["everyday"],
+		".gitconfig.local":      "[user]\n\tsigningkey = x\n[include]\n\tpath = .gitconfig.d/colors\n",
+		".gitconfig.d/colors":   "[color]\n\tui = auto\n[include]\n\tpath = ../.gitconfig.d/deeper\n",
+		".gitconfig.d/deeper":   "[core]\n\tquotePath = false\n",
+		".gitconfig-work":       "[user]\n\temail = ada@work.example\n",
+		".gitignore_global":     "*.log\n",
+		".gitattributes_global": "*.dat binary\n",
+	},
+	"xdg config and includeIf kinds": {
+		".config/git/config":     strings.Replace(gitConfigSamples["includeIf kinds"], "\tpath\n", "", 1),
+		".config/git/src.inc":    "[log]\n\tdate = iso\n",
+		".config/git/src-i.inc":  "[log]\n\tabbrevCommit = true\n",
+		".config/git/branch.inc": "[status]\n\tshort = true\n",
+		".gitconfig-github":      "[url \"git@github.com:\"]\n\tinsteadOf = https://github.com/\n",
+		".gitconfig.d/colors":    "[color]\n\tui = never\n",
+		".config/git/ignore":     "**/.claude/settings.local.json\n",
+		"proj/.git/config":       "[core]\n\trepositoryformatversion = 0\n[remote \"origin\"]\n\turl = https://github.com/x/y\n[include]\n\tpath = ~/.gitconfig-project\n",
+		".gitconfig-project":     "[user]\n\tname = Project Self\n[include]\n\tpath = ~/.gitconfig-project-2\n",
+		".gitconfig-project-2":   "[core]\n\tabbrev = 12\n",
+	},
+	"depth chain": {
+		".gitconfig": "[include]\n\tpath = c1\n",
+		"c1":         "[include]\n\tpath = c2\n",
+		"c2":         "[include]\n\tpath = c3\n",
+		"c3":         "[include]\n\tpath = c4\n",
+		"c4":         "[include]\n\tpath = c5\n",
+		"c5":         "[x]\n\ty = 1\n",
+	},
+}
+
+// TestGitChainAsGit: every file git itself reads in these homes (git
+// config --list --show-origin --includes, run in the repository), and
+// every file a setting names (git config --path --get-all), is among
+// homeReadsFor's; a control removes the include and the file goes.
+func TestGitChainAsGit(t *testing.T) {
+	git := requireGit(t)
+	for name, files := range homeChains {
+		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
+			root, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			home := filepath.Join(root, "home")
+			testHome(t, home, files)
+			proj := filepath.Join(home, "proj")
+			cmd := exec.Command(git, "init", "-q", "-b", "main", proj)
+			cmd.Env = []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1"}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
+			if body, ok := files["proj/.git/config"]; ok {
+				testfs.Write(t, filepath.Join(proj, ".git/config"), []byte(body), 0o644)
+			}
+			e := Env{Home: home, TempDir: filepath.Join(root, "tmp"), Places: policy.Places{Home: home}}
+			s := Spec{Cap: policy.Capability{}, Project: proj, Cwd: proj}
+			e.Getenv = func(k string) string { return map[string]string{"HOME": home}[k] }
+			got := homeReadsFor(e, s)
+			run := func(args ...string) []string {
+				cmd := exec.Command(git, args...)
+				cmd.Dir = proj
+				cmd.Env = []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1"}
+				out, err := cmd.Output()
+				if err != nil && len(out) == 0 {
+					return nil // the key is not set
+				}
+				return strings.Split(strings.TrimSpace(string(out)), "\n")
+			}
+			var want []string
+			for _, l := range run("config", "--list", "--show-origin", "--includes") {
+				if f, ok := strings.CutPrefix(strings.SplitN(l, "\t", 2)[0], "file:"); ok && filepath.IsAbs(f) && !strings.HasPrefix(f, proj+"/") {
+					want = append(want, f)
+				}
+			}
+			for _, k := range []string{"core.excludesFile", "core.attributesFile", "core.hooksPath"} {
+				for _, f := range run("config", "--path", "--get-all", k) {
+					if _, err := os.Stat(f); err == nil {
+						want = append(want, f)
+					}
+				}
+			}
+			if len(want) == 0 {
+				t.Fatal("git read no file of the home: the test tests nothing")
+			}
+			for _, f := range want {
+				if f = filepath.Clean(f); !slices.Contains(got, f) {
+					t.Errorf("git reads %s; homeReadsFor has %q", f, got)
+				}
+			}
+		})
+	}
+}
+
+// realisticHome is a developer's home: git's configuration with
+// includes and the XDG files, Go's, Rust's, Node's and Python's
+// toolchains, gh's settings beside its tokens, and a project in ~/src.
+var realisticHome = map[string]string{
+	".gitconfig":              gitConfigSamples["everyday"],
+	".gitconfig.local":        "[user]\n\tsigningkey = ~/.ssh/id_ed25519.pub\n[include]\n\tpath = .gitconfig.d/colors\n",
+	".gitconfig.d/colors":     "[color]\n\tui = auto\n",
+	".gitconfig-work":         "[user]\n\temail = ada@work.example\n",
+	".gitignore_global":       "*.log\n",
+	".gitattributes_global":   "*.dat binary\n",
+	".config/git/ignore":      "**/.claude/settings.local.json\n",
+	".config/go/env":          "GOFLAGS=-mod=mod\n",
+	".config/gh/config.yml":   "git_protocol: ssh\n",
+	".config/gh/hosts.yml":    "github.com:\n",
+	".cargo/config.toml":      "",
+	".cargo/credentials.toml": "",
+	".rustup/settings.toml":   "",
+	".rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/cargo": "",
+	".nvm/versions/node/v22.1.0/bin/node":                          "",
+	".pyenv/versions/3.12.3/bin/python":                            "",
+	".local/lib/python3.12/site-packages/x.py":                     "",
+	".npmrc":                      "",
+	"src/proj/go.mod":             "module p\n",
+	"src/proj/.git/config":        "[core]\n\trepositoryformatversion = 0\n",
+	"src/proj/.git/HEAD":          "ref: refs/heads/main\n",
+	"Documents/notes.txt":         "",
+	".local/state/loopguard/x":    "",
+	".config/loopguard/x.json":    "",
+	".ssh/id_ed25519.pub":         "",
+	".bashrc":                     "",
+	".cache/go-build/README":      "",
+	"go/pkg/mod/cache/download/x": "",
+}
+
+// BenchmarkHomeReads: what the launcher spends, before every launch, on
+// finding the home's reads in a realistic home (read-only, the project's
+// git configuration included).
+func BenchmarkHomeReads(b *testing.B) {
+	root, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	home := filepath.Join(root, "home")
+	testHome(b, home, realisticHome)
+	places := policy.Places{Home: home, StateDir: filepath.Join(home, ".local/state/loopguard"), ConfigDir: filepath.Join(home, ".config/loopguard")}
+	env := map[string]string{"HOME": home, "PATH": "/usr/bin:/bin"}
+	e := Env{Home: home, TempDir: filepath.Join(root, "tmp"), Places: places, Getenv: func(k string) string { return env[k] }}
+	s := Spec{Project: filepath.Join(home, "src/proj"), Cwd: filepath.Join(home, "src/proj")}
+	if got := homeReadsFor(e, s); len(got) < 15 {
+		b.Fatalf("only %d reads: %q", len(got), got)
+	}
+	b.Run("with-places", func(b *testing.B) {
+		// What the plan adds: it has the prepared places already.
+		pl := places.Prepare()
+		for b.Loop() {
+			homeReadsWith(e, s, pl)
+		}
+	})
+	b.Run("100-lstats", func(b *testing.B) {
+		// The yardstick: homeReads is about a hundred system calls (49
+		// lstat, 27 lgetxattr, 7 open, 12 read, 7 close, 2 getdents on
+		// this home), which is what its time is on a slow machine.
+		p := filepath.Join(home, ".gitconfig")
+		for b.Loop() {
+			for range 100 {
+				os.Lstat(p)
+			}
+		}
+	})
+	b.Run("preparing-places", func(b *testing.B) {
+		for b.Loop() {
+			homeReadsFor(e, s)
+		}
+	})
+}

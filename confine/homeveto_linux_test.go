@@ -1,0 +1,220 @@
+//go:build linux
+
+package confine
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/internal/testfs"
+	"github.com/loopguard/loopguard/policy"
+)
+
+// vetoWorld is a home of mode 0700 under a root others may search, and a
+// directory outside the home (pub, 0755); what they hold is up to each
+// test.
+func vetoWorld(t *testing.T) (root, home string) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := root; d != "/"; d = filepath.Dir(d) {
+		if d == os.TempDir() || d == filepath.Dir(os.TempDir()) {
+			break
+		}
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	home = filepath.Join(root, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return root, home
+}
+
+// setACL gives p a POSIX access ACL that lets uid read it besides its
+// owner, its group and others (r--): the mode still says 0644.
+func setACL(t *testing.T, p string, uid uint32) {
+	t.Helper()
+	var b []byte
+	le := binary.LittleEndian
+	b = le.AppendUint32(b, 2) // POSIX_ACL_XATTR_VERSION
+	for _, e := range []struct {
+		tag, perm uint16
+		id        uint32
+	}{{0x01, 6, 0xffffffff}, {0x02, 4, uid}, {0x04, 4, 0xffffffff}, {0x10, 4, 0xffffffff}, {0x20, 4, 0xffffffff}} {
+		b = le.AppendUint16(b, e.tag)
+		b = le.AppendUint16(b, e.perm)
+		b = le.AppendUint32(b, e.id)
+	}
+	if err := unix.Setxattr(p, "system.posix_acl_access", b, 0); err != nil {
+		t.Skipf("the file system takes no POSIX ACL: %v", err)
+	}
+	if !hasACL(p) {
+		t.Fatal("the ACL was set, hasACL says none")
+	}
+}
+
+// TestHomeVeto: what ~/.gitconfig includes and names is granted only
+// when its mode, and the modes of the directories above it in the home,
+// let any other user read it, and it is no secret; a link is judged by
+// where it leads. Each refusal has a granted control beside it.
+func TestHomeVeto(t *testing.T) {
+	root, home := vetoWorld(t)
+	pub := filepath.Join(root, "pub")
+	priv := filepath.Join(root, "priv")
+	j := func(rel string) string { return filepath.Join(home, rel) }
+	gitconfig := `[include]
+	path = ~/inc/open
+	path = ~/inc/private
+	path = ~/inc/group
+	path = ~/inc/acl
+	path = ~/closed/inc
+	path = ~/inc/link-open
+	path = ~/inc/link-ssh
+	path = ~/inc/link-pub
+	path = ~/inc/link-priv
+	path = ~/inc/link-loop
+	path = ~/.npmrc
+	path = ~/.claude.json
+	path = ~/other/.env
+	path = ~/.local/state/loopguard/grants/g
+	path = ~/.config/gh/hosts.yml
+	path = ~/.ssh/config
+[core]
+	hooksPath = ~/hooks
+	excludesFile = ~/.config/git/ignore
+[init]
+	templateDir = ~
+`
+	testHome(t, home, map[string]string{
+		".gitconfig": gitconfig, "inc/open": "", "inc/private": "", "inc/group": "", "inc/acl": "",
+		"closed/inc": "", "dotfiles/gitconfig": "", ".npmrc": "//r/:_authToken=t\n", ".claude.json": "{}", "other/.env": "K=v\n",
+		".local/state/loopguard/grants/g": "", ".config/gh/hosts.yml": "", ".config/gh/config.yml": "", ".config/git/ignore": "",
+		".ssh/config": "", "hooks/pre-commit": "",
+		"proj/.git/config":  "[core]\n\thooksPath = ~/hooks2\n\tattributesFile = ~/attrs\n",
+		"hooks2/pre-commit": "", "attrs": "",
+	})
+	testfs.Write(t, filepath.Join(pub, "inc"), nil, 0o644)
+	testfs.Write(t, filepath.Join(priv, "inc"), nil, 0o644)
+	for p, m := range map[string]os.FileMode{j("inc/private"): 0o600, j("inc/group"): 0o640, j("closed"): 0o711, j(".ssh"): 0o700,
+		pub: 0o755, filepath.Join(pub, "inc"): 0o644, priv: 0o700} {
+		if err := os.Chmod(p, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setACL(t, j("inc/acl"), 4242)
+	for link, target := range map[string]string{"inc/link-open": "../dotfiles/gitconfig", "inc/link-ssh": j(".ssh/config"),
+		"inc/link-pub": filepath.Join(pub, "inc"), "inc/link-priv": filepath.Join(priv, "inc"), "inc/link-loop": "link-loop"} {
+		if err := os.Symlink(target, j(link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	places := policy.Places{Home: home, StateDir: j(".local/state/loopguard"), ConfigDir: j(".config/loopguard")}
+	e := Env{Home: home, TempDir: filepath.Join(root, "tmp"), Places: places, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
+	reads := func(c policy.Capability) []string {
+		return homeReadsFor(e, Spec{Cap: c, Project: j("proj")})
+	}
+	got := reads(policy.Capability{})
+	for _, c := range []struct {
+		path string
+		want bool
+		why  string
+	}{
+		{j(".gitconfig"), true, "the global configuration (control)"},
+		{j("inc/open"), true, "a 0644 include (control)"},
+		{j("inc/private"), false, "a 0600 include"},
+		{j("inc/group"), false, "a 0640 include: the group's bits count for nothing"},
+		{j("inc/acl"), false, "a 0644 include with a POSIX ACL"},
+		{j("closed/inc"), false, "a 0644 include in a 0711 directory (others cannot list it)"},
+		{j("dotfiles/gitconfig"), true, "a link's target in the home, by its real path"},
+		{j("inc/link-open"), false, "the link itself: its target is what is granted"},
+		{j(".ssh/config"), false, "a link's target in ~/.ssh, and ~/.ssh/config named"},
+		{filepath.Join(pub, "inc"), true, "a link's target outside the home, open from / down"},
+		{filepath.Join(priv, "inc"), false, "a link's target outside the home in a 0700 directory"},
+		{j(".npmrc"), false, "npm's token, 0644, without the network"},
+		{j(".claude.json"), false, "Claude Code's state, 0644"},
+		{j("other/.env"), false, "another project's .env, 0644"},
+		{j(".local/state/loopguard/grants/g"), false, "the guard's state"},
+		{j(".config/gh/hosts.yml"), false, "gh's tokens, 0644"},
+		{j("hooks"), true, "core.hooksPath of the user's configuration"},
+		{j("hooks2"), false, "core.hooksPath of the repository's configuration: never a directory"},
+		{j("attrs"), true, "a file the repository's configuration names (control)"},
+		{home, false, "init.templateDir = ~: never the home"},
+		{j(".config/git/ignore"), true, "the excludes file (control)"},
+	} {
+		if slices.Contains(got, c.path) != c.want {
+			t.Errorf("%s: %s granted %v, want %v (%q)", c.why, c.path, !c.want, c.want, got)
+		}
+	}
+	pl := places.Prepare()
+	for _, p := range got {
+		if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			t.Errorf("%s: not a real path (%v)", p, err)
+		}
+		// The veto reads the guard's secrets from Roots, once: what it
+		// grants must be no secret to Classify either.
+		if pr := pl.Classify(p); pr.Secret {
+			t.Errorf("%s: granted, and a secret to Classify (%s)", p, pr.What)
+		}
+	}
+	// With the network, npm's configuration is read whatever its mode
+	// (npm login writes it 0600); the rest is as above.
+	if err := os.Chmod(j(".npmrc"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := reads(policy.Capability{Write: true, Network: true}); !slices.Contains(got, j(".npmrc")) || slices.Contains(got, j(".claude.json")) {
+		t.Errorf("+network: ~/.npmrc granted %v (want true), ~/.claude.json %v (want false)", slices.Contains(got, j(".npmrc")), slices.Contains(got, j(".claude.json")))
+	}
+}
+
+// TestHomeToolchains: each tool's own configuration and toolchains are
+// read, never the credentials beside them; under read-only a variable
+// the program does not keep (GIT_CONFIG_GLOBAL, CARGO_HOME) changes
+// nothing, under project-write it is followed.
+func TestHomeToolchains(t *testing.T) {
+	root, home := vetoWorld(t)
+	j := func(rel string) string { return filepath.Join(home, rel) }
+	testHome(t, home, map[string]string{
+		".config/go/env": "GOFLAGS=-mod=mod\n", ".cargo/config.toml": "", ".cargo/credentials.toml": "", ".cargo/registry/index/x": "",
+		".rustup/settings.toml": "", ".rustup/toolchains/stable/bin/cargo": "", ".nvm/versions/node/v22/bin/node": "",
+		".nvm/alias/default": "", ".pyenv/versions/3.12/bin/python": "", ".local/lib/python3.12/site-packages/x.py": "",
+		".local/share/uv/python/cpython-3.12/bin/python": "", ".config/gh/config.yml": "", ".config/gh/hosts.yml": "",
+		".npmrc": "", ".terminfo/x/xterm-kitty": "", "alt.gitconfig": "", ".gitconfig": "", "altcargo/config.toml": "",
+		"src/go.work": "", "src/proj/go.mod": "",
+	})
+	e := Env{Home: home, TempDir: filepath.Join(root, "tmp"), Places: policy.Places{Home: home}}
+	vars := map[string]string{"HOME": home, "GIT_CONFIG_GLOBAL": j("alt.gitconfig"), "CARGO_HOME": j("altcargo")}
+	e.Getenv = func(k string) string { return vars[k] }
+	reads := func(c policy.Capability) []string {
+		return homeReadsFor(e, Spec{Cap: c, Project: j("src/proj")})
+	}
+	ro := reads(policy.Capability{})
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{".config/go/env", true}, {".cargo/config.toml", true}, {".cargo/registry", true}, {".cargo/credentials.toml", false},
+		{".rustup/settings.toml", true}, {".rustup/toolchains", true}, {".nvm/versions", true}, {".nvm/alias", false},
+		{".pyenv", true}, {".local/lib/python3.12", true}, {".local/share/uv/python", true}, {".config/gh/config.yml", true},
+		{".config/gh/hosts.yml", false}, {".config/gh", false}, {".npmrc", false}, {".terminfo", true},
+		{".gitconfig", true}, {"alt.gitconfig", false}, {"altcargo/config.toml", false}, {"src/go.work", true},
+	} {
+		if slices.Contains(ro, j(c.path)) != c.want {
+			t.Errorf("read-only: ~/%s granted %v, want %v (%q)", c.path, !c.want, c.want, ro)
+		}
+	}
+	rw := reads(policy.Capability{Write: true})
+	for p, want := range map[string]bool{"alt.gitconfig": true, ".gitconfig": false, "altcargo/config.toml": true, ".cargo/config.toml": false} {
+		if slices.Contains(rw, j(p)) != want {
+			t.Errorf("project-write with GIT_CONFIG_GLOBAL and CARGO_HOME set: ~/%s granted %v, want %v (%q)", p, !want, want, rw)
+		}
+	}
+}
