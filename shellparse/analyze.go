@@ -75,6 +75,7 @@ func Analyze(command string, env Env) (res Result) {
 
 type analyzer struct {
 	src      string // the command, for the few checks the tree cannot answer
+	t        *tree
 	env      Env
 	trusted  []string // cleaned trusted dirs
 	names    map[string]string
@@ -97,12 +98,11 @@ func newAnalyzer(env Env) *analyzer {
 	return a
 }
 
-// analyze analyses command and sketches it from the same parse, before the
-// analysis expands the tree in place (nil when bash cannot parse it).
+// analyze analyses command and sketches it from the same parse (the
+// sketch is nil when bash cannot parse it).
 func (a *analyzer) analyze(command string) (Result, *Sketch) {
 	a.src = command
-	parser := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
-	file, err := parser.Parse(strings.NewReader(command), "")
+	t, err := newTree(command)
 	if err != nil {
 		res := Result{Verdict: Unparseable, Reason: "bash syntax: " + err.Error()}
 		var pe syntax.ParseError
@@ -116,12 +116,13 @@ func (a *analyzer) analyze(command string) (Result, *Sketch) {
 		}
 		return res, nil
 	}
-	sk := sketchFile(file)
+	a.t = t
+	sk := t.sketch()
 	var res Result
-	if err := a.collectNames(file); err != nil {
+	if err := a.collectNames(); err != nil {
 		return a.fromError(err), &sk
 	}
-	sc, err := a.file(file)
+	sc, err := a.file()
 	if err != nil {
 		res = a.fromError(err)
 		if sc != nil {
@@ -129,7 +130,7 @@ func (a *analyzer) analyze(command string) (Result, *Sketch) {
 		}
 		if res.Verdict == Chained {
 			var why error
-			res.Parts, res.Ops, why = a.chain(file)
+			res.Parts, res.Ops, why = a.chain()
 			if why != nil {
 				// The operator alone is not why no grant can cover the
 				// chain: say what keeps it from being judged part by part.
@@ -186,8 +187,9 @@ type simpleCmd struct {
 	plain      bool
 }
 
-// file checks that the file is exactly one statement that is one call.
-func (a *analyzer) file(f *syntax.File) (*simpleCmd, error) {
+// file checks that the tree is exactly one statement that is one call.
+func (a *analyzer) file() (*simpleCmd, error) {
+	f := a.t.file
 	switch len(f.Stmts) {
 	case 0:
 		return nil, deny(Unparseable, syntax.Pos{}, "no command")
@@ -195,15 +197,21 @@ func (a *analyzer) file(f *syntax.File) (*simpleCmd, error) {
 	default:
 		return nil, deny(Chained, f.Stmts[1].Pos(), "more than one command (a list or several lines)")
 	}
-	st := f.Stmts[0]
-	if c := firstComment(f); c != nil {
+	if c := a.t.comment; c != nil {
 		return nil, deny(Unparseable, c.Hash, "a comment (#): the parser and bash may end it in different places (the parser continues a comment ending in a backslash onto the next line, bash does not); remove it")
 	}
 	// Command and process substitution anywhere in the statement is a second
 	// command, whatever else the statement is.
-	if err := findSubst(st); err != nil {
-		return nil, err
+	if s := a.t.substs[0]; s != nil {
+		return nil, substError(s)
 	}
+	return a.stmt(f.Stmts[0])
+}
+
+// stmt judges one statement of a command: a call is analysed, every other
+// shape gets the verdict that says what it is. The statement holds no
+// comment and no substitution (the caller checked).
+func (a *analyzer) stmt(st *syntax.Stmt) (*simpleCmd, error) {
 	switch {
 	case st.Negated:
 		return nil, deny(Chained, st.Pos(), "a pipeline negated with !")
@@ -280,44 +288,23 @@ func controlChar(s string) (pos, why string) {
 var controlNames = map[byte]string{'\r': "carriage return", '\v': "vertical tab", '\f': "form feed",
 	0x1b: "escape", 0x08: "backspace", 0x7f: "delete", 0x07: "bell"}
 
-// firstComment returns the first comment anywhere in f, or nil.
-func firstComment(f *syntax.File) *syntax.Comment {
-	var first *syntax.Comment
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if c, ok := n.(*syntax.Comment); ok && first == nil {
-			first = c
+// substError is the Chained verdict for a command or process
+// substitution (the tree found the first of each statement, once).
+func substError(n syntax.Node) error {
+	switch n := n.(type) {
+	case *syntax.CmdSubst:
+		if n.Backquotes {
+			return deny(Chained, n.Pos(), "backtick command substitution runs another command")
 		}
-		return first == nil
-	})
-	return first
+		return deny(Chained, n.Pos(), "command substitution $( ) runs another command")
+	default:
+		return deny(Chained, n.Pos(), "process substitution runs another command")
+	}
 }
 
-// findSubst returns a Chained verdict for the first command or process
-// substitution inside node.
-func findSubst(node syntax.Node) error {
-	var err error
-	syntax.Walk(node, func(n syntax.Node) bool {
-		if err != nil {
-			return false
-		}
-		switch n := n.(type) {
-		case *syntax.CmdSubst:
-			if n.Backquotes {
-				err = deny(Chained, n.Pos(), "backtick command substitution runs another command")
-			} else {
-				err = deny(Chained, n.Pos(), "command substitution $( ) runs another command")
-			}
-		case *syntax.ProcSubst:
-			err = deny(Chained, n.Pos(), "process substitution runs another command")
-		}
-		return err == nil
-	})
-	return err
-}
-
-// collectNames records every literal command name in the file, with its
+// collectNames records every literal command name in the tree, with its
 // resolution, for Result.Executables.
-func (a *analyzer) collectNames(f *syntax.File) error {
+func (a *analyzer) collectNames() error {
 	var err error
 	add := func(name string) {
 		if _, ok := a.names[name]; ok || err != nil {
@@ -329,13 +316,11 @@ func (a *analyzer) collectNames(f *syntax.File) error {
 		}
 		a.names[name] = a.resolveForRecord(name)
 	}
-	syntax.Walk(f, func(n syntax.Node) bool {
+	for _, n := range a.t.named {
 		switch n := n.(type) {
 		case *syntax.CallExpr:
-			if len(n.Args) > 0 {
-				if s, ok := plainLiteral(n.Args[0]); ok && s != "" {
-					add(s)
-				}
+			if s, ok := plainLiteral(n.Args[0]); ok && s != "" {
+				add(s)
 			}
 		case *syntax.DeclClause:
 			add(n.Variant.Value)
@@ -344,8 +329,10 @@ func (a *analyzer) collectNames(f *syntax.File) error {
 		case *syntax.TimeClause:
 			add("time")
 		}
-		return err == nil
-	})
+		if err != nil {
+			break
+		}
+	}
 	return err
 }
 

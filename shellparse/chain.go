@@ -24,16 +24,19 @@ const maxParts = 64
 // When it returns no parts, the error says why, for the person and the
 // model reading the refusal: the part, or the shape, that keeps the chain
 // from being judged part by part.
-func (a *analyzer) chain(f *syntax.File) ([]Result, []string, error) {
-	if c := firstComment(f); c != nil {
+//
+// Each statement is visited once: the tree found the substitutions, once
+// per command, so a long pipeline is judged in time linear in its length.
+func (a *analyzer) chain() ([]Result, []string, error) {
+	if c := a.t.comment; c != nil {
 		return nil, nil, deny(Unparseable, c.Hash, "a comment (#)")
 	}
 	var leaves []*syntax.Stmt
 	var ops []string
 	var walk func(st *syntax.Stmt) error
 	walk = func(st *syntax.Stmt) error {
-		if err := findSubst(st); err != nil {
-			return err
+		if testChainVisit != nil {
+			testChainVisit()
 		}
 		if c, ok := st.Cmd.(*syntax.BinaryCmd); ok && !st.Negated && !st.Background && !st.Coprocess && !st.Disown {
 			switch c.Op {
@@ -51,9 +54,9 @@ func (a *analyzer) chain(f *syntax.File) ([]Result, []string, error) {
 			return walk(c.Y)
 		}
 		if _, ok := st.Cmd.(*syntax.CallExpr); !ok || st.Negated || st.Background || st.Coprocess || st.Disown {
-			// What a.file says of the statement alone: a subshell, a
+			// What a.stmt says of the statement alone: a subshell, a
 			// group, a loop, a background job, a negation.
-			_, err := a.file(&syntax.File{Stmts: []*syntax.Stmt{st}})
+			_, err := a.stmt(st)
 			if err == nil {
 				err = deny(Chained, st.Pos(), "a statement that is not a simple command")
 			}
@@ -65,9 +68,14 @@ func (a *analyzer) chain(f *syntax.File) ([]Result, []string, error) {
 		}
 		return nil
 	}
-	for i, st := range f.Stmts {
+	for i, st := range a.t.file.Stmts {
 		if i > 0 {
 			ops = append(ops, ";")
+		}
+		// A substitution anywhere in the statement is a second command,
+		// whatever else the statement is.
+		if s := a.t.substs[i]; s != nil {
+			return nil, nil, substError(s)
 		}
 		if err := walk(st); err != nil {
 			return nil, nil, err
@@ -152,6 +160,10 @@ func (a *analyzer) chainCd(st *syntax.Stmt, sc *simpleCmd, ops []string, i int, 
 	*cwd = d
 	return nil
 }
+
+// testChainVisit, when a test sets it, is called for every statement the
+// chain walk visits.
+var testChainVisit func()
 
 // partError is why a part of a chain is not a simple command, naming the
 // part.

@@ -37,6 +37,17 @@
 //     redirection, a literal } followed by a comma. The test oracle (confirm_test.go) checks simple verdicts
 //     against real bash.
 //
+// # One model of a command
+//
+// Every entry point (Analyze, SketchOf, Shape, SplitShape, Outline, List,
+// ParseRuleCommand) parses its text once, with the package's one parser,
+// into a tree read by one walker, and reads every word with one quote
+// removal: the analysis's argv, the sketch the danger lines read, the
+// shape, the split, the outline's commands and a rule's words are the same
+// words (TestViewsReadTheAnalysisWords). Analyze's sketch comes from its
+// own parse. The walk is linear in the tree, however deep: a pipeline of
+// 4,001 parts costs about four times one of 1,001 (TestPipelineLinear).
+//
 // # Assignment prefixes
 //
 // A prefix such as GOFLAGS=-toolexec=./x go test silently changes what a

@@ -1,10 +1,6 @@
 package shellparse
 
-import (
-	"strings"
-
-	"mvdan.cc/sh/v3/syntax"
-)
+import "mvdan.cc/sh/v3/syntax"
 
 // maxListCommands bounds the commands List reads.
 const maxListCommands = 16
@@ -22,8 +18,7 @@ func List(text string) (cmds [][]string, ops []string, ok bool) {
 			cmds, ops, ok = nil, nil, false
 		}
 	}()
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
-	f, err := p.Parse(strings.NewReader(text), "")
+	f, err := parse(text)
 	if err != nil || len(f.Last) > 0 || len(f.Stmts) == 0 {
 		return nil, nil, false
 	}

@@ -31,86 +31,106 @@ func Outline(command string) (lines []OutlineLine, ok bool) {
 	if len(command) > MaxCommandLen {
 		return nil, false
 	}
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	t, err := newTree(command)
 	if err != nil {
 		return nil, false
 	}
-	line := func(depth int, pos syntax.Pos, label string, source ...string) {
-		lines = append(lines, OutlineLine{Depth: depth, Line: pos.Line(), Col: pos.Col(), Label: label, Source: source})
+	return t.outline(), true
+}
+
+// outline is the tree's Outline, from one walk: the statements' lines as
+// the walk meets them, then the substitutions' lines in the same order.
+func (t *tree) outline() []OutlineLine {
+	var lines, substs []OutlineLine
+	line := func(to *[]OutlineLine, depth int, pos syntax.Pos, label string, source ...string) {
+		*to = append(*to, OutlineLine{Depth: depth, Line: pos.Line(), Col: pos.Col(), Label: label, Source: source})
 	}
+	pr := syntax.NewPrinter()
 	src := func(n syntax.Node) string {
 		var sb strings.Builder
-		if err := syntax.NewPrinter().Print(&sb, n); err != nil {
+		if err := pr.Print(&sb, n); err != nil {
 			return "?"
 		}
 		return sb.String()
 	}
-	var stmts func(depth int, list []*syntax.Stmt)
-	var node func(depth int, n syntax.Node)
-	node = func(depth int, n syntax.Node) {
-		switch n := n.(type) {
-		case *syntax.Stmt:
-			var flags []string
-			if n.Negated {
-				flags = append(flags, "negated")
-			}
-			if n.Background {
-				flags = append(flags, "background")
-			}
-			if len(n.Redirs) > 0 {
-				flags = append(flags, fmt.Sprintf("%d redirect(s)", len(n.Redirs)))
-			}
-			if n.Cmd == nil {
-				line(depth, n.Pos(), "redirections only "+strings.Join(flags, ", "))
-				return
-			}
-			if len(flags) > 0 {
-				line(depth, n.Pos(), "statement ("+strings.Join(flags, ", ")+")")
-				depth++
-			}
-			node(depth, n.Cmd)
-		case *syntax.CallExpr:
-			var words []string
-			for _, a := range n.Assigns {
-				words = append(words, src(a))
-			}
-			for _, w := range n.Args {
-				words = append(words, src(w))
-			}
-			line(depth, n.Pos(), "command:", words...)
-		case *syntax.BinaryCmd:
-			line(depth, n.OpPos, n.Op.String())
-			node(depth+1, n.X)
-			node(depth+1, n.Y)
-		case *syntax.Subshell:
-			line(depth, n.Pos(), "subshell ( )")
-			stmts(depth+1, n.Stmts)
-		case *syntax.Block:
-			line(depth, n.Pos(), "group { }")
-			stmts(depth+1, n.Stmts)
-		default:
-			line(depth, n.Pos(), strings.TrimPrefix(fmt.Sprintf("%T", n), "*syntax."))
+	// frame is what a node's children need to know of it: whether they
+	// are statements or commands of the outline (a statement's command,
+	// an operator's two sides, the statements of a subshell or group),
+	// and the depth they are listed at.
+	type frame struct {
+		nested bool
+		depth  int
+	}
+	root := frame{nested: true}
+	if len(t.file.Stmts) > 1 {
+		line(&lines, 0, t.file.Stmts[0].Pos(), fmt.Sprintf("list of %d statements", len(t.file.Stmts)))
+		root.depth = 1
+	}
+	stack := []frame{root}
+	walk(t.file, func(n syntax.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
 		}
-	}
-	stmts = func(depth int, list []*syntax.Stmt) {
-		for _, s := range list {
-			node(depth, s)
-		}
-	}
-	if len(file.Stmts) > 1 {
-		line(0, file.Stmts[0].Pos(), fmt.Sprintf("list of %d statements", len(file.Stmts)))
-		stmts(1, file.Stmts)
-	} else {
-		stmts(0, file.Stmts)
-	}
-	syntax.Walk(file, func(n syntax.Node) bool {
+		parent := stack[len(stack)-1]
+		fr := frame{}
 		switch n := n.(type) {
+		case *syntax.File:
+			fr = root
 		case *syntax.CmdSubst:
-			line(0, n.Pos(), "command substitution:", src(n))
+			line(&substs, 0, n.Pos(), "command substitution:", src(n))
 		case *syntax.ProcSubst:
-			line(0, n.Pos(), "process substitution:", src(n))
+			line(&substs, 0, n.Pos(), "process substitution:", src(n))
 		}
+		_, isStmt := n.(*syntax.Stmt)
+		_, isCmd := n.(syntax.Command)
+		if parent.nested && (isStmt || isCmd) {
+			depth := parent.depth
+			switch n := n.(type) {
+			case *syntax.Stmt:
+				var flags []string
+				if n.Negated {
+					flags = append(flags, "negated")
+				}
+				if n.Background {
+					flags = append(flags, "background")
+				}
+				if len(n.Redirs) > 0 {
+					flags = append(flags, fmt.Sprintf("%d redirect(s)", len(n.Redirs)))
+				}
+				if n.Cmd == nil {
+					line(&lines, depth, n.Pos(), "redirections only "+strings.Join(flags, ", "))
+					break
+				}
+				if len(flags) > 0 {
+					line(&lines, depth, n.Pos(), "statement ("+strings.Join(flags, ", ")+")")
+					depth++
+				}
+				fr = frame{nested: true, depth: depth}
+			case *syntax.CallExpr:
+				var words []string
+				for _, a := range n.Assigns {
+					words = append(words, src(a))
+				}
+				for _, w := range n.Args {
+					words = append(words, src(w))
+				}
+				line(&lines, depth, n.Pos(), "command:", words...)
+			case *syntax.BinaryCmd:
+				line(&lines, depth, n.OpPos, n.Op.String())
+				fr = frame{nested: true, depth: depth + 1}
+			case *syntax.Subshell:
+				line(&lines, depth, n.Pos(), "subshell ( )")
+				fr = frame{nested: true, depth: depth + 1}
+			case *syntax.Block:
+				line(&lines, depth, n.Pos(), "group { }")
+				fr = frame{nested: true, depth: depth + 1}
+			default:
+				line(&lines, depth, n.Pos(), strings.TrimPrefix(fmt.Sprintf("%T", n), "*syntax."))
+			}
+		}
+		stack = append(stack, fr)
 		return true
 	})
-	return lines, true
+	return append(lines, substs...)
 }

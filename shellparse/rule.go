@@ -66,8 +66,7 @@ var ruleRedirOps = map[syntax.RedirOperator]string{
 // characters, extended globs), comment, list, pipe or compound command
 // refused.
 func ParseRuleCommand(text string) (RuleCommand, *RuleError) {
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
-	f, err := p.Parse(strings.NewReader(text), "")
+	f, err := parse(text)
 	if err != nil {
 		var pe syntax.ParseError
 		if errors.As(err, &pe) {

@@ -33,12 +33,12 @@ const (
 // for measurement and displays (the decision counter, the corpus tools);
 // they judge nothing. Analyze alone decides.
 
-// parseShape parses cmd as bash.
-func parseShape(cmd string) (*syntax.File, error) {
+// shapeTree parses cmd as bash.
+func shapeTree(cmd string) (*tree, error) {
 	if len(cmd) > MaxCommandLen {
 		return nil, errorString("longer than the analysis reads")
 	}
-	return syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	return newTree(cmd)
 }
 
 // Shape lists what cmd is made of, sorted.
@@ -47,16 +47,16 @@ func Shape(cmd string) []string {
 	if strings.Contains(cmd, "\n") {
 		set[ShapeMultiline] = true
 	}
-	f, err := parseShape(cmd)
+	t, err := shapeTree(cmd)
 	if err != nil {
 		set[ShapeUnparseable] = true
 		return shapeKeys(set)
 	}
-	if len(f.Stmts) > 1 {
+	if len(t.file.Stmts) > 1 {
 		set[ShapeList] = true
 	}
 	calls := 0
-	syntax.Walk(f, func(n syntax.Node) bool {
+	walk(t.file, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Stmt:
 			if n.Background || n.Coprocess {
@@ -148,21 +148,14 @@ type ShapePart struct {
 // substitution, a background job, or it does not parse. A command of one
 // simple command splits into itself.
 func SplitShape(cmd string) (parts []ShapePart, ok bool, why string) {
-	f, err := parseShape(cmd)
+	t, err := shapeTree(cmd)
 	if err != nil {
 		return nil, false, ShapeUnparseable
 	}
-	var bad string
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n.(type) {
-		case *syntax.CmdSubst, *syntax.ProcSubst:
-			bad = ShapeSubst
-		}
-		return bad == ""
-	})
-	if bad != "" {
-		return nil, false, bad
+	if t.subst() != nil {
+		return nil, false, ShapeSubst
 	}
+	var pr printers
 	var walk func(s *syntax.Stmt) string
 	walk = func(s *syntax.Stmt) string {
 		if s.Background || s.Coprocess {
@@ -181,7 +174,7 @@ func SplitShape(cmd string) (parts []ShapePart, ok bool, why string) {
 			}
 			return walk(c.Y)
 		case *syntax.CallExpr:
-			parts = append(parts, shapePart(s, c))
+			parts = append(parts, shapePart(&pr, s, c))
 			return ""
 		case *syntax.Subshell:
 			return ShapeSubshell
@@ -195,7 +188,7 @@ func SplitShape(cmd string) (parts []ShapePart, ok bool, why string) {
 			return ShapeControl
 		}
 	}
-	for _, s := range f.Stmts {
+	for _, s := range t.file.Stmts {
 		if w := walk(s); w != "" {
 			return nil, false, w
 		}
@@ -206,8 +199,11 @@ func SplitShape(cmd string) (parts []ShapePart, ok bool, why string) {
 	return parts, true, ""
 }
 
+// printers are SplitShape's printers, made once for all its parts.
+type printers struct{ line, lines *syntax.Printer }
+
 // shapePart prints s, a simple command, without the redirections SplitShape drops.
-func shapePart(s *syntax.Stmt, c *syntax.CallExpr) ShapePart {
+func shapePart(pr *printers, s *syntax.Stmt, c *syntax.CallExpr) ShapePart {
 	p := ShapePart{}
 	kept := s.Redirs[:0:0]
 	for _, r := range s.Redirs {
@@ -221,10 +217,16 @@ func shapePart(s *syntax.Stmt, c *syntax.CallExpr) ShapePart {
 	cp.Redirs = kept
 	cp.Comments = nil
 	var b bytes.Buffer
-	if err := syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, &cp); err != nil {
+	if pr.line == nil {
+		pr.line = syntax.NewPrinter(syntax.SingleLine(true))
+	}
+	if err := pr.line.Print(&b, &cp); err != nil {
 		// A heredoc does not fit on one line: print it as it comes.
 		b.Reset()
-		_ = syntax.NewPrinter().Print(&b, &cp)
+		if pr.lines == nil {
+			pr.lines = syntax.NewPrinter()
+		}
+		_ = pr.lines.Print(&b, &cp)
 	}
 	p.Cmd = strings.TrimRight(b.String(), "\n")
 	if len(c.Args) > 0 && shapeLiteral(c.Args[0]) == "cd" && len(c.Assigns) == 0 {

@@ -1,0 +1,165 @@
+package shellparse
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// parse is where the package parses Bash, the only place it makes a
+// parser: the bash dialect, comments kept (the analysis refuses a command
+// that has one; the views leave them out).
+func parse(src string) (*syntax.File, error) {
+	if testParse != nil {
+		testParse()
+	}
+	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(src), "")
+}
+
+// testParse, when a test sets it, is called on every parse.
+var testParse func()
+
+// tree is one parse of a command string and what one walk of it found.
+// Every view of a command (the analysis, the sketch the danger lines read,
+// the shape, the split, the outline) is read from a tree, and every word
+// in them goes through the one quote removal (unquote), so they cannot
+// read the same text differently. Nothing changes the tree once it is
+// built: the analysis expands copies of its words.
+type tree struct {
+	src  string
+	file *syntax.File
+	// comment is the first comment in walk order, nil when none.
+	comment *syntax.Comment
+	// substs holds, for each statement of the file, its first command or
+	// process substitution in walk order (nil when it has none).
+	substs []syntax.Node
+	// calls are the simple commands with at least one word, wherever
+	// nested, in walk order: the sketch's Calls.
+	calls []*syntax.CallExpr
+	// named are the nodes that name a command, in walk order: the calls,
+	// declare and its variants, let and time.
+	named []syntax.Node
+	// pipelines are, for every pipeline not inside another one (in walk
+	// order), the indexes in calls of the first call of each of its parts.
+	pipelines [][]int
+}
+
+// newTree parses src and walks it once.
+func newTree(src string) (*tree, error) {
+	f, err := parse(src)
+	if err != nil {
+		return nil, err
+	}
+	t := &tree{src: src, file: f, substs: make([]syntax.Node, len(f.Stmts))}
+	// frame is what a node's children need to know of it: the pipeline
+	// it belongs to (-1 for none), whether it is a pipe operator (its
+	// two statements are parts of that pipeline), or, for a part, how
+	// many calls came before it.
+	type frame struct {
+		pipe    int
+		pipeOp  bool
+		part    bool
+		callsAt int
+	}
+	stack := []frame{{pipe: -1}}
+	top := 0
+	visit := func(n syntax.Node) bool {
+		if n == nil {
+			fr := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if fr.part && len(t.calls) > fr.callsAt {
+				t.pipelines[fr.pipe] = append(t.pipelines[fr.pipe], fr.callsAt)
+			}
+			return true
+		}
+		parent := stack[len(stack)-1]
+		fr := frame{pipe: -1}
+		switch n := n.(type) {
+		case *syntax.Comment:
+			if t.comment == nil {
+				t.comment = n
+			}
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			if top < len(t.substs) && t.substs[top] == nil {
+				t.substs[top] = n
+			}
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 {
+				t.calls = append(t.calls, n)
+				t.named = append(t.named, n)
+			}
+		case *syntax.DeclClause, *syntax.LetClause, *syntax.TimeClause:
+			t.named = append(t.named, n)
+		case *syntax.Stmt:
+			p := -1
+			if parent.pipeOp {
+				p = parent.pipe
+			}
+			switch {
+			case isPipe(n.Cmd):
+				if p < 0 {
+					p = len(t.pipelines)
+					t.pipelines = append(t.pipelines, nil)
+				}
+				fr.pipe = p
+			case p >= 0:
+				fr = frame{pipe: p, part: true, callsAt: len(t.calls)}
+			}
+		case *syntax.BinaryCmd:
+			if isPipe(n) {
+				fr = frame{pipe: parent.pipe, pipeOp: true}
+			}
+		}
+		stack = append(stack, fr)
+		return true
+	}
+	for i, st := range f.Stmts {
+		top = i
+		walk(st, visit)
+	}
+	top = len(f.Stmts)
+	walkComments(f.Last, visit)
+	// A pipeline whose parts hold fewer than two calls connects nothing
+	// the sketch lists.
+	lines := t.pipelines[:0]
+	for _, l := range t.pipelines {
+		if len(l) > 1 {
+			lines = append(lines, l)
+		}
+	}
+	t.pipelines = nil
+	if len(lines) > 0 {
+		t.pipelines = lines
+	}
+	return t, nil
+}
+
+// isPipe reports a | or |& operator.
+func isPipe(c syntax.Command) bool {
+	b, ok := c.(*syntax.BinaryCmd)
+	return ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll)
+}
+
+// subst is the first command or process substitution of the tree, nil when
+// there is none.
+func (t *tree) subst() syntax.Node {
+	for _, s := range t.substs {
+		if s != nil {
+			return s
+		}
+	}
+	return nil
+}
+
+// sketch is the tree's Sketch: every call's words after quote removal.
+func (t *tree) sketch() Sketch {
+	s := Sketch{Pipelines: t.pipelines}
+	for _, c := range t.calls {
+		ws := make([]string, len(c.Args))
+		for i, w := range c.Args {
+			ws[i], _ = unquote(w.Parts)
+		}
+		s.Calls = append(s.Calls, ws)
+	}
+	return s
+}
