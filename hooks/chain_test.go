@@ -57,7 +57,7 @@ func TestChainOfGrantedParts(t *testing.T) {
 		{"ls | xargs rm", ReasonChained},             // ... or a runner
 		{"ls > listing.txt && cat x", ReasonChained}, // a redirect no rule names
 		{"ls && cat $'\\x{7e}'", ReasonChained},      // the decoder gap inside a chain
-		{"ls && cat *", ReasonExecConfig},            // a glob through a link
+		{"ls && cat *", ReasonProtected},             // a glob through a link into ~/.ssh, a secret
 		{"ls && git log --output=x", ReasonChained},  // an option that writes
 		{"ls & cat x", ReasonChained},                // a background job
 		{"(ls) && cat x", ReasonChained},             // a subshell

@@ -139,8 +139,12 @@ func TestReadOnlyPreset(t *testing.T) {
 		{"go list -toolexec=./evil ./...", ReasonIndirect},
 		// Reading outside the project needs a decision, as in Claude Code.
 		{"cat ../elsewhere.txt", ReasonNoGrant},
-		{"cat ~/.aws/credentials", ReasonNoGrant},
-		{"cat " + filepath.Join(home, ".netrc"), ReasonNoGrant},
+		// A secret in the home is denied whatever grants exist (policy.HomeSecrets).
+		{"cat ~/.aws/credentials", ReasonProtected},
+		{"cat " + filepath.Join(home, ".netrc"), ReasonProtected},
+		{"cat ~/.npmrc", ReasonProtected},
+		{"ls ~", ReasonNoGrant},           // listing the home: outside the project, not protected
+		{"ls -la ~/.kube", ReasonNoGrant}, // nor a directory that holds a secret
 		{"ls /", ReasonNoGrant},
 		{"ls -la ..", ReasonNoGrant},
 		{"grep -rn password ..", ReasonNoGrant},
@@ -148,7 +152,7 @@ func TestReadOnlyPreset(t *testing.T) {
 		{"grep --file=/etc/passwd x", ReasonNoGrant},
 		{"cat /proc/self/environ", ReasonNoGrant},
 		{"cat home-link/notes.txt", ReasonNoGrant},
-		{"cat home-link/.ssh/id_ed25519", ReasonExecConfig},
+		{"cat home-link/.ssh/id_ed25519", ReasonProtected}, // ~/.ssh is a secret
 		{"du -sh ~", ReasonNoGrant},
 		{"find . -delete", ReasonNoGrant},
 		{"find . -name x -fprint out.txt", ReasonNoGrant},
@@ -231,6 +235,7 @@ func TestReadOnlyPreset(t *testing.T) {
 		e.Env.ProjectDir = ""
 		return e
 	}
-	expect(t, "cat with the cwd at home, no project named", run(home, "cat .netrc"), Deny, ReasonNoGrant)
+	expect(t, "cat with the cwd at home, no project named", run(home, "cat .netrc"), Deny, ReasonProtected) // a secret
+	expect(t, "cat with the cwd at home, no project named (control)", run(home, "cat notes.txt"), Deny, ReasonNoGrant)
 	expect(t, "ls with the cwd at the project, no project named", run(h.Project, "ls"), Deny, ReasonNoGrant)
 }

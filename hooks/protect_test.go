@@ -60,8 +60,15 @@ func protectedCases(h *harness) []protectedCase {
 		{"bash_aliases", u(".bash_aliases"), policy.ExecConfig},
 		{"go env file", u(".config/go/env"), policy.ExecConfig},
 		{"husky hook", p(".husky/pre-commit"), policy.ExecConfig},
+		{"netrc", u(".netrc"), policy.GuardCritical},                  // a secret in the home (policy.HomeSecrets)
+		{"gh hosts", u(".config/gh/hosts.yml"), policy.GuardCritical}, // a secret in the home
 	}
 }
+
+// globReachesHistory are the cases whose "glob *" shape (~/.ba*, ~/.zs*,
+// ~/.bash_*) could also match a shell history, a secret: denied as
+// guard-critical.
+var globReachesHistory = map[string]bool{"bashrc": true, "zshenv": true, "bash_aliases": true}
 
 // Issue 23's attack: `grant 'Write(.cursor/**)'` is accepted (it covers
 // Cursor's rules), and then a Write of an MCP server list to
@@ -203,6 +210,10 @@ func TestProtectedPathsByResolution(t *testing.T) {
 		}
 		for shape, f := range globShapes {
 			w := f(pc.path)
+			want := want
+			if shape == "glob *" && globReachesHistory[pc.name] {
+				want = ReasonProtected
+			}
 			expect(t, pc.name+", "+shape+": "+w, h.decide(run("echo x > "+w)), Deny, want)
 			expect(t, pc.name+", "+shape+", argument: "+w, h.decide(run("git log --output="+w)), Deny, want)
 			n += 2
@@ -502,12 +513,15 @@ func TestPendingFullDenies(t *testing.T) {
 }
 
 // Under the Vault backend the hook's token file is a secret wherever the
-// config puts it (~/.vault-token here): the agent's Read of it, and a Bash
+// config puts it (~/vault/token here): the agent's Read of it, and a Bash
 // command naming it, are denied whatever grants exist. Control: without the
-// Vault backend the same Read is an ordinary read.
+// Vault backend the same Read is an ordinary read. ~/.vault-token, where
+// vault login keeps its token, is a secret either way (policy.HomeSecrets).
 func TestVaultTokenFileIsSecret(t *testing.T) {
 	h := newHarness(t)
-	tok := filepath.Join(h.eng().Env.Home, ".vault-token")
+	tok := filepath.Join(h.eng().Env.Home, "vault", "token")
+	login := withInput(h.fixture("pretooluse-read.json"), "file_path", filepath.Join(h.eng().Env.Home, ".vault-token"))
+	expect(t, "Read of ~/.vault-token with the keyring", h.decide(login), Deny, ReasonProtected)
 	read := withInput(h.fixture("pretooluse-read.json"), "file_path", tok)
 	cat := withInput(h.fixture("pretooluse-bash.json"), "command", "cat "+tok)
 	h.grantScope("Bash(cat *)", "*", "main")

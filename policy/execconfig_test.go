@@ -203,7 +203,10 @@ func TestSecretsAreSecret(t *testing.T) {
 	if _, ok := pl.ContainsSecret("/home/u"); !ok {
 		t.Error("a search of the home directory does not reach the token")
 	}
-	if got := (Places{Home: "/home/u"}).Classify("/home/u/.vault-token"); got.Protected() {
-		t.Errorf("control: without the Vault backend ~/.vault-token is %v", got.Tier)
+	if got := (Places{Home: "/home/u"}).Classify("/srv/vault-token"); got.Protected() {
+		t.Errorf("control: a token file the config does not name is %v", got.Tier)
+	}
+	if got := (Places{Home: "/home/u", Secrets: []string{"/srv/vault-token"}}).Classify("/srv/vault-token"); got.Tier != GuardCritical || !got.Secret {
+		t.Errorf("Classify(/srv/vault-token) named by the config = %+v", got)
 	}
 }

@@ -36,7 +36,7 @@ func (t Tier) String() string {
 type Protection struct {
 	Tier Tier
 	// Secret is true when reading it is denied too (the guard's state and
-	// config, the keyrings).
+	// config, the keyrings, the home's secrets: HomeSecrets).
 	Secret bool
 	// What names the protected thing for a person ("Claude Code's settings
 	// (hooks and permissions)").
@@ -74,6 +74,10 @@ type Places struct {
 	// Vault token this machine's hook uses (the team backend's
 	// token_file), wherever the config puts it.
 	Secrets []string
+	// XDGConfigHome is $XDG_CONFIG_HOME as the agent's host has it (""
+	// when unset: Home/.config): the secrets its tools keep there (gh's
+	// hosts.yml, git's credentials) are secret there too (HomeSecrets).
+	XDGConfigHome string
 	// HooksPaths are the paths git runs as hooks because core.hooksPath
 	// names them (HooksPaths fills it): executable configuration.
 	HooksPaths []string
@@ -232,6 +236,8 @@ func (pl Places) entries() []entry {
 		add(entry{path: j(".local", "state", "loopguard", ConsoleDir), tier: GuardCritical, secret: true, what: guardConsole})
 		add(entry{path: j(".local", "state", "loopguard"), tier: GuardCritical, secret: true, what: guardState})
 		add(entry{path: j(".config", "loopguard"), tier: GuardCritical, secret: true, what: "loopguard's configuration"})
+		// The keyrings are in HomeSecrets too; here not exact: moving a
+		// directory that holds them takes the guard's key with it.
 		add(entry{path: j(".local", "share", "keyrings"), tier: GuardCritical, secret: true, what: "the keyring files (the guard's key)"})
 		add(entry{path: j("Library", "Keychains"), tier: GuardCritical, secret: true, what: "the keychains (the guard's key)"})
 		add(entry{path: j(".claude"), tier: GuardCritical, what: "Claude Code's user configuration directory", claudeDir: true})
@@ -239,6 +245,9 @@ func (pl Places) entries() []entry {
 			if e.Anchor == InHome {
 				add(entry{path: j(strings.Split(e.Path, "/")...), tier: ExecConfig, what: e.What})
 			}
+		}
+		for _, e := range pl.secretEntries() {
+			add(e)
 		}
 	}
 	for _, p := range pl.HooksPaths {
@@ -260,12 +269,16 @@ const (
 	gitDirName    = ".git"
 )
 
+// claudeStateName is Claude Code's state file in a configuration directory
+// (and the backups it writes beside it).
+const claudeStateName = ".claude.json*"
+
 // claudeCritical are entries of a Claude Code configuration directory (a
 // project's .claude/ at any depth, ~/.claude, $CLAUDE_CONFIG_DIR) that the
 // guard stands on. "settings*.json" is a pattern; the others are names.
 var claudeCritical = []named{
 	{"settings*.json", "Claude Code's settings (they register, change or disable hooks and permissions)"},
-	{".claude.json*", "Claude Code's state (.claude.json: mcpServers run commands at start)"},
+	{claudeStateName, "Claude Code's state (.claude.json: mcpServers run commands at start, with their tokens)"},
 	{"shell-snapshots", "Claude Code's shell snapshots (sourced before every Bash command)"},
 	{"session-env", "Claude Code's session environment"},
 	{"plugins", "Claude Code's plugins (hooks and commands of their own)"},
@@ -310,7 +323,7 @@ func (pl Places) Classify(p string) Protection {
 		}
 	}
 	if pl.Home != "" && filepath.Dir(p) == filepath.Clean(pl.Home) && strings.HasPrefix(strings.ToLower(filepath.Base(p)), ".claude.json") {
-		best = best.max(Protection{Tier: GuardCritical, What: "Claude Code's state (~/.claude.json: mcpServers run commands at start; hooks and permissions too)", Path: p})
+		best = best.max(Protection{Tier: GuardCritical, Secret: true, What: "Claude Code's state (~/.claude.json: mcpServers run commands at start, with their tokens; hooks and permissions too)", Path: p})
 	}
 	segs := strings.Split(strings.TrimPrefix(p, string(filepath.Separator)), string(filepath.Separator))
 	return best.max(anyDepthRules(segs, true))
@@ -326,7 +339,8 @@ func claudeRules(dir string, rest []string, what string) Protection {
 	at := filepath.Join(dir, rest[0])
 	for _, n := range claudeCritical {
 		if ok, _ := filepath.Match(n.name, first); ok {
-			return Protection{Tier: GuardCritical, What: n.what, Path: at}
+			// Claude Code's state holds MCP servers' tokens: secret too.
+			return Protection{Tier: GuardCritical, Secret: n.name == claudeStateName, What: n.what, Path: at}
 		}
 	}
 	for _, n := range claudeExecConfig {
@@ -396,7 +410,7 @@ func (pl Places) Roots() []Root {
 		out = append(out, Root{Path: e.path, Tier: e.tier, Secret: e.secret, What: e.what})
 	}
 	if pl.Home != "" {
-		out = append(out, Root{Path: filepath.Join(pl.Home, ".claude.json"), Tier: GuardCritical, What: "Claude Code's state (~/.claude.json)"})
+		out = append(out, Root{Path: filepath.Join(pl.Home, ".claude.json"), Tier: GuardCritical, Secret: true, What: "Claude Code's state (~/.claude.json)"})
 	}
 	return out
 }

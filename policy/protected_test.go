@@ -38,10 +38,10 @@ func TestClassify(t *testing.T) {
 		{"/home/u/.local/state/loopguard/console/enroll", GuardCritical, true},
 		{"/home/u/.config/loopguard/tls/box.key", GuardCritical, true},
 		{"/home/u/.claude", GuardCritical, false},
-		{"/home/u/.claude.json", GuardCritical, false},
-		{"/home/u/.claude.json.backup", GuardCritical, false},
+		{"/home/u/.claude.json", GuardCritical, true}, // MCP servers' tokens: secret (HomeSecrets)
+		{"/home/u/.claude.json.backup", GuardCritical, true},
 		{"/cfg/claude/settings.json", GuardCritical, false},
-		{"/cfg/claude/.claude.json", GuardCritical, false},
+		{"/cfg/claude/.claude.json", GuardCritical, true},
 		{"/cfg/claude/skills/x", ExecConfig, false},
 		{"/etc/claude-code/managed-settings.json", GuardCritical, false},
 		{"/home/u/.local/state/loopguard/audit", GuardCritical, true},
@@ -59,7 +59,7 @@ func TestClassify(t *testing.T) {
 		{"/p/.git", ExecConfig, false},
 		{"/p/.mcp.json", ExecConfig, false},
 		{"/home/u/.bashrc", ExecConfig, false},
-		{"/home/u/.ssh/config", ExecConfig, false},
+		{"/home/u/.ssh/config", GuardCritical, true}, // ~/.ssh is secret (HomeSecrets), executable configuration too
 		{"/home/u/.config/git/config", ExecConfig, false},
 		// ordinary
 		{"/p/src/main.go", Ordinary, false},

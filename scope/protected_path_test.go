@@ -26,6 +26,9 @@ func TestDangerousProtectedAtAnyDepth(t *testing.T) {
 		"Edit(lefthook.yml)", "Write(.pre-commit-config.yaml)", "Edit(.config/lefthook.yml)",
 		// Instructions the next session loads (issue 35).
 		"Edit(CLAUDE.md)", "Write(sub/AGENTS.md)", "Edit(.github/copilot-instructions.md)", "Write(.cursor/rules/**)", "Write(.clinerules)",
+		// Secrets in the home: no scope reads them either (issue 35).
+		"Read(~/.npmrc)", "Read(~/.netrc)", "Read(~/.aws/**)", "Read(~/.ssh/id_ed25519)", "Read(~/.kube/config)", "Read(~/.cargo/**)",
+		"Read(//home/u/.config/gh/hosts.yml)", "Read(~/.bash_history)",
 	} {
 		r, err := Parse(s)
 		if err != nil {
