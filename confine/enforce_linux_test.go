@@ -175,6 +175,13 @@ func newWorld(t *testing.T) world {
 		"proj/.claude/settings.json", "proj/src/.mcp.json", "proj/docs/guide.md", "proj/deep/.envrc",
 		"outside/secret",
 	)
+	// Git's configuration as a user's umask leaves it (a file only its
+	// owner reads is never granted: TestConfinementFiles's 0600 row).
+	for _, f := range []string{"home/.gitconfig", "home/.config/git/config"} {
+		if err := os.Chmod(filepath.Join(root, f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := os.MkdirAll(w.tmp, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -330,6 +337,7 @@ func TestConfinementFiles(t *testing.T) {
 		{"project-write does not read ~/.npmrc", projectWrite, []string{"read", j(w.home, ".npmrc")}, false},
 		{"+network reads ~/.npmrc (control: the registry connection needs it)", withNetwork, []string{"read", j(w.home, ".npmrc")}, true},
 		{"read-only reads ~/.config/git/config (control)", readOnly, []string{"read", j(w.home, ".config/git/config")}, true},
+		{"read-only does not read an owner-only file git would read (~/.config/git/credentials, 0600)", readOnly, []string{"read", j(w.home, ".config/git/credentials")}, false},
 		{"read-only does not read ~/.config/git/credentials (git's store helper keeps tokens there)", readOnly, []string{"read", j(w.home, ".config/git/credentials")}, false},
 		{"read-only does not read ~/.ssh", readOnly, []string{"read", j(w.home, ".ssh/id_rsa")}, false},
 		{"read-only does not read a key through a link in the project", readOnly, []string{"read", j(w.project, "notes.txt")}, false},

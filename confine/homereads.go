@@ -9,13 +9,6 @@ import (
 	"github.com/loopguard/loopguard/policy"
 )
 
-// homeReads are the paths in the home (and the places its links lead to)
-// a launch with capability c reads: homeReadsFor without the project
-// (whose own git configuration may include files of the home).
-func homeReads(e Env, c policy.Capability) []string {
-	return homeReadsFor(e, Spec{Cap: c})
-}
-
 // envGetenv is getenv as far as Env's fields record it, for an Env
 // without Getenv: HOME, and XDG_CONFIG_HOME (loopguard's configuration
 // directory is $XDG_CONFIG_HOME/loopguard when it is set).

@@ -176,9 +176,9 @@ func TestHomeVeto(t *testing.T) {
 }
 
 // TestHomeToolchains: each tool's own configuration and toolchains are
-// read, never the credentials beside them; under read-only a variable
-// the program does not keep (GIT_CONFIG_GLOBAL, CARGO_HOME) changes
-// nothing, under project-write it is followed.
+// read, never the credentials beside them; the variables that move them
+// (GIT_CONFIG_GLOBAL, CARGO_HOME), which every capability keeps, are
+// followed.
 func TestHomeToolchains(t *testing.T) {
 	root, home := vetoWorld(t)
 	j := func(rel string) string { return filepath.Join(home, rel) }
@@ -201,11 +201,11 @@ func TestHomeToolchains(t *testing.T) {
 		path string
 		want bool
 	}{
-		{".config/go/env", true}, {".cargo/config.toml", true}, {".cargo/registry", true}, {".cargo/credentials.toml", false},
+		{".config/go/env", true}, {".cargo/config.toml", false}, {".cargo/registry", false}, {".cargo/credentials.toml", false},
 		{".rustup/settings.toml", true}, {".rustup/toolchains", true}, {".nvm/versions", true}, {".nvm/alias", false},
 		{".pyenv", true}, {".local/lib/python3.12", true}, {".local/share/uv/python", true}, {".config/gh/config.yml", true},
 		{".config/gh/hosts.yml", false}, {".config/gh", false}, {".npmrc", false}, {".terminfo", true},
-		{".gitconfig", true}, {"alt.gitconfig", false}, {"altcargo/config.toml", false}, {"src/go.work", true},
+		{".gitconfig", false}, {"alt.gitconfig", true}, {"altcargo/config.toml", true}, {"src/go.work", true},
 	} {
 		if slices.Contains(ro, j(c.path)) != c.want {
 			t.Errorf("read-only: ~/%s granted %v, want %v (%q)", c.path, !c.want, c.want, ro)

@@ -134,6 +134,10 @@ var readOnlyEnv = map[string]bool{
 	"RIPGREP_CONFIG_PATH": true,
 	"XDG_CONFIG_HOME":     true, "XDG_CACHE_HOME": true, "XDG_DATA_HOME": true, "XDG_STATE_HOME": true,
 	"XDG_CONFIG_DIRS": true, "XDG_DATA_DIRS": true,
+	// Where the tools keep their configuration and toolchains: paths,
+	// not secrets, and what the home's read list is found by.
+	"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_NOSYSTEM": true,
+	"CARGO_HOME": true, "RUSTUP_HOME": true, "NVM_DIR": true, "PYENV_ROOT": true, "VOLTA_HOME": true, "GH_CONFIG_DIR": true,
 	"GOROOT": true, "GOPATH": true, "GOFLAGS": true, "GOTOOLCHAIN": true, "GOMODCACHE": true, "GOWORK": true,
 	"GOOS": true, "GOARCH": true, "GOAMD64": true, "GOARM64": true, "GOEXPERIMENT": true, "GODEBUG": true,
 	"GOENV": true, "GO111MODULE": true, "GOPRIVATE": true, "GONOSUMDB": true, "GOINSECURE": true, "GORACE": true,
@@ -276,7 +280,7 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 			}
 		}
 	}
-	for _, c := range homeReads(e, s.Cap) {
+	for _, c := range homeReadsWith(e, s, pl) {
 		if err := addRead(c); err != nil {
 			return p, err
 		}
