@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -235,39 +234,12 @@ func testBinary(t *testing.T) string {
 }
 
 // launcher is the argv that runs the test binary as the launcher of the
-// probe at exe under capability c (for run). When the suite runs through
-// the small launcher (fastLauncher), a read-only launch is the plan the
-// hook would prepare, run by it; its fallback is a path that does not
-// exist, so a launch it did not confine itself fails loudly.
+// probe at exe under capability c (for run).
 func (w world) launcher(t *testing.T, exe string, c policy.Capability, redirects []Redirect, probeArgs ...string) []string {
 	t.Helper()
 	s := Spec{Cap: c, Project: w.project, Cwd: w.project, Exe: exe, Argv: append([]string{probeName}, probeArgs...), Redirects: redirects}
-	if fastLauncher != "" && !c.Write && !c.Git {
-		plan, err := Prepare(s, filepath.Join(filepath.Dir(w.tmp), "plans"), testBinary(t), w.lookup, os.Getuid())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return append([]string{fastName, plan, "/nonexistent/loopguard-exec"}, s.Args()...)
-	}
 	return append([]string{launcherName}, s.Args()[1:]...)
 }
-
-// lookup is getenv in the world's environment.
-func (w world) lookup(k string) string {
-	for _, kv := range slices.Backward(w.env) {
-		if v, ok := strings.CutPrefix(kv, k+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-// fastLauncher is the small launcher the suite runs through
-// (LG_CONFINE_FAST, set by TestSmallLauncherRunsTheSuite), "" for
-// loopguard-exec's own launcher; fastName is its argv[0].
-var fastLauncher = os.Getenv("LG_CONFINE_FAST")
-
-const fastName = "lg-confine-fast"
 
 // launcherName is the test binary's argv[0] when it is the launcher.
 const launcherName = "lg-confine-launcher"
@@ -284,8 +256,6 @@ func (w world) run(t *testing.T, setup func(*exec.Cmd), argv ...string) (string,
 	switch argv[0] {
 	case launcherName:
 		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, w.env...)
-	case fastName:
-		cmd.Path = fastLauncher
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

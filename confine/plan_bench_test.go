@@ -33,20 +33,3 @@ func BenchmarkNewPlanReadOnly(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkPrepareReadOnly: what the hook adds to an allowed read-only
-// Bash call when the small launcher is installed: the plan, its ruleset
-// and filter, encoded and hashed, and the plan file compared with the one
-// an earlier call wrote (the usual case: the same call again).
-func BenchmarkPrepareReadOnly(b *testing.B) {
-	if ABI() < MinABI {
-		b.Skipf("the kernel's Landlock ABI is %d", ABI())
-	}
-	root, s := benchLaunch(b)
-	b.Setenv("TMPDIR", root)
-	for b.Loop() {
-		if _, err := Prepare(s, filepath.Join(root, "plans"), "/usr/local/bin/loopguard-hook", os.Getenv, os.Getuid()); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
