@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 )
 
 // loopguard's Claude Code plugin, in the repository's marketplace
@@ -134,7 +135,9 @@ func PluginGuards(env Env, settings ...[]byte) (bool, error) {
 	return false, nil
 }
 
-// CoversEvents reports whether regs run loopguard for every one of Events.
+// CoversEvents reports whether regs run loopguard for every one of Events,
+// or for every one but those of Later (a registration an older init or
+// plugin wrote).
 func CoversEvents(regs []Registered) bool {
 	seen := map[string]bool{}
 	for _, r := range regs {
@@ -143,7 +146,7 @@ func CoversEvents(regs []Registered) bool {
 		}
 	}
 	for _, ev := range Events {
-		if !seen[ev] {
+		if !seen[ev] && !slices.Contains(Later, ev) {
 			return false
 		}
 	}

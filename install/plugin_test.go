@@ -76,6 +76,13 @@ func TestPluginGuards(t *testing.T) {
 	if ok, _ := PluginGuards(env, enabled); ok {
 		t.Error("a plugin without PostToolUse counts as loopguard's registration")
 	}
+	// A copy an older release installed, without PostToolUseFailure, still
+	// runs loopguard on every call: init must not register it a second
+	// time (doctor says to update the plugin).
+	writePlugin(t, home, withoutEvent(t, PluginHooks(opts), PostToolUseFailure))
+	if ok, _ := PluginGuards(env, enabled); !ok {
+		t.Error("a plugin without PostToolUseFailure does not count as loopguard's registration")
+	}
 	other := strings.ReplaceAll(string(PluginHooks(opts)), `"loopguard-hook"`, `"/bin/true"`)
 	writePlugin(t, home, []byte(other))
 	if ok, _ := PluginGuards(env, enabled); ok {

@@ -49,7 +49,7 @@ func TestMergeSandboxNewFile(t *testing.T) {
 	if env["GOCACHE"] != "/opt/cache/loopguard-sandbox/go-build" {
 		t.Errorf("env: %v", env)
 	}
-	if len(ours(t, out)) != 3 {
+	if len(ours(t, out)) != len(Events) {
 		t.Error("hooks not registered")
 	}
 	// Control: without a Sandbox, Merge writes no sandbox settings.

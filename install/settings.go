@@ -28,10 +28,25 @@ const (
 	PreToolUse        = "PreToolUse"
 	PermissionRequest = "PermissionRequest"
 	PostToolUse       = "PostToolUse"
+	// PostToolUseFailure is PostToolUse for a call that failed (a Bash
+	// exit code other than 0): Claude Code sends such a call there, not
+	// to PostToolUse, with the failure's text as "error".
+	PostToolUseFailure = "PostToolUseFailure"
 )
 
 // Events are registered in this order.
-var Events = []string{PreToolUse, PermissionRequest, PostToolUse}
+var Events = []string{PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure}
+
+// Later are the events of Events an older init did not register: a
+// registration without them still runs loopguard on every call
+// (CoversEvents), so init adds no second one beside a plugin or managed
+// settings that lack them; doctor says to bring it up to date.
+var Later = []string{PostToolUseFailure}
+
+// After reports whether event reports a call that ran (PostToolUse,
+// PostToolUseFailure): it holds nothing, so it is registered without a
+// wait, and its matcher guards no tool.
+func After(event string) bool { return event == PostToolUse || event == PostToolUseFailure }
 
 // DefaultMatcher reaches every tool, unknown future ones included ("*" is
 // Claude Code's match-all); loopguard itself decides which tools run
@@ -114,7 +129,7 @@ type group struct {
 func HandlerFor(o Options, event string) Handler {
 	c := register.Command{Binary: o.Binary, Event: event, Mode: o.Mode}
 	status := ""
-	if o.Wait > 0 && event != PostToolUse {
+	if o.Wait > 0 && !After(event) {
 		c.Wait, status = o.Wait, HeldStatus
 	}
 	return Handler{Type: "command", Command: o.Binary, Args: c.Args(),

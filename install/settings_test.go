@@ -69,8 +69,8 @@ func ours(t *testing.T, data []byte) []Registered {
 func TestMergeNewFile(t *testing.T) {
 	out := mustMerge(t, nil, opts)
 	got := ours(t, out)
-	if len(got) != 3 {
-		t.Fatalf("want 3 loopguard handlers, got %d:\n%s", len(got), out)
+	if len(got) != len(Events) || len(got) != 4 {
+		t.Fatalf("want 4 loopguard handlers, got %d:\n%s", len(got), out)
 	}
 	for i, h := range got {
 		if h.Event != Events[i] || h.Matcher != DefaultMatcher {
@@ -92,14 +92,14 @@ func TestMergeNewFile(t *testing.T) {
 
 // A registration that holds calls (--wait) tells the human in the agent's
 // own window: Claude Code shows the statusMessage as the spinner text
-// while the hook runs. PostToolUse holds nothing; without a wait nothing
-// is held.
+// while the hook runs. PostToolUse and PostToolUseFailure hold nothing;
+// without a wait nothing is held.
 func TestStatusMessage(t *testing.T) {
 	held := opts
 	held.Wait = 2 * time.Minute
 	for _, ev := range Events {
 		h := HandlerFor(held, ev)
-		if want := map[bool]string{true: "", false: HeldStatus}[ev == PostToolUse]; h.StatusMessage != want {
+		if want := map[bool]string{true: "", false: HeldStatus}[After(ev)]; h.StatusMessage != want {
 			t.Errorf("%s with a wait: statusMessage %q, want %q", ev, h.StatusMessage, want)
 		}
 		if h := HandlerFor(opts, ev); h.StatusMessage != "" {
@@ -108,7 +108,7 @@ func TestStatusMessage(t *testing.T) {
 	}
 	out := mustMerge(t, nil, held)
 	got := ours(t, out)
-	if len(got) != 3 || got[0].Handler.StatusMessage != HeldStatus || got[2].Handler.StatusMessage != "" {
+	if len(got) != 4 || got[0].Handler.StatusMessage != HeldStatus || got[2].Handler.StatusMessage != "" || got[3].Handler.StatusMessage != "" {
 		t.Errorf("read back: %+v", got)
 	}
 	// A registration of an older loopguard, without it, is brought up to date.
@@ -119,6 +119,53 @@ func TestStatusMessage(t *testing.T) {
 	}
 	if again, changed, err := Merge(old, held); err != nil || !changed || !bytes.Equal(again, out) {
 		t.Errorf("merge over the older registration: changed %v, %v\n%s", changed, err, again)
+	}
+}
+
+// withoutEvent is data with the event's array taken out of "hooks", as
+// an older init wrote it before it registered that event.
+func withoutEvent(t *testing.T, data []byte, event string) []byte {
+	t.Helper()
+	root, err := parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hk := root.get("hooks")
+	if hk == nil || hk.get(event) == nil {
+		t.Fatalf("no %s to take out:\n%s", event, data)
+	}
+	hk.del(event)
+	return append(encode(root, detectIndent(data)), '\n')
+}
+
+// A registration an older init wrote, without PostToolUseFailure, still
+// runs loopguard on every call (CoversEvents: a plugin or managed
+// settings holding it keep init from registering a second); init brings it
+// up to date, and uninstall takes it out all the same.
+func TestOlderRegistration(t *testing.T) {
+	full := mustMerge(t, []byte(other), opts)
+	old := withoutEvent(t, full, PostToolUseFailure)
+	regs, err := Hooks(old, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !CoversEvents(regs) {
+		t.Errorf("a registration without PostToolUseFailure does not count:\n%s", old)
+	}
+	// Control: one without PostToolUse does not.
+	regs, _ = Hooks(withoutEvent(t, full, PostToolUse), "")
+	if CoversEvents(regs) {
+		t.Error("a registration without PostToolUse counts")
+	}
+	again, changed, err := Merge(old, opts)
+	if err != nil || !changed || !bytes.Equal(compact(again), compact(full)) {
+		t.Errorf("merge over the older registration: changed %v, %v\n%s", changed, err, again)
+	}
+	for _, data := range [][]byte{old, full} {
+		back, changed, err := Unmerge(data, "")
+		if err != nil || !changed || !bytes.Equal(compact(back), compact([]byte(other))) {
+			t.Errorf("unmerge: changed %v, %v\n%s", changed, err, back)
+		}
 	}
 }
 
@@ -156,8 +203,8 @@ func TestMergeKeepsOthers(t *testing.T) {
 	if len(pre) != 2 || pre[0] != "/usr/local/bin/fmt-check" || pre[1] != opts.Binary {
 		t.Errorf("PreToolUse handlers %q", pre)
 	}
-	if len(ours(t, out)) != 3 {
-		t.Errorf("want 3 of ours")
+	if len(ours(t, out)) != 4 {
+		t.Errorf("want 4 of ours")
 	}
 	back, changed, err := Unmerge(out, "")
 	if err != nil || !changed {
@@ -190,8 +237,8 @@ func TestMergeKeepsCompact(t *testing.T) {
 	if bytes.Count(out, []byte("\n")) != 1 || !bytes.HasSuffix(out, []byte("}\n")) || !bytes.HasPrefix(out, []byte(`{"permissions":{"allow":["Bash(ls)"]},"model":"opus","hooks":{`)) {
 		t.Errorf("a one-line file did not stay one line:\n%s", out)
 	}
-	if len(ours(t, out)) != 3 {
-		t.Errorf("want 3 of ours:\n%s", out)
+	if len(ours(t, out)) != 4 {
+		t.Errorf("want 4 of ours:\n%s", out)
 	}
 	back, _, err := Unmerge(out, "")
 	if err != nil || bytes.Count(back, []byte("\n")) != 1 {
@@ -226,8 +273,8 @@ func TestMergeReplacesInPlace(t *testing.T) {
 		t.Fatal(changed, err)
 	}
 	got := ours(t, again)
-	if len(got) != 3 {
-		t.Fatalf("want 3 of ours, got %d", len(got))
+	if len(got) != 4 {
+		t.Fatalf("want 4 of ours, got %d", len(got))
 	}
 	pre := got[0].Handler
 	if strings.Join(pre.Args, " ") != "hook --event PreToolUse --mode ask --wait 2m0s" || pre.Timeout != 150 {
@@ -236,6 +283,9 @@ func TestMergeReplacesInPlace(t *testing.T) {
 	post := got[2].Handler
 	if strings.Join(post.Args, " ") != "hook --event PostToolUse --mode ask" || post.Timeout != 30 {
 		t.Errorf("PostToolUse handler %+v", post)
+	}
+	if fail := got[3].Handler; strings.Join(fail.Args, " ") != "hook --event PostToolUseFailure --mode ask" || fail.Timeout != 30 || fail.OnFailure != OnFailureBlock {
+		t.Errorf("PostToolUseFailure handler %+v", fail)
 	}
 	// Same position: the other group still first.
 	if i, j := bytes.Index(again, []byte("fmt-check")), bytes.Index(again, []byte("--wait")); i > j {
@@ -363,7 +413,7 @@ func applyRemoveByteIdentical(t *testing.T, orig string, opts Options) {
 		t.Fatal(res, err)
 	}
 	mid, _ := os.ReadFile(path)
-	if len(ours(t, mid)) != 3 {
+	if len(ours(t, mid)) != 4 {
 		t.Fatalf("not registered:\n%s", mid)
 	}
 	res2, err := Apply(path, bk, opts, false)
