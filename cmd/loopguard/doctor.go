@@ -97,9 +97,9 @@ For Claude Code:
 
   - every Claude Code settings file that loads for this project (user, project,
     local, managed) parses, registers loopguard for PreToolUse,
-    PermissionRequest and PostToolUse, with a binary path that exists and is
-    this binary, "onFailure": "block" and a timeout above the hook's deadline;
-    and none sets "disableAllHooks";
+    PermissionRequest, PostToolUse and PostToolUseFailure, with a binary path
+    that exists and is this binary, "onFailure": "block" and a timeout above
+    the hook's deadline; and none sets "disableAllHooks";
   - the installed Claude Code (claude --version) is 2.1.295 or later, which
     honours onFailure; older versions let a call through when the hook crashes;
   - no other PreToolUse hook rewrites tool input (updatedInput), which would
@@ -281,6 +281,7 @@ func checkSettings(env doctorEnv) []checkResult {
 	ours := map[string]int{}        // event -> handlers of loopguard's found
 	inSettings := map[string]bool{} // event -> registered in a settings file
 	inManaged := map[string]int{}   // event -> handlers in the managed settings
+	initScope := ""                 // the first settings file registering loopguard's PreToolUse
 	var others []install.Registered
 	managedOnly := false // the managed settings allow managed hooks only
 	for i := range files {
@@ -341,6 +342,9 @@ func checkSettings(env doctorEnv) []checkResult {
 			} else {
 				ours[r.Event]++
 				inSettings[r.Event] = true
+				if r.Event == install.PreToolUse && initScope == "" {
+					initScope = f.scope
+				}
 			}
 			out = append(out, checkHandler(env, f, r)...)
 		}
@@ -371,6 +375,7 @@ func checkSettings(env doctorEnv) []checkResult {
 		clear(ours)
 		clear(inSettings)
 		clear(inPlugin)
+		initScope = ""
 	}
 	for ev, n := range inManaged {
 		ours[ev] += n
@@ -383,16 +388,46 @@ func checkSettings(env doctorEnv) []checkResult {
 		}
 	}
 	for _, ev := range install.Events {
-		if ours[ev] == 0 {
+		switch {
+		case ours[ev] == 0 && slices.Contains(install.Later, ev) && ours[install.PreToolUse] > 0:
+			// An older init's registration (or plugin): the rest is there.
+			out = append(out, checkResult{status: statusFail, name: "hooks " + ev,
+				detail: "loopguard is registered without " + ev + " (an older loopguard registered it): Claude Code sends a call whose command failed there, so loopguard does not check that what ran is what was approved, nor tell the agent what the jail refused",
+				fix:    updateFix(ev, initScope, inPlugin[install.PreToolUse], inManaged[install.PreToolUse] > 0)})
+		case ours[ev] == 0:
 			out = append(out, checkResult{status: statusFail, name: "hooks " + ev,
 				detail: "loopguard is not registered for " + ev + " in any settings file that loads here, so Claude Code does not run it",
 				fix:    "run: loopguard init (or --project / --local for this project only)"})
-		} else {
+		default:
 			out = append(out, checkResult{status: statusOK, name: "hooks " + ev, detail: fmt.Sprintf("registered (%d)", ours[ev])})
 		}
 	}
 	out = append(out, checkOtherHooks(others)...)
 	return out
+}
+
+// updateFix says how to bring a registration that lacks event (one of
+// install.Later) up to date, in each layer that holds the rest of it: the
+// settings file of scope, the plugin, the managed settings.
+func updateFix(event, scope string, plugin, managed bool) string {
+	var fixes []string
+	switch scope {
+	case "":
+	case string(install.User):
+		fixes = append(fixes, "re-run loopguard init to register "+event)
+	default:
+		fixes = append(fixes, "re-run loopguard init --"+scope+" to register "+event)
+	}
+	if plugin {
+		fixes = append(fixes, "update the plugin, which registers "+event+": claude plugin update "+install.PluginID)
+	}
+	if managed {
+		fixes = append(fixes, "re-run sudo loopguard init --managed to register "+event+" for every user")
+	}
+	if len(fixes) == 0 {
+		return "re-run loopguard init to register " + event
+	}
+	return strings.Join(fixes, "\n")
 }
 
 // checkHandler checks one handler of loopguard's.
@@ -462,7 +497,7 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 			detail: fmt.Sprintf(`onFailure is %s, not "block": if the hook cannot start, crashes or times out, Claude Code lets the call through`, what),
 			fix:    fixInit + ` (sets "onFailure": "block")`})
 	}
-	if r.Event != install.PostToolUse {
+	if !install.After(r.Event) {
 		if missed := install.Unguarded(r.Matcher, policy.KnownTools); len(missed) > 0 {
 			out = append(out, checkResult{status: statusFail, name: name,
 				detail: fmt.Sprintf("the matcher %q leaves tools unguarded: %s run without loopguard", r.Matcher, strings.Join(missed, ", ")),

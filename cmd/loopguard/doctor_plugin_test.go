@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,8 +43,33 @@ func settingsReport(t *testing.T, user, managed, plugin []byte) string {
 	var b strings.Builder
 	for _, r := range checkSettings(env) {
 		b.WriteString(r.status.String() + "  " + r.name + ": " + r.detail + "\n")
+		for _, l := range strings.Split(r.fix, "\n") {
+			if l != "" {
+				b.WriteString("      fix: " + l + "\n")
+			}
+		}
 	}
 	return b.String()
+}
+
+// withoutFailure is a registration as an older init wrote it, without
+// PostToolUseFailure.
+func withoutFailure(t *testing.T, reg []byte) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(reg, &m); err != nil {
+		t.Fatal(err)
+	}
+	hk, _ := m["hooks"].(map[string]any)
+	if hk[install.PostToolUseFailure] == nil {
+		t.Fatalf("no PostToolUseFailure to take out:\n%s", reg)
+	}
+	delete(hk, install.PostToolUseFailure)
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestDoctorManagedAndPlugin(t *testing.T) {
@@ -82,7 +108,26 @@ func TestDoctorManagedAndPlugin(t *testing.T) {
 		{name: "plugin and user settings", user: append(userReg[:len(userReg)-2:len(userReg)-2], []byte(`,"enabledPlugins": {"loopguard@loopguard": true}}`)...), plug: pluginHooks,
 			want: []string{"FAIL  hooks PreToolUse: loopguard runs twice for every call", "ok    plugin loopguard@loopguard: enabled in"}},
 		{name: "plugin installed, not enabled", user: userReg, plug: pluginHooks,
-			want: []string{"ok    hooks PreToolUse: registered (1)"}, not: []string{"runs twice", "plugin loopguard@loopguard"}},
+			want: []string{"ok    hooks PreToolUse: registered (1)", "ok    hooks PostToolUseFailure: registered (1)"}, not: []string{"runs twice", "plugin loopguard@loopguard"}},
+		// What an older init or plugin registered, without
+		// PostToolUseFailure: the rest still counts, and the fix names the
+		// layer that holds it.
+		{name: "older user settings", user: withoutFailure(t, userReg),
+			want: []string{"ok    hooks PreToolUse: registered (1)", "ok    hooks PostToolUse: registered (1)",
+				"FAIL  hooks PostToolUseFailure: loopguard is registered without PostToolUseFailure (an older loopguard registered it)",
+				"fix: re-run loopguard init to register PostToolUseFailure\n"},
+			not: []string{"hooks PreToolUse: loopguard is not registered", "plugin update", "--managed"}},
+		{name: "older plugin", user: []byte(`{"enabledPlugins": {"loopguard@loopguard": true}}`), plug: withoutFailure(t, pluginHooks),
+			want: []string{"ok    hooks PreToolUse: registered (1)", "FAIL  hooks PostToolUseFailure: loopguard is registered without PostToolUseFailure",
+				"fix: update the plugin, which registers PostToolUseFailure: claude plugin update loopguard@loopguard"},
+			not: []string{"re-run loopguard init"}},
+		{name: "older managed settings", managed: withoutFailure(t, managedReg),
+			want: []string{"ok    hooks PreToolUse: registered (1)", "FAIL  hooks PostToolUseFailure: loopguard is registered without PostToolUseFailure",
+				"fix: re-run sudo loopguard init --managed to register PostToolUseFailure for every user", "managed-settings.json: runs this binary"},
+			not: []string{"plugin update", "re-run loopguard init to"}},
+		// Control: with nothing else registered it is the plain missing event.
+		{name: "nothing registered", user: []byte(`{}`),
+			want: []string{"FAIL  hooks PostToolUseFailure: loopguard is not registered for PostToolUseFailure"}, not: []string{"an older loopguard"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := settingsReport(t, c.user, c.managed, c.plug)
