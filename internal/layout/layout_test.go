@@ -16,7 +16,7 @@ const module = "github.com/loopguard/loopguard/"
 // above. A new package must be placed here.
 var floors = map[string]int{
 	// Facts with no opinion about a call.
-	"fsx": 0, "token": 0, "keyring": 0, "notify": 0, "internal/testknobs": 0, "internal/udiff": 0,
+	"fsx": 0, "token": 0, "keyring": 0, "notify": 0, "internal/testknobs": 0, "internal/udiff": 0, "internal/gitconfig": 0,
 	// The one table of each security fact.
 	"policy": 1,
 	// Readers of one thing each: bash, the audit log, the state, the
