@@ -1,11 +1,12 @@
 package confine
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/loopguard/loopguard/internal/gitconfig"
 )
 
 // gitRules are the files git reads to run, found as git finds them (git
@@ -30,7 +31,7 @@ import (
 // What the repository's configuration names (a file confined code with
 // +git may write) is granted as a file only, never a directory.
 func (v *homeVet) gitRules(s Spec, env func(string) string) {
-	g := &gitChain{v: v, home: v.home}
+	g := v.gitChain()
 	xdg := ""
 	switch x := env("XDG_CONFIG_HOME"); {
 	case x == "":
@@ -43,18 +44,18 @@ func (v *homeVet) gitRules(s Spec, env func(string) string) {
 		if sys == "" {
 			sys = "/etc/gitconfig"
 		}
-		g.file(sys, 0, trustUser)
+		g.Read(sys, trustUser)
 	}
 	if gl := env("GIT_CONFIG_GLOBAL"); gl != "" {
-		g.file(g.expand(gl), 0, trustUser)
+		g.Read(gitconfig.Expand(gl, v.home), trustUser)
 	} else {
 		if xdg != "" {
-			g.file(filepath.Join(xdg, "config"), 0, trustUser)
+			g.Read(filepath.Join(xdg, "config"), trustUser)
 		}
-		g.file(filepath.Join(v.home, ".gitconfig"), 0, trustUser)
+		g.Read(filepath.Join(v.home, ".gitconfig"), trustUser)
 	}
 	for _, c := range repoConfigs(s.Project) {
-		g.file(c, 0, trustProject)
+		g.Read(c, trustProject)
 	}
 	if xdg != "" {
 		v.grant(filepath.Join(xdg, "ignore"), fileKind, trustUser)
@@ -89,12 +90,6 @@ func gitBool(s string) bool {
 	return false
 }
 
-// maxGitInclude is git's MAX_INCLUDE_DEPTH.
-const maxGitInclude = 10
-
-// maxGitConfig bounds the bytes read of one configuration file.
-const maxGitConfig = 1 << 20
-
 // gitFileKeys are the settings that name a file git reads, and
 // gitDirKeys a directory (section.key, lower-cased).
 var (
@@ -103,90 +98,47 @@ var (
 	gitDirKeys = map[string]bool{"core.hookspath": true, "init.templatedir": true}
 )
 
-// gitChain follows one launch's git configuration files.
-type gitChain struct {
-	v     *homeVet
-	home  string
-	files int
+// gitChain is one launch's git configuration chain (gitconfig.Chain,
+// which bounds its files and depth), each file with its trust.
+func (v *homeVet) gitChain() *gitconfig.Chain[trust] {
+	return &gitconfig.Chain[trust]{Home: v.home, Open: v.gitFile, Setting: v.gitSetting}
 }
 
-// maxGitFiles bounds the configuration files one launch reads.
-const maxGitFiles = 64
-
-// file reads the configuration file at p (as git names it: a relative
-// include is relative to this name, not to where its links lead), at
-// include depth depth, if it is one git could read confined (it passes the
-// veto, or it is in the project, which is read whole), and follows it.
-func (g *gitChain) file(p string, depth int, t trust) {
-	if !filepath.IsAbs(p) || depth > maxGitInclude || g.files >= maxGitFiles {
-		return
-	}
-	p = filepath.Clean(p)
-	t = g.v.trustOf(p, t)
-	r, ok := g.v.realpath(p)
+// gitFile opens the configuration file at p (as git names it), included
+// by a file of trust from, if it is one git could read confined (it
+// passes the veto, or it is in the project, which is read whole).
+func (v *homeVet) gitFile(p string, from trust) ([]byte, trust, bool) {
+	t := v.trustOf(p, from)
+	r, ok := v.realpath(p)
 	if !ok {
-		return
+		return nil, t, false
 	}
-	if g.v.project != "" && within(r, g.v.project) {
+	if v.project != "" && within(r, v.project) {
 		// The project is read whole: a regular file of it is read
 		// here (not what a link of it leads to outside).
-		if st := g.v.lstat(r); st.err != nil || !st.fi.Mode().IsRegular() {
-			return
+		if st := v.lstat(r); st.err != nil || !st.fi.Mode().IsRegular() {
+			return nil, t, false
 		}
-	} else if r, ok = g.v.grant(p, fileKind, t); !ok {
-		return
+	} else if r, ok = v.grant(p, fileKind, t); !ok {
+		return nil, t, false
 	}
-	g.files++
-	data, err := readLimited(r, maxGitConfig)
-	if err != nil {
-		return
-	}
-	entries, _ := parseGitConfig(data) // git stops at a bad line too (and dies)
-	for _, e := range entries {
-		switch {
-		case e.bare:
-		case e.name == "include.path" || isIncludeIfPath(e.name):
-			inc := g.expand(e.value)
-			if inc == "" {
-				continue
-			}
-			if !filepath.IsAbs(inc) {
-				inc = filepath.Join(filepath.Dir(p), inc)
-			}
-			g.file(inc, depth+1, t)
-		case gitFileKeys[e.name]:
-			if f := g.expand(e.value); filepath.IsAbs(f) {
-				g.v.grant(f, fileKind, t)
-			}
-		case gitDirKeys[e.name]:
-			if d := g.expand(e.value); filepath.IsAbs(d) {
-				g.v.grant(d, dirKind, t)
-			}
-		}
-	}
+	data, _ := readLimited(r, gitconfig.MaxFileSize) // unread, it names nothing
+	return data, t, true
 }
 
-// isIncludeIfPath: includeIf.<condition>.path, with any condition.
-func isIncludeIfPath(name string) bool {
-	rest, ok := strings.CutPrefix(name, "includeif.")
-	return ok && strings.HasSuffix(rest, ".path") && len(rest) > len(".path")
-}
-
-// expand is git's interpolate_path: ~/ and ~ are the home; ~user/ and
-// %(prefix)/ are not followed (another user's home, git's own prefix: not
-// this home's); anything else is as written.
-func (g *gitChain) expand(s string) string {
+// gitSetting grants the file or directory a setting names.
+func (v *homeVet) gitSetting(e gitconfig.Entry, t trust) {
 	switch {
-	case strings.HasPrefix(s, "%(prefix)/"):
-		return ""
-	case s == "~":
-		return g.home
-	case strings.HasPrefix(s, "~/"):
-		return g.home + s[1:]
-	case strings.HasPrefix(s, "~"):
-		return ""
+	case e.Bare:
+	case gitFileKeys[e.Name]:
+		if f := gitconfig.Expand(e.Value, v.home); filepath.IsAbs(f) {
+			v.grant(f, fileKind, t)
+		}
+	case gitDirKeys[e.Name]:
+		if d := gitconfig.Expand(e.Value, v.home); filepath.IsAbs(d) {
+			v.grant(d, dirKind, t)
+		}
 	}
-	return s
 }
 
 // readLimited reads up to n bytes of the file p, by plain system calls:
@@ -216,221 +168,4 @@ func readLimited(p string, n int) ([]byte, error) {
 		buf = buf[:len(buf)+m]
 	}
 	return buf, nil
-}
-
-// gitEntry is one setting of a git configuration file: its name as `git
-// config --list` spells it (section and key lower-cased, a subsection as
-// written: includeif.gitdir:~/work/.path), its value, and bare for a key
-// with no "=" (a boolean true, which has no value).
-type gitEntry struct {
-	name, value string
-	bare        bool
-}
-
-var errGitConfig = errors.New("bad config line")
-
-// parseGitConfig reads a git configuration file as git's
-// git_parse_source does, up to its first bad line: sections [section],
-// [section "subsection"] (\ escapes the next character) and the old
-// [section.subsection]; a key alone or key = value, where outside double
-// quotes # and ; begin a comment and a run of white space is kept (each
-// character one space) but at the ends; \" \\ \n \t \b escape; a
-// backslash ending a line continues the value on the next. A UTF-8 BOM at
-// the start is skipped, CR LF is LF.
-func parseGitConfig(data []byte) ([]gitEntry, error) {
-	p := gitParser{data: data}
-	if len(data) >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf {
-		p.i = 3
-	}
-	var out []gitEntry
-	var section string // "section." or "section.subsection."
-	comment := false
-	for {
-		c := p.next()
-		if c == '\n' {
-			if p.eof {
-				return out, nil
-			}
-			comment = false
-			continue
-		}
-		if comment || isSpace(c) {
-			continue
-		}
-		if c == '#' || c == ';' {
-			comment = true
-			continue
-		}
-		if c == '[' {
-			s, ok := p.sectionName()
-			if !ok || s == "" {
-				return out, errGitConfig
-			}
-			section = s + "."
-			continue
-		}
-		if !isAlpha(c) {
-			return out, errGitConfig
-		}
-		e, ok := p.setting(section, c)
-		if !ok {
-			return out, errGitConfig
-		}
-		out = append(out, e)
-	}
-}
-
-type gitParser struct {
-	data []byte
-	i    int
-	eof  bool
-}
-
-// next is git's get_next_char: CR LF reads as LF, the end as LF (eof).
-func (p *gitParser) next() byte {
-	if p.i >= len(p.data) {
-		p.eof = true
-		return '\n'
-	}
-	c := p.data[p.i]
-	p.i++
-	if c == '\r' && p.i < len(p.data) && p.data[p.i] == '\n' {
-		p.i++
-		return '\n'
-	}
-	return c
-}
-
-// sectionName reads what follows "[" (git's get_base_var and
-// get_extended_base_var).
-func (p *gitParser) sectionName() (string, bool) {
-	var b strings.Builder
-	for {
-		c := p.next()
-		if p.eof {
-			return "", false
-		}
-		if c == ']' {
-			return b.String(), true
-		}
-		if isSpace(c) {
-			for isSpace(c) {
-				if c == '\n' {
-					return "", false
-				}
-				c = p.next()
-			}
-			if c != '"' {
-				return "", false
-			}
-			b.WriteByte('.')
-			for {
-				c := p.next()
-				if c == '\n' {
-					return "", false
-				}
-				if c == '"' {
-					break
-				}
-				if c == '\\' {
-					if c = p.next(); c == '\n' {
-						return "", false
-					}
-				}
-				b.WriteByte(c)
-			}
-			if p.next() != ']' {
-				return "", false
-			}
-			return b.String(), true
-		}
-		if !isKeyChar(c) && c != '.' {
-			return "", false
-		}
-		b.WriteByte(lower(c))
-	}
-}
-
-// setting reads a key whose first character is c, and its value (git's
-// get_value and parse_value).
-func (p *gitParser) setting(section string, c byte) (gitEntry, bool) {
-	var name strings.Builder
-	name.WriteString(section)
-	name.WriteByte(lower(c))
-	for {
-		c = p.next()
-		if p.eof || !isKeyChar(c) {
-			break
-		}
-		name.WriteByte(lower(c))
-	}
-	for c == ' ' || c == '\t' {
-		c = p.next()
-	}
-	if c == '\n' {
-		return gitEntry{name: name.String(), bare: true}, true
-	}
-	if c != '=' {
-		return gitEntry{}, false
-	}
-	var v []byte
-	quote, comment, space := false, false, 0
-	for {
-		c := p.next()
-		if c == '\n' {
-			if quote {
-				return gitEntry{}, false
-			}
-			return gitEntry{name: name.String(), value: string(v)}, true
-		}
-		if comment {
-			continue
-		}
-		if isSpace(c) && !quote {
-			if len(v) > 0 {
-				space++
-			}
-			continue
-		}
-		if !quote && (c == ';' || c == '#') {
-			comment = true
-			continue
-		}
-		for ; space > 0; space-- {
-			v = append(v, ' ')
-		}
-		if c == '\\' {
-			switch c = p.next(); c {
-			case '\n':
-				continue
-			case 't':
-				c = '\t'
-			case 'b':
-				c = '\b'
-			case 'n':
-				c = '\n'
-			case '\\', '"':
-			default:
-				return gitEntry{}, false
-			}
-			v = append(v, c)
-			continue
-		}
-		if c == '"' {
-			quote = !quote
-			continue
-		}
-		v = append(v, c)
-	}
-}
-
-// isSpace is git's isspace: space, tab, LF and CR (not VT or FF).
-func isSpace(c byte) bool   { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-func isAlpha(c byte) bool   { return c|0x20 >= 'a' && c|0x20 <= 'z' }
-func isKeyChar(c byte) bool { return isAlpha(c) || c >= '0' && c <= '9' || c == '-' }
-func lower(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
 }

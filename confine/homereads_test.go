@@ -1,7 +1,6 @@
 package confine
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +12,8 @@ import (
 	"github.com/loopguard/loopguard/policy"
 )
 
-// gitConfigSamples are configuration files as people write them, and the
-// corners of git's syntax.
+// gitConfigSamples are configuration files as people write them (the
+// corners of git's syntax are internal/gitconfig's tests).
 var gitConfigSamples = map[string]string{
 	"everyday": `# ~/.gitconfig
 [user]
@@ -36,24 +35,6 @@ var gitConfigSamples = map[string]string{
 [pull]
 	rebase = true
 `,
-	"quoting": `[core]
-	excludesfile = "~/with space/ignore" ; a comment
-	hooksPath = ~/.githooks # another
-[alias]
-	s = "!f() { echo \"a;b#c\"; }; f"
-	t = !echo   many    spaces   
-	u = one\
-two
-	v = tab\there\nnewline\bback
-[Section "Sub.Case"]
-	Key = "quoted \\ backslash"
-	bare
-[old.Style]
-	KEY=value
-[sec "with \"quote\" and \\ back"] k = v
-	key-with-dash = 1
-`,
-	"crlf and bom": "\ufeff[user]\r\n\tname = X\r\n[include]\r\n\tpath = .gitconfig.d/more\r\n",
 	"includeIf kinds": `[includeIf "gitdir:~/src/"]
 	path = src.inc
 [includeIf "gitdir/i:~/SRC/"]
@@ -66,53 +47,6 @@ two
 	path
 	path = "~/.gitconfig.d/colors"
 `,
-	"bad line stops": `[user]
-	name = ok
-this is not a config line
-[include]
-	path = ~/never
-`,
-	"header with key": `[core] excludesFile = ~/x
-[include] path = ~/y
-`,
-}
-
-// TestParseGitConfigAsGit: every sample reads as git 2.39 reads it (git
-// config --list -z --file), key for key and value for value; a sample git
-// rejects is read up to its bad line.
-func TestParseGitConfigAsGit(t *testing.T) {
-	git := requireGit(t)
-	dir := t.TempDir()
-	for name, body := range gitConfigSamples {
-		f := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
-		testfs.Write(t, f, []byte(body), 0o644)
-		cmd := exec.Command(git, "config", "--list", "-z", "--no-includes", "--file", f)
-		cmd.Env = []string{"HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1"}
-		out, err := cmd.Output()
-		gitFailed := err != nil
-		got, perr := parseGitConfig([]byte(body))
-		if gitFailed != (perr != nil) {
-			t.Errorf("%s: git failed %v, the parser's error %v", name, err, perr)
-		}
-		if gitFailed {
-			// git prints nothing of a file it rejects: the parser
-			// must at least not read past the bad line.
-			for _, e := range got {
-				if e.name == "include.path" && e.value == "~/never" {
-					t.Errorf("%s: read past the bad line: %v", name, got)
-				}
-			}
-			continue
-		}
-		var want []gitEntry
-		for _, rec := range bytes.Split(bytes.TrimSuffix(out, []byte{0}), []byte{0}) {
-			k, v, hasValue := strings.Cut(string(rec), "\n")
-			want = append(want, gitEntry{name: k, value: v, bare: !hasValue})
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
-		}
-	}
 }
 
 func requireGit(t *testing.T) string {
