@@ -310,13 +310,13 @@ func (pl Places) Classify(p string) Protection {
 	var best Protection
 	for _, e := range pl.entries() {
 		switch {
-		case p == e.path || strings.HasPrefix(p, e.path+string(filepath.Separator)):
+		case p == e.path || inside(p, e.path):
 			if e.claudeDir {
 				best = best.max(claudeRules(e.path, relSegs(e.path, p), e.what))
 				continue
 			}
 			best = best.max(Protection{Tier: e.tier, Secret: e.secret, What: e.what, Path: e.path})
-		case belowHome && e.tier == GuardCritical && !e.exact && strings.HasPrefix(e.path, p+string(filepath.Separator)):
+		case belowHome && e.tier == GuardCritical && !e.exact && inside(e.path, p):
 			// An ancestor below home: moving or removing it takes the
 			// guard's files with it.
 			best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.what, Path: e.path})
@@ -374,7 +374,7 @@ func (pl Places) ContainsSecret(p string) (Protection, bool) {
 	}
 	p = filepath.Clean(p)
 	for _, e := range pl.entries() {
-		if e.secret && (p == e.path || p == string(filepath.Separator) || strings.HasPrefix(e.path, p+string(filepath.Separator)) || strings.HasPrefix(p, e.path+string(filepath.Separator))) {
+		if e.secret && (p == e.path || p == string(filepath.Separator) || inside(e.path, p) || inside(p, e.path)) {
 			return Protection{Tier: e.tier, Secret: true, What: e.what, Path: e.path}, true
 		}
 	}
@@ -386,6 +386,13 @@ func relSegs(base, p string) []string {
 		return nil
 	}
 	return strings.Split(strings.TrimPrefix(p, base+string(filepath.Separator)), string(filepath.Separator))
+}
+
+// inside reports whether the clean path p lies below the clean directory
+// dir, without building dir+"/": Classify asks it of every entry for every
+// word of a command.
+func inside(p, dir string) bool {
+	return len(p) > len(dir) && p[len(dir)] == filepath.Separator && strings.HasPrefix(p, dir)
 }
 
 // strictlyBelow reports whether p is inside dir and not dir itself.

@@ -166,15 +166,24 @@ func (pl Places) secretEntries() []entry {
 	if pl.Home == "" {
 		return nil
 	}
-	var out []entry
-	for _, s := range homeSecrets {
-		what := s.What + ", a secret: " + s.Why
+	out := make([]entry, 0, len(homeSecrets))
+	for i, s := range homeSecrets {
 		for _, p := range pl.secretPaths(s) {
-			out = append(out, entry{path: p, tier: GuardCritical, secret: true, what: what, exact: true})
+			out = append(out, entry{path: p, tier: GuardCritical, secret: true, what: secretWhat[i], exact: true})
 		}
 	}
 	return out
 }
+
+// secretWhat is what each of homeSecrets is, said once (the hook prepares
+// its Places for every call).
+var secretWhat = func() []string {
+	out := make([]string, len(homeSecrets))
+	for i, s := range homeSecrets {
+		out[i] = s.What + ", a secret: " + s.Why
+	}
+	return out
+}()
 
 // secretPaths are the absolute paths of s for pl: under the home, and
 // where the variable s.Moves names moves it.
