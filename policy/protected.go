@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/loopguard/loopguard/fsx"
@@ -122,11 +123,15 @@ const (
 	// runs and grants nothing, but replacing it would replace the
 	// confinement: it is guard-critical like the other two.
 	ExecBinaryName = "loopguard-exec"
-	// LaunchBinaryName is the small launcher (cmd/loopguard-launch, not
-	// Go: it starts in a fraction of a Go program's time): it applies a
-	// read-only plan the hook computed and pinned by its hash, and hands
-	// anything else to loopguard-exec. Guard-critical like the others.
-	LaunchBinaryName = "loopguard-launch"
+	// RetiredLaunchBinaryName is the small C launcher read-only calls
+	// started through before it was retired (issue #39: every launch is
+	// loopguard-exec's now). Nothing of this build runs it, but an earlier
+	// install left it beside the binaries, and a hook of that release
+	// (another install, a registration not yet redone) still names it in
+	// the commands it rewrites: replacing it would still replace what such
+	// a call runs under. It stays guard-critical for one release (Retired);
+	// remove it with the release after.
+	RetiredLaunchBinaryName = "loopguard-launch"
 )
 
 // Launcher returns the path of the launcher binary beside either binary,
@@ -140,15 +145,15 @@ func Launcher(self string) string {
 	return filepath.Join(dir, ExecBinaryName+ext)
 }
 
-// FastLauncher returns the path of the small launcher beside either
-// binary, whether or not it is there.
-func FastLauncher(self string) string {
-	return filepath.Join(filepath.Dir(self), LaunchBinaryName)
+// Retired returns the paths, beside either binary, of the binaries an
+// earlier release installed and this one no longer runs
+// (RetiredLaunchBinaryName), whether or not they are there: still
+// guard-critical, so that a stale one cannot be replaced.
+func Retired(self string) []string {
+	return []string{filepath.Join(filepath.Dir(self), RetiredLaunchBinaryName)}
 }
 
-// Launchers are both launchers beside either binary, whether or not they
-// are there.
-func Launchers(self string) []string { return []string{Launcher(self), FastLauncher(self)} }
+const guardRetired = "a binary an earlier loopguard release installed (the retired small launcher, which that release's hook still runs)"
 
 // Binaries returns the paths of loopguard's two binaries given the path of
 // either: the one beside it in the same directory is its twin, whether or not
@@ -170,7 +175,7 @@ func IsLoopguardBinary(self, exe string) bool {
 	}
 	full, hook := Binaries(self)
 	exe = filepath.Clean(exe)
-	return exe == filepath.Clean(self) || exe == full || exe == hook || exe == Launcher(self) || exe == FastLauncher(self)
+	return exe == filepath.Clean(self) || exe == full || exe == hook || exe == Launcher(self) || slices.Contains(Retired(self), exe)
 }
 
 // ConsoleDir is loopguard serve's directory inside the state directory:
@@ -209,10 +214,13 @@ func (pl Places) entries() []entry {
 	}
 	if pl.Self != "" {
 		full, hook := Binaries(pl.Self)
-		for _, b := range append([]string{full, hook}, Launchers(pl.Self)...) {
+		for _, b := range []string{full, hook, Launcher(pl.Self)} {
 			if b != filepath.Clean(pl.Self) {
 				add(entry{path: b, tier: GuardCritical, what: "the loopguard binary"})
 			}
+		}
+		for _, b := range Retired(pl.Self) {
+			add(entry{path: b, tier: GuardCritical, what: guardRetired})
 		}
 	}
 	for _, d := range filepath.SplitList(pl.Path) {
@@ -220,8 +228,9 @@ func (pl Places) entries() []entry {
 			full, hook := Binaries(filepath.Join(d, BinaryName))
 			add(entry{path: full, tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
 			add(entry{path: hook, tier: GuardCritical, what: "a loopguard binary in PATH (the plugin's hooks run it)", exact: true})
-			for _, l := range Launchers(full) {
-				add(entry{path: l, tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
+			add(entry{path: Launcher(full), tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
+			for _, b := range Retired(full) {
+				add(entry{path: b, tier: GuardCritical, what: guardRetired, exact: true})
 			}
 		}
 	}

@@ -107,6 +107,26 @@ func TestBinaries(t *testing.T) {
 	}
 }
 
+// TestRetiredLauncherStaysProtected: loopguard-launch, the small launcher
+// an earlier release installed beside the binaries, is still one of them
+// for this release (a hook of that release runs it): guard-critical beside
+// either binary and in PATH, and a call of it is a call of the guard.
+// Control: a name beside it that no release installed.
+func TestRetiredLauncherStaysProtected(t *testing.T) {
+	pl := Places{Self: "/opt/lg/loopguard-hook", Path: "/usr/local/bin"}.Prepare()
+	for _, p := range []string{"/opt/lg/loopguard-launch", "/usr/local/bin/loopguard-launch"} {
+		if got := pl.Classify(p); got.Tier != GuardCritical || !strings.Contains(got.What, "retired") {
+			t.Errorf("Classify(%s) = %v (%s), want guard-critical, said retired", p, got.Tier, got.What)
+		}
+	}
+	if !IsLoopguardBinary(pl.Self, "/opt/lg/loopguard-launch") {
+		t.Error("loopguard-launch beside the hook is not a loopguard binary")
+	}
+	if pl.Classify("/opt/lg/loopguard-launch2").Tier != Ordinary || IsLoopguardBinary(pl.Self, "/opt/lg/loopguard-launch2") {
+		t.Error("control: /opt/lg/loopguard-launch2 is protected")
+	}
+}
+
 func TestGlobProtection(t *testing.T) {
 	pl := Places{Home: "/home/u"}
 	for _, c := range []struct {

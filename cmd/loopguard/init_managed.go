@@ -70,9 +70,10 @@ func initManagedRun(o *initOptions, bin string) error {
 		return err
 	}
 	// The hook runs the launcher beside it: replacing it replaces what a
-	// scoped call runs under.
+	// scoped call runs under (and a stale small launcher an earlier
+	// release left there, which that release's hook ran: policy.Retired).
 	var launchers []string
-	for _, l := range policy.Launchers(bin) {
+	for _, l := range append([]string{policy.Launcher(bin)}, policy.Retired(bin)...) {
 		if _, err := os.Stat(l); err != nil {
 			continue
 		}

@@ -24,7 +24,7 @@ type sandboxPaths struct {
 	config    string   // loopguard's config directory
 	binary    string   // this binary
 	hook      string   // loopguard-hook beside it, when installed ("": not)
-	launchers []string // loopguard-exec and loopguard-launch beside it, those installed
+	launchers []string // loopguard-exec beside it, and a stale loopguard-launch (policy.Retired), those installed
 	keyrings  string   // the Secret Service's keyring files
 	goCache   string   // the Go build cache of sandboxed commands
 	// vaultToken is the Vault backend's token file (the config's
@@ -58,7 +58,7 @@ func resolveSandboxPaths(bin string) (sandboxPaths, error) {
 			p.hook = hook
 		}
 	}
-	for _, l := range policy.Launchers(bin) {
+	for _, l := range append([]string{policy.Launcher(bin)}, policy.Retired(bin)...) {
 		if fi, err := os.Stat(l); err == nil && !fi.IsDir() && l != bin {
 			p.launchers = append(p.launchers, l)
 		}
