@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,108 +11,10 @@ import (
 	"github.com/loopguard/loopguard/internal/testfs"
 )
 
-// gitConfigCases are configuration files and the core.hooksPath values git
-// reads from them; bad is a file git refuses ("bad config line"), which
-// names no hooksPath.
-var gitConfigCases = []struct {
-	name, text string
-	want       []string
-	bad        bool
-}{
-	{"plain", "[core]\n\thooksPath = .githooks\n", []string{".githooks"}, false},
-	{"case of section and key", "[CORE]\nHooksPATH=tools/hooks\n", []string{"tools/hooks"}, false},
-	{"quoted, with a comment", "[core]\n  hooksPath = \"my hooks\" # the team's\n", []string{"my hooks"}, false},
-	{"quoted comment characters", "[core]\nhooksPath = \"a;b#c\"\n", []string{"a;b#c"}, false},
-	{"semicolon comment", "[core]\nhooksPath = x ; y\n", []string{"x"}, false},
-	{"inner whitespace kept, outer dropped", "[core]\nhooksPath =   a \t b   \n", []string{"a   b"}, false},
-	{"escapes", "[core]\nhooksPath = \"a\\\"b\\\\c\"\n", []string{"a\"b\\c"}, false},
-	{"continued line", "[core]\nhooksPath = one\\\ntwo\n", []string{"onetwo"}, false},
-	{"home", "[core]\nhooksPath = ~/hooks\n", []string{"~/hooks"}, false},
-	{"same line as the header", "[core] hooksPath = x\n", []string{"x"}, false},
-	{"CRLF", "[core]\r\nhooksPath = x\r\n", []string{"x"}, false},
-	{"BOM", "\ufeff[core]\nhooksPath = x\n", []string{"x"}, false},
-	{"no final newline", "[core]\nhooksPath = x", []string{"x"}, false},
-	{"several", "[core]\nhooksPath = a\n[user]\nname = u\n[core]\nhooksPath = b\n", []string{"a", "b"}, false},
-	{"two quoted parts", "[core]\nhooksPath = \"a\" \"b\"\n", []string{"a b"}, false},
-	{"a backslash at the end", "[core]\nhooksPath = x\\", []string{"x"}, false},
-	{"no space after the header", "[core]hooksPath=x\n", []string{"x"}, false},
-	{"a comment after the header", "[core];c\nhooksPath=x\n", []string{"x"}, false},
-	{"old subsection syntax", "[core.X]\nhooksPath = x\n", nil, false},
-	{"a key with a dash", "[core]\nhooks-path = x\n", nil, false},
-	{"a subsection is another section", "[core \"x\"]\nhooksPath = y\n[core.x]\nhooksPath = z\n", nil, false},
-	{"another key", "[core]\nhooksPathx = y\nfsmonitor = false\n", nil, false},
-	{"comments only", "# [core]\n; hooksPath = x\n\n", nil, false},
-	{"empty", "", nil, false},
-	{"unclosed quote", "[core]\nhooksPath = \"x\n", nil, true},
-	{"unknown escape", "[core]\nhooksPath = a\\qb\n", nil, true},
-	{"key before any section", "hooksPath = x\n[core]\nhooksPath = y\n", []string{"y"}, false},
-	{"unclosed header", "[core\nhooksPath = x\n", nil, true},
-	{"junk after the key", "[core]\nhooksPath x\n", nil, true},
-	{"key starting with a digit", "[core]\n1x = y\nhooksPath = x\n", nil, true},
-	{"subsection not quoted", "[core x]\nhooksPath = x\n", nil, true},
-	{"subsection line break", "[core \"x\n\"]\nhooksPath = x\n", nil, true},
-}
-
-// The reader gives the values git gives (checked against the real git when
-// there is one), and refuses what git refuses.
-func TestParseGitConfigHooksPath(t *testing.T) {
-	git, _ := exec.LookPath("git")
-	dir := t.TempDir()
-	for _, c := range gitConfigCases {
-		vars, ok := parseGitConfig(c.text)
-		var got []string
-		for _, v := range vars {
-			if v.name == "core.hookspath" && v.hasValue {
-				got = append(got, v.value)
-			}
-		}
-		if ok == c.bad || !slices.Equal(got, c.want) {
-			t.Errorf("%s: %q ok=%v, want %q bad=%v", c.name, got, ok, c.want, c.bad)
-		}
-		if git == "" {
-			continue
-		}
-		f := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
-		testfs.Write(t, f, []byte(c.text), 0o644)
-		cmd := exec.Command(git, "config", "--file", f, "--get-all", "core.hooksPath")
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
-		out, err := cmd.Output()
-		var gitVals []string
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			gitVals = strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-		case errors.As(err, &ee) && ee.ExitCode() == 1: // no such key
-		case errors.As(err, &ee) && ee.ExitCode() == 128: // bad config
-			if !c.bad {
-				t.Errorf("%s: git refuses the file, the case says it is good", c.name)
-			}
-			continue
-		default:
-			t.Fatalf("git config: %v", err)
-		}
-		if c.bad {
-			t.Errorf("%s: git reads the file (%q), the case says it is bad", c.name, gitVals)
-		} else if !slices.Equal(gitVals, c.want) {
-			t.Errorf("%s: git reads %q, the case says %q", c.name, gitVals, c.want)
-		}
-	}
-}
-
-// FuzzParseGitConfig: any text is read or refused, never a panic.
-func FuzzParseGitConfig(f *testing.F) {
-	for _, c := range gitConfigCases {
-		f.Add(c.text)
-	}
-	f.Fuzz(func(t *testing.T, text string) {
-		parseGitConfig(text)
-	})
-}
-
 // HooksPaths reads core.hooksPath from the repository's config and the
 // user's, makes each absolute (relative to the working tree's top, ~/ the
-// home), follows [include] one level, and names no path for a file that
-// is missing or that git would refuse.
+// home), follows [include] at any depth, and names no path for a file
+// that is missing or a line that git would refuse.
 func TestHooksPaths(t *testing.T) {
 	root := realDir(t, t.TempDir())
 	home := filepath.Join(root, "home")
@@ -131,7 +32,7 @@ func TestHooksPaths(t *testing.T) {
 	write(filepath.Join(home, "more.inc"), "[core]\nhooksPath = /opt/hooks\n[include]\npath = deeper.inc\n")
 	write(filepath.Join(home, "deeper.inc"), "[core]\nhooksPath = /deeper\n")
 	write(filepath.Join(home, ".config", "git", "config"), "[core]\nhooksPath = /from-default-xdg\n")
-	want := []string{filepath.Join(proj, "tools", "git hooks"), filepath.Join(home, ".hooks"), "/opt/hooks", "/from-default-xdg"}
+	want := []string{filepath.Join(proj, "tools", "git hooks"), filepath.Join(home, ".hooks"), "/opt/hooks", "/deeper", "/from-default-xdg"}
 	if got := HooksPaths(proj, home, getenv); !slices.Equal(got, want) {
 		t.Errorf("HooksPaths = %q, want %q", got, want)
 	}
@@ -174,6 +75,92 @@ func TestHooksPaths(t *testing.T) {
 	}
 	if got := HooksPaths("relative", "also-relative", nil); len(got) != 0 {
 		t.Errorf("HooksPaths with relative paths: %q", got)
+	}
+}
+
+// hooksPathHomes are homes (files below the home; proj is a repository on
+// branch main) where a hooksPath is set only in an included file, each
+// way git includes: deep, conditional, relative to the including file.
+var hooksPathHomes = map[string]map[string]string{
+	"include at depth 3": {
+		".gitconfig": "[include]\n\tpath = a.inc\n",
+		"a.inc":      "[include]\n\tpath = conf/b.inc\n",
+		"conf/b.inc": "[include]\n\tpath = c.inc\n",
+		"conf/c.inc": "[core]\n\thooksPath = ~/deep-hooks\n",
+	},
+	"includeIf gitdir from the user's": {
+		".gitconfig": "[includeIf \"gitdir:~/proj/\"]\n\tpath = ~/work.inc\n",
+		"work.inc":   "[core]\n\thooksPath = /srv/work-hooks\n",
+	},
+	"includeIf onbranch from the repository's, relative": {
+		"proj/.git/config": "[core]\n\trepositoryformatversion = 0\n[includeIf \"onbranch:main\"]\n\tpath = ../hooks.inc\n",
+		"proj/hooks.inc":   "[core]\n\thooksPath = tools/hooks\n",
+	},
+	"includeIf from the XDG file, at git's depth of 10": {
+		".config/git/config": "[includeIf \"gitdir/i:~/PROJ/\"]\n\tpath = d1\n",
+		".config/git/d1":     "[include]\n\tpath = d2\n", ".config/git/d2": "[include]\n\tpath = d3\n",
+		".config/git/d3": "[include]\n\tpath = d4\n", ".config/git/d4": "[include]\n\tpath = d5\n",
+		".config/git/d5": "[include]\n\tpath = d6\n", ".config/git/d6": "[include]\n\tpath = d7\n",
+		".config/git/d7": "[include]\n\tpath = d8\n", ".config/git/d8": "[include]\n\tpath = d9\n",
+		".config/git/d9": "[include]\n\tpath = d10\n", ".config/git/d10": "[core]\n\thooksPath = ~/ten\n",
+	},
+}
+
+// TestHooksPathsAsGit: the hooksPath git uses in the repository (git -C
+// proj config --type=path --get core.hooksPath), set only in an included
+// file, is among HooksPaths'. The control: the same home with no include
+// (path renamed), where git sees no hooksPath and HooksPaths names none.
+func TestHooksPathsAsGit(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	for name, files := range hooksPathHomes {
+		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
+			home := realDir(t, t.TempDir())
+			proj := filepath.Join(home, "proj")
+			cmd := exec.Command(git, "init", "-q", "-b", "main", proj)
+			cmd.Env = []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1"}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
+			write := func(include bool) {
+				for f, body := range files {
+					if !include {
+						body = strings.ReplaceAll(body, "path =", "notpath =")
+					}
+					testfs.Write(t, filepath.Join(home, filepath.FromSlash(f)), []byte(body), 0o644)
+				}
+			}
+			gitHooks := func() string {
+				cmd := exec.Command(git, "-C", proj, "config", "--type=path", "--get", "core.hooksPath")
+				cmd.Env = []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1"}
+				out, err := cmd.Output()
+				if err != nil {
+					return ""
+				}
+				d := strings.TrimSuffix(string(out), "\n")
+				if !filepath.IsAbs(d) {
+					d = filepath.Join(proj, d)
+				}
+				return d
+			}
+			write(true)
+			d := gitHooks()
+			if d == "" {
+				t.Fatal("git sees no hooksPath: the test tests nothing")
+			}
+			if got := HooksPaths(proj, home, nil); !slices.Contains(got, d) {
+				t.Errorf("git runs hooks from %s; HooksPaths = %q", d, got)
+			}
+			write(false)
+			if g := gitHooks(); g != "" {
+				t.Fatalf("control: git still sees %s", g)
+			}
+			if got := HooksPaths(proj, home, nil); slices.Contains(got, d) || len(got) != 0 {
+				t.Errorf("control: no include, yet HooksPaths = %q", got)
+			}
+		})
 	}
 }
 
