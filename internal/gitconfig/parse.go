@@ -30,7 +30,8 @@ var ErrBadLine = errors.New("bad config line")
 // value, where outside double quotes # and ; begin a comment and a run of
 // white space is kept (each character one space) but at the ends; \" \\
 // \n \t \b escape; a backslash ending a line continues the value on the
-// next. A UTF-8 BOM at the start is skipped, CR LF is LF.
+// next. A UTF-8 BOM at the start is skipped, CR LF is LF; a NUL ends a
+// name or a value, as in git, where they are C strings.
 func Parse(data []byte) ([]Entry, error) {
 	p := parser{data: data}
 	if len(data) >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf {
@@ -70,6 +71,10 @@ func Parse(data []byte) ([]Entry, error) {
 		if !ok {
 			return out, ErrBadLine
 		}
+		// git hands on C strings: a NUL (in a subsection or a value)
+		// ends the name or the value.
+		e.Name, _, _ = strings.Cut(e.Name, "\x00")
+		e.Value, _, _ = strings.Cut(e.Value, "\x00")
 		out = append(out, e)
 	}
 }

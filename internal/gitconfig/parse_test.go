@@ -74,6 +74,9 @@ this is not a config line
 	"header with key": `[core] excludesFile = ~/x
 [include] path = ~/y
 `,
+	"NUL in a value, a subsection, a comment": "[core]\n\thooksPath = a\x00b\n\teditor = \"v\x00\\\"i\"\n" +
+		"[sec \"a\x00b\"]\n\tkey = x\n# c\x00d\n[user]\n\tname = n\n",
+	"NUL in a key": "[core]\n\thooks\x00Path = x\n",
 }
 
 // TestParseAsGit: every sample reads as git 2.39 reads it (git config
@@ -164,6 +167,7 @@ var hooksPathCases = []struct {
 	{"key starting with a digit", "[core]\n1x = y\nhooksPath = x\n", nil, true},
 	{"subsection not quoted", "[core x]\nhooksPath = x\n", nil, true},
 	{"subsection line break", "[core \"x\n\"]\nhooksPath = x\n", nil, true},
+	{"a NUL ends the value", "[core]\nhooksPath = a\x00b\n", []string{"a"}, false},
 	{"set before a bad line", "[core]\nhooksPath = a\n[core\nhooksPath = b\n", []string{"a"}, true},
 }
 
