@@ -35,6 +35,7 @@ import (
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/register"
 	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
 )
 
 // Options are what the binary running the hook brings.
@@ -189,6 +190,12 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 	if s.err != nil {
 		return nil, s.err
 	}
+	vault := s.cfg.Backend == config.BackendVault
+	if !vault {
+		if err := stateKept(s.dir); err != nil {
+			return nil, err
+		}
+	}
 	st, err := state.Open(s.dir)
 	if err != nil {
 		return nil, err
@@ -203,11 +210,12 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 			return nil, err
 		}
 	}
+	log := audit.Open(filepath.Join(s.dir, "audit"))
 	eng := &hooks.Engine{
 		Custody: custody,
 		Store:   st,
-		Audit:   audit.Open(filepath.Join(s.dir, "audit")),
-		LoadKey: keyring.Load,
+		Audit:   log,
+		LoadKey: anchoredKey(s.dir, log),
 		Env: hooks.Env{
 			Path:            os.Getenv("PATH"),
 			Home:            home,
@@ -220,6 +228,8 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 			ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"),
 			CodexHome:       os.Getenv("CODEX_HOME"),
 			Secrets:         secrets(s.cfg, home),
+			XDGConfigHome:   os.Getenv("XDG_CONFIG_HOME"),
+			GitConfigGlobal: os.Getenv("GIT_CONFIG_GLOBAL"),
 		},
 		Mode:         mode,
 		Wait:         wait,
@@ -235,6 +245,55 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 		eng.Abandoned = ch
 	}
 	return eng, nil
+}
+
+// stateKept refuses a state directory that loopguard set up and that is
+// gone: removed (state.Open would make it again, empty, and the grants and
+// the audit log it held would be lost without a word). A directory set up
+// by init has an identity or a sealed head (audit.Log.Kept: two lstats, no
+// keyring); only one that has neither (before init, or lost) costs a read
+// of the keyring's anchor, which says which. Without an anchor (before
+// init, or set up before anchors) or a keyring, the hook goes on as
+// before: the allow paths need the key anyway.
+func stateKept(dir string) error {
+	if audit.Open(filepath.Join(dir, "audit")).Kept() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), keyring.DefaultTimeout)
+	defer cancel()
+	rec, err := keyring.LoadAnchor(ctx, keyring.AnchorAccount(dir))
+	if err != nil || rec == "" {
+		return nil
+	}
+	return &audit.LostError{Dir: dir, Why: "it holds neither its identity nor a sealed audit log: it was removed (and is gone, or was made again empty)"}
+}
+
+// anchoredKey is the engine's LoadKey: the key, and with it, in the same
+// keyring read, the anchor of the state directory dir, checked against the
+// directory and its log (audit.Log.CheckAnchor: the identity, and the
+// sealed line the anchor names still in place). A directory that is not
+// the one anchored (replaced, or rolled back to an older copy) is an
+// audit.LostError, which the engine denies as state_lost. Without an
+// anchor (set up before anchors) it is the key alone. Only the paths that
+// need the key pay for it: the deny and read-only paths never call it.
+func anchoredKey(dir string, log *audit.Log) func(context.Context) ([]byte, error) {
+	account := keyring.AnchorAccount(dir)
+	return func(ctx context.Context) ([]byte, error) {
+		master, rec, err := keyring.LoadWithAnchor(ctx, account)
+		if err != nil || rec == "" {
+			return master, err
+		}
+		_, seal, err := token.DeriveKeys(master)
+		if err == nil {
+			_, err = log.CheckAnchor(seal, rec)
+			clear(seal)
+		}
+		if err != nil {
+			clear(master)
+			return nil, err
+		}
+		return master, nil
+	}
 }
 
 // secrets are the files of the config no agent call may read or write

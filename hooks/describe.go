@@ -41,6 +41,10 @@ type Env struct {
 	// Secrets are further files no call may read or write (the Vault
 	// backend's token file).
 	Secrets []string
+	// XDGConfigHome and GitConfigGlobal are $XDG_CONFIG_HOME and
+	// $GIT_CONFIG_GLOBAL as the agent's host has them: where the user's
+	// git configuration (its core.hooksPath) and the tools' secrets are.
+	XDGConfigHome, GitConfigGlobal string
 }
 
 // described is a call turned into its descriptor and digests.

@@ -71,7 +71,7 @@ func (e *Engine) refusalContext(c *Call, a state.Allowed) string {
 	if cwd == "" {
 		cwd = c.Cwd
 	}
-	return refusalNote(cp, c.Output, jailSite{places: e.places(), project: e.projectDir(c), cwd: cwd, home: e.Env.Home})
+	return refusalNote(cp, c.Output, jailSite{places: e.places(c), project: e.projectDir(c), cwd: cwd, home: e.Env.Home})
 }
 
 // jailSite is where a confined call ran, for reading the paths its

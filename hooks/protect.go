@@ -30,12 +30,31 @@ func (f finding) stronger(g finding) finding {
 	return f
 }
 
-// places is the protected set's anchors for this engine.
-func (e *Engine) places() policy.Places {
-	return policy.Places{
+// places is the protected set's anchors for this engine and call c: the
+// hook directory core.hooksPath names in the git configuration of c's
+// project (husky's .husky, a .githooks) is executable configuration too.
+func (e *Engine) places(c *Call) policy.Places {
+	pl := policy.Places{
 		Home: e.Env.Home, StateDir: e.Env.StateDir, ConfigDir: e.Env.ConfigDir, Self: e.Env.Self,
 		ClaudeConfigDir: e.Env.ClaudeConfigDir, CodexHome: e.Env.CodexHome, Path: e.Env.Path, Secrets: e.Env.Secrets,
-	}.Prepare()
+		XDGConfigHome: e.Env.XDGConfigHome,
+	}
+	if c != nil {
+		pl.HooksPaths = policy.HooksPaths(e.projectDir(c), e.Env.Home, e.gitGetenv)
+	}
+	return pl.Prepare()
+}
+
+// gitGetenv is the agent's environment as git's configuration is found
+// by it.
+func (e *Engine) gitGetenv(k string) string {
+	switch k {
+	case "XDG_CONFIG_HOME":
+		return e.Env.XDGConfigHome
+	case "GIT_CONFIG_GLOBAL":
+		return e.Env.GitConfigGlobal
+	}
+	return ""
 }
 
 // judged is one path as written and where it lands.
@@ -109,7 +128,7 @@ func (e *Engine) protected(c *Call, d *described) finding {
 	if c.ToolName == "Bash" && testknobs.On(testknobs.LooseAnalysis) {
 		return finding{}
 	}
-	pl := e.places()
+	pl := e.places(c)
 	var best finding
 	note := func(verb string, j judged) {
 		if j.prot.Protected() {
