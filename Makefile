@@ -3,8 +3,7 @@
 #   make build   bin/loopguard, bin/loopguard-hook (the hook alone, which
 #                starts faster) and bin/loopguard-exec (the launcher), static
 #                (CGO_ENABLED=0: no dynamic loader on the hook path), version
-#                from `git describe --always --dirty`; on Linux also
-#                bin/loopguard-launch, the small launcher (C, gcc -static)
+#                from `git describe --always --dirty`
 #   make install the same into $(go env GOBIN) or ~/go/bin: init then
 #                registers loopguard-hook
 #   make deps    install the Debian packages the tests need, only if missing,
@@ -41,24 +40,16 @@ LDFLAGS := -X main.version=$(VERSION)
 
 .PHONY: build install deps test lint ci demo clean bench screenshots decisions release
 
-# The small launcher (cmd/loopguard-launch, C, Linux only) starts in a
-# fraction of a Go program's time: read-only launches run through it.
-CC ?= cc
-LAUNCH_SRC := cmd/loopguard-launch/loopguard-launch.c
-LAUNCH_CFLAGS := -O2 -Wall -Wextra -static
-LAUNCH_CC_CHECK := command -v $(CC) >/dev/null || { echo "no C compiler ($(CC)) to build loopguard-launch: install gcc and libc6-dev (scripts/deps does)" >&2; exit 1; }
-
+# The small C launcher (loopguard-launch) an earlier build or release put
+# beside the binaries is retired (every launch is loopguard-exec's): build
+# and install take it away, so that nothing stale stays there to be run.
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/loopguard ./cmd/loopguard-hook ./cmd/loopguard-exec
-	if [ "$$(uname -s)" = Linux ]; then $(LAUNCH_CC_CHECK); $(CC) $(LAUNCH_CFLAGS) -o bin/loopguard-launch $(LAUNCH_SRC); fi
+	rm -f bin/loopguard-launch
 
 install:
 	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/loopguard ./cmd/loopguard-hook ./cmd/loopguard-exec
-	if [ "$$(uname -s)" = Linux ]; then \
-	  $(LAUNCH_CC_CHECK); \
-	  d="$$($(GO) env GOBIN)"; [ -n "$$d" ] || d="$$($(GO) env GOPATH)/bin"; \
-	  $(CC) $(LAUNCH_CFLAGS) -o "$$d/loopguard-launch" $(LAUNCH_SRC); \
-	fi
+	d="$$($(GO) env GOBIN)"; [ -n "$$d" ] || d="$$($(GO) env GOPATH)/bin"; rm -f "$$d/loopguard-launch"
 
 deps:
 	scripts/deps
