@@ -32,4 +32,12 @@
 // deleting the head and rewriting the log needs no key. After Verify found
 // problems, Restart keeps the damaged log as log-<time>.jsonl and starts a new
 // sealed one under the lock.
+//
+// The head lives in the same directory as the log, so a state directory that
+// was removed, replaced or restored from an older copy carries a head that
+// verifies. The anchor (anchor.go) is what tells: the directory's random
+// identity (the file "id") and a sealed point of the log, MACed under the seal
+// key, kept by the caller outside the directory (the keyring, package
+// keyring). CheckAnchor refuses a directory that is not the one anchored with
+// a *LostError (reason code state_lost).
 package audit
