@@ -30,6 +30,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// The anchor the helper's anchor operations store and read.
+const (
+	testAnchorDir = "/home/test/.local/state/loopguard"
+	testAnchor    = `{"v":1,"id":"test"}`
+)
+
 // helperResult is what the child reports for one operation.
 type helperResult struct {
 	Op      string  `json:"op"`
@@ -106,6 +112,25 @@ func helperMain(ops []string) int {
 			v, r.Quick, err = quickGet(ctx)
 			if r.Quick {
 				r.Fp = fingerprint([]byte(v))
+			}
+		case "store-anchor":
+			err = StoreAnchor(ctx, AnchorAccount(testAnchorDir), testAnchor)
+		case "load-anchor":
+			// The hook's read: the key and the anchor; Fp is the anchor's.
+			var k []byte
+			var a string
+			k, a, err = LoadWithAnchor(ctx, AnchorAccount(testAnchorDir))
+			r.KeyLen = len(k)
+			if a != "" {
+				r.Fp = fingerprint([]byte(a))
+			}
+		case "quick-anchor":
+			// The short way for both items alone: whether it applied, and
+			// the anchor's fingerprint ("" when none was found).
+			var vals []string
+			vals, r.Quick, err = quickGetMany(ctx, Account, AnchorAccount(testAnchorDir))
+			if r.Quick && vals[1] != "" {
+				r.Fp = fingerprint([]byte(vals[1]))
 			}
 		case "long":
 			// The long way alone: the bus check, then go-keyring.

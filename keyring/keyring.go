@@ -20,6 +20,11 @@
 // without DBUS_SESSION_BUS_ADDRESS godbus would try to autolaunch a bus with
 // dbus-launch.
 //
+// Beside the key, one more item per state directory holds its anchor
+// (anchor.go): a short record package audit makes and checks, so that a
+// removed, replaced or rolled-back state directory is seen from outside it.
+// LoadWithAnchor reads both in the hook's one keyring read.
+//
 // The key never appears in an error, a hint or anything else this package
 // returns apart from Load's result.
 //

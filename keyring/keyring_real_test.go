@@ -279,6 +279,30 @@ func TestRealQuickGet(t *testing.T) {
 	}
 }
 
+// TestRealLoadWithAnchor: the hook's one read brings the key and the
+// state directory's anchor over the short way (one connection), and reads
+// them as go-keyring stored them; with no anchor stored the short way
+// still applies and reads "" (the control).
+func TestRealLoadWithAnchor(t *testing.T) {
+	keyringtest.Require(t)
+	rk := startKeyring(t, true)
+	wantResults(t, rk.run(t, "create"), "")
+	res := rk.run(t, "quick-anchor", "load-anchor")
+	wantResults(t, res, "", "")
+	if !res[0].Quick || res[0].Fp != "" || res[1].KeyLen != KeySize || res[1].Fp != "" {
+		t.Fatalf("no anchor: %+v", res)
+	}
+	res = rk.run(t, "store-anchor", "quick-anchor", "load-anchor", "load")
+	wantResults(t, res, "", "", "", "")
+	want := fingerprint([]byte(testAnchor))
+	if !res[1].Quick || res[1].Fp != want || res[2].Fp != want || res[2].KeyLen != KeySize {
+		t.Fatalf("with the anchor: %+v", res)
+	}
+	for _, r := range res {
+		t.Logf("%s: %.1f ms", r.Op, r.Ms)
+	}
+}
+
 func TestRealConcurrentCreate(t *testing.T) {
 	keyringtest.Require(t)
 	rk := startKeyring(t, true)

@@ -14,6 +14,9 @@ func checkPlatform(context.Context) error { return nil }
 // quickGet: there is no shorter way than go-keyring's here.
 func quickGet(context.Context) (string, bool, error) { return "", false, nil }
 
+// quickGetMany: nor for several items.
+func quickGetMany(context.Context, ...string) ([]string, bool, error) { return nil, false, nil }
+
 // probePlatform reads the key's item and counts "not found" as reachable.
 func probePlatform(_ context.Context, b backend) error {
 	_, err := b.Get(Service, Account)

@@ -64,9 +64,22 @@ type secret struct {
 // falls back to the default collection and reports errors as before. A
 // missing or unusable bus is an error (the long way would fail the same).
 func quickGet(ctx context.Context) (value string, ok bool, err error) {
+	vals, ok, err := quickGetMany(ctx, Account)
+	if !ok || err != nil {
+		return "", ok, err
+	}
+	return vals[0], true, nil
+}
+
+// quickGetMany is quickGet for the items of several user names under
+// Service, in one connection and one session: a SearchItems per name and
+// one GetSecrets for what they found (one call more than quickGet per
+// name more). The first name's item must be there (else ok is false, as
+// quickGet's); a later one that is not reads as "".
+func quickGetMany(ctx context.Context, accounts ...string) (values []string, ok bool, err error) {
 	c, err := dialBus(ctx)
 	if err != nil {
-		return "", false, err
+		return nil, false, err
 	}
 	if d, has := ctx.Deadline(); has {
 		_ = c.SetDeadline(d)
@@ -76,30 +89,63 @@ func quickGet(ctx context.Context) (value string, ok bool, err error) {
 	conn, err := dbus.NewConn(bufferedConn{bufio.NewReader(c), c}, dbus.WithContext(ctx))
 	if err != nil {
 		_ = c.Close()
-		return "", false, nil
+		return nil, false, nil
 	}
 	defer conn.Close()
 	if err := conn.Auth([]dbus.Auth{dbus.AuthExternal(strconv.Itoa(os.Geteuid()))}); err != nil {
-		return "", false, nil
+		return nil, false, nil
 	}
 	if err := conn.Hello(); err != nil {
-		return "", false, nil
+		return nil, false, nil
 	}
-	var items []dbus.ObjectPath
-	attrs := map[string]string{"username": Account, "service": Service}
-	if err := conn.Object(ssName, ssLoginPath).CallWithContext(ctx, ssCollection+".SearchItems", 0, attrs).Store(&items); err != nil || len(items) == 0 {
-		return "", false, ctx.Err()
+	found := make([]dbus.ObjectPath, len(accounts))
+	for i, a := range accounts {
+		var items []dbus.ObjectPath
+		attrs := map[string]string{"username": a, "service": Service}
+		if err := conn.Object(ssName, ssLoginPath).CallWithContext(ctx, ssCollection+".SearchItems", 0, attrs).Store(&items); err != nil || (i == 0 && len(items) == 0) {
+			return nil, false, ctx.Err()
+		}
+		if len(items) > 0 {
+			found[i] = items[0]
+		}
 	}
 	var out dbus.Variant
 	var session dbus.ObjectPath
 	if err := conn.Object(ssName, ssPath).CallWithContext(ctx, ssService+".OpenSession", 0, "plain", dbus.MakeVariant("")).Store(&out, &session); err != nil {
-		return "", false, ctx.Err()
+		return nil, false, ctx.Err()
 	}
-	var sec secret
-	if err := conn.Object(ssName, items[0]).CallWithContext(ctx, ssItem+".GetSecret", 0, session).Store(&sec); err != nil {
-		return "", false, ctx.Err()
+	values = make([]string, len(accounts))
+	if len(accounts) == 1 {
+		var sec secret
+		if err := conn.Object(ssName, found[0]).CallWithContext(ctx, ssItem+".GetSecret", 0, session).Store(&sec); err != nil {
+			return nil, false, ctx.Err()
+		}
+		values[0] = string(sec.Value)
+		return values, true, nil
 	}
-	return string(sec.Value), true, nil
+	// Several items: one GetSecrets for all of them. It leaves out an item
+	// it cannot give (a locked one): then the long way decides.
+	var paths []dbus.ObjectPath
+	for _, item := range found {
+		if item != "" {
+			paths = append(paths, item)
+		}
+	}
+	var secs map[dbus.ObjectPath]secret
+	if err := conn.Object(ssName, ssPath).CallWithContext(ctx, ssService+".GetSecrets", 0, paths, session).Store(&secs); err != nil {
+		return nil, false, ctx.Err()
+	}
+	for i, item := range found {
+		if item == "" {
+			continue
+		}
+		sec, ok := secs[item]
+		if !ok {
+			return nil, false, nil
+		}
+		values[i] = string(sec.Value)
+	}
+	return values, true, nil
 }
 
 // bufferedConn reads through a buffer and writes and closes directly.
