@@ -83,7 +83,7 @@ func Reasons() []string {
 		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonInteractive, ReasonProtected, ReasonExecConfig,
 		ReasonSubagent, ReasonContentChanged, ReasonRepositoryNotCovered, ReasonNotCanonical, ReasonSandboxEscape,
 		ReasonPendingFull, ReasonAbandoned, ReasonInputChanged, ReasonNotGuarded, ReasonUnknownEvent,
-		ReasonMalformed, ReasonKeyring, ReasonInternal, ReasonDeadline,
+		ReasonMalformed, ReasonKeyring, ReasonStateLost, ReasonInternal, ReasonDeadline,
 	}
 }
 
@@ -390,8 +390,15 @@ func askable(reason string) bool {
 }
 
 func (e *Engine) fail(reason string, err error) Decision {
+	if errors.Is(err, audit.ErrStateLost) {
+		// The key was read, and with it the keyring's anchor of the state
+		// directory, which this one is not (LoadKey's check).
+		reason = ReasonStateLost
+	}
 	msg := fmt.Sprintf("loopguard: %s: %v", reason, err)
 	switch reason {
+	case ReasonStateLost:
+		msg += stateLostAdvice
 	case ReasonKeyring:
 		msg += ". The call is blocked until the key can be read; the user should run `loopguard doctor` in their terminal."
 	case ReasonInternal:

@@ -1,0 +1,135 @@
+package hookmain
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+// initState sets the state directory up as loopguard init does, in the
+// mock keyring: the key, the sealed empty log, the identity and the
+// anchor. It returns the state directory.
+func initState(t *testing.T) string {
+	t.Helper()
+	keyring.UseMock()
+	ctx := context.Background()
+	if _, err := keyring.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := state.DefaultDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := state.Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	l := audit.Open(filepath.Join(dir, "audit"))
+	seal := sealOf(t)
+	if err := l.Seal(seal); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.NewID(); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := l.Anchor(seal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := keyring.StoreAnchor(ctx, keyring.AnchorAccount(dir), rec); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func sealOf(t *testing.T) []byte {
+	t.Helper()
+	master, err := keyring.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, seal, err := token.DeriveKeys(master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seal
+}
+
+func hook(t *testing.T, payload string) (int, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Run([]string{"--event", "PreToolUse"}, strings.NewReader(payload), &out, &errOut, Options{})
+	return code, out.String()
+}
+
+// TestRemovedStateDenies: a state directory that init set up and that was
+// removed is not made again, empty, by the next hook: every call, a read
+// included, is denied as state_lost, with what happened and how to accept
+// it. The control: the directory as init left it decides as usual (a
+// no_grant deny, a read let through).
+func TestRemovedStateDenies(t *testing.T) {
+	project := scratch(t, false)
+	dir := initState(t)
+	read := `{"session_id":"s1","transcript_path":"/x","cwd":"` + project + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` + project + `/main.go"},"tool_use_id":"t2"}`
+
+	if code, out := hook(t, bashPayload(project, "echo hi > f")); code != 2 || !strings.Contains(out, hooks.ReasonNoGrant) {
+		t.Fatalf("control: exit %d, %s", code, out)
+	}
+	if code, out := hook(t, read); code != 0 || strings.Contains(out, "deny") {
+		t.Fatalf("control: a read: exit %d, %s", code, out)
+	}
+
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{bashPayload(project, "echo hi > f"), read} {
+		code, out := hook(t, p)
+		if code != 2 || !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "state_lost") ||
+			!strings.Contains(out, "it was removed") || !strings.Contains(out, "loopguard audit restart --accept-loss") {
+			t.Errorf("after the state directory was removed: exit %d, %s", code, out)
+		}
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the hook made the removed state directory again: %v", err)
+	}
+}
+
+// TestAnchoredKeyRefusesAnotherDirectory: where the hook reads the key, it
+// reads the anchor with it and refuses a state directory that is not the
+// one anchored (here: one given another identity, as a copy from
+// elsewhere would carry). Control: the directory as anchored gives the key.
+func TestAnchoredKeyRefusesAnotherDirectory(t *testing.T) {
+	scratch(t, false)
+	dir := initState(t)
+	l := audit.Open(filepath.Join(dir, "audit"))
+	load := anchoredKey(dir, l)
+	if key, err := load(context.Background()); err != nil || len(key) != keyring.KeySize {
+		t.Fatalf("control: %d-byte key, %v", len(key), err)
+	}
+	if _, err := l.NewID(); err != nil {
+		t.Fatal(err)
+	}
+	key, err := load(context.Background())
+	if key != nil || !errors.Is(err, audit.ErrStateLost) || !strings.Contains(err.Error(), "it was replaced") {
+		t.Fatalf("another directory: key %v, %v", key != nil, err)
+	}
+	if d := hooks.SetupFailure(err); d.Reason != hooks.ReasonStateLost || !strings.Contains(d.Message, "--accept-loss") {
+		t.Errorf("the deny: %+v", d)
+	}
+	// Set up before anchors: no anchor, the key alone.
+	if err := keyring.DeleteAnchor(context.Background(), keyring.AnchorAccount(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if key, err := load(context.Background()); err != nil || len(key) != keyring.KeySize {
+		t.Fatalf("no anchor: %d-byte key, %v", len(key), err)
+	}
+}
