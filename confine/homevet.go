@@ -35,6 +35,8 @@ type homeVet struct {
 	opens map[string]bool
 	seen  map[string]bool
 	out   []string
+	// xdgConfig is $XDG_CONFIG_HOME when set elsewhere than ~/.config.
+	xdgConfig string
 }
 
 type statResult struct {
@@ -80,6 +82,7 @@ func newHomeVet(e Env, s Spec, pl policy.Places, env func(string) string) *homeV
 	// The same files under $XDG_CONFIG_HOME, where the tools put them
 	// when it is set.
 	if x := env("XDG_CONFIG_HOME"); filepath.IsAbs(x) && filepath.Clean(x) != filepath.Join(home, ".config") {
+		v.xdgConfig = filepath.Clean(x)
 		for _, r := range rel {
 			if after, ok := strings.CutPrefix(r, ".config/"); ok {
 				v.secrets = append(v.secrets, filepath.Join(x, after))
@@ -180,11 +183,33 @@ func (v *homeVet) open(r string, isDir bool) bool {
 		base = v.home
 	}
 	for d := filepath.Dir(r); d != base && d != "/" && len(d) > len(base); d = filepath.Dir(d) {
+		if v.container(d) {
+			continue
+		}
 		if !v.othersMay(d, true) {
 			return false
 		}
 	}
 	return true
+}
+
+// container reports whether d is a directory of the home that only holds
+// other tools' directories, whose own mode says nothing of what is in
+// it: ~/.config ($XDG_CONFIG_HOME), ~/.local, ~/.local/share. Like the
+// home, it is often 0700 because whichever tool made it first asked so
+// (glib's and loopguard's own init make it 0700), not because the user
+// made its contents private; a 0700 ~/.config made every git command fail
+// confined (Claude Code writes ~/.config/git/ignore, which git must read).
+// What is below it is still judged by its own mode, and the secrets in it
+// stay refused whatever their modes.
+func (v *homeVet) container(d string) bool {
+	for _, base := range []string{v.home, v.realHome} {
+		switch d {
+		case filepath.Join(base, ".config"), filepath.Join(base, ".local"), filepath.Join(base, ".local", "share"):
+			return true
+		}
+	}
+	return v.xdgConfig != "" && d == v.xdgConfig
 }
 
 // othersMay reports whether any other user may read p (o+r), and search

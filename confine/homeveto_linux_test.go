@@ -218,3 +218,33 @@ func TestHomeToolchains(t *testing.T) {
 		}
 	}
 }
+
+// TestHomeConfigContainer: ~/.config made 0700 by whichever tool created
+// it first (loopguard init does) does not make git's own files below it
+// private: ~/.config/git/ignore as Claude Code writes it (0644 in a 0755
+// directory) is read, or every git command fails confined; a 0700 tool
+// directory below it stays closed, and a secret there stays refused
+// whatever its mode.
+func TestHomeConfigContainer(t *testing.T) {
+	root, home := vetoWorld(t)
+	j := func(rel string) string { return filepath.Join(home, rel) }
+	testHome(t, home, map[string]string{
+		".config/git/ignore": "**/.claude/settings.local.json\n", ".config/gh/config.yml": "", ".config/gh/hosts.yml": "token\n",
+		".config/go/env": "", ".gitconfig": "[core]\n\tattributesFile = ~/.config/private/attributes\n", ".config/private/attributes": "",
+	})
+	for p, m := range map[string]os.FileMode{j(".config"): 0o700, j(".config/git"): 0o755, j(".config/gh"): 0o755, j(".config/private"): 0o700,
+		j(".config/gh/hosts.yml"): 0o644} {
+		if err := os.Chmod(p, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := Env{Home: home, TempDir: filepath.Join(root, "tmp"), Places: policy.Places{Home: home}}
+	e.Getenv = func(k string) string { return map[string]string{"HOME": home}[k] }
+	got := homeReadsFor(e, Spec{Cap: policy.Capability{}, Project: filepath.Join(root, "proj")})
+	for rel, want := range map[string]bool{".config/git/ignore": true, ".config/gh/config.yml": true, ".config/go/env": true,
+		".config/private/attributes": false, ".config/gh/hosts.yml": false} {
+		if slices.Contains(got, j(rel)) != want {
+			t.Errorf("~/%s granted %v, want %v (%q)", rel, !want, want, got)
+		}
+	}
+}
