@@ -36,6 +36,13 @@ type auditRestartOptions struct {
 	Out     io.Writer
 	LoadKey func(context.Context) ([]byte, error)
 	Confirm func(dir string) error // asks the human at their terminal
+	// Store is the state directory the log lives in; with it the restart
+	// moves the keyring's anchor along (nil: the log alone, for tests).
+	Store *state.Store
+	// AcceptLoss takes on a state directory that is not the one the
+	// keyring's anchor names (removed, replaced, rolled back): new
+	// identity, every grant in it revoked, anchored anew.
+	AcceptLoss bool
 }
 
 type auditVerifyOptions struct {
@@ -140,17 +147,27 @@ Exits non-zero on any problem.`,
 as evidence, and start a new, empty, sealed log, without letting any entry
 fall between the two. Use it after 'loopguard audit verify' reported
 problems and you have looked at them. It reads the master key and asks you
-to confirm at your terminal.`,
-		Args: cobra.NoArgs,
+to confirm at your terminal.
+
+The keyring keeps an anchor of the state directory (its identity and the
+audit log's sealed head). When the directory is not the one anchored (it
+was removed, replaced, or restored from an older copy: the hook then
+denies every call as state_lost), restart refuses unless --accept-loss is
+given: the directory then gets a new identity, every grant in it is
+revoked (a restored copy may hold approvals already used), and it is
+anchored anew.`,
+		Example: "  loopguard audit restart\n  loopguard audit restart --accept-loss   # after the state directory was removed or restored",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := openAuditLog()
+			st, err := openStore()
 			if err != nil {
 				return err
 			}
-			ro.Log, ro.Out, ro.LoadKey, ro.Confirm = l, cmd.OutOrStdout(), loadMaster, confirmRestart
+			ro.Log, ro.Store, ro.Out, ro.LoadKey, ro.Confirm = auditLog(st), st, cmd.OutOrStdout(), loadMaster, confirmRestart
 			return restart(cmd.Context(), ro)
 		},
 	}
+	restartCmd.Flags().BoolVar(&ro.AcceptLoss, "accept-loss", false, "take on a state directory that is not the one the keyring anchors (removed, replaced, restored): new identity, its grants revoked, anchored anew")
 	cmd.AddCommand(verifyCmd, restartCmd)
 	return cmd
 }
@@ -430,15 +447,95 @@ func auditRestartRun(ctx context.Context, o *auditRestartOptions) error {
 	if err != nil {
 		return err
 	}
-	archived, err := o.Log.Restart(seal)
+	defer clear(seal)
+	if o.Store == nil {
+		archived, err := o.Log.Restart(seal)
+		if err != nil {
+			return err
+		}
+		printRestarted(o, archived)
+		return nil
+	}
+	var archived string
+	var lost *audit.LostError
+	revoked := 0
+	err = o.Log.AnchorLocked(func() error {
+		rec, err := loadAnchor(o.Store.Dir)
+		if err != nil {
+			return err
+		}
+		if rec != "" {
+			if _, err := o.Log.CheckAnchor(seal, rec); err != nil {
+				if !errors.As(err, &lost) {
+					return err
+				}
+				if !o.AcceptLoss {
+					return err
+				}
+			}
+		}
+		id, err := o.Log.ID()
+		if err != nil && lost == nil {
+			return err
+		}
+		if id == "" || lost != nil {
+			if id, err = o.Log.NewID(); err != nil {
+				return err
+			}
+		}
+		// The anchor of the new chain's start first: every log holds it, so
+		// a hook that checks between the two sees no loss.
+		start, err := audit.StartAnchor(seal, id)
+		if err == nil {
+			err = storeAnchor(o.Store.Dir, start)
+		}
+		if err != nil {
+			return fmt.Errorf("failed to anchor the state directory in the keyring: %w", err)
+		}
+		if archived, err = o.Log.Restart(seal); err != nil {
+			return err
+		}
+		if lost != nil {
+			revoked, err = revokeEvery(o.Store)
+		}
+		return err
+	})
 	if err != nil {
 		return err
 	}
+	printRestarted(o, archived)
+	if lost != nil {
+		fmt.Fprintf(o.Out, "Accepted the loss: %s.\n", lost.Why)
+		fmt.Fprintf(o.Out, "The state directory %s has a new identity, anchored in the keyring; %d grant(s) in it revoked (a restored copy may hold approvals already used).\n", o.Store.Dir, revoked)
+		return record(o.Store, seal, audit.Entry{Decision: "accept-loss", Principal: principal(), Detail: lost.Why})
+	}
+	if o.AcceptLoss {
+		fmt.Fprintln(o.Out, "Nothing was lost: the state directory is the one anchored in the keyring.")
+	}
+	return nil
+}
+
+func printRestarted(o *auditRestartOptions, archived string) {
 	if archived != "" {
 		fmt.Fprintf(o.Out, "The old audit log is kept as %s.\n", archived)
 	}
 	fmt.Fprintf(o.Out, "A new, sealed audit log starts in %s.\n", o.Log.Dir())
-	return nil
+}
+
+// revokeEvery removes every grant file of st; it returns how many.
+func revokeEvery(st *state.Store) (int, error) {
+	all, err := st.AllGrants()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, gf := range all {
+		if err := st.RemoveGrant(gf.Path); err != nil && !errors.Is(err, state.ErrNotFound) {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // confirmRestart asks at the terminal; inside an agent or without a

@@ -110,6 +110,13 @@ func record(st *state.Store, seal []byte, e audit.Entry) error {
 		if err := l.Seal(seal); err != nil {
 			return fmt.Errorf("failed to seal the audit log: %w", err)
 		}
+		// The keyring's anchor follows the seal, so that a state directory
+		// rolled back to before it is seen. One that is not the directory
+		// anchored is said now, loudly; a keyring that fails here only
+		// leaves the anchor where it was.
+		if err := reanchor(st, seal, false); errors.Is(err, audit.ErrStateLost) {
+			return err
+		}
 	}
 	return nil
 }

@@ -111,8 +111,10 @@ For Claude Code:
     allowNestedUserNamespaces, no allowWrite or Edit rule reaching your home,
     loopguard's files or the keyring, the deny lists present; bwrap and socat
     installed and a trial bubblewrap run succeeding (README, Sandbox);
-  - the OS keyring answers, holds the key, the state directory is private, and
-    the audit log's hash chain and sealed head verify;
+  - the OS keyring answers, holds the key, the state directory is private and
+    is the one the keyring's anchor names (not removed, replaced or restored
+    from an older copy: the hook denies every call as state_lost where it is
+    not), and the audit log's hash chain and sealed head verify;
   - with "backend": "vault" instead of the keyring: Vault answers unsealed,
     this machine's token is valid and verifies, and Vault refuses to mint
     with it (doctor asks it to and expects HTTP 403).
@@ -213,8 +215,10 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 			add(r)
 		}
 	}
-	st, r := checkState()
-	add(r)
+	st, rs := checkStateKept(master)
+	for _, r := range rs {
+		add(r)
+	}
 	add(checkAudit(st, master))
 	clear(master)
 

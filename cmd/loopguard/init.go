@@ -420,7 +420,22 @@ func initKeyAndState(ctx context.Context, out, errOut io.Writer) (*state.Store, 
 	if err != nil {
 		return nil, nil, err
 	}
+	// A state directory that is not the one the keyring anchors is lost:
+	// init does not anchor the loss away (audit restart --accept-loss
+	// does, when the human says so).
+	if err := lostOnInit(st, seal, created); err != nil {
+		return nil, nil, err
+	}
+	if created {
+		// A new key: an anchor made under the old one vouches for nothing.
+		if err := deleteAnchor(st.Dir); err != nil {
+			return nil, nil, err
+		}
+	}
 	if seal, err = sealForInit(st, seal, created, out, errOut); err != nil {
+		return nil, nil, err
+	}
+	if err := anchorForInit(st, seal, errOut); err != nil {
 		return nil, nil, err
 	}
 	return st, seal, nil

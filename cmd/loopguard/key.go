@@ -113,6 +113,11 @@ func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 			return withHint(fmt.Errorf("the audit log does not verify under the current key (%d problem(s)); not rotating", len(rep.Problems)),
 				"run `loopguard audit verify` to see what changed, then `loopguard audit restart`, then rotate")
 		}
+		// Nor onto a state directory that is not the one anchored: the
+		// new anchor would vouch for the loss.
+		if _, _, err := checkStateAnchor(st, oldSeal); errors.Is(err, audit.ErrStateLost) {
+			return fmt.Errorf("not rotating: %w", err)
+		}
 		fmt.Fprintf(tty, "Current key id %s. %d live grant(s) (approvals not yet used, scoped grants not expired) were minted under it.\n", oldKeys.ID, live)
 	case errors.Is(err, keyring.ErrCorrupt):
 		fmt.Fprintln(tty, "The keyring item is damaged: it will be replaced. The audit log's seal cannot be carried over.")
@@ -143,6 +148,17 @@ func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 			return withHint(fmt.Errorf("the key was rotated, but the audit log could not be re-sealed: %w", err),
 				"run `loopguard audit verify`; if it reports the head, run `loopguard audit restart` to start a new sealed log")
 		}
+		// The anchor, MACed under the old key, is made again under the new.
+		if err := moveAnchor(st, oldSeal, newSeal, false); err != nil {
+			// An anchor under the old key would make the hook deny every
+			// call as state_lost: it goes, and init makes it again.
+			_ = deleteAnchor(st.Dir)
+			return withHint(fmt.Errorf("the key was rotated and the audit log re-sealed, but the state directory's anchor could not be moved to the new key: %w", err),
+				"run `loopguard init`: it anchors the state directory again (nothing else changes)")
+		}
+	} else if err := deleteAnchor(st.Dir); err != nil {
+		// An anchor under the unreadable key can be checked by no one.
+		return fmt.Errorf("the key was rotated, but the state directory's old anchor could not be removed: %w", err)
 	}
 	fmt.Fprintf(out, "Rotated the master key (new key id %s). %d live grant(s) invalidated: the hook refuses them as grant_invalid; approve again what should still run.\n", newKeys.ID, live)
 	if oldSeal != nil {

@@ -216,9 +216,11 @@ func reportRemoval(out io.Writer, res *install.Result, dryRun bool, by string) {
 	case dryRun:
 		fmt.Fprint(out, udiff.Diff(res.Path, res.Old, res.New))
 	case res.Unrecorded && res.Deleted:
-		fmt.Fprintf(out, "%s: removed: it held nothing but what %s adds (%s's backup of it was gone, with the state directory).\n", res.Path, by, by)
+		fmt.Fprintf(out, "%s: removed: it held nothing but what %s adds (there was no backup of it from %s).\n", res.Path, by, by)
+	case res.Unrecorded && res.Sandbox:
+		fmt.Fprintf(out, "%s: %s; there was no backup of the file from %s (the state directory that kept it was removed, or %s did not write it), so what %s adds was taken out by value: a setting of yours with the very same value went too.\n", res.Path, what, by, by, by)
 	case res.Unrecorded:
-		fmt.Fprintf(out, "%s: %s; %s's backup of the file was gone (with the state directory), so what %s adds was taken out by value: a setting of yours with the very same value went too.\n", res.Path, what, by, by)
+		fmt.Fprintf(out, "%s: %s; there was no backup of the file from %s, so the rest is kept as it is now (whitespace normalised).\n", res.Path, what, by)
 	case res.Restored:
 		fmt.Fprintf(out, "%s: %s; the original file is back, byte for byte.\n", res.Path, what)
 	case res.Deleted && res.DirGone:
@@ -261,6 +263,10 @@ func purgeKey(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintln(out, "Key deleted from the OS keyring.")
 	if d, err := state.DefaultDir(); err == nil {
+		// The state directory's anchor, MACed under that key, goes with it.
+		if err := deleteAnchor(d); err != nil {
+			fmt.Fprintf(out, "The state directory's anchor in the keyring could not be removed (%v); the next `loopguard init` replaces it.\n", err)
+		}
 		if _, err := os.Stat(d); err == nil {
 			fmt.Fprintf(out, "The state directory %s is left in place with the audit log; a new `loopguard init` keeps that log aside and starts a new sealed chain.\n", d)
 		}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/state"
+)
+
+// The state directory's anchor in the keyring (package audit makes and
+// checks it, package keyring keeps it): written by init, moved along by
+// every command that seals the audit log with the key, checked by the
+// hook wherever it reads the key and by doctor. A directory that is not
+// the one anchored (removed, replaced, rolled back) is never anchored
+// again without a human saying so: audit restart --accept-loss.
+
+// anchorCtx bounds one keyring call of the anchor's.
+func anchorCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), keyring.DefaultTimeout)
+}
+
+// loadAnchor returns the keyring's anchor of the state directory at dir
+// ("" when there is none).
+func loadAnchor(dir string) (string, error) {
+	ctx, cancel := anchorCtx()
+	defer cancel()
+	return keyring.LoadAnchor(ctx, keyring.AnchorAccount(dir))
+}
+
+func storeAnchor(dir, rec string) error {
+	ctx, cancel := anchorCtx()
+	defer cancel()
+	return keyring.StoreAnchor(ctx, keyring.AnchorAccount(dir), rec)
+}
+
+// checkStateAnchor checks the state directory st against the keyring's
+// anchor under seal: (false, nil) when there is no anchor, an
+// *audit.LostError when it is not the directory anchored.
+func checkStateAnchor(st *state.Store, seal []byte) (audit.AnchorInfo, bool, error) {
+	rec, err := loadAnchor(st.Dir)
+	if err != nil || rec == "" {
+		return audit.AnchorInfo{}, false, err
+	}
+	info, err := auditLog(st).CheckAnchor(seal, rec)
+	return info, true, err
+}
+
+// reanchor moves the anchor of st to the audit log's sealed head, under
+// seal, after checking that the anchor there names this directory: a lost
+// one is an *audit.LostError, never anchored again here. Where nothing is
+// anchored and the directory has no identity (set up before anchors), it
+// does nothing unless create (init): then the directory gets its identity.
+// Other keyring failures are returned too; the callers that only move the
+// anchor along (record) let them pass.
+func reanchor(st *state.Store, seal []byte, create bool) error {
+	return moveAnchor(st, seal, seal, create)
+}
+
+// moveAnchor is reanchor for a key rotation: the anchor there is checked
+// under oldSeal, the new one made under seal (the head must already be
+// sealed under it).
+func moveAnchor(st *state.Store, oldSeal, seal []byte, create bool) error {
+	l := auditLog(st)
+	return l.AnchorLocked(func() error {
+		rec, err := loadAnchor(st.Dir)
+		if err != nil {
+			return err
+		}
+		id, err := l.ID()
+		if err != nil {
+			return err
+		}
+		switch {
+		case rec != "":
+			if _, err := l.CheckAnchor(oldSeal, rec); err != nil {
+				return err
+			}
+		case id == "" && !create:
+			return nil
+		}
+		if id == "" {
+			if _, err := l.NewID(); err != nil {
+				return err
+			}
+		}
+		next, err := l.Anchor(seal)
+		if err != nil {
+			return err
+		}
+		if next == rec {
+			return nil
+		}
+		return storeAnchor(st.Dir, next)
+	})
+}
+
+func deleteAnchor(dir string) error {
+	ctx, cancel := anchorCtx()
+	defer cancel()
+	return keyring.DeleteAnchor(ctx, keyring.AnchorAccount(dir))
+}
+
+// anchorForInit anchors st for init, giving it its identity if it has
+// none: seal nil (the log could not be sealed) anchors nothing, and says
+// so.
+func anchorForInit(st *state.Store, seal []byte, errOut io.Writer) error {
+	if seal == nil {
+		fmt.Fprintln(errOut, "loopguard: warning: the state directory is not anchored in the keyring (its audit log could not be sealed): a removed or replaced state directory would go unnoticed")
+		return nil
+	}
+	if err := reanchor(st, seal, true); err != nil {
+		return fmt.Errorf("failed to anchor the state directory in the keyring: %w", err)
+	}
+	return nil
+}
+
+// lostOnInit stops init on a state directory that is not the one the
+// keyring's anchor names (created: the key is new, so any anchor is void).
+func lostOnInit(st *state.Store, seal []byte, created bool) error {
+	if created || seal == nil {
+		return nil
+	}
+	_, _, err := checkStateAnchor(st, seal)
+	if errors.Is(err, audit.ErrStateLost) {
+		return err
+	}
+	return nil
+}
