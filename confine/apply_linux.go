@@ -67,11 +67,8 @@ type pathRule struct {
 }
 
 // ruleset is a plan as the kernel takes it: the rights it handles and the
-// rules that grant some back. Both launchers apply the same one: this one
-// (apply) and the small one, which reads it from the plan file the hook
-// wrote (Prepare).
+// rules that grant some back.
 type ruleset struct {
-	abi             int // the ABI whose rights it names
 	fs, net, scoped uint64
 	rules           []pathRule
 	owner           int
@@ -84,7 +81,7 @@ func newRuleset(plan Plan, abi int) (ruleset, error) {
 	}
 	abi = min(abi, maxKnownABI)
 	cfg := configs[abi]
-	rs := ruleset{abi: abi, fs: uint64(cfg.HandledAccessFS), net: uint64(cfg.HandledAccessNet), scoped: uint64(cfg.Scoped), owner: plan.Owner}
+	rs := ruleset{fs: uint64(cfg.HandledAccessFS), net: uint64(cfg.HandledAccessNet), scoped: uint64(cfg.Scoped), owner: plan.Owner}
 	if plan.Network {
 		// TCP is not handled at all: any connection, any listener.
 		rs.net = 0

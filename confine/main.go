@@ -40,9 +40,7 @@ func envOf() Env {
 
 // envFrom is the Env of a launch in the environment getenv reads, by the
 // binary self (whose neighbours are the guard's binaries) and user uid:
-// every variable a plan depends on is read through getenv, so the hook,
-// computing a plan ahead for the small launcher, records each one
-// (Prepare).
+// every variable a plan depends on is read through getenv.
 func envFrom(getenv func(string) string, self string, uid int) Env {
 	home, _ := policy.HomeFrom(getenv)
 	pl := policy.Places{Home: home, ClaudeConfigDir: getenv("CLAUDE_CONFIG_DIR"), CodexHome: getenv("CODEX_HOME"), Self: self, XDGConfigHome: getenv("XDG_CONFIG_HOME")}

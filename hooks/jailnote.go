@@ -81,8 +81,7 @@ type jailSite struct {
 	project, cwd, home string
 }
 
-// notRun starts the launcher's own line when it ran nothing (confine.Main,
-// cmd/loopguard-launch).
+// notRun starts the launcher's own line when it ran nothing (confine.Main).
 const notRun = "loopguard: the program was not run:"
 
 // refusalMarks are what a refusal by the jail prints, lower-cased:
