@@ -138,6 +138,14 @@ func TestEveryReasonIsAudited(t *testing.T) {
 			h.keyErr = errors.New("no keyring here")
 			h.run("", "", h.bash("echo hi > a.txt"))
 		},
+		hooks.ReasonStateLost: func(h *harness) {
+			// The keyring's anchor names another state directory than
+			// this one (removed and made again, replaced, rolled back):
+			// the key's read brings the anchor, and the call is denied.
+			h.approve(h.run("", "", h.bash("echo hi > a.txt")))
+			h.keyErr = &audit.LostError{Dir: h.Store.Dir, Why: "it was replaced"}
+			h.run("", "", h.bash("echo hi > a.txt"))
+		},
 		hooks.ReasonInternal: func(h *harness) {
 			opts := claudeOpts(h)
 			opts.NewEngine = func() (*hooks.Engine, error) { panic("a bug") }
