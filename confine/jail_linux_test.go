@@ -289,6 +289,13 @@ func TestJailMetadata(t *testing.T) {
 		}
 		out, code := j.launch(t, projectWrite, "jail-chmod", src, "755")
 		checkProbe(t, []string{"project-write chmod its own src/main.go"}, out, code, j.ns)
+		// touch sets the times of the file it opened by its descriptor
+		// (futimens): that runs in both modes (control), by path it does
+		// not with the filter alone.
+		out, code = j.launch(t, projectWrite, "jail-sh", "touch docs/new.txt docs/guide.md")
+		checkProbe(t, []string{"project-write touch (control)"}, out, code, true)
+		out, code = j.launch(t, projectWrite, "jail-utimes", filepath.Join(j.project, "docs/guide.md"))
+		checkProbe(t, []string{"project-write utimes by path of its own file"}, out, code, j.ns)
 		for p, want := range map[string]os.FileMode{settings: 0o600, key: 0o600, gitConfig: 0o600, gitconfig: 0o600} {
 			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
 				t.Errorf("%s: mode %v %v", p, fi.Mode(), err)

@@ -127,7 +127,6 @@ var (
 	metadataCalls = []uint32{
 		unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2,
 		unix.SYS_FCHOWN, unix.SYS_FCHOWNAT,
-		unix.SYS_UTIMENSAT,
 		unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_SETXATTRAT,
 		unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_REMOVEXATTRAT,
 	}
@@ -235,8 +234,23 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 	if o.metadata {
 		refuse(metadataCalls, "eperm")
 		refuse(legacyMetadataCalls, "eperm")
+		// utimensat by path is refused; by a descriptor (its path NULL:
+		// futimens, what touch does to the file it just opened) it is
+		// let through: a program can only open what Landlock lets it,
+		// and what it may read but not write (~/.gitconfig, .git/config)
+		// can have its times set, never its mode, owner or content
+		// (docs/confinement.md).
+		p = append(p, insn{code: jeq, k: unix.SYS_UTIMENSAT, jt: "utimens"})
 	}
 	p[len(p)-1].jf = "allow" // a number none of the lists holds
+	if o.metadata {
+		p = append(p,
+			insn{label: "utimens", code: ld, k: offArg1},
+			insn{code: jeq, k: 0, jf: "eperm"},
+			insn{code: ld, k: offArg1 + 4}, // the high 32 bits
+			insn{code: jeq, k: 0, jt: "allow", jf: "eperm"},
+		)
+	}
 	p = append(p,
 		insn{label: "ioctl", code: ld, k: offArg1},
 		insn{code: jeq, k: ioctlTIOCSTI, jt: "eacces"},
