@@ -244,13 +244,14 @@ func warmScratch(t *testing.T, warm string) {
 // TestConfinedCodeCannotReachPastItsLaunch: code a grant runs confined
 // (the Makefile the agent wrote, under Bash(make plant) and Bash(make
 // write)) tries to reach past its launch, through the real client with its
-// sandbox off (the sandbox has a temp directory of its own): it replaces
-// the launcher's private Go cache, in the shared temp directory it may
-// write, with a link to ~/.ssh, so that the next launch would grant
-// ~/.ssh; and it plants code where the user's next npx runs it. The next
-// launch refuses the link and runs nothing; ~/.ssh and ~/.npm stay as
-// they were. Controls: make test runs before and after (once the link is
-// gone), and the plant itself ran (it is the launch after it that holds).
+// sandbox off (the sandbox has a temp directory of its own): it tries to
+// replace the launcher's private Go cache, in the shared temp directory,
+// with a link to ~/.ssh, so that the next launch would grant ~/.ssh, and
+// to plant code where the user's next npx runs it. No capability writes
+// the shared temp directory any more, so the plant is refused; and where
+// another program of the user's put that link, the next launch refuses it
+// and runs nothing. ~/.ssh and ~/.npm stay as they were. Controls: make
+// test runs before and after (once the link is gone).
 func TestConfinedCodeCannotReachPastItsLaunch(t *testing.T) {
 	t.Parallel()
 	keyringtest.Require(t)
@@ -292,9 +293,9 @@ func TestConfinedCodeCannotReachPastItsLaunch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	calls := []struct{ id, cmd string }{
-		{"toolu_t1", "make test"}, {"toolu_p1", "make plant"}, {"toolu_w1", "make write"},
-	}
+	scratch := filepath.Join(tmp, fmt.Sprintf("loopguard-scratch-%d", os.Getuid()))
+	cache := filepath.Join(scratch, "go-build-rw")
+	calls := []struct{ id, cmd string }{{"toolu_t1", "make test"}, {"toolu_p1", "make plant"}}
 	var turns []claudetest.Turn
 	for _, c := range calls {
 		turns = append(turns, claudetest.Tools(bash(c.id, c.cmd)))
@@ -307,10 +308,21 @@ func TestConfinedCodeCannotReachPastItsLaunch(t *testing.T) {
 	if r := got["toolu_t1"]; r.IsError || !strings.Contains(r.Content, "make-test-ran") {
 		t.Errorf("control make test: %+v", r)
 	}
-	if r := got["toolu_p1"]; !strings.Contains(r.Content, "planted-link") || !strings.Contains(r.Content, "npx-refused") {
-		t.Errorf("make plant should have replaced its cache with a link and been refused ~/.npm: %+v", r)
+	if r := got["toolu_p1"]; !r.IsError || strings.Contains(r.Content, "planted-link") {
+		t.Errorf("make plant replaced the launcher's cache with a link: %+v", r)
 	}
-	if r := got["toolu_w1"]; !r.IsError || strings.Contains(r.Content, "wrote-key") || !strings.Contains(r.Content, "the program was not run") {
+	if fi, err := os.Lstat(cache); err != nil || !fi.IsDir() {
+		t.Fatalf("the launcher's cache after the plant: %v %v", fi, err)
+	}
+	// Another program of the user's, unconfined, puts the link there.
+	if err := os.RemoveAll(cache); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ssh, cache); err != nil {
+		t.Fatal(err)
+	}
+	api, _ = e.run(claudetest.Script{Main: []claudetest.Turn{claudetest.Tools(bash("toolu_w1", "make write")), claudetest.Text("done")}}, nil, "--session-id", sessionID(t))
+	if r := result(t, api, "toolu_w1"); !r.IsError || strings.Contains(r.Content, "wrote-key") || !strings.Contains(r.Content, "the program was not run") {
 		t.Errorf("make write after the link: %+v", r)
 	}
 	if _, err := os.Stat(filepath.Join(ssh, "authorized_keys")); err == nil {
@@ -320,8 +332,7 @@ func TestConfinedCodeCannotReachPastItsLaunch(t *testing.T) {
 		t.Errorf("npx's cached package was changed: %q", b)
 	}
 	// Control: once the link is gone, the launches run again.
-	scratch := filepath.Join(tmp, fmt.Sprintf("loopguard-scratch-%d", os.Getuid()))
-	if err := os.Remove(filepath.Join(scratch, "go-build-rw")); err != nil {
+	if err := os.Remove(cache); err != nil {
 		t.Fatal(err)
 	}
 	api, _ = e.run(claudetest.Script{Main: []claudetest.Turn{claudetest.Tools(bash("toolu_t2", "make test")), claudetest.Text("done")}}, nil, "--session-id", sessionID(t))
