@@ -76,6 +76,27 @@ func asUser(argv ...string) []string {
 	return append([]string{"setpriv", "--reuid=" + id, "--regid=" + id, "--clear-groups", "--"}, argv...)
 }
 
+// reachable is path if the escape's user can run it there, else a hard
+// link to it (a copy where that fails) in dir, which it can.
+func reachable(t *testing.T, path, dir string) string {
+	t.Helper()
+	if os.Geteuid() != 0 || exec.Command("setpriv", "--reuid="+strconv.Itoa(escapeUID), "--regid="+strconv.Itoa(escapeUID), "--clear-groups", "--", "test", "-x", path).Run() == nil {
+		return path
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real // npm's .bin/claude is a link to the client
+	}
+	to := filepath.Join(dir, filepath.Base(path))
+	if err := os.Link(path, to); err != nil {
+		body, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testfs.Write(t, to, body, 0o755)
+	}
+	return to
+}
+
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // withEscapeEnv runs f in two parallel subtests, "sandbox" (init's
@@ -164,7 +185,11 @@ func newEscapeEnv(t *testing.T, claude string, sandbox bool, files map[string]st
 			}
 		}
 	}
-	bus := startUserKeyring(t, filepath.Join(repo, "scripts", "with-keyring"), kr)
+	// The client and the keyring script, where the user can run them: a
+	// clone under a directory only root may enter (CI's may be) is out of
+	// its reach, so they are linked (or copied) into bin.
+	claude = reachable(t, claude, bin)
+	bus := startUserKeyring(t, reachable(t, filepath.Join(repo, "scripts", "with-keyring"), bin), kr)
 	wrap := func(name, prog string) string {
 		argv := asUser(append(append([]string{"env", "PATH=/usr/local/bin:/usr/bin:/bin"}, bus...), prog)...)
 		var b strings.Builder
