@@ -153,10 +153,7 @@ func (rs ruleset) restrict() error {
 				}
 				roots[r.beneath] = root
 			}
-			rel := strings.TrimPrefix(r.path, r.beneath+"/")
-			pfd, err = unix.Openat2(root, rel, &unix.OpenHow{Flags: uint64(unix.O_PATH | unix.O_CLOEXEC),
-				Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
-			if err != nil {
+			if pfd, err = openBeneath(root, strings.TrimPrefix(r.path, r.beneath+"/"), unix.O_PATH); err != nil {
 				// Gone or made a link since the plan: no rule, and the
 				// program gets less, never the link's target.
 				continue
@@ -227,71 +224,6 @@ func execJailed(s Spec, plan Plan, o filterOpts) error {
 		return fmt.Errorf("failed to enter %s: %w", s.Cwd, err)
 	}
 	return syscall.Exec(s.Exe, s.Argv, jailEnv(plan))
-}
-
-// forkJailed applies plan and the filter o to the calling thread, which
-// it leaves confined (the caller never unlocks it, so it ends with its
-// goroutine), opens the redirections under them, and starts s's program
-// from it: a child inherits its thread's Landlock domain and filter. It
-// is the launch where the second stage would run in the first's
-// namespaces anyway: one process start fewer.
-func forkJailed(s Spec, plan Plan, o filterOpts) (int, error) {
-	if err := apply(plan, o); err != nil {
-		return 0, err
-	}
-	files, opened, err := redirectFiles(s.Redirects)
-	defer func() {
-		for _, fd := range opened {
-			_ = unix.Close(fd)
-		}
-	}()
-	if err != nil {
-		return 0, err
-	}
-	pid, err := syscall.ForkExec(s.Exe, s.Argv, &syscall.ProcAttr{Dir: s.Cwd, Env: jailEnv(plan), Files: files,
-		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}})
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", s.Exe, err)
-	}
-	return pid, nil
-}
-
-// redirectFiles performs the redirections on a table of the program's
-// descriptors (0, 1 and 2 the launcher's own), opening each file under
-// the calling thread's restriction: the descriptors the program starts
-// with, and those opened here (for the caller to close).
-func redirectFiles(rs []Redirect) (files []uintptr, opened []int, err error) {
-	closed := ^uintptr(0)
-	tbl := []uintptr{0, 1, 2}
-	set := func(fd int, v uintptr) {
-		for len(tbl) <= fd {
-			tbl = append(tbl, closed)
-		}
-		tbl[fd] = v
-	}
-	for _, r := range rs {
-		switch r.Op {
-		case "close":
-			set(r.Fd, closed)
-			continue
-		case "dup":
-			if r.Dup >= len(tbl) || tbl[r.Dup] == closed {
-				if r.Dup == r.Fd {
-					continue
-				}
-				return nil, opened, fmt.Errorf("%d>&%d: %w", r.Fd, r.Dup, unix.EBADF)
-			}
-			set(r.Fd, tbl[r.Dup])
-			continue
-		}
-		fd, err := unix.Open(r.Path, r.openFlags()|unix.O_CLOEXEC, 0o666)
-		if err != nil {
-			return nil, opened, fmt.Errorf("%s: %w", r.Path, err)
-		}
-		opened = append(opened, fd)
-		set(r.Fd, uintptr(fd))
-	}
-	return tbl, opened, nil
 }
 
 // jailEnv is the program's environment: the launcher's, less what the

@@ -76,6 +76,18 @@ func jailProbe(args []string) (known bool, err error) {
 			return true, err
 		}
 		return true, os.WriteFile(args[2], []byte("x"), 0o644)
+	case "jail-caps": // fail if the program holds any capability
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return true, err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(line, ":")
+			if strings.HasPrefix(k, "Cap") && k != "CapBnd" && strings.Trim(strings.TrimSpace(v), "0") != "" {
+				return true, errors.New(line)
+			}
+		}
+		return true, nil
 	case "jail-shm": // a System V shared memory segment
 		id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
 		if err == nil {
@@ -94,9 +106,6 @@ type jail struct {
 	ns                            bool
 	env                           []string
 }
-
-// jailUID is the user the attacks run as when the tests run as root.
-const jailUID = 65534
 
 func newJail(t *testing.T, ns bool) *jail {
 	t.Helper()
@@ -138,7 +147,7 @@ func newJail(t *testing.T, ns bool) *jail {
 			if err != nil {
 				return err
 			}
-			return os.Lchown(p, jailUID, jailUID)
+			return os.Lchown(p, nobody, nobody)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -158,7 +167,7 @@ func (j *jail) command(argv ...string) *exec.Cmd {
 	cmd.Args = argv
 	cmd.Env = j.env
 	if os.Getuid() == 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: jailUID, Gid: jailUID}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	}
 	return cmd
 }
@@ -169,6 +178,14 @@ func (j *jail) launch(t *testing.T, c policy.Capability, probe ...string) (strin
 	s := Spec{Cap: c, Project: j.project, Cwd: j.project, Exe: j.bin, Argv: append([]string{probeName}, probe...)}
 	cmd := j.command(append([]string{launcherName}, s.Args()[1:]...)...)
 	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, cmd.Env...)
+	return combined(t, cmd)
+}
+
+// combined runs cmd and returns what it printed, stdout and stderr
+// together and trimmed, and its exit status; a command that could not be
+// started fails the test.
+func combined(t *testing.T, cmd *exec.Cmd) (string, int) {
+	t.Helper()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -187,7 +204,7 @@ func (j *jail) unconfined(t *testing.T, script string) {
 	cmd.Env = j.env
 	cmd.Dir = j.project
 	if os.Getuid() == 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: jailUID, Gid: jailUID}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v %s", script, err, out)
@@ -199,7 +216,7 @@ func (j *jail) unconfined(t *testing.T, script string) {
 func namespacesAllowed() bool {
 	cmd := exec.Command("unshare", "--user", "true")
 	if os.Getuid() == 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: jailUID, Gid: jailUID}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	}
 	return cmd.Run() == nil
 }
@@ -433,14 +450,7 @@ func TestJailInsideASandbox(t *testing.T) {
 			"--setenv", "LG_CONFINE_LAUNCH", "1", "--", j.bin}, s.Args()[1:]...)
 		cmd := j.command(argv...)
 		cmd.Path = bwrap
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(out.String()), cmd.ProcessState.ExitCode()
+		return combined(t, cmd)
 	}
 	src := filepath.Join(j.project, "src/main.go")
 	out, code := inSandbox(projectWrite, "jail-chmod", src, "755")
@@ -474,7 +484,7 @@ func TestJailHooksPath(t *testing.T) {
 		}
 		if os.Getuid() == 0 {
 			for _, p := range []string{"ci", "ci/hooks", "ci/hooks/pre-commit", ".git/config"} {
-				if err := os.Lchown(filepath.Join(j.project, p), jailUID, jailUID); err != nil {
+				if err := os.Lchown(filepath.Join(j.project, p), nobody, nobody); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -504,20 +514,14 @@ func TestJailRuleNotThroughALink(t *testing.T) {
 		t.Fatal(err)
 	}
 	probe := func(target string) (string, int) {
-		cmd := j.command(probeName, "jail-rules", string(b), target)
-		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(string(out)), cmd.ProcessState.ExitCode()
+		return combined(t, j.command(probeName, "jail-rules", string(b), target))
 	}
 	mk := func(f func() error) {
 		if err := f(); err != nil {
 			t.Fatal(err)
 		}
 		if os.Getuid() == 0 {
-			_ = os.Lchown(dir, jailUID, jailUID)
+			_ = os.Lchown(dir, nobody, nobody)
 		}
 	}
 	mk(func() error { return os.Mkdir(dir, 0o755) })
@@ -557,4 +561,17 @@ func TestSweepNotThroughALink(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "state/held/run-test/src%2F.envrc")); err != nil {
 		t.Errorf("held copy: %v", err)
 	}
+}
+
+// TestJailHoldsNoCapability: the second stage keeps CAP_SYS_ADMIN and
+// CAP_SETPCAP of its user namespace (ambient, so that they survive its
+// own execve) to make its mounts; the program it runs holds none, under
+// either capability, in either mode.
+func TestJailHoldsNoCapability(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		for _, c := range []policy.Capability{readOnly, projectWrite} {
+			out, code := j.launch(t, c, "jail-caps")
+			checkProbe(t, []string{c.String(), "capabilities"}, firstLine(out), code, true)
+		}
+	})
 }

@@ -12,28 +12,29 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // A launch has two stages. The first (run) stays outside the jail: it
-// makes the plan, starts the second stage, waits for it, and when it has
+// makes the plan, starts the second, waits for it, and when it has
 // exited, kills every process the program left behind (the launcher is
 // their sub-reaper: a setsid daemon or a double fork comes back to it),
 // removes the launch's own temp directory and sweeps what the program
 // created in the project. The second (stage2) is the launcher's own
-// binary again, started in user, mount and IPC namespaces of its own
-// where the kernel allows an unprivileged user that: it makes everything
-// outside the write set read-only by mounts (so not even a mode, owner,
-// time or extended attribute changes there, which Landlock does not
-// cover), restricts itself, and execs the program. Where user namespaces
-// are refused (Claude Code's sandbox, Ubuntu 24.04's AppArmor default),
-// the second stage runs in the first's namespaces and its filter refuses
-// every such change instead.
+// binary again: for a capability that writes, where the kernel lets an
+// unprivileged user make a user namespace, in user, mount and IPC
+// namespaces of its own, where it makes everything outside the write set
+// read-only by mounts (so not even a mode, owner, time or extended
+// attribute changes there, which Landlock does not cover). It restricts
+// itself and execs the program. Otherwise (read-only, or namespaces
+// refused: Claude Code's sandbox, Ubuntu 24.04's AppArmor default) it
+// runs in the first stage's namespaces, and its filter refuses every such
+// change instead.
 
 // noNamespaces: the launcher never asks for namespaces (a test shows
 // the filter holding alone, as where they are refused).
@@ -78,13 +79,12 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	var c child
 	ns := !noNamespaces && plan.Project != ""
 	if ns {
-		c, err = startStage2(s, plan)
+		c, err = startStage2(s, plan, true)
 	}
 	if !ns || err != nil {
 		// No namespace of its own (not needed, or refused here): the
-		// second stage would run in this one, so the program starts from
-		// a thread of this process confined in its place.
-		c, err = startHere(s, plan)
+		// second stage runs in this one.
+		c, err = startStage2(s, plan, false)
 	}
 	if err != nil {
 		return 0, err
@@ -123,46 +123,13 @@ type child struct {
 	wait func() (syscall.WaitStatus, error)
 }
 
-// startHere starts the program from a thread of this process that it
-// confines first, and which it never gives back: the thread waits for
-// the program (it is the program's parent thread, whose end would send
-// the program its death signal) and ends with its goroutine.
-func startHere(s Spec, plan Plan) (child, error) {
-	type started struct {
-		pid int
-		err error
-	}
-	st := make(chan started, 1)
-	status := make(chan syscall.WaitStatus, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is confined
-		o := filterOpts{network: plan.Network, metadata: true}
-		if plan.Project != "" && sandboxedOutside(plan.Project, plan.SharedTemp) {
-			o.metadata = false // see stage2
-		}
-		pid, err := forkJailed(s, plan, o)
-		st <- started{pid, err}
-		if err != nil {
-			return
-		}
-		var ws syscall.WaitStatus
-		for {
-			if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
-				break
-			}
-		}
-		status <- ws
-	}()
-	r := <-st
-	if r.err != nil {
-		return child{}, r.err
-	}
-	return child{pid: r.pid, wait: func() (syscall.WaitStatus, error) { return <-status, nil }}, nil
-}
-
-// startStage2 starts the second stage in user, mount and IPC namespaces
-// of its own.
-func startStage2(s Spec, plan Plan) (child, error) {
+// startStage2 starts the second stage, in user, mount and IPC namespaces
+// of its own if ns. It is a process of its own either way: its Landlock
+// rule for /proc/self must name the pid the program will have, which the
+// program keeps through the second stage's execve (a program started by
+// fork from a confined thread of this one was refused its own
+// /proc/self: TestJailHoldsNoCapability).
+func startStage2(s Spec, plan Plan, ns bool) (child, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return child{}, err
@@ -177,26 +144,27 @@ func startStage2(s Spec, plan Plan) (child, error) {
 		Stdout:     os.Stdout,
 		Stderr:     os.Stderr,
 		ExtraFiles: []*os.File{r},
-		SysProcAttr: &syscall.SysProcAttr{
-			// The program dies with the launcher: a launcher killed by
-			// the agent's timeout leaves no program running.
-			Pdeathsig:                  syscall.SIGKILL,
-			Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWIPC,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-			GidMappingsEnableSetgroups: false,
-			// The namespace's capabilities would end at the second
-			// stage's execve (its user is not root): it keeps the two it
-			// needs to make its mounts, and drops them before the program
-			// runs (isolate).
-			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
-		},
+		// The program dies with the launcher: a launcher killed by the
+		// agent's timeout leaves no program running.
+		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	}
+	if ns {
+		a := cmd.SysProcAttr
+		a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWIPC
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		a.GidMappingsEnableSetgroups = false
+		// The namespace's capabilities would end at the second stage's
+		// execve (its user is not root): it keeps the two it needs to
+		// make its mounts, and drops them before the program runs
+		// (isolate).
+		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 	}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return child{}, fmt.Errorf("failed to start the launch: %w", err)
 	}
-	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: true})
+	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: ns})
 	w.Close()
 	if err != nil {
 		_ = cmd.Process.Kill()
@@ -230,30 +198,36 @@ func stage2() error {
 	if err != nil {
 		return fmt.Errorf("reading the launch: %w", err)
 	}
-	o := filterOpts{network: l.Plan.Network, metadata: true, sysvIPC: l.NS}
 	mounted := false
 	if l.NS {
-		var err error
 		if mounted, err = isolate(&l.Plan); err != nil {
 			return err
 		}
 	}
-	switch {
-	case mounted:
-		o.metadata = false
-	case l.Plan.Project != "" && sandboxedOutside(l.Plan.Project, l.Plan.SharedTemp):
-		// In a sandbox that mounted all else read-only (Claude Code's):
-		// project-write's own chmod runs; docs/confinement.md says what
-		// it can still reach there.
+	return execJailed(l.Spec, l.Plan, l.Plan.filter(l.NS, mounted))
+}
+
+// filter is the filter a launch of p applies: in IPC namespaces of its
+// own (ipcNS) System V IPC is its own; where its mounts keep every change
+// of mode, owner, times and extended attributes to its write set
+// (mounted), or inside a sandbox that mounted all else read-only
+// (Claude Code's is not one: docs/confinement.md says what it could
+// still reach), project-write's own such changes run; otherwise the
+// filter refuses them.
+func (p Plan) filter(ipcNS, mounted bool) filterOpts {
+	o := filterOpts{network: p.Network, metadata: true, sysvIPC: ipcNS}
+	if mounted || p.Project != "" && sandboxedOutside(p.Project, p.SharedTemp) {
 		o.metadata = false
 	}
-	return execJailed(l.Spec, l.Plan, o)
+	return o
 }
 
 // reapRest kills and reaps every process left behind: the launcher is
 // their sub-reaper, so each orphan of the program is its child. A process
 // that forks while it is being killed leaves an orphan that comes back to
-// the launcher: it loops until none is left.
+// the launcher: it loops until the kernel says no child is left. It never
+// blocks on a child it has not killed: one being reparented, not yet
+// listed, is listed and killed on a later round.
 func reapRest() {
 	for {
 		kids := children()
@@ -274,12 +248,9 @@ func reapRest() {
 			}
 		}
 		if len(kids) == 0 {
-			// Children not yet listed (being reparented) or zombies
-			// already killed: wait for one, blocking.
-			var ws unix.WaitStatus
-			if _, err := unix.Wait4(-1, &ws, 0, nil); errors.Is(err, unix.ECHILD) {
-				return
-			}
+			// A child not listed yet, or one just killed that has not
+			// ended: look again shortly.
+			time.Sleep(time.Millisecond)
 		}
 	}
 }
@@ -288,7 +259,7 @@ func reapRest() {
 // has (/proc/self/task/TID/children), or, where the kernel does not list
 // them, every process whose parent it is.
 func children() []int {
-	self := os.Getpid()
+	self := strconv.Itoa(os.Getpid())
 	var out []int
 	tasks, err := os.ReadDir("/proc/self/task")
 	listed := false
@@ -325,7 +296,7 @@ func children() []int {
 			continue
 		}
 		f := strings.Fields(string(b[i+1:]))
-		if len(f) > 1 && f[1] == strconv.Itoa(self) {
+		if len(f) > 1 && f[1] == self {
 			out = append(out, pid)
 		}
 	}

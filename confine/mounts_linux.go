@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,9 +31,11 @@ import (
 // error after that step leaves a half-made tree, and the program is not
 // run.
 func isolate(plan *Plan) (bool, error) {
+	// The capabilities the namespace gave the second stage end with
+	// this, whichever way it returns: ambient ones would outlive execve.
+	defer dropCapabilities()
 	// Nothing done here reaches another namespace.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		dropCapabilities()
 		return false, nil
 	}
 	var rw []string
@@ -59,7 +60,7 @@ func isolate(plan *Plan) (bool, error) {
 	}()
 	for _, p := range rw {
 		flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_RECURSIVE)
-		if plan.privateDir(p) || plan.noFollow(p) {
+		if slices.Contains(plan.Private, p) || slices.Contains(plan.NoFollow, p) {
 			flags |= unix.AT_SYMLINK_NOFOLLOW
 		}
 		fd, err := unix.OpenTree(unix.AT_FDCWD, p, flags)
@@ -112,36 +113,20 @@ func isolate(plan *Plan) (bool, error) {
 	if plan.Project != "" && plan.TopWritable {
 		plan.WriteDirs = append(plan.WriteDirs, plan.Project)
 	}
-	dropCapabilities()
 	return true, nil
 }
 
-func (p Plan) privateDir(d string) bool {
-	for _, x := range p.Private {
-		if x == d {
-			return true
-		}
-	}
-	return false
-}
-
-func (p Plan) noFollow(d string) bool {
-	for _, x := range p.NoFollow {
-		if filepath.Clean(x) == filepath.Clean(d) {
-			return true
-		}
-	}
-	return false
-}
-
 // dropCapabilities ends the capabilities the namespace gave the second
-// stage: the ambient ones it was started with, and the bounding set (a
-// program run as root would keep the rest through execve).
+// stage: the ambient ones it was started with, the bounding set (a
+// program run as root would keep the rest through execve), then every
+// set it holds (the inheritable one kept the ambient ones' bits).
 func dropCapabilities() {
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
 		_ = unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
 	}
+	var none [2]unix.CapUserData
+	_ = unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0])
 }
 
 // sandboxedOutside reports whether, in this mount namespace, everything

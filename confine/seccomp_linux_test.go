@@ -465,14 +465,7 @@ func (f filtered) run(t *testing.T, attr *syscall.SysProcAttr, opts string, call
 		attr.Credential = &syscall.Credential{Uid: uint32(f.uid), Gid: uint32(f.uid)}
 	}
 	cmd.SysProcAttr = attr
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(out.String()), cmd.ProcessState.ExitCode()
+	return combined(t, cmd)
 }
 
 // nobody is uid and gid 65534.
