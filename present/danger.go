@@ -6,6 +6,7 @@ import (
 
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -32,11 +33,50 @@ func Danger(canonical []byte, projectDir string) []string {
 	return DangerOf(tool, in, nil, projectDir)
 }
 
+// DangerAway is Danger for a call whose project nobody named: another
+// machine's call, read from its record, of which the approver knows only
+// the cwd the digest binds, and the agent chose that cwd. A relative
+// operand reaches below the cwd and is judged against it as Danger judges
+// it; an absolute operand reaches what it names from any cwd, so no cwd
+// excuses it: `cd .. && rm -rf /work/app` warns as `rm -rf /work/app` does
+// on the agent's own machine, whose project its host names.
+func DangerAway(canonical []byte) []string {
+	v, err := token.Decode(canonical)
+	if err != nil {
+		return nil
+	}
+	m, _ := v.(map[string]any)
+	in, _ := m["input"].(map[string]any)
+	tool, _ := m["tool"].(string)
+	cwd, _ := m["cwd"].(string)
+	return dangerIn(tool, in, nil, reach{dir: projectRoot(cwd), cwdOnly: true})
+}
+
+// PendingDanger is the danger lines of p: DangerAway for a call read from
+// another machine (p.Away), else Danger in p's project.
+func PendingDanger(p *state.Pending) []string {
+	if p.Away {
+		return DangerAway(p.Descriptor)
+	}
+	return Danger(p.Descriptor, p.ProjectDir)
+}
+
+// reach is what a call's relative operands are judged against: dir, the
+// project ("" when none is known: every operand is outside); cwdOnly, that
+// dir is only the call's cwd, which excuses no absolute operand.
+type reach struct {
+	dir     string
+	cwdOnly bool
+}
+
 // DangerOf is Danger on a call already decoded: its tool, its input and,
 // for a shell command, the sketch of the command from the parse that
 // analysed it (nil: DangerOf parses the command itself).
 func DangerOf(tool string, in map[string]any, sk *shellparse.Sketch, projectDir string) []string {
-	projectDir = projectRoot(projectDir)
+	return dangerIn(tool, in, sk, reach{dir: projectRoot(projectDir)})
+}
+
+func dangerIn(tool string, in map[string]any, sk *shellparse.Sketch, r reach) []string {
 	var out []string
 	add := func(s string) {
 		for _, o := range out {
@@ -54,7 +94,7 @@ func DangerOf(tool string, in map[string]any, sk *shellparse.Sketch, projectDir 
 		}
 	}
 	if cmd, ok := in["command"].(string); ok && (tool == "Bash" || strings.Contains(strings.ToLower(tool), "shell")) {
-		for _, w := range bashDanger(sketched(cmd, sk), projectDir) {
+		for _, w := range bashDanger(sketched(cmd, sk), r) {
 			add(w)
 		}
 	}
@@ -88,7 +128,7 @@ func credential(p string) string {
 
 // bashDanger reads every simple command of cmd, wherever it is nested
 // (shellparse's sketch: the one model of the language).
-func bashDanger(sk *shellparse.Sketch, projectDir string) []string {
+func bashDanger(sk *shellparse.Sketch, r reach) []string {
 	if sk == nil {
 		return nil
 	}
@@ -107,7 +147,7 @@ func bashDanger(sk *shellparse.Sketch, projectDir string) []string {
 		}
 	}
 	for _, c := range sk.Calls {
-		out = append(out, callDanger(c, projectDir)...)
+		out = append(out, callDanger(c, r)...)
 	}
 	return out
 }
@@ -162,14 +202,14 @@ func runsInput(argv []string) bool {
 	return ok && (p.Class == policy.Shell || p.Class == policy.Interpreter)
 }
 
-func callDanger(argv []string, projectDir string) []string {
+func callDanger(argv []string, r reach) []string {
 	if len(argv) == 0 {
 		return nil
 	}
 	name := filepath.Base(argv[0])
 	args := argv[1:]
 	if (name == "sudo" || name == "doas") && len(args) > 0 {
-		return callDanger(args, projectDir)
+		return callDanger(args, r)
 	}
 	var out []string
 	if why := policy.ReadsCommands(argv); why != "" {
@@ -217,7 +257,7 @@ func callDanger(argv []string, projectDir string) []string {
 			break
 		}
 		for _, t := range operands() {
-			if outside(t, projectDir) {
+			if outside(t, r) {
 				out = append(out, "rm deletes recursively outside the project ("+t+")")
 				break
 			}
@@ -281,9 +321,11 @@ func projectRoot(dir string) string {
 // outside reports whether a path operand of rm may lie outside the
 // project: absolute or home-relative paths not under it, parent
 // references, expansions and bare globs of the root or home; with no
-// project known, every operand.
-func outside(t, projectDir string) bool {
-	if projectDir == "" {
+// project known, every operand; with only the cwd known, every absolute
+// operand.
+func outside(t string, r reach) bool {
+	projectDir := r.dir
+	if projectDir == "" || (r.cwdOnly && filepath.IsAbs(t)) {
 		return true
 	}
 	switch {

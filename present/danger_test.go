@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -203,5 +204,59 @@ func TestDangerQuotedSpellings(t *testing.T) {
 		if got := dangerOf(t, "Bash", map[string]any{"command": cmd}); len(got) != 0 {
 			t.Errorf("control %q: %q", cmd, got)
 		}
+	}
+}
+
+// Another machine's call (DangerAway, p.Away): the approver knows only the
+// cwd the agent chose, so an absolute target of a recursive delete warns
+// from every cwd, one level up from the project included (issue 38, T1);
+// relative targets are judged against the cwd as before. Controls: the
+// same calls on the agent's own machine, whose host names the project,
+// warn only outside it; a relative delete below the cwd does not warn;
+// a non-recursive rm does not.
+func TestDangerAway(t *testing.T) {
+	call := func(cwd, cmd string) []byte {
+		b, err := json.Marshal(map[string]any{"tool": "Bash", "cwd": cwd, "input": map[string]any{"command": cmd}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, row := range []struct {
+		cwd, cmd string
+		away     bool // DangerAway warns
+		local    bool // Danger in the named project /srv/work/app warns
+	}{
+		{"/srv/work", "rm -rf /srv/work/app", true, true},            // one level up: the project itself
+		{"/srv/work", "rm -rf /srv/work/other", true, true},          // a sibling
+		{"/srv/work/app", "rm -rf /srv/work/app", true, true},        // the project from inside
+		{"/srv/work/app", "rm -rf /srv/work/app/build", true, false}, // absolute: no cwd vouches for it
+		{"/srv/work", "cd .. && rm -rf /srv/work/app", true, true},   // a cd changes nothing
+		{"/srv/work", "sudo rm -fr /srv/work/app/", true, true},      // wrapped, trailing slash
+		{"/srv/work/app", "rm -rf build", false, false},              // relative, below the cwd
+		{"/srv/work/app", "rm -rf ../other", true, true},             // parent reference
+		{"/home/u", "rm -rf projects", true, false},                  // a home directory is no project
+		{"/srv/work", "rm /srv/work/app/x", false, false},            // not recursive
+		{"/srv/work/app", "rm -rf \"$HOME\"/x", true, true},          // expansion
+		{"/", "rm -rf srv/work/app", true, false},                    // relative from the root
+		{"/srv/work/app", "git push --force", true, true},            // not about the project at all
+		{"/srv/work/app", "chmod -R 755 /srv/work/app/bin", false, false},
+	} {
+		c := call(row.cwd, row.cmd)
+		if got := DangerAway(c); (len(got) > 0) != row.away {
+			t.Errorf("away, cwd %s: %q: %v, want danger %v", row.cwd, row.cmd, got, row.away)
+		}
+		if got := Danger(c, "/srv/work/app"); (len(got) > 0) != row.local {
+			t.Errorf("local, project /srv/work/app: %q: %v, want danger %v", row.cmd, got, row.local)
+		}
+	}
+	// PendingDanger follows Away; the zero value is the local reading.
+	p := &state.Pending{Descriptor: call("/srv/work", "rm -rf /srv/work/app"), ProjectDir: "/srv/work"}
+	if got := PendingDanger(p); len(got) != 0 {
+		t.Errorf("control: a local call with the project /srv/work: %v", got)
+	}
+	p.Away = true
+	if got := PendingDanger(p); len(got) == 0 || !strings.Contains(got[0], "rm deletes recursively outside the project (/srv/work/app)") {
+		t.Errorf("away: %v", got)
 	}
 }

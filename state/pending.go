@@ -73,6 +73,10 @@ type Pending struct {
 	// description: policy.ShownOnly), left out of its digest and shown
 	// apart.
 	Shown map[string]string `json:"shown,omitempty"`
+	// Away says the call was read from another machine's record (the
+	// Vault backend's team view): its project is only its cwd, which the
+	// agent chose (present.PendingDanger). Never stored.
+	Away bool `json:"-"`
 }
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)

@@ -316,7 +316,7 @@ func VerifyRecord(id string, m map[string]any) (*state.Pending, AgentSays, error
 	}
 	p := &state.Pending{
 		ID: id, Session: r.Session, Agent: r.Agent, Tool: r.Tool, Digest: r.Digest, Descriptor: desc,
-		Cwd: cwd, ProjectDir: cwd, Status: state.StatusOpen,
+		Cwd: cwd, ProjectDir: cwd, Status: state.StatusOpen, Away: true,
 	}
 	host, _ := m["host"].(string)
 	says := AgentSays{Host: clip(host), Reason: clip(r.Reason), Detail: clip(r.Detail), ProjectDir: clip(r.ProjectDir),

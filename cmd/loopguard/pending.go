@@ -222,7 +222,7 @@ func renderParts(st *state.Store, p *state.Pending, full bool) (head, body strin
 	for _, k := range slices.Sorted(maps.Keys(p.Shown)) {
 		s += "\nnote:    " + esc(k) + " (shown only, not part of the digest): " + esc(p.Shown[k])
 	}
-	for _, w := range present.Danger(p.Descriptor, p.ProjectDir) {
+	for _, w := range present.PendingDanger(p) {
 		s += "\n!!! DANGER: " + esc(w)
 	}
 	s += "\ndigest: " + esc(p.Digest) + "\n"

@@ -770,7 +770,7 @@ func showParts(c *console, p *state.Pending, head, says, body string, whole bool
 			whole = false
 		}
 	}
-	n := len(present.Danger(p.Descriptor, p.ProjectDir))
+	n := len(present.PendingDanger(p))
 	fmt.Fprintf(c.tty, "%s%s | %d danger line(s), %d warning(s) | digest %.16s...%s\n", c.pal.bold, present.Summary(p), n, len(p.Warnings), present.EscapeText(p.Digest), c.pal.reset)
 	return whole
 }

@@ -41,7 +41,7 @@ import (
 // otherwise.
 func secondLook(p *state.Pending, ge grantEnv, whole bool) []string {
 	var why []string
-	if len(present.Danger(p.Descriptor, p.ProjectDir)) > 0 {
+	if len(present.PendingDanger(p)) > 0 {
 		why = append(why, "a DANGER line")
 	}
 	warns := slices.Clone(p.Warnings)
@@ -130,7 +130,7 @@ func renderedWhole(st *state.Store, p *state.Pending) bool {
 }
 
 // hasDanger reports a DANGER line for p.
-func hasDanger(p *state.Pending) bool { return len(present.Danger(p.Descriptor, p.ProjectDir)) > 0 }
+func hasDanger(p *state.Pending) bool { return len(present.PendingDanger(p)) > 0 }
 
 // width is the terminal's width in columns (80 when it cannot be told).
 func (c *console) width() int {
