@@ -358,6 +358,9 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	p.NoFollow = gitDirs
 	p.Root = s.Project
 	p.ReadDirs = append(p.ReadDirs, s.Project)
+	// The jail keeps read-only's environment: a bare env under it must
+	// not show the model a token (issue 36).
+	p.KeepEnvOnly = s.Cap.Jail
 	if !s.Cap.Write && !s.Cap.Git {
 		p.KeepEnvOnly = true
 		return p.sorted(), nil

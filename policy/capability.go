@@ -24,12 +24,21 @@ type Capability struct {
 	// Network: TCP and UDP connections and listeners. Unix sockets stay
 	// closed whatever the capability (the keyring's D-Bus is one).
 	Network bool
+	// Jail: the jail grant's capability (Bash(*), issue 36): project-write
+	// with read-only's narrow environment, so that a bare env shows the
+	// model no token. It narrows, where the others widen: Widen keeps it
+	// only when both sides have it. Never with Git or Network.
+	Jail bool
 }
+
+// JailCapability is what a call the jail grant covers runs with.
+var JailCapability = Capability{Write: true, Jail: true}
 
 // Capability names as rules, grants and the launcher spell them.
 const (
 	CapReadOnly     = "read-only"
 	CapProjectWrite = "project-write"
+	CapJail         = "jail"
 	capGit          = "git"
 	capNetwork      = "network"
 )
@@ -37,6 +46,9 @@ const (
 // String is the capability's name: read-only, project-write or
 // project-write+git, each with +network when it has it.
 func (c Capability) String() string {
+	if c == JailCapability {
+		return CapJail
+	}
 	s := CapReadOnly
 	if c.Write || c.Git {
 		s = CapProjectWrite
@@ -52,6 +64,9 @@ func (c Capability) String() string {
 
 // ParseCapability reads what String writes.
 func ParseCapability(s string) (Capability, error) {
+	if s == CapJail {
+		return JailCapability, nil
+	}
 	base, rest, plus := strings.Cut(s, "+")
 	var c Capability
 	if plus && rest == "" {
@@ -62,7 +77,7 @@ func ParseCapability(s string) (Capability, error) {
 	case CapProjectWrite:
 		c.Write = true
 	default:
-		return c, fmt.Errorf("unknown capability %q (want %s or %s, with +git or +network)", s, CapReadOnly, CapProjectWrite)
+		return c, fmt.Errorf("unknown capability %q (want %s, %s or %s, the first two with +git or +network)", s, CapReadOnly, CapProjectWrite, CapJail)
 	}
 	for rest != "" {
 		var w string
@@ -84,6 +99,7 @@ func (c Capability) Widen(w Capability) Capability {
 	c.Write = c.Write || w.Write || w.Git
 	c.Git = c.Git || w.Git
 	c.Network = c.Network || w.Network
+	c.Jail = c.Jail && w.Jail
 	return c
 }
 

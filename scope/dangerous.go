@@ -81,7 +81,7 @@ func Dangerous(r Rule, home string) error {
 		return dangerousBash(r)
 	case kindFile:
 		return dangerousFile(r, home)
-	case kindWebFetch, kindMCP:
+	case kindWebFetch, kindMCP, kindJail:
 		return nil
 	}
 	return dangerous(r, "invalid rule")

@@ -130,6 +130,8 @@ func Match(r Rule, c Call) error {
 		return mismatch(ReasonToolMismatch, "tool %q is never covered by a scope", c.Tool)
 	}
 	switch r.kind {
+	case kindJail:
+		return errJailByEngine
 	case kindBash:
 		return matchBash(r, c)
 	case kindFile:
@@ -152,3 +154,7 @@ func Match(r Rule, c Call) error {
 	}
 	return mismatch(ReasonMalformedInput, "invalid rule")
 }
+
+// errJailByEngine: the jail rule covers no call by matching; the engine
+// decides what the jail holds.
+var errJailByEngine = errors.New("the jail grant covers a call only through the engine's jail step")

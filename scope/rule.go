@@ -24,7 +24,14 @@ const (
 	kindFile          // Edit(...), Write(...), Read(...)
 	kindWebFetch      // WebFetch(domain:host)
 	kindMCP           // mcp__server__tool, mcp__server__prefix*
+	kindJail          // Bash(*): the jail grant
 )
+
+// JailRule is the jail grant's rule: every Bash call, whatever its shape,
+// run whole in the jail (policy.JailCapability) by the launcher. It
+// matches nothing by itself (Match refuses it): the engine decides what
+// the jail may hold, and asks the human for the rest (issue 36).
+const JailRule = `Bash(*)`
 
 // Rule is one parsed scope. The zero Rule covers nothing. Rules are
 // comparable with ==: two rules are equal exactly when their canonical
@@ -147,6 +154,12 @@ func Parse(rule string) (Rule, error) {
 			return Rule{}, perr(rule, 0, "PowerShell rules are not supported")
 		}
 		return Rule{}, perr(rule, 0, "unknown tool %q", name)
+	}
+	if rule == JailRule {
+		return Rule{kind: kindJail, tool: toolBash, spec: "*"}, nil
+	}
+	if strings.HasPrefix(rule, JailRule) {
+		return Rule{}, perr(rule, len(JailRule), "the jail rule %s is written alone: what needs more than the jail (the network, git, a program pinned) is a rule of its own", JailRule)
 	}
 	var widen policy.Capability
 	if k == kindBash {
@@ -289,6 +302,8 @@ func (r Rule) String() string {
 			s += "*"
 		}
 		return s
+	case kindJail:
+		return JailRule
 	case kindBash:
 		s := r.tool + "(" + r.spec + ")"
 		switch {
@@ -338,7 +353,7 @@ func (r Rule) CoversTool(tool string) bool {
 	switch r.kind {
 	case kindBare:
 		return argumentFree[r.tool] && tool == r.tool
-	case kindBash:
+	case kindBash, kindJail:
 		return tool == toolBash
 	case kindWebFetch:
 		return tool == toolWebFetch
@@ -413,6 +428,9 @@ func (r Rule) Widened(w policy.Capability) Rule {
 // git's writing subcommands, project-write otherwise) with what its grant
 // widens.
 func (r Rule) Capability() policy.Capability {
+	if r.kind == kindJail {
+		return policy.JailCapability
+	}
 	var words []string
 	exact := false
 	if bs, err := r.bashSpecOf(); err == nil {
@@ -426,6 +444,9 @@ func (r Rule) Capability() policy.Capability {
 	}
 	return policy.DefaultCapability(words, exact).Widen(r.widen)
 }
+
+// IsJail reports whether r is the jail grant's rule, Bash(*).
+func (r Rule) IsJail() bool { return r.kind == kindJail }
 
 // Program is the command name a Bash rule starts with ("" for others).
 func (r Rule) Program() string {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/policy"
 )
 
 // Each row lists equivalent spellings of one rule and its canonical form.
@@ -103,7 +105,9 @@ var parseBad = []struct {
 	{"Bash(A=1 A=2 git status)", 9, "twice"},
 	{"Bash(A=* git status)", 5, "literal"},
 	{"Bash(* --version)", 5, "must be literal"},
-	{"Bash(*)", 5, "every command"},
+	{"Bash(* )", 5, "every command"},
+	{"Bash(*) +network", 7, "written alone"},
+	{"Bash(*)@/bin/bash", 7, "written alone"},
 	{`Bash(echo a\:*)`, 11, "trailing backslash"},
 	{"Bash(ls*)", 5, "must be literal"},
 	{"Bash(./x.sh)", 5, "absolute"},
@@ -255,4 +259,31 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip of %q: %q -> %q", in, s, r2.String())
 		}
 	})
+}
+
+// TestJailRule: Bash(*) is the jail grant's rule, spelled one way only: it
+// covers Bash, runs with the jail's capability, is not refused as too wide,
+// and covers no call by matching (the engine decides what the jail holds).
+// No widening, pin or other spelling makes it.
+func TestJailRule(t *testing.T) {
+	r, err := Parse(JailRule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.IsJail() || r.String() != JailRule || !r.CoversTool("Bash") || r.CoversTool("Edit") {
+		t.Errorf("jail rule %+v", r)
+	}
+	if c := r.Capability(); c != policy.JailCapability || c.String() != "jail" {
+		t.Errorf("capability %v", c)
+	}
+	if err := Dangerous(r, "/home/u"); err != nil {
+		t.Errorf("refused: %v", err)
+	}
+	if err := Match(r, Call{Tool: "Bash", Input: map[string]any{"command": "ls"}, Cwd: "/p", ProjectDir: "/p"}); err == nil {
+		t.Error("the jail rule matched a call by itself")
+	}
+	ls, err := Parse("Bash(ls *)")
+	if err != nil || ls.IsJail() {
+		t.Errorf("Bash(ls *): %v %v", ls, err)
+	}
 }
