@@ -1,0 +1,383 @@
+package policy_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/policy"
+)
+
+const (
+	jProject = "/home/u/proj"
+	jHome    = "/home/u"
+)
+
+// rights is what NeedsBeyondJail says of argv, its rights joined by "+"
+// in the order found ("" for nil).
+func rights(argv []string, cwd string) string {
+	var r []string
+	for _, n := range policy.NeedsBeyondJail(argv, cwd, jProject, jHome) {
+		r = append(r, n.Right)
+	}
+	return strings.Join(r, "+")
+}
+
+func TestNeedsBeyondJail(t *testing.T) {
+	const (
+		N  = policy.JailNetwork
+		O  = policy.JailOutside
+		G  = policy.JailGit
+		NO = N + "+" + O
+		NG = N + "+" + G
+	)
+	for _, c := range []struct {
+		cmd  string // split at blanks, unless argv is set
+		argv []string
+		cwd  string // "" = the project
+		want string
+	}{
+		// Network: downloads and uploads.
+		{cmd: "curl -sSL https://example.com", want: N},
+		{cmd: "curl localhost:3000/health", want: N},
+		{cmd: "wget https://example.com/x.tgz", want: N},
+		{cmd: "ssh host uptime", want: N},
+		{cmd: "scp a host:b", want: N},
+		{cmd: "rsync -av src/ host:/srv/", want: N},
+		{cmd: "rsync -av src/ /srv/www/", want: O},
+		{cmd: "rsync -av src/ build/", want: ""},
+		{cmd: "nc -z localhost 5432", want: N},
+		{cmd: "ncat host 80", want: N},
+		{cmd: "telnet host 25", want: N},
+		{cmd: "ftp host", want: N},
+		{cmd: "dig example.com", want: N},
+		{cmd: "nslookup example.com", want: N},
+		{cmd: "host example.com", want: N},
+		{cmd: "ping -c1 8.8.8.8", want: N},
+		// VCS remotes.
+		{cmd: "git fetch origin", want: NG},
+		{cmd: "git pull --rebase", want: NG},
+		{cmd: "git push origin main", want: NG},
+		{cmd: "git -C sub push", want: NG},
+		{cmd: "git --no-pager -c core.pager=cat push", want: NG},
+		{cmd: "git clone https://github.com/a/b", want: NG},
+		{cmd: "git clone https://github.com/a/b /opt/b", want: NO},
+		{cmd: "git ls-remote origin", want: N},
+		{cmd: "git submodule update --init", want: NG},
+		{cmd: "git remote update", want: NG},
+		{cmd: "git remote show origin", want: N},
+		{cmd: "gh pr list", want: N},
+		{cmd: "gh api repos/a/b", want: N},
+		{cmd: "hg pull", want: N},
+		{cmd: "svn checkout https://x/y", want: N},
+		// Package installs and fetches.
+		{cmd: "npm install", want: N},
+		{cmd: "npm i lodash", want: N},
+		{cmd: "npm add -D vitest", want: N},
+		{cmd: "npm ci", want: N},
+		{cmd: "npm --prefix web install", want: N},
+		{cmd: "npm install -g typescript", want: NO},
+		{cmd: "npm --global i pnpm", want: NO},
+		{cmd: "npm update", want: N},
+		{cmd: "npm publish", want: N},
+		{cmd: "npm view react version", want: N},
+		{cmd: "npm info react", want: N},
+		{cmd: "npm outdated", want: N},
+		{cmd: "npm audit", want: N},
+		{cmd: "npm init vite@latest app", want: N},
+		{cmd: "npm exec -- tsc --noEmit", want: N},
+		{cmd: "pnpm install", want: N},
+		{cmd: "pnpm i", want: N},
+		{cmd: "pnpm add zod", want: N},
+		{cmd: "pnpm --filter web add zod", want: N},
+		{cmd: "pnpm dlx create-next-app", want: N},
+		{cmd: "yarn", want: N},
+		{cmd: "yarn install --frozen-lockfile", want: N},
+		{cmd: "yarn add react", want: N},
+		{cmd: "yarn dlx prettier --check .", want: N},
+		{cmd: "yarn global add serve", want: NO},
+		{cmd: "bun install", want: N},
+		{cmd: "bun add hono", want: N},
+		{cmd: "bunx prettier --check .", want: N},
+		{cmd: "npx tsc --noEmit", want: N},
+		{cmd: "npx -y create-react-app x", want: N},
+		{cmd: "npx --no-install tsc --noEmit", want: ""},
+		{cmd: "npx --offline eslint .", want: ""},
+		{cmd: "pip install requests", want: N},
+		{cmd: "pip3 install -r requirements.txt", want: N},
+		{cmd: "pip install --user black", want: NO},
+		{cmd: "pip download x", want: N},
+		{cmd: "python3 -m pip install -e .", want: N},
+		{cmd: ".venv/bin/pip install pytest", want: N},
+		{cmd: "uv pip install ruff", want: N},
+		{cmd: "uv sync", want: N},
+		{cmd: "uv add httpx", want: N},
+		{cmd: "uv lock", want: N},
+		{cmd: "uv run --with rich python x.py", want: N},
+		{cmd: "uvx ruff check .", want: N},
+		{cmd: "poetry install", want: N},
+		{cmd: "poetry add x", want: N},
+		{cmd: "poetry lock", want: N},
+		{cmd: "poetry update", want: N},
+		{cmd: "pipenv install", want: N},
+		{cmd: "go get example.com/x@v1", want: N},
+		{cmd: "go install golang.org/x/tools/cmd/goimports@latest", want: NO},
+		{cmd: "go install ./cmd/x", want: O},
+		{cmd: "go mod download", want: N},
+		{cmd: "go mod tidy", want: N},
+		{cmd: "go -C sub mod tidy", want: N},
+		{cmd: "go run golang.org/x/vuln/cmd/govulncheck@latest ./...", want: N},
+		{cmd: "cargo fetch", want: N},
+		{cmd: "cargo add serde", want: N},
+		{cmd: "cargo install ripgrep", want: NO},
+		{cmd: "cargo update", want: N},
+		{cmd: "cargo publish", want: N},
+		{cmd: "cargo search x", want: N},
+		{cmd: "cargo +nightly fetch", want: N},
+		{cmd: "gem install rails", want: NO},
+		{cmd: "bundle install", want: N},
+		{cmd: "bundle", want: N},
+		{cmd: "composer install", want: N},
+		{cmd: "composer require x/y", want: N},
+		{cmd: "mvn dependency:resolve", want: N},
+		{cmd: "mvn -o dependency:resolve", want: ""},
+		{cmd: "mvn deploy", want: N},
+		{cmd: "mvn clean install", want: O},
+		{cmd: "gradle wrapper", want: N},
+		{cmd: "./gradlew dependencies", want: N},
+		{cmd: "./gradlew build --refresh-dependencies", want: N},
+		{cmd: "docker pull alpine", want: NO},
+		{cmd: "docker push x", want: NO},
+		{cmd: "docker build -t x .", want: NO},
+		{cmd: "docker run --rm alpine true", want: NO},
+		{cmd: "docker compose up -d", want: NO},
+		{cmd: "docker ps", want: O},
+		{cmd: "podman pull alpine", want: NO},
+		{cmd: "apt-get install -y jq", want: NO},
+		{cmd: "apt update", want: NO},
+		{cmd: "brew install jq", want: NO},
+		{cmd: "brew update", want: NO},
+		{cmd: "rustup update", want: NO},
+		{cmd: "rustup target add wasm32-unknown-unknown", want: NO},
+		{cmd: "rustup show", want: ""},
+		{cmd: "nvm install 20", want: NO},
+		{cmd: "sdk install java", want: NO},
+		{cmd: "deno run https://deno.land/x/y.ts", want: N},
+		{cmd: "deno run main.ts", want: ""},
+		{cmd: "deno install -g x", want: NO},
+		// Servers listen on a port.
+		{cmd: "python3 -m http.server 8000", want: N},
+		{cmd: "uvicorn app:app --reload", want: N},
+		{cmd: "npm run dev", want: N},
+		{cmd: "npm start", want: N},
+		{cmd: "pnpm dev", want: N},
+		{cmd: "python manage.py runserver", want: N},
+		// Wrappers.
+		{cmd: "env FOO=1 npm install", want: N},
+		{cmd: "env -i PATH=/usr/bin curl x", want: N},
+		{cmd: "sudo apt-get install jq", want: NO},
+		{cmd: "sudo ls", want: O},
+		{cmd: "time npm ci", want: N},
+		{cmd: "nice -n 10 cargo fetch", want: N},
+		{cmd: "nohup git push", want: NG},
+		{cmd: "timeout 60 npm install", want: N},
+		{cmd: "timeout -s KILL 5s curl x", want: N},
+		{cmd: "xargs -n1 curl -O", want: N},
+		{cmd: "xargs -I{} cp {} /etc/", want: O},
+		{cmd: "xargs rm", want: ""},
+		{cmd: "stdbuf -oL npm test", want: ""},
+		{cmd: "command -v curl", want: ""},
+		{argv: []string{"bash", "-c", "cd web && npm install"}, want: N},
+		{argv: []string{"sh", "-c", "go test ./... | tail -5"}, want: ""},
+		{argv: []string{"bash", "-lc", "git add x; git commit -m y"}, want: G},
+		{cmd: "uv run pip install x", want: N},
+		{cmd: "poetry run pytest", want: ""},
+		{cmd: "bundle exec rake test", want: ""},
+		{cmd: "find . -name x -exec curl -T {} host ;", want: N},
+		// Outside: writes outside the project, root, services, signals.
+		{cmd: "cp build/app /usr/local/bin/", want: O},
+		{cmd: "cp /etc/hosts .", want: ""},
+		{cmd: "cp -t /opt a b", want: O},
+		{cmd: "mv ~/Downloads/x.csv data/", want: O},
+		{cmd: "mv a.txt b.txt", want: ""},
+		{cmd: "tee ~/.bashrc", want: O},
+		{cmd: "ln -sf /home/u/proj/bin/x /home/u/bin/x", want: O},
+		{cmd: "ln -s ../shared lib", want: ""},
+		{cmd: "install -m 755 x /usr/local/bin/x", want: O},
+		{cmd: "rm -rf ../other", want: O},
+		{cmd: "rm ../proj/x", want: ""},
+		{cmd: "rm -f /home/u/.config/app.json", want: O},
+		{cmd: "touch ~/.hushlogin", want: O},
+		{cmd: "mkdir -p ~/bin", want: O},
+		{cmd: "mkdir -p /tmp/scratch", want: ""},
+		{cmd: "rm -rf /tmp/build", want: ""},
+		{cmd: "cp x /var/tmp/y", want: ""},
+		{cmd: "chmod 600 ~/.ssh/id_ed25519", want: O},
+		{cmd: "chmod +x /home/u/proj/run.sh", want: ""},
+		{cmd: "sed -i s/a/b/ /etc/hosts", want: O},
+		{cmd: "sed s/a/b/ /etc/hosts", want: ""},
+		{cmd: "rm ../x", cwd: jProject + "/sub", want: ""},
+		{cmd: "rm ../../x", cwd: jProject + "/sub", want: O},
+		{cmd: "rm x", cwd: "/srv", want: O},
+		{cmd: "tar -czf /srv/backup.tgz src", want: O},
+		{cmd: "tar -xzf a.tgz -C /opt", want: O},
+		{cmd: "tar -xzf a.tgz", want: ""},
+		{cmd: "unzip a.zip -d ~/apps", want: O},
+		{cmd: "pipx install black", want: O},
+		{cmd: "systemctl --user restart app", want: O},
+		{cmd: "crontab -e", want: O},
+		{cmd: "git config --global user.name x", want: O},
+		{cmd: "git config user.name x", want: G},
+		{cmd: "git config --get user.name", want: ""},
+		{cmd: "git config --global --get user.name", want: ""},
+		{cmd: "ssh-keygen -t ed25519", want: O},
+		{cmd: "kill 1234", want: O},
+		{cmd: "kill %1", want: ""},
+		{cmd: "pkill -f vite", want: O},
+		{cmd: "killall node", want: O},
+		{cmd: "make install", want: O},
+		{cmd: "go env -w GOPROXY=direct", want: O},
+		{cmd: "npm link", want: O},
+		{cmd: "tmux new -d", want: O},
+		// git: the repository's own directory.
+		{cmd: "git add -A", want: G},
+		{cmd: "git commit -m x", want: G},
+		{cmd: "git checkout -b feat", want: G},
+		{cmd: "git checkout -- file.go", want: G},
+		{cmd: "git switch main", want: G},
+		{cmd: "git restore --staged x", want: G},
+		{cmd: "git reset --hard", want: G},
+		{cmd: "git stash", want: G},
+		{cmd: "git stash pop", want: G},
+		{cmd: "git stash list", want: ""},
+		{cmd: "git stash show -p", want: ""},
+		{cmd: "git merge main", want: G},
+		{cmd: "git rebase -i HEAD~3", want: G},
+		{cmd: "git cherry-pick abc", want: G},
+		{cmd: "git revert abc", want: G},
+		{cmd: "git tag v1.0", want: G},
+		{cmd: "git tag -a v1 -m x", want: G},
+		{cmd: "git tag", want: ""},
+		{cmd: "git tag -l v*", want: ""},
+		{cmd: "git mv a b", want: G},
+		{cmd: "git rm --cached x", want: G},
+		{cmd: "git am x.patch", want: G},
+		{cmd: "git apply --index x.patch", want: G},
+		{cmd: "git apply x.patch", want: ""},
+		{cmd: "git apply --check x.patch", want: ""},
+		{cmd: "git init", want: G},
+		{cmd: "git worktree add ../wt", want: O + "+" + G},
+		{cmd: "git worktree add wt", want: G},
+		{cmd: "git worktree list", want: ""},
+		{cmd: "git notes add -m x", want: G},
+		{cmd: "git gc", want: G},
+		{cmd: "git branch feat", want: G},
+		{cmd: "git branch -d feat", want: G},
+		{cmd: "git branch -m old new", want: G},
+		{cmd: "git branch", want: ""},
+		{cmd: "git branch -a", want: ""},
+		{cmd: "git branch --show-current", want: ""},
+		{cmd: "git branch -vv", want: ""},
+		{cmd: "git -C /srv/repo commit -m x", want: O},
+		{cmd: "git co main", want: G},
+		{cmd: "pre-commit install", want: G},
+		{cmd: "npm version patch", want: G},
+		{cmd: "git status", want: ""},
+		{cmd: "git diff --stat", want: ""},
+		{cmd: "git log --oneline -5", want: ""},
+		{cmd: "git show HEAD", want: ""},
+		{cmd: "git -C sub status", want: ""},
+		{cmd: "git rev-parse HEAD", want: ""},
+		{cmd: "git remote -v", want: ""},
+		{cmd: "git blame x", want: ""},
+		{cmd: "git grep foo", want: ""},
+		{cmd: "git ls-files", want: ""},
+		{cmd: "git clean -fd", want: ""},
+		{cmd: "git --version", want: ""},
+		{cmd: "gh --version", want: ""},
+		{cmd: "gh help", want: ""},
+	} {
+		argv := c.argv
+		name := strings.Join(argv, " ")
+		if argv == nil {
+			argv, name = strings.Fields(c.cmd), c.cmd
+		}
+		cwd := c.cwd
+		if cwd == "" {
+			cwd = jProject
+		}
+		if got := rights(argv, cwd); got != c.want {
+			t.Errorf("%s (in %s): %q, want %q (%v)", name, cwd, got, c.want, policy.NeedsBeyondJail(argv, cwd, jProject, jHome))
+		}
+	}
+}
+
+// TestOrdinaryWorkNeedsNothing: the local work an agent does most runs in
+// the jail without a question.
+func TestOrdinaryWorkNeedsNothing(t *testing.T) {
+	for _, cmd := range []string{
+		"go test ./...", "go test -v -run TestX ./pkg", "go build ./...", "go build -o bin/app .", "go vet ./...", "go run .",
+		"go run ./cmd/x", "go fmt ./...", "go generate ./...", "go list -m all", "go version", "go mod graph", "gofmt -l .",
+		"npm test", "npm run build", "npm run lint", "npm run test -- --watch=false", "npm ls", "npm --version",
+		"pnpm test", "pnpm run build", "pnpm lint", "pnpm exec tsc --noEmit", "pnpm", "yarn test", "yarn build", "yarn lint",
+		"bun test", "bun run build", "node scripts/x.js", "tsc --noEmit", "./node_modules/.bin/tsc -p .",
+		"eslint .", "prettier --write src", "jest", "vitest run",
+		"cargo check", "cargo test", "cargo build --release", "cargo clippy -- -D warnings", "cargo fmt", "cargo run --bin x",
+		"pytest -q", "python3 -m pytest tests/", "python3 script.py", "python -c print(1)", "python3 -m venv .venv",
+		"ruff check .", "black .", "mypy src", "uv run pytest", "uv run ruff check .", "poetry run pytest",
+		"make", "make test", "make -C sub build", "cmake --build build", "ls -la", "cat README.md", "head -50 x",
+		"tail -30 x", "grep -rn foo src", "rg foo", "find . -name *.go", "wc -l x", "sed -i s/a/b/ src/x.go",
+		"sed -n 1,20p x", "rm -f src/tmp.txt", "rm -rf build dist", "mkdir -p src/new", "touch x", "cp a b", "mv a b",
+		"chmod +x run.sh", "echo hi", "pwd", "cd src", "diff a b", "jq .name package.json", "awk {print} x",
+		"tar -czf out.tgz src", "unzip -o a.zip", "sort x", "true", "sleep 1", "which go", "env", "date",
+		"git status", "git diff", "git log", "git show", "docker --version", "pip list", "pip show x", "pip freeze",
+		"pip --version", "uv --version", "cargo --version", "rustc --version", "javac Main.java", "java Main",
+		"mvn test", "mvn package", "./gradlew build", "./gradlew test", "dotnet build", "dotnet test",
+		"bundle exec rspec", "rake test", "php artisan test", "composer dump-autoload", "deno test", "deno fmt",
+	} {
+		if got := policy.NeedsBeyondJail(strings.Fields(cmd), jProject, jProject, jHome); got != nil {
+			t.Errorf("%s: %v, want nil", cmd, got)
+		}
+	}
+}
+
+func TestJailWritesOutside(t *testing.T) {
+	for _, c := range []struct {
+		p, cwd string
+		want   bool
+	}{
+		{"x", jProject, false},
+		{"./a/../b", jProject, false},
+		{"..", jProject, true},
+		{"../proj2/x", jProject, true},
+		{jProject + "/x", "/", false},
+		{jProject, "/", false},
+		{jProject + "x/y", "/", true},
+		{"~/x", jProject, true},
+		{"~", jProject, true},
+		{"~root/x", jProject, true},
+		{"/tmp/x", jProject, false},
+		{"/var/tmp/x", jProject, false},
+		{"/dev/null", jProject, false},
+		{"/dev/stderr", jProject, false},
+		{"/dev/sda", jProject, true},
+		{"/etc/hosts", jProject, true},
+		{"", jProject, false},
+		{"-", jProject, false},
+	} {
+		if got := policy.JailWritesOutside(c.p, c.cwd, jProject, jHome); got != c.want {
+			t.Errorf("JailWritesOutside(%q, %q) = %v, want %v", c.p, c.cwd, got, c.want)
+		}
+	}
+}
+
+// TestNeedsBeyondJailWhy: every need says why, naming the program.
+func TestNeedsBeyondJailWhy(t *testing.T) {
+	for _, cmd := range []string{"npm install", "git push", "sudo cp x /etc/y", "docker run x", "git commit -m x"} {
+		argv := strings.Fields(cmd)
+		for _, n := range policy.NeedsBeyondJail(argv, jProject, jProject, jHome) {
+			if n.Why == "" || !strings.Contains(n.Why, argv[0]) && !strings.Contains(n.Why, argv[1]) {
+				t.Errorf("%s: %+v: the reason does not name the program", cmd, n)
+			}
+		}
+	}
+}
