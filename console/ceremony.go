@@ -49,10 +49,20 @@ type enrollRequest struct {
 	Credential json.RawMessage `json:"credential,omitempty"`
 }
 
-func (s *Server) enrollBegin(_ http.ResponseWriter, _ *http.Request, req *enrollRequest) (any, error) {
-	e, err := s.o.Store.Enrollment(req.Token, s.o.Now())
+// enrollLink checks registration link tok and spends a token of its own
+// limit: a request without a valid link is refused before any limit.
+func (s *Server) enrollLink(tok string) (Enrollment, error) {
+	e, err := s.o.Store.Enrollment(tok, s.o.Now())
 	if err != nil {
-		return nil, refuse(http.StatusForbidden, err.Error())
+		return e, refuse(http.StatusForbidden, err.Error())
+	}
+	return e, s.enrollTake(fileKey("enroll\x00" + tok))
+}
+
+func (s *Server) enrollBegin(_ http.ResponseWriter, _ *http.Request, req *enrollRequest) (any, error) {
+	e, err := s.enrollLink(req.Token)
+	if err != nil {
+		return nil, err
 	}
 	u, _, err := s.theUser()
 	if err != nil {
@@ -66,16 +76,16 @@ func (s *Server) enrollBegin(_ http.ResponseWriter, _ *http.Request, req *enroll
 	if err != nil {
 		return nil, err
 	}
-	put(s, s.enrolls, req.Token, ceremony{data: *data, expires: s.o.Now().Add(ceremonyTTL)})
+	put(s, s.enrolls, req.Token, ceremony{Data: *data, Expires: s.o.Now().Add(ceremonyTTL)})
 	return map[string]any{"options": opts, "name": e.Name}, nil
 }
 
 func (s *Server) enrollFinish(_ http.ResponseWriter, _ *http.Request, req *enrollRequest) (any, error) {
-	c, ok := take(s, s.enrolls, req.Token)
-	if _, err := s.o.Store.Enrollment(req.Token, s.o.Now()); err != nil {
-		return nil, refuse(http.StatusForbidden, err.Error())
+	if _, err := s.enrollLink(req.Token); err != nil {
+		return nil, err
 	}
-	if !ok || !s.o.Now().Before(c.expires) {
+	c, ok := take(s, s.enrolls, req.Token)
+	if !ok || !s.o.Now().Before(c.Expires) {
 		return nil, refuse(http.StatusForbidden, "no registration was started with this link, or it took too long: reload the link")
 	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(req.Credential)
@@ -86,7 +96,7 @@ func (s *Server) enrollFinish(_ http.ResponseWriter, _ *http.Request, req *enrol
 	if err != nil {
 		return nil, err
 	}
-	cred, err := s.wa.CreateCredential(u, c.data, parsed)
+	cred, err := s.wa.CreateCredential(u, c.Data, parsed)
 	if err != nil {
 		return nil, refuse(http.StatusForbidden, "the passkey was not accepted: "+errText(err))
 	}
@@ -127,27 +137,28 @@ func (s *Server) loginBegin(_ http.ResponseWriter, _ *http.Request, _ *loginRequ
 	if err != nil {
 		return nil, err
 	}
-	h, err := randomString()
+	h, err := s.sealLogin(ceremony{Data: *data, Expires: s.o.Now().Add(ceremonyTTL)})
 	if err != nil {
 		return nil, err
 	}
-	put(s, s.logins, h, ceremony{data: *data, expires: s.o.Now().Add(ceremonyTTL)})
 	return map[string]any{"handle": h, "options": opts}, nil
 }
 
-func (s *Server) loginFinish(w http.ResponseWriter, _ *http.Request, req *loginRequest) (any, error) {
-	c, ok := take(s, s.logins, req.Handle)
-	if !ok || !s.o.Now().Before(c.expires) {
-		return nil, refuse(http.StatusForbidden, "this sign-in was not started here, was used, or took too long: try again")
-	}
-	pk, _, err := s.verifyAssertion(c.data, req.Credential)
+func (s *Server) loginFinish(_ http.ResponseWriter, _ *http.Request, req *loginRequest) (any, error) {
+	c, err := s.openLogin(req.Handle)
 	if err != nil {
 		return nil, refuse(http.StatusForbidden, err.Error())
 	}
-	if err := s.setSession(w, pk.ID); err != nil {
+	pk, _, err := s.verifyAssertion(c.Data, req.Credential)
+	if err != nil {
+		return nil, refuse(http.StatusForbidden, err.Error())
+	}
+	s.spend(req.Handle)
+	tok, err := s.newSession(pk.ID)
+	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"ok": true, "passkey": pk.Name}, nil
+	return map[string]any{"ok": true, "passkey": pk.Name, "session": tok}, nil
 }
 
 // verifyAssertion checks an assertion against a ceremony's session data
@@ -224,6 +235,12 @@ func (s *Server) current(r *http.Request, req decisionRequest) (Call, int, error
 	}
 	if c.Pending.Digest != req.Digest {
 		return Call{}, http.StatusConflict, fmt.Errorf("refused: the call changed since the page showed it (digest %.12s, shown %.12s): look at it again", c.Pending.Digest, req.Digest)
+	}
+	if req.Decision != Deny {
+		// What is approved is what the page could show whole.
+		if n, _ := size(s.o.Backend.Render(c)); n > MaxShown {
+			return Call{}, http.StatusConflict, errors.New("refused: " + s.tooLong(c, n))
+		}
 	}
 	switch req.Decision {
 	case Grant:

@@ -93,7 +93,11 @@ func (f *fakeBackend) Render(c Call) ([]Line, []Line) {
 		head = append(head, Line{Text: "!!! DANGER: rm deletes recursively outside the project", Kind: "danger"})
 	}
 	head = append(head, Line{Text: "digest: " + c.Pending.Digest, Kind: "digest"})
-	return head, []Line{{Text: "The exact call:"}, {Text: "tool: \"Bash\""}, {Text: "input:"}, {Text: "  command: " + fmt.Sprintf("%q", cmd)}}
+	body := []Line{{Text: "The exact call:"}, {Text: "tool: \"Bash\""}, {Text: "input:"}, {Text: "  command: |"}}
+	for _, l := range strings.Split(cmd, "\n") { // every line, as review's full rendering
+		body = append(body, Line{Text: "    " + l})
+	}
+	return head, body
 }
 
 func (f *fakeBackend) Rule(c Call) (string, error) {
@@ -291,27 +295,40 @@ func TestHostOriginAndMethods(t *testing.T) {
 	}
 }
 
-// Registration, sign-in and decisions are rate limited; the control is
-// that the first requests got through to the handler.
+// No limit is the whole server's: made-up registration links and sign-ins
+// are answered (refused on their merits, never 429) however many; a valid
+// link's registrations are limited per link (6, then 429), and another
+// link is untouched (the control).
 func TestRateLimits(t *testing.T) {
 	tc := newTestConsole(t)
 	host := strings.TrimPrefix(tc.origin, "http://")
-	begin := `{"token":"` + strings.Repeat("A", 43) + `"}`
+	bogus := `{"token":"` + strings.Repeat("A", 43) + `"}`
+	for i := range 50 {
+		if code, _, _ := tc.request(t, "POST", "/api/enroll/begin", host, tc.origin, bogus); code != 403 {
+			t.Fatalf("made-up link %d: %d; want 403", i, code)
+		}
+		if code, _, _ := tc.request(t, "POST", "/api/login/begin", host, tc.origin, `{}`); code != 409 {
+			t.Fatalf("sign-in %d: %d; want 409 (no passkey)", i, code)
+		}
+	}
+	link := func() string {
+		tok, _, err := tc.store.NewEnrollment("phone", time.Minute, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return `{"token":"` + tok + `"}`
+	}
+	worn, fresh := link(), link()
 	var codes []int
 	for range 8 {
-		code, _, _ := tc.request(t, "POST", "/api/enroll/begin", host, tc.origin, begin)
+		code, _, _ := tc.request(t, "POST", "/api/enroll/begin", host, tc.origin, worn)
 		codes = append(codes, code)
 	}
-	if codes[0] != 403 || codes[5] != 403 || codes[6] != 429 || codes[7] != 429 {
-		t.Errorf("enroll codes %v; want 6 handled (403) then 429", codes)
+	if codes[0] != 200 || codes[5] != 200 || codes[6] != 429 || codes[7] != 429 {
+		t.Errorf("one link's registrations %v; want 6 begun, then 429", codes)
 	}
-	codes = nil
-	for range 12 {
-		code, _, _ := tc.request(t, "POST", "/api/login/begin", host, tc.origin, `{}`)
-		codes = append(codes, code)
-	}
-	if codes[0] != 409 || codes[9] != 409 || codes[10] != 429 {
-		t.Errorf("login codes %v; want 10 handled (409: no passkey) then 429", codes)
+	if code, body, _ := tc.request(t, "POST", "/api/enroll/begin", host, tc.origin, fresh); code != 200 {
+		t.Errorf("control: another link: %d %s", code, body)
 	}
 }
 

@@ -24,6 +24,14 @@ type callView struct {
 	Body      []Line    `json:"body"`
 	Rule      string    `json:"rule,omitempty"`
 	NoRule    string    `json:"no_rule,omitempty"` // why no rule is offered
+	// Bytes and Lines measure the whole rendering (head and body), as
+	// the page says above it.
+	Bytes int `json:"bytes"`
+	Lines int `json:"lines"`
+	// TooLong, when set, says why the call cannot be approved here and
+	// where it can: its rendering is over MaxShown, so the page gets its
+	// head only, and the server refuses to approve or grant it.
+	TooLong string `json:"too_long,omitempty"`
 }
 
 type queueView struct {
@@ -41,6 +49,10 @@ func (s *Server) queueView(ctx context.Context) queueView {
 		head, body := s.o.Backend.Render(c)
 		v := callView{ID: c.Pending.ID, Digest: c.Pending.Digest, Tool: c.Pending.Tool, Host: c.Host, Status: c.Status,
 			Held: c.Held, Head: head, Body: body}
+		v.Bytes, v.Lines = size(head, body)
+		if v.Bytes > MaxShown {
+			v.Body, v.TooLong = nil, s.tooLong(c, v.Bytes)
+		}
 		if c.Held {
 			v.HeldUntil = c.Pending.HeldUntil.UTC()
 		}
@@ -60,12 +72,34 @@ func fingerprint(q queueView) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", q.Error)
 	for _, c := range q.Calls {
-		fmt.Fprintf(h, "%s\x00%s\x00%t\x00%s\x00%d\x00", c.ID, c.Digest, c.Held, c.Rule, len(c.Body))
-		for _, l := range c.Head {
-			fmt.Fprintf(h, "%s\x01", l.Text)
+		fmt.Fprintf(h, "%s\x00%s\x00%t\x00%s\x00%s\x00%s\x00", c.ID, c.Digest, c.Held, c.Rule, c.NoRule, c.TooLong)
+		for _, l := range append(c.Head, c.Body...) {
+			fmt.Fprintf(h, "%s\x01%s\x02", l.Kind, l.Text)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// MaxShown bounds what the page shows of one call: its rendering (head
+// and body, as review renders it, never folded) up to 1 MiB is sent whole
+// and shown in a scrolling box, with its size; a longer call is shown by
+// its head only and cannot be approved or granted from the page (it can
+// be denied): the page says where to approve it.
+const MaxShown = 1 << 20
+
+// size measures a rendering as the page shows it: bytes and lines.
+func size(head, body []Line) (bytes, lines int) {
+	for _, l := range append(head[:len(head):len(head)], body...) {
+		bytes += len(l.Text) + 1
+		lines++
+	}
+	return bytes, lines
+}
+
+// tooLong says why call c, rendered in n bytes, is not approved here.
+func (s *Server) tooLong(c Call, n int) string {
+	return fmt.Sprintf("This call is %d bytes as rendered, more than this page shows (%d): it cannot be approved here. Read and approve it at your terminal: %s (it can be denied here).",
+		n, MaxShown, s.o.Elsewhere(c.Pending.ID))
 }
 
 func (s *Server) apiQueue(w http.ResponseWriter, r *http.Request) {
@@ -111,20 +145,12 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-tick.C:
 		}
-		if !s.live(key) {
+		if _, ok := s.live(key); !ok {
 			fmt.Fprint(w, "event: signed-out\ndata: {}\n\n")
 			fl.Flush()
 			return
 		}
 	}
-}
-
-// live reports whether sign-in key still holds.
-func (s *Server) live(key [32]byte) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	se, ok := s.sessions[key]
-	return ok && s.o.Now().Before(se.expires)
 }
 
 // Watch pushes through Options.Push once for each newly held call, until
@@ -167,8 +193,9 @@ func (s *Server) sweep() {
 	now := s.o.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	maps.DeleteFunc(s.sessions, func(_ [32]byte, v session) bool { return !now.Before(v.expires) })
-	maps.DeleteFunc(s.logins, func(_ string, v ceremony) bool { return !now.Before(v.expires) })
-	maps.DeleteFunc(s.enrolls, func(_ string, v ceremony) bool { return !now.Before(v.expires) })
+	maps.DeleteFunc(s.sessions, func(_ [32]byte, v *session) bool { return !now.Before(v.expires) })
+	maps.DeleteFunc(s.spent, func(_ [32]byte, until time.Time) bool { return !now.Before(until) })
+	maps.DeleteFunc(s.enrolls, func(_ string, v ceremony) bool { return !now.Before(v.Expires) })
+	maps.DeleteFunc(s.enrollLimits, func(_ string, b *bucket) bool { return now.Sub(b.last) > MaxEnrollTTL })
 	maps.DeleteFunc(s.decisions, func(_ string, v *decisionCeremony) bool { return !now.Before(v.expires) })
 }

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"embed"
@@ -84,6 +85,9 @@ type Options struct {
 	OnRegistered func(*Passkey)
 	// Now is the clock (time.Now).
 	Now func() time.Time
+	// Elsewhere is the command that approves call id at a terminal, for
+	// a call too long for the page (loopguard approve ID).
+	Elsewhere func(id string) string
 }
 
 // Lifetimes.
@@ -102,11 +106,17 @@ type Server struct {
 	secure bool   // https: cookies are Secure
 
 	mu        sync.Mutex
-	sessions  map[[32]byte]session
-	logins    map[string]ceremony
+	sessions  map[[32]byte]*session
 	enrolls   map[string]ceremony
 	decisions map[string]*decisionCeremony
-	limits    map[string]*bucket
+	// loginKey seals the sign-in challenges the server hands out, so that
+	// it keeps nothing for a sign-in until one succeeds (spent): no
+	// process without a passkey can fill its memory or use up a limit.
+	loginKey []byte
+	spent    map[[32]byte]time.Time
+	// enrollLimits are the registration limits, one per link, made only
+	// for a link that is valid: only its holder spends them.
+	enrollLimits map[string]*bucket
 
 	mux *http.ServeMux
 }
@@ -114,11 +124,12 @@ type Server struct {
 type session struct {
 	expires time.Time
 	passkey string
+	limit   *bucket // this sign-in's decisions: no other client spends it
 }
 
 type ceremony struct {
-	data    webauthn.SessionData
-	expires time.Time
+	Data    webauthn.SessionData `json:"data"`
+	Expires time.Time            `json:"expires"`
 }
 
 //go:embed assets
@@ -147,6 +158,9 @@ func New(o Options) (*Server, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Elsewhere == nil {
+		o.Elsewhere = func(id string) string { return "loopguard approve " + id }
+	}
 	wa, err := webauthn.New(&webauthn.Config{
 		RPID:          u.Hostname(),
 		RPDisplayName: "loopguard",
@@ -160,9 +174,13 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
 	s := &Server{o: o, wa: wa, rpID: u.Hostname(), host: u.Host, secure: u.Scheme == "https",
-		sessions: map[[32]byte]session{}, logins: map[string]ceremony{}, enrolls: map[string]ceremony{},
-		decisions: map[string]*decisionCeremony{}, limits: newLimits()}
+		sessions: map[[32]byte]*session{}, enrolls: map[string]ceremony{}, decisions: map[string]*decisionCeremony{},
+		loginKey: key, spent: map[[32]byte]time.Time{}, enrollLimits: map[string]*bucket{}}
 	s.routes()
 	return s, nil
 }
@@ -180,13 +198,13 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/state", s.apiState)
 	m.HandleFunc("GET /api/queue", s.signedIn(s.apiQueue))
 	m.HandleFunc("GET /api/events", s.signedIn(s.apiEvents))
-	m.HandleFunc("POST /api/enroll/begin", s.limited("enroll", api(s.enrollBegin)))
-	m.HandleFunc("POST /api/enroll/finish", s.limited("enroll", api(s.enrollFinish)))
-	m.HandleFunc("POST /api/login/begin", s.limited("login", api(s.loginBegin)))
-	m.HandleFunc("POST /api/login/finish", s.limited("login", api(s.loginFinish)))
+	m.HandleFunc("POST /api/enroll/begin", api(s.enrollBegin))
+	m.HandleFunc("POST /api/enroll/finish", api(s.enrollFinish))
+	m.HandleFunc("POST /api/login/begin", api(s.loginBegin))
+	m.HandleFunc("POST /api/login/finish", api(s.loginFinish))
 	m.HandleFunc("POST /api/logout", s.logout)
-	m.HandleFunc("POST /api/decision/begin", s.signedIn(s.limited("decision", api(s.decisionBegin))))
-	m.HandleFunc("POST /api/decision/finish", s.signedIn(s.limited("decision", api(s.decisionFinish))))
+	m.HandleFunc("POST /api/decision/begin", s.signedIn(s.limited(api(s.decisionBegin))))
+	m.HandleFunc("POST /api/decision/finish", s.signedIn(s.limited(api(s.decisionFinish))))
 	s.mux = m
 }
 
@@ -283,49 +301,62 @@ func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// cookieName is the sign-in cookie; with TLS it is a __Host- cookie (Secure,
-// this host only, path /).
-func (s *Server) cookieName() string {
-	if s.secure {
-		return "__Host-loopguard"
-	}
-	return "loopguard"
-}
+// A sign-in is a random token the page keeps in its memory (and its
+// tab's sessionStorage, which belongs to this origin alone: scheme, host
+// and port) and sends in the Authorization header. There is no cookie: a
+// browser sends a localhost cookie to every port of localhost, so a dev
+// server the agent starts on another port would receive it. A page of
+// another origin cannot read the token nor make the browser send it.
+const bearer = "Bearer "
 
-func (s *Server) setSession(w http.ResponseWriter, passkey string) error {
-	tok := make([]byte, 32)
-	if _, err := rand.Read(tok); err != nil {
-		return err
-	}
-	v := b64.EncodeToString(tok)
-	s.mu.Lock()
-	s.sessions[sha256.Sum256([]byte(v))] = session{expires: s.o.Now().Add(sessionTTL), passkey: passkey}
-	s.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: v, Path: "/", MaxAge: int(sessionTTL / time.Second),
-		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteStrictMode})
-	return nil
-}
-
-// sessionOf returns the request's sign-in (its key and the passkey that
-// signed in), if it is live.
-func (s *Server) sessionOf(r *http.Request) ([32]byte, session, bool) {
-	c, err := r.Cookie(s.cookieName())
+// newSession signs passkey in and returns the token the page sends.
+func (s *Server) newSession(passkey string) (string, error) {
+	tok, err := randomString()
 	if err != nil {
-		return [32]byte{}, session{}, false
+		return "", err
 	}
-	k := sha256.Sum256([]byte(c.Value))
+	s.mu.Lock()
+	s.sessions[sha256.Sum256([]byte(tok))] = &session{expires: s.o.Now().Add(sessionTTL), passkey: passkey, limit: decisionLimit()}
+	s.mu.Unlock()
+	return tok, nil
+}
+
+// sessionKey of r: the hash of the token it carries, if any.
+func sessionKeyOf(r *http.Request) ([32]byte, bool) {
+	h := r.Header.Get("Authorization")
+	if !strings.HasPrefix(h, bearer) || len(h) == len(bearer) {
+		return [32]byte{}, false
+	}
+	return sha256.Sum256([]byte(h[len(bearer):])), true
+}
+
+// sessionOf returns the request's sign-in (its key and the session), if
+// it is live.
+func (s *Server) sessionOf(r *http.Request) ([32]byte, *session, bool) {
+	k, ok := sessionKeyOf(r)
+	if !ok {
+		return k, nil, false
+	}
+	se, ok := s.live(k)
+	return k, se, ok
+}
+
+// live returns sign-in key if it still holds: not expired, and its
+// passkey not removed (passkey remove, in another process, marks the
+// passkey's file; every request and every open event stream reads it).
+func (s *Server) live(key [32]byte) (*session, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	se, ok := s.sessions[k]
+	se, ok := s.sessions[key]
 	if !ok || !s.o.Now().Before(se.expires) {
-		delete(s.sessions, k)
-		return k, session{}, false
+		delete(s.sessions, key)
+		return nil, false
 	}
 	if p, err := s.o.Store.Passkey(se.passkey); err != nil || !p.Active() {
-		delete(s.sessions, k) // the passkey was removed: its sign-ins end
-		return k, session{}, false
+		delete(s.sessions, key) // the passkey was removed: its sign-ins end
+		return nil, false
 	}
-	return k, se, true
+	return se, true
 }
 
 type sessionKey struct{}
@@ -342,13 +373,61 @@ func (s *Server) signedIn(next http.HandlerFunc) http.HandlerFunc {
 }
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(s.cookieName()); err == nil {
+	if k, ok := sessionKeyOf(r); ok {
 		s.mu.Lock()
-		delete(s.sessions, sha256.Sum256([]byte(c.Value)))
+		delete(s.sessions, k)
 		s.mu.Unlock()
 	}
-	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteStrictMode})
 	writeJSON200(w, map[string]any{"ok": true})
+}
+
+// sealLogin wraps a sign-in ceremony into a handle only this server can
+// open (HMAC under a key it keeps in memory), so nothing is stored until
+// the sign-in succeeds.
+func (s *Server) sealLogin(c ceremony) (string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, s.loginKey)
+	m.Write(b)
+	return b64.EncodeToString(b) + "." + b64.EncodeToString(m.Sum(nil)), nil
+}
+
+// openLogin opens a handle sealLogin made, once: it is refused when it
+// was forged, expired, or spent by a sign-in already.
+func (s *Server) openLogin(h string) (ceremony, error) {
+	var c ceremony
+	bad := errors.New("this sign-in was not started here, was used, or took too long: try again")
+	body, mac, ok := strings.Cut(h, ".")
+	if !ok {
+		return c, bad
+	}
+	b, err1 := b64.DecodeString(body)
+	got, err2 := b64.DecodeString(mac)
+	if err1 != nil || err2 != nil {
+		return c, bad
+	}
+	m := hmac.New(sha256.New, s.loginKey)
+	m.Write(b)
+	if !hmac.Equal(got, m.Sum(nil)) || json.Unmarshal(b, &c) != nil || !s.o.Now().Before(c.Expires) {
+		return c, bad
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, used := s.spent[sha256.Sum256(b)]; used {
+		return c, bad
+	}
+	return c, nil
+}
+
+// spend marks a sign-in handle used.
+func (s *Server) spend(h string) {
+	body, _, _ := strings.Cut(h, ".")
+	b, _ := b64.DecodeString(body)
+	s.mu.Lock()
+	s.spent[sha256.Sum256(b)] = s.o.Now().Add(ceremonyTTL)
+	s.mu.Unlock()
 }
 
 func (s *Server) apiState(w http.ResponseWriter, r *http.Request) {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 )
@@ -191,6 +192,42 @@ func (b *Browser) Type(selector, text string) error {
 	}
 	if !ok {
 		return fmt.Errorf("no field %s", selector)
+	}
+	return nil
+}
+
+// Center returns the viewport coordinates of the middle of the element
+// selector names, scrolled into view first.
+func (b *Browser) Center(selector string) (x, y float64, err error) {
+	var p struct {
+		X, Y float64
+		OK   bool
+	}
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return {OK: false}; e.scrollIntoView({block: "center"}); const r = e.getBoundingClientRect(); return {X: r.x + r.width / 2, Y: r.y + r.height / 2, OK: true}; })()`, selector)
+	if err := b.Eval(js, &p); err != nil {
+		return 0, 0, err
+	}
+	if !p.OK {
+		return 0, 0, fmt.Errorf("no element %s", selector)
+	}
+	return p.X, p.Y, nil
+}
+
+// MouseMove moves the mouse pointer to x, y, as a human's hand does (the
+// browser's own input, trusted by the page).
+func (b *Browser) MouseMove(x, y float64) error {
+	_, err := chromedp.Call(b.Ctx, input.DispatchMouseEvent, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y})
+	return err
+}
+
+// MouseClick presses and releases the left button where the pointer is
+// (x, y), without moving it: a click from a hand that rested there.
+func (b *Browser) MouseClick(x, y float64) error {
+	for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
+		if _, err := chromedp.Call(b.Ctx, input.DispatchMouseEvent, input.DispatchMouseEventParams{Type: typ, X: x, Y: y,
+			Button: input.MouseButtonLeft, Buttons: 1, ClickCount: 1}); err != nil {
+			return err
+		}
 	}
 	return nil
 }
