@@ -232,7 +232,11 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	srv, err := webconsole.New(webconsole.Options{Origin: origin, Backend: b, Store: cs, Push: push,
+	elsewhere := func(id string) string { return "loopguard approve " + id }
+	if o.backend == "vault" {
+		elsewhere = func(id string) string { return "loopguard team approve " + id }
+	}
+	srv, err := webconsole.New(webconsole.Options{Origin: origin, Backend: b, Store: cs, Push: push, Elsewhere: elsewhere,
 		OnError: func(err error) { fmt.Fprintf(o.errOut, "loopguard: warning: %v\n", err) },
 		OnRegistered: func(k *webconsole.Passkey) {
 			if err := record(st, nil, audit.Entry{Decision: "passkey-add", Principal: principal(), Passkey: k.ID,
@@ -343,8 +347,11 @@ func (b *localConsole) Get(_ context.Context, id string) (webconsole.Call, error
 	return webconsole.Call{Pending: p, Status: statusOf(b.st, p, now), Held: held(p, now)}, nil
 }
 
+// Render is review's rendering, whole: no string or diff folded (the page
+// shows it in a scrolling box, and refuses to approve a call whose
+// rendering is over webconsole.MaxShown).
 func (b *localConsole) Render(c webconsole.Call) ([]webconsole.Line, []webconsole.Line) {
-	head, body := renderParts(b.st, c.Pending, false)
+	head, body := renderParts(b.st, c.Pending, true)
 	return lineKinds(head, true), lineKinds(body, false)
 }
 
@@ -480,7 +487,8 @@ func (b *teamConsole) Render(c webconsole.Call) ([]webconsole.Line, []webconsole
 		// The call as it was verified, without what the machine says.
 		tp = &vault.TeamPending{MachineName: c.Host, Pending: c.Pending}
 	}
-	head, says, body := teamParts(tp)
+	head, says, _ := teamParts(tp)
+	_, body := renderParts(nil, tp.Pending, true) // whole, as on this machine
 	lines := lineKinds(head, true)
 	if says != "" {
 		for _, l := range strings.Split(strings.TrimSuffix(says, "\n"), "\n") {
