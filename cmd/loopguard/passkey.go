@@ -1,10 +1,12 @@
 package main
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,7 +44,7 @@ func consoleStore() (*state.Store, *webconsole.Store, error) {
 // passkeyAddOptions is what passkey add needs: its flags, the human's
 // terminal, the stores and the clock.
 type passkeyAddOptions struct {
-	tty     io.Writer
+	tty     *os.File
 	store   *state.Store
 	console *webconsole.Store
 	now     func() time.Time
@@ -62,7 +64,11 @@ your SSH tunnel or Tailscale) while loopguard serve runs. The link works once
 and expires after --ttl (5 minutes by default; at most 30).
 
 add talks to /dev/tty only and refuses inside an agent (CLAUDECODE set) or
-without a terminal: a passkey is what lets its holder approve calls.`,
+without a terminal, and prints the link only after you type the code it
+shows there, as approve asks for the digest: a passkey is what lets its
+holder approve calls. (Code running as you outside the agent's sandbox can
+still do all of this on a terminal of its own: docs/console.md says what
+that means.)`,
 		Example: "  loopguard passkey add\n  loopguard passkey add --name 'alice phone' --ttl 2m",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -96,6 +102,21 @@ func passkeyAddRun(o *passkeyAddOptions) error {
 	}
 	if name == "" {
 		name = principal() + " " + now.Format("2006-01-02")
+	}
+	if err := webconsole.CheckName(name); err != nil {
+		return err
+	}
+	// As approve has the digest typed: the link is printed only to whoever
+	// reads this terminal and answers it.
+	code, err := confirmCode()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(tty, "This prints a one-time link that registers a passkey %q for the console at %s.\n"+
+		"Whoever opens it first holds a passkey that approves your agent's calls.\n", present.EscapeText(name), origin)
+	if err := confirmTyped(tty, "Type "+code+" to print it (anything else cancels): ", is(code), "no link was made",
+		errors.New("not confirmed: the typed text does not match the code")); err != nil {
+		return err
 	}
 	tok, e, err := cs.NewEnrollment(name, ttl, now)
 	if err != nil {
@@ -234,3 +255,17 @@ func passkeyRemoveRun(o *passkeyRemoveOptions) error {
 }
 
 func b64url(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+// confirmCode is a random code for the human to type: six letters and
+// digits that cannot be mistaken for one another.
+func confirmCode() (string, error) {
+	const alphabet = "abcdefghjkmnpqrstuvwxyz23456789"
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b), nil
+}

@@ -92,6 +92,30 @@ func (g *Guard) onTerminal(ctx context.Context, dir string, args ...string) (str
 	return tm.drain(), werr
 }
 
+// passkeyAdd runs passkey add on a terminal of its own, types the code it
+// asks for, and returns what it showed.
+func (g *Guard) passkeyAdd(ctx context.Context, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, cliTimeout)
+	defer cancel()
+	cmd := g.Command(ctx, g.Home, append([]string{"passkey", "add"}, args...)...)
+	tm, err := startOnPTY(cmd)
+	if err != nil {
+		return "", err
+	}
+	defer tm.close()
+	scr, err := tm.waitUntil(ctx, "the code to type", func(s string) bool { return typeCode.MatchString(s) })
+	if err != nil {
+		return scr, err
+	}
+	if err := tm.write(typeCode.FindStringSubmatch(scr)[1] + "\r"); err != nil {
+		return scr, err
+	}
+	werr := cmd.Wait()
+	return tm.drain(), werr
+}
+
+var typeCode = regexp.MustCompile(`Type ([a-z2-9]{6}) to print it`)
+
 var enrollLink = regexp.MustCompile(`http://localhost:\d+/enroll#[A-Za-z0-9_-]{43}`)
 
 // The console against the real client: a passkey registered through the
@@ -138,8 +162,9 @@ func TestConsoleRealClient(t *testing.T) {
 	if out, err := noTTY.CombinedOutput(); err == nil || !strings.Contains(string(out), "no controlling terminal") || enrollLink.Match(out) {
 		t.Errorf("passkey add without a terminal: %v\n%s", err, out)
 	}
-	// Control: the human's terminal gets the link.
-	screen, err := e.g.onTerminal(ctx, e.g.Home, "passkey", "add", "--name", "e2e phone")
+	// Control: the human's terminal gets the link, once the code it shows
+	// is typed.
+	screen, err := e.g.passkeyAdd(ctx, "--name", "e2e phone")
 	link := enrollLink.FindString(screen)
 	if err != nil || link == "" || !strings.HasPrefix(link, origin+"/enroll#") {
 		t.Fatalf("passkey add on a terminal: %v\n%s", err, screen)
@@ -170,10 +195,11 @@ func TestConsoleRealClient(t *testing.T) {
 	if err := os.WriteFile(f, []byte("package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// decide waits for the one call on the page whose text holds want,
-	// then clicks action (with a note for a deny).
+	// decide waits for the call in focus to be the one whose text holds
+	// want, its buttons armed, then clicks action (with a note for a deny)
+	// and waits for the page to say it was decided.
 	decide := func(want, action, note string, shots bool) error {
-		sel := `[...document.querySelectorAll("article.call")].find(c => c.innerText.includes(` + fmt.Sprintf("%q", want) + `) && !c.dataset.decided)`
+		sel := `[...document.querySelectorAll("article.call[data-armed]")].find(c => c.innerText.includes(` + fmt.Sprintf("%q", want) + `))`
 		if err := b.WaitJS(sel, 90*time.Second); err != nil {
 			return err
 		}
@@ -187,6 +213,7 @@ func TestConsoleRealClient(t *testing.T) {
 			}
 		}
 		card := fmt.Sprintf(`[data-id=%q] `, id)
+		decision := action
 		if action == "deny" {
 			if err := b.Click(card + `[data-action="deny"]`); err != nil {
 				return err
@@ -199,7 +226,7 @@ func TestConsoleRealClient(t *testing.T) {
 		if err := b.Click(card + fmt.Sprintf(`[data-action=%q]`, action)); err != nil {
 			return err
 		}
-		return b.WaitJS(fmt.Sprintf(`!document.querySelector('[data-id=%q]') || document.querySelector('[data-id=%q][data-error]')`, id, id), 30*time.Second)
+		return b.WaitJS(fmt.Sprintf(`document.querySelector("main").dataset.decided === %q || document.querySelector('[data-id=%q][data-error]')`, id+" "+decision, id), 30*time.Second)
 	}
 	human := make(chan error, 1)
 	go func() {
