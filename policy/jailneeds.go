@@ -15,6 +15,11 @@ import (
 type JailNeed struct {
 	Right string // JailNetwork, JailOutside or JailGit
 	Why   string // for a person: "npm install downloads packages"
+	// Unless, when set, are absolute paths in the project: the need falls
+	// when one of them exists (npx and bunx run a package installed in a
+	// node_modules/.bin of the directory or a parent without the
+	// network). The caller looks (the table reads no file).
+	Unless []string
 }
 
 // The rights a call can need beyond the jail.
@@ -100,13 +105,20 @@ type jailJudge struct {
 	needs         []JailNeed
 }
 
-func (j *jailJudge) need(right, why string) {
-	for _, n := range j.needs {
-		if n.Right == right {
+func (j *jailJudge) need(right, why string) { j.add(JailNeed{Right: right, Why: why}) }
+
+// add keeps one need a right, the first found, unless a later one holds
+// without a condition where the first had one.
+func (j *jailJudge) add(n JailNeed) {
+	for i, m := range j.needs {
+		if m.Right == n.Right {
+			if len(m.Unless) > 0 && len(n.Unless) == 0 {
+				j.needs[i] = n
+			}
 			return
 		}
 	}
-	j.needs = append(j.needs, JailNeed{Right: right, Why: why})
+	j.needs = append(j.needs, n)
 }
 
 func (j *jailJudge) net(why string)     { j.need(JailNetwork, why) }
@@ -142,7 +154,14 @@ func (j *jailJudge) judge(argv []string, cwd string, depth int) {
 		return
 	}
 	if why, ok := jailNetworkPrograms[prog]; ok {
+		if h := urlHost(args); h != "" {
+			why += " (" + h + ")"
+		}
 		j.net(prog + " " + why)
+		return
+	}
+	if IsKeyringTool(name) {
+		j.outside(prog + " reaches the OS keyring or the session bus it lives on")
 		return
 	}
 	if prog == "kill" && jobsOnly(args) {
@@ -418,6 +437,8 @@ var jailNetworkPrograms = map[string]string{
 	"uvicorn": "listens on a TCP port", "gunicorn": "listens on a TCP port", "hypercorn": "listens on a TCP port",
 	"http-server": "listens on a TCP port", "live-server": "listens on a TCP port", "webpack-dev-server": "listens on a TCP port",
 	"ngrok": "tunnels over the network", "cloudflared": "tunnels over the network",
+	"opencode": "calls a model's API", "claude": "calls a model's API", "codex": "calls a model's API",
+	"gemini": "calls a model's API", "aider": "calls a model's API", "cursor-agent": "calls a model's API",
 }
 
 // jailOutsidePrograms reach outside the project whatever their words:
@@ -555,7 +576,7 @@ func jailVite(j *jailJudge, c jailCall) {
 	switch s, _ := c.sub("--port", "--host", "--mode", "-m", "--config", "-c"); s {
 	case "", "dev", "serve", "preview":
 		if !argHas(c.args, "--version", "-v", "--help", "-h") {
-			j.net("vite " + s + " listens on a TCP port")
+			j.net(strings.TrimSpace("vite "+s) + " listens on a TCP port")
 		}
 	}
 }
@@ -991,21 +1012,48 @@ func jailBun(j *jailJudge, c jailCall) {
 func jailNpx(j *jailJudge, c jailCall) { j.npxRun(c) }
 
 func (j *jailJudge) npxRun(c jailCall) {
-	if argHas(c.args, "--offline", "--no-install", "--no") {
+	spec, k := argFirst(c.args, "-p", "--package", "--cache", "--registry", "--prefix", "-w", "--workspace")
+	script, shell := argValue(c.args, "-c", "--call")
+	switch {
+	case argHas(c.args, "--offline", "--no-install", "--no"):
 		// runs only what is installed
-	} else if !argHas(c.args, "--version", "-v", "--help", "-h") || len(c.args) > 1 {
-		j.net(c.prog + " downloads the package it runs when it is not installed")
+	case k < 0 && !shell:
+		if len(c.args) > 0 && !argHas(c.args, "--version", "-v", "--help", "-h") {
+			j.net(c.prog + " downloads the package it runs when it is not installed")
+		}
+	default:
+		n := JailNeed{Right: JailNetwork, Why: c.prog + " downloads the package it runs when it is not installed"}
+		if k >= 0 && !shell && !argHas(c.args, "-p", "--package") && !strings.Contains(strings.TrimPrefix(spec, "@"), "@") &&
+			(c.prog == "npx" || c.prog == "bunx" || c.prog == "npm exec" || c.prog == "bun x") {
+			n.Why = c.prog + " downloads " + spec + " unless it is installed in node_modules/.bin"
+			n.Unless = j.localBins(npmPackageBin(spec), c.cwd)
+		}
+		j.add(n)
 	}
-	if s, ok := argValue(c.args, "-c", "--call"); ok {
-		j.script(s, c.cwd, c.depth+1)
+	if shell {
+		j.script(script, c.cwd, c.depth+1)
 		return
 	}
-	_, k := argFirst(c.args, "-p", "--package", "--cache", "--registry", "--prefix", "-w", "--workspace")
 	if k < 0 {
 		return
 	}
-	rest := append([]string{npmPackageBin(c.args[k])}, c.args[k+1:]...)
+	rest := append([]string{npmPackageBin(spec)}, c.args[k+1:]...)
 	j.judge(rest, c.cwd, c.depth+1)
+}
+
+// localBins are the node_modules/.bin/NAME npx would find, from cwd up
+// to the project (cwd alone when it is not in the project).
+func (j *jailJudge) localBins(name, cwd string) []string {
+	if name == "" || strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
+		return nil
+	}
+	var out []string
+	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
+		out = append(out, filepath.Join(d, "node_modules", ".bin", name))
+		if !fsx.Within(d, j.project) || d == filepath.Clean(j.project) || d == filepath.Dir(d) {
+			return out
+		}
+	}
 }
 
 // npmPackageBin is the program a package spec runs: its name without
@@ -1761,4 +1809,23 @@ func jailRsync(j *jailJudge, c jailCall) {
 func remoteSpec(o string) bool {
 	i := strings.IndexByte(o, ':')
 	return i > 0 && !strings.Contains(o[:i], "/")
+}
+
+// urlHost is the host (and port) of the first URL in args, for a person:
+// "127.0.0.1:48123" says the call reaches a service on this machine.
+func urlHost(args []string) string {
+	for _, a := range args {
+		_, rest, ok := strings.Cut(a, "://")
+		if !ok || strings.ContainsAny(a[:len(a)-len(rest)-3], "/ ") {
+			continue
+		}
+		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+			rest = rest[:i]
+		}
+		if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+			rest = rest[i+1:]
+		}
+		return rest
+	}
+	return ""
 }

@@ -1,10 +1,16 @@
 package policy_test
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/bench/corpus"
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/shellparse"
 )
 
 const (
@@ -238,6 +244,8 @@ func TestNeedsBeyondJail(t *testing.T) {
 		{cmd: "go env -w GOPROXY=direct", want: O},
 		{cmd: "npm link", want: O},
 		{cmd: "tmux new -d", want: O},
+		{cmd: "security find-generic-password -s x -w", want: O},
+		{cmd: "opencode run x", want: N},
 		// git: the repository's own directory.
 		{cmd: "git add -A", want: G},
 		{cmd: "git commit -m x", want: G},
@@ -311,6 +319,36 @@ func TestNeedsBeyondJail(t *testing.T) {
 	}
 }
 
+// TestNpxUnlessInstalled: npx and bunx of a package name download it
+// only when no node_modules/.bin of the directory or a parent in the
+// project has it; the caller looks.
+func TestNpxUnlessInstalled(t *testing.T) {
+	sub := jProject + "/web"
+	for _, c := range []struct {
+		cmd    string
+		cwd    string
+		unless []string
+	}{
+		{"npx tsc --noEmit", sub, []string{sub + "/node_modules/.bin/tsc", jProject + "/node_modules/.bin/tsc"}},
+		{"bunx eslint .", jProject, []string{jProject + "/node_modules/.bin/eslint"}},
+		{"npx -y @biomejs/biome check", jProject, []string{jProject + "/node_modules/.bin/biome"}},
+		{"npx tsc", "/srv/x", []string{"/srv/x/node_modules/.bin/tsc"}},
+		{"npx create-vite@latest app", jProject, nil},
+		{"npx -p typescript tsc", jProject, nil},
+		{"pnpm dlx tsc", jProject, nil},
+		{"npx vite", jProject, nil}, // vite listens: network whatever is installed
+	} {
+		needs := policy.NeedsBeyondJail(strings.Fields(c.cmd), c.cwd, jProject, jHome)
+		if len(needs) != 1 || needs[0].Right != policy.JailNetwork {
+			t.Errorf("%s: %+v, want one network need", c.cmd, needs)
+			continue
+		}
+		if !slices.Equal(needs[0].Unless, c.unless) {
+			t.Errorf("%s: unless %q, want %q", c.cmd, needs[0].Unless, c.unless)
+		}
+	}
+}
+
 // TestOrdinaryWorkNeedsNothing: the local work an agent does most runs in
 // the jail without a question.
 func TestOrdinaryWorkNeedsNothing(t *testing.T) {
@@ -372,6 +410,16 @@ func TestJailWritesOutside(t *testing.T) {
 
 // TestNeedsBeyondJailWhy: every need says why, naming the program.
 func TestNeedsBeyondJailWhy(t *testing.T) {
+	for _, c := range []struct{ cmd, why string }{
+		{"curl -s http://127.0.0.1:48123/v1/health", "127.0.0.1:48123"},
+		{"security find-generic-password -s x -w", "keyring"},
+		{"vite", "vite listens"},
+	} {
+		n := policy.NeedsBeyondJail(strings.Fields(c.cmd), jProject, jProject, jHome)
+		if len(n) != 1 || !strings.Contains(n[0].Why, c.why) {
+			t.Errorf("%s: %+v, want one need saying %q", c.cmd, n, c.why)
+		}
+	}
 	for _, cmd := range []string{"npm install", "git push", "sudo cp x /etc/y", "docker run x", "git commit -m x"} {
 		argv := strings.Fields(cmd)
 		for _, n := range policy.NeedsBeyondJail(argv, jProject, jProject, jHome) {
@@ -380,4 +428,181 @@ func TestNeedsBeyondJailWhy(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestJailNeedsOnCorpus measures the table on the corpus of real agents'
+// Bash calls (testdata/agentcmds, PowerShell ones left out, as
+// bench/cmd/decisions does): every simple command of a call, wherever
+// shellparse's sketch finds it (chains, pipes, subshells, substitutions),
+// judged in the directory a literal cd before it moved to, the project
+// being the call's logged cwd (or the directory its source's calls most
+// often cd to first). Run with -v to see the counts:
+//
+//	go test ./policy/ -run TestJailNeedsOnCorpus -v
+func TestJailNeedsOnCorpus(t *testing.T) {
+	entries, err := corpus.ReadFile(filepath.Join("..", "testdata", "agentcmds", "corpus.jsonl"))
+	if err != nil {
+		t.Skip(err)
+	}
+	roots := corpusRoots(entries)
+	var calls, unparsed int
+	byRight := map[string]int{}
+	unlessOnly := 0 // calls whose only need is a network one that falls when a package is installed
+	needing, nothing := map[string]int{}, map[string]int{}
+	for _, e := range entries {
+		if e.Shell != "" {
+			continue
+		}
+		calls++
+		project := e.Cwd
+		if project == "" {
+			project = roots[e.Source]
+		}
+		if project == "" {
+			project = "/work/project"
+		}
+		home := "/home/user"
+		if p := strings.Split(project, "/"); len(p) > 2 && (p[1] == "home" || p[1] == "Users") {
+			home = "/" + p[1] + "/" + p[2]
+		}
+		sk, ok := shellparse.SketchOf(e.Cmd)
+		if !ok {
+			unparsed++
+			continue
+		}
+		cwd := project
+		got := map[string]bool{}
+		conditional := true
+		for _, argv := range sk.Calls {
+			if len(argv) == 0 {
+				continue
+			}
+			if argv[0] == "cd" {
+				if len(argv) == 2 && !strings.Contains(argv[1], "$") {
+					cwd = filepath.Clean(fsx.Abs(cwd, home, argv[1]))
+				}
+				continue
+			}
+			needs := policy.NeedsBeyondJail(argv, cwd, project, home)
+			name := programAndSub(argv)
+			if needs == nil {
+				if os.Getenv("JAILNEEDS_LIST") != "" {
+					t.Logf("NIL %s | %s", name, strings.Join(argv, " "))
+				}
+				nothing[name]++
+			} else {
+				needing[name]++
+			}
+			for _, n := range needs {
+				got[n.Right] = true
+				conditional = conditional && len(n.Unless) > 0
+				if os.Getenv("JAILNEEDS_LIST") != "" {
+					t.Logf("NEED %s | %s | %s", n.Right, n.Why, strings.Join(argv, " "))
+				}
+			}
+		}
+		for r := range got {
+			byRight[r]++
+		}
+		if len(got) == 0 {
+			byRight["nothing"]++
+		} else if conditional {
+			unlessOnly++
+		}
+	}
+	t.Logf("%d calls (%d not parsed): network %d, outside %d, git %d, some need %d, nothing %d",
+		calls, unparsed, byRight[policy.JailNetwork], byRight[policy.JailOutside], byRight[policy.JailGit],
+		calls-unparsed-byRight["nothing"], byRight["nothing"])
+	t.Logf("of those needing something, %d need only the network of an npx or bunx that falls when the package is installed", unlessOnly)
+	for _, m := range []struct {
+		title string
+		m     map[string]int
+	}{{"needing something", needing}, {"needing nothing", nothing}} {
+		t.Logf("top simple commands %s:", m.title)
+		for i, c := range top(m.m, 30) {
+			t.Logf("  %2d. %5d  %s", i+1, c.n, c.name)
+		}
+	}
+}
+
+type named struct {
+	name string
+	n    int
+}
+
+func top(m map[string]int, k int) []named {
+	var out []named
+	for name, n := range m {
+		out = append(out, named{name, n})
+	}
+	slices.SortFunc(out, func(a, b named) int {
+		if a.n != b.n {
+			return b.n - a.n
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return out[:min(k, len(out))]
+}
+
+// programAndSub names a simple command by its program and, for the
+// programs that take one, its subcommand (the first word that is not an
+// option, git's -C DIR skipped).
+func programAndSub(argv []string) string {
+	name := policy.Base(argv[0])
+	switch name {
+	case "git", "npm", "pnpm", "yarn", "bun", "npx", "bunx", "go", "cargo", "pip", "uv", "uvx", "poetry", "docker", "gh",
+		"apt", "apt-get", "brew", "python", "make", "rustup", "gem", "bundle", "composer", "mvn", "gradle", "gradlew", "deno",
+		"kubectl", "pipenv", "conda", "sudo", "env", "timeout", "xargs", "sh", "bash", "pre-commit", "systemctl":
+	default:
+		return name
+	}
+	for i := 1; i < len(argv); i++ {
+		w := argv[i]
+		if w == "-C" || w == "-c" && name == "git" || w == "-m" && name == "python" {
+			if name == "python" && i+1 < len(argv) {
+				return name + " -m " + argv[i+1]
+			}
+			i++
+			continue
+		}
+		if strings.HasPrefix(w, "-") || w == "" {
+			continue
+		}
+		if strings.ContainsAny(w, "$/=") || len(w) > 24 {
+			break
+		}
+		return name + " " + w
+	}
+	return name
+}
+
+// corpusRoots: for each source whose log gives no cwd, the absolute
+// directory its calls most often start by moving to (as
+// bench/cmd/decisions finds it), when at least 3 do.
+func corpusRoots(entries []corpus.Entry) map[string]string {
+	counts := map[string]map[string]int{}
+	for _, e := range entries {
+		if e.Cwd != "" || !strings.HasPrefix(e.Cmd, "cd /") {
+			continue
+		}
+		d, _, ok := strings.Cut(strings.TrimPrefix(e.Cmd, "cd "), "&&")
+		if !ok {
+			continue
+		}
+		d = strings.TrimRight(strings.Trim(strings.TrimSpace(d), `"`), "/")
+		if strings.ContainsAny(d, " ';|") {
+			continue
+		}
+		if counts[e.Source] == nil {
+			counts[e.Source] = map[string]int{}
+		}
+		counts[e.Source][d]++
+	}
+	roots := map[string]string{}
+	for src, c := range counts {
+		if best := top(c, 1); len(best) == 1 && best[0].n >= 3 {
+			roots[src] = best[0].name
+		}
+	}
+	return roots
 }
