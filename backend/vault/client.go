@@ -49,6 +49,10 @@ var (
 	ErrCASMismatch = errors.New("check-and-set did not match")
 	ErrTimeout     = errors.New("vault did not answer in time")
 	ErrUnavailable = errors.New("vault is unavailable")
+	// ErrTooLarge is an answer larger than a client reads (maxResponse):
+	// Vault answered, with more than was asked for (a published record
+	// or a listing that one agent machine made too large).
+	ErrTooLarge = fmt.Errorf("%w: answer too large", ErrUnavailable)
 )
 
 // maxResponse bounds what is read from Vault.
@@ -161,7 +165,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 		return &Error{Op: op, Status: resp.StatusCode, Msg: transportText(err), kind: ErrUnavailable}
 	}
 	if len(data) > maxResponse {
-		return &Error{Op: op, Status: resp.StatusCode, Msg: "answer too large", kind: ErrUnavailable}
+		return &Error{Op: op, Status: resp.StatusCode, Msg: "answer too large", kind: ErrTooLarge}
 	}
 	if resp.StatusCode/100 != 2 {
 		return statusError(op, resp.StatusCode, data)

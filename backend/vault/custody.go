@@ -15,6 +15,9 @@ import (
 type Custody struct {
 	Transit *Transit
 	KV      *KV
+	// RecordTTL is how long the approver's reader shows a published
+	// record after Vault wrote it (0: PendingTTL).
+	RecordTTL time.Duration
 
 	ent entity // this token's Vault identity (Entity)
 }

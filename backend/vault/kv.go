@@ -37,11 +37,7 @@ func notPathChar(r rune) bool {
 // check-and-set 0): of any number of concurrent writers exactly one wins;
 // the others get ErrCASMismatch.
 func (k *KV) Create(ctx context.Context, path string, data map[string]any) error {
-	p, err := k.data(path)
-	if err != nil {
-		return err
-	}
-	return k.C.Do(ctx, http.MethodPost, p, map[string]any{"options": map[string]any{"cas": 0}, "data": data}, nil)
+	return k.PutCAS(ctx, path, data, 0)
 }
 
 // Get reads the latest version at path (ErrNotFound when there is none).
@@ -53,25 +49,65 @@ func (k *KV) Get(ctx context.Context, path string) (map[string]any, error) {
 // GetVersion is Get with the time Vault wrote that version (its metadata's
 // created_time: Vault's clock, not the writer's).
 func (k *KV) GetVersion(ctx context.Context, path string) (map[string]any, time.Time, error) {
+	m, v, err := k.GetMeta(ctx, path)
+	return m, v.Written, err
+}
+
+// Version is what Vault says of the version of a KV v2 record read: its
+// number (what a check-and-set write names) and when Vault wrote it.
+type Version struct {
+	N       int
+	Written time.Time
+}
+
+// GetMeta is Get with the version read.
+func (k *KV) GetMeta(ctx context.Context, path string) (map[string]any, Version, error) {
 	p, err := k.data(path)
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, Version{}, err
 	}
 	var out struct {
 		Data struct {
 			Data     map[string]any `json:"data"`
 			Metadata struct {
 				CreatedTime time.Time `json:"created_time"`
+				Version     int       `json:"version"`
 			} `json:"metadata"`
 		} `json:"data"`
 	}
 	if err := k.C.Do(ctx, http.MethodGet, p, nil, &out); err != nil {
-		return nil, time.Time{}, err
+		return nil, Version{}, err
 	}
 	if out.Data.Data == nil {
-		return nil, time.Time{}, &Error{Op: "GET " + p, Status: 404, Msg: "deleted", kind: ErrNotFound}
+		return nil, Version{}, &Error{Op: "GET " + p, Status: 404, Msg: "deleted", kind: ErrNotFound}
 	}
-	return out.Data.Data, out.Data.Metadata.CreatedTime, nil
+	return out.Data.Data, Version{N: out.Data.Metadata.Version, Written: out.Data.Metadata.CreatedTime}, nil
+}
+
+// Written returns when Vault wrote the latest version at path, from its
+// metadata (the data is not read: it may be larger than a client reads).
+func (k *KV) Written(ctx context.Context, path string) (time.Time, error) {
+	if _, err := k.data(path); err != nil {
+		return time.Time{}, err
+	}
+	var out struct {
+		Data struct {
+			UpdatedTime time.Time `json:"updated_time"`
+		} `json:"data"`
+	}
+	if err := k.C.Do(ctx, http.MethodGet, k.Mount+"/metadata/"+k.Prefix+"/"+path, nil, &out); err != nil {
+		return time.Time{}, err
+	}
+	return out.Data.UpdatedTime, nil
+}
+
+// Destroy deletes every version at path and its metadata: the key is gone
+// from listings.
+func (k *KV) Destroy(ctx context.Context, path string) error {
+	if _, err := k.data(path); err != nil {
+		return err
+	}
+	return k.C.Do(ctx, http.MethodDelete, k.Mount+"/metadata/"+k.Prefix+"/"+path, nil, nil)
 }
 
 // ErrClaimed is a grant some hook, on any machine, has already used.
@@ -87,6 +123,17 @@ func (k *KV) Claim(ctx context.Context, id string, holder map[string]any) error 
 		return ErrClaimed
 	}
 	return err
+}
+
+// PutCAS writes data at path only if its latest version is still cas (0:
+// nothing was ever written there): of concurrent writers that read the
+// same version exactly one wins; the others get ErrCASMismatch.
+func (k *KV) PutCAS(ctx context.Context, path string, data map[string]any, cas int) error {
+	p, err := k.data(path)
+	if err != nil {
+		return err
+	}
+	return k.C.Do(ctx, http.MethodPost, p, map[string]any{"options": map[string]any{"cas": cas}, "data": data}, nil)
 }
 
 // Put writes data at path (a new version).

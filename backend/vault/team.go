@@ -103,7 +103,79 @@ type TeamPending struct {
 	// project): the rest of the record is in Says.
 	Pending *state.Pending
 	Says    AgentSays
+	// Decision is the latest decision an approver wrote for the record
+	// (nil: none); Open says whether it still stands.
+	Decision *Decision
 }
+
+// Decision is the latest answer an approver wrote for a published call
+// (approvals/E/<id>), as Vault holds it and as the approver's side reads
+// its effect: whether the machine used the grant (its claim, which only
+// its hook writes), whether the grant expired.
+type Decision struct {
+	// Version is the answer's KV version: the next decision is written
+	// with check-and-set on it, so it is written once.
+	Version int
+	// Written is when Vault wrote it (its clock).
+	Written time.Time
+	// Principal is who decided; Token the grant of an approval ("" for a
+	// refusal).
+	Principal, Token string
+	Denied           bool
+	// Used: the machine claimed the approval's grant. Void: the grant
+	// can no longer run the call (expired, or no grant at all).
+	Used, Void bool
+}
+
+// Spent reports an approval that can no longer run its call: used once,
+// or void.
+func (d *Decision) Spent() bool { return d != nil && !d.Denied && (d.Used || d.Void) }
+
+// Open reports whether tp waits for a decision: none was written, or the
+// approval written was spent before its machine published the call again
+// (its agent asks for it again: a used approval does not block a new one).
+// A refusal stands.
+func (tp *TeamPending) Open() bool {
+	d := tp.Decision
+	return d == nil || (d.Spent() && tp.Written.After(d.Written))
+}
+
+// ErrDecided is a decision refused because another stands: written by
+// another approver first, or still in force.
+var ErrDecided = errors.New("the call was decided already")
+
+// DecidedError is ErrDecided with the decision that stands.
+type DecidedError struct{ Decision *Decision }
+
+func (e *DecidedError) Error() string { return ErrDecided.Error() }
+func (e *DecidedError) Unwrap() error { return ErrDecided }
+
+// The approver's reader bounds what one machine can make it read. Vault
+// bounds neither the size nor the number of records a token writes under
+// its own directory (an ACL names parameters, not their sizes), so the
+// reader does, per machine: a record larger than it reads is flagged, past
+// a number of records or of bytes the rest of that machine's records are
+// not read (one line says how many), and records older than PendingTTL
+// are expired and deleted. One machine's records never keep another
+// machine's calls from being read.
+const (
+	// MaxRecordBytes bounds one published record (the call, the record
+	// and the host, as JSON): Publish refuses more, and a record Vault
+	// answers with more than maxResponse for is flagged unread.
+	MaxRecordBytes = maxResponse - 16<<10
+	// MaxRecordsPerMachine is how many of one machine's records a listing
+	// reads.
+	MaxRecordsPerMachine = 256
+	// maxBytesPerMachine is how many bytes of one machine's records a
+	// listing reads.
+	maxBytesPerMachine = 16 << 20
+	// maxUnreadablePerMachine is how many of one machine's unreadable
+	// records are listed one by one; the rest are counted on one line.
+	maxUnreadablePerMachine = 8
+	// PendingTTL is how long a published record is shown after Vault
+	// wrote it: a hook that still holds its call publishes it again.
+	PendingTTL = 24 * time.Hour
+)
 
 // maxRecordFields bounds the agent's free text kept from a record.
 const (
@@ -122,26 +194,23 @@ func (c *Custody) Publish(ctx context.Context, p *state.Pending) error {
 		return err
 	}
 	host, _ := os.Hostname()
-	return c.KV.Put(ctx, "pending/"+e+"/"+p.ID, map[string]any{
-		"host": host, "record": string(rec), "call": base64.StdEncoding.EncodeToString(p.Descriptor),
-	})
+	data := map[string]any{"host": host, "record": string(rec), "call": base64.StdEncoding.EncodeToString(p.Descriptor)}
+	if b, err := json.Marshal(data); err != nil || len(b) > MaxRecordBytes {
+		return fmt.Errorf("the call is too large to publish to approvers (%d bytes as a record, at most %d): approve it on this machine", len(b), MaxRecordBytes)
+	}
+	return c.KV.Put(ctx, "pending/"+e+"/"+p.ID, data)
 }
 
-// Fetch returns the approval an approver wrote for this machine's pending
-// id: a grant token, or the name of who refused the call. Both are "" when
-// there is none yet.
+// Fetch returns the latest approval an approver wrote for this machine's
+// pending id: a grant token, or the name of who refused the call. Both are
+// "" when there is none yet. The hook judges the token (a grant it used
+// already is no approval).
 func (c *Custody) Fetch(ctx context.Context, id string) (tok, deniedBy string, err error) {
 	e, err := c.Entity(ctx)
 	if err != nil {
 		return "", "", err
 	}
-	return c.Answer(ctx, e+"/"+id)
-}
-
-// Answer returns the approval written for the record at key ("E/<id>"):
-// a grant token, or who refused it; both "" when there is none yet.
-func (c *Custody) Answer(ctx context.Context, key string) (tok, deniedBy string, err error) {
-	m, err := c.KV.Get(ctx, "approvals/"+key)
+	m, err := c.KV.Get(ctx, "approvals/"+e+"/"+id)
 	if errors.Is(err, ErrNotFound) {
 		return "", "", nil
 	}
@@ -153,9 +222,58 @@ func (c *Custody) Answer(ctx context.Context, key string) (tok, deniedBy string,
 	return tok, deniedBy, nil
 }
 
+// Answer returns the decision that stands on the record at key ("E/<id>"):
+// a grant token, or who refused the call; both "" when the call is open
+// (TeamPending.Open).
+func (c *Custody) Answer(ctx context.Context, key string) (tok, deniedBy string, err error) {
+	tp, err := c.TeamGet(ctx, key)
+	if err != nil || tp.Open() {
+		return "", "", err
+	}
+	if d := tp.Decision; d.Denied {
+		return "", d.Principal, nil
+	}
+	return tp.Decision.Token, "", nil
+}
+
+// decision reads the latest decision on the record at key ("E/<id>"), nil
+// when there is none, and whether its grant was used (the machine's claim)
+// or can no longer be.
+func (c *Custody) decision(ctx context.Context, key string, now time.Time) (*Decision, error) {
+	m, v, err := c.KV.GetMeta(ctx, "approvals/"+key)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	d := &Decision{Version: v.N, Written: v.Written}
+	d.Principal, _ = m["principal"].(string)
+	d.Token, _ = m["token"].(string)
+	if by, _ := m["denied_by"].(string); by != "" {
+		d.Denied, d.Principal = true, by
+		return d, nil
+	}
+	g, err := token.Parse(d.Token)
+	if d.Token == "" || err != nil || !g.Exact() {
+		d.Void = true
+		return d, nil
+	}
+	e, _, _ := strings.Cut(key, "/")
+	switch _, err := c.KV.Get(ctx, "claims/"+e+"/"+g.ID()); {
+	case err == nil:
+		d.Used = true
+	case !errors.Is(err, ErrNotFound):
+		return nil, err
+	}
+	d.Void = !now.Before(g.Expiry)
+	return d, nil
+}
+
 // TeamKeys lists the keys of the records published across the team
 // ("E/<id>"); a key that is not under a machine's directory (a record of
-// an older layout) is listed as it is, and reads as unreadable.
+// an older layout) is listed as it is, and reads as unreadable. A machine
+// whose directory is too large to list is left out (TeamList says so).
 func (c *Custody) TeamKeys(ctx context.Context) ([]string, error) {
 	top, err := c.KV.List(ctx, "pending")
 	if err != nil {
@@ -169,11 +287,13 @@ func (c *Custody) TeamKeys(ctx context.Context) ([]string, error) {
 			continue
 		}
 		ids, err := c.KV.List(ctx, "pending/"+e)
-		if errors.Is(err, errBadPath) {
+		switch {
+		case errors.Is(err, errBadPath):
 			keys = append(keys, t)
 			continue
-		}
-		if err != nil {
+		case errors.Is(err, ErrTooLarge):
+			continue
+		case err != nil:
 			return nil, err
 		}
 		for _, id := range ids {
@@ -184,64 +304,179 @@ func (c *Custody) TeamKeys(ctx context.Context) ([]string, error) {
 }
 
 // TeamList returns the records published across the team, the ones that
-// verified and the unreadable ones (Err set), newest first by Vault's own
-// time of writing.
+// verified (with the decision written for each) and the unreadable ones
+// (Err set), newest first by Vault's own time of writing. Each machine's
+// records are read within its bounds (MaxRecordsPerMachine, bytes,
+// MaxRecordBytes); what a machine published past them is one unreadable
+// line under its key "E/", and its expired records are deleted.
 func (c *Custody) TeamList(ctx context.Context) ([]TeamPending, error) {
-	keys, err := c.TeamKeys(ctx)
+	top, err := c.KV.List(ctx, "pending")
 	if err != nil {
 		return nil, err
 	}
 	names := map[string]string{}
+	now := time.Now()
 	var out []TeamPending
-	for _, k := range keys {
-		tp, err := c.teamGet(ctx, k, names)
+	for _, t := range top {
+		e, dir := strings.CutSuffix(t, "/")
+		if !dir {
+			tp, err := c.teamGet(ctx, t, names)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, *tp)
+			continue
+		}
+		tps, err := c.machineList(ctx, e, names, now)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, *tp)
+		out = append(out, tps...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Written.After(out[j].Written) })
 	return out, nil
 }
 
-// TeamGet reads and verifies the record at key ("E/<id>"). A record that
-// does not verify comes back with Err set and nothing else of it; an error
-// is Vault's (no answer, no permission).
+// machineList reads machine e's records within its bounds.
+func (c *Custody) machineList(ctx context.Context, e string, names map[string]string, now time.Time) ([]TeamPending, error) {
+	flag := func(format string, a ...any) TeamPending {
+		tp := TeamPending{Key: e + "/", Machine: e, Err: fmt.Errorf(format, a...)}
+		tp.MachineName = c.nameOf(ctx, e, names)
+		return tp
+	}
+	ids, err := c.KV.List(ctx, "pending/"+e)
+	switch {
+	case errors.Is(err, errBadPath):
+		return []TeamPending{{Key: e + "/", Err: errors.New("not under an agent machine's identity (a record of an older layout, or not loopguard's)")}}, nil
+	case errors.Is(err, ErrTooLarge):
+		return []TeamPending{flag("this machine published more records than can be listed (over %d bytes of names): none is shown; an administrator deletes them (vault kv metadata delete)", maxResponse)}, nil
+	case err != nil:
+		return nil, err
+	}
+	var out []TeamPending
+	var read, bytes, unreadable int
+	for _, id := range ids {
+		if read == MaxRecordsPerMachine || bytes >= maxBytesPerMachine {
+			break
+		}
+		read++
+		key := e + "/" + id
+		tp, n, err := c.teamRead(ctx, key, names)
+		if err != nil {
+			return nil, err
+		}
+		bytes += n
+		if c.expire(ctx, tp, now) {
+			continue
+		}
+		if tp.Err != nil {
+			if unreadable++; unreadable > maxUnreadablePerMachine {
+				continue
+			}
+		} else if tp.Decision, err = c.decision(ctx, key, now); err != nil {
+			return nil, err
+		}
+		out = append(out, *tp)
+	}
+	if n := unreadable - maxUnreadablePerMachine; n > 0 {
+		out = append(out, flag("%d more unreadable records of this machine not listed", n))
+	}
+	if rest := len(ids) - read; rest > 0 {
+		out = append(out, flag("this machine published %d records; %d of them (or %d bytes) are read per listing: the other %d are not shown (records expire %s after Vault wrote them)",
+			len(ids), MaxRecordsPerMachine, maxBytesPerMachine, rest, PendingTTL))
+	}
+	return out, nil
+}
+
+// expire says whether tp's record expired (Vault wrote it more than
+// PendingTTL ago), and deletes an expired one, all its versions (the
+// approver's policy lets it delete a record, never write one; a deletion
+// refused leaves it unshown all the same). A record Vault would not answer
+// with (too large) is judged by its metadata.
+func (c *Custody) expire(ctx context.Context, tp *TeamPending, now time.Time) bool {
+	written := tp.Written
+	if written.IsZero() && errors.Is(tp.Err, errRecordTooLarge) {
+		written, _ = c.KV.Written(ctx, "pending/"+tp.Key)
+	}
+	ttl := c.RecordTTL
+	if ttl <= 0 {
+		ttl = PendingTTL
+	}
+	if written.IsZero() || now.Sub(written) <= ttl {
+		return false
+	}
+	_ = c.KV.Destroy(ctx, "pending/"+tp.Key)
+	return true
+}
+
+// TeamGet reads and verifies the record at key ("E/<id>") and the
+// decision written for it. A record that does not verify comes back with
+// Err set and nothing else of it but the decision; an error is Vault's (no
+// answer, no permission).
 func (c *Custody) TeamGet(ctx context.Context, key string) (*TeamPending, error) {
-	return c.teamGet(ctx, key, map[string]string{})
+	tp, err := c.teamGet(ctx, key, map[string]string{})
+	if err != nil {
+		return nil, err
+	}
+	if tp.Machine != "" {
+		if tp.Decision, err = c.decision(ctx, key, time.Now()); err != nil {
+			return nil, err
+		}
+	}
+	return tp, nil
 }
 
 func (c *Custody) teamGet(ctx context.Context, key string, names map[string]string) (*TeamPending, error) {
+	tp, _, err := c.teamRead(ctx, key, names)
+	return tp, err
+}
+
+// teamRead reads and verifies the record at key, and says how many bytes
+// of it were read.
+func (c *Custody) teamRead(ctx context.Context, key string, names map[string]string) (*TeamPending, int, error) {
 	tp := &TeamPending{Key: key}
 	e, id, ok := strings.Cut(key, "/")
 	if !ok || strings.Contains(id, "/") {
 		tp.Err = errors.New("not under an agent machine's identity (a record of an older layout, or not loopguard's)")
-		return tp, nil
+		return tp, 0, nil
 	}
 	tp.Machine = e
+	tp.MachineName = c.nameOf(ctx, e, names)
 	m, written, err := c.KV.GetVersion(ctx, "pending/"+key)
 	switch {
 	case errors.Is(err, errBadPath):
 		tp.Err = errors.New("its key is not a pending id")
-		return tp, nil
+		return tp, 0, nil
 	case errors.Is(err, ErrNotFound):
 		tp.Err = errors.New("it was deleted")
-		return tp, nil
+		return tp, 0, nil
+	case errors.Is(err, ErrTooLarge):
+		tp.Err = errRecordTooLarge
+		return tp, maxResponse, nil
 	case err != nil:
-		return nil, err
+		return nil, 0, err
 	}
 	tp.Written = written
-	if name, ok := names[e]; ok {
-		tp.MachineName = name
-	} else {
-		tp.MachineName = c.machineName(ctx, e)
-		names[e] = tp.MachineName
+	n := 0
+	for _, v := range m {
+		if s, ok := v.(string); ok {
+			n += len(s)
+		}
 	}
 	if tp.Pending, tp.Says, tp.Err = VerifyRecord(id, m); tp.Err == nil {
 		// Its age is Vault's, not what the record claims.
 		tp.Pending.Created, tp.Pending.Seen = written, written
 	}
-	return tp, nil
+	return tp, n, nil
+}
+
+// nameOf is machineName, asked once per listing.
+func (c *Custody) nameOf(ctx context.Context, e string, names map[string]string) string {
+	if name, ok := names[e]; ok {
+		return name
+	}
+	names[e] = c.machineName(ctx, e)
+	return names[e]
 }
 
 // machineName is the name Vault knows entity e by: the alias `team
@@ -278,6 +513,8 @@ var (
 	errRecordDigest = errors.New("its digest is not the digest of its call")
 	errRecordID     = errors.New("its id is not the id of its call, session, agent and tool")
 	errRecordTool   = errors.New("its tool is not its call's tool")
+	// errRecordTooLarge: MaxRecordBytes, as the reader reads it.
+	errRecordTooLarge = fmt.Errorf("it is larger than %d bytes, the most a record may be: not read", maxResponse)
 )
 
 // VerifyRecord checks the KV data m published under pending id id and
@@ -340,15 +577,35 @@ func clip(s string) string {
 }
 
 // Decide records an approver's decision on the record at key ("E/<id>"): a
-// grant token, or a refusal by principal. Only machine E reads it.
+// grant token, or a refusal by principal. Only machine E reads it. It is
+// written once: only while no decision stands (TeamPending.Open), with
+// check-and-set on the version read, so of approvers deciding at once one
+// wins; the others, and a decision over one that stands, get a
+// *DecidedError naming the decision that stands.
 func (c *Custody) Decide(ctx context.Context, key, tok, principal string, now time.Time) error {
+	tp, err := c.TeamGet(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !tp.Open() {
+		return &DecidedError{Decision: tp.Decision}
+	}
+	prev := 0
+	if tp.Decision != nil {
+		prev = tp.Decision.Version
+	}
 	data := map[string]any{"principal": principal, "time": now.UTC().Format(time.RFC3339)}
 	if tok != "" {
 		data["token"] = tok
 	} else {
 		data["denied_by"] = principal
 	}
-	return c.KV.Put(ctx, "approvals/"+key, data)
+	err = c.KV.PutCAS(ctx, "approvals/"+key, data, prev)
+	if errors.Is(err, ErrCASMismatch) {
+		d, _ := c.decision(ctx, key, now)
+		return &DecidedError{Decision: d}
+	}
+	return err
 }
 
 // Enrolled is an agent machine's new Vault identity and token.

@@ -21,10 +21,11 @@ import (
 // waits for a key (in reviewPoll ticks).
 const teamPoll = 3
 
-// teamQueue lists the calls waiting across the team that verified, nobody
-// decided, whose hook (as its machine says) still waits or was never held,
-// that pass f and were not skipped, newest first by Vault's time; and the
-// records that did not verify.
+// teamQueue lists the calls waiting across the team that verified, are
+// open (nobody decided, or the approval was used or expired before the
+// machine asked again), whose hook (as its machine says) still waits or
+// was never held, that pass f and were not skipped, newest first by
+// Vault's time; and the records that did not verify.
 func teamQueue(ctx context.Context, c *vault.Custody, f queueFilter, skipped map[string]bool, now time.Time) (calls, unreadable []*vault.TeamPending, err error) {
 	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
 	defer cancel()
@@ -39,16 +40,10 @@ func teamQueue(ctx context.Context, c *vault.Custody, f queueFilter, skipped map
 			continue
 		}
 		held := tp.Says.HeldUntil
-		if skipped[tp.Key] || !f.keep(tp.Pending, now) || (!held.IsZero() && !now.Before(held)) {
+		if skipped[tp.Key] || !f.keep(tp.Pending, now) || (!held.IsZero() && !now.Before(held)) || !tp.Open() {
 			continue
 		}
-		tok, deniedBy, err := c.Answer(cctx, tp.Key)
-		if err != nil {
-			return nil, nil, err
-		}
-		if tok == "" && deniedBy == "" {
-			calls = append(calls, tp)
-		}
+		calls = append(calls, tp)
 	}
 	return calls, unreadable, nil
 }

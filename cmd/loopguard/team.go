@@ -95,7 +95,7 @@ func teamPendingRun(ctx context.Context, o *teamPendingOptions) error {
 // each unreadable one by its key.
 func teamTable(out io.Writer, list []vault.TeamPending, now time.Time) error {
 	esc := present.EscapeText
-	tw := table(out, "ID", "AGE", "MACHINE", "PROJECT", "SESSION", "AGENT", "CALL")
+	tw := table(out, "ID", "AGE", "MACHINE", "PROJECT", "SESSION", "AGENT", "STATE", "CALL")
 	var bad []vault.TeamPending
 	for _, tp := range list {
 		if tp.Err != nil {
@@ -103,8 +103,8 @@ func teamTable(out io.Writer, list []vault.TeamPending, now time.Time) error {
 			continue
 		}
 		p := tp.Pending
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", esc(p.ID), shortAge(now.Sub(tp.Written)), esc(short(machineName(&tp), 20)),
-			esc(short(p.ProjectDir, 30)), esc(short(p.Session, 8)), esc(short(p.Agent, 16)), present.Summary(p))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", esc(p.ID), shortAge(now.Sub(tp.Written)), esc(short(machineName(&tp), 20)),
+			esc(short(p.ProjectDir, 30)), esc(short(p.Session, 8)), esc(short(p.Agent, 16)), teamState(&tp), present.Summary(p))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -113,6 +113,54 @@ func teamTable(out io.Writer, list []vault.TeamPending, now time.Time) error {
 		fmt.Fprintln(out, unreadableLine(&tp))
 	}
 	return nil
+}
+
+// teamState says where the published call tp stands: open, or the
+// decision that stands, and by whom.
+func teamState(tp *vault.TeamPending) string {
+	d := tp.Decision
+	if d == nil {
+		return "open"
+	}
+	by := present.EscapeText(d.Principal)
+	spent := "used"
+	if !d.Used {
+		spent = "expired unused"
+	}
+	switch {
+	case d.Denied:
+		return "denied by " + by
+	case d.Token == "" && tp.Open():
+		return "open again (the decision by " + by + " held no grant)"
+	case d.Token == "":
+		return "void (the decision by " + by + " holds no grant)"
+	case tp.Open():
+		return "open again (approved by " + by + ", " + spent + ")"
+	case d.Spent():
+		return spent + " (approved by " + by + ")"
+	}
+	return "approved by " + by + ", not used yet"
+}
+
+// errDecided is why a decision on the published call tp is refused: the
+// decision that stands (vault.DecidedError) is written once.
+func errDecided(tp *vault.TeamPending, d *vault.Decision) error {
+	_, id, _ := strings.Cut(tp.Key, "/")
+	state := "decided by another approver"
+	if d != nil {
+		state = teamState(&vault.TeamPending{Key: tp.Key, Written: tp.Written, Decision: d})
+	}
+	return withHint(fmt.Errorf("pending call %s is %s: a decision is written once", present.EscapeText(id), state),
+		"see where every call stands with: loopguard team pending")
+}
+
+// decidedErr turns a vault.DecidedError from deciding tp into errDecided.
+func decidedErr(tp *vault.TeamPending, err error) error {
+	var de *vault.DecidedError
+	if errors.As(err, &de) {
+		return errDecided(tp, de.Decision)
+	}
+	return err
 }
 
 // machineName is the name Vault knows the machine of tp by, or its entity id.
@@ -143,6 +191,10 @@ func teamParts(tp *vault.TeamPending) (head, says, body string) {
 		name = esc(tp.MachineName)
 	}
 	head = fmt.Sprintf("machine: %s (Vault identity %s)\nproject: %s (the call's cwd)\n", name, esc(tp.Machine), esc(p.ProjectDir))
+	if tp.Decision != nil {
+		// Asked again after an approval was spent: said, not hidden.
+		head += "state: " + teamState(tp) + "\n"
+	}
 	h, body := renderParts(nil, p, false)
 	return head + h, agentSays(tp.Says, time.Now()), body
 }
@@ -271,6 +323,9 @@ prefix of a pending id. Talks to /dev/tty only.`,
 			if err != nil {
 				return err
 			}
+			if !tp.Open() {
+				return errDecided(tp, tp.Decision)
+			}
 			o.tty, o.minter, o.call = tty, m, tp
 			return teamApproveRun(ctx, o)
 		},
@@ -362,6 +417,9 @@ func teamApprove(ctx context.Context, m *minter, tp *vault.TeamPending, ttl time
 	if cur.Pending.Digest != p.Digest || !bytes.Equal(cur.Pending.Descriptor, p.Descriptor) {
 		return nil, "", withHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", present.EscapeText(tp.Key)), "review it again: loopguard team approve "+present.EscapeText(tp.Key))
 	}
+	if !cur.Open() {
+		return nil, "", errDecided(cur, cur.Decision)
+	}
 	g, err := hooks.MintApproval(m.mint, p, m.principal, ttl, now)
 	if err != nil {
 		return nil, "", err
@@ -369,16 +427,17 @@ func teamApprove(ctx context.Context, m *minter, tp *vault.TeamPending, ttl time
 	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
 	defer cancel()
 	if err := m.team.Decide(cctx, tp.Key, g.String(), m.principal, now); err != nil {
-		return nil, "", err
+		return nil, "", decidedErr(cur, err)
 	}
 	return &g, "The waiting hook on " + machineName(tp) + " runs it once.", nil
 }
 
-// teamDeny refuses the published call at key in Vault.
+// teamDeny refuses the published call at key in Vault, unless a decision
+// stands (a record that did not verify may be refused too).
 func teamDeny(ctx context.Context, m *minter, key string, now time.Time) error {
 	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
 	defer cancel()
-	return m.team.Decide(cctx, key, "", m.principal, now)
+	return decidedErr(&vault.TeamPending{Key: key}, m.team.Decide(cctx, key, "", m.principal, now))
 }
 
 // maxEnrollTTL is the longest an agent machine's token lives (Vault's

@@ -1,8 +1,9 @@
 # loopguard-approver: the policy of a human approver's Vault identity
 # (attached to their userpass or OIDC login). It can mint grants with the
 # Transit key and read the key's metadata (its latest version), never export
-# or rotate it; it can read the calls waiting across the team and write
-# approvals, and read the claims, to see whether a grant was used; it
+# or rotate it; it can read the calls waiting across the team, delete the
+# expired ones, and write approvals (once each: loopguard writes with
+# check-and-set), and read the claims, to see whether a grant was used; it
 # publishes, lists and revokes scoped grants.
 
 path "transit/hmac/loopguard" {
@@ -22,8 +23,11 @@ path "secret/data/loopguard/pending/*" {
   capabilities = ["read"]
 }
 
+# Its metadata (when Vault wrote a record too large to read), and delete
+# an expired record with all its versions (the reader expires records
+# older than a day; a hook that still holds its call publishes it again).
 path "secret/metadata/loopguard/pending/*" {
-  capabilities = ["list"]
+  capabilities = ["list", "read", "delete"]
 }
 
 path "secret/data/loopguard/approvals/*" {
