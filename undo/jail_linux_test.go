@@ -1,0 +1,371 @@
+//go:build linux
+
+package undo_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/confine"
+	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/undo"
+)
+
+// These tests run the real launcher (cmd/loopguard-exec) and the real
+// CLI (cmd/loopguard), built here, as an unprivileged user: uid 65534
+// when the tests run as root, which ignores file modes.
+
+const nobody = 65534
+
+// world is a home, a git project, a directory outside both, a shared temp
+// directory and the binaries, all the unprivileged user's.
+type world struct {
+	root, home, proj, outside, tmp, state string
+	exec, cli                             string
+	env                                   []string
+}
+
+var built struct {
+	dir string
+	err error
+}
+
+// binaries builds the launcher and the CLI once.
+func binaries(t *testing.T) (string, string) {
+	t.Helper()
+	if built.dir == "" && built.err == nil {
+		dir, err := os.MkdirTemp("", "lg-undo-bin-")
+		if err == nil {
+			for _, pkg := range []string{"loopguard-exec", "loopguard"} {
+				cmd := exec.Command("go", "build", "-o", filepath.Join(dir, pkg), "./cmd/"+pkg)
+				cmd.Dir = ".."
+				if out, err2 := cmd.CombinedOutput(); err2 != nil {
+					err = fmt.Errorf("go build %s: %v: %s", pkg, err2, out)
+					break
+				}
+			}
+			_ = os.Chmod(dir, 0o755)
+		}
+		built.dir, built.err = dir, err
+	}
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return filepath.Join(built.dir, "loopguard-exec"), filepath.Join(built.dir, "loopguard")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	if confine.ABI() < confine.MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d (confinement needs %d)", confine.ABI(), confine.MinABI)
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	ex, cli := binaries(t)
+	root, err := os.MkdirTemp("", "lg-undo-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	root, _ = filepath.EvalSymlinks(root)
+	mustDo(t, os.Chmod(root, 0o755))
+	w := &world{root: root, home: filepath.Join(root, "home"), proj: filepath.Join(root, "proj"), outside: filepath.Join(root, "outside"),
+		tmp: filepath.Join(root, "tmp"), exec: ex, cli: cli}
+	w.state = filepath.Join(w.home, ".local/state")
+	files := map[string]string{
+		"proj/README.md": "# project\n", "proj/src/main.go": "package main\n", "proj/src/util/u.go": "package util\n",
+		"proj/tracked.txt": "tracked\n", "proj/.gitignore": ".env\n", "proj/build.sh": "#!/bin/sh\necho build\n",
+		"outside/keep.txt": "outside\n", "home/.bashrc": "# rc\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		mustDo(t, os.MkdirAll(filepath.Dir(p), 0o755), os.WriteFile(p, []byte(content), 0o644))
+	}
+	mustDo(t, os.Chmod(filepath.Join(w.proj, "build.sh"), 0o755), os.Symlink("README.md", filepath.Join(w.proj, "readme-link")))
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = w.proj
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	// Untracked and ignored, after the commit.
+	mustDo(t, os.WriteFile(filepath.Join(w.proj, "notes.txt"), []byte("untracked\n"), 0o600),
+		os.WriteFile(filepath.Join(w.proj, ".env"), []byte("API_KEY=secret\n"), 0o600),
+		os.MkdirAll(w.tmp, 0o755), os.Chmod(w.tmp, 0o1777))
+	if os.Getuid() == 0 {
+		mustDo(t, filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, nobody, nobody)
+		}))
+	}
+	w.env = []string{"HOME=" + w.home, "TMPDIR=" + w.tmp, "PATH=/usr/bin:/bin", "XDG_STATE_HOME=" + w.state, "LANG=C.UTF-8"}
+	return w
+}
+
+func mustDo(t testing.TB, errs ...error) {
+	t.Helper()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// run runs argv as the unprivileged user in the project, and returns
+// its output (stdout and stderr) and exit status.
+func (w *world) run(t *testing.T, argv ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env, cmd.Dir = w.env, w.proj
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatal(err)
+	}
+	return out.String(), cmd.ProcessState.ExitCode()
+}
+
+// jailed runs python3 -c script confined under project-write, through
+// the launcher.
+func (w *world) jailed(t *testing.T, script string) string {
+	t.Helper()
+	s := confine.Spec{Cap: projectWrite(t), Project: w.proj, Cwd: w.proj, Exe: "/usr/bin/python3", Argv: []string{"python3", "-c", script}}
+	out, code := w.run(t, append([]string{w.exec}, s.Args()...)...)
+	if code != 0 {
+		t.Fatalf("the confined call failed (%d): %s", code, out)
+	}
+	return out
+}
+
+func projectWrite(t *testing.T) policy.Capability {
+	t.Helper()
+	c, err := policy.ParseCapability("project-write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// listing is the tree below dir: every path with its mode, a link's
+// target, a file's content hash; .git left out.
+func listing(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	mustDo(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == ".git" {
+			return filepath.SkipDir
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v", rel, fi.Mode())
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			tg, _ := os.Readlink(p)
+			fmt.Fprintf(&b, " -> %s", tg)
+		case fi.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&b, " %x", sha256.Sum256(data))
+		}
+		b.WriteByte('\n')
+		return nil
+	}))
+	return b.String()
+}
+
+func (w *world) store(t *testing.T) *undo.Store {
+	t.Helper()
+	s, err := undo.Open(filepath.Join(w.state, "loopguard"), w.proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestJailedCallUndone: the must-show of issue 36's undo. A confined
+// python3 deletes src/, an untracked file and a git-ignored .env, and
+// rewrites a tracked file; it also tries to write in the home (refused;
+// its write of a new file in the project, the control, succeeds) and to
+// read and write the undo records (refused; the control: they exist).
+// loopguard undo --yes then puts the project back byte for byte.
+func TestJailedCallUndone(t *testing.T) {
+	w := newWorld(t)
+	want := listing(t, w.proj)
+	records := w.store(t).Dir
+	script := fmt.Sprintf(`
+import os, shutil
+shutil.rmtree("src")
+os.remove("notes.txt")
+os.remove(".env")
+open("tracked.txt", "w").write("rewritten by the call\n")
+open("new.txt", "w").write("control: the project is written\n")
+for what, f in [("home", lambda: open(%q, "w").write("x")),
+                ("records-read", lambda: os.listdir(%q)),
+                ("records-write", lambda: open(%q, "w").write("x"))]:
+    try:
+        f()
+        print(what, "ALLOWED")
+    except OSError as e:
+        print(what, "REFUSED", e.errno)
+`, filepath.Join(w.home, "planted"), records, filepath.Join(records, "planted"))
+	out := w.jailed(t, script)
+	for _, what := range []string{"home", "records-read", "records-write"} {
+		if !strings.Contains(out, what+" REFUSED") {
+			t.Errorf("%s was not refused to the confined call: %s", what, out)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(w.home, "planted")); err == nil {
+		t.Error("the confined call wrote in the home")
+	}
+	// Controls: the call did write the project, and the records exist.
+	if b, err := os.ReadFile(filepath.Join(w.proj, "new.txt")); err != nil || !strings.HasPrefix(string(b), "control") {
+		t.Fatalf("the confined call could not write the project: %v (%s)", err, out)
+	}
+	for _, gone := range []string{"src", "notes.txt", ".env"} {
+		if _, err := os.Lstat(filepath.Join(w.proj, gone)); err == nil {
+			t.Fatalf("%s still there after the call: %s", gone, out)
+		}
+	}
+	metas, err := w.store(t).List()
+	if err != nil || len(metas) != 1 || !metas[0].Finished {
+		t.Fatalf("records: %v %+v", err, metas)
+	}
+	if _, err := os.Stat(filepath.Join(records, "planted")); err == nil {
+		t.Error("the confined call wrote in the undo records")
+	}
+
+	out, code := w.run(t, w.cli, "undo", "--yes")
+	if code != 0 {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	for _, line := range []string{"Will put back", "src/main.go", ".env", "notes.txt", "tracked.txt", "Will remove", "new.txt"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("undo did not say %q:\n%s", line, out)
+		}
+	}
+	if got := listing(t, w.proj); got != want {
+		t.Errorf("after undo:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
+	}
+	// Its audit entry.
+	out, _ = w.run(t, "/bin/sh", "-c", "grep -rh undo "+filepath.Join(w.state, "loopguard/audit"))
+	if !strings.Contains(out, `"undo"`) {
+		t.Errorf("no undo entry in the audit log:\n%s", out)
+	}
+	// Undone once: a second undo says so and changes nothing.
+	out, code = w.run(t, w.cli, "undo", "--yes")
+	if code == 0 || !strings.Contains(out, "undone already") {
+		t.Errorf("second undo: %d %s", code, out)
+	}
+}
+
+// TestUndoNotThroughALink: the call replaces src by a link to a directory
+// outside the project. Undo of that call removes the link (never writes
+// through it) and puts src back; undo of an earlier call, whose files
+// are below the link now, writes nothing outside and says what it could
+// not restore. Control: what is not below the link is reverted.
+func TestUndoNotThroughALink(t *testing.T) {
+	w := newWorld(t)
+	want, outside := listing(t, w.proj), listing(t, w.outside)
+	w.jailed(t, `
+import os
+os.remove("src/main.go")
+open("tracked.txt", "w").write("first call\n")
+`)
+	first, err := w.store(t).List()
+	if err != nil || len(first) != 1 {
+		t.Fatal(err, first)
+	}
+	w.jailed(t, fmt.Sprintf(`
+import os, shutil
+shutil.rmtree("src")
+os.symlink(%q, "src")
+`, w.outside))
+
+	// The earlier call: src/main.go lies below the planted link now.
+	out, code := w.run(t, w.cli, "undo", "--yes", first[0].ID)
+	if code == 0 || !strings.Contains(out, "Could not restore") || !strings.Contains(out, "src/main.go") {
+		t.Errorf("undo of the earlier call did not say what it could not restore (%d):\n%s", code, out)
+	}
+	if got := listing(t, w.outside); got != outside {
+		t.Errorf("undo wrote outside the project:\n%s", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.proj, "tracked.txt")); string(b) != "tracked\n" {
+		t.Errorf("control: tracked.txt = %q, want it reverted", b)
+	}
+
+	// The last call: the link goes, src comes back as it was before it.
+	out, code = w.run(t, w.cli, "undo", "--yes")
+	if code != 0 {
+		t.Fatalf("undo of the last call: %d %s", code, out)
+	}
+	if got := listing(t, w.outside); got != outside {
+		t.Errorf("undo wrote outside the project:\n%s", got)
+	}
+	fi, err := os.Lstat(filepath.Join(w.proj, "src"))
+	if err != nil || !fi.IsDir() {
+		t.Fatalf("src not put back as a directory: %v\n%s", err, out)
+	}
+	// src/main.go was deleted by the first call, before the last one.
+	want = strings.Replace(want, "src/main.go -rw-r--r-- "+fmt.Sprintf("%x", sha256.Sum256([]byte("package main\n")))+"\n", "", 1)
+	if got := listing(t, w.proj); got != want {
+		t.Errorf("after undo:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
+	}
+}
+
+// TestJailedCallWritingNothingCopiesNothing: a second confined call in an
+// unchanged project copies no file (the first, the control, copies every
+// one), and undo has nothing to put back.
+func TestJailedCallWritingNothingCopiesNothing(t *testing.T) {
+	w := newWorld(t)
+	w.jailed(t, "pass")
+	// Past the window in which a file's times cannot be trusted.
+	time.Sleep(2100 * time.Millisecond)
+	w.jailed(t, "pass")
+	metas, err := w.store(t).List()
+	if err != nil || len(metas) != 2 {
+		t.Fatal(err, metas)
+	}
+	if metas[1].Copied == 0 {
+		t.Errorf("control: the first record copied nothing")
+	}
+	if metas[0].Copied != 0 || metas[0].CopiedBytes != 0 {
+		t.Errorf("a call that wrote nothing copied %d files (%d bytes)", metas[0].Copied, metas[0].CopiedBytes)
+	}
+	out, code := w.run(t, w.cli, "undo", "--yes")
+	if code != 0 || !strings.Contains(out, "Nothing to put back") {
+		t.Errorf("undo after a call that wrote nothing: %d %s", code, out)
+	}
+}

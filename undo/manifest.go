@@ -1,0 +1,139 @@
+package undo
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// Kind is what an entry of a manifest is.
+type Kind byte
+
+const (
+	File    Kind = 'f'
+	Dir     Kind = 'd'
+	Link    Kind = 'l'
+	Skipped Kind = 'x' // there, but not recorded (Entry.Note says why)
+	Gone    Kind = '-' // in an after-state's changes: no longer there
+)
+
+// Entry is one path below the project, as a record saw it.
+type Entry struct {
+	Path string // relative to the project, slash-separated
+	Kind Kind
+	Mode uint32 // permission bits, setuid, setgid and sticky
+	Size int64
+	// Mtime and Ctime are in nanoseconds; with Dev and Ino they are the
+	// key that tells a file the record saw from one that changed since
+	// (the change time is set by the kernel on every write, rename and
+	// chmod, and no program can set it back).
+	Mtime, Ctime int64
+	Dev, Ino     uint64
+	Hash         string // a File's content (hex SHA-256), before-states only; "" with a Note: not recorded
+	Target       string // a Link's target, as readlink gives it
+	Note         string // why a Skipped entry, or a File without Hash, was not recorded
+}
+
+// key is what tells whether a file is unchanged.
+type key struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
+}
+
+func (e Entry) key() key { return key{e.Dev, e.Ino, e.Size, e.Mtime, e.Ctime} }
+
+// manifestMagic starts every manifest: its format's version.
+const manifestMagic = "loopguard-undo-manifest 1\n"
+
+// fields is the number of NUL-terminated fields of one entry.
+const fields = 11
+
+// maxManifest bounds what a manifest read may hold.
+const maxManifest = 512 << 20
+
+// writeManifest writes the entries: each field NUL-terminated (no path
+// holds a NUL), in the order of Entry.
+func writeManifest(w io.Writer, ents []Entry) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.WriteString(manifestMagic)
+	var b []byte
+	for _, e := range ents {
+		b = b[:0]
+		b = append(b, e.Path...)
+		b = append(b, 0, byte(e.Kind), 0)
+		b = strconv.AppendUint(b, uint64(e.Mode), 8)
+		b = append(b, 0)
+		b = strconv.AppendInt(b, e.Size, 10)
+		b = append(b, 0)
+		b = strconv.AppendInt(b, e.Mtime, 10)
+		b = append(b, 0)
+		b = strconv.AppendInt(b, e.Ctime, 10)
+		b = append(b, 0)
+		b = strconv.AppendUint(b, e.Dev, 10)
+		b = append(b, 0)
+		b = strconv.AppendUint(b, e.Ino, 10)
+		b = append(b, 0)
+		b = append(b, e.Hash...)
+		b = append(b, 0)
+		b = append(b, e.Target...)
+		b = append(b, 0)
+		b = append(b, e.Note...)
+		b = append(b, 0)
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// errManifest: a manifest that is not one this version wrote.
+var errManifest = errors.New("malformed undo manifest")
+
+// parseManifest reads what writeManifest wrote.
+func parseManifest(data []byte) ([]Entry, error) {
+	rest, ok := bytes.CutPrefix(data, []byte(manifestMagic))
+	if !ok {
+		return nil, errManifest
+	}
+	var out []Entry
+	var f [fields][]byte
+	for len(rest) > 0 {
+		for i := range f {
+			j := bytes.IndexByte(rest, 0)
+			if j < 0 {
+				return nil, errManifest
+			}
+			f[i], rest = rest[:j], rest[j+1:]
+		}
+		e := Entry{Path: string(f[0]), Hash: string(f[8]), Target: string(f[9]), Note: string(f[10])}
+		if len(f[1]) != 1 {
+			return nil, errManifest
+		}
+		e.Kind = Kind(f[1][0])
+		switch e.Kind {
+		case File, Dir, Link, Skipped, Gone:
+		default:
+			return nil, errManifest
+		}
+		if !validRel(e.Path) {
+			return nil, fmt.Errorf("%w: path %q", errManifest, e.Path)
+		}
+		mode, err1 := strconv.ParseUint(string(f[2]), 8, 32)
+		var err2, err3, err4 error
+		e.Size, err2 = strconv.ParseInt(string(f[3]), 10, 64)
+		e.Mtime, err3 = strconv.ParseInt(string(f[4]), 10, 64)
+		e.Ctime, err4 = strconv.ParseInt(string(f[5]), 10, 64)
+		dev, err5 := strconv.ParseUint(string(f[6]), 10, 64)
+		ino, err6 := strconv.ParseUint(string(f[7]), 10, 64)
+		if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
+			return nil, errManifest
+		}
+		e.Mode, e.Dev, e.Ino = uint32(mode)&0o7777, dev, ino
+		out = append(out, e)
+	}
+	return out, nil
+}

@@ -1,0 +1,400 @@
+//go:build linux
+
+package undo
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Plan is what undoing one record does: computed under the project's
+// lock (Session), shown, then applied.
+type Plan struct {
+	Meta Meta
+	// PutBack are the paths put back as the record saw them before the
+	// call, parents first.
+	PutBack []Entry
+	// Remove are the paths the call created (or turned into something
+	// else), children first, as they are now.
+	Remove []Entry
+	// Changed are paths the call changed that have changed again since:
+	// left as they are.
+	Changed []string
+	// NotRecorded are paths the call changed whose content the record
+	// could not keep (Entry.Note says why): left as they are.
+	NotRecorded []Entry
+	// AfterFrom says what the call's after-state is when its launcher
+	// did not record one: the next record's ID, or "now".
+	AfterFrom string
+}
+
+// Empty reports whether the plan does nothing.
+func (p *Plan) Empty() bool { return len(p.PutBack) == 0 && len(p.Remove) == 0 }
+
+// Session is a store with the project's lock held.
+type Session struct {
+	s    *Store
+	lock *os.File
+}
+
+// Lock takes the project's lock without waiting: ErrBusy while a
+// confined call runs there.
+func (s *Store) Lock() (*Session, error) {
+	if _, err := os.Lstat(s.Dir); err != nil {
+		return nil, fmt.Errorf("%w for %s", ErrNoRecord, s.Project)
+	}
+	f, err := s.lock(false, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{s: s, lock: f}, nil
+}
+
+// Close lets the lock go.
+func (u *Session) Close() error { return u.lock.Close() }
+
+// Prepare computes the plan for record id ("" the newest).
+func (u *Session) Prepare(id string) (*Plan, error) {
+	s := u.s
+	metas, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	if len(metas) == 0 {
+		return nil, fmt.Errorf("%w for %s", ErrNoRecord, s.Project)
+	}
+	i := 0
+	if id != "" {
+		i = slices.IndexFunc(metas, func(m Meta) bool { return m.ID == id })
+		if i < 0 {
+			return nil, fmt.Errorf("%w %s for %s", ErrNoRecord, id, s.Project)
+		}
+	} else if !metas[0].Undone.IsZero() {
+		return nil, &UndoneError{ID: metas[0].ID, At: metas[0].Undone}
+	}
+	p := &Plan{Meta: metas[i]}
+	before, ok, err := s.manifest(p.Meta.Before)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("record %s: its before-state is missing", p.Meta.ID)
+	}
+	cur, err := current(s.Project)
+	if err != nil {
+		return nil, err
+	}
+	delta, ok, err := s.manifest("records/" + p.Meta.ID + "/after")
+	if err != nil {
+		return nil, err
+	}
+	var after []Entry
+	if ok {
+		after = overlay(before, delta)
+	} else {
+		// The launcher did not finish (killed): the state at the next
+		// record's start, or now, stands for the call's.
+		after, p.AfterFrom = cur, "now"
+		for j := i - 1; j >= 0; j-- {
+			if next, ok, err := s.manifest(metas[j].Before); err == nil && ok {
+				after, p.AfterFrom = next, metas[j].ID
+				break
+			}
+		}
+	}
+	p.plan(byPath(before), byPath(after), byPath(cur))
+	return p, nil
+}
+
+// UndoneError: the newest record was undone already.
+type UndoneError struct {
+	ID string
+	At time.Time
+}
+
+func (e *UndoneError) Error() string {
+	return fmt.Sprintf("the last recorded call (%s) was undone already, at %s", e.ID, e.At.Local().Format(time.DateTime))
+}
+
+func byPath(ents []Entry) map[string]*Entry {
+	m := make(map[string]*Entry, len(ents))
+	for i := range ents {
+		m[ents[i].Path] = &ents[i]
+	}
+	return m
+}
+
+// current lists the project as it is now.
+func current(project string) ([]Entry, error) {
+	w := &walker{skip: map[string]bool{".git": true}}
+	return w.run(project)
+}
+
+// same reports whether x and y are one state of a path: both absent, or
+// the same kind with the same identity (for a file: device, inode, size,
+// times; a directory: its mode; a link: its inode and target).
+func same(x, y *Entry) bool {
+	if x == nil || y == nil {
+		return x == nil && y == nil
+	}
+	if x.Kind != y.Kind {
+		return false
+	}
+	switch x.Kind {
+	case Dir:
+		return x.Mode == y.Mode
+	case Link:
+		return x.Target == y.Target && x.Dev == y.Dev && x.Ino == y.Ino
+	}
+	return x.key() == y.key()
+}
+
+func (p *Plan) plan(before, after, cur map[string]*Entry) {
+	paths := make([]string, 0, len(before)+len(after))
+	for k := range before {
+		paths = append(paths, k)
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			paths = append(paths, k)
+		}
+	}
+	slices.Sort(paths)
+	for _, rel := range paths {
+		b, a, c := before[rel], after[rel], cur[rel]
+		if same(b, a) {
+			continue // the call left it alone
+		}
+		if !same(c, a) {
+			p.Changed = append(p.Changed, rel)
+			continue
+		}
+		if b != nil && (b.Kind == Skipped || b.Kind == File && b.Hash == "") {
+			p.NotRecorded = append(p.NotRecorded, *b)
+			continue
+		}
+		if a != nil && (b == nil || (a.Kind == Dir) != (b.Kind == Dir)) {
+			p.Remove = append(p.Remove, *a)
+		}
+		if b != nil {
+			p.PutBack = append(p.PutBack, *b)
+		}
+	}
+	slices.Reverse(p.Remove) // children first
+}
+
+// Result is what Apply did.
+type Result struct {
+	PutBack, Removed []string
+	// Failed: path → why it was left as it is.
+	Failed map[string]string
+}
+
+// Apply carries the plan out below the project, never following a link:
+// every file is written to a temp file beside it, synced and renamed in
+// place. What it could not do is in Result.Failed; the record is marked
+// undone.
+func (u *Session) Apply(p *Plan) (Result, error) {
+	res := Result{Failed: map[string]string{}}
+	root, err := unix.Open(u.s.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return res, fmt.Errorf("failed to open the project: %w", err)
+	}
+	defer unix.Close(root)
+	for _, e := range p.Remove {
+		if err := remove(root, e); err != nil {
+			res.Failed[e.Path] = "not removed: " + err.Error()
+			continue
+		}
+		res.Removed = append(res.Removed, e.Path)
+	}
+	for _, e := range p.PutBack {
+		if err := u.putBack(root, e); err != nil {
+			res.Failed[e.Path] = "not put back: " + err.Error()
+			continue
+		}
+		res.PutBack = append(res.PutBack, e.Path)
+	}
+	p.Meta.Undone = time.Now().UTC()
+	if err := u.s.markUndone(p.Meta.ID, p.Meta.Undone); err != nil {
+		return res, fmt.Errorf("the project was restored, but the record could not be marked undone: %w", err)
+	}
+	return res, nil
+}
+
+// errLink: a link, or something not a directory, where a parent directory
+// should be.
+var errLink = errors.New("a link or a file is where a directory of its path was (nothing is written through it)")
+
+// openParent opens rel's parent directory below root, following no link.
+func openParent(root int, rel string) (int, error) {
+	dir := path.Dir(rel)
+	if dir == "." {
+		dir = "."
+	}
+	fd, err := unix.Openat2(root, dir, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) {
+		return -1, errLink
+	}
+	return fd, err
+}
+
+// remove removes e (as the call left it) if it still is as the plan saw
+// it.
+func remove(root int, e Entry) error {
+	pfd, err := openParent(root, e.Path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	base := path.Base(e.Path)
+	if err := stillIs(pfd, base, e); err != nil {
+		return err
+	}
+	flags := 0
+	if e.Kind == Dir {
+		flags = unix.AT_REMOVEDIR
+	}
+	if err := unix.Unlinkat(pfd, base, flags); err != nil {
+		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+			return errors.New("the directory holds what was created after the call")
+		}
+		return err
+	}
+	return unix.Fsync(pfd)
+}
+
+// stillIs checks that name in dirfd is e's state.
+func stillIs(dirfd int, name string, e Entry) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
+	}
+	now := Entry{Kind: e.Kind, Mode: st.Mode & 0o7777, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Dev: st.Dev, Ino: st.Ino, Target: e.Target}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		now.Kind = Dir
+	} else if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		now.Kind = Link
+	} else if st.Mode&unix.S_IFMT == unix.S_IFREG {
+		now.Kind = File
+	}
+	if !same(&now, &e) {
+		return errors.New("changed while undo ran")
+	}
+	return nil
+}
+
+func (u *Session) putBack(root int, e Entry) error {
+	pfd, err := openParent(root, e.Path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	base := path.Base(e.Path)
+	switch e.Kind {
+	case Dir:
+		err := unix.Mkdirat(pfd, base, 0o700)
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			return err
+		}
+		fd, err := unix.Openat(pfd, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return errLink
+		}
+		defer unix.Close(fd)
+		if err := unix.Fchmod(fd, e.Mode); err != nil {
+			return err
+		}
+	case Link:
+		tmp := tempName(base)
+		if err := unix.Symlinkat(e.Target, pfd, tmp); err != nil {
+			return err
+		}
+		if err := unix.Renameat(pfd, tmp, pfd, base); err != nil {
+			_ = unix.Unlinkat(pfd, tmp, 0)
+			return err
+		}
+	case File:
+		if err := u.writeFile(pfd, base, e); err != nil {
+			return err
+		}
+	default:
+		return errors.New("not recorded")
+	}
+	return unix.Fsync(pfd)
+}
+
+// writeFile writes e's content, checked against its hash, to a temp file
+// in dirfd, syncs it, and renames it to name.
+func (u *Session) writeFile(dirfd int, name string, e Entry) error {
+	if len(e.Hash) != 64 {
+		return errors.New("no content recorded")
+	}
+	src, err := os.Open(u.s.blobPath(e.Hash))
+	if err != nil {
+		return fmt.Errorf("its recorded content is missing: %w", err)
+	}
+	defer src.Close()
+	tmp := tempName(name)
+	fd, err := unix.Openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	ok := false
+	defer func() {
+		f.Close()
+		if !ok {
+			_ = unix.Unlinkat(dirfd, tmp, 0)
+		}
+	}()
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(src, MaxFileSize+1)); err != nil {
+		return err
+	}
+	if hex.EncodeToString(h.Sum(nil)) != e.Hash {
+		return errors.New("its recorded content does not match its hash")
+	}
+	if err := f.Chmod(os.FileMode(e.Mode & 0o777)); err != nil {
+		return err
+	}
+	if e.Mode&0o7000 != 0 {
+		if err := unix.Fchmod(fd, e.Mode); err != nil {
+			return err
+		}
+	}
+	ts := []unix.Timespec{unix.NsecToTimespec(e.Mtime), unix.NsecToTimespec(e.Mtime)}
+	if err := unix.UtimesNanoAt(dirfd, tmp, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := unix.Renameat(dirfd, tmp, dirfd, name); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+// tempName is a name beside name for what replaces it.
+func tempName(name string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	t := "." + name
+	if len(t) > 200 {
+		t = t[:200]
+	}
+	return t + ".loopguard-undo-" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,387 @@
+// Package undo records what a confined call that can write may change in
+// its project, before it runs and after its last process has exited, and
+// puts the project back as it was.
+//
+// A record is a manifest of every file, directory and link below the
+// project that the jail can write (git-ignored ones included; .git, the
+// executable configuration the jail may not write, and the regenerable
+// directories in Regenerable are left out), with each file's content kept
+// once, by its SHA-256, in the store's blobs. A file whose device, inode,
+// size, modification and change times are those of the last record is
+// not read again: a call that writes nothing copies nothing. The store
+// lives in loopguard's state directory, which the jail can neither read
+// nor write; the launcher holds the project's lock from before the call
+// until after its last process has exited, so no two records of a
+// project interleave and undo never runs beside a call.
+//
+// Package undo never prints.
+package undo
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/loopguard/loopguard/fsx"
+)
+
+// Bounds. A record keeps at most MaxRecords calls per project and the
+// blobs they need; when the blobs pass MaxBlobBytes the oldest records go
+// first (the newest always stays). A file larger than MaxFileSize is not
+// copied (undo lists it as not recorded). A project with more than
+// MaxEntries entries is not recorded, and the call is not run.
+const (
+	MaxRecords   = 20
+	MaxBlobBytes = 2 << 30
+	MaxFileSize  = 64 << 20
+	MaxEntries   = 200_000
+	// pruneSlack: records are pruned when there are this many more than
+	// MaxRecords, so the cost of reading the kept manifests is paid once
+	// every pruneSlack calls.
+	pruneSlack = 10
+)
+
+// Regenerable are directory names a record leaves out, wherever they are:
+// what a package manager or a build makes again from the project. undo
+// says so. target only beside a Cargo.toml (Rust's build directory).
+var Regenerable = []string{"node_modules", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".next", ".turbo", ".gradle"}
+
+// ErrBusy: a confined call in the project holds its lock.
+var ErrBusy = errors.New("a confined call is running in this project")
+
+// ErrNoRecord: the project has no record (or not the one asked for).
+var ErrNoRecord = errors.New("no undo record")
+
+// Meta describes one record.
+type Meta struct {
+	ID      string    `json:"id"`
+	Project string    `json:"project"`
+	Command string    `json:"command"` // what ran, shortened
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitzero"` // zero: the launcher did not finish (killed)
+	// Copied and CopiedBytes: the files this record had to copy (new or
+	// changed since the last record).
+	Copied      int   `json:"copied"`
+	CopiedBytes int64 `json:"copied_bytes"`
+	Entries     int   `json:"entries"`
+	// Before names the manifest of the project before the call (a
+	// record's ID: the one that first saw the project so).
+	Before string `json:"before"`
+	// Left are the regenerable directories left out, relative to the
+	// project.
+	Left []string `json:"left,omitempty"`
+	// Finished: the after-state was recorded. Undone: when undo ran.
+	Finished bool      `json:"-"`
+	Undone   time.Time `json:"-"`
+}
+
+// Store is one project's records in the state directory.
+type Store struct {
+	Dir     string // STATE/undo/KEY
+	Project string
+}
+
+// Open is the store of project (absolute, clean) in the state directory
+// stateDir; it creates nothing.
+func Open(stateDir, project string) (*Store, error) {
+	if stateDir == "" || !filepath.IsAbs(stateDir) {
+		return nil, errors.New("no state directory to keep undo records in")
+	}
+	if !filepath.IsAbs(project) || filepath.Clean(project) != project {
+		return nil, fmt.Errorf("the project %q is not a clean absolute path", project)
+	}
+	sum := sha256.Sum256([]byte(project))
+	return &Store{Dir: filepath.Join(stateDir, "undo", hex.EncodeToString(sum[:8])), Project: project}, nil
+}
+
+func (s *Store) recordsDir() string         { return filepath.Join(s.Dir, "records") }
+func (s *Store) recordDir(id string) string { return filepath.Join(s.Dir, "records", id) }
+func (s *Store) blobsDir() string           { return filepath.Join(s.Dir, "blobs") }
+
+func (s *Store) manifestsDir() string { return filepath.Join(s.Dir, "manifests") }
+
+func (s *Store) blobPath(hash string) string {
+	return filepath.Join(s.Dir, "blobs", hash[:2], hash)
+}
+
+// create makes the store's directories, each private to the user and
+// none a link.
+func (s *Store) create() error {
+	state := filepath.Dir(filepath.Dir(s.Dir))
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return fmt.Errorf("failed to create the state directory: %w", err)
+	}
+	for _, d := range []string{state, filepath.Dir(s.Dir), s.Dir, s.recordsDir(), s.blobsDir(), s.manifestsDir()} {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("failed to create %s: %w", d, err)
+		}
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
+			return fmt.Errorf("%s is not a private directory (a link, or open to others)", d)
+		}
+	}
+	return os.WriteFile(filepath.Join(s.Dir, "project"), []byte(s.Project+"\n"), 0o600)
+}
+
+// newID is a record's name: its start time (so names sort in time order)
+// and a random tail.
+func newID(t time.Time) string {
+	var b [2]byte
+	_, _ = rand.Read(b[:])
+	return t.UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(b[:])
+}
+
+// validID reports whether id is a record's name, not a path.
+func validID(id string) bool {
+	if len(id) < 10 || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// validRel reports whether p is a clean relative path below the project.
+func validRel(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) {
+		return false
+	}
+	for _, s := range strings.Split(p, "/") {
+		if s == "" || s == "." || s == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// List returns the project's records, newest first.
+func (s *Store) List() ([]Meta, error) {
+	ents, err := os.ReadDir(s.recordsDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Meta
+	for _, ent := range ents {
+		if !ent.IsDir() || !validID(ent.Name()) {
+			continue
+		}
+		m, err := s.Meta(ent.Name())
+		if err != nil {
+			continue
+		}
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b Meta) int { return strings.Compare(b.ID, a.ID) })
+	return out, nil
+}
+
+// Meta reads record id's description.
+func (s *Store) Meta(id string) (Meta, error) {
+	if !validID(id) {
+		return Meta{}, fmt.Errorf("%w: %q is not a record's name", ErrNoRecord, id)
+	}
+	b, err := fsx.ReadRegular(filepath.Join(s.recordDir(id), "meta.json"), 1<<20, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return Meta{}, fmt.Errorf("%w %s in this project", ErrNoRecord, id)
+	}
+	if err != nil {
+		return Meta{}, err
+	}
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil || m.ID != id || m.Before != "" && !validID(m.Before) {
+		return Meta{}, fmt.Errorf("record %s: unreadable description", id)
+	}
+	if _, err := os.Lstat(filepath.Join(s.recordDir(id), "after")); err == nil {
+		m.Finished = true
+	}
+	if b, err := fsx.ReadRegular(filepath.Join(s.recordDir(id), "undone"), 100, 0); err == nil {
+		m.Undone, _ = time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
+	}
+	return m, nil
+}
+
+func (s *Store) writeMeta(m Meta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return s.writeNew(filepath.Join(s.recordDir(m.ID), "meta.json"), func(w *strings.Builder) error {
+		w.Write(append(b, '\n'))
+		return nil
+	})
+}
+
+// markUndone says when record id was undone.
+func (s *Store) markUndone(id string, t time.Time) error {
+	return fsx.WriteFile(filepath.Join(s.recordDir(id), "undone"), []byte(t.UTC().Format(time.RFC3339Nano)+"\n"), 0o600, true)
+}
+
+// manifest reads the manifest at rel (below the store: the name of a
+// before-state, or records/ID/after); ok is false when it is not there.
+func (s *Store) manifest(rel string) (ents []Entry, ok bool, err error) {
+	p := filepath.Join(s.manifestsDir(), rel)
+	if strings.Contains(rel, "/") {
+		p = filepath.Join(s.Dir, rel)
+	}
+	b, err := fsx.ReadRegular(p, maxManifest, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	ents, err = parseManifest(b)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", rel, err)
+	}
+	return ents, true, nil
+}
+
+// prune removes the oldest records past MaxRecords, and past
+// MaxBlobBytes, then every manifest and blob no kept record needs. keep
+// is never removed.
+func (s *Store) prune(keep string) error {
+	ents, err := os.ReadDir(s.recordsDir())
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, ent := range ents {
+		if validID(ent.Name()) {
+			ids = append(ids, ent.Name())
+		}
+	}
+	slices.Sort(ids)
+	if len(ids) <= MaxRecords+pruneSlack && !s.blobsOver() {
+		return nil
+	}
+	for len(ids) > MaxRecords && ids[0] != keep {
+		if err := os.RemoveAll(s.recordDir(ids[0])); err != nil {
+			return err
+		}
+		ids = ids[1:]
+	}
+	for {
+		manifests := map[string]bool{}
+		for _, id := range ids {
+			if m, err := s.Meta(id); err == nil && m.Before != "" {
+				manifests[m.Before] = true
+			}
+		}
+		used := map[string]bool{}
+		for name := range manifests {
+			m, _, err := s.manifest(name)
+			if err != nil {
+				continue
+			}
+			for _, e := range m {
+				if e.Hash != "" {
+					used[e.Hash] = true
+				}
+			}
+		}
+		if files, err := os.ReadDir(s.manifestsDir()); err == nil {
+			for _, f := range files {
+				if !manifests[strings.TrimSuffix(f.Name(), ".idx")] {
+					_ = os.Remove(filepath.Join(s.manifestsDir(), f.Name()))
+				}
+			}
+		}
+		total, err := s.sweepBlobs(used)
+		if err != nil {
+			return err
+		}
+		if total <= MaxBlobBytes || len(ids) <= 1 || ids[0] == keep {
+			return nil
+		}
+		if err := os.RemoveAll(s.recordDir(ids[0])); err != nil {
+			return err
+		}
+		ids = ids[1:]
+	}
+}
+
+// blobsOver reports whether the blobs were over their bound when last
+// counted (the size file the last sweep wrote, plus what was copied
+// since: approximate, checked exactly by the sweep).
+func (s *Store) blobsOver() bool {
+	b, err := os.ReadFile(filepath.Join(s.Dir, "blobs-size"))
+	if err != nil {
+		return false
+	}
+	var n int64
+	_, _ = fmt.Sscan(string(b), &n)
+	return n > MaxBlobBytes
+}
+
+// addBlobBytes adds n to the blobs' counted size.
+func (s *Store) addBlobBytes(n int64) {
+	if n == 0 {
+		return
+	}
+	p := filepath.Join(s.Dir, "blobs-size")
+	var cur int64
+	if b, err := os.ReadFile(p); err == nil {
+		_, _ = fmt.Sscan(string(b), &cur)
+	}
+	_ = fsx.WriteFile(p, []byte(fmt.Sprintln(cur+n)), 0o600, false)
+}
+
+// sweepBlobs removes every blob used does not name, and returns the size
+// of those left.
+func (s *Store) sweepBlobs(used map[string]bool) (int64, error) {
+	var total int64
+	dirs, err := os.ReadDir(s.blobsDir())
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range dirs {
+		sub := filepath.Join(s.blobsDir(), d.Name())
+		files, err := os.ReadDir(sub)
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			if !used[f.Name()] {
+				_ = os.Remove(filepath.Join(sub, f.Name()))
+				continue
+			}
+			if fi, err := f.Info(); err == nil {
+				total += fi.Size()
+			}
+		}
+	}
+	_ = fsx.WriteFile(filepath.Join(s.Dir, "blobs-size"), []byte(fmt.Sprintln(total)), 0o600, false)
+	return total, nil
+}
+
+// writeNew writes a file that does not exist yet: a temp file renamed to
+// its name (no rename over a file, which would make ext4 flush it).
+func (s *Store) writeNew(path string, write func(*strings.Builder) error) error {
+	var b strings.Builder
+	if err := write(&b); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,61 @@
+//go:build !linux
+
+package undo
+
+import (
+	"errors"
+	"time"
+)
+
+// errUnsupported: records and undo need Linux's openat2.
+var errUnsupported = errors.New("undo needs Linux")
+
+// Options are what a record needs to know of its call.
+type Options struct {
+	StateDir, Project, Command string
+	Held                       []string
+	Waiting                    func()
+	Now                        func() time.Time
+}
+
+// Plan is what undoing one record does.
+type Plan struct {
+	Meta        Meta
+	PutBack     []Entry
+	Remove      []Entry
+	Changed     []string
+	NotRecorded []Entry
+	AfterFrom   string
+}
+
+// Empty reports whether the plan does nothing.
+func (p *Plan) Empty() bool { return true }
+
+// Result is what Apply did.
+type Result struct {
+	PutBack, Removed []string
+	Failed           map[string]string
+}
+
+// Session is a store with the project's lock held.
+type Session struct{}
+
+// UndoneError: the newest record was undone already.
+type UndoneError struct {
+	ID string
+	At time.Time
+}
+
+func (e *UndoneError) Error() string { return "undone already" }
+
+// Lock is unsupported here.
+func (s *Store) Lock() (*Session, error) { return nil, errUnsupported }
+
+// Close does nothing.
+func (u *Session) Close() error { return nil }
+
+// Prepare is unsupported here.
+func (u *Session) Prepare(string) (*Plan, error) { return nil, errUnsupported }
+
+// Apply is unsupported here.
+func (u *Session) Apply(*Plan) (Result, error) { return Result{}, errUnsupported }

@@ -1,0 +1,251 @@
+//go:build linux
+
+package undo
+
+import (
+	"encoding/binary"
+	"errors"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// A watcher hears, through inotify, every name below the project that
+// changes while the call runs: each directory the before-state lists is
+// watched (by its descriptor, through /proc/self/fd, never by a path),
+// so that the after-state looks again only at what changed (a call that
+// writes nothing: no second walk). Every write reaches the watch of the
+// directory it was made in: a file opened for writing raises
+// IN_CLOSE_WRITE when it is closed, however it was written (mmap too),
+// and at the latest when its process exits. Where it cannot hold (a
+// watch refused, the kernel's event queue overflowed) the after-state is
+// a walk of the whole project again. A file with more than one name is
+// looked at again whatever was heard (a write through its other name is
+// heard in that name's directory).
+type watcher struct {
+	fd     int
+	mu     sync.Mutex
+	wds    map[int32]string
+	failed bool
+}
+
+const watchMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE |
+	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
+
+func newWatcher() *watcher {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return &watcher{fd: -1, failed: true}
+	}
+	return &watcher{fd: fd, wds: map[int32]string{}}
+}
+
+// add watches the directory open at dirfd (rel below the project).
+func (w *watcher) add(dirfd int, rel string) {
+	if w.fd < 0 {
+		return
+	}
+	wd, err := unix.InotifyAddWatch(w.fd, "/proc/self/fd/"+strconv.Itoa(dirfd), watchMask)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.failed = true
+		return
+	}
+	w.wds[int32(wd)] = rel
+}
+
+// heard reads what was heard: every path (relative) some event named;
+// ok is false when the watch did not hold.
+func (w *watcher) heard() (dirty map[string]bool, ok bool) {
+	if w.failed {
+		return nil, false
+	}
+	dirty = map[string]bool{}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(w.fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if errors.Is(err, unix.EAGAIN) {
+			return dirty, true
+		}
+		if err != nil || n <= 0 {
+			return nil, false
+		}
+		for b := buf[:n]; len(b) >= unix.SizeofInotifyEvent; {
+			wd := int32(binary.NativeEndian.Uint32(b[0:]))
+			mask := binary.NativeEndian.Uint32(b[4:])
+			l := int(binary.NativeEndian.Uint32(b[12:]))
+			if len(b) < unix.SizeofInotifyEvent+l {
+				return nil, false
+			}
+			name := strings.TrimRight(string(b[unix.SizeofInotifyEvent:unix.SizeofInotifyEvent+l]), "\x00")
+			b = b[unix.SizeofInotifyEvent+l:]
+			if mask&unix.IN_Q_OVERFLOW != 0 {
+				return nil, false
+			}
+			if mask&unix.IN_IGNORED != 0 {
+				continue
+			}
+			rel, known := w.wds[wd]
+			if !known {
+				return nil, false
+			}
+			switch {
+			case name != "" && rel != "":
+				dirty[rel+"/"+name] = true
+			case name != "":
+				dirty[name] = true
+			case rel != "":
+				dirty[rel] = true
+			}
+		}
+	}
+}
+
+func (w *watcher) close() {
+	if w.fd >= 0 {
+		_ = unix.Close(w.fd)
+		w.fd = -1
+	}
+}
+
+// incremental is the after-state: the before-state with every path heard
+// (and each file with several names) looked at again, below the project
+// and following no link; a directory that is new (or another one) is
+// listed whole, and what was below a directory no longer there is gone.
+func (r *Recorder) incremental(dirty map[string]bool) ([]Entry, error) {
+	for _, p := range r.multi {
+		dirty[p] = true
+	}
+	root, err := unix.Open(r.s.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(root)
+	before := byPath(r.before)
+	after := make(map[string]Entry, len(before))
+	for _, e := range r.before {
+		after[e.Path] = e
+	}
+	dropBelow := func(p string) {
+		for q := range after {
+			if strings.HasPrefix(q, p+"/") {
+				delete(after, q)
+			}
+		}
+	}
+	paths := make([]string, 0, len(dirty))
+	for p := range dirty {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		if !validRel(p) || r.excluded(root, p) {
+			continue
+		}
+		e, fd, err := look(root, p)
+		if err != nil {
+			return nil, err
+		}
+		b := before[p]
+		if e == nil || e.Kind != Dir {
+			delete(after, p)
+			if b != nil && b.Kind == Dir {
+				dropBelow(p)
+			}
+			if e != nil {
+				after[p] = *e
+			}
+			continue
+		}
+		after[p] = *e
+		if b != nil && b.Kind == Dir && b.Dev == e.Dev && b.Ino == e.Ino {
+			unix.Close(fd)
+			continue // watched: what changed in it was heard
+		}
+		dropBelow(p)
+		w := &walker{skip: r.skip}
+		sub, err := w.from(fd, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range sub {
+			after[s.Path] = s
+		}
+	}
+	out := make([]Entry, 0, len(after))
+	for _, e := range after {
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// excluded reports whether p is not recorded: below a skipped path or a
+// regenerable directory.
+func (r *Recorder) excluded(root int, p string) bool {
+	parts := strings.Split(p, "/")
+	for i, name := range parts {
+		if r.skip[strings.Join(parts[:i+1], "/")] || slices.Contains(Regenerable, name) {
+			return true
+		}
+		if name == "target" && i < len(parts) {
+			cargo := path.Join(append(parts[:i:i], "Cargo.toml")...)
+			if e, fd, _ := look(root, cargo); e != nil {
+				if fd >= 0 {
+					unix.Close(fd)
+				}
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// look is p's state below root (nil: not there, or not reachable without
+// a link), and for a directory a descriptor of it to list.
+func look(root int, p string) (*Entry, int, error) {
+	pfd, err := openParent(root, p)
+	if err != nil {
+		if errors.Is(err, errLink) || errors.Is(err, unix.ENOENT) {
+			return nil, -1, nil
+		}
+		return nil, -1, err
+	}
+	defer unix.Close(pfd)
+	name := path.Base(p)
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, -1, nil
+		}
+		return nil, -1, err
+	}
+	e := Entry{Path: p, Mode: st.Mode & 0o7777, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Dev: st.Dev, Ino: st.Ino}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		e.Kind, e.Size = Dir, 0
+		fd, err := unix.Openat(pfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			e.Kind, e.Note = Skipped, "a directory that could not be read: "+errText(err)
+			return &e, -1, nil
+		}
+		return &e, fd, nil
+	case unix.S_IFLNK:
+		e.Kind = Link
+		if e.Target, err = readlinkat(pfd, name); err != nil {
+			e.Kind, e.Note = Skipped, "a link that could not be read: "+errText(err)
+		}
+	case unix.S_IFREG:
+		e.Kind = File
+	default:
+		e.Kind, e.Note = Skipped, "neither a file, a directory nor a link"
+	}
+	return &e, -1, nil
+}
