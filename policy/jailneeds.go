@@ -125,14 +125,30 @@ func (j *jailJudge) net(why string)     { j.need(JailNetwork, why) }
 func (j *jailJudge) outside(why string) { j.need(JailOutside, why) }
 func (j *jailJudge) git(why string)     { j.need(JailGit, why) }
 
-// writes notes a write of each path outside the project.
+// writes notes a write of each path outside the project, and of the
+// project's git directory (rm .git/index.lock).
 func (j *jailJudge) writes(prog, cwd string, paths ...string) {
 	for _, p := range paths {
 		if JailWritesOutside(p, cwd, j.project, j.home) {
 			j.outside(prog + " writes " + p + ", outside the project")
-			return
+			continue
+		}
+		if inGitDir(p, cwd, j.project, j.home) {
+			j.git(prog + " writes " + p + ", in git's own directory")
 		}
 	}
+}
+
+// inGitDir reports whether p lies in a .git directory of the project.
+func inGitDir(p, cwd, project, home string) bool {
+	if p == "" || !strings.Contains(p, ".git") && !strings.Contains(cwd, ".git") {
+		return false
+	}
+	rel, err := filepath.Rel(filepath.Clean(project), filepath.Clean(fsx.Abs(cwd, home, p)))
+	if err != nil {
+		return false
+	}
+	return slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git")
 }
 
 // maxJailDepth bounds the wrappers read through (sudo env nice xargs ...).
@@ -479,6 +495,9 @@ func (fw jailFileWriter) written(args []string) []string {
 	if fw.inPlace && !inPlace(args) {
 		return nil
 	}
+	if fw.inPlace && !argHas(args, "-e", "--expression", "-f", "--file") {
+		fw.first = true // sed -i SCRIPT FILE...
+	}
 	var out []string
 	if t, ok := argValue(args, "-t", "--target-directory"); ok && fw.last {
 		out = append(out, t)
@@ -600,14 +619,14 @@ var gitReads = map[string]bool{
 	"check-ref-format": true, "count-objects": true, "diff-tree": true, "diff-index": true, "diff-files": true,
 	"for-each-ref": true, "name-rev": true, "var": true, "whatchanged": true, "range-diff": true, "format-patch": true,
 	"archive": true, "fsck": true, "verify-commit": true, "verify-tag": true, "cherry": true, "show-branch": true,
-	"clean": true, "checkout-index": false, "difftool": true, "column": true, "stripspace": true,
+	"clean": true, "difftool": true, "column": true, "stripspace": true,
 	"interpret-trailers": true, "patch-id": true, "get-tar-commit-id": true, "ls-remote": true, "bugreport": true,
 	"reflog":     true, // show, the default; expire and delete write (below)
 	"config":     true, // read unless it sets (below)
 	"remote":     true, // lists unless it changes (below)
 	"lfs":        true, // judged below
 	"bundle":     true, // writes the file it names
-	"blame-tree": true, "maintenance": false,
+	"blame-tree": true,
 }
 
 // gitNetwork are git's subcommands that reach a remote.
@@ -1227,34 +1246,46 @@ func jailConda(j *jailJudge, c jailCall) {
 }
 
 func jailPython(j *jailJudge, c jailCall) {
-	m, ok := argValue(c.args, "-m")
-	if !ok {
-		if s, k := c.sub("-W", "-X", "-c", "-Q"); k >= 0 && !argHas(c.args[:k], "-c") {
-			rest := c.args[k+1:]
-			switch filepath.Base(s) {
-			case "manage.py":
-				if r, _ := argFirst(rest); r == "runserver" {
-					j.net("manage.py runserver listens on a TCP port")
-				}
-			case "setup.py":
-				if r, _ := argFirst(rest); r == "install" || r == "develop" || r == "upload" {
-					j.net("setup.py " + r + " downloads its requirements")
-					if r == "install" {
-						j.outside("setup.py install writes the site-packages")
-					}
-				}
+	for i := 0; i < len(c.args); i++ {
+		switch a := c.args[i]; {
+		case a == "-m" && i+1 < len(c.args):
+			j.pythonModule(c.args[i+1], c.args[i+2:], c)
+			return
+		case strings.HasPrefix(a, "-m") && len(a) > 2:
+			j.pythonModule(a[2:], c.args[i+1:], c)
+			return
+		case strings.HasPrefix(a, "-c") || a == "-" || a == "--":
+			return // code on the command line or stdin: the jail decides
+		case a == "-W" || a == "-X" || a == "-Q":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			j.pythonScript(a, c.args[i+1:])
+			return
+		}
+	}
+}
+
+// pythonScript: the scripts whose words say they serve or install.
+func (j *jailJudge) pythonScript(script string, rest []string) {
+	r, _ := argFirst(rest)
+	switch filepath.Base(script) {
+	case "manage.py":
+		if r == "runserver" {
+			j.net("manage.py runserver listens on a TCP port")
+		}
+	case "setup.py":
+		if r == "install" || r == "develop" || r == "upload" {
+			j.net("setup.py " + r + " downloads its requirements")
+			if r == "install" {
+				j.outside("setup.py install writes the site-packages")
 			}
 		}
-		return
 	}
-	i := 0
-	for i < len(c.args) && c.args[i] != "-m" && c.args[i] != "-m"+m {
-		i++
-	}
-	if c.args[i] == "-m" {
-		i++
-	}
-	rest := c.args[i+1:]
+}
+
+// pythonModule: python -m M ARGS.
+func (j *jailJudge) pythonModule(m string, rest []string, c jailCall) {
 	switch m {
 	case "pip", "pipx", "poetry", "pipenv", "uv", "conda", "pre_commit", "flask", "uvicorn", "gunicorn", "streamlit", "jupyter":
 		name := strings.ReplaceAll(m, "_", "-")
@@ -1725,16 +1756,23 @@ func jailUnzip(j *jailJudge, c jailCall) {
 	}
 }
 
+// jailShell: sh -c SCRIPT (the c in any bundle of short options: -ec,
+// -lc), read roughly (script); a script file runs in the jail.
 func jailShell(j *jailJudge, c jailCall) {
-	if s, ok := argValue(c.args, "-c"); ok {
-		j.script(s, c.cwd, c.depth+1)
-		return
-	}
-	for k, a := range c.args {
-		if a == "-lc" || a == "-ic" || a == "-ec" || a == "-xc" || a == "-cl" || a == "-ce" {
-			if k+1 < len(c.args) {
-				j.script(c.args[k+1], c.cwd, c.depth+1)
-			}
+	code := false
+	for i := 0; i < len(c.args); i++ {
+		switch a := c.args[i]; {
+		case a == "--" || a == "-":
+			return
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
+			i++ // bash -o pipefail -c ...
+		case strings.HasPrefix(a, "--"):
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+			code = code || strings.ContainsRune(a[1:], 'c')
+		case code:
+			j.script(a, c.cwd, c.depth+1)
+			return
+		default:
 			return
 		}
 	}

@@ -194,6 +194,12 @@ func TestNeedsBeyondJail(t *testing.T) {
 		{cmd: "command -v curl", want: ""},
 		{argv: []string{"bash", "-c", "cd web && npm install"}, want: N},
 		{argv: []string{"sh", "-c", "go test ./... | tail -5"}, want: ""},
+		{argv: []string{"bash", "-o", "pipefail", "-ec", "npm ci && npm test"}, want: N},
+		{argv: []string{"bash", "deploy.sh", "-c", "npm ci"}, want: ""},
+		{cmd: "python3 script.py -m pip install x", want: ""},
+		{cmd: "python3 -u -m pip install x", want: N},
+		{argv: []string{"sed", "-i", "/^$/d", "notes.txt"}, want: ""},
+		{argv: []string{"sed", "-i", "-e", "s/a/b/", "/etc/hosts"}, want: O},
 		{argv: []string{"bash", "-lc", "git add x; git commit -m y"}, want: G},
 		{cmd: "uv run pip install x", want: N},
 		{cmd: "poetry run pytest", want: ""},
@@ -287,6 +293,10 @@ func TestNeedsBeyondJail(t *testing.T) {
 		{cmd: "git branch -vv", want: ""},
 		{cmd: "git -C /srv/repo commit -m x", want: O},
 		{cmd: "git co main", want: G},
+		{cmd: "rm -f .git/index.lock", want: G},
+		{cmd: "cp hooks/pre-commit .git/hooks/", want: G},
+		{cmd: "rm x", cwd: jProject + "/.git", want: G},
+		{cmd: "rm .gitignore", want: ""},
 		{cmd: "pre-commit install", want: G},
 		{cmd: "npm version patch", want: G},
 		{cmd: "git status", want: ""},
@@ -408,6 +418,33 @@ func TestJailWritesOutside(t *testing.T) {
 	}
 }
 
+// TestNeedsBeyondJailTruncated: every prefix and suffix of the table's
+// commands and of real ones is judged without a panic (the table reads
+// words at fixed offsets after options that may be the last word).
+func TestNeedsBeyondJailTruncated(t *testing.T) {
+	cmds := [][]string{}
+	for _, s := range []string{
+		"git -C", "git -c x", "git clone", "git worktree add", "git config --global", "npm --prefix", "npm run", "npx -p",
+		"npx -c", "python -m", "python -mpip install", "python -W", "go -C", "go install x@v", "cargo +nightly", "docker compose",
+		"env -u", "env -S", "env -C", "timeout 5", "timeout -s", "xargs -I", "flock f", "flock -c", "watch -n", "sudo -u",
+		"find . -exec", "find -fprint", "tar -cf", "tar czf", "tar -xC", "unzip -d", "bash -c", "bash -o", "sh -ec", "eval",
+		"uv run --with", "uv pip", "uv tool run", "rustup run", "poetry run", "pipenv run", "bundle exec", "conda run -n",
+		"kill -s", "cp -t", "ln -t", "sed -i", "sed -i -e", "rsync -e", "pip install --target", "gem install -i",
+		"cargo install --root", "mvn -o", "gradle -p", "nvm exec", "pnpm exec", "yarn dlx", "bun x", "deno install -g",
+		"make -C", "git branch --sort", "git tag -l", "git submodule", "git remote show", "git lfs", "git archive -o",
+	} {
+		cmds = append(cmds, strings.Fields(s))
+	}
+	for _, argv := range cmds {
+		for i := range len(argv) + 1 {
+			for _, a := range [][]string{argv[:i], argv[i:], append(append([]string{}, argv...), "")} {
+				policy.NeedsBeyondJail(a, jProject, jProject, jHome)
+				policy.NeedsBeyondJail(a, "/", jProject, "")
+			}
+		}
+	}
+}
+
 // TestNeedsBeyondJailWhy: every need says why, naming the program.
 func TestNeedsBeyondJailWhy(t *testing.T) {
 	for _, c := range []struct{ cmd, why string }{
@@ -436,7 +473,8 @@ func TestNeedsBeyondJailWhy(t *testing.T) {
 // shellparse's sketch finds it (chains, pipes, subshells, substitutions),
 // judged in the directory a literal cd before it moved to, the project
 // being the call's logged cwd (or the directory its source's calls most
-// often cd to first). Run with -v to see the counts:
+// often cd to first). Run with -v to see the counts (JAILNEEDS_LIST=1
+// also logs every simple command with its needs, or NIL):
 //
 //	go test ./policy/ -run TestJailNeedsOnCorpus -v
 func TestJailNeedsOnCorpus(t *testing.T) {
@@ -482,6 +520,9 @@ func TestJailNeedsOnCorpus(t *testing.T) {
 					cwd = filepath.Clean(fsx.Abs(cwd, home, argv[1]))
 				}
 				continue
+			}
+			for k := range argv {
+				policy.NeedsBeyondJail(argv[:k], cwd, project, home) // no panic on a truncated call
 			}
 			needs := policy.NeedsBeyondJail(argv, cwd, project, home)
 			name := programAndSub(argv)
