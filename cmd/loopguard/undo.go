@@ -1,0 +1,269 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/undo"
+)
+
+// undoOptions is what undo needs: its flags, writers, the terminal it
+// asks on and the state directory.
+type undoOptions struct {
+	out      io.Writer
+	stateDir string
+	project  string // --project, or found from the working directory
+	id       string // a record's ID; "" the last
+	list     bool   // --list
+	yes      bool   // --yes
+	// confirm asks the human (nil: the terminal's y/N).
+	confirm func(question string) (bool, error)
+	// audit records the undo (nil: nothing).
+	audit func(detail string) error
+}
+
+func newUndoCmd() *cobra.Command {
+	o := &undoOptions{}
+	cmd := &cobra.Command{
+		Use:   "undo [ID]",
+		Short: "Put the project back as it was before the last confined call that could write",
+		Long: `Put the project back as it was before the last confined call that could write
+(or the call ID names: see --list). Before such a call, the launcher records
+every file the call can write below the project, git-ignored ones included
+(.git, executable configuration and regenerable directories such as
+node_modules are left out), and after its last process has exited, what the
+call changed. undo reverts only what is still as the call left it and lists
+the rest; it says what it will put back and remove, and asks, before it does
+anything. It writes below the project only, never through a link.`,
+		Example: "  loopguard undo\n  loopguard undo --list\n  loopguard undo 20261202-091554.021-4def --yes",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.id = args[0]
+			}
+			if err := refuseInAgent(); err != nil {
+				return err
+			}
+			dir, err := state.DefaultDir()
+			if err != nil {
+				return err
+			}
+			o.out, o.stateDir = cmd.OutOrStdout(), dir
+			if !o.yes && !o.list {
+				tty, err := openTTY()
+				if err != nil {
+					return withHint(err, "run undo at your terminal, or give --yes")
+				}
+				defer tty.Close()
+				o.confirm = func(q string) (bool, error) { return askYes(tty, q) }
+			}
+			o.audit = func(detail string) error {
+				st, err := openStore()
+				if err != nil {
+					return err
+				}
+				return record(st, nil, audit.Entry{Decision: "undo", Principal: principal(), Detail: detail})
+			}
+			return undoRun(o)
+		},
+	}
+	cmd.Flags().StringVar(&o.project, "project", "", "the project (default: the one the working directory is in)")
+	cmd.Flags().BoolVar(&o.list, "list", false, "list the project's recorded calls, newest first")
+	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask (for scripts)")
+	return cmd
+}
+
+// findProject is the directory at or above dir that has undo records.
+func findProject(stateDir, dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		s, err := undo.Open(stateDir, d)
+		if err != nil {
+			return "", err
+		}
+		if fi, err := os.Stat(s.Dir); err == nil && fi.IsDir() {
+			return d, nil
+		}
+		if d == "/" {
+			return "", withHint(fmt.Errorf("%w for %s or a directory above it", undo.ErrNoRecord, dir),
+				"records are taken before confined calls that can write; give --project if the project is elsewhere")
+		}
+	}
+}
+
+func undoRun(o *undoOptions) error {
+	project := o.project
+	var err error
+	if project == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		if project, err = findProject(o.stateDir, wd); err != nil {
+			return err
+		}
+	} else if project, err = filepath.Abs(project); err != nil {
+		return err
+	}
+	s, err := undo.Open(o.stateDir, project)
+	if err != nil {
+		return err
+	}
+	if o.list {
+		return undoList(o.out, s)
+	}
+	u, err := s.Lock()
+	if errors.Is(err, undo.ErrBusy) {
+		return withHint(err, "undo again when the call has ended")
+	}
+	if err != nil {
+		return err
+	}
+	defer u.Close()
+	p, err := u.Prepare(o.id)
+	var ue *undo.UndoneError
+	if errors.As(err, &ue) {
+		return withHint(err, "loopguard undo --list shows earlier calls; loopguard undo ID reaches one")
+	}
+	if err != nil {
+		return err
+	}
+	showPlan(o.out, p)
+	if p.Empty() {
+		fmt.Fprintln(o.out, "Nothing to put back.")
+		return nil
+	}
+	if o.confirm != nil {
+		ok, err := o.confirm("Put the project back?")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(o.out, "Nothing was changed.")
+			return nil
+		}
+	}
+	res, err := u.Apply(p)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.out, "Put back %d, removed %d.\n", len(res.PutBack), len(res.Removed))
+	if len(res.Failed) > 0 {
+		fmt.Fprintf(o.out, "Could not restore %d (left as they are):\n", len(res.Failed))
+		for _, path := range sortedKeys(res.Failed) {
+			fmt.Fprintf(o.out, "  %s: %s\n", quotePath(path), res.Failed[path])
+		}
+	}
+	if o.audit != nil {
+		detail := fmt.Sprintf("undo of %s in %s: put back %d, removed %d, could not restore %d, left %d changed since",
+			p.Meta.ID, project, len(res.PutBack), len(res.Removed), len(res.Failed), len(p.Changed))
+		if err := o.audit(detail); err != nil {
+			return err
+		}
+	}
+	if len(res.Failed) > 0 {
+		return &exitError{code: ExitError, err: fmt.Errorf("%d paths could not be restored", len(res.Failed))}
+	}
+	return nil
+}
+
+// showPlan says what undo will do, and what it will not.
+func showPlan(out io.Writer, p *undo.Plan) {
+	m := p.Meta
+	fmt.Fprintf(out, "Undo %s: %s, at %s\n", m.ID, quotePath(m.Command), m.Started.Local().Format(time.DateTime))
+	switch p.AfterFrom {
+	case "now":
+		fmt.Fprintln(out, "Its launcher did not record the state after it (killed): every change since, by anyone, is reverted.")
+	case "":
+	default:
+		fmt.Fprintf(out, "Its launcher did not record the state after it (killed): changes up to the next call (%s) are reverted.\n", p.AfterFrom)
+	}
+	section := func(title string, paths []string) {
+		if len(paths) == 0 {
+			return
+		}
+		fmt.Fprintf(out, "%s (%d):\n", title, len(paths))
+		for _, path := range paths {
+			fmt.Fprintf(out, "  %s\n", quotePath(path))
+		}
+	}
+	var put, rm []string
+	for _, e := range p.PutBack {
+		put = append(put, e.Path+kindSuffix(e.Kind))
+	}
+	for _, e := range p.Remove {
+		rm = append(rm, e.Path+kindSuffix(e.Kind))
+	}
+	section("Will put back", put)
+	section("Will remove", rm)
+	section("Changed again since the call, left as they are", p.Changed)
+	var nr []string
+	for _, e := range p.NotRecorded {
+		nr = append(nr, e.Path+": "+e.Note)
+	}
+	section("Changed by the call but not recorded, left as they are", nr)
+	if len(m.Left) > 0 {
+		fmt.Fprintf(out, "Not recorded (regenerable; run your install or build again): %s\n", strings.Join(m.Left, ", "))
+	}
+}
+
+func kindSuffix(k undo.Kind) string {
+	switch k {
+	case undo.Dir:
+		return "/"
+	case undo.Link:
+		return " (link)"
+	}
+	return ""
+}
+
+// quotePath shows a path or command with its control characters escaped:
+// names come from what a confined program created.
+func quotePath(s string) string {
+	q := fmt.Sprintf("%q", s)
+	if q[1:len(q)-1] == s {
+		return s
+	}
+	return q
+}
+
+func undoList(out io.Writer, s *undo.Store) error {
+	metas, err := s.List()
+	if err != nil {
+		return err
+	}
+	if len(metas) == 0 {
+		fmt.Fprintf(out, "No recorded calls for %s.\n", s.Project)
+		return nil
+	}
+	fmt.Fprintf(out, "Recorded calls for %s, newest first (at most %d are kept):\n", s.Project, undo.MaxRecords)
+	for _, m := range metas {
+		status := ""
+		switch {
+		case !m.Undone.IsZero():
+			status = " [undone " + m.Undone.Local().Format(time.DateTime) + "]"
+		case !m.Finished:
+			status = " [no after-state: launcher killed]"
+		}
+		fmt.Fprintf(out, "  %s  %s  %s%s\n", m.ID, m.Started.Local().Format(time.DateTime), quotePath(m.Command), status)
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
