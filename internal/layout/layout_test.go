@@ -20,8 +20,8 @@ var floors = map[string]int{
 	// The one table of each security fact.
 	"policy": 1,
 	// Readers of one thing each: bash, the audit log, the state, the
-	// configuration, the kernel's confinement.
-	"shellparse": 2, "audit": 2, "state": 2, "config": 2, "confine": 2,
+	// configuration, the kernel's confinement, the undo records.
+	"shellparse": 2, "audit": 2, "state": 2, "config": 2, "confine": 2, "undo": 2,
 	// What a grant covers; what a person or a model reads about a call.
 	"scope": 3, "present": 3,
 	// The engine; the team backend.
