@@ -68,10 +68,13 @@ var jailRank = map[string]int{JailNetwork: 0, JailOutside: 1, JailGit: 2}
 // lexically (no link followed): the kernel has the last word.
 //
 // The temporary directories (/tmp, /var/tmp, /dev/shm) are not outside:
-// the launcher gives each jailed call a private temp of its own (TMPDIR),
-// so what a call writes there goes to its private copy, not to the
-// shared one; the character devices every program writes (/dev/null,
-// /dev/stdout, /dev/tty ...) are not outside either.
+// the jail gives each call a private temp (issue 36), so what a call
+// writes there goes to its own copy, never to the shared one, and is gone
+// when the call ends. (Today's launcher makes TMPDIR and /dev/shm
+// private; a literal /tmp/x is refused by the kernel unless it mounts a
+// private /tmp too: the call then escalates after the refusal.) The
+// character devices every program writes (/dev/null, /dev/stdout,
+// /dev/tty ...) are not outside either.
 func JailWritesOutside(p, cwd, project, home string) bool {
 	if p == "" || p == "-" {
 		return false
@@ -453,6 +456,11 @@ var jailNetworkPrograms = map[string]string{
 	"uvicorn": "listens on a TCP port", "gunicorn": "listens on a TCP port", "hypercorn": "listens on a TCP port",
 	"http-server": "listens on a TCP port", "live-server": "listens on a TCP port", "webpack-dev-server": "listens on a TCP port",
 	"ngrok": "tunnels over the network", "cloudflared": "tunnels over the network",
+	"psql": "connects to a database server", "pg_dump": "connects to a database server", "pg_restore": "connects to a database server",
+	"createdb": "connects to a database server", "dropdb": "connects to a database server", "mysql": "connects to a database server",
+	"mysqldump": "connects to a database server", "mariadb": "connects to a database server", "redis-cli": "connects to a Redis server",
+	"mongosh": "connects to a database server", "mongo": "connects to a database server", "clickhouse-client": "connects to a database server",
+	"ollama": "talks to the ollama server", "sphinx-autobuild": "listens on a TCP port",
 	"opencode": "calls a model's API", "claude": "calls a model's API", "codex": "calls a model's API",
 	"gemini": "calls a model's API", "aider": "calls a model's API", "cursor-agent": "calls a model's API",
 }
@@ -576,7 +584,160 @@ func init() {
 		"flask": jailServe("run"), "rails": jailServe("s", "server"), "hugo": jailServe("server", "serve"), "jekyll": jailServe("serve", "s"),
 		"next": jailServe("dev", "start"), "ng": jailServe("serve", "s"), "php": jailPHP, "vite": jailVite,
 		"webpack": jailServe("serve"), "serve": jailServe(""), "expo": jailServe("start"), "streamlit": jailServe("run"),
-		"jupyter": jailServe("notebook", "lab", "server"),
+		"jupyter": jailServe("notebook", "lab", "server"), "astro": jailServe("dev", "preview"), "nuxt": jailServe("dev", "preview"),
+		"nuxi": jailServe("dev", "preview"), "storybook": jailServe("dev"), "gatsby": jailServe("develop", "serve"),
+		"docusaurus": jailServe("start", "serve"), "parcel": jailServe("", "serve"), "remix": jailServe("dev"),
+		"mkdocs": jailMkdocs, "playwright": jailBrowserTests, "cypress": jailBrowserTests,
+		"dotnet": jailDotnet, "flutter": jailPub, "dart": jailPub, "pod": jailCocoapods, "swift": jailSwift,
+		"mix": jailMix, "cabal": jailCabal, "stack": jailCabal, "opam": jailCabal, "pip-compile": jailAlways("resolves against the package index"),
+		"pip-sync": jailAlways("downloads packages"), "huggingface-cli": jailHF, "hf": jailHF,
+	}
+}
+
+// jailAlways: a program that needs the network whatever its words but
+// --version and --help.
+func jailAlways(why string) func(*jailJudge, jailCall) {
+	return func(j *jailJudge, c jailCall) {
+		if !argHas(c.args, "--version", "-V", "--help", "-h") {
+			j.net(c.prog + " " + why)
+		}
+	}
+}
+
+func jailMkdocs(j *jailJudge, c jailCall) {
+	switch s, _ := c.sub(); s {
+	case "serve":
+		j.net("mkdocs serve listens on a TCP port")
+	case "gh-deploy":
+		j.net("mkdocs gh-deploy pushes the site")
+		j.git("mkdocs gh-deploy commits to the gh-pages branch")
+	}
+}
+
+// jailBrowserTests: end-to-end test runners start the application's
+// server (webServer) and browsers that load pages; their install
+// downloads browsers into the home.
+func jailBrowserTests(j *jailJudge, c jailCall) {
+	switch s, _ := c.sub(); s {
+	case "install", "install-deps":
+		j.net(c.prog + " " + s + " downloads browsers")
+		j.outside(c.prog + " " + s + " writes the browsers in the home")
+	case "test", "run", "open", "codegen", "show-report", "":
+		if s == "" && len(c.args) > 0 {
+			return // --version, --help
+		}
+		j.net(c.prog + " " + s + " usually starts a server and browsers that load pages")
+	}
+}
+
+func jailDotnet(j *jailJudge, c jailCall) {
+	sub, k := c.sub()
+	rest := c.args[k+1:]
+	switch sub {
+	case "restore", "publish":
+		j.net("dotnet " + sub + " downloads packages")
+	case "add":
+		if s, _ := argFirst(rest); s == "package" || len(rest) > 1 && rest[1] == "package" {
+			j.net("dotnet add package downloads the package")
+		}
+	case "tool", "workload":
+		if s, _ := argFirst(rest); s == "install" || s == "update" || s == "restore" {
+			j.net("dotnet " + sub + " " + s + " downloads")
+			if argHas(rest, "-g", "--global") || sub == "workload" {
+				j.outside("dotnet " + sub + " " + s + " writes outside the project")
+			}
+		}
+	case "nuget":
+		if s, _ := argFirst(rest); s == "push" || s == "delete" {
+			j.net("dotnet nuget " + s + " reaches the feed")
+		}
+	case "new":
+		if s, _ := argFirst(rest); s == "install" || s == "search" || s == "update" {
+			j.net("dotnet new " + s + " downloads templates")
+			j.outside("dotnet new " + s + " writes the templates in the home")
+		}
+	case "watch", "run":
+		// may serve: the words do not say
+	}
+	// dotnet build and test restore what is not cached: not counted, the
+	// kernel refuses and the call escalates (as for cargo build).
+}
+
+func jailPub(j *jailJudge, c jailCall) {
+	sub, k := c.sub()
+	if sub == "pub" && k >= 0 {
+		s, _ := argFirst(c.args[k+1:])
+		switch s {
+		case "get", "upgrade", "add", "outdated", "downgrade", "publish", "deps", "cache":
+			if s != "deps" {
+				j.net(c.prog + " pub " + s + " reaches pub.dev")
+			}
+		case "global":
+			j.net(c.prog + " pub global reaches pub.dev")
+			j.outside(c.prog + " pub global writes the home")
+		}
+		return
+	}
+	switch sub {
+	case "create", "upgrade", "precache", "doctor":
+		if sub != "doctor" {
+			j.net(c.prog + " " + sub + " downloads")
+		}
+		if sub == "upgrade" || sub == "precache" {
+			j.outside(c.prog + " " + sub + " writes the SDK")
+		}
+	}
+}
+
+func jailCocoapods(j *jailJudge, c jailCall) {
+	switch s, _ := c.sub(); s {
+	case "install", "update", "repo", "outdated", "search", "trunk", "spec":
+		j.net("pod " + s + " reaches the specs repository")
+	}
+}
+
+func jailSwift(j *jailJudge, c jailCall) {
+	if s, k := c.sub(); s == "package" && k >= 0 {
+		switch t, _ := argFirst(c.args[k+1:]); t {
+		case "resolve", "update", "add-dependency", "fetch", "show-dependencies":
+			if t != "show-dependencies" {
+				j.net("swift package " + t + " fetches the dependencies")
+			}
+		}
+	}
+}
+
+func jailMix(j *jailJudge, c jailCall) {
+	s, _ := c.sub()
+	switch {
+	case s == "deps.get" || s == "deps.update" || s == "hex.publish" || s == "hex.outdated" || s == "archive.install" || s == "local.hex" || s == "local.rebar":
+		j.net("mix " + s + " reaches hex.pm")
+		if strings.HasPrefix(s, "archive.") || strings.HasPrefix(s, "local.") {
+			j.outside("mix " + s + " writes ~/.mix")
+		}
+	case s == "phx.server":
+		j.net("mix phx.server listens on a TCP port")
+	}
+}
+
+func jailCabal(j *jailJudge, c jailCall) {
+	switch s, _ := c.sub(); s {
+	case "update", "install", "fetch", "get", "setup", "upgrade", "init":
+		if s == "init" && c.prog != "opam" {
+			return // cabal init, stack init write the project
+		}
+		j.net(c.prog + " " + s + " downloads")
+		if s != "fetch" && s != "get" {
+			j.outside(c.prog + " " + s + " writes its store in the home")
+		}
+	}
+}
+
+func jailHF(j *jailJudge, c jailCall) {
+	switch s, _ := c.sub(); s {
+	case "", "env", "version", "--version", "-h", "--help":
+	default:
+		j.net(c.prog + " " + s + " reaches the Hugging Face Hub")
 	}
 }
 
@@ -603,6 +764,10 @@ func jailVite(j *jailJudge, c jailCall) {
 func jailPHP(j *jailJudge, c jailCall) {
 	if argHas(c.args, "-S") {
 		j.net("php -S listens on a TCP port")
+	}
+	ops := argOperands(c.args, "-c", "-d", "-f", "-t", "-S", "-z")
+	if len(ops) >= 2 && filepath.Base(ops[0]) == "artisan" && ops[1] == "serve" {
+		j.net("artisan serve listens on a TCP port")
 	}
 }
 
