@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -352,7 +353,21 @@ func (b *localConsole) Get(_ context.Context, id string) (webconsole.Call, error
 // rendering is over webconsole.MaxShown).
 func (b *localConsole) Render(c webconsole.Call) ([]webconsole.Line, []webconsole.Line) {
 	head, body := renderParts(b.st, c.Pending, true)
-	return lineKinds(head, true), lineKinds(body, false)
+	return steady(lineKinds(head, true)), lineKinds(body, false)
+}
+
+// heldFor is the countdown review's title line carries ("held, 1m52s left").
+var heldFor = regexp.MustCompile(`^(pending \S+ \(held), [0-9hms.]+ left\)`)
+
+// steady drops the countdown from the title line: the page redraws the
+// call, and disarms its buttons, whenever its rendering changes, and the
+// seconds left change every second (the page counts them in its status
+// line, from held_until).
+func steady(head []webconsole.Line) []webconsole.Line {
+	for i, l := range head {
+		head[i].Text = heldFor.ReplaceAllString(l.Text, "$1)")
+	}
+	return head
 }
 
 func (b *localConsole) Decide(ctx context.Context, c webconsole.Call, d webconsole.Decision, proof webconsole.Proof) (string, error) {
@@ -489,7 +504,7 @@ func (b *teamConsole) Render(c webconsole.Call) ([]webconsole.Line, []webconsole
 	}
 	head, says, _ := teamParts(tp)
 	_, body := renderParts(nil, tp.Pending, true) // whole, as on this machine
-	lines := lineKinds(head, true)
+	lines := steady(lineKinds(head, true))
 	if says != "" {
 		for _, l := range strings.Split(strings.TrimSuffix(says, "\n"), "\n") {
 			lines = append(lines, webconsole.Line{Text: l})

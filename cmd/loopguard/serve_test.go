@@ -186,3 +186,36 @@ func TestConsoleRendersWhole(t *testing.T) {
 		t.Errorf("the console's rendering is not whole (%d of 299 print lines)", strings.Count(text.String(), "print("))
 	}
 }
+
+// A held call's rendering does not change while it waits: the page redraws
+// a call, and disarms its buttons, when its rendering changes, and review's
+// title line counts the seconds left. Control: the title says it is held.
+func TestConsoleRenderSteady(t *testing.T) {
+	dir := t.TempDir()
+	os.Chmod(dir, 0o700)
+	st, err := state.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := bashPending(t, "s-steady", "ls -l", t.TempDir())
+	p.HeldUntil, p.HolderPID = time.Now().Add(time.Minute), os.Getpid()
+	raw, _ := renderParts(st, p, true)
+	if !strings.Contains(raw, " left)") {
+		t.Fatalf("control: review's title has no countdown, so this test shows nothing:\n%s", raw)
+	}
+	b := &localConsole{st: st}
+	first, _ := b.Render(webconsole.Call{Pending: p})
+	p.HeldUntil = p.HeldUntil.Add(-7 * time.Second) // as if 7 s went by
+	again, _ := b.Render(webconsole.Call{Pending: p})
+	if len(first) != len(again) {
+		t.Fatalf("the head changed length")
+	}
+	for i := range first {
+		if first[i] != again[i] {
+			t.Errorf("head line %d changed while the call waits: %q, then %q", i, first[i].Text, again[i].Text)
+		}
+	}
+	if !strings.HasPrefix(first[0].Text, "pending "+p.ID+" (held)") {
+		t.Errorf("title %q; want it held", first[0].Text)
+	}
+}
