@@ -591,6 +591,7 @@ func init() {
 		"dotnet": jailDotnet, "flutter": jailPub, "dart": jailPub, "pod": jailCocoapods, "swift": jailSwift,
 		"mix": jailMix, "cabal": jailCabal, "stack": jailCabal, "opam": jailCabal, "pip-compile": jailAlways("resolves against the package index"),
 		"pip-sync": jailAlways("downloads packages"), "huggingface-cli": jailHF, "hf": jailHF,
+		"prisma": jailDBTool("migrate", "db", "studio"), "drizzle-kit": jailDBTool("push", "migrate", "studio", "pull", "introspect"),
 	}
 }
 
@@ -600,6 +601,17 @@ func jailAlways(why string) func(*jailJudge, jailCall) {
 	return func(j *jailJudge, c jailCall) {
 		if !argHas(c.args, "--version", "-V", "--help", "-h") {
 			j.net(c.prog + " " + why)
+		}
+	}
+}
+
+// jailDBTool: an ORM's command line, whose subcommands named connect to
+// the database server (or, for studio, listen on a port); a SQLite
+// database would not need it, which the words do not say.
+func jailDBTool(subs ...string) func(*jailJudge, jailCall) {
+	return func(j *jailJudge, c jailCall) {
+		if s, _ := c.sub("--schema", "--config"); slices.Contains(subs, s) {
+			j.net(c.prog + " " + s + " connects to the database server")
 		}
 	}
 }

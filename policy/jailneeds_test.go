@@ -196,6 +196,8 @@ func TestNeedsBeyondJail(t *testing.T) {
 		{cmd: "pip-compile requirements.in", want: N},
 		{cmd: "huggingface-cli download x", want: N},
 		{cmd: "ollama run llama3", want: N},
+		{cmd: "npx prisma migrate dev", want: N},
+		{cmd: "npx drizzle-kit push", want: N},
 		// Wrappers.
 		{cmd: "env FOO=1 npm install", want: N},
 		{cmd: "env -i PATH=/usr/bin curl x", want: N},
@@ -400,7 +402,7 @@ func TestOrdinaryWorkNeedsNothing(t *testing.T) {
 		"pip --version", "uv --version", "cargo --version", "rustc --version", "javac Main.java", "java Main",
 		"mvn test", "mvn package", "./gradlew build", "./gradlew test", "dotnet build", "dotnet test",
 		"bundle exec rspec", "rake test", "php artisan test", "sqlite3 app.db .tables", "dotnet run", "flutter test",
-		"swift build", "swift test", "mix test", "mix compile", "cabal build", "stack test", "mkdocs build", "cabal init", "composer dump-autoload", "deno test", "deno fmt",
+		"swift build", "swift test", "mix test", "mix compile", "cabal build", "stack test", "mkdocs build", "cabal init", "npx --no-install prisma generate", "composer dump-autoload", "deno test", "deno fmt",
 	} {
 		if got := policy.NeedsBeyondJail(strings.Fields(cmd), jProject, jProject, jHome); got != nil {
 			t.Errorf("%s: %v, want nil", cmd, got)
