@@ -12,6 +12,10 @@ type Sketch struct {
 	// Pipelines are the indexes in Calls of the commands each pipeline
 	// connects, left to right.
 	Pipelines [][]int
+	// Writes are the targets of every redirection that writes a file
+	// (>, >>, >|, &>, &>>, <>, >&file), wherever nested, after the one
+	// quote removal ("$" for an expansion).
+	Writes []string
 }
 
 // SketchOf sketches command; ok is false when bash could not parse it.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -25,6 +26,47 @@ func TestSketchOf(t *testing.T) {
 	}
 	if _, ok := SketchOf("echo 'unterminated"); ok {
 		t.Error("an unparseable command was sketched")
+	}
+}
+
+// TestSketchWrites: every redirection that writes a file, wherever nested,
+// in walk order; descriptor duplications, reads and here-documents are
+// not writes. Checked against bash: each listed target is created by
+// bash running the command in an empty directory, and nothing else is.
+func TestSketchWrites(t *testing.T) {
+	cmd := `echo a > one; for i in 1; do echo $i >> 'tw o'; done; (cat <in 2>&1 >|three) 2>/dev/null; { echo x &>four; } ; echo y >&five; echo z 1>&2; echo w <>six; cat <<EOF >seven
+x
+EOF`
+	s, ok := SketchOf(cmd)
+	if !ok {
+		t.Fatal("not parsed")
+	}
+	want := []string{"one", "tw o", "three", "/dev/null", "four", "five", "six", "seven"}
+	if !reflect.DeepEqual(s.Writes, want) {
+		t.Errorf("writes %q, want %q", s.Writes, want)
+	}
+	dir := t.TempDir()
+	_ = os.WriteFile(filepath.Join(dir, "in"), []byte("in\n"), 0o644)
+	bash := exec.Command("bash", "-c", cmd)
+	bash.Dir = dir
+	_ = bash.Run()
+	entries, _ := os.ReadDir(dir)
+	var made []string
+	for _, e := range entries {
+		if e.Name() != "in" {
+			made = append(made, e.Name())
+		}
+	}
+	var files []string
+	for _, w := range want {
+		if !strings.HasPrefix(w, "/") {
+			files = append(files, w)
+		}
+	}
+	slices.Sort(made)
+	slices.Sort(files)
+	if !reflect.DeepEqual(made, files) {
+		t.Errorf("bash made %q, the sketch lists %q", made, files)
 	}
 }
 

@@ -42,6 +42,9 @@ type tree struct {
 	// pipelines are, for every pipeline not inside another one (in walk
 	// order), the indexes in calls of the first call of each of its parts.
 	pipelines [][]int
+	// writes are the redirections that write a file, wherever nested, in
+	// walk order: the sketch's Writes.
+	writes []*syntax.Redirect
 }
 
 // newTree parses src and walks it once.
@@ -90,6 +93,10 @@ func newTree(src string) (*tree, error) {
 			}
 		case *syntax.DeclClause, *syntax.LetClause, *syntax.TimeClause:
 			t.named = append(t.named, n)
+		case *syntax.Redirect:
+			if writesFile(n) {
+				t.writes = append(t.writes, n)
+			}
 		case *syntax.Stmt:
 			p := -1
 			if parent.pipeOp {
@@ -134,6 +141,19 @@ func newTree(src string) (*tree, error) {
 	return t, nil
 }
 
+// writesFile reports a redirection that opens a file for writing: >, >>,
+// >|, &>, &>>, <>, and >& with a word that is not a descriptor.
+func writesFile(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
+		return true
+	case syntax.DplOut:
+		w, _ := unquote(r.Word.Parts)
+		return r.N == nil && w != "-" && !digits(w)
+	}
+	return false
+}
+
 // isPipe reports a | or |& operator.
 func isPipe(c syntax.Command) bool {
 	b, ok := c.(*syntax.BinaryCmd)
@@ -160,6 +180,10 @@ func (t *tree) sketch() Sketch {
 			ws[i], _ = unquote(w.Parts)
 		}
 		s.Calls = append(s.Calls, ws)
+	}
+	for _, r := range t.writes {
+		w, _ := unquote(r.Word.Parts)
+		s.Writes = append(s.Writes, w)
 	}
 	return s
 }
