@@ -172,6 +172,11 @@ func (s *Server) verifyAssertion(data webauthn.SessionData, raw json.RawMessage)
 	if err != nil {
 		return nil, nil, errors.New("refused: the passkey's answer is malformed: " + errText(err))
 	}
+	// One at a time from the counter's read to its write: two assertions
+	// verified at once would both pass against the same counter, and the
+	// one written last could set it back.
+	s.verifyMu.Lock()
+	defer s.verifyMu.Unlock()
 	u, byID, err := s.theUser()
 	if err != nil {
 		return nil, nil, err

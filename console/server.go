@@ -106,6 +106,7 @@ type Server struct {
 	secure bool   // https: cookies are Secure
 
 	mu        sync.Mutex
+	verifyMu  sync.Mutex // verifyAssertion: a passkey's counter, read then written
 	sessions  map[[32]byte]*session
 	enrolls   map[string]ceremony
 	decisions map[string]*decisionCeremony
