@@ -203,12 +203,11 @@ type Custody interface {
 
 // fetchApproval brings an approval made on another machine into the store:
 // the grant file ExactGrant then finds, or the refusal pending() reports.
-// Only a token for this very call is taken; anything else is as if absent.
+// Only a token for this very call is taken, and not the one this machine
+// used already (an approver may approve the call again once it ran: the
+// new approval is a new grant); anything else is as if absent.
 func (e *Engine) fetchApproval(ctx context.Context, c *Call, d *described) (state.GrantFile, error) {
 	session, agent, tool := c.SessionID, c.Agent(), c.ToolName
-	if e.Store.Consumed(session, agent, tool, d.digest) {
-		return state.GrantFile{}, state.ErrNotFound
-	}
 	id := state.PendingID(session, agent, tool, d.digest)
 	tok, deniedBy, err := e.Custody.Fetch(ctx, id)
 	if err != nil {
@@ -222,6 +221,9 @@ func (e *Engine) fetchApproval(ctx context.Context, c *Call, d *described) (stat
 	}
 	g, err := token.Parse(tok)
 	if tok == "" || err != nil || !g.Exact() || g.Session != session || g.Agent != agent || g.Tool != tool || g.ArgHash != d.digest {
+		return state.GrantFile{}, state.ErrNotFound
+	}
+	if used, _, err := e.Store.ConsumedGrant(session, agent, tool, d.digest); err == nil && used.Grant != nil && used.Grant.ID() == g.ID() {
 		return state.GrantFile{}, state.ErrNotFound
 	}
 	if _, err := e.Store.PutGrant(g, state.GrantRecord{Pending: id, CallDigest: d.callDigest, AgentType: c.AgentType, Created: e.now().UTC(),
