@@ -12,12 +12,19 @@
 // unchanged). The statement and the assertion go into the audit entry, and
 // VerifyProof checks them later with the passkey's public key alone.
 //
+// The page shows one call at a time, whole (a call whose rendering is over
+// MaxShown is approved at a terminal instead), and takes a click only on
+// the call it drew, armed after a change; the decision names the digest
+// drawn and the server refuses any other.
+//
 // Passkeys are registered only through a one-time link that
 // `loopguard passkey add` prints on the human's terminal (Enrollments).
 // The server checks Host and Origin on every request, sends a strict
-// Content-Security-Policy, changes nothing on GET, limits the rate of
-// registrations, sign-ins and decisions, and keeps its files in
-// loopguard's state directory, which the hook protects.
+// Content-Security-Policy, changes nothing on GET, keeps the sign-in out
+// of cookies (a header the page sends, from its own storage), limits
+// registrations per link and decisions per sign-in (no limit is shared:
+// no process without a passkey or a link can use one up), and keeps its
+// files in loopguard's state directory, which the hook protects.
 //
 // The package never prints or exits; cmd/loopguard talks to people. The
 // hook binary does not link it.
