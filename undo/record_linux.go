@@ -36,6 +36,10 @@ type Options struct {
 	Now     func() time.Time // nil: time.Now
 }
 
+// noWatch: records hear nothing (a test shows the walk that stands in
+// for the watch giving the same after-state).
+var noWatch bool
+
 // Recorder is one call's record, taken: Finish records the after-state
 // and lets the project's lock go.
 type Recorder struct {
@@ -97,6 +101,10 @@ func (r *Recorder) Meta() Meta { return r.meta }
 func (r *Recorder) takeBefore(start time.Time) error {
 	idx := r.s.latestIndex()
 	r.watch = newWatcher()
+	if noWatch {
+		r.watch.close()
+		r.watch.failed = true
+	}
 	w := &walker{skip: r.skip, index: idx, s: r.s, watch: r.watch, racy: start.Add(-2 * time.Second).UnixNano()}
 	ents, err := w.run(r.s.Project)
 	if err != nil {
@@ -105,18 +113,19 @@ func (r *Recorder) takeBefore(start time.Time) error {
 	r.before, r.multi = ents, w.multi
 	r.meta.Copied, r.meta.CopiedBytes, r.meta.Entries, r.meta.Left = w.copied, w.copiedBytes, len(ents), w.left
 	r.s.addBlobBytes(w.copiedBytes)
-	var b strings.Builder
-	if err := writeManifest(&b, ents); err != nil {
+	// The manifest's name is its hash, taken as it is written out (no
+	// copy of it in memory): an unchanged project writes nothing.
+	h := sha256.New()
+	if err := writeManifest(h, ents); err != nil {
 		return err
 	}
-	sum := sha256.Sum256([]byte(b.String()))
-	r.meta.Before = hex.EncodeToString(sum[:20])
+	r.meta.Before = hex.EncodeToString(h.Sum(nil)[:20])
 	mpath := filepath.Join(r.s.manifestsDir(), r.meta.Before)
 	if _, err := os.Lstat(mpath); err != nil {
-		if err := r.s.writeNew(mpath+".idx", func(w *strings.Builder) error { w.Write(makeIndex(ents)); return nil }); err != nil {
+		if err := r.s.writeNew(mpath+".idx", func(w io.Writer) error { _, err := w.Write(makeIndex(ents)); return err }); err != nil {
 			return err
 		}
-		if err := r.s.writeNew(mpath, func(w *strings.Builder) error { w.WriteString(b.String()); return nil }); err != nil {
+		if err := r.s.writeNew(mpath, func(w io.Writer) error { return writeManifest(w, ents) }); err != nil {
 			return err
 		}
 	}
@@ -136,16 +145,24 @@ func (r *Recorder) Finish() error {
 	dirty, ok := r.watch.heard()
 	r.watch.close()
 	var err error
-	if ok {
-		after, err = r.incremental(dirty)
-	}
-	if !ok || err != nil {
+	var delta []Entry
+	switch {
+	case ok && len(dirty) == 0 && len(r.multi) == 0:
+		// Nothing was heard: the after-state is the before-state.
+	case ok:
+		if after, err = r.incremental(dirty); err == nil {
+			delta = diff(r.before, after)
+			break
+		}
+		fallthrough
+	default:
 		w := &walker{skip: r.skip}
-		after, err = w.run(r.s.Project)
+		if after, err = w.run(r.s.Project); err == nil {
+			delta = diff(r.before, after)
+		}
 	}
 	if err == nil {
-		delta := diff(r.before, after)
-		err = r.s.writeNew(filepath.Join(r.s.recordDir(r.meta.ID), "after"), func(b *strings.Builder) error { return writeManifest(b, delta) })
+		err = r.s.writeNew(filepath.Join(r.s.recordDir(r.meta.ID), "after"), func(w io.Writer) error { return writeManifest(w, delta) })
 	}
 	if err != nil {
 		return fmt.Errorf("failed to record the project after the call (undo compares with the next record instead): %w", err)

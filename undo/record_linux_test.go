@@ -83,7 +83,17 @@ func mustDo(t testing.TB, errs ...error) {
 // the tree back as it was, mode and content, and leaves node_modules
 // (not recorded) as the call left it.
 func TestUndoRestores(t *testing.T) {
-	proj, st := project(t, map[string]string{
+	for _, walk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("walk=%v", walk), func(t *testing.T) {
+			noWatch = walk
+			defer func() { noWatch = false }()
+			testUndoRestores(t)
+		})
+	}
+}
+
+func testUndoRestores(t *testing.T) {
+	proj, st := project(t, map[string]string{"docs/a.md": "a\n", "docs/deep/b.md": "b\n",
 		"src/main.go": "package main\n", "src/sub/x.txt": "x\n", "notes.txt": "untracked\n",
 		".env": "SECRET=1\n", "README.md": "readme\n", "run.sh": "#!/bin/sh\n", "node_modules/a/index.js": "a\n",
 		".git/HEAD": "ref: refs/heads/main\n",
@@ -101,7 +111,8 @@ func TestUndoRestores(t *testing.T) {
 		os.WriteFile(filepath.Join(proj, "README.md"), []byte("rewritten, and longer\n"), 0o644),
 		os.Chmod(filepath.Join(proj, "run.sh"), 0o600), os.Remove(filepath.Join(proj, "link")), os.Symlink("/etc/passwd", filepath.Join(proj, "link")),
 		os.WriteFile(filepath.Join(proj, "new.txt"), []byte("new\n"), 0o644), os.Mkdir(filepath.Join(proj, "newdir"), 0o755),
-		os.WriteFile(filepath.Join(proj, "node_modules/a/index.js"), []byte("changed\n"), 0o644))
+		os.WriteFile(filepath.Join(proj, "node_modules/a/index.js"), []byte("changed\n"), 0o644),
+		os.Rename(filepath.Join(proj, "docs"), filepath.Join(proj, "moved")), os.WriteFile(filepath.Join(proj, "moved/deep/b.md"), []byte("bb\n"), 0o644))
 	mustDo(t, rec.Finish())
 	s, _ := Open(st, proj)
 	u, err := s.Lock()

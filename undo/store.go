@@ -18,16 +18,19 @@
 package undo
 
 import (
+	"bufio"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/loopguard/loopguard/fsx"
@@ -119,7 +122,9 @@ func (s *Store) create() error {
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		return fmt.Errorf("failed to create the state directory: %w", err)
 	}
-	for _, d := range []string{state, filepath.Dir(s.Dir), s.Dir, s.recordsDir(), s.blobsDir(), s.manifestsDir()} {
+	// The state directory's own mode is state.Open's to check; what undo
+	// keeps there is private whatever it is.
+	for _, d := range []string{filepath.Dir(s.Dir), s.Dir, s.recordsDir(), s.blobsDir(), s.manifestsDir()} {
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("failed to create %s: %w", d, err)
 		}
@@ -222,9 +227,9 @@ func (s *Store) writeMeta(m Meta) error {
 	if err != nil {
 		return err
 	}
-	return s.writeNew(filepath.Join(s.recordDir(m.ID), "meta.json"), func(w *strings.Builder) error {
-		w.Write(append(b, '\n'))
-		return nil
+	return s.writeNew(filepath.Join(s.recordDir(m.ID), "meta.json"), func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
 	})
 }
 
@@ -374,13 +379,22 @@ func (s *Store) sweepBlobs(used map[string]bool) (int64, error) {
 
 // writeNew writes a file that does not exist yet: a temp file renamed to
 // its name (no rename over a file, which would make ext4 flush it).
-func (s *Store) writeNew(path string, write func(*strings.Builder) error) error {
-	var b strings.Builder
-	if err := write(&b); err != nil {
+func (s *Store) writeNew(path string, write func(io.Writer) error) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+	bw := bufio.NewWriterSize(f, 1<<16)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, path)
