@@ -538,3 +538,30 @@ func TestBrowserSignaturesFinishedOutOfOrder(t *testing.T) {
 		t.Errorf("control: A signed again: %+v", r)
 	}
 }
+
+// A sign-in's handle and assertion work once: sent again (a replay, or two
+// uses at once) they are refused. Control: the first use signs in.
+func TestBrowserSignInReplayed(t *testing.T) {
+	tc := newTestConsole(t)
+	b, _ := enrolled(t, tc)
+	if err := b.Open(tc.origin+"/", `[data-action="signin"]`, wait); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		First  string `json:"first"`
+		Second string `json:"second"`
+	}
+	js := `(async () => { const b = await api("/api/login/begin", {}); const credential = await usePasskey(b.options);
+	  const body = {handle: b.handle, credential}; const res = [];
+	  for (let i = 0; i < 2; i++) { try { const f = await api("/api/login/finish", body); res.push(f.session ? "session" : "none"); } catch (e) { res.push(e.message); } }
+	  return {first: res[0], second: res[1]}; })()`
+	if err := b.Eval(js, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.First != "session" {
+		t.Fatalf("control: the first use: %q", out.First)
+	}
+	if !strings.Contains(out.Second, "was used") { // the handle is spent, before the counter is looked at
+		t.Errorf("the replayed sign-in: %q", out.Second)
+	}
+}

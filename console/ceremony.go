@@ -153,7 +153,9 @@ func (s *Server) loginFinish(_ http.ResponseWriter, _ *http.Request, req *loginR
 	if err != nil {
 		return nil, refuse(http.StatusForbidden, err.Error())
 	}
-	s.spend(req.Handle)
+	if err := s.claimLogin(req.Handle, c); err != nil {
+		return nil, refuse(http.StatusForbidden, err.Error())
+	}
 	tok, err := s.newSession(pk.ID)
 	if err != nil {
 		return nil, err

@@ -395,8 +395,8 @@ func (s *Server) sealLogin(c ceremony) (string, error) {
 	return b64.EncodeToString(b) + "." + b64.EncodeToString(m.Sum(nil)), nil
 }
 
-// openLogin opens a handle sealLogin made, once: it is refused when it
-// was forged, expired, or spent by a sign-in already.
+// openLogin opens a handle sealLogin made: it is refused when it was
+// forged, expired, or spent by a sign-in (claimLogin).
 func (s *Server) openLogin(h string) (ceremony, error) {
 	var c ceremony
 	bad := errors.New("this sign-in was not started here, was used, or took too long: try again")
@@ -422,13 +422,21 @@ func (s *Server) openLogin(h string) (ceremony, error) {
 	return c, nil
 }
 
-// spend marks a sign-in handle used.
-func (s *Server) spend(h string) {
+// claimLogin spends handle h of ceremony c once its assertion verified:
+// of two sign-ins with one handle (an authenticator whose counter stays
+// 0 signs the same challenge alike) one wins. Only a verified sign-in is
+// recorded, so nothing without a passkey fills this.
+func (s *Server) claimLogin(h string, c ceremony) error {
 	body, _, _ := strings.Cut(h, ".")
 	b, _ := b64.DecodeString(body)
+	k := sha256.Sum256(b)
 	s.mu.Lock()
-	s.spent[sha256.Sum256(b)] = s.o.Now().Add(ceremonyTTL)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if _, used := s.spent[k]; used {
+		return errors.New("this sign-in was used already: try again")
+	}
+	s.spent[k] = c.Expires // forgotten once it could not be used anyway
+	return nil
 }
 
 func (s *Server) apiState(w http.ResponseWriter, r *http.Request) {
