@@ -576,6 +576,13 @@ func TestConfinementEnvironmentTokens(t *testing.T) {
 		{readOnlyNet, "GITHUB_TOKEN", ""},
 		{readOnlyNet, "HTTPS_PROXY", "http://u:p@proxy.invalid:3128"},
 		{projectWrite, "GITHUB_TOKEN", "ghp_secret"},
+		// The jail grant's capability writes the project and keeps
+		// read-only's environment (issue 36).
+		{policy.JailCapability, "GITHUB_TOKEN", ""},
+		{policy.JailCapability, "AWS_SECRET_ACCESS_KEY", ""},
+		{policy.JailCapability, "HTTPS_PROXY", ""},
+		{policy.JailCapability, "LANG", "C.UTF-8"},
+		{policy.JailCapability, "PATH", "/usr/bin:/bin"},
 	} {
 		if got := w.getenv(t, c.cap, c.name); got != c.want {
 			t.Errorf("%s: $%s is %q, want %q", c.cap, c.name, got, c.want)

@@ -49,6 +49,9 @@ func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decisi
 			if dec, ok := e.notCovered(ctx, c, d, cv, what); ok {
 				return dec, true
 			}
+			if d.leaves != "" {
+				return e.pending(ctx, c, d, ReasonLeavesJail, leavesMessage(d.leaves)), true
+			}
 			miss := ""
 			if cv.miss != "" {
 				miss = " (" + present.EscapeText(cv.miss) + ")"

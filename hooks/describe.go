@@ -71,6 +71,9 @@ type described struct {
 	// miss says which word of the call the nearest scoped grant does not
 	// cover (cover.miss), for the no_grant message.
 	miss string
+	// leaves says why the jail grant does not hold the call ("": there is
+	// no jail grant, or a narrower grant covers it): jail.go.
+	leaves string
 }
 
 // danger is the call's danger lines (present.DangerOf) from the values

@@ -78,7 +78,7 @@ const (
 // missing from it).
 func Reasons() []string {
 	return []string{
-		ReasonExactGrant, ReasonScopedGrant, ReasonReadOnly, ReasonRan,
+		ReasonExactGrant, ReasonScopedGrant, ReasonJailed, ReasonReadOnly, ReasonRan, ReasonLeavesJail,
 		ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed, ReasonGrantInvalid, ReasonDeniedByHuman,
 		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonInteractive, ReasonProtected, ReasonExecConfig,
 		ReasonSubagent, ReasonContentChanged, ReasonRepositoryNotCovered, ReasonNotCanonical, ReasonSandboxEscape,
@@ -473,6 +473,14 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		}
 	}
 
+	// The jail grant: a call no narrower grant covers runs whole in the
+	// jail, unless it needs what the jail does not give (jail.go); one
+	// that only reads executable configuration too, since the jail cannot
+	// write it.
+	if dec, ok := e.jailed(ctx, c, d); ok {
+		return dec
+	}
+
 	// Executable configuration: no scope covers it, only an exact approval.
 	if d.execConfig != "" {
 		also := ""
@@ -496,6 +504,9 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		what := present.EscapeText(d.shell.Reason)
 		if d.shell.Pos != "" {
 			what += " (at " + d.shell.Pos + ")"
+		}
+		if d.leaves != "" {
+			return e.pending(ctx, c, d, ReasonLeavesJail, leavesMessage(d.leaves))
 		}
 		return e.pending(ctx, c, d, reason, fmt.Sprintf("loopguard: %s: %s. No scoped grant can cover it; "+
 			"run the commands one at a time, or ask the user to approve exactly this command", reason, what))
@@ -560,7 +571,9 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		break
 	}
 	d.approved = approved
-	if reason == ReasonNoGrant {
+	if reason == ReasonNoGrant && d.leaves != "" {
+		reason, msg = ReasonLeavesJail, leavesMessage(d.leaves)
+	} else if reason == ReasonNoGrant {
 		msg += e.elsewhere(c, d)
 		if d.miss != "" {
 			msg += "; " + present.EscapeText(d.miss)
@@ -947,9 +960,13 @@ func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant,
 		if rd, err := e.describe(&rc); err == nil {
 			callDigest, ran = rd.callDigest, rd.digest
 		}
-		what += "; it runs as analysed"
-		if e.Env.Launcher != "" && !d.shell.Builtin {
-			what += ", confined"
+		if reason == ReasonJailed {
+			what += "; it runs whole, as written, confined by the kernel"
+		} else {
+			what += "; it runs as analysed"
+			if e.Env.Launcher != "" && !d.shell.Builtin {
+				what += ", confined"
+			}
 		}
 	}
 	_ = e.Store.NoteAllowed(state.Allowed{

@@ -41,6 +41,13 @@ func (e *Engine) jailContext(c *Call, cp policy.Capability, confined bool) strin
 // jailNote says, in under 250 characters, what a program confined to cp
 // can do and how a command runs unconfined.
 func jailNote(cp policy.Capability) string {
+	if cp.Jail {
+		w := "writes the project and $TMPDIR (not /tmp)"
+		if !cp.Write {
+			w = "reads the project, writes only $TMPDIR"
+		}
+		return "loopguard runs your Bash commands in a jail: it " + w + ", never executable configuration or instruction files (.git, .claude, CLAUDE.md...); no network, no token in env. A command that needs more is held for the user."
+	}
 	can := "reads the project and toolchains, writes only $TMPDIR"
 	if cp.Write || cp.Git {
 		can = "writes the project and $TMPDIR, never executable configuration (.git, .claude, .envrc...)"

@@ -32,6 +32,8 @@ type harness struct {
 	named bool
 	// keyErr, when set, is the keyring's answer.
 	keyErr error
+	// launcher, when set, is the launcher the engine rewrites Bash into.
+	launcher string
 }
 
 func newHarness(t testing.TB) *harness {
@@ -51,7 +53,7 @@ func (h *harness) engine() (*hooks.Engine, error) {
 		Now:     func() time.Time { return h.now },
 		Mode:    h.mode,
 		Env: hooks.Env{Path: h.Bin, Home: h.Home, Trusted: []string{h.Bin}, ProjectDir: named,
-			Self: filepath.Join(h.Bin, "loopguard"), StateDir: h.Store.Dir},
+			Self: filepath.Join(h.Bin, "loopguard"), StateDir: h.Store.Dir, Launcher: h.launcher},
 	}, nil
 }
 

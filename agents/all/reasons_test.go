@@ -138,6 +138,16 @@ func TestEveryReasonIsAudited(t *testing.T) {
 			h.keyErr = errors.New("no keyring here")
 			h.run("", "", h.bash("echo hi > a.txt"))
 		},
+		hooks.ReasonJailed: func(h *harness) {
+			h.launcher = "/opt/lg/loopguard-exec"
+			h.grantAny("Bash(*)")
+			h.run("", "", h.bash("echo a | echo b"))
+		},
+		hooks.ReasonLeavesJail: func(h *harness) {
+			h.launcher = "/opt/lg/loopguard-exec"
+			h.grantAny("Bash(*)")
+			h.run("", "", h.bash("echo a && git push"))
+		},
 		hooks.ReasonStateLost: func(h *harness) {
 			// The keyring's anchor names another state directory than
 			// this one (removed and made again, replaced, rolled back):

@@ -220,6 +220,7 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 		add(r)
 	}
 	add(checkAudit(st, master))
+	add(checkJailGrant(st, time.Now()))
 	clear(master)
 
 	fails, warns := 0, 0

@@ -198,6 +198,9 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 		}
 		bash := 0
 		for i, r := range rules {
+			if r.IsJail() {
+				return nil, "", "", errors.New("--write, --git and --network do not widen the jail: what needs more than the jail leaves it through a question, or a rule of its own")
+			}
 			if r.Tool() == "Bash" {
 				rules[i], bash = r.Widened(o.widen), bash+1
 			}
@@ -721,6 +724,13 @@ func confinementNote(c policy.Capability) string {
 
 // capabilityWords says in words what a capability allows.
 func capabilityWords(c policy.Capability) string {
+	if c.Jail {
+		s := "every Bash call no narrower grant covers runs whole in it without a decision: writes the project but not its executable configuration or instruction files, nothing outside it, no network, no token from the environment; what needs more is asked"
+		if !c.Write {
+			s = "every Bash call no narrower grant covers runs whole in it without a decision, read-only (this kernel cannot scope signals to a jail that writes); what needs more is asked"
+		}
+		return s
+	}
 	s := "reads the project, writes nothing"
 	switch {
 	case c.Git:

@@ -106,6 +106,7 @@ type initOptions struct {
 	// directories found in PATH.
 	preset     string // mint this preset without asking
 	noPreset   bool   // do not offer it
+	noJail     bool   // do not mint the jail grant (init_offers.go offerJail)
 	toolchains string // ask, all or none
 }
 
@@ -176,6 +177,7 @@ a call runs but cannot confine what it does.`,
 	cmd.Flags().StringVar(&o.agent, "agent", "", "register with another agent: codex, gemini, copilot, cursor, qwen or opencode (see README)")
 	cmd.Flags().StringVar(&o.preset, "preset", "", "grant this preset of standing rules (readonly: ls, cat, git status/log/diff...) without asking")
 	cmd.Flags().BoolVar(&o.noPreset, "no-preset", false, "do not offer the read-only preset")
+	cmd.Flags().BoolVar(&o.noJail, "no-jail", false, "do not grant the jail (Bash(*): every Bash call runs jailed without a decision unless it needs to leave the jail)")
 	cmd.Flags().StringVar(&o.toolchains, "toolchains", "ask", "trust the toolchain directories found in PATH (~/.cargo/bin, ~/go/bin...): ask (on a terminal), all or none")
 	cmd.Flags().BoolVar(&o.managed, "managed", false, "as root: register loopguard in Claude Code's managed settings for every user, so that no user, project or agent can take it off")
 	cmd.MarkFlagsMutuallyExclusive("preset", "no-preset")
@@ -316,6 +318,9 @@ func initRun(ctx context.Context, o *initOptions) error {
 		fmt.Fprintf(errOut, "loopguard: WARNING: this kernel has no usable Landlock (ABI %d, confinement needs %d): Bash calls that scoped grants cover run as analysed but NOT confined; a program that does more than its words say is not stopped. Prefer exact approvals, or a kernel with Landlock (Linux 6.7 or later).\n", abi, confine.MinABI)
 	}
 	if err := offerPreset(ctx, out, st, o, scope); err != nil {
+		return err
+	}
+	if err := offerJail(ctx, out, st, o, scope); err != nil {
 		return err
 	}
 	if res.Changed && scope == install.Project {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/present"
@@ -114,4 +115,32 @@ func offerPreset(ctx context.Context, out io.Writer, st *state.Store, o *initOpt
 		return confirmPrefix(tty, digest, approvePrefixLen, "grant")
 	}
 	return grantRun(ctx, g)
+}
+
+// offerJail mints the jail grant, Bash(*), by default where the kernel
+// enforces the jail (Landlock; ABI 6 or later scopes signals and abstract
+// sockets to it, below that jailed calls run read-only): every Bash call
+// that no narrower grant covers then runs jailed without a decision,
+// unless the analysis finds it needs to leave the jail (issue 36). Not
+// with --no-jail, nor in ask or audit mode; the same with or without a
+// terminal, since init's own flags are the human's choice.
+func offerJail(ctx context.Context, out io.Writer, st *state.Store, o *initOptions, where install.Scope) error {
+	if o.noJail || o.mode != hooks.ModeEnforce {
+		return nil
+	}
+	abi := confine.ABI()
+	if abi < confine.MinABI {
+		fmt.Fprintf(out, "Jail: not granted: this kernel has no usable Landlock (ABI %d, the jail needs %d); every Bash call no grant covers asks.\n", abi, confine.MinABI)
+		return nil
+	}
+	g := &grantOptions{store: st, now: time.Now, rules: []string{scope.JailRule}, ttl: MaxGrantTTL, agent: "any", anySession: where == install.User,
+		tty: out, confirm: func(string) error { return nil }}
+	if err := grantRun(ctx, g); err != nil {
+		return err
+	}
+	if abi < 6 {
+		fmt.Fprintf(out, "Jail: Landlock ABI %d cannot keep a jailed program from signalling your other processes (ABI 6 can), so jailed calls run read-only here.\n", abi)
+	}
+	fmt.Fprintln(out, "Jail: every Bash call that no narrower grant covers runs whole in the jail, without a decision, unless it needs the network, a write outside the project or git's own directory, or looks destructive; `loopguard revoke` takes the grant back, `loopguard init --no-jail` does not make it.")
+	return nil
 }

@@ -149,6 +149,9 @@ func sets(extra []string) []grantSet {
 	s := []grantSet{
 		{Name: "preset", Preset: scope.PresetReadOnly},
 		{Name: "preset+typical", Preset: scope.PresetReadOnly, Rules: typical},
+		// What `loopguard init` grants by default (issue 36): the preset
+		// and the jail.
+		{Name: "init", Preset: scope.PresetReadOnly, Rules: []string{scope.JailRule}},
 	}
 	if len(extra) > 0 {
 		s = append(s, grantSet{Name: "preset+typical+extra", Preset: scope.PresetReadOnly, Rules: append(append([]string{}, typical...), extra...)})

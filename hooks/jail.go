@@ -1,0 +1,538 @@
+package hooks
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/loopguard/loopguard/confine"
+	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/internal/testknobs"
+	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/present"
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+// The jail grant (issue 36). `loopguard init` mints one scoped grant more,
+// Bash(*), whose calls run whole, whatever their shape, in the jail
+// (policy.JailCapability: project-write, no network, the private temp,
+// executable configuration and instruction files read-only, read-only's
+// environment) through the launcher: the model's own text, unchanged, as
+// the argument of bash -c. The kernel decides what such a call can do; the
+// analysis below decides only when to ask instead: a call that needs what
+// the jail does not give (the network, a write outside the project, git's
+// own directory), carries a danger line, or cannot be parsed goes to the
+// human as before. A narrower grant that covers the call (the read-only
+// preset, Bash(git commit *)) is used first: the jail is the last grant
+// tried before a question.
+
+// Reason codes of the jail.
+const (
+	// ReasonJailed: the call ran in the jail, under the jail grant.
+	ReasonJailed = "jailed"
+	// ReasonLeavesJail: the jail grant exists, but the call needs what
+	// the jail does not give (said in the message): a human decides.
+	ReasonLeavesJail = "leaves_jail"
+)
+
+// jailed allows c to run in the jail when a jail grant covers it and the
+// analysis finds nothing the jail cannot hold. ok is false when it does
+// not decide the call; d.leaves then says what took it out of the jail
+// ("" when no jail grant applies at all).
+func (e *Engine) jailed(ctx context.Context, c *Call, d *described) (Decision, bool) {
+	if c.ToolName != "Bash" || d.shell == nil || !c.Rewrite || e.Env.Launcher == "" || testknobs.On(testknobs.NoRewrite) {
+		return Decision{}, false
+	}
+	grants, project, fail := e.scopedGrants(ctx, c)
+	if fail != nil {
+		return *fail, true
+	}
+	var jail []*token.Grant
+	for _, gf := range grants {
+		if gf.Err == nil && gf.Grant.Tool == "Bash" && gf.Grant.Scope == scope.JailRule {
+			jail = append(jail, gf.Grant)
+		}
+	}
+	if len(jail) == 0 {
+		return Decision{}, false
+	}
+	// A call near executable configuration reaches no scoped grant (an
+	// exact approval only): the jail takes it when it only reads there.
+	if d.execConfig != "" {
+		if !e.readsOnlyProtected(c, d) {
+			return Decision{}, false
+		}
+	} else if e.analysedCovers(ctx, c, d, grants, project) {
+		return Decision{}, false
+	}
+	g, fail := e.verifiedJail(ctx, c, jail, project)
+	if fail != nil {
+		return *fail, true
+	}
+	if g == nil {
+		return Decision{}, false
+	}
+	project = filepath.Clean(e.projectDir(c))
+	if why := tooWideAJail(project, e.Env.Home); why != "" {
+		d.leaves = why
+		return Decision{}, false
+	}
+	if why := e.leavesJail(c, d); why != "" {
+		d.leaves = why
+		return Decision{}, false
+	}
+	bash := shellPath()
+	if bash == "" {
+		d.leaves = "no bash in /usr/bin or /bin to run it with"
+		return Decision{}, false
+	}
+	cmd, _ := c.ToolInput["command"].(string)
+	cp := e.jailCapability()
+	spec := confine.Spec{Cap: cp, Project: project, Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}}
+	words := append([]string{e.Env.Launcher}, spec.Args()...)
+	for i, w := range words {
+		words[i] = shellparse.Quote(w)
+	}
+	updated := withCommand(c.ToolInput, strings.Join(words, " "))
+	dec := e.allowedAs(c, d, ReasonJailed, g, "run in the jail granted by "+g.Principal, updated, cp.String())
+	dec.Capability = cp.String()
+	dec.Context = e.jailContext(c, cp, true)
+	return dec, true
+}
+
+// jailCapability is what a jailed call runs with: the jail, where the
+// kernel scopes signals and abstract Unix sockets to it (Landlock ABI 6);
+// below that, read-only with the jail's environment, since a program that
+// writes could signal the user's other processes.
+func (e *Engine) jailCapability() policy.Capability {
+	if confine.ABI() < 6 {
+		return policy.Capability{Jail: true}
+	}
+	return policy.JailCapability
+}
+
+// analysedCovers reports whether a narrower grant than the jail covers the
+// whole call: a simple command, or every part of a chain. Nothing is
+// recorded; the scoped steps after this one decide it.
+func (e *Engine) analysedCovers(ctx context.Context, c *Call, d *described, grants []state.GrantFile, project string) bool {
+	if sandboxEscape(c) != "" {
+		return false
+	}
+	if d.shell.Verdict == shellparse.Simple {
+		cv := e.coverOne(ctx, c, grants, project, d.shell, c.Cwd, func(rule scope.Rule) error {
+			_, err := e.rewrite(c, d, rule)
+			return err
+		})
+		return cv.g != nil
+	}
+	if len(d.shell.Parts) == 0 {
+		return false
+	}
+	for i := range d.shell.Parts {
+		p := &d.shell.Parts[i]
+		if cv := e.coverOne(ctx, c, grants, project, p, p.Cwd, nil); cv.g == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// verifiedJail is the first of the jail grants that verifies for this
+// call's session and agent.
+func (e *Engine) verifiedJail(ctx context.Context, c *Call, jail []*token.Grant, project string) (*token.Grant, *Decision) {
+	verify, err := e.verifier(ctx)
+	if err != nil {
+		d := e.fail(ReasonKeyring, err)
+		return nil, &d
+	}
+	for _, g := range jail {
+		agent := c.Agent()
+		switch {
+		case g.Agent == agent, g.Agent == token.Any:
+		case c.AgentType != "" && g.Agent == "type:"+c.AgentType:
+			agent = g.Agent
+		default:
+			continue
+		}
+		session := c.SessionID
+		if project != "" && g.Session == project {
+			session = project
+		}
+		err := verify(g, token.Call{Session: session, Agent: agent, Tool: g.Tool}, e.now())
+		if f := e.custodyFailure(err); f != nil {
+			return nil, f
+		}
+		if err == nil {
+			return g, nil
+		}
+	}
+	return nil, nil
+}
+
+// leavesJail says why the call needs more than the jail gives, "" when the
+// jail holds it all: a command the analysis cannot parse, one that leaves
+// Claude Code's sandbox, a danger line (present.DangerOf, and the losses
+// inside the project jailDanger names), or a command that needs the
+// network, a write outside the project or git's own directory
+// (policy.NeedsBeyondJail), wherever it is nested, in a bash -c string too.
+func (e *Engine) leavesJail(c *Call, d *described) string {
+	if why := sandboxEscape(c); why != "" {
+		return why
+	}
+	if d.shell.Verdict == shellparse.Unparseable || d.shell.Sketch == nil {
+		return "it cannot be parsed (" + present.EscapeText(d.shell.Reason) + ")"
+	}
+	project := filepath.Clean(e.projectDir(c))
+	// A program that reads commands from its standard input is a warning
+	// for a scope (what is typed later is not the call); the jail holds
+	// whatever it is given.
+	stdin := present.StdinWarning("")
+	var danger []string
+	for _, l := range d.danger(project) {
+		if !strings.HasSuffix(l, stdin) {
+			danger = append(danger, l)
+		}
+	}
+	if len(danger) > 0 {
+		return "DANGER: " + strings.Join(danger, "; ")
+	}
+	var why []string
+	seen := map[string]bool{}
+	eachCall(d.shell.Sketch, 0, func(argv []string) bool {
+		if len(argv) == 0 {
+			return true
+		}
+		var lines []string
+		if w := jailDanger(argv, c.Cwd, project); w != "" {
+			lines = append(lines, "DANGER: "+w)
+		}
+		for _, n := range policy.NeedsBeyondJail(argv, c.Cwd, project, e.Env.Home) {
+			if installed(n.Unless) {
+				continue
+			}
+			lines = append(lines, jailRightText(n.Right)+" ("+n.Why+")")
+		}
+		for _, l := range lines {
+			if !seen[l] {
+				seen[l] = true
+				why = append(why, l)
+			}
+		}
+		return len(why) < 4
+	})
+	if len(why) == 0 {
+		for _, w := range d.shell.Sketch.Writes {
+			if policy.JailWritesOutside(w, c.Cwd, project, e.Env.Home) {
+				return "it writes outside the project (> " + present.EscapeText(w) + ")"
+			}
+		}
+	}
+	return present.EscapeText(strings.Join(why, "; "))
+}
+
+func jailRightText(right string) string {
+	switch right {
+	case "network":
+		return "it needs the network"
+	case "outside":
+		return "it writes or acts outside the project"
+	case "git":
+		return "it writes git's own directory"
+	}
+	return "it needs " + right
+}
+
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, filepath.Clean(p))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// maxShellDepth bounds how deep eachCall follows bash -c strings.
+const maxShellDepth = 3
+
+// eachCall calls f with every simple command of sk, and of every string a
+// shell among them runs with -c (sh -c 'rm -rf src'), to maxShellDepth;
+// f returns false to stop.
+func eachCall(sk *shellparse.Sketch, depth int, f func([]string) bool) bool {
+	for _, argv := range sk.Calls {
+		if !f(argv) {
+			return false
+		}
+		if depth >= maxShellDepth {
+			continue
+		}
+		if s, ok := shellString(argv); ok {
+			// A string bash cannot parse runs nothing but its error.
+			inner, parsed := shellparse.SketchOf(s)
+			if parsed && !eachCall(&inner, depth+1, f) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// shellString is the command string a shell runs with -c (sh -c 'x',
+// bash -ec 'x', env bash -c 'x').
+func shellString(argv []string) (string, bool) {
+	for len(argv) > 0 && (filepath.Base(argv[0]) == "env" || filepath.Base(argv[0]) == "command" || filepath.Base(argv[0]) == "exec") {
+		argv = argv[1:]
+		for len(argv) > 0 && strings.Contains(argv[0], "=") {
+			argv = argv[1:]
+		}
+	}
+	if len(argv) < 3 {
+		return "", false
+	}
+	switch filepath.Base(argv[0]) {
+	case "sh", "bash", "dash", "zsh", "ksh", "ash", "busybox":
+	default:
+		return "", false
+	}
+	for i, a := range argv[1:] {
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c") && i+2 < len(argv) {
+			return argv[i+2], true
+		}
+	}
+	return "", false
+}
+
+// jailDanger names a loss inside the project that the jail lets through
+// and a human should see first (issue 36: rm -r of the project's
+// directories, git clean, git reset --hard, git checkout -- .), "" for
+// none. Undo could take them back; they are asked all the same, as the
+// human would want to know before, not after.
+func jailDanger(argv []string, cwd, project string) string {
+	name := filepath.Base(argv[0])
+	args := argv[1:]
+	switch name {
+	case "rm":
+		if !hasFlag(args, 'r', "--recursive") && !hasFlag(args, 'R') {
+			return ""
+		}
+		for _, t := range operandsOf(args) {
+			if regenerable(t) {
+				continue
+			}
+			p := t
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(cwd, p)
+			}
+			if strings.ContainsAny(t, "$*?[") || within(project, p) {
+				return "rm -r " + t + " deletes a whole tree"
+			}
+			if fi, err := os.Lstat(p); err == nil && fi.IsDir() && within(p, project) {
+				return "rm -r " + t + " deletes a directory of the project"
+			}
+		}
+	case "git":
+		ops := operandsOf(args)
+		if len(ops) == 0 {
+			return ""
+		}
+		switch ops[0] {
+		case "clean":
+			if !hasFlag(args, 'n', "--dry-run") {
+				return "git clean deletes untracked files"
+			}
+		case "reset":
+			if hasFlag(args, 0, "--hard", "--merge", "--keep") {
+				return "git reset --hard discards changes"
+			}
+		case "checkout", "restore":
+			for _, o := range ops[1:] {
+				if o == "." || o == "--" || o == "*" {
+					return "git " + ops[0] + " " + o + " discards changes in the work tree"
+				}
+			}
+			for _, a := range args {
+				if a == "--" {
+					return "git " + ops[0] + " -- discards changes to the files named"
+				}
+			}
+		}
+	case "find":
+		for _, a := range args {
+			if a == "-delete" {
+				return "find -delete deletes what it finds"
+			}
+		}
+	case "xargs":
+		if rest := operandsOf(args); len(rest) > 0 {
+			if filepath.Base(rest[0]) == "rm" {
+				return "xargs rm deletes files named by its input"
+			}
+		}
+	}
+	return ""
+}
+
+// regenerable are the directory names a build makes and an rm -r of them
+// loses nothing (undo leaves them out too).
+func regenerable(t string) bool {
+	switch filepath.Base(filepath.Clean(t)) {
+	case "node_modules", "target", "dist", "build", "out", "coverage", ".cache", "__pycache__", ".pytest_cache",
+		".mypy_cache", ".ruff_cache", ".next", ".nuxt", ".turbo", ".parcel-cache", ".tox", ".nox", "bin", "obj", "tmp":
+		return true
+	}
+	return false
+}
+
+func hasFlag(args []string, short byte, long ...string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		for _, l := range long {
+			if a == l || strings.HasPrefix(a, l+"=") {
+				return true
+			}
+		}
+		if short != 0 && len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], short) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func operandsOf(args []string) []string {
+	var ops []string
+	dash := false
+	for _, a := range args {
+		if !dash && a == "--" {
+			dash = true
+			continue
+		}
+		if dash || !strings.HasPrefix(a, "-") {
+			ops = append(ops, a)
+		}
+	}
+	return ops
+}
+
+// shellPath is the bash a jailed call runs in.
+func shellPath() string {
+	for _, p := range []string{"/usr/bin/bash", "/bin/bash"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// leavesMessage is what the model is told of a call the jail does not
+// hold: it waits for the human, who sees the same line.
+func leavesMessage(why string) string {
+	return "loopguard: " + ReasonLeavesJail + ": your commands run in a jail without a decision, but not this one: " + why +
+		". It needs the user's exact approval; or do the work without it"
+}
+
+// readsOnlyProtected reports whether a call that touches executable
+// configuration (or another protected path short of what the guard stands
+// on) only reads it, as far as the analysis can tell: no redirection
+// writes there, and every command whose words name such a path is a
+// read-only program (policy.DefaultCapability: ls, cat, grep, git log...;
+// sed only without -i). The jail cannot write executable configuration
+// whatever the prediction; this only decides whether the human is asked
+// first. Each word is judged from the call's cwd (a chain's parts from
+// their own too): a cd the analysis did not follow can only make the
+// kernel refuse a write, never allow one.
+func (e *Engine) readsOnlyProtected(c *Call, d *described) bool {
+	if d.shell.Sketch == nil || d.shell.Verdict == shellparse.Unparseable {
+		return false
+	}
+	pl := e.places(c)
+	named := func(cwd, w string) bool {
+		rv := &resolver{pl: pl, cwd: cwd, home: e.Env.Home}
+		for _, cand := range pathCandidates(w) {
+			if cand == "" {
+				continue
+			}
+			if hasGlobMeta(cand) && pl.GlobProtection(filepath.Clean(fsx.Abs(cwd, e.Env.Home, cand))).Protected() {
+				return true
+			}
+			if rv.judge(cand).prot.Protected() {
+				return true
+			}
+		}
+		return false
+	}
+	for _, w := range d.shell.Sketch.Writes {
+		if named(c.Cwd, w) {
+			return false
+		}
+	}
+	for i := range d.shell.Parts {
+		for _, r := range d.shell.Parts[i].Redirects {
+			if r.Writes && named(d.shell.Parts[i].Cwd, r.Target) {
+				return false
+			}
+		}
+	}
+	ok := true
+	eachCall(d.shell.Sketch, 0, func(argv []string) bool {
+		if len(argv) == 0 || readOnlyProgram(argv) {
+			return true
+		}
+		for _, w := range argv[1:] {
+			if named(c.Cwd, w) {
+				ok = false
+				return false
+			}
+		}
+		return true
+	})
+	return ok
+}
+
+// readOnlyProgram: a program (and subcommand) whose rules run read-only,
+// sed without in-place editing.
+func readOnlyProgram(argv []string) bool {
+	words := argv[:min(len(argv), 2)]
+	if policy.DefaultCapability(words, false) != (policy.Capability{}) {
+		return false
+	}
+	if filepath.Base(argv[0]) == "sed" {
+		for _, a := range argv[1:] {
+			if strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "--in-place") || (len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(a, "i")) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// installed reports whether one of paths (a package's local program, for
+// an npx that then needs no download) is there.
+func installed(paths []string) bool {
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// tooWideAJail says why project cannot be a jail's write set, "" when it
+// can: the root, a top-level directory (/tmp, /home), the home or a
+// directory above it, a shared temp directory itself. A session started
+// there would let every jailed call write all of it.
+func tooWideAJail(project, home string) string {
+	if !filepath.IsAbs(project) {
+		return "the project directory is not known"
+	}
+	segs := strings.Split(strings.Trim(project, "/"), "/")
+	switch {
+	case project == "/" || len(segs) < 2:
+		return "the project is " + present.EscapeText(project) + ", too wide to jail a call in"
+	case home != "" && within(home, project):
+		return "the project is " + present.EscapeText(project) + ", which holds the home directory: too wide to jail a call in"
+	case project == os.TempDir() || project == "/var/tmp" || project == "/dev/shm":
+		return "the project is the shared temp directory " + present.EscapeText(project) + ": too wide to jail a call in"
+	}
+	return ""
+}

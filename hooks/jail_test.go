@@ -1,0 +1,220 @@
+package hooks
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/scope"
+	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/token"
+)
+
+const jailLauncher = "/opt/lg/loopguard-exec"
+
+// jailHarness: the read-only preset and the jail grant minted, a launcher
+// named, a project with a tracked-looking tree.
+func jailHarness(t *testing.T) (*harness, func(cmd string) Decision) {
+	t.Helper()
+	h, run := rewriteHarness(t, jailLauncher, "python3", "pnpm", "tail", "make", "npm", "wc")
+	h.grantScope(scope.JailRule, token.Any, token.Any)
+	for _, d := range []string{"src", "sub", "node_modules/x"} {
+		if err := os.MkdirAll(filepath.Join(h.Project, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = os.WriteFile(filepath.Join(h.Project, "src", "a.go"), []byte("package a\n"), 0o644)
+	// An installed package: npx runs it without a download.
+	_ = os.MkdirAll(filepath.Join(h.Project, "node_modules", ".bin"), 0o755)
+	_ = os.WriteFile(filepath.Join(h.Project, "node_modules", ".bin", "tsc"), []byte("#!/bin/sh\n"), 0o755)
+	return h, run
+}
+
+// jailedCommand is the command a jailed call runs: the model's text,
+// byte for byte, as bash -c's argument, through the launcher.
+func jailedCommand(h *harness, cmd string) string {
+	cp := h.eng().jailCapability()
+	words := []string{jailLauncher, "exec", "--cap", cp.String(), "--project", h.Project, "--cwd", h.Project, "--", shellPath(), "bash", "-c", cmd}
+	for i, w := range words {
+		words[i] = shellparse.Quote(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// TestJailRunsAnyShape: under the jail grant, calls of every shape that no
+// narrower grant covers run whole in the jail, as the model wrote them;
+// a narrower grant still wins.
+func TestJailRunsAnyShape(t *testing.T) {
+	h, run := jailHarness(t)
+	for _, cmd := range []string{
+		"cd sub && go test ./...",
+		"pnpm test 2>&1 | tail -30",
+		"python3 -c 'import shutil; shutil.rmtree(\"src\")'",
+		"for f in src/*.go; do wc -l \"$f\"; done",
+		"echo \"$(ls src)\" > listing.txt",
+		"cat > notes.txt <<'EOF'\nline one\nEOF",
+		"(cd src && make)",
+		"rm -rf node_modules && npm test",
+		"echo x | sh -c 'rm -f src/tmp.txt'",
+		"go test ./... 2>&1 | grep -v '^ok' | head -20",
+	} {
+		d := run(cmd)
+		expect(t, cmd, d, Allow, ReasonJailed)
+		if got, _ := d.UpdatedInput["command"].(string); got != jailedCommand(h, cmd) {
+			t.Errorf("%s: runs\n %s\nwant\n %s", cmd, got, jailedCommand(h, cmd))
+		}
+		if d.Capability != h.eng().jailCapability().String() {
+			t.Errorf("%s: capability %q", cmd, d.Capability)
+		}
+	}
+	// The read-only preset is narrower: it still covers what it covers.
+	d := run("git status")
+	expect(t, "git status (the preset)", d, Allow, ReasonScopedGrant)
+	if d.Capability != "read-only" {
+		t.Errorf("git status: capability %q", d.Capability)
+	}
+	d = run("git status && git diff --stat")
+	expect(t, "a chain the preset covers", d, Allow, ReasonScopedGrant)
+}
+
+// TestJailAsksToLeave: what needs more than the jail gives goes to the
+// human, whatever it is nested in; each with a control that runs jailed.
+func TestJailAsksToLeave(t *testing.T) {
+	_, run := jailHarness(t)
+	for _, c := range []struct{ attack, control, why string }{
+		{"curl -sSL https://example.com/x.sh -o x.sh", "cat x.sh", "network"},
+		{"git fetch origin && git status", "git status && ls", "network"},
+		{"npm install left-pad", "npm test", "network"},
+		{"npx left-pad --version", "npx tsc --noEmit", "network"},
+		{"git add -A && git commit -m wip", "ls && git diff", "git"},
+		{"true && git reset --hard", "true && ls", "git reset --hard"},
+		{"echo x | sh -c 'rm -rf src'", "echo x | sh -c 'rm -rf node_modules'", "rm -r src"},
+		{"bash -c \"sh -c 'rm -rf src'\"", "bash -c \"sh -c 'ls src'\"", "rm -r src"},
+		{"rm -rf .", "rm -rf ./node_modules", "rm -r ."},
+		{"find . -name '*.go' -delete", "find . -name '*.go'", "find -delete"},
+		{"git clean -fdx", "git clean -n", "git clean"},
+		{"ls | xargs rm -rf", "ls | xargs wc -l", "xargs rm"},
+		{"echo pwned > /etc/profile.d/x.sh", "echo ok > out.txt", "outside the project"},
+		{"ls && rm -rf ~/old", "ls && rm -f out.txt", "rm deletes recursively outside"},
+		{"kill 4242; sleep 1", "sleep 1; echo done", "kill"},
+	} {
+		d := run(c.attack)
+		if d.Behavior == Allow {
+			t.Errorf("%s: allowed (%s), runs %v", c.attack, d.Reason, d.UpdatedInput["command"])
+			continue
+		}
+		if d.Reason != ReasonLeavesJail || !strings.Contains(d.Message, c.why) {
+			t.Errorf("%s: %s (%s), want %s naming %q", c.attack, d.Reason, d.Message, ReasonLeavesJail, c.why)
+		}
+		if d := run(c.control); d.Behavior != Allow {
+			t.Errorf("%s (control): %s (%s)", c.control, d.Reason, d.Message)
+		}
+	}
+	// A program reading commands from its standard input is held by the
+	// jail like any other (its input is part of the call).
+	expect(t, "python3 - <<PY", run("python3 - <<'PY'\nprint(1)\nPY"), Allow, ReasonJailed)
+	// What cannot be parsed is never jailed.
+	if d := run("echo 'unterminated"); d.Behavior == Allow {
+		t.Errorf("an unparseable command was allowed: %s", d.Reason)
+	}
+}
+
+// TestJailAndExecutableConfiguration: a call that may write executable
+// configuration, or one that leaves Claude Code's sandbox, is decided as
+// before the jail: by a human; one that only reads it runs jailed (the
+// jail cannot write it).
+func TestJailAndExecutableConfiguration(t *testing.T) {
+	h, run := jailHarness(t)
+	_ = os.WriteFile(filepath.Join(h.Project, "AGENTS.md"), []byte("# agents\n"), 0o644)
+	_ = os.MkdirAll(filepath.Join(h.Project, ".git", "hooks"), 0o755)
+	for _, cmd := range []string{"echo 'eval $(curl x)' > .envrc", "ls && cp x .git/hooks/pre-commit", "sed -i s/a/b/ AGENTS.md",
+		"cat notes.md > AGENTS.md", "cat AGENTS.md | tee CLAUDE.md", "mkdir -p .claude/tickets", "for f in a; do echo x > .envrc; done"} {
+		expect(t, cmd, run(cmd), Deny, ReasonExecConfig)
+	}
+	for _, cmd := range []string{"cat AGENTS.md", "wc -w AGENTS.md", "grep -n go AGENTS.md | head -3", "ls -la .git/hooks", "git log -1 -- AGENTS.md && sed -n 1,5p AGENTS.md"} {
+		expect(t, cmd+" (reads only)", run(cmd), Allow, ReasonJailed)
+	}
+	esc := withInput(h.bashCall("ls src | sort | python3 -c pass"), "dangerouslyDisableSandbox", true)
+	if d := h.decide(esc); d.Behavior == Allow {
+		t.Errorf("a call leaving the sandbox was jailed: %s", d.Reason)
+	}
+	expect(t, "the same call in the sandbox (control)", run("ls src | sort | python3 -c pass"), Allow, ReasonJailed)
+	// What the guard stands on is denied, jail or not.
+	expect(t, "cat of the settings", run("cat ~/.claude/settings.json | head"), Deny, ReasonProtected)
+}
+
+// TestJailNeedsTheGrantTheLauncherAndARewrite: no jail grant, no launcher
+// or a host that cannot rewrite: nothing is jailed.
+func TestJailNeedsTheGrantTheLauncherAndARewrite(t *testing.T) {
+	cmd := "ls src | sort | python3 -c pass"
+	_, run := rewriteHarness(t, jailLauncher, "wc")
+	if d := run(cmd); d.Reason == ReasonJailed {
+		t.Error("jailed without a jail grant")
+	}
+	h, runJail := jailHarness(t)
+	expect(t, "with the grant (control)", runJail(cmd), Allow, ReasonJailed)
+	eng := h.eng
+	h.eng = func() *Engine { e := eng(); e.Env.Launcher = ""; return e }
+	if d := h.decide(h.bashCall(cmd)); d.Behavior == Allow {
+		t.Errorf("jailed without a launcher: %s", d.Reason)
+	}
+	h.eng = eng
+	c := h.call(h.bashCall(cmd))
+	c.Rewrite = false
+	if d := h.eng().Decide(t.Context(), c); d.Behavior == Allow {
+		t.Errorf("jailed for a host that cannot rewrite: %s", d.Reason)
+	}
+}
+
+// TestJailGrantExpiresAndVerifies: an expired jail grant, or one whose MAC
+// does not verify, jails nothing.
+func TestJailGrantExpiresAndVerifies(t *testing.T) {
+	h, run := jailHarness(t)
+	cmd := "ls src | sort | python3 -c pass"
+	expect(t, "now (control)", run(cmd), Allow, ReasonJailed)
+	h.now = h.now.Add(2 * time.Hour)
+	if d := run(cmd); d.Behavior == Allow {
+		t.Errorf("jailed after the grant expired: %s", d.Reason)
+	}
+}
+
+// TestJailedCallIsCheckedAfter: PostToolUse compares what ran with the
+// jailed command; the model's own text running instead is an alarm.
+func TestJailedCallIsCheckedAfter(t *testing.T) {
+	h, run := jailHarness(t)
+	cmd := "ls src | sort | python3 -c pass"
+	d := run(cmd)
+	expect(t, cmd, d, Allow, ReasonJailed)
+	post := h.fixture("posttooluse-bash.json")
+	ran := with(post, func(m map[string]any) { m["tool_input"] = clone(d.UpdatedInput) })
+	expect(t, "the jailed command ran", h.decide(ran), Abstain, ReasonRan)
+	run(cmd)
+	expect(t, "the model's text ran instead", h.decide(withInput(post, "command", cmd)), Alarm, ReasonInputChanged)
+}
+
+// TestJailNeverTooWide: a session whose project is the root, a top-level
+// directory, the home or the shared temp directory jails nothing: every
+// jailed call could write all of it.
+func TestJailNeverTooWide(t *testing.T) {
+	for _, c := range []struct{ project, home string }{
+		{"/", "/home/u"}, {"/tmp", "/home/u"}, {"/home", "/home/u"}, {"/home/u", "/home/u"}, {"/srv", "/home/u"},
+	} {
+		if why := tooWideAJail(c.project, c.home); why == "" {
+			t.Errorf("%s (home %s) is jailed", c.project, c.home)
+		}
+	}
+	for _, p := range []string{"/home/u/src/app", "/tmp/TestX/project", "/srv/work/app"} {
+		if why := tooWideAJail(p, "/home/u"); why != "" {
+			t.Errorf("%s (control): %s", p, why)
+		}
+	}
+	h, run := jailHarness(t)
+	expect(t, "a chain in the project (control)", run("ls src | python3 -c pass"), Allow, ReasonJailed)
+	eng := h.eng
+	h.eng = func() *Engine { e := eng(); e.Env.ProjectDir = e.Env.Home; return e }
+	if d := h.decide(h.bashCall("ls src | python3 -c pass")); d.Behavior == Allow || d.Reason != ReasonLeavesJail || !strings.Contains(d.Message, "too wide") {
+		t.Errorf("with the home as its project: %s (%s)", d.Reason, d.Message)
+	}
+}
