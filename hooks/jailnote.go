@@ -100,7 +100,11 @@ var refusalMarks = []string{"permission denied", "operation not permitted", "rea
 // The lines beside a refused call's result, one per right it can lack;
 // CAP is the capability's name.
 const (
-	askExact     = "ask the user to approve the exact command (loopguard approve)"
+	askExact = "ask the user to approve the exact command (loopguard approve)"
+	// jailAsk is how a jailed call asks to leave the jail: Claude Code's
+	// own flag for running outside its sandbox, which loopguard holds for
+	// the human's exact approval (sandbox_escape).
+	jailAsk      = "retry the same command with dangerouslyDisableSandbox: true (the user then approves exactly it, or not), or ask the user to run it"
 	notRunNote   = "loopguard: the jail could not be set up, so nothing ran (its loopguard line says why); to run it unconfined, " + askExact + "."
 	unixNote     = "loopguard: the jail (CAP) refuses every Unix socket (Docker, D-Bus, ssh-agent), whatever the grant; to run it unconfined, " + askExact + "."
 	attrNote     = "loopguard: the jail (CAP) refused changing a file's mode, owner or times (chmod, chown, utime); to run it unconfined, " + askExact + "."
@@ -126,7 +130,17 @@ func refusalNote(cp policy.Capability, out string, site jailSite) string {
 	if len(lines) == 0 {
 		return ""
 	}
-	named := func(note string) string { return strings.Replace(note, "CAP", cp.String(), 1) }
+	named := func(note string) string {
+		note = strings.Replace(note, "CAP", cp.String(), 1)
+		if cp.Jail {
+			// Under the jail grant a retry is jailed again: the way out
+			// is a request the human decides, bound to the exact call.
+			note = strings.Replace(note, "to run it unconfined, "+askExact, "to run it outside the jail, "+jailAsk, 1)
+			note = strings.Replace(note, askExact, jailAsk, 1)
+			note = strings.Replace(note, "ask the user to grant the command with +network (loopguard grant --network) or to approve it exactly (loopguard approve)", jailAsk, 1)
+		}
+		return note
+	}
 	has := func(marks ...string) bool {
 		for _, l := range lines {
 			for _, m := range marks {

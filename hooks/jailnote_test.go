@@ -176,3 +176,25 @@ func TestJailRefusalNote(t *testing.T) {
 		}
 	}
 }
+
+// TestJailRefusalNoteUnderTheJailGrant: a call the jail grant ran is
+// jailed again when retried as it is; its refusal line says how to leave
+// the jail (the flag Claude Code sends for a call outside its sandbox,
+// which loopguard holds for the human's exact approval), never to widen
+// the jail by a grant. Control: the same refusal under project-write
+// keeps its own line.
+func TestJailRefusalNoteUnderTheJailGrant(t *testing.T) {
+	project := "/home/u/proj"
+	site := jailSite{places: policy.Places{Home: "/home/u"}.Prepare(), project: project, cwd: project, home: "/home/u"}
+	for _, out := range []string{
+		"dial tcp 1.2.3.4:443: connect: permission denied",
+		"mkdir: cannot create directory ‘/home/u/other’: Permission denied",
+		"error: could not lock config file .git/config: Permission denied",
+	} {
+		got := refusalNote(policy.JailCapability, out, site)
+		wantText(t, out, got, []string{"(jail)", "dangerouslyDisableSandbox: true"}, []string{"loopguard grant", "unconfined"})
+		if ctl := refusalNote(policy.Capability{Write: true}, out, site); strings.Contains(ctl, "dangerouslyDisableSandbox") || ctl == "" {
+			t.Errorf("%s: project-write's line %q", out, ctl)
+		}
+	}
+}
