@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -29,6 +30,8 @@ type auditShowOptions struct {
 	Follow bool
 	N      int // last N entries; 0: all (or followDefault with Follow)
 	NSet   bool
+	// Since: only entries at or after it (zero: all): --since, --today.
+	Since time.Time
 }
 
 type auditRestartOptions struct {
@@ -68,6 +71,8 @@ func newAuditCmdWith(show func(context.Context, *auditShowOptions) error,
 	verify func(context.Context, *auditVerifyOptions) error,
 	restart func(context.Context, *auditRestartOptions) error) *cobra.Command {
 	so := &auditShowOptions{}
+	var since time.Duration
+	var today bool
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Show the audit log of every decision",
@@ -82,7 +87,7 @@ master key. 'loopguard audit verify' checks it.
 UTC), prev, event, session, agent, agent_type, tool, digest, decision,
 reason, grant, pending, principal, mode, detail, summary; empty fields are
 left out, the names do not change. prune never removes an entry.`,
-		Example: "  loopguard audit -n 20\n  loopguard audit --follow\n  loopguard audit --json | jq 'select(.decision == \"deny\")'",
+		Example: "  loopguard audit -n 20\n  loopguard audit --since 1h\n  loopguard audit --follow\n  loopguard audit --json | jq 'select(.decision == \"deny\")'",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := openAuditLog()
@@ -94,12 +99,25 @@ left out, the names do not change. prune never removes an entry.`,
 			if so.N < 0 {
 				return errors.New("-n must not be negative")
 			}
+			switch {
+			case since != 0 && today:
+				return errors.New("--since and --today do not go together")
+			case since < 0:
+				return errors.New("--since must not be negative")
+			case since > 0:
+				so.Since = time.Now().Add(-since)
+			case today:
+				y, m, d := time.Now().Date()
+				so.Since = time.Date(y, m, d, 0, 0, 0, 0, time.Local)
+			}
 			return show(cmd.Context(), so)
 		},
 	}
 	cmd.Flags().BoolVar(&so.JSON, "json", false, "print one JSON object per line: the log's own lines, stable field names (README, The audit log)")
 	cmd.Flags().BoolVarP(&so.Follow, "follow", "f", false, fmt.Sprintf("keep printing new entries as they are appended (starts with the last %d)", followDefault))
 	cmd.Flags().IntVarP(&so.N, "n", "n", 0, "print only the last `N` entries (0: all)")
+	cmd.Flags().DurationVar(&since, "since", 0, "print only the entries of the last `DURATION` (1h, 30m): what ran, jailed or not, and what was decided")
+	cmd.Flags().BoolVar(&today, "today", false, "print only today's entries (local time)")
 
 	vo := &auditVerifyOptions{}
 	verifyCmd := &cobra.Command{
@@ -187,6 +205,9 @@ func isTerminal(w io.Writer) bool {
 
 func auditShowRun(ctx context.Context, o *auditShowOptions) error {
 	print := func(raw []byte, e audit.Entry) error {
+		if !o.Since.IsZero() && e.Time.Before(o.Since) {
+			return nil
+		}
 		var err error
 		if o.JSON {
 			line := string(raw)

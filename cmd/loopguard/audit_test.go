@@ -64,12 +64,29 @@ func TestAuditFlagsToOptions(t *testing.T) {
 		{[]string{"verify"}, "verify json=false"},
 		{[]string{"verify", "--json"}, "verify json=true"},
 		{[]string{"restart"}, "restart"},
+		{[]string{"--since", "1h"}, "show json=false follow=false n=0 set=false since=1h0m0s"},
+		{[]string{"--today"}, "show json=false follow=false n=0 set=false today"},
+		{[]string{"--since", "1h", "--today"}, "error"},
+		{[]string{"--since", "-1h"}, "error"},
+		{[]string{"--since", "soon"}, "error"},
 	}
 	for _, tc := range cases {
 		var got string
 		cmd := newAuditCmdWith(
 			func(_ context.Context, o *auditShowOptions) error {
 				got = fmt.Sprintf("show json=%v follow=%v n=%d set=%v", o.JSON, o.Follow, o.N, o.NSet)
+				if !o.Since.IsZero() {
+					ago := time.Since(o.Since)
+					y, m, d := time.Now().Date()
+					switch {
+					case o.Since.Equal(time.Date(y, m, d, 0, 0, 0, 0, time.Local)):
+						got += " today"
+					case ago >= time.Hour && ago < time.Hour+time.Minute:
+						got += " since=1h0m0s"
+					default:
+						got += " since=" + ago.String()
+					}
+				}
 				if o.Log == nil || o.Out == nil {
 					got += " missing log or output"
 				}
@@ -326,5 +343,26 @@ func TestAuditRestartRefusesInsideAgent(t *testing.T) {
 	t.Setenv("CLAUDECODE", "1")
 	if err := confirmRestart(t.TempDir()); !errors.Is(err, errNotHuman) {
 		t.Fatalf("confirmRestart = %v, want errNotHuman", err)
+	}
+}
+
+// TestAuditShowSince: --since (and --today) prints only the entries at or
+// after the cut, the header still first; the control prints them all.
+func TestAuditShowSince(t *testing.T) {
+	l := testAuditLog(t, 3)
+	var out bytes.Buffer
+	cut := time.Date(2026, 11, 30, 1, 2, 2, 0, time.UTC)
+	if err := auditShowRun(context.Background(), &auditShowOptions{Log: l, Out: &out, Since: cut}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 3 || strings.Contains(out.String(), "111111111111") || !strings.Contains(out.String(), "222222222222") {
+		t.Errorf("--since printed:\n%s", out.String())
+	}
+	out.Reset()
+	if err := auditShowRun(context.Background(), &auditShowOptions{Log: l, Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 4 {
+		t.Errorf("all (control) printed %d lines", n)
 	}
 }
