@@ -62,6 +62,9 @@ func Begin(o Options) (*Recorder, error) {
 		return nil, err
 	}
 	if err := s.create(); err != nil {
+		if errors.Is(err, ErrStateReadOnly) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("failed to prepare the undo store: %w", err)
 	}
 	lock, err := s.lock(true, o.Waiting)

@@ -60,6 +60,11 @@ var Regenerable = []string{"node_modules", "__pycache__", ".pytest_cache", ".myp
 // ErrBusy: a confined call in the project holds its lock.
 var ErrBusy = errors.New("a confined call is running in this project")
 
+// ErrStateReadOnly: the state directory is on a read-only mount (a
+// sandbox around the agent, such as Claude Code's, that lets it write
+// only the project and temp): no record can be taken there.
+var ErrStateReadOnly = errors.New("the state directory is read-only here (a sandbox around the agent): this call cannot be undone")
+
 // ErrNoRecord: the project has no record (or not the one asked for).
 var ErrNoRecord = errors.New("no undo record")
 
@@ -120,12 +125,18 @@ func (s *Store) blobPath(hash string) string {
 func (s *Store) create() error {
 	state := filepath.Dir(filepath.Dir(s.Dir))
 	if err := os.MkdirAll(state, 0o700); err != nil {
+		if errors.Is(err, syscall.EROFS) {
+			return ErrStateReadOnly
+		}
 		return fmt.Errorf("failed to create the state directory: %w", err)
 	}
 	// The state directory's own mode is state.Open's to check; what undo
 	// keeps there is private whatever it is.
 	for _, d := range []string{filepath.Dir(s.Dir), s.Dir, s.recordsDir(), s.blobsDir(), s.manifestsDir()} {
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			if errors.Is(err, syscall.EROFS) {
+				return ErrStateReadOnly
+			}
 			return fmt.Errorf("failed to create %s: %w", d, err)
 		}
 		fi, err := os.Lstat(d)
