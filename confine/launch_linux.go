@@ -63,6 +63,14 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(plan.RunDir) // after every process of the launch has exited
+	// Undo (confine/undo_linux.go): what the program can write is
+	// recorded before it starts; the after-state, and the project's lock
+	// let go, once the sweep below has run.
+	rec, err := recordUndo(s, plan, e, stderr)
+	if err != nil {
+		return 0, err
+	}
+	defer rec.finish(stderr)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return 0, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 	}

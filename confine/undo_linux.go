@@ -1,0 +1,61 @@
+//go:build linux
+
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/loopguard/loopguard/undo"
+)
+
+// undoRecord is a launch's undo record (package undo): before a program
+// that can write starts, every file it could write below the project is
+// recorded in the state directory (which no capability reads or writes),
+// under the project's lock; finish records the after-state once the
+// launch's last process has exited and lets the lock go. A launch whose
+// record cannot be taken runs nothing, but where the state directory is
+// on a read-only mount (inside Claude Code's sandbox): there it runs, and
+// says it cannot be undone.
+type undoRecord struct{ r *undo.Recorder }
+
+// recordUndo takes the record of a launch of s under plan (nothing under
+// a capability that does not write).
+func recordUndo(s Spec, plan Plan, e Env, stderr io.Writer) (undoRecord, error) {
+	if plan.Project == "" {
+		return undoRecord{}, nil
+	}
+	r, err := undo.Begin(undo.Options{
+		StateDir: e.Places.StateDir,
+		Project:  plan.Project,
+		Held:     plan.Held,
+		Command:  strings.Join(s.Argv, " "),
+		Waiting: func() {
+			fmt.Fprintln(stderr, "loopguard: waiting for another confined call in this project to end (its undo record holds the project)")
+		},
+	})
+	if errors.Is(err, undo.ErrStateReadOnly) {
+		// Inside a sandbox that mounts all but the project and temp
+		// read-only (Claude Code's), the call runs confined as ever, and
+		// is said to be beyond undo. Any other failure runs nothing.
+		fmt.Fprintf(stderr, "loopguard: %v\n", err)
+		return undoRecord{}, nil
+	}
+	if err != nil {
+		return undoRecord{}, err
+	}
+	return undoRecord{r: r}, nil
+}
+
+// finish records the after-state; a failure is said, not fatal: the call
+// has run, and undo compares with the next record instead.
+func (u undoRecord) finish(stderr io.Writer) {
+	if u.r == nil {
+		return
+	}
+	if err := u.r.Finish(); err != nil {
+		fmt.Fprintf(stderr, "loopguard: %v\n", err)
+	}
+}
