@@ -207,7 +207,17 @@ func openPrivate(d string, uid int) (int, error) {
 // execJailed applies plan and the filter o to this thread and execs s's
 // program; it returns only on failure.
 func execJailed(s Spec, plan Plan, o filterOpts) error {
-	runtime.LockOSThread() // the filter is this thread's; execve keeps it
+	if err := prepareJailed(s, plan, o); err != nil {
+		return err
+	}
+	return syscall.Exec(s.Exe, s.Argv, jailEnv(plan))
+}
+
+// prepareJailed applies plan and the filter o to this thread, makes s's
+// redirections under them and enters s's directory: what execJailed and
+// runInit do before the program runs.
+func prepareJailed(s Spec, plan Plan, o filterOpts) error {
+	runtime.LockOSThread() // the filter is this thread's; execve and fork keep it
 	if err := apply(plan, o); err != nil {
 		return err
 	}
@@ -223,7 +233,7 @@ func execJailed(s Spec, plan Plan, o filterOpts) error {
 	if err := os.Chdir(s.Cwd); err != nil {
 		return fmt.Errorf("failed to enter %s: %w", s.Cwd, err)
 	}
-	return syscall.Exec(s.Exe, s.Argv, jailEnv(plan))
+	return nil
 }
 
 // jailEnv is the program's environment: the launcher's, less what the

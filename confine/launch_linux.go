@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,14 +28,20 @@ import (
 // removes the launch's own temp directory and sweeps what the program
 // created in the project. The second (stage2) is the launcher's own
 // binary again: for a capability that writes, where the kernel lets an
-// unprivileged user make a user namespace, in user, mount and IPC
+// unprivileged user make a user namespace, in user, mount, IPC and PID
 // namespaces of its own, where it makes everything outside the write set
 // read-only by mounts (so not even a mode, owner, time or extended
-// attribute changes there, which Landlock does not cover). It restricts
-// itself and execs the program. Otherwise (read-only, or namespaces
-// refused: Claude Code's sandbox, Ubuntu 24.04's AppArmor default) it
-// runs in the first stage's namespaces, and its filter refuses every such
-// change instead.
+// attribute changes there, which Landlock does not cover) and mounts the
+// PID namespace's own /proc. It restricts itself, starts the program and
+// stays as the namespace's init (init_linux.go): when it exits, the
+// kernel kills every process left in the namespace. Otherwise
+// (read-only, or namespaces refused: Claude Code's sandbox, Ubuntu
+// 24.04's AppArmor default) it runs in the first stage's namespaces, and
+// its filter refuses every such
+// change instead; it execs the program, whose descendants the first stage
+// stops and kills when it has exited (stopTree). Either way the call runs
+// in a cgroup of its own where the user may make one (cgroup_linux.go),
+// and its tasks are bounded (tasks_linux.go).
 
 // noNamespaces: the launcher never asks for namespaces (a test shows
 // the filter holding alone, as where they are refused).
@@ -44,9 +51,11 @@ var noNamespaces bool
 type launch struct {
 	Spec Spec
 	Plan Plan
-	// NS: the second stage is in user, mount and IPC namespaces of its
-	// own.
+	// NS: the second stage is in user, mount, IPC and PID namespaces of
+	// its own.
 	NS bool
+	// PidsMax: the call's cgroup bounds its tasks.
+	PidsMax bool
 }
 
 // run is the first stage: it returns the program's exit status, or an
@@ -79,6 +88,15 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT)
 	defer signal.Stop(sigs)
+	// A cgroup of the call's own where the user may make one
+	// (cgroup_linux.go).
+	cg, err := newCallCgroup()
+	if err != nil {
+		return 0, err
+	}
+	if cg != nil {
+		defer cg.remove()
+	}
 	// Namespaces of its own only for a capability that writes: what they
 	// give (metadata changes kept to the write set, the top level, System
 	// V IPC and /dev/shm of its own) is for a program that writes; a
@@ -87,12 +105,12 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	var c child
 	ns := !noNamespaces && plan.Project != ""
 	if ns {
-		c, err = startStage2(s, plan, true)
+		c, err = startStage2(s, plan, true, cg)
 	}
 	if !ns || err != nil {
 		// No namespace of its own (not needed, or refused here): the
 		// second stage runs in this one.
-		c, err = startStage2(s, plan, false)
+		c, err = startStage2(s, plan, false, cg)
 	}
 	if err != nil {
 		return 0, err
@@ -110,6 +128,12 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	}()
 	ws, werr := c.wait()
 	close(done)
+	if cg != nil {
+		if err := cg.kill(); err != nil {
+			fmt.Fprintf(stderr, "loopguard: killing what the call left in its cgroup: %v\n", err)
+		}
+	}
+	stopTree()
 	reapRest()
 	if plan.Project != "" {
 		for _, line := range sweep(plan, e) {
@@ -137,7 +161,7 @@ type child struct {
 // program keeps through the second stage's execve (a program started by
 // fork from a confined thread of this one was refused its own
 // /proc/self: TestJailHoldsNoCapability).
-func startStage2(s Spec, plan Plan, ns bool) (child, error) {
+func startStage2(s Spec, plan Plan, ns bool, cg *callCgroup) (child, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return child{}, err
@@ -156,9 +180,13 @@ func startStage2(s Spec, plan Plan, ns bool) (child, error) {
 		// agent's timeout leaves no program running.
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	}
+	if cg != nil {
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = cg.fd
+	}
 	if ns {
 		a := cmd.SysProcAttr
-		a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWIPC
+		a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWIPC | unix.CLONE_NEWPID
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		a.GidMappingsEnableSetgroups = false
@@ -172,7 +200,7 @@ func startStage2(s Spec, plan Plan, ns bool) (child, error) {
 		w.Close()
 		return child{}, fmt.Errorf("failed to start the launch: %w", err)
 	}
-	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: ns})
+	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: ns, PidsMax: cg != nil && cg.pidsMax})
 	w.Close()
 	if err != nil {
 		_ = cmd.Process.Kill()
@@ -206,13 +234,20 @@ func stage2() error {
 	if err != nil {
 		return fmt.Errorf("reading the launch: %w", err)
 	}
-	mounted := false
-	if l.NS {
-		if mounted, err = isolate(&l.Plan); err != nil {
-			return err
-		}
+	// Every step below is this thread's (the capabilities isolate drops,
+	// the restriction): the one that execs or forks the program.
+	runtime.LockOSThread()
+	if err := limitTasks(l); err != nil {
+		return err
 	}
-	return execJailed(l.Spec, l.Plan, l.Plan.filter(l.NS, mounted))
+	if !l.NS {
+		return execJailed(l.Spec, l.Plan, l.Plan.filter(false, false))
+	}
+	mounted, err := isolate(&l.Plan)
+	if err != nil {
+		return err
+	}
+	return runInit(l.Spec, l.Plan, l.Plan.filter(true, mounted))
 }
 
 // filter is the filter a launch of p applies: in IPC namespaces of its

@@ -29,11 +29,57 @@ import (
 // It reports false, with nothing changed, when the kernel refuses the
 // first step (the launch then refuses those changes by its filter); an
 // error after that step leaves a half-made tree, and the program is not
-// run.
+// run. Either way it then mounts the PID namespace's own /proc (ownProc):
+// that failing is an error.
 func isolate(plan *Plan) (bool, error) {
 	// The capabilities the namespace gave the second stage end with
 	// this, whichever way it returns: ambient ones would outlive execve.
 	defer dropCapabilities()
+	mounted, err := isolateTree(plan)
+	if err != nil {
+		return false, err
+	}
+	return mounted, ownProc(plan)
+}
+
+// ownProc mounts over /proc a proc of the second stage's PID namespace
+// (it is pid 1 there: launch.NS), read-only, and lets the jail read it
+// whole instead of the second stage's /proc/self alone: each process of
+// the jail then reads its own entries (a shell's children, ps, Go's
+// cgroup-aware GOMAXPROCS, a JVM), and no process outside the jail is
+// there to be read. What it shows beyond the jail's processes is the
+// machine's (cpuinfo, meminfo, sysctl values, the network namespace's
+// sockets, which /proc/self/net showed before), except the user's
+// kernel keys' descriptions (/proc/keys, hidden under /dev/null: the
+// filter keeps the keyring closed).
+func ownProc(plan *Plan) error {
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, ""); err != nil {
+		if errors.Is(err, unix.EPERM) {
+			// The kernel lets a user namespace mount proc only where a
+			// proc is fully visible: a container that hides parts of
+			// /proc under other mounts refuses it. The jail then keeps
+			// the rule for /proc/self, which in a PID namespace is the
+			// second stage's own (not dumpable): its processes are
+			// refused their own /proc entries, as with the filter
+			// alone, and read no other's.
+			return nil
+		}
+		return fmt.Errorf("mounting the jail's own /proc: %w", err)
+	}
+	if err := unix.Mount("/dev/null", "/proc/keys", "", unix.MS_BIND, ""); err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("hiding /proc/keys: %w", err)
+	}
+	for i, d := range plan.ReadDirs {
+		if d == "/proc/self" {
+			plan.ReadDirs[i] = "/proc"
+		}
+	}
+	plan.ReadFiles = slices.DeleteFunc(plan.ReadFiles, func(f string) bool { return isAncestorOrSelf("/proc", f) })
+	return nil
+}
+
+// isolateTree is isolate's read-only tree.
+func isolateTree(plan *Plan) (bool, error) {
 	// Nothing done here reaches another namespace.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return false, nil

@@ -1,0 +1,115 @@
+//go:build linux
+
+package confine
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// jailTasks bounds the tasks (processes and threads) of one call: a fork
+// bomb stops there, and the machine stays usable. It is the call's
+// cgroup's pids.max where it has one (cgroup_linux.go), and otherwise its
+// RLIMIT_NPROC: with namespaces of its own the kernel counts that limit
+// in the call's own user namespace (ucounts: a user's tasks are counted
+// per user namespace, and checked against the limit of each namespace up
+// to the initial one), so it is exactly the call's tasks; without them,
+// the limit counts every task of the user's (in the launcher's user
+// namespace: Claude Code's sandbox makes one per command), so it is set
+// to what the user runs now plus jailTasks. A build of this repository
+// (go test ./..., GOMAXPROCS threads in each compile and test binary)
+// stays far below it. 64 a CPU, 1024 at least: a build runs a compiler
+// a CPU, each with a thread or more a CPU.
+func jailTasks() uint64 { return max(1024, 64*uint64(runtime.NumCPU())) }
+
+// limitTasks sets the second stage's RLIMIT_NPROC, which the program and
+// its children keep (lowered soft and hard: an unprivileged process
+// cannot raise it again), unless the call's cgroup bounds its tasks.
+// The kernel does not apply it to root.
+func limitTasks(l launch) error {
+	if l.PidsMax {
+		return nil
+	}
+	n := jailTasks()
+	if !l.NS {
+		c, err := userTasks(os.Getuid())
+		if err != nil {
+			return fmt.Errorf("counting this user's tasks to bound the call's: %w", err)
+		}
+		n += c
+	}
+	var cur unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NPROC, &cur); err != nil {
+		return fmt.Errorf("getrlimit(RLIMIT_NPROC): %w", err)
+	}
+	n = min(n, cur.Max)
+	if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: n, Max: n}); err != nil {
+		return fmt.Errorf("bounding the call's tasks: setrlimit(RLIMIT_NPROC): %w", err)
+	}
+	return nil
+}
+
+// userTasks counts the tasks of uid this process's /proc shows: the
+// threads of each process whose owner uid is. A process changing its
+// owner meanwhile is counted or not; the bound is jailTasks either way,
+// give or take such a race.
+func userTasks(uid int) (uint64, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	buf := make([]byte, 1024)
+	for _, name := range names {
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(int(d.Fd()), name, &st, 0); err != nil || int(st.Uid) != uid {
+			continue
+		}
+		n += threadsOf(int(d.Fd()), name+"/stat", buf)
+	}
+	return n, nil
+}
+
+// threadsOf is num_threads from a /proc/PID/stat (1 when unreadable:
+// the process is there).
+func threadsOf(dirfd int, name string, buf []byte) uint64 {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 1
+	}
+	k, err := unix.Read(fd, buf)
+	_ = unix.Close(fd)
+	if err != nil || k <= 0 {
+		return 1
+	}
+	// pid (comm) state ppid pgrp session tty_nr tpgid flags minflt
+	// cminflt majflt cmajflt utime stime cutime cstime priority nice
+	// num_threads: the 17th field after comm's closing parenthesis.
+	b := buf[:k]
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 1
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 18 {
+		return 1
+	}
+	t, err := strconv.ParseUint(string(f[17]), 10, 64)
+	if err != nil || t == 0 {
+		return 1
+	}
+	return t
+}
