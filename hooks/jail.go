@@ -76,6 +76,13 @@ func (e *Engine) jailed(ctx context.Context, c *Call, d *described) (Decision, b
 	if g == nil {
 		return Decision{}, false
 	}
+	// The jail's write set is the project the host names, never the
+	// payload's cwd, which the agent moves with cd (a cd into ~/.ssh
+	// would make that the project).
+	if e.namedProject(c) == "" {
+		d.leaves = "the agent's host does not name the project, so there is no jail to run it in"
+		return Decision{}, false
+	}
 	project = filepath.Clean(e.projectDir(c))
 	if why := tooWideAJail(project, e.Env.Home); why != "" {
 		d.leaves = why
@@ -519,7 +526,8 @@ func installed(paths []string) bool {
 
 // tooWideAJail says why project cannot be a jail's write set, "" when it
 // can: the root, a top-level directory (/tmp, /home), the home or a
-// directory above it, a shared temp directory itself. A session started
+// directory above it, a shared temp directory itself, or a place in one of
+// the home's hidden directories (~/.config/x, ~/.ssh). A session started
 // there would let every jailed call write all of it.
 func tooWideAJail(project, home string) string {
 	if !filepath.IsAbs(project) {
@@ -533,6 +541,9 @@ func tooWideAJail(project, home string) string {
 		return "the project is " + present.EscapeText(project) + ", which holds the home directory: too wide to jail a call in"
 	case project == os.TempDir() || project == "/var/tmp" || project == "/dev/shm":
 		return "the project is the shared temp directory " + present.EscapeText(project) + ": too wide to jail a call in"
+	}
+	if rel, err := filepath.Rel(home, project); home != "" && err == nil && strings.HasPrefix(rel, ".") && !strings.HasPrefix(rel, "..") {
+		return "the project " + present.EscapeText(project) + " lies in a hidden directory of the home, where tools keep their configuration: not a jail's write set"
 	}
 	return ""
 }

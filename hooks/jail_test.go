@@ -160,6 +160,12 @@ func TestJailNeedsTheGrantTheLauncherAndARewrite(t *testing.T) {
 	if d := h.decide(h.bashCall(cmd)); d.Behavior == Allow {
 		t.Errorf("jailed without a launcher: %s", d.Reason)
 	}
+	// A host that names no project: the cwd, which the agent moves, is
+	// never the jail's write set.
+	h.eng = func() *Engine { e := eng(); e.Env.ProjectDir = ""; return e }
+	if d := h.decide(h.bashCall(cmd)); d.Behavior == Allow {
+		t.Errorf("jailed without a named project: %s", d.Reason)
+	}
 	h.eng = eng
 	c := h.call(h.bashCall(cmd))
 	c.Rewrite = false
@@ -200,12 +206,13 @@ func TestJailedCallIsCheckedAfter(t *testing.T) {
 func TestJailNeverTooWide(t *testing.T) {
 	for _, c := range []struct{ project, home string }{
 		{"/", "/home/u"}, {"/tmp", "/home/u"}, {"/home", "/home/u"}, {"/home/u", "/home/u"}, {"/srv", "/home/u"},
+		{"/home/u/.ssh", "/home/u"}, {"/home/u/.config/systemd/user", "/home/u"},
 	} {
 		if why := tooWideAJail(c.project, c.home); why == "" {
 			t.Errorf("%s (home %s) is jailed", c.project, c.home)
 		}
 	}
-	for _, p := range []string{"/home/u/src/app", "/tmp/TestX/project", "/srv/work/app"} {
+	for _, p := range []string{"/home/u/src/app", "/tmp/TestX/project", "/srv/work/app", "/home/u/src/.hidden-but-not-home-level"} {
 		if why := tooWideAJail(p, "/home/u"); why != "" {
 			t.Errorf("%s (control): %s", p, why)
 		}

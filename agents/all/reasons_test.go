@@ -139,12 +139,12 @@ func TestEveryReasonIsAudited(t *testing.T) {
 			h.run("", "", h.bash("echo hi > a.txt"))
 		},
 		hooks.ReasonJailed: func(h *harness) {
-			h.launcher = "/opt/lg/loopguard-exec"
+			h.launcher, h.named = "/opt/lg/loopguard-exec", true
 			h.grantAny("Bash(*)")
 			h.run("", "", h.bash("echo a | echo b"))
 		},
 		hooks.ReasonLeavesJail: func(h *harness) {
-			h.launcher = "/opt/lg/loopguard-exec"
+			h.launcher, h.named = "/opt/lg/loopguard-exec", true
 			h.grantAny("Bash(*)")
 			h.run("", "", h.bash("echo a && git push"))
 		},
