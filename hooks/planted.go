@@ -1,0 +1,92 @@
+package hooks
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/present"
+	"github.com/loopguard/loopguard/undo"
+)
+
+// What the jail planted (issue 36, item 4). A held Bash call, once
+// approved, runs outside the jail: a build, an install, a commit or a push
+// then runs or ships what jailed calls wrote. The human deciding it is
+// shown, beside the command, the files jailed calls changed in the project
+// since the human's last decision (from the undo records the launcher
+// keeps), so that a Makefile edited by a jailed call is seen before `make`
+// runs unjailed.
+
+// maxPlanted bounds the paths named; the rest are counted.
+const maxPlanted = 12
+
+// plantedScan bounds how far back the audit log is read for the human's
+// last decision.
+const plantedScan = 500
+
+// plantedWarning is the warning a held Bash call carries, "" when jailed
+// calls changed nothing since the human's last decision (or nothing is
+// recorded: no undo records, another tool).
+func (e *Engine) plantedWarning(c *Call) string {
+	if c.ToolName != "Bash" || e.Env.StateDir == "" || e.namedProject(c) == "" {
+		return ""
+	}
+	st, err := undo.Open(e.Env.StateDir, filepath.Clean(e.projectDir(c)))
+	if err != nil {
+		return ""
+	}
+	since := e.lastHumanDecision()
+	paths, more, unfinished, err := st.ChangedSince(since, maxPlanted)
+	if err != nil {
+		return "jailed calls may have changed the project since your last decision, but their undo records cannot be read (" + present.EscapeText(err.Error()) + "): look before approving"
+	}
+	if len(paths) == 0 && unfinished == 0 {
+		return ""
+	}
+	when := "since your last decision"
+	if since.IsZero() {
+		when = "so far"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "jailed calls changed these files in the project %s; an approved call runs outside the jail and may run or send them: ", when)
+	for i, p := range paths {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(present.EscapeText(p))
+	}
+	if more {
+		b.WriteString(", and more")
+	}
+	if unfinished > 0 {
+		fmt.Fprintf(&b, " (%d call(s) ended before their changes were recorded)", unfinished)
+	}
+	b.WriteString(" (loopguard undo --list)")
+	return b.String()
+}
+
+// lastHumanDecision is the time of the human's last decision in the audit
+// log (an approval, a denial, a grant, an undo), the zero time when none
+// is among its last entries.
+func (e *Engine) lastHumanDecision() time.Time {
+	var last time.Time
+	if e.Audit == nil {
+		return last
+	}
+	_, _ = e.Audit.Last(plantedScan, func(_ []byte, en audit.Entry) error {
+		switch en.Event {
+		case PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure:
+			return nil
+		}
+		switch en.Decision {
+		case "approve", "deny", "grant", "undo":
+			if en.Time.After(last) {
+				last = en.Time
+			}
+		}
+		return nil
+	})
+	return last
+}

