@@ -392,7 +392,7 @@ func (s *Store) sweepBlobs(used map[string]bool) (int64, error) {
 // its name (no rename over a file, which would make ext4 flush it).
 func (s *Store) writeNew(path string, write func(io.Writer) error) error {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|fsx.NoFollow, 0o600)
 	if err != nil {
 		return err
 	}

@@ -153,7 +153,7 @@ func (g *Guard) Init(ctx context.Context, dir string) error {
 	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
 		return ErrNoKeyring
 	}
-	_, err := g.Run(ctx, dir, "init", "--project", "--wait", "0")
+	_, err := g.Run(ctx, dir, "init", "--project", "--wait", "0", "--no-jail")
 	return err
 }
 

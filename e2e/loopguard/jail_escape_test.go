@@ -205,7 +205,7 @@ func newEscapeEnv(t *testing.T, claude string, sandbox bool, files map[string]st
 	x.env = &env{t: t, ctx: context.Background(), claude: wrap("claude-as-user", claude), Dir: proj,
 		g:         &Guard{Bin: wrap("loopguard-as-user", filepath.Join(bin, "loopguard")), Home: home, State: state},
 		clientEnv: []string{"TMPDIR=" + x.tmp, "PATH=/usr/local/bin:/usr/bin:/bin"}}
-	args := []string{"init", "--user", "--wait", "0", "--no-preset"}
+	args := []string{"init", "--user", "--wait", "0", "--no-preset", "--no-jail"}
 	if !sandbox {
 		args = append(args, "--no-sandbox")
 	}

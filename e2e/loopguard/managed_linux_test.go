@@ -238,7 +238,7 @@ func TestManagedInstall(t *testing.T) {
 		argv := m.asUser(userEnv, append([]string{"sh", "-c", `cd "$0" && exec /usr/local/bin/loopguard "$@"`, proj}, args...)...)
 		return m.run(argv...)
 	}
-	out, err = userLG("init", "--no-preset", "--toolchains", "none")
+	out, err = userLG("init", "--no-preset", "--no-jail", "--toolchains", "none")
 	if err != nil {
 		t.Fatal(err)
 	}

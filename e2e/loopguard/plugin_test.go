@@ -103,7 +103,7 @@ func TestPluginInstallHoldApprove(t *testing.T) {
 	t.Parallel()
 	pe := newPluginEnv(t)
 	pe.installPlugin()
-	out, err := pe.cli("init", "--user", "--no-preset", "--toolchains", "none")
+	out, err := pe.cli("init", "--user", "--no-preset", "--no-jail", "--toolchains", "none")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestPluginInstallHoldApprove(t *testing.T) {
 func TestPluginAfterInitNeverTwice(t *testing.T) {
 	t.Parallel()
 	pe := newPluginEnv(t)
-	if _, err := pe.cli("init", "--user", "--no-preset", "--toolchains", "none"); err != nil {
+	if _, err := pe.cli("init", "--user", "--no-preset", "--no-jail", "--toolchains", "none"); err != nil {
 		t.Fatal(err)
 	}
 	pe.installPlugin()
@@ -211,7 +211,7 @@ func TestPluginAfterInitNeverTwice(t *testing.T) {
 	if !strings.Contains(doc, "FAIL  hooks PreToolUse: loopguard runs twice for every call") {
 		t.Errorf("doctor does not fail the double registration:\n%s", doc)
 	}
-	out, err := pe.cli("init", "--user", "--no-preset", "--toolchains", "none")
+	out, err := pe.cli("init", "--user", "--no-preset", "--no-jail", "--toolchains", "none")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestReviewDefaultFlowRealClient(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	// The default install: init without --wait holds calls for review.
-	if _, err := e.g.Run(e.ctx, e.Dir, "init", "--project"); err != nil {
+	if _, err := e.g.Run(e.ctx, e.Dir, "init", "--project", "--no-jail"); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, 3*time.Minute)

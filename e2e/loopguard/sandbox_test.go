@@ -216,7 +216,7 @@ func (e *env) initUser(args ...string) {
 	if err := os.RemoveAll(e.path(".claude")); err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.g.Run(e.ctx, e.Dir, append([]string{"init", "--user", "--wait", "0"}, args...)...); err != nil {
+	if _, err := e.g.Run(e.ctx, e.Dir, append([]string{"init", "--user", "--wait", "0", "--no-jail"}, args...)...); err != nil {
 		e.t.Fatal(err)
 	}
 }
