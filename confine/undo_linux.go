@@ -17,8 +17,8 @@ import (
 // under the project's lock; finish records the after-state once the
 // launch's last process has exited and lets the lock go. A launch whose
 // record cannot be taken runs nothing, but where the state directory is
-// on a read-only mount (inside Claude Code's sandbox): there it runs, and
-// says it cannot be undone.
+// on a read-only mount (inside Claude Code's sandbox): there it runs,
+// beyond undo.
 type undoRecord struct{ r *undo.Recorder }
 
 // recordUndo takes the record of a launch of s under plan (nothing under
@@ -38,9 +38,10 @@ func recordUndo(s Spec, plan Plan, e Env, stderr io.Writer) (undoRecord, error) 
 	})
 	if errors.Is(err, undo.ErrStateReadOnly) {
 		// Inside a sandbox that mounts all but the project and temp
-		// read-only (Claude Code's), the call runs confined as ever, and
-		// is said to be beyond undo. Any other failure runs nothing.
-		fmt.Fprintf(stderr, "loopguard: %v\n", err)
+		// read-only (Claude Code's), the call runs confined as ever,
+		// beyond undo. Nothing is printed: a line on every call would
+		// fill the model's context (docs/undo.md and doctor say it
+		// once). Any other failure runs nothing.
 		return undoRecord{}, nil
 	}
 	if err != nil {
