@@ -1,0 +1,436 @@
+//go:build linux
+
+package loopguard
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/confine"
+	"github.com/loopguard/loopguard/e2e/claudetest"
+	"github.com/loopguard/loopguard/internal/keyringtest"
+	"github.com/loopguard/loopguard/internal/testfs"
+)
+
+// The real-client must-show of issue 36: a session of ordinary work on a
+// small Go project, through the real Claude Code, with nothing but `loopguard
+// init`'s defaults (the jail grant Bash(*)), with
+// Claude Code's sandbox on (init's default) and off (--no-sandbox).
+//
+// Inside Claude Code's sandbox user namespaces are refused, so the jail runs
+// in filter-only mode: a jailed call can change the project's files but
+// create nothing at the project's top level. The session's writes (the
+// Write, the scratch file, the script's own output, the download) are in
+// subdirectories (notes/, dl/) for that reason; both modes run the same
+// session.
+
+// jailToken is a secret in the client's environment that no jailed call
+// may print.
+const jailToken = "ghp_test0123456789abcdefJAILSESSION"
+
+// jailSessionTimeout bounds one client run of the session: a dozen calls,
+// three of them Go builds, on a loaded machine.
+const jailSessionTimeout = 8 * time.Minute
+
+// jailProject is the small Go module the session works on.
+var jailProject = map[string]string{
+	"go.mod":            "module example.com/jail\n\ngo 1.21\n",
+	"add.go":            "package jail\n\nfunc Add(a, b int) int { return a + b }\n",
+	"add_test.go":       "package jail\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"add\")\n\t}\n}\n",
+	"sub/sub.go":        "package sub\n\nfunc Twice(a int) int { return 2 * a }\n",
+	"sub/sub_test.go":   "package sub\n\nimport \"testing\"\n\nfunc TestTwice(t *testing.T) {\n\tif Twice(4) != 8 {\n\t\tt.Fatal(\"twice\")\n\t}\n}\n",
+	"README.md":         "jail session\n",
+	"notes/scratch.tmp": "scratch\n",
+	"dl/.keep":          "",
+	// Project code the agent wrote earlier: it tries to append to the
+	// user's ~/.bashrc (the analysis cannot see that the script does, so
+	// the call runs in the jail, whose kernel rules refuse it), then
+	// writes in the project.
+	"tools/dotfile.sh": "if echo 'export LG_JAILED=1' >> \"$HOME/.bashrc\" 2>/dev/null; then echo bashrc-written; else echo bashrc-refused; fi\n" +
+		"echo written > notes/written.txt && echo project-written\n",
+}
+
+// plantJailProject writes jailProject into dir as a git repository with
+// one commit.
+func plantJailProject(t *testing.T, dir string) {
+	t.Helper()
+	for name, body := range jailProject {
+		testfs.Write(t, filepath.Join(dir, name), []byte(body), 0o644)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"config", "user.name", "t"}, {"config", "user.email", "t@example.com"},
+		{"add", "-A"}, {"commit", "-qm", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, b)
+		}
+	}
+}
+
+// jailCall is one call of the session and what its result must show.
+type jailCall struct {
+	call   claudetest.ToolCall
+	held   string // "" for an ordinary call; else the reason it is held with
+	prints []string
+	// notPrints must not be in the result.
+	notPrints []string
+	// sandboxFails: inside Claude Code's sandbox the call runs (no
+	// decision of loopguard's refuses it) and fails for the sandbox's
+	// own reasons, said where the calls are listed.
+	sandboxFails bool
+}
+
+// TestJailSession: read, ls, git status, an Edit, git diff, go test ./...,
+// cd sub && go test ./..., a pipe into tail, a Write, rm of a scratch file,
+// env, project code that tries ~/.bashrc, a commit and one download. Every
+// ordinary call runs with no decision and prints what it should; the commit
+// and the download are each held once (leaves_jail, the download naming
+// the network), approved exactly at a terminal, and run when retried. At
+// most 2 decisions per 10 calls. The jailed env shows no token of the
+// client's environment; the jailed write of ~/.bashrc is refused while the
+// same call's project write succeeds.
+func TestJailSession(t *testing.T) {
+	t.Parallel()
+	keyringtest.Require(t)
+	if confine.ABI() < confine.MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d (the jail needs %d)", confine.ABI(), confine.MinABI)
+	}
+	warm := warmGoCache(t)
+	withJailDefaults(t, func(t *testing.T, e *env, sandbox bool) {
+		warmScratch(t, warm)
+		plantJailProject(t, e.Dir)
+		bashrc := filepath.Join(e.g.Home, ".bashrc")
+		testfs.Write(t, bashrc, []byte("# the user's own start-up file\n"), 0o644)
+		e.clientEnv = append(e.clientEnv, "GITHUB_TOKEN="+jailToken, "BASH_DEFAULT_TIMEOUT_MS=480000", "BASH_MAX_TIMEOUT_MS=480000")
+
+		// The package index the download fetches from, on loopback.
+		pkg := []byte("a package tarball\n")
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/pkg.tgz" {
+				http.NotFound(w, r)
+				return
+			}
+			_, _ = w.Write(pkg)
+		}))
+		t.Cleanup(srv.Close)
+		download := "curl -sS -o dl/pkg.tgz " + srv.URL + "/pkg.tgz && echo downloaded"
+		commit := "git add -A && git commit -m x"
+
+		calls := []jailCall{
+			{call: claudetest.Call("toolu_js01", "Read", map[string]any{"file_path": e.path("add.go")}), prints: []string{"func Add"}},
+			{call: bash("toolu_js02", "ls"), prints: []string{"add.go", "go.mod", "sub"}},
+			// Inside Claude Code's sandbox git status also lists the files the
+			// sandbox mounts over the project's missing dotfiles (.bashrc,
+			// .claude/, .mcp.json...) as untracked.
+			{call: bash("toolu_js03", "git status"), prints: []string{"On branch master"}},
+			{call: claudetest.Call("toolu_js04", "Edit", map[string]any{"file_path": e.path("add.go"),
+				"old_string": "func Add(", "new_string": "// Add adds.\nfunc Add("})},
+			{call: bash("toolu_js05", "git diff"), prints: []string{"+// Add adds."}},
+			{call: bash("toolu_js06", "go test ./..."), prints: []string{"ok  \texample.com/jail\t", "example.com/jail/sub"}},
+			{call: bash("toolu_js07", "cd sub && go test ./..."), prints: []string{"ok  \texample.com/jail/sub\t"}, notPrints: []string{"example.com/jail\t"}},
+			{call: bash("toolu_js08", "go vet ./... 2>&1 | tail -5; echo \"vet-exit=${PIPESTATUS[0]}\""), prints: []string{"vet-exit=0"}},
+			{call: claudetest.Call("toolu_js09", "Write", map[string]any{"file_path": e.path("notes/todo.md"), "content": "- ship it\n"})},
+			{call: bash("toolu_js10", "rm notes/scratch.tmp && ls notes"), prints: []string{"todo.md"}, notPrints: []string{"scratch.tmp"}},
+			{call: bash("toolu_js11", "env"), prints: []string{"PATH="}, notPrints: []string{jailToken, "GITHUB_TOKEN"}},
+			{call: bash("toolu_js12", "sh tools/dotfile.sh"), prints: []string{"bashrc-refused", "project-written"}},
+			// Inside Claude Code's sandbox the approved commit runs and git
+			// add -A fails on the sandbox's mounts over the missing dotfiles
+			// ("error: .bash_profile: can only add regular files..."), and
+			// the approved download runs and cannot connect (init allows
+			// the sandbox no network host).
+			{call: bash("toolu_js13", commit), held: "leaves_jail", prints: []string{"git's own directory"}},
+			{call: bash("toolu_js14", commit), prints: []string{"] x"}, sandboxFails: true},
+			{call: bash("toolu_js15", download), held: "leaves_jail", prints: []string{"it needs the network"}},
+			{call: bash("toolu_js16", download), prints: []string{"downloaded"}, sandboxFails: true},
+			{call: bash("toolu_js17", "git log --oneline -2"), prints: []string{" x\n", " init"}, sandboxFails: true},
+		}
+		var turns []claudetest.Turn
+		for _, c := range calls {
+			turns = append(turns, claudetest.Tools(c.call))
+		}
+		// The human approves each held call, once, at a terminal.
+		approve := func(what string) func() error {
+			return func() error {
+				rows, err := e.g.Pending(e.ctx)
+				if err != nil {
+					return err
+				}
+				for _, p := range rows {
+					if strings.Contains(p.Summary, what) {
+						if p.Reason != "leaves_jail" {
+							return fmt.Errorf("the %s is held, but not to leave the jail: %+v", what, p)
+						}
+						_, err = e.g.Approve(e.ctx, p)
+						return err
+					}
+				}
+				return fmt.Errorf("no pending %s: %+v", what, rows)
+			}
+		}
+		start := time.Now()
+		api := e.runFor(jailSessionTimeout, claudetest.Script{Main: append(turns, claudetest.Text("done"))}, func(p *Proxy) {
+			p.OnToolResult("toolu_js13", approve("git commit"))
+			p.OnToolResult("toolu_js15", approve("curl"))
+		}, "--session-id", sessionID(t))
+		t.Logf("the session (%d calls) took %v", len(calls), time.Since(start).Round(time.Millisecond))
+
+		held := 0
+		for _, c := range calls {
+			r := result(t, api, c.call.ID)
+			t.Logf("%s %s: error=%v %q", c.call.ID, c.call.Name, r.IsError, claudetest.Tail(r.Content, 6))
+			if c.held != "" {
+				held++
+				wantDenied(t, api, c.call.ID, c.held)
+			} else if strings.Contains(r.Content, "loopguard: ") || r.IsError && !(sandbox && c.sandboxFails) {
+				t.Errorf("%s (%s) did not run without a decision: %+v", c.call.ID, c.call.Input, r)
+			}
+			if sandbox && c.sandboxFails {
+				if strings.Contains(r.Content, "loopguard: ") {
+					t.Errorf("%s (%s) did not run: %+v", c.call.ID, c.call.Input, r)
+				}
+				continue
+			}
+			for _, w := range c.prints {
+				if !strings.Contains(r.Content, w) {
+					t.Errorf("%s (%s): the result does not hold %q: %q", c.call.ID, c.call.Input, w, r.Content)
+				}
+			}
+			for _, w := range c.notPrints {
+				if strings.Contains(r.Content, w) {
+					t.Errorf("%s (%s): the result holds %q: %q", c.call.ID, c.call.Input, w, r.Content)
+				}
+			}
+		}
+
+		// The decisions, as loopguard recorded them: the held calls are
+		// the only ones that were not allowed.
+		entries, err := e.g.Audit(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decided, jailed := 0, 0
+		for _, en := range entries {
+			if en.Event != "PreToolUse" && en.Event != "PermissionRequest" {
+				continue
+			}
+			t.Logf("audit: %s %s %s %s", en.Event, en.Tool, en.Decision, en.Reason)
+			if en.Decision != "allow" {
+				decided++
+			}
+			if en.Reason == "jailed" {
+				jailed++
+			}
+		}
+		t.Logf("decisions: %d of %d calls (%.1f per 10); %d calls ran in the jail", decided, len(calls), 10*float64(decided)/float64(len(calls)), jailed)
+		if decided != held || 10*decided > 2*len(calls) {
+			t.Errorf("%d decisions in %d calls (%d held by the script): want the held calls only, at most 2 per 10", decided, len(calls), held)
+		}
+		if jailed == 0 {
+			t.Error("no call ran in the jail (reason jailed)")
+		}
+
+		top, _ := os.ReadDir(e.Dir)
+		var names []string
+		for _, de := range top {
+			names = append(names, de.Name())
+		}
+		t.Logf("the project's top level after the session: %v", names)
+
+		// What the calls did to the files.
+		if got := e.read("add.go"); !strings.Contains(got, "// Add adds.") {
+			t.Errorf("the Edit did not land: %q", got)
+		}
+		if got := e.read("notes/todo.md"); got != "- ship it\n" {
+			t.Errorf("the Write did not land: %q", got)
+		}
+		if e.exists("notes/scratch.tmp") {
+			t.Error("rm did not remove notes/scratch.tmp")
+		}
+		if got := e.read("notes/written.txt"); got != "written\n" {
+			t.Errorf("control: the jailed script's project write: %q", got)
+		}
+		if got := string(mustRead(t, bashrc)); got != "# the user's own start-up file\n" {
+			t.Errorf("~/.bashrc changed: %q", got)
+		}
+		// The download: held once, then run after one exact approval.
+		// Inside Claude Code's sandbox the approved call has no network
+		// either (init allows no host), so curl runs and fails to
+		// connect; without the sandbox it fetches the file.
+		dl := result(t, api, "toolu_js16")
+		if sandbox {
+			if !strings.Contains(dl.Content, "curl: (7)") {
+				t.Errorf("the approved download did not run curl: %+v", dl)
+			}
+		} else if got, err := os.ReadFile(e.path("dl/pkg.tgz")); err != nil || !bytes.Equal(got, pkg) || !strings.Contains(dl.Content, "downloaded") {
+			t.Errorf("the approved download: %q (%v); result %+v", got, err, dl)
+		}
+	})
+}
+
+// withJailDefaults runs f in two parallel subtests, "sandbox" (init's
+// defaults: Claude Code's sandbox and the jail grant, in the user's
+// settings) and "no sandbox" (init --no-sandbox), each on a new env.
+// Unlike withAndWithoutSandbox it leaves init's jail grant in place.
+func withJailDefaults(t *testing.T, f func(t *testing.T, e *env, sandbox bool)) {
+	for _, sandbox := range []bool{true, false} {
+		name := "sandbox"
+		if !sandbox {
+			name = "no sandbox"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f(t, newJailEnv(t, sandbox), sandbox)
+		})
+	}
+}
+
+// newJailEnv is a new env registered by `loopguard init --user` with its
+// defaults (the jail grant; --no-sandbox unless sandbox).
+func newJailEnv(t *testing.T, sandbox bool) *env {
+	t.Helper()
+	e := newEnv(t)
+	if err := os.RemoveAll(e.path(".claude")); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"init", "--user", "--wait", "0"}
+	if !sandbox {
+		args = append(args, "--no-sandbox")
+	}
+	if _, err := e.g.Run(e.ctx, e.Dir, args...); err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.g.Run(e.ctx, e.Dir, "grants")
+	if err != nil || !strings.Contains(out, "Bash(*)") || !strings.Contains(out, "jail") {
+		t.Fatalf("init granted no jail (%v):\n%s", err, out)
+	}
+	return e
+}
+
+// runFor is env.run with a time limit of its own for the client.
+func (e *env) runFor(timeout time.Duration, script claudetest.Script, prep func(p *Proxy), args ...string) *claudetest.FakeAPI {
+	t := e.t
+	t.Helper()
+	api := claudetest.NewFakeAPI(t, script)
+	p, err := StartProxy(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	if prep != nil {
+		prep(p)
+	}
+	debug := filepath.Join(t.TempDir(), "client-debug.txt")
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(debug)
+			t.Logf("client debug log (tail):\n%s", claudetest.Tail(string(b), 40))
+		}
+	})
+	res := claudetest.Run(t, claudetest.Options{
+		Claude: e.claude, API: api, Dir: e.Dir, Home: e.g.Home, Args: append(args, "--debug-file", debug), Timeout: timeout,
+		Env: append(append(e.g.ClientEnv(), e.clientEnv...), "ANTHROPIC_BASE_URL="+p.URL()),
+	})
+	if res.ExitCode != 0 {
+		t.Fatalf("claude exit %d\nstderr: %s", res.ExitCode, res.Stderr)
+	}
+	if err := p.Err(); err != nil {
+		t.Fatalf("%v\ntool results: %+v", err, p.Results())
+	}
+	return api
+}
+
+// jailCostEnv turns TestJailCallCost on: it measures, reports nothing
+// asserted, and takes minutes.
+const jailCostEnv = "LOOPGUARD_E2E_JAIL_COST"
+
+// TestJailCallCost measures what a jailed Bash call costs through the real
+// client against the same call under Claude Code's own sandbox alone (no
+// hook; a permission rule allows it), both with the sandbox init writes:
+// whole `claude -p` runs of 1 and of 11 calls of `echo x > notes/c.txt`
+// (which no narrower grant covers: it runs in the jail), the four kinds
+// alternating in every round. The cost of one call is the slope, (ms at 11
+// calls - ms at 1 call) / 10. Nothing is asserted; the figures are logged.
+//
+//	LOOPGUARD_E2E_JAIL_COST=5 scripts/with-keyring go test -count=1 -v -run TestJailCallCost ./e2e/loopguard/
+func TestJailCallCost(t *testing.T) {
+	rounds, _ := strconv.Atoi(os.Getenv(jailCostEnv))
+	if rounds <= 0 {
+		t.Skipf("set %s=ROUNDS to measure", jailCostEnv)
+	}
+	keyringtest.Require(t)
+	if confine.ABI() < confine.MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d (the jail needs %d)", confine.ABI(), confine.MinABI)
+	}
+	e := newJailEnv(t, true)
+	plantJailProject(t, e.Dir)
+	// Claude Code's sandbox alone: the sandbox block init wrote, no hooks.
+	var user struct {
+		Sandbox json.RawMessage `json:"sandbox"`
+	}
+	if err := json.Unmarshal(mustRead(t, filepath.Join(e.g.Home, ".claude", "settings.json")), &user); err != nil || len(user.Sandbox) == 0 {
+		t.Fatalf("init wrote no sandbox block (%v)", err)
+	}
+	plain := t.TempDir()
+	settings := fmt.Sprintf(`{"permissions": {"allow": ["Bash"]}, "sandbox": %s}`, user.Sandbox)
+	testfs.Write(t, filepath.Join(plain, ".claude", "settings.json"), []byte(settings), 0o600)
+
+	const cmd = "echo x > notes/c.txt"
+	type kind struct {
+		jail  bool
+		calls int
+	}
+	kinds := []kind{{false, 1}, {true, 1}, {false, 11}, {true, 11}}
+	ms := map[kind]float64{}
+	for i := 0; i < rounds; i++ {
+		for _, k := range kinds {
+			var turns []claudetest.Turn
+			for c := 0; c < k.calls; c++ {
+				turns = append(turns, claudetest.Tools(bash(fmt.Sprintf("toolu_jc%d", c), cmd)))
+			}
+			api := claudetest.NewFakeAPI(t, claudetest.Script{Main: append(turns, claudetest.Text("done"))})
+			home, env := plain, []string(nil)
+			if k.jail {
+				home, env = e.g.Home, e.g.ClientEnv()
+			}
+			res := claudetest.Run(t, claudetest.Options{Claude: e.claude, API: api, Dir: e.Dir, Home: home, Env: env, Timeout: jailSessionTimeout})
+			if res.ExitCode != 0 {
+				t.Fatalf("claude exit %d: %s", res.ExitCode, res.Stderr)
+			}
+			for c := 0; c < k.calls; c++ {
+				if r, ok := api.ToolResult(fmt.Sprintf("toolu_jc%d", c)); !ok || r.IsError {
+					t.Fatalf("jail %v: call %d did not run: %+v", k.jail, c, r)
+				}
+			}
+			ms[k] += float64(res.Duration.Microseconds()) / 1000
+		}
+	}
+	n := float64(rounds)
+	sandbox := (ms[kind{false, 11}] - ms[kind{false, 1}]) / 10 / n
+	jail := (ms[kind{true, 11}] - ms[kind{true, 1}]) / 10 / n
+	t.Logf("%d rounds: per call, Claude Code's sandbox alone %.0f ms, loopguard's hooks and jail inside it %.0f ms: the jail costs %.0f ms a call; a 1-call run %.0f ms vs %.0f ms",
+		rounds, sandbox, jail, jail-sandbox, ms[kind{false, 1}]/n, ms[kind{true, 1}]/n)
+	entries, err := e.g.Audit(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jailed := 0
+	for _, en := range entries {
+		if en.Event == "PreToolUse" && en.Reason == "jailed" {
+			jailed++
+		}
+	}
+	if want := rounds * 12; jailed != want {
+		t.Errorf("%d calls ran in the jail, want %d", jailed, want)
+	}
+}
