@@ -17,8 +17,8 @@ import (
 
 // passkeyAddOnPTY runs passkey add on a fresh terminal of its own in a
 // private HOME and answers its prompt with answer(code shown); it returns
-// the screen, the error of the run, and the links made (files).
-func passkeyAddOnPTY(t *testing.T, home string, answer func(code string) string) (string, error, int) {
+// the screen, the links made (files) and the error of the run.
+func passkeyAddOnPTY(t *testing.T, home string, answer func(code string) string) (string, int, error) {
 	t.Helper()
 	bin := loopguardBinary(t)
 	m, s := openPTY(t)
@@ -54,7 +54,7 @@ func passkeyAddOnPTY(t *testing.T, home string, answer func(code string) string)
 		t.Fatalf("passkey add did not finish:\n%s", scr.String())
 	}
 	links, _ := filepath.Glob(filepath.Join(home, "state", "loopguard", "console", "enroll", "*.json"))
-	return scr.String(), err, len(links)
+	return scr.String(), len(links), err
 }
 
 var linkRE = regexp.MustCompile(`/enroll#([A-Za-z0-9_-]{43})`)
@@ -79,12 +79,12 @@ func TestPasskeyAddNeedsTheTerminal(t *testing.T) {
 		t.Errorf("without a terminal: %v\n%s", err, out)
 	}
 	// Input that does not read the screen: a fixed answer.
-	scr, err, links := passkeyAddOnPTY(t, home, func(string) string { return "y" })
+	scr, links, err := passkeyAddOnPTY(t, home, func(string) string { return "y" })
 	if err == nil || linkRE.MatchString(scr) || links != 0 || !strings.Contains(scr, "no link was made") {
 		t.Errorf("a wrong code: %v, %d links\n%s", err, links, scr)
 	}
 	// Control: the code shown, typed back.
-	scr, err, links = passkeyAddOnPTY(t, home, func(code string) string { return code })
+	scr, links, err = passkeyAddOnPTY(t, home, func(code string) string { return code })
 	m := linkRE.FindStringSubmatch(scr)
 	if err != nil || m == nil || links != 1 {
 		t.Fatalf("the code typed back: %v, %d links\n%s", err, links, scr)

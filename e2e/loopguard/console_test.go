@@ -77,21 +77,6 @@ func (e *env) serve(ctx context.Context, args ...string) string {
 	}
 }
 
-// onTerminal runs the CLI on a pseudo-terminal of its own (a human's) and
-// returns what it showed.
-func (g *Guard) onTerminal(ctx context.Context, dir string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, cliTimeout)
-	defer cancel()
-	cmd := g.Command(ctx, dir, args...)
-	tm, err := startOnPTY(cmd)
-	if err != nil {
-		return "", err
-	}
-	defer tm.close()
-	werr := cmd.Wait()
-	return tm.drain(), werr
-}
-
 // passkeyAdd runs passkey add on a terminal of its own, types the code it
 // asks for, and returns what it showed.
 func (g *Guard) passkeyAdd(ctx context.Context, args ...string) (string, error) {
