@@ -79,13 +79,13 @@ func (e *Engine) jailed(ctx context.Context, c *Call, d *described) (Decision, b
 	// The jail's write set is the project the host names, never the
 	// payload's cwd, which the agent moves with cd (a cd into ~/.ssh
 	// would make that the project).
+	// Where the jail does not apply, the call is decided as without it,
+	// with the reason it would have had.
 	if e.namedProject(c) == "" {
-		d.leaves = "the agent's host does not name the project, so there is no jail to run it in"
 		return Decision{}, false
 	}
 	project = filepath.Clean(e.projectDir(c))
-	if why := tooWideAJail(project, e.Env.Home); why != "" {
-		d.leaves = why
+	if tooWideAJail(project, e.Env.Home) != "" {
 		return Decision{}, false
 	}
 	if why := e.leavesJail(c, d); why != "" {
