@@ -20,6 +20,7 @@ func jailHarness(t *testing.T) (*harness, func(cmd string) Decision) {
 	t.Helper()
 	h, run := rewriteHarness(t, jailLauncher, "python3", "pnpm", "tail", "make", "npm", "wc")
 	h.grantScope(scope.JailRule, token.Any, token.Any)
+	h.grantScope(scope.JailFilesRule, token.Any, token.Any)
 	for _, d := range []string{"src", "sub", "node_modules/x"} {
 		if err := os.MkdirAll(filepath.Join(h.Project, d), 0o755); err != nil {
 			t.Fatal(err)
@@ -224,5 +225,19 @@ func TestJailNeverTooWide(t *testing.T) {
 	// Decided as without the jail: the reason it had before.
 	if d := h.decide(h.bashCall("ls src | python3 -c pass")); d.Behavior == Allow || d.Reason != ReasonChained {
 		t.Errorf("with the home as its project: %s (%s)", d.Reason, d.Message)
+	}
+}
+
+// TestJailFilesRuleCoversTheFileTools: with init's defaults, a Write or an
+// Edit of an ordinary file of the project runs with no decision, as a
+// jailed Bash call could write it; executable configuration, what the
+// guard stands on and a file outside the project are decided as before.
+func TestJailFilesRuleCoversTheFileTools(t *testing.T) {
+	h, _ := jailHarness(t)
+	expect(t, "Write notes/todo.md", h.decide(h.writeCall(filepath.Join(h.Project, "notes", "todo.md"))), Allow, ReasonScopedGrant)
+	expect(t, "Write .envrc", h.decide(h.writeCall(filepath.Join(h.Project, ".envrc"))), Deny, ReasonExecConfig)
+	expect(t, "Write the project's Claude settings", h.decide(h.writeCall(filepath.Join(h.Project, ".claude", "settings.json"))), Deny, ReasonProtected)
+	if d := h.decide(h.writeCall(filepath.Join(h.eng().Env.Home, "notes.md"))); d.Behavior == Allow {
+		t.Errorf("a Write in the home was allowed: %s", d.Reason)
 	}
 }

@@ -54,7 +54,7 @@ func dangerousAtRoot(r Rule, home string) error {
 	}
 	switch r.anchor {
 	case anchorProject:
-		if !writes {
+		if !writes || r.IsJailFiles() {
 			return nil
 		}
 		for _, d := range projectWriteProtected {

@@ -97,7 +97,6 @@ func TestDangerous(t *testing.T) {
 		{"Bash(cp x .claude/settings.json)", ".claude"},
 		{"Bash(echo x >.claude/settings.local.json)", ".claude"},
 		{"Bash(rm -rf /home/u/.local/state/loopguard)", "loopguard"},
-		{"Edit(**)", ".claude/"},
 		{"Edit(*)", ".claude/"},
 		{"Edit(**/*.go)", ".claude/"},
 		{"Edit(.claude/**)", ".claude/"},

@@ -445,6 +445,19 @@ func (r Rule) Capability() policy.Capability {
 	return policy.DefaultCapability(words, exact).Widen(r.widen)
 }
 
+// JailFilesRule is the jail's rule for the file tools: Edit, MultiEdit,
+// Write and NotebookEdit of any file of the project. Like every file rule
+// it never covers a protected path (executable configuration, .claude,
+// .git, .vscode, what the guard stands on: the engine decides those
+// before any scope, and matching resolves links), so it lets the file
+// tools write what a jailed Bash call may write anyway.
+const JailFilesRule = `Edit(**)`
+
+// IsJailFiles reports whether r is the jail's rule for the file tools.
+func (r Rule) IsJailFiles() bool {
+	return r.kind == kindFile && r.tool == toolEdit && r.anchor == anchorProject && r.pattern == "**"
+}
+
 // IsJail reports whether r is the jail grant's rule, Bash(*).
 func (r Rule) IsJail() bool { return r.kind == kindJail }
 

@@ -2,6 +2,8 @@ package scope
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -285,5 +287,46 @@ func TestJailRule(t *testing.T) {
 	ls, err := Parse("Bash(ls *)")
 	if err != nil || ls.IsJail() {
 		t.Errorf("Bash(ls *): %v %v", ls, err)
+	}
+}
+
+// TestJailFilesRule: Edit(**), the jail's rule for the file tools, is
+// granted (it is refused as too wide no more), covers Edit and Write of
+// the project's ordinary files, and never a protected path, a path outside
+// the project or one a link leads outside. Every other project-wide Edit
+// pattern stays refused (Edit(*) in TestDangerous).
+func TestJailFilesRule(t *testing.T) {
+	r, err := Parse(JailFilesRule)
+	if err != nil || !r.IsJailFiles() {
+		t.Fatalf("%s: %v %v", JailFilesRule, r, err)
+	}
+	if err := Dangerous(r, "/home/u"); err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	proj := t.TempDir()
+	outside := t.TempDir()
+	for _, d := range []string{"src", ".claude", ".git", ".vscode"} {
+		_ = os.MkdirAll(filepath.Join(proj, d), 0o755)
+	}
+	_ = os.Symlink(outside, filepath.Join(proj, "out"))
+	call := func(tool, path string) Call {
+		return Call{Tool: tool, Input: map[string]any{"file_path": path, "content": "x", "old_string": "a", "new_string": "b"},
+			Cwd: proj, ProjectDir: proj, ProjectNamed: true, Home: "/home/u"}
+	}
+	for _, tool := range []string{"Edit", "Write"} {
+		for _, p := range []string{"src/a.go", "notes/new.md", "README.md"} {
+			if err := Match(r, call(tool, filepath.Join(proj, p))); err != nil {
+				t.Errorf("%s %s (control): %v", tool, p, err)
+			}
+		}
+		for _, p := range []string{filepath.Join(proj, ".claude", "settings.json"), filepath.Join(proj, ".git", "config"),
+			filepath.Join(proj, ".vscode", "tasks.json"), filepath.Join(proj, "out", "x"), filepath.Join(outside, "y"), filepath.Join(proj, "..", "z")} {
+			if err := Match(r, call(tool, p)); err == nil {
+				t.Errorf("%s %s: covered", tool, p)
+			}
+		}
+	}
+	if other, _ := Parse("Edit(src/**)"); other.IsJailFiles() {
+		t.Error("Edit(src/**) taken for the jail's rule")
 	}
 }

@@ -133,7 +133,7 @@ func offerJail(ctx context.Context, out io.Writer, st *state.Store, o *initOptio
 		fmt.Fprintf(out, "Jail: not granted: this kernel has no usable Landlock (ABI %d, the jail needs %d); every Bash call no grant covers asks.\n", abi, confine.MinABI)
 		return nil
 	}
-	g := &grantOptions{store: st, now: time.Now, rules: []string{scope.JailRule}, ttl: MaxGrantTTL, agent: "any", anySession: where == install.User,
+	g := &grantOptions{store: st, now: time.Now, rules: []string{scope.JailRule, scope.JailFilesRule}, ttl: MaxGrantTTL, agent: "any", anySession: where == install.User,
 		tty: out, confirm: func(string) error { return nil }}
 	if err := grantRun(ctx, g); err != nil {
 		return err
@@ -141,6 +141,6 @@ func offerJail(ctx context.Context, out io.Writer, st *state.Store, o *initOptio
 	if abi < 6 {
 		fmt.Fprintf(out, "Jail: Landlock ABI %d cannot keep a jailed program from signalling your other processes (ABI 6 can), so jailed calls run read-only here.\n", abi)
 	}
-	fmt.Fprintln(out, "Jail: every Bash call that no narrower grant covers runs whole in the jail, without a decision, unless it needs the network, a write outside the project or git's own directory, or looks destructive; `loopguard revoke` takes the grant back, `loopguard init --no-jail` does not make it.")
+	fmt.Fprintln(out, "Jail: every Bash call that no narrower grant covers runs whole in the jail, without a decision, unless it needs the network, a write outside the project or git's own directory, or looks destructive; Edit(**) lets the file tools write the project's files the jail could write (never its executable configuration); `loopguard revoke` takes the grants back, `loopguard init --no-jail` does not make them.")
 	return nil
 }
