@@ -125,6 +125,9 @@ type Decision struct {
 	// Used: the machine claimed the approval's grant. Void: the grant
 	// can no longer run the call (expired, or no grant at all).
 	Used, Void bool
+	// SpentAt is when the approval was spent: Vault's time of the claim,
+	// the grant's expiry, or Written for a decision with no grant.
+	SpentAt time.Time
 }
 
 // Spent reports an approval that can no longer run its call: used once,
@@ -134,10 +137,11 @@ func (d *Decision) Spent() bool { return d != nil && !d.Denied && (d.Used || d.V
 // Open reports whether tp waits for a decision: none was written, or the
 // approval written was spent before its machine published the call again
 // (its agent asks for it again: a used approval does not block a new one).
-// A refusal stands.
+// A record written again after the decision but before the approval was
+// spent (the hook still waiting) does not open it. A refusal stands.
 func (tp *TeamPending) Open() bool {
 	d := tp.Decision
-	return d == nil || (d.Spent() && tp.Written.After(d.Written))
+	return d == nil || (d.Spent() && tp.Written.After(d.SpentAt))
 }
 
 // ErrDecided is a decision refused because another stands: written by
@@ -256,17 +260,19 @@ func (c *Custody) decision(ctx context.Context, key string, now time.Time) (*Dec
 	}
 	g, err := token.Parse(d.Token)
 	if d.Token == "" || err != nil || !g.Exact() {
-		d.Void = true
+		d.Void, d.SpentAt = true, d.Written
 		return d, nil
 	}
 	e, _, _ := strings.Cut(key, "/")
-	switch _, err := c.KV.Get(ctx, "claims/"+e+"/"+g.ID()); {
+	switch _, claimed, err := c.KV.GetVersion(ctx, "claims/"+e+"/"+g.ID()); {
 	case err == nil:
-		d.Used = true
+		d.Used, d.SpentAt = true, claimed
 	case !errors.Is(err, ErrNotFound):
 		return nil, err
 	}
-	d.Void = !now.Before(g.Expiry)
+	if d.Void = !now.Before(g.Expiry); d.Void && !d.Used {
+		d.SpentAt = g.Expiry
+	}
 	return d, nil
 }
 
@@ -364,6 +370,10 @@ func (c *Custody) machineList(ctx context.Context, e string, names map[string]st
 		tp, n, err := c.teamRead(ctx, key, names)
 		if err != nil {
 			return nil, err
+		}
+		if tp.Machine == "" {
+			// A record nested under e's directory is e's all the same.
+			tp.Machine, tp.MachineName = e, c.nameOf(ctx, e, names)
 		}
 		bytes += n
 		if c.expire(ctx, tp, now) {
