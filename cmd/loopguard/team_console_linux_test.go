@@ -95,8 +95,8 @@ func TestTeamForgedRecordConsole(t *testing.T) {
 	if err := teamTable(&out, list, tp.Written); err != nil {
 		t.Fatal(err)
 	}
-	want := subst.Replace(`ID                        AGE  MACHINE    PROJECT    SESSION   AGENT  CALL
-{ID}  0s   machine-a  /work/app  s-victim  main   Bash rm -rf /home/victim/projects
+	want := subst.Replace(`ID                        AGE  MACHINE    PROJECT    SESSION   AGENT  STATE  CALL
+{ID}  0s   machine-a  /work/app  s-victim  main   open   Bash rm -rf /home/victim/projects
 unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not shown
 `)
 	if out.String() != want {
