@@ -199,6 +199,8 @@ func TestReviewVaultAttacksPTY(t *testing.T) {
 	}
 	b.key("g")
 	scr.expect(t, `No rule is offered for a call with a DANGER line; approve it once with a\.`)
+	// review drops keys typed before its prompt: wait for it.
+	scr.expect(t, `\[q\]uit:`)
 	b.key("d")
 	scr.expect(t, `Denied [a-z2-7]+ as vault:userpass-alice`)
 	wantRefused(t, danger, "the DANGER call")
