@@ -183,7 +183,7 @@ func (e *Engine) verifiedJail(ctx context.Context, c *Call, jail []*token.Grant,
 // leavesJail says why the call needs more than the jail gives, "" when the
 // jail holds it all: a command the analysis cannot parse, one that leaves
 // Claude Code's sandbox, a danger line (present.DangerOf, and the losses
-// inside the project jailDanger names), or a command that needs the
+// inside the project present.InsideDanger names), or a command that needs the
 // network, a write outside the project or git's own directory
 // (policy.NeedsBeyondJail), wherever it is nested, in a bash -c string too.
 func (e *Engine) leavesJail(c *Call, d *described) string {
@@ -214,7 +214,7 @@ func (e *Engine) leavesJail(c *Call, d *described) string {
 			return true
 		}
 		var lines []string
-		if w := jailDanger(argv, c.Cwd, project); w != "" {
+		if w := present.InsideDanger(argv, c.Cwd, project); w != "" {
 			lines = append(lines, "DANGER: "+w)
 		}
 		for _, n := range policy.NeedsBeyondJail(argv, c.Cwd, project, e.Env.Home) {
@@ -251,11 +251,6 @@ func jailRightText(right string) string {
 		return "it writes git's own directory"
 	}
 	return "it needs " + right
-}
-
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(dir, filepath.Clean(p))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // maxShellDepth bounds how deep eachCall follows bash -c strings.
@@ -306,119 +301,6 @@ func shellString(argv []string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// jailDanger names a loss inside the project that the jail lets through
-// and a human should see first (issue 36: rm -r of the project's
-// directories, git clean, git reset --hard, git checkout -- .), "" for
-// none. Undo could take them back; they are asked all the same, as the
-// human would want to know before, not after.
-func jailDanger(argv []string, cwd, project string) string {
-	name := filepath.Base(argv[0])
-	args := argv[1:]
-	switch name {
-	case "rm":
-		if !hasFlag(args, 'r', "--recursive") && !hasFlag(args, 'R') {
-			return ""
-		}
-		for _, t := range operandsOf(args) {
-			if regenerable(t) {
-				continue
-			}
-			p := t
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(cwd, p)
-			}
-			if strings.ContainsAny(t, "$*?[") || within(project, p) {
-				return "rm -r " + t + " deletes a whole tree"
-			}
-			if fi, err := os.Lstat(p); err == nil && fi.IsDir() && within(p, project) {
-				return "rm -r " + t + " deletes a directory of the project"
-			}
-		}
-	case "git":
-		ops := operandsOf(args)
-		if len(ops) == 0 {
-			return ""
-		}
-		switch ops[0] {
-		case "clean":
-			if !hasFlag(args, 'n', "--dry-run") {
-				return "git clean deletes untracked files"
-			}
-		case "reset":
-			if hasFlag(args, 0, "--hard", "--merge", "--keep") {
-				return "git reset --hard discards changes"
-			}
-		case "checkout", "restore":
-			for _, o := range ops[1:] {
-				if o == "." || o == "--" || o == "*" {
-					return "git " + ops[0] + " " + o + " discards changes in the work tree"
-				}
-			}
-			for _, a := range args {
-				if a == "--" {
-					return "git " + ops[0] + " -- discards changes to the files named"
-				}
-			}
-		}
-	case "find":
-		for _, a := range args {
-			if a == "-delete" {
-				return "find -delete deletes what it finds"
-			}
-		}
-	case "xargs":
-		if rest := operandsOf(args); len(rest) > 0 {
-			if filepath.Base(rest[0]) == "rm" {
-				return "xargs rm deletes files named by its input"
-			}
-		}
-	}
-	return ""
-}
-
-// regenerable are the directory names a build makes and an rm -r of them
-// loses nothing (undo leaves them out too).
-func regenerable(t string) bool {
-	switch filepath.Base(filepath.Clean(t)) {
-	case "node_modules", "target", "dist", "build", "out", "coverage", ".cache", "__pycache__", ".pytest_cache",
-		".mypy_cache", ".ruff_cache", ".next", ".nuxt", ".turbo", ".parcel-cache", ".tox", ".nox", "bin", "obj", "tmp":
-		return true
-	}
-	return false
-}
-
-func hasFlag(args []string, short byte, long ...string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		for _, l := range long {
-			if a == l || strings.HasPrefix(a, l+"=") {
-				return true
-			}
-		}
-		if short != 0 && len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], short) >= 0 {
-			return true
-		}
-	}
-	return false
-}
-
-func operandsOf(args []string) []string {
-	var ops []string
-	dash := false
-	for _, a := range args {
-		if !dash && a == "--" {
-			dash = true
-			continue
-		}
-		if dash || !strings.HasPrefix(a, "-") {
-			ops = append(ops, a)
-		}
-	}
-	return ops
 }
 
 // shellPath is the bash a jailed call runs in.
@@ -537,7 +419,7 @@ func tooWideAJail(project, home string) string {
 	switch {
 	case project == "/" || len(segs) < 2:
 		return "the project is " + present.EscapeText(project) + ", too wide to jail a call in"
-	case home != "" && within(home, project):
+	case home != "" && fsx.Within(home, project):
 		return "the project is " + present.EscapeText(project) + ", which holds the home directory: too wide to jail a call in"
 	case project == os.TempDir() || project == "/var/tmp" || project == "/dev/shm":
 		return "the project is the shared temp directory " + present.EscapeText(project) + ": too wide to jail a call in"

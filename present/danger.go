@@ -221,36 +221,8 @@ func callDanger(argv []string, r reach) []string {
 			break
 		}
 	}
-	has := func(short byte, long ...string) bool {
-		for _, a := range args {
-			if a == "--" {
-				return false
-			}
-			for _, l := range long {
-				if a == l || strings.HasPrefix(a, l+"=") {
-					return true
-				}
-			}
-			if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], short) >= 0 {
-				return true
-			}
-		}
-		return false
-	}
-	operands := func() []string {
-		var ops []string
-		dash := false
-		for _, a := range args {
-			if !dash && a == "--" {
-				dash = true
-				continue
-			}
-			if dash || !strings.HasPrefix(a, "-") {
-				ops = append(ops, a)
-			}
-		}
-		return ops
-	}
+	has := func(short byte, long ...string) bool { return hasFlag(args, short, long...) }
+	operands := func() []string { return operandsOf(args) }
 	switch name {
 	case "rm":
 		if !has('r', "--recursive") && !has('R') {
@@ -342,4 +314,41 @@ func outside(t string, r reach) bool {
 		return false
 	}
 	return false
+}
+
+// hasFlag reports whether args, before a --, hold one of the long
+// options (or its --opt=value form) or, when short is not 0, a bundle of
+// short options with short in it.
+func hasFlag(args []string, short byte, long ...string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		for _, l := range long {
+			if a == l || strings.HasPrefix(a, l+"=") {
+				return true
+			}
+		}
+		if short != 0 && len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], short) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// operandsOf are args but the options: every word after a --, and the
+// words before it that do not start with -.
+func operandsOf(args []string) []string {
+	var ops []string
+	dash := false
+	for _, a := range args {
+		if !dash && a == "--" {
+			dash = true
+			continue
+		}
+		if dash || !strings.HasPrefix(a, "-") {
+			ops = append(ops, a)
+		}
+	}
+	return ops
 }
