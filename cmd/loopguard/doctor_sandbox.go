@@ -101,28 +101,53 @@ func fixIn(l sandboxLayer, what string) string {
 }
 
 // judgeSandbox is the settings part of checkSandbox: pure, for the tests.
+// Its steps, in the order doctor prints them: is the sandbox on, does it
+// fail closed, may a call leave it, which settings open it, which paths
+// it lets sandboxed commands reach, and do the deny lists cover the guard.
 func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []checkResult {
-	var out []checkResult
-	fail := func(name, detail, fix string) {
-		out = append(out, checkResult{status: statusFail, name: "sandbox " + name, detail: detail, fix: fix})
-	}
-	warn := func(name, detail, fix string) {
-		out = append(out, checkResult{status: statusWarn, name: "sandbox " + name, detail: detail, fix: fix})
-	}
-	ok := func(name, detail string) {
-		out = append(out, checkResult{status: statusOK, name: "sandbox " + name, detail: detail})
-	}
-	const initFix = "run: loopguard init (without --no-sandbox); it writes the sandbox settings in ~/.claude/settings.json"
+	var v sandboxVerdicts
 	if !slices.ContainsFunc(layers, func(l sandboxLayer) bool { return l.s.Present }) {
-		fail("enabled", "no settings file turns the sandbox on: any code an approved call runs can read the key, forge grants, rewrite the settings and reach the network", initFix)
-		return out
+		v.fail("enabled", sandboxOffDetail, sandboxInitFix)
+		return v
 	}
+	v.judgeEnabled(layers)
+	v.judgeFailIfUnavailable(layers)
+	v.judgeUnsandboxedCommands(layers)
+	for _, l := range layers {
+		v.judgeOpeners(l)
+	}
+	v.judgeReachablePaths(layers, p, project)
+	v.judgeDenyLists(layers, p, project)
+	return v
+}
 
-	// A managed allowUnsandboxedCommands:false (or allowManagedDomainsOnly)
-	// makes Claude Code ignore a project or local "enabled": false.
+// sandboxVerdicts are judgeSandbox's results, in order.
+type sandboxVerdicts []checkResult
+
+func (v *sandboxVerdicts) fail(name, detail, fix string) {
+	*v = append(*v, checkResult{status: statusFail, name: "sandbox " + name, detail: detail, fix: fix})
+}
+
+func (v *sandboxVerdicts) warn(name, detail, fix string) {
+	*v = append(*v, checkResult{status: statusWarn, name: "sandbox " + name, detail: detail, fix: fix})
+}
+
+func (v *sandboxVerdicts) ok(name, detail string) {
+	*v = append(*v, checkResult{status: statusOK, name: "sandbox " + name, detail: detail})
+}
+
+// sandboxInitFix is the fix for a sandbox setting that init writes.
+const sandboxInitFix = "run: loopguard init (without --no-sandbox); it writes the sandbox settings in ~/.claude/settings.json"
+
+const sandboxOffDetail = "no settings file turns the sandbox on: any code an approved call runs can read the key, forge grants, rewrite the settings and reach the network"
+
+// judgeEnabled: the sandbox is on. A managed allowUnsandboxedCommands:false
+// (or allowManagedDomainsOnly) makes Claude Code ignore a project or local
+// "enabled": false.
+func (v *sandboxVerdicts) judgeEnabled(layers []sandboxLayer) {
 	mandate := false
 	if m := layer(layers, "managed"); m != nil {
-		if v, set := m.s.Bools["allowUnsandboxedCommands"]; set && !v {
+		if val, set := m.s.Bools["allowUnsandboxedCommands"]; set && !val {
 			mandate = true
 		}
 		if m.s.Bools["network.allowManagedDomainsOnly"] {
@@ -134,27 +159,34 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 	})
 	switch {
 	case !set:
-		fail("enabled", "no settings file turns the sandbox on: any code an approved call runs can read the key, forge grants, rewrite the settings and reach the network", initFix)
+		v.fail("enabled", sandboxOffDetail, sandboxInitFix)
 	case !enabled:
-		fail("enabled", fmt.Sprintf(`"sandbox.enabled": false in the %s settings %s turns the sandbox off for this project`, from.scope, from.path),
+		v.fail("enabled", fmt.Sprintf(`"sandbox.enabled": false in the %s settings %s turns the sandbox off for this project`, from.scope, from.path),
 			fixIn(from, `remove "enabled": false from "sandbox"`))
 	default:
-		ok("enabled", "on ("+from.scope+" settings)")
+		v.ok("enabled", "on ("+from.scope+" settings)")
 	}
+}
 
-	if v, set, from := effective(layers, "failIfUnavailable", nil); !set || !v {
+// judgeFailIfUnavailable: Claude Code refuses to run commands unsandboxed
+// when the sandbox cannot start.
+func (v *sandboxVerdicts) judgeFailIfUnavailable(layers []sandboxLayer) {
+	if val, set, from := effective(layers, "failIfUnavailable", nil); !set || !val {
 		where := "no settings file sets it"
-		fix := initFix
+		fix := sandboxInitFix
 		if set {
 			where, fix = fmt.Sprintf("false in the %s settings %s", from.scope, from.path), fixIn(from, `set "failIfUnavailable": true`)
 		}
-		fail("failIfUnavailable", where+": when bubblewrap or socat is missing, Claude Code runs every command UNSANDBOXED with only a warning", fix)
+		v.fail("failIfUnavailable", where+": when bubblewrap or socat is missing, Claude Code runs every command UNSANDBOXED with only a warning", fix)
 	} else {
-		ok("failIfUnavailable", "true: Claude Code refuses to start without a working sandbox")
+		v.ok("failIfUnavailable", "true: Claude Code refuses to start without a working sandbox")
 	}
+}
 
-	// allowUnsandboxedCommands defaults to true. A false holds against the
-	// project only from managed (or --settings) or user settings.
+// judgeUnsandboxedCommands: a call cannot ask to leave the sandbox.
+// allowUnsandboxedCommands defaults to true. A false holds against the
+// project only from managed (or --settings) or user settings.
+func (v *sandboxVerdicts) judgeUnsandboxedCommands(layers []sandboxLayer) {
 	m, u := layer(layers, "managed"), layer(layers, "user")
 	mv, mset := false, false
 	if m != nil {
@@ -167,119 +199,146 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 	auc := "allowUnsandboxedCommands"
 	switch {
 	case mset && !mv:
-		ok(auc, "false in the managed settings: dangerouslyDisableSandbox is ignored")
+		v.ok(auc, "false in the managed settings: dangerouslyDisableSandbox is ignored")
 	case mset && mv:
-		fail(auc, "true in the managed settings "+m.path+": any call with dangerouslyDisableSandbox runs outside the sandbox",
+		v.fail(auc, "true in the managed settings "+m.path+": any call with dangerouslyDisableSandbox runs outside the sandbox",
 			fixIn(*m, `set "allowUnsandboxedCommands": false`))
 	case uset && !uv:
-		ok(auc, "false in the user settings, which project settings cannot undo")
+		v.ok(auc, "false in the user settings, which project settings cannot undo")
 	default:
 		var weak *sandboxLayer
 		for _, sc := range []string{"local", "project"} {
 			if l := layer(layers, sc); l != nil {
-				if v, set := l.s.Bools[auc]; set && !v {
+				if val, set := l.s.Bools[auc]; set && !val {
 					weak = l
 					break
 				}
 			}
 		}
 		if weak != nil {
-			warn(auc, fmt.Sprintf("false only in the %s settings %s, which a settings.local.json can undo; loopguard's hook still refuses scoped grants for dangerouslyDisableSandbox", weak.scope, weak.path),
+			v.warn(auc, fmt.Sprintf("false only in the %s settings %s, which a settings.local.json can undo; loopguard's hook still refuses scoped grants for dangerouslyDisableSandbox", weak.scope, weak.path),
 				`set "allowUnsandboxedCommands": false in the "sandbox" of ~/.claude/settings.json too (loopguard init --user writes it)`)
 		} else {
-			fail(auc, "not false in the user or managed settings (the default is true): any call with dangerouslyDisableSandbox runs outside the sandbox", initFix)
+			v.fail(auc, "not false in the user or managed settings (the default is true): any call with dangerouslyDisableSandbox runs outside the sandbox", sandboxInitFix)
 		}
 	}
+}
 
-	// Settings that open the sandbox, in any layer.
-	for _, l := range layers {
-		if cmds := l.s.Lists["excludedCommands"]; len(cmds) > 0 {
-			fail("excludedCommands", fmt.Sprintf("%s lists %q: those commands run OUTSIDE the sandbox, even with allowUnsandboxedCommands false", l.path, cmds),
-				fixIn(l, `remove "excludedCommands" from "sandbox"`))
-		}
-		for _, b := range []struct{ key, why string }{
-			{"network.allowAllUnixSockets", "sandboxed commands may open Unix sockets again: the D-Bus session bus, so the key in the keyring"},
-			{"filesystem.disabled", "no filesystem isolation: sandboxed commands write as you"},
-			{"allowNestedUserNamespaces", "sandboxed commands may create user namespaces, which can bypass denyWrite and the write-protected settings"},
-		} {
-			if l.s.Bools[b.key] {
-				fail(b.key, fmt.Sprintf("true in %s: %s", l.path, b.why), fixIn(l, fmt.Sprintf("remove %q from \"sandbox\"", b.key)))
-			}
-		}
-		if l.s.Bools["enableWeakerNestedSandbox"] {
-			warn("enableWeakerNestedSandbox", fmt.Sprintf("true in %s: sandboxed commands see the host's /proc (needed in unprivileged containers only)", l.path),
-				fixIn(l, `remove "enableWeakerNestedSandbox" unless bubblewrap cannot mount /proc here`))
-		}
-		if l.s.Bools["autoAllowBashIfSandboxed"] {
-			warn("autoAllowBashIfSandboxed", fmt.Sprintf("true in %s: Claude Code approves sandboxed commands without a prompt (loopguard's hook still decides)", l.path),
-				fixIn(l, `set "autoAllowBashIfSandboxed": false`))
+// judgeOpeners: the settings of layer l that open the sandbox.
+func (v *sandboxVerdicts) judgeOpeners(l sandboxLayer) {
+	if cmds := l.s.Lists["excludedCommands"]; len(cmds) > 0 {
+		v.fail("excludedCommands", fmt.Sprintf("%s lists %q: those commands run OUTSIDE the sandbox, even with allowUnsandboxedCommands false", l.path, cmds),
+			fixIn(l, `remove "excludedCommands" from "sandbox"`))
+	}
+	for _, b := range []struct{ key, why string }{
+		{"network.allowAllUnixSockets", "sandboxed commands may open Unix sockets again: the D-Bus session bus, so the key in the keyring"},
+		{"filesystem.disabled", "no filesystem isolation: sandboxed commands write as you"},
+		{"allowNestedUserNamespaces", "sandboxed commands may create user namespaces, which can bypass denyWrite and the write-protected settings"},
+	} {
+		if l.s.Bools[b.key] {
+			v.fail(b.key, fmt.Sprintf("true in %s: %s", l.path, b.why), fixIn(l, fmt.Sprintf("remove %q from \"sandbox\"", b.key)))
 		}
 	}
+	if l.s.Bools["enableWeakerNestedSandbox"] {
+		v.warn("enableWeakerNestedSandbox", fmt.Sprintf("true in %s: sandboxed commands see the host's /proc (needed in unprivileged containers only)", l.path),
+			fixIn(l, `remove "enableWeakerNestedSandbox" unless bubblewrap cannot mount /proc here`))
+	}
+	if l.s.Bools["autoAllowBashIfSandboxed"] {
+		v.warn("autoAllowBashIfSandboxed", fmt.Sprintf("true in %s: Claude Code approves sandboxed commands without a prompt (loopguard's hook still decides)", l.path),
+			fixIn(l, `set "autoAllowBashIfSandboxed": false`))
+	}
+}
 
-	// Writable paths, from allowWrite and Edit(...) allow rules.
-	protected := []struct{ what, path string }{
+// guardPath is a path of the guard's that a sandboxed command must not
+// write, and what it is.
+type guardPath struct{ what, path string }
+
+// judgeReachablePaths: no layer's allowWrite entry or Edit(...) allow rule
+// lets sandboxed commands write the home directory or the guard's paths,
+// and no allowRead entry re-opens its secrets.
+func (v *sandboxVerdicts) judgeReachablePaths(layers []sandboxLayer, p sandboxPaths, project string) {
+	protected := []guardPath{
 		{"loopguard's state", p.state}, {"loopguard's config", p.config}, {"the loopguard binary", p.binary}, {"the keyring files", p.keyrings},
 	}
 	if p.hook != "" {
-		protected = append(protected, struct{ what, path string }{"loopguard's hook binary", p.hook})
+		protected = append(protected, guardPath{"loopguard's hook binary", p.hook})
 	}
 	for _, l := range p.launchers {
-		protected = append(protected, struct{ what, path string }{"loopguard's launcher", l})
+		protected = append(protected, guardPath{"loopguard's launcher", l})
 	}
 	opened := 0
 	for _, l := range layers {
-		dir := filepath.Dir(l.path)
-		entries := append([]string(nil), l.s.Lists["filesystem.allowWrite"]...)
-		for _, r := range l.s.EditRule {
-			entries = append(entries, "Edit("+r+")")
-		}
-		for _, e := range entries {
-			raw := strings.TrimSuffix(strings.TrimPrefix(e, "Edit("), ")")
-			key := `"allowWrite" entry`
-			if strings.HasPrefix(e, "Edit(") {
-				key = "permissions.allow rule"
-			}
-			for _, r := range resolved(install.SandboxPathReadings(raw, p.home, dir, project)) {
-				what := ""
-				if within(p.home, r) {
-					what = "your whole home directory"
-				}
-				for _, pr := range protected {
-					if what == "" && (within(pr.path, r) || within(r, pr.path)) {
-						what = pr.what + " (" + pr.path + ")"
-					}
-				}
-				if what != "" {
-					opened++
-					fail("writable paths", fmt.Sprintf("%s %s in %s lets sandboxed commands write %s", key, e, l.path, what),
-						fixIn(l, "remove "+e+" (or narrow it to a directory that holds none of these)"))
-					break
-				}
-				if within(r, p.home) && !within(r, p.goCache) && !within(r, project) {
-					opened++
-					warn("writable paths", fmt.Sprintf("%s %s in %s lets sandboxed commands write %s, in your home directory: what they plant there (shell startup files, tool configs, caches) may run later outside the sandbox", key, e, l.path, r),
-						fixIn(l, "remove "+e+" unless nothing there is ever run or trusted outside the sandbox"))
-					break
-				}
-			}
-		}
-		for _, e := range l.s.Lists["filesystem.allowRead"] {
-			for _, r := range resolved(install.SandboxPathReadings(e, p.home, dir, project)) {
-				if within(r, p.state) || within(r, p.keyrings) || within(p.state, r) || within(p.keyrings, r) || (p.vaultToken != "" && within(p.vaultToken, r)) {
-					opened++
-					fail("readable paths", fmt.Sprintf(`"allowRead" entry %s in %s re-opens loopguard's state, the keyring files or the Vault token to sandboxed commands`, e, l.path),
-						fixIn(l, "remove "+e+" from allowRead"))
-					break
-				}
-			}
-		}
+		opened += v.judgeWritable(l, protected, p, project)
+		opened += v.judgeReadable(l, p, project)
 	}
 	if opened == 0 {
-		ok("writable paths", "no allowWrite entry or Edit rule reaches your home directory, loopguard's state, config or binary, or the keyring files")
+		v.ok("writable paths", "no allowWrite entry or Edit rule reaches your home directory, loopguard's state, config or binary, or the keyring files")
 	}
+}
 
-	// The deny lists merge across layers: each protected path needs an
-	// entry that covers it under every reading.
+// judgeWritable judges layer l's allowWrite entries and Edit rules, and
+// returns how many open what they should not.
+func (v *sandboxVerdicts) judgeWritable(l sandboxLayer, protected []guardPath, p sandboxPaths, project string) int {
+	opened := 0
+	dir := filepath.Dir(l.path)
+	entries := append([]string(nil), l.s.Lists["filesystem.allowWrite"]...)
+	for _, r := range l.s.EditRule {
+		entries = append(entries, "Edit("+r+")")
+	}
+	for _, e := range entries {
+		raw := strings.TrimSuffix(strings.TrimPrefix(e, "Edit("), ")")
+		key := `"allowWrite" entry`
+		if strings.HasPrefix(e, "Edit(") {
+			key = "permissions.allow rule"
+		}
+		for _, r := range resolved(install.SandboxPathReadings(raw, p.home, dir, project)) {
+			what := ""
+			if within(p.home, r) {
+				what = "your whole home directory"
+			}
+			for _, pr := range protected {
+				if what == "" && (within(pr.path, r) || within(r, pr.path)) {
+					what = pr.what + " (" + pr.path + ")"
+				}
+			}
+			if what != "" {
+				opened++
+				v.fail("writable paths", fmt.Sprintf("%s %s in %s lets sandboxed commands write %s", key, e, l.path, what),
+					fixIn(l, "remove "+e+" (or narrow it to a directory that holds none of these)"))
+				break
+			}
+			if within(r, p.home) && !within(r, p.goCache) && !within(r, project) {
+				opened++
+				v.warn("writable paths", fmt.Sprintf("%s %s in %s lets sandboxed commands write %s, in your home directory: what they plant there (shell startup files, tool configs, caches) may run later outside the sandbox", key, e, l.path, r),
+					fixIn(l, "remove "+e+" unless nothing there is ever run or trusted outside the sandbox"))
+				break
+			}
+		}
+	}
+	return opened
+}
+
+// judgeReadable judges layer l's allowRead entries, and returns how many
+// re-open the guard's secrets.
+func (v *sandboxVerdicts) judgeReadable(l sandboxLayer, p sandboxPaths, project string) int {
+	opened := 0
+	dir := filepath.Dir(l.path)
+	for _, e := range l.s.Lists["filesystem.allowRead"] {
+		for _, r := range resolved(install.SandboxPathReadings(e, p.home, dir, project)) {
+			if within(r, p.state) || within(r, p.keyrings) || within(p.state, r) || within(p.keyrings, r) || (p.vaultToken != "" && within(p.vaultToken, r)) {
+				opened++
+				v.fail("readable paths", fmt.Sprintf(`"allowRead" entry %s in %s re-opens loopguard's state, the keyring files or the Vault token to sandboxed commands`, e, l.path),
+					fixIn(l, "remove "+e+" from allowRead"))
+				break
+			}
+		}
+	}
+	return opened
+}
+
+// judgeDenyLists: the deny lists merge across layers, so each protected
+// path needs an entry that covers it under every reading.
+func (v *sandboxVerdicts) judgeDenyLists(layers []sandboxLayer, p sandboxPaths, project string) {
 	need := []struct{ key, what, path string }{
 		{"filesystem.denyWrite", "loopguard's state", p.state},
 		{"filesystem.denyWrite", "loopguard's config", p.config},
@@ -301,13 +360,12 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 	for _, n := range need {
 		if !covered(layers, n.key, n.path, p.home, project) {
 			missing++
-			fail(strings.TrimPrefix(n.key, "filesystem."), fmt.Sprintf("no settings file lists %s (%s) in sandbox.%s", n.what, n.path, n.key), initFix)
+			v.fail(strings.TrimPrefix(n.key, "filesystem."), fmt.Sprintf("no settings file lists %s (%s) in sandbox.%s", n.what, n.path, n.key), sandboxInitFix)
 		}
 	}
 	if missing == 0 {
-		ok("deny lists", "denyWrite covers loopguard's state, config and binary; denyRead covers "+p.secrets())
+		v.ok("deny lists", "denyWrite covers loopguard's state, config and binary; denyRead covers "+p.secrets())
 	}
-	return out
 }
 
 // resolved adds, to each path that exists, where its symlinks lead: the
