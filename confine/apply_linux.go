@@ -82,8 +82,9 @@ func newRuleset(plan Plan, abi int) (ruleset, error) {
 	abi = min(abi, maxKnownABI)
 	cfg := configs[abi]
 	rs := ruleset{fs: uint64(cfg.HandledAccessFS), net: uint64(cfg.HandledAccessNet), scoped: uint64(cfg.Scoped), owner: plan.Owner}
-	if plan.Network {
-		// TCP is not handled at all: any connection, any listener.
+	if plan.Network || plan.OwnNet {
+		// TCP is not handled at all: any connection, any listener (with
+		// OwnNet, of the launch's own loopback alone).
 		rs.net = 0
 	}
 	add := func(paths []string, access uint64, private bool) {

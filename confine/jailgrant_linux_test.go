@@ -1,10 +1,14 @@
 package confine
 
 import (
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loopguard/loopguard/policy"
 )
@@ -63,4 +67,82 @@ cat count.txt`)
 			t.Errorf("a TCP connect from the jail: exit %d: %s", code, out)
 		}
 	})
+}
+
+// TestJailOwnLoopback: with namespaces of its own a capability without the
+// network gets a network namespace whose only interface is its own
+// loopback. A server the call starts answers the same call on 127.0.0.1
+// (control: a test suite's own httptest server, a database on TCP), while
+// a listener of the machine's loopback, started by this test outside the
+// jail, is not reached over TCP or UDP. With the filter alone nothing is
+// reached, the call's own server included (its socket is refused).
+func TestJailOwnLoopback(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("outside-secret\n"))
+			c.Close()
+		}
+	}()
+	outside := l.Addr().(*net.TCPAddr).Port
+	u, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	got := make(chan string, 1)
+	go func() {
+		b := make([]byte, 64)
+		n, _, err := u.ReadFrom(b)
+		if err == nil {
+			got <- string(b[:n])
+		}
+	}()
+	udp := u.LocalAddr().(*net.UDPAddr).Port
+	// The call's own server, and a client of it in the same call.
+	own := `python3 -c '
+import socket, os
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+port = s.getsockname()[1]
+if os.fork() == 0:
+    c = socket.create_connection(("127.0.0.1", port)); print(c.recv(64).decode().strip(), flush=True); os._exit(0)
+a, _ = s.accept(); a.sendall(b"own-server\n"); a.close(); os.wait()
+'`
+	bothModes(t, func(t *testing.T, j *jail) {
+		out, code := j.jailShell(t, policy.JailCapability, own)
+		if j.ns && (code != 0 || !strings.Contains(out, "own-server")) {
+			t.Errorf("the call's own server on its loopback (control): exit %d: %s", code, out)
+		}
+		if !j.ns && (code == 0 || strings.Contains(out, "own-server")) {
+			t.Errorf("with the filter alone a server in the jail ran: exit %d: %s", code, out)
+		}
+		out, code = j.jailShell(t, policy.JailCapability, fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3", outside))
+		if code == 0 || strings.Contains(out, "outside-secret") {
+			t.Errorf("the machine's loopback listener reached from the jail: exit %d: %s", code, out)
+		}
+		j.jailShell(t, policy.JailCapability, fmt.Sprintf("echo leaked > /dev/udp/127.0.0.1/%d", udp))
+	})
+	select {
+	case s := <-got:
+		t.Errorf("a UDP datagram from the jail reached the machine's loopback: %q", s)
+	case <-time.After(200 * time.Millisecond):
+	}
+	// The listener itself works from outside (control for the above).
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(c)
+	c.Close()
+	if string(b) != "outside-secret\n" {
+		t.Fatalf("the outside listener answered %q", b)
+	}
 }

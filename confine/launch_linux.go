@@ -56,6 +56,9 @@ type launch struct {
 	NS bool
 	// PidsMax: the call's cgroup bounds its tasks.
 	PidsMax bool
+	// OwnNet: with NS, the second stage is in a network namespace of its
+	// own too (a capability without the network).
+	OwnNet bool
 }
 
 // run is the first stage: it returns the program's exit status, or an
@@ -187,6 +190,11 @@ func startStage2(s Spec, plan Plan, ns bool, cg *callCgroup) (child, error) {
 	if ns {
 		a := cmd.SysProcAttr
 		a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWIPC | unix.CLONE_NEWPID
+		if !plan.Network {
+			// A capability without the network gets a network
+			// namespace of its own: its loopback, nothing else.
+			a.Cloneflags |= unix.CLONE_NEWNET
+		}
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		a.GidMappingsEnableSetgroups = false
@@ -195,12 +203,15 @@ func startStage2(s Spec, plan Plan, ns bool, cg *callCgroup) (child, error) {
 		// make its mounts, and drops them before the program runs
 		// (isolate).
 		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+		if !plan.Network {
+			a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN) // to bring its loopback up
+		}
 	}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return child{}, fmt.Errorf("failed to start the launch: %w", err)
 	}
-	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: ns, PidsMax: cg != nil && cg.pidsMax})
+	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: ns, OwnNet: ns && !plan.Network, PidsMax: cg != nil && cg.pidsMax})
 	w.Close()
 	if err != nil {
 		_ = cmd.Process.Kill()
@@ -243,6 +254,14 @@ func stage2() error {
 	if !l.NS {
 		return execJailed(l.Spec, l.Plan, l.Plan.filter(false, false))
 	}
+	if l.OwnNet {
+		// Before isolate, which drops the capability it needs.
+		if err := loopbackUp(); err != nil {
+			dropCapabilities()
+			return err
+		}
+		l.Plan.OwnNet = true
+	}
 	mounted, err := isolate(&l.Plan)
 	if err != nil {
 		return err
@@ -258,7 +277,7 @@ func stage2() error {
 // still reach), project-write's own such changes run; otherwise the
 // filter refuses them.
 func (p Plan) filter(ipcNS, mounted bool) filterOpts {
-	o := filterOpts{network: p.Network, metadata: true, sysvIPC: ipcNS}
+	o := filterOpts{network: p.Network || p.OwnNet, metadata: true, sysvIPC: ipcNS}
 	if mounted || p.Project != "" && sandboxedOutside(p.Project, p.SharedTemp) {
 		o.metadata = false
 	}

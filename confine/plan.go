@@ -74,6 +74,13 @@ type Plan struct {
 	// directory (to ~/.ssh).
 	NoFollow []string
 	Network  bool
+	// OwnNet: the launch is in a network namespace of its own, whose only
+	// interface is its own loopback (set by the second stage once it
+	// brought it up). Nothing outside is reachable from there, so the
+	// program may open IPv4 and IPv6 sockets, bind and connect any port:
+	// a test's own server (httptest, a database on 127.0.0.1) works, and
+	// neither the machine's services nor the internet is reached.
+	OwnNet bool `json:"-"`
 	// Env are the variables the program gets set: TMPDIR (a private
 	// directory under read-only), GOCACHE and npm_config_cache (a private
 	// cache per capability, never the user's own: a build cache is code

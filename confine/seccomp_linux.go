@@ -173,7 +173,8 @@ func assemble(prog []insn) ([]unix.SockFilter, error) {
 // filterOpts choose what the filter lets through beyond its fixed
 // refusals.
 type filterOpts struct {
-	// network: IPv4 and IPv6 sockets (the network capability).
+	// network: IPv4 and IPv6 sockets (the network capability, or a launch
+	// in a network namespace of its own: its loopback alone).
 	network bool
 	// metadata: refuse every call that changes a file's mode, owner, times
 	// or extended attributes (chmod, chown, utimensat, setxattr and their

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/loopguard/loopguard/fsx"
@@ -94,8 +95,15 @@ const notRun = "loopguard: the program was not run:"
 // refusalMarks are what a refusal by the jail prints, lower-cased:
 // strerror(EACCES), strerror(EPERM), strerror(EROFS) (a path held
 // read-only by the launch's mount namespace), a socket's ENETUNREACH, and
-// Node's and Python's error names.
-var refusalMarks = []string{"permission denied", "operation not permitted", "read-only file system", "network is unreachable", "eacces"}
+// Node's and Python's error names; and, in a launch with a network
+// namespace of its own (its loopback alone), what a name that does not
+// resolve and a port of its loopback no one listens on print (curl, glibc,
+// Node, Go, Python).
+var (
+	refusalMarks = []string{"permission denied", "operation not permitted", "read-only file system", "network is unreachable", "eacces"}
+	ownNetMarks  = []string{"could not resolve", "couldn't resolve", "temporary failure in name resolution", "name or service not known", "eai_again", "enotfound",
+		"connection refused", "econnrefused", "failed to connect", "couldn't connect"}
+)
 
 // The lines beside a refused call's result, one per right it can lack;
 // CAP is the capability's name.
@@ -109,6 +117,7 @@ const (
 	unixNote     = "loopguard: the jail (CAP) refuses every Unix socket (Docker, D-Bus, ssh-agent), whatever the grant; to run it unconfined, " + askExact + "."
 	attrNote     = "loopguard: the jail (CAP) refused changing a file's mode, owner or times (chmod, chown, utime); to run it unconfined, " + askExact + "."
 	networkNote  = "loopguard: the jail (CAP) has no network: ask the user to grant the command with +network (loopguard grant --network) or to approve it exactly (loopguard approve)."
+	loopbackNote = "loopguard: the jail (CAP) has a network of its own: localhost there is the call's own loopback (a server the same call starts answers it), never this machine's; to reach this machine's servers, " + askExact + "."
 	tempNote     = "loopguard: the jail (CAP) gives the command a private temp directory: write under $TMPDIR, not the shared /tmp; otherwise " + askExact + "."
 	configNote   = "loopguard: the jail (CAP) keeps the project's executable configuration read-only (.git, .claude, .envrc...); to change it, " + askExact + "."
 	topNote      = "loopguard: the jail (CAP) refused a new file at the project's top level (existing ones can change); to run it unconfined, " + askExact + "."
@@ -126,7 +135,11 @@ func refusalNote(cp policy.Capability, out string, site jailSite) string {
 	if strings.Contains(out, notRun) {
 		return notRunNote
 	}
-	lines := refusalLines(out)
+	marks := refusalMarks
+	if !cp.Network {
+		marks = append(slices.Clip(marks), ownNetMarks...)
+	}
+	lines := refusalLines(out, marks)
 	if len(lines) == 0 {
 		return ""
 	}
@@ -156,7 +169,9 @@ func refusalNote(cp policy.Capability, out string, site jailSite) string {
 		return named(unixNote)
 	case has("chmod", "chown", "chgrp", "utime", "changing permissions", "changing ownership", "setting times", "preserving times", "preserving permissions", "setxattr"):
 		return named(attrNote)
-	case !cp.Network && has("network is unreachable", "connect", "socket", "dial ", "resolve", "getaddrinfo", "name resolution", "http", "tcp", "udp"):
+	case !cp.Network && has("localhost", "127.0.0.1", "[::1]") && has("connection refused", "econnrefused", "failed to connect", "couldn't connect"):
+		return named(loopbackNote)
+	case !cp.Network && has("network is unreachable", "connect", "socket", "dial ", "resolve", "getaddrinfo", "name resolution", "http", "tcp", "udp", "eai_again", "enotfound"):
 		return named(networkNote)
 	}
 	for _, l := range lines {
@@ -174,11 +189,11 @@ func refusalNote(cp policy.Capability, out string, site jailSite) string {
 
 // refusalLines are the lines of out that show a refusal, lower-cased: the
 // first 20.
-func refusalLines(out string) []string {
+func refusalLines(out string, marks []string) []string {
 	var lines []string
 	for l := range strings.Lines(out) {
 		low := strings.ToLower(l)
-		for _, m := range refusalMarks {
+		for _, m := range marks {
 			if strings.Contains(low, m) {
 				lines = append(lines, low)
 				break
