@@ -201,7 +201,11 @@ const maxWalk = 100_000
 // errSecretRoot: a root would open a path the guard keeps secret.
 var errSecretRoot = errors.New("would make readable a path the guard keeps secret")
 
-// NewPlan computes the ruleset for s.
+// NewPlan computes the ruleset for s, in steps: what every program reads
+// (the system), what this one reads (its directory and toolchain, the
+// home's configuration, the module cache), the private directories it
+// writes (caches, its own temp), the project it reads, and under
+// project-write what of the project it may write.
 func NewPlan(s Spec, e Env) (Plan, error) {
 	var p Plan
 	p.Network = s.Cap.Network
@@ -209,51 +213,91 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	// (husky's .husky/, .githooks/): never written, swept if created.
 	e.Places.HooksPaths = policy.HooksPaths(s.Project, e.Home, e.Getenv)
 	p.hooksPaths = e.Places.HooksPaths
-	pl := e.Places.Prepare()
-	// covered: a read rule above path already grants it (rules only add
-	// rights, so leaving this one out narrows nothing). Each rule costs
-	// both launchers three system calls: /bin, /lib, /sbin (links into
-	// /usr on merged-/usr systems) and a program's own /usr/bin need none.
-	covered := func(path string) bool {
-		for _, d := range p.ReadDirs {
-			if isAncestorOrSelf(d, path) {
-				return true
-			}
-		}
-		return false
+	b := &planner{p: &p, pl: e.Places.Prepare()}
+	if err := b.readSystem(); err != nil {
+		return p, err
 	}
-	addRead := func(path string) error {
-		if covered(path) {
-			return nil
+	if err := b.readProgram(s, e); err != nil {
+		return p, err
+	}
+	if err := b.privateDirs(s, e); err != nil {
+		return p, err
+	}
+	gitDirs, err := b.readProject(s, e.Home)
+	if err != nil {
+		return p, err
+	}
+	// The jail keeps read-only's environment: a bare env under it must
+	// not show the model a token (issue 36).
+	p.KeepEnvOnly = s.Cap.Jail
+	if !s.Cap.Write && !s.Cap.Git {
+		p.KeepEnvOnly = true
+		return p.sorted(), nil
+	}
+	b.writeProject(s, gitDirs)
+	return p.sorted(), nil
+}
+
+// planner is NewPlan at work: the plan it fills, and the prepared
+// protected places it keeps out of it.
+type planner struct {
+	p  *Plan
+	pl policy.Places
+}
+
+// covered: a read rule above path already grants it (rules only add
+// rights, so leaving this one out narrows nothing). Each rule costs
+// both launchers three system calls: /bin, /lib, /sbin (links into
+// /usr on merged-/usr systems) and a program's own /usr/bin need none.
+func (b *planner) covered(path string) bool {
+	for _, d := range b.p.ReadDirs {
+		if isAncestorOrSelf(d, path) {
+			return true
 		}
-		fi, err := os.Lstat(path)
-		if err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			if t, err := os.Readlink(path); err == nil {
-				if !filepath.IsAbs(t) {
-					t = filepath.Join(filepath.Dir(path), t)
-				}
-				if covered(filepath.Clean(t)) {
-					return nil
-				}
-			}
-			fi, err = os.Stat(path)
-		}
-		if err != nil {
-			return nil // what is not there needs no rule
-		}
-		if fi.IsDir() {
-			if pr, ok := pl.ContainsSecret(path); ok {
-				return fmt.Errorf("%s %w (%s)", path, errSecretRoot, pr.What)
-			}
-			p.ReadDirs = append(p.ReadDirs, path)
-		} else {
-			p.ReadFiles = append(p.ReadFiles, path)
-		}
+	}
+	return false
+}
+
+// addRead lets the program read path, a directory or a file, unless a
+// rule covers it already or it is not there; a directory that holds a
+// secret is an error (errSecretRoot).
+func (b *planner) addRead(path string) error {
+	if b.covered(path) {
 		return nil
 	}
+	fi, err := os.Lstat(path)
+	if err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if t, err := os.Readlink(path); err == nil {
+			if !filepath.IsAbs(t) {
+				t = filepath.Join(filepath.Dir(path), t)
+			}
+			if b.covered(filepath.Clean(t)) {
+				return nil
+			}
+		}
+		fi, err = os.Stat(path)
+	}
+	if err != nil {
+		return nil // what is not there needs no rule
+	}
+	if fi.IsDir() {
+		if pr, ok := b.pl.ContainsSecret(path); ok {
+			return fmt.Errorf("%s %w (%s)", path, errSecretRoot, pr.What)
+		}
+		b.p.ReadDirs = append(b.p.ReadDirs, path)
+	} else {
+		b.p.ReadFiles = append(b.p.ReadFiles, path)
+	}
+	return nil
+}
+
+// readSystem: what every program reads (systemDirs, systemFiles, its own
+// /proc entries) and the devices it reads and writes.
+func (b *planner) readSystem() error {
+	p := b.p
 	for _, d := range systemDirs {
-		if err := addRead(d); err != nil {
-			return p, err
+		if err := b.addRead(d); err != nil {
+			return err
 		}
 	}
 	for _, f := range systemFiles {
@@ -271,38 +315,50 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 			p.WriteFiles = append(p.WriteFiles, f)
 		}
 	}
+	return nil
+}
+
+// readProgram: what this program reads beside the system.
+func (b *planner) readProgram(s Spec, e Env) error {
 	// The program's own directory, and a toolchain's root above bin/
 	// (/usr/local/go, ~/sdk/go1.26): never the home itself, nor a hidden
 	// directory of the home that holds bin/ among the user's other files
 	// (~/.cargo beside credentials.toml, cargo login's token; ~/.local
 	// beside share/ and state/).
 	exeDir := filepath.Dir(s.Exe)
-	if err := addRead(exeDir); err != nil {
-		return p, err
+	if err := b.addRead(exeDir); err != nil {
+		return err
 	}
 	if filepath.Base(exeDir) == "bin" {
 		if root := filepath.Dir(exeDir); !isAncestorOrSelf(root, e.Home) && !hiddenInHome(root, e.Home) {
-			if err := addRead(root); err != nil {
-				return p, err
+			if err := b.addRead(root); err != nil {
+				return err
 			}
 		}
 	}
-	for _, c := range homeReadsWith(e, s, pl) {
-		if err := addRead(c); err != nil {
-			return p, err
+	for _, c := range homeReadsWith(e, s, b.pl) {
+		if err := b.addRead(c); err != nil {
+			return err
 		}
 	}
 	// The module cache is read, never written, whatever the capability:
 	// Go does not verify an extracted module again, so a write there is
 	// code in the user's next build. A download needs an exact approval.
 	if e.GoModCache != "" {
-		if err := addRead(e.GoModCache); err != nil {
-			return p, err
+		if err := b.addRead(e.GoModCache); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// privateDirs: the directories of the program's own it writes, and the
+// variables that send it there.
+func (b *planner) privateDirs(s Spec, e Env) error {
+	p := b.p
 	scratch, err := scratchDir(e)
 	if err != nil {
-		return p, err
+		return err
 	}
 	// A private directory is made here and checked where it is granted
 	// (apply: by a descriptor, not followed if it is a link).
@@ -327,13 +383,13 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 		kind = "rw"
 	}
 	if p.Env["GOCACHE"], err = private("go-build-" + kind); err != nil {
-		return p, err
+		return err
 	}
 	if p.Env["npm_config_cache"], err = private("npm-" + kind); err != nil {
-		return p, err
+		return err
 	}
 	if p.Env["PYTHONPYCACHEPREFIX"], err = private("pycache-" + kind); err != nil {
-		return p, err
+		return err
 	}
 	// A temp directory of this launch's own, removed when its last
 	// process has exited: never the shared one (TMPDIR, /tmp, /var/tmp,
@@ -342,39 +398,45 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	// call: a link planted there would make it write where it points).
 	run, err := launchDir(scratch, e.UID)
 	if err != nil {
-		return p, err
+		return err
 	}
 	p.RunDir = run
 	p.SharedTemp = e.TempDir
 	if p.Env["TMPDIR"], err = private(filepath.Join(filepath.Base(run), "tmp")); err != nil {
-		return p, err
+		return err
 	}
-	// The project, and the git directory a worktree's .git file names.
-	if isAncestorOrSelf(s.Project, e.Home) || s.Project == "/" {
-		return p, fmt.Errorf("the project %s holds the home directory: nothing in it could be kept unreadable", s.Project)
+	return nil
+}
+
+// readProject: the project, and the git directories a worktree's .git
+// file names, which it returns. A project that holds the home directory
+// or a secret is an error: it could not be read without it.
+func (b *planner) readProject(s Spec, home string) ([]string, error) {
+	p := b.p
+	if isAncestorOrSelf(s.Project, home) || s.Project == "/" {
+		return nil, fmt.Errorf("the project %s holds the home directory: nothing in it could be kept unreadable", s.Project)
 	}
-	if pr, ok := pl.ContainsSecret(s.Project); ok {
-		return p, fmt.Errorf("the project %s holds %s, which must stay unreadable", s.Project, pr.What)
+	if pr, ok := b.pl.ContainsSecret(s.Project); ok {
+		return nil, fmt.Errorf("the project %s holds %s, which must stay unreadable", s.Project, pr.What)
 	}
 	gitDirs := linkedGitDirs(s.Project)
 	for _, g := range gitDirs {
-		if err := addRead(g); err != nil {
-			return p, err
+		if err := b.addRead(g); err != nil {
+			return nil, err
 		}
 	}
 	p.NoFollow = gitDirs
 	p.Root = s.Project
 	p.ReadDirs = append(p.ReadDirs, s.Project)
-	// The jail keeps read-only's environment: a bare env under it must
-	// not show the model a token (issue 36).
-	p.KeepEnvOnly = s.Cap.Jail
-	if !s.Cap.Write && !s.Cap.Git {
-		p.KeepEnvOnly = true
-		return p.sorted(), nil
-	}
-	// project-write: the project but its executable configuration.
+	return gitDirs, nil
+}
+
+// writeProject: under project-write, the project but its executable
+// configuration (and with git, the git directories).
+func (b *planner) writeProject(s Spec, gitDirs []string) {
+	p := b.p
 	p.Project = s.Project
-	w := newWalker(pl, s.Project, s.Cap.Git)
+	w := newWalker(b.pl, s.Project, s.Cap.Git)
 	if s.Cap.Git {
 		for _, g := range append(gitDirs, filepath.Join(s.Project, ".git")) {
 			if fi, err := os.Lstat(g); err == nil && fi.IsDir() {
@@ -397,7 +459,6 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	// sweep sees every new name: the walk saw the whole project, and no
 	// protected entry is a link (a mount cannot hold a link in place).
 	p.TopWritable = w.entries <= maxWalk && !w.heldLink
-	return p.sorted(), nil
 }
 
 func (p Plan) sorted() Plan {
