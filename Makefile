@@ -95,10 +95,13 @@ ci:
 	$(MAKE) --no-print-directory test || status=1; \
 	exit $$status
 
-# bench: the hook's speed as BENCH.md reports it (about 5 minutes on 2 cores):
+# bench: the hook's speed as BENCH.md reports it (about 15 minutes on 2 cores):
 # bench/cmd/hookbench in a throwaway keyring session, then the in-process
-# benchmarks. The report goes to .cache/bench/results.md; pass options to
-# hookbench with BENCH_FLAGS (e.g. BENCH_FLAGS='-rounds 20 -grants 1000').
+# benchmarks, then a jailed call through the real Claude Code against its
+# own sandbox alone (sessions of 1 and 21 calls, BENCH_JAIL_ROUNDS rounds
+# interleaved, medians). The report goes to .cache/bench/results.md; pass
+# options to hookbench with BENCH_FLAGS (e.g. BENCH_FLAGS='-rounds 20 -grants 1000').
+BENCH_JAIL_ROUNDS ?= 5
 bench: deps build
 	CGO_ENABLED=0 $(GO) build -o bin/bench/ ./bench/cmd/...
 	mkdir -p .cache/bench
@@ -110,6 +113,9 @@ bench: deps build
 	  $(GO) test -run '^$$' -bench 'Append$$' -benchtime 2000x ./audit/; \
 	  LOOPGUARD_REQUIRE_VAULT=1 $(GO) test -run '^$$' -bench 'DecideScoped' -benchtime 300x ./hooks/; \
 	  LOOPGUARD_REQUIRE_VAULT=1 $(GO) test -run '^$$' -bench . -benchtime 1000x ./backend/vault/; \
+	  echo '```'; } | tee -a .cache/bench/results.md
+	{ echo; echo '### A jailed call through the real Claude Code, against its own sandbox alone'; echo; echo '```'; \
+	  LOOPGUARD_E2E_JAIL_COST=$(BENCH_JAIL_ROUNDS) scripts/with-keyring $(GO) test -count=1 -v -timeout 60m -run 'TestJailCallCost$$' ./e2e/loopguard/ | grep -E 'rounds, medians|^(ok|FAIL|---)'; \
 	  echo '```'; } | tee -a .cache/bench/results.md
 
 screenshots: deps

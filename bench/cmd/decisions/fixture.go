@@ -41,6 +41,9 @@ type fixture struct {
 	// Programs: each name the corpus runs and where it resolved (real
 	// program, stub, or a bash builtin).
 	real, stubbed, builtins []string
+	// npxInstalled: the packages' programs installed in the project's
+	// node_modules/.bin (npxBins).
+	npxInstalled []string
 }
 
 var (
@@ -62,7 +65,7 @@ func ruleTexts(more []string) []string {
 
 // newFixture lays the fixture out under dir. stubsOnly puts only the stub
 // directory in PATH (the same programs on every machine).
-func newFixture(dir string, entries []corpus.Entry, rules []string, stubsOnly bool) (*fixture, error) {
+func newFixture(dir string, entries []corpus.Entry, rules []string, stubsOnly, npxAbsent bool) (*fixture, error) {
 	f := &fixture{base: dir}
 	f.home = filepath.Join(dir, "home")
 	f.project = filepath.Join(dir, "home", "project")
@@ -91,6 +94,22 @@ func newFixture(dir string, entries []corpus.Entry, rules []string, stubsOnly bo
 	for _, d := range cdTargets(entries) {
 		if err := os.MkdirAll(filepath.Join(f.project, d), 0o755); err != nil {
 			return nil, err
+		}
+	}
+	// The packages the corpus runs through npx (bunx, npm exec ...) are
+	// installed in the project's node_modules/.bin, as the programs it
+	// runs are on PATH: an agent ran each in its project. Where one was
+	// not installed there, npx downloaded it; -npx-absent measures that
+	// case (every such call then needs the network).
+	if !npxAbsent {
+		for _, bin := range npxBins(entries, f.project, f.home) {
+			f.npxInstalled = append(f.npxInstalled, filepath.Base(bin))
+			if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(bin, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+				return nil, err
+			}
 		}
 	}
 	f.master = make([]byte, 32)
@@ -139,6 +158,36 @@ func init() {
 		suspend test times trap true type typeset ulimit umask unalias unset wait`) {
 		builtin[b] = true
 	}
+}
+
+// npxBins are the project's node_modules/.bin programs that the corpus's
+// npx-like calls would run instead of downloading their package, as the
+// jail's own judgment names them (policy.JailNeed.Unless): the one at the
+// project's top.
+func npxBins(entries []corpus.Entry, project, home string) []string {
+	set := map[string]bool{}
+	top := filepath.Join(project, "node_modules", ".bin")
+	for _, e := range entries {
+		sk, ok := shellparse.SketchOf(e.Cmd)
+		if !ok {
+			continue
+		}
+		for _, words := range sk.Calls {
+			for _, n := range policy.NeedsBeyondJail(words, project, project, home) {
+				for _, u := range n.Unless {
+					if filepath.Dir(u) == top && nameOK.MatchString(filepath.Base(u)) {
+						set[u] = true
+					}
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for u := range set {
+		out = append(out, u)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // programNames lists the literal names in command position anywhere in the

@@ -21,6 +21,11 @@
 //	go run ./bench/cmd/decisions -corpus testdata/agentcmds/corpus.jsonl
 //	go run ./bench/cmd/decisions -corpus other.jsonl -json
 //
+// The packages the corpus runs through npx (bunx, npm exec ...) are
+// installed in the project's node_modules/.bin, as its programs are on
+// PATH; -npx-absent leaves them out (every such call then needs the
+// network).
+//
 // Commands a log says ran in PowerShell are left out (they are not Bash
 // calls) unless -all-shells.
 package main
@@ -47,6 +52,7 @@ type options struct {
 	jsonOut   string
 	outcomes  bool
 	stubsOnly bool
+	npxAbsent bool
 	allShells bool
 	keep      bool
 	explain   string
@@ -66,6 +72,7 @@ func main() {
 	flag.StringVar(&o.jsonOut, "json-out", "", "also write the results as JSON to this file")
 	flag.BoolVar(&o.outcomes, "outcomes", false, "with -json: the outcome of every command, in corpus order")
 	flag.BoolVar(&o.stubsOnly, "stubs-only", false, "resolve every program to a stub (no real program from this machine)")
+	flag.BoolVar(&o.npxAbsent, "npx-absent", false, "install no package the corpus runs through npx (bunx, npm exec...) in the project: each such call then needs the network")
 	flag.BoolVar(&o.allShells, "all-shells", false, "measure the commands logged as run by PowerShell too")
 	flag.BoolVar(&o.keep, "keep", false, "keep the fixture directory (printed on stderr)")
 	flag.StringVar(&o.explain, "explain", "", "decide this one command and print the engine's message for each grant set")
@@ -89,6 +96,9 @@ type Report struct {
 	Real    []string `json:"programs_real"`
 	Stubbed []string `json:"programs_stubbed"`
 	Builtin []string `json:"programs_builtin"`
+	// NpxInstalled: the programs of the packages the corpus runs through
+	// npx, installed in the fixture project's node_modules/.bin.
+	NpxInstalled []string `json:"npx_installed"`
 	// Landlock: the kernel confines, so a scoped call is rewritten to run
 	// through the launcher (as on a user's Linux machine with Landlock).
 	Landlock bool      `json:"landlock"`
@@ -197,11 +207,11 @@ func measureAll(ctx context.Context, o options, all []corpus.Entry, stderr io.Wr
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	f, err := newFixture(dir, entries, append(append([]string{}, typical...), o.extra...), o.stubsOnly)
+	f, err := newFixture(dir, entries, append(append([]string{}, typical...), o.extra...), o.stubsOnly, o.npxAbsent)
 	if err != nil {
 		return nil, err
 	}
-	rep.Real, rep.Stubbed, rep.Builtin = f.real, f.stubbed, f.builtins
+	rep.Real, rep.Stubbed, rep.Builtin, rep.NpxInstalled = f.real, f.stubbed, f.builtins, f.npxInstalled
 	rep.Landlock = confine.ABI() >= confine.MinABI
 	modes := []bool{false}
 	for _, e := range entries {

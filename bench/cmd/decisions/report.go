@@ -70,6 +70,11 @@ func markdown(r *Report) string {
 	}
 	fmt.Fprintf(&b, "\nPrograms: %d names resolved to this machine's programs, %d to stubs in a trusted directory, %d are bash builtins. Stubs: %s.\n",
 		len(r.Real), len(r.Stubbed), len(r.Builtin), list(r.Stubbed, 60))
+	if len(r.NpxInstalled) > 0 {
+		fmt.Fprintf(&b, "The packages run through npx (bunx, npm exec...) are installed in the project's node_modules/.bin (%d: %s), as the programs are on PATH; -npx-absent measures them absent.\n", len(r.NpxInstalled), list(r.NpxInstalled, 30))
+	} else {
+		b.WriteString("No package run through npx is installed in the project: each such call needs the network.\n")
+	}
 	return b.String()
 }
 
