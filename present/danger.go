@@ -78,13 +78,12 @@ func DangerOf(tool string, in map[string]any, sk *shellparse.Sketch, projectDir 
 
 func dangerIn(tool string, in map[string]any, sk *shellparse.Sketch, r reach) []string {
 	var out []string
+	seen := map[string]bool{} // a line once, however many calls give it
 	add := func(s string) {
-		for _, o := range out {
-			if o == s {
-				return
-			}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
 		}
-		out = append(out, s)
 	}
 	for _, k := range []string{"file_path", "notebook_path", "path"} {
 		if p, ok := in[k].(string); ok {
@@ -134,16 +133,14 @@ func bashDanger(sk *shellparse.Sketch, r reach) []string {
 	}
 	var out []string
 	for _, line := range sk.Pipelines {
-		for i, c := range line {
-			if i == 0 || !runsInput(sk.Calls[c]) {
-				continue
+		// downloaded: a part before this one fetches (each part is read
+		// once, however long the pipeline).
+		downloaded := false
+		for _, c := range line {
+			if downloaded && runsInput(sk.Calls[c]) {
+				out = append(out, "a download is piped into an interpreter: it runs whatever the server sends")
 			}
-			for _, up := range line[:i] {
-				if fetches(sk.Calls[up]) {
-					out = append(out, "a download is piped into an interpreter: it runs whatever the server sends")
-					break
-				}
-			}
+			downloaded = downloaded || fetches(sk.Calls[c])
 		}
 	}
 	for _, c := range sk.Calls {
