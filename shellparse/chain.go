@@ -33,8 +33,11 @@ func (a *analyzer) chain() ([]Result, []string, error) {
 	}
 	var leaves []*syntax.Stmt
 	var ops []string
-	var walk func(st *syntax.Stmt) error
-	walk = func(st *syntax.Stmt) error {
+	// cut splits a statement at its &&, ||, | and |& into its parts
+	// (leaves), each statement once; it reads the tree's statements, not
+	// every node (that is walk's job, done once in newTree).
+	var cut func(st *syntax.Stmt) error
+	cut = func(st *syntax.Stmt) error {
 		if testChainVisit != nil {
 			testChainVisit()
 		}
@@ -47,11 +50,11 @@ func (a *analyzer) chain() ([]Result, []string, error) {
 			if len(st.Redirs) > 0 {
 				return deny(Chained, st.Redirs[0].OpPos, "a redirection of a whole list")
 			}
-			if err := walk(c.X); err != nil {
+			if err := cut(c.X); err != nil {
 				return err
 			}
 			ops = append(ops, c.Op.String())
-			return walk(c.Y)
+			return cut(c.Y)
 		}
 		if _, ok := st.Cmd.(*syntax.CallExpr); !ok || st.Negated || st.Background || st.Coprocess || st.Disown {
 			// What a.stmt says of the statement alone: a subshell, a
@@ -77,7 +80,7 @@ func (a *analyzer) chain() ([]Result, []string, error) {
 		if s := a.t.substs[i]; s != nil {
 			return nil, nil, substError(s)
 		}
-		if err := walk(st); err != nil {
+		if err := cut(st); err != nil {
 			return nil, nil, err
 		}
 	}

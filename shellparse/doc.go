@@ -46,7 +46,10 @@
 // shape, the split, the outline's commands and a rule's words are the same
 // words (TestViewsReadTheAnalysisWords). Analyze's sketch comes from its
 // own parse. The walk is linear in the tree, however deep: a pipeline of
-// 4,001 parts costs about four times one of 1,001 (TestPipelineLinear).
+// 4,001 parts costs about four times one of 1,001, counted in nodes
+// walked (TestPipelineLinear) and in allocations over several shapes
+// (TestLongCommandsAllocateLinearly); present's TestLongCommandsCostLinear
+// times the same work with the danger lines.
 //
 // # Assignment prefixes
 //

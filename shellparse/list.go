@@ -22,18 +22,19 @@ func List(text string) (cmds [][]string, ops []string, ok bool) {
 	if err != nil || len(f.Last) > 0 || len(f.Stmts) == 0 {
 		return nil, nil, false
 	}
-	var walk func(st *syntax.Stmt) bool
-	walk = func(st *syntax.Stmt) bool {
+	// read takes a statement apart at its operators into commands.
+	var read func(st *syntax.Stmt) bool
+	read = func(st *syntax.Stmt) bool {
 		if st.Negated || st.Background || st.Coprocess || st.Disown || len(st.Comments) > 0 || len(st.Redirs) > 0 {
 			return false
 		}
 		switch c := st.Cmd.(type) {
 		case *syntax.BinaryCmd:
-			if !walk(c.X) {
+			if !read(c.X) {
 				return false
 			}
 			ops = append(ops, c.Op.String())
-			return walk(c.Y)
+			return read(c.Y)
 		case *syntax.CallExpr:
 			if len(c.Assigns) > 0 || len(c.Args) == 0 || len(cmds) == maxListCommands {
 				return false
@@ -55,7 +56,7 @@ func List(text string) (cmds [][]string, ops []string, ok bool) {
 		if i > 0 {
 			ops = append(ops, ";")
 		}
-		if !walk(st) {
+		if !read(st) {
 			return nil, nil, false
 		}
 	}
