@@ -99,6 +99,25 @@ var shellCode = []string{"-c", "--version", "--help"}
 // program, by name or path) reads commands from its standard input: ""
 // when it does not.
 func ReadsCommands(argv []string) string {
+	// Through the wrappers the jail reads through (env, nice, timeout,
+	// sudo, exec, stdbuf, nohup, setsid ...): `env bash` is bash.
+	for depth := 0; depth < maxJailDepth; depth++ {
+		inner, via, ok := unwrapped(argv)
+		if !ok {
+			break
+		}
+		if via == "xargs" && len(inner) > 0 {
+			// xargs gives the program its standard input as words: `xargs
+			// sh` runs `sh -c …` when `-c …` is typed into it.
+			if _, _, ok := lookupProgram(stdinPrograms, inner); ok {
+				return "xargs runs " + Base(inner[0]) + " with the words of its standard input"
+			}
+		}
+		if why := ReadsCommands(inner); why != "" {
+			return why + " (through " + via + ")"
+		}
+		return ""
+	}
 	name, kind, ok := lookupProgram(stdinPrograms, argv)
 	if !ok {
 		return ""
@@ -209,4 +228,43 @@ func lookupProgram[V any](table map[string]V, argv []string) (string, V, bool) {
 	name = Base(argv[0])
 	v, ok := table[name]
 	return name, v, ok
+}
+
+// unwrapped is the command a wrapper argv runs (jailWrappers: env, nice,
+// timeout, sudo, exec, xargs, stdbuf, nohup, setsid ...), its options and
+// leading operands skipped, and the wrapper's name; false when argv is no
+// wrapper or names no command. env -S's string and watch's words are split
+// at blanks.
+func unwrapped(argv []string) ([]string, string, bool) {
+	if len(argv) == 0 {
+		return nil, "", false
+	}
+	prog := Base(argv[0])
+	w, ok := jailWrappers[prog]
+	if !ok {
+		return nil, "", false
+	}
+	args := argv[1:]
+	if prog == "command" && argHas(args, "-v", "-V") {
+		return nil, "", false
+	}
+	if prog == "env" {
+		if s, ok := argValue(args, "-S", "--split-string"); ok {
+			return strings.Fields(s), prog, true
+		}
+	}
+	_, i := argFirst(args, w.valued...)
+	if prog == "env" {
+		for i >= 0 && i < len(args) && strings.Contains(args[i], "=") && !strings.HasPrefix(args[i], "=") {
+			i++
+		}
+	}
+	if i < 0 {
+		return nil, "", false
+	}
+	i += w.skip
+	if i >= len(args) {
+		return nil, "", false
+	}
+	return args[i:], prog, true
 }

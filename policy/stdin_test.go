@@ -28,6 +28,17 @@ func TestReadsCommands(t *testing.T) {
 		{"ssh -p 2222 host uptime", false}, {"gdb --batch -ex run ./prog", false}, {"ssh -V", false},
 		// Editors and pagers: always (their shell escapes).
 		{"vim notes.txt", true}, {"less README.md", true}, {"man git", true}, {"ed", true},
+		// Through wrappers (issue 37): what Codex's write_stdin then types
+		// into runs unchecked.
+		{"env bash", true}, {"env FOO=1 bash", true}, {"env -u HOME -- bash", true}, {"nice python3", true},
+		{"nice -n 5 python3", true}, {"timeout 600 bash", true}, {"timeout -s KILL 10 bash", true},
+		{"sudo bash", true}, {"sudo -u root bash", true}, {"exec bash", true}, {"xargs sh", true},
+		{"xargs -n1 sh -c", true}, {"stdbuf -oL python3", true}, {"nohup node", true}, {"setsid bash", true},
+		{"env -S bash", true}, {"nice env timeout 5 bash", true}, {"command bash", true},
+		// Controls: the wrapped program does not read its stdin.
+		{"env bash script.sh", false}, {"nice python3 -c pass", false}, {"timeout 600 bash -c make", false},
+		{"sudo ls", false}, {"exec make", false}, {"xargs rm", false}, {"stdbuf -oL grep x", false},
+		{"nohup node app.js", false}, {"timeout 600", false}, {"command -v bash", false}, {"env", false},
 		// Programs that do not.
 		{"ls -la", false}, {"git log", false}, {"cat", false}, {"grep x", false}, {"make test", false},
 	} {

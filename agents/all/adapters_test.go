@@ -888,6 +888,16 @@ func TestInteractiveCommands(t *testing.T) {
 	if !warned {
 		t.Error("no pending record warns that what is typed into bash runs unchecked")
 	}
+	// Behind a wrapper the shell or REPL is the same (issue 37): the model
+	// is told; control: a wrapped shell given its script is not.
+	for _, cmd := range []string{"env bash", "nice python3", "timeout 600 bash", "exec bash", "xargs sh", "stdbuf -oL node"} {
+		if got := codex(cmd); !strings.Contains(got.stdout, "write_stdin") || !strings.Contains(got.stdout, "runs unchecked") {
+			t.Errorf("%s under Codex: %+v, want it held, saying what is typed into it runs unchecked", cmd, got)
+		}
+	}
+	if got := codex("timeout 600 bash -c make"); strings.Contains(got.stdout, "runs unchecked") {
+		t.Errorf("timeout 600 bash -c make under Codex: %+v, told what is typed into it runs unchecked", got)
+	}
 	// Under an agent that cannot type into a running command, the model is
 	// not told what does not apply to it.
 	cursor := h.run("cursor", "preToolUse", edit(t, h.payload("cursor-pre-shell.json"), func(m map[string]any) {
