@@ -35,7 +35,9 @@ func SummaryOf(tool string, canonical []byte) string {
 func SummaryOfInput(tool string, in map[string]any) string {
 	s := tool
 	named := false
-	for _, k := range []string{"command", "file_path", "notebook_path", "url"} {
+	// A file first: a Codex patch is Edit or Write with the patch text
+	// as command (agents/patch), and is about its file.
+	for _, k := range []string{"file_path", "notebook_path", "command", "url"} {
 		if x, ok := in[k].(string); ok {
 			s += " " + x
 			named = true

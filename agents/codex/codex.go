@@ -12,6 +12,7 @@ package codex
 
 import (
 	"io"
+	"strings"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/agents/patch"
@@ -141,7 +142,10 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		if d.Behavior == hooks.Allow || d.Behavior == hooks.Abstain {
 			return agents.ExitOK
 		}
-		out = agents.PreToolUseDeny(agents.Reason(d))
+		// Codex shows the model "Command blocked by PreToolUse hook:
+		// REASON. Command: CMD" (codex-rs core/src/hook_runtime.rs): a
+		// reason's own last period would make it "approval.. Command:".
+		out = agents.PreToolUseDeny(strings.TrimRight(agents.Reason(d), ". "))
 	}
 	return agents.Output{Deny: agents.HookSpecificDeny}.Write(out, false, "", stdout, nil)
 }
