@@ -50,13 +50,13 @@ func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decisi
 				return dec, true
 			}
 			if d.leaves != "" {
-				return e.pending(ctx, c, d, ReasonLeavesJail, leavesMessage(d.leaves)), true
+				return e.pending(ctx, c, d, ReasonLeavesJail, detailOf(ReasonLeavesJail, leavesMessage(d.leaves))), true
 			}
 			miss := ""
 			if cv.miss != "" {
 				miss = " (" + present.EscapeText(cv.miss) + ")"
 			}
-			return e.pending(ctx, c, d, ReasonChained, "loopguard: chained_command: "+what+" is covered by no grant"+miss+". A chain runs without an approval only when a grant covers each of its parts; "+
+			return e.pending(ctx, c, d, ReasonChained, what+" is covered by no grant"+miss+". A chain runs without an approval only when a grant covers each of its parts; "+
 				"run the covered commands one at a time, or ask the user to approve exactly this command"), true
 		}
 		rules[i] = cv.rule
@@ -68,7 +68,7 @@ func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decisi
 	}
 	updated, err := e.rewriteChain(c, d, rules)
 	if err != nil {
-		return e.pending(ctx, c, d, ReasonNotCanonical, "loopguard: not_canonical: "+present.EscapeText(err.Error())), true
+		return e.pending(ctx, c, d, ReasonNotCanonical, present.EscapeText(err.Error())), true
 	}
 	widest, caps, confined := policy.Capability{}, map[string]bool{}, ""
 	if updated != nil && e.Env.Launcher != "" {

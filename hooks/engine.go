@@ -219,7 +219,7 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 	}
 	d, err := e.describe(c)
 	if err != nil {
-		return Decision{Behavior: Deny, Reason: ReasonMalformed, Message: "loopguard: malformed_input: " + err.Error()}
+		return denied(ReasonMalformed, err.Error())
 	}
 	return e.once(c, d, func() Decision {
 		dec := e.decideDescribed(ctx, c, d)
@@ -239,8 +239,8 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	// 2. Protected resources, whatever grants exist.
 	f := e.protected(c, d)
 	if f.Tier == policy.GuardCritical {
-		return Decision{Behavior: Deny, Reason: ReasonProtected, Message: "loopguard: protected_resource: " + f.why +
-			". Agents may not touch what the guard stands on (loopguard, its key or state, the keyring, Claude Code's settings and state); the user does that in their own terminal"}
+		return denied(ReasonProtected, f.why+
+			". Agents may not touch what the guard stands on (loopguard, its key or state, the keyring, Claude Code's settings and state); the user does that in their own terminal")
 	}
 	switch policy.ClassOf(c.ToolName) {
 	case policy.ReadOnly:
@@ -282,7 +282,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 			also = "; besides, the command is " + string(d.shell.Verdict) + " (" + present.EscapeText(d.shell.Reason) + ")"
 		}
-		return e.pending(ctx, c, d, ReasonExecConfig, "loopguard: executable_config: "+d.execConfig+
+		return e.pending(ctx, c, d, ReasonExecConfig, d.execConfig+
 			". This is executable configuration (it makes an agent, your shell, git or another tool run code later): no scoped grant covers it; only an exact approval of this call, shown to the user with a warning"+also)
 	}
 
@@ -301,18 +301,18 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 			what += " (at " + d.shell.Pos + ")"
 		}
 		if d.leaves != "" {
-			return e.pending(ctx, c, d, ReasonLeavesJail, leavesMessage(d.leaves))
+			return e.pending(ctx, c, d, ReasonLeavesJail, detailOf(ReasonLeavesJail, leavesMessage(d.leaves)))
 		}
-		return e.pending(ctx, c, d, reason, fmt.Sprintf("loopguard: %s: %s. No scoped grant can cover it; "+
-			"run the commands one at a time, or ask the user to approve exactly this command", reason, what))
+		return e.pending(ctx, c, d, reason, what+". No scoped grant can cover it; "+
+			"run the commands one at a time, or ask the user to approve exactly this command")
 	}
 	if d.shell == nil && c.ToolName == "PowerShell" {
-		return e.pending(ctx, c, d, ReasonUnparseable, "loopguard: unparseable_command: PowerShell commands are not analysed; only an exact approval covers them")
+		return e.pending(ctx, c, d, ReasonUnparseable, "PowerShell commands are not analysed; only an exact approval covers them")
 	}
 
 	// A call that leaves or widens Claude Code's sandbox (hooks/sandbox.go).
 	if why := sandboxEscape(c); why != "" {
-		return e.pending(ctx, c, d, ReasonSandboxEscape, "loopguard: "+ReasonSandboxEscape+": "+why+
+		return e.pending(ctx, c, d, ReasonSandboxEscape, why+
 			". No scoped grant can cover it; run it without, or ask the user to approve exactly this call")
 	}
 	// 6. A scoped grant whose rule covers the call.
@@ -321,9 +321,9 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	}
 
 	// 7. Nothing covers it: say precisely why, and record it for review.
-	reason, msg := ReasonNoGrant, "loopguard: no_grant: no approval covers this call"
+	reason, detail := ReasonNoGrant, "no approval covers this call"
 	if e.Store.Consumed(session, agent, tool, d.digest) {
-		reason, msg = ReasonConsumed, "loopguard: approval_consumed: the approval for this exact call was already used (approvals are single-use)"
+		reason, detail = ReasonConsumed, "the approval for this exact call was already used (approvals are single-use)"
 	}
 	// Only a call no approval ever covered is compared with the approvals
 	// that exist: a used approval's retry is approval_consumed, nothing else.
@@ -337,7 +337,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 			continue
 		}
 		if o.Record.CallDigest == d.callDigest && d.desc.Target != nil {
-			reason, msg = ReasonTargetDrift, "loopguard: target_state_drift: this call was approved, but "+present.EscapeText(d.target)+" has changed since; the approval covered the file as it was"
+			reason, detail = ReasonTargetDrift, "this call was approved, but "+present.EscapeText(d.target)+" has changed since; the approval covered the file as it was"
 			approved = e.approvedRecord(o)
 			break
 		}
@@ -358,21 +358,21 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		if p != nil {
 			approved, what = p.ID, " ("+present.Summary(p)+", pending "+p.ID+")"
 		}
-		msg = "loopguard: approved_call_changed: the user approved a different " + tool + " call in this session" + what +
+		detail = "the user approved a different " + tool + " call in this session" + what +
 			", which this call resembles but is not; that approval covers only that exact call"
 		if p != nil {
-			msg += present.CallDiff(p.Descriptor, d.canonical)
+			detail += present.CallDiff(p.Descriptor, d.canonical)
 		}
 		break
 	}
 	d.approved = approved
 	if reason == ReasonNoGrant && d.leaves != "" {
-		reason, msg = ReasonLeavesJail, leavesMessage(d.leaves)
+		reason, detail = ReasonLeavesJail, detailOf(ReasonLeavesJail, leavesMessage(d.leaves))
 	} else if reason == ReasonNoGrant {
-		msg += e.elsewhere(c, d)
+		detail += e.elsewhere(c, d)
 		if d.miss != "" {
-			msg += "; " + present.EscapeText(d.miss)
+			detail += "; " + present.EscapeText(d.miss)
 		}
 	}
-	return e.pending(ctx, c, d, reason, msg)
+	return e.pending(ctx, c, d, reason, detail)
 }

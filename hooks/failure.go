@@ -20,17 +20,17 @@ const stateLostAdvice = ". Every call is blocked until the user, at their own te
 // SetupFailure maps an engine set-up error to a deny.
 func SetupFailure(err error) Decision {
 	if errors.Is(err, audit.ErrStateLost) {
-		return Decision{Behavior: Deny, Reason: ReasonStateLost, Message: fmt.Sprintf("loopguard: %s: %v%s", ReasonStateLost, err, stateLostAdvice)}
+		return denied(ReasonStateLost, fmt.Sprintf("%v%s", err, stateLostAdvice))
 	}
 	var ke interface{ Hint() string }
 	reason := ReasonInternal
 	if errors.As(err, &ke) && strings.Contains(err.Error(), "keyring") {
 		reason = ReasonKeyring
 	}
-	return Decision{Behavior: Deny, Reason: reason, Message: fmt.Sprintf("loopguard: %s: %v. The call is blocked; the user should run `loopguard doctor`.", reason, err)}
+	return denied(reason, fmt.Sprintf("%v. The call is blocked; the user should run `loopguard doctor`.", err))
 }
 
 // Malformed is the deny of a payload the engine cannot decide on.
 func Malformed(msg string) Decision {
-	return Decision{Behavior: Deny, Reason: ReasonMalformed, Message: "loopguard: malformed_input: " + msg}
+	return denied(ReasonMalformed, msg)
 }

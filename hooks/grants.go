@@ -124,7 +124,7 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 		return e.fail(ReasonInternal, err), true
 	}
 	if gf.Err != nil {
-		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: the grant file for this call is corrupt; the user should revoke it and approve again"}, true
+		return denied(ReasonGrantInvalid, "the grant file for this call is corrupt; the user should revoke it and approve again"), true
 	}
 	verify, err := e.verifier(ctx)
 	if err != nil {
@@ -136,15 +136,15 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 	}
 	switch {
 	case errors.Is(err, token.ErrExpired):
-		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: the approval for this call expired at "+present.FormatTime(gf.Grant.Expiry)), true
+		return e.pending(ctx, c, d, ReasonExpired, "the approval for this call expired at "+present.FormatTime(gf.Grant.Expiry)), true
 	case err != nil:
-		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: the grant for this call does not verify (" + err.Error() + "); it was tampered with or minted under another key"}, true
+		return denied(ReasonGrantInvalid, "the grant for this call does not verify ("+err.Error()+"); it was tampered with or minted under another key"), true
 	}
 	if e.Custody != nil {
 		// Single use across every machine first; then this machine's record.
 		switch err := e.Custody.Claim(ctx, gf.Grant); {
 		case errors.Is(err, state.ErrClaimed):
-			return e.pending(ctx, c, d, ReasonConsumed, "loopguard: approval_consumed: the approval for this exact call was already used, on this machine or another (approvals are single-use)"), true
+			return e.pending(ctx, c, d, ReasonConsumed, "the approval for this exact call was already used, on this machine or another (approvals are single-use)"), true
 		case err != nil:
 			if f := e.custodyFailure(err); f != nil {
 				return *f, true
@@ -154,7 +154,7 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 	}
 	switch err := e.Store.ClaimExact(session, agent, tool, d.digest); {
 	case errors.Is(err, state.ErrClaimed):
-		return e.pending(ctx, c, d, ReasonConsumed, "loopguard: approval_consumed: the approval for this exact call was already used (approvals are single-use)"), true
+		return e.pending(ctx, c, d, ReasonConsumed, "the approval for this exact call was already used (approvals are single-use)"), true
 	case err != nil:
 		return e.fail(ReasonInternal, err), true
 	}
@@ -395,13 +395,13 @@ func (e *Engine) notCovered(ctx context.Context, c *Call, d *described, cv cover
 	}
 	switch {
 	case cv.refused != nil:
-		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + cv.refused.ID() + " would cover " + this + " but its rule is refused by the current policy (" + cv.refusedWhy.Error() + ")"}, true
+		return denied(ReasonGrantInvalid, "grant "+cv.refused.ID()+" would cover "+this+" but its rule is refused by the current policy ("+cv.refusedWhy.Error()+")"), true
 	case cv.invalid != nil:
-		return Decision{Behavior: Deny, Reason: ReasonGrantInvalid, Message: "loopguard: grant_invalid: grant " + cv.invalid.ID() + " would cover " + this + " but does not verify; it was tampered with or minted under another key"}, true
+		return denied(ReasonGrantInvalid, "grant "+cv.invalid.ID()+" would cover "+this+" but does not verify; it was tampered with or minted under another key"), true
 	case cv.expired != nil:
-		return e.pending(ctx, c, d, ReasonExpired, "loopguard: approval_expired: grant "+cv.expired.Scope+" covered "+this+" but expired at "+present.FormatTime(cv.expired.Expiry)), true
+		return e.pending(ctx, c, d, ReasonExpired, "grant "+cv.expired.Scope+" covered "+this+" but expired at "+present.FormatTime(cv.expired.Expiry)), true
 	case cv.near != nil:
-		return e.pending(ctx, c, d, cv.nearWhy.Code, "loopguard: "+cv.nearWhy.Code+": grant "+cv.near.ID()+" ("+present.EscapeText(cv.near.Scope)+") would cover "+this+", but "+present.EscapeText(cv.nearWhy.Detail)), true
+		return e.pending(ctx, c, d, cv.nearWhy.Code, "grant "+cv.near.ID()+" ("+present.EscapeText(cv.near.Scope)+") would cover "+this+", but "+present.EscapeText(cv.nearWhy.Detail)), true
 	}
 	return Decision{}, false
 }

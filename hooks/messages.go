@@ -11,13 +11,33 @@ import (
 	"github.com/loopguard/loopguard/state"
 )
 
+// said is the one spelling of what a deny tells: "loopguard: ", the
+// reason code, then the detail. Every message that names its reason is
+// built here (the Why line, ask mode and tests read the code back from
+// the start of a message).
+func said(reason, detail string) string {
+	return "loopguard: " + reason + ": " + detail
+}
+
+// denied is the deny with reason, telling detail.
+func denied(reason, detail string) Decision {
+	return Decision{Behavior: Deny, Reason: reason, Message: said(reason, detail)}
+}
+
+// detailOf is what msg, spelled by said with reason, tells after the code.
+func detailOf(reason, msg string) string {
+	return strings.TrimPrefix(msg, said(reason, ""))
+}
+
+// fail is the deny of a call the engine could not decide (the keyring, the
+// state, the custody, an internal error), with what the user should do.
 func (e *Engine) fail(reason string, err error) Decision {
 	if errors.Is(err, audit.ErrStateLost) {
 		// The key was read, and with it the keyring's anchor of the state
 		// directory, which this one is not (LoadKey's check).
 		reason = ReasonStateLost
 	}
-	msg := fmt.Sprintf("loopguard: %s: %v", reason, err)
+	msg := fmt.Sprint(err)
 	switch reason {
 	case ReasonStateLost:
 		msg += stateLostAdvice
@@ -30,7 +50,7 @@ func (e *Engine) fail(reason string, err error) Decision {
 			msg += ". The call is blocked until Vault answers; the user should run `loopguard doctor`."
 		}
 	}
-	return Decision{Behavior: Deny, Reason: reason, Message: msg}
+	return denied(reason, msg)
 }
 
 // askBudget bounds each long part of ask mode's reason (the diff, the
@@ -74,8 +94,8 @@ func heldLine(reason, id string, team bool) string {
 	if f := reasonFact(reason); f != "" {
 		what = f + "; it waits for a new approval"
 	}
-	return "loopguard: " + reason + ": " + what + " (pending " + id + "): ask the user to run " + approverCommand(id, team) +
-		" in their own terminal, then retry the identical call."
+	return said(reason, what+" (pending "+id+"): ask the user to run "+approverCommand(id, team)+
+		" in their own terminal, then retry the identical call.")
 }
 
 // approverCommand is the command that approves call id: on this machine,
@@ -93,8 +113,8 @@ func waitEndedLine(reason, id string, wait time.Duration, team bool) string {
 	if f := reasonFact(reason); f != "" {
 		what = f + "; it was held for a new approval"
 	}
-	return "loopguard: " + reason + ": " + what + " for " + wait.Round(time.Second).String() + ", but nobody decided, so it did not run (pending " + id +
-		"). Do not retry it at once: tell the user it still waits in " + approverCommand(id, team) + ", and once they approve it there, retry the identical call: it then runs (only its description may differ; any other change needs a new approval)."
+	return said(reason, what+" for "+wait.Round(time.Second).String()+", but nobody decided, so it did not run (pending "+id+
+		"). Do not retry it at once: tell the user it still waits in "+approverCommand(id, team)+", and once they approve it there, retry the identical call: it then runs (only its description may differ; any other change needs a new approval).")
 }
 
 // reasonFact is what a deny reason means, in a few words true of every
@@ -114,16 +134,16 @@ func reasonFact(reason string) string {
 	return ""
 }
 
-// whyLine is the reason's explanation, after the first line.
-func whyLine(reason, msg string) string {
-	return "Why: " + strings.TrimPrefix(msg, "loopguard: "+reason+": ") + "."
+// whyLine is the reason's explanation, after the first line: its detail.
+func whyLine(detail string) string {
+	return "Why: " + detail + "."
 }
 
 // MaxNote bounds the human's refusal note shown to the model.
 const MaxNote = 500
 
 func deniedByHuman(p *state.Pending) Decision {
-	msg := "loopguard: denied_by_human: " + p.DecidedBy + " refused this exact call (" + p.ID + ")"
+	msg := p.DecidedBy + " refused this exact call (" + p.ID + ")"
 	if p.Note != "" {
 		note := p.Note
 		if len(note) > MaxNote {
@@ -131,7 +151,9 @@ func deniedByHuman(p *state.Pending) Decision {
 		}
 		msg += ", saying: \"" + present.EscapeText(note) + "\""
 	}
-	return Decision{Behavior: Deny, Reason: ReasonDeniedByHuman, Pending: p.ID, Message: msg + ". Do not retry it."}
+	d := denied(ReasonDeniedByHuman, msg+". Do not retry it.")
+	d.Pending = p.ID
+	return d
 }
 
 func approveHint(id string, team bool) string {

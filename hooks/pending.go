@@ -13,9 +13,10 @@ import (
 	"github.com/loopguard/loopguard/state"
 )
 
-// pending records the call for review and denies it, telling the model what
-// the human must run. In wait mode it holds the call until the human decides.
-func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg string) Decision {
+// pending records the call for review and denies it for reason, telling
+// the model detail and what the human must run. In wait mode it holds the
+// call until the human decides.
+func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, detail string) Decision {
 	now := e.now().UTC()
 	id := state.PendingID(c.SessionID, c.Agent(), c.ToolName, d.digest)
 	p := &state.Pending{
@@ -36,7 +37,7 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 		if cmd, ok := c.ToolInput["command"].(string); ok {
 			for _, w := range present.StdinDanger(cmd, d.sketch()) {
 				p.Warnings = append(p.Warnings, w)
-				msg += ". " + w
+				detail += ". " + w
 			}
 		}
 	}
@@ -64,8 +65,8 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 				Detail: fmt.Sprintf("the session has more than %d pending calls or %d bytes of them; the oldest was dropped", state.MaxPendingPerSession, state.MaxPendingBytesPerSession)})
 		}
 		if errors.Is(err, state.ErrPendingFull) {
-			return Decision{Behavior: Deny, Reason: ReasonPendingFull, Message: fmt.Sprintf(
-				"loopguard: pending_full: this call was not queued for review: %v. Wait for the human to decide the calls already waiting (loopguard review), then retry.\n%s", err, whyLine(reason, msg)), why: err.Error()}
+			return Decision{Behavior: Deny, Reason: ReasonPendingFull, Message: said(ReasonPendingFull, fmt.Sprintf(
+				"this call was not queued for review: %v. Wait for the human to decide the calls already waiting (loopguard review), then retry.\n%s", err, whyLine(detail))), why: err.Error()}
 		}
 	}
 	_ = e.Store.NoteSession(e.projectDir(c), c.SessionID, now)
@@ -94,9 +95,9 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, msg
 			// run, and review keeps it for the agent's retry.
 			_ = e.Store.EndWait(p)
 		}
-		return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: waitEndedLine(reason, id, wait, e.Custody != nil) + "\n" + whyLine(reason, msg), why: msg}
+		return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: waitEndedLine(reason, id, wait, e.Custody != nil) + "\n" + whyLine(detail), why: said(reason, detail)}
 	}
-	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(reason, id, e.Custody != nil) + "\n" + whyLine(reason, msg) + "\n" + approveHint(id, e.Custody != nil), why: msg}
+	return Decision{Behavior: Deny, Reason: reason, Pending: id, Message: heldLine(reason, id, e.Custody != nil) + "\n" + whyLine(detail) + "\n" + approveHint(id, e.Custody != nil), why: said(reason, detail)}
 }
 
 // holdFor is how long a call may be held: the wait, cut to leave the hook
@@ -127,8 +128,9 @@ func (e *Engine) wait(ctx context.Context, c *Call, d *described, id string, wai
 		case <-ctx.Done():
 			return Decision{}, false
 		case <-e.Abandoned:
-			return Decision{Behavior: Deny, Reason: ReasonAbandoned, Pending: id, Message: "loopguard: " + ReasonAbandoned +
-				": the agent stopped waiting for this held call (Esc, or its session ended), so it did not run (pending " + id + ")"}, true
+			dec := denied(ReasonAbandoned, "the agent stopped waiting for this held call (Esc, or its session ended), so it did not run (pending "+id+")")
+			dec.Pending = id
+			return dec, true
 		case <-t.C:
 		}
 		if e.Custody != nil {
