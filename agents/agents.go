@@ -86,6 +86,13 @@ type Options struct {
 	// pending is the pending record the engine made ("" when none). It runs
 	// after the answer is decided and gets RecordTime.
 	Record func(call *hooks.Call, event, pending string, d hooks.Decision)
+	// Before, when set, sees the decoded call before the engine does: it
+	// may change the call (a PostToolUse's Bash command loses the
+	// ticket's marker line) and answer it itself (a non-nil decision,
+	// which it records). After, when set, may change the engine's
+	// decision (an allowed Bash call gets its ticket, package ticket).
+	Before func(ctx context.Context, eng *hooks.Engine, call *hooks.Call) *hooks.Decision
+	After  func(ctx context.Context, eng *hooks.Engine, call *hooks.Call, d hooks.Decision) hooks.Decision
 }
 
 // RecordTime bounds Options.Record: the answer waits for it no longer.
@@ -173,7 +180,16 @@ func Run(ctx context.Context, opts Options, stdin io.Reader, stdout, stderr io.W
 			return
 		}
 		eng.Progress = prog
+		if opts.Before != nil {
+			if d := opts.Before(ctx, eng, call); d != nil {
+				r.dec = *d
+				return
+			}
+		}
 		r.dec = eng.Decide(ctx, call)
+		if opts.After != nil {
+			r.dec = opts.After(ctx, eng, call, r.dec)
+		}
 	}()
 
 	var r result

@@ -81,6 +81,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 		dir, _ := stateDir.Load().(string)
 		RecordAnswer(dir, c.Mode, call, event, pending, d)
 	}
+	if c.Ticket && (c.Agent == "" || c.Agent == claude.Name) {
+		opts.Before, opts.After = ticketSteps(func() string { return wrapperFor(setup.self) })
+	}
 	opts.NewEngine = func() (*hooks.Engine, error) {
 		if parseErr != nil {
 			return nil, parseErr

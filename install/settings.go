@@ -16,10 +16,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/register"
 )
 
@@ -83,7 +86,25 @@ type Options struct {
 	// hooks, and the switches that keep every other layer from taking
 	// them off.
 	Managed bool
+	// Ticket is two-phase enforcement (package ticket): loopguard's
+	// wrapper (Wrapper) written as the env's CLAUDE_CODE_SHELL_PREFIX,
+	// and the hooks registered in shell form with --ticket, so that
+	// Claude Code runs them through it.
+	Ticket bool
 }
+
+// Wrapper is the wrapper a Ticket registration sets as the prefix: the
+// launcher beside the hook's binary ("" without Ticket).
+func (o Options) Wrapper() string {
+	if !o.Ticket {
+		return ""
+	}
+	return policy.Launcher(o.Binary)
+}
+
+// PrefixEnv is the variable through which Claude Code runs every Bash
+// command, shell-form hook and stdio MCP server (Options.Wrapper).
+const PrefixEnv = "CLAUDE_CODE_SHELL_PREFIX"
 
 func (o Options) check() error {
 	if !filepath.IsAbs(o.Binary) {
@@ -102,6 +123,27 @@ func (o Options) check() error {
 	}
 	if len(o.Matcher) > 1024 || strings.ContainsAny(o.Matcher, "\x00\n\r") {
 		return errors.New("matcher is too long or holds control characters")
+	}
+	if o.Ticket {
+		return o.checkTicket()
+	}
+	return nil
+}
+
+// checkTicket refuses a Ticket registration the wrapper cannot stand
+// behind: another mode than enforce, no registration of init's own, a
+// wrapper missing or whose path Claude Code would split.
+func (o Options) checkTicket() error {
+	w := o.Wrapper()
+	switch fi, err := os.Stat(w); {
+	case o.Mode != "" && o.Mode != hooks.ModeEnforce:
+		return errors.New("two-phase enforcement (--ticket) works only with mode enforce")
+	case o.NoHooks:
+		return errors.New("two-phase enforcement (--ticket) needs init's own registration, and another layer runs loopguard")
+	case err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("two-phase enforcement (--ticket) needs the wrapper %s beside %s: install every binary (make install)", w, o.Binary)
+	case strings.ContainsAny(w, " \t\n\r\x00'\"\\"):
+		return fmt.Errorf("the wrapper's path %q holds a space or quote, which Claude Code's prefix cannot carry", w)
 	}
 	return nil
 }
@@ -127,10 +169,16 @@ type group struct {
 // HandlerFor is the handler loopguard registers for event.
 // The hook's command line is register.Command's, in exec form.
 func HandlerFor(o Options, event string) Handler {
-	c := register.Command{Binary: o.Binary, Event: event, Mode: o.Mode}
+	c := register.Command{Binary: o.Binary, Event: event, Mode: o.Mode, Ticket: o.Ticket}
 	status := ""
 	if o.Wait > 0 && !After(event) {
 		c.Wait, status = o.Wait, HeldStatus
+	}
+	if c.Ticket {
+		// Shell form: Claude Code runs it through the prefix, and the
+		// hook finds the wrapper as its parent (ticket.InFront).
+		return Handler{Type: "command", Command: c.String(),
+			Timeout: register.TimeoutFor(o.Deadline, c.Wait), OnFailure: OnFailureBlock, StatusMessage: status}
 	}
 	return Handler{Type: "command", Command: o.Binary, Args: c.Args(),
 		Timeout: register.TimeoutFor(o.Deadline, c.Wait), OnFailure: OnFailureBlock, StatusMessage: status}
@@ -342,6 +390,14 @@ func Merge(data []byte, o Options) (out []byte, changed bool, err error) {
 	} else {
 		mergeHooks(hk, o)
 	}
+	if o.Ticket {
+		if env := root.get(KeyEnv); env != nil && env.kind != '{' {
+			return nil, false, shapeError(`"env" is not an object`)
+		}
+		object(root, KeyEnv).set(PrefixEnv, fromValue(o.Wrapper()))
+	} else {
+		unmergePrefix(root, o.Binary)
+	}
 	return encodeLike(root, data)
 }
 
@@ -435,12 +491,37 @@ func removeFrom(data []byte, remove func(root *node) (bool, error)) (out []byte,
 	return encodeLike(root, data)
 }
 
+// unmergePrefix removes the env's CLAUDE_CODE_SHELL_PREFIX when it names
+// loopguard's wrapper (a loopguard-exec binary, or the one beside self).
+func unmergePrefix(root *node, self string) bool {
+	env := root.get(KeyEnv)
+	if env == nil || env.kind != '{' {
+		return false
+	}
+	v, ok := env.get(PrefixEnv).str()
+	if !ok || !IsWrapper(v, self) {
+		return false
+	}
+	env.del(PrefixEnv)
+	if len(env.keys) == 0 {
+		root.del(KeyEnv)
+	}
+	return true
+}
+
+// IsWrapper reports whether a CLAUDE_CODE_SHELL_PREFIX value is
+// loopguard's wrapper: the launcher beside self, or a binary named
+// loopguard-exec.
+func IsWrapper(prefix, self string) bool {
+	return prefix != "" && (self != "" && prefix == policy.Launcher(self) || filepath.Base(prefix) == policy.ExecBinaryName)
+}
+
 func unmergeTree(root *node, self string) (bool, error) {
+	changed := unmergePrefix(root, self)
 	hk, err := hooksTree(root)
 	if err != nil || hk == nil {
-		return false, err
+		return changed, err
 	}
-	changed := false
 	for _, event := range append([]string{}, hk.keys...) {
 		ev := hk.get(event)
 		if removeOurs(ev, self) {

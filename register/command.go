@@ -54,6 +54,11 @@ type Command struct {
 	// Deadline is the hook's own deadline (0 is agents.DefaultDeadline,
 	// which is not written).
 	Deadline time.Duration
+	// Ticket: Bash runs through loopguard's wrapper (Claude Code's
+	// CLAUDE_CODE_SHELL_PREFIX), and the hook issues a ticket for every
+	// Bash call it allows (package ticket); it refuses Bash where it
+	// cannot prove the wrapper stands in front of the session.
+	Ticket bool
 	// Fallback, in the shell form only, is echoed when the hook cannot
 	// start or dies: the host's deny, for hosts that let a call through
 	// on a failed hook. It holds no single quote.
@@ -97,6 +102,9 @@ func (c Command) Args() []string {
 	}
 	if c.Deadline != 0 && c.Deadline != agents.DefaultDeadline {
 		args = append(args, "--deadline", c.Deadline.String())
+	}
+	if c.Ticket {
+		args = append(args, "--ticket")
 	}
 	return args
 }
@@ -142,6 +150,7 @@ func ParseArgs(args []string) (Command, error) {
 	fs.StringVar(&c.Mode, "mode", hooks.ModeEnforce, "enforce, ask or audit")
 	fs.DurationVar(&c.Wait, "wait", 0, "hold a call without a grant until a human decides, at most this long")
 	fs.DurationVar(&c.Deadline, "deadline", agents.DefaultDeadline, "deny if no decision within this time (plus --wait)")
+	fs.BoolVar(&c.Ticket, "ticket", false, "issue a ticket for every allowed Bash call; refuse Bash without the wrapper in front")
 	err := fs.Parse(rest)
 	if err == nil && fs.NArg() > 0 {
 		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))

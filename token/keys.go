@@ -16,6 +16,9 @@ const (
 	LabelGrant = "loopguard v1 grant mac"
 	LabelKeyID = "loopguard v1 key id"
 	LabelAudit = "loopguard v1 audit seal"
+	// LabelTicket keys the tickets the hook issues for the commands it
+	// lets run (package ticket): a ticket can never pass as a grant.
+	LabelTicket = "loopguard v1 ticket mac"
 )
 
 // SubKey derives the 32-byte key for label from the master key.
@@ -28,7 +31,8 @@ func SubKey(master []byte, label string) ([]byte, error) {
 
 // Keys holds the subkeys a grant needs. Build it with NewKeys.
 type Keys struct {
-	mac []byte
+	mac    []byte
+	ticket []byte
 	// ID names the master key without revealing it, so a token minted under
 	// an older key is told apart from a tampered one.
 	ID string
@@ -59,5 +63,12 @@ func NewKeys(master []byte) (*Keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Keys{mac: mac, ID: hex.EncodeToString(id[:8])}, nil
+	ticket, err := SubKey(master, LabelTicket)
+	if err != nil {
+		return nil, err
+	}
+	return &Keys{mac: mac, ticket: ticket, ID: hex.EncodeToString(id[:8])}, nil
 }
+
+// TicketKey is the key that MACs tickets (LabelTicket).
+func (k *Keys) TicketKey() []byte { return k.ticket }

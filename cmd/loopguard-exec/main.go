@@ -5,18 +5,37 @@
 // rewrites such a call into `loopguard-exec exec --cap ... -- PROGRAM ARGV`
 // when this binary sits beside it, and into `loopguard-hook exec ...`
 // otherwise.
+//
+// It is also the wrapper of two-phase enforcement (package ticket): set
+// as Claude Code's CLAUDE_CODE_SHELL_PREFIX, it is run with exactly one
+// argument, the host's command line, and runs it only on a ticket the
+// hook issued for it.
 package main
 
 import (
 	"os"
 
 	"github.com/loopguard/loopguard/confine"
+	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/ticket"
+	"github.com/loopguard/loopguard/token"
 )
 
 func main() {
 	args := os.Args[1:]
+	if len(args) == 1 && args[0] != confine.Subcommand {
+		os.Exit(ticket.Main(args, os.Stderr, keyring.Load, ticketKey))
+	}
 	if len(args) > 0 && args[0] == confine.Subcommand {
 		args = args[1:]
 	}
 	os.Exit(confine.Main(args, os.Stderr))
+}
+
+func ticketKey(master []byte) ([]byte, error) {
+	k, err := token.NewKeys(master)
+	if err != nil {
+		return nil, err
+	}
+	return k.TicketKey(), nil
 }

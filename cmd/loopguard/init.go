@@ -108,6 +108,10 @@ type initOptions struct {
 	noPreset   bool   // do not offer it
 	noJail     bool   // do not mint the jail grant (init_offers.go offerJail)
 	toolchains string // ask, all or none
+
+	// ticket: two-phase enforcement (package ticket): Bash runs through
+	// loopguard's wrapper, Claude Code's CLAUDE_CODE_SHELL_PREFIX.
+	ticket bool
 }
 
 func newInitCmd() *cobra.Command {
@@ -180,6 +184,7 @@ a call runs but cannot confine what it does.`,
 	cmd.Flags().BoolVar(&o.noJail, "no-jail", false, "do not grant the jail (Bash(*): every Bash call runs jailed without a decision unless it needs to leave the jail)")
 	cmd.Flags().StringVar(&o.toolchains, "toolchains", "ask", "trust the toolchain directories found in PATH (~/.cargo/bin, ~/go/bin...): ask (on a terminal), all or none")
 	cmd.Flags().BoolVar(&o.managed, "managed", false, "as root: register loopguard in Claude Code's managed settings for every user, so that no user, project or agent can take it off")
+	cmd.Flags().BoolVar(&o.ticket, "ticket", false, "two-phase enforcement (Claude Code): every Bash command runs through loopguard's wrapper (CLAUDE_CODE_SHELL_PREFIX) and only on a ticket the hook issued for it, so a hook that hung, crashed or was not loaded runs nothing")
 	cmd.MarkFlagsMutuallyExclusive("preset", "no-preset")
 	for _, f := range []string{"user", "project", "local", "agent", "preset"} {
 		cmd.MarkFlagsMutuallyExclusive("managed", f)
@@ -242,7 +247,7 @@ func initRun(ctx context.Context, o *initOptions) error {
 	if err != nil {
 		return err
 	}
-	opts := install.Options{Binary: hookBin, Mode: o.mode, Wait: o.wait, Deadline: agents.DefaultDeadline, Matcher: o.tools}
+	opts := install.Options{Binary: hookBin, Mode: o.mode, Wait: o.wait, Deadline: agents.DefaultDeadline, Matcher: o.tools, Ticket: o.ticket}
 	// Another layer that runs loopguard already (the managed settings, the
 	// plugin): a second registration would run the hook twice per call.
 	elsewhere, err := hooksElsewhere(env, path, install.ManagedSettingsPath())
@@ -302,6 +307,7 @@ func initRun(ctx context.Context, o *initOptions) error {
 			fmt.Fprintf(out, ", wait %s", o.wait)
 		}
 		fmt.Fprintf(out, ") for tools matching %s, with onFailure block.\n", o.tools)
+		ticketNote(out, path, opts)
 		hookBinaryNote(out, bin, why)
 		if res.Existed {
 			fmt.Fprintf(out, "Backup of the original: %s (used by loopguard uninstall).\n", res.Backup)
@@ -454,4 +460,11 @@ func printDryRun(out io.Writer, path, dir string, res *install.Result) {
 		fmt.Fprint(out, udiff.Diff(path, res.Old, res.New))
 	}
 	fmt.Fprintf(out, "Dry run: nothing was written. init would also create the key in the OS keyring if there is none, the state dir %s, and the config file if there is none.\n", dir)
+}
+
+// ticketNote says what two-phase enforcement registered, if it did.
+func ticketNote(out io.Writer, path string, opts install.Options) {
+	if w := opts.Wrapper(); w != "" {
+		fmt.Fprintf(out, "Two-phase: %s sets %s=%s: every Bash command runs only on a ticket the hook issued for exactly it; a hook that hung, crashed or was not loaded runs nothing (no_decision). The hooks are registered in shell form so that they run through it.\n", path, install.PrefixEnv, w)
+	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/ticket"
 )
 
 // The manual's facts that have a home in the code are checked against that
@@ -140,7 +141,7 @@ func reasonNames(t *testing.T, dir string) []string {
 // checked against the lists).
 func TestReasonListsComplete(t *testing.T) {
 	r := root(t)
-	for dir, list := range map[string][]string{"hooks": hooks.Reasons(), filepath.Join("backend", "vault"): vault.Reasons()} {
+	for dir, list := range map[string][]string{"hooks": hooks.Reasons(), filepath.Join("backend", "vault"): vault.Reasons(), "ticket": ticket.Reasons()} {
 		names := reasonNames(t, filepath.Join(r, dir))
 		if len(names) < 4 {
 			t.Fatalf("%s: only %d Reason constants: the source reader is broken", dir, len(names))
@@ -173,7 +174,7 @@ func TestReasonsDocumented(t *testing.T) {
 	if len(vault.Reasons()) < 4 || len(hooks.Reasons()) < 25 {
 		t.Fatalf("control: %d hook codes, %d Vault codes", len(hooks.Reasons()), len(vault.Reasons()))
 	}
-	compare(t, "docs/reasons.md", firstColumn(t, "docs/reasons.md", string(doc)), append(hooks.Reasons(), vault.Reasons()...), "reason codes")
+	compare(t, "docs/reasons.md", firstColumn(t, "docs/reasons.md", string(doc)), append(append(hooks.Reasons(), vault.Reasons()...), ticket.Reasons()...), "reason codes")
 }
 
 // packages lists the module's packages as `go list ./...` does: every

@@ -1,0 +1,175 @@
+package hookmain
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/ticket"
+)
+
+// Two-phase enforcement, the hook's half (package ticket has the
+// wrapper's). A registration with --ticket (init --ticket, Claude Code
+// only) runs every Bash call through the wrapper, loopguard-exec, set as
+// Claude Code's CLAUDE_CODE_SHELL_PREFIX; the hook is registered in shell
+// form, so Claude Code runs it through the wrapper too. For a Bash call
+// the engine allowed, the hook then:
+//   - proves the wrapper stands in front of this session: its parent
+//     process is the installed wrapper (ticket.InFront, from /proc), and
+//     no project settings file sets CLAUDE_CODE_SHELL_PREFIX (a wrapper
+//     that execs the real one for hooks only would pass the first test);
+//     otherwise it denies with ticket.ReasonNoWrapper;
+//   - issues a ticket for the exact command it hands back, the nonce's
+//     marker line first (updatedInput).
+// After the call (PostToolUse, PostToolUseFailure) it spends the ticket,
+// gives the engine the command without the marker (what it decided), and
+// raises ticket.ReasonRanWithoutDecision for a Bash call that ran with no
+// ticket on record.
+
+// ticketSteps are agents.Options' Before and After for a --ticket
+// registration.
+func ticketSteps(wrapper func() string) (
+	func(context.Context, *hooks.Engine, *hooks.Call) *hooks.Decision,
+	func(context.Context, *hooks.Engine, *hooks.Call, hooks.Decision) hooks.Decision,
+) {
+	before := func(ctx context.Context, eng *hooks.Engine, c *hooks.Call) *hooks.Decision {
+		if c.ToolName != "Bash" || (c.Event != hooks.PostToolUse && c.Event != hooks.PostToolUseFailure) {
+			return nil
+		}
+		cmd, _ := c.ToolInput["command"].(string)
+		nonce, rest, marked := ticket.Unmark(cmd)
+		store, err := ticketStore()
+		if marked && err == nil && store.Spend(nonce) {
+			c.ToolInput = withCommand(c.ToolInput, rest)
+			return nil
+		}
+		if c.Event == hooks.PostToolUseFailure && ticket.IsRefusal(c.Output) {
+			// The wrapper refused it: nothing ran.
+			if marked {
+				c.ToolInput = withCommand(c.ToolInput, rest)
+			}
+			return nil
+		}
+		d := hooks.Decision{Behavior: hooks.Alarm, Reason: ticket.ReasonRanWithoutDecision,
+			SystemMessage: "loopguard: " + ticket.ReasonRanWithoutDecision + ": a Bash call ran with no decision of loopguard's on record (no ticket): the wrapper is not in front of this session's shell. Run `loopguard doctor`."}
+		appendAudit(eng, c, d, "")
+		return &d
+	}
+	after := func(ctx context.Context, eng *hooks.Engine, c *hooks.Call, d hooks.Decision) hooks.Decision {
+		if c.ToolName != "Bash" || c.Event != hooks.PreToolUse || d.Behavior != hooks.Allow {
+			return d
+		}
+		deny := func(reason, why string) hooks.Decision {
+			out := hooks.Decision{Behavior: hooks.Deny, Reason: reason,
+				Message: "loopguard: " + reason + ": " + why + ". The call is blocked; the user should run `loopguard doctor`."}
+			appendAudit(eng, c, out, why)
+			return out
+		}
+		if err := ticket.InFront(wrapper()); err != nil {
+			return deny(ticket.ReasonNoWrapper, err.Error())
+		}
+		if f := prefixSetBy(eng.Env.ProjectDir, wrapper()); f != "" {
+			return deny(ticket.ReasonNoWrapper, f+" sets CLAUDE_CODE_SHELL_PREFIX: a repository's settings may not replace or unset loopguard's wrapper")
+		}
+		key, err := eng.TicketKey(ctx)
+		if err != nil {
+			return deny(hooks.ReasonKeyring, "the ticket key cannot be read: "+err.Error())
+		}
+		store, err := ticketStore()
+		if err != nil {
+			return deny(ticket.ReasonNoDecision, err.Error())
+		}
+		in := d.UpdatedInput
+		if in == nil {
+			in = c.ToolInput
+		}
+		cmd, ok := in["command"].(string)
+		nonce, nerr := ticket.NewNonce()
+		if !ok || nerr != nil {
+			return deny(ticket.ReasonNoDecision, "no command to issue a ticket for")
+		}
+		marked := ticket.Mark(nonce, cmd)
+		t := &ticket.Ticket{Session: c.SessionID, Nonce: nonce, Command: marked, Capability: d.Capability,
+			Project: eng.Env.ProjectDir, Cwd: c.Cwd, Expiry: time.Now().Add(ticket.Lifetime).Unix()}
+		if err := store.Issue(t, key); err != nil {
+			return deny(ticket.ReasonNoDecision, err.Error())
+		}
+		d.UpdatedInput = withCommand(in, marked)
+		return d
+	}
+	return before, after
+}
+
+func ticketStore() (*ticket.Store, error) {
+	dir, err := ticket.Dir()
+	if err != nil {
+		return nil, err
+	}
+	return &ticket.Store{Dir: dir}, nil
+}
+
+// withCommand is a copy of a Bash input with cmd as its command.
+func withCommand(in map[string]any, cmd string) map[string]any {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	out["command"] = cmd
+	return out
+}
+
+// prefixSetBy names the project settings file that sets
+// CLAUDE_CODE_SHELL_PREFIX in its env to anything but the wrapper, ""
+// when none does: in the hook's
+// working directory (Claude Code's) and the project the host names.
+func prefixSetBy(project, wrapper string) string {
+	var dirs []string
+	if wd, err := os.Getwd(); err == nil {
+		dirs = append(dirs, wd)
+	}
+	if project != "" {
+		dirs = append(dirs, project)
+	}
+	for _, d := range dirs {
+		for _, name := range []string{"settings.json", "settings.local.json"} {
+			p := filepath.Join(d, ".claude", name)
+			data, err := fsx.ReadRegular(p, 4<<20, 0)
+			if err != nil {
+				continue
+			}
+			var s struct {
+				Env map[string]any `json:"env"`
+			}
+			if json.Unmarshal(data, &s) != nil {
+				continue
+			}
+			if v, ok := s.Env["CLAUDE_CODE_SHELL_PREFIX"]; ok && v != wrapper {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+func appendAudit(eng *hooks.Engine, c *hooks.Call, d hooks.Decision, detail string) {
+	if eng.Audit == nil {
+		return
+	}
+	_ = eng.Audit.Append(audit.Entry{Time: time.Now().UTC(), Event: c.Event, Session: c.SessionID, Agent: c.Agent(), AgentType: c.AgentType,
+		Tool: c.ToolName, Decision: d.Behavior, Reason: d.Reason, Mode: eng.Mode, Told: hooks.Told(d), Detail: detail, Summary: hooks.CallSummary(c)})
+}
+
+// wrapperFor is the wrapper a --ticket registration requires: the
+// launcher beside the binary (self), symlinks resolved.
+func wrapperFor(self string) string {
+	if self == "" {
+		return ""
+	}
+	return policy.Launcher(self)
+}
