@@ -79,7 +79,7 @@ func costRatio(t *testing.T, small, large func()) (ratio float64, s, l time.Dura
 // that runs its input, and looked for each line among all the lines
 // before it). What check reads (checkReads) of a pipeline, and the danger
 // lines (dangerReads) of every shape, cost at most 8 times as much for
-// 4,001 parts as for 1,001: linear is 4, and measures 4 to 6.3 under
+// 4,001 parts as for 1,001: linear is 4, and measures 3.3 to 5.6 under
 // -race on a loaded 2-core machine, the larger run's data outgrowing the
 // caches the smaller fits in; a square is 16. Thread CPU time, the least
 // of three runs, so a loaded machine's waits do not count; a ratio over
@@ -88,7 +88,7 @@ func costRatio(t *testing.T, small, large func()) (ratio float64, s, l time.Dura
 // allocations of check's work in every shape, deterministically
 // (TestPipelineLinear, TestLongCommandsAllocateLinearly). Without the
 // linear danger lines, the pipeline into shells and the lists of deletes
-// and of device writes fail it (11 to 14 times).
+// and of device writes fail it (10 to 14 times).
 func TestLongCommandsCostLinear(t *testing.T) {
 	const bound = 8
 	env := shellparse.Env{Cwd: "/work/p", ProjectDir: "/work/p", Path: "/usr/bin:/bin"}
