@@ -92,3 +92,44 @@ func narrowText(c Call) (string, error) {
 	}
 	return "", fmt.Errorf("%w: %s calls are approved one at a time", ErrNoNarrowRule, c.Tool)
 }
+
+// Part is part i of chain c (c.Shell.Parts, from shellparse: a simple
+// command joined to the others by ;, &&, || or a pipe) as a call of its
+// own, judged where the hook judges it (hooks/chain.go): in the cwd an
+// earlier cd of the chain moved to, with the chain's input. env is the
+// chain's, with that cwd.
+func Part(c Call, env shellparse.Env, i int) (Call, shellparse.Env) {
+	p := &c.Shell.Parts[i]
+	c.Shell, c.Cwd = p, p.Cwd
+	env.Cwd = p.Cwd
+	return c, env
+}
+
+// NarrowestParts returns Narrowest of each part of chain c on its own, in
+// order: the rules that together cover the chain, part by part, as the
+// hook judges a chain against grants. It fails, naming the part, when one
+// part cannot be granted; a call that is not such a chain has none.
+func NarrowestParts(c Call, env shellparse.Env) ([]Rule, error) {
+	sh := c.Shell
+	if c.Tool != toolBash || sh == nil || sh.Verdict != shellparse.Chained || len(sh.Parts) == 0 {
+		return nil, fmt.Errorf("%w: not a chain of simple commands", ErrNoNarrowRule)
+	}
+	rules := make([]Rule, len(sh.Parts))
+	for i := range sh.Parts {
+		r, err := Narrowest(Part(c, env, i))
+		if err != nil {
+			return nil, fmt.Errorf("the part `%s`: %w", PartText(&sh.Parts[i]), err)
+		}
+		rules[i] = r
+	}
+	return rules, nil
+}
+
+// PartText is one part of a chain as its words, for messages.
+func PartText(p *shellparse.Result) string {
+	w := make([]string, len(p.Argv))
+	for i, a := range p.Argv {
+		w[i] = a.Value
+	}
+	return strings.Join(w, " ")
+}

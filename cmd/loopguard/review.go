@@ -19,7 +19,6 @@ import (
 	webconsole "github.com/loopguard/loopguard/console"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
-	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -45,7 +44,15 @@ warnings; a new call rings the terminal's bell and sets its title. Then:
   g  approve it and grant the narrowest rule that covers it (the rule is
      shown first; a rule loopguard would refuse is never offered, nor is g
      on a DANGER call); a grant outlives the call, so g always asks for the
-     first 4 characters of the call's digest
+     first 4 characters of the call's digest. For a chain (cd sub && go
+     test ./..., git add x && git commit -m y) g grants the narrowest rule
+     of each part no grant covers yet, each listed above the prompt; it is
+     not offered when a part has a DANGER line or cannot be granted alone
+  w  approve it and grant the rule one step wider than the command: the
+     program, its subcommand and * (Bash(go test *) for go test -v
+     ./...), shown on the prompt; offered only where that * cannot take
+     an option that runs code or writes a file, a DANGER form, or a
+     download, and never on a DANGER call; asks as g does
   t  approve every call of the same turn, shown together, then y (offered
      when none of them needs a second look)
   d  deny it, with an optional reason the agent is shown
@@ -406,190 +413,300 @@ func reviewLoop(ctx context.Context, o *reviewOptions, b reviewBackend) error {
 	tty := o.tty
 	c := &console{tty: tty, fd: fdOf(tty), pal: paletteFor(tty), deadlines: true}
 	defer c.cooked()
-	pal, w := c.pal, b.words()
 	fmt.Fprint(tty, b.intro(c))
 	r := newRound(c)
 	defer r.end()
-	skipped := r.skipped
-	warned := map[string]bool{}
-	lastErr := ""
-	current := "" // the call on screen: never replaced while the prompt waits
-outer:
+	rv := &reviewer{o: o, b: b, c: c, r: r, w: b.words(), warned: map[string]bool{}}
 	for {
-		now := time.Now()
-		calls, warns, err := b.queue(ctx, skipped, now)
-		for _, l := range warns {
-			if !warned[l] {
-				warned[l] = true
-				fmt.Fprintf(tty, "%sloopguard: %s%s\n", pal.yellow, l, pal.reset)
-			}
-		}
-		if err != nil && err.Error() != lastErr {
-			// The queue cannot be read (Vault down, sealed, the token
-			// expired): say so once, keep trying; nothing is decided
-			// without it.
-			lastErr = err.Error()
-			fmt.Fprintf(tty, "%sloopguard: warning: %s%s\n", pal.yellow, present.EscapeText(err.Error()), pal.reset)
-		}
+		calls := rv.read(ctx, time.Now())
 		if len(calls) == 0 {
-			current = ""
-			r.idle(w.idle)
-			for tick := 1; ; tick++ {
-				k, err := c.key(ctx, true)
-				if err != nil || k == 'q' || k == 3 || k == 4 {
-					return nil
-				}
-				if k != 0 || tick%w.every == 0 {
-					continue outer
-				}
-			}
-		}
-		lastErr = ""
-		rc := calls[0]
-		if i := slices.IndexFunc(calls, func(q *reviewCall) bool { return q.key == current }); i >= 0 {
-			rc = calls[i]
-		}
-		current = rc.key
-		p := rc.p
-		r.announce(calls, fmt.Sprintf(w.waiting, len(calls)))
-		fmt.Fprint(tty, "\n")
-		whole := b.show(c, rc)
-		turn := b.turnOf(rc, calls)
-		more := len(calls) - len(turn)
-		b.shown(c, rc, more)
-		// The human has it open: no flood of new calls drops it meanwhile
-		// (pinned again below while the prompt waits).
-		b.pin(rc, now)
-		pinned := now
-		look := b.secondLook(rc, whole)
-		rule, ruleErr := offeredRule(p, o.ge)
-		turnOK := len(turn) > 1 && len(look) == 0 && b.ordinary(turn[1:])
-		shownTurn, shownQueue := keysOf(turn), keysOf(calls)
-	prompt:
-		for {
-			keys := []string{"[a]pprove"}
-			if ruleErr == nil {
-				keys = append(keys, "[g]rant "+present.EscapeText(rule.String()))
-			}
-			if turnOK {
-				keys = append(keys, fmt.Sprintf("[t]urn: all %d", len(turn)))
-			}
-			keys = append(keys, "[d]eny", "[s]kip", "[v]iew", "[q]uit")
-			c.drain()
-			if len(look) > 0 {
-				fmt.Fprint(tty, pal.yellow+wrapText(fmt.Sprintf("SECOND LOOK (%s): a asks for the first %d characters of the digest shown above.", strings.Join(look, "; "), reviewConfirmLen), c.width())+pal.reset)
-			}
-			fmt.Fprint(tty, b.keyLine(c, keys))
-			status := b.status(rc, more, time.Now(), c.width())
-			fmt.Fprint(tty, status)
-			k, err := c.key(ctx, true)
-			for tick := 1; err == nil && k == 0; tick++ {
-				// No key yet: the time left counts down, new calls are
-				// counted (shown after this one), and a call that left the
-				// queue is said to have.
-				if tick%w.every != 0 {
-					k, err = c.key(ctx, true)
-					continue
-				}
-				now := time.Now()
-				if now.Sub(pinned) > state.PinFor/2 {
-					b.pin(rc, now)
-					pinned = now
-				}
-				cur, _, qerr := b.queue(ctx, skipped, now)
-				i := slices.IndexFunc(cur, func(q *reviewCall) bool { return q.key == rc.key })
-				switch {
-				case qerr != nil:
-					// Unknown: the prompt waits on.
-				case i < 0:
-					fmt.Fprintf(tty, "\n%s\n", b.gone(c, rc, now))
-					continue outer
-				case keysOf(b.turnOf(cur[i], cur)) != shownTurn:
-					fmt.Fprintf(tty, "\n%sMore calls of this turn arrived; showing it again.%s\n", pal.dim, pal.reset)
-					continue outer
-				case w.redraw && keysOf(cur) != shownQueue:
-					fmt.Fprintf(tty, "\n%sThe queue changed; redrawing.%s\n", pal.dim, pal.reset)
-					continue outer
-				default:
-					p.HeldUntil, p.HolderPID = cur[i].p.HeldUntil, cur[i].p.HolderPID
-					r.announce(cur, fmt.Sprintf(w.waiting, len(cur)))
-					more = len(cur) - len(turn)
-					if s := b.status(rc, more, now, c.width()); s != status {
-						if c.live() {
-							c.redraw(status, s)
-						}
-						status = s
-					}
-				}
-				k, err = c.key(ctx, true)
-			}
-			if err != nil {
-				fmt.Fprintln(tty)
+			if rv.idle(ctx) {
 				return nil
 			}
-			fmt.Fprintf(tty, "%c\n", printableKey(k))
-			// The call may have been decided elsewhere meanwhile.
-			if ok, err := b.open(ctx, rc); err != nil {
-				printError(tty, err)
-				continue
-			} else if !ok {
-				fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; moving on.\n", present.EscapeText(p.ID))
-				break prompt
-			}
-			switch k {
-			case 'a', 'A':
-				if err := b.approve(ctx, c, rc, look); err != nil {
-					printError(tty, err)
-					continue // still open: ask again
-				}
-				r.approved++
-				break prompt
-			case 'g', 'G':
-				if ruleErr != nil {
-					fmt.Fprintln(tty, noRuleLine(ruleErr))
-					continue
-				}
-				if err := approveAndGrantWith(ctx, tty, o.store, p, rule, o, time.Now(), b.exact(ctx, rc)); err != nil {
-					printError(tty, err)
-					continue
-				}
-				r.approved++
-				break prompt
-			case 't', 'T':
-				if !turnOK {
-					fmt.Fprintln(tty, w.noTurn)
-					continue
-				}
-				n, err := b.approveTurn(ctx, c, turn)
-				r.approved += n
-				if err != nil {
-					printError(tty, err)
-					continue
-				}
-				break prompt
-			case 'd', 'D':
-				if err := b.deny(ctx, c, rc); err != nil {
-					printError(tty, err)
-					continue
-				}
-				r.denied++
-				break prompt
-			case 'v', 'V':
-				if b.show(c, rc) {
-					look = b.secondLook(rc, true)
-				}
-				continue
-			case 's', 'S':
-				skipped[rc.key] = true
-				fmt.Fprintf(tty, "Skipped %s; it stays pending (%s lists it).\n", present.EscapeText(p.ID), w.lists)
-				break prompt
-			case 'q', 'Q', 3, 4:
-				return nil
-			default:
-				fmt.Fprintln(tty, pressLine(keys))
-			}
+			continue
+		}
+		if rv.decideOne(ctx, calls) {
+			return nil
 		}
 	}
+}
+
+// reviewer is one run of reviewLoop: its backend, console and round, and
+// what it remembers between calls.
+type reviewer struct {
+	o       *reviewOptions
+	b       reviewBackend
+	c       *console
+	r       *round
+	w       reviewWords
+	warned  map[string]bool // the queue's warnings said once
+	lastErr string          // the queue's failure, said once
+	current string          // the call on screen: never replaced while the prompt waits
+}
+
+// read reads the queue, saying each warning once and a failure to read it
+// once until it reads again.
+func (rv *reviewer) read(ctx context.Context, now time.Time) []*reviewCall {
+	pal, tty := rv.c.pal, rv.c.tty
+	calls, warns, err := rv.b.queue(ctx, rv.r.skipped, now)
+	for _, l := range warns {
+		if !rv.warned[l] {
+			rv.warned[l] = true
+			fmt.Fprintf(tty, "%sloopguard: %s%s\n", pal.yellow, l, pal.reset)
+		}
+	}
+	if err != nil && err.Error() != rv.lastErr {
+		// The queue cannot be read (Vault down, sealed, the token
+		// expired): say so once, keep trying; nothing is decided
+		// without it.
+		rv.lastErr = err.Error()
+		fmt.Fprintf(tty, "%sloopguard: warning: %s%s\n", pal.yellow, present.EscapeText(err.Error()), pal.reset)
+	}
+	if len(calls) > 0 {
+		rv.lastErr = ""
+	}
+	return calls
+}
+
+// idle waits while nothing is queued, until a key or the next read of the
+// queue; it reports whether the human quit.
+func (rv *reviewer) idle(ctx context.Context) bool {
+	rv.current = ""
+	rv.r.idle(rv.w.idle)
+	for tick := 1; ; tick++ {
+		k, err := rv.c.key(ctx, true)
+		if err != nil || k == 'q' || k == 3 || k == 4 {
+			return true
+		}
+		if k != 0 || tick%rv.w.every == 0 {
+			return false
+		}
+	}
+}
+
+// onScreen is the call review shows and what its prompt offers.
+type onScreen struct {
+	rc                    *reviewCall
+	look                  []string // why a needs the digest's characters
+	offer                 grantOffer
+	turn                  []*reviewCall
+	turnOK                bool
+	more                  int // calls waiting besides its turn
+	pinned                time.Time
+	shownTurn, shownQueue string
+}
+
+// what a key did to the call on screen.
+type keyOutcome int
+
+const (
+	keyAgain   keyOutcome = iota // ask again (still open); from prompt: a key to act on
+	keyPrompt                    // from prompt: no key to act on, ask again
+	keyDecided                   // decided, skipped, or gone: the next call
+	keyRedraw                    // the queue changed: read it and show again
+	keyQuit
+)
+
+// decideOne shows the first call of calls (or the one already on
+// screen) and asks until it is decided; it reports whether the human
+// quit.
+func (rv *reviewer) decideOne(ctx context.Context, calls []*reviewCall) bool {
+	s := rv.show(calls, time.Now())
+	for {
+		k, out := rv.prompt(ctx, s)
+		switch out {
+		case keyQuit:
+			return true
+		case keyRedraw, keyDecided:
+			return false
+		case keyPrompt:
+			continue
+		}
+		switch rv.act(ctx, s, k) {
+		case keyQuit:
+			return true
+		case keyDecided, keyRedraw:
+			return false
+		}
+	}
+}
+
+// show puts a call of calls on screen (the one there already, if still
+// queued) and works out what its prompt offers.
+func (rv *reviewer) show(calls []*reviewCall, now time.Time) *onScreen {
+	b, c, o := rv.b, rv.c, rv.o
+	rc := calls[0]
+	if i := slices.IndexFunc(calls, func(q *reviewCall) bool { return q.key == rv.current }); i >= 0 {
+		rc = calls[i]
+	}
+	rv.current = rc.key
+	rv.r.announce(calls, fmt.Sprintf(rv.w.waiting, len(calls)))
+	fmt.Fprint(c.tty, "\n")
+	whole := b.show(c, rc)
+	s := &onScreen{rc: rc, turn: b.turnOf(rc, calls)}
+	s.more = len(calls) - len(s.turn)
+	b.shown(c, rc, s.more)
+	// The human has it open: no flood of new calls drops it meanwhile
+	// (pinned again while the prompt waits).
+	b.pin(rc, now)
+	s.pinned = now
+	s.look = b.secondLook(rc, whole)
+	s.offer = offerFor(o.store, rc.p, o.ge, now)
+	s.turnOK = len(s.turn) > 1 && len(s.look) == 0 && b.ordinary(s.turn[1:])
+	s.shownTurn, s.shownQueue = keysOf(s.turn), keysOf(calls)
+	return s
+}
+
+// keys are the prompt's keys for s.
+func (s *onScreen) keys() []string {
+	keys := []string{"[a]pprove"}
+	if g := s.offer.gKey(); g != "" {
+		keys = append(keys, g)
+	}
+	if w := s.offer.wKey(); w != "" {
+		keys = append(keys, w)
+	}
+	if s.turnOK {
+		keys = append(keys, fmt.Sprintf("[t]urn: all %d", len(s.turn)))
+	}
+	return append(keys, "[d]eny", "[s]kip", "[v]iew", "[q]uit")
+}
+
+// prompt draws the prompt under the call on screen and waits for a key,
+// keeping the status line current meanwhile. A key that is not keyAgain's
+// is what happened instead (the call left the queue, its turn or the
+// queue changed, the terminal went away).
+func (rv *reviewer) prompt(ctx context.Context, s *onScreen) (byte, keyOutcome) {
+	c, tty, pal := rv.c, rv.c.tty, rv.c.pal
+	c.drain()
+	fmt.Fprint(tty, s.offer.partLines(c.width()))
+	if len(s.look) > 0 {
+		fmt.Fprint(tty, pal.yellow+wrapText(fmt.Sprintf("SECOND LOOK (%s): a asks for the first %d characters of the digest shown above.", strings.Join(s.look, "; "), reviewConfirmLen), c.width())+pal.reset)
+	}
+	fmt.Fprint(tty, rv.b.keyLine(c, s.keys()))
+	status := rv.b.status(s.rc, s.more, time.Now(), c.width())
+	fmt.Fprint(tty, status)
+	k, err := c.key(ctx, true)
+	for tick := 1; err == nil && k == 0; tick++ {
+		// No key yet: the time left counts down, new calls are counted
+		// (shown after this one), and a call that left the queue is said
+		// to have.
+		if tick%rv.w.every == 0 {
+			if out := rv.watch(ctx, s, &status); out != keyAgain {
+				return 0, out
+			}
+		}
+		k, err = c.key(ctx, true)
+	}
+	if err != nil {
+		fmt.Fprintln(tty)
+		return 0, keyQuit
+	}
+	fmt.Fprintf(tty, "%c\n", printableKey(k))
+	// The call may have been decided elsewhere meanwhile.
+	if ok, err := rv.b.open(ctx, s.rc); err != nil {
+		printError(tty, err)
+		return 0, keyPrompt
+	} else if !ok {
+		fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; moving on.\n", present.EscapeText(s.rc.p.ID))
+		return 0, keyDecided
+	}
+	return k, keyAgain
+}
+
+// watch is one look at the queue while the prompt waits: the call is
+// pinned again, and a call gone, a turn or a queue changed ends the
+// prompt; else the status line is brought up to date.
+func (rv *reviewer) watch(ctx context.Context, s *onScreen, status *string) keyOutcome {
+	b, c, tty, pal, rc := rv.b, rv.c, rv.c.tty, rv.c.pal, s.rc
+	now := time.Now()
+	if now.Sub(s.pinned) > state.PinFor/2 {
+		b.pin(rc, now)
+		s.pinned = now
+	}
+	cur, _, qerr := b.queue(ctx, rv.r.skipped, now)
+	i := slices.IndexFunc(cur, func(q *reviewCall) bool { return q.key == rc.key })
+	switch {
+	case qerr != nil:
+		// Unknown: the prompt waits on.
+	case i < 0:
+		fmt.Fprintf(tty, "\n%s\n", b.gone(c, rc, now))
+		return keyRedraw
+	case keysOf(b.turnOf(cur[i], cur)) != s.shownTurn:
+		fmt.Fprintf(tty, "\n%sMore calls of this turn arrived; showing it again.%s\n", pal.dim, pal.reset)
+		return keyRedraw
+	case rv.w.redraw && keysOf(cur) != s.shownQueue:
+		fmt.Fprintf(tty, "\n%sThe queue changed; redrawing.%s\n", pal.dim, pal.reset)
+		return keyRedraw
+	default:
+		rc.p.HeldUntil, rc.p.HolderPID = cur[i].p.HeldUntil, cur[i].p.HolderPID
+		rv.r.announce(cur, fmt.Sprintf(rv.w.waiting, len(cur)))
+		s.more = len(cur) - len(s.turn)
+		if st := b.status(rc, s.more, now, c.width()); st != *status {
+			if c.live() {
+				c.redraw(*status, st)
+			}
+			*status = st
+		}
+	}
+	return keyAgain
+}
+
+// act carries out key k on the call on screen.
+func (rv *reviewer) act(ctx context.Context, s *onScreen, k byte) keyOutcome {
+	b, c, tty, o, rc, r := rv.b, rv.c, rv.c.tty, rv.o, s.rc, rv.r
+	p := rc.p
+	decided := func(err error, n *int) keyOutcome {
+		if err != nil {
+			printError(tty, err)
+			return keyAgain // still open: ask again
+		}
+		*n++
+		return keyDecided
+	}
+	switch k {
+	case 'a', 'A':
+		return decided(b.approve(ctx, c, rc, s.look), &r.approved)
+	case 'g', 'G':
+		if s.offer.err != nil {
+			fmt.Fprintln(tty, noGrantLine(s.offer.err))
+			return keyAgain
+		}
+		return decided(approveAndGrantWith(ctx, tty, o.store, p, s.offer.rules, o, time.Now(), b.exact(ctx, rc)), &r.approved)
+	case 'w', 'W':
+		if s.offer.wErr != nil {
+			fmt.Fprintln(tty, noWiderLine(s.offer.wErr))
+			return keyAgain
+		}
+		return decided(approveAndGrantWith(ctx, tty, o.store, p, []scope.Rule{s.offer.wider}, o, time.Now(), b.exact(ctx, rc)), &r.approved)
+	case 't', 'T':
+		if !s.turnOK {
+			fmt.Fprintln(tty, rv.w.noTurn)
+			return keyAgain
+		}
+		n, err := b.approveTurn(ctx, c, s.turn)
+		r.approved += n
+		if err != nil {
+			printError(tty, err)
+			return keyAgain
+		}
+		return keyDecided
+	case 'd', 'D':
+		return decided(b.deny(ctx, c, rc), &r.denied)
+	case 'v', 'V':
+		if b.show(c, rc) {
+			s.look = b.secondLook(rc, true)
+		}
+		return keyAgain
+	case 's', 'S':
+		r.skipped[rc.key] = true
+		fmt.Fprintf(tty, "Skipped %s; it stays pending (%s lists it).\n", present.EscapeText(p.ID), rv.w.lists)
+		return keyDecided
+	case 'q', 'Q', 3, 4:
+		return keyQuit
+	}
+	fmt.Fprintln(tty, pressLine(s.keys()))
+	return keyAgain
 }
 
 // pressLine answers a key that is none of keys, the prompt's ("[a]pprove",
@@ -621,7 +738,7 @@ func (b *reviewLocal) words() reviewWords {
 
 func (b *reviewLocal) intro(c *console) string {
 	return c.pal.bold + wrapText("loopguard review: pending calls appear here as they arrive. a approve, d deny, s skip, v view, q quit; "+
-		"g (approve and grant a rule) and t (approve a whole turn) when the prompt under a call offers them.", c.width()) + c.pal.reset
+		"g (approve and grant a rule), w (grant a wider rule) and t (approve a whole turn) when the prompt under a call offers them.", c.width()) + c.pal.reset
 }
 
 func (b *reviewLocal) queue(_ context.Context, skipped map[string]bool, now time.Time) ([]*reviewCall, []string, error) {
@@ -809,24 +926,11 @@ func noRuleLine(err error) string {
 
 // narrowRule is the narrowest rule for p: scope.Narrowest of the call
 // as the hook saw it (its cwd and project), pinned with this terminal's
-// PATH (a PATH that differs from the hook's pins another executable, and
-// the grant then covers nothing: it fails closed).
+// PATH (scopeCall).
 func narrowRule(p *state.Pending, ge grantEnv) (scope.Rule, error) {
-	v, err := token.Decode(p.Descriptor)
+	c, env, err := scopeCall(p, ge)
 	if err != nil {
 		return scope.Rule{}, err
-	}
-	m, _ := v.(map[string]any)
-	in, _ := m["input"].(map[string]any)
-	if in == nil {
-		return scope.Rule{}, scope.ErrNoNarrowRule
-	}
-	env := shellparse.Env{Cwd: p.Cwd, Path: ge.path, ProjectDir: p.ProjectDir, Home: ge.home, Trusted: ge.trusted}
-	c := scope.Call{Tool: p.Tool, Input: in, Cwd: p.Cwd, ProjectDir: p.ProjectDir, Home: ge.home}
-	if p.Tool == "Bash" {
-		cmd, _ := in["command"].(string)
-		res := shellparse.Analyze(cmd, env)
-		c.Shell = &res
 	}
 	return scope.Narrowest(c, env)
 }
@@ -842,20 +946,31 @@ func grantBinding(p *state.Pending) (string, string) {
 	return p.Session, present.EscapeText(p.Session) + " only"
 }
 
-// approveAndGrantWith approves p once and grants rule to p's session and
-// agent, after one confirmation that covers both; exact makes the exact
-// approval (locally, or through Vault for another machine's call) and
-// returns it and what happens next.
-func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rule scope.Rule, o *reviewOptions, now time.Time,
+// approveAndGrantWith approves p once and grants rules (one, or a
+// chain's, one per part) to p's session and agent, after one
+// confirmation that covers them all; exact makes the exact approval
+// (locally, or through Vault for another machine's call) and returns it
+// and what happens next. The rules shown are the rules minted.
+func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rules []scope.Rule, o *reviewOptions, now time.Time,
 	exact func(*minter) (*token.Grant, string, error)) error {
+	if len(rules) == 0 {
+		return errors.New("no rule to grant")
+	}
 	m, err := loadMinter(ctx)
 	if err != nil {
 		return err
 	}
 	expiry := now.Add(o.grantTTL).Truncate(time.Second)
-	fmt.Fprintf(tty, "\nApprove this call once and grant, as %s, until %s:\n  %s\n", present.EscapeText(m.principal), present.FormatTime(expiry), present.EscapeText(rule.String()))
-	if exe := rule.Executable(); exe != "" {
-		fmt.Fprintf(tty, "      runs %s, and only while the command resolves to it\n", present.EscapeText(exe))
+	fmt.Fprintf(tty, "\nApprove this call once and grant, as %s, until %s:\n", present.EscapeText(m.principal), present.FormatTime(expiry))
+	for _, rule := range rules {
+		fmt.Fprintf(tty, "  %s\n", present.EscapeText(rule.String()))
+		switch exe := rule.Executable(); exe {
+		case "":
+		case "builtin":
+			fmt.Fprintf(tty, "      the shell's own builtin, never a program of that name\n")
+		default:
+			fmt.Fprintf(tty, "      runs %s, and only while the command resolves to it\n", present.EscapeText(exe))
+		}
 	}
 	session, where := grantBinding(p)
 	fmt.Fprintf(tty, "session: %s\nagent:   %s\n", where, present.EscapeText(p.Agent))
@@ -868,11 +983,18 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 	if err != nil {
 		return err
 	}
-	g, err := mintScoped(st, m, rule, session, p.Agent, expiry, now)
-	if err != nil {
-		return err
+	var granted []string
+	for _, rule := range rules {
+		g, err := mintScoped(st, m, rule, session, p.Agent, expiry, now)
+		if err != nil {
+			if len(granted) > 0 {
+				err = fmt.Errorf("%w (granted before it: %s)", err, strings.Join(granted, ", "))
+			}
+			return err
+		}
+		granted = append(granted, g.ID()+": "+present.EscapeText(g.Scope))
 	}
-	fmt.Fprintf(tty, "Approved %s (grant %s) and granted %s: %s. %s\n", present.EscapeText(p.ID), a.ID(), g.ID(), present.EscapeText(g.Scope), present.EscapeText(next))
+	fmt.Fprintf(tty, "Approved %s (grant %s) and granted %s. %s\n", present.EscapeText(p.ID), a.ID(), strings.Join(granted, ", "), present.EscapeText(next))
 	return nil
 }
 
