@@ -198,6 +198,7 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 			add(r)
 		}
 		add(hostLine(claude.Name, claude.Host))
+		add(checkTicket(env))
 	}
 	add(checkConfinement(ctx, env.launcher))
 	for _, r := range checkJailHome(env.launcher) {
