@@ -50,7 +50,7 @@ func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decisi
 				return dec, true
 			}
 			if d.leaves != "" {
-				return e.pending(ctx, c, d, ReasonLeavesJail, detailOf(ReasonLeavesJail, leavesMessage(d.leaves))), true
+				return e.pending(ctx, c, d, ReasonLeavesJail, leavesMessage(d.leaves)), true
 			}
 			miss := ""
 			if cv.miss != "" {

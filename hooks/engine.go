@@ -301,7 +301,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 			what += " (at " + d.shell.Pos + ")"
 		}
 		if d.leaves != "" {
-			return e.pending(ctx, c, d, ReasonLeavesJail, detailOf(ReasonLeavesJail, leavesMessage(d.leaves)))
+			return e.pending(ctx, c, d, ReasonLeavesJail, leavesMessage(d.leaves))
 		}
 		return e.pending(ctx, c, d, reason, what+". No scoped grant can cover it; "+
 			"run the commands one at a time, or ask the user to approve exactly this command")
@@ -367,7 +367,7 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	}
 	d.approved = approved
 	if reason == ReasonNoGrant && d.leaves != "" {
-		reason, detail = ReasonLeavesJail, detailOf(ReasonLeavesJail, leavesMessage(d.leaves))
+		reason, detail = ReasonLeavesJail, leavesMessage(d.leaves)
 	} else if reason == ReasonNoGrant {
 		detail += e.elsewhere(c, d)
 		if d.miss != "" {

@@ -316,7 +316,7 @@ func shellPath() string {
 // leavesMessage is what the model is told of a call the jail does not
 // hold: it waits for the human, who sees the same line.
 func leavesMessage(why string) string {
-	return "loopguard: " + ReasonLeavesJail + ": your commands run in a jail without a decision, but not this one: " + why +
+	return "your commands run in a jail without a decision, but not this one: " + why +
 		". It needs the user's exact approval; or do the work without it"
 }
 

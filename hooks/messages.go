@@ -24,11 +24,6 @@ func denied(reason, detail string) Decision {
 	return Decision{Behavior: Deny, Reason: reason, Message: said(reason, detail)}
 }
 
-// detailOf is what msg, spelled by said with reason, tells after the code.
-func detailOf(reason, msg string) string {
-	return strings.TrimPrefix(msg, said(reason, ""))
-}
-
 // fail is the deny of a call the engine could not decide (the keyring, the
 // state, the custody, an internal error), with what the user should do.
 func (e *Engine) fail(reason string, err error) Decision {

@@ -18,11 +18,7 @@ var spelledCode = regexp.MustCompile(`^loopguard: ([a-z]+(_[a-z]+)+|%s|%v): `)
 // saidElsewhere names the functions of hooks that still spell a reason
 // into a message themselves, each with why; an entry that no longer does
 // fails too.
-var saidElsewhere = map[string]string{
-	// hooks/jail.go is its owner's, mid-change; the engine takes the
-	// detail back with detailOf until leavesMessage returns it alone.
-	"jail.go leavesMessage": "jail.go's owner",
-}
+var saidElsewhere = map[string]string{}
 
 // reasonSpellings returns, for each function of one file's source (and
 // its constants and variables together), how many times it spells "loopguard: <code>: ": a string literal that
