@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loopguard/loopguard/internal/testknobs"
+	"github.com/loopguard/loopguard/policy"
 )
 
 // ABI is the kernel's Landlock ABI version, 0 when Landlock is off or
@@ -71,21 +72,31 @@ type pathRule struct {
 type ruleset struct {
 	fs, net, scoped uint64
 	rules           []pathRule
-	owner           int
+	// ports are the TCP ports the program may connect to (the network
+	// capability's, 443 by default); it binds none.
+	ports []uint16
+	owner int
 }
 
-// newRuleset is plan's ruleset under the kernel's Landlock ABI abi.
-func newRuleset(plan Plan, abi int) (ruleset, error) {
+// newRuleset is plan's ruleset under the kernel's Landlock ABI abi, for a
+// launch of capability c (its network's ports).
+func newRuleset(plan Plan, c policy.Capability, abi int) (ruleset, error) {
 	if abi < MinABI {
 		return ruleset{}, fmt.Errorf("the kernel's Landlock ABI is %d; confinement needs %d or later", abi, MinABI)
 	}
 	abi = min(abi, maxKnownABI)
 	cfg := configs[abi]
 	rs := ruleset{fs: uint64(cfg.HandledAccessFS), net: uint64(cfg.HandledAccessNet), scoped: uint64(cfg.Scoped), owner: plan.Owner}
-	if plan.Network || plan.OwnNet {
+	switch {
+	case plan.OwnNet || plan.Network && c.AnyPort:
 		// TCP is not handled at all: any connection, any listener (with
-		// OwnNet, of the launch's own loopback alone).
+		// OwnNet, of the launch's own loopback alone; with AnyPort, a
+		// +network granted before ports were named, what it meant then).
 		rs.net = 0
+	case plan.Network && c.Network:
+		// TCP connect to the capability's ports alone, every listener
+		// refused: Landlock's port rules (ABI 4, which MinABI is).
+		rs.ports = c.TCPPorts()
 	}
 	add := func(paths []string, access uint64, private bool) {
 		for _, p := range paths {
@@ -109,11 +120,11 @@ func newRuleset(plan Plan, abi int) (ruleset, error) {
 // execs next, and execve keeps exactly its restrictions (the other threads
 // of the Go runtime end there), so the all-threads machinery, which
 // signals every thread, is not needed.
-func apply(plan Plan, o filterOpts) error {
+func apply(plan Plan, c policy.Capability, o filterOpts) error {
 	if testknobs.On(testknobs.NoRuleset) {
 		return nil
 	}
-	rs, err := newRuleset(plan, ABI())
+	rs, err := newRuleset(plan, c, ABI())
 	if err != nil {
 		return err
 	}
@@ -173,6 +184,14 @@ func (rs ruleset) restrict() error {
 			return fmt.Errorf("landlock_add_rule %s: %w", r.path, err)
 		}
 	}
+	for _, port := range rs.ports {
+		if rs.net&llsys.AccessNetConnectTCP == 0 {
+			break // TCP not handled: every port already
+		}
+		if err := llsys.LandlockAddNetPortRule(fd, &llsys.NetPortAttr{AllowedAccess: llsys.AccessNetConnectTCP, Port: uint64(port)}, 0); err != nil {
+			return fmt.Errorf("landlock_add_rule port %d: %w", port, err)
+		}
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
@@ -219,7 +238,10 @@ func execJailed(s Spec, plan Plan, o filterOpts) error {
 // runInit do before the program runs.
 func prepareJailed(s Spec, plan Plan, o filterOpts) error {
 	runtime.LockOSThread() // the filter is this thread's; execve and fork keep it
-	if err := apply(plan, o); err != nil {
+	// +network to named ports: Landlock holds TCP to them, the filter
+	// keeps every other IP protocol (SCTP, Multipath TCP) out.
+	o.tcpUDP = plan.Network && !plan.OwnNet && !s.Cap.AnyPort
+	if err := apply(plan, s.Cap, o); err != nil {
 		return err
 	}
 	// A descriptor the agent's process left open (a socket, a file opened

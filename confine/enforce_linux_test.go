@@ -100,6 +100,16 @@ func probe(args []string) int {
 		if fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 262); err == nil {
 			syscall.Close(fd)
 		}
+	case "sctp":
+		var fd int
+		if fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, syscall.IPPROTO_SCTP); err == nil {
+			syscall.Close(fd)
+		}
+	case "sctp-seqpacket":
+		var fd int
+		if fd, err = syscall.Socket(syscall.AF_INET6, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0); err == nil {
+			syscall.Close(fd)
+		}
 	case "readfd": // print what descriptor 3, left open by the launcher's parent, reads
 		var b []byte
 		if b, err = io.ReadAll(os.NewFile(3, "fd3")); err == nil {
@@ -386,6 +396,12 @@ func TestConfinementNetwork(t *testing.T) {
 		}
 	}()
 	addr := l.Addr().String()
+	toAddr, err := policy.NetworkPorts(l.Addr().(*net.TCPAddr).Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toAddr.Write = true
+	anyPort := policy.Capability{Write: true, Network: true, AnyPort: true}
 	for _, c := range []struct {
 		name  string
 		cap   policy.Capability
@@ -398,14 +414,17 @@ func TestConfinementNetwork(t *testing.T) {
 		{"no UDP socket beyond its own loopback without network", projectWrite, []string{"udp"}, ownNet},
 		{"no Multipath TCP socket beyond its own loopback without network", projectWrite, []string{"mptcp"}, ownNet},
 		{"no Unix socket (the keyring's D-Bus)", readOnly, []string{"unix"}, false},
-		{"+network connects (control)", withNetwork, []string{"tcp", addr}, true},
-		{"+network listens (control)", withNetwork, []string{"listen"}, true},
+		{"+network to its port connects (control)", toAddr, []string{"tcp", addr}, true},
+		{"+network:443 does not connect to another port", withNetwork, []string{"tcp", addr}, false},
+		{"+network to its port does not listen", toAddr, []string{"listen"}, false},
+		{"+network granted before ports were named listens (what it meant then)", anyPort, []string{"listen"}, true},
+		{"+network granted before ports were named connects to any port", anyPort, []string{"tcp", addr}, true},
 		{"+network still opens no Unix socket", withNetwork, []string{"unix"}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := accepted.Load()
 			out, code := w.launch(t, c.cap, nil, c.probe...)
-			if c.probe[0] == "tcp" && !c.ok && ownNet && c.cap.Write {
+			if c.probe[0] == "tcp" && !c.ok && ownNet && c.cap.Write && !c.cap.Network {
 				// In its own network namespace: not refused, not there.
 				if code != 3 || !strings.Contains(out, "connection refused") {
 					t.Errorf("%v: exit %d, %q; want the machine's listener not there", c.probe, code, out)

@@ -72,7 +72,7 @@ func jailProbe(args []string) (known bool, err error) {
 			return true, err
 		}
 		runtime.LockOSThread()
-		if err := apply(plan, filterOpts{}); err != nil {
+		if err := apply(plan, policy.Capability{}, filterOpts{}); err != nil {
 			return true, err
 		}
 		return true, os.WriteFile(args[2], []byte("x"), 0o644)

@@ -176,6 +176,11 @@ type filterOpts struct {
 	// network: IPv4 and IPv6 sockets (the network capability, or a launch
 	// in a network namespace of its own: its loopback alone).
 	network bool
+	// tcpUDP: of the IPv4 and IPv6 sockets, only TCP's and UDP's (a
+	// stream or a datagram socket, protocol 0, TCP or UDP). Landlock's
+	// port rules hold TCP alone: +network to named ports must not open
+	// SCTP or Multipath TCP, which would connect to any port.
+	tcpUDP bool
 	// metadata: refuse every call that changes a file's mode, owner, times
 	// or extended attributes (chmod, chown, utimensat, setxattr and their
 	// families), by path or by descriptor. Landlock does not cover them;
@@ -260,16 +265,34 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		insn{code: jset, k: cloneNewNamespaces, jt: "eperm", jf: "allow"},
 		insn{label: "family", code: ld, k: offArg0},
 	)
+	inet := "allow"
+	if o.tcpUDP {
+		inet = "inet"
+	}
 	if o.network {
 		p = append(p,
-			insn{code: jeq, k: unix.AF_INET, jt: "allow"},
-			insn{code: jeq, k: unix.AF_INET6, jt: "allow"},
+			insn{code: jeq, k: unix.AF_INET, jt: inet},
+			insn{code: jeq, k: unix.AF_INET6, jt: inet},
 		)
 	}
 	p = append(p,
 		insn{code: jeq, k: unix.AF_NETLINK, jf: "eacces"},
 		insn{code: ld, k: offArg2}, // the protocol
 		insn{code: jeq, k: unix.NETLINK_ROUTE, jt: "allow", jf: "eacces"},
+	)
+	if o.network && o.tcpUDP {
+		p = append(p,
+			insn{label: "inet", code: ld, k: offArg2}, // the protocol
+			insn{code: jeq, k: 0, jt: "inettype"},
+			insn{code: jeq, k: unix.IPPROTO_TCP, jt: "inettype"},
+			insn{code: jeq, k: unix.IPPROTO_UDP, jf: "eacces"},
+			insn{label: "inettype", code: ld, k: offArg1}, // the type, less its flags
+			insn{code: unix.BPF_ALU | unix.BPF_AND | unix.BPF_K, k: ^uint32(unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC)},
+			insn{code: jeq, k: unix.SOCK_STREAM, jt: "allow"},
+			insn{code: jeq, k: unix.SOCK_DGRAM, jt: "allow", jf: "eacces"},
+		)
+	}
+	p = append(p,
 		insn{label: "eacces", code: ret, k: errno(unix.EACCES)},
 		insn{label: "eperm", code: ret, k: errno(unix.EPERM)},
 		insn{label: "enosys", code: ret, k: errno(unix.ENOSYS)},

@@ -53,12 +53,12 @@ func jailNote(cp policy.Capability) string {
 	if cp.Write || cp.Git {
 		can = "writes the project and $TMPDIR, never executable configuration (.git, .claude, .envrc...)"
 		if cp.Git {
-			can = "writes the project, .git and $TMPDIR, never other executable configuration (.claude, .envrc...)"
+			can = "writes the project, .git and $TMPDIR, no other executable configuration (.claude, .envrc...)"
 		}
 	}
 	net := "no network"
 	if cp.Network {
-		net = "network"
+		net = "network" // to the ports its name lists (+network:443)
 	}
 	return "loopguard jails granted commands; this one (" + cp.String() + ") " + can + "; " + net +
 		"; no Unix socket or /dev/tty. Unconfined needs the user's exact approval."

@@ -19,10 +19,10 @@ func TestJailNote(t *testing.T) {
 		want, not []string
 	}{
 		{policy.Capability{}, []string{"(read-only)", "writes only $TMPDIR", "no network", "no Unix socket", "/dev/tty", "exact approval"}, []string{"writes the project"}},
-		{policy.Capability{Network: true}, []string{"(read-only+network)", "; network;"}, []string{"no network"}},
+		{policy.Capability{Network: true}, []string{"(read-only+network:443)", "; network;"}, []string{"no network"}},
 		{policy.Capability{Write: true}, []string{"(project-write)", "writes the project and $TMPDIR", "never executable configuration (.git, .claude", "no network"}, []string{", .git and"}},
-		{policy.Capability{Write: true, Git: true}, []string{"(project-write+git)", "writes the project, .git and $TMPDIR", "never other executable configuration (.claude"}, []string{".git, .claude"}},
-		{policy.Capability{Write: true, Git: true, Network: true}, []string{"(project-write+git+network)", "; network;"}, []string{"no network"}},
+		{policy.Capability{Write: true, Git: true}, []string{"(project-write+git)", "writes the project, .git and $TMPDIR", "no other executable configuration (.claude"}, []string{".git, .claude"}},
+		{policy.Capability{Write: true, Git: true, Network: true}, []string{"(project-write+git+network:443)", "; network;"}, []string{"no network"}},
 	} {
 		got := jailNote(c.cap)
 		wantText(t, c.cap.String(), got, c.want, c.not)

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -21,9 +22,24 @@ type Capability struct {
 	// checkout need it). Implies Write. git's config and hooks are then
 	// kept by the analysis, not the kernel.
 	Git bool
-	// Network: TCP and UDP connections and listeners. Unix sockets stay
-	// closed whatever the capability (the keyring's D-Bus is one).
+	// Network: TCP connections to Ports (Landlock's per-port rules) and
+	// UDP, which Landlock cannot filter (DNS needs it). No TCP listener.
+	// Landlock tells no address from another: a port granted is that port
+	// of the internet, of this machine's services and of the local
+	// network alike. Unix sockets stay closed whatever the capability
+	// (the keyring's D-Bus is one).
 	Network bool
+	// Ports are the TCP ports Network connects to, in canonical form
+	// (ascending, no repeats, comma-separated: "22,80"); "" is the
+	// default, 443 alone (DefaultPort). Set it through NetworkPorts or
+	// ParsePorts, which keep it canonical, so that == stays the equality
+	// of what two capabilities allow.
+	Ports string
+	// AnyPort: a +network grant minted before ports were named (a rule
+	// or capability spelled with a bare +network): any TCP port, connect
+	// and listen, what the human granted then. Only with Network; never
+	// minted anew (grant spells +network:443). doctor and grants show it.
+	AnyPort bool
 	// Jail: the jail grant's capability (Bash(*), issue 36): project-write
 	// with read-only's narrow environment, so that a bare env shows the
 	// model no token. It narrows, where the others widen: Widen keeps it
@@ -43,6 +59,126 @@ const (
 	capNetwork      = "network"
 )
 
+// DefaultPort is the one TCP port +network connects to unless it names
+// others: HTTPS, what registries, git over HTTPS and APIs use.
+const DefaultPort = 443
+
+// maxPorts bounds the ports one capability names.
+const maxPorts = 16
+
+// ParsePorts reads a list of TCP ports as +network:LIST spells it
+// ("443", "22,443"): decimal, 1 to 65535, ascending, no repeats, at most
+// 16. It returns the canonical form Capability.Ports keeps: "" for 443
+// alone.
+func ParsePorts(list string) (string, error) {
+	if list == "" {
+		return "", fmt.Errorf("network: names no port")
+	}
+	words := strings.Split(list, ",")
+	if len(words) > maxPorts {
+		return "", fmt.Errorf("ports %q: at most %d", list, maxPorts)
+	}
+	prev := 0
+	for _, w := range words {
+		n, err := strconv.Atoi(w)
+		if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != w {
+			return "", fmt.Errorf("ports %q: %q is not a TCP port (1 to 65535, in decimal)", list, w)
+		}
+		if n <= prev {
+			return "", fmt.Errorf("ports %q: write them in ascending order, each once", list)
+		}
+		prev = n
+	}
+	if list == strconv.Itoa(DefaultPort) {
+		return "", nil
+	}
+	return list, nil
+}
+
+// NetworkPorts is the network capability to the ports given (any order,
+// repeats allowed; none is 443 alone).
+func NetworkPorts(ports ...int) (Capability, error) {
+	s := slices.Clone(ports)
+	slices.Sort(s)
+	s = slices.Compact(s)
+	if len(s) == 0 {
+		return Capability{Network: true}, nil
+	}
+	words := make([]string, len(s))
+	for i, p := range s {
+		words[i] = strconv.Itoa(p)
+	}
+	list, err := ParsePorts(strings.Join(words, ","))
+	return Capability{Network: true, Ports: list}, err
+}
+
+// TCPPorts are the TCP ports c connects to: nil without the network or
+// with AnyPort (every port), 443 alone by default.
+func (c Capability) TCPPorts() []uint16 {
+	if !c.Network || c.AnyPort {
+		return nil
+	}
+	if c.Ports == "" {
+		return []uint16{DefaultPort}
+	}
+	var out []uint16
+	for _, w := range strings.Split(c.Ports, ",") {
+		n, _ := strconv.Atoi(w) // canonical: ParsePorts checked it
+		out = append(out, uint16(n))
+	}
+	return out
+}
+
+// NetworkWord spells c's network right as a widening does, without the
+// +: "network:443", "network:22,443", "network" for a grant minted
+// before ports were named (AnyPort); "" without the network.
+func (c Capability) NetworkWord() string {
+	switch {
+	case !c.Network:
+		return ""
+	case c.AnyPort:
+		return capNetwork
+	case c.Ports == "":
+		return capNetwork + ":" + strconv.Itoa(DefaultPort)
+	}
+	return capNetwork + ":" + c.Ports
+}
+
+// ParseNetworkWord reads what NetworkWord writes (w without the +).
+func ParseNetworkWord(w string) (Capability, bool, error) {
+	if w == capNetwork {
+		return Capability{Network: true, AnyPort: true}, true, nil
+	}
+	list, ok := strings.CutPrefix(w, capNetwork+":")
+	if !ok {
+		return Capability{}, false, nil
+	}
+	ports, err := ParsePorts(list)
+	return Capability{Network: true, Ports: ports}, true, err
+}
+
+// NetworkReach says in words where c's network right reaches, for the
+// screens that show a grant: the ports, and that Landlock cannot tell the
+// internet from this machine's services and the local network.
+func (c Capability) NetworkReach() string {
+	switch {
+	case !c.Network:
+		return "no network"
+	case c.AnyPort:
+		return "network: any TCP port, connect and listen (a +network granted before ports were named; grant it again as +network:443 to narrow it), and UDP; it also reaches services on this machine and the local network"
+	}
+	ports := c.TCPPorts()
+	words := make([]string, len(ports))
+	for i, p := range ports {
+		words[i] = strconv.Itoa(int(p))
+	}
+	port := "port "
+	if len(ports) > 1 {
+		port = "ports "
+	}
+	return "network: TCP connect to " + port + strings.Join(words, ", ") + " (no listener) and UDP; it also reaches services on this machine and the local network on those ports, which Landlock cannot tell from the internet"
+}
+
 // String is the capability's name: read-only, project-write or
 // project-write+git, each with +network when it has it.
 func (c Capability) String() string {
@@ -57,7 +193,7 @@ func (c Capability) String() string {
 		s += "+" + capGit
 	}
 	if c.Network {
-		s += "+" + capNetwork
+		s += "+" + c.NetworkWord()
 	}
 	return s
 }
@@ -85,8 +221,15 @@ func ParseCapability(s string) (Capability, error) {
 		switch {
 		case w == capGit && c.Write && !c.Git && !c.Network:
 			c.Git = true
-		case w == capNetwork && !c.Network:
-			c.Network = true
+		case strings.HasPrefix(w, capNetwork) && !c.Network:
+			n, ok, err := ParseNetworkWord(w)
+			if err != nil {
+				return c, fmt.Errorf("capability %q: %w", s, err)
+			}
+			if !ok {
+				return c, fmt.Errorf("capability %q: unexpected +%s", s, w)
+			}
+			c.Network, c.Ports, c.AnyPort = true, n.Ports, n.AnyPort
 		default:
 			return c, fmt.Errorf("capability %q: unexpected +%s", s, w)
 		}
@@ -98,9 +241,32 @@ func ParseCapability(s string) (Capability, error) {
 func (c Capability) Widen(w Capability) Capability {
 	c.Write = c.Write || w.Write || w.Git
 	c.Git = c.Git || w.Git
-	c.Network = c.Network || w.Network
+	switch {
+	case c.AnyPort || w.AnyPort:
+		c.Network, c.AnyPort, c.Ports = true, true, ""
+	case c.Network && w.Network:
+		c.Ports = unionPorts(c.TCPPorts(), w.TCPPorts())
+	case w.Network:
+		c.Network, c.Ports = true, w.Ports
+	}
 	c.Jail = c.Jail && w.Jail
 	return c
+}
+
+// unionPorts is the canonical list of the ports of a and b. (More than
+// maxPorts would not parse back: a rule holding it fails closed.)
+func unionPorts(a, b []uint16) string {
+	ports := append(slices.Clone(a), b...)
+	slices.Sort(ports)
+	ports = slices.Compact(ports)
+	if len(ports) == 1 && ports[0] == DefaultPort {
+		return ""
+	}
+	words := make([]string, len(ports))
+	for i, p := range ports {
+		words[i] = strconv.Itoa(int(p))
+	}
+	return strings.Join(words, ",")
 }
 
 // Covers reports whether c allows everything w allows.

@@ -20,6 +20,11 @@ func TestRuleCapability(t *testing.T) {
 		{"Bash(git status)@\"/opt/my tools/git\" +network", "read-only+network", ""},
 		{"Bash(npm run test:*)@/usr/bin/npm", "project-write", "Bash(npm run test *)@/usr/bin/npm"},
 		{"Bash(echo +network)@/usr/bin/echo", "read-only", ""},
+		// Ports: 443 by default, spelled; a bare +network is a grant
+		// minted before ports were named, any port, as it was then.
+		{"Bash(npm ci --ignore-scripts)@/usr/bin/npm +network:443", "project-write+network:443", ""},
+		{"Bash(git fetch *)@/usr/bin/git +git +network:22,443", "project-write+git+network:22,443", ""},
+		{"Bash(echo +network:443)@/usr/bin/echo", "read-only", ""},
 	} {
 		r, err := Parse(c.rule)
 		if err != nil {
@@ -46,6 +51,12 @@ func TestRuleCapability(t *testing.T) {
 		"Bash(git log *)@/usr/bin/git +network +write", // out of order
 		"Bash(git log *)@/usr/bin/git +network +network",
 		"Edit(src/**) +write",
+		"Bash(git log *)@/usr/bin/git +network:",
+		"Bash(git log *)@/usr/bin/git +network:443,80", // not ascending
+		"Bash(git log *)@/usr/bin/git +network:0",
+		"Bash(git log *)@/usr/bin/git +network:443 +network",
+		"Bash(git log *)@/usr/bin/git +network:http",
+		"Bash(git log *)@/usr/bin/git +networks",
 	} {
 		if r, err := Parse(bad); err == nil {
 			t.Errorf("%q parsed as %q", bad, r.String())
@@ -72,8 +83,15 @@ func TestPresetIsReadOnly(t *testing.T) {
 // TestWidened: Widened adds rights to a Bash rule and leaves others alone.
 func TestWidened(t *testing.T) {
 	r, _ := Parse("Bash(go build *)@/usr/local/go/bin/go")
-	if got := r.Widened(policy.Capability{Network: true}).String(); got != "Bash(go build *)@/usr/local/go/bin/go +network" {
+	if got := r.Widened(policy.Capability{Network: true}).String(); got != "Bash(go build *)@/usr/local/go/bin/go +network:443" {
 		t.Errorf("widened: %s", got)
+	}
+	n80, _ := policy.NetworkPorts(80)
+	if got := r.Widened(policy.Capability{Network: true}).Widened(n80).String(); got != "Bash(go build *)@/usr/local/go/bin/go +network:80,443" {
+		t.Errorf("widened twice: %s", got)
+	}
+	if got := r.Widened(policy.Capability{Git: true}).String(); got != "Bash(go build *)@/usr/local/go/bin/go +git" {
+		t.Errorf("widened by git: %s", got)
 	}
 	e, _ := Parse("Edit(src/**)")
 	if e.Widened(policy.Capability{Network: true}) != e {

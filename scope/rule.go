@@ -386,8 +386,13 @@ func cutWidenings(rule string) (string, policy.Capability, error) {
 	var c policy.Capability
 	for {
 		switch {
-		case strings.HasSuffix(rule, widenNetwork) && !c.Network && !c.Write && !c.Git:
-			c.Network, rule = true, strings.TrimSuffix(rule, widenNetwork)
+		case networkWidening(rule) && !c.Network && !c.Write && !c.Git:
+			i := strings.LastIndex(rule, widenNetwork)
+			n, _, err := policy.ParseNetworkWord(rule[i+2:])
+			if err != nil {
+				return rule, c, err
+			}
+			c.Network, c.Ports, c.AnyPort, rule = true, n.Ports, n.AnyPort, rule[:i]
 		case strings.HasSuffix(rule, widenGit) && !c.Git && !c.Write:
 			c.Git, rule = true, strings.TrimSuffix(rule, widenGit)
 		case strings.HasSuffix(rule, widenWrite) && !c.Write:
@@ -396,9 +401,21 @@ func cutWidenings(rule string) (string, policy.Capability, error) {
 			if strings.HasSuffix(rule, ")") || strings.HasSuffix(rule, "\"") || !strings.Contains(rule[strings.LastIndexByte(rule, ')')+1:], " +") {
 				return rule, c, nil
 			}
-			return rule, c, fmt.Errorf("unknown widening after the rule (want +write, +git or +network, in that order)")
+			return rule, c, fmt.Errorf("unknown widening after the rule (want +write, +git or +network:PORTS, in that order)")
 		}
 	}
+}
+
+// networkWidening reports whether rule ends in a network widening:
+// " +network:443", " +network:22,443", or a bare " +network", the
+// spelling of a grant minted before ports were named (any port).
+func networkWidening(rule string) bool {
+	i := strings.LastIndex(rule, widenNetwork)
+	if i < 0 {
+		return false
+	}
+	rest := rule[i+len(widenNetwork):]
+	return rest == "" || strings.HasPrefix(rest, ":") && !strings.ContainsAny(rest, " +)\"")
 }
 
 func widenings(c policy.Capability) string {
@@ -410,7 +427,7 @@ func widenings(c policy.Capability) string {
 		s += widenGit
 	}
 	if c.Network {
-		s += widenNetwork
+		s += " +" + c.NetworkWord()
 	}
 	return s
 }
@@ -418,7 +435,11 @@ func widenings(c policy.Capability) string {
 // Widened returns r with w's rights added to what its grant widens.
 func (r Rule) Widened(w policy.Capability) Rule {
 	if r.kind == kindBash {
-		r.widen = policy.Capability{Write: r.widen.Write || w.Write, Git: r.widen.Git || w.Git, Network: r.widen.Network || w.Network}
+		// Write and Git each as the grant said (+git implies the
+		// write, and is spelled alone); the network's ports add up.
+		n := policy.Capability{Network: r.widen.Network, Ports: r.widen.Ports, AnyPort: r.widen.AnyPort}.
+			Widen(policy.Capability{Network: w.Network, Ports: w.Ports, AnyPort: w.AnyPort})
+		r.widen = policy.Capability{Write: r.widen.Write || w.Write, Git: r.widen.Git || w.Git, Network: n.Network, Ports: n.Ports, AnyPort: n.AnyPort}
 	}
 	return r
 }
@@ -431,6 +452,13 @@ func (r Rule) Capability() policy.Capability {
 	if r.kind == kindJail {
 		return policy.JailCapability
 	}
+	words, exact := r.literalWords()
+	return policy.DefaultCapability(words, exact).Widen(r.widen)
+}
+
+// literalWords are a Bash rule's words up to its first wildcard, and
+// whether they are the whole rule (it has no wildcard).
+func (r Rule) literalWords() ([]string, bool) {
 	var words []string
 	exact := false
 	if bs, err := r.bashSpecOf(); err == nil {
@@ -442,7 +470,20 @@ func (r Rule) Capability() policy.Capability {
 		}
 		exact = !bs.trailing && len(words) == len(bs.words)
 	}
-	return policy.DefaultCapability(words, exact).Widen(r.widen)
+	return words, exact
+}
+
+// RunsProjectCode reports whether the program a Bash rule covers runs
+// code the project chose, or a package its words name
+// (policy.RunsProjectCode): such a rule never holds a standing +network.
+// The jail rule runs every call and is judged apart; other tools run no
+// program.
+func (r Rule) RunsProjectCode() (policy.ProjectCode, bool) {
+	if r.kind != kindBash {
+		return policy.ProjectCode{}, false
+	}
+	words, exact := r.literalWords()
+	return policy.RunsProjectCode(words, exact)
 }
 
 // JailFilesRule is the jail's rule for the file tools: Edit, MultiEdit,

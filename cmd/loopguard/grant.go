@@ -49,6 +49,8 @@ type grantOptions struct {
 	// widen is what --write, --git and --network add to each Bash rule's
 	// capability.
 	widen policy.Capability
+	// ports are the TCP ports --port names for --network (443 if none).
+	ports []int
 }
 
 func newGrantCmd() *cobra.Command {
@@ -118,7 +120,8 @@ by typing the first characters of its digest. It refuses inside an agent
 	cmd.Flags().StringVar(&o.agent, "agent", "main", "main, any, an agent_id, or type:NAME for subagents of that type")
 	cmd.Flags().BoolVar(&o.widen.Write, "write", false, "let the programs of these Bash rules write the project (its executable configuration never), beyond their default capability")
 	cmd.Flags().BoolVar(&o.widen.Git, "git", false, "let them write the project and its .git too")
-	cmd.Flags().BoolVar(&o.widen.Network, "network", false, "let them use the network (TCP and UDP; Unix sockets stay closed)")
+	cmd.Flags().BoolVar(&o.widen.Network, "network", false, "let them connect over TCP to port 443 (or the --port ports) and use UDP; no listener, Unix sockets stay closed; it also reaches services on this machine and the local network on those ports")
+	cmd.Flags().IntSliceVar(&o.ports, "port", nil, "with --network: the TCP ports they connect to instead of 443 (repeat, or 22,443)")
 	cmd.MarkFlagsMutuallyExclusive("session", "any-session")
 	return cmd
 }
@@ -192,6 +195,16 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 		}
 		rules = append(rules, r)
 	}
+	if len(o.ports) > 0 {
+		if !o.widen.Network {
+			return nil, "", "", errors.New("--port names the ports of --network: add --network")
+		}
+		n, err := policy.NetworkPorts(o.ports...)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("--port: %w", err)
+		}
+		o.widen.Ports = n.Ports
+	}
 	if o.widen != (policy.Capability{}) {
 		if o.preset != "" {
 			return nil, "", "", errors.New("--write, --git and --network do not widen a preset: grant the rule that needs more on its own")
@@ -207,6 +220,11 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 		}
 		if bash == 0 {
 			return nil, "", "", errors.New("--write, --git and --network widen Bash rules only")
+		}
+	}
+	for _, r := range rules {
+		if err := checkNetworkRule(r); err != nil {
+			return nil, "", "", err
 		}
 	}
 	session := o.session
@@ -738,8 +756,42 @@ func capabilityWords(c policy.Capability) string {
 	case c.Write:
 		s = "writes the project but not its executable configuration nor new files at its top"
 	}
-	if c.Network {
-		return s + ", network"
+	return s + ", " + c.NetworkReach()
+}
+
+// checkNetworkRule refuses a standing network grant that the human
+// should not mint (issue 36): a bare +network, which is how grants minted
+// before ports were named are spelled (any port, and listening), and the
+// network for a program that runs code the project chose (an install
+// that runs lifecycle scripts, make, a build that runs build.rs, a test
+// runner, npx): the agent can change that code in the jail, and it would
+// have the network at every later call. The error offers the form that
+// runs no project code when there is one.
+func checkNetworkRule(r scope.Rule) error {
+	c := r.Capability()
+	if !c.Network || r.IsJail() {
+		return nil
 	}
-	return s + ", no network"
+	if c.AnyPort {
+		return withHint(fmt.Errorf("%s: a bare +network is how grants minted before ports were named are spelled (any TCP port, and listening); a new grant names its ports", r),
+			"write +network:443 (HTTPS), or the ports the program needs: +network:22,443; or --network --port 22 --port 443")
+	}
+	pc, runs := r.RunsProjectCode()
+	if !runs {
+		return nil
+	}
+	err := fmt.Errorf("no standing network for %s: %s, code the project chose (the agent can change it, and it would reach the network at every later call with no one asked)", r, pc.Why)
+	if pc.Instead == nil {
+		return withHint(err, "approve each call that needs the network once (loopguard review), or grant the download alone and run the rest in the jail")
+	}
+	rule := "Bash(" + strings.Join(pc.Instead, " ")
+	if pc.Wild {
+		rule += " *"
+	}
+	rule += ") +" + c.NetworkWord()
+	then := ""
+	if pc.Then != "" {
+		then = ", then " + pc.Then
+	}
+	return withHint(err, "grant the form that runs no project code: loopguard grant '"+rule+"'"+then)
 }

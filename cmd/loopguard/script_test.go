@@ -73,7 +73,7 @@ func TestScripts(t *testing.T) {
 
 func realKeyring(t testing.TB) bool { return keyringtest.Want(t) }
 
-// typegrant FILE [--session=S | --any-session] [--agent=A] [--ttl=D] RULE...:
+// typegrant FILE [--session=S | --any-session] [--agent=A] [--ttl=D] [--network [--port=N]...] RULE...:
 // write what a human types to confirm that grant (run with the script's
 // HOME, PATH and $WORK as the project) to FILE.
 func cmdTypeGrant(ts *testscript.TestScript, neg bool, args []string) {
@@ -100,6 +100,10 @@ func cmdTypeGrant(ts *testscript.TestScript, neg bool, args []string) {
 			o.widen.Write = true
 		case a == "--git":
 			o.widen.Git = true
+		case strings.HasPrefix(a, "--port="):
+			var p int
+			p, err = strconv.Atoi(strings.TrimPrefix(a, "--port="))
+			o.ports = append(o.ports, p)
 		default:
 			o.rules = append(o.rules, a)
 		}
