@@ -350,6 +350,9 @@ os.symlink(%q, "src")
 // one), and undo has nothing to put back.
 func TestJailedCallWritingNothingCopiesNothing(t *testing.T) {
 	w := newWorld(t)
+	// Past the window in which a file's times cannot be trusted: the
+	// first record's index vouches for every file.
+	time.Sleep(2100 * time.Millisecond)
 	w.jailed(t, "pass")
 	// Past the window in which a file's times cannot be trusted.
 	time.Sleep(2100 * time.Millisecond)
@@ -367,5 +370,140 @@ func TestJailedCallWritingNothingCopiesNothing(t *testing.T) {
 	out, code := w.run(t, w.cli, "undo", "--yes")
 	if code != 0 || !strings.Contains(out, "Nothing to put back") {
 		t.Errorf("undo after a call that wrote nothing: %d %s", code, out)
+	}
+}
+
+// TestUndoSameSizeAndMtime: a confined call rewrites a file keeping its
+// size and setting its modification time back (only its change time
+// tells). The record before it took the file's content from the index
+// (the shortcut under attack); undo puts the first content back. Then a
+// later call rewrites the file again: its record must not take the
+// content from the index either (the key differs by its change time), so
+// undo of that call puts back the attack's content, not the original.
+// Control: the other change of each call is reverted too.
+func TestUndoSameSizeAndMtime(t *testing.T) {
+	w := newWorld(t)
+	time.Sleep(2100 * time.Millisecond) // every file's key old enough to be vouched for
+	w.jailed(t, "pass")
+	fi, err := os.Stat(filepath.Join(w.proj, "tracked.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attack := `
+import os
+st = os.stat("tracked.txt")
+open("tracked.txt", "r+").write("TRACKED")
+os.utime("tracked.txt", ns=(st.st_atime_ns, st.st_mtime_ns))
+open("control.txt", "w").write("control\n")
+`
+	w.jailed(t, attack)
+	after, err := os.Stat(filepath.Join(w.proj, "tracked.txt"))
+	if err != nil || after.Size() != fi.Size() || !after.ModTime().Equal(fi.ModTime()) {
+		t.Fatalf("the attack did not keep size and mtime: %v %v %v", err, fi, after)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.proj, "tracked.txt")); string(b) != "TRACKED\n" {
+		t.Fatalf("the attack did not rewrite the file: %q", b)
+	}
+	metas, err := w.store(t).List()
+	if err != nil || len(metas) != 2 || metas[0].Copied != 0 {
+		t.Fatalf("the attack's record should have copied nothing (the index vouched for every file): %v %+v", err, metas)
+	}
+	out, code := w.run(t, w.cli, "undo", "--yes")
+	if code != 0 || !strings.Contains(out, "tracked.txt") {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.proj, "tracked.txt")); string(b) != "tracked\n" {
+		t.Errorf("tracked.txt after undo = %q, want the original", b)
+	}
+	if _, err := os.Lstat(filepath.Join(w.proj, "control.txt")); err == nil {
+		t.Errorf("control: control.txt not removed by undo")
+	}
+
+	// Again, not undone; then a later call rewrites the file.
+	w.jailed(t, attack)
+	time.Sleep(2100 * time.Millisecond)
+	w.jailed(t, `open("tracked.txt", "w").write("third call\n"); open("control2.txt", "w").write("c\n")`)
+	out, code = w.run(t, w.cli, "undo", "--yes")
+	if code != 0 {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.proj, "tracked.txt")); string(b) != "TRACKED\n" {
+		t.Errorf("undo of the later call put back %q, want the attack's content (what the file held before it)", b)
+	}
+	if _, err := os.Lstat(filepath.Join(w.proj, "control2.txt")); err == nil {
+		t.Errorf("control: control2.txt not removed by undo")
+	}
+}
+
+// TestUndoFileReplacedByALink: the call replaces a file by a link to a
+// file outside the project, and a link by a file. Undo removes the link
+// (never writes through it: the outside file is as it was) and puts the
+// file back; the next record lists the link as a link. Control: the
+// link the call replaced by a file comes back as a link.
+func TestUndoFileReplacedByALink(t *testing.T) {
+	w := newWorld(t)
+	want, outside := listing(t, w.proj), listing(t, w.outside)
+	w.jailed(t, fmt.Sprintf(`
+import os
+os.remove("tracked.txt")
+os.symlink(%q, "tracked.txt")
+os.remove("readme-link")
+open("readme-link", "w").write("a file now\n")
+`, filepath.Join(w.outside, "keep.txt")))
+	if fi, err := os.Lstat(filepath.Join(w.proj, "tracked.txt")); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("the call did not plant its link: %v", err)
+	}
+	// A second call reads through nothing: the record keeps the link.
+	w.jailed(t, "pass")
+	out, code := w.run(t, w.cli, "undo", "--yes")
+	if code != 0 || !strings.Contains(out, "Nothing to put back") {
+		t.Fatalf("undo of the call that wrote nothing: %d %s", code, out)
+	}
+	metas, err := w.store(t).List()
+	if err != nil || len(metas) != 2 {
+		t.Fatal(err, metas)
+	}
+	out, code = w.run(t, w.cli, "undo", "--yes", metas[1].ID)
+	if code != 0 {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	if got := listing(t, w.outside); got != outside {
+		t.Errorf("undo wrote outside the project:\n%s", got)
+	}
+	if got := listing(t, w.proj); got != want {
+		t.Errorf("after undo:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
+	}
+}
+
+// TestUndoLockHeldUntilTheLastProcess: a confined call leaves a process
+// behind that writes a file after the call's own program has exited,
+// racing the next call's record. The launcher holds the project's lock
+// (and records the after-state) only once every process of the call is
+// gone: nothing writes the project after the launcher returns, and undo
+// restores the file (the late write was the call's). Control: the
+// call's direct write is reverted too.
+func TestUndoLockHeldUntilTheLastProcess(t *testing.T) {
+	w := newWorld(t)
+	w.jailed(t, `
+import os, subprocess
+open("direct.txt", "w").write("direct\n")
+subprocess.Popen(["/bin/sh", "-c", "sleep 0.5; echo late >> tracked.txt"], start_new_session=True,
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+`)
+	b1, _ := os.ReadFile(filepath.Join(w.proj, "tracked.txt"))
+	time.Sleep(time.Second)
+	b2, _ := os.ReadFile(filepath.Join(w.proj, "tracked.txt"))
+	if string(b1) != string(b2) {
+		t.Fatalf("a process of the call wrote the project after the launcher returned: %q then %q", b1, b2)
+	}
+	out, code := w.run(t, w.cli, "undo", "--yes")
+	if code != 0 {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.proj, "tracked.txt")); string(b) != "tracked\n" {
+		t.Errorf("tracked.txt after undo = %q, want the original", b)
+	}
+	if _, err := os.Lstat(filepath.Join(w.proj, "direct.txt")); err == nil {
+		t.Errorf("control: direct.txt not removed by undo")
 	}
 }

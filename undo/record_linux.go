@@ -3,23 +3,21 @@
 package undo
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/loopguard/loopguard/fsx"
 )
 
 // Options are what a record needs to know of its call.
@@ -102,13 +100,14 @@ func (r *Recorder) Meta() Meta { return r.meta }
 // written (as a manifest named by its hash, with its index) only when no
 // record wrote the same.
 func (r *Recorder) takeBefore(start time.Time) error {
-	idx := r.s.latestIndex()
+	idx, hint := r.s.latestIndex()
+	defer idx.unmap()
 	r.watch = newWatcher()
 	if noWatch {
 		r.watch.close()
 		r.watch.failed = true
 	}
-	w := &walker{skip: r.skip, index: idx, s: r.s, watch: r.watch, racy: start.Add(-2 * time.Second).UnixNano()}
+	w := &walker{skip: r.skip, index: idx, s: r.s, watch: r.watch, racy: start.Add(-2 * time.Second).UnixNano(), hint: hint}
 	ents, err := w.run(r.s.Project)
 	if err != nil {
 		return err
@@ -124,10 +123,18 @@ func (r *Recorder) takeBefore(start time.Time) error {
 	}
 	r.meta.Before = hex.EncodeToString(h.Sum(nil)[:20])
 	mpath := filepath.Join(r.s.manifestsDir(), r.meta.Before)
-	if _, err := os.Lstat(mpath); err != nil {
-		if err := r.s.writeNew(mpath+".idx", func(w io.Writer) error { _, err := w.Write(makeIndex(ents)); return err }); err != nil {
+	_, err = os.Lstat(mpath)
+	fresh := err != nil
+	// The index of a manifest already there is written again when this
+	// record had to read a file: one the last index left out because it
+	// had changed too recently to be trusted, now old enough to be.
+	if fresh || w.copied > 0 {
+		_ = os.Remove(mpath + ".idx") // a rename over it would make ext4 flush it
+		if err := r.s.writeNew(mpath+".idx", func(wr io.Writer) error { _, err := wr.Write(makeIndex(ents, w.racy)); return err }); err != nil {
 			return err
 		}
+	}
+	if fresh {
 		if err := r.s.writeNew(mpath, func(w io.Writer) error { return writeManifest(w, ents) }); err != nil {
 			return err
 		}
@@ -153,8 +160,7 @@ func (r *Recorder) Finish() error {
 	case ok && len(dirty) == 0 && len(r.multi) == 0:
 		// Nothing was heard: the after-state is the before-state.
 	case ok:
-		if after, err = r.incremental(dirty); err == nil {
-			delta = diff(r.before, after)
+		if delta, err = r.changes(dirty); err == nil {
 			break
 		}
 		fallthrough
@@ -259,51 +265,84 @@ func flock(f *os.File, how int) error {
 }
 
 // latestIndex is the index of the newest record's before-state: the
-// files it knows are not copied again.
-func (s *Store) latestIndex() index {
+// files it knows are not copied again; and how many entries that record
+// listed. The index is mapped, not read (its pages are the page cache's:
+// a fresh heap's page faults cost more here than the lookups); unmap it
+// when the walk is done.
+func (s *Store) latestIndex() (index, int) {
 	ents, err := os.ReadDir(s.recordsDir())
 	if err != nil {
-		return nil
+		return index{}, 0
 	}
 	for i := len(ents) - 1; i >= 0; i-- {
 		m, err := s.Meta(ents[i].Name())
 		if err != nil || m.Before == "" {
 			continue
 		}
-		b, err := fsx.ReadRegular(filepath.Join(s.manifestsDir(), m.Before+".idx"), maxManifest, 0)
-		if err != nil || len(b)%indexRecord != 0 {
-			continue
+		if x, ok := mapIndex(filepath.Join(s.manifestsDir(), m.Before+".idx")); ok {
+			return x, m.Entries
 		}
-		return index(b)
 	}
-	return nil
+	return index{}, 0
+}
+
+// mapIndex maps the index file at path (a regular file, not a link, of
+// whole records). Index files are only ever created whole and renamed
+// into place, never written again, in a directory only the user can
+// write: the mapping cannot shrink under the walk.
+func mapIndex(path string) (index, bool) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return index{}, false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > maxManifest || st.Size%indexRecord != 0 {
+		return index{}, false
+	}
+	if st.Size == 0 {
+		return index{}, true
+	}
+	b, err := unix.Mmap(fd, 0, int(st.Size), unix.PROT_READ, unix.MAP_PRIVATE)
+	if err != nil {
+		return index{}, false
+	}
+	return index{recs: b}, true
+}
+
+func (x *index) unmap() {
+	if x.recs != nil {
+		_ = unix.Munmap(x.recs)
+		x.recs = nil
+	}
 }
 
 // walker lists the project from a descriptor of its root, never
-// following a link, in directories at once; with a store, it copies each
-// file the index does not know into a blob.
+// following a link, one directory after another in the order of the
+// listing (on one core: the work is system calls, one fstatat per entry,
+// and a second goroutine costs more CPU than it saves wall time on a busy
+// machine); with a store, it copies each file the index does not know
+// into a blob.
 type walker struct {
 	skip  map[string]bool
 	index index
 	s     *Store   // nil: list only (the after-state)
 	watch *watcher // nil: none
-	racy  int64    // a file changed after this (ns) is read again whatever the index says
+	// racy: a file changed after this (ns; 2 s before the record) is read
+	// again whatever the index says, and left out of the index this
+	// record writes. Its change time may not tell a later write from the
+	// one it shows (timestamps are taken from a clock that moves in
+	// ticks): the content read may be older than a second write in the
+	// same tick, which leaves size, mtime and ctime as they were.
+	racy int64
+	hint int // how many entries to expect (the last record's)
 
-	mu          sync.Mutex
+	out         []Entry
 	left        []string
 	multi       []string
 	copied      int
 	copiedBytes int64
-	entries     atomic.Int64
-	err         error
-	sem         chan struct{}
-	wg          sync.WaitGroup
-}
-
-// dirList is one directory's entries, and for each subdirectory its own.
-type dirList struct {
-	ents []Entry
-	subs []*dirList // parallel to ents: nil but for directories listed
+	entries     int
 }
 
 // run lists the project: its entries in a fixed order (each directory's
@@ -319,84 +358,94 @@ func (w *walker) run(project string) ([]Entry, error) {
 // from lists what the directory open at fd (rel below the project)
 // holds, and closes fd.
 func (w *walker) from(fd int, rel string) ([]Entry, error) {
-	w.sem = make(chan struct{}, max(runtime.GOMAXPROCS(0), 2)-1)
-	top := &dirList{}
-	w.dir(fd, rel, top)
-	w.wg.Wait()
-	if w.err != nil {
-		return nil, w.err
+	w.out = make([]Entry, 0, max(w.hint+w.hint/8, 64))
+	if err := w.dir(fd, rel); err != nil {
+		return nil, err
 	}
-	out := make([]Entry, 0, w.entries.Load())
-	var flat func(d *dirList)
-	flat = func(d *dirList) {
-		for i, e := range d.ents {
-			out = append(out, e)
-			if d.subs[i] != nil {
-				flat(d.subs[i])
-			}
-		}
-	}
-	flat(top)
-	return out, nil
+	return w.out, nil
 }
 
-func (w *walker) fail(err error) {
-	w.mu.Lock()
-	if w.err == nil {
-		w.err = err
+// dirBufs are getdents buffers.
+var dirBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// names lists the directory open at fd with getdents, each name joined to
+// prefix (its one allocation), "." and ".." left out.
+func names(fd int, prefix string) ([]string, error) {
+	bp := dirBufs.Get().(*[]byte)
+	defer dirBufs.Put(bp)
+	buf := *bp
+	var out []string
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		for b := buf[:n]; len(b) >= 19; {
+			reclen := int(binary.NativeEndian.Uint16(b[16:]))
+			if reclen < 19 || reclen > len(b) {
+				return nil, errors.New("malformed directory entry")
+			}
+			ino, name := binary.NativeEndian.Uint64(b), b[19:reclen]
+			b = b[reclen:]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if ino == 0 || len(name) == 0 || string(name) == "." || string(name) == ".." {
+				continue
+			}
+			out = append(out, prefix+string(name))
+		}
 	}
-	w.mu.Unlock()
 }
 
 // dir lists the directory open at fd (rel below the project; "" the top)
-// into d, and closes fd. A subdirectory is listed by another goroutine
-// when one is free.
-func (w *walker) dir(fd int, rel string, d *dirList) {
-	f := os.NewFile(uintptr(fd), rel)
-	defer f.Close()
+// into w.out, each subdirectory's entries right after its own, and
+// closes fd: getdents, then one fstatat per entry from the directory's
+// descriptor.
+func (w *walker) dir(fd int, rel string) error {
+	defer unix.Close(fd)
 	if w.watch != nil {
 		w.watch.add(fd, rel)
 	}
-	names, err := f.Readdirnames(-1)
+	prefix := ""
+	if rel != "" {
+		prefix = rel + "/"
+	}
+	paths, err := names(fd, prefix)
 	if err != nil {
-		w.fail(fmt.Errorf("failed to list %s: %w", orTop(rel), err))
-		return
+		return fmt.Errorf("failed to list %s: %w", orTop(rel), err)
 	}
-	slices.Sort(names)
+	slices.Sort(paths) // one prefix: the order of the names
 	var cargo bool
-	if slices.Contains(names, "target") {
-		cargo = slices.Contains(names, "Cargo.toml")
+	if slices.Contains(paths, prefix+"target") {
+		cargo = slices.Contains(paths, prefix+"Cargo.toml")
 	}
-	if w.entries.Add(int64(len(names))) > MaxEntries {
-		w.fail(fmt.Errorf("the project has more than %d entries outside the directories undo leaves out", MaxEntries))
-		return
+	if w.entries += len(paths); w.entries > MaxEntries {
+		return fmt.Errorf("the project has more than %d entries outside the directories undo leaves out", MaxEntries)
 	}
-	d.ents = make([]Entry, 0, len(names))
-	d.subs = make([]*dirList, 0, len(names))
-	for _, name := range names {
-		crel := name
-		if rel != "" {
-			crel = rel + "/" + name
-		}
+	for _, crel := range paths {
+		name := crel[len(prefix):]
 		if w.skip[crel] {
 			continue
 		}
 		var st unix.Stat_t
-		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err := fstatat(fd, name, &st); err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				continue
 			}
-			w.fail(fmt.Errorf("failed to look at %s: %w", crel, err))
-			return
+			return fmt.Errorf("failed to look at %s: %w", crel, err)
 		}
 		e := Entry{Path: crel, Mode: st.Mode & 0o7777, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Dev: st.Dev, Ino: st.Ino}
-		var sub *dirList
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFDIR:
 			if slices.Contains(Regenerable, name) || name == "target" && cargo {
-				w.mu.Lock()
 				w.left = append(w.left, crel)
-				w.mu.Unlock()
 				continue
 			}
 			e.Kind, e.Size = Dir, 0
@@ -405,17 +454,11 @@ func (w *walker) dir(fd int, rel string, d *dirList) {
 				e.Kind, e.Note = Skipped, "a directory that could not be read: "+errText(err)
 				break
 			}
-			sub = &dirList{}
-			select {
-			case w.sem <- struct{}{}:
-				w.wg.Add(1)
-				go func() {
-					defer func() { <-w.sem; w.wg.Done() }()
-					w.dir(cfd, crel, sub)
-				}()
-			default:
-				w.dir(cfd, crel, sub)
+			w.out = append(w.out, e)
+			if err := w.dir(cfd, crel); err != nil {
+				return err
 			}
+			continue
 		case unix.S_IFLNK:
 			e.Kind = Link
 			t, err := readlinkat(fd, name)
@@ -429,15 +472,23 @@ func (w *walker) dir(fd int, rel string, d *dirList) {
 				w.content(fd, name, &e)
 			}
 			if st.Nlink > 1 {
-				w.mu.Lock()
 				w.multi = append(w.multi, crel)
-				w.mu.Unlock()
 			}
 		default:
 			e.Kind, e.Note = Skipped, "neither a file, a directory nor a link"
 		}
-		d.ents = append(d.ents, e)
-		d.subs = append(d.subs, sub)
+		w.out = append(w.out, e)
+	}
+	return nil
+}
+
+// fstatat looks at name in dirfd, not following a link.
+func fstatat(dirfd int, name string, st *unix.Stat_t) error {
+	for {
+		err := unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
 	}
 }
 
@@ -458,10 +509,8 @@ func (w *walker) content(dirfd int, name string, e *Entry) {
 		return
 	}
 	e.Hash = h
-	w.mu.Lock()
 	w.copied++
 	w.copiedBytes += n
-	w.mu.Unlock()
 }
 
 // copy reads the file name (in dirfd, not following a link) into a blob

@@ -3,6 +3,7 @@
 package undo
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"path"
@@ -116,11 +117,13 @@ func (w *watcher) close() {
 	}
 }
 
-// incremental is the after-state: the before-state with every path heard
-// (and each file with several names) looked at again, below the project
-// and following no link; a directory that is new (or another one) is
-// listed whole, and what was below a directory no longer there is gone.
-func (r *Recorder) incremental(dirty map[string]bool) ([]Entry, error) {
+// changes is what the call changed: the state now of every path heard
+// (and of each file with several names) that differs from the
+// before-state, looked at again below the project following no link; a
+// directory that is new (or another one) is listed whole, and what was
+// below a directory no longer there is gone. Nothing else is looked at,
+// and the before-state is searched, not copied.
+func (r *Recorder) changes(dirty map[string]bool) ([]Entry, error) {
 	for _, p := range r.multi {
 		dirty[p] = true
 	}
@@ -129,23 +132,32 @@ func (r *Recorder) incremental(dirty map[string]bool) ([]Entry, error) {
 		return nil, err
 	}
 	defer unix.Close(root)
-	before := byPath(r.before)
-	after := make(map[string]Entry, len(before))
-	for _, e := range r.before {
-		after[e.Path] = e
+	delta := map[string]Entry{}
+	// set: e is p's state now; gone: p is not there now.
+	set := func(e *Entry) {
+		if b := r.find(e.Path); b != nil && same(b, e) {
+			delete(delta, e.Path)
+			return
+		}
+		delta[e.Path] = *e
 	}
-	dropBelow := func(p string) {
-		for q := range after {
-			if strings.HasPrefix(q, p+"/") {
-				delete(after, q)
-			}
+	gone := func(p string) {
+		if r.find(p) != nil {
+			delta[p] = Entry{Path: p, Kind: Gone}
+		} else {
+			delete(delta, p)
+		}
+	}
+	goneBelow := func(p string) {
+		for _, e := range r.below(p) {
+			gone(e.Path)
 		}
 	}
 	paths := make([]string, 0, len(dirty))
 	for p := range dirty {
 		paths = append(paths, p)
 	}
-	slices.Sort(paths)
+	slices.Sort(paths) // a directory before what it holds
 	for _, p := range paths {
 		if !validRel(p) || r.excluded(root, p) {
 			continue
@@ -154,37 +166,80 @@ func (r *Recorder) incremental(dirty map[string]bool) ([]Entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		b := before[p]
+		b := r.find(p)
 		if e == nil || e.Kind != Dir {
-			delete(after, p)
 			if b != nil && b.Kind == Dir {
-				dropBelow(p)
+				goneBelow(p)
 			}
-			if e != nil {
-				after[p] = *e
+			if e == nil {
+				gone(p)
+			} else {
+				set(e)
 			}
 			continue
 		}
-		after[p] = *e
+		set(e)
 		if b != nil && b.Kind == Dir && b.Dev == e.Dev && b.Ino == e.Ino {
 			unix.Close(fd)
 			continue // watched: what changed in it was heard
 		}
-		dropBelow(p)
+		goneBelow(p)
 		w := &walker{skip: r.skip}
 		sub, err := w.from(fd, p)
 		if err != nil {
 			return nil, err
 		}
-		for _, s := range sub {
-			after[s.Path] = s
+		for i := range sub {
+			set(&sub[i])
 		}
 	}
-	out := make([]Entry, 0, len(after))
-	for _, e := range after {
+	out := make([]Entry, 0, len(delta))
+	for _, e := range delta {
 		out = append(out, e)
 	}
+	slices.SortFunc(out, func(a, b Entry) int { return walkOrder(a.Path, b.Path) })
 	return out, nil
+}
+
+// walkOrder compares two paths in the order a walk lists them (each
+// directory's names sorted, a directory right before what it holds): the
+// order of the bytes, but a '/' before any other.
+func walkOrder(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if x == '/' {
+			return -1
+		}
+		if y == '/' {
+			return 1
+		}
+		return cmp.Compare(x, y)
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// find is the before-state's entry of p (nil: none), by a binary search
+// of the before-state, which is in walk order.
+func (r *Recorder) find(p string) *Entry {
+	i, ok := slices.BinarySearchFunc(r.before, p, func(e Entry, p string) int { return walkOrder(e.Path, p) })
+	if !ok {
+		return nil
+	}
+	return &r.before[i]
+}
+
+// below are the before-state's entries below the directory p: those
+// right after it in walk order whose path starts with p/.
+func (r *Recorder) below(p string) []Entry {
+	i, _ := slices.BinarySearchFunc(r.before, p+"/", func(e Entry, p string) int { return walkOrder(e.Path, p) })
+	j := i
+	for j < len(r.before) && strings.HasPrefix(r.before[j].Path, p+"/") {
+		j++
+	}
+	return r.before[i:j]
 }
 
 // excluded reports whether p is not recorded: below a skipped path or a

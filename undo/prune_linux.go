@@ -1,0 +1,180 @@
+//go:build linux
+
+package undo
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/loopguard/loopguard/fsx"
+)
+
+// prune removes the oldest records past MaxRecords, and past
+// MaxBlobBytes, then every manifest and blob no kept record needs. keep
+// is never removed. The blobs a manifest needs are read from its index
+// (fixed-size records, mapped, no parse); the blobs are swept only when a
+// manifest went (the records of an unchanged project share one manifest:
+// removing them frees no blob) or they are over their bound.
+func (s *Store) prune(keep string) error {
+	ents, err := os.ReadDir(s.recordsDir())
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, ent := range ents {
+		if validID(ent.Name()) {
+			ids = append(ids, ent.Name())
+		}
+	}
+	slices.Sort(ids)
+	over := s.blobsOver()
+	if len(ids) <= MaxRecords+pruneSlack && !over {
+		return nil
+	}
+	for len(ids) > MaxRecords && ids[0] != keep {
+		if err := os.RemoveAll(s.recordDir(ids[0])); err != nil {
+			return err
+		}
+		ids = ids[1:]
+	}
+	for {
+		manifests := map[string]bool{}
+		for _, id := range ids {
+			if m, err := s.Meta(id); err == nil && m.Before != "" {
+				manifests[m.Before] = true
+			}
+		}
+		removed := false
+		if files, err := os.ReadDir(s.manifestsDir()); err == nil {
+			for _, f := range files {
+				if !manifests[strings.TrimSuffix(f.Name(), ".idx")] {
+					_ = os.Remove(filepath.Join(s.manifestsDir(), f.Name()))
+					removed = true
+				}
+			}
+		}
+		if !removed && !over {
+			return nil
+		}
+		used, err := s.usedBlobs(manifests)
+		if err != nil {
+			return err
+		}
+		total, err := s.sweepBlobs(used)
+		if err != nil {
+			return err
+		}
+		over = total > MaxBlobBytes
+		if !over || len(ids) <= 1 || ids[0] == keep {
+			return nil
+		}
+		if err := os.RemoveAll(s.recordDir(ids[0])); err != nil {
+			return err
+		}
+		ids = ids[1:]
+	}
+}
+
+// usedBlobs are the blobs the manifests need, each with its size: from
+// each manifest's index, or the manifest itself where the index cannot be
+// read. A manifest that can be read neither way is an error: no blob it
+// may need is removed.
+func (s *Store) usedBlobs(manifests map[string]bool) (map[[32]byte]int64, error) {
+	used := map[[32]byte]int64{}
+	for name := range manifests {
+		if x, ok := mapIndex(filepath.Join(s.manifestsDir(), name+".idx")); ok {
+			for b := x.recs; len(b) >= indexRecord; b = b[indexRecord:] {
+				used[[32]byte(b[40:indexRecord])] = int64(binary.BigEndian.Uint64(b[16:]))
+			}
+			x.unmap()
+			continue
+		}
+		m, ok, err := s.manifest(name)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("failed to read the manifest %s to prune: %v", name, err)
+		}
+		for _, e := range m {
+			var h [32]byte
+			if len(e.Hash) == 64 {
+				if _, err := hex.Decode(h[:], []byte(e.Hash)); err == nil {
+					used[h] = e.Size
+				}
+			}
+		}
+	}
+	return used, nil
+}
+
+// blobsOver reports whether the blobs were over their bound when last
+// counted (the size file the last sweep wrote, plus what was copied
+// since).
+func (s *Store) blobsOver() bool {
+	b, err := os.ReadFile(filepath.Join(s.Dir, "blobs-size"))
+	if err != nil {
+		return false
+	}
+	var n int64
+	_, _ = fmt.Sscan(string(b), &n)
+	return n > MaxBlobBytes
+}
+
+// addBlobBytes adds n to the blobs' counted size.
+func (s *Store) addBlobBytes(n int64) {
+	if n == 0 {
+		return
+	}
+	p := filepath.Join(s.Dir, "blobs-size")
+	var cur int64
+	if b, err := os.ReadFile(p); err == nil {
+		_, _ = fmt.Sscan(string(b), &cur)
+	}
+	_ = fsx.WriteFile(p, []byte(fmt.Sprintln(cur+n)), 0o600, false)
+}
+
+// sweepBlobs removes every blob used does not name (and every file in
+// the blob directories that is not a blob), and returns the size of
+// those left, as the indexes say (the size of the file each was copied
+// from; no blob is looked at).
+func (s *Store) sweepBlobs(used map[[32]byte]int64) (int64, error) {
+	var total int64
+	dirs, err := os.ReadDir(s.blobsDir())
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range dirs {
+		sub := filepath.Join(s.blobsDir(), d.Name())
+		files, err := os.ReadDir(sub)
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			size, ok := blobSize(used, f.Name())
+			if !ok {
+				_ = os.Remove(filepath.Join(sub, f.Name()))
+				continue
+			}
+			total += size
+		}
+	}
+	_ = fsx.WriteFile(filepath.Join(s.Dir, "blobs-size"), []byte(fmt.Sprintln(total)), 0o600, false)
+	return total, nil
+}
+
+// blobSize is the size used gives the blob named name (a lowercase hex
+// SHA-256); ok is false when used does not name it.
+func blobSize(used map[[32]byte]int64, name string) (size int64, ok bool) {
+	var h [32]byte
+	if len(name) != 64 || strings.ToLower(name) != name {
+		return 0, false
+	}
+	if _, err := hex.Decode(h[:], []byte(name)); err != nil {
+		return 0, false
+	}
+	size, ok = used[h]
+	return size, ok
+}
