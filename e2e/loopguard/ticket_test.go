@@ -8,7 +8,11 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
+	"github.com/loopguard/loopguard/ticket"
 )
+
+// ticketDir is where the hook writes tickets (ticket.Dir).
+var ticketDir = ticket.Dir
 
 // Two-phase enforcement (issue 37, item 1) with the real Claude Code:
 // `init --ticket` sets CLAUDE_CODE_SHELL_PREFIX to loopguard's wrapper,
@@ -227,5 +231,109 @@ func TestTicketRepositoryCannotTakeThePrefixOff(t *testing.T) {
 				t.Fatal("the call ran without the wrapper in front")
 			}
 		})
+	}
+}
+
+// A replayed ticket: the command the hook issued a ticket for (its marker
+// line included), sent again by the model with no hook to decide it, is
+// refused (ticket_used, or ticket_expired once its seconds ran out);
+// control: the approved call ran once.
+func TestTicketReplayRefused(t *testing.T) {
+	t.Parallel()
+	e := newTicketEnv(t)
+	session := sessionID(t)
+	cmd := "echo replay >> runs.txt"
+	api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
+		claudetest.Tools(bash("toolu_rp1", cmd)),
+		claudetest.Tools(bash("toolu_rp2", cmd)),
+		claudetest.Text("done"),
+	}}, func(p *Proxy) { p.OnToolResult("toolu_rp1", e.approveOnly) }, "--session-id", session)
+	wantDenied(t, api, "toolu_rp1", "no_grant")
+	wantRan(t, api, "toolu_rp2")
+	if got := e.read("runs.txt"); got != "replay\n" {
+		t.Fatalf("control: runs.txt = %q", got)
+	}
+	marked := issuedCommand(t, session, cmd)
+	editJSON(t, e.userSettings(), func(m map[string]any) {
+		allowBash(m)
+		delete(m["hooks"].(map[string]any), "PreToolUse")
+		delete(m["hooks"].(map[string]any), "PermissionRequest")
+	})
+	api, _ = e.run(claudetest.Script{Main: []claudetest.Turn{
+		claudetest.Tools(bash("toolu_rp3", marked)),
+		claudetest.Text("done"),
+	}}, nil)
+	r := result(t, api, "toolu_rp3")
+	if !r.IsError || !strings.Contains(r.Content, "loopguard: ticket_used") && !strings.Contains(r.Content, "loopguard: ticket_expired") {
+		t.Errorf("replay: %+v", r)
+	}
+	t.Logf("the model was told: %q", r.Content)
+	if got := e.read("runs.txt"); got != "replay\n" {
+		t.Fatalf("the replayed ticket ran its command again: runs.txt = %q", got)
+	}
+}
+
+// issuedCommand is the marked command of the ticket issued to session for
+// cmd (its file in the ticket directory, used or not).
+func issuedCommand(t *testing.T, session, cmd string) string {
+	t.Helper()
+	dir, err := ticketDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, en.Name()))
+		if err != nil {
+			continue
+		}
+		var tk struct{ Session, Command string }
+		if json.Unmarshal(b, &tk) == nil && tk.Session == session && strings.HasSuffix(tk.Command, "\n"+cmd) {
+			return tk.Command
+		}
+	}
+	t.Fatalf("no ticket for session %s and %q in %s", session, cmd, dir)
+	return ""
+}
+
+// Where the used record lives: Claude Code runs the prefix inside its
+// sandbox, so the wrapper and the command it runs cannot write the ticket
+// directory there (an approved command that tries is refused by the
+// sandbox); the ticket is spent by the hook's PostToolUse, outside it.
+// Control: the approved command's write into the project lands.
+func TestTicketWrapperRunsInsideTheSandbox(t *testing.T) {
+	t.Parallel()
+	e := newTicketEnv(t)
+	dir, err := ticketDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(dir, "probe-"+sessionID(t))
+	// The hook refuses a call that names loopguard's state; a script the
+	// human approves running does not name it.
+	if err := os.WriteFile(e.path("probe.sh"), []byte("touch out/inside\ntouch '"+probe+"'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := "sh probe.sh"
+	api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
+		claudetest.Tools(bash("toolu_sb1", cmd)),
+		claudetest.Tools(bash("toolu_sb2", cmd)),
+		claudetest.Text("done"),
+	}}, func(p *Proxy) { p.OnToolResult("toolu_sb1", e.approveOnly) })
+	wantDenied(t, api, "toolu_sb1", "no_grant")
+	r := result(t, api, "toolu_sb2")
+	t.Logf("the approved call: %q", r.Content)
+	if !e.exists("out/inside") {
+		t.Fatal("control: the approved call did not run")
+	}
+	if _, err := os.Stat(probe); err == nil {
+		os.Remove(probe)
+		t.Fatal("the approved command wrote the ticket directory: the wrapper does not run inside the sandbox")
+	}
+	if !strings.Contains(r.Content, "Read-only file system") {
+		t.Errorf("the write into the ticket directory was not refused by a read-only mount: %q", r.Content)
 	}
 }
