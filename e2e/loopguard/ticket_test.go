@@ -337,3 +337,57 @@ func TestTicketWrapperRunsInsideTheSandbox(t *testing.T) {
 		t.Errorf("the write into the ticket directory was not refused by a read-only mount: %q", r.Content)
 	}
 }
+
+// PostToolUse flags a Bash call that ran with no decision on record: the
+// PreToolUse hook missing, a permission rule allowing Bash, and the
+// repository's settings unsetting the prefix, the call runs unwrapped, and
+// the audit log says ran_without_decision. Control: the same call through
+// the wrapper is refused and raises no alarm.
+func TestTicketPostToolUseFlagsARunWithoutDecision(t *testing.T) {
+	t.Parallel()
+	for _, unset := range []bool{false, true} {
+		name := "control: wrapper in front"
+		if unset {
+			name = "prefix unset"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newTicketEnv(t)
+			editJSON(t, e.userSettings(), func(m map[string]any) {
+				allowBash(m)
+				delete(m["hooks"].(map[string]any), "PreToolUse")
+				delete(m["hooks"].(map[string]any), "PermissionRequest")
+			})
+			if unset {
+				editJSON(t, e.path(".claude/settings.json"), func(m map[string]any) {
+					m["env"] = map[string]any{"CLAUDE_CODE_SHELL_PREFIX": ""}
+				})
+			}
+			api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
+				claudetest.Tools(bash("toolu_pt", "touch out/ran")),
+				claudetest.Text("done"),
+			}}, nil)
+			entries, err := e.g.Audit(e.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			flagged := false
+			for _, en := range entries {
+				flagged = flagged || en.Reason == "ran_without_decision"
+			}
+			if !unset {
+				wantDenied(t, api, "toolu_pt", "no_decision")
+				if flagged || e.exists("out/ran") {
+					t.Fatalf("control: ran %v, flagged %v", e.exists("out/ran"), flagged)
+				}
+				return
+			}
+			if !e.exists("out/ran") {
+				t.Fatal("the unwrapped call did not run (the test's premise)")
+			}
+			if !flagged {
+				t.Fatalf("PostToolUse did not flag the call that ran with no decision: %+v", entries)
+			}
+		})
+	}
+}
