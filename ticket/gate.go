@@ -35,6 +35,9 @@ import (
 //     file identity, symlinks resolved, never by name) with "hook" as its
 //     first word: as a child, so that the hook finds the wrapper as its
 //     parent (InFront);
+//   - a shell-form hook command or a stdio MCP server registered in the
+//     user's own or the managed settings (ReadRegistered), by identity:
+//     the line byte for byte, the server word for word;
 //   - a Bash call, when the argument holds exactly one top-level
 //     `eval WORD` whose WORD is a command the hook issued a ticket for,
 //     claimed for this run (Claim): bash -c with the argument, unchanged.
@@ -80,6 +83,10 @@ type Gate struct {
 	Session string
 	Cwd     string
 	Stderr  io.Writer
+	// Registered, when set, reads the hook commands and MCP servers run
+	// without a ticket (ReadRegistered); only for a line that is not a
+	// Bash call's.
+	Registered func() Registered
 }
 
 // Run decides and runs text; it returns only to refuse, or with a pass
@@ -87,6 +94,12 @@ type Gate struct {
 func (g *Gate) Run(text string) int {
 	if argv, ok := g.ownHook(text); ok {
 		return passThrough(argv)
+	}
+	if _, err := evaluated(text); err != nil && g.Registered != nil {
+		// Not a Bash call's line: a registered hook or MCP server?
+		if argv, ok := g.Registered().match(text); ok {
+			return passThrough(argv)
+		}
 	}
 	claimed, err := g.check(text)
 	if err != nil {
@@ -311,6 +324,13 @@ func Main(args []string, stderr io.Writer, loadKey func(context.Context) ([]byte
 		}
 	}
 	g.Cwd, _ = os.Getwd()
+	g.Registered = func() Registered {
+		home, err := passwdHome()
+		if err != nil {
+			return Registered{}
+		}
+		return ReadRegistered(home, g.Cwd)
+	}
 	// The session id is not a setting: it is what the ticket is matched
 	// against, and the host sets it for the shell.
 	g.Session = os.Getenv("CLAUDE_CODE_SESSION_ID")
