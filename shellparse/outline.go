@@ -38,6 +38,10 @@ func Outline(command string) (lines []OutlineLine, ok bool) {
 	return t.outline(), true
 }
 
+// outlinePrintBudget is how many times the command's length the outline
+// prints before it cuts the rest from the text as written.
+const outlinePrintBudget = 4
+
 // outline is the tree's Outline, from one walk: the statements' lines as
 // the walk meets them, then the substitutions' lines in the same order.
 func (t *tree) outline() []OutlineLine {
@@ -46,7 +50,20 @@ func (t *tree) outline() []OutlineLine {
 		*to = append(*to, OutlineLine{Depth: depth, Line: pos.Line(), Col: pos.Col(), Label: label, Source: source})
 	}
 	pr := syntax.NewPrinter()
+	// A node's source is printed while what the outline has printed is
+	// within a budget of a few times the command; past it, the node's
+	// source is cut from the text as written. Each word and substitution
+	// is printed whole, and nested substitutions hold one another: printed
+	// each, $($($(...))) costs the square of its depth.
+	budget := outlinePrintBudget * (len(t.src) + 1)
 	src := func(n syntax.Node) string {
+		from, to := n.Pos(), n.End()
+		size := int(to.Offset()) - int(from.Offset())
+		if from.IsValid() && to.IsValid() && size >= 0 && int(to.Offset()) <= len(t.src) {
+			if budget -= size; budget < 0 {
+				return t.src[from.Offset():to.Offset()]
+			}
+		}
 		var sb strings.Builder
 		if err := pr.Print(&sb, n); err != nil {
 			return "?"
