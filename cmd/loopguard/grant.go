@@ -780,7 +780,14 @@ func checkNetworkRule(r scope.Rule) error {
 	if !runs {
 		return nil
 	}
-	err := fmt.Errorf("no standing network for %s: %s, code the project chose (the agent can change it, and it would reach the network at every later call with no one asked)", r, pc.Why)
+	return projectCodeError(r.String(), pc, c.NetworkWord())
+}
+
+// projectCodeError refuses a standing network (netWord, network:443) for
+// what (a rule, or a command), which runs project code as pc says, with a
+// hint at the form that runs none.
+func projectCodeError(what string, pc policy.ProjectCode, netWord string) error {
+	err := fmt.Errorf("no standing network for %s: %s, code the project chose (the agent can change it, and it would reach the network at every later call with no one asked)", what, pc.Why)
 	if pc.Instead == nil {
 		return withHint(err, "approve each call that needs the network once (loopguard review), or grant the download alone and run the rest in the jail")
 	}
@@ -788,10 +795,15 @@ func checkNetworkRule(r scope.Rule) error {
 	if pc.Wild {
 		rule += " *"
 	}
-	rule += ") +" + c.NetworkWord()
+	rule += ")"
 	then := ""
 	if pc.Then != "" {
 		then = ", then " + pc.Then
 	}
-	return withHint(err, "grant the form that runs no project code: loopguard grant '"+rule+"'"+then)
+	if ir, perr := scope.Parse(rule); perr != nil || scope.Dangerous(ir, "") != nil {
+		// Not a rule a grant takes (npm install PKG: the option table
+		// never lets a rule name a package to install): once, then.
+		return withHint(err, "approve the form that runs no project code once: "+strings.Join(pc.Instead, " ")+then)
+	}
+	return withHint(err, "grant the form that runs no project code: loopguard grant '"+rule+" +"+netWord+"'"+then)
 }

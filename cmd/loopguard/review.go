@@ -566,6 +566,9 @@ func (s *onScreen) keys() []string {
 	if w := s.offer.wKey(); w != "" {
 		keys = append(keys, w)
 	}
+	if n := s.offer.nKey(); n != "" {
+		keys = append(keys, n)
+	}
 	if s.turnOK {
 		keys = append(keys, fmt.Sprintf("[t]urn: all %d", len(s.turn)))
 	}
@@ -580,6 +583,7 @@ func (rv *reviewer) prompt(ctx context.Context, s *onScreen) (byte, keyOutcome) 
 	c, tty, pal := rv.c, rv.c.tty, rv.c.pal
 	c.drain()
 	fmt.Fprint(tty, s.offer.partLines(c.width()))
+	fmt.Fprint(tty, s.offer.netLines(c.width()))
 	if len(s.look) > 0 {
 		fmt.Fprint(tty, pal.yellow+wrapText(fmt.Sprintf("SECOND LOOK (%s): a asks for the first %d characters of the digest shown above.", strings.Join(s.look, "; "), reviewConfirmLen), c.width())+pal.reset)
 	}
@@ -679,6 +683,12 @@ func (rv *reviewer) act(ctx context.Context, s *onScreen, k byte) keyOutcome {
 			return keyAgain
 		}
 		return decided(approveAndGrantWith(ctx, tty, o.store, p, []scope.Rule{s.offer.wider}, o, time.Now(), b.exact(ctx, rc)), &r.approved)
+	case 'n', 'N':
+		if s.offer.netErr != nil {
+			fmt.Fprintln(tty, "No network grant is offered for this call ("+present.EscapeText(s.offer.netErr.Error())+").")
+			return keyAgain
+		}
+		return decided(approveAndGrantWith(ctx, tty, o.store, p, []scope.Rule{s.offer.net}, o, time.Now(), b.exact(ctx, rc)), &r.approved)
 	case 't', 'T':
 		if !s.turnOK {
 			fmt.Fprintln(tty, rv.w.noTurn)
@@ -970,6 +980,9 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 			fmt.Fprintf(tty, "      the shell's own builtin, never a program of that name\n")
 		default:
 			fmt.Fprintf(tty, "      runs %s, and only while the command resolves to it\n", present.EscapeText(exe))
+		}
+		if c := rule.Capability(); c.Network {
+			fmt.Fprintf(tty, "      %s\n", c.NetworkReach())
 		}
 	}
 	session, where := grantBinding(p)

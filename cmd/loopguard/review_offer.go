@@ -34,6 +34,12 @@ type grantOffer struct {
 	err   error        // why g is not offered
 	wider scope.Rule   // w mints it
 	wErr  error        // why w is not offered
+	// net is what n mints for a call that leaves the jail for the
+	// network alone (review_network.go); netErr why n is not offered;
+	// netNeeded, whether the call needs the network at all.
+	net       scope.Rule
+	netErr    error
+	netNeeded bool
 }
 
 // offerPart is one part of a chain as g's offer shows it.
@@ -51,11 +57,11 @@ var errChainWider = errors.New("a chain is granted part by part, with g")
 // grants of p's session and project in st at now.
 func offerFor(st *state.Store, p *state.Pending, ge grantEnv, now time.Time) grantOffer {
 	if hasDanger(p) {
-		return grantOffer{err: errDangerRule, wErr: errDangerRule}
+		return grantOffer{err: errDangerRule, wErr: errDangerRule, netErr: errDangerRule}
 	}
 	c, env, err := scopeCall(p, ge)
 	if err != nil {
-		return grantOffer{err: err, wErr: err}
+		return grantOffer{err: err, wErr: err, netErr: err}
 	}
 	if sh := c.Shell; sh != nil && sh.Verdict == shellparse.Chained {
 		if len(sh.Parts) == 0 {
@@ -65,7 +71,7 @@ func offerFor(st *state.Store, p *state.Pending, ge grantEnv, now time.Time) gra
 			return grantOffer{err: err, wErr: err}
 		}
 		o := chainOffer(st, p, c, env, now)
-		o.wErr = errChainWider
+		o.wErr, o.netErr = errChainWider, errChainWider
 		return o
 	}
 	var o grantOffer
@@ -74,6 +80,9 @@ func offerFor(st *state.Store, p *state.Pending, ge grantEnv, now time.Time) gra
 		o.err = err
 	} else {
 		o.rules = []scope.Rule{r}
+	}
+	if o.net, o.netNeeded, o.netErr = networkOffer(p, c, env); o.netNeeded && o.err == nil {
+		o.err = errNeedsNetwork
 	}
 	danger := func(argv []string) bool { return len(present.ArgvDanger(argv, p.Cwd, p.ProjectDir)) > 0 }
 	o.wider, o.wErr = scope.Wider(c, env, danger)
