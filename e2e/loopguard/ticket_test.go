@@ -391,3 +391,42 @@ func TestTicketPostToolUseFlagsARunWithoutDecision(t *testing.T) {
 		})
 	}
 }
+
+// A call the jail grant covers (init's default) runs through the wrapper
+// and the launcher: the hook's ticket stands for the jailed command it
+// hands back (the audit log says jailed), and its write lands.
+func TestTicketJailedCallRuns(t *testing.T) {
+	t.Parallel()
+	claude := installClient(t)
+	root := t.TempDir()
+	g, err := NewGuard(lgBin, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, ctx: t.Context(), claude: claude, g: g, Dir: filepath.Join(root, "project")}
+	if err := os.MkdirAll(filepath.Join(e.Dir, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Run(e.ctx, e.Dir, "init", "--user", "--wait", "0", "--ticket", "--no-preset", "--toolchains", "none"); err != nil {
+		t.Fatal(err)
+	}
+	api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
+		claudetest.Tools(bash("toolu_j1", "echo jailed > out/j.txt && cat out/j.txt")),
+		claudetest.Text("done"),
+	}}, nil)
+	wantRan(t, api, "toolu_j1")
+	if got := e.read("out/j.txt"); got != "jailed\n" {
+		t.Fatalf("out/j.txt = %q", got)
+	}
+	entries, err := e.g.Audit(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jailed := false
+	for _, en := range entries {
+		jailed = jailed || en.Reason == "jailed"
+	}
+	if !jailed {
+		t.Errorf("the call was not decided as jailed: %+v", entries)
+	}
+}
