@@ -72,11 +72,12 @@ func compareKey(a, b key) int {
 	return cmp.Compare(uint64(a.ctime), uint64(b.ctime))
 }
 
-// index is a read index: the bytes of its file, mapped (or nil), and
+// index is a read index: the bytes of its file, mapped or read, and
 // where the last lookup ended.
 type index struct {
-	recs []byte
-	last int
+	recs   []byte
+	mapped bool // recs is a mapping (else read)
+	last   int
 }
 
 // lookup is the blob of the file with key k ("" when unknown): a search

@@ -304,17 +304,29 @@ func mapIndex(path string) (index, bool) {
 		return index{}, true
 	}
 	b, err := unix.Mmap(fd, 0, int(st.Size), unix.PROT_READ, unix.MAP_PRIVATE)
-	if err != nil {
-		return index{}, false
+	if err == nil {
+		return index{recs: b, mapped: true}, true
+	}
+	// A file system that cannot map it: read.
+	b = make([]byte, st.Size)
+	for n := 0; n < len(b); {
+		m, err := unix.Read(fd, b[n:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || m <= 0 {
+			return index{}, false
+		}
+		n += m
 	}
 	return index{recs: b}, true
 }
 
 func (x *index) unmap() {
-	if x.recs != nil {
+	if x.mapped {
 		_ = unix.Munmap(x.recs)
-		x.recs = nil
 	}
+	x.recs, x.mapped = nil, false
 }
 
 // walker lists the project from a descriptor of its root, never
