@@ -222,7 +222,7 @@ func literal(w *syntax.Word) (string, error) {
 	if bad {
 		return "", refuse(ReasonNoDecision, "the evaluated word holds an expansion")
 	}
-	v, err := expand.Literal(nil, w)
+	v, err := expand.Literal(&expand.Config{}, w) // its own config: nil shares a global one
 	if err != nil {
 		return "", refuse(ReasonNoDecision, "the evaluated word: %v", err)
 	}
