@@ -117,6 +117,7 @@ const (
 	unixNote     = "loopguard: the jail (CAP) refuses every Unix socket (Docker, D-Bus, ssh-agent), whatever the grant; to run it unconfined, " + askExact + "."
 	attrNote     = "loopguard: the jail (CAP) refused changing a file's mode, owner or times (chmod, chown, utime); to run it unconfined, " + askExact + "."
 	networkNote  = "loopguard: the jail (CAP) has no network: ask the user to grant the command with +network (loopguard grant --network) or to approve it exactly (loopguard approve)."
+	portsNote    = "loopguard: the grant (CAP) lets the command connect over TCP to the ports it names alone, and listen on none: to reach another port, ask the user to grant the ports it needs (+network:22,443) or to approve it exactly (loopguard approve)."
 	loopbackNote = "loopguard: the jail (CAP) has a network of its own: localhost there is the call's own loopback (a server the same call starts answers it), never this machine's; to reach this machine's servers, " + askExact + "."
 	tempNote     = "loopguard: the jail (CAP) gives the command a private temp directory: write under $TMPDIR, not the shared /tmp; otherwise " + askExact + "."
 	configNote   = "loopguard: the jail (CAP) keeps the project's executable configuration read-only (.git, .claude, .envrc...); to change it, " + askExact + "."
@@ -173,6 +174,10 @@ func refusalNote(cp policy.Capability, out string, site jailSite) string {
 		return named(loopbackNote)
 	case !cp.Network && has("network is unreachable", "connect", "socket", "dial ", "resolve", "getaddrinfo", "name resolution", "http", "tcp", "udp", "eai_again", "enotfound"):
 		return named(networkNote)
+	case cp.Network && !cp.AnyPort && has("connect", "dial ", "bind", "listen", "tcp", "socket"):
+		// +network:PORTS: Landlock refused a port it does not name, or
+		// a listener (EACCES), or the filter another protocol.
+		return named(portsNote)
 	}
 	for _, l := range lines {
 		for _, p := range linePaths(l) {
