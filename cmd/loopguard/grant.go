@@ -529,8 +529,13 @@ func grantsRun(o *grantsOptions) error {
 			sess = "project " + filepath.Base(dir)
 		}
 		runs := r.Capability
-		if runs == "" {
+		switch {
+		case runs == "":
 			runs = "-"
+		case strings.HasSuffix(runs, "+network"):
+			// Granted before ports were named: any TCP port, listening
+			// (doctor warns). --json keeps the capability's own name.
+			runs += "(any-port)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Kind, present.EscapeText(sc), runs, present.EscapeText(sess), short(r.Agent, 16), r.Principal, exp, r.Uses, present.EscapeText(r.Usable))
 	}
