@@ -88,7 +88,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 		if parseErr != nil {
 			return nil, parseErr
 		}
-		return newEngine(setup, o, c.Mode, c.Wait, c.Agent+"|"+c.Event+"|"+c.Mode)
+		return newEngine(setup, o, c.Mode, c.Wait, hooks.RegistrationName(c.Agent, c.Event, c.Mode, c.Scope))
 	}
 	return agents.Run(context.Background(), opts, stdin, stdout, stderr)
 }

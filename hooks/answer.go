@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/loopguard/loopguard/state"
@@ -59,19 +60,62 @@ func (r onceRecord) decision() Decision {
 		forAgent: r.ForAgent, summary: r.Summary, rendering: r.Rendering, why: r.Why}
 }
 
+// RegistrationName is the name Engine.Registration gives the registration
+// a hook command line runs for: its agent, event and mode, and the file
+// init wrote it into (scope: user, project) where the command names it.
+// Two registrations of one agent that share a name cannot be told apart:
+// the second decides the call again.
+func RegistrationName(agent, event, mode, scope string) string {
+	name := agent + "|" + event + "|" + mode
+	if scope != "" {
+		name += "|" + scope
+	}
+	return name
+}
+
+// scoped reports whether the registration names its file: its host runs
+// the same agent's other registrations for the same call.
+func scoped(registration string) bool { return strings.Count(registration, "|") >= 3 }
+
+// answerKey is the key the answer to c is kept under: the call's identity
+// where the host gives one (Call.CallKey). Where it gives none, a
+// registration that names its file (scoped) keys the answer by the decided
+// call itself, its agent, tool and input digest, for AnswerWindow. Such a
+// record is also found by an identical call in that window, a genuine
+// repeat; every registration already in the record (the one that decided
+// first of all) decides that call afresh, so it never runs twice on one
+// approval. A host that hands the next registration a rewritten input
+// without an identity gets it decided afresh too (at worst a refusal).
+// "": nothing is recorded, every registration decides.
+func (e *Engine) answerKey(c *Call, d *described) string {
+	switch {
+	case c.CallKey != "":
+		return c.CallKey
+	case scoped(e.Registration):
+		return "d:" + c.Agent() + "\x00" + c.ToolName + "\x00" + d.digest
+	}
+	return ""
+}
+
 // once decides c with decide, unless another registration of loopguard
-// already answered this very call: then it answers the same.
+// already answered this very call: then it answers the same. Each
+// registration answers one record at most once: the one that decided is in
+// it from the start, so a second call that finds the record (two calls
+// sharing an identity, or an identical call within AnswerWindow where the
+// host gives none) is decided again by the first registration it reaches,
+// which finds the approval used; one approval never runs two calls.
 func (e *Engine) once(c *Call, d *described, decide func() Decision) Decision {
-	if c.CallKey == "" || e.Registration == "" {
+	key := e.answerKey(c, d)
+	if key == "" || e.Registration == "" {
 		return decide()
 	}
-	unlock, err := e.Store.LockAnswer(c.SessionID, c.CallKey)
+	unlock, err := e.Store.LockAnswer(c.SessionID, key)
 	if err != nil {
 		return e.fail(ReasonInternal, err)
 	}
 	defer unlock()
 	now := e.now()
-	a, err := e.Store.GetAnswer(c.SessionID, c.CallKey)
+	a, err := e.Store.GetAnswer(c.SessionID, key)
 	if err == nil && now.Sub(a.Time) >= 0 && now.Sub(a.Time) < AnswerWindow &&
 		!slices.Contains(a.Regs, e.Registration) && slices.Contains(a.Digests, d.digest) {
 		var r onceRecord
@@ -79,7 +123,7 @@ func (e *Engine) once(c *Call, d *described, decide func() Decision) Decision {
 		dec.UseNumber()
 		if dec.Decode(&r) == nil {
 			a.Regs = append(a.Regs, e.Registration)
-			if err := e.Store.PutAnswer(c.SessionID, c.CallKey, a); err != nil {
+			if err := e.Store.PutAnswer(c.SessionID, key, a); err != nil {
 				return e.fail(ReasonInternal, err)
 			}
 			out := r.decision()
@@ -102,11 +146,9 @@ func (e *Engine) once(c *Call, d *described, decide func() Decision) Decision {
 	if out.ranDigest != "" && out.ranDigest != d.digest {
 		digests = append(digests, out.ranDigest)
 	}
-	if err := e.Store.PutAnswer(c.SessionID, c.CallKey, &state.Answer{Time: now.UTC(), Regs: []string{e.Registration},
-		Digests: digests, Decision: rec}); err != nil && out.Behavior == Allow {
-		// Without the record, the next registration would decide again:
-		// at worst a deny, never a second allow of one approval.
-		_ = err
-	}
+	a = &state.Answer{Time: now.UTC(), Regs: []string{e.Registration}, Digests: digests, Decision: rec}
+	// Without the record, the next registration would decide again: at
+	// worst a deny, never a second allow of one approval.
+	_ = e.Store.PutAnswer(c.SessionID, key, a)
 	return out
 }

@@ -71,6 +71,10 @@ type Options struct {
 	Binary   string        // absolute path of loopguard
 	Mode     string        // enforce, ask or audit
 	Deadline time.Duration // the hook's own deadline
+	// Scope is the file the registration is written into (ScopeUser,
+	// ScopeProject), written into the command of an agent whose Hooks
+	// are Scoped.
+	Scope string
 }
 
 // Command is the hook command for agent and event under o (shell form;
@@ -113,6 +117,10 @@ type Hooks struct {
 	// Also, when set, is the host's own problem with one handler of the
 	// file, loopguard's or another's ("" for none); Check says them last.
 	Also func(r Found) string
+	// Scoped: the host runs every registration it finds, the user's and
+	// the project's, for one call, so each command names its file
+	// (Command.Scope) and the hook tells the registrations apart.
+	Scoped bool
 }
 
 // DenyOn is a Fallback for one event only: the deny the host reads, made
@@ -142,8 +150,12 @@ func (h Hooks) fallback(ev string) string {
 func (h Hooks) File(o Options) AgentFile {
 	f := AgentFile{Nested: h.Nested, Version: h.Version, Self: o.Binary}
 	for _, ev := range h.Events {
+		c := o.Command(h.Agent, ev, h.fallback(ev))
+		if h.Scoped {
+			c.Scope = o.Scope
+		}
 		f.Entries = append(f.Entries, AgentEntry{Event: ev, Matcher: h.Matcher,
-			Handler: h.Handler(o.Command(h.Agent, ev, h.fallback(ev)).String(), TimeoutSeconds(o.Deadline)*h.UnitsPerSecond)})
+			Handler: h.Handler(c.String(), TimeoutSeconds(o.Deadline)*h.UnitsPerSecond)})
 	}
 	return f
 }

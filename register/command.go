@@ -31,7 +31,7 @@ const Word = "hook"
 
 // Command is one hook command line as a host runs it:
 //
-//	BINARY hook [AGENT] --event EVENT --mode MODE [--wait WAIT] [--deadline DEADLINE]
+//	BINARY hook [AGENT] --event EVENT --mode MODE [--wait WAIT] [--deadline DEADLINE] [--scope SCOPE]
 //
 // in exec form (Binary and Args) or as a shell command (String), where a
 // registration may add `|| echo 'FALLBACK'`.
@@ -59,6 +59,13 @@ type Command struct {
 	// Bash call it allows (package ticket); it refuses Bash where it
 	// cannot prove the wrapper stands in front of the session.
 	Ticket bool
+	// Scope names the registration among an agent's several (user,
+	// project: the file init wrote it into), "" where it is not written.
+	// A host that runs every registration it finds runs the same call
+	// through each; the hook tells them apart by it (hooks.Engine's
+	// Registration), so one registration follows another's answer to a
+	// call instead of consuming its approval again.
+	Scope string
 	// Fallback, in the shell form only, is echoed when the hook cannot
 	// start or dies: the host's deny, for hosts that let a call through
 	// on a failed hook. It holds no single quote.
@@ -106,6 +113,9 @@ func (c Command) Args() []string {
 	if c.Ticket {
 		args = append(args, "--ticket")
 	}
+	if c.Scope != "" {
+		args = append(args, "--scope", c.Scope)
+	}
 	return args
 }
 
@@ -151,12 +161,16 @@ func ParseArgs(args []string) (Command, error) {
 	fs.DurationVar(&c.Wait, "wait", 0, "hold a call without a grant until a human decides, at most this long")
 	fs.DurationVar(&c.Deadline, "deadline", agents.DefaultDeadline, "deny if no decision within this time (plus --wait)")
 	fs.BoolVar(&c.Ticket, "ticket", false, "issue a ticket for every allowed Bash call; refuse Bash without the wrapper in front")
+	fs.StringVar(&c.Scope, "scope", "", "the registration this hook runs for (user, project)")
 	err := fs.Parse(rest)
 	if err == nil && fs.NArg() > 0 {
 		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if err == nil && !validMode(c.Mode) {
 		err = fmt.Errorf("unknown mode %q", c.Mode)
+	}
+	if err == nil && !validScope(c.Scope) {
+		err = fmt.Errorf("unknown scope %q", c.Scope)
 	}
 	if err != nil {
 		return c, &ArgsError{err}

@@ -22,7 +22,10 @@ var handlers = register.Hooks{Agent: Name, Events: []string{PreToolUse, PostTool
 	Handler: func(command string, timeout int) any {
 		return handler{Type: "command", Bash: command, TimeoutSec: timeout, Matcher: Matcher}
 	},
-	CmdKey: "bash", TimeoutKey: "timeoutSec", UnitsPerSecond: 1}
+	CmdKey: "bash", TimeoutKey: "timeoutSec", UnitsPerSecond: 1,
+	// Copilot runs the user's file and the repository's (and a Claude
+	// Code registration in .claude/settings.json) for every call.
+	Scoped: true}
 
 // Registration is Copilot CLI's: a file of loopguard's own,
 // ~/.copilot/hooks/loopguard.json or <project>/.github/hooks/loopguard.json

@@ -11,6 +11,7 @@ import (
 	"github.com/loopguard/loopguard/agents/all"
 	"github.com/loopguard/loopguard/agents/claude"
 	"github.com/loopguard/loopguard/agents/codex"
+	"github.com/loopguard/loopguard/agents/copilot"
 	"github.com/loopguard/loopguard/agents/gemini"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/register"
@@ -84,17 +85,10 @@ func checkAgents(env doctorEnv, selected []string) []checkResult {
 				fix:    "run: loopguard init --agent " + reg.Agent})
 		}
 		if len(found) > 1 {
-			var paths []string
-			for _, f := range found {
-				paths = append(paths, f.path)
-			}
-			fix := "keep one: loopguard uninstall --agent " + reg.Agent + " --" + found[len(found)-1].scope
-			if found[len(found)-1].claude {
-				fix = "keep one: loopguard uninstall --agent " + reg.Agent + " (" + reg.Agent + " then runs the Claude Code registration in " + found[len(found)-1].path + ", answered in its own format), or remove loopguard from that file"
-			}
-			out = append(out, checkResult{status: statusFail, name: reg.Agent + " registrations",
-				detail: fmt.Sprintf("%s runs loopguard from %d files (%s): twice for every call; loopguard answers a call once where the host gives every hook the call's identity, but each registration is one more chance to disagree", reg.Agent, len(found), strings.Join(paths, " and ")),
-				fix:    fix})
+			out = append(out, severalRegistrations(reg, found, env.self))
+		}
+		if reg.Agent == copilot.Name {
+			out = append(out, copilotTrust(env, found)...)
 		}
 		out = append(out, hostLine(reg.Agent, reg.Host))
 	}

@@ -53,7 +53,7 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 		return err
 	}
 	hookBin, why := hookBinary(bin)
-	ro := register.Options{Binary: hookBin, Mode: o.mode, Deadline: agents.DefaultDeadline}
+	ro := register.Options{Binary: hookBin, Mode: o.mode, Deadline: agents.DefaultDeadline, Scope: scope}
 	// One registration per agent: a second would run loopguard twice for
 	// every call.
 	env, err := settingsEnv()
@@ -61,7 +61,10 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 		return err
 	}
 	for _, f := range agentRegistrations(reg, env, bin) {
-		if f.path == path {
+		if f.path == path || (reg.Hooks.Scoped && !f.claude) {
+			// The same file; or the agent's other own file, which the
+			// hook tells apart from this one by its --scope (a
+			// repository's, which a cloud agent may need).
 			continue
 		}
 		hint := "remove that one first (loopguard uninstall --agent " + reg.Agent + " --" + f.scope + "), or keep it and register nothing more"
