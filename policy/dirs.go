@@ -22,6 +22,19 @@ func StateDirFrom(getenv func(string) string) (string, error) {
 	return xdgDir(getenv, "XDG_STATE_HOME", ".local", "state")
 }
 
+// UndoDir is where the undo records of jailed calls are kept, beside the
+// state directory stateDir ("STATE-undo": ~/.local/state/loopguard-undo),
+// never in it: the launcher records from inside Claude Code's sandbox,
+// which init lets write this directory and never the state directory (the
+// grants, the pending calls, the audit log). The jail itself reaches
+// neither.
+func UndoDir(stateDir string) string {
+	if stateDir == "" {
+		return ""
+	}
+	return filepath.Clean(stateDir) + "-undo"
+}
+
 // ConfigDirFrom is ConfigDir in the environment getenv reads.
 func ConfigDirFrom(getenv func(string) string) (string, error) {
 	return xdgDir(getenv, "XDG_CONFIG_HOME", ".config")

@@ -207,6 +207,7 @@ func (pl Places) entries() []entry {
 		add(entry{path: filepath.Join(pl.StateDir, ConsoleDir), tier: GuardCritical, secret: true, what: guardConsole})
 	}
 	add(entry{path: pl.StateDir, tier: GuardCritical, secret: true, what: guardState})
+	add(entry{path: UndoDir(pl.StateDir), tier: GuardCritical, secret: true, what: "loopguard's undo records (copies of project files that loopguard undo puts back)"})
 	add(entry{path: pl.ConfigDir, tier: GuardCritical, secret: true, what: "loopguard's configuration"})
 	add(entry{path: pl.Self, tier: GuardCritical, what: "the loopguard binary"})
 	for _, f := range pl.Secrets {

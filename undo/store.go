@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/policy"
 )
 
 // Bounds. A record keeps at most MaxRecords calls per project and the
@@ -63,7 +64,7 @@ var ErrBusy = errors.New("a confined call is running in this project")
 // ErrStateReadOnly: the state directory is on a read-only mount (a
 // sandbox around the agent, such as Claude Code's, that lets it write
 // only the project and temp): no record can be taken there.
-var ErrStateReadOnly = errors.New("the state directory is read-only here (a sandbox around the agent): this call cannot be undone")
+var ErrStateReadOnly = errors.New("the undo directory is read-only here (a sandbox around the agent that init did not set up to let it be written): this call cannot be undone")
 
 // ErrNoRecord: the project has no record (or not the one asked for).
 var ErrNoRecord = errors.New("no undo record")
@@ -93,12 +94,12 @@ type Meta struct {
 
 // Store is one project's records in the state directory.
 type Store struct {
-	Dir     string // STATE/undo/KEY
+	Dir     string // STATE-undo/KEY (policy.UndoDir)
 	Project string
 }
 
-// Open is the store of project (absolute, clean) in the state directory
-// stateDir; it creates nothing.
+// Open is the store of project (absolute, clean) beside the state
+// directory stateDir (policy.UndoDir); it creates nothing.
 func Open(stateDir, project string) (*Store, error) {
 	if stateDir == "" || !filepath.IsAbs(stateDir) {
 		return nil, errors.New("no state directory to keep undo records in")
@@ -107,7 +108,7 @@ func Open(stateDir, project string) (*Store, error) {
 		return nil, fmt.Errorf("the project %q is not a clean absolute path", project)
 	}
 	sum := sha256.Sum256([]byte(project))
-	return &Store{Dir: filepath.Join(stateDir, "undo", hex.EncodeToString(sum[:8])), Project: project}, nil
+	return &Store{Dir: filepath.Join(policy.UndoDir(stateDir), hex.EncodeToString(sum[:8])), Project: project}, nil
 }
 
 func (s *Store) recordsDir() string         { return filepath.Join(s.Dir, "records") }
@@ -123,15 +124,14 @@ func (s *Store) blobPath(hash string) string {
 // create makes the store's directories, each private to the user and
 // none a link.
 func (s *Store) create() error {
-	state := filepath.Dir(filepath.Dir(s.Dir))
-	if err := os.MkdirAll(state, 0o700); err != nil {
+	base := filepath.Dir(s.Dir)
+	if err := os.MkdirAll(base, 0o700); err != nil {
 		if errors.Is(err, syscall.EROFS) {
 			return ErrStateReadOnly
 		}
-		return fmt.Errorf("failed to create the state directory: %w", err)
+		return fmt.Errorf("failed to create the undo directory: %w", err)
 	}
-	// The state directory's own mode is state.Open's to check; what undo
-	// keeps there is private whatever it is.
+	// What undo keeps is private, its directory included.
 	for _, d := range []string{filepath.Dir(s.Dir), s.Dir, s.recordsDir(), s.blobsDir(), s.manifestsDir()} {
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 			if errors.Is(err, syscall.EROFS) {

@@ -19,6 +19,7 @@ var testPaths = sandboxPaths{
 	binary:   "/home/u/go/bin/loopguard",
 	keyrings: "/home/u/.local/share/keyrings",
 	goCache:  "/home/u/.cache/loopguard-sandbox/go-build",
+	undo:     "/home/u/.local/state/loopguard-undo",
 }
 
 const testProject = "/home/u/proj"
@@ -90,6 +91,7 @@ func TestJudgeSandbox(t *testing.T) {
 		{"allowWrite home", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["~"]}}}`}, statusFail, "sandbox writable paths", "whole home directory"},
 		{"allowWrite root", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["//"]}}}`}, statusFail, "sandbox writable paths", "whole home directory"},
 		{"allowWrite state", map[string]string{"local": `{"sandbox":{"filesystem":{"allowWrite":["~/.local/state/loopguard/grants"]}}}`}, statusFail, "sandbox writable paths", "loopguard's state"},
+		{"allowWrite above the undo directory", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["~/.local/state"]}}}`}, statusFail, "sandbox writable paths", "loopguard's state"},
 		{"allowWrite config parent", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["//home/u/.config"]}}}`}, statusFail, "sandbox writable paths", "loopguard's config"},
 		{"allowWrite binary dir", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["~/go/bin"]}}}`}, statusFail, "sandbox writable paths", "the loopguard binary"},
 		{"allowWrite keyrings, ambiguous slash", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["/home/u/.local/share"]}}}`}, statusFail, "sandbox writable paths", "the keyring files"},
@@ -114,6 +116,9 @@ func TestJudgeSandbox(t *testing.T) {
 		// Controls for the layer rules: these do not weaken.
 		{"project enabled false under a managed mandate", map[string]string{"managed": `{"sandbox":{"allowUnsandboxedCommands":false}}`, "project": `{"sandbox":{"enabled":false}}`}, statusOK, "", ""},
 		{"project allowUnsandboxedCommands true under user false", map[string]string{"project": `{"sandbox":{"allowUnsandboxedCommands":true}}`}, statusOK, "", ""},
+		// init's own entry for the launcher's undo records (in the strict
+		// user settings of every case) is no opening.
+		{"allowWrite of the undo directory, again in a project", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["~/.local/state/loopguard-undo"]}}}`}, statusOK, "", ""},
 		{"allowWrite of a build directory", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["//tmp/build","~/proj/out"]}},"permissions":{"allow":["Edit(src/**)"]}}`}, statusOK, "", ""},
 		{"deny lists split across layers", map[string]string{
 			"user":    strings.Replace(strict, `"//home/u/.local/state/loopguard",`, ``, 1),

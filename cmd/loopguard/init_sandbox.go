@@ -27,6 +27,7 @@ type sandboxPaths struct {
 	launchers []string // loopguard-exec beside it, and a stale loopguard-launch (policy.Retired), those installed
 	keyrings  string   // the Secret Service's keyring files
 	goCache   string   // the Go build cache of sandboxed commands
+	undo      string   // the launcher's undo records (policy.UndoDir), which it writes from inside the sandbox
 	// vaultToken is the Vault backend's token file (the config's
 	// token_file, or ~/.vault-token when that is the one in use); "" with
 	// the keyring.
@@ -75,6 +76,7 @@ func resolveSandboxPaths(bin string) (sandboxPaths, error) {
 	// Never the user's own cache: the agent could plant build results there
 	// that the user's unsandboxed builds would trust.
 	p.goCache = filepath.Join(cache, "loopguard-sandbox", "go-build")
+	p.undo = policy.UndoDir(p.state)
 	return p, nil
 }
 
@@ -129,10 +131,14 @@ func (p sandboxPaths) binaries() string {
 // spec is the sandbox block init merges.
 func (p sandboxPaths) spec() *install.Sandbox {
 	sp := install.SandboxPath
+	allow := []string{sp(p.goCache)}
+	if p.undo != "" {
+		allow = append(allow, sp(p.undo))
+	}
 	return &install.Sandbox{
 		DenyWrite:  p.denyWrite(),
 		DenyRead:   p.denyRead(),
-		AllowWrite: []string{sp(p.goCache)},
+		AllowWrite: allow,
 		Env:        []install.EnvVar{{Name: "GOCACHE", Value: p.goCache}},
 	}
 }
@@ -167,6 +173,7 @@ func sandboxNotes(out, errOut io.Writer, p *sandboxPaths, scope install.Scope) {
 	fmt.Fprintf(out, "Sandbox: Bash commands run in Claude Code's OS sandbox (enabled, failIfUnavailable, allowUnsandboxedCommands false); they cannot write %s, %s or %s, nor read %s.\n",
 		p.state, p.config, p.binaries(), p.secrets())
 	fmt.Fprintf(out, "         Go builds in the sandbox use their own cache %s (GOCACHE); no network host is allowed.\n", p.goCache)
+	fmt.Fprintf(out, "         The jail's launcher keeps its undo records in %s, which the sandbox lets it write (the jail itself cannot reach it).\n", p.undo)
 	if scope != install.User {
 		fmt.Fprintln(out, "         In project or local settings, allowUnsandboxedCommands false can be undone by a settings.local.json:")
 		fmt.Fprintln(out, "         set it in ~/.claude/settings.json too (`loopguard init --user` does); `loopguard doctor` checks it.")
@@ -178,14 +185,17 @@ func sandboxNotes(out, errOut io.Writer, p *sandboxPaths, scope install.Scope) {
 	}
 }
 
-// ensureGoCache creates the sandbox-only Go cache directory, so that the
-// sandbox has a directory to bind writable.
+// ensureGoCache creates the sandbox-only Go cache directory and the undo
+// directory, so that the sandbox has directories to bind writable.
 func ensureGoCache(p *sandboxPaths) error {
 	if p == nil {
 		return nil
 	}
 	if err := os.MkdirAll(p.goCache, 0o700); err != nil {
 		return fmt.Errorf("failed to create the sandbox's Go cache: %w", err)
+	}
+	if err := os.MkdirAll(p.undo, 0o700); p.undo != "" && err != nil {
+		return fmt.Errorf("failed to create the undo directory: %w", err)
 	}
 	return nil
 }

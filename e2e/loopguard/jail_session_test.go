@@ -264,6 +264,14 @@ func TestJailSession(t *testing.T) {
 		if got := string(mustRead(t, bashrc)); got != "# the user's own start-up file\n" {
 			t.Errorf("~/.bashrc changed: %q", got)
 		}
+		// Every jailed call that could write was recorded for undo, with
+		// Claude Code's sandbox on too (init lets the launcher write the
+		// undo directory there, never the state directory).
+		if out, err := e.g.Run(e.ctx, e.Dir, "undo", "--list"); err != nil || !strings.Contains(out, "Recorded calls for") || !strings.Contains(out, "written.txt") && !strings.Contains(out, "bash") {
+			t.Errorf("undo --list after the session: %v\n%s", err, out)
+		} else {
+			t.Logf("undo --list:\n%s", out)
+		}
 		// The download: held once, then run after one exact approval.
 		// Inside Claude Code's sandbox the approved call has no network
 		// either (init allows no host), so curl runs and fails to
