@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/loopguard/loopguard/hooks"
@@ -17,7 +19,7 @@ import (
 // network alone (issue 36, item 3): besides approving it once, n approves
 // it once and grants its program the network for that exact command,
 // never wider than what was shown (the narrowest rule, pinned, with
-// +network:443), and the screen says it also reaches services on this
+// +network: the ports its URLs name, 443 when none), and the screen says it also reaches services on this
 // machine and the local network, which Landlock cannot tell from the
 // internet. Never for a program that runs project code
 // (policy.RunsProjectCode): the line then names the form that runs none
@@ -50,13 +52,18 @@ func networkOffer(p *state.Pending, c scope.Call, env shellparse.Env) (r scope.R
 		return scope.Rule{}, false, errors.New("it does not need the network")
 	}
 	if pc, runs := policy.RunsProjectCode(argv, true); runs {
-		return scope.Rule{}, true, projectCodeError(strings.Join(argv, " "), pc, policy.Capability{Network: true}.NetworkWord())
+		n, _ := policy.NetworkPorts(urlPorts(argv)...)
+		return scope.Rule{}, true, projectCodeError(strings.Join(argv, " "), pc, n.NetworkWord())
 	}
 	r, err = scope.Narrowest(c, env)
 	if err != nil {
 		return scope.Rule{}, true, err
 	}
-	r = r.Widened(policy.Capability{Network: true})
+	n, err := policy.NetworkPorts(urlPorts(argv)...)
+	if err != nil {
+		return scope.Rule{}, true, err
+	}
+	r = r.Widened(n)
 	if err := checkNetworkRule(r); err != nil {
 		return scope.Rule{}, true, err
 	}
@@ -87,4 +94,31 @@ func (o grantOffer) netLines(width int) string {
 		return wrapText("No network grant is offered: "+present.EscapeText(h.err.Error())+". "+present.EscapeText(strings.TrimSuffix(h.hint, "."))+".", width)
 	}
 	return wrapText("No network grant is offered ("+present.EscapeText(o.netErr.Error())+"); approve it once with a.", width)
+}
+
+// urlPorts are the TCP ports the URLs among argv name, by their port or
+// their scheme (http 80, https 443, ssh 22, git 9418); none when no word
+// is such a URL (the grant then connects to 443).
+func urlPorts(argv []string) []int {
+	schemes := map[string]int{"http": 80, "https": 443, "ssh": 22, "git+ssh": 22, "git": 9418, "ws": 80, "wss": 443}
+	var ports []int
+	for _, a := range argv[1:] {
+		if !strings.Contains(a, "://") {
+			continue
+		}
+		u, err := url.Parse(a)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		if p := u.Port(); p != "" {
+			if n, err := strconv.Atoi(p); err == nil && n > 0 && n < 65536 {
+				ports = append(ports, n)
+			}
+			continue
+		}
+		if n, ok := schemes[strings.ToLower(u.Scheme)]; ok {
+			ports = append(ports, n)
+		}
+	}
+	return ports
 }

@@ -50,6 +50,11 @@ func TestNetworkOffer(t *testing.T) {
 	}{
 		{"curl -fsSL https://example.com/x.tgz", "Bash(curl -fsSL https://example.com/x.tgz)@ " + filepath.Join(w.Bin, "curl") + " +network:443",
 			"services on this machine and the local network", false},
+		// The ports the URLs name, never more.
+		{"curl -fsSL http://example.com:8080/x https://example.org/y", "Bash(curl -fsSL http://example.com:8080/x https://example.org/y)@ " + filepath.Join(w.Bin, "curl") + " +network:443,8080",
+			"TCP connect to ports 443, 8080 (no listener)", false},
+		{"curl -fsSL http://example.com/x", "Bash(curl -fsSL http://example.com/x)@ " + filepath.Join(w.Bin, "curl") + " +network:80",
+			"TCP connect to port 80 (no listener)", false},
 		{"npm ci --ignore-scripts", "Bash(npm ci --ignore-scripts)@ " + filepath.Join(w.Bin, "npm") + " +network:443",
 			"TCP connect to port 443 (no listener)", false},
 		{"npm ci", "", "loopguard grant 'Bash(npm ci --ignore-scripts) +network:443', then npm rebuild", false},
