@@ -28,6 +28,30 @@ func TestCopilotUserAndRepositoryRegistrationsRunOnce(t *testing.T) {
 			t.Fatalf("%s names no registration (%v): %s", f, err, b)
 		}
 	}
+	runsOnceThroughBoth(t, e)
+}
+
+// The repository's file as a teammate committed it with a loopguard from
+// before --scope: the user's file names its scope, so the two are still
+// told apart.
+func TestCopilotOlderRepositoryRegistrationRunsOnce(t *testing.T) {
+	e := copilot.NewEnv(t)
+	if out, err := e.G.Run(e.Ctx, e.Dir, "init", "--agent", "copilot", "--project"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	f := e.Dir + "/.github/hooks/loopguard.json"
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f, []byte(strings.ReplaceAll(string(b), " --scope project", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runsOnceThroughBoth(t, e)
+}
+
+func runsOnceThroughBoth(t *testing.T, e *agenttest.Env) {
+	t.Helper()
 	const cmd = "echo one >> runs.txt"
 	api := e.Run(agenttest.Script{Commands: []string{cmd, cmd, cmd}, Between: e.ApproveAfter(0)}, "--trust-folder")
 	agenttest.WantBlocked(t, api, 0, "no_grant")
@@ -55,5 +79,39 @@ func TestCopilotUserAndRepositoryRegistrationsRunOnce(t *testing.T) {
 	}
 	if consumed == 0 {
 		t.Error("the repeat was not refused as approval_consumed")
+	}
+}
+
+// Control, the failure the names prevent: both files written before
+// --scope (one name for both), the second registration consumes the
+// approval the first used, and the approved call never runs. doctor fails
+// there, and its fix rewrites the user's registration, never removing the
+// repository's file.
+func TestCopilotUnnamedRegistrationsRefuseTheApproval(t *testing.T) {
+	e := copilot.NewEnv(t)
+	if out, err := e.G.Run(e.Ctx, e.Dir, "init", "--agent", "copilot", "--project"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, f := range []string{e.HooksFile(), e.Dir + "/.github/hooks/loopguard.json"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = []byte(strings.NewReplacer(" --scope project", "", " --scope user", "").Replace(string(b)))
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := e.G.Run(e.Ctx, e.Dir, "doctor", "--agent", "copilot")
+	if err == nil || !strings.Contains(out, "cannot be told apart") || !strings.Contains(out, "loopguard init --agent copilot") ||
+		strings.Contains(out, "uninstall --agent copilot --project") {
+		t.Errorf("doctor with two unnamed registrations (%v):\n%s", err, out)
+	}
+	const cmd = "echo one >> runs.txt"
+	api := e.Run(agenttest.Script{Commands: []string{cmd, cmd}, Between: e.ApproveAfter(0)}, "--trust-folder")
+	agenttest.WantBlocked(t, api, 0, "no_grant")
+	agenttest.WantBlocked(t, api, 1, "approval_consumed")
+	if e.Exists("runs.txt") {
+		t.Error("the approved call ran through two registrations with one name")
 	}
 }
