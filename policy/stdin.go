@@ -101,11 +101,8 @@ var shellCode = []string{"-c", "--version", "--help"}
 func ReadsCommands(argv []string) string {
 	// Through the wrappers the jail reads through (env, nice, timeout,
 	// sudo, exec, stdbuf, nohup, setsid ...): `env bash` is bash.
-	for depth := 0; depth < maxJailDepth; depth++ {
-		inner, via, ok := unwrapped(argv)
-		if !ok {
-			break
-		}
+	// Each wrapper read through shortens argv: the recursion ends.
+	if inner, via, ok := unwrapped(argv); ok {
 		if via == "xargs" && len(inner) > 0 {
 			// xargs gives the program its standard input as words: `xargs
 			// sh` runs `sh -c …` when `-c …` is typed into it.
