@@ -70,6 +70,7 @@ func Analyze(command string, env Env) (res Result) {
 	warnings := res.Warnings
 	res, res.Sketch = a.analyze(command)
 	res.Warnings = warnings
+	res.parsed = a.t
 	return res
 }
 

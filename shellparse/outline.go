@@ -38,6 +38,21 @@ func Outline(command string) (lines []OutlineLine, ok bool) {
 	return t.outline(), true
 }
 
+// Outline is the outline of the command r analysed, from the parse the
+// analysis read (Outline(command) without parsing again); ok is false when
+// bash could not parse it.
+func (r *Result) Outline() (lines []OutlineLine, ok bool) {
+	defer func() {
+		if recover() != nil {
+			lines, ok = nil, false
+		}
+	}()
+	if r.parsed == nil {
+		return nil, false
+	}
+	return r.parsed.outline(), true
+}
+
 // outlinePrintBudget is how many times the command's length the outline
 // prints before it cuts the rest from the text as written.
 const outlinePrintBudget = 4

@@ -56,6 +56,9 @@ type Result struct {
 	// pipelines, from the same parse (nil when bash cannot parse it): what
 	// the danger lines read, so a call is parsed once.
 	Sketch *Sketch `json:"-"`
+	// parsed is the parse the analysis read (nil when bash cannot parse
+	// the command): Outline prints it rather than parsing again.
+	parsed *tree
 	// Reason says, for a person, why the verdict is not Simple ("" if Simple).
 	Reason string `json:"reason,omitempty"`
 	// Pos is "line:col" of the first offending node ("" if Simple).

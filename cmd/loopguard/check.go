@@ -195,7 +195,7 @@ func printAnalysis(out io.Writer, opts *checkOptions, res shellparse.Result) err
 	var b strings.Builder
 	fmt.Fprintf(&b, "command:  %s\n", present.EscapeText(opts.Command))
 	fmt.Fprintf(&b, "cwd:      %s\n", present.EscapeText(opts.Env.Cwd))
-	if s := structure(opts.Command); s != "" {
+	if s := structure(&res, opts.Command); s != "" {
 		b.WriteString("structure:\n")
 		b.WriteString(s)
 	}
@@ -294,11 +294,18 @@ func printAnalysis(out io.Writer, opts *checkOptions, res shellparse.Result) err
 // maxStructureLines bounds the structure listing of a long command.
 const maxStructureLines = 200
 
-// structure lists the parsed statements, one node per line, indented by
-// nesting, every word escaped for the terminal. It is empty when the
-// command does not parse.
-func structure(command string) string {
-	lines, ok := shellparse.Outline(command)
+// structure lists the parsed statements of the command res analysed (its
+// own parse, not a second one; a parse of command only where the analysis
+// refused it unparsed), one node per line, indented by nesting,
+// every word escaped for the terminal. It is empty when the command does
+// not parse.
+func structure(res *shellparse.Result, command string) string {
+	lines, ok := res.Outline()
+	if !ok {
+		// The analysis refused it before a parse (a control character
+		// bash reads otherwise): the outline says how bash parses it.
+		lines, ok = shellparse.Outline(command)
+	}
 	if !ok {
 		return ""
 	}
