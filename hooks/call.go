@@ -58,6 +58,12 @@ type Call struct {
 	// updatedInput. Without it a scope covers only a Bash command whose
 	// text is already canonical (rewrite.go).
 	Rewrite bool
+	// Escape is how the model asks this host to run a Bash call outside
+	// its sandbox (Claude Code's dangerouslyDisableSandbox, Codex's
+	// sandbox_permissions), which loopguard holds for the human's exact
+	// approval (sandbox_escape): the line beside a jailed call's refusal
+	// tells the model to ask so. "" when the host has no such request.
+	Escape string
 	// Output is what the call's result said, after it ran (PostToolUse):
 	// a Bash call's standard output and error, or the failure's text, as
 	// the host reports them; "" when it reports none. Only a confined

@@ -79,7 +79,7 @@ func (e *Engine) refusalContext(c *Call, a state.Allowed) string {
 	if cwd == "" {
 		cwd = c.Cwd
 	}
-	return refusalNote(cp, c.Output, jailSite{places: e.places(c), project: e.projectDir(c), cwd: cwd, home: e.Env.Home})
+	return refusalNote(cp, c.Output, jailSite{places: e.places(c), project: e.projectDir(c), cwd: cwd, home: e.Env.Home, escape: c.Escape})
 }
 
 // jailSite is where a confined call ran, for reading the paths its
@@ -87,6 +87,7 @@ func (e *Engine) refusalContext(c *Call, a state.Allowed) string {
 type jailSite struct {
 	places             policy.Places
 	project, cwd, home string
+	escape             string // Call.Escape
 }
 
 // notRun starts the launcher's own line when it ran nothing (confine.Main).
@@ -108,11 +109,7 @@ var (
 // The lines beside a refused call's result, one per right it can lack;
 // CAP is the capability's name.
 const (
-	askExact = "ask the user to approve the exact command (loopguard approve)"
-	// jailAsk is how a jailed call asks to leave the jail: Claude Code's
-	// own flag for running outside its sandbox, which loopguard holds for
-	// the human's exact approval (sandbox_escape).
-	jailAsk      = "retry the same command with dangerouslyDisableSandbox: true (the user then approves exactly it, or not), or ask the user to run it"
+	askExact     = "ask the user to approve the exact command (loopguard approve)"
 	notRunNote   = "loopguard: the jail could not be set up, so nothing ran (its loopguard line says why); to run it unconfined, " + askExact + "."
 	unixNote     = "loopguard: the jail (CAP) refuses every Unix socket (Docker, D-Bus, ssh-agent), whatever the grant; to run it unconfined, " + askExact + "."
 	attrNote     = "loopguard: the jail (CAP) refused changing a file's mode, owner or times (chmod, chown, utime); to run it unconfined, " + askExact + "."
@@ -125,6 +122,17 @@ const (
 	readOnlyNote = "loopguard: the jail (CAP) writes nothing but its $TMPDIR, and outside the project reads only the system, toolchains and a few configuration files; to run it unconfined, " + askExact + "."
 	outsideNote  = "loopguard: the jail (CAP) writes nothing outside the project but its $TMPDIR, and reads there only the system, toolchains and a few configuration files; to run it unconfined, " + askExact + "."
 )
+
+// jailAsk is how a jailed call asks to leave the jail: the host's own
+// request to run a command outside its sandbox (escape: Call.Escape),
+// which loopguard holds for the human's exact approval (sandbox_escape);
+// a host without one leaves the user to run it.
+func jailAsk(escape string) string {
+	if escape == "" {
+		return "ask the user to run it themselves (this agent has no way to ask for a command outside the jail)"
+	}
+	return "retry the same command with " + escape + " (the user then approves exactly it, or not), or ask the user to run it"
+}
 
 // refusalNote is one line naming the right a program confined to cp most
 // likely lacked, from what its output says ("" when it shows no refusal by
@@ -149,9 +157,10 @@ func refusalNote(cp policy.Capability, out string, site jailSite) string {
 		if cp.Jail {
 			// Under the jail grant a retry is jailed again: the way out
 			// is a request the human decides, bound to the exact call.
-			note = strings.Replace(note, "to run it unconfined, "+askExact, "to run it outside the jail, "+jailAsk, 1)
-			note = strings.Replace(note, askExact, jailAsk, 1)
-			note = strings.Replace(note, "ask the user to grant the command with +network (loopguard grant --network) or to approve it exactly (loopguard approve)", jailAsk, 1)
+			ask := jailAsk(site.escape)
+			note = strings.Replace(note, "to run it unconfined, "+askExact, "to run it outside the jail, "+ask, 1)
+			note = strings.Replace(note, askExact, ask, 1)
+			note = strings.Replace(note, "ask the user to grant the command with +network (loopguard grant --network) or to approve it exactly (loopguard approve)", ask, 1)
 		}
 		return note
 	}

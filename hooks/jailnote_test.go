@@ -194,7 +194,9 @@ func TestJailRefusalNote(t *testing.T) {
 // keeps its own line.
 func TestJailRefusalNoteUnderTheJailGrant(t *testing.T) {
 	project := "/home/u/proj"
-	site := jailSite{places: policy.Places{Home: "/home/u"}.Prepare(), project: project, cwd: project, home: "/home/u"}
+	site := jailSite{places: policy.Places{Home: "/home/u"}.Prepare(), project: project, cwd: project, home: "/home/u", escape: EscapeClaude}
+	codex, none := site, site
+	codex.escape, none.escape = EscapeCodex, ""
 	for _, out := range []string{
 		"dial tcp 1.2.3.4:443: connect: permission denied",
 		"mkdir: cannot create directory ‘/home/u/other’: Permission denied",
@@ -205,5 +207,8 @@ func TestJailRefusalNoteUnderTheJailGrant(t *testing.T) {
 		if ctl := refusalNote(policy.Capability{Write: true}, out, site); strings.Contains(ctl, "dangerouslyDisableSandbox") || ctl == "" {
 			t.Errorf("%s: project-write's line %q", out, ctl)
 		}
+		// Codex's own request; a host without one: the user runs it.
+		wantText(t, out, refusalNote(policy.JailCapability, out, codex), []string{"(jail)", `sandbox_permissions: "require_escalated"`}, []string{"dangerouslyDisableSandbox", "loopguard grant"})
+		wantText(t, out, refusalNote(policy.JailCapability, out, none), []string{"(jail)", "ask the user to run it themselves"}, []string{"dangerouslyDisableSandbox", "sandbox_permissions", "loopguard grant"})
 	}
 }

@@ -20,6 +20,9 @@ func TestSandboxEscapeNeedsExactApproval(t *testing.T) {
 		{"allowed domains", map[string]any{"allowed_domains": []any{"evil.example"}}},
 		{"allowed domains as a string", map[string]any{"allowed_domains": "evil.example"}},
 		{"both", map[string]any{"dangerouslyDisableSandbox": true, "allowed_domains": []any{"evil.example"}}},
+		{"Codex's escalation", map[string]any{"sandbox_permissions": "require_escalated", "justification": "x"}},
+		{"Codex's additional permissions", map[string]any{"sandbox_permissions": "with_additional_permissions"}},
+		{"Codex's field, another type", map[string]any{"sandbox_permissions": true}},
 	} {
 		call := with(bash, func(m map[string]any) {
 			for k, v := range c.set {
@@ -42,6 +45,8 @@ func TestSandboxEscapeNeedsExactApproval(t *testing.T) {
 		{"disable sandbox null", map[string]any{"dangerouslyDisableSandbox": nil}},
 		{"no allowed domains", map[string]any{"allowed_domains": []any{}}},
 		{"allowed domains null", map[string]any{"allowed_domains": nil}},
+		{"Codex's default", map[string]any{"sandbox_permissions": "use_default"}},
+		{"Codex's field null", map[string]any{"sandbox_permissions": nil}},
 	} {
 		call := with(bash, func(m map[string]any) {
 			for k, v := range c.set {

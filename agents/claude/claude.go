@@ -82,6 +82,7 @@ func Call(m map[string]any) (*hooks.Call, error) {
 	// Claude Code runs the updatedInput of a PreToolUse or
 	// PermissionRequest allow in place of the model's input.
 	c.Rewrite = c.Event == hooks.PreToolUse || c.Event == hooks.PermissionRequest
+	c.Escape = hooks.EscapeClaude
 	c.Output = output(m)
 	return c, nil
 }

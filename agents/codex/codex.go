@@ -69,6 +69,9 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	// (codex-rs/core/src/tools/handlers/unified_exec/write_stdin.rs:
 	// pre_tool_use_payload returns None; seen on 0.171.0).
 	c.TypesLater = true
+	// exec_command's sandbox_permissions: "require_escalated" asks Codex
+	// to run the command outside its sandbox (held as sandbox_escape).
+	c.Escape = hooks.EscapeCodex
 	in, err := agents.InputObject(m["tool_input"], "tool_input", false)
 	if err != nil {
 		return nil, c.Event, err
