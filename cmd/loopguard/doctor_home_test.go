@@ -52,7 +52,7 @@ func TestDoctorJailHome(t *testing.T) {
 		t.Fatalf("%d lines, want one per capability: %+v", len(lines), lines)
 	}
 	before := map[string]int{}
-	for i, c := range []string{"read-only", "project-write", "project-write+network"} {
+	for i, c := range []string{"read-only", "project-write", "project-write+network:443"} {
 		r := lines[i]
 		if r.name != "jail "+c || r.status != statusOK {
 			t.Errorf("line %d: %s %s: %s, want jail %s ok", i, r.status, r.name, r.detail, c)
@@ -67,7 +67,7 @@ func TestDoctorJailHome(t *testing.T) {
 		}
 		for _, s := range []string{".ssh", ".npmrc"} {
 			// What the protected set calls secret here.
-			if pl.Classify(filepath.Join(home, s)).Secret && (s != ".npmrc" || c != "project-write+network") {
+			if pl.Classify(filepath.Join(home, s)).Secret && (s != ".npmrc" || c != "project-write+network:443") {
 				want = append(want, "~/"+s)
 			}
 		}
