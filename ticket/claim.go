@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 )
 
@@ -55,7 +54,7 @@ func (s *Store) Claim(want Want, key func() ([]byte, error)) (*Claimed, error) {
 	if s.Used(want.Nonce) {
 		return nil, refuse(ReasonTicketUsed, "its ticket ran a command already")
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := lockNB(f); err != nil {
 		return nil, refuse(ReasonTicketUsed, "its ticket is running a command now")
 	}
 	if t.Session == "" || t.Session != want.Session {
@@ -90,12 +89,6 @@ func (s *Store) Claim(want Want, key func() ([]byte, error)) (*Claimed, error) {
 	}
 	keep = true
 	return &Claimed{Ticket: t, Hold: f}, nil
-}
-
-// writable reports whether the wrapper could write dir: false inside a
-// sandbox that mounts it read-only.
-func writable(dir string) bool {
-	return syscall.Access(dir, 2 /* W_OK */) == nil
 }
 
 func sameDir(a, b string) bool {

@@ -113,7 +113,7 @@ func (g *Gate) Run(text string) int {
 	}
 	if claimed.Hold != nil {
 		// The lock goes with the command: the descriptor is inherited.
-		syscall.Syscall(syscall.SYS_FCNTL, claimed.Hold.Fd(), syscall.F_SETFD, 0)
+		inherit(claimed.Hold)
 	}
 	err = syscall.Exec(bash, []string{"bash", "-c", text}, os.Environ())
 	g.refuse(refuse(ReasonNoDecision, "failed to run bash: %v", err))

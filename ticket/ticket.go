@@ -253,7 +253,7 @@ func (s *Store) sweep() {
 
 // load reads the ticket for nonce, strictly.
 func (s *Store) load(nonce string) (*Ticket, *os.File, error) {
-	f, err := os.OpenFile(s.path(nonce), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(s.path(nonce), os.O_RDONLY|fsx.NoFollow|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
 	}
