@@ -13,12 +13,12 @@ import (
 
 // undoRecord is a launch's undo record (package undo): before a program
 // that can write starts, every file it could write below the project is
-// recorded in the state directory (which no capability reads or writes),
-// under the project's lock; finish records the after-state once the
-// launch's last process has exited and lets the lock go. A launch whose
-// record cannot be taken runs nothing, but where the state directory is
-// on a read-only mount (inside Claude Code's sandbox): there it runs,
-// beyond undo.
+// recorded in the undo directory beside the state directory (which no
+// capability reads or writes), under the project's lock; finish records
+// the after-state once the launch's last process has exited and lets the
+// lock go. A launch whose record cannot be taken runs nothing, but where
+// the undo directory is on a read-only mount (a sandbox that init did not
+// set up): there it runs, beyond undo.
 type undoRecord struct{ r *undo.Recorder }
 
 // recordUndo takes the record of a launch of s under plan (nothing under

@@ -9,8 +9,8 @@
 // once, by its SHA-256, in the store's blobs. A file whose device, inode,
 // size, modification and change times are those of the last record is
 // not read again: a call that writes nothing copies nothing. The store
-// lives in loopguard's state directory, which the jail can neither read
-// nor write; the launcher holds the project's lock from before the call
+// lives beside loopguard's state directory (policy.UndoDir), which the
+// jail can neither read nor write; the launcher holds the project's lock from before the call
 // until after its last process has exited, so no two records of a
 // project interleave and undo never runs beside a call.
 //
@@ -61,9 +61,10 @@ var Regenerable = []string{"node_modules", "__pycache__", ".pytest_cache", ".myp
 // ErrBusy: a confined call in the project holds its lock.
 var ErrBusy = errors.New("a confined call is running in this project")
 
-// ErrStateReadOnly: the state directory is on a read-only mount (a
-// sandbox around the agent, such as Claude Code's, that lets it write
-// only the project and temp): no record can be taken there.
+// ErrStateReadOnly: the undo directory is on a read-only mount (a sandbox
+// around the agent that lets it write only the project and temp, such as
+// Claude Code's set up without init's allowWrite entry): no record can be
+// taken there.
 var ErrStateReadOnly = errors.New("the undo directory is read-only here (a sandbox around the agent that init did not set up to let it be written): this call cannot be undone")
 
 // ErrNoRecord: the project has no record (or not the one asked for).
@@ -92,7 +93,7 @@ type Meta struct {
 	Undone   time.Time `json:"-"`
 }
 
-// Store is one project's records in the state directory.
+// Store is one project's records in the undo directory.
 type Store struct {
 	Dir     string // STATE-undo/KEY (policy.UndoDir)
 	Project string
