@@ -25,6 +25,13 @@ func Narrowest(c Call, env shellparse.Env) (Rule, error) {
 	if err != nil {
 		return Rule{}, err
 	}
+	return offerable(text, c, env)
+}
+
+// offerable is the rule text as review may offer it for c: parsed, not
+// refused by Dangerous, pinned in env, and covering c under Match (the
+// checks a grant of it passes, and the hook's check of its use).
+func offerable(text string, c Call, env shellparse.Env) (Rule, error) {
 	r, err := Parse(text)
 	if err != nil {
 		return Rule{}, fmt.Errorf("%w: %v", ErrNoNarrowRule, err)

@@ -67,20 +67,7 @@ func Wider(c Call, env shellparse.Env, danger func(argv []string) bool) (Rule, e
 		}
 	}
 	bs := bashSpec{words: []bashWord{{lits: []string{argv[0].Value}}, {lits: []string{sub}}}, trailing: true}
-	r, err := Parse("Bash(" + bs.String() + ")")
-	if err != nil {
-		return Rule{}, fmt.Errorf("%w: %v", ErrNoNarrowRule, err)
-	}
-	if err := Dangerous(r, c.Home); err != nil {
-		return Rule{}, fmt.Errorf("%w: %v", ErrNoNarrowRule, err)
-	}
-	if r, err = r.Pin(env); err != nil {
-		return Rule{}, fmt.Errorf("%w: %v", ErrNoNarrowRule, err)
-	}
-	if err := Match(r, c); err != nil {
-		return Rule{}, fmt.Errorf("%w: %s does not cover the call: %v", ErrNoNarrowRule, r, err)
-	}
-	return r, nil
+	return offerable("Bash("+bs.String()+")", c, env)
 }
 
 // widerOperands are the operand shapes a wider rule is probed with: the
