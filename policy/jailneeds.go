@@ -368,24 +368,14 @@ func (j *jailJudge) wrapper(prog string, w jailWrapper, args []string, cwd strin
 			return
 		}
 	}
-	_, i := argFirst(args, w.valued...)
-	if prog == "env" {
-		// NAME=value words come before the command.
-		for i >= 0 && i < len(args) && strings.Contains(args[i], "=") && !strings.HasPrefix(args[i], "=") {
-			i++
-		}
-	}
 	if prog == "flock" {
 		if s, ok := argValue(args, "-c", "--command"); ok {
 			j.script(s, cwd, depth+1)
 			return
 		}
 	}
+	i := wrappedStart(prog, w, args)
 	if i < 0 {
-		return
-	}
-	i += w.skip
-	if i >= len(args) {
 		return
 	}
 	rest := args[i:]
@@ -395,6 +385,28 @@ func (j *jailJudge) wrapper(prog string, w jailWrapper, args []string, cwd strin
 		return
 	}
 	j.judge(rest, cwd, depth+1)
+}
+
+// wrappedStart is where, in the words args after the wrapper prog's name,
+// the command it runs starts: past its options (and their values), env's
+// NAME=value words and the operands w skips (timeout's duration); -1 when
+// it names none.
+func wrappedStart(prog string, w jailWrapper, args []string) int {
+	_, i := argFirst(args, w.valued...)
+	if prog == "env" {
+		// NAME=value words come before the command.
+		for i >= 0 && i < len(args) && strings.Contains(args[i], "=") && !strings.HasPrefix(args[i], "=") {
+			i++
+		}
+	}
+	if i < 0 {
+		return -1
+	}
+	i += w.skip
+	if i >= len(args) {
+		return -1
+	}
+	return i
 }
 
 // script judges a shell script given as a string (sh -c, env -S, watch)

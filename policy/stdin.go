@@ -250,17 +250,8 @@ func unwrapped(argv []string) ([]string, string, bool) {
 			return strings.Fields(s), prog, true
 		}
 	}
-	_, i := argFirst(args, w.valued...)
-	if prog == "env" {
-		for i >= 0 && i < len(args) && strings.Contains(args[i], "=") && !strings.HasPrefix(args[i], "=") {
-			i++
-		}
-	}
+	i := wrappedStart(prog, w, args)
 	if i < 0 {
-		return nil, "", false
-	}
-	i += w.skip
-	if i >= len(args) {
 		return nil, "", false
 	}
 	return args[i:], prog, true
