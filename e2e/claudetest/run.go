@@ -35,6 +35,9 @@ type Result struct {
 	ExitCode int // -1 when the run was killed at its timeout
 	TimedOut bool
 	Duration time.Duration
+	// CPU is the client's user and system time with that of the processes
+	// it waited for (its hooks, its sandbox's), from wait4.
+	CPU time.Duration
 }
 
 // Events decodes the stream-json lines of Stdout, skipping lines that are
@@ -125,6 +128,9 @@ func RunCmd(ctx context.Context, cmd *exec.Cmd, timeout time.Duration) (Result, 
 		err = <-done
 	}
 	res := Result{Stdout: stdout.String(), Stderr: stderr.String(), Duration: time.Since(start)}
+	if ps := cmd.ProcessState; ps != nil {
+		res.CPU = ps.UserTime() + ps.SystemTime()
+	}
 	var exitErr *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
