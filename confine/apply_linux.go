@@ -47,6 +47,11 @@ const (
 		llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym | llsys.AccessFSTruncate
 	accessRWDir  = accessRead | accessWrite | llsys.AccessFSRefer
 	accessRWFile = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSWriteFile | llsys.AccessFSTruncate
+	// accessGoStat: what go needs to write its stat (gostat.go): files
+	// made, written, renamed over one another and removed in the one
+	// directory; no link, directory or device, nothing moved in.
+	accessGoStat = llsys.AccessFSReadFile | llsys.AccessFSReadDir | llsys.AccessFSWriteFile | llsys.AccessFSMakeReg |
+		llsys.AccessFSRemoveFile | llsys.AccessFSTruncate
 )
 
 // pathRule grants access beneath one path. A private rule's path is
@@ -112,6 +117,9 @@ func newRuleset(plan Plan, c policy.Capability, abi int) (ruleset, error) {
 	add(plan.WriteDirs, accessRWDir, false)
 	add(plan.WriteFiles, accessRWFile, false)
 	add(plan.Private, accessRWDir, true)
+	if plan.GoStatDir != "" {
+		add([]string{plan.GoStatDir}, accessGoStat, false)
+	}
 	return rs, nil
 }
 

@@ -575,3 +575,58 @@ func TestJailHoldsNoCapability(t *testing.T) {
 		}
 	})
 }
+
+// TestJailGoStat: go writes the stat of the project's own module into the
+// module cache on every build, list or vet of a main package (gostat.go);
+// a launch may write that one directory, under either capability, and
+// what it leaves there that is not a .info file is gone after the call.
+// Another module's directory, and the module's own when it holds a cached
+// go.mod, stay read-only (the attacks); the stat itself stays (control).
+func TestJailGoStat(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		cache := filepath.Join(j.root, "modcache")
+		stat := filepath.Join(cache, "cache/download/example.com/!proj/@v")
+		other := filepath.Join(cache, "cache/download/example.com/other/@v")
+		testfs.Tree(t, j.root, []byte("module example.com/Proj\n\ngo 1.22\n"), 0o644, "proj/go.mod")
+		testfs.Tree(t, cache, []byte("module example.com/other\n"), 0o644, "cache/download/example.com/other/@v/v1.0.0.mod")
+		if os.Getuid() == 0 {
+			for _, p := range []string{filepath.Join(j.project, "go.mod"), cache, filepath.Join(cache, "cache"), filepath.Join(cache, "cache/download"),
+				filepath.Join(cache, "cache/download/example.com"), filepath.Dir(other), other, filepath.Join(other, "v1.0.0.mod")} {
+				if err := os.Lchown(p, nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		j.env = append(j.env, "GOMODCACHE="+cache)
+		for _, c := range []policy.Capability{readOnly, projectWrite} {
+			info := filepath.Join(stat, "v0.0.0-20261201100000-0123456789ab.info")
+			out, code := j.launch(t, c, "jail-create", info)
+			checkProbe(t, []string{c.String(), "the module's stat (control)"}, firstLine(out), code, true)
+			if _, err := os.Stat(info); err != nil {
+				t.Errorf("%s: control: the stat is gone after the call: %v", c, err)
+			}
+			zip := filepath.Join(stat, "v1.0.0.zip")
+			out, code = j.launch(t, c, "jail-create", zip)
+			checkProbe(t, []string{c.String(), "a zip beside the stat (written, then swept)"}, firstLine(out), code, true)
+			if _, err := os.Lstat(zip); err == nil {
+				t.Errorf("%s: %s is in the module cache after the call", c, zip)
+			}
+			out, code = j.launch(t, c, "jail-create", filepath.Join(other, "v1.0.0.mod"))
+			checkProbe(t, []string{c.String(), "another module's go.mod"}, firstLine(out), code, false)
+			out, code = j.launch(t, c, "jail-create", filepath.Join(other, "v1.0.0.info"))
+			checkProbe(t, []string{c.String(), "another module's stat"}, firstLine(out), code, false)
+		}
+		// The module's own go.mod cached there: no rule at all.
+		mod := filepath.Join(stat, "v1.0.0.mod")
+		testfs.Tree(t, stat, []byte("module example.com/Proj\n"), 0o644, "v1.0.0.mod")
+		if os.Getuid() == 0 {
+			if err := os.Lchown(mod, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, code := j.launch(t, readOnly, "jail-create", filepath.Join(stat, "v0.0.0-20261201100000-0123456789ac.info"))
+		checkProbe(t, []string{"a stat beside a cached go.mod"}, firstLine(out), code, false)
+		out, code = j.launch(t, readOnly, "jail-create", mod)
+		checkProbe(t, []string{"the cached go.mod"}, firstLine(out), code, false)
+	})
+}

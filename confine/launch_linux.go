@@ -143,6 +143,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 			fmt.Fprintln(stderr, line)
 		}
 	}
+	sweepGoStat(plan)
 	if werr != nil {
 		return 0, werr
 	}

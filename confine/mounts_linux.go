@@ -86,6 +86,9 @@ func isolateTree(plan *Plan) (bool, error) {
 	}
 	var rw []string
 	rw = append(rw, plan.Private...)
+	if plan.GoStatDir != "" {
+		rw = append(rw, plan.GoStatDir)
+	}
 	if plan.Project != "" {
 		rw = append(rw, plan.Project)
 		for _, d := range plan.WriteDirs {

@@ -120,6 +120,12 @@ type Plan struct {
 	// hooksPaths are the hook directories core.hooksPath names (the
 	// sweep judges by them too).
 	hooksPaths []string
+	// GoStatDir is the module cache's directory where go writes what it
+	// found of the project's own module's version in git (gostat.go):
+	// the program may write stats there, whatever the capability;
+	// goStatBefore are its entries before the call (sweepGoStat).
+	GoStatDir    string
+	goStatBefore map[string]bool
 }
 
 // readOnlyEnv are the variables a read-only program keeps from the agent's
@@ -347,6 +353,11 @@ func (b *planner) readProgram(s Spec, e Env) error {
 	if e.GoModCache != "" {
 		if err := b.addRead(e.GoModCache); err != nil {
 			return err
+		}
+		// But for the stat go writes of the module the call is in.
+		b.p.GoStatDir, b.p.goStatBefore = goStatDir(e.GoModCache, s.Project, s.Cwd)
+		if b.p.GoStatDir != "" {
+			b.p.NoFollow = append(b.p.NoFollow, b.p.GoStatDir)
 		}
 	}
 	return nil
