@@ -80,14 +80,48 @@ func (h *head) validMAC(key []byte) bool {
 }
 
 func (l *Log) writeHead(key []byte, p point) error {
+	return l.writeHeadAs(key, p, true)
+}
+
+// writeHeadAs writes the head; with syncDir false the directory is not
+// fsynced after the rename (the head file itself always is, before it):
+// a crash may then leave the previous head, which is authentic and behind
+// the log, never an empty or torn one.
+func (l *Log) writeHeadAs(key []byte, p point, syncDir bool) error {
 	b, err := json.Marshal(head{point: p, MAC: hex.EncodeToString(headMAC(key, p))})
 	if err != nil {
 		return fmt.Errorf("failed to encode audit head: %w", err)
 	}
-	if err := writeAtomic(l.path(headName), b); err != nil {
+	if err := writeHeadFile(l.path(headName), b, syncDir); err != nil {
 		return fmt.Errorf("failed to write audit head: %w", err)
 	}
 	return nil
+}
+
+// AppendSealed appends e and seals the log up to it, in one hold of the
+// lock: what Append then Seal do, for the hook's allows, where it is on
+// every allowed call. The log is fsynced up to e before the head is
+// written, and the head file before its rename; the directory is not
+// fsynced after it (Seal does), so a crash can leave the previous head in
+// place: it is authentic, and the entries after it are on disk, unsealed
+// until the next seal, as AppendNoSync's are.
+//
+// err is non-nil when e is not durably in the log. sealed is false when e
+// is durable but no head vouches for it (the head could not be checked or
+// written: ErrTampered, ErrNoHead, a disk error), as after Append alone.
+func (l *Log) AppendSealed(e Entry, sealKey []byte) (sealed bool, err error) {
+	if err := checkKey(sealKey); err != nil {
+		return false, err
+	}
+	err = l.appending(func(f *os.File, cur point) error {
+		p, err := l.appendLocked(f, cur, e, true)
+		if err != nil {
+			return err
+		}
+		sealed = l.sealAs(f, sealKey, sealKey, p, true, false) == nil
+		return nil
+	})
+	return sealed && err == nil, err
 }
 
 // Seal MACs the current end of the log as the new head. It first checks that
@@ -123,6 +157,12 @@ func (l *Log) Rekey(oldKey, newKey []byte) error {
 // sealLocked writes p as the head under newKey, after checking the old head
 // under oldKey. p must not be behind the old head. Call with the lock held.
 func (l *Log) sealLocked(f *os.File, oldKey, newKey []byte, p point) error {
+	return l.sealAs(f, oldKey, newKey, p, false, true)
+}
+
+// sealAs is sealLocked; synced says the log is on disk up to p already
+// (AppendSealed), syncDir is writeHeadAs's.
+func (l *Log) sealAs(f *os.File, oldKey, newKey []byte, p point, synced, syncDir bool) error {
 	if p.Seq > 0 {
 		// Make sure p is really the entry there.
 		line, err := lineEndingAt(f, p.Size)
@@ -144,7 +184,7 @@ func (l *Log) sealLocked(f *os.File, oldKey, newKey []byte, p point) error {
 		if p.Seq != 0 {
 			return ErrNoHead
 		}
-		return l.writeHead(newKey, p)
+		return l.writeHeadAs(newKey, p, syncDir)
 	}
 	if !h.validMAC(oldKey) {
 		return fmt.Errorf("head MAC invalid: %w", ErrTampered)
@@ -177,10 +217,12 @@ func (l *Log) sealLocked(f *os.File, oldKey, newKey []byte, p point) error {
 	// The log must be on disk up to p before a head vouching for p is:
 	// entries appended with AppendNoSync may still be in the page cache,
 	// and a power cut must never leave a head ahead of its log.
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("failed to sync audit log: %w", err)
+	if !synced {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("failed to sync audit log: %w", err)
+		}
 	}
-	return l.writeHead(newKey, p)
+	return l.writeHeadAs(newKey, p, syncDir)
 }
 
 // Restart sets the current log aside and starts a new, sealed, empty one:

@@ -610,3 +610,12 @@ func strictUnmarshal(b []byte, v any) error {
 func writeAtomic(name string, b []byte) error {
 	return fsx.WriteFile(name, b, 0o600, true)
 }
+
+// writeHeadFile is writeAtomic for the head; with syncDir false, the
+// directory is not fsynced after the rename (the file is, before it).
+func writeHeadFile(name string, b []byte, syncDir bool) error {
+	if syncDir {
+		return writeAtomic(name, b)
+	}
+	return fsx.WriteFileSynced(name, b, 0o600)
+}

@@ -947,3 +947,75 @@ func TestDrain(t *testing.T) {
 		t.Errorf("a second Drain changed the log: %v", err)
 	}
 }
+
+// TestAppendSealedIsAppendThenSeal: AppendSealed leaves the log and head
+// byte for byte as Append then Seal do, and where Seal refuses (a tampered
+// or missing head, another key) it refuses to seal too, with the entry
+// appended all the same: on an untouched log (control) and on each
+// tampering of TestSealRefusesTamperedLog.
+func TestAppendSealedIsAppendThenSeal(t *testing.T) {
+	at := time.Date(2026, 12, 2, 16, 0, 0, 0, time.UTC)
+	timed := func(i int) Entry { e := entry(i); e.Time = at.Add(time.Duration(i) * time.Second); return e }
+	cases := []struct {
+		name   string
+		spoil  func(t *testing.T, l *Log)
+		key    []byte
+		sealed bool
+	}{
+		{"control: untouched", func(*testing.T, *Log) {}, testKey, true},
+		{"sealed entry edited", func(t *testing.T, l *Log) {
+			lines := logLines(t, l)
+			lines[2] = bytes.Replace(lines[2], []byte(`"deny"`), []byte(`"DENY"`), 1)
+			writeLines(t, l, rechain(t, lines))
+		}, testKey, false},
+		{"truncated below the head", func(t *testing.T, l *Log) { writeLines(t, l, logLines(t, l)[:2]) }, testKey, false},
+		{"head forged", func(t *testing.T, l *Log) { forgeHead(t, l, otherKey, logLines(t, l)) }, testKey, false},
+		{"head deleted", func(t *testing.T, l *Log) { os.Remove(l.path(headName)) }, testKey, false},
+		{"another key", func(*testing.T, *Log) {}, otherKey, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			logs := [2]*Log{newLog(t), newLog(t)}
+			for _, l := range logs {
+				for i := 1; i <= 4; i++ {
+					if err := l.Append(timed(i)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := l.Seal(testKey); err != nil {
+					t.Fatal(err)
+				}
+				c.spoil(t, l)
+			}
+			if err := logs[0].Append(timed(5)); err != nil {
+				t.Fatal(err)
+			}
+			serr := logs[0].Seal(c.key)
+			sealed, err := logs[1].AppendSealed(timed(5), c.key)
+			if err != nil {
+				t.Fatalf("AppendSealed: %v", err)
+			}
+			if sealed != c.sealed || (serr == nil) != c.sealed {
+				t.Fatalf("AppendSealed sealed %v, Seal after Append %v; want sealed %v", sealed, serr, c.sealed)
+			}
+			for _, name := range []string{logName, headName} {
+				a, aerr := os.ReadFile(logs[0].path(name))
+				b, berr := os.ReadFile(logs[1].path(name))
+				if !bytes.Equal(a, b) || (aerr == nil) != (berr == nil) {
+					t.Fatalf("%s differs:\nAppend, Seal: %s (%v)\nAppendSealed: %s (%v)", name, a, aerr, b, berr)
+				}
+			}
+			if !bytes.Contains(logLines(t, logs[1])[len(logLines(t, logs[1]))-1], []byte(`"n=5"`)) {
+				t.Fatal("the entry is not the log's last line")
+			}
+			if c.sealed {
+				if rep := mustVerify(t, logs[1], testKey); !rep.OK() || rep.SealedSeq != 5 || rep.Unsealed != 0 {
+					t.Fatalf("report %+v", rep)
+				}
+			}
+		})
+	}
+	if _, err := newLog(t).AppendSealed(entry(1), testKey[:16]); err == nil {
+		t.Fatal("AppendSealed accepted a short key")
+	}
+}

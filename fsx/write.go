@@ -24,6 +24,24 @@ const TempPrefix = ".tmp-"
 // atomic write of loopguard's state, audit head, config and the agents'
 // settings files.
 func WriteFile(path string, data []byte, mode fs.FileMode, durable bool) error {
+	if err := writeRename(path, data, mode, durable); err != nil || !durable {
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}
+
+// WriteFileSynced is WriteFile with the temp file fsynced before the
+// rename and the directory not fsynced after it: a crash leaves the old
+// file or the new one, whole, but may undo the replacement. For a file
+// whose previous version is as good after a crash (the audit head: an
+// older seal, behind its log).
+func WriteFileSynced(path string, data []byte, mode fs.FileMode) error {
+	return writeRename(path, data, mode, true)
+}
+
+// writeRename writes data to a new temp file beside path (fsynced if
+// sync) and renames it over path.
+func writeRename(path string, data []byte, mode fs.FileMode, sync bool) error {
 	dir := filepath.Dir(path)
 	var rnd [8]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
@@ -37,7 +55,7 @@ func WriteFile(path string, data []byte, mode fs.FileMode, durable bool) error {
 	_, werr := f.Write(data)
 	merr := f.Chmod(mode)
 	var serr error
-	if durable {
+	if sync {
 		serr = f.Sync()
 	}
 	cerr := f.Close()
@@ -49,10 +67,7 @@ func WriteFile(path string, data []byte, mode fs.FileMode, durable bool) error {
 		os.Remove(tmp)
 		return err
 	}
-	if !durable {
-		return nil
-	}
-	return SyncDir(dir)
+	return nil
 }
 
 // SyncDir fsyncs directory dir, so that a rename or a new file in it

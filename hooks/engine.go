@@ -175,19 +175,18 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 	}
 	// Allows and alarms are on disk before the answer; a lost deny or
 	// abstention costs a retry, never a bypass. When the key is at hand the
-	// seal makes the log durable (up to the head it writes), so the entry
-	// is not synced twice.
+	// entry is appended and sealed in one hold of the log's lock, synced
+	// once (audit.Log.AppendSealed; an entry it could not seal is synced
+	// all the same).
 	durable, sealing := d.Behavior == Allow || d.Behavior == Alarm, e.sealKey != nil
-	write := e.Audit.AppendNoSync
-	if durable && !sealing {
-		write = e.Audit.Append
-	}
-	err := write(entry)
-	if err == nil && sealing {
-		if serr := e.Audit.Seal(e.sealKey); serr != nil && durable {
-			// No seal, so nothing was synced: sync the entry itself.
-			err = e.Audit.Sync()
-		}
+	var err error
+	switch {
+	case sealing:
+		_, err = e.Audit.AppendSealed(entry, e.sealKey)
+	case durable:
+		err = e.Audit.Append(entry)
+	default:
+		err = e.Audit.AppendNoSync(entry)
 	}
 	if err != nil && d.Behavior == Allow {
 		// An allow that cannot be recorded does not happen.

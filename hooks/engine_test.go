@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/internal/enginetest"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
@@ -490,5 +491,33 @@ func TestReadOnlyFastPath(t *testing.T) {
 	expect(t, "Bash", h.decide(tool("Bash", map[string]any{"command": "echo other"})), Deny, ReasonNoGrant)
 	if after := snapshot(t, h.Store.Dir); maps.Equal(before, after) {
 		t.Fatal("a Bash deny wrote nothing")
+	}
+}
+
+// TestAllowIsSealed: an allow's audit entry is on disk and sealed before
+// the answer (one hold of the log's lock, audit.Log.AppendSealed): the
+// head vouches for it. Control: the deny before it, decided without the
+// key, is left unsealed.
+func TestAllowIsSealed(t *testing.T) {
+	h := newHarness(t)
+	_, seal, err := token.DeriveKeys(enginetest.Master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := h.eng().Audit
+	if err := log.Seal(seal); err != nil { // as init leaves it
+		t.Fatal(err)
+	}
+	call := h.fixture("pretooluse-bash.json")
+	h.approve(h.decide(call))
+	if rep, err := log.Verify(seal); err != nil || !rep.OK() || rep.Unsealed != 1 {
+		t.Fatalf("after the deny: %+v, %v; want its entry unsealed", rep, err)
+	}
+	if d := h.decide(call); d.Behavior != Allow {
+		t.Fatalf("decision %+v, want allow", d)
+	}
+	rep, err := log.Verify(seal)
+	if err != nil || !rep.OK() || rep.Unsealed != 0 || rep.SealedSeq != rep.Entries {
+		t.Fatalf("after the allow: %+v, %v; want every entry sealed", rep, err)
 	}
 }
