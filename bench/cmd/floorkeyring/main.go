@@ -1,5 +1,5 @@
 // Command floorkeyring is the floor for any Go hook that verifies with a key
-// kept in the OS keyring: it reads the payload from stdin, reads one secret
+// kept in the OS keyring: it reads and decodes the payload as floorgo does, reads one secret
 // from the keyring with go-keyring (the library loopguard uses, called
 // directly, without loopguard's session bus check or timeout), and prints a
 // fixed PreToolUse answer. The benchmark (bench/cmd/hookbench) runs it beside
@@ -7,6 +7,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"os"
 
@@ -16,9 +17,16 @@ import (
 const answer = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"floor"}}` + "\n"
 
 func main() {
-	if _, err := io.Copy(io.Discard, io.LimitReader(os.Stdin, 64<<20)); err != nil {
+	data, err := io.ReadAll(io.LimitReader(os.Stdin, 64<<20))
+	if err != nil {
 		os.Exit(2)
 	}
+	var call struct {
+		Event string          `json:"hook_event_name"`
+		Tool  string          `json:"tool_name"`
+		Input json.RawMessage `json:"tool_input"`
+	}
+	_ = json.Unmarshal(data, &call)
 	// The item loopguard keeps its master key in (keyring.Service,
 	// keyring.Account); named here so this binary links nothing of loopguard.
 	secret, err := gokeyring.Get("loopguard", "master-key")

@@ -1,5 +1,5 @@
 // Command floorlinked is floorgo with the packages loopguard's hook decision
-// links blank-imported: it reads the payload and prints a fixed answer, as
+// links blank-imported: it reads and decodes the payload and prints a fixed answer, as
 // floorgo does, and decides nothing, but it starts like a binary that links
 // them (their package initialisation, the runtime's tables for their code and
 // types, the pages that touches). It is the floor for any hook built from
@@ -9,6 +9,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"os"
 
@@ -20,11 +21,18 @@ import (
 	_ "github.com/loopguard/loopguard/state"
 )
 
-const answer = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"floor"}}` + "\n"
+const answer = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"floor"}}` + "\n"
 
 func main() {
-	if _, err := io.Copy(io.Discard, io.LimitReader(os.Stdin, 64<<20)); err != nil {
+	data, err := io.ReadAll(io.LimitReader(os.Stdin, 64<<20))
+	if err != nil {
 		os.Exit(2)
 	}
+	var call struct {
+		Event string          `json:"hook_event_name"`
+		Tool  string          `json:"tool_name"`
+		Input json.RawMessage `json:"tool_input"`
+	}
+	_ = json.Unmarshal(data, &call)
 	_, _ = os.Stdout.WriteString(answer)
 }

@@ -121,3 +121,54 @@ func TestPayloadsDecode(t *testing.T) {
 		}
 	}
 }
+
+// constant is a series of n runs of the same wall and CPU time.
+func constant(n int, wall, cpu time.Duration) series {
+	var s series
+	for range n {
+		s.add(sample{wall: wall, cpu: cpu})
+	}
+	return s
+}
+
+// The budgets of issue 39: a deny path against 1.3x the Go floor, an
+// allowed call against 1.3x the Go floor plus one keyring read (the keyring
+// floor over the Go floor), and not slower than the previous release.
+func TestFigures(t *testing.T) {
+	ms := time.Millisecond
+	cfgs := []*config{{name: "empty"}, {name: "big", grants: 100}}
+	path := func(name string, allow bool, hook, big, alt time.Duration) *pathResult {
+		return &pathResult{
+			p:       &benchPath{name: name, allow: allow},
+			floorGo: constant(5, 10*ms, 4*ms),
+			floorKR: constant(5, 18*ms, 5*ms), // a keyring read: 8 ms wall, 1 ms CPU
+			hook:    []series{constant(5, hook, hook/2), constant(5, big, big/2)},
+			alt:     constant(5, alt, alt/2),
+		}
+	}
+	r := &results{o: options{alt: "old", altName: "17f28e1"}, cfgs: cfgs, paths: []*pathResult{
+		path("no-grant", false, 12*ms, 13*ms, 13*ms),                 // 1.3x at the slowest state: within; not slower
+		path("chained", false, 12*ms, 13100*time.Microsecond, 11*ms), // 1.31x: over; 1.09x the old: slower
+		path("scoped", true, 21*ms, 20*ms, 21*ms),                    // 21 ms against 13 + 8: within
+		path("exact", true, 21100*time.Microsecond, 1*ms, 30*ms),     // over
+	}}
+	figs := r.figures()
+	if len(figs) != 8 {
+		t.Fatalf("%d figures, want 8: %+v", len(figs), figs)
+	}
+	want := []bool{true, true, false, false, true, true, false, true}
+	for i, g := range figs {
+		if g.Pass != want[i] {
+			t.Errorf("figure %d (%s): pass %v, want %v (%s)", i, g.Name, g.Pass, want[i], g.Wall)
+		}
+	}
+	// CPU: scoped's budget is 1.3 x 4 + 1 = 6.2 ms, the hook's CPU 10.5 ms.
+	if figs[4].CPUPass || !strings.Contains(figs[4].CPU, "6.20") {
+		t.Errorf("scoped CPU: %+v", figs[4])
+	}
+	// Without -alt-name no figure holds the alt binary to not slower.
+	r.o.altName = ""
+	if n := len(r.figures()); n != 4 {
+		t.Errorf("%d figures without a previous release, want 4", n)
+	}
+}

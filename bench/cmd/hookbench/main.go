@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loopguard/loopguard/bench/budget"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/shellparse"
@@ -56,6 +57,12 @@ type options struct {
 	// first (`alt hook`), to measure a change to the hook path in the same
 	// run; by default the full binary.
 	alt string
+	// altName names the alt binary as the previous release (its commit):
+	// set, the report holds it to "not slower" (issue 35).
+	altName string
+	// budgets, when set, gets the figures of issues 39 and 35 appended as
+	// JSON lines (bench/budget), for bench/cmd/budgets.
+	budgets string
 	// vault measures the Vault backend's rows too (vault.go).
 	vault bool
 }
@@ -80,6 +87,8 @@ func main() {
 	flag.BoolVar(&o.skipPeer, "no-peer", false, "do not install or run the peer")
 	flag.StringVar(&o.onlyPaths, "paths", "", "comma-separated path names to run (default: all)")
 	flag.StringVar(&o.alt, "alt", "full", "a second loopguard binary to run in the empty state, for an A/B comparison (full: the -full binary; none: no second binary)")
+	flag.StringVar(&o.altName, "alt-name", "", "the -alt binary is the previous release, built from this commit: hold today's hook to not slower than it")
+	flag.StringVar(&o.budgets, "budgets", "", "append the budget figures of issues 39 and 35 here (JSON lines, for bench/cmd/budgets)")
 	flag.BoolVar(&o.vault, "vault", true, "measure the Vault backend too, against the pinned dev server on loopback")
 	flag.Parse()
 	o.grants = []int{0}
@@ -131,7 +140,7 @@ func run(o options) error {
 	case "none":
 		o.alt = ""
 	}
-	for _, p := range []*string{&o.repo, &o.loopguard, &o.full, &o.binDir, &o.out, &o.work, &o.peerDir, &o.alt} {
+	for _, p := range []*string{&o.repo, &o.loopguard, &o.full, &o.binDir, &o.out, &o.work, &o.peerDir, &o.alt, &o.budgets} {
 		if *p == "" {
 			continue
 		}
@@ -303,7 +312,13 @@ func run(o options) error {
 	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(o.out, []byte(report), 0o644)
+	if err := os.WriteFile(o.out, []byte(report), 0o644); err != nil {
+		return err
+	}
+	if o.budgets != "" {
+		return budget.Append(o.budgets, res.figures()...)
+	}
+	return nil
 }
 
 var pendingRE = regexp.MustCompile(fmt.Sprintf(`loopguard approve ([a-z2-7]{%d})\b`, state.PendingIDLen))

@@ -5,11 +5,14 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/loopguard/loopguard/bench/budget"
 )
 
 type results struct {
@@ -43,6 +46,79 @@ const (
 	budgetPeer   = 20.0
 	budgetP99    = 50 * time.Millisecond
 )
+
+// Budgets of issue 39 (item 6) and issue 35.
+const (
+	// budgetFloor: the read-only and deny paths at most this times the Go
+	// floor; an allowed call at most this times the Go floor plus the key
+	// access it still makes (one keyring read: floorkeyring over floorgo).
+	budgetFloor = 1.3
+	// budgetNotSlower: today's median over the previous release's, in the
+	// same interleaved rounds. Not slower, within what two medians of the
+	// same binary differ by on this machine.
+	budgetNotSlower = 1.05
+)
+
+// figures are the budgets of issues 39 and 35 for every measured path: the
+// slowest state's median against the floor, and the empty state's against
+// the previous release's hook (the -alt binary, when -alt-name names it).
+func (r *results) figures() []budget.Figure {
+	var out []budget.Figure
+	for _, pr := range r.paths {
+		p := pr.p
+		fg, kr := pr.floorGo.stats(), pr.floorKR.stats()
+		var wall, cpu time.Duration
+		for i := range r.cfgs {
+			s := pr.hook[i].stats()
+			wall, cpu = max(wall, s.p50), max(cpu, s.cpu50)
+		}
+		states := "slowest state"
+		if len(r.cfgs) == 1 {
+			states = "empty state"
+		}
+		if !p.allow {
+			x, xc := frac(wall, fg.p50), frac(cpu, fg.cpu50)
+			out = append(out, budget.Figure{
+				Issue: "39", Name: fmt.Sprintf("`%s`: loopguard-hook (%s) over the Go floor", p.name, states),
+				Budget: fmt.Sprintf("≤ %.2fx", budgetFloor),
+				Wall:   fmt.Sprintf("%.2fx (%s ms / %s ms)", x, ms(wall), ms(fg.p50)), Pass: x <= budgetFloor,
+				CPU: fmt.Sprintf("%.2fx (%s ms / %s ms)", xc, ms(cpu), ms(fg.cpu50)), CPUPass: xc <= budgetFloor,
+			})
+		} else {
+			// The key's access: one keyring read, the keyring floor over the Go floor.
+			key, keyCPU := max(0, kr.p50-fg.p50), max(0, kr.cpu50-fg.cpu50)
+			lim := time.Duration(budgetFloor*float64(fg.p50)) + key
+			limCPU := time.Duration(budgetFloor*float64(fg.cpu50)) + keyCPU
+			x, xc := frac(wall, lim), frac(cpu, limCPU)
+			out = append(out, budget.Figure{
+				Issue: "39", Name: fmt.Sprintf("`%s` (allowed): loopguard-hook (%s) over %.1fx the Go floor plus one keyring read", p.name, states, budgetFloor),
+				Budget: fmt.Sprintf("≤ %.1f × Go floor + keyring read", budgetFloor),
+				Wall:   fmt.Sprintf("%s ms against %s ms (%.1f × %s + %s): %.2fx", ms(wall), ms(lim), budgetFloor, ms(fg.p50), ms(key), x), Pass: x <= 1,
+				CPU: fmt.Sprintf("%s ms against %s ms (%.1f × %s + %s): %.2fx", ms(cpu), ms(limCPU), budgetFloor, ms(fg.cpu50), ms(keyCPU), xc), CPUPass: xc <= 1,
+			})
+		}
+		if r.o.alt != "" && r.o.altName != "" {
+			h, a := pr.hook[0].stats(), pr.alt.stats()
+			x, xc := frac(h.p50, a.p50), frac(h.cpu50, a.cpu50)
+			out = append(out, budget.Figure{
+				Issue: "35", Name: fmt.Sprintf("`%s`: loopguard-hook over the previous release's (%s), empty state, same rounds", p.name, r.o.altName),
+				Budget: fmt.Sprintf("≤ %.2fx (not slower)", budgetNotSlower),
+				Wall:   fmt.Sprintf("%.2fx (%s ms / %s ms)", x, ms(h.p50), ms(a.p50)), Pass: x <= budgetNotSlower,
+				CPU: fmt.Sprintf("%.2fx (%s ms / %s ms)", xc, ms(h.cpu50), ms(a.cpu50)), CPUPass: xc <= budgetNotSlower,
+			})
+		}
+	}
+	return out
+}
+
+// frac is a / b, and +Inf when b is not positive (a figure with no floor
+// cannot pass).
+func frac(a, b time.Duration) float64 {
+	if b <= 0 {
+		return math.Inf(1)
+	}
+	return float64(a) / float64(b)
+}
 
 // denyBudgetPaths are the paths held to 1.3x the Go floor: the read-only
 // abstention and the deny paths the budget names.
@@ -78,8 +154,8 @@ func (r *results) markdown() string {
 	w("child's ru_maxrss; \"≤ x\" marks a peak not above spawn's own RSS, so the program's true peak is at most that.\n")
 	w("Load average (1, 5, 15 min) at the start: %s; at the end: %s.\n\n", r.loadStart, r.loadEnd)
 
-	w("| path | program | median ms | p90 ms | p99 ms | peak RSS MB | vs floor | vs peer | vs empty state |\n")
-	w("|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	w("| path | program | median ms | p90 ms | p99 ms | CPU median ms | peak RSS MB | vs floor | vs peer | vs empty state |\n")
+	w("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, pr := range r.paths {
 		p := pr.p
 		floor := pr.floorGo.stats()
@@ -88,10 +164,10 @@ func (r *results) markdown() string {
 		}
 		peer := pr.peer.stats()
 		row := func(name string, s stats, vsFloor, vsPeer, vsEmpty string) {
-			w("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.name, name, ms(s.p50), ms(s.p90), ms(s.p99), rssCell(s), vsFloor, vsPeer, vsEmpty)
+			w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.name, name, ms(s.p50), ms(s.p90), ms(s.p99), ms(s.cpu50), rssCell(s), vsFloor, vsPeer, vsEmpty)
 		}
 		row("/bin/true", pr.true_.stats(), "", "", "")
-		row("floor: Go, reads stdin", pr.floorGo.stats(), "", "", "")
+		row("floor: Go, decodes the stdin JSON, prints an allow", pr.floorGo.stats(), "", "", "")
 		row("floor: Go + 1 keyring read", pr.floorKR.stats(), "", "", "")
 		row("floor: Go, hook's packages linked", pr.floorLink.stats(), ratio(pr.floorLink.stats().p50, pr.floorGo.stats().p50), "", "")
 		empty := pr.hook[0].stats()
@@ -110,6 +186,9 @@ func (r *results) markdown() string {
 		if r.o.alt != "" {
 			s := pr.alt.stats()
 			name := "alt: " + r.o.alt
+			if r.o.altName != "" {
+				name = "previous release: " + r.o.altName
+			}
 			if r.o.alt == r.o.full {
 				name = "`loopguard hook` (the full binary: CLI, Vault client)"
 			}
@@ -127,6 +206,15 @@ func (r *results) markdown() string {
 	w("Paths:\n\n")
 	for _, pr := range r.paths {
 		w("- `%s`: %s\n", pr.p.name, pr.p.what)
+	}
+	w("\n### Budgets (issue 39, item 6; issue 35, not slower)\n\n")
+	w("The verdict is the wall time's; CPU time (user and system of the whole process) beside it.\n\n")
+	for _, g := range r.figures() {
+		cpu := ""
+		if g.CPU != "" {
+			cpu = fmt.Sprintf("; CPU %s %s", g.CPU, budget.Verdict(g.CPUPass))
+		}
+		w("- %s %s, budget %s: wall %s%s\n", budget.Verdict(g.Pass), g.Name, g.Budget, g.Wall, cpu)
 	}
 	w("\n### Budget (issue 8)\n\n")
 	for _, line := range r.budget() {

@@ -29,7 +29,8 @@ type proc struct {
 // resident set size the kernel reports for the child (wait4's ru_maxrss).
 type sample struct {
 	wall   time.Duration
-	maxRSS int64 // bytes
+	cpu    time.Duration // user and system time of the child (wait4)
+	maxRSS int64         // bytes
 	// selfRSS is spawn's own RSS at the run: a maxRSS at or below it only
 	// says "at most selfRSS".
 	selfRSS int64
@@ -69,6 +70,7 @@ type spawnReply struct {
 	WallNS  int64  `json:"wall_ns"`
 	MaxRSS  int64  `json:"max_rss"`
 	SelfRSS int64  `json:"self_rss"`
+	CPUNS   int64  `json:"cpu_ns"`
 	Code    int    `json:"code"`
 	Err     string `json:"err"`
 }
@@ -89,7 +91,7 @@ func (r *runner) run(p proc) (sample, error) {
 	if rep.Err != "" {
 		return sample{}, fmt.Errorf("run %s: %s", p.path, rep.Err)
 	}
-	s := sample{wall: time.Duration(rep.WallNS), maxRSS: rep.MaxRSS, selfRSS: rep.SelfRSS, code: rep.Code}
+	s := sample{wall: time.Duration(rep.WallNS), cpu: time.Duration(rep.CPUNS), maxRSS: rep.MaxRSS, selfRSS: rep.SelfRSS, code: rep.Code}
 	f, err := os.Open(r.out)
 	if err != nil {
 		return sample{}, err
@@ -102,12 +104,14 @@ func (r *runner) run(p proc) (sample, error) {
 // series collects the samples of one program on one path.
 type series struct {
 	walls []time.Duration
+	cpus  []time.Duration
 	rss   []int64
 	self  int64
 }
 
 func (s *series) add(x sample) {
 	s.walls = append(s.walls, x.wall)
+	s.cpus = append(s.cpus, x.cpu)
 	s.rss = append(s.rss, x.maxRSS)
 	s.self = max(s.self, x.selfRSS)
 }
@@ -117,8 +121,10 @@ func (s *series) add(x sample) {
 type stats struct {
 	n             int
 	p50, p90, p99 time.Duration
-	min, max      time.Duration
-	peakRSS       int64
+	// cpu50 is the median CPU time (user and system).
+	cpu50    time.Duration
+	min, max time.Duration
+	peakRSS  int64
 	// rssBound is set when peakRSS is not above spawn's own RSS, so the
 	// program's real peak is at most peakRSS.
 	rssBound bool
@@ -130,11 +136,20 @@ func (s *series) stats() stats {
 	}
 	w := slices.Clone(s.walls)
 	slices.Sort(w)
-	rank := func(p float64) time.Duration {
-		i := int(math.Ceil(p/100*float64(len(w)))) - 1
-		return w[max(0, min(i, len(w)-1))]
+	rank := func(p float64) time.Duration { return nearestRank(w, p) }
+	c := slices.Clone(s.cpus)
+	slices.Sort(c)
+	return stats{n: len(w), p50: rank(50), p90: rank(90), p99: rank(99), min: w[0], max: w[len(w)-1], cpu50: nearestRank(c, 50), peakRSS: slices.Max(s.rss), rssBound: slices.Max(s.rss) <= s.self}
+}
+
+// nearestRank is the p-th percentile of sorted, by nearest rank (0 when
+// sorted is empty).
+func nearestRank(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
 	}
-	return stats{n: len(w), p50: rank(50), p90: rank(90), p99: rank(99), min: w[0], max: w[len(w)-1], peakRSS: slices.Max(s.rss), rssBound: slices.Max(s.rss) <= s.self}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 // check tells whether a run of the hook gave the decision the path expects.

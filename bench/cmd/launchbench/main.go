@@ -1,10 +1,16 @@
 // Command launchbench measures what the launcher (loopguard-exec)
 // adds to a command a scoped grant allows: the same program run alone and
 // through the launcher, as whole processes, interleaved call by call so
-// that the machine's drift cancels; median, p90 and the paired difference.
-// Rows: read-only (git --version, under the preset's capability) and
-// project-write (true, in a project of the given size, where the launcher
+// that the machine's drift cancels; median, p90, CPU time and the paired
+// difference. Rows: read-only (git --version, under the preset's capability)
+// and project-write (true, in a project of the given size, where the launcher
 // walks the tree for executable configuration).
+//
+// Beside them, in the same rounds: -floor, a static Go program that takes
+// the launcher's command line and only execs (bench/cmd/floorexec: the Go
+// runtime's start, the launcher's floor), and -alt, the previous release's
+// launcher, which today's is held to be not slower than (issue 35). -budgets
+// appends the figures (bench/budget) for bench/cmd/budgets.
 //
 // Run it through `make bench`. See BENCH.md.
 package main
@@ -19,22 +25,37 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/bench/budget"
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/policy"
 )
 
+// Budgets.
+const (
+	// budgetStart is what a read-only launch may add to the program
+	// (issue 22; issue 39 asks the launcher's start measured and cut).
+	budgetStart = 2 * time.Millisecond
+	// budgetNotSlower: today's launch over the previous release's, same
+	// rounds (issue 35), within what two medians of one binary differ by.
+	budgetNotSlower = 1.05
+)
+
 func main() {
-	hook := flag.String("launcher", "bin/loopguard-exec", "the launcher binary (loopguard-exec, or loopguard-hook: its exec subcommand)")
+	launcher := flag.String("launcher", "bin/loopguard-exec", "the launcher binary (loopguard-exec, or loopguard-hook: its exec subcommand)")
+	floor := flag.String("floor", "", "the launcher's floor, run beside it (bin/bench/floorexec: only execs)")
+	alt := flag.String("alt", "", "the previous release's launcher, run beside it: today's is held to not slower")
+	altName := flag.String("alt-name", "", "what -alt is (its commit)")
 	repo := flag.String("repo", ".", "a project for the project-write row (this repository)")
 	rounds := flag.Int("rounds", 200, "measured runs per program and row")
 	readOnly := flag.Bool("read-only", false, "only the read-only rows")
 	out := flag.String("out", "", "append the Markdown table here too")
+	budgets := flag.String("budgets", "", "append the budget figures here (JSON lines, for bench/cmd/budgets)")
 	flag.Parse()
 	if abi := confine.ABI(); abi < confine.MinABI {
 		fmt.Fprintf(os.Stderr, "launchbench: Landlock ABI %d, confinement needs %d: nothing to measure\n", abi, confine.MinABI)
 		os.Exit(1)
 	}
-	h, _ := filepath.Abs(*hook)
+	h, _ := filepath.Abs(*launcher)
 	r, _ := filepath.Abs(*repo)
 	git, err := exec.LookPath("git")
 	if err != nil {
@@ -57,23 +78,85 @@ func main() {
 			row{fmt.Sprintf("project-write+git: true, project of %d entries", files), policy.Capability{Write: true, Git: true}, []string{tru}})
 	}
 	var b strings.Builder
+	var figs []budget.Figure
 	fmt.Fprintf(&b, "\n### The launcher (%s exec), %d runs each, interleaved\n\n", filepath.Base(h), *rounds)
-	fmt.Fprintf(&b, "Landlock ABI %d. Wall time per whole process, ms.\n\n", confine.ABI())
-	b.WriteString("| row | alone median | launched median | alone p90 | launched p90 | added, median of pairs |\n|---|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "Landlock ABI %d. Per whole process, ms: wall time, and CPU time (user and system, the launched program's included).\n", confine.ABI())
+	if *floor != "" {
+		fmt.Fprintf(&b, "\"floor\" is %s: a static Go program given the launcher's command line that only execs the program.\n", filepath.Base(*floor))
+	}
+	if *alt != "" {
+		fmt.Fprintf(&b, "\"previous\" is %s (%s), the previous release's launcher.\n", *alt, *altName)
+	}
+	fmt.Fprintf(&b, "Load average at the start: %s.\n\n", loadavg())
+	b.WriteString("| row | program | wall median | wall p90 | CPU median | added to alone, median of pairs |\n|---|---|--:|--:|--:|--:|\n")
 	for _, row := range rows {
 		spec := confine.Spec{Cap: row.cap, Project: r, Cwd: r, Exe: row.argv[0], Argv: append([]string{filepath.Base(row.argv[0])}, row.argv[1:]...)}
-		alone := exec.Command(row.argv[0], row.argv[1:]...)
-		launched := exec.Command(h, spec.Args()...)
-		for i := 0; i < 5; i++ { // warm-up
-			once(alone)
-			once(launched)
+		progs := []*prog{
+			{name: "alone", path: row.argv[0], args: row.argv[1:]},
+			{name: "**" + filepath.Base(h) + "**", path: h, args: spec.Args()},
 		}
-		var a, l, d []time.Duration
-		for i := 0; i < *rounds; i++ {
-			x, y := once(alone), once(launched)
-			a, l, d = append(a, x), append(l, y), append(d, y-x)
+		if *floor != "" {
+			f, _ := filepath.Abs(*floor)
+			progs = append(progs, &prog{name: "floor: " + filepath.Base(f), path: f, args: spec.Args()})
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.name, ms(pct(a, 50)), ms(pct(l, 50)), ms(pct(a, 90)), ms(pct(l, 90)), ms(pct(d, 50)))
+		if *alt != "" {
+			a, _ := filepath.Abs(*alt)
+			progs = append(progs, &prog{name: "previous: " + *altName, path: a, args: spec.Args()})
+		}
+		for i := -5; i < *rounds; i++ { // 5 warm-up rounds
+			for k := range progs {
+				p := progs[(k+mod(i, len(progs)))%len(progs)]
+				w, c := p.once()
+				if i >= 0 {
+					p.wall, p.cpu = append(p.wall, w), append(p.cpu, c)
+				}
+			}
+		}
+		alone := progs[0]
+		added := map[*prog]time.Duration{}
+		for _, p := range progs {
+			var d []time.Duration
+			for i := range p.wall {
+				d = append(d, p.wall[i]-alone.wall[i])
+			}
+			added[p] = pct(d, 50)
+			add := ms(added[p])
+			if p == alone {
+				add = ""
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.name, p.name, ms(pct(p.wall, 50)), ms(pct(p.wall, 90)), ms(pct(p.cpu, 50)), add)
+		}
+		now := progs[1]
+		if row.cap == (policy.Capability{}) {
+			detail := ""
+			if *floor != "" {
+				detail = fmt.Sprintf("; the floor (only execs) adds %s ms", ms(added[progs[2]]))
+			}
+			addedCPU := pct(now.cpu, 50) - pct(alone.cpu, 50)
+			figs = append(figs, budget.Figure{
+				Issue: "22, 39", Name: "the launcher's own start: what " + filepath.Base(h) + " adds to `git --version` (read-only), median of paired differences",
+				Budget: "≤ " + ms(budgetStart) + " ms",
+				Wall:   ms(added[now]) + " ms" + detail, Pass: added[now] <= budgetStart,
+				CPU: ms(addedCPU) + " ms (CPU medians' difference)", CPUPass: addedCPU <= budgetStart,
+			})
+		}
+		if *alt != "" {
+			old := progs[len(progs)-1]
+			x := float64(pct(now.wall, 50)) / float64(pct(old.wall, 50))
+			xc := float64(pct(now.cpu, 50)) / float64(pct(old.cpu, 50))
+			figs = append(figs, budget.Figure{
+				Issue: "35", Name: "launcher, " + row.name + ": today's over the previous release's (" + *altName + "), same rounds",
+				Budget: fmt.Sprintf("≤ %.2fx (not slower)", budgetNotSlower),
+				Wall:   fmt.Sprintf("%.2fx (%s ms / %s ms)", x, ms(pct(now.wall, 50)), ms(pct(old.wall, 50))), Pass: x <= budgetNotSlower,
+				CPU: fmt.Sprintf("%.2fx (%s ms / %s ms)", xc, ms(pct(now.cpu, 50)), ms(pct(old.cpu, 50))), CPUPass: xc <= budgetNotSlower,
+			})
+		}
+	}
+	if len(figs) > 0 {
+		b.WriteString("\nBudgets (the verdict is the wall time's):\n\n")
+		for _, g := range figs {
+			fmt.Fprintf(&b, "- %s %s, budget %s: wall %s; CPU %s %s\n", budget.Verdict(g.Pass), g.Name, g.Budget, g.Wall, g.CPU, budget.Verdict(g.CPUPass))
+		}
 	}
 	fmt.Print(b.String())
 	if *out != "" {
@@ -84,19 +167,34 @@ func main() {
 		defer f.Close()
 		_, _ = f.WriteString(b.String())
 	}
+	if *budgets != "" {
+		if err := budget.Append(*budgets, figs...); err != nil {
+			fatal(err)
+		}
+	}
 }
 
-// once runs a copy of c and returns its wall time from start to reaped
-// exit; a failed run stops the benchmark.
-func once(c *exec.Cmd) time.Duration {
-	cmd := exec.Command(c.Path, c.Args[1:]...)
-	cmd.Dir = c.Dir
+// prog is one program of a row and what it measured.
+type prog struct {
+	name      string
+	path      string
+	args      []string
+	wall, cpu []time.Duration
+}
+
+// once runs p and returns its wall time from start to reaped exit and its
+// CPU time; a failed run stops the benchmark.
+func (p *prog) once() (wall, cpu time.Duration) {
+	cmd := exec.Command(p.path, p.args...)
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		fatal(fmt.Errorf("%s: %v: %s", strings.Join(c.Args, " "), err, out))
+		fatal(fmt.Errorf("%s %s: %v: %s", p.path, strings.Join(p.args, " "), err, out))
 	}
-	return time.Since(start)
+	wall = time.Since(start)
+	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
+
+func mod(a, b int) int { return ((a % b) + b) % b }
 
 func pct(d []time.Duration, p int) time.Duration {
 	s := slices.Clone(d)
@@ -109,6 +207,18 @@ func pct(d []time.Duration, p int) time.Duration {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
+
+func loadavg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], ", ")
+}
 
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "launchbench:", err)

@@ -1,8 +1,8 @@
 //go:build unix
 
 // Command spawn runs programs for the benchmark and reports, for each, its
-// wall time, exit code and peak RSS. It exists because of how Linux counts
-// ru_maxrss: a child made with vfork (as Go's os/exec does) shares its
+// wall time, CPU time (user and system), exit code and peak RSS. It exists
+// because of how Linux counts ru_maxrss: a child made with vfork (as Go's os/exec does) shares its
 // parent's memory until exec, and the kernel folds the parent's peak RSS
 // into the child's. A parent holding 100,000 grants in memory would hide the
 // figure of every small program it runs. spawn stays small, and before each
@@ -35,11 +35,14 @@ type request struct {
 }
 
 type reply struct {
-	WallNS  int64  `json:"wall_ns"`
-	MaxRSS  int64  `json:"max_rss"` // bytes, from wait4
-	SelfRSS int64  `json:"self_rss"`
-	Code    int    `json:"code"`
-	Err     string `json:"err,omitempty"`
+	WallNS  int64 `json:"wall_ns"`
+	MaxRSS  int64 `json:"max_rss"` // bytes, from wait4
+	SelfRSS int64 `json:"self_rss"`
+	// CPUNS is the child's user and system time (wait4's ru_utime and
+	// ru_stime: every thread, and the children it waited for).
+	CPUNS int64  `json:"cpu_ns"`
+	Code  int    `json:"code"`
+	Err   string `json:"err,omitempty"`
 }
 
 func main() {
@@ -97,6 +100,7 @@ func run(q request, null *os.File) reply {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
 	}
+	r.CPUNS = int64(cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime())
 	return r
 }
 
