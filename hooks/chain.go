@@ -11,6 +11,7 @@ import (
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/token"
 )
 
 // Compound commands of granted parts. A chain of simple commands joined by
@@ -32,6 +33,7 @@ func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decisi
 	}
 	rules := make([]scope.Rule, len(parts))
 	var used []string
+	var granted []*token.Grant
 	var first *cover
 	for i := range parts {
 		p := &parts[i]
@@ -65,6 +67,10 @@ func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decisi
 			first = &cv
 		}
 		used = append(used, cv.g.ID())
+		granted = append(granted, cv.g)
+	}
+	if dec, held := e.dangerHeld(ctx, c, d, "every part of this chain", granted); held {
+		return dec, true
 	}
 	updated, err := e.rewriteChain(c, d, rules)
 	if err != nil {

@@ -74,6 +74,9 @@ type described struct {
 	// leaves says why the jail grant does not hold the call ("": there is
 	// no jail grant, or a narrower grant covers it): jail.go.
 	leaves string
+	// dangerous is the call's DANGER lines, once dangerRead (danger.go).
+	dangerous  []string
+	dangerRead bool
 }
 
 // danger is the call's danger lines (present.DangerOf) from the values

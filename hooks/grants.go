@@ -219,6 +219,9 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		return *cv.fail, true
 	}
 	if cv.g != nil {
+		if dec, held := e.dangerHeld(ctx, c, d, "this call", []*token.Grant{cv.g}); held {
+			return dec, true
+		}
 		confined := ""
 		if updated != nil {
 			confined = e.capabilityOf(c, d, cv.rule)

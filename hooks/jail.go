@@ -126,7 +126,9 @@ func (e *Engine) jailCapability() policy.Capability {
 // whole call: a simple command, or every part of a chain. Nothing is
 // recorded; the scoped steps after this one decide it.
 func (e *Engine) analysedCovers(ctx context.Context, c *Call, d *described, grants []state.GrantFile, project string) bool {
-	if sandboxEscape(c) != "" {
+	if sandboxEscape(c) != "" || len(e.dangerLines(c, d)) > 0 {
+		// No scope covers a DANGER call: not the narrower grant, and
+		// not the jail (leavesJail) either.
 		return false
 	}
 	if d.shell.Verdict == shellparse.Simple {
@@ -182,8 +184,8 @@ func (e *Engine) verifiedJail(ctx context.Context, c *Call, jail []*token.Grant,
 
 // leavesJail says why the call needs more than the jail gives, "" when the
 // jail holds it all: a command the analysis cannot parse, one that leaves
-// Claude Code's sandbox, a danger line (present.DangerOf, and the losses
-// inside the project present.InsideDanger names), or a command that needs the
+// Claude Code's sandbox, a DANGER line (dangerLines: present.DangerOf, and
+// the losses inside the project present.InsideDanger names), or a command that needs the
 // network, a write outside the project or git's own directory
 // (policy.NeedsBeyondJail), wherever it is nested, in a bash -c string too.
 func (e *Engine) leavesJail(c *Call, d *described) string {
@@ -194,18 +196,10 @@ func (e *Engine) leavesJail(c *Call, d *described) string {
 		return "it cannot be parsed (" + present.EscapeText(d.shell.Reason) + ")"
 	}
 	project := filepath.Clean(e.projectDir(c))
-	// A program that reads commands from its standard input is a warning
-	// for a scope (what is typed later is not the call); the jail holds
-	// whatever it is given.
-	stdin := present.StdinWarning("")
-	var danger []string
-	for _, l := range d.danger(project) {
-		if !strings.HasSuffix(l, stdin) {
-			danger = append(danger, l)
-		}
-	}
-	if len(danger) > 0 {
-		return "DANGER: " + strings.Join(danger, "; ")
+	// A program that reads commands from its standard input is no DANGER
+	// line here (dangerLines): the jail holds whatever it is given.
+	if danger := e.dangerLines(c, d); len(danger) > 0 {
+		return "DANGER: " + present.EscapeText(strings.Join(danger, "; "))
 	}
 	var why []string
 	seen := map[string]bool{}
@@ -214,9 +208,6 @@ func (e *Engine) leavesJail(c *Call, d *described) string {
 			return true
 		}
 		var lines []string
-		if w := present.InsideDanger(argv, c.Cwd, project); w != "" {
-			lines = append(lines, "DANGER: "+w)
-		}
 		for _, n := range policy.NeedsBeyondJail(argv, c.Cwd, project, e.Env.Home) {
 			if installed(n.Unless) {
 				continue

@@ -224,6 +224,11 @@ func TestEveryReasonIsAudited(t *testing.T) {
 				m["tool_input"].(map[string]any)["command"] = "ls $'-la'"
 			}))
 		},
+		hooks.ReasonDangerNotCovered: func(h *harness) {
+			stub(h, "git", "")
+			h.grantAny("Bash(git push *)")
+			h.run("", "", h.bash("git push --force"))
+		},
 		hooks.ReasonSandboxEscape: func(h *harness) {
 			h.run("", "", h.claude("PreToolUse", "Bash", map[string]any{"command": "echo hi", "dangerouslyDisableSandbox": true}, "toolu_e"))
 		},
