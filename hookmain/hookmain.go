@@ -84,6 +84,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 	if c.Ticket && (c.Agent == "" || c.Agent == claude.Name) {
 		opts.Before, opts.After = ticketSteps(func() string { return wrapperFor(setup.self) })
 	}
+	if h, ok := shellHosts[c.Agent]; ok && c.Ticket {
+		shellToolOptions(&opts, h, func() string { return wrapperFor(setup.self) })
+	}
 	opts.NewEngine = func() (*hooks.Engine, error) {
 		if parseErr != nil {
 			return nil, parseErr

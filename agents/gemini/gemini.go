@@ -14,6 +14,7 @@ import (
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/present"
+	"github.com/loopguard/loopguard/shelltool"
 )
 
 // Name is the agent's name in `loopguard hook gemini`.
@@ -49,6 +50,10 @@ func mapTool(c *hooks.Call, mcp any) error {
 	switch c.ToolName {
 	case "run_shell_command":
 		return agents.Shell(c, "dir_path")
+	case shelltool.HostName:
+		// loopguard's own shell tool (package shelltool): a command in
+		// the host's cwd.
+		return agents.Shell(c, "")
 	case "write_file":
 		return agents.FileTool(c, "file_path", "file_path", "Write")
 	case "replace":

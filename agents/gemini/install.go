@@ -5,9 +5,10 @@ import (
 	"github.com/loopguard/loopguard/register"
 )
 
-// Matcher is the tools loopguard guards in Gemini CLI: the shell, file
-// writes and edits, web fetches and every MCP tool.
-const Matcher = "^(run_shell_command|write_file|replace|web_fetch|mcp_.*)$"
+// Matcher is the tools loopguard guards in Gemini CLI: the shell (its own,
+// and loopguard's shell tool, package shelltool), file writes and edits,
+// web fetches and every MCP tool.
+const Matcher = "^(run_shell_command|discovered_tool_loopguard_shell|write_file|replace|web_fetch|mcp_.*)$"
 
 type handler struct {
 	Type    string `json:"type"`

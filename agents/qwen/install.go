@@ -5,11 +5,12 @@ import (
 	"github.com/loopguard/loopguard/register"
 )
 
-// Matcher is the tools loopguard guards in Qwen Code (a regex): the shell,
-// file writes and edits, web fetches, subagent launches (a subagent can be
+// Matcher is the tools loopguard guards in Qwen Code (a regex): the shell
+// (its own, and loopguard's shell tool, package shelltool), file writes
+// and edits, web fetches, subagent launches (a subagent can be
 // another agent's CLI) and every MCP tool. Its read tools (read_file, glob,
 // grep_search) are not hooked, as in Gemini CLI.
-const Matcher = "^(run_shell_command|write_file|edit|notebook_edit|web_fetch|agent|mcp__.*)$"
+const Matcher = "^(run_shell_command|loopguard_shell|write_file|edit|notebook_edit|web_fetch|agent|mcp__.*)$"
 
 type handler struct {
 	Type    string `json:"type"`

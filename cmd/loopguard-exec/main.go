@@ -9,7 +9,9 @@
 // It is also the wrapper of two-phase enforcement (package ticket): set
 // as Claude Code's CLAUDE_CODE_SHELL_PREFIX, it is run with exactly one
 // argument, the host's command line, and runs it only on a ticket the
-// hook issued for it.
+// hook issued for it. As Gemini CLI's or Qwen Code's tools.callCommand it
+// is the wrapper in front of loopguard's own shell tool (package
+// shelltool), and lists that tool as their tools.discoveryCommand.
 package main
 
 import (
@@ -17,12 +19,26 @@ import (
 
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/keyring"
+	"github.com/loopguard/loopguard/shelltool"
 	"github.com/loopguard/loopguard/ticket"
 	"github.com/loopguard/loopguard/token"
 )
 
 func main() {
 	args := os.Args[1:]
+	// Gemini CLI's and Qwen Code's tools.discoveryCommand and callCommand
+	// (package shelltool): one argument, never a Claude Code host line
+	// (which always holds its eval).
+	if len(args) == 1 && args[0] == shelltool.DiscoverWord {
+		_, err := os.Stdout.Write(shelltool.Discovery())
+		if err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if len(args) == 1 && args[0] == shelltool.Name {
+		os.Exit(shelltool.Main(args, os.Stdin, os.Stderr, keyring.Load, ticketKey))
+	}
 	if len(args) == 1 && args[0] != confine.Subcommand {
 		os.Exit(ticket.Main(args, os.Stderr, keyring.Load, ticketKey))
 	}

@@ -1,0 +1,160 @@
+package shelltool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/loopguard/loopguard/ticket"
+)
+
+// The wrapper: loopguard-exec run as the host's tools.callCommand, with
+// Name as its one argument and the call's arguments ({"command": ...,
+// "description": ...}) as JSON on its standard input. It claims the
+// command's ticket (ticket.Store.Claim: the MAC verified with the
+// keyring's key, single use by rename(2)) for this host process and cwd,
+// then execs bash -c with the command, unchanged. Anything else is
+// refused on standard error with exit 126, in the wrapper's words
+// (ticket.IsRefusal reads them): the host hands both to the model.
+
+// maxInput bounds the call's arguments on standard input.
+const maxInput = 2*ticket.MaxCommand + 4096
+
+// Call is one run of the call command.
+type Call struct {
+	Store *ticket.Store
+	// Key loads the ticket key.
+	Key func() ([]byte, error)
+	// Host is the identity of the process that spawned the wrapper.
+	Host string
+	Cwd  string
+	// Stderr gets the refusal.
+	Stderr io.Writer
+	// Exec runs bash with the command; nil is syscall.Exec.
+	Exec func(bash string, argv []string) error
+}
+
+// Run decides the call whose arguments are in input, and runs it (Exec
+// does not return) or returns the refusal's exit code.
+func (c *Call) Run(input []byte) int {
+	cmd, err := command(input)
+	if err != nil {
+		return c.refuse(err)
+	}
+	nonce, _, marked := ticket.Unmark(cmd)
+	if !marked {
+		nonce = Derived(c.Host, c.Cwd, cmd)
+	}
+	claimed, err := c.Store.Claim(ticket.Want{Nonce: nonce, Command: cmd, Session: c.Host, Cwd: c.Cwd}, c.Key)
+	if err != nil {
+		return c.refuse(err)
+	}
+	if claimed.Hold != nil {
+		// The ticket directory is read-only here (the host runs in a
+		// sandbox): the ticket cannot be spent, so it is not run.
+		claimed.Hold.Close()
+		return c.refuse(&ticket.Error{Reason: ticket.ReasonNoDecision, Why: "the ticket directory is read-only to the wrapper here, so its ticket cannot be spent"})
+	}
+	bash := bashPath()
+	if bash == "" {
+		return c.refuse(&ticket.Error{Reason: ticket.ReasonNoDecision, Why: "no bash in /usr/bin or /bin"})
+	}
+	run := c.Exec
+	if run == nil {
+		run = func(bash string, argv []string) error { return syscall.Exec(bash, argv, os.Environ()) }
+	}
+	err = run(bash, []string{"bash", "-c", cmd})
+	if err != nil {
+		return c.refuse(&ticket.Error{Reason: ticket.ReasonNoDecision, Why: "failed to run bash: " + err.Error()})
+	}
+	return 0
+}
+
+// command is the call's command from its arguments: a JSON object with a
+// string "command" and at most a string "description" besides.
+func command(input []byte) (string, error) {
+	if len(input) > maxInput {
+		return "", &ticket.Error{Reason: ticket.ReasonNoDecision, Why: "the call's arguments are too long"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return "", &ticket.Error{Reason: ticket.ReasonNoDecision, Why: "the call's arguments are not a JSON object"}
+	}
+	for k, v := range m {
+		if _, ok := v.(string); !ok || k != "command" && k != "description" {
+			return "", &ticket.Error{Reason: ticket.ReasonNoDecision, Why: fmt.Sprintf("the call's argument %q is not one this tool takes", k)}
+		}
+	}
+	cmd, _ := m["command"].(string)
+	if cmd == "" {
+		return "", &ticket.Error{Reason: ticket.ReasonNoDecision, Why: "the call has no command"}
+	}
+	return cmd, nil
+}
+
+// refuse writes the refusal in the wrapper's words and returns its exit
+// code.
+func (c *Call) refuse(err error) int {
+	e, ok := err.(*ticket.Error)
+	if !ok {
+		e = &ticket.Error{Reason: ticket.ReasonNoDecision, Why: err.Error()}
+	}
+	fmt.Fprintf(c.Stderr, "loopguard: %s: this command did not run: %s. Every command runs only on a decision of loopguard's hook for exactly that command; "+
+		"if the hook failed or is not loaded, the user should run `loopguard doctor`. Retry the identical call once; do not work around it.\n", e.Reason, e.Why)
+	return ticket.ExitRefused
+}
+
+func bashPath() string {
+	for _, p := range []string{"/usr/bin/bash", "/bin/bash"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// keyTimeout bounds the wrapper's keyring read.
+const keyTimeout = 2 * time.Second
+
+// Main is the call command's process: args are loopguard-exec's
+// arguments (exactly Name). loadKey reads the master key (the keyring);
+// ticketKey derives the ticket key from it.
+func Main(args []string, stdin io.Reader, stderr io.Writer, loadKey func(context.Context) ([]byte, error), ticketKey func([]byte) ([]byte, error)) int {
+	c := &Call{Stderr: stderr}
+	if len(args) != 1 || args[0] != Name {
+		return c.refuse(fmt.Errorf("the call command runs the tool %s alone", Name))
+	}
+	input, err := io.ReadAll(io.LimitReader(stdin, maxInput+1))
+	if err != nil {
+		return c.refuse(fmt.Errorf("failed to read the call's arguments: %v", err))
+	}
+	dir, err := ticket.Dir()
+	if err != nil {
+		return c.refuse(err)
+	}
+	c.Store = &ticket.Store{Dir: dir}
+	if c.Host, err = Host(os.Getppid()); err != nil {
+		return c.refuse(err)
+	}
+	if c.Cwd, err = os.Getwd(); err != nil {
+		return c.refuse(err)
+	}
+	c.Key = func() ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), keyTimeout)
+		defer cancel()
+		master, err := loadKey(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer clear(master)
+		return ticketKey(master)
+	}
+	return c.Run(input)
+}
