@@ -281,7 +281,10 @@ func stateKept(dir string) error {
 // the one anchored (replaced, or rolled back to an older copy) is an
 // audit.LostError, which the engine denies as state_lost. Without an
 // anchor (set up before anchors) it is the key alone. Only the paths that
-// need the key pay for it: the deny and read-only paths never call it.
+// need the key wait for it: the read-only path never calls it, and a deny
+// only when it checked a grant first; a Bash call that a scoped grant on
+// disk may allow starts it ahead, beside its analysis (hooks.Engine's
+// keyAhead), and a deny does not wait for that read.
 func anchoredKey(dir string, log *audit.Log) func(context.Context) ([]byte, error) {
 	account := keyring.AnchorAccount(dir)
 	return func(ctx context.Context) ([]byte, error) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
@@ -51,6 +52,9 @@ type Engine struct {
 	Registration string
 
 	keyOnce sync.Once
+	// keyDone is set once keyOnce's read has ended: only then may a path
+	// that does not wait for the key (an audit entry) look at sealKey.
+	keyDone atomic.Bool
 	keys    *token.Keys
 	sealKey []byte
 	errKey  error
@@ -111,6 +115,7 @@ func (e *Engine) now() time.Time {
 // loadKeys reads the master key once, only when a grant must be verified.
 func (e *Engine) loadKeys(ctx context.Context) (*token.Keys, error) {
 	e.keyOnce.Do(func() {
+		defer e.keyDone.Store(true)
 		master, err := e.LoadKey(ctx)
 		if err != nil {
 			e.errKey = err
@@ -121,6 +126,27 @@ func (e *Engine) loadKeys(ctx context.Context) (*token.Keys, error) {
 	})
 	return e.keys, e.errKey
 }
+
+// keyAhead starts reading the key in the background for a call that will
+// most likely need it: a Bash call the host lets loopguard rewrite, with a
+// launcher and a scoped grant on disk (the jail grant, a preset), which
+// the jail or a scoped grant allows after a MAC check. The read (a D-Bus
+// round trip to the keyring) then overlaps the call's analysis instead of
+// following it. A call that ends denied does not wait for it, and its
+// answer does not depend on it: the key is used only where the path
+// without the read-ahead would read it (loadKeys, once per process), and
+// a keyring failure denies only there. With a custody (Vault) there is no
+// key to read.
+func (e *Engine) keyAhead(ctx context.Context, c *Call) {
+	if !readKeyAhead || e.Custody != nil || e.LoadKey == nil || c.ToolName != "Bash" || !c.Rewrite || e.Env.Launcher == "" ||
+		e.Store == nil || !e.Store.HasScoped(c.SessionID) {
+		return
+	}
+	go func() { _, _ = e.loadKeys(ctx) }()
+}
+
+// readKeyAhead turns keyAhead on (a test compares the decisions without it).
+var readKeyAhead = true
 
 // Decide answers one call and appends the decision to the audit log.
 func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
@@ -178,7 +204,7 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 	// entry is appended and sealed in one hold of the log's lock, synced
 	// once (audit.Log.AppendSealed; an entry it could not seal is synced
 	// all the same).
-	durable, sealing := d.Behavior == Allow || d.Behavior == Alarm, e.sealKey != nil
+	durable, sealing := d.Behavior == Allow || d.Behavior == Alarm, e.keyDone.Load() && e.sealKey != nil
 	var err error
 	switch {
 	case sealing:
@@ -216,6 +242,7 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 			return Decision{Behavior: Abstain, Reason: ReasonReadOnly, Message: "loopguard: read-only tool"}
 		}
 	}
+	e.keyAhead(ctx, c)
 	d, err := e.describe(c)
 	if err != nil {
 		return denied(ReasonMalformed, err.Error())
