@@ -80,11 +80,19 @@ type index struct {
 	last   int
 }
 
-// lookup is the blob of the file with key k ("" when unknown): a search
-// by inode, then the whole key. A walk meets files in about the order
+// lookup is the blob of the file with key k ("" when unknown).
+func (x *index) lookup(k key) string {
+	if h := x.find(k); h != nil {
+		return hex.EncodeToString(h)
+	}
+	return ""
+}
+
+// find is the hash of the file with key k, in the index's bytes (nil
+// when unknown): a search by inode, then the whole key. A walk meets files in about the order
 // they were made, which is about the order of their inodes: the search
 // gallops from where the last one ended before it halves the rest.
-func (x *index) lookup(k key) string {
+func (x *index) find(k key) []byte {
 	n := len(x.recs) / indexRecord
 	ino := func(i int) uint64 { return binary.BigEndian.Uint64(x.recs[i*indexRecord:]) }
 	lo, hi := 0, n
@@ -111,8 +119,8 @@ func (x *index) lookup(k key) string {
 		r := x.recs[i*indexRecord : (i+1)*indexRecord]
 		if binary.BigEndian.Uint64(r[8:]) == k.dev && int64(binary.BigEndian.Uint64(r[16:])) == k.size &&
 			int64(binary.BigEndian.Uint64(r[24:])) == k.mtime && int64(binary.BigEndian.Uint64(r[32:])) == k.ctime {
-			return hex.EncodeToString(r[40:])
+			return r[40:]
 		}
 	}
-	return ""
+	return nil
 }

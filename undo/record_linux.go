@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -107,8 +108,9 @@ func (r *Recorder) takeBefore(start time.Time) error {
 		r.watch.close()
 		r.watch.failed = true
 	}
-	w := &walker{skip: r.skip, index: idx, s: r.s, watch: r.watch, racy: start.Add(-2 * time.Second).UnixNano(), hint: hint}
+	w := &walker{skip: r.skip, index: idx, s: r.s, watch: r.watch, racy: start.Add(-2 * time.Second).UnixNano(), hint: hint, ring: newStatRing()}
 	ents, err := w.run(r.s.Project)
+	w.ring.close()
 	if err != nil {
 		return err
 	}
@@ -165,8 +167,10 @@ func (r *Recorder) Finish() error {
 		}
 		fallthrough
 	default:
-		w := &walker{skip: r.skip}
-		if after, err = w.run(r.s.Project); err == nil {
+		w := &walker{skip: r.skip, ring: newStatRing()}
+		after, err = w.run(r.s.Project)
+		w.ring.close()
+		if err == nil {
 			delta = diff(r.before, after)
 		}
 	}
@@ -348,6 +352,15 @@ type walker struct {
 	// same tick, which leaves size, mtime and ctime as they were.
 	racy int64
 	hint int // how many entries to expect (the last record's)
+	// ring looks at a directory's entries at once (nil: one fstatat
+	// each); names is its list of names, reused.
+	ring  *statRing
+	names []string
+	// the walk's stacks (dir) and hash text (hexText)
+	pathStk []string
+	stStk   []fileStat
+	errStk  []error
+	hexBuf  []byte
 
 	out         []Entry
 	left        []string
@@ -380,13 +393,32 @@ func (w *walker) from(fd int, rel string) ([]Entry, error) {
 // dirBufs are getdents buffers.
 var dirBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
-// names lists the directory open at fd with getdents, each name joined to
-// prefix (its one allocation), "." and ".." left out.
-func names(fd int, prefix string) ([]string, error) {
+// names appends to out what the directory open at fd lists (getdents),
+// each name joined to prefix, "." and ".." left out. The paths of one
+// read share one allocation.
+func names(fd int, prefix string, out []string) ([]string, error) {
 	bp := dirBufs.Get().(*[]byte)
 	defer dirBufs.Put(bp)
 	buf := *bp
-	var out []string
+	// each calls f with each name of the getdents answer b.
+	each := func(b []byte, f func(name []byte)) error {
+		for len(b) >= 19 {
+			reclen := int(binary.NativeEndian.Uint16(b[16:]))
+			if reclen < 19 || reclen > len(b) {
+				return errors.New("malformed directory entry")
+			}
+			ino, name := binary.NativeEndian.Uint64(b), b[19:reclen]
+			b = b[reclen:]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if ino == 0 || len(name) == 0 || string(name) == "." || string(name) == ".." {
+				continue
+			}
+			f(name)
+		}
+		return nil
+	}
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if errors.Is(err, unix.EINTR) {
@@ -398,28 +430,35 @@ func names(fd int, prefix string) ([]string, error) {
 		if n <= 0 {
 			return out, nil
 		}
-		for b := buf[:n]; len(b) >= 19; {
-			reclen := int(binary.NativeEndian.Uint16(b[16:]))
-			if reclen < 19 || reclen > len(b) {
-				return nil, errors.New("malformed directory entry")
-			}
-			ino, name := binary.NativeEndian.Uint64(b), b[19:reclen]
-			b = b[reclen:]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			if ino == 0 || len(name) == 0 || string(name) == "." || string(name) == ".." {
-				continue
-			}
-			out = append(out, prefix+string(name))
+		size := 0
+		if err := each(buf[:n], func(name []byte) { size += len(prefix) + len(name) }); err != nil {
+			return nil, err
 		}
+		chunk := make([]byte, 0, size)
+		_ = each(buf[:n], func(name []byte) {
+			off := len(chunk)
+			chunk = append(append(chunk, prefix...), name...)
+			out = append(out, unsafe.String(&chunk[off], len(chunk)-off)) // chunk is never written again
+		})
 	}
+}
+
+// hexText is h as hex text, in a chunk shared with other hashes of the
+// walk (one allocation per thousand files, not one each).
+func (w *walker) hexText(h []byte) string {
+	n := hex.EncodedLen(len(h))
+	if cap(w.hexBuf)-len(w.hexBuf) < n {
+		w.hexBuf = make([]byte, 0, max(n, 64<<10))
+	}
+	off := len(w.hexBuf)
+	w.hexBuf = hex.AppendEncode(w.hexBuf, h)
+	return unsafe.String(&w.hexBuf[off], n) // never written again
 }
 
 // dir lists the directory open at fd (rel below the project; "" the top)
 // into w.out, each subdirectory's entries right after its own, and
-// closes fd: getdents, then one fstatat per entry from the directory's
-// descriptor.
+// closes fd: getdents, then the state of every entry from the
+// directory's descriptor (statx through the walk's ring, else fstatat).
 func (w *walker) dir(fd int, rel string) error {
 	defer unix.Close(fd)
 	if w.watch != nil {
@@ -429,10 +468,19 @@ func (w *walker) dir(fd int, rel string) error {
 	if rel != "" {
 		prefix = rel + "/"
 	}
-	paths, err := names(fd, prefix)
+	// The paths, states and errors of each directory being walked are on
+	// stacks the walk shares (a directory's own are read, not written,
+	// while the walk goes down into its subdirectories).
+	base := len(w.pathStk)
+	stk, err := names(fd, prefix, w.pathStk)
+	if err == nil {
+		w.pathStk = stk
+	}
 	if err != nil {
 		return fmt.Errorf("failed to list %s: %w", orTop(rel), err)
 	}
+	defer func() { clear(w.pathStk[base:]); w.pathStk = w.pathStk[:base] }()
+	paths := w.pathStk[base:]
 	slices.Sort(paths) // one prefix: the order of the names
 	var cargo bool
 	if slices.Contains(paths, prefix+"target") {
@@ -441,20 +489,35 @@ func (w *walker) dir(fd int, rel string) error {
 	if w.entries += len(paths); w.entries > MaxEntries {
 		return fmt.Errorf("the project has more than %d entries outside the directories undo leaves out", MaxEntries)
 	}
+	// Every name's state at once (statRing: one system call for the
+	// directory where the kernel lets it), then each in order.
+	todo := paths[:0]
 	for _, crel := range paths {
-		name := crel[len(prefix):]
-		if w.skip[crel] {
-			continue
+		if !w.skip[crel] {
+			todo = append(todo, crel)
 		}
-		var st unix.Stat_t
-		if err := fstatat(fd, name, &st); err != nil {
+	}
+	sbase := len(w.stStk)
+	w.stStk = slices.Grow(w.stStk, len(todo))[:sbase+len(todo)]
+	w.errStk = slices.Grow(w.errStk, len(todo))[:sbase+len(todo)]
+	defer func() { clear(w.errStk[sbase:]); w.stStk, w.errStk = w.stStk[:sbase], w.errStk[:sbase] }()
+	sts, errs := w.stStk[sbase:], w.errStk[sbase:]
+	w.names = w.names[:0]
+	for _, crel := range todo {
+		w.names = append(w.names, crel[len(prefix):])
+	}
+	w.ring.stat(fd, w.names, sts, errs)
+	for i, crel := range todo {
+		name := crel[len(prefix):]
+		st := sts[i]
+		if err := errs[i]; err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				continue
 			}
 			return fmt.Errorf("failed to look at %s: %w", crel, err)
 		}
-		e := Entry{Path: crel, Mode: st.Mode & 0o7777, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Dev: st.Dev, Ino: st.Ino}
-		switch st.Mode & unix.S_IFMT {
+		e := Entry{Path: crel, Mode: st.mode & 0o7777, Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Dev: st.dev, Ino: st.ino}
+		switch st.mode & unix.S_IFMT {
 		case unix.S_IFDIR:
 			if slices.Contains(Regenerable, name) || name == "target" && cargo {
 				w.left = append(w.left, crel)
@@ -483,7 +546,7 @@ func (w *walker) dir(fd int, rel string) error {
 			if w.s != nil {
 				w.content(fd, name, &e)
 			}
-			if st.Nlink > 1 {
+			if st.nlink > 1 {
 				w.multi = append(w.multi, crel)
 			}
 		default:
@@ -494,22 +557,14 @@ func (w *walker) dir(fd int, rel string) error {
 	return nil
 }
 
-// fstatat looks at name in dirfd, not following a link.
-func fstatat(dirfd int, name string, st *unix.Stat_t) error {
-	for {
-		err := unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
-}
-
 // content sets e's Hash: from the index when the file is as the last
 // record saw it, else by copying it into a blob.
 func (w *walker) content(dirfd int, name string, e *Entry) {
-	if h := w.index.lookup(e.key()); h != "" && e.Ctime < w.racy {
-		e.Hash = h
-		return
+	if e.Ctime < w.racy {
+		if h := w.index.find(e.key()); h != nil {
+			e.Hash = w.hexText(h)
+			return
+		}
 	}
 	if e.Size > MaxFileSize {
 		e.Note = fmt.Sprintf("larger than %d MiB: not copied", MaxFileSize>>20)
