@@ -77,6 +77,9 @@ func ticketSteps(wrapper func() string) (
 		if f := prefixSetBy(eng.Env.ProjectDir, wrapper()); f != "" {
 			return deny(ticket.ReasonNoWrapper, f+" sets CLAUDE_CODE_SHELL_PREFIX: a repository's settings may not replace or unset loopguard's wrapper")
 		}
+		if f := exclusionsSetBy(eng.Env.ProjectDir); f != "" {
+			return deny(ticket.ReasonSandboxExcluded, f+" sets sandbox.excludedCommands: a repository's settings may not take commands out of Claude Code's sandbox (Claude Code runs a project's entries outside it even under the user's allowUnsandboxedCommands: false)")
+		}
 		key, err := eng.TicketKey(ctx)
 		if err != nil {
 			return deny(hooks.ReasonKeyring, "the ticket key cannot be read: "+err.Error())
@@ -121,6 +124,51 @@ func withCommand(in map[string]any, cmd string) map[string]any {
 		out[k] = v
 	}
 	out["command"] = cmd
+	return out
+}
+
+// exclusionsSetBy names the project settings file that lists any
+// sandbox.excludedCommands, "" when none does (the same files as
+// prefixSetBy). Claude Code 2.1.328 runs a command matching a project's
+// entry outside its sandbox whatever the user's settings say; the one
+// entry loopguard writes lives in the user's file.
+func exclusionsSetBy(project string) string {
+	for _, p := range projectSettings(project) {
+		data, err := fsx.ReadRegular(p, 4<<20, 0)
+		if err != nil {
+			continue
+		}
+		var s struct {
+			Sandbox struct {
+				Excluded json.RawMessage `json:"excludedCommands"`
+			} `json:"sandbox"`
+		}
+		if json.Unmarshal(data, &s) != nil {
+			// Claude Code would not read it either.
+			continue
+		}
+		if ex := string(s.Sandbox.Excluded); ex != "" && ex != "null" && ex != "[]" {
+			return p
+		}
+	}
+	return ""
+}
+
+// projectSettings are the project settings files of the hook's working
+// directory (Claude Code's) and of the project the host names.
+func projectSettings(project string) []string {
+	var dirs, out []string
+	if wd, err := os.Getwd(); err == nil {
+		dirs = append(dirs, wd)
+	}
+	if project != "" {
+		dirs = append(dirs, project)
+	}
+	for _, d := range dirs {
+		for _, name := range []string{"settings.json", "settings.local.json"} {
+			out = append(out, filepath.Join(d, ".claude", name))
+		}
+	}
 	return out
 }
 

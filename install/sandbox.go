@@ -17,6 +17,11 @@ type Sandbox struct {
 	DenyRead   []string `json:"deny_read,omitempty"`   // sandbox.filesystem.denyRead
 	AllowWrite []string `json:"allow_write,omitempty"` // sandbox.filesystem.allowWrite (the sandbox-only Go cache)
 	Env        []EnvVar `json:"env,omitempty"`         // top-level "env", set only where the name is absent
+	// Exclude are sandbox.excludedCommands entries: the one that takes
+	// the launcher's network form out of the sandbox
+	// (confine.NetworkExclusion), written only with two-phase
+	// enforcement, whose wrapper runs such a command only on a ticket.
+	Exclude []string `json:"exclude,omitempty"`
 }
 
 // EnvVar is one entry of the settings' "env" object.
@@ -51,6 +56,7 @@ const (
 	KeyDenyRead   = "denyRead"
 	KeyAllowWrite = "allowWrite"
 	KeyEnv        = "env"
+	KeyExcluded   = "excludedCommands"
 )
 
 // SandboxPath spells an absolute path for the sandbox's filesystem lists.
@@ -107,7 +113,7 @@ func SandboxPathReadings(entry, home, settingsDir, project string) []string {
 }
 
 func (s *Sandbox) check() error {
-	for _, list := range [][]string{s.DenyWrite, s.DenyRead, s.AllowWrite} {
+	for _, list := range [][]string{s.DenyWrite, s.DenyRead, s.AllowWrite, s.Exclude} {
 		for _, p := range list {
 			if p == "" || len(p) > 4096 || strings.ContainsAny(p, "\x00\n\r") {
 				return fmt.Errorf("sandbox path %q is empty, too long or holds control characters", p)
@@ -135,6 +141,7 @@ func (s *Sandbox) Union(t *Sandbox) *Sandbox {
 		out.DenyWrite = appendNew(out.DenyWrite, x.DenyWrite...)
 		out.DenyRead = appendNew(out.DenyRead, x.DenyRead...)
 		out.AllowWrite = appendNew(out.AllowWrite, x.AllowWrite...)
+		out.Exclude = appendNew(out.Exclude, x.Exclude...)
 		for _, e := range x.Env {
 			if !slices.ContainsFunc(out.Env, func(o EnvVar) bool { return o.Name == e.Name }) {
 				out.Env = append(out.Env, e)
@@ -211,6 +218,18 @@ func mergeSandbox(root *node, s *Sandbox) error {
 			}
 		}
 	}
+	if len(s.Exclude) > 0 {
+		arr := sb.get(KeyExcluded)
+		if arr == nil {
+			arr = &node{kind: '['}
+			sb.set(KeyExcluded, arr)
+		}
+		for _, v := range s.Exclude {
+			if !hasString(arr, v) {
+				arr.elems = append(arr.elems, fromValue(v))
+			}
+		}
+	}
 	if len(s.Env) > 0 {
 		env := object(root, KeyEnv)
 		for _, e := range s.Env {
@@ -237,6 +256,9 @@ func sandboxShape(root *node) error {
 	}
 	if sb.kind != '{' {
 		return shapeError(`"sandbox" is not an object`)
+	}
+	if a := sb.get(KeyExcluded); a != nil && a.kind != '[' {
+		return shapeError(`"sandbox.excludedCommands" is not an array`)
 	}
 	fs := sb.get(KeyFilesystem)
 	if fs == nil {
@@ -320,6 +342,9 @@ func unmergeSandboxTree(root, orig *node, s *Sandbox) bool {
 				changed = true
 			}
 		}
+		if unmergeList(sb, osb, KeyExcluded, s.Exclude) {
+			changed = true
+		}
 		ofs := osb.get(KeyFilesystem)
 		if fs := sb.get(KeyFilesystem); fs != nil && fs.kind == '{' {
 			lists := []struct {
@@ -370,6 +395,32 @@ func unmergeSandboxTree(root, orig *node, s *Sandbox) bool {
 			root.del(KeyEnv)
 			changed = true
 		}
+	}
+	return changed
+}
+
+// unmergeList takes out of parent[key] the entries of vals that orig[key]
+// lacked, and the key itself when that empties it and orig lacked it.
+func unmergeList(parent, orig *node, key string, vals []string) bool {
+	arr := parent.get(key)
+	if arr == nil || arr.kind != '[' || len(vals) == 0 {
+		return false
+	}
+	oarr := orig.get(key)
+	changed := false
+	kept := arr.elems[:0:0]
+	for _, e := range arr.elems {
+		v, ok := e.str()
+		if ok && slices.Contains(vals, v) && !hasString(oarr, v) {
+			changed = true
+			continue
+		}
+		kept = append(kept, e)
+	}
+	arr.elems = kept
+	if len(arr.elems) == 0 && oarr == nil {
+		parent.del(key)
+		changed = true
 	}
 	return changed
 }

@@ -272,3 +272,56 @@ func TestRemoveUnrecorded(t *testing.T) {
 		t.Errorf("no hooks of loopguard's, yet changed: %+v %v", res, err)
 	}
 }
+
+// The network escalation's excludedCommands entry: added beside the
+// user's own entries, which stay; taken out by uninstall, byte for byte
+// when nothing else changed; a file whose excludedCommands is not a list
+// is refused.
+func TestSandboxExcludeRoundTrip(t *testing.T) {
+	const entry = "/opt/bin/loopguard-exec exec --cap project-write+network:* *"
+	o := sandboxOpts
+	sb := *o.Sandbox
+	sb.Exclude = []string{entry}
+	o.Sandbox = &sb
+	orig := `{"sandbox": {"excludedCommands": ["docker *"]}}` + "\n"
+	path, bk := installedOver(t, orig)
+	res, err := Apply(path, bk, o, false)
+	if err != nil || !res.Changed {
+		t.Fatal(res, err)
+	}
+	got, _ := sandboxOf(t, res.New)
+	if l, _ := got["excludedCommands"].([]any); len(l) != 2 || l[0] != "docker *" || l[1] != entry {
+		t.Fatalf("excludedCommands = %v", got["excludedCommands"])
+	}
+	if res, err := Apply(path, bk, o, false); err != nil || res.Changed {
+		t.Fatalf("a second init changed the file: %+v %v", res, err)
+	}
+	// Taken out with later edits kept (the unmerge path).
+	out, changed, err := UnmergeSandbox(res.New, []byte(orig), &sb)
+	if err != nil || !changed {
+		t.Fatal(changed, err)
+	}
+	if left, _ := sandboxOf(t, out); !slices.Equal(anyStrings(left["excludedCommands"]), []string{"docker *"}) {
+		t.Errorf("after the unmerge, excludedCommands = %v", left["excludedCommands"])
+	}
+	res, err = Remove(path, bk, "", false)
+	if err != nil || !res.Restored {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != orig {
+		t.Errorf("not byte-identical:\n%s", after)
+	}
+	if _, _, err := Merge([]byte(`{"sandbox": {"excludedCommands": "x"}}`), o); err == nil {
+		t.Error("an excludedCommands that is not a list was accepted")
+	}
+}
+
+func anyStrings(v any) []string {
+	l, _ := v.([]any)
+	var out []string
+	for _, e := range l {
+		s, _ := e.(string)
+		out = append(out, s)
+	}
+	return out
+}

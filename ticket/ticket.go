@@ -61,16 +61,24 @@ const (
 	// ReasonRanWithoutDecision: PostToolUse saw a Bash call that ran with
 	// no ticket on record.
 	ReasonRanWithoutDecision = "ran_without_decision"
+	// ReasonSandboxExcluded: a project settings file lists
+	// sandbox.excludedCommands, which Claude Code runs outside its
+	// sandbox whatever the user's settings say, so the hook refuses every
+	// Bash call.
+	ReasonSandboxExcluded = "sandbox_excluded"
 )
 
 // Reasons lists the reason codes of this package.
 func Reasons() []string {
-	return []string{ReasonNoDecision, ReasonTicketInvalid, ReasonTicketExpired, ReasonTicketUsed, ReasonNoWrapper, ReasonRanWithoutDecision}
+	return []string{ReasonNoDecision, ReasonTicketInvalid, ReasonTicketExpired, ReasonTicketUsed, ReasonNoWrapper, ReasonRanWithoutDecision, ReasonSandboxExcluded}
 }
 
-// Lifetime is how long a ticket lets its command start: the host runs
-// the command right after the hook answers.
-const Lifetime = 30 * time.Second
+// Lifetime is how long a ticket lets its command start. The host runs
+// the command right after the hook answers, but not always soon on a busy
+// machine: with two-phase enforcement on by default, TestJailSession saw
+// a jailed git diff start 33 s after its ticket (load average about 20,
+// inside Claude Code's sandbox), refused as expired at 30 s.
+const Lifetime = 2 * time.Minute
 
 // MaxCommand bounds a ticket's command (Claude Code's Bash input is far
 // smaller in practice).

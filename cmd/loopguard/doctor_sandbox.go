@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/policy"
 )
 
 // sandboxLayer is one settings file's sandbox settings, as Claude Code
@@ -114,7 +116,7 @@ func judgeSandbox(layers []sandboxLayer, p sandboxPaths, project string) []check
 	v.judgeFailIfUnavailable(layers)
 	v.judgeUnsandboxedCommands(layers)
 	for _, l := range layers {
-		v.judgeOpeners(l)
+		v.judgeOpeners(l, p)
 	}
 	v.judgeReachablePaths(layers, p, project)
 	v.judgeDenyLists(layers, p, project)
@@ -224,11 +226,42 @@ func (v *sandboxVerdicts) judgeUnsandboxedCommands(layers []sandboxLayer) {
 	}
 }
 
+// networkExclusionOnly reports whether cmds, the excludedCommands of layer
+// l, are init's entry alone: the user's settings, the one entry that
+// takes the launcher's network form out of the sandbox
+// (confine.NetworkExclusion, the launcher beside this binary), and the
+// same file setting that launcher as the shell prefix (two-phase
+// enforcement), which runs such a command only on the hook's ticket.
+// Anything wider, another layer's entries, or the entry without the
+// wrapper in front fails; why says which, or what the entry does.
+func networkExclusionOnly(l sandboxLayer, p sandboxPaths, cmds []string) (bool, string) {
+	self := p.binary
+	if r, err := filepath.EvalSymlinks(self); err == nil {
+		self = r
+	}
+	launcher := policy.Launcher(self)
+	want := confine.NetworkExclusion(launcher)
+	if len(cmds) != 1 || cmds[0] != want {
+		return false, ""
+	}
+	if l.scope != "user" {
+		return false, " (loopguard's entry belongs in your user settings, where a repository cannot add its own)"
+	}
+	if w := l.s.Env[install.PrefixEnv]; w != policy.Launcher(p.binary) && w != launcher {
+		return false, fmt.Sprintf(" (loopguard's entry, but %s does not set %s to %s: without the wrapper such a command runs with no ticket)", l.path, install.PrefixEnv, launcher)
+	}
+	return true, fmt.Sprintf("%s lists only loopguard's entry %q: an approved call that needs the network runs outside the sandbox in the launcher's own jail, and only on the hook's ticket for exactly it (the wrapper %s is the shell prefix)", l.path, want, launcher)
+}
+
 // judgeOpeners: the settings of layer l that open the sandbox.
-func (v *sandboxVerdicts) judgeOpeners(l sandboxLayer) {
+func (v *sandboxVerdicts) judgeOpeners(l sandboxLayer, p sandboxPaths) {
 	if cmds := l.s.Lists["excludedCommands"]; len(cmds) > 0 {
-		v.fail("excludedCommands", fmt.Sprintf("%s lists %q: those commands run OUTSIDE the sandbox, even with allowUnsandboxedCommands false", l.path, cmds),
-			fixIn(l, `remove "excludedCommands" from "sandbox"`))
+		if ok, why := networkExclusionOnly(l, p, cmds); ok {
+			v.ok("excludedCommands", why)
+		} else {
+			v.fail("excludedCommands", fmt.Sprintf("%s lists %q: those commands run OUTSIDE the sandbox, even with allowUnsandboxedCommands false%s", l.path, cmds, why),
+				fixIn(l, `remove "excludedCommands" from "sandbox"`)+" (loopguard init writes the one entry it needs in your user settings)")
+		}
 	}
 	for _, b := range []struct{ key, why string }{
 		{"network.allowAllUnixSockets", "sandboxed commands may open Unix sockets again: the D-Bus session bus, so the key in the keyring"},

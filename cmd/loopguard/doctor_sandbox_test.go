@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -33,6 +34,33 @@ func strictUser(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// netEntry is init's excludedCommands entry for testPaths' binary.
+const netEntry = "/home/u/go/bin/loopguard-exec exec --cap project-write+network:* *"
+
+// withExclusion is the strict user settings with entries as
+// excludedCommands, and the wrapper as the shell prefix when prefix.
+func withExclusion(t *testing.T, prefix bool, entries ...string) string {
+	t.Helper()
+	sb := testPaths.spec()
+	sb.Exclude = entries
+	o := install.Options{Binary: testPaths.binary, Deadline: 5e9, Sandbox: sb}
+	out, _, err := install.Merge(nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !prefix {
+		return string(out)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	env, _ := m["env"].(map[string]any)
+	env[install.PrefixEnv] = "/home/u/go/bin/loopguard-exec"
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 func layersOf(t *testing.T, files map[string]string) []sandboxLayer {
@@ -85,6 +113,14 @@ func TestJudgeSandbox(t *testing.T) {
 			"user": strings.Replace(strict, `"allowUnsandboxedCommands": false,`, ``, 1), "project": `{"sandbox":{"allowUnsandboxedCommands":false}}`},
 			statusWarn, "sandbox allowUnsandboxedCommands", "settings.local.json can undo"},
 		{"excludedCommands", map[string]string{"project": `{"sandbox":{"excludedCommands":["make *"]}}`}, statusFail, "sandbox excludedCommands", "OUTSIDE the sandbox"},
+		// The network escalation's one entry (init with two-phase
+		// enforcement): only the exact entry, in the user's file, beside
+		// the wrapper as the shell prefix.
+		{"excludedCommands: init's entry without the wrapper", map[string]string{"user": withExclusion(t, false, netEntry)}, statusFail, "sandbox excludedCommands", "without the wrapper"},
+		{"excludedCommands: init's entry in a project", map[string]string{"project": `{"sandbox":{"excludedCommands":["` + netEntry + `"]}}`}, statusFail, "sandbox excludedCommands", "belongs in your user settings"},
+		{"excludedCommands: init's entry and another", map[string]string{"user": withExclusion(t, true, netEntry, "curl *")}, statusFail, "sandbox excludedCommands", "OUTSIDE the sandbox"},
+		{"excludedCommands: a wider entry for the launcher", map[string]string{"user": withExclusion(t, true, "/home/u/go/bin/loopguard-exec *")}, statusFail, "sandbox excludedCommands", "OUTSIDE the sandbox"},
+		{"excludedCommands: another launcher's entry", map[string]string{"user": withExclusion(t, true, "/tmp/x/loopguard-exec exec --cap project-write+network:* *")}, statusFail, "sandbox excludedCommands", "OUTSIDE the sandbox"},
 		{"allowAllUnixSockets", map[string]string{"local": `{"sandbox":{"network":{"allowAllUnixSockets":true}}}`}, statusFail, "sandbox network.allowAllUnixSockets", "D-Bus"},
 		{"filesystem.disabled", map[string]string{"managed": `{"sandbox":{"filesystem":{"disabled":true}}}`}, statusFail, "sandbox filesystem.disabled", "no filesystem isolation"},
 		{"allowNestedUserNamespaces", map[string]string{"project": `{"sandbox":{"allowNestedUserNamespaces":true}}`}, statusFail, "sandbox allowNestedUserNamespaces", "user namespaces"},
@@ -116,6 +152,7 @@ func TestJudgeSandbox(t *testing.T) {
 		// Controls for the layer rules: these do not weaken.
 		{"project enabled false under a managed mandate", map[string]string{"managed": `{"sandbox":{"allowUnsandboxedCommands":false}}`, "project": `{"sandbox":{"enabled":false}}`}, statusOK, "", ""},
 		{"project allowUnsandboxedCommands true under user false", map[string]string{"project": `{"sandbox":{"allowUnsandboxedCommands":true}}`}, statusOK, "", ""},
+		{"excludedCommands: init's entry with the wrapper in front", map[string]string{"user": withExclusion(t, true, netEntry)}, statusOK, "", ""},
 		// init's own entry for the launcher's undo records (in the strict
 		// user settings of every case) is no opening.
 		{"allowWrite of the undo directory, again in a project", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["~/.local/state/loopguard-undo"]}}}`}, statusOK, "", ""},

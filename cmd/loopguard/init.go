@@ -112,6 +112,10 @@ type initOptions struct {
 	// ticket: two-phase enforcement (package ticket): Bash runs through
 	// loopguard's wrapper, Claude Code's CLAUDE_CODE_SHELL_PREFIX.
 	ticket bool
+	// ticketAuto: neither --ticket nor --no-ticket was given; init turns
+	// two-phase enforcement on where it holds (autoTicket).
+	ticketAuto bool
+	noTicket   bool
 }
 
 func newInitCmd() *cobra.Command {
@@ -169,6 +173,10 @@ a call runs but cannot confine what it does.`,
 				o.wait = 0
 			}
 			o.out, o.errOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			o.ticketAuto = !cmd.Flags().Changed("ticket") && !o.noTicket
+			if o.noTicket {
+				o.ticket = false
+			}
 			return initRun(cmd.Context(), &o)
 		},
 	}
@@ -184,7 +192,9 @@ a call runs but cannot confine what it does.`,
 	cmd.Flags().BoolVar(&o.noJail, "no-jail", false, "do not grant the jail (Bash(*): every Bash call runs jailed without a decision unless it needs to leave the jail)")
 	cmd.Flags().StringVar(&o.toolchains, "toolchains", "ask", "trust the toolchain directories found in PATH (~/.cargo/bin, ~/go/bin...): ask (on a terminal), all or none")
 	cmd.Flags().BoolVar(&o.managed, "managed", false, "as root: register loopguard in Claude Code's managed settings for every user, so that no user, project or agent can take it off")
-	cmd.Flags().BoolVar(&o.ticket, "ticket", false, "two-phase enforcement (Claude Code): every Bash command runs through loopguard's wrapper (CLAUDE_CODE_SHELL_PREFIX) and only on a ticket the hook issued for it, so a hook that hung, crashed or was not loaded runs nothing")
+	cmd.Flags().BoolVar(&o.ticket, "ticket", false, "two-phase enforcement (Claude Code): every Bash command runs through loopguard's wrapper (CLAUDE_CODE_SHELL_PREFIX) and only on a ticket the hook issued for it, so a hook that hung, crashed or was not loaded runs nothing (the default with --user, the sandbox and mode enforce when the wrapper is installed)")
+	cmd.Flags().BoolVar(&o.noTicket, "no-ticket", false, "do not turn two-phase enforcement on (an approved call that needs the network then cannot reach it inside the sandbox)")
+	cmd.MarkFlagsMutuallyExclusive("ticket", "no-ticket")
 	cmd.MarkFlagsMutuallyExclusive("preset", "no-preset")
 	for _, f := range []string{"user", "project", "local", "agent", "preset"} {
 		cmd.MarkFlagsMutuallyExclusive("managed", f)
@@ -255,6 +265,9 @@ func initRun(ctx context.Context, o *initOptions) error {
 		return err
 	}
 	opts.NoHooks = elsewhere != ""
+	if o.ticketAuto {
+		opts.Ticket = autoTicket(o, scope, opts)
+	}
 	var sbx *sandboxPaths
 	if !o.noSandbox {
 		p, err := resolveSandboxPaths(bin)
@@ -262,6 +275,10 @@ func initRun(ctx context.Context, o *initOptions) error {
 			return err
 		}
 		sbx, opts.Sandbox = &p, p.spec()
+		if opts.Ticket {
+			p.exclude = networkExclusion(hookBin)
+			opts.Sandbox.Exclude = []string{p.exclude}
+		}
 	}
 
 	apply := func(backups string, dry bool) (*install.Result, error) {
@@ -460,6 +477,33 @@ func printDryRun(out io.Writer, path, dir string, res *install.Result) {
 		fmt.Fprint(out, udiff.Diff(path, res.Old, res.New))
 	}
 	fmt.Fprintf(out, "Dry run: nothing was written. init would also create the key in the OS keyring if there is none, the state dir %s, and the config file if there is none.\n", dir)
+}
+
+// autoTicket reports whether init turns two-phase enforcement on without
+// being asked: for Claude Code's user settings with its sandbox and mode
+// enforce, when no other layer runs loopguard and the wrapper is installed
+// beside the hook. There the approved call that needs the network runs
+// outside Claude Code's sandbox on its ticket (confine.NetworkExclusion);
+// elsewhere (--project, --local, the plugin, --no-sandbox) it stays off
+// unless --ticket asks for it.
+func autoTicket(o *initOptions, scope install.Scope, opts install.Options) bool {
+	if scope != install.User || o.noSandbox || o.mode != hooks.ModeEnforce || opts.NoHooks {
+		return false
+	}
+	w := policy.Launcher(opts.Binary)
+	fi, err := os.Stat(w)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 && !strings.ContainsAny(w, " \t\n\r\x00'\"\\")
+}
+
+// networkExclusion is the sandbox.excludedCommands entry for the hook
+// binary hookBin: the launcher the hook names in its network form
+// (beside hookBin, symlinks resolved, as the hook finds itself).
+func networkExclusion(hookBin string) string {
+	self := hookBin
+	if r, err := filepath.EvalSymlinks(hookBin); err == nil {
+		self = r
+	}
+	return confine.NetworkExclusion(policy.Launcher(self))
 }
 
 // ticketNote says what two-phase enforcement registered, if it did.

@@ -32,6 +32,10 @@ type sandboxPaths struct {
 	// token_file, or ~/.vault-token when that is the one in use); "" with
 	// the keyring.
 	vaultToken string
+	// exclude is the sandbox.excludedCommands entry of the network
+	// escalation (confine.NetworkExclusion), written only with two-phase
+	// enforcement; "" without it.
+	exclude string
 }
 
 func resolveSandboxPaths(bin string) (sandboxPaths, error) {
@@ -174,6 +178,9 @@ func sandboxNotes(out, errOut io.Writer, p *sandboxPaths, scope install.Scope) {
 		p.state, p.config, p.binaries(), p.secrets())
 	fmt.Fprintf(out, "         Go builds in the sandbox use their own cache %s (GOCACHE); no network host is allowed.\n", p.goCache)
 	fmt.Fprintf(out, "         The jail's launcher keeps its undo records in %s, which the sandbox lets it write (the jail itself cannot reach it).\n", p.undo)
+	if p.exclude != "" {
+		fmt.Fprintf(out, "         One command form leaves it: a call you approve that needs the network runs outside it, in the launcher's own jail with the network to the ports its URLs name, and only on the hook's ticket for exactly it (sandbox.excludedCommands %q).\n", p.exclude)
+	}
 	if scope != install.User {
 		fmt.Fprintln(out, "         In project or local settings, allowUnsandboxedCommands false can be undone by a settings.local.json:")
 		fmt.Fprintln(out, "         set it in ~/.claude/settings.json too (`loopguard init --user` does); `loopguard doctor` checks it.")

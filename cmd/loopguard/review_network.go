@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/loopguard/loopguard/hooks"
@@ -96,29 +94,5 @@ func (o grantOffer) netLines(width int) string {
 	return wrapText("No network grant is offered ("+present.EscapeText(o.netErr.Error())+"); approve it once with a.", width)
 }
 
-// urlPorts are the TCP ports the URLs among argv name, by their port or
-// their scheme (http 80, https 443, ssh 22, git 9418); none when no word
-// is such a URL (the grant then connects to 443).
-func urlPorts(argv []string) []int {
-	schemes := map[string]int{"http": 80, "https": 443, "ssh": 22, "git+ssh": 22, "git": 9418, "ws": 80, "wss": 443}
-	var ports []int
-	for _, a := range argv[1:] {
-		if !strings.Contains(a, "://") {
-			continue
-		}
-		u, err := url.Parse(a)
-		if err != nil || u.Host == "" {
-			continue
-		}
-		if p := u.Port(); p != "" {
-			if n, err := strconv.Atoi(p); err == nil && n > 0 && n < 65536 {
-				ports = append(ports, n)
-			}
-			continue
-		}
-		if n, ok := schemes[strings.ToLower(u.Scheme)]; ok {
-			ports = append(ports, n)
-		}
-	}
-	return ports
-}
+// urlPorts is policy.URLPorts.
+func urlPorts(argv []string) []int { return policy.URLPorts(argv) }
