@@ -3,6 +3,8 @@ package hooks
 import (
 	"context"
 	"errors"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/loopguard/loopguard/policy"
@@ -158,7 +160,37 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 	case err != nil:
 		return e.fail(ReasonInternal, err), true
 	}
-	return e.allowed(c, d, ReasonExactGrant, gf.Grant, "approved by "+gf.Grant.Principal+" for this exact call"), true
+	what := "approved by " + gf.Grant.Principal + " for this exact call"
+	if updated, cp, ok := e.typedIntoJailed(c, d); ok {
+		dec := e.allowedAs(c, d, ReasonExactGrant, gf.Grant, what+"; what is typed into it later reaches no hook, so it runs in the jail", updated, cp.String())
+		dec.Capability = cp.String()
+		dec.Context = e.jailContext(c, cp, true)
+		return dec, true
+	}
+	return e.allowed(c, d, ReasonExactGrant, gf.Grant, what), true
+}
+
+// typedIntoJailed is an exactly approved call rewritten to run in the jail
+// when its host lets the model type into a running command with no hook
+// seeing what it types (Codex's write_stdin) and a program in the command
+// reads commands from its standard input (the warning the human was shown,
+// present.StdinWarning, through wrappers and in any part of a chain): the
+// human approved the program, not what is typed into it later, so that
+// runs confined. ok is false where the jail does not apply; then the call
+// runs as approved, and the warning the human saw said so.
+func (e *Engine) typedIntoJailed(c *Call, d *described) (map[string]any, policy.Capability, bool) {
+	if !c.TypesLater || d.shell == nil {
+		return nil, policy.Capability{}, false
+	}
+	stdin, reads := present.StdinWarning(""), false
+	for _, l := range d.danger(filepath.Clean(e.projectDir(c))) {
+		reads = reads || strings.HasSuffix(l, stdin)
+	}
+	if !reads {
+		return nil, policy.Capability{}, false
+	}
+	updated, cp, why := e.jailLaunch(c)
+	return updated, cp, why == ""
 }
 
 // justConsumed allows a PermissionRequest for a call whose exact grant the

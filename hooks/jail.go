@@ -76,39 +76,62 @@ func (e *Engine) jailed(ctx context.Context, c *Call, d *described) (Decision, b
 	if g == nil {
 		return Decision{}, false
 	}
-	// The jail's write set is the project the host names, never the
-	// payload's cwd, which the agent moves with cd (a cd into ~/.ssh
-	// would make that the project).
 	// Where the jail does not apply, the call is decided as without it,
 	// with the reason it would have had.
-	if e.namedProject(c) == "" {
-		return Decision{}, false
-	}
-	project = filepath.Clean(e.projectDir(c))
-	if tooWideAJail(project, e.Env.Home) != "" {
+	if e.jailProject(c) == "" {
 		return Decision{}, false
 	}
 	if why := e.leavesJail(c, d); why != "" {
 		d.leaves = why
 		return Decision{}, false
 	}
-	bash := shellPath()
-	if bash == "" {
-		d.leaves = "no bash in /usr/bin or /bin to run it with"
+	updated, cp, why := e.jailLaunch(c)
+	if why != "" {
+		d.leaves = why
 		return Decision{}, false
 	}
+	dec := e.allowedAs(c, d, ReasonJailed, g, "run in the jail granted by "+g.Principal, updated, cp.String())
+	dec.Capability = cp.String()
+	dec.Context = e.jailContext(c, cp, true)
+	return dec, true
+}
+
+// jailProject is the jail's write set for c: the project the host names,
+// never the payload's cwd, which the agent moves with cd (a cd into
+// ~/.ssh would make that the project); "" when the host names none or it
+// is too wide to jail a call in (tooWideAJail).
+func (e *Engine) jailProject(c *Call) string {
+	if e.namedProject(c) == "" {
+		return ""
+	}
+	project := filepath.Clean(e.projectDir(c))
+	if tooWideAJail(project, e.Env.Home) != "" {
+		return ""
+	}
+	return project
+}
+
+// jailLaunch is c's input rewritten to run its command whole, as written,
+// through the launcher in the jail: `bash -c COMMAND` under the jail's
+// capability, in the project jailProject names. why says what stops it
+// ("" when nothing does).
+func (e *Engine) jailLaunch(c *Call) (updated map[string]any, cp policy.Capability, why string) {
+	project := e.jailProject(c)
+	if c.ToolName != "Bash" || !c.Rewrite || e.Env.Launcher == "" || project == "" {
+		return nil, cp, "the jail does not apply to this call"
+	}
+	bash := shellPath()
+	if bash == "" {
+		return nil, cp, "no bash in /usr/bin or /bin to run it with"
+	}
 	cmd, _ := c.ToolInput["command"].(string)
-	cp := e.jailCapability()
+	cp = e.jailCapability()
 	spec := confine.Spec{Cap: cp, Project: project, Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}}
 	words := append([]string{e.Env.Launcher}, spec.Args()...)
 	for i, w := range words {
 		words[i] = shellparse.Quote(w)
 	}
-	updated := withCommand(c.ToolInput, strings.Join(words, " "))
-	dec := e.allowedAs(c, d, ReasonJailed, g, "run in the jail granted by "+g.Principal, updated, cp.String())
-	dec.Capability = cp.String()
-	dec.Context = e.jailContext(c, cp, true)
-	return dec, true
+	return withCommand(c.ToolInput, strings.Join(words, " ")), cp, ""
 }
 
 // jailCapability is what a jailed call runs with: the jail, where the

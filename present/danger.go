@@ -13,7 +13,7 @@ import (
 // StdinWarning is what the human is told of a command that reads commands
 // from its standard input (why says which, policy.ReadsCommands).
 func StdinWarning(why string) string {
-	return why + ": approving it approves whatever is typed into it after it starts, which runs unchecked (Codex lets the model type into a running command with write_stdin, and no hook sees what it types)"
+	return why + ": approving it approves whatever is typed into it after it starts, which runs unchecked (Codex lets the model type into a running command with write_stdin, and no hook sees what it types; there loopguard runs it in the jail where its launcher is installed)"
 }
 
 // Danger names what in a call destroys or exfiltrates: recursive deletes

@@ -119,6 +119,17 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	fmt.Fprintf(out, "Binding: %s.\n", reg.Binding)
 	if reg.Host.Rewrite == "" {
 		fmt.Fprintf(out, "Scopes: %s runs the model's own command text, so a scoped grant covers only a command already written plainly (no $'...', backslashes, globs); the rest needs an exact approval.\n", reg.Agent)
+		fmt.Fprintf(out, "Jail: not granted: %s runs the model's own command text, so loopguard cannot run a call in the jail there; every Bash call no grant covers asks.\n", reg.Agent)
+	} else {
+		// The jail runs a call through the agent's input rewrite, which
+		// this agent runs: the same grant as init's for Claude Code.
+		where := install.Project
+		if scope == "user" {
+			where = install.User
+		}
+		if err := offerJail(ctx, out, st, o, where); err != nil {
+			return err
+		}
 	}
 	switch reg.Agent {
 	case codex.Name:

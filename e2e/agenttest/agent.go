@@ -45,20 +45,25 @@ func (a *Agent) Main(m *testing.M) { Main(m, a.Name, &a.lgBin, &a.setupErr) }
 
 // NewEnv installs the client and makes a project where loopguard is
 // registered for it with `loopguard init --agent`.
-func (a *Agent) NewEnv(t *testing.T) *Env { return a.newEnv(t, a.Name) }
+func (a *Agent) NewEnv(t *testing.T) *Env { return a.newEnv(t, a.Name, "--no-jail") }
+
+// NewJailedEnv is NewEnv with init's defaults, the jail grant included:
+// every Bash call no narrower grant covers runs in the jail without a
+// decision where the agent runs loopguard's input rewrite.
+func (a *Agent) NewJailedEnv(t *testing.T) *Env { return a.newEnv(t, a.Name) }
 
 // NewBareEnv is NewEnv with nothing registered: the test registers what it
 // needs.
 func (a *Agent) NewBareEnv(t *testing.T) *Env { return a.newEnv(t, "") }
 
-func (a *Agent) newEnv(t *testing.T, register string) *Env {
+func (a *Agent) newEnv(t *testing.T, register string, initFlags ...string) *Env {
 	t.Helper()
 	keyringtest.Require(t)
 	if a.setupErr != nil {
 		t.Fatalf("setup: %v", a.setupErr)
 	}
 	bin := Install(t, a.Client)
-	e := NewEnv(t, a.lgBin, register, a.Prepare)
+	e := NewEnv(t, a.lgBin, register, a.Prepare, initFlags...)
 	e.Agent, e.Client = a, bin
 	return e
 }

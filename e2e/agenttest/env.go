@@ -29,9 +29,9 @@ type Env struct {
 }
 
 // NewEnv makes the guarded project; prepare runs on the new HOME before
-// init (to write the client's own settings). With agent "", nothing is
-// registered: the test registers what it needs.
-func NewEnv(t *testing.T, lgBin, agent string, prepare func(home string) error) *Env {
+// init (to write the client's own settings), and init gets initFlags. With
+// agent "", nothing is registered: the test registers what it needs.
+func NewEnv(t *testing.T, lgBin, agent string, prepare func(home string) error, initFlags ...string) *Env {
 	t.Helper()
 	keyringtest.Require(t)
 	root := t.TempDir()
@@ -49,7 +49,7 @@ func NewEnv(t *testing.T, lgBin, agent string, prepare func(home string) error) 
 		}
 	}
 	if agent != "" {
-		if out, err := g.Run(e.Ctx, e.Dir, "init", "--agent", agent); err != nil {
+		if out, err := g.Run(e.Ctx, e.Dir, append([]string{"init", "--agent", agent}, initFlags...)...); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
 	}

@@ -209,3 +209,35 @@ func (e *Env) WantPatchApplied(api *FakeAPI, i int) {
 		}
 	}
 }
+
+// JailedCallRuns: with init's defaults (the jail grant) a Bash call no
+// narrower grant covers runs in the jail without a decision, through the
+// agent's input rewrite: its write in the project lands (the control), and
+// the write in the home that Python makes, which no analysis of the
+// command's words sees, is refused by the kernel. The audit log records the
+// call as jailed. e must come from NewJailedEnv.
+func JailedCallRuns(e *Env) {
+	t := e.T
+	t.Helper()
+	outside := filepath.Join(e.G.Home, "jailed-outside.txt")
+	cmd := `echo in > jailed.txt; python3 -c "open('` + outside + `','w').write('x')"; echo done`
+	api := e.Run(Script{Commands: []string{cmd}})
+	WantRan(t, api, 0, e.Agent.Refused...)
+	if got := e.Read("jailed.txt"); got != "in\n" {
+		t.Errorf("jailed.txt = %q; want the jailed call's project write to land (the client reported %q)", got, api.Output(0))
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Errorf("the jailed call wrote %s in the home (the client reported %q)", outside, api.Output(0))
+	}
+	entries, err := e.G.Audit(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jailed := false
+	for _, x := range entries {
+		jailed = jailed || (x.Event == "PreToolUse" && x.Reason == "jailed")
+	}
+	if !jailed {
+		t.Errorf("no PreToolUse was decided jailed: %+v", entries)
+	}
+}

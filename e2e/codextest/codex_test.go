@@ -116,7 +116,8 @@ func TestCodexRunsTheRewrite(t *testing.T) {
 // what it types (pinned here). So an exact approval of a shell is an
 // approval of everything typed into it later: the model is told so when it
 // asks, and show (and review) say so to the human. Once approved, the
-// shell runs, and what the model types into it runs unchecked.
+// shell runs, in the jail (TestCodexTypedIntoTheJail), and what the model
+// types into it runs there unchecked.
 func TestCodexWriteStdinIsUnchecked(t *testing.T) {
 	t.Parallel()
 	e := codex.NewEnv(t)
@@ -224,4 +225,60 @@ func TestCodexDoctorOnlyCodex(t *testing.T) {
 	if !strings.Contains(out, "ok    codex ") || !strings.Contains(out, "All checks passed") {
 		t.Errorf("doctor after the fix:\n%s", out)
 	}
+}
+
+// TestCodexTypedIntoTheJail: what write_stdin types into an interactive
+// program reaches no hook, so under Codex such a program runs in the jail:
+// with init's defaults (the jail grant) `nice python3` runs there without
+// a decision; with --no-jail the human approves it exactly and it still
+// runs there. Either way Python, told through write_stdin to write a file
+// in the home, is refused, and the file it writes in the project lands
+// (the control).
+func TestCodexTypedIntoTheJail(t *testing.T) {
+	t.Parallel()
+	for _, jail := range []bool{true, false} {
+		e := codex.NewEnv(t)
+		if jail {
+			e = codex.NewJailedEnv(t)
+		}
+		outside := filepath.Join(e.G.Home, "typed-outside.txt")
+		typed := fmt.Sprintf("open(%q,'w').write('x')\nopen('typed.txt','w').write('inside')\n", outside)
+		script := agenttest.Script{
+			Commands: []string{"nice python3", agenttest.WriteStdin},
+			Extra:    []map[string]any{{"tty": true, "yield_time_ms": 500}, {"chars": typed, "yield_time_ms": 1500}},
+		}
+		if !jail {
+			script.Commands = []string{"nice python3", "nice python3", agenttest.WriteStdin}
+			script.Extra = append([]map[string]any{{"tty": true, "yield_time_ms": 500}}, script.Extra...)
+			script.Between = func(i int, _ string) {
+				if i == 0 {
+					if err := e.ApproveOnly(); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}
+		api := e.Run(script)
+		last := len(script.Commands) - 1
+		if _, err := os.Stat(outside); err == nil {
+			t.Errorf("jail grant %v: python3 behind nice wrote %s through write_stdin; the output was %q", jail, outside, api.Output(last))
+		}
+		if got := e.Read("typed.txt"); got != "inside" {
+			t.Errorf("jail grant %v: typed.txt = %q; want the project write to land (output %q, %q)", jail, got, api.Output(last-1), api.Output(last))
+		}
+		// Refused by the jail: EACCES from Landlock, or EROFS where the
+		// launcher also mounts the home read-only (Codex's own sandbox is
+		// off here: danger-full-access).
+		if out := api.Output(last); !strings.Contains(out, "PermissionError") && !strings.Contains(out, "Read-only file system") {
+			t.Errorf("jail grant %v: python3 was not refused the home write: %q", jail, out)
+		}
+	}
+}
+
+// TestCodexJailedCallRuns: init --agent grants the jail, and Codex runs the
+// jailed rewrite: no decision, the project write lands, the home write is
+// refused by the kernel.
+func TestCodexJailedCallRuns(t *testing.T) {
+	t.Parallel()
+	agenttest.JailedCallRuns(codex.NewJailedEnv(t))
 }

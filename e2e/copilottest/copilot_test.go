@@ -178,3 +178,11 @@ func TestCopilotTwoRegistrationsRunOnce(t *testing.T) {
 func TestCopilotRunsTheRewrite(t *testing.T) {
 	agenttest.RunsTheRewrite(copilot.NewEnv(t))
 }
+
+// TestCopilotJailedCallRuns: init --agent grants the jail, and Copilot runs the
+// jailed rewrite: no decision, the project write lands, the home write is
+// refused by the kernel.
+func TestCopilotJailedCallRuns(t *testing.T) {
+	t.Parallel()
+	agenttest.JailedCallRuns(copilot.NewJailedEnv(t))
+}

@@ -19,7 +19,7 @@ import (
 // at once; it is refused, the first registration deciding it afresh.
 func TestCopilotUserAndRepositoryRegistrationsRunOnce(t *testing.T) {
 	e := copilot.NewEnv(t)
-	if out, err := e.G.Run(e.Ctx, e.Dir, "init", "--agent", "copilot", "--project"); err != nil {
+	if out, err := e.G.Run(e.Ctx, e.Dir, "init", "--agent", "copilot", "--project", "--no-jail"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, f := range []string{e.HooksFile(), e.Dir + "/.github/hooks/loopguard.json"} {
@@ -36,7 +36,7 @@ func TestCopilotUserAndRepositoryRegistrationsRunOnce(t *testing.T) {
 // told apart.
 func TestCopilotOlderRepositoryRegistrationRunsOnce(t *testing.T) {
 	e := copilot.NewEnv(t)
-	if out, err := e.G.Run(e.Ctx, e.Dir, "init", "--agent", "copilot", "--project"); err != nil {
+	if out, err := e.G.Run(e.Ctx, e.Dir, "init", "--agent", "copilot", "--project", "--no-jail"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	f := e.Dir + "/.github/hooks/loopguard.json"
@@ -89,7 +89,7 @@ func runsOnceThroughBoth(t *testing.T, e *agenttest.Env) {
 // repository's file.
 func TestCopilotUnnamedRegistrationsRefuseTheApproval(t *testing.T) {
 	e := copilot.NewEnv(t)
-	if out, err := e.G.Run(e.Ctx, e.Dir, "init", "--agent", "copilot", "--project"); err != nil {
+	if out, err := e.G.Run(e.Ctx, e.Dir, "init", "--agent", "copilot", "--project", "--no-jail"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, f := range []string{e.HooksFile(), e.Dir + "/.github/hooks/loopguard.json"} {

@@ -18,7 +18,7 @@ import (
 // refused by the hook.
 func TestCopilotUntrustedFolderFailsDoctor(t *testing.T) {
 	e := copilot.NewBareEnv(t)
-	if out, err := e.G.Run(e.Ctx, e.Dir, "init", "--agent", "copilot", "--project"); err != nil {
+	if out, err := e.G.Run(e.Ctx, e.Dir, "init", "--agent", "copilot", "--project", "--no-jail"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	out, err := e.G.Run(e.Ctx, e.Dir, "doctor", "--agent", "copilot")

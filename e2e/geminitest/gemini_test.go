@@ -69,3 +69,11 @@ func TestGeminiApprovalIsBoundToTheDirectory(t *testing.T) {
 func TestGeminiRunsTheRewrite(t *testing.T) {
 	agenttest.RunsTheRewrite(gemini.NewEnv(t))
 }
+
+// TestGeminiJailedCallRuns: init --agent grants the jail, and Gemini runs the
+// jailed rewrite: no decision, the project write lands, the home write is
+// refused by the kernel.
+func TestGeminiJailedCallRuns(t *testing.T) {
+	t.Parallel()
+	agenttest.JailedCallRuns(gemini.NewJailedEnv(t))
+}

@@ -87,3 +87,11 @@ func TestOpenCodePluginTimeoutBlocks(t *testing.T) {
 func TestOpenCodeRunsTheRewrite(t *testing.T) {
 	agenttest.RunsTheRewrite(opencode.NewEnv(t))
 }
+
+// TestOpenCodeJailedCallRuns: init --agent grants the jail, and OpenCode runs the
+// jailed rewrite: no decision, the project write lands, the home write is
+// refused by the kernel.
+func TestOpenCodeJailedCallRuns(t *testing.T) {
+	t.Parallel()
+	agenttest.JailedCallRuns(opencode.NewJailedEnv(t))
+}
