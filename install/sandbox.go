@@ -22,6 +22,10 @@ type Sandbox struct {
 	// (confine.NetworkExclusion), written only with two-phase
 	// enforcement, whose wrapper runs such a command only on a ticket.
 	Exclude []string `json:"exclude,omitempty"`
+	// Unexclude are excludedCommands entries taken out when present:
+	// init's own entry, when it registers without two-phase enforcement
+	// (the entry must never stand without the wrapper). Not recorded.
+	Unexclude []string `json:"-"`
 }
 
 // EnvVar is one entry of the settings' "env" object.
@@ -216,6 +220,18 @@ func mergeSandbox(root *node, s *Sandbox) error {
 			if !hasString(arr, v) {
 				arr.elems = append(arr.elems, fromValue(v))
 			}
+		}
+	}
+	if arr := sb.get(KeyExcluded); arr != nil && len(s.Unexclude) > 0 {
+		kept := arr.elems[:0:0]
+		for _, e := range arr.elems {
+			if v, ok := e.str(); !ok || !slices.Contains(s.Unexclude, v) {
+				kept = append(kept, e)
+			}
+		}
+		arr.elems = kept
+		if len(arr.elems) == 0 {
+			sb.del(KeyExcluded)
 		}
 	}
 	if len(s.Exclude) > 0 {

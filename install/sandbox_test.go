@@ -289,6 +289,7 @@ func TestSandboxExcludeRoundTrip(t *testing.T) {
 	if err != nil || !res.Changed {
 		t.Fatal(res, err)
 	}
+	applied := res.New
 	got, _ := sandboxOf(t, res.New)
 	if l, _ := got["excludedCommands"].([]any); len(l) != 2 || l[0] != "docker *" || l[1] != entry {
 		t.Fatalf("excludedCommands = %v", got["excludedCommands"])
@@ -310,6 +311,19 @@ func TestSandboxExcludeRoundTrip(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(path); string(after) != orig {
 		t.Errorf("not byte-identical:\n%s", after)
+	}
+	// An init without two-phase enforcement takes the entry out, and
+	// keeps the user's own.
+	off := sandboxOpts
+	sbOff := *off.Sandbox
+	sbOff.Unexclude = []string{entry}
+	off.Sandbox = &sbOff
+	out2, _, err := Merge(applied, off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := sandboxOf(t, out2); !slices.Equal(anyStrings(left["excludedCommands"]), []string{"docker *"}) {
+		t.Errorf("after an init without the entry, excludedCommands = %v", left["excludedCommands"])
 	}
 	if _, _, err := Merge([]byte(`{"sandbox": {"excludedCommands": "x"}}`), o); err == nil {
 		t.Error("an excludedCommands that is not a list was accepted")

@@ -278,6 +278,9 @@ func initRun(ctx context.Context, o *initOptions) error {
 		if opts.Ticket {
 			p.exclude = networkExclusion(hookBin)
 			opts.Sandbox.Exclude = []string{p.exclude}
+		} else {
+			// Never the entry without the wrapper (an earlier init's).
+			opts.Sandbox.Unexclude = []string{networkExclusion(hookBin)}
 		}
 	}
 
