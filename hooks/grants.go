@@ -167,7 +167,7 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 		dec.Context = e.jailContext(c, cp, true)
 		return dec, true
 	}
-	return e.allowed(c, d, ReasonExactGrant, gf.Grant, what), true
+	return e.exactAllowed(ctx, c, d, gf.Grant), true
 }
 
 // typedIntoJailed is an exactly approved call rewritten to run in the jail
