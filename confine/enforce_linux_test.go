@@ -40,6 +40,7 @@ func TestMain(m *testing.M) {
 	case os.Getenv("LG_CONFINE_LAUNCH") == "1":
 		os.Unsetenv("LG_CONFINE_LAUNCH") // the program it runs is the probe
 		noNamespaces = os.Getenv("LG_CONFINE_NO_NS") == "1"
+		noBroker = os.Getenv("LG_CONFINE_NO_BROKER") == "1"
 		os.Exit(Main(os.Args[1:], os.Stderr))
 	case os.Args[0] == probeName:
 		os.Exit(probe(os.Args[1:]))

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -347,17 +348,20 @@ func TestJailLeavesNoProcess(t *testing.T) {
 // and the call's stderr says so. An ordinary new file stays (control).
 func TestJailSweep(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
+		// With namespaces the names are made and swept after the call;
+		// with the filter alone the first stage refuses them when they
+		// are made (broker_linux.go): no window at all.
 		src := filepath.Join(j.project, "src")
 		out, code := j.launch(t, projectWrite, "jail-gitdir", src)
-		checkProbe(t, []string{"src/.git"}, firstLine(out), code, true)
+		checkProbe(t, []string{"src/.git"}, firstLine(out), code, j.ns)
 		if _, err := os.Lstat(filepath.Join(src, ".git")); err == nil {
 			t.Errorf("src/.git is in the project after the call")
 		}
-		if !strings.Contains(out, "held back src/.git") {
+		if j.ns && !strings.Contains(out, "held back src/.git") {
 			t.Errorf("no word of src/.git: %q", out)
 		}
 		out, code = j.launch(t, projectWrite, "jail-create", filepath.Join(src, ".envrc"))
-		checkProbe(t, []string{"src/.envrc"}, firstLine(out), code, true)
+		checkProbe(t, []string{"src/.envrc"}, firstLine(out), code, j.ns)
 		if _, err := os.Lstat(filepath.Join(src, ".envrc")); err == nil {
 			t.Errorf("src/.envrc is in the project after the call")
 		}
@@ -385,20 +389,66 @@ func firstLine(s string) string {
 	return l
 }
 
-// TestJailTopLevel: project-write creates a file at the project's top
-// (go build -o app .) where the launch has its own mount namespace (each
-// protected entry is then mounted read-only, so the top can be granted
-// whole); what it creates there under a protected name, by open(O_CREAT)
-// or by a rename from its own TMPDIR, does not stay in the project. With
-// the filter alone the top is not granted (nothing is created there),
-// and a nested directory it writes is swept the same way.
+// TestJailTopLevel: project-write creates files at the project's top (go
+// build -o app ., a file written twice, a file moved in from its TMPDIR,
+// one made and removed) in both modes: with namespaces of its own each
+// protected entry is mounted read-only and the top granted whole; with
+// the filter alone the first stage makes new names there for the program
+// (broker_linux.go). What it creates there or in src/ under a protected
+// name, by open(O_CREAT), by a path through another directory, or by a
+// rename from its own TMPDIR, does not stay in the project; .git is not
+// written; a link at the top that leads outside, the user's or the
+// program's own, is followed by nothing the launcher does.
 func TestJailTopLevel(t *testing.T) {
+	goExe := goBinary(t)
 	bothModes(t, func(t *testing.T, j *jail) {
-		app := filepath.Join(j.project, "app")
-		out, code := j.launch(t, projectWrite, "jail-create", app)
-		checkProbe(t, []string{"create app at the top"}, firstLine(out), code, j.ns)
-		if _, err := os.Stat(app); (err == nil) != j.ns {
-			t.Errorf("app at the top: %v", err)
+		testfs.Tree(t, j.root, []byte("module example.com/proj\n\ngo 1.22\n"), 0o644, "proj/go.mod")
+		testfs.Tree(t, j.root, []byte("package proj\n\n// F is 1.\nfunc F() int { return 1 }\n"), 0o644, "proj/proj.go")
+		// The user's own link at the top, to a file outside that does not
+		// exist yet.
+		outside := filepath.Join(j.home, "planted")
+		if err := os.Symlink(outside, filepath.Join(j.project, "out")); err != nil {
+			t.Fatal(err)
+		}
+		if os.Getuid() == 0 {
+			for _, p := range []string{"go.mod", "proj.go", "out"} {
+				if err := os.Lchown(filepath.Join(j.project, p), nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		j.env = append(j.env, "GOTOOLCHAIN=local", "GOFLAGS=")
+		before := topNames(t, j.project)
+		// go build -o app . (of a package: go writes its archive by the
+		// same steps as an executable, without compiling the runtime).
+		s := Spec{Cap: projectWrite, Project: j.project, Cwd: j.project, Exe: goExe, Argv: []string{"go", "build", "-o", "app", "."}}
+		cmd := j.command(append([]string{launcherName}, s.Args()[1:]...)...)
+		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, cmd.Env...)
+		out, code := combined(t, cmd)
+		if fi, err := os.Stat(filepath.Join(j.project, "app")); code != 0 || err != nil || fi.Size() == 0 {
+			t.Errorf("go build -o app .: exit %d %q: %v", code, out, err)
+		}
+		if added := newNames(before, topNames(t, j.project)); strings.Join(added, " ") != "app" {
+			t.Errorf("go build -o app . left at the top %q, want app alone", added)
+		}
+		app2 := filepath.Join(j.project, "app2")
+		out, code = j.launch(t, projectWrite, "jail-create", app2)
+		checkProbe(t, []string{"create app2 at the top"}, firstLine(out), code, true)
+		if b, err := os.ReadFile(app2); err != nil || string(b) != "planted\n" {
+			t.Errorf("app2: %q %v", b, err)
+		}
+		out, code = j.launch(t, projectWrite, "jail-sh", `echo a >> log.txt && echo b >> log.txt && echo x > gone && rm gone && `+
+			`echo m > "$TMPDIR/m"; mv "$TMPDIR/m" moved 2>mverr; exit 0`)
+		checkProbe(t, []string{"append twice, remove, move in"}, firstLine(out), code, true)
+		if b, err := os.ReadFile(filepath.Join(j.project, "log.txt")); err != nil || string(b) != "a\nb\n" {
+			t.Errorf("log.txt: %q %v", b, err)
+		}
+		if _, err := os.Lstat(filepath.Join(j.project, "gone")); err == nil {
+			t.Errorf("gone, made and removed by the call, is in the project")
+		}
+		if b, err := os.ReadFile(filepath.Join(j.project, "moved")); err != nil || string(b) != "m\n" {
+			mverr, _ := os.ReadFile(filepath.Join(j.project, "mverr"))
+			t.Errorf("moved in from TMPDIR: %q %v (%s)", b, err, mverr)
 		}
 		for _, dir := range []string{j.project, filepath.Join(j.project, "src")} {
 			for _, name := range []string{".envrc", ".mcp.json", ".npmrc", "CLAUDE.md"} {
@@ -413,6 +463,30 @@ func TestJailTopLevel(t *testing.T) {
 				}
 			}
 		}
+		// By a path through another directory, and through .git.
+		for _, p := range []string{"src/../.envrc", ".git/../CLAUDE.md"} {
+			out, _ := j.launch(t, projectWrite, "jail-create", filepath.Join(j.project, p))
+			if _, err := os.Lstat(filepath.Join(j.project, filepath.Base(p))); err == nil {
+				t.Errorf("%s is in the project after the call: %q", p, out)
+			}
+		}
+		// src/.git, by a rename of a git directory made in TMPDIR.
+		out, _ = j.launch(t, projectWrite, "jail-sh", `mkdir -p "$TMPDIR/g/.git" && echo '[core]' > "$TMPDIR/g/.git/config" && mv "$TMPDIR/g/.git" src/.git`)
+		if _, err := os.Lstat(filepath.Join(j.project, "src/.git")); err == nil {
+			t.Errorf("src/.git, moved in from TMPDIR, is in the project after the call: %q", out)
+		}
+		// A directory holding a git directory, moved in; a hard link and
+		// a symbolic link under a protected name.
+		out, _ = j.launch(t, projectWrite, "jail-sh", `mkdir -p "$TMPDIR/r/.git" && echo '[core]' > "$TMPDIR/r/.git/config" && mv "$TMPDIR/r" src/r`)
+		if _, err := os.Lstat(filepath.Join(j.project, "src/r/.git")); err == nil {
+			t.Errorf("src/r/.git, moved in with its directory, is in the project after the call: %q", out)
+		}
+		out, _ = j.launch(t, projectWrite, "jail-sh", `ln src/main.go src/.envrc; ln -s main.go src/AGENTS.md; exit 0`)
+		for _, p := range []string{"src/.envrc", "src/AGENTS.md"} {
+			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
+				t.Errorf("%s, a link, is in the project after the call: %q", p, out)
+			}
+		}
 		// The project's own executable configuration is still not
 		// written, though the top is.
 		out, code = j.launch(t, projectWrite, "append", filepath.Join(j.project, ".git/config"))
@@ -421,7 +495,53 @@ func TestJailTopLevel(t *testing.T) {
 		checkProbe(t, []string{"create in .git"}, firstLine(out), code, false)
 		out, code = j.launch(t, projectWrite, "rename", filepath.Join(j.project, ".git"), filepath.Join(j.project, "g"))
 		checkProbe(t, []string{"rename .git away"}, out, code, false)
+		// Links: through the user's link at the top nothing is created
+		// outside; a link the program makes at the top (with namespaces;
+		// the filter alone refuses it) is held back or left as a link,
+		// its target untouched.
+		out, code = j.launch(t, projectWrite, "jail-create", filepath.Join(j.project, "out"))
+		checkProbe(t, []string{"create through the top's link"}, firstLine(out), code, false)
+		if _, err := os.Lstat(outside); err == nil {
+			t.Errorf("%s was created through the project's link", outside)
+		}
+		bashrc := filepath.Join(j.home, ".bashrc")
+		for _, name := range []string{"CLAUDE.md", "lnk"} {
+			out, code = j.launch(t, projectWrite, "jail-symlink", bashrc, filepath.Join(j.project, name))
+			checkProbe(t, []string{"a link at the top:", name}, firstLine(out), code, j.ns)
+			if b, err := os.ReadFile(bashrc); err != nil || string(b) != "original\n" {
+				t.Errorf("after a link %s to ~/.bashrc: ~/.bashrc is %q %v", name, b, err)
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(j.project, "CLAUDE.md")); err == nil {
+			t.Errorf("CLAUDE.md, a link the call made, is in the project")
+		}
 	})
+}
+
+// topNames are the names at dir's top.
+func topNames(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, e := range ents {
+		out[e.Name()] = true
+	}
+	return out
+}
+
+// newNames are the names of after that before has not, sorted.
+func newNames(before, after map[string]bool) []string {
+	var out []string
+	for n := range after {
+		if !before[n] {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // TestJailInsideASandbox: inside a sandbox that binds everything but the

@@ -47,6 +47,10 @@ import (
 // the filter holding alone, as where they are refused).
 var noNamespaces bool
 
+// noBroker: the filter alone runs without the broker (a test measures
+// what it costs).
+var noBroker bool
+
 // launch is what the first stage hands the second, on descriptor 3.
 type launch struct {
 	Spec Spec
@@ -59,6 +63,11 @@ type launch struct {
 	// OwnNet: with NS, the second stage is in a network namespace of its
 	// own too (a capability without the network).
 	OwnNet bool
+	// Broker: without NS, under a capability that writes the project,
+	// the first stage makes new files at the project's top
+	// (broker_linux.go); the second hands it the filter's listener on
+	// brokerFd.
+	Broker bool
 }
 
 // run is the first stage: it returns the program's exit status, or an
@@ -108,12 +117,31 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	var c child
 	ns := !noNamespaces && plan.Project != ""
 	if ns {
-		c, err = startStage2(s, plan, true, cg)
+		c, err = startStage2(s, plan, true, cg, nil)
 	}
+	var broker *topBroker
 	if !ns || err != nil {
 		// No namespace of its own (not needed, or refused here): the
-		// second stage runs in this one.
-		c, err = startStage2(s, plan, false, cg)
+		// second stage runs in this one, and under a capability that
+		// writes the project the first makes new files at its top.
+		var theirs *os.File
+		if plan.Project != "" && !noBroker {
+			if broker, theirs, err = startBroker(plan, e); err != nil {
+				return 0, err
+			}
+		}
+		c, err = startStage2(s, plan, false, cg, theirs)
+		if theirs != nil {
+			theirs.Close()
+		}
+		if broker != nil {
+			if err != nil {
+				broker.close()
+				broker = nil
+			} else {
+				broker.start()
+			}
+		}
 	}
 	if err != nil {
 		return 0, err
@@ -138,6 +166,9 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	}
 	stopTree()
 	reapRest()
+	if broker != nil {
+		broker.close()
+	}
 	if plan.Project != "" {
 		for _, line := range sweep(plan, e) {
 			fmt.Fprintln(stderr, line)
@@ -165,7 +196,7 @@ type child struct {
 // program keeps through the second stage's execve (a program started by
 // fork from a confined thread of this one was refused its own
 // /proc/self: TestJailHoldsNoCapability).
-func startStage2(s Spec, plan Plan, ns bool, cg *callCgroup) (child, error) {
+func startStage2(s Spec, plan Plan, ns bool, cg *callCgroup, broker *os.File) (child, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return child{}, err
@@ -183,6 +214,9 @@ func startStage2(s Spec, plan Plan, ns bool, cg *callCgroup) (child, error) {
 		// The program dies with the launcher: a launcher killed by the
 		// agent's timeout leaves no program running.
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	}
+	if broker != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, broker) // brokerFd
 	}
 	if cg != nil {
 		cmd.SysProcAttr.UseCgroupFD = true
@@ -212,7 +246,8 @@ func startStage2(s Spec, plan Plan, ns bool, cg *callCgroup) (child, error) {
 		w.Close()
 		return child{}, fmt.Errorf("failed to start the launch: %w", err)
 	}
-	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: ns, OwnNet: ns && !plan.Network, PidsMax: cg != nil && cg.pidsMax})
+	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: ns, OwnNet: ns && !plan.Network, PidsMax: cg != nil && cg.pidsMax,
+		Broker: broker != nil})
 	w.Close()
 	if err != nil {
 		_ = cmd.Process.Kill()
@@ -253,7 +288,9 @@ func stage2() error {
 		return err
 	}
 	if !l.NS {
-		return execJailed(l.Spec, l.Plan, l.Plan.filter(false, false))
+		o := l.Plan.filter(false, false)
+		o.broker = l.Broker
+		return execJailed(l.Spec, l.Plan, o)
 	}
 	if l.OwnNet {
 		// Before isolate, which drops the capability it needs.

@@ -190,6 +190,10 @@ type filterOpts struct {
 	// sysvIPC: System V IPC is allowed (the launch has an IPC namespace of
 	// its own); otherwise refused.
 	sysvIPC bool
+	// broker: every open with O_CREAT and every unlink goes to the first
+	// stage, which makes new files at the project's top (broker_linux.go);
+	// the listener is handed over on brokerFd.
+	broker bool
 }
 
 // filter builds the BPF program.
@@ -227,6 +231,25 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		insn{code: jeq, k: unix.SYS_CLONE, jt: "clone"},
 		insn{code: jeq, k: unix.SYS_CLONE3, jt: "enosys"},
 	)
+	if o.broker {
+		p = append(p,
+			insn{code: jeq, k: unix.SYS_OPENAT, jt: "openat"},
+			insn{code: jeq, k: unix.SYS_UNLINKAT, jt: "notify"},
+			insn{code: jeq, k: unix.SYS_RENAMEAT2, jt: "notify"},
+			insn{code: jeq, k: unix.SYS_MKDIRAT, jt: "notify"},
+			insn{code: jeq, k: unix.SYS_MKNODAT, jt: "notify"},
+			insn{code: jeq, k: unix.SYS_SYMLINKAT, jt: "notify"},
+			insn{code: jeq, k: unix.SYS_LINKAT, jt: "notify"},
+		)
+		if legacyOpen != 0 {
+			p = append(p, insn{code: jeq, k: legacyOpen, jt: "open"})
+		}
+		for _, nr := range legacyBrokeredCalls {
+			if nr != legacyOpen {
+				p = append(p, insn{code: jeq, k: nr, jt: "notify"})
+			}
+		}
+	}
 	refuse := func(calls []uint32, label string) {
 		for _, nr := range calls {
 			p = append(p, insn{code: jeq, k: nr, jt: label})
@@ -256,6 +279,19 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 			insn{code: ld, k: offArg1 + 4}, // the high 32 bits
 			insn{code: jeq, k: 0, jt: "allow", jf: "eperm"},
 		)
+	}
+	if o.broker {
+		p = append(p,
+			insn{label: "openat", code: ld, k: offArg2}, // the flags
+			insn{code: jset, k: unix.O_CREAT, jt: "notify", jf: "allow"},
+		)
+		if legacyOpen != 0 {
+			p = append(p,
+				insn{label: "open", code: ld, k: offArg1},
+				insn{code: jset, k: unix.O_CREAT, jt: "notify", jf: "allow"},
+			)
+		}
+		p = append(p, insn{label: "notify", code: ret, k: uint32(unix.SECCOMP_RET_USER_NOTIF)})
 	}
 	p = append(p,
 		insn{label: "ioctl", code: ld, k: offArg1},
@@ -312,6 +348,30 @@ func installFilter(o filterOpts) error {
 	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if o.broker {
+		fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			uintptr(unsafe.Pointer(&fp)))
+		runtime.KeepAlive(prog)
+		switch {
+		case e == 0:
+			if err := sendListener(int(fd)); err != nil {
+				return fmt.Errorf("handing the filter's listener over: %w", err)
+			}
+			return nil
+		case e != unix.EBUSY:
+			return fmt.Errorf("seccomp: %w", e)
+		}
+		// A filter above already has a listener (a container runtime's,
+		// a sandbox's): one per task. The launch runs without the
+		// broker (nothing is created at the top), under the filter
+		// without it; the first stage hears its end close.
+		_ = unix.Close(brokerFd)
+		o.broker = false
+		if prog, err = filter(o); err != nil {
+			return err
+		}
+		fp = unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	}
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fp)), 0, 0); err != nil {
 		return fmt.Errorf("seccomp: %w", err)

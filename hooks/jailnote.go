@@ -118,7 +118,7 @@ const (
 	loopbackNote = "loopguard: the jail (CAP) has a network of its own: localhost there is the call's own loopback (a server the same call starts answers it), never this machine's; to reach this machine's servers, " + askExact + "."
 	tempNote     = "loopguard: the jail (CAP) gives the command a private temp directory: write under $TMPDIR, not the shared /tmp; otherwise " + askExact + "."
 	configNote   = "loopguard: the jail (CAP) keeps the project's executable configuration read-only (.git, .claude, .envrc...); to change it, " + askExact + "."
-	topNote      = "loopguard: the jail (CAP) refused a new file at the project's top level (existing ones can change); to run it unconfined, " + askExact + "."
+	topNote      = "loopguard: the jail (CAP) makes new files and changes existing ones at the project's top level, but no new directory or link there, and removes or renames only files the call made; to run it unconfined, " + askExact + "."
 	readOnlyNote = "loopguard: the jail (CAP) writes nothing but its $TMPDIR, and outside the project reads only the system, toolchains and a few configuration files; to run it unconfined, " + askExact + "."
 	outsideNote  = "loopguard: the jail (CAP) writes nothing outside the project but its $TMPDIR, and reads there only the system, toolchains and a few configuration files; to run it unconfined, " + askExact + "."
 )

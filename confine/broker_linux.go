@@ -1,0 +1,546 @@
+//go:build linux
+
+package confine
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/policy"
+)
+
+// The top level with the filter alone. Landlock's rights on a directory
+// reach everything below it: a right to create files at the project's top
+// is a right to create them in .git/hooks, .claude and .husky too, and a
+// right to write the new file is a right to write .git/config. With
+// namespaces of its own the launch mounts each protected entry read-only
+// and grants the top whole (isolate); with the filter alone (Claude
+// Code's sandbox, Ubuntu 24.04) no Landlock rule can tell `app` from
+// `.git/hooks/pre-commit`. So there the launcher makes new files at the
+// top itself: the filter sends every open with O_CREAT, and every unlink,
+// to the first stage (seccomp's user notification), which
+//
+//   - for a name directly in the project's top that does not exist and is
+//     not executable configuration or an instruction file (policy's one
+//     list, the hook directories core.hooksPath names), creates it (never
+//     through a link, never an existing file: O_CREAT|O_EXCL|O_NOFOLLOW,
+//     the program's umask) and hands the program its descriptor, as if
+//     its own open had made it;
+//   - refuses a protected name there (EACCES, what Landlock says);
+//   - opens again, or removes, a file it made in this call, by the same
+//     name and still the same file (go build's umask probe, a log opened
+//     twice with O_APPEND);
+//   - lets every other call go on to the kernel unchanged, where Landlock
+//     decides as before (SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel
+//     reads the call's arguments again, so a program that changes them
+//     meanwhile gets what Landlock grants, never more).
+//
+// It acts only on what it resolved itself, from the program's directory
+// or descriptor by /proc, and only when that is the project's top (the
+// same directory, by device and inode): a path through a link elsewhere
+// is the kernel's to judge. A new directory at the top is still refused
+// (its contents would have no rule), as is a rename into the top (EXDEV:
+// mv and go build then copy, which the launcher serves).
+
+// Seccomp's user notification structures (linux/seccomp.h).
+type (
+	seccompNotif struct {
+		id    uint64
+		pid   uint32
+		flags uint32
+		nr    int32
+		arch  uint32
+		ip    uint64
+		args  [6]uint64
+	}
+	seccompNotifResp struct {
+		id    uint64
+		val   int64
+		error int32
+		flags uint32
+	}
+	seccompNotifAddfd struct {
+		id         uint64
+		flags      uint32
+		srcfd      uint32
+		newfd      uint32
+		newfdFlags uint32
+	}
+)
+
+// brokerFd is the second stage's descriptor on which it hands the first
+// stage the filter's listener.
+const brokerFd = 4
+
+// fileKey names a file by device and inode.
+type fileKey struct{ dev, ino uint64 }
+
+// topBroker is the first stage's side: the listener and the project's
+// top.
+type topBroker struct {
+	conn     *os.File // the first stage's end of the hand-over
+	listener int
+	root     int
+	rootKey  fileKey
+	project  string
+	pl       policy.Places
+	made     map[string]fileKey
+	stop     [2]int // a pipe: closing stop[1] ends serve
+	done     chan struct{}
+}
+
+// newTopBroker opens the project's top for plan; conn receives the
+// listener.
+func newTopBroker(plan Plan, e Env, conn *os.File) (*topBroker, error) {
+	root, err := unix.Open(plan.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(root, &st); err != nil {
+		_ = unix.Close(root)
+		return nil, err
+	}
+	b := &topBroker{conn: conn, listener: -1, root: root, rootKey: fileKey{st.Dev, st.Ino}, project: plan.Project,
+		made: map[string]fileKey{}, done: make(chan struct{})}
+	e.Places.HooksPaths = plan.hooksPaths
+	b.pl = e.Places.Prepare()
+	if err := unix.Pipe2(b.stop[:], unix.O_CLOEXEC); err != nil {
+		_ = unix.Close(root)
+		return nil, err
+	}
+	return b, nil
+}
+
+// start serves the program's calls until close.
+func (b *topBroker) start() {
+	go func() {
+		defer close(b.done)
+		if b.receive() {
+			b.serve()
+		}
+	}()
+}
+
+// close ends serving (every process of the call has exited) and waits
+// for it.
+func (b *topBroker) close() {
+	_ = unix.Close(b.stop[1])
+	// Every process of the call has exited: a second stage that never
+	// sent the listener has closed its end, so receive returns.
+	<-b.done
+	_ = b.conn.Close()
+	_ = unix.Close(b.stop[0])
+	_ = unix.Close(b.root)
+	if b.listener >= 0 {
+		_ = unix.Close(b.listener)
+	}
+}
+
+// receive reads the listener from the second stage.
+func (b *topBroker) receive() bool {
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(int(b.conn.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return false
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return false
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			_ = unix.Close(fd)
+		}
+		return false
+	}
+	b.listener = fds[0]
+	return true
+}
+
+// serve answers notifications until the listener hangs up (no process
+// of the call is left) or close.
+func (b *topBroker) serve() {
+	for {
+		fds := []unix.PollFd{{Fd: int32(b.listener), Events: unix.POLLIN}, {Fd: int32(b.stop[0]), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return
+		}
+		if fds[1].Revents != 0 {
+			return
+		}
+		if fds[0].Revents&unix.POLLIN == 0 {
+			if fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+				return
+			}
+			continue
+		}
+		var n seccompNotif
+		if err := ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
+			continue // the caller died meanwhile (ENOENT), or a signal
+		}
+		resp := b.handle(&n)
+		if resp == nil {
+			continue // answered by ADDFD
+		}
+		_ = ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
+	}
+}
+
+func ioctlPtr(fd int, req uint, p unsafe.Pointer) error {
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(p))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// brokered is a call the filter sent: its directory descriptor, the
+// address of its path, and what it asks.
+type brokered struct {
+	dirfd  int32
+	path   uint64
+	flags  int
+	mode   uint32
+	unlink bool
+	// rename: dirfd and path are the new name's; from are the old's.
+	rename    bool
+	fromDirfd int32
+	fromPath  uint64
+	noReplace bool
+	// name: a call that makes a name the kernel serves (mkdir, symlink,
+	// link, mknod): refused only when the name is protected.
+	name bool
+}
+
+// brokeredCall reads n's call (ok false: one the broker does not serve).
+func brokeredCall(n *seccompNotif) (brokered, bool) {
+	a := n.args
+	switch n.nr {
+	case unix.SYS_OPENAT:
+		return brokered{dirfd: int32(a[0]), path: a[1], flags: int(int32(a[2])), mode: uint32(a[3])}, true
+	case unix.SYS_UNLINKAT:
+		if a[2]&unix.AT_REMOVEDIR != 0 {
+			return brokered{}, false
+		}
+		return brokered{dirfd: int32(a[0]), path: a[1], unlink: true}, true
+	case unix.SYS_MKDIRAT, unix.SYS_MKNODAT:
+		return brokered{dirfd: int32(a[0]), path: a[1], name: true}, true
+	case unix.SYS_SYMLINKAT:
+		return brokered{dirfd: int32(a[1]), path: a[2], name: true}, true
+	case unix.SYS_LINKAT:
+		return brokered{dirfd: int32(a[2]), path: a[3], name: true}, true
+	case unix.SYS_RENAMEAT2:
+		if a[4]&^unix.RENAME_NOREPLACE != 0 {
+			return brokered{}, false // an exchange, a whiteout: the kernel's
+		}
+		return brokered{rename: true, fromDirfd: int32(a[0]), fromPath: a[1], dirfd: int32(a[2]), path: a[3],
+			noReplace: a[4] != 0}, true
+	}
+	return legacyBrokeredCall(n)
+}
+
+// passFlags are the open flags the broker passes on to the file it makes.
+const passFlags = unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK | unix.O_DSYNC | unix.O_SYNC | unix.O_NOCTTY |
+	unix.O_TRUNC | unix.O_LARGEFILE | unix.O_DIRECT | unix.O_NOATIME
+
+// handle answers n: nil when ADDFD answered it.
+func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
+	cont := &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
+	c, ok := brokeredCall(n)
+	if !ok || !c.unlink && !c.rename && !c.name && (c.flags&unix.O_CREAT == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
+		return cont
+	}
+	name, parent, top, ok := b.resolve(n, c.dirfd, c.path, !c.rename)
+	if !ok {
+		return cont
+	}
+	defer unix.Close(parent)
+	if !c.unlink && b.protectedIn(parent, top, name) {
+		// Executable configuration or an instruction file, at any depth
+		// of the project: never made (Landlock cannot refuse a name).
+		return fail(unix.EACCES)
+	}
+	if c.rename && !top {
+		return b.renameIn(n, c)
+	}
+	if !top || c.name {
+		return cont // the kernel's: Landlock decides
+	}
+	var st unix.Stat_t
+	err := unix.Fstatat(b.root, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	mine := err == nil && b.made[name] == fileKey{st.Dev, st.Ino}
+	if c.rename {
+		return b.renameTo(n, c, name, err == nil, mine)
+	}
+	switch {
+	case c.unlink && mine:
+		if err := unix.Unlinkat(b.root, name, 0); err != nil {
+			return fail(err.(unix.Errno))
+		}
+		delete(b.made, name)
+		return &seccompNotifResp{id: n.id}
+	case c.unlink:
+		return cont
+	case mine && c.flags&unix.O_EXCL != 0:
+		return fail(unix.EEXIST)
+	case mine:
+		fd, err := unix.Openat(b.root, name, c.flags&passFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fail(err.(unix.Errno))
+		}
+		return b.hand(n, fd, c, "")
+	case err == nil || !errors.Is(err, unix.ENOENT):
+		return cont // an existing file: its own rule decides
+	}
+	mode := c.mode & 0o777 &^ umask(n.pid) // no set-id or sticky bit
+	fd, err := unix.Openat(b.root, name, c.flags&passFlags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	if err != nil {
+		return cont // made meanwhile by another: the kernel decides
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		_ = unix.Close(fd)
+		_ = unix.Unlinkat(b.root, name, 0)
+		return fail(unix.EIO)
+	}
+	b.made[name] = fileKey{st.Dev, st.Ino}
+	return b.hand(n, fd, c, name)
+}
+
+// renameTo answers a rename to name at the top (exists: something has
+// that name; mine: a file the broker made). A protected name is refused;
+// a file the broker made, moved within the top to a new name or over
+// another it made, is moved by the broker (npm's write-file-atomic: a
+// temporary file beside the target, renamed over it); a file from
+// anywhere else is answered EXDEV, on which mv and go copy it instead
+// (which the broker serves); a name that exists otherwise is the
+// kernel's to judge (Landlock refuses it, as before).
+func (b *topBroker) renameTo(n *seccompNotif, c brokered, name string, exists, mine bool) *seccompNotifResp {
+	cont := &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
+	switch {
+	case exists && !mine:
+		return cont
+	case exists && c.noReplace:
+		return fail(unix.EEXIST)
+	}
+	from, parent, top, ok := b.resolve(n, c.fromDirfd, c.fromPath, false)
+	if ok {
+		_ = unix.Close(parent)
+	}
+	if !ok || !top {
+		return fail(unix.EXDEV)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(b.root, from, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || b.made[from] != (fileKey{st.Dev, st.Ino}) {
+		return cont // a file at the top the broker did not make: Landlock's
+	}
+	if err := unix.Renameat(b.root, from, b.root, name); err != nil {
+		return fail(err.(unix.Errno))
+	}
+	delete(b.made, from)
+	b.made[name] = fileKey{st.Dev, st.Ino}
+	return &seccompNotifResp{id: n.id}
+}
+
+// hand gives the program fd as its call's result; a call whose process
+// died meanwhile leaves nothing it made (made: the name it created).
+func (b *topBroker) hand(n *seccompNotif, fd int, c brokered, made string) *seccompNotifResp {
+	defer unix.Close(fd)
+	a := seccompNotifAddfd{id: n.id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(fd)}
+	if c.flags&unix.O_CLOEXEC != 0 {
+		a.newfdFlags = unix.O_CLOEXEC
+	}
+	if err := ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&a)); err != nil {
+		if made != "" {
+			_ = unix.Unlinkat(b.root, made, 0)
+			delete(b.made, made)
+		}
+		if errors.Is(err, unix.ENOENT) {
+			return nil // the caller is gone
+		}
+		return &seccompNotifResp{id: n.id, error: -int32(unix.EMFILE)}
+	}
+	return nil
+}
+
+// protectedIn: name in the directory parent (top: the project's top) is
+// executable configuration or an instruction file of the project (policy's
+// one list, the hook directories core.hooksPath names), or one of the
+// guard's own paths.
+func (b *topBroker) protectedIn(parent int, top bool, name string) bool {
+	if top {
+		return b.pl.Classify(filepath.Join(b.project, name)).Protected()
+	}
+	if !policy.NameCouldBeProtected(name) {
+		return false
+	}
+	dir, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(parent))
+	if err != nil || !fsx.Within(dir, b.project) {
+		return false // outside the project: Landlock's alone
+	}
+	return b.pl.Classify(filepath.Join(dir, name)).Protected()
+}
+
+// renameIn answers a rename to a directory below the top: a directory
+// moved in from outside the project is answered EXDEV (mv then copies
+// it, name by name, each made through this broker: a .git inside it is
+// refused); anything else is the kernel's.
+func (b *topBroker) renameIn(n *seccompNotif, c brokered) *seccompNotifResp {
+	cont := &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	from, parent, top, ok := b.resolve(n, c.fromDirfd, c.fromPath, false)
+	if !ok {
+		return cont
+	}
+	defer unix.Close(parent)
+	if top {
+		return cont
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(parent, from, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return cont
+	}
+	if dir, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(parent)); err == nil && fsx.Within(dir, b.project) {
+		return cont
+	}
+	return &seccompNotifResp{id: n.id, error: -int32(unix.EXDEV)}
+}
+
+// resolve finds the directory a path of n's call names, from the caller's
+// root, working directory or descriptor (dirfd), and returns the last
+// name, the directory (open: the caller closes it) and whether it is the
+// project's top; ok false when it cannot tell or need not (quick: a name
+// made outside the project, which no protection names).
+func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick bool) (name string, parent int, top, ok bool) {
+	proc := "/proc/" + strconv.FormatUint(uint64(n.pid), 10)
+	path, ok := readPath(int(n.pid), addr)
+	if !ok {
+		return "", -1, false, false
+	}
+	dir, name := "", path
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		dir, name = path[:i+1], path[i+1:]
+	}
+	if name == "" || name == "." || name == ".." {
+		return "", -1, false, false
+	}
+	if quick && strings.HasPrefix(path, "/") && !policy.NameCouldBeProtected(name) && !strings.Contains(path, "/..") &&
+		!fsx.Within(filepath.Clean(dir), b.project) {
+		// The common case, a build's files in its own TMPDIR or cache:
+		// a name nothing protects, by a path that does not name the
+		// project. Through a link into the project it is made, if at
+		// all, where Landlock lets it be (never at the top).
+		return "", -1, false, false
+	}
+	base := proc + "/cwd"
+	switch {
+	case strings.HasPrefix(path, "/"):
+		base = proc + "/root"
+	case dirfd != unix.AT_FDCWD:
+		base = proc + "/fd/" + strconv.Itoa(int(dirfd))
+	}
+	bfd, err := unix.Open(base, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", -1, false, false
+	}
+	// What was read and opened is the caller's while it waits in this
+	// call: a process that died and whose pid was reused is not.
+	id := n.id
+	if ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+		_ = unix.Close(bfd)
+		return "", -1, false, false
+	}
+	parent = bfd
+	if dir != "" {
+		parent, err = unix.Openat(bfd, dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		_ = unix.Close(bfd)
+		if err != nil {
+			return "", -1, false, false
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(parent, &st); err != nil {
+		_ = unix.Close(parent)
+		return "", -1, false, false
+	}
+	return name, parent, fileKey{st.Dev, st.Ino} == b.rootKey, true
+}
+
+// readPath reads the NUL-terminated path at addr in pid's memory, page by
+// page (a path that ends before an unmapped page is read), at most
+// PATH_MAX bytes.
+func readPath(pid int, addr uint64) (string, bool) {
+	var buf [unix.PathMax]byte
+	got := 0
+	for got < len(buf) {
+		chunk := min(len(buf)-got, 4096-int((addr+uint64(got))%4096))
+		local := []unix.Iovec{{Base: &buf[got]}}
+		local[0].SetLen(chunk)
+		remote := []unix.RemoteIovec{{Base: uintptr(addr) + uintptr(got), Len: chunk}}
+		m, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		if m > 0 {
+			got += m
+		}
+		if bytes.IndexByte(buf[:got], 0) >= 0 || err != nil || m <= 0 {
+			break
+		}
+	}
+	end := bytes.IndexByte(buf[:got], 0)
+	if end <= 0 {
+		return "", false
+	}
+	return string(buf[:end]), true
+}
+
+// umask is pid's umask (0o022 when it cannot be read).
+func umask(pid uint32) uint32 {
+	data, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(pid), 10) + "/status")
+	if err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					return uint32(m)
+				}
+			}
+		}
+	}
+	return 0o022
+}
+
+// sendListener hands the filter's listener to the first stage on
+// brokerFd and closes both.
+func sendListener(listener int) error {
+	defer unix.Close(listener)
+	defer unix.Close(brokerFd)
+	return unix.Sendmsg(brokerFd, []byte{0}, unix.UnixRights(listener), nil, 0)
+}
+
+// startBroker makes the hand-over's two ends and the broker on the first
+// stage's; the other end is the second stage's brokerFd.
+func startBroker(plan Plan, e Env) (*topBroker, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "broker"), os.NewFile(uintptr(fds[1]), "broker")
+	b, err := newTopBroker(plan, e, ours)
+	if err != nil {
+		ours.Close()
+		theirs.Close()
+		return nil, nil, err
+	}
+	return b, theirs, nil
+}
