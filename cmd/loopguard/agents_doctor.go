@@ -13,6 +13,7 @@ import (
 	"github.com/loopguard/loopguard/agents/codex"
 	"github.com/loopguard/loopguard/agents/copilot"
 	"github.com/loopguard/loopguard/agents/gemini"
+	"github.com/loopguard/loopguard/agents/qwen"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/register"
 	"github.com/loopguard/loopguard/state"
@@ -87,8 +88,13 @@ func checkAgents(env doctorEnv, selected []string) []checkResult {
 		if len(found) > 1 {
 			out = append(out, severalRegistrations(reg, found, env.self))
 		}
-		if reg.Agent == copilot.Name {
+		switch reg.Agent {
+		case copilot.Name:
 			out = append(out, copilotTrust(env, found)...)
+		case gemini.Name:
+			out = append(out, geminiTrust(env, found)...)
+		case qwen.Name:
+			out = append(out, qwenTrust(env, found)...)
 		}
 		out = append(out, hostLine(reg.Agent, reg.Host))
 	}
