@@ -190,6 +190,10 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 		if err := scope.Dangerous(r, home); err != nil {
 			return nil, "", "", withHint(err, "approve such calls one at a time: loopguard pending, then loopguard approve ID")
 		}
+		if every, _ := scope.DangerOfRule(r, ruleDanger(proj)); every != "" {
+			return nil, "", "", withHint(fmt.Errorf("refusing to grant %s: every call it covers carries a DANGER line (%s), and no grant covers a DANGER call", r.String(), every),
+				"approve such calls one at a time: loopguard pending, then loopguard approve ID")
+		}
 		if r, err = r.Pin(env); err != nil {
 			return nil, "", "", withHint(fmt.Errorf("cannot pin %s: %w", text, err), "the command must resolve through PATH to a trusted directory; check it with: loopguard check '<command>'")
 		}
@@ -291,6 +295,9 @@ func grantRun(ctx context.Context, o *grantOptions) error {
 			fmt.Fprintf(tty, "      %s\n", present.EscapeText(note))
 		}
 		if note := r.WildcardNote(); note != "" {
+			fmt.Fprintf(tty, "      %s\n", note)
+		}
+		if note := dangerNote(r, ge.project); note != "" {
 			fmt.Fprintf(tty, "      %s\n", note)
 		}
 		if r.Tool() == "Bash" {
@@ -482,13 +489,16 @@ func listGrants(st *state.Store, team []state.GrantFile, now time.Time) ([]grant
 		if g.Exact() {
 			kind = "exact"
 		}
-		capability := ""
+		capability, use := "", usable(g, now)
 		if r, err := scope.Parse(g.Scope); err == nil && !g.Exact() && r.Tool() == "Bash" {
 			capability = r.Capability().String()
+			if d := dangerUsable(r, projectDir()); d != "" && now.Before(g.Expiry) {
+				use = d
+			}
 		}
 		rows = append(rows, grantJSON{ID: g.ID(), Kind: kind, Scope: g.Scope, Tool: g.Tool, Session: g.Session,
 			Agent: g.Agent, Principal: g.Principal, Expiry: g.Expiry, Expired: !now.Before(g.Expiry),
-			Uses: uses[g.ID()], Pending: gf.Record.Pending, Preset: gf.Record.Preset, Path: gf.Path, Usable: usable(g, now),
+			Uses: uses[g.ID()], Pending: gf.Record.Pending, Preset: gf.Record.Preset, Path: gf.Path, Usable: use,
 			Capability: capability})
 	}
 	return rows, nil
