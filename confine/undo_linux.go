@@ -21,10 +21,15 @@ import (
 // set up): there it runs, beyond undo.
 type undoRecord struct{ r *undo.Recorder }
 
+// benchNoRecord, set at link time (-X) by bench/cmd/launchbench alone,
+// builds a launcher that takes no record: the baseline a record's cost is
+// measured against. Empty in every build that ships.
+var benchNoRecord string
+
 // recordUndo takes the record of a launch of s under plan (nothing under
 // a capability that does not write).
 func recordUndo(s Spec, plan Plan, e Env, stderr io.Writer) (undoRecord, error) {
-	if plan.Project == "" {
+	if plan.Project == "" || benchNoRecord != "" {
 		return undoRecord{}, nil
 	}
 	r, err := undo.Begin(undo.Options{

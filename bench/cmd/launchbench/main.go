@@ -10,7 +10,8 @@
 // the launcher's command line and only execs (bench/cmd/floorexec: the Go
 // runtime's start, the launcher's floor), and -alt, the previous release's
 // launcher, which today's is held to be not slower than (issue 35). -budgets
-// appends the figures (bench/budget) for bench/cmd/budgets.
+// appends the figures (bench/budget) for bench/cmd/budgets. Then the undo
+// record's cost (undo.go).
 //
 // Run it through `make bench`. See BENCH.md.
 package main
@@ -151,6 +152,14 @@ func main() {
 				CPU: fmt.Sprintf("%.2fx (%s ms / %s ms)", xc, ms(pct(now.cpu, 50)), ms(pct(old.cpu, 50))), CPUPass: xc <= budgetNotSlower,
 			})
 		}
+	}
+	if *undoRounds > 0 && !*readOnly { // undo.go
+		s, f, err := undoRows(h, *undoRounds)
+		if err != nil {
+			fatal(err)
+		}
+		b.WriteString(s)
+		figs = append(figs, f...)
 	}
 	if len(figs) > 0 {
 		b.WriteString("\nBudgets (the verdict is the wall time's):\n\n")

@@ -1,0 +1,144 @@
+package main
+
+// The undo record's cost (issue 36, item 5: at most 50 ms per call in a
+// git repository of 10,000 files): the launcher with its record against
+// the same launcher built without it (confine's benchNoRecord, set at
+// link time; no shipped build has it), as whole processes, interleaved
+// call by call, in a generated repository (100 directories of 100 files
+// of 4 kB, committed), each launcher with its own undo directory. Rows: a
+// call that writes nothing (true) and one that appends to one file.
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/loopguard/loopguard/bench/budget"
+	"github.com/loopguard/loopguard/confine"
+	"github.com/loopguard/loopguard/policy"
+)
+
+var (
+	undoRounds = flag.Int("undo-rounds", 20, "measured runs per launcher of the undo rows (0: none)")
+	undoSrc    = flag.String("undo-src", ".", "the module the launcher without a record is built from (go build)")
+)
+
+// budgetUndo is what a record may add to a call (issue 36, item 5).
+const budgetUndo = 50 * time.Millisecond
+
+// undoRows measures the record of launcher and returns the report's
+// section and the budget figures.
+func undoRows(launcher string, rounds int) (string, []budget.Figure, error) {
+	tmp, err := os.MkdirTemp("", "launchbench-undo-")
+	if err != nil {
+		return "", nil, err
+	}
+	defer os.RemoveAll(tmp)
+	none := filepath.Join(tmp, "loopguard-exec-norecord")
+	build := exec.Command("go", "build", "-ldflags", "-X github.com/loopguard/loopguard/confine.benchNoRecord=1", "-o", none, "./cmd/loopguard-exec")
+	build.Dir, build.Env = *undoSrc, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", nil, fmt.Errorf("building the launcher without a record: %v: %s", err, out)
+	}
+	repo := filepath.Join(tmp, "repo")
+	if err := makeRepo(repo); err != nil {
+		return "", nil, err
+	}
+	sh, _ := exec.LookPath("sh")
+	sh, _ = filepath.EvalSymlinks(sh)
+	tru, _ := exec.LookPath("true")
+	tru, _ = filepath.EvalSymlinks(tru)
+	type row struct {
+		name string
+		argv []string
+	}
+	rows := []row{
+		{"true (writes nothing)", []string{tru}},
+		{"sh -c 'date >> pkg000/file000.go' (one file)", []string{sh, "-c", "date >> pkg000/file000.go"}},
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### The undo record (%s exec, project-write), %d runs each, interleaved\n\n", filepath.Base(launcher), rounds)
+	b.WriteString("In a git repository of 10,000 files of 4 kB (100 directories of 100), the launcher with its record against the same launcher built without it; ")
+	b.WriteString("each keeps its own undo directory, took its first record (every file copied) and another 2 s later before the runs, then 2 warm-up rounds. ")
+	fmt.Fprintf(&b, "Per whole process, ms. Load average at the start: %s.\n\n", loadavg())
+	b.WriteString("| call | CPU with / without | added CPU, median of pairs | wall with / without | added wall, median of pairs |\n|---|--:|--:|--:|--:|\n")
+	var figs []budget.Figure
+	for _, r := range rows {
+		spec := confine.Spec{Cap: policy.Capability{Write: true}, Project: repo, Cwd: repo, Exe: r.argv[0], Argv: append([]string{filepath.Base(r.argv[0])}, r.argv[1:]...)}
+		with := &prog{name: "record", path: launcher, args: spec.Args()}
+		without := &prog{name: "no record", path: none, args: spec.Args()}
+		envs := map[*prog][]string{}
+		for _, p := range []*prog{with, without} {
+			envs[p] = append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(tmp, "state-"+strings.ReplaceAll(p.name, " ", "-")))
+			runEnv(p, envs[p]) // the first record copies every file
+		}
+		time.Sleep(2100 * time.Millisecond) // past the window in which a file's times are not trusted
+		for i := -3; i < rounds; i++ {
+			ps := []*prog{with, without}
+			if i%2 != 0 {
+				ps[0], ps[1] = ps[1], ps[0]
+			}
+			for _, p := range ps {
+				w, c := runEnv(p, envs[p])
+				if i >= 0 {
+					p.wall, p.cpu = append(p.wall, w), append(p.cpu, c)
+				}
+			}
+		}
+		var dw, dc []time.Duration
+		for i := range with.wall {
+			dw, dc = append(dw, with.wall[i]-without.wall[i]), append(dc, with.cpu[i]-without.cpu[i])
+		}
+		addW, addC := pct(dw, 50), pct(dc, 50)
+		fmt.Fprintf(&b, "| %s | %s / %s | %s | %s / %s | %s |\n", r.name, ms(pct(with.cpu, 50)), ms(pct(without.cpu, 50)), ms(addC),
+			ms(pct(with.wall, 50)), ms(pct(without.wall, 50)), ms(addW))
+		figs = append(figs, budget.Figure{
+			Issue: "36", Name: "the undo record of a call in a git repository of 10,000 files, " + r.name + ": what it adds to the launch, median of paired differences",
+			Budget: "≤ " + ms(budgetUndo) + " ms",
+			Wall:   ms(addW) + " ms", Pass: addW <= budgetUndo,
+			CPU: ms(addC) + " ms", CPUPass: addC <= budgetUndo,
+		})
+	}
+	return b.String(), figs, nil
+}
+
+// runEnv runs p with env; its wall and CPU time.
+func runEnv(p *prog, env []string) (wall, cpu time.Duration) {
+	cmd := exec.Command(p.path, p.args...)
+	cmd.Env = env
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fatal(fmt.Errorf("%s %s: %v: %s", p.path, strings.Join(p.args, " "), err, out))
+	}
+	wall = time.Since(start)
+	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+// makeRepo makes a git repository of 100 directories of 100 files of
+// 4 kB, committed.
+func makeRepo(dir string) error {
+	body := strings.Repeat("0123456789abcdef", 256)
+	for d := 0; d < 100; d++ {
+		sub := filepath.Join(dir, fmt.Sprintf("pkg%03d", d))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			return err
+		}
+		for f := 0; f < 100; f++ {
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("file%03d.go", f)), []byte(fmt.Sprintf("// %d %d\n%s", d, f, body[:4080])), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=bench", "-c", "user.email=bench@invalid", "commit", "-qm", "bench"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", args[0], err, out)
+		}
+	}
+	return nil
+}
