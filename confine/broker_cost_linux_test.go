@@ -19,7 +19,8 @@ func TestBrokerCost(t *testing.T) {
 	j := newJail(t, false)
 	base := j.env
 	loop := `i=0; while [ $i -lt 1000 ]; do : > "$TMPDIR/f$i"; i=$((i+1)); done`
-	for _, w := range []struct{ name, script string }{{"true", "true"}, {"1000 creates in TMPDIR", loop}} {
+	rm := `mkdir "$TMPDIR/d" && cd "$TMPDIR/d" && ` + loop + ` && cd / && rm -r "$TMPDIR/d"`
+	for _, w := range []struct{ name, script string }{{"true", "true"}, {"1000 creates in TMPDIR", loop}, {"1000 creates and rm -r", rm}} {
 		var cpu [2][]time.Duration
 		var wall [2][]time.Duration
 		for i := 0; i < 15; i++ {

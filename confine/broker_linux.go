@@ -264,6 +264,9 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	if !ok || !c.unlink && !c.rename && !c.name && (c.flags&unix.O_CREAT == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
 		return cont
 	}
+	if c.unlink && !b.mayBeMine(n, c.path) {
+		return cont // rm -r of a tree: nothing the broker made
+	}
 	name, parent, top, ok := b.resolve(n, c.dirfd, c.path, !c.rename)
 	if !ok {
 		return cont
@@ -318,6 +321,20 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	}
 	b.made[name] = fileKey{st.Dev, st.Ino}
 	return b.hand(n, fd, c, name)
+}
+
+// mayBeMine: the last name of the path at addr is one the broker made in
+// this call (where it is, resolve finds).
+func (b *topBroker) mayBeMine(n *seccompNotif, addr uint64) bool {
+	if len(b.made) == 0 {
+		return false
+	}
+	path, ok := readPath(int(n.pid), addr)
+	if !ok {
+		return false
+	}
+	_, mine := b.made[path[strings.LastIndexByte(path, '/')+1:]]
+	return mine
 }
 
 // renameTo answers a rename to name at the top (exists: something has

@@ -54,6 +54,14 @@ import (
 //     so a read-only file of the user's could be made writable by others,
 //     executable, or older than what make compares it with.
 //
+// With broker (the filter alone under a capability that writes the
+// project), every call that makes or removes a name (openat with O_CREAT,
+// mkdirat, mknodat, symlinkat, linkat, renameat2, unlinkat and amd64's
+// older forms) goes to the launcher's first stage instead
+// (SECCOMP_RET_USER_NOTIF, broker_linux.go), which makes new files at the
+// project's top and refuses protected names; the rest it hands back to
+// the kernel unchanged.
+//
 // ptrace and process_vm_readv/writev are not filtered: Landlock refuses
 // them for any process outside the program's domain (since ABI 1;
 // TestConfinementPtrace), and tracing a process of the same domain gives
