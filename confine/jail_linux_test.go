@@ -22,6 +22,7 @@ import (
 
 	"github.com/loopguard/loopguard/internal/testfs"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/undo"
 )
 
 // jailProbe performs the probes of this file's tests; known is false for
@@ -748,5 +749,36 @@ func TestJailGoStat(t *testing.T) {
 		checkProbe(t, []string{"a stat beside a cached go.mod"}, firstLine(out), code, false)
 		out, code = j.launch(t, readOnly, "jail-create", mod)
 		checkProbe(t, []string{"the cached go.mod"}, firstLine(out), code, false)
+	})
+}
+
+// TestJailTopLevelRecorded: a file made at the project's top (by the
+// launcher's first stage, with the filter alone) is in the call's undo
+// record like any other the call wrote, in both modes; a file the call
+// did not touch is not (control).
+func TestJailTopLevelRecorded(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		out, code := j.launch(t, projectWrite, "jail-create", filepath.Join(j.project, "app"))
+		checkProbe(t, []string{"create app at the top"}, firstLine(out), code, true)
+		getenv := func(k string) string {
+			for _, kv := range j.env {
+				if v, ok := strings.CutPrefix(kv, k+"="); ok {
+					return v
+				}
+			}
+			return ""
+		}
+		state, err := policy.StateDirFrom(getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := undo.Open(state, j.project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths, _, unfinished, err := s.ChangedSince(time.Time{}, 100)
+		if err != nil || unfinished != 0 || !slices.Contains(paths, "app") || slices.Contains(paths, "README.md") {
+			t.Errorf("the call's record: %q (%d unfinished) %v; want app and not README.md", paths, unfinished, err)
+		}
 	})
 }
