@@ -75,12 +75,16 @@ type Options struct {
 	// ScopeProject), written into the command of an agent whose Hooks
 	// are Scoped.
 	Scope string
+	// Ticket writes --ticket into the commands: two-phase enforcement
+	// through loopguard's own shell tool (Gemini CLI, Qwen Code; package
+	// shelltool).
+	Ticket bool
 }
 
 // Command is the hook command for agent and event under o (shell form;
 // see Command.Fallback for fallback).
 func (o Options) Command(agent, event, fallback string) Command {
-	return Command{Binary: o.Binary, Agent: agent, Event: event, Mode: o.Mode, Fallback: fallback}
+	return Command{Binary: o.Binary, Agent: agent, Event: event, Mode: o.Mode, Fallback: fallback, Ticket: o.Ticket}
 }
 
 // TimeoutSeconds is the host timeout registered for a hook with deadline d:

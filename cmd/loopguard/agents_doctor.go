@@ -96,7 +96,7 @@ func checkAgents(env doctorEnv, selected []string) []checkResult {
 		case qwen.Name:
 			out = append(out, qwenTrust(env, found)...)
 		}
-		out = append(out, hostLine(reg.Agent, reg.Host))
+		out = append(out, hostLine(reg.Agent, reg.Host), twoPhaseLine(env, reg, found))
 	}
 	return out
 }

@@ -54,6 +54,11 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	}
 	hookBin, why := hookBinary(bin)
 	ro := register.Options{Binary: hookBin, Mode: o.mode, Deadline: agents.DefaultDeadline, Scope: scope}
+	launcher, err := shellToolLauncher(o, reg, scope, hookBin)
+	if err != nil {
+		return err
+	}
+	ro.Ticket = launcher != ""
 	// One registration per agent: a second would run loopguard twice for
 	// every call.
 	env, err := settingsEnv()
@@ -76,6 +81,9 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	apply := func(backups string, dry bool) (*install.Result, error) {
 		if reg.Plugin != nil {
 			return install.ApplyOwned(path, backups, reg.Plugin(ro), reg.IsOurs, dry)
+		}
+		if launcher != "" {
+			return install.ApplyAgentShellTool(path, backups, reg.File(ro), launcher, dry)
 		}
 		return install.ApplyAgent(path, backups, reg.File(ro), dry)
 	}
@@ -117,6 +125,7 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 		}
 	}
 	fmt.Fprintf(out, "Binding: %s.\n", reg.Binding)
+	shellToolNote(out, reg.Agent, path, launcher)
 	if reg.Host.Rewrite == "" {
 		fmt.Fprintf(out, "Scopes: %s runs the model's own command text, so a scoped grant covers only a command already written plainly (no $'...', backslashes, globs); the rest needs an exact approval.\n", reg.Agent)
 		fmt.Fprintf(out, "Jail: not granted: %s runs the model's own command text, so loopguard cannot run a call in the jail there; every Bash call no grant covers asks.\n", reg.Agent)
@@ -190,6 +199,8 @@ func uninstallAgentRun(o *uninstallOptions) error {
 		var res *install.Result
 		if reg.Plugin != nil {
 			res, err = install.RemoveOwned(path, backups, reg.IsOurs, o.dryRun)
+		} else if shellToolAgents[reg.Agent] {
+			res, err = install.RemoveAgentShellTool(path, backups, reg.File(register.Options{Binary: self}), o.dryRun)
 		} else {
 			res, err = install.RemoveAgent(path, backups, reg.File(register.Options{Binary: self}), o.dryRun)
 		}
