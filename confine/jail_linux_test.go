@@ -586,6 +586,18 @@ func TestJailInsideASandbox(t *testing.T) {
 	}
 	out, code = inSandbox(projectWrite, "jail-symlink", filepath.Join(j.home, ".claude/settings.json"), filepath.Join(j.tmp, "claude-1a2b-cwd"))
 	checkProbe(t, []string{"project-write symlink in the sandbox's temp"}, out, code, false)
+	// The top level in the sandbox (the filter alone: the launcher's
+	// first stage makes the file); a protected name there is refused.
+	out, code = inSandbox(projectWrite, "jail-create", filepath.Join(j.project, "app"))
+	checkProbe(t, []string{"project-write creates app at the top in the sandbox"}, firstLine(out), code, true)
+	if b, err := os.ReadFile(filepath.Join(j.project, "app")); err != nil || string(b) != "planted\n" {
+		t.Errorf("app at the top in the sandbox: %q %v", b, err)
+	}
+	out, code = inSandbox(projectWrite, "jail-create", filepath.Join(j.project, "CLAUDE.md"))
+	checkProbe(t, []string{"project-write creates CLAUDE.md at the top in the sandbox"}, firstLine(out), code, false)
+	if _, err := os.Lstat(filepath.Join(j.project, "CLAUDE.md")); err == nil {
+		t.Error("CLAUDE.md is in the project after the call in the sandbox")
+	}
 	// Without the sandbox, the filter alone refuses the same chmod
 	// (TestJailMetadata/filter-only): it is the sandbox's read-only
 	// mounts that let it through, not the filter.
