@@ -25,10 +25,13 @@ import (
 // under Claude Code's sandbox), else beside itself under a name nothing
 // loads (NAME.loopguard-held), and each is said on stderr.
 //
-// What it cannot close: while the call runs, such an entry exists in the
-// project, and an unconfined process that reads it then (an editor's git
-// integration polling the tree) is not stopped. docs/confinement.md says
-// so.
+// With the filter alone the first stage refuses such a name when it is
+// made (broker_linux.go), so the sweep finds nothing there; it is what
+// holds with namespaces of its own, and where a filter above keeps the
+// broker out. What it cannot close: while the call runs, such an entry
+// exists in the project, and an unconfined process that reads it then (an
+// editor's git integration polling the tree) is not stopped.
+// docs/confinement.md says so.
 func sweep(p Plan, e Env) []string {
 	e.Places.HooksPaths = p.hooksPaths
 	pl := e.Places.Prepare()
