@@ -228,8 +228,11 @@ func sessionID(input []map[string]any) int {
 // NewGeminiAPI serves the Gemini API as Gemini CLI calls it
 // (models/*:streamGenerateContent?alt=sse for the conversation,
 // :generateContent for side requests): the model asks for
-// run_shell_command {command}.
+// the shell tool Script.Tool (default run_shell_command {command}).
 func NewGeminiAPI(t testing.TB, s Script) *FakeAPI {
+	if s.Tool == "" {
+		s.Tool, s.Arg = "run_shell_command", "command"
+	}
 	return start(t, s, func(f *FakeAPI) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			var req struct {
@@ -269,7 +272,7 @@ func NewGeminiAPI(t testing.TB, s Script) *FakeAPI {
 			cmd, extra := f.turn(out)
 			send := sse(w)
 			if cmd != "" {
-				send("", candidate(map[string]any{"functionCall": map[string]any{"name": "run_shell_command", "args": args("command", cmd, extra)}}))
+				send("", candidate(map[string]any{"functionCall": map[string]any{"name": s.Tool, "args": args(s.Arg, cmd, extra)}}))
 			} else {
 				send("", candidate(map[string]any{"text": "done"}))
 			}
