@@ -223,6 +223,7 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 	add(checkAudit(st, master))
 	add(checkJailGrant(st, time.Now()))
 	add(checkNetworkGrants(st, time.Now()))
+	add(checkDangerGrants(st, time.Now()))
 	clear(master)
 
 	fails, warns := 0, 0
