@@ -1,11 +1,12 @@
 package undo
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"math"
-	"slices"
+	"sort"
 )
 
 // An index is what a before-state's manifest says of each file it copied,
@@ -24,36 +25,70 @@ const unvouched = math.MinInt64
 // read, would leave the key as it was, so only a key older than the
 // record by a margin vouches for the content read.
 func makeIndex(ents []Entry, racy int64) []byte {
-	type rec struct {
-		k key
-		h [32]byte
+	// The records are written once, into the index's own bytes, and
+	// sorted there (a record of 10,000 files: no second copy of 720 kB).
+	n := 0
+	for i := range ents {
+		if ents[i].Kind == File && len(ents[i].Hash) == 64 {
+			n++
+		}
 	}
-	var rs []rec
-	for _, e := range ents {
+	out := make([]byte, 0, n*indexRecord)
+	for i := range ents {
+		e := &ents[i]
 		if e.Kind != File || len(e.Hash) != 64 {
 			continue
 		}
-		var r rec
-		r.k = e.key()
+		k := e.key()
 		if e.Ctime >= racy {
-			r.k.ctime = unvouched
+			k.ctime = unvouched
 		}
-		if _, err := hex.Decode(r.h[:], []byte(e.Hash)); err != nil {
-			continue
+		start := len(out)
+		out = binary.BigEndian.AppendUint64(out, k.ino)
+		out = binary.BigEndian.AppendUint64(out, k.dev)
+		out = binary.BigEndian.AppendUint64(out, uint64(k.size))
+		out = binary.BigEndian.AppendUint64(out, uint64(k.mtime))
+		out = binary.BigEndian.AppendUint64(out, uint64(k.ctime))
+		for j := 0; j < 64; j += 2 {
+			hi, lo := unhex(e.Hash[j]), unhex(e.Hash[j+1])
+			if hi > 15 || lo > 15 {
+				out = out[:start] // not a hash: left out
+				break
+			}
+			out = append(out, hi<<4|lo)
 		}
-		rs = append(rs, r)
 	}
-	slices.SortFunc(rs, func(a, b rec) int { return compareKey(a.k, b.k) })
-	out := make([]byte, 0, len(rs)*indexRecord)
-	for _, r := range rs {
-		out = binary.BigEndian.AppendUint64(out, r.k.ino)
-		out = binary.BigEndian.AppendUint64(out, r.k.dev)
-		out = binary.BigEndian.AppendUint64(out, uint64(r.k.size))
-		out = binary.BigEndian.AppendUint64(out, uint64(r.k.mtime))
-		out = binary.BigEndian.AppendUint64(out, uint64(r.k.ctime))
-		out = append(out, r.h[:]...)
-	}
+	sort.Sort(indexRecords(out))
 	return out
+}
+
+// unhex is the value of the hex digit c, 255 for any other byte.
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10
+	}
+	return 255
+}
+
+// indexRecords sorts an index's records in place: by key, as
+// compareKey orders keys (big-endian, so by their bytes).
+type indexRecords []byte
+
+func (r indexRecords) Len() int { return len(r) / indexRecord }
+func (r indexRecords) Less(i, j int) bool {
+	return bytes.Compare(r[i*indexRecord:i*indexRecord+40], r[j*indexRecord:j*indexRecord+40]) < 0
+}
+func (r indexRecords) Swap(i, j int) {
+	var t [indexRecord]byte
+	a, b := r[i*indexRecord:(i+1)*indexRecord], r[j*indexRecord:(j+1)*indexRecord]
+	copy(t[:], a)
+	copy(a, b)
+	copy(b, t[:])
 }
 
 func compareKey(a, b key) int {
