@@ -200,6 +200,26 @@ func Dir() (string, error) {
 	return filepath.Join(home, ".local", "state", "loopguard", "tickets"), nil
 }
 
+// DirUsable reports whether the hook can make and write Dir (under the
+// home the password database names, which for a service account such as
+// nobody may not exist): Dir, or its nearest existing parent, is a
+// writable directory. init turns two-phase enforcement on by default only
+// where it is: without it every Bash call would be refused.
+func DirUsable() bool {
+	dir, err := Dir()
+	if err != nil {
+		return false
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil {
+			return fi.IsDir() && writable(d)
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
+}
+
 // Store is a ticket directory.
 type Store struct {
 	Dir string

@@ -23,6 +23,7 @@ import (
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/ticket"
 )
 
 // scopeFlags are --user, --project and --local.
@@ -495,7 +496,8 @@ func autoTicket(o *initOptions, scope install.Scope, opts install.Options) bool 
 	}
 	w := policy.Launcher(opts.Binary)
 	fi, err := os.Stat(w)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 && !strings.ContainsAny(w, " \t\n\r\x00'\"\\")
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 && !strings.ContainsAny(w, " \t\n\r\x00'\"\\") &&
+		ticket.DirUsable()
 }
 
 // networkExclusion is the sandbox.excludedCommands entry for the hook
