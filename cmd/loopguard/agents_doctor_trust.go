@@ -69,7 +69,8 @@ func readFolderTrust(settings [3]string, folders string, def bool, dir string, t
 // geminiTrust checks that Gemini CLI trusts the folder doctor runs in,
 // where folder trust is on (its default): in a folder it does not trust,
 // Gemini registers no hook of its settings files, the user's included,
-// and says so only in its debug log, so every call runs unguarded.
+// and says so only in its debug log, so every call of an interactive
+// session runs unguarded (gemini -p refuses to start there: exit 55).
 func geminiTrust(env doctorEnv, found []foundReg) []checkResult {
 	if len(found) == 0 {
 		return nil
@@ -101,7 +102,7 @@ func geminiTrust(env doctorEnv, found []foundReg) []checkResult {
 			detail: fmt.Sprintf("Gemini trusts %s (%s), so it runs %s", dir, ft.by, regs)}}
 	}
 	return []checkResult{{status: statusFail, name: name,
-		detail: fmt.Sprintf("Gemini does not trust %s (%s; folder trust is on: %s), so it runs no hook of its settings here, %s included, without a word: every call here runs unguarded", dir, ft.by, ft.on, regs),
+		detail: fmt.Sprintf("Gemini does not trust %s (%s; folder trust is on: %s), so a session here runs no hook of its settings, %s included, without a word: every call of an interactive session here runs unguarded (gemini -p refuses to start here)", dir, ft.by, ft.on, regs),
 		fix:    gemini.TrustStep(dir, files.Folders)}}
 }
 

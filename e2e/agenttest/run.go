@@ -85,6 +85,13 @@ func (r Run) Gemini(ctx context.Context) (Result, error) {
 		"GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+r.API.URL, "GEMINI_CLI_TRUST_WORKSPACE=true")
 }
 
+// GeminiAsInstalled is Gemini as a user runs it: folder trust decided by
+// trustedFolders.json, not by GEMINI_CLI_TRUST_WORKSPACE.
+func (r Run) GeminiAsInstalled(ctx context.Context) (Result, error) {
+	return r.run(ctx, []string{"-p", "go", "--yolo", "--output-format", "json"},
+		"GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+r.API.URL)
+}
+
 // Copilot runs `copilot -p go --allow-all-tools` in Dir in Copilot's offline
 // mode with a custom model provider (BYOK: no GitHub sign-in), the fake
 // Responses API. --allow-all-tools turns Copilot's own confirmations off,
