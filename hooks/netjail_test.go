@@ -86,3 +86,21 @@ func TestExactNetworkWithoutTheJail(t *testing.T) {
 		t.Errorf("runs as %v", d.UpdatedInput["command"])
 	}
 }
+
+// A call a +network grant covers (review's n) runs in the same network
+// form; a grant without the network keeps the quoted launcher (control).
+func TestNetworkGrantRunsInTheNetworkForm(t *testing.T) {
+	h, run := rewriteHarness(t, jailLauncher, "curl")
+	h.grantScope("Bash(curl -sS https://example.com/x) +network:443", "*", "*")
+	d := run("curl -sS https://example.com/x")
+	expect(t, "curl under a +network grant", d, Allow, ReasonScopedGrant)
+	got, _ := d.UpdatedInput["command"].(string)
+	if !strings.HasPrefix(got, jailLauncher+" exec --cap project-write+network:443 '--project' ") {
+		t.Errorf("runs %q", got)
+	}
+	d = run("head README.md")
+	expect(t, "control: head under the preset", d, Allow, ReasonScopedGrant)
+	if got, _ := d.UpdatedInput["command"].(string); !strings.HasPrefix(got, "'"+jailLauncher+"' 'exec' '--cap' 'read-only' ") {
+		t.Errorf("control runs %q", got)
+	}
+}

@@ -90,6 +90,14 @@ func (e *Engine) launchCommand(c *Call, res *shellparse.Result, rule scope.Rule)
 	if spec.Redirects, err = launchRedirects(cwd, res.Redirects); err != nil {
 		return "", err
 	}
+	// A grant with the network runs in the form init's excludedCommands
+	// entry takes out of Claude Code's sandbox (netjail.go), where it
+	// could not connect; on the hook's ticket only.
+	if len(res.Assigns) == 0 {
+		if cmd, ok := confine.NetworkCommand(e.Env.Launcher, spec); ok {
+			return cmd, nil
+		}
+	}
 	return res.Launch(append([]string{e.Env.Launcher}, spec.Args()...)), nil
 }
 
