@@ -23,7 +23,7 @@ func TestTypedIntoRunsJailed(t *testing.T) {
 		{"env bash", true, true},
 		{"python3", true, true},
 		{"echo start; sh", true, true},
-		{"nice python3", false, false}, // control: Claude Code has no write_stdin
+		{"nice python3", false, false},   // control: Claude Code has no write_stdin
 		{"rm -f notes.txt", true, false}, // control: reads no commands
 	} {
 		h, _ := rewriteHarness(t, jailLauncher, "python3", "nice", "env")
