@@ -208,30 +208,8 @@ func initRun(ctx context.Context, o *initOptions) error {
 	if err := refuseInAgent(); err != nil {
 		return err
 	}
-	switch o.mode {
-	case hooks.ModeEnforce, hooks.ModeAsk, hooks.ModeAudit:
-	default:
-		return withHint(fmt.Errorf("unknown mode %q", o.mode), "use --mode enforce, --mode ask or --mode audit")
-	}
-	if o.wait < 0 || o.wait > time.Hour {
-		return withHint(fmt.Errorf("--wait %s is out of range", o.wait), "use a duration between 0 and 1h, e.g. --wait 2m")
-	}
-	if o.wait > 0 && o.mode != hooks.ModeEnforce {
-		return withHint(errors.New("--wait works only with --mode enforce"), "drop --wait, or use --mode enforce")
-	}
-	if o.preset != "" {
-		if _, err := scope.Preset(o.preset, ""); err != nil {
-			return withHint(err, "use --preset readonly, or --no-preset")
-		}
-	}
-	if o.toolchains == "" {
-		o.toolchains = "ask"
-	}
-	if o.toolchains != "ask" && o.toolchains != "all" && o.toolchains != "none" {
-		return withHint(fmt.Errorf("unknown --toolchains %q", o.toolchains), "use --toolchains ask, all or none")
-	}
-	if strings.TrimSpace(o.tools) == "" {
-		return withHint(errors.New("--tools is empty"), "leave --tools out to guard every tool, or name them: --tools 'Bash|Edit|Write'")
+	if err := checkInitOptions(o); err != nil {
+		return err
 	}
 	bin := o.binary
 	if bin == "" {
@@ -359,6 +337,37 @@ func initRun(ctx context.Context, o *initOptions) error {
 		fmt.Fprintln(errOut, "loopguard: hint: install it with `make install` in your clone, then run `loopguard init` from there")
 	}
 	fmt.Fprintln(out, "Next: run `loopguard doctor` to check that the guard is real. New and resumed Claude Code sessions pick the hooks up.")
+	return nil
+}
+
+// checkInitOptions refuses flags init cannot act on, each with the flag
+// that would work; it fills --toolchains' default.
+func checkInitOptions(o *initOptions) error {
+	switch o.mode {
+	case hooks.ModeEnforce, hooks.ModeAsk, hooks.ModeAudit:
+	default:
+		return withHint(fmt.Errorf("unknown mode %q", o.mode), "use --mode enforce, --mode ask or --mode audit")
+	}
+	if o.wait < 0 || o.wait > time.Hour {
+		return withHint(fmt.Errorf("--wait %s is out of range", o.wait), "use a duration between 0 and 1h, e.g. --wait 2m")
+	}
+	if o.wait > 0 && o.mode != hooks.ModeEnforce {
+		return withHint(errors.New("--wait works only with --mode enforce"), "drop --wait, or use --mode enforce")
+	}
+	if o.preset != "" {
+		if _, err := scope.Preset(o.preset, ""); err != nil {
+			return withHint(err, "use --preset readonly, or --no-preset")
+		}
+	}
+	if o.toolchains == "" {
+		o.toolchains = "ask"
+	}
+	if o.toolchains != "ask" && o.toolchains != "all" && o.toolchains != "none" {
+		return withHint(fmt.Errorf("unknown --toolchains %q", o.toolchains), "use --toolchains ask, all or none")
+	}
+	if strings.TrimSpace(o.tools) == "" {
+		return withHint(errors.New("--tools is empty"), "leave --tools out to guard every tool, or name them: --tools 'Bash|Edit|Write'")
+	}
 	return nil
 }
 
