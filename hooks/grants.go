@@ -258,7 +258,12 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 		if updated != nil {
 			confined = e.capabilityOf(c, d, cv.rule)
 		}
-		dec := e.allowedAs(c, d, ReasonScopedGrant, cv.g, "granted by "+cv.g.Principal+" as "+cv.g.Scope, updated, confined)
+		what := "granted by " + cv.g.Principal + " as " + cv.g.Scope
+		if c.ToolName == "Bash" && !c.Rewrite {
+			// issue 37: the grant screen names such agents too.
+			what += "; it runs as written, unconfined: this agent runs the model's own command text, not loopguard's confined rewrite"
+		}
+		dec := e.allowedAs(c, d, ReasonScopedGrant, cv.g, what, updated, confined)
 		if updated != nil {
 			dec.Capability = confined
 			dec.Context = e.jailContext(c, cv.rule.Capability(), confined != "")

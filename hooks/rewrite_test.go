@@ -150,6 +150,14 @@ func TestNoRewriteNeedsPlainText(t *testing.T) {
 		if d.UpdatedInput != nil {
 			t.Errorf("%s: rewritten for a host that cannot", cmd)
 		}
+		if !strings.Contains(d.Message, "unconfined") {
+			t.Errorf("%s: the answer does not say it runs unconfined on this host: %s", cmd, d.Message)
+		}
+	}
+	// The control: where the host runs the rewrite, the answer says confined.
+	_, run := rewriteHarness(t, "/opt/lg/loopguard-hook")
+	if d := run("cat README.md"); d.Behavior != Allow || strings.Contains(d.Message, "unconfined") {
+		t.Errorf("cat README.md with the rewrite: %s %s", d.Behavior, d.Message)
 	}
 	for _, cmd := range []string{"cat $'README.md'", "cat READ*", "cat README\\.md", "cat {README.md,main.go}", "cat ~/x"} {
 		d := decide(cmd)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loopguard/loopguard/agents/all"
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/config"
@@ -752,7 +753,29 @@ func confinementNote(c policy.Capability) string {
 	if abi := confine.ABI(); abi < confine.MinABI {
 		return fmt.Sprintf("runs as analysed, NOT confined: this kernel's Landlock ABI is %d (confinement needs %d); the rule would run %s", abi, confine.MinABI, c)
 	}
-	return "runs confined by the kernel: " + c.String() + " (" + capabilityWords(c) + ")"
+	note := "runs confined by the kernel: " + c.String() + " (" + capabilityWords(c) + ")"
+	if names := unrewrittenAgents(); len(names) > 0 {
+		note += "; but unconfined under " + strings.Join(names, " and ") + ", which run the model's own command text (there a scope covers only a command written plainly, run as written)"
+	}
+	return note
+}
+
+// unrewrittenAgents names the agents whose host runs the model's own
+// command text rather than loopguard's rewrite (register data,
+// Host.Rewrite ""): a Bash rule's program runs there unconfined.
+func unrewrittenAgents() []string {
+	var names []string
+	for _, r := range all.Registrations {
+		if r.Host.Rewrite != "" {
+			continue
+		}
+		name := r.Hooks.Host
+		if name == "" {
+			name = strings.ToUpper(r.Agent[:1]) + r.Agent[1:]
+		}
+		names = append(names, name)
+	}
+	return names
 }
 
 // capabilityWords says in words what a capability allows.
