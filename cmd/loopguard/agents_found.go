@@ -1,6 +1,9 @@
 package main
 
 import (
+	"slices"
+
+	"github.com/loopguard/loopguard/agents/all"
 	"github.com/loopguard/loopguard/agents/copilot"
 	"github.com/loopguard/loopguard/agents/cursor"
 	"github.com/loopguard/loopguard/install"
@@ -52,17 +55,45 @@ func agentRegistrations(reg register.Registration, env install.Env, self string)
 	if p := reg.ProjectFile(env.Cwd); p != reg.UserFile(env.Dirs()) && registered(reg, p, self) {
 		out = append(out, foundReg{path: p, scope: "project"})
 	}
-	var claude []install.Scope
-	switch reg.Agent {
-	case copilot.Name:
-		claude = []install.Scope{install.Project, install.Local}
-	case cursor.Name:
-		claude = []install.Scope{install.User, install.Project, install.Local}
-	}
-	for _, sc := range claude {
+	for _, sc := range claudeScopesRun(reg.Agent) {
 		if p, err := install.SettingsPath(sc, env); err == nil && claudeRegistered(p, self) {
 			out = append(out, foundReg{path: p, claude: true, scope: string(sc)})
 		}
 	}
 	return out
+}
+
+// claudeScopesRun is where the agent named agent runs Claude Code's hooks
+// as well as its own: Copilot CLI a repository's .claude/settings.json
+// (and settings.local.json), Cursor the user's and the project's.
+func claudeScopesRun(agent string) []install.Scope {
+	switch agent {
+	case copilot.Name:
+		return []install.Scope{install.Project, install.Local}
+	case cursor.Name:
+		return []install.Scope{install.User, install.Project, install.Local}
+	}
+	return nil
+}
+
+// ownRegistrationRunning names an agent's own registration of loopguard
+// that would run beside Claude Code's settings at scope sc, which that
+// agent runs too, where the agent's hook cannot tell the two apart (its
+// registrations carry no --scope: Cursor): init for Claude Code there
+// would make a second decision per call of that agent ("" when none). The
+// reverse order, init --agent after init, is refused by initAgentRun the
+// same way. Copilot's are told apart (a decision is followed, not taken
+// twice: TestCopilotTwoRegistrationsRunOnce), in either order.
+func ownRegistrationRunning(env install.Env, sc install.Scope, self string) (agent, path, scope string) {
+	for _, reg := range all.Registrations {
+		if reg.Hooks.Scoped || !slices.Contains(claudeScopesRun(reg.Agent), sc) {
+			continue
+		}
+		for _, f := range agentRegistrations(reg, env, self) {
+			if !f.claude {
+				return reg.Agent, f.path, f.scope
+			}
+		}
+	}
+	return "", "", ""
 }

@@ -66,10 +66,12 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 		return err
 	}
 	for _, f := range agentRegistrations(reg, env, bin) {
-		if f.path == path || (reg.Hooks.Scoped && !f.claude) {
-			// The same file; or the agent's other own file, which the
-			// hook tells apart from this one by its --scope (a
-			// repository's, which a cloud agent may need).
+		if f.path == path || reg.Hooks.Scoped {
+			// The same file; or the agent's other file, which the hook
+			// tells apart from this one by its --scope (a repository's,
+			// which a cloud agent may need) or by Claude Code's own
+			// format (the repository's .claude/settings.json Copilot
+			// runs too): one decision, followed by the other.
 			continue
 		}
 		hint := "remove that one first (loopguard uninstall --agent " + reg.Agent + " --" + f.scope + "), or keep it and register nothing more"

@@ -236,6 +236,10 @@ func initRun(ctx context.Context, o *initOptions) error {
 	if err != nil {
 		return err
 	}
+	if agent, other, where := ownRegistrationRunning(env, scope, bin); agent != "" {
+		return withHint(fmt.Errorf("%s already runs loopguard from %s and runs the hooks of %s too: a second registration would run it twice for every call", agent, other, path),
+			"keep that one and register nothing more, or remove it first (loopguard uninstall --agent "+agent+" --"+where+")")
+	}
 	opts := install.Options{Binary: hookBin, Mode: o.mode, Wait: o.wait, Deadline: agents.DefaultDeadline, Matcher: o.tools, Ticket: o.ticket}
 	// Another layer that runs loopguard already (the managed settings, the
 	// plugin): a second registration would run the hook twice per call.
