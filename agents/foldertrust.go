@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -191,4 +192,41 @@ func QuoteDir(dir string) string {
 		return dir
 	}
 	return "'" + strings.ReplaceAll(dir, "'", `'\''`) + "'"
+}
+
+// TrustFiles are the files a client reads to decide folder trust.
+type TrustFiles struct {
+	Folders string
+	// Settings, in merge order: system defaults, the user's, the system's.
+	Settings [3]string
+}
+
+// TrustLayout is where a client keeps those files, and the variables that
+// move them, as Gemini CLI and Qwen Code name each.
+type TrustLayout struct {
+	FoldersEnv             string // names another trustedFolders.json
+	System, SystemDarwin   string // the system settings file
+	SystemEnv, DefaultsEnv string // name another system settings, system defaults file
+}
+
+// Files names the files of l for a user whose client directory is dir,
+// with the environment getenv.
+func (l TrustLayout) Files(dir, trustFile string, getenv func(string) string) TrustFiles {
+	f := TrustFiles{Folders: filepath.Join(dir, trustFile)}
+	if p := getenv(l.FoldersEnv); p != "" {
+		f.Folders = p
+	}
+	system := l.System
+	if runtime.GOOS == "darwin" {
+		system = l.SystemDarwin
+	}
+	if p := getenv(l.SystemEnv); p != "" {
+		system = p
+	}
+	defaults := filepath.Join(filepath.Dir(system), "system-defaults.json")
+	if p := getenv(l.DefaultsEnv); p != "" {
+		defaults = p
+	}
+	f.Settings = [3]string{defaults, filepath.Join(dir, "settings.json"), system}
+	return f
 }

@@ -3,7 +3,6 @@ package gemini
 import (
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/loopguard/loopguard/agents"
@@ -29,37 +28,16 @@ import (
 // directory (GEMINI_CLI_TRUSTED_FOLDERS_PATH names another).
 const TrustFile = "trustedFolders.json"
 
-// TrustFiles are the files Gemini reads to decide folder trust.
-type TrustFiles struct {
-	Folders string
-	// Settings, in merge order: system defaults, the user's, the system's.
-	Settings [3]string
-}
-
 // Files names the files Gemini 0.61.0 reads, for a user whose home is home
 // (GEMINI_CLI_HOME replaces it), with the environment getenv.
-func Files(home string, getenv func(string) string) TrustFiles {
+func Files(home string, getenv func(string) string) agents.TrustFiles {
 	if h := getenv("GEMINI_CLI_HOME"); h != "" {
 		home = h
 	}
-	dir := filepath.Join(home, ".gemini")
-	f := TrustFiles{Folders: filepath.Join(dir, TrustFile)}
-	if p := getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH"); p != "" {
-		f.Folders = p
-	}
-	system := "/etc/gemini-cli/settings.json"
-	if runtime.GOOS == "darwin" {
-		system = "/Library/Application Support/GeminiCli/settings.json"
-	}
-	if p := getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH"); p != "" {
-		system = p
-	}
-	defaults := filepath.Join(filepath.Dir(system), "system-defaults.json")
-	if p := getenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"); p != "" {
-		defaults = p
-	}
-	f.Settings = [3]string{defaults, filepath.Join(dir, "settings.json"), system}
-	return f
+	return agents.TrustLayout{FoldersEnv: "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+		System: "/etc/gemini-cli/settings.json", SystemDarwin: "/Library/Application Support/GeminiCli/settings.json",
+		SystemEnv: "GEMINI_CLI_SYSTEM_SETTINGS_PATH", DefaultsEnv: "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
+	}.Files(filepath.Join(home, ".gemini"), TrustFile, getenv)
 }
 
 // EnvTrust is what the environment decides for every folder ("" when it

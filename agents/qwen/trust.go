@@ -3,7 +3,6 @@ package qwen
 import (
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/loopguard/loopguard/agents"
@@ -27,36 +26,16 @@ import (
 // directory (QWEN_CODE_TRUSTED_FOLDERS_PATH names another).
 const TrustFile = "trustedFolders.json"
 
-// TrustFiles are the files Qwen Code reads to decide folder trust.
-type TrustFiles struct {
-	Folders string
-	// Settings, in merge order: system defaults, the user's, the system's.
-	Settings [3]string
-}
-
 // Files names the files Qwen Code 0.24.4 reads, for a user whose Qwen
 // directory is qwenDir (QWEN_HOME replaces it), with the environment getenv.
-func Files(qwenDir, cwd string, getenv func(string) string) TrustFiles {
+func Files(qwenDir, cwd string, getenv func(string) string) agents.TrustFiles {
 	if h := getenv("QWEN_HOME"); h != "" {
 		qwenDir = agents.ResolvePath(cwd, h)
 	}
-	f := TrustFiles{Folders: filepath.Join(qwenDir, TrustFile)}
-	if p := getenv("QWEN_CODE_TRUSTED_FOLDERS_PATH"); p != "" {
-		f.Folders = p
-	}
-	system := "/etc/qwen-code/settings.json"
-	if runtime.GOOS == "darwin" {
-		system = "/Library/Application Support/QwenCode/settings.json"
-	}
-	if p := getenv("QWEN_CODE_SYSTEM_SETTINGS_PATH"); p != "" {
-		system = p
-	}
-	defaults := filepath.Join(filepath.Dir(system), "system-defaults.json")
-	if p := getenv("QWEN_CODE_SYSTEM_DEFAULTS_PATH"); p != "" {
-		defaults = p
-	}
-	f.Settings = [3]string{defaults, filepath.Join(qwenDir, "settings.json"), system}
-	return f
+	return agents.TrustLayout{FoldersEnv: "QWEN_CODE_TRUSTED_FOLDERS_PATH",
+		System: "/etc/qwen-code/settings.json", SystemDarwin: "/Library/Application Support/QwenCode/settings.json",
+		SystemEnv: "QWEN_CODE_SYSTEM_SETTINGS_PATH", DefaultsEnv: "QWEN_CODE_SYSTEM_DEFAULTS_PATH",
+	}.Files(qwenDir, TrustFile, getenv)
 }
 
 // Trusted reads trustedFolders.json's bytes as Qwen Code 0.24.4 does and
