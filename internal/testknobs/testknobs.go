@@ -15,6 +15,7 @@ const (
 	// NoRuleset: the launcher execs the program without confining it.
 	NoRuleset = "no-ruleset"
 	// LooseAnalysis: a scoped Bash rule covers any simple command of its
-	// program, and no path of a Bash call is judged protected.
+	// program, no path of a Bash call is judged protected, and no DANGER
+	// line keeps a grant from covering a Bash call.
 	LooseAnalysis = "loose-analysis"
 )
