@@ -15,14 +15,8 @@ import (
 // in a restored state): no grant covers a DANGER call, so such a grant
 // covers nothing, and the call it names is held for an exact approval.
 func checkDangerGrants(st *state.Store, now time.Time) checkResult {
-	r := checkResult{name: "DANGER grants", status: statusOK}
-	if st == nil {
-		r.status, r.detail = statusSkip, "no state directory to read the grants from"
-		return r
-	}
-	all, err := st.AllGrants()
-	if err != nil {
-		r.status, r.detail = statusWarn, "cannot read the grants: "+err.Error()
+	r, all, ok := grantsCheck("DANGER grants", st)
+	if !ok {
 		return r
 	}
 	project := projectDir()

@@ -17,14 +17,8 @@ import (
 // run read-only (the kernel cannot keep a writing program from signalling
 // the user's other processes); without Landlock there is no jail.
 func checkJailGrant(st *state.Store, now time.Time) checkResult {
-	r := checkResult{name: "jail", status: statusOK}
-	if st == nil {
-		r.status, r.detail = statusSkip, "no state directory to read the grants from"
-		return r
-	}
-	all, err := st.AllGrants()
-	if err != nil {
-		r.status, r.detail = statusWarn, "cannot read the grants: "+err.Error()
+	r, all, ok := grantsCheck("jail", st)
+	if !ok {
 		return r
 	}
 	var live, expired *token.Grant
@@ -67,4 +61,21 @@ func checkJailGrant(st *state.Store, now time.Time) checkResult {
 	}
 	r.detail = fmt.Sprintf("granted %s for %s until %s: Bash calls no narrower grant covers run whole in the jail without a decision and %s; what needs more is asked", live.ID(), who, present.FormatTime(live.Expiry), how)
 	return r
+}
+
+// grantsCheck starts a doctor check named name over the grants in st: the
+// result so far, every grant file, and ok false when there are none to
+// judge (no state directory: skipped; unreadable: a warning, in r).
+func grantsCheck(name string, st *state.Store) (r checkResult, all []state.GrantFile, ok bool) {
+	r = checkResult{name: name, status: statusOK}
+	if st == nil {
+		r.status, r.detail = statusSkip, "no state directory to read the grants from"
+		return r, nil, false
+	}
+	all, err := st.AllGrants()
+	if err != nil {
+		r.status, r.detail = statusWarn, "cannot read the grants: "+err.Error()
+		return r, nil, false
+	}
+	return r, all, true
 }

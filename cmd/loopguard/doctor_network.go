@@ -19,14 +19,8 @@ import (
 // machine and the local network on its ports: Landlock tells no address
 // from another.
 func checkNetworkGrants(st *state.Store, now time.Time) checkResult {
-	r := checkResult{name: "network grants", status: statusOK}
-	if st == nil {
-		r.status, r.detail = statusSkip, "no state directory to read the grants from"
-		return r
-	}
-	all, err := st.AllGrants()
-	if err != nil {
-		r.status, r.detail = statusWarn, "cannot read the grants: "+err.Error()
+	r, all, ok := grantsCheck("network grants", st)
+	if !ok {
 		return r
 	}
 	var ports, anyPort, projectCode []string
