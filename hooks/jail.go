@@ -120,7 +120,7 @@ func (e *Engine) jailLaunch(c *Call) (updated map[string]any, cp policy.Capabili
 	if c.ToolName != "Bash" || !c.Rewrite || e.Env.Launcher == "" || project == "" {
 		return nil, cp, "the jail does not apply to this call"
 	}
-	bash := shellPath()
+	bash := policy.BashPath()
 	if bash == "" {
 		return nil, cp, "no bash in /usr/bin or /bin to run it with"
 	}
@@ -315,16 +315,6 @@ func shellString(argv []string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// shellPath is the bash a jailed call runs in.
-func shellPath() string {
-	for _, p := range []string{"/usr/bin/bash", "/bin/bash"} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			return p
-		}
-	}
-	return ""
 }
 
 // leavesMessage is what the model is told of a call the jail does not

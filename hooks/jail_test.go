@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/token"
@@ -37,7 +38,7 @@ func jailHarness(t *testing.T) (*harness, func(cmd string) Decision) {
 // byte for byte, as bash -c's argument, through the launcher.
 func jailedCommand(h *harness, cmd string) string {
 	cp := h.eng().jailCapability()
-	words := []string{jailLauncher, "exec", "--cap", cp.String(), "--project", h.Project, "--cwd", h.Project, "--", shellPath(), "bash", "-c", cmd}
+	words := []string{jailLauncher, "exec", "--cap", cp.String(), "--project", h.Project, "--cwd", h.Project, "--", policy.BashPath(), "bash", "-c", cmd}
 	for i, w := range words {
 		words[i] = shellparse.Quote(w)
 	}

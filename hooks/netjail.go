@@ -64,7 +64,7 @@ func (e *Engine) networkJail(ctx context.Context, c *Call, d *described) (map[st
 	if !ok || !e.hasJail(ctx, c) {
 		return nil, none, false
 	}
-	bash := shellPath()
+	bash := policy.BashPath()
 	if bash == "" {
 		return nil, none, false
 	}

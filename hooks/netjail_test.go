@@ -38,7 +38,7 @@ func TestExactNetworkRunsInTheJailWithTheNetwork(t *testing.T) {
 		expect(t, c.cmd, d, Allow, ReasonExactGrant)
 		got, _ := d.UpdatedInput["command"].(string)
 		cp := policy.CapProjectWrite + "+" + c.ports
-		want := jailLauncher + " exec --cap " + cp + " '--project' '" + h.Project + "' '--cwd' '" + h.Project + "' '--' '" + shellPath() + "' 'bash' '-c' '"
+		want := jailLauncher + " exec --cap " + cp + " '--project' '" + h.Project + "' '--cwd' '" + h.Project + "' '--' '" + policy.BashPath() + "' 'bash' '-c' '"
 		if !strings.HasPrefix(got, want) || !strings.HasPrefix(got, fixed) || d.Capability != cp {
 			t.Errorf("%s: runs %q as %q\nwant it to start %q", c.cmd, got, d.Capability, want)
 		}

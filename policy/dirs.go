@@ -65,3 +65,16 @@ func HomeFrom(getenv func(string) string) (string, error) {
 	}
 	return "", errors.New("$HOME is not defined")
 }
+
+// BashPath is the bash a whole command is run with (the jail's `bash -c`,
+// two-phase enforcement's wrappers): /usr/bin/bash, else /bin/bash, a
+// regular file by a fixed path, never looked up in the agent's PATH; ""
+// when neither is there.
+func BashPath() string {
+	for _, p := range []string{"/usr/bin/bash", "/bin/bash"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}

@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 	"syscall"
-	"time"
 
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/ticket"
 )
 
@@ -60,7 +60,7 @@ func (c *Call) Run(input []byte) int {
 		claimed.Hold.Close()
 		return c.refuse(&ticket.Error{Reason: ticket.ReasonNoDecision, Why: "the ticket directory is read-only to the wrapper here, so its ticket cannot be spent"})
 	}
-	bash := bashPath()
+	bash := policy.BashPath()
 	if bash == "" {
 		return c.refuse(&ticket.Error{Reason: ticket.ReasonNoDecision, Why: "no bash in /usr/bin or /bin"})
 	}
@@ -111,18 +111,6 @@ func (c *Call) refuse(err error) int {
 	return ticket.ExitRefused
 }
 
-func bashPath() string {
-	for _, p := range []string{"/usr/bin/bash", "/bin/bash"} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			return p
-		}
-	}
-	return ""
-}
-
-// keyTimeout bounds the wrapper's keyring read.
-const keyTimeout = 2 * time.Second
-
 // Main is the call command's process: args are loopguard-exec's
 // arguments (exactly Name). loadKey reads the master key (the keyring);
 // ticketKey derives the ticket key from it.
@@ -147,7 +135,7 @@ func Main(args []string, stdin io.Reader, stderr io.Writer, loadKey func(context
 		return c.refuse(err)
 	}
 	c.Key = func() ([]byte, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), keyTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), ticket.KeyTimeout)
 		defer cancel()
 		master, err := loadKey(ctx)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shellparse"
 )
 
@@ -106,7 +107,7 @@ func (g *Gate) Run(text string) int {
 		g.refuse(err)
 		return ExitRefused
 	}
-	bash := bashPath()
+	bash := policy.BashPath()
 	if bash == "" {
 		g.refuse(refuse(ReasonNoDecision, "no bash in /usr/bin or /bin"))
 		return ExitRefused
@@ -291,17 +292,9 @@ func passThrough(argv []string) int {
 	return 0
 }
 
-func bashPath() string {
-	for _, p := range []string{"/usr/bin/bash", "/bin/bash"} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			return p
-		}
-	}
-	return ""
-}
-
-// keyTimeout bounds the wrapper's keyring read.
-const keyTimeout = 2 * time.Second
+// KeyTimeout bounds a wrapper's keyring read (this one's and the shell
+// tool's, package shelltool).
+const KeyTimeout = 2 * time.Second
 
 // Main is the wrapper's process: args are its arguments after the
 // program (exactly one: the host's command line). loadKey reads the
@@ -335,7 +328,7 @@ func Main(args []string, stderr io.Writer, loadKey func(context.Context) ([]byte
 	// against, and the host sets it for the shell.
 	g.Session = os.Getenv("CLAUDE_CODE_SESSION_ID")
 	g.Key = func() ([]byte, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), keyTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), KeyTimeout)
 		defer cancel()
 		master, err := loadKey(ctx)
 		if err != nil {
