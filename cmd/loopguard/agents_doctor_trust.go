@@ -89,17 +89,8 @@ func geminiTrust(env doctorEnv, found []foundReg) []checkResult {
 	files := gemini.Files(env.settings.Home, os.Getenv)
 	ft := readFolderTrust(files.Settings, files.Folders, true, dir, gemini.Trusted)
 	regs := registrationPaths(found)
-	switch {
-	case ft.err != nil:
-		return []checkResult{{status: statusFail, name: name,
-			detail: fmt.Sprintf("Gemini cannot read its folder trust (%v): it stops at start-up until the file is fixed", ft.err),
-			fix:    "fix or remove " + files.Folders + ", then " + gemini.TrustStep(dir, files.Folders)}}
-	case !ft.enabled:
-		return []checkResult{{status: statusOK, name: name,
-			detail: "folder trust is off (" + ft.on + "): Gemini runs " + regs + " in every folder"}}
-	case ft.trusted:
-		return []checkResult{{status: statusOK, name: name,
-			detail: fmt.Sprintf("Gemini trusts %s (%s), so it runs %s", dir, ft.by, regs)}}
+	if r, ok := ft.settled(name, "Gemini", dir, regs, files.Folders, gemini.TrustStep); ok {
+		return []checkResult{r}
 	}
 	return []checkResult{{status: statusFail, name: name,
 		detail: fmt.Sprintf("Gemini does not trust %s (%s; folder trust is on: %s), so a session here runs no hook of its settings, %s included, without a word: every call of an interactive session here runs unguarded (gemini -p refuses to start here)", dir, ft.by, ft.on, regs),
@@ -129,24 +120,38 @@ func qwenTrust(env doctorEnv, found []foundReg) []checkResult {
 	files := qwen.Files(env.settings.Dirs().Agent(qwen.Name), dir, os.Getenv)
 	ft := readFolderTrust(files.Settings, files.Folders, false, dir, qwen.Trusted)
 	regs := registrationPaths(inProject)
-	switch {
-	case ft.err != nil:
-		return []checkResult{{status: statusFail, name: name,
-			detail: fmt.Sprintf("Qwen Code cannot read its folder trust (%v): it stops at start-up until the file is fixed", ft.err),
-			fix:    "fix or remove " + files.Folders + ", then " + qwen.TrustStep(dir, files.Folders)}}
-	case !ft.enabled:
-		return []checkResult{{status: statusOK, name: name,
-			detail: "folder trust is off (" + ft.on + "): Qwen Code runs " + regs + " in every folder"}}
-	case ft.trusted:
-		return []checkResult{{status: statusOK, name: name,
-			detail: fmt.Sprintf("Qwen Code trusts %s (%s), so it runs %s", dir, ft.by, regs)}}
-	case user:
+	if r, ok := ft.settled(name, "Qwen Code", dir, regs, files.Folders, qwen.TrustStep); ok {
+		return []checkResult{r}
+	}
+	if user {
 		return []checkResult{{status: statusOK, name: name,
 			detail: fmt.Sprintf("Qwen Code does not trust %s (%s), so it ignores %s; the user registration guards this folder", dir, ft.by, regs)}}
 	}
 	return []checkResult{{status: statusFail, name: name,
 		detail: fmt.Sprintf("Qwen Code does not trust %s (%s; folder trust is on: %s), so it ignores %s without a word: every call here runs unguarded", dir, ft.by, ft.on, regs),
 		fix:    qwen.TrustStep(dir, files.Folders)}}
+}
+
+// settled is the doctor line of check name where client's folder trust
+// decides alike for every client: its trust file cannot be read (the
+// client stops at start-up), folder trust is off, or dir is trusted; ok
+// is false otherwise (dir is not trusted: each client's own line). regs
+// names the registrations the client runs; step is how the user trusts
+// dir, recorded in folders.
+func (ft folderTrust) settled(name, client, dir, regs, folders string, step func(dir, file string) string) (r checkResult, ok bool) {
+	switch {
+	case ft.err != nil:
+		return checkResult{status: statusFail, name: name,
+			detail: fmt.Sprintf("%s cannot read its folder trust (%v): it stops at start-up until the file is fixed", client, ft.err),
+			fix:    "fix or remove " + folders + ", then " + step(dir, folders)}, true
+	case !ft.enabled:
+		return checkResult{status: statusOK, name: name,
+			detail: "folder trust is off (" + ft.on + "): " + client + " runs " + regs + " in every folder"}, true
+	case ft.trusted:
+		return checkResult{status: statusOK, name: name,
+			detail: fmt.Sprintf("%s trusts %s (%s), so it runs %s", client, dir, ft.by, regs)}, true
+	}
+	return checkResult{}, false
 }
 
 // registrationPaths names the files found, for a doctor line.
