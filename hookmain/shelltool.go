@@ -126,12 +126,7 @@ func shellToolOptions(opts *agents.Options, h shellHost, wrapper func() string) 
 		if c.ToolName != "Bash" || c.Event != hooks.PreToolUse || d.Behavior != hooks.Allow {
 			return d
 		}
-		deny := func(reason, why string) hooks.Decision {
-			out := hooks.Decision{Behavior: hooks.Deny, Reason: reason,
-				Message: "loopguard: " + reason + ": " + why + ". The call is blocked; the user should run `loopguard doctor`."}
-			appendAudit(eng, c, out, why)
-			return out
-		}
+		deny := ticketDeny(eng, c)
 		if name != h.tool {
 			return deny(ticket.ReasonNoWrapper, "the host's own shell tool "+name+" does not run through loopguard's wrapper: use "+h.tool)
 		}
@@ -142,22 +137,11 @@ func shellToolOptions(opts *agents.Options, h shellHost, wrapper func() string) 
 		if err != nil {
 			return deny(ticket.ReasonNoWrapper, err.Error())
 		}
-		key, err := eng.TicketKey(ctx)
-		if err != nil {
-			return deny(hooks.ReasonKeyring, "the ticket key cannot be read: "+err.Error())
+		tp, refused := ticketInputs(ctx, eng, c, d, deny)
+		if refused != nil {
+			return *refused
 		}
-		store, err := ticketStore()
-		if err != nil {
-			return deny(ticket.ReasonNoDecision, err.Error())
-		}
-		in := d.UpdatedInput
-		if in == nil {
-			in = c.ToolInput
-		}
-		cmd, ok := in["command"].(string)
-		if !ok {
-			return deny(ticket.ReasonNoDecision, "no command to issue a ticket for")
-		}
+		store, cmd := tp.store, tp.cmd
 		t := &ticket.Ticket{Session: host, Command: cmd, Capability: d.Capability,
 			Project: eng.Env.ProjectDir, Cwd: c.Cwd, Expiry: time.Now().Add(ticket.Lifetime).Unix()}
 		if h.marks {
@@ -171,11 +155,11 @@ func shellToolOptions(opts *agents.Options, h shellHost, wrapper func() string) 
 			t.Nonce = shelltool.Derived(host, c.Cwd, cmd)
 			_ = os.Remove(filepath.Join(store.Dir, t.Nonce+".used"))
 		}
-		if err := store.Issue(t, key); err != nil {
+		if err := store.Issue(t, tp.key); err != nil {
 			return deny(ticket.ReasonNoDecision, err.Error())
 		}
 		if h.marks {
-			d.UpdatedInput = withCommand(in, t.Command)
+			d.UpdatedInput = withCommand(tp.in, t.Command)
 		}
 		return d
 	}

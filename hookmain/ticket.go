@@ -65,12 +65,7 @@ func ticketSteps(wrapper func() string) (
 		if c.ToolName != "Bash" || c.Event != hooks.PreToolUse || d.Behavior != hooks.Allow {
 			return d
 		}
-		deny := func(reason, why string) hooks.Decision {
-			out := hooks.Decision{Behavior: hooks.Deny, Reason: reason,
-				Message: "loopguard: " + reason + ": " + why + ". The call is blocked; the user should run `loopguard doctor`."}
-			appendAudit(eng, c, out, why)
-			return out
-		}
+		deny := ticketDeny(eng, c)
 		if err := ticket.InFront(wrapper()); err != nil {
 			return deny(ticket.ReasonNoWrapper, err.Error())
 		}
@@ -80,33 +75,72 @@ func ticketSteps(wrapper func() string) (
 		if f := exclusionsSetBy(eng.Env.ProjectDir); f != "" {
 			return deny(ticket.ReasonSandboxExcluded, f+" sets sandbox.excludedCommands: a repository's settings may not take commands out of Claude Code's sandbox (Claude Code runs a project's entries outside it even under the user's allowUnsandboxedCommands: false)")
 		}
-		key, err := eng.TicketKey(ctx)
+		tp, refused := ticketInputs(ctx, eng, c, d, deny)
+		if refused != nil {
+			return *refused
+		}
+		nonce, err := ticket.NewNonce()
 		if err != nil {
-			return deny(hooks.ReasonKeyring, "the ticket key cannot be read: "+err.Error())
-		}
-		store, err := ticketStore()
-		if err != nil {
-			return deny(ticket.ReasonNoDecision, err.Error())
-		}
-		in := d.UpdatedInput
-		if in == nil {
-			in = c.ToolInput
-		}
-		cmd, ok := in["command"].(string)
-		nonce, nerr := ticket.NewNonce()
-		if !ok || nerr != nil {
 			return deny(ticket.ReasonNoDecision, "no command to issue a ticket for")
 		}
-		marked := ticket.Mark(nonce, cmd)
+		marked := ticket.Mark(nonce, tp.cmd)
 		t := &ticket.Ticket{Session: c.SessionID, Nonce: nonce, Command: marked, Capability: d.Capability,
 			Project: eng.Env.ProjectDir, Cwd: c.Cwd, Expiry: time.Now().Add(ticket.Lifetime).Unix()}
-		if err := store.Issue(t, key); err != nil {
+		if err := tp.store.Issue(t, tp.key); err != nil {
 			return deny(ticket.ReasonNoDecision, err.Error())
 		}
-		d.UpdatedInput = withCommand(in, marked)
+		d.UpdatedInput = withCommand(tp.in, marked)
 		return d
 	}
 	return before, after
+}
+
+// ticketDeny is how a ticketed registration refuses an allowed call it
+// cannot issue a ticket for: a deny with reason and why, audited.
+func ticketDeny(eng *hooks.Engine, c *hooks.Call) func(reason, why string) hooks.Decision {
+	return func(reason, why string) hooks.Decision {
+		out := hooks.Decision{Behavior: hooks.Deny, Reason: reason,
+			Message: "loopguard: " + reason + ": " + why + ". The call is blocked; the user should run `loopguard doctor`."}
+		appendAudit(eng, c, out, why)
+		return out
+	}
+}
+
+// ticketParts is what a ticket for an allowed call is issued from: the
+// ticket key, the store, and the input that will run (the engine's
+// rewrite, else the call's own) with its command.
+type ticketParts struct {
+	key   []byte
+	store *ticket.Store
+	in    map[string]any
+	cmd   string
+}
+
+// ticketInputs gathers them for d, the allow of c; refused is deny's
+// answer when one cannot be had (the keyring, the ticket directory, no
+// command).
+func ticketInputs(ctx context.Context, eng *hooks.Engine, c *hooks.Call, d hooks.Decision, deny func(reason, why string) hooks.Decision) (tp ticketParts, refused *hooks.Decision) {
+	fail := func(reason, why string) (ticketParts, *hooks.Decision) {
+		out := deny(reason, why)
+		return ticketParts{}, &out
+	}
+	key, err := eng.TicketKey(ctx)
+	if err != nil {
+		return fail(hooks.ReasonKeyring, "the ticket key cannot be read: "+err.Error())
+	}
+	store, err := ticketStore()
+	if err != nil {
+		return fail(ticket.ReasonNoDecision, err.Error())
+	}
+	in := d.UpdatedInput
+	if in == nil {
+		in = c.ToolInput
+	}
+	cmd, ok := in["command"].(string)
+	if !ok {
+		return fail(ticket.ReasonNoDecision, "no command to issue a ticket for")
+	}
+	return ticketParts{key: key, store: store, in: in, cmd: cmd}, nil
 }
 
 func ticketStore() (*ticket.Store, error) {
