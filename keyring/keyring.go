@@ -73,8 +73,14 @@ const (
 	Account = "master-key"
 	// KeySize is the length of the master key in bytes.
 	KeySize = 32
-	// DefaultTimeout bounds a call whose context has no deadline.
+	// DefaultTimeout bounds a call whose context has no deadline: the
+	// hook's and the wrappers' reads, which run on every tool call.
 	DefaultTimeout = 2 * time.Second
+	// CommandTimeout bounds a call made by a command a human runs (init,
+	// approve, grant, key rotate, uninstall): long enough for a desktop
+	// unlock prompt, or a daemon on a loaded machine writing its file,
+	// which a CI run once found taking more than DefaultTimeout.
+	CommandTimeout = 30 * time.Second
 )
 
 // maxStoredLen bounds what is decoded from the keyring: a valid key is 44

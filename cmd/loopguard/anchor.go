@@ -20,7 +20,7 @@ import (
 
 // anchorCtx bounds one keyring call of the anchor's.
 func anchorCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), keyring.DefaultTimeout)
+	return keyringCtx(context.Background())
 }
 
 // loadAnchor returns the keyring's anchor of the state directory at dir

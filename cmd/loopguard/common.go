@@ -61,9 +61,15 @@ func auditLog(st *state.Store) *audit.Log {
 	return l
 }
 
+// keyringCtx bounds one keyring call of a command a human runs
+// (keyring.CommandTimeout; the hook keeps keyring.DefaultTimeout).
+func keyringCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, keyring.CommandTimeout)
+}
+
 // loadMaster reads the master key from the OS keyring, bounded in time.
 func loadMaster(ctx context.Context) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, keyring.DefaultTimeout)
+	ctx, cancel := keyringCtx(ctx)
 	defer cancel()
 	return keyring.Load(ctx)
 }

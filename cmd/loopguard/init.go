@@ -444,7 +444,9 @@ func checkApply(out io.Writer, path string, dryRun bool, apply func(backups stri
 // and the config, and seals the empty audit log: what every hook needs
 // before it is registered. It returns the store and the audit seal key.
 func initKeyAndState(ctx context.Context, out, errOut io.Writer) (*state.Store, []byte, error) {
-	created, err := keyring.Create(ctx)
+	kctx, cancel := keyringCtx(ctx)
+	created, err := keyring.Create(kctx)
+	cancel()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -129,7 +129,10 @@ func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 		"the key was kept", errors.New("not confirmed: the key was kept")); err != nil {
 		return err
 	}
-	if err := keyring.Rotate(ctx); err != nil {
+	kctx, cancel := keyringCtx(ctx)
+	err = keyring.Rotate(kctx)
+	cancel()
+	if err != nil {
 		return err
 	}
 	newKeys, newSeal, err := loadKeys(ctx)

@@ -254,7 +254,9 @@ func purgeKey(ctx context.Context, out io.Writer) error {
 			return err
 		}
 	}
-	if err := keyring.Delete(ctx); err != nil {
+	kctx, cancel := keyringCtx(ctx)
+	defer cancel()
+	if err := keyring.Delete(kctx); err != nil {
 		if errors.Is(err, keyring.ErrNoKey) {
 			fmt.Fprintln(out, "There was no key in the OS keyring.")
 			return nil
