@@ -642,6 +642,59 @@ func TestNetworkEscalationAttacks(t *testing.T) {
 		}
 	})
 
+	// A standing +network grant (what review's n mints, here by the CLI)
+	// covers a download: it runs with no decision, outside Claude Code's
+	// sandbox in the launcher's network form, on the hook's ticket. The
+	// grant's capability, not the rule, bounds where it connects: the same
+	// rule over a URL on another port runs and the kernel refuses the
+	// connection; a covered-looking call that writes the home is not
+	// covered and does not download either.
+	t.Run("network grant", func(t *testing.T) {
+		t.Parallel()
+		otherPkg := []byte("from another port\n")
+		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(otherPkg) }))
+		t.Cleanup(other.Close)
+		e := newJailEnv(t, true)
+		plantJailProject(t, e.Dir)
+		if out, err := e.g.Grant(e.ctx, e.Dir, "--network", "--port", port, "Bash(curl -sS -o dl/g.tgz *)"); err != nil {
+			t.Fatalf("grant: %v\n%s", err, out)
+		}
+		sid := sessionID(t)
+		api := e.runFor(jailSessionTimeout, claudetest.Script{Main: []claudetest.Turn{
+			claudetest.Tools(bash("toolu_ng1", "curl -sS -o dl/g.tgz "+srv.URL+"/x")),
+			claudetest.Tools(bash("toolu_ng2", "curl -sS -o dl/g.tgz "+other.URL+"/x")),
+			claudetest.Tools(bash("toolu_ng3", "curl -sS -o "+filepath.Join(e.g.Home, "g3.tgz")+" "+srv.URL+"/x")),
+			claudetest.Text("done"),
+		}}, nil, "--session-id", sid)
+		for _, id := range []string{"toolu_ng1", "toolu_ng2", "toolu_ng3"} {
+			r := result(t, api, id)
+			t.Logf("%s: error=%v %q", id, r.IsError, claudetest.Tail(r.Content, 6))
+		}
+		// Control: the covered download ran, with no decision, on its
+		// ticket in the network form.
+		if r := result(t, api, "toolu_ng1"); strings.Contains(r.Content, "loopguard: ") {
+			t.Errorf("the granted download did not run without a decision: %+v", r)
+		}
+		if got, err := os.ReadFile(e.path("dl/g.tgz")); err != nil || !bytes.Equal(got, pkg) {
+			t.Errorf("control, then the other port: the granted download: %q (%v)", got, err)
+		}
+		tk := networkTicket(t, sid)
+		if tk.Capability != "project-write+network:"+port || !strings.Contains(tk.Command, "\n"+networkForm(e)+" exec --cap project-write+network:"+port+" ") {
+			t.Errorf("the granted download's ticket: %+v", tk)
+		}
+		// The other port: the rule covers the call, the capability does
+		// not cover its connection, which the kernel refuses (the file
+		// above still holds the first download).
+		if r := result(t, api, "toolu_ng2"); strings.Contains(r.Content, "loopguard: ") || !strings.Contains(r.Content, "curl: (7)") {
+			t.Errorf("the download from another port: want it run under the grant and its connection refused: %+v", r)
+		}
+		// Into the home: not covered, held to leave the jail.
+		wantDenied(t, api, "toolu_ng3", "leaves_jail")
+		if _, err := os.Stat(filepath.Join(e.g.Home, "g3.tgz")); err == nil {
+			t.Error("a download into the home was written")
+		}
+	})
+
 	t.Run("repository exclusion", func(t *testing.T) {
 		t.Parallel()
 		e := newJailEnv(t, true)
