@@ -11,7 +11,9 @@
 // argument, the host's command line, and runs it only on a ticket the
 // hook issued for it. As Gemini CLI's or Qwen Code's tools.callCommand it
 // is the wrapper in front of loopguard's own shell tool (package
-// shelltool), and lists that tool as their tools.discoveryCommand.
+// shelltool), and lists that tool as their tools.discoveryCommand. As
+// OpenCode's configured shell it is run as `loopguard-exec -c COMMAND`
+// (package shellwrap).
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/shelltool"
+	"github.com/loopguard/loopguard/shellwrap"
 	"github.com/loopguard/loopguard/ticket"
 	"github.com/loopguard/loopguard/token"
 )
@@ -35,6 +38,10 @@ func main() {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	// OpenCode's shell setting (package shellwrap): "-c" and the command.
+	if shellwrap.Is(args) {
+		os.Exit(shellwrap.Main(args, os.Stderr, keyring.Load, ticketKey))
 	}
 	if len(args) == 1 && args[0] == shelltool.Name {
 		os.Exit(shelltool.Main(args, os.Stdin, os.Stderr, keyring.Load, ticketKey))

@@ -23,8 +23,9 @@ var floors = map[string]int{
 	// configuration, the kernel's confinement, the undo records.
 	"shellparse": 2, "audit": 2, "state": 2, "config": 2, "confine": 2, "undo": 2,
 	// The wrapper of two-phase enforcement: a reader of the host's line;
-	// loopguard's own shell tool for hosts with no shell prefix.
-	"ticket": 2, "shelltool": 2,
+	// loopguard's own shell tool for hosts with no shell prefix; the
+	// wrapper as a host's configured shell (OpenCode).
+	"ticket": 2, "shelltool": 2, "shellwrap": 2,
 	// What a grant covers; what a person or a model reads about a call.
 	"scope": 3, "present": 3,
 	// The engine; the team backend.
