@@ -25,6 +25,7 @@ import (
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/agents/all"
 	"github.com/loopguard/loopguard/agents/claude"
+	"github.com/loopguard/loopguard/agents/opencode"
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/confine"
@@ -83,6 +84,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 	}
 	if c.Ticket && (c.Agent == "" || c.Agent == claude.Name) {
 		opts.Before, opts.After = ticketSteps(func() string { return wrapperFor(setup.self) })
+	}
+	if c.Agent == opencode.Name && c.Ticket {
+		opencodeOptions(&opts, func() string { return wrapperFor(setup.self) })
 	}
 	if h, ok := shellHosts[c.Agent]; ok && c.Ticket {
 		shellToolOptions(&opts, h, func() string { return wrapperFor(setup.self) })

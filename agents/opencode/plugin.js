@@ -11,6 +11,11 @@ import { spawn } from "node:child_process"
 
 const FAILED = __FAILED__
 
+// The configuration OpenCode runs with, every file and variable merged
+// (its config hook): the hook checks that its shell is loopguard's wrapper.
+let CONFIG = null
+const shell = () => (CONFIG && typeof CONFIG.shell === "string" ? CONFIG.shell : "")
+
 // ask runs the hook for one event and returns its answer; every failure
 // (it cannot start, it times out, it answers nothing readable) is a deny.
 function ask(event, payload, directory) {
@@ -59,10 +64,13 @@ function ask(event, payload, directory) {
 }
 
 export const Loopguard = async ({ directory }) => ({
+  config: async (cfg) => {
+    CONFIG = cfg
+  },
   "tool.execute.before": async (input, output) => {
     const a = await ask("tool.execute.before", {
       event: "tool.execute.before", session_id: input.sessionID, call_id: input.callID,
-      tool: input.tool, args: output.args, directory,
+      tool: input.tool, args: output.args, directory, shell: shell(),
     }, directory)
     if (a.decision !== "allow") throw new Error(typeof a.reason === "string" && a.reason ? a.reason : FAILED)
     if (a.args && typeof a.args === "object") {
@@ -75,6 +83,7 @@ export const Loopguard = async ({ directory }) => ({
     const a = await ask("tool.execute.after", {
       event: "tool.execute.after", session_id: input.sessionID, call_id: input.callID,
       tool: input.tool, args: input.args, directory,
+      output: output && typeof output.output === "string" ? output.output : "",
     }, directory)
     if (a.decision === "alarm" && typeof a.reason === "string" && output && typeof output.output === "string") {
       output.output = a.reason + "\n\n" + output.output

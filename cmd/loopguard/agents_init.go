@@ -82,7 +82,7 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	}
 	apply := func(backups string, dry bool) (*install.Result, error) {
 		if reg.Plugin != nil {
-			return install.ApplyOwned(path, backups, reg.Plugin(ro), reg.IsOurs, dry)
+			return applyOpenCode(path, backups, reg.Plugin(ro), reg, launcher, dry)
 		}
 		if launcher != "" {
 			return install.ApplyAgentShellTool(path, backups, reg.File(ro), launcher, dry)
@@ -201,6 +201,12 @@ func uninstallAgentRun(o *uninstallOptions) error {
 		var res *install.Result
 		if reg.Plugin != nil {
 			res, err = install.RemoveOwned(path, backups, reg.IsOurs, o.dryRun)
+			if err == nil && path == reg.UserFile(env.Dirs()) {
+				var sh *install.Result
+				if sh, err = removeOpenCodeShell(path, backups, o.dryRun); err == nil && sh.Changed {
+					reportRemoval(out, sh, o.dryRun, "init")
+				}
+			}
 		} else if shellToolAgents[reg.Agent] {
 			res, err = install.RemoveAgentShellTool(path, backups, reg.File(register.Options{Binary: self}), o.dryRun)
 		} else {

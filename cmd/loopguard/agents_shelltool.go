@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/loopguard/loopguard/agents/gemini"
+	"github.com/loopguard/loopguard/agents/opencode"
 	"github.com/loopguard/loopguard/agents/qwen"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/policy"
@@ -27,12 +28,12 @@ func shellToolLauncher(o *initOptions, reg register.Registration, scope, hookBin
 	if !o.ticket {
 		return "", nil
 	}
-	if !shellToolAgents[reg.Agent] {
+	if !shellToolAgents[reg.Agent] && reg.Agent != opencode.Name {
 		return "", withHint(fmt.Errorf("--ticket: %s has no place for loopguard's wrapper in front of its shell (docs/agents.md, \"The other agents\"): a hook that never answers lets its call run", reg.Agent),
-			"drop --ticket; for Gemini CLI and Qwen Code, --ticket puts loopguard's own shell tool in their settings")
+			"drop --ticket; for Gemini CLI and Qwen Code, --ticket puts loopguard's own shell tool in their settings, for OpenCode loopguard's wrapper as its shell")
 	}
 	if scope != "user" {
-		return "", withHint(errors.New("--ticket writes the shell tool into the user's settings, which a project's cannot replace"), "drop --project")
+		return "", withHint(errors.New("--ticket writes loopguard's wrapper into the user's settings"), "drop --project")
 	}
 	if o.mode != "" && o.mode != "enforce" {
 		return "", withHint(errors.New("two-phase enforcement (--ticket) works only with mode enforce"), "drop --mode")
@@ -43,6 +44,10 @@ func shellToolLauncher(o *initOptions, reg register.Registration, scope, hookBin
 // shellToolNote says what init --ticket wrote for the agent.
 func shellToolNote(out io.Writer, agent, path, launcher string) {
 	if launcher == "" {
+		return
+	}
+	if agent == opencode.Name {
+		fmt.Fprintf(out, "Two-phase: %s names %s as OpenCode's shell, and the plugin runs the hook with --ticket: every shell command runs only on a ticket the hook issued for exactly it; a plugin that hung, threw, answered nothing or was not loaded runs nothing (no_decision). The shell also refuses the commands you type after ! and a command template's shell lines (they carry no ticket).\n", opencodeConfig(path), launcher)
 		return
 	}
 	fmt.Fprintf(out, "Two-phase: %s excludes run_shell_command and lists loopguard's own shell tool (tools.discoveryCommand, tools.callCommand: %s): every shell command runs only on a ticket the hook issued for exactly it; a hook that hung, crashed or was not loaded runs nothing (no_decision).\n", path, launcher)
@@ -58,6 +63,9 @@ func shellToolNote(out io.Writer, agent, path, launcher string) {
 // the others, that there is no place for a wrapper.
 func twoPhaseLine(env doctorEnv, reg register.Registration, found []foundReg) checkResult {
 	name := reg.Agent + " two-phase"
+	if reg.Agent == opencode.Name {
+		return opencodeTwoPhaseLine(env, reg)
+	}
 	if !shellToolAgents[reg.Agent] {
 		detail := "none: " + reg.Agent + " has no place for loopguard's wrapper in front of its shell, so a hook that never answers (hung past the host's timeout, killed, not loaded) lets its call run"
 		if reg.Plugin != nil {

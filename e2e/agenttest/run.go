@@ -4,6 +4,7 @@ package agenttest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -128,8 +129,17 @@ func WriteOpenCodeConfig(home, apiURL, seed string) error {
 			return fmt.Errorf("failed to seed OpenCode's config dir: %w: %s", err, out)
 		}
 	}
-	cfg := fmt.Sprintf(`{"provider":{"fake":{"npm":"@ai-sdk/openai-compatible","name":"fake","options":{"baseURL":%q,"apiKey":"dummy"},"models":{"fake-model":{"name":"fake"}}}},"model":"fake/fake-model","permission":{"bash":"allow","edit":"allow","webfetch":"allow"},"autoupdate":false,"share":"disabled"}`, apiURL+"/v1")
-	return os.WriteFile(filepath.Join(dir, "opencode.json"), []byte(cfg+"\n"), 0o600)
+	cfg := fmt.Sprintf(`{"provider":{"fake":{"npm":"@ai-sdk/openai-compatible","name":"fake","options":{"baseURL":%q,"apiKey":"dummy"},"models":{"fake-model":{"name":"fake"}}}},"model":"fake/fake-model","permission":{"bash":"allow","edit":"allow","webfetch":"allow"},"autoupdate":false,"share":"disabled"`, apiURL+"/v1")
+	// The shell `init --agent opencode --ticket` wrote stays.
+	var old struct {
+		Shell *string `json:"shell"`
+	}
+	path := filepath.Join(dir, "opencode.json")
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &old) == nil && old.Shell != nil {
+		sh, _ := json.Marshal(*old.Shell)
+		cfg += `,"shell":` + string(sh)
+	}
+	return os.WriteFile(path, []byte(cfg+"}\n"), 0o600)
 }
 
 // OpenCode runs `opencode run go` in Dir with the fake model, its own
