@@ -144,12 +144,23 @@ func apply(plan Plan, c policy.Capability, o filterOpts) error {
 
 // restrict builds rs in the kernel and restricts the calling thread to it.
 func (rs ruleset) restrict() error {
-	attr := llsys.RulesetAttr{HandledAccessFS: rs.fs, HandledAccessNet: rs.net, Scoped: rs.scoped}
-	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
+	fd, err := rs.build()
 	if err != nil {
-		return fmt.Errorf("landlock_create_ruleset: %w", err)
+		return err
 	}
 	defer unix.Close(fd)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := llsys.LandlockRestrictSelf(fd, 0); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
+}
+
+// addRules adds rs's rules to the ruleset fd.
+func (rs ruleset) addRules(fd int) error {
+	var err error
 	roots := map[string]int{}
 	defer func() {
 		for _, fd := range roots {
@@ -200,12 +211,6 @@ func (rs ruleset) restrict() error {
 			return fmt.Errorf("landlock_add_rule port %d: %w", port, err)
 		}
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
-	}
-	if err := llsys.LandlockRestrictSelf(fd, 0); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
-	}
 	return nil
 }
 
@@ -232,18 +237,10 @@ func openPrivate(d string, uid int) (int, error) {
 	return fd, nil
 }
 
-// execJailed applies plan and the filter o to this thread and execs s's
-// program; it returns only on failure.
-func execJailed(s Spec, plan Plan, o filterOpts) error {
-	if err := prepareJailed(s, plan, o); err != nil {
-		return err
-	}
-	return syscall.Exec(s.Exe, s.Argv, jailEnv(plan))
-}
-
 // prepareJailed applies plan and the filter o to this thread, makes s's
-// redirections under them and enters s's directory: what execJailed and
-// runInit do before the program runs.
+// redirections under them and enters s's directory: what runInit does
+// before the program runs (without namespaces, forkJailed's child does
+// the same by system calls alone).
 func prepareJailed(s Spec, plan Plan, o filterOpts) error {
 	runtime.LockOSThread() // the filter is this thread's; execve and fork keep it
 	// +network to named ports: Landlock holds TCP to them, the filter

@@ -76,10 +76,6 @@ type (
 	}
 )
 
-// brokerFd is the second stage's descriptor on which it hands the first
-// stage the filter's listener.
-const brokerFd = 4
-
 // fileKey names a file by device and inode.
 type fileKey struct{ dev, ino uint64 }
 
@@ -134,7 +130,7 @@ func (b *topBroker) start() {
 // for it.
 func (b *topBroker) close() {
 	_ = unix.Close(b.stop[1])
-	// Every process of the call has exited: a second stage that never
+	// Every process of the call has exited: a launch that never
 	// sent the listener has closed its end, so receive returns.
 	<-b.done
 	_ = b.conn.Close()
@@ -145,7 +141,7 @@ func (b *topBroker) close() {
 	}
 }
 
-// receive reads the listener from the second stage.
+// receive reads the listener from the launch's child.
 func (b *topBroker) receive() bool {
 	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
 	_, oobn, _, _, err := unix.Recvmsg(int(b.conn.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
@@ -537,16 +533,8 @@ func umask(pid uint32) uint32 {
 	return 0o022
 }
 
-// sendListener hands the filter's listener to the first stage on
-// brokerFd and closes both.
-func sendListener(listener int) error {
-	defer unix.Close(listener)
-	defer unix.Close(brokerFd)
-	return unix.Sendmsg(brokerFd, []byte{0}, unix.UnixRights(listener), nil, 0)
-}
-
 // startBroker makes the hand-over's two ends and the broker on the first
-// stage's; the other end is the second stage's brokerFd.
+// stage's; the other end is the launch's child's (forkSpec.brokerFd).
 func startBroker(plan Plan, e Env) (*topBroker, *os.File, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

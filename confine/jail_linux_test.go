@@ -709,6 +709,33 @@ func TestJailHoldsNoCapability(t *testing.T) {
 	})
 }
 
+// TestJailLaunchDescriptors: the program holds no descriptor of the
+// launcher's (the ruleset, the report of its start, the broker's
+// socket, the launch's hand-over), under either capability, in either
+// mode: a shell lists its own (3 is the listing's). Control: a
+// redirection the command names (7< README.md) is open in it.
+func TestJailLaunchDescriptors(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		for _, c := range []policy.Capability{readOnly, projectWrite} {
+			for _, r := range []struct {
+				redirects []Redirect
+				want      string
+			}{
+				{nil, "0 1 2 3"},
+				{[]Redirect{{Fd: 7, Op: "<", Path: filepath.Join(j.project, "README.md")}}, "0 1 2 3 7"},
+			} {
+				s := Spec{Cap: c, Project: j.project, Cwd: j.project, Exe: "/bin/sh", Argv: []string{"sh", "-c", "cd /proc/$$/fd && echo *"},
+					Redirects: r.redirects}
+				cmd := j.command(append([]string{launcherName}, s.Args()[1:]...)...)
+				cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, cmd.Env...)
+				if out, code := combined(t, cmd); code != 0 || out != r.want {
+					t.Errorf("%s, redirections %v: exit %d, descriptors %q; want %q", c, r.redirects, code, out, r.want)
+				}
+			}
+		}
+	})
+}
+
 // TestJailGoStat: go writes the stat of the project's own module into the
 // module cache on every build, list or vet of a main package (gostat.go);
 // a launch may write that one directory, under either capability, and

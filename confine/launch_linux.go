@@ -36,10 +36,11 @@ import (
 // stays as the namespace's init (init_linux.go): when it exits, the
 // kernel kills every process left in the namespace. Otherwise
 // (read-only, or namespaces refused: Claude Code's sandbox, Ubuntu
-// 24.04's AppArmor default) it runs in the first stage's namespaces, and
-// its filter refuses every such
-// change instead; it execs the program, whose descendants the first stage
-// stops and kills when it has exited (stopTree). Either way the call runs
+// 24.04's AppArmor default) there is no second Go process: the first
+// stage forks a child that restricts itself by system calls alone and
+// execs the program (fork_linux.go), whose filter refuses every such
+// change instead, and whose descendants the first stage stops and kills
+// when it has exited (stopTree). Either way the call runs
 // in a cgroup of its own where the user may make one (cgroup_linux.go),
 // and its tasks are bounded (tasks_linux.go).
 
@@ -63,11 +64,6 @@ type launch struct {
 	// OwnNet: with NS, the second stage is in a network namespace of its
 	// own too (a capability without the network).
 	OwnNet bool
-	// Broker: without NS, under a capability that writes the project,
-	// the first stage makes new files at the project's top
-	// (broker_linux.go); the second hands it the filter's listener on
-	// brokerFd.
-	Broker bool
 }
 
 // run is the first stage: it returns the program's exit status, or an
@@ -113,24 +109,24 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	// give (metadata changes kept to the write set, the top level, System
 	// V IPC and /dev/shm of its own) is for a program that writes; a
 	// read-only program is refused every metadata change by its filter,
-	// and saves the second stage's process start (about 5 ms of CPU).
+	// and saves the second stage's process start (fork_linux.go).
 	var c child
 	ns := !noNamespaces && plan.Project != ""
 	if ns {
-		c, err = startStage2(s, plan, true, cg, nil)
+		c, err = startStage2(s, plan, cg)
 	}
 	var broker *topBroker
 	if !ns || err != nil {
 		// No namespace of its own (not needed, or refused here): the
-		// second stage runs in this one, and under a capability that
-		// writes the project the first makes new files at its top.
+		// program is forked in this one, and under a capability that
+		// writes the project the first stage makes new files at its top.
 		var theirs *os.File
 		if plan.Project != "" && !noBroker {
 			if broker, theirs, err = startBroker(plan, e); err != nil {
 				return 0, err
 			}
 		}
-		c, err = startStage2(s, plan, false, cg, theirs)
+		c, err = startJailed(s, plan, cg, theirs)
 		if theirs != nil {
 			theirs.Close()
 		}
@@ -190,13 +186,58 @@ type child struct {
 	wait func() (syscall.WaitStatus, error)
 }
 
-// startStage2 starts the second stage, in user, mount and IPC namespaces
-// of its own if ns. It is a process of its own either way: its Landlock
-// rule for /proc/self must name the pid the program will have, which the
-// program keeps through the second stage's execve (a program started by
-// fork from a confined thread of this one was refused its own
-// /proc/self: TestJailHoldsNoCapability).
-func startStage2(s Spec, plan Plan, ns bool, cg *callCgroup, broker *os.File) (child, error) {
+// startJailed starts the program without namespaces of its own: a child
+// forked from this process restricts itself and execs it (fork_linux.go);
+// under the broker, it hands the filter's listener over on broker.
+func startJailed(s Spec, plan Plan, cg *callCgroup, broker *os.File) (child, error) {
+	var nproc uint64
+	setNproc := cg == nil || !cg.pidsMax
+	if setNproc {
+		var err error
+		if nproc, err = taskLimit(false); err != nil {
+			return child{}, err
+		}
+	}
+	f, err := prepareFork(s, plan, plan.filter(false, false), broker, nproc, setNproc)
+	if err != nil {
+		return child{}, err
+	}
+	cgfd := -1
+	if cg != nil {
+		cgfd = cg.fd
+	}
+	pid, rd, err := forkJailed(f, cgfd)
+	f.close()
+	if err != nil {
+		return child{}, err
+	}
+	return child{pid: pid, wait: func() (syscall.WaitStatus, error) {
+		// The child's report first: the broker (started by now) answers
+		// the opens of its redirections.
+		ferr := forkResult(s, rd)
+		var ws unix.WaitStatus
+		for {
+			_, err := unix.Wait4(pid, &ws, 0, nil)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return 0, err
+			}
+			break
+		}
+		if ferr != nil {
+			return 0, ferr
+		}
+		return syscall.WaitStatus(ws), nil
+	}}, nil
+}
+
+// startStage2 starts the second stage in user, mount, IPC and PID
+// namespaces of its own: a process of its own, the PID namespace's init,
+// which makes its mounts and restricts itself before it starts the
+// program (init_linux.go).
+func startStage2(s Spec, plan Plan, cg *callCgroup) (child, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return child{}, err
@@ -215,39 +256,33 @@ func startStage2(s Spec, plan Plan, ns bool, cg *callCgroup, broker *os.File) (c
 		// agent's timeout leaves no program running.
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	}
-	if broker != nil {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, broker) // brokerFd
-	}
 	if cg != nil {
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = cg.fd
 	}
-	if ns {
-		a := cmd.SysProcAttr
-		a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWIPC | unix.CLONE_NEWPID
-		if !plan.Network {
-			// A capability without the network gets a network
-			// namespace of its own: its loopback, nothing else.
-			a.Cloneflags |= unix.CLONE_NEWNET
-		}
-		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		a.GidMappingsEnableSetgroups = false
-		// The namespace's capabilities would end at the second stage's
-		// execve (its user is not root): it keeps the two it needs to
-		// make its mounts, and drops them before the program runs
-		// (isolate).
-		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
-		if !plan.Network {
-			a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN) // to bring its loopback up
-		}
+	a := cmd.SysProcAttr
+	a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWIPC | unix.CLONE_NEWPID
+	if !plan.Network {
+		// A capability without the network gets a network
+		// namespace of its own: its loopback, nothing else.
+		a.Cloneflags |= unix.CLONE_NEWNET
+	}
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	a.GidMappingsEnableSetgroups = false
+	// The namespace's capabilities would end at the second stage's
+	// execve (its user is not root): it keeps the two it needs to
+	// make its mounts, and drops them before the program runs
+	// (isolate).
+	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+	if !plan.Network {
+		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN) // to bring its loopback up
 	}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return child{}, fmt.Errorf("failed to start the launch: %w", err)
 	}
-	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: ns, OwnNet: ns && !plan.Network, PidsMax: cg != nil && cg.pidsMax,
-		Broker: broker != nil})
+	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: true, OwnNet: !plan.Network, PidsMax: cg != nil && cg.pidsMax})
 	w.Close()
 	if err != nil {
 		_ = cmd.Process.Kill()
@@ -288,9 +323,7 @@ func stage2() error {
 		return err
 	}
 	if !l.NS {
-		o := l.Plan.filter(false, false)
-		o.broker = l.Broker
-		return execJailed(l.Spec, l.Plan, o)
+		return errors.New("a second stage without namespaces of its own")
 	}
 	if l.OwnNet {
 		// Before isolate, which drops the capability it needs.

@@ -200,7 +200,7 @@ type filterOpts struct {
 	sysvIPC bool
 	// broker: every open with O_CREAT and every unlink goes to the first
 	// stage, which makes new files at the project's top (broker_linux.go);
-	// the listener is handed over on brokerFd.
+	// the launch's child hands the listener over (fork_linux.go).
 	broker bool
 }
 
@@ -347,7 +347,8 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 }
 
 // installFilter installs the filter on the calling thread (locked to the
-// goroutine that execs: execve keeps that thread's filter).
+// goroutine that execs: execve keeps that thread's filter). The filter
+// with the broker is forkJailed's child's (fork_linux.go).
 func installFilter(o filterOpts) error {
 	prog, err := filter(o)
 	if err != nil {
@@ -356,30 +357,6 @@ func installFilter(o filterOpts) error {
 	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
-	}
-	if o.broker {
-		fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER,
-			uintptr(unsafe.Pointer(&fp)))
-		runtime.KeepAlive(prog)
-		switch {
-		case e == 0:
-			if err := sendListener(int(fd)); err != nil {
-				return fmt.Errorf("handing the filter's listener over: %w", err)
-			}
-			return nil
-		case e != unix.EBUSY:
-			return fmt.Errorf("seccomp: %w", e)
-		}
-		// A filter above already has a listener (a container runtime's,
-		// a sandbox's): one per task. The launch runs without the
-		// broker (nothing is created at the top), under the filter
-		// without it; the first stage hears its end close.
-		_ = unix.Close(brokerFd)
-		o.broker = false
-		if prog, err = filter(o); err != nil {
-			return err
-		}
-		fp = unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	}
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fp)), 0, 0); err != nil {
 		return fmt.Errorf("seccomp: %w", err)

@@ -35,23 +35,33 @@ func limitTasks(l launch) error {
 	if l.PidsMax {
 		return nil
 	}
+	n, err := taskLimit(l.NS)
+	if err != nil {
+		return err
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: n, Max: n}); err != nil {
+		return fmt.Errorf("bounding the call's tasks: setrlimit(RLIMIT_NPROC): %w", err)
+	}
+	return nil
+}
+
+// taskLimit is the RLIMIT_NPROC of a launch without a cgroup that bounds
+// its tasks, with namespaces of its own (ns) or without (forkJailed's
+// child sets it).
+func taskLimit(ns bool) (uint64, error) {
 	n := jailTasks()
-	if !l.NS {
+	if !ns {
 		c, err := userTasks(os.Getuid())
 		if err != nil {
-			return fmt.Errorf("counting this user's tasks to bound the call's: %w", err)
+			return 0, fmt.Errorf("counting this user's tasks to bound the call's: %w", err)
 		}
 		n += c
 	}
 	var cur unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NPROC, &cur); err != nil {
-		return fmt.Errorf("getrlimit(RLIMIT_NPROC): %w", err)
+		return 0, fmt.Errorf("getrlimit(RLIMIT_NPROC): %w", err)
 	}
-	n = min(n, cur.Max)
-	if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: n, Max: n}); err != nil {
-		return fmt.Errorf("bounding the call's tasks: setrlimit(RLIMIT_NPROC): %w", err)
-	}
-	return nil
+	return min(n, cur.Max), nil
 }
 
 // userTasks counts the tasks of uid this process's /proc shows: the
