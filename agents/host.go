@@ -9,6 +9,11 @@ type Host struct {
 	// a scoped grant covers; "" when it cannot (or it is unproven): a scope
 	// then covers only a command whose text is already plain.
 	Rewrite string
+	// Wrapper says how loopguard's own wrapper, where the host runs the
+	// model's text (Rewrite ""), runs a Bash call under its grant's
+	// capability itself: the launch the rewrite makes elsewhere, and the
+	// jail with it. "" when no wrapper can stand in front of its shell.
+	Wrapper string
 	// Timeout says what the host does with the call when a hook runs past
 	// the timeout registered for it; TimeoutOpen when it runs the call.
 	Timeout     string

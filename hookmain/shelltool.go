@@ -29,8 +29,12 @@ import (
 //   - issues a ticket bound to the host process (shelltool.HookHost) for
 //     the exact command: under Gemini, which runs the hook's rewritten
 //     input, with the nonce's marker line first in the command it hands
-//     back; under Qwen Code, which does not, for the command as the model
-//     wrote it, under the nonce derived from it (shelltool.Derived).
+//     back (the launch, when the call runs confined, is in that text);
+//     under Qwen Code, which does not, for the command as the model
+//     wrote it, under the nonce derived from it (shelltool.Derived), with
+//     the capability and project the wrapper runs it under (the engine
+//     decides such a call as Wrapped: the jail grant and a scope's
+//     capability apply as where the host runs the rewrite).
 // The built-in shell, should it be called, is denied (no_wrapper), and
 // the after-call event flags a shell call that ran with no ticket on
 // record.
@@ -65,6 +69,10 @@ var shellHosts = map[string]shellHost{
 type rawTool struct {
 	agents.Adapter
 	name, response *string
+	// wraps: a call of the host's shell tool runs the model's text
+	// through the wrapper, which applies the ticket's capability.
+	wraps bool
+	tool  string
 }
 
 func (r rawTool) Decode(m map[string]any, event string) (*hooks.Call, string, error) {
@@ -72,14 +80,20 @@ func (r rawTool) Decode(m map[string]any, event string) (*hooks.Call, string, er
 	if b, err := json.Marshal(m["tool_response"]); err == nil {
 		*r.response = string(b)
 	}
-	return r.Adapter.Decode(m, event)
+	c, ev, err := r.Adapter.Decode(m, event)
+	if err == nil && c != nil && r.wraps && *r.name == r.tool && c.ToolName == "Bash" {
+		c.Wrapped = true
+	}
+	return c, ev, err
 }
 
 // shellToolOptions makes opts a --ticket registration for an agent whose
 // shell is loopguard's own tool (shellHosts).
 func shellToolOptions(opts *agents.Options, h shellHost, wrapper func() string) {
 	var name, response string
-	wrap := func(a agents.Adapter) agents.Adapter { return rawTool{Adapter: a, name: &name, response: &response} }
+	wrap := func(a agents.Adapter) agents.Adapter {
+		return rawTool{Adapter: a, name: &name, response: &response, wraps: !h.marks, tool: h.tool}
+	}
 	if opts.Adapter != nil {
 		opts.Adapter = wrap(opts.Adapter)
 	}
@@ -137,6 +151,11 @@ func shellToolOptions(opts *agents.Options, h shellHost, wrapper func() string) 
 		if err != nil {
 			return deny(ticket.ReasonNoWrapper, err.Error())
 		}
+		if !h.marks && d.UpdatedInput != nil {
+			// This host runs the model's own text: a rewrite would be
+			// decided but never run (the wrapper makes the launch).
+			return deny(ticket.ReasonNoDecision, "the call was allowed as a rewritten command, which "+h.agent+" cannot run")
+		}
 		tp, refused := ticketInputs(ctx, eng, c, d, deny)
 		if refused != nil {
 			return *refused
@@ -144,6 +163,10 @@ func shellToolOptions(opts *agents.Options, h shellHost, wrapper func() string) 
 		store, cmd := tp.store, tp.cmd
 		t := &ticket.Ticket{Session: host, Command: cmd, Capability: d.Capability,
 			Project: eng.Env.ProjectDir, Cwd: c.Cwd, Expiry: time.Now().Add(ticket.Lifetime).Unix()}
+		if c.Wrapped {
+			// The wrapper launches the command confined to this project.
+			t.Project = eng.LaunchProject(c)
+		}
 		if h.marks {
 			if t.Nonce, err = ticket.NewNonce(); err != nil {
 				return deny(ticket.ReasonNoDecision, "no nonce: "+err.Error())

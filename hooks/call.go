@@ -58,6 +58,14 @@ type Call struct {
 	// updatedInput. Without it a scope covers only a Bash command whose
 	// text is already canonical (rewrite.go).
 	Rewrite bool
+	// Wrapped says the host runs the model's own command text, unchanged,
+	// through loopguard's wrapper, which runs it whole (bash -c) under the
+	// capability the allow names (Decision.Capability, carried by its
+	// ticket): loopguard's shell tool under Qwen Code (package shelltool).
+	// A scope still covers only a command whose text is plain there (the
+	// text is what bash reads), but what a grant covers runs confined, and
+	// the jail grant applies, as where the host runs the rewrite.
+	Wrapped bool
 	// Escape is how the model asks this host to run a Bash call outside
 	// its sandbox (Claude Code's dangerouslyDisableSandbox, Codex's
 	// sandbox_permissions), which loopguard holds for the human's exact
@@ -70,6 +78,11 @@ type Call struct {
 	// call's is read, for a refusal by the jail (jailnote.go).
 	Output string
 }
+
+// Launches says a Bash call can run through the launcher under a
+// capability: the host runs the rewrite, or loopguard's wrapper makes the
+// launch (Wrapped).
+func (c *Call) Launches() bool { return c.Rewrite || c.Wrapped }
 
 // Agent is the agent identity grants bind to: the subagent's agent_id, or
 // "main".

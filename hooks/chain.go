@@ -77,7 +77,7 @@ func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decisi
 		return e.pending(ctx, c, d, ReasonNotCanonical, present.EscapeText(err.Error())), true
 	}
 	widest, caps, confined := policy.Capability{}, map[string]bool{}, ""
-	if updated != nil && e.Env.Launcher != "" {
+	if (updated != nil || c.Wrapped) && e.Env.Launcher != "" {
 		for i, r := range rules {
 			if parts[i].Builtin {
 				continue
@@ -89,14 +89,16 @@ func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decisi
 			confined = widest.String()
 		}
 	}
+	if c.Wrapped && !c.Rewrite && len(caps) > 1 {
+		// The wrapper runs the chain whole under one capability: the
+		// widest would give one part another's rights (a test runner
+		// another part's network).
+		return e.pending(ctx, c, d, ReasonChained, "the parts of this chain are granted different capabilities ("+strings.Join(sortedKeys(caps), ", ")+
+			"), and this agent runs a chain whole, under one. Run the parts one at a time, or ask the user to approve exactly this command"), true
+	}
 	dec := e.allowedAs(c, d, ReasonScopedGrant, first.g, fmt.Sprintf("granted by %s: every part of the chain is covered (grants %s)", first.g.Principal, strings.Join(dedupe(used), ", ")), updated, confined)
 	if len(caps) > 0 {
-		var names []string
-		for k := range caps {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		dec.Capability = strings.Join(names, ",")
+		dec.Capability = strings.Join(sortedKeys(caps), ",")
 		dec.Context = e.jailContext(c, widest, true)
 	}
 	return dec, true
@@ -140,4 +142,13 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var names []string
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }

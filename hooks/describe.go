@@ -152,6 +152,12 @@ func (e *Engine) namedProject(c *Call) string {
 	return c.ProjectDir
 }
 
+// LaunchProject is the project a launch of c is confined to (a scoped
+// grant's, the jail's): the one the host names, else the call's cwd.
+// loopguard's wrapper makes the launch from it where the host runs the
+// model's text (Call.Wrapped).
+func (e *Engine) LaunchProject(c *Call) string { return filepath.Clean(e.projectDir(c)) }
+
 func (e *Engine) shellEnv(c *Call) shellparse.Env {
 	return shellparse.Env{Cwd: c.Cwd, Path: e.Env.Path, ProjectDir: e.projectDir(c), Trusted: e.Env.Trusted, Home: e.Env.Home}
 }

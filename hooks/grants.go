@@ -255,16 +255,20 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 			return dec, true
 		}
 		confined := ""
-		if updated != nil {
+		if updated != nil || c.Wrapped {
 			confined = e.capabilityOf(c, d, cv.rule)
 		}
 		what := "granted by " + cv.g.Principal + " as " + cv.g.Scope
-		if c.ToolName == "Bash" && !c.Rewrite {
+		switch {
+		case c.ToolName != "Bash" || c.Rewrite:
+		case c.Wrapped && confined != "":
+			what += "; it runs as written through loopguard's wrapper, confined by the kernel (" + confined + ")"
+		default:
 			// issue 37: the grant screen names such agents too.
 			what += "; it runs as written, unconfined: this agent runs the model's own command text, not loopguard's confined rewrite"
 		}
 		dec := e.allowedAs(c, d, ReasonScopedGrant, cv.g, what, updated, confined)
-		if updated != nil {
+		if updated != nil || confined != "" {
 			dec.Capability = confined
 			dec.Context = e.jailContext(c, cv.rule.Capability(), confined != "")
 		}
@@ -471,6 +475,8 @@ func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant,
 				what += ", confined"
 			}
 		}
+	} else if reason == ReasonJailed && c.Wrapped && confined != "" {
+		what += "; it runs whole, as written, through loopguard's wrapper, confined by the kernel"
 	}
 	_ = e.Store.NoteAllowed(state.Allowed{
 		Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, ToolUseID: c.ToolUseID,

@@ -44,7 +44,7 @@ const (
 // not decide the call; d.leaves then says what took it out of the jail
 // ("" when no jail grant applies at all).
 func (e *Engine) jailed(ctx context.Context, c *Call, d *described) (Decision, bool) {
-	if c.ToolName != "Bash" || d.shell == nil || !c.Rewrite || e.Env.Launcher == "" || testknobs.On(testknobs.NoRewrite) {
+	if c.ToolName != "Bash" || d.shell == nil || !c.Launches() || e.Env.Launcher == "" || testknobs.On(testknobs.NoRewrite) {
 		return Decision{}, false
 	}
 	grants, project, fail := e.scopedGrants(ctx, c)
@@ -90,6 +90,11 @@ func (e *Engine) jailed(ctx context.Context, c *Call, d *described) (Decision, b
 		d.leaves = why
 		return Decision{}, false
 	}
+	if !c.Rewrite {
+		// The wrapper runs the model's text under the ticket's
+		// capability: the same launch, made by the wrapper.
+		updated = nil
+	}
 	dec := e.allowedAs(c, d, ReasonJailed, g, "run in the jail granted by "+g.Principal, updated, cp.String())
 	dec.Capability = cp.String()
 	dec.Context = e.jailContext(c, cp, true)
@@ -117,7 +122,7 @@ func (e *Engine) jailProject(c *Call) string {
 // ("" when nothing does).
 func (e *Engine) jailLaunch(c *Call) (updated map[string]any, cp policy.Capability, why string) {
 	project := e.jailProject(c)
-	if c.ToolName != "Bash" || !c.Rewrite || e.Env.Launcher == "" || project == "" {
+	if c.ToolName != "Bash" || !c.Launches() || e.Env.Launcher == "" || project == "" {
 		return nil, cp, "the jail does not apply to this call"
 	}
 	bash := policy.BashPath()
@@ -164,13 +169,20 @@ func (e *Engine) analysedCovers(ctx context.Context, c *Call, d *described, gran
 	if len(d.shell.Parts) == 0 {
 		return false
 	}
+	caps := map[string]bool{}
 	for i := range d.shell.Parts {
 		p := &d.shell.Parts[i]
-		if cv := e.coverOne(ctx, c, grants, project, p, p.Cwd, nil); cv.g == nil {
+		cv := e.coverOne(ctx, c, grants, project, p, p.Cwd, nil)
+		if cv.g == nil {
 			return false
 		}
+		if !p.Builtin {
+			caps[cv.rule.Capability().String()] = true
+		}
 	}
-	return true
+	// loopguard's wrapper runs a chain whole under one capability
+	// (scopedChain): parts granted different ones go to the jail.
+	return c.Rewrite || !c.Wrapped || len(caps) <= 1
 }
 
 // verifiedJail is the first of the jail grants that verifies for this

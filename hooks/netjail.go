@@ -35,6 +35,10 @@ func (e *Engine) exactAllowed(ctx context.Context, c *Call, d *described, g *tok
 	if !ok {
 		return e.allowed(c, d, ReasonExactGrant, g, what)
 	}
+	if !c.Rewrite {
+		// The wrapper makes the launch from the ticket (Call.Wrapped).
+		updated = nil
+	}
 	dec := e.allowedAs(c, d, ReasonExactGrant, g, what, updated, cp.String())
 	dec.Capability = cp.String()
 	dec.Message = "loopguard: " + what + "; it runs whole, as written, in the jail with the network (" + cp.String() + ": " +
@@ -50,7 +54,7 @@ func (e *Engine) exactAllowed(ctx context.Context, c *Call, d *described, g *tok
 // the launcher cannot be named bare.
 func (e *Engine) networkJail(ctx context.Context, c *Call, d *described) (map[string]any, policy.Capability, bool) {
 	var none policy.Capability
-	if c.ToolName != "Bash" || d.shell == nil || !c.Rewrite || e.Env.Launcher == "" || testknobs.On(testknobs.NoRewrite) || d.execConfig != "" {
+	if c.ToolName != "Bash" || d.shell == nil || !c.Launches() || e.Env.Launcher == "" || testknobs.On(testknobs.NoRewrite) || d.execConfig != "" {
 		return nil, none, false
 	}
 	if e.namedProject(c) == "" {

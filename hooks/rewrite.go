@@ -172,7 +172,7 @@ func smallInt(s string) (int, bool) {
 // capabilityOf is the capability a call runs with under rule, for the
 // audit log and messages; "" when it is not confined.
 func (e *Engine) capabilityOf(c *Call, d *described, rule scope.Rule) string {
-	if c.ToolName != "Bash" || !c.Rewrite || e.Env.Launcher == "" || d.shell == nil || d.shell.Builtin {
+	if c.ToolName != "Bash" || !c.Launches() || e.Env.Launcher == "" || d.shell == nil || d.shell.Builtin {
 		return ""
 	}
 	return rule.Capability().String()

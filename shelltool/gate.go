@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"syscall"
 
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/ticket"
 )
@@ -18,9 +20,18 @@ import (
 // "description": ...}) as JSON on its standard input. It claims the
 // command's ticket (ticket.Store.Claim: the MAC verified with the
 // keyring's key, single use by rename(2)) for this host process and cwd,
-// then execs bash -c with the command, unchanged. Anything else is
-// refused on standard error with exit 126, in the wrapper's words
-// (ticket.IsRefusal reads them): the host hands both to the model.
+// then runs bash -c with the command, unchanged. Where the host runs the
+// model's own text (Qwen Code: the nonce derived, not marked), the ticket
+// names the capability the hook allowed the call under, and the wrapper
+// makes the launch the hook's rewrite makes elsewhere: bash -c COMMAND
+// through the launcher (package confine) under that capability, in the
+// ticket's project, so a grant means the same as under a host that runs
+// the rewrite; a ticket with no capability (an exact approval) runs
+// unconfined, as it would there. Where the host runs the hook's rewrite
+// (Gemini: the nonce marked), the launch is in the ticket's command
+// already. Anything else is refused on standard error with exit 126, in
+// the wrapper's words (ticket.IsRefusal reads them): the host hands both
+// to the model.
 
 // maxInput bounds the call's arguments on standard input.
 const maxInput = 2*ticket.MaxCommand + 4096
@@ -37,6 +48,9 @@ type Call struct {
 	Stderr io.Writer
 	// Exec runs bash with the command; nil is syscall.Exec.
 	Exec func(bash string, argv []string) error
+	// Launch runs spec confined and returns its exit status; nil is the
+	// launcher in this process (confine.Main, as loopguard-exec exec).
+	Launch func(spec confine.Spec, stderr io.Writer) int
 }
 
 // Run decides the call whose arguments are in input, and runs it (Exec
@@ -64,6 +78,9 @@ func (c *Call) Run(input []byte) int {
 	if bash == "" {
 		return c.refuse(&ticket.Error{Reason: ticket.ReasonNoDecision, Why: "no bash in /usr/bin or /bin"})
 	}
+	if !marked && claimed.Ticket.Capability != "" {
+		return c.launch(claimed.Ticket, bash, cmd)
+	}
 	run := c.Exec
 	if run == nil {
 		run = func(bash string, argv []string) error { return syscall.Exec(bash, argv, os.Environ()) }
@@ -73,6 +90,28 @@ func (c *Call) Run(input []byte) int {
 		return c.refuse(&ticket.Error{Reason: ticket.ReasonNoDecision, Why: "failed to run bash: " + err.Error()})
 	}
 	return 0
+}
+
+// launch runs cmd whole (bash -c) under the capability t names, in t's
+// project: the launch the hook's jailLaunch writes for a host that runs
+// the rewrite. t's MAC covers the capability and the project, so neither
+// can be widened without the key.
+func (c *Call) launch(t *ticket.Ticket, bash, cmd string) int {
+	cp, err := policy.ParseCapability(t.Capability)
+	if err != nil {
+		return c.refuse(&ticket.Error{Reason: ticket.ReasonTicketInvalid, Why: "the ticket's capability cannot be read: " + err.Error()})
+	}
+	for _, p := range []string{t.Project, c.Cwd} {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return c.refuse(&ticket.Error{Reason: ticket.ReasonTicketInvalid, Why: fmt.Sprintf("the ticket's launch needs clean absolute paths, not %q", p)})
+		}
+	}
+	spec := confine.Spec{Cap: cp, Project: t.Project, Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}}
+	run := c.Launch
+	if run == nil {
+		run = func(spec confine.Spec, stderr io.Writer) int { return confine.Main(spec.Args()[1:], stderr) }
+	}
+	return run(spec, c.Stderr)
 }
 
 // command is the call's command from its arguments: a JSON object with a

@@ -39,6 +39,7 @@ var Registration = register.Registration{
 	Hooks:   handlers,
 	Binding: "session_id, the tool and its complete input, the subagent's agent_id; Qwen Code runs the model's own command text, so a scope covers only a command already written plainly",
 	Host: agents.Host{Client: "Qwen Code 0.24.4",
+		Wrapper:     "with init --agent qwen --ticket, loopguard's own shell tool runs each call through the launcher under the capability its ticket names",
 		Timeout:     "Qwen Code runs the call when a hook times out, fails or cannot start (the registration echoes a deny for the last)",
 		TimeoutOpen: true},
 }

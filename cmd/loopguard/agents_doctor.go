@@ -141,6 +141,9 @@ func hostLine(agent string, h agents.Host) checkResult {
 	rw := "scoped Bash calls run rewritten to what was analysed (" + h.Rewrite + ")"
 	if h.Rewrite == "" {
 		rw = "NO rewrite: " + agent + " runs the model's own command text, so a scope covers only a command already written plainly (no $'...', backslashes, globs), and nothing it runs is confined by the kernel"
+		if h.Wrapper != "" {
+			rw += " unless loopguard's wrapper stands in front of its shell (" + h.Wrapper + "; the two-phase line says whether it does)"
+		}
 	}
 	to := h.Timeout
 	if h.TimeoutOpen {

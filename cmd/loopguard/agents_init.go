@@ -130,10 +130,16 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	shellToolNote(out, reg.Agent, path, launcher)
 	if reg.Host.Rewrite == "" {
 		fmt.Fprintf(out, "Scopes: %s runs the model's own command text, so a scoped grant covers only a command already written plainly (no $'...', backslashes, globs); the rest needs an exact approval.\n", reg.Agent)
-		fmt.Fprintf(out, "Jail: not granted: %s runs the model's own command text, so loopguard cannot run a call in the jail there; every Bash call no grant covers asks.\n", reg.Agent)
+		if wrapperJails(reg, launcher) {
+			fmt.Fprintln(out, wrapperNote(reg))
+		}
+	}
+	if reg.Host.Rewrite == "" && !wrapperJails(reg, launcher) {
+		fmt.Fprintf(out, "Jail: not granted: %s runs the model's own command text, so loopguard cannot run a call in the jail there; every Bash call no grant covers asks.%s\n", reg.Agent, wrapperHint(reg))
 	} else {
 		// The jail runs a call through the agent's input rewrite, which
-		// this agent runs: the same grant as init's for Claude Code.
+		// this agent runs, or through loopguard's wrapper in front of
+		// its shell: the same grant as init's for Claude Code.
 		where := install.Project
 		if scope == "user" {
 			where = install.User

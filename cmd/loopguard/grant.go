@@ -755,16 +755,25 @@ func confinementNote(c policy.Capability) string {
 	}
 	note := "runs confined by the kernel: " + c.String() + " (" + capabilityWords(c) + ")"
 	if names := unrewrittenAgents(); len(names) > 0 {
-		note += "; but unconfined under " + strings.Join(names, " and ") + ", which run the model's own command text (there a scope covers only a command written plainly, run as written)"
+		verb := "run"
+		if len(names) == 1 {
+			verb = "runs"
+		}
+		note += "; but unconfined under " + strings.Join(names, " and ") + ", which " + verb + " the model's own command text (there a scope covers only a command written plainly, run as written)"
 	}
 	return note
 }
 
 // unrewrittenAgents names the agents whose host runs the model's own
 // command text rather than loopguard's rewrite (register data,
-// Host.Rewrite ""): a Bash rule's program runs there unconfined.
+// Host.Rewrite ""): a Bash rule's program runs there unconfined, unless
+// loopguard's own wrapper stands in front of the host's shell here and
+// makes the launch itself (Host.Wrapper: Qwen Code's shell tool, with
+// init --ticket).
 func unrewrittenAgents() []string {
 	var names []string
+	env, envErr := settingsEnv()
+	self, selfErr := selfPath()
 	for _, r := range all.Registrations {
 		if r.Host.Rewrite != "" {
 			continue
@@ -772,6 +781,12 @@ func unrewrittenAgents() []string {
 		name := r.Hooks.Host
 		if name == "" {
 			name = strings.ToUpper(r.Agent[:1]) + r.Agent[1:]
+		}
+		if r.Host.Wrapper != "" {
+			if envErr == nil && selfErr == nil && shellToolInPlace(r, env, self) {
+				continue
+			}
+			name += " (until `loopguard init --agent " + r.Agent + " --ticket` puts loopguard's shell tool in front of it)"
 		}
 		names = append(names, name)
 	}

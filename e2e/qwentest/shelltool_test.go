@@ -22,8 +22,9 @@ import (
 
 // newShellToolEnv is a project where `loopguard init --agent qwen
 // --ticket` registered loopguard: the hooks with --ticket, and the user's
-// settings' tools block loopguard's.
-func newShellToolEnv(t *testing.T) *agenttest.Env {
+// settings' tools block loopguard's; the jail grant left out, unless
+// jail is "jail" (init's default then: it grants the jail).
+func newShellToolEnv(t *testing.T, jail ...string) *agenttest.Env {
 	t.Helper()
 	e := qwen.NewBareEnv(t)
 	// Qwen Code 0.24.4 runs tools.discoveryCommand only when it discovers
@@ -31,9 +32,16 @@ func newShellToolEnv(t *testing.T) *agenttest.Env {
 	// (Config.initialize's skipInlineMcpDiscovery): without it there is no
 	// loopguard_shell, and no shell at all.
 	e.G.Extra = append(e.G.Extra, "QWEN_CODE_LEGACY_MCP_BLOCKING=1")
-	out, err := e.G.Run(e.Ctx, e.Dir, "init", "--agent", "qwen", "--ticket", "--no-jail")
+	args := []string{"init", "--agent", "qwen", "--ticket", "--no-jail"}
+	if len(jail) > 0 && jail[0] == "jail" {
+		args = args[:len(args)-1]
+	}
+	out, err := e.G.Run(e.Ctx, e.Dir, args...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(args) == 4 && (strings.Contains(out, "Jail: not granted") || !strings.Contains(out, "Jail: every Bash call")) {
+		t.Fatalf("init --agent qwen --ticket did not grant the jail:\n%s", out)
 	}
 	b, err := os.ReadFile(e.HooksFile())
 	wrapper := filepath.Join(filepath.Dir(e.G.Bin), "loopguard-exec")
@@ -130,4 +138,93 @@ func TestQwenBuiltinShellExcluded(t *testing.T) {
 		t.Fatalf("marker exists: run_shell_command ran: %q", api.Output(0))
 	}
 	t.Logf("run_shell_command: %q", api.Output(0))
+}
+
+// probeMakefile is a project whose `make probe` reads a project file, a
+// file in the home, writes a project file and writes the home: none of
+// which its words show the analysis (the recipe is project code); make
+// probe2 does the same with inside2.txt and outside2.txt.
+func probeMakefile(e *agenttest.Env) (secret, outside string) {
+	secret, outside = filepath.Join(e.G.Home, "secret.txt"), filepath.Join(e.G.Home, "outside.txt")
+	if err := os.WriteFile(secret, []byte("the secret\n"), 0o600); err != nil {
+		e.T.Fatal(err)
+	}
+	e.Write("README.md", "read me\n")
+	recipe := "\t-cat README.md\n\t-cat " + secret + "\n\t-echo in > inside.txt\n\t-echo out > " + outside + "\n"
+	e.Write("Makefile", "probe:\n"+recipe+"probe2:\n"+strings.NewReplacer("inside.txt", "inside2.txt", "outside.txt", "outside2.txt").Replace(recipe))
+	return secret, outside
+}
+
+// The must-show of issue 37, item 2, through the real Qwen Code: a grant
+// means what it means under Claude Code. With loopguard's shell tool in
+// front of Qwen Code, `make probe` under Bash(make probe *) (project-write)
+// reads the project file and writes in the project (the control), and
+// the kernel refuses its read of ~/secret.txt and its write of the home;
+// the grant screen does not say Qwen Code runs it unconfined. The second
+// control shows the probe can tell: the same recipe, approved exactly
+// (which runs as written, unconfined, as under every agent), reads the
+// secret and writes the home.
+func TestQwenShellToolConfinesAGrant(t *testing.T) {
+	e := newShellToolEnv(t)
+	secret, outside := probeMakefile(e)
+	screen, err := e.G.Grant(e.Ctx, e.Dir, "Bash(make probe *)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(screen, "Qwen Code") {
+		t.Errorf("the grant screen says Qwen Code runs it unconfined:\n%s", screen)
+	}
+	s := shellScript("make probe", "make probe2", "make probe2")
+	s.Between = e.ApproveAfter(1)
+	api := e.Run(s)
+	out := api.Output(0)
+	t.Logf("make probe under the grant: %q", out)
+	agenttest.WantRan(t, api, 0, "no_decision", "ticket_")
+	if !strings.Contains(out, "read me") {
+		t.Errorf("control: the project file was not read: %q", out)
+	}
+	if e.Read("inside.txt") != "in\n" {
+		t.Errorf("control: the project write did not land: %q", out)
+	}
+	if strings.Contains(out, "the secret") {
+		t.Errorf("the granted probe read %s: %q", secret, out)
+	}
+	if b, err := os.ReadFile(outside); err == nil {
+		t.Errorf("the granted probe wrote %s (%q): %q", outside, b, out)
+		os.Remove(outside)
+	}
+	agenttest.WantBlocked(t, api, 1, "no_grant")
+	if out := api.Output(2); !strings.Contains(out, "the secret") || e.Read("inside2.txt") != "in\n" {
+		t.Errorf("control: the exactly approved probe (unconfined) did not read the secret: %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(outside), "outside2.txt")); err != nil {
+		t.Errorf("control: the exactly approved probe did not write the home: %q", api.Output(2))
+	}
+	entries, err := e.G.Audit(e.Ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scoped bool
+	for _, x := range entries {
+		if x.Event == "PostToolUse" && x.Reason == "ran_without_decision" {
+			t.Errorf("a call ran with no decision on record: %+v", x)
+		}
+		scoped = scoped || x.Event == "PreToolUse" && x.Reason == "scoped_grant"
+	}
+	if !scoped {
+		t.Errorf("make probe was not allowed by its grant: %+v", entries)
+	}
+}
+
+// The jail grant under Qwen Code (issue 37, item 2): init --agent qwen
+// --ticket grants it, and a call no narrower grant covers runs whole in
+// the jail with no decision through loopguard's shell tool: its project
+// write lands, the home write Python makes is refused by the kernel, the
+// audit log says jailed (agenttest.JailedCallRuns).
+func TestQwenShellToolJailedCallRuns(t *testing.T) {
+	e := newShellToolEnv(t, "jail")
+	a := *e.Agent
+	a.Tool, a.Arg = shelltool.Name, "command"
+	e.Agent = &a
+	agenttest.JailedCallRuns(e)
 }
