@@ -37,7 +37,19 @@ func (e *Engine) plantedWarning(c *Call) string {
 	if err != nil {
 		return ""
 	}
+	// The audit log is read only when a jailed call left a record, and
+	// the records only when the newest began after the human's last
+	// decision: a held call where the jail never ran (every deny of a
+	// set-up without it) reads one directory, not the log's last
+	// plantedScan entries.
+	recs, err := st.List()
+	if err == nil && len(recs) == 0 {
+		return ""
+	}
 	since := e.lastHumanDecision()
+	if err == nil && recs[0].Started.Before(since) {
+		return ""
+	}
 	paths, more, unfinished, err := st.ChangedSince(since, maxPlanted)
 	if err != nil {
 		return "jailed calls may have changed the project since your last decision, but their undo records cannot be read (" + present.EscapeText(err.Error()) + "): look before approving"
