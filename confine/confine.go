@@ -60,12 +60,19 @@ type Spec struct {
 	Argv    []string
 	// Redirects, in order.
 	Redirects []Redirect
+	// Unconfined is the launch of UnconfinedCommand (network.go): Cap is
+	// ignored, and the program runs with no restriction at all.
+	Unconfined bool
 }
 
 // Args is the launcher's command line for s, after the binary's path:
 // "exec", the options, "--", the program, argv.
 func (s Spec) Args() []string {
-	out := []string{Subcommand, "--cap", s.Cap.String(), "--project", s.Project, "--cwd", s.Cwd}
+	cp := s.Cap.String()
+	if s.Unconfined {
+		cp = CapUnconfined
+	}
+	out := []string{Subcommand, "--cap", cp, "--project", s.Project, "--cwd", s.Cwd}
 	for _, r := range s.Redirects {
 		out = append(out, "--redirect", r.String())
 	}
@@ -155,6 +162,10 @@ func Parse(args []string) (Spec, error) {
 		}
 		switch a {
 		case "--cap":
+			if v == CapUnconfined {
+				s.Unconfined = true
+				continue
+			}
 			c, err := policy.ParseCapability(v)
 			if err != nil {
 				return s, err

@@ -22,7 +22,9 @@ func Main(args []string, stderr io.Writer) int {
 		return ExitFailed
 	}
 	s, err := Parse(args)
-	if err == nil {
+	if err == nil && s.Unconfined {
+		err = runUnconfined(s)
+	} else if err == nil {
 		var code int
 		if code, err = run(s, envOf(), stderr); err == nil {
 			return code

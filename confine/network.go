@@ -1,7 +1,10 @@
 package confine
 
 import (
+	"errors"
+	"os"
 	"strings"
+	"syscall"
 
 	"github.com/loopguard/loopguard/policy"
 )
@@ -13,12 +16,68 @@ import (
 // outside that sandbox, in the launcher's own. Claude Code takes a command
 // out of its sandbox when every part of it matches a
 // sandbox.excludedCommands entry, read from the command as written (a
-// quoted program word matches no entry); init writes one entry,
-// NetworkExclusion, which NetworkCommand's text matches and a jailed
-// call's (--cap jail first) does not. The entry is a route, not a
+// quoted program word matches no entry); init writes NetworkExclusion,
+// which NetworkCommand's text matches and a jailed call's (--cap jail
+// first) does not, and UnconfinedExclusion (below). The entry is a route, not a
 // permission: two-phase enforcement (package ticket) runs such a command
 // only on the hook's ticket for exactly it, so init writes the entry only
 // with --ticket.
+
+// The second route out (issue 36): a call a human approved exactly that
+// needs more than the network (git push, git fetch: the network and git's
+// own directory, keys in ~/.ssh or an agent; npm install -g, go install, a
+// write to ~/.config) can work neither in Claude Code's sandbox nor in the
+// jail. It runs unconfined, as an exact approval ran before the sandbox
+// was on: UnconfinedCommand's text, which init's second entry,
+// UnconfinedExclusion, takes out of the sandbox, and which the launcher
+// runs with no restriction (the launcher still grants nothing: inside a
+// sandbox or a jail the program stays in it). The same rule holds: the
+// entry routes, the hook's ticket for exactly that text permits.
+
+// CapUnconfined is the launcher's --cap word of UnconfinedCommand: no
+// capability (policy never parses it; a grant cannot name it).
+const CapUnconfined = "unconfined"
+
+// Exclusions are the sandbox.excludedCommands entries init writes for
+// launcher with two-phase enforcement, and the only ones doctor accepts:
+// NetworkExclusion and UnconfinedExclusion.
+func Exclusions(launcher string) []string {
+	return []string{NetworkExclusion(launcher), UnconfinedExclusion(launcher)}
+}
+
+// UnconfinedExclusion is the sandbox.excludedCommands entry that takes an
+// UnconfinedCommand of launcher out of Claude Code's sandbox.
+func UnconfinedExclusion(launcher string) string {
+	return launcher + " " + Subcommand + " --cap " + CapUnconfined + " *"
+}
+
+// UnconfinedCommand is the text that runs spec's program through launcher
+// with no restriction, its head (launcher, subcommand, --cap unconfined)
+// bare so that UnconfinedExclusion matches it, every other word
+// single-quoted; spec's capability is not used. ok is false when a head
+// word would need quoting or spec has redirections (the hook hands bash
+// -c the whole command, which performs its own): the call then stays
+// where it is.
+func UnconfinedCommand(launcher string, spec Spec) (string, bool) {
+	if len(spec.Redirects) > 0 {
+		return "", false
+	}
+	spec.Unconfined = true
+	return headBare(launcher, spec.Args())
+}
+
+// runUnconfined runs s's program as UnconfinedCommand asks: in its cwd,
+// with the launcher's environment, no restriction added. It returns only
+// when the program could not be run.
+func runUnconfined(s Spec) error {
+	if len(s.Redirects) > 0 {
+		return errors.New("the unconfined form takes no redirection")
+	}
+	if err := os.Chdir(s.Cwd); err != nil {
+		return err
+	}
+	return syscall.Exec(s.Exe, s.Argv, os.Environ())
+}
 
 // NetworkExclusion is the sandbox.excludedCommands entry that takes a
 // NetworkCommand of launcher out of Claude Code's sandbox: the launcher,
@@ -40,7 +99,14 @@ func NetworkCommand(launcher string, spec Spec) (string, bool) {
 	if !c.Network || c.AnyPort || c.Git || c.Jail || !c.Write {
 		return "", false
 	}
-	args := spec.Args()
+	spec.Unconfined = false
+	return headBare(launcher, spec.Args())
+}
+
+// headBare is launcher and args as one command text: the head (launcher,
+// subcommand, --cap, the capability) bare, every other word quoted; ok is
+// false when a head word would need quoting.
+func headBare(launcher string, args []string) (string, bool) {
 	head := append([]string{launcher}, args[:3]...)
 	for _, w := range head {
 		if !bare(w) {

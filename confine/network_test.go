@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,3 +51,70 @@ func TestNetworkCommand(t *testing.T) {
 		t.Errorf("control, +network:443: %v %q", ok, got)
 	}
 }
+
+// The unconfined form (an exact approval that needs more than the
+// network) starts with what UnconfinedExclusion names, written bare, and
+// parses back to the same launch, unconfined; the two entries never match
+// each other's form, nor the jail's; a head that would need quoting, or a
+// redirection, gets no form.
+func TestUnconfinedCommand(t *testing.T) {
+	const l = "/home/u/go/bin/loopguard-exec"
+	spec := Spec{Cap: policy.JailCapability, Project: "/home/u/p", Cwd: "/home/u/p/sub", Exe: "/usr/bin/bash", Argv: []string{"bash", "-c", "git fetch origin && echo 'ok'"}}
+	got, ok := UnconfinedCommand(l, spec)
+	want := l + " exec --cap unconfined '--project' '/home/u/p' '--cwd' '/home/u/p/sub' '--' '/usr/bin/bash' 'bash' '-c' 'git fetch origin && echo '\\''ok'\\'''"
+	if !ok || got != want {
+		t.Fatalf("got %v %q\nwant %q", ok, got, want)
+	}
+	if UnconfinedExclusion(l) != l+" exec --cap unconfined *" || !strings.HasPrefix(got, strings.TrimSuffix(UnconfinedExclusion(l), "*")) {
+		t.Errorf("the form %q does not start with the entry's fixed part %q", got, UnconfinedExclusion(l))
+	}
+	if ex := Exclusions(l); len(ex) != 2 || ex[0] != NetworkExclusion(l) || ex[1] != UnconfinedExclusion(l) {
+		t.Errorf("Exclusions = %q", ex)
+	}
+	// The launcher reads the form back as the same launch, unconfined.
+	parsed, err := Parse(spec.withUnconfined().Args()[1:])
+	if err != nil || !parsed.Unconfined || parsed.Exe != spec.Exe || !slices.Equal(parsed.Argv, spec.Argv) || parsed.Cwd != spec.Cwd {
+		t.Errorf("parsed %+v, %v", parsed, err)
+	}
+	// The entries' fixed parts tell the forms apart.
+	net, _ := policy.NetworkPorts(443)
+	net.Write = true
+	nspec := spec
+	nspec.Cap = net
+	netForm, ok := NetworkCommand(l, nspec)
+	if !ok {
+		t.Fatal("control: no network form")
+	}
+	jail := l + " exec --cap jail '--project' '/home/u/p' '--cwd' '/home/u/p' '--' '/usr/bin/bash' 'bash' '-c' 'x'"
+	fixed := func(entry string) string { return strings.TrimSuffix(strings.TrimSuffix(entry, " *"), "*") }
+	for _, c := range []struct{ entry, form string }{
+		{UnconfinedExclusion(l), netForm}, {UnconfinedExclusion(l), jail}, {NetworkExclusion(l), got}, {NetworkExclusion(l), jail},
+	} {
+		if strings.HasPrefix(c.form, fixed(c.entry)) {
+			t.Errorf("entry %q matches the other form %q", c.entry, c.form)
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		launcher string
+		redirect bool
+	}{
+		{"a launcher path with a space", "/home/u/my bin/loopguard-exec", false},
+		{"a launcher path with a quote", "/home/u/b'in/loopguard-exec", false},
+		{"a redirection", l, true},
+	} {
+		s := spec
+		if c.redirect {
+			s.Redirects = []Redirect{{Fd: 1, Op: ">", Path: "/home/u/.bashrc"}}
+		}
+		if got, ok := UnconfinedCommand(c.launcher, s); ok {
+			t.Errorf("%s: got an unconfined form %q", c.name, got)
+		}
+	}
+	// A capability word is never "unconfined": a grant cannot name it.
+	if _, err := policy.ParseCapability(CapUnconfined); err == nil {
+		t.Error("policy parses the unconfined form's word as a capability")
+	}
+}
+
+func (s Spec) withUnconfined() Spec { s.Unconfined = true; return s }
