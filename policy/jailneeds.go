@@ -177,6 +177,13 @@ func (j *jailJudge) judge(argv []string, cwd string, depth int) {
 			why += " (" + h + ")"
 		}
 		j.net(prog + " " + why)
+		// Where a download lands: outside the project is more than the
+		// network (an exact approval then runs unconfined).
+		for _, o := range jailDownloadTargets[prog] {
+			if p, ok := argValue(args, o); ok {
+				j.writes(prog, cwd, p)
+			}
+		}
 		return
 	}
 	if IsKeyringTool(name) {
@@ -475,6 +482,13 @@ var jailNetworkPrograms = map[string]string{
 	"ollama": "talks to the ollama server", "sphinx-autobuild": "listens on a TCP port",
 	"opencode": "calls a model's API", "claude": "calls a model's API", "codex": "calls a model's API",
 	"gemini": "calls a model's API", "aider": "calls a model's API", "cursor-agent": "calls a model's API",
+}
+
+// jailDownloadTargets are the options of a downloader that name the file
+// or directory it writes.
+var jailDownloadTargets = map[string][]string{
+	"curl": {"-o", "--output", "--output-dir"},
+	"wget": {"-O", "--output-document", "-P", "--directory-prefix"},
 }
 
 // jailOutsidePrograms reach outside the project whatever their words:
