@@ -3,9 +3,12 @@ package shelltool
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -162,4 +165,59 @@ func TestWrapperConfinesByTheKernel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWrapperLaunchCost (LG_MEASURE_SHELLTOOL=ROUNDS) measures what the
+// launch adds to a call of the shell tool under Qwen Code: the wrapper
+// claiming a ticket and running `true`, with no capability (bash -c
+// directly) and under the jail, interleaved, as CPU time (user and
+// system) of the wrapper and everything it ran, and wall time.
+func TestWrapperLaunchCost(t *testing.T) {
+	rounds, _ := strconv.Atoi(os.Getenv("LG_MEASURE_SHELLTOOL"))
+	if rounds <= 0 {
+		t.Skip("set LG_MEASURE_SHELLTOOL=ROUNDS to measure")
+	}
+	if confine.ABI() < confine.MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d", confine.ABI())
+	}
+	root := t.TempDir()
+	project, store := filepath.Join(root, "proj"), filepath.Join(root, "tickets")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const host = "host:100:5000"
+	f := &fixture{now: time.Now(), cwd: project, store: &ticket.Store{Dir: store}}
+	cpu := map[string][]time.Duration{}
+	wall := map[string][]time.Duration{}
+	for i := 0; i < rounds; i++ {
+		for _, capability := range []string{"", "jail"} {
+			cmd := fmt.Sprintf("true %d %s", i, capability)
+			proj := project
+			if capability == "" {
+				proj = ""
+			}
+			f.issueDerived(t, host, cmd, capability, proj, testKey)
+			c := exec.Command(self, "-test.run=^$")
+			c.Dir = project
+			c.Env = []string{"SHELLTOOL_WRAPPER=1", "SHELLTOOL_STORE=" + store, "SHELLTOOL_HOST=" + host, "HOME=" + root, "PATH=/usr/bin:/bin"}
+			in, _ := json.Marshal(map[string]any{"command": cmd})
+			c.Stdin = bytes.NewReader(in)
+			start := time.Now()
+			if out, err := c.CombinedOutput(); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			wall[capability] = append(wall[capability], time.Since(start))
+			cpu[capability] = append(cpu[capability], c.ProcessState.UserTime()+c.ProcessState.SystemTime())
+		}
+	}
+	med := func(d []time.Duration) time.Duration {
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	t.Logf("%d interleaved pairs, medians: unconfined (bash -c) CPU %v wall %v; the jail (launcher) CPU %v wall %v",
+		rounds, med(cpu[""]), med(wall[""]), med(cpu["jail"]), med(wall["jail"]))
 }

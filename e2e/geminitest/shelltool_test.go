@@ -183,3 +183,46 @@ func TestGeminiProjectReplacesCallCommand(t *testing.T) {
 		t.Fatal("marker exists: the project's call command ran")
 	}
 }
+
+// A grant through the shell tool means what it means under Claude Code
+// (issue 37, item 2): Gemini runs the hook's rewrite, so the ticket's
+// command is the launch, and the wrapper runs it as written. `make probe`
+// under Bash(make probe *) (project-write) reads the project file and
+// writes in the project (the control); the kernel refuses its read of
+// ~/secret.txt and its write of the home. The second control shows the
+// probe can tell: the same recipe approved exactly (as written,
+// unconfined) reads the secret and writes the home.
+func TestGeminiShellToolConfinesAGrant(t *testing.T) {
+	e := newShellToolEnv(t)
+	secret, outside := filepath.Join(e.G.Home, "secret.txt"), filepath.Join(e.G.Home, "outside.txt")
+	if err := os.WriteFile(secret, []byte("the secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.Write("README.md", "read me\n")
+	recipe := "\t-cat README.md\n\t-cat " + secret + "\n\t-echo in > inside.txt\n\t-echo out > " + outside + "\n"
+	e.Write("Makefile", "probe:\n"+recipe+"probe2:\n"+strings.NewReplacer("inside.txt", "inside2.txt", "outside.txt", "outside2.txt").Replace(recipe))
+	if _, err := e.G.Grant(e.Ctx, e.Dir, "Bash(make probe *)"); err != nil {
+		t.Fatal(err)
+	}
+	s := shellScript("make probe", "make probe2", "make probe2")
+	s.Between = e.ApproveAfter(1)
+	api := e.Run(s)
+	out := api.Output(0)
+	t.Logf("make probe under the grant: %q", out)
+	if !strings.Contains(out, "read me") || e.Read("inside.txt") != "in\n" {
+		t.Errorf("control: the granted probe did not read and write the project: %q", out)
+	}
+	if strings.Contains(out, "the secret") {
+		t.Errorf("the granted probe read %s: %q", secret, out)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Errorf("the granted probe wrote %s: %q", outside, out)
+	}
+	agenttest.WantBlocked(t, api, 1, "no_grant")
+	if out := api.Output(2); !strings.Contains(out, "the secret") || e.Read("inside2.txt") != "in\n" {
+		t.Errorf("control: the exactly approved probe (unconfined) did not read the secret: %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(e.G.Home, "outside2.txt")); err != nil {
+		t.Errorf("control: the exactly approved probe did not write the home: %q", api.Output(2))
+	}
+}
