@@ -120,10 +120,10 @@ func TestOpenCodeTicketNoDecisionNoRun(t *testing.T) {
 	}
 }
 
-// Attack: a project's opencode.json names another shell. OpenCode would
-// run the command with it and no ticket, so the plugin's hook refuses
-// every shell call (no_wrapper); the control, the same granted call
-// without the project's shell, runs.
+// Attack: a project's opencode.json names another shell, then
+// OPENCODE_CONFIG_CONTENT does. OpenCode would run the command with it
+// and no ticket, so the plugin's hook refuses every shell call
+// (no_wrapper); the control, the same granted call without either, runs.
 func TestOpenCodeTicketProjectNamesAnotherShell(t *testing.T) {
 	e := newTicketEnv(t)
 	if _, err := e.G.Grant(e.Ctx, e.Dir, "Bash(echo *)"); err != nil {
@@ -142,6 +142,17 @@ func TestOpenCodeTicketProjectNamesAnotherShell(t *testing.T) {
 	agenttest.WantBlocked(t, api, 0, "no_wrapper")
 	if e.Exists("marker") {
 		t.Fatal("marker exists: the project's shell ran")
+	}
+	// The same shell from OPENCODE_CONFIG_CONTENT, which OpenCode merges
+	// over the files.
+	if err := os.Remove(filepath.Join(e.Dir, "opencode.json")); err != nil {
+		t.Fatal(err)
+	}
+	e.G.Extra = append(e.G.Extra, `OPENCODE_CONFIG_CONTENT={"shell": "`+filepath.Join(e.Dir, "runner.sh")+`"}`)
+	api = e.Run(agenttest.Script{Commands: []string{"echo hi"}})
+	agenttest.WantBlocked(t, api, 0, "no_wrapper")
+	if e.Exists("marker") {
+		t.Fatal("marker exists: OPENCODE_CONFIG_CONTENT's shell ran")
 	}
 }
 
