@@ -95,7 +95,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 		if parseErr != nil {
 			return nil, parseErr
 		}
-		return newEngine(setup, o, c.Mode, c.Wait, hooks.RegistrationName(c.Agent, c.Event, c.Mode, c.Scope))
+		eng, err := newEngine(setup, o, c.Mode, c.Wait, hooks.RegistrationName(c.Agent, c.Event, c.Mode, c.Scope))
+		if err == nil {
+			// Two-phase enforcement for Claude Code: init's
+			// excludedCommands entries route, the ticket permits.
+			eng.Env.LeaveSandbox = c.Ticket && (c.Agent == "" || c.Agent == claude.Name)
+		}
+		return eng, err
 	}
 	return agents.Run(context.Background(), opts, stdin, stdout, stderr)
 }

@@ -34,6 +34,13 @@ type Env struct {
 	// (no Landlock, or an older ABI than confine.MinABI): scoped Bash
 	// calls then run canonical but unconfined.
 	Launcher string
+	// LeaveSandbox says the host runs the launcher's escalation forms
+	// outside its sandbox, and each only on the hook's ticket for exactly
+	// its text: a --ticket registration for Claude Code, whose user
+	// settings init gave confine.Exclusions beside the wrapper (doctor
+	// checks them). Without it an exact approval that needs more than the
+	// network runs as written (netjail.go).
+	LeaveSandbox bool
 	// ClaudeConfigDir and CodexHome are $CLAUDE_CONFIG_DIR and $CODEX_HOME
 	// as the agent set them: where Claude Code and Codex keep their
 	// configuration ("" for the default below Home), protected as such.

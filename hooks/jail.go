@@ -82,6 +82,12 @@ func (e *Engine) jailed(ctx context.Context, c *Call, d *described) (Decision, b
 		return Decision{}, false
 	}
 	if why := e.leavesJail(c, d); why != "" {
+		if form, _ := e.escalationOf(c, d); form == escapeUnconfined {
+			// What an exact approval would mean, before the human
+			// decides: the model's line, and the screens' warning.
+			why += "; approved exactly, " + unconfinedNote
+			d.notes = append(d.notes, unconfinedWarning)
+		}
 		d.leaves = why
 		return Decision{}, false
 	}

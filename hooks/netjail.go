@@ -21,16 +21,41 @@ import (
 // jail for the network alone runs whole through the launcher with the
 // jail's write set and the network to the ports its URLs name
 // (project-write+network:PORTS, 443 when none), written as
-// confine.NetworkCommand so that the one sandbox.excludedCommands entry
-// init writes with two-phase enforcement takes it out of Claude Code's
+// confine.NetworkCommand so that the sandbox.excludedCommands entry
+// init writes for it with two-phase enforcement takes it out of Claude Code's
 // sandbox, into the launcher's own (Landlock, and namespaces where the
 // kernel allows them). It runs only on the hook's ticket for exactly that
 // text (package ticket): the entry routes, the ticket permits.
 
+// Beyond the network (issue 36): an exact approval of a call that needs
+// what neither Claude Code's sandbox nor the jail gives (git push, git
+// fetch: the network and git's own directory, keys in ~/.ssh, an agent or
+// a credential helper; npm install -g, go install, a write to ~/.config:
+// outside the project) could not do its work. Where the host takes the launcher's forms out of its
+// sandbox on the hook's ticket (Env.LeaveSandbox: init's two entries,
+// two-phase enforcement), it runs unconfined, as exact approvals ran
+// before the sandbox was on: written as confine.UnconfinedCommand, on the
+// hook's ticket for exactly that text. Never for a scoped grant or the
+// jail grant; never for a call with a DANGER line, one that cannot be
+// parsed, one that asks to leave the sandbox itself
+// (dangerouslyDisableSandbox) or one that touches executable
+// configuration, nor for one that needs git's own directory alone (git
+// commit), which the sandbox gives: those run as written, inside the
+// sandbox, as before. The human is told before deciding (the hold's
+// reason, and a warning on review's, approve's and the console's screen)
+// and the model after (the allow's message).
+
 // exactAllowed is the answer to a call an exact grant allows: unchanged,
-// or through the launcher with the network (networkJail).
+// through the launcher with the network (networkJail), or unconfined
+// outside the sandbox (unconfinedLaunch).
 func (e *Engine) exactAllowed(ctx context.Context, c *Call, d *described, g *token.Grant) Decision {
 	what := "approved by " + g.Principal + " for this exact call"
+	if updated, ok := e.unconfinedLaunch(ctx, c, d); ok {
+		dec := e.allowedAs(c, d, ReasonExactGrant, g, what, updated, "")
+		dec.Capability = confine.CapUnconfined
+		dec.Message = "loopguard: " + what + "; " + unconfinedNote + ", as written (grant " + g.ID() + ")"
+		return dec
+	}
 	updated, cp, ok := e.networkJail(ctx, c, d)
 	if !ok {
 		return e.allowed(c, d, ReasonExactGrant, g, what)
@@ -46,6 +71,77 @@ func (e *Engine) exactAllowed(ctx context.Context, c *Call, d *described, g *tok
 	return dec
 }
 
+// unconfinedNote is what the human and the model are told of a call that
+// runs in the unconfined form.
+const unconfinedNote = "it runs outside Claude Code's sandbox and the jail, unconfined (as you: your files, keys and network)"
+
+// unconfinedWarning is the line review, approve and the console show
+// among the call's warnings (pending.Warnings) when an exact approval
+// would run it in the unconfined form.
+const unconfinedWarning = "UNCONFINED ONCE APPROVED: approved exactly, " + unconfinedNote + "; it needs more than the jail and the sandbox give"
+
+// escalation is the form an exactly approved call that leaves the jail
+// runs in.
+type escalation int
+
+const (
+	escapeNone       escalation = iota // as written, where it is
+	escapeNetwork                      // networkJail's
+	escapeUnconfined                   // unconfinedLaunch's
+)
+
+// escalationOf is the form an exact approval of c would run in, from the
+// analysis alone (the jail grant is the caller's to check): the network
+// form for a call that leaves the jail for the network alone, the
+// unconfined form for one that needs what neither the jail nor Claude
+// Code's sandbox gives (outside the project; the network and git's own
+// directory) where the host can route it (Env.LeaveSandbox), none
+// otherwise; ports are the network's.
+func (e *Engine) escalationOf(c *Call, d *described) (escalation, []int) {
+	if c.ToolName != "Bash" || d.shell == nil || !c.Launches() || e.Env.Launcher == "" || testknobs.On(testknobs.NoRewrite) || d.execConfig != "" {
+		return escapeNone, nil
+	}
+	if e.namedProject(c) == "" {
+		return escapeNone, nil
+	}
+	project := filepath.Clean(e.projectDir(c))
+	if tooWideAJail(project, e.Env.Home) != "" {
+		return escapeNone, nil
+	}
+	b, ok := e.beyondJail(c, d, project)
+	switch {
+	case !ok:
+		return escapeNone, nil
+	case (b.outside || b.network && b.git) && e.Env.LeaveSandbox && c.Rewrite:
+		return escapeUnconfined, nil
+	case b.network && !b.outside && !b.git:
+		return escapeNetwork, b.ports
+	}
+	// Git's own directory alone (git commit, git add) is what Claude
+	// Code's sandbox gives: the call runs there, as written.
+	return escapeNone, nil
+}
+
+// unconfinedLaunch is the input an exactly approved Bash call runs as in
+// the unconfined form (escalationOf), under a jail grant; ok is false for
+// any other call.
+func (e *Engine) unconfinedLaunch(ctx context.Context, c *Call, d *described) (map[string]any, bool) {
+	if form, _ := e.escalationOf(c, d); form != escapeUnconfined || !e.hasJail(ctx, c) {
+		return nil, false
+	}
+	bash := policy.BashPath()
+	if bash == "" {
+		return nil, false
+	}
+	cmd, _ := c.ToolInput["command"].(string)
+	spec := confine.Spec{Project: filepath.Clean(e.projectDir(c)), Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}}
+	text, ok := confine.UnconfinedCommand(e.Env.Launcher, spec)
+	if !ok {
+		return nil, false
+	}
+	return withCommand(c.ToolInput, text), true
+}
+
 // networkJail is the input an exactly approved Bash call runs as when it
 // leaves the jail for the network alone (no danger line, no write outside
 // the project or into git's own directory, nothing unparseable, no
@@ -54,18 +150,8 @@ func (e *Engine) exactAllowed(ctx context.Context, c *Call, d *described, g *tok
 // the launcher cannot be named bare.
 func (e *Engine) networkJail(ctx context.Context, c *Call, d *described) (map[string]any, policy.Capability, bool) {
 	var none policy.Capability
-	if c.ToolName != "Bash" || d.shell == nil || !c.Launches() || e.Env.Launcher == "" || testknobs.On(testknobs.NoRewrite) || d.execConfig != "" {
-		return nil, none, false
-	}
-	if e.namedProject(c) == "" {
-		return nil, none, false
-	}
-	project := filepath.Clean(e.projectDir(c))
-	if tooWideAJail(project, e.Env.Home) != "" {
-		return nil, none, false
-	}
-	ports, ok := e.networkOnly(c, d, project)
-	if !ok || !e.hasJail(ctx, c) {
+	form, ports := e.escalationOf(c, d)
+	if form != escapeNetwork || !e.hasJail(ctx, c) {
 		return nil, none, false
 	}
 	bash := policy.BashPath()
@@ -78,7 +164,7 @@ func (e *Engine) networkJail(ctx context.Context, c *Call, d *described) (map[st
 	}
 	cp := policy.Capability{Write: true, Network: true, Ports: n.Ports}
 	cmd, _ := c.ToolInput["command"].(string)
-	spec := confine.Spec{Cap: cp, Project: project, Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}}
+	spec := confine.Spec{Cap: cp, Project: filepath.Clean(e.projectDir(c)), Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}}
 	text, ok := confine.NetworkCommand(e.Env.Launcher, spec)
 	if !ok {
 		return nil, none, false
@@ -86,14 +172,23 @@ func (e *Engine) networkJail(ctx context.Context, c *Call, d *described) (map[st
 	return withCommand(c.ToolInput, text), cp, true
 }
 
-// networkOnly reports whether every need of the call beyond the jail is
-// the network, and the TCP ports its URLs name.
-func (e *Engine) networkOnly(c *Call, d *described, project string) ([]int, bool) {
+// beyond is what a call needs beyond the jail, as far as the analysis
+// tells (policy.NeedsBeyondJail's rights): the network (to the TCP ports
+// its URLs name), outside the project, git's own directory.
+type beyond struct {
+	network, outside, git bool
+	ports                 []int
+}
+
+// beyondJail is what c needs beyond the jail; ok is false for a call no
+// escalation form takes: one that asks to leave the sandbox itself, that
+// cannot be parsed, or that carries a DANGER line.
+func (e *Engine) beyondJail(c *Call, d *described, project string) (beyond, bool) {
+	var b beyond
 	if sandboxEscape(c) != "" || d.shell.Verdict == shellparse.Unparseable || d.shell.Sketch == nil || len(d.danger(project)) > 0 {
-		return nil, false
+		return b, false
 	}
-	network, ok := false, true
-	var ports []int
+	ok := true
 	eachCall(d.shell.Sketch, 0, func(argv []string) bool {
 		if len(argv) == 0 {
 			return true
@@ -106,24 +201,30 @@ func (e *Engine) networkOnly(c *Call, d *described, project string) ([]int, bool
 			if installed(n.Unless) {
 				continue
 			}
-			if n.Right != policy.JailNetwork {
+			switch n.Right {
+			case policy.JailNetwork:
+				b.network = true
+			case policy.JailOutside:
+				b.outside = true
+			case policy.JailGit:
+				b.git = true
+			default:
 				ok = false
 				return false
 			}
-			network = true
 		}
-		ports = append(ports, policy.URLPorts(argv)...)
+		b.ports = append(b.ports, policy.URLPorts(argv)...)
 		return true
 	})
-	if !ok || !network {
-		return nil, false
+	if !ok {
+		return beyond{}, false
 	}
 	for _, w := range d.shell.Sketch.Writes {
 		if policy.JailWritesOutside(w, c.Cwd, project, e.Env.Home) {
-			return nil, false
+			b.outside = true
 		}
 	}
-	return ports, true
+	return b, true
 }
 
 // hasJail reports whether a jail grant verifies for this call: the human

@@ -17,14 +17,15 @@ type Sandbox struct {
 	DenyRead   []string `json:"deny_read,omitempty"`   // sandbox.filesystem.denyRead
 	AllowWrite []string `json:"allow_write,omitempty"` // sandbox.filesystem.allowWrite (the sandbox-only Go cache)
 	Env        []EnvVar `json:"env,omitempty"`         // top-level "env", set only where the name is absent
-	// Exclude are sandbox.excludedCommands entries: the one that takes
-	// the launcher's network form out of the sandbox
-	// (confine.NetworkExclusion), written only with two-phase
-	// enforcement, whose wrapper runs such a command only on a ticket.
+	// Exclude are sandbox.excludedCommands entries: those that take the
+	// launcher's network and unconfined forms out of the sandbox
+	// (confine.Exclusions), written only with two-phase enforcement,
+	// whose wrapper runs such a command only on a ticket.
 	Exclude []string `json:"exclude,omitempty"`
 	// Unexclude are excludedCommands entries taken out when present:
-	// init's own entry, when it registers without two-phase enforcement
-	// (the entry must never stand without the wrapper). Not recorded.
+	// init's own entries, when it registers without two-phase
+	// enforcement (they must never stand without the wrapper). Not
+	// recorded.
 	Unexclude []string `json:"-"`
 }
 

@@ -227,30 +227,41 @@ func (v *sandboxVerdicts) judgeUnsandboxedCommands(layers []sandboxLayer) {
 }
 
 // networkExclusionOnly reports whether cmds, the excludedCommands of layer
-// l, are init's entry alone: the user's settings, the one entry that
-// takes the launcher's network form out of the sandbox
-// (confine.NetworkExclusion, the launcher beside this binary), and the
-// same file setting that launcher as the shell prefix (two-phase
-// enforcement), which runs such a command only on the hook's ticket.
-// Anything wider, another layer's entries, or the entry without the
-// wrapper in front fails; why says which, or what the entry does.
+// l, are init's entries alone: the user's settings, the entries that take
+// the launcher's escalation forms out of the sandbox (confine.Exclusions,
+// the launcher beside this binary: the network form's, and the unconfined
+// form's, which an earlier init did not write), and the same file setting
+// that launcher as the shell prefix (two-phase enforcement), which runs
+// such a command only on the hook's ticket. Anything wider, another
+// layer's entries, or the entries without the wrapper in front fails; why
+// says which, or what the entries do.
 func networkExclusionOnly(l sandboxLayer, p sandboxPaths, cmds []string) (bool, string) {
 	self := p.binary
 	if r, err := filepath.EvalSymlinks(self); err == nil {
 		self = r
 	}
 	launcher := policy.Launcher(self)
-	want := confine.NetworkExclusion(launcher)
-	if len(cmds) != 1 || cmds[0] != want {
-		return false, ""
+	want := confine.Exclusions(launcher)
+	seen := map[string]bool{}
+	for _, c := range cmds {
+		if !slices.Contains(want, c) || seen[c] {
+			return false, ""
+		}
+		seen[c] = true
 	}
 	if l.scope != "user" {
-		return false, " (loopguard's entry belongs in your user settings, where a repository cannot add its own)"
+		return false, " (loopguard's entries belong in your user settings, where a repository cannot add its own)"
 	}
 	if w := l.s.Env[install.PrefixEnv]; w != policy.Launcher(p.binary) && w != launcher {
-		return false, fmt.Sprintf(" (loopguard's entry, but %s does not set %s to %s: without the wrapper such a command runs with no ticket)", l.path, install.PrefixEnv, launcher)
+		return false, fmt.Sprintf(" (loopguard's entries, but %s does not set %s to %s: without the wrapper such a command runs with no ticket)", l.path, install.PrefixEnv, launcher)
 	}
-	return true, fmt.Sprintf("%s lists only loopguard's entry %q: an approved call that needs the network runs outside the sandbox in the launcher's own jail, and only on the hook's ticket for exactly it (the wrapper %s is the shell prefix)", l.path, want, launcher)
+	why := fmt.Sprintf("%s lists only loopguard's entries %q: each runs outside the sandbox only on the hook's ticket for exactly it (the wrapper %s is the shell prefix); an approved call that needs the network runs in the launcher's own jail", l.path, cmds, launcher)
+	if seen[want[1]] {
+		why += ", one that needs more (git push, a write to your home) unconfined"
+	} else {
+		why += "; one that needs more runs inside the sandbox, where it cannot work (`loopguard init` adds the entry that runs it unconfined)"
+	}
+	return true, why
 }
 
 // judgeOpeners: the settings of layer l that open the sandbox.
@@ -260,7 +271,7 @@ func (v *sandboxVerdicts) judgeOpeners(l sandboxLayer, p sandboxPaths) {
 			v.ok("excludedCommands", why)
 		} else {
 			v.fail("excludedCommands", fmt.Sprintf("%s lists %q: those commands run OUTSIDE the sandbox, even with allowUnsandboxedCommands false%s", l.path, cmds, why),
-				fixIn(l, `remove "excludedCommands" from "sandbox"`)+" (loopguard init writes the one entry it needs in your user settings)")
+				fixIn(l, `remove "excludedCommands" from "sandbox"`)+" (loopguard init writes the entries it needs in your user settings)")
 		}
 	}
 	for _, b := range []struct{ key, why string }{

@@ -36,8 +36,12 @@ func strictUser(t *testing.T) []byte {
 	return out
 }
 
-// netEntry is init's excludedCommands entry for testPaths' binary.
-const netEntry = "/home/u/go/bin/loopguard-exec exec --cap project-write+network:* *"
+// netEntry and freeEntry are init's excludedCommands entries for
+// testPaths' binary: the network form's and the unconfined form's.
+const (
+	netEntry  = "/home/u/go/bin/loopguard-exec exec --cap project-write+network:* *"
+	freeEntry = "/home/u/go/bin/loopguard-exec exec --cap unconfined *"
+)
 
 // withExclusion is the strict user settings with entries as
 // excludedCommands, and the wrapper as the shell prefix when prefix.
@@ -117,10 +121,16 @@ func TestJudgeSandbox(t *testing.T) {
 		// enforcement): only the exact entry, in the user's file, beside
 		// the wrapper as the shell prefix.
 		{"excludedCommands: init's entry without the wrapper", map[string]string{"user": withExclusion(t, false, netEntry)}, statusFail, "sandbox excludedCommands", "without the wrapper"},
-		{"excludedCommands: init's entry in a project", map[string]string{"project": `{"sandbox":{"excludedCommands":["` + netEntry + `"]}}`}, statusFail, "sandbox excludedCommands", "belongs in your user settings"},
+		{"excludedCommands: init's entry in a project", map[string]string{"project": `{"sandbox":{"excludedCommands":["` + netEntry + `"]}}`}, statusFail, "sandbox excludedCommands", "belong in your user settings"},
 		{"excludedCommands: init's entry and another", map[string]string{"user": withExclusion(t, true, netEntry, "curl *")}, statusFail, "sandbox excludedCommands", "OUTSIDE the sandbox"},
 		{"excludedCommands: a wider entry for the launcher", map[string]string{"user": withExclusion(t, true, "/home/u/go/bin/loopguard-exec *")}, statusFail, "sandbox excludedCommands", "OUTSIDE the sandbox"},
 		{"excludedCommands: another launcher's entry", map[string]string{"user": withExclusion(t, true, "/tmp/x/loopguard-exec exec --cap project-write+network:* *")}, statusFail, "sandbox excludedCommands", "OUTSIDE the sandbox"},
+		// The unconfined form's entry: the same rules.
+		{"excludedCommands: the unconfined entry without the wrapper", map[string]string{"user": withExclusion(t, false, netEntry, freeEntry)}, statusFail, "sandbox excludedCommands", "without the wrapper"},
+		{"excludedCommands: the unconfined entry in a project", map[string]string{"project": `{"sandbox":{"excludedCommands":["` + freeEntry + `"]}}`}, statusFail, "sandbox excludedCommands", "belong in your user settings"},
+		{"excludedCommands: the unconfined entry and another", map[string]string{"user": withExclusion(t, true, netEntry, freeEntry, "git *")}, statusFail, "sandbox excludedCommands", "OUTSIDE the sandbox"},
+		{"excludedCommands: another launcher's unconfined entry", map[string]string{"user": withExclusion(t, true, "/tmp/x/loopguard-exec exec --cap unconfined *")}, statusFail, "sandbox excludedCommands", "OUTSIDE the sandbox"},
+		{"excludedCommands: the unconfined entry twice", map[string]string{"user": strings.Replace(withExclusion(t, true, freeEntry), `"`+freeEntry+`"`, `"`+freeEntry+`", "`+freeEntry+`"`, 1)}, statusFail, "sandbox excludedCommands", "OUTSIDE the sandbox"},
 		{"allowAllUnixSockets", map[string]string{"local": `{"sandbox":{"network":{"allowAllUnixSockets":true}}}`}, statusFail, "sandbox network.allowAllUnixSockets", "D-Bus"},
 		{"filesystem.disabled", map[string]string{"managed": `{"sandbox":{"filesystem":{"disabled":true}}}`}, statusFail, "sandbox filesystem.disabled", "no filesystem isolation"},
 		{"allowNestedUserNamespaces", map[string]string{"project": `{"sandbox":{"allowNestedUserNamespaces":true}}`}, statusFail, "sandbox allowNestedUserNamespaces", "user namespaces"},
@@ -153,6 +163,7 @@ func TestJudgeSandbox(t *testing.T) {
 		{"project enabled false under a managed mandate", map[string]string{"managed": `{"sandbox":{"allowUnsandboxedCommands":false}}`, "project": `{"sandbox":{"enabled":false}}`}, statusOK, "", ""},
 		{"project allowUnsandboxedCommands true under user false", map[string]string{"project": `{"sandbox":{"allowUnsandboxedCommands":true}}`}, statusOK, "", ""},
 		{"excludedCommands: init's entry with the wrapper in front", map[string]string{"user": withExclusion(t, true, netEntry)}, statusOK, "", ""},
+		{"excludedCommands: init's two entries with the wrapper in front", map[string]string{"user": withExclusion(t, true, netEntry, freeEntry)}, statusOK, "", ""},
 		// init's own entry for the launcher's undo records (in the strict
 		// user settings of every case) is no opening.
 		{"allowWrite of the undo directory, again in a project", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["~/.local/state/loopguard-undo"]}}}`}, statusOK, "", ""},

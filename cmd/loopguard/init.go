@@ -259,11 +259,11 @@ func initRun(ctx context.Context, o *initOptions) error {
 		}
 		sbx, opts.Sandbox = &p, p.spec()
 		if opts.Ticket {
-			p.exclude = networkExclusion(hookBin)
-			opts.Sandbox.Exclude = []string{p.exclude}
+			p.exclude = sandboxExclusions(hookBin)
+			opts.Sandbox.Exclude = p.exclude
 		} else {
-			// Never the entry without the wrapper (an earlier init's).
-			opts.Sandbox.Unexclude = []string{networkExclusion(hookBin)}
+			// Never the entries without the wrapper (an earlier init's).
+			opts.Sandbox.Unexclude = sandboxExclusions(hookBin)
 		}
 	}
 
@@ -501,8 +501,9 @@ func printDryRun(out io.Writer, path, dir string, res *install.Result) {
 // autoTicket reports whether init turns two-phase enforcement on without
 // being asked: for Claude Code's user settings with its sandbox and mode
 // enforce, when no other layer runs loopguard and the wrapper is installed
-// beside the hook. There the approved call that needs the network runs
-// outside Claude Code's sandbox on its ticket (confine.NetworkExclusion);
+// beside the hook. There the approved call that needs the network, or
+// more, runs outside Claude Code's sandbox on its ticket
+// (confine.Exclusions);
 // elsewhere (--project, --local, the plugin, --no-sandbox) it stays off
 // unless --ticket asks for it.
 func autoTicket(o *initOptions, scope install.Scope, opts install.Options) bool {
@@ -513,17 +514,6 @@ func autoTicket(o *initOptions, scope install.Scope, opts install.Options) bool 
 	fi, err := os.Stat(w)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 && !strings.ContainsAny(w, " \t\n\r\x00'\"\\") &&
 		ticket.DirUsable()
-}
-
-// networkExclusion is the sandbox.excludedCommands entry for the hook
-// binary hookBin: the launcher the hook names in its network form
-// (beside hookBin, symlinks resolved, as the hook finds itself).
-func networkExclusion(hookBin string) string {
-	self := hookBin
-	if r, err := filepath.EvalSymlinks(hookBin); err == nil {
-		self = r
-	}
-	return confine.NetworkExclusion(policy.Launcher(self))
 }
 
 // ticketNote says what two-phase enforcement registered, if it did.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/state"
@@ -32,10 +33,10 @@ type sandboxPaths struct {
 	// token_file, or ~/.vault-token when that is the one in use); "" with
 	// the keyring.
 	vaultToken string
-	// exclude is the sandbox.excludedCommands entry of the network
-	// escalation (confine.NetworkExclusion), written only with two-phase
-	// enforcement; "" without it.
-	exclude string
+	// exclude are the sandbox.excludedCommands entries of the
+	// escalations (confine.Exclusions: the network form, the unconfined
+	// form), written only with two-phase enforcement; none without it.
+	exclude []string
 }
 
 func resolveSandboxPaths(bin string) (sandboxPaths, error) {
@@ -178,8 +179,8 @@ func sandboxNotes(out, errOut io.Writer, p *sandboxPaths, scope install.Scope) {
 		p.state, p.config, p.binaries(), p.secrets())
 	fmt.Fprintf(out, "         Go builds in the sandbox use their own cache %s (GOCACHE); no network host is allowed.\n", p.goCache)
 	fmt.Fprintf(out, "         The jail's launcher keeps its undo records in %s, which the sandbox lets it write (the jail itself cannot reach it).\n", p.undo)
-	if p.exclude != "" {
-		fmt.Fprintf(out, "         One command form leaves it: a call you approve that needs the network runs outside it, in the launcher's own jail with the network to the ports its URLs name, and only on the hook's ticket for exactly it (sandbox.excludedCommands %q).\n", p.exclude)
+	if len(p.exclude) == 2 {
+		fmt.Fprintf(out, "         Two command forms leave it, each only on the hook's ticket for exactly it: a call you approve exactly that needs the network runs in the launcher's own jail with the network to the ports its URLs name (%q); one that needs more (git push, a write to your home) runs unconfined, as you (%q).\n", p.exclude[0], p.exclude[1])
 	}
 	if scope != install.User {
 		fmt.Fprintln(out, "         In project or local settings, allowUnsandboxedCommands false can be undone by a settings.local.json:")
@@ -190,6 +191,17 @@ func sandboxNotes(out, errOut io.Writer, p *sandboxPaths, scope install.Scope) {
 			strings.Join(missing, " and "), map[bool]string{true: "is", false: "are"}[len(missing) == 1], map[bool]string{true: "it is", false: "they are"}[len(missing) == 1])
 		fmt.Fprintf(errOut, "loopguard: hint: install %s yourself, e.g. sudo apt-get install %s\n", map[bool]string{true: "it", false: "them"}[len(missing) == 1], strings.Join(missing, " "))
 	}
+}
+
+// sandboxExclusions are the sandbox.excludedCommands entries for the hook
+// binary hookBin: the launcher the hook names in its escalation forms
+// (beside hookBin, symlinks resolved, as the hook finds itself).
+func sandboxExclusions(hookBin string) []string {
+	self := hookBin
+	if r, err := filepath.EvalSymlinks(hookBin); err == nil {
+		self = r
+	}
+	return confine.Exclusions(policy.Launcher(self))
 }
 
 // ensureGoCache creates the sandbox-only Go cache directory and the undo
