@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math"
+	"math/bits"
 	"sort"
 )
 
@@ -34,32 +35,69 @@ func makeIndex(ents []Entry, racy int64) []byte {
 		}
 	}
 	out := make([]byte, 0, n*indexRecord)
+	prefaultSlice(out)
 	for i := range ents {
-		e := &ents[i]
-		if e.Kind != File || len(e.Hash) != 64 {
-			continue
-		}
-		k := e.key()
-		if e.Ctime >= racy {
-			k.ctime = unvouched
-		}
-		start := len(out)
-		out = binary.BigEndian.AppendUint64(out, k.ino)
-		out = binary.BigEndian.AppendUint64(out, k.dev)
-		out = binary.BigEndian.AppendUint64(out, uint64(k.size))
-		out = binary.BigEndian.AppendUint64(out, uint64(k.mtime))
-		out = binary.BigEndian.AppendUint64(out, uint64(k.ctime))
-		for j := 0; j < 64; j += 2 {
-			hi, lo := unhex(e.Hash[j]), unhex(e.Hash[j+1])
-			if hi > 15 || lo > 15 {
-				out = out[:start] // not a hash: left out
-				break
-			}
-			out = append(out, hi<<4|lo)
+		if ents[i].Kind == File {
+			out = appendRecord(out, &ents[i], racy)
 		}
 	}
 	sort.Sort(indexRecords(out))
 	return out
+}
+
+// appendRecord appends the index record of the file e (its key, its
+// change time unvouched if at or after racy, and its blob) to out;
+// nothing when e has no blob.
+func appendRecord(out []byte, e *Entry, racy int64) []byte {
+	if len(e.Hash) != 64 {
+		return out
+	}
+	k := e.key()
+	if e.Ctime >= racy {
+		k.ctime = unvouched
+	}
+	start := len(out)
+	out = binary.BigEndian.AppendUint64(out, k.ino)
+	out = binary.BigEndian.AppendUint64(out, k.dev)
+	out = binary.BigEndian.AppendUint64(out, uint64(k.size))
+	out = binary.BigEndian.AppendUint64(out, uint64(k.mtime))
+	out = binary.BigEndian.AppendUint64(out, uint64(k.ctime))
+	for j := 0; j < 64; j += 2 {
+		hi, lo := unhex(e.Hash[j]), unhex(e.Hash[j+1])
+		if hi > 15 || lo > 15 {
+			return out[:start] // not a hash: left out
+		}
+		out = append(out, hi<<4|lo)
+	}
+	return out
+}
+
+// mergeIndex is the index of a walk that found some files in the last
+// index old (hit: a bit per record of old) and read the others (fresh:
+// their records, in any order): the records of old it found, which are
+// what makeIndex would make of those files again (same key, same blob;
+// one record for several names of one file), merged with fresh's, sorted.
+// Only fresh's records are sorted; old's are copied as they are.
+func mergeIndex(old []byte, hit []uint64, fresh []byte) []byte {
+	sort.Sort(indexRecords(fresh))
+	n := len(fresh)
+	for _, w := range hit {
+		n += bits.OnesCount64(w) * indexRecord
+	}
+	out := make([]byte, 0, n)
+	prefaultSlice(out)
+	less := func(a, b []byte) bool { return bytes.Compare(a[:40], b[:40]) < 0 }
+	for i := 0; i < len(old)/indexRecord; i++ {
+		if hit[i/64]&(1<<(i%64)) == 0 {
+			continue
+		}
+		r := old[i*indexRecord : (i+1)*indexRecord]
+		for len(fresh) > 0 && less(fresh, r) {
+			out, fresh = append(out, fresh[:indexRecord]...), fresh[indexRecord:]
+		}
+		out = append(out, r...)
+	}
+	return append(out, fresh...)
 }
 
 // unhex is the value of the hex digit c, 255 for any other byte.
@@ -128,6 +166,15 @@ func (x *index) lookup(k key) string {
 // they were made, which is about the order of their inodes: the search
 // gallops from where the last one ended before it halves the rest.
 func (x *index) find(k key) []byte {
+	if i := x.findRec(k); i >= 0 {
+		return x.recs[i*indexRecord+40 : (i+1)*indexRecord]
+	}
+	return nil
+}
+
+// findRec is the number of the record of the file with key k (-1 when
+// unknown).
+func (x *index) findRec(k key) int {
 	n := len(x.recs) / indexRecord
 	ino := func(i int) uint64 { return binary.BigEndian.Uint64(x.recs[i*indexRecord:]) }
 	lo, hi := 0, n
@@ -154,8 +201,8 @@ func (x *index) find(k key) []byte {
 		r := x.recs[i*indexRecord : (i+1)*indexRecord]
 		if binary.BigEndian.Uint64(r[8:]) == k.dev && int64(binary.BigEndian.Uint64(r[16:])) == k.size &&
 			int64(binary.BigEndian.Uint64(r[24:])) == k.mtime && int64(binary.BigEndian.Uint64(r[32:])) == k.ctime {
-			return r[40:]
+			return i
 		}
 	}
-	return nil
+	return -1
 }

@@ -61,33 +61,59 @@ func writeManifest(w io.Writer, ents []Entry) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	bw.WriteString(manifestMagic)
 	var b []byte
-	for _, e := range ents {
-		b = b[:0]
-		b = append(b, e.Path...)
-		b = append(b, 0, byte(e.Kind), 0)
-		b = strconv.AppendUint(b, uint64(e.Mode), 8)
-		b = append(b, 0)
-		b = strconv.AppendInt(b, e.Size, 10)
-		b = append(b, 0)
-		b = strconv.AppendInt(b, e.Mtime, 10)
-		b = append(b, 0)
-		b = strconv.AppendInt(b, e.Ctime, 10)
-		b = append(b, 0)
-		b = strconv.AppendUint(b, e.Dev, 10)
-		b = append(b, 0)
-		b = strconv.AppendUint(b, e.Ino, 10)
-		b = append(b, 0)
-		b = append(b, e.Hash...)
-		b = append(b, 0)
-		b = append(b, e.Target...)
-		b = append(b, 0)
-		b = append(b, e.Note...)
-		b = append(b, 0)
+	for i := range ents {
+		b = appendEntry(b[:0], &ents[i])
 		if _, err := bw.Write(b); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
+}
+
+// manifestBytes is what writeManifest writes, in one allocation (sized
+// for the longest numbers each entry can have).
+func manifestBytes(ents []Entry) []byte {
+	size := len(manifestMagic)
+	for i := range ents {
+		e := &ents[i]
+		size += len(e.Path) + len(e.Hash) + len(e.Target) + len(e.Note) + maxEntryFixed
+	}
+	b := make([]byte, 0, size)
+	prefaultSlice(b)
+	b = append(b, manifestMagic...)
+	for i := range ents {
+		b = appendEntry(b, &ents[i])
+	}
+	return b
+}
+
+// maxEntryFixed bounds what an entry's manifest text holds beside its
+// path, hash, target and note: its kind, its mode (octal), five more
+// numbers and a NUL after each field.
+const maxEntryFixed = 1 + 11 + 5*20 + fields
+
+// appendEntry appends e's manifest text to b.
+func appendEntry(b []byte, e *Entry) []byte {
+	b = append(b, e.Path...)
+	b = append(b, 0, byte(e.Kind), 0)
+	b = strconv.AppendUint(b, uint64(e.Mode), 8)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, e.Size, 10)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, e.Mtime, 10)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, e.Ctime, 10)
+	b = append(b, 0)
+	b = strconv.AppendUint(b, e.Dev, 10)
+	b = append(b, 0)
+	b = strconv.AppendUint(b, e.Ino, 10)
+	b = append(b, 0)
+	b = append(b, e.Hash...)
+	b = append(b, 0)
+	b = append(b, e.Target...)
+	b = append(b, 0)
+	b = append(b, e.Note...)
+	return append(b, 0)
 }
 
 // errManifest: a manifest that is not one this version wrote.

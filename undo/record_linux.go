@@ -117,13 +117,25 @@ func (r *Recorder) takeBefore(start time.Time) error {
 	r.before, r.multi = ents, w.multi
 	r.meta.Copied, r.meta.CopiedBytes, r.meta.Entries, r.meta.Left = w.copied, w.copiedBytes, len(ents), w.left
 	r.s.addBlobBytes(w.copiedBytes)
-	// The manifest's name is its hash, taken as it is written out (no
-	// copy of it in memory): an unchanged project writes nothing.
-	h := sha256.New()
-	if err := writeManifest(h, ents); err != nil {
-		return err
+	// The manifest's name is its hash: an unchanged project (the last
+	// record's listing) writes nothing. Where the project has changed
+	// (a file read, a count that differs) it is formatted once, into
+	// memory, to be hashed and written; else it is formatted as it is
+	// hashed (no copy of it in memory), and again only if it turns out
+	// new.
+	var text []byte
+	var sum [sha256.Size]byte
+	if w.copied > 0 || len(ents) != hint {
+		text = manifestBytes(ents)
+		sum = sha256.Sum256(text)
+	} else {
+		h := sha256.New()
+		if err := writeManifest(h, ents); err != nil {
+			return err
+		}
+		h.Sum(sum[:0])
 	}
-	r.meta.Before = hex.EncodeToString(h.Sum(nil)[:20])
+	r.meta.Before = hex.EncodeToString(sum[:20])
 	mpath := filepath.Join(r.s.manifestsDir(), r.meta.Before)
 	_, err = os.Lstat(mpath)
 	fresh := err != nil
@@ -132,12 +144,18 @@ func (r *Recorder) takeBefore(start time.Time) error {
 	// had changed too recently to be trusted, now old enough to be.
 	if fresh || w.copied > 0 {
 		_ = os.Remove(mpath + ".idx") // a rename over it would make ext4 flush it
-		if err := r.s.writeNew(mpath+".idx", func(wr io.Writer) error { _, err := wr.Write(makeIndex(ents, w.racy)); return err }); err != nil {
+		if err := r.s.writeNew(mpath+".idx", func(wr io.Writer) error { _, err := wr.Write(w.newIndex(ents)); return err }); err != nil {
 			return err
 		}
 	}
 	if fresh {
-		if err := r.s.writeNew(mpath, func(w io.Writer) error { return writeManifest(w, ents) }); err != nil {
+		if err := r.s.writeNew(mpath, func(w io.Writer) error {
+			if text != nil {
+				_, err := w.Write(text)
+				return err
+			}
+			return writeManifest(w, ents)
+		}); err != nil {
 			return err
 		}
 	}
@@ -361,6 +379,12 @@ type walker struct {
 	stStk   []fileStat
 	errStk  []error
 	hexBuf  []byte
+	copyBuf []byte // copy's, reused
+
+	// hit marks the records of index the walk found a file in (a bit
+	// each); fresh holds the index records of the files it read.
+	hit   []uint64
+	fresh []byte
 
 	out         []Entry
 	left        []string
@@ -384,6 +408,7 @@ func (w *walker) run(project string) ([]Entry, error) {
 // holds, and closes fd.
 func (w *walker) from(fd int, rel string) ([]Entry, error) {
 	w.out = make([]Entry, 0, max(w.hint+w.hint/8, 64))
+	prefaultSlice(w.out)
 	if err := w.dir(fd, rel); err != nil {
 		return nil, err
 	}
@@ -448,7 +473,15 @@ func names(fd int, prefix string, out []string) ([]string, error) {
 func (w *walker) hexText(h []byte) string {
 	n := hex.EncodedLen(len(h))
 	if cap(w.hexBuf)-len(w.hexBuf) < n {
-		w.hexBuf = make([]byte, 0, max(n, 64<<10))
+		size := max(n, 64<<10)
+		if w.hexBuf == nil {
+			// The first chunk holds the hash text of as many files as
+			// the last record listed (most are unchanged), in one
+			// prefaulted allocation.
+			size = max(size, w.hint*n)
+		}
+		w.hexBuf = make([]byte, 0, size)
+		prefaultSlice(w.hexBuf)
 	}
 	off := len(w.hexBuf)
 	w.hexBuf = hex.AppendEncode(w.hexBuf, h)
@@ -461,9 +494,6 @@ func (w *walker) hexText(h []byte) string {
 // directory's descriptor (statx through the walk's ring, else fstatat).
 func (w *walker) dir(fd int, rel string) error {
 	defer unix.Close(fd)
-	if w.watch != nil {
-		w.watch.add(fd, rel)
-	}
 	prefix := ""
 	if rel != "" {
 		prefix = rel + "/"
@@ -506,7 +536,12 @@ func (w *walker) dir(fd int, rel string) error {
 	for _, crel := range todo {
 		w.names = append(w.names, crel[len(prefix):])
 	}
-	w.ring.stat(fd, w.names, sts, errs)
+	// The directory is watched while the kernel looks at its entries.
+	var watch func()
+	if w.watch != nil {
+		watch = func() { w.watch.add(fd, rel) }
+	}
+	w.ring.stat(fd, w.names, sts, errs, watch)
 	for i, crel := range todo {
 		name := crel[len(prefix):]
 		st := sts[i]
@@ -561,8 +596,12 @@ func (w *walker) dir(fd int, rel string) error {
 // record saw it, else by copying it into a blob.
 func (w *walker) content(dirfd int, name string, e *Entry) {
 	if e.Ctime < w.racy {
-		if h := w.index.find(e.key()); h != nil {
-			e.Hash = w.hexText(h)
+		if i := w.index.findRec(e.key()); i >= 0 {
+			if w.hit == nil {
+				w.hit = make([]uint64, (len(w.index.recs)/indexRecord+63)/64)
+			}
+			w.hit[i/64] |= 1 << (i % 64)
+			e.Hash = w.hexText(w.index.recs[i*indexRecord+40 : (i+1)*indexRecord])
 			return
 		}
 	}
@@ -576,8 +615,20 @@ func (w *walker) content(dirfd int, name string, e *Entry) {
 		return
 	}
 	e.Hash = h
+	w.fresh = appendRecord(w.fresh, e, w.racy)
 	w.copied++
 	w.copiedBytes += n
+}
+
+// newIndex is the index of ents, this walk's listing: makeIndex's, made
+// from the records of the last index the walk found files in and those
+// of the files it read (mergeIndex), without decoding and sorting again
+// what did not change.
+func (w *walker) newIndex(ents []Entry) []byte {
+	if w.hit == nil {
+		return makeIndex(ents, w.racy)
+	}
+	return mergeIndex(w.index.recs, w.hit, w.fresh)
 }
 
 // copy reads the file name (in dirfd, not following a link) into a blob
@@ -606,7 +657,10 @@ func (w *walker) copy(dirfd int, name string, e *Entry) (string, int64, error) {
 	}
 	defer os.Remove(tmp.Name())
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(src, MaxFileSize+1))
+	if w.copyBuf == nil {
+		w.copyBuf = make([]byte, 64<<10)
+	}
+	n, err := io.CopyBuffer(io.MultiWriter(tmp, h), io.LimitReader(src, MaxFileSize+1), w.copyBuf)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

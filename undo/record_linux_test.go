@@ -540,9 +540,13 @@ func TestStatRingIsFstatat(t *testing.T) {
 	}
 	defer unix.Close(fd)
 	sts, errs := make([]fileStat, len(names)), make([]error, len(names))
-	r.stat(fd, names, sts, errs)
+	calls := 0
+	r.stat(fd, names, sts, errs, func() { calls++ })
 	if r.fd < 0 || r.fellBack != 0 {
 		t.Fatalf("the ring failed (closed: %v) or fell back to fstatat %d times", r.fd < 0, r.fellBack)
+	}
+	if calls != 1 {
+		t.Errorf("meanwhile (the directory's watch) called %d times, want once", calls)
 	}
 	for i, name := range names {
 		var want fileStat
@@ -556,8 +560,140 @@ func TestStatRingIsFstatat(t *testing.T) {
 	}
 	// The control: fstatat alone (a nil ring) gives the same.
 	sts2, errs2 := make([]fileStat, len(names)), make([]error, len(names))
-	(*statRing)(nil).stat(fd, names, sts2, errs2)
+	(*statRing)(nil).stat(fd, names, sts2, errs2, func() { calls++ })
 	if !slices.Equal(sts, sts2) {
 		t.Error("a nil ring's answers differ")
+	}
+	r.stat(fd, nil, nil, nil, func() { calls++ })
+	if calls != 3 {
+		t.Errorf("meanwhile called %d times by a nil ring and an empty directory, want once each", calls-1)
+	}
+}
+
+// TestIndexMerged: the index a record writes after a call changed some
+// files (mergeIndex: the last index's records it found a file in, and
+// those of the files it read) is the one makeIndex makes of its listing,
+// byte for byte: a file rewritten, one added, one removed, one renamed,
+// one of two names of a file removed. Control: the record read only what
+// changed (and nothing vouched for the rewritten file's old content).
+func TestIndexMerged(t *testing.T) {
+	files := map[string]string{"keep.txt": "k\n", "rewrite.txt": "r\n", "gone.txt": "g\n", "d/move.txt": "m\n", "d/e/f.txt": "f\n"}
+	for i := range 40 {
+		files[fmt.Sprintf("many/%02d", i)] = fmt.Sprint(i)
+	}
+	proj, st := project(t, files)
+	mustDo(t, os.Link(filepath.Join(proj, "keep.txt"), filepath.Join(proj, "keep2.txt")))
+	later := func() time.Time { return time.Now().Add(5 * time.Second) }
+	record := func() Meta {
+		t.Helper()
+		rec, err := Begin(Options{StateDir: st, Project: proj, Now: later})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustDo(t, rec.Finish())
+		return rec.Meta()
+	}
+	record()
+	mustDo(t, os.WriteFile(filepath.Join(proj, "rewrite.txt"), []byte("R!\n"), 0o644),
+		os.WriteFile(filepath.Join(proj, "new.txt"), []byte("n\n"), 0o644),
+		os.Remove(filepath.Join(proj, "gone.txt")),
+		os.Remove(filepath.Join(proj, "keep2.txt")),
+		os.Rename(filepath.Join(proj, "d/move.txt"), filepath.Join(proj, "moved.txt")))
+	m := record()
+	if m.Copied != 4 {
+		t.Errorf("the record copied %d files, want 4 (rewritten, new, renamed and keep.txt, whose other name went: their change times moved)", m.Copied)
+	}
+	s, _ := Open(st, proj)
+	ents, ok, err := s.manifest(m.Before)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	got, err := os.ReadFile(filepath.Join(s.manifestsDir(), m.Before+".idx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := makeIndex(ents, later().Add(-2*time.Second).UnixNano())
+	if len(got) == 0 || string(got) != string(want) {
+		t.Errorf("the merged index (%d bytes) is not makeIndex's (%d bytes)", len(got), len(want))
+	}
+	x := index{recs: got}
+	for _, e := range ents {
+		if e.Kind == File && x.lookup(e.key()) != e.Hash {
+			t.Errorf("%s: the index does not vouch for its blob", e.Path)
+		}
+	}
+}
+
+// TestMergeIndexIsMakeIndex: mergeIndex of a random old index, a random
+// part of it found, and random fresh records is makeIndex of the files
+// found and read.
+func TestMergeIndexIsMakeIndex(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for round := range 50 {
+		var old, found, all []Entry
+		for i := range rnd.IntN(300) {
+			old = append(old, Entry{Path: fmt.Sprint(i), Kind: File, Dev: uint64(rnd.IntN(3)), Ino: uint64(rnd.IntN(1000)), Size: int64(i), Mtime: 1, Ctime: 2,
+				Hash: fmt.Sprintf("%064x", rnd.Uint64())})
+		}
+		oldIdx := makeIndex(old, 10)
+		x := index{recs: oldIdx}
+		hit := make([]uint64, (len(oldIdx)/indexRecord+63)/64)
+		for _, e := range old {
+			if rnd.IntN(3) == 0 {
+				continue
+			}
+			i := x.findRec(e.key())
+			if i < 0 {
+				t.Fatal("an old file not found")
+			}
+			hit[i/64] |= 1 << (i % 64)
+			found = append(found, e)
+		}
+		var fresh []byte
+		all = append(all, found...)
+		for i := range rnd.IntN(50) {
+			e := Entry{Path: fmt.Sprint("n", i), Kind: File, Dev: uint64(rnd.IntN(3)), Ino: uint64(rnd.IntN(1000)), Size: int64(i), Mtime: 3, Ctime: int64(4 + rnd.IntN(12)),
+				Hash: fmt.Sprintf("%064x", rnd.Uint64())}
+			fresh = appendRecord(fresh, &e, 10)
+			all = append(all, e)
+		}
+		if got, want := mergeIndex(oldIdx, hit, fresh), makeIndex(all, 10); string(got) != string(want) {
+			t.Fatalf("round %d: mergeIndex (%d bytes) differs from makeIndex (%d bytes)", round, len(got), len(want))
+		}
+	}
+}
+
+// TestStatRingFailingStillCallsMeanwhile: a ring that fails on its first
+// batch (its descriptor closed under it) still calls meanwhile, which
+// adds the directory's watch (a directory left unwatched would hide the
+// call's writes in it from the after-state), and fstatat answers every
+// name. Control: the answers are fstatat's.
+func TestStatRingFailingStillCallsMeanwhile(t *testing.T) {
+	r := newStatRing()
+	if r == nil {
+		t.Skip("io_uring is refused here")
+	}
+	defer r.close()
+	dir := t.TempDir()
+	mustDo(t, os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644))
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	mustDo(t, unix.Close(r.fd)) // the ring's next io_uring_enter fails (EBADF)
+	names := []string{"f", "missing"}
+	sts, errs := make([]fileStat, 2), make([]error, 2)
+	calls := 0
+	r.stat(fd, names, sts, errs, func() { calls++ })
+	if calls != 1 {
+		t.Errorf("meanwhile called %d times, want once", calls)
+	}
+	if r.fd >= 0 {
+		t.Error("the failed ring was not closed")
+	}
+	var want fileStat
+	if err := statAt(fd, "f", &want); err != nil || errs[0] != nil || sts[0] != want || !errors.Is(errs[1], unix.ENOENT) {
+		t.Errorf("answers after the ring failed: %+v %v, want %+v; missing: %v", sts[0], errs[0], want, errs[1])
 	}
 }

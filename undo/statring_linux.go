@@ -160,25 +160,40 @@ type fileStat struct {
 // stat looks at each name in dirfd (not following a link) into sts, and
 // errs[i] is names[i]'s error (ENOENT: gone). Where the ring fails it is
 // closed, and the rest is looked at with fstatat. A nil ring is fstatat
-// alone.
-func (r *statRing) stat(dirfd int, names []string, sts []fileStat, errs []error) {
+// alone. meanwhile (nil: nothing) is called once, while the kernel's
+// thread runs the first batch's statx where there is a ring.
+func (r *statRing) stat(dirfd int, names []string, sts []fileStat, errs []error, meanwhile func()) {
+	called := false
+	once := func() {
+		if !called && meanwhile != nil {
+			meanwhile()
+		}
+		called = true
+	}
 	done := 0
 	for r != nil && r.fd >= 0 && done < len(names) {
 		n := min(len(names)-done, r.entries)
-		if !r.batch(dirfd, names[done:done+n], sts[done:done+n], errs[done:done+n]) {
+		m := once
+		if done > 0 {
+			m = nil
+		}
+		if !r.batch(dirfd, names[done:done+n], sts[done:done+n], errs[done:done+n], m) {
 			r.close()
 			break
 		}
 		done += n
 	}
+	once() // no ring, no name, or a ring that failed before it could
 	for i := done; i < len(names); i++ {
 		errs[i] = statAt(dirfd, names[i], &sts[i])
 	}
 }
 
 // batch submits a statx of each name and waits for every answer; false
-// when the ring failed (nothing of this batch is answered).
-func (r *statRing) batch(dirfd int, names []string, sts []fileStat, errs []error) bool {
+// when the ring failed (nothing of this batch is answered). meanwhile
+// (nil: nothing) is called once the statx are submitted, before the
+// wait: the kernel's thread runs them beside it.
+func (r *statRing) batch(dirfd int, names []string, sts []fileStat, errs []error, meanwhile func()) bool {
 	size := 0
 	for _, n := range names {
 		size += len(n) + 1
@@ -215,7 +230,11 @@ func (r *statRing) batch(dirfd int, names []string, sts []fileStat, errs []error
 	clear(seen)
 	for answered < len(names) {
 		toSubmit := atomic.LoadUint32(r.sqTail) - atomic.LoadUint32(r.sqHead)
-		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), uintptr(len(names)-answered), ioringEnterGetevent, 0, 0)
+		wait, flags := uintptr(len(names)-answered), uintptr(ioringEnterGetevent)
+		if meanwhile != nil {
+			wait, flags = 0, 0 // submit, and come back at once
+		}
+		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), wait, flags, 0, 0)
 		if errno != 0 && errno != unix.EINTR && errno != unix.EAGAIN && errno != unix.EBUSY {
 			if atomic.LoadUint32(r.sqHead) != tail {
 				// Some are in flight: what they write stays out of the heap's reuse.
@@ -223,6 +242,10 @@ func (r *statRing) batch(dirfd int, names []string, sts []fileStat, errs []error
 				r.bufs, r.names = nil, nil
 			}
 			return false
+		}
+		if meanwhile != nil {
+			meanwhile()
+			meanwhile = nil
 		}
 		head, ctail := atomic.LoadUint32(r.cqHead), atomic.LoadUint32(r.cqTail)
 		for ; head != ctail; head++ {
