@@ -93,15 +93,16 @@ func TestOneLanguage(t *testing.T) {
 
 // hookUsesOfConfine are the only names of package confine that the code
 // the hook links may use: to describe a launch (Spec, Redirect, and
-// NetworkCommand, which writes a Spec as the command text Claude Code's
-// one excludedCommands entry matches), to know
+// NetworkCommand and UnconfinedCommand, which write a Spec as the command
+// text one of Claude Code's excludedCommands entries matches, with
+// CapUnconfined, the unconfined form's word), to know
 // whether the kernel can confine (ABI, MinABI), and to be the launcher
 // itself, in its own process (Main, Subcommand: loopguard-hook exec).
 // Nothing that computes a plan for a launch that has not started, so the
 // hook writes no plan file for a launcher to pick up: the launch computes
 // its plan when it runs (hooks' TestLaunchWritesNothing checks the state
 // directory the same way at run time).
-var hookUsesOfConfine = []string{"Spec", "Redirect", "NetworkCommand", "ABI", "MinABI", "Main", "Subcommand"}
+var hookUsesOfConfine = []string{"Spec", "Redirect", "NetworkCommand", "UnconfinedCommand", "CapUnconfined", "ABI", "MinABI", "Main", "Subcommand"}
 
 // TestHookPreparesNoPlan: no package the hook binary links, confine
 // aside, uses a name of confine beyond hookUsesOfConfine. The control:
