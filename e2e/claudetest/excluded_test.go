@@ -28,8 +28,12 @@ import (
 // excludedProbe is the program the rows run: it says where it ran.
 const excludedProbe = "/tmp/claudetest-excluded/lgx"
 
-// excludedEntry is the entry under test, of loopguard's shape.
-const excludedEntry = excludedProbe + " exec --cap project-write+network:* *"
+// excludedEntry and unconfinedEntry are the entries under test, of
+// loopguard's shapes (confine.NetworkExclusion, UnconfinedExclusion).
+const (
+	excludedEntry   = excludedProbe + " exec --cap project-write+network:* *"
+	unconfinedEntry = excludedProbe + " exec --cap unconfined *"
+)
 
 func TestExcludedCommandsMatching(t *testing.T) {
 	t.Parallel()
@@ -49,6 +53,7 @@ func TestExcludedCommandsMatching(t *testing.T) {
 	form := excludedProbe + " exec --cap project-write+network:443 --project /p -- x"
 	quoted := "'" + excludedProbe + "' 'exec' '--cap' 'project-write+network:443' '--project' '/p' '--' 'x'"
 	marker := "#loopguard-ticket:0123456789abcdef0123456789abcdef\n"
+	free := excludedProbe + " exec --cap unconfined '--project' '/p' '--cwd' '/p' '--' '/usr/bin/bash' 'bash' '-c' 'x'"
 	// rw asks the hook to run s in place of the model's command.
 	rw := func(s string) string { return "echo rw:" + hex.EncodeToString([]byte(s)) }
 	rows := []struct {
@@ -67,6 +72,10 @@ func TestExcludedCommandsMatching(t *testing.T) {
 		{"$(...) in an argument", form + " $(echo SR=${SANDBOX_RUNTIME:-unset})", false},
 		{"the jail's form, the capability in its command", excludedProbe + " exec --cap jail --project /p -- bash -c 'y --cap project-write+network:443 z'", false},
 		{"a command the project's entry names", "echo SR=${SANDBOX_RUNTIME:-unset} project-entry", true},
+		{"the unconfined form", free, true},
+		{"the hook's rewrite into the unconfined form, the ticket's line first", rw(marker + free), true},
+		{"the unconfined form, ; another command", free + " ; echo SR=${SANDBOX_RUNTIME:-unset}", false},
+		{"the unconfined word quoted", excludedProbe + " exec --cap 'unconfined' --project /p -- x", false},
 	}
 	home, dir, pd := t.TempDir(), t.TempDir(), t.TempDir()
 	pfx := filepath.Join(pd, "pfx")
@@ -87,7 +96,7 @@ print(json.dumps({"hookSpecificOutput":o}))
 	}
 	user := map[string]any{
 		"sandbox": map[string]any{"enabled": true, "failIfUnavailable": true, "allowUnsandboxedCommands": false,
-			"autoAllowBashIfSandboxed": false, "excludedCommands": []string{excludedEntry}},
+			"autoAllowBashIfSandboxed": false, "excludedCommands": []string{excludedEntry, unconfinedEntry}},
 		"env": map[string]string{"CLAUDE_CODE_SHELL_PREFIX": pfx},
 		"hooks": map[string]any{"PreToolUse": []any{map[string]any{"matcher": "Bash",
 			"hooks": []any{map[string]any{"type": "command", "command": "python3", "args": []string{hook}}}}}},
