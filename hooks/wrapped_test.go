@@ -53,8 +53,18 @@ func TestWrappedHostConfines(t *testing.T) {
 	if d := plain(cmd); d.Behavior == Allow {
 		t.Errorf("control: the jail applied without the wrapper: %s %s", d.Reason, d.Message)
 	}
-	// What the jail does not hold still goes to the human.
-	expect(t, "curl (wrapped)", wrapped("curl -sO https://example.com/x.sh"), Deny, ReasonLeavesJail)
+	// What the jail does not hold still goes to the human; approved
+	// exactly, a call that leaves it for the network alone runs in the
+	// jail with the network, launched by the wrapper (no rewrite).
+	const curl = "curl -sSL https://example.com/x.sh -o x.sh"
+	d = wrapped(curl)
+	expect(t, "curl (wrapped)", d, Deny, ReasonLeavesJail)
+	h.approve(d)
+	d = wrapped(curl)
+	expect(t, "curl approved (wrapped)", d, Allow, ReasonExactGrant)
+	if d.UpdatedInput != nil || d.Capability != "project-write+network:443" {
+		t.Errorf("curl approved, wrapped: updated %v, capability %q", d.UpdatedInput, d.Capability)
+	}
 
 	// A chain whose parts are granted one capability runs under it; parts
 	// with different capabilities are not run under the widest.

@@ -90,6 +90,12 @@ func TestWrapperLaunchesTheTicketsCapability(t *testing.T) {
 			t.Fatalf("exit %d %q, unconfined %q, launched %+v; want one launch %v", code, msg, f.ran, specs, want.Args())
 		}
 		specs = nil
+		f.issueDerived(t, host, "curl -sO https://example.com/x", "project-write+network:443", project, testKey)
+		if code, msg := f.runLaunch(host, map[string]any{"command": "curl -sO https://example.com/x"}, &specs); code != 0 || len(specs) != 1 ||
+			!specs[0].Cap.Write || !specs[0].Cap.Network || specs[0].Cap.String() != "project-write+network:443" {
+			t.Fatalf("the network: exit %d %q, %+v", code, msg, specs)
+		}
+		specs = nil
 		f.issueDerived(t, host, "echo in > x", policy.CapJail, project, testKey)
 		if code, msg := f.runLaunch(host, map[string]any{"command": "echo in > x"}, &specs); code != 0 || len(specs) != 1 || specs[0].Cap != policy.JailCapability {
 			t.Fatalf("the jail: exit %d %q, %+v", code, msg, specs)
