@@ -25,8 +25,14 @@ import (
 // call asks).
 func newTicketEnv(t *testing.T) *agenttest.Env {
 	t.Helper()
+	return newTicketEnvWith(t, "--no-jail")
+}
+
+// newTicketEnvWith is newTicketEnv with init's flags after --ticket.
+func newTicketEnvWith(t *testing.T, flags ...string) *agenttest.Env {
+	t.Helper()
 	e := opencode.NewBareEnv(t)
-	out, err := e.G.Run(e.Ctx, e.Dir, "init", "--agent", "opencode", "--ticket", "--no-jail")
+	out, err := e.G.Run(e.Ctx, e.Dir, append([]string{"init", "--agent", "opencode", "--ticket"}, flags...)...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -245,4 +251,12 @@ func ticketDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return filepath.Join(u.HomeDir, ".local", "state", "loopguard", "tickets")
+}
+
+// With init's jail grant, a call the jail covers runs with no decision,
+// rewritten into the launcher, on the ticket the hook issued for the
+// rewrite: its project write lands, the kernel refuses its write of the
+// home.
+func TestOpenCodeTicketJailedCallRuns(t *testing.T) {
+	agenttest.JailedCallRuns(newTicketEnvWith(t))
 }
