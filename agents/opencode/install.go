@@ -122,5 +122,5 @@ var Registration = register.Registration{
 	Binding: "the session (each OpenCode subagent has its own), the call id, the tool and its complete arguments",
 	Host: agents.Host{Client: "OpenCode 1.18.33",
 		Rewrite: "loopguard's plugin sets the arguments OpenCode runs (output.args)",
-		Timeout: "loopguard's plugin blocks the call when the hook does not answer within its timeout or cannot start; OpenCode skips a plugin that fails to load (doctor checks it is intact)"},
+		Timeout: "loopguard's plugin blocks the call when the hook does not answer within its timeout or cannot start; OpenCode skips a plugin that fails to load (doctor checks it is intact), and runs the call unless init --ticket made loopguard's wrapper its shell"},
 }

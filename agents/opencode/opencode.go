@@ -12,7 +12,10 @@
 // OpenCode runs in; this package decodes that and answers with a decision.
 //
 // A plugin that fails to load is skipped by OpenCode, and the calls then
-// run unguarded: doctor checks the plugin is the one init writes.
+// run unguarded: doctor checks the plugin is the one init writes. With
+// `init --agent opencode --ticket` they do not run: loopguard-exec is
+// OpenCode's shell (package shellwrap) and runs a command only on the
+// ticket the hook issued for it (hookmain's opencode.go).
 package opencode
 
 import (
