@@ -91,6 +91,7 @@ type topBroker struct {
 	made     map[string]fileKey
 	stop     [2]int // a pipe: closing stop[1] ends serve
 	done     chan struct{}
+	started  bool
 }
 
 // newTopBroker opens the project's top for plan; conn receives the
@@ -118,6 +119,7 @@ func newTopBroker(plan Plan, e Env, conn *os.File) (*topBroker, error) {
 
 // start serves the program's calls until close.
 func (b *topBroker) start() {
+	b.started = true
 	go func() {
 		defer close(b.done)
 		if b.receive() {
@@ -131,8 +133,12 @@ func (b *topBroker) start() {
 func (b *topBroker) close() {
 	_ = unix.Close(b.stop[1])
 	// Every process of the call has exited: a launch that never
-	// sent the listener has closed its end, so receive returns.
-	<-b.done
+	// sent the listener has closed its end, so receive returns. A
+	// broker never started (the launch failed to start) has nothing
+	// to wait for.
+	if b.started {
+		<-b.done
+	}
 	_ = b.conn.Close()
 	_ = unix.Close(b.stop[0])
 	_ = unix.Close(b.root)
