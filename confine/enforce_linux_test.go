@@ -41,6 +41,9 @@ func TestMain(m *testing.M) {
 		os.Unsetenv("LG_CONFINE_LAUNCH") // the program it runs is the probe
 		noNamespaces = os.Getenv("LG_CONFINE_NO_NS") == "1"
 		noBroker = os.Getenv("LG_CONFINE_NO_BROKER") == "1"
+		if os.Getenv("LG_CONFINE_NO_CLONE3") == "1" {
+			refuseClone3() // as Claude Code's sandbox does (jail_linux_test.go)
+		}
 		os.Exit(Main(os.Args[1:], os.Stderr))
 	case os.Args[0] == probeName:
 		os.Exit(probe(os.Args[1:]))

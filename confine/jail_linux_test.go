@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -55,6 +56,9 @@ func jailProbe(args []string) (known bool, err error) {
 		cmd := exec.Command("/bin/sh", "-c", `sleep 2; echo late > "$0"`, args[1])
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		return true, cmd.Start()
+	case "jail-clone3": // clone3 with no arguments: ENOSYS under the jail's filter
+		_, _, e := syscall.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)
+		return true, e
 	case "jail-sh": // a shell command, waited for
 		return true, exec.Command("/bin/sh", "-c", args[1]).Run()
 	case "jail-gitdir": // a git directory in args[1] whose config runs a program
@@ -734,6 +738,53 @@ func TestJailLaunchDescriptors(t *testing.T) {
 			}
 		}
 	})
+}
+
+// refuseClone3 installs, on every thread of the launcher, a filter that
+// answers clone3 with ENOSYS, as Claude Code's sandbox does (so that libc
+// falls back to clone); the program inherits it.
+func refuseClone3() {
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // nr
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: unix.SYS_CLONE3},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "refuseClone3:", err)
+		os.Exit(99)
+	}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fp))); e != 0 {
+		fmt.Fprintln(os.Stderr, "refuseClone3:", e)
+		os.Exit(99)
+	}
+	runtime.KeepAlive(prog)
+}
+
+// TestJailWithoutClone3: where a sandbox's filter refuses clone3 (Claude
+// Code's answers ENOSYS), a launch without namespaces still starts its
+// program (forked by clone), under either capability, and a
+// write-capable one (the broker's) does not hang: before the fallback it
+// ran nothing (exit 126), and project-write hung. The program's own
+// clone3 is answered ENOSYS either way (the jail's filter). Control: the
+// same launches without the sandbox's filter.
+func TestJailWithoutClone3(t *testing.T) {
+	j := newJail(t, false)
+	for _, c := range []policy.Capability{readOnly, projectWrite} {
+		for _, refuse := range []bool{true, false} {
+			s := Spec{Cap: c, Project: j.project, Cwd: j.project, Exe: j.bin, Argv: []string{probeName, "jail-clone3"}}
+			cmd := j.command(append([]string{launcherName}, s.Args()[1:]...)...)
+			cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, cmd.Env...)
+			if refuse {
+				cmd.Env = append(cmd.Env, "LG_CONFINE_NO_CLONE3=1")
+			}
+			out, code := combined(t, cmd)
+			if code != 3 || !strings.Contains(out, "function not implemented") {
+				t.Errorf("%s, clone3 refused %v: exit %d, %q; want the program run and its clone3 refused", c, refuse, code, out)
+			}
+		}
+	}
 }
 
 // TestJailGoStat: go writes the stat of the project's own module into the
