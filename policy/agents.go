@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // AgentPath is one file or directory of a coding agent that can register,
@@ -23,10 +24,12 @@ const (
 
 // agentHomes are the agents' user directories under the home directory
 // (Codex's is CodexHome).
-var agentHomes = map[string][]string{
-	"gemini": {".gemini"}, "copilot": {".copilot"}, "cursor": {".cursor"},
-	"qwen": {".qwen"}, "opencode": {".config", "opencode"},
-}
+var agentHomes = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"gemini": {".gemini"}, "copilot": {".copilot"}, "cursor": {".cursor"},
+		"qwen": {".qwen"}, "opencode": {".config", "opencode"},
+	}
+})
 
 // AgentHome is the directory under which agent (codex, gemini, copilot,
 // cursor, qwen, opencode) keeps its user files, for a user whose home is
@@ -38,7 +41,7 @@ func AgentHome(agent, home, codexHome string) string {
 	if agent == "codex" {
 		return CodexHome(home, codexHome)
 	}
-	parts, ok := agentHomes[agent]
+	parts, ok := agentHomes()[agent]
 	if !ok || home == "" {
 		return ""
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Capability is what a program that a scoped Bash grant covers may do once
@@ -276,27 +277,31 @@ func (c Capability) Covers(w Capability) bool { return c.Widen(w) == c }
 // job is only to read: a scoped rule for them runs read-only unless the
 // grant widens it. The read-only preset (scope/preset.go) is made of these
 // (TestPresetIsReadOnly).
-var readOnlyCommands = map[string][]string{
-	"ls": nil, "cat": nil, "head": nil, "tail": nil, "wc": nil, "pwd": nil, "file": nil,
-	"stat": nil, "du": nil, "df": nil, "which": nil, "grep": nil, "egrep": nil, "fgrep": nil,
-	"rg": nil, "diff": nil, "cmp": nil, "basename": nil, "dirname": nil, "realpath": nil,
-	"readlink": nil, "uname": nil, "whoami": nil, "id": nil, "date": nil, "sleep": nil,
-	"true": nil, "false": nil, "echo": nil, "printf": nil, "nproc": nil, "tree": nil, "cd": nil, "test": nil, "find": nil, "nl": nil, "sort": nil, "uniq": nil, "cut": nil, "tr": nil,
-	"sed": nil, "tac": nil, "rev": nil, "comm": nil, "column": nil, "fold": nil, "seq": nil,
-	"sha256sum": nil, "sha1sum": nil, "md5sum": nil, "cksum": nil, "od": nil, "hexdump": nil,
-	"git": {"status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "branch", "shortlog",
-		"describe", "rev-list", "ls-tree", "cat-file", "grep", "reflog", "show-ref", "merge-base"},
-	"go": {"vet", "list", "version", "env", "doc"},
-}
+var readOnlyCommands = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"ls": nil, "cat": nil, "head": nil, "tail": nil, "wc": nil, "pwd": nil, "file": nil,
+		"stat": nil, "du": nil, "df": nil, "which": nil, "grep": nil, "egrep": nil, "fgrep": nil,
+		"rg": nil, "diff": nil, "cmp": nil, "basename": nil, "dirname": nil, "realpath": nil,
+		"readlink": nil, "uname": nil, "whoami": nil, "id": nil, "date": nil, "sleep": nil,
+		"true": nil, "false": nil, "echo": nil, "printf": nil, "nproc": nil, "tree": nil, "cd": nil, "test": nil, "find": nil, "nl": nil, "sort": nil, "uniq": nil, "cut": nil, "tr": nil,
+		"sed": nil, "tac": nil, "rev": nil, "comm": nil, "column": nil, "fold": nil, "seq": nil,
+		"sha256sum": nil, "sha1sum": nil, "md5sum": nil, "cksum": nil, "od": nil, "hexdump": nil,
+		"git": {"status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "branch", "shortlog",
+			"describe", "rev-list", "ls-tree", "cat-file", "grep", "reflog", "show-ref", "merge-base"},
+		"go": {"vet", "list", "version", "env", "doc"},
+	}
+})
 
 // gitWrites are git's subcommands that write the repository (and, for
 // some, the work tree): their rules get project-write+git.
-var gitWrites = map[string]bool{
-	"add": true, "commit": true, "checkout": true, "switch": true, "restore": true, "reset": true,
-	"stash": true, "merge": true, "rebase": true, "cherry-pick": true, "revert": true, "tag": true,
-	"mv": true, "rm": true, "am": true, "apply": true, "fetch": true, "pull": true, "init": true,
-	"worktree": true, "notes": true, "gc": true,
-}
+var gitWrites = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"add": true, "commit": true, "checkout": true, "switch": true, "restore": true, "reset": true,
+		"stash": true, "merge": true, "rebase": true, "cherry-pick": true, "revert": true, "tag": true,
+		"mv": true, "rm": true, "am": true, "apply": true, "fetch": true, "pull": true, "init": true,
+		"worktree": true, "notes": true, "gc": true,
+	}
+})
 
 // readOnlyForms are the forms of git's writing subcommands (and of git
 // itself) that only read: a rule whose literal words start with one (are
@@ -335,7 +340,7 @@ func DefaultCapability(words []string, exact bool) Capability {
 			return Capability{}
 		}
 	}
-	subs, ok := readOnlyCommands[prog]
+	subs, ok := readOnlyCommands()[prog]
 	if ok && subs == nil {
 		return Capability{}
 	}
@@ -346,7 +351,7 @@ func DefaultCapability(words []string, exact bool) Capability {
 			}
 		}
 	}
-	if prog == "git" && len(words) > 1 && gitWrites[words[1]] {
+	if prog == "git" && len(words) > 1 && gitWrites()[words[1]] {
 		return Capability{Write: true, Git: true}
 	}
 	return Capability{Write: true}
@@ -362,19 +367,21 @@ func DefaultCapability(words []string, exact bool) Capability {
 // Classify; the fixed protected paths (Roots) it checks apart.
 func NameCouldBeProtected(name string) bool {
 	l := strings.ToLower(name)
-	return strings.HasPrefix(name, ".") || len(anyDepthByName[l]) > 0 || plainProtected(l)
+	return strings.HasPrefix(name, ".") || len(anyDepthByName()[l]) > 0 || plainProtected(l)
 }
 
 // readsNoFiles are the read-only commands that open no file their words
 // name: their words are text (echo's, printf's), numbers or names, never
 // paths, so a preset's project bound has nothing to judge in them.
-var readsNoFiles = map[string]bool{
-	"echo": true, "printf": true, "true": true, "false": true, "sleep": true, "date": true, "seq": true,
-	"basename": true, "dirname": true, "pwd": true, "uname": true, "whoami": true, "nproc": true, "id": true,
-}
+var readsNoFiles = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"echo": true, "printf": true, "true": true, "false": true, "sleep": true, "date": true, "seq": true,
+		"basename": true, "dirname": true, "pwd": true, "uname": true, "whoami": true, "nproc": true, "id": true,
+	}
+})
 
 // ReadsNoFiles reports whether the program opens no file its words name.
-func ReadsNoFiles(prog string) bool { return readsNoFiles[Base(prog)] }
+func ReadsNoFiles(prog string) bool { return readsNoFiles()[Base(prog)] }
 
 // DefaultTrusted are the executable directories a command name may resolve
 // into for a scope to cover it, when the configuration names none: trusted

@@ -85,7 +85,7 @@ func TestCapabilityWiden(t *testing.T) {
 // a walk may judge only those.
 func TestNameCouldBeProtected(t *testing.T) {
 	names := []string{claudeDirName, gitDirName}
-	for _, e := range anyDepth {
+	for _, e := range anyDepth() {
 		names = append(names, e.parts[0])
 	}
 	for _, f := range agentFiles {

@@ -12,6 +12,7 @@ package policy
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // CodeInArgs finds where a program's arguments carry code it runs: the
@@ -23,7 +24,7 @@ func CodeInArgs(base string, args []string) (i int, why string, known bool) {
 		i, why := checkInterp(name, it, args)
 		return i, why, true
 	}
-	if rule, ok := argRules[base]; ok {
+	if rule, ok := argRules()[base]; ok {
 		i, why := rule(args)
 		return i, why, true
 	}
@@ -43,56 +44,58 @@ type interp struct {
 var shells = interp{code: "cis", valued: "oO",
 	okLong: []string{"--norc", "--noprofile", "--posix", "--noediting", "--restricted", "--verbose"}}
 
-var interps = map[string]interp{
-	"sh": shells, "bash": shells, "dash": shells, "zsh": shells, "ksh": shells,
-	"mksh": shells, "ash": shells, "rbash": shells, "yash": shells, "posh": shells,
-	"oksh": shells, "lksh": shells, "pdksh": shells, "csh": shells, "tcsh": shells,
-	"fish":        {code: "ciC", okLong: []string{"--no-config", "--private"}},
-	"python":      {code: "ci", valued: "WX", stop: "m", okLong: []string{"--check-hash-based-pycs"}},
-	"pypy":        {code: "ci", valued: "WX", stop: "m"},
-	"perl":        {code: "eEMm", valued: "I"},
-	"ruby":        {code: "eS", valued: "IrCEF"},
-	"irb":         {code: "ir"},
-	"php":         {code: "rBREa", valued: "cdzS"},
-	"node":        {code: "epri", codeLong: []string{"--eval", "--print", "--import", "--require", "--loader", "--experimental-loader", "--env-file", "--input-type", "--interactive"}, okLong: []string{"--test", "--watch", "--inspect", "--enable-source-maps", "--no-warnings", "--trace-", "--max-old-space-size", "--experimental-vm-modules", "--stack-size", "--unhandled-rejections"}, modes: []string{"--test", "--run"}},
-	"nodejs":      {code: "epri", codeLong: []string{"--eval", "--print", "--import", "--require", "--loader", "--experimental-loader", "--env-file"}},
-	"bun":         {code: "epr", codeLong: []string{"--eval", "--print", "--preload", "--require", "--env-file"}},
-	"deno":        {code: "", codeLong: []string{"--eval"}},
-	"lua":         {code: "ei", valued: "l"},
-	"luajit":      {code: "eij", valued: "lbO"},
-	"Rscript":     {code: "e"},
-	"rscript":     {code: "e"},
-	"R":           {code: "e"},
-	"r":           {code: "e"},
-	"julia":       {code: "eEi", codeLong: []string{"--eval", "--print", "--load"}},
-	"tclsh":       {},
-	"wish":        {},
-	"groovy":      {code: "e"},
-	"scala":       {code: "e"},
-	"jshell":      {},
-	"elixir":      {code: "er", codeLong: []string{"--eval", "--require"}},
-	"erl":         {code: "es"},
-	"ghc":         {code: "e"},
-	"ghci":        {code: "e"},
-	"guile":       {code: "cel"},
-	"ipython":     {code: "ci", stop: "m"},
-	"micropython": {code: "ci", stop: "m"},
-	"jython":      {code: "ci", stop: "m"},
-	"ts-node":     {code: "epi", codeLong: []string{"--eval", "--print", "--interactive", "--require"}},
-	"tsx":         {code: "ep", codeLong: []string{"--eval", "--print", "--import", "--require"}, modes: []string{"watch"}},
-	"qjs":         {code: "eI"},
-	"rhino":       {code: "e"},
-	"bb":          {code: "e", codeLong: []string{"--eval"}},
-	"nbb":         {code: "e", codeLong: []string{"--eval"}},
-	"sbcl":        {codeLong: []string{"--eval", "--load"}},
-	"dc":          {code: "e", codeLong: []string{"--expression"}},
-	"racket":      {code: "elerf"},
-	"swift":       {code: "e"},
-}
+var interps = sync.OnceValue(func() map[string]interp {
+	return map[string]interp{
+		"sh": shells, "bash": shells, "dash": shells, "zsh": shells, "ksh": shells,
+		"mksh": shells, "ash": shells, "rbash": shells, "yash": shells, "posh": shells,
+		"oksh": shells, "lksh": shells, "pdksh": shells, "csh": shells, "tcsh": shells,
+		"fish":        {code: "ciC", okLong: []string{"--no-config", "--private"}},
+		"python":      {code: "ci", valued: "WX", stop: "m", okLong: []string{"--check-hash-based-pycs"}},
+		"pypy":        {code: "ci", valued: "WX", stop: "m"},
+		"perl":        {code: "eEMm", valued: "I"},
+		"ruby":        {code: "eS", valued: "IrCEF"},
+		"irb":         {code: "ir"},
+		"php":         {code: "rBREa", valued: "cdzS"},
+		"node":        {code: "epri", codeLong: []string{"--eval", "--print", "--import", "--require", "--loader", "--experimental-loader", "--env-file", "--input-type", "--interactive"}, okLong: []string{"--test", "--watch", "--inspect", "--enable-source-maps", "--no-warnings", "--trace-", "--max-old-space-size", "--experimental-vm-modules", "--stack-size", "--unhandled-rejections"}, modes: []string{"--test", "--run"}},
+		"nodejs":      {code: "epri", codeLong: []string{"--eval", "--print", "--import", "--require", "--loader", "--experimental-loader", "--env-file"}},
+		"bun":         {code: "epr", codeLong: []string{"--eval", "--print", "--preload", "--require", "--env-file"}},
+		"deno":        {code: "", codeLong: []string{"--eval"}},
+		"lua":         {code: "ei", valued: "l"},
+		"luajit":      {code: "eij", valued: "lbO"},
+		"Rscript":     {code: "e"},
+		"rscript":     {code: "e"},
+		"R":           {code: "e"},
+		"r":           {code: "e"},
+		"julia":       {code: "eEi", codeLong: []string{"--eval", "--print", "--load"}},
+		"tclsh":       {},
+		"wish":        {},
+		"groovy":      {code: "e"},
+		"scala":       {code: "e"},
+		"jshell":      {},
+		"elixir":      {code: "er", codeLong: []string{"--eval", "--require"}},
+		"erl":         {code: "es"},
+		"ghc":         {code: "e"},
+		"ghci":        {code: "e"},
+		"guile":       {code: "cel"},
+		"ipython":     {code: "ci", stop: "m"},
+		"micropython": {code: "ci", stop: "m"},
+		"jython":      {code: "ci", stop: "m"},
+		"ts-node":     {code: "epi", codeLong: []string{"--eval", "--print", "--interactive", "--require"}},
+		"tsx":         {code: "ep", codeLong: []string{"--eval", "--print", "--import", "--require"}, modes: []string{"watch"}},
+		"qjs":         {code: "eI"},
+		"rhino":       {code: "e"},
+		"bb":          {code: "e", codeLong: []string{"--eval"}},
+		"nbb":         {code: "e", codeLong: []string{"--eval"}},
+		"sbcl":        {codeLong: []string{"--eval", "--load"}},
+		"dc":          {code: "e", codeLong: []string{"--expression"}},
+		"racket":      {code: "elerf"},
+		"swift":       {code: "e"},
+	}
+})
 
 // interpName maps "python3.12" to "python", "perl5.36" to "perl".
 func interpName(base string) (interp, string, bool) {
-	if it, ok := interps[base]; ok {
+	if it, ok := interps()[base]; ok {
 		return it, base, true
 	}
 	name, ok := versionedName(base)
@@ -101,7 +104,7 @@ func interpName(base string) (interp, string, bool) {
 	}
 	switch name {
 	case "python", "pypy", "perl", "ruby", "php", "lua", "luajit", "tclsh", "wish", "node", "bash", "zsh", "ksh", "guile", "julia":
-		return interps[name], name, true
+		return interps()[name], name, true
 	}
 	return interp{}, "", false
 }
@@ -203,110 +206,112 @@ func checkInterp(name string, it interp, args []string) (int, string) {
 }
 
 // argRules catch programs that run code given in particular arguments.
-var argRules = map[string]func(args []string) (int, string){
-	"printf": func(args []string) (int, string) {
-		if len(args) > 1 && strings.HasPrefix(args[1], "-v") {
-			return 1, "printf -v assigns a variable, evaluating its subscript"
-		}
-		return -1, ""
-	},
-	"test": testRule, "[": testRule,
-	"wait": func(args []string) (int, string) {
-		return findArg(args, "wait -p assigns a variable", "-p")
-	},
-	"find": func(args []string) (int, string) {
-		return findArg(args, "find runs a command for each file", "-exec", "-execdir", "-ok", "-okdir")
-	},
-	"awk": awkRule, "gawk": awkRule, "mawk": awkRule, "nawk": awkRule, "busybox-awk": awkRule,
-	"sed": sedRule, "gsed": sedRule,
-	"git": gitRule,
-	"tar": func(args []string) (int, string) {
-		if i, why := findPrefix(args, "tar runs a program", "--to-command", "--use-compress-program", "--checkpoint-action", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command"); why != "" {
-			return i, why
-		}
-		for i, a := range args[1:] {
-			if (i == 0 || strings.HasPrefix(a, "-")) && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "IF") {
-				return i + 1, "tar -I or -F runs a program"
+var argRules = sync.OnceValue(func() map[string]func(args []string) (int, string) {
+	return map[string]func(args []string) (int, string){
+		"printf": func(args []string) (int, string) {
+			if len(args) > 1 && strings.HasPrefix(args[1], "-v") {
+				return 1, "printf -v assigns a variable, evaluating its subscript"
 			}
-		}
-		return -1, ""
-	},
-	"zip": func(args []string) (int, string) {
-		return findPrefix(args, "zip runs an unzip command", "-TT", "--unzip-command")
-	},
-	"rsync": func(args []string) (int, string) {
-		if i, why := findPrefix(args, "rsync runs a remote shell or program", "--rsh", "--rsync-path", "-e"); why != "" {
-			return i, why
-		}
-		if i := shortWith(args, "e"); i > 0 {
-			return i, "rsync -e runs a remote shell"
-		}
-		return -1, ""
-	},
-	"ssh":  sshRule,
-	"scp":  sshOptRule("scp", "oFS"),
-	"sftp": sshOptRule("sftp", "oFSbD"),
-	"man": func(args []string) (int, string) {
-		return findPrefix(args, "man runs a pager or browser", "-P", "--pager", "-H", "--html")
-	},
-	"sqlite3": func(args []string) (int, string) {
-		for i, a := range args[1:] {
-			if strings.Contains(a, ".shell") || strings.Contains(a, ".system") || strings.Contains(a, ".load") || strings.Contains(a, "load_extension") {
-				return i + 1, "sqlite3 runs a shell command or loads code"
+			return -1, ""
+		},
+		"test": testRule, "[": testRule,
+		"wait": func(args []string) (int, string) {
+			return findArg(args, "wait -p assigns a variable", "-p")
+		},
+		"find": func(args []string) (int, string) {
+			return findArg(args, "find runs a command for each file", "-exec", "-execdir", "-ok", "-okdir")
+		},
+		"awk": awkRule, "gawk": awkRule, "mawk": awkRule, "nawk": awkRule, "busybox-awk": awkRule,
+		"sed": sedRule, "gsed": sedRule,
+		"git": gitRule,
+		"tar": func(args []string) (int, string) {
+			if i, why := findPrefix(args, "tar runs a program", "--to-command", "--use-compress-program", "--checkpoint-action", "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command"); why != "" {
+				return i, why
 			}
-		}
-		return -1, ""
-	},
-	"make": func(args []string) (int, string) {
-		return findPrefix(args, "make evaluates inline makefile code or a shell override", "--eval", "-E", "SHELL=", ".SHELLFLAGS=", "MAKESHELL=")
-	},
-	"go": func(args []string) (int, string) {
-		if i, why := findPrefix(args, "go runs a program on the build", "-exec", "--exec", "-toolexec", "--toolexec", "-vettool", "--vettool"); why != "" {
-			return i, why
-		}
-		if len(args) > 2 && args[1] == "env" {
-			return findArg(args, "go env -w changes settings for every later go command", "-w", "-u")
-		}
-		if len(args) > 2 && args[1] == "run" {
-			for i, a := range args[2:] {
-				if !strings.HasPrefix(a, "-") && strings.Contains(a, "@") {
-					return i + 2, "go run downloads and runs a module"
+			for i, a := range args[1:] {
+				if (i == 0 || strings.HasPrefix(a, "-")) && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "IF") {
+					return i + 1, "tar -I or -F runs a program"
 				}
 			}
-		}
-		return -1, ""
-	},
-	"npm": scriptShellRule,
-	"nc":  netcatRule, "ncat": netcatRule, "netcat": netcatRule, "nc.openbsd": netcatRule, "nc.traditional": netcatRule,
-	"socat": func(args []string) (int, string) {
-		for i, a := range args[1:] {
-			u := strings.ToUpper(a)
-			if strings.Contains(u, "EXEC:") || strings.Contains(u, "SYSTEM:") || strings.Contains(u, "EXEC,") {
-				return i + 1, "socat EXEC/SYSTEM runs a command"
+			return -1, ""
+		},
+		"zip": func(args []string) (int, string) {
+			return findPrefix(args, "zip runs an unzip command", "-TT", "--unzip-command")
+		},
+		"rsync": func(args []string) (int, string) {
+			if i, why := findPrefix(args, "rsync runs a remote shell or program", "--rsh", "--rsync-path", "-e"); why != "" {
+				return i, why
 			}
-		}
-		return -1, ""
-	},
-	"docker": containerRule, "podman": containerRule,
-	"kubectl": kubectlRule,
-	"psql":    sqlShellRule, "mysql": sqlShellRule, "mariadb": sqlShellRule,
-	"cmake": func(args []string) (int, string) {
-		for i := 1; i+1 < len(args); i++ {
-			if args[i] == "-E" && (args[i+1] == "env" || args[i+1] == "chdir" || args[i+1] == "time") {
-				return i, "cmake -E " + args[i+1] + " runs another command"
+			if i := shortWith(args, "e"); i > 0 {
+				return i, "rsync -e runs a remote shell"
 			}
-		}
-		return -1, ""
-	},
-	"npx": func(args []string) (int, string) {
-		return findPrefix(args, "npx -c runs a shell command", "-c", "--call", "--shell")
-	},
-	"pnpm": scriptShellRule,
-	"yarn": scriptShellRule,
-	"cargo": func(args []string) (int, string) {
-		return findPrefix(args, "cargo --config can set a runner or wrapper", "--config")
-	},
-}
+			return -1, ""
+		},
+		"ssh":  sshRule,
+		"scp":  sshOptRule("scp", "oFS"),
+		"sftp": sshOptRule("sftp", "oFSbD"),
+		"man": func(args []string) (int, string) {
+			return findPrefix(args, "man runs a pager or browser", "-P", "--pager", "-H", "--html")
+		},
+		"sqlite3": func(args []string) (int, string) {
+			for i, a := range args[1:] {
+				if strings.Contains(a, ".shell") || strings.Contains(a, ".system") || strings.Contains(a, ".load") || strings.Contains(a, "load_extension") {
+					return i + 1, "sqlite3 runs a shell command or loads code"
+				}
+			}
+			return -1, ""
+		},
+		"make": func(args []string) (int, string) {
+			return findPrefix(args, "make evaluates inline makefile code or a shell override", "--eval", "-E", "SHELL=", ".SHELLFLAGS=", "MAKESHELL=")
+		},
+		"go": func(args []string) (int, string) {
+			if i, why := findPrefix(args, "go runs a program on the build", "-exec", "--exec", "-toolexec", "--toolexec", "-vettool", "--vettool"); why != "" {
+				return i, why
+			}
+			if len(args) > 2 && args[1] == "env" {
+				return findArg(args, "go env -w changes settings for every later go command", "-w", "-u")
+			}
+			if len(args) > 2 && args[1] == "run" {
+				for i, a := range args[2:] {
+					if !strings.HasPrefix(a, "-") && strings.Contains(a, "@") {
+						return i + 2, "go run downloads and runs a module"
+					}
+				}
+			}
+			return -1, ""
+		},
+		"npm": scriptShellRule,
+		"nc":  netcatRule, "ncat": netcatRule, "netcat": netcatRule, "nc.openbsd": netcatRule, "nc.traditional": netcatRule,
+		"socat": func(args []string) (int, string) {
+			for i, a := range args[1:] {
+				u := strings.ToUpper(a)
+				if strings.Contains(u, "EXEC:") || strings.Contains(u, "SYSTEM:") || strings.Contains(u, "EXEC,") {
+					return i + 1, "socat EXEC/SYSTEM runs a command"
+				}
+			}
+			return -1, ""
+		},
+		"docker": containerRule, "podman": containerRule,
+		"kubectl": kubectlRule,
+		"psql":    sqlShellRule, "mysql": sqlShellRule, "mariadb": sqlShellRule,
+		"cmake": func(args []string) (int, string) {
+			for i := 1; i+1 < len(args); i++ {
+				if args[i] == "-E" && (args[i+1] == "env" || args[i+1] == "chdir" || args[i+1] == "time") {
+					return i, "cmake -E " + args[i+1] + " runs another command"
+				}
+			}
+			return -1, ""
+		},
+		"npx": func(args []string) (int, string) {
+			return findPrefix(args, "npx -c runs a shell command", "-c", "--call", "--shell")
+		},
+		"pnpm": scriptShellRule,
+		"yarn": scriptShellRule,
+		"cargo": func(args []string) (int, string) {
+			return findPrefix(args, "cargo --config can set a runner or wrapper", "--config")
+		},
+	}
+})
 
 // containerRule lets through the docker and podman subcommands that do not
 // run a container's command on this host (build runs the Dockerfile like

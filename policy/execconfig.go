@@ -3,6 +3,7 @@ package policy
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Anchor is where an executable-configuration entry is found.
@@ -45,7 +46,11 @@ type ExecConfigEntry struct {
 // guard-critical, a tier above. Names that start with no dot are matched
 // only as whole names: a scope's bare "*" or "*.toml" still works, and
 // simply never covers one (Classify judges the concrete path).
-var execConfig = append(execConfigRows, lefthookConfigs()...)
+//
+// It is built on first use (sync.OnceValue), as are anyDepth and
+// anyDepthByName: a hook call that never classifies a path by name does
+// not pay for it at start-up.
+var execConfig = sync.OnceValue(func() []ExecConfigEntry { return append(execConfigRows, lefthookConfigs()...) })
 
 var execConfigRows = []ExecConfigEntry{
 	// Claude Code.
@@ -250,7 +255,7 @@ func lefthookConfigs() []ExecConfigEntry {
 // ExecConfigList returns the list of executable configuration, each entry
 // with the document that says it runs code (for README, doctor and the
 // Landlock launcher, which keeps every AnyDepth entry of a project read-only).
-func ExecConfigList() []ExecConfigEntry { return append([]ExecConfigEntry(nil), execConfig...) }
+func ExecConfigList() []ExecConfigEntry { return append([]ExecConfigEntry(nil), execConfig()...) }
 
 // anyDepthEntry is an AnyDepth entry split into its names, lower case.
 type anyDepthEntry struct {
@@ -260,26 +265,26 @@ type anyDepthEntry struct {
 
 // anyDepth are the AnyDepth entries judged by name (not .claude and .git,
 // which have their own rules).
-var anyDepth = func() []anyDepthEntry {
+var anyDepth = sync.OnceValue(func() []anyDepthEntry {
 	var out []anyDepthEntry
-	for _, e := range execConfig {
+	for _, e := range execConfig() {
 		if e.Anchor != AnyDepth || e.Path == claudeDirName || e.Path == gitDirName {
 			continue
 		}
 		out = append(out, anyDepthEntry{parts: strings.Split(strings.ToLower(e.Path), "/"), what: e.What})
 	}
 	return out
-}()
+})
 
 // anyDepthByName indexes anyDepth by first name: Classify asks for every
 // segment of every word of a command.
-var anyDepthByName = func() map[string][]anyDepthEntry {
+var anyDepthByName = sync.OnceValue(func() map[string][]anyDepthEntry {
 	m := map[string][]anyDepthEntry{}
-	for _, e := range anyDepth {
+	for _, e := range anyDepth() {
 		m[e.parts[0]] = append(m[e.parts[0]], e)
 	}
 	return m
-}()
+})
 
 // ProjectExecConfig classifies a path by the names in it, at any depth:
 // the answer Classify gives for what any directory may hold (.claude,
@@ -327,7 +332,7 @@ func anyDepthRules(segs []string, abs bool) Protection {
 		case gitDirName:
 			best = best.max(gitRules(join(i+1), segs[i+1:]))
 		}
-		for _, e := range anyDepthByName[ls] {
+		for _, e := range anyDepthByName()[ls] {
 			n := 1
 			for n < len(e.parts) && i+n < len(segs) && strings.ToLower(segs[i+n]) == e.parts[n] {
 				n++
@@ -367,7 +372,7 @@ func PatternCouldName(pattern string) (string, bool) {
 		if seg == "**" || seg == "*" {
 			continue
 		}
-		for _, e := range anyDepth {
+		for _, e := range anyDepth() {
 			if len(e.parts) > 1 && namesParts(segs[i:], e.parts) {
 				return e.what, true
 			}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/loopguard/loopguard/fsx"
 )
@@ -164,22 +165,23 @@ func (j *jailJudge) judge(argv []string, cwd string, depth int) {
 	name := argv[0]
 	prog := Base(name)
 	args := argv[1:]
-	if w, ok := jailWrappers[prog]; ok {
+	if w, ok := jailWrappers()[prog]; ok {
 		j.wrapper(prog, w, args, cwd, depth)
 		return
 	}
+	jailTableOnce.Do(buildJailTable)
 	if f, ok := jailTable[prog]; ok {
 		f(j, jailCall{prog: prog, name: name, args: args, cwd: cwd, depth: depth})
 		return
 	}
-	if why, ok := jailNetworkPrograms[prog]; ok {
+	if why, ok := jailNetworkPrograms()[prog]; ok {
 		if h := urlHost(args); h != "" {
 			why += " (" + h + ")"
 		}
 		j.net(prog + " " + why)
 		// Where a download lands: outside the project is more than the
 		// network (an exact approval then runs unconfined).
-		for _, o := range jailDownloadTargets[prog] {
+		for _, o := range jailDownloadTargets()[prog] {
 			if p, ok := argValue(args, o); ok {
 				j.writes(prog, cwd, p)
 			}
@@ -193,11 +195,11 @@ func (j *jailJudge) judge(argv []string, cwd string, depth int) {
 	if prog == "kill" && jobsOnly(args) {
 		return // kill %1: a job of the call's own shell
 	}
-	if why, ok := jailOutsidePrograms[prog]; ok {
+	if why, ok := jailOutsidePrograms()[prog]; ok {
 		j.outside(prog + " " + why)
 		return
 	}
-	if fw, ok := jailFileWriters[prog]; ok {
+	if fw, ok := jailFileWriters()[prog]; ok {
 		j.writes(prog, cwd, fw.written(args)...)
 	}
 }
@@ -312,44 +314,46 @@ type jailWrapper struct {
 // class (programs.go) that run the command their words name, with the
 // options each takes. A Runner not listed here is judged by the tables
 // below (npx, uvx, crontab) or not at all.
-var jailWrappers = map[string]jailWrapper{
-	"env":              {valued: []string{"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}},
-	"sudo":             {valued: []string{"-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p", "--prompt", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user", "-R", "--chroot"}, root: true},
-	"doas":             {valued: []string{"-u", "-C"}, root: true},
-	"run0":             {valued: []string{"-u", "--user", "-g", "--group", "-D", "--chdir"}, root: true},
-	"pkexec":           {valued: []string{"--user"}, root: true},
-	"runuser":          {valued: []string{"-u", "--user", "-g", "--group", "-G", "--supp-group"}, root: true},
-	"time":             {valued: []string{"-f", "--format", "-o", "--output"}},
-	"nice":             {valued: []string{"-n", "--adjustment"}},
-	"ionice":           {valued: []string{"-c", "--class", "-n", "--classdata"}},
-	"nohup":            {},
-	"setsid":           {},
-	"stdbuf":           {valued: []string{"-i", "-o", "-e"}},
-	"timeout":          {valued: []string{"-s", "--signal", "-k", "--kill-after"}, skip: 1},
-	"xargs":            {valued: []string{"-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars"}},
-	"flock":            {valued: []string{"-w", "--timeout", "-E", "--conflict-exit-code"}, skip: 1},
-	"taskset":          {skip: 1},
-	"chrt":             {skip: 1},
-	"watch":            {valued: []string{"-n", "--interval", "-d", "-q"}},
-	"unbuffer":         {},
-	"eatmydata":        {},
-	"catchsegv":        {},
-	"rlwrap":           {},
-	"command":          {},
-	"builtin":          {},
-	"exec":             {valued: []string{"-a"}},
-	"caffeinate":       {valued: []string{"-t", "-w"}},
-	"ssh-agent":        {},
-	"xvfb-run":         {valued: []string{"-n", "--server-num", "-s", "--server-args", "-f", "--auth-file", "-e", "--error-file", "-p", "--xauth-protocol"}},
-	"dbus-run-session": {},
-	"torsocks":         {net: true},
-	"proxychains":      {valued: []string{"-f"}, net: true},
-	"strace":           {valued: []string{"-e", "-o", "-p", "-s", "-u", "-P", "-a", "-b", "-E", "-I", "-O", "-S", "-X"}},
-	"ltrace":           {valued: []string{"-e", "-o", "-p", "-s", "-u", "-n", "-a", "-A", "-D", "-F", "-l", "-L", "-x"}},
-	"valgrind":         {},
-	"fakeroot":         {},
-	"faketime":         {skip: 1},
-}
+var jailWrappers = sync.OnceValue(func() map[string]jailWrapper {
+	return map[string]jailWrapper{
+		"env":              {valued: []string{"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}},
+		"sudo":             {valued: []string{"-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p", "--prompt", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user", "-R", "--chroot"}, root: true},
+		"doas":             {valued: []string{"-u", "-C"}, root: true},
+		"run0":             {valued: []string{"-u", "--user", "-g", "--group", "-D", "--chdir"}, root: true},
+		"pkexec":           {valued: []string{"--user"}, root: true},
+		"runuser":          {valued: []string{"-u", "--user", "-g", "--group", "-G", "--supp-group"}, root: true},
+		"time":             {valued: []string{"-f", "--format", "-o", "--output"}},
+		"nice":             {valued: []string{"-n", "--adjustment"}},
+		"ionice":           {valued: []string{"-c", "--class", "-n", "--classdata"}},
+		"nohup":            {},
+		"setsid":           {},
+		"stdbuf":           {valued: []string{"-i", "-o", "-e"}},
+		"timeout":          {valued: []string{"-s", "--signal", "-k", "--kill-after"}, skip: 1},
+		"xargs":            {valued: []string{"-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars"}},
+		"flock":            {valued: []string{"-w", "--timeout", "-E", "--conflict-exit-code"}, skip: 1},
+		"taskset":          {skip: 1},
+		"chrt":             {skip: 1},
+		"watch":            {valued: []string{"-n", "--interval", "-d", "-q"}},
+		"unbuffer":         {},
+		"eatmydata":        {},
+		"catchsegv":        {},
+		"rlwrap":           {},
+		"command":          {},
+		"builtin":          {},
+		"exec":             {valued: []string{"-a"}},
+		"caffeinate":       {valued: []string{"-t", "-w"}},
+		"ssh-agent":        {},
+		"xvfb-run":         {valued: []string{"-n", "--server-num", "-s", "--server-args", "-f", "--auth-file", "-e", "--error-file", "-p", "--xauth-protocol"}},
+		"dbus-run-session": {},
+		"torsocks":         {net: true},
+		"proxychains":      {valued: []string{"-f"}, net: true},
+		"strace":           {valued: []string{"-e", "-o", "-p", "-s", "-u", "-P", "-a", "-b", "-E", "-I", "-O", "-S", "-X"}},
+		"ltrace":           {valued: []string{"-e", "-o", "-p", "-s", "-u", "-n", "-a", "-A", "-D", "-F", "-l", "-L", "-x"}},
+		"valgrind":         {},
+		"fakeroot":         {},
+		"faketime":         {skip: 1},
+	}
+})
 
 func (j *jailJudge) wrapper(prog string, w jailWrapper, args []string, cwd string, depth int) {
 	if w.root {
@@ -455,63 +459,69 @@ func (j *jailJudge) script(s, cwd string, depth int) {
 
 // jailNetworkPrograms need the network for their job, whatever their
 // words.
-var jailNetworkPrograms = map[string]string{
-	"curl": "downloads or uploads", "wget": "downloads", "aria2c": "downloads", "axel": "downloads",
-	"http": "sends HTTP requests", "https": "sends HTTP requests", "xh": "sends HTTP requests", "httpie": "sends HTTP requests",
-	"websocat": "opens network connections", "grpcurl": "sends gRPC requests",
-	"ssh": "connects to another machine", "scp": "copies over the network", "sftp": "copies over the network",
-	"mosh": "connects to another machine", "ssh-copy-id": "connects to another machine", "ssh-keyscan": "connects to other machines",
-	"nc": "opens network connections", "ncat": "opens network connections", "netcat": "opens network connections",
-	"socat": "opens network connections", "telnet": "opens network connections",
-	"ftp": "transfers over the network", "lftp": "transfers over the network", "tftp": "transfers over the network",
-	"dig": "queries DNS", "nslookup": "queries DNS", "host": "queries DNS", "drill": "queries DNS", "whois": "queries a whois server",
-	"ping": "sends packets", "traceroute": "sends packets", "tracepath": "sends packets", "mtr": "sends packets", "nmap": "scans the network",
-	"aws": "calls the cloud's API", "gcloud": "calls the cloud's API", "gsutil": "calls the cloud's API", "az": "calls the cloud's API",
-	"kubectl": "calls the cluster's API", "helm": "calls the cluster or a chart repository", "doctl": "calls the cloud's API",
-	"flyctl": "calls its service", "fly": "calls its service", "heroku": "calls its service", "vercel": "calls its service",
-	"netlify": "calls its service", "railway": "calls its service", "firebase": "calls its service", "wrangler": "calls its service",
-	"supabase": "calls its service", "glab": "calls GitLab", "hub": "calls GitHub", "tea": "calls Gitea",
-	"svn": "talks to its server", "rclone": "transfers over the network", "s3cmd": "transfers over the network",
-	"uvicorn": "listens on a TCP port", "gunicorn": "listens on a TCP port", "hypercorn": "listens on a TCP port",
-	"http-server": "listens on a TCP port", "live-server": "listens on a TCP port", "webpack-dev-server": "listens on a TCP port",
-	"ngrok": "tunnels over the network", "cloudflared": "tunnels over the network",
-	"psql": "connects to a database server", "pg_dump": "connects to a database server", "pg_restore": "connects to a database server",
-	"createdb": "connects to a database server", "dropdb": "connects to a database server", "mysql": "connects to a database server",
-	"mysqldump": "connects to a database server", "mariadb": "connects to a database server", "redis-cli": "connects to a Redis server",
-	"mongosh": "connects to a database server", "mongo": "connects to a database server", "clickhouse-client": "connects to a database server",
-	"ollama": "talks to the ollama server", "sphinx-autobuild": "listens on a TCP port",
-	"opencode": "calls a model's API", "claude": "calls a model's API", "codex": "calls a model's API",
-	"gemini": "calls a model's API", "aider": "calls a model's API", "cursor-agent": "calls a model's API",
-}
+var jailNetworkPrograms = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"curl": "downloads or uploads", "wget": "downloads", "aria2c": "downloads", "axel": "downloads",
+		"http": "sends HTTP requests", "https": "sends HTTP requests", "xh": "sends HTTP requests", "httpie": "sends HTTP requests",
+		"websocat": "opens network connections", "grpcurl": "sends gRPC requests",
+		"ssh": "connects to another machine", "scp": "copies over the network", "sftp": "copies over the network",
+		"mosh": "connects to another machine", "ssh-copy-id": "connects to another machine", "ssh-keyscan": "connects to other machines",
+		"nc": "opens network connections", "ncat": "opens network connections", "netcat": "opens network connections",
+		"socat": "opens network connections", "telnet": "opens network connections",
+		"ftp": "transfers over the network", "lftp": "transfers over the network", "tftp": "transfers over the network",
+		"dig": "queries DNS", "nslookup": "queries DNS", "host": "queries DNS", "drill": "queries DNS", "whois": "queries a whois server",
+		"ping": "sends packets", "traceroute": "sends packets", "tracepath": "sends packets", "mtr": "sends packets", "nmap": "scans the network",
+		"aws": "calls the cloud's API", "gcloud": "calls the cloud's API", "gsutil": "calls the cloud's API", "az": "calls the cloud's API",
+		"kubectl": "calls the cluster's API", "helm": "calls the cluster or a chart repository", "doctl": "calls the cloud's API",
+		"flyctl": "calls its service", "fly": "calls its service", "heroku": "calls its service", "vercel": "calls its service",
+		"netlify": "calls its service", "railway": "calls its service", "firebase": "calls its service", "wrangler": "calls its service",
+		"supabase": "calls its service", "glab": "calls GitLab", "hub": "calls GitHub", "tea": "calls Gitea",
+		"svn": "talks to its server", "rclone": "transfers over the network", "s3cmd": "transfers over the network",
+		"uvicorn": "listens on a TCP port", "gunicorn": "listens on a TCP port", "hypercorn": "listens on a TCP port",
+		"http-server": "listens on a TCP port", "live-server": "listens on a TCP port", "webpack-dev-server": "listens on a TCP port",
+		"ngrok": "tunnels over the network", "cloudflared": "tunnels over the network",
+		"psql": "connects to a database server", "pg_dump": "connects to a database server", "pg_restore": "connects to a database server",
+		"createdb": "connects to a database server", "dropdb": "connects to a database server", "mysql": "connects to a database server",
+		"mysqldump": "connects to a database server", "mariadb": "connects to a database server", "redis-cli": "connects to a Redis server",
+		"mongosh": "connects to a database server", "mongo": "connects to a database server", "clickhouse-client": "connects to a database server",
+		"ollama": "talks to the ollama server", "sphinx-autobuild": "listens on a TCP port",
+		"opencode": "calls a model's API", "claude": "calls a model's API", "codex": "calls a model's API",
+		"gemini": "calls a model's API", "aider": "calls a model's API", "cursor-agent": "calls a model's API",
+	}
+})
 
 // jailDownloadTargets are the options of a downloader that name the file
 // or directory it writes.
-var jailDownloadTargets = map[string][]string{
-	"curl": {"-o", "--output", "--output-dir"},
-	"wget": {"-O", "--output-document", "-P", "--directory-prefix"},
-}
+var jailDownloadTargets = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"curl": {"-o", "--output", "--output-dir"},
+		"wget": {"-O", "--output-document", "-P", "--directory-prefix"},
+	}
+})
 
 // jailOutsidePrograms reach outside the project whatever their words:
 // root, a service's socket, the desktop, other processes, the user's
 // configuration.
-var jailOutsidePrograms = map[string]string{
-	"su": "runs a shell as another user", "systemctl": "talks to systemd over its socket",
-	"service": "controls system services", "launchctl": "controls launchd's services",
-	"crontab": "changes the user's scheduled jobs", "at": "schedules a job outside the call", "batch": "schedules a job outside the call",
-	"kill": "signals a process the call did not start", "pkill": "signals processes the call did not start",
-	"killall": "signals processes the call did not start", "fuser": "can signal processes the call did not start",
-	"ssh-keygen": "writes keys in ~/.ssh", "ssh-add": "talks to the ssh agent's socket",
-	"xdg-open": "asks the desktop to open it", "open": "asks the desktop to open it", "osascript": "drives other applications",
-	"notify-send": "talks to the desktop's notification service", "pbcopy": "writes the clipboard", "xclip": "uses the clipboard",
-	"xsel": "uses the clipboard", "wl-copy": "writes the clipboard",
-	"tmux": "talks to a tmux server outside the call", "screen": "talks to a screen session outside the call",
-	"code": "talks to the editor outside the call", "cursor": "talks to the editor outside the call",
-	"mount": "mounts file systems", "umount": "unmounts file systems", "shutdown": "stops the machine", "reboot": "restarts the machine",
-	"update-alternatives": "changes the system's programs", "ldconfig": "changes the system's library cache",
-	"useradd": "changes the system's users", "usermod": "changes the system's users", "passwd": "changes a password", "chsh": "changes the login shell",
-	"defaults": "writes the user's preferences", "gsettings": "writes the user's settings", "dconf": "writes the user's settings",
-	"mkcert": "installs a certificate authority", "pipx": "installs tools in the home",
-}
+var jailOutsidePrograms = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"su": "runs a shell as another user", "systemctl": "talks to systemd over its socket",
+		"service": "controls system services", "launchctl": "controls launchd's services",
+		"crontab": "changes the user's scheduled jobs", "at": "schedules a job outside the call", "batch": "schedules a job outside the call",
+		"kill": "signals a process the call did not start", "pkill": "signals processes the call did not start",
+		"killall": "signals processes the call did not start", "fuser": "can signal processes the call did not start",
+		"ssh-keygen": "writes keys in ~/.ssh", "ssh-add": "talks to the ssh agent's socket",
+		"xdg-open": "asks the desktop to open it", "open": "asks the desktop to open it", "osascript": "drives other applications",
+		"notify-send": "talks to the desktop's notification service", "pbcopy": "writes the clipboard", "xclip": "uses the clipboard",
+		"xsel": "uses the clipboard", "wl-copy": "writes the clipboard",
+		"tmux": "talks to a tmux server outside the call", "screen": "talks to a screen session outside the call",
+		"code": "talks to the editor outside the call", "cursor": "talks to the editor outside the call",
+		"mount": "mounts file systems", "umount": "unmounts file systems", "shutdown": "stops the machine", "reboot": "restarts the machine",
+		"update-alternatives": "changes the system's programs", "ldconfig": "changes the system's library cache",
+		"useradd": "changes the system's users", "usermod": "changes the system's users", "passwd": "changes a password", "chsh": "changes the login shell",
+		"defaults": "writes the user's preferences", "gsettings": "writes the user's settings", "dconf": "writes the user's settings",
+		"mkcert": "installs a certificate authority", "pipx": "installs tools in the home",
+	}
+})
 
 // jailFileWriter says which words of a file-changing program it writes.
 type jailFileWriter struct {
@@ -564,34 +574,42 @@ func inPlace(args []string) bool {
 // jailFileWriters are the programs that change the files their words
 // name (the FileWriter class and a few more): what they write outside the
 // project is outside the jail. mv also removes its sources.
-var jailFileWriters = map[string]jailFileWriter{
-	"cp":       {valued: []string{"-t", "--target-directory", "-S", "--suffix"}, last: true},
-	"ln":       {valued: []string{"-t", "--target-directory", "-S", "--suffix"}, last: true},
-	"install":  {valued: []string{"-t", "--target-directory", "-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix"}, last: true},
-	"rsync":    {valued: []string{"-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from", "--chmod", "--backup-dir", "--temp-dir", "-T", "--partial-dir", "--log-file"}, last: true},
-	"mv":       {valued: []string{"-t", "--target-directory", "-S", "--suffix"}},
-	"rm":       {},
-	"rmdir":    {},
-	"unlink":   {},
-	"shred":    {valued: []string{"-n", "--iterations", "-s", "--size", "--random-source"}},
-	"touch":    {valued: []string{"-d", "--date", "-t", "-r", "--reference"}},
-	"mkdir":    {valued: []string{"-m", "--mode", "--context"}},
-	"tee":      {},
-	"truncate": {valued: []string{"-s", "--size", "-r", "--reference"}},
-	"chmod":    {valued: []string{"--reference"}, first: true},
-	"chown":    {valued: []string{"--reference", "--from"}, first: true},
-	"chgrp":    {valued: []string{"--reference"}, first: true},
-	"chattr":   {first: true},
-	"setfacl":  {valued: []string{"-m", "--modify", "-x", "--remove", "-M", "--modify-file", "-X", "--remove-file", "--set", "--set-file"}},
-	"sed":      {valued: []string{"-e", "--expression", "-f", "--file", "-l", "--line-length"}, inPlace: true},
-	"patch":    {valued: []string{"-p", "-i", "--input", "-o", "--output", "-d", "--directory", "-F", "-B", "-r", "-z", "-V", "-D"}},
-	"dd":       {},
-}
+var jailFileWriters = sync.OnceValue(func() map[string]jailFileWriter {
+	return map[string]jailFileWriter{
+		"cp":       {valued: []string{"-t", "--target-directory", "-S", "--suffix"}, last: true},
+		"ln":       {valued: []string{"-t", "--target-directory", "-S", "--suffix"}, last: true},
+		"install":  {valued: []string{"-t", "--target-directory", "-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix"}, last: true},
+		"rsync":    {valued: []string{"-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from", "--chmod", "--backup-dir", "--temp-dir", "-T", "--partial-dir", "--log-file"}, last: true},
+		"mv":       {valued: []string{"-t", "--target-directory", "-S", "--suffix"}},
+		"rm":       {},
+		"rmdir":    {},
+		"unlink":   {},
+		"shred":    {valued: []string{"-n", "--iterations", "-s", "--size", "--random-source"}},
+		"touch":    {valued: []string{"-d", "--date", "-t", "-r", "--reference"}},
+		"mkdir":    {valued: []string{"-m", "--mode", "--context"}},
+		"tee":      {},
+		"truncate": {valued: []string{"-s", "--size", "-r", "--reference"}},
+		"chmod":    {valued: []string{"--reference"}, first: true},
+		"chown":    {valued: []string{"--reference", "--from"}, first: true},
+		"chgrp":    {valued: []string{"--reference"}, first: true},
+		"chattr":   {first: true},
+		"setfacl":  {valued: []string{"-m", "--modify", "-x", "--remove", "-M", "--modify-file", "-X", "--remove-file", "--set", "--set-file"}},
+		"sed":      {valued: []string{"-e", "--expression", "-f", "--file", "-l", "--line-length"}, inPlace: true},
+		"patch":    {valued: []string{"-p", "-i", "--input", "-o", "--output", "-d", "--directory", "-F", "-B", "-r", "-z", "-V", "-D"}},
+		"dd":       {},
+	}
+})
 
-// jailTable judges the programs whose need depends on their words.
-var jailTable map[string]func(*jailJudge, jailCall)
+// jailTable judges the programs whose need depends on their words. It is
+// built on first use (jailTableOnce), not at start-up: only a call a jail
+// grant may cover is judged by it. (Not a sync.OnceValue: the judges it
+// holds reach it again, an initialisation cycle for a variable.)
+var (
+	jailTable     map[string]func(*jailJudge, jailCall)
+	jailTableOnce sync.Once
+)
 
-func init() {
+func buildJailTable() {
 	jailTable = map[string]func(*jailJudge, jailCall){
 		"git": jailGit, "gh": jailGh, "rsync": jailRsync, "npm": jailNpm, "pnpm": jailPnpm, "yarn": jailYarn, "bun": jailBun,
 		"npx": jailNpx, "bunx": jailNpx, "pnpx": jailNpx, "uvx": jailUvx,
@@ -815,29 +833,33 @@ var gitGlobalValued = []string{"-C", "-c", "--git-dir", "--work-tree", "--namesp
 
 // gitReads are git's subcommands that read the repository only (and may
 // write the work tree, which the jail gives, or files the call names).
-var gitReads = map[string]bool{
-	"status": true, "log": true, "diff": true, "show": true, "rev-parse": true, "ls-files": true, "blame": true,
-	"annotate": true, "shortlog": true, "describe": true, "rev-list": true, "ls-tree": true, "cat-file": true, "grep": true,
-	"show-ref": true, "merge-base": true, "help": true, "version": true, "check-ignore": true, "check-attr": true,
-	"check-ref-format": true, "count-objects": true, "diff-tree": true, "diff-index": true, "diff-files": true,
-	"for-each-ref": true, "name-rev": true, "var": true, "whatchanged": true, "range-diff": true, "format-patch": true,
-	"archive": true, "fsck": true, "verify-commit": true, "verify-tag": true, "cherry": true, "show-branch": true,
-	"clean": true, "difftool": true, "column": true, "stripspace": true,
-	"interpret-trailers": true, "patch-id": true, "get-tar-commit-id": true, "ls-remote": true, "bugreport": true,
-	"reflog":     true, // show, the default; expire and delete write (below)
-	"config":     true, // read unless it sets (below)
-	"remote":     true, // lists unless it changes (below)
-	"lfs":        true, // judged below
-	"bundle":     true, // writes the file it names
-	"blame-tree": true,
-}
+var gitReads = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"status": true, "log": true, "diff": true, "show": true, "rev-parse": true, "ls-files": true, "blame": true,
+		"annotate": true, "shortlog": true, "describe": true, "rev-list": true, "ls-tree": true, "cat-file": true, "grep": true,
+		"show-ref": true, "merge-base": true, "help": true, "version": true, "check-ignore": true, "check-attr": true,
+		"check-ref-format": true, "count-objects": true, "diff-tree": true, "diff-index": true, "diff-files": true,
+		"for-each-ref": true, "name-rev": true, "var": true, "whatchanged": true, "range-diff": true, "format-patch": true,
+		"archive": true, "fsck": true, "verify-commit": true, "verify-tag": true, "cherry": true, "show-branch": true,
+		"clean": true, "difftool": true, "column": true, "stripspace": true,
+		"interpret-trailers": true, "patch-id": true, "get-tar-commit-id": true, "ls-remote": true, "bugreport": true,
+		"reflog":     true, // show, the default; expire and delete write (below)
+		"config":     true, // read unless it sets (below)
+		"remote":     true, // lists unless it changes (below)
+		"lfs":        true, // judged below
+		"bundle":     true, // writes the file it names
+		"blame-tree": true,
+	}
+})
 
 // gitNetwork are git's subcommands that reach a remote.
-var gitNetwork = map[string]string{
-	"fetch": "fetches from a remote", "pull": "fetches from a remote", "push": "sends to a remote",
-	"clone": "downloads a repository", "ls-remote": "asks a remote", "send-email": "sends mail",
-	"request-pull": "asks a remote",
-}
+var gitNetwork = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"fetch": "fetches from a remote", "pull": "fetches from a remote", "push": "sends to a remote",
+		"clone": "downloads a repository", "ls-remote": "asks a remote", "send-email": "sends mail",
+		"request-pull": "asks a remote",
+	}
+})
 
 func jailGit(j *jailJudge, c jailCall) {
 	cwd := c.cwd
@@ -875,7 +897,7 @@ func jailGit(j *jailJudge, c jailCall) {
 		}
 		return
 	}
-	if why, ok := gitNetwork[sub]; ok {
+	if why, ok := gitNetwork()[sub]; ok {
 		j.net("git " + sub + " " + why)
 	}
 	if wr, why := gitWritesRepo(sub, rest); wr {
@@ -1001,10 +1023,10 @@ func gitWritesRepo(sub string, args []string) (bool, string) {
 	case "init":
 		return true, "creates a .git directory"
 	}
-	if gitReads[sub] {
+	if gitReads()[sub] {
 		return false, ""
 	}
-	if gitWrites[sub] {
+	if gitWrites()[sub] {
 		return true, w
 	}
 	switch sub {
@@ -1043,18 +1065,20 @@ var npmValued = []string{"--prefix", "-C", "--registry", "--cache", "--userconfi
 
 // npmNetwork are npm's commands that reach the registry (and their
 // aliases).
-var npmNetwork = map[string]bool{
-	"install": true, "i": true, "in": true, "ins": true, "inst": true, "insta": true, "instal": true, "isnt": true, "isnta": true,
-	"isntal": true, "isntall": true, "add": true, "ci": true, "clean-install": true, "ic": true, "install-clean": true,
-	"isntall-clean": true, "install-ci-test": true, "cit": true, "clean-install-test": true, "sit": true, "install-test": true, "it": true,
-	"update": true, "up": true, "upgrade": true, "udpate": true, "publish": true, "unpublish": true, "view": true, "v": true,
-	"info": true, "show": true, "outdated": true, "audit": true, "login": true, "adduser": true, "add-user": true, "logout": true,
-	"whoami": true, "search": true, "s": true, "se": true, "find": true, "ping": true, "dist-tag": true, "dist-tags": true,
-	"deprecate": true, "owner": true, "author": true, "access": true, "team": true, "token": true, "star": true, "stars": true,
-	"unstar": true, "exec": true, "x": true, "uninstall": true, "remove": true, "rm": true, "r": true, "un": true, "unlink": true,
-	"dedupe": true, "ddp": true, "find-dupes": true, "doctor": true, "sbom": false, "fund": true, "org": true, "hook": true,
-	"profile": true, "create": true, "innit": false, "pkg": false,
-}
+var npmNetwork = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"install": true, "i": true, "in": true, "ins": true, "inst": true, "insta": true, "instal": true, "isnt": true, "isnta": true,
+		"isntal": true, "isntall": true, "add": true, "ci": true, "clean-install": true, "ic": true, "install-clean": true,
+		"isntall-clean": true, "install-ci-test": true, "cit": true, "clean-install-test": true, "sit": true, "install-test": true, "it": true,
+		"update": true, "up": true, "upgrade": true, "udpate": true, "publish": true, "unpublish": true, "view": true, "v": true,
+		"info": true, "show": true, "outdated": true, "audit": true, "login": true, "adduser": true, "add-user": true, "logout": true,
+		"whoami": true, "search": true, "s": true, "se": true, "find": true, "ping": true, "dist-tag": true, "dist-tags": true,
+		"deprecate": true, "owner": true, "author": true, "access": true, "team": true, "token": true, "star": true, "stars": true,
+		"unstar": true, "exec": true, "x": true, "uninstall": true, "remove": true, "rm": true, "r": true, "un": true, "unlink": true,
+		"dedupe": true, "ddp": true, "find-dupes": true, "doctor": true, "sbom": false, "fund": true, "org": true, "hook": true,
+		"profile": true, "create": true, "innit": false, "pkg": false,
+	}
+})
 
 // jsServeScripts are package.json scripts that usually run a server.
 var jsServeScripts = map[string]bool{"dev": true, "start": true, "serve": true, "preview": true}
@@ -1070,7 +1094,7 @@ func jailNpm(j *jailJudge, c jailCall) {
 		global = true
 	}
 	switch {
-	case npmNetwork[sub]:
+	case npmNetwork()[sub]:
 		j.net("npm " + sub + " reaches the registry")
 		if global && sub != "view" && sub != "info" && sub != "show" && sub != "outdated" && sub != "search" {
 			j.outside("npm " + sub + " -g writes the global packages")
@@ -2035,7 +2059,7 @@ func jailGh(j *jailJudge, c jailCall) {
 // jailRsync: a remote operand (host:path, rsync://) or a remote shell
 // reaches the network; a local copy writes its destination.
 func jailRsync(j *jailJudge, c jailCall) {
-	fw := jailFileWriters["rsync"]
+	fw := jailFileWriters()["rsync"]
 	for _, o := range argOperands(c.args, fw.valued...) {
 		if strings.Contains(o, "://") || remoteSpec(o) {
 			j.net("rsync copies over the network")

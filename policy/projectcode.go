@@ -61,7 +61,7 @@ func RunsProjectCode(words []string, exact bool) (ProjectCode, bool) {
 	if _, _, ok := interpName(prog); ok {
 		return ProjectCode{Why: prog + " runs the code it is given (a script of the project, -c code)"}, true
 	}
-	if _, ok := jailWrappers[prog]; ok {
+	if _, ok := jailWrappers()[prog]; ok {
 		return ProjectCode{Why: prog + " runs another command"}, true
 	}
 	if why, ok := alwaysProjectCode[prog]; ok {

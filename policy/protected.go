@@ -251,7 +251,7 @@ func (pl Places) entries() []entry {
 		add(entry{path: j(".local", "share", "keyrings"), tier: GuardCritical, secret: true, what: "the keyring files (the guard's key)"})
 		add(entry{path: j("Library", "Keychains"), tier: GuardCritical, secret: true, what: "the keychains (the guard's key)"})
 		add(entry{path: j(".claude"), tier: GuardCritical, what: "Claude Code's user configuration directory", claudeDir: true})
-		for _, e := range execConfig {
+		for _, e := range execConfig() {
 			if e.Anchor == InHome {
 				add(entry{path: j(strings.Split(e.Path, "/")...), tier: ExecConfig, what: e.What})
 			}

@@ -60,7 +60,7 @@ func (pl Places) GlobProtection(pattern string) Protection {
 		if segCouldMatch(s, gitDirName) {
 			best = best.max(Protection{Tier: ExecConfig, What: "git's directory (its config and hooks run commands)", Path: dir})
 		}
-		for _, e := range anyDepth {
+		for _, e := range anyDepth() {
 			if globReachesParts(segs[i:], e.parts) {
 				best = best.max(Protection{Tier: ExecConfig, What: e.what, Path: dir})
 			}
@@ -200,7 +200,7 @@ func SegmentCouldName(seg string) (string, bool) {
 	if segCouldMatch(seg, gitDirName) {
 		return "git's directory (.git)", true
 	}
-	for _, e := range anyDepth {
+	for _, e := range anyDepth() {
 		if len(e.parts) == 1 && segNames(seg, e.parts[0]) {
 			return e.what, true
 		}

@@ -3,6 +3,7 @@ package policy
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // SecretEntry is one path in the home directory that holds a secret: a
@@ -169,7 +170,7 @@ func (pl Places) secretEntries() []entry {
 	out := make([]entry, 0, len(homeSecrets))
 	for i, s := range homeSecrets {
 		for _, p := range pl.secretPaths(s) {
-			out = append(out, entry{path: p, tier: GuardCritical, secret: true, what: secretWhat[i], exact: true})
+			out = append(out, entry{path: p, tier: GuardCritical, secret: true, what: secretWhat()[i], exact: true})
 		}
 	}
 	return out
@@ -177,13 +178,13 @@ func (pl Places) secretEntries() []entry {
 
 // secretWhat is what each of homeSecrets is, said once (the hook prepares
 // its Places for every call).
-var secretWhat = func() []string {
+var secretWhat = sync.OnceValue(func() []string {
 	out := make([]string, len(homeSecrets))
 	for i, s := range homeSecrets {
 		out[i] = s.What + ", a secret: " + s.Why
 	}
 	return out
-}()
+})
 
 // secretPaths are the absolute paths of s for pl: under the home, and
 // where the variable s.Moves names moves it.

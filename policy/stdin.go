@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Programs that run what they read on their standard input as commands.
@@ -29,33 +30,35 @@ const (
 	stdinAlways                      // an editor, pager or terminal program
 )
 
-var stdinPrograms = map[string]stdinKind{
-	// Shells.
-	"sh": stdinScript, "bash": stdinScript, "rbash": stdinScript, "zsh": stdinScript, "dash": stdinScript,
-	"ksh": stdinScript, "mksh": stdinScript, "fish": stdinScript, "csh": stdinScript, "tcsh": stdinScript,
-	"ash": stdinScript, "yash": stdinScript, "elvish": stdinScript, "nu": stdinScript, "xonsh": stdinScript,
-	"pwsh": stdinScript, "busybox": stdinScript,
-	// Interpreters and REPLs.
-	"python": stdinScript, "pypy": stdinScript, "ipython": stdinScript, "perl": stdinScript, "ruby": stdinScript,
-	"irb": stdinScript, "node": stdinScript, "nodejs": stdinScript, "deno": stdinScript, "bun": stdinScript,
-	"php": stdinScript, "lua": stdinScript, "luajit": stdinScript, "tclsh": stdinScript, "wish": stdinScript,
-	"expect": stdinScript, "r": stdinScript, "julia": stdinScript, "ghci": stdinScript, "guile": stdinScript,
-	"racket": stdinScript, "sbcl": stdinScript, "clisp": stdinScript, "ocaml": stdinScript, "erl": stdinScript,
-	"iex": stdinScript, "scala": stdinScript, "jshell": stdinScript, "groovysh": stdinScript, "swift": stdinScript,
-	"qjs": stdinScript, "bb": stdinScript, "nbb": stdinScript, "ts-node": stdinScript, "awk": stdinScript,
-	"gawk": stdinScript, "bc": stdinScript, "dc": stdinScript,
-	// Database clients, debuggers, remote shells.
-	"psql": stdinClient, "mysql": stdinClient, "mariadb": stdinClient, "sqlite3": stdinClient,
-	"redis-cli": stdinClient, "mongo": stdinClient, "mongosh": stdinClient, "cqlsh": stdinClient,
-	"clickhouse-client": stdinClient, "duckdb": stdinClient, "sqlcmd": stdinClient, "gdb": stdinClient,
-	"lldb": stdinClient, "ssh": stdinClient, "ftp": stdinClient, "sftp": stdinClient, "lftp": stdinClient,
-	"telnet": stdinClient,
-	// Editors, pagers and terminal programs.
-	"vi": stdinAlways, "vim": stdinAlways, "nvim": stdinAlways, "view": stdinAlways, "ex": stdinAlways,
-	"emacs": stdinAlways, "nano": stdinAlways, "ed": stdinAlways, "less": stdinAlways, "more": stdinAlways,
-	"most": stdinAlways, "man": stdinAlways, "tmux": stdinAlways, "screen": stdinAlways, "script": stdinAlways,
-	"mosh": stdinAlways, "top": stdinAlways,
-}
+var stdinPrograms = sync.OnceValue(func() map[string]stdinKind {
+	return map[string]stdinKind{
+		// Shells.
+		"sh": stdinScript, "bash": stdinScript, "rbash": stdinScript, "zsh": stdinScript, "dash": stdinScript,
+		"ksh": stdinScript, "mksh": stdinScript, "fish": stdinScript, "csh": stdinScript, "tcsh": stdinScript,
+		"ash": stdinScript, "yash": stdinScript, "elvish": stdinScript, "nu": stdinScript, "xonsh": stdinScript,
+		"pwsh": stdinScript, "busybox": stdinScript,
+		// Interpreters and REPLs.
+		"python": stdinScript, "pypy": stdinScript, "ipython": stdinScript, "perl": stdinScript, "ruby": stdinScript,
+		"irb": stdinScript, "node": stdinScript, "nodejs": stdinScript, "deno": stdinScript, "bun": stdinScript,
+		"php": stdinScript, "lua": stdinScript, "luajit": stdinScript, "tclsh": stdinScript, "wish": stdinScript,
+		"expect": stdinScript, "r": stdinScript, "julia": stdinScript, "ghci": stdinScript, "guile": stdinScript,
+		"racket": stdinScript, "sbcl": stdinScript, "clisp": stdinScript, "ocaml": stdinScript, "erl": stdinScript,
+		"iex": stdinScript, "scala": stdinScript, "jshell": stdinScript, "groovysh": stdinScript, "swift": stdinScript,
+		"qjs": stdinScript, "bb": stdinScript, "nbb": stdinScript, "ts-node": stdinScript, "awk": stdinScript,
+		"gawk": stdinScript, "bc": stdinScript, "dc": stdinScript,
+		// Database clients, debuggers, remote shells.
+		"psql": stdinClient, "mysql": stdinClient, "mariadb": stdinClient, "sqlite3": stdinClient,
+		"redis-cli": stdinClient, "mongo": stdinClient, "mongosh": stdinClient, "cqlsh": stdinClient,
+		"clickhouse-client": stdinClient, "duckdb": stdinClient, "sqlcmd": stdinClient, "gdb": stdinClient,
+		"lldb": stdinClient, "ssh": stdinClient, "ftp": stdinClient, "sftp": stdinClient, "lftp": stdinClient,
+		"telnet": stdinClient,
+		// Editors, pagers and terminal programs.
+		"vi": stdinAlways, "vim": stdinAlways, "nvim": stdinAlways, "view": stdinAlways, "ex": stdinAlways,
+		"emacs": stdinAlways, "nano": stdinAlways, "ed": stdinAlways, "less": stdinAlways, "more": stdinAlways,
+		"most": stdinAlways, "man": stdinAlways, "tmux": stdinAlways, "screen": stdinAlways, "script": stdinAlways,
+		"mosh": stdinAlways, "top": stdinAlways,
+	}
+})
 
 // clientBatch are the options that give a stdinClient its commands (it
 // then reads none from stdin), and whether it takes its commands from its
@@ -106,7 +109,7 @@ func ReadsCommands(argv []string) string {
 		if via == "xargs" && len(inner) > 0 {
 			// xargs gives the program its standard input as words: `xargs
 			// sh` runs `sh -c …` when `-c …` is typed into it.
-			if _, _, ok := lookupProgram(stdinPrograms, inner); ok {
+			if _, _, ok := lookupProgram(stdinPrograms(), inner); ok {
 				return "xargs runs " + Base(inner[0]) + " with the words of its standard input"
 			}
 		}
@@ -115,7 +118,7 @@ func ReadsCommands(argv []string) string {
 		}
 		return ""
 	}
-	name, kind, ok := lookupProgram(stdinPrograms, argv)
+	name, kind, ok := lookupProgram(stdinPrograms(), argv)
 	if !ok {
 		return ""
 	}
@@ -188,11 +191,13 @@ func ReadsCommands(argv []string) string {
 // shellEscapes are the clients whose own commands run shell commands, and
 // how: given their commands on the command line (psql -c, sqlite3 DB SQL,
 // sftp -b), they still run what a shell runs.
-var shellEscapes = map[string]string{
-	"psql": `\!`, "mysql": "system", "mariadb": "system", "sqlite3": ".shell and .system", "duckdb": ".shell and .system",
-	"sqlcmd": "!!", "mongo": "run()", "mongosh": "require('child_process')", "gdb": "shell", "lldb": "platform shell",
-	"ftp": "!", "sftp": "!", "lftp": "!",
-}
+var shellEscapes = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"psql": `\!`, "mysql": "system", "mariadb": "system", "sqlite3": ".shell and .system", "duckdb": ".shell and .system",
+		"sqlcmd": "!!", "mongo": "run()", "mongosh": "require('child_process')", "gdb": "shell", "lldb": "platform shell",
+		"ftp": "!", "sftp": "!", "lftp": "!",
+	}
+})
 
 // RunsCommands says, for a person, when the command argv runs commands
 // that no analysis of its words can see: it reads them from its standard
@@ -203,7 +208,7 @@ func RunsCommands(argv []string) string {
 	if why := ReadsCommands(argv); why != "" {
 		return why
 	}
-	name, esc, ok := lookupProgram(shellEscapes, argv)
+	name, esc, ok := lookupProgram(shellEscapes(), argv)
 	if !ok {
 		return ""
 	}
@@ -237,7 +242,7 @@ func unwrapped(argv []string) ([]string, string, bool) {
 		return nil, "", false
 	}
 	prog := Base(argv[0])
-	w, ok := jailWrappers[prog]
+	w, ok := jailWrappers()[prog]
 	if !ok {
 		return nil, "", false
 	}
