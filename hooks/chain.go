@@ -27,7 +27,7 @@ import (
 // grants could cover, and the caller holds it as chained_command.
 func (e *Engine) scopedChain(ctx context.Context, c *Call, d *described) (Decision, bool) {
 	parts := d.shell.Parts
-	grants, project, fail := e.scopedGrants(ctx, c)
+	grants, project, fail := e.grantsOf(ctx, c, d)
 	if fail != nil {
 		return *fail, true
 	}

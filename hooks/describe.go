@@ -17,6 +17,7 @@ import (
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -84,6 +85,12 @@ type described struct {
 	// dangerous is the call's DANGER lines, once dangerRead (danger.go).
 	dangerous  []string
 	dangerRead bool
+	// grants are the call's scoped grants, once grantsRead (grantsOf):
+	// the jail, a chain and the scope look at the same grants.
+	grants        []state.GrantFile
+	grantsProject string
+	grantsFail    *Decision
+	grantsRead    bool
 }
 
 // danger is the call's danger lines (present.DangerOf) from the values

@@ -234,7 +234,7 @@ func (e *Engine) justRewritten(c *Call, d *described) (Decision, bool) {
 
 // scoped looks for a scoped grant covering the call.
 func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, bool) {
-	grants, project, fail := e.scopedGrants(ctx, c)
+	grants, project, fail := e.grantsOf(ctx, c, d)
 	if fail != nil {
 		return *fail, true
 	}
@@ -276,6 +276,18 @@ func (e *Engine) scoped(ctx context.Context, c *Call, d *described) (Decision, b
 	}
 	d.miss = cv.miss
 	return e.notCovered(ctx, c, d, cv, "")
+}
+
+// grantsOf is scopedGrants read once per call and kept in d: the jail, a
+// chain and the scope each ask for them, and each asking read and decoded
+// every grant file of the session again (hookbench's state of 10,000
+// grants: the jail's read alone was 7% of a no-grant deny's CPU samples).
+func (e *Engine) grantsOf(ctx context.Context, c *Call, d *described) ([]state.GrantFile, string, *Decision) {
+	if !d.grantsRead {
+		d.grants, d.grantsProject, d.grantsFail = e.scopedGrants(ctx, c)
+		d.grantsRead = true
+	}
+	return d.grants, d.grantsProject, d.grantsFail
 }
 
 // scopedGrants loads the live scoped grants that may cover the call: the

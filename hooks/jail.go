@@ -47,7 +47,7 @@ func (e *Engine) jailed(ctx context.Context, c *Call, d *described) (Decision, b
 	if c.ToolName != "Bash" || d.shell == nil || !c.Launches() || e.Env.Launcher == "" || testknobs.On(testknobs.NoRewrite) {
 		return Decision{}, false
 	}
-	grants, project, fail := e.scopedGrants(ctx, c)
+	grants, project, fail := e.grantsOf(ctx, c, d)
 	if fail != nil {
 		return *fail, true
 	}
