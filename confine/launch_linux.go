@@ -88,6 +88,13 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		return 0, err
 	}
 	defer rec.finish(stderr)
+	// +git: git's configuration and hooks as they are now (gitpin.go).
+	var pins pinned
+	if len(plan.GitPins) > 0 {
+		if pins, err = snapshotPins(plan.Kept, plan.GitPins); err != nil {
+			return 0, err
+		}
+	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return 0, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 	}
@@ -167,6 +174,11 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	}
 	if plan.Project != "" {
 		for _, line := range sweep(plan, e) {
+			fmt.Fprintln(stderr, line)
+		}
+	}
+	if pins.entries != nil {
+		for _, line := range pins.restore() {
 			fmt.Fprintln(stderr, line)
 		}
 	}

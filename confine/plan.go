@@ -117,6 +117,10 @@ type Plan struct {
 	// Kept are the project's entries a writing capability left alone
 	// although they are protected (+git's .git): not swept.
 	Kept []string `json:"-"`
+	// GitPins are the configuration and hooks of the git directories +git
+	// writes (gitpin.go): held read-only with namespaces (they are in
+	// Held too), put back after the call either way.
+	GitPins []string `json:"-"`
 	// hooksPaths are the hook directories core.hooksPath names (the
 	// sweep judges by them too).
 	hooksPaths []string
@@ -454,6 +458,8 @@ func (b *planner) writeProject(s Spec, gitDirs []string) {
 				p.WriteDirs = append(p.WriteDirs, g)
 				w.skip = append(w.skip, g)
 				p.Kept = append(p.Kept, g)
+				// Its configuration and hooks stay as they are (gitpin.go).
+				p.GitPins = append(p.GitPins, gitPins(g)...)
 			}
 		}
 	}
@@ -462,7 +468,7 @@ func (b *planner) writeProject(s Spec, gitDirs []string) {
 	w.walk(s.Project, true)
 	p.WriteDirs = append(p.WriteDirs, w.dirs...)
 	p.WriteFiles = append(p.WriteFiles, w.files...)
-	p.Held = w.held
+	p.Held = append(w.held, p.GitPins...)
 	p.Dirs = w.seen
 	// The top may be written as a whole (a new file there: go build -o
 	// app .) only where each protected entry of the project is mounted

@@ -1,0 +1,296 @@
+//go:build linux
+
+package confine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/fsx"
+)
+
+// pinnedEntry is what a pinned path held before the call: nothing
+// (missing), a file's mode and bytes, a link's target, or a directory's
+// entries.
+type pinnedEntry struct {
+	missing bool
+	mode    uint32 // st_mode
+	data    []byte
+	target  string
+	entries map[string]pinnedEntry
+}
+
+// pinned is the copy of a launch's git pins, by their path. Every pin is
+// read and put back from a descriptor of its directory opened beneath its
+// git directory without following a link (openBeneath): the first stage
+// is unconfined, and a call (or another running beside it) that made
+// .git/modules/x a link to ~/.config must not make it read or write
+// there.
+type pinned struct {
+	roots   []string // the git directories (Plan.Kept)
+	entries map[string]pinnedEntry
+}
+
+// maxPinned bounds what one pinned file's copy holds: a hook is a
+// script, a config some kilobytes.
+const maxPinned = 8 << 20
+
+// snapshotPins copies each pin of paths (gitPins), each below one of the
+// git directories roots, as it is now.
+func snapshotPins(roots, paths []string) (pinned, error) {
+	p := pinned{roots: roots, entries: map[string]pinnedEntry{}}
+	for _, path := range paths {
+		e, err := p.read(path)
+		if err != nil {
+			return p, fmt.Errorf("keeping %s before the call: %w", path, err)
+		}
+		p.entries[path] = e
+	}
+	return p, nil
+}
+
+// read is what path holds now: missing when its directory is.
+func (p pinned) read(path string) (pinnedEntry, error) {
+	dir, err := p.openDir(path)
+	if errors.Is(err, unix.ENOENT) {
+		return pinnedEntry{missing: true}, nil
+	}
+	if err != nil {
+		return pinnedEntry{}, err
+	}
+	defer unix.Close(dir)
+	return readPinAt(dir, filepath.Base(path), 0)
+}
+
+// openDir opens path's directory beneath its git directory, following no
+// link, the git directory itself included.
+func (p pinned) openDir(path string) (int, error) {
+	for _, r := range p.roots {
+		if !fsx.Within(path, r) || path == r {
+			continue
+		}
+		rel, err := filepath.Rel(r, filepath.Dir(path))
+		if err != nil {
+			return -1, err
+		}
+		root, err := unix.Open(r, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, err
+		}
+		defer unix.Close(root)
+		return openBeneath(root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+	}
+	return -1, fmt.Errorf("%s is in no git directory of the call", path)
+}
+
+func readPinAt(dir int, name string, depth int) (pinnedEntry, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) {
+		return pinnedEntry{missing: true}, nil
+	} else if err != nil {
+		return pinnedEntry{}, err
+	}
+	e := pinnedEntry{mode: st.Mode}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		buf := make([]byte, unix.PathMax)
+		n, err := unix.Readlinkat(dir, name, buf)
+		if err != nil {
+			return e, err
+		}
+		e.target = string(buf[:n])
+	case unix.S_IFREG:
+		if st.Size > maxPinned {
+			return e, fmt.Errorf("%s is %d bytes, more than loopguard keeps", name, st.Size)
+		}
+		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return e, err
+		}
+		f := os.NewFile(uintptr(fd), name)
+		defer f.Close()
+		if e.data, err = io.ReadAll(io.LimitReader(f, maxPinned+1)); err != nil {
+			return e, err
+		}
+		if len(e.data) > maxPinned {
+			return e, fmt.Errorf("%s grew over %d bytes", name, maxPinned)
+		}
+	case unix.S_IFDIR:
+		if depth > 2 {
+			return e, fmt.Errorf("%s: nested too deep", name)
+		}
+		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return e, err
+		}
+		f := os.NewFile(uintptr(fd), name)
+		defer f.Close()
+		names, err := f.Readdirnames(-1)
+		if err != nil {
+			return e, err
+		}
+		e.entries = map[string]pinnedEntry{}
+		for _, n := range names {
+			c, err := readPinAt(fd, n, depth+1)
+			if err != nil {
+				return e, err
+			}
+			e.entries[n] = c
+		}
+	}
+	// A FIFO or a device where git keeps its configuration: kept as its
+	// type alone.
+	return e, nil
+}
+
+func (e pinnedEntry) equal(o pinnedEntry) bool {
+	if e.missing || o.missing {
+		return e.missing == o.missing
+	}
+	if e.mode != o.mode || e.target != o.target || !bytes.Equal(e.data, o.data) || len(e.entries) != len(o.entries) {
+		return false
+	}
+	for n, c := range e.entries {
+		oc, ok := o.entries[n]
+		if !ok || !c.equal(oc) {
+			return false
+		}
+	}
+	return true
+}
+
+// restore puts back every pin the call changed, added or removed, and
+// returns a line for each, sorted; one it could not put back is said so.
+func (p pinned) restore() []string {
+	var lines []string
+	for path, e := range p.entries {
+		now, err := p.read(path)
+		if err == nil && e.equal(now) {
+			continue
+		}
+		if err == nil {
+			err = p.put(path, e)
+		}
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("loopguard: this call changed %s and loopguard could not put it back (%v): check it before running git", path, err))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("loopguard: put back %s, which this call changed: +git writes git's own directory, never its configuration or hooks", path))
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+// put makes path hold e again, in the directory it is in now (whichever
+// directory that is: it was reached without a link, beneath its git
+// directory).
+func (p pinned) put(path string, e pinnedEntry) error {
+	dir, err := p.openDir(path)
+	if errors.Is(err, unix.ENOENT) && e.missing {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	name := filepath.Base(path)
+	if err := removeAt(dir, name, 0); err != nil {
+		return err
+	}
+	return e.putAt(dir, name)
+}
+
+// removeAt removes name from dir, a directory with what it holds, never
+// following a link.
+func removeAt(dir int, name string, depth int) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return unix.Unlinkat(dir, name, 0)
+	}
+	if depth > 8 {
+		return fmt.Errorf("%s: nested too deep to remove", name)
+	}
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	names, err := f.Readdirnames(-1)
+	if err == nil {
+		for _, n := range names {
+			if err = removeAt(fd, n, depth+1); err != nil {
+				break
+			}
+		}
+	}
+	f.Close()
+	if err != nil {
+		return err
+	}
+	return unix.Unlinkat(dir, name, unix.AT_REMOVEDIR)
+}
+
+// putAt makes name in dir hold e, where nothing is now: a file written
+// under a temporary name and renamed into place.
+func (e pinnedEntry) putAt(dir int, name string) error {
+	perm := e.mode & 0o7777
+	switch {
+	case e.missing:
+		return nil
+	case e.mode&unix.S_IFMT == unix.S_IFLNK:
+		return unix.Symlinkat(e.target, dir, name)
+	case e.mode&unix.S_IFMT == unix.S_IFREG:
+		tmp := fsx.TempPrefix + name + ".loopguard"
+		fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return err
+		}
+		f := os.NewFile(uintptr(fd), tmp)
+		_, err = f.Write(e.data)
+		if err == nil {
+			err = f.Chmod(fs.FileMode(perm))
+		}
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = unix.Renameat(dir, tmp, dir, name)
+		}
+		if err != nil {
+			_ = unix.Unlinkat(dir, tmp, 0)
+		}
+		return err
+	case e.mode&unix.S_IFMT == unix.S_IFDIR:
+		if err := unix.Mkdirat(dir, name, 0o700); err != nil {
+			return err
+		}
+		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		for n, c := range e.entries {
+			if err := c.putAt(fd, n); err != nil {
+				return err
+			}
+		}
+		return unix.Fchmod(fd, perm)
+	}
+	return fmt.Errorf("a file of mode %o cannot be put back", e.mode)
+}

@@ -1,0 +1,117 @@
+//go:build linux
+
+package confine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gitRepo makes the jail's project a git repository with one commit and
+// a pre-commit hook that runs project code (tools/check.sh), as husky or
+// the pre-commit framework do, and returns the bytes of .git/config and
+// the hook as they are then.
+func (j *jail) gitRepo(t *testing.T, check string) (config, hook []byte) {
+	t.Helper()
+	if err := os.RemoveAll(filepath.Join(j.project, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(j.home, ".config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getuid() == 0 {
+		_ = os.Lchown(filepath.Join(j.home, ".config"), nobody, nobody)
+	}
+	j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+mkdir -p tools && cat > tools/check.sh <<'EOF'
+`+check+`
+EOF
+git init -q && git config user.email a@b && git config user.name a && git add -A && git commit -qm init
+printf '#!/bin/sh\nsh tools/check.sh\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit`)
+	var err error
+	if config, err = os.ReadFile(filepath.Join(j.project, ".git/config")); err != nil {
+		t.Fatal(err)
+	}
+	if hook, err = os.ReadFile(filepath.Join(j.project, ".git/hooks/pre-commit")); err != nil {
+		t.Fatal(err)
+	}
+	return config, hook
+}
+
+// TestJailGitPins: a +git call may write git's own directory (the
+// commit lands: the control) but not its configuration or hooks, which
+// the human's next unconfined git runs. The attack is project code a
+// pre-commit hook runs (lint-staged's eslint.config.js, npm test): it sets
+// core.fsmonitor, appends to .git/config, replaces it by a rename, and
+// adds a post-commit hook. With namespaces the kernel refuses each (the
+// pins are mounted read-only); with the filter alone each lands and is put
+// back when the call ends, and the launcher says so. Either way the next
+// unconfined git status runs nothing of the call's.
+func TestJailGitPins(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		pwned := filepath.Join(j.root, "PWNED")
+		check := `git config core.fsmonitor "touch ` + pwned + `" || true
+echo '	pager = touch ` + pwned + `' >> .git/config || true
+printf '[core]\n\tfsmonitor = touch ` + pwned + `\n' > .git/config.new && mv -f .git/config.new .git/config || true
+printf '#!/bin/sh\ntouch ` + pwned + `\n' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit || true
+echo checked > checked.txt`
+		config, hook := j.gitRepo(t, check)
+		out, code := j.launch(t, gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; echo two > two.txt && git add -A && git commit -qm two`)
+		if code != 0 {
+			t.Fatalf("the commit under +git (control): exit %d: %s", code, out)
+		}
+		restored := strings.Contains(out, "loopguard: put back ")
+		if restored == j.ns {
+			t.Errorf("namespaces %v: the launcher said it put something back: %v:\n%s", j.ns, restored, out)
+		}
+		if b, err := os.ReadFile(filepath.Join(j.project, ".git/config")); err != nil || string(b) != string(config) {
+			t.Errorf(".git/config after the call: %q %v", b, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(j.project, ".git/hooks/pre-commit")); err != nil || string(b) != string(hook) {
+			t.Errorf("the pre-commit hook after the call: %q %v", b, err)
+		}
+		if _, err := os.Lstat(filepath.Join(j.project, ".git/hooks/post-commit")); err == nil {
+			t.Errorf("a post-commit hook is left after the call")
+		}
+		// Controls: the hook's project code ran, and the commit landed.
+		if _, err := os.Stat(filepath.Join(j.project, "checked.txt")); err != nil {
+			t.Errorf("the pre-commit hook's project code did not run: %v\n%s", err, out)
+		}
+		// The human's next git, unconfined (the commit landed: control).
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git status --porcelain >/dev/null && git log --oneline | grep -q two && git diff HEAD~1 --stat | grep -q two.txt`)
+		if _, err := os.Lstat(pwned); err == nil {
+			t.Errorf("the next unconfined git ran what the +git call left in git's configuration")
+		}
+	})
+}
+
+// TestJailGitPinsNotThroughALink: a +git call that replaces .git/hooks
+// by a link to a directory in the home does not make the unconfined
+// launcher write the hooks there when it puts them back: the link is
+// removed and the hooks made again in the project (filter alone; with
+// namespaces the mount refuses the replacement).
+func TestJailGitPinsNotThroughALink(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		_, hook := j.gitRepo(t, "true")
+		elsewhere := filepath.Join(j.home, ".config")
+		out, code := j.launch(t, gitWrite, "jail-sh", `mv .git/hooks .git/hooks.old; ln -s `+elsewhere+` .git/hooks; echo wrote > src/main.go`)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, out)
+		}
+		if fi, err := os.Lstat(filepath.Join(j.project, ".git/hooks")); err != nil || !fi.IsDir() {
+			t.Errorf(".git/hooks after the call: %v %v\n%s", fi, err, out)
+		}
+		if b, err := os.ReadFile(filepath.Join(j.project, ".git/hooks/pre-commit")); err != nil || string(b) != string(hook) {
+			t.Errorf("the pre-commit hook after the call: %q %v", b, err)
+		}
+		if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+			t.Errorf("the launcher wrote through the link into %s: %v", elsewhere, ents)
+		}
+		// Control: the same call's write in the project landed.
+		if b, _ := os.ReadFile(filepath.Join(j.project, "src/main.go")); string(b) != "wrote\n" {
+			t.Errorf("src/main.go = %q", b)
+		}
+	})
+}
