@@ -128,7 +128,14 @@ func (e *Engine) protected(c *Call, d *described) finding {
 	if c.ToolName == "Bash" && testknobs.On(testknobs.LooseAnalysis) {
 		return finding{}
 	}
-	pl := e.places(c)
+	// A read-only tool is judged by the secrets alone (readProtected), and
+	// the paths core.hooksPath names are executable configuration, never a
+	// secret: git's configuration is not read for it (places(nil)).
+	pc := c
+	if policy.ClassOf(c.ToolName) == policy.ReadOnly {
+		pc = nil
+	}
+	pl := e.places(pc)
 	var best finding
 	note := func(verb string, j judged) {
 		if j.prot.Protected() {

@@ -587,4 +587,10 @@ func TestHooksPathIsExecConfig(t *testing.T) {
 	h.grantScope("Write(src/**)", "*", "main")
 	expect(t, "control: Write src/a.go", h.decide(h.writeCall(filepath.Join(h.Project, "src", "a.go"))), Allow, ReasonScopedGrant)
 	expect(t, "Write src/hooks/pre-commit", h.decide(h.writeCall(filepath.Join(h.Project, "src", "hooks", "pre-commit"))), Deny, ReasonExecConfig)
+	// A read-only tool may read it: it is judged by the secrets alone,
+	// without reading git's configuration (protected: places(nil)).
+	read := with(h.fixture("pretooluse-read.json"), func(m map[string]any) {
+		m["tool_input"] = map[string]any{"file_path": filepath.Join(h.Project, "src", "hooks", "pre-commit")}
+	})
+	expect(t, "Read src/hooks/pre-commit", h.decide(read), Abstain, ReasonReadOnly)
 }
