@@ -34,15 +34,49 @@ import (
 // sandbox or a jail the program stays in it). The same rule holds: the
 // entry routes, the hook's ticket for exactly that text permits.
 
+// The third route out (issue 36): git's own directory. Claude Code's
+// sandbox gives a command the project and its .git, but mounts /dev/null
+// over each executable configuration name the project lacks (.bashrc,
+// .mcp.json, .vscode...), so `git add -A` there fails on them ("can only
+// add regular files") and an approved commit never lands. A call that
+// needs git's own directory alone (an exact approval of git add && git
+// commit under the jail grant, a Bash(git commit *) grant) runs instead
+// through the launcher with project-write+git, outside that sandbox, in
+// the launcher's own: no network, the project's executable configuration
+// held, git's configuration and hooks pinned (gitpin.go). GitCommand's
+// text, matched by init's third entry, GitExclusion; the hook's ticket
+// for exactly that text permits.
+
 // CapUnconfined is the launcher's --cap word of UnconfinedCommand: no
 // capability (policy never parses it; a grant cannot name it).
 const CapUnconfined = "unconfined"
 
 // Exclusions are the sandbox.excludedCommands entries init writes for
 // launcher with two-phase enforcement, and the only ones doctor accepts:
-// NetworkExclusion and UnconfinedExclusion.
+// NetworkExclusion, UnconfinedExclusion and GitExclusion.
 func Exclusions(launcher string) []string {
-	return []string{NetworkExclusion(launcher), UnconfinedExclusion(launcher)}
+	return []string{NetworkExclusion(launcher), UnconfinedExclusion(launcher), GitExclusion(launcher)}
+}
+
+// GitExclusion is the sandbox.excludedCommands entry that takes a
+// GitCommand of launcher out of Claude Code's sandbox: the capability
+// word exactly project-write+git, then a space (so that
+// project-write+git+network:443 is not matched).
+func GitExclusion(launcher string) string {
+	return launcher + " " + Subcommand + " --cap " + policy.CapProjectWrite + "+git *"
+}
+
+// GitCommand is the text that runs spec through launcher, its head bare
+// so that GitExclusion matches it, every other word single-quoted. ok is
+// false unless spec's capability is project-write+git alone, or when a
+// head word would need quoting.
+func GitCommand(launcher string, spec Spec) (string, bool) {
+	c := spec.Cap
+	if !c.Git || !c.Write || c.Network || c.Jail {
+		return "", false
+	}
+	spec.Unconfined = false
+	return headBare(launcher, spec.Args())
 }
 
 // UnconfinedExclusion is the sandbox.excludedCommands entry that takes an

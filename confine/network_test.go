@@ -68,7 +68,7 @@ func TestUnconfinedCommand(t *testing.T) {
 	if UnconfinedExclusion(l) != l+" exec --cap unconfined *" || !strings.HasPrefix(got, strings.TrimSuffix(UnconfinedExclusion(l), "*")) {
 		t.Errorf("the form %q does not start with the entry's fixed part %q", got, UnconfinedExclusion(l))
 	}
-	if ex := Exclusions(l); len(ex) != 2 || ex[0] != NetworkExclusion(l) || ex[1] != UnconfinedExclusion(l) {
+	if ex := Exclusions(l); len(ex) != 3 || ex[0] != NetworkExclusion(l) || ex[1] != UnconfinedExclusion(l) || ex[2] != GitExclusion(l) {
 		t.Errorf("Exclusions = %q", ex)
 	}
 	// The launcher reads the form back as the same launch, unconfined.
@@ -86,9 +86,25 @@ func TestUnconfinedCommand(t *testing.T) {
 		t.Fatal("control: no network form")
 	}
 	jail := l + " exec --cap jail '--project' '/home/u/p' '--cwd' '/home/u/p' '--' '/usr/bin/bash' 'bash' '-c' 'x'"
-	fixed := func(entry string) string { return strings.TrimSuffix(strings.TrimSuffix(entry, " *"), "*") }
+	// An entry's fixed part: up to its first wildcard; a final " *"
+	// keeps its space (the capability word ends there).
+	fixed := func(entry string) string {
+		f, _, _ := strings.Cut(strings.TrimSuffix(entry, "*"), "*")
+		return f
+	}
+	gspec := spec
+	gspec.Cap = policy.Capability{Write: true, Git: true}
+	gitForm, ok := GitCommand(l, gspec)
+	if !ok {
+		t.Fatal("control: no git form")
+	}
+	gnspec := nspec
+	gnspec.Cap.Git = true
+	gitNet := l + " exec --cap " + gnspec.Cap.String() + " '--project' '/home/u/p' '--' 'x'"
 	for _, c := range []struct{ entry, form string }{
 		{UnconfinedExclusion(l), netForm}, {UnconfinedExclusion(l), jail}, {NetworkExclusion(l), got}, {NetworkExclusion(l), jail},
+		{GitExclusion(l), got}, {GitExclusion(l), netForm}, {GitExclusion(l), jail}, {GitExclusion(l), gitNet},
+		{NetworkExclusion(l), gitForm}, {UnconfinedExclusion(l), gitForm}, {NetworkExclusion(l), gitNet},
 	} {
 		if strings.HasPrefix(c.form, fixed(c.entry)) {
 			t.Errorf("entry %q matches the other form %q", c.entry, c.form)
@@ -118,3 +134,43 @@ func TestUnconfinedCommand(t *testing.T) {
 }
 
 func (s Spec) withUnconfined() Spec { s.Unconfined = true; return s }
+
+// The git form (git's own directory alone, out of Claude Code's sandbox)
+// starts with what GitExclusion names, written bare, and parses back to
+// the same launch under project-write+git; any other capability, or a
+// launcher path that would need quoting, gets no git form.
+func TestGitCommand(t *testing.T) {
+	const l = "/home/u/go/bin/loopguard-exec"
+	spec := Spec{Cap: policy.Capability{Write: true, Git: true}, Project: "/home/u/p", Cwd: "/home/u/p", Exe: "/usr/bin/bash", Argv: []string{"bash", "-c", "git add -A && git commit -m 'x y'"}}
+	got, ok := GitCommand(l, spec)
+	want := l + ` exec --cap project-write+git '--project' '/home/u/p' '--cwd' '/home/u/p' '--' '/usr/bin/bash' 'bash' '-c' 'git add -A && git commit -m '\''x y'\'''`
+	if !ok || got != want {
+		t.Fatalf("got %v %q\nwant %q", ok, got, want)
+	}
+	if GitExclusion(l) != l+" exec --cap project-write+git *" || !strings.HasPrefix(got, strings.TrimSuffix(GitExclusion(l), "*")) {
+		t.Errorf("the form %q does not start with the entry's fixed part %q", got, GitExclusion(l))
+	}
+	parsed, err := Parse(spec.Args()[1:])
+	if err != nil || parsed.Unconfined || parsed.Cap != spec.Cap || !slices.Equal(parsed.Argv, spec.Argv) {
+		t.Errorf("parsed %+v, %v", parsed, err)
+	}
+	net, _ := policy.NetworkPorts(443)
+	net.Write, net.Git = true, true
+	for _, c := range []struct {
+		name     string
+		launcher string
+		cp       policy.Capability
+	}{
+		{"the jail", l, policy.JailCapability},
+		{"project-write alone", l, policy.Capability{Write: true}},
+		{"read-only", l, policy.Capability{}},
+		{"with the network too", l, net},
+		{"a launcher path with a space", "/home/u/my bin/loopguard-exec", policy.Capability{Write: true, Git: true}},
+	} {
+		s := spec
+		s.Cap = c.cp
+		if got, ok := GitCommand(c.launcher, s); ok {
+			t.Errorf("%s: got a git form %q", c.name, got)
+		}
+	}
+}

@@ -39,9 +39,10 @@ import (
 // jail grant; never for a call with a DANGER line, one that cannot be
 // parsed, one that asks to leave the sandbox itself
 // (dangerouslyDisableSandbox) or one that touches executable
-// configuration, nor for one that needs git's own directory alone (git
-// commit), which the sandbox gives: those run as written, inside the
-// sandbox, as before. The human is told before deciding (the hold's
+// configuration: those run as written, inside the sandbox, as before. One
+// that needs git's own directory alone (git add -A && git commit) runs
+// in the jail with it (escapeGit), out of the sandbox by init's third
+// entry. The human is told before deciding (the hold's
 // reason, and a warning on review's, approve's and the console's screen)
 // and the model after (the allow's message).
 
@@ -66,6 +67,11 @@ func (e *Engine) exactAllowed(ctx context.Context, c *Call, d *described, g *tok
 	}
 	dec := e.allowedAs(c, d, ReasonExactGrant, g, what, updated, cp.String())
 	dec.Capability = cp.String()
+	if cp.Git {
+		dec.Message = "loopguard: " + what + "; it runs whole, as written, in the jail with git's own directory (" + cp.String() +
+			": no network; git's configuration and hooks stay as they are) (grant " + g.ID() + ")"
+		return dec
+	}
 	dec.Message = "loopguard: " + what + "; it runs whole, as written, in the jail with the network (" + cp.String() + ": " +
 		cp.NetworkReach() + ") (grant " + g.ID() + ")"
 	return dec
@@ -88,6 +94,7 @@ const (
 	escapeNone       escalation = iota // as written, where it is
 	escapeNetwork                      // networkJail's
 	escapeUnconfined                   // unconfinedLaunch's
+	escapeGit                          // networkJail's, with git's own directory instead
 )
 
 // escalationOf is the form an exact approval of c would run in, from the
@@ -116,9 +123,13 @@ func (e *Engine) escalationOf(c *Call, d *described) (escalation, []int) {
 		return escapeUnconfined, nil
 	case b.network && !b.outside && !b.git:
 		return escapeNetwork, b.ports
+	case b.git && !b.network && !b.outside:
+		// Git's own directory alone (git add -A && git commit): in the
+		// jail with it (confine.GitCommand), out of Claude Code's sandbox,
+		// whose /dev/null mounts over the project's missing dotfiles make
+		// git add -A fail there.
+		return escapeGit, nil
 	}
-	// Git's own directory alone (git commit, git add) is what Claude
-	// Code's sandbox gives: the call runs there, as written.
 	return escapeNone, nil
 }
 
@@ -143,29 +154,34 @@ func (e *Engine) unconfinedLaunch(ctx context.Context, c *Call, d *described) (m
 }
 
 // networkJail is the input an exactly approved Bash call runs as when it
-// leaves the jail for the network alone (no danger line, no write outside
-// the project or into git's own directory, nothing unparseable, no
+// leaves the jail for the network alone, or for git's own directory alone
+// (no danger line, no write outside the project, nothing unparseable, no
 // request of the agent's to leave the sandbox), and the capability it runs
 // with; ok is false for any other call, or where no jail grant applies or
 // the launcher cannot be named bare.
 func (e *Engine) networkJail(ctx context.Context, c *Call, d *described) (map[string]any, policy.Capability, bool) {
 	var none policy.Capability
 	form, ports := e.escalationOf(c, d)
-	if form != escapeNetwork || !e.hasJail(ctx, c) {
+	if form != escapeNetwork && form != escapeGit || !e.hasJail(ctx, c) {
 		return nil, none, false
 	}
 	bash := policy.BashPath()
 	if bash == "" {
 		return nil, none, false
 	}
-	n, err := policy.NetworkPorts(ports...)
-	if err != nil {
-		return nil, none, false
+	cp := policy.Capability{Write: true, Git: true}
+	command := confine.GitCommand
+	if form == escapeNetwork {
+		n, err := policy.NetworkPorts(ports...)
+		if err != nil {
+			return nil, none, false
+		}
+		cp = policy.Capability{Write: true, Network: true, Ports: n.Ports}
+		command = confine.NetworkCommand
 	}
-	cp := policy.Capability{Write: true, Network: true, Ports: n.Ports}
 	cmd, _ := c.ToolInput["command"].(string)
 	spec := confine.Spec{Cap: cp, Project: filepath.Clean(e.projectDir(c)), Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}}
-	text, ok := confine.NetworkCommand(e.Env.Launcher, spec)
+	text, ok := command(e.Env.Launcher, spec)
 	if !ok {
 		return nil, none, false
 	}

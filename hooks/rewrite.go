@@ -93,8 +93,13 @@ func (e *Engine) launchCommand(c *Call, res *shellparse.Result, rule scope.Rule)
 	// A grant with the network runs in the form init's excludedCommands
 	// entry takes out of Claude Code's sandbox (netjail.go), where it
 	// could not connect; on the hook's ticket only.
+	// So does a grant with git's own directory alone (confine.GitCommand:
+	// Claude Code's sandbox makes git add -A fail).
 	if len(res.Assigns) == 0 {
 		if cmd, ok := confine.NetworkCommand(e.Env.Launcher, spec); ok {
+			return cmd, nil
+		}
+		if cmd, ok := confine.GitCommand(e.Env.Launcher, spec); ok {
 			return cmd, nil
 		}
 	}

@@ -29,10 +29,12 @@ import (
 const excludedProbe = "/tmp/claudetest-excluded/lgx"
 
 // excludedEntry and unconfinedEntry are the entries under test, of
-// loopguard's shapes (confine.NetworkExclusion, UnconfinedExclusion).
+// loopguard's shapes (confine.NetworkExclusion, UnconfinedExclusion,
+// GitExclusion).
 const (
 	excludedEntry   = excludedProbe + " exec --cap project-write+network:* *"
 	unconfinedEntry = excludedProbe + " exec --cap unconfined *"
+	gitEntry        = excludedProbe + " exec --cap project-write+git *"
 )
 
 func TestExcludedCommandsMatching(t *testing.T) {
@@ -76,6 +78,9 @@ func TestExcludedCommandsMatching(t *testing.T) {
 		{"the hook's rewrite into the unconfined form, the ticket's line first", rw(marker + free), true},
 		{"the unconfined form, ; another command", free + " ; echo SR=${SANDBOX_RUNTIME:-unset}", false},
 		{"the unconfined word quoted", excludedProbe + " exec --cap 'unconfined' --project /p -- x", false},
+		{"the git form", excludedProbe + " exec --cap project-write+git '--project' '/p' '--' 'x'", true},
+		{"the git form with the network, which no entry names", excludedProbe + " exec --cap project-write+git+network:443 '--project' '/p' '--' 'x'", false},
+		{"the git form, && another command", excludedProbe + " exec --cap project-write+git '--project' '/p' '--' 'x' && echo SR=${SANDBOX_RUNTIME:-unset}", false},
 	}
 	home, dir, pd := t.TempDir(), t.TempDir(), t.TempDir()
 	pfx := filepath.Join(pd, "pfx")
@@ -96,7 +101,7 @@ print(json.dumps({"hookSpecificOutput":o}))
 	}
 	user := map[string]any{
 		"sandbox": map[string]any{"enabled": true, "failIfUnavailable": true, "allowUnsandboxedCommands": false,
-			"autoAllowBashIfSandboxed": false, "excludedCommands": []string{excludedEntry, unconfinedEntry}},
+			"autoAllowBashIfSandboxed": false, "excludedCommands": []string{excludedEntry, unconfinedEntry, gitEntry}},
 		"env": map[string]string{"CLAUDE_CODE_SHELL_PREFIX": pfx},
 		"hooks": map[string]any{"PreToolUse": []any{map[string]any{"matcher": "Bash",
 			"hooks": []any{map[string]any{"type": "command", "command": "python3", "args": []string{hook}}}}}},

@@ -147,19 +147,22 @@ func TestJailSession(t *testing.T) {
 			{call: bash("toolu_js10", "rm notes/scratch.tmp && ls notes"), prints: []string{"todo.md"}, notPrints: []string{"scratch.tmp"}},
 			{call: bash("toolu_js11", "env"), prints: []string{"PATH="}, notPrints: []string{jailToken, "GITHUB_TOKEN"}},
 			{call: bash("toolu_js12", "sh tools/dotfile.sh"), prints: []string{"bashrc-refused", "project-written"}},
-			// Inside Claude Code's sandbox the approved commit runs and git
-			// add -A fails on the sandbox's mounts over the missing dotfiles
-			// ("error: .bash_profile: can only add regular files...").
+			// The approved commit runs in both modes: inside Claude Code's
+			// sandbox git add -A failed on its mounts over the project's
+			// missing dotfiles ("error: .bash_profile: can only add regular
+			// files..."), so the approval runs it in the jail with git's own
+			// directory, which init's third excludedCommands entry takes out
+			// of that sandbox (confine.GitCommand), on the hook's ticket.
 			// The approved download runs in both modes: inside the sandbox
 			// init's defaults (two-phase enforcement and the one
 			// sandbox.excludedCommands entry) take it out of Claude Code's
 			// sandbox into the launcher's own jail with the network to the
 			// server's port, on the hook's ticket.
 			{call: bash("toolu_js13", commit), held: "leaves_jail", prints: []string{"git's own directory"}},
-			{call: bash("toolu_js14", commit), prints: []string{"] x"}, sandboxFails: true},
+			{call: bash("toolu_js14", commit), prints: []string{"] x"}},
 			{call: bash("toolu_js15", download), held: "leaves_jail", prints: []string{"it needs the network"}},
 			{call: bash("toolu_js16", download), prints: []string{"downloaded"}},
-			{call: bash("toolu_js17", "git log --oneline -2"), prints: []string{" x\n", " init"}, sandboxFails: true},
+			{call: bash("toolu_js17", "git log --oneline -2"), prints: []string{" x\n", " init"}},
 		}
 		var turns []claudetest.Turn
 		for _, c := range calls {
