@@ -140,6 +140,9 @@ func (r *results) markdown() string {
 		w("and `%s hook` in the empty state, ", r.o.alt)
 	}
 	w("in an order that rotates every round; all built static (CGO_ENABLED=0), as make build builds loopguard;\n")
+	if r.o.copied {
+		w("every binary measured as a copy written with write(2) (-copy), as an archive unpacks it, not the file the linker wrote;\n")
+	}
 	if r.peer.err == nil {
 		w("the peer cc-safety-net@%s (node %s, run as `node .../dist/bin/cc-safety-net.js hook --claude-code`) joins one round in %d.\n", r.peer.version, r.peer.nodeVersion, r.o.peerEvery)
 	} else {
