@@ -12,6 +12,7 @@ import (
 	"github.com/loopguard/loopguard/agents/gemini"
 	"github.com/loopguard/loopguard/agents/qwen"
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/register"
 	"github.com/loopguard/loopguard/state"
@@ -20,13 +21,13 @@ import (
 // agentFile is the hook file of reg chosen by the scope flags: --user (the
 // default) or --project; --local is Claude Code's only.
 func agentFile(reg register.Registration, s scopeFlags) (string, string, error) {
-	env, err := settingsEnv()
+	env, err := cli.SettingsEnv()
 	if err != nil {
 		return "", "", err
 	}
 	switch {
 	case s.local:
-		return "", "", withHint(fmt.Errorf("--local is for Claude Code only; %s has no local hook file", reg.Agent), "use --user or --project")
+		return "", "", cli.WithHint(fmt.Errorf("--local is for Claude Code only; %s has no local hook file", reg.Agent), "use --user or --project")
 	case s.project:
 		return reg.ProjectFile(env.Cwd), "project", nil
 	}
@@ -40,13 +41,13 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	out, errOut := o.out, o.errOut
 	reg, err := all.Registration(o.agent)
 	if err != nil {
-		return withHint(err, "use --agent "+all.Others+" (Claude Code is the default)")
+		return cli.WithHint(err, "use --agent "+all.Others+" (Claude Code is the default)")
 	}
 	if o.wait > 0 {
-		return withHint(errors.New("--wait is for Claude Code only"), "drop --wait")
+		return cli.WithHint(errors.New("--wait is for Claude Code only"), "drop --wait")
 	}
 	if o.tools != install.DefaultMatcher {
-		return withHint(errors.New("--tools is for Claude Code only"), "drop --tools; loopguard registers the tools with side effects for "+reg.Agent)
+		return cli.WithHint(errors.New("--tools is for Claude Code only"), "drop --tools; loopguard registers the tools with side effects for "+reg.Agent)
 	}
 	path, scope, err := agentFile(reg, o.scope)
 	if err != nil {
@@ -61,12 +62,12 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	ro.Ticket = launcher != ""
 	// One registration per agent: a second would run loopguard twice for
 	// every call.
-	env, err := settingsEnv()
+	env, err := cli.SettingsEnv()
 	if err != nil {
 		return err
 	}
-	for _, f := range agentRegistrations(reg, env, bin) {
-		if f.path == path || reg.Hooks.Scoped {
+	for _, f := range cli.AgentRegistrations(reg, env, bin) {
+		if f.Path == path || reg.Hooks.Scoped {
 			// The same file; or the agent's other file, which the hook
 			// tells apart from this one by its --scope (a repository's,
 			// which a cloud agent may need) or by Claude Code's own
@@ -74,11 +75,11 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 			// runs too): one decision, followed by the other.
 			continue
 		}
-		hint := "remove that one first (loopguard uninstall --agent " + reg.Agent + " --" + f.scope + "), or keep it and register nothing more"
-		if f.claude {
-			hint = "the Claude Code registration there already guards " + reg.Agent + ", which runs it and is answered in its own format; to use " + reg.Agent + "'s own file instead, remove loopguard from " + f.path + " (loopguard uninstall --" + f.scope + ")"
+		hint := "remove that one first (loopguard uninstall --agent " + reg.Agent + " --" + f.Scope + "), or keep it and register nothing more"
+		if f.Claude {
+			hint = "the Claude Code registration there already guards " + reg.Agent + ", which runs it and is answered in its own format; to use " + reg.Agent + "'s own file instead, remove loopguard from " + f.Path + " (loopguard uninstall --" + f.Scope + ")"
 		}
-		return withHint(fmt.Errorf("%s already runs loopguard from %s: a second registration would run it twice for every call", reg.Agent, f.path), hint)
+		return cli.WithHint(fmt.Errorf("%s already runs loopguard from %s: a second registration would run it twice for every call", reg.Agent, f.Path), hint)
 	}
 	apply := func(backups string, dry bool) (*install.Result, error) {
 		if reg.Plugin != nil {
@@ -150,7 +151,7 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	}
 	switch reg.Agent {
 	case codex.Name:
-		fmt.Fprintln(out, "Next: "+codexTrustStep(scope == "project")+" Then run `loopguard doctor --agent codex`.")
+		fmt.Fprintln(out, "Next: "+cli.CodexTrustStep(scope == "project")+" Then run `loopguard doctor --agent codex`.")
 	case gemini.Name, qwen.Name:
 		fmt.Fprintf(out, "Next: %s runs settings hooks only in trusted folders; trust this folder in it. Then run `loopguard doctor --agent %s`.\n", reg.Agent, reg.Agent)
 	default:
@@ -162,31 +163,20 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	return nil
 }
 
-// codexTrustStep is how the user makes Codex run loopguard's hooks: Codex
-// runs a user or project hook only once it is trusted, and asks at start.
-func codexTrustStep(project bool) string {
-	where := "start `codex` (anywhere)"
-	if project {
-		where = "start `codex` in this project"
-	}
-	return "Codex runs loopguard's hooks only once you trust them: " + where +
-		"; at \"Hooks need review\" choose \"Trust all and continue\" (or type /hooks, select loopguard's hooks and trust them). Codex records the trust in its config.toml; trust again after every loopguard init, which changes the hooks."
-}
-
 // uninstallAgentRun is `loopguard uninstall --agent NAME`.
 func uninstallAgentRun(o *uninstallOptions) error {
 	out := o.out
 	reg, err := all.Registration(o.agent)
 	if err != nil {
-		return withHint(err, "use --agent "+all.Others)
+		return cli.WithHint(err, "use --agent "+all.Others)
 	}
 	dir, err := state.DefaultDir()
 	if err != nil {
 		return err
 	}
-	backups := backupDir(dir)
-	self, _ := selfPath()
-	env, err := settingsEnv()
+	backups := cli.BackupDir(dir)
+	self, _ := cli.SelfPath()
+	env, err := cli.SettingsEnv()
 	if err != nil {
 		return err
 	}
@@ -213,7 +203,7 @@ func uninstallAgentRun(o *uninstallOptions) error {
 					reportRemoval(out, sh, o.dryRun, "init")
 				}
 			}
-		} else if shellToolAgents[reg.Agent] {
+		} else if cli.ShellToolAgents[reg.Agent] {
 			res, err = install.RemoveAgentShellTool(path, backups, reg.File(register.Options{Binary: self}), o.dryRun)
 		} else {
 			res, err = install.RemoveAgent(path, backups, reg.File(register.Options{Binary: self}), o.dryRun)

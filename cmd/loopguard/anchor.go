@@ -1,12 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/state"
 )
@@ -18,21 +18,8 @@ import (
 // the one anchored (removed, replaced, rolled back) is never anchored
 // again without a human saying so: audit restart --accept-loss.
 
-// anchorCtx bounds one keyring call of the anchor's.
-func anchorCtx() (context.Context, context.CancelFunc) {
-	return keyringCtx(context.Background())
-}
-
-// loadAnchor returns the keyring's anchor of the state directory at dir
-// ("" when there is none).
-func loadAnchor(dir string) (string, error) {
-	ctx, cancel := anchorCtx()
-	defer cancel()
-	return keyring.LoadAnchor(ctx, keyring.AnchorAccount(dir))
-}
-
 func storeAnchor(dir, rec string) error {
-	ctx, cancel := anchorCtx()
+	ctx, cancel := cli.AnchorCtx()
 	defer cancel()
 	return keyring.StoreAnchor(ctx, keyring.AnchorAccount(dir), rec)
 }
@@ -41,11 +28,11 @@ func storeAnchor(dir, rec string) error {
 // anchor under seal: (false, nil) when there is no anchor, an
 // *audit.LostError when it is not the directory anchored.
 func checkStateAnchor(st *state.Store, seal []byte) (audit.AnchorInfo, bool, error) {
-	rec, err := loadAnchor(st.Dir)
+	rec, err := cli.LoadAnchor(st.Dir)
 	if err != nil || rec == "" {
 		return audit.AnchorInfo{}, false, err
 	}
-	info, err := auditLog(st).CheckAnchor(seal, rec)
+	info, err := cli.AuditLog(st).CheckAnchor(seal, rec)
 	return info, true, err
 }
 
@@ -64,9 +51,9 @@ func reanchor(st *state.Store, seal []byte, create bool) error {
 // under oldSeal, the new one made under seal (the head must already be
 // sealed under it).
 func moveAnchor(st *state.Store, oldSeal, seal []byte, create bool) error {
-	l := auditLog(st)
+	l := cli.AuditLog(st)
 	return l.AnchorLocked(func() error {
-		rec, err := loadAnchor(st.Dir)
+		rec, err := cli.LoadAnchor(st.Dir)
 		if err != nil {
 			return err
 		}
@@ -99,7 +86,7 @@ func moveAnchor(st *state.Store, oldSeal, seal []byte, create bool) error {
 }
 
 func deleteAnchor(dir string) error {
-	ctx, cancel := anchorCtx()
+	ctx, cancel := cli.AnchorCtx()
 	defer cancel()
 	return keyring.DeleteAnchor(ctx, keyring.AnchorAccount(dir))
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
@@ -148,7 +149,7 @@ Exits non-zero on any problem.`,
 			if err != nil {
 				return err
 			}
-			vo.Log, vo.Out, vo.LoadKey = l, cmd.OutOrStdout(), loadMaster
+			vo.Log, vo.Out, vo.LoadKey = l, cmd.OutOrStdout(), cli.LoadMaster
 			vo.Passkeys = func() (map[string][]byte, error) { return passkeyKeys(vo.PasskeysFile) }
 			return verify(cmd.Context(), vo)
 		},
@@ -181,7 +182,7 @@ anchored anew.`,
 			if err != nil {
 				return err
 			}
-			ro.Log, ro.Store, ro.Out, ro.LoadKey, ro.Confirm = auditLog(st), st, cmd.OutOrStdout(), loadMaster, confirmRestart
+			ro.Log, ro.Store, ro.Out, ro.LoadKey, ro.Confirm = cli.AuditLog(st), st, cmd.OutOrStdout(), cli.LoadMaster, confirmRestart
 			return restart(cmd.Context(), ro)
 		},
 	}
@@ -195,7 +196,7 @@ func openAuditLog() (*audit.Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return auditLog(st), nil
+	return cli.AuditLog(st), nil
 }
 
 func isTerminal(w io.Writer) bool {
@@ -248,7 +249,7 @@ func auditShowRun(ctx context.Context, o *auditShowOptions) error {
 	}
 	var le *audit.LineError
 	if errors.As(err, &le) {
-		return withHint(fmt.Errorf("audit log: %w", err), "run `loopguard audit verify` to see what changed")
+		return cli.WithHint(fmt.Errorf("audit log: %w", err), "run `loopguard audit verify` to see what changed")
 	}
 	return err
 }
@@ -360,7 +361,7 @@ func auditVerifyRun(ctx context.Context, o *auditVerifyOptions) error {
 		return nil
 	}
 	if chainProblems == 0 {
-		return &exitError{code: ExitError, err: fmt.Errorf("%d passkey signature(s) in the audit log do not verify", len(sigProblems))}
+		return &cli.Exit{Code: cli.ExitError, Err: fmt.Errorf("%d passkey signature(s) in the audit log do not verify", len(sigProblems))}
 	}
 	headOnly := true
 	for _, p := range rep.Problems {
@@ -403,7 +404,7 @@ func printReport(w io.Writer, dir string, rep audit.Report) {
 // aside, kept as evidence, and a new sealed chain starts whose first entry
 // says so, with no tamper alarm.
 func sealForInit(st *state.Store, seal []byte, created bool, out, errOut io.Writer) ([]byte, error) {
-	l := auditLog(st)
+	l := cli.AuditLog(st)
 	if created && l.Started() {
 		archived, err := l.Restart(seal)
 		if err != nil {
@@ -481,7 +482,7 @@ func auditRestartRun(ctx context.Context, o *auditRestartOptions) error {
 	var lost *audit.LostError
 	revoked := 0
 	err = o.Log.AnchorLocked(func() error {
-		rec, err := loadAnchor(o.Store.Dir)
+		rec, err := cli.LoadAnchor(o.Store.Dir)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
@@ -37,61 +38,6 @@ func aliceCustody(t *testing.T) (*vaulttest.Server, *vault.Custody) {
 	return s, c
 }
 
-// doctor passes with the agent's token (Vault refuses to mint with it) and
-// fails with an approver's (which can mint), and with a revoked token.
-func TestDoctorVault(t *testing.T) {
-	s := vaulttest.Start(t)
-	ctx := context.Background()
-	status := func(rs []checkResult) map[string]checkStatus {
-		m := map[string]checkStatus{}
-		for _, r := range rs {
-			m[r.name] = r.status
-		}
-		return m
-	}
-	agent := s.AgentToken(t, "agent-a")
-	got := status(checkVault(ctx, vaultConfig(t, s, agent.Token)))
-	for _, name := range []string{"vault", "vault token", "vault identity", "vault verify", "vault grants", "vault mint refused"} {
-		if got[name] != statusOK {
-			t.Errorf("agent token: %s = %v", name, got[name])
-		}
-	}
-	alice := s.AddApprover(t, "alice")
-	rs := checkVault(ctx, vaultConfig(t, s, alice.Token))
-	if got := status(rs); got["vault mint refused"] != statusFail {
-		t.Errorf("approver token on an agent machine: %+v", rs)
-	}
-	// An agent policy without the grants (before they were published in
-	// Vault): doctor says so.
-	s.Do(t, "PUT", "sys/policies/acl/old-agent", map[string]any{"policy": `
-path "transit/verify/loopguard" { capabilities = ["update"] }
-path "auth/token/lookup-self" { capabilities = ["read"] }`}, nil)
-	var old struct {
-		Auth struct {
-			ClientToken string `json:"client_token"`
-		} `json:"auth"`
-	}
-	s.Do(t, "POST", "auth/token/create", map[string]any{"policies": []string{"old-agent"}, "no_default_policy": true}, &old)
-	if got := status(checkVault(ctx, vaultConfig(t, s, old.Auth.ClientToken))); got["vault identity"] != statusFail || got["vault token"] != statusOK {
-		t.Errorf("an old agent token, with no identity: %+v", got)
-	}
-	// An agent-policy token made before `team enroll` (no identity): it
-	// could publish nothing, so doctor says enroll.
-	rs = checkVault(ctx, vaultConfig(t, s, s.UnenrolledAgentToken(t, "agent-old").Token))
-	if got := status(rs); got["vault identity"] != statusFail {
-		t.Errorf("unenrolled agent token: %+v", rs)
-	}
-	for _, r := range rs {
-		if r.name == "vault identity" && !strings.Contains(r.fix, "team enroll") {
-			t.Errorf("fix: %q", r.fix)
-		}
-	}
-	s.Revoke(t, agent.Token)
-	if got := status(checkVault(ctx, vaultConfig(t, s, agent.Token))); got["vault token"] != statusFail {
-		t.Errorf("revoked token: %+v", got)
-	}
-}
-
 func TestTeamPendingEmptyAndListed(t *testing.T) {
 	_, c := aliceCustody(t)
 	var out bytes.Buffer
@@ -108,16 +54,16 @@ func TestReadTokenRefuses(t *testing.T) {
 	for name, data := range map[string]string{"empty": "", "two words": "hvs.a hvs.b", "control": "hvs.\x1b", "long": strings.Repeat("a", 5000)} {
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, []byte(data), 0o600)
-		if _, err := readToken(p); err == nil {
+		if _, err := cli.ReadToken(p); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := readToken(dir); err == nil {
+	if _, err := cli.ReadToken(dir); err == nil {
 		t.Error("a directory accepted")
 	}
 	p := filepath.Join(dir, "ok")
 	os.WriteFile(p, []byte("hvs.CAESIabc\n"), 0o600)
-	if tok, err := readToken(p); err != nil || tok != "hvs.CAESIabc" {
+	if tok, err := cli.ReadToken(p); err != nil || tok != "hvs.CAESIabc" {
 		t.Errorf("control: %q %v", tok, err)
 	}
 }
@@ -185,19 +131,14 @@ func TestTeamEnroll(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("token file: %v, %v", fi, err)
 	}
-	tok, err := readToken(path)
+	tok, err := cli.ReadToken(path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, r := range checkVault(ctx, vaultConfig(t, s, tok)) {
-		if r.status != statusOK {
-			t.Errorf("doctor with the enrolled token: %s %v: %s", r.name, r.status, r.detail)
-		}
 	}
 	if err := teamEnrollRun(ctx, &teamEnrollOptions{out: &out, client: s.Enroller(t, "admin2"), name: "build-1", path: path, ttl: time.Hour}); err == nil {
 		t.Error("an existing token file was overwritten")
 	}
-	if got, _ := readToken(path); got != tok {
+	if got, _ := cli.ReadToken(path); got != tok {
 		t.Error("the token file changed")
 	}
 	other := filepath.Join(dir, "build-2.token")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/shellparse"
@@ -81,7 +82,7 @@ func checkOptionsFrom(command string, asJSON bool, cwd string, trusted []string,
 	}
 	if len(trusted) == 0 {
 		// As the hook trusts them: the config's, else the defaults.
-		cfg, err := loadConfig()
+		cfg, err := cli.LoadConfig()
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +187,7 @@ func checkRun(opts *checkOptions) error {
 		return err
 	}
 	if res.Verdict != shellparse.Simple {
-		return &exitError{code: ExitError, err: errSilent}
+		return &cli.Exit{Code: cli.ExitError, Err: cli.ErrSilent}
 	}
 	return nil
 }

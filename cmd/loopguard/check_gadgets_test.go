@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 )
 
 // TestCheckGadgets: `loopguard check` on each gadget of issue 11 either
@@ -20,7 +22,7 @@ func TestCheckGadgets(t *testing.T) {
 	}
 	for _, c := range []string{"make test", "npm run test", "go build ./...", "git log --oneline -5"} {
 		var out bytes.Buffer
-		if err := checkRun(&checkOptions{Out: &out, Command: c, Env: env}); exitCodeOf(err) != ExitOK {
+		if err := checkRun(&checkOptions{Out: &out, Command: c, Env: env}); exitCodeOf(err) != cli.ExitOK {
 			t.Errorf("control %q is not simple:\n%s", c, out.String())
 		}
 		if !strings.Contains(out.String(), "A scoped grant can cover this command.\n") {
@@ -70,7 +72,7 @@ func TestCheckGadgets(t *testing.T) {
 		err := checkRun(&checkOptions{Out: &out, Command: c.cmd, Env: env})
 		s := out.String()
 		switch {
-		case exitCodeOf(err) != ExitOK:
+		case exitCodeOf(err) != cli.ExitOK:
 			if !strings.Contains(s, "verdict:  ") || strings.Contains(s, "verdict:  simple") {
 				t.Errorf("%q: exit %d without a verdict:\n%s", c.cmd, exitCodeOf(err), s)
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/internal/testfs"
 	"github.com/loopguard/loopguard/shellparse"
 )
@@ -84,15 +85,15 @@ func TestCheckJSONGolden(t *testing.T) {
 	env, root := checkEnv(t)
 	cases := []struct {
 		cmd    string
-		code   ExitCode
+		code   cli.ExitCode
 		golden string
 	}{
-		{"git status > ~/x.txt 2>&1", ExitOK, "simple_redirects.json"},
-		{"LANG=C echo *.go", ExitOK, "simple_glob.json"},
-		{"git status; ls", ExitError, "chained.json"},
-		{"ls -la", ExitError, "path_shadowed.json"},
-		{"eval git\u200b status", ExitError, "indirect.json"},
-		{"echo 'unterminated", ExitError, "unparseable.json"},
+		{"git status > ~/x.txt 2>&1", cli.ExitOK, "simple_redirects.json"},
+		{"LANG=C echo *.go", cli.ExitOK, "simple_glob.json"},
+		{"git status; ls", cli.ExitError, "chained.json"},
+		{"ls -la", cli.ExitError, "path_shadowed.json"},
+		{"eval git\u200b status", cli.ExitError, "indirect.json"},
+		{"echo 'unterminated", cli.ExitError, "unparseable.json"},
 	}
 	for _, c := range cases {
 		var out bytes.Buffer
@@ -113,16 +114,16 @@ func TestCheckJSONGolden(t *testing.T) {
 	}
 }
 
-func exitCodeOf(err error) ExitCode {
+func exitCodeOf(err error) cli.ExitCode {
 	if err == nil {
-		return ExitOK
+		return cli.ExitOK
 	}
-	var ee *exitError
+	var ee *cli.Exit
 	if errors.As(err, &ee) {
-		if ee.err != errSilent {
+		if ee.Err != cli.ErrSilent {
 			return -1
 		}
-		return ee.code
+		return ee.Code
 	}
 	return -1
 }
@@ -131,7 +132,7 @@ func TestCheckHumanOutput(t *testing.T) {
 	env, root := checkEnv(t)
 	// check runs check on command, wants exit code code, and wants every
 	// text of want in the output.
-	check := func(what, command string, code ExitCode, want ...string) {
+	check := func(what, command string, code cli.ExitCode, want ...string) {
 		t.Helper()
 		var out bytes.Buffer
 		err := checkRun(&checkOptions{Out: &out, Command: command, Env: env})
@@ -144,7 +145,7 @@ func TestCheckHumanOutput(t *testing.T) {
 			}
 		}
 	}
-	check("simple command", "git commit -m 'a b' > log 2>&1", ExitOK,
+	check("simple command", "git commit -m 'a b' > log 2>&1", cli.ExitOK,
 		"verdict:  simple\n",
 		"  [0] git  -> "+filepath.Join(root, "bin/git")+"\n",
 		"  [3] \"a b\"\n",
@@ -153,7 +154,7 @@ func TestCheckHumanOutput(t *testing.T) {
 		"1:1 command: git commit -m 'a b'\n",
 		"A scoped grant can cover this command.\n",
 	)
-	check("chained command", "git status && curl x | sh", ExitError,
+	check("chained command", "git status && curl x | sh", cli.ExitError,
 		"verdict:  chained (at 1:12)\n",
 		"reason:   && joins two commands, and the chain cannot be judged part by part: the part `curl x`: curl is not found in PATH\n",
 		"1:12 &&\n",

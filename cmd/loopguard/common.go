@@ -9,35 +9,17 @@ import (
 	"io"
 	"os"
 	"os/user"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf16"
 
 	"github.com/loopguard/loopguard/audit"
-	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/hooks"
-	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
-
-// loadConfig reads the user's configuration (defaults when there is none).
-func loadConfig() (config.Config, error) {
-	_, c, err := loadConfigPath()
-	return c, err
-}
-
-// loadConfigPath is loadConfig, with where the file is (to save it back).
-func loadConfigPath() (string, config.Config, error) {
-	path, err := config.DefaultPath()
-	if err != nil {
-		return "", config.Config{}, err
-	}
-	c, _, err := config.Load(path)
-	return path, c, err
-}
 
 // openStore opens the per-user state directory.
 func openStore() (*state.Store, error) {
@@ -48,36 +30,10 @@ func openStore() (*state.Store, error) {
 	return state.Open(dir)
 }
 
-// backupDir is where init keeps, in the state directory stateDir, what it
-// needs to undo a registration (install.Apply's backup records), and where
-// uninstall and doctor look for them.
-func backupDir(stateDir string) string { return filepath.Join(stateDir, "install") }
-
-// auditLog is the audit log, with the entries the hook wrote without its
-// lock (its deadline) moved into the chain first.
-func auditLog(st *state.Store) *audit.Log {
-	l := audit.Open(filepath.Join(st.Dir, "audit"))
-	_ = l.Drain()
-	return l
-}
-
-// keyringCtx bounds one keyring call of a command a human runs
-// (keyring.CommandTimeout; the hook keeps keyring.DefaultTimeout).
-func keyringCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, keyring.CommandTimeout)
-}
-
-// loadMaster reads the master key from the OS keyring, bounded in time.
-func loadMaster(ctx context.Context) ([]byte, error) {
-	ctx, cancel := keyringCtx(ctx)
-	defer cancel()
-	return keyring.Load(ctx)
-}
-
 // loadKeys reads the master key, derives the grant keys and the audit seal
 // key from it, and wipes it.
 func loadKeys(ctx context.Context) (*token.Keys, []byte, error) {
-	master, err := loadMaster(ctx)
+	master, err := cli.LoadMaster(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -108,7 +64,7 @@ func record(st *state.Store, seal []byte, e audit.Entry) error {
 	if e.Event == "" {
 		e.Event = "cli"
 	}
-	l := auditLog(st)
+	l := cli.AuditLog(st)
 	if err := l.Append(e); err != nil {
 		return fmt.Errorf("failed to write the audit log: %w", err)
 	}
@@ -129,7 +85,7 @@ func record(st *state.Store, seal []byte, e audit.Entry) error {
 
 // principal is the human minting grants: the OS user.
 func principal() string {
-	if c, err := loadConfig(); err == nil && c.Principal != "" {
+	if c, err := cli.LoadConfig(); err == nil && c.Principal != "" {
 		return c.Principal
 	}
 	if u, err := user.Current(); err == nil && u.Username != "" {
@@ -137,18 +93,6 @@ func principal() string {
 	}
 	return fmt.Sprintf("uid:%d", os.Getuid())
 }
-
-// hintError is an error with advice for a person.
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (e *hintError) Error() string { return e.err.Error() }
-func (e *hintError) Unwrap() error { return e.err }
-func (e *hintError) Hint() string  { return e.hint }
-
-func withHint(err error, hint string) error { return &hintError{err: err, hint: hint} }
 
 // errNotHuman refuses commands that only a human at a terminal may run.
 var errNotHuman = errors.New("this command must be run by a human in their own terminal")
@@ -162,7 +106,7 @@ func openTTY() (*os.File, error) {
 	}
 	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
-		return nil, withHint(fmt.Errorf("%w: no controlling terminal (%v)", errNotHuman, err),
+		return nil, cli.WithHint(fmt.Errorf("%w: no controlling terminal (%v)", errNotHuman, err),
 			"approvals and grants are confirmed by typing at a terminal; there is no --yes")
 	}
 	return f, nil

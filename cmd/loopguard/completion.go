@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 )
 
 // newCompletionCmd replaces cobra's default completion command with one
@@ -40,7 +42,7 @@ Load it once per shell, or install it where your shell looks for completions.`,
 			case "powershell":
 				return root.GenPowerShellCompletionWithDesc(out)
 			}
-			return withHint(fmt.Errorf("unknown shell %q", args[0]), "use one of: bash, zsh, fish, powershell")
+			return cli.WithHint(fmt.Errorf("unknown shell %q", args[0]), "use one of: bash, zsh, fish, powershell")
 		},
 	}
 	return cmd

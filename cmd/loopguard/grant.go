@@ -17,6 +17,7 @@ import (
 	"github.com/loopguard/loopguard/agents/all"
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/policy"
@@ -127,17 +128,6 @@ by typing the first characters of its digest. It refuses inside an agent
 	return cmd
 }
 
-func projectDir() string {
-	if d := os.Getenv("CLAUDE_PROJECT_DIR"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	return wd
-}
-
 // grantEnv is where grant runs: the home and project dirs and the PATH the
 // agent's commands will see.
 type grantEnv struct {
@@ -146,12 +136,12 @@ type grantEnv struct {
 }
 
 func currentGrantEnv() (grantEnv, error) {
-	cfg, err := loadConfig()
+	cfg, err := cli.LoadConfig()
 	if err != nil {
 		return grantEnv{}, err
 	}
 	home, _ := os.UserHomeDir()
-	return grantEnv{home: home, project: projectDir(), path: os.Getenv("PATH"), trusted: cfg.Trusted()}, nil
+	return grantEnv{home: home, project: cli.ProjectDir(), path: os.Getenv("PATH"), trusted: cfg.Trusted()}, nil
 }
 
 // prepareGrants parses, checks and pins the rules, and settles the session
@@ -189,14 +179,14 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 			return nil, "", "", err
 		}
 		if err := scope.Dangerous(r, home); err != nil {
-			return nil, "", "", withHint(err, "approve such calls one at a time: loopguard pending, then loopguard approve ID")
+			return nil, "", "", cli.WithHint(err, "approve such calls one at a time: loopguard pending, then loopguard approve ID")
 		}
-		if every, _ := scope.DangerOfRule(r, ruleDanger(proj)); every != "" {
-			return nil, "", "", withHint(fmt.Errorf("refusing to grant %s: every call it covers carries a DANGER line (%s), and no grant covers a DANGER call", r.String(), every),
+		if every, _ := scope.DangerOfRule(r, cli.RuleDanger(proj)); every != "" {
+			return nil, "", "", cli.WithHint(fmt.Errorf("refusing to grant %s: every call it covers carries a DANGER line (%s), and no grant covers a DANGER call", r.String(), every),
 				"approve such calls one at a time: loopguard pending, then loopguard approve ID")
 		}
 		if r, err = r.Pin(env); err != nil {
-			return nil, "", "", withHint(fmt.Errorf("cannot pin %s: %w", text, err), "the command must resolve through PATH to a trusted directory; check it with: loopguard check '<command>'")
+			return nil, "", "", cli.WithHint(fmt.Errorf("cannot pin %s: %w", text, err), "the command must resolve through PATH to a trusted directory; check it with: loopguard check '<command>'")
 		}
 		rules = append(rules, r)
 	}
@@ -240,13 +230,13 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 		// Every session of this project: a restart keeps the grant.
 		abs, err := filepath.Abs(proj)
 		if err != nil || proj == "" {
-			return nil, "", "", withHint(errors.New("cannot tell which project this is"), "run grant in the project's directory, or pass --session ID")
+			return nil, "", "", cli.WithHint(errors.New("cannot tell which project this is"), "run grant in the project's directory, or pass --session ID")
 		}
 		session = token.ProjectSession(abs)
 	case session == "last":
 		seen, err := st.LastSession(proj)
 		if err != nil {
-			return nil, "", "", withHint(fmt.Errorf("no Claude Code session seen in %s yet", proj),
+			return nil, "", "", cli.WithHint(fmt.Errorf("no Claude Code session seen in %s yet", proj),
 				"start the agent in this project first (its first guarded call records the session), or pass --session ID or --any-session")
 		}
 		session = seen.Session
@@ -449,7 +439,7 @@ func usable(g *token.Grant, now time.Time) string {
 	case g.Session == token.Any:
 		return "yes: in every session"
 	case isProject:
-		here, err := filepath.Abs(projectDir())
+		here, err := filepath.Abs(cli.ProjectDir())
 		if err != nil || filepath.Clean(here) != dir {
 			return "no: bound to the project " + dir + ", not this one"
 		}
@@ -461,7 +451,7 @@ func usable(g *token.Grant, now time.Time) string {
 // grantUses counts the allows of each grant in the audit log.
 func grantUses(st *state.Store) map[string]int {
 	uses := map[string]int{}
-	_ = auditLog(st).Read(func(_ []byte, e audit.Entry) error {
+	_ = cli.AuditLog(st).Read(func(_ []byte, e audit.Entry) error {
 		if e.Decision == "allow" && e.Grant != "" {
 			uses[e.Grant]++
 		}
@@ -493,7 +483,7 @@ func listGrants(st *state.Store, team []state.GrantFile, now time.Time) ([]grant
 		capability, use := "", usable(g, now)
 		if r, err := scope.Parse(g.Scope); err == nil && !g.Exact() && r.Tool() == "Bash" {
 			capability = r.Capability().String()
-			if d := dangerUsable(r, projectDir()); d != "" && now.Before(g.Expiry) {
+			if d := dangerUsable(r, cli.ProjectDir()); d != "" && now.Before(g.Expiry) {
 				use = d
 			}
 		}
@@ -660,7 +650,7 @@ func revokeRun(ctx context.Context, o *revokeOptions) error {
 		// before anything is removed.
 		id, err := state.ResolvePrefix(arg, "grant", known)
 		if err != nil {
-			return withHint(err, "list grants with: loopguard grants")
+			return cli.WithHint(err, "list grants with: loopguard grants")
 		}
 		want[id] = true
 	}
@@ -676,7 +666,7 @@ func revokeRun(ctx context.Context, o *revokeOptions) error {
 			continue
 		}
 		if kv, ok := strings.CutPrefix(gf.Path, vaultPathPrefix); ok && m != nil {
-			cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+			cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 			err := m.team.RevokeGrant(cctx, kv)
 			cancel()
 			if err != nil {
@@ -700,7 +690,7 @@ func revokeRun(ctx context.Context, o *revokeOptions) error {
 		for id := range want {
 			missing = append(missing, id)
 		}
-		return withHint(fmt.Errorf("no grant with id %s", strings.Join(missing, ", ")), "list grants with: loopguard grants")
+		return cli.WithHint(fmt.Errorf("no grant with id %s", strings.Join(missing, ", ")), "list grants with: loopguard grants")
 	}
 	return nil
 }
@@ -713,7 +703,7 @@ const vaultPathPrefix = "vault:"
 // backend (the token on this machine lists them: an approver's or an
 // agent's), nil with the keyring.
 func teamGrants(ctx context.Context) ([]state.GrantFile, error) {
-	cfg, err := loadConfig()
+	cfg, err := cli.LoadConfig()
 	if err != nil || cfg.Backend != config.BackendVault {
 		return nil, err
 	}
@@ -725,11 +715,11 @@ func teamGrants(ctx context.Context) ([]state.GrantFile, error) {
 }
 
 func teamGrantsOf(ctx context.Context, c *vault.Custody) ([]state.GrantFile, error) {
-	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 	defer cancel()
 	all, err := c.AllGrants(cctx)
 	if err != nil {
-		return nil, withHint(err, "listing the grants kept in Vault needs the loopguard-approver or loopguard-agent policy (backend/vault/policies)")
+		return nil, cli.WithHint(err, "listing the grants kept in Vault needs the loopguard-approver or loopguard-agent policy (backend/vault/policies)")
 	}
 	for i := range all {
 		all[i].Path = vaultPathPrefix + all[i].Path
@@ -740,7 +730,7 @@ func teamGrantsOf(ctx context.Context, c *vault.Custody) ([]state.GrantFile, err
 // revoker is who revokes grants kept in Vault: an approver (nil with the
 // keyring, whose grants are files on this machine).
 func revoker(ctx context.Context) (*minter, error) {
-	cfg, err := loadConfig()
+	cfg, err := cli.LoadConfig()
 	if err != nil || cfg.Backend != config.BackendVault {
 		return nil, err
 	}
@@ -772,8 +762,8 @@ func confinementNote(c policy.Capability) string {
 // init --ticket).
 func unrewrittenAgents() []string {
 	var names []string
-	env, envErr := settingsEnv()
-	self, selfErr := selfPath()
+	env, envErr := cli.SettingsEnv()
+	self, selfErr := cli.SelfPath()
 	for _, r := range all.Registrations {
 		if r.Host.Rewrite != "" {
 			continue
@@ -826,7 +816,7 @@ func checkNetworkRule(r scope.Rule) error {
 		return nil
 	}
 	if c.AnyPort {
-		return withHint(fmt.Errorf("%s: a bare +network is how grants minted before ports were named are spelled (any TCP port, and listening); a new grant names its ports", r),
+		return cli.WithHint(fmt.Errorf("%s: a bare +network is how grants minted before ports were named are spelled (any TCP port, and listening); a new grant names its ports", r),
 			"write +network:443 (HTTPS), or the ports the program needs: +network:22,443; or --network --port 22 --port 443")
 	}
 	pc, runs := r.RunsProjectCode()
@@ -842,7 +832,7 @@ func checkNetworkRule(r scope.Rule) error {
 func projectCodeError(what string, pc policy.ProjectCode, netWord string) error {
 	err := fmt.Errorf("no standing network for %s: %s, code the project chose (the agent can change it, and it would reach the network at every later call with no one asked)", what, pc.Why)
 	if pc.Instead == nil {
-		return withHint(err, "approve each call that needs the network once (loopguard review), or grant the download alone and run the rest in the jail")
+		return cli.WithHint(err, "approve each call that needs the network once (loopguard review), or grant the download alone and run the rest in the jail")
 	}
 	rule := "Bash(" + strings.Join(pc.Instead, " ")
 	if pc.Wild {
@@ -856,7 +846,7 @@ func projectCodeError(what string, pc policy.ProjectCode, netWord string) error 
 	if ir, perr := scope.Parse(rule); perr != nil || scope.Dangerous(ir, "") != nil {
 		// Not a rule a grant takes (npm install PKG: the option table
 		// never lets a rule name a package to install): once, then.
-		return withHint(err, "approve the form that runs no project code once: "+strings.Join(pc.Instead, " ")+then)
+		return cli.WithHint(err, "approve the form that runs no project code once: "+strings.Join(pc.Instead, " ")+then)
 	}
-	return withHint(err, "grant the form that runs no project code: loopguard grant '"+rule+" +"+netWord+"'"+then)
+	return cli.WithHint(err, "grant the form that runs no project code: loopguard grant '"+rule+" +"+netWord+"'"+then)
 }

@@ -3,15 +3,10 @@ package main
 import (
 	"strings"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
 )
-
-// ruleDanger reads one command's DANGER lines as the engine does, in the
-// project the grant is made in.
-func ruleDanger(project string) func(argv []string) []string {
-	return func(argv []string) []string { return present.ArgvDanger(argv, project, project) }
-}
 
 // dangerNote is the line grant shows under a Bash rule with a wildcard:
 // no grant covers a call with a DANGER line, so what its wildcard could
@@ -21,7 +16,7 @@ func dangerNote(r scope.Rule, project string) string {
 	if r.Tool() != "Bash" || r.IsJail() || r.WildcardNote() == "" {
 		return ""
 	}
-	_, some := scope.DangerOfRule(r, ruleDanger(project))
+	_, some := scope.DangerOfRule(r, cli.RuleDanger(project))
 	what := "a call it matches with a DANGER line"
 	if len(some) > 0 {
 		what += " (" + present.EscapeText(strings.Join(some, ", ")) + ")"
@@ -33,7 +28,7 @@ func dangerNote(r scope.Rule, project string) string {
 // carry a DANGER line (one granted before grant refused it, or a team's):
 // it covers nothing; "" for any other.
 func dangerUsable(r scope.Rule, project string) string {
-	if every, _ := scope.DangerOfRule(r, ruleDanger(project)); every != "" {
+	if every, _ := scope.DangerOfRule(r, cli.RuleDanger(project)); every != "" {
 		return "no: every call it matches carries a DANGER line (" + every + "), and no grant covers one"
 	}
 	return ""

@@ -1,20 +1,18 @@
 package main
 
 import (
-	"debug/buildinfo"
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
-	"slices"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/policy"
 )
 
 // hookBinary is the binary to register as the hook for the loopguard at
 // full: loopguard-hook beside it, which starts faster, when it is there and
-// is of the same build (sameBuild); otherwise full itself (`loopguard
+// is of the same build (cli.SameBuild); otherwise full itself (`loopguard
 // hook`), with the reason in why ("" when loopguard-hook is registered).
 // A loopguard-hook left from another build is never registered: it would
 // decide with another version's rules. Nor is it under the Vault backend,
@@ -31,51 +29,13 @@ func hookBinary(full string) (bin, why string) {
 	case fi.IsDir() || fi.Mode()&0o111 == 0:
 		return full, hook + " is not an executable file"
 	}
-	if err := sameBuild(full, hook); err != nil {
+	if err := cli.SameBuild(full, hook); err != nil {
 		return full, err.Error()
 	}
-	if cfg, err := loadConfig(); err == nil && cfg.Backend == config.BackendVault {
+	if cfg, err := cli.LoadConfig(); err == nil && cfg.Backend == config.BackendVault {
 		return full, "the configuration names the Vault backend, which " + policy.HookBinaryName + " would hand to loopguard on every call (a process start more)"
 	}
 	return hook, ""
-}
-
-// sameBuild reports, as an error, when the binaries a and b were not built
-// from the same source with the same toolchain and settings: their Go
-// build information differs (the toolchain, the main module, the build
-// settings: VCS revision and state, flags), a module both link is of two
-// versions, or it cannot be read. Which modules each links may differ:
-// loopguard-hook links fewer.
-func sameBuild(a, b string) error {
-	ia, err := buildinfo.ReadFile(a)
-	if err != nil {
-		return fmt.Errorf("cannot read the build of %s: %w", a, err)
-	}
-	ib, err := buildinfo.ReadFile(b)
-	if err != nil {
-		return fmt.Errorf("cannot read the build of %s: %w", b, err)
-	}
-	same := ia.GoVersion == ib.GoVersion && sameModule(&ia.Main, &ib.Main) && slices.Equal(ia.Settings, ib.Settings)
-	deps := map[string]*debug.Module{}
-	for _, m := range ia.Deps {
-		deps[m.Path] = m
-	}
-	for _, m := range ib.Deps {
-		if d, ok := deps[m.Path]; ok && !sameModule(d, m) {
-			same = false
-		}
-	}
-	if !same {
-		return fmt.Errorf("%s and %s are not from the same build: install both with `make install` (or go install ./cmd/...)", a, b)
-	}
-	return nil
-}
-
-func sameModule(x, y *debug.Module) bool {
-	if x == nil || y == nil {
-		return x == y
-	}
-	return x.Path == y.Path && x.Version == y.Version && x.Sum == y.Sum && sameModule(x.Replace, y.Replace)
 }
 
 // warnStaleHook warns on w when a loopguard-hook beside self is of another
@@ -88,7 +48,7 @@ func warnStaleHook(w io.Writer, self string) {
 	if _, err := os.Stat(hook); err != nil {
 		return // not installed: init registers loopguard hook
 	}
-	if err := sameBuild(self, hook); err != nil {
+	if err := cli.SameBuild(self, hook); err != nil {
 		fmt.Fprintf(w, "loopguard: warning: %v\n", err)
 		fmt.Fprintf(w, "loopguard: hint: where %s is the registered hook (loopguard doctor says), it decides by its own build's rules until both are installed again\n", policy.HookBinaryName)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 )
@@ -13,7 +14,7 @@ import (
 func resolvePending(st *state.Store, arg string) (string, error) {
 	id, err := st.ResolvePending(arg)
 	if err != nil {
-		return "", withHint(err, "list pending calls with: loopguard pending")
+		return "", cli.WithHint(err, "list pending calls with: loopguard pending")
 	}
 	return id, nil
 }

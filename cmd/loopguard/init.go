@@ -14,6 +14,7 @@ import (
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hooks"
@@ -49,36 +50,11 @@ func (s *scopeFlags) scopes(all []install.Scope) []install.Scope {
 	return all
 }
 
-// settingsEnv is where the Claude Code settings files are looked for.
-func settingsEnv() (install.Env, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return install.Env{}, fmt.Errorf("failed to find the home directory: %w", err)
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return install.Env{}, fmt.Errorf("failed to find the working directory: %w", err)
-	}
-	return install.Env{Home: home, ConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"), Cwd: cwd, CodexHome: os.Getenv("CODEX_HOME")}, nil
-}
-
-// selfPath is the absolute, symlink-resolved path of this binary.
-func selfPath() (string, error) {
-	p, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("failed to find this binary's path: %w", err)
-	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		p = r
-	}
-	return filepath.Abs(p)
-}
-
 // refuseInAgent stops commands that would weaken the guard when an agent
 // runs them.
 func refuseInAgent() error {
 	if agent, v := policy.InsideAgent(os.Getenv); agent != "" {
-		return withHint(fmt.Errorf("%w: %s is set, so this runs inside %s", errNotHuman, v, agent),
+		return cli.WithHint(fmt.Errorf("%w: %s is set, so this runs inside %s", errNotHuman, v, agent),
 			"open a terminal of your own (outside the agent) and run the command there")
 	}
 	return nil
@@ -214,7 +190,7 @@ func initRun(ctx context.Context, o *initOptions) error {
 	bin := o.binary
 	if bin == "" {
 		var err error
-		if bin, err = selfPath(); err != nil {
+		if bin, err = cli.SelfPath(); err != nil {
 			return err
 		}
 	}
@@ -227,7 +203,7 @@ func initRun(ctx context.Context, o *initOptions) error {
 	// The hook registered: loopguard-hook beside bin when it is of the same
 	// build (it starts faster), else bin's own `hook`.
 	hookBin, why := hookBinary(bin)
-	env, err := settingsEnv()
+	env, err := cli.SettingsEnv()
 	if err != nil {
 		return err
 	}
@@ -236,8 +212,8 @@ func initRun(ctx context.Context, o *initOptions) error {
 	if err != nil {
 		return err
 	}
-	if agent, other, where := ownRegistrationRunning(env, scope, bin); agent != "" {
-		return withHint(fmt.Errorf("%s already runs loopguard from %s and runs the hooks of %s too: a second registration would run it twice for every call", agent, other, path),
+	if agent, other, where := cli.OwnRegistrationRunning(env, scope, bin); agent != "" {
+		return cli.WithHint(fmt.Errorf("%s already runs loopguard from %s and runs the hooks of %s too: a second registration would run it twice for every call", agent, other, path),
 			"keep that one and register nothing more, or remove it first (loopguard uninstall --agent "+agent+" --"+where+")")
 	}
 	opts := install.Options{Binary: hookBin, Mode: o.mode, Wait: o.wait, Deadline: agents.DefaultDeadline, Matcher: o.tools, Ticket: o.ticket}
@@ -251,19 +227,19 @@ func initRun(ctx context.Context, o *initOptions) error {
 	if o.ticketAuto {
 		opts.Ticket = autoTicket(o, scope, opts)
 	}
-	var sbx *sandboxPaths
+	var sbx *cli.SandboxPaths
 	if !o.noSandbox {
-		p, err := resolveSandboxPaths(bin)
+		p, err := cli.ResolveSandboxPaths(bin)
 		if err != nil {
 			return err
 		}
-		sbx, opts.Sandbox = &p, p.spec()
+		sbx, opts.Sandbox = &p, p.Spec()
 		if opts.Ticket {
-			p.exclude = sandboxExclusions(hookBin)
-			opts.Sandbox.Exclude = p.exclude
+			p.Exclude = cli.SandboxExclusions(hookBin)
+			opts.Sandbox.Exclude = p.Exclude
 		} else {
 			// Never the entries without the wrapper (an earlier init's).
-			opts.Sandbox.Unexclude = sandboxExclusions(hookBin)
+			opts.Sandbox.Unexclude = cli.SandboxExclusions(hookBin)
 		}
 	}
 
@@ -285,7 +261,7 @@ func initRun(ctx context.Context, o *initOptions) error {
 		return err
 	}
 
-	if err := ensureGoCache(sbx); err != nil {
+	if err := cli.EnsureGoCache(sbx); err != nil {
 		return err
 	}
 	res, err := apply(backups, false)
@@ -320,7 +296,7 @@ func initRun(ctx context.Context, o *initOptions) error {
 			return err
 		}
 	}
-	sandboxNotes(out, errOut, sbx, scope)
+	cli.SandboxNotes(out, errOut, sbx, scope)
 	if abi := confine.ABI(); abi >= confine.MinABI {
 		fmt.Fprintf(out, "Confinement: Landlock ABI %d: a Bash call a scoped grant covers runs as analysed (the command rewritten, every word quoted) and confined by the kernel to its grant's capability (read-only for the preset, project-write for build and test rules).\n", abi)
 	} else {
@@ -350,27 +326,27 @@ func checkInitOptions(o *initOptions) error {
 	switch o.mode {
 	case hooks.ModeEnforce, hooks.ModeAsk, hooks.ModeAudit:
 	default:
-		return withHint(fmt.Errorf("unknown mode %q", o.mode), "use --mode enforce, --mode ask or --mode audit")
+		return cli.WithHint(fmt.Errorf("unknown mode %q", o.mode), "use --mode enforce, --mode ask or --mode audit")
 	}
 	if o.wait < 0 || o.wait > time.Hour {
-		return withHint(fmt.Errorf("--wait %s is out of range", o.wait), "use a duration between 0 and 1h, e.g. --wait 2m")
+		return cli.WithHint(fmt.Errorf("--wait %s is out of range", o.wait), "use a duration between 0 and 1h, e.g. --wait 2m")
 	}
 	if o.wait > 0 && o.mode != hooks.ModeEnforce {
-		return withHint(errors.New("--wait works only with --mode enforce"), "drop --wait, or use --mode enforce")
+		return cli.WithHint(errors.New("--wait works only with --mode enforce"), "drop --wait, or use --mode enforce")
 	}
 	if o.preset != "" {
 		if _, err := scope.Preset(o.preset, ""); err != nil {
-			return withHint(err, "use --preset readonly, or --no-preset")
+			return cli.WithHint(err, "use --preset readonly, or --no-preset")
 		}
 	}
 	if o.toolchains == "" {
 		o.toolchains = "ask"
 	}
 	if o.toolchains != "ask" && o.toolchains != "all" && o.toolchains != "none" {
-		return withHint(fmt.Errorf("unknown --toolchains %q", o.toolchains), "use --toolchains ask, all or none")
+		return cli.WithHint(fmt.Errorf("unknown --toolchains %q", o.toolchains), "use --toolchains ask, all or none")
 	}
 	if strings.TrimSpace(o.tools) == "" {
-		return withHint(errors.New("--tools is empty"), "leave --tools out to guard every tool, or name them: --tools 'Bash|Edit|Write'")
+		return cli.WithHint(errors.New("--tools is empty"), "leave --tools out to guard every tool, or name them: --tools 'Bash|Edit|Write'")
 	}
 	return nil
 }
@@ -421,13 +397,13 @@ func initConfig(out io.Writer) error {
 // checkApply runs apply as a dry run before anything is created, so that a
 // file loopguard must refuse stops init there; with --dry-run (dryRun) it
 // prints what init would change and done is true. backups is the backup
-// directory apply is to write with (backupDir).
+// directory apply is to write with (cli.BackupDir).
 func checkApply(out io.Writer, path string, dryRun bool, apply func(backups string, dry bool) (*install.Result, error)) (backups string, done bool, err error) {
 	dir, err := state.DefaultDir()
 	if err != nil {
 		return "", false, err
 	}
-	backups = backupDir(dir)
+	backups = cli.BackupDir(dir)
 	res, err := apply(backups, true)
 	if err != nil {
 		return "", false, err
@@ -444,7 +420,7 @@ func checkApply(out io.Writer, path string, dryRun bool, apply func(backups stri
 // and the config, and seals the empty audit log: what every hook needs
 // before it is registered. It returns the store and the audit seal key.
 func initKeyAndState(ctx context.Context, out, errOut io.Writer) (*state.Store, []byte, error) {
-	kctx, cancel := keyringCtx(ctx)
+	kctx, cancel := cli.KeyringCtx(ctx)
 	created, err := keyring.Create(kctx)
 	cancel()
 	if err != nil {

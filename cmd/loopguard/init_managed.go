@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/policy"
@@ -30,7 +31,7 @@ var errNotRoot = errors.New("init --managed writes Claude Code's managed setting
 // other user (fsx.UserWritable).
 func rootOnly(p string) error {
 	if fsx.UserWritable(p) {
-		return withHint(fmt.Errorf("%s can be changed by someone other than root (it or a directory above it is not root's alone)", p),
+		return cli.WithHint(fmt.Errorf("%s can be changed by someone other than root (it or a directory above it is not root's alone)", p),
 			"install the three binaries side by side where only root can write, e.g. sudo install -o root -g root -m 0755 loopguard loopguard-hook loopguard-exec /usr/local/bin/, and run init --managed from there")
 	}
 	return nil
@@ -54,10 +55,10 @@ func initManagedRun(o *initOptions, bin string) error {
 	out := o.out
 	path := install.ManagedSettingsPath()
 	if path == "" {
-		return withHint(errors.New("no managed settings file of Claude Code is known on this system"), "use loopguard init (user settings)")
+		return cli.WithHint(errors.New("no managed settings file of Claude Code is known on this system"), "use loopguard init (user settings)")
 	}
 	if os.Geteuid() != 0 && !o.dryRun {
-		return withHint(errNotRoot, "run it as root: sudo loopguard init --managed")
+		return cli.WithHint(errNotRoot, "run it as root: sudo loopguard init --managed")
 	}
 	hookBin, why := hookBinary(bin)
 	if err := rootOnly(bin); err != nil {
@@ -157,14 +158,14 @@ func uninstallManagedRun(o *uninstallOptions) error {
 		return errors.New("no managed settings file of Claude Code is known on this system")
 	}
 	if os.Geteuid() != 0 && !dryRun {
-		return withHint(errNotRoot, "run it as root: sudo loopguard uninstall --managed")
+		return cli.WithHint(errNotRoot, "run it as root: sudo loopguard uninstall --managed")
 	}
 	dir, err := state.DefaultDir()
 	if err != nil {
 		return err
 	}
-	self, _ := selfPath()
-	res, err := install.Remove(path, backupDir(dir), self, dryRun)
+	self, _ := cli.SelfPath()
+	res, err := install.Remove(path, cli.BackupDir(dir), self, dryRun)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hooks"
@@ -32,7 +33,7 @@ func askYes(tty *os.File, question string) (bool, error) {
 // human's choice in the config's trusted_dirs. Scopes over programs there
 // are pinned to their content when the directory is the user's to write.
 func offerToolchains(out io.Writer, o *initOptions) error {
-	path, cfg, err := loadConfigPath()
+	path, cfg, err := cli.LoadConfigPath()
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
@@ -105,12 +106,12 @@ func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 		}
 		// Refuse to carry a seal over onto a log that no longer verifies:
 		// the new key would vouch for whatever was changed.
-		rep, err := auditLog(st).Verify(oldSeal)
+		rep, err := cli.AuditLog(st).Verify(oldSeal)
 		if err != nil {
 			return fmt.Errorf("failed to verify the audit log: %w", err)
 		}
 		if !rep.OK() {
-			return withHint(fmt.Errorf("the audit log does not verify under the current key (%d problem(s)); not rotating", len(rep.Problems)),
+			return cli.WithHint(fmt.Errorf("the audit log does not verify under the current key (%d problem(s)); not rotating", len(rep.Problems)),
 				"run `loopguard audit verify` to see what changed, then `loopguard audit restart`, then rotate")
 		}
 		// Nor onto a state directory that is not the one anchored: the
@@ -129,7 +130,7 @@ func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 		"the key was kept", errors.New("not confirmed: the key was kept")); err != nil {
 		return err
 	}
-	kctx, cancel := keyringCtx(ctx)
+	kctx, cancel := cli.KeyringCtx(ctx)
 	err = keyring.Rotate(kctx)
 	cancel()
 	if err != nil {
@@ -142,13 +143,13 @@ func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 	defer clear(newSeal)
 	entry := audit.Entry{Event: "cli", Decision: "key-rotate", Principal: principal(), Time: now.UTC(),
 		Detail: fmt.Sprintf("new key id %s; %d live grant(s) invalidated", newKeys.ID, live)}
-	l := auditLog(st)
+	l := cli.AuditLog(st)
 	if err := l.Append(entry); err != nil {
 		return fmt.Errorf("the key was rotated, but the audit log could not be written: %w", err)
 	}
 	if oldSeal != nil {
 		if err := l.Rekey(oldSeal, newSeal); err != nil {
-			return withHint(fmt.Errorf("the key was rotated, but the audit log could not be re-sealed: %w", err),
+			return cli.WithHint(fmt.Errorf("the key was rotated, but the audit log could not be re-sealed: %w", err),
 				"run `loopguard audit verify`; if it reports the head, run `loopguard audit restart` to start a new sealed log")
 		}
 		// The anchor, MACed under the old key, is made again under the new.
@@ -156,7 +157,7 @@ func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 			// An anchor under the old key would make the hook deny every
 			// call as state_lost: it goes, and init makes it again.
 			_ = deleteAnchor(st.Dir)
-			return withHint(fmt.Errorf("the key was rotated and the audit log re-sealed, but the state directory's anchor could not be moved to the new key: %w", err),
+			return cli.WithHint(fmt.Errorf("the key was rotated and the audit log re-sealed, but the state directory's anchor could not be moved to the new key: %w", err),
 				"run `loopguard init`: it anchors the state directory again (nothing else changes)")
 		}
 	} else if err := deleteAnchor(st.Dir); err != nil {

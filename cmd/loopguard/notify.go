@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/keyring"
@@ -73,7 +74,7 @@ on your terminal.`,
 
 func notifyRun(o *notifyOptions) error {
 	out, argv := o.out, o.argv
-	path, cfg, err := loadConfigPath()
+	path, cfg, err := cli.LoadConfigPath()
 	if err != nil {
 		return err
 	}
@@ -91,7 +92,7 @@ func notifyRun(o *notifyOptions) error {
 	}
 	if o.command {
 		if err := (&config.Config{V: config.Version, Notify: &config.Notify{Command: argv}}).Check(); err != nil {
-			return withHint(err, "name the program by its absolute path, e.g. --command -- /usr/bin/tmux display-message hello")
+			return cli.WithHint(err, "name the program by its absolute path, e.g. --command -- /usr/bin/tmux display-message hello")
 		}
 		// A command the hook runs as you, outside the sandbox, on every
 		// held call: confirmed at a terminal, never from inside an agent.
@@ -226,7 +227,7 @@ func notifyTest(out io.Writer, cfg config.Config) error {
 		}
 	}
 	if len(works) == 0 {
-		return withHint(errors.New("no way of telling you that a call is held works here"),
+		return cli.WithHint(errors.New("no way of telling you that a call is held works here"),
 			"run loopguard review in a terminal you keep in view, set a notify command (loopguard notify --command -- PROGRAM ARG...), or run loopguard init")
 	}
 	fmt.Fprintf(out, "Works: %s.\n", strings.Join(works, ", "))
@@ -237,7 +238,7 @@ func notifyTest(out io.Writer, cfg config.Config) error {
 // carries the statusMessage that tells the human in the agent's window
 // ("": nowhere).
 func statusRegistered() (string, error) {
-	env, err := settingsEnv()
+	env, err := cli.SettingsEnv()
 	if err != nil {
 		return "", err
 	}

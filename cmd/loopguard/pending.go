@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
@@ -128,7 +129,7 @@ func pendingIDs(verb, example string) cobra.PositionalArgs {
 		if len(args) > 0 {
 			return nil
 		}
-		return withHint(fmt.Errorf("%s needs the id of a pending call (or a unique prefix of it)", verb),
+		return cli.WithHint(fmt.Errorf("%s needs the id of a pending call (or a unique prefix of it)", verb),
 			"`loopguard pending` lists the calls waiting, with their ids; then: loopguard "+example+"\n"+
 				"or keep `loopguard review` open in a terminal of your own: it shows each call as it arrives and decides it with one key")
 	}
@@ -169,7 +170,7 @@ and SHA-256; --full prints every line.`,
 func showRun(o *showOptions) error {
 	p, err := o.store.GetPending(o.id)
 	if err != nil {
-		return withHint(err, "list pending calls with: loopguard pending")
+		return cli.WithHint(err, "list pending calls with: loopguard pending")
 	}
 	pinIfHuman(o.store, o.id)
 	return page(o.out, renderPendingWith(o.store, p, o.full))
@@ -340,7 +341,7 @@ func approveOne(ctx context.Context, o *approveOptions, id string, now time.Time
 	tty, st, shown, confirmLen, ttl := o.tty, o.store, o.shown, o.confirmLen, o.ttl
 	p, err := st.GetPending(id)
 	if err != nil {
-		return withHint(err, "list pending calls with: loopguard pending")
+		return cli.WithHint(err, "list pending calls with: loopguard pending")
 	}
 	// A human at tty has it open: no flood of new calls drops it meanwhile.
 	_ = st.Pin(id, time.Now())
@@ -348,7 +349,7 @@ func approveOne(ctx context.Context, o *approveOptions, id string, now time.Time
 		return errors.New("an approval without a typed confirmation is only for the call review has on screen")
 	}
 	if shown != "" && p.Digest != shown {
-		return withHint(fmt.Errorf("pending call %s changed since it was shown (digest %.12s, shown %.12s): refusing to approve", id, p.Digest, shown),
+		return cli.WithHint(fmt.Errorf("pending call %s changed since it was shown (digest %.12s, shown %.12s): refusing to approve", id, p.Digest, shown),
 			"review it again: loopguard show "+id)
 	}
 	if p.Status == state.StatusApproved {
@@ -410,7 +411,7 @@ func afterApproval(p *state.Pending, now time.Time) string {
 func mintApproval(st *state.Store, m *minter, p *state.Pending, ttl time.Duration, now time.Time) (*token.Grant, error) {
 	// What is approved is what was shown: the record must still hold it.
 	if cur, err := st.GetPending(p.ID); err != nil || cur.Digest != p.Digest || !bytes.Equal(cur.Descriptor, p.Descriptor) {
-		return nil, withHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", p.ID), "review it again: loopguard show "+p.ID)
+		return nil, cli.WithHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", p.ID), "review it again: loopguard show "+p.ID)
 	}
 	g, err := hooks.ApproveWith(st, m.mint, p, m.principal, ttl, now)
 	if err != nil {
@@ -472,7 +473,7 @@ func denyOne(o *denyOptions, id string, now time.Time) error {
 	out, st, note := o.out, o.store, o.note
 	p, err := st.GetPending(id)
 	if err != nil {
-		return withHint(err, "list pending calls with: loopguard pending")
+		return cli.WithHint(err, "list pending calls with: loopguard pending")
 	}
 	if len(note) > hooks.MaxNote {
 		return fmt.Errorf("--note is %d bytes; at most %d", len(note), hooks.MaxNote)

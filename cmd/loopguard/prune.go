@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -89,11 +90,11 @@ func pruneVault(ctx context.Context, out io.Writer, st *state.Store, m *minter, 
 		if gf.Grant == nil || now.Before(gf.Grant.Expiry) {
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+		cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 		err := m.team.RevokeGrant(cctx, strings.TrimPrefix(gf.Path, vaultPathPrefix))
 		cancel()
 		if err != nil {
-			return withHint(err, "pruning the grants in Vault needs an approver's token (loopguard-approver)")
+			return cli.WithHint(err, "pruning the grants in Vault needs an approver's token (loopguard-approver)")
 		}
 		n++
 	}

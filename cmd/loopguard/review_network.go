@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/present"
@@ -87,9 +88,9 @@ func (o grantOffer) netLines(width int) string {
 	case o.netErr == nil:
 		return wrapText("n approves this call once and grants "+present.EscapeText(o.net.String())+": "+o.net.Capability().NetworkReach()+".", width)
 	}
-	var h *hintError
+	var h *cli.HintError
 	if errors.As(o.netErr, &h) {
-		return wrapText("No network grant is offered: "+present.EscapeText(h.err.Error())+". "+present.EscapeText(strings.TrimSuffix(h.hint, "."))+".", width)
+		return wrapText("No network grant is offered: "+present.EscapeText(h.Error())+". "+present.EscapeText(strings.TrimSuffix(h.Hint(), "."))+".", width)
 	}
 	return wrapText("No network grant is offered ("+present.EscapeText(o.netErr.Error())+"); approve it once with a.", width)
 }

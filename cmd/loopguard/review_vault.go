@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/token"
 )
@@ -27,7 +28,7 @@ const teamPoll = 3
 // was never held, that pass f and were not skipped, newest first by
 // Vault's time; and the records that did not verify.
 func teamQueue(ctx context.Context, c *vault.Custody, f queueFilter, skipped map[string]bool, now time.Time) (calls, unreadable []*vault.TeamPending, err error) {
-	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 	defer cancel()
 	list, err := c.TeamList(cctx)
 	if err != nil {

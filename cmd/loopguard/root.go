@@ -9,23 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/doctor"
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/register"
-)
-
-// ExitCode is what the process returns. The hook never returns ExitError:
-// Claude Code treats exit 1 as "let the call through".
-type ExitCode int
-
-const (
-	ExitOK ExitCode = agents.ExitOK
-	// ExitError is a command that failed; never the hook's.
-	ExitError ExitCode = 1
-	// ExitDeny is the hook's deny (agents.ExitDeny: Claude Code blocks the
-	// call on exit 2).
-	ExitDeny ExitCode = agents.ExitDeny
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -34,13 +22,13 @@ var version = "dev"
 // Main runs loopguard with args and returns the exit code. The hook path is
 // dispatched before cobra is built, so every tool call pays only for what it
 // uses.
-func Main(args []string) ExitCode {
+func Main(args []string) cli.ExitCode {
 	if len(args) > 0 && args[0] == register.Word {
 		return runHook(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	}
 	if len(args) > 0 && args[0] == confine.Subcommand {
 		// The launcher of a rewritten scoped Bash call: nothing of the CLI.
-		return ExitCode(confine.Main(args[1:], os.Stderr))
+		return cli.ExitCode(confine.Main(args[1:], os.Stderr))
 	}
 	if len(args) == 0 && !stdinIsTerminal() {
 		// Copilot CLI runs the hooks of .claude/settings.json without their
@@ -51,13 +39,13 @@ func Main(args []string) ExitCode {
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		printError(os.Stderr, err)
-		var ee *exitError
+		var ee *cli.Exit
 		if errors.As(err, &ee) {
-			return ee.code
+			return ee.Code
 		}
-		return ExitError
+		return cli.ExitError
 	}
-	return ExitOK
+	return cli.ExitOK
 }
 
 func newRootCmd() *cobra.Command {
@@ -78,7 +66,7 @@ session and the agent.`,
 		if cmd.Name() == "doctor" {
 			return // doctor fails on it, with the fix
 		}
-		if self, err := selfPath(); err == nil {
+		if self, err := cli.SelfPath(); err == nil {
 			warnStaleHook(cmd.ErrOrStderr(), self)
 		}
 	}
@@ -96,7 +84,7 @@ session and the agent.`,
 		newVersionCmd(),
 		newInitCmd(),
 		newUninstallCmd(),
-		newDoctorCmd(),
+		doctor.NewCmd(doctor.Deps{Version: version}),
 		newKeyCmd(),
 		newReviewCmd(),
 		newTeamCmd(),
@@ -109,23 +97,11 @@ session and the agent.`,
 	return root
 }
 
-// exitError carries a specific exit code out of a command.
-type exitError struct {
-	code ExitCode
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// hinter is implemented by errors that carry advice a person can act on.
-type hinter interface{ Hint() string }
-
 // printError writes err in the form "loopguard: error: ..." followed by one
 // "loopguard: hint: ..." line per hint found in the error chain.
 func printError(w io.Writer, err error) {
-	var quiet *exitError
-	if errors.As(err, &quiet) && quiet.err == errSilent {
+	var quiet *cli.Exit
+	if errors.As(err, &quiet) && quiet.Err == cli.ErrSilent {
 		return
 	}
 	// Errors may carry what an agent chose (a key, a path): escaped, as
@@ -133,7 +109,7 @@ func printError(w io.Writer, err error) {
 	fmt.Fprintf(w, "loopguard: error: %s\n", present.EscapeText(err.Error()))
 	seen := map[string]bool{}
 	for e := err; e != nil; e = errors.Unwrap(e) {
-		if h, ok := e.(hinter); ok {
+		if h, ok := e.(cli.Hinter); ok {
 			for _, line := range strings.Split(h.Hint(), "\n") {
 				if line != "" && !seen[line] {
 					seen[line] = true
@@ -143,9 +119,6 @@ func printError(w io.Writer, err error) {
 		}
 	}
 }
-
-// errSilent marks an exit whose message was already printed.
-var errSilent = errors.New("")
 
 // stdinIsTerminal reports whether stdin is a character device (a person at a
 // terminal rather than a pipe from an agent).

@@ -22,6 +22,7 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
 	webconsole "github.com/loopguard/loopguard/console"
 	"github.com/loopguard/loopguard/fsx"
@@ -120,7 +121,7 @@ func serveListen(o serveOptions) (net.Listener, string, *tls.Config, error) {
 		tc = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}
 	}
 	if !loopback && tc == nil {
-		return nil, "", nil, withHint(fmt.Errorf("refusing to serve on %s without TLS: the console would be reachable from the network in clear", o.listen),
+		return nil, "", nil, cli.WithHint(fmt.Errorf("refusing to serve on %s without TLS: the console would be reachable from the network in clear", o.listen),
 			"keep the default loopback address and reach it through an SSH tunnel or Tailscale (README, The console), or give --tls-cert and --tls-key")
 	}
 	origin := o.origin
@@ -149,7 +150,7 @@ func serveListen(o serveOptions) (net.Listener, string, *tls.Config, error) {
 		if o.origin != "" {
 			also = " (and --origin with that port)"
 		}
-		return nil, "", nil, withHint(fmt.Errorf("%s is taken: another program, or another loopguard serve, listens there", o.listen),
+		return nil, "", nil, cli.WithHint(fmt.Errorf("%s is taken: another program, or another loopguard serve, listens there", o.listen),
 			"if it is a loopguard serve, the console is up already: open "+origin+"\n"+
 				"else serve on a free port: loopguard serve --listen "+net.JoinHostPort(host, next)+also)
 	}
@@ -176,7 +177,7 @@ func guardedKeyFile(p string) error {
 		return nil
 	}
 	dir, _ := config.DefaultPath()
-	return withHint(fmt.Errorf("--tls-key %s is not in a place the hook keeps from the agent", p),
+	return cli.WithHint(fmt.Errorf("--tls-key %s is not in a place the hook keeps from the agent", p),
 		"move the key (and the certificate) into "+filepath.Join(filepath.Dir(dir), "tls")+": no tool call may read or write there")
 }
 
@@ -185,7 +186,7 @@ func servePlaces() policy.Places {
 	home, _ := os.UserHomeDir()
 	stDir, _ := state.DefaultDir()
 	cfgPath, _ := config.DefaultPath()
-	self, _ := selfPath()
+	self, _ := cli.SelfPath()
 	return policy.Places{Home: home, StateDir: stDir, ConfigDir: filepath.Dir(cfgPath), Self: self}.Prepare()
 }
 
@@ -199,7 +200,7 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 	if err := checkGrantTTL("--grant-ttl", o.grantTTL); err != nil {
 		return err
 	}
-	cfg, err := loadConfig()
+	cfg, err := cli.LoadConfig()
 	if err != nil {
 		return err
 	}
@@ -298,7 +299,7 @@ func pushFor(cfg config.Config, origin string) (*webconsole.Push, error) {
 	}
 	p := &webconsole.Push{URL: n.URL, Click: origin}
 	if n.TokenFile != "" {
-		tok, err := readToken(n.TokenFile)
+		tok, err := cli.ReadToken(n.TokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("notify ntfy token_file: %w", err)
 		}
@@ -478,7 +479,7 @@ func (b *teamConsole) Get(ctx context.Context, id string) (webconsole.Call, erro
 	if err != nil {
 		return webconsole.Call{}, err
 	}
-	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 	defer cancel()
 	tok, by, err := b.m.team.Answer(cctx, tp.Key)
 	if err != nil {
@@ -495,7 +496,7 @@ func (b *teamConsole) Get(ctx context.Context, id string) (webconsole.Call, erro
 // (plain lines, never marked up as loopguard's warnings are), then the
 // call in full.
 func (b *teamConsole) Render(c webconsole.Call) ([]webconsole.Line, []webconsole.Line) {
-	ctx, cancel := context.WithTimeout(context.Background(), vaultTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cli.VaultTimeout)
 	defer cancel()
 	tp, err := b.get(ctx, c.Pending.ID)
 	if err != nil || tp.Pending.Digest != c.Pending.Digest {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	webconsole "github.com/loopguard/loopguard/console"
 )
 
@@ -99,7 +100,7 @@ func TestServeVaultBackend(t *testing.T) {
 
 	// B's diary keeps both decisions, signed, as alice.
 	signed := 0
-	_ = auditLog(st).Read(func(_ []byte, e audit.Entry) error {
+	_ = cli.AuditLog(st).Read(func(_ []byte, e audit.Entry) error {
 		if e.Passkey == "cred-1" && e.Principal == "vault:userpass-alice" && (e.Decision == "approve" || e.Decision == "deny-pending") {
 			signed++
 		}

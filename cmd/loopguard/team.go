@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/present"
@@ -49,7 +50,7 @@ func teamMinter(ctx context.Context) (*minter, error) {
 		return nil, err
 	}
 	if m.team == nil {
-		return nil, withHint(errors.New("the team commands need the Vault backend"), `set "backend": "vault" and a "vault" section in the config (README, Teams)`)
+		return nil, cli.WithHint(errors.New("the team commands need the Vault backend"), `set "backend": "vault" and a "vault" section in the config (README, Teams)`)
 	}
 	return m, nil
 }
@@ -74,7 +75,7 @@ func newTeamPendingCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), vaultTimeout)
+			ctx, cancel := context.WithTimeout(cmd.Context(), cli.VaultTimeout)
 			defer cancel()
 			o.out, o.team = cmd.OutOrStdout(), m.team
 			return teamPendingRun(ctx, o)
@@ -150,7 +151,7 @@ func errDecided(tp *vault.TeamPending, d *vault.Decision) error {
 	if d != nil {
 		state = teamState(&vault.TeamPending{Key: tp.Key, Written: tp.Written, Decision: d})
 	}
-	return withHint(fmt.Errorf("pending call %s is %s: a decision is written once", present.EscapeText(id), state),
+	return cli.WithHint(fmt.Errorf("pending call %s is %s: a decision is written once", present.EscapeText(id), state),
 		"see where every call stands with: loopguard team pending")
 }
 
@@ -253,7 +254,7 @@ func teamCall(ctx context.Context, arg string) (*minter, string, error) {
 // "<machine>/<id>") into the record's key, as the local commands do
 // (ids.go).
 func resolveTeam(ctx context.Context, c *vault.Custody, arg string) (string, error) {
-	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 	defer cancel()
 	keys, err := c.TeamKeys(cctx)
 	if err != nil {
@@ -276,10 +277,10 @@ func resolveTeam(ctx context.Context, c *vault.Custody, arg string) (string, err
 	}
 	id, err := state.ResolvePrefix(arg, "pending call", ids)
 	if err != nil {
-		return "", withHint(err, "list the calls waiting across the team with: loopguard team pending")
+		return "", cli.WithHint(err, "list the calls waiting across the team with: loopguard team pending")
 	}
 	if len(byID[id]) > 1 {
-		return "", withHint(fmt.Errorf("pending id %s was published by %d machines", id, len(byID[id])), "name it as MACHINE/ID: "+present.EscapeText(strings.Join(byID[id], ", ")))
+		return "", cli.WithHint(fmt.Errorf("pending id %s was published by %d machines", id, len(byID[id])), "name it as MACHINE/ID: "+present.EscapeText(strings.Join(byID[id], ", ")))
 	}
 	return byID[id][0], nil
 }
@@ -375,14 +376,14 @@ func teamDenyRun(ctx context.Context, o *teamDenyOptions) error {
 // teamGet reads and verifies the record at key; an unreadable one is an
 // error that names its key and the check it failed, nothing else.
 func teamGet(ctx context.Context, c *vault.Custody, key string) (*vault.TeamPending, error) {
-	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 	defer cancel()
 	tp, err := c.TeamGet(cctx, key)
 	if err != nil {
-		return nil, withHint(err, "list the calls waiting across the team with: loopguard team pending")
+		return nil, cli.WithHint(err, "list the calls waiting across the team with: loopguard team pending")
 	}
 	if tp.Err != nil {
-		return nil, withHint(errors.New(unreadableLine(tp)), "it may be a forgery, or a record of an older loopguard; deny it or wait for the machine to publish its call again")
+		return nil, cli.WithHint(errors.New(unreadableLine(tp)), "it may be a forgery, or a record of an older loopguard; deny it or wait for the machine to publish its call again")
 	}
 	return tp, nil
 }
@@ -415,7 +416,7 @@ func teamApprove(ctx context.Context, m *minter, tp *vault.TeamPending, ttl time
 		return nil, "", err
 	}
 	if cur.Pending.Digest != p.Digest || !bytes.Equal(cur.Pending.Descriptor, p.Descriptor) {
-		return nil, "", withHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", present.EscapeText(tp.Key)), "review it again: loopguard team approve "+present.EscapeText(tp.Key))
+		return nil, "", cli.WithHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", present.EscapeText(tp.Key)), "review it again: loopguard team approve "+present.EscapeText(tp.Key))
 	}
 	if !cur.Open() {
 		return nil, "", errDecided(cur, cur.Decision)
@@ -431,7 +432,7 @@ func teamApprove(ctx context.Context, m *minter, tp *vault.TeamPending, ttl time
 	if err != nil {
 		return nil, "", err
 	}
-	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 	defer cancel()
 	if err := m.team.Decide(cctx, tp.Key, g.String(), m.principal, now); err != nil {
 		return nil, "", decidedErr(cur, err)
@@ -442,7 +443,7 @@ func teamApprove(ctx context.Context, m *minter, tp *vault.TeamPending, ttl time
 // teamDeny refuses the published call at key in Vault, unless a decision
 // stands (a record that did not verify may be refused too).
 func teamDeny(ctx context.Context, m *minter, key string, now time.Time) error {
-	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 	defer cancel()
 	return decidedErr(&vault.TeamPending{Key: key}, m.team.Decide(cctx, key, "", m.principal, now))
 }
@@ -487,14 +488,14 @@ same machine (to replace an expired one).`,
 			if o.ttl <= 0 || o.ttl > maxEnrollTTL {
 				return fmt.Errorf("--ttl %s: want more than 0 and at most %s", o.ttl, maxEnrollTTL)
 			}
-			cfg, err := loadConfig()
+			cfg, err := cli.LoadConfig()
 			if err != nil {
 				return err
 			}
 			if cfg.Backend != config.BackendVault {
-				return withHint(errors.New("team enroll needs the Vault backend"), `set "backend": "vault" and a "vault" section in the config (README, Teams)`)
+				return cli.WithHint(errors.New("team enroll needs the Vault backend"), `set "backend": "vault" and a "vault" section in the config (README, Teams)`)
 			}
-			c, _, err := vaultClient(cfg)
+			c, _, err := cli.VaultClient(cfg)
 			if err != nil {
 				return err
 			}
@@ -515,14 +516,14 @@ func teamEnrollRun(ctx context.Context, o *teamEnrollOptions) error {
 	if err != nil {
 		return fmt.Errorf("failed to create the token file: %w", err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, vaultTimeout)
+	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 	defer cancel()
 	e, err := vault.Enroll(cctx, c, name, ttl)
 	if err != nil {
 		f.Close()
 		os.Remove(path)
 		if errors.Is(err, vault.ErrDenied) {
-			return withHint(err, "your Vault token may not enroll machines: administrators need the loopguard-enroll policy (backend/vault/policies/enroll.hcl) and the token role loopguard-agent (README, Teams)")
+			return cli.WithHint(err, "your Vault token may not enroll machines: administrators need the loopguard-enroll policy (backend/vault/policies/enroll.hcl) and the token role loopguard-agent (README, Teams)")
 		}
 		return err
 	}

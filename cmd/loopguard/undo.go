@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/undo"
 )
@@ -62,7 +63,7 @@ anything. It writes below the project only, never through a link.`,
 			if !o.yes && !o.list {
 				tty, err := openTTY()
 				if err != nil {
-					return withHint(err, "run undo at your terminal, or give --yes")
+					return cli.WithHint(err, "run undo at your terminal, or give --yes")
 				}
 				defer tty.Close()
 				o.confirm = func(q string) (bool, error) { return askYes(tty, q) }
@@ -94,7 +95,7 @@ func findProject(stateDir, dir string) (string, error) {
 			return d, nil
 		}
 		if d == "/" {
-			return "", withHint(fmt.Errorf("%w for %s or a directory above it", undo.ErrNoRecord, dir),
+			return "", cli.WithHint(fmt.Errorf("%w for %s or a directory above it", undo.ErrNoRecord, dir),
 				"records are taken before confined calls that can write; give --project if the project is elsewhere")
 		}
 	}
@@ -123,7 +124,7 @@ func undoRun(o *undoOptions) error {
 	}
 	u, err := s.Lock()
 	if errors.Is(err, undo.ErrBusy) {
-		return withHint(err, "undo again when the call has ended")
+		return cli.WithHint(err, "undo again when the call has ended")
 	}
 	if err != nil {
 		return err
@@ -132,7 +133,7 @@ func undoRun(o *undoOptions) error {
 	p, err := u.Prepare(o.id)
 	var ue *undo.UndoneError
 	if errors.As(err, &ue) {
-		return withHint(err, "loopguard undo --list shows earlier calls; loopguard undo ID reaches one")
+		return cli.WithHint(err, "loopguard undo --list shows earlier calls; loopguard undo ID reaches one")
 	}
 	if err != nil {
 		return err
@@ -171,7 +172,7 @@ func undoRun(o *undoOptions) error {
 		}
 	}
 	if len(res.Failed) > 0 {
-		return &exitError{code: ExitError, err: fmt.Errorf("%d paths could not be restored", len(res.Failed))}
+		return &cli.Exit{Code: cli.ExitError, Err: fmt.Errorf("%d paths could not be restored", len(res.Failed))}
 	}
 	return nil
 }

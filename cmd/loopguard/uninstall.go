@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/keyring"
@@ -99,7 +100,7 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 			return err
 		}
 	}
-	env, err := settingsEnv()
+	env, err := cli.SettingsEnv()
 	if err != nil {
 		return err
 	}
@@ -107,8 +108,8 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 	if err != nil {
 		return err
 	}
-	backups := backupDir(dir)
-	self, _ := selfPath()
+	backups := cli.BackupDir(dir)
+	self, _ := cli.SelfPath()
 	var firstErr error
 	seen := map[string]bool{}
 	removed := 0
@@ -181,7 +182,7 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 		}
 	}
 	if firstErr != nil {
-		return &exitError{code: ExitError, err: errSilent}
+		return &cli.Exit{Code: cli.ExitError, Err: cli.ErrSilent}
 	}
 	if o.purgeKey {
 		return purgeKey(ctx, out)
@@ -195,11 +196,11 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 // self would add it now: what uninstall takes out, by value, of a file
 // whose backup record is gone. nil when it cannot be worked out.
 func unrecordedSandbox(self string) *install.Sandbox {
-	p, err := resolveSandboxPaths(self)
+	p, err := cli.ResolveSandboxPaths(self)
 	if err != nil {
 		return nil
 	}
-	return p.spec()
+	return p.Spec()
 }
 
 // reportRemoval tells out what taking loopguard out of a file did (res):
@@ -236,7 +237,7 @@ func reportRemoval(out io.Writer, res *install.Result, dryRun bool, by string) {
 func confirmPurge() error {
 	tty, err := openTTY()
 	if err != nil {
-		return withHint(err, "in a script, confirm with --yes")
+		return cli.WithHint(err, "in a script, confirm with --yes")
 	}
 	defer tty.Close()
 	fmt.Fprintln(tty, "This removes loopguard's hooks and then deletes its key from the OS keyring: every approval and grant")
@@ -254,7 +255,7 @@ func purgeKey(ctx context.Context, out io.Writer) error {
 			return err
 		}
 	}
-	kctx, cancel := keyringCtx(ctx)
+	kctx, cancel := cli.KeyringCtx(ctx)
 	defer cancel()
 	if err := keyring.Delete(kctx); err != nil {
 		if errors.Is(err, keyring.ErrNoKey) {

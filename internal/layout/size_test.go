@@ -168,7 +168,7 @@ func TestNoLongBranchyFunction(t *testing.T) {
 			t.Errorf("tooBig names %s, which is gone: take it off", key)
 		}
 	}
-	for _, want := range []string{"hooks/engine.go Decide", "cmd/loopguard/doctor_sandbox.go judgeSandbox", "confine/plan.go NewPlan", "audit/verify.go Verify"} {
+	for _, want := range []string{"hooks/engine.go Decide", "cmd/loopguard/internal/doctor/sandbox.go judgeSandbox", "confine/plan.go NewPlan", "audit/verify.go Verify"} {
 		if !seen[want] {
 			t.Errorf("the walk did not measure %s (of %d files)", want, files)
 		}

@@ -1,0 +1,55 @@
+//go:build linux
+
+package doctor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/confine"
+)
+
+// TestDoctorTriesTheLauncher: doctor's confinement check runs a read-only
+// launch through the launcher the hook runs (here the binary itself: no
+// loopguard-exec beside it) and passes; a loopguard-launch an earlier
+// release left beside it (the retired small launcher, here a stand-in
+// that confines nothing) is not run: the check and its result are the
+// same. Control: the stand-in, as the launcher, fails the check.
+func TestDoctorTriesTheLauncher(t *testing.T) {
+	if confine.ABI() < confine.MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d", confine.ABI())
+	}
+	dir := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test binary is loopguard by its name (TestMain's commands).
+	bin := filepath.Join(dir, "loopguard")
+	if err := os.Symlink(self, bin); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	ctx := context.Background()
+	alone := checkConfinement(ctx, bin)
+	if alone.status != statusOK || !strings.Contains(alone.detail, "confined to their capability by "+bin) {
+		t.Fatalf("the binary alone: %s %s (%s)", alone.status, alone.detail, alone.fix)
+	}
+	// Runs the program after the launcher's -- as it is: were it run, the
+	// read outside the project would pass and the check would fail.
+	stand := "#!/bin/sh\nwhile [ \"$1\" != -- ]; do shift; done; shift; p=$1; shift; shift; exec \"$p\" \"$@\"\n"
+	stale := filepath.Join(dir, "loopguard-launch")
+	if err := os.WriteFile(stale, []byte(stand), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := checkConfinement(ctx, bin); r != alone {
+		t.Errorf("with a stale loopguard-launch beside it: %s %s (%s), want %s %s", r.status, r.detail, r.fix, alone.status, alone.detail)
+	}
+	// Control: the stand-in, were it the launcher, fails the check.
+	if r := checkConfinement(ctx, stale); r.status != statusFail || !strings.Contains(r.detail, "did not refuse") {
+		t.Errorf("control, the stand-in as the launcher: %s %s (%s)", r.status, r.detail, r.fix)
+	}
+}
