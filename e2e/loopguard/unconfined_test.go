@@ -21,7 +21,7 @@ import (
 )
 
 // TestUnconfinedEscalation (issue 36): init's defaults with Claude Code's
-// sandbox (two-phase enforcement and the two sandbox.excludedCommands
+// sandbox (two-phase enforcement and init's sandbox.excludedCommands
 // entries). An exact approval of a call that needs more than the network
 // (git fetch: the network and git's own directory) runs outside both
 // Claude Code's sandbox and the jail, unconfined, in the launcher's
