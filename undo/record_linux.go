@@ -108,9 +108,8 @@ func (r *Recorder) takeBefore(start time.Time) error {
 		r.watch.close()
 		r.watch.failed = true
 	}
-	w := &walker{skip: r.skip, index: idx, s: r.s, watch: r.watch, racy: start.Add(-2 * time.Second).UnixNano(), hint: hint, ring: newStatRing()}
+	w := &walker{skip: r.skip, index: idx, s: r.s, watch: r.watch, racy: start.Add(-2 * time.Second).UnixNano(), hint: hint}
 	ents, err := w.run(r.s.Project)
-	w.ring.close()
 	if err != nil {
 		return err
 	}
@@ -185,9 +184,8 @@ func (r *Recorder) Finish() error {
 		}
 		fallthrough
 	default:
-		w := &walker{skip: r.skip, ring: newStatRing()}
+		w := &walker{skip: r.skip}
 		after, err = w.run(r.s.Project)
-		w.ring.close()
 		if err == nil {
 			delta = diff(r.before, after)
 		}
@@ -370,14 +368,8 @@ type walker struct {
 	// same tick, which leaves size, mtime and ctime as they were.
 	racy int64
 	hint int // how many entries to expect (the last record's)
-	// ring looks at a directory's entries at once (nil: one fstatat
-	// each); names is its list of names, reused.
-	ring  *statRing
-	names []string
-	// the walk's stacks (dir) and hash text (hexText)
+	// the walk's stack of paths (dir) and hash text (hexText)
 	pathStk []string
-	stStk   []fileStat
-	errStk  []error
 	hexBuf  []byte
 	copyBuf []byte // copy's, reused
 
@@ -490,17 +482,17 @@ func (w *walker) hexText(h []byte) string {
 
 // dir lists the directory open at fd (rel below the project; "" the top)
 // into w.out, each subdirectory's entries right after its own, and
-// closes fd: getdents, then the state of every entry from the
-// directory's descriptor (statx through the walk's ring, else fstatat).
+// closes fd: getdents, then the state of each entry from the
+// directory's descriptor (fstatat).
 func (w *walker) dir(fd int, rel string) error {
 	defer unix.Close(fd)
 	prefix := ""
 	if rel != "" {
 		prefix = rel + "/"
 	}
-	// The paths, states and errors of each directory being walked are on
-	// stacks the walk shares (a directory's own are read, not written,
-	// while the walk goes down into its subdirectories).
+	// The paths of each directory being walked are on a stack the walk
+	// shares (a directory's own are read, not written, while the walk
+	// goes down into its subdirectories).
 	base := len(w.pathStk)
 	stk, err := names(fd, prefix, w.pathStk)
 	if err == nil {
@@ -519,33 +511,22 @@ func (w *walker) dir(fd int, rel string) error {
 	if w.entries += len(paths); w.entries > MaxEntries {
 		return fmt.Errorf("the project has more than %d entries outside the directories undo leaves out", MaxEntries)
 	}
-	// Every name's state at once (statRing: one system call for the
-	// directory where the kernel lets it), then each in order.
-	todo := paths[:0]
-	for _, crel := range paths {
-		if !w.skip[crel] {
-			todo = append(todo, crel)
-		}
-	}
-	sbase := len(w.stStk)
-	w.stStk = slices.Grow(w.stStk, len(todo))[:sbase+len(todo)]
-	w.errStk = slices.Grow(w.errStk, len(todo))[:sbase+len(todo)]
-	defer func() { clear(w.errStk[sbase:]); w.stStk, w.errStk = w.stStk[:sbase], w.errStk[:sbase] }()
-	sts, errs := w.stStk[sbase:], w.errStk[sbase:]
-	w.names = w.names[:0]
-	for _, crel := range todo {
-		w.names = append(w.names, crel[len(prefix):])
-	}
-	// The directory is watched while the kernel looks at its entries.
-	var watch func()
+	// The directory is watched before its entries are looked at: a
+	// write in it from now on is heard.
 	if w.watch != nil {
-		watch = func() { w.watch.add(fd, rel) }
+		w.watch.add(fd, rel)
 	}
-	w.ring.stat(fd, w.names, sts, errs, watch)
-	for i, crel := range todo {
+	// One fstatat each, from the directory's descriptor, not following a
+	// link. (An io_uring that asked the kernel's worker for a statx of
+	// every name at once cost more CPU, not less: its worker's switches
+	// and wake-ups, 5,000 a record of 10,000 files; docs/undo.md.)
+	var st fileStat
+	for _, crel := range paths {
+		if w.skip[crel] {
+			continue
+		}
 		name := crel[len(prefix):]
-		st := sts[i]
-		if err := errs[i]; err != nil {
+		if err := statAt(fd, name, &st); err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				continue
 			}

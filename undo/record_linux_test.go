@@ -4,7 +4,6 @@ package undo
 
 import (
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -455,118 +454,56 @@ func TestIndexLookup(t *testing.T) {
 // an editor), same size, its modification time set back, with its
 // directory unchanged, is copied again by the second call's record, and
 // undoing the second call puts back that rewrite, not what the first
-// record saw. Control: a file nobody touched is not copied again. Both
-// ways of looking at entries (the ring, fstatat alone).
+// record saw. Control: a file nobody touched is not copied again.
 func TestUnconfinedChangeBetweenCallsIsRecorded(t *testing.T) {
-	for _, ring := range []bool{true, false} {
-		t.Run(fmt.Sprintf("ring=%v", ring), func(t *testing.T) {
-			noRing = !ring
-			defer func() { noRing = false }()
-			proj, st := project(t, map[string]string{"d/f.txt": "first\n", "d/g.txt": "kept\n"})
-			f := filepath.Join(proj, "d/f.txt")
-			later := func() time.Time { return time.Now().Add(5 * time.Second) }
-			rec, err := Begin(Options{StateDir: st, Project: proj, Now: later})
-			if err != nil {
-				t.Fatal(err)
-			}
-			mustDo(t, rec.Finish())
-			fi, err := os.Stat(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir0, _ := os.Stat(filepath.Join(proj, "d"))
-			// The unconfined rewrite: in place, same size, mtime set back.
-			w, err := os.OpenFile(f, os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = w.WriteAt([]byte("human\n"), 0)
-			mustDo(t, err, w.Close(), os.Chtimes(f, fi.ModTime(), fi.ModTime()))
-			if dir1, _ := os.Stat(filepath.Join(proj, "d")); !dir1.ModTime().Equal(dir0.ModTime()) {
-				t.Fatal("the rewrite changed the directory: the test shows nothing")
-			}
-			rec, err = Begin(Options{StateDir: st, Project: proj, Now: later})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if m := rec.Meta(); m.Copied != 1 {
-				t.Errorf("second record copied %d files, want 1 (the rewritten one; g.txt is vouched for by the index)", m.Copied)
-			}
-			mustDo(t, os.WriteFile(f, []byte("call!\n"), 0o644), rec.Finish())
-			s, _ := Open(st, proj)
-			u, err := s.Lock()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer u.Close()
-			p, err := u.Prepare("")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := u.Apply(p); err != nil {
-				t.Fatal(err)
-			}
-			for name, want := range map[string]string{"d/f.txt": "human\n", "d/g.txt": "kept\n"} {
-				if b, _ := os.ReadFile(filepath.Join(proj, name)); string(b) != want {
-					t.Errorf("%s after undo = %q, want %q", name, b, want)
-				}
-			}
-		})
-	}
-}
-
-// TestStatRingIsFstatat: what the ring says of each kind of entry (a
-// file, one with two names, a directory, a link, a dangling link, a
-// FIFO, a name that is not there) is what fstatat says, and it said it
-// itself: no entry fell back to fstatat.
-func TestStatRingIsFstatat(t *testing.T) {
-	r := newStatRing()
-	if r == nil {
-		t.Skip("io_uring is refused here: records use fstatat alone (TestUnconfinedChangeBetweenCallsIsRecorded covers both)")
-	}
-	defer r.close()
-	dir := t.TempDir()
-	mustDo(t, os.WriteFile(filepath.Join(dir, "file"), []byte("12345"), 0o640), os.Link(filepath.Join(dir, "file"), filepath.Join(dir, "hard")),
-		os.Mkdir(filepath.Join(dir, "dir"), 0o711), os.Symlink("file", filepath.Join(dir, "link")), os.Symlink("nowhere", filepath.Join(dir, "dangling")),
-		unix.Mkfifo(filepath.Join(dir, "fifo"), 0o600))
-	names := []string{"dangling", "dir", "fifo", "file", "hard", "link", "missing"}
-	// More names than the ring holds: the batches are cut and joined.
-	for len(names) < 3*r.entries {
-		names = append(names, names[:7]...)
-	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	proj, st := project(t, map[string]string{"d/f.txt": "first\n", "d/g.txt": "kept\n"})
+	f := filepath.Join(proj, "d/f.txt")
+	later := func() time.Time { return time.Now().Add(5 * time.Second) }
+	rec, err := Begin(Options{StateDir: st, Project: proj, Now: later})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(fd)
-	sts, errs := make([]fileStat, len(names)), make([]error, len(names))
-	calls := 0
-	r.stat(fd, names, sts, errs, func() { calls++ })
-	if r.fd < 0 || r.fellBack != 0 {
-		t.Fatalf("the ring failed (closed: %v) or fell back to fstatat %d times", r.fd < 0, r.fellBack)
+	mustDo(t, rec.Finish())
+	fi, err := os.Stat(f)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if calls != 1 {
-		t.Errorf("meanwhile (the directory's watch) called %d times, want once", calls)
+	dir0, _ := os.Stat(filepath.Join(proj, "d"))
+	// The unconfined rewrite: in place, same size, mtime set back.
+	w, err := os.OpenFile(f, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i, name := range names {
-		var want fileStat
-		werr := statAt(fd, name, &want)
-		if !errors.Is(errs[i], werr) && errs[i] != werr {
-			t.Errorf("%s: ring error %v, fstatat %v", name, errs[i], werr)
+	_, err = w.WriteAt([]byte("human\n"), 0)
+	mustDo(t, err, w.Close(), os.Chtimes(f, fi.ModTime(), fi.ModTime()))
+	if dir1, _ := os.Stat(filepath.Join(proj, "d")); !dir1.ModTime().Equal(dir0.ModTime()) {
+		t.Fatal("the rewrite changed the directory: the test shows nothing")
+	}
+	rec, err = Begin(Options{StateDir: st, Project: proj, Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := rec.Meta(); m.Copied != 1 {
+		t.Errorf("second record copied %d files, want 1 (the rewritten one; g.txt is vouched for by the index)", m.Copied)
+	}
+	mustDo(t, os.WriteFile(f, []byte("call!\n"), 0o644), rec.Finish())
+	s, _ := Open(st, proj)
+	u, err := s.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	p, err := u.Prepare("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"d/f.txt": "human\n", "d/g.txt": "kept\n"} {
+		if b, _ := os.ReadFile(filepath.Join(proj, name)); string(b) != want {
+			t.Errorf("%s after undo = %q, want %q", name, b, want)
 		}
-		if sts[i] != want {
-			t.Errorf("%s: ring %+v, fstatat %+v", name, sts[i], want)
-		}
-	}
-	// The control: fstatat alone (a nil ring) gives the same.
-	sts2, errs2 := make([]fileStat, len(names)), make([]error, len(names))
-	(*statRing)(nil).stat(fd, names, sts2, errs2, func() { calls++ })
-	if !slices.Equal(sts, sts2) {
-		t.Error("a nil ring's answers differ")
-	}
-	r.stat(fd, nil, nil, nil, func() { calls++ })
-	if calls != 3 {
-		t.Errorf("meanwhile called %d times by a nil ring and an empty directory, want once each", calls-1)
 	}
 }
 
@@ -660,40 +597,5 @@ func TestMergeIndexIsMakeIndex(t *testing.T) {
 		if got, want := mergeIndex(oldIdx, hit, fresh), makeIndex(all, 10); string(got) != string(want) {
 			t.Fatalf("round %d: mergeIndex (%d bytes) differs from makeIndex (%d bytes)", round, len(got), len(want))
 		}
-	}
-}
-
-// TestStatRingFailingStillCallsMeanwhile: a ring that fails on its first
-// batch (its descriptor closed under it) still calls meanwhile, which
-// adds the directory's watch (a directory left unwatched would hide the
-// call's writes in it from the after-state), and fstatat answers every
-// name. Control: the answers are fstatat's.
-func TestStatRingFailingStillCallsMeanwhile(t *testing.T) {
-	r := newStatRing()
-	if r == nil {
-		t.Skip("io_uring is refused here")
-	}
-	defer r.close()
-	dir := t.TempDir()
-	mustDo(t, os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644))
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	mustDo(t, unix.Close(r.fd)) // the ring's next io_uring_enter fails (EBADF)
-	names := []string{"f", "missing"}
-	sts, errs := make([]fileStat, 2), make([]error, 2)
-	calls := 0
-	r.stat(fd, names, sts, errs, func() { calls++ })
-	if calls != 1 {
-		t.Errorf("meanwhile called %d times, want once", calls)
-	}
-	if r.fd >= 0 {
-		t.Error("the failed ring was not closed")
-	}
-	var want fileStat
-	if err := statAt(fd, "f", &want); err != nil || errs[0] != nil || sts[0] != want || !errors.Is(errs[1], unix.ENOENT) {
-		t.Errorf("answers after the ring failed: %+v %v, want %+v; missing: %v", sts[0], errs[0], want, errs[1])
 	}
 }
