@@ -12,26 +12,17 @@ import (
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
-	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
-
-func vaultConfig(t *testing.T, s *vaulttest.Server, tok string) config.Config {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(p, []byte(tok+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return config.Config{V: config.Version, Backend: config.BackendVault, Vault: &config.Vault{Address: s.Addr, TokenFile: p}}
-}
 
 // aliceCustody starts a Vault of the test's own and returns it with the
 // team's custody as approver alice holds it.
 func aliceCustody(t *testing.T) (*vaulttest.Server, *vault.Custody) {
 	t.Helper()
 	s := vaulttest.Start(t)
-	c, err := vaultCustody(vaultConfig(t, s, s.AddApprover(t, "alice").Token))
+	c, err := vaultCustody(clitest.VaultConfig(t, s, s.AddApprover(t, "alice").Token))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +92,7 @@ func TestPruneVault(t *testing.T) {
 		t.Fatalf("left: %+v %v", left, err)
 	}
 	// An agent machine's token lists but may not delete.
-	agent, err := vaultCustody(vaultConfig(t, s, s.AgentToken(t, "agent-a").Token))
+	agent, err := vaultCustody(clitest.VaultConfig(t, s, s.AgentToken(t, "agent-a").Token))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,47 +2,21 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
 )
-
-// goBuild builds a tiny main package into out with the given -ldflags.
-func goBuild(t *testing.T, src, out, ldflags string) {
-	t.Helper()
-	cmd := exec.Command("go", "build", "-ldflags", ldflags, "-o", out, ".")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
-}
-
-// twinSource is a tiny main package whose builds differ by -X main.v.
-func twinSource(t *testing.T) string {
-	t.Helper()
-	src := t.TempDir()
-	for name, body := range map[string]string{
-		"go.mod":  "module example.com/twin\n\ngo 1.21\n",
-		"main.go": "package main\n\nvar v string\n\nfunc main() { println(v) }\n",
-	} {
-		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return src
-}
 
 // init registers loopguard-hook only when it is beside loopguard and of the
 // same build; every other case registers loopguard itself and says why.
 func TestHookBinary(t *testing.T) {
-	src := twinSource(t)
+	src := clitest.TwinSource(t)
 	dir := t.TempDir()
 	full, hook := filepath.Join(dir, "loopguard"), filepath.Join(dir, "loopguard-hook")
-	goBuild(t, src, full, "-X main.v=1")
+	clitest.GoBuild(t, src, full, "-X main.v=1")
 
 	check := func(what, wantBin, wantWhy string) {
 		t.Helper()
@@ -53,7 +27,7 @@ func TestHookBinary(t *testing.T) {
 	}
 	check("absent", full, "is not installed")
 
-	goBuild(t, src, hook, "-X main.v=1")
+	clitest.GoBuild(t, src, hook, "-X main.v=1")
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	check("same build", hook, "")
 
@@ -68,7 +42,7 @@ func TestHookBinary(t *testing.T) {
 	}
 	check("same build, local backend again", hook, "")
 
-	goBuild(t, src, hook, "-X main.v=2")
+	clitest.GoBuild(t, src, hook, "-X main.v=2")
 	check("another build", full, "not from the same build")
 
 	if err := os.WriteFile(hook, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
@@ -79,7 +53,7 @@ func TestHookBinary(t *testing.T) {
 	if err := os.Remove(hook); err != nil {
 		t.Fatal(err)
 	}
-	goBuild(t, src, hook, "-X main.v=1")
+	clitest.GoBuild(t, src, hook, "-X main.v=1")
 	if err := os.Chmod(hook, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +63,10 @@ func TestHookBinary(t *testing.T) {
 // Every CLI command warns when the loopguard-hook beside it is of another
 // build; the controls: none when it is of the same build or not there.
 func TestWarnStaleHook(t *testing.T) {
-	src := twinSource(t)
+	src := clitest.TwinSource(t)
 	dir := t.TempDir()
 	full, hook := filepath.Join(dir, "loopguard"), filepath.Join(dir, "loopguard-hook")
-	goBuild(t, src, full, "-X main.v=1")
+	clitest.GoBuild(t, src, full, "-X main.v=1")
 	warn := func() string {
 		var b strings.Builder
 		warnStaleHook(&b, full)
@@ -101,11 +75,11 @@ func TestWarnStaleHook(t *testing.T) {
 	if w := warn(); w != "" {
 		t.Errorf("no loopguard-hook: %q", w)
 	}
-	goBuild(t, src, hook, "-X main.v=1")
+	clitest.GoBuild(t, src, hook, "-X main.v=1")
 	if w := warn(); w != "" {
 		t.Errorf("same build: %q", w)
 	}
-	goBuild(t, src, full, "-X main.v=2")
+	clitest.GoBuild(t, src, full, "-X main.v=2")
 	if w := warn(); !strings.Contains(w, "loopguard: warning: ") || !strings.Contains(w, "not from the same build") {
 		t.Errorf("another build: %q", w)
 	}

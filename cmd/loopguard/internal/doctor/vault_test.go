@@ -2,25 +2,14 @@ package doctor
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
-	"github.com/loopguard/loopguard/config"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
 )
-
-func vaultConfig(t *testing.T, s *vaulttest.Server, tok string) config.Config {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(p, []byte(tok+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return config.Config{V: config.Version, Backend: config.BackendVault, Vault: &config.Vault{Address: s.Addr, TokenFile: p}}
-}
 
 // doctor passes with the agent's token (Vault refuses to mint with it) and
 // fails with an approver's (which can mint), and with a revoked token.
@@ -35,14 +24,14 @@ func TestDoctorVault(t *testing.T) {
 		return m
 	}
 	agent := s.AgentToken(t, "agent-a")
-	got := status(checkVault(ctx, vaultConfig(t, s, agent.Token)))
+	got := status(checkVault(ctx, clitest.VaultConfig(t, s, agent.Token)))
 	for _, name := range []string{"vault", "vault token", "vault identity", "vault verify", "vault grants", "vault mint refused"} {
 		if got[name] != statusOK {
 			t.Errorf("agent token: %s = %v", name, got[name])
 		}
 	}
 	alice := s.AddApprover(t, "alice")
-	rs := checkVault(ctx, vaultConfig(t, s, alice.Token))
+	rs := checkVault(ctx, clitest.VaultConfig(t, s, alice.Token))
 	if got := status(rs); got["vault mint refused"] != statusFail {
 		t.Errorf("approver token on an agent machine: %+v", rs)
 	}
@@ -57,12 +46,12 @@ path "auth/token/lookup-self" { capabilities = ["read"] }`}, nil)
 		} `json:"auth"`
 	}
 	s.Do(t, "POST", "auth/token/create", map[string]any{"policies": []string{"old-agent"}, "no_default_policy": true}, &old)
-	if got := status(checkVault(ctx, vaultConfig(t, s, old.Auth.ClientToken))); got["vault identity"] != statusFail || got["vault token"] != statusOK {
+	if got := status(checkVault(ctx, clitest.VaultConfig(t, s, old.Auth.ClientToken))); got["vault identity"] != statusFail || got["vault token"] != statusOK {
 		t.Errorf("an old agent token, with no identity: %+v", got)
 	}
 	// An agent-policy token made before `team enroll` (no identity): it
 	// could publish nothing, so doctor says enroll.
-	rs = checkVault(ctx, vaultConfig(t, s, s.UnenrolledAgentToken(t, "agent-old").Token))
+	rs = checkVault(ctx, clitest.VaultConfig(t, s, s.UnenrolledAgentToken(t, "agent-old").Token))
 	if got := status(rs); got["vault identity"] != statusFail {
 		t.Errorf("unenrolled agent token: %+v", rs)
 	}
@@ -72,7 +61,7 @@ path "auth/token/lookup-self" { capabilities = ["read"] }`}, nil)
 		}
 	}
 	s.Revoke(t, agent.Token)
-	if got := status(checkVault(ctx, vaultConfig(t, s, agent.Token))); got["vault token"] != statusFail {
+	if got := status(checkVault(ctx, clitest.VaultConfig(t, s, agent.Token))); got["vault token"] != statusFail {
 		t.Errorf("revoked token: %+v", got)
 	}
 }
@@ -85,7 +74,7 @@ func TestDoctorVaultEnrolledToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range checkVault(ctx, vaultConfig(t, s, e.Token)) {
+	for _, r := range checkVault(ctx, clitest.VaultConfig(t, s, e.Token)) {
 		if r.status != statusOK {
 			t.Errorf("doctor with the enrolled token: %s %v: %s", r.name, r.status, r.detail)
 		}
