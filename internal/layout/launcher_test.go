@@ -102,7 +102,7 @@ func TestOneLanguage(t *testing.T) {
 // hook writes no plan file for a launcher to pick up: the launch computes
 // its plan when it runs (hooks' TestLaunchWritesNothing checks the state
 // directory the same way at run time).
-var hookUsesOfConfine = []string{"Spec", "Redirect", "NetworkCommand", "UnconfinedCommand", "CapUnconfined", "ABI", "MinABI", "Main", "Subcommand"}
+var hookUsesOfConfine = []string{"Spec", "Redirect", "NetworkCommand", "UnconfinedCommand", "GitCommand", "CapUnconfined", "ABI", "MinABI", "Main", "Subcommand"}
 
 // TestHookPreparesNoPlan: no package the hook binary links, confine
 // aside, uses a name of confine beyond hookUsesOfConfine. The control:
