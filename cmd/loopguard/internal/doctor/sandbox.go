@@ -231,7 +231,7 @@ func (v *sandboxVerdicts) judgeUnsandboxedCommands(layers []sandboxLayer) {
 // l, are init's entries alone: the user's settings, the entries that take
 // the launcher's escalation forms out of the sandbox (confine.Exclusions,
 // the launcher beside this binary: the network form's, and the unconfined
-// form's, which an earlier init did not write), and the same file setting
+// and git forms', which an earlier init did not write), and the same file setting
 // that launcher as the shell prefix (two-phase enforcement), which runs
 // such a command only on the hook's ticket. Anything wider, another
 // layer's entries, or the entries without the wrapper in front fails; why
@@ -261,6 +261,11 @@ func networkExclusionOnly(l sandboxLayer, p cli.SandboxPaths, cmds []string) (bo
 		why += ", one that needs more (git push, a write to your home) unconfined"
 	} else {
 		why += "; one that needs more runs inside the sandbox, where it cannot work (`loopguard init` adds the entry that runs it unconfined)"
+	}
+	if seen[want[2]] {
+		why += ", and one that writes git's own directory in the jail with it"
+	} else {
+		why += "; one that writes git's own directory (git add -A && git commit) runs inside the sandbox, whose placeholders make git add -A fail (`loopguard init` adds the entry that runs it in the jail)"
 	}
 	return true, why
 }

@@ -37,11 +37,13 @@ func strictUser(t *testing.T) []byte {
 	return out
 }
 
-// netEntry and freeEntry are init's excludedCommands entries for
-// testPaths' binary: the network form's and the unconfined form's.
+// netEntry, freeEntry and gitEntry are init's excludedCommands entries
+// for testPaths' binary: the network form's, the unconfined form's and
+// the git form's.
 const (
 	netEntry  = "/home/u/go/bin/loopguard-exec exec --cap project-write+network:* *"
 	freeEntry = "/home/u/go/bin/loopguard-exec exec --cap unconfined *"
+	gitEntry  = "/home/u/go/bin/loopguard-exec exec --cap project-write+git *"
 )
 
 // withExclusion is the strict user settings with entries as
@@ -165,6 +167,7 @@ func TestJudgeSandbox(t *testing.T) {
 		{"project allowUnsandboxedCommands true under user false", map[string]string{"project": `{"sandbox":{"allowUnsandboxedCommands":true}}`}, statusOK, "", ""},
 		{"excludedCommands: init's entry with the wrapper in front", map[string]string{"user": withExclusion(t, true, netEntry)}, statusOK, "", ""},
 		{"excludedCommands: init's two entries with the wrapper in front", map[string]string{"user": withExclusion(t, true, netEntry, freeEntry)}, statusOK, "", ""},
+		{"excludedCommands: init's three entries with the wrapper in front", map[string]string{"user": withExclusion(t, true, netEntry, freeEntry, gitEntry)}, statusOK, "", ""},
 		// init's own entry for the launcher's undo records (in the strict
 		// user settings of every case) is no opening.
 		{"allowWrite of the undo directory, again in a project", map[string]string{"project": `{"sandbox":{"filesystem":{"allowWrite":["~/.local/state/loopguard-undo"]}}}`}, statusOK, "", ""},
@@ -199,6 +202,31 @@ func TestJudgeSandbox(t *testing.T) {
 				t.Errorf("got %v %q: %s (fix: %q); want %v %q with %q and a fix", r.status, r.name, r.detail, r.fix, c.status, c.check, c.detail)
 			}
 		})
+	}
+}
+
+// TestExcludedEntriesSayWhatIsMissing: an earlier init's entries pass,
+// and doctor says which form then runs inside the sandbox and that init
+// adds its entry; with all three it says where each runs.
+func TestExcludedEntriesSayWhatIsMissing(t *testing.T) {
+	detail := func(entries ...string) string {
+		t.Helper()
+		for _, r := range judgeSandbox(layersOf(t, map[string]string{"user": withExclusion(t, true, entries...)}), testPaths, testProject) {
+			if r.name == "sandbox excludedCommands" {
+				if r.status != statusOK {
+					t.Fatalf("%q: %v %s", entries, r.status, r.detail)
+				}
+				return r.detail
+			}
+		}
+		t.Fatalf("%q: no excludedCommands check", entries)
+		return ""
+	}
+	if d := detail(netEntry, freeEntry); !strings.Contains(d, "writes git's own directory (git add -A && git commit) runs inside the sandbox") || !strings.Contains(d, "`loopguard init` adds the entry that runs it in the jail") {
+		t.Errorf("two entries: %s", d)
+	}
+	if d := detail(netEntry, freeEntry, gitEntry); !strings.Contains(d, "one that writes git's own directory in the jail with it") || strings.Contains(d, "adds the entry") {
+		t.Errorf("three entries: %s", d)
 	}
 }
 
