@@ -33,21 +33,33 @@ import (
 
 // gitPinNames are the entries of a git directory pinned under +git: what
 // git runs or reads its configuration from (config, config.worktree,
-// hooks) and where it looks for objects (objects/info/alternates).
-var gitPinNames = []string{"config", "config.worktree", "hooks", "objects/info/alternates"}
+// hooks; commondir, which moves all three to the directory it names, and
+// the old remote definitions in remotes and branches) and where it looks
+// for objects (objects/info/alternates).
+var gitPinNames = []string{"config", "config.worktree", "commondir", "hooks", "objects/info/alternates", "remotes", "branches"}
 
-// gitPins are the pinned paths of git directory g, and those of each
-// submodule's git directory kept in it (g/modules/NAME).
+// worktreePinNames are those of a linked worktree's own directory
+// (worktrees/NAME), which the rest of +git writes (its index, HEAD).
+var worktreePinNames = []string{"config.worktree", "commondir"}
+
+// gitPins are the pinned paths of git directory g, those of each
+// submodule's git directory kept in it (g/modules/NAME) and those of each
+// linked worktree's (g/worktrees/NAME).
 func gitPins(g string) []string {
 	var out []string
 	for _, n := range gitPinNames {
 		out = append(out, filepath.Join(g, n))
 	}
-	mods, _ := os.ReadDir(filepath.Join(g, "modules"))
-	for _, m := range mods {
-		if m.IsDir() {
-			for _, n := range gitPinNames {
-				out = append(out, filepath.Join(g, "modules", m.Name(), n))
+	for _, sub := range []struct {
+		dir   string
+		names []string
+	}{{"modules", gitPinNames}, {"worktrees", worktreePinNames}} {
+		ents, _ := os.ReadDir(filepath.Join(g, sub.dir))
+		for _, m := range ents {
+			if m.IsDir() {
+				for _, n := range sub.names {
+					out = append(out, filepath.Join(g, sub.dir, m.Name(), n))
+				}
 			}
 		}
 	}

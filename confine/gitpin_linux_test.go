@@ -44,8 +44,10 @@ printf '#!/bin/sh\nsh tools/check.sh\n' > .git/hooks/pre-commit && chmod +x .git
 // commit lands: the control) but not its configuration or hooks, which
 // the human's next unconfined git runs. The attack is project code a
 // pre-commit hook runs (lint-staged's eslint.config.js, npm test): it sets
-// core.fsmonitor, appends to .git/config, replaces it by a rename, and
-// adds a post-commit hook. With namespaces the kernel refuses each (the
+// core.fsmonitor, appends to .git/config, replaces it by a rename, adds a
+// post-commit hook, and writes .git/commondir naming a directory of its
+// own whose config sets core.fsmonitor (git reads the configuration of
+// the directory commondir names). With namespaces the kernel refuses each (the
 // pins are mounted read-only); with the filter alone each lands and is put
 // back when the call ends, and the launcher says so. Either way the next
 // unconfined git status runs nothing of the call's.
@@ -56,15 +58,22 @@ func TestJailGitPins(t *testing.T) {
 echo '	pager = touch ` + pwned + `' >> .git/config || true
 printf '[core]\n\tfsmonitor = touch ` + pwned + `\n' > .git/config.new && mv -f .git/config.new .git/config || true
 printf '#!/bin/sh\ntouch ` + pwned + `\n' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit || true
+mkdir -p src/evil && cp -r .git/objects .git/refs .git/HEAD src/evil/ && printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = touch ` + pwned + `\n' > src/evil/config && echo ../src/evil > .git/commondir || true
 echo checked > checked.txt`
 		config, hook := j.gitRepo(t, check)
 		out, code := j.launch(t, gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; echo two > two.txt && git add -A && git commit -qm two`)
 		if code != 0 {
 			t.Fatalf("the commit under +git (control): exit %d: %s", code, out)
 		}
-		restored := strings.Contains(out, "loopguard: put back ")
-		if restored == j.ns {
-			t.Errorf("namespaces %v: the launcher said it put something back: %v:\n%s", j.ns, restored, out)
+		// With namespaces the kernel refuses every change to a pin that
+		// existed (mounted read-only); what did not exist (commondir) is
+		// made and put back after the call. With the filter alone every
+		// change lands and is put back.
+		for _, pin := range []string{".git/config", ".git/hooks", ".git/commondir"} {
+			said := strings.Contains(out, "loopguard: put back "+filepath.Join(j.project, pin)+",")
+			if want := pin == ".git/commondir" || !j.ns; said != want {
+				t.Errorf("namespaces %v: put back %s said %v, want %v:\n%s", j.ns, pin, said, want, out)
+			}
 		}
 		if b, err := os.ReadFile(filepath.Join(j.project, ".git/config")); err != nil || string(b) != string(config) {
 			t.Errorf(".git/config after the call: %q %v", b, err)
