@@ -2,9 +2,11 @@ package hooks
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 
 	"github.com/loopguard/loopguard/confine"
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/internal/testknobs"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/present"
@@ -123,7 +125,7 @@ func (e *Engine) escalationOf(c *Call, d *described) (escalation, []int) {
 		return escapeUnconfined, nil
 	case b.network && !b.outside && !b.git:
 		return escapeNetwork, b.ports
-	case b.git && !b.network && !b.outside:
+	case b.git && !b.network && !b.outside && ownRepository(project, c.Cwd):
 		// Git's own directory alone (git add -A && git commit): in the
 		// jail with it (confine.GitCommand), out of Claude Code's sandbox,
 		// whose /dev/null mounts over the project's missing dotfiles make
@@ -131,6 +133,31 @@ func (e *Engine) escalationOf(c *Call, d *described) (escalation, []int) {
 		return escapeGit, nil
 	}
 	return escapeNone, nil
+}
+
+// ownRepository reports whether git run in cwd works on the project's own
+// repository, the one +git writes: the project has a .git (a directory,
+// or a worktree's or a submodule's file), and no directory from cwd up to
+// the project holds another. git init in a project without one, or a
+// commit in a nested repository, would fail in the git form (the jail
+// holds a new or nested .git): such a call runs as written, as before.
+func ownRepository(project, cwd string) bool {
+	if _, err := os.Lstat(filepath.Join(project, ".git")); err != nil {
+		return false
+	}
+	cwd = filepath.Clean(cwd)
+	if !fsx.Within(cwd, project) {
+		return false
+	}
+	for d := cwd; d != project; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return false
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
+	return true
 }
 
 // unconfinedLaunch is the input an exactly approved Bash call runs as in

@@ -2,6 +2,8 @@ package hooks
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -92,6 +94,19 @@ func TestExactBeyondTheNetworkRunsUnconfined(t *testing.T) {
 	// Git's own directory alone: in the jail with it, in the form init's
 	// third entry takes out of Claude Code's sandbox (whose mounts over the
 	// project's missing dotfiles make git add -A fail there).
+	// Control: a project with no repository of its own (git init there,
+	// whose new .git the jail would hold): approved, it runs as written.
+	{
+		cmd := "git commit -qm none"
+		d := run(cmd)
+		h.approve(d)
+		if d = run(cmd); d.Behavior != Allow || d.UpdatedInput != nil {
+			t.Errorf("%s without a .git: runs as %v (%s), want as written", cmd, d.UpdatedInput["command"], d.Message)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(h.Project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, cmd := range []string{"git commit -qm wip", "git add -A && git commit -qm wip"} {
 		d := run(cmd)
 		if d.Reason != ReasonLeavesJail || strings.Contains(d.Message, "unconfined") {
@@ -202,4 +217,32 @@ func TestUnconfinedOnlyForAnExactApprovalUnderTheJail(t *testing.T) {
 			t.Errorf("approved exactly, it runs as %v (%s)", d.UpdatedInput["command"], d.Capability)
 		}
 	})
+}
+
+// ownRepository: the git form only where git works on the project's own
+// repository.
+func TestOwnRepository(t *testing.T) {
+	p := t.TempDir()
+	if ownRepository(p, p) {
+		t.Error("a project with no .git")
+	}
+	for _, d := range []string{".git", "a/b", "nested/.git", "nested/x"} {
+		if err := os.MkdirAll(filepath.Join(p, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		cwd  string
+		want bool
+	}{
+		{p, true},
+		{filepath.Join(p, "a/b"), true},
+		{filepath.Join(p, "nested"), false},
+		{filepath.Join(p, "nested/x"), false},
+		{filepath.Dir(p), false},
+	} {
+		if got := ownRepository(p, c.cwd); got != c.want {
+			t.Errorf("ownRepository(%s) = %v, want %v", c.cwd, got, c.want)
+		}
+	}
 }
