@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package clitest holds what the tests of the CLI's packages (the root
 // command's and its verb families') share: builds of a tiny program that
 // differ only by a linked variable, and a Vault configuration whose token
