@@ -173,15 +173,6 @@ func Main(args []string, stdin io.Reader, stderr io.Writer, loadKey func(context
 	if c.Cwd, err = os.Getwd(); err != nil {
 		return c.refuse(err)
 	}
-	c.Key = func() ([]byte, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), ticket.KeyTimeout)
-		defer cancel()
-		master, err := loadKey(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer clear(master)
-		return ticketKey(master)
-	}
+	c.Key = ticket.KeyFrom(loadKey, ticketKey)
 	return c.Run(input)
 }

@@ -117,15 +117,6 @@ func Main(args []string, stderr io.Writer, loadKey func(context.Context) ([]byte
 	if s.Cwd, err = os.Getwd(); err != nil {
 		return s.refuse(err)
 	}
-	s.Key = func() ([]byte, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), ticket.KeyTimeout)
-		defer cancel()
-		master, err := loadKey(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer clear(master)
-		return ticketKey(master)
-	}
+	s.Key = ticket.KeyFrom(loadKey, ticketKey)
 	return s.Run(args[1])
 }

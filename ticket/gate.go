@@ -327,7 +327,16 @@ func Main(args []string, stderr io.Writer, loadKey func(context.Context) ([]byte
 	// The session id is not a setting: it is what the ticket is matched
 	// against, and the host sets it for the shell.
 	g.Session = os.Getenv("CLAUDE_CODE_SESSION_ID")
-	g.Key = func() ([]byte, error) {
+	g.Key = KeyFrom(loadKey, ticketKey)
+	return g.Run(args[0])
+}
+
+// KeyFrom is a wrapper's ticket key: the master key read by loadKey
+// within KeyTimeout, derived by ticketKey, the master cleared after (the
+// wrapper's, the shell tool's and the shell's: packages shelltool and
+// shellwrap).
+func KeyFrom(loadKey func(context.Context) ([]byte, error), ticketKey func([]byte) ([]byte, error)) func() ([]byte, error) {
+	return func() ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), KeyTimeout)
 		defer cancel()
 		master, err := loadKey(ctx)
@@ -337,5 +346,4 @@ func Main(args []string, stderr io.Writer, loadKey func(context.Context) ([]byte
 		defer clear(master)
 		return ticketKey(master)
 	}
-	return g.Run(args[0])
 }
