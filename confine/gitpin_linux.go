@@ -244,7 +244,8 @@ func removeAt(dir int, name string, depth int) error {
 }
 
 // putAt makes name in dir hold e, where nothing is now: a file written
-// under a temporary name and renamed into place.
+// under a random temporary name and renamed into place (fsx.WriteFileAt:
+// a name the call could guess and plant would stop the put-back).
 func (e pinnedEntry) putAt(dir int, name string) error {
 	perm := e.mode & 0o7777
 	switch {
@@ -253,29 +254,7 @@ func (e pinnedEntry) putAt(dir int, name string) error {
 	case e.mode&unix.S_IFMT == unix.S_IFLNK:
 		return unix.Symlinkat(e.target, dir, name)
 	case e.mode&unix.S_IFMT == unix.S_IFREG:
-		tmp := fsx.TempPrefix + name + ".loopguard"
-		fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-		if err != nil {
-			return err
-		}
-		f := os.NewFile(uintptr(fd), tmp)
-		_, err = f.Write(e.data)
-		if err == nil {
-			err = f.Chmod(fs.FileMode(perm))
-		}
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = unix.Renameat(dir, tmp, dir, name)
-		}
-		if err != nil {
-			_ = unix.Unlinkat(dir, tmp, 0)
-		}
-		return err
+		return fsx.WriteFileAt(dir, name, e.data, fs.FileMode(perm))
 	case e.mode&unix.S_IFMT == unix.S_IFDIR:
 		if err := unix.Mkdirat(dir, name, 0o700); err != nil {
 			return err

@@ -42,12 +42,11 @@ func WriteFileSynced(path string, data []byte, mode fs.FileMode) error {
 // writeRename writes data to a new temp file beside path (fsynced if
 // sync) and renames it over path.
 func writeRename(path string, data []byte, mode fs.FileMode, sync bool) error {
-	dir := filepath.Dir(path)
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
+	name, err := tempName()
+	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, TempPrefix+hex.EncodeToString(rnd[:]))
+	tmp := filepath.Join(filepath.Dir(path), name)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
@@ -68,6 +67,16 @@ func writeRename(path string, data []byte, mode fs.FileMode, sync bool) error {
 		return err
 	}
 	return nil
+}
+
+// tempName is a new temp file's name: TempPrefix and 16 random hex
+// digits.
+func tempName() (string, error) {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return "", err
+	}
+	return TempPrefix + hex.EncodeToString(rnd[:]), nil
 }
 
 // SyncDir fsyncs directory dir, so that a rename or a new file in it
