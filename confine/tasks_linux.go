@@ -3,11 +3,9 @@
 package confine
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -64,10 +62,12 @@ func taskLimit(ns bool) (uint64, error) {
 	return min(n, cur.Max), nil
 }
 
-// userTasks counts the tasks of uid this process's /proc shows: the
-// threads of each process whose owner uid is. A process changing its
-// owner meanwhile is counted or not; the bound is jailTasks either way,
-// give or take such a race.
+// userTasks counts the tasks of uid this process's /proc shows: for each
+// process whose owner uid is, its threads, which are the link count of its
+// task directory less two (proc_task_getattr: one link a thread besides .
+// and ..), so one fstatat a process tells both its owner and its threads.
+// A process changing its owner or ending meanwhile is counted or not; the
+// bound is jailTasks either way, give or take such a race.
 func userTasks(uid int) (uint64, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
@@ -79,47 +79,15 @@ func userTasks(uid int) (uint64, error) {
 		return 0, err
 	}
 	var n uint64
-	buf := make([]byte, 1024)
 	for _, name := range names {
 		if name[0] < '0' || name[0] > '9' {
 			continue
 		}
 		var st unix.Stat_t
-		if err := unix.Fstatat(int(d.Fd()), name, &st, 0); err != nil || int(st.Uid) != uid {
+		if err := unix.Fstatat(int(d.Fd()), name+"/task", &st, 0); err != nil || int(st.Uid) != uid {
 			continue
 		}
-		n += threadsOf(int(d.Fd()), name+"/stat", buf)
+		n += max(1, uint64(st.Nlink)-min(2, uint64(st.Nlink)))
 	}
 	return n, nil
-}
-
-// threadsOf is num_threads from a /proc/PID/stat (1 when unreadable:
-// the process is there).
-func threadsOf(dirfd int, name string, buf []byte) uint64 {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 1
-	}
-	k, err := unix.Read(fd, buf)
-	_ = unix.Close(fd)
-	if err != nil || k <= 0 {
-		return 1
-	}
-	// pid (comm) state ppid pgrp session tty_nr tpgid flags minflt
-	// cminflt majflt cmajflt utime stime cutime cstime priority nice
-	// num_threads: the 17th field after comm's closing parenthesis.
-	b := buf[:k]
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 1
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 18 {
-		return 1
-	}
-	t, err := strconv.ParseUint(string(f[17]), 10, 64)
-	if err != nil || t == 0 {
-		return 1
-	}
-	return t
 }
