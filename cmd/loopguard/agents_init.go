@@ -122,7 +122,7 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 		if res.Existed {
 			fmt.Fprintf(out, "Backup of the original: %s (used by loopguard uninstall --agent %s).\n", res.Backup, reg.Agent)
 		}
-		if err := record(st, seal, audit.Entry{Decision: "init", Mode: o.mode, Principal: principal(),
+		if err := cli.Record(st, seal, audit.Entry{Decision: "init", Mode: o.mode, Principal: cli.Principal(),
 			Detail: reg.Agent + " " + path}); err != nil {
 			return err
 		}

@@ -18,12 +18,6 @@ import (
 // the one anchored (removed, replaced, rolled back) is never anchored
 // again without a human saying so: audit restart --accept-loss.
 
-func storeAnchor(dir, rec string) error {
-	ctx, cancel := cli.AnchorCtx()
-	defer cancel()
-	return keyring.StoreAnchor(ctx, keyring.AnchorAccount(dir), rec)
-}
-
 // checkStateAnchor checks the state directory st against the keyring's
 // anchor under seal: (false, nil) when there is no anchor, an
 // *audit.LostError when it is not the directory anchored.
@@ -34,55 +28,6 @@ func checkStateAnchor(st *state.Store, seal []byte) (audit.AnchorInfo, bool, err
 	}
 	info, err := cli.AuditLog(st).CheckAnchor(seal, rec)
 	return info, true, err
-}
-
-// reanchor moves the anchor of st to the audit log's sealed head, under
-// seal, after checking that the anchor there names this directory: a lost
-// one is an *audit.LostError, never anchored again here. Where nothing is
-// anchored and the directory has no identity (set up before anchors), it
-// does nothing unless create (init): then the directory gets its identity.
-// Other keyring failures are returned too; the callers that only move the
-// anchor along (record) let them pass.
-func reanchor(st *state.Store, seal []byte, create bool) error {
-	return moveAnchor(st, seal, seal, create)
-}
-
-// moveAnchor is reanchor for a key rotation: the anchor there is checked
-// under oldSeal, the new one made under seal (the head must already be
-// sealed under it).
-func moveAnchor(st *state.Store, oldSeal, seal []byte, create bool) error {
-	l := cli.AuditLog(st)
-	return l.AnchorLocked(func() error {
-		rec, err := cli.LoadAnchor(st.Dir)
-		if err != nil {
-			return err
-		}
-		id, err := l.ID()
-		if err != nil {
-			return err
-		}
-		switch {
-		case rec != "":
-			if _, err := l.CheckAnchor(oldSeal, rec); err != nil {
-				return err
-			}
-		case id == "" && !create:
-			return nil
-		}
-		if id == "" {
-			if _, err := l.NewID(); err != nil {
-				return err
-			}
-		}
-		next, err := l.Anchor(seal)
-		if err != nil {
-			return err
-		}
-		if next == rec {
-			return nil
-		}
-		return storeAnchor(st.Dir, next)
-	})
 }
 
 func deleteAnchor(dir string) error {
@@ -99,7 +44,7 @@ func anchorForInit(st *state.Store, seal []byte, errOut io.Writer) error {
 		fmt.Fprintln(errOut, "loopguard: warning: the state directory is not anchored in the keyring (its audit log could not be sealed): a removed or replaced state directory would go unnoticed")
 		return nil
 	}
-	if err := reanchor(st, seal, true); err != nil {
+	if err := cli.Reanchor(st, seal, true); err != nil {
 		return fmt.Errorf("failed to anchor the state directory in the keyring: %w", err)
 	}
 	return nil

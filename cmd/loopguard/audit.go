@@ -178,7 +178,7 @@ anchored anew.`,
 		Example: "  loopguard audit restart\n  loopguard audit restart --accept-loss   # after the state directory was removed or restored",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := openStore()
+			st, err := cli.OpenStore()
 			if err != nil {
 				return err
 			}
@@ -192,7 +192,7 @@ anchored anew.`,
 }
 
 func openAuditLog() (*audit.Log, error) {
-	st, err := openStore()
+	st, err := cli.OpenStore()
 	if err != nil {
 		return nil, err
 	}
@@ -410,7 +410,7 @@ func sealForInit(st *state.Store, seal []byte, created bool, out, errOut io.Writ
 		if err != nil {
 			return nil, err
 		}
-		if err := record(st, seal, audit.Entry{Decision: chainStart, Principal: principal(),
+		if err := cli.Record(st, seal, audit.Entry{Decision: chainStart, Principal: cli.Principal(),
 			Detail: "a new key starts a new chain; the log sealed under the previous key is kept as " + filepath.Base(archived)}); err != nil {
 			return nil, err
 		}
@@ -509,7 +509,7 @@ func auditRestartRun(ctx context.Context, o *auditRestartOptions) error {
 		// a hook that checks between the two sees no loss.
 		start, err := audit.StartAnchor(seal, id)
 		if err == nil {
-			err = storeAnchor(o.Store.Dir, start)
+			err = cli.StoreAnchor(o.Store.Dir, start)
 		}
 		if err != nil {
 			return fmt.Errorf("failed to anchor the state directory in the keyring: %w", err)
@@ -529,7 +529,7 @@ func auditRestartRun(ctx context.Context, o *auditRestartOptions) error {
 	if lost != nil {
 		fmt.Fprintf(o.Out, "Accepted the loss: %s.\n", lost.Why)
 		fmt.Fprintf(o.Out, "The state directory %s has a new identity, anchored in the keyring; %d grant(s) in it revoked (a restored copy may hold approvals already used).\n", o.Store.Dir, revoked)
-		return record(o.Store, seal, audit.Entry{Decision: "accept-loss", Principal: principal(), Detail: lost.Why})
+		return cli.Record(o.Store, seal, audit.Entry{Decision: "accept-loss", Principal: cli.Principal(), Detail: lost.Why})
 	}
 	if o.AcceptLoss {
 		fmt.Fprintln(o.Out, "Nothing was lost: the state directory is the one anchored in the keyring.")
@@ -569,6 +569,6 @@ func confirmRestart(dir string) error {
 	}
 	defer tty.Close()
 	fmt.Fprintf(tty, "This sets the audit log in %s aside and starts a new one.\n", dir)
-	return confirmTyped(tty, "Type restart to go on (anything else cancels): ", is("restart"),
+	return cli.ConfirmTyped(tty, "Type restart to go on (anything else cancels): ", is("restart"),
 		"nothing was changed", errors.New("not confirmed"))
 }

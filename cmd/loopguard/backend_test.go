@@ -11,6 +11,7 @@ import (
 
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
 	"github.com/loopguard/loopguard/state"
@@ -22,7 +23,7 @@ import (
 func aliceCustody(t *testing.T) (*vaulttest.Server, *vault.Custody) {
 	t.Helper()
 	s := vaulttest.Start(t)
-	c, err := vaultCustody(clitest.VaultConfig(t, s, s.AddApprover(t, "alice").Token))
+	c, err := approve.VaultCustody(clitest.VaultConfig(t, s, s.AddApprover(t, "alice").Token))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestPruneVault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &minter{team: c, principal: "vault:userpass-alice", ctx: ctx}
+	m := &approve.Minter{Team: c, Principal: "vault:userpass-alice"}
 	var out bytes.Buffer
 	if err := pruneVault(ctx, &out, st, m, now); err != nil || !strings.Contains(out.String(), "Pruned 0 ") {
 		t.Fatalf("nothing expired yet: %v %q", err, out.String())
@@ -92,11 +93,11 @@ func TestPruneVault(t *testing.T) {
 		t.Fatalf("left: %+v %v", left, err)
 	}
 	// An agent machine's token lists but may not delete.
-	agent, err := vaultCustody(clitest.VaultConfig(t, s, s.AgentToken(t, "agent-a").Token))
+	agent, err := approve.VaultCustody(clitest.VaultConfig(t, s, s.AgentToken(t, "agent-a").Token))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.team = agent
+	m.Team = agent
 	if err := pruneVault(ctx, &out, st, m, now.Add(2*time.Hour)); err == nil {
 		t.Error("the agent's token pruned a grant in Vault")
 	}

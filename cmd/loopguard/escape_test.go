@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
@@ -165,7 +166,7 @@ func TestEveryRenderingEscapesEveryField(t *testing.T) {
 		c := &console{tty: f, fd: fdOf(f), pal: paletteFor(f)}
 		showParts(c, p, head, says, body, true)
 		g := token.Grant{Principal: attack, Session: attack, Agent: attack, Tool: attack, ArgHash: p.Digest, Scope: token.ScopeCall, Expiry: now}
-		printApproved(f, attack, &g, "The waiting hook on "+machineName(tp)+" runs it once.")
+		approve.Printed(f, attack, &g, "The waiting hook on "+approve.MachineName(tp)+" runs it once.")
 		printError(f, cli.WithHint(errors.New(attack), attack))
 		(&round{c: c, titles: true}).title(attack)
 		f.Close()

@@ -17,6 +17,7 @@ import (
 	"github.com/loopguard/loopguard/agents/all"
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/confine"
@@ -110,7 +111,7 @@ by typing the first characters of its digest. It refuses inside an agent
 			defer tty.Close()
 			o.tty, o.store, o.now = tty, st, time.Now
 			o.confirm = func(digest string) error {
-				return confirmPrefix(tty, digest, approvePrefixLen, "grant")
+				return cli.ConfirmPrefix(tty, digest, approve.PrefixLen, "grant")
 			}
 			return grantRun(cmd.Context(), o)
 		},
@@ -268,12 +269,12 @@ func grantRun(ctx context.Context, o *grantOptions) error {
 	}
 	// The key (keyring or Vault) is checked before the human types
 	// anything, and names who grants.
-	m, err := loadMinter(ctx)
+	m, err := approve.Load(ctx)
 	if err != nil {
 		return err
 	}
 	expiry := now.Add(o.ttl).Truncate(time.Second)
-	fmt.Fprintf(tty, "Grant, as %s, for %s (until %s):\n", present.EscapeText(m.principal), o.ttl, present.FormatTime(expiry))
+	fmt.Fprintf(tty, "Grant, as %s, for %s (until %s):\n", present.EscapeText(m.Principal), o.ttl, present.FormatTime(expiry))
 	if o.preset != "" {
 		fmt.Fprintf(tty, "the preset %s: %d rules; protected files stay denied, reading in this project only, git only in its own repository\n", o.preset, len(rules))
 	}
@@ -313,49 +314,20 @@ func grantRun(ctx context.Context, o *grantOptions) error {
 	}
 	digest := grantDigest(rules, session, agent, o.ttl)
 	fmt.Fprintf(tty, "session: %s\nagent:   %s\ndigest:  %s\n", showSession, showAgent, digest)
-	if m.team != nil {
+	if m.Team != nil {
 		fmt.Fprintln(tty, "Published in Vault: the hooks on every machine sharing it find these grants; revoke removes them there.")
 	}
 	if err := o.confirm(digest); err != nil {
 		return err
 	}
 	for _, r := range rules {
-		g, err := mintScopedRecord(st, m, r, session, agent, expiry, now, state.GrantRecord{Created: now.UTC(), Preset: o.preset})
+		g, err := approve.Grant(st, m, r, session, agent, expiry, now, state.GrantRecord{Created: now.UTC(), Preset: o.preset})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(tty, "Granted %s: %s\n", g.ID(), g.Scope)
 	}
 	return nil
-}
-
-// mintScoped mints, stores and logs one scoped grant of rule r.
-func mintScoped(st *state.Store, m *minter, r scope.Rule, session, agent string, expiry, now time.Time) (*token.Grant, error) {
-	return mintScopedRecord(st, m, r, session, agent, expiry, now, state.GrantRecord{Created: now.UTC()})
-}
-
-// mintScopedRecord is mintScoped with the grant file's notes.
-func mintScopedRecord(st *state.Store, m *minter, r scope.Rule, session, agent string, expiry, now time.Time, rec state.GrantRecord) (*token.Grant, error) {
-	g, err := m.mint(token.Grant{Principal: m.principal, Agent: agent, Session: session,
-		Tool: r.Tool(), ArgHash: token.Any, Scope: r.String(), Expiry: expiry}, now)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.publishRecord(st, &g, rec, now); err != nil {
-		return nil, err
-	}
-	if err := record(st, m.seal, m.entry(audit.Entry{Session: session, Agent: agent, Tool: g.Tool, Decision: "grant",
-		Grant: g.ID(), Principal: g.Principal, Detail: presetDetail(rec.Preset) + g.Scope})); err != nil {
-		return nil, err
-	}
-	return &g, nil
-}
-
-func presetDetail(preset string) string {
-	if preset == "" {
-		return ""
-	}
-	return "preset " + preset + ": "
 }
 
 // grantDigest names what a grant confirmation covers: the pinned rules, the
@@ -388,7 +360,7 @@ func newGrantsCmd() *cobra.Command {
 		Example: "  loopguard grants\n  loopguard grants --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := openStore()
+			st, err := cli.OpenStore()
 			if err != nil {
 				return err
 			}
@@ -578,11 +550,11 @@ func foldPresets(rows []grantJSON) []grantJSON {
 type revokeOptions struct {
 	out     io.Writer
 	store   *state.Store
-	minter  *minter  // nil: no Vault backend
-	ids     []string // grant ids or unique prefixes
-	all     bool     // --all
-	session string   // --session
-	preset  string   // --preset
+	minter  *approve.Minter // nil: no Vault backend
+	ids     []string        // grant ids or unique prefixes
+	all     bool            // --all
+	session string          // --session
+	preset  string          // --preset
 }
 
 func newRevokeCmd() *cobra.Command {
@@ -605,7 +577,7 @@ Taking power away needs no terminal.`,
 			if n != 1 {
 				return errors.New("name grant ids, or --all, or --session ID, or --preset NAME (one of them)")
 			}
-			st, err := openStore()
+			st, err := cli.OpenStore()
 			if err != nil {
 				return err
 			}
@@ -629,14 +601,14 @@ func revokeRun(ctx context.Context, o *revokeOptions) error {
 	if err != nil {
 		return err
 	}
-	who := principal()
+	who := cli.Principal()
 	if m != nil {
 		// The grants in Vault too: revoked there, for every machine.
-		team, err := teamGrantsOf(ctx, m.team)
+		team, err := teamGrantsOf(ctx, m.Team)
 		if err != nil {
 			return err
 		}
-		all2, who = append(team, all2...), m.principal
+		all2, who = append(team, all2...), m.Principal
 	}
 	var known []string
 	for _, gf := range all2 {
@@ -667,7 +639,7 @@ func revokeRun(ctx context.Context, o *revokeOptions) error {
 		}
 		if kv, ok := strings.CutPrefix(gf.Path, vaultPathPrefix); ok && m != nil {
 			cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
-			err := m.team.RevokeGrant(cctx, kv)
+			err := m.Team.RevokeGrant(cctx, kv)
 			cancel()
 			if err != nil {
 				return err
@@ -680,7 +652,7 @@ func revokeRun(ctx context.Context, o *revokeOptions) error {
 		if gf.Grant != nil {
 			e.Grant, e.Session, e.Agent, e.Tool, e.Detail = gf.Grant.ID(), gf.Grant.Session, gf.Grant.Agent, gf.Grant.Tool, gf.Grant.Scope
 		}
-		if err := record(st, nil, e); err != nil {
+		if err := cli.Record(st, nil, e); err != nil {
 			return err
 		}
 	}
@@ -707,7 +679,7 @@ func teamGrants(ctx context.Context) ([]state.GrantFile, error) {
 	if err != nil || cfg.Backend != config.BackendVault {
 		return nil, err
 	}
-	c, err := vaultCustody(cfg)
+	c, err := approve.VaultCustody(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -729,12 +701,12 @@ func teamGrantsOf(ctx context.Context, c *vault.Custody) ([]state.GrantFile, err
 
 // revoker is who revokes grants kept in Vault: an approver (nil with the
 // keyring, whose grants are files on this machine).
-func revoker(ctx context.Context) (*minter, error) {
+func revoker(ctx context.Context) (*approve.Minter, error) {
 	cfg, err := cli.LoadConfig()
 	if err != nil || cfg.Backend != config.BackendVault {
 		return nil, err
 	}
-	return teamMinter(ctx)
+	return approve.LoadTeam(ctx)
 }
 
 // confinementNote says how a Bash rule's program will run here: confined

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hookmain"
@@ -16,6 +17,6 @@ import (
 // the Vault backend.
 func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer) cli.ExitCode {
 	return cli.ExitCode(hookmain.Run(args, stdin, stdout, stderr, hookmain.Options{
-		Vault: func(cfg config.Config) (hooks.Custody, error) { return vaultCustody(cfg) },
+		Vault: func(cfg config.Config) (hooks.Custody, error) { return approve.VaultCustody(cfg) },
 	}))
 }

@@ -42,7 +42,7 @@ func resolvePendings(st *state.Store, args []string) ([]string, error) {
 // cannot be opened.
 func completeIDs(offer func(st *state.Store, prefix string) []string) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		st, err := openStore()
+		st, err := cli.OpenStore()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

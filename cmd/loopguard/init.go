@@ -291,7 +291,7 @@ func initRun(ctx context.Context, o *initOptions) error {
 		if res.Existed {
 			fmt.Fprintf(out, "Backup of the original: %s (used by loopguard uninstall).\n", res.Backup)
 		}
-		if err := record(st, seal, audit.Entry{Decision: "init", Mode: o.mode, Principal: principal(),
+		if err := cli.Record(st, seal, audit.Entry{Decision: "init", Mode: o.mode, Principal: cli.Principal(),
 			Detail: path}); err != nil {
 			return err
 		}
@@ -431,7 +431,7 @@ func initKeyAndState(ctx context.Context, out, errOut io.Writer) (*state.Store, 
 	} else {
 		fmt.Fprintln(out, "Key: already in the OS keyring, kept.")
 	}
-	st, err := openStore()
+	st, err := cli.OpenStore()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -439,7 +439,7 @@ func initKeyAndState(ctx context.Context, out, errOut io.Writer) (*state.Store, 
 	if err := initConfig(out); err != nil {
 		return nil, nil, err
 	}
-	_, seal, err := loadKeys(ctx)
+	_, seal, err := cli.LoadKeys(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

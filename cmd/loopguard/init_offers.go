@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/confine"
@@ -20,7 +21,7 @@ import (
 
 // askYes asks a yes/no question on the terminal; only y or yes is yes.
 func askYes(tty *os.File, question string) (bool, error) {
-	line, err := readLine(tty, question+" [y/N] ")
+	line, err := cli.ReadLine(tty, question+" [y/N] ")
 	if err != nil {
 		return false, err
 	}
@@ -113,7 +114,7 @@ func offerPreset(ctx context.Context, out io.Writer, st *state.Store, o *initOpt
 	}
 	g.preset, g.tty = scope.PresetReadOnly, tty
 	g.confirm = func(digest string) error {
-		return confirmPrefix(tty, digest, approvePrefixLen, "grant")
+		return cli.ConfirmPrefix(tty, digest, approve.PrefixLen, "grant")
 	}
 	return grantRun(ctx, g)
 }

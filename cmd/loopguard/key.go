@@ -96,7 +96,7 @@ func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 	tty, out, st, now := o.tty, o.out, o.store, o.now()
 	var oldSeal []byte
 	live := 0
-	oldKeys, seal, err := loadKeys(ctx)
+	oldKeys, seal, err := cli.LoadKeys(ctx)
 	switch {
 	case err == nil:
 		oldSeal = seal
@@ -126,7 +126,7 @@ func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 		return err
 	}
 	fmt.Fprintln(tty, "Rotating replaces the master key: every existing approval and grant stops working (grant_invalid), and the agent's calls need new approvals.")
-	if err := confirmTyped(tty, "Type 'rotate' to replace the key (anything else cancels): ", is("rotate"),
+	if err := cli.ConfirmTyped(tty, "Type 'rotate' to replace the key (anything else cancels): ", is("rotate"),
 		"the key was kept", errors.New("not confirmed: the key was kept")); err != nil {
 		return err
 	}
@@ -136,12 +136,12 @@ func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 	if err != nil {
 		return err
 	}
-	newKeys, newSeal, err := loadKeys(ctx)
+	newKeys, newSeal, err := cli.LoadKeys(ctx)
 	if err != nil {
 		return fmt.Errorf("the key was rotated, but reading it back failed: %w", err)
 	}
 	defer clear(newSeal)
-	entry := audit.Entry{Event: "cli", Decision: "key-rotate", Principal: principal(), Time: now.UTC(),
+	entry := audit.Entry{Event: "cli", Decision: "key-rotate", Principal: cli.Principal(), Time: now.UTC(),
 		Detail: fmt.Sprintf("new key id %s; %d live grant(s) invalidated", newKeys.ID, live)}
 	l := cli.AuditLog(st)
 	if err := l.Append(entry); err != nil {
@@ -153,7 +153,7 @@ func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 				"run `loopguard audit verify`; if it reports the head, run `loopguard audit restart` to start a new sealed log")
 		}
 		// The anchor, MACed under the old key, is made again under the new.
-		if err := moveAnchor(st, oldSeal, newSeal, false); err != nil {
+		if err := cli.MoveAnchor(st, oldSeal, newSeal, false); err != nil {
 			// An anchor under the old key would make the hook deny every
 			// call as state_lost: it goes, and init makes it again.
 			_ = deleteAnchor(st.Dir)

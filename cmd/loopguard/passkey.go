@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	webconsole "github.com/loopguard/loopguard/console"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
@@ -34,7 +35,7 @@ once, and add refuses to run inside an agent or without a terminal.`,
 }
 
 func consoleStore() (*state.Store, *webconsole.Store, error) {
-	st, err := openStore()
+	st, err := cli.OpenStore()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -101,7 +102,7 @@ func passkeyAddRun(o *passkeyAddOptions) error {
 		}
 	}
 	if name == "" {
-		name = principal() + " " + now.Format("2006-01-02")
+		name = cli.Principal() + " " + now.Format("2006-01-02")
 	}
 	if err := webconsole.CheckName(name); err != nil {
 		return err
@@ -114,7 +115,7 @@ func passkeyAddRun(o *passkeyAddOptions) error {
 	}
 	fmt.Fprintf(tty, "This prints a one-time link that registers a passkey %q for the console at %s.\n"+
 		"Whoever opens it first holds a passkey that approves your agent's calls.\n", present.EscapeText(name), origin)
-	if err := confirmTyped(tty, "Type "+code+" to print it (anything else cancels): ", is(code), "no link was made",
+	if err := cli.ConfirmTyped(tty, "Type "+code+" to print it (anything else cancels): ", is(code), "no link was made",
 		errors.New("not confirmed: the typed text does not match the code")); err != nil {
 		return err
 	}
@@ -122,7 +123,7 @@ func passkeyAddRun(o *passkeyAddOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := record(st, nil, audit.Entry{Decision: "passkey-link", Principal: principal(),
+	if err := cli.Record(st, nil, audit.Entry{Decision: "passkey-link", Principal: cli.Principal(),
 		Detail: fmt.Sprintf("a one-time link for a passkey %q, until %s", name, e.Expires.Format(time.RFC3339))}); err != nil {
 		return err
 	}
@@ -246,7 +247,7 @@ func passkeyRemoveRun(o *passkeyRemoveOptions) error {
 	if err := o.console.PutPasskey(k); err != nil {
 		return err
 	}
-	if err := record(o.store, nil, audit.Entry{Decision: "passkey-remove", Principal: principal(), Passkey: k.ID,
+	if err := cli.Record(o.store, nil, audit.Entry{Decision: "passkey-remove", Principal: cli.Principal(), Passkey: k.ID,
 		Detail: "removed the passkey " + present.EscapeText(k.Name)}); err != nil {
 		return err
 	}

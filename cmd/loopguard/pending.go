@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/present"
@@ -42,7 +41,7 @@ or refuse it with 'loopguard deny ID'.`,
 		Example: "  loopguard pending\n  loopguard pending --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := openStore()
+			st, err := cli.OpenStore()
 			if err != nil {
 				return err
 			}
@@ -151,7 +150,7 @@ and SHA-256; --full prints every line.`,
 		Args:              cobra.MatchAll(pendingIDs("show", "show k3v9"), cobra.MaximumNArgs(1)),
 		ValidArgsFunction: completePending,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openStore()
+			st, err := cli.OpenStore()
 			if err != nil {
 				return err
 			}
@@ -268,8 +267,6 @@ func renderParts(st *state.Store, p *state.Pending, full bool) (head, body strin
 	return s, strings.ReplaceAll(b.String(), "loopguard show --full ID", more)
 }
 
-const approvePrefixLen = hooks.ConfirmPrefixLen
-
 // approveOptions is what approve needs: its flags, terminal, store and
 // clock. Review sets shown and confirmLen for the call it has on screen.
 type approveOptions struct {
@@ -287,7 +284,7 @@ type approveOptions struct {
 }
 
 func newApproveCmd() *cobra.Command {
-	o := &approveOptions{now: time.Now, confirmLen: approvePrefixLen}
+	o := &approveOptions{now: time.Now, confirmLen: approve.PrefixLen}
 	cmd := &cobra.Command{
 		Use:   "approve ID...",
 		Short: "Approve pending calls, each exactly once",
@@ -360,7 +357,7 @@ func approveOne(ctx context.Context, o *approveOptions, id string, now time.Time
 	}
 	// The key (keyring or Vault) is checked before the human types
 	// anything, and names who approves.
-	m, err := loadMinter(ctx)
+	m, err := approve.Load(ctx)
 	if err != nil {
 		return err
 	}
@@ -369,59 +366,19 @@ func approveOne(ctx context.Context, o *approveOptions, id string, now time.Time
 		fmt.Fprint(tty, renderPendingWith(st, p, false))
 	}
 	if confirmLen > 0 {
-		if err := confirmApproval(tty, p, m.principal, ttl, confirmLen); err != nil {
+		if err := approve.Confirm(tty, p, m.Principal, ttl, confirmLen); err != nil {
 			return err
 		}
 	}
 	// Said as of now: a held call's hook may be gone a moment after the
 	// approval lands, having run it.
-	next := afterApproval(p, time.Now())
-	g, err := mintApproval(st, m, p, ttl, now)
+	next := approve.Next(p, time.Now())
+	g, err := approve.Exact(st, m, p, ttl, now)
 	if err != nil {
 		return err
 	}
-	printApproved(tty, p.ID, g, next)
+	approve.Printed(tty, p.ID, g, next)
 	return nil
-}
-
-// printApproved tells the human what their approval of call id minted: the
-// one line of approve, review and team approve.
-func printApproved(tty *os.File, id string, g *token.Grant, next string) {
-	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n", present.EscapeText(id), g.ID(), present.FormatTime(g.Expiry), present.EscapeText(next))
-}
-
-// confirmApproval has the human confirm the exact approval of call p (the
-// caller showed it) as principal by typing the digest's first n
-// characters: the one approve prompt of approve, review and team approve.
-func confirmApproval(tty *os.File, p *state.Pending, principal string, ttl time.Duration, n int) error {
-	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, present.EscapeText(principal))
-	return confirmPrefix(tty, p.Digest, n, "approve")
-}
-
-// afterApproval tells the human what happens next to call p.
-func afterApproval(p *state.Pending, now time.Time) string {
-	if held(p, now) {
-		return "The held call runs now."
-	}
-	return "The agent may now retry the identical call."
-}
-
-// mintApproval mints the exact approval of p, after checking that the
-// record still holds what was shown, and logs it.
-func mintApproval(st *state.Store, m *minter, p *state.Pending, ttl time.Duration, now time.Time) (*token.Grant, error) {
-	// What is approved is what was shown: the record must still hold it.
-	if cur, err := st.GetPending(p.ID); err != nil || cur.Digest != p.Digest || !bytes.Equal(cur.Descriptor, p.Descriptor) {
-		return nil, cli.WithHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", p.ID), "review it again: loopguard show "+p.ID)
-	}
-	g, err := hooks.ApproveWith(st, m.mint, p, m.principal, ttl, now)
-	if err != nil {
-		return nil, err
-	}
-	if err := record(st, m.seal, m.entry(audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
-		Digest: p.Digest, Decision: "approve", Grant: g.ID(), Pending: p.ID, Principal: g.Principal})); err != nil {
-		return nil, err
-	}
-	return g, nil
 }
 
 // denyOptions is what deny needs: its flags, writer, store and clock.
@@ -444,7 +401,7 @@ agent is told a human refused it. Taking power away needs no terminal.`,
 		Args:              pendingIDs("deny", "deny k3v9 --note 'use make test instead'"),
 		ValidArgsFunction: completePending,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openStore()
+			st, err := cli.OpenStore()
 			if err != nil {
 				return err
 			}
@@ -478,11 +435,7 @@ func denyOne(o *denyOptions, id string, now time.Time) error {
 	if len(note) > hooks.MaxNote {
 		return fmt.Errorf("--note is %d bytes; at most %d", len(note), hooks.MaxNote)
 	}
-	if err := st.Refuse(id, principal(), note, now); err != nil {
-		return err
-	}
-	if err := record(st, nil, audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
-		Digest: p.Digest, Decision: "deny-pending", Pending: p.ID, Principal: principal(), Detail: note}); err != nil {
+	if err := approve.Deny(st, nil, p, note, now); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Denied %s. The agent will be told a human refused it.\n", id)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/state"
 )
@@ -38,7 +39,7 @@ never pruned. Taking state away needs no terminal.`,
 			if o.olderThan < 0 {
 				return errors.New("--older-than must not be negative")
 			}
-			st, err := openStore()
+			st, err := cli.OpenStore()
 			if err != nil {
 				return err
 			}
@@ -71,7 +72,7 @@ func pruneStore(out io.Writer, st *state.Store, olderThan time.Duration, now tim
 		return err
 	}
 	detail := fmt.Sprintf("expired grants %d, used grants %d, pending calls %d, notes %d", c.ExpiredGrants, c.Consumed, c.Pending, c.Notes)
-	if err := record(st, nil, audit.Entry{Decision: "prune", Principal: principal(), Detail: detail}); err != nil {
+	if err := cli.Record(st, nil, audit.Entry{Decision: "prune", Principal: cli.Principal(), Detail: detail}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Pruned %s.\n", detail)
@@ -80,8 +81,8 @@ func pruneStore(out io.Writer, st *state.Store, olderThan time.Duration, now tim
 
 // pruneVault deletes the expired scoped grants kept in Vault: they cover
 // nothing, but every call's lookup reads them.
-func pruneVault(ctx context.Context, out io.Writer, st *state.Store, m *minter, now time.Time) error {
-	all, err := teamGrantsOf(ctx, m.team)
+func pruneVault(ctx context.Context, out io.Writer, st *state.Store, m *approve.Minter, now time.Time) error {
+	all, err := teamGrantsOf(ctx, m.Team)
 	if err != nil {
 		return err
 	}
@@ -91,14 +92,14 @@ func pruneVault(ctx context.Context, out io.Writer, st *state.Store, m *minter, 
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
-		err := m.team.RevokeGrant(cctx, strings.TrimPrefix(gf.Path, vaultPathPrefix))
+		err := m.Team.RevokeGrant(cctx, strings.TrimPrefix(gf.Path, vaultPathPrefix))
 		cancel()
 		if err != nil {
 			return cli.WithHint(err, "pruning the grants in Vault needs an approver's token (loopguard-approver)")
 		}
 		n++
 	}
-	if err := record(st, nil, audit.Entry{Decision: "prune", Principal: m.principal, Detail: fmt.Sprintf("expired grants in Vault %d", n)}); err != nil {
+	if err := cli.Record(st, nil, audit.Entry{Decision: "prune", Principal: m.Principal, Detail: fmt.Sprintf("expired grants in Vault %d", n)}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Pruned %d expired grant(s) in Vault.\n", n)

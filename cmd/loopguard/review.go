@@ -16,6 +16,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	webconsole "github.com/loopguard/loopguard/console"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
@@ -103,7 +105,7 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 			defer stop()
 			switch o.backend {
 			case "vault":
-				m, err := teamMinter(ctx)
+				m, err := approve.LoadTeam(ctx)
 				if err != nil {
 					return err
 				}
@@ -130,7 +132,7 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 type reviewOptions struct {
 	tty    *os.File
 	store  *state.Store
-	minter *minter // --backend vault
+	minter *approve.Minter // --backend vault
 
 	ttl, grantTTL time.Duration
 	filter        queueFilter
@@ -386,7 +388,7 @@ type reviewBackend interface {
 	// look holds a reason (or always, where the backend says why).
 	approve(ctx context.Context, c *console, rc *reviewCall, look []string) error
 	// exact is g's approval of rc (the grant is review's own).
-	exact(ctx context.Context, rc *reviewCall) func(*minter) (*token.Grant, string, error)
+	exact(ctx context.Context, rc *reviewCall) func(*approve.Minter) (*token.Grant, string, error)
 	// approveTurn approves the calls of turn together (t); it returns
 	// how many it approved.
 	approveTurn(ctx context.Context, c *console, turn []*reviewCall) (int, error)
@@ -805,11 +807,11 @@ func (b *reviewLocal) approve(ctx context.Context, c *console, rc *reviewCall, l
 	return approveRun(ctx, &approveOptions{tty: c.tty, store: b.o.store, now: time.Now, ids: []string{rc.key}, ttl: b.o.ttl, shown: rc.p.Digest, confirmLen: n})
 }
 
-func (b *reviewLocal) exact(_ context.Context, rc *reviewCall) func(*minter) (*token.Grant, string, error) {
+func (b *reviewLocal) exact(_ context.Context, rc *reviewCall) func(*approve.Minter) (*token.Grant, string, error) {
 	now := time.Now()
-	return func(m *minter) (*token.Grant, string, error) {
-		next := afterApproval(rc.p, time.Now()) // before the held call runs and its hook is gone
-		a, err := mintApproval(b.o.store, m, rc.p, b.o.ttl, now)
+	return func(m *approve.Minter) (*token.Grant, string, error) {
+		next := approve.Next(rc.p, time.Now()) // before the held call runs and its hook is gone
+		a, err := approve.Exact(b.o.store, m, rc.p, b.o.ttl, now)
 		if err != nil {
 			return nil, "", err
 		}
@@ -822,7 +824,7 @@ func (b *reviewLocal) approveTurn(ctx context.Context, c *console, turn []*revie
 }
 
 func (b *reviewLocal) deny(_ context.Context, c *console, rc *reviewCall) error {
-	note, err := readLine(c.tty, "Reason for the agent (optional; Enter for none): ")
+	note, err := cli.ReadLine(c.tty, "Reason for the agent (optional; Enter for none): ")
 	if err != nil {
 		return err
 	}
@@ -962,16 +964,16 @@ func grantBinding(p *state.Pending) (string, string) {
 // (locally, or through Vault for another machine's call) and returns it
 // and what happens next. The rules shown are the rules minted.
 func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *state.Pending, rules []scope.Rule, o *reviewOptions, now time.Time,
-	exact func(*minter) (*token.Grant, string, error)) error {
+	exact func(*approve.Minter) (*token.Grant, string, error)) error {
 	if len(rules) == 0 {
 		return errors.New("no rule to grant")
 	}
-	m, err := loadMinter(ctx)
+	m, err := approve.Load(ctx)
 	if err != nil {
 		return err
 	}
 	expiry := now.Add(o.grantTTL).Truncate(time.Second)
-	fmt.Fprintf(tty, "\nApprove this call once and grant, as %s, until %s:\n", present.EscapeText(m.principal), present.FormatTime(expiry))
+	fmt.Fprintf(tty, "\nApprove this call once and grant, as %s, until %s:\n", present.EscapeText(m.Principal), present.FormatTime(expiry))
 	for _, rule := range rules {
 		fmt.Fprintf(tty, "  %s\n", present.EscapeText(rule.String()))
 		switch exe := rule.Executable(); exe {
@@ -989,7 +991,7 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 	fmt.Fprintf(tty, "session: %s\nagent:   %s\n", where, present.EscapeText(p.Agent))
 	// A grant outlives the call: it is confirmed with the characters of
 	// the digest shown with the call (never a second digest to read).
-	if err := confirmPrefix(tty, p.Digest, reviewConfirmLen, "approve and grant (the call's digest, shown above)"); err != nil {
+	if err := cli.ConfirmPrefix(tty, p.Digest, reviewConfirmLen, "approve and grant (the call's digest, shown above)"); err != nil {
 		return err
 	}
 	a, next, err := exact(m)
@@ -998,7 +1000,7 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 	}
 	var granted []string
 	for _, rule := range rules {
-		g, err := mintScoped(st, m, rule, session, p.Agent, expiry, now)
+		g, err := approve.Grant(st, m, rule, session, p.Agent, expiry, now, state.GrantRecord{Created: now.UTC()})
 		if err != nil {
 			if len(granted) > 0 {
 				err = fmt.Errorf("%w (granted before it: %s)", err, strings.Join(granted, ", "))
@@ -1022,12 +1024,12 @@ func approveTurn(ctx context.Context, c *console, st *state.Store, turn []*revie
 		fmt.Fprintf(tty, "\n--- call %d of %d ---\n%s", i+2, len(turn), renderPendingWith(st, p, false))
 		_ = st.Pin(p.ID, time.Now())
 	}
-	m, err := loadMinter(ctx)
+	m, err := approve.Load(ctx)
 	if err != nil {
 		return 0, err
 	}
 	c.drain()
-	if err := confirmKey(ctx, c, fmt.Sprintf("\nApprove these %d calls, each once, for %s, as %s? y approves them all, any other key cancels: ", len(turn), o.ttl, present.EscapeText(m.principal))); err != nil {
+	if err := confirmKey(ctx, c, fmt.Sprintf("\nApprove these %d calls, each once, for %s, as %s? y approves them all, any other key cancels: ", len(turn), o.ttl, present.EscapeText(m.Principal))); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -1037,8 +1039,8 @@ func approveTurn(ctx context.Context, c *console, st *state.Store, turn []*revie
 			fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; left as it is.\n", p.ID)
 			continue
 		}
-		next := afterApproval(p, time.Now()) // before the held call runs and its hook is gone
-		g, err := mintApproval(st, m, p, o.ttl, now)
+		next := approve.Next(p, time.Now()) // before the held call runs and its hook is gone
+		g, err := approve.Exact(st, m, p, o.ttl, now)
 		if err != nil {
 			return n, err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/token"
@@ -53,7 +54,7 @@ func teamQueue(ctx context.Context, c *vault.Custody, f queueFilter, skipped map
 // decided through it as the approver (o.minter).
 type reviewTeam struct {
 	o *reviewOptions
-	m *minter
+	m *approve.Minter
 }
 
 // words: the queue is Vault's, read every teamPoll ticks; a turn is one
@@ -66,20 +67,20 @@ func (b *reviewTeam) words() reviewWords {
 
 func (b *reviewTeam) intro(c *console) string {
 	return fmt.Sprintf("%sloopguard review --backend vault%s: calls waiting across the team appear here, decided as %s. a approve, d deny, s skip, v view, q quit; g (approve and grant a rule) when the prompt under a call offers it.\n",
-		c.pal.bold, c.pal.reset, present.EscapeText(b.m.principal))
+		c.pal.bold, c.pal.reset, present.EscapeText(b.m.Principal))
 }
 
 // queue: a record that did not verify is said once, and nothing of it but
 // its key; Vault down, sealed or the token expired is queue's error.
 func (b *reviewTeam) queue(ctx context.Context, skipped map[string]bool, now time.Time) ([]*reviewCall, []string, error) {
-	list, unreadable, err := teamQueue(ctx, b.m.team, b.o.filter, skipped, now)
+	list, unreadable, err := teamQueue(ctx, b.m.Team, b.o.filter, skipped, now)
 	calls := make([]*reviewCall, len(list))
 	for i, tp := range list {
 		calls[i] = &reviewCall{key: tp.Key, p: tp.Pending, tp: tp}
 	}
 	var warns []string
 	for _, tp := range unreadable {
-		warns = append(warns, unreadableLine(tp))
+		warns = append(warns, approve.UnreadableLine(tp))
 	}
 	return calls, warns, err
 }
@@ -131,25 +132,25 @@ func (b *reviewTeam) gone(c *console, _ *reviewCall, _ time.Time) string {
 // open asks Vault: an error (Vault unreachable) leaves the call on screen
 // and undecided.
 func (b *reviewTeam) open(ctx context.Context, rc *reviewCall) (bool, error) {
-	tok, by, err := b.m.team.Answer(ctx, rc.key)
+	tok, by, err := b.m.Team.Answer(ctx, rc.key)
 	return err == nil && tok == "" && by == "", err
 }
 
 func (b *reviewTeam) approve(ctx context.Context, c *console, rc *reviewCall, _ []string) error {
-	if err := confirmApproval(c.tty, rc.p, b.m.principal, b.o.ttl, reviewConfirmLen); err != nil {
+	if err := approve.Confirm(c.tty, rc.p, b.m.Principal, b.o.ttl, reviewConfirmLen); err != nil {
 		return err
 	}
-	g, next, err := teamApprove(ctx, b.m, rc.tp, b.o.ttl, time.Now())
+	g, next, err := approve.TeamExact(ctx, b.m, rc.tp, b.o.ttl, time.Now())
 	if err != nil {
 		return err
 	}
-	printApproved(c.tty, rc.p.ID, g, next)
+	approve.Printed(c.tty, rc.p.ID, g, next)
 	return nil
 }
 
-func (b *reviewTeam) exact(ctx context.Context, rc *reviewCall) func(*minter) (*token.Grant, string, error) {
-	return func(m *minter) (*token.Grant, string, error) {
-		return teamApprove(ctx, m, rc.tp, b.o.ttl, time.Now())
+func (b *reviewTeam) exact(ctx context.Context, rc *reviewCall) func(*approve.Minter) (*token.Grant, string, error) {
+	return func(m *approve.Minter) (*token.Grant, string, error) {
+		return approve.TeamExact(ctx, m, rc.tp, b.o.ttl, time.Now())
 	}
 }
 
@@ -159,9 +160,9 @@ func (b *reviewTeam) approveTurn(context.Context, *console, []*reviewCall) (int,
 
 // deny: Vault's answer carries no note for the agent, so none is asked.
 func (b *reviewTeam) deny(ctx context.Context, c *console, rc *reviewCall) error {
-	if err := teamDeny(ctx, b.m, rc.key, time.Now()); err != nil {
+	if err := approve.TeamDeny(ctx, b.m, rc.key, time.Now()); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.tty, "Denied %s as %s. The agent on %s is told a human refused it.\n", present.EscapeText(rc.p.ID), present.EscapeText(b.m.principal), present.EscapeText(machineName(rc.tp)))
+	fmt.Fprintf(c.tty, "Denied %s as %s. The agent on %s is told a human refused it.\n", present.EscapeText(rc.p.ID), present.EscapeText(b.m.Principal), present.EscapeText(approve.MachineName(rc.tp)))
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/loopguard/loopguard/agents/codex"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hookmain"
 	"github.com/loopguard/loopguard/internal/keyringtest"
@@ -119,7 +120,7 @@ func cmdTypeGrant(ts *testscript.TestScript, neg bool, args []string) {
 	rules, session, agent, err := prepareGrants(scripttest.Store(ts), o, grantEnv{home: ts.Getenv("HOME"), project: proj, path: ts.Getenv("PATH"), trusted: cfg.Trusted()})
 	ts.Check(err)
 	d := grantDigest(rules, session, agent, o.ttl)
-	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(d[:approvePrefixLen]+"\n"), 0o600))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(d[:approve.PrefixLen]+"\n"), 0o600))
 }
 
 // prefix NAME N VAR: set VAR to the first N characters of $NAME.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
 	webconsole "github.com/loopguard/loopguard/console"
@@ -217,7 +218,7 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 	case "":
 		b = &localConsole{st: st, ttl: o.ttl, grantTTL: o.grantTTL, offer: offer{ge}}
 	case "vault":
-		m, err := teamMinter(ctx)
+		m, err := approve.LoadTeam(ctx)
 		if err != nil {
 			return err
 		}
@@ -241,7 +242,7 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 	srv, err := webconsole.New(webconsole.Options{Origin: origin, Backend: b, Store: cs, Push: push, Elsewhere: elsewhere,
 		OnError: func(err error) { fmt.Fprintf(o.errOut, "loopguard: warning: %v\n", err) },
 		OnRegistered: func(k *webconsole.Passkey) {
-			if err := record(st, nil, audit.Entry{Decision: "passkey-add", Principal: principal(), Passkey: k.ID,
+			if err := cli.Record(st, nil, audit.Entry{Decision: "passkey-add", Principal: cli.Principal(), Passkey: k.ID,
 				Detail: "registered the passkey " + present.EscapeText(k.Name) + " for " + present.EscapeText(k.RPID)}); err != nil {
 				fmt.Fprintf(o.errOut, "loopguard: warning: %v\n", err)
 			}
@@ -372,35 +373,31 @@ func steady(head []webconsole.Line) []webconsole.Line {
 }
 
 func (b *localConsole) Decide(ctx context.Context, c webconsole.Call, d webconsole.Decision, proof webconsole.Proof) (string, error) {
-	m, err := loadMinter(ctx)
+	m, err := approve.Load(ctx)
 	if err != nil {
 		return "", err
 	}
-	m.stamp = proof.Stamp
+	m.Stamp = proof.Stamp
 	p, now := c.Pending, time.Now()
 	switch d.Kind {
 	case webconsole.Approve:
-		next := afterApproval(p, now)
-		g, err := mintApproval(b.st, m, p, b.ttl, now)
+		next := approve.Next(p, now)
+		g, err := approve.Exact(b.st, m, p, b.ttl, now)
 		if err != nil {
 			return "", err
 		}
-		return approvedMessage(p.ID, m.principal, g, next), nil
+		return approvedMessage(p.ID, m.Principal, g, next), nil
 	case webconsole.Grant:
 		return approveGrantSigned(ctx, b.st, m, c, d, b.ge, b.grantTTL, now, func() (string, error) {
-			next := afterApproval(p, now)
-			_, err := mintApproval(b.st, m, p, b.ttl, now)
+			next := approve.Next(p, now)
+			_, err := approve.Exact(b.st, m, p, b.ttl, now)
 			return next, err
 		})
 	case webconsole.Deny:
-		if err := b.st.Refuse(p.ID, m.principal, d.Note, now); err != nil {
+		if err := approve.Deny(b.st, m, p, d.Note, now); err != nil {
 			return "", err
 		}
-		if err := record(b.st, m.seal, proof.Stamp(audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
-			Digest: p.Digest, Decision: "deny-pending", Pending: p.ID, Principal: m.principal, Detail: d.Note})); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("Denied %s as %s. The agent is told a human refused it.", p.ID, m.principal), nil
+		return fmt.Sprintf("Denied %s as %s. The agent is told a human refused it.", p.ID, m.Principal), nil
 	}
 	return "", fmt.Errorf("unknown decision %q", d.Kind)
 }
@@ -412,7 +409,7 @@ func approvedMessage(id, principal string, g *token.Grant, next string) string {
 
 // approveGrantSigned approves call c once (exact) and grants the rule the
 // human signed, which must still be the narrowest rule for the call.
-func approveGrantSigned(_ context.Context, st *state.Store, m *minter, c webconsole.Call, d webconsole.Decision, ge grantEnv, grantTTL time.Duration,
+func approveGrantSigned(_ context.Context, st *state.Store, m *approve.Minter, c webconsole.Call, d webconsole.Decision, ge grantEnv, grantTTL time.Duration,
 	now time.Time, exact func() (string, error)) (string, error) {
 	p := c.Pending
 	rule, err := offeredRule(p, ge)
@@ -427,11 +424,11 @@ func approveGrantSigned(_ context.Context, st *state.Store, m *minter, c webcons
 		return "", err
 	}
 	session, where := grantBinding(p)
-	g, err := mintScoped(st, m, rule, session, p.Agent, now.Add(grantTTL).Truncate(time.Second), now)
+	g, err := approve.Grant(st, m, rule, session, p.Agent, now.Add(grantTTL).Truncate(time.Second), now, state.GrantRecord{Created: now.UTC()})
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Approved %s and granted %s to %s as %s, until %s. %s", p.ID, present.EscapeText(g.Scope), where, m.principal,
+	return fmt.Sprintf("Approved %s and granted %s to %s as %s, until %s. %s", p.ID, present.EscapeText(g.Scope), where, m.Principal,
 		present.FormatTime(g.Expiry), next), nil
 }
 
@@ -439,7 +436,7 @@ func approveGrantSigned(_ context.Context, st *state.Store, m *minter, c webcons
 // decided through Vault with the approver's identity.
 type teamConsole struct {
 	st            *state.Store
-	m             *minter
+	m             *approve.Minter
 	ttl, grantTTL time.Duration
 	offer
 }
@@ -448,7 +445,7 @@ func (b *teamConsole) call(tp *vault.TeamPending, now time.Time) webconsole.Call
 	p := tp.Pending
 	// That a hook waits is the machine's word (its record): said as such.
 	held := tp.Says.HeldUntil
-	c := webconsole.Call{Pending: p, Host: machineName(tp), Held: now.Before(held), Status: "open"}
+	c := webconsole.Call{Pending: p, Host: approve.MachineName(tp), Held: now.Before(held), Status: "open"}
 	if c.Held {
 		c.Status = "held on " + present.EscapeText(c.Host) + " (its machine says), " + held.Sub(now).Round(time.Second).String() + " left"
 	}
@@ -457,7 +454,7 @@ func (b *teamConsole) call(tp *vault.TeamPending, now time.Time) webconsole.Call
 
 func (b *teamConsole) Queue(ctx context.Context) ([]webconsole.Call, error) {
 	now := time.Now()
-	list, _, err := teamQueue(ctx, b.m.team, queueFilter{}, nil, now)
+	list, _, err := teamQueue(ctx, b.m.Team, queueFilter{}, nil, now)
 	var out []webconsole.Call
 	for _, tp := range list {
 		out = append(out, b.call(tp, now))
@@ -467,11 +464,11 @@ func (b *teamConsole) Queue(ctx context.Context) ([]webconsole.Call, error) {
 
 // get reads and verifies the record of the team's pending call id.
 func (b *teamConsole) get(ctx context.Context, id string) (*vault.TeamPending, error) {
-	key, err := resolveTeam(ctx, b.m.team, id)
+	key, err := approve.ResolveTeam(ctx, b.m.Team, id)
 	if err != nil {
 		return nil, err
 	}
-	return teamGet(ctx, b.m.team, key)
+	return approve.TeamGet(ctx, b.m.Team, key)
 }
 
 func (b *teamConsole) Get(ctx context.Context, id string) (webconsole.Call, error) {
@@ -481,7 +478,7 @@ func (b *teamConsole) Get(ctx context.Context, id string) (webconsole.Call, erro
 	}
 	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 	defer cancel()
-	tok, by, err := b.m.team.Answer(cctx, tp.Key)
+	tok, by, err := b.m.Team.Answer(cctx, tp.Key)
 	if err != nil {
 		return webconsole.Call{}, err
 	}
@@ -516,9 +513,9 @@ func (b *teamConsole) Render(c webconsole.Call) ([]webconsole.Line, []webconsole
 
 func (b *teamConsole) Decide(ctx context.Context, c webconsole.Call, d webconsole.Decision, proof webconsole.Proof) (string, error) {
 	m := *b.m
-	m.stamp = proof.Stamp
+	m.Stamp = proof.Stamp
 	p, now := c.Pending, time.Now()
-	key, err := resolveTeam(ctx, b.m.team, p.ID)
+	key, err := approve.ResolveTeam(ctx, b.m.Team, p.ID)
 	if err != nil {
 		return "", err
 	}
@@ -528,35 +525,35 @@ func (b *teamConsole) Decide(ctx context.Context, c webconsole.Call, d webconsol
 	// The local log is this machine's diary (Vault's audit device is the
 	// record): it keeps the signed decision.
 	diary := func(decision, grant string) error {
-		return record(b.st, nil, proof.Stamp(audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
-			Digest: p.Digest, Decision: decision, Pending: p.ID, Grant: grant, Principal: m.principal, Detail: "machine " + present.EscapeText(c.Host)}))
+		return cli.Record(b.st, nil, proof.Stamp(audit.Entry{Session: p.Session, Agent: p.Agent, AgentType: p.AgentType, Tool: p.Tool,
+			Digest: p.Digest, Decision: decision, Pending: p.ID, Grant: grant, Principal: m.Principal, Detail: "machine " + present.EscapeText(c.Host)}))
 	}
 	switch d.Kind {
 	case webconsole.Approve:
-		g, next, err := teamApprove(ctx, &m, tp, b.ttl, now)
+		g, next, err := approve.TeamExact(ctx, &m, tp, b.ttl, now)
 		if err != nil {
 			return "", err
 		}
 		if err := diary("approve", g.ID()); err != nil {
 			return "", err
 		}
-		return approvedMessage(p.ID, m.principal, g, next), nil
+		return approvedMessage(p.ID, m.Principal, g, next), nil
 	case webconsole.Grant:
 		return approveGrantSigned(ctx, b.st, &m, c, d, b.ge, b.grantTTL, now, func() (string, error) {
-			g, next, err := teamApprove(ctx, &m, tp, b.ttl, now)
+			g, next, err := approve.TeamExact(ctx, &m, tp, b.ttl, now)
 			if err != nil {
 				return "", err
 			}
 			return next, diary("approve", g.ID())
 		})
 	case webconsole.Deny:
-		if err := teamDeny(ctx, &m, key, now); err != nil {
+		if err := approve.TeamDeny(ctx, &m, key, now); err != nil {
 			return "", err
 		}
 		if err := diary("deny-pending", ""); err != nil {
 			return "", err
 		}
-		msg := fmt.Sprintf("Denied %s as %s. The agent on %s is told a human refused it.", p.ID, m.principal, present.EscapeText(c.Host))
+		msg := fmt.Sprintf("Denied %s as %s. The agent on %s is told a human refused it.", p.ID, m.Principal, present.EscapeText(c.Host))
 		if d.Note != "" {
 			msg += " (A note does not travel through Vault: the agent is not shown it.)"
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	webconsole "github.com/loopguard/loopguard/console"
 )
@@ -30,11 +31,11 @@ func TestServeVaultBackend(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("CLAUDECODE", "")
 	ctx := context.Background()
-	m, err := teamMinter(ctx)
+	m, err := approve.LoadTeam(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := openStore()
+	st, err := cli.OpenStore()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,25 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
-	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/present"
-	"github.com/loopguard/loopguard/state"
-	"github.com/loopguard/loopguard/token"
 )
 
 // team: the calls waiting across machines that share a Vault, for an
@@ -42,19 +38,6 @@ once. The grant is minted by Vault's Transit key under your Vault identity.
 	return cmd
 }
 
-// teamMinter is the approver's side of the Vault backend: the custody and
-// the identity it approves as.
-func teamMinter(ctx context.Context) (*minter, error) {
-	m, err := loadMinter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if m.team == nil {
-		return nil, cli.WithHint(errors.New("the team commands need the Vault backend"), `set "backend": "vault" and a "vault" section in the config (README, Teams)`)
-	}
-	return m, nil
-}
-
 // teamPendingOptions is what team pending needs: a writer, the team's
 // custody in Vault and the clock.
 type teamPendingOptions struct {
@@ -71,13 +54,13 @@ func newTeamPendingCmd() *cobra.Command {
 		Example: "  loopguard team pending",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := teamMinter(cmd.Context())
+			m, err := approve.LoadTeam(cmd.Context())
 			if err != nil {
 				return err
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), cli.VaultTimeout)
 			defer cancel()
-			o.out, o.team = cmd.OutOrStdout(), m.team
+			o.out, o.team = cmd.OutOrStdout(), m.Team
 			return teamPendingRun(ctx, o)
 		},
 	}
@@ -104,78 +87,16 @@ func teamTable(out io.Writer, list []vault.TeamPending, now time.Time) error {
 			continue
 		}
 		p := tp.Pending
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", esc(p.ID), shortAge(now.Sub(tp.Written)), esc(short(machineName(&tp), 20)),
-			esc(short(p.ProjectDir, 30)), esc(short(p.Session, 8)), esc(short(p.Agent, 16)), teamState(&tp), present.Summary(p))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", esc(p.ID), shortAge(now.Sub(tp.Written)), esc(short(approve.MachineName(&tp), 20)),
+			esc(short(p.ProjectDir, 30)), esc(short(p.Session, 8)), esc(short(p.Agent, 16)), approve.TeamState(&tp), present.Summary(p))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, tp := range bad {
-		fmt.Fprintln(out, unreadableLine(&tp))
+		fmt.Fprintln(out, approve.UnreadableLine(&tp))
 	}
 	return nil
-}
-
-// teamState says where the published call tp stands: open, or the
-// decision that stands, and by whom.
-func teamState(tp *vault.TeamPending) string {
-	d := tp.Decision
-	if d == nil {
-		return "open"
-	}
-	by := present.EscapeText(d.Principal)
-	spent := "used"
-	if !d.Used {
-		spent = "expired unused"
-	}
-	switch {
-	case d.Denied:
-		return "denied by " + by
-	case d.Token == "" && tp.Open():
-		return "open again (the decision by " + by + " held no grant)"
-	case d.Token == "":
-		return "void (the decision by " + by + " holds no grant)"
-	case tp.Open():
-		return "open again (approved by " + by + ", " + spent + ")"
-	case d.Spent():
-		return spent + " (approved by " + by + ")"
-	}
-	return "approved by " + by + ", not used yet"
-}
-
-// errDecided is why a decision on the published call tp is refused: the
-// decision that stands (vault.DecidedError) is written once.
-func errDecided(tp *vault.TeamPending, d *vault.Decision) error {
-	_, id, _ := strings.Cut(tp.Key, "/")
-	state := "decided by another approver"
-	if d != nil {
-		state = teamState(&vault.TeamPending{Key: tp.Key, Written: tp.Written, Decision: d})
-	}
-	return cli.WithHint(fmt.Errorf("pending call %s is %s: a decision is written once", present.EscapeText(id), state),
-		"see where every call stands with: loopguard team pending")
-}
-
-// decidedErr turns a vault.DecidedError from deciding tp into errDecided.
-func decidedErr(tp *vault.TeamPending, err error) error {
-	var de *vault.DecidedError
-	if errors.As(err, &de) {
-		return errDecided(tp, de.Decision)
-	}
-	return err
-}
-
-// machineName is the name Vault knows the machine of tp by, or its entity id.
-func machineName(tp *vault.TeamPending) string {
-	if tp.MachineName != "" {
-		return tp.MachineName
-	}
-	return tp.Machine
-}
-
-// unreadableLine is all that is shown of a record that did not verify: its
-// key and the check it failed.
-func unreadableLine(tp *vault.TeamPending) string {
-	return fmt.Sprintf("unreadable: pending/%s: %s; not shown", present.EscapeText(tp.Key), present.EscapeText(tp.Err.Error()))
 }
 
 // teamParts renders another machine's call tp for review, as review
@@ -194,7 +115,7 @@ func teamParts(tp *vault.TeamPending) (head, says, body string) {
 	head = fmt.Sprintf("machine: %s (Vault identity %s)\nproject: %s (the call's cwd)\n", name, esc(tp.Machine), esc(p.ProjectDir))
 	if tp.Decision != nil {
 		// Asked again after an approval was spent: said, not hidden.
-		head += "state: " + teamState(tp) + "\n"
+		head += "state: " + approve.TeamState(tp) + "\n"
 	}
 	h, body := renderParts(nil, p, false)
 	return head + h, agentSays(tp.Says, time.Now()), body
@@ -241,55 +162,20 @@ func agentSays(s vault.AgentSays, now time.Time) string {
 }
 
 // teamCall is the approver's side and the published call arg names.
-func teamCall(ctx context.Context, arg string) (*minter, string, error) {
-	m, err := teamMinter(ctx)
+func teamCall(ctx context.Context, arg string) (*approve.Minter, string, error) {
+	m, err := approve.LoadTeam(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	id, err := resolveTeam(ctx, m.team, arg)
+	id, err := approve.ResolveTeam(ctx, m.Team, arg)
 	return m, id, err
-}
-
-// resolveTeam turns a unique prefix of a published pending id (or a key
-// "<machine>/<id>") into the record's key, as the local commands do
-// (ids.go).
-func resolveTeam(ctx context.Context, c *vault.Custody, arg string) (string, error) {
-	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
-	defer cancel()
-	keys, err := c.TeamKeys(cctx)
-	if err != nil {
-		return "", err
-	}
-	if slices.Contains(keys, arg) {
-		return arg, nil
-	}
-	var ids []string
-	byID := map[string][]string{}
-	for _, k := range keys {
-		_, id, ok := strings.Cut(k, "/")
-		if !ok {
-			continue
-		}
-		if _, seen := byID[id]; !seen {
-			ids = append(ids, id)
-		}
-		byID[id] = append(byID[id], k)
-	}
-	id, err := state.ResolvePrefix(arg, "pending call", ids)
-	if err != nil {
-		return "", cli.WithHint(err, "list the calls waiting across the team with: loopguard team pending")
-	}
-	if len(byID[id]) > 1 {
-		return "", cli.WithHint(fmt.Errorf("pending id %s was published by %d machines", id, len(byID[id])), "name it as MACHINE/ID: "+present.EscapeText(strings.Join(byID[id], ", ")))
-	}
-	return byID[id][0], nil
 }
 
 // teamApproveOptions is what team approve needs: its flag, the human's
 // terminal, the approver's minter and the verified call.
 type teamApproveOptions struct {
 	tty    *os.File
-	minter *minter
+	minter *approve.Minter
 	call   *vault.TeamPending
 	ttl    time.Duration // --ttl
 }
@@ -320,12 +206,12 @@ prefix of a pending id. Talks to /dev/tty only.`,
 			if err != nil {
 				return err
 			}
-			tp, err := teamGet(ctx, m.team, key)
+			tp, err := approve.TeamGet(ctx, m.Team, key)
 			if err != nil {
 				return err
 			}
 			if !tp.Open() {
-				return errDecided(tp, tp.Decision)
+				return approve.ErrDecided(tp, tp.Decision)
 			}
 			o.tty, o.minter, o.call = tty, m, tp
 			return teamApproveRun(ctx, o)
@@ -339,7 +225,7 @@ prefix of a pending id. Talks to /dev/tty only.`,
 // minter, the call's key in Vault and the clock.
 type teamDenyOptions struct {
 	out    io.Writer
-	minter *minter
+	minter *approve.Minter
 	key    string
 	now    func() time.Time
 }
@@ -365,27 +251,12 @@ func newTeamDenyCmd() *cobra.Command {
 
 // teamDenyRun refuses the call at o.key: team deny.
 func teamDenyRun(ctx context.Context, o *teamDenyOptions) error {
-	if err := teamDeny(ctx, o.minter, o.key, o.now()); err != nil {
+	if err := approve.TeamDeny(ctx, o.minter, o.key, o.now()); err != nil {
 		return err
 	}
 	_, id, _ := strings.Cut(o.key, "/")
-	fmt.Fprintf(o.out, "Denied %s as %s.\n", present.EscapeText(id), present.EscapeText(o.minter.principal))
+	fmt.Fprintf(o.out, "Denied %s as %s.\n", present.EscapeText(id), present.EscapeText(o.minter.Principal))
 	return nil
-}
-
-// teamGet reads and verifies the record at key; an unreadable one is an
-// error that names its key and the check it failed, nothing else.
-func teamGet(ctx context.Context, c *vault.Custody, key string) (*vault.TeamPending, error) {
-	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
-	defer cancel()
-	tp, err := c.TeamGet(cctx, key)
-	if err != nil {
-		return nil, cli.WithHint(err, "list the calls waiting across the team with: loopguard team pending")
-	}
-	if tp.Err != nil {
-		return nil, cli.WithHint(errors.New(unreadableLine(tp)), "it may be a forgery, or a record of an older loopguard; deny it or wait for the machine to publish its call again")
-	}
-	return tp, nil
 }
 
 // teamApproveRun shows the verified call o.call on o.tty, has the human
@@ -394,58 +265,15 @@ func teamApproveRun(ctx context.Context, o *teamApproveOptions) error {
 	tty, m, tp, ttl := o.tty, o.minter, o.call, o.ttl
 	head, says, body := teamParts(tp)
 	fmt.Fprint(tty, head+says+"\n"+body)
-	if err := confirmApproval(tty, tp.Pending, m.principal, ttl, approvePrefixLen); err != nil {
+	if err := approve.Confirm(tty, tp.Pending, m.Principal, ttl, approve.PrefixLen); err != nil {
 		return err
 	}
-	g, next, err := teamApprove(ctx, m, tp, ttl, time.Now())
+	g, next, err := approve.TeamExact(ctx, m, tp, ttl, time.Now())
 	if err != nil {
 		return err
 	}
-	printApproved(tty, tp.Pending.ID, g, next)
+	approve.Printed(tty, tp.Pending.ID, g, next)
 	return nil
-}
-
-// teamApprove mints the exact approval of the published call tp (which
-// the human confirmed) and answers it in Vault; it returns the grant and
-// what happens next. What is approved is what was shown: the published
-// record must still hold it.
-func teamApprove(ctx context.Context, m *minter, tp *vault.TeamPending, ttl time.Duration, now time.Time) (*token.Grant, string, error) {
-	p := tp.Pending
-	cur, err := teamGet(ctx, m.team, tp.Key)
-	if err != nil {
-		return nil, "", err
-	}
-	if cur.Pending.Digest != p.Digest || !bytes.Equal(cur.Pending.Descriptor, p.Descriptor) {
-		return nil, "", cli.WithHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", present.EscapeText(tp.Key)), "review it again: loopguard team approve "+present.EscapeText(tp.Key))
-	}
-	if !cur.Open() {
-		return nil, "", errDecided(cur, cur.Decision)
-	}
-	g, err := hooks.MintApproval(m.mint, p, m.principal, ttl, now)
-	if d := cur.Decision; err == nil && d != nil && g.String() == d.Token {
-		// A grant has no nonce and its expiry is in whole seconds: an
-		// approval again within the second of the spent one would be the
-		// very grant its machine used, which never runs again. This one
-		// expires a second earlier.
-		g, err = hooks.MintApproval(m.mint, p, m.principal, ttl, now.Add(-time.Second))
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
-	defer cancel()
-	if err := m.team.Decide(cctx, tp.Key, g.String(), m.principal, now); err != nil {
-		return nil, "", decidedErr(cur, err)
-	}
-	return &g, "The waiting hook on " + machineName(tp) + " runs it once.", nil
-}
-
-// teamDeny refuses the published call at key in Vault, unless a decision
-// stands (a record that did not verify may be refused too).
-func teamDeny(ctx context.Context, m *minter, key string, now time.Time) error {
-	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
-	defer cancel()
-	return decidedErr(&vault.TeamPending{Key: key}, m.team.Decide(cctx, key, "", m.principal, now))
 }
 
 // maxEnrollTTL is the longest an agent machine's token lives (Vault's

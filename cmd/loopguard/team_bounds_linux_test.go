@@ -16,6 +16,8 @@ import (
 
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	webconsole "github.com/loopguard/loopguard/console"
 )
 
@@ -106,11 +108,11 @@ func TestTeamBoundsAndDecisionsPTY(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("CLAUDECODE", "")
 	ctx := context.Background()
-	mnt, err := teamMinter(ctx)
+	mnt, err := approve.LoadTeam(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := openStore()
+	st, err := cli.OpenStore()
 	if err != nil {
 		t.Fatal(err)
 	}

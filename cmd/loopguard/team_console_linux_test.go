@@ -14,6 +14,7 @@ import (
 
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
@@ -104,7 +105,7 @@ unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not sho
 	}
 
 	// team approve of the forged record: refused, its key and the check.
-	_, err = teamGet(ctx, alice, forgedKey)
+	_, err = approve.TeamGet(ctx, alice, forgedKey)
 	var errOut bytes.Buffer
 	printError(&errOut, err)
 	want = subst.Replace("loopguard: error: unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not shown\n" +
@@ -119,15 +120,13 @@ unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not sho
 	scr := &screen{}
 	read := make(chan struct{})
 	go func() { io.Copy(scr, m); close(read) }()
-	mnt := &minter{principal: "vault:userpass-alice", team: alice, ctx: ctx, mint: func(g token.Grant, now time.Time) (token.Grant, error) {
-		return alice.Transit.Mint(ctx, g, now)
-	}}
+	mnt := approve.ForVault(ctx, alice, "vault:userpass-alice")
 	done := make(chan error, 1)
 	go func() {
 		done <- teamApproveRun(ctx, &teamApproveOptions{tty: sl, minter: mnt, call: tp, ttl: 10 * time.Minute})
 	}()
 	scr.expect(t, `anything else cancels\): $`)
-	typed := honest.Digest[:approvePrefixLen]
+	typed := honest.Digest[:approve.PrefixLen]
 	if _, err := m.WriteString(typed + "\r"); err != nil {
 		t.Fatal(err)
 	}

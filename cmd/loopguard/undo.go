@@ -69,11 +69,11 @@ anything. It writes below the project only, never through a link.`,
 				o.confirm = func(q string) (bool, error) { return askYes(tty, q) }
 			}
 			o.audit = func(detail string) error {
-				st, err := openStore()
+				st, err := cli.OpenStore()
 				if err != nil {
 					return err
 				}
-				return record(st, nil, audit.Entry{Decision: "undo", Principal: principal(), Detail: detail})
+				return cli.Record(st, nil, audit.Entry{Decision: "undo", Principal: cli.Principal(), Detail: detail})
 			}
 			return undoRun(o)
 		},

@@ -176,8 +176,8 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 		// Logged where the state directory is; a removed one is not made
 		// again for it.
 		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
-			if st, err := openStore(); err == nil {
-				_ = record(st, nil, audit.Entry{Decision: "uninstall", Principal: principal(), Detail: strings.Join(cleaned, ", ")})
+			if st, err := cli.OpenStore(); err == nil {
+				_ = cli.Record(st, nil, audit.Entry{Decision: "uninstall", Principal: cli.Principal(), Detail: strings.Join(cleaned, ", ")})
 			}
 		}
 	}
@@ -243,15 +243,15 @@ func confirmPurge() error {
 	fmt.Fprintln(tty, "This removes loopguard's hooks and then deletes its key from the OS keyring: every approval and grant")
 	fmt.Fprintln(tty, "becomes invalid, and the audit log's seal can no longer be checked (the log itself is kept; a later")
 	fmt.Fprintln(tty, "`loopguard init` sets it aside and starts a new sealed chain).")
-	return confirmTyped(tty, "Type 'delete key' to go on (anything else cancels; nothing is changed): ", is("delete key"),
+	return cli.ConfirmTyped(tty, "Type 'delete key' to go on (anything else cancels; nothing is changed): ", is("delete key"),
 		"nothing was changed", errors.New("not confirmed: nothing was changed"))
 }
 
 // purgeKey deletes the master key, confirmed already, and logs it.
 func purgeKey(ctx context.Context, out io.Writer) error {
-	if st, err := openStore(); err == nil {
+	if st, err := cli.OpenStore(); err == nil {
 		// Logged before the key goes: the entry is the last of this chain.
-		if err := record(st, nil, audit.Entry{Decision: "purge-key", Principal: principal()}); err != nil {
+		if err := cli.Record(st, nil, audit.Entry{Decision: "purge-key", Principal: cli.Principal()}); err != nil {
 			return err
 		}
 	}

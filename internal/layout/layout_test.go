@@ -39,7 +39,7 @@ var floors = map[string]int{
 	"cmd/loopguard": 8, "cmd/loopguard-hook": 8, "cmd/loopguard-exec": 8,
 	// The CLI's verb families (gh's one folder per command) and what they
 	// share with the root command.
-	"cmd/loopguard/internal/cli": 8, "cmd/loopguard/internal/doctor": 8,
+	"cmd/loopguard/internal/cli": 8, "cmd/loopguard/internal/approve": 8, "cmd/loopguard/internal/doctor": 8,
 }
 
 // tooling is the module's test and measurement code: it may import any

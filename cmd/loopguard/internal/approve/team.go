@@ -1,0 +1,173 @@
+package approve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/present"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/token"
+)
+
+// TeamExact mints the exact approval of the published call tp (which the
+// human confirmed) and answers it in Vault; it returns the grant and what
+// happens next. What is approved is what was shown: the published record
+// must still hold it.
+func TeamExact(ctx context.Context, m *Minter, tp *vault.TeamPending, ttl time.Duration, now time.Time) (*token.Grant, string, error) {
+	p := tp.Pending
+	cur, err := TeamGet(ctx, m.Team, tp.Key)
+	if err != nil {
+		return nil, "", err
+	}
+	if cur.Pending.Digest != p.Digest || !bytes.Equal(cur.Pending.Descriptor, p.Descriptor) {
+		return nil, "", cli.WithHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", present.EscapeText(tp.Key)), "review it again: loopguard team approve "+present.EscapeText(tp.Key))
+	}
+	if !cur.Open() {
+		return nil, "", ErrDecided(cur, cur.Decision)
+	}
+	g, err := hooks.MintApproval(m.mint, p, m.Principal, ttl, now)
+	if d := cur.Decision; err == nil && d != nil && g.String() == d.Token {
+		// A grant has no nonce and its expiry is in whole seconds: an
+		// approval again within the second of the spent one would be the
+		// very grant its machine used, which never runs again. This one
+		// expires a second earlier.
+		g, err = hooks.MintApproval(m.mint, p, m.Principal, ttl, now.Add(-time.Second))
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
+	defer cancel()
+	if err := m.Team.Decide(cctx, tp.Key, g.String(), m.Principal, now); err != nil {
+		return nil, "", decidedErr(cur, err)
+	}
+	return &g, "The waiting hook on " + MachineName(tp) + " runs it once.", nil
+}
+
+// TeamDeny refuses the published call at key in Vault, unless a decision
+// stands (a record that did not verify may be refused too).
+func TeamDeny(ctx context.Context, m *Minter, key string, now time.Time) error {
+	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
+	defer cancel()
+	return decidedErr(&vault.TeamPending{Key: key}, m.Team.Decide(cctx, key, "", m.Principal, now))
+}
+
+// TeamGet reads and verifies the record at key; an unreadable one is an
+// error that names its key and the check it failed, nothing else.
+func TeamGet(ctx context.Context, c *vault.Custody, key string) (*vault.TeamPending, error) {
+	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
+	defer cancel()
+	tp, err := c.TeamGet(cctx, key)
+	if err != nil {
+		return nil, cli.WithHint(err, "list the calls waiting across the team with: loopguard team pending")
+	}
+	if tp.Err != nil {
+		return nil, cli.WithHint(errors.New(UnreadableLine(tp)), "it may be a forgery, or a record of an older loopguard; deny it or wait for the machine to publish its call again")
+	}
+	return tp, nil
+}
+
+// ResolveTeam turns a unique prefix of a published pending id (or a key
+// "<machine>/<id>") into the record's key, as the local commands do
+// (ids.go).
+func ResolveTeam(ctx context.Context, c *vault.Custody, arg string) (string, error) {
+	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
+	defer cancel()
+	keys, err := c.TeamKeys(cctx)
+	if err != nil {
+		return "", err
+	}
+	if slices.Contains(keys, arg) {
+		return arg, nil
+	}
+	var ids []string
+	byID := map[string][]string{}
+	for _, k := range keys {
+		_, id, ok := strings.Cut(k, "/")
+		if !ok {
+			continue
+		}
+		if _, seen := byID[id]; !seen {
+			ids = append(ids, id)
+		}
+		byID[id] = append(byID[id], k)
+	}
+	id, err := state.ResolvePrefix(arg, "pending call", ids)
+	if err != nil {
+		return "", cli.WithHint(err, "list the calls waiting across the team with: loopguard team pending")
+	}
+	if len(byID[id]) > 1 {
+		return "", cli.WithHint(fmt.Errorf("pending id %s was published by %d machines", id, len(byID[id])), "name it as MACHINE/ID: "+present.EscapeText(strings.Join(byID[id], ", ")))
+	}
+	return byID[id][0], nil
+}
+
+// TeamState says where the published call tp stands: open, or the
+// decision that stands, and by whom.
+func TeamState(tp *vault.TeamPending) string {
+	d := tp.Decision
+	if d == nil {
+		return "open"
+	}
+	by := present.EscapeText(d.Principal)
+	spent := "used"
+	if !d.Used {
+		spent = "expired unused"
+	}
+	switch {
+	case d.Denied:
+		return "denied by " + by
+	case d.Token == "" && tp.Open():
+		return "open again (the decision by " + by + " held no grant)"
+	case d.Token == "":
+		return "void (the decision by " + by + " holds no grant)"
+	case tp.Open():
+		return "open again (approved by " + by + ", " + spent + ")"
+	case d.Spent():
+		return spent + " (approved by " + by + ")"
+	}
+	return "approved by " + by + ", not used yet"
+}
+
+// ErrDecided is why a decision on the published call tp is refused: the
+// decision that stands (vault.DecidedError) is written once.
+func ErrDecided(tp *vault.TeamPending, d *vault.Decision) error {
+	_, id, _ := strings.Cut(tp.Key, "/")
+	state := "decided by another approver"
+	if d != nil {
+		state = TeamState(&vault.TeamPending{Key: tp.Key, Written: tp.Written, Decision: d})
+	}
+	return cli.WithHint(fmt.Errorf("pending call %s is %s: a decision is written once", present.EscapeText(id), state),
+		"see where every call stands with: loopguard team pending")
+}
+
+// decidedErr turns a vault.DecidedError from deciding tp into ErrDecided.
+func decidedErr(tp *vault.TeamPending, err error) error {
+	var de *vault.DecidedError
+	if errors.As(err, &de) {
+		return ErrDecided(tp, de.Decision)
+	}
+	return err
+}
+
+// MachineName is the name Vault knows the machine of tp by, or its entity id.
+func MachineName(tp *vault.TeamPending) string {
+	if tp.MachineName != "" {
+		return tp.MachineName
+	}
+	return tp.Machine
+}
+
+// UnreadableLine is all that is shown of a record that did not verify: its
+// key and the check it failed.
+func UnreadableLine(tp *vault.TeamPending) string {
+	return fmt.Sprintf("unreadable: pending/%s: %s; not shown", present.EscapeText(tp.Key), present.EscapeText(tp.Err.Error()))
+}
