@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/present"
+	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
@@ -127,23 +129,85 @@ func (e *Engine) loadKeys(ctx context.Context) (*token.Keys, error) {
 	return e.keys, e.errKey
 }
 
-// keyAhead starts reading the key in the background for a call that will
-// most likely need it: a Bash call the host lets loopguard rewrite, with a
-// launcher and a scoped grant on disk (the jail grant, a preset), which
-// the jail or a scoped grant allows after a MAC check. The read (a D-Bus
-// round trip to the keyring) then overlaps the call's analysis instead of
-// following it. A call that ends denied does not wait for it, and its
-// answer does not depend on it: the key is used only where the path
-// without the read-ahead would read it (loadKeys, once per process), and
-// a keyring failure denies only there. With a custody (Vault) there is no
-// key to read.
-func (e *Engine) keyAhead(ctx context.Context, c *Call) {
+// keyAhead starts reading the key in the background for a call that may
+// need it: a Bash call the host lets loopguard rewrite, with a launcher and
+// a scoped grant on disk that could cover it (mayCover: the jail grant, or
+// a rule whose program the command names), which the jail or a scoped
+// grant allows after a MAC check. The read (a D-Bus round trip to the
+// keyring) then overlaps the call's analysis instead of following it. A
+// call that ends denied does not wait for it, and its answer does not
+// depend on it: the key is used only where the path without the read-ahead
+// would read it (loadKeys, once per process), and a keyring failure denies
+// only there. With a custody (Vault) there is no key to read.
+//
+// The grants it reads to decide are the call's (scopedGrants), kept for the
+// jail, a chain and the scope (grantsOf), which would read them anyway: a
+// call no grant can cover does not pay for a key read it cannot use (about
+// 1 ms of CPU in a hook process that exits before the read ends).
+func (e *Engine) keyAhead(ctx context.Context, c *Call) *grantsAhead {
 	if !readKeyAhead || e.Custody != nil || e.LoadKey == nil || c.ToolName != "Bash" || !c.Rewrite || e.Env.Launcher == "" ||
 		e.Store == nil || !e.Store.HasScoped(c.SessionID) {
+		return nil
+	}
+	g := &grantsAhead{}
+	g.grants, g.project, g.fail = e.scopedGrants(ctx, c)
+	if g.fail != nil || !mayCover(g.grants, c) {
+		return g
+	}
+	keyAheadStarted()
+	go func() { _, _ = e.loadKeys(ctx) }()
+	return g
+}
+
+// grantsAhead are the scoped grants keyAhead read, for grantsOf.
+type grantsAhead struct {
+	grants  []state.GrantFile
+	project string
+	fail    *Decision
+}
+
+// keep gives d the grants read ahead (nil: none were).
+func (g *grantsAhead) keep(d *described) {
+	if g == nil || d == nil {
 		return
 	}
-	go func() { _, _ = e.loadKeys(ctx) }()
+	d.grants, d.grantsProject, d.grantsFail, d.grantsRead = g.grants, g.project, g.fail, true
 }
+
+// mayCover reports whether one of grants could cover the Bash call c, from
+// what is cheap: the jail grant covers any command; a Bash rule only one
+// whose program's name is in the command's text, its quotes and
+// backslashes taken out (g'o' is go); a rule whose program is not a plain
+// word, any. It only chooses whether the key is read ahead: a call it
+// misses reads the key where it is needed, as without a read ahead.
+func mayCover(grants []state.GrantFile, c *Call) bool {
+	cmd, _ := c.ToolInput["command"].(string)
+	var text string
+	for _, gf := range grants {
+		if gf.Err != nil || gf.Grant == nil {
+			continue
+		}
+		rule, err := scope.Parse(gf.Grant.Scope)
+		if err != nil || !rule.CoversTool("Bash") {
+			continue
+		}
+		prog := rule.Program()
+		if rule.IsJail() || prog == "" {
+			return true
+		}
+		if text == "" {
+			text = strings.NewReplacer("'", "", `"`, "", `\`, "").Replace(cmd)
+		}
+		if strings.Contains(text, path.Base(prog)) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyAheadStarted is told each time keyAhead starts a read (a test's
+// witness; nothing otherwise).
+var keyAheadStarted = func() {}
 
 // readKeyAhead turns keyAhead on (a test compares the decisions without it).
 var readKeyAhead = true
@@ -242,11 +306,12 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 			return Decision{Behavior: Abstain, Reason: ReasonReadOnly, Message: "loopguard: read-only tool"}
 		}
 	}
-	e.keyAhead(ctx, c)
+	ahead := e.keyAhead(ctx, c)
 	d, err := e.describe(c)
 	if err != nil {
 		return denied(ReasonMalformed, err.Error())
 	}
+	ahead.keep(d)
 	return e.once(c, d, func() Decision {
 		dec := e.decideDescribed(ctx, c, d)
 		dec.Digest = d.digest

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/internal/enginetest"
+	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -198,4 +199,77 @@ func TestKeyAheadDecidesAlike(t *testing.T) {
 	if d := run("echo x > notes.txt"); d.Behavior != Deny || reads.Load() != 0 {
 		t.Errorf("without a scoped grant: %s/%s after %d key reads, want a deny and none", d.Behavior, d.Reason, reads.Load())
 	}
+}
+
+// TestKeyAheadOnlyWhereAGrantMayCover: the key is read ahead only for a
+// call a grant on disk could cover (mayCover): with a scoped grant for
+// `go test ./...` alone, a deny of another command reads no key at all
+// (it did before: any scoped grant on disk started the read, about 1 ms of
+// CPU on every such deny). Attacks: the same command quoted to hide its
+// program (g'o', g\o) is still read ahead and decided as the plain one.
+// Controls: the covered command is read ahead once and allowed; under the
+// jail grant any command is; and the answers are those without a read
+// ahead.
+func TestKeyAheadOnlyWhereAGrantMayCover(t *testing.T) {
+	var started, reads atomic.Int32
+	defer func(was func()) { keyAheadStarted = was }(keyAheadStarted)
+	keyAheadStarted = func() { started.Add(1) }
+	setup := func(t *testing.T, rules ...string) func(cmd string) Decision {
+		h := newHarness(t)
+		eng := h.eng
+		h.eng = func() *Engine {
+			e := eng()
+			e.Env.Launcher = jailLauncher
+			load := e.LoadKey
+			e.LoadKey = func(ctx context.Context) ([]byte, error) { reads.Add(1); return load(ctx) }
+			return e
+		}
+		for _, r := range rules {
+			h.grantScope(r, token.Any, token.Any)
+		}
+		bash := h.fixture("pretooluse-bash.json")
+		return func(cmd string) Decision { return h.decide(withInput(bash, "command", cmd)) }
+	}
+	type want struct {
+		cmd              string
+		behavior, reason string
+		ahead            int32
+	}
+	check := func(t *testing.T, run func(string) Decision, cases []want) {
+		t.Helper()
+		for _, w := range cases {
+			started.Store(0)
+			reads.Store(0)
+			d := run(w.cmd)
+			if d.Behavior != w.behavior || d.Reason != w.reason || started.Load() != w.ahead {
+				t.Errorf("%q: %s/%s with %d reads started ahead, want %s/%s and %d", w.cmd, d.Behavior, d.Reason, started.Load(), w.behavior, w.reason, w.ahead)
+			}
+			if w.ahead == 0 && w.behavior == Deny && reads.Load() != 0 {
+				t.Errorf("%q: denied after %d key reads, want none", w.cmd, reads.Load())
+			}
+			// The same answer without the read ahead.
+			readKeyAhead = false
+			o := run(w.cmd)
+			readKeyAhead = true
+			if o.Behavior != d.Behavior || o.Reason != d.Reason {
+				t.Errorf("%q: %s/%s read ahead, %s/%s without", w.cmd, d.Behavior, d.Reason, o.Behavior, o.Reason)
+			}
+		}
+	}
+	t.Run("scoped", func(t *testing.T) {
+		check(t, setup(t, "Bash(go test ./...)"), []want{
+			{"echo x > notes.txt", Deny, ReasonNoGrant, 0},
+			{"git status && rm -rf build", Deny, ReasonChained, 0},
+			{"go test ./...", Allow, ReasonScopedGrant, 1},
+			{"g'o' test ./...", Allow, ReasonScopedGrant, 1},
+			{`g\o test ./...`, Allow, ReasonScopedGrant, 1},
+			{"go vet ./...", Deny, ReasonNoGrant, 1}, // names go: read ahead, not covered
+		})
+	})
+	t.Run("jail", func(t *testing.T) {
+		check(t, setup(t, scope.JailRule), []want{
+			{"echo x > notes.txt", Allow, ReasonJailed, 1},
+			{"git status && rm -rf build", Allow, ReasonJailed, 1},
+		})
+	})
 }
