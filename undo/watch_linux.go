@@ -32,6 +32,7 @@ type watcher struct {
 	mu     sync.Mutex
 	wds    map[int32]string
 	failed bool
+	closer int // the pid of closeAway's child (tests)
 }
 
 const watchMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE |
@@ -110,9 +111,11 @@ func (w *watcher) heard() (dirty map[string]bool, ok bool) {
 	}
 }
 
+// close closes the instance, in a process of its own (closeAway): a
+// close here would wait out the kernel's freeing of its watches.
 func (w *watcher) close() {
 	if w.fd >= 0 {
-		_ = unix.Close(w.fd)
+		w.closer = closeAway(w.fd)
 		w.fd = -1
 	}
 }
