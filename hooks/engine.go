@@ -140,18 +140,19 @@ func (e *Engine) loadKeys(ctx context.Context) (*token.Keys, error) {
 // would read it (loadKeys, once per process), and a keyring failure denies
 // only there. With a custody (Vault) there is no key to read.
 //
-// The grants it reads to decide are the call's (scopedGrants), kept for the
-// jail, a chain and the scope (grantsOf), which would read them anyway: a
-// call no grant can cover does not pay for a key read it cannot use (about
-// 1 ms of CPU in a hook process that exits before the read ends).
+// The grants it reads to decide are the call's (scopedGrants: the
+// session's, every session's and the project's, where init binds the jail
+// grant), kept for the jail, a chain and the scope (grantsOf), which would
+// read them anyway: a call no grant can cover does not pay for a key read
+// it cannot use (about 1 ms of CPU in a hook process that exits before the
+// read ends).
 func (e *Engine) keyAhead(ctx context.Context, c *Call) *grantsAhead {
-	if !readKeyAhead || e.Custody != nil || e.LoadKey == nil || c.ToolName != "Bash" || !c.Rewrite || e.Env.Launcher == "" ||
-		e.Store == nil || !e.Store.HasScoped(c.SessionID) {
+	if !readKeyAhead || e.Custody != nil || e.LoadKey == nil || c.ToolName != "Bash" || !c.Rewrite || e.Env.Launcher == "" || e.Store == nil {
 		return nil
 	}
 	g := &grantsAhead{}
 	g.grants, g.project, g.fail = e.scopedGrants(ctx, c)
-	if g.fail != nil || !mayCover(g.grants, c) {
+	if g.fail != nil || len(g.grants) == 0 || !mayCover(g.grants, c) {
 		return g
 	}
 	keyAheadStarted()

@@ -214,7 +214,9 @@ func TestKeyAheadOnlyWhereAGrantMayCover(t *testing.T) {
 	var started, reads atomic.Int32
 	defer func(was func()) { keyAheadStarted = was }(keyAheadStarted)
 	keyAheadStarted = func() { started.Add(1) }
-	setup := func(t *testing.T, rules ...string) func(cmd string) Decision {
+	// setup grants rules to every session, or with project to every
+	// session of the harness's project.
+	setup := func(t *testing.T, project bool, rules ...string) func(cmd string) Decision {
 		h := newHarness(t)
 		eng := h.eng
 		h.eng = func() *Engine {
@@ -224,8 +226,12 @@ func TestKeyAheadOnlyWhereAGrantMayCover(t *testing.T) {
 			e.LoadKey = func(ctx context.Context) ([]byte, error) { reads.Add(1); return load(ctx) }
 			return e
 		}
+		session := token.Any
+		if project {
+			session = token.ProjectSession(h.Project)
+		}
 		for _, r := range rules {
-			h.grantScope(r, token.Any, token.Any)
+			h.grantScope(r, session, token.Any)
 		}
 		bash := h.fixture("pretooluse-bash.json")
 		return func(cmd string) Decision { return h.decide(withInput(bash, "command", cmd)) }
@@ -257,7 +263,7 @@ func TestKeyAheadOnlyWhereAGrantMayCover(t *testing.T) {
 		}
 	}
 	t.Run("scoped", func(t *testing.T) {
-		check(t, setup(t, "Bash(go test ./...)"), []want{
+		check(t, setup(t, false, "Bash(go test ./...)"), []want{
 			{"echo x > notes.txt", Deny, ReasonNoGrant, 0},
 			{"git status && rm -rf build", Deny, ReasonChained, 0},
 			{"go test ./...", Allow, ReasonScopedGrant, 1},
@@ -267,9 +273,16 @@ func TestKeyAheadOnlyWhereAGrantMayCover(t *testing.T) {
 		})
 	})
 	t.Run("jail", func(t *testing.T) {
-		check(t, setup(t, scope.JailRule), []want{
+		check(t, setup(t, false, scope.JailRule), []want{
 			{"echo x > notes.txt", Allow, ReasonJailed, 1},
 			{"git status && rm -rf build", Allow, ReasonJailed, 1},
+		})
+	})
+	// The jail grant as init makes it in a project: bound to every session
+	// of the project (token.ProjectSession), not to the session or to any.
+	t.Run("project jail", func(t *testing.T) {
+		check(t, setup(t, true, scope.JailRule), []want{
+			{"echo x > notes.txt", Allow, ReasonJailed, 1},
 		})
 	})
 }

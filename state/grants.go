@@ -189,18 +189,6 @@ func (s *Store) ScopedGrants(session string) ([]GrantFile, error) {
 	return readGrants(out, s.scopedDir(token.Any))
 }
 
-// HasScoped reports whether a scoped grant that may apply to session is on
-// disk (bound to it, or minted for any session), from the directories'
-// listings alone: no grant is read or checked.
-func (s *Store) HasScoped(session string) bool {
-	for _, dir := range []string{s.scopedDir(session), s.scopedDir(token.Any)} {
-		if names, _ := listNames(dir, grantSuffix); len(names) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // AllGrants lists every unconsumed grant, newest first.
 func (s *Store) AllGrants() ([]GrantFile, error) {
 	var out []GrantFile
