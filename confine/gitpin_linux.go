@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -171,8 +172,27 @@ func (e pinnedEntry) equal(o pinnedEntry) bool {
 // returns a line for each, sorted; one it could not put back is said so.
 func (p pinned) restore() []string {
 	var lines []string
+	var cut []string // what unlinkReplaced removed
 	for path, e := range p.entries {
 		now, err := p.read(path)
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			// A directory on the way to the pin is no longer one: a
+			// link git would follow (.git/modules/x made a link to a
+			// directory whose config the call wrote), or a file.
+			var removed string
+			removed, err = p.unlinkReplaced(path)
+			if removed != "" {
+				lines = append(lines, "loopguard: this call put a link or a file where the directory "+removed+" was; loopguard removed it (git follows a link there to a configuration the call wrote): git now finds no repository there")
+				cut = append(cut, removed)
+			}
+			if err == nil {
+				now, err = p.read(path)
+			}
+		}
+		if err == nil && slices.ContainsFunc(cut, func(c string) bool { return fsx.Within(path, c) }) {
+			// Below what was removed: said once, for the directory.
+			continue
+		}
 		if err == nil && e.equal(now) {
 			continue
 		}
@@ -187,6 +207,55 @@ func (p pinned) restore() []string {
 	}
 	slices.Sort(lines)
 	return lines
+}
+
+// unlinkReplaced removes the first entry on the way from path's git
+// directory to path's directory that is not a directory (reached from
+// its parent, beneath the git directory, following no link), and returns
+// its path; "" when every one is a directory. What git would
+// have found there (the call's directory the link names) is not touched,
+// and what the directory held is not made again: git then finds no
+// repository there and says so, instead of running what the call wrote.
+func (p pinned) unlinkReplaced(path string) (string, error) {
+	for _, r := range p.roots {
+		if !fsx.Within(path, r) || path == r {
+			continue
+		}
+		rel, err := filepath.Rel(r, filepath.Dir(path))
+		if err != nil || rel == "." {
+			return "", err
+		}
+		dir, err := unix.Open(r, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return "", err
+		}
+		at := r
+		for _, name := range strings.Split(rel, string(filepath.Separator)) {
+			at = filepath.Join(at, name)
+			var st unix.Stat_t
+			err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+			if err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+				err = unix.Unlinkat(dir, name, 0)
+				unix.Close(dir)
+				if err != nil {
+					return "", fmt.Errorf("removing %s, which this call made where a directory was: %w", at, err)
+				}
+				return at, nil
+			}
+			var next int
+			if err == nil {
+				next, err = unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			}
+			unix.Close(dir)
+			if err != nil {
+				return "", err
+			}
+			dir = next
+		}
+		unix.Close(dir)
+		return "", nil
+	}
+	return "", fmt.Errorf("%s is in no git directory of the call", path)
 }
 
 // put makes path hold e again, in the directory it is in now (whichever

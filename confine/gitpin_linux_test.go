@@ -124,3 +124,51 @@ func TestJailGitPinsNotThroughALink(t *testing.T) {
 		}
 	})
 }
+
+// TestJailGitPinsSubmoduleLink: a +git call that moves a submodule's git
+// directory (.git/modules/sub) aside and puts a link in its place, to a
+// directory in the project whose config sets core.fsmonitor, leaves no
+// link for the human's next unconfined git to follow: the launcher
+// removes it and says so (the pins below it cannot be put back through
+// a link; renaming a directory that holds a read-only mount is allowed,
+// so namespaces do not stop the move). With the link left, that git
+// status runs the call's fsmonitor (the test fails with unlinkReplaced
+// taken out). The controls: the call's own project write lands, and an
+// unconfined git status in the submodule runs before the call.
+func TestJailGitPinsSubmoduleLink(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		pwned := filepath.Join(j.root, "PWNED")
+		src := filepath.Join(j.root, "subsrc")
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+git init -q `+src+` && git -C `+src+` -c user.email=a@b -c user.name=a commit -q --allow-empty -m sub
+git -c protocol.file.allow=always submodule --quiet add `+src+` sub && git -c user.email=a@b -c user.name=a commit -qm sub
+git -C sub status --porcelain >/dev/null`)
+		if fi, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub/config")); err != nil || !fi.Mode().IsRegular() {
+			t.Fatalf("no submodule git directory: %v", err)
+		}
+		attack := `mv .git/modules/sub .git/modules/sub.old && cp -r .git/modules/sub.old src/evil && printf '[core]\n\trepositoryformatversion = 0\n\tworktree = ` + filepath.Join(j.project, "sub") + `\n\tfsmonitor = touch ` + pwned + `\n' > src/evil/config && ln -s ../../src/evil .git/modules/sub; echo wrote > src/main.go`
+		out, code := j.launch(t, gitWrite, "jail-sh", attack)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(j.project, "src/main.go")); string(b) != "wrote\n" {
+			t.Errorf("the call's own write (control): src/main.go = %q\n%s", b, out)
+		}
+		if _, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub.old")); err != nil {
+			t.Skipf("namespaces %v: the move was refused (%v), the attack did not happen:\n%s", j.ns, err, out)
+		}
+		if fi, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			t.Errorf("namespaces %v: the link .git/modules/sub is left after the call:\n%s", j.ns, out)
+		}
+		if !strings.Contains(out, "where the directory "+filepath.Join(j.project, ".git/modules/sub")+" was; loopguard removed it") {
+			t.Errorf("namespaces %v: the launcher did not say it removed the link:\n%s", j.ns, out)
+		}
+		// The human's next git, unconfined, in the superproject and the
+		// submodule (which now has no repository: its commands fail).
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git status --porcelain; git -C sub status --porcelain; true`)
+		if _, err := os.Lstat(pwned); err == nil {
+			t.Errorf("namespaces %v: the next unconfined git ran what the +git call left behind the link", j.ns)
+		}
+	})
+}
