@@ -43,25 +43,63 @@ var gitPinNames = []string{"config", "config.worktree", "commondir", "hooks", "o
 var worktreePinNames = []string{"config.worktree", "commondir"}
 
 // gitPins are the pinned paths of git directory g, those of each
-// submodule's git directory kept in it (g/modules/NAME) and those of each
-// linked worktree's (g/worktrees/NAME).
-func gitPins(g string) []string {
+// submodule's git directory kept below it (g/modules/NAME, where NAME may
+// hold slashes: git names a submodule by its path, so `git submodule add
+// URL libs/foo` keeps g/modules/libs/foo; and a submodule's own
+// submodules, in its modules/), and those of each linked worktree's
+// (g/worktrees/NAME).
+func gitPins(g string) []string { return gitPinsAt(g, 0) }
+
+// gitPinsAt is gitPins of a git directory depth levels of submodules and
+// names below the project's.
+func gitPinsAt(g string, depth int) []string {
 	var out []string
 	for _, n := range gitPinNames {
 		out = append(out, filepath.Join(g, n))
 	}
-	for _, sub := range []struct {
-		dir   string
-		names []string
-	}{{"modules", gitPinNames}, {"worktrees", worktreePinNames}} {
-		ents, _ := os.ReadDir(filepath.Join(g, sub.dir))
-		for _, m := range ents {
-			if m.IsDir() {
-				for _, n := range sub.names {
-					out = append(out, filepath.Join(g, sub.dir, m.Name(), n))
-				}
+	ents, _ := os.ReadDir(filepath.Join(g, "worktrees"))
+	for _, m := range ents {
+		if m.IsDir() {
+			for _, n := range worktreePinNames {
+				out = append(out, filepath.Join(g, "worktrees", m.Name(), n))
 			}
 		}
+	}
+	return append(out, modulePins(filepath.Join(g, "modules"), depth+1)...)
+}
+
+// maxModuleDepth bounds how deep below the project's git directory
+// gitPins looks for git directories (name components and nested
+// submodules alike); below it, a launch under +git does not run.
+const maxModuleDepth = 16
+
+// pinTooDeep names, as the last element of a pin, a directory below which
+// gitPins did not look.
+const pinTooDeep = "\x00nested too deep"
+
+// modulePins are the pins of every git directory below dir, a modules/
+// directory or a directory of submodule names: a directory with a HEAD is
+// a submodule's git directory (its pins, and its own modules/); any other
+// is a component of names, looked into.
+func modulePins(dir string, depth int) []string {
+	if depth > maxModuleDepth {
+		// A pin no snapshot takes (snapshotPins refuses it): the launch
+		// fails closed rather than leave a git directory below dir
+		// unpinned.
+		return []string{filepath.Join(dir, pinTooDeep)}
+	}
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, m := range ents {
+		if !m.IsDir() {
+			continue
+		}
+		d := filepath.Join(dir, m.Name())
+		if _, err := os.Lstat(filepath.Join(d, "HEAD")); err == nil {
+			out = append(out, gitPinsAt(d, depth)...)
+			continue
+		}
+		out = append(out, modulePins(d, depth+1)...)
 	}
 	return out
 }

@@ -49,6 +49,9 @@ const maxPinned = 8 << 20
 func snapshotPins(roots, paths []string) (pinned, error) {
 	p := pinned{roots: roots, entries: map[string]pinnedEntry{}}
 	for _, path := range paths {
+		if filepath.Base(path) == pinTooDeep {
+			return p, fmt.Errorf("%s holds directories nested more than %d deep below the git directory: loopguard cannot pin the git configuration there, and runs no +git call in this project", filepath.Dir(path), maxModuleDepth)
+		}
 		e, err := p.read(path)
 		if err != nil {
 			return p, fmt.Errorf("keeping %s before the call: %w", path, err)

@@ -5,6 +5,7 @@ package confine
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -169,6 +170,87 @@ git -C sub status --porcelain >/dev/null`)
 		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git status --porcelain; git -C sub status --porcelain; true`)
 		if _, err := os.Lstat(pwned); err == nil {
 			t.Errorf("namespaces %v: the next unconfined git ran what the +git call left behind the link", j.ns)
+		}
+	})
+}
+
+// TestGitPinsFindsEverySubmodule: the pins cover a submodule whose name
+// holds a slash (git names it by its path: modules/libs/foo), a
+// submodule's own submodule (modules/x/modules/y) and a linked worktree;
+// a directory of names with no HEAD is not a git directory; one nested
+// past maxModuleDepth gets a pin the snapshot refuses (the launch fails
+// closed). The control: the top git directory's own pins
+// are snapshot without error before the deep directory is made.
+func TestGitPinsFindsEverySubmodule(t *testing.T) {
+	g := filepath.Join(t.TempDir(), ".git")
+	for _, d := range []string{"", "modules/libs/foo", "modules/x", "modules/x/modules/y", "worktrees/w"} {
+		if err := os.MkdirAll(filepath.Join(g, d, "hooks"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(g, d, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pins := gitPins(g)
+	for _, want := range []string{"config", "hooks", "modules/libs/foo/config", "modules/libs/foo/hooks", "modules/x/config", "modules/x/modules/y/config", "modules/x/modules/y/hooks", "worktrees/w/commondir"} {
+		if !slices.Contains(pins, filepath.Join(g, want)) {
+			t.Errorf("%s is not pinned: %q", want, pins)
+		}
+	}
+	if slices.Contains(pins, filepath.Join(g, "modules/libs/config")) {
+		t.Errorf("modules/libs, a directory of names, is taken for a git directory: %q", pins)
+	}
+	if _, err := snapshotPins([]string{g}, pins); err != nil {
+		t.Fatalf("the snapshot of the pins (control): %v", err)
+	}
+	deep := filepath.Join(g, "modules")
+	for i := 0; i <= maxModuleDepth; i++ {
+		deep = filepath.Join(deep, "d")
+	}
+	if err := os.MkdirAll(filepath.Join(deep, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pins = gitPins(g)
+	if !slices.ContainsFunc(pins, func(p string) bool { return filepath.Base(p) == pinTooDeep }) {
+		t.Fatalf("nothing says %s is past the bound: %q", deep, pins)
+	}
+	if _, err := snapshotPins([]string{g}, pins); err == nil {
+		t.Error("the snapshot took a directory past the depth bound: a launch would run with it unpinned")
+	}
+}
+
+// TestJailGitPinsNamedSubmodule: a submodule added at libs/foo keeps its
+// git directory at .git/modules/libs/foo (git names it by its path); a
+// +git call that appends core.fsmonitor to its config does not leave it for
+// the human's next git status in the superproject, which runs status in
+// the submodule (the test fails with only modules/NAME/ looked at, as
+// before). The control: the call's own project write lands.
+func TestJailGitPinsNamedSubmodule(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		pwned := filepath.Join(j.root, "PWNED")
+		src := filepath.Join(j.root, "subsrc")
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+git init -q `+src+` && git -C `+src+` -c user.email=a@b -c user.name=a commit -q --allow-empty -m sub
+git -c protocol.file.allow=always submodule --quiet add `+src+` libs/foo && git -c user.email=a@b -c user.name=a commit -qm sub`)
+		cfg := filepath.Join(j.project, ".git/modules/libs/foo/config")
+		before, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, code := j.launch(t, gitWrite, "jail-sh", `printf '[core]\n\tfsmonitor = touch `+pwned+`\n' >> .git/modules/libs/foo/config; echo wrote > src/main.go`)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(j.project, "src/main.go")); string(b) != "wrote\n" {
+			t.Errorf("the call's own write (control): src/main.go = %q\n%s", b, out)
+		}
+		if b, err := os.ReadFile(cfg); err != nil || string(b) != string(before) {
+			t.Errorf("namespaces %v: the submodule's config after the call: %q %v\n%s", j.ns, b, err, out)
+		}
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git status --porcelain >/dev/null`)
+		if _, err := os.Lstat(pwned); err == nil {
+			t.Errorf("namespaces %v: the next unconfined git status ran the submodule's fsmonitor the call set", j.ns)
 		}
 	})
 }
