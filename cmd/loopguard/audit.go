@@ -295,7 +295,7 @@ func prefix(s string, n int) string {
 	if s == "" {
 		return "-"
 	}
-	return short(present.EscapeText(s), n)
+	return cli.Short(present.EscapeText(s), n)
 }
 
 // auditVerifyError is returned when verification finds problems.
@@ -563,7 +563,7 @@ func revokeEvery(st *state.Store) (int, error) {
 // confirmRestart asks at the terminal; inside an agent or without a
 // terminal it refuses.
 func confirmRestart(dir string) error {
-	tty, err := openTTY()
+	tty, err := cli.OpenTTY()
 	if err != nil {
 		return err
 	}

@@ -9,11 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -199,28 +200,11 @@ func TestAuditShowEscapesForTerminal(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestAuditFollow(t *testing.T) {
 	l := testAuditLog(t, 12)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	var out clitest.SyncBuffer
 	done := make(chan error, 1)
 	go func() { done <- auditShowRun(ctx, &auditShowOptions{Log: l, Out: &out, Follow: true}) }()
 	waitFor := func(what string, ok func(string) bool) {
@@ -277,7 +261,7 @@ func TestAuditVerify(t *testing.T) {
 		t.Errorf("report:\n%s", out.String())
 	}
 	var msg bytes.Buffer
-	printError(&msg, err)
+	cli.PrintError(&msg, err)
 	if !strings.HasPrefix(msg.String(), "loopguard: error: audit log verification failed: 1 problem\n") ||
 		!strings.Contains(msg.String(), "loopguard: hint: ") || !strings.Contains(msg.String(), "loopguard audit restart") {
 		t.Errorf("error output:\n%s", msg.String())
@@ -306,7 +290,7 @@ func TestAuditVerifyKeyError(t *testing.T) {
 	err := auditVerifyRun(context.Background(), &auditVerifyOptions{Log: l, Out: &out,
 		LoadKey: func(context.Context) ([]byte, error) { return nil, hintedErr{} }})
 	var msg bytes.Buffer
-	printError(&msg, err)
+	cli.PrintError(&msg, err)
 	if err == nil || !strings.Contains(msg.String(), "loopguard: hint: run `loopguard init`") {
 		t.Fatalf("got %v:\n%s", err, msg.String())
 	}
@@ -341,7 +325,7 @@ func TestAuditRestart(t *testing.T) {
 // Inside Claude Code the restart confirmation refuses.
 func TestAuditRestartRefusesInsideAgent(t *testing.T) {
 	t.Setenv("CLAUDECODE", "1")
-	if err := confirmRestart(t.TempDir()); !errors.Is(err, errNotHuman) {
+	if err := confirmRestart(t.TempDir()); !errors.Is(err, cli.ErrNotHuman) {
 		t.Fatalf("confirmRestart = %v, want errNotHuman", err)
 	}
 }

@@ -136,7 +136,7 @@ func TestTeamEnroll(t *testing.T) {
 	other := filepath.Join(dir, "build-2.token")
 	err = teamEnrollRun(ctx, &teamEnrollOptions{out: &out, client: s.AddApprover(t, "alice"), name: "build-2", path: other, ttl: time.Hour})
 	var buf bytes.Buffer
-	printError(&buf, err)
+	cli.PrintError(&buf, err)
 	if err == nil || !strings.Contains(buf.String(), "loopguard-enroll") {
 		t.Errorf("approver enrolls: %s", buf.String())
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -28,9 +27,6 @@ import (
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
-
-// MaxGrantTTL bounds a scoped grant's life.
-const MaxGrantTTL = 7 * 24 * time.Hour
 
 type grantOptions struct {
 	tty   io.Writer // where the grant is shown and confirmed
@@ -100,11 +96,11 @@ by typing the first characters of its digest. It refuses inside an agent
 					return err
 				}
 				if !cmd.Flags().Changed("ttl") {
-					o.ttl = MaxGrantTTL
+					o.ttl = cli.MaxGrantTTL
 				}
 			}
 			o.rules = args
-			tty, st, err := openTTYStore()
+			tty, st, err := cli.OpenTTYStore()
 			if err != nil {
 				return err
 			}
@@ -129,30 +125,14 @@ by typing the first characters of its digest. It refuses inside an agent
 	return cmd
 }
 
-// grantEnv is where grant runs: the home and project dirs and the PATH the
-// agent's commands will see.
-type grantEnv struct {
-	home, project, path string
-	trusted             []string // as the hook will trust them
-}
-
-func currentGrantEnv() (grantEnv, error) {
-	cfg, err := cli.LoadConfig()
-	if err != nil {
-		return grantEnv{}, err
-	}
-	home, _ := os.UserHomeDir()
-	return grantEnv{home: home, project: cli.ProjectDir(), path: os.Getenv("PATH"), trusted: cfg.Trusted()}, nil
-}
-
 // prepareGrants parses, checks and pins the rules, and settles the session
 // and agent they bind to. It does not touch the key.
-func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule, string, string, error) {
-	if err := checkGrantTTL("--ttl", o.ttl); err != nil {
+func prepareGrants(st *state.Store, o *grantOptions, ge cli.GrantEnv) ([]scope.Rule, string, string, error) {
+	if err := cli.CheckGrantTTL("--ttl", o.ttl); err != nil {
 		return nil, "", "", err
 	}
-	home, proj := ge.home, ge.project
-	env := shellparse.Env{Cwd: proj, Path: ge.path, ProjectDir: proj, Home: home, Trusted: ge.trusted}
+	home, proj := ge.Home, ge.Project
+	env := shellparse.Env{Cwd: proj, Path: ge.Path, ProjectDir: proj, Home: home, Trusted: ge.Trusted}
 	var rules []scope.Rule
 	if o.preset != "" {
 		preset, err := scope.Preset(o.preset, home)
@@ -219,7 +199,7 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 		}
 	}
 	for _, r := range rules {
-		if err := checkNetworkRule(r); err != nil {
+		if err := approve.CheckNetworkRule(r); err != nil {
 			return nil, "", "", err
 		}
 	}
@@ -259,7 +239,7 @@ func prepareGrants(st *state.Store, o *grantOptions, ge grantEnv) ([]scope.Rule,
 // confirmation of their digest, then mints them.
 func grantRun(ctx context.Context, o *grantOptions) error {
 	tty, st, now := o.tty, o.store, o.now()
-	ge, err := currentGrantEnv()
+	ge, err := cli.CurrentGrantEnv()
 	if err != nil {
 		return err
 	}
@@ -289,7 +269,7 @@ func grantRun(ctx context.Context, o *grantOptions) error {
 		if note := r.WildcardNote(); note != "" {
 			fmt.Fprintf(tty, "      %s\n", note)
 		}
-		if note := dangerNote(r, ge.project); note != "" {
+		if note := dangerNote(r, ge.Project); note != "" {
 			fmt.Fprintf(tty, "      %s\n", note)
 		}
 		if r.Tool() == "Bash" {
@@ -480,7 +460,7 @@ func grantsRun(o *grantsOptions) error {
 		fmt.Fprintln(out, "No grants.")
 		return nil
 	}
-	tw := table(out, "ID", "KIND", "SCOPE", "RUNS", "SESSION", "AGENT", "BY", "EXPIRES", "USES", "USABLE HERE")
+	tw := cli.Table(out, "ID", "KIND", "SCOPE", "RUNS", "SESSION", "AGENT", "BY", "EXPIRES", "USES", "USABLE HERE")
 	for _, r := range foldPresets(rows) {
 		if r.Kind == "corrupt" {
 			fmt.Fprintf(tw, "-\tCORRUPT\t%s\t\t\t\t\t\t\n", r.Path)
@@ -489,15 +469,15 @@ func grantsRun(o *grantsOptions) error {
 		sc := r.Scope
 		switch r.Kind {
 		case "exact":
-			sc = r.Tool + " call " + short(r.Pending, 8)
+			sc = r.Tool + " call " + cli.Short(r.Pending, 8)
 		case "preset":
 			sc = "preset " + r.Preset + ": " + sc
 		}
-		exp := "in " + shortAge(r.Expiry.Sub(now))
+		exp := "in " + cli.ShortAge(r.Expiry.Sub(now))
 		if r.Expired {
 			exp = "EXPIRED"
 		}
-		sess := short(r.Session, 8)
+		sess := cli.Short(r.Session, 8)
 		if dir, ok := token.ProjectOf(r.Session); ok {
 			sess = "project " + filepath.Base(dir)
 		}
@@ -510,7 +490,7 @@ func grantsRun(o *grantsOptions) error {
 			// (doctor warns). --json keeps the capability's own name.
 			runs += "(any-port)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Kind, present.EscapeText(sc), runs, present.EscapeText(sess), short(r.Agent, 16), r.Principal, exp, r.Uses, present.EscapeText(r.Usable))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Kind, present.EscapeText(sc), runs, present.EscapeText(sess), cli.Short(r.Agent, 16), r.Principal, exp, r.Uses, present.EscapeText(r.Usable))
 	}
 	return tw.Flush()
 }
@@ -772,53 +752,4 @@ func capabilityWords(c policy.Capability) string {
 		s = "writes the project but not its executable configuration nor new files at its top"
 	}
 	return s + ", " + c.NetworkReach()
-}
-
-// checkNetworkRule refuses a standing network grant that the human
-// should not mint (issue 36): a bare +network, which is how grants minted
-// before ports were named are spelled (any port, and listening), and the
-// network for a program that runs code the project chose (an install
-// that runs lifecycle scripts, make, a build that runs build.rs, a test
-// runner, npx): the agent can change that code in the jail, and it would
-// have the network at every later call. The error offers the form that
-// runs no project code when there is one.
-func checkNetworkRule(r scope.Rule) error {
-	c := r.Capability()
-	if !c.Network || r.IsJail() {
-		return nil
-	}
-	if c.AnyPort {
-		return cli.WithHint(fmt.Errorf("%s: a bare +network is how grants minted before ports were named are spelled (any TCP port, and listening); a new grant names its ports", r),
-			"write +network:443 (HTTPS), or the ports the program needs: +network:22,443; or --network --port 22 --port 443")
-	}
-	pc, runs := r.RunsProjectCode()
-	if !runs {
-		return nil
-	}
-	return projectCodeError(r.String(), pc, c.NetworkWord())
-}
-
-// projectCodeError refuses a standing network (netWord, network:443) for
-// what (a rule, or a command), which runs project code as pc says, with a
-// hint at the form that runs none.
-func projectCodeError(what string, pc policy.ProjectCode, netWord string) error {
-	err := fmt.Errorf("no standing network for %s: %s, code the project chose (the agent can change it, and it would reach the network at every later call with no one asked)", what, pc.Why)
-	if pc.Instead == nil {
-		return cli.WithHint(err, "approve each call that needs the network once (loopguard review), or grant the download alone and run the rest in the jail")
-	}
-	rule := "Bash(" + strings.Join(pc.Instead, " ")
-	if pc.Wild {
-		rule += " *"
-	}
-	rule += ")"
-	then := ""
-	if pc.Then != "" {
-		then = ", then " + pc.Then
-	}
-	if ir, perr := scope.Parse(rule); perr != nil || scope.Dangerous(ir, "") != nil {
-		// Not a rule a grant takes (npm install PKG: the option table
-		// never lets a rule name a package to install): once, then.
-		return cli.WithHint(err, "approve the form that runs no project code once: "+strings.Join(pc.Instead, " ")+then)
-	}
-	return cli.WithHint(err, "grant the form that runs no project code: loopguard grant '"+rule+" +"+netWord+"'"+then)
 }

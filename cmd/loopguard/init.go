@@ -50,16 +50,6 @@ func (s *scopeFlags) scopes(all []install.Scope) []install.Scope {
 	return all
 }
 
-// refuseInAgent stops commands that would weaken the guard when an agent
-// runs them.
-func refuseInAgent() error {
-	if agent, v := policy.InsideAgent(os.Getenv); agent != "" {
-		return cli.WithHint(fmt.Errorf("%w: %s is set, so this runs inside %s", errNotHuman, v, agent),
-			"open a terminal of your own (outside the agent) and run the command there")
-	}
-	return nil
-}
-
 // DefaultWait is how long the hook holds a call for a human by default:
 // long enough to read it in 'loopguard review', far below Claude Code's
 // 10-minute default hook timeout.
@@ -181,7 +171,7 @@ a call runs but cannot confine what it does.`,
 
 func initRun(ctx context.Context, o *initOptions) error {
 	out, errOut := o.out, o.errOut
-	if err := refuseInAgent(); err != nil {
+	if err := cli.RefuseInAgent(); err != nil {
 		return err
 	}
 	if err := checkInitOptions(o); err != nil {

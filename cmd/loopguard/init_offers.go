@@ -49,7 +49,7 @@ func offerToolchains(out io.Writer, o *initOptions) error {
 			add = append(add, d.Dir)
 		}
 	case "ask":
-		tty, err := openTTY()
+		tty, err := cli.OpenTTY()
 		if err != nil {
 			var dirs []string
 			for _, d := range found {
@@ -86,7 +86,7 @@ func offerToolchains(out io.Writer, o *initOptions) error {
 // --no-preset or without a terminal. From a user-wide install it covers
 // every session (all projects); from a project's, that project's.
 func offerPreset(ctx context.Context, out io.Writer, st *state.Store, o *initOptions, where install.Scope) error {
-	g := &grantOptions{store: st, now: time.Now, preset: o.preset, ttl: MaxGrantTTL, agent: "main", anySession: where == install.User}
+	g := &grantOptions{store: st, now: time.Now, preset: o.preset, ttl: cli.MaxGrantTTL, agent: "main", anySession: where == install.User}
 	if o.preset != "" {
 		// The flag is the human's choice, typed at init, which refuses to
 		// run inside an agent; the preset is a fixed, reviewed list.
@@ -96,7 +96,7 @@ func offerPreset(ctx context.Context, out io.Writer, st *state.Store, o *initOpt
 	if o.noPreset || o.mode != hooks.ModeEnforce {
 		return nil
 	}
-	tty, err := openTTY()
+	tty, err := cli.OpenTTY()
 	if err != nil {
 		fmt.Fprintln(out, "Preset: none granted; `loopguard grant --preset readonly` lets everyday read-only commands (ls, cat, git status...) run without a decision.")
 		return nil
@@ -135,7 +135,7 @@ func offerJail(ctx context.Context, out io.Writer, st *state.Store, o *initOptio
 		fmt.Fprintf(out, "Jail: not granted: this kernel has no usable Landlock (ABI %d, the jail needs %d); every Bash call no grant covers asks.\n", abi, confine.MinABI)
 		return nil
 	}
-	g := &grantOptions{store: st, now: time.Now, rules: []string{scope.JailRule, scope.JailFilesRule}, ttl: MaxGrantTTL, agent: "any", anySession: where == install.User,
+	g := &grantOptions{store: st, now: time.Now, rules: []string{scope.JailRule, scope.JailFilesRule}, ttl: cli.MaxGrantTTL, agent: "any", anySession: where == install.User,
 		tty: out, confirm: func(string) error { return nil }}
 	if err := grantRun(ctx, g); err != nil {
 		return err

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"github.com/loopguard/loopguard/confine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,15 +10,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
+	"github.com/loopguard/loopguard/confine"
 )
 
 // initOnPTY runs `loopguard init --user` on a fresh pty in a private HOME
 // whose PATH holds a user toolchain dir (tc, with cargo), and answers its
 // offers with the given lines. It returns the HOME, the toolchain dir and
 // the screen.
-func initOnPTY(t *testing.T, answer func(scr *screen, m *os.File)) (string, string, []string) {
+func initOnPTY(t *testing.T, answer func(scr *clitest.Screen, m *os.File)) (string, string, []string) {
 	t.Helper()
-	bin := keyringBinary(t)
+	bin := clitest.KeyringBinary(t)
 	home := t.TempDir()
 	tc := filepath.Join(home, ".cargo", "bin")
 	if err := os.MkdirAll(tc, 0o755); err != nil {
@@ -33,9 +35,9 @@ func initOnPTY(t *testing.T, answer func(scr *screen, m *os.File)) (string, stri
 		t.Fatal(err)
 	}
 	// The last value of a name wins: the project and a PATH of our own.
-	env := append(harnessEnv(home, "PATH"), "CLAUDE_PROJECT_DIR="+proj,
+	env := append(clitest.HarnessEnv(home, "PATH"), "CLAUDE_PROJECT_DIR="+proj,
 		"PATH="+tc+":"+filepath.Dir(bin)+":/usr/local/go/bin:/usr/bin:/bin")
-	m, s := openPTY(t)
+	m, s := clitest.OpenPTY(t)
 	t.Cleanup(func() { m.Close() })
 	cmd := exec.Command(bin, "init", "--user", "--no-sandbox")
 	cmd.Env, cmd.Dir = env, home
@@ -47,7 +49,7 @@ func initOnPTY(t *testing.T, answer func(scr *screen, m *os.File)) (string, stri
 	s.Close()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	scr := &screen{}
+	scr := &clitest.Screen{}
 	go func() {
 		buf := make([]byte, 4096)
 		for {
@@ -89,16 +91,16 @@ func typeLine(t *testing.T, m *os.File, s string) {
 // usual digest confirmation); yes records the dir in the config and mints
 // the preset.
 func TestInitOffersPTY(t *testing.T) {
-	home, tc, out := initOnPTY(t, func(scr *screen, m *os.File) {
-		scr.expect(t, `trust /.*/\.cargo/bin \(cargo\)\? .*pinned to the file's content.* \[y/N\] `)
+	home, tc, out := initOnPTY(t, func(scr *clitest.Screen, m *os.File) {
+		scr.Expect(t, `trust /.*/\.cargo/bin \(cargo\)\? .*pinned to the file's content.* \[y/N\] `)
 		typeLine(t, m, "y")
-		scr.expect(t, `The read-only preset lets these run without a decision.*\n.*ls \*, cat \*`)
-		scr.expect(t, `Grant it\? \[y/N\] `)
+		scr.Expect(t, `The read-only preset lets these run without a decision.*\n.*ls \*, cat \*`)
+		scr.Expect(t, `Grant it\? \[y/N\] `)
 		typeLine(t, m, "y")
-		d := scr.expect(t, `digest: +([0-9a-f]{64})`)
-		scr.expect(t, `Type the first 8 characters`)
+		d := scr.Expect(t, `digest: +([0-9a-f]{64})`)
+		scr.Expect(t, `Type the first 8 characters`)
 		typeLine(t, m, d[1][:8])
-		scr.expect(t, `Granted [0-9a-f]{12}: Bash\(ls \*\)`)
+		scr.Expect(t, `Granted [0-9a-f]{12}: Bash\(ls \*\)`)
 	})
 	cfg, _ := os.ReadFile(filepath.Join(home, ".config", "loopguard", "config.json"))
 	if !strings.Contains(string(cfg), `"`+tc+`"`) {
@@ -115,10 +117,10 @@ func TestInitOffersPTY(t *testing.T) {
 // TestInitOffersDeclinedPTY: answering no (or just Enter) trusts nothing
 // and grants nothing but the jail.
 func TestInitOffersDeclinedPTY(t *testing.T) {
-	home, tc, out := initOnPTY(t, func(scr *screen, m *os.File) {
-		scr.expect(t, `trust /.*/\.cargo/bin \(cargo\)\?.*\[y/N\] `)
+	home, tc, out := initOnPTY(t, func(scr *clitest.Screen, m *os.File) {
+		scr.Expect(t, `trust /.*/\.cargo/bin \(cargo\)\?.*\[y/N\] `)
 		typeLine(t, m, "")
-		scr.expect(t, `Grant it\? \[y/N\] `)
+		scr.Expect(t, `Grant it\? \[y/N\] `)
 		typeLine(t, m, "n")
 	})
 	cfg, _ := os.ReadFile(filepath.Join(home, ".config", "loopguard", "config.json"))

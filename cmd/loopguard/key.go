@@ -61,7 +61,7 @@ Like approve, this talks to /dev/tty only and refuses inside an agent.`,
 		Example: "  loopguard key rotate",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tty, st, err := openTTYStore()
+			tty, st, err := cli.OpenTTYStore()
 			if err != nil {
 				return err
 			}

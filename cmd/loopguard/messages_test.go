@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -29,7 +30,7 @@ func runCLI(t *testing.T, args ...string) string {
 		t.Fatalf("%v: no error", args)
 	}
 	var b bytes.Buffer
-	printError(&b, err)
+	cli.PrintError(&b, err)
 	return b.String()
 }
 
@@ -74,7 +75,7 @@ func TestServePortTaken(t *testing.T) {
 	n, _ := strconv.Atoi(port)
 	_, _, _, err = serveListen(serveOptions{listen: addr})
 	var b bytes.Buffer
-	printError(&b, err)
+	cli.PrintError(&b, err)
 	want := "loopguard: error: " + addr + " is taken: another program, or another loopguard serve, listens there\n" +
 		"loopguard: hint: if it is a loopguard serve, the console is up already: open http://localhost:" + port + "\n" +
 		"loopguard: hint: else serve on a free port: loopguard serve --listen 127.0.0.1:" + strconv.Itoa(n+1) + "\n"
@@ -97,36 +98,12 @@ func TestManagedHintNamesEveryBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	printError(&b, rootOnly(p))
+	cli.PrintError(&b, rootOnly(p))
 	if want := "loopguard: hint: install the three binaries side by side where only root can write, e.g. sudo install -o root -g root -m 0755 loopguard loopguard-hook loopguard-exec /usr/local/bin/, and run init --managed from there\n"; !strings.HasSuffix(b.String(), want) {
 		t.Errorf("init --managed's hint:\n%s\nwant it to end with:\n%s", b.String(), want)
 	}
 	if err := rootOnly("/bin/sh"); err != nil {
 		t.Errorf("control: /bin/sh refused: %v", err)
-	}
-}
-
-// TestReviewOffersOnlyItsKeys: review's banner names g and t as what the
-// prompt under a call may offer, not as keys that always work, and a key
-// that is none is answered with the keys the prompt offers, no others.
-func TestReviewOffersOnlyItsKeys(t *testing.T) {
-	c := &console{fd: -1}
-	intro := strings.Join(strings.Fields((&reviewLocal{}).intro(c)), " ")
-	if want := "loopguard review: pending calls appear here as they arrive. a approve, d deny, s skip, v view, q quit; g (approve and grant a rule), w (grant a wider rule) and t (approve a whole turn) when the prompt under a call offers them."; intro != want {
-		t.Errorf("review's banner:\n%s\nwant:\n%s", intro, want)
-	}
-	for _, c := range []struct {
-		keys []string
-		want string
-	}{
-		{[]string{"[a]pprove", "[d]eny", "[s]kip", "[v]iew", "[q]uit"}, "Press a, d, s, v or q."},
-		{[]string{"[a]pprove", "[g]rant Bash(go test ./...)", "[d]eny", "[s]kip", "[v]iew", "[q]uit"}, "Press a, g, d, s, v or q."},
-		{[]string{"[a]pprove", "[g]rant Bash(ls)", "[t]urn: all 3", "[d]eny", "[s]kip", "[v]iew", "[q]uit"}, "Press a, g, t, d, s, v or q."},
-		{[]string{"[a]pprove", "[g]rant Bash(go test -v ./...)", "[w]ider grant Bash(go test *)", "[d]eny", "[s]kip", "[v]iew", "[q]uit"}, "Press a, g, w, d, s, v or q."},
-	} {
-		if got := pressLine(c.keys); got != c.want {
-			t.Errorf("pressLine(%q) = %q, want %q", c.keys, got, c.want)
-		}
 	}
 }
 
@@ -142,18 +119,18 @@ func TestWaitOverOneMeaning(t *testing.T) {
 	now := time.Now()
 	p := &state.Pending{ID: state.PendingID("s", "main", "Bash", strings.Repeat("a", 64)), Status: state.StatusOpen,
 		Seen: now.Add(-time.Minute), HolderPID: 1, HeldUntil: now.Add(-time.Second)}
-	if got := statusOf(st, p, now); got != "abandoned" || waitOver(st, p, now) {
-		t.Errorf("a hold whose hook went without a word: %q (review's WAIT OVER %v)", got, waitOver(st, p, now))
+	if got := cli.StatusOf(st, p, now); got != "abandoned" || cli.WaitOver(st, p, now) {
+		t.Errorf("a hold whose hook went without a word: %q (review's WAIT OVER %v)", got, cli.WaitOver(st, p, now))
 	}
 	if err := st.EndWait(p); err != nil {
 		t.Fatal(err)
 	}
-	if got := statusOf(st, p, now); got != "wait over" || !waitOver(st, p, now) {
-		t.Errorf("a hold that ran out, the agent told: %q (review's WAIT OVER %v)", got, waitOver(st, p, now))
+	if got := cli.StatusOf(st, p, now); got != "wait over" || !cli.WaitOver(st, p, now) {
+		t.Errorf("a hold that ran out, the agent told: %q (review's WAIT OVER %v)", got, cli.WaitOver(st, p, now))
 	}
 	// Control: while held, neither.
 	p.HeldUntil = now.Add(time.Minute)
-	if got := statusOf(st, p, now); !strings.HasPrefix(got, "held, ") {
+	if got := cli.StatusOf(st, p, now); !strings.HasPrefix(got, "held, ") {
 		t.Errorf("held: %q", got)
 	}
 }

@@ -96,7 +96,7 @@ func notifyRun(o *notifyOptions) error {
 		}
 		// A command the hook runs as you, outside the sandbox, on every
 		// held call: confirmed at a terminal, never from inside an agent.
-		tty, err := openTTY()
+		tty, err := cli.OpenTTY()
 		if err != nil {
 			return err
 		}
@@ -198,7 +198,7 @@ func notifyTest(out io.Writer, cfg config.Config) error {
 		return channelResult{works: true, detail: "test push sent to the topic"}
 	})
 	try("bell", func(context.Context) channelResult {
-		tty, err := openTTY()
+		tty, err := cli.OpenTTY()
 		if err != nil {
 			return channelResult{detail: "no terminal here (review rings the bell of the terminal it runs in)"}
 		}

@@ -73,7 +73,7 @@ that means.)`,
 		Example: "  loopguard passkey add\n  loopguard passkey add --name 'alice phone' --ttl 2m",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tty, err := openTTY()
+			tty, err := cli.OpenTTY()
 			if err != nil {
 				return err
 			}
@@ -191,7 +191,7 @@ func passkeyListRun(o *passkeyListOptions) error {
 		fmt.Fprintln(out, "No passkeys. Register one with: loopguard passkey add")
 		return nil
 	}
-	tw := table(out, "ID", "NAME", "FOR", "CREATED", "LAST USED", "STATUS")
+	tw := cli.Table(out, "ID", "NAME", "FOR", "CREATED", "LAST USED", "STATUS")
 	for _, k := range keys {
 		status, used := "active", "never"
 		if !k.Active() {
@@ -200,7 +200,7 @@ func passkeyListRun(o *passkeyListOptions) error {
 		if !k.LastUsed.IsZero() {
 			used = present.FormatTime(k.LastUsed)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", short(k.ID, 12), present.EscapeText(k.Name), present.EscapeText(k.RPID), present.FormatTime(k.Created), used, status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cli.Short(k.ID, 12), present.EscapeText(k.Name), present.EscapeText(k.RPID), present.FormatTime(k.Created), used, status)
 	}
 	return tw.Flush()
 }
@@ -222,7 +222,7 @@ func newPasskeyRemoveCmd() *cobra.Command {
 		Short: "Stop a passkey from signing (its past signatures stay checkable)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := refuseInAgent(); err != nil {
+			if err := cli.RefuseInAgent(); err != nil {
 				return err
 			}
 			st, cs, err := consoleStore()
@@ -251,7 +251,7 @@ func passkeyRemoveRun(o *passkeyRemoveOptions) error {
 		Detail: "removed the passkey " + present.EscapeText(k.Name)}); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.out, "Removed the passkey %s (%s): it signs nothing from now on, and its sign-ins end.\n", short(k.ID, 12), present.EscapeText(k.Name))
+	fmt.Fprintf(o.out, "Removed the passkey %s (%s): it signs nothing from now on, and its sign-ins end.\n", cli.Short(k.ID, 12), present.EscapeText(k.Name))
 	return nil
 }
 

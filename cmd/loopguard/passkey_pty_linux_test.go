@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
 	webconsole "github.com/loopguard/loopguard/console"
 )
 
@@ -20,11 +21,11 @@ import (
 // the screen, the links made (files) and the error of the run.
 func passkeyAddOnPTY(t *testing.T, home string, answer func(code string) string) (string, int, error) {
 	t.Helper()
-	bin := loopguardBinary(t)
-	m, s := openPTY(t)
+	bin := clitest.LoopguardBinary(t)
+	m, s := clitest.OpenPTY(t)
 	t.Cleanup(func() { m.Close() })
 	cmd := exec.Command(bin, "passkey", "add", "--name", "phone")
-	cmd.Env, cmd.Dir = harnessEnv(home), home
+	cmd.Env, cmd.Dir = clitest.HarnessEnv(home), home
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
@@ -33,7 +34,7 @@ func passkeyAddOnPTY(t *testing.T, home string, answer func(code string) string)
 	s.Close()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	scr := &screen{}
+	scr := &clitest.Screen{}
 	go func() {
 		buf := make([]byte, 4096)
 		for {
@@ -44,7 +45,7 @@ func passkeyAddOnPTY(t *testing.T, home string, answer func(code string) string)
 			}
 		}
 	}()
-	code := scr.expect(t, `Type ([a-z2-9]{6}) to print it \(anything else cancels\): `)[1]
+	code := scr.Expect(t, `Type ([a-z2-9]{6}) to print it \(anything else cancels\): `)[1]
 	typeLine(t, m, answer(code))
 	var err error
 	select {
@@ -66,14 +67,14 @@ var linkRE = regexp.MustCompile(`/enroll#([A-Za-z0-9_-]{43})`)
 // back prints a link the console accepts.
 func TestPasskeyAddNeedsTheTerminal(t *testing.T) {
 	home := t.TempDir()
-	bin := loopguardBinary(t)
+	bin := clitest.LoopguardBinary(t)
 	agent := exec.Command(bin, "passkey", "add")
-	agent.Env = append(harnessEnv(home), "CLAUDECODE=1")
+	agent.Env = append(clitest.HarnessEnv(home), "CLAUDECODE=1")
 	if out, err := agent.CombinedOutput(); err == nil || !strings.Contains(string(out), "inside") || linkRE.Match(out) {
 		t.Errorf("inside an agent: %v\n%s", err, out)
 	}
 	noTTY := exec.Command(bin, "passkey", "add")
-	noTTY.Env = harnessEnv(home)
+	noTTY.Env = clitest.HarnessEnv(home)
 	noTTY.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // as the agent's commands run
 	if out, err := noTTY.CombinedOutput(); err == nil || !strings.Contains(string(out), "no controlling terminal") || linkRE.Match(out) {
 		t.Errorf("without a terminal: %v\n%s", err, out)

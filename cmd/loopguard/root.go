@@ -2,17 +2,14 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/doctor"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/review"
 	"github.com/loopguard/loopguard/confine"
-	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/register"
 )
 
@@ -38,7 +35,7 @@ func Main(args []string) cli.ExitCode {
 	root := newRootCmd()
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
-		printError(os.Stderr, err)
+		cli.PrintError(os.Stderr, err)
 		var ee *cli.Exit
 		if errors.As(err, &ee) {
 			return ee.Code
@@ -86,7 +83,7 @@ session and the agent.`,
 		newUninstallCmd(),
 		doctor.NewCmd(doctor.Deps{Version: version}),
 		newKeyCmd(),
-		newReviewCmd(),
+		review.NewCmd(),
 		newTeamCmd(),
 		newCompletionCmd(),
 		newCheckCmd(),
@@ -95,29 +92,6 @@ session and the agent.`,
 		newPasskeyCmd(),
 	)
 	return root
-}
-
-// printError writes err in the form "loopguard: error: ..." followed by one
-// "loopguard: hint: ..." line per hint found in the error chain.
-func printError(w io.Writer, err error) {
-	var quiet *cli.Exit
-	if errors.As(err, &quiet) && quiet.Err == cli.ErrSilent {
-		return
-	}
-	// Errors may carry what an agent chose (a key, a path): escaped, as
-	// every string that reaches a terminal.
-	fmt.Fprintf(w, "loopguard: error: %s\n", present.EscapeText(err.Error()))
-	seen := map[string]bool{}
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if h, ok := e.(cli.Hinter); ok {
-			for _, line := range strings.Split(h.Hint(), "\n") {
-				if line != "" && !seen[line] {
-					seen[line] = true
-					fmt.Fprintf(w, "loopguard: hint: %s\n", present.EscapeText(line))
-				}
-			}
-		}
-	}
 }
 
 // stdinIsTerminal reports whether stdin is a character device (a person at a

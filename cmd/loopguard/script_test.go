@@ -16,9 +16,9 @@ import (
 
 	"github.com/loopguard/loopguard/agents/codex"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hookmain"
-	"github.com/loopguard/loopguard/internal/keyringtest"
 	"github.com/loopguard/loopguard/internal/scripttest"
 )
 
@@ -72,8 +72,6 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, scriptParams(t, filepath.Join("testdata", "script")))
 }
 
-func realKeyring(t testing.TB) bool { return keyringtest.Want(t) }
-
 // typegrant FILE [--session=S | --any-session] [--agent=A] [--ttl=D] [--network [--port=N]...] RULE...:
 // write what a human types to confirm that grant (run with the script's
 // HOME, PATH and $WORK as the project) to FILE.
@@ -90,7 +88,7 @@ func cmdTypeGrant(ts *testscript.TestScript, neg bool, args []string) {
 		case a == "--any-session":
 			o.anySession = true
 		case strings.HasPrefix(a, "--preset="):
-			o.preset, o.ttl = strings.TrimPrefix(a, "--preset="), MaxGrantTTL
+			o.preset, o.ttl = strings.TrimPrefix(a, "--preset="), cli.MaxGrantTTL
 		case strings.HasPrefix(a, "--agent="):
 			o.agent = strings.TrimPrefix(a, "--agent=")
 		case strings.HasPrefix(a, "--ttl="):
@@ -117,7 +115,7 @@ func cmdTypeGrant(ts *testscript.TestScript, neg bool, args []string) {
 	// The trusted dirs as the script's loopguard reads them.
 	cfg, _, err := config.Load(filepath.Join(ts.Getenv("HOME"), ".config", "loopguard", "config.json"))
 	ts.Check(err)
-	rules, session, agent, err := prepareGrants(scripttest.Store(ts), o, grantEnv{home: ts.Getenv("HOME"), project: proj, path: ts.Getenv("PATH"), trusted: cfg.Trusted()})
+	rules, session, agent, err := prepareGrants(scripttest.Store(ts), o, cli.GrantEnv{Home: ts.Getenv("HOME"), Project: proj, Path: ts.Getenv("PATH"), Trusted: cfg.Trusted()})
 	ts.Check(err)
 	d := grantDigest(rules, session, agent, o.ttl)
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(d[:approve.PrefixLen]+"\n"), 0o600))

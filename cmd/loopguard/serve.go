@@ -24,6 +24,7 @@ import (
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/review"
 	"github.com/loopguard/loopguard/config"
 	webconsole "github.com/loopguard/loopguard/console"
 	"github.com/loopguard/loopguard/fsx"
@@ -192,13 +193,13 @@ func servePlaces() policy.Places {
 }
 
 func serveRun(ctx context.Context, o *serveOptions) error {
-	if err := refuseInAgent(); err != nil {
+	if err := cli.RefuseInAgent(); err != nil {
 		return err
 	}
-	if err := checkApprovalTTL(o.ttl); err != nil {
+	if err := cli.CheckApprovalTTL(o.ttl); err != nil {
 		return err
 	}
-	if err := checkGrantTTL("--grant-ttl", o.grantTTL); err != nil {
+	if err := cli.CheckGrantTTL("--grant-ttl", o.grantTTL); err != nil {
 		return err
 	}
 	cfg, err := cli.LoadConfig()
@@ -212,7 +213,7 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 	if pr := servePlaces().Classify(cs.Dir); pr.Tier != policy.GuardCritical || !pr.Secret {
 		return fmt.Errorf("the console's directory %s is not protected from the agent: refusing to keep passkeys there", cs.Dir)
 	}
-	ge, _ := currentGrantEnv()
+	ge, _ := cli.CurrentGrantEnv()
 	var b webconsole.Backend
 	switch o.backend {
 	case "":
@@ -246,7 +247,7 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 				Detail: "registered the passkey " + present.EscapeText(k.Name) + " for " + present.EscapeText(k.RPID)}); err != nil {
 				fmt.Fprintf(o.errOut, "loopguard: warning: %v\n", err)
 			}
-			fmt.Fprintf(o.out, "A passkey was registered: %s (%s).\n", present.EscapeText(k.Name), short(k.ID, 12))
+			fmt.Fprintf(o.out, "A passkey was registered: %s (%s).\n", present.EscapeText(k.Name), cli.Short(k.ID, 12))
 		}})
 	if err != nil {
 		return err
@@ -318,10 +319,10 @@ type localConsole struct {
 
 // offer is what both consoles offer to grant: review's rule for the call,
 // pinned here (offeredRule).
-type offer struct{ ge grantEnv }
+type offer struct{ ge cli.GrantEnv }
 
 func (o offer) Rule(c webconsole.Call) (string, error) {
-	r, err := offeredRule(c.Pending, o.ge)
+	r, err := review.OfferedRule(c.Pending, o.ge)
 	if err != nil {
 		return "", err
 	}
@@ -330,10 +331,10 @@ func (o offer) Rule(c webconsole.Call) (string, error) {
 
 func (b *localConsole) Queue(context.Context) ([]webconsole.Call, error) {
 	now := time.Now()
-	calls, errs := queue(b.st, queueFilter{}, nil, now)
+	calls, errs := cli.Queue(b.st, cli.QueueFilter{}, nil, now)
 	out := make([]webconsole.Call, 0, len(calls))
 	for _, p := range calls {
-		out = append(out, webconsole.Call{Pending: p, Status: statusOf(b.st, p, now), Held: held(p, now)})
+		out = append(out, webconsole.Call{Pending: p, Status: cli.StatusOf(b.st, p, now), Held: cli.Held(p, now)})
 	}
 	return out, errors.Join(errs...)
 }
@@ -347,15 +348,15 @@ func (b *localConsole) Get(_ context.Context, id string) (webconsole.Call, error
 		return webconsole.Call{}, webconsole.ErrNotOpen
 	}
 	now := time.Now()
-	return webconsole.Call{Pending: p, Status: statusOf(b.st, p, now), Held: held(p, now)}, nil
+	return webconsole.Call{Pending: p, Status: cli.StatusOf(b.st, p, now), Held: cli.Held(p, now)}, nil
 }
 
 // Render is review's rendering, whole: no string or diff folded (the page
 // shows it in a scrolling box, and refuses to approve a call whose
 // rendering is over webconsole.MaxShown).
 func (b *localConsole) Render(c webconsole.Call) ([]webconsole.Line, []webconsole.Line) {
-	head, body := renderParts(b.st, c.Pending, true)
-	return steady(lineKinds(head, true)), lineKinds(body, false)
+	head, body := cli.RenderParts(b.st, c.Pending, true)
+	return steady(review.LineKinds(head, true)), review.LineKinds(body, false)
 }
 
 // heldFor is the countdown review's title line carries ("held, 1m52s left").
@@ -409,10 +410,10 @@ func approvedMessage(id, principal string, g *token.Grant, next string) string {
 
 // approveGrantSigned approves call c once (exact) and grants the rule the
 // human signed, which must still be the narrowest rule for the call.
-func approveGrantSigned(_ context.Context, st *state.Store, m *approve.Minter, c webconsole.Call, d webconsole.Decision, ge grantEnv, grantTTL time.Duration,
+func approveGrantSigned(_ context.Context, st *state.Store, m *approve.Minter, c webconsole.Call, d webconsole.Decision, ge cli.GrantEnv, grantTTL time.Duration,
 	now time.Time, exact func() (string, error)) (string, error) {
 	p := c.Pending
-	rule, err := offeredRule(p, ge)
+	rule, err := review.OfferedRule(p, ge)
 	if err != nil {
 		return "", err
 	}
@@ -423,7 +424,7 @@ func approveGrantSigned(_ context.Context, st *state.Store, m *approve.Minter, c
 	if err != nil {
 		return "", err
 	}
-	session, where := grantBinding(p)
+	session, where := review.GrantBinding(p)
 	g, err := approve.Grant(st, m, rule, session, p.Agent, now.Add(grantTTL).Truncate(time.Second), now, state.GrantRecord{Created: now.UTC()})
 	if err != nil {
 		return "", err
@@ -454,7 +455,7 @@ func (b *teamConsole) call(tp *vault.TeamPending, now time.Time) webconsole.Call
 
 func (b *teamConsole) Queue(ctx context.Context) ([]webconsole.Call, error) {
 	now := time.Now()
-	list, _, err := teamQueue(ctx, b.m.Team, queueFilter{}, nil, now)
+	list, _, err := approve.TeamQueue(ctx, b.m.Team, cli.QueueFilter{}, nil, now)
 	var out []webconsole.Call
 	for _, tp := range list {
 		out = append(out, b.call(tp, now))
@@ -500,15 +501,15 @@ func (b *teamConsole) Render(c webconsole.Call) ([]webconsole.Line, []webconsole
 		// The call as it was verified, without what the machine says.
 		tp = &vault.TeamPending{MachineName: c.Host, Pending: c.Pending}
 	}
-	head, says, _ := teamParts(tp)
-	_, body := renderParts(nil, tp.Pending, true) // whole, as on this machine
-	lines := steady(lineKinds(head, true))
+	head, says, _ := approve.TeamParts(tp)
+	_, body := cli.RenderParts(nil, tp.Pending, true) // whole, as on this machine
+	lines := steady(review.LineKinds(head, true))
 	if says != "" {
 		for _, l := range strings.Split(strings.TrimSuffix(says, "\n"), "\n") {
 			lines = append(lines, webconsole.Line{Text: l})
 		}
 	}
-	return lines, lineKinds(body, false)
+	return lines, review.LineKinds(body, false)
 }
 
 func (b *teamConsole) Decide(ctx context.Context, c webconsole.Call, d webconsole.Decision, proof webconsole.Proof) (string, error) {

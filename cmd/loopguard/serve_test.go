@@ -16,7 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/review"
 	webconsole "github.com/loopguard/loopguard/console"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -122,7 +125,7 @@ func bashPending(t *testing.T, session, command, cwd string) *state.Pending {
 // ordinary call is offered its narrowest rule (the control).
 func TestConsoleOffersNoRuleOnDanger(t *testing.T) {
 	cwd := t.TempDir()
-	ge := grantEnv{home: t.TempDir(), project: cwd, path: "/usr/bin:/bin"}
+	ge := cli.GrantEnv{Home: t.TempDir(), Project: cwd, Path: "/usr/bin:/bin"}
 	o := offer{ge}
 	ordinary := bashPending(t, "s-offer", "ls -l", cwd)
 	ordinary.ProjectDir = cwd
@@ -131,14 +134,14 @@ func TestConsoleOffersNoRuleOnDanger(t *testing.T) {
 	}
 	danger := bashPending(t, "s-offer", "rm -rf /var/tmp/x", cwd)
 	danger.ProjectDir = cwd
-	if !hasDanger(danger) {
+	if len(present.PendingDanger(danger)) == 0 {
 		t.Fatal("rm -rf outside the project has no DANGER line")
 	}
-	narrow, err := narrowRule(danger, ge)
+	narrow, err := review.NarrowRule(danger, ge)
 	if err != nil {
 		t.Fatalf("no narrowest rule for the DANGER call, so this test shows nothing: %v", err)
 	}
-	if rule, err := o.Rule(webconsole.Call{Pending: danger}); !errors.Is(err, errDangerRule) {
+	if rule, err := o.Rule(webconsole.Call{Pending: danger}); !errors.Is(err, review.ErrDangerRule) {
 		t.Errorf("the console offers %q for a call with a DANGER line (%v)", rule, err)
 	}
 	// A page that signs the narrowest rule anyway: refused before anything
@@ -146,7 +149,7 @@ func TestConsoleOffersNoRuleOnDanger(t *testing.T) {
 	_, err = approveGrantSigned(context.Background(), nil, nil, webconsole.Call{Pending: danger},
 		webconsole.Decision{Kind: webconsole.Grant, Rule: narrow.String()}, ge, time.Hour, time.Now(),
 		func() (string, error) { t.Error("the call was approved"); return "", errors.New("approved") })
-	if !errors.Is(err, errDangerRule) {
+	if !errors.Is(err, review.ErrDangerRule) {
 		t.Errorf("a signed grant of %q on a DANGER call: %v", narrow, err)
 	}
 }
@@ -173,7 +176,7 @@ func TestConsoleRendersWhole(t *testing.T) {
 	}
 	b.WriteString("EOF")
 	p := bashPending(t, "s-whole", b.String(), t.TempDir())
-	_, folded := renderParts(st, p, false)
+	_, folded := cli.RenderParts(st, p, false)
 	if strings.Contains(folded, "urlopen") {
 		t.Fatal("control: the folded rendering shows the middle line, so this test shows nothing")
 	}
@@ -199,7 +202,7 @@ func TestConsoleRenderSteady(t *testing.T) {
 	}
 	p := bashPending(t, "s-steady", "ls -l", t.TempDir())
 	p.HeldUntil, p.HolderPID = time.Now().Add(time.Minute), os.Getpid()
-	raw, _ := renderParts(st, p, true)
+	raw, _ := cli.RenderParts(st, p, true)
 	if !strings.Contains(raw, " left)") {
 		t.Fatalf("control: review's title has no countdown, so this test shows nothing:\n%s", raw)
 	}

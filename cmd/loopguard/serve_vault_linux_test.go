@@ -14,6 +14,7 @@ import (
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
 	webconsole "github.com/loopguard/loopguard/console"
 )
 
@@ -24,10 +25,10 @@ import (
 // checks are the console's; this is the backend behind them.)
 func TestServeVaultBackend(t *testing.T) {
 	s := vaulttest.Start(t)
-	a := vaultHome(t, s, s.AgentToken(t, "agent-machine-a").Token)
-	b := vaultHome(t, s, s.AddApprover(t, "alice").Token)
-	t.Setenv("HOME", b.home)
-	t.Setenv("XDG_STATE_HOME", filepath.Join(b.home, "state"))
+	a := clitest.VaultHome(t, s, s.AgentToken(t, "agent-machine-a").Token)
+	b := clitest.VaultHome(t, s, s.AddApprover(t, "alice").Token)
+	t.Setenv("HOME", b.Home)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(b.Home, "state"))
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("CLAUDECODE", "")
 	ctx := context.Background()
@@ -39,7 +40,7 @@ func TestServeVaultBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ge, _ := currentGrantEnv()
+	ge, _ := cli.CurrentGrantEnv()
 	tc := &teamConsole{st: st, m: m, ttl: 10 * time.Minute, grantTTL: time.Hour, offer: offer{ge}}
 	proof := webconsole.Proof{Passkey: "cred-1", Signed: `{"v":"test"}`, Assertion: "a.b.c"}
 
@@ -58,7 +59,7 @@ func TestServeVaultBackend(t *testing.T) {
 		t.Fatalf("the held call %q did not reach the team queue", cmd)
 		return webconsole.Call{}
 	}
-	held := a.hold(bashCall("s-serve", "echo from the console", "toolu_1"))
+	held := a.Hold(clitest.BashCall("s-serve", "echo from the console", "toolu_1"))
 	c := find("echo from the console")
 	head, _ := tc.Render(c)
 	if len(head) == 0 || head[0].Kind != "title" || !strings.Contains(c.Status, "held on agent-machine-a (its machine says)") {
@@ -82,19 +83,19 @@ func TestServeVaultBackend(t *testing.T) {
 	if err != nil || !strings.Contains(msg, "as vault:userpass-alice") {
 		t.Fatalf("approve through Vault: %v %s", err, msg)
 	}
-	wantAllowed(t, held, "the call approved from the console")
+	clitest.WantAllowed(t, held, "the call approved from the console")
 	if _, err := tc.Get(ctx, c.Pending.ID); !errors.Is(err, webconsole.ErrNotOpen) {
 		t.Errorf("Get after the approval: %v; want ErrNotOpen", err)
 	}
 
-	refused := a.hold(bashCall("s-serve", "echo refused", "toolu_2"))
+	refused := a.Hold(clitest.BashCall("s-serve", "echo refused", "toolu_2"))
 	c = find("echo refused")
 	if _, err := tc.Decide(ctx, c, webconsole.Decision{Kind: webconsole.Deny}, proof); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case r := <-refused:
-		wantDecision(t, r.out, r.err, "deny", "denied_by_human")
+		clitest.WantDecision(t, r.Out, r.Err, "deny", "denied_by_human")
 	case <-time.After(20 * time.Second):
 		t.Fatal("the refused call was not answered")
 	}

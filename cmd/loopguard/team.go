@@ -79,7 +79,7 @@ func teamPendingRun(ctx context.Context, o *teamPendingOptions) error {
 // each unreadable one by its key.
 func teamTable(out io.Writer, list []vault.TeamPending, now time.Time) error {
 	esc := present.EscapeText
-	tw := table(out, "ID", "AGE", "MACHINE", "PROJECT", "SESSION", "AGENT", "STATE", "CALL")
+	tw := cli.Table(out, "ID", "AGE", "MACHINE", "PROJECT", "SESSION", "AGENT", "STATE", "CALL")
 	var bad []vault.TeamPending
 	for _, tp := range list {
 		if tp.Err != nil {
@@ -87,8 +87,8 @@ func teamTable(out io.Writer, list []vault.TeamPending, now time.Time) error {
 			continue
 		}
 		p := tp.Pending
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", esc(p.ID), shortAge(now.Sub(tp.Written)), esc(short(approve.MachineName(&tp), 20)),
-			esc(short(p.ProjectDir, 30)), esc(short(p.Session, 8)), esc(short(p.Agent, 16)), approve.TeamState(&tp), present.Summary(p))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", esc(p.ID), cli.ShortAge(now.Sub(tp.Written)), esc(cli.Short(approve.MachineName(&tp), 20)),
+			esc(cli.Short(p.ProjectDir, 30)), esc(cli.Short(p.Session, 8)), esc(cli.Short(p.Agent, 16)), approve.TeamState(&tp), present.Summary(p))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -97,68 +97,6 @@ func teamTable(out io.Writer, list []vault.TeamPending, now time.Time) error {
 		fmt.Fprintln(out, approve.UnreadableLine(&tp))
 	}
 	return nil
-}
-
-// teamParts renders another machine's call tp for review, as review
-// renders a local one, from the verified call only: head (the machine as
-// Vault knows it, then the call, where it lands, its danger lines and
-// warnings, the digest: all computed here from the call), says (the block
-// of what the agent machine says, labelled as its words) and body.
-func teamParts(tp *vault.TeamPending) (head, says, body string) {
-	p := tp.Pending
-	p.Warnings = present.CallNotes(p.Descriptor)
-	esc := present.EscapeText
-	name := "(its name is not readable with your Vault token)"
-	if tp.MachineName != "" {
-		name = esc(tp.MachineName)
-	}
-	head = fmt.Sprintf("machine: %s (Vault identity %s)\nproject: %s (the call's cwd)\n", name, esc(tp.Machine), esc(p.ProjectDir))
-	if tp.Decision != nil {
-		// Asked again after an approval was spent: said, not hidden.
-		head += "state: " + approve.TeamState(tp) + "\n"
-	}
-	h, body := renderParts(nil, p, false)
-	return head + h, agentSays(tp.Says, time.Now()), body
-}
-
-// maxSaysShown bounds each line of what an agent machine says, as shown.
-const maxSaysShown = 200
-
-// agentSays is the labelled block of what an agent machine published about
-// its call that no one checked: each line escaped, cut and marked as its
-// words; "" when it said nothing.
-func agentSays(s vault.AgentSays, now time.Time) string {
-	var b strings.Builder
-	line := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(&b, "  | %s %s\n", k, present.EscapeText(short(v, maxSaysShown)))
-		}
-	}
-	line("host:", s.Host)
-	reason := s.Reason
-	if s.Detail != "" {
-		reason += ": " + s.Detail
-	}
-	line("reason:", reason)
-	line("project:", s.ProjectDir)
-	line("agent type:", s.AgentType)
-	if !s.Created.IsZero() {
-		line("recorded:", present.FormatTime(s.Created))
-	}
-	if now.Before(s.HeldUntil) {
-		line("its hook waits for your answer until", present.FormatTime(s.HeldUntil))
-	}
-	for i, w := range s.Warnings {
-		if i == 8 {
-			line("notes:", fmt.Sprintf("%d more", len(s.Warnings)-i))
-			break
-		}
-		line("note:", w)
-	}
-	if b.Len() == 0 {
-		return ""
-	}
-	return "The agent machine says (its own words; loopguard checked none of this):\n" + b.String()
 }
 
 // teamCall is the approver's side and the published call arg names.
@@ -193,10 +131,10 @@ prefix of a pending id. Talks to /dev/tty only.`,
 		Example: "  loopguard team approve k3v9x2abqw7dn4ygh5mse6ct --ttl 2m",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkApprovalTTL(o.ttl); err != nil {
+			if err := cli.CheckApprovalTTL(o.ttl); err != nil {
 				return err
 			}
-			tty, err := openTTY()
+			tty, err := cli.OpenTTY()
 			if err != nil {
 				return err
 			}
@@ -263,7 +201,7 @@ func teamDenyRun(ctx context.Context, o *teamDenyOptions) error {
 // confirm it, and approves it: team approve.
 func teamApproveRun(ctx context.Context, o *teamApproveOptions) error {
 	tty, m, tp, ttl := o.tty, o.minter, o.call, o.ttl
-	head, says, body := teamParts(tp)
+	head, says, body := approve.TeamParts(tp)
 	fmt.Fprint(tty, head+says+"\n"+body)
 	if err := approve.Confirm(tty, tp.Pending, m.Principal, ttl, approve.PrefixLen); err != nil {
 		return err
@@ -307,7 +245,7 @@ same machine (to replace an expired one).`,
 		Example: "  loopguard team enroll build-box-1 --out /tmp/build-box-1.token --ttl 720h",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := refuseInAgent(); err != nil {
+			if err := cli.RefuseInAgent(); err != nil {
 				return err
 			}
 			if o.path == "" {

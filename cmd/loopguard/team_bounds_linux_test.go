@@ -18,6 +18,7 @@ import (
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
 	webconsole "github.com/loopguard/loopguard/console"
 )
 
@@ -77,20 +78,20 @@ func stderrOf(err error) string {
 func TestTeamBoundsAndDecisionsPTY(t *testing.T) {
 	s := vaulttest.Start(t)
 	aliceC, bobC := s.AddApprover(t, "alice"), s.AddApprover(t, "bob")
-	a := vaultHome(t, s, s.AgentToken(t, "agent-machine-a").Token)
-	b := vaultHome(t, s, aliceC.Token)
-	bob := vaultHome(t, s, bobC.Token)
+	a := clitest.VaultHome(t, s, s.AgentToken(t, "agent-machine-a").Token)
+	b := clitest.VaultHome(t, s, aliceC.Token)
+	bob := clitest.VaultHome(t, s, bobC.Token)
 	floodTeam(t, custodyOf(s.AgentToken(t, "flooder")), 2000)
 
 	// team pending: A's call listed, open; F's records in a few lines.
-	out, err := a.run(bashCall("s-flood", "echo visible", "toolu_0"), "hook", "--event", "PreToolUse")
-	wantDecision(t, out, err, "deny", "no_grant")
+	out, err := a.Run(clitest.BashCall("s-flood", "echo visible", "toolu_0"), "hook", "--event", "PreToolUse")
+	clitest.WantDecision(t, out, err, "deny", "no_grant")
 	m := regexp.MustCompile(`team approve ([a-z2-7]{24})`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no pending id in A's message:\n%s", out)
 	}
 	visible := m[1]
-	list, err := b.run("", "team", "pending")
+	list, err := b.Run("", "team", "pending")
 	if err != nil {
 		t.Fatalf("team pending after the flood: %v\n%s%s", err, list, stderrOf(err))
 	}
@@ -103,8 +104,8 @@ func TestTeamBoundsAndDecisionsPTY(t *testing.T) {
 	}
 
 	// serve --backend vault's queue has it, and approves it.
-	t.Setenv("HOME", b.home)
-	t.Setenv("XDG_STATE_HOME", filepath.Join(b.home, "state"))
+	t.Setenv("HOME", b.Home)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(b.Home, "state"))
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("CLAUDECODE", "")
 	ctx := context.Background()
@@ -116,7 +117,7 @@ func TestTeamBoundsAndDecisionsPTY(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ge, _ := currentGrantEnv()
+	ge, _ := cli.CurrentGrantEnv()
 	tc := &teamConsole{st: st, m: mnt, ttl: 10 * time.Minute, grantTTL: time.Hour, offer: offer{ge}}
 	calls, err := tc.Queue(ctx)
 	var c *webconsole.Call
@@ -134,75 +135,75 @@ func TestTeamBoundsAndDecisionsPTY(t *testing.T) {
 	} else if !strings.Contains(msg, "as vault:userpass-alice") {
 		t.Errorf("serve: %s", msg)
 	}
-	out, err = a.run(bashCall("s-flood", "echo visible", "toolu_0b"), "hook", "--event", "PreToolUse")
-	wantDecision(t, out, err, "allow", "approved by vault:userpass-alice")
+	out, err = a.Run(clitest.BashCall("s-flood", "echo visible", "toolu_0b"), "hook", "--event", "PreToolUse")
+	clitest.WantDecision(t, out, err, "allow", "approved by vault:userpass-alice")
 
 	// review --backend vault: DANGER from any cwd (T1), then a call
 	// approved, run, asked again, approved again, run again (T3).
-	b.start("--backend", "vault")
-	scr := b.scr
-	scr.expect(t, `Waiting for calls across the team`)
+	b.Start("--backend", "vault")
+	scr := b.Scr
+	scr.Expect(t, `Waiting for calls across the team`)
 	approve := func(what string) {
 		t.Helper()
-		d := scr.expect(t, `digest: ([0-9a-f]{64})`)[1]
-		scr.expect(t, `command: "`+regexp.QuoteMeta(what)+`"`)
-		scr.expect(t, `\[q\]uit:`)
-		b.key("a")
-		scr.expect(t, `Type the first 4 characters of the digest to approve`)
-		b.key(d[:4] + "\r")
-		scr.expect(t, `Approved [a-z2-7]+: grant`)
+		d := scr.Expect(t, `digest: ([0-9a-f]{64})`)[1]
+		scr.Expect(t, `command: "`+regexp.QuoteMeta(what)+`"`)
+		scr.Expect(t, `\[q\]uit:`)
+		b.Key("a")
+		scr.Expect(t, `Type the first 4 characters of the digest to approve`)
+		b.Key(d[:4] + "\r")
+		scr.Expect(t, `Approved [a-z2-7]+: grant`)
 	}
 	up := t.TempDir() // one level up from the project it deletes
-	rm := strings.Replace(bashCall("s-t1", "rm -rf "+up+"/app", "toolu_1"), `"cwd":"/tmp"`, `"cwd":"`+up+`"`, 1)
-	danger := a.hold(rm)
-	scr.expect(t, `call: +Bash rm -rf `+regexp.QuoteMeta(up)+`/app\r?\n!!! DANGER: rm deletes recursively outside the project \(`+regexp.QuoteMeta(up)+`/app\)`)
-	scr.expect(t, `\[q\]uit:`)
-	b.key("d")
-	scr.expect(t, `Denied [a-z2-7]+ as vault:userpass-alice`)
-	wantRefused(t, danger, "the rm -rf")
+	rm := strings.Replace(clitest.BashCall("s-t1", "rm -rf "+up+"/app", "toolu_1"), `"cwd":"/tmp"`, `"cwd":"`+up+`"`, 1)
+	danger := a.Hold(rm)
+	scr.Expect(t, `call: +Bash rm -rf `+regexp.QuoteMeta(up)+`/app\r?\n!!! DANGER: rm deletes recursively outside the project \(`+regexp.QuoteMeta(up)+`/app\)`)
+	scr.Expect(t, `\[q\]uit:`)
+	b.Key("d")
+	scr.Expect(t, `Denied [a-z2-7]+ as vault:userpass-alice`)
+	clitest.WantRefused(t, danger, "the rm -rf")
 	// Control: a relative delete below the cwd has no DANGER line.
-	rel := strings.Replace(bashCall("s-t1", "rm -rf build", "toolu_1b"), `"cwd":"/tmp"`, `"cwd":"`+up+`"`, 1)
-	relHeld := a.hold(rel)
-	scr.expect(t, `call: +Bash rm -rf build\r?\n(note:[^\n]*\n)*digest: `)
-	scr.expect(t, `\[q\]uit:`)
-	b.key("d")
-	scr.expect(t, `Denied [a-z2-7]+ as vault:userpass-alice`)
-	wantRefused(t, relHeld, "rm -rf build")
+	rel := strings.Replace(clitest.BashCall("s-t1", "rm -rf build", "toolu_1b"), `"cwd":"/tmp"`, `"cwd":"`+up+`"`, 1)
+	relHeld := a.Hold(rel)
+	scr.Expect(t, `call: +Bash rm -rf build\r?\n(note:[^\n]*\n)*digest: `)
+	scr.Expect(t, `\[q\]uit:`)
+	b.Key("d")
+	scr.Expect(t, `Denied [a-z2-7]+ as vault:userpass-alice`)
+	clitest.WantRefused(t, relHeld, "rm -rf build")
 
-	held := a.hold(bashCall("s-again", "echo again", "toolu_2"))
+	held := a.Hold(clitest.BashCall("s-again", "echo again", "toolu_2"))
 	approve("echo again")
-	wantAllowed(t, held, "the held call")
-	again := a.hold(bashCall("s-again", "echo again", "toolu_3"))
-	scr.expect(t, `state: open again \(approved by vault:userpass-alice, used\)`)
+	clitest.WantAllowed(t, held, "the held call")
+	again := a.Hold(clitest.BashCall("s-again", "echo again", "toolu_3"))
+	scr.Expect(t, `state: open again \(approved by vault:userpass-alice, used\)`)
 	approve("echo again")
-	wantAllowed(t, again, "the same call approved again")
-	b.quit(`Review ended: 2 approved, 2 denied`)
+	clitest.WantAllowed(t, again, "the same call approved again")
+	b.Quit(`Review ended: 2 approved, 2 denied`)
 
-	list, err = b.run("", "team", "pending")
+	list, err = b.Run("", "team", "pending")
 	if err != nil || !regexp.MustCompile(`used \(approved by vault:userpass-alice\) +Bash echo again`).MatchString(list) {
 		t.Errorf("team pending after the second run: %v\n%s", err, list)
 	}
 
 	// T4: alice denies; bob cannot approve or deny over it, and sees it.
-	out, err = a.run(bashCall("s-deny", "echo denied", "toolu_4"), "hook", "--event", "PreToolUse")
-	wantDecision(t, out, err, "deny", "no_grant")
+	out, err = a.Run(clitest.BashCall("s-deny", "echo denied", "toolu_4"), "hook", "--event", "PreToolUse")
+	clitest.WantDecision(t, out, err, "deny", "no_grant")
 	m = regexp.MustCompile(`team approve ([a-z2-7]{24})`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no pending id:\n%s", out)
 	}
-	if out, err := b.run("", "team", "deny", m[1]); err != nil || !strings.Contains(out, "Denied "+m[1]+" as vault:userpass-alice") {
+	if out, err := b.Run("", "team", "deny", m[1]); err != nil || !strings.Contains(out, "Denied "+m[1]+" as vault:userpass-alice") {
 		t.Fatalf("alice denies: %v\n%s", err, out)
 	}
-	out, err = bob.run("", "team", "deny", m[1])
+	out, err = bob.Run("", "team", "deny", m[1])
 	if err == nil || !strings.Contains(stderrOf(err), "pending call "+m[1]+" is denied by vault:userpass-alice: a decision is written once") {
 		t.Errorf("bob denies over alice: %v\n%s%s", err, out, stderrOf(err))
 	}
-	list, err = bob.run("", "team", "pending")
+	list, err = bob.Run("", "team", "pending")
 	if err != nil || !regexp.MustCompile(`(?m)^`+m[1]+` .*denied by vault:userpass-alice +Bash echo denied`).MatchString(list) {
 		t.Errorf("bob's team pending: %v\n%s", err, list)
 	}
-	out, err = a.run(bashCall("s-deny", "echo denied", "toolu_5"), "hook", "--event", "PreToolUse")
-	wantDecision(t, out, err, "deny", "denied_by_human")
+	out, err = a.Run(clitest.BashCall("s-deny", "echo denied", "toolu_5"), "hook", "--event", "PreToolUse")
+	clitest.WantDecision(t, out, err, "deny", "denied_by_human")
 	if !strings.Contains(out, "vault:userpass-alice") {
 		t.Errorf("A is not told alice refused it:\n%s", out)
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
@@ -107,7 +109,7 @@ unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not sho
 	// team approve of the forged record: refused, its key and the check.
 	_, err = approve.TeamGet(ctx, alice, forgedKey)
 	var errOut bytes.Buffer
-	printError(&errOut, err)
+	cli.PrintError(&errOut, err)
 	want = subst.Replace("loopguard: error: unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not shown\n" +
 		"loopguard: hint: it may be a forgery, or a record of an older loopguard; deny it or wait for the machine to publish its call again\n")
 	if errOut.String() != want {
@@ -115,9 +117,9 @@ unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not sho
 	}
 
 	// team approve of the honest record, on a terminal.
-	m, sl := openPTY(t)
+	m, sl := clitest.OpenPTY(t)
 	defer m.Close()
-	scr := &screen{}
+	scr := &clitest.Screen{}
 	read := make(chan struct{})
 	go func() { io.Copy(scr, m); close(read) }()
 	mnt := approve.ForVault(ctx, alice, "vault:userpass-alice")
@@ -125,7 +127,7 @@ unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not sho
 	go func() {
 		done <- teamApproveRun(ctx, &teamApproveOptions{tty: sl, minter: mnt, call: tp, ttl: 10 * time.Minute})
 	}()
-	scr.expect(t, `anything else cancels\): $`)
+	scr.Expect(t, `anything else cancels\): $`)
 	typed := honest.Digest[:approve.PrefixLen]
 	if _, err := m.WriteString(typed + "\r"); err != nil {
 		t.Fatal(err)
@@ -144,7 +146,7 @@ unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not sho
 	if err := agent.Verify(ctx, g, token.Call{Session: honest.Session, Agent: honest.Agent, Tool: "Bash", Digest: honest.Digest}, time.Now()); err != nil {
 		t.Fatalf("control: the approval does not verify on the agent machine: %v", err)
 	}
-	scr.expect(t, `runs it once\.\r\n$`)
+	scr.Expect(t, `runs it once\.\r\n$`)
 	sl.Close()
 	m.Close()
 	<-read

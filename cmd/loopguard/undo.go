@@ -52,7 +52,7 @@ anything. It writes below the project only, never through a link.`,
 			if len(args) == 1 {
 				o.id = args[0]
 			}
-			if err := refuseInAgent(); err != nil {
+			if err := cli.RefuseInAgent(); err != nil {
 				return err
 			}
 			dir, err := state.DefaultDir()
@@ -61,7 +61,7 @@ anything. It writes below the project only, never through a link.`,
 			}
 			o.out, o.stateDir = cmd.OutOrStdout(), dir
 			if !o.yes && !o.list {
-				tty, err := openTTY()
+				tty, err := cli.OpenTTY()
 				if err != nil {
 					return cli.WithHint(err, "run undo at your terminal, or give --yes")
 				}

@@ -82,7 +82,7 @@ then names.`,
 
 func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 	out, errOut := o.out, o.errOut
-	if err := refuseInAgent(); err != nil {
+	if err := cli.RefuseInAgent(); err != nil {
 		return err
 	}
 	if o.agent != "" && o.agent != "claude" {
@@ -141,7 +141,7 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 			res, err = install.Remove(path, backups, self, o.dryRun)
 		}
 		if err != nil {
-			printError(errOut, err)
+			cli.PrintError(errOut, err)
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -235,7 +235,7 @@ func reportRemoval(out io.Writer, res *install.Result, dryRun bool, by string) {
 
 // confirmPurge asks on the terminal before --purge-key changes anything.
 func confirmPurge() error {
-	tty, err := openTTY()
+	tty, err := cli.OpenTTY()
 	if err != nil {
 		return cli.WithHint(err, "in a script, confirm with --yes")
 	}

@@ -78,14 +78,14 @@ func Deny(st *state.Store, m *Minter, p *state.Pending, note string, now time.Ti
 
 // Confirm has the human confirm the exact approval of call p (the caller
 // showed it) as principal by typing the digest's first n characters: the
-// one approve prompt of approve, review and team approve.
+// one approve prompt of approve, review and team
 func Confirm(tty *os.File, p *state.Pending, principal string, ttl time.Duration, n int) error {
 	fmt.Fprintf(tty, "\nApprove this exact call once, for %s, as %s?\n", ttl, present.EscapeText(principal))
 	return cli.ConfirmPrefix(tty, p.Digest, n, "approve")
 }
 
 // Printed tells the human what their approval of call id minted: the one
-// line of approve, review and team approve.
+// line of approve, review and team
 func Printed(tty *os.File, id string, g *token.Grant, next string) {
 	fmt.Fprintf(tty, "Approved %s: grant %s, single use, valid until %s. %s\n", present.EscapeText(id), g.ID(), present.FormatTime(g.Expiry), present.EscapeText(next))
 }

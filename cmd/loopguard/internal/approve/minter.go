@@ -4,7 +4,10 @@
 // grant and review verbs, the web console of serve, and the team verbs
 // over Vault): an exact approval minted and logged (Exact, or TeamExact
 // for a call published in Vault), a scoped grant (Grant), a refusal
-// (Deny, TeamDeny), with the prompt and the line that say so.
+// (Deny, TeamDeny), with the prompt and the line that say so, and the
+// approve and deny verbs' runs (Run, DenyRun), which review shares; the
+// refusals of a rule no grant takes (CheckNetworkRule); and a call
+// published in Vault as an approver reads it (TeamGet, TeamParts).
 package approve
 
 import (

@@ -171,3 +171,92 @@ func MachineName(tp *vault.TeamPending) string {
 func UnreadableLine(tp *vault.TeamPending) string {
 	return fmt.Sprintf("unreadable: pending/%s: %s; not shown", present.EscapeText(tp.Key), present.EscapeText(tp.Err.Error()))
 }
+
+// TeamParts renders another machine's call tp for review, as review
+// renders a local one, from the verified call only: head (the machine as
+// Vault knows it, then the call, where it lands, its danger lines and
+// warnings, the digest: all computed here from the call), says (the block
+// of what the agent machine says, labelled as its words) and body.
+func TeamParts(tp *vault.TeamPending) (head, says, body string) {
+	p := tp.Pending
+	p.Warnings = present.CallNotes(p.Descriptor)
+	esc := present.EscapeText
+	name := "(its name is not readable with your Vault token)"
+	if tp.MachineName != "" {
+		name = esc(tp.MachineName)
+	}
+	head = fmt.Sprintf("machine: %s (Vault identity %s)\nproject: %s (the call's cwd)\n", name, esc(tp.Machine), esc(p.ProjectDir))
+	if tp.Decision != nil {
+		// Asked again after an approval was spent: said, not hidden.
+		head += "state: " + TeamState(tp) + "\n"
+	}
+	h, body := cli.RenderParts(nil, p, false)
+	return head + h, agentSays(tp.Says, time.Now()), body
+}
+
+// maxSaysShown bounds each line of what an agent machine says, as shown.
+const maxSaysShown = 200
+
+// agentSays is the labelled block of what an agent machine published about
+// its call that no one checked: each line escaped, cut and marked as its
+// words; "" when it said nothing.
+func agentSays(s vault.AgentSays, now time.Time) string {
+	var b strings.Builder
+	line := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "  | %s %s\n", k, present.EscapeText(cli.Short(v, maxSaysShown)))
+		}
+	}
+	line("host:", s.Host)
+	reason := s.Reason
+	if s.Detail != "" {
+		reason += ": " + s.Detail
+	}
+	line("reason:", reason)
+	line("project:", s.ProjectDir)
+	line("agent type:", s.AgentType)
+	if !s.Created.IsZero() {
+		line("recorded:", present.FormatTime(s.Created))
+	}
+	if now.Before(s.HeldUntil) {
+		line("its hook waits for your answer until", present.FormatTime(s.HeldUntil))
+	}
+	for i, w := range s.Warnings {
+		if i == 8 {
+			line("notes:", fmt.Sprintf("%d more", len(s.Warnings)-i))
+			break
+		}
+		line("note:", w)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "The agent machine says (its own words; loopguard checked none of this):\n" + b.String()
+}
+
+// TeamQueue lists the calls waiting across the team that verified, are
+// open (nobody decided, or the approval was used or expired before the
+// machine asked again), whose hook (as its machine says) still waits or
+// was never held, that pass f and were not skipped, newest first by
+// Vault's time; and the records that did not verify.
+func TeamQueue(ctx context.Context, c *vault.Custody, f cli.QueueFilter, skipped map[string]bool, now time.Time) (calls, unreadable []*vault.TeamPending, err error) {
+	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
+	defer cancel()
+	list, err := c.TeamList(cctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range list {
+		tp := &list[i]
+		if tp.Err != nil {
+			unreadable = append(unreadable, tp)
+			continue
+		}
+		held := tp.Says.HeldUntil
+		if skipped[tp.Key] || !f.Keep(tp.Pending, now) || (!held.IsZero() && !now.Before(held)) || !tp.Open() {
+			continue
+		}
+		calls = append(calls, tp)
+	}
+	return calls, unreadable, nil
+}

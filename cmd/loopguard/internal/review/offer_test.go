@@ -1,4 +1,4 @@
-package main
+package review
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/internal/enginetest"
 	"github.com/loopguard/loopguard/scope"
@@ -19,7 +20,7 @@ import (
 // decision of a Bash call there as Claude Code's hook makes it.
 type offerWorld struct {
 	enginetest.World
-	ge     grantEnv
+	ge     cli.GrantEnv
 	keyErr error
 }
 
@@ -31,7 +32,7 @@ func newOfferWorld(t *testing.T) *offerWorld {
 	if err := os.MkdirAll(filepath.Join(w.Project, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w.ge = grantEnv{home: w.Home, path: w.Bin, trusted: []string{w.Bin}}
+	w.ge = cli.GrantEnv{Home: w.Home, Path: w.Bin, Trusted: []string{w.Bin}}
 	return w
 }
 
@@ -65,7 +66,7 @@ func (w *offerWorld) held(t *testing.T, cmd string) (grantOffer, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	session, _ := grantBinding(p)
+	session, _ := GrantBinding(p)
 	return offerFor(w.Store, p, w.ge, time.Now()), session
 }
 
@@ -106,7 +107,7 @@ func TestReviewChainRulesCoverTheChain(t *testing.T) {
 
 	// Attack: true && git reset --hard.
 	o, _ = w.held(t, "true && git reset --hard")
-	if o.err == nil || !errors.Is(o.err, errDangerRule) || o.rules != nil {
+	if o.err == nil || !errors.Is(o.err, ErrDangerRule) || o.rules != nil {
 		t.Errorf("a chain hiding git reset --hard was offered %v (%v)", o.rules, o.err)
 	} else if !strings.Contains(noGrantLine(o.err), "`git reset --hard`") {
 		t.Errorf("the DANGER part is not named: %s", noGrantLine(o.err))

@@ -1,4 +1,4 @@
-package main
+package review
 
 import (
 	"context"
@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
-	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/token"
 )
@@ -22,33 +20,6 @@ import (
 // teamPoll is how often the team console asks Vault for new calls while it
 // waits for a key (in reviewPoll ticks).
 const teamPoll = 3
-
-// teamQueue lists the calls waiting across the team that verified, are
-// open (nobody decided, or the approval was used or expired before the
-// machine asked again), whose hook (as its machine says) still waits or
-// was never held, that pass f and were not skipped, newest first by
-// Vault's time; and the records that did not verify.
-func teamQueue(ctx context.Context, c *vault.Custody, f queueFilter, skipped map[string]bool, now time.Time) (calls, unreadable []*vault.TeamPending, err error) {
-	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
-	defer cancel()
-	list, err := c.TeamList(cctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	for i := range list {
-		tp := &list[i]
-		if tp.Err != nil {
-			unreadable = append(unreadable, tp)
-			continue
-		}
-		held := tp.Says.HeldUntil
-		if skipped[tp.Key] || !f.keep(tp.Pending, now) || (!held.IsZero() && !now.Before(held)) || !tp.Open() {
-			continue
-		}
-		calls = append(calls, tp)
-	}
-	return calls, unreadable, nil
-}
 
 // reviewTeam is the calls waiting across the team, read from Vault and
 // decided through it as the approver (o.minter).
@@ -73,7 +44,7 @@ func (b *reviewTeam) intro(c *console) string {
 // queue: a record that did not verify is said once, and nothing of it but
 // its key; Vault down, sealed or the token expired is queue's error.
 func (b *reviewTeam) queue(ctx context.Context, skipped map[string]bool, now time.Time) ([]*reviewCall, []string, error) {
-	list, unreadable, err := teamQueue(ctx, b.m.Team, b.o.filter, skipped, now)
+	list, unreadable, err := approve.TeamQueue(ctx, b.m.Team, b.o.filter, skipped, now)
 	calls := make([]*reviewCall, len(list))
 	for i, tp := range list {
 		calls[i] = &reviewCall{key: tp.Key, p: tp.Pending, tp: tp}
@@ -88,7 +59,7 @@ func (b *reviewTeam) queue(ctx context.Context, skipped map[string]bool, now tim
 // show: as review shows a local call (header first, a long body paged),
 // from the verified call only; what the machine says apart.
 func (b *reviewTeam) show(c *console, rc *reviewCall) bool {
-	head, says, body := teamParts(rc.tp)
+	head, says, body := approve.TeamParts(rc.tp)
 	return showParts(c, rc.p, head, says, body, true)
 }
 

@@ -1,4 +1,4 @@
-package main
+package review
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/internal/enginetest"
 	"github.com/loopguard/loopguard/scope"
@@ -29,7 +30,7 @@ func TestNetworkOffer(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(w.Project, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w.ge = grantEnv{home: w.Home, path: w.Bin, trusted: []string{w.Bin}}
+	w.ge = cli.GrantEnv{Home: w.Home, Path: w.Bin, Trusted: []string{w.Bin}}
 	jail, err := scope.Parse(scope.JailRule)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package review
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/shellparse"
@@ -39,7 +40,7 @@ import (
 // rendering (parts folded, or paging stopped). Every fact is read from the
 // call's own bytes where it can be, and from what the hook recorded
 // otherwise.
-func secondLook(p *state.Pending, ge grantEnv, whole bool) []string {
+func secondLook(p *state.Pending, ge cli.GrantEnv, whole bool) []string {
 	var why []string
 	if len(present.PendingDanger(p)) > 0 {
 		why = append(why, "a DANGER line")
@@ -82,7 +83,7 @@ func secondLook(p *state.Pending, ge grantEnv, whole bool) []string {
 // commandVerdict says what kind of command p runs when it is not a simple
 // one ("" for a simple command, or a call that is not a command): as the
 // hook recorded it, or as the command's text analyses now.
-func commandVerdict(p *state.Pending, ge grantEnv) string {
+func commandVerdict(p *state.Pending, ge cli.GrantEnv) string {
 	switch p.Reason {
 	case hooks.ReasonChained:
 		return "a chained command"
@@ -107,7 +108,7 @@ func commandVerdict(p *state.Pending, ge grantEnv) string {
 	m, _ := v.(map[string]any)
 	in, _ := m["input"].(map[string]any)
 	cmd, _ := in["command"].(string)
-	res := shellparse.Analyze(cmd, shellparse.Env{Cwd: p.Cwd, Path: ge.path, ProjectDir: p.ProjectDir, Home: ge.home, Trusted: ge.trusted})
+	res := shellparse.Analyze(cmd, shellparse.Env{Cwd: p.Cwd, Path: ge.Path, ProjectDir: p.ProjectDir, Home: ge.Home, Trusted: ge.Trusted})
 	switch res.Verdict {
 	case shellparse.Simple, shellparse.PathShadowed:
 		// Where a name resolves is this terminal's PATH, not the hook's:
@@ -124,8 +125,8 @@ func commandVerdict(p *state.Pending, ge grantEnv) string {
 // renderedWhole reports whether p's rendering in review shows all of it:
 // nothing folded (a long text cut to its first and last lines).
 func renderedWhole(st *state.Store, p *state.Pending) bool {
-	_, body := renderParts(st, p, false)
-	_, full := renderParts(st, p, true)
+	_, body := cli.RenderParts(st, p, false)
+	_, full := cli.RenderParts(st, p, true)
 	return body == full
 }
 
@@ -182,10 +183,10 @@ func rowsOf(line string, width int) int {
 func statusLine(st *state.Store, p *state.Pending, more int, now time.Time, width int) string {
 	var long, short string
 	switch {
-	case held(p, now):
+	case cli.Held(p, now):
 		left := p.HeldUntil.Sub(now).Round(time.Second).String()
 		long, short = "HELD: the agent waits for your answer, "+left+" left", "HELD, "+left+" left"
-	case waitOver(st, p, now):
+	case cli.WaitOver(st, p, now):
 		long, short = "WAIT OVER: the agent was told; approve for its retry", "WAIT OVER: approve for its retry"
 	default:
 		long, short = "Not held: after an approval the agent must retry the identical call", "Not held: the agent retries"
@@ -268,7 +269,7 @@ func gone(st *state.Store, id string, now time.Time) string {
 		return id + " is no longer pending (loopguard pending --all lists what is)."
 	case p.Status != state.StatusOpen:
 		return id + " was decided elsewhere meanwhile (" + p.Status + "); moving on."
-	case p.HolderPID > 0 && !held(p, now):
+	case p.HolderPID > 0 && !cli.Held(p, now):
 		return id + " left the queue: its hook is gone without an answer to the agent (Esc in the agent, or its session ended); loopguard pending --all lists it."
 	}
 	return id + " left the queue; loopguard pending --all lists it."

@@ -1,10 +1,11 @@
-package main
+package review
 
 import (
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/policy"
@@ -52,7 +53,7 @@ func networkOffer(p *state.Pending, c scope.Call, env shellparse.Env) (r scope.R
 	}
 	if pc, runs := policy.RunsProjectCode(argv, true); runs {
 		n, _ := policy.NetworkPorts(urlPorts(argv)...)
-		return scope.Rule{}, true, projectCodeError(strings.Join(argv, " "), pc, n.NetworkWord())
+		return scope.Rule{}, true, approve.ProjectCodeError(strings.Join(argv, " "), pc, n.NetworkWord())
 	}
 	r, err = scope.Narrowest(c, env)
 	if err != nil {
@@ -63,7 +64,7 @@ func networkOffer(p *state.Pending, c scope.Call, env shellparse.Env) (r scope.R
 		return scope.Rule{}, true, err
 	}
 	r = r.Widened(n)
-	if err := checkNetworkRule(r); err != nil {
+	if err := approve.CheckNetworkRule(r); err != nil {
 		return scope.Rule{}, true, err
 	}
 	return r, true, nil

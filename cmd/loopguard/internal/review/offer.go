@@ -1,4 +1,4 @@
-package main
+package review
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
@@ -55,9 +56,9 @@ var errChainWider = errors.New("a chain is granted part by part, with g")
 // offerFor is review's offer for p, judged as offeredRule judges a single
 // rule (this terminal's PATH, the call's cwd and project) and against the
 // grants of p's session and project in st at now.
-func offerFor(st *state.Store, p *state.Pending, ge grantEnv, now time.Time) grantOffer {
+func offerFor(st *state.Store, p *state.Pending, ge cli.GrantEnv, now time.Time) grantOffer {
 	if hasDanger(p) {
-		return grantOffer{err: errDangerRule, wErr: errDangerRule, netErr: errDangerRule}
+		return grantOffer{err: ErrDangerRule, wErr: ErrDangerRule, netErr: ErrDangerRule}
 	}
 	c, env, err := scopeCall(p, ge)
 	if err != nil {
@@ -106,7 +107,7 @@ func chainOffer(st *state.Store, p *state.Pending, c scope.Call, env shellparse.
 			argv[j] = w.Value
 		}
 		if d := present.ArgvDanger(argv, part.Cwd, p.ProjectDir); len(d) > 0 {
-			return grantOffer{err: fmt.Errorf("%w: the part `%s`: %s", errDangerRule, text, d[0])}
+			return grantOffer{err: fmt.Errorf("%w: the part `%s`: %s", ErrDangerRule, text, d[0])}
 		}
 		pc, penv := scope.Part(c, env, i)
 		if cov := coveringGrant(st, p, pc, now); cov != "" {
@@ -145,7 +146,7 @@ func coveringGrant(st *state.Store, p *state.Pending, pc scope.Call, now time.Ti
 	if err != nil {
 		return ""
 	}
-	if session, _ := grantBinding(p); session != p.Session {
+	if session, _ := GrantBinding(p); session != p.Session {
 		bound, err := st.BoundGrants(session)
 		if err != nil {
 			return ""
@@ -173,7 +174,7 @@ func coveringGrant(st *state.Store, p *state.Pending, pc scope.Call, now time.Ti
 // Bash the command analysed with this terminal's PATH (a PATH that
 // differs from the hook's pins another executable, and a rule minted
 // then covers nothing: it fails closed).
-func scopeCall(p *state.Pending, ge grantEnv) (scope.Call, shellparse.Env, error) {
+func scopeCall(p *state.Pending, ge cli.GrantEnv) (scope.Call, shellparse.Env, error) {
 	v, err := token.Decode(p.Descriptor)
 	if err != nil {
 		return scope.Call{}, shellparse.Env{}, err
@@ -183,9 +184,9 @@ func scopeCall(p *state.Pending, ge grantEnv) (scope.Call, shellparse.Env, error
 	if in == nil {
 		return scope.Call{}, shellparse.Env{}, scope.ErrNoNarrowRule
 	}
-	env := shellparse.Env{Cwd: p.Cwd, Path: ge.path, ProjectDir: p.ProjectDir, Home: ge.home, Trusted: ge.trusted}
-	session, _ := grantBinding(p)
-	c := scope.Call{Tool: p.Tool, Input: in, Cwd: p.Cwd, ProjectDir: p.ProjectDir, Home: ge.home,
+	env := shellparse.Env{Cwd: p.Cwd, Path: ge.Path, ProjectDir: p.ProjectDir, Home: ge.Home, Trusted: ge.Trusted}
+	session, _ := GrantBinding(p)
+	c := scope.Call{Tool: p.Tool, Input: in, Cwd: p.Cwd, ProjectDir: p.ProjectDir, Home: ge.Home,
 		// As the hook sees a call whose host named its project (the
 		// calls a grant binds to the project: grantBinding).
 		ProjectNamed: session != p.Session}
@@ -237,15 +238,15 @@ func (o grantOffer) partLines(width int) string {
 
 // noGrantLine says why g offers nothing (err, from offerFor).
 func noGrantLine(err error) string {
-	if errors.Is(err, errDangerRule) && err != errDangerRule {
-		return fmt.Sprintf("No rule is offered for a chain with a DANGER part (%s); approve it once with a.", present.EscapeText(strings.TrimPrefix(err.Error(), errDangerRule.Error()+": ")))
+	if errors.Is(err, ErrDangerRule) && err != ErrDangerRule {
+		return fmt.Sprintf("No rule is offered for a chain with a DANGER part (%s); approve it once with a.", present.EscapeText(strings.TrimPrefix(err.Error(), ErrDangerRule.Error()+": ")))
 	}
 	return noRuleLine(err)
 }
 
 // noWiderLine says why w offers nothing.
 func noWiderLine(err error) string {
-	if errors.Is(err, errDangerRule) {
+	if errors.Is(err, ErrDangerRule) {
 		return "No wider rule is offered for a call with a DANGER line; approve it once with a."
 	}
 	return fmt.Sprintf("No wider rule is offered for this call (%s).", present.EscapeText(err.Error()))

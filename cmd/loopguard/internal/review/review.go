@@ -1,4 +1,4 @@
-package main
+package review
 
 import (
 	"context"
@@ -29,7 +29,7 @@ import (
 // waits for a key.
 const reviewPoll = 300 * time.Millisecond
 
-func newReviewCmd() *cobra.Command {
+func NewCmd() *cobra.Command {
 	o := &reviewOptions{}
 	cmd := &cobra.Command{
 		Use:   "review",
@@ -79,20 +79,20 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 		Example: "  loopguard review\n  loopguard review --session 066fc3ad --since 10m\n  loopguard review --project . --grant-ttl 4h\n  loopguard review --backend vault   # the calls waiting across the team",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkApprovalTTL(o.ttl); err != nil {
+			if err := cli.CheckApprovalTTL(o.ttl); err != nil {
 				return err
 			}
-			if err := checkGrantTTL("--grant-ttl", o.grantTTL); err != nil {
+			if err := cli.CheckGrantTTL("--grant-ttl", o.grantTTL); err != nil {
 				return err
 			}
-			if o.filter.project != "" {
-				abs, err := filepath.Abs(o.filter.project)
+			if o.filter.Project != "" {
+				abs, err := filepath.Abs(o.filter.Project)
 				if err != nil {
 					return err
 				}
-				o.filter.project = abs
+				o.filter.Project = abs
 			}
-			tty, st, err := openTTYStore()
+			tty, st, err := cli.OpenTTYStore()
 			if err != nil {
 				return err
 			}
@@ -100,7 +100,7 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 			// What a rule and a second look are judged in (offeredRule,
 			// secondLook), once for the session: this terminal's (empty
 			// when the config does not load).
-			o.ge, _ = currentGrantEnv()
+			o.ge, _ = cli.CurrentGrantEnv()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			switch o.backend {
@@ -120,9 +120,9 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 	}
 	cmd.Flags().DurationVar(&o.ttl, "ttl", 10*time.Minute, "how long an approval stays valid")
 	cmd.Flags().DurationVar(&o.grantTTL, "grant-ttl", time.Hour, "how long a grant minted with g stays valid")
-	cmd.Flags().StringVar(&o.filter.session, "session", "", "only calls of sessions whose id starts with this")
-	cmd.Flags().StringVar(&o.filter.project, "project", "", "only calls of this project directory")
-	cmd.Flags().DurationVar(&o.filter.since, "since", 0, "only calls seen within this long")
+	cmd.Flags().StringVar(&o.filter.Session, "session", "", "only calls of sessions whose id starts with this")
+	cmd.Flags().StringVar(&o.filter.Project, "project", "", "only calls of this project directory")
+	cmd.Flags().DurationVar(&o.filter.Since, "since", 0, "only calls seen within this long")
 	cmd.Flags().StringVar(&o.backend, "backend", "", "vault: the calls waiting across the team, decided through Vault (needs \"backend\": \"vault\")")
 	return cmd
 }
@@ -135,9 +135,9 @@ type reviewOptions struct {
 	minter *approve.Minter // --backend vault
 
 	ttl, grantTTL time.Duration
-	filter        queueFilter
+	filter        cli.QueueFilter
 	backend       string // "vault": the team's calls (review_vault.go)
-	ge            grantEnv
+	ge            cli.GrantEnv
 }
 
 // reviewConfirmLen is how many digest characters review asks for when a
@@ -167,7 +167,7 @@ func (p palette) colourise(s string) string {
 	}
 	colour := map[string]string{"title": p.bold, "danger": p.red, "warnings": p.red, "warn": p.yellow, "digest": p.dim}
 	var b strings.Builder
-	for i, l := range lineKinds(s, true) {
+	for i, l := range LineKinds(s, true) {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
@@ -183,12 +183,12 @@ func (p palette) colourise(s string) string {
 	return b.String()
 }
 
-// lineKinds names what each line of a rendering is (renderParts' head
+// LineKinds names what each line of a rendering is (renderParts' head
 // when head, else its body): "title", "danger", "warnings" (a warnings
 // header), "warn", "digest" in the head; "hunk", "add", "del" in the
 // diff before the exact call. review's colours and the console's page
 // both follow it.
-func lineKinds(text string, head bool) []webconsole.Line {
+func LineKinds(text string, head bool) []webconsole.Line {
 	text = strings.TrimSuffix(text, "\n")
 	var out []webconsole.Line
 	inWarn, inChanges := false, !head
@@ -611,7 +611,7 @@ func (rv *reviewer) prompt(ctx context.Context, s *onScreen) (byte, keyOutcome) 
 	fmt.Fprintf(tty, "%c\n", printableKey(k))
 	// The call may have been decided elsewhere meanwhile.
 	if ok, err := rv.b.open(ctx, s.rc); err != nil {
-		printError(tty, err)
+		cli.PrintError(tty, err)
 		return 0, keyPrompt
 	} else if !ok {
 		fmt.Fprintf(tty, "%s was decided elsewhere meanwhile; moving on.\n", present.EscapeText(s.rc.p.ID))
@@ -664,7 +664,7 @@ func (rv *reviewer) act(ctx context.Context, s *onScreen, k byte) keyOutcome {
 	p := rc.p
 	decided := func(err error, n *int) keyOutcome {
 		if err != nil {
-			printError(tty, err)
+			cli.PrintError(tty, err)
 			return keyAgain // still open: ask again
 		}
 		*n++
@@ -699,7 +699,7 @@ func (rv *reviewer) act(ctx context.Context, s *onScreen, k byte) keyOutcome {
 		n, err := b.approveTurn(ctx, c, s.turn)
 		r.approved += n
 		if err != nil {
-			printError(tty, err)
+			cli.PrintError(tty, err)
 			return keyAgain
 		}
 		return keyDecided
@@ -754,7 +754,7 @@ func (b *reviewLocal) intro(c *console) string {
 }
 
 func (b *reviewLocal) queue(_ context.Context, skipped map[string]bool, now time.Time) ([]*reviewCall, []string, error) {
-	list, errs := queue(b.o.store, b.o.filter, skipped, now)
+	list, errs := cli.Queue(b.o.store, b.o.filter, skipped, now)
 	calls := make([]*reviewCall, len(list))
 	for i, p := range list {
 		calls[i] = &reviewCall{key: p.ID, p: p}
@@ -804,7 +804,7 @@ func (b *reviewLocal) approve(ctx context.Context, c *console, rc *reviewCall, l
 	if len(look) > 0 {
 		n = reviewConfirmLen
 	}
-	return approveRun(ctx, &approveOptions{tty: c.tty, store: b.o.store, now: time.Now, ids: []string{rc.key}, ttl: b.o.ttl, shown: rc.p.Digest, confirmLen: n})
+	return approve.Run(ctx, &approve.Options{TTY: c.tty, Store: b.o.store, Now: time.Now, IDs: []string{rc.key}, TTL: b.o.ttl, Shown: rc.p.Digest, ConfirmLen: n})
 }
 
 func (b *reviewLocal) exact(_ context.Context, rc *reviewCall) func(*approve.Minter) (*token.Grant, string, error) {
@@ -828,12 +828,12 @@ func (b *reviewLocal) deny(_ context.Context, c *console, rc *reviewCall) error 
 	if err != nil {
 		return err
 	}
-	return denyRun(&denyOptions{out: c.tty, store: b.o.store, now: time.Now, ids: []string{rc.key}, note: note})
+	return approve.DenyRun(&approve.DenyOptions{Out: c.tty, Store: b.o.store, Now: time.Now, IDs: []string{rc.key}, Note: note})
 }
 
 // ordinaryTurn reports whether none of calls needs a second look, as t
 // shows them (folded parts count as not shown).
-func ordinaryTurn(st *state.Store, calls []*reviewCall, ge grantEnv) bool {
+func ordinaryTurn(st *state.Store, calls []*reviewCall, ge cli.GrantEnv) bool {
 	for _, rc := range calls {
 		if len(secondLook(rc.p, ge, renderedWhole(st, rc.p))) > 0 {
 			return false
@@ -850,8 +850,8 @@ func ordinaryTurn(st *state.Store, calls []*reviewCall, ge grantEnv) bool {
 // decides on stays in view. It reports whether all of the call was shown:
 // nothing folded, and no page left unread.
 func showCall(c *console, st *state.Store, p *state.Pending) bool {
-	head, body := renderParts(st, p, false)
-	_, full := renderParts(st, p, true)
+	head, body := cli.RenderParts(st, p, false)
+	_, full := cli.RenderParts(st, p, true)
 	return showParts(c, p, head, "", body, body == full)
 }
 
@@ -914,32 +914,32 @@ func joinIDs[T any](xs []T, id func(T) string) string {
 	return b.String()
 }
 
-// errDangerRule: no rule is offered for a call with a DANGER line (a grant
+// ErrDangerRule: no rule is offered for a call with a DANGER line (a grant
 // outlives the call); approving it once is.
-var errDangerRule = errors.New("a call with a DANGER line gets no rule; approve it once")
+var ErrDangerRule = errors.New("a call with a DANGER line gets no rule; approve it once")
 
-// offeredRule is the rule review's g and the console's grant offer for p:
-// none for a call with a DANGER line, else narrowRule.
-func offeredRule(p *state.Pending, ge grantEnv) (scope.Rule, error) {
+// OfferedRule is the rule review's g and the console's grant offer for p:
+// none for a call with a DANGER line, else NarrowRule.
+func OfferedRule(p *state.Pending, ge cli.GrantEnv) (scope.Rule, error) {
 	if hasDanger(p) {
-		return scope.Rule{}, errDangerRule
+		return scope.Rule{}, ErrDangerRule
 	}
-	return narrowRule(p, ge)
+	return NarrowRule(p, ge)
 }
 
 // noRuleLine says on review's terminal why g offers no rule (err, from
 // offeredRule).
 func noRuleLine(err error) string {
-	if errors.Is(err, errDangerRule) {
+	if errors.Is(err, ErrDangerRule) {
 		return "No rule is offered for a call with a DANGER line; approve it once with a."
 	}
 	return fmt.Sprintf("No rule is offered for this call (%s); approve it once with a.", present.EscapeText(err.Error()))
 }
 
-// narrowRule is the narrowest rule for p: scope.Narrowest of the call
+// NarrowRule is the narrowest rule for p: scope.Narrowest of the call
 // as the hook saw it (its cwd and project), pinned with this terminal's
 // PATH (scopeCall).
-func narrowRule(p *state.Pending, ge grantEnv) (scope.Rule, error) {
+func NarrowRule(p *state.Pending, ge cli.GrantEnv) (scope.Rule, error) {
 	c, env, err := scopeCall(p, ge)
 	if err != nil {
 		return scope.Rule{}, err
@@ -947,11 +947,11 @@ func narrowRule(p *state.Pending, ge grantEnv) (scope.Rule, error) {
 	return scope.Narrowest(c, env)
 }
 
-// grantBinding is the session a grant from review binds to, and how to
+// GrantBinding is the session a grant from review binds to, and how to
 // say it: Claude Code's calls bind to their project (every session started
 // there, so a restart keeps the grant); the other agents' (codex:...,
 // gemini:...), whose hooks are not told the project, to their session.
-func grantBinding(p *state.Pending) (string, string) {
+func GrantBinding(p *state.Pending) (string, string) {
 	if p.ProjectDir != "" && filepath.IsAbs(p.ProjectDir) && !strings.Contains(p.Session, ":") {
 		return token.ProjectSession(p.ProjectDir), "every session of the project " + present.EscapeText(p.ProjectDir)
 	}
@@ -987,7 +987,7 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 			fmt.Fprintf(tty, "      %s\n", c.NetworkReach())
 		}
 	}
-	session, where := grantBinding(p)
+	session, where := GrantBinding(p)
 	fmt.Fprintf(tty, "session: %s\nagent:   %s\n", where, present.EscapeText(p.Agent))
 	// A grant outlives the call: it is confirmed with the characters of
 	// the digest shown with the call (never a second digest to read).
@@ -1021,7 +1021,7 @@ func approveTurn(ctx context.Context, c *console, st *state.Store, turn []*revie
 	fmt.Fprintf(tty, "\nThe %d calls of this turn (the first is shown above):\n", len(turn))
 	for i, rc := range turn[1:] {
 		p := rc.p
-		fmt.Fprintf(tty, "\n--- call %d of %d ---\n%s", i+2, len(turn), renderPendingWith(st, p, false))
+		fmt.Fprintf(tty, "\n--- call %d of %d ---\n%s", i+2, len(turn), cli.RenderPending(st, p, false))
 		_ = st.Pin(p.ID, time.Now())
 	}
 	m, err := approve.Load(ctx)

@@ -1,4 +1,4 @@
-package main
+package review
 
 import (
 	"context"
@@ -8,22 +8,23 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"golang.org/x/term"
 )
 
-// page writes text to out. On a terminal too short for it, the text goes
+// Page writes text to out. On a terminal too short for it, the text goes
 // through $PAGER (else less, else a built-in pager) so its first lines (the
 // header: the call, where it lands, its danger lines, the digest) are what
 // the human sees first instead of scrolling away; anywhere else (a pipe, a
 // file, inside an agent) it is written whole. Every line of text is already
 // escaped, so a pager shows nothing raw.
-func page(out io.Writer, text string) error {
+func Page(out io.Writer, text string) error {
 	f, ok := out.(*os.File)
 	rows := 0
 	if ok && term.IsTerminal(fdOf(f)) {
 		_, rows, _ = term.GetSize(fdOf(f))
 	}
-	if rows <= 0 || strings.Count(text, "\n") < rows || refuseInAgent() != nil {
+	if rows <= 0 || strings.Count(text, "\n") < rows || cli.RefuseInAgent() != nil {
 		_, err := io.WriteString(out, text)
 		return err
 	}
