@@ -38,6 +38,9 @@ type pinnedEntry struct {
 type pinned struct {
 	roots   []string // the git directories (Plan.Kept)
 	entries map[string]pinnedEntry
+	// names are the entries of each root's modules/ tree before the
+	// call (moduleNames), each with its type (st_mode's S_IFMT bits).
+	names map[string]uint32
 }
 
 // maxPinned bounds what one pinned file's copy holds: a hook is a
@@ -47,7 +50,12 @@ const maxPinned = 8 << 20
 // snapshotPins copies each pin of paths (gitPins), each below one of the
 // git directories roots, as it is now.
 func snapshotPins(roots, paths []string) (pinned, error) {
-	p := pinned{roots: roots, entries: map[string]pinnedEntry{}}
+	p := pinned{roots: roots, entries: map[string]pinnedEntry{}, names: map[string]uint32{}}
+	for _, r := range roots {
+		if err := moduleNames(r, func(path string, parent int, name string) bool { p.names[path] = typeAt(parent, name); return true }); err != nil {
+			return p, fmt.Errorf("listing %s before the call: %w", filepath.Join(r, "modules"), err)
+		}
+	}
 	for _, path := range paths {
 		if filepath.Base(path) == pinTooDeep {
 			return p, fmt.Errorf("%s holds directories nested more than %d deep below the git directory: loopguard cannot pin the git configuration there, and runs no +git call in this project", filepath.Dir(path), maxModuleDepth)
@@ -208,6 +216,9 @@ func (p pinned) restore() []string {
 		}
 		lines = append(lines, fmt.Sprintf("loopguard: put back %s, which this call changed: +git writes git's own directory, never its configuration or hooks", path))
 	}
+	// Then what the call added where git keeps submodules (after the
+	// pins: a link there that the put-back removed is not held too).
+	lines = append(lines, p.holdNewModules()...)
 	slices.Sort(lines)
 	return lines
 }
@@ -259,6 +270,111 @@ func (p pinned) unlinkReplaced(path string) (string, error) {
 		return "", nil
 	}
 	return "", fmt.Errorf("%s is in no git directory of the call", path)
+}
+
+// moduleNames calls f with each entry of the tree where git keeps
+// submodules' git directories below root (root/modules: names, which may
+// hold slashes, each a directory; a git directory's own modules/ for its
+// submodules), with the descriptor of the directory it is in and its
+// name there; f returns whether to look into it. What is inside a git
+// directory but its modules/ is not listed. Every directory is opened
+// from its parent, never following a link.
+func moduleNames(root string, visit func(path string, parent int, name string) bool) error {
+	r, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(r)
+	// walk lists the modules/ of the git directory open at dir;
+	// names lists the names directory open at fd (closing it).
+	var walk, names func(fd int, path string, depth int) error
+	walk = func(dir int, path string, depth int) error {
+		fd, err := unix.Openat(dir, "modules", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+			return nil // none, or not a directory: git keeps none there
+		}
+		if err != nil {
+			return err
+		}
+		return names(fd, filepath.Join(path, "modules"), depth+1)
+	}
+	names = func(fd int, path string, depth int) error {
+		f := os.NewFile(uintptr(fd), path)
+		defer f.Close()
+		if depth > maxModuleDepth {
+			return fmt.Errorf("%s: nested more than %d deep", path, maxModuleDepth)
+		}
+		ents, err := f.Readdirnames(-1)
+		if err != nil {
+			return err
+		}
+		slices.Sort(ents)
+		for _, n := range ents {
+			cpath := filepath.Join(path, n)
+			if !visit(cpath, fd, n) {
+				continue
+			}
+			c, err := unix.Openat(fd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+				continue // a file or a link: listed, nothing below
+			}
+			if err != nil {
+				return err
+			}
+			var st unix.Stat_t
+			if unix.Fstatat(c, "HEAD", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				err = walk(c, cpath, depth)
+				unix.Close(c)
+			} else {
+				err = names(c, cpath, depth+1)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(r, root, 0)
+}
+
+// typeAt is the type of name in dir (st_mode's S_IFMT bits; 0 when it
+// cannot be looked at), not following a link.
+func typeAt(dir int, name string) uint32 {
+	var st unix.Stat_t
+	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return 0
+	}
+	return st.Mode & unix.S_IFMT
+}
+
+// holdNewModules moves out of git's way each entry of the roots'
+// modules/ trees that was not there before the call, or not of the same
+// type (a directory of names made a link): a git directory
+// there (with a hooks/post-checkout, or a config setting
+// core.fsmonitor) is what the human's next `git submodule update --init`
+// of a submodule of that name reuses, unconfined, instead of cloning.
+// Under +git a submodule's own new checkout is held back by the sweep
+// (its .git file is executable configuration), so no approved call needs
+// one. Each is renamed NAME.loopguard-held beside itself, and said.
+func (p pinned) holdNewModules() []string {
+	var lines []string
+	for _, r := range p.roots {
+		err := moduleNames(r, func(path string, parent int, name string) bool {
+			if t, ok := p.names[path]; ok && t == typeAt(parent, name) {
+				return true
+			}
+			if err := unix.Renameat2(parent, name, parent, name+".loopguard-held", unix.RENAME_NOREPLACE); err != nil {
+				lines = append(lines, fmt.Sprintf("loopguard: this call created %s, where git keeps submodules' directories, and loopguard could not move it (%v): remove it before running git submodule", path, err))
+				return false
+			}
+			lines = append(lines, fmt.Sprintf("loopguard: held back %s, which this call made: a git directory there is what a later git submodule update would reuse, unconfined (renamed %s.loopguard-held)", path, name))
+			return false
+		})
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("loopguard: could not look for what this call created in %s (%v): check it before running git submodule", filepath.Join(r, "modules"), err))
+		}
+	}
+	return lines
 }
 
 // put makes path hold e again, in the directory it is in now (whichever

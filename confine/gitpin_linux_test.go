@@ -156,8 +156,10 @@ git -C sub status --porcelain >/dev/null`)
 		if b, _ := os.ReadFile(filepath.Join(j.project, "src/main.go")); string(b) != "wrote\n" {
 			t.Errorf("the call's own write (control): src/main.go = %q\n%s", b, out)
 		}
-		if _, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub.old")); err != nil {
-			t.Skipf("namespaces %v: the move was refused (%v), the attack did not happen:\n%s", j.ns, err, out)
+		// The original, moved aside, is new where git keeps submodules:
+		// held back too (holdNewModules).
+		if _, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub.old.loopguard-held")); err != nil {
+			t.Errorf("namespaces %v: the moved directory was not held back (%v):\n%s", j.ns, err, out)
 		}
 		if fi, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			t.Errorf("namespaces %v: the link .git/modules/sub is left after the call:\n%s", j.ns, out)
@@ -251,6 +253,47 @@ git -c protocol.file.allow=always submodule --quiet add `+src+` libs/foo && git 
 		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git status --porcelain >/dev/null`)
 		if _, err := os.Lstat(pwned); err == nil {
 			t.Errorf("namespaces %v: the next unconfined git status ran the submodule's fsmonitor the call set", j.ns)
+		}
+	})
+}
+
+// TestJailGitPinsNewSubmoduleDir: a +git call that makes a git directory
+// where git would keep a registered submodule not yet checked out
+// (.git/modules/opt, with a post-checkout hook and core.fsmonitor) does
+// not leave it for the human's next git submodule update --init, which
+// would reuse it, unconfined, instead of cloning (reproduced with real
+// git): the launcher holds it back and says so. The test fails with
+// holdNewModules taken out. The controls: the call's own project write
+// lands, and the human's submodule update checks the submodule out.
+func TestJailGitPinsNewSubmoduleDir(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		pwned := filepath.Join(j.root, "PWNED")
+		src := filepath.Join(j.root, "subsrc")
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+git init -q `+src+` && echo s > `+src+`/s.txt && git -C `+src+` add s.txt && git -C `+src+` -c user.email=a@b -c user.name=a commit -qm sub
+git -c protocol.file.allow=always submodule --quiet add `+src+` opt && git -c user.email=a@b -c user.name=a commit -qm sub
+git submodule --quiet deinit -f opt && rm -rf .git/modules/opt
+printf '#!/bin/sh\ntouch `+pwned+`\n' > tools/pc.sh && chmod 755 tools/pc.sh`)
+		attack := `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git init -q --bare .git/modules/opt && cp tools/pc.sh .git/modules/opt/hooks/post-checkout && printf '[core]\n\tbare = false\n\tfsmonitor = touch ` + pwned + `\n[remote "origin"]\n\turl = ` + src + `\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n' >> .git/modules/opt/config; echo wrote > src/main.go`
+		out, code := j.launch(t, gitWrite, "jail-sh", attack)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(j.project, "src/main.go")); string(b) != "wrote\n" {
+			t.Errorf("the call's own write (control): src/main.go = %q\n%s", b, out)
+		}
+		if _, err := os.Lstat(filepath.Join(j.project, ".git/modules/opt.loopguard-held/HEAD")); err != nil {
+			t.Errorf("namespaces %v: the call's git directory was not held back (%v):\n%s", j.ns, err, out)
+		}
+		if !strings.Contains(out, "held back "+filepath.Join(j.project, ".git/modules/opt")+", which this call made") {
+			t.Errorf("namespaces %v: the launcher did not say it held it back:\n%s", j.ns, out)
+		}
+		// The human's next submodule update, unconfined; the control:
+		// it checks the submodule out.
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git -c protocol.file.allow=always submodule --quiet update --init && test -f opt/s.txt && git status --porcelain >/dev/null`)
+		if _, err := os.Lstat(pwned); err == nil {
+			t.Errorf("namespaces %v: the human's git submodule update ran what the +git call left in .git/modules/opt", j.ns)
 		}
 	})
 }
