@@ -172,3 +172,24 @@ func TestFigures(t *testing.T) {
 		t.Errorf("%d figures without a previous release, want 4", n)
 	}
 }
+
+// TestPick: -paths picks the paths measured, in their order; "" keeps
+// every path. The states are made before, for every path (run).
+func TestPick(t *testing.T) {
+	var all []*benchPath
+	for _, n := range []string{"read-only", "no-grant", "scoped", "exact"} {
+		all = append(all, &benchPath{name: n})
+	}
+	names := func(ps []*benchPath) string {
+		var s []string
+		for _, p := range ps {
+			s = append(s, p.name)
+		}
+		return strings.Join(s, ",")
+	}
+	for only, want := range map[string]string{"": "read-only,no-grant,scoped,exact", "exact, no-grant": "no-grant,exact", "scoped": "scoped", "nope": ""} {
+		if got := names(pick(all, only)); got != want {
+			t.Errorf("pick(%q) = %q, want %q", only, got, want)
+		}
+	}
+}

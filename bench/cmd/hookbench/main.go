@@ -89,7 +89,7 @@ func main() {
 	flag.StringVar(&o.peerDir, "peer-dir", ".cache/bench/peer", "npm prefix for the peer")
 	flag.StringVar(&o.peerVer, "peer-version", "2.4.5", "cc-safety-net version (pinned)")
 	flag.BoolVar(&o.skipPeer, "no-peer", false, "do not install or run the peer")
-	flag.StringVar(&o.onlyPaths, "paths", "", "comma-separated path names to run (default: all)")
+	flag.StringVar(&o.onlyPaths, "paths", "", "comma-separated path names to run (default: all); the states hold every path's grants all the same")
 	flag.StringVar(&o.alt, "alt", "full", "a second loopguard binary to run in the empty state, for an A/B comparison (full: the -full binary; none: no second binary)")
 	flag.StringVar(&o.altName, "alt-name", "", "the -alt binary is the previous release, built from this commit: hold today's hook to not slower than it")
 	flag.StringVar(&o.budgets, "budgets", "", "append the budget figures of issues 39 and 35 here (JSON lines, for bench/cmd/budgets)")
@@ -251,6 +251,10 @@ func run(o options) error {
 	// Write everything out now, or the first fsync of a measured call pays
 	// for the writeback of the generated state.
 	syscall.Sync()
+	// -paths picks the paths measured, in states made for every path: the
+	// scoped paths' grants stay in the session no-grant and chained share
+	// with them, as in a whole run.
+	paths = pick(paths, o.onlyPaths)
 
 	r, err := newRunner(filepath.Join(o.binDir, "spawn"), work)
 	if err != nil {
@@ -438,21 +442,30 @@ func makePaths(o options, work string) ([]*benchPath, map[string]shellparse.Env,
 		{"permission-request", "PermissionRequest for Bash `rm -rf build`, no grant: deny", "permissionrequest-bash", nil, false, "PermissionRequest", false,
 			check{code: 0, contains: []string{`"behavior":"deny"`, "no_grant"}}},
 	}
-	only := map[string]bool{}
-	for _, n := range strings.Split(o.onlyPaths, ",") {
-		if n != "" {
-			only[n] = true
-		}
-	}
 	for _, r := range rows {
-		if len(only) > 0 && !only[r.name] {
-			continue
-		}
 		if err := add(r.name, r.what, r.recorded, r.edit, r.bad, r.event, r.allow, r.want); err != nil {
 			return nil, nil, err
 		}
 	}
 	return paths, sessions, nil
+}
+
+// pick keeps the paths named in only (comma-separated; "" keeps all).
+func pick(paths []*benchPath, only string) []*benchPath {
+	if only == "" {
+		return paths
+	}
+	named := map[string]bool{}
+	for _, n := range strings.Split(only, ",") {
+		named[strings.TrimSpace(n)] = true
+	}
+	var out []*benchPath
+	for _, p := range paths {
+		if named[p.name] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // copyBinaries points o at copies of every binary it runs, written with
