@@ -9,37 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/backend/vault"
-	"github.com/loopguard/loopguard/backend/vault/vaulttest"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
-
-// aliceCustody starts a Vault of the test's own and returns it with the
-// team's custody as approver alice holds it.
-func aliceCustody(t *testing.T) (*vaulttest.Server, *vault.Custody) {
-	t.Helper()
-	s := vaulttest.Start(t)
-	c, err := approve.VaultCustody(clitest.VaultConfig(t, s, s.AddApprover(t, "alice").Token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, c
-}
-
-func TestTeamPendingEmptyAndListed(t *testing.T) {
-	_, c := aliceCustody(t)
-	var out bytes.Buffer
-	if err := teamPendingRun(context.Background(), &teamPendingOptions{out: &out, team: c, now: time.Now}); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Count(out.String(), "\n") != 1 {
-		t.Errorf("empty queue: %q", out.String())
-	}
-}
 
 func TestReadTokenRefuses(t *testing.T) {
 	dir := t.TempDir()
@@ -62,7 +37,7 @@ func TestReadTokenRefuses(t *testing.T) {
 
 // prune deletes the expired grants in Vault and leaves the live ones.
 func TestPruneVault(t *testing.T) {
-	s, c := aliceCustody(t)
+	s, c := clitest.AliceCustody(t)
 	ctx := context.Background()
 	now := time.Now()
 	for _, ttl := range []time.Duration{2 * time.Second, time.Hour} {
@@ -100,47 +75,5 @@ func TestPruneVault(t *testing.T) {
 	m.Team = agent
 	if err := pruneVault(ctx, &out, st, m, now.Add(2*time.Hour)); err == nil {
 		t.Error("the agent's token pruned a grant in Vault")
-	}
-}
-
-// team enroll: an administrator with the enroll policy writes machine
-// build-1's token to a new file, mode 0600, whose token has an identity of
-// its own and passes doctor; the file is never overwritten; an approver
-// (no enroll policy) is refused with the hint, and leaves no file behind.
-func TestTeamEnroll(t *testing.T) {
-	s := vaulttest.Start(t)
-	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "build-1.token")
-	var out bytes.Buffer
-	if err := teamEnrollRun(ctx, &teamEnrollOptions{out: &out, client: s.Enroller(t, "admin"), name: "build-1", path: path, ttl: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "Enrolled build-1: Vault identity ") {
-		t.Errorf("output: %q", out.String())
-	}
-	fi, err := os.Stat(path)
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("token file: %v, %v", fi, err)
-	}
-	tok, err := cli.ReadToken(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := teamEnrollRun(ctx, &teamEnrollOptions{out: &out, client: s.Enroller(t, "admin2"), name: "build-1", path: path, ttl: time.Hour}); err == nil {
-		t.Error("an existing token file was overwritten")
-	}
-	if got, _ := cli.ReadToken(path); got != tok {
-		t.Error("the token file changed")
-	}
-	other := filepath.Join(dir, "build-2.token")
-	err = teamEnrollRun(ctx, &teamEnrollOptions{out: &out, client: s.AddApprover(t, "alice"), name: "build-2", path: other, ttl: time.Hour})
-	var buf bytes.Buffer
-	cli.PrintError(&buf, err)
-	if err == nil || !strings.Contains(buf.String(), "loopguard-enroll") {
-		t.Errorf("approver enrolls: %s", buf.String())
-	}
-	if _, err := os.Stat(other); !os.IsNotExist(err) {
-		t.Errorf("a refused enrollment left %s: %v", other, err)
 	}
 }

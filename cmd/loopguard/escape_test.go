@@ -2,21 +2,19 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/backend/vault"
-	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
 	"github.com/loopguard/loopguard/state"
 )
 
 // Every field of every rendering a reviewer's terminal gets (show,
-// approve, review, pending, team pending, team approve, review --backend
-// vault's console in the review package, the errors), filled with control bytes, OSC 52, bidi and
+// approve, review, pending, the errors; team pending and team approve in
+// the team package, review --backend vault's console in the review
+// package), filled with control bytes, OSC 52, bidi and
 // zero-width characters, reaches the terminal escaped: not one raw byte.
 func TestEveryRenderingEscapesEveryField(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
@@ -53,22 +51,6 @@ func TestEveryRenderingEscapesEveryField(t *testing.T) {
 			}
 			clitest.TerminalSafe(t, what("pending"), out.String()+errOut.String())
 		}
-
-		// The team: a record as TeamGet returns it, with every field of
-		// what the machine says hostile too.
-		tp := &vault.TeamPending{Key: clitest.Attack + "/" + clitest.Attack, Machine: clitest.Attack, MachineName: clitest.Attack, Written: now, Pending: p}
-		if n := clitest.SetStrings(t, &tp.Says, clitest.Attack); n < 5 {
-			t.Fatalf("only %d string fields of vault.AgentSays set", n)
-		}
-		tp.Says.HeldUntil = now.Add(time.Minute)
-		head, says, body := approve.TeamParts(tp)
-		clitest.TerminalSafe(t, what("team approve"), head+says+"\n"+body)
-		var tbl bytes.Buffer
-		bad := vault.TeamPending{Key: clitest.Attack, Err: errors.New(clitest.Attack)}
-		if err := teamTable(&tbl, []vault.TeamPending{*tp, bad}, now); err != nil {
-			t.Fatal(err)
-		}
-		clitest.TerminalSafe(t, what("team pending"), tbl.String())
 
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/doctor"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/review"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/team"
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/register"
 )
@@ -84,7 +85,7 @@ session and the agent.`,
 		doctor.NewCmd(doctor.Deps{Version: version}),
 		newKeyCmd(),
 		review.NewCmd(),
-		newTeamCmd(),
+		team.NewCmd(),
 		newCompletionCmd(),
 		newCheckCmd(),
 		newNotifyCmd(),

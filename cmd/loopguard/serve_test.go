@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/review"
 	webconsole "github.com/loopguard/loopguard/console"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
-	"github.com/loopguard/loopguard/token"
 )
 
 // writeCert writes a self-signed certificate for name and its key into dir.
@@ -107,18 +107,6 @@ func TestServeListenRefuses(t *testing.T) {
 	}
 }
 
-func bashPending(t *testing.T, session, command, cwd string) *state.Pending {
-	t.Helper()
-	d := token.Descriptor{Tool: "Bash", Cwd: cwd, Input: map[string]any{"command": command}, Executables: map[string]string{"rm": "/usr/bin/rm"}}
-	canonical, _, err := d.Encodings()
-	if err != nil {
-		t.Fatal(err)
-	}
-	digest := token.DigestOf(canonical)
-	return &state.Pending{ID: state.PendingID(session, token.MainAgent, "Bash", digest), Session: session, Agent: token.MainAgent,
-		Tool: "Bash", Cwd: cwd, Digest: digest, CallDigest: digest, Descriptor: canonical, Status: state.StatusOpen}
-}
-
 // The console offers review's rule only, and takes a signed grant of no
 // other: none for a call with a DANGER line (a grant outlives the call),
 // as review's g offers none, though a narrowest rule exists for it. An
@@ -127,12 +115,12 @@ func TestConsoleOffersNoRuleOnDanger(t *testing.T) {
 	cwd := t.TempDir()
 	ge := cli.GrantEnv{Home: t.TempDir(), Project: cwd, Path: "/usr/bin:/bin"}
 	o := offer{ge}
-	ordinary := bashPending(t, "s-offer", "ls -l", cwd)
+	ordinary := clitest.BashPending(t, "s-offer", "ls -l", cwd)
 	ordinary.ProjectDir = cwd
 	if rule, err := o.Rule(webconsole.Call{Pending: ordinary}); err != nil || !strings.HasPrefix(rule, "Bash(ls -l)") {
 		t.Fatalf("an ordinary call: rule %q, %v", rule, err)
 	}
-	danger := bashPending(t, "s-offer", "rm -rf /var/tmp/x", cwd)
+	danger := clitest.BashPending(t, "s-offer", "rm -rf /var/tmp/x", cwd)
 	danger.ProjectDir = cwd
 	if len(present.PendingDanger(danger)) == 0 {
 		t.Fatal("rm -rf outside the project has no DANGER line")
@@ -175,7 +163,7 @@ func TestConsoleRendersWhole(t *testing.T) {
 		b.WriteString("print(" + strings.Repeat("x", 150) + ")\n")
 	}
 	b.WriteString("EOF")
-	p := bashPending(t, "s-whole", b.String(), t.TempDir())
+	p := clitest.BashPending(t, "s-whole", b.String(), t.TempDir())
 	_, folded := cli.RenderParts(st, p, false)
 	if strings.Contains(folded, "urlopen") {
 		t.Fatal("control: the folded rendering shows the middle line, so this test shows nothing")
@@ -200,7 +188,7 @@ func TestConsoleRenderSteady(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := bashPending(t, "s-steady", "ls -l", t.TempDir())
+	p := clitest.BashPending(t, "s-steady", "ls -l", t.TempDir())
 	p.HeldUntil, p.HolderPID = time.Now().Add(time.Minute), os.Getpid()
 	raw, _ := cli.RenderParts(st, p, true)
 	if !strings.Contains(raw, " left)") {

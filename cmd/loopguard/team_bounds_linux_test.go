@@ -81,7 +81,7 @@ func TestTeamBoundsAndDecisionsPTY(t *testing.T) {
 	a := clitest.VaultHome(t, s, s.AgentToken(t, "agent-machine-a").Token)
 	b := clitest.VaultHome(t, s, aliceC.Token)
 	bob := clitest.VaultHome(t, s, bobC.Token)
-	floodTeam(t, custodyOf(s.AgentToken(t, "flooder")), 2000)
+	floodTeam(t, clitest.CustodyOf(s.AgentToken(t, "flooder")), 2000)
 
 	// team pending: A's call listed, open; F's records in a few lines.
 	out, err := a.Run(clitest.BashCall("s-flood", "echo visible", "toolu_0"), "hook", "--event", "PreToolUse")

@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package team
 
 import (
 	"bytes"
@@ -58,9 +58,9 @@ func publishRaw(t *testing.T, c *vault.Custody, host string, p *state.Pending) s
 func TestTeamForgedRecordConsole(t *testing.T) {
 	s := vaulttest.Start(t)
 	agentC := s.AgentToken(t, "machine-a")
-	agent := custodyOf(agentC)
+	agent := clitest.CustodyOf(agentC)
 	aliceC := s.AddApprover(t, "alice")
-	alice := custodyOf(aliceC)
+	alice := clitest.CustodyOf(aliceC)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	e, err := agent.Entity(ctx)
@@ -68,12 +68,12 @@ func TestTeamForgedRecordConsole(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	honest := bashPending(t, "s-victim", "rm -rf /home/victim/projects", "/work/app")
+	honest := clitest.BashPending(t, "s-victim", "rm -rf /home/victim/projects", "/work/app")
 	honest.ProjectDir, honest.Reason, honest.Detail = "/", "no_grant", "routine cleanup, pre-approved by security"
 	honest.Warnings = []string{"reviewed by the security team" + osc52}
 	honest.Created = time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	honestKey := publishRaw(t, agent, "build-ci-trusted"+osc52, honest)
-	forged := bashPending(t, "s-forged", "echo hi", "/work/app")
+	forged := clitest.BashPending(t, "s-forged", "echo hi", "/work/app")
 	forged.Digest += osc52
 	forgedKey := publishRaw(t, agent, "machine-a", forged)
 
@@ -175,10 +175,6 @@ unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not sho
 	if !strings.Contains(got, "\n!!! DANGER: rm deletes recursively outside the project (/home/victim/projects)\n") {
 		t.Error("no DANGER line")
 	}
-}
-
-func custodyOf(c *vault.Client) *vault.Custody {
-	return &vault.Custody{Transit: &vault.Transit{C: c, Mount: "transit", Key: "loopguard"}, KV: &vault.KV{C: c, Mount: "secret", Prefix: "loopguard"}}
 }
 
 // teamApproveScreen is what team approve prints, the typed confirmation

@@ -1,4 +1,4 @@
-package main
+package team
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // approver on their own machine (backend vault, logged in to Vault with the
 // approver policy). `review --backend vault` is the console over the same
 // calls; team is the surface for scripts and for one call at a time.
-func newTeamCmd() *cobra.Command {
+func NewCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "team",
 		Short: "Review and approve calls waiting on other machines (Vault backend)",

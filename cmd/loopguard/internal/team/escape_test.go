@@ -1,0 +1,49 @@
+//go:build unix
+
+package team
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/backend/vault"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
+	"github.com/loopguard/loopguard/state"
+)
+
+// team approve's rendering of another machine's call and team pending's
+// table, every field of the call and of what the machine says filled
+// with control bytes, OSC 52, bidi and zero-width characters
+// (clitest.Attack), reach the terminal escaped: not one raw byte. The
+// other renderings are checked in the root command's
+// TestEveryRenderingEscapesEveryField.
+func TestTeamEscapesEveryField(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	now := time.Now()
+	for i, desc := range clitest.HostileDescriptors(t) {
+		p := &state.Pending{}
+		if n := clitest.SetStrings(t, p, clitest.Attack); n < 15 {
+			t.Fatalf("only %d string fields of state.Pending set", n)
+		}
+		p.Descriptor, p.Created, p.Seen, p.HeldUntil = desc, now, now, now.Add(time.Minute)
+		what := func(s string) string { return s + " of hostile call " + string(rune('A'+i)) }
+		// The team: a record as TeamGet returns it, with every field of
+		// what the machine says hostile too.
+		tp := &vault.TeamPending{Key: clitest.Attack + "/" + clitest.Attack, Machine: clitest.Attack, MachineName: clitest.Attack, Written: now, Pending: p}
+		if n := clitest.SetStrings(t, &tp.Says, clitest.Attack); n < 5 {
+			t.Fatalf("only %d string fields of vault.AgentSays set", n)
+		}
+		tp.Says.HeldUntil = now.Add(time.Minute)
+		head, says, body := approve.TeamParts(tp)
+		clitest.TerminalSafe(t, what("team approve"), head+says+"\n"+body)
+		var tbl bytes.Buffer
+		bad := vault.TeamPending{Key: clitest.Attack, Err: errors.New(clitest.Attack)}
+		if err := teamTable(&tbl, []vault.TeamPending{*tp, bad}, now); err != nil {
+			t.Fatal(err)
+		}
+		clitest.TerminalSafe(t, what("team pending"), tbl.String())
+	}
+}
