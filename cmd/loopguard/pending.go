@@ -61,7 +61,7 @@ type pendingJSON struct {
 	Summary   string    `json:"summary"`
 	Warnings  int       `json:"warnings"`
 	// State is Status for people: an open call is held (time left),
-	// "wait over", abandoned, open or stale (statusOf).
+	// "wait over", abandoned, open or stale (cli.StatusOf).
 	State string `json:"state"`
 }
 

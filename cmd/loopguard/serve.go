@@ -318,7 +318,7 @@ type localConsole struct {
 }
 
 // offer is what both consoles offer to grant: review's rule for the call,
-// pinned here (offeredRule).
+// pinned here (review.OfferedRule).
 type offer struct{ ge cli.GrantEnv }
 
 func (o offer) Rule(c webconsole.Call) (string, error) {
@@ -520,7 +520,7 @@ func (b *teamConsole) Decide(ctx context.Context, c webconsole.Call, d webconsol
 	if err != nil {
 		return "", err
 	}
-	// What was shown (c.Pending) is what is approved: teamApprove checks
+	// What was shown (c.Pending) is what is approved: approve.TeamExact checks
 	// that the record at key still holds it.
 	tp := &vault.TeamPending{Key: key, MachineName: c.Host, Pending: p}
 	// The local log is this machine's diary (Vault's audit device is the

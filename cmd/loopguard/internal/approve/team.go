@@ -77,7 +77,7 @@ func TeamGet(ctx context.Context, c *vault.Custody, key string) (*vault.TeamPend
 
 // ResolveTeam turns a unique prefix of a published pending id (or a key
 // "<machine>/<id>") into the record's key, as the local commands do
-// (ids.go).
+// (cmd/loopguard/ids.go).
 func ResolveTeam(ctx context.Context, c *vault.Custody, arg string) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 	defer cancel()

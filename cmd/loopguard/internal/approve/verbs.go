@@ -15,7 +15,7 @@ import (
 )
 
 // Options is what approve needs: its flags, terminal, store and
-// clock. Review sets shown and confirmLen for the call it has on screen.
+// clock. Review sets Shown and ConfirmLen for the call it has on screen.
 type Options struct {
 	TTY   *os.File
 	Store *state.Store
@@ -30,10 +30,10 @@ type Options struct {
 	ConfirmLen int
 }
 
-// Run reviews and approves the pending calls o.ids on o.tty, one
+// Run reviews and approves the pending calls o.IDs on o.TTY, one
 // after the other. It is shared with the review console, which passes the
-// digest of the call it showed (shown, so the call is not shown again) and a
-// shorter confirmation, or none (confirmLen 0: one key approved the call on
+// digest of the call it showed (Shown, so the call is not shown again) and a
+// shorter confirmation, or none (ConfirmLen 0: one key approved the call on
 // screen).
 func Run(ctx context.Context, o *Options) error {
 	for _, id := range o.IDs {
@@ -101,7 +101,7 @@ type DenyOptions struct {
 	Note  string   // --note: shown to the agent
 }
 
-// DenyRun refuses the pending calls o.ids, one after the other.
+// DenyRun refuses the pending calls o.IDs, one after the other.
 func DenyRun(o *DenyOptions) error {
 	for _, id := range o.IDs {
 		if err := denyOne(o, id, o.Now()); err != nil {

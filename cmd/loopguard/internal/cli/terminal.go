@@ -78,7 +78,7 @@ func OpenTTY() (*os.File, error) {
 }
 
 // OpenTTYStore opens what a command a human confirms at their terminal
-// works with: the terminal (openTTY) and the state store. The caller closes
+// works with: the terminal (OpenTTY) and the state store. The caller closes
 // the terminal.
 func OpenTTYStore() (*os.File, *state.Store, error) {
 	tty, err := OpenTTY()

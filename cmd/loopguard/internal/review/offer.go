@@ -36,7 +36,7 @@ type grantOffer struct {
 	wider scope.Rule   // w mints it
 	wErr  error        // why w is not offered
 	// net is what n mints for a call that leaves the jail for the
-	// network alone (review_network.go); netErr why n is not offered;
+	// network alone (network.go); netErr why n is not offered;
 	// netNeeded, whether the call needs the network at all.
 	net       scope.Rule
 	netErr    error
@@ -53,7 +53,7 @@ type offerPart struct {
 // errChainWider: a chain gets no wider rule; its parts are granted with g.
 var errChainWider = errors.New("a chain is granted part by part, with g")
 
-// offerFor is review's offer for p, judged as offeredRule judges a single
+// offerFor is review's offer for p, judged as OfferedRule judges a single
 // rule (this terminal's PATH, the call's cwd and project) and against the
 // grants of p's session and project in st at now.
 func offerFor(st *state.Store, p *state.Pending, ge cli.GrantEnv, now time.Time) grantOffer {
@@ -188,7 +188,7 @@ func scopeCall(p *state.Pending, ge cli.GrantEnv) (scope.Call, shellparse.Env, e
 	session, _ := GrantBinding(p)
 	c := scope.Call{Tool: p.Tool, Input: in, Cwd: p.Cwd, ProjectDir: p.ProjectDir, Home: ge.Home,
 		// As the hook sees a call whose host named its project (the
-		// calls a grant binds to the project: grantBinding).
+		// calls a grant binds to the project: GrantBinding).
 		ProjectNamed: session != p.Session}
 	if p.Tool == "Bash" {
 		cmd, _ := in["command"].(string)

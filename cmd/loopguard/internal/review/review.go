@@ -97,7 +97,7 @@ Colours are used only on a terminal and never when NO_COLOR is set.`,
 				return err
 			}
 			defer tty.Close()
-			// What a rule and a second look are judged in (offeredRule,
+			// What a rule and a second look are judged in (OfferedRule,
 			// secondLook), once for the session: this terminal's (empty
 			// when the config does not load).
 			o.ge, _ = cli.CurrentGrantEnv()
@@ -136,7 +136,7 @@ type reviewOptions struct {
 
 	ttl, grantTTL time.Duration
 	filter        cli.QueueFilter
-	backend       string // "vault": the team's calls (review_vault.go)
+	backend       string // "vault": the team's calls (vault.go)
 	ge            cli.GrantEnv
 }
 
@@ -144,7 +144,7 @@ type reviewOptions struct {
 // call is worth a second look, and for g: with the key and Enter, 6
 // keystrokes. The confirmation is there so the human looks at the call,
 // not as a secret; an ordinary call is approved with one key
-// (review_keys.go).
+// (keys.go).
 const reviewConfirmLen = 4
 
 // palette holds the escape sequences of the console; all empty without
@@ -159,7 +159,7 @@ func paletteFor(tty *os.File) palette {
 }
 
 // colourise marks up renderPending's header: its first line bold, danger
-// and warnings in colour, the digest dim, as lineKinds names the lines
+// and warnings in colour, the digest dim, as LineKinds names the lines
 // (the console's page colours the same names). The text is unchanged.
 func (p palette) colourise(s string) string {
 	if p.reset == "" {
@@ -183,7 +183,7 @@ func (p palette) colourise(s string) string {
 	return b.String()
 }
 
-// LineKinds names what each line of a rendering is (renderParts' head
+// LineKinds names what each line of a rendering is (cli.RenderParts' head
 // when head, else its body): "title", "danger", "warnings" (a warnings
 // header), "warn", "digest" in the head; "hunk", "add", "del" in the
 // diff before the exact call. review's colours and the console's page
@@ -347,7 +347,7 @@ func keysOf(calls []*reviewCall) string {
 
 // reviewBackend is where review's calls wait and how a decision is
 // carried out: this machine's state directory and keyring (reviewLocal),
-// or the team's calls in Vault (reviewTeam, review_vault.go). The loop,
+// or the team's calls in Vault (reviewTeam, vault.go). The loop,
 // reviewLoop, is one: what is shown and in which order, the keys, the
 // checks before a decision and what is refused. A backend holds only what
 // truly differs between the two, each said where it is.
@@ -369,7 +369,7 @@ type reviewBackend interface {
 	// pin keeps rc in the queue while the human has it open.
 	pin(rc *reviewCall, now time.Time)
 	// secondLook lists why approving rc asks for the digest's characters
-	// (review_keys.go); whole is false when not all of it was shown.
+	// (keys.go); whole is false when not all of it was shown.
 	secondLook(rc *reviewCall, whole bool) []string
 	// turnOf is rc and the other waiting calls of its turn.
 	turnOf(rc *reviewCall, calls []*reviewCall) []*reviewCall
@@ -928,7 +928,7 @@ func OfferedRule(p *state.Pending, ge cli.GrantEnv) (scope.Rule, error) {
 }
 
 // noRuleLine says on review's terminal why g offers no rule (err, from
-// offeredRule).
+// OfferedRule).
 func noRuleLine(err error) string {
 	if errors.Is(err, ErrDangerRule) {
 		return "No rule is offered for a call with a DANGER line; approve it once with a."
