@@ -3,7 +3,6 @@
 package clitest
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,24 +18,6 @@ import (
 	"github.com/loopguard/loopguard/internal/keyringtest"
 	"golang.org/x/sys/unix"
 )
-
-// SyncBuffer is a bytes.Buffer that a reader and writers share.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // OpenPTY returns a pseudo-terminal's master and slave.
 func OpenPTY(t *testing.T) (*os.File, *os.File) {
