@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 )
 
 // AgentPath is one file or directory of a coding agent that can register,
@@ -22,14 +21,14 @@ const (
 	atProject = "project" // a project directory, at any depth
 )
 
-// agentHomes are the agents' user directories under the home directory
-// (Codex's is CodexHome).
-var agentHomes = sync.OnceValue(func() map[string][]string {
-	return map[string][]string{
-		"gemini": {".gemini"}, "copilot": {".copilot"}, "cursor": {".cursor"},
-		"qwen": {".qwen"}, "opencode": {".config", "opencode"},
-	}
-})
+// agentHomes are the agents' user directories under the home directory,
+// "/"-separated (Codex's is CodexHome): a table the linker lays out, which
+// costs nothing at start-up nor at first use (the hook's protected set
+// asks it on every call).
+var agentHomes = []struct{ agent, dir string }{
+	{"gemini", ".gemini"}, {"copilot", ".copilot"}, {"cursor", ".cursor"},
+	{"qwen", ".qwen"}, {"opencode", ".config/opencode"},
+}
 
 // AgentHome is the directory under which agent (codex, gemini, copilot,
 // cursor, qwen, opencode) keeps its user files, for a user whose home is
@@ -41,11 +40,15 @@ func AgentHome(agent, home, codexHome string) string {
 	if agent == "codex" {
 		return CodexHome(home, codexHome)
 	}
-	parts, ok := agentHomes()[agent]
-	if !ok || home == "" {
+	if home == "" {
 		return ""
 	}
-	return filepath.Join(append([]string{home}, parts...)...)
+	for _, h := range agentHomes {
+		if h.agent == agent {
+			return filepath.Join(home, filepath.FromSlash(h.dir))
+		}
+	}
+	return ""
 }
 
 // agentFiles are every other agent's guard-critical files and directories:

@@ -367,7 +367,7 @@ func DefaultCapability(words []string, exact bool) Capability {
 // Classify; the fixed protected paths (Roots) it checks apart.
 func NameCouldBeProtected(name string) bool {
 	l := strings.ToLower(name)
-	return strings.HasPrefix(name, ".") || len(anyDepthByName()[l]) > 0 || plainProtected(l)
+	return strings.HasPrefix(name, ".") || anyDepthIndex().byName[l] != 0 || plainProtected(l)
 }
 
 // readsNoFiles are the read-only commands that open no file their words

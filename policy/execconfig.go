@@ -47,8 +47,8 @@ type ExecConfigEntry struct {
 // only as whole names: a scope's bare "*" or "*.toml" still works, and
 // simply never covers one (Classify judges the concrete path).
 //
-// It is built on first use (sync.OnceValue), as are anyDepth and
-// anyDepthByName: a hook call that never classifies a path by name does
+// It is built on first use (sync.OnceValue), as is anyDepthIndex (which
+// reads execConfigRows and lefthookConfigs itself): a hook call that never classifies a path by name does
 // not pay for it at start-up.
 var execConfig = sync.OnceValue(func() []ExecConfigEntry { return append(execConfigRows, lefthookConfigs()...) })
 
@@ -278,30 +278,57 @@ func ExecConfigList() []ExecConfigEntry { return append([]ExecConfigEntry(nil), 
 type anyDepthEntry struct {
 	parts []string
 	what  string
+	// next is 1 + the index in anyDepth of the next entry with the same
+	// first name; 0 after the last.
+	next int
 }
 
-// anyDepth are the AnyDepth entries judged by name (not .claude and .git,
-// which have their own rules).
-var anyDepth = sync.OnceValue(func() []anyDepthEntry {
-	var out []anyDepthEntry
-	for _, e := range execConfig() {
-		if e.Anchor != AnyDepth || e.Path == claudeDirName || e.Path == gitDirName {
-			continue
+// anyDepthTable is anyDepth, and its index by first name (1 + the index
+// of the first entry with that name): Classify asks for every segment of
+// every word of a command.
+type anyDepthTable struct {
+	all    []anyDepthEntry
+	byName map[string]int
+}
+
+// anyDepthIndex is made on first use, by a hook call's first path judged:
+// every entry's names are cut from its one lower-cased path, into one
+// array, and the index holds a number per name, not a list.
+var anyDepthIndex = sync.OnceValue(func() anyDepthTable {
+	lefthook := lefthookConfigs()
+	n := len(execConfigRows) + len(lefthook)
+	t := anyDepthTable{all: make([]anyDepthEntry, 0, n)}
+	names := make([]string, 0, 2*n)
+	for _, rows := range [][]ExecConfigEntry{execConfigRows, lefthook} {
+		for _, e := range rows {
+			if e.Anchor != AnyDepth || e.Path == claudeDirName || e.Path == gitDirName {
+				continue
+			}
+			start := len(names)
+			for rest := strings.ToLower(e.Path); ; {
+				i := strings.IndexByte(rest, '/')
+				if i < 0 {
+					names = append(names, rest)
+					break
+				}
+				names = append(names, rest[:i])
+				rest = rest[i+1:]
+			}
+			t.all = append(t.all, anyDepthEntry{parts: names[start:len(names):len(names)], what: e.What})
 		}
-		out = append(out, anyDepthEntry{parts: strings.Split(strings.ToLower(e.Path), "/"), what: e.What})
 	}
-	return out
+	t.byName = make(map[string]int, len(t.all))
+	for i := len(t.all) - 1; i >= 0; i-- {
+		first := t.all[i].parts[0]
+		t.all[i].next = t.byName[first]
+		t.byName[first] = i + 1
+	}
+	return t
 })
 
-// anyDepthByName indexes anyDepth by first name: Classify asks for every
-// segment of every word of a command.
-var anyDepthByName = sync.OnceValue(func() map[string][]anyDepthEntry {
-	m := map[string][]anyDepthEntry{}
-	for _, e := range anyDepth() {
-		m[e.parts[0]] = append(m[e.parts[0]], e)
-	}
-	return m
-})
+// anyDepth are the AnyDepth entries judged by name (not .claude and .git,
+// which have their own rules), in execConfig's order.
+func anyDepth() []anyDepthEntry { return anyDepthIndex().all }
 
 // ProjectExecConfig classifies a path by the names in it, at any depth:
 // the answer Classify gives for what any directory may hold (.claude,
@@ -349,7 +376,9 @@ func anyDepthRules(segs []string, abs bool) Protection {
 		case gitDirName:
 			best = best.max(gitRules(join(i+1), segs[i+1:]))
 		}
-		for _, e := range anyDepthByName()[ls] {
+		all := anyDepthIndex().all
+		for k := anyDepthIndex().byName[ls]; k != 0; k = all[k-1].next {
+			e := all[k-1]
 			n := 1
 			for n < len(e.parts) && i+n < len(segs) && strings.ToLower(segs[i+n]) == e.parts[n] {
 				n++

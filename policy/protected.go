@@ -100,15 +100,47 @@ func (pl Places) Prepare() Places {
 // entry is one protected path under a fixed absolute location.
 type entry struct {
 	path   string
+	what   string
 	tier   Tier
 	secret bool
-	what   string
 	// claudeDir: the directory is a Claude Code configuration directory
 	// (~/.claude, $CLAUDE_CONFIG_DIR): inside it the .claude rules apply.
 	claudeDir bool
 	// exact: only the path itself, not the directories above it (a PATH
 	// directory such as ~/.local/bin stays usable).
 	exact bool
+	// why is, for a home secret, why it is secret: its description is
+	// what and why together (desc), made only when a path matches it.
+	why string
+}
+
+// entryCount is how many entries pl has at most: entries makes its list
+// once, at its size.
+func (pl Places) entryCount(paths []string) int {
+	n := 24 + len(pl.Secrets) + 4*len(paths) + len(agentFiles) + len(pl.HooksPaths)
+	if pl.Home == "" {
+		return n
+	}
+	for _, e := range execConfigRows {
+		if e.Anchor == InHome {
+			n++
+		}
+	}
+	for _, s := range homeSecrets {
+		n++
+		if s.Moves != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// desc is what e is, for a person.
+func (e entry) desc() string {
+	if e.why == "" {
+		return e.what
+	}
+	return e.what + ", a secret: " + e.why
 }
 
 // The two binaries of loopguard, installed side by side: loopguard (the CLI,
@@ -189,86 +221,167 @@ const guardConsole = "loopguard serve's passkeys and registration links"
 var ManagedSettingsDirs = []string{"/etc/claude-code", "/Library/Application Support/ClaudeCode"}
 
 // entries lists the fixed protected paths of pl, cleaned.
+//
+// The hook makes them on every call, in a fresh process: the paths under
+// the home and in PATH are joined into one buffer (entryBuilder), not one
+// allocation each, and a home secret's description is made only when a
+// path matches it (entry.desc).
 func (pl Places) entries() []entry {
 	if pl.prepared != nil {
 		return pl.prepared
 	}
-	var out []entry
-	add := func(e entry) {
-		if e.path != "" && filepath.IsAbs(e.path) {
-			e.path = filepath.Clean(e.path)
-			out = append(out, e)
-		}
+	paths := filepath.SplitList(pl.Path)
+	b := entryBuilder{
+		out: make([]entry, 0, pl.entryCount(paths)),
+		buf: make([]byte, 0, 4096),
 	}
 	const guardState = "loopguard's state (grants, pending calls, audit log)"
 	// loopguard serve's files, named first so a refusal says what they
 	// are: a passkey added there would approve calls.
 	if pl.StateDir != "" {
-		add(entry{path: filepath.Join(pl.StateDir, ConsoleDir), tier: GuardCritical, secret: true, what: guardConsole})
+		b.add(entry{path: filepath.Join(pl.StateDir, ConsoleDir), tier: GuardCritical, secret: true, what: guardConsole})
 	}
-	add(entry{path: pl.StateDir, tier: GuardCritical, secret: true, what: guardState})
-	add(entry{path: UndoDir(pl.StateDir), tier: GuardCritical, secret: true, what: "loopguard's undo records (copies of project files that loopguard undo puts back)"})
-	add(entry{path: pl.ConfigDir, tier: GuardCritical, secret: true, what: "loopguard's configuration"})
-	add(entry{path: pl.Self, tier: GuardCritical, what: "the loopguard binary"})
+	b.add(entry{path: pl.StateDir, tier: GuardCritical, secret: true, what: guardState})
+	b.add(entry{path: UndoDir(pl.StateDir), tier: GuardCritical, secret: true, what: "loopguard's undo records (copies of project files that loopguard undo puts back)"})
+	b.add(entry{path: pl.ConfigDir, tier: GuardCritical, secret: true, what: "loopguard's configuration"})
+	b.add(entry{path: pl.Self, tier: GuardCritical, what: "the loopguard binary"})
 	for _, f := range pl.Secrets {
-		add(entry{path: f, tier: GuardCritical, secret: true, what: "the Vault token of this machine (the team backend's token_file)"})
+		b.add(entry{path: f, tier: GuardCritical, secret: true, what: "the Vault token of this machine (the team backend's token_file)"})
 	}
 	if pl.Self != "" {
 		full, hook := Binaries(pl.Self)
-		for _, b := range []string{full, hook, Launcher(pl.Self)} {
-			if b != filepath.Clean(pl.Self) {
-				add(entry{path: b, tier: GuardCritical, what: "the loopguard binary"})
+		for _, p := range []string{full, hook, Launcher(pl.Self)} {
+			if p != filepath.Clean(pl.Self) {
+				b.add(entry{path: p, tier: GuardCritical, what: "the loopguard binary"})
 			}
 		}
-		for _, b := range Retired(pl.Self) {
-			add(entry{path: b, tier: GuardCritical, what: guardRetired})
+		for _, p := range Retired(pl.Self) {
+			b.add(entry{path: p, tier: GuardCritical, what: guardRetired})
 		}
 	}
-	for _, d := range filepath.SplitList(pl.Path) {
+	for _, d := range paths {
 		if filepath.IsAbs(d) {
-			full, hook := Binaries(filepath.Join(d, BinaryName))
-			add(entry{path: full, tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
-			add(entry{path: hook, tier: GuardCritical, what: "a loopguard binary in PATH (the plugin's hooks run it)", exact: true})
-			add(entry{path: Launcher(full), tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
-			for _, b := range Retired(full) {
-				add(entry{path: b, tier: GuardCritical, what: guardRetired, exact: true})
-			}
+			// Binaries, Launcher and Retired of d/loopguard: the names
+			// beside it in d.
+			b.join(entry{tier: GuardCritical, what: "a loopguard binary in PATH", exact: true}, d, BinaryName)
+			b.join(entry{tier: GuardCritical, what: "a loopguard binary in PATH (the plugin's hooks run it)", exact: true}, d, HookBinaryName)
+			b.join(entry{tier: GuardCritical, what: "a loopguard binary in PATH", exact: true}, d, ExecBinaryName)
+			b.join(entry{tier: GuardCritical, what: guardRetired, exact: true}, d, RetiredLaunchBinaryName)
 		}
 	}
 	for _, d := range ManagedSettingsDirs {
-		add(entry{path: d, tier: GuardCritical, what: "Claude Code's managed settings"})
+		b.add(entry{path: d, tier: GuardCritical, what: "Claude Code's managed settings"})
 	}
 	if pl.ClaudeConfigDir != "" {
-		add(entry{path: pl.ClaudeConfigDir, tier: GuardCritical, what: "Claude Code's configuration directory ($CLAUDE_CONFIG_DIR)", claudeDir: true})
+		b.add(entry{path: pl.ClaudeConfigDir, tier: GuardCritical, what: "Claude Code's configuration directory ($CLAUDE_CONFIG_DIR)", claudeDir: true})
 	}
 	if h := pl.Home; h != "" {
-		j := func(p ...string) string { return filepath.Join(append([]string{h}, p...)...) }
-		add(entry{path: j(".local", "state", "loopguard", ConsoleDir), tier: GuardCritical, secret: true, what: guardConsole})
-		add(entry{path: j(".local", "state", "loopguard"), tier: GuardCritical, secret: true, what: guardState})
-		add(entry{path: j(".config", "loopguard"), tier: GuardCritical, secret: true, what: "loopguard's configuration"})
+		b.join(entry{tier: GuardCritical, secret: true, what: guardConsole}, h, ".local/state/loopguard/"+ConsoleDir)
+		b.join(entry{tier: GuardCritical, secret: true, what: guardState}, h, ".local/state/loopguard")
+		b.join(entry{tier: GuardCritical, secret: true, what: "loopguard's configuration"}, h, ".config/loopguard")
 		// The keyrings are in HomeSecrets too; here not exact: moving a
 		// directory that holds them takes the guard's key with it.
-		add(entry{path: j(".local", "share", "keyrings"), tier: GuardCritical, secret: true, what: "the keyring files (the guard's key)"})
-		add(entry{path: j("Library", "Keychains"), tier: GuardCritical, secret: true, what: "the keychains (the guard's key)"})
-		add(entry{path: j(".claude"), tier: GuardCritical, what: "Claude Code's user configuration directory", claudeDir: true})
-		for _, e := range execConfig() {
+		b.join(entry{tier: GuardCritical, secret: true, what: "the keyring files (the guard's key)"}, h, ".local/share/keyrings")
+		b.join(entry{tier: GuardCritical, secret: true, what: "the keychains (the guard's key)"}, h, "Library/Keychains")
+		b.join(entry{tier: GuardCritical, what: "Claude Code's user configuration directory", claudeDir: true}, h, ".claude")
+		// execConfigRows, not execConfig(): lefthook's entries are all
+		// AnyDepth.
+		for _, e := range execConfigRows {
 			if e.Anchor == InHome {
-				add(entry{path: j(strings.Split(e.Path, "/")...), tier: ExecConfig, what: e.What})
+				b.join(entry{tier: ExecConfig, what: e.What}, h, e.Path)
 			}
 		}
-		for _, e := range pl.secretEntries() {
-			add(e)
-		}
+		pl.secretEntries(&b)
 	}
 	for _, p := range pl.HooksPaths {
-		add(entry{path: p, tier: ExecConfig, what: hooksPathWhat})
+		b.add(entry{path: p, tier: ExecConfig, what: hooksPathWhat})
 	}
 	// Other agents' hook registrations and settings (agents.go); their
 	// project files are judged at any depth in Classify.
-	for _, a := range AgentPaths(pl.Home, "", pl.CodexHome) {
-		add(entry{path: a.Path, tier: GuardCritical, what: a.Why})
+	// (AgentPaths(pl.Home, "", pl.CodexHome), each agent's directory
+	// joined once.)
+	var homes [8]struct{ agent, dir string }
+	n := 0
+	for _, f := range agentFiles {
+		base := f.base
+		switch base {
+		case atProject:
+			continue
+		case atAgent:
+			base = ""
+			for _, h := range homes[:n] {
+				if h.agent == f.agent {
+					base = h.dir
+				}
+			}
+			if base == "" {
+				base = AgentHome(f.agent, pl.Home, pl.CodexHome)
+				if n < len(homes) {
+					homes[n].agent, homes[n].dir = f.agent, base
+					n++
+				}
+			}
+		}
+		b.join(entry{tier: GuardCritical, what: f.why}, base, f.parts...)
 	}
-	return out
+	return b.done()
+}
+
+// entryBuilder lists entries in order, the paths joined under a directory
+// written into one buffer and cut from one string at the end.
+type entryBuilder struct {
+	out  []entry
+	buf  []byte
+	refs []entryRef
+	// dir and clean: the last directory join cleaned (joins come in runs
+	// under one directory).
+	dir, clean string
+}
+
+// entryRef is where out[i]'s path is in buf.
+type entryRef struct{ i, start, end int }
+
+// add appends e, its path cleaned, when that path is absolute.
+func (b *entryBuilder) add(e entry) {
+	if e.path != "" && filepath.IsAbs(e.path) {
+		e.path = filepath.Clean(e.path)
+		b.out = append(b.out, e)
+	}
+}
+
+// join appends e with the path filepath.Join(dir, rel...) makes, when dir
+// is absolute (the join is not otherwise). Each rel is "/"-separated and
+// clean, as the tables' paths are (TestEntryTablesAreClean): dir is cleaned
+// and the names follow it as they are.
+func (b *entryBuilder) join(e entry, dir string, rel ...string) {
+	if !filepath.IsAbs(dir) {
+		return
+	}
+	if dir != b.dir {
+		b.dir, b.clean = dir, filepath.Clean(dir)
+	}
+	start := len(b.buf)
+	b.buf = append(b.buf, b.clean...)
+	for _, r := range rel {
+		if r == "" {
+			continue
+		}
+		if b.buf[len(b.buf)-1] != filepath.Separator {
+			b.buf = append(b.buf, filepath.Separator)
+		}
+		b.buf = append(b.buf, filepath.FromSlash(r)...)
+	}
+	b.refs = append(b.refs, entryRef{i: len(b.out), start: start, end: len(b.buf)})
+	b.out = append(b.out, e)
+}
+
+// done returns the entries with the joined paths set.
+func (b *entryBuilder) done() []entry {
+	s := string(b.buf)
+	for _, r := range b.refs {
+		b.out[r.i].path = s[r.start:r.end]
+	}
+	return b.out
 }
 
 type named struct{ name, what string }
@@ -322,14 +435,14 @@ func (pl Places) Classify(p string) Protection {
 		switch {
 		case p == e.path || inside(p, e.path):
 			if e.claudeDir {
-				best = best.max(claudeRules(e.path, relSegs(e.path, p), e.what))
+				best = best.max(claudeRules(e.path, relSegs(e.path, p), e.desc()))
 				continue
 			}
-			best = best.max(Protection{Tier: e.tier, Secret: e.secret, What: e.what, Path: e.path})
+			best = best.max(Protection{Tier: e.tier, Secret: e.secret, What: e.desc(), Path: e.path})
 		case belowHome && e.tier == GuardCritical && !e.exact && inside(e.path, p):
 			// An ancestor below home: moving or removing it takes the
 			// guard's files with it.
-			best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.what, Path: e.path})
+			best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.desc(), Path: e.path})
 		}
 	}
 	if pl.Home != "" && filepath.Dir(p) == filepath.Clean(pl.Home) && strings.HasPrefix(strings.ToLower(filepath.Base(p)), ".claude.json") {
@@ -385,7 +498,7 @@ func (pl Places) ContainsSecret(p string) (Protection, bool) {
 	p = filepath.Clean(p)
 	for _, e := range pl.entries() {
 		if e.secret && (p == e.path || p == string(filepath.Separator) || inside(e.path, p) || inside(p, e.path)) {
-			return Protection{Tier: e.tier, Secret: true, What: e.what, Path: e.path}, true
+			return Protection{Tier: e.tier, Secret: true, What: e.desc(), Path: e.path}, true
 		}
 	}
 	return Protection{}, false
@@ -424,7 +537,7 @@ type Root struct {
 func (pl Places) Roots() []Root {
 	var out []Root
 	for _, e := range pl.entries() {
-		out = append(out, Root{Path: e.path, Tier: e.tier, Secret: e.secret, What: e.what})
+		out = append(out, Root{Path: e.path, Tier: e.tier, Secret: e.secret, What: e.desc()})
 	}
 	if pl.Home != "" {
 		out = append(out, Root{Path: filepath.Join(pl.Home, ".claude.json"), Tier: GuardCritical, Secret: true, What: "Claude Code's state (~/.claude.json)"})

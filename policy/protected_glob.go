@@ -27,11 +27,11 @@ func (pl Places) GlobProtection(pattern string) Protection {
 		es := fsx.Segments(e.path)
 		if reach(segs, es) {
 			if e.claudeDir && len(segs) >= len(es) && !hasDoubleStar(segs[:len(es)]) {
-				best = best.max(globClaudeRules(e.path, segs[len(es):], e.what))
+				best = best.max(globClaudeRules(e.path, segs[len(es):], e.desc()))
 			} else if e.claudeDir {
-				best = best.max(Protection{Tier: GuardCritical, What: e.what, Path: e.path})
+				best = best.max(Protection{Tier: GuardCritical, What: e.desc(), Path: e.path})
 			} else {
-				best = best.max(Protection{Tier: e.tier, Secret: e.secret, What: e.what, Path: e.path})
+				best = best.max(Protection{Tier: e.tier, Secret: e.secret, What: e.desc(), Path: e.path})
 			}
 			continue
 		}
@@ -39,7 +39,7 @@ func (pl Places) GlobProtection(pattern string) Protection {
 			// An ancestor below home.
 			hs := len(fsx.Segments(filepath.Clean(pl.Home)))
 			if len(segs) > hs && len(segs) < len(es) && reach(segs, es[:len(segs)]) {
-				best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.what, Path: e.path})
+				best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.desc(), Path: e.path})
 			}
 		}
 	}

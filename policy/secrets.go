@@ -3,7 +3,6 @@ package policy
 import (
 	"path/filepath"
 	"strings"
-	"sync"
 )
 
 // SecretEntry is one path in the home directory that holds a secret: a
@@ -159,32 +158,27 @@ var homeSecrets = []SecretEntry{
 // the README and the launcher, which never makes one readable.
 func HomeSecrets() []SecretEntry { return append([]SecretEntry(nil), homeSecrets...) }
 
-// secretEntries are pl's entries for the secrets in the home directory:
-// guard-critical and secret, and exact (a directory that holds one stays
-// usable: ls ~/.kube, rm -r ~/.cargo/registry; a search of it is refused
-// by ContainsSecret).
-func (pl Places) secretEntries() []entry {
+// secretEntries adds pl's entries for the secrets in the home directory
+// to b: guard-critical and secret, and exact (a directory that holds one
+// stays usable: ls ~/.kube, rm -r ~/.cargo/registry; a search of it is
+// refused by ContainsSecret). Each is described as its What and Why say
+// (entry.desc).
+func (pl Places) secretEntries(b *entryBuilder) {
 	if pl.Home == "" {
-		return nil
+		return
 	}
-	out := make([]entry, 0, len(homeSecrets))
-	for i, s := range homeSecrets {
+	for _, s := range homeSecrets {
+		e := entry{tier: GuardCritical, secret: true, what: s.What, why: s.Why, exact: true}
+		if s.Moves == "" {
+			b.join(e, pl.Home, s.Path)
+			continue
+		}
 		for _, p := range pl.secretPaths(s) {
-			out = append(out, entry{path: p, tier: GuardCritical, secret: true, what: secretWhat()[i], exact: true})
+			e.path = p
+			b.add(e)
 		}
 	}
-	return out
 }
-
-// secretWhat is what each of homeSecrets is, said once (the hook prepares
-// its Places for every call).
-var secretWhat = sync.OnceValue(func() []string {
-	out := make([]string, len(homeSecrets))
-	for i, s := range homeSecrets {
-		out[i] = s.What + ", a secret: " + s.Why
-	}
-	return out
-})
 
 // secretPaths are the absolute paths of s for pl: under the home, and
 // where the variable s.Moves names moves it.

@@ -1,0 +1,240 @@
+package policy
+
+import (
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// entriesByJoin is entries as it was made before entryBuilder: each path
+// joined apart with filepath.Join (and AgentPaths, secretPaths), each
+// secret described at once. TestEntriesAsJoined holds entries to it.
+func entriesByJoin(pl Places) []entry {
+	var out []entry
+	add := func(e entry) {
+		if e.path != "" && filepath.IsAbs(e.path) {
+			e.path = filepath.Clean(e.path)
+			out = append(out, e)
+		}
+	}
+	const guardState = "loopguard's state (grants, pending calls, audit log)"
+	if pl.StateDir != "" {
+		add(entry{path: filepath.Join(pl.StateDir, ConsoleDir), tier: GuardCritical, secret: true, what: guardConsole})
+	}
+	add(entry{path: pl.StateDir, tier: GuardCritical, secret: true, what: guardState})
+	add(entry{path: UndoDir(pl.StateDir), tier: GuardCritical, secret: true, what: "loopguard's undo records (copies of project files that loopguard undo puts back)"})
+	add(entry{path: pl.ConfigDir, tier: GuardCritical, secret: true, what: "loopguard's configuration"})
+	add(entry{path: pl.Self, tier: GuardCritical, what: "the loopguard binary"})
+	for _, f := range pl.Secrets {
+		add(entry{path: f, tier: GuardCritical, secret: true, what: "the Vault token of this machine (the team backend's token_file)"})
+	}
+	if pl.Self != "" {
+		full, hook := Binaries(pl.Self)
+		for _, b := range []string{full, hook, Launcher(pl.Self)} {
+			if b != filepath.Clean(pl.Self) {
+				add(entry{path: b, tier: GuardCritical, what: "the loopguard binary"})
+			}
+		}
+		for _, b := range Retired(pl.Self) {
+			add(entry{path: b, tier: GuardCritical, what: guardRetired})
+		}
+	}
+	for _, d := range filepath.SplitList(pl.Path) {
+		if filepath.IsAbs(d) {
+			full, hook := Binaries(filepath.Join(d, BinaryName))
+			add(entry{path: full, tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
+			add(entry{path: hook, tier: GuardCritical, what: "a loopguard binary in PATH (the plugin's hooks run it)", exact: true})
+			add(entry{path: Launcher(full), tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
+			for _, b := range Retired(full) {
+				add(entry{path: b, tier: GuardCritical, what: guardRetired, exact: true})
+			}
+		}
+	}
+	for _, d := range ManagedSettingsDirs {
+		add(entry{path: d, tier: GuardCritical, what: "Claude Code's managed settings"})
+	}
+	if pl.ClaudeConfigDir != "" {
+		add(entry{path: pl.ClaudeConfigDir, tier: GuardCritical, what: "Claude Code's configuration directory ($CLAUDE_CONFIG_DIR)", claudeDir: true})
+	}
+	if h := pl.Home; h != "" {
+		j := func(p ...string) string { return filepath.Join(append([]string{h}, p...)...) }
+		add(entry{path: j(".local", "state", "loopguard", ConsoleDir), tier: GuardCritical, secret: true, what: guardConsole})
+		add(entry{path: j(".local", "state", "loopguard"), tier: GuardCritical, secret: true, what: guardState})
+		add(entry{path: j(".config", "loopguard"), tier: GuardCritical, secret: true, what: "loopguard's configuration"})
+		add(entry{path: j(".local", "share", "keyrings"), tier: GuardCritical, secret: true, what: "the keyring files (the guard's key)"})
+		add(entry{path: j("Library", "Keychains"), tier: GuardCritical, secret: true, what: "the keychains (the guard's key)"})
+		add(entry{path: j(".claude"), tier: GuardCritical, what: "Claude Code's user configuration directory", claudeDir: true})
+		for _, e := range execConfig() {
+			if e.Anchor == InHome {
+				add(entry{path: j(strings.Split(e.Path, "/")...), tier: ExecConfig, what: e.What})
+			}
+		}
+		for _, s := range homeSecrets {
+			for _, p := range pl.secretPaths(s) {
+				add(entry{path: p, tier: GuardCritical, secret: true, what: s.What + ", a secret: " + s.Why, exact: true})
+			}
+		}
+	}
+	for _, p := range pl.HooksPaths {
+		add(entry{path: p, tier: ExecConfig, what: hooksPathWhat})
+	}
+	for _, a := range AgentPaths(pl.Home, "", pl.CodexHome) {
+		add(entry{path: a.Path, tier: GuardCritical, what: a.Why})
+	}
+	return out
+}
+
+// The protected set entries makes in one buffer is the one filepath.Join
+// made path by path: the same paths, in the same order (the first of equals
+// is what a refusal names), with the same tiers and descriptions, for
+// homes, PATH directories and moved directories written clean or not,
+// the root among them. The control: the comparison sees a change (a
+// secret's description, a path) when one is made.
+func TestEntriesAsJoined(t *testing.T) {
+	places := []Places{
+		{},
+		{Home: "/home/u"},
+		{Home: "/home/u", StateDir: "/home/u/.local/state/loopguard", ConfigDir: "/home/u/.config/loopguard", Self: "/usr/local/bin/loopguard-hook",
+			Path: "/usr/local/bin:/usr/bin:/bin", XDGConfigHome: "/home/u/xdg", CodexHome: "/home/u/cx", ClaudeConfigDir: "/home/u/cc",
+			Secrets: []string{"/etc/vault-token"}, HooksPaths: []string{"/p/.husky/pre-commit"}},
+		{Home: "/home/u/", Path: "/usr/bin/:/usr//bin/../sbin:/:rel/bin::/opt/x/.", XDGConfigHome: "/home/u/xdg/", CodexHome: "/home/u//cx/", ClaudeConfigDir: "/home/u/cc/."},
+		{Home: "/", Path: "/", XDGConfigHome: "/", CodexHome: "/"},
+		{Home: "home/u", Path: "bin", XDGConfigHome: "xdg", CodexHome: "cx", ClaudeConfigDir: "cc"},
+		{Home: "/home/u/../v", CodexHome: "relative"},
+	}
+	same := func(a, b []entry) bool {
+		return slices.EqualFunc(a, b, func(x, y entry) bool {
+			return x.path == y.path && x.tier == y.tier && x.secret == y.secret && x.desc() == y.desc() &&
+				x.claudeDir == y.claudeDir && x.exact == y.exact
+		})
+	}
+	for _, pl := range places {
+		got, want := pl.entries(), entriesByJoin(pl)
+		if !same(got, want) {
+			for i := 0; i < max(len(got), len(want)); i++ {
+				var g, w entry
+				if i < len(got) {
+					g = got[i]
+				}
+				if i < len(want) {
+					w = want[i]
+				}
+				if g.path != w.path || g.desc() != w.desc() {
+					t.Errorf("%+v: entry %d is %q (%s), filepath.Join made %q (%s)", pl, i, g.path, g.desc(), w.path, w.desc())
+					break
+				}
+			}
+			t.Errorf("%+v: %d entries, filepath.Join made %d", pl, len(got), len(want))
+		}
+		if p := pl.Prepare(); pl.Home == filepath.Clean(pl.Home) && !same(p.prepared, want) {
+			t.Errorf("%+v: Prepare's entries differ from filepath.Join's", pl)
+		}
+	}
+	// Control: the comparison sees a change.
+	pl := places[2]
+	got := pl.entries()
+	for i := range got {
+		if got[i].why != "" {
+			changed := slices.Clone(got)
+			changed[i].why = ""
+			if same(changed, entriesByJoin(pl)) {
+				t.Fatal("control: a secret without its reason compares equal")
+			}
+			changed = slices.Clone(got)
+			changed[i].path += "x"
+			if same(changed, entriesByJoin(pl)) {
+				t.Fatal("control: a changed path compares equal")
+			}
+			return
+		}
+	}
+	t.Fatal("control: no home secret among the entries")
+}
+
+// entryBuilder.join writes the tables' paths after a cleaned directory as
+// they are: each must be clean, relative and "/"-separated, or a joined path
+// would differ from filepath.Join's. The control: a path that is not is
+// caught.
+func TestEntryTablesAreClean(t *testing.T) {
+	bad := func(p string) bool {
+		return p == "" || p != path.Clean(p) || path.IsAbs(p) || p == "." || p == ".." || strings.HasPrefix(p, "../")
+	}
+	var rels []string
+	for _, e := range execConfigRows {
+		if e.Anchor == InHome {
+			rels = append(rels, e.Path)
+		}
+	}
+	for _, s := range homeSecrets {
+		rels = append(rels, s.Path)
+	}
+	for _, f := range agentFiles {
+		rels = append(rels, f.parts...)
+	}
+	for _, h := range agentHomes {
+		rels = append(rels, h.dir)
+	}
+	for _, p := range rels {
+		if bad(p) {
+			t.Errorf("%q is not a clean relative path", p)
+		}
+	}
+	for _, p := range []string{"a//b", "a/", "/a", "a/../b", "./a"} {
+		if !bad(p) {
+			t.Errorf("control: %q passes", p)
+		}
+	}
+}
+
+// anyDepthIndex holds, for each first name, the entries a map of lists made
+// with strings.Split held (the index before it), in the same order, and
+// anyDepth is execConfig's AnyDepth entries in order. The control: a
+// changed entry is seen.
+func TestAnyDepthIndexAsSplit(t *testing.T) {
+	var want []anyDepthEntry
+	for _, e := range execConfig() {
+		if e.Anchor != AnyDepth || e.Path == claudeDirName || e.Path == gitDirName {
+			continue
+		}
+		want = append(want, anyDepthEntry{parts: strings.Split(strings.ToLower(e.Path), "/"), what: e.What})
+	}
+	byName := map[string][]anyDepthEntry{}
+	for _, e := range want {
+		byName[e.parts[0]] = append(byName[e.parts[0]], e)
+	}
+	same := func(a, b anyDepthEntry) bool { return slices.Equal(a.parts, b.parts) && a.what == b.what }
+	if !slices.EqualFunc(anyDepth(), want, same) {
+		t.Fatalf("anyDepth: %d entries, strings.Split made %d, or they differ", len(anyDepth()), len(want))
+	}
+	idx := anyDepthIndex()
+	lookup := func(name string) []anyDepthEntry {
+		var out []anyDepthEntry
+		for k := idx.byName[name]; k != 0; k = idx.all[k-1].next {
+			out = append(out, idx.all[k-1])
+		}
+		return out
+	}
+	if len(idx.byName) != len(byName) {
+		t.Errorf("%d names indexed, %d in the map", len(idx.byName), len(byName))
+	}
+	multi := ""
+	for name, es := range byName {
+		if !slices.EqualFunc(lookup(name), es, same) {
+			t.Errorf("%s: %v, the map holds %v", name, lookup(name), es)
+		}
+		if len(es) > 1 {
+			multi = name
+		}
+	}
+	if multi == "" {
+		t.Fatal("control: no name begins two entries")
+	}
+	if got := lookup(multi); slices.EqualFunc(got[1:], byName[multi], same) {
+		t.Fatal("control: a list short of its first entry compares equal")
+	}
+	if len(lookup("no-such-name")) != 0 {
+		t.Fatal("an unknown name has entries")
+	}
+}
