@@ -366,7 +366,7 @@ func (l *Log) current(f *os.File) (point, error) {
 // cut off, so the chain continues from the last complete line. Call with the
 // lock held.
 func recoverTail(f *os.File, size int64) (point, error) {
-	end, err := lastNewline(f, size)
+	end, line, lineErr, err := lastLine(f, size)
 	if err != nil {
 		return point{}, err
 	}
@@ -378,9 +378,8 @@ func recoverTail(f *os.File, size int64) (point, error) {
 	if end == 0 {
 		return startPoint, nil
 	}
-	line, err := lineEndingAt(f, end)
-	if err != nil {
-		return point{}, err
+	if lineErr != nil {
+		return point{}, lineErr
 	}
 	seq, _, err := parseLink(line)
 	if err != nil {
@@ -389,23 +388,61 @@ func recoverTail(f *os.File, size int64) (point, error) {
 	return point{Seq: seq, Hash: hashLine(line), Size: end}, nil
 }
 
+// lastLine is lastNewline (end, err) and the line that ends there
+// (lineEndingAt: line, lineErr). The bytes lastNewline read hold the
+// whole line most of the time (it is shorter than the read): then it is
+// not read a second time.
+func lastLine(r io.ReaderAt, size int64) (end int64, line []byte, lineErr, err error) {
+	end, tail, tailAt, err := lastNewlineIn(r, size)
+	if err != nil || end == 0 {
+		return end, nil, nil, err
+	}
+	if line, ok := lineIn(tail, tailAt, end); ok {
+		return end, line, nil, nil
+	}
+	line, lineErr = lineEndingAt(r, end)
+	return end, line, lineErr, nil
+}
+
+// lineIn is lineEndingAt(r, end) taken from buf, the bytes of r from
+// offset at, when buf holds the newline at end-1 and the whole line before
+// it (the newline before it, or the start of r). ok is false otherwise.
+func lineIn(buf []byte, at, end int64) (line []byte, ok bool) {
+	nl := end - 1 - at
+	if nl < 0 || nl >= int64(len(buf)) || buf[nl] != '\n' {
+		return nil, false
+	}
+	b := buf[:nl]
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 || at == 0 {
+		return b[i+1:], true
+	}
+	return nil, false
+}
+
 // lastNewline returns the offset just after the last newline in the first
 // size bytes of r, or 0 if there is none.
 func lastNewline(r io.ReaderAt, size int64) (int64, error) {
+	end, _, _, err := lastNewlineIn(r, size)
+	return end, err
+}
+
+// lastNewlineIn is lastNewline, with the bytes it read last and their
+// offset in r.
+func lastNewlineIn(r io.ReaderAt, size int64) (end int64, buf []byte, at int64, err error) {
 	for _, n := range []int64{smallRead, MaxLineSize} {
 		start := max(0, size-n)
-		buf := make([]byte, size-start)
+		buf = make([]byte, size-start)
 		if _, err := r.ReadAt(buf, start); err != nil {
-			return 0, fmt.Errorf("failed to read audit log: %w", err)
+			return 0, nil, 0, fmt.Errorf("failed to read audit log: %w", err)
 		}
 		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-			return start + int64(i) + 1, nil
+			return start + int64(i) + 1, buf, start, nil
 		}
 		if start == 0 {
-			return 0, nil
+			return 0, buf, 0, nil
 		}
 	}
-	return 0, fmt.Errorf("last line is longer than %d bytes: %w", MaxLineSize, ErrCorrupt)
+	return 0, nil, 0, fmt.Errorf("last line is longer than %d bytes: %w", MaxLineSize, ErrCorrupt)
 }
 
 // lineEndingAt returns the line whose newline is the byte before end,
