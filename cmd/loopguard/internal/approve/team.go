@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -50,6 +51,23 @@ func TeamExact(ctx context.Context, m *Minter, tp *vault.TeamPending, ttl time.D
 		return nil, "", decidedErr(cur, err)
 	}
 	return &g, "The waiting hook on " + MachineName(tp) + " runs it once.", nil
+}
+
+// TeamApprove is team approve's and review --backend vault's approval of
+// the published call tp, which the caller showed: the human confirms it
+// as m's principal by typing its digest's first n characters (Confirm),
+// it is approved in Vault (TeamExact), and the grant minted and what
+// happens next are said on tty (Printed).
+func TeamApprove(ctx context.Context, tty *os.File, m *Minter, tp *vault.TeamPending, ttl time.Duration, n int) error {
+	if err := Confirm(tty, tp.Pending, m.Principal, ttl, n); err != nil {
+		return err
+	}
+	g, next, err := TeamExact(ctx, m, tp, ttl, time.Now())
+	if err != nil {
+		return err
+	}
+	Printed(tty, tp.Pending.ID, g, next)
+	return nil
 }
 
 // TeamDeny refuses the published call at key in Vault, unless a decision

@@ -108,15 +108,7 @@ func (b *reviewTeam) open(ctx context.Context, rc *reviewCall) (bool, error) {
 }
 
 func (b *reviewTeam) approve(ctx context.Context, c *console, rc *reviewCall, _ []string) error {
-	if err := approve.Confirm(c.tty, rc.p, b.m.Principal, b.o.ttl, reviewConfirmLen); err != nil {
-		return err
-	}
-	g, next, err := approve.TeamExact(ctx, b.m, rc.tp, b.o.ttl, time.Now())
-	if err != nil {
-		return err
-	}
-	approve.Printed(c.tty, rc.p.ID, g, next)
-	return nil
+	return approve.TeamApprove(ctx, c.tty, b.m, rc.tp, b.o.ttl, reviewConfirmLen)
 }
 
 func (b *reviewTeam) exact(ctx context.Context, rc *reviewCall) func(*approve.Minter) (*token.Grant, string, error) {

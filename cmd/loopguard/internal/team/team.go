@@ -203,15 +203,7 @@ func teamApproveRun(ctx context.Context, o *teamApproveOptions) error {
 	tty, m, tp, ttl := o.tty, o.minter, o.call, o.ttl
 	head, says, body := approve.TeamParts(tp)
 	fmt.Fprint(tty, head+says+"\n"+body)
-	if err := approve.Confirm(tty, tp.Pending, m.Principal, ttl, approve.PrefixLen); err != nil {
-		return err
-	}
-	g, next, err := approve.TeamExact(ctx, m, tp, ttl, time.Now())
-	if err != nil {
-		return err
-	}
-	approve.Printed(tty, tp.Pending.ID, g, next)
-	return nil
+	return approve.TeamApprove(ctx, tty, m, tp, ttl, approve.PrefixLen)
 }
 
 // maxEnrollTTL is the longest an agent machine's token lives (Vault's
