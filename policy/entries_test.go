@@ -238,3 +238,29 @@ func TestAnyDepthIndexAsSplit(t *testing.T) {
 		t.Fatal("an unknown name has entries")
 	}
 }
+
+// lefthookRows is written out; this is the loop that made it (the main
+// file and the -local one, each as lefthook.EXT, .lefthook.EXT and
+// .config/lefthook.EXT, for every format lefthook reads), row for row. The
+// control: a row left out is seen.
+func TestLefthookRows(t *testing.T) {
+	var want []ExecConfigEntry
+	for _, kind := range []string{"lefthook", "lefthook-local"} {
+		for _, ext := range []string{"yml", "yaml", "toml", "json", "jsonc"} {
+			name := kind + "." + ext
+			for _, p := range []string{name, "." + name, ".config/" + name} {
+				want = append(want, ExecConfigEntry{p, AnyDepth, "", "lefthook configuration (" + p + ": each hook's run is a command git runs)",
+					"https://lefthook.dev/configuration/ (Config file name)"})
+			}
+		}
+	}
+	if !slices.Equal(lefthookRows, want) {
+		t.Fatalf("lefthookRows: %d rows, the loop makes %d, or they differ", len(lefthookRows), len(want))
+	}
+	if slices.Equal(lefthookRows[1:], want) {
+		t.Fatal("control: a table short of a row compares equal")
+	}
+	if ec := execConfig(); !slices.Equal(ec[len(ec)-len(want):], want) {
+		t.Fatal("execConfig does not end with lefthook's rows")
+	}
+}

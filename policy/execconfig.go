@@ -48,9 +48,9 @@ type ExecConfigEntry struct {
 // simply never covers one (Classify judges the concrete path).
 //
 // It is built on first use (sync.OnceValue), as is anyDepthIndex (which
-// reads execConfigRows and lefthookConfigs itself): a hook call that never classifies a path by name does
-// not pay for it at start-up.
-var execConfig = sync.OnceValue(func() []ExecConfigEntry { return append(execConfigRows, lefthookConfigs()...) })
+// reads execConfigRows and lefthookRows itself): a hook call that never
+// classifies a path by name does not pay for it at start-up.
+var execConfig = sync.OnceValue(func() []ExecConfigEntry { return append(execConfigRows, lefthookRows...) })
 
 var execConfigRows = []ExecConfigEntry{
 	// Claude Code.
@@ -251,23 +251,47 @@ var execConfigRows = []ExecConfigEntry{
 
 const simpleGitHooksDoc = "https://github.com/toplenboren/simple-git-hooks#configuration"
 
-// lefthookConfigs are lefthook's configuration files: each hook's run
-// (and its rc, its lefthook) is a command the human's git runs. The main
-// file and the -local one, each as lefthook.EXT, .lefthook.EXT and
-// .config/lefthook.EXT, for every format it reads.
-func lefthookConfigs() []ExecConfigEntry {
-	var out []ExecConfigEntry
-	for _, kind := range []string{"lefthook", "lefthook-local"} {
-		for _, ext := range []string{"yml", "yaml", "toml", "json", "jsonc"} {
-			name := kind + "." + ext
-			for _, p := range []string{name, "." + name, ".config/" + name} {
-				out = append(out, ExecConfigEntry{p, AnyDepth, "", "lefthook configuration (" + p + ": each hook's run is a command git runs)",
-					"https://lefthook.dev/configuration/ (Config file name)"})
-			}
-		}
-	}
-	return out
+// lefthookRows are lefthook's configuration files: each hook's run (and
+// its rc, its lefthook) is a command the human's git runs. The main file
+// and the -local one, each as lefthook.EXT, .lefthook.EXT and
+// .config/lefthook.EXT, for every format it reads. Written out, so that
+// the linker lays them out: made by a loop, they cost a hook call's first
+// judged path some 120 allocations in a fresh process (TestLefthookRows
+// holds the table to that loop).
+var lefthookRows = []ExecConfigEntry{
+	{"lefthook.yml", AnyDepth, "", "lefthook configuration (lefthook.yml: each hook's run is a command git runs)", lefthookDoc},
+	{".lefthook.yml", AnyDepth, "", "lefthook configuration (.lefthook.yml: each hook's run is a command git runs)", lefthookDoc},
+	{".config/lefthook.yml", AnyDepth, "", "lefthook configuration (.config/lefthook.yml: each hook's run is a command git runs)", lefthookDoc},
+	{"lefthook.yaml", AnyDepth, "", "lefthook configuration (lefthook.yaml: each hook's run is a command git runs)", lefthookDoc},
+	{".lefthook.yaml", AnyDepth, "", "lefthook configuration (.lefthook.yaml: each hook's run is a command git runs)", lefthookDoc},
+	{".config/lefthook.yaml", AnyDepth, "", "lefthook configuration (.config/lefthook.yaml: each hook's run is a command git runs)", lefthookDoc},
+	{"lefthook.toml", AnyDepth, "", "lefthook configuration (lefthook.toml: each hook's run is a command git runs)", lefthookDoc},
+	{".lefthook.toml", AnyDepth, "", "lefthook configuration (.lefthook.toml: each hook's run is a command git runs)", lefthookDoc},
+	{".config/lefthook.toml", AnyDepth, "", "lefthook configuration (.config/lefthook.toml: each hook's run is a command git runs)", lefthookDoc},
+	{"lefthook.json", AnyDepth, "", "lefthook configuration (lefthook.json: each hook's run is a command git runs)", lefthookDoc},
+	{".lefthook.json", AnyDepth, "", "lefthook configuration (.lefthook.json: each hook's run is a command git runs)", lefthookDoc},
+	{".config/lefthook.json", AnyDepth, "", "lefthook configuration (.config/lefthook.json: each hook's run is a command git runs)", lefthookDoc},
+	{"lefthook.jsonc", AnyDepth, "", "lefthook configuration (lefthook.jsonc: each hook's run is a command git runs)", lefthookDoc},
+	{".lefthook.jsonc", AnyDepth, "", "lefthook configuration (.lefthook.jsonc: each hook's run is a command git runs)", lefthookDoc},
+	{".config/lefthook.jsonc", AnyDepth, "", "lefthook configuration (.config/lefthook.jsonc: each hook's run is a command git runs)", lefthookDoc},
+	{"lefthook-local.yml", AnyDepth, "", "lefthook configuration (lefthook-local.yml: each hook's run is a command git runs)", lefthookDoc},
+	{".lefthook-local.yml", AnyDepth, "", "lefthook configuration (.lefthook-local.yml: each hook's run is a command git runs)", lefthookDoc},
+	{".config/lefthook-local.yml", AnyDepth, "", "lefthook configuration (.config/lefthook-local.yml: each hook's run is a command git runs)", lefthookDoc},
+	{"lefthook-local.yaml", AnyDepth, "", "lefthook configuration (lefthook-local.yaml: each hook's run is a command git runs)", lefthookDoc},
+	{".lefthook-local.yaml", AnyDepth, "", "lefthook configuration (.lefthook-local.yaml: each hook's run is a command git runs)", lefthookDoc},
+	{".config/lefthook-local.yaml", AnyDepth, "", "lefthook configuration (.config/lefthook-local.yaml: each hook's run is a command git runs)", lefthookDoc},
+	{"lefthook-local.toml", AnyDepth, "", "lefthook configuration (lefthook-local.toml: each hook's run is a command git runs)", lefthookDoc},
+	{".lefthook-local.toml", AnyDepth, "", "lefthook configuration (.lefthook-local.toml: each hook's run is a command git runs)", lefthookDoc},
+	{".config/lefthook-local.toml", AnyDepth, "", "lefthook configuration (.config/lefthook-local.toml: each hook's run is a command git runs)", lefthookDoc},
+	{"lefthook-local.json", AnyDepth, "", "lefthook configuration (lefthook-local.json: each hook's run is a command git runs)", lefthookDoc},
+	{".lefthook-local.json", AnyDepth, "", "lefthook configuration (.lefthook-local.json: each hook's run is a command git runs)", lefthookDoc},
+	{".config/lefthook-local.json", AnyDepth, "", "lefthook configuration (.config/lefthook-local.json: each hook's run is a command git runs)", lefthookDoc},
+	{"lefthook-local.jsonc", AnyDepth, "", "lefthook configuration (lefthook-local.jsonc: each hook's run is a command git runs)", lefthookDoc},
+	{".lefthook-local.jsonc", AnyDepth, "", "lefthook configuration (.lefthook-local.jsonc: each hook's run is a command git runs)", lefthookDoc},
+	{".config/lefthook-local.jsonc", AnyDepth, "", "lefthook configuration (.config/lefthook-local.jsonc: each hook's run is a command git runs)", lefthookDoc},
 }
+
+const lefthookDoc = "https://lefthook.dev/configuration/ (Config file name)"
 
 // ExecConfigList returns the list of executable configuration, each entry
 // with the document that says it runs code (for README, doctor and the
@@ -295,7 +319,7 @@ type anyDepthTable struct {
 // every entry's names are cut from its one lower-cased path, into one
 // array, and the index holds a number per name, not a list.
 var anyDepthIndex = sync.OnceValue(func() anyDepthTable {
-	lefthook := lefthookConfigs()
+	lefthook := lefthookRows
 	n := len(execConfigRows) + len(lefthook)
 	t := anyDepthTable{all: make([]anyDepthEntry, 0, n)}
 	names := make([]string, 0, 2*n)
