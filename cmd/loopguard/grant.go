@@ -725,7 +725,7 @@ func unrewrittenAgents() []string {
 			name = strings.ToUpper(r.Agent[:1]) + r.Agent[1:]
 		}
 		if r.Host.Wrapper != "" {
-			if envErr == nil && selfErr == nil && shellToolInPlace(r, env, self) {
+			if envErr == nil && selfErr == nil && cli.ShellToolInPlace(r, env, self) {
 				continue
 			}
 			name += " (until `loopguard init --agent " + r.Agent + " --ticket` puts loopguard's shell tool in front of it)"

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
 )
 
@@ -20,9 +21,9 @@ func TestHookBinary(t *testing.T) {
 
 	check := func(what, wantBin, wantWhy string) {
 		t.Helper()
-		bin, why := hookBinary(full)
+		bin, why := cli.HookBinary(full)
 		if bin != wantBin || (wantWhy == "") != (why == "") || !strings.Contains(why, wantWhy) {
-			t.Errorf("%s: hookBinary = %s, %q; want %s, %q", what, bin, why, wantBin, wantWhy)
+			t.Errorf("%s: HookBinary = %s, %q; want %s, %q", what, bin, why, wantBin, wantWhy)
 		}
 	}
 	check("absent", full, "is not installed")

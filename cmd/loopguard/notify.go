@@ -102,7 +102,7 @@ func notifyRun(o *notifyOptions) error {
 		}
 		defer tty.Close()
 		fmt.Fprintf(tty, "The hook will run, as you and outside the agent's sandbox, each time it holds a call:\n  %s\n", quoteArgv(argv))
-		yes, err := askYes(tty, "Set it?")
+		yes, err := cli.AskYes(tty, "Set it?")
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/initcmd"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/policy"
@@ -20,7 +21,7 @@ var pluginHooksFile = filepath.Join("..", "..", "plugins", install.PluginName, i
 // LOOPGUARD_UPDATE_PLUGIN=1 go test ./cmd/loopguard -run TestPluginHooks.
 func TestPluginHooksAreInits(t *testing.T) {
 	want := install.PluginHooks(install.Options{Binary: policy.HookBinaryName, Mode: hooks.ModeEnforce,
-		Wait: DefaultWait, Deadline: agents.DefaultDeadline})
+		Wait: initcmd.DefaultWait, Deadline: agents.DefaultDeadline})
 	if os.Getenv("LOOPGUARD_UPDATE_PLUGIN") == "1" {
 		if err := os.WriteFile(pluginHooksFile, want, 0o644); err != nil {
 			t.Fatal(err)

@@ -66,7 +66,7 @@ anything. It writes below the project only, never through a link.`,
 					return cli.WithHint(err, "run undo at your terminal, or give --yes")
 				}
 				defer tty.Close()
-				o.confirm = func(q string) (bool, error) { return askYes(tty, q) }
+				o.confirm = func(q string) (bool, error) { return cli.AskYes(tty, q) }
 			}
 			o.audit = func(detail string) error {
 				st, err := cli.OpenStore()

@@ -12,8 +12,8 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/initcmd"
 	"github.com/loopguard/loopguard/install"
-	"github.com/loopguard/loopguard/internal/udiff"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/state"
 )
@@ -21,12 +21,12 @@ import (
 type uninstallOptions struct {
 	out, errOut io.Writer
 
-	scope    scopeFlags
+	scope    initcmd.ScopeFlags
 	dryRun   bool
 	purgeKey bool
 	yes      bool   // --purge-key without asking (scripts)
-	agent    string // "" or "claude": Claude Code; else see uninstallAgentRun
-	managed  bool   // as root: the managed settings (init_managed.go)
+	agent    string // "" or "claude": Claude Code; else see initcmd.UninstallAgent
+	managed  bool   // as root: the managed settings (initcmd.UninstallManaged)
 }
 
 func newUninstallCmd() *cobra.Command {
@@ -68,7 +68,7 @@ then names.`,
 			return uninstallRun(cmd.Context(), &o)
 		},
 	}
-	o.scope.add(cmd, "remove from")
+	o.scope.Add(cmd, "remove from")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the changes and do nothing")
 	cmd.Flags().BoolVar(&o.purgeKey, "purge-key", false, "also delete the key from the OS keyring (asks on the terminal first)")
 	cmd.Flags().BoolVar(&o.yes, "yes", false, "with --purge-key: delete the key without asking")
@@ -86,10 +86,10 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 		return err
 	}
 	if o.agent != "" && o.agent != "claude" {
-		return uninstallAgentRun(o)
+		return initcmd.UninstallAgent(o.out, o.agent, o.scope, o.dryRun)
 	}
 	if o.managed {
-		return uninstallManagedRun(o)
+		return initcmd.UninstallManaged(o.out, o.dryRun)
 	}
 	if o.yes && !o.purgeKey {
 		return errors.New("--yes only confirms --purge-key")
@@ -114,8 +114,8 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 	seen := map[string]bool{}
 	removed := 0
 	var cleaned, left []string
-	explicit := o.scope.scopes(nil) != nil
-	for _, sc := range o.scope.scopes([]install.Scope{install.User, install.Project, install.Local}) {
+	explicit := o.scope.Scopes(nil) != nil
+	for _, sc := range o.scope.Scopes([]install.Scope{install.User, install.Project, install.Local}) {
 		path, err := install.SettingsPath(sc, env)
 		if err != nil || seen[path] {
 			continue
@@ -150,7 +150,7 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 		if !res.Changed && !res.Existed && !explicit {
 			continue
 		}
-		reportRemoval(out, res, o.dryRun, "init")
+		initcmd.ReportRemoval(out, res, o.dryRun, "init")
 		if !res.Changed {
 			continue
 		}
@@ -192,45 +192,16 @@ func uninstallRun(ctx context.Context, o *uninstallOptions) error {
 }
 
 // unrecordedSandbox is what init adds to the user's settings besides the
-// hooks (the sandbox block and GOCACHE, init_sandbox.go), as init run from
-// self would add it now: what uninstall takes out, by value, of a file
-// whose backup record is gone. nil when it cannot be worked out.
+// hooks (the sandbox block and GOCACHE, internal/cli's sandbox.go), as
+// init run from self would add it now: what uninstall takes out, by
+// value, of a file whose backup record is gone. nil when it cannot be
+// worked out.
 func unrecordedSandbox(self string) *install.Sandbox {
 	p, err := cli.ResolveSandboxPaths(self)
 	if err != nil {
 		return nil
 	}
 	return p.Spec()
-}
-
-// reportRemoval tells out what taking loopguard out of a file did (res):
-// on a dry run the diff, else one line. by is the command that had
-// registered it there ("init", "init --managed").
-func reportRemoval(out io.Writer, res *install.Result, dryRun bool, by string) {
-	what := "loopguard hooks removed"
-	if res.Sandbox {
-		what += " (with the settings " + by + " had added)"
-	}
-	switch {
-	case !res.Changed:
-		fmt.Fprintf(out, "%s: no loopguard hooks; nothing to remove.\n", res.Path)
-	case dryRun:
-		fmt.Fprint(out, udiff.Diff(res.Path, res.Old, res.New))
-	case res.Unrecorded && res.Deleted:
-		fmt.Fprintf(out, "%s: removed: it held nothing but what %s adds (there was no backup of it from %s).\n", res.Path, by, by)
-	case res.Unrecorded && res.Sandbox:
-		fmt.Fprintf(out, "%s: %s; there was no backup of the file from %s (the state directory that kept it was removed, or %s did not write it), so what %s adds was taken out by value: a setting of yours with the very same value went too.\n", res.Path, what, by, by, by)
-	case res.Unrecorded:
-		fmt.Fprintf(out, "%s: %s; there was no backup of the file from %s, so the rest is kept as it is now (whitespace normalised).\n", res.Path, what, by)
-	case res.Restored:
-		fmt.Fprintf(out, "%s: %s; the original file is back, byte for byte.\n", res.Path, what)
-	case res.Deleted && res.DirGone:
-		fmt.Fprintf(out, "%s: removed (%s had created it), with its directory.\n", res.Path, by)
-	case res.Deleted:
-		fmt.Fprintf(out, "%s: removed (%s had created it).\n", res.Path, by)
-	default:
-		fmt.Fprintf(out, "%s: %s; other settings changed since %s, so they were kept as they are now (whitespace normalised).\n", res.Path, what, by)
-	}
 }
 
 // confirmPurge asks on the terminal before --purge-key changes anything.

@@ -40,7 +40,7 @@ var floors = map[string]int{
 	// The CLI's verb families (gh's one folder per command) and what they
 	// share with the root command.
 	"cmd/loopguard/internal/cli": 8, "cmd/loopguard/internal/approve": 8, "cmd/loopguard/internal/doctor": 8,
-	"cmd/loopguard/internal/review": 8, "cmd/loopguard/internal/team": 8,
+	"cmd/loopguard/internal/review": 8, "cmd/loopguard/internal/team": 8, "cmd/loopguard/internal/initcmd": 8,
 }
 
 // tooling is the module's test and measurement code: it may import any

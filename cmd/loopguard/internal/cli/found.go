@@ -81,7 +81,7 @@ func claudeScopesRun(agent string) []install.Scope {
 // agent runs too, where the agent's hook cannot tell the two apart (its
 // registrations carry no --scope: Cursor): init for Claude Code there
 // would make a second decision per call of that agent ("" when none). The
-// reverse order, init --agent after init, is refused by initAgentRun the
+// reverse order, init --agent after init, is refused by initcmd's initAgentRun the
 // same way. Copilot's are told apart (a decision is followed, not taken
 // twice: TestCopilotTwoRegistrationsRunOnce), in either order.
 func OwnRegistrationRunning(env install.Env, sc install.Scope, self string) (agent, path, scope string) {

@@ -121,3 +121,13 @@ func CheckGrantTTL(flag string, ttl time.Duration) error {
 
 // MaxGrantTTL bounds a scoped grant's life.
 const MaxGrantTTL = 7 * 24 * time.Hour
+
+// AskYes asks a yes/no question on the terminal; only y or yes is yes.
+func AskYes(tty *os.File, question string) (bool, error) {
+	line, err := ReadLine(tty, question+" [y/N] ")
+	if err != nil {
+		return false, err
+	}
+	line = strings.ToLower(line)
+	return line == "y" || line == "yes", nil
+}

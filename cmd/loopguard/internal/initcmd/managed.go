@@ -1,8 +1,9 @@
-package main
+package initcmd
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -60,7 +61,7 @@ func initManagedRun(o *initOptions, bin string) error {
 	if os.Geteuid() != 0 && !o.dryRun {
 		return cli.WithHint(errNotRoot, "run it as root: sudo loopguard init --managed")
 	}
-	hookBin, why := hookBinary(bin)
+	hookBin, why := cli.HookBinary(bin)
 	if err := rootOnly(bin); err != nil {
 		return err
 	}
@@ -149,10 +150,10 @@ func hooksElsewhere(env install.Env, target, managed string) (string, error) {
 	return "loopguard's Claude Code plugin (" + install.PluginID + ")", nil
 }
 
-// uninstallManagedRun is uninstall --managed: init --managed's entries out
-// of the managed settings, the file as it was when nothing else changed.
-func uninstallManagedRun(o *uninstallOptions) error {
-	out, dryRun := o.out, o.dryRun
+// UninstallManaged is uninstall --managed: init --managed's entries out
+// of the managed settings, the file as it was when nothing else changed
+// (dryRun: what that would change).
+func UninstallManaged(out io.Writer, dryRun bool) error {
 	path := install.ManagedSettingsPath()
 	if path == "" {
 		return errors.New("no managed settings file of Claude Code is known on this system")
@@ -169,7 +170,7 @@ func uninstallManagedRun(o *uninstallOptions) error {
 	if err != nil {
 		return err
 	}
-	reportRemoval(out, res, dryRun, "init --managed")
+	ReportRemoval(out, res, dryRun, "init --managed")
 	if dryRun {
 		fmt.Fprintln(out, "Dry run: nothing was written.")
 	}

@@ -1,8 +1,6 @@
-package main
+package initcmd
 
 import (
-	"github.com/loopguard/loopguard/install"
-	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/register"
 )
 
@@ -32,11 +30,4 @@ func wrapperHint(reg register.Registration) string {
 func wrapperNote(reg register.Registration) string {
 	return "Confined: " + reg.Hooks.Host + " runs the model's own command text; " + reg.Host.Wrapper +
 		": a scoped grant's program and a jailed call run confined by the kernel, as where the host runs loopguard's rewrite."
-}
-
-// shellToolInPlace reports whether reg's user settings put loopguard's own
-// shell tool (the launcher beside self) in place of the host's shell.
-func shellToolInPlace(reg register.Registration, env install.Env, self string) bool {
-	data, _, err := install.ReadSettings(reg.UserFile(env.Dirs()))
-	return err == nil && data != nil && install.HasShellTool(data, policy.Launcher(self))
 }

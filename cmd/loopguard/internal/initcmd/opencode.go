@@ -1,4 +1,4 @@
-package main
+package initcmd
 
 import (
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"

@@ -1,4 +1,4 @@
-package main
+package initcmd
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
@@ -18,16 +17,6 @@ import (
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/state"
 )
-
-// askYes asks a yes/no question on the terminal; only y or yes is yes.
-func askYes(tty *os.File, question string) (bool, error) {
-	line, err := cli.ReadLine(tty, question+" [y/N] ")
-	if err != nil {
-		return false, err
-	}
-	line = strings.ToLower(line)
-	return line == "y" || line == "yes", nil
-}
 
 // offerToolchains offers the PATH directories where toolchains (cargo,
 // pip, go tools...) resolve outside the trusted ones, and records the
@@ -61,7 +50,7 @@ func offerToolchains(out io.Writer, o *initOptions) error {
 		defer tty.Close()
 		fmt.Fprintln(tty, "Toolchain directories in your PATH that loopguard does not trust yet (a scoped grant cannot cover their programs):")
 		for _, d := range found {
-			yes, err := askYes(tty, fmt.Sprintf("  trust %s (%s)? A grant over a program there is pinned to the file's content, and refused if it changes.", present.EscapeText(d.Dir), strings.Join(d.Names, ", ")))
+			yes, err := cli.AskYes(tty, fmt.Sprintf("  trust %s (%s)? A grant over a program there is pinned to the file's content, and refused if it changes.", present.EscapeText(d.Dir), strings.Join(d.Names, ", ")))
 			if err != nil {
 				return err
 			}
@@ -86,12 +75,12 @@ func offerToolchains(out io.Writer, o *initOptions) error {
 // --no-preset or without a terminal. From a user-wide install it covers
 // every session (all projects); from a project's, that project's.
 func offerPreset(ctx context.Context, out io.Writer, st *state.Store, o *initOptions, where install.Scope) error {
-	g := &grantOptions{store: st, now: time.Now, preset: o.preset, ttl: cli.MaxGrantTTL, agent: "main", anySession: where == install.User}
+	g := Grant{Store: st, Preset: o.preset, TTL: cli.MaxGrantTTL, Agent: "main", AnySession: where == install.User}
 	if o.preset != "" {
 		// The flag is the human's choice, typed at init, which refuses to
 		// run inside an agent; the preset is a fixed, reviewed list.
-		g.tty, g.confirm = out, func(string) error { return nil }
-		return grantRun(ctx, g)
+		g.Tty, g.Confirm = out, func(string) error { return nil }
+		return o.deps.Grant(ctx, g)
 	}
 	if o.noPreset || o.mode != hooks.ModeEnforce {
 		return nil
@@ -108,15 +97,15 @@ func offerPreset(ctx context.Context, out io.Writer, st *state.Store, o *initOpt
 		names = append(names, strings.TrimSuffix(strings.TrimPrefix(r.String(), "Bash("), ")"))
 	}
 	fmt.Fprintf(tty, "The read-only preset lets these run without a decision, for 7 days (protected files stay denied; git only in the project's own repository):\n  %s\n", strings.Join(names, ", "))
-	yes, err := askYes(tty, "Grant it?")
+	yes, err := cli.AskYes(tty, "Grant it?")
 	if err != nil || !yes {
 		return err
 	}
-	g.preset, g.tty = scope.PresetReadOnly, tty
-	g.confirm = func(digest string) error {
+	g.Preset, g.Tty = scope.PresetReadOnly, tty
+	g.Confirm = func(digest string) error {
 		return cli.ConfirmPrefix(tty, digest, approve.PrefixLen, "grant")
 	}
-	return grantRun(ctx, g)
+	return o.deps.Grant(ctx, g)
 }
 
 // offerJail mints the jail grant, Bash(*), by default where the kernel
@@ -135,9 +124,9 @@ func offerJail(ctx context.Context, out io.Writer, st *state.Store, o *initOptio
 		fmt.Fprintf(out, "Jail: not granted: this kernel has no usable Landlock (ABI %d, the jail needs %d); every Bash call no grant covers asks.\n", abi, confine.MinABI)
 		return nil
 	}
-	g := &grantOptions{store: st, now: time.Now, rules: []string{scope.JailRule, scope.JailFilesRule}, ttl: cli.MaxGrantTTL, agent: "any", anySession: where == install.User,
-		tty: out, confirm: func(string) error { return nil }}
-	if err := grantRun(ctx, g); err != nil {
+	g := Grant{Store: st, Rules: []string{scope.JailRule, scope.JailFilesRule}, TTL: cli.MaxGrantTTL, Agent: "any", AnySession: where == install.User,
+		Tty: out, Confirm: func(string) error { return nil }}
+	if err := o.deps.Grant(ctx, g); err != nil {
 		return err
 	}
 	if abi < 6 {

@@ -1,9 +1,10 @@
-package main
+package initcmd
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/loopguard/loopguard/agents"
@@ -20,15 +21,15 @@ import (
 
 // agentFile is the hook file of reg chosen by the scope flags: --user (the
 // default) or --project; --local is Claude Code's only.
-func agentFile(reg register.Registration, s scopeFlags) (string, string, error) {
+func agentFile(reg register.Registration, s ScopeFlags) (string, string, error) {
 	env, err := cli.SettingsEnv()
 	if err != nil {
 		return "", "", err
 	}
 	switch {
-	case s.local:
+	case s.Local:
 		return "", "", cli.WithHint(fmt.Errorf("--local is for Claude Code only; %s has no local hook file", reg.Agent), "use --user or --project")
-	case s.project:
+	case s.Project:
 		return reg.ProjectFile(env.Cwd), "project", nil
 	}
 	return reg.UserFile(env.Dirs()), "user", nil
@@ -53,7 +54,7 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	if err != nil {
 		return err
 	}
-	hookBin, why := hookBinary(bin)
+	hookBin, why := cli.HookBinary(bin)
 	ro := register.Options{Binary: hookBin, Mode: o.mode, Deadline: agents.DefaultDeadline, Scope: scope}
 	launcher, err := shellToolLauncher(o, reg, scope, hookBin)
 	if err != nil {
@@ -94,7 +95,7 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	if err != nil || done {
 		return err
 	}
-	st, seal, err := initKeyAndState(ctx, out, errOut)
+	st, seal, err := initKeyAndState(ctx, o.deps, out, errOut)
 	if err != nil {
 		return err
 	}
@@ -163,10 +164,11 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 	return nil
 }
 
-// uninstallAgentRun is `loopguard uninstall --agent NAME`.
-func uninstallAgentRun(o *uninstallOptions) error {
-	out := o.out
-	reg, err := all.Registration(o.agent)
+// UninstallAgent is `loopguard uninstall --agent NAME`: init --agent's
+// registration taken out of the files s names (none: wherever init wrote
+// it), or, dryRun, what that would change.
+func UninstallAgent(out io.Writer, agent string, s ScopeFlags, dryRun bool) error {
+	reg, err := all.Registration(agent)
 	if err != nil {
 		return cli.WithHint(err, "use --agent "+all.Others)
 	}
@@ -181,9 +183,9 @@ func uninstallAgentRun(o *uninstallOptions) error {
 		return err
 	}
 	paths := []string{reg.UserFile(env.Dirs()), reg.ProjectFile(env.Cwd)}
-	explicit := o.scope.user || o.scope.project
+	explicit := s.User || s.Project
 	if explicit {
-		p, _, err := agentFile(reg, o.scope)
+		p, _, err := agentFile(reg, s)
 		if err != nil {
 			return err
 		}
@@ -196,17 +198,17 @@ func uninstallAgentRun(o *uninstallOptions) error {
 		}
 		var res *install.Result
 		if reg.Plugin != nil {
-			res, err = install.RemoveOwned(path, backups, reg.IsOurs, o.dryRun)
+			res, err = install.RemoveOwned(path, backups, reg.IsOurs, dryRun)
 			if err == nil && path == reg.UserFile(env.Dirs()) {
 				var sh *install.Result
-				if sh, err = removeOpenCodeShell(path, backups, o.dryRun); err == nil && sh.Changed {
-					reportRemoval(out, sh, o.dryRun, "init")
+				if sh, err = removeOpenCodeShell(path, backups, dryRun); err == nil && sh.Changed {
+					ReportRemoval(out, sh, dryRun, "init")
 				}
 			}
 		} else if cli.ShellToolAgents[reg.Agent] {
-			res, err = install.RemoveAgentShellTool(path, backups, reg.File(register.Options{Binary: self}), o.dryRun)
+			res, err = install.RemoveAgentShellTool(path, backups, reg.File(register.Options{Binary: self}), dryRun)
 		} else {
-			res, err = install.RemoveAgent(path, backups, reg.File(register.Options{Binary: self}), o.dryRun)
+			res, err = install.RemoveAgent(path, backups, reg.File(register.Options{Binary: self}), dryRun)
 		}
 		if err != nil {
 			return err
@@ -214,7 +216,7 @@ func uninstallAgentRun(o *uninstallOptions) error {
 		if !res.Changed && !explicit {
 			continue
 		}
-		reportRemoval(out, res, o.dryRun, "init")
+		ReportRemoval(out, res, dryRun, "init")
 		if res.Changed {
 			removed++
 		}
@@ -222,7 +224,7 @@ func uninstallAgentRun(o *uninstallOptions) error {
 	if removed == 0 {
 		fmt.Fprintf(out, "loopguard was not registered for %s by init here.\n", reg.Agent)
 	}
-	if o.dryRun {
+	if dryRun {
 		fmt.Fprintln(out, "Dry run: nothing was written.")
 	}
 	return nil
