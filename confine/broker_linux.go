@@ -444,7 +444,6 @@ func (b *topBroker) renameIn(n *seccompNotif, c brokered) *seccompNotifResp {
 // project's top; ok false when it cannot tell or need not (quick: a name
 // made outside the project, which no protection names).
 func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick bool) (name string, parent int, top, ok bool) {
-	proc := "/proc/" + strconv.FormatUint(uint64(n.pid), 10)
 	path, ok := readPath(int(n.pid), addr)
 	if !ok {
 		return "", -1, false, false
@@ -462,6 +461,10 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 		// a name nothing protects, by a path that does not name the
 		// project. Through a link into the project it is made, if at
 		// all, where Landlock lets it be (never at the top).
+		return "", -1, false, false
+	}
+	proc, ok := procOf(n.pid)
+	if !ok {
 		return "", -1, false, false
 	}
 	base := proc + "/cwd"
@@ -498,6 +501,37 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 	return name, parent, fileKey{st.Dev, st.Ino} == b.rootKey, true
 }
 
+// procOf is the /proc directory of the process whose pid, in this
+// process's PID namespace, is pid (a notification's), or false when
+// /proc does not show it. /proc may be another namespace's: inside Claude
+// Code's sandbox the launch's PID namespace is not the one its /proc was
+// mounted for, and /proc/PID there was another process (the host's
+// shell, in the project's top), so that a file the program made after
+// `cd src` was made at the top. A pidfd names the process in this
+// namespace, and its fdinfo gives its pid in /proc's (fs/pidfs.c:
+// "Pid:", 0 when /proc's namespace does not hold it).
+func procOf(pid uint32) (string, bool) {
+	fd, err := unix.PidfdOpen(int(pid), 0)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(fd)
+	data, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(fd))
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "Pid:"); ok {
+			p, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || p <= 0 {
+				return "", false
+			}
+			return "/proc/" + strconv.Itoa(p), true
+		}
+	}
+	return "", false
+}
+
 // readPath reads the NUL-terminated path at addr in pid's memory, page by
 // page (a path that ends before an unmapped page is read), at most
 // PATH_MAX bytes.
@@ -526,7 +560,11 @@ func readPath(pid int, addr uint64) (string, bool) {
 
 // umask is pid's umask (0o022 when it cannot be read).
 func umask(pid uint32) uint32 {
-	data, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(pid), 10) + "/status")
+	proc, ok := procOf(pid)
+	if !ok {
+		return 0o022
+	}
+	data, err := os.ReadFile(proc + "/status")
 	if err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
