@@ -54,6 +54,26 @@ const (
 		llsys.AccessFSRemoveFile | llsys.AccessFSTruncate
 )
 
+// writeDirAccess is what capability c may do in the directories it
+// writes (the project's): every right, but under the jail (a call no
+// human decided) no link made. The file tools write the project on the
+// jail's Edit(**) without a decision too, and the host resolves a path
+// when it checks it, then writes: a jailed call running beside them (in
+// the background, or a parallel subagent's) that swaps a directory on
+// the path for a link to ~/.ssh between the two makes the write land
+// there (TestFileToolsThroughASwappedDirectory did, through the real
+// client). Without the right to make a link (nor to move one: a link
+// renamed into a directory needs the same right there), nothing a jailed
+// call does puts one in the project; a call that must (python -m venv,
+// ln -s) is refused it, and asks to leave the jail. The private
+// directories (the temp, the caches) keep it: no file tool writes there.
+func writeDirAccess(c policy.Capability) uint64 {
+	if c.Jail {
+		return accessRWDir &^ llsys.AccessFSMakeSym
+	}
+	return accessRWDir
+}
+
 // pathRule grants access beneath one path. A private rule's path is
 // opened without following a link in its last name and must be a
 // directory of the ruleset's owner's (openPrivate); a nofollow rule's is
@@ -114,7 +134,7 @@ func newRuleset(plan Plan, c policy.Capability, abi int) (ruleset, error) {
 	}
 	add(plan.ReadDirs, accessRead, false)
 	add(plan.ReadFiles, accessReadFile, false)
-	add(plan.WriteDirs, accessRWDir, false)
+	add(plan.WriteDirs, writeDirAccess(c), false)
 	add(plan.WriteFiles, accessRWFile, false)
 	add(plan.Private, accessRWDir, true)
 	if plan.GoStatDir != "" {
