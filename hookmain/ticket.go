@@ -32,6 +32,11 @@ import (
 // raises ticket.ReasonRanWithoutDecision for a Bash call that ran with no
 // ticket on record.
 
+// backgroundClaim bounds how long PostToolUse of a background Bash call
+// waits for the wrapper to claim its ticket before spending it (the
+// hook's own deadline is 5 s).
+const backgroundClaim = 3 * time.Second
+
 // ticketSteps are agents.Options' Before and After for a --ticket
 // registration.
 func ticketSteps(wrapper func() string) (
@@ -45,6 +50,12 @@ func ticketSteps(wrapper func() string) (
 		cmd, _ := c.ToolInput["command"].(string)
 		nonce, rest, marked := ticket.Unmark(cmd)
 		store, err := ticketStore()
+		if marked && err == nil && c.Event == hooks.PostToolUse && c.ToolInput["run_in_background"] == true {
+			// Started, not ended: the wrapper may not have claimed its
+			// ticket yet. Spent after it did, or after backgroundClaim
+			// (then the command, not yet started, does not run).
+			store.WaitClaimed(nonce, backgroundClaim)
+		}
 		if marked && err == nil && store.Spend(nonce) {
 			c.ToolInput = withCommand(c.ToolInput, rest)
 			return nil

@@ -311,6 +311,34 @@ func (s *Store) Used(nonce string) bool {
 	return err == nil
 }
 
+// WaitClaimed waits, at most d, until the wrapper has claimed the ticket
+// for nonce: it marked it used (where it could write the directory) or
+// holds its lock (where the host's sandbox mounts the directory
+// read-only), and reports whether it did. It returns false at once when
+// there is no ticket for nonce. A background call needs it: the host
+// reports such a call done (and runs PostToolUse, which spends the
+// ticket) when it has started it, which may be before the wrapper, behind
+// the host's sandbox, has claimed its ticket: spent first, the command
+// never ran (ticket_used).
+func (s *Store) WaitClaimed(nonce string, d time.Duration) bool {
+	if !validNonce(nonce) {
+		return false
+	}
+	deadline := time.Now().Add(d)
+	for {
+		if s.Used(nonce) || flockHeld(s.path(nonce)) {
+			return true
+		}
+		if _, err := os.Lstat(s.path(nonce)); err != nil {
+			return s.Used(nonce) // claimed between the two looks, or none
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // Spend marks the ticket for nonce used, from outside the host's sandbox
 // (the hook's PostToolUse): ok is false when there was no ticket for it.
 func (s *Store) Spend(nonce string) (ok bool) {
