@@ -118,6 +118,7 @@ const (
 	loopbackNote = "loopguard: the jail (CAP) has a network of its own: localhost there is the call's own loopback (a server the same call starts answers it), never this machine's; to reach this machine's servers, " + askExact + "."
 	tempNote     = "loopguard: the jail (CAP) gives the command a private temp directory: write under $TMPDIR, not the shared /tmp; otherwise " + askExact + "."
 	configNote   = "loopguard: the jail (CAP) keeps the project's executable configuration read-only (.git, .claude, .envrc...); to change it, " + askExact + "."
+	linkNote     = "loopguard: the jail (CAP) makes no symbolic link in the project (the file tools write there beside it), so no python -m venv either; to run it outside the jail, " + askExact + "."
 	topNote      = "loopguard: the jail (CAP) makes new files and changes existing ones at the project's top level, but no new directory or link there, and removes or renames only files the call made; to run it unconfined, " + askExact + "."
 	readOnlyNote = "loopguard: the jail (CAP) writes nothing but its $TMPDIR, and outside the project reads only the system, toolchains and a few configuration files; to run it unconfined, " + askExact + "."
 	outsideNote  = "loopguard: the jail (CAP) writes nothing outside the project but its $TMPDIR, and reads there only the system, toolchains and a few configuration files; to run it unconfined, " + askExact + "."
@@ -179,6 +180,10 @@ func refusalNote(cp policy.Capability, out string, site jailSite) string {
 		return named(unixNote)
 	case has("chmod", "chown", "chgrp", "utime", "changing permissions", "changing ownership", "setting times", "preserving times", "preserving permissions", "setxattr"):
 		return named(attrNote)
+	case cp.Jail && has("symbolic link", "symlink", "lib64'"):
+		// ln: failed to create symbolic link; Node's EACCES: permission
+		// denied, symlink; venv's lib64 link ('lib' -> '.venv/lib64').
+		return named(linkNote)
 	case !cp.Network && has("localhost", "127.0.0.1", "[::1]") && has("connection refused", "econnrefused", "failed to connect", "couldn't connect"):
 		return named(loopbackNote)
 	case !cp.Network && has("network is unreachable", "connect", "socket", "dial ", "resolve", "getaddrinfo", "name resolution", "http", "tcp", "udp", "eai_again", "enotfound"):

@@ -212,3 +212,25 @@ func TestJailRefusalNoteUnderTheJailGrant(t *testing.T) {
 		wantText(t, out, refusalNote(policy.JailCapability, out, none), []string{"(jail)", "ask the user to run it themselves"}, []string{"dangerouslyDisableSandbox", "sandbox_permissions", "loopguard grant"})
 	}
 }
+
+// TestJailRefusalNoteForALink: under the jail a refused link (ln, Node,
+// python -m venv's lib64) gets the line that says the jail makes none and
+// how to leave it. The control: the same refusal under an approved
+// project-write capability, which makes links, falls back to its own.
+func TestJailRefusalNoteForALink(t *testing.T) {
+	project := "/home/u/proj"
+	site := jailSite{places: policy.Places{Home: "/home/u"}.Prepare(), project: project, cwd: project, home: "/home/u", escape: EscapeClaude}
+	for _, out := range []string{
+		"ln: failed to create symbolic link 'lnk': Permission denied",
+		"Error: EACCES: permission denied, symlink '/etc' -> 'x'",
+		"Error: [Errno 13] Permission denied: 'lib' -> '/home/u/proj/.venv/lib64'",
+	} {
+		got := refusalNote(policy.JailCapability, out, site)
+		if !strings.Contains(got, "makes no symbolic link") || !strings.Contains(got, "dangerouslyDisableSandbox") {
+			t.Errorf("%q under the jail: %q", out, got)
+		}
+		if ctl := refusalNote(policy.Capability{Write: true}, out, site); strings.Contains(ctl, "symbolic link") {
+			t.Errorf("%q under project-write (control): %q", out, ctl)
+		}
+	}
+}
