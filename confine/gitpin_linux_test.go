@@ -41,6 +41,18 @@ printf '#!/bin/sh\nsh tools/check.sh\n' > .git/hooks/pre-commit && chmod +x .git
 	return config, hook
 }
 
+// submodule adds a submodule at path to the jail's project (a git
+// repository: gitRepo) from a repository of one commit holding s.txt,
+// made outside the project, which it returns, and commits it.
+func (j *jail) submodule(t *testing.T, path string) string {
+	t.Helper()
+	src := filepath.Join(j.root, "subsrc")
+	j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+git init -q `+src+` && echo s > `+src+`/s.txt && git -C `+src+` add s.txt && git -C `+src+` -c user.email=a@b -c user.name=a commit -qm sub
+git -c protocol.file.allow=always submodule --quiet add `+src+` `+path+` && git -c user.email=a@b -c user.name=a commit -qm sub`)
+	return src
+}
+
 // TestJailGitPins: a +git call may write git's own directory (the
 // commit lands: the control) but not its configuration or hooks, which
 // the human's next unconfined git runs. The attack is project code a
@@ -140,11 +152,8 @@ func TestJailGitPinsSubmoduleLink(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		j.gitRepo(t, "true")
 		pwned := filepath.Join(j.root, "PWNED")
-		src := filepath.Join(j.root, "subsrc")
-		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
-git init -q `+src+` && git -C `+src+` -c user.email=a@b -c user.name=a commit -q --allow-empty -m sub
-git -c protocol.file.allow=always submodule --quiet add `+src+` sub && git -c user.email=a@b -c user.name=a commit -qm sub
-git -C sub status --porcelain >/dev/null`)
+		j.submodule(t, "sub")
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git -C sub status --porcelain >/dev/null`)
 		if fi, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub/config")); err != nil || !fi.Mode().IsRegular() {
 			t.Fatalf("no submodule git directory: %v", err)
 		}
@@ -231,10 +240,7 @@ func TestJailGitPinsNamedSubmodule(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		j.gitRepo(t, "true")
 		pwned := filepath.Join(j.root, "PWNED")
-		src := filepath.Join(j.root, "subsrc")
-		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
-git init -q `+src+` && git -C `+src+` -c user.email=a@b -c user.name=a commit -q --allow-empty -m sub
-git -c protocol.file.allow=always submodule --quiet add `+src+` libs/foo && git -c user.email=a@b -c user.name=a commit -qm sub`)
+		j.submodule(t, "libs/foo")
 		cfg := filepath.Join(j.project, ".git/modules/libs/foo/config")
 		before, err := os.ReadFile(cfg)
 		if err != nil {
@@ -269,10 +275,8 @@ func TestJailGitPinsNewSubmoduleDir(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		j.gitRepo(t, "true")
 		pwned := filepath.Join(j.root, "PWNED")
-		src := filepath.Join(j.root, "subsrc")
+		src := j.submodule(t, "opt")
 		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
-git init -q `+src+` && echo s > `+src+`/s.txt && git -C `+src+` add s.txt && git -C `+src+` -c user.email=a@b -c user.name=a commit -qm sub
-git -c protocol.file.allow=always submodule --quiet add `+src+` opt && git -c user.email=a@b -c user.name=a commit -qm sub
 git submodule --quiet deinit -f opt && rm -rf .git/modules/opt
 printf '#!/bin/sh\ntouch `+pwned+`\n' > tools/pc.sh && chmod 755 tools/pc.sh`)
 		attack := `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git init -q --bare .git/modules/opt && cp tools/pc.sh .git/modules/opt/hooks/post-checkout && printf '[core]\n\tbare = false\n\tfsmonitor = touch ` + pwned + `\n[remote "origin"]\n\turl = ` + src + `\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n' >> .git/modules/opt/config; echo wrote > src/main.go`
