@@ -19,13 +19,8 @@ import (
 func TestEveryRenderingEscapesEveryField(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	now := time.Now()
-	for i, desc := range clitest.HostileDescriptors(t) {
-		p := &state.Pending{}
-		if n := clitest.SetStrings(t, p, clitest.Attack); n < 15 {
-			t.Fatalf("only %d string fields of state.Pending set", n)
-		}
-		p.Descriptor, p.Created, p.Seen, p.HeldUntil = desc, now, now, now.Add(time.Minute)
-		what := func(s string) string { return s + " of hostile call " + string(rune('A'+i)) }
+	for _, h := range clitest.HostilePendings(t, now) {
+		p, what := h.P, h.What
 
 		// show, approve, review: the one rendering, both lengths.
 		clitest.TerminalSafe(t, what("show"), cli.RenderPending(nil, p, false))

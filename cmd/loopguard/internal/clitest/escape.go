@@ -6,7 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -90,6 +92,31 @@ func HostileDescriptors(t *testing.T) [][]byte {
 			t.Fatal(err)
 		}
 		out = append(out, c)
+	}
+	return out
+}
+
+// HostilePending is one hostile call for a rendering test (HostilePendings).
+type HostilePending struct {
+	P *state.Pending
+	// What names a rendering of it in a failure.
+	What func(rendering string) string
+}
+
+// HostilePendings are pending records, one over each of
+// HostileDescriptors, every string field set to Attack, created, seen and
+// held at now (held a minute on).
+func HostilePendings(t *testing.T, now time.Time) []HostilePending {
+	t.Helper()
+	var out []HostilePending
+	for i, desc := range HostileDescriptors(t) {
+		p := &state.Pending{}
+		if n := SetStrings(t, p, Attack); n < 15 {
+			t.Fatalf("only %d string fields of state.Pending set", n)
+		}
+		p.Descriptor, p.Created, p.Seen, p.HeldUntil = desc, now, now, now.Add(time.Minute)
+		name := "hostile call " + string(rune('A'+i))
+		out = append(out, HostilePending{P: p, What: func(s string) string { return s + " of " + name }})
 	}
 	return out
 }

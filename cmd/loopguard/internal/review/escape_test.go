@@ -11,7 +11,6 @@ import (
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
-	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
 
@@ -24,13 +23,8 @@ import (
 func TestConsoleEscapesEveryField(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	now := time.Now()
-	for i, desc := range clitest.HostileDescriptors(t) {
-		p := &state.Pending{}
-		if n := clitest.SetStrings(t, p, clitest.Attack); n < 15 {
-			t.Fatalf("only %d string fields of state.Pending set", n)
-		}
-		p.Descriptor, p.Created, p.Seen, p.HeldUntil = desc, now, now, now.Add(time.Minute)
-		what := func(s string) string { return s + " of hostile call " + string(rune('A'+i)) }
+	for _, h := range clitest.HostilePendings(t, now) {
+		p, what := h.P, h.What
 		tp := &vault.TeamPending{Key: clitest.Attack + "/" + clitest.Attack, Machine: clitest.Attack, MachineName: clitest.Attack, Written: now, Pending: p}
 		if n := clitest.SetStrings(t, &tp.Says, clitest.Attack); n < 5 {
 			t.Fatalf("only %d string fields of vault.AgentSays set", n)

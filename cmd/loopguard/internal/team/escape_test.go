@@ -11,7 +11,6 @@ import (
 	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
-	"github.com/loopguard/loopguard/state"
 )
 
 // team approve's rendering of another machine's call and team pending's
@@ -23,13 +22,8 @@ import (
 func TestTeamEscapesEveryField(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	now := time.Now()
-	for i, desc := range clitest.HostileDescriptors(t) {
-		p := &state.Pending{}
-		if n := clitest.SetStrings(t, p, clitest.Attack); n < 15 {
-			t.Fatalf("only %d string fields of state.Pending set", n)
-		}
-		p.Descriptor, p.Created, p.Seen, p.HeldUntil = desc, now, now, now.Add(time.Minute)
-		what := func(s string) string { return s + " of hostile call " + string(rune('A'+i)) }
+	for _, h := range clitest.HostilePendings(t, now) {
+		p, what := h.P, h.What
 		// The team: a record as TeamGet returns it, with every field of
 		// what the machine says hostile too.
 		tp := &vault.TeamPending{Key: clitest.Attack + "/" + clitest.Attack, Machine: clitest.Attack, MachineName: clitest.Attack, Written: now, Pending: p}
