@@ -264,3 +264,52 @@ func TestLefthookRows(t *testing.T) {
 		t.Fatal("execConfig does not end with lefthook's rows")
 	}
 }
+
+// The program table is read as the linker lays it out (programGroups), no
+// longer built into a map whose construction refused a name listed twice:
+// no name is in two groups (the first would hide the second), each
+// programWhy name is listed, and a keyring tool is one whether the groups
+// list it (loopguard: Guard, Keyring) or not (secret-tool). The control:
+// a name listed twice is caught.
+func TestProgramTable(t *testing.T) {
+	dups := func(groups []programGroup) []string {
+		seen := map[string]bool{}
+		var out []string
+		for _, g := range groups {
+			for _, n := range g.names {
+				if seen[n] {
+					out = append(out, n)
+				}
+				seen[n] = true
+			}
+		}
+		return out
+	}
+	if d := dups(programGroups); len(d) > 0 {
+		t.Errorf("programs listed twice: %v", d)
+	}
+	withDup := append(slices.Clone(programGroups), programGroup{FileWriter, "x", []string{"bash"}})
+	if len(dups(withDup)) != 1 {
+		t.Fatal("control: a name listed twice is not caught")
+	}
+	for _, w := range programWhy {
+		if p, ok := lookupName(w.name); !ok || p.Why != w.why {
+			t.Errorf("%s: %+v, %v; programWhy says %q", w.name, p, ok, w.why)
+		}
+	}
+	if p, ok := Lookup("loopguard"); !ok || p.Class != Guard || !p.Keyring {
+		t.Errorf("loopguard: %+v, %v", p, ok)
+	}
+	if p, ok := Lookup("secret-tool"); !ok || p.Class != Guard || !p.Keyring || p.Why != keyringWhy {
+		t.Errorf("secret-tool: %+v, %v", p, ok)
+	}
+	if p, ok := Lookup("/usr/bin/Bash5"); !ok || p.Class != Shell || p.Keyring {
+		t.Errorf("bash: %+v, %v", p, ok)
+	}
+	if _, ok := Lookup("no-such-program"); ok {
+		t.Error("an unlisted program is listed")
+	}
+	if !slices.Contains(Names(Guard), "secret-tool") || slices.Contains(Names(Shell), "secret-tool") {
+		t.Error("Names: a keyring tool the groups do not list is a Guard")
+	}
+}
