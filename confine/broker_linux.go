@@ -501,6 +501,9 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 	return name, parent, fileKey{st.Dev, st.Ino} == b.rootKey, true
 }
 
+// pidfdThread is pidfd_open's PIDFD_THREAD, which x/sys does not name.
+const pidfdThread = unix.O_EXCL
+
 // procOf is the /proc directory of the process whose pid, in this
 // process's PID namespace, is pid (a notification's), or false when
 // /proc does not show it. /proc may be another namespace's: inside Claude
@@ -511,7 +514,14 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 // namespace, and its fdinfo gives its pid in /proc's (fs/pidfs.c:
 // "Pid:", 0 when /proc's namespace does not hold it).
 func procOf(pid uint32) (string, bool) {
-	fd, err := unix.PidfdOpen(int(pid), 0)
+	// The notification's pid is the thread's that made the call (a Go
+	// program makes files from any of its threads): PIDFD_THREAD (Linux
+	// 6.9, O_EXCL's value) lets the pidfd name a thread that does not
+	// lead its group; /proc/TID is that thread's own entry.
+	fd, err := unix.PidfdOpen(int(pid), pidfdThread)
+	if errors.Is(err, unix.EINVAL) {
+		fd, err = unix.PidfdOpen(int(pid), 0) // a kernel without it: leaders only
+	}
 	if err != nil {
 		return "", false
 	}

@@ -5,8 +5,12 @@ package confine
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/loopguard/loopguard/policy"
 )
@@ -43,5 +47,39 @@ func TestBrokerInAnotherPIDNamespace(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
 			t.Errorf("%s was made at the project's top", p)
 		}
+	}
+}
+
+// TestProcOfAThread: a notification names the thread that made the call,
+// and a Go program makes files from any of its threads: procOf finds a
+// thread that does not lead its group (its own /proc entry, whose cwd is
+// the process's). The control: the group's leader.
+func TestProcOfAThread(t *testing.T) {
+	if p, ok := procOf(uint32(os.Getpid())); !ok || p != "/proc/"+strconv.Itoa(os.Getpid()) {
+		t.Fatalf("procOf(the leader) = %q, %v (control)", p, ok)
+	}
+	// A goroutine locked to its thread, never unlocked (the thread ends
+	// with it): tried until one runs on a thread that is not the leader.
+	var r [2]string
+	for range 20 {
+		got := make(chan [2]string, 1)
+		go func() {
+			runtime.LockOSThread()
+			tid := unix.Gettid()
+			p, ok := procOf(uint32(tid))
+			if !ok {
+				p = "none"
+			}
+			got <- [2]string{strconv.Itoa(tid), p}
+		}()
+		if r = <-got; r[0] != strconv.Itoa(os.Getpid()) {
+			break
+		}
+	}
+	if r[0] == strconv.Itoa(os.Getpid()) {
+		t.Skip("every goroutine ran on the leader's thread")
+	}
+	if r[1] != "/proc/"+r[0] {
+		t.Errorf("procOf(thread %s) = %s", r[0], r[1])
 	}
 }
