@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -81,5 +82,44 @@ func TestProcOfAThread(t *testing.T) {
 	}
 	if r[1] != "/proc/"+r[0] {
 		t.Errorf("procOf(thread %s) = %s", r[0], r[1])
+	}
+}
+
+// TestLeavesNothingInAnotherPIDNamespace: the launcher kills what a call
+// left (stopTree, reapRest) by the pids /proc lists, which are /proc's
+// namespace's: inside Claude Code's sandbox not the launcher's, where a
+// jailed call's daemon was not killed and the call waited for it (13.6 s
+// for a 12 s daemon, through the real client). Here the launcher runs in
+// a PID namespace of its own with the host's /proc, filter-only: a setsid
+// daemon and a double fork that would write in 2 s write nothing, and
+// the call returns without them. The control: the call's own output.
+func TestLeavesNothingInAnotherPIDNamespace(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("a PID namespace without its own /proc needs root here")
+	}
+	j := newJail(t, false)
+	s := Spec{Cap: policy.JailCapability, Project: j.project, Cwd: j.project, Exe: j.bin,
+		Argv: []string{probeName, "jail-sh", `setsid sh -c 'sleep 2; echo late > src/late1' & (sh -c 'sleep 2; echo late > src/late2' &); echo called > src/called`}}
+	cmd := j.command(append([]string{launcherName}, s.Args()[1:]...)...)
+	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, cmd.Env...)
+	cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
+	out, code := combined(t, cmd)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if _, err := os.Lstat(filepath.Join(j.project, "src/called")); err != nil {
+		t.Fatalf("the call's own write (control): %v", err)
+	}
+	// Had the launcher waited for them, they would have written by now.
+	for _, n := range []string{"late1", "late2"} {
+		if _, err := os.Lstat(filepath.Join(j.project, "src", n)); err == nil {
+			t.Errorf("%s was written before the call returned: the launcher waited for its daemon", n)
+		}
+	}
+	time.Sleep(3 * time.Second)
+	for _, n := range []string{"late1", "late2"} {
+		if _, err := os.Lstat(filepath.Join(j.project, "src", n)); err == nil {
+			t.Errorf("%s was written after the call returned: its daemon lived on", n)
+		}
 	}
 }

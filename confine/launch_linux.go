@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -377,7 +378,7 @@ func reapRest() {
 	for {
 		kids := children()
 		for _, pid := range kids {
-			_ = unix.Kill(pid, unix.SIGKILL)
+			signalProc(pid, unix.SIGKILL)
 		}
 		for {
 			var ws unix.WaitStatus
@@ -400,11 +401,77 @@ func reapRest() {
 	}
 }
 
-// children are the launcher's living children: those each of its threads
-// has (/proc/self/task/TID/children), or, where the kernel does not list
-// them, every process whose parent it is.
+// Pids read from /proc are /proc's: the PID namespace it was mounted for,
+// which inside Claude Code's sandbox is not the launcher's (there a
+// jailed call's daemon was not killed, and the call waited for it to
+// end). They are read in /proc's numbering and signalled in the
+// launcher's (signalProc).
+
+// procNS is the launcher's pid in /proc's numbering, and where the
+// launcher's own namespace is in an NSpid line (-1: /proc is the
+// launcher's own namespace's; -2: cannot tell). Asked once, when the
+// launch ends.
+var procNS = sync.OnceValues(func() (string, int) {
+	self, err := os.Readlink("/proc/self")
+	if err != nil || self == strconv.Itoa(os.Getpid()) {
+		return strconv.Itoa(os.Getpid()), -1
+	}
+	ns := nsPids("/proc/self/status")
+	if len(ns) == 0 || ns[len(ns)-1] != os.Getpid() {
+		return self, -2 // cannot tell: no pid is signalled
+	}
+	return self, len(ns) - 1
+})
+
+// nsPids is the NSpid line of a /proc status file: the task's pid in
+// /proc's namespace and in each one below it, its own last.
+func nsPids(status string) []int {
+	b, err := os.ReadFile(status)
+	if err != nil {
+		return nil
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			var out []int
+			for _, f := range strings.Fields(v) {
+				n, err := strconv.Atoi(f)
+				if err != nil {
+					return nil
+				}
+				out = append(out, n)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// signalProc sends sig to the process /proc names pid, by its pid in the
+// launcher's namespace; nothing when that cannot be told (never a pid of
+// 0 or less, which would name a process group or every process).
+func signalProc(pid int, sig unix.Signal) {
+	own := pid
+	_, ownLevel := procNS()
+	switch {
+	case ownLevel == -2:
+		return
+	case ownLevel >= 0:
+		ns := nsPids("/proc/" + strconv.Itoa(pid) + "/status")
+		if len(ns) <= ownLevel {
+			return
+		}
+		own = ns[ownLevel]
+	}
+	if own > 0 {
+		_ = unix.Kill(own, sig)
+	}
+}
+
+// children are the launcher's living children, in /proc's numbering:
+// those each of its threads has (/proc/self/task/TID/children), or, where
+// the kernel does not list them, every process whose parent it is.
 func children() []int {
-	self := strconv.Itoa(os.Getpid())
+	self, _ := procNS()
 	var out []int
 	tasks, err := os.ReadDir("/proc/self/task")
 	listed := false

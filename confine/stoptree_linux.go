@@ -33,7 +33,7 @@ func stopTree() {
 			if !stopped[pid] {
 				stopped[pid] = true
 				found = true
-				_ = unix.Kill(pid, unix.SIGSTOP)
+				signalProc(pid, unix.SIGSTOP)
 			}
 			queue = append(queue, childrenOf(pid)...)
 		}
@@ -42,7 +42,7 @@ func stopTree() {
 		}
 	}
 	for pid := range stopped {
-		_ = unix.Kill(pid, unix.SIGKILL)
+		signalProc(pid, unix.SIGKILL)
 	}
 }
 
