@@ -526,20 +526,12 @@ func procOf(pid uint32) (string, bool) {
 		return "", false
 	}
 	defer unix.Close(fd)
-	data, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(fd))
-	if err != nil {
+	v, ok := procField("/proc/self/fdinfo/"+strconv.Itoa(fd), "Pid")
+	p, err := strconv.Atoi(v)
+	if !ok || err != nil || p <= 0 {
 		return "", false
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "Pid:"); ok {
-			p, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || p <= 0 {
-				return "", false
-			}
-			return "/proc/" + strconv.Itoa(p), true
-		}
-	}
-	return "", false
+	return "/proc/" + strconv.Itoa(p), true
 }
 
 // readPath reads the NUL-terminated path at addr in pid's memory, page by
@@ -574,14 +566,9 @@ func umask(pid uint32) uint32 {
 	if !ok {
 		return 0o022
 	}
-	data, err := os.ReadFile(proc + "/status")
-	if err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
-				if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
-					return uint32(m)
-				}
-			}
+	if v, ok := procField(proc+"/status", "Umask"); ok {
+		if m, err := strconv.ParseUint(v, 8, 32); err == nil {
+			return uint32(m)
 		}
 	}
 	return 0o022

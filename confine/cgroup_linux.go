@@ -169,20 +169,12 @@ func writable(dir string) bool {
 // memoryMax is the call's memory.max: three quarters of the machine's
 // memory, so that what a call holds leaves the rest usable.
 func memoryMax() uint64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
+	v, ok := procField("/proc/meminfo", "MemTotal")
+	kb, err := strconv.ParseUint(strings.TrimSuffix(v, " kB"), 10, 64)
+	if !ok || err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb * 1024 / 4 * 3
-		}
-	}
-	return 0
+	return kb * 1024 / 4 * 3
 }
 
 // kill kills every process in the cgroup and waits, a second at most,

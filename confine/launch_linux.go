@@ -426,24 +426,19 @@ var procNS = sync.OnceValues(func() (string, int) {
 // nsPids is the NSpid line of a /proc status file: the task's pid in
 // /proc's namespace and in each one below it, its own last.
 func nsPids(status string) []int {
-	b, err := os.ReadFile(status)
-	if err != nil {
+	v, ok := procField(status, "NSpid")
+	if !ok {
 		return nil
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
-			var out []int
-			for _, f := range strings.Fields(v) {
-				n, err := strconv.Atoi(f)
-				if err != nil {
-					return nil
-				}
-				out = append(out, n)
-			}
-			return out
+	var out []int
+	for _, f := range strings.Fields(v) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil
 		}
+		out = append(out, n)
 	}
-	return nil
+	return out
 }
 
 // signalProc sends sig to the process /proc names pid, by its pid in the
