@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
 )
@@ -119,4 +120,17 @@ func HostilePendings(t *testing.T, now time.Time) []HostilePending {
 		out = append(out, HostilePending{P: p, What: func(s string) string { return s + " of " + name }})
 	}
 	return out
+}
+
+// HostileTeamPending is p as TeamGet returns another machine's call, at
+// now: its key, machine and every field of what the machine says set to
+// Attack too, held a minute on.
+func HostileTeamPending(t *testing.T, p *state.Pending, now time.Time) *vault.TeamPending {
+	t.Helper()
+	tp := &vault.TeamPending{Key: Attack + "/" + Attack, Machine: Attack, MachineName: Attack, Written: now, Pending: p}
+	if n := SetStrings(t, &tp.Says, Attack); n < 5 {
+		t.Fatalf("only %d string fields of vault.AgentSays set", n)
+	}
+	tp.Says.HeldUntil = now.Add(time.Minute)
+	return tp
 }

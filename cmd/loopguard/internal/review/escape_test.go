@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
@@ -25,11 +24,7 @@ func TestConsoleEscapesEveryField(t *testing.T) {
 	now := time.Now()
 	for _, h := range clitest.HostilePendings(t, now) {
 		p, what := h.P, h.What
-		tp := &vault.TeamPending{Key: clitest.Attack + "/" + clitest.Attack, Machine: clitest.Attack, MachineName: clitest.Attack, Written: now, Pending: p}
-		if n := clitest.SetStrings(t, &tp.Says, clitest.Attack); n < 5 {
-			t.Fatalf("only %d string fields of vault.AgentSays set", n)
-		}
-		tp.Says.HeldUntil = now.Add(time.Minute)
+		tp := clitest.HostileTeamPending(t, p, now)
 		head, says, body := approve.TeamParts(tp)
 
 		// The console: showParts on a terminal stand-in, the approval

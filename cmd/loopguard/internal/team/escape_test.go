@@ -26,11 +26,7 @@ func TestTeamEscapesEveryField(t *testing.T) {
 		p, what := h.P, h.What
 		// The team: a record as TeamGet returns it, with every field of
 		// what the machine says hostile too.
-		tp := &vault.TeamPending{Key: clitest.Attack + "/" + clitest.Attack, Machine: clitest.Attack, MachineName: clitest.Attack, Written: now, Pending: p}
-		if n := clitest.SetStrings(t, &tp.Says, clitest.Attack); n < 5 {
-			t.Fatalf("only %d string fields of vault.AgentSays set", n)
-		}
-		tp.Says.HeldUntil = now.Add(time.Minute)
+		tp := clitest.HostileTeamPending(t, p, now)
 		head, says, body := approve.TeamParts(tp)
 		clitest.TerminalSafe(t, what("team approve"), head+says+"\n"+body)
 		var tbl bytes.Buffer
