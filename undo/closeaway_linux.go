@@ -106,8 +106,8 @@ type closer struct {
 // for the call's processes would find it).
 const closerName = "loopguard-undo-close"
 
-// closerComm is closerName as prctl(PR_SET_NAME) takes it: 15 bytes and
-// a NUL.
+// closerComm is the child's name as prctl(PR_SET_NAME) takes it (at
+// most 15 bytes and a NUL: closerName shortened).
 var closerComm = [16]byte{'l', 'g', '-', 'u', 'n', 'd', 'o', '-', 'c', 'l', 'o', 's', 'e'}
 
 // argArea is where this process's arguments are (the memory
