@@ -89,7 +89,8 @@ type topBroker struct {
 	project  string
 	pl       policy.Places
 	made     map[string]fileKey
-	stop     [2]int // a pipe: closing stop[1] ends serve
+	modeSet  func() modeSet // where a mode may change (brokermode_linux.go)
+	stop     [2]int         // a pipe: closing stop[1] ends serve
 	done     chan struct{}
 	started  bool
 }
@@ -107,7 +108,7 @@ func newTopBroker(plan Plan, e Env, conn *os.File) (*topBroker, error) {
 		return nil, err
 	}
 	b := &topBroker{conn: conn, listener: -1, root: root, rootKey: fileKey{st.Dev, st.Ino}, project: plan.Project,
-		made: map[string]fileKey{}, done: make(chan struct{})}
+		made: map[string]fileKey{}, modeSet: newModeSet(plan), done: make(chan struct{})}
 	e.Places.HooksPaths = plan.hooksPaths
 	b.pl = e.Places.Prepare()
 	if err := unix.Pipe2(b.stop[:], unix.O_CLOEXEC); err != nil {
@@ -262,6 +263,9 @@ const passFlags = unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK | unix.O_DSYN
 func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	cont := &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
+	if isModeCall(n.nr) {
+		return b.changeMode(n) // made or refused, never continued
+	}
 	c, ok := brokeredCall(n)
 	if !ok || !c.unlink && !c.rename && !c.name && (c.flags&unix.O_CREAT == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
 		return cont

@@ -36,9 +36,9 @@ func jailProbe(args []string) (known bool, err error) {
 		return true, unix.Mkfifo(args[1], 0o600)
 	case "jail-write-tmpdir": // a file in the program's own TMPDIR
 		return true, os.WriteFile(filepath.Join(os.Getenv("TMPDIR"), "f"), []byte("x"), 0o600)
-	case "jail-chmod": // by path (fchmodat)
+	case "jail-chmod": // by path (fchmodat), the mode in octal
 		m, _ := strconv.ParseUint(args[2], 8, 32)
-		return true, os.Chmod(args[1], os.FileMode(m))
+		return true, unix.Fchmodat(unix.AT_FDCWD, args[1], uint32(m), 0)
 	case "jail-fchmod": // by a descriptor opened for reading
 		m, _ := strconv.ParseUint(args[2], 8, 32)
 		f, err := os.Open(args[1])
@@ -284,8 +284,9 @@ func TestJailLeavesNoLinkInSharedTemp(t *testing.T) {
 // TestJailMetadata: Landlock does not cover chmod, chown, times or
 // extended attributes. Outside the write set none of them changes, by
 // path or by a descriptor opened for reading; inside it (project-write's
-// own files) a mode changes where the launch has its own mount namespace
-// (control), and is refused with the rest where it has only the filter.
+// own files) a mode changes in both modes (control: with the filter
+// alone the first stage makes it, brokermode_linux.go), times by path
+// only where the launch has its own mount namespace.
 func TestJailMetadata(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		settings := filepath.Join(j.home, ".claude/settings.json")
@@ -307,11 +308,11 @@ func TestJailMetadata(t *testing.T) {
 				out, code := j.launch(t, c, p...)
 				checkProbe(t, append([]string{c.String()}, p...), out, code, false)
 			}
-			out, code := j.launch(t, c, "jail-chmod", filepath.Join(j.project, "README.md"), "666")
-			checkProbe(t, []string{c.String(), "chmod README.md"}, out, code, c.Write && j.ns)
+			out, code := j.launch(t, c, "jail-chmod", filepath.Join(j.project, "README.md"), "664")
+			checkProbe(t, []string{c.String(), "chmod README.md"}, out, code, c.Write)
 		}
 		out, code := j.launch(t, projectWrite, "jail-chmod", src, "755")
-		checkProbe(t, []string{"project-write chmod its own src/main.go"}, out, code, j.ns)
+		checkProbe(t, []string{"project-write chmod its own src/main.go"}, out, code, true)
 		// touch sets the times of the file it opened by its descriptor
 		// (futimens): that runs in both modes (control), by path it does
 		// not with the filter alone.
@@ -322,6 +323,89 @@ func TestJailMetadata(t *testing.T) {
 		for p, want := range map[string]os.FileMode{settings: 0o600, key: 0o600, gitConfig: 0o600, gitconfig: 0o600} {
 			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
 				t.Errorf("%s: mode %v %v", p, fi.Mode(), err)
+			}
+		}
+	})
+}
+
+// TestJailModeChange: with the filter alone a mode change goes to the
+// first stage (brokermode_linux.go), which makes it only for a file the
+// program may write. Refused there: a file outside reached through a link
+// in the project, by path or by a descriptor; a file with a second name
+// outside (a hard link); the project's top, its git directory and its
+// executable configuration (.envrc); a set-id bit and a mode other users may
+// write. Controls, in both modes: chmod +x of a script, of a directory,
+// by a descriptor, in the call's own TMPDIR, and the script then runs.
+func TestJailModeChange(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		key := filepath.Join(j.home, ".ssh/id_rsa")
+		bashrc := filepath.Join(j.home, ".bashrc")
+		script := filepath.Join(j.project, "src/run.sh")
+		testfs.Write(t, script, []byte("#!/bin/sh\necho ran\n"), 0o644)
+		testfs.Write(t, filepath.Join(j.project, ".envrc"), []byte("export A=1\n"), 0o644)
+		if err := os.Symlink(key, filepath.Join(j.project, "src/key")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(bashrc, filepath.Join(j.project, "src/rc")); err != nil {
+			t.Fatal(err)
+		}
+		if os.Getuid() == 0 {
+			for _, p := range []string{script, filepath.Join(j.project, ".envrc"), filepath.Join(j.project, "src/key")} {
+				if err := os.Lchown(p, nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, p := range [][]string{
+			{"jail-chmod", script, "755"},
+			{"jail-fchmod", script, "750"},
+			{"jail-chmod", filepath.Join(j.project, "src"), "750"},
+			{"jail-sh", `f="$TMPDIR/t.sh" && printf '#!/bin/sh\necho ok\n' > "$f" && chmod +x "$f" && "$f"`},
+			{"jail-sh", "chmod 755 src/run.sh && src/run.sh"},
+			// A new file at the top (the broker makes it with the filter
+			// alone), then made executable.
+			{"jail-sh", "printf '#!/bin/sh\\necho top\\n' > top.sh && chmod +x top.sh && ./top.sh"},
+		} {
+			out, code := j.launch(t, projectWrite, p...)
+			checkProbe(t, p, out, code, true)
+		}
+		if fi, err := os.Stat(script); err != nil || fi.Mode().Perm() != 0o755 {
+			t.Errorf("control: src/run.sh is %v %v, want 0755", fi.Mode(), err)
+		}
+		// The kernel's answer with namespaces (its own file, on a
+		// writable mount) is the filter's concern alone.
+		if !j.ns {
+			for _, p := range [][]string{
+				{"jail-chmod", script, "4755"},
+				{"jail-chmod", script, "777"},
+				{"jail-chmod", filepath.Join(j.project, "src/rc"), "777"},
+				{"jail-chmod", filepath.Join(j.project, "src/rc"), "700"},
+				{"jail-chmod", j.project, "700"},
+			} {
+				out, code := j.launch(t, projectWrite, p...)
+				checkProbe(t, p, out, code, false)
+			}
+		}
+		for _, p := range [][]string{
+			{"jail-chmod", filepath.Join(j.project, "src/key"), "644"},
+			{"jail-fchmod", filepath.Join(j.project, "src/key"), "644"},
+			{"jail-chmod", filepath.Join(j.project, ".git/config"), "755"},
+			{"jail-chmod", filepath.Join(j.project, ".envrc"), "755"},
+			{"jail-chmod", "src/key", "644"},
+			{"jail-chmod", "../home/.ssh/id_rsa", "644"},
+		} {
+			out, code := j.launch(t, projectWrite, p...)
+			checkProbe(t, p, out, code, false)
+		}
+		for p, want := range map[string]os.FileMode{key: 0o600, bashrc: 0o600, filepath.Join(j.project, ".git/config"): 0o600,
+			filepath.Join(j.project, ".envrc"): 0o644} {
+			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+				t.Errorf("%s: mode %v %v, want %v", p, fi.Mode(), err, want)
+			}
+		}
+		if !j.ns {
+			if fi, err := os.Stat(script); err != nil || fi.Mode().Perm() != 0o755 {
+				t.Errorf("src/run.sh took a refused mode: %v %v", fi.Mode(), err)
 			}
 		}
 	})

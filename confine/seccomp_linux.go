@@ -52,7 +52,10 @@ import (
 //     or extended attributes, by path or by descriptor (EPERM: the chmod,
 //     chown, utime and setxattr families): Landlock does not handle them,
 //     so a read-only file of the user's could be made writable by others,
-//     executable, or older than what make compares it with.
+//     executable, or older than what make compares it with. With broker
+//     too, a mode change goes to the first stage, which makes it for a
+//     file the program may write (chmod +x of a script in the project)
+//     and refuses every other (brokermode_linux.go).
 //
 // With broker (the filter alone under a capability that writes the
 // project), every call that makes or removes a name (openat with O_CREAT,
@@ -132,8 +135,11 @@ var (
 		unix.SYS_SEMGET, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP, unix.SYS_SEMCTL,
 		unix.SYS_MSGGET, unix.SYS_MSGSND, unix.SYS_MSGRCV, unix.SYS_MSGCTL,
 	}
+	// modeCalls change a file's mode; with broker they go to the first
+	// stage, which changes the mode of a file in the write set itself
+	// (brokermode_linux.go) and refuses every other.
+	modeCalls     = []uint32{unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2}
 	metadataCalls = []uint32{
-		unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2,
 		unix.SYS_FCHOWN, unix.SYS_FCHOWNAT,
 		unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_SETXATTRAT,
 		unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_REMOVEXATTRAT,
@@ -269,6 +275,14 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		refuse(sysvIPCCalls, "eperm")
 	}
 	if o.metadata {
+		// With the broker, a mode change goes to the first stage, which
+		// makes it only where the program may write (brokermode_linux.go).
+		mode := "eperm"
+		if o.broker {
+			mode = "notify"
+		}
+		refuse(modeCalls, mode)
+		refuse(legacyModeCalls, mode)
 		refuse(metadataCalls, "eperm")
 		refuse(legacyMetadataCalls, "eperm")
 		// utimensat by path is refused; by a descriptor (its path NULL:

@@ -2,13 +2,17 @@ package confine
 
 import "golang.org/x/sys/unix"
 
-// legacyMetadataCalls are amd64's calls that change a file's mode, owner
-// or times by path and that arm64 never had (the asm-generic table has
+// legacyMetadataCalls are amd64's calls that change a file's owner or
+// times by path and that arm64 never had (the asm-generic table has
 // only their *at forms, in metadataCalls).
 var legacyMetadataCalls = []uint32{
-	unix.SYS_CHMOD, unix.SYS_CHOWN, unix.SYS_LCHOWN,
+	unix.SYS_CHOWN, unix.SYS_LCHOWN,
 	unix.SYS_UTIME, unix.SYS_UTIMES, unix.SYS_FUTIMESAT,
 }
+
+// legacyModeCalls is amd64's chmod(2), which arm64 never had (modeCalls
+// holds the *at forms).
+var legacyModeCalls = []uint32{unix.SYS_CHMOD}
 
 // legacyBrokeredCalls are amd64's calls that create or remove a file by
 // path and that arm64 never had: the filter sends them to the broker too

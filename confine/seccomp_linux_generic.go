@@ -8,6 +8,9 @@ import "golang.org/x/sys/unix"
 // chmod, chown and utimes, all in metadataCalls.
 var legacyMetadataCalls []uint32
 
+// legacyModeCalls: arm64 has no chmod(2), only fchmodat (modeCalls).
+var legacyModeCalls []uint32
+
 // legacyBrokeredCalls: arm64 has renameat alone beside renameat2 (no
 // open, creat, unlink or rename).
 var legacyBrokeredCalls = []uint32{unix.SYS_RENAMEAT}

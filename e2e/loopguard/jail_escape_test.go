@@ -468,16 +468,13 @@ func TestEscapeBashrcLine(t *testing.T) {
 // ~/.claude/settings.json` (and of ~/.claude); the modes stay, and the
 // next session still loads the hooks: a call no grant covers is denied by
 // loopguard (no_grant, in the audit log), and ls runs under the preset.
-// Control: make test's own `chmod +x` of a script inside the project. It
-// works where the launch has a mount namespace of its own: with the
-// sandbox off, where the user may make user namespaces (the test asks the
-// kernel, and expects it refused where they are refused, the filter alone
-// refusing every mode change). Inside Claude Code's sandbox user
-// namespaces are refused, and the sandbox leaves writable mounts outside
-// the project and its temp directory (the host's /dev/shm, ~/.npm/_logs,
-// the sandbox's Go cache), so the launch does not count it as holding the
-// rest read-only (commit 9deef55) and its filter refuses the project's
-// chmod too: the test expects it refused there.
+// Control: make test's own `chmod +x` of a script inside the project
+// works, sandbox on and off: where the launch has a mount namespace of its
+// own the kernel makes it, and with the filter alone (inside Claude Code's
+// sandbox, which refuses user namespaces, or where the user may not make
+// them) the launcher's first stage makes it for a file in the write set
+// and refuses the rest (confine/brokermode_linux.go). Until that, the
+// filter alone refused every mode change, the project's own chmod too.
 func TestEscapeChmodSettings(t *testing.T) {
 	files := map[string]string{
 		"Makefile": "test:\n" +
@@ -516,7 +513,7 @@ func TestEscapeChmodSettings(t *testing.T) {
 				t.Errorf("%s: mode %v (%v), was %v", p, fi.Mode(), err, m)
 			}
 		}
-		own := !x.sandbox && userNamespaces(t)
+		const own = true
 		fi, err := os.Stat(x.path("tools/run.sh"))
 		if err != nil {
 			t.Fatal(err)
@@ -545,12 +542,4 @@ func TestEscapeChmodSettings(t *testing.T) {
 			t.Errorf("no PreToolUse no_grant decision in the audit log: %+v", entries)
 		}
 	})
-}
-
-// userNamespaces reports whether the user may make a user namespace here
-// (outside Claude Code's sandbox).
-func userNamespaces(t *testing.T) bool {
-	t.Helper()
-	argv := asUser("unshare", "--user", "true")
-	return exec.Command(argv[0], argv[1:]...).Run() == nil
 }

@@ -1,0 +1,251 @@
+//go:build linux
+
+package confine
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/fsx"
+)
+
+// A mode change with the filter alone. Landlock does not cover chmod, so
+// where the launch cannot make everything outside its write set read-only
+// (Claude Code's sandbox, Ubuntu 24.04) the filter refused every mode
+// change, the program's own files' too: `chmod +x run.sh` in the project
+// failed in the jail under init's defaults. With the broker the filter
+// sends chmod, fchmod, fchmodat and fchmodat2 to the first stage, which
+// makes the change itself when all of these hold, and answers EPERM
+// otherwise (never SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel would then
+// make any change the call asks):
+//
+//   - the file is the one the call names, opened by the first stage from
+//     the caller's root, working directory or descriptor through /proc
+//     (resolve; a descriptor of the caller's by /proc/PID/fd), its last
+//     link followed as chmod follows it, and the caller still waiting in
+//     the call when it was opened;
+//   - it is a file the broker made at the top in this call, or where it
+//     is now (its descriptor's path) lies in a directory of the write set
+//     inside the project, or is a file of it, or lies in the launch's
+//     private directories (its TMPDIR); never in a git directory, a held
+//     entry, executable configuration or an instruction file;
+//   - it is a directory, or a regular file with one name (a second name
+//     may be outside the project: a hard link into pnpm's store);
+//   - the mode sets no set-id or sticky bit, and does not let other users
+//     write.
+//
+// The change is made on the descriptor the checks looked at
+// (/proc/self/fd), so a name swapped after them changes nothing else.
+type modeCall struct {
+	byFd   bool // fchmod, or fchmodat2 with AT_EMPTY_PATH and ""
+	dirfd  int32
+	path   uint64
+	mode   uint32
+	follow bool
+}
+
+// isModeCall reports whether nr is one of the calls the filter sends for
+// a mode change.
+func isModeCall(nr int32) bool {
+	return slices.Contains(modeCalls, uint32(nr)) || slices.Contains(legacyModeCalls, uint32(nr))
+}
+
+// readModeCall reads n's mode change; ok is false for flags the kernel
+// would refuse (EINVAL).
+func readModeCall(n *seccompNotif) (c modeCall, ok bool) {
+	a := n.args
+	c.follow = true
+	switch n.nr {
+	case unix.SYS_FCHMOD:
+		return modeCall{byFd: true, dirfd: int32(a[0]), mode: uint32(a[1])}, true
+	case unix.SYS_FCHMODAT:
+		c.dirfd, c.path, c.mode = int32(a[0]), a[1], uint32(a[2])
+	case unix.SYS_FCHMODAT2:
+		c.dirfd, c.path, c.mode = int32(a[0]), a[1], uint32(a[2])
+		flags := int(int32(a[3]))
+		if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+			return c, false
+		}
+		c.follow = flags&unix.AT_SYMLINK_NOFOLLOW == 0
+		if flags&unix.AT_EMPTY_PATH != 0 {
+			if p, ok := readPath(int(n.pid), a[1]); ok && p == "" {
+				c.byFd = true
+			}
+		}
+	default:
+		if !slices.Contains(legacyModeCalls, uint32(n.nr)) {
+			return c, false
+		}
+		// chmod(path, mode)
+		c.dirfd, c.path, c.mode = unix.AT_FDCWD, a[0], uint32(a[1])
+	}
+	return c, true
+}
+
+// changeMode answers a mode change (the filter sends it only with the
+// broker): made here, or refused.
+func (b *topBroker) changeMode(n *seccompNotif) *seccompNotifResp {
+	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
+	c, ok := readModeCall(n)
+	if !ok {
+		return fail(unix.EINVAL)
+	}
+	mode := c.mode & 0o7777
+	if mode&(unix.S_ISUID|unix.S_ISGID|unix.S_ISVTX|unix.S_IWOTH) != 0 {
+		return fail(unix.EPERM)
+	}
+	fd, ok := b.modeTarget(n, c)
+	if !ok {
+		return fail(unix.EPERM)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fail(unix.EPERM)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+	case unix.S_IFREG:
+		if st.Nlink != 1 {
+			return fail(unix.EPERM)
+		}
+	case unix.S_IFLNK:
+		return fail(unix.EOPNOTSUPP) // what the kernel says of a link's mode
+	default:
+		return fail(unix.EPERM)
+	}
+	self := "/proc/self/fd/" + strconv.Itoa(fd)
+	where, err := os.Readlink(self)
+	if err != nil || !b.madeHere(fileKey{st.Dev, st.Ino}) && !b.modeWritable(where) {
+		return fail(unix.EPERM)
+	}
+	if err := unix.Fchmodat(unix.AT_FDCWD, self, mode, 0); err != nil {
+		if e, ok := err.(unix.Errno); ok {
+			return fail(e)
+		}
+		return fail(unix.EPERM)
+	}
+	return &seccompNotifResp{id: n.id}
+}
+
+// modeTarget opens (O_PATH) the file c names for n's caller.
+func (b *topBroker) modeTarget(n *seccompNotif, c modeCall) (int, bool) {
+	var fd int
+	if c.byFd {
+		proc, ok := procOf(n.pid)
+		if !ok {
+			return -1, false
+		}
+		var err error
+		fd, err = unix.Open(proc+"/fd/"+strconv.Itoa(int(c.dirfd)), unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, false
+		}
+	} else {
+		name, parent, _, ok := b.resolve(n, c.dirfd, c.path, false)
+		if !ok {
+			return -1, false
+		}
+		flags := unix.O_PATH | unix.O_CLOEXEC
+		if !c.follow {
+			flags |= unix.O_NOFOLLOW
+		}
+		var err error
+		fd, err = unix.Openat(parent, name, flags, 0)
+		_ = unix.Close(parent)
+		if err != nil {
+			return -1, false
+		}
+	}
+	// What was opened is the caller's while it waits in this call: a
+	// process that died and whose pid was reused is not.
+	id := n.id
+	if ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+		_ = unix.Close(fd)
+		return -1, false
+	}
+	return fd, true
+}
+
+// madeHere reports whether k is a file the broker made at the top in
+// this call (go build -o app ., then chmod +x app).
+func (b *topBroker) madeHere(k fileKey) bool {
+	for _, m := range b.made {
+		if m == k {
+			return true
+		}
+	}
+	return false
+}
+
+// modeWritable reports whether p (a path as the kernel gives it, links
+// resolved) may have its mode changed by the program.
+func (b *topBroker) modeWritable(p string) bool {
+	if !filepath.IsAbs(p) || slices.Contains(strings.Split(p, "/"), ".git") {
+		return false
+	}
+	w := b.modeSet()
+	for _, h := range w.held {
+		if fsx.Within(p, h) {
+			return false
+		}
+	}
+	if fsx.Within(p, w.project) && b.pl.Classify(p).Protected() {
+		return false
+	}
+	if slices.Contains(w.files, p) {
+		return true
+	}
+	for _, d := range w.dirs {
+		if fsx.Within(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// modeSet is where the program may change modes: the plan's write set in
+// the project and its private directories, links resolved (the kernel
+// names a file by its real path), made on the first mode change.
+type modeSet struct {
+	project     string
+	dirs, files []string
+	held        []string
+}
+
+func newModeSet(plan Plan) func() modeSet {
+	return sync.OnceValue(func() modeSet {
+		real := func(p string) string {
+			if r, err := filepath.EvalSymlinks(p); err == nil {
+				return r
+			}
+			return p
+		}
+		project := real(plan.Project)
+		w := modeSet{project: project}
+		for _, d := range plan.WriteDirs {
+			if r := real(d); fsx.Within(r, project) {
+				w.dirs = append(w.dirs, r)
+			}
+		}
+		for _, d := range plan.Private {
+			w.dirs = append(w.dirs, real(d))
+		}
+		for _, f := range plan.WriteFiles {
+			if r := real(f); fsx.Within(r, project) {
+				w.files = append(w.files, r)
+			}
+		}
+		for _, h := range slices.Concat(plan.Held, plan.GitPins, plan.Kept) {
+			w.held = append(w.held, real(h))
+		}
+		return w
+	})
+}
