@@ -281,6 +281,8 @@ func jailRightText(right string) string {
 		return "it writes or acts outside the project"
 	case "git":
 		return "it writes git's own directory"
+	case "links":
+		return "it makes a symbolic link in the project"
 	}
 	return "it needs " + right
 }

@@ -101,6 +101,10 @@ func TestJailAsksToLeave(t *testing.T) {
 		{"echo pwned > /etc/profile.d/x.sh", "echo ok > out.txt", "outside the project"},
 		{"ls && rm -rf ~/old", "ls && rm -f out.txt", "rm deletes recursively outside"},
 		{"kill 4242; sleep 1", "sleep 1; echo done", "kill"},
+		// The jail makes no symbolic link in the project: asked once,
+		// before a venv half made.
+		{"python3 -m venv .venv && .venv/bin/pip list", "python3 -m venv $TMPDIR/v", "symbolic link in the project"},
+		{"ln -sf ../shared lib", "ln ../shared/a b", "symbolic link in the project"},
 	} {
 		d := run(c.attack)
 		if d.Behavior == Allow {

@@ -14,7 +14,7 @@ import (
 // temp, nothing outside the project written and git's own directory
 // read-only.
 type JailNeed struct {
-	Right string // JailNetwork, JailOutside or JailGit
+	Right string // JailNetwork, JailOutside, JailGit or JailLinks
 	Why   string // for a person: "npm install downloads packages"
 	// Unless, when set, are absolute paths in the project: the need falls
 	// when one of them exists (npx and bunx run a package installed in a
@@ -35,6 +35,10 @@ const (
 	// JailGit: writes the project's git directory (git add, commit,
 	// checkout).
 	JailGit = "git"
+	// JailLinks: makes a symbolic link in the project (ln -s, python -m
+	// venv, uv venv): the jail makes none there, since the file tools
+	// write the project beside it (confine's writeDirAccess).
+	JailLinks = "links"
 )
 
 // NeedsBeyondJail reports what one simple command needs beyond the jail,
@@ -61,7 +65,7 @@ func NeedsBeyondJail(argv []string, cwd, project, home string) []JailNeed {
 	return j.needs
 }
 
-var jailRank = map[string]int{JailNetwork: 0, JailOutside: 1, JailGit: 2}
+var jailRank = map[string]int{JailNetwork: 0, JailOutside: 1, JailGit: 2, JailLinks: 3}
 
 // JailWritesOutside reports whether writing the path p (a word of a
 // command or a redirection's target, relative to cwd, "~" expanded to
@@ -128,6 +132,23 @@ func (j *jailJudge) add(n JailNeed) {
 func (j *jailJudge) net(why string)     { j.need(JailNetwork, why) }
 func (j *jailJudge) outside(why string) { j.need(JailOutside, why) }
 func (j *jailJudge) git(why string)     { j.need(JailGit, why) }
+
+// links notes a symbolic link made at each path that lies in the project
+// (a link in the private temp is the jail's to make).
+func (j *jailJudge) links(why, cwd string, paths ...string) {
+	for _, p := range paths {
+		if p == "" || strings.HasPrefix(p, "~") && p != "~" && !strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "$") {
+			// Another user's home; an expansion ($TMPDIR/v, "$" in a
+			// sketch): where it lands the kernel decides, and a refused
+			// link gets its line after the call.
+			continue
+		}
+		if fsx.Within(filepath.Clean(fsx.Abs(cwd, j.home, p)), j.project) {
+			j.need(JailLinks, why)
+			return
+		}
+	}
+}
 
 // writes notes a write of each path outside the project, and of the
 // project's git directory (rm .git/index.lock).
@@ -200,8 +221,28 @@ func (j *jailJudge) judge(argv []string, cwd string, depth int) {
 		return
 	}
 	if fw, ok := jailFileWriters()[prog]; ok {
-		j.writes(prog, cwd, fw.written(args)...)
+		written := fw.written(args)
+		j.writes(prog, cwd, written...)
+		if prog == "ln" && lnSymbolic(args) {
+			j.links("ln -s makes a symbolic link in the project", cwd, written...)
+		}
 	}
+}
+
+// lnSymbolic reports whether ln's words ask for a symbolic link (-s,
+// --symbolic, or s among short options: -sf, -nsf).
+func lnSymbolic(args []string) bool {
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--symbolic":
+			return true
+		case len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a[1:], 's'):
+			return true
+		}
+	}
+	return false
 }
 
 // jailCall is one command a table entry judges.
@@ -614,7 +655,7 @@ func buildJailTable() {
 		"git": jailGit, "gh": jailGh, "rsync": jailRsync, "npm": jailNpm, "pnpm": jailPnpm, "yarn": jailYarn, "bun": jailBun,
 		"npx": jailNpx, "bunx": jailNpx, "pnpx": jailNpx, "uvx": jailUvx,
 		"pip": jailPip, "uv": jailUv, "poetry": jailPoetry, "pipenv": jailPipenv, "conda": jailConda, "mamba": jailConda, "micromamba": jailConda,
-		"python": jailPython, "go": jailGo, "cargo": jailCargo, "rustup": jailRustup,
+		"python": jailPython, "virtualenv": jailVirtualenv, "go": jailGo, "cargo": jailCargo, "rustup": jailRustup,
 		"gem": jailGem, "bundle": jailBundle, "composer": jailComposer, "mvn": jailMvn, "mvnw": jailMvn, "gradle": jailGradle, "gradlew": jailGradle,
 		"docker": jailDocker, "podman": jailDocker, "docker-compose": jailDocker,
 		"apt": jailSystemPkg, "apt-get": jailSystemPkg, "dnf": jailSystemPkg, "yum": jailSystemPkg, "pacman": jailSystemPkg,
@@ -1366,6 +1407,12 @@ func jailUv(j *jailJudge, c jailCall) {
 	}
 	offline := argHas(c.args, "--offline")
 	switch sub {
+	case "venv":
+		dirs := argOperands(rest, "--python", "-p", "--prompt", "--index-url", "--extra-index-url", "--index", "--link-mode", "--cache-dir")
+		if len(dirs) == 0 {
+			dirs = []string{".venv"}
+		}
+		j.links("uv venv makes a virtual environment, whose lib64 is a symbolic link", c.cwd, dirs...)
 	case "pip":
 		s, m := argFirst(rest)
 		if m >= 0 {
@@ -1493,6 +1540,9 @@ func jailPython(j *jailJudge, c jailCall) {
 	}
 }
 
+// jailVirtualenv: virtualenv DIR, as python -m virtualenv DIR.
+func jailVirtualenv(j *jailJudge, c jailCall) { j.pythonModule("virtualenv", c.args, c) }
+
 // pythonScript: the scripts whose words say they serve or install.
 func (j *jailJudge) pythonScript(script string, rest []string) {
 	r, _ := argFirst(rest)
@@ -1519,6 +1569,10 @@ func (j *jailJudge) pythonModule(m string, rest []string, c jailCall) {
 		j.judge(append([]string{name}, rest...), c.cwd, c.depth+1)
 	case "http.server", "SimpleHTTPServer", "smtpd", "aiosmtpd":
 		j.net("python -m " + m + " listens on a TCP port")
+	case "venv", "virtualenv":
+		// Its lib64 is a link, even with --copies.
+		j.links("python -m "+m+" makes a virtual environment, whose lib64 is a symbolic link", c.cwd,
+			argOperands(rest, "--prompt", "--upgrade-deps-from", "-p", "--python", "--activators", "--app-data", "--seeder", "--creator", "--discovery")...)
 	case "ensurepip":
 		if argHas(rest, "--user") {
 			j.outside("python -m ensurepip --user writes the user's site-packages")

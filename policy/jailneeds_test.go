@@ -35,6 +35,7 @@ func TestNeedsBeyondJail(t *testing.T) {
 		G  = policy.JailGit
 		NO = N + "+" + O
 		NG = N + "+" + G
+		L  = policy.JailLinks
 	)
 	for _, c := range []struct {
 		cmd  string // split at blanks, unless argv is set
@@ -241,7 +242,22 @@ func TestNeedsBeyondJail(t *testing.T) {
 		{cmd: "mv a.txt b.txt", want: ""},
 		{cmd: "tee ~/.bashrc", want: O},
 		{cmd: "ln -sf /home/u/proj/bin/x /home/u/bin/x", want: O},
-		{cmd: "ln -s ../shared lib", want: ""},
+		// Links: the jail makes no symbolic link in the project.
+		{cmd: "ln -s ../shared lib", want: L},
+		{cmd: "ln -sf target src/link", want: L},
+		{cmd: "ln --symbolic -t bin ../tool", want: L},
+		{cmd: "ln -s /home/u/proj/x /tmp/x", want: ""},
+		{cmd: "ln a b", want: ""},
+		{cmd: "python3 -m venv .venv", want: L},
+		{cmd: "python -m venv --copies /home/u/proj/env", want: L},
+		{cmd: "python3 -m venv /tmp/v", want: ""},
+		{cmd: "python3 -m venv $TMPDIR/v", want: ""},
+		{cmd: "ln -s a $", want: ""},
+		{cmd: "python3 -m virtualenv venv", want: L},
+		{cmd: "virtualenv -p python3 .venv", want: L},
+		{cmd: "uv venv", want: L},
+		{cmd: "uv venv --python 3.12 env", want: L},
+		{cmd: "uv venv /tmp/v", want: ""},
 		{cmd: "install -m 755 x /usr/local/bin/x", want: O},
 		{cmd: "rm -rf ../other", want: O},
 		{cmd: "rm ../proj/x", want: ""},
@@ -398,7 +414,7 @@ func TestOrdinaryWorkNeedsNothing(t *testing.T) {
 		"bun test", "bun run build", "node scripts/x.js", "tsc --noEmit", "./node_modules/.bin/tsc -p .",
 		"eslint .", "prettier --write src", "jest", "vitest run",
 		"cargo check", "cargo test", "cargo build --release", "cargo clippy -- -D warnings", "cargo fmt", "cargo run --bin x",
-		"pytest -q", "python3 -m pytest tests/", "python3 script.py", "python -c print(1)", "python3 -m venv .venv",
+		"pytest -q", "python3 -m pytest tests/", "python3 script.py", "python -c print(1)",
 		"ruff check .", "black .", "mypy src", "uv run pytest", "uv run ruff check .", "poetry run pytest",
 		"make", "make test", "make -C sub build", "cmake --build build", "ls -la", "cat README.md", "head -50 x",
 		"tail -30 x", "grep -rn foo src", "rg foo", "find . -name *.go", "wc -l x", "sed -i s/a/b/ src/x.go",
