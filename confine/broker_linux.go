@@ -38,17 +38,26 @@ import (
 //   - opens again, or removes, a file it made in this call, by the same
 //     name and still the same file (go build's umask probe, a log opened
 //     twice with O_APPEND);
+//   - makes a new directory there (mkdir build, mkdir -p dist/assets),
+//     and serves the directories it made as it serves the top, since no
+//     Landlock rule reaches them: it makes, opens again, removes and
+//     renames what it made in them, removes them (rm -r build), and lets
+//     nothing else be made there (a link, a node, a name from elsewhere:
+//     EXDEV, or the kernel's refusal);
 //   - lets every other call go on to the kernel unchanged, where Landlock
 //     decides as before (SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel
 //     reads the call's arguments again, so a program that changes them
 //     meanwhile gets what Landlock grants, never more).
 //
 // It acts only on what it resolved itself, from the program's directory
-// or descriptor by /proc, and only when that is the project's top (the
-// same directory, by device and inode): a path through a link elsewhere
-// is the kernel's to judge. A new directory at the top is still refused
-// (its contents would have no rule), as is a rename into the top (EXDEV:
-// mv and go build then copy, which the launcher serves).
+// or descriptor by /proc, and only when that is the project's top or a
+// directory it made (the same directory, by device and inode): a path
+// through a link elsewhere is the kernel's to judge. A rename into what
+// it serves from anywhere else, or out of a directory it made, is
+// answered EXDEV (mv and go build then copy, which it serves). In a
+// directory it made, a file it made is written by an open with O_CREAT
+// (a shell's > and >>, every build tool's output); one opened for
+// writing without it is refused (no rule there).
 
 // Seccomp's user notification structures (linux/seccomp.h).
 type (
@@ -88,11 +97,21 @@ type topBroker struct {
 	rootKey  fileKey
 	project  string
 	pl       policy.Places
-	made     map[string]fileKey
-	modeSet  func() modeSet // where a mode may change (brokermode_linux.go)
-	stop     [2]int         // a pipe: closing stop[1] ends serve
-	done     chan struct{}
-	started  bool
+	// mine are the files and directories the broker made in this call
+	// (at the top, and below a directory it made there); dirs are those
+	// directories; names are the last names it made, which an unlink
+	// must name before it is looked at.
+	mine  map[fileKey]bool
+	dirs  map[fileKey]bool
+	names map[string]bool
+	// topDirs and topFiles are the plan's directories and files of the
+	// write set at the top: the broker removes them (rm -r dist, rm
+	// package-lock.json), which Landlock cannot grant at the top alone.
+	topDirs, topFiles map[string]bool
+	modeSet           func() modeSet // where a mode may change (brokermode_linux.go)
+	stop              [2]int         // a pipe: closing stop[1] ends serve
+	done              chan struct{}
+	started           bool
 }
 
 // newTopBroker opens the project's top for plan; conn receives the
@@ -108,7 +127,8 @@ func newTopBroker(plan Plan, e Env, conn *os.File) (*topBroker, error) {
 		return nil, err
 	}
 	b := &topBroker{conn: conn, listener: -1, root: root, rootKey: fileKey{st.Dev, st.Ino}, project: plan.Project,
-		made: map[string]fileKey{}, modeSet: newModeSet(plan), done: make(chan struct{})}
+		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, modeSet: newModeSet(plan), done: make(chan struct{}),
+		topDirs: topLevel(plan.Project, plan.WriteDirs), topFiles: topLevel(plan.Project, plan.WriteFiles)}
 	e.Places.HooksPaths = plan.hooksPaths
 	b.pl = e.Places.Prepare()
 	if err := unix.Pipe2(b.stop[:], unix.O_CLOEXEC); err != nil {
@@ -218,13 +238,16 @@ type brokered struct {
 	flags  int
 	mode   uint32
 	unlink bool
+	rmdir  bool // unlinkat with AT_REMOVEDIR, rmdir
+	mkdir  bool // mkdirat, mkdir (mode: its mode)
 	// rename: dirfd and path are the new name's; from are the old's.
 	rename    bool
 	fromDirfd int32
 	fromPath  uint64
 	noReplace bool
 	// name: a call that makes a name the kernel serves (mkdir, symlink,
-	// link, mknod): refused only when the name is protected.
+	// link, mknod): refused only when the name is protected. A mkdir in a
+	// directory the broker serves it makes itself.
 	name bool
 }
 
@@ -236,10 +259,12 @@ func brokeredCall(n *seccompNotif) (brokered, bool) {
 		return brokered{dirfd: int32(a[0]), path: a[1], flags: int(int32(a[2])), mode: uint32(a[3])}, true
 	case unix.SYS_UNLINKAT:
 		if a[2]&unix.AT_REMOVEDIR != 0 {
-			return brokered{}, false
+			return brokered{dirfd: int32(a[0]), path: a[1], rmdir: true}, true
 		}
 		return brokered{dirfd: int32(a[0]), path: a[1], unlink: true}, true
-	case unix.SYS_MKDIRAT, unix.SYS_MKNODAT:
+	case unix.SYS_MKDIRAT:
+		return brokered{dirfd: int32(a[0]), path: a[1], mode: uint32(a[2]), name: true, mkdir: true}, true
+	case unix.SYS_MKNODAT:
 		return brokered{dirfd: int32(a[0]), path: a[1], name: true}, true
 	case unix.SYS_SYMLINKAT:
 		return brokered{dirfd: int32(a[1]), path: a[2], name: true}, true
@@ -267,91 +292,172 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		return b.changeMode(n) // made or refused, never continued
 	}
 	c, ok := brokeredCall(n)
-	if !ok || !c.unlink && !c.rename && !c.name && (c.flags&unix.O_CREAT == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
+	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&unix.O_CREAT == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
 		return cont
 	}
-	if c.unlink && !b.mayBeMine(n, c.path) {
-		return cont // rm -r of a tree: nothing the broker made
+	if (c.unlink || c.rmdir) && !b.mayBeMine(n, c.path, c.rmdir) {
+		return cont // rm -r of a tree: nothing the broker made or removes
 	}
-	name, parent, top, ok := b.resolve(n, c.dirfd, c.path, !c.rename)
+	name, parent, key, ok := b.resolve(n, c.dirfd, c.path, !c.rename, c.mkdir || c.rmdir)
 	if !ok {
 		return cont
 	}
 	defer unix.Close(parent)
-	if !c.unlink && b.protectedIn(parent, top, name) {
+	top := key == b.rootKey
+	if !c.unlink && !c.rmdir && b.protectedIn(parent, top, name) {
 		// Executable configuration or an instruction file, at any depth
 		// of the project: never made (Landlock cannot refuse a name).
 		return fail(unix.EACCES)
 	}
-	if c.rename && !top {
+	served := top || b.dirs[key]
+	if c.rename && !served {
 		return b.renameIn(n, c)
 	}
-	if !top || c.name {
-		return cont // the kernel's: Landlock decides
+	if !served || c.name && !c.mkdir {
+		// The kernel's: Landlock decides (a link or a node at the top or
+		// below a directory the broker made: refused, no rule there).
+		return cont
 	}
 	var st unix.Stat_t
-	err := unix.Fstatat(b.root, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-	mine := err == nil && b.made[name] == fileKey{st.Dev, st.Ino}
+	err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	exists := err == nil
+	mine := exists && b.mine[fileKey{st.Dev, st.Ino}]
 	if c.rename {
-		return b.renameTo(n, c, name, err == nil, mine)
+		return b.renameTo(n, c, parent, name, exists, mine)
 	}
 	switch {
-	case c.unlink && mine:
-		if err := unix.Unlinkat(b.root, name, 0); err != nil {
+	case c.mkdir && exists:
+		return fail(unix.EEXIST)
+	case c.mkdir:
+		return b.makeDir(n, c, parent, name)
+	case c.rmdir && mine && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		if err := unix.Unlinkat(parent, name, unix.AT_REMOVEDIR); err != nil {
 			return fail(err.(unix.Errno))
 		}
-		delete(b.made, name)
+		delete(b.mine, fileKey{st.Dev, st.Ino})
+		delete(b.dirs, fileKey{st.Dev, st.Ino})
 		return &seccompNotifResp{id: n.id}
-	case c.unlink:
+	case c.unlink && mine && st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		if err := unix.Unlinkat(parent, name, 0); err != nil {
+			return fail(err.(unix.Errno))
+		}
+		delete(b.mine, fileKey{st.Dev, st.Ino})
+		return &seccompNotifResp{id: n.id}
+	case top && exists && !b.protectedIn(parent, top, name) && (c.rmdir && st.Mode&unix.S_IFMT == unix.S_IFDIR && b.topDirs[name] ||
+		c.unlink && st.Mode&unix.S_IFMT == unix.S_IFREG && b.topFiles[name]):
+		// A directory or file of the write set at the top (rm -r dist,
+		// rm package-lock.json): its contents are the program's already.
+		flags := 0
+		if c.rmdir {
+			flags = unix.AT_REMOVEDIR
+		}
+		if err := unix.Unlinkat(parent, name, flags); err != nil {
+			return fail(err.(unix.Errno))
+		}
+		return &seccompNotifResp{id: n.id}
+	case c.unlink || c.rmdir:
 		return cont
 	case mine && c.flags&unix.O_EXCL != 0:
 		return fail(unix.EEXIST)
 	case mine:
-		fd, err := unix.Openat(b.root, name, c.flags&passFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(parent, name, c.flags&passFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return fail(err.(unix.Errno))
 		}
-		return b.hand(n, fd, c, "")
-	case err == nil || !errors.Is(err, unix.ENOENT):
+		return b.hand(n, fd, c, -1, "")
+	case exists || !errors.Is(err, unix.ENOENT):
 		return cont // an existing file: its own rule decides
 	}
 	mode := c.mode & 0o777 &^ umask(n.pid) // no set-id or sticky bit
-	fd, err := unix.Openat(b.root, name, c.flags&passFlags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	fd, err := unix.Openat(parent, name, c.flags&passFlags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {
 		return cont // made meanwhile by another: the kernel decides
 	}
 	if err := unix.Fstat(fd, &st); err != nil {
 		_ = unix.Close(fd)
-		_ = unix.Unlinkat(b.root, name, 0)
+		_ = unix.Unlinkat(parent, name, 0)
 		return fail(unix.EIO)
 	}
-	b.made[name] = fileKey{st.Dev, st.Ino}
-	return b.hand(n, fd, c, name)
+	b.made(fileKey{st.Dev, st.Ino}, name, false)
+	return b.hand(n, fd, c, parent, name)
+}
+
+// made records a file or directory the broker made, named name.
+func (b *topBroker) made(k fileKey, name string, dir bool) {
+	b.mine[k] = true
+	b.names[name] = true
+	if dir {
+		b.dirs[k] = true
+	}
+}
+
+// makeDir makes the directory name in parent (the top, or a directory
+// the broker made) for n's caller, with the caller's umask and no set-id
+// or sticky bit; what is made in it is made by the broker too, since no
+// Landlock rule reaches it.
+func (b *topBroker) makeDir(n *seccompNotif, c brokered, parent int, name string) *seccompNotifResp {
+	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
+	if err := unix.Mkdirat(parent, name, c.mode&0o777&^umask(n.pid)); err != nil {
+		if e, ok := err.(unix.Errno); ok {
+			return fail(e)
+		}
+		return fail(unix.EIO)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return fail(unix.EIO)
+	}
+	// The caller is still waiting in this call: otherwise nothing stays.
+	id := n.id
+	if ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+		_ = unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
+		return fail(unix.ENOENT)
+	}
+	b.made(fileKey{st.Dev, st.Ino}, name, true)
+	return &seccompNotifResp{id: n.id}
 }
 
 // mayBeMine: the last name of the path at addr is one the broker made in
-// this call (where it is, resolve finds).
-func (b *topBroker) mayBeMine(n *seccompNotif, addr uint64) bool {
-	if len(b.made) == 0 {
+// this call, or one of the write set at the top (rmdir: a directory's),
+// which it may remove (where it is, resolve finds).
+func (b *topBroker) mayBeMine(n *seccompNotif, addr uint64, rmdir bool) bool {
+	top := b.topFiles
+	if rmdir {
+		top = b.topDirs
+	}
+	if len(b.names) == 0 && len(top) == 0 {
 		return false
 	}
 	path, ok := readPath(int(n.pid), addr)
 	if !ok {
 		return false
 	}
-	_, mine := b.made[path[strings.LastIndexByte(path, '/')+1:]]
-	return mine
+	path = strings.TrimRight(path, "/")
+	name := path[strings.LastIndexByte(path, '/')+1:]
+	return b.names[name] || top[name]
 }
 
-// renameTo answers a rename to name at the top (exists: something has
-// that name; mine: a file the broker made). A protected name is refused;
-// a file the broker made, moved within the top to a new name or over
-// another it made, is moved by the broker (npm's write-file-atomic: a
-// temporary file beside the target, renamed over it); a file from
-// anywhere else is answered EXDEV, on which mv and go copy it instead
-// (which the broker serves); a name that exists otherwise is the
-// kernel's to judge (Landlock refuses it, as before).
-func (b *topBroker) renameTo(n *seccompNotif, c brokered, name string, exists, mine bool) *seccompNotifResp {
+// topLevel are the names of the paths directly in project.
+func topLevel(project string, paths []string) map[string]bool {
+	m := map[string]bool{}
+	for _, p := range paths {
+		if filepath.Dir(p) == project {
+			m[filepath.Base(p)] = true
+		}
+	}
+	return m
+}
+
+// renameTo answers a rename to name in parent, a directory the broker
+// serves (the top, or one it made; exists: something has that name;
+// mine: the broker made it). A protected name is refused; a file or
+// directory the broker made, moved within what it serves to a new name or
+// over another it made, is moved by the broker (npm's write-file-atomic:
+// a temporary file beside the target, renamed over it); anything from
+// elsewhere is answered EXDEV, on which mv and go copy it instead (which
+// the broker serves); a name that exists otherwise is the kernel's to
+// judge (Landlock refuses it, as before).
+func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, name string, exists, mine bool) *seccompNotifResp {
 	cont := &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
 	switch {
@@ -360,28 +466,29 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, name string, exists, m
 	case exists && c.noReplace:
 		return fail(unix.EEXIST)
 	}
-	from, parent, top, ok := b.resolve(n, c.fromDirfd, c.fromPath, false)
-	if ok {
-		_ = unix.Close(parent)
+	from, fparent, fkey, ok := b.resolve(n, c.fromDirfd, c.fromPath, false, false)
+	if !ok {
+		return fail(unix.EXDEV)
 	}
-	if !ok || !top {
+	defer unix.Close(fparent)
+	if fkey != b.rootKey && !b.dirs[fkey] {
 		return fail(unix.EXDEV)
 	}
 	var st unix.Stat_t
-	if err := unix.Fstatat(b.root, from, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || b.made[from] != (fileKey{st.Dev, st.Ino}) {
-		return cont // a file at the top the broker did not make: Landlock's
+	if err := unix.Fstatat(fparent, from, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || !b.mine[fileKey{st.Dev, st.Ino}] {
+		return cont // one the broker did not make: Landlock's
 	}
-	if err := unix.Renameat(b.root, from, b.root, name); err != nil {
+	if err := unix.Renameat(fparent, from, parent, name); err != nil {
 		return fail(err.(unix.Errno))
 	}
-	delete(b.made, from)
-	b.made[name] = fileKey{st.Dev, st.Ino}
+	b.names[name] = true
 	return &seccompNotifResp{id: n.id}
 }
 
 // hand gives the program fd as its call's result; a call whose process
-// died meanwhile leaves nothing it made (made: the name it created).
-func (b *topBroker) hand(n *seccompNotif, fd int, c brokered, made string) *seccompNotifResp {
+// died meanwhile leaves nothing it made (made: the name it created in
+// parent, "" when it made none).
+func (b *topBroker) hand(n *seccompNotif, fd int, c brokered, parent int, made string) *seccompNotifResp {
 	defer unix.Close(fd)
 	a := seccompNotifAddfd{id: n.id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(fd)}
 	if c.flags&unix.O_CLOEXEC != 0 {
@@ -389,8 +496,11 @@ func (b *topBroker) hand(n *seccompNotif, fd int, c brokered, made string) *secc
 	}
 	if err := ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&a)); err != nil {
 		if made != "" {
-			_ = unix.Unlinkat(b.root, made, 0)
-			delete(b.made, made)
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) == nil {
+				delete(b.mine, fileKey{st.Dev, st.Ino})
+			}
+			_ = unix.Unlinkat(parent, made, 0)
 		}
 		if errors.Is(err, unix.ENOENT) {
 			return nil // the caller is gone
@@ -424,12 +534,17 @@ func (b *topBroker) protectedIn(parent int, top bool, name string) bool {
 // refused); anything else is the kernel's.
 func (b *topBroker) renameIn(n *seccompNotif, c brokered) *seccompNotifResp {
 	cont := &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
-	from, parent, top, ok := b.resolve(n, c.fromDirfd, c.fromPath, false)
+	from, parent, key, ok := b.resolve(n, c.fromDirfd, c.fromPath, false, false)
 	if !ok {
 		return cont
 	}
 	defer unix.Close(parent)
-	if top {
+	if b.dirs[key] {
+		// Out of a directory the broker made, which no rule reaches: mv
+		// copies it, name by name.
+		return &seccompNotifResp{id: n.id, error: -int32(unix.EXDEV)}
+	}
+	if key == b.rootKey {
 		return cont
 	}
 	var st unix.Stat_t
@@ -444,20 +559,24 @@ func (b *topBroker) renameIn(n *seccompNotif, c brokered) *seccompNotifResp {
 
 // resolve finds the directory a path of n's call names, from the caller's
 // root, working directory or descriptor (dirfd), and returns the last
-// name, the directory (open: the caller closes it) and whether it is the
-// project's top; ok false when it cannot tell or need not (quick: a name
-// made outside the project, which no protection names).
-func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick bool) (name string, parent int, top, ok bool) {
+// name, the directory (open: the caller closes it) and its device and
+// inode (the project's top: b.rootKey); ok false when it cannot tell or
+// need not (quick: a name made outside the project, which no protection
+// names; isDir: the call names a directory, whose path may end in "/").
+func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick, isDir bool) (name string, parent int, key fileKey, ok bool) {
 	path, ok := readPath(int(n.pid), addr)
 	if !ok {
-		return "", -1, false, false
+		return "", -1, fileKey{}, false
+	}
+	if isDir && len(path) > 1 {
+		path = strings.TrimRight(path, "/") // mkdir build/
 	}
 	dir, name := "", path
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		dir, name = path[:i+1], path[i+1:]
 	}
 	if name == "" || name == "." || name == ".." {
-		return "", -1, false, false
+		return "", -1, fileKey{}, false
 	}
 	if quick && strings.HasPrefix(path, "/") && !policy.NameCouldBeProtected(name) && !strings.Contains(path, "/..") &&
 		!fsx.Within(filepath.Clean(dir), b.project) {
@@ -465,11 +584,11 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 		// a name nothing protects, by a path that does not name the
 		// project. Through a link into the project it is made, if at
 		// all, where Landlock lets it be (never at the top).
-		return "", -1, false, false
+		return "", -1, fileKey{}, false
 	}
 	proc, ok := procOf(n.pid)
 	if !ok {
-		return "", -1, false, false
+		return "", -1, fileKey{}, false
 	}
 	base := proc + "/cwd"
 	switch {
@@ -480,29 +599,29 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 	}
 	bfd, err := unix.Open(base, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return "", -1, false, false
+		return "", -1, fileKey{}, false
 	}
 	// What was read and opened is the caller's while it waits in this
 	// call: a process that died and whose pid was reused is not.
 	id := n.id
 	if ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
 		_ = unix.Close(bfd)
-		return "", -1, false, false
+		return "", -1, fileKey{}, false
 	}
 	parent = bfd
 	if dir != "" {
 		parent, err = unix.Openat(bfd, dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		_ = unix.Close(bfd)
 		if err != nil {
-			return "", -1, false, false
+			return "", -1, fileKey{}, false
 		}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(parent, &st); err != nil {
 		_ = unix.Close(parent)
-		return "", -1, false, false
+		return "", -1, fileKey{}, false
 	}
-	return name, parent, fileKey{st.Dev, st.Ino} == b.rootKey, true
+	return name, parent, fileKey{st.Dev, st.Ino}, true
 }
 
 // pidfdThread is pidfd_open's PIDFD_THREAD, which x/sys does not name.

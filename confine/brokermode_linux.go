@@ -31,7 +31,7 @@ import (
 //     (resolve; a descriptor of the caller's by /proc/PID/fd), its last
 //     link followed as chmod follows it, and the caller still waiting in
 //     the call when it was opened;
-//   - it is a file the broker made at the top in this call, or where it
+//   - it is a file or directory the broker made in this call, or where it
 //     is now (its descriptor's path) lies in a directory of the write set
 //     inside the project, or is a file of it, or lies in the launch's
 //     private directories (its TMPDIR); never in a git directory, a held
@@ -123,7 +123,7 @@ func (b *topBroker) changeMode(n *seccompNotif) *seccompNotifResp {
 	}
 	self := "/proc/self/fd/" + strconv.Itoa(fd)
 	where, err := os.Readlink(self)
-	if err != nil || !b.madeHere(fileKey{st.Dev, st.Ino}) && !b.modeWritable(where) {
+	if err != nil || !b.mine[fileKey{st.Dev, st.Ino}] && !b.modeWritable(where) {
 		return fail(unix.EPERM)
 	}
 	if err := unix.Fchmodat(unix.AT_FDCWD, self, mode, 0); err != nil {
@@ -149,7 +149,7 @@ func (b *topBroker) modeTarget(n *seccompNotif, c modeCall) (int, bool) {
 			return -1, false
 		}
 	} else {
-		name, parent, _, ok := b.resolve(n, c.dirfd, c.path, false)
+		name, parent, _, ok := b.resolve(n, c.dirfd, c.path, false, false)
 		if !ok {
 			return -1, false
 		}
@@ -172,17 +172,6 @@ func (b *topBroker) modeTarget(n *seccompNotif, c modeCall) (int, bool) {
 		return -1, false
 	}
 	return fd, true
-}
-
-// madeHere reports whether k is a file the broker made at the top in
-// this call (go build -o app ., then chmod +x app).
-func (b *topBroker) madeHere(k fileKey) bool {
-	for _, m := range b.made {
-		if m == k {
-			return true
-		}
-	}
-	return false
 }
 
 // modeWritable reports whether p (a path as the kernel gives it, links

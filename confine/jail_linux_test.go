@@ -607,6 +607,92 @@ func TestJailTopLevel(t *testing.T) {
 	})
 }
 
+// TestJailNewDirectoryAtTop: project-write makes a directory at the
+// project's top and works in it (mkdir build, mkdir -p dist/a/b, cp, mv,
+// sed -i, chmod +x and run, rm -r) in both modes; with the filter alone
+// the first stage makes and serves it (broker_linux.go). What it makes
+// there under a protected name does not stay, nor a link (filter alone),
+// and the project's own directories are not moved into it; in the next
+// call the directory is an ordinary one (control).
+func TestJailNewDirectoryAtTop(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		out, code := j.launch(t, projectWrite, "jail-sh", `set -e
+mkdir build/ && echo x > build/out && echo y >> build/out
+mkdir -p dist/assets/img && cp README.md dist/assets/img/ && mv build/out build/out2 && sed -i s/x/z/ build/out2
+mkdir bin && printf '#!/bin/sh\necho ran\n' > bin/run && chmod +x bin/run && bin/run > bin/log
+mkdir gone && echo g > gone/f && mkdir gone/sub && echo h > gone/sub/f && rm -r gone`)
+		checkProbe(t, []string{"mkdir at the top and work there"}, out, code, true)
+		for p, want := range map[string]string{"build/out2": "z\ny\n", "dist/assets/img/README.md": "original\n", "bin/log": "ran\n"} {
+			if b, err := os.ReadFile(filepath.Join(j.project, p)); err != nil || string(b) != want {
+				t.Errorf("%s: %q %v, want %q", p, b, err, want)
+			}
+		}
+		for _, p := range []string{"gone", "build/out"} {
+			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
+				t.Errorf("%s, removed by the call, is in the project", p)
+			}
+		}
+		// The next call: build is an ordinary directory of the project.
+		// It, and a file and a directory of the project at the top, can
+		// be removed; the project's executable configuration cannot.
+		for _, sh := range []string{"echo n > build/next", "rm build/out2", "rm -r dist", "rm README.md", "mkdir -p docs/x && rm -rf docs"} {
+			out, code = j.launch(t, projectWrite, "jail-sh", sh)
+			checkProbe(t, []string{"the next call:", sh}, out, code, true)
+		}
+		for _, p := range []string{"dist", "README.md", "docs"} {
+			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
+				t.Errorf("%s, removed by the call, is in the project", p)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(j.project, "build/next")); err != nil || string(b) != "n\n" {
+			t.Errorf("build/next: %q %v", b, err)
+		}
+		// Protected names in a new directory, and at the top.
+		_, _ = j.launch(t, projectWrite, "jail-sh", `mkdir -p t1/.git && echo '[core]' > t1/.git/config; mkdir t2 && echo x > t2/.envrc; mkdir .husky; mkdir -p .claude/x; exit 0`)
+		for _, p := range []string{"t1/.git", "t2/.envrc", ".husky", ".claude"} {
+			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
+				t.Errorf("%s is in the project after the call", p)
+			}
+		}
+		bashrc := filepath.Join(j.home, ".bashrc")
+		_, _ = j.launch(t, projectWrite, "jail-sh", `mkdir t3 && echo x > t3/../../home/planted; mv src t3/; mv t3 src/t3; exit 0`)
+		if _, err := os.Lstat(filepath.Join(j.home, "planted")); err == nil {
+			t.Error("a write through a new directory landed in the home")
+		}
+		if !j.ns {
+			if _, err := os.Lstat(filepath.Join(j.project, "src/main.go")); err != nil {
+				t.Errorf("src was moved into a new directory: %v", err)
+			}
+			out, _ = j.launch(t, projectWrite, "jail-sh", fmt.Sprintf(`mkdir t4 && ln -s %q t4/rc && echo pwned > t4/rc; ln t4/../README.md t4/hard; exit 0`, bashrc))
+			for _, p := range []string{"t4/rc", "t4/hard"} {
+				if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
+					t.Errorf("%s, a link, is in the new directory: %q", p, out)
+				}
+			}
+		}
+		if b, err := os.ReadFile(bashrc); err != nil || string(b) != "original\n" {
+			t.Errorf("~/.bashrc is %q %v", b, err)
+		}
+		testfs.Write(t, filepath.Join(j.project, ".envrc"), []byte("export A=1\n"), 0o644)
+		if err := os.Mkdir(filepath.Join(j.project, ".husky"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if os.Getuid() == 0 {
+			for _, p := range []string{".envrc", ".husky"} {
+				if err := os.Lchown(filepath.Join(j.project, p), nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		_, _ = j.launch(t, projectWrite, "jail-sh", "rm -f .envrc; rmdir .husky; rm -f .git/HEAD; rm -rf .git; exit 0")
+		for _, p := range []string{".envrc", ".husky", ".git/HEAD", ".git/config"} {
+			if _, err := os.Lstat(filepath.Join(j.project, p)); err != nil {
+				t.Errorf("%s was removed by the call: %v", p, err)
+			}
+		}
+	})
+}
+
 // topNames are the names at dir's top.
 func topNames(t *testing.T, dir string) map[string]bool {
 	t.Helper()

@@ -18,9 +18,9 @@ var legacyModeCalls = []uint32{unix.SYS_CHMOD}
 // path and that arm64 never had: the filter sends them to the broker too
 // (broker_linux.go).
 var legacyBrokeredCalls = []uint32{unix.SYS_OPEN, unix.SYS_CREAT, unix.SYS_UNLINK, unix.SYS_RENAME, unix.SYS_RENAMEAT,
-	unix.SYS_MKDIR, unix.SYS_MKNOD, unix.SYS_SYMLINK, unix.SYS_LINK}
+	unix.SYS_MKDIR, unix.SYS_MKNOD, unix.SYS_SYMLINK, unix.SYS_LINK, unix.SYS_RMDIR}
 
-// legacyBrokeredCall reads open, creat and unlink for the broker.
+// legacyBrokeredCall reads amd64's legacy calls for the broker.
 func legacyBrokeredCall(n *seccompNotif) (brokered, bool) {
 	a := n.args
 	switch n.nr {
@@ -30,7 +30,11 @@ func legacyBrokeredCall(n *seccompNotif) (brokered, bool) {
 		return brokered{dirfd: unix.AT_FDCWD, path: a[0], flags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC, mode: uint32(a[1])}, true
 	case unix.SYS_UNLINK:
 		return brokered{dirfd: unix.AT_FDCWD, path: a[0], unlink: true}, true
-	case unix.SYS_MKDIR, unix.SYS_MKNOD:
+	case unix.SYS_MKDIR:
+		return brokered{dirfd: unix.AT_FDCWD, path: a[0], mode: uint32(a[1]), name: true, mkdir: true}, true
+	case unix.SYS_RMDIR:
+		return brokered{dirfd: unix.AT_FDCWD, path: a[0], rmdir: true}, true
+	case unix.SYS_MKNOD:
 		return brokered{dirfd: unix.AT_FDCWD, path: a[0], name: true}, true
 	case unix.SYS_SYMLINK, unix.SYS_LINK:
 		return brokered{dirfd: unix.AT_FDCWD, path: a[1], name: true}, true

@@ -709,3 +709,71 @@ func TestNetworkEscalationAttacks(t *testing.T) {
 		}
 	})
 }
+
+// TestJailEverydayTopLevel: through the real client, under init's
+// defaults (its sandbox on: the launch has the filter alone) and with
+// --no-sandbox, jailed calls with no decision make a directory at the
+// project's top, write and mark a script executable there and run it,
+// make a new file at the top executable, and remove what they made and
+// a directory the project had (until 482983f and its broker's
+// directories, each of these failed with the sandbox on: "Operation not
+// permitted", "Permission denied"). A git directory made in a new
+// directory, and a mode change of a file outside through a link in the
+// project, do not happen (attacks beside the controls).
+func TestJailEverydayTopLevel(t *testing.T) {
+	keyringtest.Require(t)
+	if confine.ABI() < confine.MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d (the jail needs %d)", confine.ABI(), confine.MinABI)
+	}
+	withJailDefaults(t, func(t *testing.T, e *env, sandbox bool) {
+		plantJailProject(t, e.Dir)
+		testfs.Write(t, filepath.Join(e.Dir, "dist", "old.js"), []byte("old\n"), 0o644)
+		secret := filepath.Join(e.g.Home, "secret.txt")
+		testfs.Write(t, secret, []byte("s\n"), 0o600)
+		if err := os.Symlink(secret, filepath.Join(e.Dir, "notes", "s")); err != nil {
+			t.Fatal(err)
+		}
+		// Project code, as the agent wrote it earlier: what the analysis
+		// does not read, the kernel and the launcher decide.
+		testfs.Write(t, filepath.Join(e.Dir, "tools", "p.sh"), []byte("mkdir -p x/.git; echo '[core]' > x/.git/config; chmod 644 notes/s; mkdir x/ok\n"), 0o644)
+		api := e.runFor(jailSessionTimeout, claudetest.Script{Main: []claudetest.Turn{
+			claudetest.Tools(bash("toolu_t1", "mkdir -p build/bin && printf '#!/bin/sh\\necho built\\n' > build/bin/run.sh && chmod +x build/bin/run.sh && build/bin/run.sh")),
+			claudetest.Tools(bash("toolu_t2", "printf '#!/bin/sh\\necho top\\n' > tool.sh && chmod 755 tool.sh && ./tool.sh")),
+			claudetest.Tools(bash("toolu_t3", "rm -rf build dist && ls")),
+			claudetest.Tools(bash("toolu_t4", "sh tools/p.sh; true")),
+			claudetest.Text("done"),
+		}}, nil)
+		for id, want := range map[string]string{"toolu_t1": "built", "toolu_t2": "top"} {
+			if r := result(t, api, id); r.IsError || !strings.Contains(r.Content, want) {
+				t.Errorf("%s: %+v, want %q", id, r, want)
+			}
+		}
+		if r := result(t, api, "toolu_t3"); r.IsError || strings.Contains(r.Content, "build") || strings.Contains(r.Content, "dist") {
+			t.Errorf("rm -rf build dist: %+v", r)
+		}
+		for _, p := range []string{"build", "dist", "x/.git"} {
+			if _, err := os.Lstat(filepath.Join(e.Dir, p)); err == nil {
+				t.Errorf("%s is in the project after the calls", p)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(e.Dir, "x", "ok")); err != nil {
+			t.Errorf("control: the script's own directory: %v", err)
+		}
+		if fi, err := os.Stat(secret); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("the secret's mode: %v %v", fi.Mode(), err)
+		}
+		entries, err := e.g.Audit(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jailed := 0
+		for _, en := range entries {
+			if en.Event == "PreToolUse" && en.Reason == "jailed" {
+				jailed++
+			}
+		}
+		if jailed != 4 {
+			t.Errorf("%d of the 4 calls ran in the jail without a decision", jailed)
+		}
+	})
+}
