@@ -12,6 +12,7 @@ import (
 
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/e2e/claudetest"
+	"github.com/loopguard/loopguard/internal/testfs"
 )
 
 // TestFileToolsThroughASwappedDirectory: under init's defaults the jail
@@ -57,8 +58,12 @@ func swapWhileWriting(t *testing.T, sandbox bool) {
 	// client's write made a new one meanwhile); every round counted in
 	// flips.
 	flipper := fmt.Sprintf(`cd src && end=$((SECONDS+20)) && while [ $SECONDS -lt $end ]; do rm -rf lnk.real; mv -T lnk lnk.real 2>/dev/null; ln -s %s lnk 2>/dev/null && echo >> links; sleep 0.001; [ -L lnk ] && rm -f lnk; [ -e lnk ] || mv -T lnk.real lnk; sleep 0.003; echo >> flips; done`, shQuote(outside))
+	// Project code the agent wrote earlier: an ln -s in the command
+	// itself is held before it runs (policy.JailLinks); what the analysis
+	// does not read, the kernel decides.
+	testfs.Write(t, e.path("tools/flip.sh"), []byte(flipper+"\n"), 0o644)
 	turns := []claudetest.Turn{claudetest.Tools(claudetest.Call("toolu_sw0", "Bash", map[string]any{
-		"command": flipper, "description": "flip", "run_in_background": true}))}
+		"command": "bash tools/flip.sh", "description": "flip", "run_in_background": true}))}
 	const writes = 30
 	for i := range writes {
 		turns = append(turns, claudetest.Tools(writeCall(fmt.Sprintf("toolu_sw%d", i+1), e.path(fmt.Sprintf("src/lnk/f%d.txt", i)), "written\n")))
