@@ -323,7 +323,11 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	exists := err == nil
 	mine := exists && b.mine[fileKey{st.Dev, st.Ino}]
 	if c.rename {
-		return b.renameTo(n, c, parent, name, exists, mine)
+		var dest *unix.Stat_t
+		if exists {
+			dest = &st
+		}
+		return b.renameTo(n, c, parent, top, name, dest)
 	}
 	switch {
 	case c.mkdir && exists:
@@ -449,22 +453,29 @@ func topLevel(project string, paths []string) map[string]bool {
 }
 
 // renameTo answers a rename to name in parent, a directory the broker
-// serves (the top, or one it made; exists: something has that name;
-// mine: the broker made it). A protected name is refused; a file or
-// directory the broker made, moved within what it serves to a new name or
-// over another it made, is moved by the broker (npm's write-file-atomic:
-// a temporary file beside the target, renamed over it); anything from
-// elsewhere is answered EXDEV, on which mv and go copy it instead (which
-// the broker serves); a name that exists otherwise is the kernel's to
-// judge (Landlock refuses it, as before).
-func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, name string, exists, mine bool) *seccompNotifResp {
+// serves (the top, or one it made; dest: what has that name now, if
+// anything). A protected name is refused before (handle). The broker
+// moves, within what it serves:
+//   - a file or directory it made (npm's write-file-atomic: a temporary
+//     file beside the target, renamed over it);
+//   - a file or directory of the write set at the top (mv src src2);
+//
+// to a new name, over another it made, or over a file of the write set
+// at the top (sed -i README.md: a temporary file renamed over it). What
+// it moved is then its own in this call. Anything from elsewhere is
+// answered EXDEV, on which mv and go copy it instead (which the broker
+// serves); any other name that exists is the kernel's to judge (Landlock
+// refuses it, as before).
+func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, top bool, name string, dest *unix.Stat_t) *seccompNotifResp {
 	cont := &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
-	switch {
-	case exists && !mine:
-		return cont
-	case exists && c.noReplace:
-		return fail(unix.EEXIST)
+	if dest != nil {
+		switch {
+		case !b.mine[fileKey{dest.Dev, dest.Ino}] && !(top && dest.Mode&unix.S_IFMT == unix.S_IFREG && b.topFiles[name]):
+			return cont
+		case c.noReplace:
+			return fail(unix.EEXIST)
+		}
 	}
 	from, fparent, fkey, ok := b.resolve(n, c.fromDirfd, c.fromPath, false, false)
 	if !ok {
@@ -475,12 +486,19 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, name strin
 		return fail(unix.EXDEV)
 	}
 	var st unix.Stat_t
-	if err := unix.Fstatat(fparent, from, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || !b.mine[fileKey{st.Dev, st.Ino}] {
+	if err := unix.Fstatat(fparent, from, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return cont
+	}
+	key := fileKey{st.Dev, st.Ino}
+	ours := fkey == b.rootKey && !b.protectedIn(fparent, true, from) &&
+		(st.Mode&unix.S_IFMT == unix.S_IFREG && b.topFiles[from] || st.Mode&unix.S_IFMT == unix.S_IFDIR && b.topDirs[from])
+	if !b.mine[key] && !ours {
 		return cont // one the broker did not make: Landlock's
 	}
 	if err := unix.Renameat(fparent, from, parent, name); err != nil {
 		return fail(err.(unix.Errno))
 	}
+	b.mine[key] = true
 	b.names[name] = true
 	return &seccompNotifResp{id: n.id}
 }

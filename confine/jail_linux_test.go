@@ -612,7 +612,7 @@ func TestJailTopLevel(t *testing.T) {
 // sed -i, chmod +x and run, rm -r) in both modes; with the filter alone
 // the first stage makes and serves it (broker_linux.go). What it makes
 // there under a protected name does not stay, nor a link (filter alone),
-// and the project's own directories are not moved into it; in the next
+// and the project's git directory is not moved into it; in the next
 // call the directory is an ordinary one (control).
 func TestJailNewDirectoryAtTop(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
@@ -655,13 +655,13 @@ mkdir gone && echo g > gone/f && mkdir gone/sub && echo h > gone/sub/f && rm -r 
 			}
 		}
 		bashrc := filepath.Join(j.home, ".bashrc")
-		_, _ = j.launch(t, projectWrite, "jail-sh", `mkdir t3 && echo x > t3/../../home/planted; mv src t3/; mv t3 src/t3; exit 0`)
+		_, _ = j.launch(t, projectWrite, "jail-sh", `mkdir t3 && echo x > t3/../../home/planted; mv .git t3/; mv t3 .git/t3; exit 0`)
 		if _, err := os.Lstat(filepath.Join(j.home, "planted")); err == nil {
 			t.Error("a write through a new directory landed in the home")
 		}
 		if !j.ns {
-			if _, err := os.Lstat(filepath.Join(j.project, "src/main.go")); err != nil {
-				t.Errorf("src was moved into a new directory: %v", err)
+			if _, err := os.Lstat(filepath.Join(j.project, ".git/config")); err != nil {
+				t.Errorf(".git was moved into a new directory: %v", err)
 			}
 			out, _ = j.launch(t, projectWrite, "jail-sh", fmt.Sprintf(`mkdir t4 && ln -s %q t4/rc && echo pwned > t4/rc; ln t4/../README.md t4/hard; exit 0`, bashrc))
 			for _, p := range []string{"t4/rc", "t4/hard"} {
@@ -689,6 +689,50 @@ mkdir gone && echo g > gone/f && mkdir gone/sub && echo h > gone/sub/f && rm -r 
 			if _, err := os.Lstat(filepath.Join(j.project, p)); err != nil {
 				t.Errorf("%s was removed by the call: %v", p, err)
 			}
+		}
+	})
+}
+
+// TestJailRenameAtTop: project-write renames at the project's top in
+// both modes: sed -i of a top-level file (a temporary file renamed over
+// it), a replace by os.replace, a file and a directory of the project
+// renamed and back (with the filter alone the first stage moves them,
+// broker_linux.go). Executable configuration is neither renamed away nor
+// replaced nor made by a rename, and nothing is moved into .git.
+func TestJailRenameAtTop(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		testfs.Write(t, filepath.Join(j.project, ".envrc"), []byte("export A=1\n"), 0o644)
+		if os.Getuid() == 0 {
+			if err := os.Lchown(filepath.Join(j.project, ".envrc"), nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, sh := range []string{
+			"sed -i s/original/changed/ README.md",
+			"mv README.md READ.md && mv READ.md README.md",
+			"mv docs docs2 && echo n > docs2/n && mv docs2 docs",
+			`python3 -c "import os; open('t.tmp','w').write('replaced\n'); os.replace('t.tmp','README.md')"`,
+		} {
+			out, code := j.launch(t, projectWrite, "jail-sh", sh)
+			checkProbe(t, []string{sh}, out, code, true)
+		}
+		if b, err := os.ReadFile(filepath.Join(j.project, "README.md")); err != nil || string(b) != "replaced\n" {
+			t.Errorf("README.md: %q %v", b, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(j.project, "docs/n")); err != nil || string(b) != "n\n" {
+			t.Errorf("docs/n: %q %v", b, err)
+		}
+		_, _ = j.launch(t, projectWrite, "jail-sh", "sed -i s/A=1/A=2/ .envrc; mv .envrc env.txt; cp README.md r.tmp && mv r.tmp .mcp.json; mv README.md .mcp.json; mv src .git/src; exit 0")
+		if b, err := os.ReadFile(filepath.Join(j.project, ".envrc")); err != nil || string(b) != "export A=1\n" {
+			t.Errorf(".envrc: %q %v", b, err)
+		}
+		for _, p := range []string{"env.txt", ".mcp.json", ".git/src"} {
+			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
+				t.Errorf("%s is in the project after the call", p)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(j.project, "src/main.go")); err != nil {
+			t.Errorf("src: %v", err)
 		}
 	})
 }

@@ -119,7 +119,7 @@ const (
 	tempNote     = "loopguard: the jail (CAP) gives the command a private temp directory: write under $TMPDIR, not the shared /tmp; otherwise " + askExact + "."
 	configNote   = "loopguard: the jail (CAP) keeps the project's executable configuration read-only (.git, .claude, .envrc...); to change it, " + askExact + "."
 	linkNote     = "loopguard: the jail (CAP) makes no symbolic link in the project (the file tools write there beside it), so no python -m venv either; to run it outside the jail, " + askExact + "."
-	topNote      = "loopguard: the jail (CAP) makes new files and directories at the project's top level and changes or removes what the project has there, but makes no link there and renames only what the call made; to run it unconfined, " + askExact + "."
+	topNote      = "loopguard: the jail (CAP) makes, changes, renames and removes files and directories at the project's top level, but makes no link there and leaves its executable configuration as it is; to run it unconfined, " + askExact + "."
 	readOnlyNote = "loopguard: the jail (CAP) writes nothing but its $TMPDIR, and outside the project reads only the system, toolchains and a few configuration files; to run it unconfined, " + askExact + "."
 	outsideNote  = "loopguard: the jail (CAP) writes nothing outside the project but its $TMPDIR, and reads there only the system, toolchains and a few configuration files; to run it unconfined, " + askExact + "."
 )
