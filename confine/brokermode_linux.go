@@ -16,7 +16,8 @@ import (
 	"github.com/loopguard/loopguard/fsx"
 )
 
-// A mode change with the filter alone. Landlock does not cover chmod, so
+// A mode change with the filter alone (and a change of times by path,
+// changeTimes, checked the same way). Landlock does not cover chmod, so
 // where the launch cannot make everything outside its write set read-only
 // (Claude Code's sandbox, Ubuntu 24.04) the filter refused every mode
 // change, the program's own files' too: `chmod +x run.sh` in the project
@@ -101,6 +102,44 @@ func (b *topBroker) changeMode(n *seccompNotif) *seccompNotifResp {
 	if mode&(unix.S_ISUID|unix.S_ISGID|unix.S_ISVTX|unix.S_IWOTH) != 0 {
 		return fail(unix.EPERM)
 	}
+	return b.change(n, c, func(self string) error { return unix.Fchmodat(unix.AT_FDCWD, self, mode, 0) })
+}
+
+// changeTimes answers utimensat by path (the filter lets one by a
+// descriptor through): the times of a file the program may write are set
+// here (tar x, touch -d, cp -p), every other refused.
+func (b *topBroker) changeTimes(n *seccompNotif) *seccompNotifResp {
+	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
+	a := n.args
+	flags := int(int32(a[3]))
+	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return fail(unix.EINVAL)
+	}
+	c := modeCall{dirfd: int32(a[0]), path: a[1], follow: flags&unix.AT_SYMLINK_NOFOLLOW == 0}
+	if flags&unix.AT_EMPTY_PATH != 0 {
+		if p, ok := readPath(int(n.pid), a[1]); ok && p == "" {
+			c.byFd = true
+		}
+	}
+	// NULL: both now.
+	ts := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
+	if a[2] != 0 {
+		var raw [2]unix.Timespec
+		local := []unix.Iovec{{Base: (*byte)(unsafe.Pointer(&raw[0]))}}
+		local[0].SetLen(int(unsafe.Sizeof(raw)))
+		remote := []unix.RemoteIovec{{Base: uintptr(a[2]), Len: int(unsafe.Sizeof(raw))}}
+		if m, err := unix.ProcessVMReadv(int(n.pid), local, remote, 0); err != nil || m != int(unsafe.Sizeof(raw)) {
+			return fail(unix.EFAULT)
+		}
+		ts = raw[:]
+	}
+	return b.change(n, c, func(self string) error { return unix.UtimesNanoAt(unix.AT_FDCWD, self, ts, 0) })
+}
+
+// change makes do(self), self the /proc/self/fd path of the file c names
+// for n's caller, when the program may change it; EPERM otherwise.
+func (b *topBroker) change(n *seccompNotif, c modeCall, do func(self string) error) *seccompNotifResp {
+	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
 	fd, ok := b.modeTarget(n, c)
 	if !ok {
 		return fail(unix.EPERM)
@@ -126,7 +165,7 @@ func (b *topBroker) changeMode(n *seccompNotif) *seccompNotifResp {
 	if err != nil || !b.mine[fileKey{st.Dev, st.Ino}] && !b.modeWritable(where) {
 		return fail(unix.EPERM)
 	}
-	if err := unix.Fchmodat(unix.AT_FDCWD, self, mode, 0); err != nil {
+	if err := do(self); err != nil {
 		if e, ok := err.(unix.Errno); ok {
 			return fail(e)
 		}

@@ -284,9 +284,8 @@ func TestJailLeavesNoLinkInSharedTemp(t *testing.T) {
 // TestJailMetadata: Landlock does not cover chmod, chown, times or
 // extended attributes. Outside the write set none of them changes, by
 // path or by a descriptor opened for reading; inside it (project-write's
-// own files) a mode changes in both modes (control: with the filter
-// alone the first stage makes it, brokermode_linux.go), times by path
-// only where the launch has its own mount namespace.
+// own files) a mode and times by path change in both modes (control:
+// with the filter alone the first stage makes them, brokermode_linux.go).
 func TestJailMetadata(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		settings := filepath.Join(j.home, ".claude/settings.json")
@@ -319,7 +318,7 @@ func TestJailMetadata(t *testing.T) {
 		out, code = j.launch(t, projectWrite, "jail-sh", "touch docs/new.txt docs/guide.md")
 		checkProbe(t, []string{"project-write touch (control)"}, out, code, true)
 		out, code = j.launch(t, projectWrite, "jail-utimes", filepath.Join(j.project, "docs/guide.md"))
-		checkProbe(t, []string{"project-write utimes by path of its own file"}, out, code, j.ns)
+		checkProbe(t, []string{"project-write utimes by path of its own file"}, out, code, true)
 		for p, want := range map[string]os.FileMode{settings: 0o600, key: 0o600, gitConfig: 0o600, gitconfig: 0o600} {
 			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
 				t.Errorf("%s: mode %v %v", p, fi.Mode(), err)
@@ -328,9 +327,9 @@ func TestJailMetadata(t *testing.T) {
 	})
 }
 
-// TestJailModeChange: with the filter alone a mode change goes to the
-// first stage (brokermode_linux.go), which makes it only for a file the
-// program may write. Refused there: a file outside reached through a link
+// TestJailModeChange: with the filter alone a mode change, and a change
+// of times by path, go to the first stage (brokermode_linux.go), which
+// makes them only for a file the program may write. Refused there: a file outside reached through a link
 // in the project, by path or by a descriptor; a file with a second name
 // outside (a hard link); the project's top, its git directory and its
 // executable configuration (.envrc); a set-id bit and a mode other users may
@@ -362,6 +361,8 @@ func TestJailModeChange(t *testing.T) {
 			{"jail-chmod", filepath.Join(j.project, "src"), "750"},
 			{"jail-sh", `f="$TMPDIR/t.sh" && printf '#!/bin/sh\necho ok\n' > "$f" && chmod +x "$f" && "$f"`},
 			{"jail-sh", "chmod 755 src/run.sh && src/run.sh"},
+			{"jail-utimes", script},
+			{"jail-sh", "touch -d 2001-02-03 src/run.sh && mkdir -p t && tar -cf t.tar src/run.sh && cd t && tar -xf ../t.tar"},
 			// A new file at the top (the broker makes it with the filter
 			// alone), then made executable.
 			{"jail-sh", "printf '#!/bin/sh\\necho top\\n' > top.sh && chmod +x top.sh && ./top.sh"},
@@ -381,6 +382,7 @@ func TestJailModeChange(t *testing.T) {
 				{"jail-chmod", filepath.Join(j.project, "src/rc"), "777"},
 				{"jail-chmod", filepath.Join(j.project, "src/rc"), "700"},
 				{"jail-chmod", j.project, "700"},
+				{"jail-utimes", filepath.Join(j.project, "src/rc")},
 			} {
 				out, code := j.launch(t, projectWrite, p...)
 				checkProbe(t, p, out, code, false)
@@ -393,6 +395,9 @@ func TestJailModeChange(t *testing.T) {
 			{"jail-chmod", filepath.Join(j.project, ".envrc"), "755"},
 			{"jail-chmod", "src/key", "644"},
 			{"jail-chmod", "../home/.ssh/id_rsa", "644"},
+			{"jail-utimes", filepath.Join(j.project, "src/key")},
+			{"jail-utimes", filepath.Join(j.project, ".envrc")},
+			{"jail-utimes", "../home/.bashrc"},
 		} {
 			out, code := j.launch(t, projectWrite, p...)
 			checkProbe(t, p, out, code, false)
@@ -402,6 +407,14 @@ func TestJailModeChange(t *testing.T) {
 			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
 				t.Errorf("%s: mode %v %v, want %v", p, fi.Mode(), err, want)
 			}
+		}
+		for _, p := range []string{key, bashrc, filepath.Join(j.project, ".envrc")} {
+			if fi, err := os.Stat(p); err != nil || fi.ModTime().Unix() == 1 {
+				t.Errorf("%s: its times were set (%v)", p, err)
+			}
+		}
+		if fi, err := os.Stat(filepath.Join(j.project, "t/src/run.sh")); err != nil || fi.ModTime().Year() != 2001 {
+			t.Errorf("control: tar x kept no time: %v", err)
 		}
 		if !j.ns {
 			if fi, err := os.Stat(script); err != nil || fi.Mode().Perm() != 0o755 {

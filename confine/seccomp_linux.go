@@ -53,9 +53,10 @@ import (
 //     chown, utime and setxattr families): Landlock does not handle them,
 //     so a read-only file of the user's could be made writable by others,
 //     executable, or older than what make compares it with. With broker
-//     too, a mode change goes to the first stage, which makes it for a
-//     file the program may write (chmod +x of a script in the project)
-//     and refuses every other (brokermode_linux.go).
+//     too, a mode change, and a change of times by path, go to the first
+//     stage, which makes it for a file the program may write (chmod +x of
+//     a script in the project, tar x) and refuses every other
+//     (brokermode_linux.go).
 //
 // With broker (the filter alone under a capability that writes the
 // project), every call that makes or removes a name (openat with O_CREAT,
@@ -295,11 +296,17 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 	}
 	p[len(p)-1].jf = "allow" // a number none of the lists holds
 	if o.metadata {
+		// With the broker, by path it goes to the first stage, which sets
+		// the times of a file the program may write (brokermode_linux.go).
+		byPath := "eperm"
+		if o.broker {
+			byPath = "notify"
+		}
 		p = append(p,
 			insn{label: "utimens", code: ld, k: offArg1},
-			insn{code: jeq, k: 0, jf: "eperm"},
+			insn{code: jeq, k: 0, jf: byPath},
 			insn{code: ld, k: offArg1 + 4}, // the high 32 bits
-			insn{code: jeq, k: 0, jt: "allow", jf: "eperm"},
+			insn{code: jeq, k: 0, jt: "allow", jf: byPath},
 		)
 	}
 	if o.broker {
