@@ -54,10 +54,9 @@ import (
 // directory it made (the same directory, by device and inode): a path
 // through a link elsewhere is the kernel's to judge. A rename into what
 // it serves from anywhere else, or out of a directory it made, is
-// answered EXDEV (mv and go build then copy, which it serves). In a
-// directory it made, a file it made is written by an open with O_CREAT
-// (a shell's > and >>, every build tool's output); one opened for
-// writing without it is refused (no rule there).
+// answered EXDEV (mv and go build then copy, which it serves). A file it
+// made, opened again for writing without O_CREAT (Python's "r+"), it
+// opens again too (reopen): no rule reaches it.
 
 // Seccomp's user notification structures (linux/seccomp.h).
 type (
@@ -295,8 +294,11 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		return b.changeTimes(n) // by path: made or refused, never continued
 	}
 	c, ok := brokeredCall(n)
-	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&unix.O_CREAT == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
+	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&(unix.O_CREAT|unix.O_WRONLY|unix.O_RDWR) == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
 		return cont
+	}
+	if c.open() && c.flags&unix.O_CREAT == 0 {
+		return b.reopen(n, c)
 	}
 	if (c.unlink || c.rmdir) && !b.mayBeMine(n, c.path, c.rmdir) {
 		return cont // rm -r of a tree: nothing the broker made or removes
@@ -387,6 +389,36 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	}
 	b.made(fileKey{st.Dev, st.Ino}, name, false)
 	return b.hand(n, fd, c, parent, name)
+}
+
+// open reports whether c is an open (not a name made or removed).
+func (c brokered) open() bool { return !c.unlink && !c.rmdir && !c.rename && !c.name }
+
+// reopen answers an open for writing without O_CREAT: a file the broker
+// made (at the top, or in a directory it made, which no rule reaches) is
+// opened again for the program; any other open is the kernel's.
+func (b *topBroker) reopen(n *seccompNotif, c brokered) *seccompNotifResp {
+	cont := &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	if len(b.mine) == 0 {
+		return cont
+	}
+	name, parent, key, ok := b.resolve(n, c.dirfd, c.path, true, false)
+	if !ok {
+		return cont
+	}
+	defer unix.Close(parent)
+	if key != b.rootKey && !b.dirs[key] {
+		return cont
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || !b.mine[fileKey{st.Dev, st.Ino}] {
+		return cont
+	}
+	fd, err := unix.Openat(parent, name, c.flags&passFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &seccompNotifResp{id: n.id, error: -int32(err.(unix.Errno))}
+	}
+	return b.hand(n, fd, c, -1, "")
 }
 
 // made records a file or directory the broker made, named name.

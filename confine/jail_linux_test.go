@@ -622,7 +622,8 @@ func TestJailTopLevel(t *testing.T) {
 
 // TestJailNewDirectoryAtTop: project-write makes a directory at the
 // project's top and works in it (mkdir build, mkdir -p dist/a/b, cp, mv,
-// sed -i, chmod +x and run, rm -r) in both modes; with the filter alone
+// sed -i, chmod +x and run, rm -r, a file opened again for writing
+// without O_CREAT, there and at the top) in both modes; with the filter alone
 // the first stage makes and serves it (broker_linux.go). What it makes
 // there under a protected name does not stay, nor a link (filter alone),
 // and the project's git directory is not moved into it; in the next
@@ -633,9 +634,16 @@ func TestJailNewDirectoryAtTop(t *testing.T) {
 mkdir build/ && echo x > build/out && echo y >> build/out
 mkdir -p dist/assets/img && cp README.md dist/assets/img/ && mv build/out build/out2 && sed -i s/x/z/ build/out2
 mkdir bin && printf '#!/bin/sh\necho ran\n' > bin/run && chmod +x bin/run && bin/run > bin/log
-mkdir gone && echo g > gone/f && mkdir gone/sub && echo h > gone/sub/f && rm -r gone`)
+mkdir gone && echo g > gone/f && mkdir gone/sub && echo h > gone/sub/f && rm -r gone
+python3 -c "
+for p in ('build/db', 'top.db'):
+    open(p, 'w').write('xx')
+    with open(p, 'r+') as f:
+        f.write('y')
+"`)
 		checkProbe(t, []string{"mkdir at the top and work there"}, out, code, true)
-		for p, want := range map[string]string{"build/out2": "z\ny\n", "dist/assets/img/README.md": "original\n", "bin/log": "ran\n"} {
+		for p, want := range map[string]string{"build/out2": "z\ny\n", "dist/assets/img/README.md": "original\n", "bin/log": "ran\n",
+			"build/db": "yx", "top.db": "yx"} {
 			if b, err := os.ReadFile(filepath.Join(j.project, p)); err != nil || string(b) != want {
 				t.Errorf("%s: %q %v, want %q", p, b, err, want)
 			}

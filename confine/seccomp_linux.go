@@ -59,7 +59,8 @@ import (
 //     (brokermode_linux.go).
 //
 // With broker (the filter alone under a capability that writes the
-// project), every call that makes or removes a name (openat with O_CREAT,
+// project), every open for writing, and every call that makes or removes
+// a name (openat with O_CREAT,
 // mkdirat, mknodat, symlinkat, linkat, renameat2, unlinkat and amd64's
 // older forms) goes to the launcher's first stage instead
 // (SECCOMP_RET_USER_NOTIF, broker_linux.go), which makes new files at the
@@ -310,14 +311,17 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		)
 	}
 	if o.broker {
+		// An open that creates, or that writes (a file the broker made,
+		// opened again without O_CREAT: Python's "r+", which no rule
+		// reaches).
 		p = append(p,
 			insn{label: "openat", code: ld, k: offArg2}, // the flags
-			insn{code: jset, k: unix.O_CREAT, jt: "notify", jf: "allow"},
+			insn{code: jset, k: unix.O_CREAT | unix.O_WRONLY | unix.O_RDWR, jt: "notify", jf: "allow"},
 		)
 		if legacyOpen != 0 {
 			p = append(p,
 				insn{label: "open", code: ld, k: offArg1},
-				insn{code: jset, k: unix.O_CREAT, jt: "notify", jf: "allow"},
+				insn{code: jset, k: unix.O_CREAT | unix.O_WRONLY | unix.O_RDWR, jt: "notify", jf: "allow"},
 			)
 		}
 		p = append(p, insn{label: "notify", code: ret, k: uint32(unix.SECCOMP_RET_USER_NOTIF)})
