@@ -447,17 +447,7 @@ func TestJailCallCost(t *testing.T) {
 	// One line for make bench (bench/cmd/budgets reads it).
 	t.Logf("jail-cost rounds=%d calls=%d sandbox_ms=%.1f jail_ms=%.1f cost_ms=%.1f sandbox_cpu_ms=%.1f jail_cpu_ms=%.1f cost_cpu_ms=%.1f",
 		rounds, long, median(sandboxSlopes), median(jailSlopes), median(costs), median(sandboxCPU), median(jailCPU), median(costsCPU))
-	entries, err := e.g.Audit(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jailed := 0
-	for _, en := range entries {
-		if en.Event == "PreToolUse" && en.Reason == "jailed" {
-			jailed++
-		}
-	}
-	if want := rounds * (1 + long); jailed != want {
+	if want, jailed := rounds*(1+long), jailedCalls(t, e); jailed != want {
 		t.Errorf("%d calls ran in the jail, want %d", jailed, want)
 	}
 }
@@ -762,18 +752,25 @@ func TestJailEverydayTopLevel(t *testing.T) {
 		if fi, err := os.Stat(secret); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("the secret's mode: %v %v", fi.Mode(), err)
 		}
-		entries, err := e.g.Audit(e.ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		jailed := 0
-		for _, en := range entries {
-			if en.Event == "PreToolUse" && en.Reason == "jailed" {
-				jailed++
-			}
-		}
-		if jailed != 4 {
+		if jailed := jailedCalls(t, e); jailed != 4 {
 			t.Errorf("%d of the 4 calls ran in the jail without a decision", jailed)
 		}
 	})
+}
+
+// jailedCalls counts the calls e's audit log shows run in the jail with no
+// decision (PreToolUse, jailed).
+func jailedCalls(t *testing.T, e *env) int {
+	t.Helper()
+	entries, err := e.g.Audit(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, en := range entries {
+		if en.Event == "PreToolUse" && en.Reason == "jailed" {
+			n++
+		}
+	}
+	return n
 }
