@@ -20,11 +20,27 @@ func TestBrokerCost(t *testing.T) {
 	base := j.env
 	loop := `i=0; while [ $i -lt 1000 ]; do : > "$TMPDIR/f$i"; i=$((i+1)); done`
 	rm := `mkdir "$TMPDIR/d" && cd "$TMPDIR/d" && ` + loop + ` && cd / && rm -r "$TMPDIR/d"`
-	for _, w := range []struct{ name, script string }{{"true", "true"}, {"1000 creates in TMPDIR", loop}, {"1000 creates and rm -r", rm}} {
+	// Opens for writing without O_CREAT (of a file of the project the
+	// broker did not make: handed back to the kernel), and 1000 files made
+	// in a new directory at the top, which only the broker serves (its
+	// "without" is the same script with the directory made beforehand by
+	// the launch, in TMPDIR).
+	reopen := `python3 -c "
+for i in range(1000):
+    open('docs/guide.md', 'r+').close()
+"`
+	newDir := `mkdir build && cd build && i=0; while [ $i -lt 1000 ]; do : > "f$i"; i=$((i+1)); done; cd .. && rm -r build`
+	for _, w := range []struct{ name, script, without string }{{"true", "true", ""}, {"1000 creates in TMPDIR", loop, ""},
+		{"1000 creates and rm -r", rm, ""}, {"1000 opens for writing without O_CREAT", reopen, ""},
+		{"1000 creates in a new directory at the top, and rm -r", newDir, rm}} {
 		var cpu [2][]time.Duration
 		var wall [2][]time.Duration
 		for i := 0; i < 15; i++ {
 			for k, off := range []bool{false, true} {
+				script := w.script
+				if off && w.without != "" {
+					script = w.without
+				}
 				j.env = base
 				if off {
 					j.env = append(slices.Clone(base), "LG_CONFINE_NO_BROKER=1")
@@ -32,7 +48,7 @@ func TestBrokerCost(t *testing.T) {
 				var before, after syscall.Rusage
 				_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
 				start := time.Now()
-				out, code := j.launch(t, projectWrite, "jail-sh", w.script)
+				out, code := j.launch(t, projectWrite, "jail-sh", script)
 				wall[k] = append(wall[k], time.Since(start))
 				_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &after)
 				if code != 0 {
