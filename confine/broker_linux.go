@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -24,39 +25,42 @@ import (
 // namespaces of its own the launch mounts each protected entry read-only
 // and grants the top whole (isolate); with the filter alone (Claude
 // Code's sandbox, Ubuntu 24.04) no Landlock rule can tell `app` from
-// `.git/hooks/pre-commit`. So there the launcher makes new files at the
-// top itself: the filter sends every open with O_CREAT, and every unlink,
-// to the first stage (seccomp's user notification), which
+// `.git/hooks/pre-commit`. The same holds of every directory that has
+// executable configuration or an instruction file below it (a monorepo's
+// pkg/web with its own CLAUDE.md, and pkg): the plan gives their files
+// and clean subdirectories rules of their own, never the directory whole
+// (Plan.Unclean). So there the launcher makes new names itself: the
+// filter sends every open with O_CREAT or for writing, every unlink and
+// rename, and every mkdir, to the first stage (seccomp's user
+// notification), which in such a directory (a served one):
 //
-//   - for a name directly in the project's top that does not exist and is
-//     not executable configuration or an instruction file (policy's one
-//     list, the hook directories core.hooksPath names), creates it (never
-//     through a link, never an existing file: O_CREAT|O_EXCL|O_NOFOLLOW,
-//     the program's umask) and hands the program its descriptor, as if
-//     its own open had made it;
+//   - for a name that does not exist and is not executable configuration
+//     or an instruction file (policy's one list, the hook directories
+//     core.hooksPath names), creates it (never through a link, never an
+//     existing file: O_CREAT|O_EXCL|O_NOFOLLOW, the program's umask) and
+//     hands the program its descriptor, as if its own open had made it;
 //   - refuses a protected name there (EACCES, what Landlock says);
-//   - opens again, or removes, a file it made in this call, by the same
-//     name and still the same file (go build's umask probe, a log opened
-//     twice with O_APPEND);
-//   - makes a new directory there (mkdir build, mkdir -p dist/assets),
-//     and serves the directories it made as it serves the top, since no
-//     Landlock rule reaches them: it makes, opens again, removes and
-//     renames what it made in them, removes them (rm -r build), and lets
-//     nothing else be made there (a link, a node, a name from elsewhere:
-//     EXDEV, or the kernel's refusal);
+//   - opens again, renames or removes a file it made in this call, known
+//     by device and inode (go build's umask probe, a log opened twice
+//     with O_APPEND, Python's "r+", npm's write-file-atomic);
+//   - makes a new directory (mkdir build, mkdir -p dist/assets), and
+//     serves the directories it made too, since no Landlock rule reaches
+//     them (rm -r build removes them);
+//   - renames and removes the write set's own files and directories
+//     there (sed -i README.md: a temporary file renamed over it; mv docs
+//     docs.old; rm -r dist), never executable configuration;
 //   - lets every other call go on to the kernel unchanged, where Landlock
 //     decides as before (SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel
 //     reads the call's arguments again, so a program that changes them
-//     meanwhile gets what Landlock grants, never more).
+//     meanwhile gets what Landlock grants, never more): a link or a node
+//     (refused: no rule), an existing file's own rule.
 //
 // It acts only on what it resolved itself, from the program's directory
-// or descriptor by /proc, and only when that is the project's top or a
-// directory it made (the same directory, by device and inode): a path
-// through a link elsewhere is the kernel's to judge. A rename into what
-// it serves from anywhere else, or out of a directory it made, is
-// answered EXDEV (mv and go build then copy, which it serves). A file it
-// made, opened again for writing without O_CREAT (Python's "r+"), it
-// opens again too (reopen): no rule reaches it.
+// or descriptor by /proc, and only when that is a directory it serves
+// (the same directory, by device and inode): a path through a link
+// elsewhere is the kernel's to judge. A rename into what it serves from
+// anywhere else, or out of a directory it made, is answered EXDEV (mv
+// and go build then copy, which it serves).
 
 // Seccomp's user notification structures (linux/seccomp.h).
 type (
@@ -103,14 +107,19 @@ type topBroker struct {
 	mine  map[fileKey]bool
 	dirs  map[fileKey]bool
 	names map[string]bool
-	// topDirs and topFiles are the plan's directories and files of the
-	// write set at the top: the broker removes them (rm -r dist, rm
-	// package-lock.json), which Landlock cannot grant at the top alone.
-	topDirs, topFiles map[string]bool
-	modeSet           func() modeSet // where a mode may change (brokermode_linux.go)
-	stop              [2]int         // a pipe: closing stop[1] ends serve
-	done              chan struct{}
-	started           bool
+	// served are the project's directories no rule reaches whole (the
+	// top, and every one that holds executable configuration below it:
+	// Plan.Unclean), by device and inode, with their paths; ours are the
+	// write set's files and directories directly in them, which the
+	// broker renames and removes (rm -r dist, sed -i README.md), and
+	// ourNames their last names (the unlink gate).
+	served   map[fileKey]string
+	ours     map[string]bool
+	ourNames map[string]bool
+	modeSet  func() modeSet // where a mode may change (brokermode_linux.go)
+	stop     [2]int         // a pipe: closing stop[1] ends serve
+	done     chan struct{}
+	started  bool
 }
 
 // newTopBroker opens the project's top for plan; conn receives the
@@ -126,8 +135,8 @@ func newTopBroker(plan Plan, e Env, conn *os.File) (*topBroker, error) {
 		return nil, err
 	}
 	b := &topBroker{conn: conn, listener: -1, root: root, rootKey: fileKey{st.Dev, st.Ino}, project: plan.Project,
-		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, modeSet: newModeSet(plan), done: make(chan struct{}),
-		topDirs: topLevel(plan.Project, plan.WriteDirs), topFiles: topLevel(plan.Project, plan.WriteFiles)}
+		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, modeSet: newModeSet(plan), done: make(chan struct{})}
+	b.findServed(plan)
 	e.Places.HooksPaths = plan.hooksPaths
 	b.pl = e.Places.Prepare()
 	if err := unix.Pipe2(b.stop[:], unix.O_CLOEXEC); err != nil {
@@ -300,7 +309,7 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	if c.open() && c.flags&unix.O_CREAT == 0 {
 		return b.reopen(n, c)
 	}
-	if (c.unlink || c.rmdir) && !b.mayBeMine(n, c.path, c.rmdir) {
+	if (c.unlink || c.rmdir) && !b.mayBeMine(n, c.path) {
 		return cont // rm -r of a tree: nothing the broker made or removes
 	}
 	name, parent, key, ok := b.resolve(n, c.dirfd, c.path, !c.rename, c.mkdir || c.rmdir)
@@ -314,7 +323,8 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		// of the project: never made (Landlock cannot refuse a name).
 		return fail(unix.EACCES)
 	}
-	served := top || b.dirs[key]
+	dir, unclean := b.served[key]
+	served := unclean || b.dirs[key]
 	if c.rename && !served {
 		return b.renameIn(n, c)
 	}
@@ -332,7 +342,7 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		if exists {
 			dest = &st
 		}
-		return b.renameTo(n, c, parent, top, name, dest)
+		return b.renameTo(n, c, parent, dir, name, dest)
 	}
 	switch {
 	case c.mkdir && exists:
@@ -352,10 +362,11 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		}
 		delete(b.mine, fileKey{st.Dev, st.Ino})
 		return &seccompNotifResp{id: n.id}
-	case top && exists && !b.protectedIn(parent, top, name) && (c.rmdir && st.Mode&unix.S_IFMT == unix.S_IFDIR && b.topDirs[name] ||
-		c.unlink && st.Mode&unix.S_IFMT == unix.S_IFREG && b.topFiles[name]):
-		// A directory or file of the write set at the top (rm -r dist,
-		// rm package-lock.json): its contents are the program's already.
+	case unclean && exists && b.ours[filepath.Join(dir, name)] && !b.protectedIn(parent, top, name) &&
+		(c.rmdir && st.Mode&unix.S_IFMT == unix.S_IFDIR || c.unlink && st.Mode&unix.S_IFMT == unix.S_IFREG):
+		// A directory or file of the write set in a directory no rule
+		// reaches whole (rm -r dist, rm package-lock.json): its contents
+		// are the program's already.
 		flags := 0
 		if c.rmdir {
 			flags = unix.AT_REMOVEDIR
@@ -407,7 +418,7 @@ func (b *topBroker) reopen(n *seccompNotif, c brokered) *seccompNotifResp {
 		return cont
 	}
 	defer unix.Close(parent)
-	if key != b.rootKey && !b.dirs[key] {
+	if _, unclean := b.served[key]; !unclean && !b.dirs[key] {
 		return cont
 	}
 	var st unix.Stat_t
@@ -457,14 +468,10 @@ func (b *topBroker) makeDir(n *seccompNotif, c brokered, parent int, name string
 }
 
 // mayBeMine: the last name of the path at addr is one the broker made in
-// this call, or one of the write set at the top (rmdir: a directory's),
-// which it may remove (where it is, resolve finds).
-func (b *topBroker) mayBeMine(n *seccompNotif, addr uint64, rmdir bool) bool {
-	top := b.topFiles
-	if rmdir {
-		top = b.topDirs
-	}
-	if len(b.names) == 0 && len(top) == 0 {
+// this call, or one of the write set's in a directory it serves, which it
+// may remove (where it is, resolve finds).
+func (b *topBroker) mayBeMine(n *seccompNotif, addr uint64) bool {
+	if len(b.names) == 0 && len(b.ourNames) == 0 {
 		return false
 	}
 	path, ok := readPath(int(n.pid), addr)
@@ -473,18 +480,30 @@ func (b *topBroker) mayBeMine(n *seccompNotif, addr uint64, rmdir bool) bool {
 	}
 	path = strings.TrimRight(path, "/")
 	name := path[strings.LastIndexByte(path, '/')+1:]
-	return b.names[name] || top[name]
+	return b.names[name] || b.ourNames[name]
 }
 
-// topLevel are the names of the paths directly in project.
-func topLevel(project string, paths []string) map[string]bool {
-	m := map[string]bool{}
-	for _, p := range paths {
-		if filepath.Dir(p) == project {
-			m[filepath.Base(p)] = true
+// findServed finds the directories the broker serves and the write set's
+// entries in them (plan.Unclean, the write set): a directory that is not
+// one now (a link, gone) is not served.
+func (b *topBroker) findServed(plan Plan) {
+	b.served = map[fileKey]string{b.rootKey: plan.Project}
+	b.ours, b.ourNames = map[string]bool{}, map[string]bool{}
+	paths := map[string]bool{plan.Project: true}
+	for _, d := range plan.Unclean {
+		var st unix.Stat_t
+		if d == plan.Project || !fsx.Within(d, plan.Project) || unix.Lstat(d, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		b.served[fileKey{st.Dev, st.Ino}] = d
+		paths[d] = true
+	}
+	for _, p := range slices.Concat(plan.WriteDirs, plan.WriteFiles) {
+		if paths[filepath.Dir(p)] {
+			b.ours[p] = true
+			b.ourNames[filepath.Base(p)] = true
 		}
 	}
-	return m
 }
 
 // renameTo answers a rename to name in parent, a directory the broker
@@ -501,12 +520,12 @@ func topLevel(project string, paths []string) map[string]bool {
 // answered EXDEV, on which mv and go copy it instead (which the broker
 // serves); any other name that exists is the kernel's to judge (Landlock
 // refuses it, as before).
-func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, top bool, name string, dest *unix.Stat_t) *seccompNotifResp {
+func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name string, dest *unix.Stat_t) *seccompNotifResp {
 	cont := &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
 	if dest != nil {
 		switch {
-		case !b.mine[fileKey{dest.Dev, dest.Ino}] && !(top && dest.Mode&unix.S_IFMT == unix.S_IFREG && b.topFiles[name]):
+		case !b.mine[fileKey{dest.Dev, dest.Ino}] && !(dir != "" && dest.Mode&unix.S_IFMT == unix.S_IFREG && b.ours[filepath.Join(dir, name)]):
 			return cont
 		case c.noReplace:
 			return fail(unix.EEXIST)
@@ -517,7 +536,8 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, top bool, 
 		return fail(unix.EXDEV)
 	}
 	defer unix.Close(fparent)
-	if fkey != b.rootKey && !b.dirs[fkey] {
+	fdir, funclean := b.served[fkey]
+	if !funclean && !b.dirs[fkey] {
 		return fail(unix.EXDEV)
 	}
 	var st unix.Stat_t
@@ -525,8 +545,8 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, top bool, 
 		return cont
 	}
 	key := fileKey{st.Dev, st.Ino}
-	ours := fkey == b.rootKey && !b.protectedIn(fparent, true, from) &&
-		(st.Mode&unix.S_IFMT == unix.S_IFREG && b.topFiles[from] || st.Mode&unix.S_IFMT == unix.S_IFDIR && b.topDirs[from])
+	ours := funclean && b.ours[filepath.Join(fdir, from)] && !b.protectedIn(fparent, fkey == b.rootKey, from) &&
+		(st.Mode&unix.S_IFMT == unix.S_IFREG || st.Mode&unix.S_IFMT == unix.S_IFDIR)
 	if !b.mine[key] && !ours {
 		return cont // one the broker did not make: Landlock's
 	}
@@ -597,7 +617,7 @@ func (b *topBroker) renameIn(n *seccompNotif, c brokered) *seccompNotifResp {
 		// copies it, name by name.
 		return &seccompNotifResp{id: n.id, error: -int32(unix.EXDEV)}
 	}
-	if key == b.rootKey {
+	if _, unclean := b.served[key]; unclean {
 		return cont
 	}
 	var st unix.Stat_t

@@ -758,6 +758,60 @@ func TestJailRenameAtTop(t *testing.T) {
 	})
 }
 
+// TestJailUncleanDirectory: a directory that holds executable
+// configuration or an instruction file below it (a monorepo's
+// pkg/web/CLAUDE.md) gets no rule whole, like the top: in both modes
+// project-write makes, renames and removes files and directories in it
+// and in its parent (with the filter alone the first stage serves them,
+// broker_linux.go). The instruction file itself is not written, renamed,
+// replaced or removed, and none is made beside it.
+func TestJailUncleanDirectory(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		web := filepath.Join(j.project, "pkg/web")
+		testfs.Tree(t, j.root, []byte("x\n"), 0o644, "proj/pkg/web/CLAUDE.md", "proj/pkg/web/index.ts", "proj/pkg/web/src/a.ts", "proj/pkg/README.md")
+		if os.Getuid() == 0 {
+			err := filepath.Walk(filepath.Join(j.project, "pkg"), func(p string, _ os.FileInfo, err error) error {
+				if err != nil {
+					return err
+				}
+				return os.Lchown(p, nobody, nobody)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, sh := range []string{
+			"echo n > pkg/web/new.ts && echo m > pkg/new.txt",
+			"mkdir pkg/web/dist && echo d > pkg/web/dist/out.js && chmod +x pkg/web/dist/out.js",
+			"sed -i s/x/y/ pkg/web/index.ts && mv pkg/README.md pkg/NOTES.md",
+			"rm pkg/web/new.ts && rm -r pkg/web/src",
+		} {
+			out, code := j.launch(t, projectWrite, "jail-sh", sh)
+			checkProbe(t, []string{sh}, out, code, true)
+		}
+		for p, want := range map[string]string{"pkg/new.txt": "m\n", "pkg/web/dist/out.js": "d\n", "pkg/web/index.ts": "y\n", "pkg/NOTES.md": "x\n"} {
+			if b, err := os.ReadFile(filepath.Join(j.project, p)); err != nil || string(b) != want {
+				t.Errorf("%s: %q %v, want %q", p, b, err, want)
+			}
+		}
+		for _, p := range []string{"pkg/web/new.ts", "pkg/web/src"} {
+			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
+				t.Errorf("%s, removed by the call, is in the project", p)
+			}
+		}
+		_, _ = j.launch(t, projectWrite, "jail-sh", "echo p >> pkg/web/CLAUDE.md; sed -i s/x/p/ pkg/web/CLAUDE.md; echo p > c.tmp && mv c.tmp pkg/web/CLAUDE.md; "+
+			"mv pkg/web/CLAUDE.md pkg/web/c.md; rm -f pkg/web/CLAUDE.md; echo p > pkg/web/AGENTS.md; mkdir pkg/web/.claude; echo p > pkg/.envrc; exit 0")
+		if b, err := os.ReadFile(filepath.Join(web, "CLAUDE.md")); err != nil || string(b) != "x\n" {
+			t.Errorf("pkg/web/CLAUDE.md: %q %v", b, err)
+		}
+		for _, p := range []string{"pkg/web/c.md", "pkg/web/AGENTS.md", "pkg/web/.claude", "pkg/.envrc"} {
+			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
+				t.Errorf("%s is in the project after the call", p)
+			}
+		}
+	})
+}
+
 // topNames are the names at dir's top.
 func topNames(t *testing.T, dir string) map[string]bool {
 	t.Helper()

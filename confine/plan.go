@@ -108,6 +108,12 @@ type Plan struct {
 	// their change times: after the call, a directory whose change time
 	// moved is read again for what was created in it (sweep).
 	Dirs map[string]int64 `json:"-"`
+	// Unclean are the project's directories that hold executable
+	// configuration somewhere below, and the top: no rule reaches them
+	// whole (their files and clean subdirectories have their own), so with
+	// the filter alone the broker makes their new names
+	// (broker_linux.go).
+	Unclean []string `json:"-"`
 	// SharedTemp is the temp directory the launch was given ($TMPDIR or
 	// /tmp), which it does not write.
 	SharedTemp string
@@ -470,6 +476,7 @@ func (b *planner) writeProject(s Spec, gitDirs []string) {
 	p.WriteFiles = append(p.WriteFiles, w.files...)
 	p.Held = append(w.held, p.GitPins...)
 	p.Dirs = w.seen
+	p.Unclean = w.unclean
 	// The top may be written as a whole (a new file there: go build -o
 	// app .) only where each protected entry of the project is mounted
 	// read-only (a launch with its own mount namespace: isolate) and the
@@ -506,6 +513,7 @@ type walker struct {
 	held     []string         // protected entries, kept read-only
 	heldLink bool             // one of them is a link
 	seen     map[string]int64 // every directory walked: its change time
+	unclean  []string         // directories walked whole that are not clean (the top too)
 }
 
 func newWalker(pl policy.Places, project string, git bool) *walker {
@@ -596,6 +604,7 @@ func (w *walker) walk(dir string, top bool) bool {
 	if clean && !top {
 		return true
 	}
+	w.unclean = append(w.unclean, dir)
 	for _, k := range kids {
 		switch {
 		case k.dir && k.clean:
