@@ -334,7 +334,8 @@ func TestJailMetadata(t *testing.T) {
 // outside (a hard link); the project's top, its git directory and its
 // executable configuration (.envrc); a set-id bit and a mode other users may
 // write. Controls, in both modes: chmod +x of a script, of a directory,
-// by a descriptor, in the call's own TMPDIR, and the script then runs.
+// by a descriptor, in the call's own TMPDIR, and the script then runs;
+// cp -p, cp -a and install -m.
 func TestJailModeChange(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		key := filepath.Join(j.home, ".ssh/id_rsa")
@@ -362,6 +363,9 @@ func TestJailModeChange(t *testing.T) {
 			{"jail-sh", `f="$TMPDIR/t.sh" && printf '#!/bin/sh\necho ok\n' > "$f" && chmod +x "$f" && "$f"`},
 			{"jail-sh", "chmod 755 src/run.sh && src/run.sh"},
 			{"jail-utimes", script},
+			// Extended attributes are refused as unsupported (EOPNOTSUPP), so
+			// these copy the mode alone.
+			{"jail-sh", "mkdir -p t/s && cp src/run.sh t/s/ && cp -p src/run.sh docs/p.sh && cp -a t docs/a && install -m 750 src/run.sh docs/i.sh && test -x docs/i.sh && test -x docs/a/s/run.sh"},
 			{"jail-sh", "touch -d 2001-02-03 src/run.sh && mkdir -p t && tar -cf t.tar src/run.sh && cd t && tar -xf ../t.tar"},
 			// A new file at the top (the broker makes it with the filter
 			// alone), then made executable.

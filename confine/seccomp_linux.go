@@ -50,7 +50,8 @@ import (
 //     read and overwrote another process's shared memory (issue #35);
 //   - with metadata, every call that changes a file's mode, owner, times
 //     or extended attributes, by path or by descriptor (EPERM: the chmod,
-//     chown, utime and setxattr families): Landlock does not handle them,
+//     chown and utime families; EOPNOTSUPP, as a file system without
+//     them says, the setxattr family): Landlock does not handle them,
 //     so a read-only file of the user's could be made writable by others,
 //     executable, or older than what make compares it with. With broker
 //     too, a mode change, and a change of times by path, go to the first
@@ -141,8 +142,12 @@ var (
 	// stage, which changes the mode of a file in the write set itself
 	// (brokermode_linux.go) and refuses every other.
 	modeCalls     = []uint32{unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2}
-	metadataCalls = []uint32{
-		unix.SYS_FCHOWN, unix.SYS_FCHOWNAT,
+	metadataCalls = []uint32{unix.SYS_FCHOWN, unix.SYS_FCHOWNAT}
+	// xattrCalls are refused as a file system without extended attributes
+	// refuses them (EOPNOTSUPP): cp -p, cp -a and install -m then set the
+	// mode alone (which the broker serves), where EPERM made them fail
+	// ("preserving permissions").
+	xattrCalls = []uint32{
 		unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_SETXATTRAT,
 		unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_REMOVEXATTRAT,
 	}
@@ -286,6 +291,7 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		refuse(modeCalls, mode)
 		refuse(legacyModeCalls, mode)
 		refuse(metadataCalls, "eperm")
+		refuse(xattrCalls, "enotsup")
 		refuse(legacyMetadataCalls, "eperm")
 		// utimensat by path is refused; by a descriptor (its path NULL:
 		// futimens, what touch does to the file it just opened) it is
@@ -365,6 +371,7 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		insn{label: "eacces", code: ret, k: errno(unix.EACCES)},
 		insn{label: "eperm", code: ret, k: errno(unix.EPERM)},
 		insn{label: "enosys", code: ret, k: errno(unix.ENOSYS)},
+		insn{label: "enotsup", code: ret, k: errno(unix.EOPNOTSUPP)},
 		insn{label: "allow", code: ret, k: uint32(unix.SECCOMP_RET_ALLOW)},
 		insn{label: "kill", code: ret, k: uint32(unix.SECCOMP_RET_KILL_PROCESS)},
 	)
