@@ -288,14 +288,31 @@ func brokeredCall(n *seccompNotif) (brokered, bool) {
 	return legacyBrokeredCall(n)
 }
 
+// continued hands n's call back to the kernel unchanged
+// (SECCOMP_USER_NOTIF_FLAG_CONTINUE: Landlock decides).
+func continued(n *seccompNotif) *seccompNotifResp {
+	return &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+}
+
+// failed answers n's call with the error e, the broker's own.
+func failed(n *seccompNotif, e unix.Errno) *seccompNotifResp {
+	return &seccompNotifResp{id: n.id, error: -int32(e)}
+}
+
+// waiting reports whether n's caller still waits in its call: what the
+// broker read and opened for it is its, not a process's that died and
+// whose pid was reused.
+func (b *topBroker) waiting(n *seccompNotif) bool {
+	id := n.id
+	return ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
+}
+
 // passFlags are the open flags the broker passes on to the file it makes.
 const passFlags = unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK | unix.O_DSYNC | unix.O_SYNC | unix.O_NOCTTY |
 	unix.O_TRUNC | unix.O_LARGEFILE | unix.O_DIRECT | unix.O_NOATIME
 
 // handle answers n: nil when ADDFD answered it.
 func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
-	cont := &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
-	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
 	if isModeCall(n.nr) {
 		return b.changeMode(n) // made or refused, never continued
 	}
@@ -304,24 +321,24 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	}
 	c, ok := brokeredCall(n)
 	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&(unix.O_CREAT|unix.O_WRONLY|unix.O_RDWR) == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
-		return cont
+		return continued(n)
 	}
 	if c.open() && c.flags&unix.O_CREAT == 0 {
 		return b.reopen(n, c)
 	}
 	if (c.unlink || c.rmdir) && !b.mayBeMine(n, c.path) {
-		return cont // rm -r of a tree: nothing the broker made or removes
+		return continued(n) // rm -r of a tree: nothing the broker made or removes
 	}
 	name, parent, key, ok := b.resolve(n, c.dirfd, c.path, !c.rename, c.mkdir || c.rmdir)
 	if !ok {
-		return cont
+		return continued(n)
 	}
 	defer unix.Close(parent)
 	top := key == b.rootKey
 	if !c.unlink && !c.rmdir && b.protectedIn(parent, top, name) {
 		// Executable configuration or an instruction file, at any depth
 		// of the project: never made (Landlock cannot refuse a name).
-		return fail(unix.EACCES)
+		return failed(n, unix.EACCES)
 	}
 	dir, unclean := b.served[key]
 	served := unclean || b.dirs[key]
@@ -331,7 +348,7 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	if !served || c.name && !c.mkdir {
 		// The kernel's: Landlock decides (a link or a node at the top or
 		// below a directory the broker made: refused, no rule there).
-		return cont
+		return continued(n)
 	}
 	var st unix.Stat_t
 	err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -346,19 +363,19 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	}
 	switch {
 	case c.mkdir && exists:
-		return fail(unix.EEXIST)
+		return failed(n, unix.EEXIST)
 	case c.mkdir:
 		return b.makeDir(n, c, parent, name)
 	case c.rmdir && mine && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		if err := unix.Unlinkat(parent, name, unix.AT_REMOVEDIR); err != nil {
-			return fail(err.(unix.Errno))
+			return failed(n, err.(unix.Errno))
 		}
 		delete(b.mine, fileKey{st.Dev, st.Ino})
 		delete(b.dirs, fileKey{st.Dev, st.Ino})
 		return &seccompNotifResp{id: n.id}
 	case c.unlink && mine && st.Mode&unix.S_IFMT != unix.S_IFDIR:
 		if err := unix.Unlinkat(parent, name, 0); err != nil {
-			return fail(err.(unix.Errno))
+			return failed(n, err.(unix.Errno))
 		}
 		delete(b.mine, fileKey{st.Dev, st.Ino})
 		return &seccompNotifResp{id: n.id}
@@ -372,31 +389,31 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 			flags = unix.AT_REMOVEDIR
 		}
 		if err := unix.Unlinkat(parent, name, flags); err != nil {
-			return fail(err.(unix.Errno))
+			return failed(n, err.(unix.Errno))
 		}
 		return &seccompNotifResp{id: n.id}
 	case c.unlink || c.rmdir:
-		return cont
+		return continued(n)
 	case mine && c.flags&unix.O_EXCL != 0:
-		return fail(unix.EEXIST)
+		return failed(n, unix.EEXIST)
 	case mine:
 		fd, err := unix.Openat(parent, name, c.flags&passFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return fail(err.(unix.Errno))
+			return failed(n, err.(unix.Errno))
 		}
 		return b.hand(n, fd, c, -1, "")
 	case exists || !errors.Is(err, unix.ENOENT):
-		return cont // an existing file: its own rule decides
+		return continued(n) // an existing file: its own rule decides
 	}
 	mode := c.mode & 0o777 &^ umask(n.pid) // no set-id or sticky bit
 	fd, err := unix.Openat(parent, name, c.flags&passFlags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {
-		return cont // made meanwhile by another: the kernel decides
+		return continued(n) // made meanwhile by another: the kernel decides
 	}
 	if err := unix.Fstat(fd, &st); err != nil {
 		_ = unix.Close(fd)
 		_ = unix.Unlinkat(parent, name, 0)
-		return fail(unix.EIO)
+		return failed(n, unix.EIO)
 	}
 	b.made(fileKey{st.Dev, st.Ino}, name, false)
 	return b.hand(n, fd, c, parent, name)
@@ -409,25 +426,24 @@ func (c brokered) open() bool { return !c.unlink && !c.rmdir && !c.rename && !c.
 // made (at the top, or in a directory it made, which no rule reaches) is
 // opened again for the program; any other open is the kernel's.
 func (b *topBroker) reopen(n *seccompNotif, c brokered) *seccompNotifResp {
-	cont := &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	if len(b.mine) == 0 {
-		return cont
+		return continued(n)
 	}
 	name, parent, key, ok := b.resolve(n, c.dirfd, c.path, true, false)
 	if !ok {
-		return cont
+		return continued(n)
 	}
 	defer unix.Close(parent)
 	if _, unclean := b.served[key]; !unclean && !b.dirs[key] {
-		return cont
+		return continued(n)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || !b.mine[fileKey{st.Dev, st.Ino}] {
-		return cont
+		return continued(n)
 	}
 	fd, err := unix.Openat(parent, name, c.flags&passFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return &seccompNotifResp{id: n.id, error: -int32(err.(unix.Errno))}
+		return failed(n, err.(unix.Errno))
 	}
 	return b.hand(n, fd, c, -1, "")
 }
@@ -446,22 +462,19 @@ func (b *topBroker) made(k fileKey, name string, dir bool) {
 // or sticky bit; what is made in it is made by the broker too, since no
 // Landlock rule reaches it.
 func (b *topBroker) makeDir(n *seccompNotif, c brokered, parent int, name string) *seccompNotifResp {
-	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
 	if err := unix.Mkdirat(parent, name, c.mode&0o777&^umask(n.pid)); err != nil {
 		if e, ok := err.(unix.Errno); ok {
-			return fail(e)
+			return failed(n, e)
 		}
-		return fail(unix.EIO)
+		return failed(n, unix.EIO)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return fail(unix.EIO)
+		return failed(n, unix.EIO)
 	}
-	// The caller is still waiting in this call: otherwise nothing stays.
-	id := n.id
-	if ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+	if !b.waiting(n) { // otherwise nothing stays
 		_ = unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
-		return fail(unix.ENOENT)
+		return failed(n, unix.ENOENT)
 	}
 	b.made(fileKey{st.Dev, st.Ino}, name, true)
 	return &seccompNotifResp{id: n.id}
@@ -521,37 +534,35 @@ func (b *topBroker) findServed(plan Plan) {
 // serves); any other name that exists is the kernel's to judge (Landlock
 // refuses it, as before).
 func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name string, dest *unix.Stat_t) *seccompNotifResp {
-	cont := &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
-	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
 	if dest != nil {
 		switch {
 		case !b.mine[fileKey{dest.Dev, dest.Ino}] && !(dir != "" && dest.Mode&unix.S_IFMT == unix.S_IFREG && b.ours[filepath.Join(dir, name)]):
-			return cont
+			return continued(n)
 		case c.noReplace:
-			return fail(unix.EEXIST)
+			return failed(n, unix.EEXIST)
 		}
 	}
 	from, fparent, fkey, ok := b.resolve(n, c.fromDirfd, c.fromPath, false, false)
 	if !ok {
-		return fail(unix.EXDEV)
+		return failed(n, unix.EXDEV)
 	}
 	defer unix.Close(fparent)
 	fdir, funclean := b.served[fkey]
 	if !funclean && !b.dirs[fkey] {
-		return fail(unix.EXDEV)
+		return failed(n, unix.EXDEV)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(fparent, from, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return cont
+		return continued(n)
 	}
 	key := fileKey{st.Dev, st.Ino}
 	ours := funclean && b.ours[filepath.Join(fdir, from)] && !b.protectedIn(fparent, fkey == b.rootKey, from) &&
 		(st.Mode&unix.S_IFMT == unix.S_IFREG || st.Mode&unix.S_IFMT == unix.S_IFDIR)
 	if !b.mine[key] && !ours {
-		return cont // one the broker did not make: Landlock's
+		return continued(n) // one the broker did not make: Landlock's
 	}
 	if err := unix.Renameat(fparent, from, parent, name); err != nil {
-		return fail(err.(unix.Errno))
+		return failed(n, err.(unix.Errno))
 	}
 	b.mine[key] = true
 	b.names[name] = true
@@ -578,7 +589,7 @@ func (b *topBroker) hand(n *seccompNotif, fd int, c brokered, parent int, made s
 		if errors.Is(err, unix.ENOENT) {
 			return nil // the caller is gone
 		}
-		return &seccompNotifResp{id: n.id, error: -int32(unix.EMFILE)}
+		return failed(n, unix.EMFILE)
 	}
 	return nil
 }
@@ -606,28 +617,27 @@ func (b *topBroker) protectedIn(parent int, top bool, name string) bool {
 // it, name by name, each made through this broker: a .git inside it is
 // refused); anything else is the kernel's.
 func (b *topBroker) renameIn(n *seccompNotif, c brokered) *seccompNotifResp {
-	cont := &seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	from, parent, key, ok := b.resolve(n, c.fromDirfd, c.fromPath, false, false)
 	if !ok {
-		return cont
+		return continued(n)
 	}
 	defer unix.Close(parent)
 	if b.dirs[key] {
 		// Out of a directory the broker made, which no rule reaches: mv
 		// copies it, name by name.
-		return &seccompNotifResp{id: n.id, error: -int32(unix.EXDEV)}
+		return failed(n, unix.EXDEV)
 	}
 	if _, unclean := b.served[key]; unclean {
-		return cont
+		return continued(n)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(parent, from, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return cont
+		return continued(n)
 	}
 	if dir, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(parent)); err == nil && fsx.Within(dir, b.project) {
-		return cont
+		return continued(n)
 	}
-	return &seccompNotifResp{id: n.id, error: -int32(unix.EXDEV)}
+	return failed(n, unix.EXDEV)
 }
 
 // resolve finds the directory a path of n's call names, from the caller's
@@ -674,10 +684,7 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick, is
 	if err != nil {
 		return "", -1, fileKey{}, false
 	}
-	// What was read and opened is the caller's while it waits in this
-	// call: a process that died and whose pid was reused is not.
-	id := n.id
-	if ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+	if !b.waiting(n) {
 		_ = unix.Close(bfd)
 		return "", -1, fileKey{}, false
 	}

@@ -69,17 +69,9 @@ func readModeCall(n *seccompNotif) (c modeCall, ok bool) {
 	case unix.SYS_FCHMODAT:
 		c.dirfd, c.path, c.mode = int32(a[0]), a[1], uint32(a[2])
 	case unix.SYS_FCHMODAT2:
-		c.dirfd, c.path, c.mode = int32(a[0]), a[1], uint32(a[2])
-		flags := int(int32(a[3]))
-		if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
-			return c, false
-		}
-		c.follow = flags&unix.AT_SYMLINK_NOFOLLOW == 0
-		if flags&unix.AT_EMPTY_PATH != 0 {
-			if p, ok := readPath(int(n.pid), a[1]); ok && p == "" {
-				c.byFd = true
-			}
-		}
+		c, ok = atCall(n, int32(a[0]), a[1], int(int32(a[3])))
+		c.mode = uint32(a[2])
+		return c, ok
 	default:
 		if !slices.Contains(legacyModeCalls, uint32(n.nr)) {
 			return c, false
@@ -90,17 +82,33 @@ func readModeCall(n *seccompNotif) (c modeCall, ok bool) {
 	return c, true
 }
 
+// atCall is the file a *at call with flags names: dirfd and the path at
+// addr, its last link followed unless AT_SYMLINK_NOFOLLOW, dirfd itself
+// for AT_EMPTY_PATH and "" (byFd); ok is false for flags the kernel would
+// refuse (EINVAL).
+func atCall(n *seccompNotif, dirfd int32, addr uint64, flags int) (modeCall, bool) {
+	c := modeCall{dirfd: dirfd, path: addr, follow: flags&unix.AT_SYMLINK_NOFOLLOW == 0}
+	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return c, false
+	}
+	if flags&unix.AT_EMPTY_PATH != 0 {
+		if p, ok := readPath(int(n.pid), addr); ok && p == "" {
+			c.byFd = true
+		}
+	}
+	return c, true
+}
+
 // changeMode answers a mode change (the filter sends it only with the
 // broker): made here, or refused.
 func (b *topBroker) changeMode(n *seccompNotif) *seccompNotifResp {
-	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
 	c, ok := readModeCall(n)
 	if !ok {
-		return fail(unix.EINVAL)
+		return failed(n, unix.EINVAL)
 	}
 	mode := c.mode & 0o7777
 	if mode&(unix.S_ISUID|unix.S_ISGID|unix.S_ISVTX|unix.S_IWOTH) != 0 {
-		return fail(unix.EPERM)
+		return failed(n, unix.EPERM)
 	}
 	return b.change(n, c, func(self string) error { return unix.Fchmodat(unix.AT_FDCWD, self, mode, 0) })
 }
@@ -109,17 +117,10 @@ func (b *topBroker) changeMode(n *seccompNotif) *seccompNotifResp {
 // descriptor through): the times of a file the program may write are set
 // here (tar x, touch -d, cp -p), every other refused.
 func (b *topBroker) changeTimes(n *seccompNotif) *seccompNotifResp {
-	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
 	a := n.args
-	flags := int(int32(a[3]))
-	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
-		return fail(unix.EINVAL)
-	}
-	c := modeCall{dirfd: int32(a[0]), path: a[1], follow: flags&unix.AT_SYMLINK_NOFOLLOW == 0}
-	if flags&unix.AT_EMPTY_PATH != 0 {
-		if p, ok := readPath(int(n.pid), a[1]); ok && p == "" {
-			c.byFd = true
-		}
+	c, ok := atCall(n, int32(a[0]), a[1], int(int32(a[3])))
+	if !ok {
+		return failed(n, unix.EINVAL)
 	}
 	// NULL: both now.
 	ts := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
@@ -129,7 +130,7 @@ func (b *topBroker) changeTimes(n *seccompNotif) *seccompNotifResp {
 		local[0].SetLen(int(unsafe.Sizeof(raw)))
 		remote := []unix.RemoteIovec{{Base: uintptr(a[2]), Len: int(unsafe.Sizeof(raw))}}
 		if m, err := unix.ProcessVMReadv(int(n.pid), local, remote, 0); err != nil || m != int(unsafe.Sizeof(raw)) {
-			return fail(unix.EFAULT)
+			return failed(n, unix.EFAULT)
 		}
 		ts = raw[:]
 	}
@@ -139,37 +140,36 @@ func (b *topBroker) changeTimes(n *seccompNotif) *seccompNotifResp {
 // change makes do(self), self the /proc/self/fd path of the file c names
 // for n's caller, when the program may change it; EPERM otherwise.
 func (b *topBroker) change(n *seccompNotif, c modeCall, do func(self string) error) *seccompNotifResp {
-	fail := func(e unix.Errno) *seccompNotifResp { return &seccompNotifResp{id: n.id, error: -int32(e)} }
 	fd, ok := b.modeTarget(n, c)
 	if !ok {
-		return fail(unix.EPERM)
+		return failed(n, unix.EPERM)
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return fail(unix.EPERM)
+		return failed(n, unix.EPERM)
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 	case unix.S_IFREG:
 		if st.Nlink != 1 {
-			return fail(unix.EPERM)
+			return failed(n, unix.EPERM)
 		}
 	case unix.S_IFLNK:
-		return fail(unix.EOPNOTSUPP) // what the kernel says of a link's mode
+		return failed(n, unix.EOPNOTSUPP) // what the kernel says of a link's mode
 	default:
-		return fail(unix.EPERM)
+		return failed(n, unix.EPERM)
 	}
 	self := "/proc/self/fd/" + strconv.Itoa(fd)
 	where, err := os.Readlink(self)
 	if err != nil || !b.mine[fileKey{st.Dev, st.Ino}] && !b.modeWritable(where) {
-		return fail(unix.EPERM)
+		return failed(n, unix.EPERM)
 	}
 	if err := do(self); err != nil {
 		if e, ok := err.(unix.Errno); ok {
-			return fail(e)
+			return failed(n, e)
 		}
-		return fail(unix.EPERM)
+		return failed(n, unix.EPERM)
 	}
 	return &seccompNotifResp{id: n.id}
 }
@@ -203,10 +203,7 @@ func (b *topBroker) modeTarget(n *seccompNotif, c modeCall) (int, bool) {
 			return -1, false
 		}
 	}
-	// What was opened is the caller's while it waits in this call: a
-	// process that died and whose pid was reused is not.
-	id := n.id
-	if ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+	if !b.waiting(n) {
 		_ = unix.Close(fd)
 		return -1, false
 	}
