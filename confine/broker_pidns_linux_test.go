@@ -30,10 +30,7 @@ func TestBrokerInAnotherPIDNamespace(t *testing.T) {
 		t.Skip("a PID namespace without its own /proc needs root here")
 	}
 	j := newJail(t, false)
-	s := Spec{Cap: policy.JailCapability, Project: j.project, Cwd: j.project, Exe: j.bin,
-		Argv: []string{probeName, "jail-sh", `cd src && touch made && mkdir -p x && cd x && echo y > also && cd ../.. && touch top-made`}}
-	cmd := j.command(append([]string{launcherName}, s.Args()[1:]...)...)
-	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, cmd.Env...)
+	cmd := j.launchCmd(policy.JailCapability, "jail-sh", `cd src && touch made && mkdir -p x && cd x && echo y > also && cd ../.. && touch top-made`)
 	cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
 	out, code := combined(t, cmd)
 	if code != 0 {
@@ -98,10 +95,7 @@ func TestLeavesNothingInAnotherPIDNamespace(t *testing.T) {
 		t.Skip("a PID namespace without its own /proc needs root here")
 	}
 	j := newJail(t, false)
-	s := Spec{Cap: policy.JailCapability, Project: j.project, Cwd: j.project, Exe: j.bin,
-		Argv: []string{probeName, "jail-sh", `setsid sh -c 'sleep 2; echo late > src/late1' & (sh -c 'sleep 2; echo late > src/late2' &); echo called > src/called`}}
-	cmd := j.command(append([]string{launcherName}, s.Args()[1:]...)...)
-	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, cmd.Env...)
+	cmd := j.launchCmd(policy.JailCapability, "jail-sh", `setsid sh -c 'sleep 2; echo late > src/late1' & (sh -c 'sleep 2; echo late > src/late2' &); echo called > src/called`)
 	cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
 	out, code := combined(t, cmd)
 	if code != 0 {

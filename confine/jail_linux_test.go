@@ -181,10 +181,16 @@ func (j *jail) command(argv ...string) *exec.Cmd {
 // launch runs the probe through the launcher under c, as the jail's user.
 func (j *jail) launch(t *testing.T, c policy.Capability, probe ...string) (string, int) {
 	t.Helper()
+	return combined(t, j.launchCmd(c, probe...))
+}
+
+// launchCmd is the launcher's command that runs the probe under c, as the
+// jail's user, not yet started.
+func (j *jail) launchCmd(c policy.Capability, probe ...string) *exec.Cmd {
 	s := Spec{Cap: c, Project: j.project, Cwd: j.project, Exe: j.bin, Argv: append([]string{probeName}, probe...)}
 	cmd := j.command(append([]string{launcherName}, s.Args()[1:]...)...)
 	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, cmd.Env...)
-	return combined(t, cmd)
+	return cmd
 }
 
 // combined runs cmd and returns what it printed, stdout and stderr
