@@ -174,9 +174,13 @@ func HandlerFor(o Options, event string) Handler {
 	if o.Wait > 0 && !After(event) {
 		c.Wait, status = o.Wait, HeldStatus
 	}
-	if c.Ticket {
+	if c.Ticket && !After(event) {
 		// Shell form: Claude Code runs it through the prefix, and the
-		// hook finds the wrapper as its parent (ticket.InFront).
+		// hook finds the wrapper as its parent (ticket.InFront). After
+		// the call (PostToolUse, PostToolUseFailure) the hook only
+		// spends the ticket and looks for a call that ran without one:
+		// exec form, with no shell and no wrapper before it (Claude Code
+		// wraps shell-form hooks only), two process starts fewer a call.
 		return Handler{Type: "command", Command: c.String(),
 			Timeout: register.TimeoutFor(o.Deadline, c.Wait), OnFailure: OnFailureBlock, StatusMessage: status}
 	}

@@ -37,8 +37,20 @@ func TestMergeTicket(t *testing.T) {
 			t.Errorf("merged settings lack %s:\n%s", want, s)
 		}
 	}
-	if strings.Contains(s, `"args"`) {
-		t.Errorf("a ticket registration in exec form (Claude Code would not run it through the prefix):\n%s", s)
+	// Before the call, shell form (Claude Code runs it through the
+	// prefix, and the hook proves the wrapper is in front); after it, exec
+	// form (no shell, no wrapper: two process starts fewer a call).
+	for _, ev := range Events {
+		h := HandlerFor(o, ev)
+		if shell := len(h.Args) == 0; shell == After(ev) {
+			t.Errorf("%s in shell form %v, want %v: %+v", ev, shell, !After(ev), h)
+		}
+		if c, err := h.Hook(bin); err != nil || !c.Ticket || c.Event != ev {
+			t.Errorf("%s: not read back as a ticket registration: %+v, %v", ev, c, err)
+		}
+		if !strings.Contains(s, `"`+ev+`":[{"matcher":"*","hooks":[{"type":"command","command":"`+h.Command+`"`) {
+			t.Errorf("merged settings lack %s's handler %+v:\n%s", ev, h, s)
+		}
 	}
 	hs, err := Hooks(out, bin)
 	if err != nil || len(hs) != len(Events) || !hs[0].Ours {

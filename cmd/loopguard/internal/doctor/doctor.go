@@ -473,8 +473,13 @@ func checkHandler(env doctorEnv, f *loadedSettings, r install.Registered) []chec
 	hook, hookErr := h.Hook(env.self)
 	if len(h.Args) == 0 {
 		bin = hook.Binary
-		out = append(out, checkResult{status: statusWarn, name: name, detail: "registered in shell form; a shell sits between Claude Code and the hook",
-			fix: fixInit + " (registers the exec form, with args)"})
+		// A two-phase registration's hooks before the call are in shell
+		// form on purpose: Claude Code runs them through the wrapper,
+		// which the hook proves is in front (install.HandlerFor).
+		if hookErr != nil || !hook.Ticket || install.After(r.Event) {
+			out = append(out, checkResult{status: statusWarn, name: name, detail: "registered in shell form; a shell sits between Claude Code and the hook",
+				fix: fixInit + " (registers the exec form, with args)"})
+		}
 	}
 	switch fi, err := os.Stat(bin); {
 	case !filepath.IsAbs(bin):
