@@ -599,3 +599,59 @@ func TestMergeIndexIsMakeIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallProjectWalksAfter: a project whose last record listed at most
+// walkAfterMax entries is not watched (no inotify instance, no closeAway
+// process); its after-state is a second walk, which undo reverts from as
+// from a watch. The first record of a project is watched. Control: above
+// the bound, the second record is watched.
+func TestSmallProjectWalksAfter(t *testing.T) {
+	for _, bound := range []int{500, 2} {
+		t.Run(fmt.Sprintf("walkAfterMax=%d", bound), func(t *testing.T) {
+			old := walkAfterMax
+			walkAfterMax = bound
+			defer func() { walkAfterMax = old }()
+			proj, st := project(t, map[string]string{"d/f.txt": "first\n", "g.txt": "kept\n"})
+			later := func() time.Time { return time.Now().Add(5 * time.Second) }
+			rec, err := Begin(Options{StateDir: st, Project: proj, Now: later})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustDo(t, rec.Finish())
+			if rec.watch.closer == 0 {
+				t.Error("the first record was not watched")
+			}
+			rec, err = Begin(Options{StateDir: st, Project: proj, Now: later})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustDo(t, os.WriteFile(filepath.Join(proj, "d/f.txt"), []byte("call!\n"), 0o644),
+				os.WriteFile(filepath.Join(proj, "d/new.txt"), []byte("new\n"), 0o644), os.Remove(filepath.Join(proj, "g.txt")), rec.Finish())
+			entries := rec.Meta().Entries
+			if watched, want := rec.watch.closer != 0, entries > bound; watched != want {
+				t.Errorf("a record of %d entries (bound %d) watched: %v, want %v", entries, bound, watched, want)
+			}
+			s, _ := Open(st, proj)
+			u, err := s.Lock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer u.Close()
+			p, err := u.Prepare("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := u.Apply(p); err != nil {
+				t.Fatal(err)
+			}
+			for name, want := range map[string]string{"d/f.txt": "first\n", "g.txt": "kept\n"} {
+				if b, _ := os.ReadFile(filepath.Join(proj, name)); string(b) != want {
+					t.Errorf("%s after undo = %q, want %q", name, b, want)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(proj, "d/new.txt")); !os.IsNotExist(err) {
+				t.Errorf("the call's new file is still there after undo (%v)", err)
+			}
+		})
+	}
+}
