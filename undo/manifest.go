@@ -2,11 +2,12 @@ package undo
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+	"unsafe"
 )
 
 // Kind is what an entry of a manifest is.
@@ -119,23 +120,28 @@ func appendEntry(b []byte, e *Entry) []byte {
 // errManifest: a manifest that is not one this version wrote.
 var errManifest = errors.New("malformed undo manifest")
 
-// parseManifest reads what writeManifest wrote.
+// parseManifest reads what writeManifest wrote. The entries' strings
+// share data's bytes, which the caller must not change afterwards.
 func parseManifest(data []byte) ([]Entry, error) {
-	rest, ok := bytes.CutPrefix(data, []byte(manifestMagic))
+	if len(data) == 0 {
+		return nil, errManifest
+	}
+	all := unsafe.String(&data[0], len(data))
+	rest, ok := strings.CutPrefix(all, manifestMagic)
 	if !ok {
 		return nil, errManifest
 	}
-	var out []Entry
-	var f [fields][]byte
+	out := make([]Entry, 0, strings.Count(rest, "\x00")/fields)
+	var f [fields]string
 	for len(rest) > 0 {
 		for i := range f {
-			j := bytes.IndexByte(rest, 0)
+			j := strings.IndexByte(rest, 0)
 			if j < 0 {
 				return nil, errManifest
 			}
 			f[i], rest = rest[:j], rest[j+1:]
 		}
-		e := Entry{Path: string(f[0]), Hash: string(f[8]), Target: string(f[9]), Note: string(f[10])}
+		e := Entry{Path: f[0], Hash: f[8], Target: f[9], Note: f[10]}
 		if len(f[1]) != 1 {
 			return nil, errManifest
 		}
@@ -148,14 +154,14 @@ func parseManifest(data []byte) ([]Entry, error) {
 		if !validRel(e.Path) {
 			return nil, fmt.Errorf("%w: path %q", errManifest, e.Path)
 		}
-		mode, err1 := strconv.ParseUint(string(f[2]), 8, 32)
+		mode, err1 := strconv.ParseUint(f[2], 8, 32)
 		var err2, err3, err4 error
-		e.Size, err2 = strconv.ParseInt(string(f[3]), 10, 64)
-		e.Mtime, err3 = strconv.ParseInt(string(f[4]), 10, 64)
-		e.Ctime, err4 = strconv.ParseInt(string(f[5]), 10, 64)
-		dev, err5 := strconv.ParseUint(string(f[6]), 10, 64)
-		ino, err6 := strconv.ParseUint(string(f[7]), 10, 64)
-		if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
+		e.Size, err2 = strconv.ParseInt(f[3], 10, 64)
+		e.Mtime, err3 = strconv.ParseInt(f[4], 10, 64)
+		e.Ctime, err4 = strconv.ParseInt(f[5], 10, 64)
+		dev, err5 := strconv.ParseUint(f[6], 10, 64)
+		ino, err6 := strconv.ParseUint(f[7], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil || err6 != nil {
 			return nil, errManifest
 		}
 		e.Mode, e.Dev, e.Ino = uint32(mode)&0o7777, dev, ino
