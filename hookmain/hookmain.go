@@ -37,6 +37,7 @@ import (
 	"github.com/loopguard/loopguard/register"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
+	"github.com/loopguard/loopguard/undo"
 )
 
 // Options are what the binary running the hook brings.
@@ -90,6 +91,23 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 	}
 	if h, ok := shellHosts[c.Agent]; ok && c.Ticket {
 		shellToolOptions(&opts, h, func() string { return wrapperFor(setup.self) })
+	}
+	// A confined call that can write the project runs with undo's
+	// record around it: its project's watcher, started here (outside the
+	// agent's sandbox, which the launcher runs inside), lets the record
+	// look again only at what changed since the last one. Best effort:
+	// without it the record walks the project.
+	before := opts.After
+	opts.After = func(ctx context.Context, eng *hooks.Engine, call *hooks.Call, d hooks.Decision) hooks.Decision {
+		if before != nil {
+			d = before(ctx, eng, call, d)
+		}
+		if d.Behavior == hooks.Allow && call.Event == hooks.PreToolUse && d.UpdatedInput != nil && setup.self != "" {
+			if cp, err := policy.ParseCapability(d.Capability); err == nil && cp.Write {
+				_ = undo.StartWatching(setup.dir, eng.ProjectOf(call), policy.Launcher(setup.self))
+			}
+		}
+		return d
 	}
 	opts.NewEngine = func() (*hooks.Engine, error) {
 		if parseErr != nil {

@@ -147,6 +147,10 @@ func (d *described) warnings() []string {
 	return append(out, d.notes...)
 }
 
+// ProjectOf is the project the launcher of c's rewritten form confines it
+// to (its --project).
+func (e *Engine) ProjectOf(c *Call) string { return filepath.Clean(e.projectDir(c)) }
+
 func (e *Engine) projectDir(c *Call) string {
 	if p := e.namedProject(c); p != "" {
 		return p

@@ -60,6 +60,15 @@ type Recorder struct {
 	before []Entry
 	multi  []string // files with more than one name
 	watch  *watcher
+	// With the project's watcher (watchd_linux.go): synced is the id of
+	// its answer before the call (the after-state asks for the one right
+	// after it); lazy names the before-state's manifest, not read unless
+	// the after-state needs it (nothing changed since the last record);
+	// clean: the before-state holds no file whose content the record
+	// did not read or vouch for, none changed within 2 s of it.
+	synced string
+	lazy   string
+	clean  bool
 }
 
 // Begin takes the project's lock (waiting for a call that holds it) and
@@ -113,18 +122,53 @@ func (r *Recorder) Meta() Meta { return r.meta }
 func (r *Recorder) takeBefore(start time.Time) error {
 	idx, hint := r.s.latestIndex()
 	defer idx.unmap()
-	if noWatch || 0 < hint && hint <= walkAfterMax {
+	racy := start.Add(-2 * time.Second).UnixNano()
+	w := &walker{skip: r.skip, index: idx, s: r.s, racy: racy, hint: hint}
+	// The project's watcher, where one runs: what changed since the last
+	// record, if it took its after-state from the answer right before
+	// this one (sync_linux.go). It hears the call too: no watch of the
+	// record's own.
+	a, err := r.s.sync()
+	if err == nil {
+		r.synced = a.id
+	}
+	var ents []Entry
+	partial := false
+	if err == nil && !a.full {
+		if last, ok := r.s.lastChained(skipKey(r.skip), a.since); ok {
+			if ents, partial, err = r.fromLast(w, last, a.changed); err != nil {
+				return err
+			}
+			if partial && ents == nil {
+				r.meta.Listed = "unchanged"
+				return r.writeMeta()
+			}
+		}
+	}
+	switch {
+	case partial:
+	case r.synced != "" || noWatch || 0 < hint && hint <= walkAfterMax:
 		r.watch = &watcher{fd: -1, failed: true}
-	} else {
+	default:
 		r.watch = newWatcher()
+		w.watch = r.watch
 	}
-	w := &walker{skip: r.skip, index: idx, s: r.s, watch: r.watch, racy: start.Add(-2 * time.Second).UnixNano(), hint: hint}
-	ents, err := w.run(r.s.Project)
-	if err != nil {
-		return err
+	r.meta.Listed = "watcher"
+	if !partial {
+		if ents, err = w.run(r.s.Project); err != nil {
+			return err
+		}
+		r.multi, r.meta.Left, r.meta.Listed = w.multi, w.left, "walk"
 	}
-	r.before, r.multi = ents, w.multi
-	r.meta.Copied, r.meta.CopiedBytes, r.meta.Entries, r.meta.Left = w.copied, w.copiedBytes, len(ents), w.left
+	r.before = ents
+	r.clean = true
+	for i := range ents {
+		if e := &ents[i]; e.Kind == File && e.Note == "" && (e.Hash == "" || e.Ctime >= racy) {
+			r.clean = false
+			break
+		}
+	}
+	r.meta.Copied, r.meta.CopiedBytes, r.meta.Entries = w.copied, w.copiedBytes, len(ents)
 	r.s.addBlobBytes(w.copiedBytes)
 	// The manifest's name is its hash: an unchanged project (the last
 	// record's listing) writes nothing. Where the project has changed
@@ -168,6 +212,11 @@ func (r *Recorder) takeBefore(start time.Time) error {
 			return err
 		}
 	}
+	return r.writeMeta()
+}
+
+// writeMeta makes the record's directory and writes its description.
+func (r *Recorder) writeMeta() error {
 	if err := os.Mkdir(r.s.recordDir(r.meta.ID), 0o700); err != nil {
 		return err
 	}
@@ -183,25 +232,35 @@ func (r *Recorder) Finish() error {
 	var after []Entry
 	dirty, ok := r.watch.heard()
 	r.watch.close()
+	chained := ""
+	if r.synced != "" {
+		// The watcher's answer right after the one before the call
+		// names what changed since; any other (another answer between,
+		// none, "full") is a walk.
+		if a, err := r.s.sync(); err == nil && !a.full && a.since == r.synced {
+			dirty, ok, chained = a.changed, true, a.id
+		}
+	}
 	var err error
 	var delta []Entry
-	switch {
-	case ok && len(dirty) == 0 && len(r.multi) == 0:
+	if ok && len(dirty) == 0 && len(r.multi) == 0 {
 		// Nothing was heard: the after-state is the before-state.
-	case ok:
-		if delta, err = r.changes(dirty); err == nil {
-			break
+	} else if err = r.loadBefore(); err == nil {
+		if ok {
+			delta, err = r.changes(dirty)
 		}
-		fallthrough
-	default:
-		w := &walker{skip: r.skip}
-		after, err = w.run(r.s.Project)
-		if err == nil {
-			delta = diff(r.before, after)
+		if !ok || err != nil {
+			w := &walker{skip: r.skip}
+			if after, err = w.run(r.s.Project); err == nil {
+				delta = diff(r.before, after)
+			}
 		}
 	}
 	if err == nil {
 		err = r.s.writeNew(filepath.Join(r.s.recordDir(r.meta.ID), "after"), func(w io.Writer) error { return writeManifest(w, delta) })
+	}
+	if err == nil && chained != "" {
+		err = r.s.writeChain(r.meta.ID, chain{after: chained, skip: skipKey(r.skip), clean: r.clean, multi: r.multi})
 	}
 	if err != nil {
 		return fmt.Errorf("failed to record the project after the call (undo compares with the next record instead): %w", err)
@@ -378,6 +437,9 @@ type walker struct {
 	// same tick, which leaves size, mtime and ctime as they were.
 	racy int64
 	hint int // how many entries to expect (the last record's)
+	// partial: the listing is the last record's with what changed looked
+	// at again (fromLast), not this walk's: its index is made whole.
+	partial bool
 	// the walk's stack of paths (dir) and hash text (hexText)
 	pathStk []string
 	hexBuf  []byte
@@ -616,7 +678,7 @@ func (w *walker) content(dirfd int, name string, e *Entry) {
 // of the files it read (mergeIndex), without decoding and sorting again
 // what did not change.
 func (w *walker) newIndex(ents []Entry) []byte {
-	if w.hit == nil {
+	if w.hit == nil || w.partial {
 		return makeIndex(ents, w.racy)
 	}
 	return mergeIndex(w.index.recs, w.hit, w.fresh)

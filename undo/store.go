@@ -88,6 +88,11 @@ type Meta struct {
 	// Left are the regenerable directories left out, relative to the
 	// project.
 	Left []string `json:"left,omitempty"`
+	// Listed is how the before-state was listed: "walk" (the whole
+	// project), "watcher" (the last record's, with what the project's
+	// watcher heard changed looked at again) or "unchanged" (the last
+	// record's: nothing changed since).
+	Listed string `json:"listed,omitempty"`
 	// Finished: the after-state was recorded. Undone: when undo ran.
 	Finished bool      `json:"-"`
 	Undone   time.Time `json:"-"`
@@ -174,11 +179,20 @@ func validID(id string) bool {
 
 // validRel reports whether p is a clean relative path below the project.
 func validRel(p string) bool {
-	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) {
+	if p == "" || p[0] == '/' {
 		return false
 	}
-	for _, s := range strings.Split(p, "/") {
-		if s == "" || s == "." || s == ".." {
+	for len(p) > 0 {
+		seg := p
+		if i := strings.IndexByte(p, '/'); i >= 0 {
+			seg, p = p[:i], p[i+1:]
+			if p == "" {
+				return false // a trailing slash
+			}
+		} else {
+			p = ""
+		}
+		if seg == "" || seg == "." || seg == ".." || strings.IndexByte(seg, 0) >= 0 {
 			return false
 		}
 	}

@@ -59,3 +59,13 @@ func (u *Session) Prepare(string) (*Plan, error) { return nil, errUnsupported }
 
 // Apply is unsupported here.
 func (u *Session) Apply(*Plan) (Result, error) { return Result{}, errUnsupported }
+
+// WatchSubcommand is the launcher's subcommand that runs the project's
+// watcher (Linux only).
+const WatchSubcommand = "undo-watch"
+
+// StartWatching does nothing here: records need Linux.
+func StartWatching(stateDir, project, launcher string) error { return nil }
+
+// WatchMain is unsupported here.
+func WatchMain([]string) int { return 2 }

@@ -64,7 +64,7 @@ func (w *watcher) add(dirfd int, rel string) {
 // heard reads what was heard: every path (relative) some event named;
 // ok is false when the watch did not hold.
 func (w *watcher) heard() (dirty map[string]bool, ok bool) {
-	if w.failed {
+	if w == nil || w.failed {
 		return nil, false
 	}
 	dirty = map[string]bool{}
@@ -114,7 +114,7 @@ func (w *watcher) heard() (dirty map[string]bool, ok bool) {
 // close closes the instance, in a process of its own (closeAway): a
 // close here would wait out the kernel's freeing of its watches.
 func (w *watcher) close() {
-	if w.fd >= 0 {
+	if w != nil && w.fd >= 0 {
 		w.closer = closeAway(w.fd)
 		w.fd = -1
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/loopguard/loopguard/shellwrap"
 	"github.com/loopguard/loopguard/ticket"
 	"github.com/loopguard/loopguard/token"
+	"github.com/loopguard/loopguard/undo"
 )
 
 func main() {
@@ -45,6 +46,10 @@ func main() {
 	}
 	if len(args) == 1 && args[0] == shelltool.Name {
 		os.Exit(shelltool.Main(args, os.Stdin, os.Stderr, keyring.Load, ticketKey))
+	}
+	// The project's undo watcher, which the hook starts (package undo).
+	if len(args) > 1 && args[0] == undo.WatchSubcommand {
+		os.Exit(undo.WatchMain(args[1:]))
 	}
 	if len(args) == 1 && args[0] != confine.Subcommand {
 		os.Exit(ticket.Main(args, os.Stderr, keyring.Load, ticketKey))

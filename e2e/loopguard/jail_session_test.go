@@ -5,6 +5,7 @@ package loopguard
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +24,7 @@ import (
 	"github.com/loopguard/loopguard/internal/testfs"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/ticket"
+	"github.com/loopguard/loopguard/undo"
 )
 
 // The real-client must-show of issue 36: a session of ordinary work on a
@@ -773,4 +775,78 @@ func jailedCalls(t *testing.T, e *env) int {
 		}
 	}
 	return n
+}
+
+// TestJailUndoWatcher: under init's defaults, through the real client,
+// the first jailed call that can write starts the project's undo watcher
+// (the hook does, outside the client's sandbox): the first record walks
+// the project, and by the third call a record lists it from the last one
+// and what the watcher heard changed (meta.json: "listed": "watcher"). Between two
+// sessions the human rewrites a file in place (same size, its
+// modification time set back, its directory's times unchanged), which
+// only the watcher or a walk can tell; the next call overwrites it, and
+// `loopguard undo` at the terminal puts back the human's text, not the
+// one the earlier record saw.
+func TestJailUndoWatcher(t *testing.T) {
+	t.Parallel()
+	withJailDefaults(t, func(t *testing.T, e *env, sandbox bool) {
+		plantJailProject(t, e.Dir)
+		testfs.Write(t, e.path("notes/human.txt"), []byte("first\n"), 0o644)
+		call := func(id, cmd string) {
+			t.Helper()
+			api := e.runFor(jailSessionTimeout, claudetest.Script{Main: []claudetest.Turn{claudetest.Tools(bash(id, cmd)), claudetest.Text("done")}}, nil)
+			if r := result(t, api, id); r.IsError || strings.Contains(r.Content, "loopguard: ") {
+				t.Fatalf("%s did not run in the jail: %+v", cmd, r)
+			}
+		}
+		newest := func() undo.Meta {
+			t.Helper()
+			s, err := undo.Open(filepath.Join(e.g.State, "loopguard"), e.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, err := s.List()
+			if err != nil || len(ms) == 0 {
+				t.Fatalf("no undo record: %v", err)
+			}
+			return ms[0]
+		}
+		call("toolu_uw1", "echo one > notes/a.txt")
+		if m := newest(); m.Listed != "walk" {
+			t.Errorf("the first record listed %q, want a walk (no record to follow)", m.Listed)
+		}
+		call("toolu_uw2", "echo two > notes/b.txt")
+		f := e.path("notes/human.txt")
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir0, _ := os.Stat(e.path("notes"))
+		w, err := os.OpenFile(f, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.WriteAt([]byte("human\n"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(w.Close(), os.Chtimes(f, fi.ModTime(), fi.ModTime())); err != nil {
+			t.Fatal(err)
+		}
+		if dir1, _ := os.Stat(e.path("notes")); !dir1.ModTime().Equal(dir0.ModTime()) {
+			t.Fatal("the rewrite changed its directory: the test shows nothing")
+		}
+		call("toolu_uw3", "printf 'call!\\n' > notes/human.txt")
+		if m := newest(); m.Listed != "watcher" {
+			t.Errorf("the third record listed %q, want the watcher's", m.Listed)
+		}
+		if out, err := e.g.Run(e.ctx, e.Dir, "undo", "--yes"); err != nil {
+			t.Fatalf("undo: %v\n%s", err, out)
+		}
+		if got := e.read("notes/human.txt"); got != "human\n" {
+			t.Errorf("after undo notes/human.txt = %q, want the human's %q", got, "human\n")
+		}
+		if got := e.read("notes/b.txt"); got != "two\n" {
+			t.Errorf("undo took back more than the last call: notes/b.txt = %q", got)
+		}
+	})
 }

@@ -1,0 +1,182 @@
+//go:build linux
+
+package undo
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// last is the newest record, which took its after-state from the
+// watcher's answer named since, listing with the same skip set.
+type last struct {
+	meta  Meta
+	chain chain
+}
+
+// lastChained is the newest record when the watcher's answer since is
+// the one it took its after-state from; ok is false for anything else
+// (no record, a newer one unfinished, another skip set).
+func (s *Store) lastChained(skip, since string) (last, bool) {
+	ents, err := os.ReadDir(s.recordsDir())
+	if err != nil {
+		return last{}, false
+	}
+	for i := len(ents) - 1; i >= 0; i-- {
+		if !ents[i].IsDir() || !validID(ents[i].Name()) {
+			continue
+		}
+		m, err := s.Meta(ents[i].Name())
+		if err != nil || !m.Finished || m.Before == "" {
+			return last{}, false
+		}
+		c, ok := s.readChain(m.ID)
+		if !ok || c.after != since || c.skip != skip {
+			return last{}, false
+		}
+		return last{meta: m, chain: c}, true
+	}
+	return last{}, false
+}
+
+// fromLast is the before-state from the last record's after-state and
+// what the watcher heard changed since (changed): only those paths, the
+// files the last record did not read or vouch for (changed by its call,
+// or within 2 s of it) and the files with more than one name (a write
+// through a name outside the project is heard nowhere) are looked at
+// again; every other entry is the last record's. ok is false when it
+// cannot be had (the listing unreadable): then the caller walks. Nothing
+// changed at all: ents is nil, the record names the last listing, and
+// reads it only if its after-state needs it (loadBefore).
+func (r *Recorder) fromLast(w *walker, l last, changed map[string]bool) (ents []Entry, ok bool, err error) {
+	delta, found, err := r.s.manifest("records/" + l.meta.ID + "/after")
+	if err != nil || !found {
+		return nil, false, nil
+	}
+	r.meta.Left = l.meta.Left
+	r.multi = l.chain.multi
+	if len(changed) == 0 && len(delta) == 0 && len(l.chain.multi) == 0 && l.chain.clean {
+		r.meta.Before, r.meta.Entries, r.lazy, r.clean = l.meta.Before, l.meta.Entries, l.meta.Before, true
+		return nil, true, nil
+	}
+	before, found, err := r.s.manifest(l.meta.Before)
+	if err != nil || !found {
+		return nil, false, nil
+	}
+	slices.SortFunc(delta, func(a, b Entry) int { return walkOrder(a.Path, b.Path) })
+	base := merge(before, delta)
+	dirty := make(map[string]bool, len(changed))
+	for p := range changed {
+		dirty[p] = true
+	}
+	cut := l.meta.Started.Add(-2 * time.Second).UnixNano()
+	kept := make([]Entry, 0, len(base))
+	for _, e := range base {
+		if e.Kind == File && e.Note == "" && (e.Hash == "" || e.Ctime >= cut) {
+			dirty[e.Path] = true // looked at and read again
+			continue
+		}
+		kept = append(kept, e)
+	}
+	r.before = kept
+	d, err := r.changes(dirty) // r.multi's files among them
+	if err != nil {
+		return nil, false, nil
+	}
+	ents = merge(kept, d) // d is in walk order
+	if len(ents) > MaxEntries {
+		return nil, false, fmt.Errorf("the project has more than %d entries outside the directories undo leaves out", MaxEntries)
+	}
+	root, err := unix.Open(r.s.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("failed to open the project: %w", err)
+	}
+	defer unix.Close(root)
+	multi := map[string]bool{}
+	for _, m := range l.chain.multi {
+		multi[m] = true
+	}
+	for i := range ents {
+		e := &ents[i]
+		if e.Kind != File || e.Hash != "" || e.Note != "" {
+			continue
+		}
+		pfd, err := openParent(root, e.Path)
+		if err != nil {
+			e.Note = "could not be copied: " + errText(err)
+			continue
+		}
+		name := path.Base(e.Path)
+		var st fileStat
+		if statAt(pfd, name, &st) == nil && st.nlink > 1 {
+			multi[e.Path] = true
+		}
+		w.content(pfd, name, e)
+		unix.Close(pfd)
+	}
+	r.multi = r.multi[:0:0]
+	for i := range ents {
+		if ents[i].Kind == File && multi[ents[i].Path] {
+			r.multi = append(r.multi, ents[i].Path)
+		}
+	}
+	w.partial = true
+	return ents, true, nil
+}
+
+// loadBefore reads the before-state's listing where the record only
+// named it (fromLast: nothing had changed).
+func (r *Recorder) loadBefore() error {
+	if r.before != nil || r.lazy == "" {
+		return nil
+	}
+	ents, found, err := r.s.manifest(r.lazy)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("the listing %s is gone", r.lazy)
+	}
+	r.before = ents
+	return nil
+}
+
+// merge is overlay for two listings in walk order (before's, a delta's):
+// before with delta applied, in walk order, without a sort.
+func merge(before, delta []Entry) []Entry {
+	out := make([]Entry, 0, len(before)+len(delta))
+	i, j := 0, 0
+	for i < len(before) || j < len(delta) {
+		var c int
+		switch {
+		case j == len(delta):
+			c = -1
+		case i == len(before):
+			c = 1
+		default:
+			c = walkOrder(before[i].Path, delta[j].Path)
+		}
+		switch {
+		case c < 0:
+			out = append(out, before[i])
+			i++
+		case c > 0:
+			if delta[j].Kind != Gone {
+				out = append(out, delta[j])
+			}
+			j++
+		default:
+			if delta[j].Kind != Gone {
+				out = append(out, delta[j])
+			}
+			i++
+			j++
+		}
+	}
+	return out
+}

@@ -1,0 +1,277 @@
+//go:build linux
+
+package undo
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// syncTimeout bounds a record's wait for the watcher's answer; past it
+// the record walks the whole project.
+var syncTimeout = 250 * time.Millisecond
+
+// errNoWatcher: no watcher answered (none runs, or none in time).
+var errNoWatcher = errors.New("no watcher answered")
+
+// answer is the watcher's answer to one request.
+type answer struct {
+	since, id string
+	full      bool
+	changed   map[string]bool
+}
+
+// watching reports whether a watcher holds the store's lock.
+func (s *Store) watching() bool {
+	f, err := os.OpenFile(filepath.Join(s.Dir, watchLockName), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := flock(f, unix.LOCK_SH|unix.LOCK_NB); err == nil {
+		return false
+	}
+	return true
+}
+
+// sync asks the project's watcher what changed since its last answer.
+func (s *Store) sync() (*answer, error) {
+	if !s.watching() {
+		return nil, errNoWatcher
+	}
+	dir, err := unix.Open(filepath.Join(s.Dir, watchDirName), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, errNoWatcher // starting: not listening yet
+	}
+	defer unix.Close(dir)
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	// Made and opened under another name, then renamed to its request
+	// name: the watcher, told of the rename, finds it open for reading.
+	tmp, name := "tmp-"+hex.EncodeToString(r[:]), "req-"+hex.EncodeToString(r[:])
+	if err := unix.Mkfifoat(dir, tmp, 0o600); err != nil {
+		return nil, fmt.Errorf("%w: %v", errNoWatcher, err)
+	}
+	fd, err := unix.Openat(dir, tmp, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = unix.Unlinkat(dir, tmp, 0)
+		return nil, fmt.Errorf("%w: %v", errNoWatcher, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Renameat(dir, tmp, dir, name); err != nil {
+		_ = unix.Unlinkat(dir, tmp, 0)
+		return nil, fmt.Errorf("%w: %v", errNoWatcher, err)
+	}
+	defer unix.Unlinkat(dir, name, 0)
+	deadline := time.Now().Add(syncTimeout)
+	var out []byte
+	buf := make([]byte, 16<<10)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, errNoWatcher
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, int(left/time.Millisecond)+1); err != nil && !errors.Is(err, unix.EINTR) {
+			return nil, err
+		}
+		if fds[0].Revents == 0 {
+			continue
+		}
+		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			break // the watcher wrote its answer and closed
+		}
+		if out = append(out, buf[:n]...); len(out) > maxAnswer+4096 {
+			return nil, errors.New("the watcher's answer is too long")
+		}
+	}
+	return parseAnswer(out)
+}
+
+// parseAnswer reads an answer (watchd_linux.go's answer writes it).
+func parseAnswer(b []byte) (*answer, error) {
+	bad := errors.New("the watcher's answer is malformed")
+	rest, ok := bytes.CutPrefix(b, []byte(answerMagic))
+	if !ok || !bytes.HasSuffix(rest, []byte(answerEnd)) {
+		return nil, bad
+	}
+	rest = rest[:len(rest)-len(answerEnd)]
+	a := &answer{}
+	for _, field := range []*string{&a.since, &a.id} {
+		line, tail, ok := bytes.Cut(rest, []byte("\n"))
+		if !ok {
+			return nil, bad
+		}
+		_, v, ok := strings.Cut(string(line), " ")
+		if !ok || v == "" {
+			return nil, bad
+		}
+		*field, rest = v, tail
+	}
+	switch {
+	case bytes.Equal(rest, []byte("full\n")):
+		a.full = true
+	case bytes.HasPrefix(rest, []byte("changed\n")):
+		a.changed = map[string]bool{}
+		for _, p := range strings.Split(string(rest[len("changed\n"):]), "\x00") {
+			if p == "" {
+				continue
+			}
+			if !validRel(p) {
+				return nil, bad
+			}
+			a.changed[p] = true
+		}
+	default:
+		return nil, bad
+	}
+	return a, nil
+}
+
+// The chain: a record that took its after-state from the watcher keeps,
+// in its directory's "sync" file, that answer's id, the skip set it
+// listed with, whether its before-state was clean (no file whose content
+// it did not read itself, none changed within 2 s of it), and its files
+// with more than one name.
+type chain struct {
+	after string
+	skip  string
+	clean bool
+	multi []string
+}
+
+const chainMagic = "loopguard-undo-sync 1\n"
+
+func (s *Store) writeChain(id string, c chain) error {
+	var b strings.Builder
+	b.WriteString(chainMagic)
+	clean := 0
+	if c.clean {
+		clean = 1
+	}
+	fmt.Fprintf(&b, "after %s\nskip %s\nclean %d\n", c.after, c.skip, clean)
+	for _, m := range c.multi {
+		b.WriteString(m)
+		b.WriteByte(0)
+	}
+	return s.writeNew(filepath.Join(s.recordDir(id), "sync"), func(w io.Writer) error {
+		_, err := w.Write([]byte(b.String()))
+		return err
+	})
+}
+
+func (s *Store) readChain(id string) (chain, bool) {
+	b, err := os.ReadFile(filepath.Join(s.recordDir(id), "sync"))
+	if err != nil {
+		return chain{}, false
+	}
+	rest, ok := bytes.CutPrefix(b, []byte(chainMagic))
+	if !ok {
+		return chain{}, false
+	}
+	var c chain
+	var clean string
+	for _, f := range []*string{&c.after, &c.skip, &clean} {
+		line, tail, ok := bytes.Cut(rest, []byte("\n"))
+		if !ok {
+			return chain{}, false
+		}
+		_, v, ok := strings.Cut(string(line), " ")
+		if !ok {
+			return chain{}, false
+		}
+		*f, rest = v, tail
+	}
+	c.clean = clean == "1"
+	for _, m := range strings.Split(string(rest), "\x00") {
+		if m != "" {
+			if !validRel(m) {
+				return chain{}, false
+			}
+			c.multi = append(c.multi, m)
+		}
+	}
+	return c, c.after != ""
+}
+
+// skipKey names a skip set.
+func skipKey(skip map[string]bool) string {
+	keys := make([]string, 0, len(skip))
+	for k, v := range skip {
+		if v {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	h := sha256.Sum256([]byte(strings.Join(keys, "\x00")))
+	return hex.EncodeToString(h[:16])
+}
+
+// StartWatching starts the watcher of project (launcher: the binary with
+// the WatchSubcommand) unless one runs, or one failed to watch the
+// project within the last hour. It does not wait: the watcher runs on
+// in a session of its own, its standard streams /dev/null.
+func StartWatching(stateDir, project, launcher string) error {
+	s, err := Open(stateDir, project)
+	if err != nil {
+		return err
+	}
+	if s.watching() {
+		return nil
+	}
+	if fi, err := os.Lstat(filepath.Join(s.Dir, watchFailedName)); err == nil && time.Since(fi.ModTime()) < watchRetry {
+		return nil
+	}
+	cmd := exec.Command(launcher, WatchSubcommand, "--state", stateDir, "--project", project)
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}
+
+// WatchMain is the WatchSubcommand: `undo-watch --state DIR --project DIR`.
+func WatchMain(args []string) int {
+	var state, project string
+	for i := 0; i+1 < len(args); i += 2 {
+		switch args[i] {
+		case "--state":
+			state = args[i+1]
+		case "--project":
+			project = args[i+1]
+		}
+	}
+	if state == "" || project == "" || len(args) != 4 {
+		fmt.Fprintln(os.Stderr, "loopguard: undo-watch --state DIR --project DIR")
+		return 2
+	}
+	if err := Watch(context.Background(), state, project); err != nil {
+		fmt.Fprintf(os.Stderr, "loopguard: undo-watch: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,419 @@
+//go:build linux
+
+package undo
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The project's watcher (`loopguard-exec undo-watch`): a process of the
+// user's own, outside any sandbox and any jail, that hears through
+// inotify every change below the project between calls, so that a record
+// looks again only at what changed since the last one instead of walking
+// the whole project (a call that writes nothing, in a project nothing
+// changed in, then costs a round trip to the watcher).
+//
+// The hook starts it (StartWatching) when it lets a confined call that
+// can write the project run; it runs until it has been asked nothing for
+// WatchIdle, or the project is gone. One per project: it holds the
+// store's watch.lock while it runs.
+//
+// The launcher asks it over a FIFO it makes in the store's watch/
+// directory (opened for reading, then renamed to its request name), which
+// the watcher watches with the same inotify instance as the project: the
+// rename is queued after every change made before it, so by the time the
+// watcher reads it, it has heard them all.
+// Each answer names what changed since the answer before it (every path
+// an event named, or "full": the watch did not hold), and carries its own
+// id and its predecessor's: a record vouches for the project from an
+// answer only when that answer follows, with nothing between, the one the
+// last record took its after-state from (sync.go). Anything else (no
+// watcher, no answer in time, another answer between) is a walk of the
+// whole project, as without a watcher.
+
+// WatchSubcommand is the launcher's subcommand that runs the watcher.
+const WatchSubcommand = "undo-watch"
+
+// WatchIdle: the watcher exits after this long without a request.
+const WatchIdle = 30 * time.Minute
+
+const (
+	watchLockName = "watch.lock"
+	watchDirName  = "watch"
+	// watchFailedName: the watcher could not watch the project (too many
+	// directories for the user's inotify watches); the hook does not
+	// start it again for watchRetry.
+	watchFailedName = "watch.failed"
+	watchRetry      = time.Hour
+	answerMagic     = "loopguard-undo-watch 1\n"
+	answerEnd       = "end\n"
+	// maxAnswer bounds an answer (a pipe holds 64 KiB): more changed
+	// paths than fit are answered "full".
+	maxAnswer = 48 << 10
+)
+
+// daemon is the watcher's state.
+type daemon struct {
+	s      *Store
+	root   string // the project, as the store names it
+	fd     int    // the inotify instance
+	wds    map[int32]string
+	reqWd  int32
+	reqDir int // the watch/ directory, for the answers
+	epoch  string
+	seq    uint64
+	dirty  map[string]bool
+	full   bool
+	// blind: a directory below the project could not be watched (not
+	// readable): every answer is "full" until a rescan watches them all.
+	blind    bool
+	idle     time.Duration
+	maxWatch int // tests: refuse more watches than this (0: no bound)
+}
+
+// Watch runs the watcher of project's store beside stateDir until ctx is
+// done, it has been asked nothing for WatchIdle, or the project is gone.
+// Another watcher of the same project running is not an error: this one
+// returns at once.
+func Watch(ctx context.Context, stateDir, project string) error {
+	return watch(ctx, stateDir, project, WatchIdle, 0)
+}
+
+func watch(ctx context.Context, stateDir, project string, idle time.Duration, maxWatch int) error {
+	s, err := Open(stateDir, project)
+	if err != nil {
+		return err
+	}
+	if err := s.create(); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(filepath.Join(s.Dir, watchLockName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := flock(lock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil // another watcher
+		}
+		return err
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var e [8]byte
+	_, _ = rand.Read(e[:])
+	d := &daemon{s: s, root: project, fd: fd, wds: map[int32]string{}, epoch: hex.EncodeToString(e[:]),
+		dirty: map[string]bool{}, idle: idle, maxWatch: maxWatch, reqDir: -1}
+	// A watcher that died left its request directory: no request is
+	// made where nobody listens (a launcher tries the lock first).
+	reqPath := filepath.Join(s.Dir, watchDirName)
+	_ = os.RemoveAll(reqPath)
+	if err := d.watchTree(""); err != nil {
+		_ = os.WriteFile(filepath.Join(s.Dir, watchFailedName), []byte(time.Now().UTC().Format(time.RFC3339)+" "+err.Error()+"\n"), 0o600)
+		return err
+	}
+	_ = os.Remove(filepath.Join(s.Dir, watchFailedName))
+	// The request directory is watched before it gets its name: no
+	// request can be made in it unheard.
+	tmp := filepath.Join(s.Dir, watchDirName+"."+d.epoch)
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return err
+	}
+	if d.reqDir, err = unix.Open(tmp, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	defer unix.Close(d.reqDir)
+	wd, err := unix.InotifyAddWatch(fd, "/proc/self/fd/"+strconv.Itoa(d.reqDir), unix.IN_MOVED_TO|unix.IN_ONLYDIR)
+	if err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	d.reqWd = int32(wd)
+	if err := os.Rename(tmp, reqPath); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	defer os.RemoveAll(reqPath)
+	return d.loop(ctx)
+}
+
+// loop reads events until the watcher is done.
+func (d *daemon) loop(ctx context.Context) error {
+	buf := make([]byte, 256<<10)
+	last := time.Now()
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		fds := []unix.PollFd{{Fd: int32(d.fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 200)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			if time.Since(last) > d.idle {
+				return nil
+			}
+			continue
+		}
+		m, err := unix.Read(d.fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		asked, gone := d.events(buf[:m])
+		if asked {
+			last = time.Now()
+		}
+		if gone {
+			return nil
+		}
+	}
+}
+
+// events handles what one read returned; asked: a request was answered;
+// gone: the project is gone (or moved), the watcher is done.
+func (d *daemon) events(b []byte) (asked, gone bool) {
+	rescan := false
+	for len(b) >= unix.SizeofInotifyEvent {
+		wd := int32(binary.NativeEndian.Uint32(b[0:]))
+		mask := binary.NativeEndian.Uint32(b[4:])
+		l := int(binary.NativeEndian.Uint32(b[12:]))
+		if len(b) < unix.SizeofInotifyEvent+l {
+			d.full = true
+			break
+		}
+		name := string(bytes.TrimRight(b[unix.SizeofInotifyEvent:unix.SizeofInotifyEvent+l], "\x00"))
+		b = b[unix.SizeofInotifyEvent+l:]
+		if mask&unix.IN_Q_OVERFLOW != 0 {
+			d.full = true
+			continue
+		}
+		if wd == d.reqWd {
+			if mask&unix.IN_MOVED_TO != 0 && strings.HasPrefix(name, "req-") {
+				if rescan {
+					d.rescan()
+					rescan = false
+				}
+				d.answer(name)
+				asked = true
+			}
+			continue
+		}
+		rel, ok := d.wds[wd]
+		if !ok {
+			continue
+		}
+		if mask&unix.IN_IGNORED != 0 {
+			delete(d.wds, wd)
+			continue
+		}
+		if rel == "" && mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 {
+			return asked, true
+		}
+		if mask&unix.IN_MOVE_SELF != 0 {
+			// A directory moved: the paths of what it holds changed.
+			d.full, rescan = true, true
+			continue
+		}
+		p := rel
+		if name != "" {
+			p = path.Join(rel, name)
+		}
+		if p != "" {
+			d.dirty[p] = true
+		}
+		if name == "Cargo.toml" {
+			// Whether a target/ beside it is recorded changes.
+			d.full = true
+		}
+		if mask&unix.IN_ISDIR == 0 || name == "" {
+			continue
+		}
+		switch {
+		case mask&(unix.IN_MOVED_FROM|unix.IN_MOVED_TO) != 0:
+			d.full, rescan = true, true
+		case mask&unix.IN_ATTRIB != 0 && d.blind:
+			// A directory's mode changed: one not readable before may
+			// be now.
+			rescan = true
+		case mask&unix.IN_CREATE != 0:
+			// What was made in it before its watch was added is named
+			// too.
+			if err := d.watchTree(p); err != nil {
+				d.full = true
+			}
+		}
+	}
+	if rescan {
+		d.rescan()
+	}
+	return asked, false
+}
+
+// rescan watches the project again from its top (a directory moved):
+// each directory's watch gets its path as it is now.
+func (d *daemon) rescan() {
+	d.wds, d.blind = map[int32]string{}, false
+	if err := d.watchTree(""); err != nil {
+		d.full = true
+	}
+}
+
+// watchTree watches the directory rel (below the project, "" the top) and
+// every directory below it, following no link, but .git at the top and
+// the regenerable directories, which no record lists; every entry below
+// rel is named changed (what was made before its directory was watched).
+func (d *daemon) watchTree(rel string) error {
+	if rel == ".git" || slices.Contains(Regenerable, path.Base(rel)) {
+		return nil
+	}
+	root, err := unix.Open(d.root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(root)
+	fd := root
+	if rel != "" {
+		fd, err = unix.Openat2(root, rel, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) {
+				return nil // gone again, or not a directory: its event names it
+			}
+			return err
+		}
+	} else {
+		fd, err = unix.Openat(root, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+	}
+	return d.watchDir(fd, rel, rel != "")
+}
+
+// watchDir watches the directory open at fd (rel) and what is below it,
+// and closes fd; named: name every entry changed.
+func (d *daemon) watchDir(fd int, rel string, named bool) error {
+	defer unix.Close(fd)
+	if d.maxWatch > 0 && len(d.wds) >= d.maxWatch {
+		return fmt.Errorf("more than %d directories to watch", d.maxWatch)
+	}
+	wd, err := unix.InotifyAddWatch(d.fd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
+	if err != nil {
+		return fmt.Errorf("failed to watch %s: %w", orTop(rel), err)
+	}
+	d.wds[int32(wd)] = rel
+	prefix := ""
+	if rel != "" {
+		prefix = rel + "/"
+	}
+	paths, err := names(fd, prefix, nil)
+	if err != nil {
+		return err
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		name := p[len(prefix):]
+		if named {
+			d.dirty[p] = true
+		}
+		if rel == "" && name == ".git" || slices.Contains(Regenerable, name) {
+			continue
+		}
+		var st fileStat
+		if err := statAt(fd, name, &st); err != nil || st.mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		cfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+			continue // gone, or no longer a directory: its event names it
+		}
+		if err != nil {
+			d.blind = true // what changes in it would not be heard
+			continue
+		}
+		if err := d.watchDir(cfd, p, named); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// answer answers the request FIFO name: what changed since the last
+// answer, and starts hearing afresh. An answer that cannot be given (the
+// launcher gone, the FIFO full) is lost; the chain of ids then tells the
+// next record not to trust the one after it.
+func (d *daemon) answer(name string) {
+	d.seq++
+	var b strings.Builder
+	b.WriteString(answerMagic)
+	fmt.Fprintf(&b, "since %s:%d\nid %s:%d\n", d.epoch, d.seq-1, d.epoch, d.seq)
+	body := ""
+	if !d.full && !d.blind {
+		paths := make([]string, 0, len(d.dirty))
+		size := 0
+		for p := range d.dirty {
+			paths = append(paths, p)
+			size += len(p) + 1
+		}
+		if size <= maxAnswer {
+			slices.Sort(paths)
+			body = "changed\n" + strings.Join(paths, "\x00")
+			if len(paths) > 0 {
+				body += "\x00"
+			}
+		}
+	}
+	if body == "" {
+		body = "full\n"
+	}
+	b.WriteString(body)
+	b.WriteString(answerEnd)
+	d.dirty, d.full = map[string]bool{}, false
+	fd, err := unix.Openat(d.reqDir, name, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = unix.Unlinkat(d.reqDir, name, 0) // the launcher is gone
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return
+	}
+	out := []byte(b.String())
+	for len(out) > 0 {
+		n, err := unix.Write(fd, out)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return
+		}
+		out = out[n:]
+	}
+}

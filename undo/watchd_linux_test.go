@@ -1,0 +1,317 @@
+//go:build linux
+
+package undo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startWatcher runs the project's watcher in this process until the test
+// ends, and waits until it listens.
+func startWatcher(t *testing.T, st, proj string, maxWatch int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- watch(ctx, st, proj, time.Hour, maxWatch) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	s, _ := Open(st, proj)
+	for i := 0; i < 500; i++ {
+		if _, err := os.Lstat(filepath.Join(s.Dir, watchDirName)); err == nil && s.watching() {
+			return
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the watcher ended: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatal("the watcher did not start listening")
+}
+
+// record is one call: Begin, the call's changes, Finish; the recorder
+// returned.
+func record(t *testing.T, st, proj string, now func() time.Time, call func()) *Recorder {
+	t.Helper()
+	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "call", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if call != nil {
+		call()
+	}
+	mustDo(t, rec.Finish())
+	return rec
+}
+
+// walkListing is the listing a walk of the project gives now (each
+// file's content hash included), as a record's before-state lists it.
+func walkListing(t *testing.T, st, proj string) []Entry {
+	t.Helper()
+	s, _ := Open(st, proj)
+	w := &walker{skip: map[string]bool{".git": true}, s: s, racy: time.Now().Add(time.Hour).UnixNano()}
+	ents, err := w.run(proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ents
+}
+
+// sameListing compares a record's before-state with a walk's, entry by
+// entry (a directory's times aside: undo compares a directory by its
+// mode, same).
+func sameListing(t *testing.T, got, want []Entry) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%d entries, a walk lists %d", len(got), len(want))
+	}
+	for i := 0; i < len(got) && i < len(want); i++ {
+		g, w := got[i], want[i]
+		g.Note, w.Note = "", ""
+		if g.Kind == Dir && w.Kind == Dir {
+			g.Mtime, g.Ctime, w.Mtime, w.Ctime = 0, 0, 0, 0
+		}
+		if g != w {
+			t.Errorf("entry %d:\n got %+v\nwant %+v", i, g, w)
+		}
+	}
+}
+
+// undoLast undoes the project's last record.
+func undoLast(t *testing.T, st, proj string) {
+	t.Helper()
+	s, _ := Open(st, proj)
+	u, err := s.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	p, err := u.Prepare("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Changed) != 0 {
+		t.Errorf("changed since the call: %v", p.Changed)
+	}
+	if res, err := u.Apply(p); err != nil || len(res.Failed) != 0 {
+		t.Fatalf("apply: %v %v", err, res.Failed)
+	}
+}
+
+// TestWatcherBeforeState: with the project's watcher running, a record
+// after one that took its after-state from it looks again only at what
+// changed, and its before-state is, entry for entry, what a walk lists:
+// between the calls the human rewrote a file in place (same size, its
+// modification time set back, its directory's times unchanged), made a
+// nested directory with files, removed one, changed a mode, made a link,
+// renamed a file, rewrote a file with two names through the name outside
+// the project. Undoing the call then puts back the project as the human
+// left it. Control: the first record (nothing to follow) walks.
+func TestWatcherBeforeState(t *testing.T) {
+	proj, st := project(t, map[string]string{"d/f.txt": "first\n", "d/g.txt": "kept\n", "e/h.txt": "h\n", "top.txt": "top\n", "mv.txt": "mv\n"})
+	outside := filepath.Join(filepath.Dir(proj), "outside-link")
+	mustDo(t, os.Link(filepath.Join(proj, "e/h.txt"), outside))
+	startWatcher(t, st, proj, 0)
+	later := func() time.Time { return time.Now().Add(5 * time.Second) }
+	if rec := record(t, st, proj, later, nil); rec.meta.Listed != "walk" {
+		t.Fatalf("the first record's before-state: %s, want a walk", rec.meta.Listed)
+	}
+	f := filepath.Join(proj, "d/f.txt")
+	fi, err := os.Stat(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir0, _ := os.Stat(filepath.Join(proj, "d"))
+	w, err := os.OpenFile(f, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.WriteAt([]byte("human\n"), 0)
+	mustDo(t, err, w.Close(), os.Chtimes(f, fi.ModTime(), fi.ModTime()))
+	if dir1, _ := os.Stat(filepath.Join(proj, "d")); !dir1.ModTime().Equal(dir0.ModTime()) {
+		t.Fatal("the rewrite changed the directory: the test shows nothing")
+	}
+	mustDo(t, os.MkdirAll(filepath.Join(proj, "n/m"), 0o755), os.WriteFile(filepath.Join(proj, "n/m/x.txt"), []byte("x\n"), 0o644),
+		os.WriteFile(filepath.Join(proj, "n/y.txt"), []byte("y\n"), 0o644), os.Remove(filepath.Join(proj, "top.txt")),
+		os.Chmod(filepath.Join(proj, "d/g.txt"), 0o600), os.Symlink("d/g.txt", filepath.Join(proj, "ln")),
+		os.Rename(filepath.Join(proj, "mv.txt"), filepath.Join(proj, "e/mv2.txt")),
+		os.WriteFile(outside, []byte("H\n"), 0o644))
+	want := listing(t, proj)
+	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "call", Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.meta.Listed != "watcher" {
+		t.Errorf("the second record's before-state: %s, want the watcher's", rec.meta.Listed)
+	}
+	sameListing(t, rec.before, walkListing(t, st, proj))
+	mustDo(t, os.WriteFile(f, []byte("call!\n"), 0o644), os.RemoveAll(filepath.Join(proj, "n")),
+		os.WriteFile(filepath.Join(proj, "e/h.txt"), []byte("call\n"), 0o644), os.WriteFile(filepath.Join(proj, "new.txt"), []byte("new\n"), 0o644), rec.Finish())
+	undoLast(t, st, proj)
+	if got := listing(t, proj); got != want {
+		t.Errorf("after undo:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestWatcherUnchanged: a call that writes nothing, in a project nothing
+// changed in since the last record, reads no listing (the record names
+// the last one); the next such call too; a call that then writes is
+// undone as ever.
+func TestWatcherUnchanged(t *testing.T) {
+	proj, st := project(t, map[string]string{"d/f.txt": "first\n", "g.txt": "kept\n"})
+	startWatcher(t, st, proj, 0)
+	later := func() time.Time { return time.Now().Add(5 * time.Second) }
+	record(t, st, proj, later, nil)
+	for i := 0; i < 2; i++ {
+		rec := record(t, st, proj, later, nil)
+		if rec.meta.Listed != "unchanged" || rec.before != nil {
+			t.Fatalf("record %d: before-state %s (listing read: %v), want the last one's, unread", i+2, rec.meta.Listed, rec.before != nil)
+		}
+	}
+	want := listing(t, proj)
+	rec := record(t, st, proj, later, func() {
+		mustDo(t, os.WriteFile(filepath.Join(proj, "d/f.txt"), []byte("changed\n"), 0o644), os.Remove(filepath.Join(proj, "g.txt")))
+	})
+	if rec.meta.Listed != "unchanged" {
+		t.Errorf("before-state %s, want unchanged", rec.meta.Listed)
+	}
+	undoLast(t, st, proj)
+	if got := listing(t, proj); got != want {
+		t.Errorf("after undo:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestWatcherChainBroken: an answer the last record did not take (a
+// stray request between the calls), a directory renamed (the watcher
+// answers "full"), or the watcher stopped: the next record walks, and
+// undo still puts back what the call did. Control: with none of these,
+// the watcher's.
+func TestWatcherChainBroken(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		between func(t *testing.T, s *Store, proj string)
+		want    string
+	}{
+		{"control", func(*testing.T, *Store, string) {}, "watcher"},
+		{"stray request", func(t *testing.T, s *Store, _ string) {
+			if _, err := s.sync(); err != nil {
+				t.Fatal(err)
+			}
+		}, "walk"},
+		{"directory renamed", func(t *testing.T, _ *Store, proj string) {
+			mustDo(t, os.Rename(filepath.Join(proj, "d"), filepath.Join(proj, "d2")))
+		}, "walk"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			proj, st := project(t, map[string]string{"d/f.txt": "first\n", "g.txt": "kept\n"})
+			startWatcher(t, st, proj, 0)
+			later := func() time.Time { return time.Now().Add(5 * time.Second) }
+			record(t, st, proj, later, func() { mustDo(t, os.WriteFile(filepath.Join(proj, "g.txt"), []byte("g2\n"), 0o644)) })
+			s, _ := Open(st, proj)
+			// The human's rewrite in place (same size, modification
+			// time set back): only the watcher's answer, or a walk,
+			// tells. Then what breaks the chain.
+			f := filepath.Join(proj, "d/f.txt")
+			fi, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := os.OpenFile(f, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = w.WriteAt([]byte("human\n"), 0)
+			mustDo(t, err, w.Close(), os.Chtimes(f, fi.ModTime(), fi.ModTime()))
+			c.between(t, s, proj)
+			want := listing(t, proj)
+			rec := record(t, st, proj, later, func() {
+				mustDo(t, os.WriteFile(filepath.Join(proj, "g.txt"), []byte("third\n"), 0o644), os.WriteFile(filepath.Join(proj, "h.txt"), []byte("h\n"), 0o644))
+				_ = os.WriteFile(filepath.Join(proj, "d/f.txt"), []byte("call\n"), 0o644)
+				_ = os.WriteFile(filepath.Join(proj, "d2/f.txt"), []byte("call\n"), 0o644)
+			})
+			if rec.meta.Listed != c.want {
+				t.Errorf("before-state %s, want %s", rec.meta.Listed, c.want)
+			}
+			undoLast(t, st, proj)
+			if got := listing(t, proj); got != want {
+				t.Errorf("after undo:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestWatcherStopped: records after the watcher has gone walk (and are
+// right); one that ran with it and one without it in a row too.
+func TestWatcherStopped(t *testing.T) {
+	proj, st := project(t, map[string]string{"d/f.txt": "first\n"})
+	later := func() time.Time { return time.Now().Add(5 * time.Second) }
+	t.Run("with", func(t *testing.T) {
+		startWatcher(t, st, proj, 0)
+		record(t, st, proj, later, nil)
+	})
+	want := listing(t, proj)
+	rec := record(t, st, proj, later, func() { mustDo(t, os.WriteFile(filepath.Join(proj, "d/f.txt"), []byte("x\n"), 0o644)) })
+	if rec.meta.Listed != "walk" || rec.synced != "" {
+		t.Errorf("without a watcher: before-state %s, synced %q", rec.meta.Listed, rec.synced)
+	}
+	undoLast(t, st, proj)
+	if got := listing(t, proj); got != want {
+		t.Errorf("after undo:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestWatcherCannotWatch: a project with more directories than the
+// watcher may watch: it ends, says why in watch.failed, and StartWatching
+// does not start it again; records walk. Control: a bound it fits in.
+func TestWatcherCannotWatch(t *testing.T) {
+	proj, st := project(t, map[string]string{"a/1": "1", "b/2": "2", "c/3": "3"})
+	err := watch(context.Background(), st, proj, time.Hour, 2)
+	if err == nil || !strings.Contains(err.Error(), "more than 2 directories") {
+		t.Fatalf("watch: %v", err)
+	}
+	s, _ := Open(st, proj)
+	if _, err := os.Lstat(filepath.Join(s.Dir, watchFailedName)); err != nil {
+		t.Errorf("no %s: %v", watchFailedName, err)
+	}
+	if err := StartWatching(st, proj, "/nonexistent/launcher"); err != nil {
+		t.Errorf("StartWatching after a failure started (or tried to start) one: %v", err)
+	}
+	if rec := record(t, st, proj, nil, nil); rec.synced != "" {
+		t.Errorf("a record asked a watcher that failed: %q", rec.synced)
+	}
+	// Control: room enough.
+	startWatcher(t, st, proj, 10)
+	if _, err := os.Lstat(filepath.Join(s.Dir, watchFailedName)); err == nil {
+		t.Errorf("%s left after a watcher that watches", watchFailedName)
+	}
+}
+
+// TestMergeIsOverlay: merge (two listings in walk order) is overlay, in
+// walk order.
+func TestMergeIsOverlay(t *testing.T) {
+	before := []Entry{{Path: "a", Kind: Dir}, {Path: "a/x", Kind: File}, {Path: "a/y", Kind: File}, {Path: "a.txt", Kind: File}, {Path: "b", Kind: File}}
+	delta := []Entry{{Path: "a/x", Kind: Gone}, {Path: "a/z", Kind: File, Size: 1}, {Path: "a-b", Kind: File}, {Path: "b", Kind: File, Size: 2}, {Path: "c", Kind: Dir}, {Path: "c/d", Kind: File}}
+	want := overlay(before, delta)
+	slices.SortFunc(want, func(a, b Entry) int { return walkOrder(a.Path, b.Path) })
+	if got := merge(before, delta); !slices.Equal(got, want) {
+		t.Errorf("merge:\n%+v\nwant:\n%+v", got, want)
+	}
+}
+
+// TestValidRel: a clean relative path, and nothing else.
+func TestValidRel(t *testing.T) {
+	for p, want := range map[string]bool{"a": true, "a/b": true, ".env": true, "a/.b/c..d": true,
+		"": false, "/a": false, "a/": false, "a//b": false, "./a": false, "a/./b": false, "a/..": false, "..": false, "a\x00b": false} {
+		if got := validRel(p); got != want {
+			t.Errorf("validRel(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
