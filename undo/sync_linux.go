@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -119,7 +120,8 @@ func parseAnswer(b []byte) (*answer, error) {
 	}
 	rest = rest[:len(rest)-len(answerEnd)]
 	a := &answer{}
-	for _, field := range []*string{&a.since, &a.id} {
+	var size string
+	for _, field := range []*string{&a.since, &a.id, &size} {
 		line, tail, ok := bytes.Cut(rest, []byte("\n"))
 		if !ok {
 			return nil, bad
@@ -129,6 +131,9 @@ func parseAnswer(b []byte) (*answer, error) {
 			return nil, bad
 		}
 		*field, rest = v, tail
+	}
+	if n, err := strconv.Atoi(size); err != nil || n != len(rest) {
+		return nil, bad
 	}
 	switch {
 	case bytes.Equal(rest, []byte("full\n")):

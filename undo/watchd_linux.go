@@ -392,6 +392,9 @@ func (d *daemon) answer(name string) {
 	if body == "" {
 		body = "full\n"
 	}
+	// The body's length: an answer cut short (a pipe the kernel gave one
+	// page) is refused whatever the names it ends in.
+	fmt.Fprintf(&b, "size %d\n", len(body))
 	b.WriteString(body)
 	b.WriteString(answerEnd)
 	d.dirty, d.full = map[string]bool{}, false

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -312,6 +313,23 @@ func TestValidRel(t *testing.T) {
 		"": false, "/a": false, "a/": false, "a//b": false, "./a": false, "a/./b": false, "a/..": false, "..": false, "a\x00b": false} {
 		if got := validRel(p); got != want {
 			t.Errorf("validRel(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// TestAnswerCutShort: an answer cut anywhere (a pipe of one page) is
+// refused, even where what is left ends as a whole answer does (a path
+// named "end\n"). Control: the whole answer reads.
+func TestAnswerCutShort(t *testing.T) {
+	body := "changed\n" + "a/x\x00" + "end\n\x00" + "b\x00"
+	whole := answerMagic + "since e:1\nid e:2\n" + "size " + strconv.Itoa(len(body)) + "\n" + body + answerEnd
+	a, err := parseAnswer([]byte(whole))
+	if err != nil || !a.changed["a/x"] || !a.changed["end\n"] || !a.changed["b"] || a.id != "e:2" {
+		t.Fatalf("the whole answer: %+v, %v", a, err)
+	}
+	for n := 0; n < len(whole); n++ {
+		if a, err := parseAnswer([]byte(whole[:n])); err == nil {
+			t.Errorf("cut at %d of %d: read as %+v", n, len(whole), a)
 		}
 	}
 }
