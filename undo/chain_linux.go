@@ -4,6 +4,7 @@ package undo
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -83,6 +84,12 @@ func (r *Recorder) fromLast(w *walker, l last, changed map[string]bool) (ents []
 		}
 		kept = append(kept, e)
 	}
+	root, err := unix.Open(r.s.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("failed to open the project: %w", err)
+	}
+	defer unix.Close(root)
+	otherNames(root, base, dirty)
 	r.before = kept
 	d, err := r.changes(dirty) // r.multi's files among them
 	if err != nil {
@@ -92,11 +99,6 @@ func (r *Recorder) fromLast(w *walker, l last, changed map[string]bool) (ents []
 	if len(ents) > MaxEntries {
 		return nil, false, fmt.Errorf("the project has more than %d entries outside the directories undo leaves out", MaxEntries)
 	}
-	root, err := unix.Open(r.s.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, false, fmt.Errorf("failed to open the project: %w", err)
-	}
-	defer unix.Close(root)
 	multi := map[string]bool{}
 	for _, m := range l.chain.multi {
 		multi[m] = true
@@ -179,4 +181,36 @@ func merge(before, delta []Entry) []Entry {
 		}
 	}
 	return out
+}
+
+// otherNames adds to dirty the other names, in base, of each file in
+// dirty that has more than one name now: a link made in the project
+// (ln a b) is heard as b alone, and a write through b is heard in b's
+// directory alone, while a's content changes too.
+func otherNames(root int, base []Entry, dirty map[string]bool) {
+	var byIno map[[2]uint64][]string
+	for _, p := range slices.Collect(maps.Keys(dirty)) {
+		pfd, err := openParent(root, p)
+		if err != nil {
+			continue
+		}
+		var st fileStat
+		err = statAt(pfd, path.Base(p), &st)
+		unix.Close(pfd)
+		if err != nil || st.mode&unix.S_IFMT != unix.S_IFREG || st.nlink < 2 {
+			continue
+		}
+		if byIno == nil {
+			byIno = map[[2]uint64][]string{}
+			for _, e := range base {
+				if e.Kind == File {
+					k := [2]uint64{e.Dev, e.Ino}
+					byIno[k] = append(byIno[k], e.Path)
+				}
+			}
+		}
+		for _, q := range byIno[[2]uint64{st.dev, st.ino}] {
+			dirty[q] = true
+		}
+	}
 }

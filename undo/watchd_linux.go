@@ -265,7 +265,9 @@ func (d *daemon) events(b []byte) (asked, gone bool) {
 			// What was made in it before its watch was added is named
 			// too.
 			if err := d.watchTree(p); err != nil {
-				d.full = true
+				// A directory not watched: what changes in it would
+				// not be heard, in this answer or any later one.
+				d.full, d.blind = true, true
 			}
 		}
 	}
@@ -280,7 +282,7 @@ func (d *daemon) events(b []byte) (asked, gone bool) {
 func (d *daemon) rescan() {
 	d.wds, d.blind = map[int32]string{}, false
 	if err := d.watchTree(""); err != nil {
-		d.full = true
+		d.full, d.blind = true, true
 	}
 }
 

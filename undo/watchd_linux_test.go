@@ -333,3 +333,51 @@ func TestAnswerCutShort(t *testing.T) {
 		}
 	}
 }
+
+// TestWatcherHardLinkMadeBetween: a link made in the project between two
+// calls (ln d/f.txt e/f2) and a write through it are heard as e/f2
+// alone; the record looks again at d/f.txt too, and lists it as a walk
+// does.
+func TestWatcherHardLinkMadeBetween(t *testing.T) {
+	proj, st := project(t, map[string]string{"d/f.txt": "first\n", "e/g.txt": "g\n"})
+	startWatcher(t, st, proj, 0)
+	later := func() time.Time { return time.Now().Add(5 * time.Second) }
+	record(t, st, proj, later, nil)
+	mustDo(t, os.Link(filepath.Join(proj, "d/f.txt"), filepath.Join(proj, "e/f2")),
+		os.WriteFile(filepath.Join(proj, "e/f2"), []byte("through the other name\n"), 0o644))
+	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "call", Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Finish()
+	if rec.meta.Listed != "watcher" {
+		t.Errorf("before-state %s, want the watcher's", rec.meta.Listed)
+	}
+	sameListing(t, rec.before, walkListing(t, st, proj))
+}
+
+// TestWatcherBlind: a directory made after the watcher started that it
+// cannot watch (here: past its bound of watches): every answer from then
+// on is "full" and records walk, so what changes in that directory is
+// recorded. Control: before it, the watcher's.
+func TestWatcherBlind(t *testing.T) {
+	proj, st := project(t, map[string]string{"a/1": "1", "b/2": "2"})
+	startWatcher(t, st, proj, 3) // the top, a and b
+	later := func() time.Time { return time.Now().Add(5 * time.Second) }
+	record(t, st, proj, later, nil)
+	if rec := record(t, st, proj, later, nil); rec.meta.Listed != "unchanged" {
+		t.Fatalf("control: before-state %s, want unchanged", rec.meta.Listed)
+	}
+	mustDo(t, os.Mkdir(filepath.Join(proj, "c"), 0o755))
+	record(t, st, proj, later, nil)
+	mustDo(t, os.WriteFile(filepath.Join(proj, "c/3"), []byte("human\n"), 0o644))
+	want := listing(t, proj)
+	rec := record(t, st, proj, later, func() { mustDo(t, os.WriteFile(filepath.Join(proj, "c/3"), []byte("call\n"), 0o644)) })
+	if rec.meta.Listed != "walk" {
+		t.Errorf("with a directory unwatched: before-state %s, want a walk", rec.meta.Listed)
+	}
+	undoLast(t, st, proj)
+	if got := listing(t, proj); got != want {
+		t.Errorf("after undo:\n%s\nwant:\n%s", got, want)
+	}
+}
