@@ -269,7 +269,7 @@ func bomb(t *testing.T, j *jail, setup func(*exec.Cmd), marker string) bombRun {
 			}
 			n, _ := userTasks(nobody)
 			most = max(most, int(n))
-			if n > 100 && !tried {
+			if n >= 100 && !tried { // the bound the caller holds the peak to (p < 100: not grown)
 				tried = true
 				c := exec.Command("/bin/sh", "-c", "echo alive")
 				c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
