@@ -75,7 +75,10 @@ func goBuild(ctx context.Context, repo, out, pkg string, tags ...string) (string
 		args = append(args, "-tags", strings.Join(tags, ","))
 	}
 	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
-	cmd.Dir = repo
+	// As make build and make install build it (static: no dynamic loader
+	// on the hook's path), so that what the tests drive, and what
+	// TestJailCallCost times, is what users run.
+	cmd.Dir, cmd.Env = repo, append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("failed to build %s: %w: %s", pkg, err, bytes.TrimSpace(b))
 	}
