@@ -100,6 +100,25 @@ func main() {
 			f, _ := filepath.Abs(*floor)
 			progs = append(progs, &prog{name: "floor: " + filepath.Base(f), path: f, args: spec.Args()})
 		}
+		var watched *prog
+		if row.cap.Write {
+			// As users run it: the hook starts the project's undo
+			// watcher with the first call that can write (package
+			// undo), and every later record asks it.
+			state, err := os.MkdirTemp("", "launchbench-watched-")
+			if err != nil {
+				fatal(err)
+			}
+			defer os.RemoveAll(state)
+			stop, err := startWatcher(h, filepath.Join(state, "loopguard"), r)
+			if err != nil {
+				fatal(err)
+			}
+			defer stop()
+			watched = &prog{name: "**" + filepath.Base(h) + "**, with the project's undo watcher", path: h, args: spec.Args(),
+				env: append(os.Environ(), "XDG_STATE_HOME="+state)}
+			progs = append(progs, watched)
+		}
 		if *alt != "" {
 			a, _ := filepath.Abs(*alt)
 			progs = append(progs, &prog{name: "previous: " + *altName, path: a, args: spec.Args()})
@@ -143,14 +162,23 @@ func main() {
 		}
 		if *alt != "" {
 			old := progs[len(progs)-1]
-			x := float64(pct(now.wall, 50)) / float64(pct(old.wall, 50))
-			xc := float64(pct(now.cpu, 50)) / float64(pct(old.cpu, 50))
-			figs = append(figs, budget.Figure{
-				Issue: "35", Name: "launcher, " + row.name + ": today's over the previous release's (" + *altName + "), same rounds",
-				Budget: fmt.Sprintf("≤ %.2fx (not slower)", budgetNotSlower),
-				Wall:   fmt.Sprintf("%.2fx (%s ms / %s ms)", x, ms(pct(now.wall, 50)), ms(pct(old.wall, 50))), Pass: x <= budgetNotSlower,
-				CPU: fmt.Sprintf("%.2fx (%s ms / %s ms)", xc, ms(pct(now.cpu, 50)), ms(pct(old.cpu, 50))), CPUPass: xc <= budgetNotSlower,
-			})
+			for _, p := range []*prog{now, watched} {
+				if p == nil {
+					continue
+				}
+				name := "launcher, " + row.name
+				if p == watched {
+					name += ", with the project's undo watcher"
+				}
+				x := float64(pct(p.wall, 50)) / float64(pct(old.wall, 50))
+				xc := float64(pct(p.cpu, 50)) / float64(pct(old.cpu, 50))
+				figs = append(figs, budget.Figure{
+					Issue: "35", Name: name + ": today's over the previous release's (" + *altName + "), same rounds",
+					Budget: fmt.Sprintf("≤ %.2fx (not slower)", budgetNotSlower),
+					Wall:   fmt.Sprintf("%.2fx (%s ms / %s ms)", x, ms(pct(p.wall, 50)), ms(pct(old.wall, 50))), Pass: x <= budgetNotSlower,
+					CPU: fmt.Sprintf("%.2fx (%s ms / %s ms)", xc, ms(pct(p.cpu, 50)), ms(pct(old.cpu, 50))), CPUPass: xc <= budgetNotSlower,
+				})
+			}
 		}
 	}
 	if *undoRounds > 0 && !*readOnly { // undo.go
@@ -188,6 +216,7 @@ type prog struct {
 	name      string
 	path      string
 	args      []string
+	env       []string // nil: this process's
 	wall, cpu []time.Duration
 }
 
@@ -195,6 +224,7 @@ type prog struct {
 // CPU time; a failed run stops the benchmark.
 func (p *prog) once() (wall, cpu time.Duration) {
 	cmd := exec.Command(p.path, p.args...)
+	cmd.Env = p.env
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fatal(fmt.Errorf("%s %s: %v: %s", p.path, strings.Join(p.args, " "), err, out))

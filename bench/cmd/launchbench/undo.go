@@ -72,10 +72,9 @@ func undoRows(launcher string, rounds int) (string, []budget.Figure, error) {
 		with := &prog{name: "record", path: launcher, args: spec.Args()}
 		watched := &prog{name: "record, watcher", path: launcher, args: spec.Args()}
 		without := &prog{name: "no record", path: none, args: spec.Args()}
-		envs := map[*prog][]string{}
 		for _, p := range []*prog{with, watched, without} {
 			state := filepath.Join(tmp, "state-"+strings.NewReplacer(" ", "-", ",", "").Replace(p.name)+"-"+strings.Fields(r.name)[0])
-			envs[p] = append(os.Environ(), "XDG_STATE_HOME="+state)
+			p.env = append(os.Environ(), "XDG_STATE_HOME="+state)
 			if p == watched {
 				// The project's watcher, as the hook starts it.
 				stop, err := startWatcher(launcher, filepath.Join(state, "loopguard"), repo)
@@ -84,7 +83,7 @@ func undoRows(launcher string, rounds int) (string, []budget.Figure, error) {
 				}
 				defer stop()
 			}
-			runEnv(p, envs[p]) // the first record copies every file
+			p.once() // the first record copies every file
 		}
 		time.Sleep(2100 * time.Millisecond) // past the window in which a file's times are not trusted
 		for i := -3; i < rounds; i++ {
@@ -93,7 +92,7 @@ func undoRows(launcher string, rounds int) (string, []budget.Figure, error) {
 				ps = append(ps[1:], ps[0])
 			}
 			for _, p := range ps {
-				w, c := runEnv(p, envs[p])
+				w, c := p.once()
 				if i >= 0 {
 					p.wall, p.cpu = append(p.wall, w), append(p.cpu, c)
 				}
@@ -139,18 +138,6 @@ func startWatcher(launcher, stateDir, project string) (stop func(), err error) {
 	}
 	stop()
 	return nil, fmt.Errorf("the undo watcher of %s did not start listening", project)
-}
-
-// runEnv runs p with env; its wall and CPU time.
-func runEnv(p *prog, env []string) (wall, cpu time.Duration) {
-	cmd := exec.Command(p.path, p.args...)
-	cmd.Env = env
-	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fatal(fmt.Errorf("%s %s: %v: %s", p.path, strings.Join(p.args, " "), err, out))
-	}
-	wall = time.Since(start)
-	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // makeRepo makes a git repository of 100 directories of 100 files of
