@@ -535,21 +535,14 @@ func newWalker(pl policy.Places, project string, git bool) *walker {
 // not finish is not clean, so nothing in it is writable). A directory that
 // is not clean, and the top, get rules for their children instead.
 func (w *walker) walk(dir string, top bool) bool {
-	f, err := os.Open(dir)
+	ctime, ents, err := readDir(dir, top)
 	if err != nil {
 		return false
 	}
 	if w.seen == nil {
 		w.seen = map[string]int64{}
 	}
-	if fi, err := f.Stat(); err == nil {
-		w.seen[dir] = changeTime(fi)
-	}
-	ents, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		return false
-	}
+	w.seen[dir] = ctime
 	w.entries += len(ents)
 	if w.entries > maxWalk {
 		return false
@@ -562,24 +555,20 @@ func (w *walker) walk(dir string, top bool) bool {
 	var kids []child
 	clean := true
 	for _, ent := range ents {
-		name := ent.Name()
+		name := ent.name
 		p := dir + "/" + name
 		if w.fixed[p] || slices.Contains(w.skip, p) || policy.NameCouldBeProtected(name) && w.pl.Classify(p).Protected() {
 			clean = false
 			if !slices.Contains(w.skip, p) {
 				w.held = append(w.held, p)
-				w.heldLink = w.heldLink || ent.Type()&os.ModeSymlink != 0
+				w.heldLink = w.heldLink || ent.typ&os.ModeSymlink != 0
 			}
 			continue
 		}
-		typ := ent.Type()
-		if typ&os.ModeType == os.ModeIrregular { // the file system gave no type
-			fi, err := os.Lstat(p)
-			if err != nil {
-				clean = false
-				continue
-			}
-			typ = fi.Mode().Type()
+		typ := ent.typ
+		if typ == os.ModeIrregular { // gone, or its type unreadable
+			clean = false
+			continue
 		}
 		switch {
 		case typ&os.ModeSymlink != 0:
