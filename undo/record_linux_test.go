@@ -464,21 +464,8 @@ func TestUnconfinedChangeBetweenCallsIsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustDo(t, rec.Finish())
-	fi, err := os.Stat(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir0, _ := os.Stat(filepath.Join(proj, "d"))
 	// The unconfined rewrite: in place, same size, mtime set back.
-	w, err := os.OpenFile(f, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = w.WriteAt([]byte("human\n"), 0)
-	mustDo(t, err, w.Close(), os.Chtimes(f, fi.ModTime(), fi.ModTime()))
-	if dir1, _ := os.Stat(filepath.Join(proj, "d")); !dir1.ModTime().Equal(dir0.ModTime()) {
-		t.Fatal("the rewrite changed the directory: the test shows nothing")
-	}
+	rewriteInPlace(t, f, "human\n")
 	rec, err = Begin(Options{StateDir: st, Project: proj, Now: later})
 	if err != nil {
 		t.Fatal(err)
@@ -487,19 +474,7 @@ func TestUnconfinedChangeBetweenCallsIsRecorded(t *testing.T) {
 		t.Errorf("second record copied %d files, want 1 (the rewritten one; g.txt is vouched for by the index)", m.Copied)
 	}
 	mustDo(t, os.WriteFile(f, []byte("call!\n"), 0o644), rec.Finish())
-	s, _ := Open(st, proj)
-	u, err := s.Lock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	p, err := u.Prepare("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := u.Apply(p); err != nil {
-		t.Fatal(err)
-	}
+	undoLast(t, st, proj)
 	for name, want := range map[string]string{"d/f.txt": "human\n", "d/g.txt": "kept\n"} {
 		if b, _ := os.ReadFile(filepath.Join(proj, name)); string(b) != want {
 			t.Errorf("%s after undo = %q, want %q", name, b, want)
@@ -631,19 +606,7 @@ func TestSmallProjectWalksAfter(t *testing.T) {
 			if watched, want := rec.watch.closer != 0, entries > bound; watched != want {
 				t.Errorf("a record of %d entries (bound %d) watched: %v, want %v", entries, bound, watched, want)
 			}
-			s, _ := Open(st, proj)
-			u, err := s.Lock()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer u.Close()
-			p, err := u.Prepare("")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := u.Apply(p); err != nil {
-				t.Fatal(err)
-			}
+			undoLast(t, st, proj)
 			for name, want := range map[string]string{"d/f.txt": "first\n", "g.txt": "kept\n"} {
 				if b, _ := os.ReadFile(filepath.Join(proj, name)); string(b) != want {
 					t.Errorf("%s after undo = %q, want %q", name, b, want)

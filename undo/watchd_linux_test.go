@@ -86,6 +86,31 @@ func sameListing(t *testing.T, got, want []Entry) {
 	}
 }
 
+// rewriteInPlace rewrites the file f in place with text of its size,
+// setting its modification time back, as a human's tool may: its
+// directory's times do not move (checked), so only the file's change
+// time, or a watch, tells.
+func rewriteInPlace(t *testing.T, f, text string) {
+	t.Helper()
+	fi, err := os.Stat(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() != int64(len(text)) {
+		t.Fatalf("%s is %d bytes, the rewrite %d", f, fi.Size(), len(text))
+	}
+	dir0, _ := os.Stat(filepath.Dir(f))
+	w, err := os.OpenFile(f, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.WriteAt([]byte(text), 0)
+	mustDo(t, err, w.Close(), os.Chtimes(f, fi.ModTime(), fi.ModTime()))
+	if dir1, _ := os.Stat(filepath.Dir(f)); !dir1.ModTime().Equal(dir0.ModTime()) {
+		t.Fatal("the rewrite changed the directory: the test shows nothing")
+	}
+}
+
 // undoLast undoes the project's last record.
 func undoLast(t *testing.T, st, proj string) {
 	t.Helper()
@@ -126,20 +151,7 @@ func TestWatcherBeforeState(t *testing.T) {
 		t.Fatalf("the first record's before-state: %s, want a walk", rec.meta.Listed)
 	}
 	f := filepath.Join(proj, "d/f.txt")
-	fi, err := os.Stat(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir0, _ := os.Stat(filepath.Join(proj, "d"))
-	w, err := os.OpenFile(f, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = w.WriteAt([]byte("human\n"), 0)
-	mustDo(t, err, w.Close(), os.Chtimes(f, fi.ModTime(), fi.ModTime()))
-	if dir1, _ := os.Stat(filepath.Join(proj, "d")); !dir1.ModTime().Equal(dir0.ModTime()) {
-		t.Fatal("the rewrite changed the directory: the test shows nothing")
-	}
+	rewriteInPlace(t, f, "human\n")
 	mustDo(t, os.MkdirAll(filepath.Join(proj, "n/m"), 0o755), os.WriteFile(filepath.Join(proj, "n/m/x.txt"), []byte("x\n"), 0o644),
 		os.WriteFile(filepath.Join(proj, "n/y.txt"), []byte("y\n"), 0o644), os.Remove(filepath.Join(proj, "top.txt")),
 		os.Chmod(filepath.Join(proj, "d/g.txt"), 0o600), os.Symlink("d/g.txt", filepath.Join(proj, "ln")),
@@ -220,17 +232,7 @@ func TestWatcherChainBroken(t *testing.T) {
 			// The human's rewrite in place (same size, modification
 			// time set back): only the watcher's answer, or a walk,
 			// tells. Then what breaks the chain.
-			f := filepath.Join(proj, "d/f.txt")
-			fi, err := os.Stat(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w, err := os.OpenFile(f, os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = w.WriteAt([]byte("human\n"), 0)
-			mustDo(t, err, w.Close(), os.Chtimes(f, fi.ModTime(), fi.ModTime()))
+			rewriteInPlace(t, filepath.Join(proj, "d/f.txt"), "human\n")
 			c.between(t, s, proj)
 			want := listing(t, proj)
 			rec := record(t, st, proj, later, func() {
