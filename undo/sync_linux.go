@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // syncTimeout bounds a record's wait for the watcher's answer; past it
@@ -242,6 +244,11 @@ func StartWatching(stateDir, project, launcher string) error {
 	s, err := Open(stateDir, project)
 	if err != nil {
 		return err
+	}
+	// No record is taken of a project that holds the home directory (the
+	// launcher refuses it): nothing to watch there.
+	if home, err := os.UserHomeDir(); project == "/" || err == nil && fsx.Within(home, project) {
+		return nil
 	}
 	if s.watching() {
 		return nil

@@ -383,3 +383,20 @@ func TestWatcherBlind(t *testing.T) {
 		t.Errorf("after undo:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestStartWatchingRefusesHome: no watcher is started for a project that
+// holds the home directory, or for /. Control: another project's is
+// (here: tried, with a launcher that is not there).
+func TestStartWatchingRefusesHome(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("HOME", filepath.Join(root, "home"))
+	st := filepath.Join(root, "state")
+	for _, p := range []string{root, "/"} {
+		if err := StartWatching(st, p, "/nonexistent/launcher"); err != nil {
+			t.Errorf("%s: a watcher was tried: %v", p, err)
+		}
+	}
+	if err := StartWatching(st, filepath.Join(root, "proj"), "/nonexistent/launcher"); err == nil {
+		t.Error("control: no watcher was tried for a project")
+	}
+}
