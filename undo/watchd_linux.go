@@ -83,15 +83,34 @@ type daemon struct {
 	// readable): every answer is "full" until a rescan watches them all.
 	blind    bool
 	idle     time.Duration
-	maxWatch int // tests: refuse more watches than this (0: no bound)
+	maxWatch int // refuse more watches than this (0: the kernel's bound alone)
 }
 
 // Watch runs the watcher of project's store beside stateDir until ctx is
 // done, it has been asked nothing for WatchIdle, or the project is gone.
 // Another watcher of the same project running is not an error: this one
-// returns at once.
+// returns at once. It takes at most half of the user's inotify watches
+// (watchBound): a project with more directories is walked, as without
+// it, and the user's editor and build tools keep the rest of theirs.
 func Watch(ctx context.Context, stateDir, project string) error {
-	return watch(ctx, stateDir, project, WatchIdle, 0)
+	return watch(ctx, stateDir, project, WatchIdle, watchBound(maxUserWatches))
+}
+
+// maxUserWatches is the kernel's bound of a user's inotify watches.
+const maxUserWatches = "/proc/sys/fs/inotify/max_user_watches"
+
+// watchBound is half the bound the file limit holds; 0 (the kernel's
+// bound alone) where it cannot be read.
+func watchBound(limit string) int {
+	b, err := os.ReadFile(limit)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 2 {
+		return 0
+	}
+	return n / 2
 }
 
 func watch(ctx context.Context, stateDir, project string, idle time.Duration, maxWatch int) error {

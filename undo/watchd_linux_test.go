@@ -400,3 +400,42 @@ func TestStartWatchingRefusesHome(t *testing.T) {
 		t.Error("control: no watcher was tried for a project")
 	}
 }
+
+// TestWatchBound: the watcher takes at most half the user's inotify
+// watches, read from the kernel's limit; where the limit cannot be read
+// it has no bound of its own (the kernel's holds).
+func TestWatchBound(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		content string
+		want    int
+	}{
+		{"8192\n", 4096},
+		{"1048576", 524288},
+		{"3\n", 1},
+		{"1\n", 0},
+		{"-1\n", 0},
+		{"many\n", 0},
+		{"", 0},
+	} {
+		f := filepath.Join(dir, "max_user_watches")
+		if err := os.WriteFile(f, []byte(c.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := watchBound(f); got != c.want {
+			t.Errorf("watchBound(%q) = %d, want %d", c.content, got, c.want)
+		}
+	}
+	if got := watchBound(filepath.Join(dir, "absent")); got != 0 {
+		t.Errorf("watchBound(absent) = %d, want 0", got)
+	}
+	// The machine's own: half of what the kernel says.
+	b, err := os.ReadFile(maxUserWatches)
+	if err != nil {
+		t.Skipf("no %s here: %v", maxUserWatches, err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if got := watchBound(maxUserWatches); got != n/2 || got == 0 {
+		t.Errorf("watchBound(%s) = %d, the limit is %d", maxUserWatches, got, n)
+	}
+}
