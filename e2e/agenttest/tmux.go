@@ -3,8 +3,12 @@ package agenttest
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -15,6 +19,7 @@ import (
 type Tmux struct {
 	t      testing.TB
 	socket string
+	home   string // the session's HOME
 }
 
 // StartTmux starts argv in dir with env (the whole environment) in a new
@@ -26,6 +31,11 @@ func StartTmux(t testing.TB, dir string, env, argv []string) *Tmux {
 		t.Fatal("tmux is not installed: run `make deps`")
 	}
 	m := &Tmux{t: t, socket: fmt.Sprintf("lg-%d", time.Now().UnixNano())}
+	for _, kv := range env {
+		if h, ok := strings.CutPrefix(kv, "HOME="); ok {
+			m.home = h
+		}
+	}
 	args := []string{"new-session", "-d", "-s", "main", "-x", "160", "-y", "50", "-c", dir, "env", "-i"}
 	args = append(append(args, env...), argv...)
 	if out, err := m.cmd(args...).CombinedOutput(); err != nil {
@@ -36,8 +46,12 @@ func StartTmux(t testing.TB, dir string, env, argv []string) *Tmux {
 }
 
 // stop ends the client (Ctrl-C, then the server), and waits for its
-// session to be gone, so that it writes nothing after the test.
+// session to be gone, so that it writes nothing after the test; then it
+// kills what the client left running from its home (Codex 0.171.0 leaves
+// an app-server daemon, installed below the home, in a session of its
+// own).
 func (m *Tmux) stop() {
+	defer m.killLeftFromHome()
 	for i := 0; i < 50; i++ {
 		if m.cmd("has-session", "-t", "main").Run() != nil {
 			break
@@ -79,4 +93,26 @@ func (m *Tmux) WaitFor(ctx context.Context, s string) (string, error) {
 // Keys types keys (tmux send-keys names: "Enter", "Down", or text).
 func (m *Tmux) Keys(keys ...string) error {
 	return m.cmd(append([]string{"send-keys", "-t", "main"}, keys...)...).Run()
+}
+
+// killLeftFromHome kills every process whose program lies below the
+// session's HOME (a temporary home of the test's own).
+func (m *Tmux) killLeftFromHome() {
+	if m.home == "" || !strings.HasPrefix(m.home, os.TempDir()+"/") {
+		return
+	}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", p.Name(), "exe"))
+		if err != nil || !strings.HasPrefix(exe, m.home+"/") {
+			continue
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+			m.t.Logf("killed %d (%s), left running by the client", pid, exe)
+		}
+	}
 }
