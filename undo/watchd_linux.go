@@ -75,6 +75,7 @@ type daemon struct {
 	wds    map[int32]string
 	reqWd  int32
 	reqDir int // the watch/ directory, for the answers
+	mounts int // /proc/self/mountinfo, which poll says changed (mountsChanged)
 	epoch  string
 	seq    uint64
 	dirty  map[string]bool
@@ -141,6 +142,13 @@ func watch(ctx context.Context, stateDir, project string, idle time.Duration, ma
 	_, _ = rand.Read(e[:])
 	d := &daemon{s: s, root: project, fd: fd, wds: map[int32]string{}, epoch: hex.EncodeToString(e[:]),
 		dirty: map[string]bool{}, idle: idle, maxWatch: maxWatch, reqDir: -1}
+	// A file system mounted on a directory of the project is not heard
+	// through that directory's watch, and no event says it came: the
+	// mount table is watched too, from before the first watch.
+	if d.mounts, err = unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+		return fmt.Errorf("cannot hear mounts: %w", err)
+	}
+	defer unix.Close(d.mounts)
 	// A watcher that died left its request directory: no request is
 	// made where nobody listens (a launcher tries the lock first).
 	reqPath := filepath.Join(s.Dir, watchDirName)
@@ -234,6 +242,11 @@ func (d *daemon) events(b []byte) (asked, gone bool) {
 		}
 		if wd == d.reqWd {
 			if mask&unix.IN_MOVED_TO != 0 && strings.HasPrefix(name, "req-") {
+				if d.mountsChanged() {
+					// Mounted or unmounted before the request: what
+					// a mount covers or uncovers is not heard.
+					d.full, rescan = true, true
+				}
 				if rescan {
 					d.rescan()
 					rescan = false
@@ -344,6 +357,9 @@ func (d *daemon) watchDir(fd int, rel string, named bool) error {
 	if d.maxWatch > 0 && len(d.wds) >= d.maxWatch {
 		return fmt.Errorf("more than %d directories to watch", d.maxWatch)
 	}
+	if err := heardWhole(fd); err != nil {
+		return fmt.Errorf("%s: %w", orTop(rel), err)
+	}
 	wd, err := unix.InotifyAddWatch(d.fd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
 	if err != nil {
 		return fmt.Errorf("failed to watch %s: %w", orTop(rel), err)
@@ -440,4 +456,82 @@ func (d *daemon) answer(name string) {
 		}
 		out = out[n:]
 	}
+}
+
+// mountsChanged reports whether the mount table changed since it was
+// last asked (the kernel marks /proc/self/mountinfo POLLPRI once for each
+// change it has not told); a poll that fails counts as changed.
+func (d *daemon) mountsChanged() bool {
+	fds := []unix.PollFd{{Fd: int32(d.mounts), Events: unix.POLLPRI}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return err != nil || n > 0 && fds[0].Revents&(unix.POLLPRI|unix.POLLERR) != 0
+	}
+}
+
+// localFS are the file systems every change to which this kernel makes,
+// and so inotify hears. On a network or shared one (NFS, SMB, 9p as
+// WSL's /mnt/c and virtual machines' shared folders, FUSE as sshfs and
+// Docker Desktop's file sharing, Ceph) another machine changes files
+// unheard; on an overlay, a change to a layer below it is unheard; /proc
+// and /sys change with no event at all. The watcher watches no directory
+// on any other: there a record walks.
+var localFS = map[uint32]string{
+	unix.EXT4_SUPER_MAGIC:     "ext4",
+	unix.XFS_SUPER_MAGIC:      "xfs",
+	unix.BTRFS_SUPER_MAGIC:    "btrfs",
+	unix.TMPFS_MAGIC:          "tmpfs",
+	unix.F2FS_SUPER_MAGIC:     "f2fs",
+	unix.BCACHEFS_SUPER_MAGIC: "bcachefs",
+	0x2fc12fc1:                "zfs",
+	unix.REISERFS_SUPER_MAGIC: "reiserfs",
+	0x3153464a:                "jfs",
+	unix.NILFS_SUPER_MAGIC:    "nilfs2",
+	unix.EXFAT_SUPER_MAGIC:    "exfat",
+	unix.MSDOS_SUPER_MAGIC:    "vfat",
+	0x5346544e:                "ntfs3",
+	unix.RAMFS_MAGIC:          "ramfs",
+}
+
+// otherFS names the file systems a watcher refuses that users meet most.
+var otherFS = map[uint32]string{
+	unix.NFS_SUPER_MAGIC:       "NFS",
+	unix.SMB_SUPER_MAGIC:       "SMB",
+	unix.SMB2_SUPER_MAGIC:      "SMB",
+	unix.CIFS_SUPER_MAGIC:      "SMB (cifs)",
+	unix.V9FS_MAGIC:            "9p (WSL's Windows drives, a virtual machine's shared folder)",
+	unix.FUSE_SUPER_MAGIC:      "FUSE (sshfs, a container's or virtual machine's shared folder)",
+	unix.OVERLAYFS_SUPER_MAGIC: "an overlay",
+	unix.CEPH_SUPER_MAGIC:      "Ceph",
+	unix.AFS_SUPER_MAGIC:       "AFS",
+	unix.PROC_SUPER_MAGIC:      "proc",
+	unix.SYSFS_MAGIC:           "sysfs",
+}
+
+// heardWhole is nil when the directory open at fd is on a file system in
+// localFS.
+func heardWhole(fd int) error {
+	var s unix.Statfs_t
+	for {
+		err := unix.Fstatfs(fd, &s)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		break
+	}
+	t := uint32(s.Type)
+	if _, ok := localFS[t]; ok {
+		return nil
+	}
+	name, ok := otherFS[t]
+	if !ok {
+		name = fmt.Sprintf("a file system of type %#x", t)
+	}
+	return fmt.Errorf("it is on %s, whose changes made elsewhere the watcher would not hear", name)
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // startWatcher runs the project's watcher in this process until the test
@@ -437,5 +439,113 @@ func TestWatchBound(t *testing.T) {
 	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	if got := watchBound(maxUserWatches); got != n/2 || got == 0 {
 		t.Errorf("watchBound(%s) = %d, the limit is %d", maxUserWatches, got, n)
+	}
+}
+
+// needRoot skips a test that mounts a file system where this process may
+// not.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a file system needs root")
+	}
+}
+
+// mount mounts a file system of type fstype on dir until unmount or the
+// end of the test.
+func mount(t *testing.T, fstype, dir string) (unmount func()) {
+	t.Helper()
+	if err := unix.Mount(fstype, dir, fstype, 0, ""); err != nil {
+		t.Fatalf("mount %s on %s: %v", fstype, dir, err)
+	}
+	done := false
+	unmount = func() {
+		if !done {
+			done = true
+			if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+				t.Errorf("unmount %s: %v", dir, err)
+			}
+		}
+	}
+	t.Cleanup(unmount)
+	return unmount
+}
+
+// TestWatcherHearsMounts: a file system mounted on a directory of the
+// project after the watcher started is not heard through that directory's
+// watch, and no event says it came: the next answer is full (the record
+// walks), and the watcher then watches what the mount holds; an unmount
+// is the same. Control: with no mount, nothing changed is unchanged.
+func TestWatcherHearsMounts(t *testing.T) {
+	needRoot(t)
+	proj, st := project(t, map[string]string{"data/a.txt": "a\n", "g.txt": "kept\n"})
+	startWatcher(t, st, proj, 0)
+	later := func() time.Time { return time.Now().Add(5 * time.Second) }
+	record(t, st, proj, later, nil)
+	if rec := record(t, st, proj, later, nil); rec.meta.Listed != "unchanged" {
+		t.Fatalf("control: %s, want unchanged", rec.meta.Listed)
+	}
+	data := filepath.Join(proj, "data")
+	unmount := mount(t, "tmpfs", data)
+	mustDo(t, os.WriteFile(filepath.Join(data, "b.txt"), []byte("on the mount\n"), 0o644))
+	if rec := record(t, st, proj, later, nil); rec.meta.Listed != "walk" {
+		t.Errorf("after a mount: %s, want walk", rec.meta.Listed)
+	}
+	mustDo(t, os.WriteFile(filepath.Join(data, "b.txt"), []byte("changed on the mount\n"), 0o644))
+	if rec := record(t, st, proj, later, nil); rec.meta.Listed != "watcher" {
+		t.Errorf("a change on the mount, watched since: %s, want watcher", rec.meta.Listed)
+	}
+	unmount()
+	if rec := record(t, st, proj, later, nil); rec.meta.Listed != "walk" {
+		t.Errorf("after the unmount: %s, want walk", rec.meta.Listed)
+	}
+	if rec := record(t, st, proj, later, nil); rec.meta.Listed != "unchanged" {
+		t.Errorf("nothing changed after the unmount's walk: %s, want unchanged", rec.meta.Listed)
+	}
+}
+
+// TestWatcherRefusesUnheardFS: a project with a directory on a file
+// system whose changes inotify does not hear (here /proc, which changes
+// with no event; NFS, SMB, 9p and FUSE are refused the same way, by
+// type): the watcher does not start, says why in watch.failed, and
+// records walk; mounted once it runs, every answer is full until it is
+// gone. Control: the same project with nothing mounted is watched.
+func TestWatcherRefusesUnheardFS(t *testing.T) {
+	needRoot(t)
+	proj, st := project(t, map[string]string{"a/1": "1", "p/.keep": ""})
+	s, _ := Open(st, proj)
+	p := filepath.Join(proj, "p")
+	unmount := mount(t, "proc", p)
+	err := watch(context.Background(), st, proj, time.Hour, 0)
+	if err == nil || !strings.Contains(err.Error(), "p: it is on proc") {
+		t.Fatalf("watch: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.Dir, watchFailedName)); err != nil || !strings.Contains(string(b), "on proc") {
+		t.Errorf("%s: %q, %v", watchFailedName, b, err)
+	}
+	unmount()
+	// Control: watched.
+	startWatcher(t, st, proj, 0)
+	a, err := s.sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err = s.sync()
+	if err != nil || a.full {
+		t.Fatalf("control, a second answer: full %v, %v", a != nil && a.full, err)
+	}
+	// Mounted while it runs: full, and full again while mounted.
+	unmount = mount(t, "proc", p)
+	for i := 0; i < 2; i++ {
+		if a, err = s.sync(); err != nil || !a.full {
+			t.Fatalf("answer %d with /proc mounted in the project: full %v, %v", i+1, a != nil && a.full, err)
+		}
+	}
+	unmount()
+	if a, err = s.sync(); err != nil || !a.full {
+		t.Fatalf("the answer after the unmount: full %v, %v", a != nil && a.full, err)
+	}
+	if a, err = s.sync(); err != nil || a.full {
+		t.Fatalf("the answer after that: full %v, %v", a != nil && a.full, err)
 	}
 }
