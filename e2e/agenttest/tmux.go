@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -111,7 +110,7 @@ func (m *Tmux) killLeftFromHome() {
 		if err != nil || !strings.HasPrefix(exe, m.home+"/") {
 			continue
 		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+		if proc, err := os.FindProcess(pid); err == nil && proc.Kill() == nil {
 			m.t.Logf("killed %d (%s), left running by the client", pid, exe)
 		}
 	}
