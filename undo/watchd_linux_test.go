@@ -526,11 +526,10 @@ func TestWatcherRefusesUnheardFS(t *testing.T) {
 	unmount()
 	// Control: watched.
 	startWatcher(t, st, proj, 0)
-	a, err := s.sync()
-	if err != nil {
+	if _, err := s.sync(); err != nil {
 		t.Fatal(err)
 	}
-	a, err = s.sync()
+	a, err := s.sync()
 	if err != nil || a.full {
 		t.Fatalf("control, a second answer: full %v, %v", a != nil && a.full, err)
 	}
