@@ -236,6 +236,28 @@ func skipKey(skip map[string]bool) string {
 	return hex.EncodeToString(h[:16])
 }
 
+// WatchState says whether the project's watcher runs and, when it does
+// not, why it last could not watch the project ("" when it did not fail,
+// or when it is tried again: watchRetry after it failed).
+func (s *Store) WatchState() (running bool, failed string) {
+	if s.watching() {
+		return true, ""
+	}
+	f, err := os.OpenFile(filepath.Join(s.Dir, watchFailedName), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false, ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || time.Since(fi.ModTime()) >= watchRetry {
+		return false, ""
+	}
+	b := make([]byte, 1024)
+	n, _ := io.ReadFull(f, b)
+	line, _, _ := strings.Cut(string(b[:n]), "\n")
+	return false, line
+}
+
 // StartWatching starts the watcher of project (launcher: the binary with
 // the WatchSubcommand) unless one runs, or one failed to watch the
 // project within the last hour. It does not wait: the watcher runs on

@@ -51,6 +51,9 @@ func (e *UndoneError) Error() string { return "undone already" }
 // Lock is unsupported here.
 func (s *Store) Lock() (*Session, error) { return nil, errUnsupported }
 
+// WatchState: no watcher runs but on Linux.
+func (s *Store) WatchState() (running bool, failed string) { return false, "" }
+
 // Close does nothing.
 func (u *Session) Close() error { return nil }
 

@@ -548,3 +548,28 @@ func TestWatcherRefusesUnheardFS(t *testing.T) {
 		t.Fatalf("the answer after that: full %v, %v", a != nil && a.full, err)
 	}
 }
+
+// TestWatchState: what undo --list tells of the watcher: running, or
+// why it last failed while that holds it back (an hour), or neither.
+func TestWatchState(t *testing.T) {
+	proj, st := project(t, map[string]string{"a/1": "1", "b/2": "2", "c/3": "3"})
+	s, _ := Open(st, proj)
+	if running, failed := s.WatchState(); running || failed != "" {
+		t.Errorf("before any watcher: running %v, failed %q", running, failed)
+	}
+	if err := watch(context.Background(), st, proj, time.Hour, 2); err == nil {
+		t.Fatal("a watcher with room for 2 directories watched 4")
+	}
+	if running, failed := s.WatchState(); running || !strings.Contains(failed, "more than 2 directories") {
+		t.Errorf("after a failure: running %v, failed %q", running, failed)
+	}
+	old := time.Now().Add(-watchRetry - time.Minute)
+	mustDo(t, os.Chtimes(filepath.Join(s.Dir, watchFailedName), old, old))
+	if running, failed := s.WatchState(); running || failed != "" {
+		t.Errorf("a failure an hour old: running %v, failed %q", running, failed)
+	}
+	startWatcher(t, st, proj, 10)
+	if running, failed := s.WatchState(); !running || failed != "" {
+		t.Errorf("with a watcher: running %v, failed %q", running, failed)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/undo"
 )
@@ -257,7 +258,21 @@ func undoList(out io.Writer, s *undo.Store) error {
 		}
 		fmt.Fprintf(out, "  %s  %s  %s%s\n", m.ID, m.Started.Local().Format(time.DateTime), quotePath(m.Command), status)
 	}
+	fmt.Fprintln(out, watchLine(s.WatchState()))
 	return nil
+}
+
+// watchLine says what the project's watcher does for its records (a
+// failure names project paths: escaped, as a command is).
+func watchLine(running bool, failed string) string {
+	switch {
+	case running:
+		return "The project's watcher is running: a record looks again only at what changed since the last."
+	case failed != "":
+		return "The project's watcher could not watch it (" + present.EscapeText(failed) +
+			"): each record walks the whole project; it is tried again an hour after it failed."
+	}
+	return "The project's watcher is not running (the next call that can write the project starts it): until then each record walks the whole project."
 }
 
 func sortedKeys(m map[string]string) []string {

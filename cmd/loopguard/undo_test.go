@@ -3,10 +3,12 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loopguard/loopguard/undo"
 )
@@ -64,12 +66,72 @@ func TestUndoRun(t *testing.T) {
 	if err := undoRun(o); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), rec.ID()) || !strings.Contains(out.String(), "[undone") {
+	if !strings.Contains(out.String(), rec.ID()) || !strings.Contains(out.String(), "[undone") ||
+		!strings.Contains(out.String(), "The project's watcher is not running") {
 		t.Errorf("--list:\n%s", out.String())
 	}
 	// No record for another directory: a clear error.
 	o.list, o.project = false, root
 	if err := undoRun(o); err == nil || !strings.Contains(err.Error(), "no undo record") {
 		t.Errorf("undo where nothing was recorded: %v", err)
+	}
+}
+
+// TestUndoListWatcher: undo --list says what the project's watcher does:
+// why it could not watch (the reason escaped: it names project paths,
+// which the jail chooses), or that it runs.
+func TestUndoListWatcher(t *testing.T) {
+	root := t.TempDir()
+	proj, stateDir := filepath.Join(root, "proj"), filepath.Join(root, "state")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := undo.Begin(undo.Options{StateDir: stateDir, Project: proj, Command: "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := undo.Open(stateDir, proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// watch.failed, as docs/undo.md names it.
+	reason := "2026-12-03T10:00:00Z x\x1b]0;owned\x07: it is on NFS\n"
+	if err := os.WriteFile(filepath.Join(s.Dir, "watch.failed"), []byte(reason), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	o := &undoOptions{out: &out, stateDir: stateDir, project: proj, list: true}
+	if err := undoRun(o); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `could not watch it (2026-12-03T10:00:00Z x\x1b]0;owned\x07: it is on NFS): each record walks`) ||
+		strings.ContainsAny(out.String(), "\x1b\x07") {
+		t.Errorf("--list after a failure:\n%q", out.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- undo.Watch(ctx, stateDir, proj) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	for i := 0; ; i++ {
+		if running, _ := s.WatchState(); running {
+			break
+		}
+		if i == 500 {
+			t.Fatal("the watcher did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	out.Reset()
+	if err := undoRun(o); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "The project's watcher is running") {
+		t.Errorf("--list with a watcher:\n%s", out.String())
 	}
 }
