@@ -78,7 +78,7 @@ func (r *Recorder) fromLast(w *walker, l last, changed map[string]bool) (ents []
 	cut := l.meta.Started.Add(-2 * time.Second).UnixNano()
 	kept := make([]Entry, 0, len(base))
 	for _, e := range base {
-		if e.Kind == File && e.Note == "" && (e.Hash == "" || e.Ctime >= cut) {
+		if unread(&e, cut) {
 			dirty[e.Path] = true // looked at and read again
 			continue
 		}

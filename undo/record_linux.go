@@ -163,7 +163,7 @@ func (r *Recorder) takeBefore(start time.Time) error {
 	r.before = ents
 	r.clean = true
 	for i := range ents {
-		if e := &ents[i]; e.Kind == File && e.Note == "" && (e.Hash == "" || e.Ctime >= racy) {
+		if unread(&ents[i], racy) {
 			r.clean = false
 			break
 		}
@@ -213,6 +213,14 @@ func (r *Recorder) takeBefore(start time.Time) error {
 		}
 	}
 	return r.writeMeta()
+}
+
+// unread: e is a file whose content a record neither read nor can vouch
+// for (no copy, or a change time at or after racy: a write in the same
+// tick leaves size, mtime and ctime as they were), which the next record
+// must read again.
+func unread(e *Entry, racy int64) bool {
+	return e.Kind == File && e.Note == "" && (e.Hash == "" || e.Ctime >= racy)
 }
 
 // writeMeta makes the record's directory and writes its description.
