@@ -123,16 +123,9 @@ func parseAnswer(b []byte) (*answer, error) {
 	rest = rest[:len(rest)-len(answerEnd)]
 	a := &answer{}
 	var size string
-	for _, field := range []*string{&a.since, &a.id, &size} {
-		line, tail, ok := bytes.Cut(rest, []byte("\n"))
-		if !ok {
-			return nil, bad
-		}
-		_, v, ok := strings.Cut(string(line), " ")
-		if !ok || v == "" {
-			return nil, bad
-		}
-		*field, rest = v, tail
+	rest, ok = cutFields(rest, &a.since, &a.id, &size)
+	if !ok || a.since == "" || a.id == "" {
+		return nil, bad
 	}
 	if n, err := strconv.Atoi(size); err != nil || n != len(rest) {
 		return nil, bad
@@ -155,6 +148,24 @@ func parseAnswer(b []byte) (*answer, error) {
 		return nil, bad
 	}
 	return a, nil
+}
+
+// cutFields cuts from b one line "NAME VALUE" per field, in order, and
+// sets each field to its VALUE; ok is false when a line or its space is
+// missing.
+func cutFields(b []byte, fields ...*string) (rest []byte, ok bool) {
+	for _, f := range fields {
+		line, tail, ok := bytes.Cut(b, []byte("\n"))
+		if !ok {
+			return nil, false
+		}
+		_, v, ok := strings.Cut(string(line), " ")
+		if !ok {
+			return nil, false
+		}
+		*f, b = v, tail
+	}
+	return b, true
 }
 
 // The chain: a record that took its after-state from the watcher keeps,
@@ -200,16 +211,8 @@ func (s *Store) readChain(id string) (chain, bool) {
 	}
 	var c chain
 	var clean string
-	for _, f := range []*string{&c.after, &c.skip, &clean} {
-		line, tail, ok := bytes.Cut(rest, []byte("\n"))
-		if !ok {
-			return chain{}, false
-		}
-		_, v, ok := strings.Cut(string(line), " ")
-		if !ok {
-			return chain{}, false
-		}
-		*f, rest = v, tail
+	if rest, ok = cutFields(rest, &c.after, &c.skip, &clean); !ok {
+		return chain{}, false
 	}
 	c.clean = clean == "1"
 	for _, m := range strings.Split(string(rest), "\x00") {
@@ -243,19 +246,26 @@ func (s *Store) WatchState() (running bool, failed string) {
 	if s.watching() {
 		return true, ""
 	}
+	failed, _ = s.failedRecently()
+	return false, failed
+}
+
+// failedRecently reports whether the watcher failed to watch the project
+// less than watchRetry ago (watch.failed), and its first line: why.
+func (s *Store) failedRecently() (why string, ok bool) {
 	f, err := os.OpenFile(filepath.Join(s.Dir, watchFailedName), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return false, ""
+		return "", false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || time.Since(fi.ModTime()) >= watchRetry {
-		return false, ""
+		return "", false
 	}
 	b := make([]byte, 1024)
 	n, _ := io.ReadFull(f, b)
-	line, _, _ := strings.Cut(string(b[:n]), "\n")
-	return false, line
+	why, _, _ = strings.Cut(string(b[:n]), "\n")
+	return why, true
 }
 
 // StartWatching starts the watcher of project (launcher: the binary with
@@ -275,7 +285,7 @@ func StartWatching(stateDir, project, launcher string) error {
 	if s.watching() {
 		return nil
 	}
-	if fi, err := os.Lstat(filepath.Join(s.Dir, watchFailedName)); err == nil && time.Since(fi.ModTime()) < watchRetry {
+	if _, failed := s.failedRecently(); failed {
 		return nil
 	}
 	cmd := exec.Command(launcher, WatchSubcommand, "--state", stateDir, "--project", project)
