@@ -4,10 +4,13 @@ package keyring
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -49,15 +52,9 @@ type secret struct {
 	ContentType string
 }
 
-// quickGet reads the key's item the short way, on the hook's allow paths:
-// one connection (the bus check's own, handed to godbus: no second dial),
-// EXTERNAL authentication only, and three calls to the Secret Service
-// (SearchItems on the "login" collection, OpenSession "plain", GetSecret),
-// where go-keyring dials again, negotiates fd passing, and makes seven
-// (Collections, Unlock, SearchItems, OpenSession, Unlock, GetSecret, Close).
-// The session ends with the connection. It reads the same item go-keyring
-// reads when the "login" collection exists and is unlocked: the first
-// result of the same search with the same attributes in the same
+// quickGet reads the key's item the short way, on the hook's allow paths
+// (see quickGetMany). It reads the same item go-keyring would read: the
+// first result of the same search with the same attributes in the same
 // collection. ok is false, with no error, whenever the short way does not
 // apply (no "login" collection, no item, a locked item, any D-Bus error):
 // the caller then goes the long way, through go-keyring, which unlocks,
@@ -72,69 +69,98 @@ func quickGet(ctx context.Context) (value string, ok bool, err error) {
 }
 
 // quickGetMany is quickGet for the items of several user names under
-// Service, in one connection and one session: a SearchItems per name and
-// one GetSecrets for what they found (one call more than quickGet per
-// name more). The first name's item must be there (else ok is false, as
+// Service. The first name's item must be there (else ok is false, as
 // quickGet's); a later one that is not reads as "".
+//
+// It is one connection (the bus check's own: no second dial) and three
+// round trips, where go-keyring dials again, negotiates fd passing and
+// makes nine (two to authenticate, Hello, Collections, Unlock,
+// SearchItems, OpenSession, Unlock, GetSecret) and godbus's own calls
+// would make six for two names:
+//  1. EXTERNAL authentication, with its initial response (godbus first
+//     asks which mechanisms the bus offers);
+//  2. BEGIN, then Hello, a SearchItems on the "login" collection per name
+//     and OpenSession "plain", all in one write; D-Bus answers a
+//     connection's calls by serial, so none waits for another;
+//  3. GetSecrets for the items found.
+//
+// Nothing is written before the bus has said OK, and nothing after BEGIN
+// is protocol beyond what every client sends: method calls, several in
+// flight (sd-bus and libdbus send Hello right after BEGIN too). The
+// session ends with the connection.
 func quickGetMany(ctx context.Context, accounts ...string) (values []string, ok bool, err error) {
 	c, err := dialBus(ctx)
 	if err != nil {
 		return nil, false, err
 	}
+	defer c.Close()
 	if d, has := ctx.Deadline(); has {
 		_ = c.SetDeadline(d)
 	}
-	// godbus reads a message a few bytes at a time from a plain
-	// io.ReadWriteCloser: buffer it (175 reads down to a handful).
-	conn, err := dbus.NewConn(bufferedConn{bufio.NewReader(c), c}, dbus.WithContext(ctx))
+	in := bufio.NewReader(c)
+	uid := hex.EncodeToString([]byte(strconv.Itoa(os.Geteuid())))
+	if _, err := io.WriteString(c, "\x00AUTH EXTERNAL "+uid+"\r\n"); err != nil {
+		return nil, false, ctx.Err()
+	}
+	line, err := in.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "OK ") {
+		return nil, false, ctx.Err()
+	}
+	var w wire
+	w.out.WriteString("BEGIN\r\n")
+	hello := w.call(busName, busPath, busName, "Hello")
+	searches := make([]uint32, len(accounts))
+	for i, a := range accounts {
+		searches[i] = w.call(ssName, ssLoginPath, ssCollection, "SearchItems", map[string]string{"username": a, "service": Service})
+	}
+	open := w.call(ssName, ssPath, ssService, "OpenSession", "plain", dbus.MakeVariant(""))
+	if w.err != nil {
+		return nil, false, nil
+	}
+	if _, err := c.Write(w.out.Bytes()); err != nil {
+		return nil, false, ctx.Err()
+	}
+	replies, err := w.replies(in, append([]uint32{hello, open}, searches...))
 	if err != nil {
-		_ = c.Close()
-		return nil, false, nil
-	}
-	defer conn.Close()
-	if err := conn.Auth([]dbus.Auth{dbus.AuthExternal(strconv.Itoa(os.Geteuid()))}); err != nil {
-		return nil, false, nil
-	}
-	if err := conn.Hello(); err != nil {
-		return nil, false, nil
+		return nil, false, ctx.Err()
 	}
 	found := make([]dbus.ObjectPath, len(accounts))
-	for i, a := range accounts {
+	var paths []dbus.ObjectPath
+	for i, serial := range searches {
 		var items []dbus.ObjectPath
-		attrs := map[string]string{"username": a, "service": Service}
-		if err := conn.Object(ssName, ssLoginPath).CallWithContext(ctx, ssCollection+".SearchItems", 0, attrs).Store(&items); err != nil || (i == 0 && len(items) == 0) {
-			return nil, false, ctx.Err()
+		if replies[serial].Type != dbus.TypeMethodReply || dbus.Store(replies[serial].Body, &items) != nil || (i == 0 && len(items) == 0) {
+			return nil, false, nil
 		}
 		if len(items) > 0 {
 			found[i] = items[0]
+			paths = append(paths, items[0])
 		}
 	}
 	var out dbus.Variant
 	var session dbus.ObjectPath
-	if err := conn.Object(ssName, ssPath).CallWithContext(ctx, ssService+".OpenSession", 0, "plain", dbus.MakeVariant("")).Store(&out, &session); err != nil {
+	if replies[hello].Type != dbus.TypeMethodReply || replies[open].Type != dbus.TypeMethodReply ||
+		dbus.Store(replies[open].Body, &out, &session) != nil {
+		return nil, false, nil
+	}
+	// One GetSecrets for every item found. It leaves out an item it cannot
+	// give (a locked one): then the long way decides.
+	w.out.Reset()
+	get := w.call(ssName, ssPath, ssService, "GetSecrets", paths, session)
+	if w.err != nil {
+		return nil, false, nil
+	}
+	if _, err := c.Write(w.out.Bytes()); err != nil {
 		return nil, false, ctx.Err()
 	}
-	values = make([]string, len(accounts))
-	if len(accounts) == 1 {
-		var sec secret
-		if err := conn.Object(ssName, found[0]).CallWithContext(ctx, ssItem+".GetSecret", 0, session).Store(&sec); err != nil {
-			return nil, false, ctx.Err()
-		}
-		values[0] = string(sec.Value)
-		return values, true, nil
-	}
-	// Several items: one GetSecrets for all of them. It leaves out an item
-	// it cannot give (a locked one): then the long way decides.
-	var paths []dbus.ObjectPath
-	for _, item := range found {
-		if item != "" {
-			paths = append(paths, item)
-		}
+	replies, err = w.replies(in, []uint32{get})
+	if err != nil {
+		return nil, false, ctx.Err()
 	}
 	var secs map[dbus.ObjectPath]secret
-	if err := conn.Object(ssName, ssPath).CallWithContext(ctx, ssService+".GetSecrets", 0, paths, session).Store(&secs); err != nil {
-		return nil, false, ctx.Err()
+	if replies[get].Type != dbus.TypeMethodReply || dbus.Store(replies[get].Body, &secs) != nil {
+		return nil, false, nil
 	}
+	values = make([]string, len(accounts))
 	for i, item := range found {
 		if item == "" {
 			continue
@@ -148,13 +174,76 @@ func quickGetMany(ctx context.Context, accounts ...string) (values []string, ok 
 	return values, true, nil
 }
 
-// bufferedConn reads through a buffer and writes and closes directly.
-type bufferedConn struct {
-	r *bufio.Reader
-	net.Conn
+// The bus itself, as the destination of Hello.
+const (
+	busName = "org.freedesktop.DBus"
+	busPath = "/org/freedesktop/DBus"
+)
+
+// wire is quickGetMany's side of the conversation: method calls encoded
+// ahead, with serials of its own, and their replies read back by serial.
+// The first error encoding a call is kept in err.
+type wire struct {
+	out    bytes.Buffer
+	serial uint32
+	err    error
 }
 
-func (b bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+// call appends a method call to out and returns its serial.
+func (w *wire) call(dest string, path dbus.ObjectPath, iface, member string, args ...any) uint32 {
+	m := &dbus.Message{Type: dbus.TypeMethodCall, Headers: map[dbus.HeaderField]dbus.Variant{
+		dbus.FieldDestination: dbus.MakeVariant(dest),
+		dbus.FieldPath:        dbus.MakeVariant(path),
+		dbus.FieldInterface:   dbus.MakeVariant(iface),
+		dbus.FieldMember:      dbus.MakeVariant(member),
+	}, Body: args}
+	if len(args) > 0 {
+		m.Headers[dbus.FieldSignature] = dbus.MakeVariant(dbus.SignatureOf(args...))
+	}
+	start := w.out.Len()
+	if err := m.EncodeTo(&w.out, binary.LittleEndian); err != nil {
+		if w.err == nil {
+			w.err = err
+		}
+		w.out.Truncate(start)
+		return 0
+	}
+	// godbus numbers only what its own Conn sends: the serial is the
+	// fixed header's third field, bytes 8 to 11 (D-Bus specification,
+	// "Message Format").
+	w.serial++
+	binary.LittleEndian.PutUint32(w.out.Bytes()[start+8:], w.serial)
+	return w.serial
+}
+
+// maxUnasked bounds the messages replies reads that answer nothing it
+// asked (the bus's NameAcquired signal after Hello, say).
+const maxUnasked = 16
+
+// replies reads messages from in until each serial in want has its reply
+// (a method return or an error), keyed by serial.
+func (w *wire) replies(in io.Reader, want []uint32) (map[uint32]*dbus.Message, error) {
+	got := make(map[uint32]*dbus.Message, len(want))
+	for _, s := range want {
+		got[s] = nil
+	}
+	for left, unasked := len(want), 0; left > 0; {
+		m, err := dbus.DecodeMessage(in)
+		if err != nil {
+			return nil, err
+		}
+		s, _ := m.Headers[dbus.FieldReplySerial].Value().(uint32)
+		if r, asked := got[s]; !asked || r != nil || (m.Type != dbus.TypeMethodReply && m.Type != dbus.TypeError) {
+			if unasked++; unasked > maxUnasked {
+				return nil, errors.New("too many messages that answer nothing asked")
+			}
+			continue
+		}
+		got[s] = m
+		left--
+	}
+	return got, nil
+}
 
 // probePlatform asks the Secret Service, over a private connection, what
 // go-keyring's calls would depend on, and names the first thing missing.
