@@ -75,8 +75,9 @@ func quickGet(ctx context.Context) (value string, ok bool, err error) {
 // It is one connection (the bus check's own: no second dial) and three
 // round trips, where go-keyring dials again, negotiates fd passing and
 // makes nine (two to authenticate, Hello, Collections, Unlock,
-// SearchItems, OpenSession, Unlock, GetSecret) and godbus's own calls
-// would make six for two names:
+// SearchItems, OpenSession, Unlock, GetSecret), and godbus's own calls
+// made seven for two names (two to authenticate, Hello, two
+// SearchItems, OpenSession, GetSecrets):
 //  1. EXTERNAL authentication, with its initial response (godbus first
 //     asks which mechanisms the bus offers);
 //  2. BEGIN, then Hello, a SearchItems on the "login" collection per name
