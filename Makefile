@@ -67,13 +67,14 @@ release:
 # LOOPGUARD_REQUIRE_REAL_KEYRING=1 turns a skipped real-keyring test into a
 # failure, LOOPGUARD_REQUIRE_VAULT=1 a skipped real-Vault test,
 # LOOPGUARD_REQUIRE_CHROMIUM=1 a skipped browser test, LOOPGUARD_REQUIRE_TABLED=1
-# a program of policy's option table missing, LOOPGUARD_REQUIRE_RELEASE=1 a
+# a program of policy's option table missing, LOOPGUARD_REQUIRE_BTRFS=1 a
+# skipped test on a real btrfs (loop-mounted, as root), LOOPGUARD_REQUIRE_RELEASE=1 a
 # skipped release-archive test (dist/ from make release, which test runs
 # first). -timeout 30m: e2e/loopguard, the real-client package, took 6m41s
 # with -race on 2 cores and passed go test's default 10 minutes on a loaded
 # machine.
 test: deps release
-	LOOPGUARD_REQUIRE_REAL_KEYRING=1 LOOPGUARD_REQUIRE_VAULT=1 LOOPGUARD_REQUIRE_CHROMIUM=1 LOOPGUARD_REQUIRE_TABLED=1 LOOPGUARD_REQUIRE_RELEASE=1 scripts/with-keyring $(GO) test -race -count=1 -timeout 30m ./...
+	LOOPGUARD_REQUIRE_REAL_KEYRING=1 LOOPGUARD_REQUIRE_VAULT=1 LOOPGUARD_REQUIRE_CHROMIUM=1 LOOPGUARD_REQUIRE_TABLED=1 LOOPGUARD_REQUIRE_BTRFS=1 LOOPGUARD_REQUIRE_RELEASE=1 scripts/with-keyring $(GO) test -race -count=1 -timeout 30m ./...
 	@echo "end-to-end tests ran against Claude Code $$(.cache/claude-code/node_modules/.bin/claude --version 2>/dev/null || echo '(not installed: see the e2e test output)')"
 
 lint:

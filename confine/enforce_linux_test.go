@@ -677,7 +677,9 @@ func checkProbe(t *testing.T, probe []string, out string, code int, ok bool) {
 		(probe[0] == "link" || probe[0] == "rename") && strings.Contains(out, "invalid cross-device link") ||
 		// The filter refuses extended attributes as a file system
 		// without them does.
-		slices.Contains(probe, "jail-setxattr") && strings.Contains(out, "operation not supported"))):
+		slices.Contains(probe, "jail-setxattr") && strings.Contains(out, "operation not supported") ||
+		// And file ioctls as a file system without them does.
+		slices.Contains(probe, "jail-ioctl") && strings.Contains(out, "inappropriate ioctl for device"))):
 		t.Errorf("%v: exit %d, %q; want the probe refused by the kernel", probe, code, out)
 	}
 }

@@ -52,6 +52,8 @@ func jailProbe(args []string) (known bool, err error) {
 		return true, os.Chtimes(args[1], t, t)
 	case "jail-setxattr":
 		return true, unix.Setxattr(args[1], "user.loopguard", []byte("x"), 0)
+	case "jail-ioctl": // one of ioctlProbe's calls, args[1], with its arguments
+		return true, ioctlProbe(args[1], args[2:])
 	case "jail-daemon": // a session leader that writes args[1] after the call returned
 		cmd := exec.Command("/bin/sh", "-c", `sleep 2; echo late > "$0"`, args[1])
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -115,10 +117,16 @@ type jail struct {
 
 func newJail(t *testing.T, ns bool) *jail {
 	t.Helper()
+	return newJailIn(t, ns, "")
+}
+
+// newJailIn is newJail in the directory parent ("": the temp directory).
+func newJailIn(t *testing.T, ns bool, parent string) *jail {
+	t.Helper()
 	if ABI() < MinABI {
 		t.Skipf("the kernel's Landlock ABI is %d (confinement needs %d)", ABI(), MinABI)
 	}
-	root, err := os.MkdirTemp("", "lg-jail-")
+	root, err := os.MkdirTemp(parent, "lg-jail-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,6 +244,12 @@ func namespacesAllowed() bool {
 // bothModes runs f in a launch with its own namespaces and in one with
 // the filter alone.
 func bothModes(t *testing.T, f func(t *testing.T, j *jail)) {
+	t.Helper()
+	bothModesIn(t, "", f)
+}
+
+// bothModesIn is bothModes with the jails in the directory parent.
+func bothModesIn(t *testing.T, parent string, f func(t *testing.T, j *jail)) {
 	for _, ns := range []bool{true, false} {
 		name := "namespaces"
 		if !ns {
@@ -248,7 +262,7 @@ func bothModes(t *testing.T, f func(t *testing.T, j *jail)) {
 				}
 				t.Skip("user namespaces are refused to an unprivileged user here")
 			}
-			f(t, newJail(t, ns))
+			f(t, newJailIn(t, ns, parent))
 		})
 	}
 }
@@ -287,9 +301,10 @@ func TestJailLeavesNoLinkInSharedTemp(t *testing.T) {
 	})
 }
 
-// TestJailMetadata: Landlock does not cover chmod, chown, times or
-// extended attributes. Outside the write set none of them changes, by
-// path or by a descriptor opened for reading; inside it (project-write's
+// TestJailMetadata: Landlock does not cover chmod, chown, times,
+// extended attributes or a file's flags (chattr, an ioctl). Outside the
+// write set none of them changes, by path or by a descriptor opened for
+// reading (a file's flags not inside it either); inside it (project-write's
 // own files) a mode and times by path change in both modes (control:
 // with the filter alone the first stage makes them, brokermode_linux.go).
 func TestJailMetadata(t *testing.T) {
@@ -299,6 +314,11 @@ func TestJailMetadata(t *testing.T) {
 		gitConfig := filepath.Join(j.project, ".git/config")
 		gitconfig := filepath.Join(j.home, ".gitconfig")
 		src := filepath.Join(j.project, "src/main.go")
+		// Readable to the jail (an owner-only file in the home is not),
+		// so that its probes below reach their ioctl.
+		if err := os.Chmod(gitconfig, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		for _, c := range []policy.Capability{readOnly, projectWrite} {
 			for _, p := range [][]string{
 				{"jail-chmod", settings, "0"},
@@ -309,11 +329,21 @@ func TestJailMetadata(t *testing.T) {
 				{"jail-utimes", gitConfig},
 				{"jail-utimes", settings},
 				{"jail-setxattr", gitConfig},
+				{"jail-ioctl", "setflags", gitConfig},
+				{"jail-ioctl", "setflags", gitconfig},
+				{"jail-ioctl", "fssetxattr", gitconfig},
+				{"jail-ioctl", "setflags", src},
 			} {
 				out, code := j.launch(t, c, p...)
 				checkProbe(t, append([]string{c.String()}, p...), out, code, false)
+				if p[0] == "jail-ioctl" && !strings.Contains(out, "inappropriate ioctl for device") {
+					t.Errorf("%s %v: %q; want the ioctl itself refused", c, p, out)
+				}
 			}
-			out, code := j.launch(t, c, "jail-chmod", filepath.Join(j.project, "README.md"), "664")
+			// Reading a file's flags runs (the control of the ioctls).
+			out, code := j.launch(t, c, "jail-ioctl", "getflags", gitconfig)
+			checkProbe(t, []string{c.String(), "lsattr ~/.gitconfig"}, out, code, true)
+			out, code = j.launch(t, c, "jail-chmod", filepath.Join(j.project, "README.md"), "664")
 			checkProbe(t, []string{c.String(), "chmod README.md"}, out, code, c.Write)
 		}
 		out, code := j.launch(t, projectWrite, "jail-chmod", src, "755")
@@ -325,7 +355,7 @@ func TestJailMetadata(t *testing.T) {
 		checkProbe(t, []string{"project-write touch (control)"}, out, code, true)
 		out, code = j.launch(t, projectWrite, "jail-utimes", filepath.Join(j.project, "docs/guide.md"))
 		checkProbe(t, []string{"project-write utimes by path of its own file"}, out, code, true)
-		for p, want := range map[string]os.FileMode{settings: 0o600, key: 0o600, gitConfig: 0o600, gitconfig: 0o600} {
+		for p, want := range map[string]os.FileMode{settings: 0o600, key: 0o600, gitConfig: 0o600, gitconfig: 0o644} {
 			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
 				t.Errorf("%s: mode %v %v", p, fi.Mode(), err)
 			}

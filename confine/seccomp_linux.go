@@ -22,6 +22,8 @@ import (
 //     the rest are other kernel interfaces, none a build or test needs;
 //   - io_uring, which can open and connect sockets without socket(2);
 //   - the ioctls that type into a terminal (TIOCSTI, TIOCLINUX);
+//   - the file ioctls that change a file's metadata through a descriptor
+//     opened for reading, and btrfs's but cloning (ENOTTY, refusedIoctls);
 //   - the kernel's key retention service (keyctl, add_key, request_key):
 //     the user's keyrings hold what Kerberos, AFS and other tools keep
 //     there, out of Landlock's reach;
@@ -80,7 +82,7 @@ import (
 // process (its table would be unfiltered); amd64's x32 numbers are
 // refused.
 //
-// The program is one comparison per refused number (44 to 78
+// The program is one comparison per refused number (60 to 98
 // instructions by the options: TestFilterLength), but most calls never
 // run it: since Linux 5.11 the
 // kernel works out, when the filter is installed, which numbers it allows
@@ -105,6 +107,58 @@ const (
 	ioctlTIOCSTI   = 0x5412
 	ioctlTIOCLINUX = 0x541C
 )
+
+// File ioctls by which a file's owner changes it through a descriptor
+// opened for reading alone, out of Landlock's reach (it governs the
+// ioctls of device files, and no ioctl's effect on a regular file or a
+// directory). Their numbers are the same on amd64 and arm64 (the generic
+// _IOC layout; each takes a long or a struct whose size is the same).
+// x/sys names the rest.
+const (
+	ioctlSetVersion     = 0x40087602 // FS_IOC_SETVERSION, _IOW('v', 2, long)
+	ioctlExt4SetVersion = 0x40086604 // EXT4_IOC_SETVERSION, _IOW('f', 4, long)
+	ioctlExt4Migrate    = 0x6609     // EXT4_IOC_MIGRATE, _IO('f', 9)
+	ioctlFSSetXattr     = 0x401c5820 // FS_IOC_FSSETXATTR, _IOW('X', 32, struct fsxattr)
+	// ioctlBtrfsType is btrfs's ioctl type (the number's second byte),
+	// which FICLONE and FICLONERANGE share.
+	ioctlBtrfsType = 0x94
+)
+
+// refusedIoctls change a file's or a directory's metadata, the file
+// system's encryption keys, or make a file read-only for good, for its
+// owner whatever the descriptor's mode. Confined code could set them on
+// ~/.gitconfig and on every file of a project it may only read (the
+// attack run after issue #35, on ext4: nodump, which backups honour,
+// noatime, sync):
+//   - FS_IOC_SETFLAGS (chattr: sync, nodump, noatime, casefold,
+//     projinherit...);
+//   - FS_IOC_FSSETXATTR (the same flags, a project quota ID, extent size
+//     hints);
+//   - FS_IOC_SETVERSION and ext4's own number for it (the inode's
+//     generation, which NFS file handles carry);
+//   - EXT4_IOC_MIGRATE (a file's block map rewritten as extents);
+//   - FS_IOC_SET_ENCRYPTION_POLICY (an empty directory encrypted with a
+//     key the program chose: what an unconfined process later writes
+//     there is lost when the key goes);
+//   - FS_IOC_ADD_ENCRYPTION_KEY and the two REMOVE_ENCRYPTION_KEY (the
+//     user's keys of the file system: removing one locks the user's own
+//     encrypted directories);
+//   - FS_IOC_ENABLE_VERITY (fs-verity: the file can never be written
+//     again, only deleted).
+//
+// Every btrfs ioctl is refused too, but FICLONE and FICLONERANGE (cp
+// --reflink, which need a destination open for writing, which Landlock
+// governs): a subvolume or a snapshot is made by an ioctl on its parent
+// directory that Landlock never sees, so confined code under read-only
+// made a directory named .git in the project, snapshots copy a whole
+// tree under any name past the broker, and a subvolume's owner can make
+// it read-only, defragment (unshare) its files, or with
+// user_subvol_rm_allowed destroy it.
+var refusedIoctls = []uint32{
+	unix.FS_IOC_SETFLAGS, ioctlFSSetXattr, ioctlSetVersion, ioctlExt4SetVersion, ioctlExt4Migrate,
+	unix.FS_IOC_SET_ENCRYPTION_POLICY, unix.FS_IOC_ADD_ENCRYPTION_KEY, unix.FS_IOC_REMOVE_ENCRYPTION_KEY,
+	unix.FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS, unix.FS_IOC_ENABLE_VERITY,
+}
 
 // cloneNewNamespaces are the flags of clone(2) that create a namespace.
 // Not CLONE_NEWTIME (0x80): clone takes the low byte of its flags
@@ -332,10 +386,21 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		}
 		p = append(p, insn{label: "notify", code: ret, k: uint32(unix.SECCOMP_RET_USER_NOTIF)})
 	}
+	// The ioctls: the terminal's two, then the file ones, whatever the
+	// options (refused as a file system without them answers, ENOTTY:
+	// programs that probe for them fall back). The number is the low 32
+	// bits of the argument, as the kernel reads it (unsigned int).
 	p = append(p,
 		insn{label: "ioctl", code: ld, k: offArg1},
 		insn{code: jeq, k: ioctlTIOCSTI, jt: "eacces"},
-		insn{code: jeq, k: ioctlTIOCLINUX, jt: "eacces", jf: "allow"},
+		insn{code: jeq, k: ioctlTIOCLINUX, jt: "eacces"},
+		insn{code: jeq, k: unix.FICLONE, jt: "allow"},
+		insn{code: jeq, k: unix.FICLONERANGE, jt: "allow"},
+	)
+	refuse(refusedIoctls, "enotty")
+	p = append(p,
+		insn{code: unix.BPF_ALU | unix.BPF_AND | unix.BPF_K, k: 0xff00},
+		insn{code: jeq, k: ioctlBtrfsType << 8, jt: "enotty", jf: "allow"},
 		insn{label: "clone", code: ld, k: offArg0}, // its flags on amd64 and arm64 (s390 swaps them)
 		insn{code: jset, k: cloneNewNamespaces, jt: "eperm", jf: "allow"},
 		insn{label: "family", code: ld, k: offArg0},
@@ -372,6 +437,7 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		insn{label: "eperm", code: ret, k: errno(unix.EPERM)},
 		insn{label: "enosys", code: ret, k: errno(unix.ENOSYS)},
 		insn{label: "enotsup", code: ret, k: errno(unix.EOPNOTSUPP)},
+		insn{label: "enotty", code: ret, k: errno(unix.ENOTTY)},
 		insn{label: "allow", code: ret, k: uint32(unix.SECCOMP_RET_ALLOW)},
 		insn{label: "kill", code: ret, k: uint32(unix.SECCOMP_RET_KILL_PROCESS)},
 	)
