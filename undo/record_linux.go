@@ -481,7 +481,12 @@ func (w *walker) run(project string) ([]Entry, error) {
 func (w *walker) from(fd int, rel string) ([]Entry, error) {
 	w.out = make([]Entry, 0, max(w.hint+w.hint/8, 64))
 	prefaultSlice(w.out)
-	if err := w.dir(fd, rel); err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("failed to look at %s: %w", orTop(rel), err)
+	}
+	if err := w.dir(fd, rel, st.Dev); err != nil {
 		return nil, err
 	}
 	return w.out, nil
@@ -560,11 +565,13 @@ func (w *walker) hexText(h []byte) string {
 	return unsafe.String(&w.hexBuf[off], n) // never written again
 }
 
-// dir lists the directory open at fd (rel below the project; "" the top)
-// into w.out, each subdirectory's entries right after its own, and
-// closes fd: getdents, then the state of each entry from the
-// directory's descriptor (fstatat).
-func (w *walker) dir(fd int, rel string) error {
+// dir lists the directory open at fd (rel below the project; "" the top,
+// on the device dev) into w.out, each subdirectory's entries right after
+// its own, and closes fd: getdents, then the state of each entry from
+// the directory's descriptor (fstatat). A subdirectory on another device
+// (a mount, a btrfs subvolume) is listed unless it is a kernel file
+// system (kernelFS).
+func (w *walker) dir(fd int, rel string, dev uint64) error {
 	defer unix.Close(fd)
 	prefix := ""
 	if rel != "" {
@@ -625,8 +632,15 @@ func (w *walker) dir(fd int, rel string) error {
 				e.Kind, e.Note = Skipped, "a directory that could not be read: "+errText(err)
 				break
 			}
+			if st.dev != dev {
+				if fs := onKernelFS(cfd); fs != "" {
+					unix.Close(cfd)
+					e.Kind, e.Note = Skipped, kernelFSNote(fs)
+					break
+				}
+			}
 			w.out = append(w.out, e)
-			if err := w.dir(cfd, crel); err != nil {
+			if err := w.dir(cfd, crel, st.dev); err != nil {
 				return err
 			}
 			continue

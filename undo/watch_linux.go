@@ -294,6 +294,11 @@ func look(root int, p string) (*Entry, int, error) {
 			e.Kind, e.Note = Skipped, "a directory that could not be read: "+errText(err)
 			return &e, -1, nil
 		}
+		if fs := onKernelFS(fd); fs != "" {
+			unix.Close(fd)
+			e.Kind, e.Note = Skipped, kernelFSNote(fs)
+			return &e, -1, nil
+		}
 		return &e, fd, nil
 	case unix.S_IFLNK:
 		e.Kind = Link
