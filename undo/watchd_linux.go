@@ -394,6 +394,13 @@ func (d *daemon) watchDir(fd int, rel string, named bool) error {
 			d.blind = true // what changes in it would not be heard
 			continue
 		}
+		if onKernelFS(cfd) != "" {
+			// A kernel file system (a chroot's proc or sys), which a
+			// record leaves out (kernelFS): nothing in it to hear. A
+			// mount or unmount of it makes the answer full.
+			unix.Close(cfd)
+			continue
+		}
 		if err := d.watchDir(cfd, p, named); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ package undo
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,7 @@ func startWatcher(t *testing.T, st, proj string, maxWatch int) {
 		}
 		select {
 		case err := <-done:
+			done <- err // for the cleanup, which waits for it
 			t.Fatalf("the watcher ended: %v", err)
 		case <-time.After(10 * time.Millisecond):
 		}
@@ -515,12 +517,12 @@ func TestWatcherRefusesUnheardFS(t *testing.T) {
 	proj, st := project(t, map[string]string{"a/1": "1", "p/.keep": ""})
 	s, _ := Open(st, proj)
 	p := filepath.Join(proj, "p")
-	unmount := mount(t, "proc", p)
+	unmount := mountOverlay(t, p)
 	err := watch(context.Background(), st, proj, time.Hour, 0)
-	if err == nil || !strings.Contains(err.Error(), "p: it is on proc") {
+	if err == nil || !strings.Contains(err.Error(), "p: it is on an overlay") {
 		t.Fatalf("watch: %v", err)
 	}
-	if b, err := os.ReadFile(filepath.Join(s.Dir, watchFailedName)); err != nil || !strings.Contains(string(b), "on proc") {
+	if b, err := os.ReadFile(filepath.Join(s.Dir, watchFailedName)); err != nil || !strings.Contains(string(b), "on an overlay") {
 		t.Errorf("%s: %q, %v", watchFailedName, b, err)
 	}
 	unmount()
@@ -534,10 +536,10 @@ func TestWatcherRefusesUnheardFS(t *testing.T) {
 		t.Fatalf("control, a second answer: full %v, %v", a != nil && a.full, err)
 	}
 	// Mounted while it runs: full, and full again while mounted.
-	unmount = mount(t, "proc", p)
+	unmount = mountOverlay(t, p)
 	for i := 0; i < 2; i++ {
 		if a, err = s.sync(); err != nil || !a.full {
-			t.Fatalf("answer %d with /proc mounted in the project: full %v, %v", i+1, a != nil && a.full, err)
+			t.Fatalf("answer %d with an overlay mounted in the project: full %v, %v", i+1, a != nil && a.full, err)
 		}
 	}
 	unmount()
@@ -546,6 +548,73 @@ func TestWatcherRefusesUnheardFS(t *testing.T) {
 	}
 	if a, err = s.sync(); err != nil || a.full {
 		t.Fatalf("the answer after that: full %v, %v", a != nil && a.full, err)
+	}
+}
+
+// mountOverlay mounts an overlay (its layers in a temp directory) on dir
+// until unmount or the end of the test: a file system whose lower
+// layer's changes the watcher would not hear.
+func mountOverlay(t *testing.T, dir string) (unmount func()) {
+	t.Helper()
+	layers := t.TempDir()
+	for _, d := range []string{"lower", "upper", "work"} {
+		mustDo(t, os.Mkdir(filepath.Join(layers, d), 0o755))
+	}
+	opts := fmt.Sprintf("lowerdir=%s/lower,upperdir=%s/upper,workdir=%s/work", layers, layers, layers)
+	if err := unix.Mount("overlay", dir, "overlay", 0, opts); err != nil {
+		t.Fatalf("mount an overlay on %s: %v", dir, err)
+	}
+	done := false
+	unmount = func() {
+		if !done {
+			done = true
+			if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+				t.Errorf("unmount %s: %v", dir, err)
+			}
+		}
+	}
+	t.Cleanup(unmount)
+	return unmount
+}
+
+// TestWatcherLeavesKernelFSOut: a kernel file system mounted in the
+// project (a chroot's proc and sys) is neither watched nor a reason to
+// refuse the project, as a record leaves it out (kernelFS): the records
+// chain through the watcher, list it as one Skipped entry, as a walk
+// does, and undo the call's write. Control: the first record walks.
+func TestWatcherLeavesKernelFSOut(t *testing.T) {
+	needRoot(t)
+	proj, st := project(t, map[string]string{"rootfs/proc/.keep": "", "rootfs/sys/.keep": "", "src/a.c": "a\n"})
+	mount(t, "proc", filepath.Join(proj, "rootfs/proc"))
+	mount(t, "sysfs", filepath.Join(proj, "rootfs/sys"))
+	startWatcher(t, st, proj, 0)
+	later := func() time.Time { return time.Now().Add(5 * time.Second) }
+	if rec := record(t, st, proj, later, nil); rec.meta.Listed != "walk" {
+		t.Fatalf("the first record's before-state: %s, want a walk", rec.meta.Listed)
+	}
+	a := filepath.Join(proj, "src/a.c")
+	mustDo(t, os.WriteFile(a, []byte("human\n"), 0o644))
+	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "call", Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.meta.Listed != "watcher" {
+		t.Errorf("the second record's before-state: %s, want the watcher's", rec.meta.Listed)
+	}
+	sameListing(t, rec.before, walkListing(t, st, proj))
+	skipped := 0
+	for _, e := range rec.before {
+		if e.Kind == Skipped && strings.Contains(e.Note, "file system is mounted here") {
+			skipped++
+		}
+	}
+	if skipped != 2 {
+		t.Errorf("%d kernel mounts listed as left out, want 2", skipped)
+	}
+	mustDo(t, os.WriteFile(a, []byte("call\n"), 0o644), rec.Finish())
+	undoLast(t, st, proj)
+	if b, err := os.ReadFile(a); err != nil || string(b) != "human\n" {
+		t.Errorf("after undo: %q %v", b, err)
 	}
 }
 
