@@ -446,7 +446,8 @@ type walker struct {
 	racy int64
 	hint int // how many entries to expect (the last record's)
 	// partial: the listing is the last record's with what changed looked
-	// at again (fromLast), not this walk's: its index is made whole.
+	// at again (fromLast), not this walk's: newIndex finds its files in
+	// the last index again.
 	partial bool
 	// the walk's stack of paths (dir) and hash text (hexText)
 	pathStk []string
@@ -667,6 +668,25 @@ func (w *walker) dir(fd int, rel string, dev uint64) error {
 	return nil
 }
 
+// markHit marks the record of the last index that vouches for e, a file
+// the listing keeps with its blob, in hit; false when the index has no
+// record of e's key with that blob.
+func (w *walker) markHit(e *Entry) bool {
+	i := w.index.findRec(e.key())
+	if i < 0 || len(e.Hash) != 64 {
+		return false
+	}
+	var h [32]byte
+	if _, err := hex.Decode(h[:], []byte(e.Hash)); err != nil || string(h[:]) != string(w.index.recs[i*indexRecord+40:(i+1)*indexRecord]) {
+		return false
+	}
+	if w.hit == nil {
+		w.hit = make([]uint64, (len(w.index.recs)/indexRecord+63)/64)
+	}
+	w.hit[i/64] |= 1 << (i % 64)
+	return true
+}
+
 // content sets e's Hash: from the index when the file is as the last
 // record saw it, else by copying it into a blob.
 func (w *walker) content(dirfd int, name string, e *Entry) {
@@ -696,11 +716,33 @@ func (w *walker) content(dirfd int, name string, e *Entry) {
 }
 
 // newIndex is the index of ents, this walk's listing: makeIndex's, made
-// from the records of the last index the walk found files in and those
-// of the files it read (mergeIndex), without decoding and sorting again
-// what did not change.
+// from the records of the last index the walk found files in (or a
+// partial listing kept from the last record) and those of the files it
+// read (mergeIndex), without decoding and sorting again what did not
+// change.
 func (w *walker) newIndex(ents []Entry) []byte {
-	if w.hit == nil || w.partial {
+	if w.partial {
+		// Most files were kept from the last record, not looked up: each
+		// file the index vouches for is found there again, with its blob
+		// (what content found is found again), and every other must be
+		// one read now (fresh), else the index is made whole.
+		w.hit = nil
+		files, found := 0, 0
+		for i := range ents {
+			e := &ents[i]
+			if e.Kind != File || len(e.Hash) != 64 {
+				continue
+			}
+			files++
+			if e.Ctime < w.racy && w.markHit(e) {
+				found++
+			}
+		}
+		if found == 0 || found+len(w.fresh)/indexRecord != files {
+			return makeIndex(ents, w.racy)
+		}
+	}
+	if w.hit == nil {
 		return makeIndex(ents, w.racy)
 	}
 	return mergeIndex(w.index.recs, w.hit, w.fresh)

@@ -57,6 +57,29 @@ func record(t *testing.T, st, proj string, now func() time.Time, call func()) *R
 	return rec
 }
 
+// sameIndex: the index rec wrote for its before-state (merged from the
+// last record's where it kept that one's files) is makeIndex's of it.
+func sameIndex(t *testing.T, st, proj string, rec *Recorder) {
+	t.Helper()
+	s, _ := Open(st, proj)
+	got, err := os.ReadFile(filepath.Join(s.manifestsDir(), rec.meta.Before+".idx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One record for the names of one file (a merged index has one,
+	// makeIndex one each).
+	want := makeIndex(rec.before, rec.meta.Started.Add(-2*time.Second).UnixNano())
+	var uniq []byte
+	for b := want; len(b) >= indexRecord; b = b[indexRecord:] {
+		if r := b[:indexRecord]; len(uniq) == 0 || string(uniq[len(uniq)-indexRecord:]) != string(r) {
+			uniq = append(uniq, r...)
+		}
+	}
+	if string(got) != string(want) && string(got) != string(uniq) {
+		t.Errorf("%s: the index of the before-state: %d records, makeIndex's %d (%d files; or other records)", rec.meta.ID, len(got)/indexRecord, len(want)/indexRecord, len(uniq)/indexRecord)
+	}
+}
+
 // walkListing is the listing a walk of the project gives now (each
 // file's content hash included), as a record's before-state lists it.
 func walkListing(t *testing.T, st, proj string) []Entry {
@@ -170,11 +193,38 @@ func TestWatcherBeforeState(t *testing.T) {
 		t.Errorf("the second record's before-state: %s, want the watcher's", rec.meta.Listed)
 	}
 	sameListing(t, rec.before, walkListing(t, st, proj))
+	sameIndex(t, st, proj, rec)
 	mustDo(t, os.WriteFile(f, []byte("call!\n"), 0o644), os.RemoveAll(filepath.Join(proj, "n")),
 		os.WriteFile(filepath.Join(proj, "e/h.txt"), []byte("call\n"), 0o644), os.WriteFile(filepath.Join(proj, "new.txt"), []byte("new\n"), 0o644), rec.Finish())
 	undoLast(t, st, proj)
 	if got := listing(t, proj); got != want {
 		t.Errorf("after undo:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestWatcherIndexMerged: a record whose before-state follows the last
+// one's keeps most files from it; its index, merged from the last index
+// and the records of the files read again, is makeIndex's of its
+// before-state, hard links and a file too new to vouch for included.
+// Control: the first record, a walk, too.
+func TestWatcherIndexMerged(t *testing.T) {
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("d%d/f%d.txt", i%3, i)] = fmt.Sprintf("file %d\n", i)
+	}
+	proj, st := project(t, files)
+	mustDo(t, os.Link(filepath.Join(proj, "d0/f0.txt"), filepath.Join(proj, "d1/f0-link.txt")))
+	startWatcher(t, st, proj, 0)
+	later := func() time.Time { return time.Now().Add(5 * time.Second) }
+	rec := record(t, st, proj, later, nil)
+	sameIndex(t, st, proj, rec)
+	for i, now := range []func() time.Time{later, later, time.Now} {
+		f := filepath.Join(proj, fmt.Sprintf("d2/f%d.txt", 3*i+2))
+		rec = record(t, st, proj, now, func() { mustDo(t, os.WriteFile(f, []byte("call\n"), 0o644)) })
+		if rec.meta.Listed != "watcher" {
+			t.Fatalf("record %d's before-state: %s, want the watcher's", i+2, rec.meta.Listed)
+		}
+		sameIndex(t, st, proj, rec)
 	}
 }
 
