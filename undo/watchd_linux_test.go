@@ -5,6 +5,8 @@ package undo
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -360,6 +362,40 @@ func TestMergeIsOverlay(t *testing.T) {
 	slices.SortFunc(want, func(a, b Entry) int { return walkOrder(a.Path, b.Path) })
 	if got := merge(before, delta); !slices.Equal(got, want) {
 		t.Errorf("merge:\n%+v\nwant:\n%+v", got, want)
+	}
+	// Random listings: names that sort around '/', deltas that replace,
+	// add and remove, first and last entries included.
+	rnd := rand.New(rand.NewPCG(5, 6))
+	names := []string{"a", "a-b", "a.txt", "a0", "b", "c"}
+	path := func() string {
+		p := names[rnd.IntN(len(names))]
+		for range rnd.IntN(3) {
+			p += "/" + names[rnd.IntN(len(names))]
+		}
+		return p
+	}
+	for round := range 300 {
+		set := func(n int) []Entry {
+			m := map[string]Entry{}
+			for range n {
+				p := path()
+				m[p] = Entry{Path: p, Kind: []Kind{File, Dir, Gone}[rnd.IntN(3)], Size: int64(rnd.IntN(9))}
+			}
+			out := slices.Collect(maps.Values(m))
+			slices.SortFunc(out, func(a, b Entry) int { return walkOrder(a.Path, b.Path) })
+			return out
+		}
+		before, delta := set(rnd.IntN(40)), set(rnd.IntN(8))
+		for i := range before {
+			if before[i].Kind == Gone {
+				before[i].Kind = File
+			}
+		}
+		want := overlay(before, delta)
+		slices.SortFunc(want, func(a, b Entry) int { return walkOrder(a.Path, b.Path) })
+		if got := merge(before, delta); !slices.Equal(got, want) {
+			t.Fatalf("round %d: merge:\n%+v\nwant:\n%+v", round, got, want)
+		}
 	}
 }
 
