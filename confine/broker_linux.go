@@ -317,7 +317,7 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		return b.changeMode(n) // made or refused, never continued
 	}
 	if n.nr == unix.SYS_UTIMENSAT {
-		return b.changeTimes(n) // by path: made or refused, never continued
+		return b.changeTimes(n) // made or refused, never continued
 	}
 	c, ok := brokeredCall(n)
 	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&(unix.O_CREAT|unix.O_WRONLY|unix.O_RDWR) == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {

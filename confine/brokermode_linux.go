@@ -16,8 +16,8 @@ import (
 	"github.com/loopguard/loopguard/fsx"
 )
 
-// A mode change with the filter alone (and a change of times by path,
-// changeTimes, checked the same way). Landlock does not cover chmod, so
+// A mode change with the filter alone (and a change of times, by path or
+// by a descriptor, changeTimes, checked the same way). Landlock does not cover chmod, so
 // where the launch cannot make everything outside its write set read-only
 // (Claude Code's sandbox, Ubuntu 24.04) the filter refused every mode
 // change, the program's own files' too: `chmod +x run.sh` in the project
@@ -113,14 +113,28 @@ func (b *topBroker) changeMode(n *seccompNotif) *seccompNotifResp {
 	return b.change(n, c, func(self string) error { return unix.Fchmodat(unix.AT_FDCWD, self, mode, 0) })
 }
 
-// changeTimes answers utimensat by path (the filter lets one by a
-// descriptor through): the times of a file the program may write are set
-// here (tar x, touch -d, cp -p), every other refused.
+// changeTimes answers utimensat, by path or by a descriptor (its path
+// NULL: futimens, what touch and cp -p do to the file they opened): the
+// times of a file the program may write are set here (tar x, touch -d,
+// cp -p), every other refused. A descriptor opened for reading alone
+// reaches files outside the write set (~/.gitconfig, .git/config).
 func (b *topBroker) changeTimes(n *seccompNotif) *seccompNotifResp {
 	a := n.args
-	c, ok := atCall(n, int32(a[0]), a[1], int(int32(a[3])))
-	if !ok {
-		return failed(n, unix.EINVAL)
+	var c modeCall
+	if a[1] == 0 {
+		// utimensat(fd, NULL, times, 0): the kernel's futimens.
+		if int32(a[3]) != 0 {
+			return failed(n, unix.EINVAL)
+		}
+		if int32(a[0]) == unix.AT_FDCWD {
+			return failed(n, unix.EFAULT)
+		}
+		c = modeCall{byFd: true, dirfd: int32(a[0])}
+	} else {
+		var ok bool
+		if c, ok = atCall(n, int32(a[0]), a[1], int(int32(a[3]))); !ok {
+			return failed(n, unix.EINVAL)
+		}
 	}
 	// NULL: both now.
 	ts := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}

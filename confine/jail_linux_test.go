@@ -50,6 +50,18 @@ func jailProbe(args []string) (known bool, err error) {
 	case "jail-utimes":
 		t := time.Unix(1, 0)
 		return true, os.Chtimes(args[1], t, t)
+	case "jail-futimens": // utimensat(fd, NULL): by a descriptor opened for reading
+		f, err := os.Open(args[1])
+		if err != nil {
+			return true, err
+		}
+		defer f.Close()
+		ts := [2]unix.Timespec{{Sec: 1}, {Sec: 1}}
+		_, _, e := syscall.Syscall6(unix.SYS_UTIMENSAT, f.Fd(), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0)
+		if e != 0 {
+			return true, e
+		}
+		return true, nil
 	case "jail-setxattr":
 		return true, unix.Setxattr(args[1], "user.loopguard", []byte("x"), 0)
 	case "jail-ioctl": // one of ioctlProbe's calls, args[1], with its arguments
@@ -348,6 +360,18 @@ func TestJailMetadata(t *testing.T) {
 		}
 		out, code := j.launch(t, projectWrite, "jail-chmod", src, "755")
 		checkProbe(t, []string{"project-write chmod its own src/main.go"}, out, code, true)
+		// Times by a descriptor opened for reading: refused outside the
+		// write set (with the filter alone, by the first stage), set on
+		// the program's own file (control).
+		for _, p := range []string{gitConfig, gitconfig} {
+			out, code = j.launch(t, projectWrite, "jail-futimens", p)
+			checkProbe(t, []string{"project-write futimens", p}, out, code, false)
+		}
+		out, code = j.launch(t, projectWrite, "jail-futimens", src)
+		checkProbe(t, []string{"project-write futimens its own src/main.go"}, out, code, true)
+		if fi, err := os.Stat(src); err != nil || fi.ModTime().Unix() != 1 {
+			t.Errorf("the control's times: %v %v", fi.ModTime(), err)
+		}
 		// touch sets the times of the file it opened by its descriptor
 		// (futimens): that runs in both modes (control), by path it does
 		// not with the filter alone.

@@ -348,26 +348,28 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		refuse(xattrCalls, "enotsup")
 		refuse(legacyMetadataCalls, "eperm")
 		// utimensat by path is refused; by a descriptor (its path NULL:
-		// futimens, what touch does to the file it just opened) it is
-		// let through: a program can only open what Landlock lets it,
-		// and what it may read but not write (~/.gitconfig, .git/config)
-		// can have its times set, never its mode, owner or content
-		// (docs/confinement.md).
+		// futimens, what touch does to the file it just opened) it goes
+		// to the first stage with the broker, which sets the times of a
+		// file the program may write, and is let through without it
+		// (read-only: a program can only open what Landlock lets it, and
+		// what it may read but not write, ~/.gitconfig, .git/config, can
+		// have its times set, never its mode, owner or content;
+		// docs/confinement.md).
 		p = append(p, insn{code: jeq, k: unix.SYS_UTIMENSAT, jt: "utimens"})
 	}
 	p[len(p)-1].jf = "allow" // a number none of the lists holds
 	if o.metadata {
 		// With the broker, by path it goes to the first stage, which sets
 		// the times of a file the program may write (brokermode_linux.go).
-		byPath := "eperm"
+		byPath, byFd := "eperm", "allow"
 		if o.broker {
-			byPath = "notify"
+			byPath, byFd = "notify", "notify"
 		}
 		p = append(p,
 			insn{label: "utimens", code: ld, k: offArg1},
 			insn{code: jeq, k: 0, jf: byPath},
 			insn{code: ld, k: offArg1 + 4}, // the high 32 bits
-			insn{code: jeq, k: 0, jt: "allow", jf: byPath},
+			insn{code: jeq, k: 0, jt: byFd, jf: byPath},
 		)
 	}
 	if o.broker {
