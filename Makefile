@@ -68,7 +68,7 @@ release:
 # failure, LOOPGUARD_REQUIRE_VAULT=1 a skipped real-Vault test,
 # LOOPGUARD_REQUIRE_CHROMIUM=1 a skipped browser test, LOOPGUARD_REQUIRE_TABLED=1
 # a program of policy's option table missing, LOOPGUARD_REQUIRE_BTRFS=1 a
-# skipped test on a real btrfs (loop-mounted, as root), LOOPGUARD_REQUIRE_RELEASE=1 a
+# test on a real btrfs skipped as root (it loop-mounts one), LOOPGUARD_REQUIRE_RELEASE=1 a
 # skipped release-archive test (dist/ from make release, which test runs
 # first). -timeout 30m: e2e/loopguard, the real-client package, took 6m41s
 # with -race on 2 cores and passed go test's default 10 minutes on a loaded

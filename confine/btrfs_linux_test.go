@@ -17,21 +17,22 @@ import (
 )
 
 // btrfsDir is the top of a btrfs file system made for the test (a sparse
-// image, loop-mounted: root only), mode 0755, unmounted and removed
-// after it. Without root, mkfs.btrfs (Debian: btrfs-progs, which make
-// deps installs) or a kernel that mounts it, the test is skipped, or
-// fails under LOOPGUARD_REQUIRE_BTRFS=1 (make test).
+// image, loop-mounted: root only, as the other mounting tests), mode
+// 0755, unmounted and removed after it. Without root the test is
+// skipped; as root without mkfs.btrfs (Debian: btrfs-progs, which make
+// deps installs) or a kernel that mounts it, skipped too, or failed
+// under LOOPGUARD_REQUIRE_BTRFS=1 (make test).
 func btrfsDir(t *testing.T) string {
 	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("a loop mount needs root")
+	}
 	lacking := func(why string, args ...any) {
 		t.Helper()
 		if os.Getenv("LOOPGUARD_REQUIRE_BTRFS") == "1" {
 			t.Fatalf("LOOPGUARD_REQUIRE_BTRFS=1 but "+why, args...)
 		}
 		t.Skipf(why, args...)
-	}
-	if os.Getuid() != 0 {
-		lacking("a loop mount needs root")
 	}
 	mkfs, err := exec.LookPath("mkfs.btrfs")
 	if err != nil {
