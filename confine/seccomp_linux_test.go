@@ -560,6 +560,32 @@ func (f filtered) run(t *testing.T, attr *syscall.SysProcAttr, opts string, call
 	return combined(t, cmd)
 }
 
+// ownFile is a file of f's user (mode 0600) in a directory of its own
+// that every user can search, removed after the test.
+func (f filtered) ownFile(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "lg-own-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	file := filepath.Join(dir, "own")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if f.uid >= 0 {
+		for _, p := range []string{dir, file} {
+			if err := os.Chown(p, f.uid, f.uid); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
 // nobody is uid and gid 65534.
 const nobody = 65534
 
@@ -746,25 +772,7 @@ func TestFilterMetadata(t *testing.T) {
 	t.Parallel()
 	for _, f := range filterUsers(t) {
 		t.Run(f.name(), func(t *testing.T) {
-			dir, err := os.MkdirTemp("", "lg-metadata-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer os.RemoveAll(dir)
-			file := filepath.Join(dir, "own")
-			if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if f.uid >= 0 {
-				for _, p := range []string{dir, file} {
-					if err := os.Chown(p, f.uid, f.uid); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if err := os.Chmod(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			file := f.ownFile(t)
 			var calls []call
 			for _, c := range []string{"chmod", "fchmodat2", "fchmod", "chown", "fchown", "utimes", "futimes", "setxattr", "fsetxattr", "removexattr"} {
 				calls = append(calls, callOf(0, c, file))
@@ -802,25 +810,7 @@ func TestFilterIoctls(t *testing.T) {
 	t.Parallel()
 	for _, f := range filterUsers(t) {
 		t.Run(f.name(), func(t *testing.T) {
-			dir, err := os.MkdirTemp("", "lg-ioctl-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer os.RemoveAll(dir)
-			file := filepath.Join(dir, "own")
-			if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if f.uid >= 0 {
-				for _, p := range []string{dir, file} {
-					if err := os.Chown(p, f.uid, f.uid); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if err := os.Chmod(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			file := f.ownFile(t)
 			changes := []call{callOf(0, "setflags", file), callOf(0, "setflags-high", file), callOf(0, "fssetxattr", file)}
 			read := callOf(0, "getflags", file)
 			f.calls(t, "", append(changes, read))

@@ -44,16 +44,22 @@ var kernelFS = map[uint32]string{
 // onKernelFS is the name of the kernel file system the directory open at
 // fd is on ("" for any other, or when the kernel will not say).
 func onKernelFS(fd int) string {
+	t, err := fsType(fd)
+	if err != nil {
+		return ""
+	}
+	return kernelFS[t]
+}
+
+// fsType is the type (statfs's f_type) of the file system fd is on.
+func fsType(fd int) (uint32, error) {
 	var s unix.Statfs_t
 	for {
 		err := unix.Fstatfs(fd, &s)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
-		if err != nil {
-			return ""
-		}
-		return kernelFS[uint32(s.Type)]
+		return uint32(s.Type), err
 	}
 }
 

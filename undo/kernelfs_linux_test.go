@@ -53,19 +53,7 @@ func TestRecordLeavesKernelFSOut(t *testing.T) {
 			t.Errorf("%s: skipped %v, want the two kernel mounts alone (data, a tmpfs, is recorded)", m, notes)
 		}
 	}
-	u, err := s.Lock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	p, err := u.Prepare("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := u.Apply(p)
-	if err != nil || len(res.Failed) != 0 {
-		t.Fatalf("apply: %v %v", err, res.Failed)
-	}
+	undoLast(t, st, proj)
 	for f, want := range map[string]string{x: "before\n", filepath.Join(proj, "README.md"): "readme\n"} {
 		if b, err := os.ReadFile(f); err != nil || string(b) != want {
 			t.Errorf("after undo %s: %q %v", f, b, err)

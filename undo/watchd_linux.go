@@ -521,18 +521,10 @@ var otherFS = map[uint32]string{
 // heardWhole is nil when the directory open at fd is on a file system in
 // localFS.
 func heardWhole(fd int) error {
-	var s unix.Statfs_t
-	for {
-		err := unix.Fstatfs(fd, &s)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		break
+	t, err := fsType(fd)
+	if err != nil {
+		return err
 	}
-	t := uint32(s.Type)
 	if _, ok := localFS[t]; ok {
 		return nil
 	}

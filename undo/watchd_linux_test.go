@@ -543,7 +543,13 @@ func needRoot(t *testing.T) {
 // end of the test.
 func mount(t *testing.T, fstype, dir string) (unmount func()) {
 	t.Helper()
-	if err := unix.Mount(fstype, dir, fstype, 0, ""); err != nil {
+	return mountWith(t, fstype, dir, "")
+}
+
+// mountWith is mount with the file system's options data.
+func mountWith(t *testing.T, fstype, dir, data string) (unmount func()) {
+	t.Helper()
+	if err := unix.Mount(fstype, dir, fstype, 0, data); err != nil {
 		t.Fatalf("mount %s on %s: %v", fstype, dir, err)
 	}
 	done := false
@@ -646,21 +652,7 @@ func mountOverlay(t *testing.T, dir string) (unmount func()) {
 	for _, d := range []string{"lower", "upper", "work"} {
 		mustDo(t, os.Mkdir(filepath.Join(layers, d), 0o755))
 	}
-	opts := fmt.Sprintf("lowerdir=%s/lower,upperdir=%s/upper,workdir=%s/work", layers, layers, layers)
-	if err := unix.Mount("overlay", dir, "overlay", 0, opts); err != nil {
-		t.Fatalf("mount an overlay on %s: %v", dir, err)
-	}
-	done := false
-	unmount = func() {
-		if !done {
-			done = true
-			if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
-				t.Errorf("unmount %s: %v", dir, err)
-			}
-		}
-	}
-	t.Cleanup(unmount)
-	return unmount
+	return mountWith(t, "overlay", dir, fmt.Sprintf("lowerdir=%s/lower,upperdir=%s/upper,workdir=%s/work", layers, layers, layers))
 }
 
 // TestWatcherLeavesKernelFSOut: a kernel file system mounted in the
