@@ -25,7 +25,6 @@ const (
 	ssPath          = "/org/freedesktop/secrets"
 	ssService       = "org.freedesktop.Secret.Service"
 	ssCollection    = "org.freedesktop.Secret.Collection"
-	ssItem          = "org.freedesktop.Secret.Item"
 	ssLoginPath     = "/org/freedesktop/secrets/collection/login"
 	ssDefaultAlias  = "default"
 	errUnlockPrefix = "failed to unlock correct collection"
@@ -85,8 +84,8 @@ func quickGet(ctx context.Context) (value string, ok bool, err error) {
 //     connection's calls by serial, so none waits for another;
 //  3. GetSecrets for the items found.
 //
-// Nothing is written before the bus has said OK, and nothing after BEGIN
-// is protocol beyond what every client sends: method calls, several in
+// Nothing but the AUTH line is written before the bus has said OK, and
+// nothing after BEGIN is protocol beyond what every client sends: method calls, several in
 // flight (sd-bus and libdbus send Hello right after BEGIN too). The
 // session ends with the connection.
 func quickGetMany(ctx context.Context, accounts ...string) (values []string, ok bool, err error) {

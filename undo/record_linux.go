@@ -680,11 +680,16 @@ func (w *walker) markHit(e *Entry) bool {
 	if _, err := hex.Decode(h[:], []byte(e.Hash)); err != nil || string(h[:]) != string(w.index.recs[i*indexRecord+40:(i+1)*indexRecord]) {
 		return false
 	}
+	w.setHit(i)
+	return true
+}
+
+// setHit marks the last index's record i as found.
+func (w *walker) setHit(i int) {
 	if w.hit == nil {
 		w.hit = make([]uint64, (len(w.index.recs)/indexRecord+63)/64)
 	}
 	w.hit[i/64] |= 1 << (i % 64)
-	return true
 }
 
 // content sets e's Hash: from the index when the file is as the last
@@ -692,10 +697,7 @@ func (w *walker) markHit(e *Entry) bool {
 func (w *walker) content(dirfd int, name string, e *Entry) {
 	if e.Ctime < w.racy {
 		if i := w.index.findRec(e.key()); i >= 0 {
-			if w.hit == nil {
-				w.hit = make([]uint64, (len(w.index.recs)/indexRecord+63)/64)
-			}
-			w.hit[i/64] |= 1 << (i % 64)
+			w.setHit(i)
 			e.Hash = w.hexText(w.index.recs[i*indexRecord+40 : (i+1)*indexRecord])
 			return
 		}

@@ -354,10 +354,20 @@ func (d *daemon) watchTree(rel string) error {
 // and closes fd; named: name every entry changed.
 func (d *daemon) watchDir(fd int, rel string, named bool) error {
 	defer unix.Close(fd)
+	t, err := fsType(fd)
+	if err != nil {
+		return fmt.Errorf("%s: %w", orTop(rel), err)
+	}
+	if rel != "" && kernelFS[t] != "" {
+		// A kernel file system (a chroot's proc or sys), which a record
+		// leaves out (kernelFS): nothing in it to hear. A mount or
+		// unmount of it makes the answer full.
+		return nil
+	}
 	if d.maxWatch > 0 && len(d.wds) >= d.maxWatch {
 		return fmt.Errorf("more than %d directories to watch", d.maxWatch)
 	}
-	if err := heardWhole(fd); err != nil {
+	if err := heardWhole(t); err != nil {
 		return fmt.Errorf("%s: %w", orTop(rel), err)
 	}
 	wd, err := unix.InotifyAddWatch(d.fd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
@@ -392,13 +402,6 @@ func (d *daemon) watchDir(fd int, rel string, named bool) error {
 		}
 		if err != nil {
 			d.blind = true // what changes in it would not be heard
-			continue
-		}
-		if onKernelFS(cfd) != "" {
-			// A kernel file system (a chroot's proc or sys), which a
-			// record leaves out (kernelFS): nothing in it to hear. A
-			// mount or unmount of it makes the answer full.
-			unix.Close(cfd)
 			continue
 		}
 		if err := d.watchDir(cfd, p, named); err != nil {
@@ -518,13 +521,9 @@ var otherFS = map[uint32]string{
 	unix.SYSFS_MAGIC:           "sysfs",
 }
 
-// heardWhole is nil when the directory open at fd is on a file system in
-// localFS.
-func heardWhole(fd int) error {
-	t, err := fsType(fd)
-	if err != nil {
-		return err
-	}
+// heardWhole is nil when t, a directory's file system type (fsType), is
+// in localFS.
+func heardWhole(t uint32) error {
 	if _, ok := localFS[t]; ok {
 		return nil
 	}

@@ -82,6 +82,35 @@ func sameIndex(t *testing.T, st, proj string, rec *Recorder) {
 	}
 }
 
+// watchFirstWalk starts the project's watcher and takes a first record
+// with a clock 5 s ahead, which it returns: a walk (nothing to follow
+// yet), the control of a test whose later records follow it.
+func watchFirstWalk(t *testing.T, st, proj string) (later func() time.Time) {
+	t.Helper()
+	startWatcher(t, st, proj, 0)
+	later = func() time.Time { return time.Now().Add(5 * time.Second) }
+	if rec := record(t, st, proj, later, nil); rec.meta.Listed != "walk" {
+		t.Fatalf("the first record's before-state: %s, want a walk", rec.meta.Listed)
+	}
+	return later
+}
+
+// beginFollowing begins the record of a call after one that took its
+// after-state from the watcher: its before-state is the watcher's, and
+// entry for entry what a walk lists.
+func beginFollowing(t *testing.T, st, proj string, later func() time.Time) *Recorder {
+	t.Helper()
+	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "call", Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.meta.Listed != "watcher" {
+		t.Errorf("the second record's before-state: %s, want the watcher's", rec.meta.Listed)
+	}
+	sameListing(t, rec.before, walkListing(t, st, proj))
+	return rec
+}
+
 // walkListing is the listing a walk of the project gives now (each
 // file's content hash included), as a record's before-state lists it.
 func walkListing(t *testing.T, st, proj string) []Entry {
@@ -174,11 +203,7 @@ func TestWatcherBeforeState(t *testing.T) {
 	proj, st := project(t, map[string]string{"d/f.txt": "first\n", "d/g.txt": "kept\n", "e/h.txt": "h\n", "top.txt": "top\n", "mv.txt": "mv\n"})
 	outside := filepath.Join(filepath.Dir(proj), "outside-link")
 	mustDo(t, os.Link(filepath.Join(proj, "e/h.txt"), outside))
-	startWatcher(t, st, proj, 0)
-	later := func() time.Time { return time.Now().Add(5 * time.Second) }
-	if rec := record(t, st, proj, later, nil); rec.meta.Listed != "walk" {
-		t.Fatalf("the first record's before-state: %s, want a walk", rec.meta.Listed)
-	}
+	later := watchFirstWalk(t, st, proj)
 	f := filepath.Join(proj, "d/f.txt")
 	rewriteInPlace(t, f, "human\n")
 	mustDo(t, os.MkdirAll(filepath.Join(proj, "n/m"), 0o755), os.WriteFile(filepath.Join(proj, "n/m/x.txt"), []byte("x\n"), 0o644),
@@ -187,14 +212,7 @@ func TestWatcherBeforeState(t *testing.T) {
 		os.Rename(filepath.Join(proj, "mv.txt"), filepath.Join(proj, "e/mv2.txt")),
 		os.WriteFile(outside, []byte("H\n"), 0o644))
 	want := listing(t, proj)
-	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "call", Now: later})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec.meta.Listed != "watcher" {
-		t.Errorf("the second record's before-state: %s, want the watcher's", rec.meta.Listed)
-	}
-	sameListing(t, rec.before, walkListing(t, st, proj))
+	rec := beginFollowing(t, st, proj, later)
 	sameIndex(t, st, proj, rec)
 	mustDo(t, os.WriteFile(f, []byte("call!\n"), 0o644), os.RemoveAll(filepath.Join(proj, "n")),
 		os.WriteFile(filepath.Join(proj, "e/h.txt"), []byte("call\n"), 0o644), os.WriteFile(filepath.Join(proj, "new.txt"), []byte("new\n"), 0o644), rec.Finish())
@@ -665,21 +683,10 @@ func TestWatcherLeavesKernelFSOut(t *testing.T) {
 	proj, st := project(t, map[string]string{"rootfs/proc/.keep": "", "rootfs/sys/.keep": "", "src/a.c": "a\n"})
 	mount(t, "proc", filepath.Join(proj, "rootfs/proc"))
 	mount(t, "sysfs", filepath.Join(proj, "rootfs/sys"))
-	startWatcher(t, st, proj, 0)
-	later := func() time.Time { return time.Now().Add(5 * time.Second) }
-	if rec := record(t, st, proj, later, nil); rec.meta.Listed != "walk" {
-		t.Fatalf("the first record's before-state: %s, want a walk", rec.meta.Listed)
-	}
+	later := watchFirstWalk(t, st, proj)
 	a := filepath.Join(proj, "src/a.c")
 	mustDo(t, os.WriteFile(a, []byte("human\n"), 0o644))
-	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "call", Now: later})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec.meta.Listed != "watcher" {
-		t.Errorf("the second record's before-state: %s, want the watcher's", rec.meta.Listed)
-	}
-	sameListing(t, rec.before, walkListing(t, st, proj))
+	rec := beginFollowing(t, st, proj, later)
 	skipped := 0
 	for _, e := range rec.before {
 		if e.Kind == Skipped && strings.Contains(e.Note, "file system is mounted here") {
