@@ -36,6 +36,7 @@ import (
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/register"
 	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/ticket"
 	"github.com/loopguard/loopguard/token"
 	"github.com/loopguard/loopguard/undo"
 )
@@ -49,7 +50,16 @@ type Options struct {
 	// Exec replaces the process with the program at path (nil:
 	// syscall.Exec, exec_unix.go). It returns only on failure.
 	Exec func(path string, argv, env []string) error
+	// InFront proves that the ticket wrapper installed at wrapper stands
+	// in front of this session's shell (nil: ticket.InFront, the hook's
+	// parent is the wrapper; InWrapper's: this process is).
+	InFront func(wrapper string) error
+
+	// setup, when set, is the setup already read (InWrapper).
+	setup *setup
 }
+
+func (o Options) setupRead() setup { return *o.setup }
 
 // Run is `loopguard hook [agent] [flags]`, args without the word "hook":
 // the coding agent runs it for every tool call. It never returns 1: every
@@ -72,6 +82,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 	// itself (its deadline may answer while the setup is being read).
 	var stateDir atomic.Value
 	read := readSetup
+	if o.setup != nil {
+		read = o.setupRead
+	}
 	opts.BeforeRead = func() {
 		setup = read()
 		stateDir.Store(setup.dir)
@@ -84,7 +97,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 		RecordAnswer(dir, c.Mode, call, event, pending, d)
 	}
 	if c.Ticket && (c.Agent == "" || c.Agent == claude.Name) {
-		opts.Before, opts.After = ticketSteps(func() string { return wrapperFor(setup.self) })
+		inFront := o.InFront
+		if inFront == nil {
+			inFront = ticket.InFront
+		}
+		opts.Before, opts.After = ticketSteps(func() string { return wrapperFor(setup.self) }, inFront)
 	}
 	if c.Agent == opencode.Name && c.Ticket {
 		opencodeOptions(&opts, func() string { return wrapperFor(setup.self) })

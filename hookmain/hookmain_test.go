@@ -270,3 +270,38 @@ func TestBadArgsDeny(t *testing.T) {
 		}
 	}
 }
+
+// TestInWrapper: the wrapper answers loopguard's own hook in its process
+// (the same answer as the hook binary's: a no_grant deny here), except
+// under the Vault backend, whose answer is the full binary's, and when the
+// setup is not read within setupWait; then it declines having read
+// nothing from stdin, and the wrapper runs the hook as a child.
+func TestInWrapper(t *testing.T) {
+	argv := []string{"/x/loopguard-hook", "hook", "--event", "PreToolUse", "--deadline", "2s"}
+	project := scratch(t, false)
+	in := &countingReader{r: strings.NewReader(bashPayload(project, "echo hi > f"))}
+	var out bytes.Buffer
+	code, ran := inWrapper(argv, in, &out, io.Discard)
+	if !ran || code != 2 || !strings.Contains(out.String(), hooks.ReasonNoGrant) {
+		t.Fatalf("control: ran %v, exit %d: %s", ran, code, out.String())
+	}
+
+	scratch(t, true)
+	in = &countingReader{r: strings.NewReader(bashPayload(project, "echo hi > f"))}
+	out.Reset()
+	if _, ran := inWrapper(argv, in, &out, io.Discard); ran || in.n != 0 || out.Len() != 0 {
+		t.Fatalf("Vault backend: ran %v, read %d bytes, wrote %q", ran, in.n, out.String())
+	}
+
+	scratch(t, false)
+	real := readSetup
+	t.Cleanup(func() { readSetup = real })
+	hang := make(chan struct{})
+	t.Cleanup(func() { close(hang) })
+	readSetup = func() setup { <-hang; return setup{} }
+	in = &countingReader{r: strings.NewReader(bashPayload(project, "echo hi > f"))}
+	start := time.Now()
+	if _, ran := inWrapper(argv, in, &out, io.Discard); ran || in.n != 0 || out.Len() != 0 || time.Since(start) > 10*setupWait {
+		t.Fatalf("hung setup: ran %v, read %d bytes, wrote %q, after %s", ran, in.n, out.String(), time.Since(start))
+	}
+}

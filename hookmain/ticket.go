@@ -21,7 +21,9 @@ import (
 // form, so Claude Code runs it through the wrapper too. For a Bash call
 // the engine allowed, the hook then:
 //   - proves the wrapper stands in front of this session: its parent
-//     process is the installed wrapper (ticket.InFront, from /proc), and
+//     process is the installed wrapper (ticket.InFront, from /proc), or
+//     this process is, where the wrapper runs the hook itself
+//     (InWrapper, ticket.InFrontSelf), and
 //     no project settings file sets CLAUDE_CODE_SHELL_PREFIX (a wrapper
 //     that execs the real one for hooks only would pass the first test);
 //     otherwise it denies with ticket.ReasonNoWrapper;
@@ -39,7 +41,7 @@ const backgroundClaim = 3 * time.Second
 
 // ticketSteps are agents.Options' Before and After for a --ticket
 // registration.
-func ticketSteps(wrapper func() string) (
+func ticketSteps(wrapper func() string, inFront func(wrapper string) error) (
 	func(context.Context, *hooks.Engine, *hooks.Call) *hooks.Decision,
 	func(context.Context, *hooks.Engine, *hooks.Call, hooks.Decision) hooks.Decision,
 ) {
@@ -77,7 +79,7 @@ func ticketSteps(wrapper func() string) (
 			return d
 		}
 		deny := ticketDeny(eng, c)
-		if err := ticket.InFront(wrapper()); err != nil {
+		if err := inFront(wrapper()); err != nil {
 			return deny(ticket.ReasonNoWrapper, err.Error())
 		}
 		if f := prefixSetBy(eng.Env.ProjectDir, wrapper()); f != "" {

@@ -175,8 +175,10 @@ func HandlerFor(o Options, event string) Handler {
 		c.Wait, status = o.Wait, HeldStatus
 	}
 	if c.Ticket && !After(event) {
-		// Shell form: Claude Code runs it through the prefix, and the
-		// hook finds the wrapper as its parent (ticket.InFront). After
+		// Shell form: Claude Code runs it through the prefix, which
+		// answers it in its own process (hookmain.InWrapper,
+		// ticket.InFrontSelf), or runs it as a child that finds the
+		// wrapper as its parent (ticket.InFront). After
 		// the call (PostToolUse, PostToolUseFailure) the hook only
 		// spends the ticket and looks for a call that ran without one:
 		// exec form, with no shell and no wrapper before it (Claude Code

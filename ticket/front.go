@@ -31,24 +31,36 @@ func passwdHome() (string, error) {
 // this session. Never an environment variable: a repository's settings
 // can set any of those.
 func InFront(wrapper string) error {
-	ppid := os.Getppid()
-	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", ppid))
+	return wrapperAt(strconv.Itoa(os.Getppid()), "parent", wrapper)
+}
+
+// InFrontSelf is InFront for a hook the wrapper runs in its own process
+// (Gate.Hook): this process is the wrapper installed at wrapper, running
+// as the host's prefix, read from /proc as InFront reads the parent.
+func InFrontSelf(wrapper string) error {
+	return wrapperAt("self", "process", wrapper)
+}
+
+// wrapperAt checks that /proc/PROC is the wrapper installed at wrapper,
+// run with exactly one argument; who names PROC in the errors.
+func wrapperAt(proc, who, wrapper string) error {
+	exe, err := os.Readlink("/proc/" + proc + "/exe")
 	if err != nil {
-		return fmt.Errorf("the hook's parent cannot be read: %w", err)
+		return fmt.Errorf("the hook's %s cannot be read: %w", who, err)
 	}
 	want, err := filepath.EvalSymlinks(wrapper)
 	if err != nil {
 		return fmt.Errorf("the wrapper %s is not installed: %w", wrapper, err)
 	}
 	if exe != want {
-		return fmt.Errorf("the hook was not run through the wrapper (its parent is %s, not %s): the session's CLAUDE_CODE_SHELL_PREFIX is unset or replaced", exe, want)
+		return fmt.Errorf("the hook was not run through the wrapper (its %s is %s, not %s): the session's CLAUDE_CODE_SHELL_PREFIX is unset or replaced", who, exe, want)
 	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ppid))
+	cmdline, err := os.ReadFile("/proc/" + proc + "/cmdline")
 	if err != nil {
-		return fmt.Errorf("the hook's parent cannot be read: %w", err)
+		return fmt.Errorf("the hook's %s cannot be read: %w", who, err)
 	}
 	if args := bytes.Split(bytes.TrimSuffix(cmdline, []byte{0}), []byte{0}); len(args) != 2 {
-		return fmt.Errorf("the hook's parent is the wrapper's binary, but not as the host's prefix")
+		return fmt.Errorf("the hook's %s is the wrapper's binary, but not as the host's prefix", who)
 	}
 	return nil
 }

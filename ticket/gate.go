@@ -34,8 +34,10 @@ import (
 //   - loopguard's own hook, when the argument is a command line whose
 //     program is the loopguard binary installed beside the wrapper (by
 //     file identity, symlinks resolved, never by name) with "hook" as its
-//     first word: as a child, so that the hook finds the wrapper as its
-//     parent (InFront);
+//     first word: in the wrapper's own process where the wrapper can
+//     (Gate.Hook; the hook then finds the wrapper in itself,
+//     InFrontSelf), else as a child, so that the hook finds the wrapper
+//     as its parent (InFront);
 //   - a shell-form hook command or a stdio MCP server registered in the
 //     user's own or the managed settings (ReadRegistered), by identity:
 //     the line byte for byte, the server word for word;
@@ -88,12 +90,22 @@ type Gate struct {
 	// without a ticket (ReadRegistered); only for a line that is not a
 	// Bash call's.
 	Registered func() Registered
+	// Hook, when set, runs loopguard's own hook command line argv (its
+	// binary, "hook", its arguments) in this process, standard streams
+	// and all; ran is false when it did not, having read nothing, and the
+	// wrapper then runs argv as a child.
+	Hook func(argv []string) (code int, ran bool)
 }
 
 // Run decides and runs text; it returns only to refuse, or with a pass
 // through's exit code.
 func (g *Gate) Run(text string) int {
 	if argv, ok := g.ownHook(text); ok {
+		if g.Hook != nil {
+			if code, ran := g.Hook(argv); ran {
+				return code
+			}
+		}
 		return passThrough(argv)
 	}
 	if _, err := evaluated(text); err != nil && g.Registered != nil {
@@ -298,9 +310,11 @@ const KeyTimeout = 2 * time.Second
 
 // Main is the wrapper's process: args are its arguments after the
 // program (exactly one: the host's command line). loadKey reads the
-// master key (the keyring); newKey derives the ticket key from it.
-func Main(args []string, stderr io.Writer, loadKey func(context.Context) ([]byte, error), ticketKey func([]byte) ([]byte, error)) int {
-	g := &Gate{Stderr: stderr}
+// master key (the keyring); ticketKey derives the ticket key from it;
+// hook is Gate.Hook.
+func Main(args []string, stderr io.Writer, loadKey func(context.Context) ([]byte, error), ticketKey func([]byte) ([]byte, error),
+	hook func(argv []string) (int, bool)) int {
+	g := &Gate{Stderr: stderr, Hook: hook}
 	if len(args) != 1 {
 		g.refuse(refuse(ReasonNoDecision, "the wrapper takes exactly one argument, the host's command line"))
 		return ExitRefused

@@ -37,41 +37,7 @@ func TestVaultApprovalFromAnotherMachineRealClient(t *testing.T) {
 	}
 	useVault(t, b, s, s.AddApprover(t, "alice").Token)
 
-	approveOnB := func() error {
-		list, err := b.Run(e.ctx, b.Home, "team", "pending")
-		if err != nil {
-			return err
-		}
-		p, err := e.g.OnlyPending(e.ctx) // for the digest prefix the human types
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(list, p.ID) {
-			return fmt.Errorf("machine B's team pending does not list %s:\n%s", p.ID, list)
-		}
-		screen, err := b.onTTY(e.ctx, b.Home, func(string) (string, error) { return p.Digest[:8], nil }, "team", "approve", p.ID)
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(screen, "Approved "+p.ID) || !strings.Contains(screen, "vault:userpass-alice") {
-			return fmt.Errorf("team approve did not approve as alice:\n%s", screen)
-		}
-		return nil
-	}
-	const cmd = "echo one >> runs.txt"
-	api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
-		claudetest.Tools(bash("toolu_va1", cmd)),
-		claudetest.Tools(bash("toolu_va2", cmd)), // the identical retry, after B approved
-		claudetest.Tools(bash("toolu_va3", cmd)), // once more
-		claudetest.Text("done"),
-	}}, func(p *Proxy) { p.OnToolResult("toolu_va1", approveOnB) })
-
-	wantDenied(t, api, "toolu_va1", "no_grant")
-	wantRan(t, api, "toolu_va2")
-	wantDenied(t, api, "toolu_va3", "approval_consumed")
-	if got := e.read("runs.txt"); got != "one\n" {
-		t.Errorf("runs.txt = %q; want the approved command to have run exactly once", got)
-	}
+	runApprovedOnce(t, e, b, "alice", "runs.txt", "toolu_va")
 	last, err := e.g.Audit(e.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -203,5 +169,68 @@ func TestVaultReviewAndScopedGrantRealClient(t *testing.T) {
 	}
 	if scoped != 2 {
 		t.Errorf("%d scoped_grant allows in A's audit log, want 2: %+v", scoped, last)
+	}
+}
+
+// Two-phase enforcement under the Vault backend, through the real client:
+// the wrapper answers loopguard's own hook in its process only under the
+// local backend (hookmain.InWrapper); under Vault it runs the hook as its
+// child, which hands the call to the full binary, and that binary must
+// still find the wrapper in front (its parent). The approved call runs
+// once on its ticket, which only a hook that found the wrapper in front
+// issues (no_wrapper otherwise); the unapproved one and the repeat do not.
+func TestTicketVaultBackendRealClient(t *testing.T) {
+	t.Parallel()
+	e := newTicketEnv(t)
+	s := vaulttest.Start(t)
+	useVault(t, e.g, s, s.AgentToken(t, "agent-ticket").Token)
+	b, err := NewGuard(lgBin, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	useVault(t, b, s, s.AddApprover(t, "bob").Token)
+	runApprovedOnce(t, e, b, "bob", "out/runs.txt", "toolu_tv")
+}
+
+// runApprovedOnce drives the real client through a call of
+// `echo one >> file` (ids id1 to id3) on e, machine A: denied with no_grant
+// and held, approved by approver on machine b with `loopguard team
+// approve` at a terminal, its identical retry run, the next retry
+// consumed; file holds one line.
+func runApprovedOnce(t *testing.T, e *env, b *Guard, approver, file, id string) {
+	t.Helper()
+	approveOnB := func() error {
+		list, err := b.Run(e.ctx, b.Home, "team", "pending")
+		if err != nil {
+			return err
+		}
+		p, err := e.g.OnlyPending(e.ctx) // for the digest prefix the human types
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(list, p.ID) {
+			return fmt.Errorf("machine B's team pending does not list %s:\n%s", p.ID, list)
+		}
+		screen, err := b.onTTY(e.ctx, b.Home, func(string) (string, error) { return p.Digest[:8], nil }, "team", "approve", p.ID)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(screen, "Approved "+p.ID) || !strings.Contains(screen, "vault:userpass-"+approver) {
+			return fmt.Errorf("team approve did not approve as %s:\n%s", approver, screen)
+		}
+		return nil
+	}
+	cmd := "echo one >> " + file
+	api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
+		claudetest.Tools(bash(id+"1", cmd)),
+		claudetest.Tools(bash(id+"2", cmd)), // the identical retry, after B approved
+		claudetest.Tools(bash(id+"3", cmd)), // once more
+		claudetest.Text("done"),
+	}}, func(p *Proxy) { p.OnToolResult(id+"1", approveOnB) })
+	wantDenied(t, api, id+"1", "no_grant")
+	wantRan(t, api, id+"2")
+	wantDenied(t, api, id+"3", "approval_consumed")
+	if got := e.read(file); got != "one\n" {
+		t.Errorf("%s = %q; want the approved command to have run exactly once", file, got)
 	}
 }
