@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,6 +82,8 @@ func withEnv(env []string) []string {
 type realKeyring struct {
 	addr, home string
 	env        []string
+	log        *syncBuffer // the daemon's output
+	exited     chan error  // the daemon's exit, once it ended
 }
 
 // startKeyring starts gnome-keyring-daemon on a new private bus with a new
@@ -104,13 +107,14 @@ func startKeyring(t *testing.T, unlock bool) *realKeyring {
 	cmd := exec.Command("gnome-keyring-daemon", args...)
 	cmd.Env = withEnv(rk.env)
 	cmd.Stdin = strings.NewReader("throwaway-test-password")
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
+	rk.log, rk.exited = &syncBuffer{}, make(chan error, 1)
+	cmd.Stdout, cmd.Stderr = rk.log, rk.log
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	go func() { rk.exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-rk.exited })
 	conn := rk.conn(t)
 	for {
 		var owned bool
@@ -523,4 +527,83 @@ func TestRealSessionFromScript(t *testing.T) {
 		t.Fatalf("Probe on the with-keyring session: %v", err)
 	}
 	t.Logf("probe: %v", time.Since(start).Round(time.Microsecond))
+}
+
+// TestRealQuickGetUnderLoad: the hook's short read, 3,690 times from six
+// processes at once against one real gnome-keyring, as a busy machine's
+// hooks read the key. gnome-keyring answers a caller's first calls
+// before it knows the caller now and then (quickGetMany's comment): a
+// search then fails, the short way does not apply and the long one reads
+// the key; an OpenSession must never meet it. Before quickGetMany waited
+// for the searches, one such run left the daemon off the bus. Every read
+// must succeed, the daemon must still answer after them, and its log must
+// show no session opened without a caller (the searches' own failures
+// are logged, not failed).
+func TestRealQuickGetUnderLoad(t *testing.T) {
+	keyringtest.Require(t)
+	rk := startKeyring(t, true)
+	wantResults(t, rk.run(t, "create", "store-anchor"), "", "")
+
+	ops := strings.TrimSuffix(strings.Repeat("load-anchor,", 41), ",")
+	var mu sync.Mutex
+	var failed []string
+	reads := 0
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			for range 15 {
+				c := exec.Command(os.Args[0])
+				c.Env = append(withEnv(rk.env), helperEnv+"="+ops)
+				out, err := c.Output()
+				mu.Lock()
+				if err != nil {
+					failed = append(failed, err.Error())
+				}
+				for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+					var r helperResult
+					if json.Unmarshal([]byte(l), &r) != nil || r.Kind != "" || r.KeyLen != KeySize {
+						failed = append(failed, l)
+					} else {
+						reads++
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-rk.exited:
+		rk.exited <- err
+		t.Fatalf("gnome-keyring-daemon ended during the reads (%v); its log:\n%s", err, rk.log.String())
+	default:
+	}
+	if len(failed) > 0 {
+		t.Fatalf("%d of %d reads failed, the first: %.300s\ndaemon log:\n%s", len(failed), reads+len(failed), failed[0], rk.log.String())
+	}
+	wantResults(t, rk.run(t, "quick"), "")
+	for _, bad := range []string{"publish_dispatch", "plain_negotiate", "g_variant"} {
+		if strings.Contains(rk.log.String(), bad) {
+			t.Fatalf("gnome-keyring opened a session for a caller it did not know (%s):\n%s", bad, rk.log.String())
+		}
+	}
+	t.Logf("%d reads; gnome-keyring's searches that found no caller: %d", reads, strings.Count(rk.log.String(), "assertion 'client' failed"))
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's two streams.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

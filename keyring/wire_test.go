@@ -3,10 +3,16 @@
 package keyring
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
+	"io"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	dbus "github.com/godbus/dbus/v5"
 )
@@ -119,5 +125,127 @@ func TestWireReplies(t *testing.T) {
 	whole := reply(t, dbus.TypeMethodReply, 1, 1, "ok")
 	if _, err := w.replies(bytes.NewReader(whole[:len(whole)-1]), []uint32{1}); err == nil {
 		t.Fatal("a reply cut short was read as whole")
+	}
+}
+
+// TestQuickOpensSessionAfterSearches: gnome-keyring knows a caller only
+// once its main loop has run the callback its filter queues for the
+// caller's messages, and an OpenSession it reaches before that opens no
+// session for anyone (quickGetMany's comment). So quickGetMany sends
+// OpenSession only once the searches have answered, which proves the
+// caller known. A fake bus holds the searches' answers until no call has
+// come for 300 ms: an OpenSession that comes while they are held was sent
+// without waiting for them (as quickGetMany did when it wrote it with the
+// searches). The control: the read completes, with the values the fake
+// gives.
+func TestQuickOpensSessionAfterSearches(t *testing.T) {
+	dir := t.TempDir()
+	sock := dir + "/bus"
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	t.Setenv(busEnv, "unix:path="+sock)
+	early := make(chan string, 1)
+	go fakeKeyringBus(ln, early)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	vals, ok, err := quickGetMany(ctx, Account, "anchor")
+	if err != nil || !ok || len(vals) != 2 || vals[0] != "secret-0" || vals[1] != "secret-1" {
+		t.Fatalf("control: the read gave %q, %v, %v", vals, ok, err)
+	}
+	select {
+	case why := <-early:
+		t.Fatal(why)
+	default:
+	}
+}
+
+// fakeKeyringBus answers one connection as the bus and gnome-keyring
+// would for quickGetMany, holding SearchItems' answers as
+// TestQuickOpensSessionAfterSearches says; early gets what came too soon.
+func fakeKeyringBus(ln net.Listener, early chan<- string) {
+	c, err := ln.Accept()
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	in := bufio.NewReader(c)
+	if _, err := in.ReadString('\n'); err != nil { // AUTH EXTERNAL
+		return
+	}
+	if _, err := io.WriteString(c, "OK 0123456789abcdef0123456789abcdef\r\n"); err != nil {
+		return
+	}
+	if _, err := in.ReadString('\n'); err != nil { // BEGIN
+		return
+	}
+	msgs := make(chan *dbus.Message)
+	go func() {
+		defer close(msgs)
+		for {
+			m, err := dbus.DecodeMessage(in)
+			if err != nil {
+				return
+			}
+			msgs <- m
+		}
+	}()
+	var n uint32
+	send := func(to *dbus.Message, body ...any) {
+		n++
+		r := &dbus.Message{Type: dbus.TypeMethodReply, Headers: map[dbus.HeaderField]dbus.Variant{
+			dbus.FieldReplySerial: dbus.MakeVariant(to.Serial())}, Body: body}
+		if len(body) > 0 {
+			r.Headers[dbus.FieldSignature] = dbus.MakeVariant(dbus.SignatureOf(body...))
+		}
+		var b bytes.Buffer
+		if r.EncodeTo(&b, binary.LittleEndian) == nil {
+			binary.LittleEndian.PutUint32(b.Bytes()[8:], n)
+			_, _ = c.Write(b.Bytes())
+		}
+	}
+	var held []*dbus.Message
+	items := 0
+	for {
+		var m *dbus.Message
+		var more bool
+		select {
+		case m, more = <-msgs:
+			if !more {
+				return
+			}
+		case <-time.After(300 * time.Millisecond):
+			for _, s := range held {
+				send(s, []dbus.ObjectPath{dbus.ObjectPath(ssLoginPath + "/" + strconv.Itoa(items))})
+				items++
+			}
+			held = nil
+			continue
+		}
+		switch m.Headers[dbus.FieldMember].Value() {
+		case "Hello":
+			send(m, ":1.1")
+		case "SearchItems":
+			held = append(held, m)
+		case "OpenSession":
+			if len(held) > 0 {
+				select {
+				case early <- "OpenSession came before the searches were answered":
+				default:
+				}
+			}
+			send(m, dbus.MakeVariant(""), dbus.ObjectPath("/org/freedesktop/secrets/session/s1"))
+		case "GetSecrets":
+			var paths []dbus.ObjectPath
+			var session dbus.ObjectPath
+			_ = dbus.Store(m.Body, &paths, &session)
+			secs := map[dbus.ObjectPath]secret{}
+			for i, p := range paths {
+				secs[p] = secret{Session: session, Value: []byte("secret-" + strconv.Itoa(i))}
+			}
+			send(m, secs)
+		}
 	}
 }
