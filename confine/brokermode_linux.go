@@ -21,11 +21,11 @@ import (
 // cover chmod, so where the launch cannot make everything outside its
 // write set read-only (Claude Code's sandbox, Ubuntu 24.04) the filter
 // refused every mode change, the program's own files' too: `chmod +x
-// run.sh` in the project failed in the jail under init's defaults. With the broker the filter
-// sends chmod, fchmod, fchmodat and fchmodat2 to the first stage, which
-// makes the change itself when all of these hold, and answers EPERM
-// otherwise (never SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel would then
-// make any change the call asks):
+// run.sh` in the project failed in the jail under init's defaults. With
+// the broker the filter sends chmod, fchmod, fchmodat and fchmodat2 to
+// the first stage, which makes the change itself when all of these hold,
+// and answers EPERM otherwise (never SECCOMP_USER_NOTIF_FLAG_CONTINUE: the
+// kernel would then make any change the call asks):
 //
 //   - the file is the one the call names, opened by the first stage from
 //     the caller's root, working directory or descriptor through /proc

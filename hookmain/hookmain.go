@@ -55,11 +55,10 @@ type Options struct {
 	// parent is the wrapper; InWrapper's: this process is).
 	InFront func(wrapper string) error
 
-	// setup, when set, is the setup already read (InWrapper).
-	setup *setup
+	// read, when set, gives the setup (InWrapper's, read already);
+	// otherwise readSetup reads it.
+	read func() setup
 }
-
-func (o Options) setupRead() setup { return *o.setup }
 
 // Run is `loopguard hook [agent] [flags]`, args without the word "hook":
 // the coding agent runs it for every tool call. It never returns 1: every
@@ -82,8 +81,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 	// itself (its deadline may answer while the setup is being read).
 	var stateDir atomic.Value
 	read := readSetup
-	if o.setup != nil {
-		read = o.setupRead
+	if o.read != nil {
+		read = o.read
 	}
 	opts.BeforeRead = func() {
 		setup = read()

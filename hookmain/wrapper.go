@@ -46,5 +46,5 @@ func inWrapper(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code i
 	if s.err == nil && s.cfg.Backend == config.BackendVault {
 		return 0, false
 	}
-	return Run(argsAfterHook(argv[1:]), stdin, stdout, stderr, Options{InFront: ticket.InFrontSelf, setup: &s}), true
+	return Run(argsAfterHook(argv[1:]), stdin, stdout, stderr, Options{InFront: ticket.InFrontSelf, read: func() setup { return s }}), true
 }

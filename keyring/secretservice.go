@@ -128,13 +128,10 @@ func quickGetMany(ctx context.Context, accounts ...string) (values []string, ok 
 	for i, a := range accounts {
 		searches[i] = w.call(ssName, ssLoginPath, ssCollection, "SearchItems", map[string]string{"username": a, "service": Service})
 	}
-	if w.err != nil {
+	replies, sent, err := w.exchange(c, in, append([]uint32{hello}, searches...))
+	if !sent {
 		return nil, false, nil
 	}
-	if _, err := c.Write(w.out.Bytes()); err != nil {
-		return nil, false, ctx.Err()
-	}
-	replies, err := w.replies(in, append([]uint32{hello}, searches...))
 	if err != nil {
 		return nil, false, ctx.Err()
 	}
@@ -155,15 +152,12 @@ func quickGetMany(ctx context.Context, accounts ...string) (values []string, ok 
 	}
 	// The searches answered: gnome-keyring knows this caller, so the
 	// session it opens is this caller's.
-	w.out.Reset()
 	open := w.call(ssName, ssPath, ssService, "OpenSession", "plain", dbus.MakeVariant(""))
-	if w.err != nil {
+	replies, sent, err = w.exchange(c, in, []uint32{open})
+	if !sent {
 		return nil, false, nil
 	}
-	if _, err := c.Write(w.out.Bytes()); err != nil {
-		return nil, false, ctx.Err()
-	}
-	if replies, err = w.replies(in, []uint32{open}); err != nil {
+	if err != nil {
 		return nil, false, ctx.Err()
 	}
 	var out dbus.Variant
@@ -173,15 +167,11 @@ func quickGetMany(ctx context.Context, accounts ...string) (values []string, ok 
 	}
 	// One GetSecrets for every item found. It leaves out an item it cannot
 	// give (a locked one): then the long way decides.
-	w.out.Reset()
 	get := w.call(ssName, ssPath, ssService, "GetSecrets", paths, session)
-	if w.err != nil {
+	replies, sent, err = w.exchange(c, in, []uint32{get})
+	if !sent {
 		return nil, false, nil
 	}
-	if _, err := c.Write(w.out.Bytes()); err != nil {
-		return nil, false, ctx.Err()
-	}
-	replies, err = w.replies(in, []uint32{get})
 	if err != nil {
 		return nil, false, ctx.Err()
 	}
@@ -243,6 +233,21 @@ func (w *wire) call(dest string, path dbus.ObjectPath, iface, member string, arg
 	w.serial++
 	binary.LittleEndian.PutUint32(w.out.Bytes()[start+8:], w.serial)
 	return w.serial
+}
+
+// exchange writes the calls encoded since the last exchange and reads
+// the replies to want. sent is false, with nothing written and no error,
+// when a call could not be encoded (w.err); err is the connection's.
+func (w *wire) exchange(c io.Writer, in io.Reader, want []uint32) (replies map[uint32]*dbus.Message, sent bool, err error) {
+	defer w.out.Reset()
+	if w.err != nil {
+		return nil, false, nil
+	}
+	if _, err := c.Write(w.out.Bytes()); err != nil {
+		return nil, true, err
+	}
+	replies, err = w.replies(in, want)
+	return replies, true, err
 }
 
 // maxUnasked bounds the messages replies reads that answer nothing it
