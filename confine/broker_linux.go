@@ -123,24 +123,30 @@ type topBroker struct {
 }
 
 // newTopBroker opens the project's top for plan; conn receives the
-// listener.
+// listener. Under read-only (no project) it serves metadata changes
+// alone: the filter sends it nothing else (filterOpts.opens).
 func newTopBroker(plan Plan, e Env, conn *os.File) (*topBroker, error) {
-	root, err := unix.Open(plan.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(root, &st); err != nil {
-		_ = unix.Close(root)
-		return nil, err
-	}
-	b := &topBroker{conn: conn, listener: -1, root: root, rootKey: fileKey{st.Dev, st.Ino}, project: plan.Project,
+	b := &topBroker{conn: conn, listener: -1, root: -1, project: plan.Project,
 		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, modeSet: newModeSet(plan), done: make(chan struct{})}
-	b.findServed(plan)
-	e.Places.HooksPaths = plan.hooksPaths
-	b.pl = e.Places.Prepare()
+	if plan.Project != "" {
+		root, err := unix.Open(plan.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(root, &st); err != nil {
+			_ = unix.Close(root)
+			return nil, err
+		}
+		b.root, b.rootKey = root, fileKey{st.Dev, st.Ino}
+		b.findServed(plan)
+		e.Places.HooksPaths = plan.hooksPaths
+		b.pl = e.Places.Prepare()
+	}
 	if err := unix.Pipe2(b.stop[:], unix.O_CLOEXEC); err != nil {
-		_ = unix.Close(root)
+		if b.root >= 0 {
+			_ = unix.Close(b.root)
+		}
 		return nil, err
 	}
 	return b, nil
@@ -170,7 +176,9 @@ func (b *topBroker) close() {
 	}
 	_ = b.conn.Close()
 	_ = unix.Close(b.stop[0])
-	_ = unix.Close(b.root)
+	if b.root >= 0 {
+		_ = unix.Close(b.root)
+	}
 	if b.listener >= 0 {
 		_ = unix.Close(b.listener)
 	}
@@ -318,6 +326,9 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	}
 	if n.nr == unix.SYS_UTIMENSAT {
 		return b.changeTimes(n) // made or refused, never continued
+	}
+	if b.project == "" {
+		return failed(n, unix.EPERM) // nothing else is sent without a project
 	}
 	c, ok := brokeredCall(n)
 	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&(unix.O_CREAT|unix.O_WRONLY|unix.O_RDWR) == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {

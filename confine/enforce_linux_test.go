@@ -45,6 +45,9 @@ func TestMain(m *testing.M) {
 		if os.Getenv("LG_CONFINE_NO_CLONE3") == "1" {
 			refuseClone3() // as Claude Code's sandbox does (jail_linux_test.go)
 		}
+		if os.Getenv("LG_CONFINE_LISTENER_ABOVE") == "1" {
+			listenerAbove() // as a container runtime's filter may (jail_linux_test.go)
+		}
 		os.Exit(Main(os.Args[1:], os.Stderr))
 	case os.Args[0] == probeName:
 		os.Exit(probe(os.Args[1:]))

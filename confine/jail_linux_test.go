@@ -361,12 +361,25 @@ func TestJailMetadata(t *testing.T) {
 		out, code := j.launch(t, projectWrite, "jail-chmod", src, "755")
 		checkProbe(t, []string{"project-write chmod its own src/main.go"}, out, code, true)
 		// Times by a descriptor opened for reading: refused outside the
-		// write set (with the filter alone, by the first stage), set on
+		// write set under both capabilities (by the first stage), set on
 		// the program's own file (control).
-		for _, p := range []string{gitConfig, gitconfig} {
-			out, code = j.launch(t, projectWrite, "jail-futimens", p)
-			checkProbe(t, []string{"project-write futimens", p}, out, code, false)
+		for _, c := range []policy.Capability{readOnly, projectWrite} {
+			for _, p := range []string{gitConfig, gitconfig} {
+				out, code = j.launch(t, c, "jail-futimens", p)
+				checkProbe(t, []string{c.String(), "futimens", p}, out, code, false)
+			}
 		}
+		for _, p := range []string{gitConfig, gitconfig} {
+			if fi, err := os.Stat(p); err != nil || fi.ModTime().Unix() == 1 {
+				t.Errorf("%s: times set by a confined program: %v %v", p, fi.ModTime(), err)
+			}
+		}
+		// Read-only's own TMPDIR (control): touch (futimens of the file it
+		// opened), touch -d, cp -p and chmod +x there run, and the script
+		// then runs.
+		out, code = j.launch(t, readOnly, "jail-sh", `cd "$TMPDIR" && touch a && touch -d @5 a && test "$(stat -c %Y a)" = 5 && `+
+			`cp -p a b && test "$(stat -c %Y b)" = 5 && printf '#!/bin/sh\necho ran\n' > s && chmod +x s && test "$(./s)" = ran`)
+		checkProbe(t, []string{"read-only touch, cp -p and chmod +x in its TMPDIR (control)"}, out, code, true)
 		out, code = j.launch(t, projectWrite, "jail-futimens", src)
 		checkProbe(t, []string{"project-write futimens its own src/main.go"}, out, code, true)
 		if fi, err := os.Stat(src); err != nil || fi.ModTime().Unix() != 1 {
@@ -1135,6 +1148,82 @@ func TestJailWithoutClone3(t *testing.T) {
 			out, code := combined(t, cmd)
 			if code != 3 || !strings.Contains(out, "function not implemented") {
 				t.Errorf("%s, clone3 refused %v: exit %d, %q; want the program run and its clone3 refused", c, refuse, code, out)
+			}
+		}
+	}
+}
+
+// listenerAbove installs, on every thread of the launcher, a filter with
+// a listener (a container runtime's, LXD's or sysbox's, may hold one),
+// which lets every call through: the kernel then refuses the launch's
+// own listener (EBUSY, one per task), and the launch runs under its
+// filter without the broker.
+func listenerAbove() {
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // nr
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: unix.SYS_ACCT},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_USER_NOTIF},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "listenerAbove:", err)
+		os.Exit(99)
+	}
+	flags := unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH | unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, uintptr(flags), uintptr(unsafe.Pointer(&fp))); e != 0 {
+		fmt.Fprintln(os.Stderr, "listenerAbove:", e)
+		os.Exit(99)
+	}
+	runtime.KeepAlive(prog)
+}
+
+// TestJailUnderAListener: where a filter above the launch already has a
+// listener, the launch runs without the broker, and what the broker
+// would have judged is refused, not let through: a change of times by a
+// descriptor opened for reading (~/.gitconfig, .git/config), and a mode
+// change, under either capability, even of project-write's own file.
+// Controls: the same launches run and read, and project-write writes its
+// own file; without the filter above, the broker makes that mode change
+// and sets the times of a file in the program's TMPDIR.
+func TestJailUnderAListener(t *testing.T) {
+	j := newJail(t, false)
+	gitconfig := filepath.Join(j.home, ".gitconfig")
+	if err := os.Chmod(gitconfig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	touch := `touch "$TMPDIR/a"`
+	for _, c := range []policy.Capability{readOnly, projectWrite} {
+		for _, above := range []bool{true, false} {
+			run := func(probe ...string) (string, int) {
+				cmd := j.launchCmd(c, probe...)
+				if above {
+					cmd.Env = append(cmd.Env, "LG_CONFINE_LISTENER_ABOVE=1")
+				}
+				return combined(t, cmd)
+			}
+			name := fmt.Sprintf("%s, a listener above %v", c, above)
+			for _, p := range []string{gitconfig, filepath.Join(j.project, ".git/config")} {
+				out, code := run("jail-futimens", p)
+				checkProbe(t, []string{name, "futimens", p}, out, code, false)
+			}
+			// project-write's own file: the broker's to make (control).
+			out, code := run("jail-chmod", filepath.Join(j.project, "README.md"), "600")
+			checkProbe(t, []string{name, "chmod README.md"}, out, code, c.Write && !above)
+			out, code = run("read", filepath.Join(j.project, "README.md"))
+			checkProbe(t, []string{name, "read README.md (control)"}, out, code, true)
+			if c.Write {
+				out, code = run("write", filepath.Join(j.project, "src/main.go"))
+				checkProbe(t, []string{name, "write src/main.go (control)"}, out, code, true)
+			}
+			// touch in its own TMPDIR: the broker sets the times; without
+			// it touch makes the file and fails to set them.
+			out, code = run("jail-sh", touch)
+			if above && (code != 3 || out != "error: exit status 1") {
+				t.Errorf("%s: %s: exit %d, %q; want touch to fail", name, touch, code, out)
+			}
+			if !above {
+				checkProbe(t, []string{name, touch, "(control)"}, out, code, true)
 			}
 		}
 	}

@@ -39,8 +39,9 @@ import (
 // (read-only, or namespaces refused: Claude Code's sandbox, Ubuntu
 // 24.04's AppArmor default) there is no second Go process: the first
 // stage forks a child that restricts itself by system calls alone and
-// execs the program (fork_linux.go), whose filter refuses every such
-// change instead, and whose descendants the first stage stops and kills
+// execs the program (fork_linux.go), whose filter sends every such
+// change to the first stage (the broker: made in the write set, refused
+// elsewhere; brokermode_linux.go) or refuses it, and whose descendants the first stage stops and kills
 // when it has exited (stopTree). Either way the call runs
 // in a cgroup of its own where the user may make one (cgroup_linux.go),
 // and its tasks are bounded (tasks_linux.go).
@@ -116,8 +117,9 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	// Namespaces of its own only for a capability that writes: what they
 	// give (metadata changes kept to the write set, the top level, System
 	// V IPC and /dev/shm of its own) is for a program that writes; a
-	// read-only program is refused every metadata change by its filter,
-	// and saves the second stage's process start (fork_linux.go).
+	// read-only program's metadata changes are the broker's (made in its
+	// own TMPDIR and caches alone), and it saves the second stage's
+	// process start (fork_linux.go).
 	var c child
 	ns := !noNamespaces && plan.Project != ""
 	if ns {
@@ -126,10 +128,12 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	var broker *topBroker
 	if !ns || err != nil {
 		// No namespace of its own (not needed, or refused here): the
-		// program is forked in this one, and under a capability that
-		// writes the project the first stage makes new files at its top.
+		// program is forked in this one. The first stage makes the
+		// metadata changes the program may make (its own files' modes
+		// and times), and under a capability that writes the project
+		// new files at its top.
 		var theirs *os.File
-		if plan.Project != "" && !noBroker {
+		if !noBroker {
 			if broker, theirs, err = startBroker(plan, e); err != nil {
 				return 0, err
 			}

@@ -265,10 +265,16 @@ type filterOpts struct {
 	// sysvIPC: System V IPC is allowed (the launch has an IPC namespace of
 	// its own); otherwise refused.
 	sysvIPC bool
-	// broker: every open with O_CREAT and every unlink goes to the first
-	// stage, which makes new files at the project's top (broker_linux.go);
-	// the launch's child hands the listener over (fork_linux.go).
+	// broker: the launch's child hands the filter's listener to the first
+	// stage (fork_linux.go), which makes the metadata changes the program
+	// may make (with metadata: a mode or times in its write set,
+	// brokermode_linux.go) and refuses the others.
 	broker bool
+	// opens: with broker, every open with O_CREAT or for writing, every
+	// unlink, rename and new name goes to the first stage too, which
+	// makes new files at the project's top (broker_linux.go): a capability
+	// that writes the project.
+	opens bool
 }
 
 // filter builds the BPF program.
@@ -306,7 +312,7 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		insn{code: jeq, k: unix.SYS_CLONE, jt: "clone"},
 		insn{code: jeq, k: unix.SYS_CLONE3, jt: "enosys"},
 	)
-	if o.broker {
+	if o.broker && o.opens {
 		p = append(p,
 			insn{code: jeq, k: unix.SYS_OPENAT, jt: "openat"},
 			insn{code: jeq, k: unix.SYS_UNLINKAT, jt: "notify"},
@@ -347,32 +353,15 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		refuse(metadataCalls, "eperm")
 		refuse(xattrCalls, "enotsup")
 		refuse(legacyMetadataCalls, "eperm")
-		// utimensat by path is refused; by a descriptor (its path NULL:
-		// futimens, what touch does to the file it just opened) it goes
-		// to the first stage with the broker, which sets the times of a
-		// file the program may write, and is let through without it
-		// (read-only: a program can only open what Landlock lets it, and
-		// what it may read but not write, ~/.gitconfig, .git/config, can
-		// have its times set, never its mode, owner or content;
-		// docs/confinement.md).
-		p = append(p, insn{code: jeq, k: unix.SYS_UTIMENSAT, jt: "utimens"})
+		// utimensat, by path or by a descriptor (its path NULL: futimens,
+		// what touch does to the file it just opened, and what a
+		// descriptor opened for reading does to ~/.gitconfig), goes to
+		// the first stage with the broker, which sets the times of a file
+		// the program may write; without it, it is refused.
+		refuse([]uint32{unix.SYS_UTIMENSAT}, mode)
 	}
 	p[len(p)-1].jf = "allow" // a number none of the lists holds
-	if o.metadata {
-		// With the broker, by path it goes to the first stage, which sets
-		// the times of a file the program may write (brokermode_linux.go).
-		byPath, byFd := "eperm", "allow"
-		if o.broker {
-			byPath, byFd = "notify", "notify"
-		}
-		p = append(p,
-			insn{label: "utimens", code: ld, k: offArg1},
-			insn{code: jeq, k: 0, jf: byPath},
-			insn{code: ld, k: offArg1 + 4}, // the high 32 bits
-			insn{code: jeq, k: 0, jt: byFd, jf: byPath},
-		)
-	}
-	if o.broker {
+	if o.broker && o.opens {
 		// An open that creates, or that writes (a file the broker made,
 		// opened again without O_CREAT: Python's "r+", which no rule
 		// reaches).
@@ -386,6 +375,8 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 				insn{code: jset, k: unix.O_CREAT | unix.O_WRONLY | unix.O_RDWR, jt: "notify", jf: "allow"},
 			)
 		}
+	}
+	if o.broker {
 		p = append(p, insn{label: "notify", code: ret, k: uint32(unix.SECCOMP_RET_USER_NOTIF)})
 	}
 	// The ioctls: the terminal's two, then the file ones, whatever the
