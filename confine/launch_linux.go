@@ -172,8 +172,10 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 			fmt.Fprintf(stderr, "loopguard: killing what the call left in its cgroup: %v\n", err)
 		}
 	}
-	stopTree()
-	reapRest()
+	if !reapedAll() {
+		stopTree()
+		reapRest()
+	}
 	if broker != nil {
 		broker.close()
 	}
@@ -370,6 +372,28 @@ func (p Plan) filter(ipcNS, mounted bool) filterOpts {
 		o.metadata = false
 	}
 	return o
+}
+
+// reapedAll reaps every child that has ended and reports whether no
+// child is left, without reading /proc: the common end of a call, whose
+// program left nothing behind (or whose cgroup.kill ended all of it).
+// The launcher is every orphan's sub-reaper, and a process reparents its
+// children before it can be reaped, so a launcher without children has
+// no descendant left either. A child still running, or one that has not
+// ended yet, leaves it to stopTree and reapRest.
+func reapedAll() bool {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case errors.Is(err, unix.ECHILD):
+			return true
+		case err != nil || pid == 0:
+			return false
+		}
+	}
 }
 
 // reapRest kills and reaps every process left behind: the launcher is
