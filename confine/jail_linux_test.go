@@ -948,6 +948,13 @@ func TestJailInsideASandbox(t *testing.T) {
 	checkProbe(t, []string{"project-write chmod src/main.go in the sandbox (control)"}, out, code, true)
 	out, code = inSandbox(readOnly, "jail-chmod", src, "700")
 	checkProbe(t, []string{"read-only chmod src/main.go in the sandbox"}, out, code, false)
+	// The project is writable in the sandbox: read-only's times of a file
+	// it opened for reading are the broker's, refused there, made in its
+	// own TMPDIR (control).
+	out, code = inSandbox(readOnly, "jail-futimens", filepath.Join(j.project, ".git/config"))
+	checkProbe(t, []string{"read-only futimens .git/config in the sandbox"}, out, code, false)
+	out, code = inSandbox(readOnly, "jail-sh", `touch "$TMPDIR/a" && touch -d @5 "$TMPDIR/a" && test "$(stat -c %Y "$TMPDIR/a")" = 5`)
+	checkProbe(t, []string{"read-only touch in its TMPDIR in the sandbox (control)"}, out, code, true)
 	for _, p := range []string{filepath.Join(j.home, ".claude/settings.json"), filepath.Join(j.home, ".gitconfig")} {
 		out, code = inSandbox(projectWrite, "jail-chmod", p, "0")
 		checkProbe(t, []string{"project-write chmod " + p + " in the sandbox"}, out, code, false)
