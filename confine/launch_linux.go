@@ -41,10 +41,10 @@ import (
 // stage forks a child that restricts itself by system calls alone and
 // execs the program (fork_linux.go), whose filter sends every such
 // change to the first stage (the broker: made in the write set, refused
-// elsewhere; brokermode_linux.go) or refuses it, and whose descendants the first stage stops and kills
-// when it has exited (stopTree). Either way the call runs
-// in a cgroup of its own where the user may make one (cgroup_linux.go),
-// and its tasks are bounded (tasks_linux.go).
+// elsewhere; brokermode_linux.go) or refuses it, and whose descendants
+// the first stage stops and kills when it has exited (stopTree). Either
+// way the call runs in a cgroup of its own where the user may make one
+// (cgroup_linux.go), and its tasks are bounded (tasks_linux.go).
 
 // noNamespaces: the launcher never asks for namespaces (a test shows
 // the filter holding alone, as where they are refused).

@@ -405,7 +405,7 @@ var namespaceFlags = map[string]uintptr{
 	"uts": unix.CLONE_NEWUTS, "pid": unix.CLONE_NEWPID, "cgroup": unix.CLONE_NEWCGROUP, "time": unix.CLONE_NEWTIME,
 }
 
-// parseFilterOpts reads "network,metadata,sysv" ("-": none).
+// parseFilterOpts reads "network,metadata,sysv,broker,opens" ("-": none).
 func parseFilterOpts(s string) (filterOpts, error) {
 	var o filterOpts
 	for _, w := range strings.Split(s, ",") {
@@ -417,6 +417,10 @@ func parseFilterOpts(s string) (filterOpts, error) {
 			o.metadata = true
 		case "sysv":
 			o.sysvIPC = true
+		case "broker":
+			o.broker = true
+		case "opens":
+			o.opens = true
 		default:
 			return o, fmt.Errorf("no filter option %q", w)
 		}
@@ -491,7 +495,8 @@ func refused(errno syscall.Errno, calls []call) []call {
 // fails on a jump past 255 instructions).
 func TestFilterLength(t *testing.T) {
 	longest := 0
-	for _, s := range []string{"-", "network", "sysv", "metadata", "network,metadata", "network,metadata,sysv"} {
+	for _, s := range []string{"-", "network", "sysv", "metadata", "network,metadata", "network,metadata,sysv",
+		"metadata,broker", "network,metadata,broker,opens", "network,broker,opens"} {
 		o, _ := parseFilterOpts(s)
 		prog, err := filter(o)
 		if err != nil {
