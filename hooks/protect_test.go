@@ -334,7 +334,7 @@ func TestEveryToolDecided(t *testing.T) {
 // tools and subagent launches pass, every other one is denied without a
 // grant (Monitor, CronCreate, Skill, EnterWorktree, WebSearch among them).
 func TestRecordedToolsDecided(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "tools", "claude-code-2.1.328.txt"))
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "tools", "claude-code-2.1.332.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

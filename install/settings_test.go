@@ -613,7 +613,7 @@ func TestMatcherCovers(t *testing.T) {
 
 // init's matcher reaches every tool of the pinned client's recorded list.
 func TestDefaultMatcherReachesRecordedTools(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "tools", "claude-code-2.1.328.txt"))
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "tools", "claude-code-2.1.332.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

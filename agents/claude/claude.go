@@ -20,7 +20,7 @@ import (
 const Name = "claude"
 
 // Host is what Claude Code does with loopguard's answers.
-var Host = agents.Host{Client: "Claude Code 2.1.328",
+var Host = agents.Host{Client: "Claude Code 2.1.332",
 	Rewrite: "a PreToolUse allow's updatedInput replaces the command Claude Code runs",
 	Timeout: "Claude Code blocks the call when a hook registered with \"onFailure\": \"block\" times out, crashes or cannot start (2.1.295 and later)"}
 

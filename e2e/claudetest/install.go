@@ -20,7 +20,7 @@ import (
 )
 
 // Version is the pinned Claude Code client version.
-const Version = "2.1.328"
+const Version = "2.1.332"
 
 // Package is the npm package spec that Install installs.
 const Package = "@anthropic-ai/claude-code@" + Version
