@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/loopguard/loopguard/internal/seccomptest"
 	"github.com/loopguard/loopguard/internal/testfs"
 	"github.com/loopguard/loopguard/policy"
 )
@@ -46,7 +47,7 @@ func TestMain(m *testing.M) {
 			refuseClone3() // as Claude Code's sandbox does (jail_linux_test.go)
 		}
 		if os.Getenv("LG_CONFINE_LISTENER_ABOVE") == "1" {
-			listenerAbove() // as a container runtime's filter may (jail_linux_test.go)
+			seccomptest.ListenerAbove() // as a container runtime's filter may
 		}
 		os.Exit(Main(os.Args[1:], os.Stderr))
 	case os.Args[0] == probeName:

@@ -1160,31 +1160,6 @@ func TestJailWithoutClone3(t *testing.T) {
 	}
 }
 
-// listenerAbove installs, on every thread of the launcher, a filter with
-// a listener (a container runtime's, LXD's or sysbox's, may hold one),
-// which lets every call through: the kernel then refuses the launch's
-// own listener (EBUSY, one per task), and the launch runs under its
-// filter without the broker.
-func listenerAbove() {
-	prog := []unix.SockFilter{
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // nr
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: unix.SYS_ACCT},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_USER_NOTIF},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
-	}
-	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		fmt.Fprintln(os.Stderr, "listenerAbove:", err)
-		os.Exit(99)
-	}
-	flags := unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH | unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, uintptr(flags), uintptr(unsafe.Pointer(&fp))); e != 0 {
-		fmt.Fprintln(os.Stderr, "listenerAbove:", e)
-		os.Exit(99)
-	}
-	runtime.KeepAlive(prog)
-}
-
 // TestJailUnderAListener: where a filter above the launch already has a
 // listener, the launch runs without the broker, and what the broker
 // would have judged is refused, not let through: a change of times by a

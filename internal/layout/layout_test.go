@@ -45,7 +45,7 @@ var floors = map[string]int{
 
 // tooling is the module's test and measurement code: it may import any
 // package, and no product package imports it.
-var tooling = []string{"bench", "e2e", "scenarios", "internal/scripttest", "internal/keyringtest", "internal/enginetest", "internal/testfs", "backend/vault/vaulttest", "internal/layout", "cmd/loopguard/internal/clitest"}
+var tooling = []string{"bench", "e2e", "scenarios", "internal/scripttest", "internal/keyringtest", "internal/enginetest", "internal/testfs", "internal/seccomptest", "backend/vault/vaulttest", "internal/layout", "cmd/loopguard/internal/clitest"}
 
 type pkg struct {
 	ImportPath   string

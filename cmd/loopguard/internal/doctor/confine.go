@@ -60,8 +60,8 @@ func checkConfinement(ctx context.Context, self string) checkResult {
 		_ = os.MkdirAll(filepath.Dir(f), 0o700)
 		_ = os.WriteFile(f, []byte("confined-read-marker\n"), 0o600)
 	}
-	try := func(file string) (string, error) {
-		s := confine.Spec{Cap: policy.Capability{}, Project: proj, Cwd: proj, Exe: cat, Argv: []string{"cat", file}}
+	launch := func(exe string, argv ...string) (string, error) {
+		s := confine.Spec{Cap: policy.Capability{}, Project: proj, Cwd: proj, Exe: exe, Argv: argv}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, self, s.Args()...)
@@ -70,6 +70,7 @@ func checkConfinement(ctx context.Context, self string) checkResult {
 		err := cmd.Run()
 		return out.String(), err
 	}
+	try := func(file string) (string, error) { return launch(cat, "cat", file) }
 	if out, err := try(filepath.Join(proj, "in")); err != nil || !strings.Contains(out, "confined-read-marker") {
 		r.status = statusFail
 		r.detail = "the launcher " + self + " did not run a read-only cat of a project file: " + oneLine(strings.TrimSpace(out))
@@ -82,7 +83,35 @@ func checkConfinement(ctx context.Context, self string) checkResult {
 		r.fix = "check that Landlock is enabled (lsm= on the kernel command line)"
 		return r
 	}
+	// The launcher's broker: touch in a read-only launch's own TMPDIR sets
+	// the file's times through the first stage (confine/brokermode_linux.go).
+	// Where a seccomp filter above this process holds a listener (a
+	// container's), the launch has none, and every such change is refused.
+	if out, err := touchInJail(launch); err != nil {
+		r.status = statusWarn
+		r.detail = "the launcher runs here without its broker: a read-only launch could not set the times of a file in its own TMPDIR (" + oneLine(strings.TrimSpace(out)) + ")"
+		if strings.Contains(out, "Operation not permitted") {
+			r.detail = "the launcher runs here without its broker (a seccomp filter above this process, a container's, holds the one listener a process may have): " +
+				"in the jail every change of a file's mode or times is refused, and project-write makes no new file at the project's top (touch, chmod +x, go build -o app .)"
+		}
+		r.fix = "run the agent where no seccomp notifier sits above it, or approve such calls exactly (they then run without the jail)"
+		return r
+	}
 	r.status = statusOK
-	r.detail = fmt.Sprintf("Landlock ABI %d: Bash calls scoped grants cover run rewritten and confined to their capability by %s (a read-only launch read the project and was refused a file outside it)", abi, self)
+	r.detail = fmt.Sprintf("Landlock ABI %d: Bash calls scoped grants cover run rewritten and confined to their capability by %s (a read-only launch read the project and was refused a file outside it, and touched a file in its own TMPDIR)", abi, self)
 	return r
+}
+
+// touchInJail runs touch, then touch -d, on a file of a read-only launch's
+// own TMPDIR through launch; a machine without sh or touch passes.
+func touchInJail(launch func(exe string, argv ...string) (string, error)) (string, error) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		return "", nil
+	}
+	if _, err := exec.LookPath("touch"); err != nil {
+		return "", nil
+	}
+	sh, _ = filepath.EvalSymlinks(sh)
+	return launch(sh, "sh", "-c", `touch "$TMPDIR/doctor" && touch -d @5 "$TMPDIR/doctor"`)
 }

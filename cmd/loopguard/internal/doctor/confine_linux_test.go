@@ -53,3 +53,33 @@ func TestDoctorTriesTheLauncher(t *testing.T) {
 		t.Errorf("control, the stand-in as the launcher: %s %s (%s)", r.status, r.detail, r.fix)
 	}
 }
+
+// TestDoctorTellsOfNoBroker: where a seccomp filter above the launcher
+// holds the one listener a process may have, a launch runs without the
+// broker, so the jail refuses every change of a file's mode or times;
+// doctor's confinement check warns of it and names what breaks. Control:
+// without that filter the same check passes, having touched a file in the
+// launch's own TMPDIR.
+func TestDoctorTellsOfNoBroker(t *testing.T) {
+	if confine.ABI() < confine.MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d", confine.ABI())
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "loopguard")
+	if err := os.Symlink(self, bin); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	ctx := context.Background()
+	if r := checkConfinement(ctx, bin); r.status != statusOK || !strings.Contains(r.detail, "touched a file in its own TMPDIR") {
+		t.Fatalf("control, no filter above: %s %s (%s)", r.status, r.detail, r.fix)
+	}
+	t.Setenv(listenerAboveEnv, "1")
+	r := checkConfinement(ctx, bin)
+	if r.status != statusWarn || !strings.Contains(r.detail, "without its broker (a seccomp filter above") || !strings.Contains(r.detail, "chmod +x") {
+		t.Errorf("with a listener above: %s %s (%s)", r.status, r.detail, r.fix)
+	}
+}

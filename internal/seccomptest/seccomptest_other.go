@@ -1,0 +1,6 @@
+//go:build !linux
+
+package seccomptest
+
+// ListenerAbove is Linux's alone: seccomp is.
+func ListenerAbove() { panic("seccomptest: seccomp is Linux's alone") }
