@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 		noNamespaces = os.Getenv("LG_CONFINE_NO_NS") == "1"
 		noBroker = os.Getenv("LG_CONFINE_NO_BROKER") == "1"
 		if os.Getenv("LG_CONFINE_NO_CLONE3") == "1" {
-			refuseClone3() // as Claude Code's sandbox does (jail_linux_test.go)
+			seccomptest.RefuseClone3() // as Claude Code's sandbox does
 		}
 		if os.Getenv("LG_CONFINE_LISTENER_ABOVE") == "1" {
 			seccomptest.ListenerAbove() // as a container runtime's filter may

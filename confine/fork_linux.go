@@ -164,9 +164,8 @@ func prepareFork(s Spec, plan Plan, o filterOpts, broker *os.File, nproc uint64,
 		}
 		if o.broker = broker != nil; o.broker {
 			f.brokerFd = int(broker.Fd())
-			o.opens = plan.Project != ""
 			plain := o
-			plain.broker, plain.opens = false, false
+			plain.broker = false
 			if f.plain, err = fprog(plain); err != nil {
 				f.close()
 				return nil, err

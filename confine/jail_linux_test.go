@@ -1113,28 +1113,6 @@ func TestJailLaunchDescriptors(t *testing.T) {
 	})
 }
 
-// refuseClone3 installs, on every thread of the launcher, a filter that
-// answers clone3 with ENOSYS, as Claude Code's sandbox does (so that libc
-// falls back to clone); the program inherits it.
-func refuseClone3() {
-	prog := []unix.SockFilter{
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // nr
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: unix.SYS_CLONE3},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
-	}
-	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		fmt.Fprintln(os.Stderr, "refuseClone3:", err)
-		os.Exit(99)
-	}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fp))); e != 0 {
-		fmt.Fprintln(os.Stderr, "refuseClone3:", e)
-		os.Exit(99)
-	}
-	runtime.KeepAlive(prog)
-}
-
 // TestJailWithoutClone3: where a sandbox's filter refuses clone3 (Claude
 // Code's answers ENOSYS), a launch without namespaces still starts its
 // program (forked by clone), under either capability, and a

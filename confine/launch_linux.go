@@ -365,9 +365,10 @@ func stage2() error {
 // (mounted), or inside a sandbox that mounted all else read-only
 // (Claude Code's is not one: docs/confinement.md says what it could
 // still reach), project-write's own such changes run; otherwise the
-// filter refuses them.
+// filter refuses them. A launch that writes the project sends its
+// opens to the broker too, where it has one (opens).
 func (p Plan) filter(ipcNS, mounted bool) filterOpts {
-	o := filterOpts{network: p.Network || p.OwnNet, metadata: true, sysvIPC: ipcNS}
+	o := filterOpts{network: p.Network || p.OwnNet, metadata: true, sysvIPC: ipcNS, opens: p.Project != ""}
 	if mounted || p.Project != "" && sandboxedOutside(p.Project, p.SharedTemp) {
 		o.metadata = false
 	}
