@@ -7,6 +7,8 @@
 package qwentest
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,14 +62,22 @@ func TestQwenFailsOpenOnHookTimeout(t *testing.T) {
 
 // Qwen Code runs the model's own command text (it ignores a hook's
 // updatedInput), so a scope covers only a command written plainly: under
-// a grant of cat, `cat README.md` runs (the control) and `cat $'README.md'`
-// is refused as not_canonical.
+// a grant of mkdir, `mkdir plain` runs (the control) and
+// `mkdir $'quoted'` is refused as not_canonical. The control is told by
+// the directory it makes, not by what Qwen Code reports: its child_process shell
+// settles on the child's exit rather than on its pipes' close, and under
+// load drops a fast command's output ("Output: (empty)", seen in CI).
 func TestQwenScopeCoversOnlyPlainText(t *testing.T) {
 	e := qwen.NewEnv(t)
-	e.GrantCat()
-	api := e.Run(agenttest.Script{Commands: []string{"cat README.md", "cat $'README.md'"}})
-	if out := api.Output(0); !strings.Contains(out, "read me") {
-		t.Errorf("cat README.md under the grant: %q, want the file printed", out)
+	if _, err := e.G.Grant(e.Ctx, e.Dir, "Bash(mkdir *)"); err != nil {
+		t.Fatal(err)
+	}
+	api := e.Run(agenttest.Script{Commands: []string{"mkdir plain", "mkdir $'quoted'"}})
+	if _, err := os.Stat(filepath.Join(e.Dir, "plain")); err != nil {
+		t.Errorf("control: mkdir plain under the grant did not run (%v); the client reported %q", err, api.Output(0))
 	}
 	agenttest.WantBlocked(t, api, 1, "not_canonical")
+	if _, err := os.Stat(filepath.Join(e.Dir, "quoted")); err == nil {
+		t.Error("mkdir $'quoted' ran under the grant: Qwen Code runs the text the model wrote, which no scope was checked against")
+	}
 }
