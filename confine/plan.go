@@ -514,10 +514,23 @@ type walker struct {
 	heldLink bool             // one of them is a link
 	seen     map[string]int64 // every directory walked: its change time
 	unclean  []string         // directories walked whole that are not clean (the top too)
+
+	// The directories being walked, each one's entries and kids after
+	// its parent's: a walk appends its own and cuts them off when it
+	// returns, so that a tree of any size reuses a few slices.
+	ents []dirEnt
+	kids []kid
+}
+
+// kid is an entry a directory's rules may name: a file (by its name), or
+// a directory (by its path) and whether it is clean.
+type kid struct {
+	name, path string
+	dir, clean bool
 }
 
 func newWalker(pl policy.Places, project string, git bool) *walker {
-	w := &walker{pl: pl, git: git, fixed: map[string]bool{}, above: map[string]bool{}}
+	w := &walker{pl: pl, git: git, fixed: map[string]bool{}, above: map[string]bool{}, seen: map[string]int64{}}
 	for _, r := range pl.Roots() {
 		if r.Path == project || !strings.HasPrefix(r.Path, project+"/") {
 			continue
@@ -533,34 +546,34 @@ func newWalker(pl policy.Places, project string, git bool) *walker {
 // walk reports whether dir is clean: nothing in it is executable
 // configuration, as far as the budget lets it look (a directory it could
 // not finish is not clean, so nothing in it is writable). A directory that
-// is not clean, and the top, get rules for their children instead.
+// is not clean, and the top, get rules for their children instead. An
+// entry's path is made in a buffer, and kept as a string only where it is
+// kept (a directory walked, a protected entry, a file a rule names).
 func (w *walker) walk(dir string, top bool) bool {
-	ctime, ents, err := readDir(dir, top)
+	start, kstart := len(w.ents), len(w.kids)
+	defer func() { w.ents, w.kids = w.ents[:start], w.kids[:kstart] }()
+	ctime, ents, err := readDir(w.ents, dir, top)
+	w.ents = ents
 	if err != nil {
 		return false
 	}
-	if w.seen == nil {
-		w.seen = map[string]int64{}
-	}
 	w.seen[dir] = ctime
-	w.entries += len(ents)
+	end := len(w.ents)
+	w.entries += end - start
 	if w.entries > maxWalk {
 		return false
 	}
-	type child struct {
-		path  string
-		dir   bool
-		clean bool
-	}
-	var kids []child
+	pb := make([]byte, 0, len(dir)+64)
+	pb = append(append(pb, dir...), '/')
+	base := len(pb)
 	clean := true
-	for _, ent := range ents {
-		name := ent.name
-		p := dir + "/" + name
-		if w.fixed[p] || slices.Contains(w.skip, p) || policy.NameCouldBeProtected(name) && w.pl.Classify(p).Protected() {
+	for i := start; i < end; i++ {
+		ent := w.ents[i] // a copy: a walk below may move w.ents
+		pb = append(pb[:base], ent.name...)
+		if w.fixed[string(pb)] || w.skips(pb) || policy.NameCouldBeProtected(ent.name) && w.pl.Classify(string(pb)).Protected() {
 			clean = false
-			if !slices.Contains(w.skip, p) {
-				w.held = append(w.held, p)
+			if !w.skips(pb) {
+				w.held = append(w.held, string(pb))
 				w.heldLink = w.heldLink || ent.typ&os.ModeSymlink != 0
 			}
 			continue
@@ -576,13 +589,14 @@ func (w *walker) walk(dir string, top bool) bool {
 			// through it needs the target's own rule.
 			continue
 		case typ.IsDir():
+			p := string(pb)
 			c := w.walk(p, false)
 			if !c {
 				clean = false
 			}
-			kids = append(kids, child{path: p, dir: true, clean: c})
+			w.kids = append(w.kids, kid{path: p, dir: true, clean: c})
 		case typ.IsRegular():
-			kids = append(kids, child{path: p})
+			w.kids = append(w.kids, kid{name: ent.name})
 		default:
 			clean = false // devices, sockets, FIFOs: no rule
 		}
@@ -594,12 +608,22 @@ func (w *walker) walk(dir string, top bool) bool {
 		return true
 	}
 	w.unclean = append(w.unclean, dir)
-	for _, k := range kids {
+	for _, k := range w.kids[kstart:] {
 		switch {
 		case k.dir && k.clean:
 			w.dirs = append(w.dirs, k.path)
 		case !k.dir:
-			w.files = append(w.files, k.path)
+			w.files = append(w.files, dir+"/"+k.name)
+		}
+	}
+	return false
+}
+
+// skips reports whether the path in p is one the caller handles.
+func (w *walker) skips(p []byte) bool {
+	for _, s := range w.skip {
+		if s == string(p) {
+			return true
 		}
 	}
 	return false

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,6 +25,38 @@ func benchLaunch(b *testing.B) (root string, s Spec) {
 // start or the kernel's; launchbench measures the whole process).
 func BenchmarkNewPlanReadOnly(b *testing.B) {
 	root, s := benchLaunch(b)
+	home, _ := os.UserHomeDir()
+	e := EnvFrom(os.Getenv, policy.Places{Home: home}, os.Getuid())
+	e.TempDir = root
+	for b.Loop() {
+		if _, err := NewPlan(s, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNewPlanProjectWrite: the project-write plan in a project of
+// 10,000 files (100 directories of 100) and two protected entries, whose
+// walk is most of the plan's cost there.
+func BenchmarkNewPlanProjectWrite(b *testing.B) {
+	root, s := benchLaunch(b)
+	for d := range 100 {
+		dir := filepath.Join(s.Project, fmt.Sprintf("pkg%03d", d))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 100 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("file%03d.go", f)), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, p := range []string{".envrc", "pkg050/.vscode"} {
+		if err := os.Mkdir(filepath.Join(s.Project, p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.Cap = policy.Capability{Write: true}
 	home, _ := os.UserHomeDir()
 	e := EnvFrom(os.Getenv, policy.Places{Home: home}, os.Getuid())
 	e.TempDir = root

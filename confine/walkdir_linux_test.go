@@ -21,7 +21,7 @@ func TestReadDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctime, ents, err := readDir(dir, true)
+	ctime, ents, err := readDir(nil, dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +54,10 @@ func TestReadDir(t *testing.T) {
 			break
 		}
 	}
-	if _, _, err := readDir(filepath.Join(dir, "l"), false); err == nil {
+	if _, _, err := readDir(nil, filepath.Join(dir, "l"), false); err == nil {
 		t.Error("below the top, a link to a directory was followed")
 	}
-	if _, _, err := readDir(filepath.Join(dir, "l"), true); err != nil {
+	if _, _, err := readDir(nil, filepath.Join(dir, "l"), true); err != nil {
 		t.Errorf("the top named through a link: %v", err)
 	}
 }

@@ -10,21 +10,23 @@ type dirEnt struct {
 	typ  os.FileMode
 }
 
-// readDir lists the directory dir and gives its change time.
-func readDir(dir string, top bool) (ctime int64, ents []dirEnt, err error) {
+// readDir appends to dst the names in the directory dir and gives its
+// change time. On an error ents is dst.
+func readDir(dst []dirEnt, dir string, top bool) (ctime int64, ents []dirEnt, err error) {
 	f, err := os.Open(dir)
 	if err != nil {
-		return 0, nil, err
+		return 0, dst, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, nil, err
+		return 0, dst, err
 	}
 	des, err := f.ReadDir(-1)
 	if err != nil {
-		return 0, nil, err
+		return 0, dst, err
 	}
+	ents = dst
 	for _, d := range des {
 		typ := d.Type()
 		if typ&os.ModeType == os.ModeIrregular {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // AgentPath is one file or directory of a coding agent that can register,
@@ -120,15 +121,19 @@ var agentFiles = []struct {
 }
 
 // plainProtected reports whether name (lower case), which does not start
-// with a dot, is an agent's project file protected at any depth.
-func plainProtected(name string) bool {
+// with a dot, is an agent's project file protected at any depth. The walk
+// of a project-write launch asks it of every name in the project.
+func plainProtected(name string) bool { return plainProtectedNames()[name] }
+
+var plainProtectedNames = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, f := range agentFiles {
-		if f.base == atProject && len(f.parts) == 1 && f.parts[0] == name && !strings.HasPrefix(name, ".") {
-			return true
+		if f.base == atProject && len(f.parts) == 1 && !strings.HasPrefix(f.parts[0], ".") {
+			m[f.parts[0]] = true
 		}
 	}
-	return false
-}
+	return m
+})
 
 // AgentPaths lists every other agent's guard-critical paths for a user
 // whose home is home, working in project (either may be "": its paths are

@@ -1,0 +1,156 @@
+package confine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"syscall"
+	"testing"
+
+	"github.com/loopguard/loopguard/policy"
+)
+
+// refWalker is the walk as it was written before it reused its slices
+// (2026-12-04): every entry's path a string, a slice of kids per
+// directory. TestWalkMatchesReference holds the walk to it.
+type refWalker struct {
+	*walker
+}
+
+func (w refWalker) walk(dir string, top bool) bool {
+	ctime, ents, err := readDir(nil, dir, top)
+	if err != nil {
+		return false
+	}
+	w.seen[dir] = ctime
+	w.entries += len(ents)
+	if w.entries > maxWalk {
+		return false
+	}
+	type child struct {
+		path  string
+		dir   bool
+		clean bool
+	}
+	var kids []child
+	clean := true
+	for _, ent := range ents {
+		name := ent.name
+		p := dir + "/" + name
+		if w.fixed[p] || slices.Contains(w.skip, p) || policy.NameCouldBeProtected(name) && w.pl.Classify(p).Protected() {
+			clean = false
+			if !slices.Contains(w.skip, p) {
+				w.held = append(w.held, p)
+				w.heldLink = w.heldLink || ent.typ&os.ModeSymlink != 0
+			}
+			continue
+		}
+		typ := ent.typ
+		if typ == os.ModeIrregular {
+			clean = false
+			continue
+		}
+		switch {
+		case typ&os.ModeSymlink != 0:
+			continue
+		case typ.IsDir():
+			c := w.walk(p, false)
+			if !c {
+				clean = false
+			}
+			kids = append(kids, child{path: p, dir: true, clean: c})
+		case typ.IsRegular():
+			kids = append(kids, child{path: p})
+		default:
+			clean = false
+		}
+	}
+	if w.above[dir] {
+		clean = false
+	}
+	if clean && !top {
+		return true
+	}
+	w.unclean = append(w.unclean, dir)
+	for _, k := range kids {
+		switch {
+		case k.dir && k.clean:
+			w.dirs = append(w.dirs, k.path)
+		case !k.dir:
+			w.files = append(w.files, k.path)
+		}
+	}
+	return false
+}
+
+// TestWalkMatchesReference: over random trees (protected names at every
+// depth, links, FIFOs, a fixed protected path inside the project and the
+// git directory the caller handles), the walk finds what the reference
+// finds: the same rules, held entries, directories and change times.
+func TestWalkMatchesReference(t *testing.T) {
+	plain := []string{"src", "a", "b", "lib", "node_modules", "Makefile", "x.go", "README.md", ".gitignore", "deep", "pkg", "Dockerfile"}
+	protected := []string{".git", ".envrc", ".vscode", "CLAUDE.md", "AGENTS.md", ".husky", ".mcp.json", ".npmrc", ".claude"}
+	rich, linked := 0, false
+	for seed := range uint64(40) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 7))
+			proj := filepath.Join(t.TempDir(), "proj")
+			var fill func(dir string, depth int)
+			fill = func(dir string, depth int) {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for range 2 + r.IntN(6) {
+					name := plain[r.IntN(len(plain))]
+					if r.IntN(5) == 0 {
+						name = protected[r.IntN(len(protected))]
+					}
+					p := filepath.Join(dir, name)
+					if _, err := os.Lstat(p); err == nil {
+						continue
+					}
+					var err error
+					switch k := r.IntN(20); {
+					case k < 8 && depth < 4:
+						fill(p, depth+1)
+					case k < 17:
+						err = os.WriteFile(p, nil, 0o644)
+					case k < 19:
+						err = os.Symlink("..", p)
+					default:
+						err = syscall.Mkfifo(p, 0o644)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			fill(proj, 0)
+			pl := policy.Places{Home: filepath.Dir(proj)}
+			if seed%3 == 0 {
+				pl.StateDir = filepath.Join(proj, "a", "state") // a fixed path inside the project
+			}
+			pl = pl.Prepare()
+			git := seed%2 == 0
+			got, want := newWalker(pl, proj, git), newWalker(pl, proj, git)
+			if g := filepath.Join(proj, ".git"); git {
+				got.skip, want.skip = []string{g}, []string{g}
+			}
+			gc, wc := got.walk(proj, true), refWalker{want}.walk(proj, true)
+			got.ents, got.kids = nil, nil
+			if gc != wc || !reflect.DeepEqual(got, want) {
+				t.Errorf("walk: clean %v, %+v\nreference: clean %v, %+v", gc, *got, wc, *want)
+			}
+			if len(want.held) > 0 && len(want.dirs) > 0 && len(want.files) > 0 {
+				rich++
+			}
+			linked = linked || want.heldLink
+		})
+	}
+	if rich < 10 || !linked {
+		t.Errorf("%d trees with held entries, directory rules and file rules (want 10 at least), a held link: %v", rich, linked)
+	}
+}
