@@ -231,6 +231,8 @@ func seccompCall(args []string) (note string, err error) {
 		return "", metadataProbe(args[0], arg(1))
 	case "setflags", "setflags-high", "getflags", "fssetxattr", "subvol", "subvol-ro", "reflink", "rawioctl":
 		return "", ioctlProbe(args[0], args[1:])
+	case "file_getattr", "file_setattr": // PATH: its flags read, then (set) nodump added by path
+		return "", fileAttrProbe(args[0], arg(1))
 	case "legacy": // legacy NR PATH: one of amd64's path calls of legacyMetadataCalls
 		nr, err := strconv.Atoi(arg(1))
 		if err != nil {
@@ -319,6 +321,31 @@ func metadataProbe(call, path string) error {
 //	subvol-ro DIR       btrfs subvolume DIR made read-only
 //	reflink SRC DST     DST made a clone of SRC (FICLONE, cp --reflink)
 //	rawioctl HEX PATH   the number HEX with a zeroed 4 KiB argument
+// fileAttrProbe reads the file attributes of path with file_getattr
+// (Linux 6.17) and, for file_setattr, sets nodump with file_setattr: by
+// path, no descriptor.
+func fileAttrProbe(call, path string) error {
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	var attr [24]byte // struct file_attr, FILE_ATTR_SIZE_VER0
+	cwd := unix.AT_FDCWD
+	_, _, e := syscall.Syscall6(unix.SYS_FILE_GETATTR, uintptr(cwd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&attr)), 24, 0, 0)
+	if e != 0 {
+		return e
+	}
+	if call == "file_getattr" {
+		return nil
+	}
+	attr[0] |= 0x80 // fa_xflags: FS_XFLAG_NODUMP
+	_, _, e = syscall.Syscall6(unix.SYS_FILE_SETATTR, uintptr(cwd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&attr)), 24, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
 func ioctlProbe(call string, args []string) error {
 	if len(args) == 0 {
 		return errors.New("no path")
@@ -819,6 +846,18 @@ func TestFilterIoctls(t *testing.T) {
 			changes := []call{callOf(0, "setflags", file), callOf(0, "setflags-high", file), callOf(0, "fssetxattr", file)}
 			read := callOf(0, "getflags", file)
 			f.calls(t, "", append(changes, read))
+			// file_setattr (Linux 6.17) makes the same change by path:
+			// refused as a kernel without it refuses it (ENOSYS), as is
+			// every newer call; file_getattr, just below it, runs.
+			byPath, readByPath := callOf(0, "file_setattr", file), callOf(0, "file_getattr", file)
+			if err := fileAttrProbe("file_getattr", file); errors.Is(err, unix.ENOSYS) {
+				t.Logf("no file_getattr in this kernel: file_setattr's refusal is not told from its absence")
+			} else {
+				f.calls(t, "", []call{byPath, readByPath})
+				for _, opts := range []string{"-", "metadata", "network,metadata,sysv", "network,metadata,broker,opens"} {
+					f.calls(t, opts, []call{callOf(unix.ENOSYS, "file_setattr", file), readByPath})
+				}
+			}
 			var raw []call
 			for _, n := range refusedIoctls {
 				raw = append(raw, callOf(unix.ENOTTY, "rawioctl", strconv.FormatUint(uint64(n), 16), file))
