@@ -86,6 +86,16 @@ func jailProbe(args []string) (known bool, err error) {
 		return true, os.WriteFile(filepath.Join(g, "config"), []byte("[core]\n\tfsmonitor = touch /tmp/pwned\n"), 0o644)
 	case "jail-create": // a file, named as the caller says, with content
 		return true, os.WriteFile(args[1], []byte("planted\n"), 0o644)
+	case "jail-hidden": // args[2] (a git directory, or a file) made in args[1] if it may be, then args[1] made unlistable
+		if err := os.MkdirAll(args[1], 0o755); err != nil {
+			return true, err
+		}
+		if args[2] == ".git" {
+			_, _ = jailProbe([]string{"jail-gitdir", args[1]})
+		} else {
+			_ = os.WriteFile(filepath.Join(args[1], args[2]), []byte("planted\n"), 0o644)
+		}
+		return true, os.Chmod(args[1], 0o111)
 	case "jail-rules": // apply the plan args[1] (JSON) to this thread, then write args[2]
 		var plan Plan
 		if err := json.Unmarshal([]byte(args[1]), &plan); err != nil {
@@ -548,6 +558,49 @@ func TestJailSweep(t *testing.T) {
 		checkProbe(t, []string{"src/new.go (control)"}, out, code, true)
 		if _, err := os.Lstat(filepath.Join(src, "new.go")); err != nil {
 			t.Errorf("control: %v", err)
+		}
+	})
+}
+
+// TestJailSweepSeesHidden: a directory the call makes unlistable (chmod
+// 111) can still be crossed by name, by git and by the next session: what
+// the call made in it is swept all the same, src/d/.git and the top's
+// .envrc, and the directory's owner gets its bits back (in both modes:
+// with the filter alone the first stage refuses the name, which a race
+// on its path could get past). Control: an ordinary file made the same
+// way stays.
+func TestJailSweepSeesHidden(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		for _, c := range []struct{ dir, name string }{{"src/d", ".git"}, {"", ".envrc"}, {"src/e", "plain.go"}} {
+			dir := filepath.Join(j.project, c.dir)
+			out, code := j.launch(t, projectWrite, "jail-hidden", dir, c.name)
+			if !j.ns && c.dir == "" && code != 0 && strings.Contains(out, "chmod") && strings.Contains(out, "operation not permitted") {
+				// With the filter alone the first stage changes no mode
+				// of the top (brokermode_linux.go).
+				if _, err := os.Lstat(filepath.Join(dir, c.name)); err == nil {
+					t.Errorf("%s is in the project after the call: %q", c.name, out)
+				}
+				continue
+			}
+			if code != 0 {
+				t.Errorf("%s: exit %d: %q", c.dir, code, out)
+			}
+			fi, err := os.Stat(dir)
+			if err != nil || fi.Mode().Perm()&0o700 != 0o700 {
+				t.Errorf("%s: mode %v (%v) after the call, want its owner's bits back: %q", c.dir, fi.Mode(), err, out)
+			}
+			if !strings.Contains(out, "unreadable to its owner") {
+				t.Errorf("%s: the call's output does not say the directory was made unreadable: %q", c.dir, out)
+			}
+			_, err = os.Lstat(filepath.Join(dir, c.name))
+			switch {
+			case c.name == "plain.go" && err != nil:
+				t.Errorf("control: %s/%s is gone: %v (%q)", c.dir, c.name, err, out)
+			case c.name != "plain.go" && err == nil:
+				t.Errorf("%s is in the project after the call: %q", filepath.Join(c.dir, c.name), out)
+			case c.name != "plain.go" && j.ns && !strings.Contains(out, "held back "+strings.TrimPrefix(c.dir+"/"+c.name, "/")):
+				t.Errorf("no word of %s/%s: %q", c.dir, c.name, out)
+			}
 		}
 	})
 }

@@ -308,19 +308,6 @@ func metadataProbe(call, path string) error {
 	return fmt.Errorf("no metadata call %q", call)
 }
 
-// ioctlProbe makes the file ioctls of refusedIoctls, each through a
-// descriptor opened for reading, as the file's owner may:
-//
-//	setflags PATH       chattr +A (noatime)
-//	setflags-high PATH  the same, the number's high 32 bits set (the
-//	                    kernel reads the low ones)
-//	getflags PATH       lsattr (the control: a file ioctl that changes
-//	                    nothing)
-//	fssetxattr PATH     the fsxattr read back and set unchanged
-//	subvol DIR NAME     a btrfs subvolume DIR/NAME
-//	subvol-ro DIR       btrfs subvolume DIR made read-only
-//	reflink SRC DST     DST made a clone of SRC (FICLONE, cp --reflink)
-//	rawioctl HEX PATH   the number HEX with a zeroed 4 KiB argument
 // fileAttrProbe reads the file attributes of path with file_getattr
 // (Linux 6.17) and, for file_setattr, sets nodump with file_setattr: by
 // path, no descriptor.
@@ -346,6 +333,19 @@ func fileAttrProbe(call, path string) error {
 	return nil
 }
 
+// ioctlProbe makes the file ioctls of refusedIoctls, each through a
+// descriptor opened for reading, as the file's owner may:
+//
+//	setflags PATH       chattr +A (noatime)
+//	setflags-high PATH  the same, the number's high 32 bits set (the
+//	                    kernel reads the low ones)
+//	getflags PATH       lsattr (the control: a file ioctl that changes
+//	                    nothing)
+//	fssetxattr PATH     the fsxattr read back and set unchanged
+//	subvol DIR NAME     a btrfs subvolume DIR/NAME
+//	subvol-ro DIR       btrfs subvolume DIR made read-only
+//	reflink SRC DST     DST made a clone of SRC (FICLONE, cp --reflink)
+//	rawioctl HEX PATH   the number HEX with a zeroed 4 KiB argument
 func ioctlProbe(call string, args []string) error {
 	if len(args) == 0 {
 		return errors.New("no path")

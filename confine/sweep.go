@@ -3,11 +3,13 @@
 package confine
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -58,13 +60,27 @@ func sweep(p Plan, e Env) []string {
 	var look func(rel string)
 	look = func(rel string) {
 		fd, err := openBeneath(root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+		if errors.Is(err, unix.EACCES) {
+			// A directory the call made unlistable (chmod 111 src/d) can
+			// still be crossed by name, by git and by the next session:
+			// what it holds is looked at all the same, its owner's bits
+			// given back to do it.
+			if line, ok := ownerMayList(root, rel); ok {
+				lines = append(lines, line)
+				fd, err = openBeneath(root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+			}
+		}
 		if err != nil {
+			if !gone(err) {
+				lines = append(lines, unlooked(rel, err))
+			}
 			return
 		}
 		f := os.NewFile(uintptr(fd), rel)
 		ents, err := f.ReadDir(-1)
 		defer f.Close()
 		if err != nil {
+			lines = append(lines, unlooked(rel, err))
 			return
 		}
 		for _, ent := range ents {
@@ -92,6 +108,11 @@ func sweep(p Plan, e Env) []string {
 		var st unix.Stat_t
 		fd, err := openBeneath(root, rel, unix.O_PATH|unix.O_DIRECTORY)
 		if err != nil {
+			// Gone, or replaced by a file or a link: its parent changed,
+			// and was looked at. Anything else is said.
+			if !gone(err) {
+				lines = append(lines, unlooked(rel, err))
+			}
 			continue
 		}
 		err = unix.Fstat(fd, &st)
@@ -102,6 +123,46 @@ func sweep(p Plan, e Env) []string {
 		look(rel)
 	}
 	return lines
+}
+
+// gone reports whether err says a directory the plan saw is no longer
+// one to look in: removed, or replaced by a file or a link.
+func gone(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV)
+}
+
+// unlooked is the line for a directory of the project the sweep could not
+// look in: whatever the call made there is unchecked, and the user is
+// told where.
+func unlooked(rel string, err error) string {
+	if rel == "" {
+		rel = "the project's top"
+	}
+	return fmt.Sprintf("loopguard: could not look in %s for executable configuration or instruction files this call created (%v): review it before git, an editor or the agent reads it", rel, err)
+}
+
+// ownerMayList gives the directory rel back its owner's read, write and
+// search bits, through a descriptor that follows no link, and says so.
+func ownerMayList(root int, rel string) (string, bool) {
+	fd, err := openBeneath(root, rel, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return "", false
+	}
+	// An O_PATH descriptor takes no fchmod; its /proc entry names the
+	// same directory, never a link.
+	if err := unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), st.Mode&0o7777|0o700); err != nil {
+		return "", false
+	}
+	name := rel
+	if name == "" {
+		name = "the project's top"
+	}
+	return fmt.Sprintf("loopguard: this call made %s unreadable to its owner (mode %04o); its owner's read, write and search bits are back, so that what the call left in it is looked at", name, st.Mode&0o7777), true
 }
 
 // openBeneath opens rel ("" the directory itself) below the directory
