@@ -84,6 +84,13 @@ func jailProbe(args []string) (known bool, err error) {
 			return true, err
 		}
 		return true, os.WriteFile(filepath.Join(g, "config"), []byte("[core]\n\tfsmonitor = touch /tmp/pwned\n"), 0o644)
+	case "jail-openat2": // a file made by openat2 (its flags in memory, where a filter cannot read them)
+		how := unix.OpenHow{Flags: unix.O_CREAT | unix.O_WRONLY | unix.O_CLOEXEC, Mode: 0o644}
+		fd, err := unix.Openat2(unix.AT_FDCWD, args[1], &how)
+		if err != nil {
+			return true, err
+		}
+		return true, unix.Close(fd)
 	case "jail-create": // a file, named as the caller says, with content
 		return true, os.WriteFile(args[1], []byte("planted\n"), 0o644)
 	case "jail-hidden": // args[2] (a git directory, or a file) made in args[1] if it may be, then args[1] made unlistable
@@ -602,6 +609,32 @@ func TestJailSweepSeesHidden(t *testing.T) {
 				t.Errorf("no word of %s/%s: %q", c.dir, c.name, out)
 			}
 		}
+	})
+}
+
+// TestJailOpenat2: openat2, whose flags a filter cannot read, made
+// src/.envrc past the first stage with the filter alone; there it is
+// answered ENOSYS (as a kernel before 5.6 answers) and the name is never
+// in the project. With namespaces of its own the name is made and swept.
+// Control: the same file made by openat is refused, an ordinary one made.
+func TestJailOpenat2(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		src := filepath.Join(j.project, "src")
+		envrc := filepath.Join(src, ".envrc")
+		out, code := j.launch(t, projectWrite, "jail-openat2", envrc)
+		switch {
+		case !j.ns && (code == 0 || !strings.Contains(out, "function not implemented")):
+			t.Errorf("openat2 of src/.envrc with the filter alone: exit %d %q, want ENOSYS", code, out)
+		case j.ns && !strings.Contains(out, "held back src/.envrc"):
+			t.Errorf("openat2 of src/.envrc with namespaces: no word of it swept: exit %d %q", code, out)
+		}
+		if _, err := os.Lstat(envrc); err == nil {
+			t.Errorf("src/.envrc is in the project after the call: %q", out)
+		}
+		out, code = j.launch(t, projectWrite, "jail-create", envrc)
+		checkProbe(t, []string{"src/.envrc"}, firstLine(out), code, j.ns)
+		out, code = j.launch(t, projectWrite, "jail-create", filepath.Join(src, "plain.go"))
+		checkProbe(t, []string{"src/plain.go (control)"}, out, code, true)
 	})
 }
 

@@ -327,6 +327,11 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 	)
 	if o.broker && o.opens {
 		p = append(p,
+			// openat2's flags are in memory, where a filter cannot read
+			// them, and it made src/.envrc past the first stage: ENOSYS,
+			// as a kernel before 5.6 answers (programs fall back to
+			// openat, which the first stage judges).
+			insn{code: jeq, k: unix.SYS_OPENAT2, jt: "enosys"},
 			insn{code: jeq, k: unix.SYS_OPENAT, jt: "openat"},
 			insn{code: jeq, k: unix.SYS_UNLINKAT, jt: "notify"},
 			insn{code: jeq, k: unix.SYS_RENAMEAT2, jt: "notify"},
