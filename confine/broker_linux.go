@@ -340,16 +340,28 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	if (c.unlink || c.rmdir) && !b.mayBeMine(n, c.path) {
 		return continued(n) // rm -r of a tree: nothing the broker made or removes
 	}
-	name, parent, key, ok := b.resolve(n, c.dirfd, c.path, !c.rename, c.mkdir || c.rmdir)
+	r, ok, errno := b.resolve(n, c.dirfd, c.path, !c.rename)
 	if !ok {
+		if errno != 0 && !c.unlink && !c.rmdir {
+			// Where it would land is not known: it could be any name
+			// Landlock lets a program make.
+			return failed(n, errno)
+		}
 		return continued(n)
 	}
+	name, parent, key := r.name, r.parent, r.key
 	defer unix.Close(parent)
 	top := key == b.rootKey
 	if !c.unlink && !c.rmdir && b.protectedIn(parent, top, name) {
 		// Executable configuration or an instruction file, at any depth
 		// of the project: never made (Landlock cannot refuse a name).
 		return failed(n, unix.EACCES)
+	}
+	if r.trailing && !c.mkdir && !c.rmdir {
+		// A file's path with a trailing "/", or a directory renamed to
+		// one: the kernel's, which makes no file by it and renames only
+		// a directory (its name judged above).
+		return continued(n)
 	}
 	dir, unclean := b.served[key]
 	served := unclean || b.dirs[key]
@@ -440,10 +452,11 @@ func (b *topBroker) reopen(n *seccompNotif, c brokered) *seccompNotifResp {
 	if len(b.mine) == 0 {
 		return continued(n)
 	}
-	name, parent, key, ok := b.resolve(n, c.dirfd, c.path, true, false)
+	r, ok, _ := b.resolve(n, c.dirfd, c.path, true)
 	if !ok {
-		return continued(n)
+		return continued(n) // no O_CREAT: the kernel makes no name
 	}
+	name, parent, key := r.name, r.parent, r.key
 	defer unix.Close(parent)
 	if _, unclean := b.served[key]; !unclean && !b.dirs[key] {
 		return continued(n)
@@ -553,10 +566,11 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name 
 			return failed(n, unix.EEXIST)
 		}
 	}
-	from, fparent, fkey, ok := b.resolve(n, c.fromDirfd, c.fromPath, false, false)
+	fr, ok, _ := b.resolve(n, c.fromDirfd, c.fromPath, false)
 	if !ok {
 		return failed(n, unix.EXDEV)
 	}
+	from, fparent, fkey := fr.name, fr.parent, fr.key
 	defer unix.Close(fparent)
 	fdir, funclean := b.served[fkey]
 	if !funclean && !b.dirs[fkey] {
@@ -628,10 +642,17 @@ func (b *topBroker) protectedIn(parent int, top bool, name string) bool {
 // it, name by name, each made through this broker: a .git inside it is
 // refused); anything else is the kernel's.
 func (b *topBroker) renameIn(n *seccompNotif, c brokered) *seccompNotifResp {
-	from, parent, key, ok := b.resolve(n, c.fromDirfd, c.fromPath, false, false)
+	fr, ok, errno := b.resolve(n, c.fromDirfd, c.fromPath, false)
 	if !ok {
+		if errno != 0 {
+			// Not known where it comes from: a directory moved in from
+			// outside the project would bring its names past the
+			// broker. mv then copies, name by name.
+			return failed(n, unix.EXDEV)
+		}
 		return continued(n)
 	}
+	from, parent, key := fr.name, fr.parent, fr.key
 	defer unix.Close(parent)
 	if b.dirs[key] {
 		// Out of a directory the broker made, which no rule reaches: mv
@@ -654,23 +675,32 @@ func (b *topBroker) renameIn(n *seccompNotif, c brokered) *seccompNotifResp {
 // resolve finds the directory a path of n's call names, from the caller's
 // root, working directory or descriptor (dirfd), and returns the last
 // name, the directory (open: the caller closes it) and its device and
-// inode (the project's top: b.rootKey); ok false when it cannot tell or
-// need not (quick: a name made outside the project, which no protection
-// names; isDir: the call names a directory, whose path may end in "/").
-func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick, isDir bool) (name string, parent int, key fileKey, ok bool) {
+// inode (the project's top: b.rootKey). ok false is either "need not"
+// (errno 0: quick, a name made outside the project, which no protection
+// names; a last name no call can make, "." or "..") or "cannot tell"
+// (errno set): a path in memory the broker cannot read (the program made
+// itself non-dumpable, or runs an execute-only binary), a directory
+// /proc does not show. Cannot tell is refused, never handed to the
+// kernel, which would make any name there that Landlock allows. A path
+// ending in "/" is judged by its last name (mkdir build/; rename to
+// src/d/.git/), and trailing says it had one.
+func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick bool) (r resolved, ok bool, errno unix.Errno) {
 	path, ok := readPath(int(n.pid), addr)
 	if !ok {
-		return "", -1, fileKey{}, false
+		return resolved{}, false, unix.EACCES
 	}
-	if isDir && len(path) > 1 {
-		path = strings.TrimRight(path, "/") // mkdir build/
+	if len(path) > 1 && strings.HasSuffix(path, "/") {
+		r.trailing = true
+		if path = strings.TrimRight(path, "/"); path == "" {
+			path = "/"
+		}
 	}
 	dir, name := "", path
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		dir, name = path[:i+1], path[i+1:]
 	}
 	if name == "" || name == "." || name == ".." {
-		return "", -1, fileKey{}, false
+		return resolved{}, false, 0
 	}
 	if quick && strings.HasPrefix(path, "/") && !policy.NameCouldBeProtected(name) && !strings.Contains(path, "/..") &&
 		!fsx.Within(filepath.Clean(dir), b.project) {
@@ -678,11 +708,11 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick, is
 		// a name nothing protects, by a path that does not name the
 		// project. Through a link into the project it is made, if at
 		// all, where Landlock lets it be (never at the top).
-		return "", -1, fileKey{}, false
+		return resolved{}, false, 0
 	}
 	proc, ok := procOf(n.pid)
 	if !ok {
-		return "", -1, fileKey{}, false
+		return resolved{}, false, unix.EACCES
 	}
 	base := proc + "/cwd"
 	switch {
@@ -693,26 +723,43 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick, is
 	}
 	bfd, err := unix.Open(base, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return "", -1, fileKey{}, false
+		if errors.Is(err, unix.ENOTDIR) {
+			return resolved{}, false, unix.ENOTDIR // a descriptor of a file, as the kernel says
+		}
+		return resolved{}, false, unix.EACCES
 	}
 	if !b.waiting(n) {
 		_ = unix.Close(bfd)
-		return "", -1, fileKey{}, false
+		return resolved{}, false, unix.EINTR // gone: the answer reaches no one
 	}
-	parent = bfd
+	parent := bfd
 	if dir != "" {
 		parent, err = unix.Openat(bfd, dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		_ = unix.Close(bfd)
 		if err != nil {
-			return "", -1, fileKey{}, false
+			var e unix.Errno
+			if !errors.As(err, &e) {
+				e = unix.EACCES
+			}
+			return resolved{}, false, e // ENOENT, ENOTDIR, ELOOP: as the kernel says
 		}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(parent, &st); err != nil {
 		_ = unix.Close(parent)
-		return "", -1, fileKey{}, false
+		return resolved{}, false, unix.EACCES
 	}
-	return name, parent, fileKey{st.Dev, st.Ino}, true
+	r.name, r.parent, r.key = name, parent, fileKey{st.Dev, st.Ino}
+	return r, true, 0
+}
+
+// resolved is where a path of a call lands: its last name in the
+// directory parent (open), known by key; trailing when it ended in "/".
+type resolved struct {
+	name     string
+	parent   int
+	key      fileKey
+	trailing bool
 }
 
 // pidfdThread is pidfd_open's PIDFD_THREAD, which x/sys does not name.

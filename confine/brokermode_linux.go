@@ -202,10 +202,11 @@ func (b *topBroker) modeTarget(n *seccompNotif, c modeCall) (int, bool) {
 			return -1, false
 		}
 	} else {
-		name, parent, _, ok := b.resolve(n, c.dirfd, c.path, false, false)
+		r, ok, _ := b.resolve(n, c.dirfd, c.path, false)
 		if !ok {
 			return -1, false
 		}
+		name, parent := r.name, r.parent
 		flags := unix.O_PATH | unix.O_CLOEXEC
 		if !c.follow {
 			flags |= unix.O_NOFOLLOW

@@ -84,6 +84,19 @@ func jailProbe(args []string) (known bool, err error) {
 			return true, err
 		}
 		return true, os.WriteFile(filepath.Join(g, "config"), []byte("[core]\n\tfsmonitor = touch /tmp/pwned\n"), 0o644)
+	case "jail-nodump": // args[1:] made directories by a process that made itself non-dumpable; each result printed
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			return true, err
+		}
+		for _, d := range args[1:] {
+			fmt.Printf("%s: %v\n", filepath.Base(d), os.Mkdir(d, 0o755))
+		}
+		return true, nil
+	case "jail-rename": // args[1], a directory made here, renamed to args[2] (a trailing "/" kept)
+		if err := os.MkdirAll(args[1], 0o755); err != nil {
+			return true, err
+		}
+		return true, unix.Rename(args[1], args[2])
 	case "jail-openat2": // a file made by openat2 (its flags in memory, where a filter cannot read them)
 		how := unix.OpenHow{Flags: unix.O_CREAT | unix.O_WRONLY | unix.O_CLOEXEC, Mode: 0o644}
 		fd, err := unix.Openat2(unix.AT_FDCWD, args[1], &how)
@@ -635,6 +648,60 @@ func TestJailOpenat2(t *testing.T) {
 		checkProbe(t, []string{"src/.envrc"}, firstLine(out), code, j.ns)
 		out, code = j.launch(t, projectWrite, "jail-create", filepath.Join(src, "plain.go"))
 		checkProbe(t, []string{"src/plain.go (control)"}, out, code, true)
+	})
+}
+
+// TestJailBrokerCannotTell: with the filter alone, a name the first stage
+// cannot judge is refused, never handed to the kernel, which makes any
+// name Landlock allows. A program that made itself non-dumpable (the
+// first stage can no longer read its memory) made src/.git, src/.claude
+// and src/.vscode that way; a rename to src/d/.git/ (a trailing "/")
+// got past the name's check. With namespaces of its own both are made
+// and swept. Controls: the same program, dumpable, makes src/plain; the
+// rename without its slash is refused as before; a rename to src/d/new/
+// runs.
+func TestJailBrokerCannotTell(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		src := filepath.Join(j.project, "src")
+		out, code := j.launch(t, projectWrite, "jail-nodump", filepath.Join(src, ".git"), filepath.Join(src, ".claude"), filepath.Join(src, "plain"))
+		if code != 0 {
+			t.Fatalf("jail-nodump: exit %d %q", code, out)
+		}
+		for _, name := range []string{".git", ".claude", "plain"} {
+			if _, err := os.Lstat(filepath.Join(src, name)); err == nil && name != "plain" {
+				t.Errorf("src/%s is in the project after a non-dumpable program's mkdir: %q", name, out)
+			}
+			if !j.ns && !strings.Contains(out, name+": permission denied") {
+				t.Errorf("non-dumpable mkdir src/%s with the filter alone: %q, want it refused", name, out)
+			}
+		}
+		out, code = j.launch(t, projectWrite, "jail-create", filepath.Join(src, "plain.txt"))
+		checkProbe(t, []string{"src/plain.txt (control: dumpable)"}, out, code, true)
+
+		d := filepath.Join(src, "d")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if os.Getuid() == 0 {
+			if err := os.Chown(d, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, code = j.launch(t, projectWrite, "jail-rename", filepath.Join(src, "repo"), filepath.Join(d, ".git")+"/")
+		if !j.ns && (code == 0 || !strings.Contains(out, "permission denied")) {
+			t.Errorf("rename to src/d/.git/ with the filter alone: exit %d %q, want it refused", code, out)
+		}
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			t.Errorf("src/d/.git is in the project after the call: %q", out)
+		}
+		out, code = j.launch(t, projectWrite, "jail-rename", filepath.Join(src, "repo2"), filepath.Join(d, ".git"))
+		if !j.ns && code == 0 {
+			t.Errorf("control: rename to src/d/.git ran with the filter alone: %q", out)
+		}
+		out, code = j.launch(t, projectWrite, "jail-rename", filepath.Join(src, "repo3"), filepath.Join(d, "new")+"/")
+		if _, err := os.Stat(filepath.Join(d, "new")); code != 0 || err != nil {
+			t.Errorf("control: rename to src/d/new/: exit %d %q: %v", code, out, err)
+		}
 	})
 }
 
