@@ -50,10 +50,16 @@ import (
 //     there (sed -i README.md: a temporary file renamed over it; mv docs
 //     docs.old; rm -r dist), never executable configuration;
 //   - lets every other call go on to the kernel unchanged, where Landlock
-//     decides as before (SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel
-//     reads the call's arguments again, so a program that changes them
-//     meanwhile gets what Landlock grants, never more): a link or a node
-//     (refused: no rule), an existing file's own rule.
+//     decides as before (SECCOMP_USER_NOTIF_FLAG_CONTINUE): a link or a
+//     node (refused: no rule), an existing file's own rule. The kernel
+//     reads the call's path again, so a program that changes it
+//     meanwhile gets what Landlock grants, and in a directory granted
+//     whole that is any name, a protected one too: the sweep after the
+//     call holds such a name back (sweep.go). Only the broker making
+//     every name in the project itself would close that window;
+//   - refuses a call that makes a name where it cannot tell where the
+//     name lands (the caller's memory or /proc unreadable), rather than
+//     hand it to the kernel.
 //
 // It acts only on what it resolved itself, from the program's directory
 // or descriptor by /proc, and only when that is a directory it serves

@@ -508,17 +508,42 @@ func TestConfinementEnvironment(t *testing.T) {
 	// Each capability has its own build cache; read-only cannot write
 	// project-write's (whose test binaries project-write runs).
 	ro, rw := w.getenv(t, readOnly, "GOCACHE"), w.getenv(t, projectWrite, "GOCACHE")
-	if ro != filepath.Join(scratch, "go-build-ro") || rw != filepath.Join(scratch, "go-build-rw") {
+	if ro != filepath.Join(scratch, CacheDir("go-build", false, w.project)) || rw != filepath.Join(scratch, CacheDir("go-build", true, w.project)) {
 		t.Fatalf("GOCACHE %q and %q", ro, rw)
 	}
 	out, code := w.launch(t, readOnly, nil, "write", filepath.Join(rw, "poison"))
 	checkProbe(t, []string{"write", rw}, out, code, false)
 	out, code = w.launch(t, readOnly, nil, "write", filepath.Join(ro, "entry"))
 	checkProbe(t, []string{"write", ro}, out, code, true)
+	out, code = w.launch(t, projectWrite, nil, "write", filepath.Join(rw, "entry"))
+	checkProbe(t, []string{"write", rw}, out, code, true)
+	// And each project its own: one project's code cannot plant what
+	// another's runs (a shared go-build-rw let project A's code rewrite
+	// the entry for fmt that project B's go run then ran).
+	other := w
+	other.project = filepath.Join(filepath.Dir(w.project), "proj2")
+	testfs.Tree(t, other.project, []byte("original\n"), 0o644, "README.md")
+	if os.Getuid() == 0 {
+		for _, p := range []string{other.project, filepath.Join(other.project, "README.md")} {
+			if err := os.Chown(p, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, env := range []string{"GOCACHE", "npm_config_cache", "PYTHONPYCACHEPREFIX"} {
+		for _, c := range []policy.Capability{readOnly, projectWrite} {
+			mine, theirs := w.getenv(t, c, env), other.getenv(t, c, env)
+			if mine == theirs || filepath.Dir(theirs) != scratch {
+				t.Errorf("%s %s: %q in one project, %q in another", c, env, mine, theirs)
+			}
+			out, code := other.launch(t, projectWrite, nil, "write", filepath.Join(mine, "poison"))
+			checkProbe(t, []string{"write from another project", mine}, out, code, false)
+		}
+	}
 	// npm's cache: private per capability, as Go's (the user's own ~/.npm
 	// is not writable: TestConfinementFiles).
 	nro, nrw := w.getenv(t, readOnly, "npm_config_cache"), w.getenv(t, projectWrite, "npm_config_cache")
-	if nro != filepath.Join(scratch, "npm-ro") || nrw != filepath.Join(scratch, "npm-rw") {
+	if nro != filepath.Join(scratch, CacheDir("npm", false, w.project)) || nrw != filepath.Join(scratch, CacheDir("npm", true, w.project)) {
 		t.Fatalf("npm_config_cache %q and %q", nro, nrw)
 	}
 	out, code = w.launch(t, projectWrite, nil, "mkdir", filepath.Join(nrw, "_npx"))

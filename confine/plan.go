@@ -2,6 +2,7 @@ package confine
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -393,24 +394,16 @@ func (b *planner) privateDirs(s Spec, e Env) error {
 		return d, nil
 	}
 	p.Env = map[string]string{}
-	// The caches, one per capability kind: read-only code cannot plant
-	// what project-write runs. npm's too (npm_config_cache): the user's
-	// ~/.npm is what their next npm install and npx trust (npx runs what
-	// its _npx directory holds, unchecked; a cached package document
-	// names the tarball and its hash), so a confined program never
-	// writes it.
-	kind := "ro"
-	if s.Cap.Write || s.Cap.Git {
-		kind = "rw"
-	}
-	if p.Env["GOCACHE"], err = private("go-build-" + kind); err != nil {
-		return err
-	}
-	if p.Env["npm_config_cache"], err = private("npm-" + kind); err != nil {
-		return err
-	}
-	if p.Env["PYTHONPYCACHEPREFIX"], err = private("pycache-" + kind); err != nil {
-		return err
+	// The caches, one per capability kind and project (CacheDir).
+	// npm's too (npm_config_cache): the user's ~/.npm is what their next
+	// npm install and npx trust (npx runs what its _npx directory holds,
+	// unchecked; a cached package document names the tarball and its
+	// hash), so a confined program never writes it.
+	write := s.Cap.Write || s.Cap.Git
+	for env, name := range map[string]string{"GOCACHE": "go-build", "npm_config_cache": "npm", "PYTHONPYCACHEPREFIX": "pycache"} {
+		if p.Env[env], err = private(CacheDir(name, write, s.Project)); err != nil {
+			return err
+		}
 	}
 	// A temp directory of this launch's own, removed when its last
 	// process has exited: never the shared one (TMPDIR, /tmp, /var/tmp,
@@ -427,6 +420,23 @@ func (b *planner) privateDirs(s Spec, e Env) error {
 		return err
 	}
 	return nil
+}
+
+// CacheDir names, in the launcher's scratch directory, the private cache
+// name ("go-build", "npm", "pycache") of a launch that may write (or
+// not) in project: one per capability kind, so that read-only code cannot
+// plant what project-write runs, and one per project, so that one
+// project's code cannot plant what another's runs. A shared go-build-rw
+// let an attack run rewrite the cache's entry for fmt from project A, and
+// project B's next go run ran it with B's write rights. Each cache starts
+// cold in a new project.
+func CacheDir(name string, write bool, project string) string {
+	kind := "ro"
+	if write {
+		kind = "rw"
+	}
+	sum := sha256.Sum256([]byte(project))
+	return name + "-" + kind + "-" + hex.EncodeToString(sum[:8])
 }
 
 // readProject: the project, and the git directories a worktree's .git

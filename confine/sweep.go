@@ -28,9 +28,10 @@ import (
 // loads (NAME.loopguard-held), and each is said on stderr.
 //
 // With the filter alone the first stage refuses such a name when it is
-// made (broker_linux.go), so the sweep finds nothing there; it is what
-// holds with namespaces of its own, and where a filter above keeps the
-// broker out. What it cannot close: while the call runs, such an entry
+// made (broker_linux.go), so the sweep finds nothing there but a name a
+// race on its path got past the first stage (the kernel reads the path
+// again); it is what holds with namespaces of its own, and where a filter
+// above keeps the broker out. What it cannot close: while the call runs, such an entry
 // exists in the project, and an unconfined process that reads it then (an
 // editor's git integration polling the tree) is not stopped.
 // docs/confinement.md says so.

@@ -6,9 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/e2e/claudetest"
 	"github.com/loopguard/loopguard/internal/keyringtest"
 	"github.com/loopguard/loopguard/internal/testfs"
@@ -91,7 +91,7 @@ func TestAttackRunThroughRealClient(t *testing.T) {
 				t.Fatalf("copying the warm Go cache: %v: %s", err, b)
 			}
 		}
-		warmScratch(t, warm)
+		warmScratch(t, warm, e.Dir)
 		if _, err := e.g.Grant(e.ctx, e.Dir, "--preset", "readonly"); err != nil {
 			t.Fatal(err)
 		}
@@ -217,28 +217,28 @@ func TestAttackRunThroughRealClient(t *testing.T) {
 	})
 }
 
-var warmScratchOnce sync.Once
-
-// warmScratch fills the launcher's private Go build caches (in the temp
-// directory the client's Bash sees, sandboxed or not) from warm, once: a
-// cold cache compiles the standard library within the client's time.
-func warmScratch(t *testing.T, warm string) {
+// warmScratch fills the launcher's private Go build caches of project
+// (in the temp directory the client's Bash sees, sandboxed or not) from
+// warm: a cold cache compiles the standard library within the client's
+// time.
+func warmScratch(t *testing.T, warm, project string) {
 	t.Helper()
-	warmScratchOnce.Do(func() {
-		uid := os.Getuid()
-		for _, tmp := range []string{os.TempDir(), filepath.Join("/tmp", fmt.Sprintf("claude-%d", uid))} {
-			for _, c := range []string{"go-build-ro", "go-build-rw"} {
-				d := filepath.Join(tmp, fmt.Sprintf("loopguard-scratch-%d", uid), c)
-				if err := os.MkdirAll(d, 0o700); err != nil {
-					t.Fatal(err)
-				}
-				_ = os.Chmod(filepath.Dir(d), 0o700)
-				if b, err := exec.Command("cp", "-a", warm+"/.", d).CombinedOutput(); err != nil {
-					t.Fatalf("warming %s: %v: %s", d, err, b)
-				}
+	uid := os.Getuid()
+	if p, err := filepath.EvalSymlinks(project); err == nil {
+		project = p
+	}
+	for _, tmp := range []string{os.TempDir(), filepath.Join("/tmp", fmt.Sprintf("claude-%d", uid))} {
+		for _, write := range []bool{false, true} {
+			d := filepath.Join(tmp, fmt.Sprintf("loopguard-scratch-%d", uid), confine.CacheDir("go-build", write, project))
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			_ = os.Chmod(filepath.Dir(d), 0o700)
+			if b, err := exec.Command("cp", "-a", warm+"/.", d).CombinedOutput(); err != nil {
+				t.Fatalf("warming %s: %v: %s", d, err, b)
 			}
 		}
-	})
+	}
 }
 
 // TestConfinedCodeCannotReachPastItsLaunch: code a grant runs confined
@@ -294,7 +294,11 @@ func TestConfinedCodeCannotReachPastItsLaunch(t *testing.T) {
 		}
 	}
 	scratch := filepath.Join(tmp, fmt.Sprintf("loopguard-scratch-%d", os.Getuid()))
-	cache := filepath.Join(scratch, "go-build-rw")
+	proj, err := filepath.EvalSymlinks(e.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(scratch, confine.CacheDir("go-build", true, proj))
 	calls := []struct{ id, cmd string }{{"toolu_t1", "make test"}, {"toolu_p1", "make plant"}}
 	var turns []claudetest.Turn
 	for _, c := range calls {

@@ -109,7 +109,7 @@ func TestJailSession(t *testing.T) {
 	}
 	warm := warmGoCache(t)
 	withJailDefaults(t, func(t *testing.T, e *env, sandbox bool) {
-		warmScratch(t, warm)
+		warmScratch(t, warm, e.Dir)
 		plantJailProject(t, e.Dir)
 		bashrc := filepath.Join(e.g.Home, ".bashrc")
 		testfs.Write(t, bashrc, []byte("# the user's own start-up file\n"), 0o644)
