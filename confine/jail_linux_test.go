@@ -106,7 +106,7 @@ func jailProbe(args []string) (known bool, err error) {
 		return true, unix.Close(fd)
 	case "jail-create": // a file, named as the caller says, with content
 		return true, os.WriteFile(args[1], []byte("planted\n"), 0o644)
-	case "jail-hidden": // args[2] (a git directory, or a file) made in args[1] if it may be, then args[1] made unlistable
+	case "jail-hidden": // args[2] (a git directory, or a file) made in args[1] if it may be, then args[1] made mode args[3] (111: unlistable)
 		if err := os.MkdirAll(args[1], 0o755); err != nil {
 			return true, err
 		}
@@ -115,7 +115,11 @@ func jailProbe(args []string) (known bool, err error) {
 		} else {
 			_ = os.WriteFile(filepath.Join(args[1], args[2]), []byte("planted\n"), 0o644)
 		}
-		return true, os.Chmod(args[1], 0o111)
+		mode, err := strconv.ParseUint(args[3], 8, 32)
+		if err != nil {
+			return true, err
+		}
+		return true, os.Chmod(args[1], os.FileMode(mode))
 	case "jail-rules": // apply the plan args[1] (JSON) to this thread, then write args[2]
 		var plan Plan
 		if err := json.Unmarshal([]byte(args[1]), &plan); err != nil {
@@ -585,15 +589,20 @@ func TestJailSweep(t *testing.T) {
 // TestJailSweepSeesHidden: a directory the call makes unlistable (chmod
 // 111) can still be crossed by name, by git and by the next session: what
 // the call made in it is swept all the same, src/d/.git and the top's
-// .envrc, and the directory's owner gets its bits back (in both modes:
+// .envrc, and the directory's owner gets its bits back; so is what it
+// made in one it made unwritable (chmod 555, 500: nothing could be moved
+// out), src/f/.git, src/g/.envrc and the top's CLAUDE.md (in both modes:
 // with the filter alone the first stage refuses the name, which a race
 // on its path could get past). Control: an ordinary file made the same
 // way stays.
 func TestJailSweepSeesHidden(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
-		for _, c := range []struct{ dir, name string }{{"src/d", ".git"}, {"", ".envrc"}, {"src/e", "plain.go"}} {
+		for _, c := range []struct{ dir, name, mode string }{
+			{"src/d", ".git", "111"}, {"", ".envrc", "111"}, {"src/e", "plain.go", "111"},
+			{"src/f", ".git", "555"}, {"src/g", ".envrc", "500"}, {"", "CLAUDE.md", "555"}, {"src/h", "plain.go", "555"},
+		} {
 			dir := filepath.Join(j.project, c.dir)
-			out, code := j.launch(t, projectWrite, "jail-hidden", dir, c.name)
+			out, code := j.launch(t, projectWrite, "jail-hidden", dir, c.name, c.mode)
 			if !j.ns && c.dir == "" && code != 0 && strings.Contains(out, "chmod") && strings.Contains(out, "operation not permitted") {
 				// With the filter alone the first stage changes no mode
 				// of the top (brokermode_linux.go).
@@ -605,14 +614,19 @@ func TestJailSweepSeesHidden(t *testing.T) {
 			if code != 0 {
 				t.Errorf("%s: exit %d: %q", c.dir, code, out)
 			}
-			fi, err := os.Stat(dir)
-			if err != nil || fi.Mode().Perm()&0o700 != 0o700 {
-				t.Errorf("%s: mode %v (%v) after the call, want its owner's bits back: %q", c.dir, fi.Mode(), err, out)
+			// Its owner's bits are back where the sweep had to look in
+			// (111) or move something out (555 and 500, with namespaces:
+			// with the filter alone the first stage refused the name).
+			if restored := c.mode == "111" || j.ns && c.name != "plain.go"; restored {
+				fi, err := os.Stat(dir)
+				if err != nil || fi.Mode().Perm()&0o700 != 0o700 {
+					t.Errorf("%s: mode %v (%v) after the call, want its owner's bits back: %q", c.dir, fi.Mode(), err, out)
+				}
+				if c.mode == "111" && !strings.Contains(out, "unreadable to its owner") || c.mode != "111" && !strings.Contains(out, "took its owner's write or search bit") {
+					t.Errorf("%s: the call's output does not say the directory's mode was taken: %q", c.dir, out)
+				}
 			}
-			if !strings.Contains(out, "unreadable to its owner") {
-				t.Errorf("%s: the call's output does not say the directory was made unreadable: %q", c.dir, out)
-			}
-			_, err = os.Lstat(filepath.Join(dir, c.name))
+			_, err := os.Lstat(filepath.Join(dir, c.name))
 			switch {
 			case c.name == "plain.go" && err != nil:
 				t.Errorf("control: %s/%s is gone: %v (%q)", c.dir, c.name, err, out)

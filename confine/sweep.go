@@ -94,6 +94,9 @@ func sweep(p Plan, e Env) []string {
 				continue
 			}
 			if policy.NameCouldBeProtected(ent.Name()) && pl.Classify(path).Protected() {
+				if line, ok := ownerMayMove(fd, rel); ok {
+					lines = append(lines, line)
+				}
 				lines = append(lines, held.move(fd, ent.Name(), crel))
 				continue
 			}
@@ -164,6 +167,24 @@ func ownerMayList(root int, rel string) (string, bool) {
 		name = "the project's top"
 	}
 	return fmt.Sprintf("loopguard: this call made %s unreadable to its owner (mode %04o); its owner's read, write and search bits are back, so that what the call left in it is looked at", name, st.Mode&0o7777), true
+}
+
+// ownerMayMove gives the directory open as fd (rel in the project) its
+// owner's write and search bits back when the call took them (chmod 555
+// src/d after making src/d/.git: nothing could be moved out of it), and
+// says so.
+func ownerMayMove(fd int, rel string) (string, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&0o300 == 0o300 {
+		return "", false
+	}
+	if err := unix.Fchmod(fd, st.Mode&0o7777|0o700); err != nil {
+		return "", false
+	}
+	if rel == "" {
+		rel = "the project's top"
+	}
+	return fmt.Sprintf("loopguard: this call took its owner's write or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that what the call left in it is moved out", rel, st.Mode&0o7777), true
 }
 
 // openBeneath opens rel ("" the directory itself) below the directory
