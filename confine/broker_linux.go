@@ -106,6 +106,7 @@ type topBroker struct {
 	rootKey  fileKey
 	project  string
 	pl       policy.Places
+	fixed    map[string]bool // pl's fixed protected paths in the project (a hooks directory)
 	// mine are the files and directories the broker made in this call
 	// (at the top, and below a directory it made there); dirs are those
 	// directories; names are the last names it made, which an unlink
@@ -148,6 +149,7 @@ func newTopBroker(plan Plan, e Env, conn *os.File) (*topBroker, error) {
 		b.findServed(plan)
 		e.Places.HooksPaths = plan.hooksPaths
 		b.pl = e.Places.Prepare()
+		b.fixed, _ = fixedInProject(b.pl, plan.Project)
 	}
 	if err := unix.Pipe2(b.stop[:], unix.O_CLOEXEC); err != nil {
 		if b.root >= 0 {
@@ -633,14 +635,18 @@ func (b *topBroker) protectedIn(parent int, top bool, name string) bool {
 	if top {
 		return b.pl.Classify(filepath.Join(b.project, name)).Protected()
 	}
-	if !policy.NameCouldBeProtected(name) {
+	if !policy.NameCouldBeProtected(name) && len(b.fixed) == 0 {
 		return false
 	}
 	dir, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(parent))
 	if err != nil || !fsx.Within(dir, b.project) {
 		return false // outside the project: Landlock's alone
 	}
-	return b.pl.Classify(filepath.Join(dir, name)).Protected()
+	p := filepath.Join(dir, name)
+	// A fixed path's last name is none of the protected names: a hooks
+	// directory core.hooksPath names that does not exist yet (ci/hooks)
+	// would be made, and run on the user's next commit.
+	return b.fixed[p] || policy.NameCouldBeProtected(name) && b.pl.Classify(p).Protected()
 }
 
 // renameIn answers a rename to a directory below the top: a directory

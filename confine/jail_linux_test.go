@@ -97,6 +97,11 @@ func jailProbe(args []string) (known bool, err error) {
 			return true, err
 		}
 		return true, unix.Rename(args[1], args[2])
+	case "jail-mkhook": // the directory args[1] made, and a pre-commit hook in it
+		if err := os.MkdirAll(args[1], 0o755); err != nil {
+			return true, err
+		}
+		return true, os.WriteFile(filepath.Join(args[1], "pre-commit"), []byte("#!/bin/sh\ntouch /tmp/pwned\n"), 0o755)
 	case "jail-openat2": // a file made by openat2 (its flags in memory, where a filter cannot read them)
 		how := unix.OpenHow{Flags: unix.O_CREAT | unix.O_WRONLY | unix.O_CLOEXEC, Mode: 0o644}
 		fd, err := unix.Openat2(unix.AT_FDCWD, args[1], &how)
@@ -1174,6 +1179,20 @@ func TestJailHooksPath(t *testing.T) {
 		}
 		out, code = j.launch(t, projectWrite, "append", filepath.Join(j.project, "docs/guide.md"))
 		checkProbe(t, []string{"append docs/guide.md (control)"}, out, code, true)
+		// A hooks directory the configuration names that does not exist
+		// yet (its name is no protected name by itself): made, it would
+		// run on the user's next commit.
+		if err := os.WriteFile(filepath.Join(j.project, ".git/config"), []byte("[core]\n\thooksPath = ci/hooks2\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, _ = j.launch(t, projectWrite, "jail-mkhook", filepath.Join(j.project, "ci/hooks2"))
+		if _, err := os.Lstat(filepath.Join(j.project, "ci/hooks2")); err == nil {
+			t.Errorf("ci/hooks2, the hooks directory core.hooksPath names, is in the project after the call: %q", out)
+		}
+		out, code = j.launch(t, projectWrite, "jail-mkhook", filepath.Join(j.project, "ci/other"))
+		if _, err := os.Lstat(filepath.Join(j.project, "ci/other/pre-commit")); code != 0 || err != nil {
+			t.Errorf("control: ci/other/pre-commit: exit %d %q: %v", code, out, err)
+		}
 	})
 }
 

@@ -540,17 +540,26 @@ type kid struct {
 }
 
 func newWalker(pl policy.Places, project string, git bool) *walker {
-	w := &walker{pl: pl, git: git, fixed: map[string]bool{}, above: map[string]bool{}, seen: map[string]int64{}}
+	fixed, above := fixedInProject(pl, project)
+	return &walker{pl: pl, git: git, fixed: fixed, above: above, seen: map[string]int64{}}
+}
+
+// fixedInProject are pl's fixed protected paths below project (the
+// directory core.hooksPath names, the guard's own paths), whose last
+// names are no protected names by themselves (policy.NameCouldBeProtected
+// does not know them), and their ancestors below project.
+func fixedInProject(pl policy.Places, project string) (fixed, above map[string]bool) {
+	fixed, above = map[string]bool{}, map[string]bool{}
 	for _, r := range pl.Roots() {
 		if r.Path == project || !strings.HasPrefix(r.Path, project+"/") {
 			continue
 		}
-		w.fixed[r.Path] = true
+		fixed[r.Path] = true
 		for d := filepath.Dir(r.Path); d != project && strings.HasPrefix(d, project+"/"); d = filepath.Dir(d) {
-			w.above[d] = true
+			above[d] = true
 		}
 	}
-	return w
+	return fixed, above
 }
 
 // walk reports whether dir is clean: nothing in it is executable

@@ -38,6 +38,7 @@ import (
 func sweep(p Plan, e Env) []string {
 	e.Places.HooksPaths = p.hooksPaths
 	pl := e.Places.Prepare()
+	fixed, _ := fixedInProject(pl, p.Project)
 	before := map[string]bool{}
 	for _, h := range p.Held {
 		before[h] = true
@@ -93,7 +94,7 @@ func sweep(p Plan, e Env) []string {
 			if before[path] {
 				continue
 			}
-			if policy.NameCouldBeProtected(ent.Name()) && pl.Classify(path).Protected() {
+			if fixed[path] || policy.NameCouldBeProtected(ent.Name()) && pl.Classify(path).Protected() {
 				if line, ok := ownerMayMove(fd, rel); ok {
 					lines = append(lines, line)
 				}
