@@ -746,7 +746,21 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 	}
 	parent := bfd
 	if dir != "" {
-		parent, err = unix.Openat(bfd, dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		// As the program's kernel would, from its root, directory or
+		// descriptor, but through no /proc magic link: /proc/self, the
+		// launcher's own /dev/fd, led this process elsewhere than the
+		// program (an attack run made src/.git by mkdir of
+		// /proc/self/cwd/../../../.git, which climbed out of the project
+		// here and into src/ there). Such a path cannot be told: refused.
+		how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
+		rel := dir
+		if strings.HasPrefix(path, "/") {
+			how.Resolve |= unix.RESOLVE_IN_ROOT
+			if rel = strings.TrimLeft(dir, "/"); rel == "" {
+				rel = "."
+			}
+		}
+		parent, err = unix.Openat2(bfd, rel, &how)
 		_ = unix.Close(bfd)
 		if err != nil {
 			var e unix.Errno

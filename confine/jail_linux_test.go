@@ -97,6 +97,14 @@ func jailProbe(args []string) (known bool, err error) {
 			return true, err
 		}
 		return true, unix.Rename(args[1], args[2])
+	case "jail-procmkdir": // from the directory args[1], mkdir of /proc/self/cwd/ + args[2] ("../" repeated and a name)
+		if err := os.MkdirAll(args[1], 0o755); err != nil {
+			return true, err
+		}
+		if err := os.Chdir(args[1]); err != nil {
+			return true, err
+		}
+		return true, unix.Mkdir("/proc/self/cwd/"+args[2], 0o755)
 	case "jail-mkhook": // the directory args[1] made, and a pre-commit hook in it
 		if err := os.MkdirAll(args[1], 0o755); err != nil {
 			return true, err
@@ -720,6 +728,34 @@ func TestJailBrokerCannotTell(t *testing.T) {
 		out, code = j.launch(t, projectWrite, "jail-rename", filepath.Join(src, "repo3"), filepath.Join(d, "new")+"/")
 		if _, err := os.Stat(filepath.Join(d, "new")); code != 0 || err != nil {
 			t.Errorf("control: rename to src/d/new/: exit %d %q: %v", code, out, err)
+		}
+	})
+}
+
+// TestJailBrokerNoMagicLinks: with the filter alone, the first stage
+// reads a path as the program's kernel does, never through /proc's magic
+// links, which lead the launcher to its own directory: mkdir of
+// /proc/self/cwd/../../../.git from src/a/b made src/.git (the launcher's
+// reading climbed out of the project, the program's stopped in src/).
+// Such a path is refused; with namespaces of its own the name is made and
+// swept. Controls: a plain name by the same path is made where the
+// program stands; src/.git by its own path is refused as before.
+func TestJailBrokerNoMagicLinks(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		deep := filepath.Join(j.project, "src", "a", "b")
+		for _, name := range []string{".git", ".claude", "CLAUDE.md"} {
+			out, _ := j.launch(t, projectWrite, "jail-procmkdir", deep, strings.Repeat("../", 12)+name)
+			out2, _ := j.launch(t, projectWrite, "jail-procmkdir", deep, "../../"+name)
+			if _, err := os.Lstat(filepath.Join(j.project, "src", name)); err == nil {
+				t.Errorf("src/%s is in the project after mkdir through /proc/self/cwd: %q %q", name, out, out2)
+			}
+			if !j.ns && !strings.Contains(out2, "denied") && !strings.Contains(out2, "too many levels") {
+				t.Errorf("mkdir /proc/self/cwd/../../%s with the filter alone: %q, want it refused", name, out2)
+			}
+		}
+		out, code := j.launch(t, projectWrite, "jail-procmkdir", deep, "plain")
+		if _, err := os.Stat(filepath.Join(deep, "plain")); code != 0 || err != nil {
+			t.Errorf("control: mkdir /proc/self/cwd/plain: exit %d %q: %v", code, out, err)
 		}
 	})
 }
