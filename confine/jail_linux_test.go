@@ -105,6 +105,22 @@ func jailProbe(args []string) (known bool, err error) {
 			return true, err
 		}
 		return true, unix.Mkdir("/proc/self/cwd/"+args[2], 0o755)
+	case "jail-bare": // a git directory made in args[1] (HEAD, objects/, refs/ and a config whose fsmonitor runs a program); args[2] "partial": HEAD alone
+		for _, d := range []string{"objects", "refs/heads"} {
+			if args[2] == "partial" {
+				break
+			}
+			if err := os.MkdirAll(filepath.Join(args[1], d), 0o755); err != nil {
+				return true, err
+			}
+		}
+		if err := os.MkdirAll(args[1], 0o755); err != nil {
+			return true, err
+		}
+		if err := os.WriteFile(filepath.Join(args[1], "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+			return true, err
+		}
+		return true, os.WriteFile(filepath.Join(args[1], "config"), []byte("[core]\n\tbare = false\n\tworktree = .\n\tfsmonitor = touch /tmp/pwned\n"), 0o644)
 	case "jail-mkhook": // the directory args[1] made, and a pre-commit hook in it
 		if err := os.MkdirAll(args[1], 0o755); err != nil {
 			return true, err
@@ -756,6 +772,66 @@ func TestJailBrokerNoMagicLinks(t *testing.T) {
 		out, code := j.launch(t, projectWrite, "jail-procmkdir", deep, "plain")
 		if _, err := os.Stat(filepath.Join(deep, "plain")); code != 0 || err != nil {
 			t.Errorf("control: mkdir /proc/self/cwd/plain: exit %d %q: %v", code, out, err)
+		}
+	})
+}
+
+// TestJailGitDirUnderAnyName: a git directory under an ordinary name is
+// executable configuration as .git is (git status run in it, or below it,
+// uses it and runs its config's core.fsmonitor): one the call makes
+// (git init --bare src/e) is moved out whole after the call, an existing
+// directory the call turns into one loses its HEAD and config, and one
+// that was there before the call is not written. Both modes, as an
+// unprivileged user. Controls: a directory with HEAD alone stays; a file
+// beside the existing git directory is written.
+func TestJailGitDirUnderAnyName(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		src := filepath.Join(j.project, "src")
+		out, _ := j.launch(t, projectWrite, "jail-bare", filepath.Join(src, "e"), "")
+		if _, err := os.Lstat(filepath.Join(src, "e")); err == nil {
+			t.Errorf("src/e, a git directory the call made, is in the project after it: %q", out)
+		}
+		if !strings.Contains(out, "held back src/e") {
+			t.Errorf("no word of src/e: %q", out)
+		}
+		x := filepath.Join(src, "x")
+		testfs.Tree(t, x, []byte("keep\n"), 0o644, "notes.txt")
+		if os.Getuid() == 0 {
+			for _, p := range []string{x, filepath.Join(x, "notes.txt")} {
+				if err := os.Chown(p, nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		out, _ = j.launch(t, projectWrite, "jail-bare", x, "")
+		for _, name := range []string{"HEAD", "config"} {
+			if _, err := os.Lstat(filepath.Join(x, name)); err == nil {
+				t.Errorf("src/x/%s is there after the call made src/x a git directory: %q", name, out)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(x, "notes.txt")); err != nil {
+			t.Errorf("src/x/notes.txt, there before the call, is gone: %v", err)
+		}
+		// One there before the call (a test fixture): not written.
+		fix := filepath.Join(j.project, "testdata", "fix.git")
+		testfs.Tree(t, fix, []byte("ref: refs/heads/main\n"), 0o644, "HEAD")
+		testfs.Tree(t, fix, []byte("[core]\n\tbare = true\n"), 0o644, "config")
+		testfs.Tree(t, filepath.Join(j.project, "testdata"), []byte("x\n"), 0o644, "other.txt")
+		for _, d := range []string{"objects", "refs"} {
+			if err := os.MkdirAll(filepath.Join(fix, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if os.Getuid() == 0 {
+			_ = filepath.Walk(filepath.Join(j.project, "testdata"), func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, nobody, nobody) })
+		}
+		out, code := j.launch(t, projectWrite, "append", filepath.Join(fix, "config"))
+		checkProbe(t, []string{"append testdata/fix.git/config"}, out, code, false)
+		out, code = j.launch(t, projectWrite, "append", filepath.Join(j.project, "testdata", "other.txt"))
+		checkProbe(t, []string{"append testdata/other.txt (control)"}, out, code, true)
+		out, _ = j.launch(t, projectWrite, "jail-bare", filepath.Join(src, "h"), "partial")
+		if _, err := os.Stat(filepath.Join(src, "h", "HEAD")); err != nil {
+			t.Errorf("control: src/h with HEAD alone is not a git directory, and is gone: %v %q", err, out)
 		}
 	})
 }

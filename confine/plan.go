@@ -525,6 +525,8 @@ type walker struct {
 	seen     map[string]int64 // every directory walked: its change time
 	unclean  []string         // directories walked whole that are not clean (the top too)
 
+	gitDir bool // the directory just walked is a git directory (isGitDir)
+
 	// The directories being walked, each one's entries and kids after
 	// its parent's: a walk appends its own and cuts them off when it
 	// returns, so that a tree of any size reuses a few slices.
@@ -582,6 +584,10 @@ func (w *walker) walk(dir string, top bool) bool {
 	if w.entries > maxWalk {
 		return false
 	}
+	if !top && isGitDir(w.ents[start:end]) {
+		w.gitDir = true // the caller holds it, whole
+		return false
+	}
 	pb := make([]byte, 0, len(dir)+64)
 	pb = append(append(pb, dir...), '/')
 	base := len(pb)
@@ -613,6 +619,14 @@ func (w *walker) walk(dir string, top bool) bool {
 			if !c {
 				clean = false
 			}
+			if w.gitDir {
+				// A git directory under an ordinary name (git init
+				// --bare src/e): git finds it as it finds .git, and
+				// runs what its config names.
+				w.gitDir = false
+				w.held = append(w.held, p)
+				continue
+			}
 			w.kids = append(w.kids, kid{path: p, dir: true, clean: c})
 		case typ.IsRegular():
 			w.kids = append(w.kids, kid{name: ent.name})
@@ -636,6 +650,27 @@ func (w *walker) walk(dir string, top bool) bool {
 		}
 	}
 	return false
+}
+
+// isGitDir reports whether ents, a directory's, make it a git directory
+// as git tells one when it looks for a repository (setup.c's
+// is_git_directory: HEAD, objects/ and refs/), whatever the directory's
+// own name: git status run in it or below it uses it, its config's
+// core.fsmonitor and core.worktree included. HEAD's content is not read:
+// a directory that has the three names is taken as one.
+func isGitDir(ents []dirEnt) bool {
+	var head, objects, refs bool
+	for _, e := range ents {
+		switch e.name {
+		case "HEAD":
+			head = e.typ.IsRegular() || e.typ&os.ModeSymlink != 0
+		case "objects":
+			objects = e.typ.IsDir()
+		case "refs":
+			refs = e.typ.IsDir()
+		}
+	}
+	return head && objects && refs
 }
 
 // skips reports whether the path in p is one the caller handles.

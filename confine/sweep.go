@@ -59,8 +59,13 @@ func sweep(p Plan, e Env) []string {
 	// has exited, but another call may run, and a link it put where a
 	// directory was must not make this unconfined process move the
 	// home's .bashrc.
-	var look func(rel string)
-	look = func(rel string) {
+	// look reports whether rel, new in the project, is a git directory
+	// under an ordinary name (isGitDir), for its caller to move it out
+	// whole; a git directory the plan saw (one the call made of an
+	// existing directory) has its HEAD and config moved out instead,
+	// which leaves git nothing to find there.
+	var look func(rel string) bool
+	look = func(rel string) bool {
 		fd, err := openBeneath(root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
 		if errors.Is(err, unix.EACCES) {
 			// A directory the call made unlistable (chmod 111 src/d) can
@@ -76,16 +81,33 @@ func sweep(p Plan, e Env) []string {
 			if !gone(err) {
 				lines = append(lines, unlooked(rel, err))
 			}
-			return
+			return false
 		}
 		f := os.NewFile(uintptr(fd), rel)
-		ents, err := f.ReadDir(-1)
+		des, err := f.ReadDir(-1)
 		defer f.Close()
 		if err != nil {
 			lines = append(lines, unlooked(rel, err))
-			return
+			return false
 		}
-		for _, ent := range ents {
+		ents := make([]dirEnt, len(des))
+		for i, d := range des {
+			ents[i] = dirEnt{name: d.Name(), typ: d.Type()}
+		}
+		if rel != "" && isGitDir(ents) {
+			if _, seen := p.Dirs[p.Project+"/"+rel]; !seen {
+				return true
+			}
+			for _, name := range []string{"HEAD", "config"} {
+				if slices.ContainsFunc(des, func(d os.DirEntry) bool { return d.Name() == name }) {
+					if line, ok := ownerMayMove(fd, rel); ok {
+						lines = append(lines, line)
+					}
+					lines = append(lines, held.move(fd, name, rel+"/"+name))
+				}
+			}
+		}
+		for _, ent := range des {
 			crel := ent.Name()
 			if rel != "" {
 				crel = rel + "/" + ent.Name()
@@ -102,11 +124,15 @@ func sweep(p Plan, e Env) []string {
 				continue
 			}
 			if ent.IsDir() {
-				if _, seen := p.Dirs[path]; !seen {
-					look(crel) // new, or moved here: all of it is new here
+				if _, seen := p.Dirs[path]; !seen && look(crel) { // new, or moved here: all of it is new here
+					if line, ok := ownerMayMove(fd, rel); ok {
+						lines = append(lines, line)
+					}
+					lines = append(lines, held.move(fd, ent.Name(), crel))
 				}
 			}
 		}
+		return false
 	}
 	for _, dir := range slices.Sorted(maps.Keys(p.Dirs)) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(dir, p.Project), "/")

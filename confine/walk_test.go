@@ -30,6 +30,10 @@ func (w refWalker) walk(dir string, top bool) bool {
 	if w.entries > maxWalk {
 		return false
 	}
+	if !top && isGitDir(ents) {
+		w.gitDir = true
+		return false
+	}
 	type child struct {
 		path  string
 		dir   bool
@@ -60,6 +64,11 @@ func (w refWalker) walk(dir string, top bool) bool {
 			c := w.walk(p, false)
 			if !c {
 				clean = false
+			}
+			if w.gitDir {
+				w.gitDir = false
+				w.held = append(w.held, p)
+				continue
 			}
 			kids = append(kids, child{path: p, dir: true, clean: c})
 		case typ.IsRegular():
@@ -114,6 +123,14 @@ func TestWalkMatchesReference(t *testing.T) {
 					}
 					var err error
 					switch k := r.IntN(20); {
+					case k == 0:
+						// A git directory under an ordinary name.
+						for _, d := range []string{"objects", "refs"} {
+							if err := os.MkdirAll(filepath.Join(p, d), 0o755); err != nil {
+								t.Fatal(err)
+							}
+						}
+						err = os.WriteFile(filepath.Join(p, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
 					case k < 8 && depth < 4:
 						fill(p, depth+1)
 					case k < 17:
