@@ -3,6 +3,7 @@ package hooks
 import (
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -112,6 +113,37 @@ func (r *resolver) judge(p string) judged {
 	return j
 }
 
+// gitDirWhat names a git directory under an ordinary name.
+const gitDirWhat = "a git directory under an ordinary name (HEAD, objects/ and refs/): git status run in it runs what its config names"
+
+// gitDirAround is the directory, within three levels above the path j
+// and below top, that is or would be a git directory once j is written
+// (HEAD, objects/ and refs/, as git tells one whatever its name: the
+// sweep holds such a directory back after a confined call, and a file
+// tool could otherwise assemble one file by file), or "".
+func gitDirAround(j judged, top string) string {
+	p := j.literal
+	if j.resErr == nil {
+		p = j.res.Path
+	}
+	child := p
+	for d, n := filepath.Dir(p), 0; n < 3 && d != top && fsx.Within(d, top); d, n = filepath.Dir(d), n+1 {
+		first := filepath.Base(child) // the name the write makes or changes in d
+		has := func(name string, dir bool) bool {
+			if first == name {
+				return dir == (child != p) // HEAD itself; objects/x, refs/x
+			}
+			fi, err := os.Lstat(filepath.Join(d, name))
+			return err == nil && fi.IsDir() == dir
+		}
+		if has("HEAD", false) && has("objects", true) && has("refs", true) {
+			return d
+		}
+		child = d
+	}
+	return ""
+}
+
 func (j judged) describe() string {
 	s := j.prot.What
 	if j.prot.Path != "" {
@@ -143,7 +175,12 @@ func (e *Engine) protected(c *Call, d *described) finding {
 		}
 	}
 	if d.target != "" {
-		note("it would change", judgePath(pl, c.Cwd, e.Env.Home, d.target))
+		j := judgePath(pl, c.Cwd, e.Env.Home, d.target)
+		note("it would change", j)
+		if g := gitDirAround(j, e.projectDir(c)); g != "" && !j.prot.Protected() {
+			best = best.stronger(finding{Protection: policy.Protection{Tier: policy.ExecConfig, Path: g, What: gitDirWhat},
+				why: "it would change " + present.EscapeText(g) + " (" + gitDirWhat + ")"})
+		}
 	}
 	switch policy.ClassOf(c.ToolName) {
 	case policy.ReadOnly:

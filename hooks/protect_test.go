@@ -568,29 +568,3 @@ func TestAgentConfigDirsFromEnv(t *testing.T) {
 		expect(t, "the agent's own dir: "+p, d, Deny, ReasonProtected)
 	}
 }
-
-// TestHooksPathIsExecConfig: the directory core.hooksPath names in the
-// project's git configuration (src/hooks here, a name no list holds) is
-// executable configuration: Write(src/**) does not cover a hook there,
-// and the same scope covers a file beside it (control).
-func TestHooksPathIsExecConfig(t *testing.T) {
-	h := newHarness(t)
-	if err := os.MkdirAll(filepath.Join(h.Project, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(h.Project, ".git", "config"), []byte("[core]\n\thooksPath = src/hooks\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(h.Project, "src", "hooks"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	h.grantScope("Write(src/**)", "*", "main")
-	expect(t, "control: Write src/a.go", h.decide(h.writeCall(filepath.Join(h.Project, "src", "a.go"))), Allow, ReasonScopedGrant)
-	expect(t, "Write src/hooks/pre-commit", h.decide(h.writeCall(filepath.Join(h.Project, "src", "hooks", "pre-commit"))), Deny, ReasonExecConfig)
-	// A read-only tool may read it: it is judged by the secrets alone,
-	// without reading git's configuration (protected: places(nil)).
-	read := with(h.fixture("pretooluse-read.json"), func(m map[string]any) {
-		m["tool_input"] = map[string]any{"file_path": filepath.Join(h.Project, "src", "hooks", "pre-commit")}
-	})
-	expect(t, "Read src/hooks/pre-commit", h.decide(read), Abstain, ReasonReadOnly)
-}
