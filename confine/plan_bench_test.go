@@ -25,14 +25,7 @@ func benchLaunch(b *testing.B) (root string, s Spec) {
 // start or the kernel's; launchbench measures the whole process).
 func BenchmarkNewPlanReadOnly(b *testing.B) {
 	root, s := benchLaunch(b)
-	home, _ := os.UserHomeDir()
-	e := EnvFrom(os.Getenv, policy.Places{Home: home}, os.Getuid())
-	e.TempDir = root
-	for b.Loop() {
-		if _, err := NewPlan(s, e); err != nil {
-			b.Fatal(err)
-		}
-	}
+	planLoop(b, root, s)
 }
 
 // BenchmarkNewPlanProjectWrite: the project-write plan in a project of
@@ -57,6 +50,12 @@ func BenchmarkNewPlanProjectWrite(b *testing.B) {
 		}
 	}
 	s.Cap = policy.Capability{Write: true}
+	planLoop(b, root, s)
+}
+
+// planLoop computes s's plan b.N times, as the launcher would for the
+// user running the benchmark, its scratch directory in root.
+func planLoop(b *testing.B, root string, s Spec) {
 	home, _ := os.UserHomeDir()
 	e := EnvFrom(os.Getenv, policy.Places{Home: home}, os.Getuid())
 	e.TempDir = root
