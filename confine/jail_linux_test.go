@@ -829,6 +829,13 @@ func TestJailGitDirUnderAnyName(t *testing.T) {
 		checkProbe(t, []string{"append testdata/fix.git/config"}, out, code, false)
 		out, code = j.launch(t, projectWrite, "append", filepath.Join(j.project, "testdata", "other.txt"))
 		checkProbe(t, []string{"append testdata/other.txt (control)"}, out, code, true)
+		// A git directory split as a worktree's is (HEAD and a commondir
+		// naming where objects/ and refs/ are, with a config).
+		ce, cc := filepath.Join(src, "ce"), filepath.Join(src, "cc")
+		out, _ = j.launch(t, projectWrite, "jail-sh", "mkdir -p "+ce+" "+cc+"/objects "+cc+"/refs && echo 'ref: refs/heads/m' > "+ce+"/HEAD && echo ../cc > "+ce+"/commondir && printf '[core]\\n\\tpager = touch /tmp/pwned\\n' > "+cc+"/config")
+		if _, err := os.Lstat(filepath.Join(ce, "HEAD")); err == nil {
+			t.Errorf("src/ce, a git directory by its commondir, is in the project after the call: %q", out)
+		}
 		out, _ = j.launch(t, projectWrite, "jail-bare", filepath.Join(src, "h"), "partial")
 		if _, err := os.Stat(filepath.Join(src, "h", "HEAD")); err != nil {
 			t.Errorf("control: src/h with HEAD alone is not a git directory, and is gone: %v %q", err, out)
@@ -1304,6 +1311,32 @@ func TestJailHooksPath(t *testing.T) {
 		out, code = j.launch(t, projectWrite, "jail-mkhook", filepath.Join(j.project, "ci/other"))
 		if _, err := os.Lstat(filepath.Join(j.project, "ci/other/pre-commit")); code != 0 || err != nil {
 			t.Errorf("control: ci/other/pre-commit: exit %d %q: %v", code, out, err)
+		}
+		// A link where an ancestor of the hooks directory would be
+		// (ci3 -> src/hk, whose hooks2/ git runs as ci3/hooks2), and a
+		// link of the user's own in that place, there before the call,
+		// which stays (control).
+		if err := os.WriteFile(filepath.Join(j.project, ".git/config"), []byte("[core]\n\thooksPath = ci3/hooks2\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		hk := filepath.Join(j.project, "src", "hk")
+		out, _ = j.launch(t, projectWrite, "jail-sh", "mkdir -p "+hk+"/hooks2 && echo x > "+hk+"/hooks2/pre-commit && ln -s src/hk "+filepath.Join(j.project, "ci3"))
+		if _, err := os.Lstat(filepath.Join(j.project, "ci3")); err == nil {
+			t.Errorf("ci3, a link where the hooks directory's parent would be, is in the project after the call: %q", out)
+		}
+		if err := os.WriteFile(filepath.Join(j.project, ".git/config"), []byte("[core]\n\thooksPath = ci4/hooks\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("src", filepath.Join(j.project, "ci4")); err != nil {
+			t.Fatal(err)
+		}
+		if os.Getuid() == 0 {
+			_ = os.Lchown(filepath.Join(j.project, "ci4"), nobody, nobody)
+		}
+		out, _ = j.launch(t, projectWrite, "jail-create", filepath.Join(j.project, "src", "touched.go"))
+		out2, _ := j.launch(t, projectWrite, "jail-create", filepath.Join(j.project, "top.txt"))
+		if _, err := os.Lstat(filepath.Join(j.project, "ci4")); err != nil {
+			t.Errorf("control: the user's own link ci4 is gone after a call: %v %q %q", err, out, out2)
 		}
 	})
 }

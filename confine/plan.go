@@ -595,7 +595,11 @@ func (w *walker) walk(dir string, top bool) bool {
 	for i := start; i < end; i++ {
 		ent := w.ents[i] // a copy: a walk below may move w.ents
 		pb = append(pb[:base], ent.name...)
-		if w.fixed[string(pb)] || w.skips(pb) || policy.NameCouldBeProtected(ent.name) && w.pl.Classify(string(pb)).Protected() {
+		// A fixed path, or anything but a directory where one of its
+		// ancestors is (a link ci -> elsewhere, where ci/hooks is the
+		// hooks directory): held, and the sweep leaves it be.
+		if w.fixed[string(pb)] || w.above[string(pb)] && !ent.typ.IsDir() || w.skips(pb) ||
+			policy.NameCouldBeProtected(ent.name) && w.pl.Classify(string(pb)).Protected() {
 			clean = false
 			if !w.skips(pb) {
 				w.held = append(w.held, string(pb))
@@ -654,12 +658,15 @@ func (w *walker) walk(dir string, top bool) bool {
 
 // isGitDir reports whether ents, a directory's, make it a git directory
 // as git tells one when it looks for a repository (setup.c's
-// is_git_directory: HEAD, objects/ and refs/), whatever the directory's
-// own name: git status run in it or below it uses it, its config's
-// core.fsmonitor and core.worktree included. HEAD's content is not read:
-// a directory that has the three names is taken as one.
+// is_git_directory: HEAD, and objects/ and refs/ here or in the
+// directory its commondir file names), whatever the directory's own
+// name: git status run in it or below it uses it, its config's
+// core.fsmonitor and core.worktree included (a HEAD and a commondir
+// naming ../c, whose config set core.pager, ran the pager in an attack
+// run). HEAD's content and commondir's target are not read: a directory
+// that has the names is taken as one.
 func isGitDir(ents []dirEnt) bool {
-	var head, objects, refs bool
+	var head, objects, refs, common bool
 	for _, e := range ents {
 		switch e.name {
 		case "HEAD":
@@ -668,9 +675,11 @@ func isGitDir(ents []dirEnt) bool {
 			objects = e.typ.IsDir()
 		case "refs":
 			refs = e.typ.IsDir()
+		case "commondir":
+			common = e.typ.IsRegular() || e.typ&os.ModeSymlink != 0
 		}
 	}
-	return head && objects && refs
+	return head && (objects && refs || common)
 }
 
 // skips reports whether the path in p is one the caller handles.

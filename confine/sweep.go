@@ -38,7 +38,7 @@ import (
 func sweep(p Plan, e Env) []string {
 	e.Places.HooksPaths = p.hooksPaths
 	pl := e.Places.Prepare()
-	fixed, _ := fixedInProject(pl, p.Project)
+	fixed, above := fixedInProject(pl, p.Project)
 	before := map[string]bool{}
 	for _, h := range p.Held {
 		before[h] = true
@@ -116,7 +116,10 @@ func sweep(p Plan, e Env) []string {
 			if before[path] {
 				continue
 			}
-			if fixed[path] || policy.NameCouldBeProtected(ent.Name()) && pl.Classify(path).Protected() {
+			// A fixed path (the directory core.hooksPath names), or
+			// anything but a directory where one of its ancestors is
+			// (ci -> src/hk, whose hooks2/ git then runs as ci/hooks2).
+			if fixed[path] || above[path] && !ent.IsDir() || policy.NameCouldBeProtected(ent.Name()) && pl.Classify(path).Protected() {
 				if line, ok := ownerMayMove(fd, rel); ok {
 					lines = append(lines, line)
 				}

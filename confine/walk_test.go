@@ -44,7 +44,7 @@ func (w refWalker) walk(dir string, top bool) bool {
 	for _, ent := range ents {
 		name := ent.name
 		p := dir + "/" + name
-		if w.fixed[p] || slices.Contains(w.skip, p) || policy.NameCouldBeProtected(name) && w.pl.Classify(p).Protected() {
+		if w.fixed[p] || w.above[p] && !ent.typ.IsDir() || slices.Contains(w.skip, p) || policy.NameCouldBeProtected(name) && w.pl.Classify(p).Protected() {
 			clean = false
 			if !slices.Contains(w.skip, p) {
 				w.held = append(w.held, p)

@@ -71,6 +71,7 @@ func TestGitDirUnderAnyNameIsExecConfig(t *testing.T) {
 	expect(t, "Write src/e/refs/heads/main (completes src/e)", h.decide(w("src/e/refs/heads/main")), Deny, ReasonExecConfig)
 	expect(t, "Write src/f/HEAD (completes src/f)", h.decide(w("src/f/HEAD")), Deny, ReasonExecConfig)
 	expect(t, "Write testdata/fix.git/config", h.decide(w("testdata/fix.git/config")), Deny, ReasonExecConfig)
+	expect(t, "Write src/e/commondir (HEAD and a commondir: a worktree's git directory)", h.decide(w("src/e/commondir")), Deny, ReasonExecConfig)
 	expect(t, "control: Write src/e/notes.txt (HEAD and objects/ alone)", h.decide(w("src/e/notes.txt")), Allow, ReasonScopedGrant)
 	expect(t, "control: Write src/f/objects.txt (a file, not objects/)", h.decide(w("src/f/objects.txt")), Allow, ReasonScopedGrant)
 	expect(t, "control: Write testdata/other.txt", h.decide(w("testdata/other.txt")), Allow, ReasonScopedGrant)

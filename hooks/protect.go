@@ -118,7 +118,8 @@ const gitDirWhat = "a git directory under an ordinary name (HEAD, objects/ and r
 
 // gitDirAround is the directory, within three levels above the path j
 // and below top, that is or would be a git directory once j is written
-// (HEAD, objects/ and refs/, as git tells one whatever its name: the
+// (HEAD, and objects/ and refs/ or a commondir file naming where they
+// are, as git tells one whatever its name: the
 // sweep holds such a directory back after a confined call, and a file
 // tool could otherwise assemble one file by file), or "".
 func gitDirAround(j judged, top string) string {
@@ -136,7 +137,7 @@ func gitDirAround(j judged, top string) string {
 			fi, err := os.Lstat(filepath.Join(d, name))
 			return err == nil && fi.IsDir() == dir
 		}
-		if has("HEAD", false) && has("objects", true) && has("refs", true) {
+		if has("HEAD", false) && (has("objects", true) && has("refs", true) || has("commondir", false)) {
 			return d
 		}
 		child = d
