@@ -836,6 +836,12 @@ func TestJailGitDirUnderAnyName(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(ce, "HEAD")); err == nil {
 			t.Errorf("src/ce, a git directory by its commondir, is in the project after the call: %q", out)
 		}
+		// objects and refs as links to directories: git follows them.
+		r := filepath.Join(src, "r")
+		out, _ = j.launch(t, projectWrite, "jail-sh", "mkdir -p "+r+"/o "+r+"/rf && echo 'ref: refs/heads/m' > "+r+"/HEAD && ln -s o "+r+"/objects && ln -s rf "+r+"/refs")
+		if _, err := os.Lstat(filepath.Join(r, "HEAD")); err == nil {
+			t.Errorf("src/r, a git directory by links named objects and refs, is in the project after the call: %q", out)
+		}
 		out, _ = j.launch(t, projectWrite, "jail-bare", filepath.Join(src, "h"), "partial")
 		if _, err := os.Stat(filepath.Join(src, "h", "HEAD")); err != nil {
 			t.Errorf("control: src/h with HEAD alone is not a git directory, and is gone: %v %q", err, out)
@@ -1338,6 +1344,22 @@ func TestJailHooksPath(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(j.project, "ci4")); err != nil {
 			t.Errorf("control: the user's own link ci4 is gone after a call: %v %q %q", err, out, out2)
 		}
+		// A file the user's configuration includes from the project
+		// (includeIf gitdir:), not there yet: what it would set, the
+		// user's git runs.
+		inc := filepath.Join(j.project, "src", "inc.cfg")
+		testfs.Write(t, filepath.Join(j.home, ".gitconfig"), []byte("[includeIf \"gitdir:"+j.project+"/\"]\n\tpath = "+inc+"\n"), 0o644)
+		out, _ = j.launch(t, projectWrite, "jail-create", inc)
+		if _, err := os.Lstat(inc); err == nil {
+			t.Errorf("src/inc.cfg, which the user's configuration includes, is in the project after the call: %q", out)
+		}
+		// Control: a file in another directory. (With namespaces of its
+		// own, src/, which would hold the included file, takes no new
+		// file at all, as a directory that would hold the hooks
+		// directory does; with the filter alone the first stage makes
+		// ordinary names there.)
+		out, code = j.launch(t, projectWrite, "jail-create", filepath.Join(j.project, "docs", "other.cfg"))
+		checkProbe(t, []string{"docs/other.cfg (control)"}, out, code, true)
 	})
 }
 

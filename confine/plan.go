@@ -663,7 +663,9 @@ func (w *walker) walk(dir string, top bool) bool {
 // name: git status run in it or below it uses it, its config's
 // core.fsmonitor and core.worktree included (a HEAD and a commondir
 // naming ../c, whose config set core.pager, ran the pager in an attack
-// run). HEAD's content and commondir's target are not read: a directory
+// run). HEAD's content and commondir's target are not read, and a link
+// named objects or refs counts (git follows it: an attack run's objects ->
+// o and refs -> rf got past a check of directories alone): a directory
 // that has the names is taken as one.
 func isGitDir(ents []dirEnt) bool {
 	var head, objects, refs, common bool
@@ -672,9 +674,9 @@ func isGitDir(ents []dirEnt) bool {
 		case "HEAD":
 			head = e.typ.IsRegular() || e.typ&os.ModeSymlink != 0
 		case "objects":
-			objects = e.typ.IsDir()
+			objects = e.typ.IsDir() || e.typ&os.ModeSymlink != 0 // git's access() follows a link
 		case "refs":
-			refs = e.typ.IsDir()
+			refs = e.typ.IsDir() || e.typ&os.ModeSymlink != 0
 		case "commondir":
 			common = e.typ.IsRegular() || e.typ&os.ModeSymlink != 0
 		}

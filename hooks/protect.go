@@ -135,6 +135,9 @@ func gitDirAround(j judged, top string) string {
 				return dir == (child != p) // HEAD itself; objects/x, refs/x
 			}
 			fi, err := os.Lstat(filepath.Join(d, name))
+			if err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				return true // git follows a link named HEAD, objects or refs
+			}
 			return err == nil && fi.IsDir() == dir
 		}
 		if has("HEAD", false) && (has("objects", true) && has("refs", true) || has("commondir", false)) {

@@ -10,8 +10,8 @@ import (
 	"github.com/loopguard/loopguard/internal/gitconfig"
 )
 
-// hooksPathWhat is what a path core.hooksPath makes a hook is, for a person.
-const hooksPathWhat = "git hooks (the directory core.hooksPath names: the human's own git runs them)"
+// hooksPathWhat is what a path HooksPaths gives is, for a person.
+const hooksPathWhat = "git hooks or configuration (the directory core.hooksPath names, or a file git's configuration includes: the human's own git runs what they name)"
 
 // gitHookNames are the hooks git runs (githooks(5)).
 var gitHookNames = []string{
@@ -29,7 +29,10 @@ var gitHookNames = []string{
 // $XDG_CONFIG_HOME/git/config or else ~/.config/git/config, and
 // $GIT_CONFIG_GLOBAL, which git reads instead of both, when set): absolute,
 // cleaned, each once; a symbolic link is given as written and resolved.
-// For Places.HooksPaths: each is executable configuration.
+// For Places.HooksPaths: each is executable configuration. So is every
+// file a configuration file includes from inside the working tree
+// (include.path, includeIf.*.path), whether it exists yet or not, which
+// HooksPaths gives too.
 //
 // A relative hooksPath is relative to where git runs hooks, the top of the
 // working tree (githooks(5)): the directory above project that holds .git,
@@ -73,10 +76,17 @@ func HooksPaths(project, home string, getenv func(string) string) []string {
 	if g := getenv("GIT_CONFIG_GLOBAL"); filepath.IsAbs(g) {
 		files = append(files, g)
 	}
-	var dirs []string
+	var dirs, included []string
 	chain := gitconfig.Chain[struct{}]{
 		Home: home,
 		Open: func(p string, _ struct{}) ([]byte, struct{}, bool) {
+			// A file the configuration includes from inside the working
+			// tree, there or not yet: what it sets, git runs
+			// (core.fsmonitor). An attack run wrote the src/inc.cfg a
+			// user's includeIf gitdir: named, and git status ran it.
+			if top != "" && fsx.Within(p, top) && p != top && !slices.Contains(files, p) {
+				included = append(included, p)
+			}
 			b, err := fsx.ReadRegular(p, gitconfig.MaxFileSize, 0)
 			return b, struct{}{}, err == nil
 		},
@@ -96,6 +106,9 @@ func HooksPaths(project, home string, getenv func(string) string) []string {
 		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
+	}
+	for _, p := range included {
+		add(p)
 	}
 	for _, d := range dirs {
 		for _, p := range []string{d, resolved(d)} {

@@ -236,3 +236,30 @@ func realDir(t *testing.T, dir string) string {
 	}
 	return r
 }
+
+// A configuration file the user's or the repository's configuration
+// includes from inside the working tree is executable configuration,
+// whether it is there yet or not (an attack run wrote the src/inc.cfg a
+// user's includeIf gitdir: named, with core.fsmonitor, and the user's git
+// status ran it); one included from outside is not given (the home's).
+func TestHooksPathsIncludedFromTheTree(t *testing.T) {
+	root := realDir(t, t.TempDir())
+	home, proj := filepath.Join(root, "home"), filepath.Join(root, "proj")
+	testfs.Write(t, filepath.Join(proj, ".git", "config"), []byte("[include]\n\tpath = ../conf/repo.inc\n"), 0o644)
+	testfs.Write(t, filepath.Join(home, ".gitconfig"), []byte("[includeIf \"gitdir:"+proj+"/\"]\n\tpath = "+proj+"/src/inc.cfg\n[include]\n\tpath = mine.inc\n"), 0o644)
+	testfs.Write(t, filepath.Join(home, "mine.inc"), []byte("[user]\n\tname = u\n"), 0o644)
+	got := HooksPaths(proj, home, nil)
+	for _, p := range []string{filepath.Join(proj, "src", "inc.cfg"), filepath.Join(proj, "conf", "repo.inc")} {
+		if !slices.Contains(got, p) {
+			t.Errorf("HooksPaths = %q, want %s (included from inside the tree, not there yet) in it", got, p)
+		}
+	}
+	for _, p := range []string{filepath.Join(home, "mine.inc"), filepath.Join(proj, ".git", "config")} {
+		if slices.Contains(got, p) {
+			t.Errorf("control: HooksPaths = %q holds %s", got, p)
+		}
+	}
+	if c := (Places{Home: home, HooksPaths: got}).Prepare().Classify(filepath.Join(proj, "src", "inc.cfg")); c.Tier != ExecConfig {
+		t.Errorf("Classify(src/inc.cfg) = %+v, want executable configuration", c)
+	}
+}
