@@ -58,12 +58,12 @@ func sweep(p Plan, e Env) []string {
 	// the project without following a link: every process of the call
 	// has exited, but another call may run, and a link it put where a
 	// directory was must not make this unconfined process move the
-	// home's .bashrc.
-	// look reports whether rel, new in the project, is a git directory
-	// under an ordinary name (isGitDir), for its caller to move it out
-	// whole; a git directory the plan saw (one the call made of an
-	// existing directory) has its HEAD and config moved out instead,
-	// which leaves git nothing to find there.
+	// home's .bashrc. It reports whether rel, new in the project, is a
+	// git directory under an ordinary name (isGitDir), for its caller to
+	// move it out whole; a directory the plan saw that the call made one
+	// has its HEAD and config moved out instead, which leaves git nothing
+	// to find there (one that was a git directory before the call is
+	// held, and left as it is).
 	var look func(rel string) bool
 	look = func(rel string) bool {
 		fd, err := openBeneath(root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
@@ -94,7 +94,7 @@ func sweep(p Plan, e Env) []string {
 		for i, d := range des {
 			ents[i] = dirEnt{name: d.Name(), typ: d.Type()}
 		}
-		if rel != "" && isGitDir(ents) {
+		if rel != "" && isGitDir(ents) && !before[p.Project+"/"+rel] {
 			if _, seen := p.Dirs[p.Project+"/"+rel]; !seen {
 				return true
 			}
