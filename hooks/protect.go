@@ -114,14 +114,14 @@ func (r *resolver) judge(p string) judged {
 }
 
 // gitDirWhat names a git directory under an ordinary name.
-const gitDirWhat = "a git directory under an ordinary name (HEAD, objects/ and refs/): git status run in it runs what its config names"
+const gitDirWhat = "a git directory under an ordinary name (HEAD, and objects/ and refs/ or a commondir): git status run in it runs what its config names"
 
 // gitDirAround is the directory, within three levels above the path j
 // and below top, that is or would be a git directory once j is written
 // (HEAD, and objects/ and refs/ or a commondir file naming where they
-// are, as git tells one whatever its name: the
-// sweep holds such a directory back after a confined call, and a file
-// tool could otherwise assemble one file by file), or "".
+// are, as git tells one whatever its name: the sweep holds such a
+// directory back after a confined call, and a file tool could otherwise
+// assemble one file by file), or "".
 func gitDirAround(j judged, top string) string {
 	p := j.literal
 	if j.resErr == nil {
