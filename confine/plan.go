@@ -512,9 +512,7 @@ func (p Plan) sorted() Plan {
 // Classify; the guard's fixed paths inside the project (its binaries, a
 // state directory) are looked up apart.
 type walker struct {
-	pl       policy.Places
-	fixed    map[string]bool // fixed protected paths inside the project
-	above    map[string]bool // their ancestors inside the project
+	entryGuard
 	git      bool
 	skip     []string // directories handled by the caller (the git dir)
 	entries  int
@@ -542,8 +540,30 @@ type kid struct {
 }
 
 func newWalker(pl policy.Places, project string, git bool) *walker {
+	return &walker{entryGuard: newEntryGuard(pl, project), git: git, seen: map[string]int64{}}
+}
+
+// entryGuard tells, of an entry of a project, whether it is executable
+// configuration or an instruction file: the walk before a launch and the
+// sweep after it ask the same question.
+type entryGuard struct {
+	pl    policy.Places
+	fixed map[string]bool // fixedInProject
+	above map[string]bool
+}
+
+func newEntryGuard(pl policy.Places, project string) entryGuard {
 	fixed, above := fixedInProject(pl, project)
-	return &walker{pl: pl, git: git, fixed: fixed, above: above, seen: map[string]int64{}}
+	return entryGuard{pl: pl, fixed: fixed, above: above}
+}
+
+// protects reports whether the entry at path p, named name, of type typ
+// is protected: a fixed path; anything but a directory where one of
+// their ancestors is (a link ci -> elsewhere, where ci/hooks is the hooks
+// directory, whose hooks git then runs); a name policy protects there.
+func (g entryGuard) protects(p []byte, name string, typ os.FileMode) bool {
+	return g.fixed[string(p)] || g.above[string(p)] && !typ.IsDir() ||
+		policy.NameCouldBeProtected(name) && g.pl.Classify(string(p)).Protected()
 }
 
 // fixedInProject are pl's fixed protected paths below project (the
@@ -595,13 +615,10 @@ func (w *walker) walk(dir string, top bool) bool {
 	for i := start; i < end; i++ {
 		ent := w.ents[i] // a copy: a walk below may move w.ents
 		pb = append(pb[:base], ent.name...)
-		// A fixed path, or anything but a directory where one of its
-		// ancestors is (a link ci -> elsewhere, where ci/hooks is the
-		// hooks directory): held, and the sweep leaves it be.
-		if w.fixed[string(pb)] || w.above[string(pb)] && !ent.typ.IsDir() || w.skips(pb) ||
-			policy.NameCouldBeProtected(ent.name) && w.pl.Classify(string(pb)).Protected() {
+		// Held (and the sweep leaves it be), but what the caller handles.
+		if skip := w.skips(pb); skip || w.protects(pb, ent.name, ent.typ) {
 			clean = false
-			if !w.skips(pb) {
+			if !skip {
 				w.held = append(w.held, string(pb))
 				w.heldLink = w.heldLink || ent.typ&os.ModeSymlink != 0
 			}

@@ -13,8 +13,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/loopguard/loopguard/policy"
 )
 
 // Landlock cannot refuse a name: a right to create in a directory covers
@@ -31,14 +29,14 @@ import (
 // made (broker_linux.go), so the sweep finds nothing there but a name a
 // race on its path got past the first stage (the kernel reads the path
 // again); it is what holds with namespaces of its own, and where a filter
-// above keeps the broker out. What it cannot close: while the call runs, such an entry
-// exists in the project, and an unconfined process that reads it then (an
-// editor's git integration polling the tree) is not stopped.
+// above keeps the broker out. What it cannot close: while the call runs,
+// such an entry exists in the project, and an unconfined process that
+// reads it then (an editor's git integration polling the tree) is not
+// stopped.
 // docs/confinement.md says so.
 func sweep(p Plan, e Env) []string {
 	e.Places.HooksPaths = p.hooksPaths
-	pl := e.Places.Prepare()
-	fixed, above := fixedInProject(pl, p.Project)
+	guard := newEntryGuard(e.Places.Prepare(), p.Project)
 	before := map[string]bool{}
 	for _, h := range p.Held {
 		before[h] = true
@@ -54,6 +52,15 @@ func sweep(p Plan, e Env) []string {
 	held := &holder{p: p, e: e}
 	defer held.close()
 	var lines []string
+	// hold moves name, in the directory open as fd (rel in the project),
+	// out of the project, its owner's bits given back first if the call
+	// took them.
+	hold := func(fd int, rel, name, crel string) {
+		if line, ok := ownerMayMove(fd, rel); ok {
+			lines = append(lines, line)
+		}
+		lines = append(lines, held.move(fd, name, crel))
+	}
 	// look reads the directory rel (below the project, "" the top) from
 	// the project without following a link: every process of the call
 	// has exited, but another call may run, and a link it put where a
@@ -98,40 +105,28 @@ func sweep(p Plan, e Env) []string {
 			if _, seen := p.Dirs[p.Project+"/"+rel]; !seen {
 				return true
 			}
-			for _, name := range []string{"HEAD", "config"} {
-				if slices.ContainsFunc(des, func(d os.DirEntry) bool { return d.Name() == name }) {
-					if line, ok := ownerMayMove(fd, rel); ok {
-						lines = append(lines, line)
-					}
-					lines = append(lines, held.move(fd, name, rel+"/"+name))
+			for _, ent := range ents {
+				if ent.name == "HEAD" || ent.name == "config" {
+					hold(fd, rel, ent.name, rel+"/"+ent.name)
 				}
 			}
 		}
-		for _, ent := range des {
-			crel := ent.Name()
+		for _, ent := range ents {
+			crel := ent.name
 			if rel != "" {
-				crel = rel + "/" + ent.Name()
+				crel = rel + "/" + ent.name
 			}
 			path := p.Project + "/" + crel
 			if before[path] {
 				continue
 			}
-			// A fixed path (the directory core.hooksPath names), or
-			// anything but a directory where one of its ancestors is
-			// (ci -> src/hk, whose hooks2/ git then runs as ci/hooks2).
-			if fixed[path] || above[path] && !ent.IsDir() || policy.NameCouldBeProtected(ent.Name()) && pl.Classify(path).Protected() {
-				if line, ok := ownerMayMove(fd, rel); ok {
-					lines = append(lines, line)
-				}
-				lines = append(lines, held.move(fd, ent.Name(), crel))
+			if guard.protects([]byte(path), ent.name, ent.typ) {
+				hold(fd, rel, ent.name, crel)
 				continue
 			}
-			if ent.IsDir() {
+			if ent.typ.IsDir() {
 				if _, seen := p.Dirs[path]; !seen && look(crel) { // new, or moved here: all of it is new here
-					if line, ok := ownerMayMove(fd, rel); ok {
-						lines = append(lines, line)
-					}
-					lines = append(lines, held.move(fd, ent.Name(), crel))
+					hold(fd, rel, ent.name, crel)
 				}
 			}
 		}
@@ -169,10 +164,15 @@ func gone(err error) bool {
 // look in: whatever the call made there is unchecked, and the user is
 // told where.
 func unlooked(rel string, err error) string {
+	return fmt.Sprintf("loopguard: could not look in %s for executable configuration or instruction files this call created (%v): review it before git, an editor or the agent reads it", shown(rel), err)
+}
+
+// shown names the directory rel of the project for the user.
+func shown(rel string) string {
 	if rel == "" {
-		rel = "the project's top"
+		return "the project's top"
 	}
-	return fmt.Sprintf("loopguard: could not look in %s for executable configuration or instruction files this call created (%v): review it before git, an editor or the agent reads it", rel, err)
+	return rel
 }
 
 // ownerMayList gives the directory rel back its owner's read, write and
@@ -183,20 +183,11 @@ func ownerMayList(root int, rel string) (string, bool) {
 		return "", false
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	mode, ok := ownerBack(fd, 0)
+	if !ok {
 		return "", false
 	}
-	// An O_PATH descriptor takes no fchmod; its /proc entry names the
-	// same directory, never a link.
-	if err := unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), st.Mode&0o7777|0o700); err != nil {
-		return "", false
-	}
-	name := rel
-	if name == "" {
-		name = "the project's top"
-	}
-	return fmt.Sprintf("loopguard: this call made %s unreadable to its owner (mode %04o); its owner's read, write and search bits are back, so that what the call left in it is looked at", name, st.Mode&0o7777), true
+	return fmt.Sprintf("loopguard: this call made %s unreadable to its owner (mode %04o); its owner's read, write and search bits are back, so that what the call left in it is looked at", shown(rel), mode), true
 }
 
 // ownerMayMove gives the directory open as fd (rel in the project) its
@@ -204,17 +195,27 @@ func ownerMayList(root int, rel string) (string, bool) {
 // src/d after making src/d/.git: nothing could be moved out of it), and
 // says so.
 func ownerMayMove(fd int, rel string) (string, bool) {
+	mode, ok := ownerBack(fd, 0o300)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("loopguard: this call took its owner's write or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that what the call left in it is moved out", shown(rel), mode), true
+}
+
+// ownerBack gives the directory open as fd (by O_PATH or not) its owner's
+// read, write and search bits, unless it has every bit of need already,
+// and returns the mode it had.
+func ownerBack(fd int, need uint32) (mode uint32, ok bool) {
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&0o300 == 0o300 {
-		return "", false
+	if err := unix.Fstat(fd, &st); err != nil || need != 0 && st.Mode&need == need {
+		return 0, false
 	}
-	if err := unix.Fchmod(fd, st.Mode&0o7777|0o700); err != nil {
-		return "", false
+	// An O_PATH descriptor takes no fchmod; its /proc entry names the
+	// same directory, never a link.
+	if err := unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), st.Mode&0o7777|0o700); err != nil {
+		return 0, false
 	}
-	if rel == "" {
-		rel = "the project's top"
-	}
-	return fmt.Sprintf("loopguard: this call took its owner's write or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that what the call left in it is moved out", rel, st.Mode&0o7777), true
+	return st.Mode & 0o7777, true
 }
 
 // openBeneath opens rel ("" the directory itself) below the directory
