@@ -169,6 +169,11 @@ func (rs ruleset) restrict() error {
 		return err
 	}
 	defer unix.Close(fd)
+	return restrictTo(fd)
+}
+
+// restrictTo restricts the calling thread to the ruleset fd.
+func restrictTo(fd int) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
@@ -178,8 +183,10 @@ func (rs ruleset) restrict() error {
 	return nil
 }
 
-// addRules adds rs's rules to the ruleset fd.
-func (rs ruleset) addRules(fd int) error {
+// addRules adds rs's rules to the ruleset fd; with a maker (mk >= 0,
+// maker_linux.go), without the rights to make a name at or below
+// project, and each rule that grants one to mk as it is.
+func (rs ruleset) addRules(fd, mk int, project string) error {
 	var err error
 	roots := map[string]int{}
 	defer func() {
@@ -217,7 +224,16 @@ func (rs ruleset) addRules(fd int) error {
 		if err != nil {
 			return err
 		}
-		err = llsys.LandlockAddPathBeneathRule(fd, &llsys.PathBeneathAttr{ParentFd: pfd, AllowedAccess: r.access}, 0)
+		access := r.access
+		if mk >= 0 && r.access&makeRights != 0 {
+			err = llsys.LandlockAddPathBeneathRule(mk, &llsys.PathBeneathAttr{ParentFd: pfd, AllowedAccess: r.access}, 0)
+			if !r.private && isAncestorOrSelf(project, r.path) {
+				access &^= makeRights
+			}
+		}
+		if err == nil {
+			err = llsys.LandlockAddPathBeneathRule(fd, &llsys.PathBeneathAttr{ParentFd: pfd, AllowedAccess: access}, 0)
+		}
 		_ = unix.Close(pfd)
 		if err != nil {
 			return fmt.Errorf("landlock_add_rule %s: %w", r.path, err)

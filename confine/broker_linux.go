@@ -4,6 +4,7 @@ package confine
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
@@ -53,10 +54,10 @@ import (
 //     decides as before (SECCOMP_USER_NOTIF_FLAG_CONTINUE): a link or a
 //     node (refused: no rule), an existing file's own rule. The kernel
 //     reads the call's path again, so a program that changes it
-//     meanwhile gets what Landlock grants, and in a directory granted
-//     whole that is any name, a protected one too: the sweep after the
-//     call holds such a name back (sweep.go). Only the broker making
-//     every name in the project itself would close that window;
+//     meanwhile gets what Landlock grants, which in the project is no
+//     name at all: a directory granted whole (a clean one) grants every
+//     right but the rights to make a name, and the maker makes its names
+//     (maker_linux.go, makeBelow);
 //   - refuses a call that makes a name where it cannot tell where the
 //     name lands (the caller's memory or /proc unreadable), rather than
 //     hand it to the kernel.
@@ -105,8 +106,11 @@ type topBroker struct {
 	root     int
 	rootKey  fileKey
 	project  string
-	pl       policy.Places
-	fixed    map[string]bool // pl's fixed protected paths in the project (a hooks directory)
+	// real is the project's path as /proc shows a directory's (every
+	// link in project's resolved): what a directory below it reads as.
+	real  string
+	pl    policy.Places
+	fixed map[string]bool // pl's fixed protected paths in the project (a hooks directory)
 	// mine are the files and directories the broker made in this call
 	// (at the top, and below a directory it made there); dirs are those
 	// directories; names are the last names it made, which an unlink
@@ -114,6 +118,8 @@ type topBroker struct {
 	mine  map[fileKey]bool
 	dirs  map[fileKey]bool
 	names map[string]bool
+	// umasks are the umasks read of the program's threads (umaskOf).
+	umasks map[uint32]uint32
 	// served are the project's directories no rule reaches whole (the
 	// top, and every one that holds executable configuration below it:
 	// Plan.Unclean), by device and inode, with their paths; ours are the
@@ -127,14 +133,20 @@ type topBroker struct {
 	stop     [2]int         // a pipe: closing stop[1] ends serve
 	done     chan struct{}
 	started  bool
+	// The maker (maker_linux.go), started at the first name the program
+	// makes in the project, restricted to makerRules (-1: none, and
+	// every such name is refused); mkErr is why it could not start.
+	makerRules int
+	mk         *maker
+	mkErr      error
 }
 
 // newTopBroker opens the project's top for plan; conn receives the
 // listener. Under read-only (no project) it serves metadata changes
 // alone: the filter sends it nothing else (filterOpts.opens).
 func newTopBroker(plan Plan, e Env, conn *os.File) (*topBroker, error) {
-	b := &topBroker{conn: conn, listener: -1, root: -1, project: plan.Project,
-		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, modeSet: newModeSet(plan), done: make(chan struct{})}
+	b := &topBroker{conn: conn, listener: -1, root: -1, project: plan.Project, makerRules: -1,
+		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, umasks: map[uint32]uint32{}, modeSet: newModeSet(plan), done: make(chan struct{})}
 	if plan.Project != "" {
 		root, err := unix.Open(plan.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -146,6 +158,10 @@ func newTopBroker(plan Plan, e Env, conn *os.File) (*topBroker, error) {
 			return nil, err
 		}
 		b.root, b.rootKey = root, fileKey{st.Dev, st.Ino}
+		if b.real, err = os.Readlink("/proc/self/fd/" + strconv.Itoa(root)); err != nil {
+			_ = unix.Close(root)
+			return nil, err
+		}
 		b.findServed(plan)
 		e.Places.HooksPaths = plan.hooksPaths
 		b.pl = e.Places.Prepare()
@@ -189,6 +205,12 @@ func (b *topBroker) close() {
 	}
 	if b.listener >= 0 {
 		_ = unix.Close(b.listener)
+	}
+	if b.mk != nil {
+		b.mk.stop()
+	}
+	if b.makerRules >= 0 {
+		_ = unix.Close(b.makerRules)
 	}
 }
 
@@ -269,10 +291,17 @@ type brokered struct {
 	fromDirfd int32
 	fromPath  uint64
 	noReplace bool
-	// name: a call that makes a name the kernel serves (mkdir, symlink,
-	// link, mknod): refused only when the name is protected. A mkdir in a
-	// directory the broker serves it makes itself.
+	// name: a call that makes a name other than by open or rename
+	// (mkdir, symlink, link, mknod): in a directory the broker serves it
+	// makes a directory itself and leaves the others to Landlock (no rule
+	// there); elsewhere in the project the maker makes it.
 	name bool
+	// symlink: target is the address of the link's text; link: from are
+	// the existing name's, linkFlags the call's; mknod: mode and dev.
+	symlink, link, mknod bool
+	target               uint64
+	linkFlags            int
+	dev                  uint64
 }
 
 // brokeredCall reads n's call (ok false: one the broker does not serve).
@@ -289,11 +318,12 @@ func brokeredCall(n *seccompNotif) (brokered, bool) {
 	case unix.SYS_MKDIRAT:
 		return brokered{dirfd: int32(a[0]), path: a[1], mode: uint32(a[2]), name: true, mkdir: true}, true
 	case unix.SYS_MKNODAT:
-		return brokered{dirfd: int32(a[0]), path: a[1], name: true}, true
+		return brokered{dirfd: int32(a[0]), path: a[1], name: true, mknod: true, mode: uint32(a[2]), dev: a[3]}, true
 	case unix.SYS_SYMLINKAT:
-		return brokered{dirfd: int32(a[1]), path: a[2], name: true}, true
+		return brokered{dirfd: int32(a[1]), path: a[2], name: true, symlink: true, target: a[0]}, true
 	case unix.SYS_LINKAT:
-		return brokered{dirfd: int32(a[2]), path: a[3], name: true}, true
+		return brokered{dirfd: int32(a[2]), path: a[3], name: true, link: true, fromDirfd: int32(a[0]), fromPath: a[1],
+			linkFlags: int(int32(a[4]))}, true
 	case unix.SYS_RENAMEAT2:
 		if a[4]&^unix.RENAME_NOREPLACE != 0 {
 			return brokered{}, false // an exchange, a whiteout: the kernel's
@@ -338,6 +368,11 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	if b.project == "" {
 		return failed(n, unix.EPERM) // nothing else is sent without a project
 	}
+	if n.nr == unix.SYS_UMASK {
+		// What umaskOf read may be another's now (threads share it).
+		clear(b.umasks)
+		return continued(n)
+	}
 	c, ok := brokeredCall(n)
 	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&(unix.O_CREAT|unix.O_WRONLY|unix.O_RDWR) == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
 		return continued(n)
@@ -365,20 +400,25 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		// of the project: never made (Landlock cannot refuse a name).
 		return failed(n, unix.EACCES)
 	}
-	if r.trailing && !c.mkdir && !c.rmdir {
-		// A file's path with a trailing "/", or a directory renamed to
-		// one: the kernel's, which makes no file by it and renames only
-		// a directory (its name judged above).
-		return continued(n)
-	}
 	dir, unclean := b.served[key]
 	served := unclean || b.dirs[key]
-	if c.rename && !served {
-		return b.renameIn(n, c)
+	if !served {
+		_, below := b.projectPath(parent)
+		switch {
+		case c.rename && (below || !r.trailing):
+			return b.renameIn(n, c, r, below)
+		case below && !c.unlink && !c.rmdir && (!r.trailing || c.mkdir):
+			return b.makeBelow(n, c, r)
+		}
+		// Outside the project: Landlock decides. In it: a removal, or a
+		// file's path with a trailing "/", which makes no name.
+		return continued(n)
 	}
-	if !served || c.name && !c.mkdir {
-		// The kernel's: Landlock decides (a link or a node at the top or
-		// below a directory the broker made: refused, no rule there).
+	if r.trailing && !c.mkdir && !c.rmdir || c.name && !c.mkdir {
+		// The kernel's: a file's path with a trailing "/", or a
+		// directory renamed to one, makes no name here; a link or a
+		// node at the top or below a directory the broker made is
+		// refused by Landlock (no rule there).
 		return continued(n)
 	}
 	var st unix.Stat_t
@@ -436,7 +476,7 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	case exists || !errors.Is(err, unix.ENOENT):
 		return continued(n) // an existing file: its own rule decides
 	}
-	mode := c.mode & 0o777 &^ umask(n.pid) // no set-id or sticky bit
+	mode := c.mode & 0o777 &^ b.umaskOf(n.pid, "") // no set-id or sticky bit
 	fd, err := unix.Openat(parent, name, c.flags&passFlags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {
 		return continued(n) // made meanwhile by another: the kernel decides
@@ -494,7 +534,7 @@ func (b *topBroker) made(k fileKey, name string, dir bool) {
 // or sticky bit; what is made in it is made by the broker too, since no
 // Landlock rule reaches it.
 func (b *topBroker) makeDir(n *seccompNotif, c brokered, parent int, name string) *seccompNotifResp {
-	if err := unix.Mkdirat(parent, name, c.mode&0o777&^umask(n.pid)); err != nil {
+	if err := unix.Mkdirat(parent, name, c.mode&0o777&^b.umaskOf(n.pid, "")); err != nil {
 		if e, ok := err.(unix.Errno); ok {
 			return failed(n, e)
 		}
@@ -638,8 +678,8 @@ func (b *topBroker) protectedIn(parent int, top bool, name string) bool {
 	if !policy.NameCouldBeProtected(name) && len(b.fixed) == 0 {
 		return false
 	}
-	dir, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(parent))
-	if err != nil || !fsx.Within(dir, b.project) {
+	dir, ok := b.projectPath(parent)
+	if !ok {
 		return false // outside the project: Landlock's alone
 	}
 	p := filepath.Join(dir, name)
@@ -649,11 +689,13 @@ func (b *topBroker) protectedIn(parent int, top bool, name string) bool {
 	return b.fixed[p] || policy.NameCouldBeProtected(name) && b.pl.Classify(p).Protected()
 }
 
-// renameIn answers a rename to a directory below the top: a directory
-// moved in from outside the project is answered EXDEV (mv then copies
-// it, name by name, each made through this broker: a .git inside it is
-// refused); anything else is the kernel's.
-func (b *topBroker) renameIn(n *seccompNotif, c brokered) *seccompNotifResp {
+// renameIn answers a rename to to, a directory the broker does not serve
+// (below: in the project): a directory moved in from outside the project,
+// or out of one the broker made, is answered EXDEV (mv then copies it,
+// name by name, each made through this broker: a .git inside it is
+// refused); anything else the maker moves in the project (makeRename),
+// and Landlock judges outside it.
+func (b *topBroker) renameIn(n *seccompNotif, c brokered, to resolved, below bool) *seccompNotifResp {
 	fr, ok, errno := b.resolve(n, c.fromDirfd, c.fromPath, false)
 	if !ok {
 		if errno != 0 {
@@ -671,17 +713,148 @@ func (b *topBroker) renameIn(n *seccompNotif, c brokered) *seccompNotifResp {
 		// copies it, name by name.
 		return failed(n, unix.EXDEV)
 	}
-	if _, unclean := b.served[key]; unclean {
+	onward := func() *seccompNotifResp {
+		if below {
+			return b.makeRename(n, c, fr, to)
+		}
 		return continued(n)
+	}
+	if _, unclean := b.served[key]; unclean {
+		return onward()
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(parent, from, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return continued(n)
+		return onward()
 	}
-	if dir, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(parent)); err == nil && fsx.Within(dir, b.project) {
-		return continued(n)
+	if _, in := b.projectPath(parent); in {
+		return onward()
 	}
 	return failed(n, unix.EXDEV)
+}
+
+// projectPath is the directory parent's path in the project, spelled as
+// the plan spells the project; false when it is not in the project.
+func (b *topBroker) projectPath(parent int) (string, bool) {
+	dir, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(parent))
+	if err != nil || !fsx.Within(dir, b.real) {
+		return "", false
+	}
+	return b.project + dir[len(b.real):], true
+}
+
+// theMaker is the maker, started at its first use; nil (and the call
+// refused) when it could not start.
+func (b *topBroker) theMaker() *maker {
+	if b.mk == nil && b.mkErr == nil {
+		if b.makerRules < 0 {
+			b.mkErr = errors.New("no ruleset for it")
+		} else {
+			b.mk, b.mkErr = startMaker(b.makerRules)
+		}
+	}
+	return b.mk
+}
+
+// makeBelow makes the name n's call c makes at r, in a directory of the
+// project the broker does not serve (one a rule grants whole), by the
+// maker: from the name the broker read and judged, never the path the
+// kernel would read again.
+func (b *topBroker) makeBelow(n *seccompNotif, c brokered, r resolved) *seccompNotifResp {
+	parent, name := r.parent, r.name
+	var st unix.Stat_t
+	if !c.name && unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		// An open of an existing name (a link's target, if it is one):
+		// the program's own rules decide, and give it no name to make.
+		return continued(n)
+	}
+	mk := b.theMaker()
+	if mk == nil {
+		return failed(n, unix.EACCES)
+	}
+	mask := int(b.umaskOf(n.pid, r.proc))
+	var err error
+	switch {
+	case c.mkdir:
+		err = mk.do(mask, func() error { return unix.Mkdirat(parent, name, c.mode&0o7777) })
+	case c.mknod:
+		err = mk.do(mask, func() error { return unix.Mknodat(parent, name, c.mode, int(c.dev)) })
+	case c.symlink:
+		target, ok := readPath(int(n.pid), c.target)
+		if !ok {
+			return failed(n, unix.EACCES) // not read: cannot tell what it makes
+		}
+		err = mk.do(-1, func() error { return unix.Symlinkat(target, parent, name) })
+	case c.link:
+		if c.linkFlags&unix.AT_EMPTY_PATH != 0 {
+			return failed(n, unix.EACCES) // a descriptor's file: not the broker's to find
+		}
+		fr, ok, errno := b.resolve(n, c.fromDirfd, c.fromPath, false)
+		if !ok {
+			return failed(n, cmp.Or(errno, unix.EPERM))
+		}
+		defer unix.Close(fr.parent)
+		err = mk.do(-1, func() error { return unix.Linkat(fr.parent, fr.name, parent, name, c.linkFlags&unix.AT_SYMLINK_FOLLOW) })
+	default: // an open with O_CREAT of a name that does not exist
+		fd := -1
+		err = mk.do(mask, func() error {
+			var err error
+			fd, err = unix.Openat(parent, name, c.flags&passFlags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, c.mode&0o7777)
+			return err
+		})
+		switch {
+		case errors.Is(err, unix.EEXIST) && c.flags&unix.O_EXCL == 0:
+			return continued(n) // made meanwhile: as above
+		case err != nil:
+			return failed(n, errnoOf(err))
+		}
+		return b.hand(n, fd, c, parent, name)
+	}
+	if err != nil {
+		return failed(n, errnoOf(err))
+	}
+	if !b.waiting(n) { // gone meanwhile: nothing stays
+		flags := 0
+		if c.mkdir {
+			flags = unix.AT_REMOVEDIR
+		}
+		_ = unix.Unlinkat(parent, name, flags)
+		return failed(n, unix.ENOENT)
+	}
+	return &seccompNotifResp{id: n.id}
+}
+
+// makeRename moves fr to to for n's call c, both in the project, by the
+// maker (the names the broker read and judged; Landlock, by the
+// program's rules, says whether it may).
+func (b *topBroker) makeRename(n *seccompNotif, c brokered, fr, to resolved) *seccompNotifResp {
+	if fr.trailing || to.trailing {
+		// A path ending in "/" renames only a directory.
+		var st unix.Stat_t
+		if err := unix.Fstatat(fr.parent, fr.name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return failed(n, unix.ENOTDIR)
+		}
+	}
+	mk := b.theMaker()
+	if mk == nil {
+		return failed(n, unix.EACCES)
+	}
+	flags := uint(0)
+	if c.noReplace {
+		flags = unix.RENAME_NOREPLACE
+	}
+	if err := mk.do(-1, func() error { return unix.Renameat2(fr.parent, fr.name, to.parent, to.name, flags) }); err != nil {
+		return failed(n, errnoOf(err))
+	}
+	return &seccompNotifResp{id: n.id}
+}
+
+// errnoOf is err's errno (EIO for an error that is none).
+func errnoOf(err error) unix.Errno {
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return unix.EIO
 }
 
 // resolve finds the directory a path of n's call names, from the caller's
@@ -707,6 +880,12 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 			path = "/"
 		}
 	}
+	// A path through the program's own /proc (/proc/self/cwd/build, the
+	// shell's /dev/fd/3/x) is read from the directory it names there.
+	sub, rest, self := procSelf(path)
+	if self {
+		path = rest
+	}
 	dir, name := "", path
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		dir, name = path[:i+1], path[i+1:]
@@ -715,11 +894,12 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 		return resolved{}, false, 0
 	}
 	if quick && strings.HasPrefix(path, "/") && !policy.NameCouldBeProtected(name) && !strings.Contains(path, "/..") &&
-		!fsx.Within(filepath.Clean(dir), b.project) {
+		!fsx.Within(filepath.Clean(dir), b.project) && !fsx.Within(filepath.Clean(dir), b.real) {
 		// The common case, a build's files in its own TMPDIR or cache:
 		// a name nothing protects, by a path that does not name the
-		// project. Through a link into the project it is made, if at
-		// all, where Landlock lets it be (never at the top).
+		// project. Through a link into the project, or a path rewritten
+		// meanwhile, the program makes no name: it has no right to make
+		// one there (maker_linux.go).
 		return resolved{}, false, 0
 	}
 	proc, ok := procOf(n.pid)
@@ -728,6 +908,8 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 	}
 	base := proc + "/cwd"
 	switch {
+	case self:
+		base = proc + "/" + sub
 	case strings.HasPrefix(path, "/"):
 		base = proc + "/root"
 	case dirfd != unix.AT_FDCWD:
@@ -775,8 +957,41 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 		_ = unix.Close(parent)
 		return resolved{}, false, unix.EACCES
 	}
-	r.name, r.parent, r.key = name, parent, fileKey{st.Dev, st.Ino}
+	r.name, r.parent, r.key, r.proc = name, parent, fileKey{st.Dev, st.Ino}, proc
 	return r, true, 0
+}
+
+// procSelf splits a path through the calling process's own /proc
+// (/proc/self/, /proc/thread-self/, /dev/fd/) into the entry it names
+// there (cwd, root, fd/N) and the rest, a relative path; ok false for
+// any other path, or one that names the entry itself.
+func procSelf(path string) (sub, rest string, ok bool) {
+	var p string
+	switch {
+	case strings.HasPrefix(path, "/proc/self/"):
+		p = strings.TrimPrefix(path, "/proc/self/")
+	case strings.HasPrefix(path, "/proc/thread-self/"):
+		p = strings.TrimPrefix(path, "/proc/thread-self/")
+	case strings.HasPrefix(path, "/dev/fd/"):
+		p = "fd/" + strings.TrimPrefix(path, "/dev/fd/")
+	default:
+		return "", "", false
+	}
+	sub, rest, _ = strings.Cut(p, "/")
+	if sub == "fd" {
+		var n string
+		n, rest, _ = strings.Cut(rest, "/")
+		if n == "" || strings.Trim(n, "0123456789") != "" {
+			return "", "", false
+		}
+		sub = "fd/" + n
+	} else if sub != "cwd" && sub != "root" {
+		return "", "", false
+	}
+	if rest = strings.TrimLeft(rest, "/"); rest == "" {
+		return "", "", false
+	}
+	return sub, rest, true
 }
 
 // resolved is where a path of a call lands: its last name in the
@@ -786,6 +1001,7 @@ type resolved struct {
 	parent   int
 	key      fileKey
 	trailing bool
+	proc     string // the caller's /proc directory
 }
 
 // pidfdThread is pidfd_open's PIDFD_THREAD, which x/sys does not name.
@@ -847,12 +1063,34 @@ func readPath(pid int, addr uint64) (string, bool) {
 	return string(buf[:end]), true
 }
 
-// umask is pid's umask (0o022 when it cannot be read).
-func umask(pid uint32) uint32 {
-	proc, ok := procOf(pid)
-	if !ok {
-		return 0o022
+// umaskOf is the umask of the thread tid, whose /proc directory is proc
+// ("": not known yet), 0o022 when it cannot be read. /proc's status is
+// the only place that says it, and reading it was a third of what making
+// a name cost: a thread's is read once, until the program next calls
+// umask (the filter sends that call here: umaskCalled). A thread of
+// another process that reads its umask while one of its threads changes
+// it keeps what it read, as one of the two orders the kernel allows.
+func (b *topBroker) umaskOf(tid uint32, proc string) uint32 {
+	if m, ok := b.umasks[tid]; ok {
+		return m
 	}
+	if proc == "" {
+		var ok bool
+		if proc, ok = procOf(tid); !ok {
+			return 0o022
+		}
+	}
+	m := umaskIn(proc)
+	if len(b.umasks) >= 4096 {
+		clear(b.umasks)
+	}
+	b.umasks[tid] = m
+	return m
+}
+
+// umaskIn is the umask of the process whose /proc directory is proc
+// (0o022 when it cannot be read).
+func umaskIn(proc string) uint32 {
 	if v, ok := procField(proc+"/status", "Umask"); ok {
 		if m, err := strconv.ParseUint(v, 8, 32); err == nil {
 			return uint32(m)

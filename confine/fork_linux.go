@@ -50,8 +50,11 @@ type forkSpec struct {
 	nproc    unix.Rlimit
 	// ruleset is the Landlock ruleset (-1: none, a test knob); self names
 	// /proc/self, selfRule its rule (the child fills in the descriptor).
-	ruleset  int
-	self     *byte
+	ruleset int
+	self    *byte
+	// maker is the maker's ruleset (-1: none), which the first stage's
+	// broker takes (startJailed).
+	maker    int
 	selfRule pathBeneath
 	// prog is the filter; with the broker (brokerFd >= 0), its listener
 	// goes to the first stage in msg, and where a filter above already
@@ -138,7 +141,7 @@ const (
 // (the descriptor f.ruleset, which the caller closes), the filter
 // assembled, every path and the environment made C strings.
 func prepareFork(s Spec, plan Plan, o filterOpts, broker *os.File, nproc uint64, setNproc bool) (*forkSpec, error) {
-	f := &forkSpec{ruleset: -1, brokerFd: -1, errFd: -1, rd: -1, ppid: uintptr(os.Getpid()), setNproc: setNproc}
+	f := &forkSpec{ruleset: -1, maker: -1, brokerFd: -1, errFd: -1, rd: -1, ppid: uintptr(os.Getpid()), setNproc: setNproc}
 	f.nproc = unix.Rlimit{Cur: nproc, Max: nproc}
 	o.tcpUDP = plan.Network && !plan.OwnNet && !s.Cap.AnyPort
 	if !testknobs.On(testknobs.NoRuleset) {
@@ -159,7 +162,15 @@ func prepareFork(s Spec, plan Plan, o filterOpts, broker *os.File, nproc uint64,
 				return nil, err
 			}
 		}
-		if f.ruleset, err = rs.build(); err != nil {
+		if broker != nil && o.opens {
+			// The first stage's maker makes the program's names in the
+			// project (maker_linux.go); under a listener above, where
+			// there is none, no name there is made.
+			f.ruleset, f.maker, err = rs.buildWithMaker(plan.Project)
+		} else {
+			f.ruleset, err = rs.build()
+		}
+		if err != nil {
 			return nil, err
 		}
 		if o.broker = broker != nil; o.broker {
@@ -251,6 +262,10 @@ func (f *forkSpec) close() {
 	if f.ruleset >= 0 {
 		unix.Close(f.ruleset)
 		f.ruleset = -1
+	}
+	if f.maker >= 0 {
+		unix.Close(f.maker)
+		f.maker = -1
 	}
 	if f.errFd >= 0 {
 		unix.Close(f.errFd)
@@ -549,9 +564,34 @@ func (rs ruleset) build() (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("landlock_create_ruleset: %w", err)
 	}
-	if err := rs.addRules(fd); err != nil {
+	if err := rs.addRules(fd, -1, ""); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
 	return fd, nil
+}
+
+// buildWithMaker builds rs for a program whose names in project the
+// maker makes (maker_linux.go): prog is rs without the rights to make a
+// name there, mk the maker's, the rules that grant such a right, as they
+// are, and nothing else handled than files (it connects nowhere and
+// signals no one: a signal scope would keep the Go runtime on its thread
+// from signalling the launcher's other threads). Both are built from the
+// same descriptors, so that a directory renamed during the call is the
+// same to both.
+func (rs ruleset) buildWithMaker(project string) (prog, mk int, err error) {
+	attr := llsys.RulesetAttr{HandledAccessFS: rs.fs, HandledAccessNet: rs.net, Scoped: rs.scoped}
+	if prog, err = llsys.LandlockCreateRuleset(&attr, 0); err != nil {
+		return -1, -1, fmt.Errorf("landlock_create_ruleset: %w", err)
+	}
+	if mk, err = llsys.LandlockCreateRuleset(&llsys.RulesetAttr{HandledAccessFS: rs.fs}, 0); err != nil {
+		unix.Close(prog)
+		return -1, -1, fmt.Errorf("landlock_create_ruleset: %w", err)
+	}
+	if err := rs.addRules(prog, mk, project); err != nil {
+		unix.Close(prog)
+		unix.Close(mk)
+		return -1, -1, err
+	}
+	return prog, mk, nil
 }

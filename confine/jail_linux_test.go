@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -133,6 +134,8 @@ func jailProbe(args []string) (known bool, err error) {
 			return true, err
 		}
 		return true, unix.Close(fd)
+	case "jail-race": // args[1]/.git made by mkdir or open (args[3]) of args[1]/Xgit while a second thread rewrites the name; args[2] tries
+		return true, raceProbe(args[1], args[2], args[3])
 	case "jail-create": // a file, named as the caller says, with content
 		return true, os.WriteFile(args[1], []byte("planted\n"), 0o644)
 	case "jail-hidden": // args[2] (a git directory, or a file) made in args[1] if it may be, then args[1] made mode args[3] (111: unlistable)
@@ -1494,8 +1497,9 @@ func TestJailWithoutClone3(t *testing.T) {
 // TestJailUnderAListener: where a filter above the launch already has a
 // listener, the launch runs without the broker, and what the broker
 // would have judged is refused, not let through: a change of times by a
-// descriptor opened for reading (~/.gitconfig, .git/config), and a mode
-// change, under either capability, even of project-write's own file.
+// descriptor opened for reading (~/.gitconfig, .git/config), a mode
+// change, under either capability, even of project-write's own file, and
+// a new name in the project (the maker's, maker_linux.go).
 // Controls: the same launches run and read, and project-write writes its
 // own file; without the filter above, the broker makes that mode change
 // and sets the times of a file in the program's TMPDIR.
@@ -1528,6 +1532,10 @@ func TestJailUnderAListener(t *testing.T) {
 			if c.Write {
 				out, code = run("write", filepath.Join(j.project, "src/main.go"))
 				checkProbe(t, []string{name, "write src/main.go (control)"}, out, code, true)
+				// A new name in the project is the first stage's to make:
+				// with none, it is refused, not made by the kernel.
+				out, code = run("jail-create", filepath.Join(j.project, "src/new.txt"))
+				checkProbe(t, []string{name, "a new file in src"}, out, code, !above)
 			}
 			// touch in its own TMPDIR: the broker sets the times; without
 			// it touch makes the file and fails to set them.
@@ -1626,4 +1634,161 @@ func TestJailTopLevelRecorded(t *testing.T) {
 			t.Errorf("the call's record: %q (%d unfinished) %v; want app and not README.md", paths, unfinished, err)
 		}
 	})
+}
+
+// raceProbe is the attack on the first stage's reading of a path: one
+// thread makes dir/Xgit over and over (how: mkdir, removing what it made;
+// or open with O_CREAT, of the Xgit it made at the first try, which the
+// first stage hands to the kernel), while a second rewrites the name in memory,
+// Xgit to .git and back, for the kernel's second reading to see .git. It
+// stops at the first .git made (and leaves it) and prints what it made.
+func raceProbe(dir, n, how string) error {
+	tries, err := strconv.Atoi(n)
+	if err != nil {
+		return err
+	}
+	// The last name in a word of its own, rewritten atomically: pad the
+	// directory with slashes to a multiple of 4 bytes.
+	prefix := dir + "/"
+	for len(prefix)%4 != 0 {
+		prefix += "/"
+	}
+	words := make([]uint32, len(prefix)/4+2)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*4)
+	copy(b, prefix)
+	plain, git := *(*uint32)(unsafe.Pointer(&[]byte("Xgit")[0])), *(*uint32)(unsafe.Pointer(&[]byte(".git")[0]))
+	last := &words[len(prefix)/4]
+	atomic.StoreUint32(last, plain)
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !stop.Load() {
+			atomic.StoreUint32(last, git)
+			atomic.StoreUint32(last, plain)
+		}
+	}()
+	defer func() { stop.Store(true); <-done }()
+	made := 0
+	for i := 1; i <= tries; i++ {
+		var e syscall.Errno
+		var fd uintptr
+		if how == "mkdir" {
+			_, _, e = syscall.Syscall(unix.SYS_MKDIRAT, atFDCWD, uintptr(unsafe.Pointer(&b[0])), 0o755)
+		} else {
+			fd, _, e = syscall.Syscall6(unix.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&b[0])), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644, 0, 0)
+			if e == 0 {
+				unix.Close(int(fd))
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			fmt.Printf("made .git at try %d (Xgit made %d times)\n", i, made)
+			return nil
+		}
+		if how == "mkdir" {
+			if err := os.Remove(filepath.Join(dir, "Xgit")); err == nil {
+				made++
+			}
+		} else if e == 0 {
+			made++ // Xgit opened, made at the first try: an existing name the kernel opens
+		}
+	}
+	fmt.Printf("made no .git in %d tries (Xgit made %d times)\n", tries, made)
+	return nil
+}
+
+// TestJailBrokerRace: with the filter alone, the first stage read a call's
+// path and judged its last name, and the kernel then read the path again:
+// a second thread of the program that rewrote src/Xgit to src/.git between
+// the two got src/.git made (attack runs: within 0 to 1,282 tries). Now
+// the program may make no name in the project, and the first stage makes
+// each from the path it read and judged (maker_linux.go): no .git in 3,000
+// tries of mkdir and of open, and none after the call. With namespaces of
+// their own the name may be made during the call, and is swept after it.
+// Control: Xgit, the calls' plain name, is made whenever the second thread
+// has not rewritten it.
+func TestJailBrokerRace(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		src := filepath.Join(j.project, "src")
+		for _, how := range []string{"mkdir", "open"} {
+			out, code := j.launch(t, projectWrite, "jail-race", src, "3000", how)
+			if code != 0 {
+				t.Fatalf("%s: exit %d %q", how, code, out)
+			}
+			t.Logf("%s: %s", how, firstLine(out))
+			if !j.ns && !strings.HasPrefix(out, "made no .git") {
+				t.Errorf("%s with the filter alone: %q, want no .git made", how, firstLine(out))
+			}
+			var at, made int
+			if _, err := fmt.Sscanf(out, "made .git at try %d (Xgit made %d times)", &at, &made); err != nil {
+				if _, err := fmt.Sscanf(out, "made no .git in 3000 tries (Xgit made %d times)", &made); err != nil {
+					t.Fatalf("%s: %q", how, out)
+				}
+			}
+			if made == 0 && at != 1 {
+				t.Errorf("control: %s made no Xgit either: %q", how, firstLine(out))
+			}
+			if _, err := os.Lstat(filepath.Join(src, ".git")); err == nil {
+				t.Errorf("%s: src/.git is in the project after the call: %q", how, out)
+				_ = os.RemoveAll(filepath.Join(src, ".git"))
+			}
+		}
+	})
+}
+
+// TestJailMakesAsUnconfined: where the first stage makes the program's
+// names (the filter alone: maker_linux.go), what a build, an archive and
+// a shell make comes out as it does unconfined: the same tree, modes (the
+// program's umask, not the launcher's), types, sizes and link texts, by
+// the same script run confined in src/c and unconfined in src/u (real
+// find as the oracle). Both modes.
+func TestJailMakesAsUnconfined(t *testing.T) {
+	const script = `set -e
+: > pre; umask 027; : > u; umask 022; : > post
+mkdir -p deep/er; echo x > deep/er/f
+ln -s ../main.go deep/l
+mkfifo ff
+ln main.go hard
+mv deep deep2
+mkdir x; cp -p main.go x/
+printf a > t.tmp; mv t.tmp renamed
+mkdir d2/
+mv deep2/er/ deep2/er2/
+mkdir t; tar cf - main.go deep2 | tar xf - -C t
+python3 -c "import os; fd = os.open('o', os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600); os.write(fd, b'o'); os.close(fd)"
+cp -r x y; rm -r x; rm hard
+find . -printf '%p %m %y %s %l\n' | sort > ../$1.list`
+	bothModes(t, func(t *testing.T, j *jail) {
+		src := filepath.Join(j.project, "src")
+		for _, d := range []string{"c", "u"} {
+			testfs.Write(t, filepath.Join(src, d, "main.go"), []byte("package main\n"), 0o640)
+			if os.Getuid() == 0 {
+				for _, p := range []string{filepath.Join(src, d), filepath.Join(src, d, "main.go")} {
+					if err := os.Lchown(p, nobody, nobody); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		out, code := j.launch(t, projectWrite, "jail-sh", "cd src/c && sh -c '"+strings.ReplaceAll(script, "'", `'"'"'`)+"' sh c")
+		if code != 0 {
+			t.Fatalf("confined: exit %d %q", code, out)
+		}
+		j.unconfined(t, "cd src/u && sh -c '"+strings.ReplaceAll(script, "'", `'"'"'`)+"' sh u")
+		c, u := string(mustRead(t, filepath.Join(src, "c.list"))), string(mustRead(t, filepath.Join(src, "u.list")))
+		if c != u || !strings.Contains(u, "./ff 644 p") || !strings.Contains(u, "./deep2/l 777 l") {
+			t.Errorf("confined, then unconfined:\n%s\n%s", c, u)
+		}
+	})
+}
+
+// mustRead is the file p's content; a file that cannot be read fails the
+// test.
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -138,7 +138,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 				return 0, err
 			}
 		}
-		c, err = startJailed(s, plan, cg, theirs)
+		c, err = startJailed(s, plan, cg, theirs, broker)
 		if theirs != nil {
 			theirs.Close()
 		}
@@ -178,6 +178,9 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	}
 	if broker != nil {
 		broker.close()
+		if broker.mkErr != nil {
+			fmt.Fprintf(stderr, "loopguard: the launcher could not make names in the project for the program (%v): every one was refused\n", broker.mkErr)
+		}
 	}
 	if plan.Project != "" {
 		for _, line := range sweep(plan, e) {
@@ -208,7 +211,7 @@ type child struct {
 // startJailed starts the program without namespaces of its own: a child
 // forked from this process restricts itself and execs it (fork_linux.go);
 // under the broker, it hands the filter's listener over on broker.
-func startJailed(s Spec, plan Plan, cg *callCgroup, broker *os.File) (child, error) {
+func startJailed(s Spec, plan Plan, cg *callCgroup, broker *os.File, b *topBroker) (child, error) {
 	var nproc uint64
 	setNproc := cg == nil || !cg.pidsMax
 	if setNproc {
@@ -226,6 +229,9 @@ func startJailed(s Spec, plan Plan, cg *callCgroup, broker *os.File) (child, err
 		cgfd = cg.fd
 	}
 	pid, rd, err := forkJailed(f, cgfd)
+	if err == nil && b != nil && f.maker >= 0 {
+		b.makerRules, f.maker = f.maker, -1
+	}
 	f.close()
 	if err != nil {
 		return child{}, err

@@ -339,6 +339,9 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 			insn{code: jeq, k: unix.SYS_MKNODAT, jt: "notify"},
 			insn{code: jeq, k: unix.SYS_SYMLINKAT, jt: "notify"},
 			insn{code: jeq, k: unix.SYS_LINKAT, jt: "notify"},
+			// The first stage keeps the umask it read of a thread
+			// until the program sets one (broker_linux.go, umaskOf).
+			insn{code: jeq, k: unix.SYS_UMASK, jt: "notify"},
 		)
 		if legacyOpen != 0 {
 			p = append(p, insn{code: jeq, k: legacyOpen, jt: "open"})

@@ -35,9 +35,11 @@ func legacyBrokeredCall(n *seccompNotif) (brokered, bool) {
 	case unix.SYS_RMDIR:
 		return brokered{dirfd: unix.AT_FDCWD, path: a[0], rmdir: true}, true
 	case unix.SYS_MKNOD:
-		return brokered{dirfd: unix.AT_FDCWD, path: a[0], name: true}, true
-	case unix.SYS_SYMLINK, unix.SYS_LINK:
-		return brokered{dirfd: unix.AT_FDCWD, path: a[1], name: true}, true
+		return brokered{dirfd: unix.AT_FDCWD, path: a[0], name: true, mknod: true, mode: uint32(a[1]), dev: a[2]}, true
+	case unix.SYS_SYMLINK:
+		return brokered{dirfd: unix.AT_FDCWD, path: a[1], name: true, symlink: true, target: a[0]}, true
+	case unix.SYS_LINK:
+		return brokered{dirfd: unix.AT_FDCWD, path: a[1], name: true, link: true, fromDirfd: unix.AT_FDCWD, fromPath: a[0]}, true
 	case unix.SYS_RENAME:
 		return brokered{rename: true, fromDirfd: unix.AT_FDCWD, fromPath: a[0], dirfd: unix.AT_FDCWD, path: a[1]}, true
 	case unix.SYS_RENAMEAT:

@@ -1,0 +1,97 @@
+//go:build linux
+
+package confine
+
+import (
+	"fmt"
+	"runtime"
+
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// The maker. With the filter alone, the first stage reads a call's path
+// from the program's memory and judges its last name, and the kernel then
+// reads the path again: a second thread of the program that rewrites it
+// between the two reads (src/Xgit to src/.git) got the protected name made
+// wherever Landlock let the program make names (attack runs won in 0 to
+// 1,282 tries). So the program gets no right to make a name in the
+// project (makeRights, cut from its ruleset: buildWithMaker), and every
+// name there is made by the first stage from the path it read and judged
+// itself, relative to the directory it resolved: never the kernel's
+// second reading. Where the program could make a name is still
+// Landlock's to say, by the program's own rules: the maker is a thread of
+// the first stage restricted by them (the rules that grant a right to
+// make a name, built from the same descriptors as the program's), which
+// makes the name with the program's
+// umask (its own, since the thread does not share the launcher's
+// filesystem attributes). What it made is the program's as if its own
+// call had made it: a descriptor handed over (ADDFD), or the call's
+// result.
+
+// makeRights are the rights to make a name: a program that has none in
+// the project makes none there but through the maker. A socket is left
+// to the program (a test's server binds one in tmp/): no program reads
+// configuration from one, and the sweep moves one under a protected name
+// out after the call.
+const makeRights = llsys.AccessFSMakeChar | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeFifo |
+	llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym
+
+// maker runs what the first stage asks on a thread of its own, restricted
+// by the maker's ruleset.
+type maker struct {
+	reqs chan func()
+	done chan struct{}
+	ret  chan struct{}
+}
+
+// startMaker starts the maker's thread, restricted by the ruleset rules
+// (ruleset.buildWithMaker).
+func startMaker(rules int) (*maker, error) {
+	m := &maker{reqs: make(chan func()), done: make(chan struct{}), ret: make(chan struct{})}
+	errc := make(chan error, 1)
+	go func() {
+		defer close(m.done)
+		// Never unlocked: the thread ends with this goroutine, its
+		// Landlock domain and umask with it, and the Go runtime starts no
+		// thread from a locked one (it clones its template thread).
+		runtime.LockOSThread()
+		if err := unix.Unshare(unix.CLONE_FS); err != nil {
+			errc <- fmt.Errorf("unshare(CLONE_FS): %w", err)
+			return
+		}
+		if err := restrictTo(rules); err != nil {
+			errc <- err
+			return
+		}
+		errc <- nil
+		for f := range m.reqs {
+			f()
+			m.ret <- struct{}{}
+		}
+	}()
+	if err := <-errc; err != nil {
+		<-m.done
+		return nil, err
+	}
+	return m, nil
+}
+
+// do runs f on the maker's thread with the umask mask (-1: as it is).
+func (m *maker) do(mask int, f func() error) error {
+	var err error
+	m.reqs <- func() {
+		if mask >= 0 {
+			unix.Umask(mask)
+		}
+		err = f()
+	}
+	<-m.ret
+	return err
+}
+
+// stop ends the maker's thread.
+func (m *maker) stop() {
+	close(m.reqs)
+	<-m.done
+}
