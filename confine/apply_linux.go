@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -162,6 +163,50 @@ func apply(plan Plan, c policy.Capability, o filterOpts) error {
 	return installFilter(o)
 }
 
+// applyBrokered is apply for a program whose names in the project the
+// broker b makes (maker_linux.go): the program's ruleset without the
+// rights to make them, the maker's handed to b, and the filter's listener
+// sent to b on conn, which it serves from now on (b.start). Under a
+// listener above (EBUSY) the filter goes in without the broker, and no
+// name is made in the project.
+func applyBrokered(plan Plan, c policy.Capability, o filterOpts, conn *os.File, b *topBroker) error {
+	rs, err := newRuleset(plan, c, ABI())
+	if err != nil {
+		return err
+	}
+	prog, mk, err := rs.buildWithMaker(plan.Project)
+	if err != nil {
+		return err
+	}
+	b.makerRules = mk
+	b.start() // after makerRules is set: it is the broker's from here
+	err = restrictTo(prog)
+	unix.Close(prog)
+	if err != nil {
+		return err
+	}
+	o.broker = true
+	fp, err := fprog(o)
+	if err != nil {
+		return err
+	}
+	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(fp)))
+	runtime.KeepAlive(fp)
+	switch {
+	case e == unix.EBUSY:
+		o.broker = false
+		return installFilter(o)
+	case e != 0:
+		return fmt.Errorf("seccomp: %w", e)
+	}
+	err = unix.Sendmsg(int(conn.Fd()), []byte{0}, unix.UnixRights(int(fd)), nil, 0)
+	unix.Close(int(fd))
+	if err != nil {
+		return fmt.Errorf("handing the filter's listener over: %w", err)
+	}
+	return nil
+}
+
 // restrict builds rs in the kernel and restricts the calling thread to it.
 func (rs ruleset) restrict() error {
 	fd, err := rs.build()
@@ -277,12 +322,18 @@ func openPrivate(d string, uid int) (int, error) {
 // redirections under them and enters s's directory: what runInit does
 // before the program runs (without namespaces, forkJailed's child does
 // the same by system calls alone).
-func prepareJailed(s Spec, plan Plan, o filterOpts) error {
+func prepareJailed(s Spec, plan Plan, o filterOpts, conn *os.File, b *topBroker) error {
 	runtime.LockOSThread() // the filter is this thread's; execve and fork keep it
 	// +network to named ports: Landlock holds TCP to them, the filter
 	// keeps every other IP protocol (SCTP, Multipath TCP) out.
 	o.tcpUDP = plan.Network && !plan.OwnNet && !s.Cap.AnyPort
-	if err := apply(plan, s.Cap, o); err != nil {
+	if b != nil {
+		err := applyBrokered(plan, s.Cap, o, conn, b)
+		conn.Close()
+		if err != nil {
+			return err
+		}
+	} else if err := apply(plan, s.Cap, o); err != nil {
 		return err
 	}
 	// A descriptor the agent's process left open (a socket, a file opened

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -144,7 +145,7 @@ type topBroker struct {
 // newTopBroker opens the project's top for plan; conn receives the
 // listener. Under read-only (no project) it serves metadata changes
 // alone: the filter sends it nothing else (filterOpts.opens).
-func newTopBroker(plan Plan, e Env, conn *os.File) (*topBroker, error) {
+func newTopBroker(plan Plan, e Env, conn *os.File, serve bool) (*topBroker, error) {
 	b := &topBroker{conn: conn, listener: -1, root: -1, project: plan.Project, makerRules: -1,
 		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, umasks: map[uint32]uint32{}, modeSet: newModeSet(plan), done: make(chan struct{})}
 	if plan.Project != "" {
@@ -162,7 +163,11 @@ func newTopBroker(plan Plan, e Env, conn *os.File) (*topBroker, error) {
 			_ = unix.Close(root)
 			return nil, err
 		}
-		b.findServed(plan)
+		if serve {
+			b.findServed(plan)
+		} else {
+			b.served, b.ours, b.ourNames = map[fileKey]string{}, map[string]bool{}, map[string]bool{}
+		}
 		e.Places.HooksPaths = plan.hooksPaths
 		b.pl = e.Places.Prepare()
 		b.fixed, _ = fixedInProject(b.pl, plan.Project)
@@ -751,6 +756,9 @@ func (b *topBroker) theMaker() *maker {
 		} else {
 			b.mk, b.mkErr = startMaker(b.makerRules)
 		}
+		if b.mkErr != nil {
+			fmt.Fprintf(os.Stderr, "loopguard: the launcher cannot make names in the project for the program (%v): each is refused\n", b.mkErr)
+		}
 	}
 	return b.mk
 }
@@ -1101,13 +1109,13 @@ func umaskIn(proc string) uint32 {
 
 // startBroker makes the hand-over's two ends and the broker on the first
 // stage's; the other end is the launch's child's (forkSpec.brokerFd).
-func startBroker(plan Plan, e Env) (*topBroker, *os.File, error) {
+func startBroker(plan Plan, e Env, serve bool) (*topBroker, *os.File, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, err
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "broker"), os.NewFile(uintptr(fds[1]), "broker")
-	b, err := newTopBroker(plan, e, ours)
+	b, err := newTopBroker(plan, e, ours, serve)
 	if err != nil {
 		ours.Close()
 		theirs.Close()

@@ -38,6 +38,7 @@ const probeName = "lg-confine-probe"
 func TestMain(m *testing.M) {
 	switch {
 	case IsStage2(os.Args[1:]): // the launcher's second stage
+		noBroker = os.Getenv("LG_CONFINE_NO_BROKER") == "1"
 		os.Exit(Main(os.Args[2:], os.Stderr))
 	case os.Getenv("LG_CONFINE_LAUNCH") == "1":
 		os.Unsetenv("LG_CONFINE_LAUNCH") // the program it runs is the probe

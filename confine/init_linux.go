@@ -31,17 +31,18 @@ import (
 // forwarded are the signals the first stage forwards, and init in turn.
 var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT}
 
-// runInit restricts this thread to plan and o, starts s's program from
+// runInit restricts this thread to plan and o (with a broker b: its
+// listener sent on conn), starts s's program from
 // it and is the namespace's init until the program exits: it returns
 // only when the program was not started.
-func runInit(s Spec, plan Plan, o filterOpts) error {
+func runInit(s Spec, plan Plan, o filterOpts, conn *os.File, b *topBroker) error {
 	if os.Getpid() != 1 {
 		return fmt.Errorf("the second stage is pid %d in its PID namespace, not 1", os.Getpid())
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
 	}
-	if err := prepareJailed(s, plan, o); err != nil {
+	if err := prepareJailed(s, plan, o, conn, b); err != nil {
 		return err
 	}
 	sigs := make(chan os.Signal, 8)

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/policy"
 )
 
 // A launch has two stages. The first (run) stays outside the jail: it
@@ -50,8 +52,8 @@ import (
 // the filter holding alone, as where they are refused).
 var noNamespaces bool
 
-// noBroker: the filter alone runs without the broker (a test measures
-// what it costs).
+// noBroker: the launch runs without the broker, in either mode (a test
+// measures what it costs, and shows the sweep, the second layer, alone).
 var noBroker bool
 
 // launch is what the first stage hands the second, on descriptor 3.
@@ -66,6 +68,9 @@ type launch struct {
 	// OwnNet: with NS, the second stage is in a network namespace of its
 	// own too (a capability without the network).
 	OwnNet bool
+	// Places are the guard's own paths, core.hooksPath's directories in
+	// them: the second stage's broker judges names by them.
+	Places policy.Places
 }
 
 // run is the first stage: it returns the program's exit status, or an
@@ -123,7 +128,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	var c child
 	ns := !noNamespaces && plan.Project != ""
 	if ns {
-		c, err = startStage2(s, plan, cg)
+		c, err = startStage2(s, plan, e, cg)
 	}
 	var broker *topBroker
 	if !ns || err != nil {
@@ -134,7 +139,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		// new files at its top.
 		var theirs *os.File
 		if !noBroker {
-			if broker, theirs, err = startBroker(plan, e); err != nil {
+			if broker, theirs, err = startBroker(plan, e, true); err != nil {
 				return 0, err
 			}
 		}
@@ -178,9 +183,6 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	}
 	if broker != nil {
 		broker.close()
-		if broker.mkErr != nil {
-			fmt.Fprintf(stderr, "loopguard: the launcher could not make names in the project for the program (%v): every one was refused\n", broker.mkErr)
-		}
 	}
 	if plan.Project != "" {
 		for _, line := range sweep(plan, e) {
@@ -262,7 +264,7 @@ func startJailed(s Spec, plan Plan, cg *callCgroup, broker *os.File, b *topBroke
 // namespaces of its own: a process of its own, the PID namespace's init,
 // which makes its mounts and restricts itself before it starts the
 // program (init_linux.go).
-func startStage2(s Spec, plan Plan, cg *callCgroup) (child, error) {
+func startStage2(s Spec, plan Plan, e Env, cg *callCgroup) (child, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return child{}, err
@@ -307,7 +309,9 @@ func startStage2(s Spec, plan Plan, cg *callCgroup) (child, error) {
 		w.Close()
 		return child{}, fmt.Errorf("failed to start the launch: %w", err)
 	}
-	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: true, OwnNet: !plan.Network, PidsMax: cg != nil && cg.pidsMax})
+	places := e.Places
+	places.HooksPaths = plan.hooksPaths
+	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: true, OwnNet: !plan.Network, PidsMax: cg != nil && cg.pidsMax, Places: places})
 	w.Close()
 	if err != nil {
 		_ = cmd.Process.Kill()
@@ -362,7 +366,20 @@ func stage2() error {
 	if err != nil {
 		return err
 	}
-	return runInit(l.Spec, l.Plan, l.Plan.filter(true, mounted))
+	o := l.Plan.filter(true, mounted)
+	o.namesOnly = true
+	var b *topBroker
+	var theirs *os.File
+	if o.opens && !noBroker {
+		// A broker of its own, in the namespaces, for the names the
+		// program makes in the project (maker_linux.go): its mounts and
+		// Landlock say where, and it serves no directory itself.
+		l.Plan.hooksPaths = l.Places.HooksPaths
+		if b, theirs, err = startBroker(l.Plan, Env{Places: l.Places}, false); err != nil {
+			return err
+		}
+	}
+	return runInit(l.Spec, l.Plan, o, theirs, b)
 }
 
 // filter is the filter a launch of p applies: in IPC namespaces of its

@@ -27,7 +27,10 @@ import (
 // umask (its own, since the thread does not share the launcher's
 // filesystem attributes). What it made is the program's as if its own
 // call had made it: a descriptor handed over (ADDFD), or the call's
-// result.
+// result. With namespaces of its own the second stage runs such a broker
+// too (stage2), which serves no directory itself: every name in the
+// project, the top's included, is judged and made by the maker there,
+// under the second stage's mounts.
 
 // makeRights are the rights to make a name: a program that has none in
 // the project makes none there but through the maker. A socket is left
@@ -58,6 +61,13 @@ func startMaker(rules int) (*maker, error) {
 		runtime.LockOSThread()
 		if err := unix.Unshare(unix.CLONE_FS); err != nil {
 			errc <- fmt.Errorf("unshare(CLONE_FS): %w", err)
+			return
+		}
+		// No capability the program lacks (the second stage's threads
+		// keep their namespace's): this thread's, all of them.
+		var none [2]unix.CapUserData
+		if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0]); err != nil {
+			errc <- fmt.Errorf("capset: %w", err)
 			return
 		}
 		if err := restrictTo(rules); err != nil {

@@ -284,6 +284,10 @@ type filterOpts struct {
 	// makes new files at the project's top (broker_linux.go): a capability
 	// that writes the project.
 	opens bool
+	// namesOnly: with opens, the first stage serves no directory (the
+	// second stage's, whose mounts hold the rest): only a call that makes
+	// a name goes to it, an open only with O_CREAT, no unlink.
+	namesOnly bool
 }
 
 // filter builds the BPF program.
@@ -333,7 +337,11 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 			// openat, which the first stage judges).
 			insn{code: jeq, k: unix.SYS_OPENAT2, jt: "enosys"},
 			insn{code: jeq, k: unix.SYS_OPENAT, jt: "openat"},
-			insn{code: jeq, k: unix.SYS_UNLINKAT, jt: "notify"},
+		)
+		if !o.namesOnly {
+			p = append(p, insn{code: jeq, k: unix.SYS_UNLINKAT, jt: "notify"})
+		}
+		p = append(p,
 			insn{code: jeq, k: unix.SYS_RENAMEAT2, jt: "notify"},
 			insn{code: jeq, k: unix.SYS_MKDIRAT, jt: "notify"},
 			insn{code: jeq, k: unix.SYS_MKNODAT, jt: "notify"},
@@ -347,7 +355,7 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 			p = append(p, insn{code: jeq, k: legacyOpen, jt: "open"})
 		}
 		for _, nr := range legacyBrokeredCalls {
-			if nr != legacyOpen {
+			if nr != legacyOpen && !(o.namesOnly && legacyRemoval(nr)) {
 				p = append(p, insn{code: jeq, k: nr, jt: "notify"})
 			}
 		}
@@ -385,15 +393,19 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 	if o.broker && o.opens {
 		// An open that creates, or that writes (a file the broker made,
 		// opened again without O_CREAT: Python's "r+", which no rule
-		// reaches).
+		// reaches; not where it serves no directory).
+		flags := uint32(unix.O_CREAT | unix.O_WRONLY | unix.O_RDWR)
+		if o.namesOnly {
+			flags = unix.O_CREAT
+		}
 		p = append(p,
 			insn{label: "openat", code: ld, k: offArg2}, // the flags
-			insn{code: jset, k: unix.O_CREAT | unix.O_WRONLY | unix.O_RDWR, jt: "notify", jf: "allow"},
+			insn{code: jset, k: flags, jt: "notify", jf: "allow"},
 		)
 		if legacyOpen != 0 {
 			p = append(p,
 				insn{label: "open", code: ld, k: offArg1},
-				insn{code: jset, k: unix.O_CREAT | unix.O_WRONLY | unix.O_RDWR, jt: "notify", jf: "allow"},
+				insn{code: jset, k: flags, jt: "notify", jf: "allow"},
 			)
 		}
 	}

@@ -50,3 +50,7 @@ func legacyBrokeredCall(n *seccompNotif) (brokered, bool) {
 
 // legacyOpen is open(2), whose flags the filter reads (0: none).
 const legacyOpen = unix.SYS_OPEN
+
+// legacyRemoval reports whether the legacy call nr removes a name
+// (unlink, rmdir): none goes to a first stage that serves no directory.
+func legacyRemoval(nr uint32) bool { return nr == unix.SYS_UNLINK || nr == unix.SYS_RMDIR }

@@ -24,3 +24,6 @@ func legacyBrokeredCall(n *seccompNotif) (brokered, bool) {
 }
 
 const legacyOpen = 0
+
+// legacyRemoval: arm64 has no legacy call that removes a name.
+func legacyRemoval(uint32) bool { return false }
