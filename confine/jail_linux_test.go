@@ -1804,3 +1804,25 @@ func mustRead(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// TestJailUnderAListenerMakesNoName: where a filter above the launch
+// already has a listener, no first stage can make the program's names,
+// and none is made in the project, in either mode (with namespaces the
+// second stage finds the listener taken). Control: without the listener
+// above the same file is made.
+func TestJailUnderAListenerMakesNoName(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		for _, above := range []bool{true, false} {
+			p := filepath.Join(j.project, "src", fmt.Sprintf("new-%v.txt", above))
+			cmd := j.launchCmd(projectWrite, "jail-create", p)
+			if above {
+				cmd.Env = append(cmd.Env, "LG_CONFINE_LISTENER_ABOVE=1")
+			}
+			out, code := combined(t, cmd)
+			checkProbe(t, []string{"a new file in src, a listener above", fmt.Sprint(above)}, firstLine(out), code, !above)
+			if _, err := os.Lstat(p); (err == nil) == above {
+				t.Errorf("a listener above %v: %s after the call: %v", above, p, err)
+			}
+		}
+	})
+}
