@@ -13,13 +13,17 @@ import (
 	"github.com/loopguard/loopguard/policy"
 )
 
-// TestBrokerCost (LG_MEASURE_BROKER=1): interleaved launches under the
-// filter alone, with the broker and without.
+// TestBrokerCost (LG_MEASURE_BROKER=1): interleaved launches, with the
+// broker and without, in both modes (with namespaces the broker is the
+// second stage's, for names alone).
 func TestBrokerCost(t *testing.T) {
 	if os.Getenv("LG_MEASURE_BROKER") != "1" {
 		t.Skip("a measurement")
 	}
-	j := newJail(t, false)
+	bothModes(t, brokerCost)
+}
+
+func brokerCost(t *testing.T, j *jail) {
 	base := j.env
 	loop := `i=0; while [ $i -lt 1000 ]; do : > "$TMPDIR/f$i"; i=$((i+1)); done`
 	rm := `mkdir "$TMPDIR/d" && cd "$TMPDIR/d" && ` + loop + ` && cd / && rm -r "$TMPDIR/d"`
@@ -33,6 +37,9 @@ for i in range(1000):
     open('docs/guide.md', 'r+').close()
 "`
 	newDir := `mkdir build && cd build && i=0; while [ $i -lt 1000 ]; do : > "f$i"; i=$((i+1)); done; cd .. && rm -r build`
+	// 1000 files made in src/, a directory a rule grants whole, whose
+	// names the maker makes (maker_linux.go).
+	inSrc := `mkdir src/gen && cd src/gen && i=0; while [ $i -lt 1000 ]; do : > "f$i"; i=$((i+1)); done; cd ../.. && rm -r src/gen`
 	// The times of a file of the write set, set by its descriptor 1000
 	// times (futimens: what touch, cp -p and tar x do to each file they
 	// write), which the first stage sets with the broker.
@@ -51,6 +58,7 @@ for i in range(1000):
 	}{{"true", "true", "", projectWrite}, {"read-only: true", "true", "", readOnly}, {"1000 creates in TMPDIR", loop, "", projectWrite},
 		{"1000 creates and rm -r", rm, "", projectWrite}, {"1000 opens for writing without O_CREAT", reopen, "", projectWrite},
 		{"1000 creates in a new directory at the top, and rm -r", newDir, rm, projectWrite},
+		{"1000 creates in src/, and rm -r", inSrc, "", projectWrite},
 		{"1000 futimens of a file of the write set (without: fstat)", futimens, fstat, projectWrite}} {
 		var cpu [2][]time.Duration
 		var wall [2][]time.Duration
