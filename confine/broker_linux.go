@@ -119,8 +119,11 @@ type topBroker struct {
 	mine  map[fileKey]bool
 	dirs  map[fileKey]bool
 	names map[string]bool
-	// umasks are the umasks read of the program's threads (umaskOf).
-	umasks map[uint32]uint32
+	// umasks are the umasks read of the program's threads (umaskOf);
+	// umaskCalls the threads whose umask call went on to the kernel and
+	// that have made no call here since.
+	umasks     map[uint32]uint32
+	umaskCalls map[uint32]bool
 	// served are the project's directories no rule reaches whole (the
 	// top, and every one that holds executable configuration below it:
 	// Plan.Unclean), by device and inode, with their paths; ours are the
@@ -147,7 +150,7 @@ type topBroker struct {
 // alone: the filter sends it nothing else (filterOpts.opens).
 func newTopBroker(plan Plan, e Env, conn *os.File, serve bool) (*topBroker, error) {
 	b := &topBroker{conn: conn, listener: -1, root: -1, project: plan.Project, makerRules: -1,
-		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, umasks: map[uint32]uint32{}, modeSet: newModeSet(plan), done: make(chan struct{})}
+		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, umasks: map[uint32]uint32{}, umaskCalls: map[uint32]bool{}, modeSet: newModeSet(plan), done: make(chan struct{})}
 	if plan.Project != "" {
 		root, err := unix.Open(plan.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -374,10 +377,14 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		return failed(n, unix.EPERM) // nothing else is sent without a project
 	}
 	if n.nr == unix.SYS_UMASK {
-		// What umaskOf read may be another's now (threads share it).
+		// What umaskOf read may be another's now (threads share it), and
+		// what it reads is not kept until this call is known to be done:
+		// when its thread makes its next call that comes here.
 		clear(b.umasks)
+		b.umaskCalls[n.pid] = true
 		return continued(n)
 	}
+	delete(b.umaskCalls, n.pid)
 	c, ok := brokeredCall(n)
 	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&(unix.O_CREAT|unix.O_WRONLY|unix.O_RDWR) == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
 		return continued(n)
@@ -405,10 +412,16 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		// of the project: never made (Landlock cannot refuse a name).
 		return failed(n, unix.EACCES)
 	}
-	dir, unclean := b.served[key]
-	served := unclean || b.dirs[key]
+	pdir, below := b.projectPath(parent)
+	if (c.rename || c.symlink) && below && b.aboveFixed(filepath.Join(pdir, name)) {
+		// A directory moved, or a link made, where an ancestor of a
+		// hooks directory core.hooksPath names would be (mv x ci, with
+		// x/hooks/pre-commit, for ci/hooks): git would run what it
+		// brings.
+		return failed(n, unix.EACCES)
+	}
+	dir, unclean, served := b.servedDir(key, below)
 	if !served {
-		_, below := b.projectPath(parent)
 		switch {
 		case c.rename && (below || !r.trailing):
 			return b.renameIn(n, c, r, below)
@@ -511,7 +524,10 @@ func (b *topBroker) reopen(n *seccompNotif, c brokered) *seccompNotifResp {
 	}
 	name, parent, key := r.name, r.parent, r.key
 	defer unix.Close(parent)
-	if _, unclean := b.served[key]; !unclean && !b.dirs[key] {
+	if _, below := b.projectPath(parent); !below {
+		return continued(n)
+	}
+	if _, _, served := b.servedDir(key, true); !served {
 		return continued(n)
 	}
 	var st unix.Stat_t
@@ -625,8 +641,9 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name 
 	}
 	from, fparent, fkey := fr.name, fr.parent, fr.key
 	defer unix.Close(fparent)
-	fdir, funclean := b.served[fkey]
-	if !funclean && !b.dirs[fkey] {
+	_, fbelow := b.projectPath(fparent)
+	fdir, funclean, fserved := b.servedDir(fkey, fbelow)
+	if !fserved {
 		return failed(n, unix.EXDEV)
 	}
 	var st unix.Stat_t
@@ -641,6 +658,14 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name 
 	}
 	if err := unix.Renameat(fparent, from, parent, name); err != nil {
 		return failed(n, err.(unix.Errno))
+	}
+	if dest != nil {
+		// What it replaced is gone: its inode may be another file's next
+		// (an attack run got a directory in its TMPDIR taken for one the
+		// broker made, and served, by the number alone).
+		gone := fileKey{dest.Dev, dest.Ino}
+		delete(b.mine, gone)
+		delete(b.dirs, gone)
 	}
 	b.mine[key] = true
 	b.names[name] = true
@@ -718,6 +743,14 @@ func (b *topBroker) renameIn(n *seccompNotif, c brokered, to resolved, below boo
 		// copies it, name by name.
 		return failed(n, unix.EXDEV)
 	}
+	_, fromBelow := b.projectPath(parent)
+	if below && !fromBelow {
+		// Into the project from outside it: whatever it is when the
+		// maker moves it (a second thread can swap a file for a
+		// directory holding a .git between a look and the move), mv and
+		// go copy it instead, name by name, each judged.
+		return failed(n, unix.EXDEV)
+	}
 	onward := func() *seccompNotifResp {
 		if below {
 			return b.makeRename(n, c, fr, to)
@@ -731,10 +764,32 @@ func (b *topBroker) renameIn(n *seccompNotif, c brokered, to resolved, below boo
 	if err := unix.Fstatat(parent, from, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return onward()
 	}
-	if _, in := b.projectPath(parent); in {
+	if fromBelow {
 		return onward()
 	}
 	return failed(n, unix.EXDEV)
+}
+
+// servedDir: the directory whose key is key, in the project (below), is
+// one the broker serves (unclean: one of the plan's, at dir; or one it
+// made). Never one outside the project, whatever its number.
+func (b *topBroker) servedDir(key fileKey, below bool) (dir string, unclean, served bool) {
+	if !below {
+		return "", false, false
+	}
+	dir, unclean = b.served[key]
+	return dir, unclean, unclean || b.dirs[key]
+}
+
+// aboveFixed: p, a path in the project, is an ancestor of one of the
+// fixed protected paths (a hooks directory core.hooksPath names).
+func (b *topBroker) aboveFixed(p string) bool {
+	for f := range b.fixed {
+		if f != p && fsx.Within(f, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // projectPath is the directory parent's path in the project, spelled as
@@ -961,7 +1016,12 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 		}
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(parent, &st); err != nil {
+	var fs unix.Statfs_t
+	if err := unix.Fstat(parent, &st); err != nil || unix.Fstatfs(parent, &fs) != nil || fs.Type == unix.PROC_SUPER_MAGIC {
+		// In /proc: /proc/self there is this process's, not the
+		// program's (linkat of /proc/self/fd/N named the launcher's
+		// descriptor N). The program's own entries are read from its
+		// directory there (procSelf) when they lead out of /proc.
 		_ = unix.Close(parent)
 		return resolved{}, false, unix.EACCES
 	}
@@ -1079,7 +1139,7 @@ func readPath(pid int, addr uint64) (string, bool) {
 // another process that reads its umask while one of its threads changes
 // it keeps what it read, as one of the two orders the kernel allows.
 func (b *topBroker) umaskOf(tid uint32, proc string) uint32 {
-	if m, ok := b.umasks[tid]; ok {
+	if m, ok := b.umasks[tid]; ok && len(b.umaskCalls) == 0 {
 		return m
 	}
 	if proc == "" {
@@ -1089,6 +1149,9 @@ func (b *topBroker) umaskOf(tid uint32, proc string) uint32 {
 		}
 	}
 	m := umaskIn(proc)
+	if len(b.umaskCalls) > 0 {
+		return m // a umask call may not have reached the kernel yet
+	}
 	if len(b.umasks) >= 4096 {
 		clear(b.umasks)
 	}

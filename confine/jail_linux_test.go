@@ -136,6 +136,13 @@ func jailProbe(args []string) (known bool, err error) {
 		return true, unix.Close(fd)
 	case "jail-race": // args[1]/.git made by mkdir or open (args[3]) of args[1]/Xgit while a second thread rewrites the name; args[2] tries
 		return true, raceProbe(args[1], args[2], args[3])
+	case "jail-linkfd": // args[1] opened, then linked as args[2] by /proc/self/fd/N (AT_SYMLINK_FOLLOW)
+		f, err := os.Open(args[1])
+		if err != nil {
+			return true, err
+		}
+		defer f.Close()
+		return true, unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(f.Fd())), unix.AT_FDCWD, args[2], unix.AT_SYMLINK_FOLLOW)
 	case "jail-create": // a file, named as the caller says, with content
 		return true, os.WriteFile(args[1], []byte("planted\n"), 0o644)
 	case "jail-hidden": // args[2] (a git directory, or a file) made in args[1] if it may be, then args[1] made mode args[3] (111: unlistable)
@@ -1345,6 +1352,17 @@ func TestJailHooksPath(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(j.project, "ci3")); err == nil {
 			t.Errorf("ci3, a link where the hooks directory's parent would be, is in the project after the call: %q", out)
 		}
+		// A directory moved where the hooks directory's parent would be
+		// (mv x ci3, x/hooks2/pre-commit in it): refused when it is
+		// moved, in both modes. Control: the same moved elsewhere.
+		out, code = j.launch(t, projectWrite, "jail-sh", "mkdir -p src/x/hooks2 && echo x > src/x/hooks2/pre-commit && mv src/x ci3")
+		if _, err := os.Lstat(filepath.Join(j.project, "ci3")); code == 0 || err == nil || !strings.Contains(out, "exit status") {
+			t.Errorf("mv src/x ci3 (ci3/hooks2 the hooks directory): exit %d %q, ci3: %v; want it refused", code, out, err)
+		}
+		out, code = j.launch(t, projectWrite, "jail-sh", "mv src/x ci5")
+		if _, err := os.Stat(filepath.Join(j.project, "ci5/hooks2/pre-commit")); code != 0 || err != nil {
+			t.Errorf("control: mv src/x ci5: exit %d %q: %v", code, out, err)
+		}
 		if err := os.WriteFile(filepath.Join(j.project, ".git/config"), []byte("[core]\n\thooksPath = ci4/hooks\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -1436,7 +1454,7 @@ func TestSweepNotThroughALink(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(project, "src/.envrc")); err == nil || len(lines) != 1 || !strings.Contains(lines[0], "held back src/.envrc") {
 		t.Errorf("control: src/.envrc not held back: %v %q", err, lines)
 	}
-	if _, err := os.Stat(filepath.Join(root, "state/held/run-test/src%2F.envrc")); err != nil {
+	if _, err := os.Stat(filepath.Join(root, "state/held/run-test/1-src%2F.envrc")); err != nil {
 		t.Errorf("held copy: %v", err)
 	}
 }
@@ -1825,4 +1843,138 @@ func TestJailUnderAListenerMakesNoName(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestJailRenameFromOutside: a rename into the project from outside it is
+// answered EXDEV, whatever the name is then (mv copies it, name by name,
+// each judged): an attack run's second thread swapped a file in its
+// TMPDIR for a directory holding a .git (RENAME_EXCHANGE, which the first
+// stage hands to the kernel) between the first stage's look at it and the
+// move, and src/x/.git was in the project. Both modes. Controls: mv of a
+// file and of a directory from TMPDIR still lands (copied), and a rename
+// within the project is made.
+func TestJailRenameFromOutside(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		out, code := j.launch(t, projectWrite, "jail-sh", `echo f > "$TMPDIR/f" && python3 -c "
+import errno, os, sys
+try:
+    os.rename(os.environ['TMPDIR'] + '/f', 'src/f')
+except OSError as e:
+    sys.exit(18 if e.errno == errno.EXDEV else 1)
+"`)
+		if code == 0 || !strings.Contains(out, "exit status 18") {
+			t.Errorf("rename of a file from TMPDIR into src: exit %d %q, want EXDEV", code, out)
+		}
+		out, code = j.launch(t, projectWrite, "jail-sh", `echo f > "$TMPDIR/f" && mkdir -p "$TMPDIR/d/e" && echo g > "$TMPDIR/d/e/g" && mv "$TMPDIR/f" src/f && mv "$TMPDIR/d" src/d && mv src/f src/f2`)
+		for _, p := range []string{"src/f2", "src/d/e/g"} {
+			if _, err := os.Stat(filepath.Join(j.project, p)); code != 0 || err != nil {
+				t.Errorf("control: %s after mv: exit %d %q: %v", p, code, out, err)
+			}
+		}
+	})
+}
+
+// TestJailLinkOfProcSelf: linkat of /proc/self/fd/N named the launcher's
+// own descriptor N in the first stage, whose /proc/self is its own (the
+// attack run's link failed only because the maker's rules lacked a right
+// where that descriptor led): a directory in /proc is never one the first
+// stage acts in, and the call is refused. Both modes. Control: ln of the
+// same file by its name is made.
+func TestJailLinkOfProcSelf(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		main := filepath.Join(j.project, "src/main.go")
+		out, code := j.launch(t, projectWrite, "jail-linkfd", main, filepath.Join(j.project, "src/hard"))
+		checkProbe(t, []string{"linkat /proc/self/fd/N"}, out, code, false)
+		out, code = j.launch(t, projectWrite, "jail-sh", "ln src/main.go src/hard2")
+		checkProbe(t, []string{"ln src/main.go src/hard2 (control)"}, out, code, true)
+	})
+}
+
+// TestJailSweepNeverLeaves: the sweep (here alone: the first stage off)
+// moved what it held back to held/ by its path, each / as %2F, or beside
+// itself as NAME.loopguard-held, and when both failed left it: an attack
+// run's src/LLL.../.git (a path too long for one name), a/b/.git beside
+// a%2Fb/.git (the same name in held/), each with a .git.loopguard-held
+// made beforehand, stayed for the user's git status to run. Each now
+// gets a name of its own. Both modes. Control: an ordinary file stays.
+func TestJailSweepNeverLeaves(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j = j.withoutBroker()
+		long := strings.Repeat("L", 250)
+		var script strings.Builder
+		script.WriteString("set -e\n")
+		for _, d := range []string{"src/" + long, "src/a/b", "src/a%2Fb"} {
+			fmt.Fprintf(&script, "mkdir -p %s/.git/objects %s/.git/refs %s/.git.loopguard-held && echo 'ref: refs/heads/main' > %s/.git/HEAD && printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > %s/.git/config\n", d, d, d, d, d)
+		}
+		script.WriteString("echo x > src/a/plain\n")
+		out, code := j.launch(t, projectWrite, "jail-sh", script.String())
+		if code != 0 {
+			t.Fatalf("exit %d %q", code, out)
+		}
+		for _, d := range []string{"src/" + long, "src/a/b", "src/a%2Fb"} {
+			if _, err := os.Lstat(filepath.Join(j.project, d, ".git")); err == nil {
+				t.Errorf("%s/.git is in the project after the call: %q", d[:min(len(d), 20)], out)
+			}
+		}
+		if strings.Count(out, "held back") < 3 {
+			t.Errorf("want three held back: %q", out)
+		}
+		if _, err := os.Stat(filepath.Join(j.project, "src/a/plain")); err != nil {
+			t.Errorf("control: %v", err)
+		}
+	})
+}
+
+// TestJailStaleInode: the first stage knew the directories it made by
+// device and inode, and kept the number of one a rename replaced: an
+// attack run renamed a directory it made at the top over another until
+// the freed number went to a new directory in its TMPDIR, which the first
+// stage then served as its own (making a .git in it, and moving it to the
+// top). A directory outside the project is never served, and a replaced
+// number is forgotten. Filter alone (the top is served there). Control:
+// the directories made at the top are renamed and removed.
+func TestJailStaleInode(t *testing.T) {
+	j := newJail(t, false)
+	out, code := j.launch(t, projectWrite, "jail-sh", `python3 - <<'EOF'
+import os
+P = os.getcwd(); T = os.environ["TMPDIR"]
+os.mkdir("src/fill"); os.mkdir("m1")
+ino = lambda p: os.lstat(p).st_ino
+fill = 0
+for attempt in range(300):
+    os.mkdir("m2"); n = ino("m2")
+    os.rename("m1", "m2")
+    q = T + "/q%d" % attempt
+    os.mkdir(q)
+    if ino(q) == n:
+        open(P + "/src/reused", "w").write(str(attempt))
+        break
+    os.rename("m2", "m1")
+    for i in range(20):
+        os.mkdir("src/fill/%d" % fill); fill += 1
+else:
+    q = T + "/q0"
+os.chdir(q)
+try:
+    os.mkdir("a"); os.mkdir("a/.git")
+    os.rename("a", P + "/a")
+except OSError:
+    pass
+EOF`)
+	if code != 0 {
+		t.Fatalf("exit %d %q", code, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(j.project, "src/reused")); err == nil {
+		t.Logf("a directory in TMPDIR got the replaced number at attempt %s", b)
+	} else {
+		t.Logf("no directory in TMPDIR got the replaced number in 300 attempts")
+	}
+	if _, err := os.Lstat(filepath.Join(j.project, "a")); err == nil {
+		t.Errorf("a/, made in TMPDIR with a .git in it, is at the project's top after the call: %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(j.project, "m2")); err != nil {
+		if _, err := os.Stat(filepath.Join(j.project, "m1")); err != nil {
+			t.Errorf("control: neither m1 nor m2 at the top: %v", err)
+		}
+	}
 }

@@ -229,14 +229,20 @@ func openBeneath(root int, rel string, flags int) (int, error) {
 }
 
 // holder moves what the sweep found out of the project: into the state
-// directory's held/RUN/, named by its path in the project (each / as
-// %2F), or, where that cannot be written (Claude Code's sandbox), beside
-// itself as NAME.loopguard-held.
+// directory's held/RUN/, named by a number and its path in the project
+// (each / as %2F, cut to fit a name), or, where that cannot be written
+// (Claude Code's sandbox), beside itself as NAME.loopguard-held, or
+// loopguard-held-N where that is taken or too long. A name is never
+// reused (RENAME_NOREPLACE, and the next number): an attack run made
+// both moves fail (a path too long for one name, two paths with the same
+// %2F form, a NAME.loopguard-held made beforehand), and its src/.git
+// stayed for the user's git status to run.
 type holder struct {
 	p    Plan
 	e    Env
 	dir  int // held/RUN, opened on first use; -1 when it cannot be
 	done bool
+	n    int // the names taken so far
 }
 
 func (h *holder) move(parent int, name, rel string) string {
@@ -251,18 +257,39 @@ func (h *holder) move(parent int, name, rel string) string {
 			}
 		}
 	}
-	if h.dir >= 0 {
-		to := strings.ReplaceAll(rel, "/", "%2F")
-		if err := unix.Renameat2(parent, name, h.dir, to, unix.RENAME_NOREPLACE); err == nil {
-			return fmt.Sprintf("loopguard: held back %s, created by this call: executable configuration and instruction files reach the project only with the user's approval (moved to %s)",
-				rel, filepath.Join(h.e.Places.StateDir, "held", filepath.Base(h.p.RunDir), to))
+	said := func(where string) string {
+		return fmt.Sprintf("loopguard: held back %s, created by this call: executable configuration and instruction files reach the project only with the user's approval (%s)", rel, where)
+	}
+	flat := strings.ReplaceAll(rel, "/", "%2F")
+	if len(flat) > 200 {
+		flat = flat[len(flat)-200:]
+	}
+	for h.dir >= 0 {
+		h.n++
+		to := strconv.Itoa(h.n) + "-" + flat
+		err := unix.Renameat2(parent, name, h.dir, to, unix.RENAME_NOREPLACE)
+		if err == nil {
+			return said("moved to " + filepath.Join(h.e.Places.StateDir, "held", filepath.Base(h.p.RunDir), to))
+		}
+		if !errors.Is(err, unix.EEXIST) {
+			break
 		}
 	}
-	to := name + ".loopguard-held"
-	if err := unix.Renameat2(parent, name, parent, to, unix.RENAME_NOREPLACE); err != nil {
-		return fmt.Sprintf("loopguard: %s, created by this call, is executable configuration or an instruction file, and could not be moved out of the project: %v", rel, err)
+	var err error
+	for i := 0; i < 100; i++ {
+		to := name + ".loopguard-held"
+		if i > 0 || len(to) > 255 {
+			h.n++
+			to = "loopguard-held-" + strconv.Itoa(h.n)
+		}
+		if err = unix.Renameat2(parent, name, parent, to, unix.RENAME_NOREPLACE); err == nil {
+			return said("renamed " + filepath.Join(filepath.Dir(rel), to))
+		}
+		if !errors.Is(err, unix.EEXIST) && !errors.Is(err, unix.ENAMETOOLONG) {
+			break
+		}
 	}
-	return fmt.Sprintf("loopguard: held back %s, created by this call: executable configuration and instruction files reach the project only with the user's approval (renamed %s.loopguard-held)", rel, rel)
+	return fmt.Sprintf("loopguard: %s, created by this call, is executable configuration or an instruction file, could not be moved out of the project (%v) and is still there: remove it before you run git or an agent there", rel, err)
 }
 
 func (h *holder) close() {
