@@ -124,6 +124,8 @@ type topBroker struct {
 	// that have made no call here since.
 	umasks     map[uint32]uint32
 	umaskCalls map[uint32]bool
+	// told are the names the call's output said were refused (tell).
+	told map[string]bool
 	// served are the project's directories no rule reaches whole (the
 	// top, and every one that holds executable configuration below it:
 	// Plan.Unclean), by device and inode, with their paths; ours are the
@@ -150,7 +152,7 @@ type topBroker struct {
 // alone: the filter sends it nothing else (filterOpts.opens).
 func newTopBroker(plan Plan, e Env, conn *os.File, serve bool) (*topBroker, error) {
 	b := &topBroker{conn: conn, listener: -1, root: -1, project: plan.Project, makerRules: -1,
-		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, umasks: map[uint32]uint32{}, umaskCalls: map[uint32]bool{}, modeSet: newModeSet(plan), done: make(chan struct{})}
+		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, umasks: map[uint32]uint32{}, umaskCalls: map[uint32]bool{}, told: map[string]bool{}, modeSet: newModeSet(plan), done: make(chan struct{})}
 	if plan.Project != "" {
 		root, err := unix.Open(plan.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -407,17 +409,19 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	name, parent, key := r.name, r.parent, r.key
 	defer unix.Close(parent)
 	top := key == b.rootKey
+	pdir, below := b.projectPath(parent)
 	if !c.unlink && !c.rmdir && b.protectedIn(parent, top, name) {
 		// Executable configuration or an instruction file, at any depth
 		// of the project: never made (Landlock cannot refuse a name).
+		b.tell(pdir, name, "executable configuration or an instruction file")
 		return failed(n, unix.EACCES)
 	}
-	pdir, below := b.projectPath(parent)
 	if (c.rename || c.symlink) && below && b.aboveFixed(filepath.Join(pdir, name)) {
 		// A directory moved, or a link made, where an ancestor of a
 		// hooks directory core.hooksPath names would be (mv x ci, with
 		// x/hooks/pre-commit, for ci/hooks): git would run what it
 		// brings.
+		b.tell(pdir, name, "where git would find the hooks directory core.hooksPath names")
 		return failed(n, unix.EACCES)
 	}
 	dir, unclean, served := b.servedDir(key, below)
@@ -768,6 +772,30 @@ func (b *topBroker) renameIn(n *seccompNotif, c brokered, to resolved, below boo
 		return onward()
 	}
 	return failed(n, unix.EXDEV)
+}
+
+// maxTold bounds the refusals a call's output names (a loop that tries
+// one name a thousand times says it once).
+const maxTold = 10
+
+// tell says on the call's standard error that the name in dir (a
+// directory of the project, by its path; "" outside it) was refused and
+// why, so that the agent reads a reason and not the program's bare
+// "Permission denied". Each name once, at most maxTold.
+func (b *topBroker) tell(dir, name, why string) {
+	if dir == "" {
+		return
+	}
+	rel, err := filepath.Rel(b.project, filepath.Join(dir, name))
+	if err != nil || b.told[rel] || len(b.told) > maxTold {
+		return
+	}
+	b.told[rel] = true
+	if len(b.told) > maxTold {
+		fmt.Fprintln(os.Stderr, "loopguard: further names refused in the project are not named")
+		return
+	}
+	fmt.Fprintf(os.Stderr, "loopguard: refused to make %s in the project: %s (it reaches the project only with the user's approval)\n", rel, why)
 }
 
 // servedDir: the directory whose key is key, in the project (below), is
