@@ -126,6 +126,8 @@ type topBroker struct {
 	umaskCalls map[uint32]bool
 	// told are the names the call's output said were refused (tell).
 	told map[string]bool
+	// ownProc: /proc is this process's PID namespace's (procOf).
+	ownProc bool
 	// served are the project's directories no rule reaches whole (the
 	// top, and every one that holds executable configuration below it:
 	// Plan.Unclean), by device and inode, with their paths; ours are the
@@ -171,6 +173,7 @@ func newTopBroker(plan Plan, e Env, conn *os.File, serve bool) (*topBroker, erro
 		if serve {
 			b.findServed(plan)
 		} else {
+			b.ownProc = true // the second stage's, in its own namespaces
 			b.served, b.ours, b.ourNames = map[fileKey]string{}, map[string]bool{}, map[string]bool{}
 		}
 		e.Places.HooksPaths = plan.hooksPaths
@@ -897,6 +900,14 @@ func (b *topBroker) makeBelow(n *seccompNotif, c brokered, r resolved) *seccompN
 			return continued(n) // made meanwhile: as above
 		case err != nil:
 			return failed(n, errnoOf(err))
+		case c.flags&unix.O_EXCL == 0:
+			// Made: the program's own open finds it now, by its own
+			// rules, whatever path it reads again (it can make no name),
+			// and answering so lets the broker go on at once where
+			// handing the descriptor over (ADDFD) waits for the program
+			// to take it.
+			_ = unix.Close(fd)
+			return continued(n)
 		}
 		return b.hand(n, fd, c, parent, name)
 	}
@@ -993,7 +1004,7 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 		// one there (maker_linux.go).
 		return resolved{}, false, 0
 	}
-	proc, ok := procOf(n.pid)
+	proc, ok := b.procOf(n.pid)
 	if !ok {
 		return resolved{}, false, unix.EACCES
 	}
@@ -1100,6 +1111,17 @@ type resolved struct {
 	proc     string // the caller's /proc directory
 }
 
+// procOf is procOf, or /proc/PID where the broker's /proc is its own PID
+// namespace's (the second stage's, which isolate mounts: ownProc): what
+// the broker opens there is checked to be its caller's by the
+// notification still being valid after (waiting), as with the pidfd.
+func (b *topBroker) procOf(pid uint32) (string, bool) {
+	if b.ownProc {
+		return "/proc/" + strconv.Itoa(int(pid)), true
+	}
+	return procOf(pid)
+}
+
 // pidfdThread is pidfd_open's PIDFD_THREAD, which x/sys does not name.
 const pidfdThread = unix.O_EXCL
 
@@ -1172,7 +1194,7 @@ func (b *topBroker) umaskOf(tid uint32, proc string) uint32 {
 	}
 	if proc == "" {
 		var ok bool
-		if proc, ok = procOf(tid); !ok {
+		if proc, ok = b.procOf(tid); !ok {
 			return 0o022
 		}
 	}
