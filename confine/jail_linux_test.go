@@ -867,6 +867,23 @@ func TestJailGitDirUnderAnyName(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(r, "HEAD")); err == nil {
 			t.Errorf("src/r, a git directory by links named objects and refs, is in the project after the call: %q", out)
 		}
+		// objects and refs as executable files, and as FIFOs of mode
+		// 755: git asks only access(X_OK) of them. In src itself (there
+		// before the call), with core.worktree = .., an attack run's
+		// fsmonitor ran on the user's git status in src.
+		for _, mk := range []string{`printf '#!/bin/sh\n' > objects && cp objects refs && chmod 755 objects refs`, `mkfifo -m 755 objects refs`} {
+			out, _ = j.launch(t, projectWrite, "jail-sh", `cd src && echo 'ref: refs/heads/master' > HEAD && `+mk+` && printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch '`+filepath.Join(j.root, "pwned")+`'; false"\n' > config`)
+			for _, name := range []string{"HEAD", "config"} {
+				if _, err := os.Lstat(filepath.Join(src, name)); err == nil {
+					t.Errorf("src/%s is there after the call made src a git directory by %s: %q", name, mk, out)
+				}
+			}
+			j.unconfined(t, "cd src && git status >/dev/null 2>&1; true")
+			if _, err := os.Lstat(filepath.Join(j.root, "pwned")); err == nil {
+				t.Errorf("the user's git status in src ran the call's fsmonitor (%s)", mk)
+			}
+			j.unconfined(t, "cd src && rm -f objects refs HEAD config")
+		}
 		out, _ = j.launch(t, projectWrite, "jail-bare", filepath.Join(src, "h"), "partial")
 		if _, err := os.Stat(filepath.Join(src, "h", "HEAD")); err != nil {
 			t.Errorf("control: src/h with HEAD alone is not a git directory, and is gone: %v %q", err, out)

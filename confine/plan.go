@@ -691,9 +691,14 @@ func isGitDir(ents []dirEnt) bool {
 		case "HEAD":
 			head = e.typ.IsRegular() || e.typ&os.ModeSymlink != 0
 		case "objects":
-			objects = e.typ.IsDir() || e.typ&os.ModeSymlink != 0 // git's access() follows a link
+			// Whatever its type: git asks only access(X_OK), which an
+			// executable file or a FIFO of mode 755 passes (an attack
+			// run's src/objects and src/refs, two such files beside HEAD
+			// and a config, made src a git directory whose fsmonitor the
+			// user's git status ran), and follows a link.
+			objects = true
 		case "refs":
-			refs = e.typ.IsDir() || e.typ&os.ModeSymlink != 0
+			refs = true
 		case "commondir":
 			common = e.typ.IsRegular() || e.typ&os.ModeSymlink != 0
 		}

@@ -66,6 +66,8 @@ func TestGitDirUnderAnyNameIsExecConfig(t *testing.T) {
 	if err := os.Symlink("o", filepath.Join(h.Project, "src/s/objects")); err != nil {
 		t.Fatal(err)
 	}
+	mk("src/g/HEAD", false)
+	mk("src/g/objects", false) // files: git asks only access(X_OK), which a later chmod +x passes
 	mk("testdata/fix.git/HEAD", false)
 	mk("testdata/fix.git/objects", true)
 	mk("testdata/fix.git/refs", true)
@@ -78,6 +80,7 @@ func TestGitDirUnderAnyNameIsExecConfig(t *testing.T) {
 	expect(t, "Write testdata/fix.git/config", h.decide(w("testdata/fix.git/config")), Deny, ReasonExecConfig)
 	expect(t, "Write src/e/commondir (HEAD and a commondir: a worktree's git directory)", h.decide(w("src/e/commondir")), Deny, ReasonExecConfig)
 	expect(t, "Write src/s/HEAD (objects a link: git follows it)", h.decide(w("src/s/HEAD")), Deny, ReasonExecConfig)
+	expect(t, "Write src/g/refs, a file (HEAD and objects a file: git's access(X_OK) passes once it is executable)", h.decide(w("src/g/refs")), Deny, ReasonExecConfig)
 	expect(t, "control: Write src/e/notes.txt (HEAD and objects/ alone)", h.decide(w("src/e/notes.txt")), Allow, ReasonScopedGrant)
 	expect(t, "control: Write src/f/objects.txt (a file, not objects/)", h.decide(w("src/f/objects.txt")), Allow, ReasonScopedGrant)
 	expect(t, "control: Write testdata/other.txt", h.decide(w("testdata/other.txt")), Allow, ReasonScopedGrant)

@@ -132,13 +132,16 @@ func gitDirAround(j judged, top string) string {
 		first := filepath.Base(child) // the name the write makes or changes in d
 		has := func(name string, dir bool) bool {
 			if first == name {
-				return dir == (child != p) // HEAD itself; objects/x, refs/x
+				// HEAD itself; objects and refs whatever the write makes
+				// of them (git asks only access(X_OK), which a file made
+				// executable later passes).
+				return dir || child == p
 			}
 			fi, err := os.Lstat(filepath.Join(d, name))
 			if err == nil && fi.Mode()&os.ModeSymlink != 0 {
 				return true // git follows a link named HEAD, objects or refs
 			}
-			return err == nil && fi.IsDir() == dir
+			return err == nil && (dir || !fi.IsDir()) // objects and refs: any type
 		}
 		if has("HEAD", false) && (has("objects", true) && has("refs", true) || has("commondir", false)) {
 			return d
