@@ -1836,22 +1836,11 @@ find . -printf '%p %m %y %s %l\n' | sort > ../$1.list`
 			t.Fatalf("confined: exit %d %q", code, out)
 		}
 		j.unconfined(t, "cd src/u && sh -c '"+strings.ReplaceAll(script, "'", `'"'"'`)+"' sh u")
-		c, u := string(mustRead(t, filepath.Join(src, "c.list"))), string(mustRead(t, filepath.Join(src, "u.list")))
+		c, u := string(testfs.Read(t, filepath.Join(src, "c.list"))), string(testfs.Read(t, filepath.Join(src, "u.list")))
 		if c != u || !strings.Contains(u, "./ff 644 p") || !strings.Contains(u, "./deep2/l 777 l") {
 			t.Errorf("confined, then unconfined:\n%s\n%s", c, u)
 		}
 	})
-}
-
-// mustRead is the file p's content; a file that cannot be read fails the
-// test.
-func mustRead(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // TestJailUnderAListenerMakesNoName: where a filter above the launch

@@ -367,14 +367,8 @@ func plantedNothing(t *testing.T, out string, dirs ...string) {
 	}
 }
 
-func mustRead(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// mustRead is testfs.Read.
+func mustRead(t *testing.T, p string) []byte { return testfs.Read(t, p) }
 
 var escapeProject = map[string]string{
 	"README.md":      "read me\n",

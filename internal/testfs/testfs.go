@@ -26,3 +26,13 @@ func Tree(tb testing.TB, root string, body []byte, mode os.FileMode, names ...st
 		Write(tb, filepath.Join(root, filepath.FromSlash(n)), body, mode)
 	}
 }
+
+// Read is path's content; a file that cannot be read fails the test.
+func Read(tb testing.TB, path string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
