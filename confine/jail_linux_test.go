@@ -1998,3 +1998,49 @@ EOF`)
 		}
 	}
 }
+
+// TestJailBesideAnotherCall: a call's plan is taken when it starts, and
+// another call in the same project may still run (an agent's parallel
+// tool calls; under Claude Code's sandbox no lock orders them). An attack
+// run made src/x a git directory under an ordinary name in a call while
+// another call's plan saw and held the first one's (then swept) src/x:
+// the second call's program made it again, its sweep left it by name,
+// and the user's git status in src/x ran its fsmonitor. In another, the
+// first call left src/x unlistable (chmod 0300) with objects, refs and a
+// config, the second's plan could not read it, and the HEAD the second
+// wrote was never looked at (with namespaces; with the filter alone no
+// rule reaches such a directory). Both modes: the sweep leaves a held
+// directory only while it is the same one, and reads a directory the
+// plan could not. Control: the second call's ordinary file stays.
+func TestJailBesideAnotherCall(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		pwned := filepath.Join(j.root, "pwned")
+		gitDir := `mkdir -p src/x/objects src/x/refs && printf 'ref: refs/heads/master\n' > src/x/HEAD && printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch ` + pwned + `; false"\n' > src/x/config`
+		parts := `mkdir -p src/y/objects src/y/refs && printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch ` + pwned + `; false"\n' > src/y/config && chmod 0300 src/y`
+		for _, c := range []struct{ name, first, second, dir string }{
+			{"held, then made again", gitDir + "; sleep 3", gitDir + " && echo x > docs/plain", "src/x"},
+			// With the filter alone the HEAD is refused (no rule reaches
+			// a directory the plan could not read).
+			{"unlistable to the second's plan", parts + "; sleep 3", "sleep 3; printf 'ref: refs/heads/master\\n' > src/y/HEAD; echo x > docs/plain", "src/y"},
+		} {
+			first := j.launchCmd(projectWrite, "jail-sh", c.first)
+			var out1 bytes.Buffer
+			first.Stdout, first.Stderr = &out1, &out1
+			if err := first.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			out2, _ := j.launch(t, projectWrite, "jail-sh", c.second)
+			_ = first.Wait()
+			j.unconfined(t, "cd "+c.dir+" 2>/dev/null && git status >/dev/null 2>&1; true")
+			if _, err := os.Lstat(pwned); err == nil {
+				t.Errorf("%s: the user's git status in %s ran the calls' fsmonitor:\n%s\n%s", c.name, c.dir, out1.String(), out2)
+				_ = os.Remove(pwned)
+			}
+			if _, err := os.Stat(filepath.Join(j.project, "docs/plain")); err != nil {
+				t.Errorf("%s: control: docs/plain: %v (%q)", c.name, err, out2)
+			}
+			j.unconfined(t, "chmod -R u+rwx src/x src/y 2>/dev/null; rm -rf src/x src/y docs/plain")
+		}
+	})
+}

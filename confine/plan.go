@@ -105,6 +105,13 @@ type Plan struct {
 	// own mount namespace mounts each read-only, so that not even its
 	// mode, owner, times or extended attributes change.
 	Held []string
+	// heldDirs are the held entries that are directories, by device and
+	// inode as the plan saw them: the sweep leaves one as it is only while
+	// it is still the same directory (another call's sweep may have moved
+	// it out, and this call made one under its name: an attack run's
+	// git directory src/x, held by a plan taken while a call beside it
+	// ran, was made again and left).
+	heldDirs map[string][2]uint64
 	// Dirs are the project's directories as the plan saw them, with
 	// their change times: after the call, a directory whose change time
 	// moved is read again for what was created in it (sweep).
@@ -485,6 +492,12 @@ func (b *planner) writeProject(s Spec, gitDirs []string) {
 	p.WriteDirs = append(p.WriteDirs, w.dirs...)
 	p.WriteFiles = append(p.WriteFiles, w.files...)
 	p.Held = append(w.held, p.GitPins...)
+	p.heldDirs = map[string][2]uint64{}
+	for _, h := range append(slices.Clone(p.Held), p.Kept...) {
+		if id, ok := dirID(h); ok {
+			p.heldDirs[h] = id
+		}
+	}
 	p.Dirs = w.seen
 	p.Unclean = w.unclean
 	// The top may be written as a whole (a new file there: go build -o
@@ -596,6 +609,11 @@ func (w *walker) walk(dir string, top bool) bool {
 	ctime, ents, err := readDir(w.ents, dir, top)
 	w.ents = ents
 	if err != nil {
+		// Looked in by the sweep after the call whatever its change time
+		// (a directory another call made unlistable, chmod 0300, got a
+		// HEAD written in it past a sweep that read only directories
+		// whose change time moved).
+		w.seen[dir] = -1
 		return false
 	}
 	w.seen[dir] = ctime

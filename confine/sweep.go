@@ -49,6 +49,26 @@ func sweep(p Plan, e Env) []string {
 		return []string{fmt.Sprintf("loopguard: could not look for executable configuration this call created: %v", err)}
 	}
 	defer unix.Close(root)
+	// kept: path, held or kept by the plan, is still what the plan saw
+	// (a directory: the same one, name "" for dirfd itself, else name in
+	// it), and is left as it is.
+	kept := func(path string, dirfd int, name string) bool {
+		if !before[path] {
+			return false
+		}
+		id, dir := p.heldDirs[path]
+		if !dir {
+			return true
+		}
+		var st unix.Stat_t
+		var err error
+		if name == "" {
+			err = unix.Fstat(dirfd, &st)
+		} else {
+			err = unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		}
+		return err == nil && [2]uint64{st.Dev, st.Ino} == id
+	}
 	held := &holder{p: p, e: e}
 	defer held.close()
 	var lines []string
@@ -101,7 +121,7 @@ func sweep(p Plan, e Env) []string {
 		for i, d := range des {
 			ents[i] = dirEnt{name: d.Name(), typ: d.Type()}
 		}
-		if rel != "" && isGitDir(ents) && !before[p.Project+"/"+rel] {
+		if rel != "" && isGitDir(ents) && !kept(p.Project+"/"+rel, fd, "") {
 			if _, seen := p.Dirs[p.Project+"/"+rel]; !seen {
 				return true
 			}
@@ -117,7 +137,7 @@ func sweep(p Plan, e Env) []string {
 				crel = rel + "/" + ent.name
 			}
 			path := p.Project + "/" + crel
-			if before[path] {
+			if kept(path, fd, ent.name) {
 				continue
 			}
 			if guard.protects([]byte(path), ent.name, ent.typ) {

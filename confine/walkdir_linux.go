@@ -117,3 +117,13 @@ func readDir(dst []dirEnt, dir string, top bool) (ctime int64, ents []dirEnt, er
 	}
 	return st.Ctim.Nano(), ents, nil
 }
+
+// dirID is the device and inode of the directory path (no link
+// followed); false when it is none.
+func dirID(path string) ([2]uint64, bool) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return [2]uint64{}, false
+	}
+	return [2]uint64{st.Dev, st.Ino}, true
+}
