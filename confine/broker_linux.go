@@ -413,7 +413,7 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	defer unix.Close(parent)
 	top := key == b.rootKey
 	pdir, below := b.projectPath(parent)
-	if !c.unlink && !c.rmdir && b.protectedIn(parent, top, name) {
+	if !c.unlink && !c.rmdir && b.protectedIn(pdir, below, top, name) {
 		// Executable configuration or an instruction file, at any depth
 		// of the project: never made (Landlock cannot refuse a name).
 		b.tell(pdir, name, "executable configuration or an instruction file")
@@ -475,7 +475,7 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		}
 		delete(b.mine, fileKey{st.Dev, st.Ino})
 		return &seccompNotifResp{id: n.id}
-	case unclean && exists && b.ours[filepath.Join(dir, name)] && !b.protectedIn(parent, top, name) &&
+	case unclean && exists && b.ours[filepath.Join(dir, name)] && !b.protectedIn(pdir, below, top, name) &&
 		(c.rmdir && st.Mode&unix.S_IFMT == unix.S_IFDIR || c.unlink && st.Mode&unix.S_IFMT == unix.S_IFREG):
 		// A directory or file of the write set in a directory no rule
 		// reaches whole (rm -r dist, rm package-lock.json): its contents
@@ -648,7 +648,7 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name 
 	}
 	from, fparent, fkey := fr.name, fr.parent, fr.key
 	defer unix.Close(fparent)
-	_, fbelow := b.projectPath(fparent)
+	fpdir, fbelow := b.projectPath(fparent)
 	fdir, funclean, fserved := b.servedDir(fkey, fbelow)
 	if !fserved {
 		return failed(n, unix.EXDEV)
@@ -658,7 +658,7 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name 
 		return continued(n)
 	}
 	key := fileKey{st.Dev, st.Ino}
-	ours := funclean && b.ours[filepath.Join(fdir, from)] && !b.protectedIn(fparent, fkey == b.rootKey, from) &&
+	ours := funclean && b.ours[filepath.Join(fdir, from)] && !b.protectedIn(fpdir, fbelow, fkey == b.rootKey, from) &&
 		(st.Mode&unix.S_IFMT == unix.S_IFREG || st.Mode&unix.S_IFMT == unix.S_IFDIR)
 	if !b.mine[key] && !ours {
 		return continued(n) // one the broker did not make: Landlock's
@@ -704,19 +704,16 @@ func (b *topBroker) hand(n *seccompNotif, fd int, c brokered, parent int, made s
 	return nil
 }
 
-// protectedIn: name in the directory parent (top: the project's top) is
-// executable configuration or an instruction file of the project (policy's
-// one list, the hook directories core.hooksPath names), or one of the
-// guard's own paths.
-func (b *topBroker) protectedIn(parent int, top bool, name string) bool {
+// protectedIn: name in the directory dir (its path in the project, as
+// projectPath gives it; below false: outside the project; top: the
+// project's top) is executable configuration or an instruction file of
+// the project (policy's one list, the hook directories core.hooksPath
+// names), or one of the guard's own paths.
+func (b *topBroker) protectedIn(dir string, below, top bool, name string) bool {
 	if top {
 		return b.pl.Classify(filepath.Join(b.project, name)).Protected()
 	}
-	if !policy.NameCouldBeProtected(name) && len(b.fixed) == 0 {
-		return false
-	}
-	dir, ok := b.projectPath(parent)
-	if !ok {
+	if !below {
 		return false // outside the project: Landlock's alone
 	}
 	p := filepath.Join(dir, name)

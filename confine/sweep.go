@@ -25,15 +25,14 @@ import (
 // under Claude Code's sandbox), else beside itself under a name nothing
 // loads (NAME.loopguard-held), and each is said on stderr.
 //
-// With the filter alone the first stage refuses such a name when it is
-// made (broker_linux.go), so the sweep finds nothing there but a name a
-// race on its path got past the first stage (the kernel reads the path
-// again); it is what holds with namespaces of its own, and where a filter
-// above keeps the broker out. What it cannot close: while the call runs,
-// such an entry exists in the project, and an unconfined process that
-// reads it then (an editor's git integration polling the tree) is not
-// stopped.
-// docs/confinement.md says so.
+// In both modes the first stage refuses such a name when it is made
+// (broker_linux.go, maker_linux.go), so the sweep is the second layer: it
+// finds what the first stage cannot refuse, a git directory under
+// ordinary names and a socket under a protected one, which exist in the
+// project while the call runs (an unconfined process that reads them
+// then, an editor's git integration polling the tree, is not stopped),
+// and what a launch without a first stage made. docs/confinement.md says
+// so.
 func sweep(p Plan, e Env) []string {
 	e.Places.HooksPaths = p.hooksPaths
 	guard := newEntryGuard(e.Places.Prepare(), p.Project)
