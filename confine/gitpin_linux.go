@@ -179,9 +179,10 @@ func (e pinnedEntry) equal(o pinnedEntry) bool {
 	return true
 }
 
-// restore puts back every pin the call changed, added or removed, and
-// returns a line for each, sorted; one it could not put back is said so.
-func (p pinned) restore() []string {
+// restore puts back every pin the call changed, added or removed, moves
+// out (h) what the call added where git keeps submodules, and returns a
+// line for each, sorted; one it could not put back is said so.
+func (p pinned) restore(h *holder) []string {
 	var lines []string
 	var cut []string // what unlinkReplaced removed
 	for path, e := range p.entries {
@@ -218,7 +219,7 @@ func (p pinned) restore() []string {
 	}
 	// Then what the call added where git keeps submodules (after the
 	// pins: a link there that the put-back removed is not held too).
-	lines = append(lines, p.holdNewModules()...)
+	lines = append(lines, p.holdNewModules(h)...)
 	slices.Sort(lines)
 	return lines
 }
@@ -355,19 +356,20 @@ func typeAt(dir int, name string) uint32 {
 // of a submodule of that name reuses, unconfined, instead of cloning.
 // Under +git a submodule's own new checkout is held back by the sweep
 // (its .git file is executable configuration), so no approved call needs
-// one. Each is renamed NAME.loopguard-held beside itself, and said.
-func (p pinned) holdNewModules() []string {
+// one. Each is moved out as the sweep's finds are (h), and said.
+func (p pinned) holdNewModules(h *holder) []string {
 	var lines []string
 	for _, r := range p.roots {
 		err := moduleNames(r, func(path string, parent int, name string) bool {
 			if t, ok := p.names[path]; ok && t == typeAt(parent, name) {
 				return true
 			}
-			if err := unix.Renameat2(parent, name, parent, name+".loopguard-held", unix.RENAME_NOREPLACE); err != nil {
+			where, err := h.move(parent, name, path)
+			if err != nil {
 				lines = append(lines, fmt.Sprintf("loopguard: this call created %s, where git keeps submodules' directories, and loopguard could not move it (%v): remove it before running git submodule", path, err))
 				return false
 			}
-			lines = append(lines, fmt.Sprintf("loopguard: held back %s, which this call made: a git directory there is what a later git submodule update would reuse, unconfined (renamed %s.loopguard-held)", path, name))
+			lines = append(lines, fmt.Sprintf("loopguard: held back %s, which this call made: a git directory there is what a later git submodule update would reuse, unconfined (%s)", path, where))
 			return false
 		})
 		if err != nil {

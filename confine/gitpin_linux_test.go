@@ -3,6 +3,7 @@
 package confine
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -167,7 +168,7 @@ func TestJailGitPinsSubmoduleLink(t *testing.T) {
 		}
 		// The original, moved aside, is new where git keeps submodules:
 		// held back too (holdNewModules).
-		if _, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub.old.loopguard-held")); err != nil {
+		if _, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub.old")); err == nil || !strings.Contains(out, "held back "+filepath.Join(j.project, ".git/modules/sub.old")) {
 			t.Errorf("namespaces %v: the moved directory was not held back (%v):\n%s", j.ns, err, out)
 		}
 		if fi, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
@@ -269,35 +270,52 @@ func TestJailGitPinsNamedSubmodule(t *testing.T) {
 // not leave it for the human's next git submodule update --init, which
 // would reuse it, unconfined, instead of cloning (reproduced with real
 // git): the launcher holds it back and says so. The test fails with
-// holdNewModules taken out. The controls: the call's own project write
-// lands, and the human's submodule update checks the submodule out.
+// holdNewModules taken out. It renamed the directory
+// opt.loopguard-held beside itself, and left it where the call had made
+// that name first; it now moves it as the sweep does: to held/ where the
+// state directory can be written, else beside itself under a name of
+// its own (here held/ is made a file first: the fallback). The controls:
+// the call's own project write lands, and the human's submodule update
+// checks the submodule out.
 func TestJailGitPinsNewSubmoduleDir(t *testing.T) {
-	bothModes(t, func(t *testing.T, j *jail) {
-		j.gitRepo(t, "true")
-		pwned := filepath.Join(j.root, "PWNED")
-		src := j.submodule(t, "opt")
-		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+	for _, stateWritable := range []bool{true, false} {
+		t.Run(fmt.Sprintf("held-%v", stateWritable), func(t *testing.T) {
+			bothModes(t, func(t *testing.T, j *jail) {
+				j.gitRepo(t, "true")
+				pwned := filepath.Join(j.root, "PWNED")
+				src := j.submodule(t, "opt")
+				j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 git submodule --quiet deinit -f opt && rm -rf .git/modules/opt
 printf '#!/bin/sh\ntouch `+pwned+`\n' > tools/pc.sh && chmod 755 tools/pc.sh`)
-		attack := `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git init -q --bare .git/modules/opt && cp tools/pc.sh .git/modules/opt/hooks/post-checkout && printf '[core]\n\tbare = false\n\tfsmonitor = touch ` + pwned + `\n[remote "origin"]\n\turl = ` + src + `\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n' >> .git/modules/opt/config; echo wrote > src/main.go`
-		out, code := j.launch(t, gitWrite, "jail-sh", attack)
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, out)
-		}
-		if b, _ := os.ReadFile(filepath.Join(j.project, "src/main.go")); string(b) != "wrote\n" {
-			t.Errorf("the call's own write (control): src/main.go = %q\n%s", b, out)
-		}
-		if _, err := os.Lstat(filepath.Join(j.project, ".git/modules/opt.loopguard-held/HEAD")); err != nil {
-			t.Errorf("namespaces %v: the call's git directory was not held back (%v):\n%s", j.ns, err, out)
-		}
-		if !strings.Contains(out, "held back "+filepath.Join(j.project, ".git/modules/opt")+", which this call made") {
-			t.Errorf("namespaces %v: the launcher did not say it held it back:\n%s", j.ns, out)
-		}
-		// The human's next submodule update, unconfined; the control:
-		// it checks the submodule out.
-		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git -c protocol.file.allow=always submodule --quiet update --init && test -f opt/s.txt && git status --porcelain >/dev/null`)
-		if _, err := os.Lstat(pwned); err == nil {
-			t.Errorf("namespaces %v: the human's git submodule update ran what the +git call left in .git/modules/opt", j.ns)
-		}
-	})
+				if !stateWritable {
+					held := filepath.Join(j.stateDir(t), "held")
+					j.unconfined(t, "mkdir -p "+filepath.Dir(held)+" && : > "+held)
+				}
+				attack := `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; mkdir .git/modules/opt.loopguard-held && git init -q --bare .git/modules/opt && cp tools/pc.sh .git/modules/opt/hooks/post-checkout && printf '[core]\n\tbare = false\n\tfsmonitor = touch ` + pwned + `\n[remote "origin"]\n\turl = ` + src + `\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n' >> .git/modules/opt/config; echo wrote > src/main.go`
+				out, code := j.launch(t, gitWrite, "jail-sh", attack)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, out)
+				}
+				if b, _ := os.ReadFile(filepath.Join(j.project, "src/main.go")); string(b) != "wrote\n" {
+					t.Errorf("the call's own write (control): src/main.go = %q\n%s", b, out)
+				}
+				if _, err := os.Lstat(filepath.Join(j.project, ".git/modules/opt")); err == nil {
+					t.Errorf("namespaces %v: the call's git directory is still .git/modules/opt:\n%s", j.ns, out)
+				}
+				want := "moved to " + filepath.Join(j.stateDir(t), "held")
+				if !stateWritable {
+					want = "renamed " + filepath.Join(j.project, ".git/modules/loopguard-held-")
+				}
+				if !strings.Contains(out, "held back "+filepath.Join(j.project, ".git/modules/opt")+", which this call made") || !strings.Contains(out, want) {
+					t.Errorf("namespaces %v: the launcher did not say it held it back (%s):\n%s", j.ns, want, out)
+				}
+				// The human's next submodule update, unconfined; the control:
+				// it checks the submodule out.
+				j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git -c protocol.file.allow=always submodule --quiet update --init && test -f opt/s.txt && git status --porcelain >/dev/null`)
+				if _, err := os.Lstat(pwned); err == nil {
+					t.Errorf("namespaces %v: the human's git submodule update ran what the +git call left in .git/modules/opt", j.ns)
+				}
+			})
+		})
+	}
 }

@@ -203,6 +203,23 @@ type jail struct {
 // withoutBroker is j with its launches' first stage serving no call
 // (LG_CONFINE_NO_BROKER): the program makes its names itself, and what
 // stands after the call is the sweep's doing, the second layer.
+// stateDir is the guard's state directory in the jail's environment.
+func (j *jail) stateDir(t *testing.T) string {
+	t.Helper()
+	d, err := policy.StateDirFrom(func(k string) string {
+		for _, kv := range j.env {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func (j *jail) withoutBroker() *jail {
 	k := *j
 	k.env = append(slices.Clone(j.env), "LG_CONFINE_NO_BROKER=1")
@@ -1477,7 +1494,9 @@ func TestSweepNotThroughALink(t *testing.T) {
 	}
 	e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(root, "state")}}
 	p := Plan{Project: project, RunDir: "run-test", Dirs: map[string]int64{project: 0, filepath.Join(project, "src"): 0, filepath.Join(project, "lnk"): 0}}
-	lines := sweep(p, e)
+	held := &holder{p: p, e: e}
+	defer held.close()
+	lines := sweep(p, e, held)
 	if _, err := os.Stat(filepath.Join(home, ".bashrc")); err != nil {
 		t.Errorf("the home's .bashrc was moved: %v %q", err, lines)
 	}
@@ -1673,19 +1692,7 @@ func TestJailTopLevelRecorded(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		out, code := j.launch(t, projectWrite, "jail-create", filepath.Join(j.project, "app"))
 		checkProbe(t, []string{"create app at the top"}, firstLine(out), code, true)
-		getenv := func(k string) string {
-			for _, kv := range j.env {
-				if v, ok := strings.CutPrefix(kv, k+"="); ok {
-					return v
-				}
-			}
-			return ""
-		}
-		state, err := policy.StateDirFrom(getenv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := undo.Open(state, j.project)
+		s, err := undo.Open(j.stateDir(t), j.project)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -184,13 +184,15 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	if broker != nil {
 		broker.close()
 	}
+	held := &holder{p: plan, e: e}
+	defer held.close()
 	if plan.Project != "" {
-		for _, line := range sweep(plan, e) {
+		for _, line := range sweep(plan, e, held) {
 			fmt.Fprintln(stderr, line)
 		}
 	}
 	if pins.entries != nil {
-		for _, line := range pins.restore() {
+		for _, line := range pins.restore(held) {
 			fmt.Fprintln(stderr, line)
 		}
 	}

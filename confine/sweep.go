@@ -33,7 +33,7 @@ import (
 // then, an editor's git integration polling the tree, is not stopped),
 // and what a launch without a first stage made. docs/confinement.md says
 // so.
-func sweep(p Plan, e Env) []string {
+func sweep(p Plan, e Env, held *holder) []string {
 	e.Places.HooksPaths = p.hooksPaths
 	guard := newEntryGuard(e.Places.Prepare(), p.Project)
 	before := map[string]bool{}
@@ -68,8 +68,6 @@ func sweep(p Plan, e Env) []string {
 		}
 		return err == nil && [2]uint64{st.Dev, st.Ino} == id
 	}
-	held := &holder{p: p, e: e}
-	defer held.close()
 	var lines []string
 	// hold moves name, in the directory open as fd (rel in the project),
 	// out of the project, its owner's bits given back first if the call
@@ -78,7 +76,12 @@ func sweep(p Plan, e Env) []string {
 		if line, ok := ownerMayMove(fd, rel); ok {
 			lines = append(lines, line)
 		}
-		lines = append(lines, held.move(fd, name, crel))
+		where, err := held.move(fd, name, crel)
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("loopguard: %s, created by this call, is executable configuration or an instruction file, could not be moved out of the project (%v) and is still there: remove it before you run git or an agent there", crel, err))
+			return
+		}
+		lines = append(lines, fmt.Sprintf("loopguard: held back %s, created by this call: executable configuration and instruction files reach the project only with the user's approval (%s)", crel, where))
 	}
 	// look reads the directory rel (below the project, "" the top) from
 	// the project without following a link: every process of the call
@@ -264,7 +267,9 @@ type holder struct {
 	n    int // the names taken so far
 }
 
-func (h *holder) move(parent int, name, rel string) string {
+// move moves name, in the directory parent (rel: its path, said), out of
+// the way, and returns where it went.
+func (h *holder) move(parent int, name, rel string) (string, error) {
 	if !h.done {
 		h.done, h.dir = true, -1
 		if h.e.Places.StateDir != "" {
@@ -276,10 +281,7 @@ func (h *holder) move(parent int, name, rel string) string {
 			}
 		}
 	}
-	said := func(where string) string {
-		return fmt.Sprintf("loopguard: held back %s, created by this call: executable configuration and instruction files reach the project only with the user's approval (%s)", rel, where)
-	}
-	flat := strings.ReplaceAll(rel, "/", "%2F")
+	flat := strings.ReplaceAll(strings.TrimPrefix(rel, "/"), "/", "%2F")
 	if len(flat) > 200 {
 		flat = flat[len(flat)-200:]
 	}
@@ -288,7 +290,7 @@ func (h *holder) move(parent int, name, rel string) string {
 		to := strconv.Itoa(h.n) + "-" + flat
 		err := unix.Renameat2(parent, name, h.dir, to, unix.RENAME_NOREPLACE)
 		if err == nil {
-			return said("moved to " + filepath.Join(h.e.Places.StateDir, "held", filepath.Base(h.p.RunDir), to))
+			return "moved to " + filepath.Join(h.e.Places.StateDir, "held", filepath.Base(h.p.RunDir), to), nil
 		}
 		if !errors.Is(err, unix.EEXIST) {
 			break
@@ -302,13 +304,13 @@ func (h *holder) move(parent int, name, rel string) string {
 			to = "loopguard-held-" + strconv.Itoa(h.n)
 		}
 		if err = unix.Renameat2(parent, name, parent, to, unix.RENAME_NOREPLACE); err == nil {
-			return said("renamed " + filepath.Join(filepath.Dir(rel), to))
+			return "renamed " + filepath.Join(filepath.Dir(rel), to), nil
 		}
 		if !errors.Is(err, unix.EEXIST) && !errors.Is(err, unix.ENAMETOOLONG) {
 			break
 		}
 	}
-	return fmt.Sprintf("loopguard: %s, created by this call, is executable configuration or an instruction file, could not be moved out of the project (%v) and is still there: remove it before you run git or an agent there", rel, err)
+	return "", err
 }
 
 func (h *holder) close() {
