@@ -60,7 +60,13 @@ func planLoop(b *testing.B, root string, s Spec) {
 	e := EnvFrom(os.Getenv, policy.Places{Home: home}, os.Getuid())
 	e.TempDir = root
 	for b.Loop() {
-		if _, err := NewPlan(s, e); err != nil {
+		p, err := NewPlan(s, e)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// As the launcher does once the call has ended: a run directory
+		// left would make every later plan's prune read one more.
+		if err := os.RemoveAll(p.RunDir); err != nil {
 			b.Fatal(err)
 		}
 	}
