@@ -364,7 +364,7 @@ func (p pinned) holdNewModules(h *holder) []string {
 			if t, ok := p.names[path]; ok && t == typeAt(parent, name) {
 				return true
 			}
-			where, err := h.move(parent, name, path)
+			where, _, err := h.move(parent, name, path)
 			if err != nil {
 				lines = append(lines, fmt.Sprintf("loopguard: this call created %s, where git keeps submodules' directories, and loopguard could not move it (%v): remove it before running git submodule", path, err))
 				return false

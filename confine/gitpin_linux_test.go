@@ -274,7 +274,7 @@ func TestJailGitPinsNamedSubmodule(t *testing.T) {
 // opt.loopguard-held beside itself, and left it where the call had made
 // that name first; it now moves it as the sweep does: to held/ where the
 // state directory can be written, else beside itself under a name of
-// its own (here held/ is made a file first: the fallback). The controls:
+// its own, random (here held/ is made a file first: the fallback). The controls:
 // the call's own project write lands, and the human's submodule update
 // checks the submodule out.
 func TestJailGitPinsNewSubmoduleDir(t *testing.T) {
@@ -304,7 +304,7 @@ printf '#!/bin/sh\ntouch `+pwned+`\n' > tools/pc.sh && chmod 755 tools/pc.sh`)
 				}
 				want := "moved to " + filepath.Join(j.stateDir(t), "held")
 				if !stateWritable {
-					want = "renamed " + filepath.Join(j.project, ".git/modules/loopguard-held-")
+					want = "(renamed " + filepath.Join(j.project, ".git/modules/opt.loopguard-held-")
 				}
 				if !strings.Contains(out, "held back "+filepath.Join(j.project, ".git/modules/opt")+", which this call made") || !strings.Contains(out, want) {
 					t.Errorf("namespaces %v: the launcher did not say it held it back (%s):\n%s", j.ns, want, out)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -2050,4 +2051,124 @@ func TestJailBesideAnotherCall(t *testing.T) {
 			j.unconfined(t, "chmod -R u+rwx src/x src/y 2>/dev/null; rm -rf src/x src/y docs/plain")
 		}
 	})
+}
+
+// TestJailHeldStaysHeld: the fourth attack run left a git directory in
+// the project three ways, and a real unconfined git found it from a
+// directory the user knows. (B) src/g, a git directory under an ordinary
+// name left at mode 0555, could not be moved to held/ (a directory moved
+// to another parent needs its own write bit), and every name beside it
+// (NAME.loopguard-held, loopguard-held-1 to 400) had been made first; src/sub
+// was a link to g/w. (C) Where held/ cannot take it (Claude Code's
+// sandbox, or the state on another mount: EXDEV, here held/ made a file),
+// src/seen, a directory the plan saw, kept the HEAD and config the call
+// gave it, their names beside it taken first. (A) src/cached was a link to
+// a git directory the call made in its Go cache, which outlasts it. Now
+// a moved directory gets its write bit back, a name beside is random, a
+// directory left beside itself is looked at as seen (its git directories
+// lose HEAD and config, nested ones too), and a link into the launcher's
+// scratch directory or through /proc is held back. The oracle is git's
+// own discovery: in every directory of the project, and through each
+// link, git rev-parse finds the project's .git or nothing. Controls: a
+// plain file, a link to /usr/bin/env and one to ../README.md stay.
+func TestJailHeldStaysHeld(t *testing.T) {
+	for _, heldWritable := range []bool{true, false} {
+		t.Run(fmt.Sprintf("held-%v", heldWritable), func(t *testing.T) {
+			bothModes(t, func(t *testing.T, j *jail) {
+				j.gitRepo(t, "true")
+				j.unconfined(t, "mkdir -p src/sub src/seen && : > src/seen/keep && : > README.md")
+				if !heldWritable {
+					held := filepath.Join(j.stateDir(t), "held")
+					j.unconfined(t, "mkdir -p "+filepath.Dir(held)+" && : > "+held)
+				}
+				bare := func(d string) string {
+					return "mkdir -p " + d + "/objects " + d + "/refs/heads && echo 'ref: refs/heads/main' > " + d + "/HEAD && printf '[core]\\n\\tbare = true\\n' > " + d + "/config\n"
+				}
+				script := "set -e\ncd src\ni=1; while [ $i -le 400 ]; do : > loopguard-held-$i; : > seen/loopguard-held-$i; i=$((i+1)); done\n" +
+					": > g.loopguard-held; : > seen/HEAD.loopguard-held; : > seen/config.loopguard-held\n" +
+					bare("g") + "mkdir g/w\n" + bare("g/inner") + "mkdir g/inner/w\n" +
+					"mv sub sub.orig && ln -s g/w sub && ln -s g/inner/w sub2\n" +
+					bare("seen") +
+					bare("$GOCACHE/evil") + "mkdir $GOCACHE/evil/w && ln -s $GOCACHE/evil/w cached\n" +
+					"echo ok > plain && ln -s /usr/bin/env env && ln -s ../README.md readme\n" +
+					"chmod 555 g\n"
+				out, code := j.launch(t, projectWrite, "jail-sh", script)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, out)
+				}
+				own := filepath.Join(j.project, ".git")
+				var dirs []string
+				_ = filepath.WalkDir(j.project, func(p string, d fs.DirEntry, err error) error {
+					if err == nil && d.IsDir() && d.Name() == ".git" && p == own {
+						return filepath.SkipDir
+					}
+					if err == nil && d.IsDir() {
+						dirs = append(dirs, p)
+					}
+					return nil
+				})
+				for _, l := range []string{"sub", "sub2", "cached"} {
+					dirs = append(dirs, filepath.Join(j.project, "src", l))
+				}
+				for _, d := range dirs {
+					cmd := exec.Command("git", "rev-parse", "--absolute-git-dir")
+					cmd.Dir = d
+					cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+					if os.Getuid() == 0 {
+						cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+					}
+					b, err := cmd.Output()
+					if err == nil && strings.TrimSpace(string(b)) != own {
+						rel, _ := filepath.Rel(j.project, d)
+						t.Errorf("namespaces %v: git in %s finds %s, a git directory the call left:\n%s", j.ns, rel, strings.TrimSpace(string(b)), out)
+					}
+				}
+				if b, err := os.ReadFile(filepath.Join(j.project, "src/plain")); err != nil || string(b) != "ok\n" {
+					t.Errorf("control: src/plain = %q, %v", b, err)
+				}
+				for l, want := range map[string]string{"env": "/usr/bin/env", "readme": "../README.md"} {
+					if got, err := os.Readlink(filepath.Join(j.project, "src", l)); err != nil || got != want {
+						t.Errorf("control: the link src/%s = %q, %v; want %q\n%s", l, got, err, want, out)
+					}
+				}
+				if _, err := os.Stat(filepath.Join(j.project, "src/seen/keep")); err != nil {
+					t.Errorf("control: src/seen/keep, there before the call: %v", err)
+				}
+			})
+		})
+	}
+}
+
+// TestLeadsOut: the links the sweep holds back lead below the scratch
+// directory (written so, through a link of the project, or to a name not
+// made yet), or through /proc or /dev/fd; links to the system or within
+// the project (the controls) do not.
+func TestLeadsOut(t *testing.T) {
+	root := t.TempDir()
+	scratch, proj := filepath.Join(root, "scratch"), filepath.Join(root, "proj")
+	for _, d := range []string{filepath.Join(scratch, "go-build-rw-1"), filepath.Join(proj, "src")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(scratch, "go-build-rw-1"), filepath.Join(proj, "c")); err != nil {
+		t.Fatal(err)
+	}
+	outs := outsOf(scratch)
+	dir := filepath.Join(proj, "src")
+	for target, want := range map[string]bool{
+		filepath.Join(scratch, "go-build-rw-1", "evil"): true,
+		"../../scratch/go-build-rw-1/not-yet":           true,
+		"../c/evil/w":                                   true,
+		"/proc/1234/root" + scratch:                     true,
+		"/dev/fd/3/x":                                   true,
+		"/usr/bin/env":                                  false,
+		"../README.md":                                  false,
+		"w":                                             false,
+		root + "/scratchy":                              false,
+	} {
+		if got := leadsOut(dir, target, outs); got != want {
+			t.Errorf("leadsOut(%q) = %v, want %v", target, got, want)
+		}
+	}
 }

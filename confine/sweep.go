@@ -3,6 +3,8 @@
 package confine
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loopguard/loopguard/fsx"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,7 +26,7 @@ import (
 // or instruction file that appeared in the project is moved out of it,
 // into the state directory's held/ folder where that can be written (not
 // under Claude Code's sandbox), else beside itself under a name nothing
-// loads (NAME.loopguard-held), and each is said on stderr.
+// loads (NAME.loopguard-held-RANDOM), and each is said on stderr.
 //
 // In both modes the first stage refuses such a name when it is made
 // (broker_linux.go, maker_linux.go), so the sweep is the second layer: it
@@ -69,19 +72,52 @@ func sweep(p Plan, e Env, held *holder) []string {
 		return err == nil && [2]uint64{st.Dev, st.Ino} == id
 	}
 	var lines []string
+	// The launcher's scratch directory, where the call's caches outlast
+	// it: the one place outside the project it could leave a git
+	// directory for a link in the project to lead to.
+	scratch := ""
+	if p.RunDir != "" {
+		scratch = filepath.Dir(p.RunDir)
+	}
+	outs := outsOf(scratch)
+	var look func(rel string, asSeen bool) bool
 	// hold moves name, in the directory open as fd (rel in the project),
 	// out of the project, its owner's bits given back first if the call
 	// took them.
-	hold := func(fd int, rel, name, crel string) {
+	hold := func(fd int, rel, name, crel, why string) {
 		if line, ok := ownerMayMove(fd, rel); ok {
 			lines = append(lines, line)
 		}
-		where, err := held.move(fd, name, crel)
+		// A directory moved to another parent needs its own write bit
+		// (its .. changes): an attack run's git directory left at 0555
+		// could not be moved to held/.
+		if c, err := unix.Openat(fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+			if mode, ok := ownerBack(c, 0o300); ok {
+				lines = append(lines, fmt.Sprintf("loopguard: this call took its owner's write or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that it is moved out", crel, mode))
+			}
+			_ = unix.Close(c)
+		}
+		where, beside, err := held.move(fd, name, crel)
 		if err != nil {
 			lines = append(lines, fmt.Sprintf("loopguard: %s, created by this call, is executable configuration or an instruction file, could not be moved out of the project (%v) and is still there: remove it before you run git or an agent there", crel, err))
 			return
 		}
-		lines = append(lines, fmt.Sprintf("loopguard: held back %s, created by this call: executable configuration and instruction files reach the project only with the user's approval (%s)", crel, where))
+		lines = append(lines, fmt.Sprintf("loopguard: held back %s, created by this call: %s (%s)", crel, why, where))
+		if beside != "" {
+			// Still in the project, under another name: a directory
+			// there is looked at as one the plan saw, its git
+			// directories (itself or below) left without HEAD and
+			// config. A later call could link to it, and a shell that
+			// follows the link finds it.
+			nrel := beside
+			if rel != "" {
+				nrel = rel + "/" + beside
+			}
+			var st unix.Stat_t
+			if unix.Fstatat(fd, beside, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+				look(nrel, true)
+			}
+		}
 	}
 	// look reads the directory rel (below the project, "" the top) from
 	// the project without following a link: every process of the call
@@ -92,9 +128,9 @@ func sweep(p Plan, e Env, held *holder) []string {
 	// move it out whole; a directory the plan saw that the call made one
 	// has its HEAD and config moved out instead, which leaves git nothing
 	// to find there (one that was a git directory before the call is
-	// held, and left as it is).
-	var look func(rel string) bool
-	look = func(rel string) bool {
+	// held, and left as it is). asSeen takes rel as a directory the plan
+	// saw.
+	look = func(rel string, asSeen bool) bool {
 		fd, err := openBeneath(root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
 		if errors.Is(err, unix.EACCES) {
 			// A directory the call made unlistable (chmod 111 src/d) can
@@ -124,12 +160,12 @@ func sweep(p Plan, e Env, held *holder) []string {
 			ents[i] = dirEnt{name: d.Name(), typ: d.Type()}
 		}
 		if rel != "" && isGitDir(ents) && !kept(p.Project+"/"+rel, fd, "") {
-			if _, seen := p.Dirs[p.Project+"/"+rel]; !seen {
+			if _, seen := p.Dirs[p.Project+"/"+rel]; !seen && !asSeen {
 				return true
 			}
 			for _, ent := range ents {
 				if ent.name == "HEAD" || ent.name == "config" {
-					hold(fd, rel, ent.name, rel+"/"+ent.name)
+					hold(fd, rel, ent.name, rel+"/"+ent.name, whyConfig)
 				}
 			}
 		}
@@ -143,12 +179,18 @@ func sweep(p Plan, e Env, held *holder) []string {
 				continue
 			}
 			if guard.protects([]byte(path), ent.name, ent.typ) {
-				hold(fd, rel, ent.name, crel)
+				hold(fd, rel, ent.name, crel, whyConfig)
 				continue
 			}
+			if ent.typ&os.ModeSymlink != 0 {
+				if target, err := readlinkAt(fd, ent.name); err == nil && leadsOut(filepath.Dir(path), target, outs) {
+					hold(fd, rel, ent.name, crel, whyLink)
+					continue
+				}
+			}
 			if ent.typ.IsDir() {
-				if _, seen := p.Dirs[path]; !seen && look(crel) { // new, or moved here: all of it is new here
-					hold(fd, rel, ent.name, crel)
+				if _, seen := p.Dirs[path]; !seen && look(crel, false) { // new, or moved here: all of it is new here
+					hold(fd, rel, ent.name, crel, whyConfig)
 				}
 			}
 		}
@@ -171,9 +213,69 @@ func sweep(p Plan, e Env, held *holder) []string {
 		if err != nil || st.Ctim.Nano() == p.Dirs[dir] {
 			continue
 		}
-		look(rel)
+		look(rel, false)
 	}
 	return lines
+}
+
+// The reasons the sweep gives for what it holds back.
+const (
+	whyConfig = "executable configuration and instruction files reach the project only with the user's approval"
+	whyLink   = "a link into the launcher's private caches, which outlast the call, or through /proc: a git directory the call left there would run its configuration in the git of a shell that follows the link"
+)
+
+// leadsOut reports whether a link in the directory dir whose text is
+// target leads below one of outs: the launcher's scratch directory (a
+// call's caches outlast it, and it could leave a git directory there for
+// the user's shell to cd into through the link, and git to find), /proc
+// or /dev/fd (which name another place for each process that follows
+// them). The target is taken as written and, as far as it exists, with
+// every link on its way resolved (a link through another link of the
+// project).
+func leadsOut(dir, target string, outs []string) bool {
+	t := target
+	if !filepath.IsAbs(t) {
+		t = filepath.Join(dir, t)
+	}
+	t = filepath.Clean(t)
+	below := func(q string) bool {
+		return slices.ContainsFunc(outs, func(o string) bool { return fsx.Within(q, o) })
+	}
+	if below(t) {
+		return true
+	}
+	for q := t; ; q = filepath.Dir(q) {
+		if r, err := filepath.EvalSymlinks(q); err == nil {
+			rest, _ := filepath.Rel(q, t)
+			return below(filepath.Join(r, rest))
+		}
+		if q == "/" || q == "." {
+			return false
+		}
+	}
+}
+
+// outsOf are the places leadsOut looks for below the launcher's scratch
+// directory ("": none).
+func outsOf(scratch string) []string {
+	outs := []string{"/proc", "/dev/fd"}
+	if scratch != "" {
+		outs = append(outs, scratch)
+		if real, err := filepath.EvalSymlinks(scratch); err == nil && real != scratch {
+			outs = append(outs, real)
+		}
+	}
+	return outs
+}
+
+// readlinkAt is the text of the link name in the directory dirfd.
+func readlinkAt(dirfd int, name string) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dirfd, name, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
 }
 
 // gone reports whether err says a directory the plan saw is no longer
@@ -253,23 +355,25 @@ func openBeneath(root int, rel string, flags int) (int, error) {
 // holder moves what the sweep found out of the project: into the state
 // directory's held/RUN/, named by a number and its path in the project
 // (each / as %2F, cut to fit a name), or, where that cannot be written
-// (Claude Code's sandbox), beside itself as NAME.loopguard-held, or
-// loopguard-held-N where that is taken or too long. A name is never
-// reused (RENAME_NOREPLACE, and the next number): an attack run made
-// both moves fail (a path too long for one name, two paths with the same
-// %2F form, a NAME.loopguard-held made beforehand), and its src/.git
-// stayed for the user's git status to run.
+// (Claude Code's sandbox, or another mount), beside itself as
+// NAME.loopguard-held-RANDOM (loopguard-held-RANDOM where that is too
+// long). A name is never reused (RENAME_NOREPLACE, and the next number or
+// another random one): attack runs made both moves fail (a path too long
+// for one name, two paths with the same %2F form, a NAME.loopguard-held
+// and loopguard-held-1 to 400 made beforehand), and the git directory
+// stayed for the user's git to run.
 type holder struct {
 	p    Plan
 	e    Env
 	dir  int // held/RUN, opened on first use; -1 when it cannot be
 	done bool
-	n    int // the names taken so far
+	n    int // the names taken in held/ so far
 }
 
 // move moves name, in the directory parent (rel: its path, said), out of
-// the way, and returns where it went.
-func (h *holder) move(parent int, name, rel string) (string, error) {
+// the way, and says where it went; beside is its new name when that is
+// in parent.
+func (h *holder) move(parent int, name, rel string) (where, beside string, err error) {
 	if !h.done {
 		h.done, h.dir = true, -1
 		if h.e.Places.StateDir != "" {
@@ -290,27 +394,35 @@ func (h *holder) move(parent int, name, rel string) (string, error) {
 		to := strconv.Itoa(h.n) + "-" + flat
 		err := unix.Renameat2(parent, name, h.dir, to, unix.RENAME_NOREPLACE)
 		if err == nil {
-			return "moved to " + filepath.Join(h.e.Places.StateDir, "held", filepath.Base(h.p.RunDir), to), nil
+			return "moved to " + filepath.Join(h.e.Places.StateDir, "held", filepath.Base(h.p.RunDir), to), "", nil
 		}
 		if !errors.Is(err, unix.EEXIST) {
 			break
 		}
 	}
-	var err error
-	for i := 0; i < 100; i++ {
-		to := name + ".loopguard-held"
-		if i > 0 || len(to) > 255 {
-			h.n++
-			to = "loopguard-held-" + strconv.Itoa(h.n)
+	// Beside itself, under a name no process of the call could know
+	// beforehand: an attack run made NAME.loopguard-held and
+	// loopguard-held-1 to 400 first, every move failed, and its git
+	// directory stayed (the usual case under Claude Code's sandbox, whose
+	// state directory is read-only or on another mount: EXDEV).
+	err = unix.EEXIST
+	for range 8 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", "", err
+		}
+		to := name + ".loopguard-held-" + hex.EncodeToString(b[:])
+		if len(to) > 255 {
+			to = "loopguard-held-" + hex.EncodeToString(b[:])
 		}
 		if err = unix.Renameat2(parent, name, parent, to, unix.RENAME_NOREPLACE); err == nil {
-			return "renamed " + filepath.Join(filepath.Dir(rel), to), nil
+			return "renamed " + filepath.Join(filepath.Dir(rel), to), to, nil
 		}
-		if !errors.Is(err, unix.EEXIST) && !errors.Is(err, unix.ENAMETOOLONG) {
+		if !errors.Is(err, unix.EEXIST) {
 			break
 		}
 	}
-	return "", err
+	return "", "", err
 }
 
 func (h *holder) close() {
