@@ -147,13 +147,15 @@ type topBroker struct {
 	makerRules int
 	mk         *maker
 	mkErr      error
+	// noLinks: the plan's NoLinks.
+	noLinks bool
 }
 
 // newTopBroker opens the project's top for plan; conn receives the
 // listener. Under read-only (no project) it serves metadata changes
 // alone: the filter sends it nothing else (filterOpts.opens).
 func newTopBroker(plan Plan, e Env, conn *os.File, serve bool) (*topBroker, error) {
-	b := &topBroker{conn: conn, listener: -1, root: -1, project: plan.Project, makerRules: -1,
+	b := &topBroker{conn: conn, listener: -1, root: -1, project: plan.Project, makerRules: -1, noLinks: plan.NoLinks,
 		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, umasks: map[uint32]uint32{}, umaskCalls: map[uint32]bool{}, told: map[string]bool{}, modeSet: newModeSet(plan), done: make(chan struct{})}
 	if plan.Project != "" {
 		root, err := unix.Open(plan.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -439,10 +441,13 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		// file's path with a trailing "/", which makes no name.
 		return continued(n)
 	}
+	if !r.trailing && (c.symlink || c.mknod && c.mode&unix.S_IFMT == unix.S_IFIFO) {
+		return b.makeServed(n, c, parent, name)
+	}
 	if r.trailing && !c.mkdir && !c.rmdir || c.name && !c.mkdir {
 		// The kernel's: a file's path with a trailing "/", or a
-		// directory renamed to one, makes no name here; a link or a
-		// node at the top or below a directory the broker made is
+		// directory renamed to one, makes no name here; a hard link or
+		// a device at the top or below a directory the broker made is
 		// refused by Landlock (no rule there).
 		return continued(n)
 	}
@@ -577,6 +582,42 @@ func (b *topBroker) makeDir(n *seccompNotif, c brokered, parent int, name string
 		return failed(n, unix.ENOENT)
 	}
 	b.made(fileKey{st.Dev, st.Ino}, name, true)
+	return &seccompNotifResp{id: n.id}
+}
+
+// makeServed makes the symbolic link or FIFO name in parent (the top, or
+// a directory the broker made) for n's caller, where no Landlock rule
+// reaches: python3 -m venv .venv (its lib64 and bin/python links) and
+// npm's bin links in a new node_modules failed there. A link's text
+// names any place, as below the top; the sweep holds back one into the
+// launcher's caches or through /proc. Under the jail's capability no
+// link is made, as below.
+func (b *topBroker) makeServed(n *seccompNotif, c brokered, parent int, name string) *seccompNotifResp {
+	var err error
+	if c.symlink {
+		if b.noLinks {
+			return failed(n, unix.EACCES) // as Landlock refuses one below
+		}
+		target, ok := readPath(int(n.pid), c.target)
+		if !ok {
+			return failed(n, unix.EACCES) // not read: cannot tell what it makes
+		}
+		err = unix.Symlinkat(target, parent, name)
+	} else {
+		err = unix.Mknodat(parent, name, unix.S_IFIFO|c.mode&0o777&^b.umaskOf(n.pid, ""), 0)
+	}
+	if err != nil {
+		return failed(n, errnoOf(err))
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return failed(n, unix.EIO)
+	}
+	if !b.waiting(n) { // otherwise nothing stays
+		_ = unix.Unlinkat(parent, name, 0)
+		return failed(n, unix.ENOENT)
+	}
+	b.made(fileKey{st.Dev, st.Ino}, name, false)
 	return &seccompNotifResp{id: n.id}
 }
 

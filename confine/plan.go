@@ -90,6 +90,10 @@ type Plan struct {
 	// KeepEnvOnly: the program keeps of the launcher's environment only
 	// the variables readOnlyEnv names (read-only); otherwise all of it.
 	KeepEnvOnly bool
+	// NoLinks: the program makes no symbolic link in the project (the
+	// jail's capability: writeDirAccess), where the first stage makes
+	// names too (makeServed).
+	NoLinks bool
 	// RunDir is this launch's own directory in the scratch directory
 	// (its TMPDIR is in it), removed when the launch's last process has
 	// exited.
@@ -254,6 +258,7 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	// The jail keeps read-only's environment: a bare env under it must
 	// not show the model a token (issue 36).
 	p.KeepEnvOnly = s.Cap.Jail
+	p.NoLinks = s.Cap.Jail
 	if !s.Cap.Write && !s.Cap.Git {
 		p.KeepEnvOnly = true
 		return p.sorted(), nil
