@@ -1826,7 +1826,7 @@ mkdir x; cp -p main.go x/
 printf a > t.tmp; mv t.tmp renamed
 mkdir d2/
 mv deep2/er/ deep2/er2/
-mkdir t; tar cf - main.go deep2 | tar xf - -C t
+mkdir t; tar cf - main.go deep2 ff | tar xf - -C t
 python3 -c "import os; fd = os.open('o', os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600); os.write(fd, b'o'); os.close(fd)"
 cp -r x y; rm -r x; rm hard
 find . -printf '%p %m %y %s %l\n' | sort > ../$1.list`
