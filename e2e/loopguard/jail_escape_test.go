@@ -537,3 +537,31 @@ func TestEscapeChmodSettings(t *testing.T) {
 		}
 	})
 }
+
+// TestGrantedLinksAtTheTop: through the real client, a granted make test
+// (project-write) that makes a Python venv and npm-style bin links at the
+// project's top, as a test suite's set-up does: with Claude Code's sandbox
+// on (the launch has the filter alone) its lib64 link and the bin link
+// were refused until 2026-12-04 ("Permission denied"), where they ran
+// with --no-sandbox. The attack beside it: a link named .envrc at the top
+// is not made.
+func TestGrantedLinksAtTheTop(t *testing.T) {
+	files := map[string]string{
+		"Makefile": "test:\n" +
+			"\t@python3 -m venv --without-pip .venv && .venv/bin/python -c 'print(\"venv-\" + \"ran\")'\n" +
+			"\t@mkdir -p node_modules/.bin node_modules/x && printf '#!/bin/sh\\necho bin-link-ran\\n' > node_modules/x/cli.js && chmod +x node_modules/x/cli.js && ln -s ../x/cli.js node_modules/.bin/x && node_modules/.bin/x\n" +
+			"\t@ln -s Makefile .envrc 2>/dev/null && echo envrc-made || echo envrc-refused\n",
+	}
+	withEscapeEnv(t, files, func(t *testing.T, x *escapeEnv) {
+		api := x.run(claudetest.Tools(bash("toolu_v1", "make test")))
+		mk := result(t, api, "toolu_v1")
+		for _, w := range []string{"venv-ran", "bin-link-ran", "envrc-refused"} {
+			if !strings.Contains(mk.Content, w) {
+				t.Errorf("sandbox %v: make test did not print %s: %q", x.sandbox, w, mk.Content)
+			}
+		}
+		if x.exists(".envrc") {
+			t.Errorf("sandbox %v: .envrc is in the project", x.sandbox)
+		}
+	})
+}
