@@ -2218,3 +2218,34 @@ if ln -s x .envrc 2>/dev/null; then echo envrc made; fi`)
 		}
 	})
 }
+
+// TestJailLimitsOfAnother: a program may set its own resource limits and
+// no other process's. An attack run lowered its parent's (the first
+// stage's, with the filter alone) open files to none, and the sweep after
+// the call looked at nothing: its git directory src/g stayed. Both modes.
+// Controls: the program's own limit is set, and src/g is held back.
+func TestJailLimitsOfAnother(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		out, code := j.launch(t, projectWrite, "jail-sh", `exec >out.txt 2>&1
+python3 -c '
+import os, resource
+for what, lim in (("files", resource.RLIMIT_NOFILE), ("cpu", resource.RLIMIT_CPU)):
+    try:
+        resource.prlimit(os.getppid(), lim, (0, 0))
+        print("parent", what, "limited")
+    except OSError as e:
+        print("parent", what, "refused", e.errno)
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+print("own", resource.getrlimit(resource.RLIMIT_NOFILE))
+'
+mkdir -p src/g/objects src/g/refs && echo 'ref: refs/heads/main' > src/g/HEAD && printf '[core]\n\tbare = true\n' > src/g/config`)
+		b, _ := os.ReadFile(filepath.Join(j.project, "out.txt"))
+		got := string(b)
+		if !strings.Contains(got, "parent files refused 1\n") || !strings.Contains(got, "parent cpu refused 1\n") || !strings.Contains(got, "own (64, 64)") {
+			t.Errorf("namespaces %v (exit %d): %s%s", j.ns, code, got, out)
+		}
+		if _, err := os.Lstat(filepath.Join(j.project, "src/g")); err == nil {
+			t.Errorf("namespaces %v: src/g, a git directory, is in the project after the call:\n%s", j.ns, out)
+		}
+	})
+}

@@ -82,12 +82,13 @@ import (
 // process (its table would be unfiltered); amd64's x32 numbers are
 // refused.
 //
-// The program is one comparison per refused number (60 to 98
+// The program is one comparison per refused number (60 to 122
 // instructions by the options: TestFilterLength), but most calls never
 // run it: since Linux 5.11 the
 // kernel works out, when the filter is installed, which numbers it allows
 // whatever their arguments and skips it for those. Only ioctl, socket and
-// clone, whose arguments it reads, run it, and they are tried first.
+// clone (and prlimit64), whose arguments it reads, run it, and they are
+// tried first.
 
 // seccompData offsets (struct seccomp_data).
 const (
@@ -328,6 +329,7 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		insn{code: jeq, k: unix.SYS_SOCKET, jt: "family"},
 		insn{code: jeq, k: unix.SYS_CLONE, jt: "clone"},
 		insn{code: jeq, k: unix.SYS_CLONE3, jt: "enosys"},
+		insn{code: jeq, k: unix.SYS_PRLIMIT64, jt: "prlimit"},
 	)
 	if o.broker && o.opens {
 		p = append(p,
@@ -429,6 +431,14 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		insn{code: jeq, k: ioctlBtrfsType << 8, jt: "enotty", jf: "allow"},
 		insn{label: "clone", code: ld, k: offArg0}, // its flags on amd64 and arm64 (s390 swaps them)
 		insn{code: jset, k: cloneNewNamespaces, jt: "eperm", jf: "allow"},
+		// prlimit64 of another process: a limit is the owner's to set
+		// on any process of the same user, and Landlock does not scope
+		// it. A program lowered the first stage's open files to none
+		// (its parent, with the filter alone), and the sweep after the
+		// call looked at nothing; a CPU limit would end it. Its own (pid
+		// 0, what setrlimit and ulimit call) is allowed.
+		insn{label: "prlimit", code: ld, k: offArg0},
+		insn{code: jeq, k: 0, jt: "allow", jf: "eperm"},
 		insn{label: "family", code: ld, k: offArg0},
 	)
 	inet := "allow"
