@@ -2074,12 +2074,17 @@ func TestJailBesideAnotherCall(t *testing.T) {
 // own discovery: in every directory of the project, and through each
 // link, git rev-parse finds the project's .git or nothing. Controls: a
 // plain file, a link to /usr/bin/env and one to ../README.md stay.
+// The fifth run's links (through a link outside and "..", into held/ by
+// the name the sweep gives, to a name a second call made a link to /)
+// are held too (linkLeadsOut); the user's own link to the home, made
+// before the call, stays.
 func TestJailHeldStaysHeld(t *testing.T) {
 	for _, heldWritable := range []bool{true, false} {
 		t.Run(fmt.Sprintf("held-%v", heldWritable), func(t *testing.T) {
 			bothModes(t, func(t *testing.T, j *jail) {
 				j.gitRepo(t, "true")
-				j.unconfined(t, "mkdir -p src/sub src/seen && : > src/seen/keep && : > README.md")
+				j.unconfined(t, "mkdir -p src/sub src/seen && : > src/seen/keep && : > README.md && ln -s \"$HOME\" src/home")
+				time.Sleep(100 * time.Millisecond) // the link is older than the call (newLink's slack)
 				if !heldWritable {
 					held := filepath.Join(j.stateDir(t), "held")
 					j.unconfined(t, "mkdir -p "+filepath.Dir(held)+" && : > "+held)
@@ -2094,11 +2099,23 @@ func TestJailHeldStaysHeld(t *testing.T) {
 					bare("seen") +
 					bare("$GOCACHE/evil") + "mkdir $GOCACHE/evil/w && ln -s $GOCACHE/evil/w cached\n" +
 					"echo ok > plain && ln -s /usr/bin/env env && ln -s ../README.md readme\n" +
+					// The fifth run: through a link outside and ".."; into
+					// held/ by the name the sweep gives (its run directory
+					// is in TMPDIR's path); and, with a second call below,
+					// to a name made a link only then.
+					"S=$(dirname \"$GOCACHE\") && ln -s /usr/bin u5 && ln -s \"u5/../..$GOCACHE/evil/w\" l5\n" +
+					"ln -s \"" + j.stateDir(t) + "/held/$(basename \"$(dirname \"$TMPDIR\")\")/1-src%2Fg\" l2\n" +
+					"mkdir ../d2 && ln -s \"../d2/m$GOCACHE/evil/w\" l6\n" +
 					"chmod 555 g\n"
 				out, code := j.launch(t, projectWrite, "jail-sh", script)
 				if code != 0 {
 					t.Fatalf("exit %d: %s", code, out)
 				}
+				out2, code := j.launch(t, projectWrite, "jail-sh", "ln -s / d2/m")
+				if code != 0 {
+					t.Fatalf("the second call: exit %d: %s", code, out2)
+				}
+				out += out2
 				own := filepath.Join(j.project, ".git")
 				var dirs []string
 				_ = filepath.WalkDir(j.project, func(p string, d fs.DirEntry, err error) error {
@@ -2110,7 +2127,7 @@ func TestJailHeldStaysHeld(t *testing.T) {
 					}
 					return nil
 				})
-				for _, l := range []string{"sub", "sub2", "cached"} {
+				for _, l := range []string{"sub", "sub2", "cached", "l5", "l2", "l6"} {
 					dirs = append(dirs, filepath.Join(j.project, "src", l))
 				}
 				for _, d := range dirs {
@@ -2137,41 +2154,60 @@ func TestJailHeldStaysHeld(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(j.project, "src/seen/keep")); err != nil {
 					t.Errorf("control: src/seen/keep, there before the call: %v", err)
 				}
+				if _, err := os.Lstat(filepath.Join(j.project, "src/home")); err != nil {
+					t.Errorf("control: the user's own link src/home, there before the call: %v", err)
+				}
 			})
 		})
 	}
 }
 
-// TestLeadsOut: the links the sweep holds back lead below the scratch
-// directory (written so, through a link of the project, or to a name not
-// made yet), or through /proc or /dev/fd; links to the system or within
-// the project (the controls) do not.
-func TestLeadsOut(t *testing.T) {
+// TestLinkLeadsOut: the links the sweep holds back lead below the scratch
+// or the state directory (written so, through a link of the project, to
+// a name not made yet, or through a link outside and ".." as the kernel
+// takes it: an attack run's u/../../tmp/... with u a link to /usr/bin),
+// above one of them (a later path below reaches it), through /proc or
+// /dev/fd, or climb with ".." past a name not made yet; links to the
+// system, within the project, or beside the scratch directory (the
+// controls) do not.
+func TestLinkLeadsOut(t *testing.T) {
 	root := t.TempDir()
-	scratch, proj := filepath.Join(root, "scratch"), filepath.Join(root, "proj")
-	for _, d := range []string{filepath.Join(scratch, "go-build-rw-1"), filepath.Join(proj, "src")} {
+	scratch, state, proj, sys := filepath.Join(root, "scratch"), filepath.Join(root, "home", "state"), filepath.Join(root, "proj"), filepath.Join(root, "sys", "bin")
+	for _, d := range []string{filepath.Join(scratch, "go-build-rw-1"), filepath.Join(proj, "src"), filepath.Join(proj, "d2"), state, sys} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Symlink(filepath.Join(scratch, "go-build-rw-1"), filepath.Join(proj, "c")); err != nil {
-		t.Fatal(err)
+	for l, to := range map[string]string{"c": filepath.Join(scratch, "go-build-rw-1"), "src/u": sys, "src/lib": "../d2"} {
+		if err := os.Symlink(to, filepath.Join(proj, l)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	outs := outsOf(scratch)
+	outs := outsOf(scratch, state)
 	dir := filepath.Join(proj, "src")
 	for target, want := range map[string]bool{
 		filepath.Join(scratch, "go-build-rw-1", "evil"): true,
 		"../../scratch/go-build-rw-1/not-yet":           true,
 		"../c/evil/w":                                   true,
-		"/proc/1234/root" + scratch:                     true,
-		"/dev/fd/3/x":                                   true,
-		"/usr/bin/env":                                  false,
-		"../README.md":                                  false,
-		"w":                                             false,
-		root + "/scratchy":                              false,
+		"u/../../scratch/go-build-rw-1/w":               true,
+		filepath.Join(state, "held/run-1/1-src%2Fg"):    true,
+		"../d2/m/../../../scratch/go-build-rw-1/w":      true,
+		root:                        true,
+		filepath.Join(root, "home"): true,
+		"/proc/1234/root" + scratch: true,
+		"/dev/fd/3/x":               true,
+		"/dev/stdin":                true,
+		"/usr/bin/env":              false,
+		"../README.md":              false,
+		"w":                         false,
+		"../d2/m/x":                 false,
+		"lib/x":                     false,
+		"u/env":                     false,
+		root + "/scratchy":          false,
+		"/":                         true,
 	} {
-		if got := leadsOut(dir, target, outs); got != want {
-			t.Errorf("leadsOut(%q) = %v, want %v", target, got, want)
+		if got := linkLeadsOut(dir, target, outs); got != want {
+			t.Errorf("linkLeadsOut(%q) = %v, want %v", target, got, want)
 		}
 	}
 }

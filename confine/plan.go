@@ -148,6 +148,9 @@ type Plan struct {
 	// goStatBefore are its entries before the call (sweepGoStat).
 	GoStatDir    string
 	goStatBefore map[string]bool
+	// started is when the plan was made: a link changed since is the
+	// call's (the sweep judges it, linkLeadsOut).
+	started time.Time
 }
 
 // readOnlyEnv are the variables a read-only program keeps from the agent's
@@ -236,6 +239,7 @@ var errSecretRoot = errors.New("would make readable a path the guard keeps secre
 // project-write what of the project it may write.
 func NewPlan(s Spec, e Env) (Plan, error) {
 	var p Plan
+	p.started = time.Now()
 	p.Network = s.Cap.Network
 	// The directory core.hooksPath names is executable configuration
 	// (husky's .husky/, .githooks/): never written, swept if created.

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/loopguard/loopguard/fsx"
 	"golang.org/x/sys/unix"
@@ -79,7 +80,24 @@ func sweep(p Plan, e Env, held *holder) []string {
 	if p.RunDir != "" {
 		scratch = filepath.Dir(p.RunDir)
 	}
-	outs := outsOf(scratch)
+	outs := outsOf(scratch, e.Places.StateDir)
+	// The project's physical path, which a link's ".." climbs from.
+	real := p.Project
+	if r, err := filepath.EvalSymlinks(p.Project); err == nil {
+		real = r
+	}
+	// newLink: the link name in the directory open as fd was made (or
+	// moved, or linked to) since the plan: its change time is then (the
+	// kernel's coarse clock, a tick behind at most: 50 ms of slack). The
+	// user's own links from before the call are not judged; one whose
+	// time cannot be read is.
+	newLink := func(fd int, name string) bool {
+		var st unix.Stat_t
+		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			return true
+		}
+		return !time.Unix(st.Ctim.Unix()).Before(p.started.Add(-50 * time.Millisecond))
+	}
 	var look func(rel string, asSeen bool) bool
 	// hold moves name, in the directory open as fd (rel in the project),
 	// out of the project, its owner's bits given back first if the call
@@ -182,8 +200,8 @@ func sweep(p Plan, e Env, held *holder) []string {
 				hold(fd, rel, ent.name, crel, whyConfig)
 				continue
 			}
-			if ent.typ&os.ModeSymlink != 0 {
-				if target, err := readlinkAt(fd, ent.name); err == nil && leadsOut(filepath.Dir(path), target, outs) {
+			if ent.typ&os.ModeSymlink != 0 && newLink(fd, ent.name) {
+				if target, err := readlinkAt(fd, ent.name); err == nil && linkLeadsOut(filepath.Join(real, filepath.Dir(crel)), target, outs) {
 					hold(fd, rel, ent.name, crel, whyLink)
 					continue
 				}
@@ -221,47 +239,84 @@ func sweep(p Plan, e Env, held *holder) []string {
 // The reasons the sweep gives for what it holds back.
 const (
 	whyConfig = "executable configuration and instruction files reach the project only with the user's approval"
-	whyLink   = "a link into the launcher's private caches, which outlast the call, or through /proc: a git directory the call left there would run its configuration in the git of a shell that follows the link"
+	whyLink   = "a link into the launcher's private caches or loopguard's state, which outlast the call, above them, or through /proc: a git directory the call left there would run its configuration in the git of a shell that follows the link"
 )
 
-// leadsOut reports whether a link in the directory dir whose text is
-// target leads below one of outs: the launcher's scratch directory (a
-// call's caches outlast it, and it could leave a git directory there for
-// the user's shell to cd into through the link, and git to find), /proc
-// or /dev/fd (which name another place for each process that follows
-// them). The target is taken as written and, as far as it exists, with
-// every link on its way resolved (a link through another link of the
-// project).
-func leadsOut(dir, target string, outs []string) bool {
-	t := target
-	if !filepath.IsAbs(t) {
-		t = filepath.Join(dir, t)
+// linkLeadsOut reports whether a link in the directory dir (a physical
+// path) whose text is target leads where the call could leave a git
+// directory outside the project for a shell that follows the link, and
+// git, to find: into one of outs (the launcher's scratch directory, whose
+// caches outlast the call; the state directory, whose held/ keeps what
+// the sweep moved out, whole; /proc and /dev/fd, which name another place
+// for each process that follows them), or above one (a link to /tmp or
+// to the home, below which a longer path reaches them). It is resolved
+// as the kernel does, a name at a time, each link on the way followed
+// (an attack run's src/u to /usr/bin, then src/l to u/../../tmp/...,
+// which a lexical clean took for a path in the project). A name that
+// does not exist yet ends the walk: what follows is judged as written,
+// and held if it climbs with ".." (a directory made there later, in the
+// project, would lead it out; a link made there later is judged when it
+// is made).
+func linkLeadsOut(dir, target string, outs []string) bool {
+	related := func(p string) bool {
+		return slices.ContainsFunc(outs, func(o string) bool { return fsx.Within(p, o) || fsx.Within(o, p) })
 	}
-	t = filepath.Clean(t)
-	below := func(q string) bool {
-		return slices.ContainsFunc(outs, func(o string) bool { return fsx.Within(q, o) })
+	inProc := func(p string) bool { return fsx.Within(p, "/proc") || fsx.Within(p, "/dev/fd") }
+	cur := dir
+	queue := strings.Split(target, "/")
+	if filepath.IsAbs(target) {
+		cur = "/"
 	}
-	if below(t) {
-		return true
-	}
-	for q := t; ; q = filepath.Dir(q) {
-		if r, err := filepath.EvalSymlinks(q); err == nil {
-			rest, _ := filepath.Rel(q, t)
-			return below(filepath.Join(r, rest))
+	for hops := 0; len(queue) > 0; {
+		c := queue[0]
+		queue = queue[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
 		}
-		if q == "/" || q == "." {
-			return false
+		next := filepath.Join(cur, c)
+		if inProc(next) {
+			return true
 		}
+		var st unix.Stat_t
+		if err := unix.Lstat(next, &st); err != nil {
+			// Not there (or not to be looked at): the rest as written.
+			return slices.Contains(queue, "..") || related(filepath.Join(append([]string{next}, queue...)...))
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			cur = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return true // ELOOP for the kernel; never followed
+		}
+		t, err := os.Readlink(next)
+		if err != nil {
+			return true
+		}
+		if filepath.IsAbs(t) {
+			cur = "/"
+		}
+		queue = append(strings.Split(t, "/"), queue...)
 	}
+	return inProc(cur) || related(cur)
 }
 
-// outsOf are the places leadsOut looks for below the launcher's scratch
-// directory ("": none).
-func outsOf(scratch string) []string {
+// outsOf are the places linkLeadsOut keeps links from: scratch (the
+// launcher's scratch directory, "": none) and state (the state
+// directory), as written and with their links resolved, /proc and
+// /dev/fd.
+func outsOf(scratch, state string) []string {
 	outs := []string{"/proc", "/dev/fd"}
-	if scratch != "" {
-		outs = append(outs, scratch)
-		if real, err := filepath.EvalSymlinks(scratch); err == nil && real != scratch {
+	for _, d := range []string{scratch, state} {
+		if d == "" {
+			continue
+		}
+		outs = append(outs, d)
+		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
 			outs = append(outs, real)
 		}
 	}
