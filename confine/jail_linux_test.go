@@ -2157,6 +2157,19 @@ func TestJailHeldStaysHeld(t *testing.T) {
 				if _, err := os.Lstat(filepath.Join(j.project, "src/home")); err != nil {
 					t.Errorf("control: the user's own link src/home, there before the call: %v", err)
 				}
+				if heldWritable {
+					// What was moved to held/ is out of reach until the
+					// user opens it: its run's directory has mode 0.
+					runs, _ := filepath.Glob(filepath.Join(j.stateDir(t), "held", "run-*"))
+					if len(runs) == 0 {
+						t.Errorf("namespaces %v: nothing in held/:\n%s", j.ns, out)
+					}
+					for _, r := range runs {
+						if fi, err := os.Stat(r); err != nil || fi.Mode().Perm() != 0 {
+							t.Errorf("namespaces %v: %s: %v %v, want mode 0", j.ns, r, fi.Mode(), err)
+						}
+					}
+				}
 			})
 		})
 	}

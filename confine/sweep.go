@@ -449,7 +449,7 @@ func (h *holder) move(parent int, name, rel string) (where, beside string, err e
 		to := strconv.Itoa(h.n) + "-" + flat
 		err := unix.Renameat2(parent, name, h.dir, to, unix.RENAME_NOREPLACE)
 		if err == nil {
-			return "moved to " + filepath.Join(h.e.Places.StateDir, "held", filepath.Base(h.p.RunDir), to), "", nil
+			return "moved to " + filepath.Join(h.e.Places.StateDir, "held", filepath.Base(h.p.RunDir), to) + ", a directory of mode 0: chmod u+rwx it to look, and run no git there", "", nil
 		}
 		if !errors.Is(err, unix.EEXIST) {
 			break
@@ -480,8 +480,16 @@ func (h *holder) move(parent int, name, rel string) (where, beside string, err e
 	return "", "", err
 }
 
+// close closes held/RUN and, when anything was moved there, takes every
+// bit of its mode: what the call made stays for the user to look at on
+// purpose (chmod u+rwx first), not for a shell that follows a link there,
+// or a curious git run inside it, to run (a git directory moved there is
+// whole).
 func (h *holder) close() {
 	if h.done && h.dir >= 0 {
+		if h.n > 0 {
+			_ = unix.Chmod("/proc/self/fd/"+strconv.Itoa(h.dir), 0)
+		}
 		_ = unix.Close(h.dir)
 	}
 }
