@@ -2219,7 +2219,7 @@ func TestLinkLeadsOut(t *testing.T) {
 		root + "/scratchy":          false,
 		"/":                         true,
 	} {
-		if got := linkLeadsOut(dir, target, outs); got != want {
+		if got := linkLeadsOut(dir, target, outs, true); got != want {
 			t.Errorf("linkLeadsOut(%q) = %v, want %v", target, got, want)
 		}
 	}
@@ -2297,4 +2297,78 @@ mkdir -p src/g/objects src/g/refs && echo 'ref: refs/heads/main' > src/g/HEAD &&
 			t.Errorf("namespaces %v: src/g, a git directory, is in the project after the call:\n%s", j.ns, out)
 		}
 	})
+}
+
+// TestJailOldLinksJudgedAgain: the sixth attack run changed what a link
+// made by an earlier call leads to, without touching the link, and the
+// user's git through it found a git directory in the Go cache: (l7)
+// src/l7 to a/../..$GOCACHE/evil with src/a a directory, then src/a made
+// a link to /usr/bin; (l8) a link in src/a/b/c that climbs two names short
+// of /, then src/a/b/c moved to src/c; (l9) a link in src/x, a directory
+// the second call does not change, through top-a, then top-a made a link
+// to /usr/bin. And under Claude Code's sandbox a held link was renamed
+// beside itself and still led there. Now every link the plan saw, and
+// every one in a directory the sweep looks at, is judged again by where it
+// leads now, and a held link is removed. The oracle: git rev-parse in
+// every directory and through every link of the project finds the
+// project's .git or nothing. Both modes, held/ writable and not.
+func TestJailOldLinksJudgedAgain(t *testing.T) {
+	for _, heldWritable := range []bool{true, false} {
+		t.Run(fmt.Sprintf("held-%v", heldWritable), func(t *testing.T) {
+			bothModes(t, func(t *testing.T, j *jail) {
+				j.gitRepo(t, "true")
+				if !heldWritable {
+					held := filepath.Join(j.stateDir(t), "held")
+					j.unconfined(t, "mkdir -p "+filepath.Dir(held)+" && : > "+held)
+				}
+				depth := strings.Count(filepath.Clean(j.project), "/")
+				up := func(n int) string { return strings.Repeat("/..", n) }
+				call1 := "set -e\nE=\"$GOCACHE/evil\"; mkdir -p \"$E/.git/objects\" \"$E/.git/refs/heads\" \"$E/w\" && echo 'ref: refs/heads/main' > \"$E/.git/HEAD\" && printf '[core]\\n\\tbare = false\\n' > \"$E/.git/config\"\n" +
+					"mkdir -p src/a src/a/b/c src/x top-a\n" +
+					"ln -s \"a/../..$GOCACHE/evil/w\" src/l7\n" +
+					"ln -s \"" + up(depth+2)[1:] + "$GOCACHE/evil/w\" src/a/b/c/l8\n" +
+					"ln -s \"../../top-a/.." + up(depth-1) + "$GOCACHE/evil/w\" src/x/l9\n" +
+					"ln -s ../README.md src/x/ok\n"
+				out, code := j.launch(t, projectWrite, "jail-sh", call1)
+				if code != 0 {
+					t.Fatalf("call 1: exit %d: %s", code, out)
+				}
+				time.Sleep(100 * time.Millisecond) // call 1's links are older than call 2's plan
+				out2, code := j.launch(t, projectWrite, "jail-sh", "set -e\nmv src/a/b/c src/c\nrm -r src/a && ln -s /usr/bin src/a\nrmdir top-a && ln -s /usr/bin top-a")
+				if code != 0 {
+					t.Fatalf("call 2: exit %d: %s", code, out2)
+				}
+				out += out2
+				own := filepath.Join(j.project, ".git")
+				var places []string
+				_ = filepath.WalkDir(j.project, func(p string, d fs.DirEntry, err error) error {
+					if err == nil && d.IsDir() && p == own {
+						return filepath.SkipDir
+					}
+					if err == nil && (d.IsDir() || d.Type()&fs.ModeSymlink != 0) {
+						places = append(places, p)
+					}
+					return nil
+				})
+				for _, d := range append(places, filepath.Join(j.project, "src/c/l8")) {
+					cmd := exec.Command("git", "rev-parse", "--absolute-git-dir")
+					cmd.Dir = d
+					cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+					if os.Getuid() == 0 {
+						cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+					}
+					if b, err := cmd.Output(); err == nil && strings.TrimSpace(string(b)) != own {
+						rel, _ := filepath.Rel(j.project, d)
+						t.Errorf("namespaces %v: git in %s finds %s:\n%s", j.ns, rel, strings.TrimSpace(string(b)), out)
+					}
+				}
+				// Controls: the links that lead nowhere harmful stay.
+				for l, want := range map[string]string{"src/x/ok": "../README.md", "src/a": "/usr/bin", "top-a": "/usr/bin"} {
+					if got, err := os.Readlink(filepath.Join(j.project, l)); err != nil || got != want {
+						t.Errorf("namespaces %v: control %s = %q, %v:\n%s", j.ns, l, got, err, out)
+					}
+				}
+			})
+		})
+	}
 }

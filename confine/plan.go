@@ -151,6 +151,9 @@ type Plan struct {
 	// started is when the plan was made: a link changed since is the
 	// call's (the sweep judges it, linkLeadsOut).
 	started time.Time
+	// links are the links in the project the walk saw: the sweep judges
+	// each again (a later call can change what an old link leads to).
+	links []string
 }
 
 // readOnlyEnv are the variables a read-only program keeps from the agent's
@@ -508,6 +511,7 @@ func (b *planner) writeProject(s Spec, gitDirs []string) {
 		}
 	}
 	p.Dirs = w.seen
+	p.links = w.links
 	p.Unclean = w.unclean
 	// The top may be written as a whole (a new file there: go build -o
 	// app .) only where each protected entry of the project is mounted
@@ -542,6 +546,7 @@ type walker struct {
 	files    []string
 	held     []string         // protected entries, kept read-only
 	heldLink bool             // one of them is a link
+	links    []string         // every link walked
 	seen     map[string]int64 // every directory walked: its change time
 	unclean  []string         // directories walked whole that are not clean (the top too)
 
@@ -659,7 +664,9 @@ func (w *walker) walk(dir string, top bool) bool {
 		switch {
 		case typ&os.ModeSymlink != 0:
 			// A rule on a link would grant its target: none. Writing
-			// through it needs the target's own rule.
+			// through it needs the target's own rule. The sweep judges
+			// it again after the call (what it leads to may change).
+			w.links = append(w.links, string(pb))
 			continue
 		case typ.IsDir():
 			p := string(pb)

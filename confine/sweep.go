@@ -91,6 +91,7 @@ func sweep(p Plan, e Env, held *holder) []string {
 	// kernel's coarse clock, a tick behind at most: 50 ms of slack). The
 	// user's own links from before the call are not judged; one whose
 	// time cannot be read is.
+	judged := map[string]bool{} // links judged in a directory looked at
 	newLink := func(fd int, name string) bool {
 		var st unix.Stat_t
 		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
@@ -200,8 +201,9 @@ func sweep(p Plan, e Env, held *holder) []string {
 				hold(fd, rel, ent.name, crel, whyConfig)
 				continue
 			}
-			if ent.typ&os.ModeSymlink != 0 && newLink(fd, ent.name) {
-				if target, err := readlinkAt(fd, ent.name); err == nil && linkLeadsOut(filepath.Join(real, filepath.Dir(crel)), target, outs) {
+			if ent.typ&os.ModeSymlink != 0 {
+				judged[crel] = true
+				if target, err := readlinkAt(fd, ent.name); err == nil && linkLeadsOut(filepath.Join(real, filepath.Dir(crel)), target, outs, newLink(fd, ent.name)) {
 					hold(fd, rel, ent.name, crel, whyLink)
 					continue
 				}
@@ -233,6 +235,27 @@ func sweep(p Plan, e Env, held *holder) []string {
 		}
 		look(rel, false)
 	}
+	// Every link the plan saw that no directory looked at above held: a
+	// later call changes what an old link leads to without touching it
+	// (an attack run made src/a, and src/l to a/../../tmp/...; the next
+	// call made src/a a link to /usr/bin, and src/l led into the Go
+	// cache). One that leads into the scratch or the state directory now
+	// is held, whoever made it.
+	for _, l := range p.links {
+		crel := strings.TrimPrefix(strings.TrimPrefix(l, p.Project), "/")
+		if judged[crel] {
+			continue
+		}
+		dir, name := filepath.Split(crel)
+		fd, err := openBeneath(root, strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY)
+		if err != nil {
+			continue // gone, or its directory is: looked at above
+		}
+		if target, err := readlinkAt(fd, name); err == nil && linkLeadsOut(filepath.Join(real, filepath.Dir(crel)), target, outs, false) {
+			hold(fd, strings.TrimSuffix(dir, "/"), name, crel, whyLink)
+		}
+		_ = unix.Close(fd)
+	}
 	return lines
 }
 
@@ -256,10 +279,12 @@ const (
 // does not exist yet ends the walk: what follows is judged as written,
 // and held if it climbs with ".." (a directory made there later, in the
 // project, would lead it out; a link made there later is judged when it
-// is made).
-func linkLeadsOut(dir, target string, outs []string) bool {
+// is made). A link the call did not make (made false: one the plan saw,
+// or an old one in a directory the call changed) is held only where it
+// leads now: the user's own link to the home stays.
+func linkLeadsOut(dir, target string, outs []string, made bool) bool {
 	related := func(p string) bool {
-		return slices.ContainsFunc(outs, func(o string) bool { return fsx.Within(p, o) || fsx.Within(o, p) })
+		return slices.ContainsFunc(outs, func(o string) bool { return fsx.Within(p, o) || made && fsx.Within(o, p) })
 	}
 	inProc := func(p string) bool { return fsx.Within(p, "/proc") || fsx.Within(p, "/dev/fd") }
 	cur := dir
@@ -284,7 +309,7 @@ func linkLeadsOut(dir, target string, outs []string) bool {
 		var st unix.Stat_t
 		if err := unix.Lstat(next, &st); err != nil {
 			// Not there (or not to be looked at): the rest as written.
-			return slices.Contains(queue, "..") || related(filepath.Join(append([]string{next}, queue...)...))
+			return made && slices.Contains(queue, "..") || related(filepath.Join(append([]string{next}, queue...)...))
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
 			cur = next
@@ -454,6 +479,20 @@ func (h *holder) move(parent int, name, rel string) (where, beside string, err e
 		if !errors.Is(err, unix.EEXIST) {
 			break
 		}
+	}
+	// A link is removed, its text said: beside itself it would still
+	// lead where it led (an attack run's link into the Go cache, renamed
+	// in place under Claude Code's sandbox, still did).
+	var st unix.Stat_t
+	if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		target, err := readlinkAt(parent, name)
+		if err != nil {
+			return "", "", err
+		}
+		if err := unix.Unlinkat(parent, name, 0); err != nil {
+			return "", "", err
+		}
+		return fmt.Sprintf("removed: it was a link to %q", target), "", nil
 	}
 	// Beside itself, under a name no process of the call could know
 	// beforehand: an attack run made NAME.loopguard-held and
