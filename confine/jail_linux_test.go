@@ -2326,7 +2326,7 @@ func TestJailOldLinksJudgedAgain(t *testing.T) {
 				call1 := "set -e\nE=\"$GOCACHE/evil\"; mkdir -p \"$E/.git/objects\" \"$E/.git/refs/heads\" \"$E/w\" && echo 'ref: refs/heads/main' > \"$E/.git/HEAD\" && printf '[core]\\n\\tbare = false\\n' > \"$E/.git/config\"\n" +
 					"mkdir -p src/a src/a/b/c src/x top-a\n" +
 					"ln -s \"a/../..$GOCACHE/evil/w\" src/l7\n" +
-					"ln -s \"" + up(depth+2)[1:] + "$GOCACHE/evil/w\" src/a/b/c/l8\n" +
+					"ln -s \"" + up(depth + 2)[1:] + "$GOCACHE/evil/w\" src/a/b/c/l8\n" +
 					"ln -s \"../../top-a/.." + up(depth-1) + "$GOCACHE/evil/w\" src/x/l9\n" +
 					"ln -s ../README.md src/x/ok\n"
 				out, code := j.launch(t, projectWrite, "jail-sh", call1)
