@@ -59,6 +59,7 @@ func (w refWalker) walk(dir string, top bool) bool {
 		}
 		switch {
 		case typ&os.ModeSymlink != 0:
+			w.links = append(w.links, p)
 			continue
 		case typ.IsDir():
 			c := w.walk(p, false)
