@@ -2116,33 +2116,7 @@ func TestJailHeldStaysHeld(t *testing.T) {
 					t.Fatalf("the second call: exit %d: %s", code, out2)
 				}
 				out += out2
-				own := filepath.Join(j.project, ".git")
-				var dirs []string
-				_ = filepath.WalkDir(j.project, func(p string, d fs.DirEntry, err error) error {
-					if err == nil && d.IsDir() && d.Name() == ".git" && p == own {
-						return filepath.SkipDir
-					}
-					if err == nil && d.IsDir() {
-						dirs = append(dirs, p)
-					}
-					return nil
-				})
-				for _, l := range []string{"sub", "sub2", "cached", "l5", "l2", "l6"} {
-					dirs = append(dirs, filepath.Join(j.project, "src", l))
-				}
-				for _, d := range dirs {
-					cmd := exec.Command("git", "rev-parse", "--absolute-git-dir")
-					cmd.Dir = d
-					cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-					if os.Getuid() == 0 {
-						cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-					}
-					b, err := cmd.Output()
-					if err == nil && strings.TrimSpace(string(b)) != own {
-						rel, _ := filepath.Rel(j.project, d)
-						t.Errorf("namespaces %v: git in %s finds %s, a git directory the call left:\n%s", j.ns, rel, strings.TrimSpace(string(b)), out)
-					}
-				}
+				j.gitFindsOwn(t, out, "src/sub", "src/sub2", "src/cached", "src/l5", "src/l2", "src/l6")
 				if b, err := os.ReadFile(filepath.Join(j.project, "src/plain")); err != nil || string(b) != "ok\n" {
 					t.Errorf("control: src/plain = %q, %v", b, err)
 				}
@@ -2339,29 +2313,7 @@ func TestJailOldLinksJudgedAgain(t *testing.T) {
 					t.Fatalf("call 2: exit %d: %s", code, out2)
 				}
 				out += out2
-				own := filepath.Join(j.project, ".git")
-				var places []string
-				_ = filepath.WalkDir(j.project, func(p string, d fs.DirEntry, err error) error {
-					if err == nil && d.IsDir() && p == own {
-						return filepath.SkipDir
-					}
-					if err == nil && (d.IsDir() || d.Type()&fs.ModeSymlink != 0) {
-						places = append(places, p)
-					}
-					return nil
-				})
-				for _, d := range append(places, filepath.Join(j.project, "src/c/l8")) {
-					cmd := exec.Command("git", "rev-parse", "--absolute-git-dir")
-					cmd.Dir = d
-					cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-					if os.Getuid() == 0 {
-						cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-					}
-					if b, err := cmd.Output(); err == nil && strings.TrimSpace(string(b)) != own {
-						rel, _ := filepath.Rel(j.project, d)
-						t.Errorf("namespaces %v: git in %s finds %s:\n%s", j.ns, rel, strings.TrimSpace(string(b)), out)
-					}
-				}
+				j.gitFindsOwn(t, out, "src/c/l8")
 				// Controls: the links that lead nowhere harmful stay.
 				for l, want := range map[string]string{"src/x/ok": "../README.md", "src/a": "/usr/bin", "top-a": "/usr/bin"} {
 					if got, err := os.Readlink(filepath.Join(j.project, l)); err != nil || got != want {
@@ -2370,5 +2322,39 @@ func TestJailOldLinksJudgedAgain(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// gitFindsOwn: real git, run as the user in every directory of the
+// project, through every link in it, and in each of also (paths in the
+// project, which may be gone), finds the project's own .git or nothing;
+// out is the calls' output, said on failure.
+func (j *jail) gitFindsOwn(t *testing.T, out string, also ...string) {
+	t.Helper()
+	own := filepath.Join(j.project, ".git")
+	var places []string
+	_ = filepath.WalkDir(j.project, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && p == own {
+			return filepath.SkipDir
+		}
+		if err == nil && (d.IsDir() || d.Type()&fs.ModeSymlink != 0) {
+			places = append(places, p)
+		}
+		return nil
+	})
+	for _, a := range also {
+		places = append(places, filepath.Join(j.project, a))
+	}
+	for _, d := range places {
+		cmd := exec.Command("git", "rev-parse", "--absolute-git-dir")
+		cmd.Dir = d
+		cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if os.Getuid() == 0 {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		}
+		if b, err := cmd.Output(); err == nil && strings.TrimSpace(string(b)) != own {
+			rel, _ := filepath.Rel(j.project, d)
+			t.Errorf("namespaces %v: git in %s finds %s, a git directory the calls left:\n%s", j.ns, rel, strings.TrimSpace(string(b)), out)
+		}
 	}
 }
