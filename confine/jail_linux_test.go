@@ -2153,7 +2153,9 @@ func TestJailHeldStaysHeld(t *testing.T) {
 // or the state directory (written so, through a link of the project, to
 // a name not made yet, or through a link outside and ".." as the kernel
 // takes it: an attack run's u/../../tmp/... with u a link to /usr/bin),
-// above one of them (a later path below reaches it), through /proc or
+// through a link left in one of them (the seventh run's cache link to
+// /usr, which a later read-only call made a git directory), above one of
+// them (a later path below reaches it), through /proc or
 // /dev/fd, or climb with ".." past a name not made yet; links to the
 // system, within the project, or beside the scratch directory (the
 // controls) do not.
@@ -2164,6 +2166,9 @@ func TestLinkLeadsOut(t *testing.T) {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := os.Symlink("/usr", filepath.Join(scratch, "go-build-rw-1", "s")); err != nil {
+		t.Fatal(err)
 	}
 	for l, to := range map[string]string{"c": filepath.Join(scratch, "go-build-rw-1"), "src/u": sys, "src/lib": "../d2"} {
 		if err := os.Symlink(to, filepath.Join(proj, l)); err != nil {
@@ -2184,14 +2189,15 @@ func TestLinkLeadsOut(t *testing.T) {
 		"/proc/1234/root" + scratch: true,
 		"/dev/fd/3/x":               true,
 		"/dev/stdin":                true,
-		"/usr/bin/env":              false,
-		"../README.md":              false,
-		"w":                         false,
-		"../d2/m/x":                 false,
-		"lib/x":                     false,
-		"u/env":                     false,
-		root + "/scratchy":          false,
-		"/":                         true,
+		filepath.Join(scratch, "go-build-rw-1", "s"): true,
+		"/usr/bin/env":     false,
+		"../README.md":     false,
+		"w":                false,
+		"../d2/m/x":        false,
+		"lib/x":            false,
+		"u/env":            false,
+		root + "/scratchy": false,
+		"/":                true,
 	} {
 		if got := linkLeadsOut(dir, target, outs, true); got != want {
 			t.Errorf("linkLeadsOut(%q) = %v, want %v", target, got, want)

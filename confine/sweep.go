@@ -271,7 +271,7 @@ const (
 // git, to find: into one of outs (the launcher's scratch directory, whose
 // caches outlast the call; the state directory, whose held/ keeps what
 // the sweep moved out, whole; /proc and /dev/fd, which name another place
-// for each process that follows them), or above one (a link to /tmp or
+// for each process that follows them), on the way or at its end, or above one (a link to /tmp or
 // to the home, below which a longer path reaches them). It is resolved
 // as the kernel does, a name at a time, each link on the way followed
 // (an attack run's src/u to /usr/bin, then src/l to u/../../tmp/...,
@@ -286,7 +286,12 @@ func linkLeadsOut(dir, target string, outs []string, made bool) bool {
 	related := func(p string) bool {
 		return slices.ContainsFunc(outs, func(o string) bool { return fsx.Within(p, o) || made && fsx.Within(o, p) })
 	}
-	inProc := func(p string) bool { return fsx.Within(p, "/proc") || fsx.Within(p, "/dev/fd") }
+	// in: a step of the way is in one of outs (through a link the call
+	// left in a cache: src/l to a cache's s, s a link to /usr, which a
+	// read-only call, which has no sweep, then made a git directory).
+	in := func(p string) bool {
+		return slices.ContainsFunc(outs, func(o string) bool { return fsx.Within(p, o) })
+	}
 	cur := dir
 	queue := strings.Split(target, "/")
 	if filepath.IsAbs(target) {
@@ -303,7 +308,7 @@ func linkLeadsOut(dir, target string, outs []string, made bool) bool {
 			continue
 		}
 		next := filepath.Join(cur, c)
-		if inProc(next) {
+		if in(next) {
 			return true
 		}
 		var st unix.Stat_t
@@ -327,7 +332,7 @@ func linkLeadsOut(dir, target string, outs []string, made bool) bool {
 		}
 		queue = append(strings.Split(t, "/"), queue...)
 	}
-	return inProc(cur) || related(cur)
+	return related(cur)
 }
 
 // outsOf are the places linkLeadsOut keeps links from: scratch (the
