@@ -2364,3 +2364,33 @@ func (j *jail) gitFindsOwn(t *testing.T, out string, also ...string) {
 		}
 	}
 }
+
+// TestJailLinkThroughAReadOnlyCache: the seventh attack run's three calls.
+// A read-only call left $GOCACHE/s -> /usr in its cache; a project-write
+// call linked src/l to it (where it ends, /usr, is nothing); a later
+// read-only call, which has no sweep, made s a git directory, and git
+// through src/l ran its configuration. The link is held now, since a step
+// of its way is in the scratch directory. Both modes. Control: src/ok, a
+// link to /usr made beside it, stays.
+func TestJailLinkThroughAReadOnlyCache(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		out, code := j.launch(t, readOnly, "jail-sh", `mkdir -p "$GOCACHE" && ln -s /usr "$GOCACHE/s"`)
+		if code != 0 {
+			t.Fatalf("call 1 (read-only): exit %d: %s", code, out)
+		}
+		out2, code := j.launch(t, projectWrite, "jail-sh", `ln -s "$(echo "$GOCACHE" | sed s/-rw-/-ro-/)/s" src/l && ln -s /usr src/ok`)
+		if code != 0 {
+			t.Fatalf("call 2 (project-write): exit %d: %s", code, out2)
+		}
+		out3, code := j.launch(t, readOnly, "jail-sh", `rm "$GOCACHE/s" && mkdir -p "$GOCACHE/s/.git/objects" "$GOCACHE/s/.git/refs/heads" && echo 'ref: refs/heads/main' > "$GOCACHE/s/.git/HEAD" && printf '[core]\n\tbare = false\n' > "$GOCACHE/s/.git/config"`)
+		if code != 0 {
+			t.Fatalf("call 3 (read-only): exit %d: %s", code, out3)
+		}
+		out += out2 + out3
+		j.gitFindsOwn(t, out, "src/l")
+		if got, err := os.Readlink(filepath.Join(j.project, "src/ok")); err != nil || got != "/usr" {
+			t.Errorf("namespaces %v: control src/ok = %q, %v", j.ns, got, err)
+		}
+	})
+}
