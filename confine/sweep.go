@@ -118,10 +118,10 @@ func sweep(p Plan, e Env, held *holder) []string {
 		}
 		where, beside, err := held.move(fd, name, crel)
 		if err != nil {
-			lines = append(lines, fmt.Sprintf("loopguard: %s, created by this call, is executable configuration or an instruction file, could not be moved out of the project (%v) and is still there: remove it before you run git or an agent there", crel, err))
+			lines = append(lines, fmt.Sprintf("loopguard: could not move %s out of the project (%v), and it is still there: remove it before you run git or an agent there. It is %s", crel, err, why))
 			return
 		}
-		lines = append(lines, fmt.Sprintf("loopguard: held back %s, created by this call: %s (%s)", crel, why, where))
+		lines = append(lines, fmt.Sprintf("loopguard: held back %s: %s (%s)", crel, why, where))
 		if beside != "" {
 			// Still in the project, under another name: a directory
 			// there is looked at as one the plan saw, its git
@@ -261,8 +261,8 @@ func sweep(p Plan, e Env, held *holder) []string {
 
 // The reasons the sweep gives for what it holds back.
 const (
-	whyConfig = "executable configuration and instruction files reach the project only with the user's approval"
-	whyLink   = "a link into the launcher's private caches or loopguard's state, which outlast the call, above them, or through /proc: a git directory the call left there would run its configuration in the git of a shell that follows the link"
+	whyConfig = "executable configuration or an instruction file this call created, which reaches the project only with the user's approval"
+	whyLink   = "a link into the launcher's private caches or loopguard's state (which outlast a call), above them, or through /proc: a git directory a call left there would run its configuration in the git of a shell that follows the link"
 )
 
 // linkLeadsOut reports whether a link in the directory dir (a physical
