@@ -113,12 +113,11 @@ func readPinAt(dir int, name string, depth int) (pinnedEntry, error) {
 	e := pinnedEntry{mode: st.Mode}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFLNK:
-		buf := make([]byte, unix.PathMax)
-		n, err := unix.Readlinkat(dir, name, buf)
+		t, err := fsx.ReadlinkAt(dir, name)
 		if err != nil {
 			return e, err
 		}
-		e.target = string(buf[:n])
+		e.target = t
 	case unix.S_IFREG:
 		if st.Size > maxPinned {
 			return e, fmt.Errorf("%s is %d bytes, more than loopguard keeps", name, st.Size)

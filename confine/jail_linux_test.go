@@ -2076,7 +2076,7 @@ func TestJailBesideAnotherCall(t *testing.T) {
 // plain file, a link to /usr/bin/env and one to ../README.md stay.
 // The fifth run's links (through a link outside and "..", into held/ by
 // the name the sweep gives, to a name a second call made a link to /)
-// are held too (linkLeadsOut); the user's own link to the home, made
+// are held too (linkJudge); the user's own link to the home, made
 // before the call, stays.
 func TestJailHeldStaysHeld(t *testing.T) {
 	for _, heldWritable := range []bool{true, false} {
@@ -2199,8 +2199,8 @@ func TestLinkLeadsOut(t *testing.T) {
 		root + "/scratchy": false,
 		"/":                true,
 	} {
-		if got := linkLeadsOut(dir, target, outs, true); got != want {
-			t.Errorf("linkLeadsOut(%q) = %v, want %v", target, got, want)
+		if got := (linkJudge{outs: outs}).leadsOut(dir, target, true); got != want {
+			t.Errorf("leadsOut(%q) = %v, want %v", target, got, want)
 		}
 	}
 }

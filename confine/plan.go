@@ -149,7 +149,7 @@ type Plan struct {
 	GoStatDir    string
 	goStatBefore map[string]bool
 	// started is when the plan was made: a link changed since is the
-	// call's (the sweep judges it, linkLeadsOut).
+	// call's (the sweep judges it, linkJudge).
 	started time.Time
 	// links are the links in the project the walk saw: the sweep judges
 	// each again (a later call can change what an old link leads to).

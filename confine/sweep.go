@@ -158,15 +158,15 @@ func (w *sweeper) newLink(fd int, name string) bool {
 // of the project, its owner's bits given back first if the call took
 // them, and says so with why.
 func (w *sweeper) hold(fd int, rel, name, crel, why string) {
-	if line, ok := ownerMayMove(fd, rel); ok {
+	if line, ok := ownerMayMove(fd, shown(rel), "what the call left in it is"); ok {
 		w.lines = append(w.lines, line)
 	}
 	// A directory moved to another parent needs its own write bit (its
 	// .. changes): an attack run's git directory left at 0555 could not
 	// be moved to held/.
 	if c, err := unix.Openat(fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
-		if mode, ok := ownerBack(c, 0o300); ok {
-			w.lines = append(w.lines, fmt.Sprintf("loopguard: this call took its owner's write or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that it is moved out", crel, mode))
+		if line, ok := ownerMayMove(c, crel, "it is"); ok {
+			w.lines = append(w.lines, line)
 		}
 		_ = unix.Close(c)
 	}
@@ -204,11 +204,12 @@ func (w *sweeper) hold(fd int, rel, name, crel, why string) {
 // a git directory before the call is held, and left as it is). asSeen
 // takes rel as a directory the plan saw.
 func (w *sweeper) look(rel string, asSeen bool) bool {
-	fd, ents, ok := w.read(rel)
+	f, ents, ok := w.read(rel)
 	if !ok {
 		return false
 	}
-	defer unix.Close(fd)
+	defer f.Close()
+	fd := int(f.Fd())
 	if rel != "" && isGitDir(ents) && !w.kept(w.p.Project+"/"+rel, fd, "") {
 		if _, seen := w.p.Dirs[w.p.Project+"/"+rel]; !seen && !asSeen {
 			return true
@@ -227,7 +228,7 @@ func (w *sweeper) look(rel string, asSeen bool) bool {
 
 // read opens the directory rel and reads its entries; one it cannot is
 // said.
-func (w *sweeper) read(rel string) (int, []dirEnt, bool) {
+func (w *sweeper) read(rel string) (*os.File, []dirEnt, bool) {
 	fd, err := openBeneath(w.root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
 	if errors.Is(err, unix.EACCES) {
 		// A directory the call made unlistable (chmod 111 src/d) can still
@@ -243,27 +244,20 @@ func (w *sweeper) read(rel string) (int, []dirEnt, bool) {
 		if !gone(err) {
 			w.lines = append(w.lines, unlooked(rel, err))
 		}
-		return -1, nil, false
+		return nil, nil, false
 	}
-	d, err := unix.Dup(fd)
-	if err != nil {
-		_ = unix.Close(fd)
-		w.lines = append(w.lines, unlooked(rel, err))
-		return -1, nil, false
-	}
-	f := os.NewFile(uintptr(d), rel)
+	f := os.NewFile(uintptr(fd), rel)
 	des, err := f.ReadDir(-1)
-	f.Close()
 	if err != nil {
-		_ = unix.Close(fd)
+		f.Close()
 		w.lines = append(w.lines, unlooked(rel, err))
-		return -1, nil, false
+		return nil, nil, false
 	}
 	ents := make([]dirEnt, len(des))
 	for i, d := range des {
 		ents[i] = dirEnt{name: d.Name(), typ: d.Type()}
 	}
-	return fd, ents, true
+	return f, ents, true
 }
 
 // entry looks at ent, in the directory open as fd (rel in the project).
@@ -284,7 +278,7 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt) {
 		w.judged[crel] = true
 		made := w.newLink(fd, ent.name)
 		w.wayChanged = w.wayChanged || made
-		if target, err := readlinkAt(fd, ent.name); err == nil && w.judge.leadsOut(filepath.Join(w.real, filepath.Dir(crel)), target, made) {
+		if target, err := fsx.ReadlinkAt(fd, ent.name); err == nil && w.judge.leadsOut(filepath.Join(w.real, filepath.Dir(crel)), target, made) {
 			w.hold(fd, rel, ent.name, crel, whyLink)
 			return
 		}
@@ -335,7 +329,7 @@ func (w *sweeper) judgeOldLinks() {
 		if fd < 0 {
 			continue
 		}
-		if target, err := readlinkAt(fd, name); err == nil && w.judge.leadsOut(filepath.Join(w.real, dir), target, false) {
+		if target, err := fsx.ReadlinkAt(fd, name); err == nil && w.judge.leadsOut(filepath.Join(w.real, dir), target, false) {
 			w.hold(fd, dir, name, crel, whyLink)
 		}
 	}
@@ -347,14 +341,25 @@ const (
 	whyLink   = "a link into the launcher's private caches or loopguard's state (which outlast a call), above them, or through /proc: a git directory a call left there would run its configuration in the git of a shell that follows the link"
 )
 
-// linkLeadsOut reports whether a link in the directory dir (a physical
+// linkJudge judges the links the sweep finds (leadsOut): outs are the
+// places no link may lead (outsOf); dirs (nil: none kept) are the paths
+// found to be directories (not links) on their ways, each looked at once
+// (a node_modules/.bin of 2,000 links cost a launch 44 ms of CPU
+// without).
+type linkJudge struct {
+	outs []string
+	dirs map[string]bool
+}
+
+// leadsOut reports whether a link in the directory dir (a physical
 // path) whose text is target leads where the call could leave a git
 // directory outside the project for a shell that follows the link, and
-// git, to find: into one of outs (the launcher's scratch directory, whose
+// git, to find: into one of j.outs (the launcher's scratch directory, whose
 // caches outlast the call; the state directory, whose held/ keeps what
 // the sweep moved out, whole; /proc and /dev/fd, which name another place
-// for each process that follows them), on the way or at its end, or above one (a link to /tmp or
-// to the home, below which a longer path reaches them). It is resolved
+// for each process that follows them), on the way or at its end, or
+// above one (a link to /tmp or to the home, below which a longer path
+// reaches them). It is resolved
 // as the kernel does, a name at a time, each link on the way followed
 // (an attack run's src/u to /usr/bin, then src/l to u/../../tmp/...,
 // which a lexical clean took for a path in the project). A name that
@@ -364,18 +369,6 @@ const (
 // is made). A link the call did not make (made false: one the plan saw,
 // or an old one in a directory the call changed) is held only where it
 // leads now: the user's own link to the home stays.
-func linkLeadsOut(dir, target string, outs []string, made bool) bool {
-	return linkJudge{outs: outs}.leadsOut(dir, target, made)
-}
-
-// linkJudge is linkLeadsOut for many links: dirs are the paths found to
-// be directories (not links) on their ways, each looked at once (a
-// node_modules/.bin of 2,000 links cost a launch 44 ms of CPU without).
-type linkJudge struct {
-	outs []string
-	dirs map[string]bool
-}
-
 func (j linkJudge) leadsOut(dir, target string, made bool) bool {
 	outs := j.outs
 	related := func(p string) bool {
@@ -437,7 +430,7 @@ func (j linkJudge) leadsOut(dir, target string, made bool) bool {
 	return related(cur)
 }
 
-// outsOf are the places linkLeadsOut keeps links from: scratch (the
+// outsOf are the places linkJudge keeps links from: scratch (the
 // launcher's scratch directory, "": none) and state (the state
 // directory), as written and with their links resolved, /proc and
 // /dev/fd.
@@ -453,16 +446,6 @@ func outsOf(scratch, state string) []string {
 		}
 	}
 	return outs
-}
-
-// readlinkAt is the text of the link name in the directory dirfd.
-func readlinkAt(dirfd int, name string) (string, error) {
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlinkat(dirfd, name, buf)
-	if err != nil {
-		return "", err
-	}
-	return string(buf[:n]), nil
 }
 
 // gone reports whether err says a directory the plan saw is no longer
@@ -501,16 +484,17 @@ func ownerMayList(root int, rel string) (string, bool) {
 	return fmt.Sprintf("loopguard: this call made %s unreadable to its owner (mode %04o); its owner's read, write and search bits are back, so that what the call left in it is looked at", shown(rel), mode), true
 }
 
-// ownerMayMove gives the directory open as fd (rel in the project) its
+// ownerMayMove gives the directory open as fd (named as shown) its
 // owner's write and search bits back when the call took them (chmod 555
-// src/d after making src/d/.git: nothing could be moved out of it), and
-// says so.
-func ownerMayMove(fd int, rel string) (string, bool) {
+// src/d after making src/d/.git: nothing could be moved out of it; a
+// directory moved to another parent needs its own too), and says so: so
+// that what ("it is") is moved out.
+func ownerMayMove(fd int, name, what string) (string, bool) {
 	mode, ok := ownerBack(fd, 0o300)
 	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf("loopguard: this call took its owner's write or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that what the call left in it is moved out", shown(rel), mode), true
+	return fmt.Sprintf("loopguard: this call took its owner's write or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that %s moved out", name, mode, what), true
 }
 
 // ownerBack gives the directory open as fd (by O_PATH or not) its owner's
@@ -592,7 +576,7 @@ func (h *holder) move(parent int, name, rel string) (where, beside string, err e
 	// in place under Claude Code's sandbox, still did).
 	var st unix.Stat_t
 	if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		target, err := readlinkAt(parent, name)
+		target, err := fsx.ReadlinkAt(parent, name)
 		if err != nil {
 			return "", "", err
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/loopguard/loopguard/fsx"
 	"golang.org/x/sys/unix"
 )
 
@@ -647,7 +648,7 @@ func (w *walker) dir(fd int, rel string, dev uint64) error {
 			continue
 		case unix.S_IFLNK:
 			e.Kind = Link
-			t, err := readlinkat(fd, name)
+			t, err := fsx.ReadlinkAt(fd, name)
 			if err != nil {
 				e.Kind, e.Note = Skipped, "a link that could not be read: "+errText(err)
 			}
@@ -801,21 +802,6 @@ func (w *walker) copy(dirfd int, name string, e *Entry) (string, int64, error) {
 		return "", 0, err
 	}
 	return sum, n, nil
-}
-
-// readlinkat reads the link name in dirfd.
-func readlinkat(dirfd int, name string) (string, error) {
-	for size := 256; size <= 1<<16; size *= 4 {
-		b := make([]byte, size)
-		n, err := unix.Readlinkat(dirfd, name, b)
-		if err != nil {
-			return "", err
-		}
-		if n < size {
-			return string(b[:n]), nil
-		}
-	}
-	return "", errors.New("link target too long")
 }
 
 func orTop(rel string) string {

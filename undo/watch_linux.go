@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/loopguard/loopguard/fsx"
 	"golang.org/x/sys/unix"
 )
 
@@ -302,7 +303,7 @@ func look(root int, p string) (*Entry, int, error) {
 		return &e, fd, nil
 	case unix.S_IFLNK:
 		e.Kind = Link
-		if e.Target, err = readlinkat(pfd, name); err != nil {
+		if e.Target, err = fsx.ReadlinkAt(pfd, name); err != nil {
 			e.Kind, e.Note = Skipped, "a link that could not be read: "+errText(err)
 		}
 	case unix.S_IFREG:
