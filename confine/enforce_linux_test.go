@@ -487,12 +487,13 @@ func TestConfinementEnvironment(t *testing.T) {
 		t.Errorf("pwd: %q", got)
 	}
 	tmp := w.getenv(t, readOnly, "TMPDIR")
-	scratch := filepath.Dir(filepath.Dir(tmp))
+	scratch := filepath.Dir(filepath.Dir(filepath.Dir(tmp)))
 	if filepath.Dir(scratch) != w.tmp || !strings.HasPrefix(filepath.Base(scratch), "loopguard-scratch-") ||
+		filepath.Base(filepath.Dir(filepath.Dir(tmp))) != launchesDir ||
 		!strings.HasPrefix(filepath.Base(filepath.Dir(tmp)), "run-") || filepath.Base(tmp) != "tmp" {
 		t.Fatalf("TMPDIR %q", tmp)
 	}
-	if again := w.getenv(t, projectWrite, "TMPDIR"); again == tmp || filepath.Dir(filepath.Dir(again)) != scratch {
+	if again := w.getenv(t, projectWrite, "TMPDIR"); again == tmp || filepath.Dir(filepath.Dir(filepath.Dir(again))) != scratch {
 		t.Errorf("a second launch's TMPDIR %q (the first's %q)", again, tmp)
 	}
 	if _, err := os.Stat(filepath.Dir(tmp)); err == nil {

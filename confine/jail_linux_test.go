@@ -406,7 +406,7 @@ func TestJailLeavesNoLinkInSharedTemp(t *testing.T) {
 			t.Errorf("settings after the wrapper ran: %q %v", b, err)
 		}
 		// Each launch's own directory is removed when it returns.
-		runs, _ := filepath.Glob(filepath.Join(j.tmp, "loopguard-scratch-*", "run-*"))
+		runs, _ := filepath.Glob(filepath.Join(j.tmp, "loopguard-scratch-*", launchesDir, "run-*"))
 		if len(runs) != 0 {
 			t.Errorf("launch directories left behind: %v", runs)
 		}

@@ -435,7 +435,7 @@ func (b *planner) privateDirs(s Spec, e Env) error {
 	}
 	p.RunDir = run
 	p.SharedTemp = e.TempDir
-	if p.Env["TMPDIR"], err = private(filepath.Join(filepath.Base(run), "tmp")); err != nil {
+	if p.Env["TMPDIR"], err = private(filepath.Join(launchesDir, filepath.Base(run), "tmp")); err != nil {
 		return err
 	}
 	return nil
@@ -817,17 +817,29 @@ func scratchDir(e Env) (string, error) {
 	return d, nil
 }
 
-// launchDir makes this launch's own directory in scratch, run-RANDOM,
+// launchesDir holds, in scratch, the launches' own directories: a
+// directory of their own, so that the prune below reads them alone and
+// not every project's caches beside them.
+const launchesDir = "runs"
+
+// launchDir makes this launch's own directory, scratch/runs/run-RANDOM,
 // mode 0700, and removes those of launches that ended long ago without
 // removing theirs (a launcher killed before it could).
 func launchDir(scratch string, uid int) (string, error) {
-	pruneLaunchDirs(scratch)
+	runs := filepath.Join(scratch, launchesDir)
+	if err := os.Mkdir(runs, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("failed to create the launches' directory: %w", err)
+	}
+	if fi, err := os.Lstat(runs); err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, uid) {
+		return "", fmt.Errorf("the launches' directory: %s is not a private directory of this user (a link, or another's): remove it", runs)
+	}
+	pruneLaunchDirs(runs)
 	for range 8 {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
 			return "", err
 		}
-		d := filepath.Join(scratch, "run-"+hex.EncodeToString(b[:]))
+		d := filepath.Join(runs, "run-"+hex.EncodeToString(b[:]))
 		err := os.Mkdir(d, 0o700)
 		if errors.Is(err, os.ErrExist) {
 			continue
@@ -844,8 +856,8 @@ func launchDir(scratch string, uid int) (string, error) {
 // launch removes it: no call runs that long.
 const staleLaunch = 24 * time.Hour
 
-func pruneLaunchDirs(scratch string) {
-	ents, err := os.ReadDir(scratch)
+func pruneLaunchDirs(runs string) {
+	ents, err := os.ReadDir(runs)
 	if err != nil {
 		return
 	}
@@ -854,7 +866,7 @@ func pruneLaunchDirs(scratch string) {
 			continue
 		}
 		if fi, err := ent.Info(); err == nil && time.Since(fi.ModTime()) > staleLaunch {
-			_ = os.RemoveAll(filepath.Join(scratch, ent.Name()))
+			_ = os.RemoveAll(filepath.Join(runs, ent.Name()))
 		}
 	}
 }

@@ -1,0 +1,72 @@
+//go:build linux
+
+package confine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A launch's own directory is made in scratch/runs, where a later launch
+// removes only what a launch older than a day left; a runs that is a link
+// is refused, its target untouched.
+func TestLaunchDir(t *testing.T) {
+	scratch := t.TempDir()
+	uid := os.Getuid()
+	first, err := launchDir(scratch, uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := filepath.Join(scratch, launchesDir)
+	if filepath.Dir(first) != runs || !strings.HasPrefix(filepath.Base(first), "run-") {
+		t.Fatalf("launch directory %s", first)
+	}
+	if fi, err := os.Lstat(first); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("launch directory %s: %v %v", first, fi, err)
+	}
+	// A cache beside runs is not the prune's (the prune reads runs alone).
+	cache := filepath.Join(scratch, "go-build-ro-1")
+	if err := os.Mkdir(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(runs, "run-stale")
+	other := filepath.Join(runs, "keep-stale")
+	for _, d := range []string{stale, other, cache} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-2 * staleLaunch)
+		if err := os.Chtimes(d, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second, err := launchDir(scratch, uid)
+	if err != nil || second == first {
+		t.Fatalf("second launch directory %s %v", second, err)
+	}
+	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
+		t.Errorf("a launch's directory older than a day is left: %v", err)
+	}
+	for _, d := range []string{first, other, cache} { // control
+		if _, err := os.Lstat(d); err != nil {
+			t.Errorf("%s removed: %v", d, err)
+		}
+	}
+
+	// runs a link (to a directory of the user's): refused, nothing made
+	// there.
+	scratch = t.TempDir()
+	target := t.TempDir()
+	if err := os.Symlink(target, filepath.Join(scratch, launchesDir)); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := launchDir(scratch, uid); err == nil || !strings.Contains(err.Error(), "not a private directory") {
+		t.Errorf("runs a link: %s %v", d, err)
+	}
+	if ents, _ := os.ReadDir(target); len(ents) != 0 {
+		t.Errorf("made through the link: %v", ents)
+	}
+}
