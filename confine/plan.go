@@ -94,6 +94,9 @@ type Plan struct {
 	// jail's capability: writeDirAccess), where the first stage makes
 	// names too (makeServed).
 	NoLinks bool
+	// Scratch is the launcher's scratch directory (scratchDir): the
+	// caches, and the launches' own directories.
+	Scratch string
 	// RunDir is this launch's own directory in the scratch directory
 	// (its TMPDIR is in it), removed when the launch's last process has
 	// exited.
@@ -433,7 +436,7 @@ func (b *planner) privateDirs(s Spec, e Env) error {
 	if err != nil {
 		return err
 	}
-	p.RunDir = run
+	p.Scratch, p.RunDir = scratch, run
 	p.SharedTemp = e.TempDir
 	if p.Env["TMPDIR"], err = private(filepath.Join(launchesDir, filepath.Base(run), "tmp")); err != nil {
 		return err

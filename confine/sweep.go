@@ -90,11 +90,7 @@ func newSweeper(p Plan, e Env, held *holder, root int) *sweeper {
 	// The launcher's scratch directory, where the call's caches outlast
 	// it: the one place outside the project it could leave a git
 	// directory for a link in the project to lead to.
-	scratch := ""
-	if p.RunDir != "" {
-		scratch = filepath.Dir(p.RunDir)
-	}
-	w.judge = linkJudge{outs: outsOf(scratch, e.Places.StateDir), dirs: map[string]bool{}}
+	w.judge = linkJudge{outs: outsOf(p.Scratch, e.Places.StateDir), dirs: map[string]bool{}}
 	if r, err := filepath.EvalSymlinks(p.Project); err == nil {
 		w.real = r
 	}
