@@ -296,6 +296,9 @@ func forkJailed(f *forkSpec, cg int) (int, int, error) {
 	rd := f.rd
 	f.rd = -1
 	f.clone = cloneArgs{exitSignal: uint64(unix.SIGCHLD)}
+	if f.vforks() {
+		f.clone.flags = unix.CLONE_VM | unix.CLONE_VFORK
+	}
 	if cg >= 0 {
 		f.clone.flags |= unix.CLONE_INTO_CGROUP
 		f.clone.cgroup = uint64(cg)
@@ -321,19 +324,41 @@ func forkJailed(f *forkSpec, cg int) (int, int, error) {
 	return int(pid), rd, nil
 }
 
+// vforks: the child may share the first stage's memory, suspending the
+// first stage's thread until it execs (CLONE_VM|CLONE_VFORK), which
+// spares copying the first stage's page tables, and the first stage a
+// page fault on every page it writes after. Not when a redirection opens
+// a file: under the broker the child's open may wait for the first
+// stage's answer, and with one CPU for Go's code (GOMAXPROCS 1) no
+// goroutine could give it while the thread that forked is suspended.
+func (f *forkSpec) vforks() bool {
+	if !canVfork {
+		return false
+	}
+	for _, r := range f.redirects {
+		if r.op == redirOpen {
+			return false
+		}
+	}
+	return true
+}
+
 // forkChild forks; the child runs child and never returns. Nothing here
-// may grow the stack, allocate or be instrumented.
+// may grow the stack, allocate or be instrumented. As a vfork the child
+// runs on this goroutine's stack, below this frame, until it execs or
+// exits; it writes only the forkSpec's fields the first stage reads no
+// more (the report, the listener's slot, /proc/self's rule).
 //
 //go:nosplit
 //go:norace
 //go:nocheckptr
 func forkChild(f *forkSpec) (uintptr, syscall.Errno) {
-	pid, _, e := syscall.RawSyscall6(unix.SYS_CLONE3, uintptr(unsafe.Pointer(&f.clone)), unsafe.Sizeof(f.clone), 0, 0, 0, 0)
-	if (e == unix.ENOSYS || e == unix.EPERM) && f.clone.flags == 0 {
+	pid, e := rawVfork(unix.SYS_CLONE3, uintptr(unsafe.Pointer(&f.clone)), unsafe.Sizeof(f.clone), 0)
+	if (e == unix.ENOSYS || e == unix.EPERM) && f.clone.flags&^(unix.CLONE_VM|unix.CLONE_VFORK) == 0 {
 		// A sandbox's filter refuses clone3 (Claude Code's answers
 		// ENOSYS, so that libc falls back): without a cgroup to start
-		// in, clone as fork does.
-		pid, _, e = syscall.RawSyscall6(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+		// in, clone as fork (or vfork) does.
+		pid, e = rawVfork(unix.SYS_CLONE, uintptr(f.clone.flags)|uintptr(unix.SIGCHLD), 0, 0)
 	}
 	if e != 0 || pid != 0 {
 		return pid, e

@@ -2394,3 +2394,54 @@ func TestJailLinkThroughAReadOnlyCache(t *testing.T) {
 		}
 	})
 }
+
+// TestJailForkOneCPU: the launch's child is a vfork only where it waits
+// for nothing of the first stage's before it execs (forkSpec.vforks). A
+// redirection that makes a file at the project's top is the broker's to
+// answer, which with one CPU for Go's code (GOMAXPROCS=1) no goroutine
+// could do while the thread that forked is suspended: that launch forks,
+// and writes its file, with and without clone3 (Claude Code's sandbox
+// refuses it). Control: without a redirection the launch (a vfork) runs
+// its program. Each launch is bounded: a hang fails the test.
+func TestJailForkOneCPU(t *testing.T) {
+	j := newJail(t, false)
+	out := filepath.Join(j.project, "out.txt")
+	for _, noClone3 := range []bool{false, true} {
+		for _, redirect := range []bool{false, true} {
+			os.Remove(out)
+			s := Spec{Cap: projectWrite, Project: j.project, Cwd: j.project, Exe: "/bin/sh", Argv: []string{"sh", "-c", "echo written"}}
+			if redirect {
+				s.Redirects = []Redirect{{Fd: 1, Op: ">", Path: out}}
+			}
+			cmd := j.command(append([]string{launcherName}, s.Args()[1:]...)...)
+			cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1", "GOMAXPROCS=1"}, cmd.Env...)
+			if noClone3 {
+				cmd.Env = append(cmd.Env, "LG_CONFINE_NO_CLONE3=1")
+			}
+			var buf bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &buf, &buf
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				got := strings.TrimSpace(buf.String())
+				if redirect {
+					b, rerr := os.ReadFile(out)
+					if err != nil || string(b) != "written\n" || got != "" {
+						t.Errorf("clone3 refused %v, redirected: %v, printed %q, the file %q %v", noClone3, err, got, b, rerr)
+					}
+				} else if err != nil || got != "written" {
+					t.Errorf("clone3 refused %v (control): %v, printed %q", noClone3, err, got)
+				}
+			case <-time.After(30 * time.Second):
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				_ = cmd.Process.Kill()
+				<-done
+				t.Fatalf("clone3 refused %v, redirected %v: the launch hung", noClone3, redirect)
+			}
+		}
+	}
+}
