@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -149,6 +151,8 @@ type topBroker struct {
 	mkErr      error
 	// noLinks: the plan's NoLinks.
 	noLinks bool
+	// fifoOpens counts the opens of FIFOs waiting (openFifo).
+	fifoOpens atomic.Int32
 }
 
 // newTopBroker opens the project's top for plan; conn receives the
@@ -202,16 +206,29 @@ func (b *topBroker) start() {
 	}()
 }
 
+// brokerStop bounds how long close waits for the broker to stop once
+// every process of the call has exited: it has nothing to answer any
+// more, so only a system call of its own that never returns could keep
+// it (openMine rules out the one a program could cause), and the sweep
+// must run all the same.
+var brokerStop = 2 * time.Second
+
 // close ends serving (every process of the call has exited) and waits
-// for it.
-func (b *topBroker) close() {
+// for it, at most brokerStop: an error says it did not stop, and then
+// its descriptors are left open (a number closed here could name another
+// file by the time it used it; the launcher ends soon).
+func (b *topBroker) close() error {
 	_ = unix.Close(b.stop[1])
 	// Every process of the call has exited: a launch that never
 	// sent the listener has closed its end, so receive returns. A
 	// broker never started (the launch failed to start) has nothing
 	// to wait for.
 	if b.started {
-		<-b.done
+		select {
+		case <-b.done:
+		case <-time.After(brokerStop):
+			return fmt.Errorf("the broker did not stop within %v of the call's end", brokerStop)
+		}
 	}
 	_ = b.conn.Close()
 	_ = unix.Close(b.stop[0])
@@ -227,6 +244,7 @@ func (b *topBroker) close() {
 	if b.makerRules >= 0 {
 		_ = unix.Close(b.makerRules)
 	}
+	return nil
 }
 
 // receive reads the listener from the launch's child.
@@ -497,10 +515,12 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		return continued(n)
 	case mine && c.flags&unix.O_EXCL != 0:
 		return failed(n, unix.EEXIST)
+	case mine && st.Mode&unix.S_IFMT == unix.S_IFIFO:
+		return b.openFifo(n, c, parent, name, &st)
 	case mine:
-		fd, err := unix.Openat(parent, name, c.flags&passFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := openMine(parent, name, c.flags, &st)
 		if err != nil {
-			return failed(n, err.(unix.Errno))
+			return failed(n, errnoOf(err))
 		}
 		return b.hand(n, fd, c, -1, "")
 	case exists || !errors.Is(err, unix.ENOENT):
@@ -546,11 +566,91 @@ func (b *topBroker) reopen(n *seccompNotif, c brokered) *seccompNotifResp {
 	if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || !b.mine[fileKey{st.Dev, st.Ino}] {
 		return continued(n)
 	}
-	fd, err := unix.Openat(parent, name, c.flags&passFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openMine(parent, name, c.flags, &st)
 	if err != nil {
-		return failed(n, err.(unix.Errno))
+		return failed(n, errnoOf(err))
 	}
 	return b.hand(n, fd, c, -1, "")
+}
+
+// openMine opens name in parent, a name the broker made (st: its stat,
+// not a FIFO: openFifo), for the program as flags ask, without ever
+// waiting: with O_NONBLOCK, cleared once open unless the program asked
+// for it, and only the file st describes.
+func openMine(parent int, name string, flags int, st *unix.Stat_t) (int, error) {
+	fd, err := unix.Openat(parent, name, flags&passFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return -1, err
+	}
+	var got unix.Stat_t
+	if err := unix.Fstat(fd, &got); err != nil || got.Dev != st.Dev || got.Ino != st.Ino {
+		_ = unix.Close(fd)
+		return -1, unix.EAGAIN // not the file looked at: answered as busy
+	}
+	if flags&unix.O_NONBLOCK == 0 {
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		if err == nil {
+			_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
+		}
+		if err != nil {
+			_ = unix.Close(fd)
+			return -1, err
+		}
+	}
+	return fd, nil
+}
+
+// maxFifoOpens bounds the opens of FIFOs waiting for their other end at
+// once (openFifo); one more is answered EAGAIN.
+const maxFifoOpens = 64
+
+// openFifo opens name in parent, a FIFO the broker made (st: its stat),
+// for the program. The open waits for the FIFO's other end, as the
+// kernel's would, so it is made on a goroutine of its own, which answers
+// the call when it returns: the broker answers every other call of the
+// launch on one thread, and one FIFO opened in the background (mkfifo w;
+// exec 3>w &) kept it from answering for good, and the launcher from its
+// sweep and its restoring of git's configuration. The goroutine opens the
+// FIFO the broker looked at (by a descriptor of it, whatever its name is
+// by then) and answers through a listener descriptor of its own: one
+// still waiting when the launch ends is left to end with the launcher.
+func (b *topBroker) openFifo(n *seccompNotif, c brokered, parent int, name string, st *unix.Stat_t) *seccompNotifResp {
+	if b.fifoOpens.Load() >= maxFifoOpens {
+		return failed(n, unix.EAGAIN)
+	}
+	pfd, err := unix.Openat(parent, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return failed(n, errnoOf(err))
+	}
+	var got unix.Stat_t
+	if err := unix.Fstat(pfd, &got); err != nil || got.Dev != st.Dev || got.Ino != st.Ino {
+		_ = unix.Close(pfd)
+		return failed(n, unix.EAGAIN)
+	}
+	lfd, err := unix.FcntlInt(uintptr(b.listener), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		_ = unix.Close(pfd)
+		return failed(n, unix.EMFILE)
+	}
+	id, flags := n.id, c.flags
+	b.fifoOpens.Add(1)
+	go func() {
+		defer b.fifoOpens.Add(-1)
+		defer unix.Close(lfd)
+		defer unix.Close(pfd)
+		fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), flags&passFlags|unix.O_CLOEXEC, 0)
+		if err != nil {
+			resp := &seccompNotifResp{id: id, error: -int32(errnoOf(err))}
+			_ = ioctlPtr(lfd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
+			return
+		}
+		defer unix.Close(fd)
+		if err := addFd(lfd, id, fd, flags); err != nil && !errors.Is(err, unix.ENOENT) {
+			resp := &seccompNotifResp{id: id, error: -int32(unix.EMFILE)}
+			_ = ioctlPtr(lfd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
+		}
+	}()
+	return nil
 }
 
 // made records a file or directory the broker made, named name.
@@ -725,11 +825,7 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name 
 // parent, "" when it made none).
 func (b *topBroker) hand(n *seccompNotif, fd int, c brokered, parent int, made string) *seccompNotifResp {
 	defer unix.Close(fd)
-	a := seccompNotifAddfd{id: n.id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(fd)}
-	if c.flags&unix.O_CLOEXEC != 0 {
-		a.newfdFlags = unix.O_CLOEXEC
-	}
-	if err := ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&a)); err != nil {
+	if err := addFd(b.listener, n.id, fd, c.flags); err != nil {
 		if made != "" {
 			var st unix.Stat_t
 			if unix.Fstat(fd, &st) == nil {
@@ -743,6 +839,16 @@ func (b *topBroker) hand(n *seccompNotif, fd int, c brokered, parent int, made s
 		return failed(n, unix.EMFILE)
 	}
 	return nil
+}
+
+// addFd answers the call id by installing fd in its caller as the call's
+// result, close-on-exec if flags (the call's) ask for it.
+func addFd(listener int, id uint64, fd int, flags int) error {
+	a := seccompNotifAddfd{id: id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(fd)}
+	if flags&unix.O_CLOEXEC != 0 {
+		a.newfdFlags = unix.O_CLOEXEC
+	}
+	return ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&a))
 }
 
 // protectedIn: name in the directory dir (its path in the project, as

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Go stamps a main package with its module's version, which it works out
@@ -40,8 +41,12 @@ func goStatDir(modCache, project, cwd string) (string, map[string]bool) {
 	}
 	var mod string
 	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
-		if f, err := os.Open(filepath.Join(d, "go.mod")); err == nil {
-			mod = moduleLine(io.LimitReader(f, maxGoMod))
+		// Not waiting on a FIFO an earlier call left as go.mod: such a
+		// go.mod names no module.
+		if f, err := os.OpenFile(filepath.Join(d, "go.mod"), os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				mod = moduleLine(io.LimitReader(f, maxGoMod))
+			}
 			f.Close()
 			break
 		}

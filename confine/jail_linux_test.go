@@ -2445,3 +2445,92 @@ func TestJailForkOneCPU(t *testing.T) {
 		}
 	}
 }
+
+// launchWithin is launch bounded by d: a launcher still running then is
+// killed, and the test fails.
+func (j *jail) launchWithin(t *testing.T, d time.Duration, c policy.Capability, probe ...string) (string, int) {
+	t.Helper()
+	cmd := j.launchCmd(c, probe...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("namespaces %v: the launcher still ran after %v: %s", j.ns, d, out.String())
+	}
+	return strings.TrimSpace(out.String()), cmd.ProcessState.ExitCode()
+}
+
+// TestJailFifoWedge: the twelfth attack run made a FIFO at the project's
+// top (the broker makes it) and opened it again for writing in the
+// background: the broker, one thread answering every call of the launch,
+// waited for a reader for good, and the launcher never swept, so src/g,
+// a git directory the call made, stayed for the user's next git. A FIFO
+// is opened without waiting now (openMine), and the launcher sweeps even
+// when its broker does not stop. A FIFO left as go.mod does not stop the
+// next launch's plan either. Control: a FIFO at the top carries a line
+// from a writer to a reader in the same call, and the next call runs.
+func TestJailFifoWedge(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		out, code := j.launchWithin(t, 30*time.Second, projectWrite, "jail-sh", `exec >out.txt 2>&1
+mkfifo wedge && (exec 3>wedge) &
+mkfifo rd && (exec 3<rd) &
+mkdir -p build && mkfifo build/w && (exec 3>build/w) &
+sleep 0.3
+mkdir -p src/g/objects src/g/refs && echo 'ref: refs/heads/main' > src/g/HEAD && printf '[core]\n\tbare = true\n' > src/g/config
+mkfifo p && { cat p > got.txt & echo carried > p; wait $!; }
+mkfifo go.mod`)
+		b, _ := os.ReadFile(filepath.Join(j.project, "got.txt"))
+		if string(b) != "carried\n" {
+			out2, _ := os.ReadFile(filepath.Join(j.project, "out.txt"))
+			t.Errorf("namespaces %v (exit %d): the FIFO carried %q (control)\n%s\n%s", j.ns, code, b, out2, out)
+		}
+		if fi, err := os.Lstat(filepath.Join(j.project, "wedge")); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+			t.Errorf("namespaces %v: the FIFO made at the top: %v %v (control)", j.ns, fi, err)
+		}
+		j.gitFindsOwn(t, out)
+		// The next launch plans with a FIFO for go.mod, and runs.
+		if out, code := j.launchWithin(t, 30*time.Second, projectWrite, "jail-sh", `echo next > next.txt`); code != 0 {
+			t.Errorf("namespaces %v: the launch after a FIFO go.mod: exit %d: %s", j.ns, code, out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(j.project, "next.txt")); string(b) != "next\n" {
+			t.Errorf("namespaces %v: the launch after a FIFO go.mod wrote %q", j.ns, b)
+		}
+	})
+}
+
+// TestBrokerCloseBounded: a broker that does not stop (here: the listener
+// never sent, its sender's end still open) keeps close no longer than
+// brokerStop, which says so, so that the sweep runs all the same.
+// Control: a broker whose sender's end closes stops, and close is nil.
+func TestBrokerCloseBounded(t *testing.T) {
+	defer func(d time.Duration) { brokerStop = d }(brokerStop)
+	brokerStop = 200 * time.Millisecond
+	for _, stuck := range []bool{false, true} {
+		b, theirs, err := startBroker(Plan{}, Env{}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.start()
+		if !stuck {
+			theirs.Close()
+		}
+		start := time.Now()
+		err = b.close()
+		if took := time.Since(start); took > 10*time.Second {
+			t.Fatalf("stuck %v: close took %v", stuck, took)
+		}
+		if stuck != (err != nil) {
+			t.Errorf("stuck %v: close: %v", stuck, err)
+		}
+		theirs.Close()
+	}
+}

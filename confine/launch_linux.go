@@ -149,7 +149,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		}
 		if broker != nil {
 			if err != nil {
-				broker.close()
+				_ = broker.close()
 				broker = nil
 			} else {
 				broker.start()
@@ -182,7 +182,9 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		reapRest()
 	}
 	if broker != nil {
-		broker.close()
+		if err := broker.close(); err != nil {
+			fmt.Fprintf(stderr, "loopguard: %v; the sweep runs all the same\n", err)
+		}
 	}
 	held := &holder{p: plan, e: e}
 	defer held.close()
