@@ -2534,3 +2534,48 @@ func TestBrokerCloseBounded(t *testing.T) {
 		theirs.Close()
 	}
 }
+
+// TestJailKilledLauncher: a launcher killed outright (SIGKILL, as Claude
+// Code's Bash timeout kills the command's tree) ends before its sweep, and
+// src/g, a git directory its call made, stayed for the user's next git.
+// The user's next launch, whatever its capability, finds the dead
+// launch's directory unlocked and sweeps for it first, and says so.
+// Control: src/g is there after the kill (the attack), and the next
+// launch's program runs.
+func TestJailKilledLauncher(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		cmd := j.launchCmd(projectWrite, "jail-sh", `exec >/dev/null 2>&1
+mkdir -p src/g/objects src/g/refs && echo 'ref: refs/heads/main' > src/g/HEAD && printf '[core]\n\tbare = true\n' > src/g/config
+sleep 30`)
+		cmd.WaitDelay = time.Second
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		config := filepath.Join(j.project, "src/g/config")
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if b, err := os.ReadFile(config); err == nil && len(b) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				t.Fatalf("namespaces %v: the call made no src/g/config", j.ns)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if _, err := os.Stat(config); err != nil {
+			t.Fatalf("namespaces %v: src/g/config gone after the kill (the attack needs it): %v", j.ns, err)
+		}
+		out, code := j.launchWithin(t, 30*time.Second, readOnly, "jail-sh", "true")
+		if code != 0 || !strings.HasSuffix(out, "ok") {
+			t.Errorf("namespaces %v: the next launch: exit %d: %s (control)", j.ns, code, out)
+		}
+		if !strings.Contains(out, "was killed before its sweep: swept now") || !strings.Contains(out, "src/g") {
+			t.Errorf("namespaces %v: the next launch said nothing of the killed one's sweep: %s", j.ns, out)
+		}
+		j.gitFindsOwn(t, out)
+	})
+}

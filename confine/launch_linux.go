@@ -83,6 +83,8 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		return 0, fmt.Errorf("close_range: %w", err)
 	}
 	plan, err := NewPlan(s, e)
+	// What the sweep of an earlier launch, killed before it, found.
+	fmt.Fprint(stderr, plan.recovered)
 	if err != nil {
 		return 0, err
 	}
@@ -118,6 +120,17 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	}
 	if cg != nil {
 		defer cg.remove()
+	}
+	// What the sweep needs, for a later launch's should this launcher be
+	// killed before it (pending_linux.go).
+	if plan.Project != "" {
+		cgDir := ""
+		if cg != nil {
+			cgDir = cg.dir
+		}
+		if err := writePending(plan, cgDir); err != nil {
+			return 0, err
+		}
 	}
 	// Namespaces of its own only for a capability that writes: what they
 	// give (metadata changes kept to the write set, the top level, System

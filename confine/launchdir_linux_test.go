@@ -3,6 +3,7 @@
 package confine
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,12 +12,13 @@ import (
 )
 
 // A launch's own directory is made in scratch/runs, where a later launch
-// removes only what a launch older than a day left; a runs that is a link
-// is refused, its target untouched.
+// removes only what a launch older than a day left whose launcher is gone
+// (its lock let go); a runs that is a link is refused, its target
+// untouched.
 func TestLaunchDir(t *testing.T) {
 	scratch := t.TempDir()
-	uid := os.Getuid()
-	first, err := launchDir(scratch, uid)
+	e := Env{UID: os.Getuid()}
+	first, lock, err := launchDir(scratch, e, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +36,7 @@ func TestLaunchDir(t *testing.T) {
 	}
 	stale := filepath.Join(runs, "run-stale")
 	other := filepath.Join(runs, "keep-stale")
-	for _, d := range []string{stale, other, cache} {
+	for _, d := range []string{stale, other, cache, first} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -43,17 +45,25 @@ func TestLaunchDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	second, err := launchDir(scratch, uid)
+	second, _, err := launchDir(scratch, e, io.Discard)
 	if err != nil || second == first {
 		t.Fatalf("second launch directory %s %v", second, err)
 	}
 	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
 		t.Errorf("a launch's directory older than a day is left: %v", err)
 	}
+	// first is as old, but its launcher (the lock) lives.
 	for _, d := range []string{first, other, cache} { // control
 		if _, err := os.Lstat(d); err != nil {
 			t.Errorf("%s removed: %v", d, err)
 		}
+	}
+	unlockRun(lock)
+	if _, _, err := launchDir(scratch, e, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(first); !os.IsNotExist(err) {
+		t.Errorf("a day-old launch directory whose launcher is gone is left: %v", err)
 	}
 
 	// runs a link (to a directory of the user's): refused, nothing made
@@ -63,7 +73,7 @@ func TestLaunchDir(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(scratch, launchesDir)); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := launchDir(scratch, uid); err == nil || !strings.Contains(err.Error(), "not a private directory") {
+	if d, _, err := launchDir(scratch, e, io.Discard); err == nil || !strings.Contains(err.Error(), "not a private directory") {
 		t.Errorf("runs a link: %s %v", d, err)
 	}
 	if ents, _ := os.ReadDir(target); len(ents) != 0 {

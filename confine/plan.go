@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -157,6 +158,11 @@ type Plan struct {
 	// links are the links in the project the walk saw: the sweep judges
 	// each again (a later call can change what an old link leads to).
 	links []string
+	// runLock holds RunDir's lock while the launcher lives (launchDir);
+	// recovered is what the sweep of a killed launch found, said on the
+	// launch's stderr (recoverKilled).
+	runLock   int
+	recovered string
 }
 
 // readOnlyEnv are the variables a read-only program keeps from the agent's
@@ -432,11 +438,13 @@ func (b *planner) privateDirs(s Spec, e Env) error {
 	// /dev/shm), where an unconfined process opens files by name (Claude
 	// Code's Bash wrapper writes $TMPDIR/claude-XXXX-cwd after every
 	// call: a link planted there would make it write where it points).
-	run, err := launchDir(scratch, e.UID)
+	var recovered strings.Builder
+	run, lock, err := launchDir(scratch, e, &recovered)
+	p.recovered = recovered.String()
 	if err != nil {
 		return err
 	}
-	p.Scratch, p.RunDir = scratch, run
+	p.Scratch, p.RunDir, p.runLock = scratch, run, lock
 	p.SharedTemp = e.TempDir
 	if p.Env["TMPDIR"], err = private(filepath.Join(launchesDir, filepath.Base(run), "tmp")); err != nil {
 		return err
@@ -826,21 +834,23 @@ func scratchDir(e Env) (string, error) {
 const launchesDir = "runs"
 
 // launchDir makes this launch's own directory, scratch/runs/run-RANDOM,
-// mode 0700, and removes those of launches that ended long ago without
-// removing theirs (a launcher killed before it could).
-func launchDir(scratch string, uid int) (string, error) {
+// mode 0700, locked for as long as this launcher lives (the descriptor it
+// returns), and removes those of launches that ended long ago without
+// removing theirs (a launcher killed before it could), after sweeping
+// for one killed before its sweep (recoverKilled, said on w).
+func launchDir(scratch string, e Env, w io.Writer) (string, int, error) {
 	runs := filepath.Join(scratch, launchesDir)
 	if err := os.Mkdir(runs, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", fmt.Errorf("failed to create the launches' directory: %w", err)
+		return "", -1, fmt.Errorf("failed to create the launches' directory: %w", err)
 	}
-	if fi, err := os.Lstat(runs); err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, uid) {
-		return "", fmt.Errorf("the launches' directory: %s is not a private directory of this user (a link, or another's): remove it", runs)
+	if fi, err := os.Lstat(runs); err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, e.UID) {
+		return "", -1, fmt.Errorf("the launches' directory: %s is not a private directory of this user (a link, or another's): remove it", runs)
 	}
-	pruneLaunchDirs(runs)
+	pruneLaunchDirs(runs, e, w)
 	for range 8 {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
-			return "", err
+			return "", -1, err
 		}
 		d := filepath.Join(runs, "run-"+hex.EncodeToString(b[:]))
 		err := os.Mkdir(d, 0o700)
@@ -848,18 +858,23 @@ func launchDir(scratch string, uid int) (string, error) {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("failed to create the launch's directory: %w", err)
+			return "", -1, fmt.Errorf("failed to create the launch's directory: %w", err)
 		}
-		return d, nil
+		lock, err := lockRun(d, true)
+		if err != nil {
+			_ = os.Remove(d)
+			return "", -1, fmt.Errorf("failed to lock the launch's directory: %w", err)
+		}
+		return d, lock, nil
 	}
-	return "", errors.New("failed to create the launch's directory: every name taken")
+	return "", -1, errors.New("failed to create the launch's directory: every name taken")
 }
 
 // staleLaunch is how old a launch's directory must be before a later
 // launch removes it: no call runs that long.
 const staleLaunch = 24 * time.Hour
 
-func pruneLaunchDirs(runs string) {
+func pruneLaunchDirs(runs string, e Env, w io.Writer) {
 	ents, err := os.ReadDir(runs)
 	if err != nil {
 		return
@@ -868,8 +883,15 @@ func pruneLaunchDirs(runs string) {
 		if !ent.IsDir() || !strings.HasPrefix(ent.Name(), "run-") {
 			continue
 		}
-		if fi, err := ent.Info(); err == nil && time.Since(fi.ModTime()) > staleLaunch {
-			_ = os.RemoveAll(filepath.Join(runs, ent.Name()))
+		d := filepath.Join(runs, ent.Name())
+		lock, err := lockRun(d, false)
+		if err != nil {
+			continue // its launcher lives (or it is gone already)
 		}
+		recoverKilled(d, e, w)
+		if fi, err := ent.Info(); err == nil && time.Since(fi.ModTime()) > staleLaunch {
+			_ = os.RemoveAll(d)
+		}
+		unlockRun(lock)
 	}
 }
