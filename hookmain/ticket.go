@@ -3,8 +3,11 @@ package hookmain
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
@@ -25,7 +28,8 @@ import (
 //     this process is, where the wrapper runs the hook itself
 //     (InWrapper, ticket.InFrontSelf), and
 //     no project settings file sets CLAUDE_CODE_SHELL_PREFIX (a wrapper
-//     that execs the real one for hooks only would pass the first test);
+//     that execs the real one for hooks only would pass the first test)
+//     or a variable that runs code around it (wrapperEnvSetBy);
 //     otherwise it denies with ticket.ReasonNoWrapper;
 //   - issues a ticket for the exact command it hands back, the nonce's
 //     marker line first (updatedInput).
@@ -82,8 +86,8 @@ func ticketSteps(wrapper func() string, inFront func(wrapper string) error) (
 		if err := inFront(wrapper()); err != nil {
 			return deny(ticket.ReasonNoWrapper, err.Error())
 		}
-		if f := prefixSetBy(eng.Env.ProjectDir, wrapper()); f != "" {
-			return deny(ticket.ReasonNoWrapper, f+" sets CLAUDE_CODE_SHELL_PREFIX: a repository's settings may not replace or unset loopguard's wrapper")
+		if f, key, why := wrapperEnvSetBy(eng.Env.ProjectDir, wrapper()); f != "" {
+			return deny(ticket.ReasonNoWrapper, f+" sets "+key+", which "+why+": a repository's settings may not replace loopguard's wrapper or run code around it")
 		}
 		if f := exclusionsSetBy(eng.Env.ProjectDir); f != "" {
 			return deny(ticket.ReasonSandboxExcluded, f+" sets sandbox.excludedCommands: a repository's settings may not take commands out of Claude Code's sandbox (Claude Code runs a project's entries outside it even under the user's allowUnsandboxedCommands: false)")
@@ -176,7 +180,7 @@ func withCommand(in map[string]any, cmd string) map[string]any {
 
 // exclusionsSetBy names the project settings file that lists any
 // sandbox.excludedCommands, "" when none does (the same files as
-// prefixSetBy). Claude Code 2.1.328 runs a command matching a project's
+// wrapperEnvSetBy). Claude Code 2.1.328 runs a command matching a project's
 // entry outside its sandbox whatever the user's settings say; the one
 // entry loopguard writes lives in the user's file.
 func exclusionsSetBy(project string) string {
@@ -219,11 +223,16 @@ func projectSettings(project string) []string {
 	return out
 }
 
-// prefixSetBy names the project settings file that sets
-// CLAUDE_CODE_SHELL_PREFIX in its env to anything but the wrapper, ""
-// when none does: in the hook's
-// working directory (Claude Code's) and the project the host names.
-func prefixSetBy(project, wrapper string) string {
+// wrapperEnvSetBy names the project settings file whose env replaces
+// loopguard's wrapper or runs code around it, the variable and what it
+// does; "" when none does: in the hook's working directory (Claude
+// Code's) and the project the host names. Claude Code runs each command
+// as CLAUDE_CODE_SHELL -c 'CLAUDE_CODE_SHELL_PREFIX LINE', and the
+// wrapper runs the line with bash once its ticket holds, in that env:
+// the twelfth attack run's BASH_ENV ran its file in that bash, outside
+// the jail, and its CLAUDE_CODE_SHELL before the wrapper, on every call.
+// A jailed program gets none of it (the launcher keeps its own list).
+func wrapperEnvSetBy(project, wrapper string) (file, key, why string) {
 	var dirs []string
 	if wd, err := os.Getwd(); err == nil {
 		dirs = append(dirs, wd)
@@ -244,10 +253,38 @@ func prefixSetBy(project, wrapper string) string {
 			if json.Unmarshal(data, &s) != nil {
 				continue
 			}
-			if v, ok := s.Env["CLAUDE_CODE_SHELL_PREFIX"]; ok && v != wrapper {
-				return p
+			for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+				if k == "CLAUDE_CODE_SHELL_PREFIX" {
+					if s.Env[k] != wrapper {
+						return p, k, "replaces or unsets the wrapper"
+					}
+					continue
+				}
+				if why := aroundWrapper(k); why != "" {
+					return p, k, why
+				}
 			}
 		}
+	}
+	return "", "", ""
+}
+
+// aroundWrapper says what the variable k, in Claude Code's env, runs
+// around the wrapper ("" for nothing).
+func aroundWrapper(k string) string {
+	switch {
+	case k == "CLAUDE_CODE_SHELL":
+		return "names the shell that runs the wrapper"
+	case k == "BASH_ENV" || k == "ENV":
+		return "makes the shell run a file at start"
+	case k == "SHELLOPTS" || k == "BASHOPTS":
+		return "changes the shell's options"
+	case k == "PS4" || k == "PROMPT_COMMAND":
+		return "is run or expanded by the shell"
+	case strings.HasPrefix(k, "BASH_FUNC_"):
+		return "defines a shell function"
+	case strings.HasPrefix(k, "LD_"):
+		return "changes what code the shell loads"
 	}
 	return ""
 }
