@@ -80,3 +80,38 @@ func TestLaunchDir(t *testing.T) {
 		t.Errorf("made through the link: %v", ents)
 	}
 }
+
+// TestRecoverKilledRecord: a record a later launch cannot use (not its
+// directory's, a cgroup that is no launch's, not JSON) is said and
+// removed, and nothing is done by it: no cgroup.kill is written where it
+// points. Control: a usable record of a project with nothing to hold
+// says so.
+func TestRecoverKilledRecord(t *testing.T) {
+	run := t.TempDir()
+	elsewhere := t.TempDir()
+	proj := t.TempDir()
+	e := Env{UID: os.Getuid()}
+	for _, c := range []struct {
+		record, want string
+	}{
+		{`{"Project": "` + proj + `", "RunDir": "/tmp/other"}`, "cannot be used (it names /tmp/other)"},
+		{`{"Project": "` + proj + `", "RunDir": "` + run + `", "Cgroup": "` + elsewhere + `"}`, "is not a launch's"},
+		{`{"Project": `, "cannot be used"},
+		{`{"Project": "` + proj + `", "RunDir": "` + run + `", "Dirs": {"` + proj + `": 0}}`, "swept now, nothing held back"},
+	} {
+		if err := os.WriteFile(filepath.Join(run, pendingName), []byte(c.record), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		recoverKilled(run, e, &out)
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("record %s: said %q, want %q", c.record, out.String(), c.want)
+		}
+		if _, err := os.Lstat(filepath.Join(run, pendingName)); !os.IsNotExist(err) {
+			t.Errorf("record %s: left: %v", c.record, err)
+		}
+		if _, err := os.Lstat(filepath.Join(elsewhere, "cgroup.kill")); !os.IsNotExist(err) {
+			t.Errorf("record %s: wrote cgroup.kill where it pointed: %v", c.record, err)
+		}
+	}
+}

@@ -85,19 +85,15 @@ func recoverKilled(run string, e Env, w io.Writer) {
 	if err == nil {
 		err = json.Unmarshal(b, &r)
 	}
-	if err == nil && r.RunDir != run {
+	switch {
+	case err != nil:
+	case r.RunDir != run:
 		err = fmt.Errorf("it names %s", r.RunDir)
-	}
-	if err != nil {
-		fmt.Fprintf(w, "loopguard: a call was killed before its sweep, and its record cannot be read (%v): look in its project for what it made\n", err)
-		_ = os.Remove(path)
-		return
-	}
-	if r.Cgroup != "" && !ownCgroupDir(r.Cgroup) {
+	case r.Cgroup != "" && !ownCgroupDir(r.Cgroup):
 		err = fmt.Errorf("its cgroup %s is not a launch's", r.Cgroup)
 	}
 	if err != nil {
-		fmt.Fprintf(w, "loopguard: a call was killed before its sweep, and its record cannot be used (%v): look in its project for what it made\n", err)
+		fmt.Fprintf(w, "loopguard: a call was killed before its sweep, and its record %s cannot be used (%v): look in its project for what it made\n", path, err)
 		_ = os.Remove(path)
 		return
 	}
@@ -112,9 +108,9 @@ func recoverKilled(run string, e Env, w io.Writer) {
 	held := &holder{p: p, e: e}
 	lines := sweep(p, e, held)
 	held.close()
-	said := "nothing to hold back"
+	said := "nothing held back"
 	if len(lines) > 0 {
-		said = "what it made is said below"
+		said = "its sweep says"
 	}
 	fmt.Fprintf(w, "loopguard: a call in %s, started %s, was killed before its sweep: swept now, %s\n",
 		r.Project, time.Unix(0, r.Started).Format(time.RFC3339), said)
