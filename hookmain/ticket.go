@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
@@ -260,33 +259,13 @@ func wrapperEnvSetBy(project, wrapper string) (file, key, why string) {
 					}
 					continue
 				}
-				if why := aroundWrapper(k); why != "" {
+				if why := ticket.AroundWrapper(k); why != "" {
 					return p, k, why
 				}
 			}
 		}
 	}
 	return "", "", ""
-}
-
-// aroundWrapper says what the variable k, in Claude Code's env, runs
-// around the wrapper ("" for nothing).
-func aroundWrapper(k string) string {
-	switch {
-	case k == "CLAUDE_CODE_SHELL":
-		return "names the shell that runs the wrapper"
-	case k == "BASH_ENV" || k == "ENV":
-		return "makes the shell run a file at start"
-	case k == "SHELLOPTS" || k == "BASHOPTS":
-		return "changes the shell's options"
-	case k == "PS4" || k == "PROMPT_COMMAND":
-		return "is run or expanded by the shell"
-	case strings.HasPrefix(k, "BASH_FUNC_"):
-		return "defines a shell function"
-	case strings.HasPrefix(k, "LD_"):
-		return "changes what code the shell loads"
-	}
-	return ""
 }
 
 func appendAudit(eng *hooks.Engine, c *hooks.Call, d hooks.Decision, detail string) {

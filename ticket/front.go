@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // passwdHome is the user's home as the password database has it, not
@@ -63,4 +64,28 @@ func wrapperAt(proc, who, wrapper string) error {
 		return fmt.Errorf("the hook's %s is the wrapper's binary, but not as the host's prefix", who)
 	}
 	return nil
+}
+
+// AroundWrapper says what the variable k, set in Claude Code's env by a
+// project's settings, runs around the wrapper ("" for nothing): Claude
+// Code runs each command as CLAUDE_CODE_SHELL -c 'PREFIX LINE', and the
+// wrapper runs LINE with bash once its ticket holds, in that env. The
+// hook refuses every Bash call while a project's settings set one
+// (ReasonNoWrapper), and doctor says so.
+func AroundWrapper(k string) string {
+	switch {
+	case k == "CLAUDE_CODE_SHELL":
+		return "names the shell that runs the wrapper"
+	case k == "BASH_ENV" || k == "ENV":
+		return "makes the shell run a file at start"
+	case k == "SHELLOPTS" || k == "BASHOPTS":
+		return "changes the shell's options"
+	case k == "PS4" || k == "PROMPT_COMMAND":
+		return "is run or expanded by the shell"
+	case strings.HasPrefix(k, "BASH_FUNC_"):
+		return "defines a shell function"
+	case strings.HasPrefix(k, "LD_"):
+		return "changes what code the shell loads"
+	}
+	return ""
 }

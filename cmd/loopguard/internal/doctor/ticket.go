@@ -3,21 +3,26 @@ package doctor
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/loopguard/loopguard/install"
+	"github.com/loopguard/loopguard/ticket"
 )
 
 // checkTicket is doctor's line on two-phase enforcement (init --ticket,
 // package ticket): whether loopguard's hooks are registered with --ticket,
 // the prefix that puts the wrapper in front of Claude Code's shell is set
 // to the wrapper, and no project or local settings file replaces or unsets
-// it (the hook then refuses every Bash call: no_wrapper).
+// it, or sets a variable that runs code around it (ticket.AroundWrapper;
+// the hook then refuses every Bash call: no_wrapper).
 func checkTicket(env doctorEnv) checkResult {
 	const name = "two-phase"
 	wrapper, ticketHooks := "", false
 	prefix := map[string]string{} // settings file -> its CLAUDE_CODE_SHELL_PREFIX
 	var order []string
+	around, aroundFix := "", "" // a project's settings run code around the wrapper
 	for _, sc := range []install.Scope{install.User, install.Project, install.Local} {
 		p, err := install.SettingsPath(sc, env.settings)
 		if err != nil {
@@ -40,6 +45,14 @@ func checkTicket(env doctorEnv) checkResult {
 				prefix[p] = v
 				order = append(order, p)
 			}
+			if sc != install.User {
+				for _, k := range slices.Sorted(maps.Keys(sb.Env)) {
+					if why := ticket.AroundWrapper(k); why != "" && around == "" {
+						around = fmt.Sprintf("%s sets %s, which %s", p, k, why)
+						aroundFix = "remove " + k + " from " + p
+					}
+				}
+			}
 		}
 	}
 	if !ticketHooks {
@@ -59,6 +72,10 @@ func checkTicket(env doctorEnv) checkResult {
 		return checkResult{status: statusFail, name: name,
 			detail: "loopguard's hooks are registered with --ticket, but no settings file sets " + install.PrefixEnv + ": every Bash call is refused (no_wrapper)",
 			fix:    "loopguard init --ticket"}
+	}
+	if around != "" {
+		return checkResult{status: statusFail, name: name,
+			detail: around + ": the hook refuses every Bash call (no_wrapper)", fix: aroundFix}
 	}
 	if fi, err := os.Stat(wrapper); err != nil || fi.Mode().Perm()&0o111 == 0 {
 		return checkResult{status: statusFail, name: name, detail: "the wrapper " + wrapper + " is not there: every Bash call is refused",
