@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loopguard/loopguard/policy"
 )
 
 // A launch's own directory is made in scratch/runs, where a later launch
@@ -112,6 +114,30 @@ func TestRecoverKilledRecord(t *testing.T) {
 		}
 		if _, err := os.Lstat(filepath.Join(elsewhere, "cgroup.kill")); !os.IsNotExist(err) {
 			t.Errorf("record %s: wrote cgroup.kill where it pointed: %v", c.record, err)
+		}
+	}
+}
+
+// BenchmarkWritePending: what a launch that writes this repository
+// records for its sweep before its program starts (pending_linux.go), on
+// every such launch.
+func BenchmarkWritePending(b *testing.B) {
+	proj, err := filepath.Abs("..")
+	if err != nil {
+		b.Fatal(err)
+	}
+	home, _ := os.UserHomeDir()
+	e := EnvFrom(os.Getenv, policy.Places{Home: home}, os.Getuid())
+	e.TempDir = b.TempDir()
+	p, err := NewPlan(Spec{Project: proj, Cwd: proj, Exe: "/bin/true", Argv: []string{"true"}, Cap: policy.Capability{Write: true}}, e)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unlockRun(p.runLock)
+	b.ReportMetric(float64(len(p.Dirs)), "dirs")
+	for b.Loop() {
+		if err := writePending(p, ""); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -72,27 +72,3 @@ func planLoop(b *testing.B, root string, s Spec) {
 		unlockRun(p.runLock)
 	}
 }
-
-// BenchmarkWritePending: what a launch that writes this repository
-// records for its sweep before its program starts (pending_linux.go), on
-// every such launch.
-func BenchmarkWritePending(b *testing.B) {
-	proj, err := filepath.Abs("..")
-	if err != nil {
-		b.Fatal(err)
-	}
-	home, _ := os.UserHomeDir()
-	e := EnvFrom(os.Getenv, policy.Places{Home: home}, os.Getuid())
-	e.TempDir = b.TempDir()
-	p, err := NewPlan(Spec{Project: proj, Cwd: proj, Exe: "/bin/true", Argv: []string{"true"}, Cap: policy.Capability{Write: true}}, e)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer unlockRun(p.runLock)
-	b.ReportMetric(float64(len(p.Dirs)), "dirs")
-	for b.Loop() {
-		if err := writePending(p, ""); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
