@@ -2579,3 +2579,74 @@ sleep 30`)
 		j.gitFindsOwn(t, out)
 	})
 }
+
+// TestJailNamesNotUTF8: a name that is not UTF-8 went through JSON as
+// U+FFFD, a path nothing finds. The fourteenth attack run so (1) wrote the
+// user's own nested repository's .git/config under src/\xff with
+// namespaces (the second stage, handed the plan as JSON, never mounted
+// it read-only), and (2) made src/\xff a git directory in a call killed
+// before its sweep, which the next launch's recovery, reading its record,
+// never looked at. Now a launch that JSON cannot hand over runs without
+// namespaces, and the record keeps every byte. The oracle: the config is
+// unchanged, and real git finds the project's .git or nothing. Controls:
+// a file written beside it, and the next launch runs.
+func TestJailNamesNotUTF8(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		j.unconfined(t, `d="src/$(printf '\377')"; mkdir -p "$d/r" "$d/g" && cd "$d/r" && git init -q`)
+		config := filepath.Join(j.project, "src", "\xff", "r", ".git", "config")
+		before, err := os.ReadFile(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := j.launchWithin(t, 30*time.Second, projectWrite, "jail-sh", `d="src/$(printf '\377')"
+printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' >> "$d/r/.git/config"
+echo beside > "$d/beside.txt"`)
+		if after, _ := os.ReadFile(config); string(after) != string(before) {
+			t.Errorf("namespaces %v: the nested repository's config was written: %q\n%s", j.ns, after, out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(j.project, "src", "\xff", "beside.txt")); string(b) != "beside\n" {
+			t.Errorf("namespaces %v: the file beside it: %q (control)\n%s", j.ns, b, out)
+		}
+		// (2) A call killed before its sweep makes src/\xff/g a git directory.
+		cmd := j.launchCmd(projectWrite, "jail-sh", `exec >/dev/null 2>&1
+g="src/$(printf '\377')/g"; mkdir -p "$g/objects" "$g/refs" && echo 'ref: refs/heads/main' > "$g/HEAD" && printf '[core]\n\tbare = true\n' > "$g/config"
+sleep 30`)
+		cmd.WaitDelay = time.Second
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		gconfig := filepath.Join(j.project, "src", "\xff", "g", "config")
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if b, err := os.ReadFile(gconfig); err == nil && len(b) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				t.Fatalf("namespaces %v: the call made no git directory", j.ns)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		out, code := j.launchWithin(t, 30*time.Second, readOnly, "jail-sh", "true")
+		if code != 0 || !strings.HasSuffix(out, "ok") {
+			t.Errorf("namespaces %v: the next launch: exit %d: %s (control)", j.ns, code, out)
+		}
+		// Real git in src/\xff/g, as the user: the project's .git or nothing
+		// (the user's own src/\xff/r is theirs, and stays).
+		g := exec.Command("git", "rev-parse", "--absolute-git-dir")
+		g.Dir = filepath.Join(j.project, "src", "\xff", "g")
+		g.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if os.Getuid() == 0 {
+			g.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		}
+		if b, err := g.Output(); err == nil && strings.TrimSpace(string(b)) != filepath.Join(j.project, ".git") {
+			t.Errorf("namespaces %v: git in src/\\xff/g finds %s, the killed call's git directory:\n%s", j.ns, strings.TrimSpace(string(b)), out)
+		}
+		if _, err := os.Stat(filepath.Join(j.project, "src", "\xff", "r", ".git", "HEAD")); err != nil {
+			t.Errorf("namespaces %v: the user's own nested repository was moved: %v (control)", j.ns, err)
+		}
+	})
+}

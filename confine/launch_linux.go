@@ -3,6 +3,7 @@
 package confine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -140,8 +141,18 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	// process start (fork_linux.go).
 	var c child
 	ns := !noNamespaces && plan.Project != ""
+	var handover []byte
 	if ns {
-		c, err = startStage2(s, plan, e, cg)
+		// The second stage gets the launch as JSON, which cannot carry a
+		// name that is not UTF-8 (the encoder writes U+FFFD for it): a
+		// held path the second stage never found was not mounted
+		// read-only, and the thirteenth attack run's nested .git/config
+		// under src/\xff was written. Such a launch runs as one whose
+		// namespaces are refused, by the filter and the first stage,
+		// which read no hand-over.
+		if handover, ns = stage2Handover(s, plan, e, cg); ns {
+			c, err = startStage2(handover, plan.Network, cg)
+		}
 	}
 	var broker *topBroker
 	if !ns || err != nil {
@@ -277,11 +288,26 @@ func startJailed(s Spec, plan Plan, cg *callCgroup, broker *os.File, b *topBroke
 	}}, nil
 }
 
+// stage2Handover is the launch the second stage reads, and whether it
+// carries every byte of it: JSON writes U+FFFD for a string that is not
+// UTF-8 (escaped, so that a name holding U+FFFD itself is told apart; a
+// name holding the text \ufffd is taken for one too, and its launch
+// runs without namespaces).
+func stage2Handover(s Spec, plan Plan, e Env, cg *callCgroup) ([]byte, bool) {
+	places := e.Places
+	places.HooksPaths = plan.hooksPaths
+	b, err := json.Marshal(launch{Spec: s, Plan: plan, NS: true, OwnNet: !plan.Network, PidsMax: cg != nil && cg.pidsMax, Places: places})
+	if err != nil || bytes.Contains(b, []byte(`\ufffd`)) {
+		return nil, false
+	}
+	return append(b, '\n'), true
+}
+
 // startStage2 starts the second stage in user, mount, IPC and PID
 // namespaces of its own: a process of its own, the PID namespace's init,
 // which makes its mounts and restricts itself before it starts the
 // program (init_linux.go).
-func startStage2(s Spec, plan Plan, e Env, cg *callCgroup) (child, error) {
+func startStage2(handover []byte, network bool, cg *callCgroup) (child, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return child{}, err
@@ -306,7 +332,7 @@ func startStage2(s Spec, plan Plan, e Env, cg *callCgroup) (child, error) {
 	}
 	a := cmd.SysProcAttr
 	a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWIPC | unix.CLONE_NEWPID
-	if !plan.Network {
+	if !network {
 		// A capability without the network gets a network
 		// namespace of its own: its loopback, nothing else.
 		a.Cloneflags |= unix.CLONE_NEWNET
@@ -319,16 +345,14 @@ func startStage2(s Spec, plan Plan, e Env, cg *callCgroup) (child, error) {
 	// make its mounts, and drops them before the program runs
 	// (isolate).
 	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
-	if !plan.Network {
+	if !network {
 		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN) // to bring its loopback up
 	}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return child{}, fmt.Errorf("failed to start the launch: %w", err)
 	}
-	places := e.Places
-	places.HooksPaths = plan.hooksPaths
-	err = json.NewEncoder(w).Encode(launch{Spec: s, Plan: plan, NS: true, OwnNet: !plan.Network, PidsMax: cg != nil && cg.pidsMax, Places: places})
+	_, err = w.Write(handover)
 	w.Close()
 	if err != nil {
 		_ = cmd.Process.Kill()

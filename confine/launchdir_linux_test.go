@@ -3,9 +3,12 @@
 package confine
 
 import (
+	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,13 +96,21 @@ func TestRecoverKilledRecord(t *testing.T) {
 	elsewhere := t.TempDir()
 	proj := t.TempDir()
 	e := Env{UID: os.Getuid()}
+	record := func(r pending) string {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
 	for _, c := range []struct {
 		record, want string
 	}{
-		{`{"Project": "` + proj + `", "RunDir": "/tmp/other"}`, "cannot be used (it names /tmp/other)"},
-		{`{"Project": "` + proj + `", "RunDir": "` + run + `", "Cgroup": "` + elsewhere + `"}`, "is not a launch's"},
+		{record(pending{Project: []byte(proj), RunDir: []byte("/tmp/other")}), `cannot be used (it names "/tmp/other")`},
+		{record(pending{Project: []byte(proj), RunDir: []byte(run), Cgroup: []byte(elsewhere)}), "is not a launch's"},
+		{record(pending{Project: []byte(proj), RunDir: []byte(run), Dirs: []pendingDir{{Parent: 0, Name: []byte("x")}}}), "not a tree"},
 		{`{"Project": `, "cannot be used"},
-		{`{"Project": "` + proj + `", "RunDir": "` + run + `", "Dirs": {"` + proj + `": 0}}`, "swept now, nothing held back"},
+		{record(pending{Project: []byte(proj), RunDir: []byte(run), Dirs: []pendingDir{{Parent: -1, Name: []byte(proj)}}}), "swept now, nothing held back"},
 	} {
 		if err := os.WriteFile(filepath.Join(run, pendingName), []byte(c.record), 0o600); err != nil {
 			t.Fatal(err)
@@ -138,6 +149,40 @@ func BenchmarkWritePending(b *testing.B) {
 	for b.Loop() {
 		if err := writePending(p, ""); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestPendingRoundTrip: a record carries every byte of its paths (a name
+// that is not UTF-8 included) and its directories as a tree, parents
+// first; what a later launch reads is the plan's.
+func TestPendingRoundTrip(t *testing.T) {
+	run := t.TempDir()
+	proj := "/p/r\xffoj"
+	p := Plan{Project: proj, Scratch: "/s", RunDir: run, started: time.Unix(0, 42),
+		Dirs: map[string]int64{proj: 1, proj + "/src": 2, proj + "/src/\xfe\xff": 3, proj + "/src/\xfe\xff/d": 4, "/elsewhere/x": 5},
+		Held: []string{proj + "/\xff.envrc"}, Kept: []string{proj + "/.git"}, links: []string{proj + "/l\x80"},
+		hooksPaths: []string{proj + "/.husky"}, heldDirs: map[string][2]uint64{proj + "/.vscode\xff": {1, 2}}}
+	if err := writePending(p, ""); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(run, pendingName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r pending
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := r.plan()
+	if !ok || got.Project != p.Project || got.RunDir != p.RunDir || !got.started.Equal(p.started) ||
+		!maps.Equal(got.Dirs, p.Dirs) || !slices.Equal(got.Held, p.Held) || !slices.Equal(got.Kept, p.Kept) ||
+		!slices.Equal(got.links, p.links) || !slices.Equal(got.hooksPaths, p.hooksPaths) || !maps.Equal(got.heldDirs, p.heldDirs) {
+		t.Errorf("read back %+v (%v), want %+v", got, ok, p)
+	}
+	for _, d := range append(r.Dirs, r.Links...) {
+		if d.Parent >= 0 && strings.Contains(string(d.Name), "/") || d.Parent < 0 && strings.HasPrefix(string(d.Name), proj+"/") {
+			t.Errorf("a name in a directory of the record is written as a path: %q (parent %d)", d.Name, d.Parent)
 		}
 	}
 }

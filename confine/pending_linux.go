@@ -4,10 +4,13 @@ package confine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,14 +38,107 @@ const pendingName = "pending.json"
 // maxPending bounds what a later launch reads of a record.
 const maxPending = 256 << 20
 
-// pending is what a sweep needs of its plan, and the call's cgroup.
+// pending is what a sweep needs of its plan, and the call's cgroup. Every
+// path is bytes (base64 in JSON): a name need not be UTF-8, and JSON's
+// strings would carry U+FFFD for it, a path no sweep finds (the
+// fourteenth attack run's src/\xff was so never looked at). The plan's
+// directories are a tree, each a name in its parent, so that the record
+// grows with the names, not with their depth (a deep tree of long names
+// made a record of 280 MB, over what a later launch reads).
 type pending struct {
-	Project, Scratch, RunDir string
-	Started                  int64
-	Dirs                     map[string]int64
-	Held, Kept, Links, Hooks []string
-	HeldDirs                 map[string][2]uint64
-	Cgroup                   string
+	Project, Scratch, RunDir, Cgroup []byte
+	Started                          int64
+	Dirs                             []pendingDir
+	// Links are each a name in a directory of Dirs, as Dirs are.
+	Links             []pendingDir
+	Held, Kept, Hooks [][]byte
+	HeldDirs          []pendingHeld
+}
+
+// pendingDir is a directory of the plan: Name in the directory Parent
+// (an index before it in Dirs), or the whole path where Parent is -1.
+type pendingDir struct {
+	Parent int
+	Name   []byte
+	Ctime  int64
+}
+
+// pendingHeld is a held directory, by device and inode.
+type pendingHeld struct {
+	Path []byte
+	ID   [2]uint64
+}
+
+func pathsBytes(ps []string) [][]byte {
+	out := make([][]byte, len(ps))
+	for i, p := range ps {
+		out[i] = []byte(p)
+	}
+	return out
+}
+
+func pathsString(ps [][]byte) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = string(p)
+	}
+	return out
+}
+
+// dirTree is dirs as pendingDirs, parents first, and links (paths) each
+// as a name in one of them.
+func dirTree(dirs map[string]int64, links []string) (tree, named []pendingDir) {
+	paths := slices.Sorted(maps.Keys(dirs))
+	index := make(map[string]int, len(paths))
+	in := func(p string, before int) pendingDir {
+		if j, ok := index[filepath.Dir(p)]; ok && j < before {
+			return pendingDir{Parent: j, Name: []byte(filepath.Base(p))}
+		}
+		return pendingDir{Parent: -1, Name: []byte(p)}
+	}
+	tree = make([]pendingDir, 0, len(paths))
+	for i, p := range paths {
+		d := in(p, i)
+		d.Ctime = dirs[p]
+		tree = append(tree, d)
+		index[p] = i
+	}
+	for _, l := range links {
+		named = append(named, in(l, len(paths)))
+	}
+	return tree, named
+}
+
+// dirMap is what dirTree made, again (false: not such a tree).
+func dirMap(tree, named []pendingDir) (map[string]int64, []string, bool) {
+	paths := make([]string, len(tree))
+	out := make(map[string]int64, len(tree))
+	path := func(d pendingDir, before int) (string, bool) {
+		switch {
+		case d.Parent == -1:
+			return string(d.Name), true
+		case d.Parent >= 0 && d.Parent < before:
+			return paths[d.Parent] + "/" + string(d.Name), true
+		}
+		return "", false
+	}
+	for i, d := range tree {
+		p, ok := path(d, i)
+		if !ok {
+			return nil, nil, false
+		}
+		paths[i] = p
+		out[p] = d.Ctime
+	}
+	links := make([]string, 0, len(named))
+	for _, d := range named {
+		p, ok := path(d, len(tree))
+		if !ok {
+			return nil, nil, false
+		}
+		links = append(links, p)
+	}
+	return out, links, true
 }
 
 // writePending records what p's sweep needs (cg: the call's cgroup, ""
@@ -50,10 +146,21 @@ type pending struct {
 // renamed; no fsync: the record matters only while the machine runs on
 // after the launcher was killed).
 func writePending(p Plan, cg string) error {
-	b, err := json.Marshal(pending{Project: p.Project, Scratch: p.Scratch, RunDir: p.RunDir, Started: p.started.UnixNano(),
-		Dirs: p.Dirs, Held: p.Held, Kept: p.Kept, Links: p.links, Hooks: p.hooksPaths, HeldDirs: p.heldDirs, Cgroup: cg})
+	r := pending{Project: []byte(p.Project), Scratch: []byte(p.Scratch), RunDir: []byte(p.RunDir), Cgroup: []byte(cg),
+		Started: p.started.UnixNano(), Held: pathsBytes(p.Held), Kept: pathsBytes(p.Kept), Hooks: pathsBytes(p.hooksPaths)}
+	r.Dirs, r.Links = dirTree(p.Dirs, p.links)
+	for _, h := range slices.Sorted(maps.Keys(p.heldDirs)) {
+		r.HeldDirs = append(r.HeldDirs, pendingHeld{Path: []byte(h), ID: p.heldDirs[h]})
+	}
+	b, err := json.Marshal(r)
 	if err != nil {
 		return err
+	}
+	if len(b) > maxPending {
+		// Not reached by a plan's walk (its entries are bounded, each a
+		// name here): a record no later launch would read is a sweep
+		// that would not happen, so the program does not run.
+		return fmt.Errorf("the record of what the sweep needs is %d bytes, over %d", len(b), maxPending)
 	}
 	tmp := filepath.Join(p.RunDir, pendingName+".tmp")
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
@@ -66,9 +173,18 @@ func writePending(p Plan, cg string) error {
 }
 
 // plan is the plan the record was written for, as the sweep reads it.
-func (r pending) plan() Plan {
-	return Plan{Project: r.Project, Scratch: r.Scratch, RunDir: r.RunDir, started: time.Unix(0, r.Started),
-		Dirs: r.Dirs, Held: r.Held, Kept: r.Kept, links: r.Links, hooksPaths: r.Hooks, heldDirs: r.HeldDirs}
+func (r pending) plan() (Plan, bool) {
+	dirs, links, ok := dirMap(r.Dirs, r.Links)
+	if !ok {
+		return Plan{}, false
+	}
+	p := Plan{Project: string(r.Project), Scratch: string(r.Scratch), RunDir: string(r.RunDir), started: time.Unix(0, r.Started),
+		Dirs: dirs, Held: pathsString(r.Held), Kept: pathsString(r.Kept), links: links, hooksPaths: pathsString(r.Hooks),
+		heldDirs: map[string][2]uint64{}}
+	for _, h := range r.HeldDirs {
+		p.heldDirs[string(h.Path)] = h.ID
+	}
+	return p, true
 }
 
 // recoverKilled sweeps for the launch whose directory is run (in
@@ -85,26 +201,33 @@ func recoverKilled(run string, e Env, w io.Writer) {
 	if err == nil {
 		err = json.Unmarshal(b, &r)
 	}
+	var p Plan
+	ok := false
+	if err == nil {
+		p, ok = r.plan()
+	}
+	cgDir := string(r.Cgroup)
 	switch {
 	case err != nil:
-	case r.RunDir != run:
-		err = fmt.Errorf("it names %s", r.RunDir)
-	case r.Cgroup != "" && !ownCgroupDir(r.Cgroup):
-		err = fmt.Errorf("its cgroup %s is not a launch's", r.Cgroup)
+	case !ok:
+		err = errors.New("its directories are not a tree")
+	case p.RunDir != run:
+		err = fmt.Errorf("it names %q", p.RunDir)
+	case cgDir != "" && !ownCgroupDir(cgDir):
+		err = fmt.Errorf("its cgroup %q is not a launch's", cgDir)
 	}
 	if err != nil {
 		fmt.Fprintf(w, "loopguard: a call was killed before its sweep, and its record %s cannot be used (%v): look in its project for what it made\n", path, err)
 		_ = os.Remove(path)
 		return
 	}
-	if r.Cgroup != "" {
-		cg := &callCgroup{dir: r.Cgroup, fd: -1}
+	if cgDir != "" {
+		cg := &callCgroup{dir: cgDir, fd: -1}
 		if err := cg.kill(); err != nil && !os.IsNotExist(err) {
 			fmt.Fprintf(w, "loopguard: killing what a killed call left in its cgroup: %v\n", err)
 		}
 		cg.remove()
 	}
-	p := r.plan()
 	held := &holder{p: p, e: e}
 	lines := sweep(p, e, held)
 	held.close()
@@ -112,8 +235,8 @@ func recoverKilled(run string, e Env, w io.Writer) {
 	if len(lines) > 0 {
 		said = "its sweep says"
 	}
-	fmt.Fprintf(w, "loopguard: a call in %s, started %s, was killed before its sweep: swept now, %s\n",
-		r.Project, time.Unix(0, r.Started).Format(time.RFC3339), said)
+	fmt.Fprintf(w, "loopguard: a call in %q, started %s, was killed before its sweep: swept now, %s\n",
+		p.Project, p.started.Format(time.RFC3339), said)
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
 	}
