@@ -2535,6 +2535,30 @@ func TestBrokerCloseBounded(t *testing.T) {
 	}
 }
 
+// killedOnce launches script under project-write and kills the launcher
+// outright (SIGKILL, as Claude Code's Bash timeout does) once the file
+// made exists and is not empty.
+func (j *jail) killedOnce(t *testing.T, made, script string) {
+	t.Helper()
+	cmd := j.launchCmd(projectWrite, "jail-sh", script)
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Wait() }()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(made); err == nil && len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("namespaces %v: the call made no %s", j.ns, made)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	_ = cmd.Process.Kill()
+}
+
 // TestJailKilledLauncher: a launcher killed outright (SIGKILL, as Claude
 // Code's Bash timeout kills the command's tree) ends before its sweep, and
 // src/g, a git directory its call made, stayed for the user's next git.
@@ -2545,27 +2569,10 @@ func TestBrokerCloseBounded(t *testing.T) {
 func TestJailKilledLauncher(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		j.gitRepo(t, "true")
-		cmd := j.launchCmd(projectWrite, "jail-sh", `exec >/dev/null 2>&1
+		config := filepath.Join(j.project, "src/g/config")
+		j.killedOnce(t, config, `exec >/dev/null 2>&1
 mkdir -p src/g/objects src/g/refs && echo 'ref: refs/heads/main' > src/g/HEAD && printf '[core]\n\tbare = true\n' > src/g/config
 sleep 30`)
-		cmd.WaitDelay = time.Second
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		config := filepath.Join(j.project, "src/g/config")
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			if b, err := os.ReadFile(config); err == nil && len(b) > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-				t.Fatalf("namespaces %v: the call made no src/g/config", j.ns)
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
 		if _, err := os.Stat(config); err != nil {
 			t.Fatalf("namespaces %v: src/g/config gone after the kill (the attack needs it): %v", j.ns, err)
 		}
@@ -2609,27 +2616,9 @@ echo beside > "$d/beside.txt"`)
 			t.Errorf("namespaces %v: the file beside it: %q (control)\n%s", j.ns, b, out)
 		}
 		// (2) A call killed before its sweep makes src/\xff/g a git directory.
-		cmd := j.launchCmd(projectWrite, "jail-sh", `exec >/dev/null 2>&1
+		j.killedOnce(t, filepath.Join(j.project, "src", "\xff", "g", "config"), `exec >/dev/null 2>&1
 g="src/$(printf '\377')/g"; mkdir -p "$g/objects" "$g/refs" && echo 'ref: refs/heads/main' > "$g/HEAD" && printf '[core]\n\tbare = true\n' > "$g/config"
 sleep 30`)
-		cmd.WaitDelay = time.Second
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		gconfig := filepath.Join(j.project, "src", "\xff", "g", "config")
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			if b, err := os.ReadFile(gconfig); err == nil && len(b) > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-				t.Fatalf("namespaces %v: the call made no git directory", j.ns)
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
 		out, code := j.launchWithin(t, 30*time.Second, readOnly, "jail-sh", "true")
 		if code != 0 || !strings.HasSuffix(out, "ok") {
 			t.Errorf("namespaces %v: the next launch: exit %d: %s (control)", j.ns, code, out)
