@@ -146,7 +146,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		// The second stage gets the launch as JSON, which cannot carry a
 		// name that is not UTF-8 (the encoder writes U+FFFD for it): a
 		// held path the second stage never found was not mounted
-		// read-only, and the thirteenth attack run's nested .git/config
+		// read-only, and the fourteenth attack run's nested .git/config
 		// under src/\xff was written. Such a launch runs as one whose
 		// namespaces are refused, by the filter and the first stage,
 		// which read no hand-over.

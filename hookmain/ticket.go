@@ -228,7 +228,7 @@ func projectSettings(project string) []string {
 // Code's) and the project the host names. Claude Code runs each command
 // as CLAUDE_CODE_SHELL -c 'CLAUDE_CODE_SHELL_PREFIX LINE', and the
 // wrapper runs the line with bash once its ticket holds, in that env:
-// the twelfth attack run's BASH_ENV ran its file in that bash, outside
+// the thirteenth attack run's BASH_ENV ran its file in that bash, outside
 // the jail, and its CLAUDE_CODE_SHELL before the wrapper, on every call.
 // A jailed program gets none of it (the launcher keeps its own list).
 func wrapperEnvSetBy(project, wrapper string) (file, key, why string) {

@@ -7,7 +7,7 @@ import (
 )
 
 // TestWrapperEnvSetBy: a project's settings whose env replaces the
-// wrapper or runs code around it (the twelfth attack run's BASH_ENV and
+// wrapper or runs code around it (the thirteenth attack run's BASH_ENV and
 // CLAUDE_CODE_SHELL) is named, with the variable. Controls: the wrapper
 // itself, and variables that reach no shell around it (a jailed program
 // gets the launcher's own list), are not.
