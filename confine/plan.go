@@ -815,17 +815,26 @@ func isFile(p string) bool {
 // owned by UID, not a link.
 func scratchDir(e Env) (string, error) {
 	d := filepath.Join(e.TempDir, fmt.Sprintf("loopguard-scratch-%d", e.UID))
+	if err := privateDir(d, e.UID, "the scratch directory"); err != nil {
+		return "", err
+	}
+	return d, nil
+}
+
+// privateDir makes d (what it is, said in an error) on first use, mode
+// 0700, and checks that it is a directory of uid's alone, not a link.
+func privateDir(d string, uid int, what string) error {
 	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", fmt.Errorf("failed to create the scratch directory: %w", err)
+		return fmt.Errorf("failed to create %s: %w", what, err)
 	}
 	fi, err := os.Lstat(d)
 	if err != nil {
-		return "", fmt.Errorf("failed to check the scratch directory: %w", err)
+		return fmt.Errorf("failed to check %s: %w", what, err)
 	}
-	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, e.UID) {
-		return "", fmt.Errorf("the scratch directory: %s is not a private directory of this user (a link, or another's): remove it", d)
+	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, uid) {
+		return fmt.Errorf("%s: %s is not a private directory of this user (a link, or another's): remove it", what, d)
 	}
-	return d, nil
+	return nil
 }
 
 // launchesDir holds, in scratch, the launches' own directories: a
@@ -840,11 +849,8 @@ const launchesDir = "runs"
 // for one killed before its sweep (recoverKilled, said on w).
 func launchDir(scratch string, e Env, w io.Writer) (string, int, error) {
 	runs := filepath.Join(scratch, launchesDir)
-	if err := os.Mkdir(runs, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", -1, fmt.Errorf("failed to create the launches' directory: %w", err)
-	}
-	if fi, err := os.Lstat(runs); err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, e.UID) {
-		return "", -1, fmt.Errorf("the launches' directory: %s is not a private directory of this user (a link, or another's): remove it", runs)
+	if err := privateDir(runs, e.UID, "the launches' directory"); err != nil {
+		return "", -1, err
 	}
 	pruneLaunchDirs(runs, e, w)
 	for range 8 {
