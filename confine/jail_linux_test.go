@@ -2418,29 +2418,14 @@ func TestJailForkOneCPU(t *testing.T) {
 			if noClone3 {
 				cmd.Env = append(cmd.Env, "LG_CONFINE_NO_CLONE3=1")
 			}
-			var buf bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &buf, &buf
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case err := <-done:
-				got := strings.TrimSpace(buf.String())
-				if redirect {
-					b, rerr := os.ReadFile(out)
-					if err != nil || string(b) != "written\n" || got != "" {
-						t.Errorf("clone3 refused %v, redirected: %v, printed %q, the file %q %v", noClone3, err, got, b, rerr)
-					}
-				} else if err != nil || got != "written" {
-					t.Errorf("clone3 refused %v (control): %v, printed %q", noClone3, err, got)
+			got, code := combinedWithin(t, 30*time.Second, cmd, fmt.Sprintf("clone3 refused %v, redirected %v", noClone3, redirect))
+			if redirect {
+				b, rerr := os.ReadFile(out)
+				if code != 0 || string(b) != "written\n" || got != "" {
+					t.Errorf("clone3 refused %v, redirected: exit %d, printed %q, the file %q %v", noClone3, code, got, b, rerr)
 				}
-			case <-time.After(30 * time.Second):
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-				_ = cmd.Process.Kill()
-				<-done
-				t.Fatalf("clone3 refused %v, redirected %v: the launch hung", noClone3, redirect)
+			} else if code != 0 || got != "written" {
+				t.Errorf("clone3 refused %v (control): exit %d, printed %q", noClone3, code, got)
 			}
 		}
 	}
@@ -2450,7 +2435,13 @@ func TestJailForkOneCPU(t *testing.T) {
 // killed, and the test fails.
 func (j *jail) launchWithin(t *testing.T, d time.Duration, c policy.Capability, probe ...string) (string, int) {
 	t.Helper()
-	cmd := j.launchCmd(c, probe...)
+	return combinedWithin(t, d, j.launchCmd(c, probe...), fmt.Sprintf("namespaces %v", j.ns))
+}
+
+// combinedWithin is combined bounded by d: a command still running then
+// is killed, with its process group, and the test fails, saying what.
+func combinedWithin(t *testing.T, d time.Duration, cmd *exec.Cmd, what string) (string, int) {
+	t.Helper()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -2461,9 +2452,10 @@ func (j *jail) launchWithin(t *testing.T, d time.Duration, c policy.Capability, 
 	select {
 	case <-done:
 	case <-time.After(d):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Process.Kill()
 		<-done
-		t.Fatalf("namespaces %v: the launcher still ran after %v: %s", j.ns, d, out.String())
+		t.Fatalf("%s: the launcher still ran after %v: %s", what, d, out.String())
 	}
 	return strings.TrimSpace(out.String()), cmd.ProcessState.ExitCode()
 }
