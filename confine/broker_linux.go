@@ -113,7 +113,8 @@ type topBroker struct {
 	// link in project's resolved): what a directory below it reads as.
 	real  string
 	pl    policy.Places
-	fixed map[string]bool // pl's fixed protected paths in the project (a hooks directory)
+	fixed map[string]bool // pl's fixed protected paths in the project (a hooks directory), +git's pins
+	kept  []string        // the plan's Kept in the project: +git's git directories
 	// mine are the files and directories the broker made in this call
 	// (at the top, and below a directory it made there); dirs are those
 	// directories; names are the last names it made, which an unlink
@@ -185,6 +186,19 @@ func newTopBroker(plan Plan, e Env, conn *os.File, serve bool) (*topBroker, erro
 		e.Places.HooksPaths = plan.hooksPaths
 		b.pl = e.Places.Prepare()
 		b.fixed, _ = fixedInProject(b.pl, plan.Project)
+		// +git's pins in the git directories it serves (gitWriteSet):
+		// never made, nor replaced by a rename, nor a name moved or
+		// linked above one.
+		for _, p := range plan.GitPins {
+			if isAncestorOrSelf(plan.Project, p) {
+				b.fixed[p] = true
+			}
+		}
+		for _, k := range plan.Kept {
+			if isAncestorOrSelf(plan.Project, k) {
+				b.kept = append(b.kept, k)
+			}
+		}
 	}
 	if err := unix.Pipe2(b.stop[:], unix.O_CLOEXEC); err != nil {
 		if b.root >= 0 {
@@ -864,6 +878,20 @@ func (b *topBroker) protectedIn(dir string, below, top bool, name string) bool {
 		return false // outside the project: Landlock's alone
 	}
 	p := filepath.Join(dir, name)
+	for _, k := range b.kept {
+		if p != k && isAncestorOrSelf(k, p) {
+			// In a git directory +git writes, the pins alone are
+			// protected (gitpin.go): git makes names of its own there,
+			// dot names too (gc's .tmp-PID-pack-*.pack), which Classify
+			// takes, as all of .git, for executable configuration.
+			for f := range b.fixed {
+				if isAncestorOrSelf(f, p) {
+					return true
+				}
+			}
+			return false
+		}
+	}
 	// A fixed path's last name is none of the protected names: a hooks
 	// directory core.hooksPath names that does not exist yet (ci/hooks)
 	// would be made, and run on the user's next commit.

@@ -19,12 +19,24 @@ import (
 //   - with namespaces of its own, the launch mounts each pin read-only
 //     (Plan.Held, isolate): a write, a rename over it, a new hook, a change
 //     of mode are refused by the kernel;
+//   - with the filter alone (Claude Code's sandbox, Ubuntu 24.04) no rule
+//     grants a git directory in the project whole: the program writes
+//     its other entries by rules of their own, and the first stage
+//     serves each directory that holds a pin (the git directory, its
+//     objects/ and objects/info/, worktrees/NAME/, modules/...) as it
+//     serves the project's top (broker_linux.go): it makes the new names
+//     there (index.lock, ORIG_HEAD) and renames them over the entries of
+//     the write set (index, HEAD), and refuses to make or replace a pin.
+//     Until 2026-12-04 the directory was granted whole there, and a pin
+//     the program changed was put back only when the call ended: while
+//     it ran, another unconfined git (an editor's, a shell prompt's)
+//     read it (gitWriteSet);
 //   - either way, the first stage keeps a copy of every pin before the
 //     program starts and, once the call's last process has exited, puts
 //     back what changed and removes what was added (pinned.restore),
-//     saying so. With the filter alone this is the only guard, and it
-//     leaves a window: while the call runs, another unconfined git (an
-//     editor's) may read what it changed.
+//     saying so: a linked worktree's git directory outside the project,
+//     which the broker does not serve, is still granted whole with the
+//     filter alone, and this is its only guard.
 //
 // git itself never writes these during add, commit, checkout, merge,
 // rebase or stash; a subcommand that does (git config, git remote add,
@@ -102,4 +114,63 @@ func modulePins(dir string, depth int) []string {
 		out = append(out, modulePins(d, depth+1)...)
 	}
 	return out
+}
+
+// maxGitWalk bounds the entries gitWriteSet reads of one git directory's
+// directories that hold a pin (loose objects and refs are in directories
+// that hold none, granted whole and never read).
+const maxGitWalk = 20_000
+
+// gitWriteSet is what a +git program may write of git directory g, a
+// directory of the project, with the filter alone: each directory that
+// holds no pin (pins: gitPins(g)), whole (refs/, logs/, objects/ab/); each
+// regular file of a directory that holds one (HEAD, index, packed-refs,
+// objects/info/packs); and those directories (unclean: g, objects/,
+// objects/info/, modules/NAME/...), which the broker serves. A pin gets no
+// rule, nor does a link or any other entry. ok is false when a directory
+// cannot be read or there are more than maxGitWalk entries to read: the
+// caller then grants g whole, as before, and its pins are put back after
+// the call.
+func gitWriteSet(g string, pins []string) (dirs, files, unclean []string, ok bool) {
+	pinned, above := map[string]bool{}, map[string]bool{g: true}
+	for _, p := range pins {
+		if p == g || !isAncestorOrSelf(g, p) {
+			continue
+		}
+		pinned[p] = true
+		for d := filepath.Dir(p); d != g && isAncestorOrSelf(g, d); d = filepath.Dir(d) {
+			above[d] = true
+		}
+	}
+	n := 0
+	var walk func(d string) bool
+	walk = func(d string) bool {
+		unclean = append(unclean, d)
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return false
+		}
+		for _, e := range ents {
+			if n++; n > maxGitWalk {
+				return false
+			}
+			p := filepath.Join(d, e.Name())
+			switch {
+			case pinned[p]:
+			case e.IsDir() && above[p]:
+				if !walk(p) {
+					return false
+				}
+			case e.IsDir():
+				dirs = append(dirs, p)
+			case e.Type().IsRegular():
+				files = append(files, p)
+			}
+		}
+		return true
+	}
+	if !walk(g) {
+		return nil, nil, nil, false
+	}
+	return dirs, files, unclean, true
 }

@@ -407,6 +407,10 @@ func stage2() error {
 	if err != nil {
 		return err
 	}
+	// +git's git directories whole: each pin is mounted read-only (or,
+	// where the kernel refused the mounts, put back after the call, as
+	// before); this stage's broker serves no directory (gitWriteSet).
+	l.Plan.WriteDirs = append(l.Plan.WriteDirs, l.Plan.GitDirs...)
 	o := l.Plan.filter(true, mounted)
 	o.namesOnly = true
 	var b *topBroker

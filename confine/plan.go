@@ -137,12 +137,21 @@ type Plan struct {
 	// project may be written as a whole, its top included.
 	TopWritable bool
 	// Kept are the project's entries a writing capability left alone
-	// although they are protected (+git's .git): not swept.
-	Kept []string `json:"-"`
+	// although they are protected (+git's .git): not swept, and names
+	// made in them are judged by GitPins alone (either stage's broker).
+	Kept []string
 	// GitPins are the configuration and hooks of the git directories +git
 	// writes (gitpin.go): held read-only with namespaces (they are in
-	// Held too), put back after the call either way.
-	GitPins []string `json:"-"`
+	// Held too), never made by either stage's broker (one that does not
+	// exist cannot be mounted: commondir), put back after the call either
+	// way.
+	GitPins []string
+	// GitDirs are the git directories in the project +git writes, granted
+	// whole only by the second stage, where each pin is mounted read-only
+	// (stage2); with the filter alone the write set holds their entries
+	// but the pins, and the broker serves the directories that hold a pin
+	// (gitWriteSet), so that no pin is written at all.
+	GitDirs []string
 	// hooksPaths are the hook directories core.hooksPath names (the
 	// sweep judges by them too).
 	hooksPaths []string
@@ -498,14 +507,31 @@ func (b *planner) writeProject(s Spec, gitDirs []string) {
 	p := b.p
 	p.Project = s.Project
 	w := newWalker(b.pl, s.Project, s.Cap.Git)
+	var gitUnclean []string
 	if s.Cap.Git {
 		for _, g := range append(gitDirs, filepath.Join(s.Project, ".git")) {
 			if fi, err := os.Lstat(g); err == nil && fi.IsDir() {
-				p.WriteDirs = append(p.WriteDirs, g)
 				w.skip = append(w.skip, g)
 				p.Kept = append(p.Kept, g)
 				// Its configuration and hooks stay as they are (gitpin.go).
-				p.GitPins = append(p.GitPins, gitPins(g)...)
+				pins := gitPins(g)
+				p.GitPins = append(p.GitPins, pins...)
+				if g == filepath.Clean(s.Project) || !isAncestorOrSelf(s.Project, g) {
+					// A linked worktree's, outside the project, where
+					// the broker serves nothing: whole, its pins put
+					// back after the call.
+					p.WriteDirs = append(p.WriteDirs, g)
+					continue
+				}
+				dirs, files, unclean, ok := gitWriteSet(g, pins)
+				if !ok {
+					p.WriteDirs = append(p.WriteDirs, g)
+					continue
+				}
+				p.GitDirs = append(p.GitDirs, g)
+				p.WriteDirs = append(p.WriteDirs, dirs...)
+				p.WriteFiles = append(p.WriteFiles, files...)
+				gitUnclean = append(gitUnclean, unclean...)
 			}
 		}
 	}
@@ -523,7 +549,7 @@ func (b *planner) writeProject(s Spec, gitDirs []string) {
 	}
 	p.Dirs = w.seen
 	p.links = w.links
-	p.Unclean = w.unclean
+	p.Unclean = append(w.unclean, gitUnclean...)
 	// The top may be written as a whole (a new file there: go build -o
 	// app .) only where each protected entry of the project is mounted
 	// read-only (a launch with its own mount namespace: isolate) and the
