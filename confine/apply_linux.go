@@ -3,6 +3,7 @@
 package confine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -102,6 +103,10 @@ type ruleset struct {
 	// capability's, 443 by default); it binds none.
 	ports []uint16
 	owner int
+	// root is the plan's Root, opened for a rule only while it is the
+	// directory rootID names (the plan's RootID).
+	root   string
+	rootID [2]uint64
 }
 
 // newRuleset is plan's ruleset under the kernel's Landlock ABI abi, for a
@@ -112,7 +117,8 @@ func newRuleset(plan Plan, c policy.Capability, abi int) (ruleset, error) {
 	}
 	abi = min(abi, maxKnownABI)
 	cfg := configs[abi]
-	rs := ruleset{fs: uint64(cfg.HandledAccessFS), net: uint64(cfg.HandledAccessNet), scoped: uint64(cfg.Scoped), owner: plan.Owner}
+	rs := ruleset{fs: uint64(cfg.HandledAccessFS), net: uint64(cfg.HandledAccessNet), scoped: uint64(cfg.Scoped), owner: plan.Owner,
+		root: plan.Root, rootID: plan.RootID}
 	switch {
 	case plan.OwnNet || plan.Network && c.AnyPort:
 		// TCP is not handled at all: any connection, any listener (with
@@ -251,8 +257,8 @@ func (rs ruleset) addRules(fd, mk int, project string) error {
 		case r.beneath != "":
 			root, ok := roots[r.beneath]
 			if !ok {
-				if root, err = unix.Open(r.beneath, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-					return fmt.Errorf("landlock: %s: %w", r.beneath, err)
+				if root, err = rs.openRoot(r.beneath); err != nil {
+					return fmt.Errorf("landlock: %w", err)
 				}
 				roots[r.beneath] = root
 			}
@@ -260,6 +266,10 @@ func (rs ruleset) addRules(fd, mk int, project string) error {
 				// Gone or made a link since the plan: no rule, and the
 				// program gets less, never the link's target.
 				continue
+			}
+		case r.path == rs.root:
+			if pfd, err = rs.openRoot(r.path); err != nil {
+				err = fmt.Errorf("landlock: %w", err)
 			}
 		default:
 			if pfd, err = unix.Open(r.path, flags, 0); err != nil {
@@ -293,6 +303,22 @@ func (rs ruleset) addRules(fd, mk int, project string) error {
 		}
 	}
 	return nil
+}
+
+// openRoot opens dir, a rule's path or the directory rules below it are
+// opened from: the plan's Root only while it is the directory the plan
+// saw (a link put in its place by a call of an enclosing project would
+// make the rules the home's), any other as it is.
+func (rs ruleset) openRoot(dir string) (int, error) {
+	id := rs.rootID
+	if dir != rs.root {
+		id = [2]uint64{}
+	}
+	fd, err := openProject(dir, id)
+	if err != nil && !errors.Is(err, errMoved) {
+		err = fmt.Errorf("%s: %w", dir, err)
+	}
+	return fd, err
 }
 
 // openPrivate opens a private directory without following a link in its

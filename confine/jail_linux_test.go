@@ -1500,7 +1500,7 @@ func TestSweepNotThroughALink(t *testing.T) {
 	p := Plan{Project: project, RunDir: "run-test", Dirs: map[string]int64{project: 0, filepath.Join(project, "src"): 0, filepath.Join(project, "lnk"): 0}}
 	held := &holder{p: p, e: e}
 	defer held.close()
-	lines := sweep(p, e, held)
+	lines := sweep(p, e, held, -1)
 	if _, err := os.Stat(filepath.Join(home, ".bashrc")); err != nil {
 		t.Errorf("the home's .bashrc was moved: %v %q", err, lines)
 	}

@@ -90,6 +90,16 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(plan.RunDir) // after every process of the launch has exited
+	// The project as the plan saw it, for the sweep: the directory the
+	// call began in, wherever a call of an enclosing project moves it,
+	// and never what a link put in its place leads to.
+	root := -1
+	if plan.Project != "" {
+		if root, err = openProject(plan.Project, plan.RootID); err != nil {
+			return 0, err
+		}
+		defer unix.Close(root)
+	}
 	// Undo (confine/undo_linux.go): what the program can write is
 	// recorded before it starts; the after-state, and the project's lock
 	// let go, once the sweep below has run.
@@ -213,13 +223,21 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	held := &holder{p: plan, e: e}
 	defer held.close()
 	if plan.Project != "" {
-		for _, line := range sweep(plan, e, held) {
+		for _, line := range sweep(plan, e, held, root) {
 			fmt.Fprintln(stderr, line)
 		}
 	}
 	if pins.entries != nil {
-		for _, line := range pins.restore(held) {
-			fmt.Fprintln(stderr, line)
+		// By path: only while the project is where it was (in another
+		// directory's git directory, what it holds would be replaced by
+		// this one's and its hooks removed).
+		if fd, err := openProject(plan.Project, plan.RootID); err != nil {
+			fmt.Fprintf(stderr, "loopguard: %v: git's configuration there is not checked nor put back; check it before running git\n", err)
+		} else {
+			_ = unix.Close(fd)
+			for _, line := range pins.restore(held) {
+				fmt.Fprintln(stderr, line)
+			}
 		}
 	}
 	sweepGoStat(plan)

@@ -3,6 +3,7 @@
 package confine
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"maps"
@@ -159,7 +160,7 @@ func BenchmarkWritePending(b *testing.B) {
 func TestPendingRoundTrip(t *testing.T) {
 	run := t.TempDir()
 	proj := "/p/r\xffoj"
-	p := Plan{Project: proj, Scratch: "/s", RunDir: run, started: time.Unix(0, 42),
+	p := Plan{Project: proj, RootID: [2]uint64{7, 1 << 40}, Scratch: "/s", RunDir: run, started: time.Unix(0, 42),
 		Dirs: map[string]int64{proj: 1, proj + "/src": 2, proj + "/src/\xfe\xff": 3, proj + "/src/\xfe\xff/d": 4, "/elsewhere/x": 5},
 		Held: []string{proj + "/\xff.envrc"}, Kept: []string{proj + "/.git"}, links: []string{proj + "/l\x80"},
 		hooksPaths: []string{proj + "/.husky"}, heldDirs: map[string][2]uint64{proj + "/.vscode\xff": {1, 2}}}
@@ -175,7 +176,7 @@ func TestPendingRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, ok := r.plan()
-	if !ok || got.Project != p.Project || got.RunDir != p.RunDir || !got.started.Equal(p.started) ||
+	if !ok || got.Project != p.Project || got.RootID != p.RootID || got.RunDir != p.RunDir || !got.started.Equal(p.started) ||
 		!maps.Equal(got.Dirs, p.Dirs) || !slices.Equal(got.Held, p.Held) || !slices.Equal(got.Kept, p.Kept) ||
 		!slices.Equal(got.links, p.links) || !slices.Equal(got.hooksPaths, p.hooksPaths) || !maps.Equal(got.heldDirs, p.heldDirs) {
 		t.Errorf("read back %+v (%v), want %+v", got, ok, p)
@@ -185,4 +186,101 @@ func TestPendingRoundTrip(t *testing.T) {
 			t.Errorf("a name in a directory of the record is written as a path: %q (parent %d)", d.Name, d.Parent)
 		}
 	}
+}
+
+// TestJailProjectMoved: a call of an enclosing project (the fifteenth
+// attack run's: project-write there makes links) moves the project aside
+// while a call in it runs, or after that call's launcher was killed, and
+// puts a link to the home in its place. The call's own sweep then walked
+// the home and held back .bashrc; the next launch's recovery did the same.
+// Now the launcher sweeps the directory the call began in, opened before
+// the program ran, wherever it is, and a recovery sweeps only while the
+// project's path leads to that directory again (its record stays until
+// then). The oracle: the home's .bashrc stays. Controls: src/g, the git
+// directory the call made, is held back from the directory it made it in,
+// and once the project is back, the next launch sweeps for the killed call.
+func TestJailProjectMoved(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		bashrc := filepath.Join(j.home, ".bashrc")
+		if err := os.WriteFile(bashrc, []byte("# the user's\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if os.Getuid() == 0 {
+			_ = os.Lchown(bashrc, nobody, nobody)
+		}
+		aside := j.project + ".aside"
+		swap := func() {
+			t.Helper()
+			if err := os.Rename(j.project, aside); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(j.home, j.project); err != nil {
+				t.Fatal(err)
+			}
+		}
+		back := func() {
+			t.Helper()
+			if err := os.Remove(j.project); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(aside, j.project); err != nil {
+				t.Fatal(err)
+			}
+		}
+		plant := `exec >/dev/null 2>&1
+mkdir -p src/g/objects src/g/refs && echo 'ref: refs/heads/main' > src/g/HEAD && printf '[core]\n\tbare = true\n' > src/g/config
+`
+		config := filepath.Join(j.project, "src/g/config")
+		home := func(when, out string) {
+			t.Helper()
+			if b, err := os.ReadFile(bashrc); err != nil || string(b) != "# the user's\n" || strings.Contains(out, ".bashrc") {
+				t.Errorf("namespaces %v: %s: ~/.bashrc %q %v:\n%s", j.ns, when, b, err, out)
+			}
+		}
+
+		// The call's own sweep.
+		cmd := j.launchCmd(projectWrite, "jail-sh", plant+`i=0; while [ ! -e go.txt ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`)
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(config); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				t.Fatalf("namespaces %v: the call made no src/g", j.ns)
+			}
+		}
+		swap()
+		if err := os.WriteFile(filepath.Join(aside, "go.txt"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		home("the call's own sweep", buf.String())
+		if _, err := os.Lstat(filepath.Join(aside, "src/g/config")); err == nil || !strings.Contains(buf.String(), "src/g") {
+			t.Errorf("namespaces %v: src/g was not held back from the directory the call began in (control; %v):\n%s", j.ns, err, buf.String())
+		}
+		back()
+
+		// A killed launcher's recovery.
+		j.killedOnce(t, config, plant+"sleep 30")
+		swap()
+		out, _ := j.launchWithin(t, 30*time.Second, readOnly, "jail-sh", "true")
+		home("a recovery while the project was moved", out)
+		if !strings.Contains(out, "not swept; a later launch tries again") {
+			t.Errorf("namespaces %v: the recovery said nothing of the moved project:\n%s", j.ns, out)
+		}
+		if !strings.Contains(out, "holds the home directory") {
+			t.Errorf("namespaces %v: a launch whose project leads to the home ran:\n%s", j.ns, out)
+		}
+		back()
+		out, code := j.launchWithin(t, 30*time.Second, readOnly, "jail-sh", "true")
+		if code != 0 || !strings.Contains(out, "was killed before its sweep: swept now") || !strings.Contains(out, "src/g") {
+			t.Errorf("namespaces %v: once the project was back, the next launch (exit %d) did not sweep for the killed call (control):\n%s", j.ns, code, out)
+		}
+		home("the recovery once the project was back", out)
+	})
 }

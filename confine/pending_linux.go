@@ -47,7 +47,9 @@ const maxPending = 256 << 20
 // made a record of 280 MB, over what a later launch reads).
 type pending struct {
 	Project, Scratch, RunDir, Cgroup []byte
-	Started                          int64
+	// ProjectID is the project's device and inode (Plan.RootID).
+	ProjectID [2]uint64
+	Started   int64
 	Dirs                             []pendingDir
 	// Links are each a name in a directory of Dirs, as Dirs are.
 	Links             []pendingDir
@@ -146,7 +148,7 @@ func dirMap(tree, named []pendingDir) (map[string]int64, []string, bool) {
 // renamed; no fsync: the record matters only while the machine runs on
 // after the launcher was killed).
 func writePending(p Plan, cg string) error {
-	r := pending{Project: []byte(p.Project), Scratch: []byte(p.Scratch), RunDir: []byte(p.RunDir), Cgroup: []byte(cg),
+	r := pending{Project: []byte(p.Project), ProjectID: p.RootID, Scratch: []byte(p.Scratch), RunDir: []byte(p.RunDir), Cgroup: []byte(cg),
 		Started: p.started.UnixNano(), Held: pathsBytes(p.Held), Kept: pathsBytes(p.Kept), Hooks: pathsBytes(p.hooksPaths)}
 	r.Dirs, r.Links = dirTree(p.Dirs, p.links)
 	for _, h := range slices.Sorted(maps.Keys(p.heldDirs)) {
@@ -178,7 +180,7 @@ func (r pending) plan() (Plan, bool) {
 	if !ok {
 		return Plan{}, false
 	}
-	p := Plan{Project: string(r.Project), Scratch: string(r.Scratch), RunDir: string(r.RunDir), started: time.Unix(0, r.Started),
+	p := Plan{Project: string(r.Project), RootID: r.ProjectID, Scratch: string(r.Scratch), RunDir: string(r.RunDir), started: time.Unix(0, r.Started),
 		Dirs: dirs, Held: pathsString(r.Held), Kept: pathsString(r.Kept), links: links, hooksPaths: pathsString(r.Hooks),
 		heldDirs: map[string][2]uint64{}}
 	for _, h := range r.HeldDirs {
@@ -228,8 +230,24 @@ func recoverKilled(run string, e Env, w io.Writer) {
 		}
 		cg.remove()
 	}
+	root, err := openProject(p.Project, p.RootID)
+	switch {
+	case errors.Is(err, errMoved):
+		// Another directory, or a link, where the project was (a call of
+		// an enclosing project's): the record stays, and a later launch
+		// tries again.
+		fmt.Fprintf(w, "loopguard: a call in %q, started %s, was killed before its sweep, and %v: not swept; a later launch tries again\n",
+			p.Project, p.started.Format(time.RFC3339), err)
+		return
+	case err != nil:
+		fmt.Fprintf(w, "loopguard: a call in %q, started %s, was killed before its sweep, and its project cannot be opened (%v): nothing swept\n",
+			p.Project, p.started.Format(time.RFC3339), err)
+		_ = os.Remove(path)
+		return
+	}
 	held := &holder{p: p, e: e}
-	lines := sweep(p, e, held)
+	lines := sweep(p, e, held, root)
+	_ = unix.Close(root)
 	held.close()
 	said := "nothing held back"
 	if len(lines) > 0 {

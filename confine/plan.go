@@ -108,6 +108,12 @@ type Plan struct {
 	// Root is the project, whatever the capability: a rule below it is
 	// opened from it without following a link (restrict).
 	Root string
+	// RootID is Root's device and inode when the plan was made: the rules
+	// (addRules), the sweep and a later launch's recovery act on Root only
+	// while it is still that directory. A call of an enclosing project
+	// that put a link to the home where the project was made the sweep
+	// walk the home and hold back .bashrc (the fifteenth attack run).
+	RootID [2]uint64
 	// Held are the paths in the project the capability may not change
 	// (executable configuration beside what it writes): a launch in its
 	// own mount namespace mounts each read-only, so that not even its
@@ -483,12 +489,22 @@ func CacheDir(name string, write bool, project string) string {
 // or a secret is an error: it could not be read without it.
 func (b *planner) readProject(s Spec, home string) ([]string, error) {
 	p := b.p
-	if isAncestorOrSelf(s.Project, home) || s.Project == "/" {
-		return nil, fmt.Errorf("the project %s holds the home directory: nothing in it could be kept unreadable", s.Project)
+	id, real, err := dirIdentity(s.Project)
+	if err != nil {
+		return nil, fmt.Errorf("the project %s: %w", s.Project, err)
 	}
-	if pr, ok := b.pl.ContainsSecret(s.Project); ok {
-		return nil, fmt.Errorf("the project %s holds %s, which must stay unreadable", s.Project, pr.What)
+	// The project as named and where its path leads now: a link on its
+	// way (one a call of an enclosing project put there) must not make
+	// the home, or a place above it, the project.
+	for _, d := range []string{s.Project, real} {
+		if isAncestorOrSelf(d, home) || d == "/" {
+			return nil, fmt.Errorf("the project %s holds the home directory: nothing in it could be kept unreadable", d)
+		}
+		if pr, ok := b.pl.ContainsSecret(d); ok {
+			return nil, fmt.Errorf("the project %s holds %s, which must stay unreadable", d, pr.What)
+		}
 	}
+	p.RootID = id
 	gitDirs := linkedGitDirs(s.Project)
 	for _, g := range gitDirs {
 		if err := b.addRead(g); err != nil {

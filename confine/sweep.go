@@ -37,13 +37,19 @@ import (
 // then, an editor's git integration polling the tree, is not stopped),
 // and what a launch without a first stage made. docs/confinement.md says
 // so.
-func sweep(p Plan, e Env, held *holder) []string {
+//
+// root is the project, opened when the call began (the launcher's own
+// sweep), or -1: a later launch's recovery opens it by its path, and
+// sweeps only while it is the directory the plan saw (Plan.RootID).
+func sweep(p Plan, e Env, held *holder, root int) []string {
 	e.Places.HooksPaths = p.hooksPaths
-	root, err := unix.Open(p.Project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return []string{fmt.Sprintf("loopguard: could not look for executable configuration this call created: %v", err)}
+	if root < 0 {
+		var err error
+		if root, err = openProject(p.Project, p.RootID); err != nil {
+			return []string{fmt.Sprintf("loopguard: could not look for executable configuration this call created: %v", err)}
+		}
+		defer unix.Close(root)
 	}
-	defer unix.Close(root)
 	w := newSweeper(p, e, held, root)
 	for _, dir := range slices.Sorted(maps.Keys(p.Dirs)) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(dir, p.Project), "/")
@@ -91,7 +97,7 @@ func newSweeper(p Plan, e Env, held *holder, root int) *sweeper {
 	// it: the one place outside the project it could leave a git
 	// directory for a link in the project to lead to.
 	w.judge = linkJudge{outs: outsOf(p.Scratch, e.Places.StateDir), dirs: map[string]bool{}}
-	if r, err := filepath.EvalSymlinks(p.Project); err == nil {
+	if r, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(root)); err == nil {
 		w.real = r
 	}
 	return w
