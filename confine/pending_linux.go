@@ -50,7 +50,7 @@ type pending struct {
 	// ProjectID is the project's device and inode (Plan.RootID).
 	ProjectID [2]uint64
 	Started   int64
-	Dirs                             []pendingDir
+	Dirs      []pendingDir
 	// Links are each a name in a directory of Dirs, as Dirs are.
 	Links             []pendingDir
 	Held, Kept, Hooks [][]byte
