@@ -59,7 +59,7 @@ func (r *Recorder) fromLast(w *walker, l last, changed map[string]bool) (ents []
 	if err != nil || !found {
 		return nil, false, nil
 	}
-	r.meta.Left = l.meta.Left
+	r.meta.Left, r.meta.LeftMore = l.meta.Left, l.meta.LeftMore
 	r.multi = l.chain.multi
 	if len(changed) == 0 && len(delta) == 0 && len(l.chain.multi) == 0 && l.chain.clean {
 		r.meta.Before, r.meta.Entries, r.lazy, r.clean = l.meta.Before, l.meta.Entries, l.meta.Before, true

@@ -159,7 +159,8 @@ func (r *Recorder) takeBefore(start time.Time) error {
 		if ents, err = w.run(r.s.Project); err != nil {
 			return err
 		}
-		r.multi, r.meta.Left, r.meta.Listed = w.multi, w.left, "walk"
+		r.multi, r.meta.Listed = w.multi, "walk"
+		r.meta.setLeft(w.left)
 	}
 	r.before = ents
 	r.clean = true

@@ -618,3 +618,52 @@ func TestSmallProjectWalksAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordManyLeftOut: a call that made hundreds of node_modules under
+// long names (the sixteenth attack run: 320 of them, 14 names of 250
+// bytes deep) wrote a description over what Meta reads, and its record,
+// and every later one, went from List, undo and the hook's warning. A
+// record names the first maxLeft and counts the rest; it and a later one
+// are listed, and undo of the call puts back what it removed (control).
+func TestRecordManyLeftOut(t *testing.T) {
+	files := map[string]string{"notes.txt": "keep\n"}
+	long := strings.Repeat(strings.Repeat("d", 250)+"/", 12)
+	for i := range 400 {
+		files[fmt.Sprintf("%sp%d/node_modules/x", long, i)] = "x\n"
+	}
+	proj, st := project(t, files)
+	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "rm notes.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := rec.Meta(); len(m.Left) != maxLeft || m.LeftMore != 400-maxLeft {
+		t.Errorf("left out %d named and %d more, want %d and %d", len(m.Left), m.LeftMore, maxLeft, 400-maxLeft)
+	}
+	mustDo(t, os.Remove(filepath.Join(proj, "notes.txt")))
+	mustDo(t, rec.Finish())
+	later, err := Begin(Options{StateDir: st, Project: proj, Command: "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, later.Finish())
+	s, _ := Open(st, proj)
+	metas, err := s.List()
+	if err != nil || len(metas) != 2 || metas[1].ID != rec.ID() || metas[1].LeftMore != 400-maxLeft {
+		t.Fatalf("listed %+v %v, want both records", metas, err)
+	}
+	u, err := s.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	p, err := u.Prepare(rec.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(proj, "notes.txt")); err != nil || string(b) != "keep\n" {
+		t.Errorf("notes.txt after undo: %q %v", b, err)
+	}
+}

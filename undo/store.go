@@ -86,8 +86,13 @@ type Meta struct {
 	// record's ID: the one that first saw the project so).
 	Before string `json:"before"`
 	// Left are the regenerable directories left out, relative to the
-	// project.
-	Left []string `json:"left,omitempty"`
+	// project: the first maxLeft of them, and LeftMore how many more. A
+	// call that made 320 node_modules under long names wrote a
+	// description over what Meta reads, and its record, and every later
+	// one, went from undo and the hook's warning (the sixteenth attack
+	// run).
+	Left     []string `json:"left,omitempty"`
+	LeftMore int      `json:"left_more,omitempty"`
 	// Listed is how the before-state was listed: "walk" (the whole
 	// project), "watcher" (the last record's, with what the project's
 	// watcher heard changed looked at again) or "unchanged" (the last
@@ -246,6 +251,17 @@ func (s *Store) Meta(id string) (Meta, error) {
 		m.Undone, _ = time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
 	}
 	return m, nil
+}
+
+// maxLeft bounds the left-out directories a record names (Meta.Left).
+const maxLeft = 20
+
+// setLeft sets m's left-out directories, the first maxLeft named.
+func (m *Meta) setLeft(left []string) {
+	m.Left, m.LeftMore = left, 0
+	if len(left) > maxLeft {
+		m.Left, m.LeftMore = left[:maxLeft], len(left)-maxLeft
+	}
 }
 
 func (s *Store) writeMeta(m Meta) error {

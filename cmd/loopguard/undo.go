@@ -214,7 +214,18 @@ func showPlan(out io.Writer, p *undo.Plan) {
 	}
 	section("Changed by the call but not recorded, left as they are", nr)
 	if len(m.Left) > 0 {
-		fmt.Fprintf(out, "Not recorded (regenerable; run your install or build again): %s\n", strings.Join(m.Left, ", "))
+		// Names a confined program made: escaped, or its bytes would
+		// move the cursor and rewrite the plan above the prompt (the
+		// sixteenth attack run).
+		left := make([]string, len(m.Left))
+		for i, l := range m.Left {
+			left[i] = quotePath(l)
+		}
+		more := ""
+		if m.LeftMore > 0 {
+			more = fmt.Sprintf(" and %d more", m.LeftMore)
+		}
+		fmt.Fprintf(out, "Not recorded (regenerable; run your install or build again): %s%s\n", strings.Join(left, ", "), more)
 	}
 }
 

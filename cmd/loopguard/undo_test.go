@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -133,5 +134,22 @@ func TestUndoListWatcher(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "The project's watcher is running") {
 		t.Errorf("--list with a watcher:\n%s", out.String())
+	}
+}
+
+// TestShowPlanEscapesLeft: the left-out directories are names a confined
+// program made; the sixteenth attack run's held ESC [2K and ESC [1A, which
+// erased the plan above undo's prompt and wrote another. Each is shown
+// escaped, and the count past the first named. Control: a plain name is
+// shown as it is.
+func TestShowPlanEscapesLeft(t *testing.T) {
+	var out bytes.Buffer
+	showPlan(&out, &undo.Plan{Meta: undo.Meta{ID: "r1", Command: "npm i", Left: []string{"node_modules", "x\x1b[2K\x1b[1A\rWill put back (1):/node_modules"}, LeftMore: 3}})
+	got := out.String()
+	if strings.ContainsAny(got, "\x1b\r") {
+		t.Errorf("the plan holds raw control bytes: %q", got)
+	}
+	if !strings.Contains(got, `: node_modules, "x\x1b[2K\x1b[1A\rWill put back (1):/node_modules" and 3 more`) {
+		t.Errorf("the left-out line: %q", got)
 	}
 }
