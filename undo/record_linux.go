@@ -694,6 +694,9 @@ func (w *walker) setHit(i int) {
 	w.hit[i/64] |= 1 << (i % 64)
 }
 
+// recordBytes is MaxRecordBytes (a test lowers it).
+var recordBytes int64 = MaxRecordBytes
+
 // content sets e's Hash: from the index when the file is as the last
 // record saw it, else by copying it into a blob.
 func (w *walker) content(dirfd int, name string, e *Entry) {
@@ -706,6 +709,10 @@ func (w *walker) content(dirfd int, name string, e *Entry) {
 	}
 	if e.Size > MaxFileSize {
 		e.Note = fmt.Sprintf("larger than %d MiB: not copied", MaxFileSize>>20)
+		return
+	}
+	if w.copiedBytes+e.Size > recordBytes {
+		e.Note = fmt.Sprintf("not copied: this record's copies reached %d MiB", recordBytes>>20)
 		return
 	}
 	h, n, err := w.copy(dirfd, name, e)

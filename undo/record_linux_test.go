@@ -667,3 +667,53 @@ func TestRecordManyLeftOut(t *testing.T) {
 		t.Errorf("notes.txt after undo: %q %v", b, err)
 	}
 }
+
+// TestRecordCopyBudget: one record copies at most recordBytes
+// (MaxRecordBytes), so that no one call pushes the blobs past
+// MaxBlobBytes and prunes the records before it: the sixteenth attack
+// run's sparse files of 64 MiB, a few KB on disk, were copied whole, and
+// the record of an earlier rm went. Past the budget a file is listed as
+// not copied. Control: within it, what the call removed is put back.
+func TestRecordCopyBudget(t *testing.T) {
+	defer func(b int64) { recordBytes = b }(recordBytes)
+	recordBytes = 3 << 20
+	files := map[string]string{"precious.txt": "keep\n"}
+	proj, st := project(t, files)
+	for i := range 5 {
+		f := filepath.Join(proj, fmt.Sprintf("s%d", i))
+		mustDo(t, os.WriteFile(f, []byte{byte('a' + i)}, 0o644), os.Truncate(f, 1<<20))
+	}
+	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "rm precious.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := rec.Meta(); m.CopiedBytes > recordBytes {
+		t.Errorf("copied %d bytes, over the budget %d", m.CopiedBytes, recordBytes)
+	}
+	mustDo(t, os.Remove(filepath.Join(proj, "precious.txt")), rec.Finish())
+	s, _ := Open(st, proj)
+	u, err := s.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	p, err := u.Prepare(rec.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(proj, "precious.txt")); err != nil || string(b) != "keep\n" {
+		t.Errorf("precious.txt after undo (control): %q %v", b, err)
+	}
+	var over int
+	b, err := os.ReadFile(filepath.Join(s.manifestsDir(), rec.Meta().Before))
+	if err != nil {
+		t.Fatal(err)
+	}
+	over = strings.Count(string(b), "reached 3 MiB")
+	if over == 0 {
+		t.Errorf("no file was listed as not copied past the budget:\n%s", b)
+	}
+}

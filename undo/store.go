@@ -45,8 +45,14 @@ import (
 const (
 	MaxRecords   = 20
 	MaxBlobBytes = 2 << 30
-	MaxFileSize  = 64 << 20
-	MaxEntries   = 200_000
+	// MaxRecordBytes bounds what one record copies: past it a file is
+	// not copied (undo lists it as not recorded), so that no one call
+	// pushes the blobs past MaxBlobBytes and prunes every record before
+	// it (the sixteenth attack run's 34 sparse files of 64 MiB, 130 KB on
+	// disk, were copied as 2.2 GB, and the record of an earlier rm went).
+	MaxRecordBytes = MaxBlobBytes / 8
+	MaxFileSize    = 64 << 20
+	MaxEntries     = 200_000
 	// pruneSlack: records are pruned when there are this many more than
 	// MaxRecords, so the cost of reading the kept manifests is paid once
 	// every pruneSlack calls.
