@@ -56,6 +56,22 @@ git -c protocol.file.allow=always submodule --quiet add `+src+` `+path+` && git 
 	return src
 }
 
+// pinAttacks is project code a pre-commit hook runs, trying each way
+// into git's configuration and hooks: git config, an append, a file
+// renamed over .git/config, a hard link of it written, new hooks, and
+// .git/commondir naming a git directory of its own (src/evil) whose
+// config sets core.fsmonitor. Each writes pwned when git runs it.
+func pinAttacks(pwned string) string {
+	return `git config core.fsmonitor "touch ` + pwned + `" || true
+echo '	pager = touch ` + pwned + `' >> .git/config || true
+printf '[core]\n\tfsmonitor = touch ` + pwned + `\n' > .git/config.new && mv -f .git/config.new .git/config || true
+ln .git/config cfg && printf '[core]\n\tfsmonitor = touch ` + pwned + `\n' >> cfg || true
+rm -f cfg
+for h in post-commit post-index-change; do printf '#!/bin/sh\ntouch ` + pwned + `\n' > .git/hooks/$h && chmod +x .git/hooks/$h || true; done
+mkdir -p src/evil && cp -r .git/objects .git/refs .git/HEAD src/evil/ && printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = touch ` + pwned + `\n' > src/evil/config && echo ../src/evil > .git/commondir || true
+`
+}
+
 // TestJailGitPins: a +git call may write git's own directory (the
 // commit lands: the control) but not its configuration or hooks, which
 // the human's next unconfined git runs. The attack is project code a
@@ -63,19 +79,15 @@ git -c protocol.file.allow=always submodule --quiet add `+src+` `+path+` && git 
 // core.fsmonitor, appends to .git/config, replaces it by a rename, adds a
 // post-commit hook, and writes .git/commondir naming a directory of its
 // own whose config sets core.fsmonitor (git reads the configuration of
-// the directory commondir names). With namespaces the kernel refuses each (the
-// pins are mounted read-only); with the filter alone each lands and is put
-// back when the call ends, and the launcher says so. Either way the next
-// unconfined git status runs nothing of the call's.
+// the directory commondir names). With namespaces the kernel refuses each
+// pin that exists (mounted read-only) and the second stage's broker the
+// commondir; with the filter alone the first stage's broker refuses each
+// (gitWriteSet). Either way nothing is put back, and the next unconfined
+// git status runs nothing of the call's.
 func TestJailGitPins(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		pwned := filepath.Join(j.root, "PWNED")
-		check := `git config core.fsmonitor "touch ` + pwned + `" || true
-echo '	pager = touch ` + pwned + `' >> .git/config || true
-printf '[core]\n\tfsmonitor = touch ` + pwned + `\n' > .git/config.new && mv -f .git/config.new .git/config || true
-printf '#!/bin/sh\ntouch ` + pwned + `\n' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit || true
-mkdir -p src/evil && cp -r .git/objects .git/refs .git/HEAD src/evil/ && printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = touch ` + pwned + `\n' > src/evil/config && echo ../src/evil > .git/commondir || true
-echo checked > checked.txt`
+		check := pinAttacks(pwned) + `echo checked > checked.txt`
 		config, hook := j.gitRepo(t, check)
 		out, code := j.launch(t, gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; echo two > two.txt && git add -A && git commit -qm two`)
 		if code != 0 {
@@ -128,14 +140,7 @@ echo checked > checked.txt`
 func TestJailGitPinsWhileRunning(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		pwned := filepath.Join(j.root, "PWNED")
-		check := `git config core.fsmonitor "touch ` + pwned + `" || true
-printf '\tfsmonitor = touch ` + pwned + `\n' >> .git/config || true
-printf '[core]\n\tfsmonitor = touch ` + pwned + `\n' > .git/config.new && mv -f .git/config.new .git/config || true
-ln .git/config cfg && printf '[core]\n\tfsmonitor = touch ` + pwned + `\n' >> cfg || true
-rm -f cfg
-printf '#!/bin/sh\ntouch ` + pwned + `\n' > .git/hooks/post-index-change && chmod +x .git/hooks/post-index-change || true
-mkdir -p src/evil && cp -r .git/objects .git/refs .git/HEAD src/evil/ && printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = touch ` + pwned + `\n' > src/evil/config && echo ../src/evil > .git/commondir || true
-echo checked > checked.txt
+		check := pinAttacks(pwned) + `echo checked > checked.txt
 i=0; while [ ! -e go.txt ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
 		j.gitRepo(t, check)
 		cmd := j.launchCmd(gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; echo two > two.txt && git add -A && git commit -qm two`)

@@ -651,18 +651,7 @@ func TestRecordManyLeftOut(t *testing.T) {
 	if err != nil || len(metas) != 2 || metas[1].ID != rec.ID() || metas[1].LeftMore != 400-maxLeft {
 		t.Fatalf("listed %+v %v, want both records", metas, err)
 	}
-	u, err := s.Lock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	p, err := u.Prepare(rec.ID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := u.Apply(p); err != nil {
-		t.Fatal(err)
-	}
+	undoNow(t, s, rec.ID())
 	if b, err := os.ReadFile(filepath.Join(proj, "notes.txt")); err != nil || string(b) != "keep\n" {
 		t.Errorf("notes.txt after undo: %q %v", b, err)
 	}
@@ -692,18 +681,7 @@ func TestRecordCopyBudget(t *testing.T) {
 	}
 	mustDo(t, os.Remove(filepath.Join(proj, "precious.txt")), rec.Finish())
 	s, _ := Open(st, proj)
-	u, err := s.Lock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	p, err := u.Prepare(rec.ID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := u.Apply(p); err != nil {
-		t.Fatal(err)
-	}
+	undoNow(t, s, rec.ID())
 	if b, err := os.ReadFile(filepath.Join(proj, "precious.txt")); err != nil || string(b) != "keep\n" {
 		t.Errorf("precious.txt after undo (control): %q %v", b, err)
 	}
@@ -715,5 +693,22 @@ func TestRecordCopyBudget(t *testing.T) {
 	over = strings.Count(string(b), "reached 3 MiB")
 	if over == 0 {
 		t.Errorf("no file was listed as not copied past the budget:\n%s", b)
+	}
+}
+
+// undoNow undoes record id of s, as undo --yes does.
+func undoNow(t *testing.T, s *Store, id string) {
+	t.Helper()
+	u, err := s.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	p, err := u.Prepare(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Apply(p); err != nil {
+		t.Fatal(err)
 	}
 }
