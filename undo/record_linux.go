@@ -162,6 +162,9 @@ func (r *Recorder) takeBefore(start time.Time) error {
 		r.multi, r.meta.Listed = w.multi, "walk"
 		r.meta.setLeft(w.left)
 	}
+	if manifestSize(ents) > recordMax {
+		return fmt.Errorf("the project: %w", errTooLarge)
+	}
 	r.before = ents
 	r.clean = true
 	for i := range ents {
@@ -265,6 +268,9 @@ func (r *Recorder) Finish() error {
 				delta = diff(r.before, after)
 			}
 		}
+	}
+	if err == nil && manifestSize(delta) > recordMax {
+		err = fmt.Errorf("what the call changed: %w", errTooLarge)
 	}
 	if err == nil {
 		err = r.s.writeNew(filepath.Join(r.s.recordDir(r.meta.ID), "after"), func(w io.Writer) error { return writeManifest(w, delta) })

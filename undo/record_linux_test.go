@@ -4,6 +4,7 @@ package undo
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -710,5 +711,36 @@ func undoNow(t *testing.T, s *Store, id string) {
 	}
 	if _, err := u.Apply(p); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRecordTooLargeAfter: a call that made names so long that the
+// listing of what it changed passed what a read takes (the sixteenth
+// attack run: 140,000 names of about 4,000 bytes) left a record undo
+// could never read, even once the files were gone, and its rm could not
+// be undone. Such a record keeps no after-state (Finish says so), and once
+// the names are gone undo puts back what the call removed (the control).
+func TestRecordTooLargeAfter(t *testing.T) {
+	defer func(m int) { recordMax = m }(recordMax)
+	recordMax = 64 << 10
+	proj, st := project(t, map[string]string{"precious.txt": "keep\n"})
+	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "rm precious.txt; make junk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, os.Remove(filepath.Join(proj, "precious.txt")))
+	junk := filepath.Join(proj, "junk", strings.Repeat("j", 250), strings.Repeat("k", 250))
+	mustDo(t, os.MkdirAll(junk, 0o755))
+	for i := range 200 {
+		mustDo(t, os.WriteFile(filepath.Join(junk, fmt.Sprintf("%s%d", strings.Repeat("n", 200), i)), nil, 0o644))
+	}
+	if err := rec.Finish(); !errors.Is(err, errTooLarge) {
+		t.Fatalf("Finish: %v, want it too large to record", err)
+	}
+	mustDo(t, os.RemoveAll(filepath.Join(proj, "junk")))
+	s, _ := Open(st, proj)
+	undoNow(t, s, rec.ID())
+	if b, err := os.ReadFile(filepath.Join(proj, "precious.txt")); err != nil || string(b) != "keep\n" {
+		t.Errorf("precious.txt after undo (control): %q %v", b, err)
 	}
 }
