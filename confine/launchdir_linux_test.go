@@ -112,13 +112,18 @@ func TestRecoverKilledRecord(t *testing.T) {
 		{record(pending{Project: []byte(proj), RunDir: []byte(run), Dirs: []pendingDir{{Parent: 0, Name: []byte("x")}}}), "not a tree"},
 		{`{"Project": `, "cannot be used"},
 		{record(pending{Project: []byte(proj), RunDir: []byte(run), Dirs: []pendingDir{{Parent: -1, Name: []byte(proj)}}}), "swept now, nothing held back"},
+		// A project that is gone: nothing to sweep, nor to say.
+		{record(pending{Project: []byte(proj + "/gone"), RunDir: []byte(run)}), ""},
+		// Another directory where the project was, for more than
+		// movedFor (made again under its name): dropped, and said.
+		{record(pending{Project: []byte(proj), ProjectID: [2]uint64{1, 1}, RunDir: []byte(run), Started: time.Now().Add(-2 * movedFor).UnixNano()}), "not swept, and not tried again"},
 	} {
 		if err := os.WriteFile(filepath.Join(run, pendingName), []byte(c.record), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		var out strings.Builder
 		recoverKilled(run, e, &out)
-		if !strings.Contains(out.String(), c.want) {
+		if !strings.Contains(out.String(), c.want) || c.want == "" && out.Len() > 0 {
 			t.Errorf("record %s: said %q, want %q", c.record, out.String(), c.want)
 		}
 		if _, err := os.Lstat(filepath.Join(run, pendingName)); !os.IsNotExist(err) {

@@ -189,6 +189,10 @@ func (r pending) plan() (Plan, bool) {
 	return p, true
 }
 
+// movedFor is how long a killed call's record stays while its project's
+// path leads to another directory (recoverKilled).
+const movedFor = time.Hour
+
 // recoverKilled sweeps for the launch whose directory is run (in
 // scratch's runs; locked: its launcher is gone and this launch holds its
 // lock) when it left a record, and says so on w; it removes the record
@@ -232,12 +236,24 @@ func recoverKilled(run string, e Env, w io.Writer) {
 	}
 	root, err := openProject(p.Project, p.RootID)
 	switch {
-	case errors.Is(err, errMoved):
+	case errors.Is(err, errMoved) && time.Since(p.started) < movedFor:
 		// Another directory, or a link, where the project was (a call of
 		// an enclosing project's): the record stays, and a later launch
 		// tries again.
 		fmt.Fprintf(w, "loopguard: a call in %q, started %s, was killed before its sweep, and %v: not swept; a later launch tries again\n",
 			p.Project, p.started.Format(time.RFC3339), err)
+		return
+	case errors.Is(err, errMoved):
+		// A project made again under its name (removed and cloned anew)
+		// would keep the record, and its line, for good.
+		fmt.Fprintf(w, "loopguard: a call in %q, started %s, was killed before its sweep, and %v: not swept, and not tried again\n",
+			p.Project, p.started.Format(time.RFC3339), err)
+		_ = os.Remove(path)
+		return
+	case errors.Is(err, os.ErrNotExist):
+		// The project is gone, and what the call made with it: nothing
+		// to sweep, nor to tell.
+		_ = os.Remove(path)
 		return
 	case err != nil:
 		fmt.Fprintf(w, "loopguard: a call in %q, started %s, was killed before its sweep, and its project cannot be opened (%v): nothing swept\n",
