@@ -803,6 +803,9 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name 
 	from, fparent, fkey := fr.name, fr.parent, fr.key
 	defer unix.Close(fparent)
 	fpdir, fbelow := b.projectPath(fparent)
+	if fbelow && b.pinnedSource(filepath.Join(fpdir, from)) {
+		return failed(n, unix.EACCES)
+	}
 	fdir, funclean, fserved := b.servedDir(fkey, fbelow)
 	if !fserved {
 		return failed(n, unix.EXDEV)
@@ -921,7 +924,10 @@ func (b *topBroker) renameIn(n *seccompNotif, c brokered, to resolved, below boo
 		// copies it, name by name.
 		return failed(n, unix.EXDEV)
 	}
-	_, fromBelow := b.projectPath(parent)
+	fromDir, fromBelow := b.projectPath(parent)
+	if fromBelow && b.pinnedSource(filepath.Join(fromDir, from)) {
+		return failed(n, unix.EACCES)
+	}
 	if below && !fromBelow {
 		// Into the project from outside it: whatever it is when the
 		// maker moves it (a second thread can swap a file for a
@@ -981,6 +987,16 @@ func (b *topBroker) servedDir(key fileKey, below bool) (dir string, unclean, ser
 	}
 	dir, unclean = b.served[key]
 	return dir, unclean, unclean || b.dirs[key]
+}
+
+// pinnedSource: p, a path in the project a rename would move, is +git's
+// git directory, one of its pins or what holds one (a hooks directory
+// core.hooksPath names, or an ancestor of one, too). With namespaces a
+// read-only mount does not stop its mount point's directory from moving:
+// the seventeenth attack run's mv .git .gitx had the sweep hold the
+// user's whole repository back, and mv .git/objects left none.
+func (b *topBroker) pinnedSource(p string) bool {
+	return b.fixed[p] || b.aboveFixed(p) || slices.Contains(b.kept, p)
 }
 
 // aboveFixed: p, a path in the project, is an ancestor of one of the

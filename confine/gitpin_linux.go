@@ -36,8 +36,15 @@ type pinnedEntry struct {
 // .git/modules/x a link to ~/.config must not make it read or write
 // there.
 type pinned struct {
-	roots   []string // the git directories (Plan.Kept)
-	entries map[string]pinnedEntry
+	roots []string // the git directories (Plan.Kept)
+	// project and projectFd: a root in the project is opened from the
+	// project's descriptor (the directory the call began in), through no
+	// link: by its path, a link swapped in where the project was made the
+	// snapshot another directory's and the put-back write it into the
+	// user's repository (the seventeenth attack run).
+	project   string
+	projectFd int
+	entries   map[string]pinnedEntry
 	// names are the entries of each root's modules/ tree before the
 	// call (moduleNames), each with its type (st_mode's S_IFMT bits).
 	names map[string]uint32
@@ -49,10 +56,10 @@ const maxPinned = 8 << 20
 
 // snapshotPins copies each pin of paths (gitPins), each below one of the
 // git directories roots, as it is now.
-func snapshotPins(roots, paths []string) (pinned, error) {
-	p := pinned{roots: roots, entries: map[string]pinnedEntry{}, names: map[string]uint32{}}
+func snapshotPins(project string, projectFd int, roots, paths []string) (pinned, error) {
+	p := pinned{roots: roots, project: project, projectFd: projectFd, entries: map[string]pinnedEntry{}, names: map[string]uint32{}}
 	for _, r := range roots {
-		if err := moduleNames(r, func(path string, parent int, name string) bool { p.names[path] = typeAt(parent, name); return true }); err != nil {
+		if err := p.moduleNames(r, func(path string, parent int, name string) bool { p.names[path] = typeAt(parent, name); return true }); err != nil {
 			return p, fmt.Errorf("listing %s before the call: %w", filepath.Join(r, "modules"), err)
 		}
 	}
@@ -93,7 +100,7 @@ func (p pinned) openDir(path string) (int, error) {
 		if err != nil {
 			return -1, err
 		}
-		root, err := unix.Open(r, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		root, err := p.openRoot(r, unix.O_PATH|unix.O_DIRECTORY)
 		if err != nil {
 			return -1, err
 		}
@@ -239,7 +246,7 @@ func (p pinned) unlinkReplaced(path string) (string, error) {
 		if err != nil || rel == "." {
 			return "", err
 		}
-		dir, err := unix.Open(r, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		dir, err := p.openRoot(r, unix.O_RDONLY|unix.O_DIRECTORY)
 		if err != nil {
 			return "", err
 		}
@@ -279,8 +286,8 @@ func (p pinned) unlinkReplaced(path string) (string, error) {
 // name there; f returns whether to look into it. What is inside a git
 // directory but its modules/ is not listed. Every directory is opened
 // from its parent, never following a link.
-func moduleNames(root string, visit func(path string, parent int, name string) bool) error {
-	r, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+func (p pinned) moduleNames(root string, visit func(path string, parent int, name string) bool) error {
+	r, err := p.openRoot(root, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return err
 	}
@@ -359,7 +366,7 @@ func typeAt(dir int, name string) uint32 {
 func (p pinned) holdNewModules(h *holder) []string {
 	var lines []string
 	for _, r := range p.roots {
-		err := moduleNames(r, func(path string, parent int, name string) bool {
+		err := p.moduleNames(r, func(path string, parent int, name string) bool {
 			if t, ok := p.names[path]; ok && t == typeAt(parent, name) {
 				return true
 			}
@@ -461,4 +468,14 @@ func (e pinnedEntry) putAt(dir int, name string) error {
 		return unix.Fchmod(fd, perm)
 	}
 	return fmt.Errorf("a file of mode %o cannot be put back", e.mode)
+}
+
+// openRoot opens the git directory r: one in the project from the
+// project's descriptor through no link, any other by its path, its last
+// name not followed.
+func (p pinned) openRoot(r string, flags int) (int, error) {
+	if p.projectFd >= 0 && r != p.project && fsx.Within(r, p.project) {
+		return openBeneath(p.projectFd, strings.TrimPrefix(r, p.project+"/"), flags)
+	}
+	return unix.Open(r, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 }

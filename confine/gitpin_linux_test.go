@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loopguard/loopguard/internal/testfs"
 )
 
 // gitRepo makes the jail's project a git repository with one commit and
@@ -290,18 +292,12 @@ func TestJailGitPinsSubmoduleLink(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(j.project, "src/main.go")); string(b) != "wrote\n" {
 			t.Errorf("the call's own write (control): src/main.go = %q\n%s", b, out)
 		}
-		if j.ns {
-			// The original, moved aside, is new where git keeps
-			// submodules: held back too (holdNewModules). The link in
-			// its place is refused by the second stage's broker (a name
-			// above a pin); one made all the same would be removed
-			// (unlinkReplaced).
-			if _, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub.old")); err == nil || !strings.Contains(out, "held back "+filepath.Join(j.project, ".git/modules/sub.old")) {
-				t.Errorf("namespaces %v: the moved directory was not held back (%v):\n%s", j.ns, err, out)
-			}
-		} else if fi, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub/config")); err != nil || !fi.Mode().IsRegular() {
-			// With the filter alone the move is refused: .git/modules
-			// holds pins, so no rule grants it whole (gitWriteSet).
+		if fi, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub/config")); err != nil || !fi.Mode().IsRegular() {
+			// The move is refused in both modes: with the filter alone
+			// .git/modules holds pins, so no rule grants it whole
+			// (gitWriteSet); with namespaces the second stage's broker
+			// moves no directory that holds a pin (pinnedSource). A
+			// link put there all the same is removed (unlinkReplaced).
 			t.Errorf("namespaces %v: the submodule's git directory was moved (%v):\n%s", j.ns, err, out)
 		}
 		if fi, err := os.Lstat(filepath.Join(j.project, ".git/modules/sub")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
@@ -342,7 +338,7 @@ func TestGitPinsFindsEverySubmodule(t *testing.T) {
 	if slices.Contains(pins, filepath.Join(g, "modules/libs/config")) {
 		t.Errorf("modules/libs, a directory of names, is taken for a git directory: %q", pins)
 	}
-	if _, err := snapshotPins([]string{g}, pins); err != nil {
+	if _, err := snapshotPins("", -1, []string{g}, pins); err != nil {
 		t.Fatalf("the snapshot of the pins (control): %v", err)
 	}
 	deep := filepath.Join(g, "modules")
@@ -356,7 +352,7 @@ func TestGitPinsFindsEverySubmodule(t *testing.T) {
 	if !slices.ContainsFunc(pins, func(p string) bool { return filepath.Base(p) == pinTooDeep }) {
 		t.Fatalf("nothing says %s is past the bound: %q", deep, pins)
 	}
-	if _, err := snapshotPins([]string{g}, pins); err == nil {
+	if _, err := snapshotPins("", -1, []string{g}, pins); err == nil {
 		t.Error("the snapshot took a directory past the depth bound: a launch would run with it unpinned")
 	}
 }
@@ -448,4 +444,91 @@ printf '#!/bin/sh\ntouch `+pwned+`\n' > tools/pc.sh && chmod 755 tools/pc.sh`)
 			})
 		})
 	}
+}
+
+// TestJailGitPinsProjectMoved: +git's copy of the pins and its putting
+// back act on the directory the call began in, from its descriptor,
+// never by the project's path: a call of an enclosing project that put a
+// link to another repository where the project was made the put-back
+// replace that repository's .git/config by this one's and remove its
+// hooks (and, racing the snapshot, write a config of its choosing into
+// the user's: the seventeenth attack run). The oracle: the other
+// repository's config and hook are as they were. Control: the commit
+// lands in the project.
+func TestJailGitPinsProjectMoved(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		other := filepath.Join(j.root, "other")
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+git init -q `+other+` && printf '#!/bin/sh\nexit 0\n' > `+other+`/.git/hooks/pre-commit && chmod +x `+other+`/.git/hooks/pre-commit`)
+		otherConfig := string(testfs.Read(t, filepath.Join(other, ".git/config")))
+		cmd := j.launchCmd(gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; echo two > two.txt && git add -A && git commit -qm two
+i=0; while [ ! -e go.txt ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(j.project, "two.txt")); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				t.Fatalf("namespaces %v: the call made no two.txt", j.ns)
+			}
+		}
+		time.Sleep(300 * time.Millisecond) // the commit
+		aside := j.project + ".aside"
+		if err := os.Rename(j.project, aside); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(other, j.project); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(aside, "go.txt"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		if got := string(testfs.Read(t, filepath.Join(other, ".git/config"))); got != otherConfig {
+			t.Errorf("namespaces %v: the other repository's .git/config was written:\n%s\n%s", j.ns, got, out.String())
+		}
+		if _, err := os.Stat(filepath.Join(other, ".git/hooks/pre-commit")); err != nil {
+			t.Errorf("namespaces %v: the other repository's hook is gone (%v):\n%s", j.ns, err, out.String())
+		}
+		if err := os.Remove(j.project); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(aside, j.project); err != nil {
+			t.Fatal(err)
+		}
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git log --oneline | grep -q two`)
+	})
+}
+
+// TestJailGitDirNotMoved: under +git, with namespaces a read-only mount
+// did not stop its mount point's directory from moving: the seventeenth
+// attack run's mv .git .gitx had the sweep hold the user's whole
+// repository back (to held/, mode 0), and mv .git/objects left it none.
+// Neither the git directory, nor a pin, nor a directory holding one
+// moves, in both modes. Control: a file of the project moves, and git
+// finds its repository after the call.
+func TestJailGitDirNotMoved(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		out, _ := j.launch(t, gitWrite, "jail-sh", `exec >out.txt 2>&1
+mv .git .gitx && echo moved-git
+mv .git/objects objects.x && echo moved-objects
+mv .git/hooks hooks.x && echo moved-hooks
+mv .git/modules modules.x 2>/dev/null && echo moved-modules
+mv tools/check.sh tools/check2.sh && echo moved-file`)
+		b, _ := os.ReadFile(filepath.Join(j.project, "out.txt"))
+		if strings.Contains(string(b), "moved-git") || strings.Contains(string(b), "moved-objects") || strings.Contains(string(b), "moved-hooks") {
+			t.Errorf("namespaces %v: git's directory moved: %s %s", j.ns, b, out)
+		}
+		if !strings.Contains(string(b), "moved-file") {
+			t.Errorf("namespaces %v: a file of the project did not move (control): %s %s", j.ns, b, out)
+		}
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git status --porcelain >/dev/null && git log --oneline | grep -q init`)
+	})
 }

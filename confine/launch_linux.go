@@ -111,7 +111,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	// +git: git's configuration and hooks as they are now (gitpin.go).
 	var pins pinned
 	if len(plan.GitPins) > 0 {
-		if pins, err = snapshotPins(plan.Kept, plan.GitPins); err != nil {
+		if pins, err = snapshotPins(plan.Project, root, plan.Kept, plan.GitPins); err != nil {
 			return 0, err
 		}
 	}
@@ -228,16 +228,10 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		}
 	}
 	if pins.entries != nil {
-		// By path: only while the project is where it was (in another
-		// directory's git directory, what it holds would be replaced by
-		// this one's and its hooks removed).
-		if fd, err := openProject(plan.Project, plan.RootID); err != nil {
-			fmt.Fprintf(stderr, "loopguard: %v: git's configuration there is not checked nor put back; check it before running git\n", err)
-		} else {
-			_ = unix.Close(fd)
-			for _, line := range pins.restore(held) {
-				fmt.Fprintln(stderr, line)
-			}
+		// From the project's descriptor, as the snapshot was taken: the
+		// directory the call began in, wherever it is now.
+		for _, line := range pins.restore(held) {
+			fmt.Fprintln(stderr, line)
 		}
 	}
 	sweepGoStat(plan)

@@ -11,10 +11,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dirIdentity opens the directory dir (its path followed as the kernel
-// follows it) and returns its device and inode and the path it is at.
+// dirIdentity opens the directory dir, through no link, and returns its
+// device and inode and the path it is at. A link on a project's path is
+// one a call of an enclosing project may have put there, or swap in and
+// out while a launch reads the project (the seventeenth attack run wrote
+// another repository's files so in 20 to 28 launches of 60): a project is
+// named by its real path, as the hosts name it (their own getcwd).
 func dirIdentity(dir string) (id [2]uint64, real string, err error) {
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := openNoLinks(dir)
+	if errors.Is(err, unix.ELOOP) {
+		return id, "", fmt.Errorf("a link is on its path: name the project by its real path")
+	}
 	if err != nil {
 		return id, "", err
 	}
@@ -36,7 +43,10 @@ var errMoved = errors.New("is no longer the directory the call began in (another
 // openProject opens the project dir as an O_PATH descriptor, when it is
 // still the directory id names ([0, 0]: any).
 func openProject(dir string, id [2]uint64) (int, error) {
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := openNoLinks(dir)
+	if errors.Is(err, unix.ELOOP) {
+		return -1, fmt.Errorf("%s %w", dir, errMoved)
+	}
 	if err != nil {
 		return -1, err
 	}
@@ -50,4 +60,11 @@ func openProject(dir string, id [2]uint64) (int, error) {
 		return -1, fmt.Errorf("%s %w", dir, errMoved)
 	}
 	return fd, nil
+}
+
+// openNoLinks opens the directory dir (absolute) as an O_PATH descriptor,
+// refusing a link anywhere on its path (ELOOP).
+func openNoLinks(dir string) (int, error) {
+	return unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
 }
