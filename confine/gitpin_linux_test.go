@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/internal/testfs"
+	"github.com/loopguard/loopguard/policy"
 )
 
 // gitRepo makes the jail's project a git repository with one commit and
@@ -530,5 +531,34 @@ mv tools/check.sh tools/check2.sh && echo moved-file`)
 			t.Errorf("namespaces %v: a file of the project did not move (control): %s %s", j.ns, b, out)
 		}
 		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git status --porcelain >/dev/null && git log --oneline | grep -q init`)
+	})
+}
+
+// TestJailTopNotAGitDir: a call made the project's top a git directory (a
+// HEAD, objects and refs, and a config setting core.pager): git, finding
+// no .git there, takes the top for a bare repository, and the user's git
+// log in the project ran the pager (the seventeenth attack run). The sweep
+// holds back the HEAD and config the call made at the top, in both modes
+// and under both writing capabilities; the oracle is real git, which finds
+// no repository at the top after the call. Control: a file the call wrote
+// there stays.
+func TestJailTopNotAGitDir(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		for _, c := range []policy.Capability{projectWrite, policy.JailCapability} {
+			out, code := j.launch(t, c, "jail-sh", `exec >/dev/null 2>&1
+echo 'ref: refs/heads/master' > HEAD; mkdir -p objects refs/heads
+printf '[core]\n\tpager = "touch `+filepath.Join(j.root, "PWNED")+`; cat"\n' > config
+t=$(GIT_DIR=$PWD git mktree </dev/null) && GIT_DIR=$PWD git -c user.name=a -c user.email=a@b commit-tree $t -m x > refs/heads/master
+echo kept > notes.txt`)
+			if code != 0 {
+				t.Fatalf("namespaces %v, %s: exit %d: %s", j.ns, c, code, out)
+			}
+			if got := string(testfs.Read(t, filepath.Join(j.project, "notes.txt"))); got != "kept\n" {
+				t.Errorf("namespaces %v, %s: notes.txt (control) = %q", j.ns, c, got)
+			}
+			j.gitFindsOwn(t, out)
+			_ = os.RemoveAll(filepath.Join(j.project, "objects"))
+			_ = os.RemoveAll(filepath.Join(j.project, "refs"))
+		}
 	})
 }

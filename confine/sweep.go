@@ -222,6 +222,20 @@ func (w *sweeper) look(rel string, asSeen bool) bool {
 			}
 		}
 	}
+	if rel == "" && isGitDir(ents) {
+		// The project's top made a git directory (a HEAD, objects and
+		// refs beside a config setting core.pager): git, finding no
+		// .git there or a broken one, takes the top for a bare
+		// repository, and the user's git log in the project ran its
+		// pager (the seventeenth attack run). A HEAD or config the call
+		// made or changed is held back; a bare repository's own, from
+		// before the call, is left.
+		for _, ent := range ents {
+			if (ent.name == "HEAD" || ent.name == "config") && w.newLink(fd, ent.name) {
+				w.hold(fd, rel, ent.name, ent.name, whyConfig)
+			}
+		}
+	}
 	for _, ent := range ents {
 		w.entry(fd, rel, ent)
 	}
