@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -478,4 +479,72 @@ func (p pinned) openRoot(r string, flags int) (int, error) {
 		return openBeneath(p.projectFd, strings.TrimPrefix(r, p.project+"/"), flags)
 	}
 	return unix.Open(r, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+}
+
+// rebaseTodos are the files in a git directory that tell a rebase or a
+// sequence (cherry-pick, revert) in progress what to do next, where an
+// exec line is a command git runs on the user's git rebase --continue.
+var rebaseTodos = []string{"rebase-merge/git-rebase-todo", "sequencer/todo"}
+
+// holdRebaseExec holds back each todo of a git directory in the project
+// (kept: +git's) that the call made or changed (since started) and that
+// names a command (exec, x): the seventeenth attack run planted an
+// interactive rebase whose exec ran on the user's next git rebase
+// --continue, unconfined. git then says the rebase's todo is missing, and
+// git rebase --abort ends it. Each is read and moved from the project's
+// descriptor (projectFd), through no link.
+func holdRebaseExec(project string, projectFd int, kept []string, started time.Time, h *holder) []string {
+	var lines []string
+	for _, g := range kept {
+		if g == project || !fsx.Within(g, project) {
+			continue
+		}
+		for _, todo := range rebaseTodos {
+			rel := strings.TrimPrefix(g, project+"/") + "/" + todo
+			dir, err := openBeneath(projectFd, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
+			if err != nil {
+				continue
+			}
+			name := filepath.Base(rel)
+			var st unix.Stat_t
+			if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil ||
+				time.Unix(st.Ctim.Unix()).Before(started.Add(-50*time.Millisecond)) || !todoRunsCommand(dir, name) {
+				_ = unix.Close(dir)
+				continue
+			}
+			where, _, err := h.move(dir, name, rel)
+			_ = unix.Close(dir)
+			if err != nil {
+				lines = append(lines, fmt.Sprintf("loopguard: this call left %s, whose exec lines git runs on your git rebase --continue, and loopguard could not move it (%v): run git rebase --abort", filepath.Join(project, rel), err))
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("loopguard: held back %s, which this call left: its exec lines are commands git would run, unconfined, on your git rebase --continue (%s); run git rebase --abort", filepath.Join(project, rel), where))
+		}
+	}
+	return lines
+}
+
+// todoRunsCommand reports whether the todo name in dir (a regular file,
+// read without following a link) has an exec line; one it cannot read
+// counts as having one.
+func todoRunsCommand(dir int, name string) bool {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return true
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxPinned))
+	if err != nil {
+		return true
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && (f[0] == "exec" || f[0] == "x") {
+			return true
+		}
+	}
+	return false
 }

@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -559,6 +561,45 @@ echo kept > notes.txt`)
 			j.gitFindsOwn(t, out)
 			_ = os.RemoveAll(filepath.Join(j.project, "objects"))
 			_ = os.RemoveAll(filepath.Join(j.project, "refs"))
+		}
+	})
+}
+
+// TestJailGitRebaseExecHeld: a +git call planted an interactive rebase in
+// .git/rebase-merge whose todo holds an exec line: the user's next git
+// rebase --continue ran it, unconfined (the seventeenth attack run). A
+// todo the call left that names a command is held back, in both modes,
+// and said; git rebase --continue then runs nothing. Control: a todo
+// that only picks is left as it is.
+func TestJailGitRebaseExecHeld(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		pwned := filepath.Join(j.root, "PWNED")
+		plant := func(todo string) string {
+			return `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; exec >/dev/null 2>&1
+h=$(git rev-parse HEAD); d=.git/rebase-merge; mkdir -p $d
+printf '%s\n' "` + todo + `" > $d/git-rebase-todo; : > $d/interactive; echo $h > $d/onto; echo $h > $d/orig-head
+echo refs/heads/master > $d/head-name; echo 1 > $d/msgnum; echo 1 > $d/end; : > $d/done`
+		}
+		out, _ := j.launch(t, gitWrite, "jail-sh", plant("pick $h x"))
+		todo := filepath.Join(j.project, ".git/rebase-merge/git-rebase-todo")
+		if _, err := os.Stat(todo); err != nil || strings.Contains(out, "git-rebase-todo") {
+			t.Errorf("namespaces %v: a todo that only picks was held back (control; %v):\n%s", j.ns, err, out)
+		}
+		_ = os.RemoveAll(filepath.Join(j.project, ".git/rebase-merge"))
+		out, _ = j.launch(t, gitWrite, "jail-sh", plant("exec touch "+pwned))
+		if !strings.Contains(out, "held back "+todo) {
+			t.Errorf("namespaces %v: the todo with an exec line was not held back:\n%s", j.ns, out)
+		}
+		cmd := exec.Command("git", "rebase", "--continue")
+		cmd.Dir = j.project
+		cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_EDITOR=true")
+		if os.Getuid() == 0 {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		}
+		_ = cmd.Run()
+		if _, err := os.Lstat(pwned); err == nil {
+			t.Errorf("namespaces %v: the user's git rebase --continue ran the call's exec", j.ns)
 		}
 	})
 }
