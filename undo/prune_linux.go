@@ -5,6 +5,7 @@ package undo
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,7 +46,14 @@ func (s *Store) prune(keep string) error {
 	for {
 		manifests := map[string]bool{}
 		for _, id := range ids {
-			if m, err := s.Meta(id); err == nil && m.Before != "" {
+			m, err := s.Meta(id)
+			if err != nil && !errors.Is(err, ErrNoRecord) {
+				// What a record whose description cannot be read needs
+				// cannot be told: every manifest and blob is kept
+				// (undo --list names it), rather than its copies lost.
+				return nil
+			}
+			if err == nil && m.Before != "" {
 				manifests[m.Before] = true
 			}
 		}

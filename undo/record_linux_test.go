@@ -744,3 +744,40 @@ func TestRecordTooLargeAfter(t *testing.T) {
 		t.Errorf("precious.txt after undo (control): %q %v", b, err)
 	}
 }
+
+// TestPruneKeepsUnreadable: a record whose description cannot be read
+// (the sixteenth attack run made one too large to read) was left out of
+// List, and the prune, not knowing its manifest, removed it and the
+// copies it needed. Now every manifest and copy stays while such a record
+// is there, and Unreadable names it. Control: the prune still trims the
+// record count.
+func TestPruneKeepsUnreadable(t *testing.T) {
+	proj, st := project(t, map[string]string{"a.txt": "0\n"})
+	s, _ := Open(st, proj)
+	var first string
+	for i := range MaxRecords + pruneSlack + 2 {
+		rec, err := Begin(Options{StateDir: st, Project: proj, Command: fmt.Sprintf("call %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustDo(t, os.WriteFile(filepath.Join(proj, "a.txt"), []byte(fmt.Sprintf("%d\n", i+1)), 0o644), rec.Finish())
+		if i == MaxRecords+pruneSlack-2 {
+			// A record the prune keeps, made unreadable.
+			first = rec.ID()
+			mustDo(t, os.WriteFile(filepath.Join(s.recordDir(first), "meta.json"), []byte("{not json"), 0o600))
+		}
+	}
+	ents, _ := os.ReadDir(s.recordsDir())
+	if len(ents) > MaxRecords+pruneSlack {
+		t.Errorf("%d records kept, want the count trimmed (control)", len(ents))
+	}
+	if u := s.Unreadable(); len(u) != 1 || u[0].ID != first {
+		t.Fatalf("unreadable %v, want %s", u, first)
+	}
+	// The unreadable record's own manifest: the one its before-state
+	// wrote, which no readable record names.
+	manifests, _ := os.ReadDir(s.manifestsDir())
+	if len(manifests) < 2*(MaxRecords+pruneSlack) {
+		t.Errorf("%d manifest files left: the prune removed what the unreadable record may need", len(manifests))
+	}
+}

@@ -234,6 +234,30 @@ func (s *Store) List() ([]Meta, error) {
 	return out, nil
 }
 
+// UnreadableRecord is a record whose description Meta cannot read.
+type UnreadableRecord struct {
+	ID  string
+	Err error
+}
+
+// Unreadable lists the records List leaves out because their description
+// cannot be read, newest first: undo --list names them, and prune keeps
+// every copy while one is there.
+func (s *Store) Unreadable() []UnreadableRecord {
+	ents, _ := os.ReadDir(s.recordsDir())
+	var out []UnreadableRecord
+	for _, ent := range ents {
+		if !ent.IsDir() || !validID(ent.Name()) {
+			continue
+		}
+		if _, err := s.Meta(ent.Name()); err != nil && !errors.Is(err, ErrNoRecord) {
+			out = append(out, UnreadableRecord{ID: ent.Name(), Err: err})
+		}
+	}
+	slices.SortFunc(out, func(a, b UnreadableRecord) int { return strings.Compare(b.ID, a.ID) })
+	return out
+}
+
 // Meta reads record id's description.
 func (s *Store) Meta(id string) (Meta, error) {
 	if !validID(id) {

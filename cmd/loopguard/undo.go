@@ -254,7 +254,8 @@ func undoList(out io.Writer, s *undo.Store) error {
 	if err != nil {
 		return err
 	}
-	if len(metas) == 0 {
+	unreadable := s.Unreadable()
+	if len(metas) == 0 && len(unreadable) == 0 {
 		fmt.Fprintf(out, "No recorded calls for %s.\n", s.Project)
 		return nil
 	}
@@ -268,6 +269,9 @@ func undoList(out io.Writer, s *undo.Store) error {
 			status = " [no after-state: launcher killed]"
 		}
 		fmt.Fprintf(out, "  %s  %s  %s%s\n", m.ID, m.Started.Local().Format(time.DateTime), quotePath(m.Command), status)
+	}
+	for _, u := range unreadable {
+		fmt.Fprintf(out, "  %s  its description cannot be read (%s): undo cannot use it, and no copy is pruned while it is there\n", u.ID, present.EscapeText(u.Err.Error()))
 	}
 	fmt.Fprintln(out, watchLine(s.WatchState()))
 	return nil
