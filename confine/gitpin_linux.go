@@ -506,9 +506,7 @@ func holdRebaseExec(project string, projectFd int, kept []string, started time.T
 				continue
 			}
 			name := filepath.Base(rel)
-			var st unix.Stat_t
-			if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil ||
-				time.Unix(st.Ctim.Unix()).Before(started.Add(-50*time.Millisecond)) || !todoRunsCommand(dir, name) {
+			if since, ok := changedSince(dir, name, started); !ok || !since || !todoRunsCommand(dir, name) {
 				_ = unix.Close(dir)
 				continue
 			}
@@ -524,24 +522,15 @@ func holdRebaseExec(project string, projectFd int, kept []string, started time.T
 	return lines
 }
 
-// todoRunsCommand reports whether the todo name in dir (a regular file,
-// read without following a link) has an exec line; one it cannot read
-// counts as having one.
+// todoRunsCommand reports whether the todo name in dir has an exec line;
+// one that is not a regular file, or that cannot be read (readPinAt, as a
+// pin is: through no link, at most maxPinned), counts as having one.
 func todoRunsCommand(dir int, name string) bool {
-	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
+	e, err := readPinAt(dir, name, 0)
+	if err != nil || e.mode&unix.S_IFMT != unix.S_IFREG {
 		return true
 	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return true
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxPinned))
-	if err != nil {
-		return true
-	}
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range strings.Split(string(e.data), "\n") {
 		if f := strings.Fields(l); len(f) > 0 && (f[0] == "exec" || f[0] == "x") {
 			return true
 		}

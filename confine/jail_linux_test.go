@@ -1500,7 +1500,12 @@ func TestSweepNotThroughALink(t *testing.T) {
 	p := Plan{Project: project, RunDir: "run-test", Dirs: map[string]int64{project: 0, filepath.Join(project, "src"): 0, filepath.Join(project, "lnk"): 0}}
 	held := &holder{p: p, e: e}
 	defer held.close()
-	lines := sweep(p, e, held, -1)
+	fd, err := openProject(project, [2]uint64{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	lines := sweep(p, e, held, fd)
 	if _, err := os.Stat(filepath.Join(home, ".bashrc")); err != nil {
 		t.Errorf("the home's .bashrc was moved: %v %q", err, lines)
 	}

@@ -489,20 +489,17 @@ func CacheDir(name string, write bool, project string) string {
 // or a secret is an error: it could not be read without it.
 func (b *planner) readProject(s Spec, home string) ([]string, error) {
 	p := b.p
-	id, real, err := dirIdentity(s.Project)
+	// Through no link (dirIdentity): where the path leads is where it
+	// says, so the home and the secrets are judged by the path itself.
+	id, err := dirIdentity(s.Project)
 	if err != nil {
 		return nil, fmt.Errorf("the project %s: %w", s.Project, err)
 	}
-	// The project as named and where its path leads now: a link on its
-	// way (one a call of an enclosing project put there) must not make
-	// the home, or a place above it, the project.
-	for _, d := range []string{s.Project, real} {
-		if isAncestorOrSelf(d, home) || d == "/" {
-			return nil, fmt.Errorf("the project %s holds the home directory: nothing in it could be kept unreadable", d)
-		}
-		if pr, ok := b.pl.ContainsSecret(d); ok {
-			return nil, fmt.Errorf("the project %s holds %s, which must stay unreadable", d, pr.What)
-		}
+	if isAncestorOrSelf(s.Project, home) || s.Project == "/" {
+		return nil, fmt.Errorf("the project %s holds the home directory: nothing in it could be kept unreadable", s.Project)
+	}
+	if pr, ok := b.pl.ContainsSecret(s.Project); ok {
+		return nil, fmt.Errorf("the project %s holds %s, which must stay unreadable", s.Project, pr.What)
 	}
 	p.RootID = id
 	gitDirs := linkedGitDirs(s.Project)

@@ -38,18 +38,11 @@ import (
 // and what a launch without a first stage made. docs/confinement.md says
 // so.
 //
-// root is the project, opened when the call began (the launcher's own
-// sweep), or -1: a later launch's recovery opens it by its path, and
-// sweeps only while it is the directory the plan saw (Plan.RootID).
+// root is the project, opened by the caller as the directory the plan saw
+// (openProject): the launcher when its call began, a later launch's
+// recovery while the project's path leads there again.
 func sweep(p Plan, e Env, held *holder, root int) []string {
 	e.Places.HooksPaths = p.hooksPaths
-	if root < 0 {
-		var err error
-		if root, err = openProject(p.Project, p.RootID); err != nil {
-			return []string{fmt.Sprintf("loopguard: could not look for executable configuration this call created: %v", err)}
-		}
-		defer unix.Close(root)
-	}
 	w := newSweeper(p, e, held, root)
 	for _, dir := range slices.Sorted(maps.Keys(p.Dirs)) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(dir, p.Project), "/")
@@ -149,11 +142,20 @@ func (w *sweeper) kept(path string, dirfd int, name string) bool {
 // links from before the call are not judged as the call's; one whose time
 // cannot be read is.
 func (w *sweeper) newLink(fd int, name string) bool {
+	since, ok := changedSince(fd, name, w.p.started)
+	return since || !ok
+}
+
+// changedSince reports whether the entry name in the directory open as fd
+// changed (was made, written, moved, its mode changed) at or after t, by
+// its change time (the kernel's coarse clock, a tick behind at most: 50
+// ms of slack); ok is false when its times cannot be read.
+func changedSince(fd int, name string, t time.Time) (since, ok bool) {
 	var st unix.Stat_t
 	if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-		return true
+		return false, false
 	}
-	return !time.Unix(st.Ctim.Unix()).Before(w.p.started.Add(-50 * time.Millisecond))
+	return !time.Unix(st.Ctim.Unix()).Before(t.Add(-50 * time.Millisecond)), true
 }
 
 // hold moves name, in the directory open as fd (rel in the project), out
