@@ -749,7 +749,7 @@ func TestRecordTooLargeAfter(t *testing.T) {
 // (the sixteenth attack run made one too large to read) was left out of
 // List, and the prune, not knowing its manifest, removed it and the
 // copies it needed. Now every manifest and copy stays while such a record
-// is there, and Unreadable names it. Control: the prune still trims the
+// is there, and Records names it. Control: the prune still trims the
 // record count.
 func TestPruneKeepsUnreadable(t *testing.T) {
 	proj, st := project(t, map[string]string{"a.txt": "0\n"})
@@ -771,8 +771,8 @@ func TestPruneKeepsUnreadable(t *testing.T) {
 	if len(ents) > MaxRecords+pruneSlack {
 		t.Errorf("%d records kept, want the count trimmed (control)", len(ents))
 	}
-	if u := s.Unreadable(); len(u) != 1 || u[0].ID != first {
-		t.Fatalf("unreadable %v, want %s", u, first)
+	if _, u, err := s.Records(); err != nil || len(u) != 1 || u[0].ID != first {
+		t.Fatalf("unreadable %v %v, want %s", u, err, first)
 	}
 	// The unreadable record's own manifest: the one its before-state
 	// wrote, which no readable record names.

@@ -212,26 +212,8 @@ func validRel(p string) bool {
 
 // List returns the project's records, newest first.
 func (s *Store) List() ([]Meta, error) {
-	ents, err := os.ReadDir(s.recordsDir())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []Meta
-	for _, ent := range ents {
-		if !ent.IsDir() || !validID(ent.Name()) {
-			continue
-		}
-		m, err := s.Meta(ent.Name())
-		if err != nil {
-			continue
-		}
-		out = append(out, m)
-	}
-	slices.SortFunc(out, func(a, b Meta) int { return strings.Compare(b.ID, a.ID) })
-	return out, nil
+	metas, _, err := s.Records()
+	return metas, err
 }
 
 // UnreadableRecord is a record whose description Meta cannot read.
@@ -240,22 +222,33 @@ type UnreadableRecord struct {
 	Err error
 }
 
-// Unreadable lists the records List leaves out because their description
-// cannot be read, newest first: undo --list names them, and prune keeps
-// every copy while one is there.
-func (s *Store) Unreadable() []UnreadableRecord {
-	ents, _ := os.ReadDir(s.recordsDir())
-	var out []UnreadableRecord
+// Records reads every record's description: those it can (metas, what
+// List returns) and those it cannot (bad, which List leaves out: undo
+// --list names them, and prune keeps every copy while one is there), each
+// newest first.
+func (s *Store) Records() (metas []Meta, bad []UnreadableRecord, err error) {
+	ents, err := os.ReadDir(s.recordsDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, ent := range ents {
 		if !ent.IsDir() || !validID(ent.Name()) {
 			continue
 		}
-		if _, err := s.Meta(ent.Name()); err != nil && !errors.Is(err, ErrNoRecord) {
-			out = append(out, UnreadableRecord{ID: ent.Name(), Err: err})
+		m, err := s.Meta(ent.Name())
+		switch {
+		case err == nil:
+			metas = append(metas, m)
+		case !errors.Is(err, ErrNoRecord):
+			bad = append(bad, UnreadableRecord{ID: ent.Name(), Err: err})
 		}
 	}
-	slices.SortFunc(out, func(a, b UnreadableRecord) int { return strings.Compare(b.ID, a.ID) })
-	return out
+	slices.SortFunc(metas, func(a, b Meta) int { return strings.Compare(b.ID, a.ID) })
+	slices.SortFunc(bad, func(a, b UnreadableRecord) int { return strings.Compare(b.ID, a.ID) })
+	return metas, bad, nil
 }
 
 // Meta reads record id's description.

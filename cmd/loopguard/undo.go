@@ -250,11 +250,10 @@ func quotePath(s string) string {
 }
 
 func undoList(out io.Writer, s *undo.Store) error {
-	metas, err := s.List()
+	metas, unreadable, err := s.Records()
 	if err != nil {
 		return err
 	}
-	unreadable := s.Unreadable()
 	if len(metas) == 0 && len(unreadable) == 0 {
 		fmt.Fprintf(out, "No recorded calls for %s.\n", s.Project)
 		return nil
