@@ -507,3 +507,36 @@ subprocess.Popen(["/bin/sh", "-c", "sleep 0.5; echo late >> tracked.txt"], start
 		t.Errorf("control: direct.txt not removed by undo")
 	}
 }
+
+// TestUndoUnreadableThenRemoved: a call takes every bit of a file's mode
+// (chmod 000), and a later call removes it. The later call's record reads
+// the file all the same (its owner's read bit given for the open, and
+// taken back): undo of the removal puts it back, content and mode (the
+// sixteenth attack run: it was listed as not recorded, and lost).
+// Control: the later call's other change is undone with it, and the mode
+// the call found is the one restored.
+func TestUndoUnreadableThenRemoved(t *testing.T) {
+	w := newWorld(t)
+	w.jailed(t, `import os; os.chmod("notes.txt", 0)`)
+	if fi, err := os.Stat(filepath.Join(w.proj, "notes.txt")); err != nil || fi.Mode().Perm() != 0 {
+		t.Fatalf("the first call did not take the mode: %v %v", err, fi)
+	}
+	w.jailed(t, `import os; os.remove("notes.txt"); open("control.txt", "w").write("c\n")`)
+	out, code := w.run(t, w.cli, "undo", "--yes")
+	if code != 0 {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	fi, err := os.Lstat(filepath.Join(w.proj, "notes.txt"))
+	if err != nil {
+		t.Fatalf("undo did not put notes.txt back: %v\nundo said:\n%s", err, out)
+	}
+	if fi.Mode().Perm() != 0 {
+		t.Errorf("notes.txt came back with mode %v, want 0 (what the call found)", fi.Mode())
+	}
+	if b, err := os.ReadFile(filepath.Join(w.proj, "notes.txt")); err != nil || string(b) != "untracked\n" {
+		t.Errorf("notes.txt came back with %q (%v), want its content", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(w.proj, "control.txt")); err == nil {
+		t.Errorf("control: control.txt not removed by undo")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -769,6 +770,9 @@ func (w *walker) newIndex(ents []Entry) []byte {
 // and returns its hash.
 func (w *walker) copy(dirfd int, name string, e *Entry) (string, int64, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.EACCES) {
+		fd, err = ownerRead(dirfd, name, e)
+	}
 	if err != nil {
 		return "", 0, err
 	}
@@ -816,6 +820,45 @@ func (w *walker) copy(dirfd int, name string, e *Entry) (string, int64, error) {
 		return "", 0, err
 	}
 	return sum, n, nil
+}
+
+// ownerRead opens for reading the file name in dirfd (not following a
+// link) that this user owns and may not read: a call took its mode (chmod
+// 000), and a later call that removes it would leave nothing to put back
+// (the sixteenth attack run). Its owner's read bit is given for the open
+// and taken back at once, through the descriptor of what was checked: the
+// mode is as it was when this returns (its change time is not). Any other
+// file (another's, a mode that lets its owner read, one replaced since
+// the listing) stays unread: EACCES.
+func ownerRead(dirfd int, name string, e *Entry) (int, error) {
+	pfd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return -1, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != uint32(os.Geteuid()) || st.Mode&unix.S_IRUSR != 0 ||
+		st.Dev != e.Dev || st.Ino != e.Ino {
+		return -1, unix.EACCES
+	}
+	// The descriptor's /proc name reaches the inode it holds, whatever
+	// the directory's name for it is by now.
+	proc := "/proc/self/fd/" + strconv.Itoa(pfd)
+	mode := st.Mode & 0o7777
+	if err := unix.Chmod(proc, mode|unix.S_IRUSR); err != nil {
+		return -1, err
+	}
+	fd, err := unix.Open(proc, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if cerr := unix.Chmod(proc, mode); cerr != nil {
+		if err == nil {
+			_ = unix.Close(fd)
+		}
+		return -1, fmt.Errorf("its mode could not be put back to %#o: %w", mode, cerr)
+	}
+	return fd, err
 }
 
 func orTop(rel string) string {
