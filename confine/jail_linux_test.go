@@ -1705,9 +1705,9 @@ func TestJailTopLevelRecorded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		paths, _, unfinished, err := s.ChangedSince(time.Time{}, 100)
-		if err != nil || unfinished != 0 || !slices.Contains(paths, "app") || slices.Contains(paths, "README.md") {
-			t.Errorf("the call's record: %q (%d unfinished) %v; want app and not README.md", paths, unfinished, err)
+		ch, err := s.ChangedSince(time.Time{}, 100)
+		if err != nil || ch.Unfinished != 0 || !slices.Contains(ch.Paths, "app") || slices.Contains(ch.Paths, "README.md") {
+			t.Errorf("the call's record: %q (%d unfinished) %v; want app and not README.md", ch.Paths, ch.Unfinished, err)
 		}
 	})
 }

@@ -42,19 +42,20 @@ func (e *Engine) plantedWarning(c *Call) string {
 	// decision: a held call where the jail never ran (every deny of a
 	// set-up without it) reads one directory, not the log's last
 	// plantedScan entries.
-	recs, err := st.List()
-	if err == nil && len(recs) == 0 {
+	recs, bad, err := st.Records()
+	if err == nil && len(recs) == 0 && len(bad) == 0 {
 		return ""
 	}
 	since := e.lastHumanDecision()
-	if err == nil && recs[0].Started.Before(since) {
+	if err == nil && (len(recs) == 0 || recs[0].Started.Before(since)) && (len(bad) == 0 || bad[0].StartedBefore(since)) {
 		return ""
 	}
-	paths, more, unfinished, err := st.ChangedSince(since, maxPlanted)
+	ch, err := st.ChangedSince(since, maxPlanted)
 	if err != nil {
 		return "jailed calls may have changed the project since your last decision, but their undo records cannot be read (" + present.EscapeText(err.Error()) + "): look before approving"
 	}
-	if len(paths) == 0 && unfinished == 0 {
+	paths, more, unfinished := ch.Paths, ch.More, ch.Unfinished
+	if len(paths) == 0 && unfinished == 0 && ch.Unreadable == 0 {
 		return ""
 	}
 	when := "since your last decision"
@@ -62,7 +63,11 @@ func (e *Engine) plantedWarning(c *Call) string {
 		when = "so far"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "jailed calls changed these files in the project %s; an approved call runs outside the jail and may run or send them: ", when)
+	if len(paths) == 0 {
+		fmt.Fprintf(&b, "jailed calls may have changed files in the project %s, which an approved call, run outside the jail, may run or send", when)
+	} else {
+		fmt.Fprintf(&b, "jailed calls changed these files in the project %s; an approved call runs outside the jail and may run or send them: ", when)
+	}
 	for i, p := range paths {
 		if i > 0 {
 			b.WriteString(", ")
@@ -74,6 +79,9 @@ func (e *Engine) plantedWarning(c *Call) string {
 	}
 	if unfinished > 0 {
 		fmt.Fprintf(&b, " (%d call(s) ended before their changes were recorded)", unfinished)
+	}
+	if ch.Unreadable > 0 {
+		fmt.Fprintf(&b, " (the undo records of %d call(s) cannot be read: what they changed is not known)", ch.Unreadable)
 	}
 	b.WriteString(" (loopguard undo --list)")
 	return b.String()

@@ -61,3 +61,42 @@ func TestEscalationShowsWhatTheJailPlanted(t *testing.T) {
 		t.Errorf("after a new jailed edit, warnings %v", p)
 	}
 }
+
+// TestEscalationWarnsOfUnreadableRecord: a jailed call's undo record
+// whose description cannot be read (the sixteenth attack run made one so)
+// still makes the held call warn: what that call changed is not known.
+// Control: once the human decided after it, no warning.
+func TestEscalationWarnsOfUnreadableRecord(t *testing.T) {
+	h, run := jailHarness(t)
+	jailedEdit(t, h, "src/a.go", "package a // changed\n")
+	s, err := undo.Open(h.eng().Env.StateDir, h.Project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metas, err := s.List()
+	if err != nil || len(metas) != 1 {
+		t.Fatalf("records %v %v", metas, err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir, "records", metas[0].ID, "meta.json"), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := s.List(); err != nil || len(m) != 0 {
+		t.Fatalf("the record is still readable: %v %v", m, err)
+	}
+	d := run("git push")
+	p, err := h.Store.GetPending(d.Pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, "may have changed files") || !strings.Contains(w, "cannot be read") {
+		t.Errorf("the held call's warnings pass over the unreadable record: %q", p.Warnings)
+	}
+	if err := audit.Open(filepath.Join(h.Store.Dir, "audit")).Append(audit.Entry{Time: time.Now().Add(time.Second), Event: "cli", Decision: "approve"}); err != nil {
+		t.Fatal(err)
+	}
+	d = run("curl -sS https://example.com/x -o x")
+	p, _ = h.Store.GetPending(d.Pending)
+	if p == nil || strings.Contains(strings.Join(p.Warnings, "\n"), "cannot be read") {
+		t.Errorf("control: after the human's decision, warnings %v", p)
+	}
+}

@@ -4,18 +4,35 @@ import (
 	"time"
 )
 
-// ChangedSince lists the paths below the project (slash-separated,
-// relative; files, links and what is gone, not directories whose entries
-// changed) that the records started at or after since changed, as their
-// after-states say, newest record first, each path once, at most max of
-// them; more reports that there were more. A record whose launcher did not
-// finish has no after-state: it is counted in unfinished, its paths
-// unknown. Records are what confined calls that could write left (package
-// confine); nothing here reads the project itself.
-func (s *Store) ChangedSince(since time.Time, max int) (paths []string, more bool, unfinished int, err error) {
-	metas, err := s.List()
+// Changes is what the records of the calls since a time say they
+// changed (ChangedSince).
+type Changes struct {
+	// Paths are below the project (slash-separated, relative; files,
+	// links and what is gone, not directories whose entries changed),
+	// newest record first, each once; More: there were more than asked.
+	Paths []string
+	More  bool
+	// Unfinished are the records whose launcher did not finish (killed):
+	// no after-state, their paths unknown. Unreadable are the records
+	// whose description cannot be read (undo --list names them): what
+	// their calls changed is not known either.
+	Unfinished, Unreadable int
+}
+
+// ChangedSince lists what the records started at or after since changed,
+// as their after-states say, at most max paths. Records are what confined
+// calls that could write left (package confine); nothing here reads the
+// project itself.
+func (s *Store) ChangedSince(since time.Time, max int) (Changes, error) {
+	var c Changes
+	metas, bad, err := s.Records()
 	if err != nil {
-		return nil, false, 0, err
+		return c, err
+	}
+	for _, r := range bad {
+		if !r.StartedBefore(since) {
+			c.Unreadable++
+		}
 	}
 	seen := map[string]bool{}
 	for _, m := range metas {
@@ -24,10 +41,10 @@ func (s *Store) ChangedSince(since time.Time, max int) (paths []string, more boo
 		}
 		delta, ok, err := s.manifest("records/" + m.ID + "/after")
 		if err != nil {
-			return nil, false, 0, err
+			return c, err
 		}
 		if !ok {
-			unfinished++
+			c.Unfinished++
 			continue
 		}
 		for _, e := range delta {
@@ -35,12 +52,12 @@ func (s *Store) ChangedSince(since time.Time, max int) (paths []string, more boo
 				continue
 			}
 			seen[e.Path] = true
-			if len(paths) == max {
-				more = true
+			if len(c.Paths) == max {
+				c.More = true
 				continue
 			}
-			paths = append(paths, e.Path)
+			c.Paths = append(c.Paths, e.Path)
 		}
 	}
-	return paths, more, unfinished, nil
+	return c, nil
 }

@@ -781,3 +781,53 @@ func TestPruneKeepsUnreadable(t *testing.T) {
 		t.Errorf("%d manifest files left: the prune removed what the unreadable record may need", len(manifests))
 	}
 }
+
+// TestUndoLastUnreadableRefused: when the last call's record cannot be
+// read, undo without an ID refuses and says so, instead of taking back
+// the call before it (the newest it can read). Controls: that earlier
+// call is undone by its ID; with the unreadable record an earlier one,
+// undo without an ID takes back the last call.
+func TestUndoLastUnreadableRefused(t *testing.T) {
+	proj, st := project(t, map[string]string{"a.txt": "0\n"})
+	s, _ := Open(st, proj)
+	var ids []string
+	for i := range 3 {
+		rec, err := Begin(Options{StateDir: st, Project: proj, Command: fmt.Sprintf("call %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustDo(t, os.WriteFile(filepath.Join(proj, "a.txt"), []byte(fmt.Sprintf("%d\n", i+1)), 0o644), rec.Finish())
+		ids = append(ids, rec.ID())
+		time.Sleep(5 * time.Millisecond) // names sort by their millisecond
+	}
+	prepare := func(id string) (*Plan, error) {
+		u, err := s.Lock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer u.Close()
+		return u.Prepare(id)
+	}
+	mustDo(t, os.WriteFile(filepath.Join(s.recordDir(ids[2]), "meta.json"), []byte("{not json"), 0o600))
+	if p, err := prepare(""); err == nil || !strings.Contains(err.Error(), ids[2]) || !strings.Contains(err.Error(), "cannot be read") {
+		t.Errorf("undo of the last call with its record unreadable: %v %+v; want a refusal naming %s", err, p, ids[2])
+	}
+	if p, err := prepare(ids[1]); err != nil || p.Meta.ID != ids[1] {
+		t.Errorf("control: undo %s: %v", ids[1], err)
+	}
+	// The unreadable one an earlier call's: the last call is undone.
+	mustDo(t, os.RemoveAll(s.recordDir(ids[2])))
+	mustDo(t, os.WriteFile(filepath.Join(s.recordDir(ids[0]), "meta.json"), []byte("{not json"), 0o600))
+	if p, err := prepare(""); err != nil || p.Meta.ID != ids[1] {
+		t.Errorf("control: undo with an older record unreadable: %v %+v; want %s", err, p, ids[1])
+	}
+	ch, err := s.ChangedSince(time.Time{}, 10)
+	if err != nil || ch.Unreadable != 1 {
+		t.Errorf("ChangedSince: %+v %v; want the unreadable record counted", ch, err)
+	}
+	if at, ok := idTime(ids[0]); !ok {
+		t.Errorf("idTime(%s) holds no time", ids[0])
+	} else if ch, err := s.ChangedSince(at.Add(time.Millisecond), 10); err != nil || ch.Unreadable != 0 {
+		t.Errorf("ChangedSince after the unreadable record: %+v %v; want it not counted (control)", ch, err)
+	}
+}

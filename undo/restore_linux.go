@@ -66,9 +66,15 @@ func (u *Session) Close() error { return u.lock.Close() }
 // Prepare computes the plan for record id ("" the newest).
 func (u *Session) Prepare(id string) (*Plan, error) {
 	s := u.s
-	metas, err := s.List()
+	metas, bad, err := s.Records()
 	if err != nil {
 		return nil, err
+	}
+	if id == "" && len(bad) > 0 && (len(metas) == 0 || bad[0].ID > metas[0].ID) {
+		// The last call's record is the one that cannot be read: the
+		// newest readable one is an earlier call's, which undo without an
+		// ID must not take back in its place.
+		return nil, fmt.Errorf("the last call's record, %s, cannot be read (%v): it cannot be undone; undo --list names the records, and undo ID takes back an earlier one", bad[0].ID, bad[0].Err)
 	}
 	if len(metas) == 0 {
 		return nil, fmt.Errorf("%w for %s", ErrNoRecord, s.Project)

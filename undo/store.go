@@ -175,6 +175,17 @@ func newID(t time.Time) string {
 	return t.UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(b[:])
 }
 
+// idTime is the start time a record's name holds (newID); ok is false
+// for a name that holds none.
+func idTime(id string) (t time.Time, ok bool) {
+	const layout = "20060102-150405.000"
+	if len(id) < len(layout) {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(layout, id[:len(layout)])
+	return t, err == nil
+}
+
 // validID reports whether id is a record's name, not a path.
 func validID(id string) bool {
 	if len(id) < 10 || len(id) > 64 {
@@ -220,6 +231,13 @@ func (s *Store) List() ([]Meta, error) {
 type UnreadableRecord struct {
 	ID  string
 	Err error
+}
+
+// StartedBefore reports whether the record's call started before t, by
+// the time its name holds; a name that holds none is not.
+func (r UnreadableRecord) StartedBefore(t time.Time) bool {
+	at, ok := idTime(r.ID)
+	return ok && at.Before(t)
 }
 
 // Records reads every record's description: those it can (metas, what
