@@ -39,6 +39,18 @@ func NewEnv(t *testing.T, lgBin, agent string, prepare func(home string) error, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A temp directory of the test's own for the client, its hooks and
+	// the launcher (whose scratch directory, and the records of launches
+	// killed before their sweep, live there): with the shared one, a
+	// launch of another test recovered this test's killed launcher and
+	// said so in that test's output. Short, under the system's temp
+	// directory: the clients make Unix sockets in it.
+	tmp, err := os.MkdirTemp("", "lgt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
+	g.Extra = append(g.Extra, "TMPDIR="+tmp)
 	e := &Env{T: t, Ctx: context.Background(), G: g, Dir: filepath.Join(root, "project")}
 	if err := os.MkdirAll(e.Dir, 0o755); err != nil {
 		t.Fatal(err)
