@@ -92,6 +92,10 @@ type pathRule struct {
 	// the plan and the launch gets its rule skipped, never the link's
 	// target granted.
 	beneath string
+	// id: the device and inode the plan's walk read at path
+	// (Plan.RuleIDs), zero when it kept none: the rule is added only on
+	// that one.
+	id [2]uint64
 }
 
 // ruleset is a plan as the kernel takes it: the rights it handles and the
@@ -132,7 +136,7 @@ func newRuleset(plan Plan, c policy.Capability, abi int) (ruleset, error) {
 	}
 	add := func(paths []string, access uint64, private bool) {
 		for _, p := range paths {
-			r := pathRule{access: access & rs.fs, path: p, private: private, nofollow: slices.Contains(plan.NoFollow, p)}
+			r := pathRule{access: access & rs.fs, path: p, private: private, nofollow: slices.Contains(plan.NoFollow, p), id: plan.RuleIDs[p]}
 			if plan.Root != "" && p != plan.Root && isAncestorOrSelf(plan.Root, p) {
 				r.beneath = plan.Root
 			}
@@ -267,6 +271,13 @@ func (rs ruleset) addRules(fd, mk int, project string) error {
 				// program gets less, never the link's target.
 				continue
 			}
+			if r.id != ([2]uint64{}) && !sameID(pfd, r.id) {
+				// Another directory or file under the name since the walk
+				// (a concurrent call renamed one there): no rule, never
+				// one on what the walk did not judge.
+				_ = unix.Close(pfd)
+				continue
+			}
 		case r.path == rs.root:
 			if pfd, err = rs.openRoot(r.path); err != nil {
 				err = fmt.Errorf("landlock: %w", err)
@@ -303,6 +314,12 @@ func (rs ruleset) addRules(fd, mk int, project string) error {
 		}
 	}
 	return nil
+}
+
+// sameID reports whether fd is the file whose device and inode are id.
+func sameID(fd int, id [2]uint64) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && [2]uint64{st.Dev, st.Ino} == id
 }
 
 // openRoot opens dir, a rule's path or the directory rules below it are

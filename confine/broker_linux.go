@@ -114,6 +114,9 @@ type topBroker struct {
 	pl    policy.Places
 	fixed map[string]bool // pl's fixed protected paths in the project (a hooks directory), +git's pins
 	kept  []string        // the plan's Kept in the project: +git's git directories
+	// held are the plan's Held entries in the project, sorted: no
+	// directory that holds one is moved (heldBelow).
+	held []string
 	// mine are the files and directories the broker made in this call
 	// (at the top, and below a directory it made there); dirs are those
 	// directories; names are the last names it made, which an unlink
@@ -198,6 +201,12 @@ func newTopBroker(plan Plan, e Env, conn *os.File, serve bool) (*topBroker, erro
 				b.kept = append(b.kept, k)
 			}
 		}
+		for _, h := range plan.Held {
+			if h != plan.Project && isAncestorOrSelf(plan.Project, h) {
+				b.held = append(b.held, h)
+			}
+		}
+		slices.Sort(b.held)
 	}
 	if err := unix.Pipe2(b.stop[:], unix.O_CLOEXEC); err != nil {
 		if b.root >= 0 {
@@ -337,6 +346,8 @@ type brokered struct {
 	fromDirfd int32
 	fromPath  uint64
 	noReplace bool
+	// exchange: renameat2 with RENAME_EXCHANGE or RENAME_WHITEOUT.
+	exchange bool
 	// name: a call that makes a name other than by open or rename
 	// (mkdir, symlink, link, mknod): in a directory the broker serves it
 	// makes a directory itself and leaves the others to Landlock (no rule
@@ -372,7 +383,8 @@ func brokeredCall(n *seccompNotif) (brokered, bool) {
 			linkFlags: int(int32(a[4]))}, true
 	case unix.SYS_RENAMEAT2:
 		if a[4]&^unix.RENAME_NOREPLACE != 0 {
-			return brokered{}, false // an exchange, a whiteout: the kernel's
+			// An exchange, a whiteout: refused (renameExchange).
+			return brokered{exchange: true}, true
 		}
 		return brokered{rename: true, fromDirfd: int32(a[0]), fromPath: a[1], dirfd: int32(a[2]), path: a[3],
 			noReplace: a[4] != 0}, true
@@ -424,6 +436,20 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	}
 	delete(b.umaskCalls, n.pid)
 	c, ok := brokeredCall(n)
+	if c.exchange {
+		// Two names swapped in one call move each where the other was:
+		// a directory that holds executable configuration, swapped with
+		// an empty one, left the paths every held entry is mounted on
+		// and checked at (the eighteenth attack run's moves, by mv,
+		// which heldBelow refuses). Answered as a file system without
+		// exchange answers; programs then rename.
+		return failed(n, unix.EINVAL)
+	}
+	if c.rename && len(b.held) > 0 {
+		if r := b.refuseHeldMove(n, c); r != nil {
+			return r
+		}
+	}
 	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&(unix.O_CREAT|unix.O_WRONLY|unix.O_RDWR) == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
 		return continued(n)
 	}
@@ -978,6 +1004,16 @@ func (b *topBroker) tell(dir, name, why string) {
 	fmt.Fprintf(os.Stderr, "loopguard: refused to make %s in the project: %s (it reaches the project only with the user's approval)\n", rel, why)
 }
 
+// tellMove says, as tell does, that moving name in dir was refused.
+func (b *topBroker) tellMove(dir, name string) {
+	rel, err := filepath.Rel(b.project, filepath.Join(dir, name))
+	if err != nil || b.told[rel] || len(b.told) > maxTold {
+		return
+	}
+	b.told[rel] = true
+	fmt.Fprintf(os.Stderr, "loopguard: refused to move %s: it is, or holds, executable configuration or an instruction file, which stays where it is\n", rel)
+}
+
 // servedDir: the directory whose key is key, in the project (below), is
 // one the broker serves (unclean: one of the plan's, at dir; or one it
 // made). Never one outside the project, whatever its number.
@@ -997,6 +1033,41 @@ func (b *topBroker) servedDir(key fileKey, below bool) (dir string, unclean, ser
 // user's whole repository back, and mv .git/objects left none.
 func (b *topBroker) pinnedSource(p string) bool {
 	return b.fixed[p] || b.aboveFixed(p) || slices.Contains(b.kept, p)
+}
+
+// refuseHeldMove refuses n's rename c when what it moves is in the
+// project and is, or holds, one of the plan's held entries: with
+// namespaces the project is written whole and a held entry is a read-only
+// mount, which moves along with a directory above it; the held path then
+// leads nowhere, and a launch beside this one, or after it, planned while
+// the directory was away, neither mounted nor held what it holds. The
+// eighteenth attack run moved vendor away and back across three launches,
+// and the middle one wrote vendor/lib/.git/config. nil: not refused here.
+func (b *topBroker) refuseHeldMove(n *seccompNotif, c brokered) *seccompNotifResp {
+	fr, ok, _ := b.resolve(n, c.fromDirfd, c.fromPath, false)
+	if !ok {
+		return nil // judged where the rename is served
+	}
+	defer unix.Close(fr.parent)
+	dir, below := b.projectPath(fr.parent)
+	if !below {
+		return nil
+	}
+	if p := filepath.Join(dir, fr.name); b.heldBelow(p) {
+		b.tellMove(dir, fr.name)
+		return failed(n, unix.EACCES)
+	}
+	return nil
+}
+
+// heldBelow: p, a path in the project, is one of the held entries or
+// holds one.
+func (b *topBroker) heldBelow(p string) bool {
+	i, found := slices.BinarySearch(b.held, p)
+	if found {
+		return true
+	}
+	return i < len(b.held) && strings.HasPrefix(b.held[i], p+"/")
 }
 
 // aboveFixed: p, a path in the project, is an ancestor of one of the

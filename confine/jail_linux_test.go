@@ -2061,14 +2061,17 @@ EOF`)
 // wrote was never looked at (with namespaces; with the filter alone no
 // rule reaches such a directory). Both modes: the sweep leaves a held
 // directory only while it is the same one, and reads a directory the
-// plan could not. Control: the second call's ordinary file stays.
+// plan could not. With namespaces a held entry gone when the second call
+// starts (the first call's sweep moved src/x out) leaves the project not
+// written whole, and src/x is not made again at all. Control: the second
+// call's ordinary file stays.
 func TestJailBesideAnotherCall(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		pwned := filepath.Join(j.root, "pwned")
 		gitDir := `mkdir -p src/x/objects src/x/refs && printf 'ref: refs/heads/master\n' > src/x/HEAD && printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch ` + pwned + `; false"\n' > src/x/config`
 		parts := `mkdir -p src/y/objects src/y/refs && printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch ` + pwned + `; false"\n' > src/y/config && chmod 0300 src/y`
 		for _, c := range []struct{ name, first, second, dir string }{
-			{"held, then made again", gitDir + "; sleep 3", gitDir + " && echo x > docs/plain", "src/x"},
+			{"held, then made again", gitDir + "; sleep 3", gitDir + "; echo x > docs/plain", "src/x"},
 			// With the filter alone the HEAD is refused (no rule reaches
 			// a directory the plan could not read).
 			{"unlistable to the second's plan", parts + "; sleep 3", "sleep 3; printf 'ref: refs/heads/master\\n' > src/y/HEAD; echo x > docs/plain", "src/y"},
@@ -2667,6 +2670,130 @@ sleep 30`)
 		}
 		if _, err := os.Stat(filepath.Join(j.project, "src", "\xff", "r", ".git", "HEAD")); err != nil {
 			t.Errorf("namespaces %v: the user's own nested repository was moved: %v (control)", j.ns, err)
+		}
+	})
+}
+
+// nestedRepo makes dir, in the project, a git repository of its own (a
+// vendored library), as the user, and returns its config's path.
+func (j *jail) nestedRepo(t *testing.T, dir string) string {
+	t.Helper()
+	j.unconfined(t, "mkdir -p "+dir+" && cd "+dir+" && git init -q . && echo lib > lib.c && git add -A && git -c user.email=u@u -c user.name=u commit -qm lib")
+	return filepath.Join(j.project, dir, ".git", "config")
+}
+
+// TestJailHeldNotMoved: the eighteenth attack run moved a directory that
+// holds executable configuration (vendor/, with the nested repository
+// vendor/lib) away and back across three launches in one project
+// (namespaces: the project is written whole, and a held entry is a
+// read-only mount, which moves with a directory above it): the middle
+// launch, planned while vendor was away, mounted nothing over
+// vendor/lib/.git and wrote its config, and the user's git status there
+// ran its fsmonitor. No launch moves a directory that holds a held entry
+// (the broker, either mode), nor swaps two names (RENAME_EXCHANGE).
+// Controls: a directory that holds nothing protected moves, and a rename
+// with RENAME_NOREPLACE runs.
+func TestJailHeldNotMoved(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		config := j.nestedRepo(t, "vendor/lib")
+		j.unconfined(t, "mkdir -p src/a docs && echo x > src/a/x.go")
+		before, err := os.ReadFile(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pwned := filepath.Join(j.root, "pwned")
+		// What the script prints goes to docs/out.txt (jail-sh prints ok).
+		script := func(s string) string { return "exec >docs/out.txt 2>&1; " + s }
+		printed := func() string {
+			b, _ := os.ReadFile(filepath.Join(j.project, "docs/out.txt"))
+			return string(b)
+		}
+		out, _ := j.launch(t, projectWrite, "jail-sh", script("mv vendor vendor2; mv vendor/lib lib2; mv src src2 && mv src2 src && echo moved-src"))
+		if _, err := os.Stat(config); err != nil {
+			t.Fatalf("the nested repository moved: %v\n%s", err, out)
+		}
+		if !strings.Contains(out, "refused to move vendor") || !strings.Contains(printed(), "moved-src") {
+			t.Errorf("want vendor's move refused and src's (control) run:\n%s\n%s", out, printed())
+		}
+		// The three launches of the attack run; the first holds the
+		// project while the second plans.
+		first := j.launchCmd(projectWrite, "jail-sh", "mv vendor vendor2 && : > src/r1; sleep 2; mv vendor2 vendor")
+		var out1 bytes.Buffer
+		first.Stdout, first.Stderr = &out1, &out1
+		if err := first.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond)
+		write := `printf '[core]\n\tfsmonitor = "touch ` + pwned + `; false"\n' | dd of=vendor/lib/.git/config conv=nocreat,notrunc oflag=append 2>/dev/null; sleep 1; mv vendor vendor2`
+		out2, _ := j.launch(t, projectWrite, "jail-sh", write)
+		_ = first.Wait()
+		out3, _ := j.launch(t, projectWrite, "jail-sh", "mv vendor2 vendor")
+		j.unconfined(t, "git -C vendor/lib status >/dev/null 2>&1; true")
+		if _, err := os.Lstat(pwned); err == nil {
+			t.Errorf("the user's git status in vendor/lib ran the calls' fsmonitor:\n%s\n%s\n%s", out1.String(), out2, out3)
+		}
+		if after, err := os.ReadFile(config); err != nil || !bytes.Equal(after, before) {
+			t.Errorf("vendor/lib/.git/config changed (%v):\n%s", err, after)
+		}
+		// Two names swapped in one call: refused; a rename that replaces
+		// nothing runs (control).
+		out, _ = j.launch(t, projectWrite, "jail-sh", script("mkdir -p empty && python3 -c '")+
+			`import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print("exchange", libc.renameat2(-100, b"vendor", -100, b"empty", 2), os.strerror(ctypes.get_errno()))
+open("src/a/n.txt", "w").write("n")
+print("noreplace", libc.renameat2(-100, b"src/a/n.txt", -100, b"src/a/m.txt", 1))
+'`)
+		if _, err := os.Stat(config); err != nil || !strings.Contains(printed(), "exchange -1 Invalid argument") || !strings.Contains(printed(), "noreplace 0") {
+			t.Errorf("exchange: the nested repository at %s: %v\n%s\n%s", config, err, out, printed())
+		}
+	})
+}
+
+// TestJailRuleOnWalkedDir: a launch's rules are added on what its walk
+// read, never on what took the name since. A launch walks the project,
+// then waits for the project's undo lock (held here as undo holds it);
+// meanwhile src/, which it walked clean, is swapped for a directory that
+// holds a nested repository. The rule on src is not added (and with
+// namespaces the project is not written whole), so the nested
+// repository's config is not written. Control: the launch writes docs/,
+// which did not change.
+func TestJailRuleOnWalkedDir(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		j.unconfined(t, "mkdir -p src docs && echo x > src/x.go")
+		j.nestedRepo(t, "alt/lib")
+		j.launch(t, projectWrite, "jail-sh", "true") // the project's undo store
+		s, err := undo.Open(j.stateDir(t), j.project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lock, err := s.Lock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		second := j.launchCmd(projectWrite, "jail-sh", `printf '[core]\n\tfsmonitor = "false"\n' | dd of=src/lib/.git/config conv=nocreat,notrunc oflag=append 2>/dev/null; echo x > docs/plain`)
+		var out2 bytes.Buffer
+		second.Stdout, second.Stderr = &out2, &out2
+		if err := second.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(700 * time.Millisecond) // walked, and waiting
+		j.unconfined(t, "mv src src.orig && mv alt src")
+		_ = lock.Close()
+		_ = second.Wait()
+		if !strings.Contains(out2.String(), "waiting for another confined call") {
+			t.Fatalf("the launch did not wait for the lock (the test's premise):\n%s", out2.String())
+		}
+		// Wherever the nested repository is now (the launch's sweep,
+		// whose plan never saw it, holds it back as new), its config is
+		// as it was.
+		if grep, _ := exec.Command("grep", "-rl", "--exclude-dir=bin", "--", `fsmonitor = "false"`, j.root).CombinedOutput(); len(grep) > 0 {
+			t.Errorf("the nested repository's config, swapped in after the walk, was written: %s\n%s", grep, out2.String())
+		}
+		if _, err := os.Stat(filepath.Join(j.project, "docs/plain")); err != nil {
+			t.Errorf("control: docs/plain: %v\n%s", err, out2.String())
 		}
 	})
 }

@@ -133,11 +133,23 @@ func isolateTree(plan *Plan) (bool, error) {
 			return false, fmt.Errorf("isolating %s: move_mount: %w", c.path, err)
 		}
 	}
+	pins := map[string]bool{}
+	for _, p := range plan.GitPins {
+		pins[p] = true
+	}
 	for _, h := range plan.Held {
 		var st unix.Stat_t
 		if err := unix.Lstat(h, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			// Gone, or a link: a change of mode through a link changes
-			// its target, which has its own mount.
+			// its target, which has its own mount. An entry the walk
+			// found that is gone may be elsewhere in the project now
+			// (moved since the walk, by what no broker stops), where no
+			// mount holds it: the project is then not written whole
+			// (TopWritable). +git's pins are named whether they exist or
+			// not (the broker refuses to make one).
+			if err != nil && !pins[h] {
+				plan.TopWritable = false
+			}
 			continue
 		}
 		fd, err := unix.OpenTree(unix.AT_FDCWD, h, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
@@ -159,10 +171,27 @@ func isolateTree(plan *Plan) (bool, error) {
 	if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0700,size=64m"); err == nil {
 		plan.WriteDirs = append(plan.WriteDirs, "/dev/shm")
 	}
+	if plan.Project != "" && plan.TopWritable && !plan.asWalked() {
+		// A directory the walk judged is another now: the walk did not
+		// judge what that one holds, which no mount holds then.
+		plan.TopWritable = false
+	}
 	if plan.Project != "" && plan.TopWritable {
 		plan.WriteDirs = append(plan.WriteDirs, plan.Project)
 	}
 	return true, nil
+}
+
+// asWalked reports whether every path a write rule names is still the
+// directory or file the plan's walk read there (Plan.RuleIDs).
+func (p *Plan) asWalked() bool {
+	for path, id := range p.RuleIDs {
+		var st unix.Stat_t
+		if unix.Lstat(path, &st) != nil || [2]uint64{st.Dev, st.Ino} != id {
+			return false
+		}
+	}
+	return true
 }
 
 // dropCapabilities ends the capabilities the namespace gave the second

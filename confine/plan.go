@@ -114,6 +114,14 @@ type Plan struct {
 	// that put a link to the home where the project was made the sweep
 	// walk the home and hold back .bashrc (the fifteenth attack run).
 	RootID [2]uint64
+	// RuleIDs are the device and inode of the project's directories and
+	// files a write rule names (WriteDirs, WriteFiles), as the walk read
+	// them: a rule is added only while its path still leads to that one
+	// (addRules). A concurrent call that swapped, between the walk and the
+	// rules, a directory the walk found clean for one that holds
+	// executable configuration (a nested repository) would otherwise have
+	// that one written whole.
+	RuleIDs map[string][2]uint64 `json:",omitempty"`
 	// Held are the paths in the project the capability may not change
 	// (executable configuration beside what it writes): a launch in its
 	// own mount namespace mounts each read-only, so that not even its
@@ -294,7 +302,9 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 		p.KeepEnvOnly = true
 		return p.sorted(), nil
 	}
-	b.writeProject(s, gitDirs)
+	if err := b.writeProject(s, gitDirs); err != nil {
+		return p, err
+	}
 	return p.sorted(), nil
 }
 
@@ -516,10 +526,21 @@ func (b *planner) readProject(s Spec, home string) ([]string, error) {
 
 // writeProject: under project-write, the project but its executable
 // configuration (and with git, the git directories).
-func (b *planner) writeProject(s Spec, gitDirs []string) {
+func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	p := b.p
 	p.Project = s.Project
 	w := newWalker(b.pl, s.Project, s.Cap.Git)
+	// Walked from the project's descriptor, through no link: a
+	// concurrent call that swaps a directory for a link to another tree
+	// while the walk reads makes that directory unlistable (unclean), never
+	// the other tree's listing its own. The project is the one readProject
+	// saw, or nothing is writable.
+	root, err := openProject(s.Project, p.RootID)
+	if err != nil {
+		return fmt.Errorf("the project %s: %w", s.Project, err)
+	}
+	defer closeFd(root)
+	w.root = root
 	var gitUnclean []string
 	if s.Cap.Git {
 		for _, g := range append(gitDirs, filepath.Join(s.Project, ".git")) {
@@ -569,6 +590,8 @@ func (b *planner) writeProject(s Spec, gitDirs []string) {
 	// sweep sees every new name: the walk saw the whole project, and no
 	// protected entry is a link (a mount cannot hold a link in place).
 	p.TopWritable = w.entries <= maxWalk && !w.heldLink
+	p.RuleIDs = w.ids
+	return nil
 }
 
 func (p Plan) sorted() Plan {
@@ -589,6 +612,11 @@ func (p Plan) sorted() Plan {
 // state directory) are looked up apart.
 type walker struct {
 	entryGuard
+	// root is the project open (O_PATH), project its path: each
+	// directory is read from root through no link (readDirAt); root -1
+	// reads by path (tests).
+	root     int
+	project  string
 	git      bool
 	skip     []string // directories handled by the caller (the git dir)
 	entries  int
@@ -598,9 +626,15 @@ type walker struct {
 	heldLink bool             // one of them is a link
 	links    []string         // every link walked
 	seen     map[string]int64 // every directory walked: its change time
-	unclean  []string         // directories walked whole that are not clean (the top too)
+	// ids are the device and inode of each directory and file a rule of
+	// dirs and files names, as the walk read it (Plan.RuleIDs).
+	ids     map[string][2]uint64
+	unclean []string // directories walked whole that are not clean (the top too)
 
 	gitDir bool // the directory just walked is a git directory (isGitDir)
+	// lastID is the device and inode of the directory the last walk
+	// that returned read (walkID).
+	lastID [2]uint64
 
 	// The directories being walked, each one's entries and kids after
 	// its parent's: a walk appends its own and cuts them off when it
@@ -614,10 +648,11 @@ type walker struct {
 type kid struct {
 	name, path string
 	dir, clean bool
+	id         [2]uint64
 }
 
 func newWalker(pl policy.Places, project string, git bool) *walker {
-	return &walker{entryGuard: newEntryGuard(pl, project), git: git, seen: map[string]int64{}}
+	return &walker{entryGuard: newEntryGuard(pl, project), root: -1, project: project, git: git, seen: map[string]int64{}, ids: map[string][2]uint64{}}
 }
 
 // entryGuard tells, of an entry of a project, whether it is executable
@@ -670,7 +705,17 @@ func fixedInProject(pl policy.Places, project string) (fixed, above map[string]b
 func (w *walker) walk(dir string, top bool) bool {
 	start, kstart := len(w.ents), len(w.kids)
 	defer func() { w.ents, w.kids = w.ents[:start], w.kids[:kstart] }()
-	ctime, ents, err := readDir(w.ents, dir, top)
+	var ctime int64
+	var id [2]uint64
+	var ents []dirEnt
+	var err error
+	if w.root >= 0 {
+		ctime, id, ents, err = readDirAt(w.ents, w.root, strings.TrimPrefix(strings.TrimPrefix(dir, w.project), "/"))
+	} else {
+		ctime, ents, err = readDir(w.ents, dir, top)
+	}
+	// This directory's, for the caller, once the walks below it are done.
+	defer func() { w.lastID = id }()
 	w.ents = ents
 	if err != nil {
 		// Looked in by the sweep after the call whatever its change time
@@ -720,7 +765,7 @@ func (w *walker) walk(dir string, top bool) bool {
 			continue
 		case typ.IsDir():
 			p := string(pb)
-			c := w.walk(p, false)
+			c, cid := w.walkID(p)
 			if !c {
 				clean = false
 			}
@@ -732,9 +777,9 @@ func (w *walker) walk(dir string, top bool) bool {
 				w.held = append(w.held, p)
 				continue
 			}
-			w.kids = append(w.kids, kid{path: p, dir: true, clean: c})
+			w.kids = append(w.kids, kid{path: p, dir: true, clean: c, id: cid})
 		case typ.IsRegular():
-			w.kids = append(w.kids, kid{name: ent.name})
+			w.kids = append(w.kids, kid{name: ent.name, id: [2]uint64{id[0], ent.ino}})
 		default:
 			clean = false // devices, sockets, FIFOs: no rule
 		}
@@ -750,11 +795,29 @@ func (w *walker) walk(dir string, top bool) bool {
 		switch {
 		case k.dir && k.clean:
 			w.dirs = append(w.dirs, k.path)
+			w.noteID(k.path, k.id)
 		case !k.dir:
-			w.files = append(w.files, dir+"/"+k.name)
+			f := dir + "/" + k.name
+			w.files = append(w.files, f)
+			w.noteID(f, k.id)
 		}
 	}
 	return false
+}
+
+// walkID is walk of the directory p below the top, with the device and
+// inode it read it as (zero when it read none).
+func (w *walker) walkID(p string) (clean bool, id [2]uint64) {
+	clean = w.walk(p, false)
+	return clean, w.lastID
+}
+
+// noteID keeps id for the rule on path, when the walk read one (a walk
+// by path, or an inode the directory entry did not give, keeps none).
+func (w *walker) noteID(path string, id [2]uint64) {
+	if id[1] != 0 && w.root >= 0 {
+		w.ids[path] = id
+	}
 }
 
 // isGitDir reports whether ents, a directory's, make it a git directory

@@ -48,6 +48,13 @@ func openProject(dir string, want [2]uint64) (int, error) {
 	return fd, nil
 }
 
+// closeFd closes fd, when it is one.
+func closeFd(fd int) {
+	if fd >= 0 {
+		_ = unix.Close(fd)
+	}
+}
+
 // openNoLinks opens the directory dir (absolute) as an O_PATH descriptor,
 // refusing a link anywhere on its path (ELOOP), and returns its device and
 // inode.

@@ -23,10 +23,11 @@ type dirScratch struct {
 
 var dirScratches = sync.Pool{New: func() any { return &dirScratch{buf: make([]byte, 32<<10)} }}
 
-// dirEnt is one name readDir lists, with its type.
+// dirEnt is one name readDir lists, with its type and inode.
 type dirEnt struct {
 	name string
 	typ  os.FileMode // os.ModeDir, os.ModeSymlink, 0 (a regular file) or another type bit
+	ino  uint64
 }
 
 // readDir appends to dst the names in the directory dir (its last
@@ -47,10 +48,32 @@ func readDir(dst []dirEnt, dir string, top bool) (ctime int64, ents []dirEnt, er
 		return 0, dst, err
 	}
 	defer unix.Close(fd)
+	ctime, _, ents, err = readDirFd(dst, fd)
+	return ctime, ents, err
+}
+
+// readDirAt is readDir of rel ("" root itself), opened below the
+// directory root without following any link on the way (openBeneath):
+// the walk of a project before a launch, which a concurrent call may
+// change as it reads (a directory swapped for a link to another tree
+// between the listing of its parent and its own). It gives the
+// directory's device and inode too.
+func readDirAt(dst []dirEnt, root int, rel string) (ctime int64, id [2]uint64, ents []dirEnt, err error) {
+	fd, err := openBeneath(root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return 0, id, dst, err
+	}
+	defer unix.Close(fd)
+	return readDirFd(dst, fd)
+}
+
+// readDirFd is readDir of the directory open as fd.
+func readDirFd(dst []dirEnt, fd int) (ctime int64, id [2]uint64, ents []dirEnt, err error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return 0, dst, err
+		return 0, id, dst, err
 	}
+	id = [2]uint64{st.Dev, st.Ino}
 	sc := dirScratches.Get().(*dirScratch)
 	defer dirScratches.Put(sc)
 	sc.names, sc.ends = sc.names[:0], sc.ends[:0]
@@ -61,7 +84,7 @@ func readDir(dst []dirEnt, dir string, top bool) (ctime int64, ents []dirEnt, er
 			continue
 		}
 		if err != nil {
-			return 0, dst, err
+			return 0, id, dst, err
 		}
 		if n <= 0 {
 			break
@@ -69,7 +92,7 @@ func readDir(dst []dirEnt, dir string, top bool) (ctime int64, ents []dirEnt, er
 		for b := sc.buf[:n]; len(b) >= 19; {
 			reclen := int(binary.NativeEndian.Uint16(b[16:]))
 			if reclen < 19 || reclen > len(b) {
-				return 0, dst, errors.New("malformed directory entry")
+				return 0, id, dst, errors.New("malformed directory entry")
 			}
 			ino, dt, name := binary.NativeEndian.Uint64(b), b[18], b[19:reclen]
 			b = b[reclen:]
@@ -106,7 +129,7 @@ func readDir(dst []dirEnt, dir string, top bool) (ctime int64, ents []dirEnt, er
 			}
 			sc.names = append(sc.names, name...)
 			sc.ends = append(sc.ends, len(sc.names))
-			ents = append(ents, dirEnt{typ: typ})
+			ents = append(ents, dirEnt{typ: typ, ino: ino})
 		}
 	}
 	all := string(sc.names)
@@ -115,7 +138,7 @@ func readDir(dst []dirEnt, dir string, top bool) (ctime int64, ents []dirEnt, er
 		ents[len(dst)+i].name = all[from:end]
 		from = end
 	}
-	return st.Ctim.Nano(), ents, nil
+	return st.Ctim.Nano(), id, ents, nil
 }
 
 // dirID is the device and inode of the directory path (no link

@@ -2,12 +2,16 @@
 
 package confine
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
-// dirEnt is one name readDir lists, with its type.
+// dirEnt is one name readDir lists, with its type (and no inode here).
 type dirEnt struct {
 	name string
 	typ  os.FileMode
+	ino  uint64
 }
 
 // readDir appends to dst the names in the directory dir and gives its
@@ -37,6 +41,11 @@ func readDir(dst []dirEnt, dir string, top bool) (ctime int64, ents []dirEnt, er
 		ents = append(ents, dirEnt{name: d.Name(), typ: typ & os.ModeType})
 	}
 	return changeTime(fi), ents, nil
+}
+
+// readDirAt: no descriptor walk here (no launch).
+func readDirAt([]dirEnt, int, string) (int64, [2]uint64, []dirEnt, error) {
+	return 0, [2]uint64{}, nil, errors.New("confinement needs Linux")
 }
 
 // dirID: no launch here, no sweep to judge by it.
