@@ -623,7 +623,17 @@ func (w *walker) dir(fd int, rel string, dev uint64) error {
 			continue
 		}
 		name := crel[len(prefix):]
-		if err := statAt(fd, name, &st); err != nil {
+		err := statAt(fd, name, &st)
+		if errors.Is(err, unix.EACCES) {
+			// A directory its owner may list but not search (a call ran
+			// chmod 400 on it): every later record failed, and with it
+			// every call that writes, until the user found it.
+			if restore, ok := ownerSearch(fd); ok {
+				defer restore()
+				err = statAt(fd, name, &st)
+			}
+		}
+		if err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				continue
 			}
@@ -638,6 +648,9 @@ func (w *walker) dir(fd int, rel string, dev uint64) error {
 			}
 			e.Kind, e.Size = Dir, 0
 			cfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if errors.Is(err, unix.EACCES) {
+				cfd, err = ownerList(fd, name, e)
+			}
 			if err != nil {
 				e.Kind, e.Note = Skipped, "a directory that could not be read: "+errText(err)
 				break
@@ -820,6 +833,57 @@ func (w *walker) copy(dirfd int, name string, e *Entry) (string, int64, error) {
 		return "", 0, err
 	}
 	return sum, n, nil
+}
+
+// ownerSearch gives the directory open as fd, this user's, its owner's
+// read and search bits, when it lacks one, and returns what puts its mode
+// back; ok is false when it changed nothing.
+func ownerSearch(fd int) (restore func(), ok bool) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Uid != uint32(os.Geteuid()) || st.Mode&(unix.S_IRUSR|unix.S_IXUSR) == unix.S_IRUSR|unix.S_IXUSR {
+		return nil, false
+	}
+	mode := st.Mode & 0o7777
+	if unix.Fchmod(fd, mode|unix.S_IRUSR|unix.S_IXUSR) != nil {
+		return nil, false
+	}
+	var once sync.Once
+	return func() { once.Do(func() { _ = unix.Fchmod(fd, mode) }) }, true
+}
+
+// ownerList opens the directory name in dirfd (not following a link),
+// this user's, which its owner may not read or search (chmod 000 or 100
+// by a call: what it holds was never recorded, and a later rm of it could
+// not be undone): its owner's bits are given for the open and taken back
+// at once, through the descriptor of what was checked (the walk below it
+// gives them again where it needs them: ownerSearch). Anything else: the
+// open's error.
+func ownerList(dirfd int, name string, e Entry) (int, error) {
+	pfd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return -1, err
+	}
+	if st.Uid != uint32(os.Geteuid()) || st.Mode&unix.S_IRUSR != 0 && st.Mode&unix.S_IXUSR != 0 || st.Dev != e.Dev || st.Ino != e.Ino {
+		return -1, unix.EACCES
+	}
+	proc := "/proc/self/fd/" + strconv.Itoa(pfd)
+	mode := st.Mode & 0o7777
+	if err := unix.Chmod(proc, mode|unix.S_IRUSR|unix.S_IXUSR); err != nil {
+		return -1, err
+	}
+	fd, err := unix.Open(proc, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if cerr := unix.Chmod(proc, mode); cerr != nil {
+		if err == nil {
+			_ = unix.Close(fd)
+		}
+		return -1, fmt.Errorf("its mode could not be put back to %#o: %w", mode, cerr)
+	}
+	return fd, err
 }
 
 // ownerRead opens for reading the file name in dirfd (not following a

@@ -224,12 +224,25 @@ func (u *Session) Apply(p *Plan) (Result, error) {
 		}
 		res.Removed = append(res.Removed, e.Path)
 	}
+	// A directory is made, or kept, writable by its owner while what it
+	// holds is put back, and gets its own mode after (deepest first), as
+	// tar does: a read-only directory a call removed (chmod -R u+w; rm
+	// -rf) came back at 0555 with nothing in it.
+	var dirs []Entry
 	for _, e := range p.PutBack {
 		if err := u.putBack(root, e); err != nil {
 			res.Failed[e.Path] = "not put back: " + err.Error()
 			continue
 		}
+		if e.Kind == Dir {
+			dirs = append(dirs, e)
+		}
 		res.PutBack = append(res.PutBack, e.Path)
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := setDirMode(root, dirs[i]); err != nil {
+			res.Failed[dirs[i].Path] = "put back, but not its mode: " + err.Error()
+		}
 	}
 	p.Meta.Undone = time.Now().UTC()
 	if err := u.s.markUndone(p.Meta.ID, p.Meta.Undone); err != nil {
@@ -265,20 +278,52 @@ func remove(root int, e Entry) error {
 	}
 	defer unix.Close(pfd)
 	base := path.Base(e.Path)
-	if err := stillIs(pfd, base, e); err != nil {
+	err = stillIs(pfd, base, e)
+	if errors.Is(err, unix.EACCES) {
+		// In a directory the call left its owner unable to search or
+		// write (chmod 400): the owner's bits for this removal, its mode
+		// put back after.
+		if restore, ok := ownerWrite(pfd); ok {
+			defer restore()
+			err = stillIs(pfd, base, e)
+		}
+	}
+	if err != nil {
 		return err
 	}
 	flags := 0
 	if e.Kind == Dir {
 		flags = unix.AT_REMOVEDIR
 	}
-	if err := unix.Unlinkat(pfd, base, flags); err != nil {
+	err = unix.Unlinkat(pfd, base, flags)
+	if errors.Is(err, unix.EACCES) {
+		if restore, ok := ownerWrite(pfd); ok {
+			defer restore()
+			err = unix.Unlinkat(pfd, base, flags)
+		}
+	}
+	if err != nil {
 		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 			return errors.New("the directory holds what was created after the call")
 		}
 		return err
 	}
 	return unix.Fsync(pfd)
+}
+
+// ownerWrite gives the directory open as fd, this user's, all its
+// owner's bits, when it lacks one, and returns what puts its mode back;
+// ok is false when it changed nothing.
+func ownerWrite(fd int) (restore func(), ok bool) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Uid != uint32(os.Geteuid()) || st.Mode&unix.S_IRWXU == unix.S_IRWXU {
+		return nil, false
+	}
+	mode := st.Mode & 0o7777
+	if unix.Fchmod(fd, mode|unix.S_IRWXU) != nil {
+		return nil, false
+	}
+	return func() { _ = unix.Fchmod(fd, mode) }, true
 }
 
 // stillIs checks that name in dirfd is e's state.
@@ -319,7 +364,8 @@ func (u *Session) putBack(root int, e Entry) error {
 			return errLink
 		}
 		defer unix.Close(fd)
-		if err := unix.Fchmod(fd, e.Mode); err != nil {
+		// Its own mode once what it holds is back (setDirMode).
+		if err := unix.Fchmod(fd, e.Mode|unix.S_IRWXU); err != nil {
 			return err
 		}
 	case Link:
@@ -339,6 +385,22 @@ func (u *Session) putBack(root int, e Entry) error {
 		return errors.New("not recorded")
 	}
 	return unix.Fsync(pfd)
+}
+
+// setDirMode gives the directory e, put back, its mode, not following a
+// link on its way.
+func setDirMode(root int, e Entry) error {
+	pfd, err := openParent(root, e.Path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	fd, err := unix.Openat(pfd, path.Base(e.Path), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return errLink
+	}
+	defer unix.Close(fd)
+	return unix.Fchmod(fd, e.Mode)
 }
 
 // writeFile writes e's content, checked against its hash, to a temp file
