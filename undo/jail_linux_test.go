@@ -599,3 +599,35 @@ func TestUndoReadOnlyDirRestored(t *testing.T) {
 		t.Errorf("after undo:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
 	}
 }
+
+// TestUndoTargetAsRecorded: whether a directory named target is recorded
+// (left out beside a Cargo.toml) is decided once per call, by its
+// before-state. A call that made a Cargo.toml beside deploy/target hid
+// from its record what it did there; one that removed the Cargo.toml
+// beside target/ had undo remove the whole target/ it never touched (the
+// eighteenth attack run). Controls: undo takes the Cargo.toml back out,
+// and puts the removed one back.
+func TestUndoTargetAsRecorded(t *testing.T) {
+	w := newWorld(t)
+	w.run(t, "/bin/sh", "-c", "mkdir -p deploy/target rs/target/release && echo prod > deploy/target/prod.yaml && echo notes > deploy/target/notes.txt && echo '[package]' > rs/Cargo.toml && echo bin > rs/target/release/app && echo keep > rs/target/NOTES")
+	want := listing(t, w.proj)
+	w.jailed(t, `import os
+os.remove("deploy/target/prod.yaml")
+open("deploy/target/notes.txt", "w").write("tampered\n")
+open("deploy/Cargo.toml", "w").write("[package]\n")`)
+	out, code := w.run(t, w.cli, "undo", "--yes")
+	if code != 0 {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	if got := listing(t, w.proj); got != want {
+		t.Errorf("after undo of the call that made deploy/Cargo.toml:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
+	}
+	w.jailed(t, `import os; os.remove("rs/Cargo.toml")`)
+	out, code = w.run(t, w.cli, "undo", "--yes")
+	if code != 0 {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	if got := listing(t, w.proj); got != want {
+		t.Errorf("after undo of the call that removed rs/Cargo.toml:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
+	}
+}

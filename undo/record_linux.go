@@ -54,6 +54,9 @@ var walkAfterMax = 500
 // Recorder is one call's record, taken: Finish records the after-state
 // and lets the project's lock go.
 type Recorder struct {
+	// after: the after-state is being taken (Finish): a directory named
+	// target is recorded exactly when the before-state recorded it.
+	after  bool
 	s      *Store
 	lock   *os.File
 	meta   Meta
@@ -260,11 +263,12 @@ func (r *Recorder) Finish() error {
 	if ok && len(dirty) == 0 && len(r.multi) == 0 {
 		// Nothing was heard: the after-state is the before-state.
 	} else if err = r.loadBefore(); err == nil {
+		r.after = true
 		if ok {
 			delta, err = r.changes(dirty)
 		}
 		if !ok || err != nil {
-			w := &walker{skip: r.skip}
+			w := &walker{skip: r.skip, targets: r.afterTargets}
 			if after, err = w.run(r.s.Project); err == nil {
 				delta = diff(r.before, after)
 			}
@@ -442,7 +446,15 @@ func (x *index) unmap() {
 // machine); with a store, it copies each file the index does not know
 // into a blob.
 type walker struct {
-	skip  map[string]bool
+	skip map[string]bool
+	// targets, when set, says of a directory named target whether the
+	// listing this walk is compared with recorded it (known false: it
+	// does not say, and the Cargo.toml beside it does): one call's
+	// before- and after-state, and undo's look at the project now, leave
+	// the same target directories out. A call that made a Cargo.toml
+	// beside deploy/target hid what it did there, and one that removed
+	// one had undo remove a whole target/ it never touched.
+	targets func(rel string) (known, recorded bool)
 	index index
 	s     *Store   // nil: list only (the after-state)
 	watch *watcher // nil: none
@@ -642,7 +654,7 @@ func (w *walker) dir(fd int, rel string, dev uint64) error {
 		e := Entry{Path: crel, Mode: st.mode & 0o7777, Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Dev: st.dev, Ino: st.ino}
 		switch st.mode & unix.S_IFMT {
 		case unix.S_IFDIR:
-			if slices.Contains(Regenerable, name) || name == "target" && cargo {
+			if slices.Contains(Regenerable, name) || name == "target" && w.leftOut(crel, cargo) {
 				w.left = append(w.left, crel)
 				continue
 			}
@@ -688,6 +700,17 @@ func (w *walker) dir(fd int, rel string, dev uint64) error {
 		w.out = append(w.out, e)
 	}
 	return nil
+}
+
+// leftOut reports whether the directory crel, named target, is left out:
+// as targets says, else when a Cargo.toml is beside it (cargo).
+func (w *walker) leftOut(crel string, cargo bool) bool {
+	if w.targets != nil {
+		if known, recorded := w.targets(crel); known {
+			return !recorded
+		}
+	}
+	return cargo
 }
 
 // markHit marks the record of the last index that vouches for e, a file

@@ -96,18 +96,20 @@ func (u *Session) Prepare(id string) (*Plan, error) {
 	if !ok {
 		return nil, fmt.Errorf("record %s: its before-state is missing", p.Meta.ID)
 	}
-	cur, err := current(s.Project)
-	if err != nil {
-		return nil, err
-	}
-	delta, ok, err := s.manifest("records/" + p.Meta.ID + "/after")
+	delta, finished, err := s.manifest("records/" + p.Meta.ID + "/after")
 	if err != nil {
 		return nil, err
 	}
 	var after []Entry
-	if ok {
+	if finished {
 		after = overlay(before, delta)
-	} else {
+	}
+	bm := byPath(before)
+	cur, err := current(s.Project, bm, byPath(after))
+	if err != nil {
+		return nil, err
+	}
+	if !finished {
 		// The launcher did not finish (killed): the state at the next
 		// record's start, or now, stands for the call's.
 		after, p.AfterFrom = cur, "now"
@@ -118,7 +120,7 @@ func (u *Session) Prepare(id string) (*Plan, error) {
 			}
 		}
 	}
-	p.plan(byPath(before), byPath(after), byPath(cur))
+	p.plan(bm, byPath(after), byPath(cur))
 	return p, nil
 }
 
@@ -141,8 +143,18 @@ func byPath(ents []Entry) map[string]*Entry {
 }
 
 // current lists the project as it is now.
-func current(project string) ([]Entry, error) {
-	w := &walker{skip: map[string]bool{".git": true}}
+func current(project string, before, after map[string]*Entry) ([]Entry, error) {
+	w := &walker{skip: map[string]bool{".git": true}, targets: func(rel string) (known, recorded bool) {
+		// Looked at as the record did: a target directory it recorded
+		// (the call made a Cargo.toml beside it since) is compared too.
+		if e := before[rel]; e != nil && e.Kind == Dir {
+			return true, true
+		}
+		if e := after[rel]; e != nil && e.Kind == Dir {
+			return true, true
+		}
+		return false, false
+	}}
 	return w.run(project)
 }
 

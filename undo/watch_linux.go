@@ -188,7 +188,7 @@ func (r *Recorder) changes(dirty map[string]bool) ([]Entry, error) {
 			continue // watched: what changed in it was heard
 		}
 		goneBelow(p)
-		w := &walker{skip: r.skip}
+		w := &walker{skip: r.skip, targets: r.afterTargets}
 		sub, err := w.from(fd, p)
 		if err != nil {
 			return nil, err
@@ -225,6 +225,18 @@ func walkOrder(a, b string) int {
 	return cmp.Compare(len(a), len(b))
 }
 
+// afterTargets is walker.targets for a listing compared with r.before: a
+// directory named target the before-state recorded is recorded; taking
+// the after-state, one it did not is left out, whatever is beside it now;
+// taking a before-state from the last listing (chain_linux.go), that one
+// does not say.
+func (r *Recorder) afterTargets(rel string) (known, recorded bool) {
+	if e := r.find(rel); e != nil && e.Kind == Dir {
+		return true, true
+	}
+	return r.after, false
+}
+
 // find is the before-state's entry of p (nil: none), by a binary search
 // of the before-state, which is in walk order.
 func (r *Recorder) find(p string) *Entry {
@@ -255,6 +267,12 @@ func (r *Recorder) excluded(root int, p string) bool {
 			return true
 		}
 		if name == "target" && i < len(parts) {
+			if known, recorded := r.afterTargets(strings.Join(parts[:i+1], "/")); known {
+				if !recorded {
+					return true
+				}
+				continue
+			}
 			cargo := path.Join(append(parts[:i:i], "Cargo.toml")...)
 			if e, fd, _ := look(root, cargo); e != nil {
 				if fd >= 0 {
