@@ -821,36 +821,19 @@ func (w *walker) noteID(path string, id [2]uint64) {
 }
 
 // isGitDir reports whether ents, a directory's, make it a git directory
-// as git tells one when it looks for a repository (setup.c's
-// is_git_directory: HEAD, and objects/ and refs/ here or in the
-// directory its commondir file names), whatever the directory's own
-// name: git status run in it or below it uses it, its config's
-// core.fsmonitor and core.worktree included (a HEAD and a commondir
-// naming ../c, whose config set core.pager, ran the pager in an attack
-// run). HEAD's content and commondir's target are not read, and a link
-// named objects or refs counts (git follows it: an attack run's objects ->
-// o and refs -> rf got past a check of directories alone): a directory
-// that has the names is taken as one.
+// (policy.IsGitDir): a HEAD and a commondir naming ../c, whose config set
+// core.pager, ran the pager in an attack run; an attack run's objects ->
+// o and refs -> rf got past a check of directories alone, and src/objects
+// and src/refs, two executable files beside HEAD and a config, made src a
+// git directory whose fsmonitor the user's git status ran.
 func isGitDir(ents []dirEnt) bool {
-	var head, objects, refs, common bool
-	for _, e := range ents {
-		switch e.name {
-		case "HEAD":
-			head = e.typ.IsRegular() || e.typ&os.ModeSymlink != 0
-		case "objects":
-			// Whatever its type: git asks only access(X_OK), which an
-			// executable file or a FIFO of mode 755 passes (an attack
-			// run's src/objects and src/refs, two such files beside HEAD
-			// and a config, made src a git directory whose fsmonitor the
-			// user's git status ran), and follows a link.
-			objects = true
-		case "refs":
-			refs = true
-		case "commondir":
-			common = e.typ.IsRegular() || e.typ&os.ModeSymlink != 0
+	return policy.IsGitDir(func(yield func(string, os.FileMode) bool) {
+		for _, e := range ents {
+			if !yield(e.name, e.typ) {
+				return
+			}
 		}
-	}
-	return head && (objects && refs || common)
+	})
 }
 
 // skips reports whether the path in p is one the caller handles.

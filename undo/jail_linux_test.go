@@ -631,3 +631,36 @@ open("deploy/Cargo.toml", "w").write("[package]\n")`)
 		t.Errorf("after undo of the call that removed rs/Cargo.toml:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
 	}
 }
+
+// TestUndoNoGitDirAssembled: undo's result mixes the call's before-state
+// with the project now. The eighteenth attack run had a call write
+// src/HEAD and src/config (no git directory: no objects, no refs), and a
+// second remove HEAD and make src/objects and src/refs, each holding a
+// node_modules undo does not record, so that undo cannot remove them.
+// Undo of the second put HEAD back, and the user's git status in src ran
+// the config's fsmonitor. Now the HEAD that made src a git directory is
+// moved aside, and undo says so. Control: undo of the second call puts
+// back what else it removed.
+func TestUndoNoGitDirAssembled(t *testing.T) {
+	w := newWorld(t)
+	pwned := filepath.Join(w.root, "pwned")
+	w.jailed(t, fmt.Sprintf(`open("src/HEAD", "w").write("ref: refs/heads/main\n")
+open("src/config", "w").write("[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"touch %s; false\"\n")`, pwned))
+	w.jailed(t, `import os
+os.remove("src/HEAD")
+os.remove("tracked.txt")
+for d in ("src/objects/node_modules", "src/refs/node_modules"):
+    os.makedirs(d)
+    open(d + "/x", "w").write("x\n")`)
+	out, code := w.run(t, w.cli, "undo", "--yes")
+	if !strings.Contains(out, "Moved aside 1") || !strings.Contains(out, "src/HEAD") {
+		t.Errorf("undo did not say it moved src/HEAD aside (%d):\n%s", code, out)
+	}
+	w.run(t, "/bin/sh", "-c", "cd src && git status >/dev/null 2>&1; true")
+	if _, err := os.Lstat(pwned); err == nil {
+		t.Errorf("after undo, the user's git status in src ran the call's fsmonitor:\n%s", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.proj, "tracked.txt")); err != nil || string(b) != "tracked\n" {
+		t.Errorf("control: tracked.txt after undo: %q %v\n%s", b, err, out)
+	}
+}

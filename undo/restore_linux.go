@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"slices"
 	"time"
 
+	"github.com/loopguard/loopguard/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,6 +38,8 @@ type Plan struct {
 	// AfterFrom says what the call's after-state is when its launcher
 	// did not record one: the next record's ID, or "now".
 	AfterFrom string
+	// before is the record's before-state, by path.
+	before map[string]*Entry
 }
 
 // Empty reports whether the plan does nothing.
@@ -120,6 +124,7 @@ func (u *Session) Prepare(id string) (*Plan, error) {
 			}
 		}
 	}
+	p.before = bm
 	p.plan(bm, byPath(after), byPath(cur))
 	return p, nil
 }
@@ -216,6 +221,8 @@ type Result struct {
 	PutBack, Removed []string
 	// Failed: path → why it was left as it is.
 	Failed map[string]string
+	// Held: path → where it was moved, and why (heldGitDirs).
+	Held map[string]string
 }
 
 // Apply carries the plan out below the project, never following a link:
@@ -256,6 +263,7 @@ func (u *Session) Apply(p *Plan) (Result, error) {
 			res.Failed[dirs[i].Path] = "put back, but not its mode: " + err.Error()
 		}
 	}
+	res.Held = heldGitDirs(root, p, res)
 	p.Meta.Undone = time.Now().UTC()
 	if err := u.s.markUndone(p.Meta.ID, p.Meta.Undone); err != nil {
 		return res, fmt.Errorf("the project was restored, but the record could not be marked undone: %w", err)
@@ -397,6 +405,84 @@ func (u *Session) putBack(root int, e Entry) error {
 		return errors.New("not recorded")
 	}
 	return unix.Fsync(pfd)
+}
+
+// heldGitDirs looks at each directory undo put back or changed what it
+// holds: one that is now a git directory (policy.IsGitDir) and was not in
+// the record's before-state has its HEAD moved aside, beside itself under
+// a name git does not read (HEAD.loopguard-held-RANDOM), and is named in
+// what it returns. Undo's result mixes the call's before-state with the
+// project now: the eighteenth attack run had one call write src/HEAD and
+// src/config (no git directory yet), a second remove HEAD and make
+// src/objects and src/refs, with what undo does not record in them; undo
+// of the second put HEAD back, could not remove the two, and the user's
+// git status in src ran the config's fsmonitor.
+func heldGitDirs(root int, p *Plan, res Result) map[string]string {
+	touched := map[string]bool{}
+	for _, rel := range append(slices.Clone(res.PutBack), res.Removed...) {
+		touched[path.Dir(rel)] = true
+		if e := p.before[rel]; e != nil && e.Kind == Dir {
+			touched[rel] = true
+		}
+	}
+	held := map[string]string{}
+	for _, d := range slices.Sorted(maps.Keys(touched)) {
+		if wasGitDir(p.before, d) {
+			continue
+		}
+		fd, err := unix.Openat2(root, d, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+		if err != nil {
+			continue
+		}
+		f := os.NewFile(uintptr(fd), d)
+		des, _ := f.ReadDir(-1)
+		isGit := policy.IsGitDir(func(yield func(string, os.FileMode) bool) {
+			for _, de := range des {
+				if !yield(de.Name(), de.Type()) {
+					return
+				}
+			}
+		})
+		if isGit {
+			head := path.Join(d, "HEAD")
+			var b [4]byte
+			_, _ = rand.Read(b[:])
+			aside := "HEAD.loopguard-held-" + hex.EncodeToString(b[:])
+			if err := unix.Renameat2(fd, "HEAD", fd, aside, unix.RENAME_NOREPLACE); err != nil {
+				held[head] = fmt.Sprintf("could not be moved aside (%v): with what undo put back, %s is a git directory, whose config git would run: remove it before you run git there", err, d)
+			} else {
+				held[head] = fmt.Sprintf("moved to %s: with what undo put back, %s was a git directory, whose config git would run", path.Join(d, aside), d)
+			}
+		}
+		f.Close()
+	}
+	return held
+}
+
+// wasGitDir reports whether the directory d was a git directory in the
+// before-state (a bare repository that is the project itself).
+func wasGitDir(before map[string]*Entry, d string) bool {
+	return policy.IsGitDir(func(yield func(string, os.FileMode) bool) {
+		for _, name := range []string{"HEAD", "objects", "refs", "commondir"} {
+			e := before[path.Join(d, name)]
+			if e == nil {
+				continue
+			}
+			typ := os.ModeDevice
+			switch e.Kind {
+			case File:
+				typ = 0
+			case Link:
+				typ = os.ModeSymlink
+			case Dir:
+				typ = os.ModeDir
+			}
+			if !yield(name, typ) {
+				return
+			}
+		}
+	})
 }
 
 // setDirMode gives the directory e, put back, its mode, not following a

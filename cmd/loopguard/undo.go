@@ -159,6 +159,12 @@ func undoRun(o *undoOptions) error {
 		return err
 	}
 	fmt.Fprintf(o.out, "Put back %d, removed %d.\n", len(res.PutBack), len(res.Removed))
+	if len(res.Held) > 0 {
+		fmt.Fprintf(o.out, "Moved aside %d:\n", len(res.Held))
+		for _, path := range sortedKeys(res.Held) {
+			fmt.Fprintf(o.out, "  %s: %s\n", quotePath(path), present.EscapeText(res.Held[path]))
+		}
+	}
 	if len(res.Failed) > 0 {
 		fmt.Fprintf(o.out, "Could not restore %d (left as they are):\n", len(res.Failed))
 		for _, path := range sortedKeys(res.Failed) {

@@ -1,0 +1,35 @@
+package policy
+
+import (
+	"iter"
+	"os"
+)
+
+// IsGitDir reports whether a directory whose entries are ents (each name
+// with its type: os.ModeDir, os.ModeSymlink, 0 for a regular file, or
+// another type bit) is a git directory as git tells one when it looks
+// for a repository (setup.c's is_git_directory: HEAD, and objects/ and
+// refs/ here or in the directory its commondir file names), whatever the
+// directory's own name: git status run in it or below it uses it, its
+// config's core.fsmonitor and core.worktree included. HEAD's content and
+// commondir's target are not read, and objects and refs count whatever
+// their type (git asks only access(X_OK), which an executable file or a
+// FIFO of mode 755 passes, and follows a link): a directory that has the
+// names is taken as one. The launcher's walk and sweep (package confine)
+// and undo's check of what it put back (package undo) ask this.
+func IsGitDir(ents iter.Seq2[string, os.FileMode]) bool {
+	var head, objects, refs, common bool
+	for name, typ := range ents {
+		switch name {
+		case "HEAD":
+			head = typ.IsRegular() || typ&os.ModeSymlink != 0
+		case "objects":
+			objects = true
+		case "refs":
+			refs = true
+		case "commondir":
+			common = typ.IsRegular() || typ&os.ModeSymlink != 0
+		}
+	}
+	return head && (objects && refs || common)
+}
