@@ -455,9 +455,9 @@ type walker struct {
 	// beside deploy/target hid what it did there, and one that removed
 	// one had undo remove a whole target/ it never touched.
 	targets func(rel string) (known, recorded bool)
-	index index
-	s     *Store   // nil: list only (the after-state)
-	watch *watcher // nil: none
+	index   index
+	s       *Store   // nil: list only (the after-state)
+	watch   *watcher // nil: none
 	// racy: a file changed after this (ns; 2 s before the record) is read
 	// again whatever the index says, and left out of the index this
 	// record writes. Its change time may not tell a later write from the
