@@ -664,3 +664,48 @@ for d in ("src/objects/node_modules", "src/refs/node_modules"):
 		t.Errorf("control: tracked.txt after undo: %q %v\n%s", b, err, out)
 	}
 }
+
+// TestUndoDeepChain: a call makes, by renames, a chain of directories
+// with names of 255 bytes whose path is longer than any path may be. The
+// records and undo look no deeper than PATH_MAX (the eighteenth attack
+// run: their memory grew with the square of the chain's depth, 1 GB for
+// the record and 2 GB for undo at 2,000 deep). Control: the next call is
+// recorded and undone.
+func TestUndoDeepChain(t *testing.T) {
+	w := newWorld(t)
+	w.jailed(t, `import os
+os.chdir("src")
+n = "a" * 255
+os.mkdir("c")
+for _ in range(40):
+    os.mkdir("t"); os.rename("c", "t/" + n); os.rename("t", "c")`)
+	w.jailed(t, `import os; os.remove("tracked.txt")`)
+	short := func(s string) string {
+		if len(s) > 2000 {
+			return s[:2000] + "..."
+		}
+		return s
+	}
+	out, code := w.run(t, w.cli, "undo", "--yes")
+	if code != 0 {
+		t.Fatalf("undo: %d %s", code, short(out))
+	}
+	if b, err := os.ReadFile(filepath.Join(w.proj, "tracked.txt")); err != nil || string(b) != "tracked\n" {
+		t.Errorf("control: tracked.txt after undo: %q %v\n%s", b, err, short(out))
+	}
+	out, _ = w.run(t, w.cli, "undo", "--yes", "--list")
+	metas, err := w.store(t).List()
+	if err != nil || len(metas) != 2 {
+		t.Fatalf("records %v %v\n%s", metas, err, short(out))
+	}
+	out, _ = w.run(t, w.cli, "undo", "--yes", metas[1].ID)
+	if !strings.Contains(out, "longer than 4096 bytes") {
+		t.Errorf("undo of the chain does not say what it did not record:\n%s", short(out))
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 4096+200 {
+			t.Errorf("undo of the chain names a path longer than 4096 bytes: %s", short(line))
+			break
+		}
+	}
+}

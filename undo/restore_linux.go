@@ -206,6 +206,13 @@ func (p *Plan) plan(before, after, cur map[string]*Entry) {
 			p.NotRecorded = append(p.NotRecorded, *b)
 			continue
 		}
+		if b == nil && a != nil && a.Kind == Skipped {
+			// Made by the call, and what it holds not looked at (a
+			// directory past PATH_MAX, a kernel file system): not
+			// removed, and said.
+			p.NotRecorded = append(p.NotRecorded, *a)
+			continue
+		}
 		if a != nil && (b == nil || (a.Kind == Dir) != (b.Kind == Dir)) {
 			p.Remove = append(p.Remove, *a)
 		}

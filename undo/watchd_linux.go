@@ -389,8 +389,8 @@ func (d *daemon) watchDir(fd int, rel string, named bool) error {
 		if named {
 			d.dirty[p] = true
 		}
-		if rel == "" && name == ".git" || slices.Contains(Regenerable, name) {
-			continue
+		if rel == "" && name == ".git" || slices.Contains(Regenerable, name) || len(p) > maxRel {
+			continue // no record looks into it either
 		}
 		var st fileStat
 		if err := statAt(fd, name, &st); err != nil || st.mode&unix.S_IFMT != unix.S_IFDIR {
