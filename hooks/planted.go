@@ -55,7 +55,7 @@ func (e *Engine) plantedWarning(c *Call) string {
 		return "jailed calls may have changed the project since your last decision, but their undo records cannot be read (" + present.EscapeText(err.Error()) + "): look before approving"
 	}
 	paths, more, unfinished := ch.Paths, ch.More, ch.Unfinished
-	if len(paths) == 0 && unfinished == 0 && ch.Unreadable == 0 {
+	if len(paths) == 0 && unfinished == 0 && ch.Unreadable == 0 && len(ch.Left) == 0 {
 		return ""
 	}
 	when := "since your last decision"
@@ -63,9 +63,13 @@ func (e *Engine) plantedWarning(c *Call) string {
 		when = "so far"
 	}
 	var b strings.Builder
-	if len(paths) == 0 {
+	onlyLeft := len(paths) == 0 && unfinished == 0 && ch.Unreadable == 0
+	switch {
+	case onlyLeft:
+		fmt.Fprintf(&b, "jailed calls ran %s", when)
+	case len(paths) == 0:
 		fmt.Fprintf(&b, "jailed calls may have changed files in the project %s, which an approved call, run outside the jail, may run or send", when)
-	} else {
+	default:
 		fmt.Fprintf(&b, "jailed calls changed these files in the project %s; an approved call runs outside the jail and may run or send them: ", when)
 	}
 	for i, p := range paths {
@@ -82,6 +86,26 @@ func (e *Engine) plantedWarning(c *Call) string {
 	}
 	if ch.Unreadable > 0 {
 		fmt.Fprintf(&b, " (the undo records of %d call(s) cannot be read: what they changed is not known)", ch.Unreadable)
+	}
+	if len(ch.Left) > 0 {
+		// Their records leave these out (regenerable): a jailed call
+		// that edited node_modules/x/index.js is named nowhere above,
+		// and npm test, approved, runs it.
+		if onlyLeft {
+			b.WriteString(" that could write, unrecorded, in ")
+		} else {
+			b.WriteString("; and they could write, unrecorded, in ")
+		}
+		for i, l := range ch.Left {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(present.EscapeText(l) + "/")
+		}
+		if ch.LeftMore {
+			b.WriteString(" and more")
+		}
+		b.WriteString(", which an approved call may run (reinstall them to be sure)")
 	}
 	b.WriteString(" (loopguard undo --list)")
 	return b.String()

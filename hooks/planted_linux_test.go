@@ -100,3 +100,39 @@ func TestEscalationWarnsOfUnreadableRecord(t *testing.T) {
 		t.Errorf("control: after the human's decision, warnings %v", p)
 	}
 }
+
+// TestEscalationNamesLeftOut: a jailed call's record leaves node_modules
+// out (regenerable), so an edit there is named nowhere among the files;
+// the held call's warning names the directory as one jailed calls could
+// write unrecorded (the eighteenth attack run: a jailed edit of
+// node_modules/x/index.js was not shown before npm test was approved).
+// Control: in a project without node_modules, no such line.
+func TestEscalationNamesLeftOut(t *testing.T) {
+	h, run := jailHarness(t)
+	if err := os.RemoveAll(filepath.Join(h.Project, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	warnings := func(cmd string) string {
+		t.Helper()
+		p, err := h.Store.GetPending(run(cmd).Pending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(p.Warnings, "\n")
+	}
+	jailedEdit(t, h, "src/a.go", "package a // changed\n")
+	if w := warnings("git push"); !strings.Contains(w, "src/a.go") || strings.Contains(w, "unrecorded") {
+		t.Errorf("control: without node_modules, warnings %q", w)
+	}
+	if err := audit.Open(filepath.Join(h.Store.Dir, "audit")).Append(audit.Entry{Time: time.Now().Add(time.Second), Event: "cli", Decision: "approve"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(h.Project, "node_modules", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the record after the decision
+	jailedEdit(t, h, "node_modules/x/index.js", "require('child_process').execSync('id')\n")
+	if w := warnings("npm test && git push"); !strings.Contains(w, "could write, unrecorded, in node_modules/") {
+		t.Errorf("the held call's warnings do not name node_modules: %q", w)
+	}
+}

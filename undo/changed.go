@@ -17,6 +17,12 @@ type Changes struct {
 	// whose description cannot be read (undo --list names them): what
 	// their calls changed is not known either.
 	Unfinished, Unreadable int
+	// Left are the directories those calls' records left out (the
+	// regenerable ones, node_modules and the like), whose files the
+	// calls may have changed unseen: the first maxLeft, each once, and
+	// LeftMore whether there were more.
+	Left     []string
+	LeftMore bool
 }
 
 // ChangedSince lists what the records started at or after since changed,
@@ -34,11 +40,23 @@ func (s *Store) ChangedSince(since time.Time, max int) (Changes, error) {
 			c.Unreadable++
 		}
 	}
-	seen := map[string]bool{}
+	seen, left := map[string]bool{}, map[string]bool{}
 	for _, m := range metas {
 		if m.Started.Before(since) {
 			break
 		}
+		for _, l := range m.Left {
+			if left[l] {
+				continue
+			}
+			left[l] = true
+			if len(c.Left) == maxLeft {
+				c.LeftMore = true
+				continue
+			}
+			c.Left = append(c.Left, l)
+		}
+		c.LeftMore = c.LeftMore || m.LeftMore > 0
 		delta, ok, err := s.manifest("records/" + m.ID + "/after")
 		if err != nil {
 			return c, err
