@@ -35,6 +35,7 @@ func (p *Plan) Empty() bool { return true }
 type Result struct {
 	PutBack, Removed []string
 	Failed           map[string]string
+	Held             map[string]string
 }
 
 // Session is a store with the project's lock held.
