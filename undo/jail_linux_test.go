@@ -709,3 +709,45 @@ for _ in range(40):
 		}
 	}
 }
+
+// TestUndoLinkLeadsOutAfter: what undo turns back changes where a link
+// leads. The eighteenth attack run: a call left a git directory in its Go
+// cache (outside the project, outlasting the call) and replaced src/u by
+// a link to a/b; a second call made src/l to u/../../../tmp/..., which
+// its sweep judged while u was a link (it led nowhere); undo of the first
+// call made u a directory again, l then led into the cache, and the
+// user's git status through l ran the git directory's fsmonitor. After
+// undo, every link that leads into a scratch directory is held back.
+// Control: undo puts src/u back as the directory it was.
+func TestUndoLinkLeadsOutAfter(t *testing.T) {
+	w := newWorld(t)
+	pwned := filepath.Join(w.root, "pwned")
+	w.run(t, "/bin/sh", "-c", "mkdir -p src/u src/a/b && echo u > src/u/keep")
+	sh := func(script string) string {
+		return fmt.Sprintf(`import subprocess; subprocess.run(["sh", "-c", %q], check=True)`, script)
+	}
+	w.jailed(t, sh(`mkdir -p "$GOCACHE/x" && cd "$GOCACHE/x" && git init -q && git config core.fsmonitor "touch `+pwned+`; false" && cd - >/dev/null && rm -rf src/u && ln -s a/b src/u`))
+	metas, err := w.store(t).List()
+	if err != nil || len(metas) != 1 {
+		t.Fatalf("records %v %v", metas, err)
+	}
+	first := metas[0].ID
+	w.jailed(t, sh(`ln -s "u/../../../tmp/loopguard-scratch-$(id -u)/$(basename "$GOCACHE")/x" src/l`))
+	if _, err := os.Lstat(filepath.Join(w.proj, "src/l")); err != nil {
+		t.Fatalf("the second call's link was held back by its sweep: the test's premise is gone: %v", err)
+	}
+	out, code := w.run(t, w.cli, "undo", "--yes", first)
+	if code != 0 {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	if fi, err := os.Lstat(filepath.Join(w.proj, "src/u")); err != nil || !fi.IsDir() {
+		t.Fatalf("control: src/u is not a directory again after undo: %v\n%s", err, out)
+	}
+	w.run(t, "/bin/sh", "-c", "cd src/l 2>/dev/null && git status >/dev/null 2>&1; true")
+	if _, err := os.Lstat(pwned); err == nil {
+		t.Errorf("after undo, the user's git status through src/l ran the Go cache's git directory:\n%s", out)
+	}
+	if !strings.Contains(out, "src/l") {
+		t.Errorf("undo did not say it held back src/l:\n%s", out)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/undo"
@@ -163,6 +164,12 @@ func undoRun(o *undoOptions) error {
 		fmt.Fprintf(o.out, "Moved aside %d:\n", len(res.Held))
 		for _, path := range sortedKeys(res.Held) {
 			fmt.Fprintf(o.out, "  %s: %s\n", quotePath(path), present.EscapeText(res.Held[path]))
+		}
+	}
+	if len(res.PutBack)+len(res.Removed) > 0 {
+		// What undo turned back can change where a link leads.
+		for _, line := range confine.HoldLinksOut(project, os.Getuid()) {
+			fmt.Fprintln(o.out, present.EscapeText(line))
 		}
 	}
 	if len(res.Failed) > 0 {

@@ -1,0 +1,79 @@
+//go:build linux
+
+package confine
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/loopguard/loopguard/fsx"
+	"golang.org/x/sys/unix"
+)
+
+// HoldLinksOut judges, after loopguard undo put the project back, every
+// link in it as a call's sweep judges the links a call made or changed
+// the way of (linkJudge): one that leads now into a launcher's scratch
+// directory (whose caches outlast a call), loopguard's state directory,
+// /proc or /dev/fd is held back, and said in what it returns. Undo's
+// result mixes a call's before-state with the project now: the
+// eighteenth attack run had a call replace src/u by a link, a later call
+// make src/l to u/../../.., which the sweep judged while u was a link,
+// and undo of the first call turn u back into a directory, so that l led
+// into the Go cache, where the first call had left a git directory: the
+// user's git status through l ran its config. The scratch directories
+// judged are those of the user's temp directory, of /tmp and of Claude
+// Code's sandbox (TMPDIR/claude-UID), whichever the agent ran with. The
+// walk goes through no link, and not into .git.
+func HoldLinksOut(project string, uid int) []string {
+	e := envOf()
+	root, err := openProject(project, [2]uint64{})
+	if err != nil {
+		return []string{fmt.Sprintf("loopguard: could not look at the project's links after undo (%v): run no git through a link in it before you look", err)}
+	}
+	defer unix.Close(root)
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	p := Plan{Project: project, Root: project, RunDir: "undo-" + hex.EncodeToString(b[:])}
+	held := &holder{p: p, e: e, dir: -1}
+	defer held.close()
+	w := newSweeper(p, e, held, root)
+	var outs []string
+	for _, tmp := range []string{e.TempDir, "/tmp", filepath.Join(e.TempDir, fmt.Sprintf("claude-%d", uid)), fmt.Sprintf("/tmp/claude-%d", uid)} {
+		outs = append(outs, outsOf(filepath.Join(tmp, fmt.Sprintf("loopguard-scratch-%d", uid)), "")...)
+	}
+	w.judge.outs = append(w.judge.outs, outs...)
+	slices.Sort(w.judge.outs)
+	w.judge.outs = slices.Compact(w.judge.outs)
+	w.holdLinksBelow("")
+	return w.lines
+}
+
+// holdLinksBelow holds back each link in the directory rel, and below it,
+// that leads out (HoldLinksOut).
+func (w *sweeper) holdLinksBelow(rel string) {
+	f, ents, ok := w.read(rel)
+	if !ok {
+		return
+	}
+	defer f.Close()
+	fd := int(f.Fd())
+	for _, ent := range ents {
+		crel := ent.name
+		if rel != "" {
+			crel = rel + "/" + ent.name
+		}
+		switch {
+		case ent.typ&os.ModeSymlink != 0:
+			if target, err := fsx.ReadlinkAt(fd, ent.name); err == nil &&
+				w.judge.leadsOut(filepath.Join(w.real, filepath.Dir(crel)), target, false) {
+				w.hold(fd, rel, ent.name, crel, whyLink)
+			}
+		case ent.typ.IsDir() && !(rel == "" && ent.name == ".git") && len(crel) < unix.PathMax:
+			w.holdLinksBelow(crel)
+		}
+	}
+}
