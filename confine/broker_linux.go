@@ -427,28 +427,12 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		return failed(n, unix.EPERM) // nothing else is sent without a project
 	}
 	if n.nr == unix.SYS_UMASK {
-		// What umaskOf read may be another's now (threads share it), and
-		// what it reads is not kept until this call is known to be done:
-		// when its thread makes its next call that comes here.
-		clear(b.umasks)
-		b.umaskCalls[n.pid] = true
-		return continued(n)
+		return b.umaskCall(n)
 	}
 	delete(b.umaskCalls, n.pid)
 	c, ok := brokeredCall(n)
-	if c.exchange {
-		// Two names swapped in one call move each where the other was:
-		// a directory that holds executable configuration, swapped with
-		// an empty one, left the paths every held entry is mounted on
-		// and checked at (the eighteenth attack run's moves, by mv,
-		// which heldBelow refuses). Answered as a file system without
-		// exchange answers; programs then rename.
-		return failed(n, unix.EINVAL)
-	}
-	if c.rename && len(b.held) > 0 {
-		if r := b.refuseHeldMove(n, c); r != nil {
-			return r
-		}
+	if r := b.refusedMove(n, c); r != nil {
+		return r
 	}
 	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&(unix.O_CREAT|unix.O_WRONLY|unix.O_RDWR) == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
 		return continued(n)
@@ -1033,6 +1017,33 @@ func (b *topBroker) servedDir(key fileKey, below bool) (dir string, unclean, ser
 // user's whole repository back, and mv .git/objects left none.
 func (b *topBroker) pinnedSource(p string) bool {
 	return b.fixed[p] || b.aboveFixed(p) || slices.Contains(b.kept, p)
+}
+
+// umaskCall lets n, a umask call, go on. What umaskOf read may be
+// another's now (threads share it), and what it reads is not kept until
+// this call is known to be done: when its thread makes its next call that
+// comes here.
+func (b *topBroker) umaskCall(n *seccompNotif) *seccompNotifResp {
+	clear(b.umasks)
+	b.umaskCalls[n.pid] = true
+	return continued(n)
+}
+
+// refusedMove refuses n's call c when it is a rename that would move a
+// held entry (refuseHeldMove), or one that swaps two names: each then
+// moves where the other was, and a directory that holds executable
+// configuration, swapped with an empty one, leaves the paths every held
+// entry is mounted on and checked at. An exchange (or a whiteout) is
+// answered as a file system without them answers; programs then rename.
+// nil: not refused here.
+func (b *topBroker) refusedMove(n *seccompNotif, c brokered) *seccompNotifResp {
+	if c.exchange {
+		return failed(n, unix.EINVAL)
+	}
+	if c.rename && len(b.held) > 0 {
+		return b.refuseHeldMove(n, c)
+	}
+	return nil
 }
 
 // refuseHeldMove refuses n's rename c when what it moves is in the
