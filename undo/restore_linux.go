@@ -456,7 +456,16 @@ func heldGitDirs(root int, p *Plan, res Result) map[string]string {
 			var b [4]byte
 			_, _ = rand.Read(b[:])
 			aside := "HEAD.loopguard-held-" + hex.EncodeToString(b[:])
-			if err := unix.Renameat2(fd, "HEAD", fd, aside, unix.RENAME_NOREPLACE); err != nil {
+			err := unix.Renameat2(fd, "HEAD", fd, aside, unix.RENAME_NOREPLACE)
+			if errors.Is(err, unix.EACCES) {
+				// Put back at a mode that leaves its owner no write bit
+				// (chmod 500 by the call).
+				if restore, ok := ownerWrite(fd); ok {
+					err = unix.Renameat2(fd, "HEAD", fd, aside, unix.RENAME_NOREPLACE)
+					restore()
+				}
+			}
+			if err != nil {
 				held[head] = fmt.Sprintf("could not be moved aside (%v): with what undo put back, %s is a git directory, whose config git would run: remove it before you run git there", err, d)
 			} else {
 				held[head] = fmt.Sprintf("moved to %s: with what undo put back, %s was a git directory, whose config git would run", path.Join(d, aside), d)

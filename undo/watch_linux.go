@@ -226,15 +226,22 @@ func walkOrder(a, b string) int {
 }
 
 // afterTargets is walker.targets for a listing compared with r.before: a
-// directory named target the before-state recorded is recorded; taking
-// the after-state, one it did not is left out, whatever is beside it now;
-// taking a before-state from the last listing (chain_linux.go), that one
-// does not say.
+// directory named target the before-state recorded is recorded. Taking
+// the after-state, one it did not is left out where the before-state had
+// a Cargo.toml beside it (it was left out then, whatever is beside it
+// now), and recorded where it had none (the call made it: a new
+// docs/target/install.sh was named nowhere, neither recorded nor left
+// out, when every target the before-state lacked was left out). Taking a
+// before-state from the last listing (chain_linux.go), the last listing
+// does not say, and the Cargo.toml beside it now does.
 func (r *Recorder) afterTargets(rel string) (known, recorded bool) {
 	if e := r.find(rel); e != nil && e.Kind == Dir {
 		return true, true
 	}
-	return r.after, false
+	if !r.after {
+		return false, false
+	}
+	return true, r.find(path.Join(path.Dir(rel), "Cargo.toml")) == nil
 }
 
 // find is the before-state's entry of p (nil: none), by a binary search
