@@ -814,6 +814,7 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name 
 	defer unix.Close(fparent)
 	fpdir, fbelow := b.projectPath(fparent)
 	if fbelow && b.pinnedSource(filepath.Join(fpdir, from)) {
+		b.tellMove(fpdir, from)
 		return failed(n, unix.EACCES)
 	}
 	fdir, funclean, fserved := b.servedDir(fkey, fbelow)
@@ -936,6 +937,7 @@ func (b *topBroker) renameIn(n *seccompNotif, c brokered, to resolved, below boo
 	}
 	fromDir, fromBelow := b.projectPath(parent)
 	if fromBelow && b.pinnedSource(filepath.Join(fromDir, from)) {
+		b.tellMove(fromDir, from)
 		return failed(n, unix.EACCES)
 	}
 	if below && !fromBelow {
@@ -1011,12 +1013,16 @@ func (b *topBroker) servedDir(key fileKey, below bool) (dir string, unclean, ser
 
 // pinnedSource: p, a path in the project a rename would move, is +git's
 // git directory, one of its pins or what holds one (a hooks directory
-// core.hooksPath names, or an ancestor of one, too). With namespaces a
-// read-only mount does not stop its mount point's directory from moving:
-// the seventeenth attack run's mv .git .gitx had the sweep hold the
-// user's whole repository back, and mv .git/objects left none.
+// core.hooksPath names, or an ancestor of one, too), or a held entry or
+// what holds one (heldBelow). Judged on the resolution the rename then
+// uses (its descriptors), never a second read of the caller's path. The
+// seventeenth attack run's mv .git .gitx had the sweep hold the user's
+// whole repository back, and mv .git/objects left none; the eighteenth
+// moved vendor/, holding a nested repository, away and back across three
+// launches. With namespaces the kernel refuses these moves too (every
+// directory above a held entry is a mount point: isolateTree).
 func (b *topBroker) pinnedSource(p string) bool {
-	return b.fixed[p] || b.aboveFixed(p) || slices.Contains(b.kept, p)
+	return b.fixed[p] || b.aboveFixed(p) || slices.Contains(b.kept, p) || b.heldBelow(p)
 }
 
 // umaskCall lets n, a umask call, go on. What umaskOf read may be
@@ -1029,44 +1035,16 @@ func (b *topBroker) umaskCall(n *seccompNotif) *seccompNotifResp {
 	return continued(n)
 }
 
-// refusedMove refuses n's call c when it is a rename that would move a
-// held entry (refuseHeldMove), or one that swaps two names: each then
-// moves where the other was, and a directory that holds executable
-// configuration, swapped with an empty one, leaves the paths every held
-// entry is mounted on and checked at. An exchange (or a whiteout) is
-// answered as a file system without them answers; programs then rename.
-// nil: not refused here.
+// refusedMove refuses n's call c when it is a rename that swaps two
+// names (RENAME_EXCHANGE; or a whiteout): each would move where the other
+// was, and a directory that holds executable configuration, swapped with
+// an empty one, would leave the paths every held entry is mounted on and
+// checked at. Answered as a file system without them answers; programs
+// then rename, which renameTo and renameIn judge (pinnedSource: no held
+// entry, nor what holds one, moves). nil: not refused here.
 func (b *topBroker) refusedMove(n *seccompNotif, c brokered) *seccompNotifResp {
 	if c.exchange {
 		return failed(n, unix.EINVAL)
-	}
-	if c.rename && len(b.held) > 0 {
-		return b.refuseHeldMove(n, c)
-	}
-	return nil
-}
-
-// refuseHeldMove refuses n's rename c when what it moves is in the
-// project and is, or holds, one of the plan's held entries: with
-// namespaces the project is written whole and a held entry is a read-only
-// mount, which moves along with a directory above it; the held path then
-// leads nowhere, and a launch beside this one, or after it, planned while
-// the directory was away, neither mounted nor held what it holds. The
-// eighteenth attack run moved vendor away and back across three launches,
-// and the middle one wrote vendor/lib/.git/config. nil: not refused here.
-func (b *topBroker) refuseHeldMove(n *seccompNotif, c brokered) *seccompNotifResp {
-	fr, ok, _ := b.resolve(n, c.fromDirfd, c.fromPath, false)
-	if !ok {
-		return nil // judged where the rename is served
-	}
-	defer unix.Close(fr.parent)
-	dir, below := b.projectPath(fr.parent)
-	if !below {
-		return nil
-	}
-	if p := filepath.Join(dir, fr.name); b.heldBelow(p) {
-		b.tellMove(dir, fr.name)
-		return failed(n, unix.EACCES)
 	}
 	return nil
 }

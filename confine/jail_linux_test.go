@@ -2797,3 +2797,66 @@ func TestJailRuleOnWalkedDir(t *testing.T) {
 		}
 	})
 }
+
+// TestJailUnlistedBeside: a call beside this one takes the bits of a
+// directory that holds a nested repository (chmod 000 vendor/lib) while
+// this one is planned, and gives them back before it runs. This plan
+// could not list vendor/lib, so it held nothing there: the project is not
+// written whole (with namespaces, where it was and the nineteenth attack
+// run wrote vendor/lib/.git/config, which the user's git status there
+// ran), and this call's sweep leaves the repository where it was, not
+// this call's (it moved the user's .git out as made by the call).
+// Control: the call writes docs/.
+func TestJailUnlistedBeside(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		config := j.nestedRepo(t, "vendor/lib")
+		before, err := os.ReadFile(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pwned := filepath.Join(j.root, "pwned")
+		first := j.launchCmd(projectWrite, "jail-sh", "chmod 000 vendor/lib && sleep 2 && chmod 755 vendor/lib")
+		var out1 bytes.Buffer
+		first.Stdout, first.Stderr = &out1, &out1
+		if err := first.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(700 * time.Millisecond)
+		out2, _ := j.launch(t, projectWrite, "jail-sh", `mkdir -p docs; echo x > docs/plain; printf '[core]\n\tfsmonitor = "touch `+pwned+`; false"\n' >> vendor/lib/.git/config`)
+		_ = first.Wait()
+		j.unconfined(t, "git -C vendor/lib status >/dev/null 2>&1; true")
+		if _, err := os.Lstat(pwned); err == nil {
+			t.Errorf("the user's git status in vendor/lib ran the call's fsmonitor:\n%s\n%s", out1.String(), out2)
+		}
+		if after, err := os.ReadFile(config); err != nil || !bytes.Equal(after, before) {
+			t.Errorf("vendor/lib/.git/config is not as it was (%v):\n%s\n%s\n%s", err, after, out1.String(), out2)
+		}
+		if _, err := os.Stat(filepath.Join(j.project, "docs/plain")); err != nil {
+			t.Errorf("control: docs/plain: %v\n%s", err, out2)
+		}
+	})
+}
+
+// TestJailUnsearchableParent: a call makes src/pkg a git directory and
+// takes src's search bit (chmod 600 src): its sweep could not reach
+// src/pkg, said so on the agent's output only, and left the git
+// directory, whose config the user's git status there ran (the
+// nineteenth attack run). The owner's bits are given back on the way,
+// and HEAD and config are held: real git finds no repository in src/pkg.
+// Control: src/pkg/pkg.go stays.
+func TestJailUnsearchableParent(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		j.unconfined(t, "mkdir -p src/pkg && echo 'package pkg' > src/pkg/pkg.go")
+		out, _ := j.launch(t, projectWrite, "jail-sh", `G=src/pkg; printf 'ref: refs/heads/main\n' > $G/HEAD; mkdir -p $G/objects $G/refs/heads; printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ../..\n\tfsmonitor = "false"\n' > $G/config; chmod 600 src`)
+		// Real git is the oracle: src/pkg is a git directory to it, or not.
+		j.unconfined(t, "chmod 755 src 2>/dev/null; cd src/pkg && git rev-parse --absolute-git-dir > ../../gitdir.txt 2>/dev/null; true")
+		if b, _ := os.ReadFile(filepath.Join(j.project, "gitdir.txt")); strings.Contains(string(b), "src/pkg") {
+			t.Errorf("after the call, git takes src/pkg for a git directory (%s):\n%s", bytes.TrimSpace(b), out)
+		}
+		if _, err := os.Stat(filepath.Join(j.project, "src/pkg/pkg.go")); err != nil {
+			t.Errorf("control: src/pkg/pkg.go: %v\n%s", err, out)
+		}
+	})
+}

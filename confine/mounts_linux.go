@@ -3,13 +3,17 @@
 package confine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/loopguard/loopguard/fsx"
 	"golang.org/x/sys/unix"
 )
 
@@ -133,6 +137,33 @@ func isolateTree(plan *Plan) (bool, error) {
 			return false, fmt.Errorf("isolating %s: move_mount: %w", c.path, err)
 		}
 	}
+	// Each directory of the project above a held entry is a mount point
+	// of its own (a clone of itself, with what is mounted below it): the
+	// kernel refuses to move a mount point (EBUSY) in this namespace, so
+	// no program of the launch moves a held entry away from the path it
+	// is mounted and checked at, whatever path its rename names and
+	// whenever the broker read it (the nineteenth attack run flipped a
+	// byte of the path between the broker's read and the kernel's, and
+	// moved vendor/, holding the nested repository vendor/lib, into
+	// g/vendor: a launch planned meanwhile saw a decoy at vendor and wrote
+	// vendor/lib/.git/config whole). Shallowest first: a clone keeps the
+	// mounts below it.
+	for _, a := range heldAncestors(plan) {
+		var st unix.Stat_t
+		if err := unix.Lstat(a, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			plan.TopWritable = false // moved since the walk
+			continue
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, a, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
+		if err != nil {
+			return false, fmt.Errorf("isolating %s: open_tree: %w", a, err)
+		}
+		err = unix.MoveMount(fd, "", unix.AT_FDCWD, a, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		_ = unix.Close(fd)
+		if err != nil {
+			return false, fmt.Errorf("isolating %s: move_mount: %w", a, err)
+		}
+	}
 	pins := map[string]bool{}
 	for _, p := range plan.GitPins {
 		pins[p] = true
@@ -180,6 +211,28 @@ func isolateTree(plan *Plan) (bool, error) {
 		plan.WriteDirs = append(plan.WriteDirs, plan.Project)
 	}
 	return true, nil
+}
+
+// heldAncestors are the directories of the project, below its top, that
+// hold one of plan's held entries, shallowest first.
+func heldAncestors(plan *Plan) []string {
+	if plan.Project == "" {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, h := range plan.Held {
+		if !fsx.Within(h, plan.Project) {
+			continue
+		}
+		for d := filepath.Dir(h); d != plan.Project && fsx.Within(d, plan.Project) && !seen[d]; d = filepath.Dir(d) {
+			seen[d] = true
+		}
+	}
+	out := slices.Collect(maps.Keys(seen))
+	slices.SortFunc(out, func(a, b string) int {
+		return cmp.Or(cmp.Compare(strings.Count(a, "/"), strings.Count(b, "/")), strings.Compare(a, b))
+	})
+	return out
 }
 
 // asWalked reports whether every path a write rule names is still the

@@ -589,7 +589,7 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	// read-only (a launch with its own mount namespace: isolate) and the
 	// sweep sees every new name: the walk saw the whole project, and no
 	// protected entry is a link (a mount cannot hold a link in place).
-	p.TopWritable = w.entries <= maxWalk && !w.heldLink
+	p.TopWritable = w.entries <= maxWalk && !w.heldLink && !w.unlisted
 	p.RuleIDs = w.ids
 	return nil
 }
@@ -624,6 +624,7 @@ type walker struct {
 	files    []string
 	held     []string         // protected entries, kept read-only
 	heldLink bool             // one of them is a link
+	unlisted bool             // a directory could not be read
 	links    []string         // every link walked
 	seen     map[string]int64 // every directory walked: its change time
 	// ids are the device and inode of each directory and file a rule of
@@ -721,8 +722,12 @@ func (w *walker) walk(dir string, top bool) bool {
 		// Looked in by the sweep after the call whatever its change time
 		// (a directory another call made unlistable, chmod 0300, got a
 		// HEAD written in it past a sweep that read only directories
-		// whose change time moved).
+		// whose change time moved). What it holds is not known: the
+		// project is not written whole (unlisted; the nineteenth attack
+		// run's chmod 000 vendor/lib, by a call beside this one, hid
+		// vendor/lib/.git from the walk, and no mount held it).
 		w.seen[dir] = -1
+		w.unlisted = true
 		return false
 	}
 	w.seen[dir] = ctime

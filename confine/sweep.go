@@ -101,6 +101,10 @@ func newSweeper(p Plan, e Env, held *holder, root int) *sweeper {
 // said.
 func (w *sweeper) changed(rel string, ctime int64) bool {
 	fd, err := openBeneath(w.root, rel, unix.O_PATH|unix.O_DIRECTORY)
+	if errors.Is(err, unix.EACCES) {
+		w.lines = append(w.lines, ownerMayReach(w.root, rel)...)
+		fd, err = openBeneath(w.root, rel, unix.O_PATH|unix.O_DIRECTORY)
+	}
 	if err != nil {
 		// Gone, or replaced by a file or a link: its parent changed, and
 		// was looked at. Anything else is said.
@@ -144,6 +148,17 @@ func (w *sweeper) kept(path string, dirfd int, name string) bool {
 func (w *sweeper) newLink(fd int, name string) bool {
 	since, ok := changedSince(fd, name, w.p.started)
 	return since || !ok
+}
+
+// unlistedAtPlan: the plan could not list the directory rel (its walk
+// recorded it as -1).
+func (w *sweeper) unlistedAtPlan(rel string) bool {
+	dir := w.p.Project
+	if rel != "" {
+		dir += "/" + rel
+	}
+	ctime, seen := w.p.Dirs[dir]
+	return seen && ctime == -1
 }
 
 // changedSince reports whether the entry name in the directory open as fd
@@ -219,7 +234,7 @@ func (w *sweeper) look(rel string, asSeen bool) bool {
 			return true
 		}
 		for _, ent := range ents {
-			if ent.name == "HEAD" || ent.name == "config" {
+			if (ent.name == "HEAD" || ent.name == "config") && !(w.unlistedAtPlan(rel) && !w.newLink(fd, ent.name)) {
 				w.hold(fd, rel, ent.name, rel+"/"+ent.name, whyConfig)
 			}
 		}
@@ -248,6 +263,10 @@ func (w *sweeper) look(rel string, asSeen bool) bool {
 // said.
 func (w *sweeper) read(rel string) (*os.File, []dirEnt, bool) {
 	fd, err := openBeneath(w.root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+	if errors.Is(err, unix.EACCES) {
+		w.lines = append(w.lines, ownerMayReach(w.root, rel)...)
+		fd, err = openBeneath(w.root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+	}
 	if errors.Is(err, unix.EACCES) {
 		// A directory the call made unlistable (chmod 111 src/d) can still
 		// be crossed by name, by git and by the next session: what it
@@ -289,6 +308,13 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt) {
 		return
 	}
 	if w.guard.protects([]byte(path), ent.name, ent.typ) {
+		if w.unlistedAtPlan(rel) && !w.newLink(fd, ent.name) {
+			// In a directory the plan could not list (a call beside this
+			// one took its bits), so not held, and no rule reached: there
+			// before this call, and not its (the nineteenth attack run had
+			// the user's nested repository moved out as this call's).
+			return
+		}
 		w.hold(fd, rel, ent.name, crel, whyConfig)
 		return
 	}
@@ -489,6 +515,31 @@ func shown(rel string) string {
 
 // ownerMayList gives the directory rel back its owner's read, write and
 // search bits, through a descriptor that follows no link, and says so.
+// ownerMayReach gives each directory on the way to rel (the top, and
+// rel's ancestors) that its owner may not search its owner's bits back,
+// and says so: the nineteenth attack run's chmod 600 src left the sweep
+// unable to reach src/pkg, which it had made a git directory, and the
+// user's git status there ran its config.
+func ownerMayReach(root int, rel string) []string {
+	if rel == "" {
+		return nil // the top has no way to it here: ownerMayList's
+	}
+	var lines []string
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		dir := strings.Join(parts[:i], "/")
+		fd, err := openBeneath(root, dir, unix.O_PATH|unix.O_DIRECTORY)
+		if err != nil {
+			return lines
+		}
+		if mode, ok := ownerBack(fd, 0o500); ok {
+			lines = append(lines, fmt.Sprintf("loopguard: this call took its owner's read or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that what is below it is looked at", shown(dir), mode))
+		}
+		_ = unix.Close(fd)
+	}
+	return lines
+}
+
 func ownerMayList(root int, rel string) (string, bool) {
 	fd, err := openBeneath(root, rel, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
