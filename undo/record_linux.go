@@ -898,47 +898,31 @@ func ownerSearch(fd int) (restore func(), ok bool) {
 // ownerList opens the directory name in dirfd (not following a link),
 // this user's, which its owner may not read or search (chmod 000 or 100
 // by a call: what it holds was never recorded, and a later rm of it could
-// not be undone): its owner's bits are given for the open and taken back
-// at once, through the descriptor of what was checked (the walk below it
-// gives them again where it needs them: ownerSearch). Anything else: the
-// open's error.
+// not be undone), with its owner's read and search bits given for the
+// open and taken back at once (ownerOpen; the walk below it gives them
+// again where it needs them: ownerSearch).
 func ownerList(dirfd int, name string, e Entry) (int, error) {
-	pfd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	defer unix.Close(pfd)
-	var st unix.Stat_t
-	if err := unix.Fstat(pfd, &st); err != nil {
-		return -1, err
-	}
-	if st.Uid != uint32(os.Geteuid()) || st.Mode&unix.S_IRUSR != 0 && st.Mode&unix.S_IXUSR != 0 || st.Dev != e.Dev || st.Ino != e.Ino {
-		return -1, unix.EACCES
-	}
-	proc := "/proc/self/fd/" + strconv.Itoa(pfd)
-	mode := st.Mode & 0o7777
-	if err := unix.Chmod(proc, mode|unix.S_IRUSR|unix.S_IXUSR); err != nil {
-		return -1, err
-	}
-	fd, err := unix.Open(proc, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if cerr := unix.Chmod(proc, mode); cerr != nil {
-		if err == nil {
-			_ = unix.Close(fd)
-		}
-		return -1, fmt.Errorf("its mode could not be put back to %#o: %w", mode, cerr)
-	}
-	return fd, err
+	return ownerOpen(dirfd, name, e, unix.S_IFDIR, unix.S_IRUSR|unix.S_IXUSR, unix.O_RDONLY|unix.O_DIRECTORY)
 }
 
 // ownerRead opens for reading the file name in dirfd (not following a
 // link) that this user owns and may not read: a call took its mode (chmod
 // 000), and a later call that removes it would leave nothing to put back
 // (the sixteenth attack run). Its owner's read bit is given for the open
-// and taken back at once, through the descriptor of what was checked: the
-// mode is as it was when this returns (its change time is not). Any other
-// file (another's, a mode that lets its owner read, one replaced since
-// the listing) stays unread: EACCES.
+// and taken back at once (ownerOpen).
 func ownerRead(dirfd int, name string, e *Entry) (int, error) {
+	return ownerOpen(dirfd, name, *e, unix.S_IFREG, unix.S_IRUSR, unix.O_RDONLY|unix.O_NONBLOCK)
+}
+
+// ownerOpen opens name in dirfd, not following a link, with flags, when
+// it is of type typ, this user's, the one e lists, and lacks one of the
+// owner's bits need: they are given for the open and taken back at once,
+// through the descriptor of what was checked, whose /proc name reaches
+// the inode it holds whatever the directory's name for it is by now. The
+// mode is as it was when this returns (its change time is not). Anything
+// else (another's, a mode that has the bits, one replaced since the
+// listing) stays unopened: EACCES.
+func ownerOpen(dirfd int, name string, e Entry, typ, need uint32, flags int) (int, error) {
 	pfd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
@@ -948,18 +932,15 @@ func ownerRead(dirfd int, name string, e *Entry) (int, error) {
 	if err := unix.Fstat(pfd, &st); err != nil {
 		return -1, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != uint32(os.Geteuid()) || st.Mode&unix.S_IRUSR != 0 ||
-		st.Dev != e.Dev || st.Ino != e.Ino {
+	if st.Mode&unix.S_IFMT != typ || st.Uid != uint32(os.Geteuid()) || st.Mode&need == need || st.Dev != e.Dev || st.Ino != e.Ino {
 		return -1, unix.EACCES
 	}
-	// The descriptor's /proc name reaches the inode it holds, whatever
-	// the directory's name for it is by now.
 	proc := "/proc/self/fd/" + strconv.Itoa(pfd)
 	mode := st.Mode & 0o7777
-	if err := unix.Chmod(proc, mode|unix.S_IRUSR); err != nil {
+	if err := unix.Chmod(proc, mode|need); err != nil {
 		return -1, err
 	}
-	fd, err := unix.Open(proc, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(proc, flags|unix.O_CLOEXEC, 0)
 	if cerr := unix.Chmod(proc, mode); cerr != nil {
 		if err == nil {
 			_ = unix.Close(fd)
