@@ -107,7 +107,7 @@ func (b *topBroker) changeMode(n *seccompNotif) *seccompNotifResp {
 		return failed(n, unix.EINVAL)
 	}
 	mode := c.mode & 0o7777
-	if mode&(unix.S_ISUID|unix.S_ISGID|unix.S_ISVTX|unix.S_IWOTH) != 0 {
+	if mode&refusedModeBits != 0 {
 		return failed(n, unix.EPERM)
 	}
 	return b.change(n, c, func(self string) error { return unix.Fchmodat(unix.AT_FDCWD, self, mode, 0) })

@@ -205,8 +205,11 @@ var (
 	// modeCalls change a file's mode; with broker they go to the first
 	// stage, which changes the mode of a file in the write set itself
 	// (brokermode_linux.go) and refuses every other.
-	modeCalls     = []uint32{unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2}
-	metadataCalls = []uint32{unix.SYS_FCHOWN, unix.SYS_FCHOWNAT}
+	modeCalls = []uint32{unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2}
+	// refusedModeBits are the bits no mode change of a launch sets: set-id,
+	// sticky, and other users' write (changeMode refuses the same).
+	refusedModeBits uint32 = unix.S_ISUID | unix.S_ISGID | unix.S_ISVTX | unix.S_IWOTH
+	metadataCalls          = []uint32{unix.SYS_FCHOWN, unix.SYS_FCHOWNAT}
 	// xattrCalls are refused as a file system without extended attributes
 	// refuses them (EOPNOTSUPP): cp -p, cp -a and install -m then set the
 	// mode alone (which the broker serves), where EPERM made them fail
@@ -331,6 +334,23 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		insn{code: jeq, k: unix.SYS_CLONE3, jt: "enosys"},
 		insn{code: jeq, k: unix.SYS_PRLIMIT64, jt: "prlimit"},
 	)
+	if !o.metadata {
+		// Mode changes are the kernel's here (the launch's mounts, or
+		// the sandbox's, keep them to its write set), but none sets a
+		// set-id or sticky bit or lets other users write, as the broker
+		// refuses them where it makes them (brokermode_linux.go): the
+		// nineteenth attack run left a set-uid copy of id, which another
+		// user ran as the agent's user, and world-writable directories.
+		// The mode is an argument, which a filter reads.
+		p = append(p,
+			insn{code: jeq, k: unix.SYS_FCHMOD, jt: "mode1"},
+			insn{code: jeq, k: unix.SYS_FCHMODAT, jt: "mode2"},
+			insn{code: jeq, k: unix.SYS_FCHMODAT2, jt: "mode2"},
+		)
+		for _, nr := range legacyModeCalls {
+			p = append(p, insn{code: jeq, k: nr, jt: "mode1"})
+		}
+	}
 	if o.broker && o.opens {
 		p = append(p,
 			// openat2's flags are in memory, where a filter cannot read
@@ -439,6 +459,16 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		// 0, what setrlimit and ulimit call) is allowed.
 		insn{label: "prlimit", code: ld, k: offArg0},
 		insn{code: jeq, k: 0, jt: "allow", jf: "eperm"},
+	)
+	if !o.metadata {
+		p = append(p,
+			insn{label: "mode1", code: ld, k: offArg1}, // fchmod's and chmod's mode
+			insn{code: jset, k: refusedModeBits, jt: "eperm", jf: "allow"},
+			insn{label: "mode2", code: ld, k: offArg2}, // fchmodat's and fchmodat2's
+			insn{code: jset, k: refusedModeBits, jt: "eperm", jf: "allow"},
+		)
+	}
+	p = append(p,
 		insn{label: "family", code: ld, k: offArg0},
 	)
 	inet := "allow"
