@@ -411,6 +411,13 @@ func (b *topBroker) waiting(n *seccompNotif) bool {
 	return ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
 }
 
+// madePerm are the mode bits a name made in the project may have: no
+// set-id or sticky bit, and no write for other users, as no mode change
+// sets them (refusedModeBits). open(O_CREAT, 04755) and mkdir(03777) made
+// a set-uid file and a world-writable directory past the filter's check of
+// chmod.
+const madePerm = 0o775
+
 // passFlags are the open flags the broker passes on to the file it makes.
 const passFlags = unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK | unix.O_DSYNC | unix.O_SYNC | unix.O_NOCTTY |
 	unix.O_TRUNC | unix.O_LARGEFILE | unix.O_DIRECT | unix.O_NOATIME
@@ -549,7 +556,7 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	case exists || !errors.Is(err, unix.ENOENT):
 		return continued(n) // an existing file: its own rule decides
 	}
-	mode := c.mode & 0o777 &^ b.umaskOf(n.pid, "") // no set-id or sticky bit
+	mode := c.mode & madePerm &^ b.umaskOf(n.pid, "")
 	fd, err := unix.Openat(parent, name, c.flags&passFlags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {
 		return continued(n) // made meanwhile by another: the kernel decides
@@ -690,7 +697,7 @@ func (b *topBroker) made(k fileKey, name string, dir bool) {
 // or sticky bit; what is made in it is made by the broker too, since no
 // Landlock rule reaches it.
 func (b *topBroker) makeDir(n *seccompNotif, c brokered, parent int, name string) *seccompNotifResp {
-	if err := unix.Mkdirat(parent, name, c.mode&0o777&^b.umaskOf(n.pid, "")); err != nil {
+	if err := unix.Mkdirat(parent, name, c.mode&madePerm&^b.umaskOf(n.pid, "")); err != nil {
 		if e, ok := err.(unix.Errno); ok {
 			return failed(n, e)
 		}
@@ -727,7 +734,7 @@ func (b *topBroker) makeServed(n *seccompNotif, c brokered, parent int, name str
 		}
 		err = unix.Symlinkat(target, parent, name)
 	} else {
-		err = unix.Mknodat(parent, name, unix.S_IFIFO|c.mode&0o777&^b.umaskOf(n.pid, ""), 0)
+		err = unix.Mknodat(parent, name, unix.S_IFIFO|c.mode&madePerm&^b.umaskOf(n.pid, ""), 0)
 	}
 	if err != nil {
 		return failed(n, errnoOf(err))
@@ -1116,9 +1123,9 @@ func (b *topBroker) makeBelow(n *seccompNotif, c brokered, r resolved) *seccompN
 	var err error
 	switch {
 	case c.mkdir:
-		err = mk.do(mask, func() error { return unix.Mkdirat(parent, name, c.mode&0o7777) })
+		err = mk.do(mask, func() error { return unix.Mkdirat(parent, name, c.mode&madePerm) })
 	case c.mknod:
-		err = mk.do(mask, func() error { return unix.Mknodat(parent, name, c.mode, int(c.dev)) })
+		err = mk.do(mask, func() error { return unix.Mknodat(parent, name, c.mode&(unix.S_IFMT|madePerm), int(c.dev)) })
 	case c.symlink:
 		target, ok := readPath(int(n.pid), c.target)
 		if !ok {
@@ -1137,7 +1144,7 @@ func (b *topBroker) makeBelow(n *seccompNotif, c brokered, r resolved) *seccompN
 		fd := -1
 		err = mk.do(mask, func() error {
 			var err error
-			fd, err = unix.Openat(parent, name, c.flags&passFlags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, c.mode&0o7777)
+			fd, err = unix.Openat(parent, name, c.flags&passFlags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, c.mode&madePerm)
 			return err
 		})
 		switch {

@@ -609,6 +609,14 @@ func TestJailModeChange(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(j.project, "fchmod.txt")); string(b) != "refused\n" {
 			t.Errorf("fchmod 4755 by a descriptor: %q, want refused", b)
 		}
+		// Nor does a name made with such a mode (umask 0): the file and
+		// the directory are made, without those bits (control: made).
+		j.launch(t, projectWrite, "jail-sh", `python3 -c 'import os; os.umask(0); os.close(os.open("src/su", os.O_CREAT|os.O_WRONLY, 0o4777)); os.mkdir("src/sd", 0o3777); os.mkfifo("src/sf", 0o4777)'`)
+		for name, want := range map[string]os.FileMode{"src/su": 0o775, "src/sd": os.ModeDir | 0o775, "src/sf": os.ModeNamedPipe | 0o775} {
+			if fi, err := os.Lstat(filepath.Join(j.project, name)); err != nil || fi.Mode() != want {
+				t.Errorf("%s: %v (%v), want %v", name, fi.Mode(), err, want)
+			}
+		}
 		if fi, err := os.Stat(script); err != nil || fi.Mode()&(os.ModePerm|os.ModeSetuid|os.ModeSetgid) != 0o755 {
 			t.Errorf("src/run.sh took a refused mode: %v %v", fi.Mode(), err)
 		}
