@@ -55,12 +55,22 @@ func HoldLinksOut(project string, uid int) []string {
 // holdLinksBelow holds back each link in the directory rel, and below it,
 // that leads out (HoldLinksOut).
 func (w *sweeper) holdLinksBelow(rel string) {
-	f, ents, ok := w.read(rel)
-	if !ok {
+	// Not w.read: a directory its owner cannot list is the user's to
+	// keep so here (undo gives back no bits), and is passed over.
+	fd, err := openBeneath(w.root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
 		return
 	}
+	f := os.NewFile(uintptr(fd), rel)
 	defer f.Close()
-	fd := int(f.Fd())
+	des, err := f.ReadDir(-1)
+	if err != nil {
+		return
+	}
+	ents := make([]dirEnt, len(des))
+	for i, d := range des {
+		ents[i] = dirEnt{name: d.Name(), typ: d.Type()}
+	}
 	for _, ent := range ents {
 		crel := ent.name
 		if rel != "" {
