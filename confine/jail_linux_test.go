@@ -2882,3 +2882,25 @@ func TestJailUnsearchableParent(t *testing.T) {
 		}
 	})
 }
+
+// TestJailUnsearchableLink: a call leaves, in a directory its owner may
+// list but not search (chmod 600 src/h), a link to a git directory in its
+// Go cache, before a subdirectory: the sweep could not read the link's
+// text and took it for harmless, then gave the directory its bits back
+// for the subdirectory, and the user's git through the link ran the
+// cache's config (the twentieth attack run). The directory's bits are
+// given back before its entries are judged, and a link whose text cannot
+// be read is held. Control: the subdirectory stays.
+func TestJailUnsearchableLink(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		out, _ := j.launch(t, projectWrite, "jail-sh", `G="$GOCACHE/g"; mkdir -p "$G/.git/objects" "$G/.git/refs" && echo 'ref: refs/heads/main' > "$G/.git/HEAD" && mkdir -p src/h/z && ln -s "$G" src/h/s && chmod 600 src/h`)
+		j.unconfined(t, "chmod 755 src/h 2>/dev/null; true")
+		if _, err := os.Lstat(filepath.Join(j.project, "src/h/s")); err == nil {
+			t.Errorf("the link into the Go cache is still in the project:\n%s", out)
+		}
+		if fi, err := os.Stat(filepath.Join(j.project, "src/h/z")); err != nil || !fi.IsDir() {
+			t.Errorf("control: src/h/z: %v\n%s", err, out)
+		}
+	})
+}

@@ -283,6 +283,14 @@ func (w *sweeper) read(rel string) (*os.File, []dirEnt, bool) {
 		}
 		return nil, nil, false
 	}
+	// Listable but not searchable (chmod 600): its entries cannot be
+	// looked at (a link's text, a subdirectory) until its owner's search
+	// bit is back, before any of them is judged (the twentieth attack run:
+	// a link into the Go cache, unreadable so, was taken for harmless,
+	// and the bits given back for a subdirectory after it made it live).
+	if mode, ok := ownerBack(fd, 0o500); ok {
+		w.lines = append(w.lines, fmt.Sprintf("loopguard: this call took its owner's read or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that what the call left in it is looked at", shown(rel), mode))
+	}
 	f := os.NewFile(uintptr(fd), rel)
 	des, err := f.ReadDir(-1)
 	if err != nil {
@@ -322,7 +330,9 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt) {
 		w.judged[crel] = true
 		made := w.newLink(fd, ent.name)
 		w.wayChanged = w.wayChanged || made
-		if target, err := fsx.ReadlinkAt(fd, ent.name); err == nil && w.judge.leadsOut(filepath.Join(w.real, filepath.Dir(crel)), target, made) {
+		// A link whose text cannot be read is held: where it leads is
+		// not known.
+		if target, err := fsx.ReadlinkAt(fd, ent.name); err != nil || w.judge.leadsOut(filepath.Join(w.real, filepath.Dir(crel)), target, made) {
 			w.hold(fd, rel, ent.name, crel, whyLink)
 			return
 		}
@@ -448,7 +458,12 @@ func (j linkJudge) leadsOut(dir, target string, made bool) bool {
 			continue
 		}
 		var st unix.Stat_t
-		if err := unix.Lstat(next, &st); err != nil {
+		if err := unix.Lstat(next, &st); errors.Is(err, unix.EACCES) {
+			// A directory on the way that cannot be searched now (the
+			// call took its bits) can be later: where the link leads then
+			// is not known.
+			return true
+		} else if err != nil {
 			// Not there (or not to be looked at): the rest as written.
 			return made && slices.Contains(queue, "..") || related(filepath.Join(append([]string{next}, queue...)...))
 		}

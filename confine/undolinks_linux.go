@@ -41,13 +41,16 @@ func HoldLinksOut(project string, uid int) []string {
 	held := &holder{p: p, e: e, dir: -1}
 	defer held.close()
 	w := newSweeper(p, e, held, root)
+	// The scratch directories and the state directory, not /proc and
+	// /dev/fd (which a call's sweep also keeps links from): a link of the
+	// user's own to /dev/stdin in testdata/ is not undo's to remove.
 	var outs []string
 	for _, tmp := range []string{e.TempDir, "/tmp", filepath.Join(e.TempDir, fmt.Sprintf("claude-%d", uid)), fmt.Sprintf("/tmp/claude-%d", uid)} {
-		outs = append(outs, outsOf(filepath.Join(tmp, fmt.Sprintf("loopguard-scratch-%d", uid)), "")...)
+		outs = append(outs, outsOf(filepath.Join(tmp, fmt.Sprintf("loopguard-scratch-%d", uid)), e.Places.StateDir)...)
 	}
-	w.judge.outs = append(w.judge.outs, outs...)
-	slices.Sort(w.judge.outs)
-	w.judge.outs = slices.Compact(w.judge.outs)
+	outs = slices.DeleteFunc(outs, func(o string) bool { return o == "/proc" || o == "/dev/fd" })
+	slices.Sort(outs)
+	w.judge.outs = slices.Compact(outs)
 	w.holdLinksBelow("")
 	return w.lines
 }
@@ -78,7 +81,7 @@ func (w *sweeper) holdLinksBelow(rel string) {
 		}
 		switch {
 		case ent.typ&os.ModeSymlink != 0:
-			if target, err := fsx.ReadlinkAt(fd, ent.name); err == nil &&
+			if target, err := fsx.ReadlinkAt(fd, ent.name); err != nil ||
 				w.judge.leadsOut(filepath.Join(w.real, filepath.Dir(crel)), target, false) {
 				w.hold(fd, rel, ent.name, crel, whyLink)
 			}
