@@ -727,7 +727,11 @@ func (w *walker) walk(dir string, top bool) bool {
 		// run's chmod 000 vendor/lib, by a call beside this one, hid
 		// vendor/lib/.git from the walk, and no mount held it).
 		w.seen[dir] = -1
-		w.unlisted = true
+		// Refused, not gone nor past PATH_MAX (a chain of long names,
+		// which no program names either) nor a link put in its place
+		// (nothing there can hold what was held: a held entry's
+		// directories are not moved).
+		w.unlisted = w.unlisted || errors.Is(err, os.ErrPermission)
 		return false
 	}
 	w.seen[dir] = ctime
