@@ -383,7 +383,7 @@ func brokeredCall(n *seccompNotif) (brokered, bool) {
 			linkFlags: int(int32(a[4]))}, true
 	case unix.SYS_RENAMEAT2:
 		if a[4]&^unix.RENAME_NOREPLACE != 0 {
-			// An exchange, a whiteout: refused (renameExchange).
+			// An exchange, a whiteout: refused (refusedMove).
 			return brokered{exchange: true}, true
 		}
 		return brokered{rename: true, fromDirfd: int32(a[0]), fromPath: a[1], dirfd: int32(a[2]), path: a[3],
@@ -982,29 +982,36 @@ const maxTold = 10
 // why, so that the agent reads a reason and not the program's bare
 // "Permission denied". Each name once, at most maxTold.
 func (b *topBroker) tell(dir, name, why string) {
-	if dir == "" {
-		return
+	if rel, ok := b.firstTelling(dir, name); ok {
+		fmt.Fprintf(os.Stderr, "loopguard: refused to make %s in the project: %s (it reaches the project only with the user's approval)\n", rel, why)
 	}
-	rel, err := filepath.Rel(b.project, filepath.Join(dir, name))
-	if err != nil || b.told[rel] || len(b.told) > maxTold {
-		return
-	}
-	b.told[rel] = true
-	if len(b.told) > maxTold {
-		fmt.Fprintln(os.Stderr, "loopguard: further names refused in the project are not named")
-		return
-	}
-	fmt.Fprintf(os.Stderr, "loopguard: refused to make %s in the project: %s (it reaches the project only with the user's approval)\n", rel, why)
 }
 
 // tellMove says, as tell does, that moving name in dir was refused.
 func (b *topBroker) tellMove(dir, name string) {
+	if rel, ok := b.firstTelling(dir, name); ok {
+		fmt.Fprintf(os.Stderr, "loopguard: refused to move %s: it is, or holds, executable configuration or an instruction file, which stays where it is\n", rel)
+	}
+}
+
+// firstTelling marks name in dir (a directory of the project by its path;
+// "" outside it) as said, and gives its path in the project: ok is false
+// when it was said already, or is past maxTold (the first past it says
+// that no more are named).
+func (b *topBroker) firstTelling(dir, name string) (rel string, ok bool) {
+	if dir == "" {
+		return "", false
+	}
 	rel, err := filepath.Rel(b.project, filepath.Join(dir, name))
 	if err != nil || b.told[rel] || len(b.told) > maxTold {
-		return
+		return "", false
 	}
 	b.told[rel] = true
-	fmt.Fprintf(os.Stderr, "loopguard: refused to move %s: it is, or holds, executable configuration or an instruction file, which stays where it is\n", rel)
+	if len(b.told) > maxTold {
+		fmt.Fprintln(os.Stderr, "loopguard: further names refused in the project are not named")
+		return "", false
+	}
+	return rel, true
 }
 
 // servedDir: the directory whose key is key, in the project (below), is

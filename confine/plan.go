@@ -633,9 +633,6 @@ type walker struct {
 	unclean []string // directories walked whole that are not clean (the top too)
 
 	gitDir bool // the directory just walked is a git directory (isGitDir)
-	// lastID is the device and inode of the directory the last walk
-	// that returned read (walkID).
-	lastID [2]uint64
 
 	// The directories being walked, each one's entries and kids after
 	// its parent's: a walk appends its own and cuts them off when it
@@ -699,15 +696,15 @@ func fixedInProject(pl policy.Places, project string) (fixed, above map[string]b
 
 // walk reports whether dir is clean: nothing in it is executable
 // configuration, as far as the budget lets it look (a directory it could
-// not finish is not clean, so nothing in it is writable). A directory that
+// not finish is not clean, so nothing in it is writable), and the device
+// and inode it read dir as (zero when it read none, or by path). A directory that
 // is not clean, and the top, get rules for their children instead. An
 // entry's path is made in a buffer, and kept as a string only where it is
 // kept (a directory walked, a protected entry, a file a rule names).
-func (w *walker) walk(dir string, top bool) bool {
+func (w *walker) walk(dir string, top bool) (clean bool, id [2]uint64) {
 	start, kstart := len(w.ents), len(w.kids)
 	defer func() { w.ents, w.kids = w.ents[:start], w.kids[:kstart] }()
 	var ctime int64
-	var id [2]uint64
 	var ents []dirEnt
 	var err error
 	if w.root >= 0 {
@@ -715,8 +712,6 @@ func (w *walker) walk(dir string, top bool) bool {
 	} else {
 		ctime, ents, err = readDir(w.ents, dir, top)
 	}
-	// This directory's, for the caller, once the walks below it are done.
-	defer func() { w.lastID = id }()
 	w.ents = ents
 	if err != nil {
 		// Looked in by the sweep after the call whatever its change time
@@ -732,22 +727,22 @@ func (w *walker) walk(dir string, top bool) bool {
 		// (nothing there can hold what was held: a held entry's
 		// directories are not moved).
 		w.unlisted = w.unlisted || errors.Is(err, os.ErrPermission)
-		return false
+		return false, id
 	}
 	w.seen[dir] = ctime
 	end := len(w.ents)
 	w.entries += end - start
 	if w.entries > maxWalk {
-		return false
+		return false, id
 	}
 	if !top && isGitDir(w.ents[start:end]) {
 		w.gitDir = true // the caller holds it, whole
-		return false
+		return false, id
 	}
 	pb := make([]byte, 0, len(dir)+64)
 	pb = append(append(pb, dir...), '/')
 	base := len(pb)
-	clean := true
+	clean = true
 	for i := start; i < end; i++ {
 		ent := w.ents[i] // a copy: a walk below may move w.ents
 		pb = append(pb[:base], ent.name...)
@@ -774,7 +769,7 @@ func (w *walker) walk(dir string, top bool) bool {
 			continue
 		case typ.IsDir():
 			p := string(pb)
-			c, cid := w.walkID(p)
+			c, cid := w.walk(p, false)
 			if !c {
 				clean = false
 			}
@@ -797,7 +792,7 @@ func (w *walker) walk(dir string, top bool) bool {
 		clean = false
 	}
 	if clean && !top {
-		return true
+		return true, id
 	}
 	w.unclean = append(w.unclean, dir)
 	for _, k := range w.kids[kstart:] {
@@ -811,14 +806,7 @@ func (w *walker) walk(dir string, top bool) bool {
 			w.noteID(f, k.id)
 		}
 	}
-	return false
-}
-
-// walkID is walk of the directory p below the top, with the device and
-// inode it read it as (zero when it read none).
-func (w *walker) walkID(p string) (clean bool, id [2]uint64) {
-	clean = w.walk(p, false)
-	return clean, w.lastID
+	return false, id
 }
 
 // noteID keeps id for the rule on path, when the walk read one (a walk

@@ -288,8 +288,8 @@ func (w *sweeper) read(rel string) (*os.File, []dirEnt, bool) {
 	// bit is back, before any of them is judged (the twentieth attack run:
 	// a link into the Go cache, unreadable so, was taken for harmless,
 	// and the bits given back for a subdirectory after it made it live).
-	if mode, ok := ownerBack(fd, 0o500); ok {
-		w.lines = append(w.lines, fmt.Sprintf("loopguard: this call took its owner's read or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that what the call left in it is looked at", shown(rel), mode))
+	if line, ok := ownerMaySearch(fd, rel); ok {
+		w.lines = append(w.lines, line)
 	}
 	f := os.NewFile(uintptr(fd), rel)
 	des, err := f.ReadDir(-1)
@@ -528,8 +528,6 @@ func shown(rel string) string {
 	return rel
 }
 
-// ownerMayList gives the directory rel back its owner's read, write and
-// search bits, through a descriptor that follows no link, and says so.
 // ownerMayReach gives each directory on the way to rel (the top, and
 // rel's ancestors) that its owner may not search its owner's bits back,
 // and says so: the nineteenth attack run's chmod 600 src left the sweep
@@ -547,14 +545,27 @@ func ownerMayReach(root int, rel string) []string {
 		if err != nil {
 			return lines
 		}
-		if mode, ok := ownerBack(fd, 0o500); ok {
-			lines = append(lines, fmt.Sprintf("loopguard: this call took its owner's read or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that what is below it is looked at", shown(dir), mode))
+		if line, ok := ownerMaySearch(fd, dir); ok {
+			lines = append(lines, line)
 		}
 		_ = unix.Close(fd)
 	}
 	return lines
 }
 
+// ownerMaySearch gives the directory open as fd (rel in the project) its
+// owner's bits back where its owner may not read or search it, and says
+// so.
+func ownerMaySearch(fd int, rel string) (string, bool) {
+	mode, ok := ownerBack(fd, 0o500)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("loopguard: this call took its owner's read or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that what is in it is looked at", shown(rel), mode), true
+}
+
+// ownerMayList gives the directory rel back its owner's read, write and
+// search bits, through a descriptor that follows no link, and says so.
 func ownerMayList(root int, rel string) (string, bool) {
 	fd, err := openBeneath(root, rel, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {

@@ -17,8 +17,9 @@ import (
 // HoldLinksOut judges, after loopguard undo put the project back, every
 // link in it as a call's sweep judges the links a call made or changed
 // the way of (linkJudge): one that leads now into a launcher's scratch
-// directory (whose caches outlast a call), loopguard's state directory,
-// /proc or /dev/fd is held back, and said in what it returns. Undo's
+// directory (whose caches outlast a call) or loopguard's state directory,
+// or whose text cannot be read, is held back, and said in what it
+// returns. Undo's
 // result mixes a call's before-state with the project now: the
 // eighteenth attack run had a call replace src/u by a link, a later call
 // make src/l to u/../../.., which the sweep judged while u was a link,
@@ -38,7 +39,7 @@ func HoldLinksOut(project string, uid int) []string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	p := Plan{Project: project, Root: project, RunDir: "undo-" + hex.EncodeToString(b[:])}
-	held := &holder{p: p, e: e, dir: -1}
+	held := &holder{p: p, e: e}
 	defer held.close()
 	w := newSweeper(p, e, held, root)
 	// The scratch directories and the state directory, not /proc and
@@ -70,22 +71,19 @@ func (w *sweeper) holdLinksBelow(rel string) {
 	if err != nil {
 		return
 	}
-	ents := make([]dirEnt, len(des))
-	for i, d := range des {
-		ents[i] = dirEnt{name: d.Name(), typ: d.Type()}
-	}
-	for _, ent := range ents {
-		crel := ent.name
+	for _, d := range des {
+		name := d.Name()
+		crel := name
 		if rel != "" {
-			crel = rel + "/" + ent.name
+			crel = rel + "/" + name
 		}
 		switch {
-		case ent.typ&os.ModeSymlink != 0:
-			if target, err := fsx.ReadlinkAt(fd, ent.name); err != nil ||
+		case d.Type()&os.ModeSymlink != 0:
+			if target, err := fsx.ReadlinkAt(fd, name); err != nil ||
 				w.judge.leadsOut(filepath.Join(w.real, filepath.Dir(crel)), target, false) {
-				w.hold(fd, rel, ent.name, crel, whyLink)
+				w.hold(fd, rel, name, crel, whyLink)
 			}
-		case ent.typ.IsDir() && !(rel == "" && ent.name == ".git") && len(crel) < unix.PathMax:
+		case d.IsDir() && !(rel == "" && name == ".git") && len(crel) < unix.PathMax:
 			w.holdLinksBelow(crel)
 		}
 	}
