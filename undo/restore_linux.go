@@ -310,7 +310,7 @@ func remove(root int, e Entry) error {
 		// In a directory the call left its owner unable to search or
 		// write (chmod 400): the owner's bits for this removal, its mode
 		// put back after.
-		if restore, ok := ownerWrite(pfd); ok {
+		if restore, ok := ownerBits(pfd, unix.S_IRWXU); ok {
 			defer restore()
 			err = stillIs(pfd, base, e)
 		}
@@ -324,7 +324,7 @@ func remove(root int, e Entry) error {
 	}
 	err = unix.Unlinkat(pfd, base, flags)
 	if errors.Is(err, unix.EACCES) {
-		if restore, ok := ownerWrite(pfd); ok {
+		if restore, ok := ownerBits(pfd, unix.S_IRWXU); ok {
 			defer restore()
 			err = unix.Unlinkat(pfd, base, flags)
 		}
@@ -336,21 +336,6 @@ func remove(root int, e Entry) error {
 		return err
 	}
 	return unix.Fsync(pfd)
-}
-
-// ownerWrite gives the directory open as fd, this user's, all its
-// owner's bits, when it lacks one, and returns what puts its mode back;
-// ok is false when it changed nothing.
-func ownerWrite(fd int) (restore func(), ok bool) {
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Uid != uint32(os.Geteuid()) || st.Mode&unix.S_IRWXU == unix.S_IRWXU {
-		return nil, false
-	}
-	mode := st.Mode & 0o7777
-	if unix.Fchmod(fd, mode|unix.S_IRWXU) != nil {
-		return nil, false
-	}
-	return func() { _ = unix.Fchmod(fd, mode) }, true
 }
 
 // stillIs checks that name in dirfd is e's state.
@@ -460,7 +445,7 @@ func heldGitDirs(root int, p *Plan, res Result) map[string]string {
 			if errors.Is(err, unix.EACCES) {
 				// Put back at a mode that leaves its owner no write bit
 				// (chmod 500 by the call).
-				if restore, ok := ownerWrite(fd); ok {
+				if restore, ok := ownerBits(fd, unix.S_IRWXU); ok {
 					err = unix.Renameat2(fd, "HEAD", fd, aside, unix.RENAME_NOREPLACE)
 					restore()
 				}
