@@ -239,8 +239,8 @@ func restrictTo(fd int) error {
 }
 
 // addRules adds rs's rules to the ruleset fd; with a maker (mk >= 0,
-// maker_linux.go), without the rights to make a name at or below
-// project, and each rule that grants one to mk as it is.
+// maker_linux.go), without the rights to make a name or write a file at
+// or below project (makerRights), and each rule to mk as it is.
 func (rs ruleset) addRules(fd, mk int, project string) error {
 	var err error
 	roots := map[string]int{}
@@ -291,10 +291,14 @@ func (rs ruleset) addRules(fd, mk int, project string) error {
 			return err
 		}
 		access := r.access
-		if mk >= 0 && r.access&makeRights != 0 {
+		if mk >= 0 {
+			// The maker has every rule as it is (an open for reading
+			// and writing needs the read rule too); the program, at or
+			// below the project, no right to make a name or to write a
+			// file there.
 			err = llsys.LandlockAddPathBeneathRule(mk, &llsys.PathBeneathAttr{ParentFd: pfd, AllowedAccess: r.access}, 0)
 			if !r.private && isAncestorOrSelf(project, r.path) {
-				access &^= makeRights
+				access &^= makerRights
 			}
 		}
 		if err == nil {

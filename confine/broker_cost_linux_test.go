@@ -28,7 +28,7 @@ func brokerCost(t *testing.T, j *jail) {
 	loop := `i=0; while [ $i -lt 1000 ]; do : > "$TMPDIR/f$i"; i=$((i+1)); done`
 	rm := `mkdir "$TMPDIR/d" && cd "$TMPDIR/d" && ` + loop + ` && cd / && rm -r "$TMPDIR/d"`
 	// Opens for writing without O_CREAT (of a file of the project the
-	// broker did not make: handed back to the kernel), and 1000 files made
+	// broker did not make: the maker opens it), and 1000 files made
 	// in a new directory at the top, which only the broker serves (its
 	// "without" is the same script with the directory made beforehand by
 	// the launch, in TMPDIR).
@@ -37,6 +37,9 @@ for i in range(1000):
     open('docs/guide.md', 'r+').close()
 "`
 	newDir := `mkdir build && cd build && i=0; while [ $i -lt 1000 ]; do : > "f$i"; i=$((i+1)); done; cd .. && rm -r build`
+	// 1000 writes of an existing file of src/ (the shell's >: O_CREAT
+	// and O_TRUNC), which the maker opens (writeExisting).
+	rewrite := `i=0; while [ $i -lt 1000 ]; do : > src/main.go; i=$((i+1)); done`
 	// 1000 files made in src/, a directory a rule grants whole, whose
 	// names the maker makes (maker_linux.go).
 	inSrc := `mkdir src/gen && cd src/gen && i=0; while [ $i -lt 1000 ]; do : > "f$i"; i=$((i+1)); done; cd ../.. && rm -r src/gen`
@@ -59,6 +62,7 @@ for i in range(1000):
 		{"1000 creates and rm -r", rm, "", projectWrite}, {"1000 opens for writing without O_CREAT", reopen, "", projectWrite},
 		{"1000 creates in a new directory at the top, and rm -r", newDir, rm, projectWrite},
 		{"1000 creates in src/, and rm -r", inSrc, "", projectWrite},
+		{"1000 writes of an existing file in src/", rewrite, "", projectWrite},
 		{"1000 futimens of a file of the write set (without: fstat)", futimens, fstat, projectWrite}} {
 		var cpu [2][]time.Duration
 		var wall [2][]time.Duration

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,13 +53,18 @@ import (
 //   - renames and removes the write set's own files and directories
 //     there (sed -i README.md: a temporary file renamed over it; mv docs
 //     docs.old; rm -r dist), never executable configuration;
+//   - opens an existing file for writing (or truncates it) by the
+//     maker, by the program's own rules, and refuses one with a second
+//     name, which may be a hard link into pnpm's store (writeExisting):
+//     the program has no right to write a file of the project itself;
 //   - lets every other call go on to the kernel unchanged, where Landlock
 //     decides as before (SECCOMP_USER_NOTIF_FLAG_CONTINUE): a link or a
-//     node (refused: no rule), an existing file's own rule. The kernel
+//     node (refused: no rule). The kernel
 //     reads the call's path again, so a program that changes it
 //     meanwhile gets what Landlock grants, which in the project is no
-//     name at all: a directory granted whole (a clean one) grants every
-//     right but the rights to make a name, and the maker makes its names
+//     name and no write at all: a directory granted whole (a clean one)
+//     grants every right but the rights to make a name and to write a
+//     file (makerRights), and the maker makes its names
 //     (maker_linux.go, makeBelow);
 //   - refuses a call that makes a name where it cannot tell where the
 //     name lands (the caller's memory or /proc unreadable), rather than
@@ -133,6 +139,10 @@ type topBroker struct {
 	told map[string]bool
 	// ownProc: /proc is this process's PID namespace's (procOf).
 	ownProc bool
+	// mounted: the launch's mounts, or a sandbox's, keep every mode
+	// change to the write set (filterOpts.metadata false): change asks
+	// no more than one name of a file.
+	mounted bool
 	// served are the project's directories no rule reaches whole (the
 	// top, and every one that holds executable configuration below it:
 	// Plan.Unclean), by device and inode, with their paths; ours are the
@@ -359,6 +369,10 @@ type brokered struct {
 	target               uint64
 	linkFlags            int
 	dev                  uint64
+	// truncate: truncate(2), to length (flags: O_WRONLY, an open for
+	// writing without O_CREAT).
+	truncate bool
+	length   int64
 }
 
 // brokeredCall reads n's call (ok false: one the broker does not serve).
@@ -381,6 +395,8 @@ func brokeredCall(n *seccompNotif) (brokered, bool) {
 	case unix.SYS_LINKAT:
 		return brokered{dirfd: int32(a[2]), path: a[3], name: true, link: true, fromDirfd: int32(a[0]), fromPath: a[1],
 			linkFlags: int(int32(a[4]))}, true
+	case unix.SYS_TRUNCATE:
+		return brokered{dirfd: unix.AT_FDCWD, path: a[0], flags: unix.O_WRONLY, truncate: true, length: int64(a[1])}, true
 	case unix.SYS_RENAMEAT2:
 		if a[4]&^unix.RENAME_NOREPLACE != 0 {
 			// An exchange, a whiteout: refused (refusedMove).
@@ -441,7 +457,7 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	if r := b.refusedMove(n, c); r != nil {
 		return r
 	}
-	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&(unix.O_CREAT|unix.O_WRONLY|unix.O_RDWR) == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
+	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&(unix.O_CREAT|unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
 		return continued(n)
 	}
 	if c.open() && c.flags&unix.O_CREAT == 0 {
@@ -499,36 +515,61 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		// refused by Landlock (no rule there).
 		return continued(n)
 	}
-	var st unix.Stat_t
-	err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-	exists := err == nil
-	mine := exists && b.mine[fileKey{st.Dev, st.Ino}]
-	if c.rename {
+	sn := servedName{parent: parent, name: name, dir: dir, pdir: pdir, unclean: unclean, below: below, top: top}
+	sn.err = unix.Fstatat(parent, name, &sn.st, unix.AT_SYMLINK_NOFOLLOW)
+	sn.exists = sn.err == nil
+	sn.mine = sn.exists && b.mine[fileKey{sn.st.Dev, sn.st.Ino}]
+	switch {
+	case c.rename:
 		var dest *unix.Stat_t
-		if exists {
-			dest = &st
+		if sn.exists {
+			dest = &sn.st
 		}
 		return b.renameTo(n, c, parent, dir, name, dest)
-	}
-	switch {
-	case c.mkdir && exists:
+	case c.mkdir && sn.exists:
 		return failed(n, unix.EEXIST)
 	case c.mkdir:
 		return b.makeDir(n, c, parent, name)
-	case c.rmdir && mine && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+	case c.unlink || c.rmdir:
+		return b.removeServed(n, c, &sn)
+	}
+	return b.openServed(n, c, &sn)
+}
+
+// servedName is a name in a directory the broker serves, as handle
+// looked at it: parent (its directory), dir and pdir (the directory's
+// path in the plan and in the project), what Fstatat said of it (st, err,
+// exists), whether the broker made it (mine), and where the directory
+// is (unclean: one of the plan's; below: in the project; top: its top).
+type servedName struct {
+	parent              int
+	name, dir, pdir     string
+	st                  unix.Stat_t
+	err                 error
+	exists, mine        bool
+	unclean, below, top bool
+}
+
+// removeServed answers an unlink or rmdir of sn: the broker's own files
+// and directories, and the write set's in a directory no rule reaches
+// whole, are removed here; any other is the kernel's.
+func (b *topBroker) removeServed(n *seccompNotif, c brokered, sn *servedName) *seccompNotifResp {
+	st, parent, name := &sn.st, sn.parent, sn.name
+	switch {
+	case c.rmdir && sn.mine && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		if err := unix.Unlinkat(parent, name, unix.AT_REMOVEDIR); err != nil {
 			return failed(n, err.(unix.Errno))
 		}
 		delete(b.mine, fileKey{st.Dev, st.Ino})
 		delete(b.dirs, fileKey{st.Dev, st.Ino})
 		return &seccompNotifResp{id: n.id}
-	case c.unlink && mine && st.Mode&unix.S_IFMT != unix.S_IFDIR:
+	case c.unlink && sn.mine && st.Mode&unix.S_IFMT != unix.S_IFDIR:
 		if err := unix.Unlinkat(parent, name, 0); err != nil {
 			return failed(n, err.(unix.Errno))
 		}
 		delete(b.mine, fileKey{st.Dev, st.Ino})
 		return &seccompNotifResp{id: n.id}
-	case unclean && exists && b.ours[filepath.Join(dir, name)] && !b.protectedIn(pdir, below, top, name) &&
+	case sn.unclean && sn.exists && b.ours[filepath.Join(sn.dir, name)] && !b.protectedIn(sn.pdir, sn.below, sn.top, name) &&
 		(c.rmdir && st.Mode&unix.S_IFMT == unix.S_IFDIR || c.unlink && st.Mode&unix.S_IFMT == unix.S_IFREG):
 		// A directory or file of the write set in a directory no rule
 		// reaches whole (rm -r dist, rm package-lock.json): its contents
@@ -541,66 +582,179 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 			return failed(n, err.(unix.Errno))
 		}
 		return &seccompNotifResp{id: n.id}
-	case c.unlink || c.rmdir:
-		return continued(n)
-	case mine && c.flags&unix.O_EXCL != 0:
+	}
+	return continued(n)
+}
+
+// openServed answers an open of sn for writing, or with O_CREAT: a file
+// the broker made is opened again, an existing one is the maker's to open
+// (writeExisting), and a new one is made here.
+func (b *topBroker) openServed(n *seccompNotif, c brokered, sn *servedName) *seccompNotifResp {
+	st, parent, name := &sn.st, sn.parent, sn.name
+	switch {
+	case sn.exists && c.flags&unix.O_EXCL != 0:
 		return failed(n, unix.EEXIST)
-	case mine && st.Mode&unix.S_IFMT == unix.S_IFIFO:
-		return b.openFifo(n, c, parent, name, &st)
-	case mine:
-		fd, err := openMine(parent, name, c.flags, &st)
+	case sn.mine && st.Mode&unix.S_IFMT == unix.S_IFIFO:
+		return b.openFifo(n, c, parent, name, st)
+	case sn.mine:
+		fd, err := openMine(parent, name, c.flags, st)
 		if err != nil {
 			return failed(n, errnoOf(err))
 		}
 		return b.hand(n, fd, c, -1, "")
-	case exists || !errors.Is(err, unix.ENOENT):
-		return continued(n) // an existing file: its own rule decides
+	case sn.exists:
+		return b.writeExisting(n, c, parent, name, sn.pdir) // its own rule decides, by the maker
+	case !errors.Is(sn.err, unix.ENOENT):
+		return continued(n) // not told: the program writes no file here
 	}
 	mode := c.mode & madePerm &^ b.umaskOf(n.pid, "")
 	fd, err := unix.Openat(parent, name, c.flags&passFlags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
-	if err != nil {
-		return continued(n) // made meanwhile by another: the kernel decides
+	switch {
+	case errors.Is(err, unix.EEXIST) && c.flags&unix.O_EXCL == 0:
+		return b.writeExisting(n, c, parent, name, sn.pdir) // made meanwhile by another
+	case err != nil:
+		return continued(n) // the kernel decides, which writes no file here for the program
 	}
-	if err := unix.Fstat(fd, &st); err != nil {
+	var made unix.Stat_t
+	if err := unix.Fstat(fd, &made); err != nil {
 		_ = unix.Close(fd)
 		_ = unix.Unlinkat(parent, name, 0)
 		return failed(n, unix.EIO)
 	}
-	b.made(fileKey{st.Dev, st.Ino}, name, false)
+	b.made(fileKey{made.Dev, made.Ino}, name, false)
 	return b.hand(n, fd, c, parent, name)
 }
 
 // open reports whether c is an open (not a name made or removed).
 func (c brokered) open() bool { return !c.unlink && !c.rmdir && !c.rename && !c.name }
 
-// reopen answers an open for writing without O_CREAT: a file the broker
-// made (at the top, or in a directory it made, which no rule reaches) is
-// opened again for the program; any other open is the kernel's.
+// reopen answers an open for writing without O_CREAT, or a truncate: a
+// file the broker made (at the top, or in a directory it made, which no
+// rule reaches) is opened again for the program; any other file of the
+// project is opened by the maker (writeExisting). Outside the project the
+// kernel decides: it writes no file of the project for the program, which
+// has no right to write one, whatever path it reads again.
 func (b *topBroker) reopen(n *seccompNotif, c brokered) *seccompNotifResp {
-	if len(b.mine) == 0 {
-		return continued(n)
-	}
 	r, ok, _ := b.resolve(n, c.dirfd, c.path, true)
 	if !ok {
-		return continued(n) // no O_CREAT: the kernel makes no name
+		return continued(n)
 	}
 	name, parent, key := r.name, r.parent, r.key
 	defer unix.Close(parent)
-	if _, below := b.projectPath(parent); !below {
-		return continued(n)
-	}
-	if _, _, served := b.servedDir(key, true); !served {
+	pdir, below := b.projectPath(parent)
+	if !below {
 		return continued(n)
 	}
 	var st unix.Stat_t
-	if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || !b.mine[fileKey{st.Dev, st.Ino}] {
-		return continued(n)
+	if _, _, served := b.servedDir(key, true); served && len(b.mine) > 0 &&
+		unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && b.mine[fileKey{st.Dev, st.Ino}] {
+		fd, err := openMine(parent, name, c.flags, &st)
+		if err != nil {
+			return failed(n, errnoOf(err))
+		}
+		return b.answer(n, fd, c)
 	}
-	fd, err := openMine(parent, name, c.flags, &st)
-	if err != nil {
+	return b.writeExisting(n, c, parent, name, pdir)
+}
+
+// errSecondName: a file with more than one name (writeExisting).
+var errSecondName = errors.New("a file with a second name")
+
+// writeExisting answers n's call c, an open for writing or a truncate of
+// name in parent (pdir: its path in the project), a name the broker did
+// not make. The maker opens it, so that the program's own rules decide
+// (the maker has them; the program has no right to write a file of the
+// project itself: makerRights), and the file the program gets is the one
+// looked at: by a descriptor of what the name was (O_PATH, its last link
+// followed unless O_NOFOLLOW), opened again through /proc. A regular file
+// with a second name is refused: the name may be one of pnpm's hard links
+// into its store, which other projects link too, and a write there is a
+// write outside the project. A FIFO is opened on a thread of its own
+// (waitOpen): its open waits for the other end.
+func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name, pdir string) *seccompNotifResp {
+	mk := b.theMaker()
+	if mk == nil {
+		return failed(n, unix.EACCES)
+	}
+	fd, fifo, added := -1, -1, false
+	err := mk.do(-1, func() error {
+		how := unix.O_PATH | unix.O_CLOEXEC | c.flags&unix.O_NOFOLLOW
+		p, err := unix.Openat(parent, name, how, 0)
+		if err != nil {
+			return err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(p, &st); err != nil {
+			_ = unix.Close(p)
+			return err
+		}
+		flags := c.flags&passFlags | unix.O_CLOEXEC
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			if st.Nlink > 1 {
+				_ = unix.Close(p)
+				return errSecondName
+			}
+		case unix.S_IFLNK:
+			_ = unix.Close(p)
+			return unix.ELOOP // O_NOFOLLOW, as the kernel says
+		case unix.S_IFDIR:
+			_ = unix.Close(p)
+			return unix.EISDIR
+		case unix.S_IFIFO:
+			fifo = p
+			return nil
+		default:
+			// A device's open never waits here.
+			added = c.flags&unix.O_NONBLOCK == 0
+			flags |= unix.O_NONBLOCK
+		}
+		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(p), flags, 0)
+		_ = unix.Close(p)
+		return err
+	})
+	switch {
+	case errors.Is(err, errSecondName):
+		b.tellWrite(pdir, name)
+		return failed(n, unix.EACCES)
+	case errors.Is(err, unix.ENOENT) && c.flags&unix.O_CREAT != 0:
+		// A link to a name that does not exist, or a name gone
+		// meanwhile: the kernel's open makes the name the link leads to
+		// where the program's rules let it, which in the project is
+		// nowhere (makerRights).
+		return continued(n)
+	case err != nil:
+		return failed(n, errnoOf(err))
+	case fifo >= 0:
+		return b.waitOpen(n, c, fifo, true)
+	}
+	if added {
+		if err := clearNonblock(fd); err != nil {
+			_ = unix.Close(fd)
+			return failed(n, errnoOf(err))
+		}
+	}
+	return b.answer(n, fd, c)
+}
+
+// answer answers n's call c with fd, a file opened for it: its descriptor
+// handed over, or for a truncate the file truncated.
+func (b *topBroker) answer(n *seccompNotif, fd int, c brokered) *seccompNotifResp {
+	if !c.truncate {
+		return b.hand(n, fd, c, -1, "")
+	}
+	defer unix.Close(fd)
+	if err := unix.Ftruncate(fd, c.length); err != nil {
 		return failed(n, errnoOf(err))
 	}
-	return b.hand(n, fd, c, -1, "")
+	return &seccompNotifResp{id: n.id}
+}
+
+// tellWrite says, as tell does, that writing name in dir was refused.
+func (b *topBroker) tellWrite(dir, name string) {
+	if rel, ok := b.firstTelling(dir, name); ok {
+		fmt.Fprintf(os.Stderr, "loopguard: refused to write %s: the file has another name (a hard link, as pnpm's node_modules are into its store, which other projects share), which the write would change too; to change this name alone, write a new file and rename it over this one (as sed -i does)\n", rel)
+	}
 }
 
 // openMine opens name in parent, a name the broker made (st: its stat,
@@ -617,17 +771,26 @@ func openMine(parent int, name string, flags int, st *unix.Stat_t) (int, error) 
 		_ = unix.Close(fd)
 		return -1, unix.EAGAIN // not the file looked at: answered as busy
 	}
+	if got.Mode&unix.S_IFMT == unix.S_IFREG && got.Nlink > 1 {
+		_ = unix.Close(fd)
+		return -1, unix.EACCES // a second name: writeExisting
+	}
 	if flags&unix.O_NONBLOCK == 0 {
-		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
-		if err == nil {
-			_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
-		}
-		if err != nil {
+		if err := clearNonblock(fd); err != nil {
 			_ = unix.Close(fd)
 			return -1, err
 		}
 	}
 	return fd, nil
+}
+
+// clearNonblock clears fd's O_NONBLOCK, which the broker's own open set.
+func clearNonblock(fd int) error {
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err == nil {
+		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
+	}
+	return err
 }
 
 // maxFifoOpens bounds the opens of FIFOs waiting for their other end at
@@ -645,15 +808,25 @@ const maxFifoOpens = 64
 // by then) and answers through a listener descriptor of its own: one
 // still waiting when the launch ends is left to end with the launcher.
 func (b *topBroker) openFifo(n *seccompNotif, c brokered, parent int, name string, st *unix.Stat_t) *seccompNotifResp {
-	if b.fifoOpens.Load() >= maxFifoOpens {
-		return failed(n, unix.EAGAIN)
-	}
 	pfd, err := unix.Openat(parent, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return failed(n, errnoOf(err))
 	}
 	var got unix.Stat_t
 	if err := unix.Fstat(pfd, &got); err != nil || got.Dev != st.Dev || got.Ino != st.Ino {
+		_ = unix.Close(pfd)
+		return failed(n, unix.EAGAIN)
+	}
+	return b.waitOpen(n, c, pfd, false)
+}
+
+// waitOpen opens pfd, an O_PATH descriptor of a FIFO (closed here), for
+// n's call c on a goroutine of its own, which answers the call when the
+// open returns; restricted: on a thread restricted by the maker's rules
+// (confineThread), a FIFO the broker did not make, which the program's
+// own rules must let it open.
+func (b *topBroker) waitOpen(n *seccompNotif, c brokered, pfd int, restricted bool) *seccompNotifResp {
+	if b.fifoOpens.Load() >= maxFifoOpens {
 		_ = unix.Close(pfd)
 		return failed(n, unix.EAGAIN)
 	}
@@ -668,16 +841,27 @@ func (b *topBroker) openFifo(n *seccompNotif, c brokered, parent int, name strin
 		defer b.fifoOpens.Add(-1)
 		defer unix.Close(lfd)
 		defer unix.Close(pfd)
+		answer := func(e unix.Errno) {
+			resp := &seccompNotifResp{id: id, error: -int32(e)}
+			_ = ioctlPtr(lfd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
+		}
+		if restricted {
+			// Never unlocked: the thread ends with this goroutine, and
+			// its restriction with it.
+			runtime.LockOSThread()
+			if err := confineThread(b.makerRules); err != nil {
+				answer(unix.EACCES)
+				return
+			}
+		}
 		fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), flags&passFlags|unix.O_CLOEXEC, 0)
 		if err != nil {
-			resp := &seccompNotifResp{id: id, error: -int32(errnoOf(err))}
-			_ = ioctlPtr(lfd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
+			answer(errnoOf(err))
 			return
 		}
 		defer unix.Close(fd)
 		if err := addFd(lfd, id, fd, flags); err != nil && !errors.Is(err, unix.ENOENT) {
-			resp := &seccompNotifResp{id: id, error: -int32(unix.EMFILE)}
-			_ = ioctlPtr(lfd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
+			answer(unix.EMFILE)
 		}
 	}()
 	return nil
@@ -1119,8 +1303,13 @@ func (b *topBroker) makeBelow(n *seccompNotif, c brokered, r resolved) *seccompN
 	var st unix.Stat_t
 	if !c.name && unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		// An open of an existing name (a link's target, if it is one):
-		// the program's own rules decide, and give it no name to make.
-		return continued(n)
+		// the program's own rules decide, by the maker, and give it no
+		// name to make.
+		if c.flags&unix.O_EXCL != 0 {
+			return failed(n, unix.EEXIST)
+		}
+		pdir, _ := b.projectPath(parent)
+		return b.writeExisting(n, c, parent, name, pdir)
 	}
 	mk := b.theMaker()
 	if mk == nil {
@@ -1156,17 +1345,11 @@ func (b *topBroker) makeBelow(n *seccompNotif, c brokered, r resolved) *seccompN
 		})
 		switch {
 		case errors.Is(err, unix.EEXIST) && c.flags&unix.O_EXCL == 0:
-			return continued(n) // made meanwhile: as above
+			// Made meanwhile: as above.
+			pdir, _ := b.projectPath(parent)
+			return b.writeExisting(n, c, parent, name, pdir)
 		case err != nil:
 			return failed(n, errnoOf(err))
-		case c.flags&unix.O_EXCL == 0:
-			// Made: the program's own open finds it now, by its own
-			// rules, whatever path it reads again (it can make no name),
-			// and answering so lets the broker go on at once where
-			// handing the descriptor over (ADDFD) waits for the program
-			// to take it.
-			_ = unix.Close(fd)
-			return continued(n)
 		}
 		return b.hand(n, fd, c, parent, name)
 	}

@@ -44,6 +44,13 @@ import (
 //
 // The change is made on the descriptor the checks looked at
 // (/proc/self/fd), so a name swapped after them changes nothing else.
+//
+// With namespaces of its own the second stage's broker gets mode changes
+// too, and makes them with one check: a regular file has one name. Where
+// a mode may change is its mounts' to say (everything outside the write
+// set, and every held entry, is mounted read-only: EROFS), but the
+// kernel does not ask how many names a file has, and a chmod of a file
+// of node_modules changed pnpm's store's file.
 type modeCall struct {
 	byFd   bool // fchmod, or fchmodat2 with AT_EMPTY_PATH and ""
 	dirfd  int32
@@ -165,7 +172,7 @@ func (b *topBroker) change(n *seccompNotif, c modeCall, do func(self string) err
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
-	case unix.S_IFREG, unix.S_IFIFO: // a FIFO: tar x sets its times and mode
+	case unix.S_IFREG, unix.S_IFIFO, unix.S_IFSOCK: // a FIFO: tar x sets its times and mode; a server its socket's
 		if st.Nlink != 1 {
 			return failed(n, unix.EPERM)
 		}
@@ -176,7 +183,7 @@ func (b *topBroker) change(n *seccompNotif, c modeCall, do func(self string) err
 	}
 	self := "/proc/self/fd/" + strconv.Itoa(fd)
 	where, err := os.Readlink(self)
-	if err != nil || !b.mine[fileKey{st.Dev, st.Ino}] && !b.modeWritable(where) {
+	if err != nil || !b.mounted && !b.mine[fileKey{st.Dev, st.Ino}] && !b.modeWritable(where) {
 		return failed(n, unix.EPERM)
 	}
 	if err := do(self); err != nil {

@@ -1640,8 +1640,10 @@ func TestJailUnderAListener(t *testing.T) {
 			out, code = run("read", filepath.Join(j.project, "README.md"))
 			checkProbe(t, []string{name, "read README.md (control)"}, out, code, true)
 			if c.Write {
+				// A file of the project is written only as the first
+				// stage opens it (writeExisting): with none, none is.
 				out, code = run("write", filepath.Join(j.project, "src/main.go"))
-				checkProbe(t, []string{name, "write src/main.go (control)"}, out, code, true)
+				checkProbe(t, []string{name, "write src/main.go"}, out, code, !above)
 				// A new name in the project is the first stage's to make:
 				// with none, it is refused, not made by the kernel.
 				out, code = run("jail-create", filepath.Join(j.project, "src/new.txt"))
@@ -2901,6 +2903,130 @@ func TestJailUnsearchableLink(t *testing.T) {
 		}
 		if fi, err := os.Stat(filepath.Join(j.project, "src/h/z")); err != nil || !fi.IsDir() {
 			t.Errorf("control: src/h/z: %v\n%s", err, out)
+		}
+	})
+}
+
+// TestJailHardLinkNotWritten: the nineteenth attack run's last finding.
+// In a pnpm project every file of node_modules is a hard link into pnpm's
+// store, which every other project links too: a write through one, a
+// truncate (by path, or by O_TRUNC on an open for reading) or a mode
+// change changed the store's file. Each is refused, at the top (a
+// directory the broker serves) and below it, under project-write and the
+// jail grant, in both modes; the store's file keeps its content and mode.
+// A thread that swaps the name between the link and a file of one name,
+// while another opens it for writing, writes only the file (a check
+// before the kernel's own open would have let the link through).
+// Controls: the same writes to a file of one name, sed -i of the link
+// (a new file renamed over it: the project's name changes, the store's
+// file does not), and the swapped file written.
+func TestJailHardLinkNotWritten(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		store := filepath.Join(j.home, ".local/share/pnpm/store/f")
+		const body = "module.exports = 1\n"
+		testfs.Write(t, store, []byte(body), 0o644)
+		links := []string{"node_modules/.pnpm/x/index.js", "top.js", "src/lib.js"}
+		setup := func() {
+			for _, l := range links {
+				p := filepath.Join(j.project, l)
+				_ = os.Remove(p)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Link(store, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			testfs.Write(t, filepath.Join(j.project, "src/one.js"), []byte(body), 0o644)
+			if os.Getuid() == 0 {
+				err := filepath.Walk(j.root, func(p string, _ os.FileInfo, err error) error {
+					if err != nil {
+						return err
+					}
+					return os.Lchown(p, nobody, nobody)
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// Each way of writing a file, by its path ($1), with what it did.
+		ways := `w() { printf '%s ' "$2"; if eval "$3"; then echo wrote; else echo refused; fi; }
+try() {
+	w "$1" '>' 'echo evil > "$1"'
+	w "$1" '>>' 'echo evil >> "$1"'
+	w "$1" r+ 'python3 -c "open(\"$1\", \"r+\").write(\"evil\")"'
+	w "$1" truncate 'python3 -c "import os; os.truncate(\"$1\", 0)"'
+	w "$1" rdonly-trunc 'python3 -c "import os; os.open(\"$1\", os.O_RDONLY | os.O_TRUNC)"'
+	w "$1" creat 'python3 -c "import os; os.close(os.open(\"$1\", os.O_WRONLY | os.O_CREAT, 0o644))"'
+	w "$1" chmod700 'chmod 700 "$1"'
+	w "$1" chmod000 'chmod 000 "$1"'
+}
+`
+		count := func(out, what string) int { return strings.Count(out, what) }
+		for _, c := range []policy.Capability{projectWrite, policy.JailCapability} {
+			setup()
+			for _, l := range links {
+				script := ways + "exec >out.txt 2>/dev/null\ntry " + l + "\n"
+				_, code := j.launch(t, c, "jail-sh", script)
+				out := string(testfs.Read(t, filepath.Join(j.project, "out.txt")))
+				if code != 0 || count(out, "refused") != 8 || count(out, "wrote") != 0 {
+					t.Errorf("namespaces %v, %s: %s: exit %d, a way got through:\n%s", j.ns, c, l, code, out)
+				}
+			}
+			// Control: the same ways write a file of one name.
+			_, code := j.launch(t, c, "jail-sh", ways+"exec >out.txt 2>&1\ntry src/one.js\nchmod 644 src/one.js\n")
+			if out := string(testfs.Read(t, filepath.Join(j.project, "out.txt"))); code != 0 || count(out, "wrote") != 8 {
+				t.Errorf("namespaces %v, %s: a file of one name (control): exit %d:\n%s", j.ns, c, code, out)
+			}
+			if st, err := os.Stat(store); err != nil || st.Mode().Perm() != 0o644 || string(testfs.Read(t, store)) != body {
+				t.Fatalf("namespaces %v, %s: the store's file changed: %v %v %q", j.ns, c, st.Mode(), err, testfs.Read(t, store))
+			}
+			// Control: sed -i replaces the project's name alone.
+			out, code := j.launch(t, c, "jail-sh", "sed -i s/1/2/ node_modules/.pnpm/x/index.js")
+			if got := string(testfs.Read(t, filepath.Join(j.project, links[0]))); code != 0 || got != "module.exports = 2\n" {
+				t.Errorf("namespaces %v, %s: sed -i (control): exit %d %q: %s", j.ns, c, code, got, out)
+			}
+			if string(testfs.Read(t, store)) != body {
+				t.Fatalf("namespaces %v, %s: sed -i changed the store's file", j.ns, c)
+			}
+		}
+		// The race: the name t is the link and a file of one name by
+		// turns, while another thread opens it for writing.
+		setup()
+		race := `python3 - <<'X' > out.txt 2>&1
+import os, threading, time
+os.chdir("node_modules")
+open("pl", "w").close()
+stop = time.time() + 1.5
+def swap():
+    while time.time() < stop:
+        for a in ("hl", "pl"):
+            try:
+                os.rename(a, "t"); os.rename("t", a)
+            except OSError:
+                pass
+threading.Thread(target=swap).start()
+wrote = 0
+while time.time() < stop:
+    try:
+        fd = os.open("t", os.O_WRONLY | os.O_APPEND)
+        os.write(fd, b"X"); os.close(fd); wrote += 1
+    except OSError:
+        pass
+print("wrote", wrote)
+X`
+		if err := os.Rename(filepath.Join(j.project, "src/lib.js"), filepath.Join(j.project, "node_modules/hl")); err != nil {
+			t.Fatal(err)
+		}
+		_, code := j.launch(t, projectWrite, "jail-sh", race)
+		out := string(testfs.Read(t, filepath.Join(j.project, "out.txt")))
+		pl, _ := os.ReadFile(filepath.Join(j.project, "node_modules/pl"))
+		if !strings.Contains(out, "wrote") || len(pl) == 0 {
+			t.Errorf("namespaces %v: the race wrote nothing to the file of one name (control): exit %d: %s", j.ns, code, out)
+		}
+		if string(testfs.Read(t, store)) != body {
+			t.Errorf("namespaces %v: the race wrote the store's file: %q (%s)", j.ns, testfs.Read(t, store), out)
 		}
 	})
 }

@@ -176,6 +176,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 			if broker, theirs, err = startBroker(plan, e, true); err != nil {
 				return 0, err
 			}
+			broker.mounted = !plan.filter(false, false).metadata
 		}
 		c, err = startJailed(s, plan, cg, theirs, broker)
 		if theirs != nil {
@@ -438,6 +439,7 @@ func stage2() error {
 		if b, theirs, err = startBroker(l.Plan, Env{Places: l.Places}, false); err != nil {
 			return err
 		}
+		b.mounted = !o.metadata
 	}
 	return runInit(l.Spec, l.Plan, o, theirs, b)
 }

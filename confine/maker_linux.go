@@ -40,6 +40,16 @@ import (
 const makeRights = llsys.AccessFSMakeChar | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeFifo |
 	llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym
 
+// makerRights are the rights the program has in the project only through
+// the maker: to make a name, and to write or truncate a file. A file of
+// the project may have a second name outside it: pnpm's node_modules are
+// hard links into its store, which every other project links too (the
+// nineteenth attack run wrote one, and changed the store's file). The
+// kernel reads a path again after the broker judged it, so only a file
+// the broker opened itself and looked at can be told to have one name
+// (writeExisting); the program opens none for writing there itself.
+const makerRights = makeRights | llsys.AccessFSWriteFile | llsys.AccessFSTruncate
+
 // maker runs what the first stage asks on a thread of its own, restricted
 // by the maker's ruleset.
 type maker struct {
@@ -63,14 +73,7 @@ func startMaker(rules int) (*maker, error) {
 			errc <- fmt.Errorf("unshare(CLONE_FS): %w", err)
 			return
 		}
-		// No capability the program lacks (the second stage's threads
-		// keep their namespace's): this thread's, all of them.
-		var none [2]unix.CapUserData
-		if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0]); err != nil {
-			errc <- fmt.Errorf("capset: %w", err)
-			return
-		}
-		if err := restrictTo(rules); err != nil {
+		if err := confineThread(rules); err != nil {
 			errc <- err
 			return
 		}
@@ -85,6 +88,18 @@ func startMaker(rules int) (*maker, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// confineThread restricts the calling thread, locked to its goroutine
+// for good, by the ruleset rules, with no capability the program lacks
+// (the second stage's threads keep their namespace's): this thread's,
+// all of them.
+func confineThread(rules int) error {
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	return restrictTo(rules)
 }
 
 // do runs f on the maker's thread with the umask mask (-1: as it is).

@@ -289,8 +289,8 @@ type filterOpts struct {
 	// that writes the project.
 	opens bool
 	// namesOnly: with opens, the first stage serves no directory (the
-	// second stage's, whose mounts hold the rest): only a call that makes
-	// a name goes to it, an open only with O_CREAT, no unlink.
+	// second stage's, whose mounts hold the rest): a call that makes a
+	// name or writes a file goes to it, no unlink.
 	namesOnly bool
 }
 
@@ -341,7 +341,9 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		// refuses them where it makes them (brokermode_linux.go): the
 		// nineteenth attack run left a set-uid copy of id, which another
 		// user ran as the agent's user, and world-writable directories.
-		// The mode is an argument, which a filter reads.
+		// The mode is an argument, which a filter reads. With the
+		// broker the rest go to it, which refuses a file with a second
+		// name (a hard link into pnpm's store: brokermode_linux.go).
 		p = append(p,
 			insn{code: jeq, k: unix.SYS_FCHMOD, jt: "mode1"},
 			insn{code: jeq, k: unix.SYS_FCHMODAT, jt: "mode2"},
@@ -359,6 +361,9 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 			// openat, which the first stage judges).
 			insn{code: jeq, k: unix.SYS_OPENAT2, jt: "enosys"},
 			insn{code: jeq, k: unix.SYS_OPENAT, jt: "openat"},
+			// truncate(2) by path writes a file as an open for writing
+			// does (writeExisting).
+			insn{code: jeq, k: unix.SYS_TRUNCATE, jt: "notify"},
 		)
 		if !o.namesOnly {
 			p = append(p, insn{code: jeq, k: unix.SYS_UNLINKAT, jt: "notify"})
@@ -413,13 +418,11 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 	}
 	p[len(p)-1].jf = "allow" // a number none of the lists holds
 	if o.broker && o.opens {
-		// An open that creates, or that writes (a file the broker made,
-		// opened again without O_CREAT: Python's "r+", which no rule
-		// reaches; not where it serves no directory).
-		flags := uint32(unix.O_CREAT | unix.O_WRONLY | unix.O_RDWR)
-		if o.namesOnly {
-			flags = unix.O_CREAT
-		}
+		// An open that creates, or that writes or truncates (O_TRUNC
+		// truncates a file opened for reading too): the program has no
+		// right to write a file of the project but by the broker, which
+		// refuses one with a second name (writeExisting).
+		const flags = uint32(unix.O_CREAT | unix.O_WRONLY | unix.O_RDWR | unix.O_TRUNC)
 		p = append(p,
 			insn{label: "openat", code: ld, k: offArg2}, // the flags
 			insn{code: jset, k: flags, jt: "notify", jf: "allow"},
@@ -461,12 +464,19 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		insn{code: jeq, k: 0, jt: "allow", jf: "eperm"},
 	)
 	if !o.metadata {
+		mode := "allow"
+		if o.broker && o.opens {
+			mode = "modenotify"
+		}
 		p = append(p,
 			insn{label: "mode1", code: ld, k: offArg1}, // fchmod's and chmod's mode
-			insn{code: jset, k: refusedModeBits, jt: "eperm", jf: "allow"},
+			insn{code: jset, k: refusedModeBits, jt: "eperm", jf: mode},
 			insn{label: "mode2", code: ld, k: offArg2}, // fchmodat's and fchmodat2's
-			insn{code: jset, k: refusedModeBits, jt: "eperm", jf: "allow"},
+			insn{code: jset, k: refusedModeBits, jt: "eperm", jf: mode},
 		)
+		if mode != "allow" {
+			p = append(p, insn{label: mode, code: ret, k: uint32(unix.SECCOMP_RET_USER_NOTIF)})
+		}
 	}
 	p = append(p,
 		insn{label: "family", code: ld, k: offArg0},

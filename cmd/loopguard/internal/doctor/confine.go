@@ -92,7 +92,7 @@ func checkConfinement(ctx context.Context, self string) checkResult {
 		r.detail = "the launcher runs here without its broker: a read-only launch could not set the times of a file in its own TMPDIR (" + oneLine(strings.TrimSpace(out)) + ")"
 		if strings.Contains(out, "Operation not permitted") {
 			r.detail = "the launcher runs here without its broker (a seccomp filter above this process, a container's, holds the one listener a process may have): " +
-				"in the jail every change of a file's mode or times is refused, and project-write makes no new file at the project's top (touch, chmod +x, go build -o app .)"
+				"in the jail every change of a file's mode or times is refused, and project-write makes no new file in the project and writes none there (touch, chmod +x, go build -o app ., an edit)"
 		}
 		r.fix = "run the agent where no seccomp notifier sits above it, or approve such calls exactly (they then run without the jail)"
 		return r
