@@ -485,7 +485,7 @@ type walker struct {
 	multi       []string
 	copied      int
 	copiedBytes int64
-	entries     int
+	listed      listed
 }
 
 // run lists the project: its entries in a fixed order (each directory's
@@ -517,10 +517,27 @@ func (w *walker) from(fd int, rel string) ([]Entry, error) {
 // dirBufs are getdents buffers.
 var dirBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
+// listed counts what a walk listed: its entries, and the bytes of their
+// paths together.
+type listed struct{ entries, bytes int }
+
+// tooMany says which of the walk's bounds l passed (nil: none).
+func (l listed) tooMany() error {
+	switch {
+	case l.entries > MaxEntries:
+		return fmt.Errorf("the project has more than %d entries outside the directories undo leaves out", MaxEntries)
+	case l.bytes > pathBytes:
+		return fmt.Errorf("the paths of the project's entries outside the directories undo leaves out are longer than %d MiB together", pathBytes>>20)
+	}
+	return nil
+}
+
 // names appends to out what the directory open at fd lists (getdents),
-// each name joined to prefix, "." and ".." left out. The paths of one
-// read share one allocation.
-func names(fd int, prefix string, out []string) ([]string, error) {
+// each name joined to prefix, "." and ".." left out, and counts them in
+// l: past MaxEntries or MaxPathBytes it stops before it builds their
+// paths (100,000 names in a directory near PATH_MAX deep are 400 MB of
+// paths). The paths of one read share one allocation.
+func names(fd int, prefix string, out []string, l *listed) ([]string, error) {
 	bp := dirBufs.Get().(*[]byte)
 	defer dirBufs.Put(bp)
 	buf := *bp
@@ -555,8 +572,11 @@ func names(fd int, prefix string, out []string) ([]string, error) {
 			return out, nil
 		}
 		size := 0
-		if err := each(buf[:n], func(name []byte) { size += len(prefix) + len(name) }); err != nil {
+		if err := each(buf[:n], func(name []byte) { size += len(prefix) + len(name); l.entries++ }); err != nil {
 			return nil, err
+		}
+		if l.bytes += size; l.tooMany() != nil {
+			return nil, l.tooMany()
 		}
 		chunk := make([]byte, 0, size)
 		_ = each(buf[:n], func(name []byte) {
@@ -603,9 +623,12 @@ func (w *walker) dir(fd int, rel string, dev uint64) error {
 	// shares (a directory's own are read, not written, while the walk
 	// goes down into its subdirectories).
 	base := len(w.pathStk)
-	stk, err := names(fd, prefix, w.pathStk)
+	stk, err := names(fd, prefix, w.pathStk, &w.listed)
 	if err == nil {
 		w.pathStk = stk
+	}
+	if err := w.listed.tooMany(); err != nil {
+		return err
 	}
 	if err != nil {
 		return fmt.Errorf("failed to list %s: %w", orTop(rel), err)
@@ -616,9 +639,6 @@ func (w *walker) dir(fd int, rel string, dev uint64) error {
 	var cargo bool
 	if slices.Contains(paths, prefix+"target") {
 		cargo = slices.Contains(paths, prefix+"Cargo.toml")
-	}
-	if w.entries += len(paths); w.entries > MaxEntries {
-		return fmt.Errorf("the project has more than %d entries outside the directories undo leaves out", MaxEntries)
 	}
 	// The directory is watched before its entries are looked at: a
 	// write in it from now on is heard.
@@ -749,6 +769,9 @@ func (w *walker) setHit(i int) {
 	}
 	w.hit[i/64] |= 1 << (i % 64)
 }
+
+// pathBytes is MaxPathBytes (a test lowers it).
+var pathBytes = MaxPathBytes
 
 // recordBytes is MaxRecordBytes (a test lowers it).
 var recordBytes int64 = MaxRecordBytes

@@ -697,6 +697,35 @@ func TestRecordCopyBudget(t *testing.T) {
 	}
 }
 
+// TestRecordPathBytesBound: a project whose paths together are longer
+// than pathBytes (MaxPathBytes) is not recorded, as one with more than
+// MaxEntries entries is not, and the walk stops before it builds them:
+// the eighteenth attack run's 100,000 empty files in a directory near
+// PATH_MAX deep cost a record about 1 GB. Control: under the bound the
+// same project is recorded.
+func TestRecordPathBytesBound(t *testing.T) {
+	proj, st := project(t, map[string]string{"README.md": "hi\n"})
+	deep := filepath.Join(proj, strings.Repeat("d", 200), strings.Repeat("e", 200), strings.Repeat("f", 200))
+	mustDo(t, os.MkdirAll(deep, 0o755))
+	for i := range 1500 {
+		f := filepath.Join(deep, fmt.Sprintf("%s%04d", strings.Repeat("n", 180), i))
+		mustDo(t, os.WriteFile(f, nil, 0o644))
+	}
+	// 1,500 paths of about 800 bytes: 1.2 MB.
+	defer func(b int) { pathBytes = b }(pathBytes)
+	pathBytes = 1 << 20
+	_, err := Begin(Options{StateDir: st, Project: proj, Command: "true"})
+	if err == nil || !strings.Contains(err.Error(), "longer than 1 MiB together") {
+		t.Fatalf("a record of 1.2 MB of paths under a bound of 1 MiB: %v", err)
+	}
+	pathBytes = 2 << 20
+	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "true"})
+	if err != nil {
+		t.Fatalf("under the bound (control): %v", err)
+	}
+	mustDo(t, rec.Finish())
+}
+
 // undoNow undoes record id of s, as undo --yes does.
 func undoNow(t *testing.T, s *Store, id string) {
 	t.Helper()

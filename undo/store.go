@@ -41,7 +41,8 @@ import (
 // blobs they need; when the blobs pass MaxBlobBytes the oldest records go
 // first (the newest always stays). A file larger than MaxFileSize is not
 // copied (undo lists it as not recorded). A project with more than
-// MaxEntries entries is not recorded, and the call is not run.
+// MaxEntries entries, or whose paths together pass MaxPathBytes, is not
+// recorded, and the call is not run.
 const (
 	MaxRecords   = 20
 	MaxBlobBytes = 2 << 30
@@ -53,6 +54,11 @@ const (
 	MaxRecordBytes = MaxBlobBytes / 8
 	MaxFileSize    = 64 << 20
 	MaxEntries     = 200_000
+	// MaxPathBytes bounds the paths of those entries together, as
+	// MaxEntries bounds their number: a record lists every path, and an
+	// attack run's 100,000 empty files in one directory near PATH_MAX
+	// deep cost a record about 1 GB of memory and 391 MB of manifest.
+	MaxPathBytes = 64 << 20
 	// pruneSlack: records are pruned when there are this many more than
 	// MaxRecords, so the cost of reading the kept manifests is paid once
 	// every pruneSlack calls.

@@ -379,7 +379,9 @@ func (d *daemon) watchDir(fd int, rel string, named bool) error {
 	if rel != "" {
 		prefix = rel + "/"
 	}
-	paths, err := names(fd, prefix, nil)
+	// One directory's names within a record's bounds (a record of the
+	// project refuses more, and this one is answered full).
+	paths, err := names(fd, prefix, nil, &listed{})
 	if err != nil {
 		return err
 	}
