@@ -42,12 +42,12 @@ func (e *Engine) plantedWarning(c *Call) string {
 	// decision: a held call where the jail never ran (every deny of a
 	// set-up without it) reads one directory, not the log's last
 	// plantedScan entries.
-	recs, bad, err := st.Records()
-	if err == nil && len(recs) == 0 && len(bad) == 0 {
+	newest, found, err := st.NewestStart()
+	if err == nil && !found {
 		return ""
 	}
 	since := e.lastHumanDecision()
-	if err == nil && (len(recs) == 0 || recs[0].Started.Before(since)) && (len(bad) == 0 || bad[0].StartedBefore(since)) {
+	if err == nil && newest.Before(since) {
 		return ""
 	}
 	ch, err := st.ChangedSince(since, maxPlanted)

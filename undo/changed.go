@@ -31,7 +31,7 @@ type Changes struct {
 // project itself.
 func (s *Store) ChangedSince(since time.Time, max int) (Changes, error) {
 	var c Changes
-	metas, bad, err := s.Records()
+	metas, bad, err := s.RecordsSince(since)
 	if err != nil {
 		return c, err
 	}

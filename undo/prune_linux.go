@@ -11,12 +11,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/loopguard/loopguard/fsx"
 )
 
-// prune removes the oldest records past MaxRecords, and past
-// MaxBlobBytes, then every manifest and blob no kept record needs. keep
+// prune removes the oldest records past MaxRecords that are older than
+// KeepFor, or past MaxRecentRecords (mayGo), and past MaxBlobBytes, then every manifest and blob no kept record needs. keep
 // is never removed. The blobs a manifest needs are read from its index
 // (fixed-size records, mapped, no parse); the blobs are swept only when a
 // manifest went (the records of an unchanged project share one manifest:
@@ -34,10 +35,11 @@ func (s *Store) prune(keep string) error {
 	}
 	slices.Sort(ids)
 	over := s.blobsOver()
-	if len(ids) <= MaxRecords+pruneSlack && !over {
+	now := time.Now()
+	if countGoing(ids, now) <= pruneSlack && !over {
 		return nil
 	}
-	for len(ids) > MaxRecords && ids[0] != keep {
+	for mayGo(ids, now) && ids[0] != keep {
 		if err := os.RemoveAll(s.recordDir(ids[0])); err != nil {
 			return err
 		}
@@ -86,6 +88,32 @@ func (s *Store) prune(keep string) error {
 		}
 		ids = ids[1:]
 	}
+}
+
+// mayGo reports whether the oldest of ids (sorted, oldest first) may go
+// by their count: past the newest MaxRecentRecords, or past the newest
+// MaxRecords and started more than KeepFor before now (a name that holds
+// no time is old). The eighteenth attack run pushed the record of an rm
+// out with 30 calls that changed nothing; now it takes MaxRecentRecords
+// calls in a day.
+func mayGo(ids []string, now time.Time) bool {
+	if len(ids) > MaxRecentRecords {
+		return true
+	}
+	if len(ids) <= MaxRecords {
+		return false
+	}
+	t, ok := idTime(ids[0])
+	return !ok || now.Sub(t) > KeepFor
+}
+
+// countGoing is how many of ids mayGo would remove, oldest first.
+func countGoing(ids []string, now time.Time) int {
+	n := 0
+	for mayGo(ids[n:], now) {
+		n++
+	}
+	return n
 }
 
 // usedBlobs are the blobs the manifests need, each with its size: from

@@ -341,7 +341,8 @@ func mustMeta(t *testing.T, s *Store) Meta {
 // blobs goes). Control: the newest record still undoes.
 func TestPrune(t *testing.T) {
 	proj, st := project(t, map[string]string{"keep.txt": "kept\n", "f.txt": "0\n"})
-	later := func() time.Time { return time.Now().Add(5 * time.Second) }
+	// Records of two days ago: past KeepFor, so MaxRecords bounds them.
+	later := func() time.Time { return time.Now().Add(-2 * KeepFor) }
 	s, _ := Open(st, proj)
 	for i := range MaxRecords + pruneSlack + 1 {
 		rec, err := Begin(Options{StateDir: st, Project: proj, Now: later})
@@ -403,6 +404,62 @@ func TestPrune(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(proj, "f.txt")); string(b) != fmt.Sprintf("%d\n", MaxRecords+pruneSlack) {
 		t.Errorf("f.txt after undo = %q", b)
+	}
+}
+
+// daysAgo is two days ago: a record that old is past KeepFor.
+func daysAgo() time.Time { return time.Now().Add(-2 * KeepFor) }
+
+// TestPruneKeepsRecent: the eighteenth attack run pushed the record of an
+// rm out of the history with 30 calls that changed nothing. A record of
+// the last KeepFor stays past MaxRecords, up to MaxRecentRecords: after
+// the rm and 40 calls more, the rm's record is there and undoes it.
+// Control: records older than KeepFor are still bounded by MaxRecords
+// (TestPrune), and past MaxRecentRecords the oldest recent one goes.
+func TestPruneKeepsRecent(t *testing.T) {
+	proj, st := project(t, map[string]string{"precious.txt": "keep\n", "f.txt": "0\n"})
+	s, _ := Open(st, proj)
+	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "rm precious.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm := rec.ID()
+	mustDo(t, os.Remove(filepath.Join(proj, "precious.txt")), rec.Finish())
+	for range 2*MaxRecords + pruneSlack {
+		rec, err := Begin(Options{StateDir: st, Project: proj, Command: "true"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustDo(t, rec.Finish())
+	}
+	if _, err := s.Meta(rm); err != nil {
+		t.Fatalf("the rm's record went after %d calls that changed nothing: %v", 2*MaxRecords+pruneSlack, err)
+	}
+	undoTo := func(id string) {
+		u, err := s.Lock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer u.Close()
+		p, err := u.Prepare(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Apply(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	undoTo(rm)
+	if b, err := os.ReadFile(filepath.Join(proj, "precious.txt")); err != nil || string(b) != "keep\n" {
+		t.Errorf("precious.txt after undo of the rm: %q %v", b, err)
+	}
+	// Control: past MaxRecentRecords the oldest goes, however young.
+	ids := make([]string, MaxRecentRecords+1)
+	for i := range ids {
+		ids[i] = newID(time.Now().Add(time.Duration(i) * time.Millisecond))
+	}
+	if !mayGo(ids, time.Now()) || mayGo(ids[1:], time.Now()) {
+		t.Errorf("mayGo of %d recent records: %v, of %d: %v", len(ids), mayGo(ids, time.Now()), len(ids)-1, mayGo(ids[1:], time.Now()))
 	}
 }
 
@@ -785,7 +842,7 @@ func TestPruneKeepsUnreadable(t *testing.T) {
 	s, _ := Open(st, proj)
 	var first string
 	for i := range MaxRecords + pruneSlack + 2 {
-		rec, err := Begin(Options{StateDir: st, Project: proj, Command: fmt.Sprintf("call %d", i)})
+		rec, err := Begin(Options{StateDir: st, Project: proj, Command: fmt.Sprintf("call %d", i), Now: daysAgo})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,15 +37,21 @@ import (
 	"github.com/loopguard/loopguard/policy"
 )
 
-// Bounds. A record keeps at most MaxRecords calls per project and the
-// blobs they need; when the blobs pass MaxBlobBytes the oldest records go
+// Bounds. A record keeps the newest MaxRecords calls per project, and
+// those of the last KeepFor up to MaxRecentRecords, and the blobs they
+// need; when the blobs pass MaxBlobBytes the oldest records go
 // first (the newest always stays). A file larger than MaxFileSize is not
 // copied (undo lists it as not recorded). A project with more than
 // MaxEntries entries, or whose paths together pass MaxPathBytes, is not
 // recorded, and the call is not run.
 const (
-	MaxRecords   = 20
-	MaxBlobBytes = 2 << 30
+	MaxRecords = 20
+	// KeepFor: a record this young is kept past MaxRecords, up to
+	// MaxRecentRecords (and within MaxBlobBytes): calls that change
+	// nothing pushed the record of an rm out (the eighteenth attack run).
+	KeepFor          = 24 * time.Hour
+	MaxRecentRecords = 200
+	MaxBlobBytes     = 2 << 30
 	// MaxRecordBytes bounds what one record copies: past it a file is
 	// not copied (undo lists it as not recorded), so that no one call
 	// pushes the blobs past MaxBlobBytes and prunes every record before
@@ -59,8 +65,8 @@ const (
 	// attack run's 100,000 empty files in one directory near PATH_MAX
 	// deep cost a record about 1 GB of memory and 391 MB of manifest.
 	MaxPathBytes = 64 << 20
-	// pruneSlack: records are pruned when there are this many more than
-	// MaxRecords, so the cost of reading the kept manifests is paid once
+	// pruneSlack: records are pruned when more than this many may go
+	// (mayGo), so the cost of reading the kept manifests is paid once
 	// every pruneSlack calls.
 	pruneSlack = 10
 )
@@ -251,6 +257,14 @@ func (r UnreadableRecord) StartedBefore(t time.Time) bool {
 // --list names them, and prune keeps every copy while one is there), each
 // newest first.
 func (s *Store) Records() (metas []Meta, bad []UnreadableRecord, err error) {
+	return s.RecordsSince(time.Time{})
+}
+
+// RecordsSince is Records of the calls that started at or after since,
+// told by the time each record's name holds before its description is
+// read (a store keeps up to MaxRecentRecords; the hook asks for those
+// since the human's last decision). A name that holds no time is read.
+func (s *Store) RecordsSince(since time.Time) (metas []Meta, bad []UnreadableRecord, err error) {
 	ents, err := os.ReadDir(s.recordsDir())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -261,6 +275,9 @@ func (s *Store) Records() (metas []Meta, bad []UnreadableRecord, err error) {
 	for _, ent := range ents {
 		if !ent.IsDir() || !validID(ent.Name()) {
 			continue
+		}
+		if at, ok := idTime(ent.Name()); ok && !at.Add(time.Millisecond).After(since) {
+			continue // started before since: its name's time is its start's, to the millisecond below
 		}
 		m, err := s.Meta(ent.Name())
 		switch {
@@ -273,6 +290,34 @@ func (s *Store) Records() (metas []Meta, bad []UnreadableRecord, err error) {
 	slices.SortFunc(metas, func(a, b Meta) int { return strings.Compare(b.ID, a.ID) })
 	slices.SortFunc(bad, func(a, b UnreadableRecord) int { return strings.Compare(b.ID, a.ID) })
 	return metas, bad, nil
+}
+
+// NewestStart is when the newest record's call started at the latest, by
+// the time its name holds (to the millisecond above; its description is
+// not read); found is false when there is no record. A name that holds no
+// time counts as started now.
+func (s *Store) NewestStart() (t time.Time, found bool, err error) {
+	ents, err := os.ReadDir(s.recordsDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return t, false, nil
+	}
+	if err != nil {
+		return t, false, err
+	}
+	for _, ent := range ents {
+		if !ent.IsDir() || !validID(ent.Name()) {
+			continue
+		}
+		found = true
+		at, ok := idTime(ent.Name())
+		if !ok {
+			at = time.Now()
+		}
+		if at = at.Add(time.Millisecond); at.After(t) {
+			t = at
+		}
+	}
+	return t, found, nil
 }
 
 // Meta reads record id's description.

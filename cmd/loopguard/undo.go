@@ -271,7 +271,8 @@ func undoList(out io.Writer, s *undo.Store) error {
 		fmt.Fprintf(out, "No recorded calls for %s.\n", s.Project)
 		return nil
 	}
-	fmt.Fprintf(out, "Recorded calls for %s, newest first (at most %d are kept):\n", s.Project, undo.MaxRecords)
+	fmt.Fprintf(out, "Recorded calls for %s, newest first (the last %d are kept, and those of the last %d hours up to %d):\n",
+		s.Project, undo.MaxRecords, int(undo.KeepFor.Hours()), undo.MaxRecentRecords)
 	for _, m := range metas {
 		status := ""
 		switch {
