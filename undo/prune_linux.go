@@ -17,7 +17,9 @@ import (
 )
 
 // prune removes the oldest records past MaxRecords that are older than
-// KeepFor, or past MaxRecentRecords (mayGo), and past MaxBlobBytes, then every manifest and blob no kept record needs. keep
+// KeepFor, or past MaxRecentRecords (mayGo), and past MaxBlobBytes (the
+// copies and the manifests), then every manifest and blob no kept record
+// needs. keep
 // is never removed. The blobs a manifest needs are read from its index
 // (fixed-size records, mapped, no parse); the blobs are swept only when a
 // manifest went (the records of an unchanged project share one manifest:
@@ -79,7 +81,7 @@ func (s *Store) prune(keep string) error {
 		if err != nil {
 			return err
 		}
-		over = total > MaxBlobBytes
+		over = total > storedBytes
 		if !over || len(ids) <= 1 || ids[0] == keep {
 			return nil
 		}
@@ -146,9 +148,9 @@ func (s *Store) usedBlobs(manifests map[string]bool) (map[[32]byte]int64, error)
 	return used, nil
 }
 
-// blobsOver reports whether the blobs were over their bound when last
-// counted (the size file the last sweep wrote, plus what was copied
-// since).
+// blobsOver reports whether the blobs and manifests were over their
+// bound when last counted (the size file the last sweep wrote, plus what
+// was copied and listed since).
 func (s *Store) blobsOver() bool {
 	b, err := os.ReadFile(filepath.Join(s.Dir, "blobs-size"))
 	if err != nil {
@@ -156,8 +158,11 @@ func (s *Store) blobsOver() bool {
 	}
 	var n int64
 	_, _ = fmt.Sscan(string(b), &n)
-	return n > MaxBlobBytes
+	return n > storedBytes
 }
+
+// storedBytes is MaxBlobBytes (a test lowers it).
+var storedBytes int64 = MaxBlobBytes
 
 // addBlobBytes adds n to the blobs' counted size.
 func (s *Store) addBlobBytes(n int64) {
@@ -175,7 +180,8 @@ func (s *Store) addBlobBytes(n int64) {
 // sweepBlobs removes every blob used does not name (and every file in
 // the blob directories that is not a blob), and returns the size of
 // those left, as the indexes say (the size of the file each was copied
-// from; no blob is looked at).
+// from; no blob is looked at), and of the manifests, which count toward
+// MaxBlobBytes too.
 func (s *Store) sweepBlobs(used map[[32]byte]int64) (int64, error) {
 	var total int64
 	dirs, err := os.ReadDir(s.blobsDir())
@@ -197,8 +203,25 @@ func (s *Store) sweepBlobs(used map[[32]byte]int64) (int64, error) {
 			total += size
 		}
 	}
+	total += s.manifestBytes()
 	_ = fsx.WriteFile(filepath.Join(s.Dir, "blobs-size"), []byte(fmt.Sprintln(total)), 0o600, false)
 	return total, nil
+}
+
+// manifestBytes is the size of the manifests (their indexes left out:
+// fixed records, a few per cent of a manifest).
+func (s *Store) manifestBytes() int64 {
+	var n int64
+	files, _ := os.ReadDir(s.manifestsDir())
+	for _, f := range files {
+		if strings.HasSuffix(f.Name(), ".idx") {
+			continue
+		}
+		if fi, err := f.Info(); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
 }
 
 // blobSize is the size used gives the blob named name (a lowercase hex

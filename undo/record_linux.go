@@ -220,6 +220,13 @@ func (r *Recorder) takeBefore(start time.Time) error {
 		}); err != nil {
 			return err
 		}
+		// A new manifest counts toward MaxBlobBytes as the copies do:
+		// a series of calls that each change one file of a large
+		// project writes one each.
+		var st unix.Stat_t
+		if unix.Lstat(mpath, &st) == nil {
+			r.s.addBlobBytes(st.Size)
+		}
 	}
 	return r.writeMeta()
 }

@@ -407,6 +407,43 @@ func TestPrune(t *testing.T) {
 	}
 }
 
+// TestPruneCountsManifests: the manifests count toward MaxBlobBytes as
+// the copies do. Each call that changes a file of a large project writes
+// a manifest of the whole project (391 MB each in the eighteenth attack
+// run's deep tree), and recent records are kept up to MaxRecentRecords:
+// the store grew without bound while the copies stayed small. Control:
+// under a bound the manifests fit, every record stays.
+func TestPruneCountsManifests(t *testing.T) {
+	files := map[string]string{"f.txt": "0\n"}
+	for i := range 400 {
+		files[fmt.Sprintf("%s%03d", strings.Repeat("m", 100), i)] = ""
+	}
+	defer func(b int64) { storedBytes = b }(storedBytes)
+	for _, bound := range []int64{200 << 10, 64 << 20} {
+		proj, st := project(t, files)
+		storedBytes = bound
+		for i := range 10 {
+			rec, err := Begin(Options{StateDir: st, Project: proj, Command: "edit"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustDo(t, os.WriteFile(filepath.Join(proj, "f.txt"), []byte(fmt.Sprintf("%d\n", i+1)), 0o644), rec.Finish())
+		}
+		s, _ := Open(st, proj)
+		metas, err := s.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := s.manifestBytes()
+		if bound == 200<<10 && (size > bound || len(metas) == 10 || len(metas) == 0) {
+			t.Errorf("10 manifests of about 45 KB under a bound of 200 KiB: %d bytes of manifests, %d records kept", size, len(metas))
+		}
+		if bound != 200<<10 && len(metas) != 10 {
+			t.Errorf("under a bound of 64 MiB (control): %d records kept, want 10", len(metas))
+		}
+	}
+}
+
 // daysAgo is two days ago: a record that old is past KeepFor.
 func daysAgo() time.Time { return time.Now().Add(-2 * KeepFor) }
 

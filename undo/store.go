@@ -39,7 +39,7 @@ import (
 
 // Bounds. A record keeps the newest MaxRecords calls per project, and
 // those of the last KeepFor up to MaxRecentRecords, and the blobs they
-// need; when the blobs pass MaxBlobBytes the oldest records go
+// need; when the blobs and manifests pass MaxBlobBytes the oldest records go
 // first (the newest always stays). A file larger than MaxFileSize is not
 // copied (undo lists it as not recorded). A project with more than
 // MaxEntries entries, or whose paths together pass MaxPathBytes, is not
