@@ -241,7 +241,8 @@ func (b *topBroker) start() {
 // brokerStop bounds how long close waits for the broker to stop once
 // every process of the call has exited: it has nothing to answer any
 // more, so only a system call of its own that never returns could keep
-// it (openMine rules out the one a program could cause), and the sweep
+// it (writeExisting and waitOpen rule out the one a program could
+// cause: an open that waits), and the sweep
 // must run all the same.
 var brokerStop = 2 * time.Second
 
@@ -460,6 +461,11 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&(unix.O_CREAT|unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
 		return continued(n)
 	}
+	if c.open() && !c.truncate {
+		if r := b.ownFdOpen(n, c, -1, ""); r != nil {
+			return r
+		}
+	}
 	if c.open() && c.flags&unix.O_CREAT == 0 {
 		return b.reopen(n, c)
 	}
@@ -586,24 +592,15 @@ func (b *topBroker) removeServed(n *seccompNotif, c brokered, sn *servedName) *s
 	return continued(n)
 }
 
-// openServed answers an open of sn for writing, or with O_CREAT: a file
-// the broker made is opened again, an existing one is the maker's to open
-// (writeExisting), and a new one is made here.
+// openServed answers an open of sn for writing, or with O_CREAT: an
+// existing file is opened by writeExisting, and a new one is made here.
 func (b *topBroker) openServed(n *seccompNotif, c brokered, sn *servedName) *seccompNotifResp {
-	st, parent, name := &sn.st, sn.parent, sn.name
+	parent, name := sn.parent, sn.name
 	switch {
 	case sn.exists && c.flags&unix.O_EXCL != 0:
 		return failed(n, unix.EEXIST)
-	case sn.mine && st.Mode&unix.S_IFMT == unix.S_IFIFO:
-		return b.openFifo(n, c, parent, name, st)
-	case sn.mine:
-		fd, err := openMine(parent, name, c.flags, st)
-		if err != nil {
-			return failed(n, errnoOf(err))
-		}
-		return b.hand(n, fd, c, -1, "")
 	case sn.exists:
-		return b.writeExisting(n, c, parent, name, sn.pdir) // its own rule decides, by the maker
+		return b.writeExisting(n, c, parent, name, sn.pdir)
 	case !errors.Is(sn.err, unix.ENOENT):
 		return continued(n) // not told: the program writes no file here
 	}
@@ -629,9 +626,7 @@ func (b *topBroker) openServed(n *seccompNotif, c brokered, sn *servedName) *sec
 func (c brokered) open() bool { return !c.unlink && !c.rmdir && !c.rename && !c.name }
 
 // reopen answers an open for writing without O_CREAT, or a truncate: a
-// file the broker made (at the top, or in a directory it made, which no
-// rule reaches) is opened again for the program; any other file of the
-// project is opened by the maker (writeExisting). Outside the project the
+// file of the project is opened by writeExisting. Outside the project the
 // kernel decides: it writes no file of the project for the program, which
 // has no right to write one, whatever path it reads again.
 func (b *topBroker) reopen(n *seccompNotif, c brokered) *seccompNotifResp {
@@ -639,20 +634,11 @@ func (b *topBroker) reopen(n *seccompNotif, c brokered) *seccompNotifResp {
 	if !ok {
 		return continued(n)
 	}
-	name, parent, key := r.name, r.parent, r.key
+	name, parent := r.name, r.parent
 	defer unix.Close(parent)
 	pdir, below := b.projectPath(parent)
 	if !below {
 		return continued(n)
-	}
-	var st unix.Stat_t
-	if _, _, served := b.servedDir(key, true); served && len(b.mine) > 0 &&
-		unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && b.mine[fileKey{st.Dev, st.Ino}] {
-		fd, err := openMine(parent, name, c.flags, &st)
-		if err != nil {
-			return failed(n, errnoOf(err))
-		}
-		return b.answer(n, fd, c)
 	}
 	return b.writeExisting(n, c, parent, name, pdir)
 }
@@ -661,80 +647,203 @@ func (b *topBroker) reopen(n *seccompNotif, c brokered) *seccompNotifResp {
 var errSecondName = errors.New("a file with a second name")
 
 // writeExisting answers n's call c, an open for writing or a truncate of
-// name in parent (pdir: its path in the project), a name the broker did
-// not make. The maker opens it, so that the program's own rules decide
+// name in parent (pdir: its path in the project; name "": parent, an
+// O_PATH descriptor, is the file, and pdir its path), a name the broker
+// did not make. The maker opens it, so that the program's own rules decide
 // (the maker has them; the program has no right to write a file of the
 // project itself: makerRights), and the file the program gets is the one
 // looked at: by a descriptor of what the name was (O_PATH, its last link
-// followed unless O_NOFOLLOW), opened again through /proc. A regular file
-// with a second name is refused: the name may be one of pnpm's hard links
-// into its store, which other projects link too, and a write there is a
-// write outside the project. A FIFO is opened on a thread of its own
-// (waitOpen): its open waits for the other end.
+// followed unless O_NOFOLLOW: pathOf), opened again through /proc. A
+// regular file with a second name is refused when the call writes it
+// (flock's O_RDONLY|O_CREAT does not): the name may be one of pnpm's hard
+// links into its store, which other projects link too, and a write there
+// is a write outside the project. A FIFO, or a file whose lease the open
+// must wait to break, is opened on a thread of its own (waitOpen).
 func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name, pdir string) *seccompNotifResp {
 	mk := b.theMaker()
 	if mk == nil {
 		return failed(n, unix.EACCES)
 	}
-	fd, fifo, added := -1, -1, false
+	writes := c.truncate || c.flags&unix.O_ACCMODE != unix.O_RDONLY || c.flags&unix.O_TRUNC != 0
+	// Never waiting here (a device's open; a file under a lease, which
+	// an open for writing waits to break: the twenty-first attack run
+	// stalled every other call of the launch so): O_NONBLOCK, cleared
+	// after unless the program asked for it.
+	flags := c.flags&passFlags | unix.O_CLOEXEC | unix.O_NONBLOCK
+	fd, p, mine, fifo := -1, -1, false, false
 	err := mk.do(-1, func() error {
-		how := unix.O_PATH | unix.O_CLOEXEC | c.flags&unix.O_NOFOLLOW
-		p, err := unix.Openat(parent, name, how, 0)
+		q, err := pathOf(parent, name, c.flags&unix.O_NOFOLLOW)
 		if err != nil {
 			return err
 		}
+		p = q
 		var st unix.Stat_t
 		if err := unix.Fstat(p, &st); err != nil {
-			_ = unix.Close(p)
 			return err
 		}
-		flags := c.flags&passFlags | unix.O_CLOEXEC
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFREG:
-			if st.Nlink > 1 {
-				_ = unix.Close(p)
+			if writes && st.Nlink > 1 {
 				return errSecondName
 			}
 		case unix.S_IFLNK:
-			_ = unix.Close(p)
 			return unix.ELOOP // O_NOFOLLOW, as the kernel says
 		case unix.S_IFDIR:
-			_ = unix.Close(p)
 			return unix.EISDIR
 		case unix.S_IFIFO:
-			fifo = p
+			fifo = true
+		}
+		// A file the broker made (a link of its at the top leads to
+		// one): no rule reaches it, and it opens it itself.
+		if mine = b.mine[fileKey{st.Dev, st.Ino}]; mine || fifo {
 			return nil
-		default:
-			// A device's open never waits here.
-			added = c.flags&unix.O_NONBLOCK == 0
-			flags |= unix.O_NONBLOCK
 		}
 		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(p), flags, 0)
-		_ = unix.Close(p)
 		return err
 	})
+	if p >= 0 {
+		defer unix.Close(p)
+	}
+	if err == nil && mine && !fifo {
+		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(p), flags, 0)
+	}
 	switch {
 	case errors.Is(err, errSecondName):
 		b.tellWrite(pdir, name)
 		return failed(n, unix.EACCES)
+	case errors.Is(err, errNotOurs):
+		if r := b.ownFdOpen(n, c, parent, name); r != nil {
+			return r
+		}
+		return continued(n)
 	case errors.Is(err, unix.ENOENT) && c.flags&unix.O_CREAT != 0:
 		// A link to a name that does not exist, or a name gone
 		// meanwhile: the kernel's open makes the name the link leads to
 		// where the program's rules let it, which in the project is
 		// nowhere (makerRights).
 		return continued(n)
+	case fifo, errors.Is(err, unix.EWOULDBLOCK) && !c.truncate && c.flags&unix.O_NONBLOCK == 0:
+		// Its open waits (the other end, the lease's break): on a
+		// thread of its own.
+		w, err := unix.FcntlInt(uintptr(p), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return failed(n, unix.EMFILE)
+		}
+		return b.waitOpen(n, c, w, !mine)
 	case err != nil:
 		return failed(n, errnoOf(err))
-	case fifo >= 0:
-		return b.waitOpen(n, c, fifo, true)
 	}
-	if added {
+	if c.flags&unix.O_NONBLOCK == 0 {
 		if err := clearNonblock(fd); err != nil {
 			_ = unix.Close(fd)
 			return failed(n, errnoOf(err))
 		}
 	}
 	return b.answer(n, fd, c)
+}
+
+// ownFdOpen answers n's open c of one of its caller's own descriptors by
+// a path that names it (/dev/stdout, /dev/fd/N, /proc/self/fd/N: the
+// path of c, or with parent the text of the link name in parent, one
+// level) when the descriptor is a file of the project: the program has
+// no right to write one, and `echo x > /dev/stdout` under `> out.txt`
+// was refused. The file is opened again as writeExisting opens one, from
+// the descriptor the caller holds. nil: not such a path, or not a file
+// of the project (the kernel's to open, in the program's own /proc).
+func (b *topBroker) ownFdOpen(n *seccompNotif, c brokered, parent int, name string) *seccompNotifResp {
+	var text string
+	if parent < 0 {
+		p, ok := readPath(int(n.pid), c.path)
+		if !ok {
+			return nil
+		}
+		text = p
+	} else {
+		buf := make([]byte, 64)
+		k, err := unix.Readlinkat(parent, name, buf)
+		if err != nil || k == len(buf) {
+			return nil
+		}
+		text = string(buf[:k])
+	}
+	fdn, ok := ownFdPath(text)
+	if !ok {
+		return nil
+	}
+	proc, ok := b.procOf(n.pid)
+	if !ok {
+		return nil
+	}
+	pfd, err := unix.Open(proc+"/fd/"+strconv.Itoa(fdn), unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if unix.Fstat(pfd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || !b.waiting(n) {
+		return nil
+	}
+	pdir, below := b.projectPath(pfd)
+	if !below {
+		return nil
+	}
+	return b.writeExisting(n, c, pfd, "", pdir)
+}
+
+// ownFdPath is the number of the descriptor a path names by the caller's
+// own /proc or /dev (/dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N,
+// /proc/self/fd/N, /proc/thread-self/fd/N).
+func ownFdPath(p string) (int, bool) {
+	switch p {
+	case "/dev/stdin":
+		return 0, true
+	case "/dev/stdout":
+		return 1, true
+	case "/dev/stderr":
+		return 2, true
+	}
+	for _, pre := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"} {
+		if rest, ok := strings.CutPrefix(p, pre); ok {
+			k, err := strconv.Atoi(rest)
+			return k, err == nil && k >= 0 && strconv.Itoa(k) == rest
+		}
+	}
+	return 0, false
+}
+
+// errNotOurs: a path the broker cannot follow for the program (pathOf).
+var errNotOurs = errors.New("a path through /proc")
+
+// pathOf opens name in parent as O_PATH, its last link followed unless
+// nofollow, as the program's open would, but through no magic link and
+// to nothing in /proc (errNotOurs): there /proc/self is the broker's, and
+// a link in the project to /proc/self/fd/15 gave the program the broker's
+// own pipe, which stopped it, and one to /proc/self/maps the second
+// stage's map (the twenty-first attack run). Such a path is the kernel's
+// to open, in the program's own /proc (a log linked to /dev/stdout).
+func pathOf(parent int, name string, nofollow int) (int, error) {
+	if name == "" {
+		// parent is the file (ownFdOpen).
+		p, err := unix.FcntlInt(uintptr(parent), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return -1, err
+		}
+		return p, nil
+	}
+	how := unix.OpenHow{Flags: uint64(unix.O_PATH | unix.O_CLOEXEC | nofollow), Resolve: unix.RESOLVE_NO_MAGICLINKS}
+	p, err := unix.Openat2(parent, name, &how)
+	if errors.Is(err, unix.ELOOP) && nofollow == 0 {
+		return -1, errNotOurs // a magic link, or a loop the kernel will find too
+	}
+	if err != nil {
+		return -1, err
+	}
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(p, &fs); err != nil || fs.Type == unix.PROC_SUPER_MAGIC {
+		_ = unix.Close(p)
+		return -1, errNotOurs
+	}
+	return p, nil
 }
 
 // answer answers n's call c with fd, a file opened for it: its descriptor
@@ -757,33 +866,6 @@ func (b *topBroker) tellWrite(dir, name string) {
 	}
 }
 
-// openMine opens name in parent, a name the broker made (st: its stat,
-// not a FIFO: openFifo), for the program as flags ask, without ever
-// waiting: with O_NONBLOCK, cleared once open unless the program asked
-// for it, and only the file st describes.
-func openMine(parent int, name string, flags int, st *unix.Stat_t) (int, error) {
-	fd, err := unix.Openat(parent, name, flags&passFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return -1, err
-	}
-	var got unix.Stat_t
-	if err := unix.Fstat(fd, &got); err != nil || got.Dev != st.Dev || got.Ino != st.Ino {
-		_ = unix.Close(fd)
-		return -1, unix.EAGAIN // not the file looked at: answered as busy
-	}
-	if got.Mode&unix.S_IFMT == unix.S_IFREG && got.Nlink > 1 {
-		_ = unix.Close(fd)
-		return -1, unix.EACCES // a second name: writeExisting
-	}
-	if flags&unix.O_NONBLOCK == 0 {
-		if err := clearNonblock(fd); err != nil {
-			_ = unix.Close(fd)
-			return -1, err
-		}
-	}
-	return fd, nil
-}
-
 // clearNonblock clears fd's O_NONBLOCK, which the broker's own open set.
 func clearNonblock(fd int) error {
 	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
@@ -796,29 +878,6 @@ func clearNonblock(fd int) error {
 // maxFifoOpens bounds the opens of FIFOs waiting for their other end at
 // once (openFifo); one more is answered EAGAIN.
 const maxFifoOpens = 64
-
-// openFifo opens name in parent, a FIFO the broker made (st: its stat),
-// for the program. The open waits for the FIFO's other end, as the
-// kernel's would, so it is made on a goroutine of its own, which answers
-// the call when it returns: the broker answers every other call of the
-// launch on one thread, and one FIFO opened in the background (mkfifo w;
-// exec 3>w &) kept it from answering for good, and the launcher from its
-// sweep and its restoring of git's configuration. The goroutine opens the
-// FIFO the broker looked at (by a descriptor of it, whatever its name is
-// by then) and answers through a listener descriptor of its own: one
-// still waiting when the launch ends is left to end with the launcher.
-func (b *topBroker) openFifo(n *seccompNotif, c brokered, parent int, name string, st *unix.Stat_t) *seccompNotifResp {
-	pfd, err := unix.Openat(parent, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return failed(n, errnoOf(err))
-	}
-	var got unix.Stat_t
-	if err := unix.Fstat(pfd, &got); err != nil || got.Dev != st.Dev || got.Ino != st.Ino {
-		_ = unix.Close(pfd)
-		return failed(n, unix.EAGAIN)
-	}
-	return b.waitOpen(n, c, pfd, false)
-}
 
 // waitOpen opens pfd, an O_PATH descriptor of a FIFO (closed here), for
 // n's call c on a goroutine of its own, which answers the call when the

@@ -45,8 +45,9 @@ import (
 // The change is made on the descriptor the checks looked at
 // (/proc/self/fd), so a name swapped after them changes nothing else.
 //
-// With namespaces of its own the second stage's broker gets mode changes
-// too, and makes them with one check: a regular file has one name. Where
+// With namespaces of its own the second stage's broker gets mode and
+// time changes too, and makes them with one check: a file has no second
+// name. Where
 // a mode may change is its mounts' to say (everything outside the write
 // set, and every held entry, is mounted read-only: EROFS), but the
 // kernel does not ask how many names a file has, and a chmod of a file
@@ -173,7 +174,9 @@ func (b *topBroker) change(n *seccompNotif, c modeCall, do func(self string) err
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 	case unix.S_IFREG, unix.S_IFIFO, unix.S_IFSOCK: // a FIFO: tar x sets its times and mode; a server its socket's
-		if st.Nlink != 1 {
+		// No name at all is one less than two: a file made with
+		// O_TMPFILE, or removed while open (fchmod of it failed).
+		if st.Nlink > 1 {
 			return failed(n, unix.EPERM)
 		}
 	case unix.S_IFLNK:

@@ -2531,7 +2531,7 @@ func combinedWithin(t *testing.T, d time.Duration, cmd *exec.Cmd, what string) (
 // background: the broker, one thread answering every call of the launch,
 // waited for a reader for good, and the launcher never swept, so src/g,
 // a git directory the call made, stayed for the user's next git. A FIFO
-// is opened without waiting now (openMine), and the launcher sweeps even
+// is opened on a thread of its own now (waitOpen), and the launcher sweeps even
 // when its broker does not stop. A FIFO left as go.mod does not stop the
 // next launch's plan either. Control: a FIFO at the top carries a line
 // from a writer to a reader in the same call, and the next call runs.
@@ -2925,6 +2925,9 @@ func TestJailHardLinkNotWritten(t *testing.T) {
 		store := filepath.Join(j.home, ".local/share/pnpm/store/f")
 		const body = "module.exports = 1\n"
 		testfs.Write(t, store, []byte(body), 0o644)
+		if err := os.Chtimes(store, storeTime, storeTime); err != nil {
+			t.Fatal(err)
+		}
 		links := []string{"node_modules/.pnpm/x/index.js", "top.js", "src/lib.js"}
 		setup := func() {
 			for _, l := range links {
@@ -2961,6 +2964,7 @@ try() {
 	w "$1" creat 'python3 -c "import os; os.close(os.open(\"$1\", os.O_WRONLY | os.O_CREAT, 0o644))"'
 	w "$1" chmod700 'chmod 700 "$1"'
 	w "$1" chmod000 'chmod 000 "$1"'
+	w "$1" touch 'touch -d 2001-01-01 "$1"'
 }
 `
 		count := func(out, what string) int { return strings.Count(out, what) }
@@ -2970,18 +2974,16 @@ try() {
 				script := ways + "exec >out.txt 2>/dev/null\ntry " + l + "\n"
 				_, code := j.launch(t, c, "jail-sh", script)
 				out := string(testfs.Read(t, filepath.Join(j.project, "out.txt")))
-				if code != 0 || count(out, "refused") != 8 || count(out, "wrote") != 0 {
+				if code != 0 || count(out, "refused") != 9 || count(out, "wrote") != 0 {
 					t.Errorf("namespaces %v, %s: %s: exit %d, a way got through:\n%s", j.ns, c, l, code, out)
 				}
 			}
 			// Control: the same ways write a file of one name.
 			_, code := j.launch(t, c, "jail-sh", ways+"exec >out.txt 2>&1\ntry src/one.js\nchmod 644 src/one.js\n")
-			if out := string(testfs.Read(t, filepath.Join(j.project, "out.txt"))); code != 0 || count(out, "wrote") != 8 {
+			if out := string(testfs.Read(t, filepath.Join(j.project, "out.txt"))); code != 0 || count(out, "wrote") != 9 {
 				t.Errorf("namespaces %v, %s: a file of one name (control): exit %d:\n%s", j.ns, c, code, out)
 			}
-			if st, err := os.Stat(store); err != nil || st.Mode().Perm() != 0o644 || string(testfs.Read(t, store)) != body {
-				t.Fatalf("namespaces %v, %s: the store's file changed: %v %v %q", j.ns, c, st.Mode(), err, testfs.Read(t, store))
-			}
+			storeUnchanged(t, j, store, body)
 			// Control: sed -i replaces the project's name alone.
 			out, code := j.launch(t, c, "jail-sh", "sed -i s/1/2/ node_modules/.pnpm/x/index.js")
 			if got := string(testfs.Read(t, filepath.Join(j.project, links[0]))); code != 0 || got != "module.exports = 2\n" {
@@ -2990,6 +2992,44 @@ try() {
 			if string(testfs.Read(t, store)) != body {
 				t.Fatalf("namespaces %v, %s: sed -i changed the store's file", j.ns, c)
 			}
+		}
+		// Owners and extended attributes, an access ACL (a mode past
+		// chmod's check) and a default one on the top: refused for
+		// every file (the twenty-first attack run set them through the
+		// link with namespaces). An open with O_CREAT for reading alone
+		// (flock's) writes nothing: it opens the link (control), and so
+		// does a read; fchmod of a file with no name (O_TMPFILE) works
+		// (control).
+		setup()
+		meta := `exec >out.txt 2>&1
+python3 - <<'X'
+import os, fcntl
+acl = b"\x02\x00\x00\x00" + b"\x01\x00\x07\x00\xff\xff\xff\xff" + b"\x04\x00\x07\x00\xff\xff\xff\xff" + b"\x20\x00\x06\x00\xff\xff\xff\xff"
+for what, f in (("xattr", lambda p: os.setxattr(p, "user.pwn", b"1")),
+                ("acl", lambda p: os.setxattr(p, "system.posix_acl_access", acl)),
+                ("chown", lambda p: os.chown(p, -1, -1))):
+    for p in ("top.js", "node_modules/.pnpm/x/index.js", "src/one.js"):
+        try:
+            f(p); print(what, p, "wrote")
+        except OSError as e:
+            print(what, p, "refused", e.errno)
+try:
+    os.setxattr(".", "system.posix_acl_default", acl); print("default acl wrote")
+except OSError as e:
+    print("default acl refused", e.errno)
+fd = os.open("top.js", os.O_RDONLY | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_SH); print("flock", os.read(fd, 6).decode())
+t = os.open(os.environ["TMPDIR"], os.O_TMPFILE | os.O_WRONLY, 0o600)
+os.fchmod(t, 0o640); print("tmpfile fchmod ok")
+X`
+		_, code := j.launch(t, projectWrite, "jail-sh", meta)
+		out := string(testfs.Read(t, filepath.Join(j.project, "out.txt")))
+		if code != 0 || count(out, "wrote") != 0 || count(out, "refused") != 10 || !strings.Contains(out, "flock module") || !strings.Contains(out, "tmpfile fchmod ok") {
+			t.Errorf("namespaces %v: owners, attributes and the controls: exit %d:\n%s", j.ns, code, out)
+		}
+		storeUnchanged(t, j, store, body)
+		if names, err := xattrNames(store); err != nil || len(names) != 0 {
+			t.Errorf("namespaces %v: the store's file has extended attributes %q (%v)", j.ns, names, err)
 		}
 		// The race: the name t is the link and a file of one name by
 		// turns, while another thread opens it for writing.
@@ -3019,14 +3059,111 @@ X`
 		if err := os.Rename(filepath.Join(j.project, "src/lib.js"), filepath.Join(j.project, "node_modules/hl")); err != nil {
 			t.Fatal(err)
 		}
-		_, code := j.launch(t, projectWrite, "jail-sh", race)
-		out := string(testfs.Read(t, filepath.Join(j.project, "out.txt")))
+		_, code = j.launch(t, projectWrite, "jail-sh", race)
+		out = string(testfs.Read(t, filepath.Join(j.project, "out.txt")))
 		pl, _ := os.ReadFile(filepath.Join(j.project, "node_modules/pl"))
 		if !strings.Contains(out, "wrote") || len(pl) == 0 {
 			t.Errorf("namespaces %v: the race wrote nothing to the file of one name (control): exit %d: %s", j.ns, code, out)
 		}
 		if string(testfs.Read(t, store)) != body {
 			t.Errorf("namespaces %v: the race wrote the store's file: %q (%s)", j.ns, testfs.Read(t, store), out)
+		}
+	})
+}
+
+// storeUnchanged fails t unless the file store holds body, with mode 0644
+// and the modification time storeTime.
+func storeUnchanged(t *testing.T, j *jail, store, body string) {
+	t.Helper()
+	st, err := os.Stat(store)
+	if err != nil || st.Mode().Perm() != 0o644 || !st.ModTime().Equal(storeTime) || string(testfs.Read(t, store)) != body {
+		t.Fatalf("namespaces %v: the store's file changed: %v %v %v %q", j.ns, err, st.Mode(), st.ModTime(), testfs.Read(t, store))
+	}
+}
+
+// storeTime is the store's file's modification time in the tests.
+var storeTime = time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+
+// xattrNames lists p's extended attributes.
+func xattrNames(p string) ([]string, error) {
+	buf := make([]byte, 4096)
+	n, err := unix.Listxattr(p, buf)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, b := range bytes.Split(buf[:n], []byte{0}) {
+		if len(b) > 0 {
+			names = append(names, string(b))
+		}
+	}
+	return names, nil
+}
+
+// TestJailBrokerOwnNotReached: the maker follows a link in the project
+// for the program's open, and /proc/self there is the broker's. The
+// twenty-first attack run linked a name to /proc/self/fd/15, opened it
+// for writing, got the broker's own stop pipe and stopped it (every later
+// call of the launch hung), and read the second stage's /proc/self/maps.
+// Links through /proc are the kernel's to follow, in the program's own
+// /proc. Both modes. Controls: a log linked to /proc/self/fd/1 writes the
+// program's own output, and a name made after the links still is.
+func TestJailBrokerOwnNotReached(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		script := `exec >>out.txt 2>&1
+for n in $(seq 3 40); do ln -sf /proc/self/fd/$n evil$n; (echo x > evil$n) 2>/dev/null; (echo x >> evil$n) 2>/dev/null; done
+ln -s /proc/self/fd/1 log && echo hi-from-log >> log
+ln -s /proc/self/maps m && python3 -c 'import os; print(os.read(os.open("m", os.O_RDONLY | os.O_CREAT), 1 << 20).decode())'
+rm -f evil* log m
+echo made > after.txt && cat after.txt`
+		_, code := j.launchWithin(t, 60*time.Second, projectWrite, "jail-sh", script)
+		out := strings.TrimSpace(string(testfs.Read(t, filepath.Join(j.project, "out.txt"))))
+		if code != 0 || !strings.Contains(out, "hi-from-log") || !strings.HasSuffix(out, "made") {
+			t.Errorf("namespaces %v: exit %d, the log (control) or the name made after: %s", j.ns, code, out)
+		}
+		// The program's own map, or a refusal (the filter alone under
+		// bubblewrap reads no /proc/self/maps), never the launcher's.
+		if strings.Contains(out, filepath.Base(j.bin)) {
+			t.Errorf("namespaces %v: /proc/self/maps through a link is not the program's own:\n%s", j.ns, out)
+		}
+	})
+}
+
+// TestJailLeaseStallsNothing: the maker's open of a file under a lease
+// waited for the lease to break (up to the kernel's lease-break-time, 45
+// s), and with it every other call of the launch (the twenty-first attack
+// run: 7 to 13 s). A process holds a read lease on lease.txt until
+// other.txt exists; another opens lease.txt for writing meanwhile; a
+// third makes other.txt. Without the fix the third waits for the second,
+// which waits for the lease: the holder gives up after 20 s and says so.
+// Both modes.
+func TestJailLeaseStallsNothing(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		script := `exec >out.txt 2>&1
+echo held > lease.txt
+python3 - <<'X' &
+import fcntl, os, signal, time
+signal.signal(signal.SIGIO, signal.SIG_IGN)
+fd = os.open("lease.txt", os.O_RDONLY)
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+open("leased", "w").close()
+end = time.time() + 20
+while time.time() < end and not os.path.exists("other.txt"):
+    time.sleep(0.05)
+print("saw other.txt" if os.path.exists("other.txt") else "gave up")
+X
+while [ ! -e leased ]; do sleep 0.05; done
+(echo more >> lease.txt) &
+sleep 0.3
+echo other > other.txt
+wait`
+		_, code := j.launchWithin(t, 60*time.Second, projectWrite, "jail-sh", script)
+		out := string(testfs.Read(t, filepath.Join(j.project, "out.txt")))
+		if code != 0 || !strings.Contains(out, "saw other.txt") {
+			t.Errorf("namespaces %v: exit %d: %s", j.ns, code, out)
+		}
+		if got := string(testfs.Read(t, filepath.Join(j.project, "lease.txt"))); got != "held\nmore\n" {
+			t.Errorf("namespaces %v: lease.txt is %q, want the write made once the lease broke (control)", j.ns, got)
 		}
 	})
 }

@@ -82,7 +82,7 @@ import (
 // process (its table would be unfiltered); amd64's x32 numbers are
 // refused.
 //
-// The program is one comparison per refused number (60 to 122
+// The program is one comparison per refused number (72 to 128
 // instructions by the options: TestFilterLength), but most calls never
 // run it: since Linux 5.11 the
 // kernel works out, when the filter is installed, which numbers it allows
@@ -415,6 +415,21 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		// the first stage with the broker, which sets the times of a file
 		// the program may write; without it, it is refused.
 		refuse([]uint32{unix.SYS_UTIMENSAT}, mode)
+	} else if o.broker && o.opens {
+		// Where the mounts keep these changes to the write set, a file
+		// of the project may still have a second name outside it (a
+		// hard link into pnpm's store): its times go to the broker,
+		// which checks that it has one (the mode's go there below);
+		// owners and extended attributes are refused as above. An
+		// access ACL (system.posix_acl_access) set a mode that let
+		// other users write past the check of chmod's mode, on the
+		// store's file, and a default ACL on the project's top made the
+		// user's next files world-writable (the twenty-first attack
+		// run).
+		refuse(metadataCalls, "eperm")
+		refuse(xattrCalls, "enotsup")
+		refuse(legacyMetadataCalls, "eperm")
+		refuse([]uint32{unix.SYS_UTIMENSAT}, "notify")
 	}
 	p[len(p)-1].jf = "allow" // a number none of the lists holds
 	if o.broker && o.opens {
