@@ -3107,18 +3107,20 @@ func xattrNames(p string) ([]string, error) {
 // call of the launch hung), and read the second stage's /proc/self/maps.
 // Links through /proc are the kernel's to follow, in the program's own
 // /proc. Both modes. Controls: a log linked to /proc/self/fd/1 writes the
-// program's own output, and a name made after the links still is.
+// program's own output (as does /dev/stdout, which is out.txt in the
+// project), and a name made after the links still is.
 func TestJailBrokerOwnNotReached(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		script := `exec >>out.txt 2>&1
 for n in $(seq 3 40); do ln -sf /proc/self/fd/$n evil$n; (echo x > evil$n) 2>/dev/null; (echo x >> evil$n) 2>/dev/null; done
 ln -s /proc/self/fd/1 log && echo hi-from-log >> log
+echo hi-direct >> /dev/stdout
 ln -s /proc/self/maps m && python3 -c 'import os; print(os.read(os.open("m", os.O_RDONLY | os.O_CREAT), 1 << 20).decode())'
 rm -f evil* log m
 echo made > after.txt && cat after.txt`
 		_, code := j.launchWithin(t, 60*time.Second, projectWrite, "jail-sh", script)
 		out := strings.TrimSpace(string(testfs.Read(t, filepath.Join(j.project, "out.txt"))))
-		if code != 0 || !strings.Contains(out, "hi-from-log") || !strings.HasSuffix(out, "made") {
+		if code != 0 || !strings.Contains(out, "hi-from-log") || !strings.Contains(out, "hi-direct") || !strings.HasSuffix(out, "made") {
 			t.Errorf("namespaces %v: exit %d, the log (control) or the name made after: %s", j.ns, code, out)
 		}
 		// The program's own map, or a refusal (the filter alone under
