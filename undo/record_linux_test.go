@@ -472,21 +472,7 @@ func TestPruneKeepsRecent(t *testing.T) {
 	if _, err := s.Meta(rm); err != nil {
 		t.Fatalf("the rm's record went after %d calls that changed nothing: %v", 2*MaxRecords+pruneSlack, err)
 	}
-	undoTo := func(id string) {
-		u, err := s.Lock()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer u.Close()
-		p, err := u.Prepare(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := u.Apply(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	undoTo(rm)
+	undoNow(t, s, rm)
 	if b, err := os.ReadFile(filepath.Join(proj, "precious.txt")); err != nil || string(b) != "keep\n" {
 		t.Errorf("precious.txt after undo of the rm: %q %v", b, err)
 	}

@@ -265,26 +265,20 @@ func (s *Store) Records() (metas []Meta, bad []UnreadableRecord, err error) {
 // read (a store keeps up to MaxRecentRecords; the hook asks for those
 // since the human's last decision). A name that holds no time is read.
 func (s *Store) RecordsSince(since time.Time) (metas []Meta, bad []UnreadableRecord, err error) {
-	ents, err := os.ReadDir(s.recordsDir())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil
-	}
+	ids, err := s.recordIDs()
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, ent := range ents {
-		if !ent.IsDir() || !validID(ent.Name()) {
-			continue
-		}
-		if at, ok := idTime(ent.Name()); ok && !at.Add(time.Millisecond).After(since) {
+	for _, id := range ids {
+		if at, ok := idTime(id); ok && !at.Add(time.Millisecond).After(since) {
 			continue // started before since: its name's time is its start's, to the millisecond below
 		}
-		m, err := s.Meta(ent.Name())
+		m, err := s.Meta(id)
 		switch {
 		case err == nil:
 			metas = append(metas, m)
 		case !errors.Is(err, ErrNoRecord):
-			bad = append(bad, UnreadableRecord{ID: ent.Name(), Err: err})
+			bad = append(bad, UnreadableRecord{ID: id, Err: err})
 		}
 	}
 	slices.SortFunc(metas, func(a, b Meta) int { return strings.Compare(b.ID, a.ID) })
@@ -292,24 +286,37 @@ func (s *Store) RecordsSince(since time.Time) (metas []Meta, bad []UnreadableRec
 	return metas, bad, nil
 }
 
+// recordIDs are the names of the project's records' directories (none
+// when it has no record yet).
+func (s *Store) recordIDs() ([]string, error) {
+	ents, err := os.ReadDir(s.recordsDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, ent := range ents {
+		if ent.IsDir() && validID(ent.Name()) {
+			ids = append(ids, ent.Name())
+		}
+	}
+	return ids, nil
+}
+
 // NewestStart is when the newest record's call started at the latest, by
 // the time its name holds (to the millisecond above; its description is
 // not read); found is false when there is no record. A name that holds no
 // time counts as started now.
 func (s *Store) NewestStart() (t time.Time, found bool, err error) {
-	ents, err := os.ReadDir(s.recordsDir())
-	if errors.Is(err, os.ErrNotExist) {
-		return t, false, nil
-	}
+	ids, err := s.recordIDs()
 	if err != nil {
 		return t, false, err
 	}
-	for _, ent := range ents {
-		if !ent.IsDir() || !validID(ent.Name()) {
-			continue
-		}
+	for _, id := range ids {
 		found = true
-		at, ok := idTime(ent.Name())
+		at, ok := idTime(id)
 		if !ok {
 			at = time.Now()
 		}
