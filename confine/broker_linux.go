@@ -694,8 +694,13 @@ func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name,
 			fifo = true
 		}
 		// A file the broker made (a link of its at the top leads to
-		// one): no rule reaches it, and it opens it itself.
-		if mine = b.mine[fileKey{st.Dev, st.Ino}]; mine || fifo {
+		// one): no rule reaches it, and it opens it itself; only in the
+		// project, where its number was its (one freed by an unlink the
+		// broker did not see could be reused by a file anywhere).
+		if _, in := b.projectPath(p); in && b.mine[fileKey{st.Dev, st.Ino}] {
+			mine = true
+		}
+		if mine || fifo {
 			return nil
 		}
 		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(p), flags, 0)
