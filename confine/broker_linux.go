@@ -423,10 +423,7 @@ func failed(n *seccompNotif, e unix.Errno) *seccompNotifResp {
 // waiting reports whether n's caller still waits in its call: what the
 // broker read and opened for it is its, not a process's that died and
 // whose pid was reused.
-func (b *topBroker) waiting(n *seccompNotif) bool {
-	id := n.id
-	return ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
-}
+func (b *topBroker) waiting(n *seccompNotif) bool { return idValid(b.listener, n.id) }
 
 // madePerm are the mode bits a name made in the project may have: no
 // set-id or sticky bit, and no write for other users, as no mode change
@@ -664,7 +661,7 @@ func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name,
 	if mk == nil {
 		return failed(n, unix.EACCES)
 	}
-	writes := c.truncate || c.flags&unix.O_ACCMODE != unix.O_RDONLY || c.flags&unix.O_TRUNC != 0
+	writes := c.writes()
 	// Never waiting here (a device's open; a file under a lease, which
 	// an open for writing waits to break: the twenty-first attack run
 	// stalled every other call of the launch so): O_NONBLOCK, cleared
@@ -703,14 +700,14 @@ func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name,
 		if mine || fifo {
 			return nil
 		}
-		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(p), flags, 0)
+		fd, err = openChecked(p, c, flags)
 		return err
 	})
 	if p >= 0 {
 		defer unix.Close(p)
 	}
 	if err == nil && mine && !fifo {
-		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(p), flags, 0)
+		fd, err = openChecked(p, c, flags)
 	}
 	switch {
 	case errors.Is(err, errSecondName):
@@ -745,6 +742,79 @@ func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name,
 		}
 	}
 	return b.answer(n, fd, c)
+}
+
+// writes reports whether c, an open or a truncate, writes the file.
+func (c brokered) writes() bool {
+	return c.truncate || c.flags&unix.O_ACCMODE != unix.O_RDONLY || c.flags&unix.O_TRUNC != 0
+}
+
+// openChecked opens p, an O_PATH descriptor of the file c opens, again
+// through /proc/self/fd as c asks with flags (c's, and O_NONBLOCK as the
+// caller needs), on the calling thread (the maker's, restricted by the
+// program's rules; the broker's for a file it made), and refuses a file
+// the call writes that has a name besides the one it was opened by
+// (oneName: errSecondName). O_TRUNC is made by ftruncate once that is
+// known, never by the open: a name removed between the look and the open
+// truncated the store's file. An O_RDONLY|O_TRUNC open truncates by a
+// descriptor opened for writing, and hands one opened for reading.
+func openChecked(p int, c brokered, flags int) (int, error) {
+	self := "/proc/self/fd/" + strconv.Itoa(p)
+	trunc := flags&unix.O_TRUNC != 0
+	how := flags &^ unix.O_TRUNC
+	if trunc && how&unix.O_ACCMODE == unix.O_RDONLY {
+		how = how&^unix.O_ACCMODE | unix.O_WRONLY
+	}
+	fd, err := unix.Open(self, how, 0)
+	if err != nil {
+		return -1, err
+	}
+	if c.writes() && !oneName(fd) {
+		_ = unix.Close(fd)
+		return -1, errSecondName
+	}
+	if !trunc {
+		return fd, nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		err = unix.Ftruncate(fd, 0)
+	}
+	if err != nil || flags&unix.O_ACCMODE != unix.O_RDONLY {
+		if err != nil {
+			_ = unix.Close(fd)
+			return -1, err
+		}
+		return fd, nil
+	}
+	_ = unix.Close(fd)
+	return unix.Open(self, flags&^unix.O_TRUNC, 0)
+}
+
+// oneName reports whether fd, opened, is not a regular file with a name
+// other than the one it was opened by: it has at most one name, and that
+// one was not removed (the kernel's path of it does not end "
+// (deleted)"), or it has none at all. Landlock judged the open by the
+// name it was opened by: with that name removed and the store's left,
+// nlink is 1, and a descriptor of a removed name of the project wrote
+// the store's file (the twenty-second attack run: by a descriptor kept
+// across the rm, and by a race between the look and the rm). Looked at
+// in this order, after the open: no call of the program gives a file a
+// new name in the project, so one name counted and a name found not
+// removed after are the same name.
+func oneName(fd int) bool {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return false
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink == 0 {
+		return true
+	}
+	if st.Nlink > 1 {
+		return false
+	}
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	return err == nil && !strings.HasSuffix(p, " (deleted)")
 }
 
 // ownFdOpen answers n's open c of one of its caller's own descriptors by
@@ -918,17 +988,50 @@ func (b *topBroker) waitOpen(n *seccompNotif, c brokered, pfd int, restricted bo
 				return
 			}
 		}
-		fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), flags&passFlags|unix.O_CLOEXEC, 0)
-		if err != nil {
-			answer(errnoOf(err))
+		// Tried again without waiting, while the caller still waits in
+		// its call: a blocking open of a FIFO whose writer was killed
+		// meanwhile stayed, held its slot, and met the next reader,
+		// which read an empty FIFO while the real writer waited (the
+		// twenty-second attack run). An open that must break a lease
+		// starts the break though it fails (EWOULDBLOCK).
+		for pause := time.Millisecond; ; pause = min(2*pause, maxWaitPause) {
+			fd, err := openChecked(pfd, c, flags&passFlags|unix.O_CLOEXEC|unix.O_NONBLOCK)
+			if errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EWOULDBLOCK) {
+				if !idValid(lfd, id) {
+					return // gone: nothing to answer
+				}
+				time.Sleep(pause)
+				continue
+			}
+			if err == nil && flags&unix.O_NONBLOCK == 0 {
+				if err = clearNonblock(fd); err != nil {
+					_ = unix.Close(fd)
+				}
+			}
+			if errors.Is(err, errSecondName) {
+				err = unix.EACCES
+			}
+			if err != nil {
+				answer(errnoOf(err))
+				return
+			}
+			if err := addFd(lfd, id, fd, flags); err != nil && !errors.Is(err, unix.ENOENT) {
+				answer(unix.EMFILE)
+			}
+			_ = unix.Close(fd)
 			return
-		}
-		defer unix.Close(fd)
-		if err := addFd(lfd, id, fd, flags); err != nil && !errors.Is(err, unix.ENOENT) {
-			answer(unix.EMFILE)
 		}
 	}()
 	return nil
+}
+
+// maxWaitPause bounds the pause between a waiting open's tries.
+const maxWaitPause = 50 * time.Millisecond
+
+// idValid reports whether the call id still waits for its answer on the
+// listener lfd.
+func idValid(lfd int, id uint64) bool {
+	return ioctlPtr(lfd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
 }
 
 // made records a file or directory the broker made, named name.
@@ -1482,6 +1585,13 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 	if !ok {
 		return resolved{}, false, unix.EACCES
 	}
+	return b.resolvePath(n, dirfd, path, quick, false)
+}
+
+// resolvePath is resolve of path, read; dots: a last name "." or ".."
+// is resolved too (the directory itself, or its parent: what a mode or
+// time change names), never "".
+func (b *topBroker) resolvePath(n *seccompNotif, dirfd int32, path string, quick, dots bool) (r resolved, ok bool, errno unix.Errno) {
 	if len(path) > 1 && strings.HasSuffix(path, "/") {
 		r.trailing = true
 		if path = strings.TrimRight(path, "/"); path == "" {
@@ -1498,7 +1608,7 @@ func (b *topBroker) resolve(n *seccompNotif, dirfd int32, addr uint64, quick boo
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		dir, name = path[:i+1], path[i+1:]
 	}
-	if name == "" || name == "." || name == ".." {
+	if name == "" || !dots && (name == "." || name == "..") {
 		return resolved{}, false, 0
 	}
 	if quick && strings.HasPrefix(path, "/") && !policy.NameCouldBeProtected(name) && !strings.Contains(path, "/..") &&

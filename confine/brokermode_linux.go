@@ -118,7 +118,7 @@ func (b *topBroker) changeMode(n *seccompNotif) *seccompNotifResp {
 	if mode&refusedModeBits != 0 {
 		return failed(n, unix.EPERM)
 	}
-	return b.change(n, c, func(self string) error { return unix.Fchmodat(unix.AT_FDCWD, self, mode, 0) })
+	return b.change(n, c, false, func(_ int, self string) error { return unix.Fchmodat(unix.AT_FDCWD, self, mode, 0) })
 }
 
 // changeTimes answers utimensat, by path or by a descriptor (its path
@@ -156,12 +156,15 @@ func (b *topBroker) changeTimes(n *seccompNotif) *seccompNotifResp {
 		}
 		ts = raw[:]
 	}
-	return b.change(n, c, func(self string) error { return unix.UtimesNanoAt(unix.AT_FDCWD, self, ts, 0) })
+	// By the descriptor itself (AT_EMPTY_PATH), which may be a link's:
+	// touch -h, and cp -a of a tree that holds links, set a link's times.
+	return b.change(n, c, true, func(fd int, _ string) error { return unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH) })
 }
 
-// change makes do(self), self the /proc/self/fd path of the file c names
-// for n's caller, when the program may change it; EPERM otherwise.
-func (b *topBroker) change(n *seccompNotif, c modeCall, do func(self string) error) *seccompNotifResp {
+// change makes do(fd, self), fd an O_PATH descriptor of the file c names
+// for n's caller and self its /proc/self/fd path, when the program may
+// change it; EPERM otherwise. links: a link's own may change (times).
+func (b *topBroker) change(n *seccompNotif, c modeCall, links bool, do func(fd int, self string) error) *seccompNotifResp {
 	fd, ok := b.modeTarget(n, c)
 	if !ok {
 		return failed(n, unix.EPERM)
@@ -171,25 +174,35 @@ func (b *topBroker) change(n *seccompNotif, c modeCall, do func(self string) err
 	if err := unix.Fstat(fd, &st); err != nil {
 		return failed(n, unix.EPERM)
 	}
+	self := "/proc/self/fd/" + strconv.Itoa(fd)
+	where, err := os.Readlink(self)
+	if err != nil {
+		return failed(n, unix.EPERM)
+	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
+	case unix.S_IFLNK:
+		if !links {
+			return failed(n, unix.EOPNOTSUPP) // what the kernel says of a link's mode
+		}
+		fallthrough
 	case unix.S_IFREG, unix.S_IFIFO, unix.S_IFSOCK: // a FIFO: tar x sets its times and mode; a server its socket's
-		// No name at all is one less than two: a file made with
-		// O_TMPFILE, or removed while open (fchmod of it failed).
-		if st.Nlink > 1 {
+		// A file with a second name (a hard link into pnpm's store),
+		// or one whose name it was reached by is gone while it has
+		// another (a descriptor kept across an rm), but in the launch's
+		// own directories (TMPDIR), where no link leads out. No name at
+		// all is one less than two: a file made with O_TMPFILE, or
+		// removed while open.
+		if st.Nlink > 1 && !b.modeSet().inPrivate(where) || st.Nlink == 1 && strings.HasSuffix(where, " (deleted)") {
 			return failed(n, unix.EPERM)
 		}
-	case unix.S_IFLNK:
-		return failed(n, unix.EOPNOTSUPP) // what the kernel says of a link's mode
 	default:
 		return failed(n, unix.EPERM)
 	}
-	self := "/proc/self/fd/" + strconv.Itoa(fd)
-	where, err := os.Readlink(self)
-	if err != nil || !b.mounted && !b.mine[fileKey{st.Dev, st.Ino}] && !b.modeWritable(where) {
+	if !b.mounted && !b.mine[fileKey{st.Dev, st.Ino}] && !b.modeWritable(where) {
 		return failed(n, unix.EPERM)
 	}
-	if err := do(self); err != nil {
+	if err := do(fd, self); err != nil {
 		if e, ok := err.(unix.Errno); ok {
 			return failed(n, e)
 		}
@@ -200,33 +213,51 @@ func (b *topBroker) change(n *seccompNotif, c modeCall, do func(self string) err
 
 // modeTarget opens (O_PATH) the file c names for n's caller.
 func (b *topBroker) modeTarget(n *seccompNotif, c modeCall) (int, bool) {
-	var fd int
 	if c.byFd {
-		proc, ok := procOf(n.pid)
-		if !ok {
-			return -1, false
-		}
-		var err error
-		fd, err = unix.Open(proc+"/fd/"+strconv.Itoa(int(c.dirfd)), unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return -1, false
-		}
-	} else {
-		r, ok, _ := b.resolve(n, c.dirfd, c.path, false)
-		if !ok {
-			return -1, false
-		}
-		name, parent := r.name, r.parent
-		flags := unix.O_PATH | unix.O_CLOEXEC
-		if !c.follow {
-			flags |= unix.O_NOFOLLOW
-		}
-		var err error
-		fd, err = unix.Openat(parent, name, flags, 0)
-		_ = unix.Close(parent)
-		if err != nil {
-			return -1, false
-		}
+		return b.procTarget(n, "fd/"+strconv.Itoa(int(c.dirfd)))
+	}
+	path, ok := readPath(int(n.pid), c.path)
+	if !ok {
+		return -1, false
+	}
+	if k, ok := ownFdPath(path); ok {
+		// /dev/stdout, /proc/self/fd/N: the caller's descriptor.
+		return b.procTarget(n, "fd/"+strconv.Itoa(k))
+	}
+	if sub, ok := strings.CutPrefix(path, "/proc/self/"); ok && (sub == "cwd" || sub == "root") {
+		// The caller's directory or root, by its own /proc.
+		return b.procTarget(n, sub)
+	}
+	r, ok, _ := b.resolvePath(n, c.dirfd, path, false, true)
+	if !ok {
+		return -1, false
+	}
+	flags := unix.O_PATH | unix.O_CLOEXEC
+	if !c.follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Openat(r.parent, r.name, flags, 0)
+	_ = unix.Close(r.parent)
+	if err != nil {
+		return -1, false
+	}
+	if !b.waiting(n) {
+		_ = unix.Close(fd)
+		return -1, false
+	}
+	return fd, true
+}
+
+// procTarget opens (O_PATH) the entry sub of n's caller's /proc
+// directory (fd/N, cwd, root): what it names.
+func (b *topBroker) procTarget(n *seccompNotif, sub string) (int, bool) {
+	proc, ok := b.procOf(n.pid)
+	if !ok {
+		return -1, false
+	}
+	fd, err := unix.Open(proc+"/"+sub, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, false
 	}
 	if !b.waiting(n) {
 		_ = unix.Close(fd)
@@ -268,6 +299,18 @@ type modeSet struct {
 	project     string
 	dirs, files []string
 	held        []string
+	private     []string // the launch's own directories (TMPDIR, caches)
+}
+
+// inPrivate reports whether p (links resolved) lies in one of the
+// launch's own directories.
+func (w modeSet) inPrivate(p string) bool {
+	for _, d := range w.private {
+		if fsx.Within(p, d) {
+			return true
+		}
+	}
+	return false
 }
 
 func newModeSet(plan Plan) func() modeSet {
@@ -287,6 +330,7 @@ func newModeSet(plan Plan) func() modeSet {
 		}
 		for _, d := range plan.Private {
 			w.dirs = append(w.dirs, real(d))
+			w.private = append(w.private, real(d))
 		}
 		for _, f := range plan.WriteFiles {
 			if r := real(f); fsx.Within(r, project) {

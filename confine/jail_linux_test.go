@@ -3169,3 +3169,120 @@ wait`
 		}
 	})
 }
+
+// TestJailMetadataOfDotsAndLinks: the twenty-second attack run found mode
+// and time changes that work unconfined refused in the jail: of "." and
+// "..", by /proc/self/cwd and /proc/self/fd/N (EPERM: the first stage
+// did not resolve them), of a link's own times (touch -h, cp -a of a tree
+// that holds one: EOPNOTSUPP), tar x of an archive that holds "./"
+// ("Cannot utime"), and of a file with a second name in the launch's own
+// TMPDIR. Each runs in a directory of the project, in both modes, and
+// every line must succeed, as it does unconfined.
+func TestJailMetadataOfDotsAndLinks(t *testing.T) {
+	script := `exec >out.txt 2>&1
+mkdir -p w && cd w
+t() { d="$1"; shift; out=$("$@" 2>&1); echo "rc=$? $d ${out:+[$out]}"; }
+mkdir -p rd/sub; echo a > rd/f; ln -s f rd/l
+t "chmod 755 rd/." chmod 755 rd/.
+t "chmod 755 rd/sub/.." chmod 755 rd/sub/..
+t "touch rd/." touch rd/.
+t "touch -h rd/l" touch -h rd/l
+t "cp -a rd rd2" cp -a rd rd2
+t "tar x of ./" sh -c 'tar cf "$TMPDIR/r.tar" -C rd . && mkdir -p tx && tar xf "$TMPDIR/r.tar" -C tx'
+t "utime(symlink, follow_symlinks=False)" python3 -c "import os; os.utime('rd/l', follow_symlinks=False)"
+t "utime /proc/self/cwd" python3 -c "import os; os.utime('/proc/self/cwd')"
+t "chmod /proc/self/fd/N" python3 -c "import os; fd = os.open('rd', os.O_RDONLY); os.chmod('/proc/self/fd/%d' % fd, 0o755)"
+t "chmod of a second name in TMPDIR" sh -c 'cd "$TMPDIR" && echo a > hl1 && ln -f hl1 hl2 && chmod 600 hl1 && touch hl2'
+`
+	bothModes(t, func(t *testing.T, j *jail) {
+		_, code := j.launch(t, projectWrite, "jail-sh", script)
+		out := string(testfs.Read(t, filepath.Join(j.project, "out.txt")))
+		if code != 0 || strings.Count(out, "rc=0 ") != 10 {
+			t.Errorf("namespaces %v: exit %d:\n%s", j.ns, code, out)
+		}
+	})
+}
+
+// TestJailRemovedNameNotWritten: the twenty-second attack run kept a
+// descriptor of a file of node_modules (a hard link into pnpm's store
+// that no other project links), removed the name, and wrote the store's
+// file through /dev/fd/N, and changed its mode and times by the
+// descriptor: with the project's name gone nlink was 1, and Landlock
+// judged the open by the removed name, in the project. A race between
+// the first stage's look and an unlink did the same. Refused in both
+// modes, and the store's file is unchanged. Control: a file of the
+// project removed while open, which has no name left, is still written
+// through /dev/fd/N.
+func TestJailRemovedNameNotWritten(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		store := filepath.Join(j.home, ".local/share/pnpm/store/g")
+		const body = "module.exports = 1\n"
+		testfs.Write(t, store, []byte(body), 0o644)
+		if err := os.Chtimes(store, storeTime, storeTime); err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(j.project, "node_modules/.pnpm/x/g.js")
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(store, link); err != nil {
+			t.Fatal(err)
+		}
+		testfs.Write(t, filepath.Join(j.project, "log.txt"), []byte("log\n"), 0o644)
+		if os.Getuid() == 0 {
+			for _, p := range []string{filepath.Dir(store), store, filepath.Join(j.project, "node_modules"), filepath.Dir(link), link, filepath.Join(j.project, "log.txt")} {
+				_ = os.Lchown(p, nobody, nobody)
+			}
+			for d := filepath.Dir(link); d != j.project; d = filepath.Dir(d) {
+				_ = os.Lchown(d, nobody, nobody)
+			}
+			for d := filepath.Dir(store); d != j.home; d = filepath.Dir(d) {
+				_ = os.Lchown(d, nobody, nobody)
+			}
+		}
+		script := `exec >out.txt 2>&1
+exec 3< node_modules/.pnpm/x/g.js
+rm node_modules/.pnpm/x/g.js
+if (echo PWNED > /dev/fd/3) 2>/dev/null; then echo wrote; else echo refused; fi
+python3 - <<'X'
+import os
+for what, f in (("fchmod", lambda: os.fchmod(3, 0o755)), ("futimens", lambda: os.utime(3, (631152000, 631152000)))):
+    try:
+        f(); print(what, "wrote")
+    except OSError:
+        print(what, "refused")
+X
+exec 4< log.txt
+rm log.txt
+echo more > /dev/fd/4 && echo "log written"`
+		_, code := j.launch(t, projectWrite, "jail-sh", script)
+		out := string(testfs.Read(t, filepath.Join(j.project, "out.txt")))
+		if code != 0 || strings.Contains(out, "wrote") || strings.Count(out, "refused") != 3 || !strings.Contains(out, "log written") {
+			t.Errorf("namespaces %v: exit %d:\n%s", j.ns, code, out)
+		}
+		storeUnchanged(t, j, store, body)
+	})
+}
+
+// TestJailFifoWriterKilled: a FIFO's open for writing waits on a thread of
+// the first stage's own; a writer killed while it waited left that open
+// behind, which held its slot and met the next reader: the reader read
+// nothing, and the real writer waited (the twenty-second attack run, with
+// namespaces). The open is tried again without waiting while its caller
+// still waits. Both modes; 70 writers killed leave every slot free.
+func TestJailFifoWriterKilled(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		script := `exec >out.txt 2>&1
+mkfifo ff
+for i in $(seq 70); do timeout 0.05 sh -c "echo stale > ff"; done
+sleep 0.3
+(sleep 0.3; timeout 5 sh -c "echo real > ff") &
+echo "read: [$(cat ff)]"
+wait`
+		_, code := j.launchWithin(t, 60*time.Second, projectWrite, "jail-sh", script)
+		out := string(testfs.Read(t, filepath.Join(j.project, "out.txt")))
+		if code != 0 || !strings.Contains(out, "read: [real]") {
+			t.Errorf("namespaces %v: exit %d:\n%s", j.ns, code, out)
+		}
+	})
+}
