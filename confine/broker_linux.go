@@ -777,14 +777,17 @@ func openChecked(p int, c brokered, flags int) (int, error) {
 		return fd, nil
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-		err = unix.Ftruncate(fd, 0)
+	if err := unix.Fstat(fd, &st); err != nil {
+		_ = unix.Close(fd)
+		return -1, err
 	}
-	if err != nil || flags&unix.O_ACCMODE != unix.O_RDONLY {
-		if err != nil {
+	if st.Mode&unix.S_IFMT == unix.S_IFREG {
+		if err := unix.Ftruncate(fd, 0); err != nil {
 			_ = unix.Close(fd)
 			return -1, err
 		}
+	}
+	if flags&unix.O_ACCMODE != unix.O_RDONLY {
 		return fd, nil
 	}
 	_ = unix.Close(fd)
