@@ -731,7 +731,7 @@ func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name,
 		if err != nil {
 			return failed(n, unix.EMFILE)
 		}
-		return b.waitOpen(n, c, w, !mine)
+		return b.waitOpen(n, c, w, !mine, fifo)
 	case err != nil:
 		return failed(n, errnoOf(err))
 	}
@@ -796,8 +796,7 @@ func openChecked(p int, c brokered, flags int) (int, error) {
 
 // oneName reports whether fd, opened, is not a regular file with a name
 // other than the one it was opened by: it has at most one name, and that
-// one was not removed (the kernel's path of it does not end "
-// (deleted)"), or it has none at all. Landlock judged the open by the
+// one was not removed (namedBy), or it has none at all. Landlock judged the open by the
 // name it was opened by: with that name removed and the store's left,
 // nlink is 1, and a descriptor of a removed name of the project wrote
 // the store's file (the twenty-second attack run: by a descriptor kept
@@ -813,11 +812,20 @@ func oneName(fd int) bool {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink == 0 {
 		return true
 	}
-	if st.Nlink > 1 {
+	return st.Nlink == 1 && namedBy(fd, &st)
+}
+
+// namedBy reports whether the path the kernel gives for fd (st: its
+// stat) still names it: not so once that name was removed (the kernel
+// adds " (deleted)" to it, which a name of its own may end with too: a
+// file named "x (deleted)" was refused its appends by the suffix alone).
+func namedBy(fd int, st *unix.Stat_t) bool {
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil {
 		return false
 	}
-	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	return err == nil && !strings.HasSuffix(p, " (deleted)")
+	var now unix.Stat_t
+	return unix.Fstatat(unix.AT_FDCWD, p, &now, unix.AT_SYMLINK_NOFOLLOW) == nil && now.Dev == st.Dev && now.Ino == st.Ino
 }
 
 // ownFdOpen answers n's open c of one of its caller's own descriptors by
@@ -962,7 +970,7 @@ const maxFifoOpens = 64
 // open returns; restricted: on a thread restricted by the maker's rules
 // (confineThread), a FIFO the broker did not make, which the program's
 // own rules must let it open.
-func (b *topBroker) waitOpen(n *seccompNotif, c brokered, pfd int, restricted bool) *seccompNotifResp {
+func (b *topBroker) waitOpen(n *seccompNotif, c brokered, pfd int, restricted, fifo bool) *seccompNotifResp {
 	if b.fifoOpens.Load() >= maxFifoOpens {
 		_ = unix.Close(pfd)
 		return failed(n, unix.EAGAIN)
@@ -991,12 +999,36 @@ func (b *topBroker) waitOpen(n *seccompNotif, c brokered, pfd int, restricted bo
 				return
 			}
 		}
-		// Tried again without waiting, while the caller still waits in
-		// its call: a blocking open of a FIFO whose writer was killed
-		// meanwhile stayed, held its slot, and met the next reader,
-		// which read an empty FIFO while the real writer waited (the
-		// twenty-second attack run). An open that must break a lease
-		// starts the break though it fails (EWOULDBLOCK).
+		if fifo {
+			// A FIFO's open waits for its other end as the kernel's
+			// would (tried again without waiting, a writer met a reader
+			// about to close: lines were lost, and with namespaces a
+			// loop of writers and readers stalled: the twenty-third
+			// attack run); a watcher ends the wait when the caller is
+			// gone (a writer killed while its open waited left it to
+			// meet the next reader, which read nothing, and held its
+			// slot: the twenty-second).
+			done, stopped := make(chan struct{}), make(chan struct{})
+			go b.endWaitWhenGone(lfd, id, pfd, c.flags, restricted, done, stopped)
+			fd, err := openChecked(pfd, c, flags&passFlags|unix.O_CLOEXEC)
+			close(done)
+			<-stopped // it uses lfd and pfd, closed on return
+			if errors.Is(err, errSecondName) {
+				err = unix.EACCES
+			}
+			if err != nil {
+				answer(errnoOf(err))
+				return
+			}
+			if err := addFd(lfd, id, fd, flags); err != nil && !errors.Is(err, unix.ENOENT) {
+				answer(unix.EMFILE)
+			}
+			_ = unix.Close(fd)
+			return
+		}
+		// A file under a lease: tried again without waiting, while the
+		// caller still waits in its call (an open that must break a
+		// lease starts the break though it fails, EWOULDBLOCK).
 		for pause := time.Millisecond; ; pause = min(2*pause, maxWaitPause) {
 			fd, err := openChecked(pfd, c, flags&passFlags|unix.O_CLOEXEC|unix.O_NONBLOCK)
 			if errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EWOULDBLOCK) {
@@ -1027,6 +1059,46 @@ func (b *topBroker) waitOpen(n *seccompNotif, c brokered, pfd int, restricted bo
 	}()
 	return nil
 }
+
+// endWaitWhenGone ends a FIFO's open waiting on pfd for the call id
+// (its flags) once the call is no longer waiting on the listener lfd, by
+// opening the other end for a moment, on a thread restricted by the
+// program's rules when the FIFO is not the broker's own (restricted);
+// done: the open returned; stopped is closed when it returns.
+func (b *topBroker) endWaitWhenGone(lfd int, id uint64, pfd, flags int, restricted bool, done, stopped chan struct{}) {
+	defer close(stopped)
+	t := time.NewTicker(fifoWatch)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		if idValid(lfd, id) {
+			continue
+		}
+		other := unix.O_RDONLY
+		if flags&unix.O_ACCMODE == unix.O_RDONLY {
+			other = unix.O_WRONLY
+		}
+		if restricted {
+			// Never unlocked: the thread ends with this goroutine.
+			runtime.LockOSThread()
+			if confineThread(b.makerRules) != nil {
+				return
+			}
+		}
+		if fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), other|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+			_ = unix.Close(fd)
+		}
+		return
+	}
+}
+
+// fifoWatch is how often a FIFO's waiting open asks whether its caller
+// still waits.
+const fifoWatch = 20 * time.Millisecond
 
 // maxWaitPause bounds the pause between a waiting open's tries.
 const maxWaitPause = 50 * time.Millisecond

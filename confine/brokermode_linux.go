@@ -193,7 +193,7 @@ func (b *topBroker) change(n *seccompNotif, c modeCall, links bool, do func(fd i
 		// own directories (TMPDIR), where no link leads out. No name at
 		// all is one less than two: a file made with O_TMPFILE, or
 		// removed while open.
-		if st.Nlink > 1 && !b.modeSet().inPrivate(where) || st.Nlink == 1 && strings.HasSuffix(where, " (deleted)") {
+		if st.Nlink > 1 && !b.modeSet().inPrivate(where) || st.Nlink == 1 && !namedBy(fd, &st) {
 			return failed(n, unix.EPERM)
 		}
 	default:

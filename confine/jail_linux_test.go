@@ -3210,9 +3210,11 @@ t "chmod of a second name in TMPDIR" sh -c 'cd "$TMPDIR" && echo a > hl1 && ln -
 // descriptor: with the project's name gone nlink was 1, and Landlock
 // judged the open by the removed name, in the project. A race between
 // the first stage's look and an unlink did the same. Refused in both
-// modes, and the store's file is unchanged. Control: a file of the
+// modes, and the store's file is unchanged. Controls: a file of the
 // project removed while open, which has no name left, is still written
-// through /dev/fd/N.
+// through /dev/fd/N; a file named "x (deleted)" (what the kernel adds to
+// a removed name's path) is written, and its mode and times changed (the
+// twenty-third attack run: refused by the suffix alone).
 func TestJailRemovedNameNotWritten(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		store := filepath.Join(j.home, ".local/share/pnpm/store/g")
@@ -3254,10 +3256,11 @@ for what, f in (("fchmod", lambda: os.fchmod(3, 0o755)), ("futimens", lambda: os
 X
 exec 4< log.txt
 rm log.txt
-echo more > /dev/fd/4 && echo "log written"`
+echo more > /dev/fd/4 && echo "log written"
+echo a > "x (deleted)" && echo b >> "x (deleted)" && chmod +x "x (deleted)" && touch "x (deleted)" && echo "named so, written"`
 		_, code := j.launch(t, projectWrite, "jail-sh", script)
 		out := string(testfs.Read(t, filepath.Join(j.project, "out.txt")))
-		if code != 0 || strings.Contains(out, "wrote") || strings.Count(out, "refused") != 3 || !strings.Contains(out, "log written") {
+		if code != 0 || strings.Contains(out, "wrote") || strings.Count(out, "refused") != 3 || !strings.Contains(out, "log written") || !strings.Contains(out, "named so, written") {
 			t.Errorf("namespaces %v: exit %d:\n%s", j.ns, code, out)
 		}
 		storeUnchanged(t, j, store, body)
@@ -3270,6 +3273,9 @@ echo more > /dev/fd/4 && echo "log written"`
 // nothing, and the real writer waited (the twenty-second attack run, with
 // namespaces). The open is tried again without waiting while its caller
 // still waits. Both modes; 70 writers killed leave every slot free.
+// Control: 20 writers, each opening the FIFO for its line, reach a reader
+// that holds it open (a polled open met a reader about to close, and a
+// loop of them stalled: the twenty-third attack run).
 func TestJailFifoWriterKilled(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		script := `exec >out.txt 2>&1
@@ -3278,10 +3284,19 @@ for i in $(seq 70); do timeout 0.05 sh -c "echo stale > ff"; done
 sleep 0.3
 (sleep 0.3; timeout 5 sh -c "echo real > ff") &
 echo "read: [$(cat ff)]"
+wait
+mkfifo f2
+(for i in $(seq 20); do echo "line $i" > f2; done) &
+timeout 20 python3 -c '
+import os
+fd, got = os.open("f2", os.O_RDWR), b""
+while got.count(b"\n") < 20:
+    got += os.read(fd, 4096)
+print("lines", got.count(b"\n"))'
 wait`
 		_, code := j.launchWithin(t, 60*time.Second, projectWrite, "jail-sh", script)
 		out := string(testfs.Read(t, filepath.Join(j.project, "out.txt")))
-		if code != 0 || !strings.Contains(out, "read: [real]") {
+		if code != 0 || !strings.Contains(out, "read: [real]") || !strings.Contains(out, "lines 20") {
 			t.Errorf("namespaces %v: exit %d:\n%s", j.ns, code, out)
 		}
 	})
