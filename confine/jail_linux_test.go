@@ -3176,7 +3176,8 @@ wait`
 // did not resolve them), of a link's own times (touch -h, cp -a of a tree
 // that holds one: EOPNOTSUPP), tar x of an archive that holds "./"
 // ("Cannot utime"), and of a file with a second name in the launch's own
-// TMPDIR. Each runs in a directory of the project, in both modes, and
+// TMPDIR; and with the filter alone git init in the TMPDIR (its chmod of
+// .git/config.lock: the twenty-third). Each runs in a directory of the project, in both modes, and
 // every line must succeed, as it does unconfined.
 func TestJailMetadataOfDotsAndLinks(t *testing.T) {
 	script := `exec >out.txt 2>&1
@@ -3193,11 +3194,12 @@ t "utime(symlink, follow_symlinks=False)" python3 -c "import os; os.utime('rd/l'
 t "utime /proc/self/cwd" python3 -c "import os; os.utime('/proc/self/cwd')"
 t "chmod /proc/self/fd/N" python3 -c "import os; fd = os.open('rd', os.O_RDONLY); os.chmod('/proc/self/fd/%d' % fd, 0o755)"
 t "chmod of a second name in TMPDIR" sh -c 'cd "$TMPDIR" && echo a > hl1 && ln -f hl1 hl2 && chmod 600 hl1 && touch hl2'
+t "git init in TMPDIR" sh -c 'mkdir -p "$TMPDIR/g" && cd "$TMPDIR/g" && GIT_CONFIG_GLOBAL=/dev/null git init -q .'
 `
 	bothModes(t, func(t *testing.T, j *jail) {
 		_, code := j.launch(t, projectWrite, "jail-sh", script)
 		out := string(testfs.Read(t, filepath.Join(j.project, "out.txt")))
-		if code != 0 || strings.Count(out, "rc=0 ") != 10 {
+		if code != 0 || strings.Count(out, "rc=0 ") != 11 {
 			t.Errorf("namespaces %v: exit %d:\n%s", j.ns, code, out)
 		}
 	})
