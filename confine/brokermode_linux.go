@@ -47,11 +47,10 @@ import (
 //
 // With namespaces of its own the second stage's broker gets mode and
 // time changes too, and makes them with one check: a file has no second
-// name. Where
-// a mode may change is its mounts' to say (everything outside the write
-// set, and every held entry, is mounted read-only: EROFS), but the
-// kernel does not ask how many names a file has, and a chmod of a file
-// of node_modules changed pnpm's store's file.
+// name. Where a mode may change is its mounts' to say (everything
+// outside the write set, and every held entry, is mounted read-only:
+// EROFS), but the kernel does not ask how many names a file has, and a
+// chmod of a file of node_modules changed pnpm's store's file.
 type modeCall struct {
 	byFd   bool // fchmod, or fchmodat2 with AT_EMPTY_PATH and ""
 	dirfd  int32
@@ -187,12 +186,12 @@ func (b *topBroker) change(n *seccompNotif, c modeCall, links bool, do func(fd i
 		}
 		fallthrough
 	case unix.S_IFREG, unix.S_IFIFO, unix.S_IFSOCK: // a FIFO: tar x sets its times and mode; a server its socket's
-		// A file with a second name (a hard link into pnpm's store),
-		// or one whose name it was reached by is gone while it has
-		// another (a descriptor kept across an rm), but in the launch's
-		// own directories (TMPDIR), where no link leads out. No name at
-		// all is one less than two: a file made with O_TMPFILE, or
-		// removed while open.
+		// Refused: a file with a second name (a hard link into pnpm's
+		// store), unless it is in the launch's own directories (its
+		// TMPDIR, where a link can only be to its own files), and one
+		// whose name it was reached by is gone while it has another (a
+		// descriptor kept across an rm). No name at all is one less
+		// than two: a file made with O_TMPFILE, or removed while open.
 		if st.Nlink > 1 && !b.modeSet().inPrivate(where) || st.Nlink == 1 && !namedBy(fd, &st) {
 			return failed(n, unix.EPERM)
 		}
