@@ -990,6 +990,21 @@ func (b *topBroker) waitOpen(n *seccompNotif, c brokered, pfd int, restricted, f
 			resp := &seccompNotifResp{id: id, error: -int32(e)}
 			_ = ioctlPtr(lfd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
 		}
+		// deliver answers the call with the open's result: fd handed
+		// over (and closed here), or err.
+		deliver := func(fd int, err error) {
+			if errors.Is(err, errSecondName) {
+				err = unix.EACCES
+			}
+			if err != nil {
+				answer(errnoOf(err))
+				return
+			}
+			if err := addFd(lfd, id, fd, flags); err != nil && !errors.Is(err, unix.ENOENT) {
+				answer(unix.EMFILE)
+			}
+			_ = unix.Close(fd)
+		}
 		if restricted {
 			// Never unlocked: the thread ends with this goroutine, and
 			// its restriction with it.
@@ -1013,17 +1028,7 @@ func (b *topBroker) waitOpen(n *seccompNotif, c brokered, pfd int, restricted, f
 			fd, err := openChecked(pfd, c, flags&passFlags|unix.O_CLOEXEC)
 			close(done)
 			<-stopped // it uses lfd and pfd, closed on return
-			if errors.Is(err, errSecondName) {
-				err = unix.EACCES
-			}
-			if err != nil {
-				answer(errnoOf(err))
-				return
-			}
-			if err := addFd(lfd, id, fd, flags); err != nil && !errors.Is(err, unix.ENOENT) {
-				answer(unix.EMFILE)
-			}
-			_ = unix.Close(fd)
+			deliver(fd, err)
 			return
 		}
 		// A file under a lease: tried again without waiting, while the
@@ -1043,17 +1048,7 @@ func (b *topBroker) waitOpen(n *seccompNotif, c brokered, pfd int, restricted, f
 					_ = unix.Close(fd)
 				}
 			}
-			if errors.Is(err, errSecondName) {
-				err = unix.EACCES
-			}
-			if err != nil {
-				answer(errnoOf(err))
-				return
-			}
-			if err := addFd(lfd, id, fd, flags); err != nil && !errors.Is(err, unix.ENOENT) {
-				answer(unix.EMFILE)
-			}
-			_ = unix.Close(fd)
+			deliver(fd, err)
 			return
 		}
 	}()

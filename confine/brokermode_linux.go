@@ -237,6 +237,13 @@ func (b *topBroker) modeTarget(n *seccompNotif, c modeCall) (int, bool) {
 	}
 	fd, err := unix.Openat(r.parent, r.name, flags, 0)
 	_ = unix.Close(r.parent)
+	return b.stillWaiting(n, fd, err)
+}
+
+// stillWaiting is fd, what an open (err) gave for n's caller, while the
+// caller still waits in its call (else closed: a process that died and
+// whose pid was reused is not its caller).
+func (b *topBroker) stillWaiting(n *seccompNotif, fd int, err error) (int, bool) {
 	if err != nil {
 		return -1, false
 	}
@@ -255,14 +262,7 @@ func (b *topBroker) procTarget(n *seccompNotif, sub string) (int, bool) {
 		return -1, false
 	}
 	fd, err := unix.Open(proc+"/"+sub, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, false
-	}
-	if !b.waiting(n) {
-		_ = unix.Close(fd)
-		return -1, false
-	}
-	return fd, true
+	return b.stillWaiting(n, fd, err)
 }
 
 // modeWritable reports whether p (a path as the kernel gives it, links
