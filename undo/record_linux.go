@@ -582,8 +582,9 @@ func names(fd int, prefix string, out []string, l *listed) ([]string, error) {
 		if err := each(buf[:n], func(name []byte) { size += len(prefix) + len(name); l.entries++ }); err != nil {
 			return nil, err
 		}
-		if l.bytes += size; l.tooMany() != nil {
-			return nil, l.tooMany()
+		l.bytes += size
+		if err := l.tooMany(); err != nil {
+			return nil, err
 		}
 		chunk := make([]byte, 0, size)
 		_ = each(buf[:n], func(name []byte) {

@@ -198,6 +198,13 @@ func idTime(id string) (t time.Time, ok bool) {
 	return t, err == nil
 }
 
+// latestStart is the latest time record id's call can have started: its
+// name holds its start to the millisecond below (newID).
+func latestStart(id string) (time.Time, bool) {
+	t, ok := idTime(id)
+	return t.Add(time.Millisecond), ok
+}
+
 // validID reports whether id is a record's name, not a path.
 func validID(id string) bool {
 	if len(id) < 10 || len(id) > 64 {
@@ -270,8 +277,8 @@ func (s *Store) RecordsSince(since time.Time) (metas []Meta, bad []UnreadableRec
 		return nil, nil, err
 	}
 	for _, id := range ids {
-		if at, ok := idTime(id); ok && !at.Add(time.Millisecond).After(since) {
-			continue // started before since: its name's time is its start's, to the millisecond below
+		if at, ok := latestStart(id); ok && !at.After(since) {
+			continue // started before since
 		}
 		m, err := s.Meta(id)
 		switch {
@@ -316,11 +323,11 @@ func (s *Store) NewestStart() (t time.Time, found bool, err error) {
 	}
 	for _, id := range ids {
 		found = true
-		at, ok := idTime(id)
+		at, ok := latestStart(id)
 		if !ok {
 			at = time.Now()
 		}
-		if at = at.Add(time.Millisecond); at.After(t) {
+		if at.After(t) {
 			t = at
 		}
 	}
