@@ -458,18 +458,29 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	if !ok || !c.unlink && !c.rmdir && !c.rename && !c.name && (c.flags&(unix.O_CREAT|unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) == 0 || c.flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TMPFILE) != 0) {
 		return continued(n)
 	}
-	if c.open() && !c.truncate {
-		if r := b.ownFdOpen(n, c, -1, ""); r != nil {
-			return r
+	var r resolved
+	var errno unix.Errno
+	if c.open() {
+		// Its path, read once: a descriptor of the caller's own by
+		// name (ownFdOpen), or where it lands.
+		path, read := readPath(int(n.pid), c.path)
+		if read && !c.truncate {
+			if r := b.ownFdOpen(n, c, path); r != nil {
+				return r
+			}
 		}
+		if c.flags&unix.O_CREAT == 0 {
+			return b.reopen(n, c, path, read)
+		}
+		if ok, errno = read, unix.EACCES; read {
+			r, ok, errno = b.resolvePath(n, c.dirfd, path, true, false)
+		}
+	} else {
+		if (c.unlink || c.rmdir) && !b.mayBeMine(n, c.path) {
+			return continued(n) // rm -r of a tree: nothing the broker made or removes
+		}
+		r, ok, errno = b.resolve(n, c.dirfd, c.path, !c.rename)
 	}
-	if c.open() && c.flags&unix.O_CREAT == 0 {
-		return b.reopen(n, c)
-	}
-	if (c.unlink || c.rmdir) && !b.mayBeMine(n, c.path) {
-		return continued(n) // rm -r of a tree: nothing the broker made or removes
-	}
-	r, ok, errno := b.resolve(n, c.dirfd, c.path, !c.rename)
 	if !ok {
 		if errno != 0 && !c.unlink && !c.rmdir {
 			// Where it would land is not known: it could be any name
@@ -594,8 +605,6 @@ func (b *topBroker) removeServed(n *seccompNotif, c brokered, sn *servedName) *s
 func (b *topBroker) openServed(n *seccompNotif, c brokered, sn *servedName) *seccompNotifResp {
 	parent, name := sn.parent, sn.name
 	switch {
-	case sn.exists && c.flags&unix.O_EXCL != 0:
-		return failed(n, unix.EEXIST)
 	case sn.exists:
 		return b.writeExisting(n, c, parent, name, sn.pdir)
 	case !errors.Is(sn.err, unix.ENOENT):
@@ -622,12 +631,16 @@ func (b *topBroker) openServed(n *seccompNotif, c brokered, sn *servedName) *sec
 // open reports whether c is an open (not a name made or removed).
 func (c brokered) open() bool { return !c.unlink && !c.rmdir && !c.rename && !c.name }
 
-// reopen answers an open for writing without O_CREAT, or a truncate: a
-// file of the project is opened by writeExisting. Outside the project the
+// reopen answers an open for writing without O_CREAT, or a truncate, of
+// path (read: false when it could not be read): a file of the project is
+// opened by writeExisting. Outside the project the
 // kernel decides: it writes no file of the project for the program, which
 // has no right to write one, whatever path it reads again.
-func (b *topBroker) reopen(n *seccompNotif, c brokered) *seccompNotifResp {
-	r, ok, _ := b.resolve(n, c.dirfd, c.path, true)
+func (b *topBroker) reopen(n *seccompNotif, c brokered, path string, read bool) *seccompNotifResp {
+	if !read {
+		return continued(n)
+	}
+	r, ok, _ := b.resolvePath(n, c.dirfd, path, true, false)
 	if !ok {
 		return continued(n)
 	}
@@ -657,6 +670,9 @@ var errSecondName = errors.New("a file with a second name")
 // is a write outside the project. A FIFO, or a file whose lease the open
 // must wait to break, is opened on a thread of its own (waitOpen).
 func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name, pdir string) *seccompNotifResp {
+	if c.flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
+		return failed(n, unix.EEXIST) // it exists
+	}
 	mk := b.theMaker()
 	if mk == nil {
 		return failed(n, unix.EACCES)
@@ -714,7 +730,7 @@ func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name,
 		b.tellWrite(pdir, name)
 		return failed(n, unix.EACCES)
 	case errors.Is(err, errNotOurs):
-		if r := b.ownFdOpen(n, c, parent, name); r != nil {
+		if r := b.ownFdLink(n, c, parent, name); r != nil {
 			return r
 		}
 		return continued(n)
@@ -829,44 +845,24 @@ func namedBy(fd int, st *unix.Stat_t) bool {
 }
 
 // ownFdOpen answers n's open c of one of its caller's own descriptors by
-// a path that names it (/dev/stdout, /dev/fd/N, /proc/self/fd/N: the
-// path of c, or with parent the text of the link name in parent, one
-// level) when the descriptor is a file of the project: the program has
-// no right to write one, and `echo x > /dev/stdout` under `> out.txt`
-// was refused. The file is opened again as writeExisting opens one, from
-// the descriptor the caller holds. nil: not such a path, or not a file
-// of the project (the kernel's to open, in the program's own /proc).
-func (b *topBroker) ownFdOpen(n *seccompNotif, c brokered, parent int, name string) *seccompNotifResp {
-	var text string
-	if parent < 0 {
-		p, ok := readPath(int(n.pid), c.path)
-		if !ok {
-			return nil
-		}
-		text = p
-	} else {
-		buf := make([]byte, 64)
-		k, err := unix.Readlinkat(parent, name, buf)
-		if err != nil || k == len(buf) {
-			return nil
-		}
-		text = string(buf[:k])
-	}
-	fdn, ok := ownFdPath(text)
+// a path that names it (path: /dev/stdout, /dev/fd/N, /proc/self/fd/N)
+// when the descriptor is a file of the project: the program has no right
+// to write one, and `echo x > /dev/stdout` under `> out.txt` was refused.
+// The file is opened again as writeExisting opens one, from the
+// descriptor the caller holds. nil: not such a path, or not a file of the
+// project (the kernel's to open, in the program's own /proc).
+func (b *topBroker) ownFdOpen(n *seccompNotif, c brokered, path string) *seccompNotifResp {
+	fdn, ok := ownFdPath(path)
 	if !ok {
 		return nil
 	}
-	proc, ok := b.procOf(n.pid)
+	pfd, ok := b.procTarget(n, "fd/"+strconv.Itoa(fdn))
 	if !ok {
-		return nil
-	}
-	pfd, err := unix.Open(proc+"/fd/"+strconv.Itoa(fdn), unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
 		return nil
 	}
 	defer unix.Close(pfd)
 	var st unix.Stat_t
-	if unix.Fstat(pfd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || !b.waiting(n) {
+	if unix.Fstat(pfd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil
 	}
 	pdir, below := b.projectPath(pfd)
@@ -874,6 +870,17 @@ func (b *topBroker) ownFdOpen(n *seccompNotif, c brokered, parent int, name stri
 		return nil
 	}
 	return b.writeExisting(n, c, pfd, "", pdir)
+}
+
+// ownFdLink is ownFdOpen of the text of the link name in parent (one
+// level: a log linked to /dev/stdout).
+func (b *topBroker) ownFdLink(n *seccompNotif, c brokered, parent int, name string) *seccompNotifResp {
+	buf := make([]byte, 64)
+	k, err := unix.Readlinkat(parent, name, buf)
+	if err != nil || k == len(buf) {
+		return nil
+	}
+	return b.ownFdOpen(n, c, string(buf[:k]))
 }
 
 // ownFdPath is the number of the descriptor a path names by the caller's
@@ -961,15 +968,16 @@ func clearNonblock(fd int) error {
 	return err
 }
 
-// maxFifoOpens bounds the opens of FIFOs waiting for their other end at
-// once (openFifo); one more is answered EAGAIN.
+// maxFifoOpens bounds the opens waiting at once (waitOpen: a FIFO's for
+// its other end, a file's for a lease's break); one more is answered
+// EAGAIN.
 const maxFifoOpens = 64
 
-// waitOpen opens pfd, an O_PATH descriptor of a FIFO (closed here), for
-// n's call c on a goroutine of its own, which answers the call when the
-// open returns; restricted: on a thread restricted by the maker's rules
-// (confineThread), a FIFO the broker did not make, which the program's
-// own rules must let it open.
+// waitOpen opens pfd, an O_PATH descriptor (closed here) of a FIFO (fifo)
+// or of a file under a lease, for n's call c on a goroutine of its own,
+// which answers the call when the open returns; restricted: on a thread
+// restricted by the maker's rules (confineThread), a file the broker did
+// not make, which the program's own rules must let it open.
 func (b *topBroker) waitOpen(n *seccompNotif, c brokered, pfd int, restricted, fifo bool) *seccompNotifResp {
 	if b.fifoOpens.Load() >= maxFifoOpens {
 		_ = unix.Close(pfd)
@@ -1542,9 +1550,6 @@ func (b *topBroker) makeBelow(n *seccompNotif, c brokered, r resolved) *seccompN
 		// An open of an existing name (a link's target, if it is one):
 		// the program's own rules decide, by the maker, and give it no
 		// name to make.
-		if c.flags&unix.O_EXCL != 0 {
-			return failed(n, unix.EEXIST)
-		}
 		pdir, _ := b.projectPath(parent)
 		return b.writeExisting(n, c, parent, name, pdir)
 	}

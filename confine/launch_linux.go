@@ -176,7 +176,6 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 			if broker, theirs, err = startBroker(plan, e, true); err != nil {
 				return 0, err
 			}
-			broker.mounted = !plan.filter(false, false).metadata
 		}
 		c, err = startJailed(s, plan, cg, theirs, broker)
 		if theirs != nil {
@@ -266,7 +265,11 @@ func startJailed(s Spec, plan Plan, cg *callCgroup, broker *os.File, b *topBroke
 			return child{}, err
 		}
 	}
-	f, err := prepareFork(s, plan, plan.filter(false, false), broker, nproc, setNproc)
+	o := plan.filter(false, false) // reads the mount table: once a launch
+	if b != nil {
+		b.mounted = !o.metadata
+	}
+	f, err := prepareFork(s, plan, o, broker, nproc, setNproc)
 	if err != nil {
 		return child{}, err
 	}
