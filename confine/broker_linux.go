@@ -606,7 +606,7 @@ func (b *topBroker) openServed(n *seccompNotif, c brokered, sn *servedName) *sec
 	parent, name := sn.parent, sn.name
 	switch {
 	case sn.exists:
-		return b.writeExisting(n, c, parent, name, sn.pdir)
+		return b.writeExisting(n, c, parent, name)
 	case !errors.Is(sn.err, unix.ENOENT):
 		return continued(n) // not told: the program writes no file here
 	}
@@ -614,7 +614,7 @@ func (b *topBroker) openServed(n *seccompNotif, c brokered, sn *servedName) *sec
 	fd, err := unix.Openat(parent, name, c.flags&passFlags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	switch {
 	case errors.Is(err, unix.EEXIST) && c.flags&unix.O_EXCL == 0:
-		return b.writeExisting(n, c, parent, name, sn.pdir) // made meanwhile by another
+		return b.writeExisting(n, c, parent, name) // made meanwhile by another
 	case err != nil:
 		return continued(n) // the kernel decides, which writes no file here for the program
 	}
@@ -646,20 +646,18 @@ func (b *topBroker) reopen(n *seccompNotif, c brokered, path string, read bool) 
 	}
 	name, parent := r.name, r.parent
 	defer unix.Close(parent)
-	pdir, below := b.projectPath(parent)
-	if !below {
+	if _, below := b.projectPath(parent); !below {
 		return continued(n)
 	}
-	return b.writeExisting(n, c, parent, name, pdir)
+	return b.writeExisting(n, c, parent, name)
 }
 
 // errSecondName: a file with more than one name (writeExisting).
 var errSecondName = errors.New("a file with a second name")
 
 // writeExisting answers n's call c, an open for writing or a truncate of
-// name in parent (pdir: its path in the project; name "": parent, an
-// O_PATH descriptor, is the file, and pdir its path), a name the broker
-// did not make. The maker opens it, so that the program's own rules decide
+// name in parent (name "": parent, an O_PATH descriptor, is the file), a
+// name the broker did not make. The maker opens it, so that the program's own rules decide
 // (the maker has them; the program has no right to write a file of the
 // project itself: makerRights), and the file the program gets is the one
 // looked at: by a descriptor of what the name was (O_PATH, its last link
@@ -669,7 +667,7 @@ var errSecondName = errors.New("a file with a second name")
 // links into its store, which other projects link too, and a write there
 // is a write outside the project. A FIFO, or a file whose lease the open
 // must wait to break, is opened on a thread of its own (waitOpen).
-func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name, pdir string) *seccompNotifResp {
+func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name string) *seccompNotifResp {
 	if c.flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
 		return failed(n, unix.EEXIST) // it exists
 	}
@@ -710,8 +708,10 @@ func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name,
 		// one): no rule reaches it, and it opens it itself; only in the
 		// project, where its number was its (one freed by an unlink the
 		// broker did not see could be reused by a file anywhere).
-		if _, in := b.projectPath(p); in && b.mine[fileKey{st.Dev, st.Ino}] {
-			mine = true
+		// The map first: projectPath reads a link of /proc, on every
+		// write of the project.
+		if b.mine[fileKey{st.Dev, st.Ino}] {
+			_, mine = b.projectPath(p)
 		}
 		if mine || fifo {
 			return nil
@@ -727,6 +727,7 @@ func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name,
 	}
 	switch {
 	case errors.Is(err, errSecondName):
+		pdir, _ := b.projectPath(parent) // for the message alone
 		b.tellWrite(pdir, name)
 		return failed(n, unix.EACCES)
 	case errors.Is(err, errNotOurs):
@@ -785,17 +786,16 @@ func openChecked(p int, c brokered, flags int) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	if c.writes() && !oneName(fd) {
+	if !c.writes() {
+		return fd, nil // and no O_TRUNC, which writes
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || !oneName(fd, &st) {
 		_ = unix.Close(fd)
 		return -1, errSecondName
 	}
 	if !trunc {
 		return fd, nil
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		_ = unix.Close(fd)
-		return -1, err
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFREG {
 		if err := unix.Ftruncate(fd, 0); err != nil {
@@ -820,15 +820,11 @@ func openChecked(p int, c brokered, flags int) (int, error) {
 // in this order, after the open: no call of the program gives a file a
 // new name in the project, so one name counted and a name found not
 // removed after are the same name.
-func oneName(fd int) bool {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return false
-	}
+func oneName(fd int, st *unix.Stat_t) bool {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink == 0 {
 		return true
 	}
-	return st.Nlink == 1 && namedBy(fd, &st)
+	return st.Nlink == 1 && namedBy(fd, st)
 }
 
 // namedBy reports whether the path the kernel gives for fd (st: its
@@ -865,11 +861,10 @@ func (b *topBroker) ownFdOpen(n *seccompNotif, c brokered, path string) *seccomp
 	if unix.Fstat(pfd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil
 	}
-	pdir, below := b.projectPath(pfd)
-	if !below {
+	if _, below := b.projectPath(pfd); !below {
 		return nil
 	}
-	return b.writeExisting(n, c, pfd, "", pdir)
+	return b.writeExisting(n, c, pfd, "")
 }
 
 // ownFdLink is ownFdOpen of the text of the link name in parent (one
@@ -1550,8 +1545,7 @@ func (b *topBroker) makeBelow(n *seccompNotif, c brokered, r resolved) *seccompN
 		// An open of an existing name (a link's target, if it is one):
 		// the program's own rules decide, by the maker, and give it no
 		// name to make.
-		pdir, _ := b.projectPath(parent)
-		return b.writeExisting(n, c, parent, name, pdir)
+		return b.writeExisting(n, c, parent, name)
 	}
 	mk := b.theMaker()
 	if mk == nil {
@@ -1588,8 +1582,7 @@ func (b *topBroker) makeBelow(n *seccompNotif, c brokered, r resolved) *seccompN
 		switch {
 		case errors.Is(err, unix.EEXIST) && c.flags&unix.O_EXCL == 0:
 			// Made meanwhile: as above.
-			pdir, _ := b.projectPath(parent)
-			return b.writeExisting(n, c, parent, name, pdir)
+			return b.writeExisting(n, c, parent, name)
 		case err != nil:
 			return failed(n, errnoOf(err))
 		}
