@@ -67,11 +67,10 @@ func CheckArgv(argv []string) []Finding {
 	if len(argv) == 0 {
 		return nil
 	}
-	loadTables()
 	w := walker{prog: Base(argv[0]), argv: argv}
-	t, ok := tables[w.prog]
+	t, ok := tableOf(w.prog)
 	if !ok {
-		t = generic
+		t = genericTable()
 	}
 	w.walk(t, 1, nil)
 	return w.out
@@ -79,8 +78,7 @@ func CheckArgv(argv []string) []Finding {
 
 // Tabled reports whether the option table lists name's options.
 func Tabled(name string) bool {
-	loadTables()
-	_, ok := tables[Base(name)]
+	_, ok := tableBuilders()[Base(name)]
 	return ok
 }
 

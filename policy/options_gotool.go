@@ -14,8 +14,8 @@ import (
 // listed is not known to be safe. TestGoToolFlagsAgainstTools checks the
 // lists against the tools' own -help.
 
-// linkFlags, compileFlags and asmFlags are built with the option table
-// (loadTables).
+// linkFlags, compileFlags and asmFlags are built with go's option table
+// (goTools).
 var linkFlags, compileFlags, asmFlags *table
 
 func buildGoTools() {

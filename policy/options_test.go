@@ -276,3 +276,35 @@ func FuzzCheckArgv(f *testing.F) {
 		}
 	})
 }
+
+// tableOf builds one program's table, the one loadTables lists for it:
+// the same table for every name that shares it (make and gmake, npm, pnpm
+// and yarn), and none for a program outside the table.
+func TestTableOfIsTheListedTable(t *testing.T) {
+	if _, ok := tableOf("no-such-program"); ok {
+		t.Fatal("tableOf found a table for a program outside the table")
+	}
+	g, ok := tableOf("git")
+	if !ok || g == nil {
+		t.Fatal("no table for git")
+	}
+	loadTables()
+	if len(tables) < 20 {
+		t.Fatalf("loadTables listed %d programs", len(tables))
+	}
+	for name, want := range tables {
+		got, ok := tableOf(name)
+		if !ok || got != want {
+			t.Errorf("tableOf(%q) is not the table loadTables lists", name)
+		}
+		if !Tabled(name) {
+			t.Errorf("Tabled(%q) is false", name)
+		}
+	}
+	if tables["make"] != tables["gmake"] || tables["npm"] != tables["yarn"] || tables["cc"] != tables["clang++"] {
+		t.Error("names that share a table got tables of their own")
+	}
+	if Tabled("no-such-program") {
+		t.Error("Tabled of a program outside the table")
+	}
+}
