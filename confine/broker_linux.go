@@ -657,16 +657,17 @@ var errSecondName = errors.New("a file with a second name")
 
 // writeExisting answers n's call c, an open for writing or a truncate of
 // name in parent (name "": parent, an O_PATH descriptor, is the file), a
-// name the broker did not make. The maker opens it, so that the program's own rules decide
-// (the maker has them; the program has no right to write a file of the
-// project itself: makerRights), and the file the program gets is the one
-// looked at: by a descriptor of what the name was (O_PATH, its last link
-// followed unless O_NOFOLLOW: pathOf), opened again through /proc. A
-// regular file with a second name is refused when the call writes it
-// (flock's O_RDONLY|O_CREAT does not): the name may be one of pnpm's hard
-// links into its store, which other projects link too, and a write there
-// is a write outside the project. A FIFO, or a file whose lease the open
-// must wait to break, is opened on a thread of its own (waitOpen).
+// name the broker did not make. The maker opens it, so that the program's
+// own rules decide (the maker has them; the program has no right to write
+// a file of the project itself: makerRights), and the file the program
+// gets is the one looked at: by a descriptor of what the name was
+// (O_PATH, its last link followed unless O_NOFOLLOW: pathOf), opened again
+// through /proc. A regular file with a second name is refused when the
+// call writes it (flock's O_RDONLY|O_CREAT does not): the name may be one
+// of pnpm's hard links into its store, which other projects link too, and
+// a write there is a write outside the project. A FIFO, or a file whose
+// lease the open must wait to break, is opened on a thread of its own
+// (waitOpen).
 func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name string) *seccompNotifResp {
 	if c.flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
 		return failed(n, unix.EEXIST) // it exists
