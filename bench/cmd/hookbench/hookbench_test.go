@@ -193,3 +193,26 @@ func TestPick(t *testing.T) {
 		}
 	}
 }
+
+// A run removes the work directories earlier runs left (killed before
+// their cleanup) once they are an hour old, and nothing else.
+func TestRemoveStaleRuns(t *testing.T) {
+	work := t.TempDir()
+	for _, d := range []string{"run-old", "run-new", "state-old"} {
+		if err := os.MkdirAll(filepath.Join(work, d, "x"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleRun)
+	for _, d := range []string{"run-old", "state-old"} {
+		if err := os.Chtimes(filepath.Join(work, d), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeStaleRuns(work)
+	for d, want := range map[string]bool{"run-old": false, "run-new": true, "state-old": true} {
+		if _, err := os.Stat(filepath.Join(work, d)); (err == nil) != want {
+			t.Errorf("%s: present %v, want %v", d, err == nil, want)
+		}
+	}
+}

@@ -158,6 +158,7 @@ func run(o options) error {
 	if err := os.MkdirAll(o.work, 0o700); err != nil {
 		return err
 	}
+	removeStaleRuns(o.work)
 	work, err := os.MkdirTemp(o.work, "run-")
 	if err != nil {
 		return err
@@ -531,4 +532,28 @@ func copyBinaries(o *options, dir string) error {
 		o.alt = dst
 	}
 	return nil
+}
+
+// staleRun is how old a work directory of an earlier run must be before a
+// run removes it: one killed before its own cleanup left one behind, and
+// .cache/bench is inside the repository launchbench walks (a run left on
+// 2026-12-04 made its project-write rows walk 20,503 entries, not 9,403).
+const staleRun = time.Hour
+
+// removeStaleRuns removes the run-* directories in work older than
+// staleRun, saying so.
+func removeStaleRuns(work string) {
+	ents, err := os.ReadDir(work)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "run-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleRun {
+			logf("removing %s, left by an earlier run", filepath.Join(work, e.Name()))
+			_ = os.RemoveAll(filepath.Join(work, e.Name()))
+		}
+	}
 }
