@@ -352,7 +352,10 @@ func (w *walker) option(t *table, i int, anywhere map[string]opt) int {
 
 // lookupLong finds a long option. With abbrev, a unique-or-not prefix of
 // known options (GNU getopt accepts --comp for --compress-program) takes
-// the worst class among the options it abbreviates.
+// the worst class among the options it abbreviates (of two as bad, the
+// first by name: its why), and takes a value if any of them does. Whatever
+// order the map gives them in: tar --ex, of --extract (writes) and
+// --exclude= (safe), was found safe when --exclude came last.
 func lookupLong(m map[string]opt, name string, abbrev bool) (opt, bool) {
 	if o, ok := m[name]; ok {
 		return o, true
@@ -361,15 +364,17 @@ func lookupLong(m map[string]opt, name string, abbrev bool) (opt, bool) {
 		return opt{}, false
 	}
 	var worst opt
-	found := false
+	worstKey, found, value := "", false, false
 	for k, o := range m {
-		if strings.HasPrefix(k, name) && (!found || o.class > worst.class || o.value && !worst.value) {
-			if found && worst.value {
-				o.value = true
-			}
-			worst, found = o, true
+		if !strings.HasPrefix(k, name) {
+			continue
+		}
+		value = value || o.value
+		if !found || o.class > worst.class || o.class == worst.class && k < worstKey {
+			worst, worstKey, found = o, k, true
 		}
 	}
+	worst.value = worst.value || value
 	return worst, found
 }
 
