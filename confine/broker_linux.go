@@ -633,9 +633,9 @@ func (c brokered) open() bool { return !c.unlink && !c.rmdir && !c.rename && !c.
 
 // reopen answers an open for writing without O_CREAT, or a truncate, of
 // path (read: false when it could not be read): a file of the project is
-// opened by writeExisting. Outside the project the
-// kernel decides: it writes no file of the project for the program, which
-// has no right to write one, whatever path it reads again.
+// opened by writeExisting. Outside the project the kernel decides: it
+// writes no file of the project for the program, which has no right to
+// write one, whatever path it reads again.
 func (b *topBroker) reopen(n *seccompNotif, c brokered, path string, read bool) *seccompNotifResp {
 	if !read {
 		return continued(n)
@@ -811,16 +811,16 @@ func openChecked(p int, c brokered, flags int) (int, error) {
 	return unix.Open(self, flags&^unix.O_TRUNC, 0)
 }
 
-// oneName reports whether fd, opened, is not a regular file with a name
-// other than the one it was opened by: it has at most one name, and that
-// one was not removed (namedBy), or it has none at all. Landlock judged the open by the
-// name it was opened by: with that name removed and the store's left,
-// nlink is 1, and a descriptor of a removed name of the project wrote
-// the store's file (the twenty-second attack run: by a descriptor kept
-// across the rm, and by a race between the look and the rm). Looked at
-// in this order, after the open: no call of the program gives a file a
-// new name in the project, so one name counted and a name found not
-// removed after are the same name.
+// oneName reports whether fd, opened (st: its stat), is not a regular
+// file with a name other than the one it was opened by: it has at most one
+// name, and that one was not removed (namedBy), or it has none at all.
+// Landlock judged the open by the name it was opened by: with that name
+// removed and the store's left, nlink is 1, and a descriptor of a removed
+// name of the project wrote the store's file (the twenty-second attack
+// run: by a descriptor kept across the rm, and by a race between the look
+// and the rm). Looked at in this order, after the open: no call of the
+// program gives a file a new name in the project, so one name counted and
+// a name found not removed after are the same name.
 func oneName(fd int, st *unix.Stat_t) bool {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink == 0 {
 		return true

@@ -3177,8 +3177,9 @@ wait`
 // that holds one: EOPNOTSUPP), tar x of an archive that holds "./"
 // ("Cannot utime"), and of a file with a second name in the launch's own
 // TMPDIR; and with the filter alone git init in the TMPDIR (its chmod of
-// .git/config.lock: the twenty-third). Each runs in a directory of the project, in both modes, and
-// every line must succeed, as it does unconfined.
+// .git/config.lock: the twenty-third). Each runs in a directory of the
+// project, in both modes, and every line must succeed, as it does
+// unconfined.
 func TestJailMetadataOfDotsAndLinks(t *testing.T) {
 	script := `exec >out.txt 2>&1
 mkdir -p w && cd w
