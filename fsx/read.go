@@ -38,6 +38,7 @@ func ReadRegular(path string, max int64, flag int) ([]byte, error) {
 	// Read as os.ReadFile does, into a buffer of the size the file has
 	// (a manifest of 1.5 MB: one allocation, not twenty).
 	b := make([]byte, 0, fi.Size()+1)
+	PrefaultSlice(b)
 	r := io.LimitReader(f, max+1)
 	for {
 		if len(b) == cap(b) {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // last is the newest record, which took its after-state from the
@@ -65,10 +67,11 @@ func (r *Recorder) fromLast(w *walker, l last, changed map[string]bool) (ents []
 		r.meta.Before, r.meta.Entries, r.lazy, r.clean = l.meta.Before, l.meta.Entries, l.meta.Before, true
 		return nil, true, nil
 	}
-	before, found, err := r.s.manifest(l.meta.Before)
+	before, whole, found, err := r.s.listing(l.meta.Before)
 	if err != nil || !found {
 		return nil, false, nil
 	}
+	r.base = whole
 	slices.SortFunc(delta, func(a, b Entry) int { return walkOrder(a.Path, b.Path) })
 	base := merge(before, delta)
 	dirty := make(map[string]bool, len(changed))
@@ -77,6 +80,7 @@ func (r *Recorder) fromLast(w *walker, l last, changed map[string]bool) (ents []
 	}
 	cut := l.meta.Started.Add(-2 * time.Second).UnixNano()
 	kept := make([]Entry, 0, len(base))
+	fsx.PrefaultSlice(kept)
 	for _, e := range base {
 		if unread(&e, cut) {
 			dirty[e.Path] = true // looked at and read again
@@ -146,41 +150,6 @@ func (r *Recorder) loadBefore() error {
 	}
 	r.before = ents
 	return nil
-}
-
-// merge is overlay for two listings in walk order (before's, a delta's):
-// before with delta applied, in walk order, without a sort.
-func merge(before, delta []Entry) []Entry {
-	out := make([]Entry, 0, len(before)+len(delta))
-	i, j := 0, 0
-	for i < len(before) || j < len(delta) {
-		var c int
-		switch {
-		case j == len(delta):
-			c = -1
-		case i == len(before):
-			c = 1
-		default:
-			c = walkOrder(before[i].Path, delta[j].Path)
-		}
-		switch {
-		case c < 0:
-			out = append(out, before[i])
-			i++
-		case c > 0:
-			if delta[j].Kind != Gone {
-				out = append(out, delta[j])
-			}
-			j++
-		default:
-			if delta[j].Kind != Gone {
-				out = append(out, delta[j])
-			}
-			i++
-			j++
-		}
-	}
-	return out
 }
 
 // otherNames adds to dirty the other names, in base, of each file in

@@ -8,6 +8,8 @@ import (
 	"math"
 	"math/bits"
 	"sort"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // An index is what a before-state's manifest says of each file it copied,
@@ -35,7 +37,7 @@ func makeIndex(ents []Entry, racy int64) []byte {
 		}
 	}
 	out := make([]byte, 0, n*indexRecord)
-	prefaultSlice(out)
+	fsx.PrefaultSlice(out)
 	for i := range ents {
 		if ents[i].Kind == File {
 			out = appendRecord(out, &ents[i], racy)
@@ -85,7 +87,7 @@ func mergeIndex(old []byte, hit []uint64, fresh []byte) []byte {
 		n += bits.OnesCount64(w) * indexRecord
 	}
 	out := make([]byte, 0, n)
-	prefaultSlice(out)
+	fsx.PrefaultSlice(out)
 	less := func(a, b []byte) bool { return bytes.Compare(a[:40], b[:40]) < 0 }
 	for i := 0; i < len(old)/indexRecord; i++ {
 		if hit[i/64]&(1<<(i%64)) == 0 {

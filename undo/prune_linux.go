@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,6 +60,10 @@ func (s *Store) prune(keep string) error {
 			}
 			if err == nil && m.Before != "" {
 				manifests[m.Before] = true
+				// A delta's base (writeDelta), which may be no record's own.
+				if b := s.baseOf(m.Before); b != "" {
+					manifests[b] = true
+				}
 			}
 		}
 		removed := false
@@ -120,11 +125,19 @@ func countGoing(ids []string, now time.Time) int {
 
 // usedBlobs are the blobs the manifests need, each with its size: from
 // each manifest's index, or the manifest itself where the index cannot be
-// read. A manifest that can be read neither way is an error: no blob it
-// may need is removed.
+// read; of a delta, its own entries and its base's (the base's index, as
+// its base is counted in manifests once, however many deltas name it). A
+// manifest that can be read neither way is an error: no blob it may need
+// is removed.
 func (s *Store) usedBlobs(manifests map[string]bool) (map[[32]byte]int64, error) {
 	used := map[[32]byte]int64{}
+	names := maps.Clone(manifests)
 	for name := range manifests {
+		if b := s.baseOf(name); b != "" {
+			names[b] = true
+		}
+	}
+	for name := range names {
 		if x, ok := mapIndex(filepath.Join(s.manifestsDir(), name+".idx")); ok {
 			for b := x.recs; len(b) >= indexRecord; b = b[indexRecord:] {
 				used[[32]byte(b[40:indexRecord])] = int64(binary.BigEndian.Uint64(b[16:]))
@@ -132,8 +145,16 @@ func (s *Store) usedBlobs(manifests map[string]bool) (map[[32]byte]int64, error)
 			x.unmap()
 			continue
 		}
-		m, ok, err := s.manifest(name)
-		if err != nil || !ok {
+		var m []Entry
+		data, err := fsx.ReadRegular(filepath.Join(s.manifestsDir(), name), maxManifest, 0)
+		switch {
+		case err != nil:
+		case isDelta(data):
+			_, m, err = parseDelta(data)
+		default:
+			m, err = parseManifest(data)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("failed to read the manifest %s to prune: %v", name, err)
 		}
 		for _, e := range m {

@@ -74,6 +74,10 @@ type Recorder struct {
 	synced string
 	lazy   string
 	clean  bool
+	// base is the whole listing the last record's before-state was built
+	// on (fromLast): this record's is written as what it changes of it
+	// where that is little (writeDelta).
+	base baseListing
 }
 
 // Begin takes the project's lock (waiting for a call that holds it) and
@@ -179,6 +183,11 @@ func (r *Recorder) takeBefore(start time.Time) error {
 	}
 	r.meta.Copied, r.meta.CopiedBytes, r.meta.Entries = w.copied, w.copiedBytes, len(ents)
 	r.s.addBlobBytes(w.copiedBytes)
+	if partial && r.base.name != "" {
+		if d := changesOf(r.base.ents, ents); deltaShare > 0 && len(d)*deltaShare <= len(ents) {
+			return r.writeDelta(d)
+		}
+	}
 	// The manifest's name is its hash: an unchanged project (the last
 	// record's listing) writes nothing. Where the project has changed
 	// (a file read, a count that differs) it is formatted once, into
@@ -227,6 +236,30 @@ func (r *Recorder) takeBefore(start time.Time) error {
 		if unix.Lstat(mpath, &st) == nil {
 			r.s.addBlobBytes(st.Size)
 		}
+	}
+	return r.writeMeta()
+}
+
+// deltaShare: a before-state taken from the last record's (fromLast) is
+// written as a delta of the whole listing it was built on when it
+// changes at most one entry in deltaShare of it; else whole, which the
+// next records are then built on. A test sets 0: always whole.
+var deltaShare = 8
+
+// writeDelta writes the before-state as what it changes of r.base (d),
+// named by its hash as a whole manifest is. No index is written: the
+// base's serves (latestIndex), and vouches for every file it knows that
+// has not changed since; the others are read again by a walk.
+func (r *Recorder) writeDelta(d []Entry) error {
+	text := deltaBytes(r.base.name, d)
+	sum := sha256.Sum256(text)
+	r.meta.Before = hex.EncodeToString(sum[:20])
+	mpath := filepath.Join(r.s.manifestsDir(), r.meta.Before)
+	if _, err := os.Lstat(mpath); err != nil {
+		if err := r.s.writeNew(mpath, func(w io.Writer) error { _, err := w.Write(text); return err }); err != nil {
+			return err
+		}
+		r.s.addBlobBytes(int64(len(text)))
 	}
 	return r.writeMeta()
 }
@@ -396,7 +429,7 @@ func (s *Store) latestIndex() (index, int) {
 		if err != nil || m.Before == "" {
 			continue
 		}
-		if x, ok := mapIndex(filepath.Join(s.manifestsDir(), m.Before+".idx")); ok {
+		if x, ok := mapIndex(filepath.Join(s.manifestsDir(), s.baseOf(m.Before)+".idx")); ok {
 			return x, m.Entries
 		}
 	}
@@ -509,7 +542,7 @@ func (w *walker) run(project string) ([]Entry, error) {
 // holds, and closes fd.
 func (w *walker) from(fd int, rel string) ([]Entry, error) {
 	w.out = make([]Entry, 0, max(w.hint+w.hint/8, 64))
-	prefaultSlice(w.out)
+	fsx.PrefaultSlice(w.out)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
@@ -608,7 +641,7 @@ func (w *walker) hexText(h []byte) string {
 			size = max(size, w.hint*n)
 		}
 		w.hexBuf = make([]byte, 0, size)
-		prefaultSlice(w.hexBuf)
+		fsx.PrefaultSlice(w.hexBuf)
 	}
 	off := len(w.hexBuf)
 	w.hexBuf = hex.AppendEncode(w.hexBuf, h)

@@ -389,22 +389,77 @@ func (s *Store) markUndone(id string, t time.Time) error {
 // manifest reads the manifest at rel (below the store: the name of a
 // before-state, or records/ID/after); ok is false when it is not there.
 func (s *Store) manifest(rel string) (ents []Entry, ok bool, err error) {
+	ents, _, ok, err = s.listing(rel)
+	return ents, ok, err
+}
+
+// listing is manifest's, and the whole manifest it was built from: for a
+// listing written whole, its name and ents themselves; for one written as
+// a delta (deltaMagic), its base's name and listing. A delta's base must
+// be a whole manifest, and be there: a delta whose base is gone is an
+// error, not a listing.
+func (s *Store) listing(rel string) (ents []Entry, base baseListing, ok bool, err error) {
 	p := filepath.Join(s.manifestsDir(), rel)
 	if strings.Contains(rel, "/") {
 		p = filepath.Join(s.Dir, rel)
 	}
 	b, err := fsx.ReadRegular(p, maxManifest, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
+		return nil, baseListing{}, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, baseListing{}, false, err
 	}
-	ents, err = parseManifest(b)
+	if strings.Contains(rel, "/") || !isDelta(b) {
+		if ents, err = parseManifest(b); err != nil {
+			return nil, baseListing{}, false, fmt.Errorf("%s: %w", rel, err)
+		}
+		return ents, baseListing{name: rel, ents: ents}, true, nil
+	}
+	name, d, err := parseDelta(b)
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", rel, err)
+		return nil, baseListing{}, false, fmt.Errorf("%s: %w", rel, err)
 	}
-	return ents, true, nil
+	bb, err := fsx.ReadRegular(filepath.Join(s.manifestsDir(), name), maxManifest, 0)
+	if err != nil {
+		return nil, baseListing{}, false, fmt.Errorf("%s: its base %s: %w", rel, name, err)
+	}
+	be, err := parseManifest(bb) // a delta's base is never a delta
+	if err != nil {
+		return nil, baseListing{}, false, fmt.Errorf("%s: its base %s: %w", rel, name, err)
+	}
+	return merge(be, d), baseListing{name: name, ents: be}, true, nil
+}
+
+// baseListing is a whole manifest: its name and its listing.
+type baseListing struct {
+	name string
+	ents []Entry
+}
+
+// baseOf is the name of the whole manifest the manifest name is built
+// on: name itself when it is whole, "" when it cannot be read. It reads
+// a delta's first two lines alone.
+func (s *Store) baseOf(name string) string {
+	f, err := os.OpenFile(filepath.Join(s.manifestsDir(), name), os.O_RDONLY|syscall.O_NONBLOCK|fsx.NoFollow, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var buf [len(deltaMagic) + 65]byte
+	n, _ := io.ReadFull(f, buf[:])
+	head := string(buf[:n])
+	if strings.HasPrefix(head, manifestMagic) {
+		return name
+	}
+	rest, ok := strings.CutPrefix(head, deltaMagic)
+	if !ok {
+		return ""
+	}
+	if base, _, ok := strings.Cut(rest, "\n"); ok && validID(base) {
+		return base
+	}
+	return ""
 }
 
 // writeNew writes a file that does not exist yet: a temp file renamed to

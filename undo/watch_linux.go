@@ -3,7 +3,6 @@
 package undo
 
 import (
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"path"
@@ -203,26 +202,6 @@ func (r *Recorder) changes(dirty map[string]bool) ([]Entry, error) {
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return walkOrder(a.Path, b.Path) })
 	return out, nil
-}
-
-// walkOrder compares two paths in the order a walk lists them (each
-// directory's names sorted, a directory right before what it holds): the
-// order of the bytes, but a '/' before any other.
-func walkOrder(a, b string) int {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		x, y := a[i], b[i]
-		if x == y {
-			continue
-		}
-		if x == '/' {
-			return -1
-		}
-		if y == '/' {
-			return 1
-		}
-		return cmp.Compare(x, y)
-	}
-	return cmp.Compare(len(a), len(b))
 }
 
 // afterTargets is walker.targets for a listing compared with r.before: a

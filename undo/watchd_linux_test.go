@@ -226,8 +226,12 @@ func TestWatcherBeforeState(t *testing.T) {
 // one's keeps most files from it; its index, merged from the last index
 // and the records of the files read again, is makeIndex's of its
 // before-state, hard links and a file too new to vouch for included.
-// Control: the first record, a walk, too.
+// Control: the first record, a walk, too. Each record is written whole
+// here (deltaShare 0): TestDeltaBeforeState has the ones written as a
+// delta, which write no index.
 func TestWatcherIndexMerged(t *testing.T) {
+	defer func(n int) { deltaShare = n }(deltaShare)
+	deltaShare = 0
 	files := map[string]string{}
 	for i := range 30 {
 		files[fmt.Sprintf("d%d/f%d.txt", i%3, i)] = fmt.Sprintf("file %d\n", i)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package undo
+package fsx
 
 import (
 	"unsafe"
@@ -22,11 +22,11 @@ const madvPopulateWrite = 23
 // page (the system call would cost more than it saves).
 const prefaultMin = 64 << 10
 
-// prefault maps the whole pages of the n bytes at p writable, without
+// Prefault maps the whole pages of the n bytes at p writable, without
 // changing what they hold. Where the kernel refuses (before 5.14, or no
 // memory to spare), nothing is done: the pages fault as they are
 // written, as before.
-func prefault(p unsafe.Pointer, n int) {
+func Prefault(p unsafe.Pointer, n int) {
 	if n < prefaultMin {
 		return
 	}
@@ -39,11 +39,11 @@ func prefault(p unsafe.Pointer, n int) {
 	_, _, _ = unix.Syscall(unix.SYS_MADVISE, start, end-start, madvPopulateWrite)
 }
 
-// prefaultSlice prefaults the backing array of s, to its capacity.
-func prefaultSlice[T any](s []T) {
+// PrefaultSlice prefaults the backing array of s, to its capacity.
+func PrefaultSlice[T any](s []T) {
 	if cap(s) == 0 {
 		return
 	}
 	var z T
-	prefault(unsafe.Pointer(unsafe.SliceData(s)), cap(s)*int(unsafe.Sizeof(z)))
+	Prefault(unsafe.Pointer(unsafe.SliceData(s)), cap(s)*int(unsafe.Sizeof(z)))
 }
