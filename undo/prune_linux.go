@@ -58,7 +58,7 @@ func (s *Store) prune(keep string) error {
 				// (undo --list names it), rather than its copies lost.
 				return nil
 			}
-			if err == nil && m.Before != "" {
+			if err == nil && m.Before != "" && !manifests[m.Before] {
 				manifests[m.Before] = true
 				// A delta's base (writeDelta), which may be no record's own.
 				if b := s.baseOf(m.Before); b != "" {
