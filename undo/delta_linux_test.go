@@ -325,3 +325,75 @@ func TestChangesOfMerge(t *testing.T) {
 		t.Errorf("control: %v", err)
 	}
 }
+
+// TestDeltaBaseHoldsNoStaleCopies: records that are deltas of a base
+// whose own record was pruned need only the base's files they do not
+// change; prune sweeps the copies of the others (the twenty-fifth attack
+// run: a base's 24 copies of 60 MB, changed by every later call, were kept
+// for it, and with the store over its bound every record but the newest
+// went). Here two files of 100 kB are rewritten by every call, the store's
+// bound is 900 kB: every copy left is one a kept record needs, and more
+// than one record is kept. Control: the kept records' listings read, with
+// every copy they name.
+func TestDeltaBaseHoldsNoStaleCopies(t *testing.T) {
+	defer func(b int64) { storedBytes = b }(storedBytes)
+	storedBytes = 900 << 10
+	proj, st := deltaProject(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	big := func() []byte {
+		b := make([]byte, 100<<10)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
+	for _, n := range []string{"big1", "big2"} {
+		mustDo(t, os.WriteFile(filepath.Join(proj, n), big(), 0o644))
+	}
+	later := watchFirstWalk(t, st, proj)
+	s, _ := Open(st, proj)
+	base := mustMeta(t, s).Before
+	for range 10 {
+		record(t, st, proj, later, func() {
+			for _, n := range []string{"big1", "big2"} {
+				mustDo(t, os.WriteFile(filepath.Join(proj, n), big(), 0o644))
+			}
+		})
+	}
+	metas, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(metas) < 2 {
+		t.Errorf("%d records kept under a bound of 900 kB with 200 kB copied a call, want 2 or more", len(metas))
+	}
+	need := map[string]bool{}
+	deltas := 0
+	for _, m := range metas {
+		if magic, b := manifestHead(t, s, m.Before); magic == deltaMagic && b == base {
+			deltas++
+		}
+		ents, ok, err := s.manifest(m.Before)
+		if !ok || err != nil {
+			t.Fatalf("record %s: its listing: %v %v", m.ID, ok, err)
+		}
+		for _, e := range ents {
+			if e.Hash == "" {
+				continue
+			}
+			need[e.Hash] = true
+			if _, err := os.Stat(s.blobPath(e.Hash)); err != nil {
+				t.Errorf("record %s needs the copy of %s, pruned: %v", m.ID, e.Path, err)
+			}
+		}
+	}
+	if deltas == 0 || slices.ContainsFunc(metas, func(m Meta) bool { return m.Before == base }) {
+		t.Fatalf("no kept record is a delta of a base no kept record names (%d deltas of it): the test shows nothing", deltas)
+	}
+	mustDo(t, filepath.WalkDir(s.blobsDir(), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !need[filepath.Base(p)] {
+			t.Errorf("the copy %s is kept, and no kept record needs it", filepath.Base(p))
+		}
+		return err
+	}))
+}

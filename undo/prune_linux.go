@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,7 +48,9 @@ func (s *Store) prune(keep string) error {
 		ids = ids[1:]
 	}
 	for {
-		manifests := map[string]bool{}
+		// named: the listings the kept records name; manifests: the files
+		// they need, their bases among them.
+		named, manifests := map[string]bool{}, map[string]bool{}
 		for _, id := range ids {
 			m, err := s.Meta(id)
 			if err != nil && !errors.Is(err, ErrNoRecord) {
@@ -58,8 +59,8 @@ func (s *Store) prune(keep string) error {
 				// (undo --list names it), rather than its copies lost.
 				return nil
 			}
-			if err == nil && m.Before != "" && !manifests[m.Before] {
-				manifests[m.Before] = true
+			if err == nil && m.Before != "" && !named[m.Before] {
+				named[m.Before], manifests[m.Before] = true, true
 				// A delta's base (writeDelta), which may be no record's own.
 				if b := s.baseOf(m.Before); b != "" {
 					manifests[b] = true
@@ -78,7 +79,7 @@ func (s *Store) prune(keep string) error {
 		if !removed && !over {
 			return nil
 		}
-		used, err := s.usedBlobs(manifests)
+		used, err := s.usedBlobs(named)
 		if err != nil {
 			return err
 		}
@@ -123,21 +124,42 @@ func countGoing(ids []string, now time.Time) int {
 	return n
 }
 
-// usedBlobs are the blobs the manifests need, each with its size: from
-// each manifest's index, or the manifest itself where the index cannot be
-// read; of a delta, its own entries and its base's (the base's index, as
-// its base is counted in manifests once, however many deltas name it). A
-// manifest that can be read neither way is an error: no blob it may need
-// is removed.
-func (s *Store) usedBlobs(manifests map[string]bool) (map[[32]byte]int64, error) {
+// usedBlobs are the blobs the listings named need, each with its size:
+// of a whole listing, from its index, or the listing itself where the
+// index cannot be read; of a delta, its own entries', and its base's
+// entries that some delta named does not change (a base no kept record
+// names itself holds on to nothing every kept record has changed since:
+// the twenty-fifth attack run had a base keep 1.4 GB of copies no record
+// needed, which pruned every record but the last). A listing that cannot
+// be read is an error: no blob it may need is removed.
+func (s *Store) usedBlobs(named map[string]bool) (map[[32]byte]int64, error) {
 	used := map[[32]byte]int64{}
-	names := maps.Clone(manifests)
-	for name := range manifests {
-		if b := s.baseOf(name); b != "" {
-			names[b] = true
+	add := func(ents []Entry) {
+		for _, e := range ents {
+			var h [32]byte
+			if len(e.Hash) == 64 {
+				if _, err := hex.Decode(h[:], []byte(e.Hash)); err == nil {
+					used[h] = e.Size
+				}
+			}
 		}
 	}
-	for name := range names {
+	read := func(name string) (base string, ents []Entry, err error) {
+		data, err := fsx.ReadRegular(filepath.Join(s.manifestsDir(), name), maxManifest, 0)
+		switch {
+		case err != nil:
+		case isDelta(data):
+			base, ents, err = parseDelta(data)
+		default:
+			ents, err = parseManifest(data)
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("failed to read the manifest %s to prune: %v", name, err)
+		}
+		return base, ents, nil
+	}
+	deltas := map[string][][]Entry{} // base -> the changes of each delta named on it
+	for name := range named {
 		if x, ok := mapIndex(filepath.Join(s.manifestsDir(), name+".idx")); ok {
 			for b := x.recs; len(b) >= indexRecord; b = b[indexRecord:] {
 				used[[32]byte(b[40:indexRecord])] = int64(binary.BigEndian.Uint64(b[16:]))
@@ -145,24 +167,32 @@ func (s *Store) usedBlobs(manifests map[string]bool) (map[[32]byte]int64, error)
 			x.unmap()
 			continue
 		}
-		var m []Entry
-		data, err := fsx.ReadRegular(filepath.Join(s.manifestsDir(), name), maxManifest, 0)
-		switch {
-		case err != nil:
-		case isDelta(data):
-			_, m, err = parseDelta(data)
-		default:
-			m, err = parseManifest(data)
-		}
+		base, ents, err := read(name)
 		if err != nil {
-			return nil, fmt.Errorf("failed to read the manifest %s to prune: %v", name, err)
+			return nil, err
 		}
-		for _, e := range m {
-			var h [32]byte
-			if len(e.Hash) == 64 {
-				if _, err := hex.Decode(h[:], []byte(e.Hash)); err == nil {
-					used[h] = e.Size
-				}
+		add(ents)
+		if base != "" {
+			deltas[base] = append(deltas[base], ents)
+		}
+	}
+	for base, ds := range deltas {
+		if named[base] {
+			continue // counted whole
+		}
+		_, ents, err := read(base)
+		if err != nil {
+			return nil, err
+		}
+		changed := map[string]int{} // path -> how many of ds change it
+		for _, d := range ds {
+			for _, e := range d {
+				changed[e.Path]++
+			}
+		}
+		for _, e := range ents {
+			if changed[e.Path] < len(ds) {
+				add([]Entry{e})
 			}
 		}
 	}
