@@ -397,3 +397,58 @@ func TestDeltaBaseHoldsNoStaleCopies(t *testing.T) {
 		return err
 	}))
 }
+
+// TestDeltaUnreadableBaseKeepsAll: where a kept record's listing is there
+// but cannot be read (a directory in its place), which base it needs
+// cannot be told, and prune removes no listing and no copy, as for a
+// record whose description cannot be read (the records past the bounds
+// still go). Control: with every listing readable, the same calls' prune
+// removes the listings of the records it pruned.
+func TestDeltaUnreadableBaseKeepsAll(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		t.Run(fmt.Sprintf("broken=%v", broken), func(t *testing.T) {
+			proj, st := deltaProject(t)
+			startWatcher(t, st, proj, 0)
+			old := func() time.Time { return time.Now().Add(-2 * KeepFor) } // past KeepFor: MaxRecords bounds them
+			s, _ := Open(st, proj)
+			f := filepath.Join(proj, "d0/f00.txt")
+			record(t, st, proj, old, nil)
+			for i := range MaxRecords + pruneSlack - 1 { // no prune yet
+				record(t, st, proj, old, func() { mustDo(t, os.WriteFile(f, []byte(fmt.Sprintf("%d\n", i)), 0o644)) })
+			}
+			names := func() []string {
+				ents, _ := os.ReadDir(s.manifestsDir())
+				var out []string
+				for _, e := range ents {
+					out = append(out, e.Name())
+				}
+				return out
+			}
+			before := names()
+			if metas, _ := s.List(); len(metas) != MaxRecords+pruneSlack {
+				t.Fatalf("%d records before the prune, want %d", len(metas), MaxRecords+pruneSlack)
+			}
+			if broken {
+				p := filepath.Join(s.manifestsDir(), mustMeta(t, s).Before)
+				mustDo(t, os.Remove(p), os.Mkdir(p, 0o700))
+			}
+			record(t, st, proj, old, func() { mustDo(t, os.WriteFile(f, []byte("last\n"), 0o644)) })
+			after := names()
+			gone := 0
+			for _, n := range before {
+				if !slices.Contains(after, n) {
+					gone++
+				}
+			}
+			if metas, _ := s.List(); len(metas) > MaxRecords+1 {
+				t.Errorf("%d records kept: the prune did not run", len(metas))
+			}
+			if broken && gone != 0 {
+				t.Errorf("%d listings removed while a kept record's base cannot be told", gone)
+			}
+			if !broken && gone == 0 {
+				t.Errorf("control: no listing of a pruned record removed")
+			}
+		})
+	}
+}

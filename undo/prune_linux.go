@@ -62,7 +62,12 @@ func (s *Store) prune(keep string) error {
 			if err == nil && m.Before != "" && !named[m.Before] {
 				named[m.Before], manifests[m.Before] = true, true
 				// A delta's base (writeDelta), which may be no record's own.
-				if b := s.baseOf(m.Before); b != "" {
+				// A listing there whose base cannot be told: as above.
+				b, err := s.baseOfErr(m.Before)
+				if err != nil && !errors.Is(err, os.ErrNotExist) {
+					return nil
+				}
+				if b != "" {
 					manifests[b] = true
 				}
 			}

@@ -441,25 +441,33 @@ type baseListing struct {
 // on: name itself when it is whole, "" when it cannot be read. It reads
 // a delta's first two lines alone.
 func (s *Store) baseOf(name string) string {
+	base, _ := s.baseOfErr(name)
+	return base
+}
+
+// baseOfErr is baseOf, and why it is "": an error, not-exist where there
+// is no such manifest.
+func (s *Store) baseOfErr(name string) (string, error) {
 	f, err := os.OpenFile(filepath.Join(s.manifestsDir(), name), os.O_RDONLY|syscall.O_NONBLOCK|fsx.NoFollow, 0)
 	if err != nil {
-		return ""
+		return "", err
 	}
 	defer f.Close()
 	var buf [len(deltaMagic) + 65]byte
-	n, _ := io.ReadFull(f, buf[:])
+	n, err := io.ReadFull(f, buf[:])
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", err
+	}
 	head := string(buf[:n])
 	if strings.HasPrefix(head, manifestMagic) {
-		return name
+		return name, nil
 	}
-	rest, ok := strings.CutPrefix(head, deltaMagic)
-	if !ok {
-		return ""
+	if rest, ok := strings.CutPrefix(head, deltaMagic); ok {
+		if base, _, ok := strings.Cut(rest, "\n"); ok && validID(base) {
+			return base, nil
+		}
 	}
-	if base, _, ok := strings.Cut(rest, "\n"); ok && validID(base) {
-		return base
-	}
-	return ""
+	return "", fmt.Errorf("%s: %w", name, errManifest)
 }
 
 // writeNew writes a file that does not exist yet: a temp file renamed to
