@@ -62,6 +62,29 @@ func checkDelta(t *testing.T, st, proj string, rec *Recorder, base string) {
 	}
 }
 
+// keptCopies reads the listing of each of metas and is the copies they
+// name, each of which must be in the store.
+func keptCopies(t *testing.T, s *Store, metas []Meta) map[string]bool {
+	t.Helper()
+	need := map[string]bool{}
+	for _, m := range metas {
+		ents, ok, err := s.manifest(m.Before)
+		if !ok || err != nil {
+			t.Fatalf("record %s: its listing: %v %v", m.ID, ok, err)
+		}
+		for _, e := range ents {
+			if e.Hash == "" {
+				continue
+			}
+			need[e.Hash] = true
+			if _, err := os.Stat(s.blobPath(e.Hash)); err != nil {
+				t.Errorf("record %s needs the copy of %s, pruned: %v", m.ID, e.Path, err)
+			}
+		}
+	}
+	return need
+}
+
 // TestDeltaBeforeState: with the project's watcher, a call after one
 // that changed a file, made one, removed one, changed a mode or renamed
 // one writes its before-state as a delta of the first record's whole
@@ -223,19 +246,8 @@ func TestDeltaBaseOutlivesItsRecord(t *testing.T) {
 			t.Errorf("record %s: %q on %q, want a delta of the pruned record's %s", m.ID, magic, b, base)
 		}
 		deltas[m.Before] = true
-		ents, ok, err := s.manifest(m.Before)
-		if !ok || err != nil {
-			t.Errorf("record %s: its listing: %v %v", m.ID, ok, err)
-		}
-		for _, e := range ents {
-			if e.Hash == "" {
-				continue
-			}
-			if _, err := os.Stat(s.blobPath(e.Hash)); err != nil {
-				t.Errorf("record %s needs the blob of %s, pruned: %v", m.ID, e.Path, err)
-			}
-		}
 	}
+	keptCopies(t, s, metas)
 	files, _ := os.ReadDir(s.manifestsDir())
 	var names []string
 	for _, f := range files {
@@ -367,26 +379,13 @@ func TestDeltaBaseHoldsNoStaleCopies(t *testing.T) {
 	if len(metas) < 2 {
 		t.Errorf("%d records kept under a bound of 900 kB with 200 kB copied a call, want 2 or more", len(metas))
 	}
-	need := map[string]bool{}
 	deltas := 0
 	for _, m := range metas {
 		if magic, b := manifestHead(t, s, m.Before); magic == deltaMagic && b == base {
 			deltas++
 		}
-		ents, ok, err := s.manifest(m.Before)
-		if !ok || err != nil {
-			t.Fatalf("record %s: its listing: %v %v", m.ID, ok, err)
-		}
-		for _, e := range ents {
-			if e.Hash == "" {
-				continue
-			}
-			need[e.Hash] = true
-			if _, err := os.Stat(s.blobPath(e.Hash)); err != nil {
-				t.Errorf("record %s needs the copy of %s, pruned: %v", m.ID, e.Path, err)
-			}
-		}
 	}
+	need := keptCopies(t, s, metas)
 	if deltas == 0 || slices.ContainsFunc(metas, func(m Meta) bool { return m.Before == base }) {
 		t.Fatalf("no kept record is a delta of a base no kept record names (%d deltas of it): the test shows nothing", deltas)
 	}
