@@ -75,7 +75,12 @@ func (s *Store) prune(keep string) error {
 		removed := false
 		if files, err := os.ReadDir(s.manifestsDir()); err == nil {
 			for _, f := range files {
-				if !manifests[strings.TrimSuffix(f.Name(), ".idx")] {
+				name, isIndex := strings.CutSuffix(f.Name(), ".idx")
+				// The index of a base no kept record names goes too: the
+				// copies of its files every kept record has changed since
+				// are swept (usedBlobs), and a walk must not take one of
+				// those files back from it unread (latestIndex).
+				if !manifests[name] || isIndex && !named[name] {
 					_ = os.Remove(filepath.Join(s.manifestsDir(), f.Name()))
 					removed = true
 				}
