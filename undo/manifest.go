@@ -213,16 +213,7 @@ func changesOf(base, after []Entry) []Entry {
 	var out []Entry
 	i, j := 0, 0
 	for i < len(base) || j < len(after) {
-		var c int
-		switch {
-		case j == len(after):
-			c = -1
-		case i == len(base):
-			c = 1
-		default:
-			c = walkOrder(base[i].Path, after[j].Path)
-		}
-		switch {
+		switch c := nextOf(base, after, i, j); {
 		case c < 0:
 			out = append(out, Entry{Path: base[i].Path, Kind: Gone})
 			i++
@@ -309,16 +300,7 @@ func merge(before, delta []Entry) []Entry {
 	fsx.PrefaultSlice(out)
 	i, j := 0, 0
 	for i < len(before) || j < len(delta) {
-		var c int
-		switch {
-		case j == len(delta):
-			c = -1
-		case i == len(before):
-			c = 1
-		default:
-			c = walkOrder(before[i].Path, delta[j].Path)
-		}
-		switch {
+		switch c := nextOf(before, delta, i, j); {
 		case c < 0:
 			out = append(out, before[i])
 			i++
@@ -336,4 +318,17 @@ func merge(before, delta []Entry) []Entry {
 		}
 	}
 	return out
+}
+
+// nextOf says which of two listings in walk order, read up to a[i] and
+// b[j], holds the next path: a (-1; b is done), b (1; a is done), or both
+// (0). merge and changesOf walk two listings by it.
+func nextOf(a, b []Entry, i, j int) int {
+	switch {
+	case j == len(b):
+		return -1
+	case i == len(a):
+		return 1
+	}
+	return walkOrder(a[i].Path, b[j].Path)
 }

@@ -63,7 +63,7 @@ func (s *Store) prune(keep string) error {
 				named[m.Before], manifests[m.Before] = true, true
 				// A delta's base (writeDelta), which may be no record's own.
 				// A listing there whose base cannot be told: as above.
-				b, err := s.baseOfErr(m.Before)
+				b, err := s.baseOf(m.Before)
 				if err != nil && !errors.Is(err, os.ErrNotExist) {
 					return nil
 				}
@@ -155,15 +155,7 @@ func (s *Store) usedBlobs(named map[string]bool) (map[[32]byte]int64, error) {
 		}
 	}
 	read := func(name string) (base string, ents []Entry, err error) {
-		data, err := fsx.ReadRegular(filepath.Join(s.manifestsDir(), name), maxManifest, 0)
-		switch {
-		case err != nil:
-		case isDelta(data):
-			base, ents, err = parseDelta(data)
-		default:
-			ents, err = parseManifest(data)
-		}
-		if err != nil {
+		if base, ents, err = s.readManifest(name); err != nil {
 			return "", nil, fmt.Errorf("failed to read the manifest %s to prune: %v", name, err)
 		}
 		return base, ents, nil

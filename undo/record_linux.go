@@ -429,7 +429,11 @@ func (s *Store) latestIndex() (index, int) {
 		if err != nil || m.Before == "" {
 			continue
 		}
-		if x, ok := mapIndex(filepath.Join(s.manifestsDir(), s.baseOf(m.Before)+".idx")); ok {
+		base, err := s.baseOf(m.Before)
+		if err != nil {
+			continue
+		}
+		if x, ok := mapIndex(filepath.Join(s.manifestsDir(), base+".idx")); ok {
 			return x, m.Entries
 		}
 	}

@@ -399,36 +399,48 @@ func (s *Store) manifest(rel string) (ents []Entry, ok bool, err error) {
 // be a whole manifest, and be there: a delta whose base is gone is an
 // error, not a listing.
 func (s *Store) listing(rel string) (ents []Entry, base baseListing, ok bool, err error) {
-	p := filepath.Join(s.manifestsDir(), rel)
-	if strings.Contains(rel, "/") {
-		p = filepath.Join(s.Dir, rel)
-	}
-	b, err := fsx.ReadRegular(p, maxManifest, 0)
+	name, ents, err := s.readManifest(rel)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, baseListing{}, false, nil
 	}
 	if err != nil {
 		return nil, baseListing{}, false, err
 	}
-	if strings.Contains(rel, "/") || !isDelta(b) {
-		if ents, err = parseManifest(b); err != nil {
-			return nil, baseListing{}, false, fmt.Errorf("%s: %w", rel, err)
-		}
+	if name == "" {
 		return ents, baseListing{name: rel, ents: ents}, true, nil
 	}
-	name, d, err := parseDelta(b)
-	if err != nil {
-		return nil, baseListing{}, false, fmt.Errorf("%s: %w", rel, err)
+	again, be, err := s.readManifest(name)
+	if err == nil && again != "" {
+		err = errManifest // a delta's base is never a delta
 	}
-	bb, err := fsx.ReadRegular(filepath.Join(s.manifestsDir(), name), maxManifest, 0)
-	if err != nil {
-		return nil, baseListing{}, false, fmt.Errorf("%s: its base %s: %w", rel, name, err)
-	}
-	be, err := parseManifest(bb) // a delta's base is never a delta
 	if err != nil {
 		return nil, baseListing{}, false, fmt.Errorf("%s: its base %s: %w", rel, name, err)
 	}
-	return merge(be, d), baseListing{name: name, ents: be}, true, nil
+	return merge(be, ents), baseListing{name: name, ents: be}, true, nil
+}
+
+// readManifest reads the manifest at rel (as manifest names it) without
+// merging a delta with its base: the base's name ("" for a whole
+// manifest) and the manifest's own entries. A records/ID/after file is
+// never a delta.
+func (s *Store) readManifest(rel string) (base string, ents []Entry, err error) {
+	p := filepath.Join(s.manifestsDir(), rel)
+	if strings.Contains(rel, "/") {
+		p = filepath.Join(s.Dir, rel)
+	}
+	b, err := fsx.ReadRegular(p, maxManifest, 0)
+	switch {
+	case err != nil:
+		return "", nil, err
+	case !strings.Contains(rel, "/") && isDelta(b):
+		base, ents, err = parseDelta(b)
+	default:
+		ents, err = parseManifest(b)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", rel, err)
+	}
+	return base, ents, nil
 }
 
 // baseListing is a whole manifest: its name and its listing.
@@ -438,16 +450,9 @@ type baseListing struct {
 }
 
 // baseOf is the name of the whole manifest the manifest name is built
-// on: name itself when it is whole, "" when it cannot be read. It reads
-// a delta's first two lines alone.
-func (s *Store) baseOf(name string) string {
-	base, _ := s.baseOfErr(name)
-	return base
-}
-
-// baseOfErr is baseOf, and why it is "": an error, not-exist where there
-// is no such manifest.
-func (s *Store) baseOfErr(name string) (string, error) {
+// on: name itself when it is whole. It reads a delta's first two lines
+// alone. The error is not-exist where there is no such manifest.
+func (s *Store) baseOf(name string) (string, error) {
 	f, err := os.OpenFile(filepath.Join(s.manifestsDir(), name), os.O_RDONLY|syscall.O_NONBLOCK|fsx.NoFollow, 0)
 	if err != nil {
 		return "", err
