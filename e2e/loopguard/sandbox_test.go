@@ -56,9 +56,9 @@ func TestSandboxConfinesApprovedCode(t *testing.T) {
 			t.Fatalf("sandbox settings written = %v, want %v:\n%s", !sandbox, sandbox, settings)
 		}
 		plantProject(t, e.Dir)
-		// The Go build cache the client's go test will use (the
-		// sandbox's own, or the user's) starts warm, so that compiling
-		// the standard library does not eat the client's time limit.
+		// The Go build caches the client's go test may use (the
+		// sandbox's own, or the user's) start warm, so that compiling
+		// the standard library does not eat the client's time limit,
 		goCache := filepath.Join(e.g.Home, ".cache", "go-build")
 		if sandbox {
 			goCache = filepath.Join(e.g.Home, ".cache", "loopguard-sandbox", "go-build")
@@ -69,6 +69,8 @@ func TestSandboxConfinesApprovedCode(t *testing.T) {
 		if b, err := exec.Command("cp", "-a", warm+"/.", goCache).CombinedOutput(); err != nil {
 			t.Fatalf("copying the warm Go cache: %v: %s", err, b)
 		}
+		// and so does the launcher's own, which the jailed go test uses.
+		warmScratch(t, warm, e.Dir)
 
 		// A call the human has not approved, which the probe will try
 		// to approve behind the human's back.
