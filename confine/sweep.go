@@ -98,12 +98,19 @@ func newSweeper(p Plan, e Env, held *holder, root int) *sweeper {
 
 // changed reports whether the directory rel the plan saw, with change
 // time ctime, is there and changed since; one the sweep cannot look at is
-// said.
+// said. One fstatat from the project, not an open beneath it and an
+// fstat (a third of the sweep's system calls in a project of 8,000
+// directories): a link on the way is followed here, and what it leads to
+// judged by its change time, but a link put in the place of a directory
+// changed that directory's parent, which the sweep looks in (a link held
+// or judged there, a directory moved there looked at whole, as new), and
+// a directory found changed is read beneath the project, through no link.
 func (w *sweeper) changed(rel string, ctime int64) bool {
-	fd, err := openBeneath(w.root, rel, unix.O_PATH|unix.O_DIRECTORY)
+	var st unix.Stat_t
+	err := statBeneath(w.root, rel, &st)
 	if errors.Is(err, unix.EACCES) {
 		w.lines = append(w.lines, ownerMayReach(w.root, rel)...)
-		fd, err = openBeneath(w.root, rel, unix.O_PATH|unix.O_DIRECTORY)
+		err = statBeneath(w.root, rel, &st)
 	}
 	if err != nil {
 		// Gone, or replaced by a file or a link: its parent changed, and
@@ -113,10 +120,21 @@ func (w *sweeper) changed(rel string, ctime int64) bool {
 		}
 		return false
 	}
-	var st unix.Stat_t
-	err = unix.Fstat(fd, &st)
-	_ = unix.Close(fd)
-	return err == nil && st.Ctim.Nano() != ctime
+	return st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Ctim.Nano() != ctime
+}
+
+// statBeneath stats rel, below the directory open as root ("" root
+// itself), not following rel's last name if it is a link; a path that
+// is not below root by its names (absolute, or with a ..) is refused as
+// openBeneath refuses it.
+func statBeneath(root int, rel string, st *unix.Stat_t) error {
+	if rel == "" {
+		return unix.Fstat(root, st)
+	}
+	if !filepath.IsLocal(rel) {
+		return unix.EXDEV
+	}
+	return unix.Fstatat(root, rel, st, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // kept: path, held or kept by the plan, is still what the plan saw (a
