@@ -541,6 +541,9 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	}
 	defer closeFd(root)
 	w.root = root
+	// The listings the project's last walk read, for the directories
+	// that have not changed since (listings_linux.go).
+	w.listings = openListings(b.pl.StateDir, s.Project, root, p.started)
 	var gitUnclean []string
 	if s.Cap.Git {
 		for _, g := range append(gitDirs, filepath.Join(s.Project, ".git")) {
@@ -572,6 +575,9 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	// The project's top is never writable as a whole: a new .mcp.json,
 	// .envrc or .claude/ there is what the next session loads.
 	w.walk(s.Project, true)
+	if w.listings != nil {
+		w.listings.save()
+	}
 	p.WriteDirs = append(p.WriteDirs, w.dirs...)
 	p.WriteFiles = append(p.WriteFiles, w.files...)
 	p.Held = append(w.held, p.GitPins...)
@@ -617,6 +623,7 @@ type walker struct {
 	// reads by path (tests).
 	root     int
 	project  string
+	listings *listings // nil: every directory read (listings_linux.go)
 	git      bool
 	skip     []string // directories handled by the caller (the git dir)
 	entries  int
@@ -708,7 +715,7 @@ func (w *walker) walk(dir string, top bool) (clean bool, id [2]uint64) {
 	var ents []dirEnt
 	var err error
 	if w.root >= 0 {
-		ctime, id, ents, err = readDirAt(w.ents, w.root, strings.TrimPrefix(strings.TrimPrefix(dir, w.project), "/"))
+		ctime, id, ents, err = w.list(strings.TrimPrefix(strings.TrimPrefix(dir, w.project), "/"))
 	} else {
 		ctime, ents, err = readDir(w.ents, dir, top)
 	}
@@ -807,6 +814,23 @@ func (w *walker) walk(dir string, top bool) (clean bool, id [2]uint64) {
 		}
 	}
 	return false, id
+}
+
+// list appends to w.ents the entries of the directory rel of the project
+// (readDirAt), from the listing the last walk kept of it when it has not
+// changed since.
+func (w *walker) list(rel string) (ctime int64, id [2]uint64, ents []dirEnt, err error) {
+	if w.listings == nil {
+		return readDirAt(w.ents, w.root, rel)
+	}
+	if ctime, id, ents, ok := w.listings.lookup(w.ents, w.root, rel); ok {
+		return ctime, id, ents, nil
+	}
+	ctime, id, ents, err = readDirAt(w.ents, w.root, rel)
+	if err == nil {
+		w.listings.keep(rel, ctime, id, ents[len(w.ents):])
+	}
+	return ctime, id, ents, err
 }
 
 // noteID keeps id for the rule on path, when the walk read one (a walk

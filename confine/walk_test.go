@@ -101,52 +101,12 @@ func (w refWalker) walk(dir string, top bool) bool {
 // git directory the caller handles), the walk finds what the reference
 // finds: the same rules, held entries, directories and change times.
 func TestWalkMatchesReference(t *testing.T) {
-	plain := []string{"src", "a", "b", "lib", "node_modules", "Makefile", "x.go", "README.md", ".gitignore", "deep", "pkg", "Dockerfile"}
-	protected := []string{".git", ".envrc", ".vscode", "CLAUDE.md", "AGENTS.md", ".husky", ".mcp.json", ".npmrc", ".claude"}
 	rich, linked := 0, false
 	for seed := range uint64(40) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
 			proj := filepath.Join(t.TempDir(), "proj")
-			var fill func(dir string, depth int)
-			fill = func(dir string, depth int) {
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				for range 2 + r.IntN(6) {
-					name := plain[r.IntN(len(plain))]
-					if r.IntN(5) == 0 {
-						name = protected[r.IntN(len(protected))]
-					}
-					p := filepath.Join(dir, name)
-					if _, err := os.Lstat(p); err == nil {
-						continue
-					}
-					var err error
-					switch k := r.IntN(20); {
-					case k == 0:
-						// A git directory under an ordinary name.
-						for _, d := range []string{"objects", "refs"} {
-							if err := os.MkdirAll(filepath.Join(p, d), 0o755); err != nil {
-								t.Fatal(err)
-							}
-						}
-						err = os.WriteFile(filepath.Join(p, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
-					case k < 8 && depth < 4:
-						fill(p, depth+1)
-					case k < 17:
-						err = os.WriteFile(p, nil, 0o644)
-					case k < 19:
-						err = os.Symlink("..", p)
-					default:
-						err = syscall.Mkfifo(p, 0o644)
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			fill(proj, 0)
+			randomTree(t, r, proj)
 			pl := policy.Places{Home: filepath.Dir(proj)}
 			if seed%3 == 0 {
 				pl.StateDir = filepath.Join(proj, "a", "state") // a fixed path inside the project
@@ -172,4 +132,52 @@ func TestWalkMatchesReference(t *testing.T) {
 	if rich < 10 || !linked {
 		t.Errorf("%d trees with held entries, directory rules and file rules (want 10 at least), a held link: %v", rich, linked)
 	}
+}
+
+// randomTree makes at proj a tree of r's choosing: ordinary and protected
+// names at every depth, files, directories, links, FIFOs and git
+// directories under ordinary names.
+func randomTree(t *testing.T, r *rand.Rand, proj string) {
+	t.Helper()
+	plain := []string{"src", "a", "b", "lib", "node_modules", "Makefile", "x.go", "README.md", ".gitignore", "deep", "pkg", "Dockerfile"}
+	protected := []string{".git", ".envrc", ".vscode", "CLAUDE.md", "AGENTS.md", ".husky", ".mcp.json", ".npmrc", ".claude"}
+	var fill func(dir string, depth int)
+	fill = func(dir string, depth int) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 + r.IntN(6) {
+			name := plain[r.IntN(len(plain))]
+			if r.IntN(5) == 0 {
+				name = protected[r.IntN(len(protected))]
+			}
+			p := filepath.Join(dir, name)
+			if _, err := os.Lstat(p); err == nil {
+				continue
+			}
+			var err error
+			switch k := r.IntN(20); {
+			case k == 0:
+				// A git directory under an ordinary name.
+				for _, d := range []string{"objects", "refs"} {
+					if err := os.MkdirAll(filepath.Join(p, d), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				err = os.WriteFile(filepath.Join(p, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+			case k < 8 && depth < 4:
+				fill(p, depth+1)
+			case k < 17:
+				err = os.WriteFile(p, nil, 0o644)
+			case k < 19:
+				err = os.Symlink("..", p)
+			default:
+				err = syscall.Mkfifo(p, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fill(proj, 0)
 }

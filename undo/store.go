@@ -146,6 +146,11 @@ func (s *Store) blobsDir() string           { return filepath.Join(s.Dir, "blobs
 
 func (s *Store) manifestsDir() string { return filepath.Join(s.Dir, "manifests") }
 
+// ListingsFile is where the launcher keeps the listings of the project's
+// directories its last walk read (confine's listings), beside the
+// records: a place no confined program and no agent's tool writes.
+func (s *Store) ListingsFile() string { return filepath.Join(s.Dir, "listings") }
+
 func (s *Store) blobPath(hash string) string {
 	return filepath.Join(s.Dir, "blobs", hash[:2], hash)
 }
