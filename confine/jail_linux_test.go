@@ -2249,6 +2249,8 @@ func TestLinkLeadsOut(t *testing.T) {
 		"../c/evil/w":                                   true,
 		"u/../../scratch/go-build-rw-1/w":               true,
 		filepath.Join(state, "held/run-1/1-src%2Fg"):    true,
+		filepath.Join(root, "home", "state-undo", "k"):  true,
+		filepath.Join(root, "home", "state-undone"):     false,
 		"../d2/m/../../../scratch/go-build-rw-1/w":      true,
 		root:                        true,
 		filepath.Join(root, "home"): true,

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -508,12 +509,13 @@ func (j linkJudge) leadsOut(dir, target string, made bool) bool {
 }
 
 // outsOf are the places linkJudge keeps links from: scratch (the
-// launcher's scratch directory, "": none) and state (the state
-// directory), as written and with their links resolved, /proc and
-// /dev/fd.
+// launcher's scratch directory, "": none), state (the state directory)
+// and the undo directory beside it (the undo records, and the listings
+// a plan takes its walk from), as written and with their links
+// resolved, /proc and /dev/fd.
 func outsOf(scratch, state string) []string {
 	outs := []string{"/proc", "/dev/fd"}
-	for _, d := range []string{scratch, state} {
+	for _, d := range []string{scratch, state, policy.UndoDir(state)} {
 		if d == "" {
 			continue
 		}
