@@ -817,33 +817,47 @@ func TestJailUndoWatcher(t *testing.T) {
 		}
 		call("toolu_uw2", "echo two > notes/b.txt")
 		f := e.path("notes/human.txt")
-		fi, err := os.Stat(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir0, _ := os.Stat(e.path("notes"))
-		w, err := os.OpenFile(f, os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.WriteAt([]byte("human\n"), 0); err != nil {
-			t.Fatal(err)
-		}
-		if err := errors.Join(w.Close(), os.Chtimes(f, fi.ModTime(), fi.ModTime())); err != nil {
-			t.Fatal(err)
-		}
-		if dir1, _ := os.Stat(e.path("notes")); !dir1.ModTime().Equal(dir0.ModTime()) {
-			t.Fatal("the rewrite changed its directory: the test shows nothing")
-		}
-		call("toolu_uw3", "printf 'call!\\n' > notes/human.txt")
-		if m := newest(); m.Listed != "watcher" {
-			t.Errorf("the third record listed %q, want the watcher's", m.Listed)
+		// A record lists from the watcher's answer only when the watcher
+		// answers within syncTimeout (250 ms), here and for the record
+		// before it; on a loaded machine one may walk instead, which is
+		// right but shows nothing: the human's rewrite and the call are
+		// then made again, up to three times.
+		var human string
+		for try := range 3 {
+			fi, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir0, _ := os.Stat(e.path("notes"))
+			w, err := os.OpenFile(f, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			human = fmt.Sprintf("huma%d\n", try) // the size of "first\n" and "call!\n"
+			if _, err := w.WriteAt([]byte(human), 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := errors.Join(w.Close(), os.Chtimes(f, fi.ModTime(), fi.ModTime())); err != nil {
+				t.Fatal(err)
+			}
+			if dir1, _ := os.Stat(e.path("notes")); !dir1.ModTime().Equal(dir0.ModTime()) {
+				t.Fatal("the rewrite changed its directory: the test shows nothing")
+			}
+			call(fmt.Sprintf("toolu_uw3_%d", try), "printf 'call!\\n' > notes/human.txt")
+			m := newest()
+			if m.Listed == "watcher" {
+				break
+			}
+			if try == 2 {
+				t.Fatalf("the record of each of three calls listed %q, want the watcher's", m.Listed)
+			}
+			t.Logf("the record listed %q (the watcher's answer late: a loaded machine); again", m.Listed)
 		}
 		if out, err := e.g.Run(e.ctx, e.Dir, "undo", "--yes"); err != nil {
 			t.Fatalf("undo: %v\n%s", err, out)
 		}
-		if got := e.read("notes/human.txt"); got != "human\n" {
-			t.Errorf("after undo notes/human.txt = %q, want the human's %q", got, "human\n")
+		if got := e.read("notes/human.txt"); got != human {
+			t.Errorf("after undo notes/human.txt = %q, want the human's %q", got, human)
 		}
 		if got := e.read("notes/b.txt"); got != "two\n" {
 			t.Errorf("undo took back more than the last call: notes/b.txt = %q", got)
