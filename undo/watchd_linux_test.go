@@ -18,6 +18,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// The watchers these tests start run in this process, and a record
+// that waits syncTimeout (250 ms) for one's answer walks instead: right,
+// but not what a test of the watcher's answer looks for. With other
+// packages' tests beside these on two cores (go test ./...), an answer
+// took longer, and TestDeltaBaseOutlivesItsRecord and TestDeltaBaseGone
+// found a walk's listing where they looked for a delta.
+func init() { syncTimeout = time.Minute }
+
 // startWatcher runs the project's watcher in this process until the test
 // ends, and waits until it listens.
 func startWatcher(t *testing.T, st, proj string, maxWatch int) {
