@@ -56,21 +56,23 @@ type listings struct {
 	// it), old where each directory's record is in it.
 	data string
 	old  map[string]listingSpan
-	// next is the file this walk will leave: the records of the
-	// directories it took again, as they were, and of those it read and
-	// may keep; n counts them, fresh is whether one was read anew.
-	next  []byte
-	n     int
-	fresh bool
+	// What this walk will leave, if it is not what it found: the records
+	// it took again (used, by their place in data), and those it read and
+	// may keep, encoded (fresh). Nothing is copied until then: most walks
+	// leave the file as it is.
+	used  []bool
 	taken int // directories whose listing this walk took again
+	fresh []byte
+	kept  int // directories read anew whose listing is in fresh
 }
 
 // listingSpan is one directory's record in listings.data: its inode and
-// change time, and where its entries' encoding begins and the record ends.
+// change time, where its entries' encoding begins and the record ends,
+// and which record of the file it is.
 type listingSpan struct {
 	ino            uint64
 	ctime          int64
-	rec, ents, end int
+	ents, end, nth int
 }
 
 const (
@@ -102,9 +104,7 @@ func openListings(stateDir, project string, root int, started time.Time) *listin
 	}
 	l := &listings{path: store.ListingsFile(), dev: st.Dev, root: st.Ino, start: started.Add(-listingSettle).UnixNano()}
 	l.load()
-	l.next = make([]byte, 0, max(len(l.data)+len(l.data)/8, 4096))
-	fsx.PrefaultSlice(l.next[:cap(l.next)])
-	l.next = binary.AppendUvarint(binary.AppendUvarint(append(l.next, listingsMagic...), l.dev), l.root)
+	l.used = make([]bool, len(l.old))
 	return l
 }
 
@@ -126,8 +126,7 @@ func (l *listings) load() {
 		return
 	}
 	old := map[string]listingSpan{}
-	for r.i < len(data) && !r.bad {
-		rec := r.i
+	for nth := 0; r.i < len(data) && !r.bad; nth++ {
 		size := r.uvarint()
 		if r.bad || size > uint64(len(data)-r.i) {
 			return
@@ -135,10 +134,10 @@ func (l *listings) load() {
 		end := r.i + int(size)
 		rel := r.str()
 		ino, ctime := r.uvarint(), r.varint()
-		if r.bad || r.i > end {
+		if _, twice := old[rel]; r.bad || r.i > end || twice {
 			return
 		}
-		old[rel] = listingSpan{ino: ino, ctime: ctime, rec: rec, ents: r.i, end: end}
+		old[rel] = listingSpan{ino: ino, ctime: ctime, ents: r.i, end: end, nth: nth}
 		r.i = end
 	}
 	if !r.bad {
@@ -178,9 +177,10 @@ func (l *listings) lookup(dst []dirEnt, root int, rel string) (ctime int64, id [
 	if r.i != s.end {
 		return 0, id, dst, false
 	}
-	l.next = append(l.next, l.data[s.rec:s.end]...)
-	l.n++
-	l.taken++
+	if !l.used[s.nth] {
+		l.used[s.nth] = true
+		l.taken++
+	}
 	return s.ctime, [2]uint64{st.Dev, st.Ino}, ents, true
 }
 
@@ -204,9 +204,8 @@ func (l *listings) keep(rel string, ctime int64, id [2]uint64, ents []dirEnt) {
 		body = append(body, t)
 		body = binary.AppendUvarint(body, e.ino)
 	}
-	l.next = append(binary.AppendUvarint(l.next, uint64(len(body))), body...)
-	l.n++
-	l.fresh = true
+	l.fresh = append(binary.AppendUvarint(l.fresh, uint64(len(body))), body...)
+	l.kept++
 }
 
 // save writes the listings this walk read or took again, when they are
@@ -215,11 +214,25 @@ func (l *listings) keep(rel string, ctime int64, id [2]uint64, ents []dirEnt) {
 // (the project's undo directory not made yet, or read-only) leaves the
 // old file, or none: the next walk reads what it must.
 func (l *listings) save() {
-	if !l.fresh && l.n == len(l.old) {
+	if len(l.fresh) == 0 && l.taken == len(l.old) {
 		return
 	}
-	l.next = binary.LittleEndian.AppendUint32(l.next, crc32.Checksum(l.next, listingsTable))
-	_ = fsx.WriteFile(l.path, l.next, 0o600, false)
+	b := make([]byte, 0, len(l.data)+len(l.fresh)+4)
+	b = binary.AppendUvarint(binary.AppendUvarint(append(b, listingsMagic...), l.dev), l.root)
+	r := reader{s: l.data, i: len(listingsMagic)}
+	r.uvarint()
+	r.uvarint()
+	for nth := 0; r.i < len(l.data); nth++ {
+		rec := r.i
+		end := r.i + int(r.uvarint())
+		r.i = end
+		if l.used[nth] {
+			b = append(b, l.data[rec:end]...)
+		}
+	}
+	b = append(b, l.fresh...)
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, listingsTable))
+	_ = fsx.WriteFile(l.path, b, 0o600, false)
 }
 
 // entCode is the byte a listing keeps for an entry's type: the types

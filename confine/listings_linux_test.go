@@ -141,8 +141,8 @@ func TestListingsWalk(t *testing.T) {
 				proj, state := filepath.Join(top, "proj"), filepath.Join(top, "state")
 				randomTree(t, r, proj)
 				first, l := listingsWalk(t, proj, state, true, settled())
-				if l.taken != 0 || l.n != len(first.seen)-countUnlisted(first) {
-					t.Fatalf("the first walk took %d listings and kept %d of %d directories", l.taken, l.n, len(first.seen))
+				if l.taken != 0 || l.kept != len(first.seen)-countUnlisted(first) {
+					t.Fatalf("the first walk took %d listings and kept %d of %d directories", l.taken, l.kept, len(first.seen))
 				}
 				var dirs, files []string
 				for d, c := range first.seen {
@@ -164,11 +164,18 @@ func TestListingsWalk(t *testing.T) {
 				want, _ := listingsWalk(t, proj, state, false, settled())
 				sameWalk(t, m.name, got, want)
 				if m.name == "nothing" || m.name == "a file's content" {
-					if l.taken != len(want.seen)-countUnlisted(want) || l.fresh {
-						t.Errorf("nothing changed, and the walk took %d listings of %d directories (read anew: %v)", l.taken, len(want.seen), l.fresh)
+					if l.taken != len(want.seen)-countUnlisted(want) || l.kept != 0 {
+						t.Errorf("nothing changed, and the walk took %d listings of %d directories (%d read anew)", l.taken, len(want.seen), l.kept)
 					}
 				}
 				took += l.taken
+				// What that walk left (the listings it took again and
+				// those it read anew) serves the next one whole.
+				again, l := listingsWalk(t, proj, state, true, settled())
+				sameWalk(t, m.name+", the walk after", again, want)
+				if l.taken != len(want.seen)-countUnlisted(want) || l.kept != 0 {
+					t.Errorf("the walk after took %d listings of %d directories (%d read anew)", l.taken, len(want.seen), l.kept)
+				}
 			})
 		}
 	}
@@ -187,8 +194,8 @@ func TestListingsSettle(t *testing.T) {
 	proj, state := filepath.Join(top, "proj"), filepath.Join(top, "state")
 	testfs.Tree(t, proj, []byte("x"), 0o644, "src/a.go", "src/b/c.go", "README.md")
 	_, l := listingsWalk(t, proj, state, true, time.Now())
-	if l.n != 0 {
-		t.Fatalf("%d listings of directories made just now kept", l.n)
+	if l.kept != 0 {
+		t.Fatalf("%d listings of directories made just now kept", l.kept)
 	}
 	_, l = listingsWalk(t, proj, state, true, time.Now())
 	if l.taken != 0 {
