@@ -75,11 +75,14 @@ type listingSpan struct {
 	ents, end, nth int
 }
 
+// A listings file: listingsMagic, the project's device and inode and the
+// number of records (uvarints), the records, and the CRC-32C (Castagnoli)
+// of all before it, little-endian. A record: its length, then the
+// directory's path in the project ("" the top), inode and change time (a
+// varint), the number of entries, and each entry's name, type (entCode)
+// and inode; strings are a length and the bytes.
 const (
 	listingsMagic = "loopguard-listings 1\n"
-	// listingSettle: a listing whose directory changed less long before
-	// its walk began is not kept.
-	listingSettle = 2 * time.Second
 	maxListings   = 256 << 20
 )
 
@@ -108,6 +111,9 @@ func openListings(stateDir, project string, root int, started time.Time) *listin
 	return l
 }
 
+// dirs is how many directories the file lists.
+func (l *listings) dirs() int { return len(l.old) }
+
 // load reads the file; anything not as written leaves old empty.
 func (l *listings) load() {
 	b, err := fsx.ReadRegular(l.path, maxListings, fsx.NoFollow)
@@ -125,7 +131,11 @@ func (l *listings) load() {
 	if r.uvarint() != l.dev || r.uvarint() != l.root || r.bad {
 		return
 	}
-	old := map[string]listingSpan{}
+	count := r.uvarint()
+	if r.bad || count > uint64(len(data)) {
+		return
+	}
+	old := make(map[string]listingSpan, count)
 	for nth := 0; r.i < len(data) && !r.bad; nth++ {
 		size := r.uvarint()
 		if r.bad || size > uint64(len(data)-r.i) {
@@ -139,6 +149,9 @@ func (l *listings) load() {
 		}
 		old[rel] = listingSpan{ino: ino, ctime: ctime, ents: r.i, end: end, nth: nth}
 		r.i = end
+	}
+	if uint64(len(old)) != count {
+		return
 	}
 	if !r.bad {
 		l.data, l.old = data, old
@@ -219,7 +232,9 @@ func (l *listings) save() {
 	}
 	b := make([]byte, 0, len(l.data)+len(l.fresh)+4)
 	b = binary.AppendUvarint(binary.AppendUvarint(append(b, listingsMagic...), l.dev), l.root)
+	b = binary.AppendUvarint(b, uint64(l.taken+l.kept))
 	r := reader{s: l.data, i: len(listingsMagic)}
+	r.uvarint()
 	r.uvarint()
 	r.uvarint()
 	for nth := 0; r.i < len(l.data); nth++ {

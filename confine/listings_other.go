@@ -16,3 +16,5 @@ func (*listings) lookup(dst []dirEnt, _ int, _ string) (int64, [2]uint64, []dirE
 func (*listings) keep(string, int64, [2]uint64, []dirEnt) {}
 
 func (*listings) save() {}
+
+func (*listings) dirs() int { return 0 }

@@ -264,6 +264,10 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full"}
 // maxWalk bounds the project entries a project-write plan reads.
 const maxWalk = 100_000
 
+// listingSettle: the listing of a directory that changed less long
+// before its walk began is not kept for the next (listings_linux.go).
+const listingSettle = 2 * time.Second
+
 // errSecretRoot: a root would open a path the guard keeps secret.
 var errSecretRoot = errors.New("would make readable a path the guard keeps secret")
 
@@ -543,7 +547,9 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	w.root = root
 	// The listings the project's last walk read, for the directories
 	// that have not changed since (listings_linux.go).
-	w.listings = openListings(b.pl.StateDir, s.Project, root, p.started)
+	if w.listings = openListings(b.pl.StateDir, s.Project, root, p.started); w.listings != nil {
+		w.seen = make(map[string]int64, w.listings.dirs())
+	}
 	var gitUnclean []string
 	if s.Cap.Git {
 		for _, g := range append(gitDirs, filepath.Join(s.Project, ".git")) {

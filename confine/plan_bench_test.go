@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/undo"
 )
 
 // benchLaunch is a read-only launch of git --version in a new project
@@ -25,13 +27,35 @@ func benchLaunch(b *testing.B) (root string, s Spec) {
 // start or the kernel's; launchbench measures the whole process).
 func BenchmarkNewPlanReadOnly(b *testing.B) {
 	root, s := benchLaunch(b)
-	planLoop(b, root, s)
+	planLoop(b, root, s, "")
 }
 
 // BenchmarkNewPlanProjectWrite: the project-write plan in a project of
 // 10,000 files (100 directories of 100) and two protected entries, whose
-// walk is most of the plan's cost there.
+// walk is most of the plan's cost there, with the listings the last walk
+// kept (every directory settled, as between an agent's calls); ...Unlisted
+// with none (no state directory), every directory read.
 func BenchmarkNewPlanProjectWrite(b *testing.B) {
+	root, s := benchProjectWrite(b)
+	state := filepath.Join(root, "state")
+	store, err := undo.Open(state, s.Project)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(store.Dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(listingSettle + 100*time.Millisecond)
+	planLoop(b, root, s, state)
+}
+
+func BenchmarkNewPlanProjectWriteUnlisted(b *testing.B) {
+	root, s := benchProjectWrite(b)
+	planLoop(b, root, s, "")
+}
+
+// benchProjectWrite is BenchmarkNewPlanProjectWrite's project.
+func benchProjectWrite(b *testing.B) (string, Spec) {
 	root, s := benchLaunch(b)
 	for d := range 100 {
 		dir := filepath.Join(s.Project, fmt.Sprintf("pkg%03d", d))
@@ -50,14 +74,15 @@ func BenchmarkNewPlanProjectWrite(b *testing.B) {
 		}
 	}
 	s.Cap = policy.Capability{Write: true}
-	planLoop(b, root, s)
+	return root, s
 }
 
 // planLoop computes s's plan b.N times, as the launcher would for the
-// user running the benchmark, its scratch directory in root.
-func planLoop(b *testing.B, root string, s Spec) {
+// user running the benchmark, its scratch directory in root, and its
+// state directory state ("": none, so no listings kept).
+func planLoop(b *testing.B, root string, s Spec, state string) {
 	home, _ := os.UserHomeDir()
-	e := EnvFrom(os.Getenv, policy.Places{Home: home}, os.Getuid())
+	e := EnvFrom(os.Getenv, policy.Places{Home: home, StateDir: state}, os.Getuid())
 	e.TempDir = root
 	for b.Loop() {
 		p, err := NewPlan(s, e)
