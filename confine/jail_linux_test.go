@@ -1539,6 +1539,50 @@ func TestSweepNotThroughALink(t *testing.T) {
 	}
 }
 
+// TestSweepStatsNothingBelowALink: a directory of the plan that a call
+// made a link (to a directory elsewhere, a mount that could hang) is not
+// looked up through: the sweep stats nothing below it, and what the plan
+// saw there it takes as gone. Control: with the directory left as it
+// was, every directory below it is stated.
+func TestSweepStatsNothingBelowALink(t *testing.T) {
+	for _, linked := range []bool{false, true} {
+		root := t.TempDir()
+		project, out := filepath.Join(root, "proj"), filepath.Join(root, "out")
+		testfs.Tree(t, root, []byte("x\n"), 0o644, "proj/src/x/y/z/f", "proj/src/w/f", "out/y/z/f")
+		dirs := map[string]int64{}
+		for _, d := range []string{"", "src", "src/x", "src/x/y", "src/x/y/z", "src/w"} {
+			dirs[filepath.Join(project, d)] = 0
+		}
+		if linked {
+			mustDo(t, os.Rename(filepath.Join(project, "src/x"), filepath.Join(root, "x-away")))
+			mustDo(t, os.Symlink(out, filepath.Join(project, "src/x")))
+		}
+		e := Env{Home: filepath.Join(root, "home"), Places: policy.Places{Home: filepath.Join(root, "home"), StateDir: filepath.Join(root, "state")}}
+		p := Plan{Project: project, RunDir: "run-test", Dirs: dirs}
+		held := &holder{p: p, e: e}
+		fd, err := openProject(project, [2]uint64{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := newSweeper(p, e, held, fd)
+		var stated []string
+		w.stat = func(root int, rel string, st *unix.Stat_t) error {
+			stated = append(stated, rel)
+			return statBeneath(root, rel, st)
+		}
+		lines := w.run()
+		held.close()
+		unix.Close(fd)
+		want := []string{"", "src", "src/w", "src/x", "src/x/y", "src/x/y/z"}
+		if linked {
+			want = []string{"", "src", "src/w", "src/x"}
+		}
+		if !slices.Equal(stated, want) {
+			t.Errorf("linked %v: stated %q, want %q (lines %q)", linked, stated, want, lines)
+		}
+	}
+}
+
 // TestJailHoldsNoCapability: the second stage keeps CAP_SYS_ADMIN and
 // CAP_SETPCAP of its user namespace (ambient, so that they survive its
 // own execve) to make its mounts; the program it runs holds none, under

@@ -44,15 +44,44 @@ import (
 // recovery while the project's path leads there again.
 func sweep(p Plan, e Env, held *holder, root int) []string {
 	e.Places.HooksPaths = p.hooksPaths
-	w := newSweeper(p, e, held, root)
+	return newSweeper(p, e, held, root).run()
+}
+
+// run is the sweep: every directory of the plan that changed is looked
+// in, then the old links are judged.
+func (w *sweeper) run() []string {
+	p := w.p
+	// The directories of the plan found to be no directory now (a link or
+	// a file in their place, or gone): nothing below one is looked up
+	// (a parent sorts before what it holds), so that no stat goes through
+	// a link the call put where a directory was: to a mount that hangs,
+	// it would keep the sweep, and what the call made, waiting.
+	notDir := map[string]bool{}
 	for _, dir := range slices.Sorted(maps.Keys(p.Dirs)) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(dir, p.Project), "/")
-		if w.changed(rel, p.Dirs[dir]) {
+		if belowAny(notDir, rel) {
+			continue
+		}
+		changed, isDir := w.changed(rel, p.Dirs[dir])
+		if !isDir {
+			notDir[rel] = true
+		}
+		if changed {
 			w.look(rel, false)
 		}
 	}
 	w.judgeOldLinks()
 	return w.lines
+}
+
+// belowAny reports whether rel is below one of dirs.
+func belowAny(dirs map[string]bool, rel string) bool {
+	for i := strings.LastIndexByte(rel, '/'); i > 0; i = strings.LastIndexByte(rel[:i], '/') {
+		if dirs[rel[:i]] {
+			return true
+		}
+	}
+	return false
 }
 
 // sweeper is one sweep's state: what it found so far, and what it needs
@@ -76,11 +105,13 @@ type sweeper struct {
 	judged     map[string]bool
 	wayChanged bool
 	lines      []string
+	// stat is statBeneath (a test's own, to see what is looked up).
+	stat func(root int, rel string, st *unix.Stat_t) error
 }
 
 func newSweeper(p Plan, e Env, held *holder, root int) *sweeper {
 	w := &sweeper{p: p, held: held, root: root, guard: newEntryGuard(e.Places.Prepare(), p.Project),
-		before: map[string]bool{}, judged: map[string]bool{}, real: p.Project}
+		before: map[string]bool{}, judged: map[string]bool{}, real: p.Project, stat: statBeneath}
 	for _, h := range p.Held {
 		w.before[h] = true
 	}
@@ -98,30 +129,39 @@ func newSweeper(p Plan, e Env, held *holder, root int) *sweeper {
 }
 
 // changed reports whether the directory rel the plan saw, with change
-// time ctime, is there and changed since; one the sweep cannot look at is
-// said. One fstatat from the project, not an open beneath it and an
-// fstat (a third of the sweep's system calls in a project of 8,000
-// directories): a link on the way is followed here, and what it leads to
-// judged by its change time, but a link put in the place of a directory
-// changed that directory's parent, which the sweep looks in (a link held
-// or judged there, a directory moved there looked at whole, as new), and
-// a directory found changed is read beneath the project, through no link.
-func (w *sweeper) changed(rel string, ctime int64) bool {
+// time ctime, is there and changed since, and whether it is a directory
+// still (not gone, nor a link or a file in its place); one the sweep
+// cannot look at is said. One fstatat from the project, not an open
+// beneath it and an fstat (a third of the sweep's system calls in a
+// project of 8,000 directories): it does not follow rel's last name, and
+// the sweep asks of no directory below one that is a link now
+// (belowAny); what a link on the way would lead to (a call beside this
+// one swapping a directory for a link between two of these) is judged
+// by its change time alone, and a directory found changed is read
+// beneath the project through no link. A link put in a directory's
+// place changed that directory's parent, which the sweep looks in (a
+// link held or judged there, a directory moved there looked at whole,
+// as new).
+func (w *sweeper) changed(rel string, ctime int64) (changed, dir bool) {
 	var st unix.Stat_t
-	err := statBeneath(w.root, rel, &st)
+	err := w.stat(w.root, rel, &st)
 	if errors.Is(err, unix.EACCES) {
 		w.lines = append(w.lines, ownerMayReach(w.root, rel)...)
-		err = statBeneath(w.root, rel, &st)
+		err = w.stat(w.root, rel, &st)
 	}
 	if err != nil {
 		// Gone, or replaced by a file or a link: its parent changed, and
 		// was looked at. Anything else is said.
 		if !gone(err) {
 			w.lines = append(w.lines, unlooked(rel, err))
+			return false, true
 		}
-		return false
+		return false, false
 	}
-	return st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Ctim.Nano() != ctime
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false, false
+	}
+	return st.Ctim.Nano() != ctime, true
 }
 
 // statBeneath stats rel, below the directory open as root ("" root
