@@ -57,22 +57,21 @@ type listings struct {
 	data string
 	old  map[string]listingSpan
 	// What this walk will leave, if it is not what it found: the records
-	// it took again (used, by their place in data), and those it read and
-	// may keep, encoded (fresh). Nothing is copied until then: most walks
+	// it took again (where each is in data), and those it read and may
+	// keep, encoded (fresh). Nothing is copied until then: most walks
 	// leave the file as it is.
-	used  []bool
-	taken int // directories whose listing this walk took again
+	took  [][2]int
 	fresh []byte
 	kept  int // directories read anew whose listing is in fresh
 }
 
 // listingSpan is one directory's record in listings.data: its inode and
-// change time, where its entries' encoding begins and the record ends,
-// and which record of the file it is.
+// change time, and where the record begins, its entries' encoding
+// begins, and the record ends.
 type listingSpan struct {
 	ino            uint64
 	ctime          int64
-	ents, end, nth int
+	rec, ents, end int
 }
 
 // A listings file: listingsMagic, the project's device and inode and the
@@ -107,7 +106,6 @@ func openListings(stateDir, project string, root int, started time.Time) *listin
 	}
 	l := &listings{path: store.ListingsFile(), dev: st.Dev, root: st.Ino, start: started.Add(-listingSettle).UnixNano()}
 	l.load()
-	l.used = make([]bool, len(l.old))
 	return l
 }
 
@@ -136,7 +134,8 @@ func (l *listings) load() {
 		return
 	}
 	old := make(map[string]listingSpan, count)
-	for nth := 0; r.i < len(data) && !r.bad; nth++ {
+	for r.i < len(data) && !r.bad {
+		rec := r.i
 		size := r.uvarint()
 		if r.bad || size > uint64(len(data)-r.i) {
 			return
@@ -147,7 +146,7 @@ func (l *listings) load() {
 		if _, twice := old[rel]; r.bad || r.i > end || twice {
 			return
 		}
-		old[rel] = listingSpan{ino: ino, ctime: ctime, ents: r.i, end: end, nth: nth}
+		old[rel] = listingSpan{ino: ino, ctime: ctime, rec: rec, ents: r.i, end: end}
 		r.i = end
 	}
 	if uint64(len(old)) != count {
@@ -190,10 +189,7 @@ func (l *listings) lookup(dst []dirEnt, root int, rel string) (ctime int64, id [
 	if r.i != s.end {
 		return 0, id, dst, false
 	}
-	if !l.used[s.nth] {
-		l.used[s.nth] = true
-		l.taken++
-	}
+	l.took = append(l.took, [2]int{s.rec, s.end})
 	return s.ctime, [2]uint64{st.Dev, st.Ino}, ents, true
 }
 
@@ -227,23 +223,14 @@ func (l *listings) keep(rel string, ctime int64, id [2]uint64, ents []dirEnt) {
 // (the project's undo directory not made yet, or read-only) leaves the
 // old file, or none: the next walk reads what it must.
 func (l *listings) save() {
-	if len(l.fresh) == 0 && l.taken == len(l.old) {
+	if len(l.fresh) == 0 && len(l.took) == len(l.old) {
 		return
 	}
 	b := make([]byte, 0, len(l.data)+len(l.fresh)+4)
 	b = binary.AppendUvarint(binary.AppendUvarint(append(b, listingsMagic...), l.dev), l.root)
-	b = binary.AppendUvarint(b, uint64(l.taken+l.kept))
-	r := reader{s: l.data, i: len(listingsMagic)}
-	r.uvarint()
-	r.uvarint()
-	r.uvarint()
-	for nth := 0; r.i < len(l.data); nth++ {
-		rec := r.i
-		end := r.i + int(r.uvarint())
-		r.i = end
-		if l.used[nth] {
-			b = append(b, l.data[rec:end]...)
-		}
+	b = binary.AppendUvarint(b, uint64(len(l.took)+l.kept))
+	for _, t := range l.took {
+		b = append(b, l.data[t[0]:t[1]]...)
 	}
 	b = append(b, l.fresh...)
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, listingsTable))

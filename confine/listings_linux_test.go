@@ -141,8 +141,8 @@ func TestListingsWalk(t *testing.T) {
 				proj, state := filepath.Join(top, "proj"), filepath.Join(top, "state")
 				randomTree(t, r, proj)
 				first, l := listingsWalk(t, proj, state, true, settled())
-				if l.taken != 0 || l.kept != len(first.seen)-countUnlisted(first) {
-					t.Fatalf("the first walk took %d listings and kept %d of %d directories", l.taken, l.kept, len(first.seen))
+				if len(l.took) != 0 || l.kept != len(first.seen)-countUnlisted(first) {
+					t.Fatalf("the first walk took %d listings and kept %d of %d directories", len(l.took), l.kept, len(first.seen))
 				}
 				var dirs, files []string
 				for d, c := range first.seen {
@@ -164,17 +164,17 @@ func TestListingsWalk(t *testing.T) {
 				want, _ := listingsWalk(t, proj, state, false, settled())
 				sameWalk(t, m.name, got, want)
 				if m.name == "nothing" || m.name == "a file's content" {
-					if l.taken != len(want.seen)-countUnlisted(want) || l.kept != 0 {
-						t.Errorf("nothing changed, and the walk took %d listings of %d directories (%d read anew)", l.taken, len(want.seen), l.kept)
+					if len(l.took) != len(want.seen)-countUnlisted(want) || l.kept != 0 {
+						t.Errorf("nothing changed, and the walk took %d listings of %d directories (%d read anew)", len(l.took), len(want.seen), l.kept)
 					}
 				}
-				took += l.taken
+				took += len(l.took)
 				// What that walk left (the listings it took again and
 				// those it read anew) serves the next one whole.
 				again, l := listingsWalk(t, proj, state, true, settled())
 				sameWalk(t, m.name+", the walk after", again, want)
-				if l.taken != len(want.seen)-countUnlisted(want) || l.kept != 0 {
-					t.Errorf("the walk after took %d listings of %d directories (%d read anew)", l.taken, len(want.seen), l.kept)
+				if len(l.took) != len(want.seen)-countUnlisted(want) || l.kept != 0 {
+					t.Errorf("the walk after took %d listings of %d directories (%d read anew)", len(l.took), len(want.seen), l.kept)
 				}
 			})
 		}
@@ -198,12 +198,12 @@ func TestListingsSettle(t *testing.T) {
 		t.Fatalf("%d listings of directories made just now kept", l.kept)
 	}
 	_, l = listingsWalk(t, proj, state, true, time.Now())
-	if l.taken != 0 {
-		t.Fatalf("%d listings taken", l.taken)
+	if len(l.took) != 0 {
+		t.Fatalf("%d listings taken", len(l.took))
 	}
 	listingsWalk(t, proj, state, true, settled())
-	if _, l = listingsWalk(t, proj, state, true, settled()); l.taken != 3 {
-		t.Fatalf("control: %d listings taken, want 3 (the top, src, src/b)", l.taken)
+	if _, l = listingsWalk(t, proj, state, true, settled()); len(l.took) != 3 {
+		t.Fatalf("control: %d listings taken, want 3 (the top, src, src/b)", len(l.took))
 	}
 }
 
@@ -246,14 +246,14 @@ func TestListingsDamaged(t *testing.T) {
 			}
 			// Control: as written, every directory is taken.
 			got, l := listingsWalk(t, proj, state, true, settled())
-			if l.taken != 3 {
-				t.Fatalf("control: %d listings taken, want 3 (the top, src, lib)", l.taken)
+			if len(l.took) != 3 {
+				t.Fatalf("control: %d listings taken, want 3 (the top, src, lib)", len(l.took))
 			}
 			sameWalk(t, "as written", got, want)
 			damage.do(good)
 			got, l = listingsWalk(t, proj, state, true, settled())
-			if l.taken != 0 {
-				t.Errorf("%d listings taken from a file %s", l.taken, damage.name)
+			if len(l.took) != 0 {
+				t.Errorf("%d listings taken from a file %s", len(l.took), damage.name)
 			}
 			sameWalk(t, damage.name, got, want)
 		})
