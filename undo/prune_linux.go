@@ -144,13 +144,11 @@ func countGoing(ids []string, now time.Time) int {
 // be read is an error: no blob it may need is removed.
 func (s *Store) usedBlobs(named map[string]bool) (map[[32]byte]int64, error) {
 	used := map[[32]byte]int64{}
-	add := func(ents []Entry) {
-		for _, e := range ents {
-			var h [32]byte
-			if len(e.Hash) == 64 {
-				if _, err := hex.Decode(h[:], []byte(e.Hash)); err == nil {
-					used[h] = e.Size
-				}
+	add := func(e Entry) {
+		var h [32]byte
+		if len(e.Hash) == 64 {
+			if _, err := hex.Decode(h[:], []byte(e.Hash)); err == nil {
+				used[h] = e.Size
 			}
 		}
 	}
@@ -173,7 +171,9 @@ func (s *Store) usedBlobs(named map[string]bool) (map[[32]byte]int64, error) {
 		if err != nil {
 			return nil, err
 		}
-		add(ents)
+		for _, e := range ents {
+			add(e)
+		}
 		if base != "" {
 			deltas[base] = append(deltas[base], ents)
 		}
@@ -194,7 +194,7 @@ func (s *Store) usedBlobs(named map[string]bool) (map[[32]byte]int64, error) {
 		}
 		for _, e := range ents {
 			if changed[e.Path] < len(ds) {
-				add([]Entry{e})
+				add(e)
 			}
 		}
 	}
