@@ -1,7 +1,8 @@
 # loopguard: build, test, lint, CI.
 #
 #   make build   bin/loopguard, bin/loopguard-hook (the hook alone, which
-#                starts faster) and bin/loopguard-exec (the launcher), static
+#                starts faster), bin/loopguard-exec (the wrapper, and a
+#                launcher) and bin/loopguard-confine (the launcher alone), static
 #                (CGO_ENABLED=0: no dynamic loader on the hook path), version
 #                from `git describe --always --dirty`
 #   make install the same into $(go env GOBIN) or ~/go/bin: init then
@@ -29,7 +30,7 @@
 #   make release the release archives in dist/ with the pinned GoReleaser
 #                (scripts/goreleaser builds it from the Go module proxy once):
 #                snapshot mode, offline (GOPROXY=off), publishing nothing:
-#                loopguard, loopguard-hook and loopguard-exec for linux and
+#                loopguard, loopguard-hook, loopguard-exec and loopguard-confine for linux and
 #                darwin on amd64 and arm64, SHA256SUMS, the Homebrew formula
 
 SHELL := /bin/bash
@@ -43,14 +44,14 @@ LDFLAGS := -X main.version=$(VERSION)
 .PHONY: build install deps test lint ci demo clean bench screenshots decisions release
 
 # The small C launcher (loopguard-launch) an earlier build or release put
-# beside the binaries is retired (every launch is loopguard-exec's): build
+# beside the binaries is retired (every launch is Go's): build
 # and install take it away, so that nothing stale stays there to be run.
 build:
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/loopguard ./cmd/loopguard-hook ./cmd/loopguard-exec
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/loopguard ./cmd/loopguard-hook ./cmd/loopguard-exec ./cmd/loopguard-confine
 	rm -f bin/loopguard-launch
 
 install:
-	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/loopguard ./cmd/loopguard-hook ./cmd/loopguard-exec
+	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/loopguard ./cmd/loopguard-hook ./cmd/loopguard-exec ./cmd/loopguard-confine
 	d="$$($(GO) env GOBIN)"; [ -n "$$d" ] || d="$$($(GO) env GOPATH)/bin"; rm -f "$$d/loopguard-launch"
 
 deps:
@@ -130,7 +131,7 @@ bench: deps build
 	fi
 	scripts/with-keyring bin/bench/hookbench -alt $(BENCH_OLD)/loopguard-hook -alt-name $(BENCH_BASE) \
 	  -budgets $(BENCH_OUT)/budgets.jsonl $(BENCH_FLAGS) -out $(BENCH_OUT)/results.md
-	bin/bench/launchbench -launcher bin/loopguard-exec -floor bin/bench/floorexec -alt $(BENCH_OLD)/loopguard-exec \
+	bin/bench/launchbench -launcher bin/loopguard-confine -floor bin/bench/floorexec -alt $(BENCH_OLD)/loopguard-exec \
 	  -alt-name $(BENCH_BASE) -repo . -budgets $(BENCH_OUT)/budgets.jsonl $(BENCH_LAUNCH_FLAGS) -out $(BENCH_OUT)/results.md
 	[ "$(BENCH_INPROCESS)" = 0 ] || { echo; echo '### In-process benchmarks'; echo; echo '```'; \
 	  $(GO) test -run '^$$' -bench . -benchtime 1s ./bench/; \

@@ -275,6 +275,7 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 			ConfigDir:       filepath.Dir(s.cfgPath),
 			Trusted:         s.cfg.Trusted(),
 			Launcher:        launcher(s.self),
+			Confiner:        confiner(s.self),
 			ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"),
 			CodexHome:       os.Getenv("CODEX_HOME"),
 			Secrets:         secrets(s.cfg, home),
@@ -426,6 +427,20 @@ func launcher(self string) string {
 		return l
 	}
 	return self
+}
+
+// confiner is the launcher alone beside this binary (loopguard-confine),
+// which the hook names in the launches that stay where the call runs, when
+// it is there and executable and the kernel can confine; "" otherwise
+// (they name launcher's then).
+func confiner(self string) string {
+	if self == "" || confine.ABI() < confine.MinABI {
+		return ""
+	}
+	if l := policy.Confiner(self); isExecutable(l) {
+		return l
+	}
+	return ""
 }
 
 func isExecutable(p string) bool {

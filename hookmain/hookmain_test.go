@@ -213,6 +213,44 @@ func TestLauncherBeside(t *testing.T) {
 	}
 }
 
+// TestConfinerBeside: the launches that stay where the call runs name
+// loopguard-confine beside the hook when it is there and executable, and
+// nothing (the launcher's then) otherwise; the launcher stays
+// loopguard-exec, which the escalation forms name.
+func TestConfinerBeside(t *testing.T) {
+	if confine.ABI() < confine.MinABI {
+		if confiner("/x/loopguard-hook") != "" {
+			t.Fatal("a confiner without Landlock")
+		}
+		t.Skip("no Landlock here")
+	}
+	dir := t.TempDir()
+	self := filepath.Join(dir, "loopguard-hook")
+	exe := filepath.Join(dir, "loopguard-exec")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := confiner(self); got != "" {
+		t.Errorf("without loopguard-confine: %q", got)
+	}
+	c := filepath.Join(dir, "loopguard-confine")
+	if err := os.WriteFile(c, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := confiner(self); got != "" {
+		t.Errorf("with a loopguard-confine that is not executable: %q", got)
+	}
+	if err := os.Chmod(c, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := confiner(self); got != c {
+		t.Errorf("with loopguard-confine: %q", got)
+	}
+	if got := launcher(self); got != exe {
+		t.Errorf("the launcher beside loopguard-confine: %q; want loopguard-exec", got)
+	}
+}
+
 // The hook's protected set includes the Vault token file the config names
 // (or ~/.vault-token by default) under the Vault backend, and nothing more
 // under the keyring.

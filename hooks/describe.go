@@ -35,6 +35,12 @@ type Env struct {
 	// (no Landlock, or an older ABI than confine.MinABI): scoped Bash
 	// calls then run canonical but unconfined.
 	Launcher string
+	// Confiner is the launcher alone (loopguard-confine, which starts
+	// faster): what the forms that run where the call runs name (the
+	// jail, a scoped grant's capability), "" to name Launcher there too.
+	// The escalation forms name Launcher, which the host's sandbox
+	// exclusions name.
+	Confiner string
 	// LeaveSandbox says the host runs the launcher's escalation forms
 	// outside its sandbox, and each only on the hook's ticket for exactly
 	// its text: a --ticket registration for Claude Code, whose user
@@ -145,6 +151,15 @@ func (d *described) warnings() []string {
 		out = append(out, "EXECUTABLE CONFIGURATION: "+d.execConfig+". It makes an agent, your shell, git or another tool run code later; approve only if you wrote this yourself")
 	}
 	return append(out, d.notes...)
+}
+
+// confiner is the binary that a launch staying where the call runs names:
+// Env.Confiner, else Env.Launcher.
+func (e *Engine) confiner() string {
+	if e.Env.Confiner != "" {
+		return e.Env.Confiner
+	}
+	return e.Env.Launcher
 }
 
 // ProjectOf is the project the launcher of c's rewritten form confines it

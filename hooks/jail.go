@@ -138,7 +138,7 @@ func (e *Engine) jailLaunch(c *Call) (updated map[string]any, cp policy.Capabili
 	cmd, _ := c.ToolInput["command"].(string)
 	cp = e.jailCapability()
 	spec := confine.Spec{Cap: cp, Project: project, Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}}
-	words := append([]string{e.Env.Launcher}, spec.Args()...)
+	words := append([]string{e.confiner()}, spec.Args()...)
 	for i, w := range words {
 		words[i] = shellparse.Quote(w)
 	}

@@ -246,3 +246,41 @@ func TestJailFilesRuleCoversTheFileTools(t *testing.T) {
 		t.Errorf("a Write in the home was allowed: %s", d.Reason)
 	}
 }
+
+// TestLaunchesNameTheConfiner: with the launcher alone beside the hook
+// (Env.Confiner), a jailed call and a scoped grant's launch name it; the
+// form that leaves the host's sandbox (git's own directory) names the
+// launcher the sandbox's exclusions name (Env.Launcher). Control: without
+// a confiner every launch names the launcher (TestJailRunsAnyShape).
+func TestLaunchesNameTheConfiner(t *testing.T) {
+	const confiner = "/opt/lg/loopguard-confine"
+	h, run := jailHarness(t)
+	leaveSandbox(h)
+	eng := h.eng
+	h.eng = func() *Engine {
+		e := eng()
+		e.Env.Confiner = confiner
+		return e
+	}
+	h.grantScope("Bash(git fetch origin) +git", "*", "*")
+	quoted := func(words ...string) string {
+		for i, w := range words {
+			words[i] = shellparse.Quote(w)
+		}
+		return strings.Join(words, " ") + " "
+	}
+	for _, c := range []struct {
+		cmd, reason, head string
+	}{
+		{"cd sub && go test ./...", ReasonJailed, quoted(confiner, "exec", "--cap", h.eng().jailCapability().String())},
+		{"git status", ReasonScopedGrant, quoted(confiner, "exec", "--cap", "read-only")},
+		// confine.GitCommand: the head bare, as the exclusion matches it.
+		{"git fetch origin", ReasonScopedGrant, jailLauncher + " exec --cap project-write+git "},
+	} {
+		d := run(c.cmd)
+		expect(t, c.cmd, d, Allow, c.reason)
+		if got, _ := d.UpdatedInput["command"].(string); !strings.HasPrefix(got, c.head) {
+			t.Errorf("%s: runs %q; want it to start %q", c.cmd, got, c.head)
+		}
+	}
+}

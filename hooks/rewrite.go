@@ -103,7 +103,7 @@ func (e *Engine) launchCommand(c *Call, res *shellparse.Result, rule scope.Rule)
 			return cmd, nil
 		}
 	}
-	return res.Launch(append([]string{e.Env.Launcher}, spec.Args()...)), nil
+	return res.Launch(append([]string{e.confiner()}, spec.Args()...)), nil
 }
 
 // launchRedirects are the call's redirections as the launcher performs

@@ -32,7 +32,7 @@ func entriesByJoin(pl Places) []entry {
 	}
 	if pl.Self != "" {
 		full, hook := Binaries(pl.Self)
-		for _, b := range []string{full, hook, Launcher(pl.Self)} {
+		for _, b := range []string{full, hook, Launcher(pl.Self), Confiner(pl.Self)} {
 			if b != filepath.Clean(pl.Self) {
 				add(entry{path: b, tier: GuardCritical, what: "the loopguard binary"})
 			}
@@ -47,6 +47,7 @@ func entriesByJoin(pl Places) []entry {
 			add(entry{path: full, tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
 			add(entry{path: hook, tier: GuardCritical, what: "a loopguard binary in PATH (the plugin's hooks run it)", exact: true})
 			add(entry{path: Launcher(full), tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
+			add(entry{path: Confiner(full), tier: GuardCritical, what: "a loopguard binary in PATH", exact: true})
 			for _, b := range Retired(full) {
 				add(entry{path: b, tier: GuardCritical, what: guardRetired, exact: true})
 			}

@@ -14,6 +14,7 @@ func TestPathBinaries(t *testing.T) {
 		{"/home/u/.local/bin/loopguard-hook", GuardCritical},
 		{"/home/u/.local/bin/loopguard", GuardCritical},
 		{"/home/u/.local/bin/loopguard-exec", GuardCritical},
+		{"/home/u/.local/bin/loopguard-confine", GuardCritical},
 		{"/usr/local/bin/loopguard-hook", GuardCritical},
 		// Controls: the directory itself, a sibling, a name in no PATH dir.
 		{"/home/u/.local/bin", Ordinary},

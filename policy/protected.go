@@ -117,7 +117,7 @@ type entry struct {
 // entryCount is how many entries pl has at most: entries makes its list
 // once, at its size.
 func (pl Places) entryCount(paths []string) int {
-	n := 24 + len(pl.Secrets) + 4*len(paths) + len(agentFiles) + len(pl.HooksPaths)
+	n := 25 + len(pl.Secrets) + 5*len(paths) + len(agentFiles) + len(pl.HooksPaths)
 	if pl.Home == "" {
 		return n
 	}
@@ -143,18 +143,29 @@ func (e entry) desc() string {
 	return e.what + ", a secret: " + e.why
 }
 
-// The two binaries of loopguard, installed side by side: loopguard (the CLI,
-// the Vault client, and the hook too) and loopguard-hook (the hook alone,
-// which starts faster; under the Vault backend it runs loopguard). Each is
-// what the other stands on: replacing either replaces the guard.
+// The binaries of loopguard, installed side by side: loopguard (the CLI,
+// the Vault client, and the hook too), loopguard-hook (the hook alone,
+// which starts faster; under the Vault backend it runs loopguard) and the
+// two launchers below. Each is what the others stand on: replacing any
+// replaces the guard.
 const (
 	BinaryName     = "loopguard"
 	HookBinaryName = "loopguard-hook"
-	// ExecBinaryName is the launcher alone (package confine): a Bash call
-	// a scoped grant allows runs through it, confined. It restricts what it
-	// runs and grants nothing, but replacing it would replace the
-	// confinement: it is guard-critical like the other two.
+	// ExecBinaryName is the wrapper of two-phase enforcement (the host's
+	// shell prefix, shell tool or shell: package ticket), which answers
+	// the hook in its process, and the launcher of the forms that leave
+	// Claude Code's sandbox (its excludedCommands name it). It grants
+	// nothing, but replacing it would replace the wrapper and the
+	// confinement: it is guard-critical like the others.
 	ExecBinaryName = "loopguard-exec"
+	// ConfineBinaryName is the launcher and nothing else: package confine
+	// alone linked, so that it starts as fast as a Go program of its
+	// size can (loopguard-exec links the hook's packages too, to answer
+	// the hook in the wrapper's process). The hook runs the launches
+	// that stay where the call runs through it (Confiner); the forms that
+	// leave Claude Code's sandbox keep loopguard-exec, which the
+	// sandbox's excludedCommands name. Guard-critical like the others.
+	ConfineBinaryName = "loopguard-confine"
 	// RetiredLaunchBinaryName is the small C launcher read-only calls
 	// started through before it was retired (issue #39: every launch is
 	// loopguard-exec's now). Nothing of this build runs it, but an earlier
@@ -166,15 +177,27 @@ const (
 	RetiredLaunchBinaryName = "loopguard-launch"
 )
 
-// Launcher returns the path of the launcher binary beside either binary,
-// whether or not it is there.
-func Launcher(self string) string {
+// Launcher returns the path of loopguard-exec (ExecBinaryName) beside
+// either binary, whether or not it is there.
+func Launcher(self string) string { return beside(self, ExecBinaryName) }
+
+// Confiner returns the path of the launcher alone (ConfineBinaryName)
+// beside either binary, whether or not it is there.
+func Confiner(self string) string { return beside(self, ConfineBinaryName) }
+
+// beside is the binary name in self's directory, with self's .exe.
+func beside(self, name string) string {
 	dir, base := filepath.Split(self)
-	ext := ""
 	if strings.HasSuffix(base, ".exe") {
-		ext = ".exe"
+		name += ".exe"
 	}
-	return filepath.Join(dir, ExecBinaryName+ext)
+	return filepath.Join(dir, name)
+}
+
+// Launchers returns the paths of the two launchers beside either binary
+// (Launcher, Confiner), whether or not they are there.
+func Launchers(self string) []string {
+	return []string{Launcher(self), Confiner(self)}
 }
 
 // Retired returns the paths, beside either binary, of the binaries an
@@ -207,7 +230,7 @@ func IsLoopguardBinary(self, exe string) bool {
 	}
 	full, hook := Binaries(self)
 	exe = filepath.Clean(exe)
-	return exe == filepath.Clean(self) || exe == full || exe == hook || exe == Launcher(self) || slices.Contains(Retired(self), exe)
+	return exe == filepath.Clean(self) || exe == full || exe == hook || slices.Contains(Launchers(self), exe) || slices.Contains(Retired(self), exe)
 }
 
 // ConsoleDir is loopguard serve's directory inside the state directory:
@@ -250,7 +273,7 @@ func (pl Places) entries() []entry {
 	}
 	if pl.Self != "" {
 		full, hook := Binaries(pl.Self)
-		for _, p := range []string{full, hook, Launcher(pl.Self)} {
+		for _, p := range append([]string{full, hook}, Launchers(pl.Self)...) {
 			if p != filepath.Clean(pl.Self) {
 				b.add(entry{path: p, tier: GuardCritical, what: "the loopguard binary"})
 			}
@@ -261,11 +284,12 @@ func (pl Places) entries() []entry {
 	}
 	for _, d := range paths {
 		if filepath.IsAbs(d) {
-			// Binaries, Launcher and Retired of d/loopguard: the names
+			// Binaries, Launchers and Retired of d/loopguard: the names
 			// beside it in d.
 			b.join(entry{tier: GuardCritical, what: "a loopguard binary in PATH", exact: true}, d, BinaryName)
 			b.join(entry{tier: GuardCritical, what: "a loopguard binary in PATH (the plugin's hooks run it)", exact: true}, d, HookBinaryName)
 			b.join(entry{tier: GuardCritical, what: "a loopguard binary in PATH", exact: true}, d, ExecBinaryName)
+			b.join(entry{tier: GuardCritical, what: "a loopguard binary in PATH", exact: true}, d, ConfineBinaryName)
 			b.join(entry{tier: GuardCritical, what: guardRetired, exact: true}, d, RetiredLaunchBinaryName)
 		}
 	}

@@ -85,19 +85,19 @@ func TestBinaries(t *testing.T) {
 		if full != "/opt/lg/loopguard" || hook != "/opt/lg/loopguard-hook" {
 			t.Errorf("Binaries(%s) = %s, %s", self, full, hook)
 		}
-		for _, exe := range []string{"/opt/lg/loopguard", "/opt/lg/loopguard-hook", "/opt/lg/./loopguard"} {
+		for _, exe := range []string{"/opt/lg/loopguard", "/opt/lg/loopguard-hook", "/opt/lg/./loopguard", "/opt/lg/loopguard-exec", "/opt/lg/loopguard-confine"} {
 			if !IsLoopguardBinary(self, exe) {
 				t.Errorf("IsLoopguardBinary(%s, %s) = false", self, exe)
 			}
 		}
-		for _, exe := range []string{"/usr/bin/loopguard", "/opt/lg/loopguard-hook2", "", "/opt/lg"} {
+		for _, exe := range []string{"/usr/bin/loopguard", "/opt/lg/loopguard-hook2", "/opt/lg/loopguard-confine2", "", "/opt/lg"} {
 			if IsLoopguardBinary(self, exe) {
 				t.Errorf("IsLoopguardBinary(%s, %q) = true", self, exe)
 			}
 		}
 	}
 	pl := Places{Self: "/tmp/x/lg.test"}
-	for _, p := range []string{"/tmp/x/lg.test", "/tmp/x/loopguard", "/tmp/x/loopguard-hook"} {
+	for _, p := range []string{"/tmp/x/lg.test", "/tmp/x/loopguard", "/tmp/x/loopguard-hook", "/tmp/x/loopguard-exec", "/tmp/x/loopguard-confine"} {
 		if pl.Classify(p).Tier != GuardCritical {
 			t.Errorf("Classify(%s) with Self %s is not guard-critical", p, pl.Self)
 		}

@@ -1,9 +1,9 @@
-// Command loopguard-exec is loopguard's launcher: what `loopguard-hook
-// exec` does (package confine), so that a Bash call a scoped grant allows
-// pays one process start for its confinement (BENCH.md measures it). The
-// hook rewrites such a call into `loopguard-exec exec --cap ... -- PROGRAM
-// ARGV` when this binary sits beside it, and into `loopguard-hook exec
-// ...` otherwise.
+// Command loopguard-exec is a launcher: what `loopguard-hook exec` does
+// (package confine). The hook names it in the forms that leave Claude
+// Code's sandbox (`loopguard-exec exec --cap project-write+network:...`,
+// `+git`, `unconfined`), which the sandbox's excludedCommands name, and in
+// every launch where loopguard-confine, the launcher alone, is not beside
+// it (an install from before it).
 //
 // It is also the wrapper of two-phase enforcement (package ticket): set
 // as Claude Code's CLAUDE_CODE_SHELL_PREFIX, it is run with exactly one
@@ -12,7 +12,8 @@
 // prefix too: loopguard's own hook is answered here, in this process
 // (hookmain.InWrapper), which saves the hook's own process start on every
 // call (about 9 ms on a host where Go starts in 6.6); so this binary links
-// the hook's packages as well, which adds about 1.8 ms to a launch.
+// the hook's packages as well, which adds about 2 to 4 ms to a launch
+// through it: hence loopguard-confine.
 //
 // As Gemini CLI's or Qwen Code's tools.callCommand it is the wrapper in
 // front of loopguard's own shell tool (package shelltool), and lists that

@@ -31,8 +31,9 @@ const cliTimeout = 30 * time.Second
 // keyring through.
 var ErrNoKeyring = errors.New("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is empty): run under scripts/with-keyring, as make test and make demo do")
 
-// Build builds ./cmd/loopguard and ./cmd/loopguard-hook of the module at
-// repo into dir, as make build does, and returns loopguard's path: init
+// Build builds ./cmd/loopguard, ./cmd/loopguard-hook, ./cmd/loopguard-exec
+// and ./cmd/loopguard-confine of the module at repo into dir, as make build
+// does, and returns loopguard's path: init
 // then registers loopguard-hook, so the real clients run the hook binary
 // users have.
 func Build(ctx context.Context, repo, dir string, tags ...string) (string, error) {
@@ -40,6 +41,9 @@ func Build(ctx context.Context, repo, dir string, tags ...string) (string, error
 		return "", err
 	}
 	if _, err := goBuild(ctx, repo, filepath.Join(dir, "loopguard-exec"), "./cmd/loopguard-exec", tags...); err != nil {
+		return "", err
+	}
+	if _, err := goBuild(ctx, repo, filepath.Join(dir, "loopguard-confine"), "./cmd/loopguard-confine", tags...); err != nil {
 		return "", err
 	}
 	return goBuild(ctx, repo, filepath.Join(dir, "loopguard"), "./cmd/loopguard", tags...)

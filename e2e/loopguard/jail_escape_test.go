@@ -5,6 +5,7 @@ package loopguard
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -36,8 +37,8 @@ import (
 // state belong to when the tests run as root (root ignores file modes).
 const escapeUID = 65534
 
-// escapeBinsEnv names a directory holding loopguard, loopguard-hook and
-// loopguard-exec to use instead of the package's build. It exists only to
+// escapeBinsEnv names a directory holding loopguard, loopguard-hook,
+// loopguard-exec (and loopguard-confine, where the build has it) to use instead of the package's build. It exists only to
 // show that these tests fail against a launcher from before the fix
 // (commit ad5e0f6); never set it otherwise.
 const escapeBinsEnv = "LOOPGUARD_E2E_ESCAPE_BINS"
@@ -156,8 +157,11 @@ func newEscapeEnv(t *testing.T, claude string, sandbox bool, files map[string]st
 		src = d
 		t.Logf("%s=%s: running the binaries there, not this build", escapeBinsEnv, d)
 	}
-	for _, b := range []string{"loopguard", "loopguard-hook", "loopguard-exec"} {
+	for _, b := range []string{"loopguard", "loopguard-hook", "loopguard-exec", "loopguard-confine"} {
 		body, err := os.ReadFile(filepath.Join(src, b))
+		if errors.Is(err, fs.ErrNotExist) && src != filepath.Dir(lgBin) && b == "loopguard-confine" {
+			continue // a build from before it: its hook names loopguard-exec
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/loopguard/loopguard/internal/keyringtest"
 	"github.com/loopguard/loopguard/internal/testfs"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/ticket"
 	"github.com/loopguard/loopguard/undo"
 )
@@ -240,6 +241,13 @@ func TestJailSession(t *testing.T) {
 		}
 		if jailed == 0 {
 			t.Error("no call ran in the jail (reason jailed)")
+		}
+		// Through the launcher alone; the escalations through the wrapper
+		// binary, which the sandbox's exclusions name. With the sandbox
+		// each call's ticket says what it ran (init's defaults issue none
+		// without it).
+		if sandbox {
+			launchersOf(t, e, sid)
 		}
 
 		top, _ := os.ReadDir(e.Dir)
@@ -481,23 +489,66 @@ func networkForm(e *env) string {
 // form (its capability has the network), used or not.
 func networkTicket(t *testing.T, session string) ticket.Ticket {
 	t.Helper()
+	for _, tk := range sessionTickets(t, session) {
+		if strings.Contains(tk.Capability, "+network") {
+			return tk
+		}
+	}
+	t.Fatalf("no ticket with the network for session %s", session)
+	return ticket.Ticket{}
+}
+
+// sessionTickets are the tickets issued to session, used or not.
+func sessionTickets(t *testing.T, session string) []ticket.Ticket {
+	t.Helper()
 	dir, err := ticketDir()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ents, _ := os.ReadDir(dir)
+	var out []ticket.Ticket
 	for _, en := range ents {
 		b, err := os.ReadFile(filepath.Join(dir, en.Name()))
 		if err != nil {
 			continue
 		}
 		var tk ticket.Ticket
-		if json.Unmarshal(b, &tk) == nil && tk.Session == session && strings.Contains(tk.Capability, "+network") {
-			return tk
+		if json.Unmarshal(b, &tk) == nil && tk.Session == session {
+			out = append(out, tk)
 		}
 	}
-	t.Fatalf("no ticket with the network for session %s in %s", session, dir)
-	return ticket.Ticket{}
+	return out
+}
+
+// launchersOf checks which launcher each of session's tickets names: a
+// launch that stays where the call runs (the jail) names loopguard-confine
+// beside the binary, the escalation forms (the network, git's own
+// directory) loopguard-exec, which the sandbox's excludedCommands name;
+// at least one jailed launch is among them.
+func launchersOf(t *testing.T, e *env, session string) {
+	t.Helper()
+	confiner := filepath.Join(filepath.Dir(networkForm(e)), "loopguard-confine")
+	jailed := 0
+	for _, tk := range sessionTickets(t, session) {
+		escalation := strings.Contains(tk.Capability, "+network") || strings.Contains(tk.Capability, "+git")
+		switch {
+		case tk.Capability == policy.CapJail || tk.Capability == (policy.Capability{Jail: true}).String():
+			jailed++
+			if !strings.Contains(tk.Command, "\n"+shellparse.Quote(confiner)+" 'exec' '--cap' "+shellparse.Quote(tk.Capability)+" ") {
+				t.Errorf("a jailed call's ticket does not run it through %s:\n%s", confiner, tk.Command)
+			}
+		case escalation:
+			if !strings.Contains(tk.Command, "\n"+networkForm(e)+" exec --cap ") {
+				t.Errorf("an escalation's ticket does not run it through %s:\n%s", networkForm(e), tk.Command)
+			}
+		}
+		if !escalation && (strings.Contains(tk.Command, networkForm(e)+" exec ") || strings.Contains(tk.Command, shellparse.Quote(networkForm(e))+" 'exec' ")) {
+			t.Errorf("a ticket runs a launch that stays where the call runs through loopguard-exec:\n%s", tk.Command)
+		}
+	}
+	if jailed == 0 {
+		t.Errorf("no ticket of session %s is a jailed call's", session)
+	}
 }
 
 // TestNetworkEscalationAttacks: init's defaults with Claude Code's sandbox

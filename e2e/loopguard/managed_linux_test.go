@@ -209,7 +209,7 @@ func TestManagedInstall(t *testing.T) {
 		!strings.Contains(out, "can be changed by someone other than root") {
 		t.Fatalf("init --managed from %s (not root's alone): err %v\n%s", lgBin, err, out)
 	}
-	for _, b := range []string{"loopguard", "loopguard-hook", "loopguard-exec"} {
+	for _, b := range []string{"loopguard", "loopguard-hook", "loopguard-exec", "loopguard-confine"} {
 		m.must(m.inNS("install", "-o", "root", "-g", "root", "-m", "0755", filepath.Join(filepath.Dir(lgBin), b), "/usr/local/bin/"+b)...)
 	}
 	out, err := rootLG("init", "--managed", "--wait", "0")
@@ -253,7 +253,7 @@ func TestManagedInstall(t *testing.T) {
 	}
 
 	// The user tries to take the guard off.
-	for _, b := range []string{"loopguard", "loopguard-hook", "loopguard-exec"} {
+	for _, b := range []string{"loopguard", "loopguard-hook", "loopguard-exec", "loopguard-confine"} {
 		if !strings.Contains(managed, install.SandboxPath("/usr/local/bin/"+b)) {
 			t.Errorf("the managed sandbox does not deny writes to /usr/local/bin/%s:\n%s", b, managed)
 		}
@@ -269,6 +269,7 @@ func TestManagedInstall(t *testing.T) {
 		{"rm", "-f", "/usr/local/bin/loopguard-hook"},
 		{"mv", "/usr/local/bin/loopguard", filepath.Join(m.home, "tmp", "lg")},
 		{"cp", "/bin/true", "/usr/local/bin/loopguard-exec"},
+		{"cp", "/bin/true", "/usr/local/bin/loopguard-confine"},
 	} {
 		if out, err := m.run(m.asUser(userEnv, argv...)...); err == nil {
 			t.Errorf("the user could run %v:\n%s", argv, out)

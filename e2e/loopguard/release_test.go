@@ -102,7 +102,7 @@ func unpack(t *testing.T, archive, dir string) {
 
 // The release as a user gets it: the SHA256SUMS verify; every platform's
 // archive is there; the Linux archive for this machine, unpacked into an
-// empty directory, holds the three binaries, static, stamped with this commit's
+// empty directory, holds the four binaries, static, stamped with this commit's
 // snapshot version; and from there init registers its loopguard-hook, a
 // call is held, a human approves it at a terminal, the retried call runs
 // once, and uninstall takes the registration out again.
@@ -133,7 +133,8 @@ func TestReleaseArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	unpack(t, archive, dir)
-	bin, hook, launcher := filepath.Join(dir, "loopguard"), filepath.Join(dir, "loopguard-hook"), filepath.Join(dir, "loopguard-exec")
+	bin, hook := filepath.Join(dir, "loopguard"), filepath.Join(dir, "loopguard-hook")
+	wrapper, launcher := filepath.Join(dir, "loopguard-exec"), filepath.Join(dir, "loopguard-confine")
 
 	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
@@ -150,7 +151,7 @@ func TestReleaseArchive(t *testing.T) {
 	if !stamped {
 		t.Logf("a git worktree (%s): Go stamps no commit here; the module version is checked in a clone", strings.TrimSpace(string(gitDir)))
 	}
-	for _, b := range []string{bin, hook, launcher} {
+	for _, b := range []string{bin, hook, wrapper, launcher} {
 		info, err := buildinfo.ReadFile(b)
 		if err != nil {
 			t.Fatalf("%s: %v", b, err)
@@ -195,7 +196,7 @@ func TestReleaseArchive(t *testing.T) {
 }
 
 // checkFormula checks the Homebrew formula the release wrote: every archive
-// with its checksum, the three binaries installed side by side, and a test
+// with its checksum, the four binaries installed side by side, and a test
 // block whose commands pass on the unpacked binary bin.
 func checkFormula(t *testing.T, dist, bin string) {
 	t.Helper()
@@ -215,7 +216,7 @@ func checkFormula(t *testing.T, dist, bin string) {
 			t.Errorf("the formula does not fetch %s with SHA-256 %s:\n%s", name, sum, f)
 		}
 	}
-	for _, b := range []string{"loopguard", "loopguard-hook", "loopguard-exec"} {
+	for _, b := range []string{"loopguard", "loopguard-hook", "loopguard-exec", "loopguard-confine"} {
 		if strings.Count(f, `bin.install "`+b+`"`) != 4 {
 			t.Errorf("the formula does not install %s on every platform:\n%s", b, f)
 		}

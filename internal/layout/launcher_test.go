@@ -188,3 +188,41 @@ func confineNames(t *testing.T, path string) []string {
 	})
 	return names
 }
+
+// notInTheConfiner are packages loopguard-confine must not link: the
+// hook's (its engine, the shell parser, the keyring's D-Bus client, the
+// audit log, the tickets), whose initialisation and size every launch
+// would pay for (docs/confinement.md, One launcher).
+var notInTheConfiner = []string{
+	"github.com/loopguard/loopguard/hooks", "github.com/loopguard/loopguard/hookmain",
+	"github.com/loopguard/loopguard/shellparse", "github.com/loopguard/loopguard/keyring",
+	"github.com/loopguard/loopguard/audit", "github.com/loopguard/loopguard/ticket",
+	"mvdan.cc/sh/v3/syntax", "github.com/godbus/dbus/v5",
+}
+
+// TestConfinerLinksConfineAlone: loopguard-confine, the launcher the hook
+// names, links none of notInTheConfiner, and does link confine. Control:
+// loopguard-exec, which answers the hook, links every one of them, so a
+// listing that finds nothing fails.
+func TestConfinerLinksConfineAlone(t *testing.T) {
+	deps := func(cmd string) []string {
+		out, err := exec.Command("go", "list", "-deps", "./../../cmd/"+cmd).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", cmd, err)
+		}
+		return strings.Fields(string(out))
+	}
+	confiner := deps("loopguard-confine")
+	if !slices.Contains(confiner, "github.com/loopguard/loopguard/confine") {
+		t.Error("loopguard-confine does not link package confine")
+	}
+	wrapper := deps("loopguard-exec")
+	for _, p := range notInTheConfiner {
+		if slices.Contains(confiner, p) {
+			t.Errorf("loopguard-confine links %s", p)
+		}
+		if !slices.Contains(wrapper, p) {
+			t.Errorf("control: loopguard-exec does not link %s", p)
+		}
+	}
+}

@@ -36,7 +36,7 @@ var floors = map[string]int{
 	"agents/all": 6,
 	// Programs' mains and the console.
 	"hookmain": 7, "console": 7,
-	"cmd/loopguard": 8, "cmd/loopguard-hook": 8, "cmd/loopguard-exec": 8,
+	"cmd/loopguard": 8, "cmd/loopguard-hook": 8, "cmd/loopguard-exec": 8, "cmd/loopguard-confine": 8,
 	// The CLI's verb families (gh's one folder per command) and what they
 	// share with the root command.
 	"cmd/loopguard/internal/cli": 8, "cmd/loopguard/internal/approve": 8, "cmd/loopguard/internal/doctor": 8,

@@ -1,8 +1,8 @@
 //go:build unix
 
 // Command floorexec is the launcher's floor: a static Go program that takes
-// loopguard-exec's command line (exec, its options, --, the program, argv)
-// and only execs the program, confining nothing. What loopguard-exec adds
+// loopguard-confine's command line (exec, its options, --, the program, argv)
+// and only execs the program, confining nothing. What loopguard-confine adds
 // over it is the launcher's own work; what it adds over the program alone
 // is the Go runtime's start. bench/cmd/launchbench runs it beside the
 // launcher, interleaved.

@@ -1,4 +1,4 @@
-// Command launchbench measures what the launcher (loopguard-exec)
+// Command launchbench measures what the launcher (loopguard-confine)
 // adds to a command a scoped grant allows: the same program run alone and
 // through the launcher, as whole processes, interleaved call by call so
 // that the machine's drift cancels; median, p90, CPU time and the paired
@@ -42,7 +42,7 @@ const (
 )
 
 func main() {
-	launcher := flag.String("launcher", "bin/loopguard-exec", "the launcher binary (loopguard-exec, or loopguard-hook: its exec subcommand)")
+	launcher := flag.String("launcher", "bin/loopguard-confine", "the launcher binary (loopguard-confine; or loopguard-exec, loopguard-hook: their exec subcommand)")
 	floor := flag.String("floor", "", "the launcher's floor, run beside it (bin/bench/floorexec: only execs)")
 	alt := flag.String("alt", "", "the previous release's launcher, run beside it: today's is held to not slower")
 	altName := flag.String("alt-name", "", "what -alt is (its commit)")
@@ -110,7 +110,7 @@ func main() {
 				fatal(err)
 			}
 			defer os.RemoveAll(state)
-			stop, err := startWatcher(h, filepath.Join(state, "loopguard"), r)
+			stop, err := startWatcher(watcherOf(h), filepath.Join(state, "loopguard"), r)
 			if err != nil {
 				fatal(err)
 			}

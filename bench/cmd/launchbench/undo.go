@@ -38,8 +38,8 @@ func undoRows(launcher string, rounds int) (string, []budget.Figure, error) {
 		return "", nil, err
 	}
 	defer os.RemoveAll(tmp)
-	none := filepath.Join(tmp, "loopguard-exec-norecord")
-	build := exec.Command("go", "build", "-ldflags", "-X github.com/loopguard/loopguard/confine.benchNoRecord=1", "-o", none, "./cmd/loopguard-exec")
+	none := filepath.Join(tmp, "loopguard-confine-norecord")
+	build := exec.Command("go", "build", "-ldflags", "-X github.com/loopguard/loopguard/confine.benchNoRecord=1", "-o", none, "./cmd/loopguard-confine")
 	build.Dir, build.Env = *undoSrc, append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", nil, fmt.Errorf("building the launcher without a record: %v: %s", err, out)
@@ -77,7 +77,7 @@ func undoRows(launcher string, rounds int) (string, []budget.Figure, error) {
 			p.env = append(os.Environ(), "XDG_STATE_HOME="+state)
 			if p == watched {
 				// The project's watcher, as the hook starts it.
-				stop, err := startWatcher(launcher, filepath.Join(state, "loopguard"), repo)
+				stop, err := startWatcher(watcherOf(launcher), filepath.Join(state, "loopguard"), repo)
 				if err != nil {
 					return "", nil, err
 				}
@@ -124,6 +124,18 @@ func undoRows(launcher string, rounds int) (string, []budget.Figure, error) {
 // startWatcher starts the project's undo watcher (launcher's
 // undo-watch, as the hook starts it) and waits until it listens; stop
 // ends it.
+// watcherOf is the binary that runs the project's undo watcher beside the
+// launcher h, as the hook starts it: loopguard-exec beside it
+// (policy.Launcher), else h itself.
+func watcherOf(h string) string {
+	if w := policy.Launcher(h); w != h {
+		if fi, err := os.Stat(w); err == nil && fi.Mode().IsRegular() {
+			return w
+		}
+	}
+	return h
+}
+
 func startWatcher(launcher, stateDir, project string) (stop func(), err error) {
 	cmd := exec.Command(launcher, "undo-watch", "--state", stateDir, "--project", project)
 	if err := cmd.Start(); err != nil {

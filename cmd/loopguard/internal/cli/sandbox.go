@@ -25,7 +25,7 @@ type SandboxPaths struct {
 	Config    string   // loopguard's config directory
 	Binary    string   // this binary
 	Hook      string   // loopguard-hook beside it, when installed ("": not)
-	Launchers []string // loopguard-exec beside it, and a stale loopguard-launch (policy.Retired), those installed
+	Launchers []string // loopguard-exec and loopguard-confine beside it, and a stale loopguard-launch (policy.Retired), those installed
 	Keyrings  string   // the Secret Service's keyring files
 	GoCache   string   // the Go build cache of sandboxed commands
 	Undo      string   // the launcher's undo records (policy.UndoDir), which it writes from inside the sandbox
@@ -64,7 +64,7 @@ func ResolveSandboxPaths(bin string) (SandboxPaths, error) {
 			p.Hook = hook
 		}
 	}
-	for _, l := range append([]string{policy.Launcher(bin)}, policy.Retired(bin)...) {
+	for _, l := range append(policy.Launchers(bin), policy.Retired(bin)...) {
 		if fi, err := os.Stat(l); err == nil && !fi.IsDir() && l != bin {
 			p.Launchers = append(p.Launchers, l)
 		}

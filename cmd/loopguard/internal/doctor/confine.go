@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,18 +28,25 @@ func checkConfinement(ctx context.Context, self string) checkResult {
 		r.fix = "use a Linux kernel with Landlock (6.7 or later, lsm= including landlock), or approve calls exactly instead of granting scopes"
 		return r
 	}
-	// The launcher the hook runs: loopguard-exec beside this binary when it
-	// is there (it must be of this build), else this binary.
+	// The launcher the hook runs where the call runs: loopguard-confine
+	// beside this binary when it is there, else loopguard-exec, else this
+	// binary. Each beside it must be of this build.
 	launcher := self
-	if l := policy.Launcher(self); self != "" {
-		if fi, err := os.Stat(l); err == nil && !fi.IsDir() {
+	if self != "" {
+		for _, l := range slices.Backward(policy.Launchers(self)) {
+			fi, err := os.Stat(l)
+			if err != nil || fi.IsDir() {
+				continue
+			}
 			if err := cli.SameBuild(self, l); err != nil {
 				r.status = statusFail
 				r.detail = "the launcher " + l + " is not of this build: the hook would confine with another version's rules (" + err.Error() + ")"
-				r.fix = "install all three binaries together: make install (or go install ./cmd/...)"
+				r.fix = "install the four binaries together: make install (or go install ./cmd/...)"
 				return r
 			}
-			launcher = l
+			if launcher == self {
+				launcher = l
+			}
 		}
 	}
 	self = launcher

@@ -23,15 +23,9 @@ func TestDoctorTriesTheLauncher(t *testing.T) {
 		t.Skipf("the kernel's Landlock ABI is %d", confine.ABI())
 	}
 	dir := t.TempDir()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The test binary is loopguard by its name (TestMain's commands).
 	bin := filepath.Join(dir, "loopguard")
-	if err := os.Symlink(self, bin); err != nil {
-		t.Fatal(err)
-	}
+	linkSelf(t, bin)
 	t.Setenv("TMPDIR", t.TempDir())
 	ctx := context.Background()
 	alone := checkConfinement(ctx, bin)
@@ -81,5 +75,54 @@ func TestDoctorTellsOfNoBroker(t *testing.T) {
 	r := checkConfinement(ctx, bin)
 	if r.status != statusWarn || !strings.Contains(r.detail, "without its broker (a seccomp filter above") || !strings.Contains(r.detail, "chmod +x") {
 		t.Errorf("with a listener above: %s %s (%s)", r.status, r.detail, r.fix)
+	}
+}
+
+// TestDoctorTriesTheConfiner: with loopguard-exec and loopguard-confine
+// beside the binary, the check runs its launch through loopguard-confine,
+// the launcher the hook names for a call that stays where it runs; a
+// loopguard-confine of another build (here a script, whose build cannot be
+// read) fails the check, as the hook would confine with other rules.
+// Control: loopguard-exec alone beside it is the one tried.
+func TestDoctorTriesTheConfiner(t *testing.T) {
+	if confine.ABI() < confine.MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d", confine.ABI())
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "loopguard")
+	linkSelf(t, bin, filepath.Join(dir, "loopguard-exec"))
+	t.Setenv("TMPDIR", t.TempDir())
+	ctx := context.Background()
+	if r := checkConfinement(ctx, bin); r.status != statusOK || !strings.Contains(r.detail, "by "+filepath.Join(dir, "loopguard-exec")) {
+		t.Fatalf("control, loopguard-exec alone beside it: %s %s (%s)", r.status, r.detail, r.fix)
+	}
+	c := filepath.Join(dir, "loopguard-confine")
+	linkSelf(t, c)
+	if r := checkConfinement(ctx, bin); r.status != statusOK || !strings.Contains(r.detail, "by "+c) {
+		t.Errorf("with loopguard-confine beside it: %s %s (%s)", r.status, r.detail, r.fix)
+	}
+	if err := os.Remove(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := checkConfinement(ctx, bin); r.status != statusFail || !strings.Contains(r.detail, c+" is not of this build") {
+		t.Errorf("with a loopguard-confine of another build: %s %s (%s)", r.status, r.detail, r.fix)
+	}
+}
+
+// linkSelf makes each of paths a symbolic link to the test binary, which
+// runs as the binary its name says (TestMain).
+func linkSelf(t *testing.T, paths ...string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		if err := os.Symlink(self, p); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -97,10 +97,10 @@ func checkManagedInstall(f loadedSettings, regs []install.Registered) []checkRes
 			continue
 		}
 		seen[r.Handler.Command] = true
-		// The binary registered, the launcher beside it (and a stale small
+		// The binary registered, the launchers beside it (and a stale small
 		// launcher: policy.Retired), and loopguard beside loopguard-hook
 		// (which runs it under the Vault backend).
-		bins := append([]string{r.Handler.Command, policy.Launcher(r.Handler.Command)}, policy.Retired(r.Handler.Command)...)
+		bins := append(append([]string{r.Handler.Command}, policy.Launchers(r.Handler.Command)...), policy.Retired(r.Handler.Command)...)
 		if full, hook := policy.Binaries(r.Handler.Command); hook == r.Handler.Command {
 			bins = append(bins, full)
 		}

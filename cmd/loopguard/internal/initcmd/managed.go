@@ -33,7 +33,7 @@ var errNotRoot = errors.New("init --managed writes Claude Code's managed setting
 func rootOnly(p string) error {
 	if fsx.UserWritable(p) {
 		return cli.WithHint(fmt.Errorf("%s can be changed by someone other than root (it or a directory above it is not root's alone)", p),
-			"install the three binaries side by side where only root can write, e.g. sudo install -o root -g root -m 0755 loopguard loopguard-hook loopguard-exec /usr/local/bin/, and run init --managed from there")
+			"install the four binaries side by side where only root can write, e.g. sudo install -o root -g root -m 0755 loopguard loopguard-hook loopguard-exec loopguard-confine /usr/local/bin/, and run init --managed from there")
 	}
 	return nil
 }
@@ -71,11 +71,11 @@ func initManagedRun(o *initOptions, bin string) error {
 	} else if err := rootOnly(twin); err != nil {
 		return err
 	}
-	// The hook runs the launcher beside it: replacing it replaces what a
+	// The hook runs the launchers beside it: replacing one replaces what a
 	// scoped call runs under (and a stale small launcher an earlier
 	// release left there, which that release's hook ran: policy.Retired).
 	var launchers []string
-	for _, l := range append([]string{policy.Launcher(bin)}, policy.Retired(bin)...) {
+	for _, l := range append(policy.Launchers(bin), policy.Retired(bin)...) {
 		if _, err := os.Stat(l); err != nil {
 			continue
 		}
