@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/hooks"
@@ -111,7 +113,7 @@ func TestAnchoredKeyRefusesAnotherDirectory(t *testing.T) {
 	scratch(t, false)
 	dir := initState(t)
 	l := audit.Open(filepath.Join(dir, "audit"))
-	load := anchoredKey(dir, l)
+	load := anchoredKey(dir, l, "")
 	if key, err := load(context.Background()); err != nil || len(key) != keyring.KeySize {
 		t.Fatalf("control: %d-byte key, %v", len(key), err)
 	}
@@ -131,5 +133,94 @@ func TestAnchoredKeyRefusesAnotherDirectory(t *testing.T) {
 	}
 	if key, err := load(context.Background()); err != nil || len(key) != keyring.KeySize {
 		t.Fatalf("no anchor: %d-byte key, %v", len(key), err)
+	}
+}
+
+// TestAnchoredKeyAndTheHolder: where no key holder answers, the hook reads
+// the keyring and starts one (the binary given, `key-hold --state DIR`,
+// with the session bus's address and PATH alone); where one answers, its
+// key is used and none is started; a holder that answers another key
+// than the one the anchor was sealed with is refused by the anchor check,
+// as a keyring item replaced would be. Control: the first read's key.
+func TestAnchoredKeyAndTheHolder(t *testing.T) {
+	scratch(t, false)
+	dir := initState(t)
+	l := audit.Open(filepath.Join(dir, "audit"))
+	want, err := keyring.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	out := filepath.Join(bin, "started")
+	holder := filepath.Join(bin, "loopguard-exec")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + out + ".tmp; env | sort >> " + out + ".tmp; mv " + out + ".tmp " + out + "\n"
+	if err := os.WriteFile(holder, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
+	load := anchoredKey(dir, l, holder)
+	if key, err := load(context.Background()); err != nil || !bytes.Equal(key, want) {
+		t.Fatalf("control, no holder: %v", err)
+	}
+	var got []byte
+	for i := 0; i < 500; i++ {
+		if got, err = os.ReadFile(out); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	wantStart := "key-hold\n--state\n" + dir + "\nDBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/bus\nPATH=/usr/bin:/bin\n"
+	if string(got) != wantStart && !strings.HasPrefix(string(got), wantStart) {
+		t.Fatalf("the holder started as:\n%s\nwant:\n%s", got, wantStart)
+	}
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
+
+	// A holder on the socket: what it answers is the key.
+	rec, err := keyring.LoadAnchor(context.Background(), keyring.AnchorAccount(dir))
+	if err != nil || rec == "" {
+		t.Fatalf("the anchor %q: %v", rec, err)
+	}
+	serve := func(key []byte) {
+		t.Helper()
+		sock := filepath.Join(dir, "key.sock")
+		_ = os.Remove(sock)
+		ln, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		answer := append([]byte("LGK1"), byte(len(key)>>8), byte(len(key)))
+		answer = append(append(answer, key...), byte(len(rec)>>8), byte(len(rec)))
+		answer = append(answer, rec...)
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				var req [1]byte
+				_, _ = c.Read(req[:])
+				_, _ = c.Write(answer)
+				c.Close()
+			}
+		}()
+	}
+	serve(want)
+	keyring.UseMockWithError(errors.New("the keyring is not to be read while a holder answers"))
+	if key, err := load(context.Background()); err != nil || !bytes.Equal(key, want) {
+		t.Fatalf("a holder of the key: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a holder was started while one answered")
+	}
+	other := bytes.Repeat([]byte{1}, keyring.KeySize)
+	serve(other)
+	if key, err := load(context.Background()); key != nil || err == nil {
+		t.Fatalf("a holder of another key: the key taken (%v)", err)
+	} else {
+		t.Logf("a holder of another key: %v", err)
 	}
 }

@@ -265,7 +265,7 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 		Custody: custody,
 		Store:   st,
 		Audit:   log,
-		LoadKey: anchoredKey(s.dir, log),
+		LoadKey: anchoredKey(s.dir, log, keyHolder(s.self)),
 		Env: hooks.Env{
 			Path:            os.Getenv("PATH"),
 			Home:            home,
@@ -330,12 +330,27 @@ func stateKept(dir string) error {
 // only when it checked a grant first; a Bash call that a scoped grant on
 // disk may allow starts it ahead, beside its analysis (hooks.Engine's
 // keyAhead), and a deny does not wait for that read.
-func anchoredKey(dir string, log *audit.Log) func(context.Context) ([]byte, error) {
+//
+// The key's holder of dir (package keyring: a process of the user's that
+// read both once, on a socket in dir) answers first; where none does, the
+// read is the keyring's, and after it the hook starts one with holder
+// (loopguard-exec beside it; "" starts none) for the calls after this one.
+// The anchor is checked against the directory either way.
+func anchoredKey(dir string, log *audit.Log, holder string) func(context.Context) ([]byte, error) {
 	account := keyring.AnchorAccount(dir)
 	return func(ctx context.Context) ([]byte, error) {
-		master, rec, err := keyring.LoadWithAnchor(ctx, account)
-		if err != nil || rec == "" {
-			return master, err
+		master, rec, held := keyring.LoadHeld(ctx, dir)
+		if !held {
+			var err error
+			if master, rec, err = keyring.LoadWithAnchor(ctx, account); err != nil {
+				return master, err
+			}
+			if holder != "" {
+				_ = keyring.StartHolder(dir, holder)
+			}
+		}
+		if rec == "" {
+			return master, nil
 		}
 		_, seal, err := token.DeriveKeys(master)
 		if err == nil {
@@ -438,6 +453,16 @@ func confiner(self string) string {
 		return ""
 	}
 	if l := policy.Confiner(self); isExecutable(l) {
+		return l
+	}
+	return ""
+}
+
+// keyHolder is the binary that runs the key's holder
+// (keyring.HolderSubcommand): loopguard-exec beside this binary, "" when
+// it is not there.
+func keyHolder(self string) string {
+	if l := policy.Launcher(self); self != "" && isExecutable(l) {
 		return l
 	}
 	return ""

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -23,18 +24,51 @@ import (
 // go-keyring provider, so each scenario sees only the bus it is given.
 const helperEnv = "LOOPGUARD_KEYRING_HELPER"
 
+// holdFor is the holder with an idle time of its own (Linux).
+var holdFor func(dir string, idle time.Duration) error
+
+// holderEnv makes a re-executed test binary the key's holder of the
+// state directory it names (HoldMain), holderIdleEnv with that idle time.
+const (
+	holderEnv     = "LOOPGUARD_KEYRING_HOLDER"
+	holderIdleEnv = "LOOPGUARD_KEYRING_HOLDER_IDLE"
+)
+
 func TestMain(m *testing.M) {
 	if ops := os.Getenv(helperEnv); ops != "" {
 		os.Exit(helperMain(strings.Split(ops, ",")))
 	}
+	if sock := os.Getenv(fakeHolderEnv); sock != "" {
+		os.Exit(fakeHolder(sock))
+	}
+	if dir := os.Getenv(holderEnv); dir != "" {
+		if idle, err := time.ParseDuration(os.Getenv(holderIdleEnv)); err == nil && holdFor != nil {
+			if err := holdFor(dir, idle); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			os.Exit(0)
+		}
+		os.Exit(HoldMain([]string{"--state", dir}))
+	}
 	os.Exit(m.Run())
 }
 
-// The anchor the helper's anchor operations store and read.
+// The anchor the helper's anchor operations store and read, for the
+// state directory stateEnv names, else testAnchorDir.
 const (
 	testAnchorDir = "/home/test/.local/state/loopguard"
 	testAnchor    = `{"v":1,"id":"test"}`
+	stateEnv      = "LOOPGUARD_KEYRING_STATE"
 )
+
+// anchorDir is the state directory of the helper's anchor operations.
+func anchorDir() string {
+	if d := os.Getenv(stateEnv); d != "" {
+		return d
+	}
+	return testAnchorDir
+}
 
 // helperResult is what the child reports for one operation.
 type helperResult struct {
@@ -46,7 +80,8 @@ type helperResult struct {
 	Created bool    `json:"created"`
 	Quick   bool    `json:"quick"` // "quick": the short way applied
 	KeyLen  int     `json:"keylen"`
-	Fp      string  `json:"fp"` // fingerprint of the loaded key, for comparisons
+	Fp      string  `json:"fp"`    // fingerprint of the loaded key, for comparisons
+	KeyFp   string  `json:"keyfp"` // the key's, where Fp is the anchor's
 }
 
 // fingerprint is a short hash of a test key, so that tests compare keys
@@ -114,21 +149,38 @@ func helperMain(ops []string) int {
 				r.Fp = fingerprint([]byte(v))
 			}
 		case "store-anchor":
-			err = StoreAnchor(ctx, AnchorAccount(testAnchorDir), testAnchor)
+			err = StoreAnchor(ctx, AnchorAccount(anchorDir()), testAnchor+os.Getenv("LOOPGUARD_KEYRING_ANCHOR_SUFFIX"))
 		case "load-anchor":
 			// The hook's read: the key and the anchor; Fp is the anchor's.
 			var k []byte
 			var a string
-			k, a, err = LoadWithAnchor(ctx, AnchorAccount(testAnchorDir))
+			k, a, err = LoadWithAnchor(ctx, AnchorAccount(anchorDir()))
 			r.KeyLen = len(k)
 			if a != "" {
 				r.Fp = fingerprint([]byte(a))
 			}
+			if k != nil {
+				r.KeyFp = fingerprint(k)
+			}
+		case "held":
+			// The key's holder's answer: Quick says one answered.
+			var k []byte
+			var a string
+			k, a, r.Quick = LoadHeld(ctx, anchorDir())
+			r.KeyLen = len(k)
+			if a != "" {
+				r.Fp = fingerprint([]byte(a))
+			}
+			if k != nil {
+				r.KeyFp = fingerprint(k)
+			}
+		case "stop-holder":
+			err = StopHolder(ctx, anchorDir())
 		case "quick-anchor":
 			// The short way for both items alone: whether it applied, and
 			// the anchor's fingerprint ("" when none was found).
 			var vals []string
-			vals, r.Quick, err = quickGetMany(ctx, Account, AnchorAccount(testAnchorDir))
+			vals, r.Quick, err = quickGetMany(ctx, Account, AnchorAccount(anchorDir()))
 			if r.Quick && vals[1] != "" {
 				r.Fp = fingerprint([]byte(vals[1]))
 			}
@@ -231,5 +283,27 @@ func TestUseMock(t *testing.T) {
 	}
 	if res[4].KeyLen != KeySize {
 		t.Errorf("mock key is %d bytes", res[4].KeyLen)
+	}
+}
+
+// fakeHolderEnv makes a re-executed test binary a server on the socket it
+// names that answers a key request as the holder does (fakeHolder).
+const fakeHolderEnv = "LOOPGUARD_KEYRING_FAKE_HOLDER"
+
+func fakeHolder(sock string) int {
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		return 1
+	}
+	_ = os.Chmod(sock, 0o777)
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return 1
+		}
+		var req [1]byte
+		_, _ = c.Read(req[:])
+		_, _ = c.Write(encodeHeld(bytes.Repeat([]byte{5}, KeySize), "x"))
+		c.Close()
 	}
 }

@@ -33,7 +33,10 @@ func checkStateAnchor(st *state.Store, seal []byte) (audit.AnchorInfo, bool, err
 func deleteAnchor(dir string) error {
 	ctx, cancel := cli.AnchorCtx()
 	defer cancel()
-	return keyring.DeleteAnchor(ctx, keyring.AnchorAccount(dir))
+	if err := keyring.DeleteAnchor(ctx, keyring.AnchorAccount(dir)); err != nil {
+		return err
+	}
+	return keyring.StopHolder(ctx, dir)
 }
 
 // anchorForInit anchors st for init, giving it its identity if it has

@@ -132,6 +132,10 @@ func keyRotateRun(ctx context.Context, o *keyRotateOptions) error {
 	}
 	kctx, cancel := cli.KeyringCtx(ctx)
 	err = keyring.Rotate(kctx)
+	if err == nil {
+		// The key's holder holds the old key.
+		err = keyring.StopHolder(kctx, st.Dir)
+	}
 	cancel()
 	if err != nil {
 		return err

@@ -71,11 +71,17 @@ func Principal() string {
 	return fmt.Sprintf("uid:%d", os.Getuid())
 }
 
-// StoreAnchor writes the keyring's anchor of the state directory at dir.
+// StoreAnchor writes the keyring's anchor of the state directory at dir,
+// and stops the key's holder of dir, which holds the anchor it replaced
+// (it ends at the Secret Service's signal too, where the service sends
+// one).
 func StoreAnchor(dir, rec string) error {
 	ctx, cancel := AnchorCtx()
 	defer cancel()
-	return keyring.StoreAnchor(ctx, keyring.AnchorAccount(dir), rec)
+	if err := keyring.StoreAnchor(ctx, keyring.AnchorAccount(dir), rec); err != nil {
+		return err
+	}
+	return keyring.StopHolder(ctx, dir)
 }
 
 // Reanchor moves the anchor of st to the audit log's sealed head, under

@@ -1,0 +1,25 @@
+//go:build !linux
+
+package keyring
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+// LoadHeld: the key's holder runs on Linux only; elsewhere every read is
+// the keyring's.
+func LoadHeld(context.Context, string) ([]byte, string, bool) { return nil, "", false }
+
+// StartHolder does nothing here.
+func StartHolder(string, string) error { return nil }
+
+// StopHolder does nothing here: no holder runs.
+func StopHolder(context.Context, string) error { return nil }
+
+// HoldMain is unsupported here.
+func HoldMain([]string) int {
+	fmt.Fprintln(os.Stderr, "loopguard: "+HolderSubcommand+" runs on Linux only")
+	return 2
+}

@@ -1,0 +1,163 @@
+//go:build linux
+
+package keyring
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The answer's encoding: what encodeHeld writes decodeHeld reads back; a
+// key of another size, a length that overruns, a trailing byte, an anchor
+// that is not printable ASCII, another magic: refused.
+func TestHeldAnswer(t *testing.T) {
+	key := bytes.Repeat([]byte{7}, KeySize)
+	k, a, err := decodeHeld(encodeHeld(key, `{"v":1}`))
+	if err != nil || !bytes.Equal(k, key) || a != `{"v":1}` {
+		t.Fatalf("control: %x %q %v", k, a, err)
+	}
+	if k, a, err := decodeHeld(encodeHeld(key, "")); err != nil || !bytes.Equal(k, key) || a != "" {
+		t.Fatalf("no anchor: %x %q %v", k, a, err)
+	}
+	good := encodeHeld(key, "ab")
+	for name, b := range map[string][]byte{
+		"short key":        encodeHeld(key[:31], "ab"),
+		"long key":         encodeHeld(append(key, 1), "ab"),
+		"trailing byte":    append(append([]byte{}, good...), 'x'),
+		"truncated":        good[:len(good)-1],
+		"anchor not ASCII": encodeHeld(key, "a\nb"),
+		"other magic":      append([]byte("LGK2"), good[4:]...),
+		"empty":            nil,
+	} {
+		if _, _, err := decodeHeld(b); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// LoadHeld passes over what is not a holder: no socket, a path too long
+// for one, a server that answers something else, one that never answers
+// (within holderWait). Control: a server of this user that answers as the
+// holder does is read.
+func TestLoadHeldPassesOver(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if _, _, ok := LoadHeld(ctx, dir); ok {
+		t.Fatal("no socket: ok")
+	}
+	if _, _, ok := LoadHeld(ctx, "/"+strings.Repeat("d", 120)); ok {
+		t.Fatal("a path too long: ok")
+	}
+	key := bytes.Repeat([]byte{9}, KeySize)
+	serve := func(answer func(c net.Conn)) {
+		t.Helper()
+		l, err := net.Listen("unix", filepath.Join(dir, "key.sock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				answer(c)
+			}
+		}()
+	}
+	serve(func(c net.Conn) {
+		defer c.Close()
+		var req [1]byte
+		_, _ = c.Read(req[:])
+		if req[0] == reqKey {
+			_, _ = c.Write(encodeHeld(key, "an"))
+		}
+	})
+	if k, a, ok := LoadHeld(ctx, dir); !ok || !bytes.Equal(k, key) || a != "an" {
+		t.Fatalf("control: %x %q %v", k, a, ok)
+	}
+	for name, answer := range map[string]func(c net.Conn){
+		"garbage": func(c net.Conn) { _, _ = c.Write([]byte("hello")); c.Close() },
+		"silence": func(c net.Conn) { time.AfterFunc(2*time.Second, func() { c.Close() }) },
+	} {
+		dir = t.TempDir()
+		serve(answer)
+		start := time.Now()
+		if _, _, ok := LoadHeld(ctx, dir); ok {
+			t.Errorf("%s: ok", name)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%s: took %v", name, d)
+		}
+	}
+}
+
+func init() {
+	holdFor = func(dir string, idle time.Duration) error { return hold(dir, idle, HolderLife) }
+}
+
+// LoadHeld takes no answer from a holder of another user: a server run as
+// nobody, answering as the holder does, on a socket this user can reach.
+// Control: the same server run as this user is read.
+func TestLoadHeldRefusesAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("starting a process as another user needs root")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []bool{false, true} {
+		// Where the other user reaches the test binary and the socket.
+		dir, err := os.MkdirTemp("", "holder-peer-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.Chmod(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		body, err := os.ReadFile(self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exe := filepath.Join(dir, "fake-holder")
+		if err := os.WriteFile(exe, body, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), fakeHolderEnv+"="+filepath.Join(dir, "key.sock"))
+		if other {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		var ok bool
+		for i := 0; i < 500 && !ok; i++ {
+			time.Sleep(10 * time.Millisecond)
+			if _, err := os.Stat(filepath.Join(dir, "key.sock")); err == nil {
+				_, _, ok = LoadHeld(context.Background(), dir)
+				if other {
+					// Give it the time to answer, then keep refusing.
+					time.Sleep(100 * time.Millisecond)
+					_, _, ok = LoadHeld(context.Background(), dir)
+					break
+				}
+			}
+		}
+		if ok == other {
+			t.Errorf("a holder of another user %v: answer taken %v", other, ok)
+		}
+	}
+}
