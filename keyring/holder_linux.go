@@ -90,7 +90,7 @@ func peerUID(c *net.UnixConn) (int, error) {
 // environment. It does not wait; a holder that finds another holding the
 // lock exits at once.
 func StartHolder(dir, binary string) error {
-	if holderSocket(dir) == "" {
+	if holderSocket(dir) == "" || failedRecently(dir) {
 		return nil
 	}
 	bus := os.Getenv(busEnv)
@@ -167,9 +167,29 @@ func HoldMain(args []string) int {
 			return 0
 		}
 		fmt.Fprintf(os.Stderr, "loopguard: %s: %v\n", HolderSubcommand, err)
+		// The hook starts no other for a while (failedRecently): where a
+		// holder cannot run, a start on every call would cost each one.
+		if f, ferr := os.OpenFile(holderFailed(args[1]), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600); ferr == nil {
+			_, _ = f.WriteString(err.Error() + "\n")
+			f.Close()
+		}
 		return 1
 	}
 	return 0
+}
+
+// holderFailed is the file a holder that could not start leaves in dir.
+func holderFailed(dir string) string { return filepath.Join(dir, "key.failed") }
+
+// failedRetry is how long after a holder failed to start the hook starts
+// none.
+const failedRetry = time.Hour
+
+// failedRecently reports whether a holder of dir failed to start within
+// failedRetry.
+func failedRecently(dir string) bool {
+	fi, err := os.Lstat(holderFailed(dir))
+	return err == nil && time.Since(fi.ModTime()) < failedRetry
 }
 
 // errHeld: another holder of the directory runs.
@@ -204,6 +224,7 @@ func hold(dir string, idle, life time.Duration) error {
 	if err != nil {
 		return err
 	}
+	_ = os.Remove(holderFailed(dir))
 	answer, free, err := lockedCopy(encodeHeld(key, anchor))
 	clear(key)
 	if err != nil {

@@ -151,6 +151,16 @@ func TestRealKeyHolder(t *testing.T) {
 		t.Fatalf("lock: %v %v", locked, err)
 	}
 	ended("the collection locked", h)
+	// A holder that cannot read the key (the collection still locked)
+	// exits 1 and leaves key.failed, so that the hook starts no other for
+	// a while (TestStartHolderAfterAFailure).
+	failed := startHolderNoWait(t, rk, state)
+	if !failed.gone(10*time.Second) || failed.cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("a holder of a locked collection: %v", failed.cmd.ProcessState)
+	}
+	if b, err := os.ReadFile(filepath.Join(state, "key.failed")); err != nil || len(b) == 0 {
+		t.Errorf("no key.failed after a failed start: %v", err)
+	}
 }
 
 // startHolderNoWait starts a holder of state without waiting for it.

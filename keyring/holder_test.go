@@ -161,3 +161,37 @@ func TestLoadHeldRefusesAnotherUser(t *testing.T) {
 		}
 	}
 }
+
+// StartHolder starts no holder within failedRetry of one that failed to
+// start (key.failed), where a start on every allowed call would cost each
+// one; a failure older than that, or none, starts one.
+func TestStartHolderAfterAFailure(t *testing.T) {
+	t.Setenv(busEnv, "unix:path=/nonexistent/bus")
+	dir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "started")
+	bin := filepath.Join(t.TempDir(), "holder")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\" >> "+out+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	starts := func() int {
+		time.Sleep(200 * time.Millisecond)
+		b, _ := os.ReadFile(out)
+		return strings.Count(string(b), "\n")
+	}
+	if err := StartHolder(dir, bin); err != nil || starts() != 1 {
+		t.Fatalf("control, no failure: %v, %d starts", err, starts())
+	}
+	if err := os.WriteFile(holderFailed(dir), []byte("no key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := StartHolder(dir, bin); err != nil || starts() != 1 {
+		t.Fatalf("a failure just now: %v, %d starts", err, starts())
+	}
+	old := time.Now().Add(-failedRetry - time.Minute)
+	if err := os.Chtimes(holderFailed(dir), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := StartHolder(dir, bin); err != nil || starts() != 2 {
+		t.Fatalf("a failure an hour ago: %v, %d starts", err, starts())
+	}
+}
