@@ -49,7 +49,14 @@ type Config struct {
 	// them. Absent means the defaults: a desktop notification where a
 	// session bus is, no command.
 	Notify *Notify `json:"notify,omitempty"`
+	// KeyHolder turns the key's holder (package keyring) off when false:
+	// the hook then reads the keyring on every call that needs the key,
+	// and starts no resident process.
+	KeyHolder *bool `json:"key_holder,omitempty"`
 }
+
+// KeyHolderOn reports whether the hook may start and ask the key's holder.
+func (c Config) KeyHolderOn() bool { return c.KeyHolder == nil || *c.KeyHolder }
 
 // Notify configures the notifications of held calls (package notify).
 type Notify struct {

@@ -216,3 +216,24 @@ func TestLoadSaysWhere(t *testing.T) {
 		t.Errorf("good config: found %v, %v", found, err)
 	}
 }
+
+// key_holder: on unless false; anything but a boolean is a config error.
+func TestKeyHolder(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "c.json")
+	for body, want := range map[string]bool{`{"v":1}`: true, `{"v":1,"key_holder":true}`: true, `{"v":1,"key_holder":false}`: false} {
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if c, _, err := Load(p); err != nil || c.KeyHolderOn() != want {
+			t.Errorf("%s: on %v, %v; want %v", body, c.KeyHolderOn(), err, want)
+		}
+	}
+	if err := os.WriteFile(p, []byte(`{"v":1,"key_holder":"no"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ce *Error
+	if _, _, err := Load(p); !errors.As(err, &ce) {
+		t.Errorf(`key_holder "no": %v, want a config error`, err)
+	}
+}

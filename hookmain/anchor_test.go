@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/config"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/keyring"
 	"github.com/loopguard/loopguard/state"
@@ -222,5 +223,26 @@ func TestAnchoredKeyAndTheHolder(t *testing.T) {
 		t.Fatalf("a holder of another key: the key taken (%v)", err)
 	} else {
 		t.Logf("a holder of another key: %v", err)
+	}
+}
+
+// The configuration's key_holder false: the hook neither starts nor asks a
+// holder. Control: the default names loopguard-exec beside the binary.
+func TestKeyHolderOff(t *testing.T) {
+	dir := t.TempDir()
+	self := filepath.Join(dir, "loopguard-hook")
+	exe := filepath.Join(dir, "loopguard-exec")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := keyHolder(self, config.Config{}); got != exe {
+		t.Errorf("control, the default: %q", got)
+	}
+	off := false
+	if got := keyHolder(self, config.Config{KeyHolder: &off}); got != "" {
+		t.Errorf("key_holder false: %q", got)
+	}
+	if got := keyHolder(filepath.Join(t.TempDir(), "loopguard-hook"), config.Config{}); got != "" {
+		t.Errorf("no loopguard-exec beside it: %q", got)
 	}
 }

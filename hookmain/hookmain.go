@@ -265,7 +265,7 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 		Custody: custody,
 		Store:   st,
 		Audit:   log,
-		LoadKey: anchoredKey(s.dir, log, keyHolder(s.self)),
+		LoadKey: anchoredKey(s.dir, log, keyHolder(s.self, s.cfg)),
 		Env: hooks.Env{
 			Path:            os.Getenv("PATH"),
 			Home:            home,
@@ -334,12 +334,19 @@ func stateKept(dir string) error {
 // The key's holder of dir (package keyring: a process of the user's that
 // read both once, on a socket in dir) answers first; where none does, the
 // read is the keyring's, and after it the hook starts one with holder
-// (loopguard-exec beside it; "" starts none) for the calls after this one.
-// The anchor is checked against the directory either way.
+// (loopguard-exec beside it) for the calls after this one. With holder ""
+// (none beside it, or the configuration's key_holder false) no holder is
+// asked or started. The anchor is checked against the directory either
+// way.
 func anchoredKey(dir string, log *audit.Log, holder string) func(context.Context) ([]byte, error) {
 	account := keyring.AnchorAccount(dir)
 	return func(ctx context.Context) ([]byte, error) {
-		master, rec, held := keyring.LoadHeld(ctx, dir)
+		var master []byte
+		var rec string
+		held := false
+		if holder != "" {
+			master, rec, held = keyring.LoadHeld(ctx, dir)
+		}
 		if !held {
 			var err error
 			if master, rec, err = keyring.LoadWithAnchor(ctx, account); err != nil {
@@ -460,9 +467,9 @@ func confiner(self string) string {
 
 // keyHolder is the binary that runs the key's holder
 // (keyring.HolderSubcommand): loopguard-exec beside this binary, "" when
-// it is not there.
-func keyHolder(self string) string {
-	if l := policy.Launcher(self); self != "" && isExecutable(l) {
+// it is not there or the configuration turns the holder off.
+func keyHolder(self string, cfg config.Config) string {
+	if l := policy.Launcher(self); self != "" && cfg.KeyHolderOn() && isExecutable(l) {
 		return l
 	}
 	return ""
