@@ -13,11 +13,14 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
 	dbus "github.com/godbus/dbus/v5"
 	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // LoadHeld returns the key and the anchor of the state directory dir from
@@ -184,6 +187,17 @@ func holderFailed(dir string) string { return filepath.Join(dir, "key.failed") }
 // failedRetry is how long after a holder failed to start the hook starts
 // none.
 const failedRetry = time.Hour
+
+// HolderFailure is why the last holder of dir could not start and when,
+// ok false when none failed within failedRetry.
+func HolderFailure(dir string) (why string, at time.Time, ok bool) {
+	fi, err := os.Lstat(holderFailed(dir))
+	if err != nil || !fi.Mode().IsRegular() || time.Since(fi.ModTime()) >= failedRetry {
+		return "", time.Time{}, false
+	}
+	b, _ := fsx.ReadRegular(holderFailed(dir), 4096, fsx.NoFollow)
+	return strings.TrimSpace(string(b)), fi.ModTime(), true
+}
 
 // failedRecently reports whether a holder of dir failed to start within
 // failedRetry.

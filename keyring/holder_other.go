@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 )
 
 // LoadHeld: the key's holder runs on Linux only; elsewhere every read is
@@ -23,3 +24,6 @@ func HoldMain([]string) int {
 	fmt.Fprintln(os.Stderr, "loopguard: "+HolderSubcommand+" runs on Linux only")
 	return 2
 }
+
+// HolderFailure: no holder runs here, none fails.
+func HolderFailure(string) (string, time.Time, bool) { return "", time.Time{}, false }

@@ -228,6 +228,7 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 		for _, r := range krResults {
 			add(r)
 		}
+		add(checkKeyHolder(ctx, env.self, master))
 	}
 	st, rs := checkStateKept(master)
 	for _, r := range rs {
