@@ -224,6 +224,16 @@ func TestAnchoredKeyAndTheHolder(t *testing.T) {
 	} else {
 		t.Logf("a holder of another key: %v", err)
 	}
+	// Another key with no anchor, which would take the anchor check off:
+	// the answer is passed over for the keyring (here failing: the call
+	// is denied), never taken.
+	rec = ""
+	serve(other)
+	if key, err := load(context.Background()); bytes.Equal(key, other) || err == nil {
+		t.Fatalf("a holder of another key and no anchor: the key taken (%v)", err)
+	} else {
+		t.Logf("a holder of another key and no anchor: %v", err)
+	}
 }
 
 // The configuration's key_holder false: the hook neither starts nor asks a

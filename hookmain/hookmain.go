@@ -345,7 +345,13 @@ func anchoredKey(dir string, log *audit.Log, holder string) func(context.Context
 		var rec string
 		held := false
 		if holder != "" {
-			master, rec, held = keyring.LoadHeld(ctx, dir)
+			// A holder answers with the anchor it read: one answering none
+			// would take the anchor check off (a directory set up before
+			// anchors has no holder: it starts none without an anchor).
+			if master, rec, held = keyring.LoadHeld(ctx, dir); held && rec == "" {
+				clear(master)
+				master, held = nil, false
+			}
 		}
 		if !held {
 			var err error

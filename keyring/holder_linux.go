@@ -238,6 +238,12 @@ func hold(dir string, idle, life time.Duration) error {
 	if err != nil {
 		return err
 	}
+	if anchor == "" {
+		// The hook takes no answer without an anchor (it would check
+		// nothing): a directory set up before anchors reads the keyring.
+		clear(key)
+		return errors.New("the keyring holds no anchor of " + dir + " (loopguard init anchors it)")
+	}
 	_ = os.Remove(holderFailed(dir))
 	answer, free, err := lockedCopy(encodeHeld(key, anchor))
 	clear(key)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,7 +77,20 @@ func TestRealKeyHolder(t *testing.T) {
 	state := t.TempDir()
 	env := append(append([]string{}, rk.env...), stateEnv+"="+state)
 	run := func(ops ...string) []helperResult { return runHelper(t, envDrop, env, ops...) }
-	wantResults(t, run("create", "store-anchor"), "", "")
+	wantResults(t, run("create"), "")
+	// No anchor in the keyring (a directory set up before anchors): no
+	// holder, since the hook takes no answer without one.
+	noAnchor := startHolderNoWait(t, rk, state)
+	if !noAnchor.gone(10*time.Second) || noAnchor.cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("a holder without an anchor: %v", noAnchor.cmd.ProcessState)
+	}
+	if b, err := os.ReadFile(filepath.Join(state, "key.failed")); err != nil || !strings.Contains(string(b), "no anchor") {
+		t.Fatalf("a holder without an anchor left %q (%v)", b, err)
+	}
+	if err := os.Remove(filepath.Join(state, "key.failed")); err != nil {
+		t.Fatal(err)
+	}
+	wantResults(t, run("store-anchor"), "")
 	want := run("load-anchor")[0]
 	if want.KeyFp == "" || want.Fp == "" {
 		t.Fatalf("the keyring's key and anchor: %+v", want)

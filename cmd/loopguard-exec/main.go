@@ -22,13 +22,11 @@
 package main
 
 import (
-	"context"
 	"os"
 
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hookmain"
 	"github.com/loopguard/loopguard/keyring"
-	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/shelltool"
 	"github.com/loopguard/loopguard/shellwrap"
 	"github.com/loopguard/loopguard/ticket"
@@ -50,10 +48,10 @@ func main() {
 	}
 	// OpenCode's shell setting (package shellwrap): "-c" and the command.
 	if shellwrap.Is(args) {
-		os.Exit(shellwrap.Main(args, os.Stderr, loadKey, ticketKey))
+		os.Exit(shellwrap.Main(args, os.Stderr, keyring.Load, ticketKey))
 	}
 	if len(args) == 1 && args[0] == shelltool.Name {
-		os.Exit(shelltool.Main(args, os.Stdin, os.Stderr, loadKey, ticketKey))
+		os.Exit(shelltool.Main(args, os.Stdin, os.Stderr, keyring.Load, ticketKey))
 	}
 	// The key's holder, which the hook starts (package keyring).
 	if len(args) > 1 && args[0] == keyring.HolderSubcommand {
@@ -64,24 +62,12 @@ func main() {
 		os.Exit(undo.WatchMain(args[1:]))
 	}
 	if len(args) == 1 && args[0] != confine.Subcommand {
-		os.Exit(ticket.Main(args, os.Stderr, loadKey, ticketKey, hookmain.InWrapper))
+		os.Exit(ticket.Main(args, os.Stderr, keyring.Load, ticketKey, hookmain.InWrapper))
 	}
 	if len(args) > 0 && args[0] == confine.Subcommand {
 		args = args[1:]
 	}
 	os.Exit(confine.Main(args, os.Stderr))
-}
-
-// loadKey is the wrappers' read of the master key: from the key's holder
-// of the state directory where one answers (the hook starts it), else
-// from the keyring.
-func loadKey(ctx context.Context) ([]byte, error) {
-	if dir, err := policy.StateDirFrom(os.Getenv); err == nil {
-		if key, _, ok := keyring.LoadHeld(ctx, dir); ok {
-			return key, nil
-		}
-	}
-	return keyring.Load(ctx)
 }
 
 func ticketKey(master []byte) ([]byte, error) {
