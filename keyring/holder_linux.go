@@ -27,7 +27,19 @@ import (
 // its holder; ok is false when no holder answers (none runs, another
 // user's socket, a holder that does not answer within holderWait, a bad
 // answer): the caller then reads the keyring.
+//
+// A holder of this user that takes the connection but does not answer in
+// time (stopped, hung) has its socket removed, if it is still the one
+// connected to: a holder that can answer ends within a second of that
+// (its socket gone) and the next read starts another, and one that cannot
+// keeps its lock, so that none starts and the calls after read the
+// keyring without waiting for it each time.
 func LoadHeld(ctx context.Context, dir string) (key []byte, anchor string, ok bool) {
+	var before unix.Stat_t
+	sock := holderSocket(dir)
+	if sock == "" || unix.Lstat(sock, &before) != nil {
+		return nil, "", false
+	}
 	c, err := dialHolder(ctx, dir)
 	if err != nil {
 		return nil, "", false
@@ -38,6 +50,13 @@ func LoadHeld(ctx context.Context, dir string) (key []byte, anchor string, ok bo
 	}
 	b, err := io.ReadAll(io.LimitReader(c, int64(len(holdMagic)+4+KeySize+maxAnchorLen)+1))
 	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			var now unix.Stat_t
+			if unix.Lstat(sock, &now) == nil && now.Ino == before.Ino && now.Dev == before.Dev {
+				_ = os.Remove(sock)
+			}
+		}
 		return nil, "", false
 	}
 	defer clear(b)

@@ -98,6 +98,13 @@ func TestLoadHeldPassesOver(t *testing.T) {
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("%s: took %v", name, d)
 		}
+		// A holder that takes the connection and never answers loses its
+		// socket, so the next read does not wait for it again; one that
+		// answered, even garbage, keeps it.
+		_, err := os.Lstat(filepath.Join(dir, "key.sock"))
+		if gone := err != nil; gone != (name == "silence") {
+			t.Errorf("%s: the socket removed %v", name, gone)
+		}
 	}
 }
 
