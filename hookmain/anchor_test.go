@@ -245,14 +245,14 @@ func TestKeyHolderOff(t *testing.T) {
 	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got := keyHolder(self, config.Config{}); got != exe {
+	if got := KeyHolder(self, config.Config{}); got != exe {
 		t.Errorf("control, the default: %q", got)
 	}
 	off := false
-	if got := keyHolder(self, config.Config{KeyHolder: &off}); got != "" {
+	if got := KeyHolder(self, config.Config{KeyHolder: &off}); got != "" {
 		t.Errorf("key_holder false: %q", got)
 	}
-	if got := keyHolder(filepath.Join(t.TempDir(), "loopguard-hook"), config.Config{}); got != "" {
+	if got := KeyHolder(filepath.Join(t.TempDir(), "loopguard-hook"), config.Config{}); got != "" {
 		t.Errorf("no loopguard-exec beside it: %q", got)
 	}
 }

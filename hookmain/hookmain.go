@@ -265,7 +265,7 @@ func newEngine(s setup, o Options, mode string, wait time.Duration, registration
 		Custody: custody,
 		Store:   st,
 		Audit:   log,
-		LoadKey: anchoredKey(s.dir, log, keyHolder(s.self, s.cfg)),
+		LoadKey: anchoredKey(s.dir, log, KeyHolder(s.self, s.cfg)),
 		Env: hooks.Env{
 			Path:            os.Getenv("PATH"),
 			Home:            home,
@@ -471,10 +471,10 @@ func confiner(self string) string {
 	return ""
 }
 
-// keyHolder is the binary that runs the key's holder
-// (keyring.HolderSubcommand): loopguard-exec beside this binary, "" when
-// it is not there or the configuration turns the holder off.
-func keyHolder(self string, cfg config.Config) string {
+// KeyHolder is the binary that runs the key's holder of the hook at self
+// (keyring.HolderSubcommand): loopguard-exec beside it, "" when it is not
+// there or the configuration turns the holder off (doctor says which).
+func KeyHolder(self string, cfg config.Config) string {
 	if l := policy.Launcher(self); self != "" && cfg.KeyHolderOn() && isExecutable(l) {
 		return l
 	}

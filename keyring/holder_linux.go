@@ -40,7 +40,7 @@ func LoadHeld(ctx context.Context, dir string) (key []byte, anchor string, ok bo
 	if sock == "" || unix.Lstat(sock, &before) != nil {
 		return nil, "", false
 	}
-	c, err := dialHolder(ctx, dir)
+	c, err := dialHolder(ctx, sock)
 	if err != nil {
 		return nil, "", false
 	}
@@ -64,13 +64,9 @@ func LoadHeld(ctx context.Context, dir string) (key []byte, anchor string, ok bo
 	return key, anchor, err == nil
 }
 
-// dialHolder connects to dir's holder, within holderWait and ctx, and
-// checks that it runs as this user.
-func dialHolder(ctx context.Context, dir string) (*net.UnixConn, error) {
-	sock := holderSocket(dir)
-	if sock == "" {
-		return nil, errors.New("no holder socket for " + dir)
-	}
+// dialHolder connects to the holder on sock (holderSocket), within
+// holderWait and ctx, and checks that it runs as this user.
+func dialHolder(ctx context.Context, sock string) (*net.UnixConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, holderWait)
 	defer cancel()
 	var d net.Dialer
@@ -133,13 +129,14 @@ func StartHolder(dir, binary string) error {
 // lock, or fails after ctx's deadline (KeyTimeout at most). No holder is
 // no error.
 func StopHolder(ctx context.Context, dir string) error {
-	if holderSocket(dir) == "" {
+	sock := holderSocket(dir)
+	if sock == "" {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, KeyTimeout)
 	defer cancel()
 	for {
-		if c, err := dialHolder(ctx, dir); err == nil {
+		if c, err := dialHolder(ctx, sock); err == nil {
 			_, _ = c.Write([]byte{reqStop})
 			_, _ = io.ReadAll(io.LimitReader(c, int64(len(stopMagic))))
 			c.Close()
@@ -210,8 +207,8 @@ const failedRetry = time.Hour
 // HolderFailure is why the last holder of dir could not start and when,
 // ok false when none failed within failedRetry.
 func HolderFailure(dir string) (why string, at time.Time, ok bool) {
-	fi, err := os.Lstat(holderFailed(dir))
-	if err != nil || !fi.Mode().IsRegular() || time.Since(fi.ModTime()) >= failedRetry {
+	fi, ok := lastFailure(dir)
+	if !ok || !fi.Mode().IsRegular() {
 		return "", time.Time{}, false
 	}
 	b, _ := fsx.ReadRegular(holderFailed(dir), 4096, fsx.NoFollow)
@@ -221,8 +218,14 @@ func HolderFailure(dir string) (why string, at time.Time, ok bool) {
 // failedRecently reports whether a holder of dir failed to start within
 // failedRetry.
 func failedRecently(dir string) bool {
+	_, ok := lastFailure(dir)
+	return ok
+}
+
+// lastFailure is dir's key.failed, ok when it is younger than failedRetry.
+func lastFailure(dir string) (os.FileInfo, bool) {
 	fi, err := os.Lstat(holderFailed(dir))
-	return err == nil && time.Since(fi.ModTime()) < failedRetry
+	return fi, err == nil && time.Since(fi.ModTime()) < failedRetry
 }
 
 // errHeld: another holder of the directory runs.

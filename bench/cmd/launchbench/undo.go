@@ -121,9 +121,6 @@ func undoRows(launcher string, rounds int) (string, []budget.Figure, error) {
 	return b.String(), figs, nil
 }
 
-// startWatcher starts the project's undo watcher (launcher's
-// undo-watch, as the hook starts it) and waits until it listens; stop
-// ends it.
 // watcherOf is the binary that runs the project's undo watcher beside the
 // launcher h, as the hook starts it: loopguard-exec beside it
 // (policy.Launcher), else h itself.
@@ -136,6 +133,9 @@ func watcherOf(h string) string {
 	return h
 }
 
+// startWatcher starts the project's undo watcher (launcher's
+// undo-watch, as the hook starts it) and waits until it listens; stop
+// ends it.
 func startWatcher(launcher, stateDir, project string) (stop func(), err error) {
 	cmd := exec.Command(launcher, "undo-watch", "--state", stateDir, "--project", project)
 	if err := cmd.Start(); err != nil {

@@ -3,12 +3,11 @@ package doctor
 import (
 	"bytes"
 	"context"
-	"os"
 	"time"
 
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/hookmain"
 	"github.com/loopguard/loopguard/keyring"
-	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -18,11 +17,12 @@ import (
 // reads the keyring on every call that needs the key), or none now.
 func checkKeyHolder(ctx context.Context, self string, master []byte) checkResult {
 	r := checkResult{name: "key holder"}
-	if cfg, err := cli.LoadConfig(); err == nil && !cfg.KeyHolderOn() {
+	cfg, err := cli.LoadConfig()
+	if err == nil && !cfg.KeyHolderOn() {
 		r.status, r.detail = statusSkip, "off in the configuration (key_holder false): the hook reads the keyring on every call that needs the key"
 		return r
 	}
-	if fi, err := os.Stat(policy.Launcher(self)); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+	if hookmain.KeyHolder(self, cfg) == "" {
 		r.status, r.detail = statusSkip, "no loopguard-exec beside "+self+" to run it: the hook reads the keyring on every call that needs the key"
 		return r
 	}
