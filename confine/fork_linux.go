@@ -65,8 +65,11 @@ type forkSpec struct {
 	iov         unix.Iovec
 	one         [1]byte
 	oob         []byte
-	// redirects are the call's redirections, in order.
+	// redirects are the call's redirections, in order; made means the
+	// forking thread made them already (and marked every other
+	// descriptor close-on-exec), so the child leaves its descriptors be.
 	redirects []forkRedirect
+	made      bool
 	cwd       *byte
 	exe       *byte
 	argv      []*byte
@@ -141,8 +144,7 @@ const (
 // (the descriptor f.ruleset, which the caller closes), the filter
 // assembled, every path and the environment made C strings.
 func prepareFork(s Spec, plan Plan, o filterOpts, broker *os.File, nproc uint64, setNproc bool) (*forkSpec, error) {
-	f := &forkSpec{ruleset: -1, maker: -1, brokerFd: -1, errFd: -1, rd: -1, ppid: uintptr(os.Getpid()), setNproc: setNproc}
-	f.nproc = unix.Rlimit{Cur: nproc, Max: nproc}
+	f := newForkSpec(nproc, setNproc)
 	o.tcpUDP = plan.Network && !plan.OwnNet && !s.Cap.AnyPort
 	if !testknobs.On(testknobs.NoRuleset) {
 		rs, err := newRuleset(plan, s.Cap, ABI())
@@ -192,6 +194,12 @@ func prepareFork(s Spec, plan Plan, o filterOpts, broker *os.File, nproc uint64,
 		return nil, err
 	}
 	return f, nil
+}
+
+// newForkSpec is a forkSpec that restricts nothing yet: its child bounds
+// its tasks to nproc where setNproc says so.
+func newForkSpec(nproc uint64, setNproc bool) *forkSpec {
+	return &forkSpec{ruleset: -1, maker: -1, brokerFd: -1, errFd: -1, rd: -1, ppid: uintptr(os.Getpid()), setNproc: setNproc, nproc: unix.Rlimit{Cur: nproc, Max: nproc}}
 }
 
 // prepareExec fills in the redirections, the directory, the program and
@@ -422,8 +430,10 @@ func forked(f *forkSpec) {
 		_, _, _ = syscall.RawSyscall6(unix.SYS_CLOSE, uintptr(f.ruleset), 0, 0, 0, 0, 0)
 		childFilter(f)
 	}
-	if _, _, e := syscall.RawSyscall6(unix.SYS_CLOSE_RANGE, 3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC, 0, 0, 0); e != 0 {
-		childFail(f, stepCloseRange, 0, e)
+	if !f.made {
+		if _, _, e := syscall.RawSyscall6(unix.SYS_CLOSE_RANGE, 3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC, 0, 0, 0); e != 0 {
+			childFail(f, stepCloseRange, 0, e)
+		}
 	}
 	for i := range f.redirects {
 		childRedirect(f, i)

@@ -32,10 +32,10 @@ import (
 var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT}
 
 // runInit restricts this thread to plan and o (with a broker b: its
-// listener sent on conn), starts s's program from
-// it and is the namespace's init until the program exits: it returns
-// only when the program was not started.
-func runInit(s Spec, plan Plan, o filterOpts, conn *os.File, b *topBroker) error {
+// listener sent on conn), starts s's program from it (bounded to nproc
+// tasks, where setNproc says so) and is the namespace's init until the
+// program exits: it returns only when the program was not started.
+func runInit(s Spec, plan Plan, o filterOpts, conn *os.File, b *topBroker, nproc uint64, setNproc bool) error {
 	if os.Getpid() != 1 {
 		return fmt.Errorf("the second stage is pid %d in its PID namespace, not 1", os.Getpid())
 	}
@@ -47,12 +47,9 @@ func runInit(s Spec, plan Plan, o filterOpts, conn *os.File, b *topBroker) error
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
-	// From this thread: the program inherits its Landlock domain and
-	// filter (fork copies the calling thread's), and by execve nothing
-	// of this process but the descriptors prepareJailed left open.
-	pid, err := syscall.ForkExec(s.Exe, s.Argv, &syscall.ProcAttr{Env: jailEnv(plan), Files: []uintptr{0, 1, 2}})
+	pid, err := forkProgram(s, plan, nproc, setNproc)
 	if err != nil {
-		return fmt.Errorf("failed to start %s: %w", s.Exe, err)
+		return err
 	}
 	go func() {
 		for sig := range sigs {
@@ -83,4 +80,41 @@ func runInit(s Spec, plan Plan, o filterOpts, conn *os.File, b *topBroker) error
 			os.Exit(128 + int(ws.Signal()))
 		}
 	}
+}
+
+// forkProgram starts s's program from this thread, which prepareJailed
+// restricted, redirected and moved to the call's directory: the program
+// inherits its Landlock domain and filter (fork copies the calling
+// thread's), and by execve nothing of this process but the descriptors
+// prepareJailed left open. The task bound is the child's alone, set
+// between fork and execve (forked): the kernel checks a fork against the
+// forking task's own RLIMIT_NPROC, so this process, the namespace's
+// init, can still start the threads Go's runtime wants (to wait, to take
+// a signal) while a fork bomb holds the namespace at the bound; with the
+// bound its own, it could not, and died with the call's output unsaid.
+func forkProgram(s Spec, plan Plan, nproc uint64, setNproc bool) (int, error) {
+	f := newForkSpec(nproc, setNproc)
+	s.Redirects, f.made = nil, true
+	if err := f.prepareExec(s, plan); err != nil {
+		f.close()
+		return 0, err
+	}
+	pid, rd, err := forkJailed(f, -1)
+	f.close()
+	if err != nil {
+		return 0, err
+	}
+	if err := forkResult(s, rd); err != nil {
+		var ws unix.WaitStatus
+		for {
+			if _, werr := unix.Wait4(pid, &ws, 0, nil); werr != unix.EINTR {
+				break
+			}
+		}
+		if e, ok := err.(syscall.Errno); ok {
+			return 0, fmt.Errorf("failed to start %s: %w", s.Exe, e)
+		}
+		return 0, err
+	}
+	return pid, nil
 }

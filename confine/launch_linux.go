@@ -408,8 +408,11 @@ func stage2() error {
 	// Every step below is this thread's (the capabilities isolate drops,
 	// the restriction): the one that execs or forks the program.
 	runtime.LockOSThread()
-	if err := limitTasks(l); err != nil {
-		return err
+	var nproc uint64
+	if !l.PidsMax {
+		if nproc, err = taskLimit(true); err != nil {
+			return err
+		}
 	}
 	if !l.NS {
 		return errors.New("a second stage without namespaces of its own")
@@ -444,7 +447,7 @@ func stage2() error {
 		}
 		b.mounted = !o.metadata
 	}
-	return runInit(l.Spec, l.Plan, o, theirs, b)
+	return runInit(l.Spec, l.Plan, o, theirs, b, nproc, !l.PidsMax)
 }
 
 // filter is the filter a launch of p applies: in IPC namespaces of its

@@ -25,27 +25,11 @@ import (
 // a CPU, each with a thread or more a CPU.
 func jailTasks() uint64 { return max(1024, 64*uint64(runtime.NumCPU())) }
 
-// limitTasks sets the second stage's RLIMIT_NPROC, which the program and
-// its children keep (lowered soft and hard: an unprivileged process
-// cannot raise it again), unless the call's cgroup bounds its tasks.
-// The kernel does not apply it to root.
-func limitTasks(l launch) error {
-	if l.PidsMax {
-		return nil
-	}
-	n, err := taskLimit(l.NS)
-	if err != nil {
-		return err
-	}
-	if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: n, Max: n}); err != nil {
-		return fmt.Errorf("bounding the call's tasks: setrlimit(RLIMIT_NPROC): %w", err)
-	}
-	return nil
-}
-
 // taskLimit is the RLIMIT_NPROC of a launch without a cgroup that bounds
-// its tasks, with namespaces of its own (ns) or without (forkJailed's
-// child sets it).
+// its tasks, with namespaces of its own (ns) or without; the program's
+// child sets it on itself before execve (forked), soft and hard (an
+// unprivileged process cannot raise it again), and the kernel does not
+// apply it to root.
 func taskLimit(ns bool) (uint64, error) {
 	n := jailTasks()
 	if !ns {
