@@ -175,6 +175,9 @@ func HoldMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "loopguard: "+HolderSubcommand+" --state DIR (absolute)")
 		return 2
 	}
+	// It outlives the hook that started it: nothing that hook was given
+	// stays open in it (a pipe would keep its reader waiting).
+	_, _ = fsx.CloseInherited()
 	// No core dump, and no ptrace by the user's other processes (they
 	// need it dumpable): its memory holds the key.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	dbus "github.com/godbus/dbus/v5"
+	"golang.org/x/sys/unix"
 
 	"github.com/loopguard/loopguard/internal/keyringtest"
 )
@@ -118,7 +119,27 @@ func TestRealKeyHolder(t *testing.T) {
 		}
 	}
 
+	// The holder outlives the hook that starts it: a pipe the hook was
+	// given (no close-on-exec: every child inherits it) ends for its
+	// reader while the holder serves on.
+	var pipe [2]int
+	if err := unix.Pipe2(pipe[:], 0); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pipe[0])
+	if _, err := unix.FcntlInt(uintptr(pipe[0]), unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
 	h := startHolder(t, rk, state, "")
+	unix.Close(pipe[1])
+	fds := []unix.PollFd{{Fd: int32(pipe[0]), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 5000)
+	for err == unix.EINTR {
+		n, err = unix.Poll(fds, 5000)
+	}
+	if err != nil || n != 1 || fds[0].Revents&unix.POLLHUP == 0 {
+		t.Errorf("the holder kept open a pipe the process that started it was given (poll: %d, %v)", n, err)
+	}
 	serving("started")
 	// One holder a directory: a second exits at once, the first serves on.
 	second := startHolderNoWait(t, rk, state)

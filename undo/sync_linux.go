@@ -313,6 +313,10 @@ func WatchMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "loopguard: undo-watch --state DIR --project DIR")
 		return 2
 	}
+	// It outlives the launch or hook that started it: nothing that
+	// process was given stays open in it (a pipe would keep its reader
+	// waiting).
+	_, _ = fsx.CloseInherited()
 	if err := Watch(context.Background(), state, project); err != nil {
 		fmt.Fprintf(os.Stderr, "loopguard: undo-watch: %v\n", err)
 		return 1
