@@ -108,7 +108,7 @@ func peerUID(c *net.UnixConn) (int, error) {
 // environment. It does not wait; a holder that finds another holding the
 // lock exits at once.
 func StartHolder(dir, binary string) error {
-	if holderSocket(dir) == "" || failedRecently(dir) {
+	if holderSocket(dir) == "" || failedRecently(dir) || lockHeld(dir) {
 		return nil
 	}
 	bus := os.Getenv(busEnv)
@@ -123,6 +123,21 @@ func StartHolder(dir, binary string) error {
 		return err
 	}
 	return cmd.Process.Release()
+}
+
+// lockHeld: a process holds dir's holder lock, so a holder started now
+// would exit at once. It is one that is starting (it reads the keyring
+// before it listens), or one that no longer answers (stopped, hung: the
+// hook that waited for it removed its socket), which keeps its lock until
+// it ends; the hooks read the keyring themselves meanwhile, and start no
+// process a call that could only exit.
+func lockHeld(dir string) bool {
+	f, err := os.OpenFile(holderLock(dir), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) == unix.EWOULDBLOCK
 }
 
 // StopHolder stops dir's holder and returns once it has let go of its

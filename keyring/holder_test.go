@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The answer's encoding: what encodeHeld writes decodeHeld reads back; a
@@ -200,5 +202,41 @@ func TestStartHolderAfterAFailure(t *testing.T) {
 	}
 	if err := StartHolder(dir, bin); err != nil || starts() != 2 {
 		t.Fatalf("a failure an hour ago: %v, %d starts", err, starts())
+	}
+}
+
+// StartHolder starts no holder while another process holds the lock (one
+// starting, or one that stopped answering and whose socket the hook
+// removed): it would exit at once, a process started on every call for
+// nothing. Control: the lock let go, the next call starts one.
+func TestStartHolderWhileLocked(t *testing.T) {
+	t.Setenv(busEnv, "unix:path=/nonexistent/bus")
+	dir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "started")
+	bin := filepath.Join(t.TempDir(), "holder")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\" >> "+out+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	starts := func() int {
+		time.Sleep(200 * time.Millisecond)
+		b, _ := os.ReadFile(out)
+		return strings.Count(string(b), "\n")
+	}
+	lock, err := os.OpenFile(holderLock(dir), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if err := StartHolder(dir, bin); err != nil || starts() != 0 {
+		t.Fatalf("the lock held: %v, %d starts", err, starts())
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	if err := StartHolder(dir, bin); err != nil || starts() != 1 {
+		t.Fatalf("control, the lock let go: %v, %d starts", err, starts())
 	}
 }
