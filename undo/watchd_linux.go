@@ -200,7 +200,7 @@ func (d *daemon) loop(ctx context.Context) error {
 			return err
 		}
 		if n == 0 {
-			if time.Since(last) > d.idle {
+			if time.Since(last) > d.idle || d.storeGone() {
 				return nil
 			}
 			continue
@@ -220,6 +220,16 @@ func (d *daemon) loop(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// storeGone: the request directory was removed (with the project's
+// store: uninstall, a purge), so no request can reach this watcher again.
+// Its watch says nothing of it while the watcher holds the directory
+// open (the kernel reports a removed inode only when its last reference
+// goes); a removed directory has no links left.
+func (d *daemon) storeGone() bool {
+	var st unix.Stat_t
+	return unix.Fstat(d.reqDir, &st) == nil && st.Nlink == 0
 }
 
 // events handles what one read returned; asked: a request was answered;

@@ -739,3 +739,35 @@ func TestWatchState(t *testing.T) {
 		t.Errorf("with a watcher: running %v, failed %q", running, failed)
 	}
 }
+
+// TestWatcherEndsWithItsStore: the watcher ends when the project's store
+// is removed (uninstall, a purge), where no request can reach it again;
+// it had run on, its lock and directory deleted, until its idle time.
+// Control: with the store in place it runs on, and a record is answered.
+func TestWatcherEndsWithItsStore(t *testing.T) {
+	proj, st := project(t, map[string]string{"d/f.txt": "first\n"})
+	s, _ := Open(st, proj)
+	mustDo(t, s.create())
+	done := make(chan error, 1)
+	go func() { done <- watch(context.Background(), st, proj, time.Hour, 0) }()
+	for i := 0; i < 500 && !s.watching(); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if rec := record(t, st, proj, nil, nil); rec.synced == "" {
+		t.Fatal("control: the watcher did not answer a record")
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("control: the watcher ended with its store in place: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	mustDo(t, os.RemoveAll(s.Dir))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the watcher ended with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watcher still runs 5 s after its store was removed")
+	}
+}
