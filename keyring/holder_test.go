@@ -177,16 +177,7 @@ func TestLoadHeldRefusesAnotherUser(t *testing.T) {
 func TestStartHolderAfterAFailure(t *testing.T) {
 	t.Setenv(busEnv, "unix:path=/nonexistent/bus")
 	dir := t.TempDir()
-	out := filepath.Join(t.TempDir(), "started")
-	bin := filepath.Join(t.TempDir(), "holder")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\" >> "+out+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	starts := func() int {
-		time.Sleep(200 * time.Millisecond)
-		b, _ := os.ReadFile(out)
-		return strings.Count(string(b), "\n")
-	}
+	bin, starts := countingHolder(t)
 	if err := StartHolder(dir, bin); err != nil || starts() != 1 {
 		t.Fatalf("control, no failure: %v, %d starts", err, starts())
 	}
@@ -212,16 +203,7 @@ func TestStartHolderAfterAFailure(t *testing.T) {
 func TestStartHolderWhileLocked(t *testing.T) {
 	t.Setenv(busEnv, "unix:path=/nonexistent/bus")
 	dir := t.TempDir()
-	out := filepath.Join(t.TempDir(), "started")
-	bin := filepath.Join(t.TempDir(), "holder")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\" >> "+out+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	starts := func() int {
-		time.Sleep(200 * time.Millisecond)
-		b, _ := os.ReadFile(out)
-		return strings.Count(string(b), "\n")
-	}
+	bin, starts := countingHolder(t)
 	lock, err := os.OpenFile(holderLock(dir), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -238,5 +220,21 @@ func TestStartHolderWhileLocked(t *testing.T) {
 	}
 	if err := StartHolder(dir, bin); err != nil || starts() != 1 {
 		t.Fatalf("control, the lock let go: %v, %d starts", err, starts())
+	}
+}
+
+// countingHolder is a holder binary that only counts its starts, and how
+// many it has counted (after waiting for a start that may be under way).
+func countingHolder(t *testing.T) (bin string, starts func() int) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "started")
+	bin = filepath.Join(t.TempDir(), "holder")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\" >> "+out+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin, func() int {
+		time.Sleep(200 * time.Millisecond)
+		b, _ := os.ReadFile(out)
+		return strings.Count(string(b), "\n")
 	}
 }
