@@ -307,7 +307,12 @@ func (j *jail) launch(t *testing.T, c policy.Capability, probe ...string) (strin
 // launchCmd is the launcher's command that runs the probe under c, as the
 // jail's user, not yet started.
 func (j *jail) launchCmd(c policy.Capability, probe ...string) *exec.Cmd {
-	s := Spec{Cap: c, Project: j.project, Cwd: j.project, Exe: j.bin, Argv: append([]string{probeName}, probe...)}
+	return j.specCmd(Spec{Cap: c, Project: j.project, Cwd: j.project, Exe: j.bin, Argv: append([]string{probeName}, probe...)})
+}
+
+// specCmd is the launcher's command that launches s, as the jail's user,
+// not yet started.
+func (j *jail) specCmd(s Spec) *exec.Cmd {
 	cmd := j.command(append([]string{launcherName}, s.Args()[1:]...)...)
 	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, cmd.Env...)
 	return cmd
@@ -1592,6 +1597,24 @@ func TestJailHoldsNoCapability(t *testing.T) {
 		for _, c := range []policy.Capability{readOnly, projectWrite} {
 			out, code := j.launch(t, c, "jail-caps")
 			checkProbe(t, []string{c.String(), "capabilities"}, firstLine(out), code, true)
+		}
+	})
+}
+
+// TestJailProgramMissing: a program that cannot be executed is not run,
+// in either mode (with namespaces the second stage, the namespace's init,
+// forks it through the first stage's raw child), and the launcher says
+// which and why. Control: the same launch of a program that exists runs.
+func TestJailProgramMissing(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		missing := filepath.Join(j.project, "missing")
+		s := Spec{Cap: projectWrite, Project: j.project, Cwd: j.project, Exe: missing, Argv: []string{"missing"}}
+		out, code := combined(t, j.specCmd(s))
+		if code != ExitFailed || !strings.Contains(out, "the program was not run") || !strings.Contains(out, "failed to start "+missing) && !strings.Contains(out, "no such file") {
+			t.Errorf("a missing program: exit %d, %q", code, out)
+		}
+		if out, code := j.launch(t, projectWrite, "write", filepath.Join(j.project, "ran")); code != 0 || !strings.HasSuffix(out, "ok") {
+			t.Errorf("control: exit %d, %q", code, out)
 		}
 	})
 }
