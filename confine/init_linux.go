@@ -105,12 +105,7 @@ func forkProgram(s Spec, plan Plan, nproc uint64, setNproc bool) (int, error) {
 		return 0, err
 	}
 	if err := forkResult(s, rd); err != nil {
-		var ws unix.WaitStatus
-		for {
-			if _, werr := unix.Wait4(pid, &ws, 0, nil); werr != unix.EINTR {
-				break
-			}
-		}
+		_, _ = waitPid(pid) // it exited after its report
 		if e, ok := err.(syscall.Errno); ok {
 			return 0, fmt.Errorf("failed to start %s: %w", s.Exe, e)
 		}

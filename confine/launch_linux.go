@@ -289,22 +289,27 @@ func startJailed(s Spec, plan Plan, cg *callCgroup, broker *os.File, b *topBroke
 		// The child's report first: the broker (started by now) answers
 		// the opens of its redirections.
 		ferr := forkResult(s, rd)
-		var ws unix.WaitStatus
-		for {
-			_, err := unix.Wait4(pid, &ws, 0, nil)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil {
-				return 0, err
-			}
-			break
+		ws, err := waitPid(pid)
+		if err != nil {
+			return 0, err
 		}
 		if ferr != nil {
 			return 0, ferr
 		}
-		return syscall.WaitStatus(ws), nil
+		return ws, nil
 	}}, nil
+}
+
+// waitPid waits for the child pid to end, again where a signal
+// interrupts the wait.
+func waitPid(pid int) (syscall.WaitStatus, error) {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if err != unix.EINTR {
+			return syscall.WaitStatus(ws), err
+		}
+	}
 }
 
 // stage2Handover is the launch the second stage reads, and whether it
