@@ -108,7 +108,15 @@ func peerUID(c *net.UnixConn) (int, error) {
 // environment. It does not wait; a holder that finds another holding the
 // lock exits at once.
 func StartHolder(dir, binary string) error {
-	if holderSocket(dir) == "" || failedRecently(dir) || lockHeld(dir) {
+	if holderSocket(dir) == "" || failedRecently(dir) {
+		return nil
+	}
+	// A process holds the lock: one starting (it reads the keyring before
+	// it listens), or one that no longer answers (stopped, hung: the hook
+	// that waited for it removed its socket), which keeps it until it
+	// ends. A holder started now would exit at once; the hooks read the
+	// keyring themselves meanwhile.
+	if held, _ := lockHeld(dir); held {
 		return nil
 	}
 	bus := os.Getenv(busEnv)
@@ -125,19 +133,18 @@ func StartHolder(dir, binary string) error {
 	return cmd.Process.Release()
 }
 
-// lockHeld: a process holds dir's holder lock, so a holder started now
-// would exit at once. It is one that is starting (it reads the keyring
-// before it listens), or one that no longer answers (stopped, hung: the
-// hook that waited for it removed its socket), which keeps its lock until
-// it ends; the hooks read the keyring themselves meanwhile, and start no
-// process a call that could only exit.
-func lockHeld(dir string) bool {
+// lockHeld: a process holds dir's holder lock (a probe for it fails);
+// no lock file is no holder. err is an error opening the lock file.
+func lockHeld(dir string) (bool, error) {
 	f, err := os.OpenFile(holderLock(dir), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
 	if err != nil {
-		return false
+		return false, err
 	}
 	defer f.Close()
-	return unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) == unix.EWOULDBLOCK
+	return unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil, nil
 }
 
 // StopHolder stops dir's holder and returns once it has let go of its
@@ -158,17 +165,8 @@ func StopHolder(ctx context.Context, dir string) error {
 		}
 		// Gone once its lock is free: a holder still reading the keyring
 		// holds it without a socket yet, and is stopped on the next turn.
-		f, err := os.OpenFile(holderLock(dir), os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
+		if held, err := lockHeld(dir); err != nil || !held {
 			return err
-		}
-		free := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
-		f.Close()
-		if free {
-			return nil
 		}
 		select {
 		case <-ctx.Done():
