@@ -49,6 +49,12 @@ type pinned struct {
 	// names are the entries of each root's modules/ tree before the
 	// call (moduleNames), each with its type (st_mode's S_IFMT bits).
 	names map[string]uint32
+	// looked is set after the call (restore): a directory of a git
+	// directory the call took its owner's read or search bit from is
+	// given them back before it is looked into (reach), and looked holds
+	// the lines that say so. Before the call the user's modes stand: a
+	// pin that cannot be read stops the launch.
+	looked *[]string
 }
 
 // maxPinned bounds what one pinned file's copy holds: a hook is a
@@ -87,7 +93,7 @@ func (p pinned) read(path string) (pinnedEntry, error) {
 		return pinnedEntry{}, err
 	}
 	defer unix.Close(dir)
-	return readPinAt(dir, filepath.Base(path), 0)
+	return p.readAt(dir, filepath.Dir(path), filepath.Base(path), 0)
 }
 
 // openDir opens path's directory beneath its git directory, following no
@@ -106,12 +112,34 @@ func (p pinned) openDir(path string) (int, error) {
 			return -1, err
 		}
 		defer unix.Close(root)
-		return openBeneath(root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+		return p.beneath(root, r, rel, unix.O_RDONLY|unix.O_DIRECTORY)
 	}
 	return -1, fmt.Errorf("%s is in no git directory of the call", path)
 }
 
+// beneath opens rel below root (whose path is base) following no link,
+// as openBeneath does; after the call (looked), where the call took its
+// owner's read or search bit from it or a directory on the way, they are
+// given back first (reach).
+func (p pinned) beneath(root int, base, rel string, flags int) (int, error) {
+	if p.looked == nil {
+		return openBeneath(root, rel, flags)
+	}
+	fd, lines, err := reach(root, base, rel, flags)
+	*p.looked = append(*p.looked, lines...)
+	return fd, err
+}
+
+// readPinAt is what name in dir holds, read as a pin is: through no link,
+// a file at most maxPinned, a directory two deep.
 func readPinAt(dir int, name string, depth int) (pinnedEntry, error) {
+	return pinned{}.readAt(dir, "", name, depth)
+}
+
+// readAt is readPinAt's, dir's path being base (for the user); after the
+// call a directory the call made unreadable to its owner is read all the
+// same (beneath).
+func (p pinned) readAt(dir int, base, name string, depth int) (pinnedEntry, error) {
 	var st unix.Stat_t
 	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) {
 		return pinnedEntry{missing: true}, nil
@@ -146,7 +174,7 @@ func readPinAt(dir int, name string, depth int) (pinnedEntry, error) {
 		if depth > 2 {
 			return e, fmt.Errorf("%s: nested too deep", name)
 		}
-		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := p.beneath(dir, base, name, unix.O_RDONLY|unix.O_DIRECTORY)
 		if err != nil {
 			return e, err
 		}
@@ -158,7 +186,7 @@ func readPinAt(dir int, name string, depth int) (pinnedEntry, error) {
 		}
 		e.entries = map[string]pinnedEntry{}
 		for _, n := range names {
-			c, err := readPinAt(fd, n, depth+1)
+			c, err := p.readAt(fd, filepath.Join(base, name), n, depth+1)
 			if err != nil {
 				return e, err
 			}
@@ -190,7 +218,8 @@ func (e pinnedEntry) equal(o pinnedEntry) bool {
 // out (h) what the call added where git keeps submodules, and returns a
 // line for each, sorted; one it could not put back is said so.
 func (p pinned) restore(h *holder) []string {
-	var lines []string
+	var lines, looked []string
+	p.looked = &looked
 	var cut []string // what unlinkReplaced removed
 	for path, e := range p.entries {
 		now, err := p.read(path)
@@ -215,10 +244,11 @@ func (p pinned) restore(h *holder) []string {
 		if err == nil && e.equal(now) {
 			continue
 		}
-		if err == nil {
-			err = p.put(path, e)
-		}
 		if err != nil {
+			lines = append(lines, fmt.Sprintf("loopguard: could not look at %s after this call (%v), so whether the call changed it is not known: check it before running git", path, err))
+			continue
+		}
+		if err = p.put(path, e); err != nil {
 			lines = append(lines, fmt.Sprintf("loopguard: this call changed %s and loopguard could not put it back (%v): check it before running git", path, err))
 			continue
 		}
@@ -227,8 +257,9 @@ func (p pinned) restore(h *holder) []string {
 	// Then what the call added where git keeps submodules (after the
 	// pins: a link there that the put-back removed is not held too).
 	lines = append(lines, p.holdNewModules(h)...)
+	lines = append(lines, looked...)
 	slices.Sort(lines)
-	return lines
+	return slices.Compact(lines)
 }
 
 // unlinkReplaced removes the first entry on the way from path's git
@@ -253,10 +284,14 @@ func (p pinned) unlinkReplaced(path string) (string, error) {
 		}
 		at := r
 		for _, name := range strings.Split(rel, string(filepath.Separator)) {
+			parent := at
 			at = filepath.Join(at, name)
 			var st unix.Stat_t
 			err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 			if err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+				if p.looked != nil {
+					*p.looked = append(*p.looked, mayMove(dir, parent, name, at)...)
+				}
 				err = unix.Unlinkat(dir, name, 0)
 				unix.Close(dir)
 				if err != nil {
@@ -266,7 +301,7 @@ func (p pinned) unlinkReplaced(path string) (string, error) {
 			}
 			var next int
 			if err == nil {
-				next, err = unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+				next, err = p.beneath(dir, parent, name, unix.O_RDONLY|unix.O_DIRECTORY)
 			}
 			unix.Close(dir)
 			if err != nil {
@@ -297,7 +332,7 @@ func (p pinned) moduleNames(root string, visit func(path string, parent int, nam
 	// names lists the names directory open at fd (closing it).
 	var walk, names func(fd int, path string, depth int) error
 	walk = func(dir int, path string, depth int) error {
-		fd, err := unix.Openat(dir, "modules", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := p.beneath(dir, path, "modules", unix.O_RDONLY|unix.O_DIRECTORY)
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 			return nil // none, or not a directory: git keeps none there
 		}
@@ -322,7 +357,7 @@ func (p pinned) moduleNames(root string, visit func(path string, parent int, nam
 			if !visit(cpath, fd, n) {
 				continue
 			}
-			c, err := unix.Openat(fd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			c, err := p.beneath(fd, path, n, unix.O_RDONLY|unix.O_DIRECTORY)
 			if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 				continue // a file or a link: listed, nothing below
 			}
@@ -370,6 +405,9 @@ func (p pinned) holdNewModules(h *holder) []string {
 		err := p.moduleNames(r, func(path string, parent int, name string) bool {
 			if t, ok := p.names[path]; ok && t == typeAt(parent, name) {
 				return true
+			}
+			if p.looked != nil {
+				*p.looked = append(*p.looked, mayMove(parent, filepath.Dir(path), name, path)...)
 			}
 			where, _, err := h.move(parent, name, path)
 			if err != nil {
@@ -476,9 +514,20 @@ func (e pinnedEntry) putAt(dir int, name string) error {
 // name not followed.
 func (p pinned) openRoot(r string, flags int) (int, error) {
 	if p.projectFd >= 0 && r != p.project && fsx.Within(r, p.project) {
-		return openBeneath(p.projectFd, strings.TrimPrefix(r, p.project+"/"), flags)
+		return p.beneath(p.projectFd, p.project, strings.TrimPrefix(r, p.project+"/"), flags)
 	}
-	return unix.Open(r, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(r, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.EACCES) && p.looked != nil {
+		// Outside the project (a linked worktree's): from its parent,
+		// by its path.
+		parent, perr := unix.Open(filepath.Dir(r), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if perr != nil {
+			return -1, err
+		}
+		defer unix.Close(parent)
+		return p.beneath(parent, filepath.Dir(r), filepath.Base(r), flags)
+	}
+	return fd, err
 }
 
 // rebaseTodos are the files in a git directory that tell a rebase or a
@@ -501,8 +550,25 @@ func holdRebaseExec(project string, projectFd int, kept []string, started time.T
 		}
 		for _, todo := range rebaseTodos {
 			rel := strings.TrimPrefix(g, project+"/") + "/" + todo
-			dir, err := openBeneath(projectFd, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
+			// Its directory reached as the sweep reaches one: the
+			// thirty-first attack run's chmod 311 .git/rebase-merge
+			// (git needs no read bit there) kept its open from
+			// succeeding, and the exec line ran on the user's git
+			// rebase --continue, with nothing said.
+			dir, looked, err := reach(projectFd, project, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
+			lines = append(lines, looked...)
+			if errors.Is(err, unix.ENOENT) {
+				continue // no rebase, or no sequence, in progress
+			}
+			if errors.Is(err, unix.ELOOP) {
+				// A link where the rebase's directory is: git follows it
+				// to a todo of the call's own in the project (this
+				// launcher's own attack run after the thirty-first's).
+				lines = append(lines, holdStateLink(project, projectFd, filepath.Dir(rel), h)...)
+				continue
+			}
 			if err != nil {
+				lines = append(lines, fmt.Sprintf("loopguard: could not look at %s after this call (%v): if a rebase or a cherry-pick is in progress there, run git rebase --abort (or git cherry-pick --abort) rather than --continue, whose exec lines git would run unconfined", filepath.Join(project, filepath.Dir(rel)), err))
 				continue
 			}
 			name := filepath.Base(rel)
@@ -510,6 +576,7 @@ func holdRebaseExec(project string, projectFd int, kept []string, started time.T
 				_ = unix.Close(dir)
 				continue
 			}
+			lines = append(lines, mayMove(dir, filepath.Join(project, filepath.Dir(rel)), name, filepath.Join(project, rel))...)
 			where, _, err := h.move(dir, name, rel)
 			_ = unix.Close(dir)
 			if err != nil {
@@ -520,6 +587,27 @@ func holdRebaseExec(project string, projectFd int, kept []string, started time.T
 		}
 	}
 	return lines
+}
+
+// holdStateLink holds back the link rel (a rebase's or a sequence's
+// directory in a git directory of the project) as the sweep holds one:
+// removed, its text said.
+func holdStateLink(project string, projectFd int, rel string, h *holder) []string {
+	gdir, lines, err := reach(projectFd, project, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return append(lines, fmt.Sprintf("loopguard: could not look at %s after this call (%v): if a rebase or a cherry-pick is in progress there, run git rebase --abort (or git cherry-pick --abort) rather than --continue", filepath.Join(project, rel), err))
+	}
+	defer unix.Close(gdir)
+	name := filepath.Base(rel)
+	if typeAt(gdir, name) != unix.S_IFLNK {
+		return lines
+	}
+	lines = append(lines, mayMove(gdir, filepath.Join(project, filepath.Dir(rel)), name, filepath.Join(project, rel))...)
+	where, _, err := h.move(gdir, name, rel)
+	if err != nil {
+		return append(lines, fmt.Sprintf("loopguard: this call made %s a link, which git would follow to a todo of the call's, and loopguard could not remove it (%v): remove it, and run no git rebase --continue there", filepath.Join(project, rel), err))
+	}
+	return append(lines, fmt.Sprintf("loopguard: held back %s, which this call made a link: git would follow it to a todo of the call's, whose exec lines it runs on your git rebase --continue (%s)", filepath.Join(project, rel), where))
 }
 
 // todoRunsCommand reports whether the todo name in dir has an exec line;

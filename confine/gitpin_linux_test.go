@@ -421,6 +421,12 @@ printf '#!/bin/sh\ntouch `+pwned+`\n' > tools/pc.sh && chmod 755 tools/pc.sh`)
 					j.unconfined(t, "mkdir -p "+filepath.Dir(held)+" && : > "+held)
 				}
 				attack := `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; mkdir .git/modules/opt.loopguard-held && git init -q --bare .git/modules/opt && cp tools/pc.sh .git/modules/opt/hooks/post-checkout && printf '[core]\n\tbare = false\n\tfsmonitor = touch ` + pwned + `\n[remote "origin"]\n\turl = ` + src + `\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n' >> .git/modules/opt/config; echo wrote > src/main.go`
+				// The thirty-first attack run's chmod 311 .git: git
+				// needs no read bit there, and the put-back and the hold
+				// could not look into it.
+				if !stateWritable {
+					attack += "; chmod 311 .git .git/modules || true"
+				}
 				out, code := j.launch(t, gitWrite, "jail-sh", attack)
 				if code != 0 {
 					t.Fatalf("exit %d: %s", code, out)
@@ -434,6 +440,9 @@ printf '#!/bin/sh\ntouch `+pwned+`\n' > tools/pc.sh && chmod 755 tools/pc.sh`)
 				want := "moved to " + filepath.Join(j.stateDir(t), "held")
 				if !stateWritable {
 					want = "(renamed " + filepath.Join(j.project, ".git/modules/opt.loopguard-held-")
+				}
+				if !stateWritable && strings.Contains(out, "could not") {
+					t.Errorf("namespaces %v: after chmod 311 .git the launcher could not look at something:\n%s", j.ns, out)
 				}
 				if !strings.Contains(out, "held back "+filepath.Join(j.project, ".git/modules/opt")+", which this call made") || !strings.Contains(out, want) {
 					t.Errorf("namespaces %v: the launcher did not say it held it back (%s):\n%s", j.ns, want, out)
@@ -586,10 +595,49 @@ echo refs/heads/master > $d/head-name; echo 1 > $d/msgnum; echo 1 > $d/end; : > 
 		if _, err := os.Stat(todo); err != nil || strings.Contains(out, "git-rebase-todo") {
 			t.Errorf("namespaces %v: a todo that only picks was held back (control; %v):\n%s", j.ns, err, out)
 		}
+		// The call may also take its owner's read bit from the rebase's
+		// directory or the git directory, or its write bit from the
+		// rebase's: git needs neither read bit, and the thirty-first
+		// attack run's chmod 311 .git/rebase-merge kept the todo from
+		// being looked at, and said nothing.
+		for _, hide := range []string{"", "chmod 311 .git/rebase-merge", "chmod 311 .git", "chmod 511 .git/rebase-merge"} {
+			_ = os.Chmod(filepath.Join(j.project, ".git"), 0o755)
+			_ = os.Chmod(filepath.Join(j.project, ".git/rebase-merge"), 0o755)
+			_ = os.RemoveAll(filepath.Join(j.project, ".git/rebase-merge"))
+			// With the filter alone the first stage makes a mode change
+			// of the program's own files only, and refuses .git's
+			// (Claude Code's sandbox lets the kernel make it): the
+			// marker says whether the call's chmod was made.
+			marker := filepath.Join(j.project, "hidden")
+			_ = os.Remove(marker)
+			if hide != "" {
+				hide += " && : > hidden"
+			}
+			out, _ = j.launch(t, gitWrite, "jail-sh", plant("exec touch "+pwned)+"\n"+hide)
+			if !strings.Contains(out, "held back "+todo) {
+				t.Errorf("namespaces %v, %q: the todo with an exec line was not held back:\n%s", j.ns, hide, out)
+			}
+			if _, err := os.Stat(marker); err == nil && !strings.Contains(out, "bits are back") {
+				t.Errorf("namespaces %v, %q: the launcher did not say it gave the owner's bits back:\n%s", j.ns, hide, out)
+			}
+			cmd := exec.Command("git", "rebase", "--continue")
+			cmd.Dir = j.project
+			cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_EDITOR=true")
+			if os.Getuid() == 0 {
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+			}
+			_ = cmd.Run()
+			if _, err := os.Lstat(pwned); err == nil {
+				t.Errorf("namespaces %v, %q: the user's git rebase --continue ran the call's exec", j.ns, hide)
+				_ = os.Remove(pwned)
+			}
+		}
+		// The rebase's directory made a link to one of the call's in the
+		// project: git follows it.
 		_ = os.RemoveAll(filepath.Join(j.project, ".git/rebase-merge"))
-		out, _ = j.launch(t, gitWrite, "jail-sh", plant("exec touch "+pwned))
-		if !strings.Contains(out, "held back "+todo) {
-			t.Errorf("namespaces %v: the todo with an exec line was not held back:\n%s", j.ns, out)
+		out, _ = j.launch(t, gitWrite, "jail-sh", plant("exec touch "+pwned)+"\nmv .git/rebase-merge evil && ln -s ../evil .git/rebase-merge")
+		if fi, err := os.Lstat(filepath.Join(j.project, ".git/rebase-merge")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			t.Errorf("namespaces %v: the link the call made at .git/rebase-merge is still there:\n%s", j.ns, out)
 		}
 		cmd := exec.Command("git", "rebase", "--continue")
 		cmd.Dir = j.project
@@ -599,7 +647,7 @@ echo refs/heads/master > $d/head-name; echo 1 > $d/msgnum; echo 1 > $d/end; : > 
 		}
 		_ = cmd.Run()
 		if _, err := os.Lstat(pwned); err == nil {
-			t.Errorf("namespaces %v: the user's git rebase --continue ran the call's exec", j.ns)
+			t.Errorf("namespaces %v: the user's git rebase --continue followed the call's link to its exec:\n%s", j.ns, out)
 		}
 	})
 }

@@ -146,7 +146,7 @@ func (w *sweeper) changed(rel string, ctime int64) (changed, dir bool) {
 	var st unix.Stat_t
 	err := w.stat(w.root, rel, &st)
 	if errors.Is(err, unix.EACCES) {
-		w.lines = append(w.lines, ownerMayReach(w.root, rel)...)
+		w.lines = append(w.lines, ownerMayReach(w.root, "", rel)...)
 		err = w.stat(w.root, rel, &st)
 	}
 	if err != nil {
@@ -236,18 +236,7 @@ func changedSince(fd int, name string, t time.Time) (since, ok bool) {
 // of the project, its owner's bits given back first if the call took
 // them, and says so with why.
 func (w *sweeper) hold(fd int, rel, name, crel, why string) {
-	if line, ok := ownerMayMove(fd, shown(rel), "what the call left in it is"); ok {
-		w.lines = append(w.lines, line)
-	}
-	// A directory moved to another parent needs its own write bit (its
-	// .. changes): an attack run's git directory left at 0555 could not
-	// be moved to held/.
-	if c, err := unix.Openat(fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
-		if line, ok := ownerMayMove(c, crel, "it is"); ok {
-			w.lines = append(w.lines, line)
-		}
-		_ = unix.Close(c)
-	}
+	w.lines = append(w.lines, mayMove(fd, shown(rel), name, crel)...)
 	where, beside, err := w.held.move(fd, name, crel)
 	if err != nil {
 		w.lines = append(w.lines, fmt.Sprintf("loopguard: could not move %s out of the project (%v), and it is still there: remove it before you run git or an agent there. It is %s", crel, err, why))
@@ -321,34 +310,13 @@ func (w *sweeper) look(rel string, asSeen bool) bool {
 // read opens the directory rel and reads its entries; one it cannot is
 // said.
 func (w *sweeper) read(rel string) (*os.File, []dirEnt, bool) {
-	fd, err := openBeneath(w.root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
-	if errors.Is(err, unix.EACCES) {
-		w.lines = append(w.lines, ownerMayReach(w.root, rel)...)
-		fd, err = openBeneath(w.root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
-	}
-	if errors.Is(err, unix.EACCES) {
-		// A directory the call made unlistable (chmod 111 src/d) can still
-		// be crossed by name, by git and by the next session: what it
-		// holds is looked at all the same, its owner's bits given back to
-		// do it.
-		if line, ok := ownerMayList(w.root, rel); ok {
-			w.lines = append(w.lines, line)
-			fd, err = openBeneath(w.root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
-		}
-	}
+	fd, lines, err := reach(w.root, "", rel, unix.O_RDONLY|unix.O_DIRECTORY)
+	w.lines = append(w.lines, lines...)
 	if err != nil {
 		if !gone(err) {
 			w.lines = append(w.lines, unlooked(rel, err))
 		}
 		return nil, nil, false
-	}
-	// Listable but not searchable (chmod 600): its entries cannot be
-	// looked at (a link's text, a subdirectory) until its owner's search
-	// bit is back, before any of them is judged (the twentieth attack run:
-	// a link into the Go cache, unreadable so, was taken for harmless,
-	// and the bits given back for a subdirectory after it made it live).
-	if line, ok := ownerMaySearch(fd, rel); ok {
-		w.lines = append(w.lines, line)
 	}
 	f := os.NewFile(uintptr(fd), rel)
 	des, err := f.ReadDir(-1)
@@ -588,14 +556,61 @@ func shown(rel string) string {
 	return rel
 }
 
-// ownerMayReach gives each directory on the way to rel (the top, and
-// rel's ancestors) that its owner may not search its owner's bits back,
-// and says so: the nineteenth attack run's chmod 600 src left the sweep
+// reach opens the directory rel below root with flags, after a call:
+// where the call took its owner's read or search bit from rel, or from a
+// directory on the way to it (root included), each is given back first,
+// and lines say so. A directory the call made unlistable (chmod 111
+// src/d) can still be crossed by name, by git and by the next session,
+// and one made unsearchable (chmod 600) hides what is in it (the
+// twentieth attack run: a link into the Go cache, unreadable so, was
+// taken for harmless): what it holds is looked at all the same. The
+// sweep reads the project so; the put-back of git's pins and the holds in
+// git's directory read that directory so (the thirty-first attack run's
+// chmod 311 .git and .git/rebase-merge hid a planted module directory
+// and a rebase's exec line from them). base names root for the user (""
+// the project, as shown says).
+func reach(root int, base, rel string, flags int) (int, []string, error) {
+	fd, err := openBeneath(root, rel, flags)
+	var lines []string
+	if errors.Is(err, unix.EACCES) {
+		lines = ownerMayReach(root, base, rel)
+		fd, err = openBeneath(root, rel, flags)
+	}
+	if errors.Is(err, unix.EACCES) {
+		if line, ok := ownerMayList(root, base, rel); ok {
+			lines = append(lines, line)
+			fd, err = openBeneath(root, rel, flags)
+		}
+	}
+	if err != nil {
+		return -1, lines, err
+	}
+	// Listable but not searchable: its entries cannot be looked at (a
+	// link's text, a subdirectory) until its owner's search bit is back,
+	// before any of them is judged.
+	if line, ok := ownerMaySearch(fd, named(base, rel)); ok {
+		lines = append(lines, line)
+	}
+	return fd, lines, nil
+}
+
+// named names rel below base for the user: rel of the project (base "")
+// as shown does, else its path.
+func named(base, rel string) string {
+	if base == "" {
+		return shown(rel)
+	}
+	return filepath.Join(base, rel)
+}
+
+// ownerMayReach gives each directory on the way to rel (root, and rel's
+// ancestors) that its owner may not search its owner's bits back, and
+// says so: the nineteenth attack run's chmod 600 src left the sweep
 // unable to reach src/pkg, which it had made a git directory, and the
 // user's git status there ran its config.
-func ownerMayReach(root int, rel string) []string {
+func ownerMayReach(root int, base, rel string) []string {
 	if rel == "" {
-		return nil // the top has no way to it here: ownerMayList's
+		return nil // root has no way to it here: ownerMayList's
 	}
 	var lines []string
 	parts := strings.Split(rel, "/")
@@ -605,7 +620,7 @@ func ownerMayReach(root int, rel string) []string {
 		if err != nil {
 			return lines
 		}
-		if line, ok := ownerMaySearch(fd, dir); ok {
+		if line, ok := ownerMaySearch(fd, named(base, dir)); ok {
 			lines = append(lines, line)
 		}
 		_ = unix.Close(fd)
@@ -613,20 +628,20 @@ func ownerMayReach(root int, rel string) []string {
 	return lines
 }
 
-// ownerMaySearch gives the directory open as fd (rel in the project) its
+// ownerMaySearch gives the directory open as fd (named as shown) its
 // owner's bits back where its owner may not read or search it, and says
 // so.
-func ownerMaySearch(fd int, rel string) (string, bool) {
+func ownerMaySearch(fd int, name string) (string, bool) {
 	mode, ok := ownerBack(fd, 0o500)
 	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf("loopguard: this call took its owner's read or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that what is in it is looked at", shown(rel), mode), true
+	return fmt.Sprintf("loopguard: this call took its owner's read or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that what is in it is looked at", name, mode), true
 }
 
 // ownerMayList gives the directory rel back its owner's read, write and
 // search bits, through a descriptor that follows no link, and says so.
-func ownerMayList(root int, rel string) (string, bool) {
+func ownerMayList(root int, base, rel string) (string, bool) {
 	fd, err := openBeneath(root, rel, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return "", false
@@ -636,7 +651,27 @@ func ownerMayList(root int, rel string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf("loopguard: this call made %s unreadable to its owner (mode %04o); its owner's read, write and search bits are back, so that what the call left in it is looked at", shown(rel), mode), true
+	return fmt.Sprintf("loopguard: this call made %s unreadable to its owner (mode %04o); its owner's read, write and search bits are back, so that what the call left in it is looked at", named(base, rel), mode), true
+}
+
+// mayMove gives the directory open as parent (shown as named) and name in
+// it (shown as cname), when it is a directory, their owner's bits back
+// where the call took what moving name out needs, and says so: the
+// parent's write and search bits, and a directory's own write bit (its
+// .. changes when it moves to another parent: an attack run's git
+// directory left at 0555 could not be moved to held/).
+func mayMove(parent int, named, name, cname string) []string {
+	var lines []string
+	if line, ok := ownerMayMove(parent, named, "what the call left in it is"); ok {
+		lines = append(lines, line)
+	}
+	if c, err := unix.Openat(parent, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+		if line, ok := ownerMayMove(c, cname, "it is"); ok {
+			lines = append(lines, line)
+		}
+		_ = unix.Close(c)
+	}
+	return lines
 }
 
 // ownerMayMove gives the directory open as fd (named as shown) its
