@@ -3373,3 +3373,50 @@ wait`
 		}
 	})
 }
+
+// TestJailSchedulingOfAnother: a program may set its own priority, I/O
+// class and CPU set, and no other process's: the kernel lets a process
+// set them on any process of the same user, and Landlock does not judge
+// them. The thirty-first attack run made the namespace's init SCHED_IDLE
+// and nice 19; without namespaces a process of the user outside the jail
+// (the agent's client, the editor) is as reachable. The targets: pid 1 (the
+// namespace's init, or the system's, which is not the user's) and a
+// process of the same user started outside the jail. Controls: nice,
+// ionice and taskset of a command the program starts.
+func TestJailSchedulingOfAnother(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		other := exec.Command("sleep", "60")
+		if os.Getuid() == 0 {
+			other.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		}
+		if err := other.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+		var probe strings.Builder
+		probe.WriteString("exec >out.txt 2>&1\n")
+		for _, pid := range []int{1, other.Process.Pid} {
+			fmt.Fprintf(&probe, `renice -n 19 -p %[1]d >/dev/null 2>&1 && echo reniced %[1]d
+ionice -c 3 -p %[1]d >/dev/null 2>&1 && echo ioniced %[1]d
+taskset -p 1 %[1]d >/dev/null 2>&1 && echo pinned %[1]d
+chrt -i -p 0 %[1]d >/dev/null 2>&1 && echo idled %[1]d
+`, pid)
+		}
+		probe.WriteString(`echo own nice $(nice -n 5 nice) io $(ionice -c 3 ionice) cpus $(taskset -c 0 sh -c 'taskset -p $$' 2>/dev/null | sed 's/.*: //')` + "\n")
+		out, code := j.launch(t, projectWrite, "jail-sh", probe.String())
+		b, _ := os.ReadFile(filepath.Join(j.project, "out.txt"))
+		got := string(b)
+		for _, w := range []string{"reniced", "ioniced", "pinned", "idled"} {
+			if strings.Contains(got, w) {
+				t.Errorf("namespaces %v: the program changed another process's scheduling (%s):\n%s%s", j.ns, w, got, out)
+			}
+		}
+		if !strings.Contains(got, "own nice 5 io idle cpus 1\n") {
+			t.Errorf("namespaces %v: the program's own scheduling (control; exit %d):\n%s%s", j.ns, code, got, out)
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", other.Process.Pid))
+		if f := strings.Fields(string(stat)); err != nil || len(f) < 19 || f[18] != "0" {
+			t.Errorf("namespaces %v: the process outside the jail has nice %v (%v)", j.ns, f[18:19], err)
+		}
+	})
+}

@@ -99,6 +99,10 @@ const (
 	offArg2 = 32 // the low 32 bits of args[2]
 )
 
+// ioprioWhoProcess is ioprio_set's which for one process (IOPRIO_WHO_PROCESS,
+// linux/ioprio.h); x/sys names none.
+const ioprioWhoProcess = 1
+
 // Terminal ioctls that put input into a terminal, which a shell reading
 // it then runs outside any confinement (TIOCSTI; TIOCLINUX's selection
 // paste on a virtual console). Landlock's device-ioctl right covers
@@ -333,6 +337,12 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		insn{code: jeq, k: unix.SYS_CLONE, jt: "clone"},
 		insn{code: jeq, k: unix.SYS_CLONE3, jt: "enosys"},
 		insn{code: jeq, k: unix.SYS_PRLIMIT64, jt: "prlimit"},
+		insn{code: jeq, k: unix.SYS_SETPRIORITY, jt: "setpriority"},
+		insn{code: jeq, k: unix.SYS_IOPRIO_SET, jt: "ioprio"},
+		insn{code: jeq, k: unix.SYS_SCHED_SETSCHEDULER, jt: "self"},
+		insn{code: jeq, k: unix.SYS_SCHED_SETPARAM, jt: "self"},
+		insn{code: jeq, k: unix.SYS_SCHED_SETATTR, jt: "self"},
+		insn{code: jeq, k: unix.SYS_SCHED_SETAFFINITY, jt: "self"},
 	)
 	if !o.metadata {
 		// Mode changes are the kernel's here (the launch's mounts, or
@@ -476,6 +486,27 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		// call looked at nothing; a CPU limit would end it. Its own (pid
 		// 0, what setrlimit and ulimit call) is allowed.
 		insn{label: "prlimit", code: ld, k: offArg0},
+		insn{code: jeq, k: 0, jt: "allow", jf: "eperm"},
+		// The scheduling of another process, the same way: a priority,
+		// a policy, a CPU set or an I/O class is the owner's to set on
+		// any process of the same user, and neither Landlock nor the
+		// kernel's ptrace check judges it. The thirty-first attack run
+		// set the namespace's init to SCHED_IDLE and nice 19; without
+		// namespaces, renice -u and ionice -p reach every process of
+		// the user (the agent's client, the editor, the desktop). Its
+		// own (pid 0: nice, ionice and taskset of a command they start,
+		// setpriority(PRIO_PROCESS, 0)) is allowed; a thread's own by its
+		// id is not (pthread_setaffinity_np: EPERM, which the runtimes
+		// that try it pass over).
+		insn{label: "self", code: ld, k: offArg0},
+		insn{code: jeq, k: 0, jt: "allow", jf: "eperm"},
+		insn{label: "setpriority", code: ld, k: offArg0}, // which
+		insn{code: jeq, k: unix.PRIO_PROCESS, jf: "eperm"},
+		insn{code: ld, k: offArg1}, // who
+		insn{code: jeq, k: 0, jt: "allow", jf: "eperm"},
+		insn{label: "ioprio", code: ld, k: offArg0}, // which
+		insn{code: jeq, k: ioprioWhoProcess, jf: "eperm"},
+		insn{code: ld, k: offArg1}, // who
 		insn{code: jeq, k: 0, jt: "allow", jf: "eperm"},
 	)
 	if !o.metadata {

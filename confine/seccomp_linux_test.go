@@ -532,7 +532,9 @@ func TestFilterLength(t *testing.T) {
 		t.Logf("%s: %d instructions", s, len(prog))
 		longest = max(longest, len(prog))
 	}
-	if longest > 130 {
+	// 144 since the scheduling of another process is judged by its
+	// arguments (six calls, four of them one check).
+	if longest > 150 {
 		t.Errorf("the filter has grown to %d instructions: look at its shape", longest)
 	}
 }
