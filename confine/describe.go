@@ -60,6 +60,7 @@ func (p Plan) Reaches(path string) bool {
 // own directory in the scratch directory (the private directories that
 // outlive launches stay).
 func (p Plan) Discard() error {
+	removeMade(p.goStatMade)
 	if p.RunDir == "" {
 		return nil
 	}

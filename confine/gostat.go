@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -33,11 +34,15 @@ const maxGoMod = 64 << 10
 
 // goStatDir is the module cache's @v directory of the module that holds
 // cwd (its go.mod at cwd or above, no higher than project), created if
-// missing, and its entries; "" when there is none or it holds more than
-// stats.
-func goStatDir(modCache, project, cwd string) (string, map[string]bool) {
+// missing, its entries, and the directories it created for it (the
+// deepest last), which the sweep removes again while they hold nothing
+// (sweepGoStat: the usability run after the thirty-first attack run found
+// them left in the user's module cache by every launch in a Go module,
+// where an unconfined command that writes no stat leaves none); "" when
+// there is none or it holds more than stats.
+func goStatDir(modCache, project, cwd string) (string, map[string]bool, []string) {
 	if modCache == "" || project == "" || !isAncestorOrSelf(project, cwd) {
-		return "", nil
+		return "", nil, nil
 	}
 	var mod string
 	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
@@ -51,32 +56,39 @@ func goStatDir(modCache, project, cwd string) (string, map[string]bool) {
 			break
 		}
 		if d == project || d == filepath.Dir(d) {
-			return "", nil
+			return "", nil, nil
 		}
 	}
 	esc, ok := escapeModule(mod)
 	if !ok {
-		return "", nil
+		return "", nil, nil
 	}
 	dir := filepath.Join(modCache, "cache", "download", esc, "@v")
+	var made []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !os.IsNotExist(err) || d == modCache || d == filepath.Dir(d) {
+			break
+		}
+		made = append([]string{d}, made...)
+	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return "", nil
+		return "", nil, made
 	}
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-		return "", nil
+		return "", nil, made
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return "", nil
+		return "", nil, made
 	}
 	before := map[string]bool{}
 	for _, ent := range ents {
 		if !ent.Type().IsRegular() || !strings.HasSuffix(ent.Name(), ".info") {
-			return "", nil
+			return "", nil, made
 		}
 		before[ent.Name()] = true
 	}
-	return dir, before
+	return dir, before, made
 }
 
 // moduleLine is the module path a go.mod declares ("" if none).
@@ -120,4 +132,15 @@ func escapeModule(mod string) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// removeMade removes the directories the plan made in the module cache
+// (Plan.goStatMade), the deepest first, while each is empty: a stat go
+// wrote keeps them, as an unconfined go's would.
+func removeMade(made []string) {
+	for _, d := range slices.Backward(made) {
+		if syscall.Rmdir(d) != nil {
+			return
+		}
+	}
 }

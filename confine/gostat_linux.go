@@ -15,6 +15,7 @@ import (
 // stat, or removed), and nothing the call wrote there may pass for a
 // cached module's go.mod or source.
 func sweepGoStat(p Plan) {
+	defer removeMade(p.goStatMade)
 	if p.GoStatDir == "" {
 		return
 	}

@@ -1751,6 +1751,19 @@ func TestJailGoStat(t *testing.T) {
 			}
 		}
 		j.env = append(j.env, "GOMODCACHE="+cache)
+		// A call that writes no stat leaves no directory the launch made
+		// for one (the usability run: every launch in a Go module left
+		// example.com/proj/@v in the user's cache); another module's
+		// stays (control).
+		for _, c := range []policy.Capability{readOnly, projectWrite} {
+			out, code := j.launch(t, c, "jail-sh", "true")
+			if _, err := os.Lstat(filepath.Dir(stat)); err == nil || code != 0 {
+				t.Errorf("%s: a call that wrote no stat left %s in the module cache (exit %d): %s", c, filepath.Dir(stat), code, out)
+			}
+			if _, err := os.Lstat(other); err != nil {
+				t.Errorf("%s: another module's directory is gone: %v", c, err)
+			}
+		}
 		for _, c := range []policy.Capability{readOnly, projectWrite} {
 			info := filepath.Join(stat, "v0.0.0-20261201100000-0123456789ab.info")
 			out, code := j.launch(t, c, "jail-create", info)

@@ -175,6 +175,9 @@ type Plan struct {
 	// goStatBefore are its entries before the call (sweepGoStat).
 	GoStatDir    string
 	goStatBefore map[string]bool
+	// goStatMade are the directories the plan made for GoStatDir, the
+	// deepest last: removed after the call while empty.
+	goStatMade []string
 	// started is when the plan was made: a link changed since is the
 	// call's (the sweep judges it, linkJudge).
 	started time.Time
@@ -423,7 +426,7 @@ func (b *planner) readProgram(s Spec, e Env) error {
 			return err
 		}
 		// But for the stat go writes of the module the call is in.
-		b.p.GoStatDir, b.p.goStatBefore = goStatDir(e.GoModCache, s.Project, s.Cwd)
+		b.p.GoStatDir, b.p.goStatBefore, b.p.goStatMade = goStatDir(e.GoModCache, s.Project, s.Cwd)
 		if b.p.GoStatDir != "" {
 			b.p.NoFollow = append(b.p.NoFollow, b.p.GoStatDir)
 		}
