@@ -176,8 +176,26 @@ var execConfigRows = []ExecConfigEntry{
 	{".config/environment.d", InHome, "", "the user manager's environment (LD_PRELOAD, PATH for every user service)", "environment.d(5)"},
 	{".ssh", InHome, "", "ssh's configuration and keys (ProxyCommand, LocalCommand run commands; authorized_keys lets in)", "ssh_config(5) ProxyCommand, sshd(8) AUTHORIZED_KEYS"},
 
-	// Debuggers and multiplexers that run commands from a start-up file.
+	// Debuggers, interpreters, linters and build tools that run a
+	// start-up file from the directory they run in (the thirty-first
+	// attack run's list; aider's is an agent's).
 	{".gdbinit", AnyDepth, "", "a gdb init file (its commands run, shell included)", "gdb(1), https://sourceware.org/gdb/current/onlinedocs/gdb.html/Startup.html"},
+	{".pdbrc", AnyDepth, "", "a pdb start-up file (.pdbrc in the current directory: run as typed at the debugger, ! statements included)",
+		"https://docs.python.org/3/library/pdb.html#debugger-commands"},
+	{".pylintrc", AnyDepth, "", "pylint configuration (.pylintrc: init-hook is Python pylint runs)",
+		"https://pylint.readthedocs.io/en/stable/user_guide/configuration/all-options.html#init-hook"},
+	{"pylintrc", AnyDepth, "", "pylint configuration (pylintrc: init-hook is Python pylint runs)",
+		"https://pylint.readthedocs.io/en/stable/user_guide/configuration/all-options.html#init-hook"},
+	{".Rprofile", AnyDepth, "", "an R start-up file (.Rprofile in the current directory: sourced when R starts)",
+		"https://stat.ethz.ch/R-manual/R-devel/library/base/html/Startup.html"},
+	{".irbrc", AnyDepth, "", "an IRB start-up file (.irbrc in the current directory: Ruby run when irb starts)",
+		"https://ruby.github.io/irb/#label-Configuration+File"},
+	{".pryrc", AnyDepth, "", "a Pry start-up file (.pryrc in the current directory: Ruby run when pry starts)",
+		"https://github.com/pry/pry/wiki/Pry-rc"},
+	{".bazelrc", AnyDepth, "", "Bazel's workspace options (.bazelrc: --workspace_status_command and --run_under name programs every build runs)",
+		"https://bazel.build/run/bazelrc, https://bazel.build/docs/user-manual#workspace-status-command"},
+	{".aider.conf.yml", AnyDepth, "", "aider's configuration (.aider.conf.yml: lint-cmd and test-cmd are commands aider runs after its edits)",
+		"https://aider.chat/docs/config/aider_conf.html"},
 	{".tmux.conf", InHome, "", "tmux configuration (run-shell, if-shell run commands)", "tmux(1) run-shell"},
 
 	// Git hook managers: each keeps in the working tree the hooks, or the
