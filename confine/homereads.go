@@ -43,18 +43,19 @@ func envGetenv(e Env) func(string) string {
 // it, and it is not on the secret list. Nothing is walked: each rule names
 // its paths (one listing: ~/.local/lib, for python's user site).
 func homeReadsFor(e Env, s Spec) []string {
-	return homeReadsWith(e, s, e.Places.Prepare())
+	reads, _ := homeReadsWith(e, s, e.Places.Prepare())
+	return reads
 }
 
 // homeReadsWith is homeReadsFor with e.Places prepared (the plan's).
-func homeReadsWith(e Env, s Spec, pl policy.Places) []string {
+func homeReadsWith(e Env, s Spec, pl policy.Places) (reads, private []string) {
 	getenv := e.Getenv
 	if getenv == nil {
 		getenv = envGetenv(e)
 	}
 	home := filepath.Clean(e.Home)
 	if e.Home == "" || !filepath.IsAbs(home) || home == "/" {
-		return nil
+		return nil, nil
 	}
 	readOnly := !s.Cap.Write && !s.Cap.Git
 	env := func(k string) string {
@@ -71,7 +72,7 @@ func homeReadsWith(e Env, s Spec, pl policy.Places) []string {
 			v.grant(filepath.Join(home, f), anyKind, trustRegistry)
 		}
 	}
-	return v.out
+	return v.out, v.private
 }
 
 // registryConfig is npm's user configuration, where `npm login` writes

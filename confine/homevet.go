@@ -35,6 +35,9 @@ type homeVet struct {
 	opens map[string]bool
 	seen  map[string]bool
 	out   []string
+	// private are the candidates in the home refused by their mode, or a
+	// directory's on the way (Plan.PrivateHome), each once.
+	private []string
 	// xdgConfig is $XDG_CONFIG_HOME when set elsewhere than ~/.config.
 	xdgConfig string
 }
@@ -143,6 +146,10 @@ func (v *homeVet) grant(p string, k kind, t trust) (real string, ok bool) {
 		return "", false
 	}
 	if t != trustRegistry && !v.open(r, isDir) {
+		if (within(r, v.home) || within(r, v.realHome)) && !v.seen[r] {
+			v.seen[r] = true
+			v.private = append(v.private, r)
+		}
 		return "", false
 	}
 	if !v.seen[r] {
@@ -191,6 +198,48 @@ func (v *homeVet) open(r string, isDir bool) bool {
 		}
 	}
 	return true
+}
+
+// PrivateInHome reports whether the jail reads nothing of p, a path in the
+// home, because p's mode, or a directory's between the home and it, keeps
+// other users out, as a launch's plan judges a file a tool's rule names
+// (homeVet): the path whose mode does, and that mode. xdgConfig is
+// $XDG_CONFIG_HOME. For the hook's note beside a call the jail refused a
+// read of the home (git stops at an include it cannot read, and says its
+// ~/.gitconfig has a bad line), and doctor's.
+func PrivateInHome(home, xdgConfig, p string) (string, fs.FileMode, bool) {
+	if !filepath.IsAbs(home) || !filepath.IsAbs(p) {
+		return "", 0, false
+	}
+	v := &homeVet{home: filepath.Clean(home), stats: map[string]statResult{}, opens: map[string]bool{}}
+	v.realHome = v.home
+	if r, ok := v.realpath(v.home); ok {
+		v.realHome = r
+	}
+	if filepath.IsAbs(xdgConfig) && filepath.Clean(xdgConfig) != filepath.Join(v.home, ".config") {
+		v.xdgConfig = filepath.Clean(xdgConfig)
+	}
+	r, ok := v.realpath(filepath.Clean(p))
+	if !ok || !within(r, v.home) && !within(r, v.realHome) || r == v.home || r == v.realHome {
+		return "", 0, false
+	}
+	st := v.lstat(r)
+	if st.err != nil {
+		return "", 0, false
+	}
+	if !v.othersMay(r, st.fi.IsDir()) {
+		return r, st.fi.Mode().Perm(), true
+	}
+	base := v.home
+	if within(r, v.realHome) {
+		base = v.realHome
+	}
+	for d := filepath.Dir(r); d != base && len(d) > len(base); d = filepath.Dir(d) {
+		if !v.container(d) && !v.othersMay(d, true) {
+			return d, v.lstat(d).fi.Mode().Perm(), true
+		}
+	}
+	return "", 0, false
 }
 
 // container reports whether d is a directory of the home that only holds

@@ -175,6 +175,11 @@ type Plan struct {
 	// goStatBefore are its entries before the call (sweepGoStat).
 	GoStatDir    string
 	goStatBefore map[string]bool
+	// PrivateHome are the files and directories of the home a tool's
+	// rule names that the launch does not read, their mode (or a
+	// directory's on the way) keeping other users out (homeVet): a tool
+	// that needs one stops there (doctor says which).
+	PrivateHome []string `json:"-"`
 	// goStatMade are the directories the plan made for GoStatDir, the
 	// deepest last: removed after the call while empty.
 	goStatMade []string
@@ -413,7 +418,9 @@ func (b *planner) readProgram(s Spec, e Env) error {
 			}
 		}
 	}
-	for _, c := range homeReadsWith(e, s, b.pl) {
+	reads, private := homeReadsWith(e, s, b.pl)
+	b.p.PrivateHome = private
+	for _, c := range reads {
 		if err := b.addRead(c); err != nil {
 			return err
 		}

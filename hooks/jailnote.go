@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"fmt"
+	"github.com/loopguard/loopguard/confine"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -79,7 +81,7 @@ func (e *Engine) refusalContext(c *Call, a state.Allowed) string {
 	if cwd == "" {
 		cwd = c.Cwd
 	}
-	return refusalNote(cp, c.Output, jailSite{places: e.places(c), project: e.projectDir(c), cwd: cwd, home: e.Env.Home, escape: c.Escape})
+	return refusalNote(cp, c.Output, jailSite{places: e.places(c), project: e.projectDir(c), cwd: cwd, home: e.Env.Home, xdgConfig: e.Env.XDGConfigHome, escape: c.Escape})
 }
 
 // jailSite is where a confined call ran, for reading the paths its
@@ -87,6 +89,7 @@ func (e *Engine) refusalContext(c *Call, a state.Allowed) string {
 type jailSite struct {
 	places             policy.Places
 	project, cwd, home string
+	xdgConfig          string // $XDG_CONFIG_HOME
 	escape             string // Call.Escape
 }
 
@@ -122,6 +125,10 @@ const (
 	topNote      = "loopguard: the jail (CAP) makes, changes, renames and removes files and directories at the project's top level, but makes no link there and leaves its executable configuration as it is; to run it unconfined, " + askExact + "."
 	readOnlyNote = "loopguard: the jail (CAP) writes nothing but its $TMPDIR, and outside the project reads only the system, toolchains and a few configuration files; to run it unconfined, " + askExact + "."
 	outsideNote  = "loopguard: the jail (CAP) writes nothing outside the project but its $TMPDIR, and reads there only the system, toolchains and a few configuration files; to run it unconfined, " + askExact + "."
+	// privateNote names the path whose mode keeps other users out, and
+	// that mode: git's own messages name the wrong cause ("bad config
+	// line 5" of the ~/.gitconfig whose include it could not read).
+	privateNote = "loopguard: the jail (CAP) reads no file of the home whose mode keeps other users out, and %s is mode %04o: a program that needs it stops there (git at an include or an excludes file it cannot read). If it holds no secret, the user can make it readable (chmod o+r, o+rx for a directory); else, to run it unconfined, " + askExact + "."
 )
 
 // jailAsk is how a jailed call asks to leave the jail: the host's own
@@ -167,6 +174,7 @@ func refusalNote(cp policy.Capability, out string, site jailSite) string {
 	}
 	has := func(marks ...string) bool {
 		for _, l := range lines {
+			l = strings.ToLower(l)
 			for _, m := range marks {
 				if strings.Contains(l, m) {
 					return true
@@ -206,15 +214,16 @@ func refusalNote(cp policy.Capability, out string, site jailSite) string {
 	return named(readOnlyNote)
 }
 
-// refusalLines are the lines of out that show a refusal, lower-cased: the
-// first 20.
+// refusalLines are the lines of out that show a refusal (a mark, in any
+// case), as they are: the first 20. The paths they name keep their case
+// (a project in ~/MyProject was taken for a path outside it).
 func refusalLines(out string, marks []string) []string {
 	var lines []string
 	for l := range strings.Lines(out) {
 		low := strings.ToLower(l)
 		for _, m := range marks {
 			if strings.Contains(low, m) {
-				lines = append(lines, low)
+				lines = append(lines, l)
 				break
 			}
 		}
@@ -260,6 +269,11 @@ func pathNote(cp policy.Capability, p string, site jailSite) string {
 		p = filepath.Join(site.cwd, p)
 	}
 	p = filepath.Clean(p)
+	if site.home != "" && fsx.Within(p, site.home) && (site.project == "" || !fsx.Within(p, site.project)) {
+		if at, mode, ok := confine.PrivateInHome(site.home, site.xdgConfig, p); ok {
+			return fmt.Sprintf(privateNote, at, uint32(mode))
+		}
+	}
 	for _, t := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
 		if fsx.Within(p, t) {
 			return tempNote

@@ -234,3 +234,66 @@ func TestJailRefusalNoteForALink(t *testing.T) {
 		}
 	}
 }
+
+// TestJailRefusalNotePrivate: a refused read of a file of the home whose
+// mode keeps other users out (or a directory's on the way) is named, with
+// that mode: git says its ~/.gitconfig has a bad line when it is the
+// include it could not read (the usability run after the thirty-first
+// attack run). Controls: a file open to others (refused as not on the
+// jail's list) and the same path under a mode the jail would read keep
+// the capability's line.
+func TestJailRefusalNotePrivate(t *testing.T) {
+	home := t.TempDir()
+	project := filepath.Join(home, "proj")
+	if err := os.MkdirAll(filepath.Join(home, ".config", "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, mode := range map[string]os.FileMode{".gitconfig.local": 0o600, ".config/git/ignore": 0o644, "notes.txt": 0o644} {
+		if err := os.WriteFile(filepath.Join(home, f), []byte("x\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.Chmod(filepath.Join(home, f), mode)
+	}
+	site := jailSite{places: policy.Places{Home: home}.Prepare(), project: project, cwd: project, home: home}
+	ro := policy.Capability{}
+	include := "warning: unable to access '" + home + "/.gitconfig.local': Permission denied\nfatal: bad config line 5 in file " + home + "/.gitconfig\n"
+	wantText(t, "private include", refusalNote(ro, include, site), []string{"(read-only)", home + "/.gitconfig.local is mode 0600", "chmod o+r", "loopguard approve"}, nil)
+	// A private directory on the way (~/.config is a container; git below
+	// it is not).
+	if err := os.Chmod(filepath.Join(home, ".config", "git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ignore := "fatal: cannot use " + home + "/.config/git/ignore as an exclude file\nwarning: unable to access '" + home + "/.config/git/ignore': Permission denied\n"
+	wantText(t, "private directory", refusalNote(ro, ignore, site), []string{home + "/.config/git is mode 0700"}, nil)
+	// Controls.
+	if got := refusalNote(ro, "cat: "+home+"/notes.txt: Permission denied", site); strings.Contains(got, "mode 0") || got == "" {
+		t.Errorf("a file open to others: %q", got)
+	}
+	if err := os.Chmod(filepath.Join(home, ".gitconfig.local"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := refusalNote(ro, include, site); strings.Contains(got, "mode 0") {
+		t.Errorf("the include open to others: %q", got)
+	}
+}
+
+// TestJailRefusalNoteKeepsCase: a refusal's path is judged as it is
+// written: the lines were lower-cased whole, and a project in ~/MyProject
+// was taken for a path outside it. Control: the marks still match in any
+// case.
+func TestJailRefusalNoteKeepsCase(t *testing.T) {
+	project := "/home/u/MyProject"
+	site := jailSite{places: policy.Places{Home: "/home/u"}.Prepare(), project: project, cwd: project, home: "/home/u"}
+	rw := policy.Capability{Write: true}
+	for out, want := range map[string]string{
+		"bash: line 1: /home/u/MyProject/src/.envrc: Read-only file system": configNote,
+		"touch: cannot touch '/home/u/MyProject/NEW.md': PERMISSION DENIED": topNote,
+	} {
+		if got := refusalNote(rw, out, site); got != strings.Replace(want, "CAP", rw.String(), 1) {
+			t.Errorf("%q: %q", out, got)
+		}
+	}
+}

@@ -111,12 +111,14 @@ func TestOneLanguage(t *testing.T) {
 // text one of Claude Code's excludedCommands entries matches, with
 // CapUnconfined, the unconfined form's word), to know
 // whether the kernel can confine (ABI, MinABI), and to be the launcher
-// itself, in its own process (Main, Subcommand: loopguard-hook exec).
-// Nothing that computes a plan for a launch that has not started, so the
+// itself, in its own process (Main, Subcommand: loopguard-hook exec),
+// and to say why a jailed call was refused a file of the home
+// (PrivateInHome: its mode, as the launch judged it). Nothing that
+// computes a plan for a launch that has not started, so the
 // hook writes no plan file for a launcher to pick up: the launch computes
 // its plan when it runs (hooks' TestLaunchWritesNothing checks the state
 // directory the same way at run time).
-var hookUsesOfConfine = []string{"Spec", "Redirect", "NetworkCommand", "UnconfinedCommand", "GitCommand", "CapUnconfined", "ABI", "MinABI", "Main", "Subcommand"}
+var hookUsesOfConfine = []string{"Spec", "Redirect", "NetworkCommand", "UnconfinedCommand", "GitCommand", "CapUnconfined", "ABI", "MinABI", "Main", "Subcommand", "PrivateInHome"}
 
 // TestHookPreparesNoPlan: no package the hook binary links, confine
 // aside, uses a name of confine beyond hookUsesOfConfine. The control:

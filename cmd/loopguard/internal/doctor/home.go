@@ -75,6 +75,23 @@ func jailHome(env confine.Env, project string) []checkResult {
 		if len(refused) > 0 {
 			r.detail += "; refuses: " + listSome(refused, 12) + " (secret)"
 		}
+		if len(plan.PrivateHome) > 0 {
+			// A configuration file a tool needs, private by its mode: git
+			// stops at an include or an excludes file it cannot read.
+			var private []string
+			for _, p := range plan.PrivateHome {
+				mode := ""
+				if fi, err := os.Lstat(p); err == nil {
+					mode = fmt.Sprintf(" %04o", fi.Mode().Perm())
+				}
+				private = append(private, tilde(home, p)+mode)
+			}
+			r.detail += "; leaves unread, other users kept out by their mode: " + listSome(private, 12)
+			if r.status == statusOK {
+				r.status = statusWarn
+				r.fix = "a confined program that needs one of them stops there (git says \"bad config line\" or \"cannot use ... as an exclude file\"): make each that holds no secret readable by other users (chmod o+r FILE, o+rx its directories below your home); loopguard reads no file of your home its mode keeps private"
+			}
+		}
 		if len(granted) > 0 {
 			r.detail += "; reads the secret " + strings.Join(granted, ", ")
 			if !c.Network {

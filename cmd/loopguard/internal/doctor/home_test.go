@@ -95,6 +95,16 @@ func TestDoctorJailHome(t *testing.T) {
 			t.Errorf("%s with ~/.cargo/config.toml: reads %d (before %d): %s", c, got, before[c], r.detail)
 		}
 	}
+	// An include git reads, private by its mode (0600): the jail does not
+	// read it, and git stops there; doctor warns, naming it and its mode.
+	// The control is every line above: ok, nothing named.
+	testfs.Tree(t, home, []byte("[user]\n\tname = u\n[include]\n\tpath = ~/.gitconfig.local\n"), 0o644, ".gitconfig")
+	testfs.Tree(t, home, []byte("[user]\n\temail = u@work\n"), 0o600, ".gitconfig.local")
+	for _, r := range jailHome(env, project) {
+		if r.status != statusWarn || !strings.Contains(r.detail, "leaves unread, other users kept out by their mode: ~/.gitconfig.local 0600") || !strings.Contains(r.fix, "chmod o+r") {
+			t.Errorf("%s with a private include: %s %s (%s)", r.name, r.status, r.detail, r.fix)
+		}
+	}
 	// A project that holds the home is planned nowhere: skipped, saying so.
 	for _, r := range jailHome(env, home) {
 		if r.status != statusSkip || !strings.Contains(r.detail, "run doctor in a project directory") {
