@@ -3,7 +3,10 @@
 package confine
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -13,21 +16,36 @@ import (
 // call created there that is not a regular .info file: go writes its stat
 // there and nothing else (its temporary files are renamed over the
 // stat, or removed), and nothing the call wrote there may pass for a
-// cached module's go.mod or source.
-func sweepGoStat(p Plan) {
+// cached module's go.mod or source. The directory is reached as the
+// sweep reaches the project's (reach): under project-write a chmod 311 of
+// it kept the sweep from reading it, and a go.mod the call planted there
+// stayed in the user's module cache. It returns what it says.
+func sweepGoStat(p Plan) []string {
 	defer removeMade(p.goStatMade)
 	if p.GoStatDir == "" {
-		return
+		return nil
 	}
-	fd, err := unix.Open(p.GoStatDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	parent, err := unix.Open(filepath.Dir(p.GoStatDir), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return
+		return nil
+	}
+	fd, lines, err := reach(parent, filepath.Dir(p.GoStatDir), filepath.Base(p.GoStatDir), unix.O_RDONLY|unix.O_DIRECTORY)
+	_ = unix.Close(parent)
+	if err != nil {
+		if !errors.Is(err, unix.ENOENT) {
+			lines = append(lines, fmt.Sprintf("loopguard: could not look in %s after this call (%v): remove what is there but .info files before a go command uses this module", p.GoStatDir, err))
+		}
+		return lines
+	}
+	// Its owner's write bit too, to remove what is not a stat (chmod 511).
+	if line, ok := ownerMayMove(fd, p.GoStatDir, "what the call left in it is"); ok {
+		lines = append(lines, line)
 	}
 	f := os.NewFile(uintptr(fd), p.GoStatDir)
 	defer f.Close()
 	names, err := f.Readdirnames(-1)
 	if err != nil {
-		return
+		return append(lines, fmt.Sprintf("loopguard: could not look in %s after this call (%v): remove what is there but .info files before a go command uses this module", p.GoStatDir, err))
 	}
 	for _, name := range names {
 		if p.goStatBefore[name] {
@@ -44,6 +62,9 @@ func sweepGoStat(p Plan) {
 		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			flags = unix.AT_REMOVEDIR
 		}
-		_ = unix.Unlinkat(fd, name, flags)
+		if err := unix.Unlinkat(fd, name, flags); err != nil && !errors.Is(err, unix.ENOENT) {
+			lines = append(lines, fmt.Sprintf("loopguard: could not remove %s, which this call left in the module cache (%v): remove it before a go command uses this module", filepath.Join(p.GoStatDir, name), err))
+		}
 	}
+	return lines
 }

@@ -1777,6 +1777,19 @@ func TestJailGoStat(t *testing.T) {
 			if _, err := os.Lstat(zip); err == nil {
 				t.Errorf("%s: %s is in the module cache after the call", c, zip)
 			}
+			// The directory made unreadable, or unwritable, after the
+			// write: under project-write with namespaces the kernel makes
+			// the mode change (the write set), and a chmod 311 kept the
+			// sweep from reading the directory (found after the
+			// thirty-first attack run). Where the chmod is refused the
+			// write is swept as above.
+			for _, mode := range []string{"311", "511", "644"} {
+				out, code = j.launch(t, c, "jail-sh", "echo 'module example.com/Proj' > "+stat+"/v1.0.0.mod; chmod "+mode+" "+stat+"; true")
+				if _, err := os.Lstat(filepath.Join(stat, "v1.0.0.mod")); err == nil {
+					t.Errorf("%s, chmod %s: the call's go.mod is in the module cache after it (exit %d):\n%s", c, mode, code, out)
+				}
+				_ = os.Chmod(stat, 0o755)
+			}
 			out, code = j.launch(t, c, "jail-create", filepath.Join(other, "v1.0.0.mod"))
 			checkProbe(t, []string{c.String(), "another module's go.mod"}, firstLine(out), code, false)
 			out, code = j.launch(t, c, "jail-create", filepath.Join(other, "v1.0.0.info"))

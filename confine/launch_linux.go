@@ -237,7 +237,9 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 			fmt.Fprintln(stderr, line)
 		}
 	}
-	sweepGoStat(plan)
+	for _, line := range sweepGoStat(plan) {
+		fmt.Fprintln(stderr, line)
+	}
 	if werr != nil {
 		return 0, werr
 	}
