@@ -404,6 +404,12 @@ func TestJailLeavesNoLinkInSharedTemp(t *testing.T) {
 			checkProbe(t, []string{c.String(), "a file in the shared temp"}, out, code, false)
 			out, code = j.launch(t, c, "jail-write-tmpdir")
 			checkProbe(t, []string{c.String(), "its own TMPDIR (control)"}, out, code, true)
+			// A tree its owner may not read or write, nested: still
+			// removed with the launch's directory (os.RemoveAll alone
+			// left it for good).
+			if out, code = j.launch(t, c, "jail-sh", `cd "$TMPDIR" && mkdir -p a/b/c && echo x > a/b/c/f && chmod 000 a/b/c && chmod 500 a/b && chmod 000 a`); code != 0 {
+				t.Errorf("%s: a tree of its own TMPDIR (exit %d): %s", c, code, out)
+			}
 		}
 		// What the wrapper does next, unconfined.
 		j.unconfined(t, `pwd -P >| "$TMPDIR/claude-1a2b-cwd"`)

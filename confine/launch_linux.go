@@ -89,7 +89,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(plan.RunDir) // after every process of the launch has exited
+	defer removeRun(plan.RunDir) // after every process of the launch has exited
 	// The project as the plan saw it, for the sweep: the directory the
 	// call began in, wherever a call of an enclosing project moves it,
 	// and never what a link put in its place leads to.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -998,6 +999,43 @@ func launchDir(scratch string, e Env, w io.Writer) (string, int, error) {
 	return "", -1, errors.New("failed to create the launch's directory: every name taken")
 }
 
+// removeRun removes a launch's own directory (its TMPDIR) once no
+// process of the launch is left: where the call took a directory's
+// owner's bits (chmod 000 $TMPDIR/d, or 500), os.RemoveAll cannot empty it, and the
+// launch's directory, whatever the call left in it, stayed for good (a
+// later launch's prune failed the same way). Each directory that lacks
+// one of its owner's bits gets them back, one level more each round (a
+// directory read only once it can be), at most maxRemoveRounds rounds. Nothing of the launch runs by then, and
+// the directory is in the user's private scratch directory: its paths
+// are its own.
+func removeRun(dir string) error {
+	err := os.RemoveAll(dir)
+	for range maxRemoveRounds {
+		if err == nil {
+			return nil
+		}
+		fixed := false
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, _ error) error {
+			if d == nil || !d.IsDir() {
+				return nil
+			}
+			if fi, err := os.Lstat(p); err == nil && fi.IsDir() && fi.Mode().Perm()&0o700 != 0o700 && os.Chmod(p, fi.Mode().Perm()|0o700) == nil {
+				fixed = true
+			}
+			return nil
+		})
+		if !fixed {
+			return err
+		}
+		err = os.RemoveAll(dir)
+	}
+	return err
+}
+
+// maxRemoveRounds bounds removeRun's rounds: a tree of unreadable
+// directories nested deeper stays, for a later launch's prune.
+const maxRemoveRounds = 64
+
 // staleLaunch is how old a launch's directory must be before a later
 // launch removes it: no call runs that long.
 const staleLaunch = 24 * time.Hour
@@ -1018,7 +1056,7 @@ func pruneLaunchDirs(runs string, e Env, w io.Writer) {
 		}
 		recoverKilled(d, e, w)
 		if fi, err := ent.Info(); err == nil && time.Since(fi.ModTime()) > staleLaunch {
-			_ = os.RemoveAll(d)
+			_ = removeRun(d)
 		}
 		unlockRun(lock)
 	}
