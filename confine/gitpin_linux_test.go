@@ -590,6 +590,20 @@ h=$(git rev-parse HEAD); d=.git/rebase-merge; mkdir -p $d
 printf '%s\n' "` + todo + `" > $d/git-rebase-todo; : > $d/interactive; echo $h > $d/onto; echo $h > $d/orig-head
 echo refs/heads/master > $d/head-name; echo 1 > $d/msgnum; echo 1 > $d/end; : > $d/done`
 		}
+		// continueRan runs the user's git rebase --continue, unconfined,
+		// and reports (and clears) whether it ran the call's exec.
+		continueRan := func() bool {
+			cmd := exec.Command("git", "rebase", "--continue")
+			cmd.Dir = j.project
+			cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_EDITOR=true")
+			if os.Getuid() == 0 {
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+			}
+			_ = cmd.Run()
+			_, err := os.Lstat(pwned)
+			_ = os.Remove(pwned)
+			return err == nil
+		}
 		out, _ := j.launch(t, gitWrite, "jail-sh", plant("pick $h x"))
 		todo := filepath.Join(j.project, ".git/rebase-merge/git-rebase-todo")
 		if _, err := os.Stat(todo); err != nil || strings.Contains(out, "git-rebase-todo") {
@@ -620,16 +634,8 @@ echo refs/heads/master > $d/head-name; echo 1 > $d/msgnum; echo 1 > $d/end; : > 
 			if _, err := os.Stat(marker); err == nil && !strings.Contains(out, "bits are back") {
 				t.Errorf("namespaces %v, %q: the launcher did not say it gave the owner's bits back:\n%s", j.ns, hide, out)
 			}
-			cmd := exec.Command("git", "rebase", "--continue")
-			cmd.Dir = j.project
-			cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_EDITOR=true")
-			if os.Getuid() == 0 {
-				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-			}
-			_ = cmd.Run()
-			if _, err := os.Lstat(pwned); err == nil {
+			if continueRan() {
 				t.Errorf("namespaces %v, %q: the user's git rebase --continue ran the call's exec", j.ns, hide)
-				_ = os.Remove(pwned)
 			}
 		}
 		// The rebase's directory made a link to one of the call's in the
@@ -639,14 +645,7 @@ echo refs/heads/master > $d/head-name; echo 1 > $d/msgnum; echo 1 > $d/end; : > 
 		if fi, err := os.Lstat(filepath.Join(j.project, ".git/rebase-merge")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			t.Errorf("namespaces %v: the link the call made at .git/rebase-merge is still there:\n%s", j.ns, out)
 		}
-		cmd := exec.Command("git", "rebase", "--continue")
-		cmd.Dir = j.project
-		cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_EDITOR=true")
-		if os.Getuid() == 0 {
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-		}
-		_ = cmd.Run()
-		if _, err := os.Lstat(pwned); err == nil {
+		if continueRan() {
 			t.Errorf("namespaces %v: the user's git rebase --continue followed the call's link to its exec:\n%s", j.ns, out)
 		}
 	})

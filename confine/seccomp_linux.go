@@ -99,6 +99,10 @@ const (
 	offArg2 = 32 // the low 32 bits of args[2]
 )
 
+// selfOnlyCalls set the scheduling of the process (or thread) their first
+// argument names: allowed for the caller's own alone (0).
+var selfOnlyCalls = []uint32{unix.SYS_SCHED_SETSCHEDULER, unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETATTR, unix.SYS_SCHED_SETAFFINITY}
+
 // ioprioWhoProcess is ioprio_set's which for one process (IOPRIO_WHO_PROCESS,
 // linux/ioprio.h); x/sys names none.
 const ioprioWhoProcess = 1
@@ -339,11 +343,10 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		insn{code: jeq, k: unix.SYS_PRLIMIT64, jt: "prlimit"},
 		insn{code: jeq, k: unix.SYS_SETPRIORITY, jt: "setpriority"},
 		insn{code: jeq, k: unix.SYS_IOPRIO_SET, jt: "ioprio"},
-		insn{code: jeq, k: unix.SYS_SCHED_SETSCHEDULER, jt: "self"},
-		insn{code: jeq, k: unix.SYS_SCHED_SETPARAM, jt: "self"},
-		insn{code: jeq, k: unix.SYS_SCHED_SETATTR, jt: "self"},
-		insn{code: jeq, k: unix.SYS_SCHED_SETAFFINITY, jt: "self"},
 	)
+	for _, nr := range selfOnlyCalls {
+		p = append(p, insn{code: jeq, k: nr, jt: "self"})
+	}
 	if !o.metadata {
 		// Mode changes are the kernel's here (the launch's mounts, or
 		// the sandbox's, keep them to its write set), but none sets a
