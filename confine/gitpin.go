@@ -3,6 +3,8 @@ package confine
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/loopguard/loopguard/policy"
 )
 
 // Git's configuration under +git. project-write+git lets a call write the
@@ -43,13 +45,6 @@ import (
 // git branch --set-upstream-to) fails under +git, as it does in Claude
 // Code's sandbox.
 
-// gitPinNames are the entries of a git directory pinned under +git: what
-// git runs or reads its configuration from (config, config.worktree,
-// hooks; commondir, which moves all three to the directory it names, and
-// the old remote definitions in remotes and branches) and where it looks
-// for objects (objects/info/alternates).
-var gitPinNames = []string{"config", "config.worktree", "commondir", "hooks", "objects/info/alternates", "remotes", "branches"}
-
 // worktreePinNames are those of a linked worktree's own directory
 // (worktrees/NAME), which the rest of +git writes (its index, HEAD).
 var worktreePinNames = []string{"config.worktree", "commondir"}
@@ -66,7 +61,7 @@ func gitPins(g string) []string { return gitPinsAt(g, 0) }
 // names below the project's.
 func gitPinsAt(g string, depth int) []string {
 	var out []string
-	for _, n := range gitPinNames {
+	for _, n := range policy.GitPinNames {
 		out = append(out, filepath.Join(g, n))
 	}
 	ents, _ := os.ReadDir(filepath.Join(g, "worktrees"))

@@ -121,6 +121,10 @@ const (
 	loopbackNote = "loopguard: the jail (CAP) has a network of its own: localhost there is the call's own loopback (a server the same call starts answers it), never this machine's; to reach this machine's servers, " + askExact + "."
 	tempNote     = "loopguard: the jail (CAP) gives the command a private temp directory: write under $TMPDIR, not the shared /tmp; otherwise " + askExact + "."
 	configNote   = "loopguard: the jail (CAP) keeps the project's executable configuration read-only (.git, .claude, .envrc...); to change it, " + askExact + "."
+	// gitNote is for git's own directory, which +git writes (but for its
+	// configuration and hooks): the usability run met git add's
+	// "index.lock: Read-only file system" under project-write.
+	gitNote      = "loopguard: the jail (CAP) does not write git's own directory (.git): a command that does (git add, commit, checkout) needs a grant with +git (loopguard grant --git), which still keeps git's configuration and hooks, or the user's exact approval (loopguard approve)."
 	linkNote     = "loopguard: the jail (CAP) makes no symbolic link in the project (the file tools write there beside it), so no python -m venv either; to run it outside the jail, " + askExact + "."
 	topNote      = "loopguard: the jail (CAP) makes, changes, renames and removes files and directories at the project's top level, but makes no link there and leaves its executable configuration as it is; to run it unconfined, " + askExact + "."
 	readOnlyNote = "loopguard: the jail (CAP) writes nothing but its $TMPDIR, and outside the project reads only the system, toolchains and a few configuration files; to run it unconfined, " + askExact + "."
@@ -288,7 +292,11 @@ func pathNote(cp policy.Capability, p string, site jailSite) string {
 	if !cp.Write && !cp.Git {
 		return readOnlyNote
 	}
-	inGit := fsx.Within(p, filepath.Join(site.project, ".git"))
+	gitDir := filepath.Join(site.project, ".git")
+	inGit := fsx.Within(p, gitDir)
+	if inGit && !cp.Git && p != gitDir && !policy.GitPinned(strings.TrimPrefix(p, gitDir+"/")) {
+		return gitNote
+	}
 	if inGit && !cp.Git || !inGit && site.places.Classify(p).Protected() {
 		return configNote
 	}

@@ -162,6 +162,8 @@ func TestJailRefusalNote(t *testing.T) {
 		{"shared temp", rw, "touch: cannot touch '/tmp/x': Permission denied", tempNote},
 		{"shared temp, node", ro, "Error: EACCES: permission denied, open '/var/tmp/cache.json'", tempNote},
 		{"git config", rw, "error: could not lock config file .git/config: Permission denied", configNote},
+		{"git's index, without +git", rw, "fatal: Unable to create '/home/u/proj/.git/index.lock': Read-only file system", gitNote},
+		{"a submodule's hooks, without +git", rw, "touch: cannot touch '/home/u/proj/.git/modules/lib/hooks/x': Read-only file system", configNote},
 		{"git dir, +git", git, "error: could not lock config file /home/u/proj/.git/config: Permission denied", ""},
 		{"claude settings, +git", git, "cp: cannot create regular file '../.claude/settings.json': Read-only file system", configNote},
 		{"envrc below", rw, "bash: line 1: /home/u/proj/src/.envrc: Read-only file system", configNote},

@@ -3,6 +3,8 @@ package policy
 import (
 	"iter"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 // IsGitDir reports whether a directory whose entries are ents (each name
@@ -32,4 +34,28 @@ func IsGitDir(ents iter.Seq2[string, os.FileMode]) bool {
 		}
 	}
 	return head && (objects && refs || common)
+}
+
+// GitPinNames are the entries of a git directory that +git keeps as they
+// are (confine pins them): what git runs or reads its configuration from
+// (config, config.worktree, hooks; commondir, which moves all three to the
+// directory it names, and the old remote definitions in remotes and
+// branches) and where it looks for objects (objects/info/alternates).
+var GitPinNames = []string{"config", "config.worktree", "commondir", "hooks", "objects/info/alternates", "remotes", "branches"}
+
+// GitPinned reports whether rel, a path below a git directory, is one of
+// GitPinNames or inside one, in that git directory or in one kept below
+// it (modules/NAME, worktrees/NAME): what no capability writes, +git
+// included.
+func GitPinned(rel string) bool {
+	segs := strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/")
+	for i := range segs {
+		rest := strings.Join(segs[i:], "/")
+		for _, n := range GitPinNames {
+			if strings.EqualFold(rest, n) || len(rest) > len(n) && strings.EqualFold(rest[:len(n)+1], n+"/") {
+				return i == 0 || strings.EqualFold(segs[0], "modules") || strings.EqualFold(segs[0], "worktrees")
+			}
+		}
+	}
+	return false
 }
