@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/internal/gitconfig"
 )
 
 // pinnedEntry is what a pinned path held before the call: nothing
@@ -530,63 +531,182 @@ func (p pinned) openRoot(r string, flags int) (int, error) {
 	return fd, err
 }
 
-// rebaseTodos are the files in a git directory that tell a rebase or a
-// sequence (cherry-pick, revert) in progress what to do next, where an
-// exec line is a command git runs on the user's git rebase --continue.
-var rebaseTodos = []string{"rebase-merge/git-rebase-todo", "sequencer/todo"}
+// stateFiles are, in each directory where git keeps an operation in
+// progress (an interactive rebase, a cherry-pick or revert sequence, git
+// am), the files whose content makes the user's --continue run a program
+// or write where the call chose, each with its judge: an exec line in a
+// todo (the seventeenth attack run); a merge strategy that is not one of
+// git's own, which git runs as git-merge-NAME, by its path when NAME holds
+// a slash (the thirty-second attack run's "/../evil" beside an empty
+// directory git-merge-, in rebase-merge/strategy and in sequencer/opts);
+// git am's options for git apply (--unsafe-paths, --directory: a patch of
+// the call's applied outside the project).
+var stateFiles = []struct {
+	dir, name string
+	runs      func([]byte) bool
+}{
+	{"rebase-merge", "git-rebase-todo", todoRuns},
+	{"rebase-merge", "strategy", strategyRuns},
+	{"sequencer", "todo", todoRuns},
+	{"sequencer", "opts", optsRun},
+	{"rebase-apply", "apply-opt", func(b []byte) bool { return len(bytes.TrimSpace(b)) > 0 }},
+}
 
-// holdRebaseExec holds back each todo of a git directory in the project
-// (kept: +git's) that the call made or changed (since started) and that
-// names a command (exec, x): the seventeenth attack run planted an
-// interactive rebase whose exec ran on the user's next git rebase
-// --continue, unconfined. git then says the rebase's todo is missing, and
-// git rebase --abort ends it. Each is read and moved from the project's
-// descriptor (projectFd), through no link.
-func holdRebaseExec(project string, projectFd int, kept []string, started time.Time, h *holder) []string {
-	var lines []string
-	for _, g := range kept {
-		if g == project || !fsx.Within(g, project) {
-			continue
+// gitStrategies are git's own merge strategies, which it runs in its own
+// process (builtin/merge.c, sequencer.c).
+var gitStrategies = []string{"ort", "recursive", "resolve", "octopus", "ours", "subtree"}
+
+// strategyRuns: rebase-merge/strategy names a strategy that is not git's
+// own.
+func strategyRuns(b []byte) bool {
+	return !slices.Contains(gitStrategies, strings.TrimSpace(string(b)))
+}
+
+// optsRun: sequencer/opts (git's configuration syntax) sets a strategy
+// that is not git's own, or cannot be read as git reads it.
+func optsRun(b []byte) bool {
+	ents, err := gitconfig.Parse(b)
+	if err != nil {
+		return true
+	}
+	for _, e := range ents {
+		if e.Name == "options.strategy" && !slices.Contains(gitStrategies, strings.TrimSpace(e.Value)) {
+			return true
 		}
-		for _, todo := range rebaseTodos {
-			rel := strings.TrimPrefix(g, project+"/") + "/" + todo
-			// Its directory reached as the sweep reaches one: the
-			// thirty-first attack run's chmod 311 .git/rebase-merge
-			// (git needs no read bit there) kept its open from
-			// succeeding, and the exec line ran on the user's git
-			// rebase --continue, with nothing said.
+	}
+	return false
+}
+
+// todoRuns: a todo holds an exec line.
+func todoRuns(b []byte) bool {
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && (f[0] == "exec" || f[0] == "x") {
+			return true
+		}
+	}
+	return false
+}
+
+// holdGitState holds back each of stateFiles that the call made or changed
+// (since started) and whose judge says it runs something, in every git
+// directory of the project a +git call wrote (kept), a linked worktree's
+// (worktrees/NAME) and a submodule's (modules/..., the thirty-second
+// attack run's rebase left stopped in an initialised submodule ran its
+// exec on the user's git rebase --continue there) included; and a link
+// where one of their directories is (git follows it). git then says the
+// operation's file is missing, or runs git's own strategy; --abort ends
+// it. Each directory is reached from the project's descriptor
+// (projectFd), through no link, its owner's bits given back where the
+// call took them (reach: the thirty-first attack run's chmod 311
+// .git/rebase-merge).
+func holdGitState(project string, projectFd int, kept []string, started time.Time, h *holder) []string {
+	var lines, dirs []string
+	for _, g := range kept {
+		if g != project && fsx.Within(g, project) {
+			gitDirsBelow(project, projectFd, strings.TrimPrefix(g, project+"/"), 0, &dirs, &lines)
+		}
+	}
+	for _, g := range dirs {
+		for _, sf := range stateFiles {
+			rel := g + "/" + sf.dir + "/" + sf.name
 			dir, looked, err := reach(projectFd, project, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
 			lines = append(lines, looked...)
-			if errors.Is(err, unix.ENOENT) {
-				continue // no rebase, or no sequence, in progress
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+				continue // no such operation in progress
 			}
 			if errors.Is(err, unix.ELOOP) {
-				// A link where the rebase's directory is: git follows it
-				// to a todo of the call's own in the project (this
-				// launcher's own attack run after the thirty-first's).
+				// A link where the operation's directory is: git follows
+				// it to a todo of the call's own in the project.
 				lines = append(lines, holdStateLink(project, projectFd, filepath.Dir(rel), h)...)
 				continue
 			}
 			if err != nil {
-				lines = append(lines, fmt.Sprintf("loopguard: could not look at %s after this call (%v): if a rebase or a cherry-pick is in progress there, run git rebase --abort (or git cherry-pick --abort) rather than --continue, whose exec lines git would run unconfined", filepath.Join(project, filepath.Dir(rel)), err))
+				lines = append(lines, fmt.Sprintf("loopguard: could not look at %s after this call (%v): if a rebase, a cherry-pick or git am is in progress there, end it with --abort rather than --continue, which could run what the call left", filepath.Join(project, filepath.Dir(rel)), err))
 				continue
 			}
-			name := filepath.Base(rel)
-			if since, ok := changedSince(dir, name, started); !ok || !since || !todoRunsCommand(dir, name) {
-				_ = unix.Close(dir)
-				continue
-			}
-			lines = append(lines, mayMove(dir, filepath.Join(project, filepath.Dir(rel)), name, filepath.Join(project, rel))...)
-			where, _, err := h.move(dir, name, rel)
+			lines = append(lines, holdStateFile(project, dir, rel, sf.runs, started, h)...)
 			_ = unix.Close(dir)
-			if err != nil {
-				lines = append(lines, fmt.Sprintf("loopguard: this call left %s, whose exec lines git runs on your git rebase --continue, and loopguard could not move it (%v): run git rebase --abort", filepath.Join(project, rel), err))
-				continue
-			}
-			lines = append(lines, fmt.Sprintf("loopguard: held back %s, which this call left: its exec lines are commands git would run, unconfined, on your git rebase --continue (%s); run git rebase --abort", filepath.Join(project, rel), where))
 		}
 	}
-	return lines
+	return slices.Compact(lines)
+}
+
+// holdStateFile holds back rel (in the directory open as dir) when the
+// call made or changed it and runs says it runs something; one that is not
+// a regular file, or cannot be read as a pin is, counts as running.
+func holdStateFile(project string, dir int, rel string, runs func([]byte) bool, started time.Time, h *holder) []string {
+	name := filepath.Base(rel)
+	if since, ok := changedSince(dir, name, started); !ok || !since {
+		return nil
+	}
+	if e, err := readPinAt(dir, name, 0); err == nil && e.mode&unix.S_IFMT == unix.S_IFREG && !runs(e.data) {
+		return nil
+	}
+	lines := mayMove(dir, filepath.Join(project, filepath.Dir(rel)), name, filepath.Join(project, rel))
+	where, _, err := h.move(dir, name, rel)
+	if err != nil {
+		return append(lines, fmt.Sprintf("loopguard: this call left %s, which git would follow on your --continue (an exec line, a strategy that is not git's, git apply's options), and loopguard could not move it (%v): end the operation with --abort", filepath.Join(project, rel), err))
+	}
+	return append(lines, fmt.Sprintf("loopguard: held back %s, which this call left: git would run what it names, unconfined, on your --continue (an exec line, a strategy that is not git's, git apply's options) (%s); end the operation with --abort", filepath.Join(project, rel), where))
+}
+
+// gitDirsBelow adds to dirs the git directory rel (below the project) and
+// those kept in it: each linked worktree's (worktrees/NAME) and each
+// submodule's (modules/NAME, NAME holding slashes, and their own
+// modules/), maxModuleDepth deep at most. A directory it cannot look into
+// is said.
+func gitDirsBelow(project string, projectFd int, rel string, depth int, dirs, lines *[]string) {
+	*dirs = append(*dirs, rel)
+	if depth > maxModuleDepth {
+		return
+	}
+	for _, n := range subdirs(project, projectFd, rel+"/worktrees", lines) {
+		*dirs = append(*dirs, rel+"/worktrees/"+n)
+	}
+	var names func(at string, d int)
+	names = func(at string, d int) {
+		if d > maxModuleDepth {
+			return
+		}
+		for _, n := range subdirs(project, projectFd, at, lines) {
+			c := at + "/" + n
+			var st unix.Stat_t
+			if unix.Fstatat(projectFd, c+"/HEAD", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				gitDirsBelow(project, projectFd, c, d+1, dirs, lines)
+			} else {
+				names(c, d+1)
+			}
+		}
+	}
+	names(rel+"/modules", depth+1)
+}
+
+// subdirs are the directories in rel (below the project), not links; none
+// when rel is not a directory. A directory it cannot read is said.
+func subdirs(project string, projectFd int, rel string, lines *[]string) []string {
+	fd, looked, err := reach(projectFd, project, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+	*lines = append(*lines, looked...)
+	if err != nil {
+		if !gone(err) {
+			*lines = append(*lines, fmt.Sprintf("loopguard: could not look in %s after this call (%v): check it for an operation in progress before running git there", filepath.Join(project, rel), err))
+		}
+		return nil
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		*lines = append(*lines, fmt.Sprintf("loopguard: could not look in %s after this call (%v): check it for an operation in progress before running git there", filepath.Join(project, rel), err))
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // holdStateLink holds back the link rel (a rebase's or a sequence's
@@ -608,20 +728,4 @@ func holdStateLink(project string, projectFd int, rel string, h *holder) []strin
 		return append(lines, fmt.Sprintf("loopguard: this call made %s a link, which git would follow to a todo of the call's, and loopguard could not remove it (%v): remove it, and run no git rebase --continue there", filepath.Join(project, rel), err))
 	}
 	return append(lines, fmt.Sprintf("loopguard: held back %s, which this call made a link: git would follow it to a todo of the call's, whose exec lines it runs on your git rebase --continue (%s)", filepath.Join(project, rel), where))
-}
-
-// todoRunsCommand reports whether the todo name in dir has an exec line;
-// one that is not a regular file, or that cannot be read (readPinAt, as a
-// pin is: through no link, at most maxPinned), counts as having one.
-func todoRunsCommand(dir int, name string) bool {
-	e, err := readPinAt(dir, name, 0)
-	if err != nil || e.mode&unix.S_IFMT != unix.S_IFREG {
-		return true
-	}
-	for _, l := range strings.Split(string(e.data), "\n") {
-		if f := strings.Fields(l); len(f) > 0 && (f[0] == "exec" || f[0] == "x") {
-			return true
-		}
-	}
-	return false
 }

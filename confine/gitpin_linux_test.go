@@ -650,3 +650,99 @@ echo refs/heads/master > $d/head-name; echo 1 > $d/msgnum; echo 1 > $d/end; : > 
 		}
 	})
 }
+
+// TestJailGitStateHeld: what else a +git call can leave in git's state
+// for the user's --continue to run, unconfined (the thirty-second attack
+// run): a merge strategy that is not git's own, which git runs as
+// git-merge-NAME, by its path when NAME holds a slash ("/../evil" beside
+// an empty directory git-merge-); and a stopped rebase with an exec line
+// in a submodule's git directory. Each is held back and said, in both
+// modes. Controls: a strategy of git's own is left, and the rebase it
+// belongs to continues.
+func TestJailGitStateHeld(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		pwned := filepath.Join(j.root, "PWNED")
+		j.submodule(t, "opt")
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+for n in 1 2; do echo $n > n$n.txt && git add n$n.txt && git -c user.email=a@b -c user.name=a commit -qm n$n; done`)
+		env := append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_EDITOR=true", "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
+		user := func(dir string, args ...string) string {
+			cmd := exec.Command("git", args...)
+			cmd.Dir, cmd.Env = dir, env
+			if os.Getuid() == 0 {
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+			}
+			b, _ := cmd.CombinedOutput()
+			return string(b)
+		}
+		ran := func() bool {
+			_, err := os.Lstat(pwned)
+			_ = os.Remove(pwned)
+			return err == nil
+		}
+		// A rebase stopped at a break, its next picks swapped (no fast
+		// forward: the strategy runs).
+		stop := `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b
+export GIT_SEQUENCE_EDITOR='f(){ printf "break\npick %s\npick %s\n" $(git rev-parse HEAD) $(git rev-parse HEAD~1) > "$1"; }; f'
+git rebase -qi HEAD~2 >/dev/null 2>&1
+mkdir -p git-merge- && printf '#!/bin/sh\ntouch ` + pwned + `\nexit 1\n' > evil && chmod +x evil
+`
+		strategy := filepath.Join(j.project, ".git/rebase-merge/strategy")
+		out, _ := j.launch(t, gitWrite, "jail-sh", stop+"printf '/../evil\\n' > .git/rebase-merge/strategy")
+		if !strings.Contains(out, "held back "+strategy) {
+			t.Errorf("namespaces %v: a strategy that is not git's was not held back:\n%s", j.ns, out)
+		}
+		user(j.project, "rebase", "--continue")
+		if ran() {
+			t.Errorf("namespaces %v: the user's git rebase --continue ran the call's strategy", j.ns)
+		}
+		user(j.project, "rebase", "--abort")
+		// Control: git's own strategy stays, and the rebase continues.
+		out, _ = j.launch(t, gitWrite, "jail-sh", stop+"printf 'ort\\n' > .git/rebase-merge/strategy")
+		if strings.Contains(out, "strategy") {
+			t.Errorf("namespaces %v: git's own strategy was held back:\n%s", j.ns, out)
+		}
+		cont := user(j.project, "rebase", "--continue")
+		if _, err := os.Stat(filepath.Join(j.project, ".git/rebase-merge")); err == nil || ran() {
+			t.Errorf("namespaces %v: the rebase with git's own strategy did not continue (%v): %s\n%s", j.ns, err, cont, out)
+			user(j.project, "rebase", "--abort")
+		}
+		// A stopped rebase in the submodule's git directory.
+		todo := filepath.Join(j.project, ".git/modules/opt/rebase-merge/git-rebase-todo")
+		out, _ = j.launch(t, gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b
+cd opt && GIT_SEQUENCE_EDITOR='f(){ printf "break\nexec touch `+pwned+`\n" > "$1"; }; f' git rebase -qi --root >/dev/null 2>&1; ls ../.git/modules/opt/rebase-merge >/dev/null`)
+		if !strings.Contains(out, "held back "+todo) {
+			t.Errorf("namespaces %v: the submodule's todo with an exec line was not held back:\n%s", j.ns, out)
+		}
+		user(filepath.Join(j.project, "opt"), "rebase", "--continue")
+		if ran() {
+			t.Errorf("namespaces %v: the user's git rebase --continue in the submodule ran the call's exec", j.ns)
+		}
+	})
+}
+
+// TestGitStateJudges: which content of git's state runs something.
+func TestGitStateJudges(t *testing.T) {
+	for _, c := range []struct {
+		judge func([]byte) bool
+		in    string
+		want  bool
+	}{
+		{todoRuns, "pick abc x\nexec make\n", true},
+		{todoRuns, "x true", true},
+		{todoRuns, "pick abc x\n# exec nothing\n", false},
+		{strategyRuns, "ort\n", false},
+		{strategyRuns, "recursive", false},
+		{strategyRuns, "/../evil\n", true},
+		{strategyRuns, "custom", true},
+		{optsRun, "[options]\n\tstrategy = ort\n\tsignoff = true\n", false},
+		{optsRun, "[options]\n\tStrategy = s/../.evil\n", true},
+		{optsRun, "[options]\n\tstrategy = \"/../e\"\n", true},
+		{optsRun, "[options\n", true},
+	} {
+		if got := c.judge([]byte(c.in)); got != c.want {
+			t.Errorf("%q: %v, want %v", c.in, got, c.want)
+		}
+	}
+}

@@ -233,7 +233,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		for _, line := range pins.restore(held) {
 			fmt.Fprintln(stderr, line)
 		}
-		for _, line := range holdRebaseExec(plan.Project, root, plan.Kept, plan.started, held) {
+		for _, line := range holdGitState(plan.Project, root, plan.Kept, plan.started, held) {
 			fmt.Fprintln(stderr, line)
 		}
 	}
