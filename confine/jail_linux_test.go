@@ -2699,7 +2699,13 @@ func TestBrokerCloseBounded(t *testing.T) {
 // made exists and is not empty.
 func (j *jail) killedOnce(t *testing.T, made, script string) {
 	t.Helper()
-	cmd := j.launchCmd(projectWrite, "jail-sh", script)
+	j.killedOnceAs(t, projectWrite, made, script)
+}
+
+// killedOnceAs is killedOnce under the capability c.
+func (j *jail) killedOnceAs(t *testing.T, c policy.Capability, made, script string) {
+	t.Helper()
+	cmd := j.launchCmd(c, "jail-sh", script)
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -2743,6 +2749,41 @@ sleep 30`)
 			t.Errorf("namespaces %v: the next launch said nothing of the killed one's sweep: %s", j.ns, out)
 		}
 		j.gitFindsOwn(t, out)
+	})
+}
+
+// TestJailKilledGitLauncher: a +git launcher killed outright ends before
+// it holds back what the call left in git's state; the user's next
+// launch, recovering it, holds back a rebase's todo with an exec line all
+// the same, and says so. Without it the user's git rebase --continue ran
+// it. Control: the next launch's program runs.
+func TestJailKilledGitLauncher(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		pwned := filepath.Join(j.root, "PWNED")
+		todo := filepath.Join(j.project, ".git/rebase-merge/git-rebase-todo")
+		j.killedOnceAs(t, gitWrite, todo, `exec >/dev/null 2>&1
+h=$(git rev-parse HEAD); d=.git/rebase-merge; mkdir -p $d
+printf 'exec touch `+pwned+`\n' > $d/git-rebase-todo; : > $d/interactive; echo $h > $d/onto; echo $h > $d/orig-head
+echo refs/heads/master > $d/head-name; echo 1 > $d/msgnum; echo 1 > $d/end; : > $d/done
+sleep 30`)
+		out, code := j.launchWithin(t, 30*time.Second, readOnly, "jail-sh", "true")
+		if code != 0 || !strings.HasSuffix(out, "ok") {
+			t.Errorf("namespaces %v: the next launch: exit %d: %s (control)", j.ns, code, out)
+		}
+		if !strings.Contains(out, "held back "+todo) {
+			t.Errorf("namespaces %v: the recovery did not hold back the todo:\n%s", j.ns, out)
+		}
+		cmd := exec.Command("git", "rebase", "--continue")
+		cmd.Dir = j.project
+		cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_EDITOR=true")
+		if os.Getuid() == 0 {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		}
+		_ = cmd.Run()
+		if _, err := os.Lstat(pwned); err == nil {
+			t.Errorf("namespaces %v: the user's git rebase --continue ran the killed call's exec", j.ns)
+		}
 	})
 }
 

@@ -263,6 +263,9 @@ func recoverKilled(run string, e Env, w io.Writer) {
 	}
 	held := &holder{p: p, e: e}
 	lines := sweep(p, e, held, root)
+	// What a +git call left in git's state for the user's --continue
+	// (holdGitState), as its own launcher would have held it back.
+	lines = append(lines, holdGitState(p.Project, root, p.Kept, p.started, held)...)
 	_ = unix.Close(root)
 	held.close()
 	said := "nothing held back"
