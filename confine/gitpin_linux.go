@@ -600,41 +600,57 @@ func todoRuns(b []byte) bool {
 // call took them (reach: the thirty-first attack run's chmod 311
 // .git/rebase-merge).
 func holdGitState(project string, projectFd int, kept []string, started time.Time, h *holder) []string {
-	var lines, dirs []string
+	var lines []string
 	for _, g := range kept {
-		if g != project && fsx.Within(g, project) {
-			gitDirsBelow(project, projectFd, strings.TrimPrefix(g, project+"/"), 0, &dirs, &lines)
+		if g == project {
+			continue
 		}
-	}
-	for _, g := range dirs {
-		for _, sf := range stateFiles {
-			rel := g + "/" + sf.dir + "/" + sf.name
-			dir, looked, err := reach(projectFd, project, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
-			lines = append(lines, looked...)
-			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-				continue // no such operation in progress
-			}
-			if errors.Is(err, unix.ELOOP) {
-				// A link where the operation's directory is: git follows
-				// it to a todo of the call's own in the project.
-				lines = append(lines, holdStateLink(project, projectFd, filepath.Dir(rel), h)...)
-				continue
-			}
+		// A git directory in the project is reached from its descriptor;
+		// one outside it (a linked worktree's, in its main repository's
+		// .git/worktrees), which +git writes too, from its parent, by its
+		// path.
+		base, baseFd, rel := project, projectFd, strings.TrimPrefix(g, project+"/")
+		if !fsx.Within(g, project) {
+			fd, err := unix.Open(filepath.Dir(g), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 			if err != nil {
-				lines = append(lines, fmt.Sprintf("loopguard: could not look at %s after this call (%v): if a rebase, a cherry-pick or git am is in progress there, end it with --abort rather than --continue, which could run what the call left", filepath.Join(project, filepath.Dir(rel)), err))
-				continue
+				continue // gone: nothing of it for git to run
 			}
-			lines = append(lines, holdStateFile(project, dir, rel, sf.runs, started, h)...)
-			_ = unix.Close(dir)
+			defer unix.Close(fd)
+			base, baseFd, rel = filepath.Dir(g), fd, filepath.Base(g)
+		}
+		var dirs []string
+		gitDirsBelow(base, baseFd, rel, 0, &dirs, &lines)
+		for _, d := range dirs {
+			for _, sf := range stateFiles {
+				lines = append(lines, holdState(base, baseFd, d+"/"+sf.dir+"/"+sf.name, sf.runs, started, h)...)
+			}
 		}
 	}
 	return slices.Compact(lines)
 }
 
-// holdStateFile holds back rel (in the directory open as dir) when the
+// holdState holds back rel (below base, open as baseFd), a file of
+// stateFiles, as holdGitState says; a link where its directory is, too.
+func holdState(base string, baseFd int, rel string, runs func([]byte) bool, started time.Time, h *holder) []string {
+	dir, lines, err := reach(baseFd, base, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
+	switch {
+	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
+		return lines // no such operation in progress
+	case errors.Is(err, unix.ELOOP):
+		// A link where the operation's directory is: git follows it to a
+		// todo of the call's own in the project.
+		return append(lines, holdStateLink(base, baseFd, filepath.Dir(rel), h)...)
+	case err != nil:
+		return append(lines, fmt.Sprintf("loopguard: could not look at %s after this call (%v): if a rebase, a cherry-pick or git am is in progress there, end it with --abort rather than --continue, which could run what the call left", filepath.Join(base, filepath.Dir(rel)), err))
+	}
+	defer unix.Close(dir)
+	return append(lines, holdStateFile(base, dir, rel, runs, started, h)...)
+}
+
+// holdStateFile holds back rel (below base; its directory open as dir) when the
 // call made or changed it and runs says it runs something; one that is not
 // a regular file, or cannot be read as a pin is, counts as running.
-func holdStateFile(project string, dir int, rel string, runs func([]byte) bool, started time.Time, h *holder) []string {
+func holdStateFile(base string, dir int, rel string, runs func([]byte) bool, started time.Time, h *holder) []string {
 	name := filepath.Base(rel)
 	if since, ok := changedSince(dir, name, started); !ok || !since {
 		return nil
@@ -642,25 +658,25 @@ func holdStateFile(project string, dir int, rel string, runs func([]byte) bool, 
 	if e, err := readPinAt(dir, name, 0); err == nil && e.mode&unix.S_IFMT == unix.S_IFREG && !runs(e.data) {
 		return nil
 	}
-	lines := mayMove(dir, filepath.Join(project, filepath.Dir(rel)), name, filepath.Join(project, rel))
+	lines := mayMove(dir, filepath.Join(base, filepath.Dir(rel)), name, filepath.Join(base, rel))
 	where, _, err := h.move(dir, name, rel)
 	if err != nil {
-		return append(lines, fmt.Sprintf("loopguard: this call left %s, which git would follow on your --continue (an exec line, a strategy that is not git's, git apply's options), and loopguard could not move it (%v): end the operation with --abort", filepath.Join(project, rel), err))
+		return append(lines, fmt.Sprintf("loopguard: this call left %s, which git would follow on your --continue (an exec line, a strategy that is not git's, git apply's options), and loopguard could not move it (%v): end the operation with --abort", filepath.Join(base, rel), err))
 	}
-	return append(lines, fmt.Sprintf("loopguard: held back %s, which this call left: git would run what it names, unconfined, on your --continue (an exec line, a strategy that is not git's, git apply's options) (%s); end the operation with --abort", filepath.Join(project, rel), where))
+	return append(lines, fmt.Sprintf("loopguard: held back %s, which this call left: git would run what it names, unconfined, on your --continue (an exec line, a strategy that is not git's, git apply's options) (%s); end the operation with --abort", filepath.Join(base, rel), where))
 }
 
-// gitDirsBelow adds to dirs the git directory rel (below the project) and
+// gitDirsBelow adds to dirs the git directory rel (below base) and
 // those kept in it: each linked worktree's (worktrees/NAME) and each
 // submodule's (modules/NAME, NAME holding slashes, and their own
 // modules/), maxModuleDepth deep at most. A directory it cannot look into
 // is said.
-func gitDirsBelow(project string, projectFd int, rel string, depth int, dirs, lines *[]string) {
+func gitDirsBelow(base string, baseFd int, rel string, depth int, dirs, lines *[]string) {
 	*dirs = append(*dirs, rel)
 	if depth > maxModuleDepth {
 		return
 	}
-	for _, n := range subdirs(project, projectFd, rel+"/worktrees", lines) {
+	for _, n := range subdirs(base, baseFd, rel+"/worktrees", lines) {
 		*dirs = append(*dirs, rel+"/worktrees/"+n)
 	}
 	var names func(at string, d int)
@@ -668,11 +684,11 @@ func gitDirsBelow(project string, projectFd int, rel string, depth int, dirs, li
 		if d > maxModuleDepth {
 			return
 		}
-		for _, n := range subdirs(project, projectFd, at, lines) {
+		for _, n := range subdirs(base, baseFd, at, lines) {
 			c := at + "/" + n
 			var st unix.Stat_t
-			if unix.Fstatat(projectFd, c+"/HEAD", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-				gitDirsBelow(project, projectFd, c, d+1, dirs, lines)
+			if unix.Fstatat(baseFd, c+"/HEAD", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				gitDirsBelow(base, baseFd, c, d+1, dirs, lines)
 			} else {
 				names(c, d+1)
 			}
@@ -681,14 +697,14 @@ func gitDirsBelow(project string, projectFd int, rel string, depth int, dirs, li
 	names(rel+"/modules", depth+1)
 }
 
-// subdirs are the directories in rel (below the project), not links; none
+// subdirs are the directories in rel (below base), not links; none
 // when rel is not a directory. A directory it cannot read is said.
-func subdirs(project string, projectFd int, rel string, lines *[]string) []string {
-	fd, looked, err := reach(projectFd, project, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+func subdirs(base string, baseFd int, rel string, lines *[]string) []string {
+	fd, looked, err := reach(baseFd, base, rel, unix.O_RDONLY|unix.O_DIRECTORY)
 	*lines = append(*lines, looked...)
 	if err != nil {
 		if !gone(err) {
-			*lines = append(*lines, fmt.Sprintf("loopguard: could not look in %s after this call (%v): check it for an operation in progress before running git there", filepath.Join(project, rel), err))
+			*lines = append(*lines, fmt.Sprintf("loopguard: could not look in %s after this call (%v): check it for an operation in progress before running git there", filepath.Join(base, rel), err))
 		}
 		return nil
 	}
@@ -696,7 +712,7 @@ func subdirs(project string, projectFd int, rel string, lines *[]string) []strin
 	defer f.Close()
 	ents, err := f.ReadDir(-1)
 	if err != nil {
-		*lines = append(*lines, fmt.Sprintf("loopguard: could not look in %s after this call (%v): check it for an operation in progress before running git there", filepath.Join(project, rel), err))
+		*lines = append(*lines, fmt.Sprintf("loopguard: could not look in %s after this call (%v): check it for an operation in progress before running git there", filepath.Join(base, rel), err))
 		return nil
 	}
 	var out []string
@@ -709,23 +725,23 @@ func subdirs(project string, projectFd int, rel string, lines *[]string) []strin
 	return out
 }
 
-// holdStateLink holds back the link rel (a rebase's or a sequence's
-// directory in a git directory of the project) as the sweep holds one:
+// holdStateLink holds back the link rel (below base: a rebase's or a
+// sequence's directory in a git directory) as the sweep holds one:
 // removed, its text said.
-func holdStateLink(project string, projectFd int, rel string, h *holder) []string {
-	gdir, lines, err := reach(projectFd, project, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
+func holdStateLink(base string, baseFd int, rel string, h *holder) []string {
+	gdir, lines, err := reach(baseFd, base, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
-		return append(lines, fmt.Sprintf("loopguard: could not look at %s after this call (%v): if a rebase or a cherry-pick is in progress there, run git rebase --abort (or git cherry-pick --abort) rather than --continue", filepath.Join(project, rel), err))
+		return append(lines, fmt.Sprintf("loopguard: could not look at %s after this call (%v): if a rebase or a cherry-pick is in progress there, run git rebase --abort (or git cherry-pick --abort) rather than --continue", filepath.Join(base, rel), err))
 	}
 	defer unix.Close(gdir)
 	name := filepath.Base(rel)
 	if typeAt(gdir, name) != unix.S_IFLNK {
 		return lines
 	}
-	lines = append(lines, mayMove(gdir, filepath.Join(project, filepath.Dir(rel)), name, filepath.Join(project, rel))...)
+	lines = append(lines, mayMove(gdir, filepath.Join(base, filepath.Dir(rel)), name, filepath.Join(base, rel))...)
 	where, _, err := h.move(gdir, name, rel)
 	if err != nil {
-		return append(lines, fmt.Sprintf("loopguard: this call made %s a link, which git would follow to a todo of the call's, and loopguard could not remove it (%v): remove it, and run no git rebase --continue there", filepath.Join(project, rel), err))
+		return append(lines, fmt.Sprintf("loopguard: this call made %s a link, which git would follow to a todo of the call's, and loopguard could not remove it (%v): remove it, and run no git rebase --continue there", filepath.Join(base, rel), err))
 	}
-	return append(lines, fmt.Sprintf("loopguard: held back %s, which this call made a link: git would follow it to a todo of the call's, whose exec lines it runs on your git rebase --continue (%s)", filepath.Join(project, rel), where))
+	return append(lines, fmt.Sprintf("loopguard: held back %s, which this call made a link: git would follow it to a todo of the call's, whose exec lines it runs on your git rebase --continue (%s)", filepath.Join(base, rel), where))
 }
