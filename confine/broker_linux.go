@@ -698,6 +698,11 @@ func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name 
 			if writes && st.Nlink > 1 {
 				return errSecondName
 			}
+			if writes && isBytecode(name) {
+				// The user's bytecode, rewritten in place: what their
+				// next python runs (the sweep holds back a new one).
+				return unix.EACCES
+			}
 		case unix.S_IFLNK:
 			return unix.ELOOP // O_NOFOLLOW, as the kernel says
 		case unix.S_IFDIR:

@@ -3493,3 +3493,44 @@ chrt -i -p 0 %[1]d >/dev/null 2>&1 && echo idled %[1]d
 		}
 	})
 }
+
+// TestJailBytecodeHeld: a .pyc the call made in the project (a new
+// __pycache__, or beside the user's) is what the user's next python runs
+// in place of its source when its header matches, and git shows none of
+// it: held back, in both modes. With the filter alone the first stage
+// also refuses to rewrite the user's own .pyc in place. Controls: a .py
+// the call writes stays, and the call's own python writes no bytecode in
+// the project (PYTHONPYCACHEPREFIX).
+func TestJailBytecodeHeld(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		testfs.Tree(t, j.project, []byte("x = 1\n"), 0o644, "pkg/mod.py", "pkg/__pycache__/old.cpython-311.pyc")
+		if os.Getuid() == 0 {
+			for _, p := range []string{"pkg", "pkg/mod.py", "pkg/__pycache__", "pkg/__pycache__/old.cpython-311.pyc"} {
+				if err := os.Lchown(filepath.Join(j.project, p), nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// The sweep takes a file changed within 50 ms of the plan for the
+		// call's (the coarse clock): the user's .pyc is older.
+		time.Sleep(200 * time.Millisecond)
+		out, _ := j.launch(t, projectWrite, "jail-sh", `mkdir -p lib/__pycache__ && echo evil > lib/__pycache__/m.cpython-311.pyc
+echo evil > pkg/__pycache__/mod.cpython-311.pyc
+echo y = 2 > pkg/new.py
+echo evil > pkg/__pycache__/old.cpython-311.pyc 2>/dev/null
+python3 -c 'import sys; sys.path.insert(0, "pkg"); import mod' 2>/dev/null; true`)
+		for _, p := range []string{"lib/__pycache__/m.cpython-311.pyc", "pkg/__pycache__/mod.cpython-311.pyc"} {
+			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
+				t.Errorf("namespaces %v: %s is in the project after the call:\n%s", j.ns, p, out)
+			}
+		}
+		if b, _ := os.ReadFile(filepath.Join(j.project, "pkg/new.py")); string(b) != "y = 2\n" {
+			t.Errorf("namespaces %v: the call's own .py (control): %q\n%s", j.ns, b, out)
+		}
+		if !j.ns {
+			if b, _ := os.ReadFile(filepath.Join(j.project, "pkg/__pycache__/old.cpython-311.pyc")); string(b) != "x = 1\n" {
+				t.Errorf("the user's .pyc was rewritten in place with the filter alone: %q\n%s", b, out)
+			}
+		}
+	})
+}

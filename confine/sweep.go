@@ -342,6 +342,16 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt) {
 	if w.kept(path, fd, ent.name) {
 		return
 	}
+	if ent.typ.IsRegular() && isBytecode(ent.name) {
+		// Python's bytecode, which the jail's own python writes in its
+		// private cache (PYTHONPYCACHEPREFIX), never here: one the call
+		// made is what the user's next python runs in place of its
+		// source, unseen by git (helper run 32's note).
+		if since, ok := changedSince(fd, ent.name, w.p.started); !ok || since {
+			w.hold(fd, rel, ent.name, crel, whyBytecode)
+			return
+		}
+	}
 	if w.guard.protects([]byte(path), ent.name, ent.typ) {
 		if w.unlistedAtPlan(rel) && !w.newLink(fd, ent.name) {
 			// In a directory the plan could not list (a call beside this
@@ -419,7 +429,10 @@ func (w *sweeper) judgeOldLinks() {
 // The reasons the sweep gives for what it holds back.
 const (
 	whyConfig = "executable configuration or an instruction file this call created, which reaches the project only with the user's approval"
-	whyLink   = "a link into the launcher's private caches or loopguard's state (which outlast a call), above them, or through /proc: a git directory a call left there would run its configuration in the git of a shell that follows the link"
+	// whyBytecode: a .pyc stamped with its source's time and size is
+	// what the user's next python runs instead of the source.
+	whyBytecode = "Python bytecode this call made, which the user's next python would run in place of its source (git shows none of it); a confined python writes its bytecode in its private cache"
+	whyLink     = "a link into the launcher's private caches or loopguard's state (which outlast a call), above them, or through /proc: a git directory a call left there would run its configuration in the git of a shell that follows the link"
 )
 
 // linkJudge judges the links the sweep finds (leadsOut): outs are the
@@ -813,3 +826,7 @@ func (h *holder) close() {
 		_ = unix.Close(h.dir)
 	}
 }
+
+// isBytecode: name is a Python bytecode file (NAME.cpython-311.pyc, an
+// optimised .opt-1.pyc, a sourceless module's NAME.pyc).
+func isBytecode(name string) bool { return strings.HasSuffix(name, ".pyc") }
