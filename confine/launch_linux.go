@@ -220,24 +220,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 			fmt.Fprintf(stderr, "loopguard: %v; the sweep runs all the same\n", err)
 		}
 	}
-	held := &holder{p: plan, e: e}
-	defer held.close()
-	if plan.Project != "" {
-		for _, line := range sweep(plan, e, held, root) {
-			fmt.Fprintln(stderr, line)
-		}
-	}
-	if pins.entries != nil {
-		// From the project's descriptor, as the snapshot was taken: the
-		// directory the call began in, wherever it is now.
-		for _, line := range pins.restore(held) {
-			fmt.Fprintln(stderr, line)
-		}
-		for _, line := range holdGitState(plan.Project, root, plan.Kept, plan.started, held) {
-			fmt.Fprintln(stderr, line)
-		}
-	}
-	for _, line := range sweepGoStat(plan) {
+	for _, line := range afterCall(plan, e, root, pins) {
 		fmt.Fprintln(stderr, line)
 	}
 	if werr != nil {
@@ -247,6 +230,25 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		return 128 + int(ws.Signal()), nil
 	}
 	return ws.ExitStatus(), nil
+}
+
+// afterCall is what the first stage looks at once no process of the call
+// is left, from the project's descriptor root (the directory the call
+// began in, wherever it is now), and the lines that say what it did: the
+// sweep of the project, +git's pins put back and git's state held back,
+// the module cache's stat directory.
+func afterCall(plan Plan, e Env, root int, pins pinned) []string {
+	held := &holder{p: plan, e: e}
+	defer held.close()
+	var lines []string
+	if plan.Project != "" {
+		lines = append(lines, sweep(plan, e, held, root)...)
+	}
+	if pins.entries != nil {
+		lines = append(lines, pins.restore(held)...)
+		lines = append(lines, holdGitState(plan.Project, root, plan.Kept, plan.started, held)...)
+	}
+	return append(lines, sweepGoStat(plan)...)
 }
 
 // child is the launch's one direct child, and how to wait for it.
