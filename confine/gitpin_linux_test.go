@@ -593,13 +593,7 @@ echo refs/heads/master > $d/head-name; echo 1 > $d/msgnum; echo 1 > $d/end; : > 
 		// continueRan runs the user's git rebase --continue, unconfined,
 		// and reports (and clears) whether it ran the call's exec.
 		continueRan := func() bool {
-			cmd := exec.Command("git", "rebase", "--continue")
-			cmd.Dir = j.project
-			cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_EDITOR=true")
-			if os.Getuid() == 0 {
-				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-			}
-			_ = cmd.Run()
+			j.userGit(j.project, "rebase", "--continue")
 			_, err := os.Lstat(pwned)
 			_ = os.Remove(pwned)
 			return err == nil
@@ -666,16 +660,7 @@ func TestJailGitStateHeld(t *testing.T) {
 		j.submodule(t, "opt")
 		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 for n in 1 2; do echo $n > n$n.txt && git add n$n.txt && git -c user.email=a@b -c user.name=a commit -qm n$n; done`)
-		env := append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_EDITOR=true", "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
-		user := func(dir string, args ...string) string {
-			cmd := exec.Command("git", args...)
-			cmd.Dir, cmd.Env = dir, env
-			if os.Getuid() == 0 {
-				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-			}
-			b, _ := cmd.CombinedOutput()
-			return string(b)
-		}
+		user := j.userGit
 		ran := func() bool {
 			_, err := os.Lstat(pwned)
 			_ = os.Remove(pwned)
@@ -745,4 +730,19 @@ func TestGitStateJudges(t *testing.T) {
 			t.Errorf("%q: %v, want %v", c.in, got, c.want)
 		}
 	}
+}
+
+// userGit runs git as the jail's user, unconfined, in dir, as the user's
+// own terminal would after a call (no user or system configuration, an
+// editor that accepts, an identity), and returns what it printed.
+func (j *jail) userGit(dir string, args ...string) string {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_EDITOR=true",
+		"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	}
+	b, _ := cmd.CombinedOutput()
+	return string(b)
 }

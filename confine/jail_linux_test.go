@@ -2774,13 +2774,7 @@ sleep 30`)
 		if !strings.Contains(out, "held back "+todo) {
 			t.Errorf("namespaces %v: the recovery did not hold back the todo:\n%s", j.ns, out)
 		}
-		cmd := exec.Command("git", "rebase", "--continue")
-		cmd.Dir = j.project
-		cmd.Env = append(slices.Clone(j.env), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_EDITOR=true")
-		if os.Getuid() == 0 {
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-		}
-		_ = cmd.Run()
+		j.userGit(j.project, "rebase", "--continue")
 		if _, err := os.Lstat(pwned); err == nil {
 			t.Errorf("namespaces %v: the user's git rebase --continue ran the killed call's exec", j.ns)
 		}
