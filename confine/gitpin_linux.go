@@ -542,14 +542,18 @@ func (p pinned) openRoot(r string, flags int) (int, error) {
 // git am's options for git apply (--unsafe-paths, --directory: a patch of
 // the call's applied outside the project).
 var stateFiles = []struct {
-	dir, name string
-	runs      func([]byte) bool
+	dir   string
+	files []stateFile
 }{
-	{"rebase-merge", "git-rebase-todo", todoRuns},
-	{"rebase-merge", "strategy", strategyRuns},
-	{"sequencer", "todo", todoRuns},
-	{"sequencer", "opts", optsRun},
-	{"rebase-apply", "apply-opt", func(b []byte) bool { return len(bytes.TrimSpace(b)) > 0 }},
+	{"rebase-merge", []stateFile{{"git-rebase-todo", todoRuns}, {"strategy", strategyRuns}}},
+	{"sequencer", []stateFile{{"todo", todoRuns}, {"opts", optsRun}}},
+	{"rebase-apply", []stateFile{{"apply-opt", func(b []byte) bool { return len(bytes.TrimSpace(b)) > 0 }}}},
+}
+
+// stateFile is one file of stateFiles and its judge.
+type stateFile struct {
+	name string
+	runs func([]byte) bool
 }
 
 // gitStrategies are git's own merge strategies, which it runs in its own
@@ -621,30 +625,34 @@ func holdGitState(project string, projectFd int, kept []string, started time.Tim
 		var dirs []string
 		gitDirsBelow(base, baseFd, rel, 0, &dirs, &lines)
 		for _, d := range dirs {
-			for _, sf := range stateFiles {
-				lines = append(lines, holdState(base, baseFd, d+"/"+sf.dir+"/"+sf.name, sf.runs, started, h)...)
+			for _, sd := range stateFiles {
+				lines = append(lines, holdState(base, baseFd, d+"/"+sd.dir, sd.files, started, h)...)
 			}
 		}
 	}
 	return slices.Compact(lines)
 }
 
-// holdState holds back rel (below base, open as baseFd), a file of
-// stateFiles, as holdGitState says; a link where its directory is, too.
-func holdState(base string, baseFd int, rel string, runs func([]byte) bool, started time.Time, h *holder) []string {
-	dir, lines, err := reach(baseFd, base, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
+// holdState holds back each of files in rel (below base, open as
+// baseFd), a directory of stateFiles, as holdGitState says; a link where
+// the directory is, too. The directory is reached once.
+func holdState(base string, baseFd int, rel string, files []stateFile, started time.Time, h *holder) []string {
+	dir, lines, err := reach(baseFd, base, rel, unix.O_RDONLY|unix.O_DIRECTORY)
 	switch {
 	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
 		return lines // no such operation in progress
 	case errors.Is(err, unix.ELOOP):
 		// A link where the operation's directory is: git follows it to a
 		// todo of the call's own in the project.
-		return append(lines, holdStateLink(base, baseFd, filepath.Dir(rel), h)...)
+		return append(lines, holdStateLink(base, baseFd, rel, h)...)
 	case err != nil:
-		return append(lines, fmt.Sprintf("loopguard: could not look at %s after this call (%v): if a rebase, a cherry-pick or git am is in progress there, end it with --abort rather than --continue, which could run what the call left", filepath.Join(base, filepath.Dir(rel)), err))
+		return append(lines, fmt.Sprintf("loopguard: could not look at %s after this call (%v): if a rebase, a cherry-pick or git am is in progress there, end it with --abort rather than --continue, which could run what the call left", filepath.Join(base, rel), err))
 	}
 	defer unix.Close(dir)
-	return append(lines, holdStateFile(base, dir, rel, runs, started, h)...)
+	for _, f := range files {
+		lines = append(lines, holdStateFile(base, dir, rel+"/"+f.name, f.runs, started, h)...)
+	}
+	return lines
 }
 
 // holdStateFile holds back rel (below base; its directory open as dir) when the
