@@ -179,8 +179,15 @@ func (v *homeVet) secret(p string, dir bool) bool {
 // users: r itself, and every directory between its base and it, where the
 // base is the home when r is in it and / otherwise.
 func (v *homeVet) open(r string, isDir bool) bool {
+	_, private := v.closedAt(r, isDir)
+	return !private
+}
+
+// closedAt is the first path, r itself or a directory between its base
+// (open's) and it, that keeps other users out, and whether there is one.
+func (v *homeVet) closedAt(r string, isDir bool) (string, bool) {
 	if !v.othersMay(r, isDir) {
-		return false
+		return r, true
 	}
 	base := "/"
 	switch {
@@ -194,10 +201,10 @@ func (v *homeVet) open(r string, isDir bool) bool {
 			continue
 		}
 		if !v.othersMay(d, true) {
-			return false
+			return d, true
 		}
 	}
-	return true
+	return "", false
 }
 
 // PrivateInHome reports whether the jail reads nothing of p, a path in the
@@ -227,19 +234,15 @@ func PrivateInHome(home, xdgConfig, p string) (string, fs.FileMode, bool) {
 	if st.err != nil {
 		return "", 0, false
 	}
-	if !v.othersMay(r, st.fi.IsDir()) {
-		return r, st.fi.Mode().Perm(), true
+	at, private := v.closedAt(r, st.fi.IsDir())
+	if !private {
+		return "", 0, false
 	}
-	base := v.home
-	if within(r, v.realHome) {
-		base = v.realHome
+	var mode fs.FileMode
+	if st := v.lstat(at); st.err == nil {
+		mode = st.fi.Mode().Perm()
 	}
-	for d := filepath.Dir(r); d != base && len(d) > len(base); d = filepath.Dir(d) {
-		if !v.container(d) && !v.othersMay(d, true) {
-			return d, v.lstat(d).fi.Mode().Perm(), true
-		}
-	}
-	return "", 0, false
+	return at, mode, true
 }
 
 // container reports whether d is a directory of the home that only holds
