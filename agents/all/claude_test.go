@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,18 +146,45 @@ func TestClaudeDeadlinePanicAndSetupErrors(t *testing.T) {
 	h := newHarness(t)
 	call := h.bash("echo hi > a.txt")
 	h.approve(h.run("claude", hooks.PreToolUse, call))
+	// The slow engine goes on deciding after the deadline's answer (a hook
+	// process exits there); the test waits for it, or it writes into the
+	// test's directory after that is removed.
+	var decided sync.WaitGroup
+	defer func() {
+		end := make(chan struct{})
+		go func() { decided.Wait(); close(end) }()
+		select {
+		case <-end:
+		case <-time.After(10 * time.Second):
+			t.Error("the slow engine did not finish deciding")
+		}
+	}()
 	slow := func() (*hooks.Engine, error) {
 		e, err := h.engine()
 		e.LoadKey = func(ctx context.Context) ([]byte, error) {
-			time.Sleep(3 * time.Second)
-			return bytes.Clone(enginetest.Master), nil
+			select {
+			case <-time.After(3 * time.Second):
+				return bytes.Clone(enginetest.Master), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		}
 		return e, err
 	}
 	for _, event := range []string{hooks.PreToolUse, hooks.PermissionRequest} {
 		payload := edit(t, call, func(m map[string]any) { m["hook_event_name"] = event })
 		start := time.Now()
-		code, co, _ := h.claudeRun(event, 200*time.Millisecond, slow, bytes.NewReader(payload))
+		var out, errb bytes.Buffer
+		decided.Add(1)
+		code := agents.Run(context.Background(), agents.Options{Adapter: claude.Adapter{}, Event: event, Deadline: 200 * time.Millisecond, NewEngine: slow,
+			After: func(_ context.Context, _ *hooks.Engine, _ *hooks.Call, d hooks.Decision) hooks.Decision {
+				decided.Done()
+				return d
+			}}, bytes.NewReader(payload), &out, &errb)
+		var co claudeOut
+		if err := json.Unmarshal(out.Bytes(), &co); err != nil {
+			t.Fatalf("hook output is not JSON: %q", out.String())
+		}
 		claudeDeny(t, event+": slow keyring", event, code, co, hooks.ReasonDeadline)
 		if el := time.Since(start); el > 2*time.Second {
 			t.Errorf("a deadline of 200ms answered after %s", el)

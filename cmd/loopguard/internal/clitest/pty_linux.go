@@ -3,6 +3,7 @@
 package clitest
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -234,12 +235,29 @@ func (h *Harness) Hold(payload string) chan HookResult {
 }
 
 // HoldFor is hold with a wait of its own.
+// A hook still waiting when the test ends (a call the test skipped) is
+// killed and waited for before the test's directories are removed: it
+// would write its end of the wait into them after they were.
 func (h *Harness) HoldFor(payload, wait string) chan HookResult {
+	cmd := exec.Command(h.Bin, "hook", "--event", "PreToolUse", "--wait", wait)
+	cmd.Env, cmd.Dir, cmd.Stdin = h.Env, h.Home, strings.NewReader(payload)
+	var out bytes.Buffer
+	cmd.Stdout = &out
 	ch := make(chan HookResult, 1)
+	if err := cmd.Start(); err != nil {
+		ch <- HookResult{"", err}
+		return ch
+	}
+	ended := make(chan struct{})
 	go func() {
-		out, err := h.Run(payload, "hook", "--event", "PreToolUse", "--wait", wait)
-		ch <- HookResult{out, err}
+		err := cmd.Wait()
+		ch <- HookResult{out.String(), err}
+		close(ended)
 	}()
+	h.T.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-ended
+	})
 	return ch
 }
 
