@@ -698,9 +698,13 @@ func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name 
 			if writes && st.Nlink > 1 {
 				return errSecondName
 			}
-			if writes && isBytecode(name) {
+			if writes && isBytecode(fileName(p)) {
 				// The user's bytecode, rewritten in place: what their
-				// next python runs (the sweep holds back a new one).
+				// next python runs (the sweep holds back a new one). By
+				// the file's own name, not the one opened: a link in the
+				// project to it, or /proc/self/fd/N of a descriptor
+				// opened for reading, reached it (the thirty-third
+				// attack run's class).
 				return unix.EACCES
 			}
 		case unix.S_IFLNK:
@@ -907,6 +911,16 @@ func ownFdPath(p string) (int, bool) {
 
 // errNotOurs: a path the broker cannot follow for the program (pathOf).
 var errNotOurs = errors.New("a path through /proc")
+
+// fileName is the last name of the file p (an O_PATH descriptor) is, as
+// its descriptor's link says ("" when it cannot be read).
+func fileName(p int) string {
+	target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(p))
+	if err != nil {
+		return ""
+	}
+	return filepath.Base(strings.TrimSuffix(target, " (deleted)"))
+}
 
 // pathOf opens name in parent as O_PATH, its last link followed unless
 // nofollow, as the program's open would, but through no magic link and

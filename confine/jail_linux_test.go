@@ -3491,10 +3491,13 @@ chrt -i -p 0 %[1]d >/dev/null 2>&1 && echo idled %[1]d
 // TestJailBytecodeHeld: a .pyc the call made in the project (a new
 // __pycache__, or beside the user's) is what the user's next python runs
 // in place of its source when its header matches, and git shows none of
-// it: held back, in both modes. With the filter alone the first stage
-// also refuses to rewrite the user's own .pyc in place. Controls: a .py
-// the call writes stays, and the call's own python writes no bytecode in
-// the project (PYTHONPYCACHEPREFIX).
+// it: held back, in both modes. The broker (the first stage's, or the
+// second's) also refuses to rewrite the user's own .pyc in place, by its
+// name, through a link to it, or by /proc/self/fd/N of a descriptor opened
+// for reading (the thirty-third attack run's two ways past a check of the
+// name opened). Controls: a .py the call writes stays, the user's own .py
+// can be appended to, and the call's own python writes no bytecode in the
+// project (PYTHONPYCACHEPREFIX).
 func TestJailBytecodeHeld(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		testfs.Tree(t, j.project, []byte("x = 1\n"), 0o644, "pkg/mod.py", "pkg/__pycache__/old.cpython-311.pyc")
@@ -3511,7 +3514,11 @@ func TestJailBytecodeHeld(t *testing.T) {
 		out, _ := j.launch(t, projectWrite, "jail-sh", `mkdir -p lib/__pycache__ && echo evil > lib/__pycache__/m.cpython-311.pyc
 echo evil > pkg/__pycache__/mod.cpython-311.pyc
 echo y = 2 > pkg/new.py
-echo evil > pkg/__pycache__/old.cpython-311.pyc 2>/dev/null
+echo '#' >> pkg/mod.py
+old=pkg/__pycache__/old.cpython-311.pyc
+echo evil > $old 2>/dev/null && echo "REWROTE by its name"
+ln -s __pycache__/old.cpython-311.pyc pkg/via && { echo evil > pkg/via; } 2>/dev/null && echo "REWROTE through a link"
+{ exec 7<$old; echo evil >/proc/self/fd/7; } 2>/dev/null && echo "REWROTE through /proc/self/fd"
 python3 -c 'import sys; sys.path.insert(0, "pkg"); import mod' 2>/dev/null; true`)
 		for _, p := range []string{"lib/__pycache__/m.cpython-311.pyc", "pkg/__pycache__/mod.cpython-311.pyc"} {
 			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
@@ -3521,10 +3528,11 @@ python3 -c 'import sys; sys.path.insert(0, "pkg"); import mod' 2>/dev/null; true
 		if b, _ := os.ReadFile(filepath.Join(j.project, "pkg/new.py")); string(b) != "y = 2\n" {
 			t.Errorf("namespaces %v: the call's own .py (control): %q\n%s", j.ns, b, out)
 		}
-		if !j.ns {
-			if b, _ := os.ReadFile(filepath.Join(j.project, "pkg/__pycache__/old.cpython-311.pyc")); string(b) != "x = 1\n" {
-				t.Errorf("the user's .pyc was rewritten in place with the filter alone: %q\n%s", b, out)
-			}
+		if b, _ := os.ReadFile(filepath.Join(j.project, "pkg/mod.py")); string(b) != "x = 1\n#\n" {
+			t.Errorf("namespaces %v: the user's .py, appended to (control): %q\n%s", j.ns, b, out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(j.project, "pkg/__pycache__/old.cpython-311.pyc")); string(b) != "x = 1\n" || strings.Contains(out, "REWROTE") {
+			t.Errorf("namespaces %v: the user's .pyc was rewritten in place: %q\n%s", j.ns, b, out)
 		}
 	})
 }
