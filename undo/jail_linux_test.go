@@ -817,3 +817,60 @@ func TestUndoUnreadableNotBlamed(t *testing.T) {
 		t.Errorf("control: README.md after undo: %q\n%s", b, out)
 	}
 }
+
+// TestUndoKeepsWhatItReplaces: what the human changes in the project
+// while a confined call runs is, to the record, the call's (its
+// after-state is the project when its last process exited): undo of a
+// long call reverted the human's edit and removed the file they made,
+// with no copy anywhere (the thirty-fourth attack run). Undo now says
+// how long the call ran and what that means, and keeps a copy of each
+// file it replaces or removes, the call's own too. Control: the project
+// is put back as it was before the call.
+func TestUndoKeepsWhatItReplaces(t *testing.T) {
+	w := newWorld(t)
+	want := listing(t, w.proj)
+	s := confine.Spec{Cap: projectWrite(t), Project: w.proj, Cwd: w.proj, Exe: "/usr/bin/python3",
+		Argv: []string{"python3", "-c", `import time; open("build.log", "w").write("the call's\n"); time.sleep(6)`}}
+	cmd := exec.Command(w.exec, s.Args()...)
+	cmd.Env, cmd.Dir = w.env, w.proj
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	}
+	var callOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &callOut, &callOut
+	mustDo(t, cmd.Start())
+	time.Sleep(2 * time.Second)
+	// The human, unconfined, while the call runs.
+	if out, code := w.run(t, "/bin/sh", "-c", `echo "my fix" >> tracked.txt && echo "two hours of notes" > NOTES.md`); code != 0 {
+		t.Fatalf("the human's edit: %d %s", code, out)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the call: %v %s", err, callOut.String())
+	}
+	out, code := w.run(t, w.cli, "undo", "--yes")
+	if code != 0 {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	if !strings.Contains(out, "The call ran for 6s") || !strings.Contains(out, "your own edits too, counts as the call's") {
+		t.Errorf("undo did not say how long the call ran and what that means:\n%s", out)
+	}
+	if got := listing(t, w.proj); got != want {
+		t.Errorf("control: after undo:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
+	}
+	kept, err := filepath.Glob(filepath.Join(w.store(t).Dir, "records", "*", "replaced", "*"))
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("the copies undo kept: %v %v\n%s", kept, err, out)
+	}
+	if !strings.Contains(out, "A copy of each file it replaced or removed (3) is in "+kept[0]) {
+		t.Errorf("undo did not say where it kept the copies:\n%s", out)
+	}
+	for name, content := range map[string]string{"tracked.txt": "tracked\nmy fix\n", "NOTES.md": "two hours of notes\n", "build.log": "the call's\n"} {
+		p := filepath.Join(kept[0], name)
+		if b, err := os.ReadFile(p); err != nil || string(b) != content {
+			t.Errorf("the copy of %s: %q %v", name, b, err)
+		}
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm() != 0o600 {
+			t.Errorf("the copy of %s has mode %v, want 0600 (it may hold a secret)", name, fi.Mode())
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -38,8 +39,14 @@ type Plan struct {
 	// AfterFrom says what the call's after-state is when its launcher
 	// did not record one: the next record's ID, or "now".
 	AfterFrom string
-	// before is the record's before-state, by path.
-	before map[string]*Entry
+	// Ended is when the call's after-state was recorded (zero when it was
+	// not): what anyone changed in the project between Meta.Started and
+	// it counts as the call's.
+	Ended time.Time
+	// before is the record's before-state, by path; replaced, the files
+	// of the project now that undo replaces or removes (keeper).
+	before   map[string]*Entry
+	replaced map[string]*Entry
 }
 
 // Empty reports whether the plan does nothing.
@@ -107,6 +114,9 @@ func (u *Session) Prepare(id string) (*Plan, error) {
 	var after []Entry
 	if finished {
 		after = overlay(before, delta)
+		if fi, err := os.Lstat(filepath.Join(s.recordDir(p.Meta.ID), "after")); err == nil {
+			p.Ended = fi.ModTime()
+		}
 	}
 	bm := byPath(before)
 	cur, err := current(s.Project, bm, byPath(after))
@@ -219,6 +229,12 @@ func (p *Plan) plan(before, after, cur map[string]*Entry) {
 		if b != nil {
 			p.PutBack = append(p.PutBack, *b)
 		}
+		if c != nil && c.Kind == File {
+			if p.replaced == nil {
+				p.replaced = map[string]*Entry{}
+			}
+			p.replaced[rel] = c
+		}
 	}
 	slices.Reverse(p.Remove) // children first
 }
@@ -230,6 +246,10 @@ type Result struct {
 	Failed map[string]string
 	// Held: path → where it was moved, and why (heldGitDirs).
 	Held map[string]string
+	// Kept is the directory that holds a copy of each file undo replaced
+	// or removed (KeptFiles of them), "" when none.
+	Kept      string
+	KeptFiles int
 }
 
 // Apply carries the plan out below the project, never following a link:
@@ -243,7 +263,22 @@ func (u *Session) Apply(p *Plan) (Result, error) {
 		return res, fmt.Errorf("failed to open the project: %w", err)
 	}
 	defer unix.Close(root)
+	keep := u.newKeeper(p.Meta.ID, time.Now())
+	kept := func(rel, what string) bool {
+		c := p.replaced[rel]
+		if c == nil || keep.done[rel] {
+			return true
+		}
+		if err := keep.keep(root, *c); err != nil {
+			res.Failed[rel] = fmt.Sprintf("not %s: a copy of it as it is now could not be kept first (%s)", what, errText(err))
+			return false
+		}
+		return true
+	}
 	for _, e := range p.Remove {
+		if !kept(e.Path, "removed") {
+			continue
+		}
 		if err := remove(root, e); err != nil {
 			res.Failed[e.Path] = "not removed: " + err.Error()
 			continue
@@ -256,6 +291,9 @@ func (u *Session) Apply(p *Plan) (Result, error) {
 	// -rf) came back at 0555 with nothing in it.
 	var dirs []Entry
 	for _, e := range p.PutBack {
+		if !kept(e.Path, "put back") {
+			continue
+		}
 		if err := u.putBack(root, e); err != nil {
 			res.Failed[e.Path] = "not put back: " + err.Error()
 			continue
@@ -269,6 +307,9 @@ func (u *Session) Apply(p *Plan) (Result, error) {
 		if err := setDirMode(root, dirs[i]); err != nil {
 			res.Failed[dirs[i].Path] = "put back, but not its mode: " + err.Error()
 		}
+	}
+	if keep.n > 0 {
+		res.Kept, res.KeptFiles = keep.dir, keep.n
 	}
 	res.Held = heldGitDirs(root, p, res)
 	p.Meta.Undone = time.Now().UTC()

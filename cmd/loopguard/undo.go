@@ -160,6 +160,9 @@ func undoRun(o *undoOptions) error {
 		return err
 	}
 	fmt.Fprintf(o.out, "Put back %d, removed %d.\n", len(res.PutBack), len(res.Removed))
+	if res.Kept != "" {
+		fmt.Fprintf(o.out, "A copy of each file it replaced or removed (%d) is in %s, until the record is pruned.\n", res.KeptFiles, quotePath(res.Kept))
+	}
 	if len(res.Held) > 0 {
 		fmt.Fprintf(o.out, "Moved aside %d:\n", len(res.Held))
 		for _, path := range sortedKeys(res.Held) {
@@ -191,6 +194,10 @@ func undoRun(o *undoOptions) error {
 	return nil
 }
 
+// longCall: a call that ran this long is said to have, before the plan:
+// its after-state holds what anyone changed in the project while it ran.
+const longCall = 5 * time.Second
+
 // showPlan says what undo will do, and what it will not.
 func showPlan(out io.Writer, p *undo.Plan) {
 	m := p.Meta
@@ -201,6 +208,10 @@ func showPlan(out io.Writer, p *undo.Plan) {
 	case "":
 	default:
 		fmt.Fprintf(out, "Its launcher did not record the state after it (killed): changes up to the next call (%s) are reverted.\n", p.AfterFrom)
+	}
+	if d := p.Ended.Sub(m.Started); !p.Ended.IsZero() && d >= longCall {
+		fmt.Fprintf(out, "The call ran for %s, to %s: what anyone changed in the project in that time, your own edits too, counts as the call's and is reverted. Undo keeps a copy of each file it replaces or removes.\n",
+			d.Round(time.Second), p.Ended.Local().Format(time.TimeOnly))
 	}
 	section := func(title string, paths []string) {
 		if len(paths) == 0 {
