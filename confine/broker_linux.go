@@ -970,7 +970,7 @@ func (b *topBroker) answer(n *seccompNotif, fd int, c brokered) *seccompNotifRes
 // tellWrite says, as tell does, that writing name in dir was refused.
 func (b *topBroker) tellWrite(dir, name string) {
 	if rel, ok := b.firstTelling(dir, name); ok {
-		fmt.Fprintf(os.Stderr, "loopguard: refused to write %s: the file has another name (a hard link, as pnpm's node_modules are into its store, which other projects share), which the write would change too; to change this name alone, write a new file and rename it over this one (as sed -i does)\n", rel)
+		fmt.Fprintln(os.Stderr, oneLine(fmt.Sprintf("loopguard: refused to write %s: the file has another name (a hard link, as pnpm's node_modules are into its store, which other projects share), which the write would change too; to change this name alone, write a new file and rename it over this one (as sed -i does)", rel)))
 	}
 }
 
@@ -1427,14 +1427,14 @@ const maxTold = 10
 // "Permission denied". Each name once, at most maxTold.
 func (b *topBroker) tell(dir, name, why string) {
 	if rel, ok := b.firstTelling(dir, name); ok {
-		fmt.Fprintf(os.Stderr, "loopguard: refused to make %s in the project: %s (it reaches the project only with the user's approval)\n", rel, why)
+		fmt.Fprintln(os.Stderr, oneLine(fmt.Sprintf("loopguard: refused to make %s in the project: %s (it reaches the project only with the user's approval)", rel, why)))
 	}
 }
 
 // tellMove says, as tell does, that moving name in dir was refused.
 func (b *topBroker) tellMove(dir, name string) {
 	if rel, ok := b.firstTelling(dir, name); ok {
-		fmt.Fprintf(os.Stderr, "loopguard: refused to move %s: it is, or holds, executable configuration or an instruction file, which stays where it is\n", rel)
+		fmt.Fprintln(os.Stderr, oneLine(fmt.Sprintf("loopguard: refused to move %s: it is, or holds, executable configuration or an instruction file, which stays where it is", rel)))
 	}
 }
 

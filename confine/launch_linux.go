@@ -221,7 +221,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		}
 	}
 	for _, line := range afterCall(plan, e, root, pins) {
-		fmt.Fprintln(stderr, line)
+		fmt.Fprintln(stderr, oneLine(line))
 	}
 	if werr != nil {
 		return 0, werr

@@ -275,7 +275,7 @@ func recoverKilled(run string, e Env, w io.Writer) {
 	fmt.Fprintf(w, "loopguard: a call in %q, started %s, was killed before its sweep: swept now, %s\n",
 		p.Project, p.started.Format(time.RFC3339), said)
 	for _, l := range lines {
-		fmt.Fprintln(w, l)
+		fmt.Fprintln(w, oneLine(l))
 	}
 	_ = os.Remove(path)
 }

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
@@ -830,3 +832,43 @@ func (h *holder) close() {
 // isBytecode: name is a Python bytecode file (NAME.cpython-311.pyc, an
 // optimised .opt-1.pyc, a sourceless module's NAME.pyc).
 func isBytecode(name string) bool { return strings.HasSuffix(name, ".pyc") }
+
+// oneLine is a line of the launcher's own, as printed: a name in it is
+// the call's choice, and a newline there printed a line of the call's
+// making that read as the launcher's (the thirty-third attack run's
+// "loopguard: put back .git/config", from a directory named so). Control
+// characters (C0, DEL, C1), format characters (bidirectional overrides)
+// and bytes that are not UTF-8 are escaped; other characters, a name's
+// letters in any script included, are kept.
+func oneLine(s string) string {
+	clean := true
+	for _, r := range s {
+		if needsEscape(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n':
+			b.WriteString(`\n`)
+		case needsEscape(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func needsEscape(r rune) bool {
+	return r < 0x20 || r == 0x7f || 0x80 <= r && r < 0xa0 || r == utf8.RuneError || unicode.Is(unicode.Cf, r)
+}
