@@ -746,3 +746,70 @@ func (j *jail) userGit(dir string, args ...string) string {
 	b, _ := cmd.CombinedOutput()
 	return string(b)
 }
+
+// TestJailGitRefsHeld: a +git call cannot write executable configuration
+// in the worktree, but it writes git's objects, refs and index, and the
+// user's own git writes what they name on a checkout, a restore or a
+// branch switch (the thirty-third attack run's replaced hook blob, every
+// hash the same, and its commit of a hook). After the call: a replace ref
+// it made is deleted; a ref it moved or made whose tree gives such a path
+// content other than the worktree's is put back (the commit kept under
+// refs/loopguard-held/); an index entry it staged so is put back.
+// Controls: a commit of a source change stays, and so does a commit of
+// the user's own staged change to the hook.
+func TestJailGitRefsHeld(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+mkdir -p .husky && printf '#!/bin/sh\necho benign\n' > .husky/pre-commit && echo s > src.txt && git add -A && git commit -qm hook`)
+		git := func(args ...string) string { return strings.TrimSpace(j.userGit(j.project, args...)) }
+		head, hook := git("rev-parse", "HEAD"), git("rev-parse", "HEAD:.husky/pre-commit")
+		const evil = `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+B=$(printf '#!/bin/sh\necho PWNED\n' | git hash-object -w --stdin)
+commit() { GIT_INDEX_FILE=$TMPDIR/i git read-tree HEAD && GIT_INDEX_FILE=$TMPDIR/i git update-index --cacheinfo 100755,$B,.husky/pre-commit &&
+  git -c user.email=a@b -c user.name=a commit-tree $(GIT_INDEX_FILE=$TMPDIR/i git write-tree) -p HEAD -m "$1"; }
+`
+		for _, c := range []struct{ name, script, said string }{
+			{"replace", `git replace $(git rev-parse HEAD:.husky/pre-commit) $B`, "deleted the replace ref refs/replace/" + hook},
+			{"commit", `git update-ref HEAD $(commit hook)`, "moved it back to " + head},
+			{"branch", `git branch feature $(commit feature)`, "refs/heads/feature"},
+			{"index", `git update-index --cacheinfo 100755,$B,.husky/pre-commit`, "put back git's index entry of .husky/pre-commit"},
+		} {
+			out, _ := j.launch(t, gitWrite, "jail-sh", evil+c.script)
+			if !strings.Contains(out, c.said) {
+				t.Errorf("namespaces %v, %s: want %q in:\n%s", j.ns, c.name, c.said, out)
+			}
+			if got := git("replace", "-l"); got != "" {
+				t.Errorf("namespaces %v, %s: replace refs after the call: %s", j.ns, c.name, got)
+			}
+			if got := git("rev-parse", "HEAD"); got != head {
+				t.Errorf("namespaces %v, %s: HEAD is %s after the call, want %s:\n%s", j.ns, c.name, got, head, out)
+			}
+			if got := git("branch", "--list", "feature"); got != "" {
+				t.Errorf("namespaces %v, %s: the call's branch is there: %s", j.ns, c.name, got)
+			}
+			if got := git("rev-parse", ":.husky/pre-commit"); got != hook {
+				t.Errorf("namespaces %v, %s: the index gives the hook %s, want %s", j.ns, c.name, got, hook)
+			}
+			// What the user's checkout writes is the project's hook.
+			git("checkout", "-q", "HEAD", "--", ".husky/pre-commit")
+			if b, _ := os.ReadFile(filepath.Join(j.project, ".husky/pre-commit")); strings.Contains(string(b), "PWNED") {
+				t.Errorf("namespaces %v, %s: the user's checkout wrote the call's hook", j.ns, c.name)
+			}
+		}
+		if held := git("for-each-ref", "--format=%(refname)", "refs/loopguard-held/"); strings.Count(held, "\n") != 1 {
+			t.Errorf("namespaces %v: the call's commits kept: %q, want two", j.ns, held)
+		}
+		// Controls: a commit of a source change, and of the user's own
+		// staged change to the hook, are the call's to make.
+		out, _ := j.launch(t, gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; echo more >> src.txt && git -c user.email=a@b -c user.name=a commit -qam source`)
+		if got := git("log", "-1", "--format=%s"); got != "source" || strings.Contains(out, "loopguard:") {
+			t.Errorf("namespaces %v (control): a commit of a source change: %q\n%s", j.ns, got, out)
+		}
+		j.unconfined(t, `printf '#!/bin/sh\necho mine\n' > .husky/pre-commit && git add .husky/pre-commit`)
+		out, _ = j.launch(t, gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git -c user.email=a@b -c user.name=a commit -qm mine`)
+		if got := git("log", "-1", "--format=%s"); got != "mine" || strings.Contains(out, "loopguard:") {
+			t.Errorf("namespaces %v (control): a commit of the user's staged hook: %q\n%s", j.ns, got, out)
+		}
+	})
+}

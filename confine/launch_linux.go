@@ -110,8 +110,13 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	defer rec.finish(stderr)
 	// +git: git's configuration and hooks as they are now (gitpin.go).
 	var pins pinned
+	var refs *gitRefs
 	if len(plan.GitPins) > 0 {
 		if pins, err = snapshotPins(plan.Project, root, plan.Kept, plan.GitPins); err != nil {
+			return 0, err
+		}
+		// And git's refs and index (gitrefs_linux.go).
+		if refs, err = snapshotRefs(s, plan, e, root); err != nil {
 			return 0, err
 		}
 	}
@@ -220,7 +225,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 			fmt.Fprintf(stderr, "loopguard: %v; the sweep runs all the same\n", err)
 		}
 	}
-	for _, line := range afterCall(plan, e, root, pins) {
+	for _, line := range afterCall(plan, e, root, pins, refs) {
 		fmt.Fprintln(stderr, oneLine(line))
 	}
 	if werr != nil {
@@ -235,9 +240,10 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 // afterCall is what the first stage looks at once no process of the call
 // is left, from the project's descriptor root (the directory the call
 // began in, wherever it is now), and the lines that say what it did: the
-// sweep of the project, +git's pins put back and git's state held back,
-// the module cache's stat directory.
-func afterCall(plan Plan, e Env, root int, pins pinned) []string {
+// sweep of the project, +git's pins put back, git's state held back and
+// its refs and index looked at (gitRefs), the module cache's stat
+// directory.
+func afterCall(plan Plan, e Env, root int, pins pinned, refs *gitRefs) []string {
 	held := &holder{p: plan, e: e}
 	defer held.close()
 	var lines []string
@@ -247,6 +253,7 @@ func afterCall(plan Plan, e Env, root int, pins pinned) []string {
 	if pins.entries != nil {
 		lines = append(lines, pins.restore(held)...)
 		lines = append(lines, holdGitState(plan.Project, root, plan.Kept, plan.started, held)...)
+		lines = append(lines, refs.check(root)...)
 	}
 	return append(lines, sweepGoStat(plan)...)
 }
