@@ -195,7 +195,7 @@ func newTopBroker(plan Plan, e Env, conn *os.File, serve bool) (*topBroker, erro
 			b.ownProc = true // the second stage's, in its own namespaces
 			b.served, b.ours, b.ourNames = map[fileKey]string{}, map[string]bool{}, map[string]bool{}
 		}
-		e.Places.HooksPaths = plan.hooksPaths
+		e.Places.HooksPaths, e.Places.Imports = plan.hooksPaths, plan.imports
 		b.pl = e.Places.Prepare()
 		b.fixed, _ = fixedInProject(b.pl, plan.Project)
 		// +git's pins in the git directories it serves (gitWriteSet):

@@ -654,6 +654,40 @@ func TestJailLeavesNoProcess(t *testing.T) {
 	})
 }
 
+// TestJailInstructionImports: a file the project's CLAUDE.md imports
+// (@docs/notes.md) is the agent's instructions as CLAUDE.md is: the
+// thirty-third attack run's project-write call appended to it, a standing
+// instruction for the next session. Refused in both modes, by an append,
+// a rename over it and a move of it; controls: a file CLAUDE.md names in
+// a code block, and another file beside it, are written.
+func TestJailInstructionImports(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		testfs.Tree(t, j.project, []byte("notes\n"), 0o644, "docs/notes.md", "docs/other.md", "docs/code.md")
+		if err := os.WriteFile(filepath.Join(j.project, "CLAUDE.md"), []byte("See @docs/notes.md.\n```\n@docs/code.md\n```\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if os.Getuid() == 0 {
+			for _, p := range []string{"docs", "docs/notes.md", "docs/other.md", "docs/code.md", "CLAUDE.md"} {
+				if err := os.Lchown(filepath.Join(j.project, p), nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		out, _ := j.launch(t, projectWrite, "jail-sh", `echo INJECTED >> docs/notes.md
+echo INJECTED > docs/x && mv docs/x docs/notes.md
+mv docs/notes.md docs/moved
+echo more >> docs/other.md; echo more >> docs/code.md; true`)
+		if b, _ := os.ReadFile(filepath.Join(j.project, "docs/notes.md")); string(b) != "notes\n" {
+			t.Errorf("namespaces %v: the file CLAUDE.md imports was written: %q\n%s", j.ns, b, out)
+		}
+		for _, p := range []string{"docs/other.md", "docs/code.md"} {
+			if b, _ := os.ReadFile(filepath.Join(j.project, p)); string(b) != "notes\nmore\n" {
+				t.Errorf("namespaces %v (control): %s: %q\n%s", j.ns, p, b, out)
+			}
+		}
+	})
+}
+
 // TestJailLinesOfItsOwn: a name the call chose, printed raw in the
 // launcher's lines, cut a line of the launcher's in two, the second of
 // the call's making (the thirty-third attack run's directory named

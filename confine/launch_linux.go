@@ -330,7 +330,7 @@ func waitPid(pid int) (syscall.WaitStatus, error) {
 // runs without namespaces).
 func stage2Handover(s Spec, plan Plan, e Env, cg *callCgroup) ([]byte, bool) {
 	places := e.Places
-	places.HooksPaths = plan.hooksPaths
+	places.HooksPaths, places.Imports = plan.hooksPaths, plan.imports
 	b, err := json.Marshal(launch{Spec: s, Plan: plan, NS: true, OwnNet: !plan.Network, PidsMax: cg != nil && cg.pidsMax, Places: places})
 	if err != nil || bytes.Contains(b, []byte(`\ufffd`)) {
 		return nil, false
@@ -457,7 +457,7 @@ func stage2() error {
 		// A broker of its own, in the namespaces, for the names the
 		// program makes in the project (maker_linux.go): its mounts and
 		// Landlock say where, and it serves no directory itself.
-		l.Plan.hooksPaths = l.Places.HooksPaths
+		l.Plan.hooksPaths, l.Plan.imports = l.Places.HooksPaths, l.Places.Imports
 		if b, theirs, err = startBroker(l.Plan, Env{Places: l.Places}, false); err != nil {
 			return err
 		}

@@ -52,9 +52,9 @@ type pending struct {
 	Started   int64
 	Dirs      []pendingDir
 	// Links are each a name in a directory of Dirs, as Dirs are.
-	Links             []pendingDir
-	Held, Kept, Hooks [][]byte
-	HeldDirs          []pendingHeld
+	Links                      []pendingDir
+	Held, Kept, Hooks, Imports [][]byte
+	HeldDirs                   []pendingHeld
 }
 
 // pendingDir is a directory of the plan: Name in the directory Parent
@@ -149,7 +149,7 @@ func dirMap(tree, named []pendingDir) (map[string]int64, []string, bool) {
 // after the launcher was killed).
 func writePending(p Plan, cg string) error {
 	r := pending{Project: []byte(p.Project), ProjectID: p.RootID, Scratch: []byte(p.Scratch), RunDir: []byte(p.RunDir), Cgroup: []byte(cg),
-		Started: p.started.UnixNano(), Held: pathsBytes(p.Held), Kept: pathsBytes(p.Kept), Hooks: pathsBytes(p.hooksPaths)}
+		Started: p.started.UnixNano(), Held: pathsBytes(p.Held), Kept: pathsBytes(p.Kept), Hooks: pathsBytes(p.hooksPaths), Imports: pathsBytes(p.imports)}
 	r.Dirs, r.Links = dirTree(p.Dirs, p.links)
 	for _, h := range slices.Sorted(maps.Keys(p.heldDirs)) {
 		r.HeldDirs = append(r.HeldDirs, pendingHeld{Path: []byte(h), ID: p.heldDirs[h]})
@@ -181,7 +181,7 @@ func (r pending) plan() (Plan, bool) {
 		return Plan{}, false
 	}
 	p := Plan{Project: string(r.Project), RootID: r.ProjectID, Scratch: string(r.Scratch), RunDir: string(r.RunDir), started: time.Unix(0, r.Started),
-		Dirs: dirs, Held: pathsString(r.Held), Kept: pathsString(r.Kept), links: links, hooksPaths: pathsString(r.Hooks),
+		Dirs: dirs, Held: pathsString(r.Held), Kept: pathsString(r.Kept), links: links, hooksPaths: pathsString(r.Hooks), imports: pathsString(r.Imports),
 		heldDirs: map[string][2]uint64{}}
 	for _, h := range r.HeldDirs {
 		p.heldDirs[string(h.Path)] = h.ID

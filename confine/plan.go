@@ -170,6 +170,9 @@ type Plan struct {
 	// hooksPaths are the hook directories core.hooksPath names (the
 	// sweep judges by them too).
 	hooksPaths []string
+	// imports are the files the project's instruction files import
+	// (policy.InstructionImports).
+	imports []string
 	// GoStatDir is the module cache's directory where go writes what it
 	// found of the project's own module's version in git (gostat.go):
 	// the program may write stats there, whatever the capability;
@@ -293,6 +296,10 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	// (husky's .husky/, .githooks/): never written, swept if created.
 	e.Places.HooksPaths = policy.HooksPaths(s.Project, e.Home, e.Getenv)
 	p.hooksPaths = e.Places.HooksPaths
+	// And what the project's instruction files import (CLAUDE.md's
+	// @docs/notes.md): instructions, never written.
+	e.Places.Imports = policy.InstructionImports(s.Project, e.Home)
+	p.imports = e.Places.Imports
 	b := &planner{p: &p, pl: e.Places.Prepare()}
 	if err := b.readSystem(); err != nil {
 		return p, err

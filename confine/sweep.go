@@ -45,7 +45,7 @@ import (
 // (openProject): the launcher when its call began, a later launch's
 // recovery while the project's path leads there again.
 func sweep(p Plan, e Env, held *holder, root int) []string {
-	e.Places.HooksPaths = p.hooksPaths
+	e.Places.HooksPaths, e.Places.Imports = p.hooksPaths, p.imports
 	return newSweeper(p, e, held, root).run()
 }
 

@@ -82,6 +82,9 @@ type Places struct {
 	// HooksPaths are the paths git runs as hooks because core.hooksPath
 	// names them (HooksPaths fills it): executable configuration.
 	HooksPaths []string
+	// Imports are the files the project's instruction files import
+	// (InstructionImports fills it): instruction files too.
+	Imports []string
 
 	prepared []entry // set by Prepare
 }
@@ -117,7 +120,7 @@ type entry struct {
 // entryCount is how many entries pl has at most: entries makes its list
 // once, at its size.
 func (pl Places) entryCount(paths []string) int {
-	n := 25 + len(pl.Secrets) + 5*len(paths) + len(agentFiles) + len(pl.HooksPaths)
+	n := 25 + len(pl.Secrets) + 5*len(paths) + len(agentFiles) + len(pl.HooksPaths) + len(pl.Imports)
 	if pl.Home == "" {
 		return n
 	}
@@ -319,6 +322,9 @@ func (pl Places) entries() []entry {
 	}
 	for _, p := range pl.HooksPaths {
 		b.add(entry{path: p, tier: ExecConfig, what: hooksPathWhat})
+	}
+	for _, p := range pl.Imports {
+		b.add(entry{path: p, tier: ExecConfig, what: importWhat})
 	}
 	// Other agents' hook registrations and settings (agents.go); their
 	// project files are judged at any depth in Classify.
