@@ -2,8 +2,10 @@ package present
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -66,6 +68,51 @@ func EscapeJSON(s string) string {
 // backslash on screen stands for exactly one escape.
 func QuoteText(s string) string {
 	return `"` + strings.ReplaceAll(EscapeText(s), `"`, `\"`) + `"`
+}
+
+// QuoteName shows a name a program chose (a path, a command) as it is
+// when Go's quoting leaves it so, non-ASCII letters included, else in
+// double quotes with Go's escapes: control, format and space characters
+// but the space (strconv.Quote), and each rune that renders as nothing or
+// as a blank (hidden) as \uXXXX. Go's quoting lets the Hangul fillers
+// through as printable letters: a file named "main.go\u3164" showed as
+// main.go (an attack run on undo).
+func QuoteName(s string) string {
+	var b strings.Builder
+	start := 0
+	quote := func(end int) {
+		q := strconv.Quote(s[start:end])
+		b.WriteString(q[1 : len(q)-1])
+	}
+	for i, r := range s {
+		if !hidden(r) {
+			continue
+		}
+		quote(i)
+		if r <= 0xffff {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		} else {
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+		start = i + utf8.RuneLen(r)
+	}
+	quote(len(s))
+	if b.String() == s {
+		return s
+	}
+	return `"` + b.String() + `"`
+}
+
+// hidden reports whether r renders as nothing or as a blank although Go
+// counts it printable (strconv.IsPrint): what Unicode says is default
+// ignorable beyond the format characters (Other_Default_Ignorable_Code_Point,
+// among them the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0, and
+// Variation_Selector), and two symbols whose glyph has no ink: U+2800
+// BRAILLE PATTERN BLANK (a cell with no dots) and U+1D159 MUSICAL SYMBOL
+// NULL NOTEHEAD.
+func hidden(r rune) bool {
+	return r >= 0x80 && (unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) ||
+		unicode.Is(unicode.Variation_Selector, r) || r == 0x2800 || r == 0x1d159)
 }
 
 // Word is one word (an argument, a path) as a person reads it: as it is

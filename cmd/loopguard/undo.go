@@ -159,28 +159,12 @@ func undoRun(o *undoOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.out, "Put back %d, removed %d.\n", len(res.PutBack), len(res.Removed))
-	if res.Kept != "" {
-		fmt.Fprintf(o.out, "A copy of each file it replaced or removed (%d) is in %s, until the record is pruned.\n", res.KeptFiles, quotePath(res.Kept))
-	}
-	if len(res.Held) > 0 {
-		fmt.Fprintf(o.out, "Moved aside %d:\n", len(res.Held))
-		for _, path := range sortedKeys(res.Held) {
-			fmt.Fprintf(o.out, "  %s: %s\n", quotePath(path), present.EscapeText(res.Held[path]))
-		}
-	}
+	var linksOut []string
 	if len(res.PutBack)+len(res.Removed) > 0 {
 		// What undo turned back can change where a link leads.
-		for _, line := range confine.HoldLinksOut(project, os.Getuid()) {
-			fmt.Fprintln(o.out, present.EscapeText(line))
-		}
+		linksOut = confine.HoldLinksOut(project, os.Getuid())
 	}
-	if len(res.Failed) > 0 {
-		fmt.Fprintf(o.out, "Could not restore %d (left as they are):\n", len(res.Failed))
-		for _, path := range sortedKeys(res.Failed) {
-			fmt.Fprintf(o.out, "  %s: %s\n", quotePath(path), res.Failed[path])
-		}
-	}
+	showResult(o.out, res, linksOut)
 	if o.audit != nil {
 		detail := fmt.Sprintf("undo of %s in %s: put back %d, removed %d, could not restore %d, left %d changed since",
 			p.Meta.ID, project, len(res.PutBack), len(res.Removed), len(res.Failed), len(p.Changed))
@@ -194,6 +178,31 @@ func undoRun(o *undoOptions) error {
 	return nil
 }
 
+// showResult says what undo did: linksOut are the lines of the links it
+// held back after (confine.HoldLinksOut).
+func showResult(out io.Writer, res undo.Result, linksOut []string) {
+	fmt.Fprintf(out, "Put back %d, removed %d.\n", len(res.PutBack), len(res.Removed))
+	if res.Kept != "" {
+		fmt.Fprintf(out, "A copy of each file it replaced or removed (%d) is in %s, until the record is pruned.\n", res.KeptFiles, present.QuoteName(res.Kept))
+	}
+	if len(res.Held) > 0 {
+		fmt.Fprintf(out, "Moved aside %d:\n", len(res.Held))
+		for _, path := range sortedKeys(res.Held) {
+			fmt.Fprintf(out, "  %s: %s\n", present.QuoteName(path), present.EscapeText(res.Held[path]))
+		}
+	}
+	for _, line := range linksOut {
+		fmt.Fprintln(out, present.EscapeText(line))
+	}
+	if len(res.Failed) > 0 {
+		fmt.Fprintf(out, "Could not restore %d (left as they are):\n", len(res.Failed))
+		for _, path := range sortedKeys(res.Failed) {
+			// Why may name a path: escaped, as the path is.
+			fmt.Fprintf(out, "  %s: %s\n", present.QuoteName(path), present.EscapeText(res.Failed[path]))
+		}
+	}
+}
+
 // longCall: a call that ran this long is said to have, before the plan:
 // its after-state holds what anyone changed in the project while it ran.
 const longCall = 5 * time.Second
@@ -201,7 +210,7 @@ const longCall = 5 * time.Second
 // showPlan says what undo will do, and what it will not.
 func showPlan(out io.Writer, p *undo.Plan) {
 	m := p.Meta
-	fmt.Fprintf(out, "Undo %s: %s, at %s\n", m.ID, quotePath(m.Command), m.Started.Local().Format(time.DateTime))
+	fmt.Fprintf(out, "Undo %s: %s, at %s\n", m.ID, present.QuoteName(m.Command), m.Started.Local().Format(time.DateTime))
 	switch p.AfterFrom {
 	case "now":
 		fmt.Fprintln(out, "Its launcher did not record the state after it (killed): every change since, by anyone, is reverted.")
@@ -219,7 +228,7 @@ func showPlan(out io.Writer, p *undo.Plan) {
 		}
 		fmt.Fprintf(out, "%s (%d):\n", title, len(paths))
 		for _, path := range paths {
-			fmt.Fprintf(out, "  %s\n", quotePath(path))
+			fmt.Fprintf(out, "  %s\n", present.QuoteName(path))
 		}
 	}
 	var put, rm []string
@@ -243,7 +252,7 @@ func showPlan(out io.Writer, p *undo.Plan) {
 		// sixteenth attack run).
 		left := make([]string, len(m.Left))
 		for i, l := range m.Left {
-			left[i] = quotePath(l)
+			left[i] = present.QuoteName(l)
 		}
 		more := ""
 		if m.LeftMore > 0 {
@@ -261,16 +270,6 @@ func kindSuffix(k undo.Kind) string {
 		return " (link)"
 	}
 	return ""
-}
-
-// quotePath shows a path or command with its control characters escaped:
-// names come from what a confined program created.
-func quotePath(s string) string {
-	q := fmt.Sprintf("%q", s)
-	if q[1:len(q)-1] == s {
-		return s
-	}
-	return q
 }
 
 func undoList(out io.Writer, s *undo.Store) error {
@@ -292,7 +291,7 @@ func undoList(out io.Writer, s *undo.Store) error {
 		case !m.Finished:
 			status = " [no after-state: launcher killed]"
 		}
-		fmt.Fprintf(out, "  %s  %s  %s%s\n", m.ID, m.Started.Local().Format(time.DateTime), quotePath(m.Command), status)
+		fmt.Fprintf(out, "  %s  %s  %s%s\n", m.ID, m.Started.Local().Format(time.DateTime), present.QuoteName(m.Command), status)
 	}
 	for _, u := range unreadable {
 		fmt.Fprintf(out, "  %s  its description cannot be read (%s): undo cannot use it, and no copy is pruned while it is there\n", u.ID, present.EscapeText(u.Err.Error()))

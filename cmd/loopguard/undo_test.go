@@ -153,3 +153,53 @@ func TestShowPlanEscapesLeft(t *testing.T) {
 		t.Errorf("the left-out line: %q", got)
 	}
 }
+
+// TestUndoScreensEscapeHiddenRunes: names a confined program chose that
+// end in a rune rendering as nothing (U+3164 HANGUL FILLER) or as a blank
+// (U+2800) showed as the name without it: "main.go\u3164" under "Will
+// remove" read as main.go. The plan, the result and --list escape them,
+// and a failure's reason is escaped as its path is. Controls: non-ASCII
+// names are shown as they are.
+func TestUndoScreensEscapeHiddenRunes(t *testing.T) {
+	var out bytes.Buffer
+	showPlan(&out, &undo.Plan{Meta: undo.Meta{ID: "r1", Command: "touch main.go\u3164"},
+		PutBack: []undo.Entry{{Path: "café.txt", Kind: undo.File}, {Path: "日本.md", Kind: undo.File}},
+		Remove:  []undo.Entry{{Path: "main.go\u3164", Kind: undo.File}, {Path: "docs\u2800", Kind: undo.Dir}}})
+	showResult(&out, undo.Result{Removed: []string{"x"},
+		Failed: map[string]string{"main.go\u3164": "not removed: changed\u2800\x1b[2K while undo ran"}}, nil)
+	got := out.String()
+	if strings.ContainsAny(got, "\u3164\u2800\x1b") {
+		t.Errorf("the plan and result hold a hidden rune raw:\n%q", got)
+	}
+	for _, want := range []string{`Undo r1: "touch main.go\u3164", at`, "  \"main.go\\u3164\"\n", "  \"docs\\u2800/\"\n",
+		`  "main.go\u3164": not removed: changed\u{2800}\x1b[2K while undo ran`,
+		"Will put back (2):\n  café.txt\n  日本.md\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the plan and result lack %q:\n%s", want, got)
+		}
+	}
+
+	root := t.TempDir()
+	proj, stateDir := filepath.Join(root, "proj"), filepath.Join(root, "state")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, command := range []string{"touch café.txt", "touch main.go\u3164"} {
+		rec, err := undo.Begin(undo.Options{StateDir: stateDir, Project: proj, Command: command})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond) // records sort by their millisecond
+	}
+	var list strings.Builder
+	if err := undoRun(&undoOptions{out: &list, stateDir: stateDir, project: proj, list: true}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsRune(list.String(), '\u3164') || !strings.Contains(list.String(), `"touch main.go\u3164"`) ||
+		!strings.Contains(list.String(), "  touch café.txt\n") {
+		t.Errorf("--list:\n%s", list.String())
+	}
+}

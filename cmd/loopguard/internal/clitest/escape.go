@@ -16,7 +16,9 @@ import (
 // Hostile are strings an agent machine chooses to drive the reviewer's
 // terminal: OSC 52 (set the clipboard), cursor up and erase line, a window
 // title, a bare carriage return, bidi overrides and isolates, zero-width
-// characters, NUL, DEL, C1 controls, invalid UTF-8.
+// characters, letters and symbols that render as nothing or as a blank
+// (the Hangul fillers, the blank Braille cell), NUL, DEL, C1 controls,
+// invalid UTF-8.
 var Hostile = []string{
 	"\x1b]52;c;cm0gLXJmIH4=\a\x1b[1A\x1b[2K",
 	"\x1b]2;owned\x07",
@@ -25,6 +27,7 @@ var Hostile = []string{
 	"\u202etxt.exe\u202c",
 	"\u2066isolate\u2069",
 	"zero\u200bwidth\u200d\ufeff",
+	"filler\u3164\u115f\u1160\uffa0blank\u2800",
 	"nul\x00del\x7f",
 	"c1\u009b31m",
 	"bad\xff\xfe",
