@@ -100,8 +100,8 @@ func (r *Recorder) fromLast(w *walker, l last, changed map[string]bool) (ents []
 		return nil, false, nil
 	}
 	ents = merge(kept, d) // d is in walk order
-	if len(ents) > MaxEntries {
-		return nil, false, fmt.Errorf("the project has more than %d entries outside the directories undo leaves out", MaxEntries)
+	if len(ents) > maxEntries {
+		return nil, false, &TooLargeError{Bound: maxEntries}
 	}
 	multi := map[string]bool{}
 	for _, m := range l.chain.multi {

@@ -320,7 +320,15 @@ func (r *Recorder) Finish() error {
 	if err == nil {
 		err = r.s.writeNew(filepath.Join(r.s.recordDir(r.meta.ID), "after"), func(w io.Writer) error { return writeManifest(w, delta) })
 	}
-	if err == nil && chained != "" {
+	if err != nil {
+		// Why is kept beside the record, or undo would take it for one
+		// whose launcher was killed.
+		if kerr := r.s.keepUnrecorded(r.meta.ID, err.Error()); kerr != nil {
+			err = fmt.Errorf("%w (and failed to keep why: %v)", err, kerr)
+		}
+		return fmt.Errorf("failed to record the project after the call (undo compares with the next record instead): %w", err)
+	}
+	if chained != "" {
 		err = r.s.writeChain(r.meta.ID, chain{after: chained, skip: skipKey(r.skip), clean: r.clean, multi: r.multi})
 	}
 	if err != nil {
@@ -530,6 +538,9 @@ type walker struct {
 	copied      int
 	copiedBytes int64
 	listed      listed
+	// top counts the entries listed below each directory at the top of
+	// the project (a walk from the top only), for a TooLargeError.
+	top []DirCount
 }
 
 // run lists the project: its entries in a fixed order (each directory's
@@ -539,7 +550,19 @@ func (w *walker) run(project string) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to open the project: %w", err)
 	}
-	return w.from(root, "")
+	ents, err := w.from(root, "")
+	if tl := (*TooLargeError)(nil); errors.As(err, &tl) {
+		tl.Largest = largest(w.top, 3)
+	}
+	return ents, err
+}
+
+// largest are the n directories of top with the most entries, most
+// first; none that holds nothing.
+func largest(top []DirCount, n int) []DirCount {
+	top = slices.DeleteFunc(slices.Clone(top), func(d DirCount) bool { return d.Entries == 0 })
+	slices.SortStableFunc(top, func(a, b DirCount) int { return b.Entries - a.Entries })
+	return top[:min(n, len(top))]
 }
 
 // from lists what the directory open at fd (rel below the project)
@@ -568,10 +591,10 @@ type listed struct{ entries, bytes int }
 // tooMany says which of the walk's bounds l passed (nil: none).
 func (l listed) tooMany() error {
 	switch {
-	case l.entries > MaxEntries:
-		return fmt.Errorf("the project has more than %d entries outside the directories undo leaves out", MaxEntries)
+	case l.entries > maxEntries:
+		return &TooLargeError{Bound: maxEntries}
 	case l.bytes > pathBytes:
-		return fmt.Errorf("the paths of the project's entries outside the directories undo leaves out are longer than %d MiB together", pathBytes>>20)
+		return &TooLargeError{PathBytes: true, Bound: pathBytes}
 	}
 	return nil
 }
@@ -749,7 +772,12 @@ func (w *walker) dir(fd int, rel string, dev uint64) error {
 				}
 			}
 			w.out = append(w.out, e)
-			if err := w.dir(cfd, crel, st.dev); err != nil {
+			n := w.listed.entries
+			err = w.dir(cfd, crel, st.dev)
+			if rel == "" {
+				w.top = append(w.top, DirCount{Path: crel, Entries: w.listed.entries - n, Partial: err != nil})
+			}
+			if err != nil {
 				return err
 			}
 			continue
@@ -815,8 +843,9 @@ func (w *walker) setHit(i int) {
 	w.hit[i/64] |= 1 << (i % 64)
 }
 
-// pathBytes is MaxPathBytes (a test lowers it).
-var pathBytes = MaxPathBytes
+// pathBytes is MaxPathBytes, and maxEntries MaxEntries (a test lowers
+// them).
+var pathBytes, maxEntries = MaxPathBytes, MaxEntries
 
 // recordBytes is MaxRecordBytes (a test lowers it).
 var recordBytes int64 = MaxRecordBytes

@@ -940,3 +940,75 @@ func TestUndoLastUnreadableRefused(t *testing.T) {
 		t.Errorf("ChangedSince after the unreadable record: %+v %v; want it not counted (control)", ch, err)
 	}
 }
+
+// TestFinishKeepsWhyUnrecorded: a call that left the project past
+// MaxEntries got no after-state, and undo took its record for one whose
+// launcher was killed. Finish keeps why beside the record (Meta's
+// Unrecorded), and undo, which cannot list the project either while it
+// is past the bound, says which directories at the top of the project
+// hold the most. Controls: once the call's files are gone, undo puts back
+// what it removed; a record with no after-state and no reason kept is one
+// whose launcher was killed.
+func TestFinishKeepsWhyUnrecorded(t *testing.T) {
+	defer func(m int) { maxEntries = m }(maxEntries)
+	maxEntries = 50
+	proj, st := project(t, map[string]string{"README.md": "keep\n", "src/a.go": "package a\n"})
+	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "rm README.md; make junk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, os.Remove(filepath.Join(proj, "README.md")))
+	for _, d := range []string{"aaa", "junk"} {
+		mustDo(t, os.Mkdir(filepath.Join(proj, d), 0o755))
+	}
+	for i := range 2 {
+		mustDo(t, os.WriteFile(filepath.Join(proj, "aaa", fmt.Sprint(i)), nil, 0o644))
+	}
+	for i := range 60 {
+		mustDo(t, os.WriteFile(filepath.Join(proj, "junk", fmt.Sprint(i)), nil, 0o644))
+	}
+	var tl *TooLargeError
+	if err := rec.Finish(); !errors.As(err, &tl) {
+		t.Fatalf("Finish: %v, want the project too large", err)
+	}
+	s, _ := Open(st, proj)
+	m, err := s.Meta(rec.ID())
+	const why = "the project has more than 50 entries outside the directories undo leaves out"
+	if err != nil || m.Finished || m.Unrecorded != why {
+		t.Fatalf("Meta: %+v %v; want no after-state, and why: %s", m, err, why)
+	}
+	if fi, err := os.Stat(filepath.Join(s.recordDir(rec.ID()), "unrecorded")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the reason's file: %v %v", fi, err)
+	}
+	prepare := func() (*Plan, error) {
+		u, err := s.Lock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer u.Close()
+		return u.Prepare("")
+	}
+	_, err = prepare()
+	if !errors.As(err, &tl) {
+		t.Fatalf("undo with the project past the bound: %v", err)
+	}
+	want := []DirCount{{Path: "junk", Entries: 60, Partial: true}, {Path: "aaa", Entries: 2}}
+	if !slices.Equal(tl.Largest, want) {
+		t.Errorf("Largest = %+v, want %+v", tl.Largest, want)
+	}
+	// Control: the call's files gone, undo reverts every change since.
+	mustDo(t, os.RemoveAll(filepath.Join(proj, "junk")))
+	p, err := prepare()
+	if err != nil || p.AfterFrom != "now" || p.Meta.Unrecorded != why {
+		t.Fatalf("undo once the call's files are gone: %+v %v", p, err)
+	}
+	undoNow(t, s, rec.ID())
+	if b, err := os.ReadFile(filepath.Join(proj, "README.md")); err != nil || string(b) != "keep\n" {
+		t.Errorf("README.md after undo (control): %q %v", b, err)
+	}
+	// Control: no reason kept, a launcher killed.
+	mustDo(t, os.Remove(filepath.Join(s.recordDir(rec.ID()), "unrecorded")))
+	if m, err := s.Meta(rec.ID()); err != nil || m.Finished || m.Unrecorded != "" {
+		t.Errorf("Meta with no reason kept: %+v %v", m, err)
+	}
+}

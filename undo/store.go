@@ -32,6 +32,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
@@ -88,6 +89,35 @@ var ErrStateReadOnly = errors.New("the undo directory is read-only here (a sandb
 // ErrNoRecord: the project has no record (or not the one asked for).
 var ErrNoRecord = errors.New("no undo record")
 
+// TooLargeError: the project passed a bound of what a record lists,
+// outside the directories undo leaves out: MaxEntries entries, or
+// MaxPathBytes of paths (PathBytes). Neither a record nor undo lists
+// such a project.
+type TooLargeError struct {
+	PathBytes bool
+	Bound     int
+	// Largest are the directories at the top of the project with the
+	// most entries below them, most first (at most three), of those the
+	// walk had listed when it stopped: a directory not reached yet is not
+	// among them.
+	Largest []DirCount
+}
+
+// DirCount is how many entries a walk listed below a directory.
+type DirCount struct {
+	Path    string // relative to the project
+	Entries int
+	// Partial: the walk stopped inside it: it holds at least Entries.
+	Partial bool
+}
+
+func (e *TooLargeError) Error() string {
+	if e.PathBytes {
+		return fmt.Sprintf("the paths of the project's entries outside the directories undo leaves out are longer than %d MiB together", e.Bound>>20)
+	}
+	return fmt.Sprintf("the project has more than %d entries outside the directories undo leaves out", e.Bound)
+}
+
 // Meta describes one record.
 type Meta struct {
 	ID      string    `json:"id"`
@@ -116,9 +146,12 @@ type Meta struct {
 	// watcher heard changed looked at again) or "unchanged" (the last
 	// record's: nothing changed since).
 	Listed string `json:"listed,omitempty"`
-	// Finished: the after-state was recorded. Undone: when undo ran.
-	Finished bool      `json:"-"`
-	Undone   time.Time `json:"-"`
+	// Finished: the after-state was recorded. Unrecorded: why the
+	// launcher could not record it ("" when it was not recorded: the
+	// launcher was killed before it could). Undone: when undo ran.
+	Finished   bool      `json:"-"`
+	Unrecorded string    `json:"-"`
+	Undone     time.Time `json:"-"`
 }
 
 // Store is one project's records in the undo directory.
@@ -357,6 +390,10 @@ func (s *Store) Meta(id string) (Meta, error) {
 	}
 	if _, err := os.Lstat(filepath.Join(s.recordDir(id), "after")); err == nil {
 		m.Finished = true
+	} else if b, err := fsx.ReadRegular(filepath.Join(s.recordDir(id), "unrecorded"), maxUnrecorded+1, 0); err == nil {
+		m.Unrecorded = strings.TrimSuffix(string(b), "\n")
+	} else if !errors.Is(err, os.ErrNotExist) {
+		m.Unrecorded = "why cannot be read: " + err.Error()
 	}
 	if b, err := fsx.ReadRegular(filepath.Join(s.recordDir(id), "undone"), 100, 0); err == nil {
 		m.Undone, _ = time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
@@ -384,6 +421,24 @@ func (s *Store) writeMeta(m Meta) error {
 		_, err := w.Write(append(b, '\n'))
 		return err
 	})
+}
+
+// maxUnrecorded bounds the reason a record keeps for its missing
+// after-state (keepUnrecorded).
+const maxUnrecorded = 1024
+
+// keepUnrecorded keeps why record id has no after-state (the launcher
+// could not record it), so that undo does not take it for a launcher
+// killed before it could: written whole or not at all, and durably.
+func (s *Store) keepUnrecorded(id, why string) error {
+	if len(why) > maxUnrecorded {
+		cut := maxUnrecorded - len(" ...")
+		for cut > 0 && !utf8.RuneStart(why[cut]) {
+			cut--
+		}
+		why = why[:cut] + " ..."
+	}
+	return fsx.WriteFile(filepath.Join(s.recordDir(id), "unrecorded"), []byte(why+"\n"), 0o600, true)
 }
 
 // markUndone says when record id was undone.

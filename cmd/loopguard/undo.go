@@ -137,6 +137,10 @@ func undoRun(o *undoOptions) error {
 	if errors.As(err, &ue) {
 		return cli.WithHint(err, "loopguard undo --list shows earlier calls; loopguard undo ID reaches one")
 	}
+	var tl *undo.TooLargeError
+	if errors.As(err, &tl) {
+		return cli.WithHint(tooLarge(err, tl), "undo looks at the whole project, and cannot while it is past that bound: move out of the project or remove what made it so (the call's own files, if it made them), then undo again")
+	}
 	if err != nil {
 		return err
 	}
@@ -178,6 +182,24 @@ func undoRun(o *undoOptions) error {
 	return nil
 }
 
+// tooLarge is err, a project past a bound of undo's, with the
+// directories the walk found the most entries below (names a confined
+// program may have chosen: PrintError escapes them).
+func tooLarge(err error, tl *undo.TooLargeError) error {
+	if len(tl.Largest) == 0 {
+		return err
+	}
+	dirs := make([]string, len(tl.Largest))
+	for i, d := range tl.Largest {
+		n := fmt.Sprint(d.Entries)
+		if d.Partial {
+			n = "at least " + n
+		}
+		dirs[i] = d.Path + "/ (" + n + ")"
+	}
+	return fmt.Errorf("%w; of what undo had listed when it stopped, the most entries are below %s", err, strings.Join(dirs, ", "))
+}
+
 // showResult says what undo did: linksOut are the lines of the links it
 // held back after (confine.HoldLinksOut).
 func showResult(out io.Writer, res undo.Result, linksOut []string) {
@@ -211,12 +233,17 @@ const longCall = 5 * time.Second
 func showPlan(out io.Writer, p *undo.Plan) {
 	m := p.Meta
 	fmt.Fprintf(out, "Undo %s: %s, at %s\n", m.ID, present.QuoteName(m.Command), m.Started.Local().Format(time.DateTime))
+	unrecorded := "Its launcher did not record the state after it (killed)"
+	if m.Unrecorded != "" {
+		// Why names project paths: escaped, as a command is.
+		unrecorded = "Its launcher could not record the state after it (" + present.EscapeText(m.Unrecorded) + ")"
+	}
 	switch p.AfterFrom {
 	case "now":
-		fmt.Fprintln(out, "Its launcher did not record the state after it (killed): every change since, by anyone, is reverted.")
+		fmt.Fprintf(out, "%s: every change since, by anyone, is reverted.\n", unrecorded)
 	case "":
 	default:
-		fmt.Fprintf(out, "Its launcher did not record the state after it (killed): changes up to the next call (%s) are reverted.\n", p.AfterFrom)
+		fmt.Fprintf(out, "%s: changes up to the next call (%s) are reverted.\n", unrecorded, p.AfterFrom)
 	}
 	if d := p.Ended.Sub(m.Started); !p.Ended.IsZero() && d >= longCall {
 		fmt.Fprintf(out, "The call ran for %s, to %s: what anyone changed in the project in that time, your own edits too, counts as the call's and is reverted. Undo keeps a copy of each file it replaces or removes.\n",
@@ -288,6 +315,8 @@ func undoList(out io.Writer, s *undo.Store) error {
 		switch {
 		case !m.Undone.IsZero():
 			status = " [undone " + m.Undone.Local().Format(time.DateTime) + "]"
+		case !m.Finished && m.Unrecorded != "":
+			status = " [no after-state: could not be recorded: " + present.EscapeText(m.Unrecorded) + "]"
 		case !m.Finished:
 			status = " [no after-state: launcher killed]"
 		}

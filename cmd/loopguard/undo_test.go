@@ -7,10 +7,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/undo"
 )
 
@@ -201,5 +203,105 @@ func TestUndoScreensEscapeHiddenRunes(t *testing.T) {
 	if strings.ContainsRune(list.String(), '\u3164') || !strings.Contains(list.String(), `"touch main.go\u3164"`) ||
 		!strings.Contains(list.String(), "  touch café.txt\n") {
 		t.Errorf("--list:\n%s", list.String())
+	}
+}
+
+// TestUndoUnrecordedAfterState: a call that left more than
+// undo.MaxEntries entries in the project got no after-state, and --list
+// and the plan said its launcher was killed; undo of any record failed,
+// with nothing to say what to do. Now --list and the plan give the reason
+// the record kept, and undo's error names the directory the entries are
+// below, with a hint. Controls: once the call's files are gone the plan
+// is shown; a record with no reason kept is said to be a killed
+// launcher's.
+func TestUndoUnrecordedAfterState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes more than 200,000 files")
+	}
+	root := t.TempDir()
+	proj, stateDir := filepath.Join(root, "proj"), filepath.Join(root, "state")
+	junk := filepath.Join(proj, "junk")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, "a.txt"), []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The call's files, made beside the project and moved in by the
+	// call (a watch on the project would hear each made in it: slow).
+	stage := filepath.Join(root, "stage")
+	if err := os.Mkdir(stage, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range undo.MaxEntries + 1 {
+		f, err := os.Create(filepath.Join(stage, strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	rec, err := undo.Begin(undo.Options{StateDir: stateDir, Project: proj, Command: "make junk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, "a.txt"), []byte("after\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(stage, junk); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Finish(); err == nil {
+		t.Fatal("Finish recorded a project past MaxEntries")
+	}
+	const why = "the project has more than 200000 entries outside the directories undo leaves out"
+	var out strings.Builder
+	o := &undoOptions{out: &out, stateDir: stateDir, project: proj, list: true}
+	if err := undoRun(o); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "make junk [no after-state: could not be recorded: "+why+"]\n") {
+		t.Errorf("--list:\n%s", out.String())
+	}
+	o.list = false
+	o.confirm = func(string) (bool, error) { return false, nil }
+	err = undoRun(o)
+	var said bytes.Buffer
+	cli.PrintError(&said, err)
+	for _, want := range []string{"loopguard: error: " + why + "; of what undo had listed when it stopped, the most entries are below junk/ (at least ",
+		"loopguard: hint: undo looks at the whole project, and cannot while it is past that bound: move out of the project or remove what made it so"} {
+		if !strings.Contains(said.String(), want) {
+			t.Errorf("undo past the bound said:\n%s\nwant %q", said.String(), want)
+		}
+	}
+	// Controls.
+	if err := os.RemoveAll(junk); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := undoRun(o); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Its launcher could not record the state after it ("+why+"): every change since, by anyone, is reverted.\n") ||
+		!strings.Contains(out.String(), "Will put back (1):\n  a.txt\n") {
+		t.Errorf("the plan once the files are gone:\n%s", out.String())
+	}
+	s, err := undo.Open(stateDir, proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(s.Dir, "records", rec.ID(), "unrecorded")); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := undoRun(o); err != nil {
+		t.Fatal(err)
+	}
+	o.list = true
+	if err := undoRun(o); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Its launcher did not record the state after it (killed): every change since") ||
+		!strings.Contains(out.String(), "make junk [no after-state: launcher killed]\n") {
+		t.Errorf("a record with no reason kept:\n%s", out.String())
 	}
 }
