@@ -26,6 +26,7 @@ type Plan struct {
 	Changed     []string
 	NotRecorded []Entry
 	AfterFrom   string
+	Ended       time.Time
 }
 
 // Empty reports whether the plan does nothing.
@@ -36,6 +37,8 @@ type Result struct {
 	PutBack, Removed []string
 	Failed           map[string]string
 	Held             map[string]string
+	Kept             string
+	KeptFiles        int
 }
 
 // Session is a store with the project's lock held.
