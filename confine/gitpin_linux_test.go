@@ -749,31 +749,57 @@ func (j *jail) userGit(dir string, args ...string) string {
 
 // TestJailGitRefsHeld: a +git call cannot write executable configuration
 // in the worktree, but it writes git's objects, refs and index, and the
-// user's own git writes what they name on a checkout, a restore or a
-// branch switch (the thirty-third attack run's replaced hook blob, every
-// hash the same, and its commit of a hook). After the call: a replace ref
-// it made is deleted; a ref it moved or made whose tree gives such a path
-// content other than the worktree's is put back (the commit kept under
-// refs/loopguard-held/); an index entry it staged so is put back.
-// Controls: a commit of a source change stays, and so does a commit of
-// the user's own staged change to the hook.
+// user's own git writes what they name on a checkout, a restore, a reset,
+// a stash pop or a --continue (the thirty-third attack run's replaced
+// hook blob, every hash the same, and its commit of a hook; the
+// thirty-fifth's refs written as git reads and the first check did not,
+// a pseudo-ref, a stash's untracked parent, a rebase's todo, a lock left
+// behind, an index entry's name padded, the index's cached tree). After
+// the call each is deleted, put back or held back, and said; the user's
+// command then writes no hook of the call's. Controls: a commit of a
+// source change stays, and so does a commit of the user's own staged
+// change to the hook.
 func TestJailGitRefsHeld(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	crafter, err := os.ReadFile("testdata/craftindex.py")
+	if err != nil {
+		t.Fatal(err)
+	}
 	bothModes(t, func(t *testing.T, j *jail) {
 		j.gitRepo(t, "true")
+		// In the project: the jail reads nothing else of the tree.
+		craft := filepath.Join(j.project, "tools/craftindex.py")
+		if err := os.WriteFile(craft, crafter, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
-mkdir -p .husky && printf '#!/bin/sh\necho benign\n' > .husky/pre-commit && echo s > src.txt && git add -A && git commit -qm hook`)
+mkdir -p .husky && printf '#!/bin/sh\necho benign\n' > .husky/pre-commit && echo s > src.txt && echo 'export A=1' > .envrc && git add -A && git commit -qm hook`)
 		git := func(args ...string) string { return strings.TrimSpace(j.userGit(j.project, args...)) }
 		head, hook := git("rev-parse", "HEAD"), git("rev-parse", "HEAD:.husky/pre-commit")
+		hookFile := filepath.Join(j.project, ".husky/pre-commit")
 		const evil = `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 B=$(printf '#!/bin/sh\necho PWNED\n' | git hash-object -w --stdin)
 commit() { GIT_INDEX_FILE=$TMPDIR/i git read-tree HEAD && GIT_INDEX_FILE=$TMPDIR/i git update-index --cacheinfo 100755,$B,.husky/pre-commit &&
   git -c user.email=a@b -c user.name=a commit-tree $(GIT_INDEX_FILE=$TMPDIR/i git write-tree) -p HEAD -m "$1"; }
 `
-		for _, c := range []struct{ name, script, said string }{
-			{"replace", `git replace $(git rev-parse HEAD:.husky/pre-commit) $B`, "deleted the replace ref refs/replace/" + hook},
-			{"commit", `git update-ref HEAD $(commit hook)`, "moved it back to " + head},
-			{"branch", `git branch feature $(commit feature)`, "refs/heads/feature"},
-			{"index", `git update-index --cacheinfo 100755,$B,.husky/pre-commit`, "put back git's index entry of .husky/pre-commit"},
+		for _, c := range []struct{ name, script, said, user string }{
+			{"replace", `git replace $(git rev-parse HEAD:.husky/pre-commit) $B`, "deleted the replace ref refs/replace/" + hook, "checkout -q HEAD -- .husky/pre-commit"},
+			{"commit", `git update-ref HEAD $(commit hook)`, "moved it back to " + head, "reset -q --hard"},
+			{"branch", `git branch feature $(commit feature)`, "refs/heads/feature", "checkout -q feature -- .husky/pre-commit"},
+			{"index", `git update-index --cacheinfo 100755,$B,.husky/pre-commit`, "put back git's index entry of .husky/pre-commit", "checkout -q -- .husky/pre-commit"},
+			{"junk after the name", `printf '%s junk\n' $(commit trail) > .git/refs/heads/trail`, "refs/heads/trail", "checkout -q trail -- .husky/pre-commit"},
+			{"upper case", `commit upper | tr a-f A-F > .git/refs/heads/upper`, "refs/heads/upper", "checkout -q upper -- .husky/pre-commit"},
+			{"a link", `commit link > .git/evilfile && ln -s ../../evilfile .git/refs/heads/symlnk`, "refs/heads/symlnk", "checkout -q symlnk -- .husky/pre-commit"},
+			{"ORIG_HEAD", `commit orig > .git/ORIG_HEAD`, "ORIG_HEAD", "checkout -q ORIG_HEAD -- .husky/pre-commit"},
+			{"a symbolic ref to ORIG_HEAD", `commit so > .git/ORIG_HEAD && printf 'ref: ORIG_HEAD\n' > .git/refs/heads/symorig`, "ORIG_HEAD", "checkout -q symorig -- .husky/pre-commit"},
+			{"a lock", `git update-ref refs/heads/feat $(commit feat) && : > .git/refs/heads/feat.lock && : > .git/index.lock`, "refs/heads/feat", "checkout -q feat -- .husky/pre-commit"},
+			{"a stash's untracked parent", `echo wip >> src.txt && git -c user.email=a@b -c user.name=a stash -q && W=$(git rev-parse refs/stash) &&
+U=$(git -c user.email=a@b -c user.name=a commit-tree -m untracked $(printf '040000 tree %s\t.husky\n' $(printf '100755 blob %s\tpost-commit\n' $B | git mktree) | git mktree)) &&
+git update-ref refs/stash $(git -c user.email=a@b -c user.name=a commit-tree -p $W^1 -p $W^2 -p $U -m wip $W^{tree})`, "refs/stash", "stash pop -q"},
+			{"a rebase's todo", `GIT_SEQUENCE_EDITOR="printf 'break\npick $(commit todo)\n' >" git -c user.email=a@b -c user.name=a rebase -q -i HEAD`, "held back .git/rebase-merge/git-rebase-todo", "rebase --continue"},
+			{"a name padded", `python3 ` + craft + ` namelen .envrc $B X`, "put back git's index as it was before this +git call", "checkout -q -- .envrc"},
 		} {
 			out, _ := j.launch(t, gitWrite, "jail-sh", evil+c.script)
 			if !strings.Contains(out, c.said) {
@@ -785,24 +811,39 @@ commit() { GIT_INDEX_FILE=$TMPDIR/i git read-tree HEAD && GIT_INDEX_FILE=$TMPDIR
 			if got := git("rev-parse", "HEAD"); got != head {
 				t.Errorf("namespaces %v, %s: HEAD is %s after the call, want %s:\n%s", j.ns, c.name, got, head, out)
 			}
-			if got := git("branch", "--list", "feature"); got != "" {
-				t.Errorf("namespaces %v, %s: the call's branch is there: %s", j.ns, c.name, got)
-			}
 			if got := git("rev-parse", ":.husky/pre-commit"); got != hook {
 				t.Errorf("namespaces %v, %s: the index gives the hook %s, want %s", j.ns, c.name, got, hook)
 			}
-			// What the user's checkout writes is the project's hook.
-			git("checkout", "-q", "HEAD", "--", ".husky/pre-commit")
-			if b, _ := os.ReadFile(filepath.Join(j.project, ".husky/pre-commit")); strings.Contains(string(b), "PWNED") {
-				t.Errorf("namespaces %v, %s: the user's checkout wrote the call's hook", j.ns, c.name)
+			// The user's own git, unconfined, writes no hook of the call's.
+			git(strings.Fields(c.user)...)
+			for _, f := range []string{hookFile, filepath.Join(j.project, ".envrc")} {
+				if b, _ := os.ReadFile(f); strings.Contains(string(b), "PWNED") {
+					t.Errorf("namespaces %v, %s: the user's git %s wrote the call's %s:\n%s", j.ns, c.name, c.user, f, out)
+				}
 			}
+			if _, err := os.Lstat(filepath.Join(j.project, ".husky/post-commit")); err == nil {
+				t.Errorf("namespaces %v, %s: the user's git %s wrote the call's post-commit hook:\n%s", j.ns, c.name, c.user, out)
+			}
+			// Back as it was for the next case.
+			j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+git rebase --abort 2>/dev/null; git stash clear; rm -f .git/ORIG_HEAD .git/evilfile .husky/post-commit
+git reset -q --hard `+head+`; git for-each-ref --format='%(refname)' refs/heads refs/tags | grep -v '^refs/heads/master$' | xargs -r -n1 git update-ref -d`)
 		}
-		if held := git("for-each-ref", "--format=%(refname)", "refs/loopguard-held/"); strings.Count(held, "\n") != 1 {
-			t.Errorf("namespaces %v: the call's commits kept: %q, want two", j.ns, held)
+		if held := git("for-each-ref", "--format=%(refname)", "refs/loopguard-held/"); held == "" {
+			t.Errorf("namespaces %v: no commit of the call's kept", j.ns)
 		}
+		// The index's cached tree of .husky made a tree holding the call's
+		// hook, its entries as they were: the user's next commit took it.
+		out, _ := j.launch(t, gitWrite, "jail-sh", evil+`T=$(printf '100755 blob %s\tpre-commit\n' $B | git mktree) && python3 `+craft+` tree .husky $T`)
+		time.Sleep(1100 * time.Millisecond) // past the index's racy second
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; echo y >> src.txt && git -c user.email=a@b -c user.name=a commit -qam after`)
+		if got := git("rev-parse", "HEAD:.husky/pre-commit"); got != hook {
+			t.Errorf("namespaces %v: the user's commit after the call took the call's cached tree (the hook %s, want %s):\n%s", j.ns, got, hook, out)
+		}
+		j.unconfined(t, `git reset -q --hard `+head)
 		// Controls: a commit of a source change, and of the user's own
 		// staged change to the hook, are the call's to make.
-		out, _ := j.launch(t, gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; echo more >> src.txt && git -c user.email=a@b -c user.name=a commit -qam source`)
+		out, _ = j.launch(t, gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; echo more >> src.txt && git -c user.email=a@b -c user.name=a commit -qam source`)
 		if got := git("log", "-1", "--format=%s"); got != "source" || strings.Contains(out, "loopguard:") {
 			t.Errorf("namespaces %v (control): a commit of a source change: %q\n%s", j.ns, got, out)
 		}

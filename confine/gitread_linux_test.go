@@ -68,13 +68,14 @@ func TestReadRefsAndIndex(t *testing.T) {
 		}
 		want := map[string]string{}
 		for line := range strings.SplitSeq(strings.TrimSpace(gitIn(t, dir, "for-each-ref", "--format=%(objectname) %(refname) %(symref)")), "\n") {
-			f := strings.Fields(line)
-			if len(f) == 2 { // not a symbolic ref
-				want[f[1]] = f[0]
-			}
+			f := strings.Fields(line) // a symbolic ref as what it leads to
+			want[f[1]] = f[0]
 		}
 		if head, _ := os.ReadFile(filepath.Join(dir, ".git/HEAD")); !strings.HasPrefix(string(head), "ref:") {
 			want["HEAD"] = strings.TrimSpace(gitIn(t, dir, "rev-parse", "HEAD"))
+		}
+		if orig, err := os.ReadFile(filepath.Join(dir, ".git/ORIG_HEAD")); err == nil {
+			want["ORIG_HEAD"] = strings.TrimSpace(string(orig))
 		}
 		if len(got) != len(want) {
 			t.Errorf("readRefs: %v, want %v", got, want)
@@ -87,7 +88,45 @@ func TestReadRefsAndIndex(t *testing.T) {
 	}
 	refs()
 	gitIn(t, dir, "checkout", "-q", "--detach")
+	gitIn(t, dir, "reset", "-q", "HEAD") // an ORIG_HEAD
 	refs()
+	// What git reads and this does not read exactly as git writes it is
+	// git's to say (the thirty-fifth attack run's ways past it): each
+	// errGitFormat.
+	id := strings.TrimSpace(gitIn(t, dir, "rev-parse", "HEAD"))
+	for name, text := range map[string]string{
+		"refs/heads/trail": id + " junk\n", "refs/heads/upper": strings.ToUpper(id) + "\n", "refs/heads/bare": id,
+		"refs/heads/symorig": "ref: ORIG_HEAD\n",
+	} {
+		p := filepath.Join(dir, ".git", name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readRefs(root, ".git"); err != errGitFormat {
+			t.Errorf("%s holding %q: %v, want errGitFormat", name, text, err)
+		}
+		os.Remove(p)
+	}
+	link := filepath.Join(dir, ".git/refs/heads/link")
+	if err := os.Symlink("../../HEAD", link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readRefs(root, ".git"); err != errGitFormat {
+		t.Errorf("a ref that is a link: %v, want errGitFormat", err)
+	}
+	os.Remove(link)
+	packed := filepath.Join(dir, ".git/packed-refs")
+	before, _ := os.ReadFile(packed)
+	if err := os.WriteFile(packed, append(before, []byte(strings.ToUpper(id)+" refs/heads/packedup\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readRefs(root, ".git"); err != errGitFormat {
+		t.Errorf("an upper-case line of packed-refs: %v, want errGitFormat", err)
+	}
+	if err := os.WriteFile(packed, before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refs() // control: as it was
 
 	index := func(version string) {
 		t.Helper()
@@ -96,7 +135,7 @@ func TestReadRefsAndIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := readIndex(data, 20, func(string) bool { return true })
+		got, _, err := readIndex(data, 20, func(string) bool { return true })
 		if err != nil {
 			t.Fatalf("version %s: %v", version, err)
 		}
@@ -125,7 +164,7 @@ func TestReadRefsAndIndex(t *testing.T) {
 	// A split index, and a reftable: git is asked.
 	gitIn(t, dir, "update-index", "--split-index")
 	data, _ := os.ReadFile(filepath.Join(dir, ".git/index"))
-	if _, err := readIndex(data, 20, func(string) bool { return true }); err != errGitFormat {
+	if _, _, err := readIndex(data, 20, func(string) bool { return true }); err != errGitFormat {
 		t.Errorf("a split index: %v, want errGitFormat", err)
 	}
 	if err := os.Mkdir(filepath.Join(dir, ".git/reftable"), 0o755); err != nil {

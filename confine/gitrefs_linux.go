@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,21 +39,34 @@ import (
 // the call changed of the project's refs and index, with the user's git
 // (gitRefs.check):
 //
+//   - a lock the call left is removed (no process of it is left, and git
+//     would refuse every put-back below);
 //   - a replace ref the call made or changed is deleted: no approved git
 //     command makes one, and it changes what every other ref names;
 //   - a ref the call made or moved (a branch, a tag, the stash, a detached
-//     HEAD) whose tree gives a path of executable configuration (or an
-//     instruction file, the places policy protects) content other than the
-//     worktree's file has is moved back where it was (deleted if new), and
-//     the call's commit kept under refs/loopguard-held/, so that nothing
-//     is lost and a checkout does not write it;
+//     HEAD, a pseudo-ref such as ORIG_HEAD or MERGE_HEAD) that reaches a
+//     commit no ref reached before whose change (against each of its
+//     parents: a stash's index and untracked parents too) gives a path of
+//     executable configuration (or an instruction file, the places policy
+//     protects) content other than the worktree's file has is moved back
+//     where it was (deleted if new), and what it named kept under
+//     refs/loopguard-held/, so that nothing is lost and a checkout does
+//     not write it;
+//   - a rebase's or the sequencer's todo the call left that picks such a
+//     commit, and a stopped git am's patch that touches such a path, are
+//     held back (--continue would write them);
 //   - an index entry of such a path that the call changed, to content
-//     other than the worktree's file, is put back as it was.
+//     other than the worktree's file, is put back as it was, and the
+//     index's cached trees are dropped (git commits a cached tree it
+//     takes for valid).
 //
-// Each is said. A commit of the user's own change to such a file (the
-// worktree's content) is the call's to make and is left alone. Only the
-// project's own git directory (.git, a directory) is looked at: a
-// submodule's and a linked worktree's are not (docs/confinement.md).
+// Each is said. Refs and the index are read from .git itself
+// (gitread_linux.go), only as git writes them: refs in another form are
+// listed by git, and an index in another form is put back whole. A commit
+// of the user's own change to such a file (the worktree's content) is the
+// call's to make and is left alone. Only the project's own git directory
+// (.git, a directory) is looked at: a submodule's and a linked worktree's
+// are not (docs/confinement.md).
 type gitRefs struct {
 	git     string // the git the call ran, or git on the user's PATH
 	env     []string
@@ -63,7 +77,8 @@ type gitRefs struct {
 	pl      policy.Places
 	fixed   map[string]bool // fixedInProject's: the hooks directory, the guard's paths
 	run     string          // the launch's directory: the held refs' name
-	head    string          // .git/HEAD's text before the call
+	started time.Time
+	head    string // .git/HEAD's text before the call
 	refs    map[string]string
 	index   []byte // .git/index before the call (nil when there was none)
 }
@@ -80,7 +95,7 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 	}
 	pl := e.Places.Prepare()
 	fixed, _ := fixedInProject(pl, plan.Project)
-	g := &gitRefs{gitDir: gitDir, project: plan.Project, root: root, rootID: plan.RootID, pl: pl, fixed: fixed, run: plan.RunDir}
+	g := &gitRefs{gitDir: gitDir, project: plan.Project, root: root, rootID: plan.RootID, pl: pl, fixed: fixed, run: plan.RunDir, started: plan.started}
 	g.git = s.Exe
 	if filepath.Base(g.git) != "git" {
 		var err error
@@ -126,6 +141,21 @@ func (g *gitRefs) gitOut(env []string, args ...string) ([]byte, error) {
 	return out, nil
 }
 
+// gitIn runs the user's git with args, stdin as its input.
+func (g *gitRefs) gitIn(stdin string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, g.git, append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}, args...)...)
+	cmd.Env, cmd.Dir, cmd.Stdin = g.env, g.project, strings.NewReader(stdin)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %v: %s", args[0], err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return out, nil
+}
+
 // listRefs is every ref with the object it names (HEAD, when detached, as
 // "HEAD"): read from the git directory, or given by git where it is in a
 // form readRefs does not read.
@@ -146,6 +176,32 @@ func (g *gitRefs) listRefs() (map[string]string, error) {
 	}
 	if head, err := readBeneath(g.root, ".git/HEAD", 4096); err == nil && !bytes.HasPrefix(head, []byte("ref:")) {
 		refs["HEAD"] = strings.TrimSpace(string(head))
+	}
+	// And the pseudo-refs, as git reads each.
+	for _, p := range pseudoRefs {
+		if _, err := fstatBeneath(g.root, ".git/"+p); err != nil {
+			continue
+		}
+		if p == "FETCH_HEAD" || p == "MERGE_HEAD" {
+			// Lists: git reads each line's first field.
+			data, err := readBeneath(g.root, ".git/"+p, 1<<20)
+			if err != nil {
+				return nil, err
+			}
+			var ids []string
+			for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+				if f := strings.Fields(line); len(f) > 0 {
+					ids = append(ids, f[0])
+				}
+			}
+			refs[p] = strings.Join(ids, " ")
+			continue
+		}
+		id, err := g.gitOut(nil, "rev-parse", "--verify", "-q", p)
+		if err != nil {
+			id = []byte("unreadable")
+		}
+		refs[p] = strings.TrimSpace(string(id))
 	}
 	return refs, nil
 }
@@ -170,8 +226,9 @@ func (g *gitRefs) protectedPath(rel string) bool {
 }
 
 // check looks at what the call changed, puts back what gave executable
-// configuration content of the call's, and returns the lines that say so.
-func (g *gitRefs) check(root int) []string {
+// configuration content of the call's, and returns the lines that say so;
+// h holds back what is moved out of the project.
+func (g *gitRefs) check(root int, h *holder) []string {
 	if g == nil {
 		return nil
 	}
@@ -191,102 +248,294 @@ func (g *gitRefs) check(root int) []string {
 		say("could not look at git's refs and index after this +git call (%v): look at what it committed and staged (git log --all, git diff --cached) before you check anything out", err)
 		return lines
 	}
+	// No process of the call is left: a lock it left would keep every
+	// put-back below from being made (the thirty-fifth attack run's
+	// refs/heads/feat.lock and index.lock).
+	lines = append(lines, g.removeLocks()...)
 	after, err := g.listRefs()
 	if err != nil {
 		say("could not list git's refs after this +git call (%v): look at what it committed (git log --all) before you check anything out", err)
 		return lines
 	}
-	headBefore := g.refs["HEAD"]
-	if target, ok := strings.CutPrefix(strings.TrimSpace(g.head), "ref: "); ok {
-		headBefore = g.refs[target]
-	}
-	for _, name := range slices.Sorted(maps.Keys(after)) {
-		id := after[name]
-		old, had := g.refs[name]
-		if had && old == id {
+	// What changed, and the commits each names that are new.
+	changed := map[string][]string{} // ref -> the objects it names now
+	for name, v := range after {
+		if g.refs[name] == v {
 			continue
 		}
 		if strings.HasPrefix(name, "refs/replace/") {
-			if _, err := g.gitOut(nil, "update-ref", "-d", name, id); err != nil {
+			if _, err := g.gitOut(nil, "update-ref", "-d", name, v); err != nil {
 				say("this +git call made the replace ref %s, and loopguard could not delete it (%v): delete it (git replace -d) before you run git there", name, err)
 				continue
 			}
 			say("deleted the replace ref %s, which this +git call made: it had git show other content in place of object %s wherever it is named (a hook, for your next checkout to write)", name, strings.TrimPrefix(name, "refs/replace/"))
 			continue
 		}
-		base := old
-		if !had {
-			base = headBefore
-		}
-		paths, err := g.foreignConfig(base, id)
-		if err != nil {
-			say("could not look at what this +git call's %s (%s) changes (%v): look at it (git show %s) before you check it out", name, id, err, id)
-			continue
-		}
+		changed[name] = strings.Fields(v)
+	}
+	todos, todoLines := g.todos(h)
+	lines = append(lines, todoLines...)
+	var tips []string
+	for _, ids := range changed {
+		tips = append(tips, ids...)
+	}
+	for _, t := range todos {
+		tips = append(tips, t.ids...)
+	}
+	foreign, err := g.foreignCommits(tips)
+	if err != nil {
+		say("could not look at what this +git call committed (%v): look at it (git log --all) before you check anything out, rebase or cherry-pick", err)
+		return append(lines, g.checkIndex()...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(changed)) {
+		paths := foreignPaths(foreign, changed[name])
 		if len(paths) == 0 {
 			continue
 		}
-		held := "refs/loopguard-held/" + filepath.Base(g.run) + "/" + strings.TrimPrefix(name, "refs/")
-		if _, err := g.gitOut(nil, "update-ref", held, id); err != nil {
-			say("this +git call's %s (%s) gives %s content that is not the worktree's, and loopguard could not keep it aside (%v): do not check it out; look at it with git show %s", name, id, strings.Join(paths, ", "), err, id)
-			continue
+		lines = append(lines, g.holdRef(name, changed[name], paths)...)
+	}
+	for _, t := range todos {
+		if paths := foreignPaths(foreign, t.ids); len(paths) > 0 {
+			lines = append(lines, g.holdTodo(t, paths, h)...)
 		}
-		var uerr error
-		if had {
-			_, uerr = g.gitOut(nil, "update-ref", "--no-deref", name, old, id)
-		} else {
-			_, uerr = g.gitOut(nil, "update-ref", "--no-deref", "-d", name, id)
-		}
-		if uerr != nil {
-			say("this +git call's %s (%s) gives %s content that is not the worktree's (executable configuration or an instruction file), and loopguard could not move it back (%v): do not check it out; it is kept as %s", name, id, strings.Join(paths, ", "), uerr, held)
-			continue
-		}
-		was := "deleted it (new)"
-		if had {
-			was = "moved it back to " + old
-		}
-		say("this +git call's %s (%s) gives %s content that is not the worktree's (executable configuration or an instruction file: a checkout would write it, and git or an agent run it); loopguard %s, and keeps the call's commit as %s", name, id, strings.Join(paths, ", "), was, held)
 	}
 	return append(lines, g.checkIndex()...)
 }
 
-// foreignConfig is the paths of executable configuration that commit id
-// changes from base (every one it holds when base is "") to content other
-// than the worktree's (or to an entry the worktree does not have).
-func (g *gitRefs) foreignConfig(base, id string) ([]string, error) {
-	type blob struct{ rel, id string }
-	var blobs []blob
-	if base == "" {
-		out, err := g.gitOut(nil, "ls-tree", "-r", "-z", id)
-		if err != nil {
-			return nil, err
-		}
-		for _, ent := range strings.Split(string(out), "\x00") {
-			meta, rel, ok := strings.Cut(ent, "\t")
-			if f := strings.Fields(meta); ok && len(f) == 3 && f[1] == "blob" {
-				blobs = append(blobs, blob{rel, f[2]})
-			}
-		}
-	} else {
-		out, err := g.gitOut(nil, "diff-tree", "-r", "-z", "--no-renames", "--raw", "--diff-filter=AMT", base, id)
-		if err != nil {
-			return nil, err
-		}
-		// ":OLDMODE NEWMODE OLD NEW STATUS\0PATH\0", each.
-		ents := strings.Split(string(out), "\x00")
-		for i := 0; i+1 < len(ents); i += 2 {
-			if f := strings.Fields(ents[i]); len(f) == 5 {
-				blobs = append(blobs, blob{ents[i+1], f[3]})
-			}
-		}
-	}
+// foreignPaths are the paths foreign gives for the commits tips reach.
+func foreignPaths(foreign map[string][]string, tips []string) []string {
 	var paths []string
-	for _, b := range blobs {
-		if g.protectedPath(b.rel) && !g.worktreeHas(b.id, b.rel) {
-			paths = append(paths, b.rel)
+	for _, t := range tips {
+		for _, p := range foreign[t] {
+			if !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
 		}
 	}
-	return paths, nil
+	slices.Sort(paths)
+	return paths
+}
+
+// holdRef puts the ref name back where it was (deletes it where the call
+// made it), keeping what it names under refs/loopguard-held/; a pseudo-ref
+// (ORIG_HEAD) is moved out as a file.
+func (g *gitRefs) holdRef(name string, ids, paths []string) []string {
+	what := fmt.Sprintf("this +git call's %s (%s) gives %s content that is not the worktree's (executable configuration or an instruction file: a checkout, a merge or a reset would write it, and git or an agent run it)", name, strings.Join(ids, " "), strings.Join(paths, ", "))
+	held := "refs/loopguard-held/" + filepath.Base(g.run) + "/" + strings.TrimPrefix(name, "refs/")
+	for i, id := range ids {
+		ref := held
+		if len(ids) > 1 {
+			ref += "-" + strconv.Itoa(i)
+		}
+		if _, err := g.gitOut(nil, "update-ref", ref, id); err != nil {
+			return []string{fmt.Sprintf("loopguard: %s, and loopguard could not keep it aside (%v): do not check it out", what, err)}
+		}
+	}
+	old, had := g.refs[name]
+	var err error
+	switch {
+	case !strings.HasPrefix(name, "refs/") && name != "HEAD":
+		// A pseudo-ref: its file goes (git then has none).
+		err = os.Remove(filepath.Join(g.gitDir, name))
+	case had:
+		_, err = g.gitOut(nil, "update-ref", "--no-deref", name, old, ids[0])
+	default:
+		_, err = g.gitOut(nil, "update-ref", "--no-deref", "-d", name, ids[0])
+	}
+	if err != nil {
+		return []string{fmt.Sprintf("loopguard: %s, and loopguard could not move it back (%v): do not check it out; it is kept as %s", what, err, held)}
+	}
+	was := "deleted it"
+	if had && strings.HasPrefix(name, "refs/") || name == "HEAD" && had {
+		was = "moved it back to " + old
+	}
+	return []string{fmt.Sprintf("loopguard: %s; loopguard %s, and keeps what it named as %s", what, was, held)}
+}
+
+// removeLocks removes the lock files the call left in the git directory
+// (its index's, its refs', packed-refs'): no process of the call is left
+// to hold them, and git would refuse the put-back while they are there.
+func (g *gitRefs) removeLocks() []string {
+	var lines []string
+	var walk func(rel string, depth int)
+	walk = func(rel string, depth int) {
+		fd, err := openBeneath(g.root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+		if err != nil || depth > 16 {
+			return
+		}
+		f := os.NewFile(uintptr(fd), rel)
+		ents, _ := f.ReadDir(-1)
+		defer f.Close()
+		for _, e := range ents {
+			name := rel + "/" + e.Name()
+			switch {
+			case e.IsDir() && (rel != ".git" || e.Name() == "refs"):
+				walk(name, depth+1)
+			case e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".lock"):
+				if unix.Unlinkat(fd, e.Name(), 0) == nil {
+					lines = append(lines, fmt.Sprintf("loopguard: removed %s, a lock this +git call left (no process of it is left)", name))
+				}
+			}
+		}
+	}
+	walk(".git", 0)
+	return lines
+}
+
+// A todo is the list of what a stopped rebase, cherry-pick or revert does
+// on the user's --continue, and the objects it names.
+type todo struct {
+	rel string // below the project
+	ids []string
+}
+
+// todoFiles are the todos git keeps: an interactive rebase's, the
+// sequencer's (cherry-pick, revert).
+var todoFiles = []string{".git/rebase-merge/git-rebase-todo", ".git/sequencer/todo"}
+
+// todos are the todos the call made or changed, with the commits they
+// name; a stopped git am's patches that touch executable configuration
+// are held back here too (their text is what --continue applies).
+func (g *gitRefs) todos(h *holder) ([]todo, []string) {
+	var out []todo
+	var lines []string
+	for _, rel := range todoFiles {
+		st, err := fstatBeneath(g.root, rel)
+		if err != nil || time.Unix(st.Ctim.Unix()).Before(g.started.Add(-50*time.Millisecond)) {
+			continue
+		}
+		data, err := readBeneath(g.root, rel, 16<<20)
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("loopguard: could not read %s, which this +git call left (%v): end the operation with --abort", rel, err))
+			continue
+		}
+		t := todo{rel: rel}
+		for line := range strings.SplitSeq(string(data), "\n") {
+			for _, f := range strings.Fields(line) {
+				if len(f) >= 4 && len(f) <= 64 && isHex(f) {
+					t.ids = append(t.ids, f)
+				}
+			}
+		}
+		out = append(out, t)
+	}
+	// git am's patches.
+	dir := ".git/rebase-apply"
+	fd, err := openBeneath(g.root, dir, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return out, lines
+	}
+	f := os.NewFile(uintptr(fd), dir)
+	ents, _ := f.ReadDir(-1)
+	f.Close()
+	for _, e := range ents {
+		rel := dir + "/" + e.Name()
+		if len(e.Name()) != 4 || !e.Type().IsRegular() {
+			continue
+		}
+		data, err := readBeneath(g.root, rel, 64<<20)
+		if err != nil {
+			continue
+		}
+		var paths []string
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if p, ok := strings.CutPrefix(line, "+++ b/"); ok && g.protectedPath(p) {
+				paths = append(paths, p)
+			}
+		}
+		if len(paths) > 0 {
+			lines = append(lines, g.holdTodo(todo{rel: rel}, paths, h)...)
+		}
+	}
+	return out, lines
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// holdTodo moves the todo (or a patch of git am's) out of the project.
+func (g *gitRefs) holdTodo(t todo, paths []string, h *holder) []string {
+	dir, name := filepath.Split(t.rel)
+	fd, err := openBeneath(g.root, strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY)
+	if err == nil {
+		defer unix.Close(fd)
+		var where string
+		if where, _, err = h.move(fd, name, t.rel); err == nil {
+			return []string{fmt.Sprintf("loopguard: held back %s, which this +git call left: your --continue would write %s with content that is not the worktree's (executable configuration or an instruction file) (%s); end the operation with --abort", t.rel, strings.Join(paths, ", "), where)}
+		}
+	}
+	return []string{fmt.Sprintf("loopguard: this +git call left %s, whose --continue would write %s with content that is not the worktree's, and loopguard could not move it (%v): end the operation with --abort", t.rel, strings.Join(paths, ", "), err)}
+}
+
+// foreignCommits are, for each of tips (object names), the paths of
+// executable configuration that a commit it reaches and no ref reached
+// before the call gives content other than the worktree's: every such
+// commit's change against each of its parents (a stash's index and
+// untracked parents, a merge's), or its whole tree where it has none.
+func (g *gitRefs) foreignCommits(tips []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	if len(tips) == 0 {
+		return out, nil
+	}
+	var not strings.Builder
+	for _, v := range g.refs {
+		for _, id := range strings.Fields(v) {
+			not.WriteString("^" + id + "\n")
+		}
+	}
+	// Each tip's new commits (rev-list), then every new commit's changes
+	// at once (diff-tree).
+	reach := map[string][]string{}
+	var all []string
+	for _, t := range slices.Compact(slices.Sorted(slices.Values(tips))) {
+		list, err := g.gitIn(t+"\n"+not.String(), "rev-list", "--stdin")
+		if err != nil {
+			// An object that is not a commit (a tag of a blob, a tree):
+			// git reads no worktree from it.
+			if _, terr := g.gitOut(nil, "cat-file", "-e", t+"^{commit}"); terr != nil {
+				continue
+			}
+			return nil, err
+		}
+		reach[t] = strings.Fields(string(list))
+		all = append(all, reach[t]...)
+	}
+	if len(all) == 0 {
+		return out, nil
+	}
+	diff, err := g.gitIn(strings.Join(slices.Compact(slices.Sorted(slices.Values(all))), "\n")+"\n",
+		"diff-tree", "--stdin", "-r", "-m", "--root", "-z", "--raw", "--no-renames", "--diff-filter=AMT")
+	if err != nil {
+		return nil, err
+	}
+	bad := map[string][]string{}
+	toks := strings.Split(string(diff), "\x00")
+	commit := ""
+	for i := 0; i < len(toks); i++ {
+		tok := toks[i]
+		switch {
+		case isObjectID(tok):
+			commit = tok
+		case strings.HasPrefix(tok, ":") && i+1 < len(toks):
+			rel := toks[i+1]
+			i++
+			if f := strings.Fields(tok); len(f) == 5 && g.protectedPath(rel) && !g.worktreeHas(f[3], rel) && !slices.Contains(bad[commit], rel) {
+				bad[commit] = append(bad[commit], rel)
+			}
+		}
+	}
+	for t, commits := range reach {
+		for _, c := range commits {
+			out[t] = append(out[t], bad[c]...)
+		}
+	}
+	return out, nil
 }
 
 // worktreeHas reports whether the worktree's entry rel holds the blob id:
@@ -340,43 +589,142 @@ func blobID(data []byte, idLen int) string {
 }
 
 // checkIndex puts back each index entry of executable configuration the
-// call changed to content other than the worktree's file.
+// call changed to content other than the worktree's (a conflict's stage
+// too: git checkout --theirs writes it), and drops the cached trees of an
+// index the call changed (dropCachedTrees). An index it left that
+// readIndex does not read exactly as git writes one is put back whole as
+// it was before the call: git reads such an index in more than one way
+// (the thirty-fifth attack run's entry whose name was padded past the
+// length its flags give: git ls-files named it .envrcX, git commit
+// committed it as .envrc).
 func (g *gitRefs) checkIndex() []string {
 	now, err := readBeneath(g.root, ".git/index", 1<<30)
 	if errors.Is(err, unix.ENOENT) {
 		now, err = nil, nil
 	}
 	if err != nil {
-		return []string{fmt.Sprintf("loopguard: could not read git's index after this +git call (%v): look at what it staged (git diff --cached) before you run git restore", err)}
+		return []string{fmt.Sprintf("loopguard: could not read git's index after this +git call (%v): look at what it staged (git diff --cached) before you run git restore or commit", err)}
 	}
 	if bytes.Equal(now, g.index) {
 		return nil
 	}
-	before, after, err := g.indexes(now)
+	idLen := g.idLen()
+	after := indexEntries{}
+	if now != nil {
+		if after, _, err = readIndex(now, idLen, g.protectedPath); err != nil {
+			return g.restoreIndex(err)
+		}
+	}
+	// An index of the user's that this does not read (a split index) is
+	// taken as holding nothing of theirs: what the call staged is judged
+	// against the worktree alone.
+	before, _, err := readIndex(g.index, idLen, g.protectedPath)
 	if err != nil {
-		return []string{fmt.Sprintf("loopguard: could not read git's index after this +git call (%v): look at what it staged (git diff --cached) before you run git restore", err)}
+		before = indexEntries{}
 	}
 	var lines []string
-	for _, rel := range slices.Sorted(maps.Keys(after)) {
-		meta := after[rel]
+	for _, key := range slices.Sorted(maps.Keys(after)) {
+		meta := after[key]
+		rel, _, _ := strings.Cut(key, "\x00")
 		f := strings.Fields(meta) // mode, object, stage
-		if before[rel] == meta || len(f) != 3 || g.worktreeHas(f[1], rel) {
+		if before[key] == meta || len(f) != 3 || g.worktreeHas(f[1], rel) {
 			continue // unchanged, the user's staged before the call, or the worktree's
 		}
-		var uerr error
-		if was, ok := before[rel]; ok {
+		_, uerr := g.gitOut(nil, "update-index", "--force-remove", "--", rel)
+		if was, ok := before[rel]; ok && uerr == nil {
 			bf := strings.Fields(was)
-			_, uerr = g.gitOut(nil, "update-index", "--cacheinfo", bf[0]+","+bf[1]+","+rel)
-		} else {
-			_, uerr = g.gitOut(nil, "update-index", "--force-remove", "--", rel)
+			_, uerr = g.gitOut(nil, "update-index", "--add", "--cacheinfo", bf[0]+","+bf[1]+","+rel)
 		}
 		if uerr != nil {
 			lines = append(lines, fmt.Sprintf("loopguard: this +git call staged %s content that is not the worktree's (%s), and loopguard could not put the index back (%v): run git restore --staged -- %s before git restore or a commit", rel, f[1], uerr, rel))
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("loopguard: put back git's index entry of %s: this +git call staged content that is not the worktree's (%s), executable configuration or an instruction file that git restore would write", rel, f[1]))
+		lines = append(lines, fmt.Sprintf("loopguard: put back git's index entry of %s: this +git call staged content that is not the worktree's (%s), executable configuration or an instruction file that git restore or a checkout of a side would write", rel, f[1]))
 	}
-	return lines
+	return append(lines, g.dropCachedTrees()...)
+}
+
+// restoreIndex puts the index back as it was before the call (none, where
+// there was none), for why.
+func (g *gitRefs) restoreIndex(why error) []string {
+	dir, err := openBeneath(g.root, ".git", unix.O_PATH|unix.O_DIRECTORY)
+	if err == nil {
+		defer unix.Close(dir)
+		if g.index == nil {
+			err = unix.Unlinkat(dir, "index", 0)
+		} else {
+			err = writeAt(dir, "index.lock", "index", g.index)
+		}
+	}
+	if err != nil {
+		return []string{fmt.Sprintf("loopguard: this +git call left git's index in a form loopguard does not read as git does (%v), and loopguard could not put it back (%v): run git read-tree HEAD before you commit or restore anything", why, err)}
+	}
+	return []string{fmt.Sprintf("loopguard: put back git's index as it was before this +git call: the call left it in a form loopguard does not read exactly as git writes one (%v), which git reads in more than one way; what the call staged is not staged", why)}
+}
+
+// dropCachedTrees writes the index again without its cached trees, as git
+// writes it (index.lock, synced, renamed over the index).
+func (g *gitRefs) dropCachedTrees() []string {
+	data, err := readBeneath(g.root, ".git/index", 1<<30)
+	if err != nil {
+		return nil // none left
+	}
+	idLen := g.idLen()
+	_, ext, err := readIndex(data, idLen, func(string) bool { return false })
+	if err != nil {
+		return []string{fmt.Sprintf("loopguard: could not drop the cached trees of git's index, which this +git call changed (%v): run git read-tree HEAD && git add -u before you commit, or look at what you commit", err)}
+	}
+	// Cached trees as they were (git status refreshing the index keeps
+	// them) are the user's.
+	if _, bext, err := readIndex(g.index, idLen, func(string) bool { return false }); err == nil &&
+		bytes.Equal(cachedTrees(data, ext, idLen), cachedTrees(g.index, bext, idLen)) {
+		return nil
+	}
+	out, ok := withoutCachedTrees(data, ext, idLen)
+	if !ok {
+		return nil
+	}
+	dir, err := openBeneath(g.root, ".git", unix.O_PATH|unix.O_DIRECTORY)
+	if err == nil {
+		defer unix.Close(dir)
+		err = writeAt(dir, "index.lock", "index", out)
+	}
+	if err != nil {
+		return []string{fmt.Sprintf("loopguard: could not drop the cached trees of git's index, which this +git call changed (%v): run git read-tree HEAD && git add -u before you commit, or look at what you commit", err)}
+	}
+	return nil
+}
+
+// writeAt writes data to tmp in dir (made anew: O_EXCL), syncs it and
+// renames it to name.
+func writeAt(dir int, tmp, name string, data []byte) error {
+	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(dir, tmp, dir, name)
+	}
+	if err != nil {
+		_ = unix.Unlinkat(dir, tmp, 0)
+	}
+	return err
+}
+
+// idLen is the length of an object's name in the repository, in bytes.
+func (g *gitRefs) idLen() int {
+	if cfg, err := readBeneath(g.root, ".git/config", maxPinned); err == nil && sha256Objects(cfg) {
+		return sha256.Size
+	}
+	return sha1.Size
 }
 
 // sha256Objects reports whether the git configuration cfg names its
@@ -390,57 +738,4 @@ func sha256Objects(cfg []byte) bool {
 		}
 	}
 	return false
-}
-
-// indexes are the index's protected entries before the call and now:
-// read from its bytes (readIndex), or given by git where they are in a
-// form readIndex does not read.
-func (g *gitRefs) indexes(now []byte) (before, after indexEntries, err error) {
-	idLen := sha1.Size
-	if cfg, err := readBeneath(g.root, ".git/config", maxPinned); err != nil {
-		return nil, nil, err
-	} else if sha256Objects(cfg) {
-		idLen = sha256.Size
-	}
-	before, err = readIndex(g.index, idLen, g.protectedPath)
-	if g.index == nil {
-		before, err = indexEntries{}, nil
-	}
-	if err == nil {
-		after, err = readIndex(now, idLen, g.protectedPath)
-	}
-	if !errors.Is(err, errGitFormat) {
-		return before, after, err
-	}
-	// By git: the copy before the call in a file of the launch's own.
-	ls := func(data []byte) (indexEntries, error) {
-		var env []string
-		if data != nil {
-			f := filepath.Join(g.run, "index")
-			if err := os.WriteFile(f, data, 0o600); err != nil {
-				return nil, err
-			}
-			defer os.Remove(f)
-			env = []string{"GIT_INDEX_FILE=" + f}
-		}
-		out, err := g.gitOut(env, "ls-files", "-s", "-z")
-		if err != nil {
-			return nil, err
-		}
-		m := indexEntries{}
-		for _, ent := range strings.Split(string(out), "\x00") {
-			if meta, rel, ok := strings.Cut(ent, "\t"); ok && g.protectedPath(rel) && strings.HasSuffix(meta, " 0") {
-				m[rel] = meta
-			}
-		}
-		return m, nil
-	}
-	before = indexEntries{}
-	if g.index != nil {
-		if before, err = ls(g.index); err != nil {
-			return nil, nil, err
-		}
-	}
-	after, err = ls(nil)
-	return before, after, err
 }
