@@ -700,13 +700,13 @@ echo more >> docs/other.md; echo more >> docs/code.md; true`)
 func TestJailLinesOfItsOwn(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		forged := "loopguard: put back .git/config, which this call changed"
-		dir := filepath.Join(j.project, "d\n"+forged+"\nx\u202e")
+		dir := filepath.Join(j.project, "d\n"+forged+"\nx\u202e\u3164\\n")
 		for _, k := range []*jail{j, j.withoutBroker()} {
 			swept := k != j
 			out, _ := k.launch(t, projectWrite, "jail-gitdir", dir)
-			said := "refused to make d\\n" + forged + "\\nx\\u202e/.git in the project"
+			said := "refused to make d\\n" + forged + "\\nx\\u202e\\u3164\\\\n/.git in the project"
 			if swept {
-				said = "held back d\\n" + forged + "\\nx\\u202e/.git"
+				said = "held back d\\n" + forged + "\\nx\\u202e\\u3164\\\\n/.git"
 			}
 			if !strings.Contains(out, said) {
 				t.Errorf("swept %v: want %q in:\n%s", swept, said, out)

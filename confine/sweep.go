@@ -837,9 +837,11 @@ func isBytecode(name string) bool { return strings.HasSuffix(name, ".pyc") }
 // the call's choice, and a newline there printed a line of the call's
 // making that read as the launcher's (the thirty-third attack run's
 // "loopguard: put back .git/config", from a directory named so). Control
-// characters (C0, DEL, C1), format characters (bidirectional overrides)
-// and bytes that are not UTF-8 are escaped; other characters, a name's
-// letters in any script included, are kept.
+// characters (C0, DEL, C1), format characters (bidirectional overrides),
+// characters that print as nothing (fsx.HiddenRune), the backslash (so an
+// escape is told from a name's own text) and bytes that are not UTF-8
+// are escaped; other characters, a name's letters in any script
+// included, are kept.
 func oneLine(s string) string {
 	clean := true
 	for _, r := range s {
@@ -859,6 +861,8 @@ func oneLine(s string) string {
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\n':
 			b.WriteString(`\n`)
+		case r == '\\':
+			b.WriteString(`\\`)
 		case needsEscape(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
@@ -870,5 +874,5 @@ func oneLine(s string) string {
 }
 
 func needsEscape(r rune) bool {
-	return r < 0x20 || r == 0x7f || 0x80 <= r && r < 0xa0 || r == utf8.RuneError || unicode.Is(unicode.Cf, r)
+	return r < 0x20 || r == 0x7f || r == '\\' || 0x80 <= r && r < 0xa0 || r == utf8.RuneError || unicode.Is(unicode.Cf, r) || fsx.HiddenRune(r)
 }

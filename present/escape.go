@@ -5,8 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // EscapeText keeps printable ASCII (and the space) and escapes everything
@@ -110,10 +111,7 @@ func QuoteName(s string) string {
 // Variation_Selector), and two symbols whose glyph has no ink: U+2800
 // BRAILLE PATTERN BLANK (a cell with no dots) and U+1D159 MUSICAL SYMBOL
 // NULL NOTEHEAD.
-func hidden(r rune) bool {
-	return r >= 0x80 && (unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) ||
-		unicode.Is(unicode.Variation_Selector, r) || r == 0x2800 || r == 0x1d159)
-}
+func hidden(r rune) bool { return fsx.HiddenRune(r) }
 
 // Word is one word (an argument, a path) as a person reads it: as it is
 // when it is printable ASCII with no blank, quote or backslash, else
