@@ -799,6 +799,7 @@ commit() { GIT_INDEX_FILE=$TMPDIR/i git read-tree HEAD && GIT_INDEX_FILE=$TMPDIR
 U=$(git -c user.email=a@b -c user.name=a commit-tree -m untracked $(printf '040000 tree %s\t.husky\n' $(printf '100755 blob %s\tpost-commit\n' $B | git mktree) | git mktree)) &&
 git update-ref refs/stash $(git -c user.email=a@b -c user.name=a commit-tree -p $W^1 -p $W^2 -p $U -m wip $W^{tree})`, "refs/stash", "stash pop -q"},
 			{"a rebase's todo", `GIT_SEQUENCE_EDITOR="printf 'break\npick $(commit todo)\n' >" git -c user.email=a@b -c user.name=a rebase -q -i HEAD`, "held back .git/rebase-merge/git-rebase-todo", "rebase --continue"},
+			{"a tag of a tree", `git tag tt $(GIT_INDEX_FILE=$TMPDIR/i git read-tree HEAD && GIT_INDEX_FILE=$TMPDIR/i git update-index --cacheinfo 100755,$B,.husky/pre-commit && GIT_INDEX_FILE=$TMPDIR/i git write-tree)`, "refs/tags/tt", "checkout -q tt -- .husky/pre-commit"},
 			{"a name padded", `python3 ` + craft + ` namelen .envrc $B X`, "put back git's index as it was before this +git call", "checkout -q -- .envrc"},
 		} {
 			out, _ := j.launch(t, gitWrite, "jail-sh", evil+c.script)

@@ -108,13 +108,18 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 	// are), and no hook runs (reference-transaction).
 	g.env = []string{"HOME=" + e.Home, "PATH=/usr/bin:/bin", "GIT_DIR=" + gitDir, "GIT_WORK_TREE=" + plan.Project,
 		"GIT_NO_REPLACE_OBJECTS=1", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}
-	head, err := readBeneath(root, ".git/HEAD", 4096)
-	if err != nil {
-		return nil, fmt.Errorf("+git: reading .git/HEAD: %w", err)
+	// A .git that git does not take for a repository (no HEAD, a HEAD it
+	// does not read) has no refs for the user's git to follow: its refs
+	// are none, and what the call makes of it is looked at whole after.
+	if head, err := readBeneath(root, ".git/HEAD", 4096); err == nil {
+		g.head = string(head)
 	}
-	g.head = string(head)
+	var err error
 	if g.refs, err = g.listRefs(); err != nil {
-		return nil, err
+		if _, gerr := g.gitOut(nil, "rev-parse", "--git-dir"); gerr == nil {
+			return nil, err // a repository whose refs cannot be read
+		}
+		g.refs = map[string]string{}
 	}
 	g.index, err = readBeneath(root, ".git/index", 1<<30)
 	if errors.Is(err, unix.ENOENT) {
@@ -254,6 +259,9 @@ func (g *gitRefs) check(root int, h *holder) []string {
 	lines = append(lines, g.removeLocks()...)
 	after, err := g.listRefs()
 	if err != nil {
+		if _, gerr := g.gitOut(nil, "rev-parse", "--git-dir"); gerr != nil {
+			return lines // not a repository to git: nothing for the user's git to follow
+		}
 		say("could not list git's refs after this +git call (%v): look at what it committed (git log --all) before you check anything out", err)
 		return lines
 	}
@@ -493,14 +501,34 @@ func (g *gitRefs) foreignCommits(tips []string) (map[string][]string, error) {
 	// at once (diff-tree).
 	reach := map[string][]string{}
 	var all []string
-	for _, t := range slices.Compact(slices.Sorted(slices.Values(tips))) {
+	tips = slices.Compact(slices.Sorted(slices.Values(tips)))
+	// Which are commits (or tags of one), in one git.
+	var ask strings.Builder
+	for _, t := range tips {
+		ask.WriteString(t + "^{commit}\n")
+	}
+	kinds, err := g.gitIn(ask.String(), "cat-file", "--batch-check")
+	if err != nil {
+		return nil, err
+	}
+	answers := strings.Split(strings.TrimSuffix(string(kinds), "\n"), "\n")
+	if len(answers) != len(tips) {
+		return nil, fmt.Errorf("git cat-file answered %d of %d", len(answers), len(tips))
+	}
+	for i, t := range tips {
+		if strings.HasSuffix(answers[i], " missing") || strings.HasSuffix(answers[i], " ambiguous") {
+			// Not a commit: a tree (or a tag of one) is what git
+			// checkout TREE -- PATH writes from, whole; a blob no
+			// checkout writes.
+			paths, err := g.foreignTree(t)
+			if err != nil {
+				continue // not a tree either
+			}
+			out[t] = paths
+			continue
+		}
 		list, err := g.gitIn(t+"\n"+not.String(), "rev-list", "--stdin")
 		if err != nil {
-			// An object that is not a commit (a tag of a blob, a tree):
-			// git reads no worktree from it.
-			if _, terr := g.gitOut(nil, "cat-file", "-e", t+"^{commit}"); terr != nil {
-				continue
-			}
 			return nil, err
 		}
 		reach[t] = strings.Fields(string(list))
@@ -536,6 +564,23 @@ func (g *gitRefs) foreignCommits(tips []string) (map[string][]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// foreignTree is the paths of executable configuration the tree t (or
+// what it peels to) gives content other than the worktree's.
+func (g *gitRefs) foreignTree(t string) ([]string, error) {
+	list, err := g.gitOut(nil, "ls-tree", "-r", "-z", t+"^{tree}")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for ent := range strings.SplitSeq(string(list), "\x00") {
+		meta, rel, ok := strings.Cut(ent, "\t")
+		if f := strings.Fields(meta); ok && len(f) == 3 && g.protectedPath(rel) && !g.worktreeHas(f[2], rel) {
+			paths = append(paths, rel)
+		}
+	}
+	return paths, nil
 }
 
 // worktreeHas reports whether the worktree's entry rel holds the blob id:
