@@ -161,9 +161,23 @@ func TestReadRefsAndIndex(t *testing.T) {
 	for _, v := range []string{"2", "3", "4"} {
 		index(v)
 	}
+	// A skip-worktree entry of a path it is asked for (git commits it as
+	// staged whatever the worktree holds) is not read; of another, it is.
+	gitIn(t, dir, "update-index", "--skip-worktree", ".husky/pre-commit")
+	data, err := os.ReadFile(filepath.Join(dir, ".git/index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readIndex(data, 20, func(p string) bool { return p == ".husky/pre-commit" }); err != errGitFormat {
+		t.Errorf("a skip-worktree entry asked for: %v, want errGitFormat", err)
+	}
+	if _, _, err := readIndex(data, 20, func(p string) bool { return p == "a.txt" }); err != nil {
+		t.Errorf("control: a skip-worktree entry not asked for: %v", err)
+	}
+	gitIn(t, dir, "update-index", "--no-skip-worktree", ".husky/pre-commit")
 	// A split index, and a reftable: git is asked.
 	gitIn(t, dir, "update-index", "--split-index")
-	data, _ := os.ReadFile(filepath.Join(dir, ".git/index"))
+	data, _ = os.ReadFile(filepath.Join(dir, ".git/index"))
 	if _, _, err := readIndex(data, 20, func(string) bool { return true }); err != errGitFormat {
 		t.Errorf("a split index: %v, want errGitFormat", err)
 	}

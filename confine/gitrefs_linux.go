@@ -107,7 +107,7 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 	// replace refs are not followed (the objects are looked at as they
 	// are), and no hook runs (reference-transaction).
 	g.env = []string{"HOME=" + e.Home, "PATH=/usr/bin:/bin", "GIT_DIR=" + gitDir, "GIT_WORK_TREE=" + plan.Project,
-		"GIT_NO_REPLACE_OBJECTS=1", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}
+		"GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}
 	// A .git that git does not take for a repository (no HEAD, a HEAD it
 	// does not read) has no refs for the user's git to follow: its refs
 	// are none, and what the call makes of it is looked at whole after.
@@ -119,7 +119,7 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 		if _, gerr := g.gitOut(nil, "rev-parse", "--git-dir"); gerr == nil {
 			return nil, err // a repository whose refs cannot be read
 		}
-		g.refs = map[string]string{}
+		g.refs, g.head = map[string]string{}, ""
 	}
 	g.index, err = readBeneath(root, ".git/index", 1<<30)
 	if errors.Is(err, unix.ENOENT) {
@@ -131,11 +131,17 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 	return g, nil
 }
 
+// gitSafeArgs are what the check's git runs with: no hook, no fsmonitor,
+// and the commits' own parents (no commit-graph, whose parents a call can
+// write apart from the commits': the thirty-sixth attack run's made a
+// commit of its own look like HEAD's child and rev-list never reached it).
+var gitSafeArgs = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.commitGraph=false"}
+
 // gitOut runs the user's git with args and returns its standard output.
 func (g *gitRefs) gitOut(env []string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, g.git, append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}, args...)...)
+	cmd := exec.CommandContext(ctx, g.git, append(gitSafeArgs, args...)...)
 	cmd.Env, cmd.Dir = append(g.env, env...), g.project
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -150,7 +156,7 @@ func (g *gitRefs) gitOut(env []string, args ...string) ([]byte, error) {
 func (g *gitRefs) gitIn(stdin string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, g.git, append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}, args...)...)
+	cmd := exec.CommandContext(ctx, g.git, append(gitSafeArgs, args...)...)
 	cmd.Env, cmd.Dir, cmd.Stdin = g.env, g.project, strings.NewReader(stdin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -257,10 +263,22 @@ func (g *gitRefs) check(root int, h *holder) []string {
 	// put-back below from being made (the thirty-fifth attack run's
 	// refs/heads/feat.lock and index.lock).
 	lines = append(lines, g.removeLocks()...)
+	lines = append(lines, g.dropHistoryCaches(h)...)
+	// A HEAD the call removed or made unreadable is put back: without it
+	// git sees no repository, and nothing below would look; with it back,
+	// the user's git would follow what the call left (the thirty-sixth
+	// attack run's rm .git/HEAD).
+	if g.head != "" {
+		if now, err := readBeneath(g.root, ".git/HEAD", 4096); err != nil || !bytes.Equal(now, []byte(g.head)) {
+			if _, _, terr := refText(now); err != nil || terr != nil {
+				lines = append(lines, g.putBackHead()...)
+			}
+		}
+	}
 	after, err := g.listRefs()
 	if err != nil {
-		if _, gerr := g.gitOut(nil, "rev-parse", "--git-dir"); gerr != nil {
-			return lines // not a repository to git: nothing for the user's git to follow
+		if _, gerr := g.gitOut(nil, "rev-parse", "--git-dir"); gerr != nil && g.head == "" {
+			return lines // not a repository to git, before the call or after: nothing for the user's git to follow
 		}
 		say("could not list git's refs after this +git call (%v): look at what it committed (git log --all) before you check anything out", err)
 		return lines
@@ -292,8 +310,14 @@ func (g *gitRefs) check(root int, h *holder) []string {
 	}
 	foreign, err := g.foreignCommits(tips)
 	if err != nil {
-		say("could not look at what this +git call committed (%v): look at it (git log --all) before you check anything out, rebase or cherry-pick", err)
-		return append(lines, g.checkIndex()...)
+		// What cannot be looked at is held, as what was found to give
+		// executable configuration is: a commit git cannot walk kept the
+		// thirty-sixth attack run's other branch from being looked at.
+		say("could not look at what this +git call committed (%v): every ref it changed is held", err)
+		foreign = map[string][]string{}
+		for _, t := range tips {
+			foreign[t] = []string{"(not looked at)"}
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(changed)) {
 		paths := foreignPaths(foreign, changed[name])
@@ -360,6 +384,52 @@ func (g *gitRefs) holdRef(name string, ids, paths []string) []string {
 	return []string{fmt.Sprintf("loopguard: %s; loopguard %s, and keeps what it named as %s", what, was, held)}
 }
 
+// putBackHead writes .git/HEAD back as it was before the call.
+func (g *gitRefs) putBackHead() []string {
+	dir, err := openBeneath(g.root, ".git", unix.O_PATH|unix.O_DIRECTORY)
+	if err == nil {
+		defer unix.Close(dir)
+		_ = unix.Unlinkat(dir, "HEAD.lock", 0)
+		err = writeAt(dir, "HEAD.lock", "HEAD", []byte(g.head))
+	}
+	if err != nil {
+		return []string{fmt.Sprintf("loopguard: this +git call removed or broke .git/HEAD, and loopguard could not put it back (%v): look at what it committed (git log --all) before you make it a repository again", err)}
+	}
+	return []string{"loopguard: put back .git/HEAD, which this +git call removed or broke"}
+}
+
+// historyFiles are what git reads commits' parents and trees from besides
+// the commits: the commit-graph (a cache, which git writes again), and the
+// grafts and shallow lists (the user's, if anyone's). A call that writes
+// one makes the user's git walk, and check out, another history than the
+// commits hold (the thirty-sixth attack run's graft and commit-graph).
+var historyFiles = []string{".git/objects/info/commit-graph", ".git/objects/info/commit-graphs", ".git/info/grafts", ".git/shallow"}
+
+// dropHistoryCaches holds back each of historyFiles the call made or
+// changed, and says so.
+func (g *gitRefs) dropHistoryCaches(h *holder) []string {
+	var lines []string
+	for _, rel := range historyFiles {
+		st, err := fstatBeneath(g.root, rel)
+		if err != nil || time.Unix(st.Ctim.Unix()).Before(g.started.Add(-50*time.Millisecond)) {
+			continue
+		}
+		dir, name := filepath.Split(rel)
+		fd, err := openBeneath(g.root, strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY)
+		var where string
+		if err == nil {
+			where, _, err = h.move(fd, name, rel)
+			_ = unix.Close(fd)
+		}
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("loopguard: this +git call wrote %s, which tells git other parents or trees than the commits hold, and loopguard could not move it (%v): remove it before you run git there", rel, err))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("loopguard: held back %s, which this +git call wrote: it tells git other parents or trees than the commits hold (git writes its commit-graph again) (%s)", rel, where))
+	}
+	return lines
+}
+
 // removeLocks removes the lock files the call left in the git directory
 // (its index's, its refs', packed-refs'): no process of the call is left
 // to hold them, and git would refuse the put-back while they are there.
@@ -399,7 +469,13 @@ type todo struct {
 
 // todoFiles are the todos git keeps: an interactive rebase's, the
 // sequencer's (cherry-pick, revert).
-var todoFiles = []string{".git/rebase-merge/git-rebase-todo", ".git/sequencer/todo"}
+var todoFiles = []string{".git/rebase-merge/git-rebase-todo", ".git/sequencer/todo",
+	// And the objects an --abort, a --continue or a bisect reset goes
+	// back to or applies (the thirty-sixth attack run's orig-head,
+	// sequencer/head, autostash, MERGE_AUTOSTASH and BISECT_START).
+	".git/rebase-merge/orig-head", ".git/rebase-merge/autostash", ".git/rebase-merge/onto", ".git/rebase-merge/stopped-sha",
+	".git/rebase-apply/orig-head", ".git/rebase-apply/autostash", ".git/rebase-apply/onto", ".git/rebase-apply/original-commit",
+	".git/sequencer/head", ".git/MERGE_AUTOSTASH", ".git/BISECT_START", ".git/BISECT_EXPECTED_REV"}
 
 // todos are the todos the call made or changed, with the commits they
 // name; a stopped git am's patches that touch executable configuration
@@ -417,13 +493,27 @@ func (g *gitRefs) todos(h *holder) ([]todo, []string) {
 			lines = append(lines, fmt.Sprintf("loopguard: could not read %s, which this +git call left (%v): end the operation with --abort", rel, err))
 			continue
 		}
-		t := todo{rel: rel}
+		// Every word of every line, as git reads a revision (ID~0,
+		// a branch's name): what git resolves it to is looked at.
+		var words []string
 		for line := range strings.SplitSeq(string(data), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue
+			}
 			for _, f := range strings.Fields(line) {
-				if len(f) >= 4 && len(f) <= 64 && isHex(f) {
-					t.ids = append(t.ids, f)
+				if len(f) <= 256 && !strings.ContainsAny(f, "\x00") {
+					words = append(words, f)
 				}
 			}
+		}
+		t := todo{rel: rel}
+		if len(words) > 0 {
+			ids, err := g.resolve(words)
+			if err != nil {
+				lines = append(lines, g.holdTodo(t, []string{"(not looked at: " + err.Error() + ")"}, h)...)
+				continue
+			}
+			t.ids = ids
 		}
 		out = append(out, t)
 	}
@@ -458,13 +548,20 @@ func (g *gitRefs) todos(h *holder) ([]todo, []string) {
 	return out, lines
 }
 
-func isHex(s string) bool {
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
+// resolve is what git takes each of words for, as a revision: the objects
+// of those it resolves.
+func (g *gitRefs) resolve(words []string) ([]string, error) {
+	out, err := g.gitIn(strings.Join(words, "\n")+"\n", "cat-file", "--batch-check=%(objectname)")
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if isObjectID(line) {
+			ids = append(ids, line)
 		}
 	}
-	return true
+	return ids, nil
 }
 
 // holdTodo moves the todo (or a patch of git am's) out of the project.
@@ -492,7 +589,10 @@ func (g *gitRefs) foreignCommits(tips []string) (map[string][]string, error) {
 		return out, nil
 	}
 	var not strings.Builder
-	for _, v := range g.refs {
+	for name, v := range g.refs {
+		if strings.HasPrefix(name, "refs/loopguard-held/") {
+			continue // what an earlier check held is no ref's of the user's (the thirty-sixth attack run's second call named it again)
+		}
 		for _, id := range strings.Fields(v) {
 			not.WriteString("^" + id + "\n")
 		}
