@@ -801,10 +801,14 @@ git update-ref refs/stash $(git -c user.email=a@b -c user.name=a commit-tree -p 
 			{"a rebase's todo", `GIT_SEQUENCE_EDITOR="printf 'break\npick $(commit todo)\n' >" git -c user.email=a@b -c user.name=a rebase -q -i HEAD`, "held back .git/rebase-merge/git-rebase-todo", "rebase --continue"},
 			{"a todo's revision syntax", `GIT_SEQUENCE_EDITOR="printf 'break\npick $(commit g)~0 tidy\n' >" git -c user.email=a@b -c user.name=a rebase -q -i HEAD`, "held back .git/rebase-merge/git-rebase-todo", "rebase --continue"},
 			{"a rebase's orig-head", `GIT_SEQUENCE_EDITOR="sed -i 1ibreak" git -c user.email=a@b -c user.name=a rebase -q -i HEAD; commit o > .git/rebase-merge/orig-head`, "held back .git/rebase-merge/orig-head", "rebase --abort"},
+			{"the stash reflog", `s=$(commit s) && i=$(git -c user.email=a@b -c user.name=a commit-tree HEAD^{tree} -p HEAD -m index) &&
+git stash store -m "WIP on master" $(git -c user.email=a@b -c user.name=a commit-tree $(git rev-parse $s^{tree}) -p HEAD -p $i -m WIP) &&
+git stash store -m "WIP on master" $(git -c user.email=a@b -c user.name=a commit-tree HEAD^{tree} -p HEAD -p $i -m WIP2)`, "held back .git/logs/refs/stash", "stash pop -q; stash pop -q"},
+			{"checkout -", `d=$(commit d) && git symbolic-ref -m "checkout: moving from $d to master" HEAD refs/heads/master`, "held back .git/logs/HEAD", "checkout -q -"},
 			{"a tag of a tree", `git tag tt $(GIT_INDEX_FILE=$TMPDIR/i git read-tree HEAD && GIT_INDEX_FILE=$TMPDIR/i git update-index --cacheinfo 100755,$B,.husky/pre-commit && GIT_INDEX_FILE=$TMPDIR/i git write-tree)`, "refs/tags/tt", "checkout -q tt -- .husky/pre-commit"},
 			{"a held commit named again", `h=$(git for-each-ref --count=1 --format='%(objectname)' 'refs/loopguard-held/*/heads/feature') && git update-ref refs/heads/again $h 2>&1 || { echo "no held ref ($h)"; git for-each-ref; }`, "refs/heads/again", "checkout -q again -- .husky/pre-commit"},
 			{"grafts", `e=$(commit gr) && echo "$e $e" > .git/info/grafts && git update-ref refs/heads/gr $e`, "refs/heads/gr", "checkout -q gr -- .husky/pre-commit"},
-			{"a commit git cannot walk", `git update-ref refs/heads/evil2 $(commit e2) && git update-ref refs/heads/junk $(printf 'tree %s\nparent 1111111111111111111111111111111111111111\nauthor a <a@b> 0 +0000\ncommitter a <a@b> 0 +0000\n\nx\n' $(git rev-parse HEAD^{tree}) | git hash-object -t commit -w --stdin --literally)`, "every ref it changed is held", "checkout -q evil2 -- .husky/pre-commit"},
+			{"a commit git cannot walk", `git update-ref refs/heads/evil2 $(commit e2) && git update-ref refs/heads/junk $(printf 'tree %s\nparent 1111111111111111111111111111111111111111\nauthor a <a@b> 0 +0000\ncommitter a <a@b> 0 +0000\n\nx\n' $(git rev-parse HEAD^{tree}) | git hash-object -t commit -w --stdin --literally)`, "every ref, todo and reflog it changed is held", "checkout -q evil2 -- .husky/pre-commit"},
 			{"HEAD removed", `git update-ref refs/heads/master $(commit nr) && rm -f .git/HEAD`, "put back .git/HEAD", "reset -q --hard"},
 			{"a name padded", `python3 ` + craft + ` namelen .envrc $B X`, "put back git's index as it was before this +git call", "checkout -q -- .envrc"},
 		} {
@@ -822,7 +826,9 @@ git update-ref refs/stash $(git -c user.email=a@b -c user.name=a commit-tree -p 
 				t.Errorf("namespaces %v, %s: the index gives the hook %s, want %s", j.ns, c.name, got, hook)
 			}
 			// The user's own git, unconfined, writes no hook of the call's.
-			git(strings.Fields(c.user)...)
+			for cmd := range strings.SplitSeq(c.user, ";") {
+				git(strings.Fields(cmd)...)
+			}
 			for _, f := range []string{hookFile, filepath.Join(j.project, ".envrc")} {
 				if b, _ := os.ReadFile(f); strings.Contains(string(b), "PWNED") {
 					t.Errorf("namespaces %v, %s: the user's git %s wrote the call's %s:\n%s", j.ns, c.name, c.user, f, out)
@@ -833,7 +839,7 @@ git update-ref refs/stash $(git -c user.email=a@b -c user.name=a commit-tree -p 
 			}
 			// Back as it was for the next case.
 			j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
-git rebase --abort 2>/dev/null; git stash clear; rm -f .git/ORIG_HEAD .git/evilfile .husky/post-commit .git/info/grafts
+git rebase --abort 2>/dev/null; git checkout -q master 2>/dev/null; git stash clear; rm -f .git/ORIG_HEAD .git/evilfile .husky/post-commit .git/info/grafts
 git reset -q --hard `+head+`; git for-each-ref --format='%(refname)' refs/heads refs/tags | grep -v '^refs/heads/master$' | xargs -r -n1 git update-ref -d; rm -f .git/refs/heads/junk`)
 		}
 		if held := git("for-each-ref", "--format=%(refname)", "refs/loopguard-held/"); held == "" {

@@ -81,6 +81,15 @@ type gitRefs struct {
 	head    string // .git/HEAD's text before the call
 	refs    map[string]string
 	index   []byte // .git/index before the call (nil when there was none)
+	// logs are the reflogs before the call: each one's size and the
+	// SHA-256 of its bytes (reflogs looks at what the call appended).
+	logs map[string]logState
+}
+
+// logState is a reflog's size and content's SHA-256.
+type logState struct {
+	size int
+	sum  [sha256.Size]byte
 }
 
 // gitTimeout bounds each git the first stage runs here.
@@ -107,7 +116,7 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 	// replace refs are not followed (the objects are looked at as they
 	// are), and no hook runs (reference-transaction).
 	g.env = []string{"HOME=" + e.Home, "PATH=/usr/bin:/bin", "GIT_DIR=" + gitDir, "GIT_WORK_TREE=" + plan.Project,
-		"GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}
+		"GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE=" + filepath.Join(plan.RunDir, "no-grafts"), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}
 	// A .git that git does not take for a repository (no HEAD, a HEAD it
 	// does not read) has no refs for the user's git to follow: its refs
 	// are none, and what the call makes of it is looked at whole after.
@@ -121,6 +130,11 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 		}
 		g.refs, g.head = map[string]string{}, ""
 	}
+	g.logs = map[string]logState{}
+	_ = g.eachLog(func(rel string, data []byte) error {
+		g.logs[rel] = logState{len(data), sha256.Sum256(data)}
+		return nil
+	}, time.Time{})
 	g.index, err = readBeneath(root, ".git/index", 1<<30)
 	if errors.Is(err, unix.ENOENT) {
 		err = nil
@@ -301,51 +315,81 @@ func (g *gitRefs) check(root int, h *holder) []string {
 	}
 	todos, todoLines := g.todos(h)
 	lines = append(lines, todoLines...)
-	var tips []string
-	for _, ids := range changed {
-		tips = append(tips, ids...)
+	// The groups looked at: each ref, each todo.
+	groups := map[string][]string{}
+	for name, ids := range changed {
+		groups["ref "+name] = ids
 	}
 	for _, t := range todos {
-		tips = append(tips, t.ids...)
+		groups["todo "+t.rel] = t.ids
 	}
-	foreign, err := g.foreignCommits(tips)
+	foreign, _, err := g.foreignCommits(groups)
 	if err != nil {
 		// What cannot be looked at is held, as what was found to give
 		// executable configuration is: a commit git cannot walk kept the
 		// thirty-sixth attack run's other branch from being looked at.
-		say("could not look at what this +git call committed (%v): every ref it changed is held", err)
+		say("could not look at what this +git call committed (%v): every ref, todo and reflog it changed is held", err)
 		foreign = map[string][]string{}
-		for _, t := range tips {
-			foreign[t] = []string{"(not looked at)"}
+		for key := range groups {
+			foreign[key] = []string{"(not looked at)"}
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(changed)) {
-		paths := foreignPaths(foreign, changed[name])
-		if len(paths) == 0 {
-			continue
-		}
-		lines = append(lines, g.holdRef(name, changed[name], paths)...)
-	}
-	for _, t := range todos {
-		if paths := foreignPaths(foreign, t.ids); len(paths) > 0 {
-			lines = append(lines, g.holdTodo(t, paths, h)...)
-		}
-	}
-	return append(lines, g.checkIndex()...)
-}
-
-// foreignPaths are the paths foreign gives for the commits tips reach.
-func foreignPaths(foreign map[string][]string, tips []string) []string {
-	var paths []string
-	for _, t := range tips {
-		for _, p := range foreign[t] {
-			if !slices.Contains(paths, p) {
-				paths = append(paths, p)
+	// What the reflogs may name without a look: what a ref named before
+	// the call, and what a ref found clean names now (a commit's own
+	// reflog lines name only those, and cost no git).
+	known := map[string]bool{}
+	for name, v := range g.refs {
+		if !strings.HasPrefix(name, "refs/loopguard-held/") {
+			for _, id := range strings.Fields(v) {
+				known[id] = true
 			}
 		}
 	}
-	slices.Sort(paths)
-	return paths
+	for _, name := range slices.Sorted(maps.Keys(changed)) {
+		if paths := foreign["ref "+name]; len(paths) > 0 {
+			lines = append(lines, g.holdRef(name, changed[name], paths)...)
+			continue
+		}
+		for _, id := range changed[name] {
+			known[id] = true
+		}
+	}
+	for _, t := range todos {
+		if paths := foreign["todo "+t.rel]; len(paths) > 0 {
+			lines = append(lines, g.holdTodo(t, paths, h)...)
+		}
+	}
+	// The reflogs, together: one held when it names a new commit of their
+	// walk, and that walk found one giving executable configuration.
+	logs, lerr := g.reflogs(known)
+	if lerr != nil {
+		say("could not read the reflogs this +git call wrote (%v): look at git stash list and git reflog before you pop a stash or check out what they name", lerr)
+	}
+	if len(logs) > 0 {
+		var ids []string
+		for _, l := range logs {
+			ids = append(ids, l.ids...)
+		}
+		found, reach, err := g.foreignCommits(map[string][]string{"reflogs": ids})
+		if err != nil {
+			say("could not look at what this +git call's reflogs name (%v): each it wrote is held", err)
+		}
+		if paths := found["reflogs"]; len(paths) > 0 || err != nil {
+			if err != nil {
+				paths = []string{"(not looked at)"}
+			}
+			fresh := map[string]bool{}
+			for _, c := range reach["reflogs"] {
+				fresh[c] = true
+			}
+			for _, l := range logs {
+				if err != nil || slices.ContainsFunc(l.ids, func(id string) bool { return fresh[id] }) {
+					lines = append(lines, g.holdTodo(l, paths, h)...)
+				}
+			}
+		}
+	}
+	return append(lines, g.checkIndex()...)
 }
 
 // holdRef puts the ref name back where it was (deletes it where the call
@@ -465,6 +509,9 @@ func (g *gitRefs) removeLocks() []string {
 type todo struct {
 	rel string // below the project
 	ids []string
+	// use is the user's command that follows it ("" a --continue's or
+	// an --abort's).
+	use string
 }
 
 // todoFiles are the todos git keeps: an interactive rebase's, the
@@ -570,12 +617,119 @@ func (g *gitRefs) holdTodo(t todo, paths []string, h *holder) []string {
 	fd, err := openBeneath(g.root, strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY)
 	if err == nil {
 		defer unix.Close(fd)
+		if _, serr := fstatBeneath(g.root, t.rel); errors.Is(serr, unix.ENOENT) {
+			return nil // gone with its ref, moved back or deleted above
+		}
 		var where string
 		if where, _, err = h.move(fd, name, t.rel); err == nil {
-			return []string{fmt.Sprintf("loopguard: held back %s, which this +git call left: your --continue would write %s with content that is not the worktree's (executable configuration or an instruction file) (%s); end the operation with --abort", t.rel, strings.Join(paths, ", "), where)}
+			if t.use != "" {
+				return []string{fmt.Sprintf("loopguard: held back %s, which this +git call wrote: %s would write %s with content that is not the worktree's (executable configuration or an instruction file) (%s)", t.rel, t.use, strings.Join(paths, ", "), where)}
+			}
+			return []string{fmt.Sprintf("loopguard: held back %s, which this +git call left: your --continue or --abort would write %s with content that is not the worktree's (executable configuration or an instruction file) (%s); end the operation with --abort", t.rel, strings.Join(paths, ", "), where)}
 		}
 	}
-	return []string{fmt.Sprintf("loopguard: this +git call left %s, whose --continue would write %s with content that is not the worktree's, and loopguard could not move it (%v): end the operation with --abort", t.rel, strings.Join(paths, ", "), err)}
+	return []string{fmt.Sprintf("loopguard: this +git call left %s, which would have git write %s with content that is not the worktree's, and loopguard could not move it (%v): remove it before you run git there", t.rel, strings.Join(paths, ", "), err)}
+}
+
+// eachLog calls f with each reflog (.git/logs) changed since t (every one
+// when t is zero), through no link.
+func (g *gitRefs) eachLog(f func(rel string, data []byte) error, t time.Time) error {
+	var walk func(rel string, depth int) error
+	walk = func(rel string, depth int) error {
+		fd, err := openBeneath(g.root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+		if err != nil || depth > 16 {
+			return nil // none
+		}
+		d := os.NewFile(uintptr(fd), rel)
+		ents, err := d.ReadDir(-1)
+		d.Close()
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			name := rel + "/" + e.Name()
+			if e.IsDir() {
+				if err := walk(name, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			st, err := fstatBeneath(g.root, name)
+			if err != nil || !t.IsZero() && time.Unix(st.Ctim.Unix()).Before(t.Add(-50*time.Millisecond)) {
+				continue
+			}
+			data, err := readBeneath(g.root, name, 64<<20)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if err := f(name, data); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(".git/logs", 0)
+}
+
+// reflogs are the reflogs the call wrote (.git/logs), each with the
+// objects the lines it appended name (all its lines', where it changed
+// what was there), and the revisions a checkout's line names: git stash
+// pop reaches a stash reflog's older entries, git checkout - the "moving
+// from X" of HEAD's (the thirty-sixth attack run's two ways). The
+// objects known (what a ref named before the call, or names now) are left
+// out: a commit's own lines name only those.
+func (g *gitRefs) reflogs(known map[string]bool) ([]todo, error) {
+	var out []todo
+	err := g.eachLog(func(rel string, data []byte) error {
+		if was, ok := g.logs[rel]; ok && len(data) >= was.size && sha256.Sum256(data[:was.size]) == was.sum {
+			data = data[was.size:]
+		}
+		t := todo{rel: rel, use: "git stash pop, git checkout - or a reset to ref@{N}"}
+		var words []string
+		add := func(w string) {
+			switch {
+			case known[w] || w == strings.Repeat("0", len(w)):
+			case isObjectID(w):
+				t.ids = append(t.ids, w)
+			case w != "":
+				words = append(words, w)
+			}
+		}
+		for line := range strings.SplitSeq(string(data), "\n") {
+			head, msg, _ := strings.Cut(line, "\t")
+			f := strings.Fields(head)
+			if len(f) >= 2 && isObjectID(f[0]) && isObjectID(f[1]) {
+				add(f[0])
+				add(f[1])
+			} else if line != "" {
+				for _, w := range f {
+					add(w)
+				}
+			}
+			if from, ok := strings.CutPrefix(msg, "checkout: moving from "); ok {
+				a, b, _ := strings.Cut(from, " to ")
+				add(a)
+				add(b)
+			}
+		}
+		if len(words) > 0 {
+			ids, err := g.resolve(words)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if !known[id] {
+					t.ids = append(t.ids, id)
+				}
+			}
+		}
+		if len(t.ids) > 0 {
+			t.ids = slices.Compact(slices.Sorted(slices.Values(t.ids)))
+			out = append(out, t)
+		}
+		return nil
+	}, g.started)
+	return out, err
 }
 
 // foreignCommits are, for each of tips (object names), the paths of
@@ -583,10 +737,14 @@ func (g *gitRefs) holdTodo(t todo, paths []string, h *holder) []string {
 // before the call gives content other than the worktree's: every such
 // commit's change against each of its parents (a stash's index and
 // untracked parents, a merge's), or its whole tree where it has none.
-func (g *gitRefs) foreignCommits(tips []string) (map[string][]string, error) {
-	out := map[string][]string{}
+func (g *gitRefs) foreignCommits(groups map[string][]string) (out, reach map[string][]string, err error) {
+	out, reach = map[string][]string{}, map[string][]string{}
+	var tips []string
+	for _, ids := range groups {
+		tips = append(tips, ids...)
+	}
 	if len(tips) == 0 {
-		return out, nil
+		return out, reach, nil
 	}
 	var not strings.Builder
 	for name, v := range g.refs {
@@ -597,9 +755,8 @@ func (g *gitRefs) foreignCommits(tips []string) (map[string][]string, error) {
 			not.WriteString("^" + id + "\n")
 		}
 	}
-	// Each tip's new commits (rev-list), then every new commit's changes
+	// Each group's new commits (rev-list), then every new commit's changes
 	// at once (diff-tree).
-	reach := map[string][]string{}
 	var all []string
 	tips = slices.Compact(slices.Sorted(slices.Values(tips)))
 	// Which are commits (or tags of one), in one git.
@@ -609,61 +766,78 @@ func (g *gitRefs) foreignCommits(tips []string) (map[string][]string, error) {
 	}
 	kinds, err := g.gitIn(ask.String(), "cat-file", "--batch-check")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	answers := strings.Split(strings.TrimSuffix(string(kinds), "\n"), "\n")
 	if len(answers) != len(tips) {
-		return nil, fmt.Errorf("git cat-file answered %d of %d", len(answers), len(tips))
+		return nil, nil, fmt.Errorf("git cat-file answered %d of %d", len(answers), len(tips))
 	}
+	treeOf := map[string][]string{} // a tip that is a tree: what it gives
+	commit := map[string]bool{}
 	for i, t := range tips {
 		if strings.HasSuffix(answers[i], " missing") || strings.HasSuffix(answers[i], " ambiguous") {
 			// Not a commit: a tree (or a tag of one) is what git
 			// checkout TREE -- PATH writes from, whole; a blob no
 			// checkout writes.
-			paths, err := g.foreignTree(t)
-			if err != nil {
-				continue // not a tree either
+			if paths, err := g.foreignTree(t); err == nil {
+				treeOf[t] = paths
 			}
-			out[t] = paths
 			continue
 		}
-		list, err := g.gitIn(t+"\n"+not.String(), "rev-list", "--stdin")
-		if err != nil {
-			return nil, err
+		commit[t] = true
+	}
+	for key, ids := range groups {
+		var in strings.Builder
+		for _, t := range ids {
+			out[key] = append(out[key], treeOf[t]...)
+			if commit[t] {
+				in.WriteString(t + "\n")
+			}
 		}
-		reach[t] = strings.Fields(string(list))
-		all = append(all, reach[t]...)
+		if in.Len() == 0 {
+			continue
+		}
+		list, err := g.gitIn(in.String()+not.String(), "rev-list", "--stdin")
+		if err != nil {
+			return nil, nil, err
+		}
+		reach[key] = strings.Fields(string(list))
+		all = append(all, reach[key]...)
 	}
 	if len(all) == 0 {
-		return out, nil
+		return out, reach, nil
 	}
 	diff, err := g.gitIn(strings.Join(slices.Compact(slices.Sorted(slices.Values(all))), "\n")+"\n",
 		"diff-tree", "--stdin", "-r", "-m", "--root", "-z", "--raw", "--no-renames", "--diff-filter=AMT")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	bad := map[string][]string{}
 	toks := strings.Split(string(diff), "\x00")
-	commit := ""
+	at := ""
 	for i := 0; i < len(toks); i++ {
 		tok := toks[i]
 		switch {
 		case isObjectID(tok):
-			commit = tok
+			at = tok
 		case strings.HasPrefix(tok, ":") && i+1 < len(toks):
 			rel := toks[i+1]
 			i++
-			if f := strings.Fields(tok); len(f) == 5 && g.protectedPath(rel) && !g.worktreeHas(f[3], rel) && !slices.Contains(bad[commit], rel) {
-				bad[commit] = append(bad[commit], rel)
+			if f := strings.Fields(tok); len(f) == 5 && g.protectedPath(rel) && !g.worktreeHas(f[3], rel) && !slices.Contains(bad[at], rel) {
+				bad[at] = append(bad[at], rel)
 			}
 		}
 	}
-	for t, commits := range reach {
+	for key, commits := range reach {
 		for _, c := range commits {
-			out[t] = append(out[t], bad[c]...)
+			for _, p := range bad[c] {
+				if !slices.Contains(out[key], p) {
+					out[key] = append(out[key], p)
+				}
+			}
 		}
 	}
-	return out, nil
+	return out, reach, nil
 }
 
 // foreignTree is the paths of executable configuration the tree t (or
