@@ -151,27 +151,22 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 // commit of its own look like HEAD's child and rev-list never reached it).
 var gitSafeArgs = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.commitGraph=false"}
 
-// gitOut runs the user's git with args and returns its standard output.
+// gitOut runs the user's git with args (env added to its environment)
+// and returns its standard output.
 func (g *gitRefs) gitOut(env []string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, g.git, append(gitSafeArgs, args...)...)
-	cmd.Env, cmd.Dir = append(g.env, env...), g.project
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %v: %s", args[0], err, bytes.TrimSpace(stderr.Bytes()))
-	}
-	return out, nil
+	return g.runGit(env, "", args)
 }
 
 // gitIn runs the user's git with args, stdin as its input.
 func (g *gitRefs) gitIn(stdin string, args ...string) ([]byte, error) {
+	return g.runGit(nil, stdin, args)
+}
+
+func (g *gitRefs) runGit(env []string, stdin string, args []string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, g.git, append(gitSafeArgs, args...)...)
-	cmd.Env, cmd.Dir, cmd.Stdin = g.env, g.project, strings.NewReader(stdin)
+	cmd := exec.CommandContext(ctx, g.git, slices.Concat(gitSafeArgs, args)...)
+	cmd.Env, cmd.Dir, cmd.Stdin = slices.Concat(g.env, env), g.project, strings.NewReader(stdin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
