@@ -470,14 +470,20 @@ func (g *gitRefs) dropHistoryCaches(h *holder) []string {
 }
 
 // removeLocks removes the lock files the call left in the git directory
-// (its index's, its refs', packed-refs'): no process of the call is left
-// to hold them, and git would refuse the put-back while they are there.
+// (its index's, its refs', packed-refs'), those made while it ran: no
+// process of the call is left to hold them, and git would refuse the
+// put-back while they are there. A git of the user's that took a lock
+// while the call ran (an editor's status) loses it, and says so when it
+// renames.
 func (g *gitRefs) removeLocks() []string {
 	var lines []string
 	var walk func(rel string, depth int)
 	walk = func(rel string, depth int) {
+		if depth > 16 {
+			return
+		}
 		fd, err := openBeneath(g.root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
-		if err != nil || depth > 16 {
+		if err != nil {
 			return
 		}
 		f := os.NewFile(uintptr(fd), rel)
@@ -485,10 +491,15 @@ func (g *gitRefs) removeLocks() []string {
 		defer f.Close()
 		for _, e := range ents {
 			name := rel + "/" + e.Name()
+			var st unix.Stat_t
 			switch {
 			case e.IsDir() && (rel != ".git" || e.Name() == "refs"):
 				walk(name, depth+1)
 			case e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".lock"):
+				// Made during the call: an older one is not the call's.
+				if unix.Fstatat(fd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || time.Unix(st.Ctim.Unix()).Before(g.started.Add(-50*time.Millisecond)) {
+					continue
+				}
 				if unix.Unlinkat(fd, e.Name(), 0) == nil {
 					lines = append(lines, fmt.Sprintf("loopguard: removed %s, a lock this +git call left (no process of it is left)", name))
 				}
