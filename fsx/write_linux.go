@@ -20,6 +20,17 @@ func WriteFileAt(dirfd int, name string, data []byte, mode fs.FileMode) error {
 	if err != nil {
 		return err
 	}
+	return writeAt(dirfd, tmp, name, data, mode)
+}
+
+// WriteFileAtLocked is WriteFileAt with git's lock for the temp file:
+// NAME.lock, which O_EXCL makes only while no git holds it, so that a git
+// writing name meanwhile fails rather than one write losing the other's.
+func WriteFileAtLocked(dirfd int, name string, data []byte, mode fs.FileMode) error {
+	return writeAt(dirfd, name+".lock", name, data, mode)
+}
+
+func writeAt(dirfd int, tmp, name string, data []byte, mode fs.FileMode) error {
 	fd, err := unix.Openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err

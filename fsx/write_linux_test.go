@@ -56,3 +56,41 @@ func TestWriteFileAt(t *testing.T) {
 		t.Errorf("temp names %q %q", a, b)
 	}
 }
+
+// WriteFileAtLocked writes through git's lock, NAME.lock: while one is
+// there (a git writing name) it fails and leaves both as they were;
+// control: without it, name is replaced and no lock is left.
+func TestWriteFileAtLocked(t *testing.T) {
+	dir := t.TempDir()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	index := filepath.Join(dir, "index")
+	if err := os.WriteFile(index, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(index+".lock", []byte("git's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtLocked(fd, "index", []byte("new"), 0o644); err == nil {
+		t.Error("written while git held the lock")
+	}
+	if b, _ := os.ReadFile(index); string(b) != "old" {
+		t.Errorf("index while locked: %q", b)
+	}
+	if b, _ := os.ReadFile(index + ".lock"); string(b) != "git's" {
+		t.Errorf("git's lock: %q", b)
+	}
+	os.Remove(index + ".lock")
+	if err := WriteFileAtLocked(fd, "index", []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(index); string(b) != "new" {
+		t.Errorf("control: index %q", b)
+	}
+	if _, err := os.Lstat(index + ".lock"); err == nil {
+		t.Error("control: the lock was left")
+	}
+}
