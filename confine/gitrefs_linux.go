@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -70,7 +71,6 @@ import (
 type gitRefs struct {
 	git     string // the git the call ran, or git on the user's PATH
 	env     []string
-	gitDir  string
 	project string
 	root    int // the project's descriptor (run's), set after the call
 	rootID  [2]uint64
@@ -81,6 +81,7 @@ type gitRefs struct {
 	head    string // .git/HEAD's text before the call
 	refs    map[string]string
 	index   []byte // .git/index before the call (nil when there was none)
+	idLen   int    // an object's name's length, in bytes (objectIDLen)
 	// logs are the reflogs before the call: each one's size and the
 	// SHA-256 of its bytes (reflogs looks at what the call appended).
 	logs map[string]logState
@@ -104,7 +105,7 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 	}
 	pl := e.Places.Prepare()
 	fixed, _ := fixedInProject(pl, plan.Project)
-	g := &gitRefs{gitDir: gitDir, project: plan.Project, root: root, rootID: plan.RootID, pl: pl, fixed: fixed, run: plan.RunDir, started: plan.started}
+	g := &gitRefs{project: plan.Project, root: root, rootID: plan.RootID, pl: pl, fixed: fixed, run: plan.RunDir, started: plan.started}
 	g.git = s.Exe
 	if filepath.Base(g.git) != "git" {
 		var err error
@@ -135,6 +136,7 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 		g.logs[rel] = logState{len(data), sha256.Sum256(data)}
 		return nil
 	}, time.Time{})
+	g.idLen = objectIDLen(root)
 	g.index, err = readBeneath(root, ".git/index", 1<<30)
 	if errors.Is(err, unix.ENOENT) {
 		err = nil
@@ -248,7 +250,7 @@ func (g *gitRefs) protectedPath(rel string) bool {
 // check looks at what the call changed, puts back what gave executable
 // configuration content of the call's, and returns the lines that say so;
 // h holds back what is moved out of the project.
-func (g *gitRefs) check(root int, h *holder) []string {
+func (g *gitRefs) check(h *holder) []string {
 	if g == nil {
 		return nil
 	}
@@ -260,7 +262,7 @@ func (g *gitRefs) check(root int, h *holder) []string {
 	fd, err := openProject(g.project, g.rootID)
 	if err == nil {
 		_ = unix.Close(fd)
-		if fd, err = openBeneath(root, ".git", unix.O_PATH|unix.O_DIRECTORY); err == nil {
+		if fd, err = openBeneath(g.root, ".git", unix.O_PATH|unix.O_DIRECTORY); err == nil {
 			_ = unix.Close(fd)
 		}
 	}
@@ -407,7 +409,7 @@ func (g *gitRefs) holdRef(name string, ids, paths []string) []string {
 	switch {
 	case !strings.HasPrefix(name, "refs/") && name != "HEAD":
 		// A pseudo-ref: its file goes (git then has none).
-		err = os.Remove(filepath.Join(g.gitDir, name))
+		err = g.unlinkGit(name)
 	case had:
 		_, err = g.gitOut(nil, "update-ref", "--no-deref", name, old, ids[0])
 	default:
@@ -425,11 +427,9 @@ func (g *gitRefs) holdRef(name string, ids, paths []string) []string {
 
 // putBackHead writes .git/HEAD back as it was before the call.
 func (g *gitRefs) putBackHead() []string {
-	dir, err := openBeneath(g.root, ".git", unix.O_PATH|unix.O_DIRECTORY)
-	if err == nil {
-		defer unix.Close(dir)
-		_ = unix.Unlinkat(dir, "HEAD.lock", 0)
-		err = writeAt(dir, "HEAD.lock", "HEAD", []byte(g.head))
+	err := g.unlinkGit("HEAD.lock") // the call's, if any: none of its processes is left
+	if err == nil || errors.Is(err, unix.ENOENT) {
+		err = g.writeGit("HEAD", []byte(g.head))
 	}
 	if err != nil {
 		return []string{fmt.Sprintf("loopguard: this +git call removed or broke .git/HEAD, and loopguard could not put it back (%v): look at what it committed (git log --all) before you make it a repository again", err)}
@@ -449,17 +449,10 @@ var historyFiles = []string{".git/objects/info/commit-graph", ".git/objects/info
 func (g *gitRefs) dropHistoryCaches(h *holder) []string {
 	var lines []string
 	for _, rel := range historyFiles {
-		st, err := fstatBeneath(g.root, rel)
-		if err != nil || time.Unix(st.Ctim.Unix()).Before(g.started.Add(-50*time.Millisecond)) {
+		if !g.changedInCall(rel) {
 			continue
 		}
-		dir, name := filepath.Split(rel)
-		fd, err := openBeneath(g.root, strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY)
-		var where string
-		if err == nil {
-			where, _, err = h.move(fd, name, rel)
-			_ = unix.Close(fd)
-		}
+		where, err := g.hold(rel, h)
 		if err != nil {
 			lines = append(lines, fmt.Sprintf("loopguard: this +git call wrote %s, which tells git other parents or trees than the commits hold, and loopguard could not move it (%v): remove it before you run git there", rel, err))
 			continue
@@ -467,6 +460,19 @@ func (g *gitRefs) dropHistoryCaches(h *holder) []string {
 		lines = append(lines, fmt.Sprintf("loopguard: held back %s, which this +git call wrote: it tells git other parents or trees than the commits hold (git writes its commit-graph again) (%s)", rel, where))
 	}
 	return lines
+}
+
+// changedInCall reports whether rel (below the project) was made or
+// changed while the call ran (changedSince).
+func (g *gitRefs) changedInCall(rel string) bool {
+	dir, name := filepath.Split(rel)
+	fd, err := openBeneath(g.root, strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	since, ok := changedSince(fd, name, g.started)
+	return ok && since
 }
 
 // removeLocks removes the lock files the call left in the git directory
@@ -477,37 +483,56 @@ func (g *gitRefs) dropHistoryCaches(h *holder) []string {
 // renames.
 func (g *gitRefs) removeLocks() []string {
 	var lines []string
-	var walk func(rel string, depth int)
-	walk = func(rel string, depth int) {
+	_ = g.walkGit(".git", func(dir string) bool { return dir == ".git/refs" || strings.HasPrefix(dir, ".git/refs/") }, func(dirfd int, rel string, e fs.DirEntry) error {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".lock") {
+			return nil
+		}
+		// Made during the call: an older one is not the call's.
+		if since, ok := changedSince(dirfd, e.Name(), g.started); ok && since && unix.Unlinkat(dirfd, e.Name(), 0) == nil {
+			lines = append(lines, fmt.Sprintf("loopguard: removed %s, a lock this +git call left (no process of it is left)", rel))
+		}
+		return nil
+	})
+	return lines
+}
+
+// walkGit calls visit with each entry that is not a directory below rel
+// (below the project, through no link), its directory open as dirfd,
+// going into the directories enter takes (by their path), to 16 levels;
+// a directory that cannot be opened is passed over.
+func (g *gitRefs) walkGit(rel string, enter func(dir string) bool, visit func(dirfd int, rel string, e fs.DirEntry) error) error {
+	var walk func(rel string, depth int) error
+	walk = func(rel string, depth int) error {
 		if depth > 16 {
-			return
+			return nil
 		}
 		fd, err := openBeneath(g.root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
 		if err != nil {
-			return
+			return nil
 		}
-		f := os.NewFile(uintptr(fd), rel)
-		ents, _ := f.ReadDir(-1)
-		defer f.Close()
+		d := os.NewFile(uintptr(fd), rel)
+		defer d.Close()
+		ents, err := d.ReadDir(-1)
+		if err != nil {
+			return err
+		}
 		for _, e := range ents {
 			name := rel + "/" + e.Name()
-			var st unix.Stat_t
-			switch {
-			case e.IsDir() && (rel != ".git" || e.Name() == "refs"):
-				walk(name, depth+1)
-			case e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".lock"):
-				// Made during the call: an older one is not the call's.
-				if unix.Fstatat(fd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || time.Unix(st.Ctim.Unix()).Before(g.started.Add(-50*time.Millisecond)) {
-					continue
+			if e.IsDir() {
+				if enter(name) {
+					if err := walk(name, depth+1); err != nil {
+						return err
+					}
 				}
-				if unix.Unlinkat(fd, e.Name(), 0) == nil {
-					lines = append(lines, fmt.Sprintf("loopguard: removed %s, a lock this +git call left (no process of it is left)", name))
-				}
+				continue
+			}
+			if err := visit(fd, name, e); err != nil {
+				return err
 			}
 		}
+		return nil
 	}
-	walk(".git", 0)
-	return lines
+	return walk(rel, 0)
 }
 
 // A todo is the list of what a stopped rebase, cherry-pick or revert does
@@ -537,8 +562,7 @@ func (g *gitRefs) todos(h *holder) ([]todo, []string) {
 	var out []todo
 	var lines []string
 	for _, rel := range todoFiles {
-		st, err := fstatBeneath(g.root, rel)
-		if err != nil || time.Unix(st.Ctim.Unix()).Before(g.started.Add(-50*time.Millisecond)) {
+		if !g.changedInCall(rel) {
 			continue
 		}
 		data, err := readBeneath(g.root, rel, 16<<20)
@@ -617,22 +641,34 @@ func (g *gitRefs) resolve(words []string) ([]string, error) {
 	return ids, nil
 }
 
+// hold moves rel (below the project) out, as the sweep holds what it
+// finds, and says where; ENOENT when it is not there.
+func (g *gitRefs) hold(rel string, h *holder) (string, error) {
+	dir, name := filepath.Split(rel)
+	fd, err := openBeneath(g.root, strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return "", err
+	}
+	where, _, err := h.move(fd, name, rel)
+	return where, err
+}
+
 // holdTodo moves the todo (or a patch of git am's) out of the project.
 func (g *gitRefs) holdTodo(t todo, paths []string, h *holder) []string {
-	dir, name := filepath.Split(t.rel)
-	fd, err := openBeneath(g.root, strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY)
-	if err == nil {
-		defer unix.Close(fd)
-		if _, serr := fstatBeneath(g.root, t.rel); errors.Is(serr, unix.ENOENT) {
-			return nil // gone with its ref, moved back or deleted above
-		}
-		var where string
-		if where, _, err = h.move(fd, name, t.rel); err == nil {
-			if t.use != "" {
-				return []string{fmt.Sprintf("loopguard: held back %s, which this +git call wrote: %s would write %s with content that is not the worktree's (executable configuration or an instruction file) (%s)", t.rel, t.use, strings.Join(paths, ", "), where)}
-			}
-			return []string{fmt.Sprintf("loopguard: held back %s, which this +git call left: your --continue or --abort would write %s with content that is not the worktree's (executable configuration or an instruction file) (%s); end the operation with --abort", t.rel, strings.Join(paths, ", "), where)}
-		}
+	where, err := g.hold(t.rel, h)
+	if errors.Is(err, unix.ENOENT) {
+		return nil // gone with its ref, moved back or deleted above
+	}
+	switch {
+	case err == nil && t.use != "":
+		return []string{fmt.Sprintf("loopguard: held back %s, which this +git call wrote: %s would write %s with content that is not the worktree's (executable configuration or an instruction file) (%s)", t.rel, t.use, strings.Join(paths, ", "), where)}
+	case err == nil:
+		return []string{fmt.Sprintf("loopguard: held back %s, which this +git call left: your --continue or --abort would write %s with content that is not the worktree's (executable configuration or an instruction file) (%s); end the operation with --abort", t.rel, strings.Join(paths, ", "), where)}
 	}
 	return []string{fmt.Sprintf("loopguard: this +git call left %s, which would have git write %s with content that is not the worktree's, and loopguard could not move it (%v): remove it before you run git there", t.rel, strings.Join(paths, ", "), err)}
 }
@@ -640,41 +676,16 @@ func (g *gitRefs) holdTodo(t todo, paths []string, h *holder) []string {
 // eachLog calls f with each reflog (.git/logs) changed since t (every one
 // when t is zero), through no link.
 func (g *gitRefs) eachLog(f func(rel string, data []byte) error, t time.Time) error {
-	var walk func(rel string, depth int) error
-	walk = func(rel string, depth int) error {
-		fd, err := openBeneath(g.root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
-		if err != nil || depth > 16 {
-			return nil // none
+	return g.walkGit(".git/logs", func(string) bool { return true }, func(dirfd int, rel string, e fs.DirEntry) error {
+		if since, ok := changedSince(dirfd, e.Name(), t); !ok || !since {
+			return nil
 		}
-		d := os.NewFile(uintptr(fd), rel)
-		ents, err := d.ReadDir(-1)
-		d.Close()
+		data, err := readBeneath(g.root, rel, 64<<20)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", rel, err)
 		}
-		for _, e := range ents {
-			name := rel + "/" + e.Name()
-			if e.IsDir() {
-				if err := walk(name, depth+1); err != nil {
-					return err
-				}
-				continue
-			}
-			st, err := fstatBeneath(g.root, name)
-			if err != nil || !t.IsZero() && time.Unix(st.Ctim.Unix()).Before(t.Add(-50*time.Millisecond)) {
-				continue
-			}
-			data, err := readBeneath(g.root, name, 64<<20)
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			if err := f(name, data); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return walk(".git/logs", 0)
+		return f(rel, data)
+	})
 }
 
 // reflogs are the reflogs the call wrote (.git/logs), each with the
@@ -933,7 +944,7 @@ func (g *gitRefs) checkIndex() []string {
 	if bytes.Equal(now, g.index) {
 		return nil
 	}
-	idLen := g.idLen()
+	idLen := g.idLen
 	after := indexEntries{}
 	if now != nil {
 		if after, _, err = readIndex(now, idLen, g.protectedPath); err != nil {
@@ -972,14 +983,11 @@ func (g *gitRefs) checkIndex() []string {
 // restoreIndex puts the index back as it was before the call (none, where
 // there was none), for why.
 func (g *gitRefs) restoreIndex(why error) []string {
-	dir, err := openBeneath(g.root, ".git", unix.O_PATH|unix.O_DIRECTORY)
-	if err == nil {
-		defer unix.Close(dir)
-		if g.index == nil {
-			err = unix.Unlinkat(dir, "index", 0)
-		} else {
-			err = writeAt(dir, "index.lock", "index", g.index)
-		}
+	var err error
+	if g.index == nil {
+		err = g.unlinkGit("index")
+	} else {
+		err = g.writeGit("index", g.index)
 	}
 	if err != nil {
 		return []string{fmt.Sprintf("loopguard: this +git call left git's index in a form loopguard does not read as git does (%v), and loopguard could not put it back (%v): run git read-tree HEAD before you commit or restore anything", why, err)}
@@ -994,7 +1002,7 @@ func (g *gitRefs) dropCachedTrees() []string {
 	if err != nil {
 		return nil // none left
 	}
-	idLen := g.idLen()
+	idLen := g.idLen
 	_, ext, err := readIndex(data, idLen, func(string) bool { return false })
 	if err != nil {
 		return []string{fmt.Sprintf("loopguard: could not drop the cached trees of git's index, which this +git call changed (%v): run git read-tree HEAD && git add -u before you commit, or look at what you commit", err)}
@@ -1009,44 +1017,45 @@ func (g *gitRefs) dropCachedTrees() []string {
 	if !ok {
 		return nil
 	}
-	dir, err := openBeneath(g.root, ".git", unix.O_PATH|unix.O_DIRECTORY)
-	if err == nil {
-		defer unix.Close(dir)
-		err = writeAt(dir, "index.lock", "index", out)
-	}
-	if err != nil {
+	if err := g.writeGit("index", out); err != nil {
 		return []string{fmt.Sprintf("loopguard: could not drop the cached trees of git's index, which this +git call changed (%v): run git read-tree HEAD && git add -u before you commit, or look at what you commit", err)}
 	}
 	return nil
 }
 
-// writeAt writes data to tmp in dir (made anew: O_EXCL), syncs it and
-// renames it to name.
-func writeAt(dir int, tmp, name string, data []byte) error {
-	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+// writeGit writes name in the git directory as git does (name.lock,
+// synced, renamed over name), keeping the mode name has (0644 where
+// there is none).
+func (g *gitRefs) writeGit(name string, data []byte) error {
+	dir, err := openBeneath(g.root, ".git", unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return err
 	}
-	f := os.NewFile(uintptr(fd), tmp)
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
+	defer unix.Close(dir)
+	mode := fs.FileMode(0o644)
+	var st unix.Stat_t
+	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		mode = fs.FileMode(st.Mode & 0o777)
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = unix.Renameat(dir, tmp, dir, name)
-	}
-	if err != nil {
-		_ = unix.Unlinkat(dir, tmp, 0)
-	}
-	return err
+	return fsx.WriteFileAtLocked(dir, name, data, mode)
 }
 
-// idLen is the length of an object's name in the repository, in bytes.
-func (g *gitRefs) idLen() int {
-	if cfg, err := readBeneath(g.root, ".git/config", maxPinned); err == nil && sha256Objects(cfg) {
+// unlinkGit removes name from the git directory (reached through no
+// link).
+func (g *gitRefs) unlinkGit(name string) error {
+	dir, err := openBeneath(g.root, ".git", unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	return unix.Unlinkat(dir, name, 0)
+}
+
+// objectIDLen is the length of an object's name in the repository, in
+// bytes, by its configuration (a pin: read before the call, it is what
+// the user left).
+func objectIDLen(root int) int {
+	if cfg, err := readBeneath(root, ".git/config", maxPinned); err == nil && sha256Objects(cfg) {
 		return sha256.Size
 	}
 	return sha1.Size

@@ -253,7 +253,7 @@ func afterCall(plan Plan, e Env, root int, pins pinned, refs *gitRefs) []string 
 	if pins.entries != nil {
 		lines = append(lines, pins.restore(held)...)
 		lines = append(lines, holdGitState(plan.Project, root, plan.Kept, plan.started, held)...)
-		lines = append(lines, refs.check(root, held)...)
+		lines = append(lines, refs.check(held)...)
 	}
 	return append(lines, sweepGoStat(plan)...)
 }
