@@ -783,6 +783,9 @@ mkdir -p .husky && printf '#!/bin/sh\necho benign\n' > .husky/pre-commit && echo
 B=$(printf '#!/bin/sh\necho PWNED\n' | git hash-object -w --stdin)
 commit() { GIT_INDEX_FILE=$TMPDIR/i git read-tree HEAD && GIT_INDEX_FILE=$TMPDIR/i git update-index --cacheinfo 100755,$B,.husky/pre-commit &&
   git -c user.email=a@b -c user.name=a commit-tree $(GIT_INDEX_FILE=$TMPDIR/i git write-tree) -p HEAD -m "$1"; }
+# A git am stopped at a patch that does not apply, whose next is the mail on stdin.
+amstate() { printf 'From: a <a@b>\nSubject: [PATCH] bad\n\n---\ndiff --git a/src.txt b/src.txt\n--- a/src.txt\n+++ b/src.txt\n@@ -1 +1 @@\n-nothere\n+x\n' > $TMPDIR/bad
+  git -c user.email=a@b -c user.name=a am -q $TMPDIR/bad >/dev/null 2>&1; cat > .git/rebase-apply/0002 && echo 2 > .git/rebase-apply/last; }
 `
 		for _, c := range []struct{ name, script, said, user string }{
 			{"replace", `git replace $(git rev-parse HEAD:.husky/pre-commit) $B`, "deleted the replace ref refs/replace/" + hook, "checkout -q HEAD -- .husky/pre-commit"},
@@ -811,7 +814,23 @@ git stash store -m "WIP on master" $(git -c user.email=a@b -c user.name=a commit
 			{"a commit git cannot walk", `git update-ref refs/heads/evil2 $(commit e2) && git update-ref refs/heads/junk $(printf 'tree %s\nparent 1111111111111111111111111111111111111111\nauthor a <a@b> 0 +0000\ncommitter a <a@b> 0 +0000\n\nx\n' $(git rev-parse HEAD^{tree}) | git hash-object -t commit -w --stdin --literally)`, "every ref, todo and reflog it changed is held", "checkout -q evil2 -- .husky/pre-commit"},
 			{"HEAD removed", `git update-ref refs/heads/master $(commit nr) && rm -f .git/HEAD`, "put back .git/HEAD", "reset -q --hard"},
 			{"a name padded", `python3 ` + craft + ` namelen .envrc $B X`, "put back git's index as it was before this +git call", "checkout -q -- .envrc"},
+			{"an am patch", `git format-patch -1 --stdout $(commit am) | amstate`, "held back .git/rebase-apply/0002", "am --skip"},
+			{"an am patch's own prefix", `git format-patch --src-prefix=c/ --dst-prefix=c/ -1 --stdout $(commit amc) | amstate`, "held back .git/rebase-apply/0002", "am --skip"},
+			{"an am patch in base64", `{ printf 'From: a <a@b>\nSubject: [PATCH] b64\nMIME-Version: 1.0\nContent-Type: text/plain\nContent-Transfer-Encoding: base64\n\n'
+git format-patch -1 --stdout $(commit b64) | sed '1,/^$/d' | base64; } | amstate`, "held back .git/rebase-apply/0002", "am --skip"},
+			{"am's --directory, the call's", `printf 'From: a <a@b>\nSubject: [PATCH] d\n\n---\ndiff --git a/post-commit b/post-commit\nnew file mode 100755\n--- /dev/null\n+++ b/post-commit\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+echo PWNED\n' | amstate && printf " '--directory=.husky'" > .git/rebase-apply/apply-opt`, "held back " + j.project + "/.git/rebase-apply/apply-opt", "am --skip"},
+			{"am's --directory, the user's", `printf 'From: a <a@b>\nSubject: [PATCH] d\n\n---\ndiff --git a/post-commit b/post-commit\nnew file mode 100755\n--- /dev/null\n+++ b/post-commit\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+echo PWNED\n' > .git/rebase-apply/0002 && echo 2 > .git/rebase-apply/last`, "held back .git/rebase-apply/0002", "am --skip"},
+			// git 2.46's am --retry applies the current patch again.
+			{"am's current patch", `git format-patch -1 --stdout $(commit cur) | amstate && git diff HEAD $(commit cur2) > .git/rebase-apply/patch`, "held back .git/rebase-apply/patch", "am --skip"},
+			{"a rebase --apply's From line", `printf 'From %s Mon Sep 17 00:00:00 2001\n' $(commit from) | amstate && : > .git/rebase-apply/rebasing && git rev-parse HEAD > .git/rebase-apply/original-commit`, "held back .git/rebase-apply/0002", "am --skip"},
 		} {
+			if strings.HasSuffix(c.name, "the user's") {
+				// A git am of the user's, stopped: its apply-opt is not the call's.
+				j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+printf 'From: a <a@b>\nSubject: [PATCH] bad\n\n---\ndiff --git a/src.txt b/src.txt\n--- a/src.txt\n+++ b/src.txt\n@@ -1 +1 @@\n-nothere\n+x\n' > .git/bad
+git -c user.email=a@b -c user.name=a am -q --directory=.husky .git/bad >/dev/null 2>&1; rm .git/bad; test -s .git/rebase-apply/apply-opt`)
+				time.Sleep(100 * time.Millisecond) // past the slack the check gives a change's time
+			}
 			out, _ := j.launch(t, gitWrite, "jail-sh", evil+c.script)
 			if !strings.Contains(out, c.said) {
 				t.Errorf("namespaces %v, %s: want %q in:\n%s", j.ns, c.name, c.said, out)
@@ -839,7 +858,7 @@ git stash store -m "WIP on master" $(git -c user.email=a@b -c user.name=a commit
 			}
 			// Back as it was for the next case.
 			j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
-git rebase --abort 2>/dev/null; git checkout -q master 2>/dev/null; git stash clear; rm -f .git/ORIG_HEAD .git/evilfile .husky/post-commit .git/info/grafts
+git rebase --abort 2>/dev/null; git am --abort 2>/dev/null; rm -rf .git/rebase-apply; git checkout -q master 2>/dev/null; git stash clear; rm -f .git/ORIG_HEAD .git/evilfile .husky/post-commit .git/info/grafts
 git reset -q --hard `+head+`; git for-each-ref --format='%(refname)' refs/heads refs/tags | grep -v '^refs/heads/master$' | xargs -r -n1 git update-ref -d; rm -f .git/refs/heads/junk`)
 		}
 		if held := git("for-each-ref", "--format=%(refname)", "refs/loopguard-held/"); held == "" {
@@ -859,6 +878,13 @@ git reset -q --hard `+head+`; git for-each-ref --format='%(refname)' refs/heads 
 		out, _ = j.launch(t, gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; echo more >> src.txt && git -c user.email=a@b -c user.name=a commit -qam source`)
 		if got := git("log", "-1", "--format=%s"); got != "source" || strings.Contains(out, "loopguard:") {
 			t.Errorf("namespaces %v (control): a commit of a source change: %q\n%s", j.ns, got, out)
+		}
+		// A git am the call stopped, whose next patch is a source change:
+		// the user's --skip applies it.
+		out, _ = j.launch(t, gitWrite, "jail-sh", evil+`echo am >> src.txt && git -c user.email=a@b -c user.name=a commit -qam amsource && git format-patch -1 --stdout > $TMPDIR/ok && git reset -q --hard HEAD^ && amstate < $TMPDIR/ok`)
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git -c user.email=a@b -c user.name=a am -q --skip`)
+		if got := git("log", "-1", "--format=%s"); got != "amsource" || strings.Contains(out, "loopguard:") {
+			t.Errorf("namespaces %v (control): git am --skip of the call's source patch: %q\n%s", j.ns, got, out)
 		}
 		j.unconfined(t, `printf '#!/bin/sh\necho mine\n' > .husky/pre-commit && git add .husky/pre-commit`)
 		out, _ = j.launch(t, gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git -c user.email=a@b -c user.name=a commit -qm mine`)

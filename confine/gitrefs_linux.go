@@ -15,6 +15,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -54,8 +55,9 @@ import (
 //     refs/loopguard-held/, so that nothing is lost and a checkout does
 //     not write it;
 //   - a rebase's or the sequencer's todo the call left that picks such a
-//     commit, and a stopped git am's patch that touches such a path, are
-//     held back (--continue would write them);
+//     commit, and a stopped git am's patch that touches such a path (as
+//     git reads the patch: amPatches) or names such a commit, are held
+//     back (--continue would write them);
 //   - an index entry of such a path that the call changed, to content
 //     other than the worktree's file, is put back as it was, and the
 //     index's cached trees are dropped (git commits a cached tree it
@@ -594,35 +596,177 @@ func (g *gitRefs) todos(h *holder) ([]todo, []string) {
 		}
 		out = append(out, t)
 	}
-	// git am's patches.
-	dir := ".git/rebase-apply"
+	am, amLines := g.amPatches(h)
+	return append(out, am...), append(lines, amLines...)
+}
+
+// amPatches judges git am's patches where the call wrote any of its state
+// (.git/rebase-apply): a stopped am's --skip or --continue applies the
+// next patch, which git builds from the mail (mailinfo decodes it: a
+// base64 body hides every +++ line) or, in a rebase --apply, from the
+// commit its first line names ("From ID", the thirty-sixth attack run's
+// patch of that line alone). So each patch is read by git itself: the
+// paths git apply would write, at every -p (a patch's paths need not be
+// written b/PATH, and the state's apply-opt gives -p and --directory), and
+// a patch naming a protected path at any of them is held back; the
+// commit its first line names is looked at as a todo's (returned).
+func (g *gitRefs) amPatches(h *holder) ([]todo, []string) {
+	const dir = ".git/rebase-apply"
 	fd, err := openBeneath(g.root, dir, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
-		return out, lines
+		return nil, nil
 	}
 	f := os.NewFile(uintptr(fd), dir)
-	ents, _ := f.ReadDir(-1)
-	f.Close()
+	ents, rerr := f.ReadDir(-1)
+	changed, _ := changedSince(fd, ".", g.started)
+	var patches []string
 	for _, e := range ents {
-		rel := dir + "/" + e.Name()
-		if len(e.Name()) != 4 || !e.Type().IsRegular() {
-			continue
+		if c, _ := changedSince(fd, e.Name(), g.started); c {
+			changed = true
 		}
+		if e.Name() == "patch" || (len(e.Name()) >= 4 && strings.Trim(e.Name(), "0123456789") == "") {
+			patches = append(patches, e.Name())
+		}
+	}
+	f.Close()
+	if !changed {
+		return nil, nil
+	}
+	if rerr != nil {
+		return nil, []string{fmt.Sprintf("loopguard: could not read %s, which this +git call wrote (%v): end the operation with git am --abort", dir, rerr)}
+	}
+	var roots []string // where the paths may lie below: the top, and --directory's
+	if opt, err := readBeneath(g.root, dir+"/apply-opt", 1<<20); err == nil {
+		roots = applyDirectories(string(opt))
+	}
+	var out []todo
+	var lines []string
+	for _, name := range patches {
+		rel := dir + "/" + name
 		data, err := readBeneath(g.root, rel, 64<<20)
 		if err != nil {
+			lines = append(lines, g.holdTodo(todo{rel: rel}, []string{"(not looked at: " + err.Error() + ")"}, h)...)
 			continue
 		}
-		var paths []string
-		for line := range strings.SplitSeq(string(data), "\n") {
-			if p, ok := strings.CutPrefix(line, "+++ b/"); ok && g.protectedPath(p) {
-				paths = append(paths, p)
+		if name != "patch" {
+			// A rebase --apply's patch is the commit its first line names.
+			first, _, _ := bytes.Cut(data, []byte("\n"))
+			if id, ok := strings.CutPrefix(string(first), "From "); ok {
+				if words := strings.Fields(id); len(words) > 0 && len(words[0]) <= 256 {
+					ids, err := g.resolve(words[:1])
+					if err != nil {
+						lines = append(lines, g.holdTodo(todo{rel: rel}, []string{"(not looked at: " + err.Error() + ")"}, h)...)
+						continue
+					}
+					if len(ids) > 0 {
+						out = append(out, todo{rel: rel, ids: ids})
+					}
+				}
 			}
+		}
+		paths, err := g.patchPaths(data, name != "patch", roots)
+		if err != nil {
+			paths = []string{"(not looked at: " + err.Error() + ")"}
 		}
 		if len(paths) > 0 {
 			lines = append(lines, g.holdTodo(todo{rel: rel}, paths, h)...)
 		}
 	}
 	return out, lines
+}
+
+// patchPaths are the protected paths the patch (a mail when mail is set)
+// would have git apply write: each name git apply reads in it (-p0), at
+// every depth it could be stripped to, below each of roots.
+func (g *gitRefs) patchPaths(data []byte, mail bool, roots []string) ([]string, error) {
+	if mail {
+		tmp, err := os.MkdirTemp("", "loopguard-am-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		if _, err := g.runGit(nil, string(data), []string{"mailinfo", filepath.Join(tmp, "msg"), filepath.Join(tmp, "patch")}); err != nil {
+			return nil, err
+		}
+		if data, err = os.ReadFile(filepath.Join(tmp, "patch")); err != nil {
+			return nil, err
+		}
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
+	// --recount: the hunk counts a hand-written patch gets wrong do not
+	// keep git from naming its paths. A git header with no ---/+++ lines
+	// (a rename, a mode, a binary) has no name at -p0, and git am's own
+	// apply then cannot take -p0 either: its names at -p1 are those.
+	out, err := g.runGit(nil, string(data), []string{"apply", "--numstat", "-z", "-p0", "--recount"})
+	if err != nil {
+		if out, err = g.runGit(nil, string(data), []string{"apply", "--numstat", "-z", "-p1", "--recount"}); err != nil {
+			return nil, err
+		}
+	}
+	var paths []string
+	for field := range strings.SplitSeq(string(out), "\x00") {
+		// "ADDED\tDELETED\tNAME", or a rename's names alone.
+		name := field
+		if i := strings.LastIndexByte(field, '\t'); i >= 0 {
+			name = field[i+1:]
+		}
+		name = strings.TrimRight(name, " \t\r")
+		for _, root := range roots {
+			for p := name; p != ""; {
+				if c := path.Join(root, p); g.protectedPath(c) {
+					paths = append(paths, c)
+				}
+				_, rest, ok := strings.Cut(p, "/")
+				if !ok {
+					break
+				}
+				p = rest
+			}
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(paths))), nil
+}
+
+// applyDirectories are the directories git am's apply-opt (git apply's
+// options, each quoted as git's sq_quote quotes it) has it write below:
+// the top, and a --directory's.
+func applyDirectories(opt string) []string {
+	dirs := []string{"."}
+	var args []string
+	var cur strings.Builder
+	in, any := false, false
+	for i := 0; i < len(opt); i++ {
+		switch c := opt[i]; {
+		case c == '\'':
+			in, any = !in, true
+		case in:
+			cur.WriteByte(c)
+		case c == '\\' && i+1 < len(opt):
+			i++
+			cur.WriteByte(opt[i])
+		case c == ' ' || c == '\t' || c == '\n':
+			if any || cur.Len() > 0 {
+				args = append(args, cur.String())
+			}
+			cur.Reset()
+			any = false
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	if any || cur.Len() > 0 {
+		args = append(args, cur.String())
+	}
+	for i, a := range args {
+		if d, ok := strings.CutPrefix(a, "--directory="); ok {
+			dirs = append(dirs, d)
+		} else if a == "--directory" && i+1 < len(args) {
+			dirs = append(dirs, args[i+1])
+		}
+	}
+	return dirs
 }
 
 // resolve is what git takes each of words for, as a revision: the objects
