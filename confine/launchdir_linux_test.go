@@ -5,6 +5,7 @@ package confine
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -289,4 +290,91 @@ mkdir -p src/g/objects src/g/refs && echo 'ref: refs/heads/main' > src/g/HEAD &&
 		}
 		home("the recovery once the project was back", out)
 	})
+}
+
+// TestPruneCaches: a private cache no launch has used for a week is
+// removed (a tree the program made unreadable too), at most once an hour;
+// one in use, a name that is not a cache's, and a link named as one (its
+// target untouched) stay; a plan sets its caches' time to its own.
+func TestPruneCaches(t *testing.T) {
+	scratch := t.TempDir()
+	target := t.TempDir()
+	now := time.Now()
+	mk := func(name string, age time.Duration) string {
+		d := filepath.Join(scratch, name)
+		if err := os.MkdirAll(filepath.Join(d, "ab/cd"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "ab/cd/f"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(d, "ab"), 0); err != nil {
+			t.Fatal(err)
+		}
+		old := now.Add(-age)
+		if err := os.Chtimes(d, old, old); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	t.Cleanup(func() { _ = removeRun(scratch) })
+	stale := mk(CacheDir("go-build", true, "/gone"), 8*24*time.Hour)
+	staleNpm := mk(CacheDir("npm", false, "/gone"), 30*24*time.Hour)
+	fresh := mk(CacheDir("pycache", true, "/here"), 6*24*time.Hour)
+	notCache := mk("go-build-rw-xyz", 30*24*time.Hour)
+	runs := mk(launchesDir, 30*24*time.Hour)
+	link := filepath.Join(scratch, CacheDir("go-build", false, "/link"))
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	pruneCaches(scratch, now)
+	for _, d := range []string{stale, staleNpm} {
+		if _, err := os.Lstat(d); !os.IsNotExist(err) {
+			t.Errorf("%s, unused for more than a week, is left: %v", d, err)
+		}
+	}
+	for _, d := range []string{fresh, notCache, runs, link, target} { // control
+		if _, err := os.Lstat(d); err != nil {
+			t.Errorf("%s removed: %v", d, err)
+		}
+	}
+	// Within the hour nothing is looked at; after it, what went stale is.
+	later := mk(CacheDir("go-build", false, "/later"), 8*24*time.Hour)
+	pruneCaches(scratch, now.Add(10*time.Minute))
+	if _, err := os.Lstat(later); err != nil {
+		t.Errorf("pruned again within the hour: %v", err)
+	}
+	pruneCaches(scratch, now.Add(2*time.Hour))
+	if _, err := os.Lstat(later); !os.IsNotExist(err) {
+		t.Errorf("a stale cache is left after the hour: %v", err)
+	}
+
+	// A plan's caches get its time: a project used now is not pruned.
+	root := t.TempDir()
+	proj := filepath.Join(root, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := Env{Home: filepath.Join(root, "home"), TempDir: filepath.Join(root, "tmp"), UID: os.Getuid(), Places: policy.Places{Home: filepath.Join(root, "home")}}
+	if err := os.MkdirAll(e.TempDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := Spec{Project: proj, Cwd: proj, Exe: "/bin/true", Argv: []string{"true"}, Cap: policy.Capability{Write: true}}
+	cache := filepath.Join(e.TempDir, fmt.Sprintf("loopguard-scratch-%d", e.UID), CacheDir("go-build", true, proj))
+	p, err := NewPlan(s, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlockRun(p.runLock)
+	old := now.Add(-30 * 24 * time.Hour)
+	if err := os.Chtimes(cache, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = NewPlan(s, e); err != nil {
+		t.Fatal(err)
+	}
+	unlockRun(p.runLock)
+	if fi, err := os.Lstat(cache); err != nil || time.Since(fi.ModTime()) > time.Minute {
+		t.Errorf("the plan's cache %s: %v %v", cache, fi, err)
+	}
 }

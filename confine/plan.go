@@ -475,11 +475,16 @@ func (b *planner) privateDirs(s Spec, e Env) error {
 	// unchecked; a cached package document names the tarball and its
 	// hash), so a confined program never writes it.
 	write := s.Cap.Write || s.Cap.Git
-	for env, name := range map[string]string{"GOCACHE": "go-build", "npm_config_cache": "npm", "PYTHONPYCACHEPREFIX": "pycache"} {
+	now := time.Now()
+	for env, name := range map[string]string{"GOCACHE": cacheNames[0], "npm_config_cache": cacheNames[1], "PYTHONPYCACHEPREFIX": cacheNames[2]} {
 		if p.Env[env], err = private(CacheDir(name, write, s.Project)); err != nil {
 			return err
 		}
+		// Used now: its time is what pruneCaches judges (a directory
+		// private made, in scratch, which no confined program writes).
+		_ = os.Chtimes(p.Env[env], now, now)
 	}
+	pruneCaches(scratch, now)
 	// A temp directory of this launch's own, removed when its last
 	// process has exited: never the shared one (TMPDIR, /tmp, /var/tmp,
 	// /dev/shm), where an unconfined process opens files by name (Claude
@@ -514,6 +519,69 @@ func CacheDir(name string, write bool, project string) string {
 	}
 	sum := sha256.Sum256([]byte(project))
 	return name + "-" + kind + "-" + hex.EncodeToString(sum[:8])
+}
+
+// cacheNames are the private caches' names (CacheDir's name).
+var cacheNames = []string{"go-build", "npm", "pycache"}
+
+// staleCache is how long a private cache is kept that no launch has used;
+// pruneEvery, how often a launch looks for such caches.
+const (
+	staleCache = 7 * 24 * time.Hour
+	pruneEvery = time.Hour
+)
+
+// pruneCaches removes the private caches in scratch (CacheDir's) that no
+// launch has used for staleCache, at most once every pruneEvery (the time
+// of scratch/pruned): one per project and capability kind, they outlast
+// their project (a checkout removed, a test's), and TMPDIR is often in
+// memory (tmpfs). Go trims the entries of a cache in use by itself; npm's
+// and Python's grow. A cache a launch uses has its time set to then
+// (privateDirs).
+func pruneCaches(scratch string, now time.Time) {
+	stamp := filepath.Join(scratch, "pruned")
+	if fi, err := os.Lstat(stamp); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) < pruneEvery && fi.ModTime().Before(now.Add(time.Minute)) {
+		return
+	}
+	// The stamp first: a launch beside this one does not prune too.
+	// scratch is the user's alone (scratchDir), and no confined program
+	// writes it: the stamp is a file or nothing, unless the user made it
+	// otherwise.
+	if fi, err := os.Lstat(stamp); err == nil && !fi.Mode().IsRegular() {
+		return
+	}
+	if err := os.WriteFile(stamp, nil, 0o600); err != nil || os.Chtimes(stamp, now, now) != nil {
+		return
+	}
+	ents, err := os.ReadDir(scratch)
+	if err != nil {
+		return
+	}
+	for _, ent := range ents {
+		if !ent.IsDir() || !isCacheName(ent.Name()) {
+			continue
+		}
+		if fi, err := ent.Info(); err == nil && now.Sub(fi.ModTime()) > staleCache {
+			_ = removeRun(filepath.Join(scratch, ent.Name()))
+		}
+	}
+}
+
+// isCacheName reports whether name is one CacheDir gives.
+func isCacheName(name string) bool {
+	for _, c := range cacheNames {
+		rest, ok := strings.CutPrefix(name, c+"-")
+		if !ok {
+			continue
+		}
+		if rest, ok = strings.CutPrefix(rest, "ro-"); !ok {
+			rest, ok = strings.CutPrefix(rest, "rw-")
+		}
+		if _, err := hex.DecodeString(rest); ok && len(rest) == 16 && err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // readProject: the project, and the git directories a worktree's .git
