@@ -816,6 +816,7 @@ git stash store -m "WIP on master" $(git -c user.email=a@b -c user.name=a commit
 			{"a name padded", `python3 ` + craft + ` namelen .envrc $B X`, "put back git's index as it was before this +git call", "checkout -q -- .envrc"},
 			{"an am patch", `git format-patch -1 --stdout $(commit am) | amstate`, "held back .git/rebase-apply/0002", "am --skip"},
 			{"an am patch's own prefix", `git format-patch --src-prefix=c/ --dst-prefix=c/ -1 --stdout $(commit amc) | amstate`, "held back .git/rebase-apply/0002", "am --skip"},
+			{"an am patch, its directory unreadable", `git format-patch --src-prefix=c/ --dst-prefix=c/ -1 --stdout $(commit amr) | amstate && chmod 311 .git/rebase-apply`, "held back .git/rebase-apply/0002", "am --skip"},
 			{"an am patch in base64", `{ printf 'From: a <a@b>\nSubject: [PATCH] b64\nMIME-Version: 1.0\nContent-Type: text/plain\nContent-Transfer-Encoding: base64\n\n'
 git format-patch -1 --stdout $(commit b64) | sed '1,/^$/d' | base64; } | amstate`, "held back .git/rebase-apply/0002", "am --skip"},
 			{"am's --directory, the call's", `printf 'From: a <a@b>\nSubject: [PATCH] d\n\n---\ndiff --git a/post-commit b/post-commit\nnew file mode 100755\n--- /dev/null\n+++ b/post-commit\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+echo PWNED\n' | amstate && printf " '--directory=.husky'" > .git/rebase-apply/apply-opt`, "held back " + j.project + "/.git/rebase-apply/apply-opt", "am --skip"},

@@ -613,8 +613,13 @@ func (g *gitRefs) todos(h *holder) ([]todo, []string) {
 func (g *gitRefs) amPatches(h *holder) ([]todo, []string) {
 	const dir = ".git/rebase-apply"
 	fd, err := openBeneath(g.root, dir, unix.O_RDONLY|unix.O_DIRECTORY)
-	if err != nil {
+	if errors.Is(err, unix.ENOENT) {
 		return nil, nil
+	}
+	if err != nil {
+		// git reads a patch by its name, with no read bit on the
+		// directory (holdGitState gave back those the call took).
+		return nil, []string{fmt.Sprintf("loopguard: could not look at %s after this +git call (%v): end the operation with git am --abort", dir, err)}
 	}
 	f := os.NewFile(uintptr(fd), dir)
 	ents, rerr := f.ReadDir(-1)
