@@ -813,6 +813,20 @@ git stash store -m "WIP on master" $(git -c user.email=a@b -c user.name=a commit
 			{"grafts", `e=$(commit gr) && echo "$e $e" > .git/info/grafts && git update-ref refs/heads/gr $e`, "refs/heads/gr", "checkout -q gr -- .husky/pre-commit"},
 			{"a commit git cannot walk", `git update-ref refs/heads/evil2 $(commit e2) && git update-ref refs/heads/junk $(printf 'tree %s\nparent 1111111111111111111111111111111111111111\nauthor a <a@b> 0 +0000\ncommitter a <a@b> 0 +0000\n\nx\n' $(git rev-parse HEAD^{tree}) | git hash-object -t commit -w --stdin --literally)`, "every ref, todo and reflog it changed is held", "checkout -q evil2 -- .husky/pre-commit"},
 			{"HEAD removed", `git update-ref refs/heads/master $(commit nr) && rm -f .git/HEAD`, "put back .git/HEAD", "reset -q --hard"},
+			// The thirty-seventh attack run's: a name packed-refs lists
+			// more than once (git's binary search takes a middle one, the
+			// last was looked at, and a delete took one entry), a reflog line
+			// git cat-file dies on (the reflogs were not looked at, and
+			// only said), and resolve-undo stages (git checkout -m).
+			{"a name packed four times", `c=$(git -c user.email=a@b -c user.name=a commit-tree HEAD^{tree} -p HEAD -m clean) && m=$(git rev-parse master) && e=$(commit dup) &&
+printf '# pack-refs with: peeled fully-peeled sorted \n%s refs/heads/dup\n%s refs/heads/dup\n%s refs/heads/dup\n%s refs/heads/dup\n%s refs/heads/master\n' $c $e $e $c $m > .git/packed-refs && rm -f .git/refs/heads/master &&
+test $(git rev-parse dup) = $e`, "refs/heads/dup", "checkout -q dup -- .husky/pre-commit"},
+			{"a reflog line git will not resolve", `s=$(commit s) && i=$(git -c user.email=a@b -c user.name=a commit-tree HEAD^{tree} -p HEAD -m index) &&
+git stash store -m "WIP on master" $(git -c user.email=a@b -c user.name=a commit-tree $(git rev-parse $s^{tree}) -p HEAD -p $i -m WIP) &&
+git stash store -m "WIP on master" $(git -c user.email=a@b -c user.name=a commit-tree HEAD^{tree} -p HEAD -p $i -m WIP2) && echo '@{u}' >> .git/logs/refs/stash`, "held back .git/logs/refs/stash", "stash pop -q; stash pop -q"},
+			{"resolve-undo", `m=$(git ls-files -s .husky/pre-commit | cut -c1-6) && h=$(git rev-parse :.husky/pre-commit) &&
+printf '0 %s\t.husky/pre-commit\n100755 %s 1\t.husky/pre-commit\n100755 %s 2\t.husky/pre-commit\n100755 %s 3\t.husky/pre-commit\n' $(printf %040d 0) $B $B $B | git update-index --index-info &&
+git update-index --cacheinfo $m,$h,.husky/pre-commit`, "dropped the resolve-undo record", "checkout -m -- .husky/pre-commit"},
 			{"a name padded", `python3 ` + craft + ` namelen .envrc $B X`, "put back git's index as it was before this +git call", "checkout -q -- .envrc"},
 			{"an am patch", `git format-patch -1 --stdout $(commit am) | amstate`, "held back .git/rebase-apply/0002", "am --skip"},
 			{"an am patch's own prefix", `git format-patch --src-prefix=c/ --dst-prefix=c/ -1 --stdout $(commit amc) | amstate`, "held back .git/rebase-apply/0002", "am --skip"},

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -329,12 +330,12 @@ func readIndex(data []byte, idLen int, keep func(string) bool) (indexEntries, in
 	return out, ext, nil
 }
 
-// cachedTrees is the index data's TREE extension (whose extensions begin
-// at ext), nil when it has none.
-func cachedTrees(data []byte, ext, idLen int) []byte {
+// indexExtension is the index data's extension sig (TREE, REUC), whose
+// extensions begin at ext; nil when it has none.
+func indexExtension(data []byte, ext, idLen int, sig string) []byte {
 	for off := ext; off+8 <= len(data)-idLen; {
 		size := int(binary.BigEndian.Uint32(data[off+4 : off+8]))
-		if string(data[off:off+4]) == "TREE" {
+		if string(data[off:off+4]) == sig {
 			return data[off : off+8+size]
 		}
 		off += 8 + size
@@ -342,17 +343,64 @@ func cachedTrees(data []byte, ext, idLen int) []byte {
 	return nil
 }
 
-// withoutCachedTrees is the index data (whose extensions begin at ext)
-// without its cached trees (the TREE extension), and its checksum made
-// again; ok is false when it had none. git takes a cached tree it finds
+// resolveUndoNames is the paths the index's resolve-undo record (a REUC
+// extension, whole, as indexExtension gives it) holds stages of, with the
+// objects of each; ok is false where it is not as git writes one.
+func resolveUndoNames(reuc []byte, idLen int) (names map[string][]string, ok bool) {
+	names = map[string][]string{}
+	if len(reuc) < 8 {
+		return names, reuc == nil
+	}
+	b := reuc[8:]
+	for len(b) > 0 {
+		end := bytes.IndexByte(b, 0)
+		if end < 0 {
+			return nil, false
+		}
+		name := string(b[:end])
+		b = b[end+1:]
+		var modes [3]uint64
+		for i := range modes {
+			end := bytes.IndexByte(b, 0)
+			if end < 0 {
+				return nil, false
+			}
+			m, err := strconv.ParseUint(string(b[:end]), 8, 32)
+			if err != nil {
+				return nil, false
+			}
+			modes[i] = m
+			b = b[end+1:]
+		}
+		for _, m := range modes {
+			if m == 0 {
+				continue
+			}
+			if len(b) < idLen {
+				return nil, false
+			}
+			names[name] = append(names[name], hex.EncodeToString(b[:idLen]))
+			b = b[idLen:]
+		}
+	}
+	return names, true
+}
+
+// withoutExtensions is the index data (whose extensions begin at ext)
+// without the extensions drop names, and its checksum made again; ok is
+// false when it had none of them. git takes a cached tree (TREE) it finds
 // valid for what it commits: the thirty-fifth attack run's call left the
 // entries as they were and put a tree of its own, holding its hook, as
-// .githooks' cached tree, and the user's next commit committed it.
-func withoutCachedTrees(data []byte, ext, idLen int) (out []byte, ok bool) {
+// .githooks' cached tree, and the user's next commit committed it. And
+// git checkout -m (git restore --merge) makes a conflict again from the
+// resolve-undo stages (REUC): the thirty-seventh attack run's call
+// recorded its hook as all three, and the user's checkout -m -- . wrote
+// it.
+func withoutExtensions(data []byte, ext, idLen int, drop []string) (out []byte, ok bool) {
 	out = append([]byte(nil), data[:ext]...)
 	for off := ext; off+8 <= len(data)-idLen; {
 		size := int(binary.BigEndian.Uint32(data[off+4 : off+8]))
-		if string(data[off:off+4]) == "TREE" {
+		if slices.Contains(drop, string(data[off:off+4])) {
 			ok = true
 		} else {
 			out = append(out, data[off:off+8+size]...)

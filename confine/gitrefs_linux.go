@@ -134,7 +134,10 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 		g.refs, g.head = map[string]string{}, ""
 	}
 	g.logs = map[string]logState{}
-	_ = g.eachLog(func(rel string, data []byte) error {
+	_ = g.eachLog(func(rel string, data []byte, err error) error {
+		if err != nil {
+			return nil
+		}
 		g.logs[rel] = logState{len(data), sha256.Sum256(data)}
 		return nil
 	}, time.Time{})
@@ -195,6 +198,15 @@ func (g *gitRefs) listRefs() (map[string]string, error) {
 	refs = map[string]string{}
 	for _, line := range strings.Split(string(out), "\n") {
 		if id, name, ok := strings.Cut(line, " "); ok {
+			// A name packed-refs lists twice is listed twice, and git's
+			// lookup takes one of them by its binary search, not the last
+			// (the thirty-seventh attack run's "clean evil clean": git
+			// checked out the middle one): each is what the ref names.
+			if was := refs[name]; was != "" && !slices.Contains(strings.Fields(was), id) {
+				id = was + " " + id
+			} else if was != "" {
+				id = was
+			}
 			refs[name] = id
 		}
 	}
@@ -360,9 +372,12 @@ func (g *gitRefs) check(h *holder) []string {
 	}
 	// The reflogs, together: one held when it names a new commit of their
 	// walk, and that walk found one giving executable configuration.
-	logs, lerr := g.reflogs(known)
+	logs, failed, lerr := g.reflogs(known)
 	if lerr != nil {
 		say("could not read the reflogs this +git call wrote (%v): look at git stash list and git reflog before you pop a stash or check out what they name", lerr)
+	}
+	for _, l := range failed {
+		lines = append(lines, g.holdTodo(l, []string{"(not looked at: " + strings.Join(l.ids, "") + ")"}, h)...)
 	}
 	if len(logs) > 0 {
 		var ids []string
@@ -412,6 +427,15 @@ func (g *gitRefs) holdRef(name string, ids, paths []string) []string {
 	case !strings.HasPrefix(name, "refs/") && name != "HEAD":
 		// A pseudo-ref: its file goes (git then has none).
 		err = g.unlinkGit(name)
+	case len(ids) > 1:
+		// A ref packed-refs lists more than once: git deletes one entry
+		// a time (the thirty-seventh attack run's delete left the
+		// other, its hook, and said it had deleted it). Each goes, then
+		// what it named before comes back.
+		err = g.deleteEvery(name)
+		if err == nil && had && len(strings.Fields(old)) == 1 {
+			_, err = g.gitOut(nil, "update-ref", "--no-deref", name, old)
+		}
 	case had:
 		_, err = g.gitOut(nil, "update-ref", "--no-deref", name, old, ids[0])
 	default:
@@ -425,6 +449,34 @@ func (g *gitRefs) holdRef(name string, ids, paths []string) []string {
 		was = "moved it back to " + old
 	}
 	return []string{fmt.Sprintf("loopguard: %s; loopguard %s, and keeps what it named as %s", what, was, held)}
+}
+
+// deleteEvery deletes the ref name until git lists it no more: git's
+// delete of a name packed-refs lists more than once takes one entry, two,
+// or none (three entries took three deletions, one of them a no-op), so
+// up to twice the entries it lists, plus two, are tried.
+func (g *gitRefs) deleteEvery(name string) error {
+	tries := 2
+	for i := 0; i < tries; i++ {
+		out, err := g.gitOut(nil, "for-each-ref", "--format=%(refname)", name)
+		if err != nil {
+			return err
+		}
+		listed := 0
+		for _, f := range strings.Fields(string(out)) {
+			if f == name {
+				listed++
+			}
+		}
+		if listed == 0 {
+			return nil
+		}
+		tries = max(tries, min(i+2*listed+2, 4096))
+		if _, err := g.gitOut(nil, "update-ref", "--no-deref", "-d", name); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("git still lists %s after %d deletions", name, tries)
 }
 
 // putBackHead writes .git/HEAD back as it was before the call.
@@ -823,17 +875,17 @@ func (g *gitRefs) holdTodo(t todo, paths []string, h *holder) []string {
 }
 
 // eachLog calls f with each reflog (.git/logs) changed since t (every one
-// when t is zero), through no link.
-func (g *gitRefs) eachLog(f func(rel string, data []byte) error, t time.Time) error {
+// when t is zero), through no link, or with why it could not be read.
+func (g *gitRefs) eachLog(f func(rel string, data []byte, err error) error, t time.Time) error {
 	return g.walkGit(".git/logs", func(string) bool { return true }, func(dirfd int, rel string, e fs.DirEntry) error {
 		if since, ok := changedSince(dirfd, e.Name(), t); !ok || !since {
 			return nil
 		}
 		data, err := readBeneath(g.root, rel, 64<<20)
 		if err != nil {
-			return fmt.Errorf("%s: %w", rel, err)
+			return f(rel, nil, err)
 		}
-		return f(rel, data)
+		return f(rel, data, nil)
 	})
 }
 
@@ -844,9 +896,15 @@ func (g *gitRefs) eachLog(f func(rel string, data []byte) error, t time.Time) er
 // from X" of HEAD's (the thirty-sixth attack run's two ways). The
 // objects known (what a ref named before the call, or names now) are left
 // out: a commit's own lines name only those.
-func (g *gitRefs) reflogs(known map[string]bool) ([]todo, error) {
-	var out []todo
-	err := g.eachLog(func(rel string, data []byte) error {
+func (g *gitRefs) reflogs(known map[string]bool) (out, failed []todo, err error) {
+	err = g.eachLog(func(rel string, data []byte, err error) error {
+		// One that cannot be read, or whose words git will not resolve
+		// (the thirty-seventh attack run's "@{u}" line, on which git
+		// cat-file dies), is not looked at: the call's, it is held.
+		if err != nil {
+			failed = append(failed, todo{rel: rel, use: "git stash pop, git checkout - or a reset to ref@{N}", ids: []string{err.Error()}})
+			return nil
+		}
 		if was, ok := g.logs[rel]; ok && len(data) >= was.size && sha256.Sum256(data[:was.size]) == was.sum {
 			data = data[was.size:]
 		}
@@ -881,7 +939,8 @@ func (g *gitRefs) reflogs(known map[string]bool) ([]todo, error) {
 		if len(words) > 0 {
 			ids, err := g.resolve(words)
 			if err != nil {
-				return err
+				failed = append(failed, todo{rel: rel, use: t.use, ids: []string{err.Error()}})
+				return nil
 			}
 			for _, id := range ids {
 				if !known[id] {
@@ -895,7 +954,7 @@ func (g *gitRefs) reflogs(known map[string]bool) ([]todo, error) {
 		}
 		return nil
 	}, g.started)
-	return out, err
+	return out, failed, err
 }
 
 // foreignCommits are, for each of tips (object names), the paths of
@@ -1156,18 +1215,40 @@ func (g *gitRefs) dropCachedTrees() []string {
 	if err != nil {
 		return []string{fmt.Sprintf("loopguard: could not drop the cached trees of git's index, which this +git call changed (%v): run git read-tree HEAD && git add -u before you commit, or look at what you commit", err)}
 	}
-	// Cached trees as they were (git status refreshing the index keeps
-	// them) are the user's.
-	if _, bext, err := readIndex(g.index, idLen, func(string) bool { return false }); err == nil &&
-		bytes.Equal(cachedTrees(data, ext, idLen), cachedTrees(g.index, bext, idLen)) {
+	// Cached trees and resolve-undo stages as they were (git status
+	// refreshing the index keeps them) are the user's.
+	var drop []string
+	_, bext, berr := readIndex(g.index, idLen, func(string) bool { return false })
+	if berr != nil || !bytes.Equal(indexExtension(data, ext, idLen, "TREE"), indexExtension(g.index, bext, idLen, "TREE")) {
+		drop = append(drop, "TREE")
+	}
+	// A resolve-undo record the call changed is dropped where it holds a
+	// stage of executable configuration that is not the worktree's (or
+	// is not read as git writes one): a merge's conflicts resolved in a
+	// call keep theirs.
+	if reuc := indexExtension(data, ext, idLen, "REUC"); reuc != nil && (berr != nil || !bytes.Equal(reuc, indexExtension(g.index, bext, idLen, "REUC"))) {
+		names, ok := resolveUndoNames(reuc, idLen)
+		for rel, ids := range names {
+			if g.protectedPath(rel) && slices.ContainsFunc(ids, func(id string) bool { return !g.worktreeHas(id, rel) }) {
+				ok = false
+			}
+		}
+		if !ok {
+			drop = append(drop, "REUC")
+		}
+	}
+	if len(drop) == 0 {
 		return nil
 	}
-	out, ok := withoutCachedTrees(data, ext, idLen)
+	out, ok := withoutExtensions(data, ext, idLen, drop)
 	if !ok {
 		return nil
 	}
 	if err := g.writeGit("index", out); err != nil {
 		return []string{fmt.Sprintf("loopguard: could not drop the cached trees of git's index, which this +git call changed (%v): run git read-tree HEAD && git add -u before you commit, or look at what you commit", err)}
+	}
+	if slices.Contains(drop, "REUC") {
+		return []string{"loopguard: dropped the resolve-undo record of git's index, which this +git call changed: git checkout -m (git restore --merge) makes a conflict again from it, writing what it names"}
 	}
 	return nil
 }
