@@ -540,14 +540,18 @@ func (p pinned) openRoot(r string, flags int) (int, error) {
 // a slash (the thirty-second attack run's "/../evil" beside an empty
 // directory git-merge-, in rebase-merge/strategy and in sequencer/opts);
 // git am's options for git apply (--unsafe-paths, --directory: a patch of
-// the call's applied outside the project).
+// the call's applied outside the project); the subtree strategy and a
+// strategy's options, which move where a commit's changes land (the
+// thirty-seventh attack run's pick of a commit whose tree held only
+// pre-commit, with subtree or -Xsubtree=.githooks: the user's --continue
+// wrote .githooks/pre-commit).
 var stateFiles = []struct {
 	dir   string
 	files []stateFile
 }{
-	{"rebase-merge", []stateFile{{"git-rebase-todo", todoRuns}, {"strategy", strategyRuns}}},
+	{"rebase-merge", []stateFile{{"git-rebase-todo", todoRuns}, {"strategy", strategyRuns}, {"strategy_opts", nonEmpty}}},
 	{"sequencer", []stateFile{{"todo", todoRuns}, {"opts", optsRun}}},
-	{"rebase-apply", []stateFile{{"apply-opt", func(b []byte) bool { return len(bytes.TrimSpace(b)) > 0 }}}},
+	{"rebase-apply", []stateFile{{"apply-opt", nonEmpty}}},
 }
 
 // stateFile is one file of stateFiles and its judge.
@@ -557,8 +561,12 @@ type stateFile struct {
 }
 
 // gitStrategies are git's own merge strategies, which it runs in its own
-// process (builtin/merge.c, sequencer.c).
-var gitStrategies = []string{"ort", "recursive", "resolve", "octopus", "ours", "subtree"}
+// process (builtin/merge.c, sequencer.c), but subtree, which shifts a
+// commit's paths below a directory it picks.
+var gitStrategies = []string{"ort", "recursive", "resolve", "octopus", "ours"}
+
+// nonEmpty: the file holds anything.
+func nonEmpty(b []byte) bool { return len(bytes.TrimSpace(b)) > 0 }
 
 // strategyRuns: rebase-merge/strategy names a strategy that is not git's
 // own.
@@ -567,14 +575,15 @@ func strategyRuns(b []byte) bool {
 }
 
 // optsRun: sequencer/opts (git's configuration syntax) sets a strategy
-// that is not git's own, or cannot be read as git reads it.
+// that is not git's own, or a strategy's option, or cannot be read as git
+// reads it.
 func optsRun(b []byte) bool {
 	ents, err := gitconfig.Parse(b)
 	if err != nil {
 		return true
 	}
 	for _, e := range ents {
-		if e.Name == "options.strategy" && !slices.Contains(gitStrategies, strings.TrimSpace(e.Value)) {
+		if e.Name == "options.strategy" && !slices.Contains(gitStrategies, strings.TrimSpace(e.Value)) || e.Name == "options.strategy-option" {
 			return true
 		}
 	}
@@ -669,9 +678,9 @@ func holdStateFile(base string, dir int, rel string, runs func([]byte) bool, sta
 	lines := mayMove(dir, filepath.Join(base, filepath.Dir(rel)), name, filepath.Join(base, rel))
 	where, _, err := h.move(dir, name, rel)
 	if err != nil {
-		return append(lines, fmt.Sprintf("loopguard: this call left %s, which git would follow on your --continue (an exec line, a strategy that is not git's, git apply's options), and loopguard could not move it (%v): end the operation with --abort", filepath.Join(base, rel), err))
+		return append(lines, fmt.Sprintf("loopguard: this call left %s, which git would follow on your --continue (an exec line, a strategy that is not git's or moves paths, a strategy's options, git apply's options), and loopguard could not move it (%v): end the operation with --abort", filepath.Join(base, rel), err))
 	}
-	return append(lines, fmt.Sprintf("loopguard: held back %s, which this call left: git would run what it names, unconfined, on your --continue (an exec line, a strategy that is not git's, git apply's options) (%s); end the operation with --abort", filepath.Join(base, rel), where))
+	return append(lines, fmt.Sprintf("loopguard: held back %s, which this call left: git would run what it names, unconfined, on your --continue (an exec line, a strategy that is not git's or moves paths, a strategy's options, git apply's options) (%s); end the operation with --abort", filepath.Join(base, rel), where))
 }
 
 // gitDirsBelow adds to dirs the git directory rel (below base) and

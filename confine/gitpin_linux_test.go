@@ -721,6 +721,10 @@ func TestGitStateJudges(t *testing.T) {
 		{strategyRuns, "recursive", false},
 		{strategyRuns, "/../evil\n", true},
 		{strategyRuns, "custom", true},
+		{strategyRuns, "subtree\n", true},
+		{nonEmpty, " '--subtree=.githooks'", true},
+		{nonEmpty, "\n", false},
+		{optsRun, "[options]\n\tstrategy-option = subtree=.githooks\n", true},
 		{optsRun, "[options]\n\tstrategy = ort\n\tsignoff = true\n", false},
 		{optsRun, "[options]\n\tStrategy = s/../.evil\n", true},
 		{optsRun, "[options]\n\tstrategy = \"/../e\"\n", true},
@@ -783,6 +787,14 @@ mkdir -p .husky && printf '#!/bin/sh\necho benign\n' > .husky/pre-commit && echo
 B=$(printf '#!/bin/sh\necho PWNED\n' | git hash-object -w --stdin)
 commit() { GIT_INDEX_FILE=$TMPDIR/i git read-tree HEAD && GIT_INDEX_FILE=$TMPDIR/i git update-index --cacheinfo 100755,$B,.husky/pre-commit &&
   git -c user.email=a@b -c user.name=a commit-tree $(GIT_INDEX_FILE=$TMPDIR/i git write-tree) -p HEAD -m "$1"; }
+# The hook's content moved to notes.sh (TB, MB), then notes.sh made the call's (TC, MC):
+# git's merges follow the rename into the hook.
+H=$(git rev-parse HEAD:.husky/pre-commit)
+ren() { export GIT_INDEX_FILE=$TMPDIR/ri; git read-tree HEAD && git update-index --force-remove .husky/pre-commit &&
+  git update-index --add --cacheinfo 100755,$H,notes.sh && TB=$(git write-tree) && git update-index --add --cacheinfo 100755,$B,notes.sh && TC=$(git write-tree)
+  unset GIT_INDEX_FILE; MB=$(git commit-tree $TB -p HEAD -m move) && MC=$(git commit-tree $TC -p $MB -m tidy); }
+# A tree of the one file NAME with blob ID.
+one() { printf '100755 blob %s\t%s\n' $2 $1 | git mktree; }
 # A git am stopped at a patch that does not apply, whose next is the mail on stdin.
 amstate() { printf 'From: a <a@b>\nSubject: [PATCH] bad\n\n---\ndiff --git a/src.txt b/src.txt\n--- a/src.txt\n+++ b/src.txt\n@@ -1 +1 @@\n-nothere\n+x\n' > $TMPDIR/bad
   git -c user.email=a@b -c user.name=a am -q $TMPDIR/bad >/dev/null 2>&1; cat > .git/rebase-apply/0002 && echo 2 > .git/rebase-apply/last; }
@@ -828,6 +840,13 @@ git stash store -m "WIP on master" $(git -c user.email=a@b -c user.name=a commit
 printf '0 %s\t.husky/pre-commit\n100755 %s 1\t.husky/pre-commit\n100755 %s 2\t.husky/pre-commit\n100755 %s 3\t.husky/pre-commit\n' $(printf %040d 0) $B $B $B | git update-index --index-info &&
 git update-index --cacheinfo $m,$h,.husky/pre-commit`, "dropped the resolve-undo record", "checkout -m -- .husky/pre-commit"},
 			{"a name padded", `python3 ` + craft + ` namelen .envrc $B X`, "put back git's index as it was before this +git call", "checkout -q -- .envrc"},
+			{"a rename, cherry-picked", `ren && git update-ref refs/heads/feature $MC`, "refs/heads/feature", "cherry-pick feature"},
+			{"a rename, reverted", `ren && git update-ref refs/heads/feature $(git commit-tree $TB -p $MC -m x)`, "refs/heads/feature", "revert --no-edit feature"},
+			{"a rename, stashed", `ren && I=$(git commit-tree $TB -p $MB -m i) && git stash store -m WIP $(git commit-tree $TC -p $MB -p $I -m WIP)`, "refs/stash", "stash pop -q"},
+			{"a rename from a root", `R=$(git commit-tree $(one notes.sh $H) -m root) && git update-ref refs/heads/feature $(git commit-tree $(one notes.sh $B) -p $R -m c)`, "refs/heads/feature", "cherry-pick feature"},
+			{"a rename, merged into a branch of the call's", `ren && git update-ref refs/heads/k $(git commit-tree $(git rev-parse HEAD^{tree}) -p $MB -m k) && git update-ref refs/heads/feature $MC`, "refs/heads/feature", "checkout -q k; merge -q --no-edit feature"},
+			{"a rename, picked by a rebase", `ren && GIT_SEQUENCE_EDITOR="sed -i 1ibreak" git -c user.email=a@b -c user.name=a rebase -q -i HEAD; echo "pick $MC" > .git/rebase-merge/git-rebase-todo`, "held back .git/rebase-merge/git-rebase-todo", "rebase --continue"},
+			{"a subtree strategy's options", `GIT_SEQUENCE_EDITOR="sed -i 1ibreak" git -c user.email=a@b -c user.name=a rebase -q -i HEAD; printf " '--subtree=.husky'" > .git/rebase-merge/strategy_opts`, "rebase-merge/strategy_opts", "rebase --continue"},
 			{"an am patch", `git format-patch -1 --stdout $(commit am) | amstate`, "held back .git/rebase-apply/0002", "am --skip"},
 			{"an am patch's own prefix", `git format-patch --src-prefix=c/ --dst-prefix=c/ -1 --stdout $(commit amc) | amstate`, "held back .git/rebase-apply/0002", "am --skip"},
 			{"an am patch, its directory unreadable", `git format-patch --src-prefix=c/ --dst-prefix=c/ -1 --stdout $(commit amr) | amstate && chmod 311 .git/rebase-apply`, "held back .git/rebase-apply/0002", "am --skip"},
@@ -873,7 +892,7 @@ git -c user.email=a@b -c user.name=a am -q --directory=.husky .git/bad >/dev/nul
 			}
 			// Back as it was for the next case.
 			j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
-git rebase --abort 2>/dev/null; git am --abort 2>/dev/null; rm -rf .git/rebase-apply; git checkout -q master 2>/dev/null; git stash clear; rm -f .git/ORIG_HEAD .git/evilfile .husky/post-commit .git/info/grafts
+git rebase --abort 2>/dev/null; git am --abort 2>/dev/null; git cherry-pick --abort 2>/dev/null; git revert --abort 2>/dev/null; git merge --abort 2>/dev/null; rm -rf .git/rebase-apply; git checkout -q master 2>/dev/null; git stash clear; rm -f .git/ORIG_HEAD .git/evilfile .husky/post-commit .git/info/grafts
 git reset -q --hard `+head+`; git for-each-ref --format='%(refname)' refs/heads refs/tags | grep -v '^refs/heads/master$' | xargs -r -n1 git update-ref -d; rm -f .git/refs/heads/junk`)
 		}
 		if held := git("for-each-ref", "--format=%(refname)", "refs/loopguard-held/"); held == "" {

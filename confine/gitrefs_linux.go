@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/sha1"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -82,8 +81,9 @@ type gitRefs struct {
 	started time.Time
 	head    string // .git/HEAD's text before the call
 	refs    map[string]string
-	index   []byte // .git/index before the call (nil when there was none)
-	idLen   int    // an object's name's length, in bytes (objectIDLen)
+	index   []byte            // .git/index before the call (nil when there was none)
+	idLen   int               // an object's name's length, in bytes (objectIDLen)
+	after   map[string]string // refs after the call (check's)
 	// logs are the reflogs before the call: each one's size and the
 	// SHA-256 of its bytes (reflogs looks at what the call appended).
 	logs map[string]logState
@@ -181,6 +181,35 @@ func (g *gitRefs) runGit(env []string, stdin string, args []string) ([]byte, err
 		return nil, fmt.Errorf("git %s: %v: %s", args[0], err, bytes.TrimSpace(stderr.Bytes()))
 	}
 	return out, nil
+}
+
+// heads are the commits HEAD named before the call and names after it,
+// and those of the refs the call made or moved: what the user's next
+// merge, cherry-pick or revert takes as ours (a branch of the call's
+// checked out first). The user's other branches are not: a commit of the
+// call's cherry-picked onto one whose executable configuration is not
+// HEAD's is not looked at.
+func (g *gitRefs) heads() []string {
+	var out []string
+	name := func(text string, refs map[string]string) {
+		id := refs["HEAD"]
+		if target, ok := strings.CutPrefix(strings.TrimSpace(text), "ref: "); ok {
+			id = refs[target]
+		}
+		if f := strings.Fields(id); len(f) > 0 && !slices.Contains(out, f[0]) {
+			out = append(out, f[0])
+		}
+	}
+	name(g.head, g.refs)
+	if now, err := readBeneath(g.root, ".git/HEAD", 4096); err == nil {
+		name(string(now), g.after)
+	}
+	for _, ref := range slices.Sorted(maps.Keys(g.after)) {
+		if v := g.after[ref]; v != g.refs[ref] && strings.HasPrefix(ref, "refs/heads/") {
+			name("ref: "+ref, g.after)
+		}
+	}
+	return out
 }
 
 // listRefs is every ref with the object it names (HEAD, when detached, as
@@ -301,6 +330,7 @@ func (g *gitRefs) check(h *holder) []string {
 		}
 	}
 	after, err := g.listRefs()
+	g.after = after
 	if err != nil {
 		if _, gerr := g.gitOut(nil, "rev-parse", "--git-dir"); gerr != nil && g.head == "" {
 			return lines // not a repository to git, before the call or after: nothing for the user's git to follow
@@ -1053,6 +1083,10 @@ func (g *gitRefs) foreignCommits(groups map[string][]string) (out, reach map[str
 			}
 		}
 	}
+	// And what the user's merges of each would write (gitmerge_linux.go).
+	if err := g.mergedPaths(slices.Compact(slices.Sorted(slices.Values(all))), g.heads(), bad); err != nil {
+		return nil, nil, err
+	}
 	for key, commits := range reach {
 		for _, c := range commits {
 			for _, p := range bad[c] {
@@ -1122,15 +1156,7 @@ func (g *gitRefs) worktreeHas(id, rel string) bool {
 
 // blobID is git's name of a blob holding data, in the object format whose
 // names are idLen hexadecimal digits long (SHA-1's 40, SHA-256's 64).
-func blobID(data []byte, idLen int) string {
-	h := sha1.New()
-	if idLen == 2*sha256.Size {
-		h = sha256.New()
-	}
-	fmt.Fprintf(h, "blob %d\x00", len(data))
-	h.Write(data)
-	return hex.EncodeToString(h.Sum(nil))
-}
+func blobID(data []byte, idLen int) string { return objectID("blob", data, idLen) }
 
 // checkIndex puts back each index entry of executable configuration the
 // call changed to content other than the worktree's (a conflict's stage

@@ -1,0 +1,354 @@
+//go:build linux
+
+package confine
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A commit whose own change touches no executable configuration can still
+// write it when the user's git merges it: git's merges match paths by
+// rename, so a commit of the call's that holds the hook's content as
+// notes.sh, and a child that changes notes.sh, have the user's cherry-pick,
+// revert, rebase, stash pop or merge of the child write the change into
+// .githooks/pre-commit (the thirty-seventh attack run: each of those ran
+// the call's hook; a root commit did it with nothing deleted anywhere). A
+// directory rename and a subtree shift do the same. So the check asks
+// git's own merge (merge-tree --write-tree, ort, as the user's git runs
+// it) what each of those would write, against HEAD as it was before the
+// call and as it is after: a merge's result whose executable configuration
+// is content that neither the worktree has nor either side had at that
+// path came from elsewhere, and the commit is held like one that changes
+// it. Nothing is written to the user's object store: the merges' commits
+// and trees go to a directory of their own, which reads the store as an
+// alternate.
+
+// maxMerges bounds the merges one check asks git for; past it the check
+// holds what it could not look at.
+const maxMerges = 512
+
+// merge is one of the user's git operations, as git's merge runs it: a
+// three-way merge of trees (base, ours, theirs), or with base "" a merge
+// of the commits ours and theirs, from their merge base.
+type merge struct{ base, ours, theirs string }
+
+// commitInfo is a commit's tree and parents.
+type commitInfo struct {
+	tree    string
+	parents []string
+}
+
+// mergedPaths adds to bad, for each of the commits (new ones, each with
+// what rev-list gave), the executable configuration the user's merges of
+// it would write with content from elsewhere.
+func (g *gitRefs) mergedPaths(commits []string, heads []string, bad map[string][]string) error {
+	info, err := g.commitInfos(slices.Concat(commits, heads))
+	if err != nil {
+		return err
+	}
+	isNew := map[string]bool{}
+	for _, c := range commits {
+		isNew[c] = true
+	}
+	// within: a is b or one of b's ancestors through the call's commits
+	// (an older commit is none of a new one's descendants).
+	within := func(a, b string) bool {
+		seen := map[string]bool{}
+		for stack := []string{b}; len(stack) > 0; {
+			c := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if c == a {
+				return true
+			}
+			if seen[c] || !isNew[c] {
+				continue
+			}
+			seen[c] = true
+			stack = append(stack, info[c].parents...)
+		}
+		return false
+	}
+	empty := emptyTree(g.idLen)
+	var merges []merge
+	from := map[merge][]string{} // the commits each merge judges
+	add := func(m merge, c string) {
+		if m.base != "" && (m.base == m.ours || m.base == m.theirs || m.ours == m.theirs) {
+			return // the result is one side's, path by path
+		}
+		if _, ok := from[m]; !ok {
+			merges = append(merges, m)
+		}
+		from[m] = append(from[m], c)
+	}
+	for _, x := range commits {
+		xi, ok := info[x]
+		if !ok {
+			continue
+		}
+		parent := empty
+		if len(xi.parents) > 0 {
+			if pi, ok := info[xi.parents[0]]; ok {
+				parent = pi.tree
+			} else if parent, err = g.treeOf(xi.parents[0]); err != nil {
+				return err
+			}
+		}
+		for _, o := range heads {
+			oi, ok := info[o]
+			if !ok || within(x, o) {
+				continue // o holds x's change already
+			}
+			add(merge{parent, oi.tree, xi.tree}, x) // cherry-pick, rebase, stash pop
+			add(merge{xi.tree, oi.tree, parent}, x) // revert
+			if !within(o, x) {
+				add(merge{"", o, x}, x) // merge
+			}
+		}
+	}
+	if len(merges) == 0 {
+		return nil
+	}
+	if len(merges) > maxMerges {
+		return fmt.Errorf("%d merges to look at, more than %d", len(merges), maxMerges)
+	}
+	tmp, err := os.MkdirTemp("", "loopguard-merges-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	env := []string{"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(g.project, ".git", "objects"), "GIT_NO_REPLACE_OBJECTS=1"}
+	// A three-way merge of trees is a merge of two commits whose one
+	// parent is a commit of the base: made here, in tmp.
+	var stdin strings.Builder
+	var files []string
+	var want []string
+	commit := func(tree, parent string) string {
+		text := "tree " + tree + "\n"
+		if parent != "" {
+			text += "parent " + parent + "\n"
+		}
+		text += "author loopguard <loopguard> 0 +0000\ncommitter loopguard <loopguard> 0 +0000\n\nloopguard\n"
+		name := filepath.Join(tmp, strconv.Itoa(len(files)))
+		files = append(files, name)
+		if err == nil {
+			err = os.WriteFile(name, []byte(text), 0o600)
+		}
+		id := objectID("commit", []byte(text), g.idLen)
+		want = append(want, id)
+		return id
+	}
+	for _, m := range merges {
+		a, b := m.ours, m.theirs
+		if m.base != "" {
+			base := commit(m.base, "")
+			a, b = commit(m.ours, base), commit(m.theirs, base)
+		}
+		stdin.WriteString(a + " " + b + "\n")
+	}
+	if err != nil {
+		return err
+	}
+	if len(files) > 0 {
+		out, err := g.runGit(env, strings.Join(files, "\n")+"\n", []string{"hash-object", "-t", "commit", "-w", "--stdin-paths"})
+		if err != nil {
+			return err
+		}
+		if got := strings.Fields(string(out)); !slices.Equal(got, want) {
+			return fmt.Errorf("git hash-object made %d commits other than asked", len(got))
+		}
+	}
+	out, err := g.runGit(env, stdin.String(), []string{"merge-tree", "--stdin", "-z", "--write-tree", "--no-messages", "--name-only", "--allow-unrelated-histories"})
+	if err != nil {
+		return err
+	}
+	// Each merge: its status, its tree, the conflicted names, an empty
+	// field.
+	var results []string
+	toks := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(toks) && len(results) < len(merges); {
+		if !isObjectID(toks[i+1]) {
+			return fmt.Errorf("git merge-tree gave %q", toks[i+1])
+		}
+		results = append(results, toks[i+1])
+		for i += 2; i < len(toks) && toks[i] != ""; i++ {
+		}
+		i++
+	}
+	if len(results) != len(merges) {
+		return fmt.Errorf("git merge-tree answered %d of %d merges", len(results), len(merges))
+	}
+	// What each result changes from ours, as the user's worktree would.
+	var pairs strings.Builder
+	pairOf := map[string][]int{} // "OURS RESULT": the merges
+	for i, m := range merges {
+		ours := m.ours
+		if m.base == "" {
+			ours = info[m.ours].tree
+		}
+		pair := ours + " " + results[i]
+		if pairOf[pair] == nil {
+			pairs.WriteString(pair + "\n")
+		}
+		pairOf[pair] = append(pairOf[pair], i)
+	}
+	diff, err := g.runGit(env, pairs.String(), []string{"diff-tree", "--stdin", "-r", "-z", "--raw", "--no-renames", "--diff-filter=AMT"})
+	if err != nil {
+		return err
+	}
+	// The output: each pair's line ("OURS RESULT\n"), then its changes.
+	type found struct {
+		m   int
+		rel string
+		id  string
+	}
+	var changes []found
+	var at []int
+	for toks, i := strings.Split(string(diff), "\x00"), 0; i < len(toks); i++ {
+		tok := toks[i]
+		if head, rest, ok := strings.Cut(tok, "\n"); ok {
+			// A pair's line, then (in the same field) its first change.
+			if at, ok = pairOf[head]; !ok {
+				return fmt.Errorf("git diff-tree gave %q", head)
+			}
+			tok = rest
+		}
+		if strings.HasPrefix(tok, ":") && i+1 < len(toks) {
+			rel := toks[i+1]
+			i++
+			if f := strings.Fields(tok); len(f) == 5 && g.protectedPath(rel) {
+				if at == nil {
+					return fmt.Errorf("git diff-tree gave %q before a pair", tok)
+				}
+				for _, m := range at {
+					changes = append(changes, found{m, rel, f[3]})
+				}
+			}
+		}
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	// Content either side had at that path is the side's change (one a
+	// commit of the call's makes there is judged as its own change).
+	var ask strings.Builder
+	for _, c := range changes {
+		m := merges[c.m]
+		theirs := m.theirs
+		if m.base == "" {
+			theirs = info[m.theirs].tree
+		}
+		ask.WriteString(theirs + ":" + c.rel + "\n")
+		base := m.base
+		if base == "" {
+			base = theirs
+		}
+		ask.WriteString(base + ":" + c.rel + "\n")
+	}
+	had, err := g.runGit(env, ask.String(), []string{"cat-file", "--batch-check=%(objectname)"})
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(had), "\n"), "\n")
+	if len(lines) != 2*len(changes) {
+		return fmt.Errorf("git cat-file answered %d of %d", len(lines), 2*len(changes))
+	}
+	for i, c := range changes {
+		if lines[2*i] == c.id || lines[2*i+1] == c.id || g.worktreeHas(c.id, c.rel) {
+			continue
+		}
+		for _, x := range from[merges[c.m]] {
+			if !slices.Contains(bad[x], c.rel) {
+				bad[x] = append(bad[x], c.rel)
+			}
+		}
+	}
+	return nil
+}
+
+// commitInfos reads each of commits (as stored: no replace object) for
+// its tree and parents.
+func (g *gitRefs) commitInfos(commits []string) (map[string]commitInfo, error) {
+	commits = slices.Compact(slices.Sorted(slices.Values(commits)))
+	out, err := g.runGit([]string{"GIT_NO_REPLACE_OBJECTS=1"}, strings.Join(commits, "\n")+"\n", []string{"cat-file", "--batch"})
+	if err != nil {
+		return nil, err
+	}
+	infos := map[string]commitInfo{}
+	r := bufio.NewReader(bytes.NewReader(out))
+	for range commits {
+		head, err := r.ReadString('\n')
+		if err != nil {
+			return nil, fmt.Errorf("git cat-file: %v", err)
+		}
+		f := strings.Fields(head)
+		if len(f) != 3 {
+			continue // missing
+		}
+		size, err := strconv.Atoi(f[2])
+		if err != nil || size < 0 || size >= len(out) {
+			return nil, fmt.Errorf("git cat-file gave %q", head)
+		}
+		body := make([]byte, size+1)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return nil, fmt.Errorf("git cat-file: %v", err)
+		}
+		if f[1] != "commit" {
+			continue
+		}
+		var ci commitInfo
+		for line := range strings.SplitSeq(string(body[:size]), "\n") {
+			if line == "" {
+				break
+			}
+			if t, ok := strings.CutPrefix(line, "tree "); ok {
+				ci.tree = t
+			} else if p, ok := strings.CutPrefix(line, "parent "); ok {
+				ci.parents = append(ci.parents, p)
+			}
+		}
+		if isObjectID(ci.tree) {
+			infos[f[0]] = ci
+		}
+	}
+	return infos, nil
+}
+
+// treeOf is commit's tree.
+func (g *gitRefs) treeOf(commit string) (string, error) {
+	infos, err := g.commitInfos([]string{commit})
+	if err != nil {
+		return "", err
+	}
+	ci, ok := infos[commit]
+	if !ok {
+		return "", fmt.Errorf("no commit %s", commit)
+	}
+	return ci.tree, nil
+}
+
+// objectID is the name git gives an object of kind with data, of idLen
+// hex digits (SHA-1 or SHA-256).
+func objectID(kind string, data []byte, idLen int) string {
+	h := sha1.New()
+	if idLen == 2*sha256.Size {
+		h = sha256.New()
+	}
+	fmt.Fprintf(h, "%s %d\x00", kind, len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// emptyTree is the empty tree's name.
+func emptyTree(idLen int) string { return objectID("tree", nil, idLen) }
