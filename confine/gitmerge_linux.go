@@ -79,7 +79,8 @@ func (g *gitRefs) mergedPaths(commits []string, heads []string, bad map[string][
 		}
 		return false
 	}
-	empty := emptyTree(g.idLen)
+	hexLen := 2 * g.idLen
+	empty := emptyTree(hexLen)
 	var merges []merge
 	from := map[merge][]string{} // the commits each merge judges
 	add := func(m merge, c string) {
@@ -127,6 +128,10 @@ func (g *gitRefs) mergedPaths(commits []string, heads []string, bad map[string][
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	// git takes a directory for a repository only where its objects are.
+	if err := os.Mkdir(filepath.Join(tmp, "objects"), 0o700); err != nil {
+		return err
+	}
 	env := []string{"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(g.project, ".git", "objects"), "GIT_NO_REPLACE_OBJECTS=1"}
 	// A three-way merge of trees is a merge of two commits whose one
@@ -145,7 +150,7 @@ func (g *gitRefs) mergedPaths(commits []string, heads []string, bad map[string][
 		if err == nil {
 			err = os.WriteFile(name, []byte(text), 0o600)
 		}
-		id := objectID("commit", []byte(text), g.idLen)
+		id := objectID("commit", []byte(text), hexLen)
 		want = append(want, id)
 		return id
 	}
@@ -217,8 +222,9 @@ func (g *gitRefs) mergedPaths(commits []string, heads []string, bad map[string][
 	var at []int
 	for toks, i := strings.Split(string(diff), "\x00"), 0; i < len(toks); i++ {
 		tok := toks[i]
-		if head, rest, ok := strings.Cut(tok, "\n"); ok {
-			// A pair's line, then (in the same field) its first change.
+		// A pair's line (each pair's, one with no change too), then, in
+		// the same field, the first change of the last.
+		for head, rest, ok := strings.Cut(tok, "\n"); ok; head, rest, ok = strings.Cut(tok, "\n") {
 			if at, ok = pairOf[head]; !ok {
 				return fmt.Errorf("git diff-tree gave %q", head)
 			}

@@ -869,6 +869,9 @@ git -c user.email=a@b -c user.name=a am -q --directory=.husky .git/bad >/dev/nul
 			if !strings.Contains(out, c.said) {
 				t.Errorf("namespaces %v, %s: want %q in:\n%s", j.ns, c.name, c.said, out)
 			}
+			if strings.Contains(out, "could not look at what this +git call committed") && c.name != "a commit git cannot walk" {
+				t.Errorf("namespaces %v, %s: held for what the check could not look at, not for what it found:\n%s", j.ns, c.name, out)
+			}
 			if got := git("replace", "-l"); got != "" {
 				t.Errorf("namespaces %v, %s: replace refs after the call: %s", j.ns, c.name, got)
 			}
