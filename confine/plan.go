@@ -1094,7 +1094,7 @@ func removeRun(dir string) error {
 			if d == nil || !d.IsDir() {
 				return nil
 			}
-			if fi, err := os.Lstat(p); err == nil && fi.IsDir() && fi.Mode().Perm()&0o700 != 0o700 && os.Chmod(p, fi.Mode().Perm()|0o700) == nil {
+			if fi, err := os.Lstat(p); err == nil && fi.IsDir() && fi.Mode().Perm()&0o700 != 0o700 && chmodBeneath(dir, relBelow(dir, p), uint32(fi.Mode().Perm()|0o700)) == nil {
 				fixed = true
 			}
 			return nil

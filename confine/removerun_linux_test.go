@@ -1,0 +1,65 @@
+//go:build linux
+
+package confine
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestChmodBeneathFollowsNoLink: removeRun's chmod of a directory that
+// lacks its owner's bits goes through no link, last name or on the way
+// (the thirty-eighth attack run swapped a cache's directory for a link
+// to ~/.netrc between the walk's Lstat and its chmod by path, and the
+// next launch's prune made it 0777). Control: a directory of the tree.
+func TestChmodBeneathFollowsNoLink(t *testing.T) {
+	root, out := t.TempDir(), t.TempDir()
+	victimDir := filepath.Join(out, "vd")
+	victimFile := filepath.Join(out, "netrc")
+	if err := os.Mkdir(victimDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(victimFile, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink(victimDir, filepath.Join(root, "last")))
+	must(os.Symlink(out, filepath.Join(root, "way")))
+	must(os.Mkdir(filepath.Join(root, "sub"), 0o755))
+	must(os.Symlink(victimFile, filepath.Join(root, "sub", "f")))
+	for _, rel := range []string{"last", "way/vd", "sub/f", "../" + filepath.Base(out) + "/vd"} {
+		if err := chmodBeneath(root, rel, 0o777); err == nil {
+			t.Errorf("chmodBeneath(%s) = nil, want an error", rel)
+		}
+	}
+	for p, want := range map[string]os.FileMode{victimDir: 0o700, victimFile: 0o600} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v (%v), want %v", p, fi.Mode().Perm(), err, want)
+		}
+	}
+	// Control: a directory of the tree whose owner lacks its bits.
+	d := filepath.Join(root, "sub", "d")
+	must(os.Mkdir(d, 0o300))
+	must(chmodBeneath(root, relBelow(root, d), 0o700))
+	if fi, err := os.Lstat(d); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("control: %v %v", fi.Mode().Perm(), err)
+	}
+	// And removeRun still removes a tree with such a directory in it.
+	must(os.WriteFile(filepath.Join(d, "x"), nil, 0o600))
+	must(os.Chmod(d, 0o300))
+	must(os.Remove(filepath.Join(root, "sub", "f")))
+	must(os.Remove(filepath.Join(root, "last")))
+	must(os.Remove(filepath.Join(root, "way")))
+	if err := removeRun(root); err != nil {
+		t.Fatalf("removeRun: %v", err)
+	}
+	if _, err := os.Lstat(root); !os.IsNotExist(err) {
+		t.Fatalf("root left: %v", err)
+	}
+}
