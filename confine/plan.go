@@ -1107,6 +1107,15 @@ func removeRun(dir string) error {
 	return err
 }
 
+// relBelow is p relative to dir ("." for dir itself).
+func relBelow(dir, p string) string {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return p
+	}
+	return rel
+}
+
 // maxRemoveRounds bounds removeRun's rounds: a tree of unreadable
 // directories nested deeper stays, for a later launch's prune.
 const maxRemoveRounds = 64

@@ -4,7 +4,6 @@ package confine
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,13 +28,4 @@ func chmodBeneath(root, rel string, mode uint32) error {
 	}
 	defer unix.Close(fd)
 	return unix.Chmod(fmt.Sprintf("/proc/self/fd/%d", fd), mode)
-}
-
-// relBelow is p relative to dir ("." for dir itself).
-func relBelow(dir, p string) string {
-	rel, err := filepath.Rel(dir, p)
-	if err != nil {
-		return p
-	}
-	return rel
 }
