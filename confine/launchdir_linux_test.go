@@ -292,14 +292,21 @@ mkdir -p src/g/objects src/g/refs && echo 'ref: refs/heads/main' > src/g/HEAD &&
 	})
 }
 
-// TestPruneCaches: a private cache no launch has used for a week is
-// removed (a tree the program made unreadable too), at most once an hour;
-// one in use, a name that is not a cache's, and a link named as one (its
-// target untouched) stay; a plan sets its caches' time to its own.
+// TestPruneCaches: a private cache no launch has used for a week (by its
+// file in scratch/used, not its own time, which the program using it can
+// set) is removed (a tree the program made unreadable too), at most once
+// an hour; one in use (its own time a year ago), one with no such file
+// yet (which gets one), a name that is not a cache's, and a link named as
+// one (its target untouched) stay; a plan marks its caches used.
 func TestPruneCaches(t *testing.T) {
 	scratch := t.TempDir()
 	target := t.TempDir()
 	now := time.Now()
+	if err := os.Mkdir(filepath.Join(scratch, usedDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// mk makes a cache used age ago (no file in used when age is 0),
+	// its own time a year ago.
 	mk := func(name string, age time.Duration) string {
 		d := filepath.Join(scratch, name)
 		if err := os.MkdirAll(filepath.Join(d, "ab/cd"), 0o700); err != nil {
@@ -311,9 +318,19 @@ func TestPruneCaches(t *testing.T) {
 		if err := os.Chmod(filepath.Join(d, "ab"), 0); err != nil {
 			t.Fatal(err)
 		}
-		old := now.Add(-age)
-		if err := os.Chtimes(d, old, old); err != nil {
+		year := now.Add(-365 * 24 * time.Hour)
+		if err := os.Chtimes(d, year, year); err != nil {
 			t.Fatal(err)
+		}
+		if age > 0 {
+			used := filepath.Join(scratch, usedDir, name)
+			if err := os.WriteFile(used, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			old := now.Add(-age)
+			if err := os.Chtimes(used, old, old); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return d
 	}
@@ -321,6 +338,7 @@ func TestPruneCaches(t *testing.T) {
 	stale := mk(CacheDir("go-build", true, "/gone"), 8*24*time.Hour)
 	staleNpm := mk(CacheDir("npm", false, "/gone"), 30*24*time.Hour)
 	fresh := mk(CacheDir("pycache", true, "/here"), 6*24*time.Hour)
+	unmarked := mk(CacheDir("pycache", false, "/older"), 0)
 	notCache := mk("go-build-rw-xyz", 30*24*time.Hour)
 	runs := mk(launchesDir, 30*24*time.Hour)
 	link := filepath.Join(scratch, CacheDir("go-build", false, "/link"))
@@ -328,15 +346,18 @@ func TestPruneCaches(t *testing.T) {
 		t.Fatal(err)
 	}
 	pruneCaches(scratch, now)
-	for _, d := range []string{stale, staleNpm} {
+	for _, d := range []string{stale, staleNpm, filepath.Join(scratch, usedDir, filepath.Base(stale))} {
 		if _, err := os.Lstat(d); !os.IsNotExist(err) {
 			t.Errorf("%s, unused for more than a week, is left: %v", d, err)
 		}
 	}
-	for _, d := range []string{fresh, notCache, runs, link, target} { // control
+	for _, d := range []string{fresh, unmarked, notCache, runs, link, target} { // control
 		if _, err := os.Lstat(d); err != nil {
 			t.Errorf("%s removed: %v", d, err)
 		}
+	}
+	if fi, err := os.Lstat(filepath.Join(scratch, usedDir, filepath.Base(unmarked))); err != nil || now.Sub(fi.ModTime()) > time.Minute {
+		t.Errorf("a cache with no file in used got none now: %v %v", fi, err)
 	}
 	// Within the hour nothing is looked at; after it, what went stale is.
 	later := mk(CacheDir("go-build", false, "/later"), 8*24*time.Hour)
@@ -349,7 +370,8 @@ func TestPruneCaches(t *testing.T) {
 		t.Errorf("a stale cache is left after the hour: %v", err)
 	}
 
-	// A plan's caches get its time: a project used now is not pruned.
+	// A plan marks its caches used: a project used now is not pruned,
+	// whatever the time of its cache.
 	root := t.TempDir()
 	proj := filepath.Join(root, "proj")
 	if err := os.MkdirAll(proj, 0o755); err != nil {
@@ -360,21 +382,22 @@ func TestPruneCaches(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := Spec{Project: proj, Cwd: proj, Exe: "/bin/true", Argv: []string{"true"}, Cap: policy.Capability{Write: true}}
-	cache := filepath.Join(e.TempDir, fmt.Sprintf("loopguard-scratch-%d", e.UID), CacheDir("go-build", true, proj))
+	sc := filepath.Join(e.TempDir, fmt.Sprintf("loopguard-scratch-%d", e.UID))
+	used := filepath.Join(sc, usedDir, CacheDir("go-build", true, proj))
 	p, err := NewPlan(s, e)
 	if err != nil {
 		t.Fatal(err)
 	}
 	unlockRun(p.runLock)
 	old := now.Add(-30 * 24 * time.Hour)
-	if err := os.Chtimes(cache, old, old); err != nil {
+	if err := os.Chtimes(used, old, old); err != nil {
 		t.Fatal(err)
 	}
 	if p, err = NewPlan(s, e); err != nil {
 		t.Fatal(err)
 	}
 	unlockRun(p.runLock)
-	if fi, err := os.Lstat(cache); err != nil || time.Since(fi.ModTime()) > time.Minute {
-		t.Errorf("the plan's cache %s: %v %v", cache, fi, err)
+	if fi, err := os.Lstat(used); err != nil || time.Since(fi.ModTime()) > time.Minute {
+		t.Errorf("the plan's cache's mark %s: %v %v", used, fi, err)
 	}
 }

@@ -480,10 +480,8 @@ func (b *planner) privateDirs(s Spec, e Env) error {
 		if p.Env[env], err = private(CacheDir(name, write, s.Project)); err != nil {
 			return err
 		}
-		// Used now: its time is what pruneCaches judges (a directory
-		// private made, in scratch, which no confined program writes).
-		_ = os.Chtimes(p.Env[env], now, now)
 	}
+	markUsed(scratch, []string{p.Env["GOCACHE"], p.Env["npm_config_cache"], p.Env["PYTHONPYCACHEPREFIX"]}, now)
 	pruneCaches(scratch, now)
 	// A temp directory of this launch's own, removed when its last
 	// process has exited: never the shared one (TMPDIR, /tmp, /var/tmp,
@@ -531,13 +529,39 @@ const (
 	pruneEvery = time.Hour
 )
 
+// usedDir holds, in scratch, a file per private cache whose time is when a
+// launch last used it: not the cache's own, which the program using it
+// may set (the thirty-eighth attack run's touch -d 2020-01-01 $GOCACHE).
+const usedDir = "used"
+
+// markUsed sets the time of each cache's file in scratch/used to now.
+func markUsed(scratch string, caches []string, now time.Time) {
+	used := filepath.Join(scratch, usedDir)
+	if os.Mkdir(used, 0o700) != nil {
+		if fi, err := os.Lstat(used); err != nil || !fi.IsDir() {
+			return
+		}
+	}
+	for _, c := range caches {
+		f := filepath.Join(used, filepath.Base(c))
+		if os.Chtimes(f, now, now) != nil {
+			_ = os.WriteFile(f, nil, 0o600)
+		}
+	}
+}
+
+// maxPrune bounds the time one launch spends removing stale caches; what
+// is left is the next prune's.
+const maxPrune = 2 * time.Second
+
 // pruneCaches removes the private caches in scratch (CacheDir's) that no
-// launch has used for staleCache, at most once every pruneEvery (the time
-// of scratch/pruned): one per project and capability kind, they outlast
-// their project (a checkout removed, a test's), and TMPDIR is often in
-// memory (tmpfs). Go trims the entries of a cache in use by itself; npm's
-// and Python's grow. A cache a launch uses has its time set to then
-// (privateDirs).
+// launch has used for staleCache (their files' times in scratch/used), at
+// most once every pruneEvery (the time of scratch/pruned), for at most
+// maxPrune: one per project and capability kind, they outlast their
+// project (a checkout removed, a test's), and TMPDIR is often in memory
+// (tmpfs). Go trims the entries of a cache in use by itself; npm's and
+// Python's grow. A cache with no such file (made before there were any)
+// gets one now, and its week begins.
 func pruneCaches(scratch string, now time.Time) {
 	stamp := filepath.Join(scratch, "pruned")
 	if fi, err := os.Lstat(stamp); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) < pruneEvery && fi.ModTime().Before(now.Add(time.Minute)) {
@@ -557,12 +581,22 @@ func pruneCaches(scratch string, now time.Time) {
 	if err != nil {
 		return
 	}
+	start := time.Now()
 	for _, ent := range ents {
 		if !ent.IsDir() || !isCacheName(ent.Name()) {
 			continue
 		}
-		if fi, err := ent.Info(); err == nil && now.Sub(fi.ModTime()) > staleCache {
-			_ = removeRun(filepath.Join(scratch, ent.Name()))
+		if time.Since(start) > maxPrune {
+			return
+		}
+		used := filepath.Join(scratch, usedDir, ent.Name())
+		fi, err := os.Lstat(used)
+		if err != nil {
+			markUsed(scratch, []string{ent.Name()}, now)
+			continue
+		}
+		if now.Sub(fi.ModTime()) > staleCache && removeRun(filepath.Join(scratch, ent.Name())) == nil {
+			_ = os.Remove(used)
 		}
 	}
 }
