@@ -874,3 +874,24 @@ func TestUndoKeepsWhatItReplaces(t *testing.T) {
 		}
 	}
 }
+
+// TestUndoKeepsBesideItsOwnName: a copy undo keeps is written under a name
+// no file of the project has; the thirty-eighth attack run's call made
+// a.txt.tmp beside the a.txt it changed, keeping a.txt failed, and undo
+// left the call's a.txt. Control: both are put back as they were.
+func TestUndoKeepsBesideItsOwnName(t *testing.T) {
+	w := newWorld(t)
+	want := listing(t, w.proj)
+	s := confine.Spec{Cap: projectWrite(t), Project: w.proj, Cwd: w.proj, Exe: "/bin/sh",
+		Argv: []string{"sh", "-c", `echo EVIL > tracked.txt && echo x > tracked.txt.tmp && echo y > .loopguard-keep-1`}}
+	if out, code := w.run(t, append([]string{w.exec}, s.Args()...)...); code != 0 {
+		t.Fatalf("the call: %d %s", code, out)
+	}
+	out, code := w.run(t, w.cli, "undo", "--yes")
+	if code != 0 || strings.Contains(out, "Could not") {
+		t.Errorf("undo: %d %s", code, out)
+	}
+	if got := listing(t, w.proj); got != want {
+		t.Errorf("after undo:\n%s\nwant:\n%s\nundo said:\n%s", got, want, out)
+	}
+}

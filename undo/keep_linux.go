@@ -64,11 +64,14 @@ func (k *keeper) keep(root int, c Entry) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
 		return err
 	}
-	tmp := to + ".tmp"
-	dst, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	// A name no file of the project has: the thirty-eighth attack run's
+	// call made a.txt.tmp beside a.txt, so keeping a.txt failed, and
+	// undo left the call's a.txt.
+	dst, err := os.CreateTemp(filepath.Dir(to), ".loopguard-keep-*")
 	if err != nil {
 		return err
 	}
+	tmp := dst.Name()
 	_, err = io.Copy(dst, io.LimitReader(src, st.Size))
 	if err == nil {
 		err = dst.Sync()

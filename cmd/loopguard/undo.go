@@ -177,7 +177,7 @@ func undoRun(o *undoOptions) error {
 		}
 	}
 	if len(res.Failed) > 0 {
-		return &cli.Exit{Code: cli.ExitError, Err: fmt.Errorf("%d paths could not be restored", len(res.Failed))}
+		return &cli.Exit{Code: cli.ExitError, Err: fmt.Errorf("paths that could not be restored: %d", len(res.Failed))}
 	}
 	return nil
 }
