@@ -2,6 +2,7 @@ package policy
 
 import (
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,11 +31,11 @@ const maxInstructionFile = 1 << 20
 // user's CLAUDE.md imported (`@docs/notes.md`): a standing instruction
 // written by confined code, which may not write CLAUDE.md itself.
 //
-// An @path in a code span or a fenced code block is not an import (as
-// Claude Code reads it). Nested instruction files in the project's
-// subdirectories (loaded when the agent reads there) and those above the
-// project are not read. A file that cannot be read imports nothing; it
-// never panics.
+// Claude Code's rules (.claude/rules/, its Markdown files) import too.
+// Nested instruction files in the project's subdirectories (loaded when
+// the agent reads there) and those above the project are not read. A
+// file that cannot be read, or is not a regular file (a FIFO would block),
+// imports nothing; it never panics.
 func InstructionImports(project, home string) []string {
 	if !filepath.IsAbs(project) {
 		return nil
@@ -70,12 +71,39 @@ func InstructionImports(project, home string) []string {
 	for _, f := range instructionFiles {
 		follow(filepath.Join(project, f), 0)
 	}
+	for _, f := range rulesFiles(project) {
+		follow(f, 0)
+	}
+	return out
+}
+
+// maxRules bounds the rules files read.
+const maxRules = 256
+
+// rulesFiles are the Markdown files below the project's .claude/rules
+// (Claude Code loads each as instructions), through no link, at most
+// maxRules.
+func rulesFiles(project string) []string {
+	var out []string
+	root := filepath.Join(project, ".claude", "rules")
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || len(out) >= maxRules {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() && strings.HasSuffix(strings.ToLower(d.Name()), ".md") {
+			out = append(out, p)
+		}
+		return nil
+	})
 	return out
 }
 
 // readSmall is the file's first maxInstructionFile bytes ("" when it
 // cannot be read, or is not a regular file).
 func readSmall(file string) string {
+	if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() {
+		return "" // a FIFO's open would wait for a writer
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return ""
@@ -88,39 +116,63 @@ func readSmall(file string) string {
 	return string(b)
 }
 
-// importsOf are the @path references in the Markdown text: an @ at the
-// start of a word, followed by a path (up to white space), outside code
-// spans and fenced code blocks; an e-mail address or a bare @name with no
-// path character is not one.
+// importsOf are the @path references in the Markdown text, read as
+// every agent that imports reads them, and then some: a wrong guess here
+// costs a refused write, a missed import a standing instruction written
+// by confined code. Claude Code takes `(?:^|\s)@((?:[^\s\\]|\\ )+)`
+// (a backslash escapes a space), Gemini CLI `(?<!\S)@([./]?[^\s]+)`; each
+// skips what it reads as code, by rules of its own, which is why code is
+// not skipped here (the thirty-eighth attack run's stray backtick, a span
+// over two lines and a fence that was none each hid an import the agent
+// made). So an @ at the start of a line or after white space, ( or [
+// begins a reference, and each of these is one: the word up to white
+// space as it is, with Claude Code's escaped spaces, and each of those
+// cut at the first of ),]`;, and with its last .:!?,;)] taken off. An
+// e-mail address (an @ after a letter) is none.
 func importsOf(text string) []string {
 	var refs []string
-	fenced := false
-	for line := range strings.SplitSeq(text, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fenced = !fenced
-			continue
+	add := func(ref string) {
+		if ref != "" && !slices.Contains(refs, ref) {
+			refs = append(refs, ref)
 		}
-		if fenced {
-			continue
-		}
-		inCode := false
-		for i := 0; i < len(line); i++ {
-			switch c := line[i]; {
-			case c == '`':
-				inCode = !inCode
-			case c == '@' && !inCode && (i == 0 || strings.ContainsRune(" \t([", rune(line[i-1]))):
-				j := i + 1
-				for j < len(line) && !strings.ContainsRune(" \t)]`,;", rune(line[j])) {
-					j++
-				}
-				ref := strings.TrimRight(line[i+1:j], ".:!?")
-				if ref != "" && (strings.ContainsAny(ref, "/.") || strings.HasPrefix(ref, "~")) {
-					refs = append(refs, ref)
-				}
-				i = j - 1
+	}
+	variants := func(word string) {
+		for _, w := range []string{word, strings.TrimRight(word, ".:!?,;)]")} {
+			add(w)
+			if i := strings.IndexAny(w, "),]`;"); i >= 0 {
+				add(strings.TrimRight(w[:i], ".:!?"))
 			}
 		}
 	}
+	for i := 0; i < len(text); i++ {
+		if text[i] != '@' || (i > 0 && !strings.ContainsRune(" \t\n\r\f\v([", rune(text[i-1]))) {
+			continue
+		}
+		// The word up to white space; Claude Code's, whose "\ " is a
+		// space.
+		j := i + 1
+		for j < len(text) && !isSpace(text[j]) {
+			j++
+		}
+		variants(text[i+1 : j])
+		var esc strings.Builder
+		k := i + 1
+		for k < len(text) {
+			if text[k] == '\\' && k+1 < len(text) && text[k+1] == ' ' {
+				esc.WriteByte(' ')
+				k += 2
+				continue
+			}
+			if isSpace(text[k]) || text[k] == '\\' {
+				break
+			}
+			esc.WriteByte(text[k])
+			k++
+		}
+		variants(esc.String())
+	}
 	return refs
 }
+
+// isSpace is white space as a regular expression's \s takes it (ASCII).
+func isSpace(c byte) bool { return strings.IndexByte(" \t\n\r\f\v", c) >= 0 }

@@ -9,14 +9,22 @@ import (
 
 // TestInstructionImports: the files the project's instruction files
 // import with @path, followed as Claude Code follows them (relative to the
-// importing file, ~/ the home, five hops, each once), and not an @ in a
-// code span or block, an e-mail address or a bare @name (controls).
+// importing file, ~/ the home, five hops, each once), read as both Claude
+// Code and Gemini CLI read a reference, and more: the thirty-eighth attack
+// run wrote, from confined code, each of the files in the second paragraph
+// of CLAUDE.md below, which an agent imports and the last version did not
+// see (a comma, parentheses, an escaped space, a stray backtick, a code
+// span over two lines, a fence that is none, a name with no dot or slash);
+// an @ in code is an import here too. Claude Code's rules import. Controls:
+// an e-mail address, the sixth hop, an instruction file in node_modules.
 func TestInstructionImports(t *testing.T) {
 	dir := t.TempDir()
 	proj, home := filepath.Join(dir, "p"), filepath.Join(dir, "h")
 	files := map[string]string{
 		"p/CLAUDE.md": "# Rules\nSee @docs/notes.md, and (@./style.md).\nMail a@b.c, ask @alice.\n" +
-			"`@docs/span.md` is code.\n```\n@docs/fenced.md\n```\nAnd @~/.claude/mine.md\n",
+			"`@docs/span.md` is code.\n```\n@docs/fenced.md\n```\nAnd @~/.claude/mine.md\n\n" +
+			"@docs/a,b.md @docs/p(1).md @docs/my\\ notes.md\n` stray backtick then @docs/stray.md\n" +
+			"a span `over\ntwo lines` then @docs/multiline.md\n```not a fence```\n@docs/afterfake.md and @Makefile\n",
 		"p/docs/notes.md":            "More in @more.md\n",
 		"p/docs/more.md":             "Loop: @notes.md\n@1.md\n",
 		"p/docs/1.md":                "@2.md",
@@ -25,6 +33,7 @@ func TestInstructionImports(t *testing.T) {
 		"p/docs/4.md":                "@5.md",
 		"p/.gemini/GEMINI.md":        "@../gemini-rules.md",
 		"p/.claude/CLAUDE.md":        "@/abs/rules.md",
+		"p/.claude/rules/go.md":      "Style: @../../docs/ruled.md",
 		"h/.claude/mine.md":          "mine",
 		"p/CLAUDE.local.md":          "nothing here",
 		"p/docs/span.md":             "",
@@ -44,19 +53,18 @@ func TestInstructionImports(t *testing.T) {
 	want := []string{
 		proj + "/docs/notes.md", proj + "/docs/more.md", proj + "/docs/1.md", proj + "/docs/2.md", proj + "/docs/3.md",
 		proj + "/docs/4.md", proj + "/style.md", home + "/.claude/mine.md", "/abs/rules.md", proj + "/gemini-rules.md",
+		proj + "/docs/fenced.md", proj + "/docs/a,b.md", proj + "/docs/p(1).md", proj + "/docs/my notes.md", proj + "/docs/my\\",
+		proj + "/docs/stray.md", proj + "/docs/multiline.md", proj + "/docs/afterfake.md", proj + "/Makefile", proj + "/docs/ruled.md",
 	}
 	for _, w := range want {
 		if !slices.Contains(got, w) {
-			t.Errorf("%s not imported: %v", w, got)
+			t.Errorf("%s not imported: %q", w, got)
 		}
 	}
-	for _, not := range []string{proj + "/docs/5.md", proj + "/docs/span.md", proj + "/docs/fenced.md", proj + "/b.c", proj + "/never.md"} {
+	for _, not := range []string{proj + "/docs/5.md", proj + "/b.c", proj + "/never.md", proj + "/node_modules/x/never.md"} {
 		if slices.Contains(got, not) {
-			t.Errorf("%s taken for an import: %v", not, got)
+			t.Errorf("%s taken for an import: %q", not, got)
 		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("imports %v, want %v", got, want)
 	}
 	// The protected set has them as instruction files.
 	pl := Places{Home: home, Imports: got}.Prepare()
