@@ -847,6 +847,15 @@ git update-index --cacheinfo $m,$h,.husky/pre-commit`, "dropped the resolve-undo
 			{"a rename, merged into a branch of the call's", `ren && git update-ref refs/heads/k $(git commit-tree $(git rev-parse HEAD^{tree}) -p $MB -m k) && git update-ref refs/heads/feature $MC`, "refs/heads/feature", "checkout -q k; merge -q --no-edit feature"},
 			{"a rename, picked by a rebase", `ren && GIT_SEQUENCE_EDITOR="sed -i 1ibreak" git -c user.email=a@b -c user.name=a rebase -q -i HEAD; echo "pick $MC" > .git/rebase-merge/git-rebase-todo`, "held back .git/rebase-merge/git-rebase-todo", "rebase --continue"},
 			{"a subtree strategy's options", `GIT_SEQUENCE_EDITOR="sed -i 1ibreak" git -c user.email=a@b -c user.name=a rebase -q -i HEAD; printf " '--subtree=.husky'" > .git/rebase-merge/strategy_opts`, "rebase-merge/strategy_opts", "rebase --continue"},
+			// In place where the call may take the file's write bit (with
+			// namespaces), else a new file under the name.
+			{"the hook's blob rewritten", `f=.git/objects/$(echo $H | cut -c1-2)/$(echo $H | cut -c3-) && w() { python3 -c 'import zlib,sys; d=b"#!/bin/sh\necho PWNED\n"; open(sys.argv[1],"wb").write(zlib.compress(b"blob %d\0"%len(d)+d))' $f; } &&
+{ { chmod 644 $f && w && chmod 444 $f; } 2>/dev/null || { rm -f $f && w; }; } && git update-index --cacheinfo 100755,$H,.husky/pre-commit`, "held back .git/objects/" + hook[:2] + "/", "reset -q --hard"},
+			{"a pack's index naming the call's blob as the hook's", `P=$(echo $B | git pack-objects -q .git/objects/pack/pack) && i=.git/objects/pack/pack-$P.idx && cat $i > $TMPDIR/idx &&
+python3 -c 'import sys,hashlib,struct
+p,h=sys.argv[1],bytes.fromhex(sys.argv[2]); d=bytearray(open(p,"rb").read())
+d[8:1032]=b"".join(struct.pack(">I",1 if i>=h[0] else 0) for i in range(256)); d[1032:1052]=h
+d[-20:]=hashlib.sha1(bytes(d[:-20])).digest(); open(p,"wb").write(d)' $TMPDIR/idx $H && rm -f $i && cp $TMPDIR/idx $i && rm -f .git/objects/$(echo $H | cut -c1-2)/$(echo $H | cut -c3-)`, "held back .git/objects/pack/pack-", "reset -q --hard"},
 			{"an am patch", `git format-patch -1 --stdout $(commit am) | amstate`, "held back .git/rebase-apply/0002", "am --skip"},
 			{"an am patch's own prefix", `git format-patch --src-prefix=c/ --dst-prefix=c/ -1 --stdout $(commit amc) | amstate`, "held back .git/rebase-apply/0002", "am --skip"},
 			{"an am patch, its directory unreadable", `git format-patch --src-prefix=c/ --dst-prefix=c/ -1 --stdout $(commit amr) | amstate && chmod 311 .git/rebase-apply`, "held back .git/rebase-apply/0002", "am --skip"},
@@ -915,6 +924,15 @@ git reset -q --hard `+head+`; git for-each-ref --format='%(refname)' refs/heads 
 		out, _ = j.launch(t, gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; echo more >> src.txt && git -c user.email=a@b -c user.name=a commit -qam source`)
 		if got := git("log", "-1", "--format=%s"); got != "source" || strings.Contains(out, "loopguard:") {
 			t.Errorf("namespaces %v (control): a commit of a source change: %q\n%s", j.ns, got, out)
+		}
+		// A repack of the call's (git's own pack, loose objects gone) is
+		// the call's to make.
+		out, _ = j.launch(t, gitWrite, "jail-sh", `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git repack -q -a -d && git prune-packed`)
+		if strings.Contains(out, "loopguard:") {
+			t.Errorf("namespaces %v (control): a repack: %s", j.ns, out)
+		}
+		if got := git("cat-file", "-p", "HEAD:.husky/pre-commit"); !strings.Contains(got, "benign") {
+			t.Errorf("namespaces %v (control): the hook after a repack: %s", j.ns, got)
 		}
 		// A git am the call stopped, whose next patch is a source change:
 		// the user's --skip applies it.

@@ -84,6 +84,7 @@ type gitRefs struct {
 	index   []byte            // .git/index before the call (nil when there was none)
 	idLen   int               // an object's name's length, in bytes (objectIDLen)
 	after   map[string]string // refs after the call (check's)
+	objects *objectWatch      // the object store's watch (gitobjects_linux.go)
 	// logs are the reflogs before the call: each one's size and the
 	// SHA-256 of its bytes (reflogs looks at what the call appended).
 	logs map[string]logState
@@ -149,6 +150,8 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("+git: reading .git/index: %w", err)
 	}
+	// Last: what the call writes of the object store is heard from here.
+	g.objects = watchObjects(plan.Project)
 	return g, nil
 }
 
@@ -317,6 +320,8 @@ func (g *gitRefs) check(h *holder) []string {
 	// put-back below from being made (the thirty-fifth attack run's
 	// refs/heads/feat.lock and index.lock).
 	lines = append(lines, g.removeLocks()...)
+	// Objects that are not what their names say, before git reads any.
+	lines = append(lines, g.checkObjects(h)...)
 	lines = append(lines, g.dropHistoryCaches(h)...)
 	// A HEAD the call removed or made unreadable is put back: without it
 	// git sees no repository, and nothing below would look; with it back,
