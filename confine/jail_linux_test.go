@@ -658,8 +658,9 @@ func TestJailLeavesNoProcess(t *testing.T) {
 // (@docs/notes.md) is the agent's instructions as CLAUDE.md is: the
 // thirty-third attack run's project-write call appended to it, a standing
 // instruction for the next session. Refused in both modes, by an append,
-// a rename over it and a move of it; controls: a file CLAUDE.md names in
-// a code block, and another file beside it, are written.
+// a rename over it and a move of it; and a file CLAUDE.md names in a code
+// block (an agent's rules for code are its own: policy.importsOf); control:
+// another file beside them is written.
 func TestJailInstructionImports(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		testfs.Tree(t, j.project, []byte("notes\n"), 0o644, "docs/notes.md", "docs/other.md", "docs/code.md")
@@ -677,13 +678,13 @@ func TestJailInstructionImports(t *testing.T) {
 echo INJECTED > docs/x && mv docs/x docs/notes.md
 mv docs/notes.md docs/moved
 echo more >> docs/other.md; echo more >> docs/code.md; true`)
-		if b, _ := os.ReadFile(filepath.Join(j.project, "docs/notes.md")); string(b) != "notes\n" {
-			t.Errorf("namespaces %v: the file CLAUDE.md imports was written: %q\n%s", j.ns, b, out)
-		}
-		for _, p := range []string{"docs/other.md", "docs/code.md"} {
-			if b, _ := os.ReadFile(filepath.Join(j.project, p)); string(b) != "notes\nmore\n" {
-				t.Errorf("namespaces %v (control): %s: %q\n%s", j.ns, p, b, out)
+		for _, p := range []string{"docs/notes.md", "docs/code.md"} {
+			if b, _ := os.ReadFile(filepath.Join(j.project, p)); string(b) != "notes\n" {
+				t.Errorf("namespaces %v: %s, which CLAUDE.md imports, was written: %q\n%s", j.ns, p, b, out)
 			}
+		}
+		if b, _ := os.ReadFile(filepath.Join(j.project, "docs/other.md")); string(b) != "notes\nmore\n" {
+			t.Errorf("namespaces %v (control): docs/other.md: %q\n%s", j.ns, b, out)
 		}
 	})
 }
