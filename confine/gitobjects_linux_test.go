@@ -1,0 +1,79 @@
+//go:build linux
+
+package confine
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/policy"
+)
+
+// TestCheckObjectsDirMovedIn: the thirty-ninth attack run wrote a forged
+// blob under the hook's blob's name in objects/stash/XX in one call, and in
+// the next removed objects/XX and moved objects/stash/XX there: the watch
+// lost objects/XX (every object changed since the call began is then
+// read), and a move keeps its files' times, so the forged blob was not
+// read and the user's next checkout of the hook wrote the call's. A
+// directory moved in is now read whole. Control: with nothing moved, a
+// rewrite in place of a file is still found, and nothing else is held.
+func TestCheckObjectsDirMovedIn(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, moved := range []bool{false, true} {
+		dir := t.TempDir()
+		home := t.TempDir()
+		proj := filepath.Join(dir, "proj")
+		env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home,
+			"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
+		sh := func(script string) string {
+			t.Helper()
+			cmd := exec.Command("/bin/sh", "-ec", script)
+			cmd.Dir, cmd.Env = proj, env
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v %s", script, err, out)
+			}
+			return strings.TrimSpace(string(out))
+		}
+		mustDo(t, os.MkdirAll(proj, 0o755))
+		sh(`git init -q && mkdir .githooks && printf '#!/bin/sh\nexit 0\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit && git add -A && git commit -qm hook`)
+		id := sh(`git rev-parse HEAD:.githooks/pre-commit`)
+		forge := `python3 -c 'import zlib,sys; d=b"#!/bin/sh\necho PWNED\n"; open(sys.argv[1],"wb").write(zlib.compress(b"blob %d\0"%len(d)+d))' `
+		if moved {
+			// The earlier call's.
+			sh(`mkdir -p .git/objects/stash/` + id[:2] + ` && ` + forge + `.git/objects/stash/` + id[:2] + `/` + id[2:])
+			time.Sleep(200 * time.Millisecond)
+		}
+		root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(dir, "state")}}
+		p := Plan{Project: proj, RunDir: "run-test", started: time.Now()}
+		g, err := snapshotRefs(Spec{Exe: "git"}, p, e, root)
+		if err != nil || g == nil {
+			t.Fatalf("snapshot: %v %v", g, err)
+		}
+		g.env = append(g.env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if moved {
+			sh(`rm -f .git/objects/` + id[:2] + `/* && rmdir .git/objects/` + id[:2] + ` && mv .git/objects/stash/` + id[:2] + ` .git/objects/` + id[:2])
+		} else {
+			sh(`f=.git/objects/` + id[:2] + `/` + id[2:] + ` && chmod 644 $f && ` + forge + `$f`)
+		}
+		held := &holder{p: p, e: e}
+		lines := g.checkObjects(held)
+		held.close()
+		unix.Close(root)
+		if got := sh(`git cat-file -p ` + id); strings.Contains(got, "PWNED") || len(lines) == 0 || !strings.Contains(lines[0], "held back .git/objects/"+id[:2]+"/"+id[2:]) {
+			t.Errorf("moved %v: the forged blob is still %s's: %q; said %q", moved, id, got, lines)
+		}
+	}
+}
