@@ -77,3 +77,94 @@ func TestCheckObjectsDirMovedIn(t *testing.T) {
 		}
 	}
 }
+
+// packIdxRename rewrites a pack index (argv 1) to argv 2, giving the
+// object named argv 3 the name argv 4.
+const packIdxRename = `import sys,struct,hashlib
+src,dst,old,new=sys.argv[1],sys.argv[2],bytes.fromhex(sys.argv[3]),bytes.fromhex(sys.argv[4])
+d=open(src,"rb").read()
+n=struct.unpack(">I",d[8+255*4:8+256*4])[0]
+o=8+256*4
+names=[d[o+20*i:o+20*i+20] for i in range(n)]; o+=20*n
+crcs=[d[o+4*i:o+4*i+4] for i in range(n)]; o+=4*n
+offs=[d[o+4*i:o+4*i+4] for i in range(n)]; o+=4*n
+tail=d[o:-20]  # large offsets (none) + pack checksum
+ents=[(new if nm==old else nm,c,f) for nm,c,f in zip(names,crcs,offs)]
+ents.sort()
+out=bytearray(d[:8])
+for i in range(256): out+=struct.pack(">I",sum(1 for e in ents if e[0][0]<=i))
+for e in ents: out+=e[0]
+for e in ents: out+=e[1]
+for e in ents: out+=e[2]
+out+=tail
+out+=hashlib.sha1(bytes(out)).digest()
+open(dst,"wb").write(bytes(out))
+`
+
+// TestCheckObjectsPackMovedIn: as TestCheckObjectsDirMovedIn, with a pack
+// whose index gives the hook's blob's name to the call's blob, written in
+// objects/stash by an earlier call and moved in as objects/pack (the
+// loose blob removed). Control: a new pack/ made by git, with nothing
+// forged, holds nothing.
+func TestCheckObjectsPackMovedIn(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	for _, forged := range []bool{false, true} {
+		dir := t.TempDir()
+		home := t.TempDir()
+		proj := filepath.Join(dir, "proj")
+		env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home,
+			"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
+		sh := func(script string) string {
+			t.Helper()
+			cmd := exec.Command("/bin/sh", "-ec", script)
+			cmd.Dir, cmd.Env = proj, env
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v %s", script, err, out)
+			}
+			return strings.TrimSpace(string(out))
+		}
+		mustDo(t, os.MkdirAll(proj, 0o755))
+		mustDo(t, os.WriteFile(filepath.Join(dir, "px.py"), []byte(packIdxRename), 0o644))
+		sh(`git init -q && mkdir .githooks && printf '#!/bin/sh\nexit 0\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit && git add -A && git commit -qm hook`)
+		id := sh(`git rev-parse HEAD:.githooks/pre-commit`)
+		// The earlier call's.
+		script := `E=$(printf '#!/bin/sh\necho PWNED\n' | git hash-object -w --stdin); mkdir .git/objects/stash
+p=$(git rev-list --objects --all | cut -c1-40 | grep -v ` + id + ` | { cat; echo $E; } | git pack-objects -q .git/objects/stash/pack)
+rm -f .git/objects/stash/*.rev`
+		if forged {
+			script += `
+python3 ../px.py .git/objects/stash/pack-$p.idx ../new.idx $E ` + id + ` && mv -f ../new.idx .git/objects/stash/pack-$p.idx`
+		}
+		sh(script)
+		time.Sleep(200 * time.Millisecond)
+		root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(dir, "state")}}
+		p := Plan{Project: proj, RunDir: "run-test", started: time.Now()}
+		g, err := snapshotRefs(Spec{Exe: "git"}, p, e, root)
+		if err != nil || g == nil {
+			t.Fatalf("snapshot: %v %v", g, err)
+		}
+		g.env = append(g.env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		sh(`rm -f .git/objects/` + id[:2] + `/` + id[2:] + ` && mv .git/objects/pack .git/objects/pold && mv .git/objects/stash .git/objects/pack && rm -rf .git/objects/pold`)
+		held := &holder{p: p, e: e}
+		lines := g.checkObjects(held)
+		held.close()
+		unix.Close(root)
+		got, _ := exec.Command("git", "-C", proj, "cat-file", "-p", id).CombinedOutput()
+		switch {
+		case forged && (strings.Contains(string(got), "PWNED") || len(lines) == 0 || !strings.Contains(strings.Join(lines, "\n"), "held back .git/objects/pack/pack-")):
+			t.Errorf("the forged pack still gives %s the call's blob: %q; said %q", id, got, lines)
+		case !forged && (len(lines) != 0 || strings.Contains(string(got), "PWNED")):
+			t.Errorf("control: a pack git made was held, or the blob is not the hook's: %q; said %q", got, lines)
+		}
+	}
+}
