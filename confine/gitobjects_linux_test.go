@@ -168,3 +168,68 @@ python3 ../px.py .git/objects/stash/pack-$p.idx ../new.idx $E ` + id + ` && mv -
 		}
 	}
 }
+
+// TestHoldResolutions: a resolution of git rerere's the call wrote
+// (.git/rr-cache/ID/postimage, which git's next merge with that conflict
+// writes into the worktree: the thirty-ninth attack run's wrote the call's
+// hook), made in place, moved in from a directory an earlier call wrote,
+// or reached through a link, is held back. Control: the user's own older
+// resolution, and one beside the call's, stay.
+func TestHoldResolutions(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, c := range []struct{ name, before, during, held string }{
+		{"made", "", "mkdir -p .git/rr-cache/ab && echo evil > .git/rr-cache/ab/postimage", ".git/rr-cache/ab/postimage"},
+		{"moved in", "mkdir -p .git/stage/ab && echo evil > .git/stage/ab/postimage", "mv .git/stage .git/rr-cache", ".git/rr-cache/ab/postimage"},
+		{"id dir moved in", "mkdir -p .git/rr-cache/cd .git/stage/ab && echo mine > .git/rr-cache/cd/postimage && echo evil > .git/stage/ab/postimage", "mv .git/stage/ab .git/rr-cache/ab", ".git/rr-cache/ab/postimage"},
+		{"link", "mkdir -p junk/ab && echo evil > junk/ab/postimage", "ln -s ../junk .git/rr-cache", ".git/rr-cache"},
+		{"id link", "mkdir -p junk/ab .git/rr-cache && echo evil > junk/ab/postimage", "ln -s ../../junk/ab .git/rr-cache/ab", ".git/rr-cache/ab"},
+		{"control", "mkdir -p .git/rr-cache/cd && echo mine > .git/rr-cache/cd/postimage", "echo x > a.txt", ""},
+	} {
+		dir := t.TempDir()
+		home := t.TempDir()
+		proj := filepath.Join(dir, "proj")
+		mustDo(t, os.MkdirAll(proj, 0o755))
+		sh := func(script string) {
+			t.Helper()
+			cmd := exec.Command("/bin/sh", "-ec", script)
+			cmd.Dir, cmd.Env = proj, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v %s", script, err, out)
+			}
+		}
+		sh("git init -q")
+		if c.before != "" {
+			sh(c.before)
+			time.Sleep(200 * time.Millisecond)
+		}
+		root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(dir, "state")}}
+		p := Plan{Project: proj, RunDir: "run-test", started: time.Now()}
+		g, err := snapshotRefs(Spec{Exe: "git"}, p, e, root)
+		if err != nil || g == nil {
+			t.Fatalf("snapshot: %v %v", g, err)
+		}
+		sh(c.during)
+		held := &holder{p: p, e: e}
+		lines := g.holdResolutions(held)
+		held.close()
+		unix.Close(root)
+		if c.held == "" {
+			if len(lines) != 0 {
+				t.Errorf("%s: held %q", c.name, lines)
+			}
+		} else if _, err := os.Lstat(filepath.Join(proj, c.held)); err == nil || len(lines) != 1 || !strings.Contains(lines[0], "held back "+c.held) {
+			t.Errorf("%s: %s not held back: %v %q", c.name, c.held, err, lines)
+		}
+		if strings.Contains(c.before, "mine") {
+			if _, err := os.Stat(filepath.Join(proj, ".git/rr-cache/cd/postimage")); err != nil {
+				t.Errorf("%s: the user's own resolution was moved: %v", c.name, err)
+			}
+		}
+	}
+}

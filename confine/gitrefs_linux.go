@@ -85,6 +85,7 @@ type gitRefs struct {
 	idLen   int               // an object's name's length, in bytes (objectIDLen)
 	after   map[string]string // refs after the call (check's)
 	objects *objectWatch      // the object store's watch (gitobjects_linux.go)
+	rrCache [2]uint64         // .git/rr-cache's device and inode before the call (zero: none)
 	// logs are the reflogs before the call: each one's size and the
 	// SHA-256 of its bytes (reflogs looks at what the call appended).
 	logs map[string]logState
@@ -149,6 +150,9 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("+git: reading .git/index: %w", err)
+	}
+	if st, err := fstatBeneath(root, ".git/rr-cache"); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		g.rrCache = [2]uint64{uint64(st.Dev), st.Ino}
 	}
 	// Last: what the call writes of the object store is heard from here.
 	g.objects = watchObjects(plan.Project)
@@ -323,6 +327,7 @@ func (g *gitRefs) check(h *holder) []string {
 	// Objects that are not what their names say, before git reads any.
 	lines = append(lines, g.checkObjects(h)...)
 	lines = append(lines, g.dropHistoryCaches(h)...)
+	lines = append(lines, g.holdResolutions(h)...)
 	// A HEAD the call removed or made unreadable is put back: without it
 	// git sees no repository, and nothing below would look; with it back,
 	// the user's git would follow what the call left (the thirty-sixth
@@ -547,6 +552,59 @@ func (g *gitRefs) dropHistoryCaches(h *holder) []string {
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("loopguard: held back %s, which this +git call wrote: it tells git other parents or trees than the commits hold (git writes its commit-graph again) (%s)", rel, where))
+	}
+	return lines
+}
+
+// holdResolutions holds back each resolution git's rerere keeps
+// (.git/rr-cache/ID/postimage*) that the call made or changed: git enables
+// rerere where rr-cache is, and the user's next merge with that conflict
+// writes the resolution into the worktree, the hook's path too (the
+// thirty-ninth attack run's postimage for the conflict of the user's own
+// two versions of .githooks/pre-commit: the merge wrote the call's hook,
+// and the user's commit ran it). One the call moved in keeps its time: a
+// resolution whose directory (or rr-cache itself, made or moved in during
+// the call) changed is held too.
+func (g *gitRefs) holdResolutions(h *holder) []string {
+	var rels []string
+	var st unix.Stat_t
+	if statBeneath(g.root, ".git/rr-cache", &st) != nil {
+		return nil
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		// A link (git follows it, to resolutions any later call can
+		// write) or anything else git does not make there.
+		rels = append(rels, ".git/rr-cache")
+	default:
+		whole := [2]uint64{uint64(st.Dev), st.Ino} != g.rrCache
+		_ = g.walkGit(".git/rr-cache", func(dir string) bool { return strings.Count(dir, "/") == 2 }, func(dirfd int, rel string, e fs.DirEntry) error {
+			switch strings.Count(rel, "/") {
+			case 2: // what git makes a directory of a conflict's
+				if e.Type()&fs.ModeSymlink != 0 {
+					rels = append(rels, rel)
+				}
+			case 3:
+				if !strings.HasPrefix(e.Name(), "postimage") {
+					return nil
+				}
+				if s, ok := changedSince(dirfd, e.Name(), g.started); whole || !ok || s || !e.Type().IsRegular() {
+					rels = append(rels, rel)
+				} else if s, ok := changedSince(dirfd, ".", g.started); !ok || s {
+					rels = append(rels, rel)
+				}
+			}
+			return nil
+		})
+	}
+	var lines []string
+	for _, rel := range rels {
+		where, err := g.hold(rel, h)
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("loopguard: this +git call wrote %s, a resolution git's next merge with that conflict writes into the worktree, and loopguard could not move it (%v): remove it before you merge there", rel, err))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("loopguard: held back %s, which this +git call wrote: git's next merge with that conflict would write it into the worktree (git rerere) (%s)", rel, where))
 	}
 	return lines
 }
