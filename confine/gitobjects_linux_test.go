@@ -233,3 +233,54 @@ func TestHoldResolutions(t *testing.T) {
 		}
 	}
 }
+
+// TestAmThreewayHeld: a stopped git am the call left with threeway on
+// merges a patch that does not apply from a tree of the blobs its index
+// lines name, and git's rename detection gave the thirty-ninth attack run's
+// patch of notes.sh (naming the hook's blob) to .githooks/pre-commit:
+// threeway is held back. Control: an am without -3 keeps its state.
+func TestAmThreewayHeld(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, tw := range []string{"t", "f"} {
+		dir := t.TempDir()
+		home := t.TempDir()
+		proj := filepath.Join(dir, "proj")
+		mustDo(t, os.MkdirAll(proj, 0o755))
+		sh := func(script string) {
+			t.Helper()
+			cmd := exec.Command("/bin/sh", "-ec", script)
+			cmd.Dir, cmd.Env = proj, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home,
+				"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v %s", script, err, out)
+			}
+		}
+		sh(`git init -q && mkdir .githooks && printf '#!/bin/sh\nexit 0\n' > .githooks/pre-commit && git add -A && git commit -qm hook`)
+		root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(dir, "state")}}
+		p := Plan{Project: proj, RunDir: "run-test", started: time.Now()}
+		g, err := snapshotRefs(Spec{Exe: "git"}, p, e, root)
+		if err != nil || g == nil {
+			t.Fatalf("snapshot: %v %v", g, err)
+		}
+		g.env = append(g.env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		sh(`H=$(git rev-parse --short HEAD:.githooks/pre-commit); mkdir .git/rebase-apply && echo 1 > .git/rebase-apply/next && echo 1 > .git/rebase-apply/last && echo ` + tw + ` > .git/rebase-apply/threeway
+printf 'From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\nFrom: U <u@x>\nSubject: [PATCH] tidy notes\n\n---\ndiff --git a/notes.sh b/notes.sh\nindex %s..1234567 100755\n--- a/notes.sh\n+++ b/notes.sh\n@@ -1,2 +1,2 @@\n #!/bin/sh\n-exit 0\n+echo PWNED\n' $H > .git/rebase-apply/0001`)
+		held := &holder{p: p, e: e}
+		_, lines := g.amPatches(held)
+		held.close()
+		unix.Close(root)
+		_, err = os.Stat(filepath.Join(proj, ".git/rebase-apply/threeway"))
+		if tw == "t" && (err == nil || len(lines) != 1 || !strings.Contains(lines[0], "held back .git/rebase-apply/threeway")) {
+			t.Errorf("threeway not held back: %v %q", err, lines)
+		}
+		if tw == "f" && (err != nil || len(lines) != 0) {
+			t.Errorf("control: %v %q", err, lines)
+		}
+	}
+}

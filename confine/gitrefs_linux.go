@@ -822,6 +822,19 @@ func (g *gitRefs) amPatches(h *holder) ([]todo, []string) {
 			lines = append(lines, g.holdTodo(todo{rel: rel}, paths, h)...)
 		}
 	}
+	// A patch that does not apply is merged, with -3 (the state's
+	// threeway), from a tree of the blobs its index lines name: git's
+	// rename detection then gives its change to whichever file of HEAD
+	// holds that blob (the thirty-ninth attack run's patch of notes.sh,
+	// naming the hook's blob, wrote the call's hook). Without threeway
+	// git am stops on such a patch, for the user to apply.
+	if tw, err := readBeneath(g.root, dir+"/threeway", 64); err == nil && strings.TrimSpace(string(tw)) == "t" && len(patches) > 0 {
+		if where, err := g.hold(dir+"/threeway", h); err == nil {
+			lines = append(lines, fmt.Sprintf("loopguard: held back %s/threeway, which this +git call left: git am --continue would merge a patch that does not apply by the blobs it names, and git's rename detection can give its change to executable configuration; git am now stops on such a patch for you to apply (%s)", dir, where))
+		} else {
+			lines = append(lines, fmt.Sprintf("loopguard: this +git call left %s/threeway, and loopguard could not move it (%v): end the operation with git am --abort", dir, err))
+		}
+	}
 	return out, lines
 }
 
