@@ -70,22 +70,24 @@ import (
 // (.git, a directory) is looked at: a submodule's and a linked worktree's
 // are not (docs/confinement.md).
 type gitRefs struct {
-	git     string // the git the call ran, or git on the user's PATH
-	env     []string
-	project string
-	root    int // the project's descriptor (run's), set after the call
-	rootID  [2]uint64
-	pl      policy.Places
-	fixed   map[string]bool // fixedInProject's: the hooks directory, the guard's paths
-	run     string          // the launch's directory: the held refs' name
-	started time.Time
-	head    string // .git/HEAD's text before the call
-	refs    map[string]string
-	index   []byte            // .git/index before the call (nil when there was none)
-	idLen   int               // an object's name's length, in bytes (objectIDLen)
-	after   map[string]string // refs after the call (check's)
-	objects *objectWatch      // the object store's watch (gitobjects_linux.go)
-	rrCache [2]uint64         // .git/rr-cache's device and inode before the call (zero: none)
+	git         string // the git the call ran, or git on the user's PATH
+	env         []string
+	project     string
+	root        int // the project's descriptor (run's), set after the call
+	rootID      [2]uint64
+	pl          policy.Places
+	fixed       map[string]bool // fixedInProject's: the hooks directory, the guard's paths
+	run         string          // the launch's directory: the held refs' name
+	started     time.Time
+	head        string // .git/HEAD's text before the call
+	refs        map[string]string
+	index       []byte              // .git/index before the call (nil when there was none)
+	idLen       int                 // an object's name's length, in bytes (objectIDLen)
+	after       map[string]string   // refs after the call (check's)
+	objects     *objectWatch        // the object store's watch (gitobjects_linux.go)
+	merged      map[string][]string // commits merged by mergedPaths, with what each gave
+	mergedHeads string              // the heads they were merged with
+	rrCache     [2]uint64           // .git/rr-cache's device and inode before the call (zero: none)
 	// logs are the reflogs before the call: each one's size and the
 	// SHA-256 of its bytes (reflogs looks at what the call appended).
 	logs map[string]logState
