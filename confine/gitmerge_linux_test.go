@@ -21,31 +21,14 @@ import (
 // source change on HEAD asks no merge and finds nothing, and one on a
 // branch beside HEAD finds nothing.
 func TestMergedPaths(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
 	for _, format := range []string{"sha1", "sha256"} {
 		t.Run(format, func(t *testing.T) {
-			dir := t.TempDir()
-			home := t.TempDir()
-			proj := filepath.Join(dir, "proj")
-			env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home,
-				"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
-			sh := func(script string) string {
-				t.Helper()
-				cmd := exec.Command("/bin/sh", "-ec", script)
-				cmd.Dir, cmd.Env = dir, env
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					t.Fatalf("%s: %v %s", script, err, out)
-				}
-				return strings.TrimSpace(string(out))
-			}
-			sh(`git init -q --object-format=` + format + ` proj && cd proj && mkdir .husky && printf '#!/bin/sh\necho benign\n' > .husky/pre-commit &&
+			proj, home, sh := gitShell(t)
+			sh(`git init -q --object-format=` + format + ` && mkdir .husky && printf '#!/bin/sh\necho benign\n' > .husky/pre-commit &&
 echo s > src.txt && git add -A && git commit -qm hook`)
-			head := sh(`cd proj && git rev-parse HEAD`)
+			head := sh(`git rev-parse HEAD`)
 			// The hook's content as notes.sh, then notes.sh the call's.
-			ids := strings.Fields(sh(`cd proj && H=$(git rev-parse HEAD:.husky/pre-commit) && B=$(printf '#!/bin/sh\necho PWNED\n' | git hash-object -w --stdin)
+			ids := strings.Fields(sh(`H=$(git rev-parse HEAD:.husky/pre-commit) && B=$(printf '#!/bin/sh\necho PWNED\n' | git hash-object -w --stdin)
 export GIT_INDEX_FILE=../ri; git read-tree HEAD; git update-index --force-remove .husky/pre-commit; git update-index --add --cacheinfo 100755,$H,notes.sh
 TB=$(git write-tree); git update-index --add --cacheinfo 100755,$B,notes.sh; TC=$(git write-tree); unset GIT_INDEX_FILE
 MB=$(git commit-tree $TB -p HEAD -m move); MC=$(git commit-tree $TC -p $MB -m tidy); D=$(git commit-tree $TB -p $MC -m back)
@@ -53,21 +36,11 @@ S=$(git commit-tree $(git rev-parse HEAD^{tree}) -p HEAD -m same); echo more >> 
 R=$(printf '100755 blob %s\tnotes.sh\n' $H | git mktree); R=$(git commit-tree $R -m root); RC=$(git commit-tree $(printf '100755 blob %s\tnotes.sh\n' $B | git mktree) -p $R -m c)
 git reset -q; git checkout -q src.txt; echo $MB $MC $D $X $S $R $RC`))
 			mb, mc, d, x, s, r, rc := ids[0], ids[1], ids[2], ids[3], ids[4], ids[5], ids[6]
-			root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer unix.Close(root)
-			g, err := snapshotRefs(Spec{Exe: "git"}, Plan{Project: proj, RunDir: dir, started: time.Now()},
-				Env{Home: home, Places: policy.Places{Home: home}}, root)
-			if err != nil || g == nil {
-				t.Fatalf("snapshot: %v %v", g, err)
-			}
-			g.env = append(g.env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+			g, _, _ := gitSnapshot(t, proj, home)
 			if want := map[string]int{"sha1": 20, "sha256": 32}[format]; g.idLen != want {
 				t.Fatalf("object names of %d bytes, want %d", g.idLen, want)
 			}
-			count := func() string { return sh(`cd proj && git count-objects | cut -d' ' -f1`) }
+			count := func() string { return sh(`git count-objects | cut -d' ' -f1`) }
 			before := count()
 			for _, c := range []struct {
 				name    string
@@ -103,4 +76,51 @@ git reset -q; git checkout -q src.txt; echo $MB $MC $D $X $S $R $RC`))
 			}
 		})
 	}
+}
+
+// gitShell makes dir/proj (and a home) and returns them with a function
+// that runs a shell script in dir/proj as the user's git would run there
+// (no configuration but the repository's, an identity), failing the test
+// when it fails, and giving its output.
+func gitShell(t *testing.T) (proj, home string, sh func(script string) string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	home = t.TempDir()
+	proj = filepath.Join(dir, "proj")
+	mustDo(t, os.MkdirAll(proj, 0o755))
+	env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home,
+		"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
+	return proj, home, func(script string) string {
+		t.Helper()
+		cmd := exec.Command("/bin/sh", "-ec", script)
+		cmd.Dir, cmd.Env = proj, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v %s", script, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+}
+
+// gitSnapshot is the +git check's snapshot of proj (its descriptor closed
+// when the test ends), with the plan and environment of a launch there,
+// its git reading no configuration but the repository's.
+func gitSnapshot(t *testing.T, proj, home string) (*gitRefs, Plan, Env) {
+	t.Helper()
+	root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(root) })
+	e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(filepath.Dir(proj), "state")}}
+	p := Plan{Project: proj, RunDir: filepath.Join(filepath.Dir(proj), "run-test"), started: time.Now()}
+	g, err := snapshotRefs(Spec{Exe: "git"}, p, e, root)
+	if err != nil || g == nil {
+		t.Fatalf("snapshot: %v %v", g, err)
+	}
+	g.env = append(g.env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	return g, p, e
 }

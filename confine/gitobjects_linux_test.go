@@ -9,10 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
-
-	"github.com/loopguard/loopguard/policy"
 )
 
 // TestCheckObjectsDirMovedIn: the thirty-ninth attack run wrote a forged
@@ -24,26 +20,8 @@ import (
 // directory moved in is now read whole. Control: with nothing moved, a
 // rewrite in place of a file is still found, and nothing else is held.
 func TestCheckObjectsDirMovedIn(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
 	for _, moved := range []bool{false, true} {
-		dir := t.TempDir()
-		home := t.TempDir()
-		proj := filepath.Join(dir, "proj")
-		env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home,
-			"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
-		sh := func(script string) string {
-			t.Helper()
-			cmd := exec.Command("/bin/sh", "-ec", script)
-			cmd.Dir, cmd.Env = proj, env
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("%s: %v %s", script, err, out)
-			}
-			return strings.TrimSpace(string(out))
-		}
-		mustDo(t, os.MkdirAll(proj, 0o755))
+		proj, home, sh := gitShell(t)
 		sh(`git init -q && mkdir .githooks && printf '#!/bin/sh\nexit 0\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit && git add -A && git commit -qm hook`)
 		id := sh(`git rev-parse HEAD:.githooks/pre-commit`)
 		forge := `python3 -c 'import zlib,sys; d=b"#!/bin/sh\necho PWNED\n"; open(sys.argv[1],"wb").write(zlib.compress(b"blob %d\0"%len(d)+d))' `
@@ -52,17 +30,7 @@ func TestCheckObjectsDirMovedIn(t *testing.T) {
 			sh(`mkdir -p .git/objects/stash/` + id[:2] + ` && ` + forge + `.git/objects/stash/` + id[:2] + `/` + id[2:])
 			time.Sleep(200 * time.Millisecond)
 		}
-		root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(dir, "state")}}
-		p := Plan{Project: proj, RunDir: "run-test", started: time.Now()}
-		g, err := snapshotRefs(Spec{Exe: "git"}, p, e, root)
-		if err != nil || g == nil {
-			t.Fatalf("snapshot: %v %v", g, err)
-		}
-		g.env = append(g.env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		g, p, e := gitSnapshot(t, proj, home)
 		if moved {
 			sh(`rm -f .git/objects/` + id[:2] + `/* && rmdir .git/objects/` + id[:2] + ` && mv .git/objects/stash/` + id[:2] + ` .git/objects/` + id[:2])
 		} else {
@@ -71,7 +39,6 @@ func TestCheckObjectsDirMovedIn(t *testing.T) {
 		held := &holder{p: p, e: e}
 		lines := g.checkObjects(held)
 		held.close()
-		unix.Close(root)
 		if got := sh(`git cat-file -p ` + id); strings.Contains(got, "PWNED") || len(lines) == 0 || !strings.Contains(lines[0], "held back .git/objects/"+id[:2]+"/"+id[2:]) {
 			t.Errorf("moved %v: the forged blob is still %s's: %q; said %q", moved, id, got, lines)
 		}
@@ -107,29 +74,12 @@ open(dst,"wb").write(bytes(out))
 // loose blob removed). Control: a new pack/ made by git, with nothing
 // forged, holds nothing.
 func TestCheckObjectsPackMovedIn(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")
 	}
 	for _, forged := range []bool{false, true} {
-		dir := t.TempDir()
-		home := t.TempDir()
-		proj := filepath.Join(dir, "proj")
-		env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home,
-			"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
-		sh := func(script string) string {
-			t.Helper()
-			cmd := exec.Command("/bin/sh", "-ec", script)
-			cmd.Dir, cmd.Env = proj, env
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("%s: %v %s", script, err, out)
-			}
-			return strings.TrimSpace(string(out))
-		}
-		mustDo(t, os.MkdirAll(proj, 0o755))
+		proj, home, sh := gitShell(t)
+		dir := filepath.Dir(proj)
 		mustDo(t, os.WriteFile(filepath.Join(dir, "px.py"), []byte(packIdxRename), 0o644))
 		sh(`git init -q && mkdir .githooks && printf '#!/bin/sh\nexit 0\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit && git add -A && git commit -qm hook`)
 		id := sh(`git rev-parse HEAD:.githooks/pre-commit`)
@@ -143,22 +93,11 @@ python3 ../px.py .git/objects/stash/pack-$p.idx ../new.idx $E ` + id + ` && mv -
 		}
 		sh(script)
 		time.Sleep(200 * time.Millisecond)
-		root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(dir, "state")}}
-		p := Plan{Project: proj, RunDir: "run-test", started: time.Now()}
-		g, err := snapshotRefs(Spec{Exe: "git"}, p, e, root)
-		if err != nil || g == nil {
-			t.Fatalf("snapshot: %v %v", g, err)
-		}
-		g.env = append(g.env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		g, p, e := gitSnapshot(t, proj, home)
 		sh(`rm -f .git/objects/` + id[:2] + `/` + id[2:] + ` && mv .git/objects/pack .git/objects/pold && mv .git/objects/stash .git/objects/pack && rm -rf .git/objects/pold`)
 		held := &holder{p: p, e: e}
 		lines := g.checkObjects(held)
 		held.close()
-		unix.Close(root)
 		got, _ := exec.Command("git", "-C", proj, "cat-file", "-p", id).CombinedOutput()
 		switch {
 		case forged && (strings.Contains(string(got), "PWNED") || len(lines) == 0 || !strings.Contains(strings.Join(lines, "\n"), "held back .git/objects/pack/pack-")):
@@ -176,9 +115,6 @@ python3 ../px.py .git/objects/stash/pack-$p.idx ../new.idx $E ` + id + ` && mv -
 // or reached through a link, is held back. Control: the user's own older
 // resolution, and one beside the call's, stay.
 func TestHoldResolutions(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
 	for _, c := range []struct{ name, before, during, held string }{
 		{"made", "", "mkdir -p .git/rr-cache/ab && echo evil > .git/rr-cache/ab/postimage", ".git/rr-cache/ab/postimage"},
 		{"moved in", "mkdir -p .git/stage/ab && echo evil > .git/stage/ab/postimage", "mv .git/stage .git/rr-cache", ".git/rr-cache/ab/postimage"},
@@ -187,38 +123,18 @@ func TestHoldResolutions(t *testing.T) {
 		{"id link", "mkdir -p junk/ab .git/rr-cache && echo evil > junk/ab/postimage", "ln -s ../../junk/ab .git/rr-cache/ab", ".git/rr-cache/ab"},
 		{"control", "mkdir -p .git/rr-cache/cd && echo mine > .git/rr-cache/cd/postimage", "echo x > a.txt", ""},
 	} {
-		dir := t.TempDir()
-		home := t.TempDir()
-		proj := filepath.Join(dir, "proj")
-		mustDo(t, os.MkdirAll(proj, 0o755))
-		sh := func(script string) {
-			t.Helper()
-			cmd := exec.Command("/bin/sh", "-ec", script)
-			cmd.Dir, cmd.Env = proj, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s: %v %s", script, err, out)
-			}
-		}
+		proj, home, run := gitShell(t)
+		sh := func(script string) { run(script) }
 		sh("git init -q")
 		if c.before != "" {
 			sh(c.before)
 			time.Sleep(200 * time.Millisecond)
 		}
-		root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(dir, "state")}}
-		p := Plan{Project: proj, RunDir: "run-test", started: time.Now()}
-		g, err := snapshotRefs(Spec{Exe: "git"}, p, e, root)
-		if err != nil || g == nil {
-			t.Fatalf("snapshot: %v %v", g, err)
-		}
+		g, p, e := gitSnapshot(t, proj, home)
 		sh(c.during)
 		held := &holder{p: p, e: e}
 		lines := g.holdResolutions(held)
 		held.close()
-		unix.Close(root)
 		if c.held == "" {
 			if len(lines) != 0 {
 				t.Errorf("%s: held %q", c.name, lines)
@@ -240,42 +156,17 @@ func TestHoldResolutions(t *testing.T) {
 // patch of notes.sh (naming the hook's blob) to .githooks/pre-commit:
 // threeway is held back. Control: an am without -3 keeps its state.
 func TestAmThreewayHeld(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
 	for _, tw := range []string{"t", "f"} {
-		dir := t.TempDir()
-		home := t.TempDir()
-		proj := filepath.Join(dir, "proj")
-		mustDo(t, os.MkdirAll(proj, 0o755))
-		sh := func(script string) {
-			t.Helper()
-			cmd := exec.Command("/bin/sh", "-ec", script)
-			cmd.Dir, cmd.Env = proj, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home,
-				"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s: %v %s", script, err, out)
-			}
-		}
+		proj, home, run := gitShell(t)
+		sh := func(script string) { run(script) }
 		sh(`git init -q && mkdir .githooks && printf '#!/bin/sh\nexit 0\n' > .githooks/pre-commit && git add -A && git commit -qm hook`)
-		root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(dir, "state")}}
-		p := Plan{Project: proj, RunDir: "run-test", started: time.Now()}
-		g, err := snapshotRefs(Spec{Exe: "git"}, p, e, root)
-		if err != nil || g == nil {
-			t.Fatalf("snapshot: %v %v", g, err)
-		}
-		g.env = append(g.env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		g, p, e := gitSnapshot(t, proj, home)
 		sh(`H=$(git rev-parse --short HEAD:.githooks/pre-commit); mkdir .git/rebase-apply && echo 1 > .git/rebase-apply/next && echo 1 > .git/rebase-apply/last && echo ` + tw + ` > .git/rebase-apply/threeway
 printf 'From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\nFrom: U <u@x>\nSubject: [PATCH] tidy notes\n\n---\ndiff --git a/notes.sh b/notes.sh\nindex %s..1234567 100755\n--- a/notes.sh\n+++ b/notes.sh\n@@ -1,2 +1,2 @@\n #!/bin/sh\n-exit 0\n+echo PWNED\n' $H > .git/rebase-apply/0001`)
 		held := &holder{p: p, e: e}
 		_, lines := g.amPatches(held)
 		held.close()
-		unix.Close(root)
-		_, err = os.Stat(filepath.Join(proj, ".git/rebase-apply/threeway"))
+		_, err := os.Stat(filepath.Join(proj, ".git/rebase-apply/threeway"))
 		if tw == "t" && (err == nil || len(lines) != 1 || !strings.Contains(lines[0], "held back .git/rebase-apply/threeway")) {
 			t.Errorf("threeway not held back: %v %q", err, lines)
 		}
