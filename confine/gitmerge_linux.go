@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,6 +97,22 @@ func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]
 	if err != nil {
 		return err
 	}
+	// And the first parents outside them (a rebase's onto), in one git.
+	var more []string
+	for _, c := range commits {
+		if ci, ok := info[c]; ok && len(ci.parents) > 0 {
+			if _, ok := info[ci.parents[0]]; !ok {
+				more = append(more, ci.parents[0])
+			}
+		}
+	}
+	if len(more) > 0 {
+		parents, err := g.commitInfos(more)
+		if err != nil {
+			return err
+		}
+		maps.Copy(info, parents)
+	}
 	isNew := map[string]bool{}
 	for _, c := range commits {
 		isNew[c] = true
@@ -138,11 +155,11 @@ func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]
 		}
 		parent := empty
 		if len(xi.parents) > 0 {
-			if pi, ok := info[xi.parents[0]]; ok {
-				parent = pi.tree
-			} else if parent, err = g.treeOf(xi.parents[0]); err != nil {
-				return err
+			pi, ok := info[xi.parents[0]]
+			if !ok {
+				return fmt.Errorf("no commit %s, the parent of %s", xi.parents[0], x)
 			}
+			parent = pi.tree
 		}
 		for _, o := range heads {
 			oi, ok := info[o]
@@ -368,19 +385,6 @@ func (g *gitRefs) commitInfos(commits []string) (map[string]commitInfo, error) {
 		}
 	}
 	return infos, nil
-}
-
-// treeOf is commit's tree.
-func (g *gitRefs) treeOf(commit string) (string, error) {
-	infos, err := g.commitInfos([]string{commit})
-	if err != nil {
-		return "", err
-	}
-	ci, ok := infos[commit]
-	if !ok {
-		return "", fmt.Errorf("no commit %s", commit)
-	}
-	return ci.tree, nil
 }
 
 // objectID is the name git gives an object of kind with data, of idLen
