@@ -226,8 +226,12 @@ func (g *gitRefs) heads() []string {
 // form readRefs does not read.
 func (g *gitRefs) listRefs() (map[string]string, error) {
 	refs, err := readRefs(g.root, ".git")
-	if !errors.Is(err, errGitFormat) {
-		return refs, err
+	// Any error is git's to read past: a pseudo-ref the call made a link
+	// (ln -s nowhere .git/ORIG_HEAD, which git reads as no ref) failed
+	// readRefs with ELOOP, and the check then held nothing, a new branch
+	// of the call's hook included (the fortieth attack run).
+	if err == nil {
+		return refs, nil
 	}
 	out, err := g.gitOut(nil, "for-each-ref", "--format=%(objectname) %(refname)")
 	if err != nil {
@@ -253,15 +257,22 @@ func (g *gitRefs) listRefs() (map[string]string, error) {
 	}
 	// And the pseudo-refs, as git reads each.
 	for _, p := range pseudoRefs {
-		if _, err := fstatBeneath(g.root, ".git/"+p); err != nil {
+		// Lstat: a link is one too, which git may follow.
+		var st unix.Stat_t
+		if err := unix.Fstatat(g.root, ".git/"+p, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			continue
 		}
-		if p == "FETCH_HEAD" || p == "MERGE_HEAD" {
-			// Lists: git reads each line's first field.
-			data, err := readBeneath(g.root, ".git/"+p, 1<<20)
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			id, err := g.gitOut(nil, "rev-parse", "--verify", "-q", p)
 			if err != nil {
-				return nil, err
+				continue // git reads no ref there
 			}
+			refs[p] = strings.TrimSpace(string(id))
+			continue
+		}
+		if data, err := readBeneath(g.root, ".git/"+p, 1<<20); err == nil && (p == "FETCH_HEAD" || p == "MERGE_HEAD") {
+			// Lists: git reads each line's first field (one that is not
+			// a file is left to rev-parse, below).
 			var ids []string
 			for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
 				if f := strings.Fields(line); len(f) > 0 {

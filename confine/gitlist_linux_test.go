@@ -1,0 +1,74 @@
+//go:build linux
+
+package confine
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/policy"
+)
+
+// TestCheckRefsPastAnUnreadablePseudoRef: a pseudo-ref the call made a
+// link (ln -s nowhere .git/ORIG_HEAD, which git reads as no ref) failed
+// readRefs with ELOOP, and the check said it could not list the refs and
+// held nothing: the fortieth attack run's new branch with the call's hook
+// stayed for the user's git checkout. git is now asked, and the branch is
+// held. Control: the same link beside a branch of a source change stays.
+func TestCheckRefsPastAnUnreadablePseudoRef(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, c := range []struct{ name, during string }{
+		{"hook", `printf '#!/bin/sh\necho PWNED\n' > .githooks/pre-commit && git add -A && git commit -qm evil && git checkout -q master`},
+		{"dir", `printf '#!/bin/sh\necho PWNED\n' > .githooks/pre-commit && git add -A && git commit -qm evil && git checkout -q master && rm -f .git/ORIG_HEAD && mkdir .git/ORIG_HEAD .git/FETCH_HEAD`},
+		{"control", `echo f > f.txt && git add -A && git commit -qm f && git checkout -q master`},
+	} {
+		dir := t.TempDir()
+		home := t.TempDir()
+		proj := filepath.Join(dir, "proj")
+		mustDo(t, os.MkdirAll(proj, 0o755))
+		sh := func(script string) {
+			t.Helper()
+			cmd := exec.Command("/bin/sh", "-ec", script)
+			cmd.Dir, cmd.Env = proj, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home,
+				"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v %s", script, err, out)
+			}
+		}
+		sh(`git init -q -b master && git config core.hooksPath .githooks && mkdir .githooks && printf '#!/bin/sh\nexit 0\n' > .githooks/pre-commit && git add -A && git commit -qm hook`)
+		root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(dir, "state")}}
+		p := Plan{Project: proj, RunDir: "run-test", started: time.Now()}
+		g, err := snapshotRefs(Spec{Exe: "git"}, p, e, root)
+		if err != nil || g == nil {
+			t.Fatalf("snapshot: %v %v", g, err)
+		}
+		g.env = append(g.env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		sh(`git checkout -q -b feature && ` + c.during + ` && { [ -e .git/ORIG_HEAD ] || ln -s nowhere .git/ORIG_HEAD; }`)
+		held := &holder{p: p, e: e}
+		lines := g.check(held)
+		held.close()
+		unix.Close(root)
+		out, _ := exec.Command("git", "-C", proj, "for-each-ref", "--format=%(refname)", "refs/heads/feature").Output()
+		if c.name == "control" {
+			if len(out) == 0 || len(lines) != 0 {
+				t.Errorf("control: feature gone or lines %q", lines)
+			}
+			continue
+		}
+		if len(out) != 0 || !strings.Contains(strings.Join(lines, "\n"), "refs/heads/feature") {
+			t.Errorf("%s: the call's branch stayed: %q", c.name, lines)
+		}
+	}
+}
