@@ -1016,6 +1016,15 @@ func (g *gitRefs) eachLog(f func(rel string, data []byte, err error) error, t ti
 // objects known (what a ref named before the call, or names now) are left
 // out: a commit's own lines name only those.
 func (g *gitRefs) reflogs(known map[string]bool) (out, failed []todo, err error) {
+	// .git/logs itself a link (to a directory of the call's in the
+	// project): git follows it, the walk below did not, and the
+	// fortieth attack run's HEAD reflog there had the user's git
+	// checkout - check out the call's hook. Not git's: held.
+	var st unix.Stat_t
+	if unix.Fstatat(g.root, ".git/logs", &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		failed = append(failed, todo{rel: ".git/logs", use: "git stash pop, git checkout - or a reset to ref@{N}", ids: []string{"not a directory"}})
+		return out, failed, nil
+	}
 	err = g.eachLog(func(rel string, data []byte, err error) error {
 		// One that cannot be read, or whose words git will not resolve
 		// (the thirty-seventh attack run's "@{u}" line, on which git
