@@ -337,6 +337,7 @@ func (g *gitRefs) check(h *holder) []string {
 	// put-back below from being made (the thirty-fifth attack run's
 	// refs/heads/feat.lock and index.lock).
 	lines = append(lines, g.removeLocks()...)
+	lines = append(lines, g.holdLinks(h)...)
 	// Objects that are not what their names say, before git reads any.
 	lines = append(lines, g.checkObjects(h)...)
 	lines = append(lines, g.dropHistoryCaches(h)...)
@@ -1426,4 +1427,37 @@ func sha256Objects(cfg []byte) bool {
 		}
 	}
 	return false
+}
+
+// holdLinks holds back each link the call made in the git directory (git
+// makes none): git follows one, and what it leads to in the project is
+// written by a later call without +git, which no check looks at (the
+// fortieth attack run's .git/packed-refs, .git/refs and .git/objects/XX,
+// each a link to a directory of the project: a project-write call then
+// wrote a branch with the call's hook). Loose objects' directories are
+// not entered (the object watch reads those the call changed).
+func (g *gitRefs) holdLinks(h *holder) []string {
+	var links []string
+	_ = g.walkGit(".git", func(dir string) bool {
+		parent, base := path.Split(dir)
+		return !(strings.HasSuffix(parent, "objects/") && len(base) == 2)
+	}, func(dirfd int, rel string, e fs.DirEntry) error {
+		if e.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		if since, ok := changedSince(dirfd, e.Name(), g.started); ok && since {
+			links = append(links, rel)
+		}
+		return nil
+	})
+	var lines []string
+	for _, rel := range links {
+		where, err := g.hold(rel, h)
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("loopguard: this +git call made %s a link, which git follows, and loopguard could not remove it (%v): remove it before you run git there", rel, err))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("loopguard: held back %s, a link this +git call made in the git directory: git follows it to what a later call can write without +git (%s)", rel, where))
+	}
+	return lines
 }
