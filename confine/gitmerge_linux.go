@@ -90,7 +90,7 @@ func (g *gitRefs) mergedPaths(commits []string, heads []string, bad map[string][
 
 // mergeFresh is mergedPaths for commits not merged before.
 func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]string) error {
-	if len(commits) == 0 {
+	if len(commits) == 0 || g.onHeads(commits, heads) {
 		return nil
 	}
 	info, err := g.commitInfos(slices.Concat(commits, heads))
@@ -337,6 +337,42 @@ func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]
 		}
 	}
 	return nil
+}
+
+// onHeads reports whether each of commits is, for each of heads, one the
+// head holds already or a child of the head: every merge the user's git
+// could make of it there has one side's result, and no git is asked (a
+// commit on HEAD, the everyday case). By the parents rev-list gave.
+func (g *gitRefs) onHeads(commits, heads []string) bool {
+	holds := func(head, c string) bool { // c is head or one of its ancestors through new commits
+		seen := map[string]bool{}
+		for stack := []string{head}; len(stack) > 0; {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if x == c {
+				return true
+			}
+			ps, isNew := g.parents[x]
+			if seen[x] || !isNew {
+				continue
+			}
+			seen[x] = true
+			stack = append(stack, ps...)
+		}
+		return false
+	}
+	for _, c := range commits {
+		ps, ok := g.parents[c]
+		if !ok {
+			return false
+		}
+		for _, h := range heads {
+			if !holds(h, c) && (len(ps) == 0 || ps[0] != h) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // commitInfos reads each of commits (as stored: no replace object) for

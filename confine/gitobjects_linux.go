@@ -51,7 +51,12 @@ type objectWatch struct {
 }
 
 // objectWatchMask: what is heard of each directory.
-const objectWatchMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE |
+// Not IN_ATTRIB: no change of content is one (git sets an object's time
+// when it would write it again, every tree of a commit whose index has no
+// cached trees), and a write needs a descriptor opened for writing, whose
+// close is heard (IN_CLOSE_WRITE; a shared mapping's writes too, since it
+// is closed before the check reads), or a truncate (IN_MODIFY).
+const objectWatchMask = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE |
 	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
 
 // watchObjects starts watching the project's .git/objects.

@@ -87,6 +87,7 @@ type gitRefs struct {
 	objects     *objectWatch        // the object store's watch (gitobjects_linux.go)
 	merged      map[string][]string // commits merged by mergedPaths, with what each gave
 	mergedHeads string              // the heads they were merged with
+	parents     map[string][]string // the new commits' parents (foreignCommits')
 	rrCache     [2]uint64           // .git/rr-cache's device and inode before the call (zero: none)
 	// logs are the reflogs before the call: each one's size and the
 	// SHA-256 of its bytes (reflogs looks at what the call appended).
@@ -1151,11 +1152,19 @@ func (g *gitRefs) foreignCommits(groups map[string][]string) (out, reach map[str
 		if in.Len() == 0 {
 			continue
 		}
-		list, err := g.gitIn(in.String()+not.String(), "rev-list", "--stdin")
+		list, err := g.gitIn(in.String()+not.String(), "rev-list", "--parents", "--stdin")
 		if err != nil {
 			return nil, nil, err
 		}
-		reach[key] = strings.Fields(string(list))
+		if g.parents == nil {
+			g.parents = map[string][]string{}
+		}
+		for line := range strings.SplitSeq(strings.TrimSpace(string(list)), "\n") {
+			if f := strings.Fields(line); len(f) > 0 {
+				reach[key] = append(reach[key], f[0])
+				g.parents[f[0]] = f[1:]
+			}
+		}
 		all = append(all, reach[key]...)
 	}
 	if len(all) == 0 {
