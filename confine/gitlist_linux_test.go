@@ -8,11 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"golang.org/x/sys/unix"
-
-	"github.com/loopguard/loopguard/policy"
 )
 
 // TestCheckRefsPastAnUnreadablePseudoRef: a pseudo-ref the call made a
@@ -22,44 +17,19 @@ import (
 // stayed for the user's git checkout. git is now asked, and the branch is
 // held. Control: the same link beside a branch of a source change stays.
 func TestCheckRefsPastAnUnreadablePseudoRef(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
 	for _, c := range []struct{ name, during string }{
 		{"hook", `printf '#!/bin/sh\necho PWNED\n' > .githooks/pre-commit && git add -A && git commit -qm evil && git checkout -q master`},
 		{"dir", `printf '#!/bin/sh\necho PWNED\n' > .githooks/pre-commit && git add -A && git commit -qm evil && git checkout -q master && rm -f .git/ORIG_HEAD && mkdir .git/ORIG_HEAD .git/FETCH_HEAD`},
 		{"control", `echo f > f.txt && git add -A && git commit -qm f && git checkout -q master`},
 	} {
-		dir := t.TempDir()
-		home := t.TempDir()
-		proj := filepath.Join(dir, "proj")
-		mustDo(t, os.MkdirAll(proj, 0o755))
-		sh := func(script string) {
-			t.Helper()
-			cmd := exec.Command("/bin/sh", "-ec", script)
-			cmd.Dir, cmd.Env = proj, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home,
-				"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s: %v %s", script, err, out)
-			}
-		}
+		proj, home, run := gitShell(t)
+		sh := func(script string) { run(script) }
 		sh(`git init -q -b master && git config core.hooksPath .githooks && mkdir .githooks && printf '#!/bin/sh\nexit 0\n' > .githooks/pre-commit && git add -A && git commit -qm hook`)
-		root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(dir, "state")}}
-		p := Plan{Project: proj, RunDir: "run-test", started: time.Now()}
-		g, err := snapshotRefs(Spec{Exe: "git"}, p, e, root)
-		if err != nil || g == nil {
-			t.Fatalf("snapshot: %v %v", g, err)
-		}
-		g.env = append(g.env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		g, p, e := gitSnapshot(t, proj, home)
 		sh(`git checkout -q -b feature && ` + c.during + ` && { [ -e .git/ORIG_HEAD ] || ln -s nowhere .git/ORIG_HEAD; }`)
 		held := &holder{p: p, e: e}
 		lines := g.check(held)
 		held.close()
-		unix.Close(root)
 		out, _ := exec.Command("git", "-C", proj, "for-each-ref", "--format=%(refname)", "refs/heads/feature").Output()
 		if c.name == "control" {
 			if len(out) == 0 || strings.Contains(strings.Join(lines, "\n"), "refs/heads/feature") {
@@ -79,43 +49,18 @@ func TestCheckRefsPastAnUnreadablePseudoRef(t *testing.T) {
 // run's user's git checkout - checked out the call's hook. The link is
 // held. Control: a reflog the call's commit wrote stays.
 func TestCheckLogsLink(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
 	for _, c := range []struct{ name, during string }{
 		{"link", `B=$(printf '#!/bin/sh\necho PWNED\n' | git hash-object -w --stdin) && rm -f .git/ei && GIT_INDEX_FILE=.git/ei git read-tree HEAD && GIT_INDEX_FILE=.git/ei git update-index --cacheinfo 100755,$B,.githooks/pre-commit && C=$(git commit-tree $(GIT_INDEX_FILE=.git/ei git write-tree) -p HEAD -m e) && rm .git/ei && M=$(git rev-parse HEAD) && cp -a .git/logs junk && printf '%s %s a <a@b> 1700000000 +0000\tcheckout: moving from %s to master\n' $M $M $C >> junk/HEAD && mv .git/logs .git/logs.old && ln -s ../junk .git/logs`},
 		{"control", `echo f > f.txt && git add -A && git commit -qm f`},
 	} {
-		dir := t.TempDir()
-		home := t.TempDir()
-		proj := filepath.Join(dir, "proj")
-		mustDo(t, os.MkdirAll(proj, 0o755))
-		sh := func(script string) {
-			t.Helper()
-			cmd := exec.Command("/bin/sh", "-ec", script)
-			cmd.Dir, cmd.Env = proj, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home,
-				"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s: %v %s", script, err, out)
-			}
-		}
+		proj, home, run := gitShell(t)
+		sh := func(script string) { run(script) }
 		sh(`git init -q -b master && git config core.hooksPath .githooks && mkdir .githooks && printf '#!/bin/sh\nexit 0\n' > .githooks/pre-commit && git add -A && git commit -qm hook`)
-		root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(dir, "state")}}
-		p := Plan{Project: proj, RunDir: "run-test", started: time.Now()}
-		g, err := snapshotRefs(Spec{Exe: "git"}, p, e, root)
-		if err != nil || g == nil {
-			t.Fatalf("snapshot: %v %v", g, err)
-		}
-		g.env = append(g.env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		g, p, e := gitSnapshot(t, proj, home)
 		sh(c.during)
 		held := &holder{p: p, e: e}
 		lines := g.check(held)
 		held.close()
-		unix.Close(root)
 		_, lerr := os.Lstat(filepath.Join(proj, ".git/logs"))
 		if c.name == "control" {
 			if lerr != nil || len(lines) != 0 {
@@ -135,45 +80,20 @@ func TestCheckLogsLink(t *testing.T) {
 // run's user's git checkout - checked out the call's hook. The link is
 // held. Control: a reflog the call's commit wrote stays.
 func TestCheckLinksHeld(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
 	for _, c := range []struct{ name, during string }{
 		{".git/packed-refs", `mkdir junk && : > junk/packed-refs && ln -s ../junk/packed-refs .git/packed-refs`},
 		{".git/objects/ab", `mkdir junk && rm -rf .git/objects/ab && ln -s ../../junk .git/objects/ab`},
 		{".git/logs", `B=$(printf '#!/bin/sh\necho PWNED\n' | git hash-object -w --stdin) && rm -f .git/ei && GIT_INDEX_FILE=.git/ei git read-tree HEAD && GIT_INDEX_FILE=.git/ei git update-index --cacheinfo 100755,$B,.githooks/pre-commit && C=$(git commit-tree $(GIT_INDEX_FILE=.git/ei git write-tree) -p HEAD -m e) && rm .git/ei && M=$(git rev-parse HEAD) && cp -a .git/logs junk && printf '%s %s a <a@b> 1700000000 +0000\tcheckout: moving from %s to master\n' $M $M $C >> junk/HEAD && mv .git/logs .git/logs.old && ln -s ../junk .git/logs`},
 		{"control", `echo f > f.txt && git add -A && git commit -qm f`},
 	} {
-		dir := t.TempDir()
-		home := t.TempDir()
-		proj := filepath.Join(dir, "proj")
-		mustDo(t, os.MkdirAll(proj, 0o755))
-		sh := func(script string) {
-			t.Helper()
-			cmd := exec.Command("/bin/sh", "-ec", script)
-			cmd.Dir, cmd.Env = proj, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+home,
-				"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s: %v %s", script, err, out)
-			}
-		}
+		proj, home, run := gitShell(t)
+		sh := func(script string) { run(script) }
 		sh(`git init -q -b master && git config core.hooksPath .githooks && mkdir .githooks && printf '#!/bin/sh\nexit 0\n' > .githooks/pre-commit && git add -A && git commit -qm hook`)
-		root, err := unix.Open(proj, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := Env{Home: home, Places: policy.Places{Home: home, StateDir: filepath.Join(dir, "state")}}
-		p := Plan{Project: proj, RunDir: "run-test", started: time.Now()}
-		g, err := snapshotRefs(Spec{Exe: "git"}, p, e, root)
-		if err != nil || g == nil {
-			t.Fatalf("snapshot: %v %v", g, err)
-		}
-		g.env = append(g.env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		g, p, e := gitSnapshot(t, proj, home)
 		sh(c.during)
 		held := &holder{p: p, e: e}
 		lines := g.check(held)
 		held.close()
-		unix.Close(root)
 		if c.name == "control" {
 			_, lerr := os.Lstat(filepath.Join(proj, ".git/logs"))
 			if lerr != nil || len(lines) != 0 {
