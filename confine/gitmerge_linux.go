@@ -93,11 +93,47 @@ func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]
 	if len(commits) == 0 || g.onHeads(commits, heads) {
 		return nil
 	}
-	info, err := g.commitInfos(slices.Concat(commits, heads))
+	info, err := g.mergeInfos(commits, heads)
 	if err != nil {
 		return err
 	}
-	// And the first parents outside them (a rebase's onto), in one git.
+	r := &merging{g: g, info: info, hexLen: 2 * g.idLen, from: map[merge][]string{}}
+	if err := r.plan(commits, heads); err != nil || len(r.merges) == 0 {
+		return err
+	}
+	if len(r.merges) > maxMerges {
+		return fmt.Errorf("%d merges to look at, more than %d", len(r.merges), maxMerges)
+	}
+	tmp, err := os.MkdirTemp("", "loopguard-merges-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	// git takes a directory for a repository only where its objects are.
+	if err := os.Mkdir(filepath.Join(tmp, "objects"), 0o700); err != nil {
+		return err
+	}
+	r.tmp = tmp
+	r.env = []string{"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(g.project, ".git", "objects"), "GIT_NO_REPLACE_OBJECTS=1"}
+	results, err := r.run()
+	if err != nil {
+		return err
+	}
+	changes, err := r.changes(results)
+	if err != nil || len(changes) == 0 {
+		return err
+	}
+	return r.judge(changes, bad)
+}
+
+// mergeInfos reads the commits and heads, and the first parents outside
+// them (a rebase's onto), in two gits.
+func (g *gitRefs) mergeInfos(commits, heads []string) (map[string]commitInfo, error) {
+	info, err := g.commitInfos(slices.Concat(commits, heads))
+	if err != nil {
+		return nil, err
+	}
 	var more []string
 	for _, c := range commits {
 		if ci, ok := info[c]; ok && len(ci.parents) > 0 {
@@ -109,10 +145,37 @@ func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]
 	if len(more) > 0 {
 		parents, err := g.commitInfos(more)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		maps.Copy(info, parents)
 	}
+	return info, nil
+}
+
+// merging is one check's merges: what they are, the commits each judges,
+// and where git makes them.
+type merging struct {
+	g      *gitRefs
+	info   map[string]commitInfo
+	hexLen int
+	merges []merge
+	from   map[merge][]string // the commits each merge judges
+	tmp    string             // the merges' directory (objects/ their store)
+	env    []string
+}
+
+// found is a protected path a merge's result changes from ours, with the
+// object it gives it.
+type found struct {
+	m   int
+	rel string
+	id  string
+}
+
+// plan lists the merges of each commit onto each head: a cherry-pick (a
+// rebase's pick, a stash pop), a revert, a merge; none whose result is one
+// side's.
+func (r *merging) plan(commits, heads []string) error {
 	isNew := map[string]bool{}
 	for _, c := range commits {
 		isNew[c] = true
@@ -131,38 +194,34 @@ func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]
 				continue
 			}
 			seen[c] = true
-			stack = append(stack, info[c].parents...)
+			stack = append(stack, r.info[c].parents...)
 		}
 		return false
 	}
-	hexLen := 2 * g.idLen
-	empty := emptyTree(hexLen)
-	var merges []merge
-	from := map[merge][]string{} // the commits each merge judges
 	add := func(m merge, c string) {
 		if m.base != "" && (m.base == m.ours || m.base == m.theirs || m.ours == m.theirs) {
 			return // the result is one side's, path by path
 		}
-		if _, ok := from[m]; !ok {
-			merges = append(merges, m)
+		if _, ok := r.from[m]; !ok {
+			r.merges = append(r.merges, m)
 		}
-		from[m] = append(from[m], c)
+		r.from[m] = append(r.from[m], c)
 	}
 	for _, x := range commits {
-		xi, ok := info[x]
+		xi, ok := r.info[x]
 		if !ok {
 			continue
 		}
-		parent := empty
+		parent := emptyTree(r.hexLen)
 		if len(xi.parents) > 0 {
-			pi, ok := info[xi.parents[0]]
+			pi, ok := r.info[xi.parents[0]]
 			if !ok {
 				return fmt.Errorf("no commit %s, the parent of %s", xi.parents[0], x)
 			}
 			parent = pi.tree
 		}
 		for _, o := range heads {
-			oi, ok := info[o]
+			oi, ok := r.info[o]
 			if !ok || within(x, o) {
 				continue // o holds x's change already
 			}
@@ -173,44 +232,32 @@ func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]
 			}
 		}
 	}
-	if len(merges) == 0 {
-		return nil
-	}
-	if len(merges) > maxMerges {
-		return fmt.Errorf("%d merges to look at, more than %d", len(merges), maxMerges)
-	}
-	tmp, err := os.MkdirTemp("", "loopguard-merges-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	// git takes a directory for a repository only where its objects are.
-	if err := os.Mkdir(filepath.Join(tmp, "objects"), 0o700); err != nil {
-		return err
-	}
-	env := []string{"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
-		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(g.project, ".git", "objects"), "GIT_NO_REPLACE_OBJECTS=1"}
-	// A three-way merge of trees is a merge of two commits whose one
-	// parent is a commit of the base: made here, in tmp.
+	return nil
+}
+
+// run has git make each merge, and gives each result's tree. A three-way
+// merge of trees is a merge of two commits whose one parent is a commit of
+// the base: made in tmp.
+func (r *merging) run() ([]string, error) {
 	var stdin strings.Builder
-	var files []string
-	var want []string
+	var files, want []string
+	var err error
 	commit := func(tree, parent string) string {
 		text := "tree " + tree + "\n"
 		if parent != "" {
 			text += "parent " + parent + "\n"
 		}
 		text += "author loopguard <loopguard> 0 +0000\ncommitter loopguard <loopguard> 0 +0000\n\nloopguard\n"
-		name := filepath.Join(tmp, strconv.Itoa(len(files)))
+		name := filepath.Join(r.tmp, strconv.Itoa(len(files)))
 		files = append(files, name)
 		if err == nil {
 			err = os.WriteFile(name, []byte(text), 0o600)
 		}
-		id := objectID("commit", []byte(text), hexLen)
+		id := objectID("commit", []byte(text), r.hexLen)
 		want = append(want, id)
 		return id
 	}
-	for _, m := range merges {
+	for _, m := range r.merges {
 		a, b := m.ours, m.theirs
 		if m.base != "" {
 			base := commit(m.base, "")
@@ -219,61 +266,65 @@ func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]
 		stdin.WriteString(a + " " + b + "\n")
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(files) > 0 {
-		out, err := g.runGit(env, strings.Join(files, "\n")+"\n", []string{"hash-object", "-t", "commit", "-w", "--stdin-paths"})
+		out, err := r.g.runGit(r.env, strings.Join(files, "\n")+"\n", []string{"hash-object", "-t", "commit", "-w", "--stdin-paths"})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if got := strings.Fields(string(out)); !slices.Equal(got, want) {
-			return fmt.Errorf("git hash-object made %d commits other than asked", len(got))
+			return nil, fmt.Errorf("git hash-object made %d commits other than asked", len(got))
 		}
 	}
-	out, err := g.runGit(env, stdin.String(), []string{"merge-tree", "--stdin", "-z", "--write-tree", "--no-messages", "--name-only", "--allow-unrelated-histories"})
+	out, err := r.g.runGit(r.env, stdin.String(), []string{"merge-tree", "--stdin", "-z", "--write-tree", "--no-messages", "--name-only", "--allow-unrelated-histories"})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Each merge: its status, its tree, the conflicted names, an empty
 	// field.
 	var results []string
 	toks := strings.Split(string(out), "\x00")
-	for i := 0; i+1 < len(toks) && len(results) < len(merges); {
+	for i := 0; i+1 < len(toks) && len(results) < len(r.merges); {
 		if !isObjectID(toks[i+1]) {
-			return fmt.Errorf("git merge-tree gave %q", toks[i+1])
+			return nil, fmt.Errorf("git merge-tree gave %q", toks[i+1])
 		}
 		results = append(results, toks[i+1])
 		for i += 2; i < len(toks) && toks[i] != ""; i++ {
 		}
 		i++
 	}
-	if len(results) != len(merges) {
-		return fmt.Errorf("git merge-tree answered %d of %d merges", len(results), len(merges))
+	if len(results) != len(r.merges) {
+		return nil, fmt.Errorf("git merge-tree answered %d of %d merges", len(results), len(r.merges))
 	}
-	// What each result changes from ours, as the user's worktree would.
+	return results, nil
+}
+
+// tree is a merge side's tree (a commit's, for a merge of commits).
+func (r *merging) tree(m merge, side string) string {
+	if m.base == "" {
+		return r.info[side].tree
+	}
+	return side
+}
+
+// changes are the protected paths each result changes from ours, as the
+// user's worktree would.
+func (r *merging) changes(results []string) ([]found, error) {
 	var pairs strings.Builder
 	pairOf := map[string][]int{} // "OURS RESULT": the merges
-	for i, m := range merges {
-		ours := m.ours
-		if m.base == "" {
-			ours = info[m.ours].tree
-		}
-		pair := ours + " " + results[i]
+	for i, m := range r.merges {
+		pair := r.tree(m, m.ours) + " " + results[i]
 		if pairOf[pair] == nil {
 			pairs.WriteString(pair + "\n")
 		}
 		pairOf[pair] = append(pairOf[pair], i)
 	}
-	diff, err := g.runGit(env, pairs.String(), []string{"diff-tree", "--stdin", "-r", "-z", "--raw", "--no-renames", "--diff-filter=AMT"})
+	diff, err := r.g.runGit(r.env, pairs.String(), []string{"diff-tree", "--stdin", "-r", "-z", "--raw", "--no-renames", "--diff-filter=AMT"})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The output: each pair's line ("OURS RESULT\n"), then its changes.
-	type found struct {
-		m   int
-		rel string
-		id  string
-	}
 	var changes []found
 	var at []int
 	for toks, i := strings.Split(string(diff), "\x00"), 0; i < len(toks); i++ {
@@ -282,16 +333,16 @@ func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]
 		// the same field, the first change of the last.
 		for head, rest, ok := strings.Cut(tok, "\n"); ok; head, rest, ok = strings.Cut(tok, "\n") {
 			if at, ok = pairOf[head]; !ok {
-				return fmt.Errorf("git diff-tree gave %q", head)
+				return nil, fmt.Errorf("git diff-tree gave %q", head)
 			}
 			tok = rest
 		}
 		if strings.HasPrefix(tok, ":") && i+1 < len(toks) {
 			rel := toks[i+1]
 			i++
-			if f := strings.Fields(tok); len(f) == 5 && g.protectedPath(rel) {
+			if f := strings.Fields(tok); len(f) == 5 && r.g.protectedPath(rel) {
 				if at == nil {
-					return fmt.Errorf("git diff-tree gave %q before a pair", tok)
+					return nil, fmt.Errorf("git diff-tree gave %q before a pair", tok)
 				}
 				for _, m := range at {
 					changes = append(changes, found{m, rel, f[3]})
@@ -299,18 +350,17 @@ func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]
 			}
 		}
 	}
-	if len(changes) == 0 {
-		return nil
-	}
-	// Content either side had at that path is the side's change (one a
-	// commit of the call's makes there is judged as its own change).
+	return changes, nil
+}
+
+// judge adds to bad each change whose content neither the worktree has
+// nor either side had at that path (a side's own change there is judged as
+// that commit's), for each commit its merge judges.
+func (r *merging) judge(changes []found, bad map[string][]string) error {
 	var ask strings.Builder
 	for _, c := range changes {
-		m := merges[c.m]
-		theirs := m.theirs
-		if m.base == "" {
-			theirs = info[m.theirs].tree
-		}
+		m := r.merges[c.m]
+		theirs := r.tree(m, m.theirs)
 		ask.WriteString(theirs + ":" + c.rel + "\n")
 		base := m.base
 		if base == "" {
@@ -318,7 +368,7 @@ func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]
 		}
 		ask.WriteString(base + ":" + c.rel + "\n")
 	}
-	had, err := g.runGit(env, ask.String(), []string{"cat-file", "--batch-check=%(objectname)"})
+	had, err := r.g.runGit(r.env, ask.String(), []string{"cat-file", "--batch-check=%(objectname)"})
 	if err != nil {
 		return err
 	}
@@ -327,10 +377,10 @@ func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]
 		return fmt.Errorf("git cat-file answered %d of %d", len(lines), 2*len(changes))
 	}
 	for i, c := range changes {
-		if lines[2*i] == c.id || lines[2*i+1] == c.id || g.worktreeHas(c.id, c.rel) {
+		if lines[2*i] == c.id || lines[2*i+1] == c.id || r.g.worktreeHas(c.id, c.rel) {
 			continue
 		}
-		for _, x := range from[merges[c.m]] {
+		for _, x := range r.from[r.merges[c.m]] {
 			if !slices.Contains(bad[x], c.rel) {
 				bad[x] = append(bad[x], c.rel)
 			}

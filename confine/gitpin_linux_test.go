@@ -797,7 +797,8 @@ ren() { export GIT_INDEX_FILE=$TMPDIR/ri; git read-tree HEAD && git update-index
 one() { printf '100755 blob %s\t%s\n' $2 $1 | git mktree; }
 # A git am stopped at a patch that does not apply, whose next is the mail on stdin.
 amstate() { printf 'From: a <a@b>\nSubject: [PATCH] bad\n\n---\ndiff --git a/src.txt b/src.txt\n--- a/src.txt\n+++ b/src.txt\n@@ -1 +1 @@\n-nothere\n+x\n' > $TMPDIR/bad
-  git -c user.email=a@b -c user.name=a am -q $TMPDIR/bad >/dev/null 2>&1; cat > .git/rebase-apply/0002 && echo 2 > .git/rebase-apply/last; }
+  git -c user.email=a@b -c user.name=a am -q $TMPDIR/bad >/dev/null 2>&1; test -d .git/rebase-apply || { echo "set-up: no git am stopped"; ls -la .git; exit 9; }
+  cat > .git/rebase-apply/0002 && echo 2 > .git/rebase-apply/last; }
 `
 		for _, c := range []struct{ name, script, said, user string }{
 			{"replace", `git replace $(git rev-parse HEAD:.husky/pre-commit) $B`, "deleted the replace ref refs/replace/" + hook, "checkout -q HEAD -- .husky/pre-commit"},
@@ -874,9 +875,11 @@ printf 'From: a <a@b>\nSubject: [PATCH] bad\n\n---\ndiff --git a/src.txt b/src.t
 git -c user.email=a@b -c user.name=a am -q --directory=.husky .git/bad >/dev/null 2>&1; rm .git/bad; test -s .git/rebase-apply/apply-opt`)
 				time.Sleep(100 * time.Millisecond) // past the slack the check gives a change's time
 			}
-			out, _ := j.launch(t, gitWrite, "jail-sh", evil+c.script)
+			out, code := j.launch(t, gitWrite, "jail-sh", evil+c.script)
 			if !strings.Contains(out, c.said) {
-				t.Errorf("namespaces %v, %s: want %q in:\n%s", j.ns, c.name, c.said, out)
+				// The exit status tells a set-up that failed (the script's)
+				// from a check that missed.
+				t.Errorf("namespaces %v, %s: want %q in (the call's exit status %d):\n%s", j.ns, c.name, c.said, code, out)
 			}
 			if strings.Contains(out, "could not look at what this +git call committed") && c.name != "a commit git cannot walk" {
 				t.Errorf("namespaces %v, %s: held for what the check could not look at, not for what it found:\n%s", j.ns, c.name, out)
