@@ -5,7 +5,6 @@ package confine
 import (
 	"bytes"
 	"compress/zlib"
-	"context"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,7 +13,6 @@ import (
 	"hash"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -23,6 +21,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // A +git call writes git's object store, and git does not check that a
@@ -316,14 +316,8 @@ const packTimeout = 60 * time.Second
 // verifyPack has git read the pack of the index idx whole: each object's
 // name from its content, against the index.
 func (g *gitRefs) verifyPack(idx string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), packTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, g.git, slices.Concat(gitSafeArgs, []string{"verify-pack", idx})...)
-	cmd.Env, cmd.Dir = g.env, g.project
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("git verify-pack: %v: %s", err, bytes.TrimSpace(out))
-	}
-	return nil
+	_, err := g.runGitFor(packTimeout, nil, "", []string{"verify-pack", idx})
+	return err
 }
 
 // holdPack holds back a pack (rel without .idx) and its files.
@@ -390,8 +384,8 @@ func (g *gitRefs) restoreObjects(bad map[string]bool) []string {
 	return lines
 }
 
-// writeLoose writes the blob data as the loose object id (a temp file,
-// renamed).
+// writeLoose writes the blob data as the loose object id (fsx.WriteFileAt:
+// a temp file of a random name, renamed).
 func (g *gitRefs) writeLoose(id string, data []byte) error {
 	var z bytes.Buffer
 	zw := zlib.NewWriter(&z)
@@ -413,26 +407,7 @@ func (g *gitRefs) writeLoose(id string, data []byte) error {
 		return err
 	}
 	defer unix.Close(fd)
-	tmp := "tmp_obj_loopguard_" + strconv.Itoa(os.Getpid())
-	tfd, err := unix.Openat(fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o444)
-	if err != nil {
-		return err
-	}
-	f := os.NewFile(uintptr(tfd), tmp)
-	_, err = f.Write(z.Bytes())
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = unix.Renameat2(fd, tmp, fd, id[2:], unix.RENAME_NOREPLACE)
-	}
-	if err != nil {
-		_ = unix.Unlinkat(fd, tmp, 0)
-	}
-	return err
+	return fsx.WriteFileAt(fd, id[2:], z.Bytes(), 0o444)
 }
 
 // isHex: s is lower-case hexadecimal.

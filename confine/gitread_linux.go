@@ -210,11 +210,7 @@ func validRefName(name string) bool {
 
 // isObjectID: s is a SHA-1's or a SHA-256's name, in lower-case hex.
 func isObjectID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	_, err := hex.DecodeString(s)
-	return err == nil && strings.ToLower(s) == s
+	return (len(s) == 40 || len(s) == 64) && isHex(s)
 }
 
 // indexEntries are index entries' modes, objects and stages, as ls-files

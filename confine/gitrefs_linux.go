@@ -180,7 +180,12 @@ func (g *gitRefs) gitIn(stdin string, args ...string) ([]byte, error) {
 }
 
 func (g *gitRefs) runGit(env []string, stdin string, args []string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	return g.runGitFor(gitTimeout, env, stdin, args)
+}
+
+// runGitFor is runGit bounded by timeout.
+func (g *gitRefs) runGitFor(timeout time.Duration, env []string, stdin string, args []string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, g.git, slices.Concat(gitSafeArgs, args)...)
 	cmd.Env, cmd.Dir, cmd.Stdin = slices.Concat(g.env, env), g.project, strings.NewReader(stdin)
