@@ -180,24 +180,7 @@ func (r *merging) plan(commits, heads []string) error {
 	for _, c := range commits {
 		isNew[c] = true
 	}
-	// within: a is b or one of b's ancestors through the call's commits
-	// (an older commit is none of a new one's descendants).
-	within := func(a, b string) bool {
-		seen := map[string]bool{}
-		for stack := []string{b}; len(stack) > 0; {
-			c := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if c == a {
-				return true
-			}
-			if seen[c] || !isNew[c] {
-				continue
-			}
-			seen[c] = true
-			stack = append(stack, r.info[c].parents...)
-		}
-		return false
-	}
+	parents := func(c string) ([]string, bool) { return r.info[c].parents, isNew[c] }
 	add := func(m merge, c string) {
 		if m.base != "" && (m.base == m.ours || m.base == m.theirs || m.ours == m.theirs) {
 			return // the result is one side's, path by path
@@ -222,12 +205,12 @@ func (r *merging) plan(commits, heads []string) error {
 		}
 		for _, o := range heads {
 			oi, ok := r.info[o]
-			if !ok || within(x, o) {
+			if !ok || descends(parents, x, o) {
 				continue // o holds x's change already
 			}
 			add(merge{parent, oi.tree, xi.tree}, x) // cherry-pick, rebase, stash pop
 			add(merge{xi.tree, oi.tree, parent}, x) // revert
-			if !within(o, x) {
+			if !descends(parents, o, x) {
 				add(merge{"", o, x}, x) // merge
 			}
 		}
@@ -394,35 +377,40 @@ func (r *merging) judge(changes []found, bad map[string][]string) error {
 // could make of it there has one side's result, and no git is asked (a
 // commit on HEAD, the everyday case). By the parents rev-list gave.
 func (g *gitRefs) onHeads(commits, heads []string) bool {
-	holds := func(head, c string) bool { // c is head or one of its ancestors through new commits
-		seen := map[string]bool{}
-		for stack := []string{head}; len(stack) > 0; {
-			x := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if x == c {
-				return true
-			}
-			ps, isNew := g.parents[x]
-			if seen[x] || !isNew {
-				continue
-			}
-			seen[x] = true
-			stack = append(stack, ps...)
-		}
-		return false
-	}
+	parents := func(c string) ([]string, bool) { ps, ok := g.parents[c]; return ps, ok }
 	for _, c := range commits {
 		ps, ok := g.parents[c]
 		if !ok {
 			return false
 		}
 		for _, h := range heads {
-			if !holds(h, c) && (len(ps) == 0 || ps[0] != h) {
+			if !descends(parents, c, h) && (len(ps) == 0 || ps[0] != h) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// descends reports whether a is b or one of b's ancestors through the
+// call's commits, whose parents parents gives (ok false for a commit not
+// the call's: an older commit is none of a new one's descendants).
+func descends(parents func(string) ([]string, bool), a, b string) bool {
+	seen := map[string]bool{}
+	for stack := []string{b}; len(stack) > 0; {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if c == a {
+			return true
+		}
+		ps, isNew := parents(c)
+		if seen[c] || !isNew {
+			continue
+		}
+		seen[c] = true
+		stack = append(stack, ps...)
+	}
+	return false
 }
 
 // commitInfos reads each of commits (as stored: no replace object) for
