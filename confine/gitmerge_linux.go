@@ -104,18 +104,12 @@ func (g *gitRefs) mergeFresh(commits []string, heads []string, bad map[string][]
 	if len(r.merges) > maxMerges {
 		return fmt.Errorf("%d merges to look at, more than %d", len(r.merges), maxMerges)
 	}
-	tmp, err := os.MkdirTemp("", "loopguard-merges-")
+	tmp, env, err := g.privateObjects()
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	// git takes a directory for a repository only where its objects are.
-	if err := os.Mkdir(filepath.Join(tmp, "objects"), 0o700); err != nil {
-		return err
-	}
-	r.tmp = tmp
-	r.env = []string{"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
-		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(g.project, ".git", "objects"), "GIT_NO_REPLACE_OBJECTS=1"}
+	r.tmp, r.env = tmp, env
 	results, err := r.run()
 	if err != nil {
 		return err

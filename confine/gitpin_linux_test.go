@@ -848,6 +848,14 @@ git update-index --cacheinfo $m,$h,.husky/pre-commit`, "dropped the resolve-undo
 			{"a rename, merged into a branch of the call's", `ren && git update-ref refs/heads/k $(git commit-tree $(git rev-parse HEAD^{tree}) -p $MB -m k) && git update-ref refs/heads/feature $MC`, "refs/heads/feature", "checkout -q k; merge -q --no-edit feature"},
 			{"a rename, picked by a rebase", `ren && GIT_SEQUENCE_EDITOR="sed -i 1ibreak" git -c user.email=a@b -c user.name=a rebase -q -i HEAD; echo "pick $MC" > .git/rebase-merge/git-rebase-todo`, "held back .git/rebase-merge/git-rebase-todo", "rebase --continue"},
 			{"a subtree strategy's options", `GIT_SEQUENCE_EDITOR="sed -i 1ibreak" git -c user.email=a@b -c user.name=a rebase -q -i HEAD; printf " '--subtree=.husky'" > .git/rebase-merge/strategy_opts`, "rebase-merge/strategy_opts", "rebase --continue"},
+			// The fortieth attack run's: a branch that removes the hook
+			// and holds its content as src.txt, then changes src.txt; the
+			// next call's ordinary commit removes src.txt on master, and the
+			// user's cherry-pick follows the rename into the hook.
+			{"a rename a later call makes", `H=$(git rev-parse HEAD:.husky/pre-commit) && P=$(printf '#!/bin/sh\necho benign\necho PWNED\n' | git hash-object -w --stdin) &&
+export GIT_INDEX_FILE=$TMPDIR/si && git read-tree HEAD && git update-index --force-remove .husky/pre-commit && git update-index --cacheinfo 100755,$H,src.txt &&
+S1=$(git -c user.email=a@b -c user.name=a commit-tree $(git write-tree) -p HEAD -m move) && git update-index --cacheinfo 100755,$P,src.txt &&
+S2=$(git -c user.email=a@b -c user.name=a commit-tree $(git write-tree) -p $S1 -m tidy) && unset GIT_INDEX_FILE && git update-ref refs/heads/side $S2`, "refs/heads/side", "rm -q src.txt; commit -qm rm; cherry-pick side"},
 			// In place where the call may take the file's write bit (with
 			// namespaces), else a new file under the name.
 			{"the hook's blob rewritten", `f=.git/objects/$(echo $H | cut -c1-2)/$(echo $H | cut -c3-) && w() { python3 -c 'import zlib,sys; d=b"#!/bin/sh\necho PWNED\n"; open(sys.argv[1],"wb").write(zlib.compress(b"blob %d\0"%len(d)+d))' $f; } &&

@@ -88,6 +88,7 @@ type gitRefs struct {
 	merged      map[string][]string // commits merged by mergedPaths, with what each gave
 	mergedHeads string              // the heads they were merged with
 	parents     map[string][]string // the new commits' parents (foreignCommits')
+	drops       map[string]bool     // the new commits that remove executable configuration
 	rrCache     [2]uint64           // .git/rr-cache's device and inode before the call (zero: none)
 	// logs are the reflogs before the call: each one's size and the
 	// SHA-256 of its bytes (reflogs looks at what the call appended).
@@ -201,9 +202,8 @@ func (g *gitRefs) runGitFor(timeout time.Duration, env []string, stdin string, a
 // heads are the commits HEAD named before the call and names after it,
 // and those of the refs the call made or moved: what the user's next
 // merge, cherry-pick or revert takes as ours (a branch of the call's
-// checked out first). The user's other branches are not: a commit of the
-// call's cherry-picked onto one whose executable configuration is not
-// HEAD's is not looked at.
+// checked out first). The user's other branches are not merged onto:
+// what a merge there could write through a rename is renamedPaths'.
 func (g *gitRefs) heads() []string {
 	var out []string
 	name := func(text string, refs map[string]string) {
@@ -225,6 +225,18 @@ func (g *gitRefs) heads() []string {
 		}
 	}
 	return out
+}
+
+// branchTips are heads' commits and every branch's after the call: what
+// the user's git could merge a commit of the call's onto.
+func (g *gitRefs) branchTips() []string {
+	tips := g.heads()
+	for _, ref := range slices.Sorted(maps.Keys(g.after)) {
+		if f := strings.Fields(g.after[ref]); len(f) > 0 && strings.HasPrefix(ref, "refs/heads/") && !slices.Contains(tips, f[0]) {
+			tips = append(tips, f[0])
+		}
+	}
+	return tips
 }
 
 // listRefs is every ref with the object it names (HEAD, when detached, as
@@ -1162,7 +1174,7 @@ func (g *gitRefs) foreignCommits(groups map[string][]string) (out, reach map[str
 			return nil, nil, err
 		}
 		if g.parents == nil {
-			g.parents = map[string][]string{}
+			g.parents, g.drops = map[string][]string{}, map[string]bool{}
 		}
 		for line := range strings.SplitSeq(strings.TrimSpace(string(list)), "\n") {
 			if f := strings.Fields(line); len(f) > 0 {
@@ -1176,7 +1188,7 @@ func (g *gitRefs) foreignCommits(groups map[string][]string) (out, reach map[str
 		return out, reach, nil
 	}
 	diff, err := g.gitIn(strings.Join(slices.Compact(slices.Sorted(slices.Values(all))), "\n")+"\n",
-		"diff-tree", "--stdin", "-r", "-m", "--root", "-z", "--raw", "--no-renames", "--diff-filter=AMT")
+		"diff-tree", "--stdin", "-r", "-m", "--root", "-z", "--raw", "--no-renames", "--diff-filter=AMTD")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -1191,13 +1203,27 @@ func (g *gitRefs) foreignCommits(groups map[string][]string) (out, reach map[str
 		case strings.HasPrefix(tok, ":") && i+1 < len(toks):
 			rel := toks[i+1]
 			i++
-			if f := strings.Fields(tok); len(f) == 5 && g.protectedPath(rel) && !g.worktreeHas(f[3], rel) && !slices.Contains(bad[at], rel) {
+			f := strings.Fields(tok)
+			if len(f) == 5 && f[4] == "D" {
+				// Not content: what renamedPaths asks of a revert.
+				if g.protectedPath(rel) {
+					g.drops[at] = true
+				}
+				continue
+			}
+			if len(f) == 5 && g.protectedPath(rel) && !g.worktreeHas(f[3], rel) && !slices.Contains(bad[at], rel) {
 				bad[at] = append(bad[at], rel)
 			}
 		}
 	}
 	// And what the user's merges of each would write (gitmerge_linux.go).
-	if err := g.mergedPaths(slices.Compact(slices.Sorted(slices.Values(all))), g.heads(), bad); err != nil {
+	all = slices.Compact(slices.Sorted(slices.Values(all)))
+	if err := g.mergedPaths(all, g.heads(), bad); err != nil {
+		return nil, nil, err
+	}
+	// And what a merge of each would write onto a branch as a later
+	// call could leave it (gitrename_linux.go).
+	if err := g.renamedPaths(all, g.branchTips(), bad); err != nil {
 		return nil, nil, err
 	}
 	for key, commits := range reach {
