@@ -288,46 +288,28 @@ func (r *merging) tree(m merge, side string) string {
 // changes are the protected paths each result changes from ours, as the
 // user's worktree would.
 func (r *merging) changes(results []string) ([]found, error) {
-	var pairs strings.Builder
+	var pairs []string
 	pairOf := map[string][]int{} // "OURS RESULT": the merges
 	for i, m := range r.merges {
 		pair := r.tree(m, m.ours) + " " + results[i]
 		if pairOf[pair] == nil {
-			pairs.WriteString(pair + "\n")
+			pairs = append(pairs, pair)
 		}
 		pairOf[pair] = append(pairOf[pair], i)
 	}
-	diff, err := r.g.runGit(r.env, pairs.String(), []string{"diff-tree", "--stdin", "-r", "-z", "--raw", "--no-renames", "--diff-filter=AMT"})
+	diff, err := r.g.runGit(r.env, strings.Join(pairs, "\n")+"\n", []string{"diff-tree", "--stdin", "-r", "-z", "--raw", "--no-renames", "--diff-filter=AMT"})
 	if err != nil {
 		return nil, err
 	}
-	// The output: each pair's line ("OURS RESULT\n"), then its changes.
 	var changes []found
-	var at []int
-	for toks, i := strings.Split(string(diff), "\x00"), 0; i < len(toks); i++ {
-		tok := toks[i]
-		// A pair's line (each pair's, one with no change too), then, in
-		// the same field, the first change of the last.
-		for head, rest, ok := strings.Cut(tok, "\n"); ok; head, rest, ok = strings.Cut(tok, "\n") {
-			if at, ok = pairOf[head]; !ok {
-				return nil, fmt.Errorf("git diff-tree gave %q", head)
-			}
-			tok = rest
-		}
-		if strings.HasPrefix(tok, ":") && i+1 < len(toks) {
-			rel := toks[i+1]
-			i++
-			if f := strings.Fields(tok); len(f) == 5 && r.g.protectedPath(rel) {
-				if at == nil {
-					return nil, fmt.Errorf("git diff-tree gave %q before a pair", tok)
-				}
-				for _, m := range at {
-					changes = append(changes, found{m, rel, f[3]})
-				}
+	err = eachRaw(diff, pairs, func(i int, meta, paths []string) {
+		if r.g.protectedPath(paths[0]) {
+			for _, m := range pairOf[pairs[i]] {
+				changes = append(changes, found{m, paths[0], meta[3]})
 			}
 		}
-	}
-	return changes, nil
+	})
+	return changes, err
 }
 
 // judge adds to bad each change whose content neither the worktree has
