@@ -387,11 +387,8 @@ func (g *gitRefs) restoreObjects(bad map[string]bool) []string {
 // writeLoose writes the blob data as the loose object id (fsx.WriteFileAt:
 // a temp file of a random name, renamed).
 func (g *gitRefs) writeLoose(id string, data []byte) error {
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	fmt.Fprintf(zw, "blob %d\x00", len(data))
-	zw.Write(data)
-	if err := zw.Close(); err != nil {
+	z, err := looseBlob(data)
+	if err != nil {
 		return err
 	}
 	dir := ".git/objects/" + id[:2]
@@ -407,7 +404,17 @@ func (g *gitRefs) writeLoose(id string, data []byte) error {
 		return err
 	}
 	defer unix.Close(fd)
-	return fsx.WriteFileAt(fd, id[2:], z.Bytes(), 0o444)
+	return fsx.WriteFileAt(fd, id[2:], z, 0o444)
+}
+
+// looseBlob is a loose object's file of the blob data.
+func looseBlob(data []byte) ([]byte, error) {
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	fmt.Fprintf(zw, "blob %d\x00", len(data))
+	zw.Write(data)
+	err := zw.Close()
+	return z.Bytes(), err
 }
 
 // isHex: s is lower-case hexadecimal.

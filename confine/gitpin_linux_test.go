@@ -947,7 +947,11 @@ git reset -q --hard `+head+`; git for-each-ref --format='%(refname)' refs/heads 
 		}
 		// A git am the call stopped, whose next patch is a source change:
 		// the user's --skip applies it.
-		out, _ = j.launch(t, gitWrite, "jail-sh", evil+`echo am >> src.txt && git -c user.email=a@b -c user.name=a commit -qam amsource && git format-patch -1 --stdout > $TMPDIR/ok && git reset -q --hard HEAD^ && amstate < $TMPDIR/ok`)
+		out, code := j.launch(t, gitWrite, "jail-sh", evil+`echo am >> src.txt && git -c user.email=a@b -c user.name=a commit -qam amsource && git format-patch -1 --stdout > $TMPDIR/ok && git reset -q --hard HEAD^ && amstate < $TMPDIR/ok`)
+		if _, err := os.Stat(filepath.Join(j.project, ".git/rebase-apply/0002")); err != nil {
+			// Seen once under load (2026-12-06): say what the call said.
+			t.Fatalf("namespaces %v (control): no git am stopped after the call (exit status %d, %v):\n%s", j.ns, code, err, out)
+		}
 		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git -c user.email=a@b -c user.name=a am -q --skip`)
 		if got := git("log", "-1", "--format=%s"); got != "amsource" || strings.Contains(out, "loopguard:") {
 			t.Errorf("namespaces %v (control): git am --skip of the call's source patch: %q\n%s", j.ns, got, out)

@@ -88,7 +88,10 @@ type gitRefs struct {
 	merged      map[string][]string // commits merged by mergedPaths, with what each gave
 	mergedHeads string              // the heads they were merged with
 	parents     map[string][]string // the new commits' parents (foreignCommits')
-	drops       map[string]bool     // the new commits that remove executable configuration
+	changes     map[string][]change // the new commits' changes where configuration could be (maybeProtected)
+	held        []string            // the plan's Held: the worktree's protected entries before the call
+	scratch     string              // the launcher's scratch directory (Plan.Scratch)
+	wtData      map[string][]byte   // worktreeConfig's files, by object: no object of the store's, perhaps
 	rrCache     [2]uint64           // .git/rr-cache's device and inode before the call (zero: none)
 	// logs are the reflogs before the call: each one's size and the
 	// SHA-256 of its bytes (reflogs looks at what the call appended).
@@ -113,7 +116,8 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 	}
 	pl := e.Places.Prepare()
 	fixed, _ := fixedInProject(pl, plan.Project)
-	g := &gitRefs{project: plan.Project, root: root, rootID: plan.RootID, pl: pl, fixed: fixed, run: plan.RunDir, started: plan.started}
+	g := &gitRefs{project: plan.Project, root: root, rootID: plan.RootID, pl: pl, fixed: fixed, run: plan.RunDir, started: plan.started,
+		held: plan.Held, scratch: plan.Scratch}
 	g.git = s.Exe
 	if filepath.Base(g.git) != "git" {
 		var err error
@@ -227,18 +231,6 @@ func (g *gitRefs) heads() []string {
 	return out
 }
 
-// branchTips are heads' commits and every branch's after the call: what
-// the user's git could merge a commit of the call's onto.
-func (g *gitRefs) branchTips() []string {
-	tips := g.heads()
-	for _, ref := range slices.Sorted(maps.Keys(g.after)) {
-		if f := strings.Fields(g.after[ref]); len(f) > 0 && strings.HasPrefix(ref, "refs/heads/") && !slices.Contains(tips, f[0]) {
-			tips = append(tips, f[0])
-		}
-	}
-	return tips
-}
-
 // listRefs is every ref with the object it names (HEAD, when detached, as
 // "HEAD"): read from the git directory, or given by git where it is in a
 // form readRefs does not read.
@@ -314,18 +306,24 @@ func (g *gitRefs) listRefs() (map[string]string, error) {
 // names could be (policy.NameCouldBeProtected) or it lies below one of
 // the fixed protected paths.
 func (g *gitRefs) protectedPath(rel string) bool {
-	abs := g.project + "/" + rel
-	maybe := false
+	return g.maybeProtected(rel) && g.pl.Classify(g.project+"/"+rel).Protected()
+}
+
+// maybeProtected reports whether rel could be protected: one of its names
+// could be (policy.NameCouldBeProtected), or it lies below one of the
+// fixed protected paths. Every protected path is one.
+func (g *gitRefs) maybeProtected(rel string) bool {
 	for seg := range strings.SplitSeq(rel, "/") {
 		if policy.NameCouldBeProtected(seg) {
-			maybe = true
-			break
+			return true
 		}
 	}
-	for p := abs; !maybe && len(p) > len(g.project); p = filepath.Dir(p) {
-		maybe = g.fixed[p]
+	for p := g.project + "/" + rel; len(p) > len(g.project); p = filepath.Dir(p) {
+		if g.fixed[p] {
+			return true
+		}
 	}
-	return maybe && g.pl.Classify(abs).Protected()
+	return false
 }
 
 // check looks at what the call changed, puts back what gave executable
@@ -1174,7 +1172,7 @@ func (g *gitRefs) foreignCommits(groups map[string][]string) (out, reach map[str
 			return nil, nil, err
 		}
 		if g.parents == nil {
-			g.parents, g.drops = map[string][]string{}, map[string]bool{}
+			g.parents, g.changes = map[string][]string{}, map[string][]change{}
 		}
 		for line := range strings.SplitSeq(strings.TrimSpace(string(list)), "\n") {
 			if f := strings.Fields(line); len(f) > 0 {
@@ -1204,14 +1202,12 @@ func (g *gitRefs) foreignCommits(groups map[string][]string) (out, reach map[str
 			rel := toks[i+1]
 			i++
 			f := strings.Fields(tok)
-			if len(f) == 5 && f[4] == "D" {
-				// Not content: what renamedPaths asks of a revert.
-				if g.protectedPath(rel) {
-					g.drops[at] = true
-				}
-				continue
+			if len(f) == 5 && g.maybeProtected(rel) {
+				// What renamedPaths builds a new commit's configuration
+				// from (its parent's and this).
+				g.changes[at] = append(g.changes[at], change{f[4], f[1], f[3], rel})
 			}
-			if len(f) == 5 && g.protectedPath(rel) && !g.worktreeHas(f[3], rel) && !slices.Contains(bad[at], rel) {
+			if len(f) == 5 && f[4] != "D" && g.protectedPath(rel) && !g.worktreeHas(f[3], rel) && !slices.Contains(bad[at], rel) {
 				bad[at] = append(bad[at], rel)
 			}
 		}
@@ -1223,7 +1219,7 @@ func (g *gitRefs) foreignCommits(groups map[string][]string) (out, reach map[str
 	}
 	// And what a merge of each would write onto a branch as a later
 	// call could leave it (gitrename_linux.go).
-	if err := g.renamedPaths(all, g.branchTips(), bad); err != nil {
+	if err := g.renamedPaths(all, bad); err != nil {
 		return nil, nil, err
 	}
 	for key, commits := range reach {
@@ -1259,38 +1255,55 @@ func (g *gitRefs) foreignTree(t string) ([]string, error) {
 // a file's content, or a link's target, hashed as git hashes a blob. It
 // is read from the project's descriptor, through no link on the way.
 func (g *gitRefs) worktreeHas(id, rel string) bool {
+	data, mode, err := g.worktreeData(rel)
+	return err == nil && mode != "" && mode != "40000" && blobID(data, len(id)) == id
+}
+
+// worktreeData is the worktree's entry rel as git would store it: its
+// mode ("" for neither a file, a link nor a directory, or gone) and a
+// file's content or a link's target. A file larger than maxPinned is an
+// error.
+func (g *gitRefs) worktreeData(rel string) ([]byte, string, error) {
 	dir, name := filepath.Split(rel)
 	pfd, err := openBeneath(g.root, strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
-		return false
+		return nil, "", nil
 	}
 	defer unix.Close(pfd)
 	var st unix.Stat_t
 	if unix.Fstatat(pfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-		return false
+		return nil, "", nil
 	}
-	var data []byte
 	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return nil, "40000", nil
 	case unix.S_IFLNK:
 		target, err := fsx.ReadlinkAt(pfd, name)
 		if err != nil {
-			return false
+			return nil, "", nil
 		}
-		data = []byte(target)
+		return []byte(target), "120000", nil
 	case unix.S_IFREG:
 		fd, err := unix.Openat(pfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return false
+			return nil, "", nil
 		}
 		f := os.NewFile(uintptr(fd), rel)
 		defer f.Close()
-		if data, err = io.ReadAll(io.LimitReader(f, maxPinned+1)); err != nil || len(data) > maxPinned {
-			return false
+		data, err := io.ReadAll(io.LimitReader(f, maxPinned+1))
+		if err != nil {
+			return nil, "", nil
 		}
-	default:
-		return false
+		if len(data) > maxPinned {
+			return nil, "", fmt.Errorf("%s: larger than %d bytes", rel, maxPinned)
+		}
+		mode := "100644"
+		if st.Mode&0o100 != 0 {
+			mode = "100755"
+		}
+		return data, mode, nil
 	}
-	return blobID(data, len(id)) == id
+	return nil, "", nil
 }
 
 // blobID is git's name of a blob holding data, in the object format whose

@@ -3,12 +3,21 @@
 package confine
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/policy"
+	"golang.org/x/sys/unix"
 )
 
 // The merges in gitmerge_linux.go are made onto the heads as the call
@@ -17,8 +26,11 @@ import (
 // gave a.txt the hook's content, and whose second changed a.txt (HEAD
 // still had a.txt: no rename to follow); the next call committed the
 // removal of a.txt on master, an ordinary commit; and the user's git
-// cherry-pick side followed the rename into the hook. The same holds of a
-// cherry-pick onto one of the user's other branches.
+// cherry-pick side followed the rename into the hook. The same held of a
+// cherry-pick onto one of the user's other branches, a remote's branch, a
+// tag, and of configuration in the worktree no commit had yet (the
+// forty-first run: an untracked .envrc's content as a.txt, .envrc
+// committed later).
 //
 // What such a rename needs does not depend on the head but in one way, and
 // that one any later call can give: git's merges pair a path the side
@@ -26,19 +38,30 @@ import (
 // commit's change at P (against the base the merge takes: the commit's
 // parent for a cherry-pick, a rebase's pick or a stash pop, the commit
 // itself for a revert) reaches executable configuration F only where the
-// base lacks F, a branch has F, and git pairs the base's content at P with
-// F's. Through a directory's rename, a path the change adds follows any
-// path in a directory above it that git pairs so. So for each commit of
-// the call's, the check asks git, as its diff pairs renames and copies
-// (-C, each source free for every target, no limit), whether any content
-// at a path the change touches, or beside one it adds, pairs with
-// executable configuration some branch has and the base lacks; such a
-// commit is held as one that changes that configuration, whatever the
-// heads become.
+// base lacks F, what is merged onto has F, and git pairs the base's
+// content at P with F's. Through a directory's rename, a path the change
+// adds follows any path in a directory above it that git pairs so. So the
+// check gathers the executable configuration that any ref (but those it
+// holds itself) or the worktree has, and for each commit of the call's
+// asks git, as its diff pairs renames and copies (-C, each source free for
+// every target, no limit), whether any content at a path the change
+// touches, or beside one it adds, pairs with such configuration at a path
+// the base lacks; such a commit is held as one that changes it, whatever
+// the heads become. Configuration a user adds later, with content no ref
+// and no file had when the call ended, is not known to it.
+//
+// What a ref's tree holds where configuration could be is kept in the
+// scratch directory (gitexec/, by the ref's object and what could be
+// configuration), which no confined program writes: a tag's is listed
+// once, and a commit of the call's is its parent's with its own changes.
 
 // maxLikes bounds the sources times targets one check asks git to pair;
 // past it the check holds what it could not look at.
 const maxLikes = 1 << 18
+
+// maxWorktreeConfig bounds the files of executable configuration in the
+// worktree the check reads; past it, it holds what it could not look at.
+const maxWorktreeConfig = 4096
 
 // renameCase is one merge's sides as far as the check needs them: the
 // commit judged, the base (the commit's parent for a cherry-pick, the
@@ -49,12 +72,18 @@ type renameCase struct{ commit, base, theirs string }
 // entry is a tree's entry: its mode, object and path.
 type entry struct{ mode, id, rel string }
 
-// renamedPaths adds to bad, for each of commits (new ones), the executable
-// configuration that one of tips (the user's branches and HEAD) has and a
-// merge of it could write through a rename, whatever the tip becomes.
-// What rev-list gave of a commit (foreignCommits') is used, and read where
-// it gave none.
-func (g *gitRefs) renamedPaths(commits, tips []string, bad map[string][]string) error {
+// change is a change diff-tree gave of a commit: its status, and the new
+// mode and object (zeros where it removed the path).
+type change struct{ status, mode, id, rel string }
+
+// renamedPaths adds to bad, for each of commits (new ones, each with what
+// foreignCommits' rev-list and diff-tree gave; read where they gave
+// none), the executable configuration that a ref or the worktree has and
+// a merge of it could write through a rename, whatever the refs become.
+func (g *gitRefs) renamedPaths(commits []string, bad map[string][]string) error {
+	if len(commits) == 0 {
+		return nil
+	}
 	parents := map[string][]string{}
 	var read []string
 	for _, c := range commits {
@@ -73,14 +102,35 @@ func (g *gitRefs) renamedPaths(commits, tips []string, bad map[string][]string) 
 			parents[c] = ci.parents
 		}
 	}
-	isNew := func(c string) ([]string, bool) { ps, ok := parents[c]; return ps, ok }
-	// Each case and the tips it is merged onto: not a tip the commit is on
-	// through the call's commits (what that tip has beyond the base the
-	// call's commits added, and each is judged), nor the base; onto its
-	// parent, a revert's base lacks what the commit removed, so that is
-	// asked only of a commit that removed executable configuration (or
-	// one rev-list did not give).
-	onto := map[renameCase][]string{}
+	known, err := g.tipConfig(g.oldTips(parents))
+	if err != nil {
+		return err
+	}
+	// A commit of the call's: its parent's, with its own changes.
+	for _, c := range commits {
+		g.commitConfig(c, parents, known)
+	}
+	g.keepConfig(commits, known)
+	var all []entry
+	for _, ents := range known {
+		for _, e := range ents {
+			if !slices.Contains(all, e) && g.protectedPath(e.rel) {
+				all = append(all, e)
+			}
+		}
+	}
+	wt, err := g.worktreeConfig()
+	if err != nil {
+		return err
+	}
+	for _, e := range wt {
+		if !slices.Contains(all, e) {
+			all = append(all, e)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
 	var cases []renameCase
 	for _, x := range commits {
 		ps, ok := parents[x]
@@ -91,34 +141,324 @@ func (g *gitRefs) renamedPaths(commits, tips []string, bad map[string][]string) 
 			ps = []string{""}
 		}
 		for _, p := range ps {
-			for _, c := range []renameCase{{x, p, x}, {x, x, p}} {
-				for _, t := range tips {
-					_, walked := g.parents[x]
-					if t == c.base || descends(isNew, x, t) || (t == p && walked && !g.drops[x]) || slices.Contains(onto[c], t) {
-						continue
-					}
-					if onto[c] == nil {
-						cases = append(cases, c)
-					}
-					onto[c] = append(onto[c], t)
-				}
-			}
+			cases = append(cases, renameCase{x, p, x}, renameCase{x, x, p})
 		}
 	}
-	if len(cases) == 0 {
-		return nil
-	}
-	d := &diffs{g: g}
-	targets, err := g.addedConfig(d, cases, onto)
+	targets, err := g.lacking(cases, all, known)
 	if err != nil || len(targets) == 0 {
 		return err
 	}
 	cases = slices.DeleteFunc(cases, func(c renameCase) bool { return len(targets[c.base]) == 0 })
-	sources, err := g.renameSources(d, cases)
+	sources, err := g.renameSources(&diffs{g: g}, cases)
 	if err != nil {
 		return err
 	}
 	return g.pairRenames(cases, sources, targets, bad)
+}
+
+// oldTips are what the refs named before the call (but what an earlier
+// check held), HEAD before it, and what a ref names after it that is no
+// commit of the call's: each object, as named (a tag's own).
+func (g *gitRefs) oldTips(isNew map[string][]string) []string {
+	var tips []string
+	add := func(refs map[string]string) {
+		for name, v := range refs {
+			if f := strings.Fields(v); len(f) > 0 && isObjectID(f[0]) && !strings.HasPrefix(name, "refs/loopguard-held/") && !slices.Contains(tips, f[0]) {
+				if _, ok := isNew[f[0]]; !ok {
+					tips = append(tips, f[0])
+				}
+			}
+		}
+	}
+	add(g.refs)
+	add(g.after)
+	for _, h := range g.heads() {
+		if _, ok := isNew[h]; !ok && !slices.Contains(tips, h) {
+			tips = append(tips, h)
+		}
+	}
+	slices.Sort(tips)
+	return tips
+}
+
+// configKey is what a record in gitexec/ is good for beside its object:
+// the format, what could be configuration by name, and the fixed
+// protected paths of this project.
+func (g *gitRefs) configKey() string {
+	h := sha256.New()
+	h.Write([]byte("gitexec 1\x00" + policy.ProtectedNamesDigest() + "\x00"))
+	for _, p := range slices.Sorted(maps.Keys(g.fixed)) {
+		h.Write([]byte(strings.TrimPrefix(p, g.project+"/") + "\x00"))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// tipConfig gives each of tips' entries where configuration could be
+// (maybeProtected): from its record in gitexec/, or listed (one git for
+// all) and recorded. An object that is no commit and no tag of one gives
+// none.
+func (g *gitRefs) tipConfig(tips []string) (map[string][]entry, error) {
+	known := map[string][]entry{}
+	key := g.configKey()
+	var miss []string
+	for _, t := range tips {
+		if ents, ok := g.readRecord(t, key); ok {
+			known[t] = ents
+		} else {
+			miss = append(miss, t)
+		}
+	}
+	if len(miss) == 0 {
+		return known, nil
+	}
+	var ask strings.Builder
+	for _, t := range miss {
+		ask.WriteString(t + "^{tree}\n")
+	}
+	out, err := g.gitIn(ask.String(), "cat-file", "--batch-check=%(objectname) %(objecttype)")
+	if err != nil {
+		return nil, err
+	}
+	answers := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(answers) != len(miss) {
+		return nil, fmt.Errorf("git cat-file answered %d of %d", len(answers), len(miss))
+	}
+	var lines []string
+	var listed []string
+	for i, t := range miss {
+		if f := strings.Fields(answers[i]); len(f) == 2 && f[1] == "tree" && isObjectID(f[0]) {
+			lines = append(lines, emptyTree(2*g.idLen)+" "+f[0])
+			listed = append(listed, t)
+		} else {
+			known[t] = nil
+		}
+	}
+	if len(lines) > 0 {
+		out, err := g.gitIn(strings.Join(lines, "\n")+"\n", "diff-tree", "--stdin", "-r", "-z", "--raw", "--no-renames")
+		if err != nil {
+			return nil, err
+		}
+		err = eachRaw(out, lines, func(i int, meta, paths []string) {
+			if g.maybeProtected(paths[0]) {
+				known[listed[i]] = append(known[listed[i]], entry{meta[1], meta[3], paths[0]})
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range miss {
+		g.writeRecord(t, key, known[t])
+	}
+	return known, nil
+}
+
+// commitConfig adds to known the entries of c, a commit of the call's, where
+// configuration could be: its parent's (known) with its own changes
+// (diff-tree's, against its one parent), where both are known.
+func (g *gitRefs) commitConfig(c string, parents map[string][]string, known map[string][]entry) {
+	if _, ok := known[c]; ok {
+		return
+	}
+	changes, ok := g.changes[c]
+	ps := parents[c]
+	if !ok && g.parents[c] == nil || len(ps) > 1 {
+		return // not walked, or a merge: its changes are against which parent?
+	}
+	var ents []entry
+	if len(ps) == 1 {
+		if _, isNew := parents[ps[0]]; isNew {
+			g.commitConfig(ps[0], parents, known)
+		}
+		base, ok := known[ps[0]]
+		if !ok {
+			return
+		}
+		ents = slices.Clone(base)
+	}
+	for _, ch := range changes {
+		ents = slices.DeleteFunc(ents, func(e entry) bool { return e.rel == ch.rel })
+		if ch.status != "D" {
+			ents = append(ents, entry{ch.mode, ch.id, ch.rel})
+		}
+	}
+	known[c] = ents
+}
+
+// keepConfig records what known has of each commit of the call's: the
+// next call's HEAD before it is one.
+func (g *gitRefs) keepConfig(commits []string, known map[string][]entry) {
+	key := g.configKey()
+	for _, c := range commits {
+		if ents, ok := known[c]; ok {
+			g.writeRecord(c, key, ents)
+		}
+	}
+}
+
+// readRecord is gitexec/'s record of object id (nil, false where there is
+// none, or it is not one this wrote).
+func (g *gitRefs) readRecord(id, key string) ([]entry, bool) {
+	if g.scratch == "" {
+		return nil, false
+	}
+	data, err := os.ReadFile(filepath.Join(g.scratch, gitexecDir, id+"-"+key))
+	if err != nil {
+		return nil, false
+	}
+	rest, ok := bytes.CutPrefix(data, []byte("gitexec\x00"))
+	if !ok {
+		return nil, false
+	}
+	var ents []entry
+	for len(rest) > 0 {
+		rec, tail, ok := bytes.Cut(rest, []byte{0})
+		meta, rel, ok2 := strings.Cut(string(rec), "\t")
+		f := strings.Fields(meta)
+		if !ok || !ok2 || len(f) != 2 || !isObjectID(f[1]) {
+			return nil, false
+		}
+		ents = append(ents, entry{f[0], f[1], rel})
+		rest = tail
+	}
+	return ents, true
+}
+
+// writeRecord keeps ents as object id's record (whole or not at all:
+// fsx.WriteFile); a record not written is listed again next time.
+func (g *gitRefs) writeRecord(id, key string, ents []entry) {
+	if g.scratch == "" {
+		return
+	}
+	dir := filepath.Join(g.scratch, gitexecDir)
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return
+	}
+	data := []byte("gitexec\x00")
+	for _, e := range ents {
+		data = append(data, e.mode+" "+e.id+"\t"+e.rel+"\x00"...)
+	}
+	_ = fsx.WriteFile(filepath.Join(dir, id+"-"+key), data, 0o600, false)
+}
+
+// worktreeConfig is the worktree's executable configuration before the
+// call (the plan's held entries, a directory's files below it but a git
+// directory's), each as git would store it.
+func (g *gitRefs) worktreeConfig() ([]entry, error) {
+	var out []entry
+	var visit func(rel string, depth int) error
+	visit = func(rel string, depth int) error {
+		if len(out) > maxWorktreeConfig || depth > 64 {
+			return fmt.Errorf("more than %d files of executable configuration in the worktree", maxWorktreeConfig)
+		}
+		data, mode, err := g.worktreeData(rel)
+		if err != nil {
+			return err
+		}
+		isDir := mode == "40000"
+		if mode != "" && !isDir {
+			e := entry{mode, blobID(data, 2*g.idLen), rel}
+			out = append(out, e)
+			// No object of the repository's, perhaps (an untracked
+			// .envrc): git pairs it from the merges' own store.
+			if g.wtData == nil {
+				g.wtData = map[string][]byte{}
+			}
+			g.wtData[e.id] = data
+			return nil
+		}
+		if !isDir || path.Base(rel) == ".git" || g.isGitDirAt(rel) {
+			return nil
+		}
+		fd, err := openBeneath(g.root, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+		if err != nil {
+			return nil // gone
+		}
+		f := os.NewFile(uintptr(fd), rel)
+		names, err := f.Readdirnames(-1)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if err := visit(rel+"/"+n, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, h := range g.held {
+		rel, ok := strings.CutPrefix(h, g.project+"/")
+		if !ok || slices.Contains(strings.Split(rel, "/"), ".git") {
+			continue // what git stores of a .git is nothing
+		}
+		if err := visit(rel, 0); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// isGitDirAt reports whether the worktree's directory rel is a git
+// directory (HEAD and objects/ in it): what git stores of it is nothing.
+func (g *gitRefs) isGitDirAt(rel string) bool {
+	_, err1 := fstatBeneath(g.root, rel+"/HEAD")
+	_, err2 := fstatBeneath(g.root, rel+"/objects")
+	return err1 == nil && err2 == nil
+}
+
+// lacking gives, for each case's base, the entries of all at a path the
+// base lacks: from known where it is there, else asked of git (one for
+// all).
+func (g *gitRefs) lacking(cases []renameCase, all []entry, known map[string][]entry) (map[string][]entry, error) {
+	targets := map[string][]entry{}
+	var ask []string
+	var asked [][2]string // base, path
+	seen := map[string]bool{}
+	for _, c := range cases {
+		b := c.base
+		if seen[b] {
+			continue
+		}
+		seen[b] = true
+		if b == "" {
+			targets[b] = all // the empty tree lacks every path
+			continue
+		}
+		ents, ok := known[b]
+		for _, e := range all {
+			switch {
+			case ok && !slices.ContainsFunc(ents, func(k entry) bool { return k.rel == e.rel }):
+				targets[b] = append(targets[b], e)
+			case !ok && !slices.Contains(asked, [2]string{b, e.rel}):
+				ask = append(ask, b+":"+e.rel)
+				asked = append(asked, [2]string{b, e.rel})
+			}
+		}
+	}
+	if len(ask) == 0 {
+		return targets, nil
+	}
+	out, err := g.gitIn(strings.Join(ask, "\n")+"\n", "cat-file", "--batch-check=%(objectname)")
+	if err != nil {
+		return nil, err
+	}
+	answers := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(answers) != len(ask) {
+		return nil, fmt.Errorf("git cat-file answered %d of %d", len(answers), len(ask))
+	}
+	for i, a := range answers {
+		if !strings.HasSuffix(a, " missing") {
+			continue
+		}
+		b, rel := asked[i][0], asked[i][1]
+		for _, e := range all {
+			if e.rel == rel {
+				targets[b] = append(targets[b], e)
+			}
+		}
+	}
+	return targets, nil
 }
 
 // diffs asks diff-tree --stdin for changes between commits (or the empty
@@ -320,6 +660,17 @@ func (g *gitRefs) pairRenames(cases []renameCase, sources map[renameCase][]entry
 	if len(pairs) == 0 {
 		return nil
 	}
+	written := map[string]bool{}
+	for _, c := range cases {
+		for _, e := range targets[c.base] {
+			if data, ok := g.wtData[e.id]; ok && !written[e.id] {
+				written[e.id] = true
+				if err := writeLooseIn(filepath.Join(tmp, "objects"), e.id, data); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	out, err := g.runGit(env, strings.Join(files, "\n")+"\n", []string{"hash-object", "-t", "tree", "-w", "--stdin-paths"})
 	if err != nil {
 		return err
@@ -365,6 +716,19 @@ func (g *gitRefs) privateObjects() (string, []string, error) {
 	}
 	return tmp, []string{"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(g.project, ".git", "objects"), "GIT_NO_REPLACE_OBJECTS=1"}, nil
+}
+
+// writeLooseIn writes the blob data as the loose object id in the object
+// directory objects (the merges' own, new: nothing there to replace).
+func writeLooseIn(objects, id string, data []byte) error {
+	z, err := looseBlob(data)
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(filepath.Join(objects, id[:2]), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return os.WriteFile(filepath.Join(objects, id[:2], id[2:]), z, 0o400)
 }
 
 // eachRaw calls f with each change of diff-tree --stdin --always -z

@@ -38,9 +38,14 @@ echo 'echo PWNED' >> q.txt && git commit -qam q2 && echo $Q1 $(git rev-parse HEA
 			master, feature := sh(`git rev-parse master`), sh(`git rev-parse feature`)
 
 			// The oracle: a later ordinary commit on master (a.txt
-			// removed), and the user's cherry-pick runs the call's line.
+			// removed), what the user does then (pre), and the user's
+			// cherry-pick runs the call's line.
+			var oracleAfter func(onto, pre, pick, hook string) bool
 			oracle := func(onto, pick, hook string) bool {
-				out := sh(`git worktree add -q --detach ../o ` + onto + ` >/dev/null 2>&1 && cd ../o && ( [ ! -e a.txt ] || git rm -q a.txt ) && git commit -qm rm --allow-empty &&
+				return oracleAfter(onto, "true", pick, hook)
+			}
+			oracleAfter = func(onto, pre, pick, hook string) bool {
+				out := sh(`git worktree add -q --detach ../o ` + onto + ` >/dev/null 2>&1 && cd ../o && ( [ ! -e a.txt ] || git rm -q a.txt ) && git commit -qm rm --allow-empty && ` + pre + ` &&
 ( git cherry-pick ` + pick + ` >/dev/null 2>&1 || true ) && ( grep -c PWNED ` + hook + ` || true ) && cd - >/dev/null && git worktree remove --force ../o`)
 				return out != "0" && out != ""
 			}
@@ -54,21 +59,51 @@ echo 'echo PWNED' >> q.txt && git commit -qam q2 && echo $Q1 $(git rev-parse HEA
 				t.Fatal("the oracle: the control's cherry-pick wrote the hook")
 			}
 
+			// A tag and a remote's branch with a hook of their own, and an
+			// untracked .envrc: the same shape onto each.
+			sh(`git checkout -q -b t master~3 && mkdir -p .husky && printf '#!/bin/sh\n# tagged\nmake check-format\nmake vet\n' > .husky/pre-merge-commit && git add -A && git commit -qm t && git tag -a v2 -m v2 && git checkout -q master && git branch -D -q t &&
+git update-ref refs/remotes/origin/r $(git rev-parse feature) && printf 'export DB=1\nPATH_add bin\nlayout python3\ndotenv_if_exists\n' > .envrc`)
+			ontoTag := strings.Fields(sh(`git checkout -q -b tg master && git show v2:.husky/pre-merge-commit > t.txt && git add t.txt && git commit -qm t1 && T1=$(git rev-parse HEAD) && echo 'echo PWNED' >> t.txt && git commit -qam t2 && echo $T1 $(git rev-parse HEAD) && git checkout -q master`))
+			envrc := strings.Fields(sh(`git checkout -q -b en master && cp .envrc e.txt && git add e.txt && git commit -qm e1 && E1=$(git rev-parse HEAD) && echo 'echo PWNED' >> e.txt && git commit -qam e2 && echo $E1 $(git rev-parse HEAD) && git checkout -q master`))
+			if !oracle(sh(`git rev-parse v2^{commit}`), ontoTag[1], ".husky/pre-merge-commit") {
+				t.Fatal("the oracle: the user's cherry-pick onto the tag did not write its hook")
+			}
+			if !oracleAfter(master, `cp ../proj/.envrc . && git add -f .envrc && git commit -qm envrc`, envrc[1], ".envrc") {
+				t.Fatal("the oracle: the user's cherry-pick after committing .envrc did not write it")
+			}
+			// The oracle's commit of .envrc is no ref's: its blob goes, and
+			// the check has it from the worktree alone, as an untracked
+			// file's.
+			sh(`git worktree prune && f=.git/objects/$(git hash-object .envrc | sed 's|^..|&/|') && rm -f $f && ! git cat-file -e $(git hash-object .envrc) 2>/dev/null`)
+
 			g, _, _ := gitSnapshot(t, proj, home)
+			all := g.refs
+			only := func(names ...string) map[string]string {
+				m := map[string]string{"HEAD": all["HEAD"]}
+				for _, n := range names {
+					m[n] = all[n]
+				}
+				return m
+			}
 			for _, c := range []struct {
 				name    string
 				commits []string
-				tips    []string
+				refs    map[string]string // the refs before and after the call
+				held    []string          // the worktree's protected entries
 				want    map[string]string // commit: the path found
 			}{
-				{"a branch whose hook is renamed once master loses a.txt", side, []string{master, feature}, map[string]string{side[0]: ".husky/pre-commit", side[1]: ".husky/pre-commit"}},
-				{"a change onto the user's other branch", slices.Concat(onMaster, src), []string{master, feature}, map[string]string{onMaster[0]: ".husky/pre-push", onMaster[1]: ".husky/pre-push"}},
-				{"the same branch with content like no hook (control)", plain, []string{master, feature}, nil},
-				{"a source commit on master beside feature (control)", src, []string{master, feature}, nil},
-				{"the branch, no branch with the hook (control)", side, []string{side[1]}, nil},
+				{"a branch whose hook is renamed once master loses a.txt", side, only("refs/heads/master"), nil, map[string]string{side[0]: ".husky/pre-commit", side[1]: ".husky/pre-commit"}},
+				{"a change onto the user's other branch", slices.Concat(onMaster, src), only("refs/heads/master", "refs/heads/feature"), nil, map[string]string{onMaster[0]: ".husky/pre-push", onMaster[1]: ".husky/pre-push"}},
+				{"a change onto a remote's branch", onMaster, only("refs/heads/master", "refs/remotes/origin/r"), nil, map[string]string{onMaster[0]: ".husky/pre-push", onMaster[1]: ".husky/pre-push"}},
+				{"a change onto a tag", ontoTag, only("refs/heads/master", "refs/tags/v2"), nil, map[string]string{ontoTag[0]: ".husky/pre-merge-commit", ontoTag[1]: ".husky/pre-merge-commit"}},
+				{"a change onto the worktree's .envrc", envrc, only("refs/heads/master"), []string{proj + "/.envrc"}, map[string]string{envrc[0]: ".envrc", envrc[1]: ".envrc"}},
+				{"the same branch with content like no hook (control)", plain, all, []string{proj + "/.envrc", proj + "/.husky"}, nil},
+				{"a source commit on master beside every ref (control)", src, all, []string{proj + "/.envrc", proj + "/.husky"}, nil},
+				{"the change onto feature, no ref has its hook (control)", onMaster, only("refs/heads/master"), nil, nil},
 			} {
+				g.refs, g.after, g.held = c.refs, c.refs, c.held
 				bad := map[string][]string{}
-				if err := g.renamedPaths(c.commits, c.tips, bad); err != nil {
+				if err := g.renamedPaths(c.commits, bad); err != nil {
 					t.Fatalf("%s: %v", c.name, err)
 				}
 				got := map[string]string{}
@@ -86,5 +121,55 @@ echo 'echo PWNED' >> q.txt && git commit -qam q2 && echo $Q1 $(git rev-parse HEA
 				}
 			}
 		})
+	}
+}
+
+// TestRenamedPathsRecords: what a ref's tree holds where configuration
+// could be is kept in gitexec/ and read back; a commit of the call's is
+// its parent's record with its own changes, and that is what listing it
+// gives. The check through foreignCommits, as a call's is, with a control.
+func TestRenamedPathsRecords(t *testing.T) {
+	proj, home, sh := gitShell(t)
+	sh(`git init -q -b master && mkdir .husky && printf '#!/bin/sh\n# lint what is staged\nnpx --no-install lint-staged\nnpm test --silent\nexit 0\n' > .husky/pre-commit &&
+echo a > a.txt && echo one > .notes.txt && git add -A && git commit -qm hook`)
+	g, _, _ := gitSnapshot(t, proj, home)
+	g.scratch = t.TempDir()
+	side := strings.Fields(sh(`git checkout -q -b side && git rm -q .husky/pre-commit && echo two > .notes.txt && git show master:.husky/pre-commit > a.txt && git add -A && git commit -qm move && S1=$(git rev-parse HEAD) &&
+echo 'echo PWNED' >> a.txt && git commit -qam tidy && echo $S1 $(git rev-parse HEAD) && git checkout -q master`))
+	plain := sh(`git checkout -q -b plain && echo b >> a.txt && git commit -qam b && git rev-parse HEAD && git checkout -q master`)
+	var err error
+	if g.after, err = g.listRefs(); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := g.foreignCommits(map[string][]string{"refs/heads/side": {side[1]}, "refs/heads/plain": {plain}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out["refs/heads/side"]; !slices.Equal(got, []string{".husky/pre-commit"}) {
+		t.Errorf("side: found %v, want .husky/pre-commit", got)
+	}
+	if got := out["refs/heads/plain"]; len(got) != 0 {
+		t.Errorf("plain (control): found %v", got)
+	}
+	key := g.configKey()
+	master := sh(`git rev-parse master`)
+	for _, c := range []string{master, side[0], side[1], plain} {
+		rec, ok := g.readRecord(c, key)
+		if !ok {
+			t.Errorf("no record of %s", c)
+			continue
+		}
+		// What listing the commit gives, with no record.
+		fresh, _, _ := gitSnapshot(t, proj, home)
+		listed, err := fresh.tipConfig([]string{c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sortEntries := func(e []entry) []entry {
+			return slices.SortedFunc(slices.Values(e), func(a, b entry) int { return strings.Compare(a.rel, b.rel) })
+		}
+		if a, b := sortEntries(rec), sortEntries(listed[c]); !slices.Equal(a, b) {
+			t.Errorf("%s: recorded %v, listed %v", c, a, b)
+		}
 	}
 }

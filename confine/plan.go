@@ -534,6 +534,10 @@ const (
 // may set (the thirty-eighth attack run's touch -d 2020-01-01 $GOCACHE).
 const usedDir = "used"
 
+// gitexecDir holds, in scratch, the records of what git's refs hold where
+// executable configuration could be (gitrename_linux.go).
+const gitexecDir = "gitexec"
+
 // markUsed sets the time of each cache's file in scratch/used to now.
 func markUsed(scratch string, caches []string, now time.Time) {
 	used := filepath.Join(scratch, usedDir)
@@ -582,6 +586,18 @@ func pruneCaches(scratch string, now time.Time) {
 		return
 	}
 	start := time.Now()
+	// The records of what git's refs hold (gitrename_linux.go): each is
+	// made again when it is needed and not there.
+	if recs, err := os.ReadDir(filepath.Join(scratch, gitexecDir)); err == nil {
+		for _, r := range recs {
+			if time.Since(start) > maxPrune {
+				return
+			}
+			if fi, err := r.Info(); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > staleCache {
+				_ = os.Remove(filepath.Join(scratch, gitexecDir, r.Name()))
+			}
+		}
+	}
 	for _, ent := range ents {
 		if !ent.IsDir() || !isCacheName(ent.Name()) {
 			continue

@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -368,6 +371,30 @@ func DefaultCapability(words []string, exact bool) Capability {
 func NameCouldBeProtected(name string) bool {
 	l := strings.ToLower(name)
 	return strings.HasPrefix(name, ".") || anyDepthIndex().byName[l] != 0 || plainProtected(l)
+}
+
+// ProtectedNamesDigest is a digest of what NameCouldBeProtected answers:
+// a cache of what a tree holds under such names is good while it is the
+// same (confine's record of each git tip's configuration).
+var ProtectedNamesDigest = sync.OnceValue(func() string {
+	h := sha256.New()
+	h.Write([]byte("names starting with .\x00"))
+	for _, m := range []map[string]bool{anyDepthNames(), plainProtectedNames()} {
+		for _, n := range slices.Sorted(maps.Keys(m)) {
+			h.Write([]byte(n + "\x00"))
+		}
+		h.Write([]byte("\x00"))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+})
+
+// anyDepthNames are the names anyDepthIndex knows.
+func anyDepthNames() map[string]bool {
+	m := map[string]bool{}
+	for n := range anyDepthIndex().byName {
+		m[n] = true
+	}
+	return m
 }
 
 // readsNoFiles are the read-only commands that open no file their words
