@@ -1550,6 +1550,38 @@ func TestJailHooksPath(t *testing.T) {
 	})
 }
 
+// TestJailGitPrograms: a script of the project that a setting of the
+// user's git configuration runs (core.fsmonitor, a filter's clean) is
+// executable configuration: project-write does not write it, and the
+// user's next git status runs the user's own (the forty-second attack
+// run's rewrote both); another script beside them is written (control).
+func TestJailGitPrograms(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		testfs.Tree(t, j.project, []byte("#!/bin/sh\nexit 1\n"), 0o755, "tools/fsmon.sh", "tools/clean.sh", "tools/other.sh")
+		if err := os.WriteFile(filepath.Join(j.project, ".git/config"), []byte("[core]\n\tfsmonitor = ./tools/fsmon.sh\n[filter \"strip\"]\n\tclean = ./tools/clean.sh\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if os.Getuid() == 0 {
+			for _, p := range []string{"tools", "tools/fsmon.sh", "tools/clean.sh", "tools/other.sh", ".git/config"} {
+				if err := os.Lchown(filepath.Join(j.project, p), nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, rel := range []string{"tools/fsmon.sh", "tools/clean.sh"} {
+			out, code := j.launch(t, projectWrite, "append", filepath.Join(j.project, rel))
+			checkProbe(t, []string{"append " + rel}, out, code, false)
+		}
+		out, code := j.launch(t, projectWrite, "append", filepath.Join(j.project, "tools/other.sh"))
+		checkProbe(t, []string{"append tools/other.sh (control)"}, out, code, true)
+		for _, rel := range []string{"tools/fsmon.sh", "tools/clean.sh"} {
+			if b, _ := os.ReadFile(filepath.Join(j.project, rel)); string(b) != "#!/bin/sh\nexit 1\n" {
+				t.Errorf("%s after the call: %q", rel, b)
+			}
+		}
+	})
+}
+
 // TestJailRuleNotThroughALink: a write rule inside the project is opened
 // from the project without following a link, so a concurrent call that
 // replaced a directory the plan saw by a link to the home between the

@@ -11,7 +11,7 @@ import (
 )
 
 // hooksPathWhat is what a path HooksPaths gives is, for a person.
-const hooksPathWhat = "git hooks or configuration (the directory core.hooksPath names, or a file git's configuration includes: the human's own git runs what they name)"
+const hooksPathWhat = "git hooks or configuration (the directory core.hooksPath names, a file git's configuration includes, or a script a setting runs: core.fsmonitor, a filter, a diff or merge driver, a ! alias; the human's own git runs what they name)"
 
 // gitHookNames are the hooks git runs (githooks(5)).
 var gitHookNames = []string{
@@ -31,8 +31,10 @@ var gitHookNames = []string{
 // cleaned, each once; a symbolic link is given as written and resolved.
 // For Places.HooksPaths: each is executable configuration. So is every
 // file a configuration file includes from inside the working tree
-// (include.path, includeIf.*.path), whether it exists yet or not, which
-// HooksPaths gives too.
+// (include.path, includeIf.*.path), whether it exists yet or not, and
+// every file of the working tree a setting's command runs or names
+// (programsIn: core.fsmonitor = ./tools/fsmon.sh, a filter's clean, a
+// diff driver's textconv, a ! alias), which HooksPaths gives too.
 //
 // A relative hooksPath is relative to where git runs hooks, the top of the
 // working tree (githooks(5)): the directory above project that holds .git,
@@ -76,7 +78,7 @@ func HooksPaths(project, home string, getenv func(string) string) []string {
 	if g := getenv("GIT_CONFIG_GLOBAL"); filepath.IsAbs(g) {
 		files = append(files, g)
 	}
-	var dirs, included []string
+	var dirs, included, programs []string
 	chain := gitconfig.Chain[struct{}]{
 		Home: home,
 		Open: func(p string, _ struct{}) ([]byte, struct{}, bool) {
@@ -96,6 +98,7 @@ func HooksPaths(project, home string, getenv func(string) string) []string {
 					dirs = append(dirs, d)
 				}
 			}
+			programs = append(programs, programsIn(e, top)...)
 		},
 	}
 	for _, f := range files {
@@ -107,7 +110,7 @@ func HooksPaths(project, home string, getenv func(string) string) []string {
 			out = append(out, p)
 		}
 	}
-	for _, p := range included {
+	for _, p := range slices.Concat(included, programs) {
 		add(p)
 	}
 	for _, d := range dirs {

@@ -263,3 +263,54 @@ func TestHooksPathsIncludedFromTheTree(t *testing.T) {
 		t.Errorf("Classify(src/inc.cfg) = %+v, want executable configuration", c)
 	}
 }
+
+// TestHooksPathsPrograms: a script of the working tree that a setting of
+// git's configuration runs (core.fsmonitor, a filter's clean, a ! alias,
+// a diff driver's textconv naming it as python3's argument) is executable
+// configuration; a setting that runs a program on PATH, or is no program,
+// names none (controls). Real git is the oracle that the fsmonitor and
+// the filter run from the tree.
+func TestHooksPathsPrograms(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	root := realDir(t, t.TempDir())
+	home, proj := filepath.Join(root, "home"), filepath.Join(root, "proj")
+	run := func(args ...string) string {
+		cmd := exec.Command(git, args...)
+		cmd.Dir, cmd.Env = proj, []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "PATH=/usr/bin:/bin"}
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	testfs.Write(t, filepath.Join(home, ".gitconfig"), []byte("[alias]\n\tlint = !sh scripts/lint.sh --fix\n\tst = status\n[core]\n\teditor = vim\n\tpager = less -R\n[user]\n\tname = ./not-a-program\n"), 0o644)
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run("init", "-q", "-b", "main")
+	testfs.Write(t, filepath.Join(proj, ".git", "config"), []byte("[core]\n\tfsmonitor = ./tools/fsmon.sh\n[filter \"strip\"]\n\tclean = ./tools/clean.sh\n[diff \"nb\"]\n\ttextconv = python3 conv.py\n"), 0o644)
+	mark := filepath.Join(root, "ran")
+	testfs.Write(t, filepath.Join(proj, "tools", "fsmon.sh"), []byte("#!/bin/sh\necho fsmonitor >> "+mark+"\nexit 1\n"), 0o755)
+	testfs.Write(t, filepath.Join(proj, "tools", "clean.sh"), []byte("#!/bin/sh\necho clean >> "+mark+"\ncat\n"), 0o755)
+	testfs.Write(t, filepath.Join(proj, ".gitattributes"), []byte("*.txt filter=strip\n"), 0o644)
+	testfs.Write(t, filepath.Join(proj, "a.txt"), []byte("a\n"), 0o644)
+	run("status", "--short")
+	run("add", "a.txt")
+	if b, _ := os.ReadFile(mark); !strings.Contains(string(b), "fsmonitor") || !strings.Contains(string(b), "clean") {
+		t.Fatalf("the oracle: git ran %q of the tree's scripts, want the fsmonitor's and the filter's", b)
+	}
+	got := HooksPaths(proj, home, nil)
+	for _, rel := range []string{"tools/fsmon.sh", "tools/clean.sh", "scripts/lint.sh", "conv.py"} {
+		if !slices.Contains(got, filepath.Join(proj, rel)) {
+			t.Errorf("HooksPaths = %q, want %s in it", got, rel)
+		}
+	}
+	for _, p := range got {
+		if rel, _ := filepath.Rel(proj, p); !slices.Contains([]string{"tools/fsmon.sh", "tools/clean.sh", "scripts/lint.sh", "conv.py"}, rel) {
+			t.Errorf("control: HooksPaths holds %s", p)
+		}
+	}
+	if c := (Places{Home: home, HooksPaths: got}).Prepare().Classify(filepath.Join(proj, "tools", "fsmon.sh")); c.Tier != ExecConfig {
+		t.Errorf("Classify(tools/fsmon.sh) = %+v, want executable configuration", c)
+	}
+}
