@@ -1550,6 +1550,27 @@ func TestJailHooksPath(t *testing.T) {
 	})
 }
 
+// TestJailEnvrcLoads: what the project's .envrc loads (direnv's
+// source_env_if_exists .envrc.local, dotenv_if_exists's .env) is
+// executable configuration: project-write neither writes nor makes it
+// (the forty-second attack run made both, and the user's next cd ran
+// them); another file is made (control).
+func TestJailEnvrcLoads(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		testfs.Write(t, filepath.Join(j.project, ".envrc"), []byte("source_env_if_exists .envrc.local\ndotenv_if_exists\n"), 0o644)
+		for _, rel := range []string{".envrc.local", ".env"} {
+			out, _ := j.launch(t, projectWrite, "jail-create", filepath.Join(j.project, rel))
+			if _, err := os.Lstat(filepath.Join(j.project, rel)); err == nil {
+				t.Errorf("%s, which .envrc loads, is in the project after the call: %q", rel, out)
+			}
+		}
+		out, code := j.launch(t, projectWrite, "jail-create", filepath.Join(j.project, "notes.env"))
+		if _, err := os.Lstat(filepath.Join(j.project, "notes.env")); code != 0 || err != nil {
+			t.Errorf("control: notes.env: exit %d %q: %v", code, out, err)
+		}
+	})
+}
+
 // TestJailGitPrograms: a script of the project that a setting of the
 // user's git configuration runs (core.fsmonitor, a filter's clean) is
 // executable configuration: project-write does not write it, and the

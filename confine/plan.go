@@ -171,7 +171,8 @@ type Plan struct {
 	// sweep judges by them too).
 	hooksPaths []string
 	// imports are the files the project's instruction files import
-	// (policy.InstructionImports).
+	// (policy.InstructionImports) and its .envrc loads
+	// (policy.EnvrcLoads).
 	imports []string
 	// GoStatDir is the module cache's directory where go writes what it
 	// found of the project's own module's version in git (gostat.go):
@@ -297,8 +298,9 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	e.Places.HooksPaths = policy.HooksPaths(s.Project, e.Home, e.Getenv)
 	p.hooksPaths = e.Places.HooksPaths
 	// And what the project's instruction files import (CLAUDE.md's
-	// @docs/notes.md): instructions, never written.
-	e.Places.Imports = policy.InstructionImports(s.Project, e.Home)
+	// @docs/notes.md): instructions, never written; and what its .envrc
+	// loads (source_env, dotenv): the user's shell runs it.
+	e.Places.Imports = append(policy.InstructionImports(s.Project, e.Home), policy.EnvrcLoads(s.Project)...)
 	p.imports = e.Places.Imports
 	b := &planner{p: &p, pl: e.Places.Prepare()}
 	if err := b.readSystem(); err != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // importWhat is what a path InstructionImports gives is, for a person.
-const importWhat = "a file an agent's instruction file imports (CLAUDE.md's or GEMINI.md's @path: the agent reads it as its instructions)"
+const importWhat = "a file the project's configuration loads (CLAUDE.md's or GEMINI.md's @path, which the agent reads as its instructions; what direnv's .envrc sources or loads, which the user's shell runs)"
 
 // instructionFiles are the project's instruction files that import
 // others by @path, relative to the project: Claude Code's (memory, "@path

@@ -83,7 +83,8 @@ type Places struct {
 	// names them (HooksPaths fills it): executable configuration.
 	HooksPaths []string
 	// Imports are the files the project's instruction files import
-	// (InstructionImports fills it): instruction files too.
+	// (InstructionImports) and its .envrc loads (EnvrcLoads): instruction
+	// files and executable configuration too.
 	Imports []string
 
 	prepared []entry // set by Prepare

@@ -1,0 +1,85 @@
+package policy
+
+import (
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/loopguard/loopguard/internal/testfs"
+)
+
+// TestEnvrcLoads: what a project's .envrc loads (direnv's source_env,
+// dotenv, use nix and flake, bash's source, a script it runs) is found,
+// and followed; a search path, a watched file, an assignment and a path
+// outside the project are not (controls).
+func TestEnvrcLoads(t *testing.T) {
+	proj := realDir(t, t.TempDir())
+	testfs.Write(t, filepath.Join(proj, ".envrc"), []byte(`# the team's
+source_env_if_exists .envrc.local
+dotenv_if_exists
+if has nix; then use nix; fi
+use flake ./nix
+PATH_add bin
+watch_file package.json
+./scripts/setup.sh --quiet
+source_env ../shared   # outside
+export FOO=bar/baz
+layout python3
+dotenv .env.dev; source "tools/env.sh"
+`), 0o644)
+	testfs.Write(t, filepath.Join(proj, ".envrc.local"), []byte("source_env_if_exists more/.envrc.more\n"), 0o644)
+	got := EnvrcLoads(proj)
+	want := []string{".envrc.local", ".env", "shell.nix", "default.nix", "nix", "nix/flake.nix", "nix/flake.lock", "scripts/setup.sh", ".env.dev", "tools/env.sh", "more/.envrc.more"}
+	for _, w := range want {
+		if !slices.Contains(got, filepath.Join(proj, w)) {
+			t.Errorf("EnvrcLoads = %q, want %s in it", got, w)
+		}
+	}
+	for _, p := range got {
+		rel, _ := filepath.Rel(proj, p)
+		if !slices.Contains(want, rel) && !strings.HasSuffix(rel, "/.envrc") {
+			t.Errorf("control: EnvrcLoads holds %s", rel)
+		}
+	}
+	if c := (Places{Imports: got}).Prepare().Classify(filepath.Join(proj, ".env")); c.Tier != ExecConfig {
+		t.Errorf("Classify(.env) = %+v, want executable configuration", c)
+	}
+}
+
+// TestEnvrcLoadsAsDirenv: direnv itself is the oracle that an allowed
+// .envrc's source_env_if_exists and dotenv_if_exists load files it never
+// asked about, and EnvrcLoads finds both.
+func TestEnvrcLoadsAsDirenv(t *testing.T) {
+	direnv, err := exec.LookPath("direnv")
+	if err != nil {
+		t.Skip("direnv is not installed (scripts/deps installs it)")
+	}
+	home := realDir(t, t.TempDir())
+	proj := filepath.Join(home, "proj")
+	testfs.Write(t, filepath.Join(proj, ".envrc"), []byte("source_env_if_exists .envrc.local\ndotenv_if_exists\n"), 0o644)
+	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin", "XDG_CONFIG_HOME=" + home + "/.config", "XDG_DATA_HOME=" + home + "/.local/share"}
+	run := func(args ...string) string {
+		cmd := exec.Command(direnv, args...)
+		cmd.Dir, cmd.Env = proj, env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("direnv %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("allow", proj)
+	// Written after the allowance: direnv loads them all the same.
+	testfs.Write(t, filepath.Join(proj, ".envrc.local"), []byte("export FROM_LOCAL=ran\n"), 0o644)
+	testfs.Write(t, filepath.Join(proj, ".env"), []byte("FROM_DOTENV=ran\n"), 0o644)
+	if got := run("exec", proj, "sh", "-c", "echo $FROM_LOCAL $FROM_DOTENV"); got != "ran ran" {
+		t.Fatalf("the oracle: direnv loaded %q, want both files' variables", got)
+	}
+	got := EnvrcLoads(proj)
+	for _, w := range []string{".envrc.local", ".env"} {
+		if !slices.Contains(got, filepath.Join(proj, w)) {
+			t.Errorf("EnvrcLoads = %q, want %s in it", got, w)
+		}
+	}
+}
