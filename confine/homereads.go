@@ -109,6 +109,19 @@ const (
 	anyKind
 )
 
+// toolDir reports whether the directory p holds one of markers (paths
+// below it): what a variable naming a tool's root directory is granted
+// whole only where it is that tool's (PYENV_ROOT=~/other in an approved
+// prefix read another project's .env: the forty-second attack run).
+func toolDir(p string, markers ...string) bool {
+	for _, m := range markers {
+		if _, err := os.Lstat(filepath.Join(p, m)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // toolRules are each tool's own configuration and installed toolchains.
 // Each rule says why; only what a tool reads to run, never its
 // credentials (~/.cargo/credentials.toml, ~/.config/gh/hosts.yml) nor the
@@ -139,7 +152,7 @@ func (v *homeVet) toolRules(s Spec, env func(string) string) {
 		v.grant(filepath.Join(goConfig, "go", "env"), fileKind, trustUser)
 	}
 	v.grant(filepath.Join(goConfig, "go", "telemetry", "mode"), fileKind, trustUser) // go reads whether telemetry is on at every start
-	if g := abs("GOROOT"); g != "" && fsx.Within(g, home) {
+	if g := abs("GOROOT"); g != "" && fsx.Within(g, home) && toolDir(g, "src/runtime") {
 		v.grant(g, dirKind, trustUser) // the toolchain GOROOT names, when it is in the home
 	}
 	v.grant(h("sdk"), dirKind, trustUser) // golang.org/dl's toolchains: ~/go/bin/go1.26 runs ~/sdk/go1.26/bin/go
@@ -166,7 +179,9 @@ func (v *homeVet) toolRules(s Spec, env func(string) string) {
 	// Python: pyenv's shims run its libexec and the versions it
 	// installed; python adds the user site (pip install --user) at every
 	// start; uv's environments link to the Pythons it manages.
-	v.grant(or(abs("PYENV_ROOT"), h(".pyenv")), dirKind, trustUser)
+	if p := abs("PYENV_ROOT"); p == "" || toolDir(p, "libexec/pyenv", "versions") {
+		v.grant(or(p, h(".pyenv")), dirKind, trustUser)
+	}
 	if v.lstat(h(".local", "lib")).err != nil {
 		// most homes: no listing
 	} else if ents, err := os.ReadDir(h(".local", "lib")); err == nil {

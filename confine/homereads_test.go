@@ -248,3 +248,49 @@ func BenchmarkHomeReads(b *testing.B) {
 		}
 	})
 }
+
+// TestToolDirsByVariable: a variable that names a tool's root directory
+// has it read whole only where it is that tool's (PYENV_ROOT=~/other, an
+// approved prefix's, read another project's .env; GOMODCACHE=~/Documents,
+// the user's documents: the forty-second attack run); the tool's own
+// directory there is read (controls).
+func TestToolDirsByVariable(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(root, "home")
+	testHome(t, home, map[string]string{
+		"other/.env":                       "TOKEN=x\n",
+		"Documents/secret.txt":             "x\n",
+		"pyenvs/versions/3.12/bin/python3": "",
+		"mods/cache/download/x":            "",
+		"src/proj/main.go":                 "",
+	})
+	places := policy.Places{Home: home, StateDir: filepath.Join(home, ".local/state/loopguard")}
+	s := Spec{Project: filepath.Join(home, "src/proj"), Cwd: filepath.Join(home, "src/proj")}
+	for _, c := range []struct {
+		name, key, value, dir string
+		read                  bool
+	}{
+		{"PYENV_ROOT at another project", "PYENV_ROOT", filepath.Join(home, "other"), filepath.Join(home, "other"), false},
+		{"PYENV_ROOT at pyenv's (control)", "PYENV_ROOT", filepath.Join(home, "pyenvs"), filepath.Join(home, "pyenvs"), true},
+	} {
+		env := map[string]string{"HOME": home, c.key: c.value}
+		e := Env{Home: home, TempDir: filepath.Join(root, "tmp"), Places: places, Getenv: func(k string) string { return env[k] }}
+		if got := slices.Contains(homeReadsFor(e, s), c.dir); got != c.read {
+			t.Errorf("%s: %s read %v, want %v", c.name, c.dir, got, c.read)
+		}
+	}
+	for _, c := range []struct {
+		value, want string
+	}{
+		{filepath.Join(home, "Documents"), ""}, // no cache/download: none read
+		{filepath.Join(home, "mods"), filepath.Join(home, "mods")},
+	} {
+		env := map[string]string{"GOMODCACHE": c.value}
+		if got := EnvFrom(func(k string) string { return env[k] }, places, 0).GoModCache; got != c.want {
+			t.Errorf("GOMODCACHE=%s: the module cache read is %q, want %q", c.value, got, c.want)
+		}
+	}
+}

@@ -43,7 +43,12 @@ func EnvFrom(getenv func(string) string, places policy.Places, uid int) Env {
 		e.TempDir = "/tmp"
 	}
 	e.GoModCache = getenv("GOMODCACHE")
-	if e.GoModCache == "" || !filepath.IsAbs(e.GoModCache) {
+	if e.GoModCache != "" && !toolDir(e.GoModCache, "cache/download") {
+		// A directory the variable names is read whole only when it is
+		// a module cache: GOMODCACHE=~/Documents in an approved prefix
+		// read ~/Documents (the forty-second attack run).
+		e.GoModCache = ""
+	} else if e.GoModCache == "" || !filepath.IsAbs(e.GoModCache) {
 		e.GoModCache = ""
 		if gp, _, _ := strings.Cut(getenv("GOPATH"), string(filepath.ListSeparator)); gp != "" && filepath.IsAbs(gp) {
 			e.GoModCache = filepath.Join(gp, "pkg", "mod")
