@@ -619,7 +619,7 @@ func (b *topBroker) openServed(n *seccompNotif, c brokered, sn *servedName) *sec
 		return continued(n) // the kernel decides, which writes no file here for the program
 	}
 	var made unix.Stat_t
-	if err := unix.Fstat(fd, &made); err != nil {
+	if err := unix.Fstat(fd, &made); err != nil || !modeAsAsked(fd, made.Mode, mode) {
 		_ = unix.Close(fd)
 		_ = unix.Unlinkat(parent, name, 0)
 		return failed(n, unix.EIO)
@@ -1127,6 +1127,15 @@ func idValid(lfd int, id uint64) bool {
 	return ioctlPtr(lfd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
 }
 
+// modeAsAsked gives the file fd, which the broker made with mode (the
+// program's umask taken off already) and which has have, that mode: the
+// broker's own umask (the first stage's, often 022) was taken off too,
+// and a file the program made at the top with umask 002 was 0644 where
+// the same made below was 0664 (the forty-second attack run).
+func modeAsAsked(fd int, have, mode uint32) bool {
+	return have&0o7777 == mode || unix.Fchmod(fd, mode) == nil
+}
+
 // made records a file or directory the broker made, named name.
 func (b *topBroker) made(k fileKey, name string, dir bool) {
 	b.mine[k] = true
@@ -1141,14 +1150,24 @@ func (b *topBroker) made(k fileKey, name string, dir bool) {
 // or sticky bit; what is made in it is made by the broker too, since no
 // Landlock rule reaches it.
 func (b *topBroker) makeDir(n *seccompNotif, c brokered, parent int, name string) *seccompNotifResp {
-	if err := unix.Mkdirat(parent, name, c.mode&madePerm&^b.umaskOf(n.pid, "")); err != nil {
+	mode := c.mode & madePerm &^ b.umaskOf(n.pid, "")
+	if err := unix.Mkdirat(parent, name, mode); err != nil {
 		if e, ok := err.(unix.Errno); ok {
 			return failed(n, e)
 		}
 		return failed(n, unix.EIO)
 	}
 	var st unix.Stat_t
-	if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == nil {
+		ok := unix.Fstat(fd, &st) == nil && modeAsAsked(fd, st.Mode, mode)
+		_ = unix.Close(fd)
+		if !ok {
+			err = unix.EIO
+		}
+	}
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		_ = unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
 		return failed(n, unix.EIO)
 	}
 	if !b.waiting(n) { // otherwise nothing stays

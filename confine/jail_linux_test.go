@@ -2104,6 +2104,31 @@ find . -printf '%p %m %y %s %l\n' | sort > ../$1.list`
 	})
 }
 
+// TestJailTopModesAsUnconfined: what the program makes at the project's
+// top, and in a directory it made there (made by the first stage with
+// the filter alone), has the modes the program's umask gives, as the same
+// script unconfined gives them (real sh and stat as the oracle): the
+// forty-second attack run's umask 002 came out 0644 and 0755 there, the
+// launcher's umask taken off too. Both modes.
+func TestJailTopModesAsUnconfined(t *testing.T) {
+	const script = `umask 002; : > top-a; mkdir top-d; : > top-d/f; umask 027; : > top-b; mkdir top-e; stat -c '%n %a' top-a top-d top-d/f top-b top-e`
+	bothModes(t, func(t *testing.T, j *jail) {
+		out, code := j.launch(t, projectWrite, "jail-sh", script+" > src/modes")
+		if code != 0 {
+			t.Fatalf("confined: exit %d %q", code, out)
+		}
+		cmd := exec.Command("/bin/sh", "-c", script)
+		cmd.Dir = t.TempDir()
+		want, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := testfs.Read(t, filepath.Join(j.project, "src/modes")); string(got) != string(want) {
+			t.Errorf("confined:\n%s\nunconfined:\n%s", got, want)
+		}
+	})
+}
+
 // TestJailUnderAListenerMakesNoName: where a filter above the launch
 // already has a listener, no first stage can make the program's names,
 // and none is made in the project, in either mode (with namespaces the
