@@ -114,6 +114,12 @@ func snapshotRefs(s Spec, plan Plan, e Env, root int) (*gitRefs, error) {
 	if st, err := fstatBeneath(root, ".git"); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return nil, nil
 	}
+	// The plan's hooks directories, git's program scripts and what the
+	// instruction files and .envrc load, as the plan found them: Env's
+	// places have none of them (NewPlan fills its own copy), and the
+	// check judged such a path only by its name (the forty-third attack
+	// run's directory rename into local/env.sh, which .envrc loads).
+	e.Places.HooksPaths, e.Places.Imports = plan.hooksPaths, plan.imports
 	pl := e.Places.Prepare()
 	fixed, _ := fixedInProject(pl, plan.Project)
 	g := &gitRefs{project: plan.Project, root: root, rootID: plan.RootID, pl: pl, fixed: fixed, run: plan.RunDir, started: plan.started,
@@ -307,6 +313,35 @@ func (g *gitRefs) listRefs() (map[string]string, error) {
 // the fixed protected paths.
 func (g *gitRefs) protectedPath(rel string) bool {
 	return g.maybeProtected(rel) && g.pl.Classify(g.project+"/"+rel).Protected()
+}
+
+// renamedOnto are the paths protected by their place alone (g.fixed: the
+// hooks directory's hooks, what .envrc and the instruction files load,
+// git's program scripts), in a directory of their own and not in the
+// worktree, that a new file rel elsewhere under the same name becomes when
+// a merge follows a directory's rename: the forty-third attack run's first
+// call renamed loc/ to local/ on a branch, a later one committed
+// loc/env.sh on master, and the user's merge wrote local/env.sh, which
+// .envrc loads. No ref holds such a path, so the rename check has no
+// content to pair; a new file of its name anywhere (or below a directory
+// of its name) is held instead.
+func (g *gitRefs) renamedOnto(rel string) []string {
+	var out []string
+	names := strings.Split(rel, "/")
+	for p := range g.fixed {
+		r, ok := strings.CutPrefix(p, g.project+"/")
+		// Its name, or a directory's on rel's way (x/hooks/pre-commit,
+		// where ci/hooks is the hooks directory: x renamed to ci).
+		if !ok || r == rel || !slices.Contains(names, path.Base(r)) || !strings.Contains(r, "/") {
+			continue
+		}
+		if _, err := fstatBeneath(g.root, r); err == nil {
+			continue // the worktree has it: the rename check's (a target with content)
+		}
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // maybeProtected reports whether rel could be protected: one of its names
@@ -1209,6 +1244,13 @@ func (g *gitRefs) foreignCommits(groups map[string][]string) (out, reach map[str
 			}
 			if len(f) == 5 && f[4] != "D" && g.protectedPath(rel) && !g.worktreeHas(f[3], rel) && !slices.Contains(bad[at], rel) {
 				bad[at] = append(bad[at], rel)
+			}
+			if len(f) == 5 && f[4] == "A" {
+				for _, p := range g.renamedOnto(rel) {
+					if !slices.Contains(bad[at], p) {
+						bad[at] = append(bad[at], p)
+					}
+				}
 			}
 		}
 	}

@@ -3,6 +3,8 @@
 package confine
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -170,6 +172,84 @@ echo 'echo PWNED' >> a.txt && git commit -qam tidy && echo $S1 $(git rev-parse H
 		}
 		if a, b := sortEntries(rec), sortEntries(listed[c]); !slices.Equal(a, b) {
 			t.Errorf("%s: recorded %v, listed %v", c, a, b)
+		}
+	}
+}
+
+// TestJailGitRefsHeldFixedPaths: configuration protected by its path, not
+// its name (the hooks directory core.hooksPath names, what .envrc loads),
+// is judged by the +git check as by the write set: a branch of the call's
+// that changes ci/hooks/pre-commit, and a merge a call leaves whose
+// directory rename (loc/ to local/) takes a new loc/env.sh to local/env.sh,
+// which .envrc loads (the forty-third attack run), are held. Control: a
+// branch that changes src.txt. Both modes.
+func TestJailGitRefsHeldFixedPaths(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		git := func(args ...string) string { return strings.TrimSpace(j.userGit(j.project, args...)) }
+		const id = `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; c() { git -c user.email=a@b -c user.name=a "$@"; }; `
+		for _, c := range []struct {
+			name, before, script, branch string
+			held                         bool
+		}{
+			{"a change to the hooks directory's hook", "", `c checkout -q -b evil && echo 'echo PWNED' >> ci/hooks/pre-commit 2>/dev/null || { git update-index --cacheinfo 100755,$(printf '#!/bin/sh\necho PWNED\n' | git hash-object -w --stdin),ci/hooks/pre-commit; }; c commit -qm evil; c checkout -q master`, "evil", true},
+			{"a directory renamed onto what .envrc loads", "", `mkdir loc && echo r > loc/readme.txt && echo n > loc/notes.txt && c add loc && c commit -qm loc &&
+L=$(git rev-parse HEAD:loc) && T=$({ git ls-tree HEAD | grep -v '	loc$'; printf '040000 tree %s\tlocal\n' $L; } | git mktree) && git update-ref refs/heads/ren $(c commit-tree $T -p HEAD -m ren) &&
+printf 'echo PWNED\n' > loc/env.sh && c add loc/env.sh && c commit -qm env`, "ren", true},
+			{"a directory renamed by an earlier call", `mkdir loc && echo r > loc/readme.txt && echo n > loc/notes.txt && c add loc && c commit -qm loc &&
+L=$(git rev-parse HEAD:loc) && T=$({ git ls-tree HEAD | grep -v '	loc$'; printf '040000 tree %s\tlocal\n' $L; } | git mktree) && git update-ref refs/heads/ren $(c commit-tree $T -p HEAD -m ren)`,
+				`printf 'echo PWNED\n' > loc/env.sh && c add loc/env.sh && c commit -qm env && c branch later`, "later", true},
+			{"a change to src.txt (control)", "", `c checkout -q -b plain && echo more >> src.txt && c commit -qam plain && c checkout -q master`, "plain", false},
+		} {
+			// A repository of its own for each.
+			j.unconfined(t, `rm -rf ci loc local src.txt .envrc`)
+			j.gitRepo(t, "true")
+			j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+git config core.hooksPath ci/hooks && mkdir -p ci/hooks && printf '#!/bin/sh\nexit 0\n' > ci/hooks/pre-commit && chmod +x ci/hooks/pre-commit &&
+echo s > src.txt && printf 'source_env_if_exists local/env.sh\n' > .envrc && git add -A && git commit -qm hooks`)
+			if c.before != "" {
+				if out, code := j.launch(t, gitWrite, "jail-sh", id+c.before); code != 0 || strings.Contains(out, "loopguard:") {
+					t.Fatalf("namespaces %v, %s: the first call: exit status %d:\n%s", j.ns, c.name, code, out)
+				}
+			}
+			out, code := j.launch(t, gitWrite, "jail-sh", id+c.script)
+			held := git("rev-parse", "-q", "--verify", "refs/heads/"+c.branch) == "" || strings.Contains(out, "refs/heads/master")
+			if held != c.held {
+				t.Errorf("namespaces %v, %s: held %v, want %v (exit status %d):\n%s", j.ns, c.name, held, c.held, code, out)
+			}
+		}
+	})
+}
+
+// TestRenamedOnto: a new file under the name of a path protected by its
+// place alone that nothing holds yet (local/env.sh, which .envrc loads;
+// the hooks directory ci/hooks) is one a directory's rename in a later
+// merge would put there; a file of another name, and one whose
+// namesake the worktree has (the rename check's), are not (controls).
+func TestRenamedOnto(t *testing.T) {
+	proj, home, sh := gitShell(t)
+	sh(`git init -q -b master && mkdir -p ci && echo x > a.txt && printf 'source_env_if_exists local/env.sh\nsource_env_if_exists tools/here.sh\n' > .envrc && mkdir tools && echo y > tools/here.sh && git add -A && git commit -qm init`)
+	// The oracle: loc/ renamed to local/ on a branch, loc/env.sh new on
+	// master, and the user's merge writes local/env.sh.
+	sh(`mkdir loc && echo r > loc/readme.txt && echo n > loc/notes.txt && git add loc && git commit -qm loc && git checkout -q -b ren && git mv loc local && git commit -qm ren &&
+git checkout -q master && echo 'echo PWNED' > loc/env.sh && git add loc/env.sh && git commit -qm env && git branch -q mark && git merge -q --no-edit ren >/dev/null 2>&1 || true`)
+	if b, err := os.ReadFile(filepath.Join(proj, "local", "env.sh")); err != nil || !strings.Contains(string(b), "PWNED") {
+		t.Fatalf("the oracle: the user's merge of the rename wrote no local/env.sh: %v", err)
+	}
+	sh(`git merge --abort 2>/dev/null; git reset -q --hard mark && rm -rf local`)
+	g, _, _ := gitSnapshot(t, proj, home)
+	g.fixed = map[string]bool{proj + "/local/env.sh": true, proj + "/ci/hooks": true, proj + "/tools/here.sh": true}
+	for _, c := range []struct {
+		rel  string
+		want []string
+	}{
+		{"loc/env.sh", []string{"local/env.sh"}},
+		{"x/hooks/pre-commit", []string{"ci/hooks"}},
+		{"loc/other.sh", nil},
+		{"elsewhere/here.sh", nil},
+		{"local/env.sh", nil},
+	} {
+		if got := g.renamedOnto(c.rel); !slices.Equal(got, c.want) {
+			t.Errorf("renamedOnto(%s) = %q, want %q", c.rel, got, c.want)
 		}
 	}
 }
