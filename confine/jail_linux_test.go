@@ -1575,26 +1575,27 @@ func TestJailEnvrcLoads(t *testing.T) {
 // user's git configuration runs (core.fsmonitor, a filter's clean) is
 // executable configuration: project-write does not write it, and the
 // user's next git status runs the user's own (the forty-second attack
-// run's rewrote both); another script beside them is written (control).
+// run's rewrote both), nor a neighbour of theirs, which they may import
+// (the forty-third's); a script elsewhere is written (control).
 func TestJailGitPrograms(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
-		testfs.Tree(t, j.project, []byte("#!/bin/sh\nexit 1\n"), 0o755, "tools/fsmon.sh", "tools/clean.sh", "tools/other.sh")
+		testfs.Tree(t, j.project, []byte("#!/bin/sh\nexit 1\n"), 0o755, "tools/fsmon.sh", "tools/clean.sh", "tools/helper.sh", "src/other.sh")
 		if err := os.WriteFile(filepath.Join(j.project, ".git/config"), []byte("[core]\n\tfsmonitor = ./tools/fsmon.sh\n[filter \"strip\"]\n\tclean = ./tools/clean.sh\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		if os.Getuid() == 0 {
-			for _, p := range []string{"tools", "tools/fsmon.sh", "tools/clean.sh", "tools/other.sh", ".git/config"} {
+			for _, p := range []string{"tools", "tools/fsmon.sh", "tools/clean.sh", "tools/helper.sh", "src", "src/other.sh", ".git/config"} {
 				if err := os.Lchown(filepath.Join(j.project, p), nobody, nobody); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
-		for _, rel := range []string{"tools/fsmon.sh", "tools/clean.sh"} {
+		for _, rel := range []string{"tools/fsmon.sh", "tools/clean.sh", "tools/helper.sh"} {
 			out, code := j.launch(t, projectWrite, "append", filepath.Join(j.project, rel))
 			checkProbe(t, []string{"append " + rel}, out, code, false)
 		}
-		out, code := j.launch(t, projectWrite, "append", filepath.Join(j.project, "tools/other.sh"))
-		checkProbe(t, []string{"append tools/other.sh (control)"}, out, code, true)
+		out, code := j.launch(t, projectWrite, "append", filepath.Join(j.project, "src/other.sh"))
+		checkProbe(t, []string{"append src/other.sh (control)"}, out, code, true)
 		for _, rel := range []string{"tools/fsmon.sh", "tools/clean.sh"} {
 			if b, _ := os.ReadFile(filepath.Join(j.project, rel)); string(b) != "#!/bin/sh\nexit 1\n" {
 				t.Errorf("%s after the call: %q", rel, b)

@@ -35,17 +35,18 @@ var envrcUses = map[string][]string{
 // docs/confinement.md).
 var envrcNotPaths = map[string]bool{
 	"PATH_add": true, "path_add": true, "MANPATH_add": true, "PATH_rm": true, "path_rm": true,
-	"watch_file": true, "watch_dir": true, "load_prefix": true, "layout": true, "export": true,
+	"watch_file": true, "watch_dir": true, "load_prefix": true, "layout": true,
 }
 
 // EnvrcLoads are the files of project that its .envrc (direnv's) loads,
 // and what those load in turn (to maxImportHops): what source_env,
 // source_env_if_exists, source, ., dotenv and dotenv_if_exists name (or
 // .env), what use nix and use flake load (shell.nix, default.nix,
-// flake.nix, flake.lock, or the files named), and every other word of a
-// command that names a path with a / in it (./scripts/setup.sh): absolute,
-// cleaned, each once, below project only. A file that cannot be read
-// loads nothing; it never panics.
+// flake.nix, flake.lock, or the files named), and what its other commands
+// name (commandPaths: ./scripts/setup.sh and scripts/, a file $(grep ...
+// .env.shared) reads, python -m's module): absolute, cleaned, each once,
+// below project only. A file that cannot be read loads nothing; it never
+// panics.
 func EnvrcLoads(project string) []string {
 	if !filepath.IsAbs(project) {
 		return nil
@@ -60,7 +61,12 @@ func EnvrcLoads(project string) []string {
 		}
 		seen[file] = true
 		dir := filepath.Dir(file)
-		for _, ref := range envrcRefs(readSmall(file)) {
+		text := readSmall(file)
+		refs := envrcRefs(text)
+		// And what its other commands name (commandPaths: a script they
+		// run, and its directory; a file an inner command reads).
+		refs = append(refs, commandPaths(text, dir, project, envrcNotPaths)...)
+		for _, ref := range refs {
 			p := ref
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(dir, p)
@@ -92,7 +98,7 @@ func envrcRefs(text string) []string {
 			refs = append(refs, r)
 		}
 	}
-	for line := range strings.SplitSeq(text, "\n") {
+	for line := range strings.SplitSeq(joinContinued(text), "\n") {
 		if i := strings.IndexByte(line, '#'); i >= 0 && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') {
 			line = line[:i]
 		}
@@ -134,11 +140,6 @@ func envrcRefs(text string) []string {
 					add(a)
 				}
 				continue
-			}
-			for _, w := range words {
-				if strings.Contains(w, "/") && !strings.Contains(w, "=") {
-					add(w)
-				}
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -31,7 +32,7 @@ dotenv .env.dev; source "tools/env.sh"
 `), 0o644)
 	testfs.Write(t, filepath.Join(proj, ".envrc.local"), []byte("source_env_if_exists more/.envrc.more\n"), 0o644)
 	got := EnvrcLoads(proj)
-	want := []string{".envrc.local", ".env", "shell.nix", "default.nix", "nix", "nix/flake.nix", "nix/flake.lock", "scripts/setup.sh", ".env.dev", "tools/env.sh", "more/.envrc.more"}
+	want := []string{".envrc.local", ".env", "shell.nix", "default.nix", "nix", "nix/flake.nix", "nix/flake.lock", "scripts/setup.sh", ".env.dev", "tools/env.sh", "more/.envrc.more", "scripts", "tools", "more"}
 	for _, w := range want {
 		if !slices.Contains(got, filepath.Join(proj, w)) {
 			t.Errorf("EnvrcLoads = %q, want %s in it", got, w)
@@ -78,6 +79,56 @@ func TestEnvrcLoadsAsDirenv(t *testing.T) {
 	}
 	got := EnvrcLoads(proj)
 	for _, w := range []string{".envrc.local", ".env"} {
+		if !slices.Contains(got, filepath.Join(proj, w)) {
+			t.Errorf("EnvrcLoads = %q, want %s in it", got, w)
+		}
+	}
+}
+
+// TestEnvrcLoadsForms: the forty-third attack run's forms of a .envrc
+// that loads the tree's files: a line continued, a file an inner command
+// reads (export $(grep ... .env.shared | xargs)), a program an eval's
+// command substitution runs, and a script's neighbour that it imports.
+// direnv is the oracle that each runs.
+func TestEnvrcLoadsForms(t *testing.T) {
+	direnv, err := exec.LookPath("direnv")
+	if err != nil {
+		t.Skip("direnv is not installed (scripts/deps installs it)")
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	home := realDir(t, t.TempDir())
+	proj := filepath.Join(home, "proj")
+	mark := filepath.Join(home, "ran")
+	testfs.Write(t, filepath.Join(proj, ".envrc"), []byte(`source_env_if_exists \
+  .envrc.cont
+export $(grep -v '^#' .env.shared | xargs)
+eval "$(./gen/genenv)"
+`+python+` py/envgen.py >/dev/null
+`), 0o644)
+	testfs.Write(t, filepath.Join(proj, ".envrc.cont"), []byte("echo cont >> "+mark+"\n"), 0o644)
+	testfs.Write(t, filepath.Join(proj, ".env.shared"), []byte("FROM_SHARED=ran\n"), 0o644)
+	testfs.Write(t, filepath.Join(proj, "gen", "genenv"), []byte("#!/bin/sh\necho 'echo genenv >> "+mark+"'\n"), 0o755)
+	testfs.Write(t, filepath.Join(proj, "py", "envgen.py"), []byte("import helper\n"), 0o644)
+	testfs.Write(t, filepath.Join(proj, "py", "helper.py"), []byte("open('"+mark+"', 'a').write('helper\\n')\n"), 0o644)
+	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin", "XDG_CONFIG_HOME=" + home + "/.config", "XDG_DATA_HOME=" + home + "/.local/share"}
+	direnvDo := func(args ...string) string {
+		cmd := exec.Command(direnv, args...)
+		cmd.Dir, cmd.Env = proj, env
+		out, _ := cmd.Output()
+		return strings.TrimSpace(string(out))
+	}
+	direnvDo("allow", proj)
+	if got := direnvDo("exec", proj, "sh", "-c", "echo $FROM_SHARED"); got != "ran" {
+		t.Fatalf("the oracle: .env.shared's variable is %q", got)
+	}
+	if b, _ := os.ReadFile(mark); !strings.Contains(string(b), "cont") || !strings.Contains(string(b), "genenv") || !strings.Contains(string(b), "helper") {
+		t.Fatalf("the oracle: direnv ran %q, want the continued line's, the eval's and the import's", b)
+	}
+	got := EnvrcLoads(proj)
+	for _, w := range []string{".envrc.cont", ".env.shared", "gen/genenv", "py"} {
 		if !slices.Contains(got, filepath.Join(proj, w)) {
 			t.Errorf("EnvrcLoads = %q, want %s in it", got, w)
 		}

@@ -1,10 +1,8 @@
 package policy
 
 import (
-	"path/filepath"
 	"strings"
 
-	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/internal/gitconfig"
 )
 
@@ -32,7 +30,11 @@ var programKeys = map[string]bool{
 	"sendmailcmd": true, "smtpserver": true, // sendemail
 	"packobjectshook": true,                     // uploadpack
 	"receivepack":     true, "uploadpack": true, // remote.<name>
-	"external": true, // diff
+	"external":             true,                // diff
+	"difffilter":           true,                // interactive
+	"alternaterefscommand": true,                // core
+	"tocmd":                true, "cccmd": true, // sendemail
+	"httpd": true, // instaweb
 }
 
 // programSections are the sections whose every key runs its value: a
@@ -40,11 +42,11 @@ var programKeys = map[string]bool{
 var programSections = map[string]bool{"pager": true}
 
 // programsIn gives the files of the working tree top that the setting e
-// runs, or names as words of a command it runs: each word of its value
-// (split as the shell would at blanks, quotes removed) that is a path
-// below top, or a name in it (python3 clean.py runs top/clean.py: git
-// runs these from the top of the working tree). An alias runs a program
-// when its value begins with !; a remote's URL when it is ext::.
+// runs, or names in a command it runs (commandPaths, from top: git runs
+// these from the top of the working tree; python3 clean.py runs
+// top/clean.py, python3 -m tools.fsmon tools/). An alias runs a program
+// when its value begins with !, as a submodule's update does; a remote's
+// URL when it is ext::.
 func programsIn(e gitconfig.Entry, top string) []string {
 	if top == "" || e.Bare {
 		return nil
@@ -56,7 +58,7 @@ func programsIn(e gitconfig.Entry, top string) []string {
 	}
 	v := e.Value
 	switch {
-	case section == "alias":
+	case section == "alias" || section == "submodule" && key == "update":
 		var ok bool
 		if v, ok = strings.CutPrefix(v, "!"); !ok {
 			return nil
@@ -71,28 +73,7 @@ func programsIn(e gitconfig.Entry, top string) []string {
 	case !programKeys[key] && !programSections[section]:
 		return nil
 	}
-	var out []string
-	for _, w := range commandWords(v) {
-		switch strings.ToLower(w) {
-		case "", "true", "false", "yes", "no", "on", "off", "1", "0":
-			continue
-		}
-		if strings.HasPrefix(w, "-") || strings.ContainsAny(w, "$`%=*?[") || strings.HasPrefix(w, "~") {
-			continue
-		}
-		p := w
-		if !filepath.IsAbs(p) {
-			if !strings.Contains(p, "/") && !strings.Contains(p, ".") {
-				continue // a program found on PATH (git, sh, python3)
-			}
-			p = filepath.Join(top, p)
-		}
-		p = filepath.Clean(p)
-		if fsx.Within(p, top) && p != top {
-			out = append(out, p)
-		}
-	}
-	return out
+	return commandPaths(v, top, top, nil)
 }
 
 // commandWords splits a command at blanks and shell operators, with

@@ -300,17 +300,74 @@ func TestHooksPathsPrograms(t *testing.T) {
 		t.Fatalf("the oracle: git ran %q of the tree's scripts, want the fsmonitor's and the filter's", b)
 	}
 	got := HooksPaths(proj, home, nil)
-	for _, rel := range []string{"tools/fsmon.sh", "tools/clean.sh", "scripts/lint.sh", "conv.py"} {
+	// And their directories: a script's neighbours, which it imports.
+	for _, rel := range []string{"tools/fsmon.sh", "tools/clean.sh", "scripts/lint.sh", "conv.py", "tools", "scripts"} {
 		if !slices.Contains(got, filepath.Join(proj, rel)) {
 			t.Errorf("HooksPaths = %q, want %s in it", got, rel)
 		}
 	}
 	for _, p := range got {
-		if rel, _ := filepath.Rel(proj, p); !slices.Contains([]string{"tools/fsmon.sh", "tools/clean.sh", "scripts/lint.sh", "conv.py"}, rel) {
+		if rel, _ := filepath.Rel(proj, p); !slices.Contains([]string{"tools/fsmon.sh", "tools/clean.sh", "scripts/lint.sh", "conv.py", "tools", "scripts"}, rel) {
 			t.Errorf("control: HooksPaths holds %s", p)
 		}
 	}
 	if c := (Places{Home: home, HooksPaths: got}).Prepare().Classify(filepath.Join(proj, "tools", "fsmon.sh")); c.Tier != ExecConfig {
 		t.Errorf("Classify(tools/fsmon.sh) = %+v, want executable configuration", c)
+	}
+}
+
+// TestHooksPathsProgramForms: the forty-third attack run's forms of a
+// setting that runs the tree's code, each in a directory of its own: a
+// module run by python -m, a directory run by python, a path after an
+// expansion, a script inside sh -c's text, a script's neighbour (what it
+// imports), and interactive.diffFilter. Real git is the oracle for the
+// fsmonitor's module and the filter's sh -c.
+func TestHooksPathsProgramForms(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	root := realDir(t, t.TempDir())
+	home, proj := filepath.Join(root, "home"), filepath.Join(root, "proj")
+	mark := filepath.Join(root, "ran")
+	testfs.Write(t, filepath.Join(home, ".gitconfig"), []byte(`[core]
+	fsmonitor = python3 -m fsm.mon
+[alias]
+	lint = !python3 al
+	fmt = "!sh \"$(git rev-parse --show-toplevel)/fm/fmt.sh\""
+[filter "fx"]
+	clean = sh -c 'cl/clean.sh "$1"' -- %f
+[diff "cv"]
+	textconv = python3 cv/conv.py
+[interactive]
+	diffFilter = ./df/df.sh
+`), 0o644)
+	for rel, body := range map[string]string{
+		"fsm/__init__.py": "", "fsm/mon.py": "open('" + mark + "', 'a').write('fsmonitor\\n')\nraise SystemExit(1)\n",
+		"al/__main__.py": "", "fm/fmt.sh": "", "cv/conv.py": "import convlib\n", "cv/convlib.py": "", "df/df.sh": "",
+		"cl/clean.sh": "#!/bin/sh\necho clean >> " + mark + "\ncat \"$1\"\n", ".gitattributes": "*.txt filter=fx\n", "a.txt": "a\n",
+	} {
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(rel, ".sh") {
+			mode = 0o755
+		}
+		testfs.Write(t, filepath.Join(proj, rel), []byte(body), mode)
+	}
+	run := func(args ...string) {
+		cmd := exec.Command(git, args...)
+		cmd.Dir, cmd.Env = proj, []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "PATH=/usr/bin:/bin"}
+		_ = cmd.Run()
+	}
+	run("init", "-q", "-b", "main")
+	run("status", "--short")
+	run("add", "a.txt")
+	if b, _ := os.ReadFile(mark); !strings.Contains(string(b), "fsmonitor") || !strings.Contains(string(b), "clean") {
+		t.Fatalf("the oracle: git ran %q of the tree's code, want the fsmonitor's module and the filter's script", b)
+	}
+	got := HooksPaths(proj, home, nil)
+	for _, rel := range []string{"fsm", "al", "fm/fmt.sh", "cl/clean.sh", "cv", "df/df.sh"} {
+		if !slices.Contains(got, filepath.Join(proj, rel)) {
+			t.Errorf("HooksPaths = %q, want %s in it", got, rel)
+		}
 	}
 }
