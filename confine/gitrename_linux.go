@@ -530,27 +530,6 @@ func (d *diffs) run(pairs [][2]string, args []string, f func(i int, meta, paths 
 	return eachRaw(out, lines, f)
 }
 
-// addedConfig gives, for each case's base, the executable configuration
-// (as tree entries) that a tip it is merged onto has and it lacks.
-func (g *gitRefs) addedConfig(d *diffs, cases []renameCase, onto map[renameCase][]string) (map[string][]entry, error) {
-	var pairs [][2]string
-	for _, c := range cases {
-		for _, t := range onto[c] {
-			if p := [2]string{c.base, t}; !slices.Contains(pairs, p) {
-				pairs = append(pairs, p)
-			}
-		}
-	}
-	targets := map[string][]entry{}
-	err := d.run(pairs, []string{"--no-renames", "--diff-filter=A"}, func(i int, meta, paths []string) {
-		base := pairs[i][0]
-		if e := (entry{meta[1], meta[3], paths[0]}); g.protectedPath(e.rel) && !slices.Contains(targets[base], e) {
-			targets[base] = append(targets[base], e)
-		}
-	})
-	return targets, err
-}
-
 // renameSources gives, for each case, the base's entries git could pair
 // with a path the side merged onto added: each the other side changes,
 // removes or retypes, and each in a directory above one it adds.
