@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/policy"
@@ -112,9 +113,11 @@ func (g *gitRefs) renamedPaths(commits []string, bad map[string][]string) error 
 	}
 	g.keepConfig(commits, known)
 	var all []entry
+	seen := map[entry]bool{}
 	for _, ents := range known {
 		for _, e := range ents {
-			if !slices.Contains(all, e) && g.protectedPath(e.rel) {
+			if !seen[e] && g.protectedPath(e.rel) {
+				seen[e] = true
 				all = append(all, e)
 			}
 		}
@@ -124,7 +127,8 @@ func (g *gitRefs) renamedPaths(commits []string, bad map[string][]string) error 
 		return err
 	}
 	for _, e := range wt {
-		if !slices.Contains(all, e) {
+		if !seen[e] {
+			seen[e] = true
 			all = append(all, e)
 		}
 	}
@@ -161,21 +165,22 @@ func (g *gitRefs) renamedPaths(commits []string, bad map[string][]string) error 
 // commit of the call's: each object, as named (a tag's own).
 func (g *gitRefs) oldTips(isNew map[string][]string) []string {
 	var tips []string
-	add := func(refs map[string]string) {
+	seen := map[string]bool{}
+	tip := func(id string) {
+		if _, ok := isNew[id]; !ok && !seen[id] {
+			seen[id] = true
+			tips = append(tips, id)
+		}
+	}
+	for _, refs := range []map[string]string{g.refs, g.after} {
 		for name, v := range refs {
-			if f := strings.Fields(v); len(f) > 0 && isObjectID(f[0]) && !strings.HasPrefix(name, "refs/loopguard-held/") && !slices.Contains(tips, f[0]) {
-				if _, ok := isNew[f[0]]; !ok {
-					tips = append(tips, f[0])
-				}
+			if f := strings.Fields(v); len(f) > 0 && isObjectID(f[0]) && !strings.HasPrefix(name, "refs/loopguard-held/") {
+				tip(f[0])
 			}
 		}
 	}
-	add(g.refs)
-	add(g.after)
 	for _, h := range g.heads() {
-		if _, ok := isNew[h]; !ok && !slices.Contains(tips, h) {
-			tips = append(tips, h)
-		}
+		tip(h)
 	}
 	slices.Sort(tips)
 	return tips
@@ -231,26 +236,63 @@ func (g *gitRefs) tipConfig(tips []string) (map[string][]entry, error) {
 			listed = append(listed, t)
 		} else {
 			known[t] = nil
+			g.writeRecord(t, key, nil)
 		}
 	}
-	if len(lines) > 0 {
-		out, err := g.gitIn(strings.Join(lines, "\n")+"\n", "diff-tree", "--stdin", "-r", "-z", "--raw", "--no-renames")
+	// Only where configuration could be (git walks each tree whole all
+	// the same), some tips at a time, each recorded as it is read: a
+	// repository of many tags is read over more than one call, and each
+	// call until then holds what it committed.
+	start := time.Now()
+	spec := g.candidatePathspecs()
+	for len(lines) > 0 {
+		if time.Since(start) > maxTipListing {
+			return nil, fmt.Errorf("the configuration %d of the refs hold is not read yet (each +git call reads more of it)", len(lines))
+		}
+		n := min(len(lines), tipsAtOnce)
+		chunk, tips := lines[:n], listed[:n]
+		lines, listed = lines[n:], listed[n:]
+		out, err := g.gitIn(strings.Join(chunk, "\n")+"\n", slices.Concat([]string{"diff-tree", "--stdin", "--always", "-r", "-z", "--raw", "--no-renames", "--"}, spec)...)
 		if err != nil {
 			return nil, err
 		}
-		err = eachRaw(out, lines, func(i int, meta, paths []string) {
+		err = eachRaw(out, chunk, func(i int, meta, paths []string) {
 			if g.maybeProtected(paths[0]) {
-				known[listed[i]] = append(known[listed[i]], entry{meta[1], meta[3], paths[0]})
+				known[tips[i]] = append(known[tips[i]], entry{meta[1], meta[3], paths[0]})
 			}
 		})
 		if err != nil {
 			return nil, err
 		}
-	}
-	for _, t := range miss {
-		g.writeRecord(t, key, known[t])
+		for _, t := range tips {
+			g.writeRecord(t, key, known[t])
+		}
 	}
 	return known, nil
+}
+
+// tipsAtOnce is how many refs' trees one git lists; maxTipListing, how
+// long one check lists them before it holds what it could not look at.
+const (
+	tipsAtOnce    = 64
+	maxTipListing = 4 * time.Second
+)
+
+// candidatePathspecs are git's pathspecs of where configuration could be
+// (maybeProtected): a name that starts with ".", one of
+// policy.CandidateNames (either case), at any depth, and below, and the
+// fixed protected paths.
+func (g *gitRefs) candidatePathspecs() []string {
+	spec := []string{":(glob)**/.*", ":(glob)**/.*/**"}
+	for _, n := range policy.CandidateNames() {
+		spec = append(spec, ":(glob,icase)**/"+n, ":(glob,icase)**/"+n+"/**")
+	}
+	for _, p := range slices.Sorted(maps.Keys(g.fixed)) {
+		if r, ok := strings.CutPrefix(p, g.project+"/"); ok {
+			spec = append(spec, ":(literal)"+r)
+		}
+	}
+	return spec
 }
 
 // commitConfig adds to known the entries of c, a commit of the call's, where
@@ -414,6 +456,7 @@ func (g *gitRefs) lacking(cases []renameCase, all []entry, known map[string][]en
 	targets := map[string][]entry{}
 	var ask []string
 	var asked [][2]string // base, path
+	isAsked := map[[2]string]bool{}
 	seen := map[string]bool{}
 	for _, c := range cases {
 		b := c.base
@@ -430,7 +473,8 @@ func (g *gitRefs) lacking(cases []renameCase, all []entry, known map[string][]en
 			switch {
 			case ok && !slices.ContainsFunc(ents, func(k entry) bool { return k.rel == e.rel }):
 				targets[b] = append(targets[b], e)
-			case !ok && !slices.Contains(asked, [2]string{b, e.rel}):
+			case !ok && !isAsked[[2]string{b, e.rel}]:
+				isAsked[[2]string{b, e.rel}] = true
 				ask = append(ask, b+":"+e.rel)
 				asked = append(asked, [2]string{b, e.rel})
 			}
@@ -614,8 +658,10 @@ func (g *gitRefs) pairRenames(cases []renameCase, sources map[renameCase][]entry
 	named := map[string][]entry{}   // a targets tree: its entries
 	for _, c := range cases {
 		var src []entry
+		had := map[[2]string]bool{}
 		for _, e := range sources[c] {
-			if (e.mode == "100644" || e.mode == "100755" || e.mode == "120000") && !slices.ContainsFunc(src, func(s entry) bool { return s.mode == e.mode && s.id == e.id }) {
+			if k := [2]string{e.mode, e.id}; (e.mode == "100644" || e.mode == "100755" || e.mode == "120000") && !had[k] {
+				had[k] = true
 				src = append(src, e)
 			}
 		}

@@ -388,6 +388,22 @@ var ProtectedNamesDigest = sync.OnceValue(func() string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 })
 
+// CandidateNames are the names, other than those starting with ".",
+// that NameCouldBeProtected takes (in lower case; it compares so): with
+// "a name starting with .", every name it takes, sorted.
+func CandidateNames() []string {
+	var out []string
+	for _, m := range []map[string]bool{anyDepthNames(), plainProtectedNames()} {
+		for n := range m {
+			if !strings.HasPrefix(n, ".") && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // anyDepthNames are the names anyDepthIndex knows.
 func anyDepthNames() map[string]bool {
 	m := map[string]bool{}
