@@ -247,7 +247,7 @@ func (g *gitRefs) tipConfig(tips []string) (map[string][]entry, error) {
 	spec := g.candidatePathspecs()
 	for len(lines) > 0 {
 		if time.Since(start) > maxTipListing {
-			return nil, fmt.Errorf("the configuration %d of the refs hold is not read yet (each +git call reads more of it)", len(lines))
+			return nil, fmt.Errorf("the configuration of %d refs is not read yet (each +git call reads more of it)", len(lines))
 		}
 		n := min(len(lines), tipsAtOnce)
 		chunk, tips := lines[:n], listed[:n]
