@@ -62,7 +62,7 @@ const maxLikes = 1 << 18
 
 // maxWorktreeConfig bounds the files of executable configuration in the
 // worktree the check reads; past it, it holds what it could not look at.
-const maxWorktreeConfig = 4096
+const maxWorktreeConfig = 1 << 15
 
 // renameCase is one merge's sides as far as the check needs them: the
 // commit judged, the base (the commit's parent for a cherry-pick, the
@@ -668,7 +668,18 @@ func (g *gitRefs) pairRenames(cases []renameCase, sources map[renameCase][]entry
 		if len(src) == 0 {
 			continue
 		}
-		if likes += len(src) * len(targets[c.base]); likes > maxLikes {
+		// git pairs a link only with its like (exact): what it compares
+		// is files with files.
+		regular := func(ents []entry) int {
+			n := 0
+			for _, e := range ents {
+				if e.mode != "120000" {
+					n++
+				}
+			}
+			return n
+		}
+		if likes += regular(src) * regular(targets[c.base]); likes > maxLikes {
 			return fmt.Errorf("more than %d contents to pair with executable configuration", maxLikes)
 		}
 		s, t := tree("s", src), tree("t", targets[c.base])
