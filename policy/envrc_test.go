@@ -32,7 +32,7 @@ dotenv .env.dev; source "tools/env.sh"
 `), 0o644)
 	testfs.Write(t, filepath.Join(proj, ".envrc.local"), []byte("source_env_if_exists more/.envrc.more\n"), 0o644)
 	got := EnvrcLoads(proj)
-	want := []string{".envrc.local", ".env", "shell.nix", "default.nix", "nix", "nix/flake.nix", "nix/flake.lock", "scripts/setup.sh", ".env.dev", "tools/env.sh", "more/.envrc.more", "scripts", "tools", "more"}
+	want := []string{".envrc.local", ".env", "shell.nix", "default.nix", "nix", "nix/flake.nix", "nix/flake.lock", "scripts/setup.sh", ".env.dev", "tools/env.sh", "more/.envrc.more", "scripts"}
 	for _, w := range want {
 		if !slices.Contains(got, filepath.Join(proj, w)) {
 			t.Errorf("EnvrcLoads = %q, want %s in it", got, w)
@@ -131,6 +131,34 @@ eval "$(./gen/genenv)"
 	for _, w := range []string{".envrc.cont", ".env.shared", "gen/genenv", "py"} {
 		if !slices.Contains(got, filepath.Join(proj, w)) {
 			t.Errorf("EnvrcLoads = %q, want %s in it", got, w)
+		}
+	}
+}
+
+// TestEnvrcLoadsFormsMore: the forty-fourth attack run's loop over a
+// glob (for f in .envrc.d/*.sh; do source_env "$f"; done) protects the
+// glob's directory; what an everyday .envrc reads into one variable, or
+// a virtual environment it sources, protects that file alone, not
+// package.json, config/ or .venv/bin/ (controls).
+func TestEnvrcLoadsFormsMore(t *testing.T) {
+	proj := realDir(t, t.TempDir())
+	testfs.Write(t, filepath.Join(proj, ".envrc"), []byte(`for f in .envrc.d/*.sh; do source_env "$f"; done
+export NODE_VERSION=$(sed -n 's/.*"node": "\(.*\)".*/\1/p' package.json)
+export RAILS_MASTER_KEY=$(cat config/master.key)
+source .venv/bin/activate
+`), 0o644)
+	for _, rel := range []string{".envrc.d/base.sh", "package.json", "config/master.key", "config/routes.rb", ".venv/bin/activate", ".venv/bin/pip"} {
+		testfs.Write(t, filepath.Join(proj, rel), nil, 0o644)
+	}
+	got := EnvrcLoads(proj)
+	for _, rel := range []string{".envrc.d", "config/master.key", ".venv/bin/activate"} {
+		if !slices.Contains(got, filepath.Join(proj, rel)) {
+			t.Errorf("EnvrcLoads = %q, want %s in it", got, rel)
+		}
+	}
+	for _, rel := range []string{"package.json", "config", ".venv/bin", ".venv"} {
+		if slices.Contains(got, filepath.Join(proj, rel)) {
+			t.Errorf("control: EnvrcLoads = %q holds %s", got, rel)
 		}
 	}
 }

@@ -61,7 +61,9 @@ func programsIn(e gitconfig.Entry, top string) []string {
 	case section == "alias" || section == "submodule" && key == "update":
 		var ok bool
 		if v, ok = strings.CutPrefix(v, "!"); !ok {
-			return nil
+			// git's own command, whose options may name a program
+			// (difftool --extcmd=./dt.sh: the forty-fourth attack run).
+			v = "git " + v
 		}
 	case section == "remote" && (key == "url" || key == "pushurl"):
 		var ok bool
