@@ -52,38 +52,29 @@ func EnvrcLoads(project string) []string {
 		return nil
 	}
 	project = filepath.Clean(project)
-	var out []string
-	seen := map[string]bool{}
-	var follow func(file string, hop int)
-	follow = func(file string, hop int) {
-		if hop > maxImportHops || seen[file] {
-			return
-		}
-		seen[file] = true
+	return loadsFrom([]string{filepath.Join(project, ".envrc")}, func(file string) []string {
 		dir := filepath.Dir(file)
 		text := readSmall(file)
-		refs := envrcRefs(text)
-		// And what its other commands name (commandPaths: a script they
-		// run, and its directory; a file an inner command reads).
-		refs = append(refs, commandPaths(text, dir, project, envrcNotPaths)...)
-		for _, ref := range refs {
+		// What direnv's and bash's loaders name, and what its other
+		// commands name (commandPaths: a script they run, and its
+		// directory; a file an inner command reads into variables).
+		var refs []string
+		for _, ref := range slices.Concat(envrcRefs(text), commandPaths(text, dir, project, envrcNotPaths)) {
 			p := ref
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(dir, p)
 			}
-			p = filepath.Clean(p)
-			if p == project || !strings.HasPrefix(p, project+"/") || slices.Contains(out, p) {
-				continue
-			}
-			out = append(out, p)
-			follow(p, hop+1)
-			if base := filepath.Base(p); base != ".envrc" {
-				follow(filepath.Join(p, ".envrc"), hop+1) // source_env DIR
+			if p = filepath.Clean(p); p != project && strings.HasPrefix(p, project+"/") {
+				refs = append(refs, p)
 			}
 		}
-	}
-	follow(filepath.Join(project, ".envrc"), 0)
-	return out
+		return refs
+	}, func(p string) []string {
+		if filepath.Base(p) == ".envrc" {
+			return nil
+		}
+		return []string{filepath.Join(p, ".envrc")} // source_env DIR
+	})
 }
 
 // shellKeywords begin a command that is the next word.

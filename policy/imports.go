@@ -41,6 +41,33 @@ func InstructionImports(project, home string) []string {
 		return nil
 	}
 	project = filepath.Clean(project)
+	start := []string{}
+	for _, f := range instructionFiles {
+		start = append(start, filepath.Join(project, f))
+	}
+	start = append(start, rulesFiles(project)...)
+	return loadsFrom(start, func(file string) []string {
+		var refs []string
+		for _, ref := range importsOf(readSmall(file)) {
+			switch {
+			case strings.HasPrefix(ref, "~/"):
+				if home != "" {
+					refs = append(refs, filepath.Join(home, ref[2:]))
+				}
+			case filepath.IsAbs(ref):
+				refs = append(refs, filepath.Clean(ref))
+			default:
+				refs = append(refs, filepath.Join(filepath.Dir(file), ref))
+			}
+		}
+		return refs
+	}, func(string) []string { return nil })
+}
+
+// loadsFrom follows, from the files start, what each one loads (refs,
+// absolute), to maxImportHops: each reference once, in the order met,
+// followed in turn, with what more gives of it (followed, not given).
+func loadsFrom(start []string, refs func(file string) []string, more func(p string) []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	var follow func(file string, hop int)
@@ -49,29 +76,17 @@ func InstructionImports(project, home string) []string {
 			return
 		}
 		seen[file] = true
-		for _, ref := range importsOf(readSmall(file)) {
-			var p string
-			switch {
-			case strings.HasPrefix(ref, "~/"):
-				if home == "" {
-					continue
-				}
-				p = filepath.Join(home, ref[2:])
-			case filepath.IsAbs(ref):
-				p = filepath.Clean(ref)
-			default:
-				p = filepath.Join(filepath.Dir(file), ref)
-			}
+		for _, p := range refs(file) {
 			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 			follow(p, hop+1)
+			for _, m := range more(p) {
+				follow(m, hop+1)
+			}
 		}
 	}
-	for _, f := range instructionFiles {
-		follow(filepath.Join(project, f), 0)
-	}
-	for _, f := range rulesFiles(project) {
+	for _, f := range start {
 		follow(f, 0)
 	}
 	return out
