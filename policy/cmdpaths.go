@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -18,14 +19,6 @@ import (
 // maxCommandDepth bounds how deep command text inside command text
 // ($(...), sh -c '...') is read.
 const maxCommandDepth = 4
-
-// interpreters run their first word that is no option as a script (and
-// python, -m's module; sh, -c's text).
-var interpreters = map[string]bool{
-	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true,
-	"python": true, "python3": true, "python2": true, "pypy3": true, "node": true, "nodejs": true, "deno": true, "bun": true,
-	"ruby": true, "perl": true, "php": true, "lua": true, "Rscript": true, "tclsh": true, "awk": true, "gawk": true,
-}
 
 // pathVariables are the variables an assignment before a command can
 // point at the project's code with (PYTHONPATH=tools python3 -m conv).
@@ -61,159 +54,184 @@ var pathVariables = map[string]bool{
 // What the code these name reaches by other ways (a top-level script's
 // import of its neighbour, a path computed at run time) is not found.
 func commandPaths(cmd, dir, base string, skip map[string]bool) []string {
-	var out []string
-	add := func(p string) {
-		p = filepath.Clean(p)
-		if p == base || !strings.HasPrefix(p, base+"/") {
-			return
-		}
-		for _, q := range out {
-			if q == p {
-				return
-			}
-		}
-		out = append(out, p)
+	r := &cmdReader{dir: dir, base: base, skip: skip}
+	r.read(joinContinued(cmd), 0, false)
+	return r.out
+}
+
+// cmdReader is one commandPaths: where the command runs, the top its paths
+// must be below, and what it found.
+type cmdReader struct {
+	dir, base string
+	skip      map[string]bool
+	out       []string
+}
+
+// add keeps p (cleaned) where it is below base, once.
+func (r *cmdReader) add(p string) {
+	p = filepath.Clean(p)
+	if p == r.base || !strings.HasPrefix(p, r.base+"/") || slices.Contains(r.out, p) {
+		return
 	}
-	// pathOf is a word's path below base, or "".
-	pathOf := func(w string) string {
-		switch {
-		case strings.HasPrefix(w, "$"):
-			_, rest, ok := strings.Cut(w, "/")
-			if !ok || strings.ContainsAny(rest, "$`") {
-				return ""
-			}
-			return filepath.Join(base, rest)
-		case strings.ContainsAny(w, "$`"):
+	r.out = append(r.out, p)
+}
+
+// pathOf is a word's path, or "" where it is none a reader can tell: a
+// word that begins with an expansion is its part from the first / on,
+// relative to base.
+func (r *cmdReader) pathOf(w string) string {
+	switch {
+	case strings.HasPrefix(w, "$"):
+		_, rest, ok := strings.Cut(w, "/")
+		if !ok || strings.ContainsAny(rest, "$`") {
 			return ""
-		case filepath.IsAbs(w):
-			return w
 		}
-		return filepath.Join(dir, w)
+		return filepath.Join(r.base, rest)
+	case strings.ContainsAny(w, "$`"):
+		return ""
+	case filepath.IsAbs(w):
+		return w
 	}
-	// script adds p, and the directory it is in where that is below base.
-	script := func(p string) {
-		if p == "" {
-			return
-		}
-		add(p)
-		if d := filepath.Dir(filepath.Clean(p)); d != base && strings.HasPrefix(d, base+"/") {
-			if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
-				add(d)
-			}
-		}
+	return filepath.Join(r.dir, w)
+}
+
+// script adds p, and the directory it is in where that is below base.
+func (r *cmdReader) script(p string) {
+	if p == "" {
+		return
 	}
-	var read func(text string, depth int, evaluated bool)
-	read = func(text string, depth int, evaluated bool) {
-		if depth > maxCommandDepth {
-			return
-		}
-		outer, inner := substitutions(text)
-		for seg := range strings.FieldsFuncSeq(outer, func(r rune) bool { return r == ';' || r == '&' || r == '|' || r == '\n' }) {
-			words := commandWords(seg)
-			for len(words) > 0 && shellKeywords[words[0]] {
-				words = words[1:]
-			}
-			// for x in WORDS; do: the words are the loop's.
-			if len(words) > 2 && words[0] == "for" && words[2] == "in" {
-				words = append([]string{"for"}, words[3:]...)
-			}
-			// Assignments before the command.
-			for len(words) > 0 && strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "-") {
-				name, value, _ := strings.Cut(words[0], "=")
-				if pathVariables[name] {
-					for _, v := range strings.Split(value, ":") {
-						if p := pathOf(v); p != "" && v != "" {
-							add(p)
-						}
-					}
-				}
-				words = words[1:]
-			}
-			if len(words) == 0 || skip[words[0]] {
-				continue
-			}
-			prog := words[0]
-			evalsOutput := prog == "eval" || prog == "export" || prog == "source" || prog == "." || evaluated
-			if strings.Contains(prog, "/") {
-				script(pathOf(prog))
-			}
-			base := filepath.Base(prog)
-			isInterp := interpreters[base] || strings.HasPrefix(base, "python3.")
-			scriptDone := false
-			for i := 1; i < len(words); i++ {
-				w := words[i]
-				switch {
-				case isInterp && (w == "-c") && i+1 < len(words):
-					if base == "sh" || base == "bash" || base == "dash" || base == "zsh" || base == "ksh" {
-						read(words[i+1], depth+1, evaluated)
-					}
-					i++
-					scriptDone = true
-					continue
-				case isInterp && strings.HasPrefix(w, "-m"):
-					mod := strings.TrimPrefix(w, "-m")
-					if mod == "" && i+1 < len(words) {
-						i++
-						mod = words[i]
-					}
-					if mod != "" && !strings.ContainsAny(mod, "/$`") {
-						p := filepath.Join(dir, strings.ReplaceAll(mod, ".", "/"))
-						add(p + ".py")
-						add(p)
-						if top, _, ok := strings.Cut(mod, "."); ok {
-							add(filepath.Join(dir, top))
-						}
-					}
-					scriptDone = true
-					continue
-				case strings.ContainsAny(w, " \t"):
-					read(w, depth+1, evaluated) // a quoted command
-					continue
-				case strings.HasPrefix(w, "-"):
-					// An option's value: --extcmd=./dt.sh.
-					if _, v, ok := strings.Cut(w, "="); ok && strings.Contains(v, "/") {
-						if p := pathOf(v); p != "" && !strings.ContainsAny(v, "*?[") {
-							add(p)
-						}
-					}
-					continue
-				}
-				if isInterp && !scriptDone {
-					script(pathOf(w)) // the script, there or not
-					scriptDone = true
-					continue
-				}
-				if i := strings.IndexAny(w, "*?["); i >= 0 {
-					// A glob: its directory.
-					if j := strings.LastIndexByte(w[:i], '/'); j > 0 {
-						if p := pathOf(w[:j]); p != "" {
-							add(p)
-						}
-					}
-					continue
-				}
-				if strings.ContainsAny(w, "~%=") {
-					continue // a home's path, git's %f, an assignment (export A=b/c)
-				}
-				p := pathOf(w)
-				if p == "" {
-					continue
-				}
-				if strings.Contains(w, "/") {
-					add(p)
-					continue
-				}
-				if _, err := os.Lstat(p); err == nil && evalsOutput {
-					add(p) // read into code or variables: export $(grep ... .env.shared)
-				}
-			}
-		}
-		for _, s := range inner {
-			read(s, depth+1, evaluated || strings.Contains(outer, "eval ") || strings.Contains(outer, "export $S") || strings.HasPrefix(strings.TrimSpace(outer), "export $S"))
+	r.add(p)
+	if d := filepath.Dir(filepath.Clean(p)); d != r.base && strings.HasPrefix(d, r.base+"/") {
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+			r.add(d)
 		}
 	}
-	read(joinContinued(cmd), 0, false)
-	return out
+}
+
+// read reads command text: each simple command, then the commands of its
+// substitutions (evaluated: their output becomes code or variables).
+func (r *cmdReader) read(text string, depth int, evaluated bool) {
+	if depth > maxCommandDepth {
+		return
+	}
+	outer, inner := substitutions(text)
+	for seg := range strings.FieldsFuncSeq(outer, func(c rune) bool { return c == ';' || c == '&' || c == '|' || c == '\n' }) {
+		r.command(commandWords(seg), depth, evaluated)
+	}
+	for _, s := range inner {
+		r.read(s, depth+1, evaluated || strings.Contains(outer, "eval ") || strings.Contains(outer, "export $S"))
+	}
+}
+
+// command reads one simple command's words: keywords, a for loop's
+// head and assignments before it taken off.
+func (r *cmdReader) command(words []string, depth int, evaluated bool) {
+	for len(words) > 0 && shellKeywords[words[0]] {
+		words = words[1:]
+	}
+	// for x in WORDS; do: the words are the loop's.
+	if len(words) > 2 && words[0] == "for" && words[2] == "in" {
+		words = append([]string{"for"}, words[3:]...)
+	}
+	for len(words) > 0 && strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "-") {
+		name, value, _ := strings.Cut(words[0], "=")
+		if pathVariables[name] {
+			for _, v := range strings.Split(value, ":") {
+				if p := r.pathOf(v); p != "" && v != "" {
+					r.add(p)
+				}
+			}
+		}
+		words = words[1:]
+	}
+	if len(words) == 0 || r.skip[words[0]] {
+		return
+	}
+	prog := words[0]
+	if strings.Contains(prog, "/") {
+		r.script(r.pathOf(prog))
+	}
+	it, name, interp := interpName(filepath.Base(prog)) // coderules.go's one table
+	evalsOutput := evaluated || prog == "eval" || prog == "export" || prog == "source" || prog == "."
+	scriptDone := !interp
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case interp && w == "-c" && i+1 < len(words):
+			if it.code == shells.code && it.valued == shells.valued {
+				r.read(words[i+1], depth+1, evaluated) // a shell's -c text
+			}
+			i++
+			scriptDone = true
+		case interp && (name == "python" || name == "pypy" || name == "ipython") && strings.HasPrefix(w, "-m"):
+			mod := strings.TrimPrefix(w, "-m")
+			if mod == "" && i+1 < len(words) {
+				i++
+				mod = words[i]
+			}
+			r.module(mod)
+			scriptDone = true
+		case strings.ContainsAny(w, " \t"):
+			r.read(w, depth+1, evaluated) // a quoted command
+		case strings.HasPrefix(w, "-"):
+			r.optionValue(w)
+		case !scriptDone:
+			r.script(r.pathOf(w)) // the interpreter's script, there or not
+			scriptDone = true
+		default:
+			r.word(w, evalsOutput)
+		}
+	}
+}
+
+// module adds python's -m module mod: its file, its package directory,
+// and its top package.
+func (r *cmdReader) module(mod string) {
+	if mod == "" || strings.ContainsAny(mod, "/$`") {
+		return
+	}
+	p := filepath.Join(r.dir, strings.ReplaceAll(mod, ".", "/"))
+	r.add(p + ".py")
+	r.add(p)
+	if top, _, ok := strings.Cut(mod, "."); ok {
+		r.add(filepath.Join(r.dir, top))
+	}
+}
+
+// optionValue adds an option's value that names a path (--extcmd=./dt.sh).
+func (r *cmdReader) optionValue(w string) {
+	if _, v, ok := strings.Cut(w, "="); ok && strings.Contains(v, "/") && !strings.ContainsAny(v, "*?[") {
+		if p := r.pathOf(v); p != "" {
+			r.add(p)
+		}
+	}
+}
+
+// word adds another word of a command: a glob's directory, a path with a
+// / in it (the file alone), and a name that is there only where the
+// command's output becomes code or variables (evalsOutput).
+func (r *cmdReader) word(w string, evalsOutput bool) {
+	if i := strings.IndexAny(w, "*?["); i >= 0 {
+		if j := strings.LastIndexByte(w[:i], '/'); j > 0 {
+			if p := r.pathOf(w[:j]); p != "" {
+				r.add(p)
+			}
+		}
+		return
+	}
+	if strings.ContainsAny(w, "~%=") {
+		return // a home's path, git's %f, an assignment (export A=b/c)
+	}
+	p := r.pathOf(w)
+	switch {
+	case p == "":
+	case strings.Contains(w, "/"):
+		r.add(p)
+	case evalsOutput:
+		if _, err := os.Lstat(p); err == nil {
+			r.add(p) // read into code or variables: export $(grep ... .env.shared)
+		}
+	}
 }
 
 // joinContinued joins each line that ends in a backslash with the next.
