@@ -60,26 +60,31 @@ func (g *gitRefs) mergedPaths(commits []string, heads []string, bad map[string][
 	if key := strings.Join(heads, " "); g.merged == nil || g.mergedHeads != key {
 		g.merged, g.mergedHeads = map[string][]string{}, key
 	}
+	return judgeOnce(g.merged, commits, bad, func(fresh []string, found map[string][]string) error {
+		return g.mergeFresh(fresh, heads, found)
+	})
+}
+
+// judgeOnce adds to bad what judge finds of commits (each with the paths
+// it found), judging only those memo has no answer for, and keeps each
+// answer in memo: a check looks at the refs' commits and then at the
+// reflogs', which are mostly the same ones.
+func judgeOnce(memo map[string][]string, commits []string, bad map[string][]string, judge func(fresh []string, found map[string][]string) error) error {
 	var fresh []string
 	for _, c := range commits {
-		if paths, ok := g.merged[c]; ok {
-			for _, p := range paths {
-				if !slices.Contains(bad[c], p) {
-					bad[c] = append(bad[c], p)
-				}
-			}
-			continue
+		if _, ok := memo[c]; !ok {
+			fresh = append(fresh, c)
 		}
-		fresh = append(fresh, c)
 	}
 	found := map[string][]string{}
-	err := g.mergeFresh(fresh, heads, found)
-	if err != nil {
+	if err := judge(fresh, found); err != nil {
 		return err
 	}
 	for _, c := range fresh {
-		g.merged[c] = found[c]
-		for _, p := range found[c] {
+		memo[c] = found[c]
+	}
+	for _, c := range commits {
+		for _, p := range memo[c] {
 			if !slices.Contains(bad[c], p) {
 				bad[c] = append(bad[c], p)
 			}

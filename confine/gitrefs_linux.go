@@ -92,6 +92,9 @@ type gitRefs struct {
 	held        []string            // the plan's Held: the worktree's protected entries before the call
 	scratch     string              // the launcher's scratch directory (Plan.Scratch)
 	wtData      map[string][]byte   // worktreeConfig's files, by object: no object of the store's, perhaps
+	wt          []entry             // worktreeConfig's answer, once read (wtRead)
+	wtRead      bool
+	renamed     map[string][]string // commits judged by renamedPaths, with what each gave
 	rrCache     [2]uint64           // .git/rr-cache's device and inode before the call (zero: none)
 	// logs are the reflogs before the call: each one's size and the
 	// SHA-256 of its bytes (reflogs looks at what the call appended).

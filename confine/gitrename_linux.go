@@ -82,6 +82,15 @@ type change struct{ status, mode, id, rel string }
 // none), the executable configuration that a ref or the worktree has and
 // a merge of it could write through a rename, whatever the refs become.
 func (g *gitRefs) renamedPaths(commits []string, bad map[string][]string) error {
+	if g.renamed == nil {
+		g.renamed = map[string][]string{}
+	}
+	return judgeOnce(g.renamed, commits, bad, g.renamedFresh)
+}
+
+// renamedFresh is renamedPaths for commits not judged before in this
+// check.
+func (g *gitRefs) renamedFresh(commits []string, bad map[string][]string) error {
 	if len(commits) == 0 {
 		return nil
 	}
@@ -387,6 +396,9 @@ func (g *gitRefs) writeRecord(id, key string, ents []entry) {
 // call (the plan's held entries, a directory's files below it but a git
 // directory's), each as git would store it.
 func (g *gitRefs) worktreeConfig() ([]entry, error) {
+	if g.wtRead {
+		return g.wt, nil // read once a check
+	}
 	var out []entry
 	var visit func(rel string, depth int) error
 	visit = func(rel string, depth int) error {
@@ -438,6 +450,7 @@ func (g *gitRefs) worktreeConfig() ([]entry, error) {
 			return nil, err
 		}
 	}
+	g.wt, g.wtRead = out, true
 	return out, nil
 }
 

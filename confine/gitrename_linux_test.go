@@ -103,7 +103,9 @@ git update-ref refs/remotes/origin/r $(git rev-parse feature) && printf 'export 
 				{"a source commit on master beside every ref (control)", src, all, []string{proj + "/.envrc", proj + "/.husky"}, nil},
 				{"the change onto feature, no ref has its hook (control)", onMaster, only("refs/heads/master"), nil, nil},
 			} {
+				// Each case a check of its own: no answer kept from the last.
 				g.refs, g.after, g.held = c.refs, c.refs, c.held
+				g.renamed, g.wtRead = nil, false
 				bad := map[string][]string{}
 				if err := g.renamedPaths(c.commits, bad); err != nil {
 					t.Fatalf("%s: %v", c.name, err)
