@@ -44,7 +44,10 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "scenarios: the go command is needed to build loopguard:", err)
 		return 1
 	}
-	build := exec.Command(gobin, "build", "-o", filepath.Join(dir, "loopguard"), "github.com/loopguard/loopguard/cmd/loopguard")
+	// A test build (lgtest, every knob off unless a script names one):
+	// it waits for its terminal's output to be read before it exits
+	// (cmd/loopguard's drainTTY), which testscript's ttyout needs.
+	build := exec.Command(gobin, "build", "-tags", "lgtest", "-o", filepath.Join(dir, "loopguard"), "github.com/loopguard/loopguard/cmd/loopguard")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "scenarios: failed to build loopguard:", err)

@@ -2,8 +2,16 @@
 // exactly that call. See README.md.
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/loopguard/loopguard/internal/testknobs"
+)
 
 func main() {
-	os.Exit(int(Main(os.Args[1:])))
+	code := Main(os.Args[1:])
+	if testknobs.Build {
+		drainTTY()
+	}
+	os.Exit(int(code))
 }

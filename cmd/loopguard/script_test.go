@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,25 +32,6 @@ func TestMain(m *testing.M) {
 		// and under the Vault backend it runs loopguard.
 		"loopguard-hook": func() { os.Exit(hookmain.Main(os.Args[1:])) },
 	})
-}
-
-// drainTTY gives the script's terminal time to be read before this process
-// exits, when it has one (ttyin). testscript (go-internal v1.14.1) closes
-// the pty's master as soon as the command has exited, and output its reader
-// goroutine has not read by then is lost: under load a `ttyout` then found
-// nothing (approve_exact's 'Not confirmed', seen once in CI). The wait only
-// lets the reader catch up; what is matched is what loopguard wrote.
-// Only a command run with ttyin leads its own session (testscript starts it
-// with Setsid): a command that merely inherits a developer's terminal does
-// not wait.
-func drainTTY() {
-	if syscall.Getpgrp() != os.Getpid() {
-		return
-	}
-	if f, err := os.Open("/dev/tty"); err == nil {
-		f.Close()
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // scriptParams runs the scripts in dir with the shared script harness
