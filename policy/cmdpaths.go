@@ -27,6 +27,18 @@ var pathVariables = map[string]bool{
 	"LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "PATH": true, "GEM_PATH": true, "PYTHONSTARTUP": true,
 }
 
+// shellKeywords begin a command that is the next word.
+var shellKeywords = map[string]bool{"if": true, "then": true, "elif": true, "else": true, "do": true, "while": true, "until": true, "!": true, "{": true, "}": true, "fi": true, "done": true}
+
+// A dialect is what a configuration's language adds to the shell's: the
+// commands whose words are not followed (a search path, a watched file),
+// and the commands that load a file, which load reads (reporting whether
+// prog is one). A nil dialect is the shell's alone.
+type dialect struct {
+	skip map[string]bool
+	load func(r *cmdReader, prog string, args []string) bool
+}
+
 // commandPaths are the paths below base (absolute, cleaned) that the
 // command text cmd runs, or reads into what it runs, relative to dir
 // (where it runs). Of each simple command:
@@ -49,12 +61,16 @@ var pathVariables = map[string]bool{
 //     evalSubst), each word that names an entry of dir that is there
 //     (.env.shared).
 //
-// Command text inside it is read too: $(...) and `...`, and sh -c's. Words
-// of a search path or a watched file (skip, by command name) are not.
+// Command text inside it is read too: $(...) and `...`, and sh -c's; a
+// comment is not. The dialect's loaders add what they load, and its skipped
+// commands nothing.
 // What the code these name reaches by other ways (a top-level script's
 // import of its neighbour, a path computed at run time) is not found.
-func commandPaths(cmd, dir, base string, skip map[string]bool) []string {
-	r := &cmdReader{dir: dir, base: base, skip: skip}
+func commandPaths(cmd, dir, base string, d *dialect) []string {
+	if d == nil {
+		d = &dialect{}
+	}
+	r := &cmdReader{dir: dir, base: base, dialect: d}
 	r.read(joinContinued(cmd), 0, false)
 	return r.out
 }
@@ -63,8 +79,8 @@ func commandPaths(cmd, dir, base string, skip map[string]bool) []string {
 // must be below, and what it found.
 type cmdReader struct {
 	dir, base string
-	skip      map[string]bool
-	out       []string
+	*dialect
+	out []string
 }
 
 // add keeps p (cleaned) where it is below base, once.
@@ -114,7 +130,7 @@ func (r *cmdReader) read(text string, depth int, evaluated bool) {
 	if depth > maxCommandDepth {
 		return
 	}
-	outer, inner := substitutions(text)
+	outer, inner := substitutions(uncommented(text))
 	for seg := range strings.FieldsFuncSeq(outer, func(c rune) bool { return c == ';' || c == '&' || c == '|' || c == '\n' }) {
 		r.command(commandWords(seg), depth, evaluated)
 	}
@@ -148,6 +164,9 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 		return
 	}
 	prog := words[0]
+	if r.load != nil && r.load(r, prog, words[1:]) {
+		return
+	}
 	if strings.Contains(prog, "/") {
 		r.script(r.pathOf(prog))
 	}
@@ -198,6 +217,20 @@ func (r *cmdReader) module(mod string) {
 	}
 }
 
+// loaded adds a file a loader names (there or not), or a glob's
+// directory; not an option, nor a path in another's home.
+func (r *cmdReader) loaded(w string) {
+	switch {
+	case w == "" || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "~"):
+	case strings.ContainsAny(w, "*?["):
+		r.word(w, false)
+	default:
+		if p := r.pathOf(w); p != "" {
+			r.add(p)
+		}
+	}
+}
+
 // optionValue adds an option's value that names a path (--extcmd=./dt.sh).
 func (r *cmdReader) optionValue(w string) {
 	if _, v, ok := strings.Cut(w, "="); ok && strings.Contains(v, "/") && !strings.ContainsAny(v, "*?[") {
@@ -232,6 +265,52 @@ func (r *cmdReader) word(w string, evalsOutput bool) {
 			r.add(p) // read into code or variables: export $(grep ... .env.shared)
 		}
 	}
+}
+
+// uncommented is text without its comments: from a # that begins a word
+// (at the start, after a blank or an operator), outside quotes and not
+// escaped, to the end of its line, as bash reads them. A path named in a
+// comment is no path a command takes.
+func uncommented(text string) string {
+	if !strings.Contains(text, "#") {
+		return text
+	}
+	var b strings.Builder
+	var quote byte
+	start := true // the next byte begins a word
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		begins := start
+		start = false
+		switch {
+		case quote == '\'':
+			if c == quote {
+				quote = 0
+			}
+		case c == '\\' && i+1 < len(text):
+			b.WriteByte(c)
+			i++
+			c = text[i]
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '#' && begins:
+			j := strings.IndexByte(text[i:], '\n')
+			if j < 0 {
+				return b.String()
+			}
+			i += j
+			c = '\n'
+			start = true
+		case strings.IndexByte(" \t\n;&|()<>", c) >= 0:
+			start = true
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // joinContinued joins each line that ends in a backslash with the next.

@@ -1,10 +1,6 @@
 package policy
 
-import (
-	"path/filepath"
-	"slices"
-	"strings"
-)
+import "path/filepath"
 
 // direnv runs a project's .envrc in the user's shell once the user has
 // allowed it, and its allowance covers that file alone: what the .envrc
@@ -53,22 +49,7 @@ func EnvrcLoads(project string) []string {
 	}
 	project = filepath.Clean(project)
 	return loadsFrom([]string{filepath.Join(project, ".envrc")}, func(file string) []string {
-		dir := filepath.Dir(file)
-		text := readSmall(file)
-		// What direnv's and bash's loaders name, and what its other
-		// commands name (commandPaths: a script they run, and its
-		// directory; a file an inner command reads into variables).
-		var refs []string
-		for _, ref := range slices.Concat(envrcRefs(text), commandPaths(text, dir, project, envrcNotPaths)) {
-			p := ref
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(dir, p)
-			}
-			if p = filepath.Clean(p); p != project && strings.HasPrefix(p, project+"/") {
-				refs = append(refs, p)
-			}
-		}
-		return refs
+		return commandPaths(readSmall(file), filepath.Dir(file), project, envrc)
 	}, func(p string) []string {
 		if filepath.Base(p) == ".envrc" {
 			return nil
@@ -77,62 +58,40 @@ func EnvrcLoads(project string) []string {
 	})
 }
 
-// shellKeywords begin a command that is the next word.
-var shellKeywords = map[string]bool{"if": true, "then": true, "elif": true, "else": true, "do": true, "while": true, "until": true, "!": true, "{": true, "}": true, "fi": true, "done": true}
+// envrc is a .envrc's language: bash, with direnv's loaders and the
+// functions whose words are not followed.
+var envrc = &dialect{skip: envrcNotPaths, load: envrcLoad}
 
-// envrcRefs are the paths a .envrc's (or a file it sources') commands
-// name, as EnvrcLoads says, relative to it as written.
-func envrcRefs(text string) []string {
-	var refs []string
-	add := func(r string) {
-		if r != "" && !strings.HasPrefix(r, "-") && !strings.ContainsAny(r, "$`*?[~") && !slices.Contains(refs, r) {
-			refs = append(refs, r)
+// envrcLoad reads a command of direnv's, or bash's, that loads a file
+// (envrcLoaders, use): the files it names, there or not, or those it loads
+// when it names none. It reports whether prog is one.
+func envrcLoad(r *cmdReader, prog string, args []string) bool {
+	if prog == "use" && len(args) > 0 {
+		kind := envrcUses[args[0]]
+		if len(args) == 1 {
+			for _, d := range kind {
+				r.add(filepath.Join(r.dir, d))
+			}
+		}
+		for _, a := range args[1:] {
+			r.loaded(a)
+			for _, d := range kind {
+				r.loaded(filepath.Join(a, d))
+			}
+		}
+		return true
+	}
+	defaults, ok := envrcLoaders[prog]
+	if !ok {
+		return false
+	}
+	if len(args) == 0 {
+		for _, d := range defaults {
+			r.add(filepath.Join(r.dir, d))
 		}
 	}
-	for line := range strings.SplitSeq(joinContinued(text), "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') {
-			line = line[:i]
-		}
-		// Each command of the line, at ; & | (quoted or not: a path with
-		// one of them in its name is missed).
-		for seg := range strings.FieldsFuncSeq(line, func(r rune) bool { return r == ';' || r == '&' || r == '|' }) {
-			words := commandWords(seg)
-			for len(words) > 0 && shellKeywords[words[0]] {
-				words = words[1:]
-			}
-			if len(words) == 0 {
-				continue
-			}
-			cmd, args := words[0], words[1:]
-			switch {
-			case envrcNotPaths[cmd]:
-				continue
-			case cmd == "use" && len(args) > 0:
-				if len(args) == 1 {
-					for _, d := range envrcUses[args[0]] {
-						add(d)
-					}
-				}
-				for _, a := range args[1:] {
-					add(a)
-					for _, d := range envrcUses[args[0]] {
-						add(filepath.Join(a, d))
-					}
-				}
-				continue
-			}
-			if defaults, ok := envrcLoaders[cmd]; ok {
-				if len(args) == 0 {
-					for _, d := range defaults {
-						add(d)
-					}
-				}
-				for _, a := range args {
-					add(a)
-				}
-				continue
-			}
-		}
+	for _, a := range args {
+		r.loaded(a)
 	}
-	return refs
+	return true
 }

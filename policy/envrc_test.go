@@ -162,3 +162,57 @@ source .venv/bin/activate
 		}
 	}
 }
+
+// TestEnvrcLoadsComments: a path in a comment is none a command takes
+// (the twenty-fourth session's false positive: "export A=1 # see
+// tools/x.sh" protected tools/x.sh); a # inside a word or quotes begins
+// none. direnv is the oracle for what runs.
+func TestEnvrcLoadsComments(t *testing.T) {
+	direnv, err := exec.LookPath("direnv")
+	if err != nil {
+		t.Skip("direnv is not installed (scripts/deps installs it)")
+	}
+	home := realDir(t, t.TempDir())
+	proj := filepath.Join(home, "proj")
+	mark := filepath.Join(home, "ran")
+	testfs.Write(t, filepath.Join(proj, ".envrc"), []byte(`# source_env secrets/.loader
+export A=1 # see tools/x.sh
+source_env_if_exists .envrc.local  # the team's
+echo "#" ; source_env 'a b#c'
+source_env d#e; dotenv_if_exists f\ #g
+`), 0o644)
+	for _, name := range []string{".envrc.local", "a b#c", "d#e", "tools/x.sh", "secrets/.loader"} {
+		testfs.Write(t, filepath.Join(proj, name), []byte("echo '"+name+"' >> "+mark+"\n"), 0o644)
+	}
+	testfs.Write(t, filepath.Join(proj, "f #g"), []byte("LOADED_FG=1\n"), 0o644) // dotenv's
+	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin", "XDG_CONFIG_HOME=" + home + "/.config", "XDG_DATA_HOME=" + home + "/.local/share"}
+	direnvDo := func(args ...string) string {
+		cmd := exec.Command(direnv, args...)
+		cmd.Dir, cmd.Env = proj, env
+		out, _ := cmd.Output()
+		return strings.TrimSpace(string(out))
+	}
+	direnvDo("allow", proj)
+	if got := direnvDo("exec", proj, "sh", "-c", "echo $LOADED_FG"); got != "1" {
+		t.Fatalf("the oracle: 'f #g' loaded %q", got)
+	}
+	b, _ := os.ReadFile(mark)
+	ran := string(b)
+	got := EnvrcLoads(proj)
+	for _, name := range []string{".envrc.local", "a b#c", "d#e", "f #g"} {
+		if !strings.Contains(ran, name) && name != "f #g" { // dotenv's: its variable, above
+			t.Fatalf("the oracle: direnv ran %q, not %s", ran, name)
+		}
+		if !slices.Contains(got, filepath.Join(proj, name)) {
+			t.Errorf("EnvrcLoads = %q, want %s in it", got, name)
+		}
+	}
+	for _, name := range []string{"tools/x.sh", "secrets/.loader", "tools", "secrets"} {
+		if strings.Contains(ran, name) {
+			t.Fatalf("the oracle: direnv ran %s", name)
+		}
+		if slices.Contains(got, filepath.Join(proj, name)) {
+			t.Errorf("control: EnvrcLoads = %q holds %s, named in a comment", got, name)
+		}
+	}
+}
