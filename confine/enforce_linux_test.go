@@ -533,7 +533,7 @@ func TestConfinementEnvironment(t *testing.T) {
 			}
 		}
 	}
-	for _, env := range []string{"GOCACHE", "npm_config_cache", "PYTHONPYCACHEPREFIX"} {
+	for _, env := range cacheVars {
 		for _, c := range []policy.Capability{readOnly, projectWrite} {
 			mine, theirs := w.getenv(t, c, env), other.getenv(t, c, env)
 			if mine == theirs || filepath.Dir(theirs) != scratch {

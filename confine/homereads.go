@@ -193,12 +193,13 @@ func (v *homeVet) toolRules(s Spec, env func(string) string) {
 	}
 	v.grant(filepath.Join(or(abs("XDG_DATA_HOME"), h(".local", "share")), "uv", "python"), dirKind, trustUser)
 	// ripgrep's flags, GitHub CLI's settings (its aliases; never
-	// hosts.yml, its tokens), ncurses' own terminal descriptions.
+	// hosts.yml, its tokens), ncurses' own terminal descriptions, jq's.
 	if r := abs("RIPGREP_CONFIG_PATH"); r != "" {
 		v.grant(r, fileKind, trustUser)
 	}
 	v.grant(filepath.Join(or(abs("GH_CONFIG_DIR"), filepath.Join(goConfig, "gh")), "config.yml"), fileKind, trustUser)
 	v.grant(h(".terminfo"), dirKind, trustUser)
+	v.grant(h(".jq"), anyKind, trustUser) // jq's definitions (a file) or modules (a directory), read at every start
 	// The project's ancestors in the home: go uses the first go.work
 	// above it, cargo merges every .cargo/config.toml above it.
 	if s.Project != "" && fsx.Within(s.Project, home) {

@@ -90,9 +90,10 @@ type Plan struct {
 	// neither the machine's services nor the internet is reached.
 	OwnNet bool `json:"-"`
 	// Env are the variables the program gets set: TMPDIR (a private
-	// directory under read-only), GOCACHE and npm_config_cache (a private
-	// cache per capability, never the user's own: a build cache is code
-	// the user's next build runs, npm's what their next npx runs).
+	// directory under read-only), GOCACHE, npm_config_cache,
+	// PYTHONPYCACHEPREFIX and PIP_CACHE_DIR (a private cache per
+	// capability, never the user's own: a build cache is code the user's
+	// next build runs, npm's what their next npx runs).
 	Env map[string]string
 	// KeepEnvOnly: the program keeps of the launcher's environment only
 	// the variables readOnlyEnv names (read-only); otherwise all of it.
@@ -480,15 +481,19 @@ func (b *planner) privateDirs(s Spec, e Env) error {
 	// npm's too (npm_config_cache): the user's ~/.npm is what their next
 	// npm install and npx trust (npx runs what its _npx directory holds,
 	// unchecked; a cached package document names the tarball and its
-	// hash), so a confined program never writes it.
+	// hash), so a confined program never writes it. pip's too
+	// (PIP_CACHE_DIR): the wheels it built are what its next install
+	// takes unchecked.
 	write := s.Cap.Write || s.Cap.Git
 	now := time.Now()
-	for env, name := range map[string]string{"GOCACHE": cacheNames[0], "npm_config_cache": cacheNames[1], "PYTHONPYCACHEPREFIX": cacheNames[2]} {
-		if p.Env[env], err = private(CacheDir(name, write, s.Project)); err != nil {
+	var caches []string
+	for i, env := range cacheVars {
+		if p.Env[env], err = private(CacheDir(cacheNames[i], write, s.Project)); err != nil {
 			return err
 		}
+		caches = append(caches, p.Env[env])
 	}
-	markUsed(scratch, []string{p.Env["GOCACHE"], p.Env["npm_config_cache"], p.Env["PYTHONPYCACHEPREFIX"]}, now)
+	markUsed(scratch, caches, now)
 	pruneCaches(scratch, now)
 	// A temp directory of this launch's own, removed when its last
 	// process has exited: never the shared one (TMPDIR, /tmp, /var/tmp,
@@ -526,8 +531,12 @@ func CacheDir(name string, write bool, project string) string {
 	return name + "-" + kind + "-" + hex.EncodeToString(sum[:8])
 }
 
-// cacheNames are the private caches' names (CacheDir's name).
-var cacheNames = []string{"go-build", "npm", "pycache"}
+// cacheNames are the private caches' names (CacheDir's name), each the
+// cache of the variable beside it in cacheVars.
+var (
+	cacheNames = []string{"go-build", "npm", "pycache", "pip"}
+	cacheVars  = []string{"GOCACHE", "npm_config_cache", "PYTHONPYCACHEPREFIX", "PIP_CACHE_DIR"}
+)
 
 // staleCache is how long a private cache is kept that no launch has used;
 // pruneEvery, how often a launch looks for such caches.
