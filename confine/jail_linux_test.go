@@ -1571,6 +1571,52 @@ func TestJailEnvrcLoads(t *testing.T) {
 	})
 }
 
+// TestJailDotenv: an environment file at any depth (.env, .env.local) is
+// executable configuration: direnv with load_dotenv loads it into the
+// user's shell on cd (the forty-fifth attack run's src/app/.env set
+// BASH_ENV there), Bun and pipenv into what they start. project-write
+// does not make one; notes.env, which nothing loads, it does (control).
+// direnv is the oracle: in the user's configuration it loads a .env the
+// user made, and none is left for it after the call.
+func TestJailDotenv(t *testing.T) {
+	direnv, err := exec.LookPath("direnv")
+	if err != nil {
+		t.Skip("direnv is not installed (scripts/deps installs it)")
+	}
+	bothModes(t, func(t *testing.T, j *jail) {
+		app := filepath.Join(j.project, "src", "app")
+		if out, code := j.launch(t, projectWrite, "jail-sh", "mkdir -p src/app"); code != 0 {
+			t.Fatalf("control: mkdir -p src/app: exit %d %q", code, out)
+		}
+		testfs.Write(t, filepath.Join(j.root, "direnv", "direnv.toml"), []byte("[global]\nload_dotenv = true\n[whitelist]\nprefix = [\""+j.project+"\"]\n"), 0o644)
+		loads := func(dir string) string {
+			cmd := exec.Command(direnv, "exec", dir, "sh", "-c", "echo $FROM_DOTENV")
+			cmd.Env = []string{"HOME=" + j.home, "PATH=/usr/bin:/bin", "DIRENV_CONFIG=" + filepath.Join(j.root, "direnv"), "XDG_DATA_HOME=" + filepath.Join(j.root, "data")}
+			out, _ := cmd.Output()
+			return strings.TrimSpace(string(out))
+		}
+		// The oracle: the user's own .env is loaded.
+		mine := filepath.Join(j.project, "mine")
+		testfs.Write(t, filepath.Join(mine, ".env"), []byte("FROM_DOTENV=loaded\n"), 0o644)
+		if got := loads(mine); got != "loaded" {
+			t.Fatalf("the oracle: direnv loaded %q from the user's .env", got)
+		}
+		for _, rel := range []string{"src/app/.env", "src/app/.env.local", ".env"} {
+			out, _ := j.launch(t, projectWrite, "jail-sh", "printf 'FROM_DOTENV=planted\\n' > "+rel)
+			if _, err := os.Lstat(filepath.Join(j.project, rel)); err == nil {
+				t.Errorf("%s is in the project after the call: %q", rel, out)
+			}
+		}
+		if got := loads(app); got != "" {
+			t.Errorf("direnv loaded %q in src/app after the call", got)
+		}
+		out, code := j.launch(t, projectWrite, "jail-sh", "printf 'A=1\\n' > src/app/notes.env")
+		if _, err := os.Lstat(filepath.Join(app, "notes.env")); code != 0 || err != nil {
+			t.Errorf("control: notes.env: exit %d %q: %v", code, out, err)
+		}
+	})
+}
+
 // TestJailGitPrograms: a script of the project that a setting of the
 // user's git configuration runs (core.fsmonitor, a filter's clean) is
 // executable configuration: project-write does not write it, and the

@@ -32,8 +32,9 @@ var handMadeDanger = struct {
 		// A rule with no wildcard, written by hand: its one call is a
 		// DANGER call, so it covers nothing.
 		{"rm -r src", "echo rm -r src", "rm -r src deletes a directory of the project"},
-		// The preset's cat * and a credentials file.
-		{"cat .env", "cat README.md", "credentials file (.env)"},
+		// The preset's cat * and a credentials file (not .env, which is
+		// executable configuration too: held as such).
+		{"cat .netrc", "cat README.md", "credentials file (.netrc)"},
 		// Chains of parts each covered.
 		{"true && git reset --hard", "true && git reset HEAD~1", "git reset --hard discards changes"},
 		{"cd sub && git checkout -- .", "cd sub && git checkout main", "discards changes in the work tree"},

@@ -126,6 +126,19 @@ var execConfigRows = []ExecConfigEntry{
 		"https://pip.pypa.io/en/stable/topics/configuration/"},
 	{".pip", InHome, "", "pip's legacy user configuration (index-url, find-links)", "https://pip.pypa.io/en/stable/topics/configuration/"},
 
+	// Environment files that tools load into the processes they start:
+	// BASH_ENV, LD_PRELOAD or NODE_OPTIONS there run code (the forty-fifth
+	// attack run's src/app/.env, which direnv with load_dotenv loaded
+	// into the user's shell on cd).
+	{".env", AnyDepth, "", "an environment file (.env: direnv with load_dotenv, Bun and pipenv load it into the programs they start)", envDoc},
+	{".env.local", AnyDepth, "", "an environment file (.env.local: Bun loads it into the programs it starts)", bunEnvDoc},
+	{".env.development", AnyDepth, "", "an environment file (.env.development: Bun loads it into the programs it starts)", bunEnvDoc},
+	{".env.production", AnyDepth, "", "an environment file (.env.production: Bun loads it into the programs it starts)", bunEnvDoc},
+	{".env.test", AnyDepth, "", "an environment file (.env.test: Bun loads it into the programs it starts)", bunEnvDoc},
+	{".env.development.local", AnyDepth, "", "an environment file (.env.development.local: Bun loads it into the programs it starts)", bunEnvDoc},
+	{".env.production.local", AnyDepth, "", "an environment file (.env.production.local: Bun loads it into the programs it starts)", bunEnvDoc},
+	{".env.test.local", AnyDepth, "", "an environment file (.env.test.local: Bun loads it into the programs it starts)", bunEnvDoc},
+
 	// direnv.
 	{".envrc", AnyDepth, "", "a direnv file (.envrc: run by the shell on cd)", "direnv(1), https://direnv.net/"},
 	{".config/direnv", InHome, "", "direnv's configuration (direnvrc is sourced before every .envrc)", "direnv(1) FILES, direnv.toml(1)"},
@@ -206,6 +219,14 @@ var execConfigRows = []ExecConfigEntry{
 		"https://bazel.build/run/bazelrc, https://bazel.build/docs/user-manual#workspace-status-command"},
 	{".aider.conf.yml", AnyDepth, "", "aider's configuration (.aider.conf.yml: lint-cmd and test-cmd are commands aider runs after its edits)",
 		"https://aider.chat/docs/config/aider_conf.html"},
+	{".bazelversion", AnyDepth, "", "Bazelisk's version file (.bazelversion: a FORK/VERSION names the fork whose Bazel bazelisk downloads and runs)",
+		"https://github.com/bazelbuild/bazelisk#how-does-bazelisk-know-which-bazel-version-to-run"},
+	{".mvn", AnyDepth, "", "Maven's project configuration (.mvn/extensions.xml: extensions Maven runs; .mvn/jvm.config: the JVM's options, -javaagent among them; .mvn/wrapper: what ./mvnw downloads and runs)",
+		"https://maven.apache.org/configure.html, https://maven.apache.org/wrapper/"},
+	{".jvmopts", AnyDepth, "", "sbt's JVM options (.jvmopts: -javaagent runs a jar at every start)", sbtDoc},
+	{".sbtopts", AnyDepth, "", "sbt's options (.sbtopts: JVM options, -javaagent among them, at every start)", sbtDoc},
+	{"pnpm-workspace.yaml", AnyDepth, "", "pnpm's workspace settings (pnpm-workspace.yaml: pnpmfile names the hooks pnpm install runs; onlyBuiltDependencies, whose install scripts run)",
+		"https://pnpm.io/settings#pnpmfile, https://pnpm.io/settings#onlybuiltdependencies"},
 	{".tmux.conf", InHome, "", "tmux configuration (run-shell, if-shell run commands)", "tmux(1) run-shell"},
 
 	// Git hook managers: each keeps in the working tree the hooks, or the
@@ -275,7 +296,37 @@ var execConfigRows = []ExecConfigEntry{
 		"https://docs.cline.bot/features/cline-rules"},
 	{".cline/rules", AnyDepth, "", "instructions the next session of Cline loads (.cline/rules)",
 		"https://docs.cline.bot/customization/cline-rules"},
+
+	// Other agents' project files (the forty-fifth attack run's list):
+	// the MCP servers and hooks they start, the instructions they load.
+	{".continue", AnyDepth, "", "Continue's workspace configuration (.continue/mcpServers: commands Continue starts; .continue/rules: instructions its next session loads)",
+		"https://docs.continue.dev/customize/deep-dives/mcp, https://docs.continue.dev/customize/deep-dives/rules"},
+	{".kiro", AnyDepth, "", "Kiro's workspace configuration (.kiro/settings/mcp.json: commands Kiro starts; .kiro/hooks: agent hooks; .kiro/steering: instructions)",
+		"https://kiro.dev/docs/mcp/configuration/, https://kiro.dev/docs/hooks/, https://kiro.dev/docs/steering/"},
+	{".roo", AnyDepth, "", "Roo Code's workspace configuration (.roo/mcp.json: commands Roo Code starts; .roo/rules: instructions)",
+		"https://docs.roocode.com/features/mcp/using-mcp-in-roo, https://docs.roocode.com/features/custom-instructions"},
+	{".roorules", AnyDepth, "", "instructions the next session of Roo Code loads (.roorules)", "https://docs.roocode.com/features/custom-instructions"},
+	{".roomodes", AnyDepth, "", "Roo Code's custom modes (.roomodes: each mode's instructions and the tools it may use)", "https://docs.roocode.com/features/custom-modes"},
+	{".amazonq", AnyDepth, "", "Amazon Q Developer's workspace configuration (.amazonq/mcp.json: commands it starts; .amazonq/rules: instructions)",
+		"https://docs.aws.amazon.com/amazonq/latest/qdeveloper-ug/context-project-rules.html, https://docs.aws.amazon.com/amazonq/latest/qdeveloper-ug/qdev-mcp.html"},
+	{".junie", AnyDepth, "", "Junie's project configuration (.junie/guidelines.md: instructions; .junie/mcp: commands it starts)",
+		"https://www.jetbrains.com/help/junie/customize-guidelines.html, https://www.jetbrains.com/help/junie/model-context-protocol-mcp.html"},
+	{".goosehints", AnyDepth, "", "instructions the next session of goose loads (.goosehints)", "https://block.github.io/goose/docs/guides/using-goosehints"},
+	{".rules", AnyDepth, "", "instructions the next session of Zed's agent loads (.rules)", "https://zed.dev/docs/ai/rules"},
+	{".augment-guidelines", AnyDepth, "", "instructions the next session of Augment loads (.augment-guidelines)", "https://docs.augmentcode.com/setup-augment/guidelines"},
+	{".augment", AnyDepth, "", "Augment's workspace rules (.augment/rules: instructions its next session loads)", "https://docs.augmentcode.com/setup-augment/guidelines"},
+	{".github/prompts", AnyDepth, "copilot", "Copilot prompt files (.github/prompts/*.prompt.md: instructions run by name, with the tools they may use)",
+		"https://code.visualstudio.com/docs/copilot/customization/prompt-files"},
+	{".crush.json", AnyDepth, "", "Crush's configuration (.crush.json: MCP servers and language servers are commands Crush starts)", crushDoc},
+	{"crush.json", AnyDepth, "", "Crush's configuration (crush.json: MCP servers and language servers are commands Crush starts)", crushDoc},
 }
+
+const (
+	bunEnvDoc = "https://bun.sh/docs/runtime/env (Setting environment variables)"
+	envDoc    = "direnv.toml(1) load_dotenv, " + bunEnvDoc + ", https://pipenv.pypa.io/en/latest/shell.html (.env)"
+	sbtDoc    = "https://www.scala-sbt.org/1.x/docs/Command-Line-Reference.html"
+	crushDoc  = "https://github.com/charmbracelet/crush#configuration"
+)
 
 const simpleGitHooksDoc = "https://github.com/toplenboren/simple-git-hooks#configuration"
 

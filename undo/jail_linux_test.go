@@ -134,7 +134,7 @@ func newWorld(t *testing.T) *world {
 	w.state = filepath.Join(w.home, ".local/state")
 	files := map[string]string{
 		"proj/README.md": "# project\n", "proj/src/main.go": "package main\n", "proj/src/util/u.go": "package util\n",
-		"proj/tracked.txt": "tracked\n", "proj/.gitignore": ".env\n", "proj/build.sh": "#!/bin/sh\necho build\n",
+		"proj/tracked.txt": "tracked\n", "proj/.gitignore": "secrets.json\n", "proj/build.sh": "#!/bin/sh\necho build\n",
 		"outside/keep.txt": "outside\n", "home/.bashrc": "# rc\n",
 	}
 	for name, content := range files {
@@ -151,7 +151,7 @@ func newWorld(t *testing.T) *world {
 	}
 	// Untracked and ignored, after the commit.
 	mustDo(t, os.WriteFile(filepath.Join(w.proj, "notes.txt"), []byte("untracked\n"), 0o600),
-		os.WriteFile(filepath.Join(w.proj, ".env"), []byte("API_KEY=secret\n"), 0o600),
+		os.WriteFile(filepath.Join(w.proj, "secrets.json"), []byte(`{"api_key": "secret"}`+"\n"), 0o600),
 		os.MkdirAll(w.tmp, 0o755), os.Chmod(w.tmp, 0o1777))
 	if os.Getuid() == 0 {
 		mustDo(t, filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
@@ -258,7 +258,9 @@ func (w *world) store(t *testing.T) *undo.Store {
 }
 
 // TestJailedCallUndone: the must-show of issue 36's undo. A confined
-// python3 deletes src/, an untracked file and a git-ignored .env, and
+// python3 deletes src/, an untracked file and a git-ignored secrets.json
+// (not .env, which is executable configuration: a jailed call cannot
+// remove it), and
 // rewrites a tracked file; it also tries to write in the home (refused;
 // its write of a new file in the project, the control, succeeds) and to
 // read and write the undo records (refused; the control: they exist).
@@ -271,7 +273,7 @@ func TestJailedCallUndone(t *testing.T) {
 import os, shutil
 shutil.rmtree("src")
 os.remove("notes.txt")
-os.remove(".env")
+os.remove("secrets.json")
 open("tracked.txt", "w").write("rewritten by the call\n")
 open("new.txt", "w").write("control: the project is written\n")
 for what, f in [("home", lambda: open(%q, "w").write("x")),
@@ -296,7 +298,7 @@ for what, f in [("home", lambda: open(%q, "w").write("x")),
 	if b, err := os.ReadFile(filepath.Join(w.proj, "new.txt")); err != nil || !strings.HasPrefix(string(b), "control") {
 		t.Fatalf("the confined call could not write the project: %v (%s)", err, out)
 	}
-	for _, gone := range []string{"src", "notes.txt", ".env"} {
+	for _, gone := range []string{"src", "notes.txt", "secrets.json"} {
 		if _, err := os.Lstat(filepath.Join(w.proj, gone)); err == nil {
 			t.Fatalf("%s still there after the call: %s", gone, out)
 		}
@@ -313,7 +315,7 @@ for what, f in [("home", lambda: open(%q, "w").write("x")),
 	if code != 0 {
 		t.Fatalf("undo: %d %s", code, out)
 	}
-	for _, line := range []string{"Will put back", "src/main.go", ".env", "notes.txt", "tracked.txt", "Will remove", "new.txt"} {
+	for _, line := range []string{"Will put back", "src/main.go", "secrets.json", "notes.txt", "tracked.txt", "Will remove", "new.txt"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("undo did not say %q:\n%s", line, out)
 		}
