@@ -3731,3 +3731,87 @@ python3 -c 'import sys; sys.path.insert(0, "pkg"); import mod' 2>/dev/null; true
 		}
 	})
 }
+
+// TestJailExtensionHeld: an extension module the call made beside a
+// module's source (util.py) is what the user's next python imports in
+// place of it, and a *.so in .gitignore keeps it from git status (the
+// forty-fifth attack run's): held back, in both modes, as is one for a
+// package's __init__.py. python3 is the oracle: an extension module the
+// user puts there is what it imports. Controls: an extension module with
+// no source beside it (a module built in place) stays, and so does the
+// call's own .py.
+func TestJailExtensionHeld(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	out, err := exec.Command(python, "-c", `import importlib.machinery as m
+for name in ("_json", "_struct", "math", "select", "_bisect"):
+    try:
+        f = __import__(name).__file__
+    except AttributeError:
+        continue
+    print(m.EXTENSION_SUFFIXES[0], f)
+    break`).Output()
+	suffix, lib, ok := strings.Cut(strings.TrimSpace(string(out)), " ")
+	if err != nil || !ok {
+		t.Skipf("no extension module of python3's to copy: %v %q", err, out)
+	}
+	ext, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bothModes(t, func(t *testing.T, j *jail) {
+		testfs.Tree(t, j.project, []byte("print('clean')\n"), 0o644, "app/util.py", "app/pkg/__init__.py", "other/__init__.py")
+		testfs.Write(t, filepath.Join(j.project, "blob.bin"), ext, 0o644)
+		if os.Getuid() == 0 {
+			for _, p := range []string{"app", "app/pkg", "other"} {
+				if err := os.Lchown(filepath.Join(j.project, p), nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		imports := func(mod string) string {
+			cmd := exec.Command(python, "-c", "import "+mod)
+			cmd.Dir, cmd.Env = filepath.Join(j.project, "app"), []string{"PATH=/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1"}
+			out, _ := cmd.CombinedOutput()
+			return strings.TrimSpace(string(out))
+		}
+		// The oracle: an extension module beside util.py is imported
+		// instead (it fails, having no PyInit_util: python did take it).
+		mine := filepath.Join(j.project, "app", "util"+suffix)
+		if err := os.WriteFile(mine, ext, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := imports("util"); got == "clean" {
+			t.Fatalf("the oracle: python3 imported util.py beside %s", filepath.Base(mine))
+		}
+		if err := os.Remove(mine); err != nil {
+			t.Fatal(err)
+		}
+		if got := imports("util"); got != "clean" {
+			t.Fatalf("the oracle: import util: %q", got)
+		}
+		time.Sleep(200 * time.Millisecond) // older than the call, by the coarse clock
+		out, code := j.launch(t, projectWrite, "jail-sh", "cp blob.bin app/util"+suffix+" && cp blob.bin app/pkg/__init__.abi3.so && cp blob.bin other/fast"+suffix+" && echo 'x = 1' > app/new.py")
+		if code != 0 {
+			t.Fatalf("the call: exit %d %q", code, out)
+		}
+		for _, p := range []string{"app/util" + suffix, "app/pkg/__init__.abi3.so"} {
+			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
+				t.Errorf("%s is in the project after the call: %q", p, out)
+			}
+		}
+		if got := imports("util"); got != "clean" {
+			t.Errorf("after the call, import util: %q", got)
+		}
+		if got := imports("pkg"); got != "clean" {
+			t.Errorf("after the call, import pkg: %q", got)
+		}
+		for _, p := range []string{"other/fast" + suffix, "app/new.py"} {
+			if _, err := os.Lstat(filepath.Join(j.project, p)); err != nil {
+				t.Errorf("control: %s: %v (%q)", p, err, out)
+			}
+		}
+	})
+}

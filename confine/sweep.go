@@ -344,13 +344,20 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt) {
 	if w.kept(path, fd, ent.name) {
 		return
 	}
-	if ent.typ.IsRegular() && isBytecode(ent.name) {
+	if ent.typ.IsRegular() && (isBytecode(ent.name) || shadowsSource(fd, ent.name)) {
 		// Python's bytecode, which the jail's own python writes in its
 		// private cache (PYTHONPYCACHEPREFIX), never here: one the call
 		// made is what the user's next python runs in place of its
-		// source, unseen by git (helper run 32's note).
+		// source, unseen by git (helper run 32's note). An extension
+		// module beside a module's source likewise (python prefers it):
+		// the forty-fifth run's util.cpython-311-x86_64-linux-gnu.so,
+		// which *.so in .gitignore kept from git status.
 		if since, ok := changedSince(fd, ent.name, w.p.started); !ok || since {
-			w.hold(fd, rel, ent.name, crel, whyBytecode)
+			why := whyBytecode
+			if !isBytecode(ent.name) {
+				why = whyExtension
+			}
+			w.hold(fd, rel, ent.name, crel, why)
 			return
 		}
 	}
@@ -434,7 +441,10 @@ const (
 	// whyBytecode: a .pyc stamped with its source's time and size is
 	// what the user's next python runs instead of the source.
 	whyBytecode = "Python bytecode this call made, which the user's next python would run in place of its source (git shows none of it); a confined python writes its bytecode in its private cache"
-	whyLink     = "a link into the launcher's private caches or loopguard's state (which outlast a call), above them, or through /proc: a git directory a call left there would run its configuration in the git of a shell that follows the link"
+	// whyExtension: an extension module is what python imports before
+	// the source beside it.
+	whyExtension = "a Python extension module this call made beside a module's source, which the user's next python would import in place of that source (git shows none of it when *.so is ignored)"
+	whyLink      = "a link into the launcher's private caches or loopguard's state (which outlast a call), above them, or through /proc: a git directory a call left there would run its configuration in the git of a shell that follows the link"
 )
 
 // linkJudge judges the links the sweep finds (leadsOut): outs are the
@@ -832,6 +842,24 @@ func (h *holder) close() {
 // isBytecode: name is a Python bytecode file (NAME.cpython-311.pyc, an
 // optimised .opt-1.pyc, a sourceless module's NAME.pyc).
 func isBytecode(name string) bool { return strings.HasSuffix(name, ".pyc") }
+
+// shadowsSource: name is an extension module (NAME.so, NAME.abi3.so,
+// NAME.cpython-311-x86_64-linux-gnu.so, in the directory open as fd) of a
+// module whose source or package is beside it (NAME.py, NAME/): python's
+// importer tries the extension suffixes first, so it would be imported
+// instead (a package's __init__.so before its __init__.py too).
+func shadowsSource(fd int, name string) bool {
+	if !strings.HasSuffix(name, ".so") {
+		return false
+	}
+	stem, _, _ := strings.Cut(name, ".")
+	if stem == "" {
+		return false
+	}
+	var st unix.Stat_t
+	return unix.Fstatat(fd, stem+".py", &st, unix.AT_SYMLINK_NOFOLLOW) == nil ||
+		unix.Fstatat(fd, stem, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+}
 
 // oneLine is a line of the launcher's own, as printed: a name in it is
 // the call's choice, and a newline there printed a line of the call's
