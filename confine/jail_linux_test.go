@@ -1571,6 +1571,32 @@ func TestJailEnvrcLoads(t *testing.T) {
 	})
 }
 
+// TestJailConfigPrograms: the file the project's .yarnrc.yml names as
+// yarnPath (the JavaScript file every yarn command runs as yarn: the
+// forty-fifth attack run rewrote it and the user's `yarn --version` ran
+// it) and the script its .mcp.json starts are executable configuration:
+// project-write neither rewrites nor makes them. Yarn's cache beside them
+// is written (control).
+func TestJailConfigPrograms(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		testfs.Write(t, filepath.Join(j.project, ".yarnrc.yml"), []byte("yarnPath: .yarn/releases/yarn-4.5.0.cjs\n"), 0o644)
+		testfs.Write(t, filepath.Join(j.project, ".mcp.json"), []byte(`{"mcpServers": {"x": {"command": "node", "args": ["tools/mcp.js"]}}}`), 0o644)
+		if out, code := j.launch(t, projectWrite, "jail-sh", "mkdir -p .yarn/cache"); code != 0 {
+			t.Fatalf("control: mkdir: exit %d %q", code, out)
+		}
+		for _, rel := range []string{".yarn/releases/yarn-4.5.0.cjs", "tools/mcp.js"} {
+			out, _ := j.launch(t, projectWrite, "jail-sh", "mkdir -p $(dirname "+rel+"); echo 'require(\"child_process\")' > "+rel)
+			if _, err := os.Lstat(filepath.Join(j.project, rel)); err == nil {
+				t.Errorf("%s, which the configuration runs, is in the project after the call: %q", rel, out)
+			}
+		}
+		out, code := j.launch(t, projectWrite, "jail-sh", "echo zip > .yarn/cache/pkg.zip")
+		if _, err := os.Lstat(filepath.Join(j.project, ".yarn/cache/pkg.zip")); code != 0 || err != nil {
+			t.Errorf("control: .yarn/cache/pkg.zip: exit %d %q: %v", code, out, err)
+		}
+	})
+}
+
 // TestJailDotenv: an environment file at any depth (.env, .env.local) is
 // executable configuration: direnv with load_dotenv loads it into the
 // user's shell on cd (the forty-fifth attack run's src/app/.env set

@@ -305,8 +305,10 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	p.hooksPaths = e.Places.HooksPaths
 	// And what the project's instruction files import (CLAUDE.md's
 	// @docs/notes.md): instructions, never written; and what its .envrc
-	// loads (source_env, dotenv): the user's shell runs it.
-	e.Places.Imports = append(policy.InstructionImports(s.Project, e.Home), policy.EnvrcLoads(s.Project)...)
+	// loads (source_env, dotenv): the user's shell runs it; and what its
+	// executable configuration names as a program (.yarnrc.yml's
+	// yarnPath, an MCP server's script): its tools run it.
+	e.Places.Imports = policy.ProjectLoads(s.Project, e.Home)
 	p.imports = e.Places.Imports
 	b := &planner{p: &p, pl: e.Places.Prepare()}
 	if err := b.readSystem(); err != nil {

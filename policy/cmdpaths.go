@@ -252,8 +252,8 @@ func (r *cmdReader) word(w string, evalsOutput bool) {
 		}
 		return
 	}
-	if strings.ContainsAny(w, "~%=") {
-		return // a home's path, git's %f, an assignment (export A=b/c)
+	if strings.ContainsAny(w, "~%=") || strings.HasPrefix(w, "@") || strings.Contains(w, "...") {
+		return // a home's path, git's %f, an assignment (export A=b/c), an npm package (@scope/name), go's ./...
 	}
 	p := r.pathOf(w)
 	switch {

@@ -10,7 +10,7 @@ import (
 )
 
 // importWhat is what a path InstructionImports gives is, for a person.
-const importWhat = "a file the project's configuration loads (CLAUDE.md's or GEMINI.md's @path, which the agent reads as its instructions; what direnv's .envrc sources or loads, which the user's shell runs)"
+const importWhat = "a file the project's configuration loads (CLAUDE.md's or GEMINI.md's @path, which the agent reads as its instructions; what direnv's .envrc sources or loads, which the user's shell runs; a program its configuration names, such as .yarnrc.yml's yarnPath or an MCP server's script, which its tools run)"
 
 // instructionFiles are the project's instruction files that import
 // others by @path, relative to the project: Claude Code's (memory, "@path

@@ -83,8 +83,10 @@ type Places struct {
 	// names them (HooksPaths fills it): executable configuration.
 	HooksPaths []string
 	// Imports are the files the project's instruction files import
-	// (InstructionImports) and its .envrc loads (EnvrcLoads): instruction
-	// files and executable configuration too.
+	// (InstructionImports), its .envrc loads (EnvrcLoads) and its
+	// executable configuration names as programs (ConfigPrograms):
+	// instruction files and executable configuration too (ProjectLoads
+	// gives all three).
 	Imports []string
 
 	prepared []entry // set by Prepare
