@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -70,7 +71,24 @@ func ConfigPrograms(project string) []string {
 			}
 		}
 	}
+	// One listing of the top, where most of these files are not: a
+	// stat a file was 94 µs a call where the listing is about 30.
+	top := map[string]bool{}
+	if ents, err := os.ReadDir(project); err == nil {
+		for _, e := range ents {
+			top[e.Name()] = true
+		}
+	} else {
+		top = nil // unlisted: read each
+	}
+	at := func(f string) bool {
+		first, _, _ := strings.Cut(f, "/")
+		return top == nil || top[first]
+	}
 	for _, f := range jsonPrograms {
+		if !at(f) {
+			continue
+		}
 		if text := readSmall(filepath.Join(project, f)); text != "" {
 			var doc any
 			if json.Unmarshal([]byte(text), &doc) == nil {
@@ -79,12 +97,15 @@ func ConfigPrograms(project string) []string {
 		}
 	}
 	for f, keys := range yamlPrograms {
+		if !at(f) {
+			continue
+		}
 		if text := readSmall(filepath.Join(project, f)); text != "" {
 			add(yamlValues(text, keys))
 		}
 	}
-	if text := readSmall(filepath.Join(project, ".yarnrc")); text != "" {
-		for line := range strings.SplitSeq(text, "\n") {
+	if at(".yarnrc") {
+		for line := range strings.SplitSeq(readSmall(filepath.Join(project, ".yarnrc")), "\n") {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "yarn-path"); ok && (v == "" || v[0] == ' ' || v[0] == '\t') {
 				add([]string{quoteWord(unquoteValue(strings.TrimSpace(v)))})
 			}
