@@ -291,6 +291,14 @@ func uncommented(text string) string {
 			b.WriteByte(c)
 			i++
 			c = text[i]
+		case c == '$' && i+1 < len(text) && text[i+1] == '(' || c == '`':
+			// A substitution, whatever quotes it is in, is copied whole:
+			// its text has quotes and comments of its own, which read
+			// judges when it reads the substitution's commands.
+			end := substitutionEnd(text, i)
+			b.WriteString(text[i:end])
+			i = end - 1
+			continue
 		case quote == '"':
 			if c == '"' {
 				quote = 0
@@ -311,6 +319,30 @@ func uncommented(text string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// substitutionEnd is the end of the substitution ($(...) or `...`) that
+// starts at i in text, as substitutions finds it (len(text) where it is
+// not closed).
+func substitutionEnd(text string, i int) int {
+	if text[i] == '`' {
+		if j := strings.IndexByte(text[i+1:], '`'); j >= 0 {
+			return i + j + 2
+		}
+		return len(text)
+	}
+	depth := 0
+	for j := i + 1; j < len(text); j++ {
+		switch text[j] {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return j + 1
+			}
+		}
+	}
+	return len(text)
 }
 
 // joinContinued joins each line that ends in a backslash with the next.

@@ -216,3 +216,28 @@ source_env d#e; dotenv_if_exists f\ #g
 		}
 	}
 }
+
+// TestUncommented: a # begins a comment only where bash's does: not in
+// quotes, not escaped, not inside a word, and a substitution is copied
+// whole (its own comments are judged when its commands are read), so a
+// quote inside it does not end the quotes around it.
+func TestUncommented(t *testing.T) {
+	for _, c := range [][2]string{
+		{"a # b\nc", "a \nc"},
+		{"# x\ny", "\ny"},
+		{`echo "a # b" c#d 'e # f' \# g`, `echo "a # b" c#d 'e # f' \# g`},
+		{`eval "$(echo "x # y")"; source ./evil.sh # z`, `eval "$(echo "x # y")"; source ./evil.sh `},
+		{"a `b # c` d # e", "a `b # c` d "},
+		{"x;# y\nz", "x;\nz"},
+		{"$(a\n# b\nc) d", "$(a\n# b\nc) d"},
+	} {
+		if got := uncommented(c[0]); got != c[1] {
+			t.Errorf("uncommented(%q) = %q, want %q", c[0], got, c[1])
+		}
+	}
+	// Through the reader: the command after the substitution is read.
+	proj := t.TempDir()
+	if got := commandPaths(`eval "$(echo "x # y")"; source ./evil.sh`, proj, proj, envrc); !slices.Contains(got, filepath.Join(proj, "evil.sh")) {
+		t.Errorf("commandPaths = %q, want evil.sh in it", got)
+	}
+}
