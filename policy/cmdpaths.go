@@ -220,6 +220,7 @@ func (r *cmdReader) module(mod string) {
 // loaded adds a file a loader names (there or not), or a glob's
 // directory; not an option, nor a path in another's home.
 func (r *cmdReader) loaded(w string) {
+	w = defaults(w)
 	switch {
 	case w == "" || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "~"):
 	case strings.ContainsAny(w, "*?["):
@@ -228,6 +229,32 @@ func (r *cmdReader) loaded(w string) {
 		if p := r.pathOf(w); p != "" {
 			r.add(p)
 		}
+	}
+}
+
+// defaults is w with each ${NAME:-word} (and ${NAME-word}, ${NAME:=word},
+// ${NAME=word}) made its word, the file loaded when NAME is unset, as in
+// a .envrc's dotenv_if_exists .env.${STAGE:-dev}.
+func defaults(w string) string {
+	for {
+		i := strings.Index(w, "${")
+		if i < 0 {
+			return w
+		}
+		j := strings.IndexByte(w[i:], '}')
+		if j < 0 {
+			return w
+		}
+		inner := w[i+2 : i+j]
+		k := strings.IndexAny(inner, ":-=")
+		if k < 0 {
+			return w
+		}
+		def := strings.TrimLeft(inner[k:], ":")
+		if def == "" || (def[0] != '-' && def[0] != '=') || strings.ContainsAny(def[1:], "${}") {
+			return w
+		}
+		w = w[:i] + def[1:] + w[i+j+1:]
 	}
 }
 
@@ -291,6 +318,18 @@ func uncommented(text string) string {
 			b.WriteByte(c)
 			i++
 			c = text[i]
+		case quote == 0 && c == '$' && i+1 < len(text) && text[i+1] == '\'':
+			// bash's $'...', whose backslash escapes a quote.
+			j := i + 2
+			for ; j < len(text) && text[j] != '\''; j++ {
+				if text[j] == '\\' {
+					j++
+				}
+			}
+			end := min(j+1, len(text))
+			b.WriteString(text[i:end])
+			i = end - 1
+			continue
 		case c == '$' && i+1 < len(text) && text[i+1] == '(' || c == '`':
 			// A substitution, whatever quotes it is in, is copied whole:
 			// its text has quotes and comments of its own, which read

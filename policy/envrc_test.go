@@ -180,11 +180,14 @@ export A=1 # see tools/x.sh
 source_env_if_exists .envrc.local  # the team's
 echo "#" ; source_env 'a b#c'
 source_env d#e; dotenv_if_exists f\ #g
+dotenv_if_exists .env.${STAGE:-dev}
+echo $'\' #'; source_env lib/e.sh
 `), 0o644)
-	for _, name := range []string{".envrc.local", "a b#c", "d#e", "tools/x.sh", "secrets/.loader"} {
+	for _, name := range []string{".envrc.local", "a b#c", "d#e", "tools/x.sh", "secrets/.loader", "lib/e.sh"} {
 		testfs.Write(t, filepath.Join(proj, name), []byte("echo '"+name+"' >> "+mark+"\n"), 0o644)
 	}
 	testfs.Write(t, filepath.Join(proj, "f #g"), []byte("LOADED_FG=1\n"), 0o644) // dotenv's
+	testfs.Write(t, filepath.Join(proj, ".env.dev"), []byte("LOADED_STAGE=1\n"), 0o644)
 	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin", "XDG_CONFIG_HOME=" + home + "/.config", "XDG_DATA_HOME=" + home + "/.local/share"}
 	direnvDo := func(args ...string) string {
 		cmd := exec.Command(direnv, args...)
@@ -193,14 +196,14 @@ source_env d#e; dotenv_if_exists f\ #g
 		return strings.TrimSpace(string(out))
 	}
 	direnvDo("allow", proj)
-	if got := direnvDo("exec", proj, "sh", "-c", "echo $LOADED_FG"); got != "1" {
-		t.Fatalf("the oracle: 'f #g' loaded %q", got)
+	if got := direnvDo("exec", proj, "sh", "-c", "echo $LOADED_FG $LOADED_STAGE"); got != "1 1" {
+		t.Fatalf("the oracle: 'f #g' and .env.dev loaded %q", got)
 	}
 	b, _ := os.ReadFile(mark)
 	ran := string(b)
 	got := EnvrcLoads(proj)
-	for _, name := range []string{".envrc.local", "a b#c", "d#e", "f #g"} {
-		if !strings.Contains(ran, name) && name != "f #g" { // dotenv's: its variable, above
+	for _, name := range []string{".envrc.local", "a b#c", "d#e", "f #g", ".env.dev", "lib/e.sh"} {
+		if !strings.Contains(ran, name) && name != "f #g" && name != ".env.dev" { // dotenv's: its variable, above
 			t.Fatalf("the oracle: direnv ran %q, not %s", ran, name)
 		}
 		if !slices.Contains(got, filepath.Join(proj, name)) {
@@ -230,6 +233,7 @@ func TestUncommented(t *testing.T) {
 		{"a `b # c` d # e", "a `b # c` d "},
 		{"x;# y\nz", "x;\nz"},
 		{"$(a\n# b\nc) d", "$(a\n# b\nc) d"},
+		{`echo $'\' #'; source tools/e.sh # x`, `echo $'\' #'; source tools/e.sh `},
 	} {
 		if got := uncommented(c[0]); got != c[1] {
 			t.Errorf("uncommented(%q) = %q, want %q", c[0], got, c[1])
