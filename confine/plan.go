@@ -308,7 +308,7 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	// loads (source_env, dotenv): the user's shell runs it; and what its
 	// executable configuration names as a program (.yarnrc.yml's
 	// yarnPath, an MCP server's script): its tools run it.
-	e.Places.Imports = policy.ProjectLoads(s.Project, e.Home)
+	e.Places.Imports = policy.ProjectLoads(s.Project, e.Home, e.Places.HooksPaths)
 	p.imports = e.Places.Imports
 	b := &planner{p: &p, pl: e.Places.Prepare()}
 	if err := b.readSystem(); err != nil {

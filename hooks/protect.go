@@ -42,7 +42,7 @@ func (e *Engine) places(c *Call) policy.Places {
 	}
 	if c != nil {
 		pl.HooksPaths = policy.HooksPaths(e.projectDir(c), e.Env.Home, e.gitGetenv)
-		pl.Imports = policy.ProjectLoads(e.projectDir(c), e.Env.Home)
+		pl.Imports = policy.ProjectLoads(e.projectDir(c), e.Env.Home, pl.HooksPaths)
 	}
 	return pl.Prepare()
 }

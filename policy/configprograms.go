@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -91,7 +92,10 @@ func ConfigPrograms(project string) []string {
 		}
 		if text := readSmall(filepath.Join(project, f)); text != "" {
 			var doc any
-			if json.Unmarshal([]byte(text), &doc) == nil {
+			if json.Unmarshal([]byte(uncommentedJSON(text)), &doc) == nil {
+				if f == ".vscode/tasks.json" {
+					doc = autoTasks(doc)
+				}
 				add(jsonCommands(doc, nil))
 			}
 		}
@@ -101,17 +105,98 @@ func ConfigPrograms(project string) []string {
 			continue
 		}
 		if text := readSmall(filepath.Join(project, f)); text != "" {
-			add(yamlValues(text, keys))
+			if f != ".yarnrc.yml" {
+				add(yamlValues(text, keys, ""))
+				continue
+			}
+			for _, v := range yamlValues(text, keys, "plugins") {
+				add([]string{quoteWord(v)}) // a path, not command text
+			}
 		}
 	}
 	if at(".yarnrc") {
 		for line := range strings.SplitSeq(readSmall(filepath.Join(project, ".yarnrc")), "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "yarn-path"); ok && (v == "" || v[0] == ' ' || v[0] == '\t') {
-				add([]string{quoteWord(unquoteValue(strings.TrimSpace(v)))})
+			line = strings.TrimSpace(line)
+			for _, key := range []string{"yarn-path", `"yarn-path"`, "'yarn-path'"} {
+				if v, ok := strings.CutPrefix(line, key); ok && (v == "" || v[0] == ' ' || v[0] == '\t') {
+					add([]string{quoteWord(unquoteValue(strings.TrimSpace(v)))})
+				}
 			}
 		}
 	}
 	return out
+}
+
+// uncommentedJSON is JSONC text as JSON: its // and /* */ comments and
+// its trailing commas taken out, outside strings (VS Code's tasks.json and
+// a dev container's devcontainer.json are JSONC: one comment made
+// json.Unmarshal read nothing there).
+func uncommentedJSON(text string) string {
+	return jsonPass(jsonPass(text, true), false)
+}
+
+// jsonPass is text with its comments taken out (comments), or its
+// trailing commas (not comments), outside strings.
+func jsonPass(text string, comments bool) string {
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for ; j < len(text) && text[j] != '"'; j++ {
+				if text[j] == '\\' {
+					j++
+				}
+			}
+			b.WriteString(text[i:min(j+1, len(text))])
+			i = j
+			continue
+		case comments && strings.HasPrefix(text[i:], "//"):
+			j := strings.IndexByte(text[i:], '\n')
+			if j < 0 {
+				return b.String()
+			}
+			i += j - 1
+			continue
+		case comments && strings.HasPrefix(text[i:], "/*"):
+			j := strings.Index(text[i+2:], "*/")
+			if j < 0 {
+				return b.String()
+			}
+			i += j + 3
+			continue
+		case !comments && c == ',':
+			k := i + 1
+			for k < len(text) && strings.IndexByte(" \t\r\n", text[k]) >= 0 {
+				k++
+			}
+			if k < len(text) && (text[k] == '}' || text[k] == ']') {
+				continue // a trailing comma
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// autoTasks is what of a tasks.json runs unasked: its tasks that run when
+// the folder is opened (runOptions.runOn = folderOpen). A task a person
+// starts runs project code as make does; its script's directory made
+// read-only (src/ for python3 src/main.py) cost every call there its
+// writes (the forty-sixth run's).
+func autoTasks(doc any) any {
+	m, _ := doc.(map[string]any)
+	tasks, _ := m["tasks"].([]any)
+	var auto []any
+	for _, t := range tasks {
+		tm, _ := t.(map[string]any)
+		ro, _ := tm["runOptions"].(map[string]any)
+		if on, _ := ro["runOn"].(string); on == "folderOpen" {
+			auto = append(auto, t)
+		}
+	}
+	return auto
 }
 
 // jsonCommands are the commands in a JSON document: each "command" with
@@ -178,25 +263,55 @@ func quoteWord(w string) string {
 }
 
 // yamlValues are the values of keys in YAML text, read a line at a time
-// (a mapping's "key: value", or a list item's "- key: value"): a quoted
-// value unquoted, a block scalar (| or >) its indented lines. Enough for
-// the files yamlPrograms lists; a form it does not read names nothing.
-func yamlValues(text string, keys []string) []string {
+// (a mapping's "key: value", a list item's "- key: value", a key in
+// quotes, a one-line flow mapping's "{key: value, ...}"): a quoted value
+// unquoted (a double-quoted one's escapes decoded), a block scalar (| or
+// >) its indented lines. listOf, when set, is a key whose list's plain
+// items are values too (Yarn's plugins: a path, or a mapping with one).
+// Enough for the files yamlPrograms lists as people and their tools
+// write them; anchors and aliases, complex keys and multi-line flow
+// collections are not read (docs/confinement.md, What is left).
+func yamlValues(text string, keys []string, listOf string) []string {
 	var out []string
 	lines := strings.Split(text, "\n")
+	inList := -1 // the indent of listOf's key while its items are read
 	for i := 0; i < len(lines); i++ {
 		line := strings.TrimRight(lines[i], " \t\r")
+		indent := len(line) - len(strings.TrimLeft(line, " \t"))
 		body := strings.TrimLeft(line, " \t")
-		body = strings.TrimLeft(strings.TrimPrefix(body, "-"), " \t")
-		for _, k := range keys {
-			v, ok := strings.CutPrefix(body, k+":")
-			if !ok || v != "" && v[0] != ' ' && v[0] != '\t' {
+		if inList >= 0 && body != "" && !strings.HasPrefix(body, "#") && indent <= inList && !strings.HasPrefix(body, "-") {
+			inList = -1
+		}
+		item, isItem := strings.CutPrefix(body, "-")
+		if isItem {
+			body = strings.TrimLeft(item, " \t")
+			if inList >= 0 && !strings.Contains(body, ":") {
+				if v := unquoteValue(stripYAMLComment(body)); v != "" {
+					out = append(out, v)
+				}
 				continue
 			}
-			v = strings.TrimSpace(v)
+		}
+		pairs := [][2]string{}
+		if strings.HasPrefix(body, "{") {
+			for _, kv := range strings.Split(strings.Trim(stripYAMLComment(body), "{} "), ",") {
+				k, v, _ := strings.Cut(kv, ":")
+				pairs = append(pairs, [2]string{unquoteValue(strings.TrimSpace(k)), strings.TrimSpace(v)})
+			}
+		} else if k, v, ok := cutYAMLKey(body); ok {
+			pairs = append(pairs, [2]string{k, v})
+		}
+		for _, kv := range pairs {
+			k, v := kv[0], kv[1]
+			if k == listOf && listOf != "" && strings.TrimSpace(stripYAMLComment(v)) == "" {
+				inList = indent
+				continue
+			}
+			if !slices.Contains(keys, k) {
+				continue
+			}
 			if v == "" || v[0] == '|' || v[0] == '>' {
 				// A block: the lines indented past the key's.
-				indent := len(line) - len(strings.TrimLeft(line, " \t"))
 				var block []string
 				for i+1 < len(lines) {
 					next := strings.TrimRight(lines[i+1], " \t\r")
@@ -218,6 +333,33 @@ func yamlValues(text string, keys []string) []string {
 	return out
 }
 
+// cutYAMLKey splits "key: value" (the key bare or in quotes) into its
+// key, unquoted, and its value, trimmed.
+func cutYAMLKey(body string) (key, value string, ok bool) {
+	if body == "" {
+		return "", "", false
+	}
+	end := 0
+	if q := body[0]; q == '"' || q == '\'' {
+		j := strings.IndexByte(body[1:], q)
+		if j < 0 {
+			return "", "", false
+		}
+		end = j + 2
+	} else {
+		end = strings.IndexByte(body, ':')
+		if end < 0 {
+			return "", "", false
+		}
+	}
+	rest := strings.TrimLeft(body[end:], " \t")
+	v, ok := strings.CutPrefix(rest, ":")
+	if !ok || v != "" && v[0] != ' ' && v[0] != '\t' {
+		return "", "", false
+	}
+	return unquoteValue(body[:end]), strings.TrimSpace(v), true
+}
+
 // stripYAMLComment is v without a trailing " # comment" outside quotes.
 func stripYAMLComment(v string) string {
 	if v == "" || v[0] == '"' || v[0] == '\'' {
@@ -229,17 +371,63 @@ func stripYAMLComment(v string) string {
 	return v
 }
 
-// unquoteValue is a quoted value's text (YAML's or .yarnrc's quotes).
+// unquoteValue is a quoted value's text (YAML's or .yarnrc's quotes): a
+// double-quoted one's escapes decoded where Go's are YAML's (\x2e, \u002e),
+// a single-quoted one's ” a quote.
 func unquoteValue(v string) string {
-	if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
+	switch {
+	case len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"':
+		if u, err := strconv.Unquote(v); err == nil {
+			return u
+		}
 		return v[1 : len(v)-1]
+	case len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'':
+		return strings.ReplaceAll(v[1:len(v)-1], "''", "'")
 	}
 	return v
 }
 
 // ProjectLoads are Places.Imports for project: what its instruction files
-// import (InstructionImports), what its .envrc loads (EnvrcLoads), and
-// what its executable configuration names as programs (ConfigPrograms).
-func ProjectLoads(project, home string) []string {
-	return slices.Concat(InstructionImports(project, home), EnvrcLoads(project), ConfigPrograms(project))
+// import (InstructionImports), what its .envrc loads (EnvrcLoads), what
+// its executable configuration names as programs (ConfigPrograms), and
+// what its git hooks run (HookPrograms, of hooksPaths: Places.HooksPaths).
+func ProjectLoads(project, home string, hooksPaths []string) []string {
+	return slices.Concat(InstructionImports(project, home), EnvrcLoads(project), ConfigPrograms(project), HookPrograms(project, hooksPaths))
+}
+
+// maxHookScripts bounds the files read of one hooks directory.
+const maxHookScripts = 64
+
+// HookPrograms are the files of project that its git hooks run: each
+// script in the directories core.hooksPath names there (hooksPaths) and
+// in .git/hooks (not a .sample), read as commandPaths reads a command,
+// from the worktree's top, where git runs a hook. The forty-sixth attack
+// run's .husky/pre-commit ran ./scripts/check.sh, which project-write
+// rewrote, and the user's next git commit ran it.
+func HookPrograms(project string, hooksPaths []string) []string {
+	if !filepath.IsAbs(project) {
+		return nil
+	}
+	project = filepath.Clean(project)
+	var out []string
+	for _, d := range append([]string{filepath.Join(project, ".git", "hooks")}, hooksPaths...) {
+		if d != project && !strings.HasPrefix(d, project+"/") {
+			continue
+		}
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for i, e := range ents {
+			if i >= maxHookScripts || strings.HasSuffix(e.Name(), ".sample") || !e.Type().IsRegular() {
+				continue
+			}
+			for _, p := range commandPaths(readSmall(filepath.Join(d, e.Name())), project, project, nil) {
+				if !slices.Contains(out, p) {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,7 +85,7 @@ cacheFolder: ./cache/yarn
 		}
 	}
 	// Through Places: the file yarnPath names is executable configuration.
-	pl := Places{Imports: ProjectLoads(proj, "")}.Prepare()
+	pl := Places{Imports: ProjectLoads(proj, "", nil)}.Prepare()
 	if c := pl.Classify(filepath.Join(proj, ".yarn/releases/yarn-4.5.0.cjs")); !c.Protected() {
 		t.Errorf("Classify(yarnPath's file) = %+v, want protected", c)
 	}
@@ -108,4 +110,97 @@ func FuzzConfigPrograms(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestConfigProgramsForms: the forms the forty-sixth attack run wrote
+// that the reader missed: a key in quotes, a flow mapping, a
+// double-quoted value's escapes, Yarn's plugins as plain paths, Yarn 1's
+// key in quotes, and JSONC (a comment, a trailing comma) in tasks.json
+// and devcontainer.json; a task that runs only when a person starts it
+// names nothing (the run's false positive: src/ made read-only).
+func TestConfigProgramsForms(t *testing.T) {
+	for _, c := range []struct {
+		file, text string
+		want, not  []string
+	}{
+		{".yarnrc.yml", "\"yarnPath\": .yarn/r2/y.cjs\n", []string{".yarn/r2/y.cjs"}, nil},
+		{".yarnrc.yml", "{yarnPath: .yarn/r2/y.cjs, enableTelemetry: false}\n", []string{".yarn/r2/y.cjs"}, nil},
+		{".yarnrc.yml", "yarnPath: \"\\x2eyarn/r2/y.cjs\"\n", []string{".yarn/r2/y.cjs"}, nil},
+		{".yarnrc.yml", "yarnPath: '.yarn/it''s.cjs'\n", []string{".yarn/it's.cjs"}, nil},
+		{".yarnrc.yml", "plugins:\n  - .yarn/plugins/p.cjs\n  - path: .yarn/plugins/q.cjs\n    spec: x\nnodeLinker: pnp\npnpMode: loose\n", []string{".yarn/plugins/p.cjs", ".yarn/plugins/q.cjs"}, []string{"pnp", "loose"}},
+		{".yarnrc", "\"yarn-path\" \".yarn/r2/y.cjs\"\n", []string{".yarn/r2/y.cjs"}, nil},
+		{".vscode/tasks.json", `{
+  // the team's tasks
+  "version": "2.0.0",
+  "tasks": [
+    {"label": "watch", "command": "./scripts/watch.sh", "runOptions": {"runOn": "folderOpen"},},
+    {"label": "run", "command": "python3 src/main.py"}, /* by hand */
+  ],
+}`, []string{"scripts/watch.sh"}, []string{"src", "src/main.py"}},
+		{".devcontainer/devcontainer.json", "// made by the template\n{\"initializeCommand\": \"./scripts/init.sh\", \"name\": \"a // b\",}\n", []string{"scripts/init.sh"}, nil},
+	} {
+		proj := realDir(t, t.TempDir())
+		testfs.Write(t, filepath.Join(proj, c.file), []byte(c.text), 0o644)
+		got := ConfigPrograms(proj)
+		for _, w := range c.want {
+			if !slices.Contains(got, filepath.Join(proj, w)) {
+				t.Errorf("%s %q: ConfigPrograms = %q, want %s in it", c.file, c.text, got, w)
+			}
+		}
+		for _, n := range c.not {
+			if slices.Contains(got, filepath.Join(proj, n)) {
+				t.Errorf("control: %s %q: ConfigPrograms = %q holds %s", c.file, c.text, got, n)
+			}
+		}
+	}
+}
+
+// TestHookPrograms: a script the project's git hooks run is found (the
+// forty-sixth attack run's .husky/pre-commit ran ./scripts/check.sh,
+// rewritten by a call, on the user's next commit), in the directory
+// core.hooksPath names and in .git/hooks; a sample hook runs nothing
+// (control). git is the oracle that the commit runs it.
+func TestHookPrograms(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	home := realDir(t, t.TempDir())
+	proj := filepath.Join(home, "proj")
+	mark := filepath.Join(home, "ran")
+	env := []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "PATH=/usr/bin:/bin", "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b"}
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(git, args...)
+		cmd.Dir, cmd.Env = proj, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %q: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run("init", "-q", "-b", "main")
+	run("config", "core.hooksPath", ".husky")
+	testfs.Write(t, filepath.Join(proj, ".husky", "pre-commit"), []byte("#!/bin/sh\n./scripts/check.sh\ngit --version >/dev/null\n"), 0o755)
+	testfs.Write(t, filepath.Join(proj, "scripts", "check.sh"), []byte("#!/bin/sh\necho check >> "+mark+"\n"), 0o755)
+	testfs.Write(t, filepath.Join(proj, ".git", "hooks", "post-merge"), []byte("#!/bin/sh\nmake -C tools/sync\n"), 0o755)
+	testfs.Write(t, filepath.Join(proj, ".git", "hooks", "pre-push.sample"), []byte("#!/bin/sh\n./scripts/sample.sh\n"), 0o755)
+	testfs.Write(t, filepath.Join(proj, "README"), []byte("x\n"), 0o644)
+	run("add", "README")
+	run("commit", "-qm", "x")
+	if b, _ := os.ReadFile(mark); string(b) != "check\n" {
+		t.Fatalf("the oracle: git commit ran %q, not scripts/check.sh", b)
+	}
+	got := HookPrograms(proj, HooksPaths(proj, home, nil))
+	for _, w := range []string{"scripts/check.sh", "scripts", "tools/sync"} {
+		if !slices.Contains(got, filepath.Join(proj, w)) {
+			t.Errorf("HookPrograms = %q, want %s in it", got, w)
+		}
+	}
+	for _, n := range []string{"scripts/sample.sh", "git", "/dev/null"} {
+		if slices.Contains(got, filepath.Join(proj, n)) {
+			t.Errorf("control: HookPrograms = %q holds %s", got, n)
+		}
+	}
 }
