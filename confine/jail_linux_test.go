@@ -3762,7 +3762,9 @@ python3 -c 'import sys; sys.path.insert(0, "pkg"); import mod' 2>/dev/null; true
 // module's source (util.py) is what the user's next python imports in
 // place of it, and a *.so in .gitignore keeps it from git status (the
 // forty-fifth attack run's): held back, in both modes, as is one for a
-// package's __init__.py. python3 is the oracle: an extension module the
+// package's __init__.py, and an __init__ one that makes a namespace
+// package (no __init__.py) a package of its code (the forty-sixth run's).
+// python3 is the oracle: an extension module the
 // user puts there is what it imports. Controls: an extension module with
 // no source beside it (a module built in place) stays, and so does the
 // call's own .py.
@@ -3788,10 +3790,10 @@ for name in ("_json", "_struct", "math", "select", "_bisect"):
 		t.Fatal(err)
 	}
 	bothModes(t, func(t *testing.T, j *jail) {
-		testfs.Tree(t, j.project, []byte("print('clean')\n"), 0o644, "app/util.py", "app/pkg/__init__.py", "other/__init__.py")
+		testfs.Tree(t, j.project, []byte("print('clean')\n"), 0o644, "app/util.py", "app/pkg/__init__.py", "other/__init__.py", "app/ns/mod.py")
 		testfs.Write(t, filepath.Join(j.project, "blob.bin"), ext, 0o644)
 		if os.Getuid() == 0 {
-			for _, p := range []string{"app", "app/pkg", "other"} {
+			for _, p := range []string{"app", "app/pkg", "other", "app/ns"} {
 				if err := os.Lchown(filepath.Join(j.project, p), nobody, nobody); err != nil {
 					t.Fatal(err)
 				}
@@ -3819,11 +3821,11 @@ for name in ("_json", "_struct", "math", "select", "_bisect"):
 			t.Fatalf("the oracle: import util: %q", got)
 		}
 		time.Sleep(200 * time.Millisecond) // older than the call, by the coarse clock
-		out, code := j.launch(t, projectWrite, "jail-sh", "cp blob.bin app/util"+suffix+" && cp blob.bin app/pkg/__init__.abi3.so && cp blob.bin other/fast"+suffix+" && echo 'x = 1' > app/new.py")
+		out, code := j.launch(t, projectWrite, "jail-sh", "cp blob.bin app/util"+suffix+" && cp blob.bin app/pkg/__init__.abi3.so && cp blob.bin app/ns/__init__"+suffix+" && cp blob.bin other/fast"+suffix+" && echo 'x = 1' > app/new.py")
 		if code != 0 {
 			t.Fatalf("the call: exit %d %q", code, out)
 		}
-		for _, p := range []string{"app/util" + suffix, "app/pkg/__init__.abi3.so"} {
+		for _, p := range []string{"app/util" + suffix, "app/pkg/__init__.abi3.so", "app/ns/__init__" + suffix} {
 			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
 				t.Errorf("%s is in the project after the call: %q", p, out)
 			}
@@ -3833,6 +3835,9 @@ for name in ("_json", "_struct", "math", "select", "_bisect"):
 		}
 		if got := imports("pkg"); got != "clean" {
 			t.Errorf("after the call, import pkg: %q", got)
+		}
+		if got := imports("ns.mod"); got != "clean" {
+			t.Errorf("after the call, import ns.mod (a namespace package): %q", got)
 		}
 		for _, p := range []string{"other/fast" + suffix, "app/new.py"} {
 			if _, err := os.Lstat(filepath.Join(j.project, p)); err != nil {

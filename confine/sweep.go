@@ -847,7 +847,9 @@ func isBytecode(name string) bool { return strings.HasSuffix(name, ".pyc") }
 // NAME.cpython-311-x86_64-linux-gnu.so, in the directory open as fd) of a
 // module whose source or package is beside it (NAME.py, NAME/): python's
 // importer tries the extension suffixes first, so it would be imported
-// instead (a package's __init__.so before its __init__.py too).
+// instead (a package's __init__.so before its __init__.py too; and an
+// __init__.so makes a namespace package, whose modules the importer
+// found without one, a package of that code).
 func shadowsSource(fd int, name string) bool {
 	if !strings.HasSuffix(name, ".so") {
 		return false
@@ -855,6 +857,9 @@ func shadowsSource(fd int, name string) bool {
 	stem, _, _ := strings.Cut(name, ".")
 	if stem == "" {
 		return false
+	}
+	if stem == "__init__" {
+		return true // makes its directory a package, a namespace package's too
 	}
 	var st unix.Stat_t
 	return unix.Fstatat(fd, stem+".py", &st, unix.AT_SYMLINK_NOFOLLOW) == nil ||

@@ -138,6 +138,8 @@ var execConfigRows = []ExecConfigEntry{
 	{".env.development.local", AnyDepth, "", "an environment file (.env.development.local: Bun loads it into the programs it starts)", bunEnvDoc},
 	{".env.production.local", AnyDepth, "", "an environment file (.env.production.local: Bun loads it into the programs it starts)", bunEnvDoc},
 	{".env.test.local", AnyDepth, "", "an environment file (.env.test.local: Bun loads it into the programs it starts)", bunEnvDoc},
+	{".flaskenv", AnyDepth, "", "Flask's environment file (.flaskenv: the flask command loads it into its process and the reloader's)",
+		"https://flask.palletsprojects.com/en/stable/cli/#environment-variables-from-dotenv"},
 
 	// direnv.
 	{".envrc", AnyDepth, "", "a direnv file (.envrc: run by the shell on cd)", "direnv(1), https://direnv.net/"},
