@@ -698,7 +698,7 @@ func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name 
 			if writes && st.Nlink > 1 {
 				return errSecondName
 			}
-			if writes && isBytecode(fileName(p)) {
+			if writes && (isBytecode(fileName(p)) || shadowingExtension(p)) {
 				// The user's bytecode, rewritten in place: what their
 				// next python runs (the sweep holds back a new one). By
 				// the file's own name, not the one opened: a link in the
@@ -920,6 +920,28 @@ func fileName(p int) string {
 		return ""
 	}
 	return filepath.Base(strings.TrimSuffix(target, " (deleted)"))
+}
+
+// shadowingExtension reports whether the file open as p is an extension
+// module beside its module's source (shadowsSource), judged in the
+// directory it is in now: a rewrite in place changes no directory, so the
+// sweep never looks (the forty-sixth attack run's). A directory that
+// cannot be opened counts as one where it is.
+func shadowingExtension(p int) bool {
+	target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(p))
+	if err != nil {
+		return false
+	}
+	target = strings.TrimSuffix(target, " (deleted)")
+	if !strings.HasSuffix(target, ".so") {
+		return false
+	}
+	dir, err := unix.Open(filepath.Dir(target), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true
+	}
+	defer unix.Close(dir)
+	return shadowsSource(dir, filepath.Base(target))
 }
 
 // pathOf opens name in parent as O_PATH, its last link followed unless

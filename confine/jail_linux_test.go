@@ -3821,7 +3821,20 @@ for name in ("_json", "_struct", "math", "select", "_bisect"):
 			t.Fatalf("the oracle: import util: %q", got)
 		}
 		time.Sleep(200 * time.Millisecond) // older than the call, by the coarse clock
-		out, code := j.launch(t, projectWrite, "jail-sh", "cp blob.bin app/util"+suffix+" && cp blob.bin app/pkg/__init__.abi3.so && cp blob.bin app/ns/__init__"+suffix+" && cp blob.bin other/fast"+suffix+" && echo 'x = 1' > app/new.py")
+		// The user's own extension module beside its source (a fallback
+		// built in place), older than the call: not rewritten in place,
+		// which changes no directory the sweep would look at.
+		theirs := filepath.Join(j.project, "app", "pkg2", "fast"+suffix)
+		testfs.Write(t, filepath.Join(j.project, "app", "pkg2", "fast.py"), []byte("print('clean')\n"), 0o644)
+		testfs.Write(t, theirs, ext, 0o644)
+		if os.Getuid() == 0 {
+			for _, p := range []string{"app/pkg2", "app/pkg2/fast" + suffix} {
+				if err := os.Lchown(filepath.Join(j.project, p), nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		out, code := j.launch(t, projectWrite, "jail-sh", "{ echo evil > app/pkg2/fast"+suffix+"; } 2>/dev/null; cp blob.bin app/util"+suffix+" && cp blob.bin app/pkg/__init__.abi3.so && cp blob.bin app/ns/__init__"+suffix+" && cp blob.bin other/fast"+suffix+" && echo 'x = 1' > app/new.py")
 		if code != 0 {
 			t.Fatalf("the call: exit %d %q", code, out)
 		}
@@ -3838,6 +3851,9 @@ for name in ("_json", "_struct", "math", "select", "_bisect"):
 		}
 		if got := imports("ns.mod"); got != "clean" {
 			t.Errorf("after the call, import ns.mod (a namespace package): %q", got)
+		}
+		if b, _ := os.ReadFile(theirs); !bytes.Equal(b, ext) {
+			t.Errorf("the user's extension module beside its source was rewritten in place (%d bytes): %q", len(b), out)
 		}
 		for _, p := range []string{"other/fast" + suffix, "app/new.py"} {
 			if _, err := os.Lstat(filepath.Join(j.project, p)); err != nil {
