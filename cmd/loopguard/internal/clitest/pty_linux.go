@@ -71,6 +71,25 @@ func (s *Screen) Expect(t *testing.T, re string) []string {
 	return nil
 }
 
+// Wait is Expect that gives up after d, reporting whether re appeared.
+func (s *Screen) Wait(re string, d time.Duration) ([]string, bool) {
+	rx := regexp.MustCompile(re)
+	for deadline := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		s.mu.Lock()
+		text := s.b.String()[s.off:]
+		if loc := rx.FindStringSubmatchIndex(text); loc != nil {
+			m := rx.FindStringSubmatch(text)
+			s.off += loc[1]
+			s.mu.Unlock()
+			return m, true
+		}
+		s.mu.Unlock()
+		if time.Now().After(deadline) {
+			return nil, false
+		}
+	}
+}
+
 // Harness runs `loopguard review` on a pseudo-terminal in a private
 // HOME, and the hook as the agent's client would.
 type Harness struct {
