@@ -63,24 +63,40 @@ func ConfigPrograms(project string) []string {
 	}
 	project = filepath.Clean(project)
 	var out []string
+	in, read := map[string]bool{}, map[string]bool{}
 	add := func(cmds []string) {
 		for _, c := range cmds {
+			if read[c] || len(read) >= maxCommands {
+				continue // each command once (a list of 170,000 "- a/b" read each: 900 ms)
+			}
+			read[c] = true
 			for _, p := range commandPaths(c, project, project, nil) {
-				if !slices.Contains(out, p) {
+				if !in[p] && len(out) < maxLoads {
+					in[p] = true
 					out = append(out, p)
 				}
 			}
 		}
 	}
+	budget := &readBudget{left: 128 << 10}
 	// One listing of the top, where most of these files are not: a
 	// stat a file was 94 µs a call where the listing is about 30.
+	// A top of more than maxTopNames is not listed whole (200,000 names
+	// took 422 ms a call): each file is looked for instead.
 	top := map[string]bool{}
-	if ents, err := os.ReadDir(project); err == nil {
-		for _, e := range ents {
-			top[e.Name()] = true
-		}
-	} else {
+	if f, err := os.Open(project); err != nil {
 		top = nil // unlisted: read each
+	} else {
+		names, err := f.Readdirnames(maxTopNames + 1)
+		f.Close()
+		if err != nil && len(names) == 0 || len(names) > maxTopNames {
+			top = nil
+		}
+		for _, n := range names {
+			if top != nil {
+				top[n] = true
+			}
+		}
 	}
 	at := func(f string) bool {
 		first, _, _ := strings.Cut(f, "/")
@@ -90,7 +106,7 @@ func ConfigPrograms(project string) []string {
 		if !at(f) {
 			continue
 		}
-		if text := readSmall(filepath.Join(project, f)); text != "" {
+		if text := budget.read(filepath.Join(project, f)); text != "" {
 			var doc any
 			if json.Unmarshal([]byte(uncommentedJSON(text)), &doc) == nil {
 				if f == ".vscode/tasks.json" {
@@ -104,7 +120,7 @@ func ConfigPrograms(project string) []string {
 		if !at(f) {
 			continue
 		}
-		if text := readSmall(filepath.Join(project, f)); text != "" {
+		if text := budget.read(filepath.Join(project, f)); text != "" {
 			if f != ".yarnrc.yml" {
 				add(yamlValues(text, keys, ""))
 				continue
@@ -115,7 +131,7 @@ func ConfigPrograms(project string) []string {
 		}
 	}
 	if at(".yarnrc") {
-		for line := range strings.SplitSeq(readSmall(filepath.Join(project, ".yarnrc")), "\n") {
+		for line := range strings.SplitSeq(budget.read(filepath.Join(project, ".yarnrc")), "\n") {
 			line = strings.TrimSpace(line)
 			for _, key := range []string{"yarn-path", `"yarn-path"`, "'yarn-path'"} {
 				if v, ok := strings.CutPrefix(line, key); ok && (v == "" || v[0] == ' ' || v[0] == '\t') {
@@ -395,7 +411,15 @@ func ProjectLoads(project, home string, hooksPaths []string) []string {
 	return slices.Concat(InstructionImports(project, home), EnvrcLoads(project), ConfigPrograms(project), HookPrograms(project, hooksPaths))
 }
 
-// maxHookScripts bounds the files read of one hooks directory.
+// maxCommands bounds the commands ConfigPrograms reads (each a reader of
+// its own, with its own stats: 4,096 distinct ones took 370 ms).
+const maxCommands = 256
+
+// maxTopNames bounds the project's top names ConfigPrograms lists.
+const maxTopNames = 4096
+
+// maxHookScripts bounds the files read of one hooks directory, and the
+// directories read.
 const maxHookScripts = 64
 
 // HookPrograms are the files of project that its git hooks run: each
@@ -410,20 +434,25 @@ func HookPrograms(project string, hooksPaths []string) []string {
 	}
 	project = filepath.Clean(project)
 	var out []string
-	for _, d := range append([]string{filepath.Join(project, ".git", "hooks")}, hooksPaths...) {
-		if d != project && !strings.HasPrefix(d, project+"/") {
+	in := map[string]bool{}
+	budget := &readBudget{left: 64 << 10}
+	for i, d := range append([]string{filepath.Join(project, ".git", "hooks")}, hooksPaths...) {
+		if i > maxHookScripts || d != project && !strings.HasPrefix(d, project+"/") {
 			continue
 		}
-		ents, err := os.ReadDir(d)
+		f, err := os.Open(d)
 		if err != nil {
 			continue
 		}
-		for i, e := range ents {
-			if i >= maxHookScripts || strings.HasSuffix(e.Name(), ".sample") || !e.Type().IsRegular() {
+		ents, _ := f.ReadDir(maxHookScripts) // not a directory of 100,000 read whole
+		f.Close()
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".sample") || !e.Type().IsRegular() {
 				continue
 			}
-			for _, p := range commandPaths(readSmall(filepath.Join(d, e.Name())), project, project, nil) {
-				if !slices.Contains(out, p) {
+			for _, p := range commandPaths(budget.read(filepath.Join(d, e.Name())), project, project, nil) {
+				if !in[p] && len(out) < maxLoads {
+					in[p] = true
 					out = append(out, p)
 				}
 			}

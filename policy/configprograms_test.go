@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -202,5 +203,59 @@ func TestHookPrograms(t *testing.T) {
 		if slices.Contains(got, filepath.Join(proj, n)) {
 			t.Errorf("control: HookPrograms = %q holds %s", got, n)
 		}
+	}
+}
+
+// hostileProject is a repository whose own configuration is as large as
+// the forty-seventh attack run made it: a CLAUDE.md of 1 MiB of imports,
+// a pre-commit hook of 1 MiB of paths, a .yarnrc.yml of 1 MiB of
+// plugins, an .envrc of 1 MiB of source_env ${A:-e}N${A:-b}.
+func hostileProject(tb testing.TB) string {
+	proj := realDir(tb, tb.TempDir())
+	fill := func(unit func(i int) string) []byte {
+		var b strings.Builder
+		for i := 0; b.Len() < 1<<20; i++ {
+			b.WriteString(unit(i))
+		}
+		return []byte(b.String())
+	}
+	testfs.Write(tb, filepath.Join(proj, "CLAUDE.md"), fill(func(i int) string { return fmt.Sprintf("@a/%d ", i) }), 0o644)
+	testfs.Write(tb, filepath.Join(proj, ".git", "hooks", "pre-commit"), fill(func(i int) string { return fmt.Sprintf("b/%d ", i) }), 0o755)
+	testfs.Write(tb, filepath.Join(proj, ".yarnrc.yml"), append([]byte("plugins:\n"), fill(func(i int) string { return fmt.Sprintf("- p%d/x.cjs\n", i) })...), 0o644)
+	testfs.Write(tb, filepath.Join(proj, ".envrc"), fill(func(i int) string { return fmt.Sprintf("source_env ${A:-e}%d${A:-b}\n", i) }), 0o644)
+	return proj
+}
+
+// TestProjectLoadsBounded: a repository's configuration of any size gives
+// at most maxLoads paths a part and is read to its budget (the
+// forty-seventh attack run held every hook call past its deadline with
+// such files: 20 s and more); a load past the budget is not found, one
+// before it is (control). Its cost is BenchmarkProjectLoadsHostile's.
+func TestProjectLoadsBounded(t *testing.T) {
+	proj := hostileProject(t)
+	parts := map[string][]string{
+		"InstructionImports": InstructionImports(proj, ""), "EnvrcLoads": EnvrcLoads(proj),
+		"ConfigPrograms": ConfigPrograms(proj), "HookPrograms": HookPrograms(proj, nil),
+	}
+	for name, got := range parts {
+		if len(got) == 0 || len(got) > maxLoads {
+			t.Errorf("%s gave %d paths, want 1 to %d", name, len(got), maxLoads)
+		}
+	}
+	if !slices.Contains(parts["HookPrograms"], filepath.Join(proj, "b/0")) {
+		t.Error("control: the hook's first path is not found")
+	}
+	// Past the budget: a hook whose one path lies after 64 KiB of blanks.
+	late := realDir(t, t.TempDir())
+	testfs.Write(t, filepath.Join(late, ".git", "hooks", "pre-push"), []byte(strings.Repeat(" ", 64<<10)+"./late/x.sh\n"), 0o755)
+	if got := HookPrograms(late, nil); len(got) != 0 {
+		t.Errorf("HookPrograms read past its budget: %q", got)
+	}
+}
+
+func BenchmarkProjectLoadsHostile(b *testing.B) {
+	proj := hostileProject(b)
+	for b.Loop() {
+		ProjectLoads(proj, "", nil)
 	}
 }

@@ -48,8 +48,9 @@ func EnvrcLoads(project string) []string {
 		return nil
 	}
 	project = filepath.Clean(project)
+	budget := &readBudget{left: 64 << 10}
 	return loadsFrom([]string{filepath.Join(project, ".envrc")}, func(file string) []string {
-		return commandPaths(readSmall(file), filepath.Dir(file), project, envrc)
+		return commandPaths(budget.read(file), filepath.Dir(file), project, envrc)
 	}, func(p string) []string {
 		if filepath.Base(p) == ".envrc" {
 			return nil

@@ -228,7 +228,7 @@ func TestHooksPathsClassified(t *testing.T) {
 }
 
 // realDir is dir with its links resolved (a macOS temp dir is a link).
-func realDir(t *testing.T, dir string) string {
+func realDir(t testing.TB, dir string) string {
 	t.Helper()
 	r, err := filepath.EvalSymlinks(dir)
 	if err != nil {

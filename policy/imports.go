@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -46,9 +45,10 @@ func InstructionImports(project, home string) []string {
 		start = append(start, filepath.Join(project, f))
 	}
 	start = append(start, rulesFiles(project)...)
+	budget := &readBudget{left: 512 << 10}
 	return loadsFrom(start, func(file string) []string {
 		var refs []string
-		for _, ref := range importsOf(readSmall(file)) {
+		for _, ref := range importsOf(budget.read(file)) {
 			switch {
 			case strings.HasPrefix(ref, "~/"):
 				if home != "" {
@@ -69,15 +69,19 @@ func InstructionImports(project, home string) []string {
 // followed in turn, with what more gives of it (followed, not given).
 func loadsFrom(start []string, refs func(file string) []string, more func(p string) []string) []string {
 	var out []string
-	seen := map[string]bool{}
+	seen, in := map[string]bool{}, map[string]bool{}
 	var follow func(file string, hop int)
 	follow = func(file string, hop int) {
-		if hop > maxImportHops || seen[file] {
+		if hop > maxImportHops || seen[file] || len(out) >= maxLoads {
 			return
 		}
 		seen[file] = true
 		for _, p := range refs(file) {
-			if !slices.Contains(out, p) {
+			if len(out) >= maxLoads {
+				return
+			}
+			if !in[p] {
+				in[p] = true
 				out = append(out, p)
 			}
 			follow(p, hop+1)
@@ -90,6 +94,30 @@ func loadsFrom(start []string, refs func(file string) []string, more func(p stri
 		follow(f, 0)
 	}
 	return out
+}
+
+// maxLoads bounds the paths one reading of a project's configuration
+// gives (ProjectLoads' parts, each), and readBudget the bytes it reads: a
+// repository's own CLAUDE.md of 1 MiB of @a/0 @a/1 ..., or 64 hook
+// scripts of 1 MiB, held every hook call past its deadline (the
+// forty-seventh attack run's, up to 20 s and more). A configuration that
+// large is a hostile repository's, whose own hooks run anyway.
+const maxLoads = 1024
+
+// readBudget reads files for one reading, at most left bytes in all: a
+// file past it reads as empty, or cut.
+type readBudget struct{ left int }
+
+func (b *readBudget) read(file string) string {
+	if b.left <= 0 {
+		return ""
+	}
+	s := readSmall(file)
+	if len(s) > b.left {
+		s = s[:b.left]
+	}
+	b.left -= len(s)
+	return s
 }
 
 // maxRules bounds the rules files read.
@@ -146,8 +174,10 @@ func readSmall(file string) string {
 // e-mail address (an @ after a letter) is none.
 func importsOf(text string) []string {
 	var refs []string
+	seen := map[string]bool{}
 	add := func(ref string) {
-		if ref != "" && !slices.Contains(refs, ref) {
+		if ref != "" && !seen[ref] && len(refs) < maxLoads {
+			seen[ref] = true
 			refs = append(refs, ref)
 		}
 	}
