@@ -3763,7 +3763,8 @@ python3 -c 'import sys; sys.path.insert(0, "pkg"); import mod' 2>/dev/null; true
 // place of it, and a *.so in .gitignore keeps it from git status (the
 // forty-fifth attack run's): held back, in both modes, as is one for a
 // package's __init__.py, and an __init__ one that makes a namespace
-// package (no __init__.py) a package of its code (the forty-sixth run's).
+// package (no __init__.py) a package of its code (the forty-sixth run's),
+// and a link so named to one the call left elsewhere (the forty-seventh's).
 // python3 is the oracle: an extension module the
 // user puts there is what it imports. Controls: an extension module with
 // no source beside it (a module built in place) stays, and so does the
@@ -3790,7 +3791,7 @@ for name in ("_json", "_struct", "math", "select", "_bisect"):
 		t.Fatal(err)
 	}
 	bothModes(t, func(t *testing.T, j *jail) {
-		testfs.Tree(t, j.project, []byte("print('clean')\n"), 0o644, "app/util.py", "app/pkg/__init__.py", "other/__init__.py", "app/ns/mod.py")
+		testfs.Tree(t, j.project, []byte("print('clean')\n"), 0o644, "app/util.py", "app/pkg/__init__.py", "other/__init__.py", "app/ns/mod.py", "app/other.py")
 		testfs.Write(t, filepath.Join(j.project, "blob.bin"), ext, 0o644)
 		if os.Getuid() == 0 {
 			for _, p := range []string{"app", "app/pkg", "other", "app/ns"} {
@@ -3834,11 +3835,11 @@ for name in ("_json", "_struct", "math", "select", "_bisect"):
 				}
 			}
 		}
-		out, code := j.launch(t, projectWrite, "jail-sh", "{ echo evil > app/pkg2/fast"+suffix+"; } 2>/dev/null; cp blob.bin app/util"+suffix+" && cp blob.bin app/pkg/__init__.abi3.so && cp blob.bin app/ns/__init__"+suffix+" && cp blob.bin other/fast"+suffix+" && echo 'x = 1' > app/new.py")
+		out, code := j.launch(t, projectWrite, "jail-sh", "{ echo evil > app/pkg2/fast"+suffix+"; } 2>/dev/null; mkdir -p build && cp blob.bin build/x.so && ln -s ../build/x.so app/other"+suffix+" && cp blob.bin app/util"+suffix+" && cp blob.bin app/pkg/__init__.abi3.so && cp blob.bin app/ns/__init__"+suffix+" && cp blob.bin other/fast"+suffix+" && echo 'x = 1' > app/new.py")
 		if code != 0 {
 			t.Fatalf("the call: exit %d %q", code, out)
 		}
-		for _, p := range []string{"app/util" + suffix, "app/pkg/__init__.abi3.so", "app/ns/__init__" + suffix} {
+		for _, p := range []string{"app/util" + suffix, "app/pkg/__init__.abi3.so", "app/ns/__init__" + suffix, "app/other" + suffix} {
 			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
 				t.Errorf("%s is in the project after the call: %q", p, out)
 			}
@@ -3848,6 +3849,9 @@ for name in ("_json", "_struct", "math", "select", "_bisect"):
 		}
 		if got := imports("pkg"); got != "clean" {
 			t.Errorf("after the call, import pkg: %q", got)
+		}
+		if got := imports("other"); got != "clean" {
+			t.Errorf("after the call, import other (a link to an extension module beside it): %q", got)
 		}
 		if got := imports("ns.mod"); got != "clean" {
 			t.Errorf("after the call, import ns.mod (a namespace package): %q", got)

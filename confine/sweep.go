@@ -344,14 +344,16 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt) {
 	if w.kept(path, fd, ent.name) {
 		return
 	}
-	if ent.typ.IsRegular() && (isBytecode(ent.name) || shadowsSource(fd, ent.name)) {
+	if (ent.typ.IsRegular() || ent.typ&os.ModeSymlink != 0) && (isBytecode(ent.name) || shadowsSource(fd, ent.name)) {
 		// Python's bytecode, which the jail's own python writes in its
 		// private cache (PYTHONPYCACHEPREFIX), never here: one the call
 		// made is what the user's next python runs in place of its
 		// source, unseen by git (helper run 32's note). An extension
 		// module beside a module's source likewise (python prefers it):
 		// the forty-fifth run's util.cpython-311-x86_64-linux-gnu.so,
-		// which *.so in .gitignore kept from git status.
+		// which *.so in .gitignore kept from git status. A link so named
+		// too: python follows it (the forty-seventh run's link to a .so
+		// the call left in build/).
 		if since, ok := changedSince(fd, ent.name, w.p.started); !ok || since {
 			why := whyBytecode
 			if !isBytecode(ent.name) {
