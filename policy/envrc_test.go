@@ -113,13 +113,7 @@ eval "$(./gen/genenv)"
 	testfs.Write(t, filepath.Join(proj, "gen", "genenv"), []byte("#!/bin/sh\necho 'echo genenv >> "+mark+"'\n"), 0o755)
 	testfs.Write(t, filepath.Join(proj, "py", "envgen.py"), []byte("import helper\n"), 0o644)
 	testfs.Write(t, filepath.Join(proj, "py", "helper.py"), []byte("open('"+mark+"', 'a').write('helper\\n')\n"), 0o644)
-	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin", "XDG_CONFIG_HOME=" + home + "/.config", "XDG_DATA_HOME=" + home + "/.local/share"}
-	direnvDo := func(args ...string) string {
-		cmd := exec.Command(direnv, args...)
-		cmd.Dir, cmd.Env = proj, env
-		out, _ := cmd.Output()
-		return strings.TrimSpace(string(out))
-	}
+	direnvDo := direnvIn(direnv, home, proj)
 	direnvDo("allow", proj)
 	if got := direnvDo("exec", proj, "sh", "-c", "echo $FROM_SHARED"); got != "ran" {
 		t.Fatalf("the oracle: .env.shared's variable is %q", got)
@@ -188,13 +182,7 @@ echo $'\' #'; source_env lib/e.sh
 	}
 	testfs.Write(t, filepath.Join(proj, "f #g"), []byte("LOADED_FG=1\n"), 0o644) // dotenv's
 	testfs.Write(t, filepath.Join(proj, ".env.dev"), []byte("LOADED_STAGE=1\n"), 0o644)
-	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin", "XDG_CONFIG_HOME=" + home + "/.config", "XDG_DATA_HOME=" + home + "/.local/share"}
-	direnvDo := func(args ...string) string {
-		cmd := exec.Command(direnv, args...)
-		cmd.Dir, cmd.Env = proj, env
-		out, _ := cmd.Output()
-		return strings.TrimSpace(string(out))
-	}
+	direnvDo := direnvIn(direnv, home, proj)
 	direnvDo("allow", proj)
 	if got := direnvDo("exec", proj, "sh", "-c", "echo $LOADED_FG $LOADED_STAGE"); got != "1 1" {
 		t.Fatalf("the oracle: 'f #g' and .env.dev loaded %q", got)
@@ -243,5 +231,17 @@ func TestUncommented(t *testing.T) {
 	proj := t.TempDir()
 	if got := commandPaths(`eval "$(echo "x # y")"; source ./evil.sh`, proj, proj, envrc); !slices.Contains(got, filepath.Join(proj, "evil.sh")) {
 		t.Errorf("commandPaths = %q, want evil.sh in it", got)
+	}
+}
+
+// direnvIn runs direnv in proj with home as its HOME and configuration,
+// and gives its output, trimmed.
+func direnvIn(direnv, home, proj string) func(args ...string) string {
+	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin", "XDG_CONFIG_HOME=" + home + "/.config", "XDG_DATA_HOME=" + home + "/.local/share"}
+	return func(args ...string) string {
+		cmd := exec.Command(direnv, args...)
+		cmd.Dir, cmd.Env = proj, env
+		out, _ := cmd.Output()
+		return strings.TrimSpace(string(out))
 	}
 }

@@ -51,19 +51,8 @@ type Screen struct {
 // submatches.
 func (s *Screen) Expect(t *testing.T, re string) []string {
 	t.Helper()
-	rx := regexp.MustCompile(re)
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		s.mu.Lock()
-		text := s.b.String()[s.off:]
-		if loc := rx.FindStringSubmatchIndex(text); loc != nil {
-			m := rx.FindStringSubmatch(text)
-			s.off += loc[1]
-			s.mu.Unlock()
-			return m
-		}
-		s.mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
+	if m, ok := s.Wait(re, 20*time.Second); ok {
+		return m
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -71,7 +60,8 @@ func (s *Screen) Expect(t *testing.T, re string) []string {
 	return nil
 }
 
-// Wait is Expect that gives up after d, reporting whether re appeared.
+// Wait waits up to d for re to appear after the last match, and returns
+// the submatches and whether it did.
 func (s *Screen) Wait(re string, d time.Duration) ([]string, bool) {
 	rx := regexp.MustCompile(re)
 	for deadline := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
