@@ -259,3 +259,27 @@ func BenchmarkProjectLoadsHostile(b *testing.B) {
 		ProjectLoads(proj, "", nil)
 	}
 }
+
+// BenchmarkProjectLoads: what the hook pays on every call in an ordinary
+// project (32 names at the top, a CLAUDE.md that imports one file, a
+// .claude/settings.json with a hook); Imports is the part before
+// ConfigPrograms and HookPrograms.
+func BenchmarkProjectLoads(b *testing.B) {
+	proj := realDir(b, b.TempDir())
+	testfs.Write(b, filepath.Join(proj, ".claude/settings.json"), []byte(`{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "loopguard-hook"}]}]}}`), 0o644)
+	testfs.Write(b, filepath.Join(proj, "CLAUDE.md"), []byte("# proj\nsee @docs/a.md\n"), 0o644)
+	for i := range 30 {
+		testfs.Write(b, filepath.Join(proj, fmt.Sprintf("f%02d.go", i)), nil, 0o644)
+	}
+	b.Run("all", func(b *testing.B) {
+		for b.Loop() {
+			ProjectLoads(proj, "/nonexistent", nil)
+		}
+	})
+	b.Run("imports", func(b *testing.B) {
+		for b.Loop() {
+			InstructionImports(proj, "/nonexistent")
+			EnvrcLoads(proj)
+		}
+	})
+}
