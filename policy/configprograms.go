@@ -230,16 +230,18 @@ func jsonCommands(v any, out []string) []string {
 				out = jsonCommands(x, out)
 				continue
 			}
-			words := stringsOf(x)
+			var args []string
 			if k == "command" {
-				words = append(words, stringsOf(v["args"])...)
+				args = stringsOf(v["args"])
 			}
-			if len(words) > 0 {
-				if _, isText := x.(string); isText && len(words) == 1 {
-					out = append(out, words[0]) // command text
-				} else {
-					out = append(out, joinWords(words))
+			if text, isText := x.(string); isText {
+				// Command text (a task's shell line), its args after it.
+				if len(args) > 0 {
+					text += " " + joinWords(args)
 				}
+				out = append(out, text)
+			} else if words := append(stringsOf(x), args...); len(words) > 0 {
+				out = append(out, joinWords(words)) // a program and its words
 			}
 			out = jsonCommands(x, out)
 		}

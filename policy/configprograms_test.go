@@ -135,9 +135,10 @@ func TestConfigProgramsForms(t *testing.T) {
   "version": "2.0.0",
   "tasks": [
     {"label": "watch", "command": "./scripts/watch.sh", "runOptions": {"runOn": "folderOpen"},},
+    {"label": "serve", "command": "python3 tools/serve.py", "args": ["--port", "8000"], "runOptions": {"runOn": "folderOpen"}},
     {"label": "run", "command": "python3 src/main.py"}, /* by hand */
   ],
-}`, []string{"scripts/watch.sh"}, []string{"src", "src/main.py"}},
+}`, []string{"scripts/watch.sh", "tools/serve.py", "tools"}, []string{"src", "src/main.py", "8000"}},
 		{".devcontainer/devcontainer.json", "// made by the template\n{\"initializeCommand\": \"./scripts/init.sh\", \"name\": \"a // b\",}\n", []string{"scripts/init.sh"}, nil},
 	} {
 		proj := realDir(t, t.TempDir())
