@@ -698,7 +698,7 @@ func (b *topBroker) writeExisting(n *seccompNotif, c brokered, parent int, name 
 			if writes && st.Nlink > 1 {
 				return errSecondName
 			}
-			if writes && (isBytecode(fileName(p)) || shadowingExtension(p)) {
+			if writes && noRewrite(p) {
 				// The user's bytecode, rewritten in place: what their
 				// next python runs (the sweep holds back a new one). By
 				// the file's own name, not the one opened: a link in the
@@ -912,27 +912,31 @@ func ownFdPath(p string) (int, bool) {
 // errNotOurs: a path the broker cannot follow for the program (pathOf).
 var errNotOurs = errors.New("a path through /proc")
 
-// fileName is the last name of the file p (an O_PATH descriptor) is, as
-// its descriptor's link says ("" when it cannot be read).
-func fileName(p int) string {
+// filePath is the path of the file p (an O_PATH descriptor) is, as its
+// descriptor's link says ("" when it cannot be read).
+func filePath(p int) string {
 	target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(p))
 	if err != nil {
 		return ""
 	}
-	return filepath.Base(strings.TrimSuffix(target, " (deleted)"))
+	return strings.TrimSuffix(target, " (deleted)")
 }
 
-// shadowingExtension reports whether the file open as p is an extension
-// module beside its module's source (shadowsSource), judged in the
-// directory it is in now: a rewrite in place changes no directory, so the
-// sweep never looks (the forty-sixth attack run's). A directory that
+// noRewrite reports whether the file p (an O_PATH descriptor) is one a
+// call may not rewrite in place, by the path its descriptor has: Python's
+// bytecode, or an extension module beside its source. One readlink, where
+// each check read the descriptor's link of its own.
+func noRewrite(p int) bool {
+	t := filePath(p)
+	return isBytecode(filepath.Base(t)) || shadowingExtension(t)
+}
+
+// shadowingExtension reports whether the file at target (filePath's) is an
+// extension module beside its module's source (shadowsSource), judged in
+// the directory it is in now: a rewrite in place changes no directory, so
+// the sweep never looks (the forty-sixth attack run's). A directory that
 // cannot be opened counts as one where it is.
-func shadowingExtension(p int) bool {
-	target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(p))
-	if err != nil {
-		return false
-	}
-	target = strings.TrimSuffix(target, " (deleted)")
+func shadowingExtension(target string) bool {
 	if !strings.HasSuffix(target, ".so") {
 		return false
 	}
