@@ -366,7 +366,7 @@ func uncommented(text string) string {
 			// A substitution, whatever quotes it is in, is copied whole:
 			// its text has quotes and comments of its own, which read
 			// judges when it reads the substitution's commands.
-			end := substitutionEnd(text, i)
+			end, _ := substitutionEnd(text, i)
 			b.WriteString(text[i:end])
 			i = end - 1
 			continue
@@ -393,14 +393,14 @@ func uncommented(text string) string {
 }
 
 // substitutionEnd is the end of the substitution ($(...) or `...`) that
-// starts at i in text, as substitutions finds it (len(text) where it is
-// not closed).
-func substitutionEnd(text string, i int) int {
+// starts at i in text, and whether it is closed (len(text) where it is
+// not): substitutions' and uncommented's one reading of where it ends.
+func substitutionEnd(text string, i int) (end int, closed bool) {
 	if text[i] == '`' {
 		if j := strings.IndexByte(text[i+1:], '`'); j >= 0 {
-			return i + j + 2
+			return i + j + 2, true
 		}
-		return len(text)
+		return len(text), false
 	}
 	depth := 0
 	for j := i + 1; j < len(text); j++ {
@@ -409,11 +409,11 @@ func substitutionEnd(text string, i int) int {
 			depth++
 		case ')':
 			if depth--; depth == 0 {
-				return j + 1
+				return j + 1, true
 			}
 		}
 	}
-	return len(text)
+	return len(text), false
 }
 
 // joinContinued joins each line that ends in a backslash with the next.
@@ -428,33 +428,22 @@ func substitutions(text string) (string, []string) {
 	var outer strings.Builder
 	var inner []string
 	for i := 0; i < len(text); i++ {
+		open := 2 // $(
 		switch {
-		case strings.HasPrefix(text[i:], "$("):
-			depth, j := 0, i+1
-			for ; j < len(text); j++ {
-				if text[j] == '(' {
-					depth++
-				} else if text[j] == ')' {
-					depth--
-					if depth == 0 {
-						break
-					}
-				}
-			}
-			inner = append(inner, text[i+2:min(j, len(text))])
-			outer.WriteString("$S")
-			i = j
 		case text[i] == '`':
-			j := strings.IndexByte(text[i+1:], '`')
-			if j < 0 {
-				j = len(text) - i - 1
-			}
-			inner = append(inner, text[i+1:i+1+j])
-			outer.WriteString("$S")
-			i += j + 1
-		default:
+			open = 1
+		case !strings.HasPrefix(text[i:], "$("):
 			outer.WriteByte(text[i])
+			continue
 		}
+		end, closed := substitutionEnd(text, i)
+		body := text[i+open : end]
+		if closed {
+			body = body[:len(body)-1]
+		}
+		inner = append(inner, body)
+		outer.WriteString("$S")
+		i = end - 1
 	}
 	return outer.String(), inner
 }
