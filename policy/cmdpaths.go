@@ -71,7 +71,7 @@ func commandPaths(cmd, dir, base string, d *dialect) []string {
 	}
 	r := &cmdReader{dir: dir, base: base, dialect: d}
 	r.read(joinContinued(cmd), 0, false)
-	return r.out
+	return r.paths.out
 }
 
 // cmdReader is one commandPaths: where the command runs, the top its paths
@@ -79,8 +79,7 @@ func commandPaths(cmd, dir, base string, d *dialect) []string {
 type cmdReader struct {
 	dir, base string
 	*dialect
-	out   []string
-	seen  map[string]bool
+	paths pathSet
 	stats int // Lstat calls made, to maxStats
 }
 
@@ -104,14 +103,9 @@ func (r *cmdReader) lstat(p string) (there, dir, known bool) {
 // add keeps p (cleaned) where it is below base, once, to maxLoads.
 func (r *cmdReader) add(p string) {
 	p = filepath.Clean(p)
-	if p == r.base || !strings.HasPrefix(p, r.base+"/") || r.seen[p] || len(r.out) >= maxLoads {
-		return
+	if p != r.base && strings.HasPrefix(p, r.base+"/") {
+		r.paths.add(p)
 	}
-	if r.seen == nil {
-		r.seen = map[string]bool{}
-	}
-	r.seen[p] = true
-	r.out = append(r.out, p)
 }
 
 // pathOf is a word's path, or "" where it is none a reader can tell: a
@@ -156,7 +150,7 @@ func (r *cmdReader) read(text string, depth int, evaluated bool) {
 	for seg := range strings.FieldsFuncSeq(outer, func(c rune) bool { return c == ';' || c == '&' || c == '|' || c == '\n' }) {
 		r.command(commandWords(seg), depth, evaluated)
 	}
-	if len(inner) == 0 || len(r.out) >= maxLoads {
+	if len(inner) == 0 || r.paths.full() {
 		return
 	}
 	evaluated = evaluated || strings.Contains(outer, "eval ") || strings.Contains(outer, "export $S") // once: a scan a substitution was quadratic

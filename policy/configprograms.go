@@ -63,23 +63,14 @@ func ConfigPrograms(project string) []string {
 		return nil
 	}
 	project = filepath.Clean(project)
-	var out []string
-	in, read := map[string]bool{}, map[string]bool{}
+	r := newProgramReader(project, 128<<10)
 	add := func(cmds []string) {
 		for _, c := range cmds {
-			if read[c] || len(read) >= maxCommands {
-				continue // each command once (a list of 170,000 "- a/b" read each: 900 ms)
-			}
-			read[c] = true
-			for _, p := range commandPaths(c, project, project, nil) {
-				if !in[p] && len(out) < maxLoads {
-					in[p] = true
-					out = append(out, p)
-				}
+			if len(r.read) < maxCommands || r.read[c] {
+				r.command(c) // to maxCommands (a list of 170,000 "- a/b" read each: 900 ms)
 			}
 		}
 	}
-	budget := &readBudget{left: 128 << 10}
 	// One listing of the top, where most of these files are not (a stat
 	// a file made ProjectLoads 94 µs slower than the imports and the
 	// .envrc alone; with the listing, 58 µs, a top of 32 names with a
@@ -109,7 +100,7 @@ func ConfigPrograms(project string) []string {
 		if !at(f) {
 			continue
 		}
-		if text := budget.read(filepath.Join(project, f)); text != "" {
+		if text := r.budget.read(filepath.Join(project, f)); text != "" {
 			var doc any
 			if json.Unmarshal([]byte(uncommentedJSON(text)), &doc) == nil {
 				if f == ".vscode/tasks.json" {
@@ -124,7 +115,7 @@ func ConfigPrograms(project string) []string {
 		if !at(f) {
 			continue
 		}
-		if text := budget.read(filepath.Join(project, f)); text != "" {
+		if text := r.budget.read(filepath.Join(project, f)); text != "" {
 			if f != ".yarnrc.yml" {
 				add(yamlValues(text, keys, ""))
 				continue
@@ -135,7 +126,7 @@ func ConfigPrograms(project string) []string {
 		}
 	}
 	if at(".yarnrc") {
-		for line := range strings.SplitSeq(budget.read(filepath.Join(project, ".yarnrc")), "\n") {
+		for line := range strings.SplitSeq(r.budget.read(filepath.Join(project, ".yarnrc")), "\n") {
 			line = strings.TrimSpace(line)
 			for _, key := range []string{"yarn-path", `"yarn-path"`, "'yarn-path'"} {
 				if v, ok := strings.CutPrefix(line, key); ok && (v == "" || v[0] == ' ' || v[0] == '\t') {
@@ -144,7 +135,7 @@ func ConfigPrograms(project string) []string {
 			}
 		}
 	}
-	return out
+	return r.paths.out
 }
 
 // uncommentedJSON is JSONC text as JSON: its // and /* */ comments and
@@ -439,9 +430,7 @@ func HookPrograms(project string, hooksPaths []string) []string {
 		return nil
 	}
 	project = filepath.Clean(project)
-	var out []string
-	in := map[string]bool{}
-	budget := &readBudget{left: 64 << 10}
+	r := newProgramReader(project, 64<<10)
 	for i, d := range append([]string{filepath.Join(project, ".git", "hooks")}, hooksPaths...) {
 		if i > maxHookScripts || d != project && !strings.HasPrefix(d, project+"/") {
 			continue
@@ -456,13 +445,38 @@ func HookPrograms(project string, hooksPaths []string) []string {
 			if strings.HasSuffix(e.Name(), ".sample") || !e.Type().IsRegular() {
 				continue
 			}
-			for _, p := range commandPaths(budget.read(filepath.Join(d, e.Name())), project, project, nil) {
-				if !in[p] && len(out) < maxLoads {
-					in[p] = true
-					out = append(out, p)
-				}
-			}
+			r.command(r.budget.read(filepath.Join(d, e.Name())))
 		}
 	}
-	return out
+	return r.paths.out
+}
+
+// programReader gives the paths of a project that the commands it reads
+// name (commandPaths, run from the project's top), each command read
+// once, the files holding them read to its budget: ConfigPrograms' and
+// HookPrograms' one reading.
+type programReader struct {
+	project string
+	paths   pathSet
+	read    map[string]bool // the commands read
+	budget  readBudget
+}
+
+// newProgramReader is a programReader of project (absolute, cleaned)
+// whose files are read to budget bytes.
+func newProgramReader(project string, budget int) *programReader {
+	return &programReader{project: project, read: map[string]bool{}, budget: readBudget{left: budget}}
+}
+
+// command adds what the command text c names, once.
+func (r *programReader) command(c string) {
+	if r.read[c] {
+		return
+	}
+	r.read[c] = true
+	for _, p := range commandPaths(c, r.project, r.project, nil) {
+		if !r.paths.add(p) {
+			return
+		}
+	}
 }

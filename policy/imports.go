@@ -68,21 +68,17 @@ func InstructionImports(project, home string) []string {
 // absolute), to maxImportHops: each reference once, in the order met,
 // followed in turn, with what more gives of it (followed, not given).
 func loadsFrom(start []string, refs func(file string) []string, more func(p string) []string) []string {
-	var out []string
-	seen, in := map[string]bool{}, map[string]bool{}
+	var out pathSet
+	seen := map[string]bool{}
 	var follow func(file string, hop int)
 	follow = func(file string, hop int) {
-		if hop > maxImportHops || seen[file] || len(out) >= maxLoads {
+		if hop > maxImportHops || seen[file] || out.full() {
 			return
 		}
 		seen[file] = true
 		for _, p := range refs(file) {
-			if len(out) >= maxLoads {
+			if !out.add(p) {
 				return
-			}
-			if !in[p] {
-				in[p] = true
-				out = append(out, p)
 			}
 			follow(p, hop+1)
 			for _, m := range more(p) {
@@ -93,7 +89,7 @@ func loadsFrom(start []string, refs func(file string) []string, more func(p stri
 	for _, f := range start {
 		follow(f, 0)
 	}
-	return out
+	return out.out
 }
 
 // maxLoads bounds the paths one reading of a project's configuration
@@ -103,6 +99,31 @@ func loadsFrom(start []string, refs func(file string) []string, more func(p stri
 // forty-seventh attack run's, up to 20 s and more). A configuration that
 // large is a hostile repository's, whose own hooks run anyway.
 const maxLoads = 1024
+
+// pathSet is a reading's paths, each once, in the order found, to
+// maxLoads.
+type pathSet struct {
+	out []string
+	in  map[string]bool
+}
+
+// add keeps p, once; it reports whether the set had room for it.
+func (s *pathSet) add(p string) bool {
+	if s.full() {
+		return false
+	}
+	if !s.in[p] {
+		if s.in == nil {
+			s.in = map[string]bool{}
+		}
+		s.in[p] = true
+		s.out = append(s.out, p)
+	}
+	return true
+}
+
+// full reports whether the set holds maxLoads paths.
+func (s *pathSet) full() bool { return len(s.out) >= maxLoads }
 
 // readBudget reads files for one reading, at most left bytes in all: a
 // file past it reads as empty, or cut.
@@ -173,12 +194,10 @@ func readSmall(file string) string {
 // cut at the first of ),]`;, and with its last .:!?,;)] taken off. An
 // e-mail address (an @ after a letter) is none.
 func importsOf(text string) []string {
-	var refs []string
-	seen := map[string]bool{}
+	var refs pathSet
 	add := func(ref string) {
-		if ref != "" && !seen[ref] && len(refs) < maxLoads {
-			seen[ref] = true
-			refs = append(refs, ref)
+		if ref != "" {
+			refs.add(ref)
 		}
 	}
 	variants := func(word string) {
@@ -216,7 +235,7 @@ func importsOf(text string) []string {
 		}
 		variants(esc.String())
 	}
-	return refs
+	return refs.out
 }
 
 // isSpace is white space as a regular expression's \s takes it (ASCII).
