@@ -533,7 +533,8 @@ func TestConfinementEnvironment(t *testing.T) {
 			}
 		}
 	}
-	for _, env := range cacheVars {
+	for _, cache := range privateCaches {
+		env := cache.env
 		for _, c := range []policy.Capability{readOnly, projectWrite} {
 			mine, theirs := w.getenv(t, c, env), other.getenv(t, c, env)
 			if mine == theirs || filepath.Dir(theirs) != scratch {

@@ -489,11 +489,11 @@ func (b *planner) privateDirs(s Spec, e Env) error {
 	write := s.Cap.Write || s.Cap.Git
 	now := time.Now()
 	var caches []string
-	for i, env := range cacheVars {
-		if p.Env[env], err = private(CacheDir(cacheNames[i], write, s.Project)); err != nil {
+	for _, c := range privateCaches {
+		if p.Env[c.env], err = private(CacheDir(c.name, write, s.Project)); err != nil {
 			return err
 		}
-		caches = append(caches, p.Env[env])
+		caches = append(caches, p.Env[c.env])
 	}
 	markUsed(scratch, caches, now)
 	pruneCaches(scratch, now)
@@ -533,12 +533,11 @@ func CacheDir(name string, write bool, project string) string {
 	return name + "-" + kind + "-" + hex.EncodeToString(sum[:8])
 }
 
-// cacheNames are the private caches' names (CacheDir's name), each the
-// cache of the variable beside it in cacheVars.
-var (
-	cacheNames = []string{"go-build", "npm", "pycache", "pip"}
-	cacheVars  = []string{"GOCACHE", "npm_config_cache", "PYTHONPYCACHEPREFIX", "PIP_CACHE_DIR"}
-)
+// privateCaches are the private caches: each one's name (CacheDir's) and
+// the variable that points its tool at it.
+var privateCaches = []struct{ name, env string }{
+	{"go-build", "GOCACHE"}, {"npm", "npm_config_cache"}, {"pycache", "PYTHONPYCACHEPREFIX"}, {"pip", "PIP_CACHE_DIR"},
+}
 
 // staleCache is how long a private cache is kept that no launch has used;
 // pruneEvery, how often a launch looks for such caches.
@@ -637,8 +636,8 @@ func pruneCaches(scratch string, now time.Time) {
 
 // isCacheName reports whether name is one CacheDir gives.
 func isCacheName(name string) bool {
-	for _, c := range cacheNames {
-		rest, ok := strings.CutPrefix(name, c+"-")
+	for _, c := range privateCaches {
+		rest, ok := strings.CutPrefix(name, c.name+"-")
 		if !ok {
 			continue
 		}
