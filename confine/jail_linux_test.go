@@ -75,8 +75,12 @@ func jailProbe(args []string) (known bool, err error) {
 	case "jail-clone3": // clone3 with no arguments: ENOSYS under the jail's filter
 		_, _, e := syscall.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)
 		return true, e
-	case "jail-sh": // a shell command, waited for
-		return true, exec.Command("/bin/sh", "-c", args[1]).Run()
+	case "jail-sh": // a shell command, waited for; what it printed is shown when it fails
+		out, err := exec.Command("/bin/sh", "-c", args[1]).CombinedOutput()
+		if err != nil {
+			os.Stderr.Write(out)
+		}
+		return true, err
 	case "jail-gitdir": // a git directory in args[1] whose config runs a program
 		g := filepath.Join(args[1], ".git")
 		if err := os.MkdirAll(filepath.Join(g, "objects"), 0o755); err != nil {
@@ -1580,19 +1584,21 @@ func TestJailEnvrcLoads(t *testing.T) {
 func TestJailConfigPrograms(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		testfs.Write(t, filepath.Join(j.project, ".yarnrc.yml"), []byte("yarnPath: .yarn/releases/yarn-4.5.0.cjs\n"), 0o644)
-		testfs.Write(t, filepath.Join(j.project, ".mcp.json"), []byte(`{"mcpServers": {"x": {"command": "node", "args": ["tools/mcp.js"]}}}`), 0o644)
+		testfs.Write(t, filepath.Join(j.project, ".mcp.json"), []byte(`{"mcpServers": {"x": {"command": "node", "args": ["tools/mcp.js"]}, "y": {"command": "uv", "args": ["run", "--with", "httpx", "server.py"]}}}`), 0o644)
 		if out, code := j.launch(t, projectWrite, "jail-sh", "mkdir -p .yarn/cache"); code != 0 {
 			t.Fatalf("control: mkdir: exit %d %q", code, out)
 		}
-		for _, rel := range []string{".yarn/releases/yarn-4.5.0.cjs", "tools/mcp.js"} {
+		for _, rel := range []string{".yarn/releases/yarn-4.5.0.cjs", "tools/mcp.js", "server.py"} {
 			out, _ := j.launch(t, projectWrite, "jail-sh", "mkdir -p $(dirname "+rel+"); echo 'require(\"child_process\")' > "+rel)
 			if _, err := os.Lstat(filepath.Join(j.project, rel)); err == nil {
 				t.Errorf("%s, which the configuration runs, is in the project after the call: %q", rel, out)
 			}
 		}
-		out, code := j.launch(t, projectWrite, "jail-sh", "echo zip > .yarn/cache/pkg.zip")
-		if _, err := os.Lstat(filepath.Join(j.project, ".yarn/cache/pkg.zip")); code != 0 || err != nil {
-			t.Errorf("control: .yarn/cache/pkg.zip: exit %d %q: %v", code, out, err)
+		for _, rel := range []string{".yarn/cache/pkg.zip", "client.py"} {
+			out, code := j.launch(t, projectWrite, "jail-sh", "echo x > "+rel)
+			if _, err := os.Lstat(filepath.Join(j.project, rel)); code != 0 || err != nil {
+				t.Errorf("control: %s: exit %d %q: %v", rel, code, out, err)
+			}
 		}
 	})
 }
@@ -1921,7 +1927,7 @@ func TestJailUnderAListener(t *testing.T) {
 			// touch in its own TMPDIR: the broker sets the times; without
 			// it touch makes the file and fails to set them.
 			out, code = run("jail-sh", touch)
-			if above && (code != 3 || out != "error: exit status 1") {
+			if above && (code != 3 || !strings.HasPrefix(out, "touch: ") || !strings.HasSuffix(out, "\nerror: exit status 1")) {
 				t.Errorf("%s: %s: exit %d, %q; want touch to fail", name, touch, code, out)
 			}
 			if !above {

@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -195,6 +196,13 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 	scriptDone := !interp
 	for i := 1; i < len(words); i++ {
 		w := words[i]
+		if _, _, ok := interpName(filepath.Base(w)); ok && !interp {
+			// A runner's command (env A=1 python3 -c ..., uv run --with x
+			// python -m srv, npx -y tsx srv.ts, timeout 5 bash -c ...):
+			// read as a command of its own, whatever the runner's options.
+			r.command(words[i:], depth, evaluated)
+			return
+		}
 		switch {
 		case interp && w == "-c" && i+1 < len(words):
 			if it.code == shells.code && it.valued == shells.valued {
@@ -210,6 +218,8 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 			}
 			r.module(mod)
 			scriptDone = true
+		case interp && !scriptDone && i == 1 && scriptVerbs[name+" "+w]:
+			// deno run main.ts: the verb before the script is none.
 		case strings.ContainsAny(w, " \t"):
 			r.read(w, depth+1, evaluated) // a quoted command
 		case strings.HasPrefix(w, "-"):
@@ -311,8 +321,8 @@ func (r *cmdReader) word(w string, evalsOutput bool) {
 	p := r.pathOf(w)
 	switch {
 	case p == "":
-	case strings.Contains(w, "/"):
-		r.add(p)
+	case strings.Contains(w, "/"), isScriptName(w):
+		r.add(p) // uv run server.py, deno run -A main.ts, node -r ./pre.js srv.js
 	case evalsOutput:
 		if there, _, known := r.lstat(p); !known || there {
 			r.add(p) // read into code or variables: export $(grep ... .env.shared)
@@ -440,4 +450,20 @@ func substitutions(text string) (string, []string) {
 		i = end - 1
 	}
 	return outer.String(), inner
+}
+
+// scriptVerbs are an interpreter's verbs that come before its script.
+var scriptVerbs = map[string]bool{"deno run": true, "deno serve": true, "deno test": true, "bun run": true, "bun test": true, "tsx watch": true}
+
+// scriptExtensions are the endings of a script's name that a runner takes
+// as its program (uv run server.py, bun run dev.ts, deno run main.ts): a
+// bare word so named is a path, there or not.
+var scriptExtensions = []string{".py", ".pyw", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx",
+	".sh", ".bash", ".zsh", ".rb", ".pl", ".pm", ".php", ".lua", ".jl", ".exs", ".groovy", ".kts", ".tcl", ".r", ".R"}
+
+// isScriptName is whether w, a word with no / in it, names a script by its
+// ending (and is not the ending alone).
+func isScriptName(w string) bool {
+	ext := filepath.Ext(w)
+	return ext != "" && ext != w && slices.Contains(scriptExtensions, ext)
 }

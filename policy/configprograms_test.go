@@ -140,6 +140,20 @@ func TestConfigProgramsForms(t *testing.T) {
   ],
 }`, []string{"scripts/watch.sh", "tools/serve.py", "tools"}, []string{"src", "src/main.py", "8000"}},
 		{".devcontainer/devcontainer.json", "// made by the template\n{\"initializeCommand\": \"./scripts/init.sh\", \"name\": \"a // b\",}\n", []string{"scripts/init.sh"}, nil},
+		// The forty-seventh attack run's MCP servers: a runner's script
+		// named bare, and a runner's options before the interpreter.
+		{".mcp.json", `{"mcpServers": {
+  "a": {"command": "uv", "args": ["run", "--with", "httpx", "server.py"]},
+  "b": {"command": "deno", "args": ["run", "-A", "main.ts"]},
+  "c": {"command": "node", "args": ["-r", "./pre.js", "srv.mjs"]},
+  "d": {"command": "timeout", "args": ["600", "python3", "-m", "tools.srv"]},
+  "e": {"command": "npx", "args": ["-y", "tsx", "watch", "agent.ts"]},
+  "f": {"command": "env", "args": ["DEBUG=1", "bash", "-c", "exec python3 -m svc.main"]},
+  "g": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]},
+  "h": {"command": "uvx", "args": ["mcp-server-git", "--repository", "."]},
+  "i": {"command": "npm", "args": ["run", "lint"]}
+}}`, []string{"server.py", "main.ts", "pre.js", "srv.mjs", "tools/srv.py", "tools", "agent.ts", "svc/main.py", "svc"},
+			[]string{"httpx", "run", "-A", "600", "watch", "lint", "mcp-server-git", "@modelcontextprotocol/server-filesystem"}},
 	} {
 		proj := realDir(t, t.TempDir())
 		testfs.Write(t, filepath.Join(proj, c.file), []byte(c.text), 0o644)
