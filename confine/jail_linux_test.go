@@ -1649,6 +1649,62 @@ func TestJailDotenv(t *testing.T) {
 	})
 }
 
+// TestJailNestedEnvrc: what a nested project's .envrc loads is
+// executable configuration too: direnv runs the nearest .envrc when the
+// user's shell enters a directory, so sub/.envrc's source_env_if_exists
+// dev.sh ran a dev.sh a project-write call made (the top's loads were
+// protected, a nested one's not: the launcher's walk finds them).
+// project-write neither makes dev.sh nor rewrites the user's; a script
+// beside it that nothing loads is written (control). direnv is the
+// oracle.
+func TestJailNestedEnvrc(t *testing.T) {
+	direnv, err := exec.LookPath("direnv")
+	if err != nil {
+		t.Skip("direnv is not installed (scripts/deps installs it)")
+	}
+	bothModes(t, func(t *testing.T, j *jail) {
+		testfs.Write(t, filepath.Join(j.root, "direnv", "direnv.toml"), []byte("[whitelist]\nprefix = [\""+j.project+"\"]\n"), 0o644)
+		sub := filepath.Join(j.project, "svc", "api")
+		loads := func() string {
+			cmd := exec.Command(direnv, "exec", sub, "sh", "-c", "echo $FROM_NESTED")
+			cmd.Env = []string{"HOME=" + j.home, "PATH=/usr/bin:/bin", "DIRENV_CONFIG=" + filepath.Join(j.root, "direnv"), "XDG_DATA_HOME=" + filepath.Join(j.root, "data")}
+			out, _ := cmd.Output()
+			return strings.TrimSpace(string(out))
+		}
+		j.unconfined(t, `mkdir -p svc/api svc/lib && printf 'source_env ../lib/common.sh\nsource_env_if_exists dev.sh\n' > svc/api/.envrc && echo 'export FROM_NESTED=user' > svc/lib/common.sh && echo 'export FROM_NESTED=dev' > svc/api/dev.sh`)
+		// The oracle: the user's own dev.sh is loaded.
+		if got := loads(); got != "dev" {
+			t.Fatalf("the oracle: direnv in svc/api gave %q, want the user's dev.sh's", got)
+		}
+		for _, c := range []struct{ rel, script string }{
+			{"svc/api/dev.sh", "echo 'export FROM_NESTED=pwned' > svc/api/dev.sh"},
+			{"svc/lib/common.sh", "echo 'export FROM_NESTED=pwned' > svc/lib/common.sh"},
+		} {
+			out, _ := j.launch(t, projectWrite, "jail-sh", c.script)
+			if b, _ := os.ReadFile(filepath.Join(j.project, c.rel)); strings.Contains(string(b), "pwned") {
+				t.Errorf("%s, which svc/api/.envrc loads, was rewritten by the call: %q", c.rel, out)
+			}
+		}
+		if got := loads(); got != "dev" {
+			t.Errorf("direnv in svc/api gave %q after the calls, want the user's dev.sh's", got)
+		}
+		j.unconfined(t, `rm svc/api/dev.sh`)
+		out, _ := j.launch(t, projectWrite, "jail-sh", "echo 'export FROM_NESTED=pwned' > svc/api/dev.sh")
+		if _, err := os.Lstat(filepath.Join(sub, "dev.sh")); err == nil {
+			t.Errorf("svc/api/dev.sh, which svc/api/.envrc loads, is in the project after the call: %q", out)
+		}
+		if got := loads(); got != "user" {
+			t.Errorf("direnv in svc/api gave %q after the call, want the user's common.sh's", got)
+		}
+		for _, rel := range []string{"svc/api/main.sh", "svc/lib/util.sh"} {
+			out, code := j.launch(t, projectWrite, "jail-sh", "echo x > "+rel)
+			if _, err := os.Lstat(filepath.Join(j.project, rel)); code != 0 || err != nil {
+				t.Errorf("control: %s: exit %d %q: %v", rel, code, out, err)
+			}
+		}
+	})
+}
+
 // TestJailGitPrograms: a script of the project that a setting of the
 // user's git configuration runs (core.fsmonitor, a filter's clean) is
 // executable configuration: project-write does not write it, and the

@@ -734,6 +734,18 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	// The project's top is never writable as a whole: a new .mcp.json,
 	// .envrc or .claude/ there is what the next session loads.
 	w.walk(s.Project, true)
+	// A nested .envrc (held by the walk: executable configuration at any
+	// depth) loads files of its own, which direnv runs in the user's shell
+	// when it enters that directory: protected as the top's loads are,
+	// and walked again with them (the listings just read make it cheap).
+	if more := nestedEnvrcLoads(w.held, s.Project, p.imports); len(more) > 0 {
+		p.imports = append(slices.Clone(p.imports), more...)
+		pl := b.pl
+		pl.Imports = p.imports
+		b.pl = pl.Prepare()
+		w = w.again(b.pl)
+		w.walk(s.Project, true)
+	}
 	if w.listings != nil {
 		w.listings.save()
 	}
@@ -813,6 +825,38 @@ type kid struct {
 	name, path string
 	dir, clean bool
 	id         [2]uint64
+}
+
+// nestedEnvrcLoads are what the .envrc files among held (below the
+// project's top) load that imports does not hold already.
+func nestedEnvrcLoads(held []string, project string, imports []string) []string {
+	var envrcs []string
+	for _, h := range held {
+		if filepath.Base(h) == ".envrc" && filepath.Dir(h) != project {
+			envrcs = append(envrcs, h)
+		}
+	}
+	if len(envrcs) == 0 {
+		return nil
+	}
+	var more []string
+	for _, l := range policy.EnvrcLoadsOf(project, envrcs) {
+		if !slices.Contains(imports, l) {
+			more = append(more, l)
+		}
+	}
+	return more
+}
+
+// again is a walker as new as w was, guarding by pl, that reads through
+// w's project descriptor and listings.
+func (w *walker) again(pl policy.Places) *walker {
+	n := newWalker(pl, w.project, w.git)
+	n.root, n.listings, n.skip = w.root, w.listings, w.skip
+	if n.listings != nil {
+		n.seen = make(map[string]int64, len(w.seen))
+	}
+	return n
 }
 
 func newWalker(pl policy.Places, project string, git bool) *walker {

@@ -1,6 +1,9 @@
 package policy
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // direnv runs a project's .envrc in the user's shell once the user has
 // allowed it, and its allowance covers that file alone: what the .envrc
@@ -47,9 +50,27 @@ func EnvrcLoads(project string) []string {
 	if !filepath.IsAbs(project) {
 		return nil
 	}
+	return EnvrcLoadsOf(project, []string{filepath.Join(filepath.Clean(project), ".envrc")})
+}
+
+// EnvrcLoadsOf is EnvrcLoads from the .envrc files envrcs (absolute, in
+// project or below it): a nested project's, which direnv runs when the
+// user's shell enters its directory, as the launcher's walk finds them.
+// The files read share one budget (64 KiB); one not below project loads
+// nothing.
+func EnvrcLoadsOf(project string, envrcs []string) []string {
+	if !filepath.IsAbs(project) {
+		return nil
+	}
 	project = filepath.Clean(project)
+	var start []string
+	for _, f := range envrcs {
+		if f = filepath.Clean(f); strings.HasPrefix(f, project+"/") {
+			start = append(start, f)
+		}
+	}
 	budget := &readBudget{left: 64 << 10}
-	return loadsFrom([]string{filepath.Join(project, ".envrc")}, func(file string) []string {
+	return loadsFrom(start, func(file string) []string {
 		return commandPaths(budget.read(file), filepath.Dir(file), project, envrc)
 	}, func(p string) []string {
 		if filepath.Base(p) == ".envrc" {
