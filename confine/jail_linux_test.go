@@ -76,9 +76,22 @@ func jailProbe(args []string) (known bool, err error) {
 		_, _, e := syscall.RawSyscall(unix.SYS_CLONE3, 0, 0, 0)
 		return true, e
 	case "jail-sh": // a shell command, waited for; what it printed is shown when it fails
-		out, err := exec.Command("/bin/sh", "-c", args[1]).CombinedOutput()
-		if err != nil {
-			os.Stderr.Write(out)
+		// Into a file, not a pipe: a daemon the command leaves holds
+		// what it inherited, and the call must not wait for it.
+		cmd := exec.Command("/bin/sh", "-c", args[1])
+		f, ferr := os.CreateTemp("", "jail-sh")
+		if ferr == nil {
+			defer f.Close()
+			cmd.Stdout, cmd.Stderr = f, f
+		}
+		err := cmd.Run()
+		if err != nil && ferr == nil {
+			if out, rerr := os.ReadFile(f.Name()); rerr == nil {
+				os.Stderr.Write(out)
+			}
+		}
+		if ferr == nil {
+			os.Remove(f.Name())
 		}
 		return true, err
 	case "jail-gitdir": // a git directory in args[1] whose config runs a program
@@ -1666,37 +1679,42 @@ func TestJailNestedEnvrc(t *testing.T) {
 		testfs.Write(t, filepath.Join(j.root, "direnv", "direnv.toml"), []byte("[whitelist]\nprefix = [\""+j.project+"\"]\n"), 0o644)
 		sub := filepath.Join(j.project, "svc", "api")
 		loads := func() string {
-			cmd := exec.Command(direnv, "exec", sub, "sh", "-c", "echo $FROM_NESTED")
+			cmd := exec.Command(direnv, "exec", sub, "sh", "-c", "echo $FROM_NESTED:$UP:$LOCAL")
 			cmd.Env = []string{"HOME=" + j.home, "PATH=/usr/bin:/bin", "DIRENV_CONFIG=" + filepath.Join(j.root, "direnv"), "XDG_DATA_HOME=" + filepath.Join(j.root, "data")}
 			out, _ := cmd.Output()
 			return strings.TrimSpace(string(out))
 		}
-		j.unconfined(t, `mkdir -p svc/api svc/lib && printf 'source_env ../lib/common.sh\nsource_env_if_exists dev.sh\n' > svc/api/.envrc && echo 'export FROM_NESTED=user' > svc/lib/common.sh && echo 'export FROM_NESTED=dev' > svc/api/dev.sh`)
-		// The oracle: the user's own dev.sh is loaded.
-		if got := loads(); got != "dev" {
-			t.Fatalf("the oracle: direnv in svc/api gave %q, want the user's dev.sh's", got)
+		// svc/api/.envrc loads a neighbour's file, its own, one by $PWD,
+		// and (source_up_if_exists, the forty-eighth attack run's)
+		// env.common from the nearest directory above that has one.
+		j.unconfined(t, `mkdir -p svc/api svc/lib && printf 'source_env ../lib/common.sh\nsource_env_if_exists dev.sh\nsource_up_if_exists env.common\nsource_env_if_exists "$PWD/local.sh"\n' > svc/api/.envrc &&
+echo 'export FROM_NESTED=user' > svc/lib/common.sh && echo 'export FROM_NESTED=dev' > svc/api/dev.sh && echo 'export UP=up' > svc/env.common && echo 'export LOCAL=local' > svc/api/local.sh`)
+		// The oracle: the user's own files are loaded.
+		if got := loads(); got != "dev:up:local" {
+			t.Fatalf("the oracle: direnv in svc/api gave %q, want the user's files'", got)
 		}
-		for _, c := range []struct{ rel, script string }{
-			{"svc/api/dev.sh", "echo 'export FROM_NESTED=pwned' > svc/api/dev.sh"},
-			{"svc/lib/common.sh", "echo 'export FROM_NESTED=pwned' > svc/lib/common.sh"},
-		} {
-			out, _ := j.launch(t, projectWrite, "jail-sh", c.script)
-			if b, _ := os.ReadFile(filepath.Join(j.project, c.rel)); strings.Contains(string(b), "pwned") {
-				t.Errorf("%s, which svc/api/.envrc loads, was rewritten by the call: %q", c.rel, out)
+		for _, rel := range []string{"svc/api/dev.sh", "svc/lib/common.sh", "svc/env.common", "svc/api/local.sh"} {
+			out, _ := j.launch(t, projectWrite, "jail-sh", "echo 'export FROM_NESTED=pwned UP=pwned LOCAL=pwned' > "+rel)
+			if b, _ := os.ReadFile(filepath.Join(j.project, rel)); strings.Contains(string(b), "pwned") {
+				t.Errorf("%s, which svc/api/.envrc loads, was rewritten by the call: %q", rel, out)
 			}
 		}
-		if got := loads(); got != "dev" {
-			t.Errorf("direnv in svc/api gave %q after the calls, want the user's dev.sh's", got)
+		if got := loads(); got != "dev:up:local" {
+			t.Errorf("direnv in svc/api gave %q after the calls, want the user's files'", got)
 		}
-		j.unconfined(t, `rm svc/api/dev.sh`)
-		out, _ := j.launch(t, projectWrite, "jail-sh", "echo 'export FROM_NESTED=pwned' > svc/api/dev.sh")
-		if _, err := os.Lstat(filepath.Join(sub, "dev.sh")); err == nil {
-			t.Errorf("svc/api/dev.sh, which svc/api/.envrc loads, is in the project after the call: %q", out)
+		// Made where none was.
+		j.unconfined(t, `rm svc/api/dev.sh svc/env.common`)
+		for _, rel := range []string{"svc/api/dev.sh", "svc/env.common"} {
+			out, _ := j.launch(t, projectWrite, "jail-sh", "echo 'export FROM_NESTED=pwned UP=pwned' > "+rel)
+			if _, err := os.Lstat(filepath.Join(j.project, rel)); err == nil {
+				t.Errorf("%s, which svc/api/.envrc would load, is in the project after the call: %q", rel, out)
+			}
 		}
-		if got := loads(); got != "user" {
+		if got := loads(); got != "user::local" {
 			t.Errorf("direnv in svc/api gave %q after the call, want the user's common.sh's", got)
 		}
-		for _, rel := range []string{"svc/api/main.sh", "svc/lib/util.sh"} {
+		// source_up looks above the .envrc's directory, not in it.
+		for _, rel := range []string{"svc/api/main.sh", "svc/lib/util.sh", "svc/api/env.common"} {
 			out, code := j.launch(t, projectWrite, "jail-sh", "echo x > "+rel)
 			if _, err := os.Lstat(filepath.Join(j.project, rel)); code != 0 || err != nil {
 				t.Errorf("control: %s: exit %d %q: %v", rel, code, out, err)

@@ -101,11 +101,22 @@ func (r *cmdReader) lstat(p string) (there, dir, known bool) {
 	return err == nil, err == nil && fi.IsDir(), true
 }
 
-// add keeps p (cleaned) where it is below base, once, to maxLoads.
+// add keeps p (cleaned) where it is below base, once, to maxLoads; and
+// where p is a link, what it leads to, there too (svc/api/dev.sh ->
+// ../../tools/dev-env.sh: the forty-eighth attack run wrote the target).
 func (r *cmdReader) add(p string) {
 	p = filepath.Clean(p)
-	if p != r.base && strings.HasPrefix(p, r.base+"/") {
-		r.paths.add(p)
+	if p == r.base || !strings.HasPrefix(p, r.base+"/") || r.paths.in[p] || !r.paths.add(p) {
+		return
+	}
+	if r.stats >= maxStats {
+		return
+	}
+	r.stats++
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if t, err := filepath.EvalSymlinks(p); err == nil && t != p {
+			r.add(t)
+		}
 	}
 }
 
@@ -114,6 +125,12 @@ func (r *cmdReader) add(p string) {
 // relative to base.
 func (r *cmdReader) pathOf(w string) string {
 	switch {
+	case strings.HasPrefix(w, "$PWD/") || strings.HasPrefix(w, "${PWD}/"):
+		_, rest, _ := strings.Cut(w, "/")
+		if strings.ContainsAny(rest, "$`") {
+			return ""
+		}
+		return filepath.Join(r.dir, rest) // where the command runs (a nested .envrc's own directory)
 	case strings.HasPrefix(w, "$"):
 		_, rest, ok := strings.Cut(w, "/")
 		if !ok || strings.ContainsAny(rest, "$`") {
@@ -148,8 +165,22 @@ func (r *cmdReader) read(text string, depth int, evaluated bool) {
 		return
 	}
 	outer, inner := substitutions(uncommented(text))
+	// After a cd (cd web && python3 check.py: the forty-eighth attack
+	// run's hook), each command is read where the cd went and where the
+	// text began: a subshell's cd, (cd web && make), ends with it.
+	start, cd := r.dir, ""
 	for seg := range strings.FieldsFuncSeq(outer, func(c rune) bool { return c == ';' || c == '&' || c == '|' || c == '\n' }) {
-		r.command(commandWords(seg), depth, evaluated)
+		words := commandWords(seg)
+		if to, ok := r.cdTo(words, cd); ok {
+			cd = to
+			continue
+		}
+		r.command(words, depth, evaluated)
+		if cd != "" && cd != start {
+			r.dir = cd
+			r.command(words, depth, evaluated)
+			r.dir = start
+		}
 	}
 	if len(inner) == 0 || r.paths.full() {
 		return
@@ -191,8 +222,15 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 	if strings.Contains(prog, "/") {
 		r.script(r.pathOf(prog))
 	}
-	it, name, interp := interpName(filepath.Base(prog)) // coderules.go's one table
+	base := filepath.Base(prog)
+	it, name, interp := interpName(base) // coderules.go's one table
 	evalsOutput := evaluated || prog == "eval" || prog == "export" || prog == "source" || prog == "."
+	scripts := interp || scriptRunners[base] // a bare word named like a script is one
+	if files, ok := runsFiles[base]; ok {
+		for _, f := range files {
+			r.add(filepath.Join(r.dir, f)) // make's Makefile: its recipes are what it runs
+		}
+	}
 	scriptDone := !interp
 	for i := 1; i < len(words); i++ {
 		w := words[i]
@@ -203,6 +241,21 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 			r.command(words[i:], depth, evaluated)
 			return
 		}
+		if !interp {
+			// make -C tools, uv --directory weather run weather.py, npm
+			// --prefix web start: what follows is read there too.
+			if v, n := dirOption(words, i); n > 0 {
+				r.word(v, evalsOutput, false) // the directory too, as any word
+				if d := r.dirPath(v); d != "" {
+					saved := r.dir
+					r.dir = d
+					r.command(append([]string{prog}, words[i+n:]...), depth, evaluated)
+					r.dir = saved
+				}
+				i += n - 1
+				continue
+			}
+		}
 		switch {
 		case interp && w == "-c" && i+1 < len(words):
 			if it.code == shells.code && it.valued == shells.valued {
@@ -210,8 +263,8 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 			}
 			i++
 			scriptDone = true
-		case interp && (name == "python" || name == "pypy" || name == "ipython") && strings.HasPrefix(w, "-m"):
-			mod := strings.TrimPrefix(w, "-m")
+		case interp && (name == "python" || name == "pypy" || name == "ipython") && pythonModule(w, it.valued) >= 0:
+			mod := w[pythonModule(w, it.valued)+1:] // -m mod, -mmod, -um mod
 			if mod == "" && i+1 < len(words) {
 				i++
 				mod = words[i]
@@ -220,17 +273,124 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 			scriptDone = true
 		case interp && !scriptDone && i == 1 && scriptVerbs[name+" "+w]:
 			// deno run main.ts: the verb before the script is none.
+		case interp && len(w) == 2 && w[0] == '-' && strings.IndexByte(it.valued, w[1]) >= 0 && i+1 < len(words):
+			i++ // python3 -W ignore serve: the option's value is no script
+		case interp && codeText[w] && i+1 < len(words):
+			i++ // node --eval CODE: code, no script
+			scriptDone = true
+		case interp && slices.Contains(it.codeLong, w) && !codeText[w] && i+1 < len(words):
+			i++ // node --env-file .env.mcp, --require hook.js: a file it loads
+			r.script(r.pathOf(words[i]))
+		case interp && strings.HasPrefix(w, "--") && strings.Contains(w, "=") && slices.Contains(it.codeLong, w[:strings.IndexByte(w, '=')]) && !codeText[w[:strings.IndexByte(w, '=')]]:
+			r.script(r.pathOf(w[strings.IndexByte(w, '=')+1:])) // node --env-file=.env.mcp
 		case strings.ContainsAny(w, " \t"):
 			r.read(w, depth+1, evaluated) // a quoted command
 		case strings.HasPrefix(w, "-"):
 			r.optionValue(w)
 		case !scriptDone:
-			r.script(r.pathOf(w)) // the interpreter's script, there or not
+			p := r.pathOf(w)
+			r.script(p) // the interpreter's script, there or not
+			if (name == "node" || name == "nodejs" || name == "bun") && p != "" && filepath.Ext(p) == "" {
+				for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", "/index.js"} {
+					r.add(p + ext) // node server: server.js, server/index.js
+				}
+			}
 			scriptDone = true
 		default:
-			r.word(w, evalsOutput)
+			r.word(w, evalsOutput, scripts)
 		}
 	}
+}
+
+// codeText are an interpreter's long options whose value is code or a
+// word, not a file it loads.
+var codeText = map[string]bool{"--eval": true, "--print": true, "--input-type": true, "--interactive": true, "--expression": true}
+
+// scriptRunners run a script named as their argument (uv run server.py)
+// without being an interpreter loopguard knows.
+var scriptRunners = map[string]bool{"uv": true, "poetry": true, "pipenv": true, "pdm": true, "hatch": true, "rye": true, "pixi": true, "conda": true}
+
+// runsFiles are the files a program reads its commands from in the
+// directory it runs in (make lint runs the Makefile's recipes).
+var runsFiles = map[string][]string{
+	"make": {"Makefile", "makefile", "GNUmakefile"}, "gmake": {"Makefile", "makefile", "GNUmakefile"},
+	"just": {"justfile", "Justfile", ".justfile"},
+}
+
+// dirOptions are the options that name the directory a program runs in,
+// with their value next or after "=": make -C, git -C, env -C, uv
+// --directory, npm --prefix, yarn --cwd, pnpm --dir.
+var dirOptions = []string{"-C", "--directory", "--cwd", "--prefix", "--dir", "--chdir", "--project", "--working-directory"}
+
+// dirOption is the value of words[i] where it is an option that names the
+// directory its program runs in, and how many words it takes (0: none is
+// such an option).
+func dirOption(words []string, i int) (string, int) {
+	w := words[i]
+	for _, o := range dirOptions {
+		switch {
+		case w == o && i+1 < len(words):
+			return words[i+1], 2
+		case strings.HasPrefix(w, o+"=") && strings.HasPrefix(o, "--"):
+			return w[len(o)+1:], 1
+		}
+	}
+	return "", 0
+}
+
+// dirPath is the directory a word names, below base, or "".
+func (r *cmdReader) dirPath(w string) string {
+	p := r.pathOf(w)
+	if p == "" || p != r.base && !strings.HasPrefix(p, r.base+"/") {
+		return ""
+	}
+	return filepath.Clean(p)
+}
+
+// cdTo: whether words are a cd (or pushd), and the directory it moves to
+// from from (r.dir where ""), "" where it leaves the project or no reader
+// can tell where.
+func (r *cmdReader) cdTo(words []string, from string) (string, bool) {
+	for len(words) > 0 && shellKeywords[words[0]] {
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return "", false
+	}
+	switch strings.TrimLeft(words[0], "({") {
+	case "cd", "pushd":
+	default:
+		return "", false
+	}
+	for _, w := range words[1:] {
+		if strings.HasPrefix(w, "-") {
+			continue
+		}
+		if from != "" {
+			saved := r.dir
+			r.dir = from
+			defer func() { r.dir = saved }()
+		}
+		return r.dirPath(strings.TrimRight(w, ")}")), true
+	}
+	return "", true
+}
+
+// pythonModule is the index of the m in python's short options w that
+// name a module (-m, -um, -Im: flags that take no value before it), or -1.
+func pythonModule(w, valued string) int {
+	if len(w) < 2 || w[0] != '-' || w[1] == '-' {
+		return -1
+	}
+	for i := 1; i < len(w); i++ {
+		switch {
+		case w[i] == 'm':
+			return i
+		case w[i] == 'c' || strings.IndexByte(valued, w[i]) >= 0 || w[i] < 'A' || w[i] > 'z':
+			return -1
+		}
+	}
+	return -1
 }
 
 // module adds python's -m module mod: its file, its package directory,
@@ -254,11 +414,16 @@ func (r *cmdReader) loaded(w string) {
 	switch {
 	case w == "" || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "~"):
 	case strings.ContainsAny(w, "*?["):
-		r.word(w, false)
+		r.word(w, false, false)
 	default:
-		if p := r.pathOf(w); p != "" {
-			r.add(p)
+		p := r.pathOf(w)
+		if p == "" {
+			return
 		}
+		if _, dir, known := r.lstat(p); known && dir {
+			p = filepath.Join(p, ".envrc") // source_env ../shared: its .envrc, not the directory
+		}
+		r.add(p)
 	}
 }
 
@@ -306,7 +471,7 @@ func (r *cmdReader) optionValue(w string) {
 // word adds another word of a command: a glob's directory, a path with a
 // / in it (the file alone), and a name that is there only where the
 // command's output becomes code or variables (evalsOutput).
-func (r *cmdReader) word(w string, evalsOutput bool) {
+func (r *cmdReader) word(w string, evalsOutput, scripts bool) {
 	if i := strings.IndexAny(w, "*?["); i >= 0 {
 		if j := strings.LastIndexByte(w[:i], '/'); j > 0 {
 			if p := r.pathOf(w[:j]); p != "" {
@@ -321,7 +486,7 @@ func (r *cmdReader) word(w string, evalsOutput bool) {
 	p := r.pathOf(w)
 	switch {
 	case p == "":
-	case strings.Contains(w, "/"), isScriptName(w):
+	case strings.Contains(w, "/"), scripts && isScriptName(w):
 		r.add(p) // uv run server.py, deno run -A main.ts, node -r ./pre.js srv.js
 	case evalsOutput:
 		if there, _, known := r.lstat(p); !known || there {

@@ -1,8 +1,13 @@
 package policy
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/internal/testfs"
 )
 
 // FuzzCommandPaths: whatever the text of a git setting or a .envrc (the
@@ -24,4 +29,56 @@ func FuzzCommandPaths(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCommandPathsForms: the forty-eighth attack run's forms, each a
+// command a hook, an MCP server or a .envrc ran after a call rewrote the
+// file it names (python3, node, git and direnv ran them): a cd before
+// the command, an option naming the directory it runs in, make's
+// Makefile, python's -m in a cluster of flags and an option's value
+// before the script, node's file options and its module resolution, a
+// nested .envrc's $PWD and source_up, a load that is a link. Controls: a
+// file a linter is given is not code it runs, nor an option's value a
+// script, nor a directory source_env names (its .envrc is).
+func TestCommandPathsForms(t *testing.T) {
+	proj := realDir(t, t.TempDir())
+	testfs.Tree(t, proj, nil, 0o644, "shared/.envrc", "tools/dev-env.sh", "svc/api/.envrc")
+	if err := os.Symlink("../../tools/dev-env.sh", filepath.Join(proj, "svc/api/dev.sh")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cmd, dir  string
+		d         *dialect
+		want, not []string
+	}{
+		{"cd web && python3 check.py", "", nil, []string{"web/check.py", "web"}, nil},
+		{"(cd web && make lint); python3 top.py", "", nil, []string{"web/Makefile", "top.py"}, []string{"web/top.py/x"}},
+		{"make -s -C tools", "", nil, []string{"tools/Makefile", "Makefile"}, nil},
+		{"uv --directory weather run weather.py", "", nil, []string{"weather/weather.py"}, nil},
+		{"uv run --directory=sub srv.py", "", nil, []string{"sub/srv.py"}, nil},
+		{"env -C q6dir node q6.js", "", nil, []string{"q6dir/q6.js"}, nil},
+		{"poetry -C pp run python main.py", "", nil, []string{"pp/main.py"}, nil},
+		{"python3 -um srv", "", nil, []string{"srv.py", "srv"}, []string{"-um"}},
+		{"python3 -W ignore serve", "", nil, []string{"serve"}, []string{"ignore"}},
+		{"node --env-file=.env.mcp srv.js", "", nil, []string{".env.mcp", "srv.js"}, nil},
+		{"node --env-file .env.mcp --require hook.js srv.js", "", nil, []string{".env.mcp", "hook.js", "srv.js"}, nil},
+		{"node server", "", nil, []string{"server", "server.js", "server/index.js"}, nil},
+		{"node --eval go", "", nil, nil, []string{"go"}},
+		{"npx eslint --max-warnings 0 index.js && prettier --check app.ts", "", nil, nil, []string{"index.js", "app.ts", "0"}},
+		{"source_up env.common\nsource_env_if_exists \"$PWD/dev.local\"\nsource_env ../../shared", "svc/api", envrc,
+			[]string{"svc/env.common", "env.common", "svc/api/dev.local", "shared/.envrc"}, []string{"shared", "dev.local"}},
+		{"source_env_if_exists dev.sh", "svc/api", envrc, []string{"svc/api/dev.sh", "tools/dev-env.sh"}, nil},
+	} {
+		got := commandPaths(c.cmd, filepath.Join(proj, c.dir), proj, c.d)
+		for _, w := range c.want {
+			if !slices.Contains(got, filepath.Join(proj, w)) {
+				t.Errorf("%q: commandPaths = %q, want %s in it", c.cmd, got, w)
+			}
+		}
+		for _, n := range c.not {
+			if slices.Contains(got, filepath.Join(proj, n)) {
+				t.Errorf("control: %q: commandPaths = %q holds %s", c.cmd, got, n)
+			}
+		}
+	}
 }

@@ -69,7 +69,9 @@ func EnvrcLoadsOf(project string, envrcs []string) []string {
 			start = append(start, f)
 		}
 	}
-	budget := &readBudget{left: 64 << 10}
+	// 64 KiB a .envrc, to 1 MiB: a hundred nested ones of 2 KiB each
+	// were past one shared 64 KiB (the forty-eighth attack run).
+	budget := &readBudget{left: min(len(start), 16) * 64 << 10}
 	return loadsFrom(start, func(file string) []string {
 		return commandPaths(budget.read(file), filepath.Dir(file), project, envrc)
 	}, func(p string) []string {
@@ -101,6 +103,19 @@ func envrcLoad(r *cmdReader, prog string, args []string) bool {
 				r.loaded(filepath.Join(a, d))
 			}
 		}
+		return true
+	}
+	if prog == "source_up" || prog == "source_up_if_exists" {
+		// The file (.envrc when none is named) in the nearest directory
+		// above this one that has it: each is taken, to the top.
+		name := ".envrc"
+		if len(args) > 0 && !strings.ContainsAny(args[0], "/$`") {
+			name = args[0]
+		}
+		for d := filepath.Dir(r.dir); d != r.base && strings.HasPrefix(d, r.base+"/"); d = filepath.Dir(d) {
+			r.add(filepath.Join(d, name))
+		}
+		r.add(filepath.Join(r.base, name))
 		return true
 	}
 	defaults, ok := envrcLoaders[prog]
