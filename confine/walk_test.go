@@ -27,13 +27,14 @@ func (w refWalker) walk(dir string, top bool) bool {
 	}
 	w.seen[dir] = ctime
 	w.entries += len(ents)
-	if w.entries > maxWalk {
+	if w.entries > w.budget {
 		return false
 	}
 	if !top && isGitDir(ents) {
 		w.gitDir = true
 		return false
 	}
+	lastBulk(ents) // the order the walk reads a directory's entries in (2026-12-06)
 	type child struct {
 		path  string
 		dir   bool
@@ -180,4 +181,52 @@ func randomTree(t *testing.T, r *rand.Rand, proj string) {
 		}
 	}
 	fill(proj, 0)
+}
+
+// TestWalkBulkLast: a directory's installed packages and build products
+// are walked after its other entries, so that past the walk's budget the
+// project's own code is still written and a nested .envrc still found
+// (the forty-eighth attack run's node_modules of 101,000 files, listed
+// first, hid svc/api/.envrc, and what it loaded stayed writable). The
+// control: with the budget not reached, node_modules is written too.
+func TestWalkBulkLast(t *testing.T) {
+	ents := []dirEnt{{name: "node_modules", typ: os.ModeDir}, {name: "a"}, {name: "target", typ: os.ModeDir}, {name: "src", typ: os.ModeDir}, {name: "build"}}
+	lastBulk(ents)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.name)
+	}
+	if want := []string{"a", "src", "build", "node_modules", "target"}; !slices.Equal(names, want) {
+		t.Errorf("lastBulk: %q, want %q (a file named build is no directory of them)", names, want)
+	}
+	proj := filepath.Join(t.TempDir(), "proj")
+	for _, d := range []string{"node_modules/pkg", ".venv/lib", "target/debug", "src", "svc/api"} {
+		if err := os.MkdirAll(filepath.Join(proj, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 40 {
+		for _, d := range []string{"node_modules/pkg", ".venv/lib", "target/debug"} {
+			if err := os.WriteFile(filepath.Join(proj, d, fmt.Sprint(i)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, f := range []string{"src/main.go", "svc/api/.envrc", "svc/api/main.go"} {
+		if err := os.WriteFile(filepath.Join(proj, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pl := policy.Places{Home: filepath.Dir(proj)}.Prepare()
+	for _, budget := range []int{30, maxWalk} {
+		w := newWalker(pl, proj, false)
+		w.budget = budget
+		w.walk(proj, true)
+		if !slices.Contains(w.dirs, filepath.Join(proj, "src")) || !slices.Contains(w.held, filepath.Join(proj, "svc/api/.envrc")) {
+			t.Errorf("budget %d: dirs %q, held %q: want src written and svc/api/.envrc found", budget, w.dirs, w.held)
+		}
+		if got := slices.Contains(w.dirs, filepath.Join(proj, "node_modules")); got != (budget == maxWalk) {
+			t.Errorf("budget %d: node_modules written: %v", budget, got)
+		}
+	}
 }
