@@ -222,17 +222,21 @@ func jsonCommands(v any, out []string) []string {
 				continue
 			}
 			var args []string
+			cd := ""
 			if k == "command" {
 				args = stringsOf(v["args"])
+				if dir := cwdOf(v); dir != "" {
+					cd = "cd " + quoteWord(dir) + " && " // read where it runs (commandPaths' cd)
+				}
 			}
 			if text, isText := x.(string); isText {
 				// Command text (a task's shell line), its args after it.
 				if len(args) > 0 {
 					text += " " + joinWords(args)
 				}
-				out = append(out, text)
+				out = append(out, cd+text)
 			} else if words := append(stringsOf(x), args...); len(words) > 0 {
-				out = append(out, joinWords(words)) // a program and its words
+				out = append(out, cd+joinWords(words)) // a program and its words
 			}
 			out = jsonCommands(x, out)
 		}
@@ -242,6 +246,24 @@ func jsonCommands(v any, out []string) []string {
 		}
 	}
 	return out
+}
+
+// cwdOf is the directory a command's object says it runs in (an MCP
+// server's "cwd", a VS Code task's "options": {"cwd"}), VS Code's
+// ${workspaceFolder} the project's top; "" where none is said or a
+// reader cannot tell it.
+func cwdOf(v map[string]any) string {
+	dir, _ := v["cwd"].(string)
+	if opts, ok := v["options"].(map[string]any); ok && dir == "" {
+		dir, _ = opts["cwd"].(string)
+	}
+	for _, ws := range []string{"${workspaceFolder}", "${workspaceRoot}"} {
+		dir = strings.ReplaceAll(dir, ws, ".")
+	}
+	if strings.ContainsAny(dir, "$`") {
+		return ""
+	}
+	return dir
 }
 
 // stringsOf is a string value as one word, an array's strings as words.

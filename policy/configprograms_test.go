@@ -140,6 +140,11 @@ func TestConfigProgramsForms(t *testing.T) {
   ],
 }`, []string{"scripts/watch.sh", "tools/serve.py", "tools"}, []string{"src", "src/main.py", "8000"}},
 		{".devcontainer/devcontainer.json", "// made by the template\n{\"initializeCommand\": \"./scripts/init.sh\", \"name\": \"a // b\",}\n", []string{"scripts/init.sh"}, nil},
+		// The forty-eighth's: a task and a server run in a directory of
+		// their own.
+		{".vscode/tasks.json", `{"tasks": [{"label": "w", "command": "node watch.js", "options": {"cwd": "${workspaceFolder}/frontend"}, "runOptions": {"runOn": "folderOpen"}}]}`,
+			[]string{"frontend/watch.js"}, nil},
+		{".mcp.json", `{"mcpServers": {"w": {"command": "python3", "args": ["srv.py"], "cwd": "tools/mcp"}}}`, []string{"tools/mcp/srv.py"}, nil},
 		// The forty-seventh attack run's MCP servers: a runner's script
 		// named bare, and a runner's options before the interpreter.
 		{".mcp.json", `{"mcpServers": {
