@@ -864,14 +864,18 @@ func newWalker(pl policy.Places, project string, git bool) *walker {
 	return &walker{entryGuard: newEntryGuard(pl, project), root: -1, project: project, git: git, budget: maxWalk, seen: map[string]int64{}, ids: map[string][2]uint64{}}
 }
 
-// bulkDirs are directories of installed packages and build products.
-var bulkDirs = map[string]bool{
-	"node_modules": true, "bower_components": true, ".venv": true, "venv": true, "vendor": true, "target": true,
-	"dist": true, "build": true, ".tox": true, ".nox": true, "__pycache__": true, ".mypy_cache": true,
-	".pytest_cache": true, ".gradle": true, ".next": true, ".nuxt": true, "Pods": true, ".terraform": true,
+// bulkDir: a directory of installed packages or build products (a
+// switch: the launcher's start allocates no table).
+func bulkDir(name string) bool {
+	switch name {
+	case "node_modules", "bower_components", ".venv", "venv", "vendor", "target", "dist", "build", ".tox", ".nox",
+		"__pycache__", ".mypy_cache", ".pytest_cache", ".gradle", ".next", ".nuxt", "Pods", ".terraform":
+		return true
+	}
+	return false
 }
 
-// lastBulk moves the bulk directories among ents (bulkDirs) after the
+// lastBulk moves the bulk directories among ents (bulkDir) after the
 // others, each group in its order: past the walk's budget what is left
 // is not written, and the project's own code, and a nested .envrc, come
 // first (the forty-eighth attack run's node_modules of 101,000 files,
@@ -880,7 +884,7 @@ func lastBulk(ents []dirEnt) {
 	var bulk []dirEnt
 	n := 0
 	for _, e := range ents {
-		if e.typ.IsDir() && bulkDirs[e.name] {
+		if e.typ.IsDir() && bulkDir(e.name) {
 			bulk = append(bulk, e)
 			continue
 		}

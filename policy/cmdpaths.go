@@ -225,11 +225,9 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 	base := filepath.Base(prog)
 	it, name, interp := interpName(base) // coderules.go's one table
 	evalsOutput := evaluated || prog == "eval" || prog == "export" || prog == "source" || prog == "."
-	scripts := interp || scriptRunners[base] // a bare word named like a script is one
-	if files, ok := runsFiles[base]; ok {
-		for _, f := range files {
-			r.add(filepath.Join(r.dir, f)) // make's Makefile: its recipes are what it runs
-		}
+	scripts := interp || scriptRunner(base) // a bare word named like a script is one
+	for _, f := range runsFiles(base) {
+		r.add(filepath.Join(r.dir, f)) // make's Makefile: its recipes are what it runs
 	}
 	scriptDone := !interp
 	for i := 1; i < len(words); i++ {
@@ -271,17 +269,17 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 			}
 			r.module(mod)
 			scriptDone = true
-		case interp && !scriptDone && i == 1 && scriptVerbs[name+" "+w]:
+		case interp && !scriptDone && i == 1 && scriptVerb(name+" "+w):
 			// deno run main.ts: the verb before the script is none.
 		case interp && len(w) == 2 && w[0] == '-' && strings.IndexByte(it.valued, w[1]) >= 0 && i+1 < len(words):
 			i++ // python3 -W ignore serve: the option's value is no script
-		case interp && codeText[w] && i+1 < len(words):
+		case interp && codeText(w) && i+1 < len(words):
 			i++ // node --eval CODE: code, no script
 			scriptDone = true
-		case interp && slices.Contains(it.codeLong, w) && !codeText[w] && i+1 < len(words):
+		case interp && slices.Contains(it.codeLong, w) && !codeText(w) && i+1 < len(words):
 			i++ // node --env-file .env.mcp, --require hook.js: a file it loads
 			r.script(r.pathOf(words[i]))
-		case interp && strings.HasPrefix(w, "--") && strings.Contains(w, "=") && slices.Contains(it.codeLong, w[:strings.IndexByte(w, '=')]) && !codeText[w[:strings.IndexByte(w, '=')]]:
+		case interp && strings.HasPrefix(w, "--") && strings.Contains(w, "=") && slices.Contains(it.codeLong, w[:strings.IndexByte(w, '=')]) && !codeText(w[:strings.IndexByte(w, '=')]):
 			r.script(r.pathOf(w[strings.IndexByte(w, '=')+1:])) // node --env-file=.env.mcp
 		case strings.ContainsAny(w, " \t"):
 			r.read(w, depth+1, evaluated) // a quoted command
@@ -302,19 +300,38 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 	}
 }
 
-// codeText are an interpreter's long options whose value is code or a
-// word, not a file it loads.
-var codeText = map[string]bool{"--eval": true, "--print": true, "--input-type": true, "--interactive": true, "--expression": true}
+// codeText: an interpreter's long option whose value is code or a word,
+// not a file it loads.
+func codeText(option string) bool {
+	switch option {
+	case "--eval", "--print", "--input-type", "--interactive", "--expression":
+		return true
+	}
+	return false
+}
 
-// scriptRunners run a script named as their argument (uv run server.py)
-// without being an interpreter loopguard knows.
-var scriptRunners = map[string]bool{"uv": true, "poetry": true, "pipenv": true, "pdm": true, "hatch": true, "rye": true, "pixi": true, "conda": true}
+// scriptRunner: a program that runs a script named as its argument (uv
+// run server.py) without being an interpreter loopguard knows.
+func scriptRunner(name string) bool {
+	switch name {
+	case "uv", "poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "conda":
+		return true
+	}
+	return false
+}
+
+var makefiles, justfiles = []string{"Makefile", "makefile", "GNUmakefile"}, []string{"justfile", "Justfile", ".justfile"}
 
 // runsFiles are the files a program reads its commands from in the
 // directory it runs in (make lint runs the Makefile's recipes).
-var runsFiles = map[string][]string{
-	"make": {"Makefile", "makefile", "GNUmakefile"}, "gmake": {"Makefile", "makefile", "GNUmakefile"},
-	"just": {"justfile", "Justfile", ".justfile"},
+func runsFiles(name string) []string {
+	switch name {
+	case "make", "gmake":
+		return makefiles
+	case "just":
+		return justfiles
+	}
+	return nil
 }
 
 // dirOptions are the options that name the directory a program runs in,
@@ -617,8 +634,15 @@ func substitutions(text string) (string, []string) {
 	return outer.String(), inner
 }
 
-// scriptVerbs are an interpreter's verbs that come before its script.
-var scriptVerbs = map[string]bool{"deno run": true, "deno serve": true, "deno test": true, "bun run": true, "bun test": true, "tsx watch": true}
+// scriptVerb: an interpreter's verb that comes before its script (a
+// switch, not a map: the hook's start-up allocates no table it may not use).
+func scriptVerb(interpVerb string) bool {
+	switch interpVerb {
+	case "deno run", "deno serve", "deno test", "bun run", "bun test", "tsx watch":
+		return true
+	}
+	return false
+}
 
 // scriptExtensions are the endings of a script's name that a runner takes
 // as its program (uv run server.py, bun run dev.ts, deno run main.ts): a
