@@ -166,18 +166,22 @@ func (r *cmdReader) read(text string, depth int, evaluated bool) {
 	}
 	outer, inner := substitutions(uncommented(text))
 	// After a cd (cd web && python3 check.py: the forty-eighth attack
-	// run's hook), each command is read where the cd went and where the
-	// text began: a subshell's cd, (cd web && make), ends with it.
-	start, cd := r.dir, ""
-	for seg := range strings.FieldsFuncSeq(outer, func(c rune) bool { return c == ';' || c == '&' || c == '|' || c == '\n' }) {
+	// run's hook), each command is read where the text began and in every
+	// directory a cd in it went to: a subshell's cd, (cd web && make),
+	// ends with it, and cd - and popd go back to one of them.
+	start := r.dir
+	var cds []string
+	for _, seg := range segments(outer) {
 		words := commandWords(seg)
-		if to, ok := r.cdTo(words, cd); ok {
-			cd = to
+		if to, ok := r.cdTo(words, start, cds); ok {
+			if to != "" && to != start && !slices.Contains(cds, to) && len(cds) < maxCds {
+				cds = append(cds, to)
+			}
 			continue
 		}
 		r.command(words, depth, evaluated)
-		if cd != "" && cd != start {
-			r.dir = cd
+		for _, d := range cds {
+			r.dir = d
 			r.command(words, depth, evaluated)
 			r.dir = start
 		}
@@ -226,9 +230,6 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 	it, name, interp := interpName(base) // coderules.go's one table
 	evalsOutput := evaluated || prog == "eval" || prog == "export" || prog == "source" || prog == "."
 	scripts := interp || scriptRunner(base) // a bare word named like a script is one
-	for _, f := range runsFiles(base) {
-		r.add(filepath.Join(r.dir, f)) // make's Makefile: its recipes are what it runs
-	}
 	scriptDone := !interp
 	for i := 1; i < len(words); i++ {
 		w := words[i]
@@ -320,20 +321,6 @@ func scriptRunner(name string) bool {
 	return false
 }
 
-var makefiles, justfiles = []string{"Makefile", "makefile", "GNUmakefile"}, []string{"justfile", "Justfile", ".justfile"}
-
-// runsFiles are the files a program reads its commands from in the
-// directory it runs in (make lint runs the Makefile's recipes).
-func runsFiles(name string) []string {
-	switch name {
-	case "make", "gmake":
-		return makefiles
-	case "just":
-		return justfiles
-	}
-	return nil
-}
-
 // dirOptions are the options that name the directory a program runs in,
 // with their value next or after "=": make -C, git -C, env -C, uv
 // --directory, npm --prefix, yarn --cwd, pnpm --dir.
@@ -348,6 +335,8 @@ func dirOption(words []string, i int) (string, int) {
 		switch {
 		case w == o && i+1 < len(words):
 			return words[i+1], 2
+		case o == "-C" && len(w) > 2 && strings.HasPrefix(w, "-C"):
+			return w[2:], 1 // make -Cweb
 		case strings.HasPrefix(w, o+"=") && strings.HasPrefix(o, "--"):
 			return w[len(o)+1:], 1
 		}
@@ -364,10 +353,54 @@ func (r *cmdReader) dirPath(w string) string {
 	return filepath.Clean(p)
 }
 
+// maxCds bounds the directories one text's cds are followed to.
+const maxCds = 8
+
+// segments are text's commands: split at ; & | and newlines outside
+// quotes (sh -c 'cd web && python3 check.py' is one command, whose text is
+// read as its own: the forty-ninth attack run's).
+func segments(text string) []string {
+	var out []string
+	start, quote := 0, byte(0)
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			}
+		case c == '\\':
+			i++ // outside quotes, in "...", and in $'...'
+		case quote == '"' || quote == '$':
+			if c == '"' && quote == '"' || c == '\'' && quote == '$' {
+				quote = 0
+			}
+		case c == '\'' && i > 0 && text[i-1] == '$':
+			quote = '$' // $'...': a backslash escapes its quote
+		case c == '\'' || c == '"':
+			quote = c
+		case c == ';' || c == '&' || c == '|' || c == '\n':
+			if i > start {
+				out = append(out, text[start:i])
+			}
+			start = i + 1
+		}
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
 // cdTo: whether words are a cd (or pushd), and the directory it moves to
-// from from (r.dir where ""), "" where it leaves the project or no reader
-// can tell where.
-func (r *cmdReader) cdTo(words []string, from string) (string, bool) {
+// from the last of cds (start before one), "" where it leaves the
+// project or no reader can tell where (cd -, popd: back to a directory
+// already among them; cd "$D" is not followed).
+func (r *cmdReader) cdTo(words []string, start string, cds []string) (string, bool) {
+	from := start
+	if len(cds) > 0 {
+		from = cds[len(cds)-1]
+	}
 	for len(words) > 0 && shellKeywords[words[0]] {
 		words = words[1:]
 	}
@@ -375,19 +408,17 @@ func (r *cmdReader) cdTo(words []string, from string) (string, bool) {
 		return "", false
 	}
 	switch strings.TrimLeft(words[0], "({") {
-	case "cd", "pushd":
+	case "cd", "pushd", "popd":
 	default:
 		return "", false
 	}
 	for _, w := range words[1:] {
-		if strings.HasPrefix(w, "-") {
+		if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "+") {
 			continue
 		}
-		if from != "" {
-			saved := r.dir
-			r.dir = from
-			defer func() { r.dir = saved }()
-		}
+		saved := r.dir
+		r.dir = from
+		defer func() { r.dir = saved }()
 		return r.dirPath(strings.TrimRight(w, ")}")), true
 	}
 	return "", true

@@ -34,8 +34,8 @@ func FuzzCommandPaths(f *testing.F) {
 // TestCommandPathsForms: the forty-eighth attack run's forms, each a
 // command a hook, an MCP server or a .envrc ran after a call rewrote the
 // file it names (python3, node, git and direnv ran them): a cd before
-// the command, an option naming the directory it runs in, make's
-// Makefile, python's -m in a cluster of flags and an option's value
+// the command (in sh -c's quotes too, and back with cd - or popd), an
+// option naming the directory it runs in, python's -m in a cluster of flags and an option's value
 // before the script, node's file options and its module resolution, a
 // nested .envrc's $PWD and source_up, a load that is a link. Controls: a
 // file a linter is given is not code it runs, nor an option's value a
@@ -52,8 +52,11 @@ func TestCommandPathsForms(t *testing.T) {
 		want, not []string
 	}{
 		{"cd web && python3 check.py", "", nil, []string{"web/check.py", "web"}, nil},
-		{"(cd web && make lint); python3 top.py", "", nil, []string{"web/Makefile", "top.py"}, []string{"web/top.py/x"}},
-		{"make -s -C tools", "", nil, []string{"tools/Makefile", "Makefile"}, nil},
+		{"(cd web && python3 lint.py); python3 top.py", "", nil, []string{"web/lint.py", "top.py"}, nil},
+		{"sh -c 'cd web && python3 check.py'", "", nil, []string{"web/check.py"}, nil},
+		{"cd web; cd ..; cd -; python3 a.py", "", nil, []string{"web/a.py", "a.py"}, nil},
+		{"pushd web; pushd ../api; popd; python3 b.py", "", nil, []string{"web/b.py", "api/b.py"}, nil},
+		{"make -Cweb all && make -s -C tools/sync", "", nil, []string{"tools/sync"}, []string{"Makefile", "web/Makefile"}},
 		{"uv --directory weather run weather.py", "", nil, []string{"weather/weather.py"}, nil},
 		{"uv run --directory=sub srv.py", "", nil, []string{"sub/srv.py"}, nil},
 		{"env -C q6dir node q6.js", "", nil, []string{"q6dir/q6.js"}, nil},

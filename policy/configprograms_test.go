@@ -144,7 +144,8 @@ func TestConfigProgramsForms(t *testing.T) {
 		// their own.
 		{".vscode/tasks.json", `{"tasks": [{"label": "w", "command": "node watch.js", "options": {"cwd": "${workspaceFolder}/frontend"}, "runOptions": {"runOn": "folderOpen"}}]}`,
 			[]string{"frontend/watch.js"}, nil},
-		{".mcp.json", `{"mcpServers": {"w": {"command": "python3", "args": ["srv.py"], "cwd": "tools/mcp"}}}`, []string{"tools/mcp/srv.py"}, nil},
+		{".mcp.json", `{"mcpServers": {"w": {"command": "python3", "args": ["srv.py"], "cwd": "tools/mcp"}, "s": {"command": "sh", "args": ["-c", "cd srv && python3 server.py"]}}}`,
+			[]string{"tools/mcp/srv.py", "srv/server.py"}, nil},
 		// The forty-seventh attack run's MCP servers: a runner's script
 		// named bare, and a runner's options before the interpreter.
 		{".mcp.json", `{"mcpServers": {
