@@ -1616,6 +1616,62 @@ func TestJailConfigPrograms(t *testing.T) {
 	})
 }
 
+// TestJailPackageScripts: the package.json entries the project's git
+// hooks run by name are put back after a call that changed them (husky's
+// default hook, npm test: the forty-ninth attack run's call changed
+// scripts.test and the user's next commit ran it), the call's version
+// held; a change to another entry (a dependency) stays (control). git
+// and npm are the oracle: the user's own change to scripts.test runs on
+// their commit.
+func TestJailPackageScripts(t *testing.T) {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed")
+	}
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		const pkg = `{"name": "x", "version": "1.0.0", "scripts": {"test": "echo ok"}, "dependencies": {}}` + "\n"
+		mark := filepath.Join(j.root, "ran")
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+printf '#!/bin/sh\nnpm test --silent\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && printf '%s' '`+pkg+`' > package.json && git add -A && git commit -qm pkg`)
+		commit := func() string {
+			t.Helper()
+			_ = os.Remove(mark)
+			j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 PATH=`+filepath.Dir(npm)+`:$PATH; echo $$ >> notes.txt && git add notes.txt && git commit -qm note >/dev/null 2>&1 || true`)
+			b, _ := os.ReadFile(mark)
+			return string(b)
+		}
+		// The oracle: the user's own scripts.test runs on their commit.
+		j.unconfined(t, `sed -i 's|echo ok|echo user > `+mark+`|' package.json`)
+		if got := commit(); got != "user\n" {
+			t.Fatalf("the oracle: the user's commit ran %q of scripts.test", got)
+		}
+		j.unconfined(t, `git checkout -q -- package.json 2>/dev/null || printf '%s' '`+pkg+`' > package.json`)
+		for _, c := range []struct{ name, script, said string }{
+			{"scripts.test rewritten", `sed -i 's|echo ok|echo call > ` + mark + `|' package.json`, "scripts.test"},
+			{"a pretest added", `sed -i 's|"test": "echo ok"|"pretest": "echo call > ` + mark + `", "test": "echo ok"|' package.json`, "scripts.pretest"},
+			{"a link put in its place", `printf '{"scripts": {"test": "echo call > ` + mark + `"}}' > evil.json && rm package.json && ln -s evil.json package.json`, "the file itself"},
+		} {
+			out, _ := j.launch(t, projectWrite, "jail-sh", c.script)
+			if !strings.Contains(out, "put back package.json") || !strings.Contains(out, c.said) {
+				t.Errorf("%s: the call said %q; want package.json put back for %s", c.name, out, c.said)
+			}
+			if b, _ := os.ReadFile(filepath.Join(j.project, "package.json")); string(b) != pkg {
+				t.Errorf("%s: package.json after the call: %q", c.name, b)
+			}
+			if got := commit(); got != "" {
+				t.Errorf("%s: the user's next commit ran %q, the call's script", c.name, got)
+			}
+		}
+		// Control: a dependency added (as npm install does) stays, and
+		// the user's commit runs their scripts.test as before.
+		out, code := j.launch(t, projectWrite, "jail-sh", `sed -i 's|"dependencies": {}|"dependencies": {"left-pad": "1.3.0"}|' package.json`)
+		if b, _ := os.ReadFile(filepath.Join(j.project, "package.json")); code != 0 || !strings.Contains(string(b), "left-pad") || strings.Contains(out, "put back") {
+			t.Errorf("control: a dependency added: exit %d %q, package.json %q", code, out, b)
+		}
+	})
+}
+
 // TestJailDotenv: an environment file at any depth (.env, .env.local) is
 // executable configuration: direnv with load_dotenv loads it into the
 // user's shell on cd (the forty-fifth attack run's src/app/.env set

@@ -108,6 +108,12 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		return 0, err
 	}
 	defer rec.finish(stderr)
+	// The package.json entries the project's hooks run by name
+	// (pkgscripts_linux.go).
+	var pkgPins []pkgPin
+	if root >= 0 {
+		pkgPins = snapshotPkgScripts(plan, root)
+	}
 	// +git: git's configuration and hooks as they are now (gitpin.go).
 	var pins pinned
 	var refs *gitRefs
@@ -225,7 +231,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 			fmt.Fprintf(stderr, "loopguard: %v; the sweep runs all the same\n", err)
 		}
 	}
-	for _, line := range afterCall(plan, e, root, pins, refs) {
+	for _, line := range afterCall(plan, e, root, pins, refs, pkgPins) {
 		fmt.Fprintln(stderr, oneLine(line))
 	}
 	if werr != nil {
@@ -243,12 +249,13 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 // sweep of the project, +git's pins put back, git's state held back and
 // its refs and index looked at (gitRefs), the module cache's stat
 // directory.
-func afterCall(plan Plan, e Env, root int, pins pinned, refs *gitRefs) []string {
+func afterCall(plan Plan, e Env, root int, pins pinned, refs *gitRefs, pkgPins []pkgPin) []string {
 	held := &holder{p: plan, e: e}
 	defer held.close()
 	var lines []string
 	if plan.Project != "" {
 		lines = append(lines, sweep(plan, e, held, root)...)
+		lines = append(lines, restorePkgScripts(pkgPins, root, held)...)
 	}
 	if pins.entries != nil {
 		lines = append(lines, pins.restore(held)...)

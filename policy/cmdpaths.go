@@ -80,8 +80,9 @@ func commandPaths(cmd, dir, base string, d *dialect) []string {
 type cmdReader struct {
 	dir, base string
 	*dialect
-	paths pathSet
-	stats int // Lstat calls made, to maxStats
+	paths   pathSet
+	stats   int             // Lstat calls made, to maxStats
+	scripts *packageScripts // where set, the package.json entries the commands run
 }
 
 // maxStats bounds the Lstat calls one reading makes; past it a path is
@@ -229,6 +230,9 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 	base := filepath.Base(prog)
 	it, name, interp := interpName(base) // coderules.go's one table
 	evalsOutput := evaluated || prog == "eval" || prog == "export" || prog == "source" || prog == "."
+	if r.scripts != nil {
+		r.scripts.command(r.dir, base, words[1:])
+	}
 	scripts := interp || scriptRunner(base) // a bare word named like a script is one
 	scriptDone := !interp
 	for i := 1; i < len(words); i++ {

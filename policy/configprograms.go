@@ -64,6 +64,13 @@ func ConfigPrograms(project string) []string {
 	}
 	project = filepath.Clean(project)
 	r := newProgramReader(project, 128<<10)
+	configPrograms(r, project)
+	return r.paths.out
+}
+
+// configPrograms reads into r the commands of project's executable
+// configuration at its top (ConfigPrograms).
+func configPrograms(r *programReader, project string) {
 	add := func(cmds []string) {
 		for _, c := range cmds {
 			if len(r.read) < maxCommands || r.read[c] {
@@ -135,7 +142,6 @@ func ConfigPrograms(project string) []string {
 			}
 		}
 	}
-	return r.paths.out
 }
 
 // uncommentedJSON is JSONC text as JSON: its // and /* */ comments and
@@ -453,6 +459,13 @@ func HookPrograms(project string, hooksPaths []string) []string {
 	}
 	project = filepath.Clean(project)
 	r := newProgramReader(project, 64<<10)
+	hookPrograms(r, project, hooksPaths)
+	return r.paths.out
+}
+
+// hookPrograms reads into r the scripts of project's git hooks
+// (HookPrograms).
+func hookPrograms(r *programReader, project string, hooksPaths []string) {
 	for i, d := range append([]string{filepath.Join(project, ".git", "hooks")}, hooksPaths...) {
 		if i > maxHookScripts || d != project && !strings.HasPrefix(d, project+"/") {
 			continue
@@ -470,7 +483,29 @@ func HookPrograms(project string, hooksPaths []string) []string {
 			r.command(r.budget.read(filepath.Join(d, e.Name())))
 		}
 	}
-	return r.paths.out
+}
+
+// PackageScripts are the entries of the project's package.json files
+// that its git hooks and its executable configuration run by name: by
+// the file's path, each entry's key ("scripts.test", "scripts.pretest",
+// "lint-staged"). husky's default hook is `npm test`: a call that
+// changed scripts.test in package.json had the user's next commit run it
+// (the forty-ninth attack run), and package.json itself, which npm
+// install writes, cannot be executable configuration. Bounded as
+// HookPrograms and ConfigPrograms are.
+func PackageScripts(project string, hooksPaths []string) map[string][]string {
+	if !filepath.IsAbs(project) {
+		return nil
+	}
+	project = filepath.Clean(project)
+	scripts := &packageScripts{}
+	r := newProgramReader(project, 64<<10)
+	r.scripts = scripts
+	hookPrograms(r, project, hooksPaths)
+	c := newProgramReader(project, 128<<10)
+	c.scripts = scripts
+	configPrograms(c, project)
+	return scripts.m
 }
 
 // programReader gives the paths of a project that the commands it reads
@@ -482,6 +517,7 @@ type programReader struct {
 	paths   pathSet
 	read    map[string]bool // the commands read
 	budget  readBudget
+	scripts *packageScripts // where set, the package.json entries they run
 }
 
 // newProgramReader is a programReader of project (absolute, cleaned)
@@ -496,7 +532,9 @@ func (r *programReader) command(c string) {
 		return
 	}
 	r.read[c] = true
-	for _, p := range commandPaths(c, r.project, r.project, nil) {
+	cr := &cmdReader{dir: r.project, base: r.project, dialect: &dialect{}, scripts: r.scripts}
+	cr.read(joinContinued(c), 0, false)
+	for _, p := range cr.paths.out {
 		if !r.paths.add(p) {
 			return
 		}

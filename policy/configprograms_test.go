@@ -304,3 +304,35 @@ func BenchmarkProjectLoads(b *testing.B) {
 		}
 	})
 }
+
+// TestPackageScripts: the package.json entries a git hook or a tool's
+// configuration runs by name, by package.json: npm test and its pre and
+// post scripts, npm run, yarn and pnpm's script names, lint-staged's
+// entry, an install's lifecycle scripts, a cd's package.json; not npm
+// ci's name nor npx's package (controls).
+func TestPackageScripts(t *testing.T) {
+	proj := realDir(t, t.TempDir())
+	testfs.Write(t, filepath.Join(proj, ".husky/pre-commit"), []byte("npm test\nnpx lint-staged\ncd web && yarn lint --fix\nnpm ci && npx -y prettier --check .\n"), 0o755)
+	testfs.Write(t, filepath.Join(proj, ".mcp.json"), []byte(`{"mcpServers": {"a": {"command": "pnpm", "args": ["run", "--silent", "mcp"]}}}`), 0o644)
+	got := PackageScripts(proj, []string{filepath.Join(proj, ".husky")})
+	top, web := filepath.Join(proj, "package.json"), filepath.Join(proj, "web/package.json")
+	for _, c := range []struct {
+		file string
+		want []string
+		not  []string
+	}{
+		{top, []string{"scripts.test", "scripts.pretest", "scripts.posttest", "lint-staged", "scripts.mcp", "scripts.prepare", "scripts.postinstall"}, []string{"scripts.ci", "scripts.prettier", "scripts.-y"}},
+		{web, []string{"scripts.lint", "scripts.prelint"}, []string{"scripts.--fix"}},
+	} {
+		for _, k := range c.want {
+			if !slices.Contains(got[c.file], k) {
+				t.Errorf("PackageScripts = %q, want %s of %s", got, k, c.file)
+			}
+		}
+		for _, k := range c.not {
+			if slices.Contains(got[c.file], k) {
+				t.Errorf("control: PackageScripts = %q holds %s of %s", got, k, c.file)
+			}
+		}
+	}
+}

@@ -1,0 +1,200 @@
+package confine
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// A package.json is written by npm install, so it is no executable
+// configuration; but the entries of it that the project's git hooks and
+// tools run by name are code the user's next commit runs unconfined
+// (husky's default hook is `npm test`: the forty-ninth attack run changed
+// scripts.test and the user's commit ran it). Each such package.json is
+// kept before the call (policy.PackageScripts names them and their
+// entries), and where the call changed one of those entries it is put
+// back whole after the call, the call's version held (holder); a change
+// to any other entry (a dependency npm install added) stays.
+
+// pkgPin is one package.json as it was before the call.
+type pkgPin struct {
+	rel  string   // below the project
+	keys []string // the entries run by name ("scripts.test", "lint-staged")
+	data []byte   // nil: none there, or not a file loopguard reads
+	mode uint32
+	vals map[string]string // each entry's JSON, compacted ("" when absent)
+}
+
+// maxPackageJSON bounds the package.json a pin keeps.
+const maxPackageJSON = 8 << 20
+
+// snapshotPkgScripts keeps each package.json the plan names (beneath the
+// project's descriptor root, through no link).
+func snapshotPkgScripts(plan Plan, root int) []pkgPin {
+	var pins []pkgPin
+	for _, path := range slices.Sorted(maps.Keys(plan.pkgScripts)) {
+		rel, ok := strings.CutPrefix(path, plan.Project+"/")
+		if !ok {
+			continue
+		}
+		pin := pkgPin{rel: rel, keys: plan.pkgScripts[path]}
+		if data, mode, err := readPkg(root, rel); err == nil {
+			pin.data, pin.mode = data, mode
+		}
+		pin.vals = pkgEntries(pin.data, pin.keys)
+		pins = append(pins, pin)
+	}
+	return pins
+}
+
+// readPkg reads rel beneath root, a regular file through no link.
+func readPkg(root int, rel string) ([]byte, uint32, error) {
+	fd, err := openBeneath(root, rel, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, 0, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, 0, fmt.Errorf("not a regular file")
+	}
+	if st.Size > maxPackageJSON {
+		return nil, 0, fmt.Errorf("larger than %d bytes", maxPackageJSON)
+	}
+	data := make([]byte, 0, st.Size+1)
+	for {
+		n, err := unix.Read(fd, data[len(data):cap(data)])
+		if err != nil {
+			return nil, 0, err
+		}
+		if n == 0 {
+			break
+		}
+		data = data[:len(data)+n]
+		if len(data) == cap(data) {
+			if len(data) > maxPackageJSON {
+				return nil, 0, fmt.Errorf("larger than %d bytes", maxPackageJSON)
+			}
+			data = slices.Grow(data, 4096)
+		}
+	}
+	return data, st.Mode & 0o7777, nil
+}
+
+// pkgEntries are keys' values in the package.json data, compacted: as
+// npm reads it (JSON.parse: the last of a duplicated key). Text that is
+// no JSON object runs nothing: every value "".
+func pkgEntries(data []byte, keys []string) map[string]string {
+	vals := make(map[string]string, len(keys))
+	var top map[string]json.RawMessage
+	if data == nil || json.Unmarshal(data, &top) != nil {
+		return vals
+	}
+	var scripts map[string]json.RawMessage
+	_ = json.Unmarshal(top["scripts"], &scripts)
+	for _, k := range keys {
+		var raw json.RawMessage
+		if name, ok := strings.CutPrefix(k, "scripts."); ok {
+			raw = scripts[name]
+		} else {
+			raw = top[k]
+		}
+		var b bytes.Buffer
+		if len(raw) > 0 && json.Compact(&b, raw) == nil {
+			vals[k] = b.String()
+		}
+	}
+	return vals
+}
+
+// restore puts back each package.json whose entries the call changed
+// (or that it made a link or another kind of file), and says so.
+func restorePkgScripts(pins []pkgPin, root int, h *holder) []string {
+	var lines []string
+	for _, pin := range pins {
+		data, _, err := readPkg(root, pin.rel)
+		var changed []string
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			continue // gone: it runs nothing
+		case err != nil:
+			changed = []string{"the file itself (" + err.Error() + ")"}
+		default:
+			now := pkgEntries(data, pin.keys)
+			for _, k := range pin.keys {
+				if now[k] != pin.vals[k] {
+					changed = append(changed, k)
+				}
+			}
+		}
+		if len(changed) == 0 {
+			continue
+		}
+		if err := putBackPkg(pin, root, h, &lines); err != nil {
+			lines = append(lines, fmt.Sprintf("loopguard: this call changed %s of %s, which the project's git hooks or its configuration run by name, and loopguard could not put it back (%v): check it before you commit or run it", strings.Join(changed, ", "), pin.rel, err))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("loopguard: put back %s as it was: this call changed %s, which the project's git hooks or its configuration run by name (a hook's npm test runs scripts.test, unconfined); a change there needs the user's exact approval", pin.rel, strings.Join(changed, ", ")))
+	}
+	return lines
+}
+
+// putBackPkg moves the call's package.json out of the way (h) and writes
+// the one from before the call in its place (a new file, synced, renamed
+// there: never a partial one).
+func putBackPkg(pin pkgPin, root int, h *holder, lines *[]string) error {
+	dir, err := openBeneath(root, filepath.Dir(pin.rel), unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	name := filepath.Base(pin.rel)
+	where, _, err := h.move(dir, name, pin.rel)
+	if err != nil {
+		return fmt.Errorf("moving the call's out of the way: %w", err)
+	}
+	*lines = append(*lines, "loopguard: the call's "+pin.rel+": "+where)
+	if pin.data == nil {
+		return nil // none was there before the call
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	tmp := name + ".loopguard-" + hex.EncodeToString(b[:])
+	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, pin.mode)
+	if err != nil {
+		return err
+	}
+	werr := unix.Fchmod(fd, pin.mode) // as it was, whatever the umask
+	for rest := pin.data; werr == nil && len(rest) > 0; {
+		var n int
+		n, werr = unix.Write(fd, rest)
+		rest = rest[n:]
+	}
+	if werr == nil {
+		werr = unix.Fsync(fd)
+	}
+	if cerr := unix.Close(fd); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = unix.Renameat2(dir, tmp, dir, name, unix.RENAME_NOREPLACE)
+	}
+	if werr != nil {
+		_ = unix.Unlinkat(dir, tmp, 0)
+	}
+	return werr
+}

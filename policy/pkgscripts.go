@@ -1,0 +1,111 @@
+package policy
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// packageScripts gathers, by package.json path, the entries commands run
+// by name (PackageScripts).
+type packageScripts struct {
+	m map[string][]string
+	n int
+}
+
+// maxPackageKeys bounds the entries packageScripts keeps.
+const maxPackageKeys = 256
+
+// command notes what the command prog ARGS, run in dir, runs of dir's
+// package.json: npm test, npm run lint, yarn lint, pnpm run build, bun
+// run dev (each script with npm's pre and post ones), an install's
+// lifecycle scripts (npm ci: prepare, postinstall, ...), and lint-staged,
+// whose commands are package.json's "lint-staged" entry.
+func (s *packageScripts) command(dir, prog string, args []string) {
+	var name string
+	switch prog {
+	case "lint-staged":
+		s.add(dir, "lint-staged")
+		return
+	case "npx", "pnpx", "bunx":
+		if len(args) > 0 && (args[0] == "lint-staged" || args[len(args)-1] == "lint-staged") {
+			s.add(dir, "lint-staged")
+		}
+		return
+	case "npm":
+		args = skipOptions(args)
+		if len(args) == 0 {
+			return
+		}
+		switch args[0] {
+		case "run", "run-script", "rum", "urn":
+			if rest := skipOptions(args[1:]); len(rest) > 0 {
+				name = rest[0]
+			}
+		case "test", "t", "tst":
+			name = "test"
+		case "start", "stop", "restart":
+			name = args[0]
+		case "install", "i", "in", "ci", "add", "isntall", "clean-install":
+			s.install(dir) // the project's own lifecycle scripts
+			return
+		}
+	case "yarn", "pnpm", "bun":
+		args = skipOptions(args)
+		if len(args) == 0 {
+			return
+		}
+		name = args[0]
+		if name == "install" || name == "i" || name == "add" {
+			s.install(dir)
+			return
+		}
+		if name == "run" || name == "run-script" {
+			if rest := skipOptions(args[1:]); len(rest) > 0 {
+				name = rest[0]
+			} else {
+				return
+			}
+		}
+	default:
+		return
+	}
+	if name == "" || strings.ContainsAny(name, "/$`") {
+		return
+	}
+	for _, k := range []string{name, "pre" + name, "post" + name} {
+		s.add(dir, "scripts."+k)
+	}
+}
+
+// install notes the lifecycle scripts an install runs of the project's
+// own package.json.
+func (s *packageScripts) install(dir string) {
+	for _, k := range []string{"preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare"} {
+		s.add(dir, "scripts."+k)
+	}
+}
+
+// skipOptions is args from its first word that is not an option.
+func skipOptions(args []string) []string {
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		args = args[1:]
+	}
+	return args
+}
+
+func (s *packageScripts) add(dir, key string) {
+	if s.n >= maxPackageKeys {
+		return
+	}
+	if s.m == nil {
+		s.m = map[string][]string{}
+	}
+	p := filepath.Join(dir, "package.json")
+	for _, k := range s.m[p] {
+		if k == key {
+			return
+		}
+	}
+	s.m[p] = append(s.m[p], key)
+	s.n++
+}
