@@ -446,7 +446,7 @@ func pythonModule(w, valued string) int {
 }
 
 // module adds python's -m module mod: its file, its package directory,
-// and its top package.
+// its directory and the __init__.py of each package above it.
 func (r *cmdReader) module(mod string) {
 	if mod == "" || strings.ContainsAny(mod, "/$`") {
 		return
@@ -454,8 +454,15 @@ func (r *cmdReader) module(mod string) {
 	p := filepath.Join(r.dir, strings.ReplaceAll(mod, ".", "/"))
 	r.add(p + ".py")
 	r.add(p)
-	if top, _, ok := strings.Cut(mod, "."); ok {
-		r.add(filepath.Join(r.dir, top))
+	// Its directory (its neighbours, which it imports), and each
+	// package's __init__.py on the way, which the import runs: not the
+	// top package whole (python -m app.tools.lint in a pre-commit hook
+	// made all of app/ read-only: the forty-ninth attack run's).
+	if d := filepath.Dir(p); d != r.dir {
+		r.add(d)
+		for ; d != r.dir && strings.HasPrefix(d, r.dir+"/"); d = filepath.Dir(d) {
+			r.add(filepath.Join(d, "__init__.py"))
+		}
 	}
 }
 

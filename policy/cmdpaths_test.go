@@ -63,6 +63,7 @@ func TestCommandPathsForms(t *testing.T) {
 		{"poetry -C pp run python main.py", "", nil, []string{"pp/main.py"}, nil},
 		{"python3 -um srv", "", nil, []string{"srv.py", "srv"}, []string{"-um"}},
 		{"python3 -W ignore serve", "", nil, []string{"serve"}, []string{"ignore"}},
+		{"python -m app.tools.lint", "", nil, []string{"app/tools/lint.py", "app/tools/lint", "app/tools", "app/tools/__init__.py", "app/__init__.py"}, []string{"app"}},
 		{"node --env-file=.env.mcp srv.js", "", nil, []string{".env.mcp", "srv.js"}, nil},
 		{"node --env-file .env.mcp --require hook.js srv.js", "", nil, []string{".env.mcp", "hook.js", "srv.js"}, nil},
 		{"node server", "", nil, []string{"server", "server.js", "server/index.js"}, nil},
