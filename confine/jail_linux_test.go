@@ -1651,6 +1651,7 @@ printf '#!/bin/sh\nnpm test --silent\n' > .git/hooks/pre-commit && chmod +x .git
 			{"scripts.test rewritten", `sed -i 's|echo ok|echo call > ` + mark + `|' package.json`, "scripts.test"},
 			{"a pretest added", `sed -i 's|"test": "echo ok"|"pretest": "echo call > ` + mark + `", "test": "echo ok"|' package.json`, "scripts.pretest"},
 			{"a link put in its place", `printf '{"scripts": {"test": "echo call > ` + mark + `"}}' > evil.json && rm package.json && ln -s evil.json package.json`, "the file itself"},
+			{"removed", `rm package.json`, "the file itself (removed)"},
 		} {
 			out, _ := j.launch(t, projectWrite, "jail-sh", c.script)
 			if !strings.Contains(out, "put back package.json") || !strings.Contains(out, c.said) {
@@ -1664,8 +1665,9 @@ printf '#!/bin/sh\nnpm test --silent\n' > .git/hooks/pre-commit && chmod +x .git
 			}
 		}
 		// Control: a dependency added (as npm install does) stays, and
-		// the user's commit runs their scripts.test as before.
-		out, code := j.launch(t, projectWrite, "jail-sh", `sed -i 's|"dependencies": {}|"dependencies": {"left-pad": "1.3.0"}|' package.json`)
+		// scripts.test written again with an escape (as npm pkg set
+		// may) is the same script.
+		out, code := j.launch(t, projectWrite, "jail-sh", `sed -i 's|"dependencies": {}|"dependencies": {"left-pad": "1.3.0"}|; s|"echo ok"|"echo \\u006fk"|' package.json`)
 		if b, _ := os.ReadFile(filepath.Join(j.project, "package.json")); code != 0 || !strings.Contains(string(b), "left-pad") || strings.Contains(out, "put back") {
 			t.Errorf("control: a dependency added: exit %d %q, package.json %q", code, out, b)
 		}

@@ -93,11 +93,14 @@ func readPkg(root int, rel string) ([]byte, uint32, error) {
 	return data, st.Mode & 0o7777, nil
 }
 
-// pkgEntries are keys' values in the package.json data, compacted: as
-// npm reads it (JSON.parse: the last of a duplicated key). Text that is
-// no JSON object runs nothing: every value "".
+// pkgEntries are keys' values in the package.json data, decoded and
+// encoded again (the same value however escaped: npm pkg set rewrites
+// "\u0026" as "&"), as npm reads it: a leading byte order mark skipped,
+// the last of a duplicated key. Text that is no JSON object runs nothing:
+// every value "".
 func pkgEntries(data []byte, keys []string) map[string]string {
 	vals := make(map[string]string, len(keys))
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var top map[string]json.RawMessage
 	if data == nil || json.Unmarshal(data, &top) != nil {
 		return vals
@@ -111,9 +114,11 @@ func pkgEntries(data []byte, keys []string) map[string]string {
 		} else {
 			raw = top[k]
 		}
-		var b bytes.Buffer
-		if len(raw) > 0 && json.Compact(&b, raw) == nil {
-			vals[k] = b.String()
+		var v any
+		if len(raw) > 0 && json.Unmarshal(raw, &v) == nil {
+			if b, err := json.Marshal(v); err == nil {
+				vals[k] = string(b)
+			}
 		}
 	}
 	return vals
@@ -127,8 +132,12 @@ func restorePkgScripts(pins []pkgPin, root int, h *holder) []string {
 		data, _, err := readPkg(root, pin.rel)
 		var changed []string
 		switch {
+		case errors.Is(err, unix.ENOENT) && pin.data == nil:
+			continue // none before, none now
 		case errors.Is(err, unix.ENOENT):
-			continue // gone: it runs nothing
+			// Removed: pnpm then reads a package.yaml the call may
+			// have written (the fiftieth attack run's).
+			changed = []string{"the file itself (removed)"}
 		case err != nil:
 			changed = []string{"the file itself (" + err.Error() + ")"}
 		default:
@@ -162,10 +171,13 @@ func putBackPkg(pin pkgPin, root int, h *holder, lines *[]string) error {
 	defer unix.Close(dir)
 	name := filepath.Base(pin.rel)
 	where, _, err := h.move(dir, name, pin.rel)
-	if err != nil {
+	switch {
+	case errors.Is(err, unix.ENOENT): // removed by the call: nothing to move
+	case err != nil:
 		return fmt.Errorf("moving the call's out of the way: %w", err)
+	default:
+		*lines = append(*lines, "loopguard: the call's "+pin.rel+": "+where)
 	}
-	*lines = append(*lines, "loopguard: the call's "+pin.rel+": "+where)
 	if pin.data == nil {
 		return nil // none was there before the call
 	}

@@ -313,6 +313,9 @@ func BenchmarkProjectLoads(b *testing.B) {
 func TestPackageScripts(t *testing.T) {
 	proj := realDir(t, t.TempDir())
 	testfs.Write(t, filepath.Join(proj, ".husky/pre-commit"), []byte("npm test\nnpx lint-staged\ncd web && yarn lint --fix\nnpm ci && npx -y prettier --check .\n"), 0o755)
+	// The fiftieth attack run's forms: a runner before npm, lint-staged
+	// after options, the package's directory after the script's name.
+	testfs.Write(t, filepath.Join(proj, ".husky/pre-push"), []byte("exec npm run build\nenv CI=true npm run e2e\nnpx --no -- lint-staged --quiet\nnpm run types --prefix api\nnpm -w ui test\n"), 0o755)
 	testfs.Write(t, filepath.Join(proj, ".mcp.json"), []byte(`{"mcpServers": {"a": {"command": "pnpm", "args": ["run", "--silent", "mcp"]}}}`), 0o644)
 	got := PackageScripts(proj, []string{filepath.Join(proj, ".husky")})
 	top, web := filepath.Join(proj, "package.json"), filepath.Join(proj, "web/package.json")
@@ -323,6 +326,9 @@ func TestPackageScripts(t *testing.T) {
 	}{
 		{top, []string{"scripts.test", "scripts.pretest", "scripts.posttest", "lint-staged", "scripts.mcp", "scripts.prepare", "scripts.postinstall"}, []string{"scripts.ci", "scripts.prettier", "scripts.-y"}},
 		{web, []string{"scripts.lint", "scripts.prelint"}, []string{"scripts.--fix"}},
+		{top, []string{"scripts.build", "scripts.e2e"}, []string{"scripts.CI=true", "scripts.--no"}},
+		{filepath.Join(proj, "api/package.json"), []string{"scripts.types"}, nil},
+		{filepath.Join(proj, "ui/package.json"), []string{"scripts.test"}, nil},
 	} {
 		for _, k := range c.want {
 			if !slices.Contains(got[c.file], k) {

@@ -257,6 +257,17 @@ var execConfigRows = []ExecConfigEntry{
 	{"simple-git-hooks.cjs", AnyDepth, "", "simple-git-hooks configuration (JavaScript run by it; each hook is a command)", simpleGitHooksDoc},
 	{".simple-git-hooks.mjs", AnyDepth, "", "simple-git-hooks configuration (JavaScript run by it; each hook is a command)", simpleGitHooksDoc},
 	{"simple-git-hooks.mjs", AnyDepth, "", "simple-git-hooks configuration (JavaScript run by it; each hook is a command)", simpleGitHooksDoc},
+	{".lintstagedrc", AnyDepth, "", "lint-staged configuration (.lintstagedrc: each pattern's commands run on the staged files at a commit; the nearest one to a file is used)", lintStagedDoc},
+	{".lintstagedrc.json", AnyDepth, "", "lint-staged configuration (.lintstagedrc.json: each pattern's commands run on the staged files at a commit; the nearest one to a file is used)", lintStagedDoc},
+	{".lintstagedrc.yaml", AnyDepth, "", "lint-staged configuration (.lintstagedrc.yaml: each pattern's commands run on the staged files at a commit; the nearest one to a file is used)", lintStagedDoc},
+	{".lintstagedrc.yml", AnyDepth, "", "lint-staged configuration (.lintstagedrc.yml: each pattern's commands run on the staged files at a commit; the nearest one to a file is used)", lintStagedDoc},
+	{".lintstagedrc.mjs", AnyDepth, "", "lint-staged configuration (.lintstagedrc.mjs: each pattern's commands run on the staged files at a commit; the nearest one to a file is used)", lintStagedDoc},
+	{".lintstagedrc.cjs", AnyDepth, "", "lint-staged configuration (.lintstagedrc.cjs: each pattern's commands run on the staged files at a commit; the nearest one to a file is used)", lintStagedDoc},
+	{".lintstagedrc.js", AnyDepth, "", "lint-staged configuration (.lintstagedrc.js: each pattern's commands run on the staged files at a commit; the nearest one to a file is used)", lintStagedDoc},
+	{"lint-staged.config.js", AnyDepth, "", "lint-staged configuration (lint-staged.config.js: each pattern's commands run on the staged files at a commit; the nearest one to a file is used)", lintStagedDoc},
+	{"lint-staged.config.mjs", AnyDepth, "", "lint-staged configuration (lint-staged.config.mjs: each pattern's commands run on the staged files at a commit; the nearest one to a file is used)", lintStagedDoc},
+	{"lint-staged.config.cjs", AnyDepth, "", "lint-staged configuration (lint-staged.config.cjs: each pattern's commands run on the staged files at a commit; the nearest one to a file is used)", lintStagedDoc},
+	{"lint-staged.config.ts", AnyDepth, "", "lint-staged configuration (lint-staged.config.ts: each pattern's commands run on the staged files at a commit; the nearest one to a file is used)", lintStagedDoc},
 	{".lefthook", AnyDepth, "", "lefthook's script directory (.lefthook: source_dir, scripts its hooks run)",
 		"https://lefthook.dev/configuration/source_dir.html"},
 	{".lefthook-local", AnyDepth, "", "lefthook's local script directory (.lefthook-local: source_dir_local, scripts its hooks run)",
@@ -331,6 +342,8 @@ const (
 )
 
 const simpleGitHooksDoc = "https://github.com/toplenboren/simple-git-hooks#configuration"
+
+const lintStagedDoc = "https://github.com/lint-staged/lint-staged#configuration"
 
 // lefthookRows are lefthook's configuration files: each hook's run (and
 // its rc, its lefthook) is a command the human's git runs. The main file

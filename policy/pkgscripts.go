@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -21,6 +22,24 @@ const maxPackageKeys = 256
 // lifecycle scripts (npm ci: prepare, postinstall, ...), and lint-staged,
 // whose commands are package.json's "lint-staged" entry.
 func (s *packageScripts) command(dir, prog string, args []string) {
+	if slices.Contains(args, "lint-staged") {
+		s.add(dir, "lint-staged") // npx --no -- lint-staged --quiet, npm exec lint-staged, yarn lint-staged
+	}
+	if p, ok := Lookup(prog); ok && p.Class == Runner {
+		// exec npm test, env CI=true npm test, time npm test: the
+		// command a runner runs, whatever its options.
+		for i, a := range args {
+			switch a {
+			case "npm", "yarn", "pnpm", "bun", "npx", "pnpx", "bunx", "lint-staged":
+				s.command(dir, a, args[i+1:])
+				return
+			}
+		}
+		return
+	}
+	if d, ok := packageDir(dir, args); ok {
+		dir = d // npm run lint --prefix web, npm -w web test
+	}
 	var name string
 	switch prog {
 	case "lint-staged":
@@ -45,7 +64,7 @@ func (s *packageScripts) command(dir, prog string, args []string) {
 			name = "test"
 		case "start", "stop", "restart":
 			name = args[0]
-		case "install", "i", "in", "ci", "add", "isntall", "clean-install":
+		case "install", "i", "in", "ci", "add", "isntall", "clean-install", "it", "install-test", "cit", "install-clean-test":
 			s.install(dir) // the project's own lifecycle scripts
 			return
 		}
@@ -85,12 +104,44 @@ func (s *packageScripts) install(dir string) {
 	}
 }
 
-// skipOptions is args from its first word that is not an option.
+// skipOptions is args from its first word that is not an option or an
+// option's value (npm -w web test, --prefix web).
 func skipOptions(args []string) []string {
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		if packageDirOption(args[0]) && len(args) > 1 {
+			args = args[1:]
+		}
 		args = args[1:]
 	}
 	return args
+}
+
+// packageDirOption: an npm, yarn or pnpm option whose next word is the
+// directory of the package.json it runs (npm --prefix, -w, --workspace;
+// yarn --cwd; pnpm -C, --dir, --filter).
+func packageDirOption(o string) bool {
+	switch o {
+	case "--prefix", "-w", "--workspace", "--cwd", "-C", "--dir", "--filter", "-F":
+		return true
+	}
+	return false
+}
+
+// packageDir is the directory args name as the package's, anywhere among
+// them (npm run lint --prefix web), relative to dir.
+func packageDir(dir string, args []string) (string, bool) {
+	for i, a := range args {
+		v := ""
+		if packageDirOption(a) && i+1 < len(args) {
+			v = args[i+1]
+		} else if k, val, ok := strings.Cut(a, "="); ok && strings.HasPrefix(k, "--") && packageDirOption(k) {
+			v = val
+		}
+		if v != "" && !strings.ContainsAny(v, "$`*") && !filepath.IsAbs(v) {
+			return filepath.Join(dir, v), true
+		}
+	}
+	return "", false
 }
 
 func (s *packageScripts) add(dir, key string) {
