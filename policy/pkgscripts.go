@@ -117,14 +117,15 @@ func skipOptions(args []string) []string {
 }
 
 // packageDirOption: an npm, yarn or pnpm option whose next word is the
-// directory of the package.json it runs (npm --prefix, -w, --workspace;
-// yarn --cwd; pnpm -C, --dir, --filter).
+// directory of the package.json it runs: one naming the directory a
+// program runs in (dirOptions: npm --prefix, yarn --cwd, pnpm -C), or a
+// workspace (npm -w, pnpm --filter).
 func packageDirOption(o string) bool {
 	switch o {
-	case "--prefix", "-w", "--workspace", "--cwd", "-C", "--dir", "--filter", "-F":
+	case "-w", "--workspace", "--filter", "-F":
 		return true
 	}
-	return false
+	return slices.Contains(dirOptions, o)
 }
 
 // packageDir is the directory args name as the package's, anywhere among
