@@ -67,13 +67,26 @@ type dialect struct {
 // What the code these name reaches by other ways (a top-level script's
 // import of its neighbour, a path computed at run time) is not found.
 func commandPaths(cmd, dir, base string, d *dialect) []string {
+	reads := maxCommandReads
+	return commandPathsWithin(cmd, dir, base, d, &reads)
+}
+
+// commandPathsWithin is commandPaths reading at most *reads simple
+// commands, a budget its caller shares between readings.
+func commandPathsWithin(cmd, dir, base string, d *dialect, reads *int) []string {
 	if d == nil {
 		d = &dialect{}
 	}
-	r := &cmdReader{dir: dir, base: base, dialect: d}
+	r := &cmdReader{dir: dir, base: base, dialect: d, reads: reads}
 	r.read(joinContinued(cmd), 0, false)
 	return r.paths.out
 }
+
+// maxCommandReads bounds the simple commands one reading reads: each
+// command is read again in each directory a cd went to, and in each
+// text it holds (sh -c '...'), so a hook of nested cds and sh -c took a
+// second of the hook's every call.
+const maxCommandReads = 8192
 
 // cmdReader is one commandPaths: where the command runs, the top its paths
 // must be below, and what it found.
@@ -82,6 +95,7 @@ type cmdReader struct {
 	*dialect
 	paths   pathSet
 	stats   int             // Lstat calls made, to maxStats
+	reads   *int            // the simple commands it may still read (maxCommandReads)
 	scripts *packageScripts // where set, the package.json entries the commands run
 }
 
@@ -199,6 +213,10 @@ func (r *cmdReader) read(text string, depth int, evaluated bool) {
 // command reads one simple command's words: keywords, a for loop's
 // head and assignments before it taken off.
 func (r *cmdReader) command(words []string, depth int, evaluated bool) {
+	if *r.reads <= 0 {
+		return
+	}
+	*r.reads--
 	for len(words) > 0 && shellKeywords[words[0]] {
 		words = words[1:]
 	}

@@ -86,3 +86,42 @@ func TestCommandPathsForms(t *testing.T) {
 		}
 	}
 }
+
+// nestedCds is a hook of 64 KiB of eight cds before an sh -c, nested four
+// deep: each command is read in every directory a cd went to, and again
+// in each text it holds.
+func nestedCds() string {
+	cds := "cd a; cd b; cd c; cd d; cd e; cd f; cd g; cd h; "
+	inner := "python3 x.py"
+	for range 4 {
+		inner = cds + "sh -c '" + strings.ReplaceAll(inner, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	b.WriteString("python3 first.py\n")
+	for b.Len() < 64<<10 {
+		b.WriteString(inner + "\n")
+	}
+	return b.String()
+}
+
+// TestCommandReadsBounded: a reading reads at most maxCommandReads simple
+// commands (the hook above took a second of every hook call before the
+// bound, BenchmarkCommandPathsNestedCds), and what comes before the bound
+// is found (control).
+func TestCommandReadsBounded(t *testing.T) {
+	reads := maxCommandReads
+	got := commandPathsWithin(nestedCds(), "/p", "/p", nil, &reads)
+	if reads != 0 {
+		t.Errorf("the hook of nested cds left %d of %d reads: its reading was not bounded by them", reads, maxCommandReads)
+	}
+	if !slices.Contains(got, "/p/first.py") || !slices.Contains(got, "/p/a/b/c/d/e/f/g/h/x.py") {
+		t.Errorf("control: commandPaths gave %d paths, want first.py and a/b/c/d/e/f/g/h/x.py among them", len(got))
+	}
+}
+
+func BenchmarkCommandPathsNestedCds(b *testing.B) {
+	text := nestedCds()
+	for b.Loop() {
+		commandPaths(text, "/p", "/p", nil)
+	}
+}

@@ -517,13 +517,14 @@ type programReader struct {
 	paths   pathSet
 	read    map[string]bool // the commands read
 	budget  readBudget
+	reads   int             // the simple commands its readers may still read, all together
 	scripts *packageScripts // where set, the package.json entries they run
 }
 
 // newProgramReader is a programReader of project (absolute, cleaned)
 // whose files are read to budget bytes.
 func newProgramReader(project string, budget int) *programReader {
-	return &programReader{project: project, read: map[string]bool{}, budget: readBudget{left: budget}}
+	return &programReader{project: project, read: map[string]bool{}, budget: readBudget{left: budget}, reads: maxCommandReads}
 }
 
 // command adds what the command text c names, once.
@@ -532,7 +533,7 @@ func (r *programReader) command(c string) {
 		return
 	}
 	r.read[c] = true
-	cr := &cmdReader{dir: r.project, base: r.project, dialect: &dialect{}, scripts: r.scripts}
+	cr := &cmdReader{dir: r.project, base: r.project, dialect: &dialect{}, reads: &r.reads, scripts: r.scripts}
 	cr.read(joinContinued(c), 0, false)
 	for _, p := range cr.paths.out {
 		if !r.paths.add(p) {

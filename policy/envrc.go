@@ -72,8 +72,9 @@ func EnvrcLoadsOf(project string, envrcs []string) []string {
 	// 64 KiB a .envrc, to 1 MiB: a hundred nested ones of 2 KiB each
 	// were past one shared 64 KiB (the forty-eighth attack run).
 	budget := &readBudget{left: min(len(start), 16) * 64 << 10}
+	reads := 2 * maxCommandReads // all the files' commands together
 	return loadsFrom(start, func(file string) []string {
-		return commandPaths(budget.read(file), filepath.Dir(file), project, envrc)
+		return commandPathsWithin(budget.read(file), filepath.Dir(file), project, envrc, &reads)
 	}, func(p string) []string {
 		if filepath.Base(p) == ".envrc" {
 			return nil
