@@ -155,7 +155,7 @@ func restorePkgScripts(pins []pkgPin, root int, h *holder) []string {
 			lines = append(lines, fmt.Sprintf("loopguard: this call changed %s of %s, which the project's git hooks or its configuration run by name, and loopguard could not put it back (%v): check it before you commit or run it", strings.Join(changed, ", "), pin.rel, err))
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("loopguard: put back %s as it was: this call changed %s, which the project's git hooks or its configuration run by name (a hook's npm test runs scripts.test, unconfined); a change there needs the user's exact approval", pin.rel, strings.Join(changed, ", ")))
+		lines = append(lines, fmt.Sprintf("loopguard: put back %s as it was: this call changed %s, which the project's git hooks or its configuration run by name, unconfined (npm test, npx lint-staged); a change there needs the user's exact approval", pin.rel, strings.Join(changed, ", ")))
 	}
 	return lines
 }

@@ -466,7 +466,17 @@ func HookPrograms(project string, hooksPaths []string) []string {
 // hookPrograms reads into r the scripts of project's git hooks
 // (HookPrograms).
 func hookPrograms(r *programReader, project string, hooksPaths []string) {
-	for i, d := range append([]string{filepath.Join(project, ".git", "hooks")}, hooksPaths...) {
+	dirs := []string{filepath.Join(project, ".git", "hooks")}
+	for _, d := range hooksPaths {
+		dirs = append(dirs, d)
+		if filepath.Base(d) == "_" {
+			// husky 9: core.hooksPath is .husky/_, whose every hook runs
+			// .husky/h, which runs the hook of that name in .husky (the
+			// fifty-first run's: .husky/pre-commit was never read).
+			dirs = append(dirs, filepath.Dir(d))
+		}
+	}
+	for i, d := range dirs {
 		if i > maxHookScripts || d != project && !strings.HasPrefix(d, project+"/") {
 			continue
 		}

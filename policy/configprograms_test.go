@@ -225,6 +225,21 @@ func TestHookPrograms(t *testing.T) {
 			t.Errorf("control: HookPrograms = %q holds %s", got, n)
 		}
 	}
+	// husky 9's layout (the fifty-first run's): core.hooksPath .husky/_,
+	// whose hooks run .husky/h, which runs .husky's hook of that name.
+	run("config", "core.hooksPath", ".husky/_")
+	testfs.Write(t, filepath.Join(proj, ".husky", "_", "pre-commit"), []byte("#!/usr/bin/env sh\n. \"${0%/*}/h\"\n"), 0o755)
+	testfs.Write(t, filepath.Join(proj, ".husky", "_", "h"), []byte("#!/usr/bin/env sh\nn=$(basename \"$0\")\ns=$(dirname \"$(dirname \"$0\")\")/$n\n[ ! -f \"$s\" ] && exit 0\nsh -e \"$s\" \"$@\"\n"), 0o644)
+	testfs.Write(t, filepath.Join(proj, ".husky", "pre-commit"), []byte("./tools/check9.sh\n"), 0o644)
+	testfs.Write(t, filepath.Join(proj, "tools", "check9.sh"), []byte("#!/bin/sh\necho check9 >> "+mark+"\n"), 0o755)
+	_ = os.Remove(mark)
+	run("commit", "-q", "--allow-empty", "-m", "y")
+	if b, _ := os.ReadFile(mark); string(b) != "check9\n" {
+		t.Fatalf("the oracle: git commit with husky 9's layout ran %q, not tools/check9.sh", b)
+	}
+	if got := HookPrograms(proj, HooksPaths(proj, home, nil)); !slices.Contains(got, filepath.Join(proj, "tools/check9.sh")) {
+		t.Errorf("husky 9: HookPrograms = %q, want tools/check9.sh in it", got)
+	}
 }
 
 // hostileProject is a repository whose own configuration is as large as
