@@ -1630,7 +1630,7 @@ func TestJailPackageScripts(t *testing.T) {
 	}
 	bothModes(t, func(t *testing.T, j *jail) {
 		j.gitRepo(t, "true")
-		const pkg = `{"name": "x", "version": "1.0.0", "scripts": {"test": "echo ok"}, "dependencies": {}}` + "\n"
+		const pkg = `{"name": "x", "version": "1.0.0", "scripts": {"test": "npm run lint --silent", "lint": "echo ok"}, "dependencies": {}}` + "\n"
 		mark := filepath.Join(j.root, "ran")
 		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 printf '#!/bin/sh\nnpm test --silent\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && printf '%s' '`+pkg+`' > package.json && git add -A && git commit -qm pkg`)
@@ -1641,15 +1641,17 @@ printf '#!/bin/sh\nnpm test --silent\n' > .git/hooks/pre-commit && chmod +x .git
 			b, _ := os.ReadFile(mark)
 			return string(b)
 		}
-		// The oracle: the user's own scripts.test runs on their commit.
+		// The oracle: the user's own scripts.lint, which scripts.test runs,
+		// runs on their commit.
 		j.unconfined(t, `sed -i 's|echo ok|echo user > `+mark+`|' package.json`)
 		if got := commit(); got != "user\n" {
 			t.Fatalf("the oracle: the user's commit ran %q of scripts.test", got)
 		}
 		j.unconfined(t, `git checkout -q -- package.json 2>/dev/null || printf '%s' '`+pkg+`' > package.json`)
 		for _, c := range []struct{ name, script, said string }{
-			{"scripts.test rewritten", `sed -i 's|echo ok|echo call > ` + mark + `|' package.json`, "scripts.test"},
-			{"a pretest added", `sed -i 's|"test": "echo ok"|"pretest": "echo call > ` + mark + `", "test": "echo ok"|' package.json`, "scripts.pretest"},
+			{"scripts.test rewritten", `sed -i 's|npm run lint --silent|echo call > ` + mark + `|' package.json`, "scripts.test"},
+			{"scripts.lint, which scripts.test runs, rewritten", `sed -i 's|echo ok|echo call > ` + mark + `|' package.json`, "scripts.lint"},
+			{"a pretest added", `sed -i 's|"test": |"pretest": "echo call > ` + mark + `", "test": |' package.json`, "scripts.pretest"},
 			{"a link put in its place", `printf '{"scripts": {"test": "echo call > ` + mark + `"}}' > evil.json && rm package.json && ln -s evil.json package.json`, "the file itself"},
 			{"removed", `rm package.json`, "the file itself (removed)"},
 		} {

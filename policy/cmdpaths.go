@@ -315,6 +315,9 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 				for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", "/index.js"} {
 					r.add(p + ext) // node server: server.js, server/index.js
 				}
+				if main := packageMain(p); main != "" {
+					r.add(filepath.Join(p, main)) // node .: package.json's main
+				}
 			}
 			scriptDone = true
 		default:

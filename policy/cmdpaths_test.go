@@ -43,6 +43,7 @@ func FuzzCommandPaths(f *testing.F) {
 func TestCommandPathsForms(t *testing.T) {
 	proj := realDir(t, t.TempDir())
 	testfs.Tree(t, proj, nil, 0o644, "shared/.envrc", "tools/dev-env.sh", "svc/api/.envrc")
+	testfs.Write(t, filepath.Join(proj, "srv/package.json"), []byte(`{"main": "dist/main.js"}`), 0o644)
 	if err := os.Symlink("../../tools/dev-env.sh", filepath.Join(proj, "svc/api/dev.sh")); err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +68,7 @@ func TestCommandPathsForms(t *testing.T) {
 		{"node --env-file=.env.mcp srv.js", "", nil, []string{".env.mcp", "srv.js"}, nil},
 		{"node --env-file .env.mcp --require hook.js srv.js", "", nil, []string{".env.mcp", "hook.js", "srv.js"}, nil},
 		{"node server", "", nil, []string{"server", "server.js", "server/index.js"}, nil},
+		{"cd srv && node .", "", nil, []string{"srv/index.js", "srv/dist/main.js"}, nil},
 		{"node --eval go", "", nil, nil, []string{"go"}},
 		{"npx eslint --max-warnings 0 index.js && prettier --check app.ts", "", nil, nil, []string{"index.js", "app.ts", "0"}},
 		{"source_up env.common\nsource_env_if_exists \"$PWD/dev.local\"\nsource_env ../../shared", "svc/api", envrc,

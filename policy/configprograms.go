@@ -515,6 +515,7 @@ func PackageScripts(project string, hooksPaths []string) map[string][]string {
 	c := newProgramReader(project, 128<<10)
 	c.scripts = scripts
 	configPrograms(c, project)
+	scripts.follow(project)
 	return scripts.m
 }
 

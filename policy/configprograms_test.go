@@ -332,6 +332,9 @@ func TestPackageScripts(t *testing.T) {
 	// after options, the package's directory after the script's name.
 	testfs.Write(t, filepath.Join(proj, ".husky/pre-push"), []byte("exec npm run build\nenv CI=true npm run e2e\nnpx --no -- lint-staged --quiet\nnpm run types --prefix api\nnpm -w ui test\n"), 0o755)
 	testfs.Write(t, filepath.Join(proj, ".mcp.json"), []byte(`{"mcpServers": {"a": {"command": "pnpm", "args": ["run", "--silent", "mcp"]}}}`), 0o644)
+	// What a kept script runs in turn (the fiftieth run's "test": "npm
+	// run lint"), by scripts' exact key.
+	testfs.Write(t, filepath.Join(proj, "package.json"), []byte(`{"scripts": {"test": "npm run lint && jest", "lint": "eslint . && yarn types", "types": "tsc", "build": "npm run bundle"}, "Scripts": {"test": "npm run decoy"}}`), 0o644)
 	got := PackageScripts(proj, []string{filepath.Join(proj, ".husky")})
 	top, web := filepath.Join(proj, "package.json"), filepath.Join(proj, "web/package.json")
 	for _, c := range []struct {
@@ -342,6 +345,7 @@ func TestPackageScripts(t *testing.T) {
 		{top, []string{"scripts.test", "scripts.pretest", "scripts.posttest", "lint-staged", "scripts.mcp", "scripts.prepare", "scripts.postinstall"}, []string{"scripts.ci", "scripts.prettier", "scripts.-y"}},
 		{web, []string{"scripts.lint", "scripts.prelint"}, []string{"scripts.--fix"}},
 		{top, []string{"scripts.build", "scripts.e2e"}, []string{"scripts.CI=true", "scripts.--no"}},
+		{top, []string{"scripts.lint", "scripts.types", "scripts.bundle"}, []string{"scripts.decoy", "scripts.jest"}},
 		{filepath.Join(proj, "api/package.json"), []string{"scripts.types"}, nil},
 		{filepath.Join(proj, "ui/package.json"), []string{"scripts.test"}, nil},
 	} {

@@ -1,6 +1,10 @@
 package policy
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,8 +13,9 @@ import (
 // packageScripts gathers, by package.json path, the entries commands run
 // by name (PackageScripts).
 type packageScripts struct {
-	m map[string][]string
-	n int
+	m     map[string][]string
+	n     int
+	queue [][2]string // each (package.json, key) as added, for follow
 }
 
 // maxPackageKeys bounds the entries packageScripts keeps.
@@ -160,4 +165,79 @@ func (s *packageScripts) add(dir, key string) {
 	}
 	s.m[p] = append(s.m[p], key)
 	s.n++
+	s.queue = append(s.queue, [2]string{p, key})
+}
+
+// maxPackageJSON bounds the package.json follow reads.
+const maxPackageJSON = 1 << 20
+
+// follow adds what the kept scripts run in turn ("test": "npm run lint
+// && jest" runs scripts.lint: the fiftieth attack run changed lint), each
+// script read as a command in its package's directory, each package.json
+// read once (to 1 MiB), to maxPackageKeys.
+func (s *packageScripts) follow(project string) {
+	scripts := map[string]map[string]string{}
+	reads := maxCommandReads
+	for i := 0; i < len(s.queue); i++ {
+		path, key := s.queue[i][0], s.queue[i][1]
+		name, ok := strings.CutPrefix(key, "scripts.")
+		if !ok {
+			continue
+		}
+		m, read := scripts[path]
+		if !read {
+			m = readScripts(path)
+			scripts[path] = m
+		}
+		if text := m[name]; text != "" {
+			r := &cmdReader{dir: filepath.Dir(path), base: project, dialect: &dialect{}, reads: &reads, scripts: s}
+			r.read(text, 0, false)
+		}
+	}
+}
+
+// packageJSON is the package.json at path by its top keys, as npm reads
+// it (a byte order mark skipped; by the exact key: encoding/json's
+// structs would take "Scripts" too); none where it cannot be read.
+func packageJSON(path string) map[string]json.RawMessage {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxPackageJSON+1))
+	if err != nil || len(data) > maxPackageJSON {
+		return nil
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &top) != nil {
+		return nil
+	}
+	return top
+}
+
+// packageMain is the main file of the package in dir that node runs for
+// `node DIR` (node .), "" where its package.json names none.
+func packageMain(dir string) string {
+	var main string
+	if json.Unmarshal(packageJSON(filepath.Join(dir, "package.json"))["main"], &main) != nil || strings.Contains(main, "..") {
+		return ""
+	}
+	return main
+}
+
+// readScripts is the "scripts" of the package.json at path, as npm reads
+// them; none where it cannot be read.
+func readScripts(path string) map[string]string {
+	var scripts map[string]any
+	if json.Unmarshal(packageJSON(path)["scripts"], &scripts) != nil {
+		return nil
+	}
+	out := make(map[string]string, len(scripts))
+	for k, v := range scripts {
+		if text, ok := v.(string); ok {
+			out[k] = text
+		}
+	}
+	return out
 }
