@@ -1,10 +1,8 @@
 package confine
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/loopguard/loopguard/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,7 +30,7 @@ type pkgPin struct {
 	keys []string // the entries run by name ("scripts.test", "lint-staged")
 	data []byte   // nil: none there, or not a file loopguard reads
 	mode uint32
-	vals map[string]string // each entry's JSON, compacted ("" when absent)
+	vals map[string]string // each entry as policy.PackageEntries reads it ("" when absent)
 }
 
 // maxPackageJSON bounds the package.json a pin keeps.
@@ -50,7 +49,7 @@ func snapshotPkgScripts(plan Plan, root int) []pkgPin {
 		if data, mode, err := readPkg(root, rel); err == nil {
 			pin.data, pin.mode = data, mode
 		}
-		pin.vals = pkgEntries(pin.data, pin.keys)
+		pin.vals = policy.PackageEntries(pin.data, pin.keys)
 		pins = append(pins, pin)
 	}
 	return pins
@@ -93,37 +92,6 @@ func readPkg(root int, rel string) ([]byte, uint32, error) {
 	return data, st.Mode & 0o7777, nil
 }
 
-// pkgEntries are keys' values in the package.json data, decoded and
-// encoded again (the same value however escaped: npm pkg set rewrites
-// "\u0026" as "&"), as npm reads it: a leading byte order mark skipped,
-// the last of a duplicated key. Text that is no JSON object runs nothing:
-// every value "".
-func pkgEntries(data []byte, keys []string) map[string]string {
-	vals := make(map[string]string, len(keys))
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	var top map[string]json.RawMessage
-	if data == nil || json.Unmarshal(data, &top) != nil {
-		return vals
-	}
-	var scripts map[string]json.RawMessage
-	_ = json.Unmarshal(top["scripts"], &scripts)
-	for _, k := range keys {
-		var raw json.RawMessage
-		if name, ok := strings.CutPrefix(k, "scripts."); ok {
-			raw = scripts[name]
-		} else {
-			raw = top[k]
-		}
-		var v any
-		if len(raw) > 0 && json.Unmarshal(raw, &v) == nil {
-			if b, err := json.Marshal(v); err == nil {
-				vals[k] = string(b)
-			}
-		}
-	}
-	return vals
-}
-
 // restore puts back each package.json whose entries the call changed
 // (or that it made a link or another kind of file), and says so.
 func restorePkgScripts(pins []pkgPin, root int, h *holder) []string {
@@ -141,7 +109,7 @@ func restorePkgScripts(pins []pkgPin, root int, h *holder) []string {
 		case err != nil:
 			changed = []string{"the file itself (" + err.Error() + ")"}
 		default:
-			now := pkgEntries(data, pin.keys)
+			now := policy.PackageEntries(data, pin.keys)
 			for _, k := range pin.keys {
 				if now[k] != pin.vals[k] {
 					changed = append(changed, k)

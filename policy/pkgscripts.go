@@ -196,9 +196,8 @@ func (s *packageScripts) follow(project string) {
 	}
 }
 
-// packageJSON is the package.json at path by its top keys, as npm reads
-// it (a byte order mark skipped; by the exact key: encoding/json's
-// structs would take "Scripts" too); none where it cannot be read.
+// packageJSON is the package.json at path by its top keys (packageTop);
+// none where it cannot be read.
 func packageJSON(path string) map[string]json.RawMessage {
 	f, err := os.Open(path)
 	if err != nil {
@@ -209,11 +208,49 @@ func packageJSON(path string) map[string]json.RawMessage {
 	if err != nil || len(data) > maxPackageJSON {
 		return nil
 	}
+	return packageTop(data)
+}
+
+// packageTop is package.json's text by its top keys, as npm reads it
+// (JSON.parse): a leading byte order mark skipped, by the exact key
+// (encoding/json's structs would take "Scripts" too), the last of a
+// duplicated key. Text that is no JSON object: none.
+func packageTop(data []byte) map[string]json.RawMessage {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &top) != nil {
 		return nil
 	}
 	return top
+}
+
+// PackageEntries are the values of keys (PackageScripts' "scripts.test",
+// "lint-staged") in the package.json text data, decoded and encoded again
+// (the same value however escaped: npm pkg set rewrites "\u0026" as "&"),
+// read as packageTop reads it; "" for one absent, and for every key of
+// text that is no JSON object, which runs nothing.
+func PackageEntries(data []byte, keys []string) map[string]string {
+	vals := make(map[string]string, len(keys))
+	top := packageTop(data)
+	if top == nil {
+		return vals
+	}
+	var scripts map[string]json.RawMessage
+	_ = json.Unmarshal(top["scripts"], &scripts)
+	for _, k := range keys {
+		var raw json.RawMessage
+		if name, ok := strings.CutPrefix(k, "scripts."); ok {
+			raw = scripts[name]
+		} else {
+			raw = top[k]
+		}
+		var v any
+		if len(raw) > 0 && json.Unmarshal(raw, &v) == nil {
+			if b, err := json.Marshal(v); err == nil {
+				vals[k] = string(b)
+			}
+		}
+	}
+	return vals
 }
 
 // packageMain is the main file of the package in dir that node runs for
