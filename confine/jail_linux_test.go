@@ -1666,10 +1666,27 @@ printf '#!/bin/sh\nnpm test --silent\n' > .git/hooks/pre-commit && chmod +x .git
 				t.Errorf("%s: the user's next commit ran %q, the call's script", c.name, got)
 			}
 		}
+		// A package.json that is a link (to one a workspace shares): one
+		// the call did not touch stays as it was, a link (it was moved
+		// away after every writing call); the scripts of what it leads to
+		// are kept as the file's (npm reads through the link).
+		j.unconfined(t, `mkdir -p shared && printf '%s' '`+pkg+`' > shared/package.json && rm package.json && ln -s shared/package.json package.json`)
+		out, code := j.launch(t, projectWrite, "jail-sh", "echo x > notes2.txt")
+		if target, err := os.Readlink(filepath.Join(j.project, "package.json")); code != 0 || err != nil || target != "shared/package.json" || strings.Contains(out, "package.json") {
+			t.Errorf("control: a linked package.json after a call that did not touch it: exit %d %q, link %q %v", code, out, target, err)
+		}
+		out, _ = j.launch(t, projectWrite, "jail-sh", `sed -i 's|echo ok|echo call > `+mark+`|' shared/package.json`)
+		if !strings.Contains(out, "put back package.json") || !strings.Contains(out, "scripts.lint") {
+			t.Errorf("the linked package.json's scripts.lint rewritten through its target: the call said %q", out)
+		}
+		if got := commit(); got != "" {
+			t.Errorf("the linked package.json's scripts.lint rewritten: the user's next commit ran %q, the call's script", got)
+		}
+		j.unconfined(t, `rm -f package.json && printf '%s' '`+pkg+`' > package.json`)
 		// Control: a dependency added (as npm install does) stays, and
 		// scripts.test written again with an escape (as npm pkg set
 		// may) is the same script.
-		out, code := j.launch(t, projectWrite, "jail-sh", `sed -i 's|"dependencies": {}|"dependencies": {"left-pad": "1.3.0"}|; s|"echo ok"|"echo \\u006fk"|' package.json`)
+		out, code = j.launch(t, projectWrite, "jail-sh", `sed -i 's|"dependencies": {}|"dependencies": {"left-pad": "1.3.0"}|; s|"echo ok"|"echo \\u006fk"|' package.json`)
 		if b, _ := os.ReadFile(filepath.Join(j.project, "package.json")); code != 0 || !strings.Contains(string(b), "left-pad") || strings.Contains(out, "put back") {
 			t.Errorf("control: a dependency added: exit %d %q, package.json %q", code, out, b)
 		}

@@ -28,16 +28,41 @@ import (
 type pkgPin struct {
 	rel  string   // below the project
 	keys []string // the entries run by name ("scripts.test", "lint-staged")
-	data []byte   // nil: none there, or not a file loopguard reads
-	mode uint32
-	vals map[string]string // each entry as policy.PackageEntries reads it ("" when absent)
+	// entry is the name itself (a link is one), as lstat gives it; zero
+	// when there is none.
+	entry pkgEntry
+	data  []byte // what npm reads there (through a link in the project); nil: none, or not a file loopguard reads
+	mode  uint32
+	vals  map[string]string // each entry as policy.PackageEntries reads it ("" when absent)
+}
+
+// pkgEntry is a directory entry's identity, its type and its change time.
+type pkgEntry struct {
+	dev, ino    uint64
+	typ         uint32
+	ctime, nsec int64
+}
+
+// lstatPkg is rel's entry beneath root (its directory reached through no
+// link), or an error (ENOENT: none).
+func lstatPkg(root int, rel string) (pkgEntry, error) {
+	dir, err := openBeneath(root, filepath.Dir(rel), unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return pkgEntry{}, err
+	}
+	defer unix.Close(dir)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, filepath.Base(rel), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return pkgEntry{}, err
+	}
+	return pkgEntry{dev: st.Dev, ino: st.Ino, typ: st.Mode & unix.S_IFMT, ctime: st.Ctim.Sec, nsec: st.Ctim.Nsec}, nil
 }
 
 // maxPackageJSON bounds the package.json a pin keeps.
 const maxPackageJSON = 8 << 20
 
 // snapshotPkgScripts keeps each package.json the plan names (beneath the
-// project's descriptor root, through no link).
+// project's descriptor root): its entry, and what npm reads there.
 func snapshotPkgScripts(plan Plan, root int) []pkgPin {
 	var pins []pkgPin
 	for _, path := range slices.Sorted(maps.Keys(plan.pkgScripts)) {
@@ -46,6 +71,7 @@ func snapshotPkgScripts(plan Plan, root int) []pkgPin {
 			continue
 		}
 		pin := pkgPin{rel: rel, keys: plan.pkgScripts[path]}
+		pin.entry, _ = lstatPkg(root, rel)
 		if data, mode, err := readPkg(root, rel); err == nil {
 			pin.data, pin.mode = data, mode
 		}
@@ -55,9 +81,12 @@ func snapshotPkgScripts(plan Plan, root int) []pkgPin {
 	return pins
 }
 
-// readPkg reads rel beneath root, a regular file through no link.
+// readPkg reads rel beneath root as npm reads it: a regular file, through
+// a link that leads to one in the project (a workspace's shared
+// package.json), never out of it.
 func readPkg(root int, rel string) ([]byte, uint32, error) {
-	fd, err := openBeneath(root, rel, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
+	fd, err := unix.Openat2(root, rel, &unix.OpenHow{Flags: uint64(unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -97,15 +126,24 @@ func readPkg(root int, rel string) ([]byte, uint32, error) {
 func restorePkgScripts(pins []pkgPin, root int, h *holder) []string {
 	var lines []string
 	for _, pin := range pins {
+		entry, lerr := lstatPkg(root, pin.rel)
 		data, _, err := readPkg(root, pin.rel)
 		var changed []string
 		switch {
-		case errors.Is(err, unix.ENOENT) && pin.data == nil:
-			continue // none before, none now
-		case errors.Is(err, unix.ENOENT):
+		case errors.Is(lerr, unix.ENOENT) && pin.data == nil:
+			continue // none now, and none loopguard could read before: nothing to put back
+		case errors.Is(lerr, unix.ENOENT):
 			// Removed: pnpm then reads a package.yaml the call may
 			// have written (the fiftieth attack run's).
 			changed = []string{"the file itself (removed)"}
+		case lerr != nil:
+			changed = []string{"the file itself (" + lerr.Error() + ")"}
+		case entry.typ != pin.entry.typ:
+			// A link where a file was, a FIFO: rewritten in place or
+			// renamed over (sed -i, an editor), a file stays one.
+			changed = []string{"the file itself (another kind of file in its place)"}
+		case err != nil && pin.data == nil && entry == pin.entry:
+			continue // as unreadable as before, and untouched (a link out of the project, a FIFO)
 		case err != nil:
 			changed = []string{"the file itself (" + err.Error() + ")"}
 		default:
