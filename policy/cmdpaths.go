@@ -68,16 +68,17 @@ type dialect struct {
 // import of its neighbour, a path computed at run time) is not found.
 func commandPaths(cmd, dir, base string, d *dialect) []string {
 	reads := maxCommandReads
-	return commandPathsWithin(cmd, dir, base, d, &reads)
+	return commandPathsWithin(cmd, dir, base, d, &reads, nil)
 }
 
 // commandPathsWithin is commandPaths reading at most *reads simple
-// commands, a budget its caller shares between readings.
-func commandPathsWithin(cmd, dir, base string, d *dialect, reads *int) []string {
+// commands, a budget its caller shares between readings; where scripts
+// is set, the package.json entries the commands run are noted there.
+func commandPathsWithin(cmd, dir, base string, d *dialect, reads *int, scripts *packageScripts) []string {
 	if d == nil {
 		d = &dialect{}
 	}
-	r := &cmdReader{dir: dir, base: base, dialect: d, reads: reads}
+	r := &cmdReader{dir: dir, base: base, dialect: d, reads: reads, scripts: scripts}
 	r.read(joinContinued(cmd), 0, false)
 	return r.paths.out
 }

@@ -112,7 +112,7 @@ func nestedCds() string {
 // is found (control).
 func TestCommandReadsBounded(t *testing.T) {
 	reads := maxCommandReads
-	got := commandPathsWithin(nestedCds(), "/p", "/p", nil, &reads)
+	got := commandPathsWithin(nestedCds(), "/p", "/p", nil, &reads, nil)
 	if reads != 0 {
 		t.Errorf("the hook of nested cds left %d of %d reads: its reading was not bounded by them", reads, maxCommandReads)
 	}

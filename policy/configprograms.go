@@ -544,9 +544,7 @@ func (r *programReader) command(c string) {
 		return
 	}
 	r.read[c] = true
-	cr := &cmdReader{dir: r.project, base: r.project, dialect: &dialect{}, reads: &r.reads, scripts: r.scripts}
-	cr.read(joinContinued(c), 0, false)
-	for _, p := range cr.paths.out {
+	for _, p := range commandPathsWithin(c, r.project, r.project, nil, &r.reads, r.scripts) {
 		if !r.paths.add(p) {
 			return
 		}

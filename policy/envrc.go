@@ -74,7 +74,7 @@ func EnvrcLoadsOf(project string, envrcs []string) []string {
 	budget := &readBudget{left: min(len(start), 16) * 64 << 10}
 	reads := 2 * maxCommandReads // all the files' commands together
 	return loadsFrom(start, func(file string) []string {
-		return commandPathsWithin(budget.read(file), filepath.Dir(file), project, envrc, &reads)
+		return commandPathsWithin(budget.read(file), filepath.Dir(file), project, envrc, &reads, nil)
 	}, func(p string) []string {
 		if filepath.Base(p) == ".envrc" {
 			return nil

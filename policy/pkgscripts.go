@@ -190,8 +190,7 @@ func (s *packageScripts) follow(project string) {
 			scripts[path] = m
 		}
 		if text := m[name]; text != "" {
-			r := &cmdReader{dir: filepath.Dir(path), base: project, dialect: &dialect{}, reads: &reads, scripts: s}
-			r.read(text, 0, false)
+			commandPathsWithin(text, filepath.Dir(path), project, nil, &reads, s)
 		}
 	}
 }
