@@ -845,9 +845,13 @@ func nestedEnvrcLoads(held []string, project string, imports []string) []string 
 	if len(envrcs) == 0 {
 		return nil
 	}
+	had := make(map[string]bool, len(imports)) // up to 4,096 of them: not a scan for each load
+	for _, i := range imports {
+		had[i] = true
+	}
 	var more []string
 	for _, l := range policy.EnvrcLoadsOf(project, envrcs) {
-		if !slices.Contains(imports, l) {
+		if !had[l] {
 			more = append(more, l)
 		}
 	}
