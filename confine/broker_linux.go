@@ -1404,7 +1404,10 @@ func (b *topBroker) protectedIn(dir string, below, top bool, name string) bool {
 	// A fixed path's last name is none of the protected names: a hooks
 	// directory core.hooksPath names that does not exist yet (ci/hooks)
 	// would be made, and run on the user's next commit.
-	return b.fixed[p] || policy.NameCouldBeProtected(name) && b.pl.Classify(p).Protected()
+	// In a directory that holds protected entries of two names (.github,
+	// for .github/hooks) every name is judged: hooks alone is none that
+	// policy.NameCouldBeProtected takes.
+	return b.fixed[p] || (policy.NameCouldBeProtected(name) || b.pl.Classify(dir).Holds) && b.pl.Classify(p).Protected()
 }
 
 // renameIn answers a rename to to, a directory the broker does not serve

@@ -4023,3 +4023,83 @@ for name in ("_json", "_struct", "math", "select", "_bisect"):
 		}
 	})
 }
+
+// TestJailHolderDirectory: a directory protected only as one that holds
+// protected entries of two names (.github, for .github/hooks, .github/agents
+// and .github/copilot-instructions.md) is walked into, not held whole:
+// project-write edits and makes CI workflows, a dependabot.yml and issue
+// templates there (the fifty-first run's false positive: all of .github was
+// read-only), while its protected entries stay as they were, whether the
+// call writes them, makes them, removes them, changes their mode, or moves
+// .github away and makes another in its place; and with the broker off,
+// the sweep alone leaves none made.
+func TestJailHolderDirectory(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		const hook, instr = `{"hooks": {}}` + "\n", "be careful\n"
+		j.unconfined(t, `mkdir -p .github/workflows .github/hooks && echo 'on: push' > .github/workflows/ci.yml &&
+printf '%s' '`+hook+`' > .github/hooks/h.json && printf '%s' '`+instr+`' > .github/copilot-instructions.md`)
+		read := func(rel string) string {
+			b, err := os.ReadFile(filepath.Join(j.project, rel))
+			if err != nil {
+				return "(" + err.Error() + ")"
+			}
+			return string(b)
+		}
+		// Controls: the routine work runs.
+		for _, c := range []struct{ script, rel, want string }{
+			{"echo '  jobs: {}' >> .github/workflows/ci.yml", ".github/workflows/ci.yml", "on: push\n  jobs: {}\n"},
+			{"echo 'on: pr' > .github/workflows/new.yml", ".github/workflows/new.yml", "on: pr\n"},
+			{"echo 'version: 2' > .github/dependabot.yml", ".github/dependabot.yml", "version: 2\n"},
+			{"mkdir -p .github/ISSUE_TEMPLATE && echo bug > .github/ISSUE_TEMPLATE/bug.md", ".github/ISSUE_TEMPLATE/bug.md", "bug\n"},
+		} {
+			out, code := j.launch(t, projectWrite, "jail-sh", c.script)
+			if got := read(c.rel); code != 0 || got != c.want {
+				t.Errorf("control %q: exit %d %q; %s holds %q, want %q", c.script, code, out, c.rel, got, c.want)
+			}
+		}
+		attacks := []string{
+			"echo '{\"hooks\": {\"x\": 1}}' > .github/hooks/h.json",
+			"echo evil > .github/hooks/new.json",
+			"echo evil >> .github/copilot-instructions.md",
+			"mkdir -p .github/agents && echo evil > .github/agents/x.agent.md",
+			"mkdir -p .github/copilot && echo '{}' > .github/copilot/settings.json",
+			"chmod 000 .github/hooks .github/hooks/h.json",
+			"rm -rf .github/hooks; rm -f .github/copilot-instructions.md",
+			"mv .github .gh2; mkdir -p .github/hooks && echo evil > .github/hooks/h.json && echo evil > .github/copilot-instructions.md",
+			"mv .github/hooks .github/hooks2; mkdir -p .github/hooks && echo evil > .github/hooks/h.json",
+		}
+		for _, k := range []*jail{j, j.withoutBroker()} {
+			for _, a := range attacks {
+				out, _ := k.launch(t, projectWrite, "jail-sh", a)
+				if !j.ns && k == j && strings.Contains(out, "held back") {
+					// The broker is the first layer: it makes no protected
+					// name in .github, so the sweep has none to move.
+					t.Errorf("%q: the broker made a protected name (the call said %q)", a, out)
+				}
+				for rel, want := range map[string]string{".github/hooks/h.json": hook, ".github/copilot-instructions.md": instr} {
+					if got := read(rel); got != want {
+						t.Errorf("%q: %s holds %q, want %q (the call said %q)", a, rel, got, want, out)
+					}
+				}
+				for _, rel := range []string{".github/hooks/new.json", ".github/agents", ".github/copilot/settings.json"} {
+					if _, err := os.Lstat(filepath.Join(j.project, rel)); err == nil {
+						t.Errorf("%q: the call left %s (it said %q)", a, rel, out)
+					}
+				}
+				for _, rel := range []string{".github/hooks", ".github/hooks/h.json"} {
+					if fi, err := os.Stat(filepath.Join(j.project, rel)); err != nil || fi.Mode().Perm()&0o400 == 0 {
+						t.Errorf("%q: %s after the call: %v (it said %q)", a, rel, err, out)
+						if err == nil {
+							t.Errorf("its mode: %v", fi.Mode())
+						}
+					}
+				}
+				// What a call moved aside is put back between attacks.
+				j.unconfined(t, `if [ -d .gh2 ]; then rm -rf .github; mv .gh2 .github; fi; rm -rf .github/hooks2`)
+			}
+		}
+		if got := read(".github/workflows/ci.yml"); got != "on: push\n  jobs: {}\n" {
+			t.Errorf("the workflow after the attacks: %q", got)
+		}
+	})
+}

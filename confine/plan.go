@@ -806,7 +806,10 @@ type walker struct {
 	entries  int
 	dirs     []string
 	files    []string
-	held     []string         // protected entries, kept read-only
+	held     []string // protected entries, kept read-only
+	// holder: the directory walk is called for next is a holder (judge),
+	// which is never clean.
+	holder   bool
 	heldLink bool             // one of them is a link
 	unlisted bool             // a directory could not be read
 	links    []string         // every link walked
@@ -920,10 +923,52 @@ func newEntryGuard(pl policy.Places, project string) entryGuard {
 // protects reports whether the entry at path p, named name, of type typ
 // is protected: a fixed path; anything but a directory where one of
 // their ancestors is (a link ci -> elsewhere, where ci/hooks is the hooks
-// directory, whose hooks git then runs); a name policy protects there.
+// directory, whose hooks git then runs); a name policy protects there,
+// but a directory policy protects only as one that holds such a name
+// (judge).
 func (g entryGuard) protects(p []byte, name string, typ os.FileMode) bool {
-	return g.fixed[string(p)] || g.above[string(p)] && !typ.IsDir() ||
-		policy.NameCouldBeProtected(name) && g.pl.Classify(string(p)).Protected()
+	held, _ := g.judge(p, name, typ, false)
+	return held
+}
+
+// judge is protects, and holder: the entry is a directory that holds a
+// protected entry of two names or more, by its own name (.github, for
+// .github/hooks; policy.Protection.Holds) or as a fixed path's ancestor
+// (ci, for ci/hooks). A holder is not held: it is walked into, its
+// protected entries held and the rest written (.github/workflows, the
+// routine work the fiftieth run found refused with all of .github held),
+// but never written whole (no rule makes a name in it: the broker judges
+// each; with namespaces its held entries are mount points, which no
+// rename moves). What is made in it is swept after the call by its own
+// names, and one put in its place, a directory the plan did not see
+// there, is looked at whole. In a holder (inHolder) every name is judged:
+// .github/hooks is protected by its two names, and hooks alone is not a
+// name policy.NameCouldBeProtected takes.
+func (g entryGuard) judge(p []byte, name string, typ os.FileMode, inHolder bool) (held, holder bool) {
+	if g.fixed[string(p)] {
+		return true, false
+	}
+	if g.above[string(p)] {
+		return !typ.IsDir(), typ.IsDir()
+	}
+	if !inHolder && !policy.NameCouldBeProtected(name) {
+		return false, false
+	}
+	pr := g.pl.Classify(string(p))
+	if pr.Holds && typ.IsDir() {
+		return false, true
+	}
+	return pr.Protected(), false
+}
+
+// holder reports whether rel, a directory of project ("" its top), is a
+// holder (judge): its every name is judged.
+func (g entryGuard) holder(project, rel string) bool {
+	if rel == "" {
+		return false
+	}
+	p := project + "/" + rel
+	return g.above[p] || g.pl.Classify(p).Holds
 }
 
 // fixedInProject are pl's fixed protected paths below project (the
@@ -952,6 +997,8 @@ func fixedInProject(pl policy.Places, project string) (fixed, above map[string]b
 // entry's path is made in a buffer, and kept as a string only where it is
 // kept (a directory walked, a protected entry, a file a rule names).
 func (w *walker) walk(dir string, top bool) (clean bool, id [2]uint64) {
+	inHolder := w.holder
+	w.holder = false
 	start, kstart := len(w.ents), len(w.kids)
 	defer func() { w.ents, w.kids = w.ents[:start], w.kids[:kstart] }()
 	var ctime int64
@@ -998,7 +1045,8 @@ func (w *walker) walk(dir string, top bool) (clean bool, id [2]uint64) {
 		ent := w.ents[i] // a copy: a walk below may move w.ents
 		pb = append(pb[:base], ent.name...)
 		// Held (and the sweep leaves it be), but what the caller handles.
-		if skip := w.skips(pb); skip || w.protects(pb, ent.name, ent.typ) {
+		held, holder := w.judge(pb, ent.name, ent.typ, inHolder)
+		if skip := w.skips(pb); skip || held {
 			clean = false
 			if !skip {
 				w.held = append(w.held, string(pb))
@@ -1020,6 +1068,7 @@ func (w *walker) walk(dir string, top bool) (clean bool, id [2]uint64) {
 			continue
 		case typ.IsDir():
 			p := string(pb)
+			w.holder = holder
 			c, cid := w.walk(p, false)
 			if !c {
 				clean = false
@@ -1039,7 +1088,7 @@ func (w *walker) walk(dir string, top bool) (clean bool, id [2]uint64) {
 			clean = false // devices, sockets, FIFOs: no rule
 		}
 	}
-	if w.above[dir] {
+	if inHolder {
 		clean = false
 	}
 	if clean && !top {

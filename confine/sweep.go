@@ -303,8 +303,11 @@ func (w *sweeper) look(rel string, asSeen bool) bool {
 			}
 		}
 	}
+	// A directory that holds protected entries of two names or more
+	// (.github): each of its names is judged (entryGuard.judge).
+	holder := w.guard.holder(w.p.Project, rel)
 	for _, ent := range ents {
-		w.entry(fd, rel, ent)
+		w.entry(fd, rel, ent, holder)
 	}
 	return false
 }
@@ -335,7 +338,7 @@ func (w *sweeper) read(rel string) (*os.File, []dirEnt, bool) {
 }
 
 // entry looks at ent, in the directory open as fd (rel in the project).
-func (w *sweeper) entry(fd int, rel string, ent dirEnt) {
+func (w *sweeper) entry(fd int, rel string, ent dirEnt, inHolder bool) {
 	crel := ent.name
 	if rel != "" {
 		crel = rel + "/" + ent.name
@@ -363,7 +366,7 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt) {
 			return
 		}
 	}
-	if w.guard.protects([]byte(path), ent.name, ent.typ) {
+	if held, _ := w.guard.judge([]byte(path), ent.name, ent.typ, inHolder); held {
 		if w.unlistedAtPlan(rel) && !w.newLink(fd, ent.name) {
 			// In a directory the plan could not list (a call beside this
 			// one took its bits), so not held, and no rule reached: there

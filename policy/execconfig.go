@@ -507,7 +507,7 @@ func anyDepthRules(segs []string, abs bool) Protection {
 			case i+n == len(segs):
 				// The path ends inside the entry's names: a directory
 				// that would hold it.
-				best = best.max(Protection{Tier: ExecConfig, What: "a directory that holds " + e.what, Path: join(i + n)})
+				best = best.max(Protection{Tier: ExecConfig, What: "a directory that holds " + e.what, Path: join(i + n), Holds: true})
 			}
 		}
 		if s[0] == '.' || plainProtected(ls) {

@@ -141,6 +141,19 @@ func TestProjectExecConfig(t *testing.T) {
 			t.Errorf("ProjectExecConfig(%q) = %v (%s), want %v", c.rel, got.Tier, got.What, c.tier)
 		}
 	}
+	// A directory protected only as one that holds entries of two names
+	// (the jail walks into it: confine's entryGuard.judge) says so; an
+	// entry itself, or a directory protected whole, does not.
+	for rel, holds := range map[string]bool{
+		".github": true, "sub/.github": true, ".github/copilot": true, ".GitHub": true,
+		".github/hooks": false, ".github/agents": false, ".github/copilot/settings.json": false,
+		".vscode": false, ".claude": false, ".git": false, ".github/workflows": false,
+	} {
+		got := (Places{}).Classify("/p/" + rel)
+		if got.Holds != holds || holds && !got.Protected() {
+			t.Errorf("Classify(/p/%s): Holds %v (%s), want %v", rel, got.Holds, got.What, holds)
+		}
+	}
 	// The Path it reports is the entry, as written.
 	if got := ProjectExecConfig("sub/.cursor/mcp.json"); got.Path != "sub/.cursor/mcp.json" {
 		t.Errorf("Path = %q", got.Path)

@@ -44,6 +44,13 @@ type Protection struct {
 	What string
 	// Path is the protected path the judged path is, or is inside.
 	Path string
+	// Holds: the path is protected only as a directory that would hold a
+	// protected entry of two names or more (.github, for .github/hooks
+	// and .github/agents): a name that must not be made or moved into
+	// place whole, while what is below it is judged by its own names
+	// (.github/workflows is ordinary). A protection of the path itself
+	// wins over it (max).
+	Holds bool
 }
 
 // Protected reports whether the path is protected at all.
@@ -51,7 +58,7 @@ func (p Protection) Protected() bool { return p.Tier != Ordinary }
 
 // max keeps the stronger protection (a secret wins a tie).
 func (p Protection) max(q Protection) Protection {
-	if q.Tier > p.Tier || (q.Tier == p.Tier && q.Secret && !p.Secret) {
+	if q.Tier > p.Tier || (q.Tier == p.Tier && (q.Secret && !p.Secret || p.Holds && !q.Holds)) {
 		return q
 	}
 	return p
