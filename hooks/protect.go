@@ -152,6 +152,53 @@ func gitDirAround(j judged, top string) string {
 	return ""
 }
 
+// packageEntries is the finding of a file tool's call that changes an
+// entry of a package.json that the project's git hooks or executable
+// configuration run by name (policy.PackageScripts: scripts.test, which
+// husky's npm test runs; lint-staged): the launcher puts such an entry
+// back after a confined call (confine/pkgscripts_linux.go), and a Write
+// or an Edit, which Claude Code makes itself, unconfined, is judged the
+// same here. The rest of package.json (a dependency, the version) is
+// ordinary.
+func (e *Engine) packageEntries(c *Call, j judged, pl policy.Places) finding {
+	p := j.literal
+	if j.resErr == nil {
+		p = j.res.Path
+	}
+	if filepath.Base(j.literal) != "package.json" && filepath.Base(p) != "package.json" {
+		return finding{}
+	}
+	entries := policy.PackageScripts(e.projectDir(c), pl.HooksPaths)
+	keys := slices.Concat(entries[j.literal], entries[p])
+	if len(keys) == 0 {
+		return finding{}
+	}
+	// One that is not there, or cannot be read, is judged as absent:
+	// every entry the call writes is a change.
+	cur, _ := fsx.ReadRegular(p, maxPackageJSON, 0)
+	next, err := present.Applied(c.ToolName, c.ToolInput, cur)
+	if err != nil {
+		return finding{} // Claude Code refuses the call: nothing changes
+	}
+	before, after := policy.PackageEntries(cur, keys), policy.PackageEntries(next, keys)
+	var changed []string
+	for _, k := range keys {
+		if before[k] != after[k] && !slices.Contains(changed, k) {
+			changed = append(changed, k)
+		}
+	}
+	if len(changed) == 0 {
+		return finding{}
+	}
+	what := fmt.Sprintf("%s, which the project's git hooks or configuration run by name (npm test runs scripts.test)", strings.Join(changed, ", "))
+	return finding{Protection: policy.Protection{Tier: policy.ExecConfig, Path: p, What: what},
+		why: "it would change " + present.EscapeText(p) + "'s " + what}
+}
+
+// maxPackageJSON bounds the package.json a file tool's call is judged
+// against (policy reads no more of one).
+const maxPackageJSON = 1 << 20
+
 func (j judged) describe() string {
 	s := j.prot.What
 	if j.prot.Path != "" {
@@ -188,6 +235,9 @@ func (e *Engine) protected(c *Call, d *described) finding {
 		if g := gitDirAround(j, e.projectDir(c)); g != "" && !j.prot.Protected() {
 			best = best.stronger(finding{Protection: policy.Protection{Tier: policy.ExecConfig, Path: g, What: gitDirWhat},
 				why: "it would change " + present.EscapeText(g) + " (" + gitDirWhat + ")"})
+		}
+		if c.ToolName != "Bash" {
+			best = best.stronger(e.packageEntries(c, j, pl))
 		}
 	}
 	switch policy.ClassOf(c.ToolName) {

@@ -192,6 +192,17 @@ type change struct {
 	note     string
 }
 
+// Applied is the content a file tool's call (Write, Edit, MultiEdit)
+// leaves in the file whose content is cur (nil: it does not exist), as
+// Claude Code applies it; an error says why Claude Code would refuse it.
+func Applied(tool string, in map[string]any, cur []byte) ([]byte, error) {
+	if tool == "NotebookEdit" {
+		return nil, errors.New("a notebook's cell, not the file's text")
+	}
+	ch, err := applyCall(fileCall{tool: tool, in: in}, cur)
+	return ch.to, err
+}
+
 // applyCall is what the call would change in the file whose content is
 // cur (nil: it does not exist); an error says why Claude Code would
 // refuse the call.
