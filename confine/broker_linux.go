@@ -494,6 +494,14 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	top := key == b.rootKey
 	pdir, below := b.projectPath(parent)
 	if !c.unlink && !c.rmdir && b.protectedIn(pdir, below, top, name) {
+		var st unix.Stat_t
+		if c.mkdir && unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			// mkdir -p .github/ISSUE_TEMPLATE's mkdir of the .github
+			// that is there: the kernel's own answer, with nothing to
+			// tell (the fifty-second run's agent was told .github was
+			// refused, and it was not).
+			return failed(n, unix.EEXIST)
+		}
 		// Executable configuration or an instruction file, at any depth
 		// of the project: never made (Landlock cannot refuse a name).
 		b.tell(pdir, name, "executable configuration or an instruction file")

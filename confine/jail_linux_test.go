@@ -4036,7 +4036,7 @@ for name in ("_json", "_struct", "math", "select", "_bisect"):
 func TestJailHolderDirectory(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		const hook, instr = `{"hooks": {}}` + "\n", "be careful\n"
-		j.unconfined(t, `mkdir -p .github/workflows .github/hooks && echo 'on: push' > .github/workflows/ci.yml &&
+		j.unconfined(t, `mkdir -p .github/workflows .github/hooks .qwen && echo 'on: push' > .github/workflows/ci.yml &&
 printf '%s' '`+hook+`' > .github/hooks/h.json && printf '%s' '`+instr+`' > .github/copilot-instructions.md`)
 		read := func(rel string) string {
 			b, err := os.ReadFile(filepath.Join(j.project, rel))
@@ -4053,8 +4053,8 @@ printf '%s' '`+hook+`' > .github/hooks/h.json && printf '%s' '`+instr+`' > .gith
 			{"mkdir -p .github/ISSUE_TEMPLATE && echo bug > .github/ISSUE_TEMPLATE/bug.md", ".github/ISSUE_TEMPLATE/bug.md", "bug\n"},
 		} {
 			out, code := j.launch(t, projectWrite, "jail-sh", c.script)
-			if got := read(c.rel); code != 0 || got != c.want {
-				t.Errorf("control %q: exit %d %q; %s holds %q, want %q", c.script, code, out, c.rel, got, c.want)
+			if got := read(c.rel); code != 0 || got != c.want || strings.Contains(out, "loopguard:") {
+				t.Errorf("control %q: exit %d %q; %s holds %q, want %q and no loopguard line", c.script, code, out, c.rel, got, c.want)
 			}
 		}
 		attacks := []string{
@@ -4067,6 +4067,13 @@ printf '%s' '`+hook+`' > .github/hooks/h.json && printf '%s' '`+instr+`' > .gith
 			"rm -rf .github/hooks; rm -f .github/copilot-instructions.md",
 			"mv .github .gh2; mkdir -p .github/hooks && echo evil > .github/hooks/h.json && echo evil > .github/copilot-instructions.md",
 			"mv .github/hooks .github/hooks2; mkdir -p .github/hooks && echo evil > .github/hooks/h.json",
+			// A tool's configuration directory that holds protected
+			// entries is held whole: Qwen's custom commands (!{...}
+			// runs a shell) are no entry of the list (the fifty-second
+			// attack run).
+			"mkdir -p .qwen/commands && echo 'prompt = \"!{id}\"' > .qwen/commands/x.toml",
+			// Copilot's LSP servers and project skills (the same run).
+			"echo '{\"lspServers\": {}}' > .github/lsp.json; mkdir -p .github/skills/x && echo evil > .github/skills/x/SKILL.md",
 		}
 		for _, k := range []*jail{j, j.withoutBroker()} {
 			for _, a := range attacks {
@@ -4081,7 +4088,7 @@ printf '%s' '`+hook+`' > .github/hooks/h.json && printf '%s' '`+instr+`' > .gith
 						t.Errorf("%q: %s holds %q, want %q (the call said %q)", a, rel, got, want, out)
 					}
 				}
-				for _, rel := range []string{".github/hooks/new.json", ".github/agents", ".github/copilot/settings.json"} {
+				for _, rel := range []string{".github/hooks/new.json", ".github/agents", ".github/copilot/settings.json", ".qwen/commands", ".github/lsp.json", ".github/skills"} {
 					if _, err := os.Lstat(filepath.Join(j.project, rel)); err == nil {
 						t.Errorf("%q: the call left %s (it said %q)", a, rel, out)
 					}

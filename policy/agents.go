@@ -229,7 +229,7 @@ func InsideAgent(getenv func(string) string) (agent, variable string) {
 func agentProjectAncestor(dir string, segs []string) (Protection, bool) {
 	for _, f := range agentFiles {
 		if f.base == atProject && len(segs) < len(f.parts) && foldPrefix(segs, f.parts) {
-			return Protection{Tier: ExecConfig, What: "a directory that holds " + f.why, Path: filepath.Join(append([]string{dir}, segs...)...), Holds: true}, true
+			return Protection{Tier: ExecConfig, What: "a directory that holds " + f.why, Path: filepath.Join(append([]string{dir}, segs...)...), Holds: ownHolder(segs[len(segs)-1])}, true
 		}
 	}
 	return Protection{}, false

@@ -78,6 +78,14 @@ var execConfigRows = []ExecConfigEntry{
 	// Copilot CLI (its hooks and settings are guard-critical).
 	{".github/agents", AnyDepth, "copilot", "Copilot custom agents (.github/agents: an agent profile's mcp-servers are commands Copilot starts)",
 		"https://docs.github.com/en/copilot/reference/custom-agents-configuration"},
+	{".github/lsp.json", AnyDepth, "copilot", "Copilot CLI's LSP servers (.github/lsp.json: each server's command is a program Copilot starts)",
+		"https://docs.github.com/en/copilot/how-tos/copilot-cli/set-up-copilot-cli/add-lsp-servers"},
+	{"lsp.json", AnyDepth, "copilot", "Copilot CLI's LSP servers (lsp.json at a repository's top: each server's command is a program Copilot starts)",
+		"https://docs.github.com/en/copilot/how-tos/copilot-cli/set-up-copilot-cli/add-lsp-servers"},
+	{".github/skills", AnyDepth, "copilot", "Copilot project skills (.github/skills: instructions and the scripts they name, which the next session loads)",
+		"https://docs.github.com/en/copilot/concepts/agents/about-agent-skills"},
+	{".agents/skills", AnyDepth, "", "agent skills (.agents/skills: instructions and the scripts they name, which Copilot and other agents load)",
+		"https://docs.github.com/en/copilot/concepts/agents/about-agent-skills"},
 	{".copilot/mcp-config.json", AnyDepth, "copilot", "Copilot CLI's MCP server list (~/.copilot/mcp-config.json: each local server is a command)",
 		"https://docs.github.com/en/copilot/how-tos/copilot-cli/customize-copilot/add-mcp-servers"},
 	{".copilot/agents", AnyDepth, "copilot", "Copilot CLI user agents (~/.copilot/agents: an agent profile's mcp-servers are commands)",
@@ -474,6 +482,17 @@ func ProjectExecConfig(rel string) Protection {
 
 // anyDepthRules is ProjectExecConfig on the segments of a path (absolute
 // when abs: the Path it reports starts with a separator).
+// ownHolder reports whether a directory named name that holds protected
+// entries of two names or more is the repository's own rather than a
+// tool's configuration directory (Protection.Holds): .github, whose
+// workflows, templates and CODEOWNERS are the project's work, beside
+// Copilot's hooks, agents and instructions. Every other such directory
+// (.gemini, .qwen, .cursor, .codex, .copilot, .github/copilot, .config,
+// .cargo) is a tool's configuration, whose files a tool may load by names
+// the list does not know yet (the fifty-second attack run's
+// .qwen/commands/x.toml, whose !{...} runs a shell): held whole.
+func ownHolder(name string) bool { return strings.EqualFold(name, ".github") }
+
 func anyDepthRules(segs []string, abs bool) Protection {
 	join := func(n int) string {
 		p := strings.Join(segs[:n], string(filepath.Separator))
@@ -507,7 +526,7 @@ func anyDepthRules(segs []string, abs bool) Protection {
 			case i+n == len(segs):
 				// The path ends inside the entry's names: a directory
 				// that would hold it.
-				best = best.max(Protection{Tier: ExecConfig, What: "a directory that holds " + e.what, Path: join(i + n), Holds: true})
+				best = best.max(Protection{Tier: ExecConfig, What: "a directory that holds " + e.what, Path: join(i + n), Holds: ownHolder(segs[i+n-1])})
 			}
 		}
 		if s[0] == '.' || plainProtected(ls) {

@@ -127,6 +127,10 @@ func TestProjectExecConfig(t *testing.T) {
 		{".config/dotnet-tools.json", Ordinary},
 		{".github/workflows/instructions.yml", Ordinary},
 		{"husky/pre-commit", Ordinary},
+		{".github/lsp.json", ExecConfig},
+		{"lsp.json", ExecConfig},
+		{".github/skills/x/SKILL.md", ExecConfig},
+		{".agents/skills/x/run.sh", ExecConfig},
 		{".github/workflows/ci.yml", Ordinary},
 		{"src/main.go", Ordinary},
 		{"src/npmrc", Ordinary},
@@ -145,7 +149,8 @@ func TestProjectExecConfig(t *testing.T) {
 	// (the jail walks into it: confine's entryGuard.judge) says so; an
 	// entry itself, or a directory protected whole, does not.
 	for rel, holds := range map[string]bool{
-		".github": true, "sub/.github": true, ".github/copilot": true, ".GitHub": true,
+		".github": true, "sub/.github": true, ".GitHub": true,
+		".github/copilot": false, ".gemini": false, ".qwen": false, ".cursor": false, ".codex": false, ".config": false,
 		".github/hooks": false, ".github/agents": false, ".github/copilot/settings.json": false,
 		".vscode": false, ".claude": false, ".git": false, ".github/workflows": false,
 	} {

@@ -44,12 +44,14 @@ type Protection struct {
 	What string
 	// Path is the protected path the judged path is, or is inside.
 	Path string
-	// Holds: the path is protected only as a directory that would hold a
-	// protected entry of two names or more (.github, for .github/hooks
-	// and .github/agents): a name that must not be made or moved into
-	// place whole, while what is below it is judged by its own names
-	// (.github/workflows is ordinary). A protection of the path itself
-	// wins over it (max).
+	// Holds: the path is protected only as the repository's own
+	// directory that would hold a protected entry of two names or more
+	// (.github, for .github/hooks and .github/agents; ownHolder): a name
+	// that must not be made or moved into place whole, while what is
+	// below it is judged by its own names (.github/workflows is
+	// ordinary). A tool's configuration directory that holds such an
+	// entry (.gemini, .qwen) is protected whole. A protection of the path
+	// itself wins over it (max).
 	Holds bool
 }
 
