@@ -671,7 +671,7 @@ for n in 1 2; do echo $n > n$n.txt && git add n$n.txt && git -c user.email=a@b -
 		// forward: the strategy runs).
 		stop := `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b
 export GIT_SEQUENCE_EDITOR='f(){ printf "break\npick %s\npick %s\n" $(git rev-parse HEAD) $(git rev-parse HEAD~1) > "$1"; }; f'
-git rebase -qi HEAD~2 >/dev/null 2>&1
+git rebase -qi HEAD~2 >/dev/null 2>"$TMPDIR/rebase.err" || { echo "set-up: git rebase failed"; cat "$TMPDIR/rebase.err"; git status; } >&2
 mkdir -p git-merge- && printf '#!/bin/sh\ntouch ` + pwned + `\nexit 1\n' > evil && chmod +x evil
 `
 		strategy := filepath.Join(j.project, ".git/rebase-merge/strategy")

@@ -4110,3 +4110,55 @@ printf '%s' '`+hook+`' > .github/hooks/h.json && printf '%s' '`+instr+`' > .gith
 		}
 	})
 }
+
+// TestJailHeldLinkTarget: a protected entry that is a link into the
+// project (.claude -> cc, CLAUDE.md -> docs/ai.md, .github/hooks ->
+// ../shared/hooks, and one that leads nowhere yet) has what it leads to
+// protected too: its tool loads that through the link (the fifty-second
+// attack run wrote cc/settings.json, docs/ai.md and shared/hooks through
+// their targets, and the link path of hooks itself). Control: the
+// targets' neighbours are written.
+func TestJailHeldLinkTarget(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		const set, ai, hook = `{"hooks": {}}` + "\n", "be careful\n", `{"version": 1}` + "\n"
+		j.unconfined(t, `mkdir -p cc docs shared/hooks .github && printf '%s' '`+set+`' > cc/settings.json && printf '%s' '`+ai+`' > docs/ai.md &&
+printf '%s' '`+hook+`' > shared/hooks/h.json && ln -s cc .claude && ln -s docs/ai.md CLAUDE.md && ln -s ../shared/hooks .github/hooks && ln -s later AGENTS.md`)
+		read := func(rel string) string {
+			b, err := os.ReadFile(filepath.Join(j.project, rel))
+			if err != nil {
+				return "(" + err.Error() + ")"
+			}
+			return string(b)
+		}
+		// Control: the targets' neighbours are written. (Files that are
+		// there: with a held link no mount holds in place, a launch with
+		// namespaces makes no new name in a directory that holds a held
+		// entry, the top included: Plan.TopWritable.)
+		j.unconfined(t, `echo > docs/other.md && echo > shared/notes.md`)
+		out, code := j.launch(t, projectWrite, "jail-sh", "echo x > docs/other.md && echo y > shared/notes.md")
+		if code != 0 || read("docs/other.md") != "x\n" || read("shared/notes.md") != "y\n" {
+			t.Errorf("control: the targets' neighbours: exit %d %q", code, out)
+		}
+		for _, a := range []string{
+			`echo '{"hooks": {"x": 1}}' > cc/settings.json`,
+			`echo evil >> docs/ai.md`,
+			`echo evil > shared/hooks/h.json; echo evil > shared/hooks/new.json`,
+			`echo evil > .github/hooks/h.json`,
+			`echo evil > later`,
+		} {
+			for _, k := range []*jail{j, j.withoutBroker()} {
+				out, _ := k.launch(t, projectWrite, "jail-sh", a)
+				for rel, want := range map[string]string{"cc/settings.json": set, "docs/ai.md": ai, "shared/hooks/h.json": hook} {
+					if got := read(rel); got != want {
+						t.Errorf("%q: %s holds %q, want %q (the call said %q)", a, rel, got, want, out)
+					}
+				}
+				for _, rel := range []string{"shared/hooks/new.json", "later"} {
+					if _, err := os.Lstat(filepath.Join(j.project, rel)); err == nil {
+						t.Errorf("%q: the call left %s (it said %q)", a, rel, out)
+					}
+				}
+			}
+		}
+	})
+}

@@ -743,7 +743,10 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	// depth) loads files of its own, which direnv runs in the user's shell
 	// when it enters that directory: protected as the top's loads are,
 	// and walked again with them (the listings just read make it cheap).
-	if more := nestedEnvrcLoads(w.held, s.Project, p.imports); len(more) > 0 {
+	// What a held link leads to in the project likewise.
+	more := nestedEnvrcLoads(w.held, s.Project, p.imports)
+	more = append(more, heldLinkTargets(w.heldLinks, s.Project, p.imports)...)
+	if len(more) > 0 {
 		p.imports = append(slices.Clone(p.imports), more...)
 		pl := b.pl
 		pl.Imports = p.imports
@@ -809,11 +812,12 @@ type walker struct {
 	held     []string // protected entries, kept read-only
 	// holder: the directory walk is called for next is a holder (judge),
 	// which is never clean.
-	holder   bool
-	heldLink bool             // one of them is a link
-	unlisted bool             // a directory could not be read
-	links    []string         // every link walked
-	seen     map[string]int64 // every directory walked: its change time
+	holder    bool
+	heldLink  bool             // one of them is a link
+	heldLinks []string         // those that are links
+	unlisted  bool             // a directory could not be read
+	links     []string         // every link walked
+	seen      map[string]int64 // every directory walked: its change time
 	// ids are the device and inode of each directory and file a rule of
 	// dirs and files names, as the walk read it (Plan.RuleIDs).
 	ids     map[string][2]uint64
@@ -859,6 +863,40 @@ func nestedEnvrcLoads(held []string, project string, imports []string) []string 
 		}
 	}
 	return more
+}
+
+// heldLinkTargets are what the held entries that are links (links, in
+// project) lead to in the project, spelled from project, but those
+// imports has: a tool loads its configuration through the link
+// (.claude -> cc, CLAUDE.md -> docs/ai.md), and a rule that writes the
+// target writes it (the fifty-second attack run wrote cc/settings.json,
+// which Claude Code read as .claude/settings.json). A target outside the
+// project has no write rule; one that cannot be resolved is left (the
+// sweep judges the link again after the call).
+func heldLinkTargets(links []string, project string, imports []string) []string {
+	if len(links) == 0 {
+		return nil
+	}
+	real, err := fsx.Resolve(project)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range links {
+		r, err := fsx.Resolve(l)
+		if err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(real.Path, r.Path)
+		if err != nil || rel == "." || !filepath.IsLocal(rel) {
+			continue
+		}
+		t := filepath.Join(project, rel)
+		if !slices.Contains(imports, t) && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // again is a walker as new as w was, guarding by pl, that reads through
@@ -1050,7 +1088,10 @@ func (w *walker) walk(dir string, top bool) (clean bool, id [2]uint64) {
 			clean = false
 			if !skip {
 				w.held = append(w.held, string(pb))
-				w.heldLink = w.heldLink || ent.typ&os.ModeSymlink != 0
+				if ent.typ&os.ModeSymlink != 0 {
+					w.heldLink = true
+					w.heldLinks = append(w.heldLinks, string(pb))
+				}
 			}
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -20,7 +21,11 @@ type refWalker struct {
 	*walker
 }
 
-func (w refWalker) walk(dir string, top bool) bool {
+func (w refWalker) walk(dir string, top bool) bool { return w.walkIn(dir, top, false) }
+
+// walkIn walks dir, a holder (entryGuard.judge) when inHolder: every name
+// in it judged, and it never clean.
+func (w refWalker) walkIn(dir string, top, inHolder bool) bool {
 	ctime, ents, err := readDir(nil, dir, top)
 	if err != nil {
 		return false
@@ -45,11 +50,22 @@ func (w refWalker) walk(dir string, top bool) bool {
 	for _, ent := range ents {
 		name := ent.name
 		p := dir + "/" + name
-		if w.fixed[p] || w.above[p] && !ent.typ.IsDir() || slices.Contains(w.skip, p) || policy.NameCouldBeProtected(name) && w.pl.Classify(p).Protected() {
+		isDir := ent.typ.IsDir()
+		prot := w.fixed[p] || w.above[p] && !isDir || slices.Contains(w.skip, p)
+		holder := !w.fixed[p] && w.above[p] && isDir
+		if !prot && !holder && (inHolder || policy.NameCouldBeProtected(name)) {
+			pr := w.pl.Classify(p)
+			holder = pr.Holds && isDir
+			prot = pr.Protected() && !holder
+		}
+		if prot {
 			clean = false
 			if !slices.Contains(w.skip, p) {
 				w.held = append(w.held, p)
-				w.heldLink = w.heldLink || ent.typ&os.ModeSymlink != 0
+				if ent.typ&os.ModeSymlink != 0 {
+					w.heldLink = true
+					w.heldLinks = append(w.heldLinks, p)
+				}
 			}
 			continue
 		}
@@ -63,7 +79,7 @@ func (w refWalker) walk(dir string, top bool) bool {
 			w.links = append(w.links, p)
 			continue
 		case typ.IsDir():
-			c := w.walk(p, false)
+			c := w.walkIn(p, false, holder)
 			if !c {
 				clean = false
 			}
@@ -79,7 +95,7 @@ func (w refWalker) walk(dir string, top bool) bool {
 			clean = false
 		}
 	}
-	if w.above[dir] {
+	if inHolder {
 		clean = false
 	}
 	if clean && !top {
@@ -102,7 +118,7 @@ func (w refWalker) walk(dir string, top bool) bool {
 // git directory the caller handles), the walk finds what the reference
 // finds: the same rules, held entries, directories and change times.
 func TestWalkMatchesReference(t *testing.T) {
-	rich, linked := 0, false
+	rich, linked, inHolder := 0, false, false
 	for seed := range uint64(40) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
@@ -128,10 +144,11 @@ func TestWalkMatchesReference(t *testing.T) {
 				rich++
 			}
 			linked = linked || want.heldLink
+			inHolder = inHolder || slices.ContainsFunc(want.held, func(h string) bool { return strings.HasSuffix(h, "/.github/hooks") })
 		})
 	}
-	if rich < 10 || !linked {
-		t.Errorf("%d trees with held entries, directory rules and file rules (want 10 at least), a held link: %v", rich, linked)
+	if rich < 10 || !linked || !inHolder {
+		t.Errorf("%d trees with held entries, directory rules and file rules (want 10 at least), a held link: %v, a held entry in a holder (.github/hooks): %v", rich, linked, inHolder)
 	}
 }
 
@@ -140,8 +157,8 @@ func TestWalkMatchesReference(t *testing.T) {
 // directories under ordinary names.
 func randomTree(t *testing.T, r *rand.Rand, proj string) {
 	t.Helper()
-	plain := []string{"src", "a", "b", "lib", "node_modules", "Makefile", "x.go", "README.md", ".gitignore", "deep", "pkg", "Dockerfile"}
-	protected := []string{".git", ".envrc", ".vscode", "CLAUDE.md", "AGENTS.md", ".husky", ".mcp.json", ".npmrc", ".claude"}
+	plain := []string{"src", "a", "b", "lib", "node_modules", "Makefile", "x.go", "README.md", ".gitignore", "deep", "pkg", "Dockerfile", "hooks"}
+	protected := []string{".git", ".envrc", ".vscode", "CLAUDE.md", "AGENTS.md", ".husky", ".mcp.json", ".npmrc", ".claude", ".github"}
 	var fill func(dir string, depth int)
 	fill = func(dir string, depth int) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -327,3 +327,31 @@ func TestJailFilesPackageEntries(t *testing.T) {
 	expect(t, "control: Write the same scripts, another version", h.decide(whole(strings.Replace(pkg, `"name": "x"`, `"name": "x", "version": "2.0.0"`, 1))), Allow, ReasonScopedGrant)
 	expect(t, "control: Write tools/package.json, which no hook runs", h.decide(withInput(h.writeCall(filepath.Join(h.Project, "tools", "package.json")), "content", `{"scripts": {"test": "node x.js"}}`)), Allow, ReasonScopedGrant)
 }
+
+// TestJailFilesLinkedConfig: with init's defaults, a Write of what a
+// protected entry at the project's top or in its .github leads to, as a
+// link into the project (.claude -> cc, CLAUDE.md -> docs/ai.md,
+// .github/hooks -> ../shared/hooks, AGENTS.md -> later, which is not
+// there yet), is decided as the entry's: the tool loads it through the
+// link (the fifty-second attack run). Control: the targets' neighbours.
+func TestJailFilesLinkedConfig(t *testing.T) {
+	h, _ := jailHarness(t)
+	for _, d := range []string{"cc", "docs", "shared/hooks", ".github"} {
+		if err := os.MkdirAll(filepath.Join(h.Project, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{".claude": "cc", "CLAUDE.md": "docs/ai.md", ".github/hooks": "../shared/hooks", "AGENTS.md": "later"} {
+		if err := os.Symlink(target, filepath.Join(h.Project, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := func(rel string) map[string]any { return h.writeCall(filepath.Join(h.Project, rel)) }
+	for _, rel := range []string{"cc/settings.json", "docs/ai.md", "shared/hooks/h.json", "later"} {
+		if d := h.decide(w(rel)); d.Behavior == Allow {
+			t.Errorf("Write %s, which a protected link leads to: %s/%s", rel, d.Behavior, d.Reason)
+		}
+	}
+	expect(t, "control: Write docs/other.md", h.decide(w("docs/other.md")), Allow, ReasonScopedGrant)
+	expect(t, "control: Write shared/notes.md", h.decide(w("shared/notes.md")), Allow, ReasonScopedGrant)
+}
