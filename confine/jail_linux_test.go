@@ -4122,7 +4122,10 @@ func TestJailHeldLinkTarget(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		const set, ai, hook = `{"hooks": {}}` + "\n", "be careful\n", `{"version": 1}` + "\n"
 		j.unconfined(t, `mkdir -p cc docs shared/hooks .github && printf '%s' '`+set+`' > cc/settings.json && printf '%s' '`+ai+`' > docs/ai.md &&
-printf '%s' '`+hook+`' > shared/hooks/h.json && ln -s cc .claude && ln -s docs/ai.md CLAUDE.md && ln -s ../shared/hooks .github/hooks && ln -s later AGENTS.md`)
+printf '%s' '`+hook+`' > shared/hooks/h.json && ln -s cc .claude && ln -s docs/ai.md CLAUDE.md && ln -s ../shared/hooks .github/hooks && ln -s later AGENTS.md &&
+mkdir -p cfg vendor/shared/gem conf .vscode && printf '%s' '`+set+`' > vendor/shared/gem/settings.json && ln -s ../vendor/shared cfg/shared && ln -s cfg/shared/gem .gemini &&
+printf '%s' '`+set+`' > conf/vscode.json && ln -s ../conf/vscode.json .vscode/settings.json &&
+mkdir -p sub/.vscode && printf '%s' '`+set+`' > conf/sub.json && ln -s ../../conf/sub.json sub/.vscode/settings.json`)
 		read := func(rel string) string {
 			b, err := os.ReadFile(filepath.Join(j.project, rel))
 			if err != nil {
@@ -4145,10 +4148,16 @@ printf '%s' '`+hook+`' > shared/hooks/h.json && ln -s cc .claude && ln -s docs/a
 			`echo evil > shared/hooks/h.json; echo evil > shared/hooks/new.json`,
 			`echo evil > .github/hooks/h.json`,
 			`echo evil > later`,
+			// A link on the way retargeted (the fifty-third run).
+			`mkdir -p cfg/evil/gem && echo evil > cfg/evil/gem/settings.json && ln -sfn evil cfg/shared`,
+			// A link inside a held directory (the same run).
+			`echo evil > conf/vscode.json`,
+			`echo evil > conf/sub.json`, // the hook's share is the top's alone: the walk's here
 		} {
 			for _, k := range []*jail{j, j.withoutBroker()} {
 				out, _ := k.launch(t, projectWrite, "jail-sh", a)
-				for rel, want := range map[string]string{"cc/settings.json": set, "docs/ai.md": ai, "shared/hooks/h.json": hook} {
+				for rel, want := range map[string]string{"cc/settings.json": set, "docs/ai.md": ai, "shared/hooks/h.json": hook,
+					".gemini/settings.json": set, ".vscode/settings.json": set, "sub/.vscode/settings.json": set} {
 					if got := read(rel); got != want {
 						t.Errorf("%q: %s holds %q, want %q (the call said %q)", a, rel, got, want, out)
 					}
@@ -4158,7 +4167,20 @@ printf '%s' '`+hook+`' > shared/hooks/h.json && ln -s cc .claude && ln -s docs/a
 						t.Errorf("%q: the call left %s (it said %q)", a, rel, out)
 					}
 				}
+				// What a call moved aside is put back between attacks.
+				j.unconfined(t, `if [ -L cfg/shared ] && [ "$(readlink cfg/shared)" != ../vendor/shared ]; then rm cfg/shared && ln -s ../vendor/shared cfg/shared; fi; rm -rf cfg/evil`)
 			}
+		}
+		// A link that leads to the project's top: every file there is
+		// its tool's, and nothing runs (the same run's .claude -> .).
+		j.unconfined(t, `ln -s . .qwen`)
+		out, code = j.launch(t, projectWrite, "jail-sh", "echo evil > settings.json")
+		if _, err := os.Lstat(filepath.Join(j.project, "settings.json")); code == 0 || err == nil || !strings.Contains(out, "leads to the project's top") {
+			t.Errorf(".qwen -> .: the call ran (exit %d, %q; settings.json %v)", code, out, err)
+		}
+		j.unconfined(t, `rm .qwen`)
+		if out, code = j.launch(t, projectWrite, "jail-sh", "echo x > docs/other.md"); code != 0 {
+			t.Errorf("control: with the link gone, a call runs: exit %d %q", code, out)
 		}
 	})
 }

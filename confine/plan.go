@@ -745,8 +745,11 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	// and walked again with them (the listings just read make it cheap).
 	// What a held link leads to in the project likewise.
 	more := nestedEnvrcLoads(w.held, s.Project, p.imports)
-	more = append(more, heldLinkTargets(w.heldLinks, s.Project, p.imports)...)
-	if len(more) > 0 {
+	linked, err := heldLinkTargets(w.held, w.heldLinks, s.Project, p.imports)
+	if err != nil {
+		return err
+	}
+	if more = append(more, linked...); len(more) > 0 {
 		p.imports = append(slices.Clone(p.imports), more...)
 		pl := b.pl
 		pl.Imports = p.imports
@@ -866,38 +869,29 @@ func nestedEnvrcLoads(held []string, project string, imports []string) []string 
 }
 
 // heldLinkTargets are what the held entries that are links (links, in
-// project) lead to in the project, spelled from project, but those
-// imports has: a tool loads its configuration through the link
-// (.claude -> cc, CLAUDE.md -> docs/ai.md), and a rule that writes the
-// target writes it (the fifty-second attack run wrote cc/settings.json,
-// which Claude Code read as .claude/settings.json). A target outside the
-// project has no write rule; one that cannot be resolved is left (the
-// sweep judges the link again after the call).
-func heldLinkTargets(links []string, project string, imports []string) []string {
-	if len(links) == 0 {
-		return nil
+// project), and the links inside the held directories (held), lead
+// through and to in the project, spelled from project, but those imports
+// has (policy.LinkTargets): a tool loads its configuration through the
+// link (.claude -> cc, CLAUDE.md -> docs/ai.md, .claude/settings.json ->
+// ../conf/settings.json), and a rule that writes the target, or
+// retargets a link on the way, writes it (the fifty-second and
+// fifty-third attack runs). A link that leads to the project's top is an
+// error: everything there would be its tool's file.
+func heldLinkTargets(held, links []string, project string, imports []string) ([]string, error) {
+	more, top := policy.LinkTargets(project, slices.Concat(links, policy.LinksIn(held, maxLinkedEntries)))
+	if top != "" {
+		return nil, fmt.Errorf("%s leads to the project's top: every file there is what its tool loads, so the project cannot be written confined", top)
 	}
-	real, err := fsx.Resolve(project)
-	if err != nil {
-		return nil
+	had := make(map[string]bool, len(imports))
+	for _, i := range imports {
+		had[i] = true
 	}
-	var out []string
-	for _, l := range links {
-		r, err := fsx.Resolve(l)
-		if err != nil {
-			continue
-		}
-		rel, err := filepath.Rel(real.Path, r.Path)
-		if err != nil || rel == "." || !filepath.IsLocal(rel) {
-			continue
-		}
-		t := filepath.Join(project, rel)
-		if !slices.Contains(imports, t) && !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
+	return slices.DeleteFunc(more, func(t string) bool { return had[t] }), nil
 }
+
+// maxLinkedEntries bounds the entries of held directories a plan reads
+// for links (policy.LinksIn).
+const maxLinkedEntries = 4096
 
 // again is a walker as new as w was, guarding by pl, that reads through
 // w's project descriptor and listings.

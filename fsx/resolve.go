@@ -31,6 +31,9 @@ type Resolution struct {
 	// Links are the symlinks crossed, in order, each as "link -> target"
 	// (target as stored in the link).
 	Links []string
+	// LinkPaths are the same links' own paths (their directories'
+	// links resolved), in order.
+	LinkPaths []string
 	// Dangling is true when the last link crossed points to nothing yet:
 	// writing through it creates its target.
 	Dangling bool
@@ -114,6 +117,7 @@ func resolveFrom(cur string, rest []string) (Resolution, error) {
 				return res, err
 			}
 			res.Links = append(res.Links, next+" -> "+t)
+			res.LinkPaths = append(res.LinkPaths, next)
 			if filepath.IsAbs(t) {
 				cur = string(filepath.Separator)
 			}

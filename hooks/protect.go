@@ -1,7 +1,9 @@
 package hooks
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -173,9 +175,16 @@ func (e *Engine) packageEntries(c *Call, j judged, pl policy.Places) finding {
 	if len(keys) == 0 {
 		return finding{}
 	}
-	// One that is not there, or cannot be read, is judged as absent:
-	// every entry the call writes is a change.
-	cur, _ := fsx.ReadRegular(p, maxPackageJSON, 0)
+	cur, err := fsx.ReadRegular(p, maxPackageJSON, 0)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// Larger than policy reads, or not a file it can read: what the
+		// call changes in it cannot be told, and npm reads it all the
+		// same (the fifty-third attack run's package.json of 1 MiB and
+		// more, whose scripts.test an Edit then changed).
+		what := fmt.Sprintf("a package.json whose entries the project's git hooks or configuration run by name (%s), which loopguard cannot read to compare (%v)", strings.Join(keys, ", "), err)
+		return finding{Protection: policy.Protection{Tier: policy.ExecConfig, Path: p, What: what},
+			why: "it would change " + present.EscapeText(p) + ", " + what}
+	}
 	next, err := present.Applied(c.ToolName, c.ToolInput, cur)
 	if err != nil {
 		return finding{} // Claude Code refuses the call: nothing changes

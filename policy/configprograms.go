@@ -2,15 +2,12 @@ package policy
 
 import (
 	"encoding/json"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/loopguard/loopguard/fsx"
 )
 
 // A project's executable configuration is protected by its name; what it
@@ -437,53 +434,6 @@ func unquoteValue(v string) string {
 // what its git hooks run (HookPrograms, of hooksPaths: Places.HooksPaths).
 func ProjectLoads(project, home string, hooksPaths []string) []string {
 	return slices.Concat(InstructionImports(project, home), EnvrcLoads(project), ConfigPrograms(project), HookPrograms(project, hooksPaths), LinkedConfig(project))
-}
-
-// LinkedConfig are what the executable configuration and instruction
-// files at the project's top and in its .github lead to in the project
-// when they are links (.claude -> cc, CLAUDE.md -> docs/ai.md,
-// .github/hooks -> ../shared/hooks; one that leads nowhere yet too): the
-// tool loads its file through the link, so a write to the target is a
-// write to it (the fifty-second attack run wrote cc/settings.json, which
-// Claude Code read as .claude/settings.json). A link deeper in the
-// project is the launcher's (its walk holds what each held link leads
-// to); one that leads out of the project has no rule that writes there.
-func LinkedConfig(project string) []string {
-	if !filepath.IsAbs(project) {
-		return nil
-	}
-	project = filepath.Clean(project)
-	var real string
-	var out []string
-	look := func(dir string, every bool) {
-		ents, err := os.ReadDir(dir)
-		if err != nil || len(ents) > maxTopNames {
-			return
-		}
-		for _, e := range ents {
-			p := filepath.Join(dir, e.Name())
-			if e.Type()&fs.ModeSymlink == 0 || !every && !NameCouldBeProtected(e.Name()) || !(Places{}).Classify(p).Protected() {
-				continue
-			}
-			if real == "" {
-				r, err := fsx.Resolve(project)
-				if err != nil {
-					return
-				}
-				real = r.Path
-			}
-			r, err := fsx.Resolve(p)
-			if err != nil {
-				continue
-			}
-			if rel, err := filepath.Rel(real, r.Path); err == nil && rel != "." && filepath.IsLocal(rel) {
-				out = append(out, filepath.Join(project, rel))
-			}
-		}
-	}
-	look(project, false)
-	look(filepath.Join(project, ".github"), true)
-	return out
 }
 
 // maxCommands bounds the commands ConfigPrograms reads (each a reader of
