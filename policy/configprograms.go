@@ -2,12 +2,14 @@ package policy
 
 import (
 	"encoding/json"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // A project's executable configuration is protected by its name; what it
@@ -487,12 +489,59 @@ func hookPrograms(r *programReader, project string, hooksPaths []string) {
 		ents, _ := f.ReadDir(maxHookScripts) // not a directory of 100,000 read whole
 		f.Close()
 		for _, e := range ents {
-			if strings.HasSuffix(e.Name(), ".sample") || !e.Type().IsRegular() {
+			// A hook that is a link (ln -s ../../scripts/pre-commit
+			// .git/hooks/pre-commit) is read through it, as git runs it.
+			if strings.HasSuffix(e.Name(), ".sample") || !e.Type().IsRegular() && e.Type()&os.ModeSymlink == 0 {
 				continue
 			}
+			before := len(r.paths.out)
 			r.command(r.budget.read(filepath.Join(d, e.Name())))
+			// A shell script the hook runs (./scripts/check.sh) is read
+			// as the hook is, from the top, one level: what it runs by
+			// name of package.json (npm run lint: the fifty-third attack
+			// run's) and the programs it names.
+			for _, p := range slices.Clone(r.paths.out[before:]) {
+				if shellScript(p) {
+					r.command(r.budget.read(p))
+				}
+			}
 		}
 	}
+}
+
+// shellScript: the file p is a shell script, by its #! line (sh, bash,
+// dash, zsh, ksh, directly or through env) or, with none, its .sh name.
+func shellScript(p string) bool {
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		return false // a FIFO's open would wait for a writer
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	head := make([]byte, 128)
+	n, _ := io.ReadFull(f, head)
+	line, _, _ := strings.Cut(string(head[:n]), "\n")
+	rest, ok := strings.CutPrefix(line, "#!")
+	if !ok {
+		return strings.HasSuffix(p, ".sh") || strings.HasSuffix(p, ".bash")
+	}
+	words := strings.Fields(rest)
+	if len(words) > 1 && filepath.Base(words[0]) == "env" {
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return false
+	}
+	switch filepath.Base(words[0]) {
+	case "sh", "bash", "dash", "zsh", "ksh":
+		return true
+	}
+	return false
 }
 
 // PackageScripts are the entries of the project's package.json files

@@ -361,3 +361,58 @@ func TestPackageScripts(t *testing.T) {
 		}
 	}
 }
+
+// TestPackageScriptsWorkspaces: the fifty-third attack run's forms past
+// PackageScripts: a hook's npm test --workspaces (each workspace's
+// scripts.test), -ws, pnpm -r (pnpm-workspace.yaml), yarn workspace NAME,
+// npm -w by a package's name, npx npm test, npm exec -- npm test, npm it
+// (an install, then the tests), npm restart (stop and start), a script
+// the hook runs (./scripts/check.sh's npm run lint), and a hook that is
+// a link. Controls: a workspace's other scripts, and a package no
+// workspace list names.
+func TestPackageScriptsWorkspaces(t *testing.T) {
+	proj := realDir(t, t.TempDir())
+	w := func(rel, s string) { testfs.Write(t, filepath.Join(proj, rel), []byte(s), 0o755) }
+	w("package.json", `{"name": "root", "workspaces": ["packages/*", "web"], "scripts": {"test": "x"}}`)
+	w("packages/a/package.json", `{"name": "@x/a"}`)
+	w("packages/b/package.json", `{"name": "@x/b"}`)
+	w("web/package.json", `{"name": "web"}`)
+	w("other/package.json", `{"name": "other"}`)
+	w("svc/package.json", `{"name": "svc", "workspaces": {"packages": ["api"]}}`)
+	w("svc/api/package.json", `{"name": "api"}`)
+	w("pn/pnpm-workspace.yaml", "packages:\n  - 'libs/*'\n")
+	w("pn/libs/c/package.json", `{"name": "c"}`)
+	w("scripts/check.sh", "#!/usr/bin/env bash\nset -e\nnpm run lint\n")
+	w("scripts/hook.sh", "#!/bin/sh\nnpm run fmt\n")
+	w(".git/hooks/pre-commit", "#!/bin/sh\nnpm test --workspaces\n./scripts/check.sh\nnpm -ws run build\n(cd svc && npm run e2e -ws)\nyarn workspace web deploy\nnpm -w @x/b run gen\n")
+	w(".git/hooks/pre-push", "#!/bin/sh\nnpx npm run push\nnpm exec -- npm run docs\nnpm it\nnpm restart\ncd pn && pnpm -r test\n")
+	if err := os.Symlink("../../scripts/hook.sh", filepath.Join(proj, ".git/hooks/commit-msg")); err != nil {
+		t.Fatal(err)
+	}
+	got := PackageScripts(proj, nil)
+	pkg := func(rel string) string { return filepath.Join(proj, rel, "package.json") }
+	for _, c := range []struct {
+		file string
+		want []string
+		not  []string
+	}{
+		{pkg("packages/a"), []string{"scripts.test", "scripts.build"}, []string{"scripts.lint"}},
+		{pkg("packages/b"), []string{"scripts.test", "scripts.build", "scripts.gen"}, nil},
+		{pkg("web"), []string{"scripts.test", "scripts.build", "scripts.deploy"}, nil},
+		{pkg("svc/api"), []string{"scripts.e2e"}, nil},
+		{pkg("pn/libs/c"), []string{"scripts.test"}, nil},
+		{pkg(""), []string{"scripts.test", "scripts.lint", "scripts.push", "scripts.docs", "scripts.prepare", "scripts.restart", "scripts.stop", "scripts.start", "scripts.fmt"}, nil},
+		{pkg("other"), nil, []string{"scripts.test", "scripts.build"}},
+	} {
+		for _, k := range c.want {
+			if !slices.Contains(got[c.file], k) {
+				t.Errorf("PackageScripts: %s of %s missing (it has %q)", k, c.file, got[c.file])
+			}
+		}
+		for _, k := range c.not {
+			if slices.Contains(got[c.file], k) {
+				t.Errorf("control: PackageScripts holds %s of %s", k, c.file)
+			}
+		}
+	}
+}

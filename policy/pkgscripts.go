@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // packageScripts gathers, by package.json path, the entries commands run
@@ -45,6 +47,15 @@ func (s *packageScripts) command(dir, prog string, args []string) {
 	if d, ok := packageDir(dir, args); ok {
 		dir = d // npm run lint --prefix web, npm -w web test
 	}
+	if workspacesOption(prog, args) {
+		// npm test --workspaces, npm -ws test, pnpm -r test: the same
+		// command in each of the root's workspaces, and the root's own
+		// for npm --include-workspace-root (the fifty-third attack run's
+		// npm test --workspaces ran web/package.json's scripts.test).
+		for _, w := range workspaceDirs(dir, prog == "pnpm") {
+			s.command(w, prog, withoutWorkspaces(args))
+		}
+	}
 	var name string
 	switch prog {
 	case "lint-staged":
@@ -53,6 +64,10 @@ func (s *packageScripts) command(dir, prog string, args []string) {
 	case "npx", "pnpx", "bunx":
 		if len(args) > 0 && (args[0] == "lint-staged" || args[len(args)-1] == "lint-staged") {
 			s.add(dir, "lint-staged")
+		}
+		// npx npm test, npx --yes yarn lint: a package manager npx runs.
+		if rest := skipOptions(args); len(rest) > 0 && packageManager(rest[0]) {
+			s.command(dir, rest[0], rest[1:])
 		}
 		return
 	case "npm":
@@ -67,15 +82,36 @@ func (s *packageScripts) command(dir, prog string, args []string) {
 			}
 		case "test", "t", "tst":
 			name = "test"
-		case "start", "stop", "restart":
+		case "start", "stop":
 			name = args[0]
-		case "install", "i", "in", "ci", "add", "isntall", "clean-install", "it", "install-test", "cit", "install-clean-test":
+		case "restart":
+			// npm runs stop and start where there is no restart script.
+			s.command(dir, "npm", []string{"stop"})
+			s.command(dir, "npm", []string{"start"})
+			name = "restart"
+		case "install-test", "it", "install-clean-test", "cit":
+			s.install(dir) // then npm test
+			name = "test"
+		case "install", "i", "in", "ci", "add", "isntall", "clean-install":
 			s.install(dir) // the project's own lifecycle scripts
+			return
+		case "exec", "x":
+			// npm exec -- npm test: a package manager npm runs.
+			if rest := skipOptions(slices.DeleteFunc(slices.Clone(args[1:]), func(a string) bool { return a == "--" })); len(rest) > 0 && packageManager(rest[0]) {
+				s.command(dir, rest[0], rest[1:])
+			}
 			return
 		}
 	case "yarn", "pnpm", "bun":
 		args = skipOptions(args)
 		if len(args) == 0 {
+			return
+		}
+		if prog == "yarn" && args[0] == "workspace" && len(args) > 2 {
+			// yarn workspace web test: the workspace named web.
+			if w, ok := workspaceNamed(dir, args[1]); ok {
+				s.command(w, "yarn", args[2:])
+			}
 			return
 		}
 		name = args[0]
@@ -99,6 +135,109 @@ func (s *packageScripts) command(dir, prog string, args []string) {
 	for _, k := range []string{name, "pre" + name, "post" + name} {
 		s.add(dir, "scripts."+k)
 	}
+}
+
+// packageManager: a package manager whose command a runner (npx, npm
+// exec) may run.
+func packageManager(prog string) bool {
+	switch prog {
+	case "npm", "yarn", "pnpm", "bun":
+		return true
+	}
+	return false
+}
+
+// workspacesOption: prog's args run the command in every workspace
+// (npm --workspaces, -ws, --ws; pnpm -r, --recursive; yarn's workspaces
+// foreach).
+func workspacesOption(prog string, args []string) bool {
+	for i, a := range args {
+		switch {
+		case prog == "npm" && (a == "--workspaces" || a == "-ws" || a == "--ws" || a == "--workspaces=true"):
+			return true
+		case prog == "pnpm" && (a == "-r" || a == "--recursive"):
+			return true
+		case prog == "yarn" && a == "workspaces" && i+1 < len(args) && args[i+1] == "foreach":
+			return true
+		}
+	}
+	return false
+}
+
+// withoutWorkspaces is args without the options workspacesOption takes,
+// and without yarn's "workspaces foreach" and its options.
+func withoutWorkspaces(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--workspaces" || a == "-ws" || a == "--ws" || a == "--workspaces=true" || a == "-r" || a == "--recursive":
+		case a == "workspaces" && i+1 < len(args) && args[i+1] == "foreach":
+			i++
+			for i+1 < len(args) && strings.HasPrefix(args[i+1], "-") {
+				i++
+			}
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// maxWorkspaces bounds the workspaces workspaceDirs gives.
+const maxWorkspaces = 64
+
+// workspaceDirs are the workspace directories of the package in dir:
+// package.json's "workspaces" (a list of globs, or an object with
+// "packages"), or for pnpm pnpm-workspace.yaml's packages list, each
+// glob (** included) matched to directories holding a package.json.
+func workspaceDirs(dir string, pnpm bool) []string {
+	var globs []string
+	if pnpm {
+		for _, l := range strings.Split(readSmall(filepath.Join(dir, "pnpm-workspace.yaml")), "\n") {
+			if g, ok := strings.CutPrefix(strings.TrimSpace(l), "- "); ok {
+				globs = append(globs, strings.Trim(strings.TrimSpace(g), `'"`))
+			}
+		}
+	} else if top := packageJSON(filepath.Join(dir, "package.json")); top != nil {
+		var list []string
+		var obj struct {
+			Packages []string `json:"packages"`
+		}
+		if json.Unmarshal(top["workspaces"], &list) != nil && json.Unmarshal(top["workspaces"], &obj) == nil {
+			list = obj.Packages
+		}
+		globs = list
+	}
+	var out []string
+	for _, g := range globs {
+		if g == "" || strings.HasPrefix(g, "!") || filepath.IsAbs(g) || strings.Contains(g, "..") {
+			continue
+		}
+		ds, _ := doublestar.FilepathGlob(filepath.Join(dir, filepath.FromSlash(g), "package.json"), doublestar.WithNoFollow())
+		for _, m := range ds {
+			if d := filepath.Dir(m); !slices.Contains(out, d) && len(out) < maxWorkspaces {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// workspaceNamed is the workspace of the package in dir whose
+// package.json's name is name, or whose directory is name.
+func workspaceNamed(dir, name string) (string, bool) {
+	for _, w := range workspaceDirs(dir, false) {
+		var n string
+		if top := packageJSON(filepath.Join(w, "package.json")); top != nil && json.Unmarshal(top["name"], &n) == nil && n == name {
+			return w, true
+		}
+	}
+	if w := filepath.Join(dir, name); !filepath.IsAbs(name) && !strings.Contains(name, "..") {
+		if _, err := os.Stat(filepath.Join(w, "package.json")); err == nil {
+			return w, true
+		}
+	}
+	return "", false
 }
 
 // install notes the lifecycle scripts an install runs of the project's
@@ -137,15 +276,23 @@ func packageDirOption(o string) bool {
 // them (npm run lint --prefix web), relative to dir.
 func packageDir(dir string, args []string) (string, bool) {
 	for i, a := range args {
-		v := ""
+		v, o := "", a
 		if packageDirOption(a) && i+1 < len(args) {
 			v = args[i+1]
 		} else if k, val, ok := strings.Cut(a, "="); ok && strings.HasPrefix(k, "--") && packageDirOption(k) {
-			v = val
+			v, o = val, k
 		}
-		if v != "" && !strings.ContainsAny(v, "$`*") && !filepath.IsAbs(v) {
-			return filepath.Join(dir, v), true
+		if v == "" || strings.ContainsAny(v, "$`*") || filepath.IsAbs(v) {
+			continue
 		}
+		if o == "-w" || o == "--workspace" || o == "--filter" || o == "-F" {
+			// A workspace by its package's name (npm -w @app/web test)
+			// as well as by its directory.
+			if w, ok := workspaceNamed(dir, v); ok {
+				return w, true
+			}
+		}
+		return filepath.Join(dir, v), true
 	}
 	return "", false
 }
