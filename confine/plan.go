@@ -968,7 +968,7 @@ func (g entryGuard) protects(p []byte, name string, typ os.FileMode) bool {
 // .github/hooks; policy.Protection.Holds) or as a fixed path's ancestor
 // (ci, for ci/hooks). A holder is not held: it is walked into, its
 // protected entries held and the rest written (.github/workflows, the
-// routine work the fiftieth run found refused with all of .github held),
+// routine work the fifty-first run found refused with all of .github held),
 // but never written whole (no rule makes a name in it: the broker judges
 // each; with namespaces its held entries are mount points, which no
 // rename moves). What is made in it is swept after the call by its own

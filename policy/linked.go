@@ -34,10 +34,12 @@ func LinksIn(held []string, max int) []string {
 		if depth > maxLinkedDepth || left <= 0 {
 			return
 		}
-		ents, err := os.ReadDir(dir)
+		f, err := os.Open(dir)
 		if err != nil {
 			return
 		}
+		ents, _ := f.ReadDir(left) // not a directory of 100,000 read whole
+		f.Close()
 		for _, e := range ents {
 			if left--; left < 0 {
 				return
