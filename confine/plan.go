@@ -952,19 +952,12 @@ func newEntryGuard(pl policy.Places, project string) entryGuard {
 	return entryGuard{pl: pl, fixed: fixed, above: above}
 }
 
-// protects reports whether the entry at path p, named name, of type typ
-// is protected: a fixed path; anything but a directory where one of
-// their ancestors is (a link ci -> elsewhere, where ci/hooks is the hooks
-// directory, whose hooks git then runs); a name policy protects there,
-// but a directory policy protects only as one that holds such a name
-// (judge).
-func (g entryGuard) protects(p []byte, name string, typ os.FileMode) bool {
-	held, _ := g.judge(p, name, typ, false)
-	return held
-}
-
-// judge is protects, and holder: the entry is a directory that holds a
-// protected entry of two names or more, by its own name (.github, for
+// judge reports whether the entry at path p, named name, of type typ
+// is held: a fixed path; anything but a directory where one of their
+// ancestors is (a link ci -> elsewhere, where ci/hooks is the hooks
+// directory, whose hooks git then runs); a name policy protects there.
+// And whether it is a holder: a directory that holds a protected entry
+// of two names or more, by its own name (.github, for
 // .github/hooks; policy.Protection.Holds) or as a fixed path's ancestor
 // (ci, for ci/hooks). A holder is not held: it is walked into, its
 // protected entries held and the rest written (.github/workflows, the
