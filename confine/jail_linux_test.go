@@ -4184,3 +4184,56 @@ mkdir -p sub/.vscode && printf '%s' '`+set+`' > conf/sub.json && ln -s ../../con
 		}
 	})
 }
+
+// TestJailWorkspaceScripts: with a pre-commit hook's npm test
+// --workspaces, a workspace the call makes whose package.json has a
+// scripts.test is moved out after the call (the fifty-fourth attack run's
+// packages/evil ran on the user's next commit), and so is a change to the
+// root's workspaces list put back. npm and git are the oracle. Control:
+// a new workspace with no script the hook runs stays.
+func TestJailWorkspaceScripts(t *testing.T) {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed")
+	}
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		mark := filepath.Join(j.root, "ran")
+		const root = `{"name": "r", "version": "1.0.0", "private": true, "workspaces": ["packages/*"]}` + "\n"
+		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+printf '#!/bin/sh\nnpm test --workspaces --if-present --silent\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit &&
+printf '%s' '`+root+`' > package.json && mkdir -p packages/a && printf '{"name": "a", "version": "1.0.0"}\n' > packages/a/package.json && git add -A && git commit -qm ws`)
+		commit := func() string {
+			t.Helper()
+			_ = os.Remove(mark)
+			j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 PATH=`+filepath.Dir(npm)+`:$PATH; echo $$ >> notes.txt && git add notes.txt && git commit -qm note >/dev/null 2>&1 || true`)
+			b, _ := os.ReadFile(mark)
+			return string(b)
+		}
+		evil := `{"name": "evil", "version": "1.0.0", "scripts": {"test": "echo call > ` + mark + `"}}`
+		// The oracle: the user's own new workspace's scripts.test runs on
+		// their commit.
+		j.unconfined(t, `mkdir -p packages/u && printf '%s' '`+evil+`' > packages/u/package.json`)
+		if got := commit(); got != "call\n" {
+			t.Fatalf("the oracle: the user's commit ran %q of a workspace's scripts.test", got)
+		}
+		j.unconfined(t, `rm -rf packages/u`)
+		for _, c := range []struct{ name, script string }{
+			{"a new workspace", `mkdir -p packages/evil && printf '%s' '` + evil + `' > packages/evil/package.json`},
+			{"the list widened", `sed -i 's#"packages/\*"#"packages/*", "tools"#' package.json && mkdir -p tools && printf '%s' '` + evil + `' > tools/package.json`},
+		} {
+			out, _ := j.launch(t, projectWrite, "jail-sh", c.script)
+			if !strings.Contains(out, "put back") {
+				t.Errorf("%s: the call said %q; want a package.json put back", c.name, out)
+			}
+			if got := commit(); got != "" {
+				t.Errorf("%s: the user's next commit ran %q, the call's script (the call said %q)", c.name, got, out)
+			}
+			j.unconfined(t, `rm -rf packages/evil tools`)
+		}
+		out, code := j.launch(t, projectWrite, "jail-sh", `mkdir -p packages/ok && printf '{"name": "ok", "version": "1.0.0", "scripts": {"build": "true"}}' > packages/ok/package.json`)
+		if _, err := os.Stat(filepath.Join(j.project, "packages/ok/package.json")); code != 0 || err != nil || strings.Contains(out, "put back") {
+			t.Errorf("control: a new workspace with no script the hook runs: exit %d %q (%v)", code, out, err)
+		}
+	})
+}

@@ -111,8 +111,10 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	// The package.json entries the project's hooks run by name
 	// (pkgscripts_linux.go).
 	var pkgPins []pkgPin
+	var workspaces map[string]bool
 	if root >= 0 {
 		pkgPins = snapshotPkgScripts(plan, root)
+		workspaces = workspacesNow(plan)
 	}
 	// +git: git's configuration and hooks as they are now (gitpin.go).
 	var pins pinned
@@ -231,7 +233,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 			fmt.Fprintf(stderr, "loopguard: %v; the sweep runs all the same\n", err)
 		}
 	}
-	for _, line := range afterCall(plan, e, root, pins, refs, pkgPins) {
+	for _, line := range afterCall(plan, e, root, pins, refs, pkgPins, workspaces) {
 		fmt.Fprintln(stderr, oneLine(line))
 	}
 	if werr != nil {
@@ -249,13 +251,16 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 // sweep of the project, +git's pins put back, git's state held back and
 // its refs and index looked at (gitRefs), the module cache's stat
 // directory.
-func afterCall(plan Plan, e Env, root int, pins pinned, refs *gitRefs, pkgPins []pkgPin) []string {
+func afterCall(plan Plan, e Env, root int, pins pinned, refs *gitRefs, pkgPins []pkgPin, workspaces map[string]bool) []string {
 	held := &holder{p: plan, e: e}
 	defer held.close()
 	var lines []string
 	if plan.Project != "" {
 		lines = append(lines, sweep(plan, e, held, root)...)
 		lines = append(lines, restorePkgScripts(pkgPins, root, held)...)
+		// After the roots' own are put back: a workspace list the call
+		// changed names no workspace of its own making.
+		lines = append(lines, restorePkgScripts(newWorkspacePins(plan, workspaces, pkgPins), root, held)...)
 	}
 	if pins.entries != nil {
 		lines = append(lines, pins.restore(held)...)

@@ -81,6 +81,45 @@ func snapshotPkgScripts(plan Plan, root int) []pkgPin {
 	return pins
 }
 
+// newWorkspacePins are pins, as of no file before the call, for the
+// package.json of each workspace the call made (one the plan's
+// workspace roots name now and did not name before, before: the
+// workspace directories then): npm test --workspaces runs its
+// scripts.test, and the fifty-fourth attack run's packages/evil ran on
+// the user's next commit. Its entries that the hooks run are then put
+// back to none: the file is moved out.
+func newWorkspacePins(plan Plan, before map[string]bool, pins []pkgPin) []pkgPin {
+	pinned := map[string]bool{}
+	for _, p := range pins {
+		pinned[p.rel] = true
+	}
+	var out []pkgPin
+	for _, m := range slices.Sorted(maps.Keys(plan.pkgWorkspaces)) {
+		keys := plan.pkgWorkspaces[m]
+		for _, d := range policy.WorkspaceDirs(m) {
+			rel, ok := strings.CutPrefix(filepath.Join(d, "package.json"), plan.Project+"/")
+			if !ok || before[d] || pinned[rel] {
+				continue
+			}
+			pinned[rel] = true
+			out = append(out, pkgPin{rel: rel, keys: keys, vals: policy.PackageEntries(nil, keys)})
+		}
+	}
+	return out
+}
+
+// workspacesNow are the workspace directories the plan's workspace roots
+// name now.
+func workspacesNow(plan Plan) map[string]bool {
+	now := map[string]bool{}
+	for m := range plan.pkgWorkspaces {
+		for _, d := range policy.WorkspaceDirs(m) {
+			now[d] = true
+		}
+	}
+	return now
+}
+
 // readPkg reads rel beneath root as npm reads it: a regular file, through
 // a link that leads to one in the project (a workspace's shared
 // package.json), never out of it.
@@ -138,7 +177,7 @@ func restorePkgScripts(pins []pkgPin, root int, h *holder) []string {
 			changed = []string{"the file itself (removed)"}
 		case lerr != nil:
 			changed = []string{"the file itself (" + lerr.Error() + ")"}
-		case entry.typ != pin.entry.typ:
+		case pin.entry.typ != 0 && entry.typ != pin.entry.typ:
 			// A link where a file was, a FIFO: rewritten in place or
 			// renamed over (sed -i, an editor), a file stays one.
 			changed = []string{"the file itself (another kind of file in its place)"}

@@ -184,6 +184,11 @@ type Plan struct {
 	// hooks and configuration run by name (policy.PackageScripts): put
 	// back after a writing call that changed one (pkgscripts_linux.go).
 	pkgScripts map[string][]string
+	// pkgWorkspaces are, by a workspace root's manifest, the entries
+	// those hooks run in each of its workspaces
+	// (policy.PackageWorkspaceScripts): a workspace the call made is
+	// judged by them after it (newWorkspacePins).
+	pkgWorkspaces map[string][]string
 	// GoStatDir is the module cache's directory where go writes what it
 	// found of the project's own module's version in git (gostat.go):
 	// the program may write stats there, whatever the capability;
@@ -690,7 +695,7 @@ func (b *planner) readProject(s Spec, home string) ([]string, error) {
 func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	p := b.p
 	p.Project = s.Project
-	p.pkgScripts = policy.PackageScripts(s.Project, p.hooksPaths)
+	p.pkgScripts, p.pkgWorkspaces = policy.PackageWorkspaceScripts(s.Project, p.hooksPaths)
 	w := newWalker(b.pl, s.Project, s.Cap.Git)
 	// Walked from the project's descriptor, through no link: a
 	// concurrent call that swaps a directory for a link to another tree

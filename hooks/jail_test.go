@@ -332,6 +332,19 @@ func TestJailFilesPackageEntries(t *testing.T) {
 	expect(t, "control: Edit scripts.lint written again with an escape", h.decide(edit(`"eslint ."`, `"eslint \u002e"`)), Allow, ReasonScopedGrant)
 	expect(t, "control: Write the same scripts, another version", h.decide(whole(strings.Replace(pkg, `"name": "x"`, `"name": "x", "version": "2.0.0"`, 1))), Allow, ReasonScopedGrant)
 	expect(t, "control: Write tools/package.json, which no hook runs", h.decide(withInput(h.writeCall(filepath.Join(h.Project, "tools", "package.json")), "content", `{"scripts": {"test": "node x.js"}}`)), Allow, ReasonScopedGrant)
+	// Workspaces: the hook runs npm test --workspaces; a new workspace's
+	// package.json with a scripts.test is decided as a change to one
+	// (the fifty-fourth attack run's packages/evil), and so is the list.
+	write(".git/hooks/pre-commit", "#!/bin/sh\nnpm test --workspaces\n")
+	write("package.json", `{"name": "root", "workspaces": ["packages/*"], "scripts": {"test": "x"}}`+"\n")
+	write("packages/a/package.json", `{"name": "a"}`+"\n")
+	newPkg := func(rel, content string) map[string]any {
+		return withInput(h.writeCall(filepath.Join(h.Project, rel)), "content", content)
+	}
+	expect(t, "Write a new workspace's package.json with a scripts.test", h.decide(newPkg("packages/evil/package.json", `{"name": "evil", "scripts": {"test": "touch /tmp/x"}}`)), Deny, ReasonExecConfig)
+	expect(t, "Edit the root's workspaces", h.decide(edit(`"packages/*"`, `"packages/*", "tools"`)), Deny, ReasonExecConfig)
+	expect(t, "control: a new workspace's package.json with no script the hooks run", h.decide(newPkg("packages/ok/package.json", `{"name": "ok", "scripts": {"build": "tsc"}}`)), Allow, ReasonScopedGrant)
+	expect(t, "control: a package.json outside the workspaces", h.decide(newPkg("tools/package.json", `{"scripts": {"test": "node x.js"}}`)), Allow, ReasonScopedGrant)
 }
 
 // TestJailFilesLinkedConfig: with init's defaults, a Write of what a

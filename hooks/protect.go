@@ -170,8 +170,16 @@ func (e *Engine) packageEntries(c *Call, j judged, pl policy.Places) finding {
 	if filepath.Base(j.literal) != "package.json" && filepath.Base(p) != "package.json" {
 		return finding{}
 	}
-	entries := policy.PackageScripts(e.projectDir(c), pl.HooksPaths)
+	entries, workspaces := policy.PackageWorkspaceScripts(e.projectDir(c), pl.HooksPaths)
 	keys := slices.Concat(entries[j.literal], entries[p])
+	for m, k := range workspaces {
+		// A workspace's package.json, one made now too: npm test
+		// --workspaces runs its scripts.test (the fifty-fourth attack
+		// run's packages/evil/package.json).
+		if policy.InWorkspace(m, filepath.Dir(j.literal)) || policy.InWorkspace(m, filepath.Dir(p)) {
+			keys = append(keys, k...)
+		}
+	}
 	if len(keys) == 0 {
 		return finding{}
 	}

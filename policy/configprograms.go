@@ -496,18 +496,36 @@ func hookPrograms(r *programReader, project string, hooksPaths []string) {
 			}
 			before := len(r.paths.out)
 			r.command(r.budget.read(filepath.Join(d, e.Name())))
-			// A shell script the hook runs (./scripts/check.sh) is read
-			// as the hook is, from the top, one level: what it runs by
-			// name of package.json (npm run lint: the fifty-third attack
-			// run's) and the programs it names.
-			for _, p := range slices.Clone(r.paths.out[before:]) {
-				if shellScript(p) {
-					r.command(r.budget.read(p))
-				}
+			if r.scripts == nil {
+				continue
 			}
+			// For PackageScripts: a shell script the hook runs
+			// (./scripts/check.sh) is read as the hook is, from the top,
+			// and a script that one runs, to maxScriptDepth, for what it
+			// runs by name of package.json (npm run lint: the
+			// fifty-third and fifty-fourth attack runs'). The paths it
+			// names are not protected for that: TestJailGitPins' hook
+			// script names .git/objects, which +git then could not write.
+			sr := newProgramReader(project, 0)
+			sr.budget, sr.reads, sr.scripts = r.budget, r.reads, r.scripts
+			next := slices.Clone(r.paths.out[before:])
+			for depth := 0; depth < maxScriptDepth && len(next) > 0; depth++ {
+				start := len(sr.paths.out)
+				for _, p := range next {
+					if shellScript(p) {
+						sr.command(sr.budget.read(p))
+					}
+				}
+				next = slices.Clone(sr.paths.out[start:])
+			}
+			r.budget, r.reads = sr.budget, sr.reads
 		}
 	}
 }
+
+// maxScriptDepth bounds the scripts a hook runs that are read, one
+// running the next.
+const maxScriptDepth = 4
 
 // shellScript: the file p is a shell script, by its #! line (sh, bash,
 // dash, zsh, ksh, directly or through env) or, with none, its .sh name.
@@ -553,8 +571,21 @@ func shellScript(p string) bool {
 // install writes, cannot be executable configuration. Bounded as
 // HookPrograms and ConfigPrograms are.
 func PackageScripts(project string, hooksPaths []string) map[string][]string {
+	entries, _ := PackageWorkspaceScripts(project, hooksPaths)
+	return entries
+}
+
+// PackageWorkspaceScripts is PackageScripts, and by the path of a
+// workspace root's manifest (a package.json with "workspaces", or
+// pnpm-workspace.yaml), the entries the project's hooks and
+// configuration run in each of its workspaces (npm test --workspaces):
+// in one made later too, whose package.json names the same entries (the
+// fifty-fourth attack run made packages/evil/package.json, and the
+// user's next commit ran its scripts.test). WorkspaceDirs and InWorkspace
+// tell its workspaces.
+func PackageWorkspaceScripts(project string, hooksPaths []string) (entries, workspaces map[string][]string) {
 	if !filepath.IsAbs(project) {
-		return nil
+		return nil, nil
 	}
 	project = filepath.Clean(project)
 	scripts := &packageScripts{}
@@ -565,7 +596,7 @@ func PackageScripts(project string, hooksPaths []string) map[string][]string {
 	c.scripts = scripts
 	configPrograms(c, project)
 	scripts.follow(project)
-	return scripts.m
+	return scripts.m, scripts.ws
 }
 
 // programReader gives the paths of a project that the commands it reads

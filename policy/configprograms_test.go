@@ -382,15 +382,29 @@ func TestPackageScriptsWorkspaces(t *testing.T) {
 	w("svc/api/package.json", `{"name": "api"}`)
 	w("pn/pnpm-workspace.yaml", "packages:\n  - 'libs/*'\n")
 	w("pn/libs/c/package.json", `{"name": "c"}`)
-	w("scripts/check.sh", "#!/usr/bin/env bash\nset -e\nnpm run lint\n")
+	w("scripts/check.sh", "#!/usr/bin/env bash\nset -e\nnpm run lint\n./scripts/inner.sh\n")
+	w("scripts/inner.sh", "#!/bin/sh\nnpm run inner\n")
 	w("scripts/hook.sh", "#!/bin/sh\nnpm run fmt\n")
 	w(".git/hooks/pre-commit", "#!/bin/sh\nnpm test --workspaces\n./scripts/check.sh\nnpm -ws run build\n(cd svc && npm run e2e -ws)\nyarn workspace web deploy\nnpm -w @x/b run gen\n")
 	w(".git/hooks/pre-push", "#!/bin/sh\nnpx npm run push\nnpm exec -- npm run docs\nnpm it\nnpm restart\ncd pn && pnpm -r test\n")
+	// The fifty-fourth run's: an option's value before npm's command, a
+	// shell function, task runners, -w naming a directory of workspaces.
+	w(".git/hooks/post-merge", "#!/bin/sh\nnpm --loglevel error run lv\nrun() { \"$@\"; }; run npm run fnx\nnode --run nodex\nnpm-run-all a1 a2\nconcurrently npm:c1 \"npm run c2\"\nturbo run tb\nnpm run wp -w packages\n")
 	if err := os.Symlink("../../scripts/hook.sh", filepath.Join(proj, ".git/hooks/commit-msg")); err != nil {
 		t.Fatal(err)
 	}
-	got := PackageScripts(proj, nil)
+	got, ws := PackageWorkspaceScripts(proj, nil)
 	pkg := func(rel string) string { return filepath.Join(proj, rel, "package.json") }
+	// A workspace made later is judged by the same entries.
+	if k := ws[pkg("")]; !slices.Contains(k, "scripts.test") || !slices.Contains(k, "scripts.tb") {
+		t.Errorf("PackageWorkspaceScripts: the root's workspaces run %q, want scripts.test and scripts.tb", k)
+	}
+	if !slices.Contains(ws[filepath.Join(proj, "pn/pnpm-workspace.yaml")], "scripts.test") {
+		t.Errorf("PackageWorkspaceScripts: pnpm's workspaces: %q", ws)
+	}
+	if !InWorkspace(pkg(""), filepath.Join(proj, "packages/evil")) || InWorkspace(pkg(""), filepath.Join(proj, "other")) || InWorkspace(pkg(""), filepath.Join(proj, "packages/a/deep")) {
+		t.Errorf("InWorkspace: packages/evil is one (a glob packages/*), other and packages/a/deep are not")
+	}
 	for _, c := range []struct {
 		file string
 		want []string
@@ -401,7 +415,9 @@ func TestPackageScriptsWorkspaces(t *testing.T) {
 		{pkg("web"), []string{"scripts.test", "scripts.build", "scripts.deploy"}, nil},
 		{pkg("svc/api"), []string{"scripts.e2e"}, nil},
 		{pkg("pn/libs/c"), []string{"scripts.test"}, nil},
-		{pkg(""), []string{"scripts.test", "scripts.lint", "scripts.push", "scripts.docs", "scripts.prepare", "scripts.restart", "scripts.stop", "scripts.start", "scripts.fmt"}, nil},
+		{pkg(""), []string{"scripts.test", "scripts.lint", "scripts.push", "scripts.docs", "scripts.prepare", "scripts.restart", "scripts.stop", "scripts.start", "scripts.fmt",
+			"scripts.inner", "scripts.lv", "scripts.fnx", "scripts.nodex", "scripts.a1", "scripts.a2", "scripts.c1", "scripts.c2", "workspaces"}, []string{"scripts.error", "scripts.--loglevel"}},
+		{pkg("packages/a"), []string{"scripts.tb", "scripts.wp"}, nil},
 		{pkg("other"), nil, []string{"scripts.test", "scripts.build"}},
 	} {
 		for _, k := range c.want {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,7 +19,16 @@ type packageScripts struct {
 	m     map[string][]string
 	n     int
 	queue [][2]string // each (package.json, key) as added, for follow
+	// ws are, by a workspace root's manifest, the entries run in each
+	// of its workspaces (PackageWorkspaceScripts).
+	ws map[string][]string
+	// depth is how many workspaces calls are under way (a workspace's
+	// own workspaces).
+	depth int
 }
+
+// maxWorkspaceDepth bounds workspaces within workspaces.
+const maxWorkspaceDepth = 2
 
 // maxPackageKeys bounds the entries packageScripts keeps.
 const maxPackageKeys = 256
@@ -32,9 +42,13 @@ func (s *packageScripts) command(dir, prog string, args []string) {
 	if slices.Contains(args, "lint-staged") {
 		s.add(dir, "lint-staged") // npx --no -- lint-staged --quiet, npm exec lint-staged, yarn lint-staged
 	}
-	if p, ok := Lookup(prog); ok && p.Class == Runner {
-		// exec npm test, env CI=true npm test, time npm test: the
-		// command a runner runs, whatever its options.
+	if !packageManager(prog) && !slices.Contains([]string{"npx", "pnpx", "bunx", "lint-staged", "node", "npm-run-all", "run-s", "run-p", "concurrently", "turbo", "lerna", "nx"}, prog) {
+		// exec npm test, env CI=true npm test, time npm test, corepack
+		// pnpm test, and a shell function's run npm test (the
+		// fifty-fourth attack run's): the command after the first
+		// package manager's name, whatever comes before it. A word that
+		// only names one (echo npm test) is taken too: a refused change
+		// to a script costs less than a missed one.
 		for i, a := range args {
 			switch a {
 			case "npm", "yarn", "pnpm", "bun", "npx", "pnpx", "bunx", "lint-staged":
@@ -44,19 +58,70 @@ func (s *packageScripts) command(dir, prog string, args []string) {
 		}
 		return
 	}
+	wsAll := workspacesOption(prog, args)
 	if d, ok := packageDir(dir, args); ok {
-		dir = d // npm run lint --prefix web, npm -w web test
-	}
-	if workspacesOption(prog, args) {
-		// npm test --workspaces, npm -ws test, pnpm -r test: the same
-		// command in each of the root's workspaces, and the root's own
-		// for npm --include-workspace-root (the fifty-third attack run's
-		// npm test --workspaces ran web/package.json's scripts.test).
-		for _, w := range workspaceDirs(dir, prog == "pnpm") {
-			s.command(w, prog, withoutWorkspaces(args))
+		if _, err := os.Stat(filepath.Join(d, "package.json")); err != nil && workspaceOption(args) && len(workspaceDirs(dir, false)) > 0 {
+			// npm test -w packages: every workspace below a directory
+			// that is none itself (the fifty-fourth attack run's).
+			wsAll = true
+		} else {
+			dir = d // npm run lint --prefix web, npm -w web test
 		}
 	}
+	if wsAll {
+		// npm test --workspaces, npm -ws test, pnpm -r test: the same
+		// command in each of the root's workspaces, those made later
+		// too, and the list itself (the fifty-third attack run's npm
+		// test --workspaces ran web/package.json's scripts.test).
+		s.workspaces(dir, prog, withoutWorkspaces(args))
+	}
 	var name string
+	switch prog {
+	case "node":
+		// node --run test: package.json's scripts.test, without its pre
+		// and post scripts.
+		for i, a := range args {
+			if a == "--run" && i+1 < len(args) {
+				s.add(dir, "scripts."+args[i+1])
+			} else if v, ok := strings.CutPrefix(a, "--run="); ok {
+				s.add(dir, "scripts."+v)
+			}
+		}
+		return
+	case "npm-run-all", "run-s", "run-p":
+		// npm-run-all lint build, run-s lint: each script it names.
+		for _, a := range skipOptions(args) {
+			if !strings.HasPrefix(a, "-") && !strings.ContainsAny(a, "*/$`") {
+				s.add(dir, "scripts."+a)
+			}
+		}
+		return
+	case "concurrently":
+		// concurrently npm:lint "npm run test": each npm:NAME, and each
+		// command it runs.
+		for _, a := range args {
+			if v, ok := strings.CutPrefix(a, "npm:"); ok && !strings.ContainsAny(v, "*/$`") {
+				s.add(dir, "scripts."+v)
+			} else if f := strings.Fields(a); len(f) > 1 && packageManager(f[0]) {
+				s.command(dir, f[0], f[1:])
+			}
+		}
+		return
+	case "turbo", "lerna", "nx":
+		// turbo run test, lerna run test, nx run-many -t test: a script
+		// of each workspace, as npm test --workspaces runs it.
+		if rest := skipOptions(args); len(rest) > 1 && (rest[0] == "run" || rest[0] == "run-many") {
+			name := rest[1]
+			if name == "-t" || name == "--target" {
+				if len(rest) < 3 {
+					return
+				}
+				name = rest[2]
+			}
+			s.workspaces(dir, "npm", []string{"run", name})
+		}
+		return
+	}
 	switch prog {
 	case "lint-staged":
 		s.add(dir, "lint-staged")
@@ -71,7 +136,7 @@ func (s *packageScripts) command(dir, prog string, args []string) {
 		}
 		return
 	case "npm":
-		args = skipOptions(args)
+		args = npmCommand(args)
 		if len(args) == 0 {
 			return
 		}
@@ -137,6 +202,93 @@ func (s *packageScripts) command(dir, prog string, args []string) {
 	}
 }
 
+// workspaces notes, for the workspace root in dir, the command prog args
+// run in each of its workspaces: the entries of each workspace's
+// package.json there now, those a later one is judged by (ws), and the
+// root's "workspaces" list itself (pnpm's pnpm-workspace.yaml is
+// executable configuration).
+func (s *packageScripts) workspaces(dir, prog string, args []string) {
+	if s.depth >= maxWorkspaceDepth {
+		return
+	}
+	s.depth++
+	defer func() { s.depth-- }()
+	pnpm := prog == "pnpm"
+	for _, w := range workspaceDirs(dir, pnpm) {
+		s.command(w, prog, args)
+	}
+	t := packageScripts{depth: s.depth}
+	t.command(dir, prog, args)
+	keys := t.m[filepath.Join(dir, "package.json")]
+	if len(keys) == 0 {
+		return
+	}
+	manifest := filepath.Join(dir, "package.json")
+	if pnpm {
+		manifest = filepath.Join(dir, "pnpm-workspace.yaml")
+	} else {
+		s.add(dir, "workspaces")
+	}
+	if s.ws == nil {
+		s.ws = map[string][]string{}
+	}
+	for _, k := range keys {
+		if !slices.Contains(s.ws[manifest], k) && len(s.ws) < maxWorkspaces {
+			s.ws[manifest] = append(s.ws[manifest], k)
+		}
+	}
+}
+
+// npmCommand is args from npm's command on: the first word that is one
+// of npm's commands this reading knows, past options whose values it
+// cannot tell from an operand (npm --loglevel error test: the
+// fifty-fourth attack run's); with none, the first word no option takes.
+func npmCommand(args []string) []string {
+	for i, a := range args {
+		switch a {
+		case "run", "run-script", "rum", "urn", "test", "t", "tst", "start", "stop", "restart",
+			"install-test", "it", "install-clean-test", "cit", "install", "i", "in", "ci", "add", "isntall", "clean-install", "exec", "x":
+			return args[i:]
+		}
+		if !strings.HasPrefix(a, "-") && (i == 0 || !strings.HasPrefix(args[i-1], "-")) {
+			break
+		}
+	}
+	return skipOptions(args)
+}
+
+// workspaceOption: args name a workspace (npm -w, --workspace).
+func workspaceOption(args []string) bool {
+	for _, a := range args {
+		if a == "-w" || a == "--workspace" || strings.HasPrefix(a, "--workspace=") {
+			return true
+		}
+	}
+	return false
+}
+
+// WorkspaceDirs are the workspace directories manifest (a package.json,
+// or a pnpm-workspace.yaml) names now.
+func WorkspaceDirs(manifest string) []string {
+	return workspaceDirs(filepath.Dir(manifest), filepath.Base(manifest) == "pnpm-workspace.yaml")
+}
+
+// InWorkspace reports whether dir is, or would be once its package.json
+// is made, one of the workspaces manifest names: its globs match it.
+func InWorkspace(manifest, dir string) bool {
+	root := filepath.Dir(manifest)
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || !filepath.IsLocal(rel) {
+		return false
+	}
+	for _, g := range workspaceGlobs(root, filepath.Base(manifest) == "pnpm-workspace.yaml") {
+		if ok, _ := doublestar.Match(strings.TrimPrefix(path.Clean(g), "./"), filepath.ToSlash(rel)); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // packageManager: a package manager whose command a runner (npx, npm
 // exec) may run.
 func packageManager(prog string) bool {
@@ -170,7 +322,9 @@ func withoutWorkspaces(args []string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
-		case a == "--workspaces" || a == "-ws" || a == "--ws" || a == "--workspaces=true" || a == "-r" || a == "--recursive":
+		case a == "--workspaces" || a == "-ws" || a == "--ws" || a == "--workspaces=true" || a == "-r" || a == "--recursive" || strings.HasPrefix(a, "--workspace="):
+		case (a == "-w" || a == "--workspace") && i+1 < len(args):
+			i++
 		case a == "workspaces" && i+1 < len(args) && args[i+1] == "foreach":
 			i++
 			for i+1 < len(args) && strings.HasPrefix(args[i+1], "-") {
@@ -191,6 +345,21 @@ const maxWorkspaces = 64
 // "packages"), or for pnpm pnpm-workspace.yaml's packages list, each
 // glob (** included) matched to directories holding a package.json.
 func workspaceDirs(dir string, pnpm bool) []string {
+	var out []string
+	for _, g := range workspaceGlobs(dir, pnpm) {
+		ds, _ := doublestar.FilepathGlob(filepath.Join(dir, filepath.FromSlash(g), "package.json"), doublestar.WithNoFollow())
+		for _, m := range ds {
+			if d := filepath.Dir(m); !slices.Contains(out, d) && len(out) < maxWorkspaces {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// workspaceGlobs are the workspace globs of the package in dir, as
+// workspaceDirs reads them; none that is absolute, negated or climbs.
+func workspaceGlobs(dir string, pnpm bool) []string {
 	var globs []string
 	if pnpm {
 		for _, l := range strings.Split(readSmall(filepath.Join(dir, "pnpm-workspace.yaml")), "\n") {
@@ -208,19 +377,9 @@ func workspaceDirs(dir string, pnpm bool) []string {
 		}
 		globs = list
 	}
-	var out []string
-	for _, g := range globs {
-		if g == "" || strings.HasPrefix(g, "!") || filepath.IsAbs(g) || strings.Contains(g, "..") {
-			continue
-		}
-		ds, _ := doublestar.FilepathGlob(filepath.Join(dir, filepath.FromSlash(g), "package.json"), doublestar.WithNoFollow())
-		for _, m := range ds {
-			if d := filepath.Dir(m); !slices.Contains(out, d) && len(out) < maxWorkspaces {
-				out = append(out, d)
-			}
-		}
-	}
-	return out
+	return slices.DeleteFunc(globs, func(g string) bool {
+		return g == "" || strings.HasPrefix(g, "!") || filepath.IsAbs(g) || strings.Contains(g, "..")
+	})
 }
 
 // workspaceNamed is the workspace of the package in dir whose
