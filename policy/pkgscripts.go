@@ -75,53 +75,10 @@ func (s *packageScripts) command(dir, prog string, args []string) {
 		// test --workspaces ran web/package.json's scripts.test).
 		s.workspaces(dir, prog, withoutWorkspaces(args))
 	}
-	var name string
-	switch prog {
-	case "node":
-		// node --run test: package.json's scripts.test, without its pre
-		// and post scripts.
-		for i, a := range args {
-			if a == "--run" && i+1 < len(args) {
-				s.add(dir, "scripts."+args[i+1])
-			} else if v, ok := strings.CutPrefix(a, "--run="); ok {
-				s.add(dir, "scripts."+v)
-			}
-		}
-		return
-	case "npm-run-all", "run-s", "run-p":
-		// npm-run-all lint build, run-s lint: each script it names.
-		for _, a := range skipOptions(args) {
-			if !strings.HasPrefix(a, "-") && !strings.ContainsAny(a, "*/$`") {
-				s.add(dir, "scripts."+a)
-			}
-		}
-		return
-	case "concurrently":
-		// concurrently npm:lint "npm run test": each npm:NAME, and each
-		// command it runs.
-		for _, a := range args {
-			if v, ok := strings.CutPrefix(a, "npm:"); ok && !strings.ContainsAny(v, "*/$`") {
-				s.add(dir, "scripts."+v)
-			} else if f := strings.Fields(a); len(f) > 1 && packageManager(f[0]) {
-				s.command(dir, f[0], f[1:])
-			}
-		}
-		return
-	case "turbo", "lerna", "nx":
-		// turbo run test, lerna run test, nx run-many -t test: a script
-		// of each workspace, as npm test --workspaces runs it.
-		if rest := skipOptions(args); len(rest) > 1 && (rest[0] == "run" || rest[0] == "run-many") {
-			name := rest[1]
-			if name == "-t" || name == "--target" {
-				if len(rest) < 3 {
-					return
-				}
-				name = rest[2]
-			}
-			s.workspaces(dir, "npm", []string{"run", name})
-		}
+	if s.runnerScripts(dir, prog, args) {
 		return
 	}
+	var name string
 	switch prog {
 	case "lint-staged":
 		s.add(dir, "lint-staged")
@@ -200,6 +157,61 @@ func (s *packageScripts) command(dir, prog string, args []string) {
 	for _, k := range []string{name, "pre" + name, "post" + name} {
 		s.add(dir, "scripts."+k)
 	}
+}
+
+// runnerScripts notes what the task runners and node's --run run of
+// dir's package.json, and reports whether prog was one: node --run test,
+// npm-run-all lint build, run-s, run-p, concurrently npm:lint, turbo run
+// test, lerna run test, nx run-many -t test (the fifty-fourth attack
+// run's).
+func (s *packageScripts) runnerScripts(dir, prog string, args []string) bool {
+	switch prog {
+	case "node":
+		// node --run test: package.json's scripts.test, without its pre
+		// and post scripts.
+		for i, a := range args {
+			if a == "--run" && i+1 < len(args) {
+				s.add(dir, "scripts."+args[i+1])
+			} else if v, ok := strings.CutPrefix(a, "--run="); ok {
+				s.add(dir, "scripts."+v)
+			}
+		}
+		return true
+	case "npm-run-all", "run-s", "run-p":
+		// npm-run-all lint build, run-s lint: each script it names.
+		for _, a := range skipOptions(args) {
+			if !strings.HasPrefix(a, "-") && !strings.ContainsAny(a, "*/$`") {
+				s.add(dir, "scripts."+a)
+			}
+		}
+		return true
+	case "concurrently":
+		// concurrently npm:lint "npm run test": each npm:NAME, and each
+		// command it runs.
+		for _, a := range args {
+			if v, ok := strings.CutPrefix(a, "npm:"); ok && !strings.ContainsAny(v, "*/$`") {
+				s.add(dir, "scripts."+v)
+			} else if f := strings.Fields(a); len(f) > 1 && packageManager(f[0]) {
+				s.command(dir, f[0], f[1:])
+			}
+		}
+		return true
+	case "turbo", "lerna", "nx":
+		// turbo run test, lerna run test, nx run-many -t test: a script
+		// of each workspace, as npm test --workspaces runs it.
+		if rest := skipOptions(args); len(rest) > 1 && (rest[0] == "run" || rest[0] == "run-many") {
+			name := rest[1]
+			if name == "-t" || name == "--target" {
+				if len(rest) < 3 {
+					return true
+				}
+				name = rest[2]
+			}
+			s.workspaces(dir, "npm", []string{"run", name})
+		}
+		return true
+	}
+	return false
 }
 
 // workspaces notes, for the workspace root in dir, the command prog args
