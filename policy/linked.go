@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/loopguard/loopguard/fsx"
 )
@@ -125,18 +126,28 @@ func LinkedConfig(project string) []string {
 	}
 	project = filepath.Clean(project)
 	var links, dirs []string
+	var pl Places // the project's own entries alone; prepared once, where one is asked
+	github := ""  // its name, as the top spells it
 	look := func(dir string, every bool) {
-		ents, err := os.ReadDir(dir)
-		if err != nil || len(ents) > maxTopNames {
+		f, err := os.Open(dir)
+		if err != nil {
 			return
 		}
+		ents, _ := f.ReadDir(maxTopNames) // unsorted, and not a directory of 100,000 read whole
+		f.Close()
 		for _, e := range ents {
-			if !every && !NameCouldBeProtected(e.Name()) {
+			link := e.Type()&fs.ModeSymlink != 0
+			if !link && !e.IsDir() || !every && !NameCouldBeProtected(e.Name()) {
 				continue
 			}
+			if pl.prepared == nil {
+				pl = pl.Prepare()
+			}
 			p := filepath.Join(dir, e.Name())
-			pr := (Places{}).Classify(p)
+			pr := pl.Classify(p)
 			switch {
+			case pr.Holds && dir == project && strings.EqualFold(e.Name(), ".github") && !link:
+				github = e.Name()
 			case !pr.Protected():
 			case e.Type()&fs.ModeSymlink != 0:
 				links = append(links, p)
@@ -146,7 +157,9 @@ func LinkedConfig(project string) []string {
 		}
 	}
 	look(project, false)
-	look(filepath.Join(project, ".github"), true)
+	if github != "" {
+		look(filepath.Join(project, github), true)
+	}
 	out, top := LinkTargets(project, append(links, LinksIn(dirs, maxLinkedEntries)...))
 	if top != "" {
 		out = append(out, project)
