@@ -482,13 +482,7 @@ func hookPrograms(r *programReader, project string, hooksPaths []string) {
 		if i > maxHookScripts || d != project && !strings.HasPrefix(d, project+"/") {
 			continue
 		}
-		f, err := os.Open(d)
-		if err != nil {
-			continue
-		}
-		ents, _ := f.ReadDir(maxHookScripts) // not a directory of 100,000 read whole
-		f.Close()
-		for _, e := range ents {
+		for _, e := range readDirN(d, maxHookScripts) {
 			// A hook that is a link (ln -s ../../scripts/pre-commit
 			// .git/hooks/pre-commit) is read through it, as git runs it.
 			if strings.HasSuffix(e.Name(), ".sample") || !e.Type().IsRegular() && e.Type()&os.ModeSymlink == 0 {

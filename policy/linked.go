@@ -18,6 +18,18 @@ import (
 // cfg/shared/claude, cfg/shared -> ../vendor/shared) retargeted is one
 // too (the fifty-second and fifty-third attack runs).
 
+// readDirN is at most n entries of the directory dir, unsorted: not a
+// directory of 100,000 read whole; none where it cannot be read.
+func readDirN(dir string, n int) []os.DirEntry {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	ents, _ := f.ReadDir(n)
+	return ents
+}
+
 // maxLinkedEntries bounds the entries LinksIn reads, all together.
 const maxLinkedEntries = 1024
 
@@ -35,13 +47,7 @@ func LinksIn(held []string, max int) []string {
 		if depth > maxLinkedDepth || left <= 0 {
 			return
 		}
-		f, err := os.Open(dir)
-		if err != nil {
-			return
-		}
-		ents, _ := f.ReadDir(left) // not a directory of 100,000 read whole
-		f.Close()
-		for _, e := range ents {
+		for _, e := range readDirN(dir, left) {
 			if left--; left < 0 {
 				return
 			}
@@ -129,13 +135,7 @@ func LinkedConfig(project string) []string {
 	var pl Places // the project's own entries alone; prepared once, where one is asked
 	github := ""  // its name, as the top spells it
 	look := func(dir string, every bool) {
-		f, err := os.Open(dir)
-		if err != nil {
-			return
-		}
-		ents, _ := f.ReadDir(maxTopNames) // unsorted, and not a directory of 100,000 read whole
-		f.Close()
-		for _, e := range ents {
+		for _, e := range readDirN(dir, maxTopNames) {
 			link := e.Type()&fs.ModeSymlink != 0
 			if !link && !e.IsDir() || !every && !NameCouldBeProtected(e.Name()) {
 				continue
