@@ -336,6 +336,8 @@ var execConfigRows = []ExecConfigEntry{
 	{".rules", AnyDepth, "", "instructions the next session of Zed's agent loads (.rules)", "https://zed.dev/docs/ai/rules"},
 	{".augment-guidelines", AnyDepth, "", "instructions the next session of Augment loads (.augment-guidelines)", "https://docs.augmentcode.com/setup-augment/guidelines"},
 	{".augment", AnyDepth, "", "Augment's workspace rules (.augment/rules: instructions its next session loads)", "https://docs.augmentcode.com/setup-augment/guidelines"},
+	{".github/chatmodes", AnyDepth, "copilot", "VS Code's custom chat modes (.github/chatmodes/*.chatmode.md: instructions and the tools they may use, loaded by the next session)",
+		"https://code.visualstudio.com/docs/copilot/customization/custom-chat-modes"},
 	{".github/prompts", AnyDepth, "copilot", "Copilot prompt files (.github/prompts/*.prompt.md: instructions run by name, with the tools they may use)",
 		"https://code.visualstudio.com/docs/copilot/customization/prompt-files"},
 	{".crush.json", AnyDepth, "", "Crush's configuration (.crush.json: MCP servers and language servers are commands Crush starts)", crushDoc},

@@ -131,6 +131,7 @@ func TestProjectExecConfig(t *testing.T) {
 		{"lsp.json", ExecConfig},
 		{".github/skills/x/SKILL.md", ExecConfig},
 		{".agents/skills/x/run.sh", ExecConfig},
+		{".github/chatmodes/plan.chatmode.md", ExecConfig},
 		{".github/workflows/ci.yml", Ordinary},
 		{"src/main.go", Ordinary},
 		{"src/npmrc", Ordinary},
