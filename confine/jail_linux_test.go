@@ -1634,13 +1634,7 @@ func TestJailPackageScripts(t *testing.T) {
 		mark := filepath.Join(j.root, "ran")
 		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 printf '#!/bin/sh\nnpm test --silent\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && printf '%s' '`+pkg+`' > package.json && git add -A && git commit -qm pkg`)
-		commit := func() string {
-			t.Helper()
-			_ = os.Remove(mark)
-			j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 PATH=`+filepath.Dir(npm)+`:$PATH; echo $$ >> notes.txt && git add notes.txt && git commit -qm note >/dev/null 2>&1 || true`)
-			b, _ := os.ReadFile(mark)
-			return string(b)
-		}
+		commit := func() string { t.Helper(); return j.userCommit(t, npm, mark) }
 		// The oracle: the user's own scripts.lint, which scripts.test runs,
 		// runs on their commit.
 		j.unconfined(t, `sed -i 's|echo ok|echo user > `+mark+`|' package.json`)
@@ -1691,6 +1685,16 @@ printf '#!/bin/sh\nnpm test --silent\n' > .git/hooks/pre-commit && chmod +x .git
 			t.Errorf("control: a dependency added: exit %d %q, package.json %q", code, out, b)
 		}
 	})
+}
+
+// userCommit is the user's own commit in the jail's project, unconfined,
+// with npm on PATH for its hooks: what they wrote to mark ("" none).
+func (j *jail) userCommit(t *testing.T, npm, mark string) string {
+	t.Helper()
+	_ = os.Remove(mark)
+	j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 PATH=`+filepath.Dir(npm)+`:$PATH; echo $$ >> notes.txt && git add notes.txt && git commit -qm note >/dev/null 2>&1 || true`)
+	b, _ := os.ReadFile(mark)
+	return string(b)
 }
 
 // TestJailDotenv: an environment file at any depth (.env, .env.local) is
@@ -4203,13 +4207,7 @@ func TestJailWorkspaceScripts(t *testing.T) {
 		j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 printf '#!/bin/sh\nnpm test --workspaces --if-present --silent\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit &&
 printf '%s' '`+root+`' > package.json && mkdir -p packages/a && printf '{"name": "a", "version": "1.0.0"}\n' > packages/a/package.json && git add -A && git commit -qm ws`)
-		commit := func() string {
-			t.Helper()
-			_ = os.Remove(mark)
-			j.unconfined(t, `export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 PATH=`+filepath.Dir(npm)+`:$PATH; echo $$ >> notes.txt && git add notes.txt && git commit -qm note >/dev/null 2>&1 || true`)
-			b, _ := os.ReadFile(mark)
-			return string(b)
-		}
+		commit := func() string { t.Helper(); return j.userCommit(t, npm, mark) }
 		evil := `{"name": "evil", "version": "1.0.0", "scripts": {"test": "echo call > ` + mark + `"}}`
 		// The oracle: the user's own new workspace's scripts.test runs on
 		// their commit.

@@ -749,12 +749,11 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	// when it enters that directory: protected as the top's loads are,
 	// and walked again with them (the listings just read make it cheap).
 	// What a held link leads to in the project likewise.
-	more := nestedEnvrcLoads(w.held, s.Project, p.imports)
-	linked, err := heldLinkTargets(w.held, w.heldLinks, s.Project, p.imports)
+	linked, err := heldLinkTargets(w.held, w.heldLinks, s.Project)
 	if err != nil {
 		return err
 	}
-	if more = append(more, linked...); len(more) > 0 {
+	if more := notIn(p.imports, slices.Concat(nestedEnvrcLoads(w.held, s.Project), linked)); len(more) > 0 {
 		p.imports = append(slices.Clone(p.imports), more...)
 		pl := b.pl
 		pl.Imports = p.imports
@@ -849,8 +848,8 @@ type kid struct {
 }
 
 // nestedEnvrcLoads are what the .envrc files among held (below the
-// project's top) load that imports does not hold already.
-func nestedEnvrcLoads(held []string, project string, imports []string) []string {
+// project's top) load.
+func nestedEnvrcLoads(held []string, project string) []string {
 	var envrcs []string
 	for _, h := range held {
 		if filepath.Base(h) == ".envrc" && filepath.Dir(h) != project {
@@ -860,38 +859,37 @@ func nestedEnvrcLoads(held []string, project string, imports []string) []string 
 	if len(envrcs) == 0 {
 		return nil
 	}
-	had := make(map[string]bool, len(imports)) // up to 4,096 of them: not a scan for each load
-	for _, i := range imports {
-		had[i] = true
+	return policy.EnvrcLoadsOf(project, envrcs)
+}
+
+// notIn are the paths of more that had does not hold, looked up in a set
+// (had holds up to 4,096 imports: not a scan for each).
+func notIn(had, more []string) []string {
+	if len(more) == 0 {
+		return nil
 	}
-	var more []string
-	for _, l := range policy.EnvrcLoadsOf(project, envrcs) {
-		if !had[l] {
-			more = append(more, l)
-		}
+	set := make(map[string]bool, len(had))
+	for _, h := range had {
+		set[h] = true
 	}
-	return more
+	return slices.DeleteFunc(more, func(m string) bool { return set[m] })
 }
 
 // heldLinkTargets are what the held entries that are links (links, in
 // project), and the links inside the held directories (held), lead
-// through and to in the project, spelled from project, but those imports
-// has (policy.LinkTargets): a tool loads its configuration through the
+// through and to in the project, spelled from project
+// (policy.LinkTargets): a tool loads its configuration through the
 // link (.claude -> cc, CLAUDE.md -> docs/ai.md, .claude/settings.json ->
 // ../conf/settings.json), and a rule that writes the target, or
 // retargets a link on the way, writes it (the fifty-second and
 // fifty-third attack runs). A link that leads to the project's top is an
 // error: everything there would be its tool's file.
-func heldLinkTargets(held, links []string, project string, imports []string) ([]string, error) {
+func heldLinkTargets(held, links []string, project string) ([]string, error) {
 	more, top := policy.LinkTargets(project, slices.Concat(links, policy.LinksIn(held, maxLinkedEntries)))
 	if top != "" {
 		return nil, fmt.Errorf("%s leads to the project's top: every file there is what its tool loads, so the project cannot be written confined", top)
 	}
-	had := make(map[string]bool, len(imports))
-	for _, i := range imports {
-		had[i] = true
-	}
-	return slices.DeleteFunc(more, func(t string) bool { return had[t] }), nil
+	return more, nil
 }
 
 // maxLinkedEntries bounds the entries of held directories a plan reads

@@ -149,7 +149,7 @@ func LinkedConfig(project string) []string {
 			case pr.Holds && dir == project && strings.EqualFold(e.Name(), ".github") && !link:
 				github = e.Name()
 			case !pr.Protected():
-			case e.Type()&fs.ModeSymlink != 0:
+			case link:
 				links = append(links, p)
 			case e.IsDir() && !pr.Holds:
 				dirs = append(dirs, p)

@@ -42,7 +42,7 @@ func (s *packageScripts) command(dir, prog string, args []string) {
 	if slices.Contains(args, "lint-staged") {
 		s.add(dir, "lint-staged") // npx --no -- lint-staged --quiet, npm exec lint-staged, yarn lint-staged
 	}
-	if !packageManager(prog) && !slices.Contains([]string{"npx", "pnpx", "bunx", "lint-staged", "node", "npm-run-all", "run-s", "run-p", "concurrently", "turbo", "lerna", "nx"}, prog) {
+	if !packageTool(prog) && !taskRunner(prog) {
 		// exec npm test, env CI=true npm test, time npm test, corepack
 		// pnpm test, and a shell function's run npm test (the
 		// fifty-fourth attack run's): the command after the first
@@ -50,8 +50,7 @@ func (s *packageScripts) command(dir, prog string, args []string) {
 		// only names one (echo npm test) is taken too: a refused change
 		// to a script costs less than a missed one.
 		for i, a := range args {
-			switch a {
-			case "npm", "yarn", "pnpm", "bun", "npx", "pnpx", "bunx", "lint-staged":
+			if packageTool(a) {
 				s.command(dir, a, args[i+1:])
 				return
 			}
@@ -311,13 +310,39 @@ func packageManager(prog string) bool {
 	return false
 }
 
+// packageTool: a package manager, a package runner (npx, pnpx, bunx) or
+// lint-staged: a program command reads for what it runs of package.json;
+// after any other program's name, the command from it on is read.
+func packageTool(prog string) bool {
+	switch prog {
+	case "npx", "pnpx", "bunx", "lint-staged":
+		return true
+	}
+	return packageManager(prog)
+}
+
+// taskRunner: node, or a task runner that runs package.json's scripts by
+// name (runnerScripts).
+func taskRunner(prog string) bool {
+	switch prog {
+	case "node", "npm-run-all", "run-s", "run-p", "concurrently", "turbo", "lerna", "nx":
+		return true
+	}
+	return false
+}
+
+// npmWorkspacesFlag: a, npm's flag for every workspace.
+func npmWorkspacesFlag(a string) bool {
+	return a == "--workspaces" || a == "-ws" || a == "--ws" || a == "--workspaces=true"
+}
+
 // workspacesOption: prog's args run the command in every workspace
 // (npm --workspaces, -ws, --ws; pnpm -r, --recursive; yarn's workspaces
 // foreach).
 func workspacesOption(prog string, args []string) bool {
 	for i, a := range args {
 		switch {
-		case prog == "npm" && (a == "--workspaces" || a == "-ws" || a == "--ws" || a == "--workspaces=true"):
+		case prog == "npm" && npmWorkspacesFlag(a):
 			return true
 		case prog == "pnpm" && (a == "-r" || a == "--recursive"):
 			return true
@@ -334,7 +359,7 @@ func withoutWorkspaces(args []string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
-		case a == "--workspaces" || a == "-ws" || a == "--ws" || a == "--workspaces=true" || a == "-r" || a == "--recursive" || strings.HasPrefix(a, "--workspace="):
+		case npmWorkspacesFlag(a) || a == "-r" || a == "--recursive" || strings.HasPrefix(a, "--workspace="):
 		case (a == "-w" || a == "--workspace") && i+1 < len(args):
 			i++
 		case a == "workspaces" && i+1 < len(args) && args[i+1] == "foreach":
