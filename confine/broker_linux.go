@@ -171,7 +171,17 @@ type topBroker struct {
 // newTopBroker opens the project's top for plan; conn receives the
 // listener. Under read-only (no project) it serves metadata changes
 // alone: the filter sends it nothing else (filterOpts.opens).
-func newTopBroker(plan Plan, e Env, conn *os.File, serve bool) (*topBroker, error) {
+// brokerRole is where a broker runs and what it does there.
+type brokerRole struct {
+	// serve: it serves the directories that hold protected entries
+	// (Plan.Unclean, the top): it makes new names there.
+	serve bool
+	// ownProc: it runs in the second stage, whose /proc is its PID
+	// namespace's (procOf).
+	ownProc bool
+}
+
+func newTopBroker(plan Plan, e Env, conn *os.File, role brokerRole) (*topBroker, error) {
 	b := &topBroker{conn: conn, listener: -1, root: -1, project: plan.Project, makerRules: -1, noLinks: plan.NoLinks,
 		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, umasks: map[uint32]uint32{}, umaskCalls: map[uint32]bool{}, told: map[string]bool{}, modeSet: newModeSet(plan), done: make(chan struct{})}
 	if plan.Project != "" {
@@ -189,10 +199,10 @@ func newTopBroker(plan Plan, e Env, conn *os.File, serve bool) (*topBroker, erro
 			_ = unix.Close(root)
 			return nil, err
 		}
-		if serve {
+		b.ownProc = role.ownProc
+		if role.serve {
 			b.findServed(plan)
 		} else {
-			b.ownProc = true // the second stage's, in its own namespaces
 			b.served, b.ours, b.ourNames = map[fileKey]string{}, map[string]bool{}, map[string]bool{}
 		}
 		e.Places.HooksPaths, e.Places.Imports = plan.hooksPaths, plan.imports
@@ -1982,13 +1992,13 @@ func umaskIn(proc string) uint32 {
 
 // startBroker makes the hand-over's two ends and the broker on the first
 // stage's; the other end is the launch's child's (forkSpec.brokerFd).
-func startBroker(plan Plan, e Env, serve bool) (*topBroker, *os.File, error) {
+func startBroker(plan Plan, e Env, role brokerRole) (*topBroker, *os.File, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, err
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "broker"), os.NewFile(uintptr(fds[1]), "broker")
-	b, err := newTopBroker(plan, e, ours, serve)
+	b, err := newTopBroker(plan, e, ours, role)
 	if err != nil {
 		ours.Close()
 		theirs.Close()

@@ -3056,7 +3056,7 @@ func TestBrokerCloseBounded(t *testing.T) {
 	defer func(d time.Duration) { brokerStop = d }(brokerStop)
 	brokerStop = 200 * time.Millisecond
 	for _, stuck := range []bool{false, true} {
-		b, theirs, err := startBroker(Plan{}, Env{}, true)
+		b, theirs, err := startBroker(Plan{}, Env{}, brokerRole{serve: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -4137,14 +4137,34 @@ mkdir -p sub/.vscode && printf '%s' '`+set+`' > conf/sub.json && ln -s ../../con
 			}
 			return string(b)
 		}
-		// Control: the targets' neighbours are written. (Files that are
-		// there: with a held link no mount holds in place, a launch with
-		// namespaces makes no new name in a directory that holds a held
-		// entry, the top included: Plan.TopWritable.)
+		// Control: the targets' neighbours are written, and new names
+		// are made at the top and beside a held entry: with a held link,
+		// which no mount holds in place, the second stage's broker serves
+		// those directories (the project is not written whole), as the
+		// first stage's does with the filter alone.
 		j.unconfined(t, `echo > docs/other.md && echo > shared/notes.md`)
-		out, code := j.launch(t, projectWrite, "jail-sh", "echo x > docs/other.md && echo y > shared/notes.md")
-		if code != 0 || read("docs/other.md") != "x\n" || read("shared/notes.md") != "y\n" {
-			t.Errorf("control: the targets' neighbours: exit %d %q", code, out)
+		out, code := j.launch(t, projectWrite, "jail-sh", "echo x > docs/other.md && echo y > shared/notes.md && echo z > app && mkdir -p build/out && echo w > build/out/a && echo v > .github/new.yml && mv app app2 && rm -r build")
+		if code != 0 || read("docs/other.md") != "x\n" || read("shared/notes.md") != "y\n" || read("app2") != "z\n" || read(".github/new.yml") != "v\n" || strings.Contains(out, "loopguard:") {
+			t.Errorf("control: the targets' neighbours and new names at the top: exit %d %q", code, out)
+		}
+		if _, err := os.Lstat(filepath.Join(j.project, "build")); err == nil {
+			t.Errorf("control: rm -r build left it")
+		}
+		j.unconfined(t, `rm -f app2 .github/new.yml`)
+		// The held links themselves: neither removed, moved nor replaced.
+		for _, a := range []string{
+			`rm CLAUDE.md`, `rm -f .claude`, `mv CLAUDE.md x.md`, `ln -sfn evil.md CLAUDE.md`,
+			`echo evil > n.md && mv -f n.md CLAUDE.md`, `mv .github/hooks .github/h2`, `rm .github/hooks`,
+		} {
+			for _, k := range []*jail{j, j.withoutBroker()} {
+				out, _ := k.launch(t, projectWrite, "jail-sh", a)
+				for link, want := range map[string]string{"CLAUDE.md": "docs/ai.md", ".claude": "cc", ".github/hooks": "../shared/hooks"} {
+					if got, err := os.Readlink(filepath.Join(j.project, link)); err != nil || got != want {
+						t.Errorf("%q: %s after the call: %q %v, want a link to %s (the call said %q)", a, link, got, err, want, out)
+					}
+				}
+				j.unconfined(t, `rm -f n.md x.md; rm -rf .github/h2`)
+			}
 		}
 		for _, a := range []string{
 			`echo '{"hooks": {"x": 1}}' > cc/settings.json`,

@@ -72,6 +72,10 @@ type launch struct {
 	// Places are the guard's own paths, core.hooksPath's directories in
 	// them: the second stage's broker judges names by them.
 	Places policy.Places
+	// Unclean is the plan's (Plan.Unclean): the directories the second
+	// stage's broker serves where its mounts cannot hold the project
+	// whole (a protected entry that is a link).
+	Unclean []string
 }
 
 // run is the first stage: it returns the program's exit status, or an
@@ -186,7 +190,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		// new files at its top.
 		var theirs *os.File
 		if !noBroker {
-			if broker, theirs, err = startBroker(plan, e, true); err != nil {
+			if broker, theirs, err = startBroker(plan, e, brokerRole{serve: true}); err != nil {
 				return 0, err
 			}
 		}
@@ -343,7 +347,7 @@ func waitPid(pid int) (syscall.WaitStatus, error) {
 func stage2Handover(s Spec, plan Plan, e Env, cg *callCgroup) ([]byte, bool) {
 	places := e.Places
 	places.HooksPaths, places.Imports = plan.hooksPaths, plan.imports
-	b, err := json.Marshal(launch{Spec: s, Plan: plan, NS: true, OwnNet: !plan.Network, PidsMax: cg != nil && cg.pidsMax, Places: places})
+	b, err := json.Marshal(launch{Spec: s, Plan: plan, NS: true, OwnNet: !plan.Network, PidsMax: cg != nil && cg.pidsMax, Places: places, Unclean: plan.Unclean})
 	if err != nil || bytes.Contains(b, []byte(`\ufffd`)) {
 		return nil, false
 	}
@@ -462,15 +466,29 @@ func stage2() error {
 	// before); this stage's broker serves no directory (gitWriteSet).
 	l.Plan.WriteDirs = append(l.Plan.WriteDirs, l.Plan.GitDirs...)
 	o := l.Plan.filter(true, mounted)
-	o.namesOnly = true
+	// Where the mounts hold every protected entry in place, the project
+	// is written whole (isolate) and the broker serves no directory.
+	// Where they cannot (a protected entry that is a link, which no mount
+	// holds: CLAUDE.md -> AGENTS.md; a project past the walk's budget;
+	// the kernel refused the mounts), it serves the directories that hold
+	// protected entries, the top included, as the first stage's does
+	// with the filter alone: new names there, and no protected one
+	// removed, renamed or replaced.
+	whole := mounted && l.Plan.TopWritable
+	o.namesOnly = whole
 	var b *topBroker
 	var theirs *os.File
 	if o.opens && !noBroker {
 		// A broker of its own, in the namespaces, for the names the
 		// program makes in the project (maker_linux.go): its mounts and
-		// Landlock say where, and it serves no directory itself.
+		// Landlock say where.
 		l.Plan.hooksPaths, l.Plan.imports = l.Places.HooksPaths, l.Places.Imports
-		if b, theirs, err = startBroker(l.Plan, Env{Places: l.Places}, false); err != nil {
+		l.Plan.Unclean = l.Unclean
+		// /proc is this PID namespace's where ownProc could mount it
+		// (this process is its init, pid 1); else the pidfd finds a
+		// caller's entry there (procOf).
+		self, _ := os.Readlink("/proc/self")
+		if b, theirs, err = startBroker(l.Plan, Env{Places: l.Places}, brokerRole{serve: !whole, ownProc: self == "1"}); err != nil {
 			return err
 		}
 		b.mounted = !o.metadata
