@@ -9,9 +9,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+	"unsafe"
 
 	"github.com/loopguard/loopguard/fsx"
 	"golang.org/x/sys/unix"
@@ -250,14 +253,31 @@ func (p *Plan) asWalked() bool {
 // dropCapabilities ends the capabilities the namespace gave the second
 // stage: the ambient ones it was started with, the bounding set (a
 // program run as root would keep the rest through execve), then every
-// set it holds (the inheritable one kept the ambient ones' bits).
+// set it holds (the inheritable one kept the ambient ones' bits). On
+// every thread: a thread's capabilities are its own, and the runtime's
+// other threads, where the broker answers the program's calls, kept
+// CAP_SYS_ADMIN, CAP_NET_ADMIN and CAP_SETPCAP in the namespace while
+// the thread that runs the program had none (the fifty-fifth attack
+// run). A binary with cgo cannot change every thread's (a test binary
+// built with -race): there only this thread's change.
 func dropCapabilities() {
-	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
-		_ = unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
-	}
 	var none [2]unix.CapUserData
-	_ = unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0])
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	_, _, errno := syscall.AllThreadsSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0)
+	if errno == syscall.ENOTSUP {
+		_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+		for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+			_ = unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		}
+		_ = unix.Capset(&hdr, &none[0])
+		return
+	}
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		syscall.AllThreadsSyscall6(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0, 0)
+	}
+	syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&none[0])), 0)
+	runtime.KeepAlive(&hdr)
+	runtime.KeepAlive(&none)
 }
 
 // sandboxedOutside reports whether, in this mount namespace, everything

@@ -388,3 +388,46 @@ func TestJailInitSurvivesSignals(t *testing.T) {
 		}
 	})
 }
+
+// TestStage2DropsCapabilitiesEverywhere: the second stage, in user
+// namespaces of its own, ends the capabilities they gave it on every
+// thread, not only the one that runs the program: its broker answers the
+// program's calls from the runtime's other threads, which kept
+// CAP_SYS_ADMIN there (the fifty-fifth attack run). Run with the
+// launcher as make build builds it (no cgo: a binary with cgo cannot
+// change every thread's), as the jail's user; the program reads every
+// thread of its PID namespace's init, the second stage. Control: the
+// launch ran in namespaces of its own, and /proc shows the threads.
+func TestStage2DropsCapabilitiesEverywhere(t *testing.T) {
+	if !namespacesAllowed() {
+		t.Skip("user namespaces are refused to an unprivileged user here")
+	}
+	j := newJail(t, true)
+	bin := filepath.Join(filepath.Dir(j.bin), "loopguard-confine")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/loopguard-confine")
+	build.Dir = ".."
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the launcher: %v %s", err, out)
+	}
+	_ = os.Chown(bin, nobody, nobody)
+	k := *j
+	k.bin = bin
+	script := `cat /proc/self/uid_map; for s in /proc/1/task/*/status; do grep -E '^Cap(Eff|Prm|Inh|Amb|Bnd)' "$s" | tr '\n' ' '; echo; done`
+	out, code := combined(t, k.specCmd(Spec{Cap: projectWrite, Project: j.project, Cwd: j.project, Exe: "/bin/sh", Argv: []string{"sh", "-c", script}}))
+	threads := strings.Count(out, "CapEff")
+	if code != 0 || threads < 2 || strings.HasPrefix(out, "0 0 4294967295") {
+		t.Fatalf("the second stage's threads (control: namespaces of its own, more than one thread): exit %d, %d threads: %q", code, threads, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, "CapEff") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if strings.HasPrefix(f, "0000") && strings.Trim(f, "0") != "" {
+				t.Errorf("a thread of the second stage holds capabilities: %s", line)
+				break
+			}
+		}
+	}
+}
