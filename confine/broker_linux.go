@@ -505,7 +505,8 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 	pdir, below := b.projectPath(parent)
 	if !c.unlink && !c.rmdir && b.protectedIn(pdir, below, top, name) {
 		var st unix.Stat_t
-		if c.mkdir && unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		exists := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+		if c.mkdir && exists {
 			// mkdir -p .github/ISSUE_TEMPLATE's mkdir of the .github
 			// that is there: the kernel's own answer, with nothing to
 			// tell (the fifty-second run's agent was told .github was
@@ -513,8 +514,14 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 			return failed(n, unix.EEXIST)
 		}
 		// Executable configuration or an instruction file, at any depth
-		// of the project: never made (Landlock cannot refuse a name).
-		b.tell(pdir, name, "executable configuration or an instruction file")
+		// of the project: never made (Landlock cannot refuse a name),
+		// nor written through an open that would have made it (echo >>
+		// AGENTS.md: the usability run was told "refused to make").
+		verb := "make"
+		if exists && !c.rename && !c.symlink && !c.name {
+			verb = "write"
+		}
+		b.tell(pdir, name, verb, "executable configuration or an instruction file")
 		return failed(n, unix.EACCES)
 	}
 	if (c.rename || c.symlink) && below && b.aboveFixed(filepath.Join(pdir, name)) {
@@ -522,7 +529,7 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		// hooks directory core.hooksPath names would be (mv x ci, with
 		// x/hooks/pre-commit, for ci/hooks): git would run what it
 		// brings.
-		b.tell(pdir, name, "where git would find the hooks directory core.hooksPath names")
+		b.tell(pdir, name, "make", "where git would find the hooks directory core.hooksPath names")
 		return failed(n, unix.EACCES)
 	}
 	dir, unclean, served := b.servedDir(key, below)
@@ -1487,13 +1494,14 @@ func (b *topBroker) renameIn(n *seccompNotif, c brokered, to resolved, below boo
 // one name a thousand times says it once).
 const maxTold = 10
 
-// tell says on the call's standard error that the name in dir (a
-// directory of the project, by its path; "" outside it) was refused and
-// why, so that the agent reads a reason and not the program's bare
-// "Permission denied". Each name once, at most maxTold.
-func (b *topBroker) tell(dir, name, why string) {
+// tell says on the call's standard error that making (verb: make) or
+// writing (write) the name in dir (a directory of the project, by its
+// path; "" outside it) was refused and why, so that the agent reads a
+// reason and not the program's bare "Permission denied". Each name once,
+// at most maxTold.
+func (b *topBroker) tell(dir, name, verb, why string) {
 	if rel, ok := b.firstTelling(dir, name); ok {
-		fmt.Fprintln(os.Stderr, oneLine(fmt.Sprintf("loopguard: refused to make %s in the project: %s (it reaches the project only with the user's approval)", rel, why)))
+		fmt.Fprintln(os.Stderr, oneLine(fmt.Sprintf("loopguard: refused to %s %s in the project: %s (it reaches the project only with the user's approval)", verb, rel, why)))
 	}
 }
 

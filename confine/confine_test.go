@@ -54,6 +54,28 @@ func TestParseRefuses(t *testing.T) {
 	}
 }
 
+// TestMainHelp: exec --help, -h and help print the usage and exit 0, no
+// arguments print it and fail; a flag without its value still says so
+// (the usability run's --help answered "--help needs a value").
+func TestMainHelp(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--help"}, 0, "usage: loopguard-confine exec --cap"},
+		{[]string{"-h"}, 0, "usage: loopguard-confine exec --cap"},
+		{[]string{"help"}, 0, "usage: loopguard-confine exec --cap"},
+		{nil, ExitFailed, "usage: loopguard-confine exec --cap"},
+		{[]string{"--cap"}, ExitFailed, "the program was not run: --cap needs a value"},
+	} {
+		var out strings.Builder
+		if code := Main(c.args, &out); code != c.code || !strings.Contains(out.String(), c.want) {
+			t.Errorf("Main(%q): %d %q, want %d and %q", c.args, code, out.String(), c.code, c.want)
+		}
+	}
+}
+
 // TestPlanKeepsGuardFilesReadOnly: the guard's own binaries inside a
 // project (a clone of loopguard that built bin/loopguard-hook) get no write
 // rule under project-write; the rest of the directory does. (A project that

@@ -1049,7 +1049,7 @@ func firstLine(s string) string {
 // probeLines is s without the lines in which the first stage says what
 // it refused (broker_linux.go, tell), which come before the probe's own.
 func probeLines(s string) string {
-	for strings.HasPrefix(s, "loopguard: refused to make ") || strings.HasPrefix(s, "loopguard: further names refused") {
+	for strings.HasPrefix(s, "loopguard: refused to make ") || strings.HasPrefix(s, "loopguard: refused to write ") || strings.HasPrefix(s, "loopguard: further names refused") {
 		_, s, _ = strings.Cut(s, "\n")
 	}
 	return s
@@ -4252,6 +4252,28 @@ printf '%s' '`+root+`' > package.json && mkdir -p packages/a && printf '{"name":
 		out, code := j.launch(t, projectWrite, "jail-sh", `mkdir -p packages/ok && printf '{"name": "ok", "version": "1.0.0", "scripts": {"build": "true"}}' > packages/ok/package.json`)
 		if _, err := os.Stat(filepath.Join(j.project, "packages/ok/package.json")); code != 0 || err != nil || strings.Contains(out, "put back") {
 			t.Errorf("control: a new workspace with no script the hook runs: exit %d %q (%v)", code, out, err)
+		}
+	})
+}
+
+// TestJailToldWriteOrMake: the line that names a refused protected name
+// says what was refused: writing one that is there (echo more >>
+// AGENTS.md: the usability run was told "refused to make"), making one
+// that is not. Control: an ordinary file beside them is written.
+func TestJailToldWriteOrMake(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.unconfined(t, `echo keep > AGENTS.md`)
+		out, _ := j.launch(t, projectWrite, "jail-sh", "echo more >> AGENTS.md; echo x > GEMINI.md; echo y > notes.txt")
+		for _, want := range []string{"loopguard: refused to write AGENTS.md in the project", "loopguard: refused to make GEMINI.md in the project"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the call said %q, want %q", out, want)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(j.project, "AGENTS.md")); err != nil || string(b) != "keep\n" {
+			t.Errorf("AGENTS.md after the call: %q %v", b, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(j.project, "notes.txt")); err != nil || string(b) != "y\n" {
+			t.Errorf("control: notes.txt after the call: %q %v", b, err)
 		}
 	})
 }

@@ -21,6 +21,13 @@ func Main(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "loopguard: the program was not run: %v\n", err)
 		return ExitFailed
 	}
+	if len(args) == 0 || (len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")) {
+		fmt.Fprint(stderr, Usage)
+		if len(args) == 0 {
+			return ExitFailed
+		}
+		return 0
+	}
 	s, err := Parse(args)
 	if err == nil && s.Unconfined {
 		err = runUnconfined(s)
@@ -33,6 +40,17 @@ func Main(args []string, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "loopguard: the program was not run: %v\n", err)
 	return ExitFailed
 }
+
+// Usage is the launcher's own help (exec with no arguments, -h, --help).
+const Usage = `usage: loopguard-confine exec --cap CAPABILITY --project DIR --cwd DIR [--redirect FD>PATH]... -- PROGRAM ARGV0 [ARGS...]
+
+Runs PROGRAM confined by the kernel to CAPABILITY (read-only or
+project-write, +git, +network[:PORTS]; or jail) in the
+project DIR, starting in --cwd; every path absolute and clean. The hook
+writes this command line for the Bash calls it allows (docs/confinement.md);
+a human rarely types it. Exit status: the program's, or 126 when it was
+not run (the reason on standard error, after "loopguard:").
+`
 
 // envOf is the launcher's Env, from its environment.
 func envOf() Env {
