@@ -152,6 +152,14 @@ func probe(args []string) int {
 		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCSTI, uintptr(unsafe.Pointer(&c))); e != 0 {
 			err = e
 		}
+	case "tiocsetd": // set the line discipline of the terminal on stdin (N_TTY, its own)
+		d := 0
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, 0, unix.TIOCSETD, uintptr(unsafe.Pointer(&d))); e != 0 {
+			err = e
+		}
+	case "tiocswinsz": // set the size of the terminal on stdin
+		ws := unix.Winsize{Row: 24, Col: 80}
+		err = unix.IoctlSetWinsize(0, unix.TIOCSWINSZ, &ws)
 	case "stdout":
 		_, err = fmt.Println("to stdout")
 	case "env":
@@ -857,7 +865,7 @@ func openPTY(t *testing.T) (*os.File, *os.File) {
 
 // TestConfinementTerminalInjection: a confined program whose standard
 // input is a terminal (the user's, when an agent passes its own) cannot
-// type into it: what it typed the shell reading that terminal would run
+// type into it, nor change its line discipline or size: what it typed the shell reading that terminal would run
 // unconfined (TIOCSTI). Landlock's ioctl right does not reach a terminal
 // the program inherits; the filter does. Control: the same probe, not
 // launched, types (the test runs as a user the kernel lets do it).
@@ -868,12 +876,22 @@ func TestConfinementTerminalInjection(t *testing.T) {
 	defer pts.Close()
 	self := testBinary(t)
 	onTerminal := func(cmd *exec.Cmd) { cmd.Stdin = pts }
+	// And what would change it past the call (the fifty-sixth attack
+	// run): its line discipline, its size (which signals its foreground
+	// process group). Controls: each, not launched, runs.
+	for _, probe := range []string{"tiocsetd", "tiocswinsz"} {
+		if out, code := w.run(t, onTerminal, probeName, probe); code != 0 || !strings.HasSuffix(out, "ok") {
+			t.Errorf("%s, not launched (control): %d %s", probe, code, out)
+		}
+	}
 	if out, code := w.run(t, onTerminal, probeName, "tiocsti"); code != 0 || !strings.HasSuffix(out, "ok") {
 		t.Skipf("the kernel does not let this user type into a terminal it does not control (control): %d %s", code, out)
 	}
 	for _, c := range []policy.Capability{readOnly, projectWrite, withNetwork} {
-		out, code := w.run(t, onTerminal, w.launcher(t, self, c, nil, "tiocsti")...)
-		checkProbe(t, []string{c.String(), "tiocsti"}, out, code, false)
+		for _, probe := range []string{"tiocsti", "tiocsetd", "tiocswinsz"} {
+			out, code := w.run(t, onTerminal, w.launcher(t, self, c, nil, probe)...)
+			checkProbe(t, []string{c.String(), probe}, out, code, false)
+		}
 	}
 }
 

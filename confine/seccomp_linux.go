@@ -21,7 +21,21 @@ import (
 //     getaddrinfo and if_nameindex use): audit, netfilter, uevents and
 //     the rest are other kernel interfaces, none a build or test needs;
 //   - io_uring, which can open and connect sockets without socket(2);
-//   - the ioctls that type into a terminal (TIOCSTI, TIOCLINUX);
+//   - the ioctls that type into a terminal (TIOCSTI, TIOCLINUX), and those
+//     that change an inherited terminal past the call: its line
+//     discipline (TIOCSETD: N_NULL left the shell's terminal dead after
+//     the launcher exited, and another number loads a module where the
+//     kernel autoloads them) and its size (TIOCSWINSZ, which signals the
+//     terminal's foreground process group, outside the jail: the
+//     fifty-sixth attack run);
+//   - socketpair(2) of datagrams (EACCES): a datagram socket sends to any
+//     datagram socket's path the user may write (journald's /dev/log, a
+//     service's notify socket), with descriptors, which Landlock does
+//     not judge; stream and sequenced-packet pairs, which only ever
+//     reach each other, are allowed (the fifty-sixth run);
+//   - fanotify_init (EPERM): an unprivileged fanotify watch reports the
+//     names and the opens of files in a directory Landlock hides
+//     (~/.ssh), as inotify does (which stays: file watchers need it);
 //   - the file ioctls that change a file's metadata through a descriptor
 //     opened for reading, and btrfs's but cloning (ENOTTY, refusedIoctls);
 //   - the kernel's key retention service (keyctl, add_key, request_key):
@@ -195,6 +209,7 @@ var (
 		unix.SYS_OPEN_TREE_ATTR, unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK,
 		unix.SYS_MOUNT_SETATTR,
 		unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN, unix.SYS_USERFAULTFD,
+		unix.SYS_FANOTIFY_INIT,
 	}
 	sysvIPCCalls = []uint32{
 		unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMCTL, unix.SYS_SHMDT,
@@ -338,6 +353,7 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 	p = append(p,
 		insn{code: jeq, k: unix.SYS_IOCTL, jt: "ioctl"},
 		insn{code: jeq, k: unix.SYS_SOCKET, jt: "family"},
+		insn{code: jeq, k: unix.SYS_SOCKETPAIR, jt: "pair"},
 		insn{code: jeq, k: unix.SYS_CLONE, jt: "clone"},
 		insn{code: jeq, k: unix.SYS_CLONE3, jt: "enosys"},
 		insn{code: jeq, k: unix.SYS_PRLIMIT64, jt: "prlimit"},
@@ -473,6 +489,8 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		insn{label: "ioctl", code: ld, k: offArg1},
 		insn{code: jeq, k: ioctlTIOCSTI, jt: "eacces"},
 		insn{code: jeq, k: ioctlTIOCLINUX, jt: "eacces"},
+		insn{code: jeq, k: unix.TIOCSETD, jt: "eacces"},
+		insn{code: jeq, k: unix.TIOCSWINSZ, jt: "eacces"},
 		insn{code: jeq, k: unix.FICLONE, jt: "allow"},
 		insn{code: jeq, k: unix.FICLONERANGE, jt: "allow"},
 	)
@@ -528,6 +546,12 @@ func filter(o filterOpts) ([]unix.SockFilter, error) {
 		}
 	}
 	p = append(p,
+		// socketpair: a pair that reaches only itself (stream, sequenced
+		// packets), never datagrams, whatever the flags.
+		insn{label: "pair", code: ld, k: offArg1},
+		insn{code: unix.BPF_ALU | unix.BPF_AND | unix.BPF_K, k: ^uint32(unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC)},
+		insn{code: jeq, k: unix.SOCK_STREAM, jt: "allow"},
+		insn{code: jeq, k: unix.SOCK_SEQPACKET, jt: "allow", jf: "eacces"},
 		insn{label: "family", code: ld, k: offArg0},
 	)
 	inet := "allow"
