@@ -949,11 +949,12 @@ func filePath(p int) string {
 
 // noRewrite reports whether the file p (an O_PATH descriptor) is one a
 // call may not rewrite in place, by the path its descriptor has: Python's
-// bytecode, or an extension module beside its source. One readlink, where
-// each check read the descriptor's link of its own.
+// bytecode, an extension module beside its source, or a startup file in
+// site-packages. One readlink, where each check read the descriptor's
+// link of its own.
 func noRewrite(p int) bool {
 	t := filePath(p)
-	return isBytecode(filepath.Base(t)) || shadowingExtension(t)
+	return isBytecode(filepath.Base(t)) || shadowingExtension(t) || isStartupFile(filepath.Dir(t), filepath.Base(t))
 }
 
 // shadowingExtension reports whether the file at target (filePath's) is an

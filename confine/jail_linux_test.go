@@ -4277,3 +4277,77 @@ func TestJailToldWriteOrMake(t *testing.T) {
 		}
 	})
 }
+
+// TestJailStartupFileHeld: a .pth file in an environment's site-packages
+// runs its import lines at every start of that environment's python (the
+// fifty-seventh attack run's zz.pth ran in the user's next `pip list`):
+// one the call makes there is held back, and the user's own is not
+// rewritten in place, in both modes. The environment's real python is the
+// oracle. Controls: a module the call writes there stays, and so does a
+// .pth outside site-packages.
+func TestJailStartupFileHeld(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	bothModes(t, func(t *testing.T, j *jail) {
+		venv := filepath.Join(j.project, ".venv")
+		if out, err := exec.Command(python, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+			t.Fatalf("python3 -m venv: %v %s", err, out)
+		}
+		sites, _ := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
+		if len(sites) != 1 {
+			t.Fatalf("site-packages: %v", sites)
+		}
+		site, _ := filepath.Rel(j.project, sites[0])
+		marker := filepath.Join(j.tmp, "pth-ran")
+		payload := `import os; open("` + marker + `", "w").close()`
+		if err := os.WriteFile(filepath.Join(sites[0], "own.pth"), []byte("# the user's\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if os.Getuid() == 0 {
+			if err := filepath.Walk(venv, func(p string, _ os.FileInfo, err error) error {
+				if err != nil {
+					return err
+				}
+				return os.Lchown(p, nobody, nobody)
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ranPython := func() bool {
+			_ = os.Remove(marker)
+			cmd := exec.Command(filepath.Join(venv, "bin", "python"), "-c", "pass")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("the environment's python: %v %s", err, out)
+			}
+			_, err := os.Stat(marker)
+			return err == nil
+		}
+		// Control: the oracle runs a .pth put there unconfined.
+		j.unconfined(t, `printf '%s\n' '`+payload+`' > `+site+`/ctl.pth`)
+		if !ranPython() {
+			t.Fatal("control: the environment's python did not run a .pth the user put there")
+		}
+		j.unconfined(t, `rm `+site+`/ctl.pth`)
+		time.Sleep(200 * time.Millisecond) // the sweep's coarse clock (TestJailBytecodeHeld)
+		out, _ := j.launch(t, projectWrite, "jail-sh", `printf '%s\n' '`+payload+`' > `+site+`/zz.pth
+printf '%s\n' '`+payload+`' >> `+site+`/own.pth
+echo 'x = 1' > `+site+`/mod.py
+mkdir -p docs && echo 'not a startup file' > docs/notes.pth`)
+		if ranPython() {
+			t.Errorf("the environment's python ran what the call left in site-packages (the call said %q)", out)
+		}
+		if b, err := os.ReadFile(filepath.Join(sites[0], "own.pth")); err != nil || string(b) != "# the user's\n" {
+			t.Errorf("the user's own.pth after the call: %q %v (it said %q)", b, err, out)
+		}
+		if _, err := os.Lstat(filepath.Join(sites[0], "zz.pth")); err == nil {
+			t.Errorf("zz.pth is in site-packages after the call (it said %q)", out)
+		}
+		for _, rel := range []string{site + "/mod.py", "docs/notes.pth"} {
+			if _, err := os.Lstat(filepath.Join(j.project, rel)); err != nil {
+				t.Errorf("control: %s after the call: %v (it said %q)", rel, err, out)
+			}
+		}
+	})
+}

@@ -347,7 +347,7 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt, inHolder bool) {
 	if w.kept(path, fd, ent.name) {
 		return
 	}
-	if (ent.typ.IsRegular() || ent.typ&os.ModeSymlink != 0) && (isBytecode(ent.name) || shadowsSource(fd, ent.name)) {
+	if (ent.typ.IsRegular() || ent.typ&os.ModeSymlink != 0) && (isBytecode(ent.name) || shadowsSource(fd, ent.name) || isStartupFile(rel, ent.name)) {
 		// Python's bytecode, which the jail's own python writes in its
 		// private cache (PYTHONPYCACHEPREFIX), never here: one the call
 		// made is what the user's next python runs in place of its
@@ -359,7 +359,10 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt, inHolder bool) {
 		// the call left in build/).
 		if since, ok := changedSince(fd, ent.name, w.p.started); !ok || since {
 			why := whyBytecode
-			if !isBytecode(ent.name) {
+			switch {
+			case isStartupFile(rel, ent.name):
+				why = whyStartup
+			case !isBytecode(ent.name):
 				why = whyExtension
 			}
 			w.hold(fd, rel, ent.name, crel, why)
@@ -449,7 +452,10 @@ const (
 	// whyExtension: an extension module is what python imports before
 	// the source beside it.
 	whyExtension = "a Python extension module this call made beside a module's source, which the user's next python would import in place of that source (git shows none of it when *.so is ignored)"
-	whyLink      = "a link into the launcher's private caches or loopguard's state (which outlast a call), above them, or through /proc: a git directory a call left there would run its configuration in the git of a shell that follows the link"
+	// whyStartup: a .pth file's import lines run at every start of the
+	// environment's python.
+	whyStartup = "a Python startup file (.pth) this call made or changed in an environment's site-packages, whose import lines every python of that environment runs when it starts (pip list, an editor's interpreter check)"
+	whyLink    = "a link into the launcher's private caches or loopguard's state (which outlast a call), above them, or through /proc: a git directory a call left there would run its configuration in the git of a shell that follows the link"
 )
 
 // linkJudge judges the links the sweep finds (leadsOut): outs are the
@@ -842,6 +848,23 @@ func (h *holder) close() {
 		}
 		_ = unix.Close(h.dir)
 	}
+}
+
+// isStartupFile: name, in the directory rel (a path in the project, or a
+// directory's as the descriptor's link shows it), is a .pth file in a
+// site-packages directory: site.py runs its import lines at every start
+// of that environment's python (the fifty-seventh attack run's
+// .venv/lib/python3.11/site-packages/zz.pth ran in the user's next pip
+// list).
+func isStartupFile(rel, name string) bool {
+	if !strings.HasSuffix(name, ".pth") {
+		return false
+	}
+	switch filepath.Base(rel) {
+	case "site-packages", "dist-packages":
+		return true
+	}
+	return false
 }
 
 // isBytecode: name is a Python bytecode file (NAME.cpython-311.pyc, an
