@@ -285,17 +285,7 @@ func newJailIn(t *testing.T, ns bool, parent string) *jail {
 	if err := os.WriteFile(j.bin, self, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if os.Getuid() == 0 {
-		err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
-			if err != nil {
-				return err
-			}
-			return os.Lchown(p, nobody, nobody)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	chownToJail(t, root)
 	j.env = []string{"HOME=" + j.home, "TMPDIR=" + j.tmp, "PATH=/usr/bin:/bin", "XDG_STATE_HOME=" + filepath.Join(j.home, ".local/state"), "GORACE=atexit_sleep_ms=0"}
 	if !ns {
 		j.env = append(j.env, "LG_CONFINE_NO_NS=1")
@@ -333,6 +323,24 @@ func (j *jail) specCmd(s Spec) *exec.Cmd {
 	cmd := j.command(append([]string{launcherName}, s.Args()[1:]...)...)
 	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, cmd.Env...)
 	return cmd
+}
+
+// chownToJail gives the tree at root to the jail's user, where the tests
+// run as root (root ignores file modes; the jail's user does not).
+func chownToJail(t *testing.T, root string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		return
+	}
+	err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, nobody, nobody)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // combined runs cmd and returns what it printed, stdout and stderr
@@ -1336,17 +1344,7 @@ func TestJailUncleanDirectory(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		web := filepath.Join(j.project, "pkg/web")
 		testfs.Tree(t, j.root, []byte("x\n"), 0o644, "proj/pkg/web/CLAUDE.md", "proj/pkg/web/index.ts", "proj/pkg/web/src/a.ts", "proj/pkg/README.md")
-		if os.Getuid() == 0 {
-			err := filepath.Walk(filepath.Join(j.project, "pkg"), func(p string, _ os.FileInfo, err error) error {
-				if err != nil {
-					return err
-				}
-				return os.Lchown(p, nobody, nobody)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		chownToJail(t, filepath.Join(j.project, "pkg"))
 		for _, sh := range []string{
 			"echo n > pkg/web/new.ts && echo m > pkg/new.txt",
 			"mkdir pkg/web/dist && echo d > pkg/web/dist/out.js && chmod +x pkg/web/dist/out.js",
@@ -3459,17 +3457,7 @@ func TestJailHardLinkNotWritten(t *testing.T) {
 				}
 			}
 			testfs.Write(t, filepath.Join(j.project, "src/one.js"), []byte(body), 0o644)
-			if os.Getuid() == 0 {
-				err := filepath.Walk(j.root, func(p string, _ os.FileInfo, err error) error {
-					if err != nil {
-						return err
-					}
-					return os.Lchown(p, nobody, nobody)
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
+			chownToJail(t, j.root)
 		}
 		// Each way of writing a file, by its path ($1), with what it did.
 		ways := `w() { printf '%s ' "$2"; if eval "$3"; then echo wrote; else echo refused; fi; }
@@ -4305,16 +4293,7 @@ func TestJailStartupFileHeld(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(sites[0], "own.pth"), []byte("# the user's\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if os.Getuid() == 0 {
-			if err := filepath.Walk(venv, func(p string, _ os.FileInfo, err error) error {
-				if err != nil {
-					return err
-				}
-				return os.Lchown(p, nobody, nobody)
-			}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		chownToJail(t, venv)
 		ranPython := func() bool {
 			_ = os.Remove(marker)
 			cmd := exec.Command(filepath.Join(venv, "bin", "python"), "-c", "pass")
