@@ -4139,20 +4139,21 @@ mkdir -p sub/.vscode && printf '%s' '`+set+`' > conf/sub.json && ln -s ../../con
 			t.Errorf("control: rm -r build left it")
 		}
 		j.unconfined(t, `rm -f app2 .github/new.yml`)
-		// The held links themselves: neither removed, moved nor replaced.
-		for _, a := range []string{
+		// The held links themselves: neither removed, moved nor replaced
+		// (every attack in one call, each tried whatever the one before
+		// did: a launch costs a second under -race).
+		attacks := strings.Join([]string{
 			`rm CLAUDE.md`, `rm -f .claude`, `mv CLAUDE.md x.md`, `ln -sfn evil.md CLAUDE.md`,
 			`echo evil > n.md && mv -f n.md CLAUDE.md`, `mv .github/hooks .github/h2`, `rm .github/hooks`,
-		} {
-			for _, k := range []*jail{j, j.withoutBroker()} {
-				out, _ := k.launch(t, projectWrite, "jail-sh", a)
-				for link, want := range map[string]string{"CLAUDE.md": "docs/ai.md", ".claude": "cc", ".github/hooks": "../shared/hooks"} {
-					if got, err := os.Readlink(filepath.Join(j.project, link)); err != nil || got != want {
-						t.Errorf("%q: %s after the call: %q %v, want a link to %s (the call said %q)", a, link, got, err, want, out)
-					}
+		}, "; ")
+		for _, k := range []*jail{j, j.withoutBroker()} {
+			out, _ := k.launch(t, projectWrite, "jail-sh", attacks+"; exit 1")
+			for link, want := range map[string]string{"CLAUDE.md": "docs/ai.md", ".claude": "cc", ".github/hooks": "../shared/hooks"} {
+				if got, err := os.Readlink(filepath.Join(j.project, link)); err != nil || got != want {
+					t.Errorf("%s after the call: %q %v, want a link to %s (the call said %q)", link, got, err, want, out)
 				}
-				j.unconfined(t, `rm -f n.md x.md; rm -rf .github/h2`)
 			}
+			j.unconfined(t, `rm -f n.md x.md; rm -rf .github/h2`)
 		}
 		for _, a := range []string{
 			`echo '{"hooks": {"x": 1}}' > cc/settings.json`,
