@@ -3889,7 +3889,7 @@ old=pkg/__pycache__/old.cpython-311.pyc
 echo evil > $old 2>/dev/null && echo "REWROTE by its name"
 ln -s __pycache__/old.cpython-311.pyc pkg/via && { echo evil > pkg/via; } 2>/dev/null && echo "REWROTE through a link"
 { exec 7<$old; echo evil >/proc/self/fd/7; } 2>/dev/null && echo "REWROTE through /proc/self/fd"
-python3 -c 'import sys; sys.path.insert(0, "pkg"); import mod' 2>/dev/null; true`)
+python3 -c 'import sys; sys.path.insert(0, "pkg"); import mod' 2>/dev/null; exit 1`) // exit 1: jail-sh shows what the script printed
 		for _, p := range []string{"lib/__pycache__/m.cpython-311.pyc", "pkg/__pycache__/mod.cpython-311.pyc"} {
 			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
 				t.Errorf("namespaces %v: %s is in the project after the call:\n%s", j.ns, p, out)
