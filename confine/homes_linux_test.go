@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/loopguard/loopguard/policy"
+
+	"github.com/loopguard/loopguard/internal/testfs"
 )
 
 // homeVariant is one kind of real developer's home.
@@ -275,14 +276,7 @@ func TestHomeCommandsAsUnconfined(t *testing.T) {
 	for i, v := range homeVariants {
 		dir := filepath.Join(root, fmt.Sprint(i))
 		home, proj, env := writeRealHome(t, dir, tmp, v)
-		if err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			return os.Lchown(p, uid, gid)
-		}); err != nil {
-			t.Fatal(err)
-		}
+		testfs.Chown(t, dir, uid, gid)
 		run := func(confined bool, c command) runResult {
 			t.Helper()
 			where := proj

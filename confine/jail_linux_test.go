@@ -329,17 +329,8 @@ func (j *jail) specCmd(s Spec) *exec.Cmd {
 // run as root (root ignores file modes; the jail's user does not).
 func chownToJail(t *testing.T, root string) {
 	t.Helper()
-	if os.Getuid() != 0 {
-		return
-	}
-	err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, nobody, nobody)
-	})
-	if err != nil {
-		t.Fatal(err)
+	if os.Getuid() == 0 {
+		testfs.Chown(t, root, nobody, nobody)
 	}
 }
 

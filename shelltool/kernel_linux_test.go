@@ -16,6 +16,8 @@ import (
 
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/ticket"
+
+	"github.com/loopguard/loopguard/internal/testfs"
 )
 
 // The test binary is also the wrapper (SHELLTOOL_WRAPPER=1: Call.Run with
@@ -127,15 +129,7 @@ func TestWrapperConfinesByTheKernel(t *testing.T) {
 			}
 			f.issueDerived(t, host, "make probe", c.capability, proj, testKey)
 			if os.Getuid() == 0 {
-				err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
-					if err != nil {
-						return err
-					}
-					return os.Lchown(p, nobody, nobody)
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
+				testfs.Chown(t, root, nobody, nobody)
 			}
 			cmd := exec.Command(bin, "-test.run=^$")
 			cmd.Dir = project

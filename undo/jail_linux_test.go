@@ -21,6 +21,8 @@ import (
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/undo"
+
+	"github.com/loopguard/loopguard/internal/testfs"
 )
 
 // These tests run the real launcher (cmd/loopguard-exec) and the real
@@ -156,12 +158,7 @@ func newWorld(t *testing.T) *world {
 		os.WriteFile(filepath.Join(w.proj, "secrets.json"), []byte(`{"api_key": "secret"}`+"\n"), 0o600),
 		os.MkdirAll(w.tmp, 0o755), os.Chmod(w.tmp, 0o1777))
 	if os.Getuid() == 0 {
-		mustDo(t, filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
-			if err != nil {
-				return err
-			}
-			return os.Lchown(p, nobody, nobody)
-		}))
+		testfs.Chown(t, root, nobody, nobody)
 	}
 	w.env = []string{"HOME=" + w.home, "TMPDIR=" + w.tmp, "PATH=/usr/bin:/bin", "XDG_STATE_HOME=" + w.state, "LANG=C.UTF-8"}
 	return w

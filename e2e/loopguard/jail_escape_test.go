@@ -178,15 +178,7 @@ func newEscapeEnv(t *testing.T, claude string, sandbox bool, files map[string]st
 	}
 	if os.Geteuid() == 0 {
 		for _, d := range []string{home, state, proj, kr} {
-			err := filepath.WalkDir(d, func(p string, _ fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				return os.Lchown(p, escapeUID, escapeUID)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			testfs.Chown(t, d, escapeUID, escapeUID)
 		}
 	}
 	// The client and the keyring script, where the user can run them: a

@@ -3,6 +3,7 @@
 package testfs
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,6 +25,22 @@ func Tree(tb testing.TB, root string, body []byte, mode os.FileMode, names ...st
 	tb.Helper()
 	for _, n := range names {
 		Write(tb, filepath.Join(root, filepath.FromSlash(n)), body, mode)
+	}
+}
+
+// Chown gives every entry of the tree at root, root included and links
+// themselves, to uid and gid: a test run as root hands what it made to the
+// unprivileged user it runs a program as (root ignores file modes).
+func Chown(tb testing.TB, root string, uid, gid int) {
+	tb.Helper()
+	err := filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+	if err != nil {
+		tb.Fatal(err)
 	}
 }
 
