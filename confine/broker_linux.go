@@ -168,9 +168,6 @@ type topBroker struct {
 	fifoOpens atomic.Int32
 }
 
-// newTopBroker opens the project's top for plan; conn receives the
-// listener. Under read-only (no project) it serves metadata changes
-// alone: the filter sends it nothing else (filterOpts.opens).
 // brokerRole is where a broker runs and what it does there.
 type brokerRole struct {
 	// serve: it serves the directories that hold protected entries
@@ -181,6 +178,9 @@ type brokerRole struct {
 	ownProc bool
 }
 
+// newTopBroker opens the project's top for plan; conn receives the
+// listener. Under read-only (no project) it serves metadata changes
+// alone: the filter sends it nothing else (filterOpts.opens).
 func newTopBroker(plan Plan, e Env, conn *os.File, role brokerRole) (*topBroker, error) {
 	b := &topBroker{conn: conn, listener: -1, root: -1, project: plan.Project, makerRules: -1, noLinks: plan.NoLinks,
 		mine: map[fileKey]bool{}, dirs: map[fileKey]bool{}, names: map[string]bool{}, umasks: map[uint32]uint32{}, umaskCalls: map[uint32]bool{}, told: map[string]bool{}, modeSet: newModeSet(plan), done: make(chan struct{})}

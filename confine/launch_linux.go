@@ -72,10 +72,6 @@ type launch struct {
 	// Places are the guard's own paths, core.hooksPath's directories in
 	// them: the second stage's broker judges names by them.
 	Places policy.Places
-	// Unclean is the plan's (Plan.Unclean): the directories the second
-	// stage's broker serves where its mounts cannot hold the project
-	// whole (a protected entry that is a link).
-	Unclean []string
 }
 
 // run is the first stage: it returns the program's exit status, or an
@@ -347,7 +343,7 @@ func waitPid(pid int) (syscall.WaitStatus, error) {
 func stage2Handover(s Spec, plan Plan, e Env, cg *callCgroup) ([]byte, bool) {
 	places := e.Places
 	places.HooksPaths, places.Imports = plan.hooksPaths, plan.imports
-	b, err := json.Marshal(launch{Spec: s, Plan: plan, NS: true, OwnNet: !plan.Network, PidsMax: cg != nil && cg.pidsMax, Places: places, Unclean: plan.Unclean})
+	b, err := json.Marshal(launch{Spec: s, Plan: plan, NS: true, OwnNet: !plan.Network, PidsMax: cg != nil && cg.pidsMax, Places: places})
 	if err != nil || bytes.Contains(b, []byte(`\ufffd`)) {
 		return nil, false
 	}
@@ -483,7 +479,6 @@ func stage2() error {
 		// program makes in the project (maker_linux.go): its mounts and
 		// Landlock say where.
 		l.Plan.hooksPaths, l.Plan.imports = l.Places.HooksPaths, l.Places.Imports
-		l.Plan.Unclean = l.Unclean
 		// /proc is this PID namespace's where ownProc could mount it
 		// (this process is its init, pid 1); else the pidfd finds a
 		// caller's entry there (procOf).

@@ -148,9 +148,10 @@ type Plan struct {
 	// Unclean are the project's directories that hold executable
 	// configuration somewhere below, and the top: no rule reaches them
 	// whole (their files and clean subdirectories have their own), so with
-	// the filter alone the broker makes their new names
-	// (broker_linux.go).
-	Unclean []string `json:"-"`
+	// the filter alone, or with namespaces where the mounts cannot hold
+	// the project whole, the broker makes their new names
+	// (broker_linux.go; the second stage reads them in its hand-over).
+	Unclean []string
 	// SharedTemp is the temp directory the launch was given ($TMPDIR or
 	// /tmp), which it does not write.
 	SharedTemp string
