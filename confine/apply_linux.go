@@ -49,6 +49,9 @@ const (
 		llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym | llsys.AccessFSTruncate
 	accessRWDir  = accessRead | accessWrite | llsys.AccessFSRefer
 	accessRWFile = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSWriteFile | llsys.AccessFSTruncate
+	// accessRemove: a bulk directory's (Plan.RemoveDirs): what is in it
+	// removed, nothing made, written or moved in or out (no refer).
+	accessRemove = llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile
 	// accessGoStat: what go needs to write its stat (gostat.go): files
 	// made, written, renamed over one another and removed in the one
 	// directory; no link, directory or device, nothing moved in.
@@ -147,6 +150,7 @@ func newRuleset(plan Plan, c policy.Capability, abi int) (ruleset, error) {
 	add(plan.ReadFiles, accessReadFile, false)
 	add(plan.WriteDirs, writeDirAccess(c), false)
 	add(plan.WriteFiles, accessRWFile, false)
+	add(plan.RemoveDirs, accessRemove, false)
 	add(plan.Private, accessRWDir, true)
 	if plan.GoStatDir != "" {
 		add([]string{plan.GoStatDir}, accessGoStat, false)

@@ -148,14 +148,20 @@ type topBroker struct {
 	// Plan.Unclean), by device and inode, with their paths; ours are the
 	// write set's files and directories directly in them, which the
 	// broker renames and removes (rm -r dist, sed -i README.md), and
-	// ourNames their last names (the unlink gate).
+	// ourNames their last names (the unlink gate); bulk are the plan's
+	// RemoveDirs directly in them, which the broker removes once empty
+	// (rm -rf node_modules: what is in one the program removes itself).
 	served   map[fileKey]string
 	ours     map[string]bool
 	ourNames map[string]bool
-	modeSet  func() modeSet // where a mode may change (brokermode_linux.go)
-	stop     [2]int         // a pipe: closing stop[1] ends serve
-	done     chan struct{}
-	started  bool
+	bulk     map[string]bool
+	// removeDirs: the plan's RemoveDirs, within each of which the broker
+	// moves what the program asks it to (bulkMove).
+	removeDirs []string
+	modeSet    func() modeSet // where a mode may change (brokermode_linux.go)
+	stop       [2]int         // a pipe: closing stop[1] ends serve
+	done       chan struct{}
+	started    bool
 	// The maker (maker_linux.go), started at the first name the program
 	// makes in the project, restricted to makerRules (-1: none, and
 	// every such name is refused); mkErr is why it could not start.
@@ -203,7 +209,7 @@ func newTopBroker(plan Plan, e Env, conn *os.File, role brokerRole) (*topBroker,
 		if role.serve {
 			b.findServed(plan)
 		} else {
-			b.served, b.ours, b.ourNames = map[fileKey]string{}, map[string]bool{}, map[string]bool{}
+			b.served, b.ours, b.ourNames, b.bulk = map[fileKey]string{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 		}
 		e.Places.HooksPaths, e.Places.Imports = plan.hooksPaths, plan.imports
 		b.pl = e.Places.Prepare()
@@ -227,6 +233,9 @@ func newTopBroker(plan Plan, e Env, conn *os.File, role brokerRole) (*topBroker,
 			}
 		}
 		slices.Sort(b.held)
+		if role.serve {
+			b.removeDirs = plan.RemoveDirs
+		}
 	}
 	if err := unix.Pipe2(b.stop[:], unix.O_CLOEXEC); err != nil {
 		if b.root >= 0 {
@@ -524,11 +533,13 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		b.tell(pdir, name, verb, "executable configuration or an instruction file")
 		return failed(n, unix.EACCES)
 	}
-	if (c.rename || c.symlink) && below && b.aboveFixed(filepath.Join(pdir, name)) {
+	if (c.rename || c.symlink) && below && b.aboveFixed(filepath.Join(pdir, name)) && !(c.rename && b.bulkRoot(filepath.Join(pdir, name)) != "") {
 		// A directory moved, or a link made, where an ancestor of a
 		// hooks directory core.hooksPath names would be (mv x ci, with
 		// x/hooks/pre-commit, for ci/hooks): git would run what it
-		// brings.
+		// brings. In a bulk directory, which holds no hooks directory
+		// (Plan.RemoveDirs), the fixed paths are what a held link there
+		// leads to, and npm moves a package aside and back (bulkMove).
 		b.tell(pdir, name, "make", "where git would find the hooks directory core.hooksPath names")
 		return failed(n, unix.EACCES)
 	}
@@ -618,6 +629,13 @@ func (b *topBroker) removeServed(n *seccompNotif, c brokered, sn *servedName) *s
 			flags = unix.AT_REMOVEDIR
 		}
 		if err := unix.Unlinkat(parent, name, flags); err != nil {
+			return failed(n, err.(unix.Errno))
+		}
+		return &seccompNotifResp{id: n.id}
+	case c.rmdir && sn.unclean && sn.exists && st.Mode&unix.S_IFMT == unix.S_IFDIR && b.bulk[filepath.Join(sn.dir, name)]:
+		// A bulk directory (Plan.RemoveDirs) the program emptied: the
+		// kernel removes none that is not empty.
+		if err := unix.Unlinkat(parent, name, unix.AT_REMOVEDIR); err != nil {
 			return failed(n, err.(unix.Errno))
 		}
 		return &seccompNotifResp{id: n.id}
@@ -1287,7 +1305,7 @@ func (b *topBroker) mayBeMine(n *seccompNotif, addr uint64) bool {
 // one now (a link, gone) is not served.
 func (b *topBroker) findServed(plan Plan) {
 	b.served = map[fileKey]string{b.rootKey: plan.Project}
-	b.ours, b.ourNames = map[string]bool{}, map[string]bool{}
+	b.ours, b.ourNames, b.bulk = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	paths := map[string]bool{plan.Project: true}
 	for _, d := range plan.Unclean {
 		var st unix.Stat_t
@@ -1301,6 +1319,12 @@ func (b *topBroker) findServed(plan Plan) {
 		if paths[filepath.Dir(p)] {
 			b.ours[p] = true
 			b.ourNames[filepath.Base(p)] = true
+		}
+	}
+	for _, d := range plan.RemoveDirs {
+		if paths[filepath.Dir(d)] {
+			b.bulk[d] = true
+			b.ourNames[filepath.Base(d)] = true
 		}
 	}
 }
@@ -1335,6 +1359,9 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name 
 	from, fparent, fkey := fr.name, fr.parent, fr.key
 	defer unix.Close(fparent)
 	fpdir, fbelow := b.projectPath(fparent)
+	if fbelow && dest == nil && fpdir == dir && b.bulkRoot(filepath.Join(dir, name)) != "" && sameFile(fparent, parent) {
+		return b.bulkMove(n, fparent, from, parent, name)
+	}
 	if fbelow && b.pinnedSource(filepath.Join(fpdir, from)) {
 		b.tellMove(fpdir, from)
 		return failed(n, unix.EACCES)
@@ -1366,6 +1393,40 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name 
 	}
 	b.mine[key] = true
 	b.names[name] = true
+	return &seccompNotifResp{id: n.id}
+}
+
+// sameFile reports whether the descriptors a and b are the one file.
+func sameFile(a, b int) bool {
+	var sa, sb unix.Stat_t
+	return unix.Fstat(a, &sa) == nil && unix.Fstat(b, &sb) == nil && sa.Dev == sb.Dev && sa.Ino == sb.Ino
+}
+
+// bulkRoot is the one of the plan's RemoveDirs p, a path in the project,
+// is strictly in ("" none).
+func (b *topBroker) bulkRoot(p string) string {
+	for _, d := range b.removeDirs {
+		if p != d && isAncestorOrSelf(d, p) {
+			return d
+		}
+	}
+	return ""
+}
+
+// bulkMove answers a rename in a directory of a bulk directory
+// (Plan.RemoveDirs), to a name there that is not protected and does not
+// exist: npm moves a package it removes or replaces aside first
+// (node_modules/.foo-XXXX), and back when it fails, and a package's own
+// AGENTS.md in it refused the move. Only within the one directory: what
+// moves keeps its ancestors, so no rule reaches it that did not (a
+// directory the program emptied of protected entries, which a launch
+// beside this one found clean and granted whole, gets no nested
+// repository moved in), and nothing leaves the bulk directory by this (a
+// move out needs the refer right, which no rule there grants).
+func (b *topBroker) bulkMove(n *seccompNotif, fparent int, from string, parent int, name string) *seccompNotifResp {
+	if err := unix.Renameat2(fparent, from, parent, name, unix.RENAME_NOREPLACE); err != nil {
+		return failed(n, err.(unix.Errno))
+	}
 	return &seccompNotifResp{id: n.id}
 }
 

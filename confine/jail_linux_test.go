@@ -4094,6 +4094,133 @@ printf '%s' '`+hook+`' > .github/hooks/h.json && printf '%s' '`+instr+`' > .gith
 	})
 }
 
+// TestJailBulkRemoved: a package's own protected entries (AGENTS.md,
+// .vscode/, .github/agents/ in node_modules/foo, the usability run's
+// npm packages) are removed with the rest of a bulk directory (rm -rf
+// node_modules, git clean -fdx), and never written, made again or
+// changed; outside a bulk directory, and in one that holds the hooks
+// directory core.hooksPath names, nothing protected is removed.
+func TestJailBulkRemoved(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		if err := os.WriteFile(filepath.Join(j.project, ".git/config"), []byte("[core]\n\thooksPath = vendor/hk/hooks\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		j.unconfined(t, `mkdir -p node_modules/foo/.vscode node_modules/foo/.github/agents node_modules/bar/lib src vendor/hk/hooks .venv/lib/p &&
+echo doc > node_modules/foo/AGENTS.md && echo '{}' > node_modules/foo/.vscode/settings.json && echo a > node_modules/foo/.github/agents/a.md &&
+echo 1 > node_modules/foo/index.js && echo 2 > node_modules/bar/lib/x.js && ln -s AGENTS.md node_modules/foo/CLAUDE.md &&
+echo doc > .venv/lib/p/AGENTS.md && echo keep > src/AGENTS.md && echo top > AGENTS.md && mkdir node_modules/baz && echo doc > node_modules/baz/AGENTS.md &&
+echo doc > vendor/hk/AGENTS.md && printf '#!/bin/sh\nexit 0\n' > vendor/hk/hooks/pre-commit && chmod 755 vendor/hk/hooks/pre-commit`)
+		read := func(rel string) string {
+			b, err := os.ReadFile(filepath.Join(j.project, rel))
+			if err != nil {
+				return "(" + err.Error() + ")"
+			}
+			return string(b)
+		}
+		// Attacks, in one call (a launch costs a second under -race):
+		// written in place, removed and made again, made new, a mode
+		// changed, moved out of the bulk directory.
+		attacks := strings.Join([]string{
+			`echo evil > node_modules/foo/AGENTS.md`, `echo evil >> node_modules/foo/.vscode/settings.json`,
+			`rm -f node_modules/foo/.github/agents/a.md; echo evil > node_modules/foo/.github/agents/a.md`,
+			`echo evil > node_modules/foo/.vscode/tasks.json`, `echo evil > node_modules/bar/CLAUDE.md`,
+			`mkdir node_modules/bar/.git`, `chmod 755 node_modules/foo/AGENTS.md`,
+			`mv node_modules/foo/.vscode .vscode`, `mv node_modules/foo src/foo`,
+			// Into another directory of node_modules: one a launch beside
+			// this one could have found clean, once the program removed
+			// its protected entries, and granted whole.
+			`rm node_modules/baz/AGENTS.md; mv node_modules/foo node_modules/baz/foo; mv node_modules/foo node_modules/bar/lib/foo`,
+		}, "; ")
+		out, _ := j.launch(t, projectWrite, "jail-sh", attacks+"; exit 1")
+		for rel, want := range map[string]string{"node_modules/foo/AGENTS.md": "doc\n", "node_modules/foo/.vscode/settings.json": "{}\n"} {
+			if got := read(rel); got != want {
+				t.Errorf("%s holds %q, want %q (the call said %q)", rel, got, want, out)
+			}
+		}
+		if got := read("node_modules/foo/.github/agents/a.md"); strings.Contains(got, "evil") {
+			t.Errorf(".github/agents/a.md made again: %q (the call said %q)", got, out)
+		}
+		for _, rel := range []string{"node_modules/foo/.vscode/tasks.json", "node_modules/bar/CLAUDE.md", "node_modules/bar/.git", ".vscode", "src/foo",
+			"node_modules/baz/foo", "node_modules/bar/lib/foo/AGENTS.md", "node_modules/bar/lib/foo/.vscode", "node_modules/bar/lib/foo/.github/agents"} {
+			if _, err := os.Lstat(filepath.Join(j.project, rel)); err == nil {
+				t.Errorf("the call left %s (it said %q)", rel, out)
+			}
+		}
+		if fi, err := os.Stat(filepath.Join(j.project, "node_modules/foo/AGENTS.md")); err != nil || fi.Mode().Perm() != 0o644 {
+			t.Errorf("node_modules/foo/AGENTS.md's mode changed: %v %v", fi, err)
+		}
+		// Outside a bulk directory, and where the hooks directory is,
+		// nothing protected is removed.
+		out, _ = j.launch(t, projectWrite, "jail-sh", "rm -f AGENTS.md src/AGENTS.md; rm -rf vendor; exit 1")
+		for rel, want := range map[string]string{"AGENTS.md": "top\n", "src/AGENTS.md": "keep\n", "vendor/hk/AGENTS.md": "doc\n", "vendor/hk/hooks/pre-commit": "#!/bin/sh\nexit 0\n"} {
+			if got := read(rel); got != want {
+				t.Errorf("%s holds %q after rm, want %q (the call said %q)", rel, got, want, out)
+			}
+		}
+		// npm's move aside and back (a package it removes or replaces),
+		// and a protected file moved to an ordinary name: what it holds
+		// is not written, and nothing leaves the bulk directory.
+		out, code := j.launch(t, projectWrite, "jail-sh", `mv node_modules/foo node_modules/.foo-x && mv node_modules/.foo-x node_modules/foo &&
+mv node_modules/foo/AGENTS.md node_modules/foo/x.md && { echo evil >> node_modules/foo/x.md; mv node_modules/foo/.vscode src/; mv node_modules/foo/x.md node_modules/foo/CLAUDE.local.md; true; }`)
+		if code != 0 || read("node_modules/foo/x.md") != "doc\n" || read("node_modules/foo/.vscode/settings.json") != "{}\n" {
+			t.Errorf("moves in node_modules: exit %d, x.md %q, .vscode/settings.json %q (the call said %q)", code, read("node_modules/foo/x.md"), read("node_modules/foo/.vscode/settings.json"), out)
+		}
+		for _, rel := range []string{"src/.vscode", "node_modules/foo/CLAUDE.local.md", "node_modules/.foo-x"} {
+			if _, err := os.Lstat(filepath.Join(j.project, rel)); err == nil {
+				t.Errorf("the moves left %s (the call said %q)", rel, out)
+			}
+		}
+		// Control: the bulk directories go whole, quietly.
+		out, code = j.launch(t, projectWrite, "jail-sh", "rm -rf node_modules .venv && ls -A")
+		if code != 0 || strings.Contains(out, "loopguard:") || strings.Contains(out, "node_modules") || strings.Contains(out, ".venv") {
+			t.Errorf("control: rm -rf node_modules .venv: exit %d %q", code, out)
+		}
+		for _, rel := range []string{"node_modules", ".venv"} {
+			if _, err := os.Lstat(filepath.Join(j.project, rel)); err == nil {
+				t.Errorf("control: rm -rf left %s (the call said %q)", rel, out)
+			}
+		}
+	})
+}
+
+// TestJailBulkNpm: npm uninstalls and upgrades, confined, a package
+// that ships an AGENTS.md and a .vscode/ (npm moves the old one aside,
+// then removes it: both failed on them until 2026-12-06). npm is the
+// oracle: unconfined, the package installs with them.
+func TestJailBulkNpm(t *testing.T) {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed")
+	}
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.unconfined(t, `mkdir -p pk/foo/.vscode && cd pk/foo && echo doc > AGENTS.md && echo '{}' > .vscode/settings.json && echo 'module.exports = 1' > index.js &&
+printf '{"name": "foo", "version": "1.0.0"}' > package.json && `+npm+` pack --silent . >/dev/null && mv foo-1.0.0.tgz .. &&
+printf '{"name": "foo", "version": "2.0.0"}' > package.json && `+npm+` pack --silent . >/dev/null && mv foo-2.0.0.tgz .. && cd ../.. &&
+printf '{"name": "p", "version": "1.0.0", "private": true}' > package.json && `+npm+` install --offline --silent ./pk/foo-1.0.0.tgz`)
+		version := func() string {
+			b, _ := os.ReadFile(filepath.Join(j.project, "node_modules/foo/package.json"))
+			return string(b)
+		}
+		// The oracle: the package brings both.
+		for _, rel := range []string{"node_modules/foo/AGENTS.md", "node_modules/foo/.vscode/settings.json"} {
+			if _, err := os.Stat(filepath.Join(j.project, rel)); err != nil {
+				t.Fatalf("the oracle: npm installed no %s: %v", rel, err)
+			}
+		}
+		out, code := j.launch(t, projectWrite, "jail-sh", npm+" install --offline --silent ./pk/foo-2.0.0.tgz")
+		if code != 0 || !strings.Contains(version(), "2.0.0") {
+			t.Errorf("npm install of foo 2.0.0 over 1.0.0: exit %d, package.json %q (it said %q)", code, version(), out)
+		}
+		if _, err := os.Stat(filepath.Join(j.project, "node_modules/foo/AGENTS.md")); err == nil {
+			t.Errorf("the upgrade made node_modules/foo/AGENTS.md (it said %q)", out)
+		}
+		out, code = j.launch(t, projectWrite, "jail-sh", npm+" uninstall --offline --silent foo")
+		if _, err := os.Lstat(filepath.Join(j.project, "node_modules/foo")); code != 0 || err == nil {
+			t.Errorf("npm uninstall foo: exit %d, node_modules/foo %v (it said %q)", code, err, out)
+		}
+	})
+}
+
 // TestJailHeldLinkTarget: a protected entry that is a link into the
 // project (.claude -> cc, CLAUDE.md -> docs/ai.md, .github/hooks ->
 // ../shared/hooks, and one that leads nowhere yet) has what it leads to

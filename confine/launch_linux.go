@@ -501,7 +501,9 @@ func stage2() error {
 // opens to the broker too, where it has one (opens).
 func (p Plan) filter(ipcNS, mounted bool) filterOpts {
 	o := filterOpts{network: p.Network || p.OwnNet, metadata: true, sysvIPC: ipcNS, opens: p.Project != ""}
-	if mounted || p.Project != "" && sandboxedOutside(p.Project, p.SharedTemp) {
+	// A protected entry in a bulk directory is not mounted (RemoveDirs):
+	// the mounts do not keep every such change to the write set then.
+	if mounted && len(p.RemoveDirs) == 0 || p.Project != "" && sandboxedOutside(p.Project, p.SharedTemp) {
 		o.metadata = false
 	}
 	return o

@@ -172,6 +172,9 @@ func isolateTree(plan *Plan) (bool, error) {
 		pins[p] = true
 	}
 	for _, h := range plan.Held {
+		if plan.removable(h) {
+			continue // removed, never written: its rules say so
+		}
 		var st unix.Stat_t
 		if err := unix.Lstat(h, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			// Gone, or a link: a change of mode through a link changes
@@ -217,14 +220,15 @@ func isolateTree(plan *Plan) (bool, error) {
 }
 
 // heldAncestors are the directories of the project, below its top, that
-// hold one of plan's held entries, shallowest first.
+// hold one of plan's held entries, shallowest first (but those in a
+// bulk directory: Plan.RemoveDirs).
 func heldAncestors(plan *Plan) []string {
 	if plan.Project == "" {
 		return nil
 	}
 	seen := map[string]bool{}
 	for _, h := range plan.Held {
-		if !fsx.Within(h, plan.Project) {
+		if !fsx.Within(h, plan.Project) || plan.removable(h) {
 			continue
 		}
 		for d := filepath.Dir(h); d != plan.Project && fsx.Within(d, plan.Project) && !seen[d]; d = filepath.Dir(d) {

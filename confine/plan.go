@@ -152,6 +152,16 @@ type Plan struct {
 	// the project whole, the broker makes their new names
 	// (broker_linux.go; the second stage reads them in its hand-over).
 	Unclean []string
+	// RemoveDirs are the outermost of Unclean that are, or are in, a
+	// directory of installed packages or build products (bulkDir:
+	// node_modules, .venv, vendor, ...): a rule with the two remove
+	// rights alone reaches each whole, so that what is in it may be
+	// removed, protected entries too (a package's own AGENTS.md or
+	// .vscode/: rm -rf node_modules, git clean -fdx), and nothing in
+	// them written that was not (removableDirs). With namespaces the
+	// protected entries in them are not mounted (a mount point is not
+	// removed), and the project is not written whole.
+	RemoveDirs []string `json:",omitempty"`
 	// SharedTemp is the temp directory the launch was given ($TMPDIR or
 	// /tmp), which it does not write.
 	SharedTemp string
@@ -777,18 +787,31 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	p.Dirs = w.seen
 	p.links = w.links
 	p.Unclean = append(w.unclean, gitUnclean...)
+	p.RemoveDirs = removableDirs(w.bulk, w, p)
 	// The top may be written as a whole (a new file there: go build -o
 	// app .) only where each protected entry of the project is mounted
 	// read-only (a launch with its own mount namespace: isolate) and the
-	// sweep sees every new name: the walk saw the whole project, and no
-	// protected entry is a link (a mount cannot hold a link in place).
-	p.TopWritable = w.entries <= w.budget && !w.heldLink && !w.unlisted
+	// sweep sees every new name: the walk saw the whole project, no
+	// protected entry is a link (a mount cannot hold a link in place),
+	// and none is left unmounted to be removed (RemoveDirs).
+	p.TopWritable = w.entries <= w.budget && !w.heldLink && !w.unlisted && len(p.RemoveDirs) == 0
 	p.RuleIDs = w.ids
 	return nil
 }
 
+// removable reports whether p is in one of the plan's RemoveDirs: a
+// held entry there is removed, and not mounted (isolate).
+func (p Plan) removable(path string) bool {
+	for _, d := range p.RemoveDirs {
+		if isAncestorOrSelf(d, path) {
+			return true
+		}
+	}
+	return false
+}
+
 func (p Plan) sorted() Plan {
-	for _, l := range []*[]string{&p.ReadDirs, &p.ReadFiles, &p.WriteDirs, &p.WriteFiles, &p.Private, &p.NoFollow, &p.Held} {
+	for _, l := range []*[]string{&p.ReadDirs, &p.ReadFiles, &p.WriteDirs, &p.WriteFiles, &p.Private, &p.NoFollow, &p.Held, &p.RemoveDirs} {
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
@@ -830,6 +853,7 @@ type walker struct {
 	// dirs and files names, as the walk read it (Plan.RuleIDs).
 	ids     map[string][2]uint64
 	unclean []string // directories walked whole that are not clean (the top too)
+	bulk    []string // those of them that are, or are in, a bulk directory (bulkDir)
 
 	gitDir bool // the directory just walked is a git directory (isGitDir)
 
@@ -921,6 +945,60 @@ func bulkDir(name string) bool {
 		return true
 	}
 	return false
+}
+
+// inBulk reports whether dir, a directory of the walk's project, is a
+// bulk directory (bulkDir) or in one.
+func (w *walker) inBulk(dir string) bool {
+	rel, ok := strings.CutPrefix(dir, w.project+"/")
+	if !ok {
+		return false
+	}
+	for name := range strings.SplitSeq(rel, "/") {
+		if bulkDir(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// removableDirs are the outermost of bulk, the walk's unclean
+// directories in a bulk directory (Plan.RemoveDirs), that hold none of
+// what a removal must not touch: a fixed path (the hooks directory
+// core.hooksPath names: its hooks removed are checks the user's next
+// commit no longer runs; the guard's own paths), a git directory +git
+// writes or one of its pins, a guard-critical entry. What else they hold is a package's or a
+// build's, which its tools remove and make again: no process runs a
+// package's own AGENTS.md, .github/ or .vscode/ (an agent or an editor
+// reads the project's), and nothing is written or made there but by
+// the rules and the broker as before.
+func removableDirs(bulk []string, w *walker, p *Plan) []string {
+	slices.Sort(bulk)
+	keep := slices.Concat(p.Kept, p.GitPins, w.skip)
+	for f := range w.fixed {
+		// What an instruction file imports, or a held link leads to
+		// (node_modules/foo/CLAUDE.md -> AGENTS.md), is never written;
+		// removed, it loads nothing.
+		if !slices.Contains(w.pl.Imports, f) {
+			keep = append(keep, f)
+		}
+	}
+	for _, h := range w.held {
+		if w.pl.Classify(h).Tier == policy.GuardCritical {
+			keep = append(keep, h)
+		}
+	}
+	var out []string
+	for _, d := range bulk {
+		if len(out) > 0 && isAncestorOrSelf(out[len(out)-1], d) {
+			continue // in one already
+		}
+		if slices.ContainsFunc(keep, func(k string) bool { return isAncestorOrSelf(d, k) || isAncestorOrSelf(k, d) }) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // lastBulk moves the bulk directories among ents (bulkDir) after the
@@ -1127,6 +1205,10 @@ func (w *walker) walk(dir string, top bool) (clean bool, id [2]uint64) {
 		return true, id
 	}
 	w.unclean = append(w.unclean, dir)
+	if !top && w.inBulk(dir) {
+		w.bulk = append(w.bulk, dir)
+		w.noteID(dir, id)
+	}
 	for _, k := range w.kids[kstart:] {
 		switch {
 		case k.dir && k.clean:
