@@ -533,13 +533,11 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		b.tell(pdir, name, verb, "executable configuration or an instruction file")
 		return failed(n, unix.EACCES)
 	}
-	if (c.rename || c.symlink) && below && b.aboveFixed(filepath.Join(pdir, name)) && !(c.rename && b.bulkRoot(filepath.Join(pdir, name)) != "") {
+	if (c.rename || c.symlink) && below && b.aboveFixed(filepath.Join(pdir, name)) {
 		// A directory moved, or a link made, where an ancestor of a
 		// hooks directory core.hooksPath names would be (mv x ci, with
 		// x/hooks/pre-commit, for ci/hooks): git would run what it
-		// brings. In a bulk directory, which holds no hooks directory
-		// (Plan.RemoveDirs), the fixed paths are what a held link there
-		// leads to, and npm moves a package aside and back (bulkMove).
+		// brings.
 		b.tell(pdir, name, "make", "where git would find the hooks directory core.hooksPath names")
 		return failed(n, unix.EACCES)
 	}
@@ -1359,7 +1357,7 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name 
 	from, fparent, fkey := fr.name, fr.parent, fr.key
 	defer unix.Close(fparent)
 	fpdir, fbelow := b.projectPath(fparent)
-	if fbelow && dest == nil && fpdir == dir && b.bulkRoot(filepath.Join(dir, name)) != "" && sameFile(fparent, parent) {
+	if fp := filepath.Join(fpdir, from); fbelow && dest == nil && fpdir == dir && b.bulkRoot(fp) != "" && !b.fixed[fp] && !b.aboveFixed(fp) && sameFile(fparent, parent) {
 		return b.bulkMove(n, fparent, from, parent, name)
 	}
 	if fbelow && b.pinnedSource(filepath.Join(fpdir, from)) {

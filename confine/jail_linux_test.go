@@ -4107,7 +4107,7 @@ func TestJailBulkRemoved(t *testing.T) {
 		}
 		j.unconfined(t, `mkdir -p node_modules/foo/.vscode node_modules/foo/.github/agents node_modules/bar/lib src vendor/hk/hooks .venv/lib/p &&
 echo doc > node_modules/foo/AGENTS.md && echo '{}' > node_modules/foo/.vscode/settings.json && echo a > node_modules/foo/.github/agents/a.md &&
-echo 1 > node_modules/foo/index.js && echo 2 > node_modules/bar/lib/x.js && ln -s AGENTS.md node_modules/foo/CLAUDE.md &&
+echo 1 > node_modules/foo/index.js && echo 2 > node_modules/bar/lib/x.js &&
 echo doc > .venv/lib/p/AGENTS.md && echo keep > src/AGENTS.md && echo top > AGENTS.md && mkdir node_modules/baz && echo doc > node_modules/baz/AGENTS.md &&
 echo doc > vendor/hk/AGENTS.md && printf '#!/bin/sh\nexit 0\n' > vendor/hk/hooks/pre-commit && chmod 755 vendor/hk/hooks/pre-commit`)
 		read := func(rel string) string {
@@ -4148,6 +4148,19 @@ echo doc > vendor/hk/AGENTS.md && printf '#!/bin/sh\nexit 0\n' > vendor/hk/hooks
 		}
 		if fi, err := os.Stat(filepath.Join(j.project, "node_modules/foo/AGENTS.md")); err != nil || fi.Mode().Perm() != 0o644 {
 			t.Errorf("node_modules/foo/AGENTS.md's mode changed: %v %v", fi, err)
+		}
+		// What the top's .envrc loads and its CLAUDE.md imports, in a
+		// bulk directory: protected by their paths, not their names, so
+		// that neither is removed nor moved aside, nor a directory made
+		// anew moved into place (the sixtieth attack run's).
+		j.unconfined(t, `printf 'source_env .tox/cfg/env.sh\n' > .envrc && mkdir -p .tox/cfg build/g && echo 'export A=1' > .tox/cfg/env.sh && echo doc > .tox/AGENTS.md &&
+printf '@build/g/guide.md\n' > CLAUDE.md && echo guide > build/g/guide.md && echo doc > build/AGENTS.md`)
+		out, _ = j.launch(t, projectWrite, "jail-sh", `mkdir .tox/c2 && echo evil > .tox/c2/env.sh; mv .tox/cfg .tox/.cfg-old; rm -rf .tox/cfg; mv .tox/c2 .tox/cfg;
+rm -rf build/g; mkdir build/g2 && echo evil > build/g2/guide.md; mv build/g2 build/g; rm -rf .tox build; exit 1`)
+		for rel, want := range map[string]string{".tox/cfg/env.sh": "export A=1\n", "build/g/guide.md": "guide\n", ".tox/AGENTS.md": "doc\n", "build/AGENTS.md": "doc\n"} {
+			if got := read(rel); got != want {
+				t.Errorf("%s holds %q, want %q (the call said %q)", rel, got, want, out)
+			}
 		}
 		// Outside a bulk directory, and where the hooks directory is,
 		// nothing protected is removed.

@@ -966,8 +966,13 @@ func (w *walker) inBulk(dir string) bool {
 // directories in a bulk directory (Plan.RemoveDirs), that hold none of
 // what a removal must not touch: a fixed path (the hooks directory
 // core.hooksPath names: its hooks removed are checks the user's next
-// commit no longer runs; the guard's own paths), a git directory +git
-// writes or one of its pins, a guard-critical entry. What else they hold is a package's or a
+// commit no longer runs; the guard's own paths; what the project's
+// .envrc loads, its instruction files import, a held link leads to:
+// protected by their paths, not their names, so that a directory made
+// anew and moved into place there, which the broker judges by names,
+// would bring the next shell or session another file, the sixtieth
+// attack run's), a git directory +git writes or one of its pins, a
+// guard-critical entry. What else they hold is a package's or a
 // build's, which its tools remove and make again: no process runs a
 // package's own AGENTS.md, .github/ or .vscode/ (an agent or an editor
 // reads the project's), and nothing is written or made there but by
@@ -976,12 +981,7 @@ func removableDirs(bulk []string, w *walker, p *Plan) []string {
 	slices.Sort(bulk)
 	keep := slices.Concat(p.Kept, p.GitPins, w.skip)
 	for f := range w.fixed {
-		// What an instruction file imports, or a held link leads to
-		// (node_modules/foo/CLAUDE.md -> AGENTS.md), is never written;
-		// removed, it loads nothing.
-		if !slices.Contains(w.pl.Imports, f) {
-			keep = append(keep, f)
-		}
+		keep = append(keep, f)
 	}
 	for _, h := range w.held {
 		if w.pl.Classify(h).Tier == policy.GuardCritical {
