@@ -102,6 +102,9 @@ func (w refWalker) walkIn(dir string, top, inHolder bool) bool {
 		return true
 	}
 	w.unclean = append(w.unclean, dir)
+	if rel, _ := filepath.Rel(w.project, dir); !top && slices.ContainsFunc(strings.Split(rel, "/"), bulkDir) {
+		w.bulk = append(w.bulk, dir)
+	}
 	for _, k := range kids {
 		switch {
 		case k.dir && k.clean:
