@@ -530,6 +530,13 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		if exists && !c.rename && !c.symlink && !c.name {
 			verb = "write"
 		}
+		if verb == "make" && b.inBulk(pdir) {
+			// npm's, pip's or a build's copy of a package's own
+			// AGENTS.md or .vscode/: said so, since the rest is made
+			// (the usability run's agent took the install for failed).
+			b.tellLeftOut(pdir, name)
+			return failed(n, unix.EACCES)
+		}
 		b.tell(pdir, name, verb, "executable configuration or an instruction file")
 		return failed(n, unix.EACCES)
 	}
@@ -1563,6 +1570,22 @@ func (b *topBroker) tell(dir, name, verb, why string) {
 	if rel, ok := b.firstTelling(dir, name); ok {
 		fmt.Fprintln(os.Stderr, oneLine(fmt.Sprintf("loopguard: refused to %s %s in the project: %s (it reaches the project only with the user's approval)", verb, rel, why)))
 	}
+}
+
+// tellLeftOut says, as tell does, that name in dir, a directory of
+// installed packages or build products, was not made.
+func (b *topBroker) tellLeftOut(dir, name string) {
+	if rel, ok := b.firstTelling(dir, name); ok {
+		fmt.Fprintln(os.Stderr, oneLine(fmt.Sprintf("loopguard: left out %s: executable configuration or an instruction file is not made in a directory of installed packages or build products either; the rest of what the call makes there is (it reaches the project only with the user's approval)", rel)))
+	}
+}
+
+// inBulk reports whether dir, a directory of the project by its path, is
+// a directory of installed packages or build products (bulkDir) or in
+// one.
+func (b *topBroker) inBulk(dir string) bool {
+	rel, ok := strings.CutPrefix(dir, b.project+"/")
+	return ok && slices.ContainsFunc(strings.Split(rel, "/"), bulkDir)
 }
 
 // tellMove says, as tell does, that moving name in dir was refused.
