@@ -4234,6 +4234,27 @@ printf '{"name": "p", "version": "1.0.0", "private": true}' > package.json && `+
 	})
 }
 
+// TestJailEnclosingLoads: a launch whose project is a subdirectory of
+// the working tree (svc/api of a monorepo; a session started there) keeps
+// what the top's git hook runs and its .envrc sources in that
+// subdirectory: the sixty-first attack run's launch on the subdirectory
+// appended to the env.sh the top's .envrc sources, which the user's next
+// cd would have run. Control: the subdirectory's other files are written.
+func TestJailEnclosingLoads(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.unconfined(t, `mkdir -p .git/hooks svc/api/scripts && printf '#!/bin/sh\n./svc/api/scripts/check.sh\n' > .git/hooks/pre-commit && chmod 755 .git/hooks/pre-commit &&
+printf 'source_env svc/api/env.sh\n' > .envrc && echo 'export A=1' > svc/api/env.sh && printf '#!/bin/sh\nexit 0\n' > svc/api/scripts/check.sh && echo 'package main' > svc/api/main.go`)
+		sub := filepath.Join(j.project, "svc", "api")
+		s := Spec{Cap: projectWrite, Project: sub, Cwd: sub, Exe: "/bin/sh", Argv: []string{"sh", "-c", "echo evil >> env.sh; echo evil >> scripts/check.sh; echo '// ok' >> main.go"}}
+		out, _ := combined(t, j.specCmd(s))
+		for rel, want := range map[string]string{"svc/api/env.sh": "export A=1\n", "svc/api/scripts/check.sh": "#!/bin/sh\nexit 0\n", "svc/api/main.go": "package main\n// ok\n"} {
+			if got, _ := os.ReadFile(filepath.Join(j.project, rel)); string(got) != want {
+				t.Errorf("%s holds %q, want %q (the call said %q)", rel, got, want, out)
+			}
+		}
+	})
+}
+
 // TestJailHeldLinkTarget: a protected entry that is a link into the
 // project (.claude -> cc, CLAUDE.md -> docs/ai.md, .github/hooks ->
 // ../shared/hooks, and one that leads nowhere yet) has what it leads to

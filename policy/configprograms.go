@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // A project's executable configuration is protected by its name; what it
@@ -433,9 +435,46 @@ func unquoteValue(v string) string {
 // ProjectLoads are Places.Imports for project: what its instruction files
 // import (InstructionImports), what its .envrc loads (EnvrcLoads), what
 // its executable configuration names as programs (ConfigPrograms), and
-// what its git hooks run (HookPrograms, of hooksPaths: Places.HooksPaths).
+// what its git hooks run (HookPrograms, of hooksPaths: Places.HooksPaths);
+// and where project lies below the top of the working tree that holds
+// it, those of the top that lie in project (enclosingLoads).
 func ProjectLoads(project, home string, hooksPaths []string) []string {
-	return slices.Concat(InstructionImports(project, home), EnvrcLoads(project), ConfigPrograms(project), HookPrograms(project, hooksPaths), LinkedConfig(project))
+	return slices.Concat(InstructionImports(project, home), EnvrcLoads(project), ConfigPrograms(project), HookPrograms(project, hooksPaths), LinkedConfig(project),
+		enclosingLoads(project, home, hooksPaths))
+}
+
+// enclosingLoads are, for a project below the top of the working tree
+// that holds it (a session started in svc/api of a monorepo, a launch
+// whose --project is a subdirectory), the top's ProjectLoads, what the
+// .envrc files and instruction files of the directories between them
+// load and import, that lie in project: the top's .git/hooks/pre-commit
+// that runs ./svc/api/scripts/check.sh, its .envrc's source_env
+// svc/api/env.sh (the sixty-first attack run wrote it through a launch
+// on the subdirectory). nil where project is the top, or in no working
+// tree.
+func enclosingLoads(project, home string, hooksPaths []string) []string {
+	if !filepath.IsAbs(project) {
+		return nil
+	}
+	project = filepath.Clean(project)
+	top, _ := gitTop(project)
+	if top == "" || top == project {
+		return nil
+	}
+	all := ProjectLoads(top, home, hooksPaths)
+	var envrcs []string
+	for d := filepath.Dir(project); d != top && fsx.Within(d, top); d = filepath.Dir(d) {
+		envrcs = append(envrcs, filepath.Join(d, ".envrc"))
+		all = append(all, InstructionImports(d, home)...)
+	}
+	all = append(all, EnvrcLoadsOf(top, envrcs)...)
+	var out []string
+	for _, p := range all {
+		if p != project && fsx.Within(p, project) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // maxCommands bounds the commands ConfigPrograms reads (each a reader of

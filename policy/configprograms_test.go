@@ -267,6 +267,48 @@ func hostileProject(tb testing.TB) string {
 // forty-seventh attack run held every hook call past its deadline with
 // such files: 20 s and more); a load past the budget is not found, one
 // before it is (control). Its cost is BenchmarkProjectLoadsHostile's.
+// TestProjectLoadsEnclosing: a project below the top of the working
+// tree that holds it (svc/api of a monorepo) has protected what the top's
+// git hook runs, its .envrc loads and its CLAUDE.md imports, and what the
+// .envrc and CLAUDE.md of the directories between load and import, that
+// lie in the project; what lies outside it is not its to protect. Control:
+// the same tree with no .git names none of them (nothing encloses it),
+// and the top names them as it always did.
+func TestProjectLoadsEnclosing(t *testing.T) {
+	top := realDir(t, t.TempDir())
+	proj := filepath.Join(top, "svc", "api")
+	testfs.Write(t, filepath.Join(top, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\n./svc/api/scripts/check.sh\n"), 0o755)
+	testfs.Write(t, filepath.Join(top, ".envrc"), []byte("source_env svc/api/env.sh\nsource_env other/x.sh\n"), 0o644)
+	testfs.Write(t, filepath.Join(top, "CLAUDE.md"), []byte("@svc/api/notes.md\n"), 0o644)
+	testfs.Write(t, filepath.Join(top, "svc", ".envrc"), []byte("dotenv api/.env.local\n"), 0o644)
+	testfs.Write(t, filepath.Join(top, "svc", "CLAUDE.md"), []byte("@api/svc-notes.md\n"), 0o644)
+	for _, f := range []string{"scripts/check.sh", "env.sh", "notes.md", ".env.local", "svc-notes.md", "main.go"} {
+		testfs.Write(t, filepath.Join(proj, f), []byte("x\n"), 0o644)
+	}
+	testfs.Write(t, filepath.Join(top, "other", "x.sh"), []byte("x\n"), 0o644)
+	want := []string{"scripts/check.sh", "env.sh", "notes.md", ".env.local", "svc-notes.md"}
+	got := ProjectLoads(proj, top, nil)
+	for _, w := range want {
+		if !slices.Contains(got, filepath.Join(proj, w)) {
+			t.Errorf("ProjectLoads(svc/api) = %q: no %s", got, w)
+		}
+	}
+	for _, p := range got {
+		if !strings.HasPrefix(p, proj+"/") || strings.HasSuffix(p, "main.go") {
+			t.Errorf("ProjectLoads(svc/api) names %s, which is outside it or loaded by nothing", p)
+		}
+	}
+	if loads := ProjectLoads(top, top, nil); !slices.Contains(loads, filepath.Join(proj, "env.sh")) || !slices.Contains(loads, filepath.Join(top, "other", "x.sh")) {
+		t.Errorf("control: the top's ProjectLoads = %q", loads)
+	}
+	if err := os.RemoveAll(filepath.Join(top, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if got := ProjectLoads(proj, top, nil); len(got) != 0 {
+		t.Errorf("control: with no working tree around it, ProjectLoads(svc/api) = %q", got)
+	}
+}
+
 func TestProjectLoadsBounded(t *testing.T) {
 	proj := hostileProject(t)
 	parts := map[string][]string{
