@@ -530,7 +530,7 @@ func (b *topBroker) handle(n *seccompNotif) *seccompNotifResp {
 		if exists && !c.rename && !c.symlink && !c.name {
 			verb = "write"
 		}
-		if verb == "make" && b.inBulk(pdir) {
+		if verb == "make" && inBulk(b.project, pdir) {
 			// npm's, pip's or a build's copy of a package's own
 			// AGENTS.md or .vscode/: said so, since the rest is made
 			// (the usability run's agent took the install for failed).
@@ -1578,14 +1578,6 @@ func (b *topBroker) tellLeftOut(dir, name string) {
 	if rel, ok := b.firstTelling(dir, name); ok {
 		fmt.Fprintln(os.Stderr, oneLine(fmt.Sprintf("loopguard: left out %s: executable configuration or an instruction file is not made in a directory of installed packages or build products either; the rest of what the call makes there is (it reaches the project only with the user's approval)", rel)))
 	}
-}
-
-// inBulk reports whether dir, a directory of the project by its path, is
-// a directory of installed packages or build products (bulkDir) or in
-// one.
-func (b *topBroker) inBulk(dir string) bool {
-	rel, ok := strings.CutPrefix(dir, b.project+"/")
-	return ok && slices.ContainsFunc(strings.Split(rel, "/"), bulkDir)
 }
 
 // tellMove says, as tell does, that moving name in dir was refused.

@@ -947,10 +947,10 @@ func bulkDir(name string) bool {
 	return false
 }
 
-// inBulk reports whether dir, a directory of the walk's project, is a
-// bulk directory (bulkDir) or in one.
-func (w *walker) inBulk(dir string) bool {
-	rel, ok := strings.CutPrefix(dir, w.project+"/")
+// inBulk reports whether dir, a directory below project, is a bulk
+// directory (bulkDir) or in one.
+func inBulk(project, dir string) bool {
+	rel, ok := strings.CutPrefix(dir, project+"/")
 	if !ok {
 		return false
 	}
@@ -1205,7 +1205,7 @@ func (w *walker) walk(dir string, top bool) (clean bool, id [2]uint64) {
 		return true, id
 	}
 	w.unclean = append(w.unclean, dir)
-	if !top && w.inBulk(dir) {
+	if !top && inBulk(w.project, dir) {
 		w.bulk = append(w.bulk, dir)
 		w.noteID(dir, id)
 	}
