@@ -4239,15 +4239,17 @@ printf '{"name": "p", "version": "1.0.0", "private": true}' > package.json && `+
 // what the top's git hook runs and its .envrc sources in that
 // subdirectory: the sixty-first attack run's launch on the subdirectory
 // appended to the env.sh the top's .envrc sources, which the user's next
-// cd would have run. Control: the subdirectory's other files are written.
+// cd would have run, and the sixty-second's the one it sources through
+// svc/current -> api. Control: the subdirectory's other files are written.
 func TestJailEnclosingLoads(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
 		j.unconfined(t, `mkdir -p .git/hooks svc/api/scripts && printf '#!/bin/sh\n./svc/api/scripts/check.sh\n' > .git/hooks/pre-commit && chmod 755 .git/hooks/pre-commit &&
-printf 'source_env svc/api/env.sh\n' > .envrc && echo 'export A=1' > svc/api/env.sh && printf '#!/bin/sh\nexit 0\n' > svc/api/scripts/check.sh && echo 'package main' > svc/api/main.go`)
+printf 'source_env svc/api/env.sh\nsource_env svc/current/env2.sh\n' > .envrc && echo 'export A=1' > svc/api/env.sh && echo 'export B=1' > svc/api/env2.sh && ln -s api svc/current &&
+printf '#!/bin/sh\nexit 0\n' > svc/api/scripts/check.sh && echo 'package main' > svc/api/main.go`)
 		sub := filepath.Join(j.project, "svc", "api")
-		s := Spec{Cap: projectWrite, Project: sub, Cwd: sub, Exe: "/bin/sh", Argv: []string{"sh", "-c", "echo evil >> env.sh; echo evil >> scripts/check.sh; echo '// ok' >> main.go"}}
+		s := Spec{Cap: projectWrite, Project: sub, Cwd: sub, Exe: "/bin/sh", Argv: []string{"sh", "-c", "echo evil >> env.sh; echo evil >> env2.sh; echo evil >> scripts/check.sh; echo '// ok' >> main.go"}}
 		out, _ := combined(t, j.specCmd(s))
-		for rel, want := range map[string]string{"svc/api/env.sh": "export A=1\n", "svc/api/scripts/check.sh": "#!/bin/sh\nexit 0\n", "svc/api/main.go": "package main\n// ok\n"} {
+		for rel, want := range map[string]string{"svc/api/env.sh": "export A=1\n", "svc/api/env2.sh": "export B=1\n", "svc/api/scripts/check.sh": "#!/bin/sh\nexit 0\n", "svc/api/main.go": "package main\n// ok\n"} {
 			if got, _ := os.ReadFile(filepath.Join(j.project, rel)); string(got) != want {
 				t.Errorf("%s holds %q, want %q (the call said %q)", rel, got, want, out)
 			}

@@ -439,42 +439,75 @@ func unquoteValue(v string) string {
 // and where project lies below the top of the working tree that holds
 // it, those of the top that lie in project (enclosingLoads).
 func ProjectLoads(project, home string, hooksPaths []string) []string {
-	return slices.Concat(InstructionImports(project, home), EnvrcLoads(project), ConfigPrograms(project), HookPrograms(project, hooksPaths), LinkedConfig(project),
-		enclosingLoads(project, home, hooksPaths))
+	return slices.Concat(ownLoads(project, home, hooksPaths), enclosingLoads(project, home))
 }
 
-// enclosingLoads are, for a project below the top of the working tree
-// that holds it (a session started in svc/api of a monorepo, a launch
-// whose --project is a subdirectory), the top's ProjectLoads, what the
-// .envrc files and instruction files of the directories between them
-// load and import, that lie in project: the top's .git/hooks/pre-commit
-// that runs ./svc/api/scripts/check.sh, its .envrc's source_env
-// svc/api/env.sh (the sixty-first attack run wrote it through a launch
-// on the subdirectory). nil where project is the top, or in no working
-// tree.
-func enclosingLoads(project, home string, hooksPaths []string) []string {
+// ownLoads are ProjectLoads of project's own files.
+func ownLoads(project, home string, hooksPaths []string) []string {
+	return slices.Concat(InstructionImports(project, home), EnvrcLoads(project), ConfigPrograms(project), HookPrograms(project, hooksPaths), LinkedConfig(project))
+}
+
+// enclosingLoads are, for a project below other directories, what lies
+// in project of what those directories' own files load: for each
+// ancestor that is the top of a working tree (a monorepo above svc/api;
+// the superproject of a submodule, whose .git is a file; a repository
+// above a nested one) its ProjectLoads (what its git hooks run, its
+// .envrc loads, its configuration names, its instruction files import),
+// and for every other ancestor what its .envrc loads and its instruction
+// files import: direnv and Claude Code read those of every directory
+// above the one they run in, not only within a repository (ownLoads: each
+// ancestor once). A load that
+// leads into project through a link (svc/current -> api) is named by
+// where it leads. The sixty-first and sixty-second attack runs' launches
+// on the subdirectory wrote the env.sh the top's .envrc sources, through
+// svc/current too, and a submodule's files its superproject's hook runs.
+func enclosingLoads(project, home string) []string {
 	if !filepath.IsAbs(project) {
 		return nil
 	}
 	project = filepath.Clean(project)
-	top, _ := gitTop(project)
-	if top == "" || top == project {
-		return nil
+	var all []string
+	for d := filepath.Dir(project); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			all = append(all, ownLoads(d, home, HooksPaths(d, home, nil))...)
+		} else {
+			all = append(all, InstructionImports(d, home)...)
+			all = append(all, EnvrcLoads(d)...)
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
 	}
-	all := ProjectLoads(top, home, hooksPaths)
-	var envrcs []string
-	for d := filepath.Dir(project); d != top && fsx.Within(d, top); d = filepath.Dir(d) {
-		envrcs = append(envrcs, filepath.Join(d, ".envrc"))
-		all = append(all, InstructionImports(d, home)...)
-	}
-	all = append(all, EnvrcLoadsOf(top, envrcs)...)
 	var out []string
-	for _, p := range all {
+	add := func(p string) {
 		if p != project && fsx.Within(p, project) && !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
+	for _, p := range all {
+		add(p)
+		if r := resolvedPath(p); r != "" {
+			add(r)
+		}
+	}
 	return out
+}
+
+// resolvedPath is p with the links on its way resolved, its last name
+// too where it exists: "" when that changes nothing or fails.
+func resolvedPath(p string) string {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+		if err != nil {
+			return ""
+		}
+		r = filepath.Join(dir, filepath.Base(p))
+	}
+	if r == p {
+		return ""
+	}
+	return r
 }
 
 // maxCommands bounds the commands ConfigPrograms reads (each a reader of
@@ -507,7 +540,15 @@ func HookPrograms(project string, hooksPaths []string) []string {
 // hookPrograms reads into r the scripts of project's git hooks
 // (HookPrograms).
 func hookPrograms(r *programReader, project string, hooksPaths []string) {
-	dirs := []string{filepath.Join(project, ".git", "hooks")}
+	// The repository's own hooks: in a linked worktree (its .git a file)
+	// those of the common git directory, outside the worktree, which git
+	// runs there (the sixty-second attack run rewrote the script a
+	// linked worktree's pre-commit ran).
+	own := filepath.Join(project, ".git", "hooks")
+	if top, gitDir := gitTop(project); top == project && gitDir != "" {
+		own = filepath.Join(commonDir(gitDir), "hooks")
+	}
+	dirs := []string{own}
 	for _, d := range hooksPaths {
 		dirs = append(dirs, d)
 		if filepath.Base(d) == "_" {
@@ -518,7 +559,7 @@ func hookPrograms(r *programReader, project string, hooksPaths []string) {
 		}
 	}
 	for i, d := range dirs {
-		if i > maxHookScripts || d != project && !strings.HasPrefix(d, project+"/") {
+		if i > maxHookScripts || i > 0 && d != project && !strings.HasPrefix(d, project+"/") {
 			continue
 		}
 		for _, e := range readDirN(d, maxHookScripts) {

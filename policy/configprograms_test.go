@@ -267,45 +267,76 @@ func hostileProject(tb testing.TB) string {
 // forty-seventh attack run held every hook call past its deadline with
 // such files: 20 s and more); a load past the budget is not found, one
 // before it is (control). Its cost is BenchmarkProjectLoadsHostile's.
-// TestProjectLoadsEnclosing: a project below the top of the working
-// tree that holds it (svc/api of a monorepo) has protected what the top's
-// git hook runs, its .envrc loads and its CLAUDE.md imports, and what the
+// TestProjectLoadsEnclosing: a project below the top of the working tree
+// that holds it (svc/api of a monorepo) has protected what the top's git
+// hook runs, its .envrc loads and its CLAUDE.md imports, and what the
 // .envrc and CLAUDE.md of the directories between load and import, that
-// lie in the project; what lies outside it is not its to protect. Control:
-// the same tree with no .git names none of them (nothing encloses it),
-// and the top names them as it always did.
+// lie in the project, also through a link (svc/current -> api), and also
+// where the project is a submodule (its .git a file); what lies outside it
+// is not its to protect. Without the working tree, the ancestors' .envrc
+// and CLAUDE.md still load (direnv and Claude Code do not stop at a
+// repository), and no hook runs anything. Control: the top names them as
+// it always did, and main.go beside them is named by nothing.
 func TestProjectLoadsEnclosing(t *testing.T) {
 	top := realDir(t, t.TempDir())
 	proj := filepath.Join(top, "svc", "api")
 	testfs.Write(t, filepath.Join(top, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\n./svc/api/scripts/check.sh\n"), 0o755)
-	testfs.Write(t, filepath.Join(top, ".envrc"), []byte("source_env svc/api/env.sh\nsource_env other/x.sh\n"), 0o644)
+	testfs.Write(t, filepath.Join(top, ".envrc"), []byte("source_env svc/api/env.sh\nsource_env other/x.sh\nsource_env svc/current/linked.sh\n"), 0o644)
 	testfs.Write(t, filepath.Join(top, "CLAUDE.md"), []byte("@svc/api/notes.md\n"), 0o644)
 	testfs.Write(t, filepath.Join(top, "svc", ".envrc"), []byte("dotenv api/.env.local\n"), 0o644)
 	testfs.Write(t, filepath.Join(top, "svc", "CLAUDE.md"), []byte("@api/svc-notes.md\n"), 0o644)
-	for _, f := range []string{"scripts/check.sh", "env.sh", "notes.md", ".env.local", "svc-notes.md", "main.go"} {
+	for _, f := range []string{"scripts/check.sh", "env.sh", "notes.md", ".env.local", "svc-notes.md", "linked.sh", "main.go"} {
 		testfs.Write(t, filepath.Join(proj, f), []byte("x\n"), 0o644)
 	}
+	if err := os.Symlink("api", filepath.Join(top, "svc", "current")); err != nil {
+		t.Fatal(err)
+	}
 	testfs.Write(t, filepath.Join(top, "other", "x.sh"), []byte("x\n"), 0o644)
-	want := []string{"scripts/check.sh", "env.sh", "notes.md", ".env.local", "svc-notes.md"}
-	got := ProjectLoads(proj, top, nil)
-	for _, w := range want {
-		if !slices.Contains(got, filepath.Join(proj, w)) {
-			t.Errorf("ProjectLoads(svc/api) = %q: no %s", got, w)
+	check := func(name string, want, not []string) {
+		t.Helper()
+		got := ProjectLoads(proj, top, nil)
+		for _, w := range want {
+			if !slices.Contains(got, filepath.Join(proj, w)) {
+				t.Errorf("%s: ProjectLoads(svc/api) = %q: no %s", name, got, w)
+			}
+		}
+		for _, p := range got {
+			if !strings.HasPrefix(p, proj+"/") || slices.ContainsFunc(not, func(n string) bool { return p == filepath.Join(proj, n) }) {
+				t.Errorf("%s: ProjectLoads(svc/api) names %s", name, p)
+			}
 		}
 	}
-	for _, p := range got {
-		if !strings.HasPrefix(p, proj+"/") || strings.HasSuffix(p, "main.go") {
-			t.Errorf("ProjectLoads(svc/api) names %s, which is outside it or loaded by nothing", p)
-		}
-	}
+	all := []string{"scripts/check.sh", "env.sh", "notes.md", ".env.local", "svc-notes.md", "linked.sh"}
+	check("in the working tree", all, []string{"main.go"})
+	testfs.Write(t, filepath.Join(proj, ".git"), []byte("gitdir: ../../.git/modules/api\n"), 0o644)
+	check("a submodule", all, []string{"main.go"})
 	if loads := ProjectLoads(top, top, nil); !slices.Contains(loads, filepath.Join(proj, "env.sh")) || !slices.Contains(loads, filepath.Join(top, "other", "x.sh")) {
 		t.Errorf("control: the top's ProjectLoads = %q", loads)
 	}
-	if err := os.RemoveAll(filepath.Join(top, ".git")); err != nil {
-		t.Fatal(err)
+	for _, g := range []string{filepath.Join(top, ".git"), filepath.Join(proj, ".git")} {
+		if err := os.RemoveAll(g); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if got := ProjectLoads(proj, top, nil); len(got) != 0 {
-		t.Errorf("control: with no working tree around it, ProjectLoads(svc/api) = %q", got)
+	check("no working tree", []string{"env.sh", "notes.md", ".env.local", "svc-notes.md", "linked.sh"}, []string{"main.go", "scripts/check.sh"})
+}
+
+// TestHookProgramsLinkedWorktree: a linked worktree's .git is a file,
+// and git runs the hooks of the common git directory there: what they
+// run in the worktree is named (the sixty-second attack run's commit in
+// the worktree ran the hk.sh a launch there rewrote). Control: the main
+// worktree names its own.
+func TestHookProgramsLinkedWorktree(t *testing.T) {
+	dir := realDir(t, t.TempDir())
+	main, wt := filepath.Join(dir, "main"), filepath.Join(dir, "wt")
+	testfs.Write(t, filepath.Join(main, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\n./hk.sh\n"), 0o755)
+	testfs.Write(t, filepath.Join(main, ".git", "worktrees", "wt", "commondir"), []byte("../..\n"), 0o644)
+	testfs.Write(t, filepath.Join(wt, ".git"), []byte("gitdir: "+filepath.Join(main, ".git", "worktrees", "wt")+"\n"), 0o644)
+	for _, d := range []string{main, wt} {
+		testfs.Write(t, filepath.Join(d, "hk.sh"), []byte("#!/bin/sh\n"), 0o755)
+		if got := HookPrograms(d, nil); !slices.Contains(got, filepath.Join(d, "hk.sh")) {
+			t.Errorf("HookPrograms(%s) = %q: no hk.sh", filepath.Base(d), got)
+		}
 	}
 }
 

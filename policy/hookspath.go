@@ -182,16 +182,25 @@ func repoConfigFiles(gitDir string) []string {
 		return nil
 	}
 	out := []string{filepath.Join(gitDir, "config"), filepath.Join(gitDir, "config.worktree")}
+	if c := commonDir(gitDir); c != gitDir {
+		out = append(out, filepath.Join(c, "config"))
+	}
+	return out
+}
+
+// commonDir is the common git directory of the git directory gitDir: the
+// one its commondir names (a linked worktree's, a submodule's), else
+// gitDir itself.
+func commonDir(gitDir string) string {
 	if b, err := fsx.ReadRegular(filepath.Join(gitDir, "commondir"), 4096, 0); err == nil {
-		c := strings.TrimSpace(string(b))
-		if c != "" {
+		if c := strings.TrimSpace(string(b)); c != "" {
 			if !filepath.IsAbs(c) {
 				c = filepath.Join(gitDir, c)
 			}
-			out = append(out, filepath.Join(c, "config"))
+			return filepath.Clean(c)
 		}
 	}
-	return out
+	return gitDir
 }
 
 // hooksDir is a core.hooksPath value made absolute: ~/ is the home
