@@ -148,15 +148,13 @@ type topBroker struct {
 	// Plan.Unclean), by device and inode, with their paths; ours are the
 	// write set's files and directories directly in them, which the
 	// broker renames and removes (rm -r dist, sed -i README.md), and
-	// ourNames their last names (the unlink gate); bulk are the plan's
-	// RemoveDirs directly in them, which the broker removes once empty
-	// (rm -rf node_modules: what is in one the program removes itself).
-	served   map[fileKey]string
-	ours     map[string]bool
-	ourNames map[string]bool
-	bulk     map[string]bool
-	// removeDirs: the plan's RemoveDirs, within each of which the broker
-	// moves what the program asks it to (bulkMove).
+	// ourNames their last names (the unlink gate), and the plan's
+	// RemoveDirs': the broker removes one once empty (rm -rf
+	// node_modules: what is in it the program removes itself), and moves
+	// what the program asks it to within one (bulkMove).
+	served     map[fileKey]string
+	ours       map[string]bool
+	ourNames   map[string]bool
 	removeDirs []string
 	modeSet    func() modeSet // where a mode may change (brokermode_linux.go)
 	stop       [2]int         // a pipe: closing stop[1] ends serve
@@ -209,7 +207,7 @@ func newTopBroker(plan Plan, e Env, conn *os.File, role brokerRole) (*topBroker,
 		if role.serve {
 			b.findServed(plan)
 		} else {
-			b.served, b.ours, b.ourNames, b.bulk = map[fileKey]string{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+			b.served, b.ours, b.ourNames = map[fileKey]string{}, map[string]bool{}, map[string]bool{}
 		}
 		e.Places.HooksPaths, e.Places.Imports = plan.hooksPaths, plan.imports
 		b.pl = e.Places.Prepare()
@@ -233,9 +231,6 @@ func newTopBroker(plan Plan, e Env, conn *os.File, role brokerRole) (*topBroker,
 			}
 		}
 		slices.Sort(b.held)
-		if role.serve {
-			b.removeDirs = plan.RemoveDirs
-		}
 	}
 	if err := unix.Pipe2(b.stop[:], unix.O_CLOEXEC); err != nil {
 		if b.root >= 0 {
@@ -637,7 +632,7 @@ func (b *topBroker) removeServed(n *seccompNotif, c brokered, sn *servedName) *s
 			return failed(n, err.(unix.Errno))
 		}
 		return &seccompNotifResp{id: n.id}
-	case c.rmdir && sn.unclean && sn.exists && st.Mode&unix.S_IFMT == unix.S_IFDIR && b.bulk[filepath.Join(sn.dir, name)]:
+	case c.rmdir && sn.unclean && sn.exists && st.Mode&unix.S_IFMT == unix.S_IFDIR && slices.Contains(b.removeDirs, filepath.Join(sn.dir, name)):
 		// A bulk directory (Plan.RemoveDirs) the program emptied: the
 		// kernel removes none that is not empty.
 		if err := unix.Unlinkat(parent, name, unix.AT_REMOVEDIR); err != nil {
@@ -1310,7 +1305,7 @@ func (b *topBroker) mayBeMine(n *seccompNotif, addr uint64) bool {
 // one now (a link, gone) is not served.
 func (b *topBroker) findServed(plan Plan) {
 	b.served = map[fileKey]string{b.rootKey: plan.Project}
-	b.ours, b.ourNames, b.bulk = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	b.ours, b.ourNames = map[string]bool{}, map[string]bool{}
 	paths := map[string]bool{plan.Project: true}
 	for _, d := range plan.Unclean {
 		var st unix.Stat_t
@@ -1326,11 +1321,9 @@ func (b *topBroker) findServed(plan Plan) {
 			b.ourNames[filepath.Base(p)] = true
 		}
 	}
+	b.removeDirs = plan.RemoveDirs
 	for _, d := range plan.RemoveDirs {
-		if paths[filepath.Dir(d)] {
-			b.bulk[d] = true
-			b.ourNames[filepath.Base(d)] = true
-		}
+		b.ourNames[filepath.Base(d)] = true
 	}
 }
 
@@ -1364,7 +1357,7 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name 
 	from, fparent, fkey := fr.name, fr.parent, fr.key
 	defer unix.Close(fparent)
 	fpdir, fbelow := b.projectPath(fparent)
-	if fp := filepath.Join(fpdir, from); fbelow && dest == nil && fpdir == dir && b.bulkRoot(fp) != "" && !b.fixed[fp] && !b.aboveFixed(fp) && sameFile(fparent, parent) {
+	if fp := filepath.Join(fpdir, from); fbelow && dest == nil && fpdir == dir && bulkRoot(b.removeDirs, fp) != "" && !b.fixed[fp] && !b.aboveFixed(fp) && sameFile(fparent, parent) {
 		return b.bulkMove(n, fparent, from, parent, name)
 	}
 	if fbelow && b.pinnedSource(filepath.Join(fpdir, from)) {
@@ -1405,17 +1398,6 @@ func (b *topBroker) renameTo(n *seccompNotif, c brokered, parent int, dir, name 
 func sameFile(a, b int) bool {
 	var sa, sb unix.Stat_t
 	return unix.Fstat(a, &sa) == nil && unix.Fstat(b, &sb) == nil && sa.Dev == sb.Dev && sa.Ino == sb.Ino
-}
-
-// bulkRoot is the one of the plan's RemoveDirs p, a path in the project,
-// is strictly in ("" none).
-func (b *topBroker) bulkRoot(p string) string {
-	for _, d := range b.removeDirs {
-		if p != d && isAncestorOrSelf(d, p) {
-			return d
-		}
-	}
-	return ""
 }
 
 // bulkMove answers a rename in a directory of a bulk directory

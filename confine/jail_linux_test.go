@@ -349,6 +349,16 @@ func combined(t *testing.T, cmd *exec.Cmd) (string, int) {
 	return strings.TrimSpace(out.String()), cmd.ProcessState.ExitCode()
 }
 
+// read is what the file rel of the project holds, or its error in
+// parentheses.
+func (j *jail) read(rel string) string {
+	b, err := os.ReadFile(filepath.Join(j.project, rel))
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return string(b)
+}
+
 // unconfined runs a shell command as the jail's user, as the agent's own
 // Bash wrapper would after the call.
 func (j *jail) unconfined(t *testing.T, script string) {
@@ -4021,13 +4031,7 @@ func TestJailHolderDirectory(t *testing.T) {
 		const hook, instr = `{"hooks": {}}` + "\n", "be careful\n"
 		j.unconfined(t, `mkdir -p .github/workflows .github/hooks .qwen && echo 'on: push' > .github/workflows/ci.yml &&
 printf '%s' '`+hook+`' > .github/hooks/h.json && printf '%s' '`+instr+`' > .github/copilot-instructions.md`)
-		read := func(rel string) string {
-			b, err := os.ReadFile(filepath.Join(j.project, rel))
-			if err != nil {
-				return "(" + err.Error() + ")"
-			}
-			return string(b)
-		}
+		read := j.read
 		// Controls: the routine work runs.
 		for _, c := range []struct{ script, rel, want string }{
 			{"echo '  jobs: {}' >> .github/workflows/ci.yml", ".github/workflows/ci.yml", "on: push\n  jobs: {}\n"},
@@ -4110,13 +4114,7 @@ echo doc > node_modules/foo/AGENTS.md && echo '{}' > node_modules/foo/.vscode/se
 echo 1 > node_modules/foo/index.js && echo 2 > node_modules/bar/lib/x.js &&
 echo doc > .venv/lib/p/AGENTS.md && echo keep > src/AGENTS.md && echo top > AGENTS.md && mkdir node_modules/baz && echo doc > node_modules/baz/AGENTS.md &&
 echo doc > vendor/hk/AGENTS.md && printf '#!/bin/sh\nexit 0\n' > vendor/hk/hooks/pre-commit && chmod 755 vendor/hk/hooks/pre-commit`)
-		read := func(rel string) string {
-			b, err := os.ReadFile(filepath.Join(j.project, rel))
-			if err != nil {
-				return "(" + err.Error() + ")"
-			}
-			return string(b)
-		}
+		read := j.read
 		// Attacks, in one call (a launch costs a second under -race):
 		// written in place, removed and made again, made new, a mode
 		// changed, moved out of the bulk directory.
@@ -4272,13 +4270,7 @@ printf '%s' '`+hook+`' > shared/hooks/h.json && ln -s cc .claude && ln -s docs/a
 mkdir -p cfg vendor/shared/gem conf .vscode && printf '%s' '`+set+`' > vendor/shared/gem/settings.json && ln -s ../vendor/shared cfg/shared && ln -s cfg/shared/gem .gemini &&
 printf '%s' '`+set+`' > conf/vscode.json && ln -s ../conf/vscode.json .vscode/settings.json &&
 mkdir -p sub/.vscode && printf '%s' '`+set+`' > conf/sub.json && ln -s ../../conf/sub.json sub/.vscode/settings.json`)
-		read := func(rel string) string {
-			b, err := os.ReadFile(filepath.Join(j.project, rel))
-			if err != nil {
-				return "(" + err.Error() + ")"
-			}
-			return string(b)
-		}
+		read := j.read
 		// Control: the targets' neighbours are written, and new names
 		// are made at the top and beside a held entry: with a held link,
 		// which no mount holds in place, the second stage's broker serves

@@ -172,7 +172,7 @@ func isolateTree(plan *Plan) (bool, error) {
 		pins[p] = true
 	}
 	for _, h := range plan.Held {
-		if plan.removable(h) {
+		if bulkRoot(plan.RemoveDirs, h) != "" {
 			continue // removed, never written: its rules say so
 		}
 		var st unix.Stat_t
@@ -228,7 +228,7 @@ func heldAncestors(plan *Plan) []string {
 	}
 	seen := map[string]bool{}
 	for _, h := range plan.Held {
-		if !fsx.Within(h, plan.Project) || plan.removable(h) {
+		if !fsx.Within(h, plan.Project) || bulkRoot(plan.RemoveDirs, h) != "" {
 			continue
 		}
 		for d := filepath.Dir(h); d != plan.Project && fsx.Within(d, plan.Project) && !seen[d]; d = filepath.Dir(d) {

@@ -799,15 +799,17 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	return nil
 }
 
-// removable reports whether p is in one of the plan's RemoveDirs: a
-// held entry there is removed, and not mounted (isolate).
-func (p Plan) removable(path string) bool {
-	for _, d := range p.RemoveDirs {
-		if isAncestorOrSelf(d, path) {
-			return true
+// bulkRoot is the one of removeDirs (a plan's RemoveDirs) that p, a path
+// in the project, is strictly in; "" none. A held entry there is removed,
+// and not mounted (isolate); a move within one is the broker's
+// (bulkMove).
+func bulkRoot(removeDirs []string, p string) string {
+	for _, d := range removeDirs {
+		if p != d && isAncestorOrSelf(d, p) {
+			return d
 		}
 	}
-	return false
+	return ""
 }
 
 func (p Plan) sorted() Plan {

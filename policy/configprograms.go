@@ -496,18 +496,13 @@ func enclosingLoads(project, home string) []string {
 // resolvedPath is p with the links on its way resolved, its last name
 // too where it exists: "" when that changes nothing or fails.
 func resolvedPath(p string) string {
-	r, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		dir, err := filepath.EvalSymlinks(filepath.Dir(p))
-		if err != nil {
-			return ""
-		}
-		r = filepath.Join(dir, filepath.Base(p))
+	if r := resolved(p); r != "" {
+		return r
 	}
-	if r == p {
-		return ""
+	if d := resolved(filepath.Dir(p)); d != "" {
+		return filepath.Join(d, filepath.Base(p))
 	}
-	return r
+	return ""
 }
 
 // maxCommands bounds the commands ConfigPrograms reads (each a reader of
