@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -344,8 +345,34 @@ func (b *topBroker) serve() {
 		if resp == nil {
 			continue // answered by ADDFD
 		}
-		_ = ioctlPtr(b.listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
+		_ = answerIoctl(b.listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
 	}
+}
+
+// answerIoctl is ioctlPtr for an answer to a call (SEND, ADDFD), with
+// every signal blocked on the calling thread while it runs. An ADDFD with
+// SECCOMP_ADDFD_FLAG_SEND marks the call answered before the caller
+// installs the descriptor; a signal that interrupts the ioctl's wait then
+// takes the descriptor back, and the caller's call returns 0 with no
+// error, a descriptor it already had, its stdin (kernel/seccomp.c,
+// seccomp_notify_addfd, Linux 6.18): git wrote a loose object to it
+// (EBADF) when a signal reached the broker's thread, which a test that
+// sends the launch's threads signals shows within a few hundred files. A
+// SEND or ADDFD interrupted while it waits for the filter's lock returns
+// EINTR, which the kernel does not restart: the call got no answer, or
+// EMFILE for a file the broker made. SIGKILL and SIGSTOP cannot be
+// blocked: a launcher stopped by hand in the middle of a hand-over is
+// the one case left.
+func answerIoctl(fd int, req uint, p unsafe.Pointer) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var all, saved uint64 = math.MaxUint64, 0
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&saved)), 8, 0, 0); e != 0 {
+		return e
+	}
+	err := ioctlPtr(fd, req, p)
+	_, _, _ = unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&saved)), 0, 8, 0, 0)
+	return err
 }
 
 func ioctlPtr(fd int, req uint, p unsafe.Pointer) error {
@@ -1081,7 +1108,7 @@ func (b *topBroker) waitOpen(n *seccompNotif, c brokered, pfd int, restricted, f
 		defer unix.Close(pfd)
 		answer := func(e unix.Errno) {
 			resp := &seccompNotifResp{id: id, error: -int32(e)}
-			_ = ioctlPtr(lfd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
+			_ = answerIoctl(lfd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
 		}
 		// deliver answers the call with the open's result: fd handed
 		// over (and closed here), or err.
@@ -1445,7 +1472,7 @@ func addFd(listener int, id uint64, fd int, flags int) error {
 	if flags&unix.O_CLOEXEC != 0 {
 		a.newfdFlags = unix.O_CLOEXEC
 	}
-	return ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&a))
+	return answerIoctl(listener, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&a))
 }
 
 // protectedIn: name in the directory dir (its path in the project, as

@@ -3,10 +3,12 @@
 package confine
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -116,4 +118,82 @@ func TestLeavesNothingInAnotherPIDNamespace(t *testing.T) {
 			t.Errorf("%s was written after the call returned: its daemon lived on", n)
 		}
 	}
+}
+
+// TestHandOverUnderSignals: a file the broker makes is handed to the
+// program by ADDFD, which a signal reaching the broker's thread in the
+// middle took back while the program's call returned 0, its stdin (git:
+// "unable to write loose object file: Bad file descriptor", once in a
+// -race run). Every thread of every process of the launch gets SIGWINCH
+// (handled by the Go runtime, so the kernel delivers it) while the
+// program makes 3,000 files, each of which must be the file its open
+// returned; the control: they are there, and signals were sent.
+func TestHandOverUnderSignals(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		cmd := j.launchCmd(projectWrite, "jail-create-many", filepath.Join(j.project, "src/many"), "3000")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		sent := 0
+		for running := true; running; {
+			select {
+			case <-done:
+				running = false
+			default:
+				sent += signalTree(cmd.Process.Pid, unix.SIGWINCH)
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 0 {
+			t.Fatalf("namespaces %v: exit status %d after %d signals: %s", j.ns, code, sent, out.String())
+		}
+		if sent < 100 {
+			t.Errorf("namespaces %v: %d signals sent, want at least 100", j.ns, sent)
+		}
+		names, err := os.ReadDir(filepath.Join(j.project, "src/many"))
+		if err != nil || len(names) != 3000 {
+			t.Errorf("namespaces %v: %d files made (%v), want 3000", j.ns, len(names), err)
+		}
+	})
+}
+
+// signalTree sends sig to every thread of pid and of its descendants,
+// and returns how many it reached.
+func signalTree(pid int, sig unix.Signal) int {
+	children := map[int][]int{}
+	procs, _ := os.ReadDir("/proc")
+	for _, e := range procs {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The parent is the second field after the command's ")".
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 {
+			if f := strings.Fields(string(b[i+1:])); len(f) > 1 {
+				if pp, err := strconv.Atoi(f[1]); err == nil {
+					children[pp] = append(children[pp], p)
+				}
+			}
+		}
+	}
+	sent := 0
+	for todo := []int{pid}; len(todo) > 0; {
+		p := todo[0]
+		todo = append(todo[1:], children[p]...)
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(p) + "/task")
+		for _, e := range tasks {
+			if tid, err := strconv.Atoi(e.Name()); err == nil && unix.Tgkill(p, tid, sig) == nil {
+				sent++
+			}
+		}
+	}
+	return sent
 }

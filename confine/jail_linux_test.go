@@ -64,6 +64,27 @@ func jailProbe(args []string) (known bool, err error) {
 			return true, e
 		}
 		return true, nil
+	case "jail-create-many": // args[2] new files in the directory args[1], each written by the descriptor its open returned
+		if err := os.MkdirAll(args[1], 0o755); err != nil {
+			return true, err
+		}
+		k, _ := strconv.Atoi(args[2])
+		for i := range k {
+			name := filepath.Join(args[1], "f"+strconv.Itoa(i))
+			fd, err := unix.Open(name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+			if err != nil {
+				return true, fmt.Errorf("%s: %w", name, err)
+			}
+			var got, want unix.Stat_t
+			if err := unix.Fstat(fd, &got); err != nil || unix.Lstat(name, &want) != nil || got.Ino != want.Ino || got.Dev != want.Dev {
+				return true, fmt.Errorf("%s: its open returned descriptor %d, another file's", name, fd)
+			}
+			if _, err := unix.Write(fd, []byte("x")); err != nil {
+				return true, fmt.Errorf("%s: write to descriptor %d: %w", name, fd, err)
+			}
+			unix.Close(fd)
+		}
+		return true, nil
 	case "jail-setxattr":
 		return true, unix.Setxattr(args[1], "user.loopguard", []byte("x"), 0)
 	case "jail-ioctl": // one of ioctlProbe's calls, args[1], with its arguments
