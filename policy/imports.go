@@ -9,13 +9,19 @@ import (
 )
 
 // importWhat is what a path InstructionImports gives is, for a person.
-const importWhat = "a file the project's configuration loads (CLAUDE.md's or GEMINI.md's @path, which the agent reads as its instructions; what direnv's .envrc sources or loads, which the user's shell runs; a program its configuration names, such as .yarnrc.yml's yarnPath or an MCP server's script, which its tools run)"
+const importWhat = "a file the project's configuration loads (CLAUDE.md's, GEMINI.md's or AGENTS.md's @path, which the agent reads as its instructions; what direnv's .envrc sources or loads, which the user's shell runs; a program its configuration names, such as .yarnrc.yml's yarnPath or an MCP server's script, which its tools run)"
 
 // instructionFiles are the project's instruction files that import
 // others by @path, relative to the project: Claude Code's (memory, "@path
 // imports": relative to the importing file, ~/ the home, at most five
-// hops) and Gemini CLI's (its memory import processor, the same syntax).
-var instructionFiles = []string{"CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md", "GEMINI.md", ".gemini/GEMINI.md"}
+// hops) and Gemini CLI's (its memory import processor, the same syntax,
+// in every context file it reads: GEMINI.md, and AGENTS.md where its
+// settings' context.fileName names it, as the AGENTS.md site tells Gemini
+// users to). Codex and Copilot read AGENTS.md without imports: there an
+// @path it mentions is kept from confined code for nothing, which costs
+// a question, where leaving it writable would cost a standing instruction
+// to a Gemini session.
+var instructionFiles = []string{"CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md", "GEMINI.md", ".gemini/GEMINI.md", "AGENTS.md"}
 
 // maxImportHops is how far imports are followed: Claude Code's five.
 const maxImportHops = 5

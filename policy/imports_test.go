@@ -32,6 +32,7 @@ func TestInstructionImports(t *testing.T) {
 		"p/docs/3.md":                "@4.md",
 		"p/docs/4.md":                "@5.md",
 		"p/.gemini/GEMINI.md":        "@../gemini-rules.md",
+		"p/AGENTS.md":                "Architecture: @docs/arch.md",
 		"p/.claude/CLAUDE.md":        "@/abs/rules.md",
 		"p/.claude/rules/go.md":      "Style: @../../docs/ruled.md",
 		"h/.claude/mine.md":          "mine",
@@ -55,6 +56,7 @@ func TestInstructionImports(t *testing.T) {
 		proj + "/docs/4.md", proj + "/style.md", home + "/.claude/mine.md", "/abs/rules.md", proj + "/gemini-rules.md",
 		proj + "/docs/fenced.md", proj + "/docs/a,b.md", proj + "/docs/p(1).md", proj + "/docs/my notes.md", proj + "/docs/my\\",
 		proj + "/docs/stray.md", proj + "/docs/multiline.md", proj + "/docs/afterfake.md", proj + "/Makefile", proj + "/docs/ruled.md",
+		proj + "/docs/arch.md",
 	}
 	for _, w := range want {
 		if !slices.Contains(got, w) {
