@@ -4259,16 +4259,29 @@ printf '{"name": "p", "version": "1.0.0", "private": true}' > package.json && `+
 // subdirectory: the sixty-first attack run's launch on the subdirectory
 // appended to the env.sh the top's .envrc sources, which the user's next
 // cd would have run, and the sixty-second's the one it sources through
-// svc/current -> api. Control: the subdirectory's other files are written.
+// svc/current -> api. And the sixty-third's: a path through a variable
+// of the .envrc's own and a file an exported variable makes bash load, a
+// directory between the top and the project that is no repository's top
+// (its .mcp.json's server), the user's global hooks directory, and a
+// nested instruction file's import. Control: the subdirectory's other
+// files are written.
 func TestJailEnclosingLoads(t *testing.T) {
 	bothModes(t, func(t *testing.T, j *jail) {
-		j.unconfined(t, `mkdir -p .git/hooks svc/api/scripts && printf '#!/bin/sh\n./svc/api/scripts/check.sh\n' > .git/hooks/pre-commit && chmod 755 .git/hooks/pre-commit &&
-printf 'source_env svc/api/env.sh\nsource_env svc/current/env2.sh\n' > .envrc && echo 'export A=1' > svc/api/env.sh && echo 'export B=1' > svc/api/env2.sh && ln -s api svc/current &&
-printf '#!/bin/sh\nexit 0\n' > svc/api/scripts/check.sh && echo 'package main' > svc/api/main.go`)
+		hooks := filepath.Join(j.home, "githooks")
+		testfs.Write(t, filepath.Join(hooks, "pre-push"), []byte("#!/bin/sh\n./svc/api/ci/push.sh\n"), 0o755)
+		testfs.Write(t, filepath.Join(j.home, ".gitconfig"), []byte("[core]\n\thooksPath = "+hooks+"\n"), 0o644)
+		chownToJail(t, j.home)
+		j.unconfined(t, `mkdir -p .git/hooks svc/api/scripts svc/api/tools svc/api/src svc/api/ci && printf '#!/bin/sh\n./svc/api/scripts/check.sh\n' > .git/hooks/pre-commit && chmod 755 .git/hooks/pre-commit &&
+printf 'source_env svc/api/env.sh\nsource_env svc/current/env2.sh\nAPI=svc/api\nsource_env_if_exists $API/dev.sh\nexport BASH_ENV=$PWD/svc/api/bashenv.sh\n' > .envrc && echo 'export A=1' > svc/api/env.sh && echo 'export B=1' > svc/api/env2.sh && ln -s api svc/current &&
+echo 'export C=1' > svc/api/dev.sh && echo 'export D=1' > svc/api/bashenv.sh && echo '{"mcpServers": {"t": {"command": "node", "args": ["api/tools/server.js"]}}}' > svc/.mcp.json &&
+echo 'console.log(1)' > svc/api/tools/server.js && echo 'See @notes.md' > svc/api/src/CLAUDE.md && echo 'be kind' > svc/api/src/notes.md &&
+printf '#!/bin/sh\nexit 0\n' > svc/api/scripts/check.sh && printf '#!/bin/sh\nexit 0\n' > svc/api/ci/push.sh && echo 'package main' > svc/api/main.go`)
 		sub := filepath.Join(j.project, "svc", "api")
-		s := Spec{Cap: projectWrite, Project: sub, Cwd: sub, Exe: "/bin/sh", Argv: []string{"sh", "-c", "echo evil >> env.sh; echo evil >> env2.sh; echo evil >> scripts/check.sh; echo '// ok' >> main.go"}}
+		attacks := "echo evil >> env.sh; echo evil >> env2.sh; echo evil >> scripts/check.sh; echo evil >> dev.sh; echo evil >> bashenv.sh; echo evil >> tools/server.js; echo evil >> src/notes.md; echo evil >> ci/push.sh; echo '// ok' >> main.go"
+		s := Spec{Cap: projectWrite, Project: sub, Cwd: sub, Exe: "/bin/sh", Argv: []string{"sh", "-c", attacks}}
 		out, _ := combined(t, j.specCmd(s))
-		for rel, want := range map[string]string{"svc/api/env.sh": "export A=1\n", "svc/api/env2.sh": "export B=1\n", "svc/api/scripts/check.sh": "#!/bin/sh\nexit 0\n", "svc/api/main.go": "package main\n// ok\n"} {
+		for rel, want := range map[string]string{"svc/api/env.sh": "export A=1\n", "svc/api/env2.sh": "export B=1\n", "svc/api/scripts/check.sh": "#!/bin/sh\nexit 0\n", "svc/api/main.go": "package main\n// ok\n",
+			"svc/api/dev.sh": "export C=1\n", "svc/api/bashenv.sh": "export D=1\n", "svc/api/tools/server.js": "console.log(1)\n", "svc/api/src/notes.md": "be kind\n", "svc/api/ci/push.sh": "#!/bin/sh\nexit 0\n"} {
 			if got, _ := os.ReadFile(filepath.Join(j.project, rel)); string(got) != want {
 				t.Errorf("%s holds %q, want %q (the call said %q)", rel, got, want, out)
 			}

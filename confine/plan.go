@@ -759,12 +759,13 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	// depth) loads files of its own, which direnv runs in the user's shell
 	// when it enters that directory: protected as the top's loads are,
 	// and walked again with them (the listings just read make it cheap).
-	// What a held link leads to in the project likewise.
+	// What a nested instruction file imports, and what a held link leads
+	// to in the project, likewise.
 	linked, err := heldLinkTargets(w.held, w.heldLinks, s.Project)
 	if err != nil {
 		return err
 	}
-	if more := notIn(p.imports, slices.Concat(nestedEnvrcLoads(w.held, s.Project), linked)); len(more) > 0 {
+	if more := notIn(p.imports, slices.Concat(nestedEnvrcLoads(w.held, s.Project), nestedImports(w.held, s.Project, b.pl.Home), linked)); len(more) > 0 {
 		p.imports = append(slices.Clone(p.imports), more...)
 		pl := b.pl
 		pl.Imports = p.imports
@@ -887,6 +888,23 @@ func nestedEnvrcLoads(held []string, project string) []string {
 		return nil
 	}
 	return policy.EnvrcLoadsOf(project, envrcs)
+}
+
+// nestedImports are what the instruction files among held below the
+// project's top import (CLAUDE.md's @notes.md in src/), but for those in a
+// bulk directory: a package's own, which no agent reads unless it reads
+// the package's files, and which would keep the package from removal.
+func nestedImports(held []string, project, home string) []string {
+	var files []string
+	for _, h := range held {
+		if dir := filepath.Dir(h); dir != project && policy.NestedInstructionFile(filepath.Base(h)) && !inBulk(project, dir) {
+			files = append(files, h)
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	return policy.InstructionImportsOf(files, home)
 }
 
 // notIn are the paths of more that had does not hold, looked up in a set

@@ -27,6 +27,86 @@ var pathVariables = map[string]bool{
 	"LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "PATH": true, "GEM_PATH": true, "PYTHONSTARTUP": true,
 }
 
+// loadVariables are the variables whose value makes a program load a
+// file, exported (export NAME=VALUE, where direnv puts it in the user's
+// shell) or before a command: the files themselves (loadFiles, a list
+// separated by ":"), a command's text (loadCommand: what it runs), or a
+// module search path, whose directories start-up code is read from
+// (loadSitePath: sitecustomize.py and usercustomize.py there; not the
+// directories, which the project's build writes, as PATH_add's are not).
+var loadVariables = map[string]int{
+	"BASH_ENV": loadFiles, "ENV": loadFiles, "LD_PRELOAD": loadFiles, "PYTHONSTARTUP": loadFiles,
+	"GIT_CONFIG_GLOBAL": loadFiles, "GIT_CONFIG_SYSTEM": loadFiles, "GIT_CONFIG": loadFiles, "KUBECONFIG": loadFiles,
+	"NPM_CONFIG_USERCONFIG": loadFiles, "npm_config_userconfig": loadFiles, "PERL5OPT": loadCommand, "RUBYOPT": loadCommand,
+	"GIT_SSH_COMMAND": loadCommand, "GIT_SSH": loadCommand, "GIT_EDITOR": loadCommand, "GIT_SEQUENCE_EDITOR": loadCommand,
+	"GIT_PAGER": loadCommand, "GIT_ASKPASS": loadCommand, "GIT_EXTERNAL_DIFF": loadCommand, "SSH_ASKPASS": loadCommand,
+	"EDITOR": loadCommand, "VISUAL": loadCommand, "PAGER": loadCommand, "PROMPT_COMMAND": loadCommand, "NODE_OPTIONS": loadCommand,
+	"PYTHONPATH": loadSitePath,
+}
+
+const (
+	loadFiles = iota + 1
+	loadCommand
+	loadSitePath
+)
+
+// exported reads the assignment name=value for the files it makes a
+// program load (loadVariables).
+func (r *cmdReader) exported(name, value string, depth int, evaluated bool) {
+	switch loadVariables[name] {
+	case loadFiles:
+		for _, v := range strings.Split(value, ":") {
+			if p := r.pathOf(v); p != "" && v != "" {
+				r.add(p)
+			}
+		}
+	case loadCommand:
+		if strings.ContainsAny(value, " \t") {
+			r.read(value, depth+1, evaluated) // NODE_OPTIONS="--require ./hook.js", GIT_SSH_COMMAND="./ssh.sh -v"
+		} else if strings.Contains(value, "/") {
+			r.script(r.pathOf(value))
+		}
+	case loadSitePath:
+		for _, v := range strings.Split(value, ":") {
+			if p := r.pathOf(v); p != "" && v != "" {
+				r.add(filepath.Join(p, "sitecustomize.py"))
+				r.add(filepath.Join(p, "usercustomize.py"))
+			}
+		}
+	}
+}
+
+// assign keeps value as name's where it is one a path can be read from
+// (pathOf: no expansion, or $PWD's).
+func (r *cmdReader) assign(name, value string) {
+	if name == "" || name == "PWD" || len(r.vars) >= maxVars && r.vars[name] == "" {
+		return
+	}
+	if r.vars == nil {
+		r.vars = map[string]string{}
+	}
+	r.vars[name] = value
+}
+
+// literalPath: a value with no expansion but a leading $PWD's, which
+// pathOf reads (no value that names a variable: API=$API/x would be read
+// for ever).
+func literalPath(v string) bool {
+	for _, pwd := range []string{"$PWD/", "${PWD}/"} {
+		v = strings.TrimPrefix(v, pwd)
+	}
+	return !strings.ContainsAny(v, "$`")
+}
+
+// declares: a shell builtin whose NAME=VALUE words are assignments.
+func declares(prog string) bool {
+	switch prog {
+	case "export", "declare", "typeset", "readonly", "local":
+		return true
+	}
+	return false
+}
+
 // shellKeywords begin a command that is the next word.
 var shellKeywords = map[string]bool{"if": true, "then": true, "elif": true, "else": true, "do": true, "while": true, "until": true, "!": true, "{": true, "}": true, "fi": true, "done": true}
 
@@ -98,7 +178,15 @@ type cmdReader struct {
 	stats   int             // Lstat calls made, to maxStats
 	reads   *int            // the simple commands it may still read (maxCommandReads)
 	scripts *packageScripts // where set, the package.json entries the commands run
+	// vars are the variables the text gave a value of its own, as
+	// written (API=svc/api, then source_env $API/dev.sh: the
+	// sixty-third attack run's .envrc had $API/dev.sh taken for dev.sh
+	// at the top), to maxVars.
+	vars map[string]string
 }
+
+// maxVars bounds the variables a reading keeps.
+const maxVars = 256
 
 // maxStats bounds the Lstat calls one reading makes; past it a path is
 // taken as there (a directory's script, a word read into variables): more
@@ -148,9 +236,12 @@ func (r *cmdReader) pathOf(w string) string {
 		}
 		return filepath.Join(r.dir, rest) // where the command runs (a nested .envrc's own directory)
 	case strings.HasPrefix(w, "$"):
-		_, rest, ok := strings.Cut(w, "/")
+		head, rest, ok := strings.Cut(w, "/")
 		if !ok || strings.ContainsAny(rest, "$`") {
 			return ""
+		}
+		if v, ok := r.vars[strings.Trim(head, "${}")]; ok && literalPath(v) {
+			return r.pathOf(filepath.Join(v, rest)) // a value of the text's own
 		}
 		return filepath.Join(r.base, rest)
 	case strings.ContainsAny(w, "$`"):
@@ -233,13 +324,27 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 					r.add(p)
 				}
 			}
+		} else {
+			r.exported(name, value, depth, evaluated)
 		}
+		r.assign(name, value)
 		words = words[1:]
 	}
 	if len(words) == 0 || r.skip[words[0]] {
 		return
 	}
 	prog := words[0]
+	if declares(prog) {
+		// export BASH_ENV=$PWD/env.sh: under direnv, in the user's
+		// shell; each bash it starts then sources the file (the
+		// sixty-third attack run's).
+		for _, w := range words[1:] {
+			if name, value, ok := strings.Cut(w, "="); ok && !strings.HasPrefix(w, "-") {
+				r.exported(name, value, depth, evaluated)
+				r.assign(name, value)
+			}
+		}
+	}
 	if r.load != nil && r.load(r, prog, words[1:]) {
 		return
 	}

@@ -68,13 +68,14 @@ func ConfigPrograms(project string) []string {
 	}
 	project = filepath.Clean(project)
 	r := newProgramReader(project, 128<<10)
-	configPrograms(r, project)
+	configPrograms(r, project, maxTopNames)
 	return r.paths.out
 }
 
 // configPrograms reads into r the commands of project's executable
-// configuration at its top (ConfigPrograms).
-func configPrograms(r *programReader, project string) {
+// configuration at its top (ConfigPrograms), found by one listing of the
+// top where it has at most maxNames names, else each file looked for.
+func configPrograms(r *programReader, project string, maxNames int) {
 	add := func(cmds []string) {
 		for _, c := range cmds {
 			if len(r.read) < maxCommands || r.read[c] {
@@ -91,10 +92,13 @@ func configPrograms(r *programReader, project string) {
 	top := map[string]bool{}
 	if f, err := os.Open(project); err != nil {
 		top = nil // unlisted: read each
-	} else {
-		names, err := f.Readdirnames(maxTopNames + 1)
+	} else if fi, err := f.Stat(); maxNames < maxTopNames && (err != nil || fi.Size() > maxAncestorDirSize) {
 		f.Close()
-		if err != nil && len(names) == 0 || len(names) > maxTopNames {
+		top = nil // too large to list for a few names
+	} else {
+		names, err := f.Readdirnames(maxNames + 1)
+		f.Close()
+		if err != nil && len(names) == 0 || len(names) > maxNames {
 			top = nil
 		}
 		for _, n := range names {
@@ -453,10 +457,11 @@ func ownLoads(project, home string, hooksPaths []string) []string {
 // the superproject of a submodule, whose .git is a file; a repository
 // above a nested one) its ProjectLoads (what its git hooks run, its
 // .envrc loads, its configuration names, its instruction files import),
-// and for every other ancestor what its .envrc loads and its instruction
-// files import: direnv and Claude Code read those of every directory
-// above the one they run in, not only within a repository (ownLoads: each
-// ancestor once). A load that
+// and for every other ancestor what its .envrc loads, its instruction
+// files import and its configuration names: direnv and Claude Code read
+// the first two of every directory above the one they run in, not only
+// within a repository, and an agent or editor started there the third
+// (ownLoads: each ancestor once). A load that
 // leads into project through a link (svc/current -> api) is named by
 // where it leads. The sixty-first and sixty-second attack runs' launches
 // on the subdirectory wrote the env.sh the top's .envrc sources, through
@@ -471,8 +476,16 @@ func enclosingLoads(project, home string) []string {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
 			all = append(all, ownLoads(d, home, HooksPaths(d, home, nil))...)
 		} else {
+			// Not a repository's top (a workspace of several, a
+			// directory between a monorepo's top and svc/api): its
+			// .mcp.json, settings' hooks and tasks too, which the agent or
+			// editor started there runs (the sixty-third attack run's
+			// workspace .mcp.json ran node proj/tools/server.js).
 			all = append(all, InstructionImports(d, home)...)
 			all = append(all, EnvrcLoads(d)...)
+			r := newProgramReader(d, 128<<10)
+			configPrograms(r, d, maxAncestorNames)
+			all = append(all, r.paths.out...)
 		}
 		if d == filepath.Dir(d) {
 			break
@@ -511,6 +524,16 @@ const maxCommands = 256
 
 // maxTopNames bounds the project's top names ConfigPrograms lists.
 const maxTopNames = 4096
+
+// maxAncestorNames and maxAncestorDirSize bound the names, and the size
+// as the file system gives it, of a directory above the project that
+// enclosingLoads lists for its configuration; past either each file is
+// looked for (/tmp's 500 names, a size of 10 KB on tmpfs, took 265 µs
+// to list a call; the 22 names looked for, 50).
+const (
+	maxAncestorNames   = 256
+	maxAncestorDirSize = 4096
+)
 
 // maxHookScripts bounds the files read of one hooks directory, and the
 // directories read.
@@ -553,9 +576,13 @@ func hookPrograms(r *programReader, project string, hooksPaths []string) {
 			dirs = append(dirs, filepath.Dir(d))
 		}
 	}
+	// A directory outside the project too (a global core.hooksPath,
+	// ~/.githooks: the sixty-third attack run's pre-commit there ran
+	// ./scripts/check.sh, which stayed writable): its hooks run in the
+	// project's worktree, and what they name there is kept.
 	for i, d := range dirs {
-		if i > maxHookScripts || i > 0 && d != project && !strings.HasPrefix(d, project+"/") {
-			continue
+		if i > maxHookScripts {
+			break
 		}
 		for _, e := range readDirN(d, maxHookScripts) {
 			// A hook that is a link (ln -s ../../scripts/pre-commit
@@ -663,7 +690,7 @@ func PackageWorkspaceScripts(project string, hooksPaths []string) (entries, work
 	hookPrograms(r, project, hooksPaths)
 	c := newProgramReader(project, 128<<10)
 	c.scripts = scripts
-	configPrograms(c, project)
+	configPrograms(c, project, maxTopNames)
 	scripts.follow(project)
 	return scripts.m, scripts.ws
 }

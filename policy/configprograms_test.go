@@ -285,7 +285,11 @@ func TestProjectLoadsEnclosing(t *testing.T) {
 	testfs.Write(t, filepath.Join(top, "CLAUDE.md"), []byte("@svc/api/notes.md\n"), 0o644)
 	testfs.Write(t, filepath.Join(top, "svc", ".envrc"), []byte("dotenv api/.env.local\n"), 0o644)
 	testfs.Write(t, filepath.Join(top, "svc", "CLAUDE.md"), []byte("@api/svc-notes.md\n"), 0o644)
-	for _, f := range []string{"scripts/check.sh", "env.sh", "notes.md", ".env.local", "svc-notes.md", "linked.sh", "main.go"} {
+	// A directory between the top and the project, no repository's top:
+	// the agent started there runs its MCP server (the sixty-third attack
+	// run's workspace).
+	testfs.Write(t, filepath.Join(top, "svc", ".mcp.json"), []byte(`{"mcpServers": {"t": {"command": "node", "args": ["api/tools/server.js"]}}}`), 0o644)
+	for _, f := range []string{"scripts/check.sh", "env.sh", "notes.md", ".env.local", "svc-notes.md", "linked.sh", "main.go", "tools/server.js"} {
 		testfs.Write(t, filepath.Join(proj, f), []byte("x\n"), 0o644)
 	}
 	if err := os.Symlink("api", filepath.Join(top, "svc", "current")); err != nil {
@@ -306,7 +310,7 @@ func TestProjectLoadsEnclosing(t *testing.T) {
 			}
 		}
 	}
-	all := []string{"scripts/check.sh", "env.sh", "notes.md", ".env.local", "svc-notes.md", "linked.sh"}
+	all := []string{"scripts/check.sh", "env.sh", "notes.md", ".env.local", "svc-notes.md", "linked.sh", "tools/server.js"}
 	check("in the working tree", all, []string{"main.go"})
 	testfs.Write(t, filepath.Join(proj, ".git"), []byte("gitdir: ../../.git/modules/api\n"), 0o644)
 	check("a submodule", all, []string{"main.go"})
@@ -318,7 +322,30 @@ func TestProjectLoadsEnclosing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	check("no working tree", []string{"env.sh", "notes.md", ".env.local", "svc-notes.md", "linked.sh"}, []string{"main.go", "scripts/check.sh"})
+	check("no working tree", []string{"env.sh", "notes.md", ".env.local", "svc-notes.md", "linked.sh", "tools/server.js"}, []string{"main.go", "scripts/check.sh"})
+}
+
+// TestHookProgramsOutsideProject: a core.hooksPath directory outside
+// the project (the user's global ~/.githooks) holds hooks git runs in
+// the project's worktree: what they run there is named (the sixty-third
+// attack run's pre-commit ran ./scripts/check.sh, which a launch
+// rewrote). Control: another script of the project is not.
+func TestHookProgramsOutsideProject(t *testing.T) {
+	dir := realDir(t, t.TempDir())
+	proj, hooks := filepath.Join(dir, "proj"), filepath.Join(dir, "home", ".githooks")
+	testfs.Write(t, filepath.Join(hooks, "pre-commit"), []byte("#!/bin/sh\n./scripts/check.sh\n"), 0o755)
+	testfs.Write(t, filepath.Join(proj, "scripts", "check.sh"), []byte("#!/bin/sh\n"), 0o755)
+	testfs.Write(t, filepath.Join(proj, "scripts", "other.sh"), []byte("#!/bin/sh\n"), 0o755)
+	if err := os.MkdirAll(filepath.Join(proj, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got := HookPrograms(proj, []string{hooks})
+	if !slices.Contains(got, filepath.Join(proj, "scripts", "check.sh")) {
+		t.Errorf("HookPrograms = %q: no scripts/check.sh", got)
+	}
+	if slices.Contains(got, filepath.Join(proj, "scripts", "other.sh")) {
+		t.Errorf("control: HookPrograms = %q holds scripts/other.sh", got)
+	}
 }
 
 // TestHookProgramsLinkedWorktree: a linked worktree's .git is a file,

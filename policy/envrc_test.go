@@ -245,3 +245,49 @@ func direnvIn(direnv, home, proj string) func(args ...string) string {
 		return strings.TrimSpace(string(out))
 	}
 }
+
+// TestEnvrcLoadsVariables: the sixty-third attack run's .envrc forms: a
+// path through a variable the .envrc gave a value (API=svc/api;
+// source_env_if_exists $API/dev.sh, which was taken for dev.sh at the
+// top), and an exported variable that makes a program load a file
+// (export BASH_ENV=$PWD/..., which each bash the user's shell starts
+// sources). direnv and bash are the oracle that each runs; controls: an
+// exported search path (PYTHONPATH=$PWD/src) protects the start-up files
+// Python reads there, not src/, and a variable no program loads from
+// (FOO) nothing.
+func TestEnvrcLoadsVariables(t *testing.T) {
+	direnv, err := exec.LookPath("direnv")
+	if err != nil {
+		t.Skip("direnv is not installed (scripts/deps installs it)")
+	}
+	home := realDir(t, t.TempDir())
+	proj := filepath.Join(home, "proj")
+	mark := filepath.Join(home, "ran")
+	testfs.Write(t, filepath.Join(proj, ".envrc"), []byte(`API=svc/api
+source_env_if_exists $API/dev.sh
+export BASH_ENV=$PWD/svc/api/bashenv.sh
+export GIT_SSH_COMMAND="$PWD/tools/ssh.sh -v" FOO=$PWD/src/foo.txt
+export PYTHONPATH=$PWD/src
+`), 0o644)
+	testfs.Write(t, filepath.Join(proj, "svc", "api", "dev.sh"), []byte("echo dev >> "+mark+"\n"), 0o644)
+	testfs.Write(t, filepath.Join(proj, "svc", "api", "bashenv.sh"), []byte("echo bashenv >> "+mark+"\n"), 0o644)
+	testfs.Write(t, filepath.Join(proj, "dev.sh"), []byte("echo top >> "+mark+"\n"), 0o644)
+	testfs.Write(t, filepath.Join(proj, "src", "app.py"), nil, 0o644)
+	direnvDo := direnvIn(direnv, home, proj)
+	direnvDo("allow", proj)
+	direnvDo("exec", proj, "bash", "-c", "true")
+	if b, _ := os.ReadFile(mark); string(b) != "dev\nbashenv\n" {
+		t.Fatalf("the oracle: direnv and bash ran %q, want svc/api/dev.sh's and bashenv.sh's lines alone", b)
+	}
+	got := EnvrcLoads(proj)
+	for _, w := range []string{"svc/api/dev.sh", "svc/api/bashenv.sh", "tools/ssh.sh", "src/sitecustomize.py", "src/usercustomize.py"} {
+		if !slices.Contains(got, filepath.Join(proj, w)) {
+			t.Errorf("EnvrcLoads = %q, want %s in it", got, w)
+		}
+	}
+	for _, not := range []string{"dev.sh", "src", "src/app.py", "src/foo.txt"} {
+		if slices.Contains(got, filepath.Join(proj, not)) {
+			t.Errorf("control: EnvrcLoads = %q holds %s", got, not)
+		}
+	}
+}

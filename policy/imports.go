@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -50,7 +51,39 @@ func InstructionImports(project, home string) []string {
 	for _, f := range instructionFiles {
 		start = append(start, filepath.Join(project, f))
 	}
-	start = append(start, rulesFiles(project)...)
+	return importsFrom(append(start, rulesFiles(project)...), home)
+}
+
+// nestedInstructionNames are the names of the instruction files an agent
+// loads in a subdirectory, with their imports: Claude Code's CLAUDE.md
+// and CLAUDE.local.md when it reads there, Gemini CLI's context files
+// when it starts (it scans the subdirectories).
+var nestedInstructionNames = []string{"CLAUDE.md", "CLAUDE.local.md", "GEMINI.md", "AGENTS.md"}
+
+// NestedInstructionFile reports whether name is the name of an
+// instruction file that imports (nestedInstructionNames) in a
+// subdirectory.
+func NestedInstructionFile(name string) bool { return slices.Contains(nestedInstructionNames, name) }
+
+// InstructionImportsOf is InstructionImports from the instruction files
+// files (absolute): a subdirectory's, which the agent loads when it reads
+// there (Claude Code) or at its start (Gemini CLI), as the launcher's
+// walk finds them: until 2026-12-07 confined code could write the
+// src/notes.md a user's src/CLAUDE.md imports, a standing instruction.
+// The files read share one budget.
+func InstructionImportsOf(files []string, home string) []string {
+	var start []string
+	for _, f := range files {
+		if filepath.IsAbs(f) {
+			start = append(start, filepath.Clean(f))
+		}
+	}
+	return importsFrom(start, home)
+}
+
+// importsFrom follows the @path imports of the files start (absolute,
+// clean), ~/ being home.
+func importsFrom(start []string, home string) []string {
 	budget := &readBudget{left: 512 << 10}
 	return loadsFrom(start, func(file string) []string {
 		var refs []string
