@@ -88,9 +88,62 @@ func (r *cmdReader) assign(name, value string) {
 	r.vars[name] = value
 }
 
+// expanded is w with its leading variables of the text's own replaced by
+// their values ($API/dev.sh after API=svc/api; "$ENVFILE"; ${API}/x and
+// ${API:-d}/x where API has one; B=$A/api after A=svc), to maxVarHops;
+// ok where what is left is a path pathOf reads.
+func (r *cmdReader) expanded(w string) (string, bool) {
+	for range maxVarHops {
+		if literalPath(w) {
+			return w, true
+		}
+		name, rest, ok := leadingVar(w)
+		if !ok {
+			return "", false
+		}
+		v, ok := r.vars[name]
+		if !ok {
+			return "", false
+		}
+		w = v + rest
+	}
+	return "", false
+}
+
+// maxVarHops bounds the variables one path is read through (A=$A/x
+// would be read for ever).
+const maxVarHops = 8
+
+// leadingVar is the name of the variable w begins with ($NAME, ${NAME},
+// ${NAME:-word} and its kin, whose word is taken where NAME has a value),
+// and what follows it.
+func leadingVar(w string) (name, rest string, ok bool) {
+	if !strings.HasPrefix(w, "$") {
+		return "", "", false
+	}
+	if strings.HasPrefix(w, "${") {
+		j := strings.IndexByte(w, '}')
+		if j < 0 {
+			return "", "", false
+		}
+		name = w[2:j]
+		if k := strings.IndexAny(name, ":-=+?#%/^,"); k >= 0 {
+			if !strings.HasPrefix(name[k:], ":-") && !strings.HasPrefix(name[k:], "-") && !strings.HasPrefix(name[k:], ":=") && !strings.HasPrefix(name[k:], "=") {
+				return "", "", false // ${A#x}, ${A/x/y}: another value
+			}
+			name = name[:k]
+		}
+		return name, w[j+1:], name != ""
+	}
+	j := 1
+	for j < len(w) && (w[j] == '_' || w[j] >= 'a' && w[j] <= 'z' || w[j] >= 'A' && w[j] <= 'Z' || j > 1 && w[j] >= '0' && w[j] <= '9') {
+		j++
+	}
+	return w[1:j], w[j:], j > 1
+}
+
 // literalPath: a value with no expansion but a leading $PWD's, which
-// pathOf reads (no value that names a variable: API=$API/x would be read
-// for ever).
+// pathOf reads.
 func literalPath(v string) bool {
 	for _, pwd := range []string{"$PWD/", "${PWD}/"} {
 		v = strings.TrimPrefix(v, pwd)
@@ -155,11 +208,26 @@ func commandPaths(cmd, dir, base string, d *dialect) []string {
 // commands, a budget its caller shares between readings; where scripts
 // is set, the package.json entries the commands run are noted there.
 func commandPathsWithin(cmd, dir, base string, d *dialect, reads *int, scripts *packageScripts) []string {
+	return commandPathsVars(cmd, dir, base, d, reads, scripts, nil)
+}
+
+// commandPathsVars is commandPathsWithin with the variables vars holds
+// (nil: none), which the text's own assignments join: one .envrc's
+// values in the file it sources.
+func commandPathsVars(cmd, dir, base string, d *dialect, reads *int, scripts *packageScripts, vars map[string]string) []string {
 	if d == nil {
 		d = &dialect{}
 	}
-	r := &cmdReader{dir: dir, base: base, dialect: d, reads: reads, scripts: scripts}
-	r.read(joinContinued(cmd), 0, false)
+	r := &cmdReader{dir: dir, base: base, dialect: d, reads: reads, scripts: scripts, vars: vars}
+	text := joinContinued(cmd)
+	r.read(text, 0, false)
+	if len(r.vars) > 0 {
+		// Again with every value the text gave: a function read before
+		// the assignment it uses (f() { source_env $API/dev.sh; };
+		// API=svc/api; f: the sixty-fourth attack run's).
+		r.dir = dir
+		r.read(text, 0, false)
+	}
 	return r.paths.out
 }
 
@@ -236,12 +304,12 @@ func (r *cmdReader) pathOf(w string) string {
 		}
 		return filepath.Join(r.dir, rest) // where the command runs (a nested .envrc's own directory)
 	case strings.HasPrefix(w, "$"):
-		head, rest, ok := strings.Cut(w, "/")
+		if v, ok := r.expanded(w); ok {
+			return r.pathOf(v) // a value of the text's own: $API/dev.sh, "$ENVFILE", ${API:-x}/dev.sh
+		}
+		_, rest, ok := strings.Cut(w, "/")
 		if !ok || strings.ContainsAny(rest, "$`") {
 			return ""
-		}
-		if v, ok := r.vars[strings.Trim(head, "${}")]; ok && literalPath(v) {
-			return r.pathOf(filepath.Join(v, rest)) // a value of the text's own
 		}
 		return filepath.Join(r.base, rest)
 	case strings.ContainsAny(w, "$`"):
@@ -596,6 +664,9 @@ func (r *cmdReader) module(mod string) {
 // loaded adds a file a loader names (there or not), or a glob's
 // directory; not an option, nor a path in another's home.
 func (r *cmdReader) loaded(w string) {
+	if v, ok := r.expanded(w); ok {
+		w = v // ${STAGE:-dev} where STAGE has a value of the text's own
+	}
 	w = defaults(w)
 	switch {
 	case w == "" || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "~"):

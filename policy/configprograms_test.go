@@ -334,14 +334,19 @@ func TestHookProgramsOutsideProject(t *testing.T) {
 	dir := realDir(t, t.TempDir())
 	proj, hooks := filepath.Join(dir, "proj"), filepath.Join(dir, "home", ".githooks")
 	testfs.Write(t, filepath.Join(hooks, "pre-commit"), []byte("#!/bin/sh\n./scripts/check.sh\n"), 0o755)
+	// The sixty-fourth attack run's: the script through a variable.
+	testfs.Write(t, filepath.Join(hooks, "pre-push"), []byte("#!/bin/sh\nCHECK=scripts/push.sh\nsh \"$CHECK\"\n"), 0o755)
+	testfs.Write(t, filepath.Join(proj, "scripts", "push.sh"), []byte("#!/bin/sh\n"), 0o755)
 	testfs.Write(t, filepath.Join(proj, "scripts", "check.sh"), []byte("#!/bin/sh\n"), 0o755)
 	testfs.Write(t, filepath.Join(proj, "scripts", "other.sh"), []byte("#!/bin/sh\n"), 0o755)
 	if err := os.MkdirAll(filepath.Join(proj, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	got := HookPrograms(proj, []string{hooks})
-	if !slices.Contains(got, filepath.Join(proj, "scripts", "check.sh")) {
-		t.Errorf("HookPrograms = %q: no scripts/check.sh", got)
+	for _, w := range []string{"check.sh", "push.sh"} {
+		if !slices.Contains(got, filepath.Join(proj, "scripts", w)) {
+			t.Errorf("HookPrograms = %q: no scripts/%s", got, w)
+		}
 	}
 	if slices.Contains(got, filepath.Join(proj, "scripts", "other.sh")) {
 		t.Errorf("control: HookPrograms = %q holds scripts/other.sh", got)

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -73,14 +74,39 @@ func EnvrcLoadsOf(project string, envrcs []string) []string {
 	// were past one shared 64 KiB (the forty-eighth attack run).
 	budget := &readBudget{left: min(len(start), 16) * 64 << 10}
 	reads := 2 * maxCommandReads // all the files' commands together
-	return loadsFrom(start, func(file string) []string {
-		return commandPathsWithin(budget.read(file), filepath.Dir(file), project, envrc, &reads, nil)
-	}, func(p string) []string {
+	// The files' variables are one shell's: a value one sets is the
+	// next one's (source_env .envrc.shared, which sets API, then
+	// source_env $API/dev.sh: the sixty-fourth attack run's); read again
+	// with them all where there are any, each file's text kept from the
+	// first reading.
+	vars, texts := map[string]string{}, map[string]string{}
+	text := func(file string) string {
+		t, ok := texts[file]
+		if !ok {
+			t = budget.read(file)
+			texts[file] = t
+		}
+		return t
+	}
+	more := func(p string) []string {
 		if filepath.Base(p) == ".envrc" {
 			return nil
 		}
 		return []string{filepath.Join(p, ".envrc")} // source_env DIR
-	})
+	}
+	read := func(file string) []string {
+		return commandPathsVars(text(file), filepath.Dir(file), project, envrc, &reads, nil, vars)
+	}
+	out := loadsFrom(start, read, more)
+	if len(vars) == 0 {
+		return out
+	}
+	reads = 2 * maxCommandReads
+	var all pathSet
+	for _, p := range slices.Concat(out, loadsFrom(start, read, more)) {
+		all.add(p)
+	}
+	return all.out
 }
 
 // envrc is a .envrc's language: bash, with direnv's loaders and the

@@ -291,3 +291,51 @@ export PYTHONPATH=$PWD/src
 		}
 	}
 }
+
+// TestEnvrcLoadsVariableForms: the sixty-fourth attack run's ways a
+// .envrc names the file it sources through its own variables: a variable
+// that is the whole word, a default whose variable has a value, a
+// function read before the assignment it uses, a value a sourced file
+// sets, a variable made of another, and an exported BASH_ENV from a
+// variable. direnv (and bash) are the oracle that each loads
+// svc/api/dev.sh; control: main.go, beside it, is named by none.
+func TestEnvrcLoadsVariableForms(t *testing.T) {
+	direnv, err := exec.LookPath("direnv")
+	if err != nil {
+		t.Skip("direnv is not installed (scripts/deps installs it)")
+	}
+	for _, c := range []struct{ name, envrc, shared string }{
+		{"the whole word", "ENVFILE=svc/api/dev.sh\nsource_env \"$ENVFILE\"\n", ""},
+		{"a default", "API=svc/api\nsource_env ${API:-x}/dev.sh\n", ""},
+		{"braces", "API=svc/api\nsource_env ${API}/dev.sh\n", ""},
+		{"a function first", "f() { source_env $API/dev.sh; }\nAPI=svc/api\nf\n", ""},
+		{"a sourced file's value", "source_env .envrc.shared\nsource_env $API/dev.sh\n", "API=svc/api\n"},
+		{"one of another", "A=svc\nB=$A/api\nsource_env $B/dev.sh\n", ""},
+		{"BASH_ENV from a variable", "ENVSH=$PWD/svc/api/dev.sh\nexport BASH_ENV=$ENVSH\n", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home := realDir(t, t.TempDir())
+			proj := filepath.Join(home, "proj")
+			mark := filepath.Join(home, "ran")
+			testfs.Write(t, filepath.Join(proj, ".envrc"), []byte(c.envrc), 0o644)
+			if c.shared != "" {
+				testfs.Write(t, filepath.Join(proj, ".envrc.shared"), []byte(c.shared), 0o644)
+			}
+			testfs.Write(t, filepath.Join(proj, "svc", "api", "dev.sh"), []byte("echo dev >> "+mark+"\n"), 0o644)
+			testfs.Write(t, filepath.Join(proj, "svc", "api", "main.go"), nil, 0o644)
+			direnvDo := direnvIn(direnv, home, proj)
+			direnvDo("allow", proj)
+			direnvDo("exec", proj, "bash", "-c", "true")
+			if b, _ := os.ReadFile(mark); !strings.Contains(string(b), "dev") {
+				t.Fatalf("the oracle: direnv ran %q, want svc/api/dev.sh's line", b)
+			}
+			got := EnvrcLoads(proj)
+			if !slices.Contains(got, filepath.Join(proj, "svc/api/dev.sh")) {
+				t.Errorf("EnvrcLoads = %q: no svc/api/dev.sh", got)
+			}
+			if slices.Contains(got, filepath.Join(proj, "svc/api/main.go")) {
+				t.Errorf("control: EnvrcLoads = %q holds svc/api/main.go", got)
+			}
+		})
+	}
+}
