@@ -85,3 +85,22 @@ func TestGitDirUnderAnyNameIsExecConfig(t *testing.T) {
 	expect(t, "control: Write src/f/objects.txt (a file, not objects/)", h.decide(w("src/f/objects.txt")), Allow, ReasonScopedGrant)
 	expect(t, "control: Write testdata/other.txt", h.decide(w("testdata/other.txt")), Allow, ReasonScopedGrant)
 }
+
+// TestNestedImportIsInstruction: a file an instruction file in a
+// directory above it imports (src/CLAUDE.md's @notes.md) is that file's
+// instructions, which the agent loads when it reads in src/:
+// Write(src/**) does not cover it; it covers the file beside it
+// (control).
+func TestNestedImportIsInstruction(t *testing.T) {
+	h := newHarness(t)
+	if err := os.MkdirAll(filepath.Join(h.Project, "src", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.Project, "src", "CLAUDE.md"), []byte("See @notes.md and @deep/more.md.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.grantScope("Write(src/**)", "*", "main")
+	expect(t, "control: Write src/other.md", h.decide(h.writeCall(filepath.Join(h.Project, "src", "other.md"))), Allow, ReasonScopedGrant)
+	expect(t, "Write src/notes.md", h.decide(h.writeCall(filepath.Join(h.Project, "src", "notes.md"))), Deny, ReasonExecConfig)
+	expect(t, "Write src/deep/more.md", h.decide(h.writeCall(filepath.Join(h.Project, "src", "deep", "more.md"))), Deny, ReasonExecConfig)
+}

@@ -36,7 +36,7 @@ func (f finding) stronger(g finding) finding {
 // places is the protected set's anchors for this engine and call c: the
 // hook directory core.hooksPath names in the git configuration of c's
 // project (husky's .husky, a .githooks) is executable configuration too.
-func (e *Engine) places(c *Call) policy.Places {
+func (e *Engine) places(c *Call, more ...string) policy.Places {
 	pl := policy.Places{
 		Home: e.Env.Home, StateDir: e.Env.StateDir, ConfigDir: e.Env.ConfigDir, Self: e.Env.Self,
 		ClaudeConfigDir: e.Env.ClaudeConfigDir, CodexHome: e.Env.CodexHome, Path: e.Env.Path, Secrets: e.Env.Secrets,
@@ -44,7 +44,7 @@ func (e *Engine) places(c *Call) policy.Places {
 	}
 	if c != nil {
 		pl.HooksPaths = policy.HooksPaths(e.projectDir(c), e.Env.Home, e.gitGetenv)
-		pl.Imports = policy.ProjectLoads(e.projectDir(c), e.Env.Home, pl.HooksPaths)
+		pl.Imports = append(policy.ProjectLoads(e.projectDir(c), e.Env.Home, pl.HooksPaths), more...)
 	}
 	return pl.Prepare()
 }
@@ -239,7 +239,14 @@ func (e *Engine) protected(c *Call, d *described) finding {
 	if policy.ClassOf(c.ToolName) == policy.ReadOnly {
 		pc = nil
 	}
-	pl := e.places(pc)
+	var more []string
+	if pc != nil && d.target != "" && c.ToolName != "Bash" {
+		// What an instruction file in a directory above the target
+		// imports (src/CLAUDE.md's @notes.md): the launcher's walk finds
+		// those, the hook looks above the file a tool writes.
+		more = policy.NestedImportsAround(fsx.Abs(c.Cwd, e.Env.Home, d.target), e.projectDir(c), e.Env.Home)
+	}
+	pl := e.places(pc, more...)
 	var best finding
 	note := func(verb string, j judged) {
 		if j.prot.Protected() {

@@ -81,6 +81,30 @@ func InstructionImportsOf(files []string, home string) []string {
 	return importsFrom(start, home)
 }
 
+// NestedImportsAround are what the instruction files in the directory
+// of target and those above it, below project's top, import
+// (nestedInstructionNames): the hook's share of what the launcher's walk
+// finds, for a file tool's target, since the hook walks no tree (a Write
+// of src/notes.md that src/CLAUDE.md imports). One a directory beside
+// those imports (src/CLAUDE.md's @../docs/x.md, for a Write of
+// docs/x.md) is not found here.
+func NestedImportsAround(target, project, home string) []string {
+	if !filepath.IsAbs(target) || !filepath.IsAbs(project) {
+		return nil
+	}
+	project = filepath.Clean(project)
+	var files []string
+	for d := filepath.Dir(filepath.Clean(target)); strings.HasPrefix(d, project+"/"); d = filepath.Dir(d) {
+		for _, n := range nestedInstructionNames {
+			files = append(files, filepath.Join(d, n))
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	return InstructionImportsOf(files, home)
+}
+
 // importsFrom follows the @path imports of the files start (absolute,
 // clean), ~/ being home.
 func importsFrom(start []string, home string) []string {
