@@ -104,3 +104,20 @@ func TestNestedImportIsInstruction(t *testing.T) {
 	expect(t, "Write src/notes.md", h.decide(h.writeCall(filepath.Join(h.Project, "src", "notes.md"))), Deny, ReasonExecConfig)
 	expect(t, "Write src/deep/more.md", h.decide(h.writeCall(filepath.Join(h.Project, "src", "deep", "more.md"))), Deny, ReasonExecConfig)
 }
+
+// TestEnvrcExportedLoad: a file the project's .envrc exports as BASH_ENV,
+// in a function it calls (the sixty-fifth attack run's), is executable
+// configuration: Write(tools/**) does not cover it, and covers the file
+// beside it (control).
+func TestEnvrcExportedLoad(t *testing.T) {
+	h := newHarness(t)
+	if err := os.MkdirAll(filepath.Join(h.Project, "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.Project, ".envrc"), []byte("setup() { export BASH_ENV=$PWD/tools/env.sh; }\nsetup\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.grantScope("Write(tools/**)", "*", "main")
+	expect(t, "control: Write tools/other.sh", h.decide(h.writeCall(filepath.Join(h.Project, "tools", "other.sh"))), Allow, ReasonScopedGrant)
+	expect(t, "Write tools/env.sh", h.decide(h.writeCall(filepath.Join(h.Project, "tools", "env.sh"))), Deny, ReasonExecConfig)
+}

@@ -37,16 +37,17 @@ var pathVariables = map[string]bool{
 var loadVariables = map[string]int{
 	"BASH_ENV": loadFiles, "ENV": loadFiles, "LD_PRELOAD": loadFiles, "PYTHONSTARTUP": loadFiles,
 	"GIT_CONFIG_GLOBAL": loadFiles, "GIT_CONFIG_SYSTEM": loadFiles, "GIT_CONFIG": loadFiles, "KUBECONFIG": loadFiles,
-	"NPM_CONFIG_USERCONFIG": loadFiles, "npm_config_userconfig": loadFiles, "PERL5OPT": loadCommand, "RUBYOPT": loadCommand,
+	"NPM_CONFIG_USERCONFIG": loadFiles, "npm_config_userconfig": loadFiles, "PERL5OPT": loadOptions, "RUBYOPT": loadOptions,
 	"GIT_SSH_COMMAND": loadCommand, "GIT_SSH": loadCommand, "GIT_EDITOR": loadCommand, "GIT_SEQUENCE_EDITOR": loadCommand,
 	"GIT_PAGER": loadCommand, "GIT_ASKPASS": loadCommand, "GIT_EXTERNAL_DIFF": loadCommand, "SSH_ASKPASS": loadCommand,
-	"EDITOR": loadCommand, "VISUAL": loadCommand, "PAGER": loadCommand, "PROMPT_COMMAND": loadCommand, "NODE_OPTIONS": loadCommand,
+	"EDITOR": loadCommand, "VISUAL": loadCommand, "PAGER": loadCommand, "PROMPT_COMMAND": loadCommand, "NODE_OPTIONS": loadOptions,
 	"PYTHONPATH": loadSitePath,
 }
 
 const (
 	loadFiles = iota + 1
 	loadCommand
+	loadOptions
 	loadSitePath
 )
 
@@ -56,90 +57,245 @@ func (r *cmdReader) exported(name, value string, depth int, evaluated bool) {
 	switch loadVariables[name] {
 	case loadFiles:
 		for _, v := range strings.Split(value, ":") {
-			if p := r.pathOf(v); p != "" && v != "" {
-				r.add(p)
+			if v != "" {
+				for _, p := range r.pathsOf(v) {
+					r.add(p)
+				}
 			}
 		}
 	case loadCommand:
 		if strings.ContainsAny(value, " \t") {
-			r.read(value, depth+1, evaluated) // NODE_OPTIONS="--require ./hook.js", GIT_SSH_COMMAND="./ssh.sh -v"
+			r.read(value, depth+1, evaluated) // GIT_SSH_COMMAND="./ssh.sh -v"
 		} else if strings.Contains(value, "/") {
-			r.script(r.pathOf(value))
+			for _, p := range r.pathsOf(value) {
+				r.script(p)
+			}
 		}
+	case loadOptions:
+		r.interpOptions(name, value)
 	case loadSitePath:
 		for _, v := range strings.Split(value, ":") {
-			if p := r.pathOf(v); p != "" && v != "" {
-				r.add(filepath.Join(p, "sitecustomize.py"))
-				r.add(filepath.Join(p, "usercustomize.py"))
+			if v != "" {
+				for _, p := range r.pathsOf(v) {
+					r.add(filepath.Join(p, "sitecustomize.py"))
+					r.add(filepath.Join(p, "usercustomize.py"))
+				}
 			}
 		}
 	}
 }
 
-// assign keeps value as name's where it is one a path can be read from
-// (pathOf: no expansion, or $PWD's).
+// interpOptions reads an interpreter's options variable (NODE_OPTIONS,
+// PERL5OPT, RUBYOPT) for the files its options load: node's --require,
+// --import and --loader (=X or X next, -r X); perl's -I dirs with its
+// -M and -m modules, ruby's with its -r libraries (the sixty-fifth
+// attack run's PERL5OPT="-I$PWD/tools -Mhook" loaded tools/hook.pm).
+func (r *cmdReader) interpOptions(name, value string) {
+	words := strings.Fields(value)
+	var incs, mods []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		next := func() string {
+			if i+1 < len(words) {
+				i++
+				return words[i]
+			}
+			return ""
+		}
+		switch {
+		case name == "NODE_OPTIONS":
+			opt, v, eq := strings.Cut(w, "=")
+			switch opt {
+			case "--require", "-r", "--import", "--loader", "--experimental-loader":
+				if !eq {
+					v = next()
+				}
+				for _, p := range r.pathsOf(v) {
+					r.script(p)
+				}
+			}
+		case strings.HasPrefix(w, "-I"):
+			d := strings.TrimPrefix(w, "-I")
+			if d == "" {
+				d = next()
+			}
+			incs = append(incs, d)
+		case strings.HasPrefix(w, "-M"), strings.HasPrefix(w, "-m"), name == "RUBYOPT" && strings.HasPrefix(w, "-r"):
+			m := w[2:]
+			if m == "" {
+				m = next()
+			}
+			m, _, _ = strings.Cut(strings.TrimPrefix(m, "-"), "=")
+			mods = append(mods, m)
+		}
+	}
+	ext := ".pm"
+	if name == "RUBYOPT" {
+		ext = ".rb"
+	}
+	for _, d := range incs {
+		for _, dir := range r.pathsOf(d) {
+			for _, m := range mods {
+				r.add(filepath.Join(dir, strings.ReplaceAll(m, "::", "/")+ext))
+			}
+		}
+	}
+}
+
+// assign keeps value as one of name's (API+=/api: each value it had,
+// with the text added). Every value a variable is given anywhere in the
+// text is one it may have where it is used: in a branch, a subshell, a
+// function, before a prefix assignment (API=decoy cmd $API/x expands the
+// outer one) or after an unset (the sixty-fifth attack run's), so each
+// is read (pathsOf), the last given first.
 func (r *cmdReader) assign(name, value string) {
-	if name == "" || name == "PWD" || len(r.vars) >= maxVars && r.vars[name] == "" {
+	name, add := strings.CutSuffix(name, "+")
+	if name == "" || name == "PWD" || !isName(name) || len(r.vars) >= maxVars && r.vars[name] == nil {
 		return
 	}
 	if r.vars == nil {
-		r.vars = map[string]string{}
+		r.vars = map[string][]string{}
 	}
-	r.vars[name] = value
+	vals := []string{value}
+	if add {
+		vals = nil
+		for _, v := range r.vars[name] {
+			vals = append(vals, v+value)
+		}
+	}
+	for _, v := range vals {
+		if !slices.Contains(r.vars[name], v) && len(r.vars[name]) < maxValues {
+			r.vars[name] = append(r.vars[name], v)
+		}
+	}
 }
 
-// expanded is w with its leading variables of the text's own replaced by
-// their values ($API/dev.sh after API=svc/api; "$ENVFILE"; ${API}/x and
-// ${API:-d}/x where API has one; B=$A/api after A=svc), to maxVarHops;
-// ok where what is left is a path pathOf reads.
-func (r *cmdReader) expanded(w string) (string, bool) {
-	for range maxVarHops {
-		if literalPath(w) {
-			return w, true
+// isName: a shell variable's name.
+func isName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (i == 0 || c < '0' || c > '9') {
+			return false
 		}
-		name, rest, ok := leadingVar(w)
-		if !ok {
-			return "", false
-		}
-		v, ok := r.vars[name]
-		if !ok {
-			return "", false
-		}
-		w = v + rest
 	}
-	return "", false
+	return s != ""
+}
+
+// assignment is the name and value of w where it is an assignment
+// (NAME=VALUE, NAME+=VALUE).
+func assignment(w string) (name, value string, ok bool) {
+	name, value, ok = strings.Cut(w, "=")
+	return name, value, ok && isName(strings.TrimSuffix(name, "+"))
+}
+
+// expansions are the words w may be with its leading variables replaced
+// by the values the text gave them ($API/dev.sh after API=svc/api;
+// "$ENVFILE"; B=$A/api after A=svc; each value a variable was given, the
+// last first), a default's or alternative's word (${API:-d}, ${API:+d},
+// whether API has a value or not), a literal suffix or prefix taken off
+// (${API%/}), to maxExpansions and maxVarHops: those pathOf reads.
+func (r *cmdReader) expansions(w string) []string {
+	var out []string
+	var walk func(w string, hops int)
+	walk = func(w string, hops int) {
+		if len(out) >= maxExpansions || hops > maxVarHops {
+			return
+		}
+		if literalPath(w) {
+			if !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+			return
+		}
+		name, op, arg, rest, ok := leadingVar(w)
+		if !ok {
+			return
+		}
+		vals := r.vars[name]
+		for i := len(vals) - 1; i >= 0; i-- {
+			v := vals[i]
+			switch op {
+			case "", "-", ":-", "=", ":=":
+				if v != "" || op == "" || op == "-" || op == "=" {
+					walk(v+rest, hops+1)
+				}
+			case "%", "%%":
+				walk(strings.TrimSuffix(v, arg)+rest, hops+1)
+			case "#", "##":
+				walk(strings.TrimPrefix(v, arg)+rest, hops+1)
+			}
+		}
+		switch op {
+		case "-", ":-", "=", ":=", "+", ":+":
+			walk(arg+rest, hops+1) // unset, empty or set: the word may be what is used
+		}
+	}
+	walk(w, 0)
+	return out
 }
 
 // maxVarHops bounds the variables one path is read through (A=$A/x
-// would be read for ever).
-const maxVarHops = 8
+// would be read for ever), and maxExpansions the words it may be.
+const (
+	maxVarHops    = 8
+	maxExpansions = 16
+)
 
-// leadingVar is the name of the variable w begins with ($NAME, ${NAME},
-// ${NAME:-word} and its kin, whose word is taken where NAME has a value),
-// and what follows it.
-func leadingVar(w string) (name, rest string, ok bool) {
+// leadingVar is the variable w begins with ($NAME, ${NAME}, and ${NAME
+// OP ARG} for the operators expansions reads: - := = :+ + % %% # ##, with
+// a literal ARG), and what follows it.
+func leadingVar(w string) (name, op, arg, rest string, ok bool) {
 	if !strings.HasPrefix(w, "$") {
-		return "", "", false
+		return "", "", "", "", false
 	}
 	if strings.HasPrefix(w, "${") {
 		j := strings.IndexByte(w, '}')
 		if j < 0 {
-			return "", "", false
+			return "", "", "", "", false
 		}
-		name = w[2:j]
-		if k := strings.IndexAny(name, ":-=+?#%/^,"); k >= 0 {
-			if !strings.HasPrefix(name[k:], ":-") && !strings.HasPrefix(name[k:], "-") && !strings.HasPrefix(name[k:], ":=") && !strings.HasPrefix(name[k:], "=") {
-				return "", "", false // ${A#x}, ${A/x/y}: another value
+		inner := w[2:j]
+		k := 0
+		for k < len(inner) && isName(inner[:k+1]) {
+			k++
+		}
+		name, tail := inner[:k], inner[k:]
+		for _, o := range []string{":-", ":=", ":+", "%%", "##", "-", "=", "+", "%", "#"} {
+			if strings.HasPrefix(tail, o) {
+				op, arg = o, tail[len(o):]
+				break
 			}
-			name = name[:k]
 		}
-		return name, w[j+1:], name != ""
+		if name == "" || op == "" && tail != "" || strings.ContainsAny(arg, "*?[{}") {
+			return "", "", "", "", false // ${#A}, ${A/x/y}, ${A%*/}: another value
+		}
+		return name, op, arg, w[j+1:], true
 	}
 	j := 1
-	for j < len(w) && (w[j] == '_' || w[j] >= 'a' && w[j] <= 'z' || w[j] >= 'A' && w[j] <= 'Z' || j > 1 && w[j] >= '0' && w[j] <= '9') {
+	for j < len(w) && isName(w[1:j+1]) {
 		j++
 	}
-	return w[1:j], w[j:], j > 1
+	return w[1:j], "", "", w[j:], j > 1
+}
+
+// pathsOf are the paths a word may name: pathOf's, and where it begins
+// with a variable of the text's own, one for each word it may be
+// (expansions).
+func (r *cmdReader) pathsOf(w string) []string {
+	var out []string
+	if strings.HasPrefix(w, "$") && !strings.HasPrefix(w, "$PWD/") && !strings.HasPrefix(w, "${PWD}/") {
+		for _, e := range r.expansions(w) {
+			if p := r.pathOf(e); p != "" {
+				out = append(out, p)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	if p := r.pathOf(w); p != "" {
+		out = append(out, p)
+	}
+	return out
 }
 
 // literalPath: a value with no expansion but a leading $PWD's, which
@@ -151,13 +307,40 @@ func literalPath(v string) bool {
 	return !strings.ContainsAny(v, "$`")
 }
 
-// declares: a shell builtin whose NAME=VALUE words are assignments.
-func declares(prog string) bool {
-	switch prog {
-	case "export", "declare", "typeset", "readonly", "local":
+// transparent: words begins with what runs the rest as its command, or a
+// function's definition around it: builtin, command (not -v or -V), a
+// function's name() and its brace (setup() { export BASH_ENV=...; }: the
+// sixty-fifth attack run's), function NAME.
+func transparent(words []string) bool {
+	w := words[0]
+	switch {
+	case w == "builtin", w == "(", w == "((":
 		return true
+	case w == "command":
+		return len(words) < 2 || words[1] != "-v" && words[1] != "-V"
+	case w == "function" && len(words) > 1:
+		return true
+	case strings.HasSuffix(w, "()") && isName(strings.TrimSuffix(w, "()")):
+		return true
+	case strings.HasSuffix(w, ")") && !strings.HasPrefix(w, "$(") && !strings.Contains(w, "("):
+		return true // a case's pattern: *) API=svc/api;;
 	}
 	return false
+}
+
+// defaultsAssigned keeps ${NAME:=word}'s (and ${NAME=word}'s) word as a
+// value of NAME: : ${API:=svc/api} assigns it.
+func (r *cmdReader) defaultsAssigned(w string) {
+	for i := strings.Index(w, "${"); i >= 0; {
+		if name, op, arg, _, ok := leadingVar(w[i:]); ok && (op == ":=" || op == "=") {
+			r.assign(name, arg)
+		}
+		next := strings.Index(w[i+2:], "${")
+		if next < 0 {
+			return
+		}
+		i += 2 + next
+	}
 }
 
 // shellKeywords begin a command that is the next word.
@@ -214,7 +397,7 @@ func commandPathsWithin(cmd, dir, base string, d *dialect, reads *int, scripts *
 // commandPathsVars is commandPathsWithin with the variables vars holds
 // (nil: none), which the text's own assignments join: one .envrc's
 // values in the file it sources.
-func commandPathsVars(cmd, dir, base string, d *dialect, reads *int, scripts *packageScripts, vars map[string]string) []string {
+func commandPathsVars(cmd, dir, base string, d *dialect, reads *int, scripts *packageScripts, vars map[string][]string) []string {
 	if d == nil {
 		d = &dialect{}
 	}
@@ -250,11 +433,15 @@ type cmdReader struct {
 	// written (API=svc/api, then source_env $API/dev.sh: the
 	// sixty-third attack run's .envrc had $API/dev.sh taken for dev.sh
 	// at the top), to maxVars.
-	vars map[string]string
+	vars map[string][]string
 }
 
-// maxVars bounds the variables a reading keeps.
-const maxVars = 256
+// maxVars bounds the variables a reading keeps, and maxValues the values
+// of one.
+const (
+	maxVars   = 256
+	maxValues = 8
+)
 
 // maxStats bounds the Lstat calls one reading makes; past it a path is
 // taken as there (a directory's script, a word read into variables): more
@@ -304,8 +491,8 @@ func (r *cmdReader) pathOf(w string) string {
 		}
 		return filepath.Join(r.dir, rest) // where the command runs (a nested .envrc's own directory)
 	case strings.HasPrefix(w, "$"):
-		if v, ok := r.expanded(w); ok {
-			return r.pathOf(v) // a value of the text's own: $API/dev.sh, "$ENVFILE", ${API:-x}/dev.sh
+		if e := r.expansions(w); len(e) > 0 {
+			return r.pathOf(e[0]) // a value of the text's own: $API/dev.sh, "$ENVFILE", ${API:-x}/dev.sh (pathsOf: each)
 		}
 		_, rest, ok := strings.Cut(w, "/")
 		if !ok || strings.ContainsAny(rest, "$`") {
@@ -377,8 +564,19 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 		return
 	}
 	*r.reads--
-	for len(words) > 0 && shellKeywords[words[0]] {
+	for len(words) > 0 && (shellKeywords[words[0]] || transparent(words)) {
 		words = words[1:]
+	}
+	// Each NAME=VALUE word anywhere in the command is a value NAME may
+	// have (a case's branch, a function's body, builtin export, env A=b);
+	// a load variable's is read for what it loads. ${NAME:=word}'s word is
+	// one too.
+	for i, w := range words {
+		if name, value, ok := assignment(w); ok && i > 0 && !strings.HasPrefix(w, "-") {
+			r.exported(strings.TrimSuffix(name, "+"), value, depth, evaluated)
+			r.assign(name, value)
+		}
+		r.defaultsAssigned(w)
 	}
 	// for x in WORDS; do: the words are the loop's.
 	if len(words) > 2 && words[0] == "for" && words[2] == "in" {
@@ -393,7 +591,7 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 				}
 			}
 		} else {
-			r.exported(name, value, depth, evaluated)
+			r.exported(strings.TrimSuffix(name, "+"), value, depth, evaluated)
 		}
 		r.assign(name, value)
 		words = words[1:]
@@ -402,22 +600,16 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 		return
 	}
 	prog := words[0]
-	if declares(prog) {
-		// export BASH_ENV=$PWD/env.sh: under direnv, in the user's
-		// shell; each bash it starts then sources the file (the
-		// sixty-third attack run's).
-		for _, w := range words[1:] {
-			if name, value, ok := strings.Cut(w, "="); ok && !strings.HasPrefix(w, "-") {
-				r.exported(name, value, depth, evaluated)
-				r.assign(name, value)
-			}
-		}
+	if prog == "eval" && len(words) > 1 {
+		r.read(strings.Join(words[1:], " "), depth+1, true) // eval API=svc/api
 	}
 	if r.load != nil && r.load(r, prog, words[1:]) {
 		return
 	}
 	if strings.Contains(prog, "/") {
-		r.script(r.pathOf(prog))
+		for _, p := range r.pathsOf(prog) {
+			r.script(p)
+		}
 	}
 	base := filepath.Base(prog)
 	it, name, interp := interpName(base) // coderules.go's one table
@@ -475,22 +667,27 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 			scriptDone = true
 		case interp && slices.Contains(it.codeLong, w) && !codeText(w) && i+1 < len(words):
 			i++ // node --env-file .env.mcp, --require hook.js: a file it loads
-			r.script(r.pathOf(words[i]))
+			for _, p := range r.pathsOf(words[i]) {
+				r.script(p)
+			}
 		case interp && strings.HasPrefix(w, "--") && strings.Contains(w, "=") && slices.Contains(it.codeLong, w[:strings.IndexByte(w, '=')]) && !codeText(w[:strings.IndexByte(w, '=')]):
-			r.script(r.pathOf(w[strings.IndexByte(w, '=')+1:])) // node --env-file=.env.mcp
+			for _, p := range r.pathsOf(w[strings.IndexByte(w, '=')+1:]) {
+				r.script(p) // node --env-file=.env.mcp
+			}
 		case strings.ContainsAny(w, " \t"):
 			r.read(w, depth+1, evaluated) // a quoted command
 		case strings.HasPrefix(w, "-"):
 			r.optionValue(w)
 		case !scriptDone:
-			p := r.pathOf(w)
-			r.script(p) // the interpreter's script, there or not
-			if (name == "node" || name == "nodejs" || name == "bun") && p != "" && filepath.Ext(p) == "" {
-				for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", "/index.js"} {
-					r.add(p + ext) // node server: server.js, server/index.js
-				}
-				if main := packageMain(p); main != "" {
-					r.add(filepath.Join(p, main)) // node .: package.json's main
+			for _, p := range r.pathsOf(w) {
+				r.script(p) // the interpreter's script, there or not
+				if (name == "node" || name == "nodejs" || name == "bun") && filepath.Ext(p) == "" {
+					for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", "/index.js"} {
+						r.add(p + ext) // node server: server.js, server/index.js
+					}
+					if main := packageMain(p); main != "" {
+						r.add(filepath.Join(p, main)) // node .: package.json's main
+					}
 				}
 			}
 			scriptDone = true
@@ -664,9 +861,19 @@ func (r *cmdReader) module(mod string) {
 // loaded adds a file a loader names (there or not), or a glob's
 // directory; not an option, nor a path in another's home.
 func (r *cmdReader) loaded(w string) {
-	if v, ok := r.expanded(w); ok {
-		w = v // ${STAGE:-dev} where STAGE has a value of the text's own
+	if strings.HasPrefix(w, "$") {
+		if e := r.expansions(w); len(e) > 0 {
+			for _, v := range e {
+				r.loadedWord(v) // ${STAGE:-dev}: each value the text gave STAGE, and dev
+			}
+			return
+		}
 	}
+	r.loadedWord(w)
+}
+
+// loadedWord is loaded of one word.
+func (r *cmdReader) loadedWord(w string) {
 	w = defaults(w)
 	switch {
 	case w == "" || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "~"):
@@ -736,6 +943,14 @@ func (r *cmdReader) word(w string, evalsOutput, scripts bool) {
 			}
 		}
 		return
+	}
+	if strings.HasPrefix(w, "$") && !strings.HasPrefix(w, "$PWD/") && !strings.HasPrefix(w, "${PWD}/") {
+		if e := r.expansions(w); len(e) > 0 {
+			for _, v := range e {
+				r.word(v, evalsOutput, scripts) // each word it may be
+			}
+			return
+		}
 	}
 	if strings.ContainsAny(w, "~%=") || strings.HasPrefix(w, "@") || strings.Contains(w, "...") {
 		return // a home's path, git's %f, an assignment (export A=b/c), an npm package (@scope/name), go's ./...

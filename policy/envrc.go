@@ -79,7 +79,7 @@ func EnvrcLoadsOf(project string, envrcs []string) []string {
 	// source_env $API/dev.sh: the sixty-fourth attack run's); read again
 	// with them all where there are any, each file's text kept from the
 	// first reading.
-	vars, texts := map[string]string{}, map[string]string{}
+	vars, texts := map[string][]string{}, map[string]string{}
 	text := func(file string) string {
 		t, ok := texts[file]
 		if !ok {

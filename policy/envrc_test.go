@@ -312,6 +312,20 @@ func TestEnvrcLoadsVariableForms(t *testing.T) {
 		{"a sourced file's value", "source_env .envrc.shared\nsource_env $API/dev.sh\n", "API=svc/api\n"},
 		{"one of another", "A=svc\nB=$A/api\nsource_env $B/dev.sh\n", ""},
 		{"BASH_ENV from a variable", "ENVSH=$PWD/svc/api/dev.sh\nexport BASH_ENV=$ENVSH\n", ""},
+		// The sixty-fifth attack run's.
+		{"an export in a function", "setup() { export BASH_ENV=$PWD/svc/api/dev.sh; }\nsetup\n", ""},
+		{"builtin export", "builtin export BASH_ENV=$PWD/svc/api/dev.sh\n", ""},
+		{"an empty value's default", "API=\nsource_env ${API:-svc/api}/dev.sh\n", ""},
+		{"an alternative", "API=1\nsource_env ${API:+svc/api}/dev.sh\n", ""},
+		{"a suffix taken off", "API=svc/api/\nsource_env ${API%/}/dev.sh\n", ""},
+		{"appended", "API=svc\nAPI+=/api\nsource_env $API/dev.sh\n", ""},
+		{"a case's branch", "case x in *) API=svc/api;; esac\nsource_env $API/dev.sh\n", ""},
+		{"a function's assignment", "setapi() { API=svc/api; }\nsetapi\nsource_env $API/dev.sh\n", ""},
+		{"a prefix assignment after", "API=svc/api\nAPI=svc/decoy source_env $API/dev.sh\n", ""},
+		{"a subshell's assignment after", "API=svc/api\n(API=svc/decoy)\nsource_env $API/dev.sh\n", ""},
+		{"unset", "API=svc/decoy\nunset API\nsource_env ${API:-svc/api}/dev.sh\n", ""},
+		{"eval", "eval API=svc/api\nsource_env $API/dev.sh\n", ""},
+		{"an assigning default", ": ${API:=svc/api}\nsource_env $API/dev.sh\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			home := realDir(t, t.TempDir())
@@ -337,5 +351,54 @@ func TestEnvrcLoadsVariableForms(t *testing.T) {
 				t.Errorf("control: EnvrcLoads = %q holds svc/api/main.go", got)
 			}
 		})
+	}
+}
+
+// TestEnvrcLoadsInterpreterOptions: an exported interpreter options
+// variable loads the files its options name (the sixty-fifth attack
+// run's): node's --require=FILE, perl's -I DIR with -M MODULE. node and
+// perl, under direnv, are the oracle (node's required file is read as a
+// script, with its directory, whose neighbours it may require); control:
+// another file there is not named itself.
+func TestEnvrcLoadsInterpreterOptions(t *testing.T) {
+	direnv, err := exec.LookPath("direnv")
+	if err != nil {
+		t.Skip("direnv is not installed (scripts/deps installs it)")
+	}
+	home := realDir(t, t.TempDir())
+	proj := filepath.Join(home, "proj")
+	mark := filepath.Join(home, "ran")
+	testfs.Write(t, filepath.Join(proj, ".envrc"), []byte("export NODE_OPTIONS=--require=$PWD/tools/hook.js\nexport PERL5OPT=\"-I$PWD/tools -Mhook\"\n"), 0o644)
+	testfs.Write(t, filepath.Join(proj, "tools", "hook.js"), []byte("require('fs').appendFileSync('"+mark+"', 'node\\n')\n"), 0o644)
+	testfs.Write(t, filepath.Join(proj, "tools", "hook.pm"), []byte("package hook; open(my $f, '>>', '"+mark+"'); print $f \"perl\\n\"; 1;\n"), 0o644)
+	testfs.Write(t, filepath.Join(proj, "tools", "other.js"), nil, 0o644)
+	direnvDo := direnvIn(direnv, home, proj)
+	direnvDo("allow", proj)
+	want := []string{}
+	for prog, args := range map[string][]string{"node": {"-e", "0"}, "perl": {"-e", "1"}} {
+		if path, err := exec.LookPath(prog); err == nil {
+			direnvDo(append([]string{"exec", proj, path}, args...)...)
+			want = append(want, prog)
+		}
+	}
+	if len(want) == 0 {
+		t.Skip("neither node nor perl is installed")
+	}
+	b, _ := os.ReadFile(mark)
+	for _, w := range want {
+		if !strings.Contains(string(b), w) {
+			t.Fatalf("the oracle: %s ran %q", w, b)
+		}
+	}
+	got := EnvrcLoads(proj)
+	for _, w := range []string{"tools/hook.js", "tools/hook.pm"} {
+		if !slices.Contains(got, filepath.Join(proj, w)) {
+			t.Errorf("EnvrcLoads = %q, want %s in it", got, w)
+		}
+	}
+	for _, not := range []string{"tools/other.js", "tools/hook"} {
+		if slices.Contains(got, filepath.Join(proj, not)) {
+			t.Errorf("control: EnvrcLoads = %q holds %s", got, not)
+		}
 	}
 }
