@@ -569,10 +569,20 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 	}
 	// Each NAME=VALUE word anywhere in the command is a value NAME may
 	// have (a case's branch, a function's body, builtin export, env A=b);
-	// a load variable's is read for what it loads. ${NAME:=word}'s word is
-	// one too.
-	for i, w := range words {
-		if name, value, ok := assignment(w); ok && i > 0 && !strings.HasPrefix(w, "-") {
+	// a load variable's is read for what it loads, and a path variable's
+	// before the command for its directories (PYTHONPATH=tools python3 -m
+	// conv). ${NAME:=word}'s word is one too.
+	lead := true
+	for _, w := range words {
+		lead = lead && strings.Contains(w, "=") && !strings.HasPrefix(w, "-")
+		if name, value, ok := assignment(w); ok && !strings.HasPrefix(w, "-") {
+			if lead && pathVariables[name] {
+				for _, v := range strings.Split(value, ":") {
+					if p := r.pathOf(v); p != "" && v != "" {
+						r.add(p)
+					}
+				}
+			}
 			r.exported(strings.TrimSuffix(name, "+"), value, depth, evaluated)
 			r.assign(name, value)
 		}
@@ -583,18 +593,7 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 		words = append([]string{"for"}, words[3:]...)
 	}
 	for len(words) > 0 && strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "-") {
-		name, value, _ := strings.Cut(words[0], "=")
-		if pathVariables[name] {
-			for _, v := range strings.Split(value, ":") {
-				if p := r.pathOf(v); p != "" && v != "" {
-					r.add(p)
-				}
-			}
-		} else {
-			r.exported(strings.TrimSuffix(name, "+"), value, depth, evaluated)
-		}
-		r.assign(name, value)
-		words = words[1:]
+		words = words[1:] // read above
 	}
 	if len(words) == 0 || r.skip[words[0]] {
 		return
