@@ -282,20 +282,27 @@ func leadingVar(w string) (name, op, arg, rest string, ok bool) {
 // (expansions).
 func (r *cmdReader) pathsOf(w string) []string {
 	var out []string
-	if strings.HasPrefix(w, "$") && !strings.HasPrefix(w, "$PWD/") && !strings.HasPrefix(w, "${PWD}/") {
-		for _, e := range r.expansions(w) {
-			if p := r.pathOf(e); p != "" {
-				out = append(out, p)
-			}
+	for _, e := range r.varWords(w) {
+		if p := r.pathOf(e); p != "" {
+			out = append(out, p)
 		}
-		if len(out) > 0 {
-			return out
-		}
+	}
+	if len(out) > 0 {
+		return out
 	}
 	if p := r.pathOf(w); p != "" {
 		out = append(out, p)
 	}
 	return out
+}
+
+// varWords are the words w may be where it begins with a variable of
+// the text's own (expansions; not $PWD/, which pathOf reads itself).
+func (r *cmdReader) varWords(w string) []string {
+	if !strings.HasPrefix(w, "$") || strings.HasPrefix(w, "$PWD/") || strings.HasPrefix(w, "${PWD}/") {
+		return nil
+	}
+	return r.expansions(w)
 }
 
 // literalPath: a value with no expansion but a leading $PWD's, which
@@ -391,26 +398,31 @@ func commandPaths(cmd, dir, base string, d *dialect) []string {
 // commands, a budget its caller shares between readings; where scripts
 // is set, the package.json entries the commands run are noted there.
 func commandPathsWithin(cmd, dir, base string, d *dialect, reads *int, scripts *packageScripts) []string {
-	return commandPathsVars(cmd, dir, base, d, reads, scripts, nil)
+	vars := map[string][]string{}
+	out := commandPathsVars(cmd, dir, base, d, reads, scripts, vars)
+	if len(vars) == 0 {
+		return out
+	}
+	// Again with every value the text gave: a function read before the
+	// assignment it uses (f() { source_env $API/dev.sh; }; API=svc/api;
+	// f: the sixty-fourth attack run's).
+	var all pathSet
+	for _, p := range slices.Concat(out, commandPathsVars(cmd, dir, base, d, reads, scripts, vars)) {
+		all.add(p)
+	}
+	return all.out
 }
 
-// commandPathsVars is commandPathsWithin with the variables vars holds
-// (nil: none), which the text's own assignments join: one .envrc's
-// values in the file it sources.
+// commandPathsVars is commandPathsWithin read once, with the variables
+// vars holds, which the text's own assignments join: a caller that reads
+// several texts of one shell (EnvrcLoadsOf: one .envrc's values in the
+// file it sources) reads them all again itself once vars is full.
 func commandPathsVars(cmd, dir, base string, d *dialect, reads *int, scripts *packageScripts, vars map[string][]string) []string {
 	if d == nil {
 		d = &dialect{}
 	}
 	r := &cmdReader{dir: dir, base: base, dialect: d, reads: reads, scripts: scripts, vars: vars}
-	text := joinContinued(cmd)
-	r.read(text, 0, false)
-	if len(r.vars) > 0 {
-		// Again with every value the text gave: a function read before
-		// the assignment it uses (f() { source_env $API/dev.sh; };
-		// API=svc/api; f: the sixty-fourth attack run's).
-		r.dir = dir
-		r.read(text, 0, false)
-	}
+	r.read(joinContinued(cmd), 0, false)
 	return r.paths.out
 }
 
@@ -860,13 +872,11 @@ func (r *cmdReader) module(mod string) {
 // loaded adds a file a loader names (there or not), or a glob's
 // directory; not an option, nor a path in another's home.
 func (r *cmdReader) loaded(w string) {
-	if strings.HasPrefix(w, "$") {
-		if e := r.expansions(w); len(e) > 0 {
-			for _, v := range e {
-				r.loadedWord(v) // ${STAGE:-dev}: each value the text gave STAGE, and dev
-			}
-			return
+	if e := r.varWords(w); len(e) > 0 {
+		for _, v := range e {
+			r.loadedWord(v) // ${STAGE:-dev}: each value the text gave STAGE, and dev
 		}
+		return
 	}
 	r.loadedWord(w)
 }
@@ -943,13 +953,11 @@ func (r *cmdReader) word(w string, evalsOutput, scripts bool) {
 		}
 		return
 	}
-	if strings.HasPrefix(w, "$") && !strings.HasPrefix(w, "$PWD/") && !strings.HasPrefix(w, "${PWD}/") {
-		if e := r.expansions(w); len(e) > 0 {
-			for _, v := range e {
-				r.word(v, evalsOutput, scripts) // each word it may be
-			}
-			return
+	if e := r.varWords(w); len(e) > 0 {
+		for _, v := range e {
+			r.word(v, evalsOutput, scripts) // each word it may be
 		}
+		return
 	}
 	if strings.ContainsAny(w, "~%=") || strings.HasPrefix(w, "@") || strings.Contains(w, "...") {
 		return // a home's path, git's %f, an assignment (export A=b/c), an npm package (@scope/name), go's ./...
