@@ -77,12 +77,7 @@ func TestEnvrcLoadsAsDirenv(t *testing.T) {
 	if got := run("exec", proj, "sh", "-c", "echo $FROM_LOCAL $FROM_DOTENV"); got != "ran ran" {
 		t.Fatalf("the oracle: direnv loaded %q, want both files' variables", got)
 	}
-	got := EnvrcLoads(proj)
-	for _, w := range []string{".envrc.local", ".env"} {
-		if !slices.Contains(got, filepath.Join(proj, w)) {
-			t.Errorf("EnvrcLoads = %q, want %s in it", got, w)
-		}
-	}
+	wantLoads(t, EnvrcLoads(proj), proj, []string{".envrc.local", ".env"}, nil)
 }
 
 // TestEnvrcLoadsForms: the forty-third attack run's forms of a .envrc
@@ -121,12 +116,7 @@ eval "$(./gen/genenv)"
 	if b, _ := os.ReadFile(mark); !strings.Contains(string(b), "cont") || !strings.Contains(string(b), "genenv") || !strings.Contains(string(b), "helper") {
 		t.Fatalf("the oracle: direnv ran %q, want the continued line's, the eval's and the import's", b)
 	}
-	got := EnvrcLoads(proj)
-	for _, w := range []string{".envrc.cont", ".env.shared", "gen/genenv", "py"} {
-		if !slices.Contains(got, filepath.Join(proj, w)) {
-			t.Errorf("EnvrcLoads = %q, want %s in it", got, w)
-		}
-	}
+	wantLoads(t, EnvrcLoads(proj), proj, []string{".envrc.cont", ".env.shared", "gen/genenv", "py"}, nil)
 }
 
 // TestEnvrcLoadsFormsMore: the forty-fourth attack run's loop over a
@@ -144,17 +134,7 @@ source .venv/bin/activate
 	for _, rel := range []string{".envrc.d/base.sh", "package.json", "config/master.key", "config/routes.rb", ".venv/bin/activate", ".venv/bin/pip"} {
 		testfs.Write(t, filepath.Join(proj, rel), nil, 0o644)
 	}
-	got := EnvrcLoads(proj)
-	for _, rel := range []string{".envrc.d", "config/master.key", ".venv/bin/activate"} {
-		if !slices.Contains(got, filepath.Join(proj, rel)) {
-			t.Errorf("EnvrcLoads = %q, want %s in it", got, rel)
-		}
-	}
-	for _, rel := range []string{"package.json", "config", ".venv/bin", ".venv"} {
-		if slices.Contains(got, filepath.Join(proj, rel)) {
-			t.Errorf("control: EnvrcLoads = %q holds %s", got, rel)
-		}
-	}
+	wantLoads(t, EnvrcLoads(proj), proj, []string{".envrc.d", "config/master.key", ".venv/bin/activate"}, []string{"package.json", "config", ".venv/bin", ".venv"})
 }
 
 // TestEnvrcLoadsComments: a path in a comment is none a command takes
@@ -279,17 +259,7 @@ export PYTHONPATH=$PWD/src
 	if b, _ := os.ReadFile(mark); string(b) != "dev\nbashenv\n" {
 		t.Fatalf("the oracle: direnv and bash ran %q, want svc/api/dev.sh's and bashenv.sh's lines alone", b)
 	}
-	got := EnvrcLoads(proj)
-	for _, w := range []string{"svc/api/dev.sh", "svc/api/bashenv.sh", "tools/ssh.sh", "src/sitecustomize.py", "src/usercustomize.py"} {
-		if !slices.Contains(got, filepath.Join(proj, w)) {
-			t.Errorf("EnvrcLoads = %q, want %s in it", got, w)
-		}
-	}
-	for _, not := range []string{"dev.sh", "src", "src/app.py", "src/foo.txt"} {
-		if slices.Contains(got, filepath.Join(proj, not)) {
-			t.Errorf("control: EnvrcLoads = %q holds %s", got, not)
-		}
-	}
+	wantLoads(t, EnvrcLoads(proj), proj, []string{"svc/api/dev.sh", "svc/api/bashenv.sh", "tools/ssh.sh", "src/sitecustomize.py", "src/usercustomize.py"}, []string{"dev.sh", "src", "src/app.py", "src/foo.txt"})
 }
 
 // TestEnvrcLoadsVariableForms: the sixty-fourth attack run's ways a
@@ -343,13 +313,7 @@ func TestEnvrcLoadsVariableForms(t *testing.T) {
 			if b, _ := os.ReadFile(mark); !strings.Contains(string(b), "dev") {
 				t.Fatalf("the oracle: direnv ran %q, want svc/api/dev.sh's line", b)
 			}
-			got := EnvrcLoads(proj)
-			if !slices.Contains(got, filepath.Join(proj, "svc/api/dev.sh")) {
-				t.Errorf("EnvrcLoads = %q: no svc/api/dev.sh", got)
-			}
-			if slices.Contains(got, filepath.Join(proj, "svc/api/main.go")) {
-				t.Errorf("control: EnvrcLoads = %q holds svc/api/main.go", got)
-			}
+			wantLoads(t, EnvrcLoads(proj), proj, []string{"svc/api/dev.sh"}, []string{"svc/api/main.go"})
 		})
 	}
 }
@@ -390,15 +354,21 @@ func TestEnvrcLoadsInterpreterOptions(t *testing.T) {
 			t.Fatalf("the oracle: %s ran %q", w, b)
 		}
 	}
-	got := EnvrcLoads(proj)
-	for _, w := range []string{"tools/hook.js", "tools/hook.pm"} {
+	wantLoads(t, EnvrcLoads(proj), proj, []string{"tools/hook.js", "tools/hook.pm"}, []string{"tools/other.js", "tools/hook"})
+}
+
+// wantLoads fails t where got (EnvrcLoads of proj) lacks one of want or
+// holds one of not (the controls), each relative to proj.
+func wantLoads(t *testing.T, got []string, proj string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
 		if !slices.Contains(got, filepath.Join(proj, w)) {
 			t.Errorf("EnvrcLoads = %q, want %s in it", got, w)
 		}
 	}
-	for _, not := range []string{"tools/other.js", "tools/hook"} {
-		if slices.Contains(got, filepath.Join(proj, not)) {
-			t.Errorf("control: EnvrcLoads = %q holds %s", got, not)
+	for _, n := range not {
+		if slices.Contains(got, filepath.Join(proj, n)) {
+			t.Errorf("control: EnvrcLoads = %q holds %s", got, n)
 		}
 	}
 }
