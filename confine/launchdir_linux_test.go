@@ -123,7 +123,7 @@ func TestRecoverKilledRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out strings.Builder
-		recoverKilled(run, e, &out)
+		recoverKilled(run, "", e, &out)
 		if !strings.Contains(out.String(), c.want) || c.want == "" && out.Len() > 0 {
 			t.Errorf("record %s: said %q, want %q", c.record, out.String(), c.want)
 		}
@@ -399,5 +399,82 @@ func TestPruneCaches(t *testing.T) {
 	unlockRun(p.runLock)
 	if fi, err := os.Lstat(used); err != nil || time.Since(fi.ModTime()) > time.Minute {
 		t.Errorf("the plan's cache's mark %s: %v %v", used, fi, err)
+	}
+}
+
+// TestRecoverForHook: the hook's recovery (`exec --recover`) finds a
+// launch killed before its sweep only where its directory is unlocked,
+// sweeps for it only when it is of the hook's project (another project's
+// record stays for that project's next launch), and waits, when asked,
+// for a launcher that holds its lock a moment longer (killed, not yet
+// exited). Controls: the same record of the hook's own project is swept
+// and removed; a locked one is not reported without the wait.
+func TestRecoverForHook(t *testing.T) {
+	root := t.TempDir()
+	uid := os.Getuid()
+	runs := filepath.Join(root, scratchName(uid), launchesDir)
+	run := filepath.Join(runs, "run-0123456789abcdef")
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(runs), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	proj, other := t.TempDir(), t.TempDir()
+	write := func(project string) {
+		b, err := json.Marshal(pending{Project: []byte(project), RunDir: []byte(run), Dirs: []pendingDir{{Parent: -1, Name: []byte(project)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(run, pendingName), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := Env{UID: uid}
+	recov := func(project string) string {
+		var out strings.Builder
+		if code := recoverMain([]string{"--project", project, root}, e, &out); code != 0 {
+			t.Fatalf("recover: exit %d: %s", code, out.String())
+		}
+		return out.String()
+	}
+	recorded := func() bool {
+		_, err := os.Lstat(filepath.Join(run, pendingName))
+		return err == nil
+	}
+
+	write(other)
+	if !KilledLaunch([]string{root}, uid, proj, 0) {
+		t.Fatal("an unlocked launch directory with a record is not reported")
+	}
+	if said := recov(proj); said != "" || !recorded() {
+		t.Errorf("another project's record: said %q, left %v; want nothing said and the record left", said, recorded())
+	}
+	if said := recov(other); !strings.Contains(said, "swept now") || recorded() {
+		t.Errorf("control: the project's own record: said %q, left %v; want it swept and removed", said, recorded())
+	}
+
+	write(proj)
+	lock, err := lockRun(run, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if KilledLaunch([]string{root}, uid, proj, 0) {
+		t.Error("a launch directory its launcher still locks is reported as killed")
+	}
+	go func() { time.Sleep(200 * time.Millisecond); unlockRun(lock) }()
+	if !KilledLaunch([]string{root}, uid, proj, 5*time.Second) {
+		t.Error("a launcher that lets go of its lock within the wait is not waited for")
+	}
+	if said := recov(proj); !strings.Contains(said, "swept now") || recorded() {
+		t.Errorf("after the wait: said %q, left %v; want it swept", said, recorded())
+	}
+	if KilledLaunch([]string{root}, uid, proj, 0) {
+		t.Error("reported again after its recovery")
+	}
+	// Not absolute, not clean: refused, nothing read.
+	var out strings.Builder
+	if code := recoverMain([]string{"--project", proj, "tmp"}, e, &out); code != ExitFailed {
+		t.Errorf("a relative root: exit %d (%s), want %d", code, out.String(), ExitFailed)
 	}
 }

@@ -16,6 +16,9 @@ const ExitFailed = 126
 // args say and returns its exit status (128+N when signal N ended it), or
 // ExitFailed with a line on stderr when the program was not run.
 func Main(args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == recoverFlag {
+		return recoverMain(args[1:], envOf(), stderr)
+	}
 	if len(args) > 0 && args[0] == stage2Flag {
 		err := stage2()
 		fmt.Fprintf(stderr, "loopguard: the program was not run: %v\n", err)

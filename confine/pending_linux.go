@@ -196,8 +196,10 @@ const movedFor = time.Hour
 // recoverKilled sweeps for the launch whose directory is run (in
 // scratch's runs; locked: its launcher is gone and this launch holds its
 // lock) when it left a record, and says so on w; it removes the record
-// either way once read.
-func recoverKilled(run string, e Env, w io.Writer) {
+// either way once read. With project set (the hook's recovery, Recover),
+// a record of another project's call is left as it is, for that
+// project's next launch.
+func recoverKilled(run, project string, e Env, w io.Writer) {
 	path := filepath.Join(run, pendingName)
 	b, err := fsx.ReadRegular(path, maxPending, unix.O_NOFOLLOW)
 	if os.IsNotExist(err) {
@@ -211,6 +213,9 @@ func recoverKilled(run string, e Env, w io.Writer) {
 	ok := false
 	if err == nil {
 		p, ok = r.plan()
+	}
+	if project != "" && (err != nil || !ok || p.Project != project) {
+		return
 	}
 	cgDir := string(r.Cgroup)
 	switch {

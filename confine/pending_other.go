@@ -5,11 +5,17 @@ package confine
 import (
 	"errors"
 	"io"
+	"time"
 )
 
 // Launches are Linux's alone: no launch directory is locked or recovered.
 func lockRun(string, bool) (int, error) {
 	return -1, errors.New("confinement needs Linux")
 }
-func unlockRun(int)                        {}
-func recoverKilled(string, Env, io.Writer) {}
+func unlockRun(int)                                {}
+func recoverKilled(string, string, Env, io.Writer) {}
+
+// KilledLaunch: no launch is recovered but on Linux.
+func KilledLaunch([]string, int, string, time.Duration) bool { return false }
+
+func recoverProject(string, string, Env, io.Writer) {}

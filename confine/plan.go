@@ -553,6 +553,21 @@ func CacheDir(name string, write bool, project string) string {
 	return name + "-" + kind + "-" + hex.EncodeToString(sum[:8])
 }
 
+// ProjectCaches names, in the launcher's scratch directory, every private
+// cache the launches in project may have made (CacheDir's, both kinds):
+// what to remove when the project is gone.
+func ProjectCaches(project string) []string {
+	var names []string
+	for _, c := range privateCaches {
+		names = append(names, CacheDir(c.name, false, project), CacheDir(c.name, true, project))
+	}
+	return names
+}
+
+// ScratchDirIn is the launcher's scratch directory of the user uid in the
+// temp directory tmp.
+func ScratchDirIn(tmp string, uid int) string { return filepath.Join(tmp, scratchName(uid)) }
+
 // privateCaches are the private caches: each one's name (CacheDir's) and
 // the variable that points its tool at it.
 var privateCaches = []struct{ name, env string }{
@@ -1347,7 +1362,7 @@ func isFile(p string) bool {
 // caches), made on first use: TMPDIR/loopguard-scratch-UID, mode 0700,
 // owned by UID, not a link.
 func scratchDir(e Env) (string, error) {
-	d := filepath.Join(e.TempDir, fmt.Sprintf("loopguard-scratch-%d", e.UID))
+	d := filepath.Join(e.TempDir, scratchName(e.UID))
 	if err := privateDir(d, e.UID, "the scratch directory"); err != nil {
 		return "", err
 	}
@@ -1473,7 +1488,7 @@ func pruneLaunchDirs(runs string, e Env, w io.Writer) {
 		if err != nil {
 			continue // its launcher lives (or it is gone already)
 		}
-		recoverKilled(d, e, w)
+		recoverKilled(d, "", e, w)
 		if fi, err := ent.Info(); err == nil && time.Since(fi.ModTime()) > staleLaunch {
 			_ = removeRun(d)
 		}

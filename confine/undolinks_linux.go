@@ -46,8 +46,8 @@ func HoldLinksOut(project string, uid int) []string {
 	// /dev/fd (which a call's sweep also keeps links from): a link of the
 	// user's own to /dev/stdin in testdata/ is not undo's to remove.
 	var outs []string
-	for _, tmp := range []string{e.TempDir, "/tmp", filepath.Join(e.TempDir, fmt.Sprintf("claude-%d", uid)), fmt.Sprintf("/tmp/claude-%d", uid)} {
-		outs = append(outs, outsOf(filepath.Join(tmp, fmt.Sprintf("loopguard-scratch-%d", uid)), e.Places.StateDir)...)
+	for _, tmp := range ScratchRoots(e.TempDir, uid) {
+		outs = append(outs, outsOf(filepath.Join(tmp, scratchName(uid)), e.Places.StateDir)...)
 	}
 	outs = slices.DeleteFunc(outs, func(o string) bool { return o == "/proc" || o == "/dev/fd" })
 	slices.Sort(outs)

@@ -123,6 +123,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 				_ = undo.StartWatching(setup.dir, eng.ProjectOf(call), policy.Launcher(setup.self))
 			}
 		}
+		if call.Event == hooks.PostToolUse || call.Event == hooks.PostToolUseFailure {
+			d = recoverAfter(ctx, eng.Env.Launcher, call, eng.ProjectOf(call), d)
+		}
 		return d
 	}
 	opts.NewEngine = func() (*hooks.Engine, error) {

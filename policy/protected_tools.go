@@ -35,6 +35,10 @@ var tools = map[string]Tool{
 	"MultiEdit":    {Changes: "file_path"},
 	"NotebookEdit": {Changes: "notebook_path"},
 	"Bash":         {ShownOnly: []string{"description"}},
+	// Guarded, and they end a background call: a launch they stop may
+	// have been killed before its sweep (hookmain's recovery after them).
+	"TaskStop":  {StopsTask: true},
+	"KillShell": {StopsTask: true},
 }
 
 // Tool is one row of the tool schema.
@@ -46,6 +50,8 @@ type Tool struct {
 	Changes string
 	// ShownOnly are the fields that change nothing about what runs.
 	ShownOnly []string
+	// StopsTask: the tool ends a call running in the background.
+	StopsTask bool
 }
 
 // ToolOf is the schema row of a tool, by its exact name.

@@ -31,6 +31,10 @@ type ToolCall struct {
 type Turn struct {
 	Calls []ToolCall
 	Text  string
+	// Then, when set, makes the turn when its request comes, from the
+	// tool results that request carries (a task's id to stop); it may
+	// wait for what the test needs first.
+	Then func(results []ToolResult) Turn
 }
 
 // Call returns a ToolCall whose input is input marshalled to JSON; input may
@@ -278,6 +282,9 @@ func (f *FakeAPI) messages(w http.ResponseWriter, r *http.Request, body []byte) 
 		}
 	}
 	f.mu.Unlock()
+	if turn.Then != nil {
+		turn = turn.Then(RequestToolResults(body))
+	}
 
 	model := req.Model
 	if model == "" {

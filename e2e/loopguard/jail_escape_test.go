@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -558,6 +559,81 @@ func TestGrantedLinksAtTheTop(t *testing.T) {
 		}
 		if x.exists(".envrc") {
 			t.Errorf("sandbox %v: .envrc is in the project", x.sandbox)
+		}
+	})
+}
+
+// TestKilledCallSweptAfterIt: make test, run in the background, makes a
+// git directory under an ordinary name (out/g, whose config names an
+// fsmonitor command that git runs) and sleeps; the agent then stops it
+// (TaskStop), and the client kills its tree with SIGKILL, launcher and
+// all, before the launcher's sweep. No launch runs in the project after
+// it (whose recovery would sweep): the hook after TaskStop does, so out/g
+// is gone from the project when the session ends. Controls: out/g/config
+// was there before the stop, the stop ran, and what the call made is
+// found where the sweep puts it (the state directory's held/, or beside
+// itself under a name of the sweep's).
+func TestKilledCallSweptAfterIt(t *testing.T) {
+	files := map[string]string{
+		"Makefile": "test:\n\t@sh tools/slow.sh\n",
+		"tools/slow.sh": "mkdir -p out/g/objects out/g/refs && echo 'ref: refs/heads/main' > out/g/HEAD && " +
+			"printf '[core]\\n\\tbare = true\\n\\tfsmonitor = touch lg-fsmonitor-ran\\n' > out/g/config\necho made\nexec sleep 120\n",
+	}
+	withEscapeEnv(t, files, func(t *testing.T, x *escapeEnv) {
+		config := x.path("out/g/config")
+		made := false
+		var taskStop map[string]any
+		taskID := regexp.MustCompile(`ID: ([A-Za-z0-9_-]+)`)
+		stop := func(results []claudetest.ToolResult) claudetest.Turn {
+			for end := time.Now().Add(60 * time.Second); time.Now().Before(end) && !made; time.Sleep(100 * time.Millisecond) {
+				_, err := os.Lstat(config)
+				made = err == nil
+			}
+			id := ""
+			for _, r := range results {
+				if m := taskID.FindStringSubmatch(r.Content); r.ToolUseID == "toolu_k1" && m != nil {
+					id = m[1]
+				}
+			}
+			taskStop = map[string]any{"task_id": id}
+			return claudetest.Tools(claudetest.Call("toolu_k2", "TaskStop", taskStop))
+		}
+		// TaskStop needs the human's approval (it ends what another call
+		// started): the first is held, the human approves it, the
+		// identical second runs.
+		var approveErr error
+		again := func([]claudetest.ToolResult) claudetest.Turn {
+			approveErr = x.g.ApproveOnly(x.ctx)
+			return claudetest.Tools(claudetest.Call("toolu_k3", "TaskStop", taskStop))
+		}
+		api := x.run(claudetest.Tools(claudetest.Call("toolu_k1", "Bash", map[string]any{
+			"command": "make test", "description": "test command", "run_in_background": true})), claudetest.Turn{Then: stop}, claudetest.Turn{Then: again})
+		bg, st := result(t, api, "toolu_k1"), result(t, api, "toolu_k3")
+		t.Logf("make test: %+v\nTaskStop: %+v", bg, st)
+		if approveErr != nil {
+			t.Fatalf("approving TaskStop: %v", approveErr)
+		}
+		if !made {
+			t.Fatalf("control: make test did not make out/g/config within a minute")
+		}
+		if st.IsError {
+			t.Fatalf("control: TaskStop failed: %+v", st)
+		}
+		if _, err := os.Lstat(config); err == nil {
+			t.Errorf("out/g/config is still in the project after the killed call: an unconfined git there runs its fsmonitor")
+		}
+		var found []string
+		_ = filepath.WalkDir(x.root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && filepath.Base(p) == "config" && p != config {
+				if b, _ := os.ReadFile(p); strings.Contains(string(b), "fsmonitor") {
+					found = append(found, p)
+				}
+			}
+			return nil
+		})
+		t.Logf("held back: %v", found)
+		if len(found) == 0 {
+			t.Errorf("control: the call's out/g/config is nowhere under %s", x.root)
 		}
 	})
 }

@@ -1,0 +1,102 @@
+//go:build linux
+
+package confine
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/fsx"
+)
+
+// KilledLaunch reports whether a scratch directory of the user uid under
+// one of roots holds the record of a launch whose launcher is gone
+// before its sweep: its directory not locked, its record there. It reads
+// directories and takes a lock it lets go at once, so that a hook can ask
+// after every call and start the recovery (RecoverArgs) only when there
+// is one. With wait, a launch of project whose directory is still locked
+// is waited for that long: a launcher killed a moment ago (the client's
+// TaskStop answered before the kernel ended it) holds its lock until it
+// has exited.
+func KilledLaunch(roots []string, uid int, project string, wait time.Duration) bool {
+	end := time.Now().Add(wait)
+	for _, r := range roots {
+		runs := filepath.Join(r, scratchName(uid), launchesDir)
+		ents, err := os.ReadDir(runs)
+		if err != nil {
+			continue
+		}
+		for _, ent := range ents {
+			if !ent.IsDir() || !strings.HasPrefix(ent.Name(), "run-") {
+				continue
+			}
+			d := filepath.Join(runs, ent.Name())
+			if _, err := os.Lstat(filepath.Join(d, pendingName)); err != nil {
+				continue
+			}
+			lock, err := lockRun(d, false)
+			for err != nil && time.Now().Before(end) && recordOf(d, project) {
+				time.Sleep(killedPoll)
+				lock, err = lockRun(d, false)
+			}
+			if err != nil {
+				continue // its launcher lives
+			}
+			unlockRun(lock)
+			return true
+		}
+	}
+	return false
+}
+
+// killedPoll is how often KilledLaunch looks again at a locked launch.
+const killedPoll = 20 * time.Millisecond
+
+// recordOf: the launch directory run holds a record of a launch of
+// project.
+func recordOf(run, project string) bool {
+	b, err := fsx.ReadRegular(filepath.Join(run, pendingName), maxPending, unix.O_NOFOLLOW)
+	if err != nil {
+		return false
+	}
+	var r pending
+	return json.Unmarshal(b, &r) == nil && string(r.Project) == project
+}
+
+// recoverProject recovers, in the launches' directory runs, each launch
+// of project whose launcher is gone before its sweep (recoverKilled);
+// others' records, and the directories of launches that ended, are left
+// for the launches that find them (pruneLaunchDirs).
+func recoverProject(runs, project string, e Env, w io.Writer) {
+	fi, err := os.Lstat(filepath.Dir(runs))
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, e.UID) {
+		// Not made by this user's launches: not read.
+		return
+	}
+	ents, err := os.ReadDir(runs)
+	if err != nil {
+		return
+	}
+	for _, ent := range ents {
+		if !ent.IsDir() || !strings.HasPrefix(ent.Name(), "run-") {
+			continue
+		}
+		d := filepath.Join(runs, ent.Name())
+		lock, err := lockRun(d, false)
+		if err != nil {
+			continue
+		}
+		recoverKilled(d, project, e, w)
+		unlockRun(lock)
+	}
+}

@@ -1,0 +1,80 @@
+package hookmain
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/loopguard/loopguard/confine"
+	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/policy"
+)
+
+// recoverAfter is the hook after a call (PostToolUse, PostToolUseFailure):
+// when a launch of the user's was killed before its sweep (the client
+// stopped a background call with SIGKILL: TaskStop, its time limit), the
+// launcher's recovery sweeps for it now, in the call's project, instead of
+// the project staying as the killed call left it (a git directory under an
+// ordinary name, a new .envrc) until the next launch there, for an
+// editor's or the user's git in between. What the recovery says goes to
+// the model beside the call's result and to the user, as the next
+// launch's would on its stderr. launcher is the binary whose `exec`
+// recovers ("" when the kernel cannot confine: no launch ran).
+func recoverAfter(ctx context.Context, launcher string, call *hooks.Call, project string, d hooks.Decision) hooks.Decision {
+	if launcher == "" || project == "" {
+		return d
+	}
+	// After a call that stopped a task, or a Bash call that failed (the
+	// user's Esc, a kill), the launch it ended may not have exited yet.
+	var wait time.Duration
+	if policy.ToolOf(call.ToolName).StopsTask || call.Event == hooks.PostToolUseFailure && call.ToolName == "Bash" {
+		wait = killedWait
+	}
+	uid := os.Getuid()
+	roots := confine.ScratchRoots(os.Getenv("TMPDIR"), uid)
+	if !confine.KilledLaunch(roots, uid, project, wait) {
+		return d
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		// Room for the answer: a recovery cut short leaves its record for
+		// the next launch, which sweeps again.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-recoverMargin))
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, launcher, confine.RecoverArgs(project, roots)...)
+	cmd.Dir = "/"
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	_ = cmd.Run()
+	said := strings.TrimSpace(out.String())
+	if len(said) > maxRecoverSaid {
+		said = said[:maxRecoverSaid] + "\n[...]"
+	}
+	if said == "" {
+		return d
+	}
+	d.Context = joinLines(d.Context, said)
+	d.SystemMessage = joinLines(d.SystemMessage, said)
+	return d
+}
+
+// killedWait bounds how long the hook after such a call waits for a
+// launch of its project to exit.
+const killedWait = 2 * time.Second
+
+// recoverMargin is what recoverAfter leaves of the hook's deadline.
+const recoverMargin = time.Second
+
+// maxRecoverSaid bounds what the recovery's lines add to the answer.
+const maxRecoverSaid = 8 << 10
+
+func joinLines(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n" + b
+}
