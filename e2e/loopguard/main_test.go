@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/e2e/claudetest"
 	"github.com/loopguard/loopguard/internal/keyringtest"
 )
@@ -84,6 +85,7 @@ func newEnvWith(t *testing.T, claude, bin string) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, ctx: context.Background(), claude: claude, g: g, Dir: filepath.Join(root, "project")}
+	forgetScratch(t, e.Dir)
 	// out/ is where granted commands write: a confined program may write
 	// the project, but create nothing at its top level.
 	if err := os.MkdirAll(filepath.Join(e.Dir, "out"), 0o755); err != nil {
@@ -109,6 +111,33 @@ func newEnvWith(t *testing.T, claude, bin string) *env {
 		}
 	})
 	return e
+}
+
+// forgetScratch removes, when the test ends, the private caches that the
+// launches in project made in the launcher's scratch directories (the temp
+// directory's and Claude Code's sandbox's, which tests share with the
+// user): each test's project is new, so each made caches of its own, and
+// they outlived it (1.4 GB a make test; the test run that filled a CI
+// machine's disk on 2026-12-07 had them).
+func forgetScratch(t *testing.T, project string) {
+	t.Helper()
+	paths := []string{project}
+	if abs, err := filepath.Abs(project); err == nil && abs != project {
+		paths = append(paths, abs)
+	}
+	uid := os.Getuid()
+	t.Cleanup(func() {
+		if p, err := filepath.EvalSymlinks(project); err == nil {
+			paths = append(paths, p)
+		}
+		for _, root := range confine.ScratchRoots(os.TempDir(), uid) {
+			for _, p := range paths {
+				for _, name := range confine.ProjectCaches(p) {
+					_ = os.RemoveAll(filepath.Join(confine.ScratchDirIn(root, uid), name))
+				}
+			}
+		}
+	})
 }
 
 // heldApprovedRunsOnce plays one conversation that asks for `echo word >>

@@ -30,6 +30,7 @@ func newTicketEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, ctx: t.Context(), claude: claude, g: g, Dir: filepath.Join(root, "project")}
+	forgetScratch(t, e.Dir)
 	if err := os.MkdirAll(filepath.Join(e.Dir, "out"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -404,6 +405,7 @@ func TestTicketJailedCallRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &env{t: t, ctx: t.Context(), claude: claude, g: g, Dir: filepath.Join(root, "project")}
+	forgetScratch(t, e.Dir)
 	if err := os.MkdirAll(filepath.Join(e.Dir, "out"), 0o755); err != nil {
 		t.Fatal(err)
 	}
