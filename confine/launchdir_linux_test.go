@@ -478,3 +478,30 @@ func TestRecoverForHook(t *testing.T) {
 		t.Errorf("a relative root: exit %d (%s), want %d", code, out.String(), ExitFailed)
 	}
 }
+
+// BenchmarkKilledLaunch: what the hook after every call pays to look for
+// a launch killed before its sweep (hookmain.recoverAfter), where there
+// is none: a launches' directory with one live launch (locked) in one of
+// the four temp directories, the others without a scratch directory.
+func BenchmarkKilledLaunch(b *testing.B) {
+	root := b.TempDir()
+	uid := os.Getuid()
+	run := filepath.Join(root, scratchName(uid), launchesDir, "run-0123456789abcdef")
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, pendingName), []byte("{}"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	lock, err := lockRun(run, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unlockRun(lock)
+	roots := ScratchRoots(root, uid)
+	for b.Loop() {
+		if KilledLaunch(roots, uid, "/nowhere", 0) {
+			b.Fatal("a live launch reported as killed")
+		}
+	}
+}
