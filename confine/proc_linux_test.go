@@ -244,16 +244,16 @@ var errNotTried = errors.New("not tried")
 // the bomb never reached 100 tasks), and the call's output, status and
 // time.
 type bombRun struct {
-	peak  int
+	peak int
 	// before is the user's tasks before the bomb: others of the same
 	// user's (a real client an end-to-end test runs as the same user) are
 	// counted in the peak as the bomb's are, and in the bound a launch
 	// without namespaces sets.
 	before int
-	alive error
-	out   string
-	code  int
-	took  time.Duration
+	alive  error
+	out    string
+	code   int
+	took   time.Duration
 }
 
 // bomb runs a fork bomb in the jail as leavesNothingRunning's call.
