@@ -4511,3 +4511,24 @@ mkdir -p docs && echo 'not a startup file' > docs/notes.pth`)
 		}
 	})
 }
+
+// TestJailFifoHeadHeld: the sixty-sixth attack run's git directory whose
+// HEAD is a FIFO (git opens and reads it as a file, fed by a process the
+// call leaves running) is held back by the sweep like one whose HEAD is a
+// file. Control: a directory with objects and refs but no HEAD stays.
+func TestJailFifoHeadHeld(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		out, code := j.launch(t, projectWrite, "jail-sh",
+			"mkdir -p src/g/objects src/g/refs/heads src/plain/objects src/plain/refs && mkfifo src/g/HEAD && printf '[core]\\n\\tbare = true\\n\\tfsmonitor = touch /tmp/pwned\\n' > src/g/config")
+		if code != 0 {
+			t.Fatalf("the call (control): %d %q", code, out)
+		}
+		if _, err := os.Lstat(filepath.Join(j.project, "src/g/config")); err == nil {
+			t.Errorf("src/g, a git directory whose HEAD is a FIFO, stayed in the project: %q", out)
+		}
+		if _, err := os.Stat(filepath.Join(j.project, "src/plain/objects")); err != nil {
+			t.Errorf("control: src/plain (no HEAD) was held too: %v (%q)", err, out)
+		}
+		j.unconfined(t, "chmod -R u+rwx src 2>/dev/null; rm -rf src/g src/plain")
+	})
+}

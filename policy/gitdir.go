@@ -13,7 +13,11 @@ import (
 // for a repository (setup.c's is_git_directory: HEAD, and objects/ and
 // refs/ here or in the directory its commondir file names), whatever the
 // directory's own name: git status run in it or below it uses it, its
-// config's core.fsmonitor and core.worktree included. HEAD's content and
+// config's core.fsmonitor and core.worktree included. HEAD and commondir
+// count whatever their type but a directory: git opens and reads them, and
+// a FIFO a process of the call feeds reads as a file (the sixty-sixth
+// attack run's HEAD, a FIFO, got src/g past the sweep, and git status
+// there ran its fsmonitor). HEAD's content and
 // commondir's target are not read, and objects and refs count whatever
 // their type (git asks only access(X_OK), which an executable file or a
 // FIFO of mode 755 passes, and follows a link): a directory that has the
@@ -24,13 +28,13 @@ func IsGitDir(ents iter.Seq2[string, os.FileMode]) bool {
 	for name, typ := range ents {
 		switch name {
 		case "HEAD":
-			head = typ.IsRegular() || typ&os.ModeSymlink != 0
+			head = !typ.IsDir()
 		case "objects":
 			objects = true
 		case "refs":
 			refs = true
 		case "commondir":
-			common = typ.IsRegular() || typ&os.ModeSymlink != 0
+			common = !typ.IsDir()
 		}
 	}
 	return head && (objects && refs || common)
