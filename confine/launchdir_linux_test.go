@@ -505,3 +505,61 @@ func BenchmarkKilledLaunch(b *testing.B) {
 		}
 	}
 }
+
+// TestPlanRefusesProjectHoldingScratch: a launch that may write a project
+// holding its temp directory (the sixty-sixth attack run's /p with
+// TMPDIR=/p/tmp, where the program wrote other launches' records) is not
+// made. Controls: the same project read-only, and a project beside the
+// temp directory that may be written, are.
+func TestPlanRefusesProjectHoldingScratch(t *testing.T) {
+	top := t.TempDir()
+	proj, beside := filepath.Join(top, "p"), filepath.Join(top, "q")
+	for _, d := range []string{filepath.Join(proj, "tmp"), beside} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := EnvFrom(func(string) string { return "" }, policy.Places{Home: filepath.Join(top, "home")}, os.Getuid())
+	e.TempDir = filepath.Join(proj, "tmp")
+	plan := func(project string, write bool) error {
+		p, err := NewPlan(Spec{Project: project, Cwd: project, Exe: "/bin/true", Argv: []string{"true"}, Cap: policy.Capability{Write: write}}, e)
+		if err == nil {
+			unlockRun(p.runLock)
+		}
+		return err
+	}
+	if err := plan(proj, true); err == nil || !strings.Contains(err.Error(), "holds the temp directory") {
+		t.Errorf("project-write in a project holding TMPDIR: %v, want it refused", err)
+	}
+	if err := plan(proj, false); err != nil {
+		t.Errorf("control: read-only there: %v", err)
+	}
+	if err := plan(beside, true); err != nil {
+		t.Errorf("control: project-write beside TMPDIR: %v", err)
+	}
+}
+
+// TestRecoverKeepsOnlyTheProjectsGitDirs: a record's git directories
+// (Kept) are the project's own .git and those its .git file names; a
+// record naming another directory (another repository's .git outside the
+// project) gets only those. Control: the project's .git and a linked
+// worktree's git directory stay.
+func TestRecoverKeepsOnlyTheProjectsGitDirs(t *testing.T) {
+	top := t.TempDir()
+	proj, wt, other := filepath.Join(top, "p"), filepath.Join(top, "main", ".git", "worktrees", "p"), filepath.Join(top, "other", ".git")
+	for _, d := range []string{proj, wt, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(wt, "HEAD"), []byte("ref: refs/heads/x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, ".git"), []byte("gitdir: "+wt+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := keptOf(proj, []string{filepath.Join(proj, ".git"), wt, other, "/"})
+	if want := []string{filepath.Join(proj, ".git"), wt}; !slices.Equal(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+}

@@ -266,6 +266,7 @@ func recoverKilled(run, project string, e Env, w io.Writer) {
 		_ = os.Remove(path)
 		return
 	}
+	p.Kept = keptOf(p.Project, p.Kept)
 	held := &holder{p: p, e: e}
 	lines := sweep(p, e, held, root)
 	// What a +git call left in git's state for the user's --continue
@@ -283,6 +284,18 @@ func recoverKilled(run, project string, e Env, w io.Writer) {
 		fmt.Fprintln(w, oneLine(l))
 	}
 	_ = os.Remove(path)
+}
+
+// keptOf is what of kept (a record's git directories, whose state
+// holdGitState holds back by their paths) a +git launch of project names
+// (NewPlan: the project's .git and the git directories its .git file
+// names, read again now): a record that names another directory (the
+// sixty-sixth attack run's, forged where a call could write the records,
+// named another repository's .git outside the project) gets nothing of it
+// moved.
+func keptOf(project string, kept []string) []string {
+	ok := append(linkedGitDirs(project), filepath.Join(project, ".git"))
+	return slices.DeleteFunc(slices.Clone(kept), func(k string) bool { return !slices.Contains(ok, k) })
 }
 
 // ownCgroupDir: dir is a launch's cgroup (cgroupPrefix) in the unified

@@ -344,6 +344,9 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	if err != nil {
 		return p, err
 	}
+	if err := holdsScratch(s, e); err != nil {
+		return p, err
+	}
 	// The jail keeps read-only's environment: a bare env under it must
 	// not show the model a token (issue 36).
 	p.KeepEnvOnly = s.Cap.Jail
@@ -684,6 +687,26 @@ func isCacheName(name string) bool {
 		}
 	}
 	return false
+}
+
+// holdsScratch refuses a launch that may write a project holding a temp
+// directory where a launcher of the user's keeps its scratch directory
+// (ScratchRoots): the program could write the records of other launches
+// there, which a later launch's recovery, and the hook's after a call,
+// act on (the sixty-sixth attack run's project /p with TMPDIR=/p/tmp
+// removed its own record before its launcher was killed, and forged one
+// whose sweep moved a file of another repository, outside the project,
+// and killed another call's cgroup).
+func holdsScratch(s Spec, e Env) error {
+	if !s.Cap.Write {
+		return nil
+	}
+	for _, root := range ScratchRoots(e.TempDir, e.UID) {
+		if isAncestorOrSelf(s.Project, root) {
+			return fmt.Errorf("the project %s holds the temp directory %s, where launches keep their records: set TMPDIR to a directory outside the project", s.Project, root)
+		}
+	}
+	return nil
 }
 
 // readProject: the project, and the git directories a worktree's .git

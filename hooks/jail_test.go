@@ -223,6 +223,16 @@ func TestJailNeverTooWide(t *testing.T) {
 			t.Errorf("%s (control): %s", p, why)
 		}
 	}
+	// A project that holds the temp directory (where launches keep their
+	// records), as the launcher refuses one too.
+	tmp := filepath.Join(t.TempDir(), "w")
+	t.Setenv("TMPDIR", filepath.Join(tmp, "tmp"))
+	if why := tooWideAJail(tmp, "/home/u"); !strings.Contains(why, "holds the temp directory") {
+		t.Errorf("%s, holding TMPDIR: %q", tmp, why)
+	}
+	if why := tooWideAJail(filepath.Join(tmp, "src"), "/home/u"); why != "" {
+		t.Errorf("%s beside TMPDIR (control): %s", filepath.Join(tmp, "src"), why)
+	}
 	h, run := jailHarness(t)
 	expect(t, "a chain in the project (control)", run("ls src | python3 -c pass"), Allow, ReasonJailed)
 	eng := h.eng
