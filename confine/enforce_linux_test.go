@@ -648,7 +648,7 @@ func TestScratchLinkedAway(t *testing.T) {
 // settings from it).
 func TestConfinementEnvironmentTokens(t *testing.T) {
 	w := newWorld(t)
-	w.env = append(w.env, "GITHUB_TOKEN=ghp_secret", "AWS_SECRET_ACCESS_KEY=aws_secret", "LANG=C.UTF-8", "LC_ALL=C", "HTTPS_PROXY=http://u:p@proxy.invalid:3128")
+	w.env = append(w.env, "GITHUB_TOKEN=ghp_secret", "AWS_SECRET_ACCESS_KEY=aws_secret", "LANG=C.UTF-8", "LC_ALL=C", "HTTPS_PROXY=http://u:p@proxy.invalid:3128", "NODE_ENV=test")
 	readOnlyNet := policy.Capability{Network: true}
 	for _, c := range []struct {
 		cap  policy.Capability
@@ -672,6 +672,9 @@ func TestConfinementEnvironmentTokens(t *testing.T) {
 		{policy.JailCapability, "HTTPS_PROXY", ""},
 		{policy.JailCapability, "LANG", "C.UTF-8"},
 		{policy.JailCapability, "PATH", "/usr/bin:/bin"},
+		// A project's tests read it: the usability run's NODE_ENV.
+		{policy.JailCapability, "NODE_ENV", "test"},
+		{readOnly, "NODE_ENV", "test"},
 	} {
 		if got := w.getenv(t, c.cap, c.name); got != c.want {
 			t.Errorf("%s: $%s is %q, want %q", c.cap, c.name, got, c.want)

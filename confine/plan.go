@@ -255,6 +255,15 @@ var readOnlyEnv = map[string]bool{
 	"GOENV": true, "GO111MODULE": true, "GOPRIVATE": true, "GONOSUMDB": true, "GOINSECURE": true, "GORACE": true,
 	"CC": true, "CXX": true, "AR": true, "PKG_CONFIG": true,
 	"SSL_CERT_FILE": true, "SSL_CERT_DIR": true,
+	// Settings that change a program's output and build targets, never a
+	// secret (the prefixes shellparse takes as inert): a project's tests
+	// read them, and dropped, `NODE_ENV=test` in the agent's environment
+	// made the jailed test suite run as another (the usability run of
+	// 2026-12-07); and the Python environment the shell activated.
+	"CI": true, "NODE_ENV": true, "RAILS_ENV": true, "RACK_ENV": true, "APP_ENV": true, "VERBOSE": true,
+	"GOARM": true, "GOMAXPROCS": true, "GOGC": true, "GOMEMLIMIT": true, "GOTRACEBACK": true,
+	"RUST_BACKTRACE": true, "RUST_LOG": true, "DEBIAN_FRONTEND": true, "VIRTUAL_ENV": true,
+	"PYTHONUNBUFFERED": true, "PYTHONDONTWRITEBYTECODE": true, "PYTHONHASHSEED": true, "PYTHONIOENCODING": true, "PYTHONUTF8": true,
 }
 
 // proxyEnv are kept with the network capability too: the connection's
