@@ -537,6 +537,22 @@ func TestPlanRefusesProjectHoldingScratch(t *testing.T) {
 	if err := plan(beside, true); err != nil {
 		t.Errorf("control: project-write beside TMPDIR: %v", err)
 	}
+	// The sixty-seventh attack run's TMPDIR: a link outside the project
+	// that leads into it.
+	link := filepath.Join(top, "tl")
+	if err := os.Symlink(filepath.Join(beside, "t"), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(beside, "t"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e.TempDir = link
+	if err := plan(beside, true); err == nil || !strings.Contains(err.Error(), "holds the temp directory") {
+		t.Errorf("project-write in a project a TMPDIR link leads into: %v, want it refused", err)
+	}
+	if err := plan(proj, true); err != nil {
+		t.Errorf("control: project-write in %s, with TMPDIR a link elsewhere: %v", proj, err)
+	}
 }
 
 // TestRecoverKeepsOnlyTheProjectsGitDirs: a record's git directories
@@ -561,5 +577,21 @@ func TestRecoverKeepsOnlyTheProjectsGitDirs(t *testing.T) {
 	got := keptOf(proj, []string{filepath.Join(proj, ".git"), wt, other, "/"})
 	if want := []string{filepath.Join(proj, ".git"), wt}; !slices.Equal(got, want) {
 		t.Errorf("kept %v, want %v", got, want)
+	}
+}
+
+// TestScratchRootsAbsolute: a relative or unset TMPDIR gives /tmp's
+// roots (the launcher's temp directory then), never a relative root that
+// the recovery refuses whole (the sixty-seventh attack run's TMPDIR=tmp
+// turned the hook's recovery off). Control: an absolute one is kept.
+func TestScratchRootsAbsolute(t *testing.T) {
+	want := []string{"/tmp", "/tmp/claude-7"}
+	for _, tmp := range []string{"", "tmp", "./x/../tmp"} {
+		if got := ScratchRoots(tmp, 7); !slices.Equal(got, want) {
+			t.Errorf("TMPDIR %q: %v, want %v", tmp, got, want)
+		}
+	}
+	if got := ScratchRoots("/var/t", 7); !slices.Equal(got, []string{"/tmp", "/tmp/claude-7", "/var/t", "/var/t/claude-7"}) {
+		t.Errorf("control: TMPDIR /var/t: %v", got)
 	}
 }

@@ -711,11 +711,27 @@ func holdsScratch(s Spec, e Env) error {
 		return nil
 	}
 	for _, root := range ScratchRoots(e.TempDir, e.UID) {
-		if isAncestorOrSelf(s.Project, root) {
-			return fmt.Errorf("the project %s holds the temp directory %s, where launches keep their records: set TMPDIR to a directory outside the project", s.Project, root)
+		// The project's path has no link on it (openProject); a temp
+		// directory's may, and the scratch directory is made through it
+		// (the sixty-seventh attack run's TMPDIR, a link into the
+		// project): where it leads counts.
+		for _, r := range []string{root, followed(root)} {
+			if r != "" && isAncestorOrSelf(s.Project, r) {
+				return fmt.Errorf("the project %s holds the temp directory %s, where launches keep their records: set TMPDIR to a directory outside the project", s.Project, root)
+			}
 		}
 	}
 	return nil
+}
+
+// followed is p with every link on its path followed, "" when it cannot
+// be (p, or a directory on its way, is not there).
+func followed(p string) string {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	return r
 }
 
 // readProject: the project, and the git directories a worktree's .git

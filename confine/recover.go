@@ -27,10 +27,12 @@ func RecoverArgs(project string, roots []string) []string {
 
 // ScratchRoots are the temp directories whose scratch directory a launch
 // of the user's may have used: the user's own temp directory (tmpDir,
-// $TMPDIR; /tmp when unset), /tmp, and Claude Code's sandbox's
+// $TMPDIR; /tmp when unset or relative), /tmp, and Claude Code's sandbox's
 // (TMPDIR/claude-UID) below each.
 func ScratchRoots(tmpDir string, uid int) []string {
-	if tmpDir == "" {
+	if !filepath.IsAbs(tmpDir) {
+		// Unset, or relative: the launcher's own temp directory is then
+		// /tmp (Go's os.TempDir, which the launch's TMPDIR is read by).
 		tmpDir = "/tmp"
 	}
 	sb := fmt.Sprintf("claude-%d", uid)

@@ -449,7 +449,8 @@ func tooWideAJail(project, home string) string {
 		return "the project is the shared temp directory " + present.EscapeText(project) + ": too wide to jail a call in"
 	}
 	for _, root := range confine.ScratchRoots(os.TempDir(), os.Getuid()) {
-		if fsx.Within(root, project) {
+		r, err := filepath.EvalSymlinks(root)
+		if fsx.Within(root, project) || err == nil && fsx.Within(r, project) {
 			// The launcher refuses it too (confine.holdsScratch).
 			return "the project " + present.EscapeText(project) + " holds the temp directory " + present.EscapeText(root) + ", where launches keep their records: too wide to jail a call in"
 		}
