@@ -531,6 +531,11 @@ func TestPlanRefusesProjectHoldingScratch(t *testing.T) {
 	if err := plan(proj, true); err == nil || !strings.Contains(err.Error(), "holds the temp directory") {
 		t.Errorf("project-write in a project holding TMPDIR: %v, want it refused", err)
 	}
+	// Refused before its scratch directory is made, or its records read
+	// (a killed launch's recovery runs when a launch makes its own).
+	if _, err := os.Lstat(ScratchDirIn(e.TempDir, os.Getuid())); !os.IsNotExist(err) {
+		t.Errorf("the refused launch made its scratch directory: %v", err)
+	}
 	if err := plan(proj, false); err != nil {
 		t.Errorf("control: read-only there: %v", err)
 	}

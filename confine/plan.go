@@ -326,6 +326,11 @@ var errSecretRoot = errors.New("would make readable a path the guard keeps secre
 // project-write what of the project it may write.
 func NewPlan(s Spec, e Env) (Plan, error) {
 	var p Plan
+	// First: a refused launch must not act on the records its scratch
+	// directory holds either (privateDirs recovers killed launches).
+	if err := holdsScratch(s, e); err != nil {
+		return p, err
+	}
 	p.started = time.Now()
 	p.Network = s.Cap.Network
 	// The directory core.hooksPath names is executable configuration
@@ -351,9 +356,6 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	}
 	gitDirs, err := b.readProject(s, e.Home)
 	if err != nil {
-		return p, err
-	}
-	if err := holdsScratch(s, e); err != nil {
 		return p, err
 	}
 	// The jail keeps read-only's environment: a bare env under it must
