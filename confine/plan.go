@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -1525,23 +1526,36 @@ const maxRemoveRounds = 64
 const staleLaunch = 24 * time.Hour
 
 func pruneLaunchDirs(runs string, e Env, w io.Writer) {
-	ents, err := os.ReadDir(runs)
-	if err != nil {
-		return
-	}
-	for _, ent := range ents {
-		if !ent.IsDir() || !strings.HasPrefix(ent.Name(), "run-") {
-			continue
-		}
-		d := filepath.Join(runs, ent.Name())
-		lock, err := lockRun(d, false)
-		if err != nil {
-			continue // its launcher lives (or it is gone already)
-		}
+	for d, ent := range unlockedRuns(runs) {
 		recoverKilled(d, "", e, w)
 		if fi, err := ent.Info(); err == nil && time.Since(fi.ModTime()) > staleLaunch {
 			_ = removeRun(d)
 		}
-		unlockRun(lock)
+	}
+}
+
+// unlockedRuns yields each launch's directory in runs whose launcher is
+// gone (its lock free), with this process holding that lock meanwhile.
+func unlockedRuns(runs string) iter.Seq2[string, fs.DirEntry] {
+	return func(yield func(string, fs.DirEntry) bool) {
+		ents, err := os.ReadDir(runs)
+		if err != nil {
+			return
+		}
+		for _, ent := range ents {
+			if !ent.IsDir() || !strings.HasPrefix(ent.Name(), "run-") {
+				continue
+			}
+			d := filepath.Join(runs, ent.Name())
+			lock, err := lockRun(d, false)
+			if err != nil {
+				continue // its launcher lives (or it is gone already)
+			}
+			more := yield(d, ent)
+			unlockRun(lock)
+			if !more {
+				return
+			}
+		}
 	}
 }

@@ -83,20 +83,7 @@ func recoverProject(runs, project string, e Env, w io.Writer) {
 		// Not made by this user's launches: not read.
 		return
 	}
-	ents, err := os.ReadDir(runs)
-	if err != nil {
-		return
-	}
-	for _, ent := range ents {
-		if !ent.IsDir() || !strings.HasPrefix(ent.Name(), "run-") {
-			continue
-		}
-		d := filepath.Join(runs, ent.Name())
-		lock, err := lockRun(d, false)
-		if err != nil {
-			continue
-		}
+	for d := range unlockedRuns(runs) {
 		recoverKilled(d, project, e, w)
-		unlockRun(lock)
 	}
 }
