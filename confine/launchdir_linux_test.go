@@ -444,8 +444,11 @@ func TestRecoverForHook(t *testing.T) {
 	}
 
 	write(other)
-	if !KilledLaunch([]string{root}, uid, proj, 0) {
-		t.Fatal("an unlocked launch directory with a record is not reported")
+	if KilledLaunch([]string{root}, uid, proj, 0) {
+		t.Error("another project's killed launch is reported: the hook would start a recovery that leaves it, after every call")
+	}
+	if !KilledLaunch([]string{root}, uid, other, 0) {
+		t.Fatal("control: an unlocked launch directory with a record of the project is not reported")
 	}
 	if said := recov(proj); said != "" || !recorded() {
 		t.Errorf("another project's record: said %q, left %v; want nothing said and the record left", said, recorded())
@@ -598,5 +601,23 @@ func TestScratchRootsAbsolute(t *testing.T) {
 	}
 	if got := ScratchRoots("/var/t", 7); !slices.Equal(got, []string{"/tmp", "/tmp/claude-7", "/var/t", "/var/t/claude-7"}) {
 		t.Errorf("control: TMPDIR /var/t: %v", got)
+	}
+}
+
+// TestOneLineSeparators: a name a call made that holds a line or a
+// paragraph separator (U+2028, U+2029: a new line to some renderers) is
+// escaped in the lines a sweep prints, as a newline is (the sixty-ninth
+// attack run's "a\u2028loopguard: approved"). Control: plain text and
+// a letter outside ASCII stay as they are.
+func TestOneLineSeparators(t *testing.T) {
+	for in, want := range map[string]string{
+		"held back a\u2028loopguard: approved": `held back a\u2028loopguard: approved`,
+		"b\u2029c":                             `b\u2029c`,
+		"d\ne":                                 `d\ne`,
+		"plain src/g é":                        "plain src/g é",
+	} {
+		if got := oneLine(in); got != want {
+			t.Errorf("oneLine(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

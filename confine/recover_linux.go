@@ -17,8 +17,8 @@ import (
 )
 
 // KilledLaunch reports whether a scratch directory of the user uid under
-// one of roots holds the record of a launch whose launcher is gone
-// before its sweep: its directory not locked, its record there. It reads
+// one of roots holds the record of a launch of project whose launcher is
+// gone before its sweep: its directory not locked, its record there. It reads
 // directories and takes a lock it lets go at once, so that a hook can ask
 // after every call and start the recovery (RecoverArgs) only when there
 // is one. With wait, a launch of project whose directory is still locked
@@ -49,8 +49,14 @@ func KilledLaunch(roots []string, uid int, project string, wait time.Duration) b
 			if err != nil {
 				continue // its launcher lives
 			}
+			// Another project's record waits for that project's next
+			// launch: the hook would start a recovery that leaves it, after
+			// every call, until then (the sixty-ninth attack run).
+			mine := recordOf(d, project)
 			unlockRun(lock)
-			return true
+			if mine {
+				return true
+			}
 		}
 	}
 	return false

@@ -935,5 +935,6 @@ func oneLine(s string) string {
 }
 
 func needsEscape(r rune) bool {
-	return r < 0x20 || r == 0x7f || r == '\\' || 0x80 <= r && r < 0xa0 || r == utf8.RuneError || unicode.Is(unicode.Cf, r) || fsx.HiddenRune(r)
+	return r < 0x20 || r == 0x7f || r == '\\' || 0x80 <= r && r < 0xa0 || r == utf8.RuneError || unicode.Is(unicode.Cf, r) ||
+		unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r) || fsx.HiddenRune(r)
 }
