@@ -131,13 +131,14 @@ func Write(event string, d hooks.Decision, stdout, stderr io.Writer) int {
 			return agents.ExitOK
 		}
 	case hooks.PostToolUse, hooks.PostToolUseFailure:
-		// An alarm, for the user; and for the model, what the jail
-		// refused the call (additionalContext, beside the result).
-		if d.Behavior != hooks.Alarm && d.Context == "" {
+		// An alarm, or what the sweep of a killed call held back, for
+		// the user; and for the model, what the jail refused the call
+		// (additionalContext, beside the result).
+		if d.Behavior != hooks.Alarm && d.Context == "" && d.SystemMessage == "" {
 			return agents.ExitOK
 		}
 		out = map[string]any{}
-		if d.Behavior == hooks.Alarm {
+		if d.Behavior == hooks.Alarm || d.SystemMessage != "" {
 			out["systemMessage"] = present.Clip(d.SystemMessage)
 		}
 		if d.Context != "" {

@@ -58,8 +58,14 @@ func TestPostOutput(t *testing.T) {
 			t.Errorf("%s as approved: %d %q", ev, code, raw)
 		}
 	}
+	// What the sweep of a killed call held back: for the user and the model.
+	held := "loopguard: a call in \"/p\" was killed before its sweep: swept now, its sweep says"
+	code, o, raw := write(hooks.PostToolUse, hooks.Decision{Behavior: hooks.Abstain, Reason: hooks.ReasonRan, Context: held, SystemMessage: held})
+	if code != agents.ExitOK || o.SystemMessage != held || o.HSO == nil || o.HSO.AdditionalContext != held {
+		t.Errorf("a recovery's lines: %d %s", code, raw)
+	}
 	// An alarm keeps its system message, for the user, and no context.
-	code, o, raw := write(hooks.PostToolUse, hooks.Decision{Behavior: hooks.Alarm, Reason: hooks.ReasonInputChanged, SystemMessage: "loopguard: ALARM"})
+	code, o, raw = write(hooks.PostToolUse, hooks.Decision{Behavior: hooks.Alarm, Reason: hooks.ReasonInputChanged, SystemMessage: "loopguard: ALARM"})
 	if code != agents.ExitOK || o.SystemMessage != "loopguard: ALARM" || o.HSO != nil {
 		t.Errorf("alarm: %d %s", code, raw)
 	}
