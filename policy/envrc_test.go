@@ -86,17 +86,11 @@ func TestEnvrcLoadsAsDirenv(t *testing.T) {
 // command substitution runs, and a script's neighbour that it imports.
 // direnv is the oracle that each runs.
 func TestEnvrcLoadsForms(t *testing.T) {
-	direnv, err := exec.LookPath("direnv")
-	if err != nil {
-		t.Skip("direnv is not installed (scripts/deps installs it)")
-	}
+	direnvDo, proj, mark := direnvProject(t)
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3")
 	}
-	home := realDir(t, t.TempDir())
-	proj := filepath.Join(home, "proj")
-	mark := filepath.Join(home, "ran")
 	testfs.Write(t, filepath.Join(proj, ".envrc"), []byte(`source_env_if_exists \
   .envrc.cont
 export $(grep -v '^#' .env.shared | xargs)
@@ -108,7 +102,6 @@ eval "$(./gen/genenv)"
 	testfs.Write(t, filepath.Join(proj, "gen", "genenv"), []byte("#!/bin/sh\necho 'echo genenv >> "+mark+"'\n"), 0o755)
 	testfs.Write(t, filepath.Join(proj, "py", "envgen.py"), []byte("import helper\n"), 0o644)
 	testfs.Write(t, filepath.Join(proj, "py", "helper.py"), []byte("open('"+mark+"', 'a').write('helper\\n')\n"), 0o644)
-	direnvDo := direnvIn(direnv, home, proj)
 	direnvDo("allow", proj)
 	if got := direnvDo("exec", proj, "sh", "-c", "echo $FROM_SHARED"); got != "ran" {
 		t.Fatalf("the oracle: .env.shared's variable is %q", got)
@@ -142,13 +135,7 @@ source .venv/bin/activate
 // tools/x.sh" protected tools/x.sh); a # inside a word or quotes begins
 // none. direnv is the oracle for what runs.
 func TestEnvrcLoadsComments(t *testing.T) {
-	direnv, err := exec.LookPath("direnv")
-	if err != nil {
-		t.Skip("direnv is not installed (scripts/deps installs it)")
-	}
-	home := realDir(t, t.TempDir())
-	proj := filepath.Join(home, "proj")
-	mark := filepath.Join(home, "ran")
+	direnvDo, proj, mark := direnvProject(t)
 	testfs.Write(t, filepath.Join(proj, ".envrc"), []byte(`# source_env secrets/.loader
 export A=1 # see tools/x.sh
 source_env_if_exists .envrc.local  # the team's
@@ -162,7 +149,6 @@ echo $'\' #'; source_env lib/e.sh
 	}
 	testfs.Write(t, filepath.Join(proj, "f #g"), []byte("LOADED_FG=1\n"), 0o644) // dotenv's
 	testfs.Write(t, filepath.Join(proj, ".env.dev"), []byte("LOADED_STAGE=1\n"), 0o644)
-	direnvDo := direnvIn(direnv, home, proj)
 	direnvDo("allow", proj)
 	if got := direnvDo("exec", proj, "sh", "-c", "echo $LOADED_FG $LOADED_STAGE"); got != "1 1" {
 		t.Fatalf("the oracle: 'f #g' and .env.dev loaded %q", got)
@@ -214,16 +200,27 @@ func TestUncommented(t *testing.T) {
 	}
 }
 
-// direnvIn runs direnv in proj with home as its HOME and configuration,
+// direnvProject is a direnv oracle's setup (the test skipped without
+// direnv): the project proj in a home of the test's own (its links
+// resolved) and a marker's path mark beside it, neither made; and do,
+// which runs direnv in proj with that home as its HOME and configuration
 // and gives its output, trimmed.
-func direnvIn(direnv, home, proj string) func(args ...string) string {
+func direnvProject(t *testing.T) (do func(args ...string) string, proj, mark string) {
+	t.Helper()
+	direnv, err := exec.LookPath("direnv")
+	if err != nil {
+		t.Skip("direnv is not installed (scripts/deps installs it)")
+	}
+	home := realDir(t, t.TempDir())
+	proj = filepath.Join(home, "proj")
+	mark = filepath.Join(home, "ran")
 	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin", "XDG_CONFIG_HOME=" + home + "/.config", "XDG_DATA_HOME=" + home + "/.local/share"}
 	return func(args ...string) string {
 		cmd := exec.Command(direnv, args...)
 		cmd.Dir, cmd.Env = proj, env
 		out, _ := cmd.Output()
 		return strings.TrimSpace(string(out))
-	}
+	}, proj, mark
 }
 
 // TestEnvrcLoadsVariables: the sixty-third attack run's .envrc forms: a
@@ -236,13 +233,7 @@ func direnvIn(direnv, home, proj string) func(args ...string) string {
 // Python reads there, not src/, and a variable no program loads from
 // (FOO) nothing.
 func TestEnvrcLoadsVariables(t *testing.T) {
-	direnv, err := exec.LookPath("direnv")
-	if err != nil {
-		t.Skip("direnv is not installed (scripts/deps installs it)")
-	}
-	home := realDir(t, t.TempDir())
-	proj := filepath.Join(home, "proj")
-	mark := filepath.Join(home, "ran")
+	direnvDo, proj, mark := direnvProject(t)
 	testfs.Write(t, filepath.Join(proj, ".envrc"), []byte(`API=svc/api
 source_env_if_exists $API/dev.sh
 export BASH_ENV=$PWD/svc/api/bashenv.sh
@@ -253,7 +244,6 @@ export PYTHONPATH=$PWD/src
 	testfs.Write(t, filepath.Join(proj, "svc", "api", "bashenv.sh"), []byte("echo bashenv >> "+mark+"\n"), 0o644)
 	testfs.Write(t, filepath.Join(proj, "dev.sh"), []byte("echo top >> "+mark+"\n"), 0o644)
 	testfs.Write(t, filepath.Join(proj, "src", "app.py"), nil, 0o644)
-	direnvDo := direnvIn(direnv, home, proj)
 	direnvDo("allow", proj)
 	direnvDo("exec", proj, "bash", "-c", "true")
 	if b, _ := os.ReadFile(mark); string(b) != "dev\nbashenv\n" {
@@ -270,10 +260,6 @@ export PYTHONPATH=$PWD/src
 // variable. direnv (and bash) are the oracle that each loads
 // svc/api/dev.sh; control: main.go, beside it, is named by none.
 func TestEnvrcLoadsVariableForms(t *testing.T) {
-	direnv, err := exec.LookPath("direnv")
-	if err != nil {
-		t.Skip("direnv is not installed (scripts/deps installs it)")
-	}
 	for _, c := range []struct{ name, envrc, shared string }{
 		{"the whole word", "ENVFILE=svc/api/dev.sh\nsource_env \"$ENVFILE\"\n", ""},
 		{"a default", "API=svc/api\nsource_env ${API:-x}/dev.sh\n", ""},
@@ -298,16 +284,13 @@ func TestEnvrcLoadsVariableForms(t *testing.T) {
 		{"an assigning default", ": ${API:=svc/api}\nsource_env $API/dev.sh\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			home := realDir(t, t.TempDir())
-			proj := filepath.Join(home, "proj")
-			mark := filepath.Join(home, "ran")
+			direnvDo, proj, mark := direnvProject(t)
 			testfs.Write(t, filepath.Join(proj, ".envrc"), []byte(c.envrc), 0o644)
 			if c.shared != "" {
 				testfs.Write(t, filepath.Join(proj, ".envrc.shared"), []byte(c.shared), 0o644)
 			}
 			testfs.Write(t, filepath.Join(proj, "svc", "api", "dev.sh"), []byte("echo dev >> "+mark+"\n"), 0o644)
 			testfs.Write(t, filepath.Join(proj, "svc", "api", "main.go"), nil, 0o644)
-			direnvDo := direnvIn(direnv, home, proj)
 			direnvDo("allow", proj)
 			direnvDo("exec", proj, "bash", "-c", "true")
 			if b, _ := os.ReadFile(mark); !strings.Contains(string(b), "dev") {
@@ -325,18 +308,11 @@ func TestEnvrcLoadsVariableForms(t *testing.T) {
 // script, with its directory, whose neighbours it may require); control:
 // another file there is not named itself.
 func TestEnvrcLoadsInterpreterOptions(t *testing.T) {
-	direnv, err := exec.LookPath("direnv")
-	if err != nil {
-		t.Skip("direnv is not installed (scripts/deps installs it)")
-	}
-	home := realDir(t, t.TempDir())
-	proj := filepath.Join(home, "proj")
-	mark := filepath.Join(home, "ran")
+	direnvDo, proj, mark := direnvProject(t)
 	testfs.Write(t, filepath.Join(proj, ".envrc"), []byte("export NODE_OPTIONS=--require=$PWD/tools/hook.js\nexport PERL5OPT=\"-I$PWD/tools -Mhook\"\n"), 0o644)
 	testfs.Write(t, filepath.Join(proj, "tools", "hook.js"), []byte("require('fs').appendFileSync('"+mark+"', 'node\\n')\n"), 0o644)
 	testfs.Write(t, filepath.Join(proj, "tools", "hook.pm"), []byte("package hook; open(my $f, '>>', '"+mark+"'); print $f \"perl\\n\"; 1;\n"), 0o644)
 	testfs.Write(t, filepath.Join(proj, "tools", "other.js"), nil, 0o644)
-	direnvDo := direnvIn(direnv, home, proj)
 	direnvDo("allow", proj)
 	want := []string{}
 	for prog, args := range map[string][]string{"node": {"-e", "0"}, "perl": {"-e", "1"}} {
