@@ -5,7 +5,6 @@ package confine
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -382,7 +381,7 @@ func TestPruneCaches(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := Spec{Project: proj, Cwd: proj, Exe: "/bin/true", Argv: []string{"true"}, Cap: policy.Capability{Write: true}}
-	sc := filepath.Join(e.TempDir, fmt.Sprintf("loopguard-scratch-%d", e.UID))
+	sc := ScratchDirIn(e.TempDir, e.UID)
 	used := filepath.Join(sc, usedDir, CacheDir("go-build", true, proj))
 	p, err := NewPlan(s, e)
 	if err != nil {
@@ -412,7 +411,7 @@ func TestPruneCaches(t *testing.T) {
 func TestRecoverForHook(t *testing.T) {
 	root := t.TempDir()
 	uid := os.Getuid()
-	runs := filepath.Join(root, scratchName(uid), launchesDir)
+	runs := filepath.Join(ScratchDirIn(root, uid), launchesDir)
 	run := filepath.Join(runs, "run-0123456789abcdef")
 	if err := os.MkdirAll(run, 0o700); err != nil {
 		t.Fatal(err)
@@ -489,7 +488,7 @@ func TestRecoverForHook(t *testing.T) {
 func BenchmarkKilledLaunch(b *testing.B) {
 	root := b.TempDir()
 	uid := os.Getuid()
-	run := filepath.Join(root, scratchName(uid), launchesDir, "run-0123456789abcdef")
+	run := filepath.Join(ScratchDirIn(root, uid), launchesDir, "run-0123456789abcdef")
 	if err := os.MkdirAll(run, 0o700); err != nil {
 		b.Fatal(err)
 	}

@@ -581,7 +581,9 @@ func ProjectCaches(project string) []string {
 
 // ScratchDirIn is the launcher's scratch directory of the user uid in the
 // temp directory tmp.
-func ScratchDirIn(tmp string, uid int) string { return filepath.Join(tmp, scratchName(uid)) }
+func ScratchDirIn(tmp string, uid int) string {
+	return filepath.Join(tmp, fmt.Sprintf("loopguard-scratch-%d", uid))
+}
 
 // privateCaches are the private caches: each one's name (CacheDir's) and
 // the variable that points its tool at it.
@@ -1413,7 +1415,7 @@ func isFile(p string) bool {
 // caches), made on first use: TMPDIR/loopguard-scratch-UID, mode 0700,
 // owned by UID, not a link.
 func scratchDir(e Env) (string, error) {
-	d := filepath.Join(e.TempDir, scratchName(e.UID))
+	d := ScratchDirIn(e.TempDir, e.UID)
 	if err := privateDir(d, e.UID, "the scratch directory"); err != nil {
 		return "", err
 	}

@@ -41,10 +41,6 @@ func ScratchRoots(tmpDir string, uid int) []string {
 	return slices.Compact(roots)
 }
 
-// scratchName is the launcher's scratch directory's name in a temp
-// directory (scratchDir).
-func scratchName(uid int) string { return fmt.Sprintf("loopguard-scratch-%d", uid) }
-
 // recoverMain is `exec --recover --project DIR ROOT...` (args after the
 // flag): every ROOT absolute and clean, DIR too.
 func recoverMain(args []string, e Env, w io.Writer) int {
@@ -61,7 +57,7 @@ func recoverMain(args []string, e Env, w io.Writer) int {
 	}
 	for _, r := range roots {
 		e.TempDir = r
-		recoverProject(filepath.Join(r, scratchName(e.UID), launchesDir), project, e, w)
+		recoverProject(filepath.Join(ScratchDirIn(r, e.UID), launchesDir), project, e, w)
 	}
 	return 0
 }

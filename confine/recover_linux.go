@@ -28,7 +28,7 @@ import (
 func KilledLaunch(roots []string, uid int, project string, wait time.Duration) bool {
 	end := time.Now().Add(wait)
 	for _, r := range roots {
-		runs := filepath.Join(r, scratchName(uid), launchesDir)
+		runs := filepath.Join(ScratchDirIn(r, uid), launchesDir)
 		ents, err := os.ReadDir(runs)
 		if err != nil {
 			continue

@@ -47,7 +47,7 @@ func HoldLinksOut(project string, uid int) []string {
 	// user's own to /dev/stdin in testdata/ is not undo's to remove.
 	var outs []string
 	for _, tmp := range ScratchRoots(e.TempDir, uid) {
-		outs = append(outs, outsOf(filepath.Join(tmp, scratchName(uid)), e.Places.StateDir)...)
+		outs = append(outs, outsOf(ScratchDirIn(tmp, uid), e.Places.StateDir)...)
 	}
 	outs = slices.DeleteFunc(outs, func(o string) bool { return o == "/proc" || o == "/dev/fd" })
 	slices.Sort(outs)

@@ -229,7 +229,7 @@ func warmScratch(t *testing.T, warm, project string) {
 	}
 	for _, tmp := range []string{os.TempDir(), filepath.Join("/tmp", fmt.Sprintf("claude-%d", uid))} {
 		for _, write := range []bool{false, true} {
-			d := filepath.Join(tmp, fmt.Sprintf("loopguard-scratch-%d", uid), confine.CacheDir("go-build", write, project))
+			d := filepath.Join(confine.ScratchDirIn(tmp, uid), confine.CacheDir("go-build", write, project))
 			if err := os.MkdirAll(d, 0o700); err != nil {
 				t.Fatal(err)
 			}
@@ -293,7 +293,7 @@ func TestConfinedCodeCannotReachPastItsLaunch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	scratch := filepath.Join(tmp, fmt.Sprintf("loopguard-scratch-%d", os.Getuid()))
+	scratch := confine.ScratchDirIn(tmp, os.Getuid())
 	proj, err := filepath.EvalSymlinks(e.Dir)
 	if err != nil {
 		t.Fatal(err)
