@@ -715,28 +715,29 @@ func holdsScratch(s Spec, e Env) error {
 	if !s.Cap.Write {
 		return nil
 	}
-	for _, root := range ScratchRoots(e.TempDir, e.UID) {
-		// The project's path has no link on it (openProject); a temp
-		// directory's may, and the scratch directory is made through it
-		// (the sixty-seventh attack run's TMPDIR, a link into the
-		// project): where it leads counts.
-		for _, r := range []string{root, followed(root)} {
-			if r != "" && isAncestorOrSelf(s.Project, r) {
-				return fmt.Errorf("the project %s holds the temp directory %s, where launches keep their records: set TMPDIR to a directory outside the project", s.Project, root)
-			}
-		}
+	if root := HeldTempDir(s.Project, e.TempDir, e.UID); root != "" {
+		return fmt.Errorf("the project %s holds the temp directory %s, where launches keep their records: set TMPDIR to a directory outside the project", s.Project, root)
 	}
 	return nil
 }
 
-// followed is p with every link on its path followed, "" when it cannot
-// be (p, or a directory on its way, is not there).
-func followed(p string) string {
-	r, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return ""
+// HeldTempDir is the first of the temp directories where launches of the
+// user uid keep their records (ScratchRoots of tmpDir) that project holds,
+// "" when it holds none: the launcher refuses a launch that may write such
+// a project (holdsScratch), and the hook's jail does not take it. The
+// project's path has no link on it (openProject); a temp directory's may,
+// and the scratch directory is made through it (the sixty-seventh attack
+// run's TMPDIR, a link into the project): where it leads counts too.
+func HeldTempDir(project, tmpDir string, uid int) string {
+	for _, root := range ScratchRoots(tmpDir, uid) {
+		if isAncestorOrSelf(project, root) {
+			return root
+		}
+		if r, err := filepath.EvalSymlinks(root); err == nil && isAncestorOrSelf(project, r) {
+			return root
+		}
 	}
-	return r
+	return ""
 }
 
 // readProject: the project, and the git directories a worktree's .git

@@ -448,12 +448,8 @@ func tooWideAJail(project, home string) string {
 	case project == os.TempDir() || project == "/var/tmp" || project == "/dev/shm":
 		return "the project is the shared temp directory " + present.EscapeText(project) + ": too wide to jail a call in"
 	}
-	for _, root := range confine.ScratchRoots(os.TempDir(), os.Getuid()) {
-		r, err := filepath.EvalSymlinks(root)
-		if fsx.Within(root, project) || err == nil && fsx.Within(r, project) {
-			// The launcher refuses it too (confine.holdsScratch).
-			return "the project " + present.EscapeText(project) + " holds the temp directory " + present.EscapeText(root) + ", where launches keep their records: too wide to jail a call in"
-		}
+	if root := confine.HeldTempDir(project, os.TempDir(), os.Getuid()); root != "" {
+		return "the project " + present.EscapeText(project) + " holds the temp directory " + present.EscapeText(root) + ", where launches keep their records: too wide to jail a call in"
 	}
 	if rel, err := filepath.Rel(home, project); home != "" && err == nil && strings.HasPrefix(rel, ".") && !strings.HasPrefix(rel, "..") {
 		return "the project " + present.EscapeText(project) + " lies in a hidden directory of the home, where tools keep their configuration: not a jail's write set"
