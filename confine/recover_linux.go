@@ -41,18 +41,27 @@ func KilledLaunch(roots []string, uid int, project string, wait time.Duration) b
 			if _, err := os.Lstat(filepath.Join(d, pendingName)); err != nil {
 				continue
 			}
+			// Another project's record waits for that project's next
+			// launch: the hook would start a recovery that leaves it, after
+			// every call, until then (the sixty-ninth attack run). The
+			// record is read once, and only where it matters: a live
+			// launch's is not read unless the hook waits.
 			lock, err := lockRun(d, false)
-			for err != nil && time.Now().Before(end) && recordOf(d, project) {
-				time.Sleep(killedPoll)
-				lock, err = lockRun(d, false)
+			read := false
+			if err != nil && time.Now().Before(end) {
+				if !recordOf(d, project) {
+					continue
+				}
+				read = true
+				for err != nil && time.Now().Before(end) {
+					time.Sleep(killedPoll)
+					lock, err = lockRun(d, false)
+				}
 			}
 			if err != nil {
 				continue // its launcher lives
 			}
-			// Another project's record waits for that project's next
-			// launch: the hook would start a recovery that leaves it, after
-			// every call, until then (the sixty-ninth attack run).
-			mine := recordOf(d, project)
+			mine := read || recordOf(d, project)
 			unlockRun(lock)
 			if mine {
 				return true
