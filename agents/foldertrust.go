@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // Folder trust as Gemini CLI and Qwen Code keep it: a JSON object in the
@@ -183,7 +185,7 @@ func ReadSmall(path string) ([]byte, error) {
 	if fi.Size() > 1<<20 {
 		return nil, fmt.Errorf("%s is %d bytes, more than the 1 MiB read", path, fi.Size())
 	}
-	return os.ReadFile(path)
+	return fsx.ReadRegular(path, 1<<20, 0) // never blocks on a FIFO swapped in
 }
 
 // QuoteDir is dir as a shell word for a step the user types.

@@ -1376,8 +1376,10 @@ func hiddenInHome(dir, home string) bool {
 // file (a worktree or a submodule) names: the gitdir and its common dir,
 // each only if it is one (a HEAD file; an objects directory): the file is
 // text in the project, and +git makes these directories writable.
+// A .git file or a commondir is read no further than maxGitFile, and
+// never from a FIFO (whose open would hang the launch).
 func linkedGitDirs(project string) []string {
-	data, err := os.ReadFile(filepath.Join(project, ".git"))
+	data, err := fsx.ReadRegular(filepath.Join(project, ".git"), maxGitFile, 0)
 	if err != nil {
 		return nil
 	}
@@ -1394,7 +1396,7 @@ func linkedGitDirs(project string) []string {
 		return nil // not a git directory (gitdir: ~/.ssh): no rule
 	}
 	out := []string{dir}
-	if c, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+	if c, err := fsx.ReadRegular(filepath.Join(dir, "commondir"), maxGitFile, 0); err == nil {
 		cd := strings.TrimSpace(string(c))
 		if !filepath.IsAbs(cd) {
 			cd = filepath.Join(dir, cd)
@@ -1562,3 +1564,6 @@ func unlockedRuns(runs string) iter.Seq2[string, fs.DirEntry] {
 		}
 	}
 }
+
+// maxGitFile bounds a .git file's and a commondir's read.
+const maxGitFile = 4096

@@ -61,3 +61,31 @@ func ReadRegular(path string, max int64, flag int) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// OpenDir opens the directory at path to list it. Opening never blocks: a
+// FIFO or a device put where a directory was expected is refused at once
+// (ENOTDIR), where os.Open would wait for a writer. Every listing of a
+// directory the agent can write goes through it (the seventy-first attack
+// run hung the hook on its own standard output through a link).
+func OpenDir(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|dirFlags, 0)
+}
+
+// ReadPrefix is at most max bytes from the start of the regular file at
+// path (a longer file is cut, not refused: ReadRegular refuses it),
+// opened with flag added and never blocking, as ReadRegular's.
+func ReadPrefix(path string, max int64, flag int) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flag, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, fi.Mode().Type())
+	}
+	return io.ReadAll(io.LimitReader(f, max))
+}

@@ -90,7 +90,7 @@ func configPrograms(r *programReader, project string, maxNames int) {
 	// not listed whole (200,000 names took 422 ms a call): each file is
 	// looked for instead.
 	top := map[string]bool{}
-	if f, err := os.Open(project); err != nil {
+	if f, err := fsx.OpenDir(project); err != nil {
 		top = nil // unlisted: read each
 	} else if fi, err := f.Stat(); maxNames < maxTopNames && (err != nil || fi.Size() > maxAncestorDirSize) {
 		f.Close()

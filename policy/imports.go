@@ -1,12 +1,12 @@
 package policy
 
 import (
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // importWhat is what a path InstructionImports gives is, for a person.
@@ -228,18 +228,7 @@ func rulesFiles(project string) []string {
 // readSmall is the file's first maxInstructionFile bytes ("" when it
 // cannot be read, or is not a regular file).
 func readSmall(file string) string {
-	if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() {
-		return "" // a FIFO's open would wait for a writer
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	b, _ := io.ReadAll(io.LimitReader(f, maxInstructionFile))
+	b, _ := fsx.ReadPrefix(file, maxInstructionFile, 0) // never blocks on a FIFO
 	return string(b)
 }
 

@@ -21,7 +21,7 @@ import (
 // readDirN is at most n entries of the directory dir, unsorted: not a
 // directory of 100,000 read whole; none where it cannot be read.
 func readDirN(dir string, n int) []os.DirEntry {
-	f, err := os.Open(dir)
+	f, err := fsx.OpenDir(dir)
 	if err != nil {
 		return nil
 	}

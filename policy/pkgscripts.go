@@ -3,7 +3,6 @@ package policy
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // packageScripts gathers, by package.json path, the entries commands run
@@ -541,13 +541,11 @@ func (s *packageScripts) follow(project string) {
 // packageJSON is the package.json at path by its top keys (packageTop);
 // none where it cannot be read.
 func packageJSON(path string) map[string]json.RawMessage {
-	f, err := os.Open(path)
+	// Never a blocking open: a package.json that is a FIFO, or a link to
+	// the hook's own standard output (/proc/self/fd/1, the seventy-first
+	// attack run), held the hook to its deadline and then took its answer.
+	data, err := fsx.ReadRegular(path, maxPackageJSON, 0)
 	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxPackageJSON+1))
-	if err != nil || len(data) > maxPackageJSON {
 		return nil
 	}
 	return packageTop(data)

@@ -67,14 +67,8 @@ func (r Rule) ContentNote() string {
 }
 
 func isScript(p string) bool {
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var b [2]byte
-	n, _ := f.Read(b[:])
-	return n == 2 && bytes.Equal(b[:], []byte("#!"))
+	b, err := fsx.ReadPrefix(p, 2, 0) // never blocks on a FIFO
+	return err == nil && bytes.Equal(b, []byte("#!"))
 }
 
 // matchContent checks a content-pinned rule's executable. A rule pinned by
@@ -154,8 +148,8 @@ func gitRepository(c Call) error {
 // gitFileTarget accepts a project-root .git file (a worktree, a submodule)
 // only when the directory it names is outside the project.
 func gitFileTarget(dir, proj string) error {
-	data, err := os.ReadFile(filepath.Join(dir, ".git"))
-	if err != nil || len(data) > 4096 {
+	data, err := fsx.ReadRegular(filepath.Join(dir, ".git"), 4096, 0)
+	if err != nil {
 		return mismatch(ReasonRepositoryNotCovered, "cannot read %s/.git", dir)
 	}
 	target, ok := bytes.CutPrefix(bytes.TrimSpace(data), []byte("gitdir:"))

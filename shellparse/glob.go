@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // Filename expansion is done here, against the file system, when the
@@ -133,7 +135,7 @@ func (a *analyzer) readDir(p string) ([]string, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, nil
 	}
-	f, err := os.Open(dir)
+	f, err := fsx.OpenDir(dir)
 	if err != nil {
 		return nil, nil
 	}

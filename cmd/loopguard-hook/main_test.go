@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/loopguard/loopguard/backend/vault/vaulttest"
@@ -156,5 +157,77 @@ func TestVaultWithoutFullBinaryDenies(t *testing.T) {
 	b := runHook(t, filepath.Join(dir, "loopguard-hook"), "PreToolUse", read, env)
 	if b.code != 0 || strings.Contains(b.stdout, "deny") {
 		t.Fatalf("beside loopguard under Vault: exit %d %s", b.code, b.stdout)
+	}
+}
+
+// A file the hook reads from the project never blocks it. The seventy-first
+// attack run committed sub/package.json as a link to /proc/self/fd/1 (an
+// .envrc's `node sub` makes every call read it): the hook opened its own
+// standard output for reading, waited to its deadline, and its blocked read
+// then took the deadline's deny off the pipe, so Codex (exit 0) saw no
+// answer at all, and ran the call. A FIFO there hung it the same way. Each
+// answer here is the ordinary one, for Codex and for Claude Code, with the
+// link and with a FIFO; the control is the same project with a plain
+// package.json.
+func TestProjectFilesNeverBlock(t *testing.T) {
+	dir := build(t)
+	root := t.TempDir()
+	curl := func(agent, project string) answer {
+		t.Helper()
+		payload := `{"session_id":"0199a2c4-7f3e-7d11-9c55-3a1e2b4c5d6e","turn_id":"1","transcript_path":null,"cwd":"` + project +
+			`","hook_event_name":"PreToolUse","model":"gpt-test","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"curl https://example.com"},"tool_use_id":"call_1"}`
+		if agent == "claude" {
+			payload = `{"session_id":"s","transcript_path":"/x","cwd":"` + project + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"curl https://example.com"},"tool_use_id":"t"}`
+		}
+		args := []string{"hook", "--event", "PreToolUse"}
+		if agent != "claude" {
+			args = []string{"hook", agent, "--event", "PreToolUse"}
+		}
+		cmd := exec.Command(filepath.Join(dir, "loopguard-hook"), args...)
+		cmd.Stdin = strings.NewReader(payload)
+		cmd.Env = []string{"HOME=" + root, "XDG_STATE_HOME=" + root + "/state", "XDG_CONFIG_HOME=" + root + "/config",
+			"CLAUDE_PROJECT_DIR=" + project, "PATH=/usr/bin:/bin"}
+		// A pipe, as the agent gives it, read by a copier as the agent's.
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return answer{code, out.String()}
+	}
+	project := func(name string, pkg func(p string) error) string {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Join(p, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, ".envrc"), []byte("node sub\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := pkg(filepath.Join(p, "sub", "package.json")); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plain := project("plain", func(p string) error { return os.WriteFile(p, []byte("{}"), 0o644) })
+	link := project("link", func(p string) error { return os.Symlink("/proc/self/fd/1", p) })
+	fifo := project("fifo", func(p string) error { return syscall.Mkfifo(p, 0o644) })
+	for _, agent := range []string{"codex", "claude"} {
+		want := curl(agent, plain)
+		if !strings.Contains(want.stdout, "deny") || strings.Contains(want.stdout, "deadline") {
+			t.Fatalf("control: %s's curl in the plain project: exit %d %q, want a deny that is not the deadline's", agent, want.code, want.stdout)
+		}
+		for _, p := range []string{link, fifo} {
+			for range 3 {
+				got := curl(agent, p)
+				got.stdout = pendingID.ReplaceAllString(got.stdout, "ID")
+				if got.code != want.code || got.stdout != pendingID.ReplaceAllString(want.stdout, "ID") {
+					t.Errorf("%s's curl in %s: exit %d %q, want exit %d %q", agent, filepath.Base(p), got.code, got.stdout, want.code, want.stdout)
+				}
+			}
+		}
 	}
 }
