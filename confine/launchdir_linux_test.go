@@ -481,6 +481,67 @@ func TestRecoverForHook(t *testing.T) {
 	}
 }
 
+// TestKilledLaunchReadsLittle: the hook asks after every call whether a
+// launch of its project was killed, so what it reads is bounded by what it
+// needs. A scratch directory that is not the user's own and private is not
+// read (the seventy-first attack run planted a 64 MB record in another
+// user's, and the hook parsed it after every call until its deadline); of a
+// record, only the first field, and no further than the project's own
+// would reach: a record of the project behind other fields counts as none.
+// Controls: the same records, in a private scratch directory, with the
+// project first, are found, trailing megabytes and all.
+func TestKilledLaunchReadsLittle(t *testing.T) {
+	root := t.TempDir()
+	uid := os.Getuid()
+	scratch := ScratchDirIn(root, uid)
+	run := filepath.Join(scratch, launchesDir, "run-0123456789abcdef")
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	proj := t.TempDir()
+	enc, _ := json.Marshal([]byte(proj))
+	big := strings.Repeat(`{},`, 8<<20/3) + `{}`
+	record := func(body string) {
+		if err := os.WriteFile(filepath.Join(run, pendingName), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found := func() bool { return KilledLaunch([]string{root}, uid, proj, 0) }
+
+	record(`{"Project":` + string(enc) + `,"Dirs":[` + big + `]}`)
+	if !found() {
+		t.Fatal("control: a record of the project, its first field, with megabytes after it, is not found")
+	}
+	if err := os.Chmod(scratch, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if found() {
+		t.Error("a scratch directory others may read (0755) is read: it is not one the user's launches made")
+	}
+	if err := os.Chmod(scratch, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(scratch, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if found() {
+			t.Error("another user's scratch directory is read")
+		}
+		if err := os.Chown(scratch, uid, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record(`{"Dirs":[` + big + `],"Project":` + string(enc) + `}`)
+	if found() {
+		t.Error("a record whose first field is not the project is read to its end")
+	}
+	record(`{"Project":` + string(enc) + `}`)
+	if !found() {
+		t.Error("control: a plain record of the project is not found")
+	}
+}
+
 // BenchmarkKilledLaunch: what the hook after every call pays to look for
 // a launch killed before its sweep (hookmain.recoverAfter), where there
 // is none: a launches' directory with one live launch (locked) in one of

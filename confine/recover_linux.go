@@ -3,6 +3,7 @@
 package confine
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,8 +13,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/loopguard/loopguard/fsx"
 )
 
 // KilledLaunch reports whether a scratch directory of the user uid under
@@ -28,7 +27,11 @@ import (
 func KilledLaunch(roots []string, uid int, project string, wait time.Duration) bool {
 	end := time.Now().Add(wait)
 	for _, r := range roots {
-		runs := filepath.Join(ScratchDirIn(r, uid), launchesDir)
+		scratch := ScratchDirIn(r, uid)
+		if !launchesOf(scratch, uid) {
+			continue
+		}
+		runs := filepath.Join(scratch, launchesDir)
 		ents, err := os.ReadDir(runs)
 		if err != nil {
 			continue
@@ -74,15 +77,42 @@ func KilledLaunch(roots []string, uid int, project string, wait time.Duration) b
 // killedPoll is how often KilledLaunch looks again at a locked launch.
 const killedPoll = 20 * time.Millisecond
 
+// launchesOf: the scratch directory is one the launches of the user uid
+// made (theirs, private), whose records they and the hook may read; one
+// that is not (another user's, in a shared temp directory) is not read:
+// its records could name any project, at any size (the seventy-first
+// attack run's 64 MB record, of another user's, held the hook after every
+// call to its deadline).
+func launchesOf(scratch string, uid int) bool {
+	fi, err := os.Lstat(scratch)
+	return err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 == 0 && ownedBy(fi, uid)
+}
+
 // recordOf: the launch directory run holds a record of a launch of
-// project.
+// project. Only the record's first field is read (pending's Project, which
+// a launch writes first), and no further than project's own would reach:
+// the hook asks after every call, and a record may be up to maxPending
+// bytes of other fields.
 func recordOf(run, project string) bool {
-	b, err := fsx.ReadRegular(filepath.Join(run, pendingName), maxPending, unix.O_NOFOLLOW)
+	f, err := os.OpenFile(filepath.Join(run, pendingName), os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
-	var r pending
-	return json.Unmarshal(b, &r) == nil && string(r.Project) == project
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	// {"Project":"BASE64", and room for the spaces of another encoder.
+	bound := int64(base64.StdEncoding.EncodedLen(len(project))) + 64
+	dec := json.NewDecoder(io.LimitReader(f, bound))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	if t, err := dec.Token(); err != nil || t != "Project" {
+		return false
+	}
+	var p []byte
+	return dec.Decode(&p) == nil && string(p) == project
 }
 
 // recoverProject recovers, in the launches' directory runs, each launch
