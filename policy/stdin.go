@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -104,20 +105,52 @@ var shellCode = []string{"-c", "--version", "--help"}
 func ReadsCommands(argv []string) string {
 	// Through the wrappers the jail reads through (env, nice, timeout,
 	// sudo, exec, stdbuf, nohup, setsid ...): `env bash` is bash.
-	// Each wrapper read through shortens argv: the recursion ends.
-	if inner, via, ok := unwrapped(argv); ok {
-		if via == "xargs" && len(inner) > 0 {
+	// Each wrapper read through shortens argv, and each is read in time
+	// of its own options alone (unwrapped), so the chain is read in
+	// linear time; past maxWrappers of them it is not read on, and says
+	// so (the seventy-first attack run's `env env ... ls` of 16,000 words
+	// took 3 s).
+	var via []string
+	for {
+		inner, w, ok := unwrapped(argv)
+		if !ok {
+			break
+		}
+		if w == "xargs" && len(inner) > 0 {
 			// xargs gives the program its standard input as words: `xargs
 			// sh` runs `sh -c …` when `-c …` is typed into it.
 			if _, _, ok := lookupProgram(stdinPrograms(), inner); ok {
-				return "xargs runs " + Base(inner[0]) + " with the words of its standard input"
+				return through("xargs runs "+Base(inner[0])+" with the words of its standard input", via)
 			}
 		}
-		if why := ReadsCommands(inner); why != "" {
-			return why + " (through " + via + ")"
+		if len(via) == maxWrappers {
+			return fmt.Sprintf("a chain of more than %d wrappers (%s ...) is not read to its end", maxWrappers, strings.Join(via[:3], " "))
 		}
-		return ""
+		via = append(via, w)
+		argv = inner
 	}
+	if why := readsCommands(argv); why != "" {
+		return through(why, via)
+	}
+	return ""
+}
+
+// maxWrappers bounds the wrappers ReadsCommands reads through.
+const maxWrappers = 64
+
+// through is why, read through the wrappers via (outermost first), as the
+// reason says it: "bash reads ... (through nice) (through env)".
+func through(why string, via []string) string {
+	var b strings.Builder
+	b.WriteString(why)
+	for i := len(via) - 1; i >= 0; i-- {
+		b.WriteString(" (through " + via[i] + ")")
+	}
+	return b.String()
+}
+
+// readsCommands is ReadsCommands of a command that is no wrapper.
+func readsCommands(argv []string) string {
 	name, kind, ok := lookupProgram(stdinPrograms(), argv)
 	if !ok {
 		return ""
@@ -251,7 +284,14 @@ func unwrapped(argv []string) ([]string, string, bool) {
 		return nil, "", false
 	}
 	if prog == "env" {
-		if s, ok := argValue(args, "-S", "--split-string"); ok {
+		// -S is an option of env's own, before its first operand: only
+		// those words are looked at (env env env ... is read in linear
+		// time).
+		opts := args
+		if _, first := argFirst(args, w.valued...); first >= 0 {
+			opts = args[:first]
+		}
+		if s, ok := argValue(opts, "-S", "--split-string"); ok {
 			return strings.Fields(s), prog, true
 		}
 	}

@@ -64,3 +64,39 @@ func TestRunsCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestReadsCommandsLongWrapperChains: a chain of wrappers is read in time
+// and memory of its first maxWrappers links, however long it is (the
+// seventy-first attack run's `env env ... ls` of 16,000 words took 3 s,
+// each link looking through every word after it for env's -S), and a chain
+// longer than that is not read on but said (a question, never a pass).
+// Allocations are the deterministic measure: a chain of 10,000 links
+// allocates no more than one of 100. Controls: a short chain is read
+// through to bash, and the same long chain of a program that reads no
+// commands is still said, not passed over.
+func TestReadsCommandsLongWrapperChains(t *testing.T) {
+	chain := func(n int, w, prog string) []string {
+		argv := make([]string, 0, n+1)
+		for range n {
+			argv = append(argv, strings.Fields(w)...)
+		}
+		return append(argv, prog)
+	}
+	if got := ReadsCommands(chain(3, "env", "bash")); !strings.Contains(got, "bash") || strings.Count(got, "(through env)") != 3 {
+		t.Errorf("control: env env env bash: %q, want bash's reason through env three times", got)
+	}
+	if got := ReadsCommands(chain(3, "env", "ls")); got != "" {
+		t.Errorf("control: env env env ls: %q, want nothing", got)
+	}
+	for _, w := range []string{"env", "env -i", "env A=1", "nice -n 1", "env -u X"} {
+		if got := ReadsCommands(chain(maxWrappers+1, w, "ls")); !strings.Contains(got, "not read to its end") {
+			t.Errorf("%d links of %q then ls: %q, want the chain said as not read to its end", maxWrappers+1, w, got)
+		}
+		short, long := chain(100, w, "ls"), chain(10000, w, "ls")
+		a100 := testing.AllocsPerRun(5, func() { ReadsCommands(short) })
+		a10k := testing.AllocsPerRun(5, func() { ReadsCommands(long) })
+		if a10k > a100+2 {
+			t.Errorf("%q: a chain of 10,000 links allocates %.0f times, one of 100 %.0f: the chain is read past its bound", w, a10k, a100)
+		}
+	}
+}
