@@ -14,10 +14,14 @@ import (
 
 // Limits on what the canonical decoder accepts. A hook payload carries whole
 // file contents for Write, so the size bound is generous; the depth bound is
-// not.
+// not, nor is the count of values: 32 MB of `{},` are eleven million maps,
+// 1.6 GB of memory in the hook (the seventy-first attack run), where a
+// tool's input of many small values (an MCP tool's rows, a MultiEdit's
+// edits) has thousands.
 const (
-	MaxJSONSize  = 32 << 20
-	MaxJSONDepth = 64
+	MaxJSONSize   = 32 << 20
+	MaxJSONDepth  = 64
+	MaxJSONValues = 1 << 18
 )
 
 // MalformedError reports JSON that the canonical decoder rejects, with the
@@ -39,7 +43,8 @@ func (e *MalformedError) Is(target error) bool { return target == ErrMalformedJS
 // Decode parses data strictly into plain Go values: map[string]any, []any,
 // string, json.Number (the literal exactly as written), bool and nil. It
 // rejects duplicate keys, invalid UTF-8, lone surrogate escapes, nesting deeper
-// than MaxJSONDepth, inputs over MaxJSONSize and trailing data.
+// than MaxJSONDepth, more than MaxJSONValues values, inputs over MaxJSONSize
+// and trailing data.
 func Decode(data []byte) (any, error) {
 	if len(data) > MaxJSONSize {
 		return nil, &MalformedError{Offset: MaxJSONSize, Msg: fmt.Sprintf("input over %d bytes", MaxJSONSize)}
@@ -58,8 +63,9 @@ func Decode(data []byte) (any, error) {
 }
 
 type decoder struct {
-	data []byte
-	pos  int
+	data   []byte
+	pos    int
+	values int // values begun, for MaxJSONValues
 }
 
 func (d *decoder) fail(format string, args ...any) error {
@@ -80,6 +86,9 @@ func (d *decoder) skipSpace() {
 func (d *decoder) value(depth int) (any, error) {
 	if depth > MaxJSONDepth {
 		return nil, d.fail("nesting deeper than %d", MaxJSONDepth)
+	}
+	if d.values++; d.values > MaxJSONValues {
+		return nil, d.fail("more than %d values", MaxJSONValues)
 	}
 	if d.pos >= len(d.data) {
 		return nil, d.fail("unexpected end of input")

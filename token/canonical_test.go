@@ -79,6 +79,7 @@ func TestCanonicalRejects(t *testing.T) {
 		"high then letter":   `"\ud83dx"`,
 		"high then high":     `"\ud83d\ud83d"`,
 		"too deep":           deep,
+		"too many values":    "[" + strings.Repeat("{},", MaxJSONValues) + "{}]",
 		"trailing":           `{} {}`,
 		"trailing comma":     `[1,]`,
 		"leading zero":       `01`,
@@ -252,5 +253,18 @@ func TestIsDigest(t *testing.T) {
 		if IsDigest(bad) {
 			t.Errorf("%q passes", bad)
 		}
+	}
+}
+
+// The value bound leaves room for a tool's real inputs: a payload of
+// MaxJSONValues values exactly (the array and its elements) decodes, one
+// more is refused (TestCanonicalRejects).
+func TestCanonicalValuesAtTheBound(t *testing.T) {
+	in := "[" + strings.Repeat("1,", MaxJSONValues-2) + "1]"
+	if _, err := Decode([]byte(in)); err != nil {
+		t.Fatalf("%d values: %v", MaxJSONValues, err)
+	}
+	if _, err := Decode([]byte("[" + strings.Repeat("1,", MaxJSONValues-1) + "1]")); err == nil {
+		t.Fatalf("%d values decoded", MaxJSONValues+1)
 	}
 }
