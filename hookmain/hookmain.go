@@ -70,6 +70,10 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) in
 	// arguments c holds what was read before them, the agent above all:
 	// the deny is in that agent's format.
 	c, parseErr := register.ParseArgs(args)
+	if c.Event == hooks.SessionEnd && (c.Agent == "" || c.Agent == claude.Name) {
+		// No call: nothing to decide, a sweep to run.
+		return sessionEnd(stdin, stderr, c.Deadline)
+	}
 	opts := Agent(c.Agent)
 	opts.Event = c.Event
 	opts.Deadline = c.Deadline + c.Wait

@@ -33,10 +33,25 @@ func recoverAfter(ctx context.Context, launcher string, call *hooks.Call, projec
 	if policy.ToolOf(call.ToolName).StopsTask || call.Event == hooks.PostToolUseFailure && call.ToolName == "Bash" {
 		wait = killedWait
 	}
+	said := recoverProject(ctx, launcher, project, wait)
+	if said == "" {
+		return d
+	}
+	d.Context = joinLines(d.Context, said)
+	d.SystemMessage = joinLines(d.SystemMessage, said)
+	return d
+}
+
+// recoverProject runs the launcher's recovery for project when a launch of
+// the user's there was killed before its sweep, waiting up to wait for a
+// live one to exit first, and returns what the recovery said ("" when
+// there was none to recover or it said nothing). It leaves recoverMargin
+// of ctx's deadline.
+func recoverProject(ctx context.Context, launcher, project string, wait time.Duration) string {
 	uid := os.Getuid()
 	roots := confine.ScratchRoots(os.Getenv("TMPDIR"), uid)
 	if !confine.KilledLaunch(roots, uid, project, wait) {
-		return d
+		return ""
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		// Room for the answer: a recovery cut short leaves its record for
@@ -54,12 +69,7 @@ func recoverAfter(ctx context.Context, launcher string, call *hooks.Call, projec
 	if len(said) > maxRecoverSaid {
 		said = said[:maxRecoverSaid] + "\n[...]"
 	}
-	if said == "" {
-		return d
-	}
-	d.Context = joinLines(d.Context, said)
-	d.SystemMessage = joinLines(d.SystemMessage, said)
-	return d
+	return said
 }
 
 // killedWait bounds how long the hook after such a call waits for a

@@ -20,6 +20,10 @@ const (
 	// Code: a Bash command that exited non-zero): the same check of what
 	// ran, with the failure's text as the Output.
 	PostToolUseFailure = "PostToolUseFailure"
+	// SessionEnd is Claude Code's end of a session: no call, so the
+	// engine never sees it (the hook sweeps for a launch the session's
+	// end killed: hookmain).
+	SessionEnd = "SessionEnd"
 )
 
 // after reports whether event comes after the call ran.

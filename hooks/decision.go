@@ -51,6 +51,10 @@ const (
 	// signal (Engine.Abandoned), the call did not run, and nobody reads
 	// the answer; it is recorded all the same.
 	ReasonAbandoned = "held_abandoned"
+	// ReasonKilledSwept: (SessionEnd) the session's end stopped a call
+	// whose launcher died before its sweep, and the hook swept for it:
+	// the audit entry's detail says what was held back.
+	ReasonKilledSwept = "killed_call_swept"
 	// ReasonContentChanged: a grant's rule pins an executable's content
 	// (it lies where the user can write) and the file there is another.
 	ReasonContentChanged = scope.ReasonContentChanged
@@ -69,7 +73,7 @@ func Reasons() []string {
 		ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed, ReasonGrantInvalid, ReasonDeniedByHuman,
 		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonInteractive, ReasonProtected, ReasonExecConfig,
 		ReasonSubagent, ReasonContentChanged, ReasonRepositoryNotCovered, ReasonNotCanonical, ReasonSandboxEscape, ReasonDangerNotCovered,
-		ReasonPendingFull, ReasonAbandoned, ReasonInputChanged, ReasonNotGuarded, ReasonUnknownEvent,
+		ReasonPendingFull, ReasonAbandoned, ReasonInputChanged, ReasonNotGuarded, ReasonUnknownEvent, ReasonKilledSwept,
 		ReasonMalformed, ReasonKeyring, ReasonStateLost, ReasonInternal, ReasonDeadline,
 	}
 }

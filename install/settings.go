@@ -35,21 +35,40 @@ const (
 	// exit code other than 0): Claude Code sends such a call there, not
 	// to PostToolUse, with the failure's text as "error".
 	PostToolUseFailure = "PostToolUseFailure"
+	// SessionEnd is the session's end (the user's /exit, /clear...):
+	// Claude Code stops the session's background calls first, and the hook
+	// then sweeps for a launch it killed (hookmain's sessionEnd).
+	SessionEnd = hooks.SessionEnd
 )
 
 // Events are registered in this order.
-var Events = []string{PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure}
+var Events = []string{PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure, SessionEnd}
 
 // Later are the events of Events an older init did not register: a
 // registration without them still runs loopguard on every call
 // (CoversEvents), so init adds no second one beside a plugin or managed
-// settings that lack them; doctor says to bring it up to date.
-var Later = []string{PostToolUseFailure}
+// settings that lack them; doctor says to bring it up to date (LaterWhy).
+var Later = []string{PostToolUseFailure, SessionEnd}
 
-// After reports whether event reports a call that ran (PostToolUse,
-// PostToolUseFailure): it holds nothing, so it is registered without a
-// wait, and its matcher guards no tool.
-func After(event string) bool { return event == PostToolUse || event == PostToolUseFailure }
+// LaterWhy is what a registration without the event of Later misses, for
+// doctor.
+var LaterWhy = map[string]string{
+	PostToolUseFailure: "Claude Code sends a call whose command failed there, so loopguard does not check that what ran is what was approved, nor tell the agent what the jail refused",
+	SessionEnd:         "Claude Code stops the session's background calls when the session ends, and loopguard does not sweep for one killed before its own sweep: what it left in the project stays there until the next call",
+}
+
+// EventList is Events as a sentence's list ("A, B and C").
+func EventList() string {
+	return strings.Join(Events[:len(Events)-1], ", ") + " and " + Events[len(Events)-1]
+}
+
+// After reports whether event comes after what it concerns has run (a
+// call's PostToolUse, PostToolUseFailure; the session's SessionEnd): it
+// holds nothing, so it is registered without a wait, and its matcher
+// guards no tool.
+func After(event string) bool {
+	return event == PostToolUse || event == PostToolUseFailure || event == SessionEnd
+}
 
 // DefaultMatcher reaches every tool, unknown future ones included ("*" is
 // Claude Code's match-all); loopguard itself decides which tools run

@@ -69,8 +69,8 @@ func ours(t *testing.T, data []byte) []Registered {
 func TestMergeNewFile(t *testing.T) {
 	out := mustMerge(t, nil, opts)
 	got := ours(t, out)
-	if len(got) != len(Events) || len(got) != 4 {
-		t.Fatalf("want 4 loopguard handlers, got %d:\n%s", len(got), out)
+	if len(got) != len(Events) || len(got) != 5 {
+		t.Fatalf("want 5 loopguard handlers, got %d:\n%s", len(got), out)
 	}
 	for i, h := range got {
 		if h.Event != Events[i] || h.Matcher != DefaultMatcher {
@@ -108,7 +108,7 @@ func TestStatusMessage(t *testing.T) {
 	}
 	out := mustMerge(t, nil, held)
 	got := ours(t, out)
-	if len(got) != 4 || got[0].Handler.StatusMessage != HeldStatus || got[2].Handler.StatusMessage != "" || got[3].Handler.StatusMessage != "" {
+	if len(got) != len(Events) || got[0].Handler.StatusMessage != HeldStatus || got[2].Handler.StatusMessage != "" || got[3].Handler.StatusMessage != "" || got[4].Handler.StatusMessage != "" {
 		t.Errorf("read back: %+v", got)
 	}
 	// A registration of an older loopguard, without it, is brought up to date.
@@ -138,19 +138,20 @@ func withoutEvent(t *testing.T, data []byte, event string) []byte {
 	return append(encode(root, detectIndent(data)), '\n')
 }
 
-// A registration an older init wrote, without PostToolUseFailure, still
-// runs loopguard on every call (CoversEvents: a plugin or managed
-// settings holding it keep init from registering a second); init brings it
-// up to date, and uninstall takes it out all the same.
+// A registration an older init wrote, without PostToolUseFailure and
+// SessionEnd (Later), still runs loopguard on every call (CoversEvents: a
+// plugin or managed settings holding it keep init from registering a
+// second); init brings it up to date, and uninstall takes it out all the
+// same.
 func TestOlderRegistration(t *testing.T) {
 	full := mustMerge(t, []byte(other), opts)
-	old := withoutEvent(t, full, PostToolUseFailure)
+	old := withoutEvent(t, withoutEvent(t, full, SessionEnd), PostToolUseFailure)
 	regs, err := Hooks(old, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !CoversEvents(regs) {
-		t.Errorf("a registration without PostToolUseFailure does not count:\n%s", old)
+		t.Errorf("a registration without PostToolUseFailure and SessionEnd does not count:\n%s", old)
 	}
 	// Control: one without PostToolUse does not.
 	regs, _ = Hooks(withoutEvent(t, full, PostToolUse), "")
@@ -203,8 +204,8 @@ func TestMergeKeepsOthers(t *testing.T) {
 	if len(pre) != 2 || pre[0] != "/usr/local/bin/fmt-check" || pre[1] != opts.Binary {
 		t.Errorf("PreToolUse handlers %q", pre)
 	}
-	if len(ours(t, out)) != 4 {
-		t.Errorf("want 4 of ours")
+	if len(ours(t, out)) != len(Events) {
+		t.Errorf("want one of ours an event")
 	}
 	back, changed, err := Unmerge(out, "")
 	if err != nil || !changed {
@@ -237,8 +238,8 @@ func TestMergeKeepsCompact(t *testing.T) {
 	if bytes.Count(out, []byte("\n")) != 1 || !bytes.HasSuffix(out, []byte("}\n")) || !bytes.HasPrefix(out, []byte(`{"permissions":{"allow":["Bash(ls)"]},"model":"opus","hooks":{`)) {
 		t.Errorf("a one-line file did not stay one line:\n%s", out)
 	}
-	if len(ours(t, out)) != 4 {
-		t.Errorf("want 4 of ours:\n%s", out)
+	if len(ours(t, out)) != len(Events) {
+		t.Errorf("want one of ours an event:\n%s", out)
 	}
 	back, _, err := Unmerge(out, "")
 	if err != nil || bytes.Count(back, []byte("\n")) != 1 {
@@ -273,8 +274,8 @@ func TestMergeReplacesInPlace(t *testing.T) {
 		t.Fatal(changed, err)
 	}
 	got := ours(t, again)
-	if len(got) != 4 {
-		t.Fatalf("want 4 of ours, got %d", len(got))
+	if len(got) != len(Events) {
+		t.Fatalf("want %d of ours, got %d", len(Events), len(got))
 	}
 	pre := got[0].Handler
 	if strings.Join(pre.Args, " ") != "hook --event PreToolUse --mode ask --wait 2m0s" || pre.Timeout != 150 {
@@ -413,7 +414,7 @@ func applyRemoveByteIdentical(t *testing.T, orig string, opts Options) {
 		t.Fatal(res, err)
 	}
 	mid, _ := os.ReadFile(path)
-	if len(ours(t, mid)) != 4 {
+	if len(ours(t, mid)) != len(Events) {
 		t.Fatalf("not registered:\n%s", mid)
 	}
 	res2, err := Apply(path, bk, opts, false)

@@ -51,7 +51,7 @@ func newRootCmd() *cobra.Command {
 		Use:   "loopguard",
 		Short: "Run a coding agent's tool call only if a human approved exactly that call",
 		Long: `loopguard is the approval guard for coding agents. Registered as Claude Code's
-PreToolUse, PermissionRequest, PostToolUse and PostToolUseFailure hook, it lets
+PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure and SessionEnd hook, it lets
 a tool call run only when it carries a valid approval: an HMAC token, keyed from
 the OS keyring, over the exact call (or a narrow scope that covers it), the
 session and the agent.`,

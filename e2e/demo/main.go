@@ -155,7 +155,7 @@ func run(ctx context.Context, cfg config) error {
 	if err := g.Init(ctx, proj); err != nil {
 		return err
 	}
-	n.say("[setup] project %s: `loopguard init --project` registered it for PreToolUse, PermissionRequest, PostToolUse and PostToolUseFailure (onFailure block)", proj)
+	n.say("[setup] project %s: `loopguard init --project` registered it for PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure and SessionEnd (onFailure block)", proj)
 	ledger := filepath.Join(proj, "ledger.txt")
 	mcpArgs, err := mcpConfig(work, mcp, ledger)
 	if err != nil {

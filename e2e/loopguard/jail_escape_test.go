@@ -5,6 +5,7 @@ package loopguard
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/e2e/claudetest"
+	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/internal/keyringtest"
 	"github.com/loopguard/loopguard/internal/testfs"
 )
@@ -563,6 +565,32 @@ func TestGrantedLinksAtTheTop(t *testing.T) {
 	})
 }
 
+// slowGitDirProject is a project whose make test makes a git directory
+// under an ordinary name (out/g, whose config names an fsmonitor command
+// that git runs), says so, and sleeps: a call to be killed before its
+// sweep.
+var slowGitDirProject = map[string]string{
+	"Makefile": "test:\n\t@sh tools/slow.sh\n",
+	"tools/slow.sh": "mkdir -p out/g/objects out/g/refs && echo 'ref: refs/heads/main' > out/g/HEAD && " +
+		"printf '[core]\\n\\tbare = true\\n\\tfsmonitor = touch lg-fsmonitor-ran\\n' > out/g/config\necho made\nexec sleep 120\n",
+}
+
+// heldConfigs are the files under root, but config itself, that hold
+// slowGitDirProject's out/g/config, found by their content under whatever
+// name a sweep gave them (the state directory's held/, or beside itself).
+func heldConfigs(root, config string) []string {
+	var found []string
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && p != config {
+			if b, _ := os.ReadFile(p); strings.HasPrefix(string(b), "[core]") && strings.Contains(string(b), "fsmonitor = touch lg-fsmonitor-ran") {
+				found = append(found, p)
+			}
+		}
+		return nil
+	})
+	return found
+}
+
 // TestKilledCallSweptAfterIt: make test, run in the background, makes a
 // git directory under an ordinary name (out/g, whose config names an
 // fsmonitor command that git runs) and sleeps; the agent then stops it
@@ -574,12 +602,7 @@ func TestGrantedLinksAtTheTop(t *testing.T) {
 // found where the sweep puts it (the state directory's held/, or beside
 // itself under a name of the sweep's).
 func TestKilledCallSweptAfterIt(t *testing.T) {
-	files := map[string]string{
-		"Makefile": "test:\n\t@sh tools/slow.sh\n",
-		"tools/slow.sh": "mkdir -p out/g/objects out/g/refs && echo 'ref: refs/heads/main' > out/g/HEAD && " +
-			"printf '[core]\\n\\tbare = true\\n\\tfsmonitor = touch lg-fsmonitor-ran\\n' > out/g/config\necho made\nexec sleep 120\n",
-	}
-	withEscapeEnv(t, files, func(t *testing.T, x *escapeEnv) {
+	withEscapeEnv(t, slowGitDirProject, func(t *testing.T, x *escapeEnv) {
 		config := x.path("out/g/config")
 		made := false
 		var taskStop map[string]any
@@ -622,18 +645,145 @@ func TestKilledCallSweptAfterIt(t *testing.T) {
 		if _, err := os.Lstat(config); err == nil {
 			t.Errorf("out/g/config is still in the project after the killed call: an unconfined git there runs its fsmonitor")
 		}
-		var found []string
-		_ = filepath.WalkDir(x.root, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && filepath.Base(p) == "config" && p != config {
-				if b, _ := os.ReadFile(p); strings.Contains(string(b), "fsmonitor") {
-					found = append(found, p)
-				}
-			}
-			return nil
-		})
+		found := heldConfigs(x.root, config)
 		t.Logf("held back: %v", found)
 		if len(found) == 0 {
 			t.Errorf("control: the call's out/g/config is nowhere under %s", x.root)
 		}
 	})
+}
+
+// TestExitSweepsKilledCall: the user's exit is the kill of
+// TestKilledCallSweptAfterIt with no call after it. The interactive client
+// (on a terminal) runs make test in the background, which makes out/g (a
+// git directory whose config names an fsmonitor) and sleeps; the user
+// types /exit and picks "Exit and stop tasks". Claude Code stops the call
+// (under its sandbox the launcher dies before its sweep) and then runs the
+// SessionEnd hooks: loopguard's sweeps for the killed launch, so out/g is
+// gone from the project once the client has exited, and (where the
+// launcher could not sweep itself) the audit log says killed_call_swept.
+// Controls: out/g/config was made, the client asked about the running
+// call and exited, and what the call made is found where a sweep puts it.
+func TestExitSweepsKilledCall(t *testing.T) {
+	withEscapeEnv(t, slowGitDirProject, func(t *testing.T, x *escapeEnv) {
+		config := x.path("out/g/config")
+		api := claudetest.NewFakeAPI(t, claudetest.Script{Main: []claudetest.Turn{
+			claudetest.Tools(claudetest.Call("toolu_x1", "Bash", map[string]any{
+				"command": "make test", "description": "test command", "run_in_background": true})),
+			claudetest.Text("the tests run in the background"),
+		}})
+		p, err := StartProxy(api)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		x.trustInteractive(t)
+		debug := filepath.Join(x.g.Home, "client-debug-exit.txt")
+		cmd := exec.Command(x.claude, "--permission-mode", "default", "--session-id", sessionID(t), "--debug-file", debug)
+		cmd.Dir = x.Dir
+		cmd.Env = append(append(append([]string{
+			"PATH=" + os.Getenv("PATH"), "HOME=" + x.g.Home, "CLAUDE_CONFIG_DIR=" + filepath.Join(x.g.Home, ".claude"),
+			"TMPDIR=" + os.TempDir(), "TERM=xterm-256color", "ANTHROPIC_API_KEY=" + interactiveKey,
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
+		}, x.g.ClientEnv()...), x.clientEnv...), "ANTHROPIC_BASE_URL="+p.URL())
+		tm, err := startOnPTY(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			tm.close()
+			if t.Failed() {
+				b, _ := os.ReadFile(debug)
+				t.Logf("client debug log (tail):\n%s", claudetest.Tail(string(b), 40))
+			}
+		})
+		_ = tm.resize(50, 160)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		step := func(what string, wait string) {
+			t.Helper()
+			if sc, err := tm.waitForText(ctx, wait); err != nil {
+				t.Fatalf("%s: waiting for %q: %v\nscreen (tail, escapes left out):\n%s", what, wait, err, claudetest.Tail(escapes.ReplaceAllString(sc, " "), 40))
+			}
+		}
+		step("the client's prompt", "for shortcuts")
+		if err := tm.write("go"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		_ = tm.write("\r")
+		step("the model's answer after the background call", "the tests run in the background")
+		made := false
+		for end := time.Now().Add(60 * time.Second); time.Now().Before(end) && !made; time.Sleep(100 * time.Millisecond) {
+			_, err := os.Lstat(config)
+			made = err == nil
+		}
+		if !made {
+			t.Fatalf("control: make test did not make out/g/config within a minute; tool result: %+v", api.ToolResults())
+		}
+		_ = tm.write("/exit")
+		time.Sleep(300 * time.Millisecond)
+		_ = tm.write("\r")
+		step("the client's question about the running call", "Exit and stop tasks")
+		_ = tm.write("\r")
+		select {
+		case err := <-exited:
+			t.Logf("the client exited: %v", err)
+		case <-time.After(90 * time.Second):
+			t.Fatalf("the client did not exit within 90 s of \"Exit and stop tasks\"\nscreen (tail, escapes left out):\n%s", claudetest.Tail(escapes.ReplaceAllString(tm.screen(), " "), 30))
+		}
+		if _, err := os.Lstat(config); err == nil {
+			t.Errorf("out/g/config is still in the project after the session ended: an unconfined git there runs its fsmonitor")
+		}
+		found := heldConfigs(x.root, config)
+		t.Logf("held back: %v", found)
+		if len(found) == 0 {
+			t.Errorf("control: the call's out/g/config is nowhere under %s", x.root)
+		}
+		out, err := x.g.Run(context.Background(), x.g.Home, "audit", "--json", "-n", "0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		swept := false
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, hooks.ReasonKilledSwept) {
+				swept = true
+				t.Logf("the audit log: %s", line)
+			}
+		}
+		if x.sandbox && !swept {
+			// Under the sandbox the launcher dies outright: only the hook
+			// at SessionEnd can have swept.
+			t.Errorf("the audit log has no %s entry: the launcher died under the sandbox, so the sweep was not the hook's at SessionEnd", hooks.ReasonKilledSwept)
+		}
+	})
+}
+
+// interactiveKey is the API key the interactive client is given (the fake
+// API takes any), approved in its configuration so that it does not ask.
+const interactiveKey = "sk-ant-loopguard-e2e-interactive-key"
+
+// trustInteractive writes the client's configuration (its .claude.json) so
+// that the interactive client starts at its prompt: onboarding done, the
+// project trusted, the API key approved.
+func (x *escapeEnv) trustInteractive(t *testing.T) {
+	t.Helper()
+	cfg := map[string]any{
+		"hasCompletedOnboarding": true, "theme": "dark", "numStartups": 3,
+		"customApiKeyResponses": map[string]any{"approved": []string{interactiveKey[len(interactiveKey)-20:]}, "rejected": []string{}},
+		"projects":              map[string]any{x.Dir: map[string]any{"hasTrustDialogAccepted": true}},
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(x.g.Home, ".claude", ".claude.json"), filepath.Join(x.g.Home, ".claude.json")} {
+		testfs.Write(t, p, b, 0o600)
+		if os.Geteuid() == 0 {
+			testfs.Chown(t, p, escapeUID, escapeUID)
+		}
+	}
 }

@@ -118,7 +118,7 @@ func TestPluginInstallHoldApprove(t *testing.T) {
 		t.Fatalf("user settings after init: want the plugin enabled, the sandbox, and no hook of init's:\n%s", settings)
 	}
 	doc, _ := pe.cli("doctor")
-	for _, want := range []string{"ok    plugin loopguard@loopguard: enabled in", "hooks PreToolUse: registered (1)", "hooks PostToolUse: registered (1)", "hooks PostToolUseFailure: registered (1)", "runs loopguard-hook beside this binary"} {
+	for _, want := range []string{"ok    plugin loopguard@loopguard: enabled in", "hooks PreToolUse: registered (1)", "hooks PostToolUse: registered (1)", "hooks PostToolUseFailure: registered (1)", "hooks SessionEnd: registered (1)", "runs loopguard-hook beside this binary"} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("doctor does not say %q:\n%s", want, doc)
 		}

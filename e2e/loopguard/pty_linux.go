@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -141,4 +142,22 @@ func (t *term) close() { t.master.Close() }
 // resize sets the terminal's size (a full-screen program draws to it).
 func (t *term) resize(rows, cols int) error {
 	return unix.IoctlSetWinsize(int(t.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)})
+}
+
+// escapes are a terminal's control sequences (CSI, OSC, and the two-byte
+// ones).
+var escapes = regexp.MustCompile("\x1b(?:\\[[0-9;?<>=!]*[ -/]*[@-~]|\\][^\x07\x1b]*(?:\x07|\x1b\\\\)|[()][0-9A-Za-z]|.)")
+
+// squashed is s without terminal escapes and without blanks: a full-screen
+// program (Claude Code) places each word with its own cursor movement, so
+// a sentence is found on its screen by its letters alone.
+func squashed(s string) string {
+	return strings.Join(strings.Fields(escapes.ReplaceAllString(s, " ")), "")
+}
+
+// waitForText waits until the screen, its escapes and blanks left out,
+// shows s (its blanks left out too).
+func (t *term) waitForText(ctx context.Context, s string) (string, error) {
+	want := squashed(s)
+	return t.waitUntil(ctx, fmt.Sprintf("%q", s), func(sc string) bool { return strings.Contains(squashed(sc), want) })
 }

@@ -110,7 +110,7 @@ For Claude Code:
 
   - every Claude Code settings file that loads for this project (user, project,
     local, managed) parses, registers loopguard for PreToolUse,
-    PermissionRequest, PostToolUse and PostToolUseFailure, with a binary path
+    PermissionRequest, PostToolUse, PostToolUseFailure and SessionEnd, with a binary path
     that exists and is this binary, "onFailure": "block" and a timeout above
     the hook's deadline; and none sets "disableAllHooks";
   - the installed Claude Code (claude --version) is 2.1.295 or later, which
@@ -414,7 +414,7 @@ func checkSettings(env doctorEnv) []checkResult {
 		case ours[ev] == 0 && slices.Contains(install.Later, ev) && ours[install.PreToolUse] > 0:
 			// An older init's registration (or plugin): the rest is there.
 			out = append(out, checkResult{status: statusFail, name: "hooks " + ev,
-				detail: "loopguard is registered without " + ev + " (an older loopguard registered it): Claude Code sends a call whose command failed there, so loopguard does not check that what ran is what was approved, nor tell the agent what the jail refused",
+				detail: "loopguard is registered without " + ev + " (an older loopguard registered it): " + install.LaterWhy[ev],
 				fix:    updateFix(ev, initScope, inPlugin[install.PreToolUse], inManaged[install.PreToolUse] > 0)})
 		case ours[ev] == 0:
 			out = append(out, checkResult{status: statusFail, name: "hooks " + ev,

@@ -126,8 +126,9 @@ func NewCmd(d Deps) *cobra.Command {
      is never replaced);
   2. create the state directory (mode 0700) and seal the empty audit log;
   3. register this binary in a Claude Code settings file for PreToolUse,
-     PermissionRequest, PostToolUse and PostToolUseFailure (where Claude Code
-     reports a call that failed), in exec form, with a timeout above the
+     PermissionRequest, PostToolUse, PostToolUseFailure (where Claude Code
+     reports a call that failed) and SessionEnd (where the hook sweeps for
+     a call the session's end killed), in exec form, with a timeout above the
      hook's own deadline and "onFailure": "block", so that a hook that cannot
      start or times out blocks the call instead of letting it through.
 
@@ -301,7 +302,7 @@ func initRun(ctx context.Context, o *initOptions) error {
 		if !res.Existed {
 			verb = "created"
 		}
-		fmt.Fprintf(out, "Hooks: %s %s: PreToolUse, PermissionRequest, PostToolUse and PostToolUseFailure run %s hook (mode %s", path, verb, hookBin, o.mode)
+		fmt.Fprintf(out, "Hooks: %s %s: %s run %s hook (mode %s", path, verb, install.EventList(), hookBin, o.mode)
 		if o.wait > 0 {
 			fmt.Fprintf(out, ", wait %s", o.wait)
 		}

@@ -105,7 +105,7 @@ func initManagedRun(o *initOptions, bin string) error {
 	if !res.Changed {
 		fmt.Fprintf(out, "Managed: %s already registers loopguard this way; nothing changed.\n", path)
 	} else {
-		fmt.Fprintf(out, "Managed: %s: PreToolUse, PermissionRequest, PostToolUse and PostToolUseFailure run %s hook for every user, with onFailure block;\n", path, hookBin)
+		fmt.Fprintf(out, "Managed: %s: %s run %s hook for every user, with onFailure block;\n", path, install.EventList(), hookBin)
 		fmt.Fprintf(out, "         allowManagedHooksOnly (no user, project, local or plugin hook runs; loopguard, managed, stays on) and\n")
 		fmt.Fprintf(out, "         permissions.disableBypassPermissionsMode \"disable\".\n")
 		hookBinaryNote(out, bin, why)
