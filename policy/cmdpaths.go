@@ -181,9 +181,11 @@ func isName(s string) bool {
 	return s != ""
 }
 
-// assignment is the name and value of w where it is an assignment
-// (NAME=VALUE, NAME+=VALUE).
-func assignment(w string) (name, value string, ok bool) {
+// Assignment is the name and value of w where it is an assignment
+// (NAME=VALUE, NAME+=VALUE: ^[A-Za-z_][A-Za-z0-9_]*\+?=), as bash reads a
+// word before a command's name: the one reading of it, the shell parser's
+// (shellparse) and this package's.
+func Assignment(w string) (name, value string, ok bool) {
 	name, value, ok = strings.Cut(w, "=")
 	return name, value, ok && isName(strings.TrimSuffix(name, "+"))
 }
@@ -587,7 +589,7 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 	lead := true
 	for _, w := range words {
 		lead = lead && strings.Contains(w, "=") && !strings.HasPrefix(w, "-")
-		if name, value, ok := assignment(w); ok && !strings.HasPrefix(w, "-") {
+		if name, value, ok := Assignment(w); ok && !strings.HasPrefix(w, "-") {
 			if lead && pathVariables[name] {
 				for _, v := range strings.Split(value, ":") {
 					if p := r.pathOf(v); p != "" && v != "" {

@@ -10,6 +10,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/loopguard/loopguard/internal/testknobs"
+	"github.com/loopguard/loopguard/policy"
 )
 
 // checkParts rejects word parts whose value is only known at run time.
@@ -351,21 +352,11 @@ func hasGlob(s string) bool {
 	return false
 }
 
-// assignLike reports whether s starts like an assignment: a name, then "="
-// or "+=" (^[A-Za-z_][A-Za-z0-9_]*\+?= without a regexp compiled on every
-// hook call; TestAssignLikeMatchesRegexp holds it to that regexp).
+// assignLike reports whether s starts like an assignment (policy.Assignment;
+// TestAssignLikeMatchesRegexp holds it to ^[A-Za-z_][A-Za-z0-9_]*\+?=).
 func assignLike(s string) bool {
-	i := 0
-	for i < len(s) && (s[i] == '_' || 'A' <= s[i] && s[i] <= 'Z' || 'a' <= s[i] && s[i] <= 'z' || i > 0 && '0' <= s[i] && s[i] <= '9') {
-		i++
-	}
-	if i == 0 {
-		return false
-	}
-	if i < len(s) && s[i] == '+' {
-		i++
-	}
-	return i < len(s) && s[i] == '='
+	_, _, ok := policy.Assignment(s)
+	return ok
 }
 
 // expandWord performs what bash does to a literal word: brace expansion,
