@@ -30,6 +30,7 @@ import (
 // hook's output. It decides nothing: Claude Code takes no answer from a
 // SessionEnd hook, so every path exits 0, with what went wrong on stderr
 // (the client's debug log).
+//
 // deadline is the registration's (agents.DefaultDeadline when it names
 // none), within the timeout init registers beside it.
 func sessionEnd(stdin io.Reader, stderr io.Writer, deadline time.Duration) (code int) {
