@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -346,5 +347,41 @@ func wantLoads(t *testing.T, got []string, proj string, want, not []string) {
 		if slices.Contains(got, filepath.Join(proj, n)) {
 			t.Errorf("control: EnvrcLoads = %q holds %s", got, n)
 		}
+	}
+}
+
+// TestEnvrcExpansionsBounded: the variables a path is read through are
+// walked a bounded number of steps, however many values each was given
+// (the seventy-second attack run's .envrc of nine variables of eight
+// values each, none ending in a path, was 8^9 steps: 28 s, every call to
+// the hook's deadline). Allocations are the deterministic measure: a
+// chain of six variables costs no more than twice one of four (eight
+// times, unbounded). Control: a path through a variable is still read.
+func TestEnvrcExpansionsBounded(t *testing.T) {
+	write := func(levels int) string {
+		dir := t.TempDir()
+		var b strings.Builder
+		for i := 1; i < levels; i++ {
+			for j := range 8 {
+				fmt.Fprintf(&b, "A%d=$A%d/v%d\n", i, i+1, j)
+			}
+		}
+		for j := range 8 {
+			fmt.Fprintf(&b, "A%d=$NOPE/v%d\n", levels, j)
+		}
+		b.WriteString("source_env $A1/x\nS=scripts\nsource_env $S/env.sh\n")
+		if err := os.WriteFile(filepath.Join(dir, ".envrc"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	four, six := write(4), write(6)
+	if got := EnvrcLoads(six); !slices.Contains(got, filepath.Join(six, "scripts", "env.sh")) {
+		t.Errorf("control: source_env $S/env.sh after S=scripts: loads %v, want scripts/env.sh among them", got)
+	}
+	a4 := testing.AllocsPerRun(3, func() { EnvrcLoads(four) })
+	a6 := testing.AllocsPerRun(3, func() { EnvrcLoads(six) })
+	if a6 > 2*a4 {
+		t.Errorf("six variables of eight values allocate %.0f times, four %.0f: the walk is not bounded", a6, a4)
 	}
 }
