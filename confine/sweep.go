@@ -644,23 +644,35 @@ func named(base, rel string) string {
 // says so: the nineteenth attack run's chmod 600 src left the sweep
 // unable to reach src/pkg, which it had made a git directory, and the
 // user's git status there ran its config.
+//
+// Each directory is opened from the one before it, and named only when
+// it is said: opening each from root again was quadratic in the depth, and
+// the seventy-third attack run's 300 mode-0 directories a thousand deep
+// held a recovery past the hook's deadline (12 s).
 func ownerMayReach(root int, base, rel string) []string {
 	if rel == "" {
 		return nil // root has no way to it here: ownerMayList's
 	}
 	var lines []string
 	parts := strings.Split(rel, "/")
-	for i := range parts {
-		dir := strings.Join(parts[:i], "/")
-		fd, err := openBeneath(root, dir, unix.O_PATH|unix.O_DIRECTORY)
-		if err != nil {
-			return lines
-		}
-		if line, ok := ownerMaySearch(fd, named(base, dir)); ok {
-			lines = append(lines, line)
-		}
-		_ = unix.Close(fd)
+	fd, err := openBeneath(root, "", unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return nil
 	}
+	for i := range parts {
+		if i > 0 {
+			next, err := openBeneath(fd, parts[i-1], unix.O_PATH|unix.O_DIRECTORY)
+			_ = unix.Close(fd)
+			if err != nil {
+				return lines
+			}
+			fd = next
+		}
+		if mode, ok := ownerBack(fd, 0o500); ok {
+			lines = append(lines, searchBack(named(base, strings.Join(parts[:i], "/")), mode))
+		}
+	}
+	_ = unix.Close(fd)
 	return lines
 }
 
@@ -672,7 +684,13 @@ func ownerMaySearch(fd int, name string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf("loopguard: this call took its owner's read or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that what is in it is looked at", name, mode), true
+	return searchBack(name, mode), true
+}
+
+// searchBack says that the directory name (mode before) has its owner's
+// bits back.
+func searchBack(name string, mode uint32) string {
+	return fmt.Sprintf("loopguard: this call took its owner's read or search bit from %s (mode %04o); its owner's read, write and search bits are back, so that what is in it is looked at", name, mode)
 }
 
 // ownerMayList gives the directory rel back its owner's read, write and
