@@ -1,8 +1,9 @@
 package hookmain
 
 import (
-	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -45,8 +46,14 @@ func recoverAfter(ctx context.Context, launcher string, call *hooks.Call, projec
 // recoverProject runs the launcher's recovery for project when a launch of
 // the user's there was killed before its sweep, waiting up to wait for a
 // live one to exit first, and returns what the recovery said ("" when
-// there was none to recover or it said nothing). It leaves recoverMargin
-// of ctx's deadline.
+// there was none to recover or it said nothing). It waits for the
+// recovery until recoverMargin before ctx's deadline, and no longer: a
+// recovery still running then is left to finish, in a session of its own,
+// and the answer says so. It is never killed: the call's own code chose
+// what the sweep has to do, and the seventy-third attack run made it take
+// longer than the hook's deadline (mode-0 directories a thousand deep),
+// so that a recovery killed at the deadline left its git directory in the
+// project after the session.
 func recoverProject(ctx context.Context, launcher, project string, wait time.Duration) string {
 	uid := os.Getuid()
 	roots := confine.ScratchRoots(os.Getenv("TMPDIR"), uid)
@@ -54,20 +61,42 @@ func recoverProject(ctx context.Context, launcher, project string, wait time.Dur
 		return ""
 	}
 	if dl, ok := ctx.Deadline(); ok {
-		// Room for the answer: a recovery cut short leaves its record for
-		// the next launch, which sweeps again.
+		// Room for the answer.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, dl.Add(-recoverMargin))
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, launcher, confine.RecoverArgs(project, roots)...)
+	// What it says goes to a file of its own, unlinked, not to a pipe of
+	// the hook's: a pipe whose reader is gone when the hook has answered
+	// would end a recovery still running with SIGPIPE.
+	out, err := os.CreateTemp("", "loopguard-recover-")
+	if err != nil {
+		return "loopguard: a call in " + project + " was killed before its sweep, and its sweep could not be started (" + err.Error() + "): the next launch there sweeps for it"
+	}
+	defer out.Close()
+	_ = os.Remove(out.Name())
+	cmd := exec.Command(launcher, confine.RecoverArgs(project, roots)...)
 	cmd.Dir = "/"
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	_ = cmd.Run()
-	said := strings.TrimSpace(out.String())
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = ownSession()
+	if err := cmd.Start(); err != nil {
+		return "loopguard: a call in " + project + " was killed before its sweep, and its sweep could not be started (" + err.Error() + "): the next launch there sweeps for it"
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	running := false
+	select {
+	case <-done:
+	case <-ctx.Done():
+		running = true
+	}
+	b, _ := io.ReadAll(io.NewSectionReader(out, 0, maxRecoverSaid+1))
+	said := strings.TrimSpace(string(b))
 	if len(said) > maxRecoverSaid {
 		said = said[:maxRecoverSaid] + "\n[...]"
+	}
+	if running {
+		said = joinLines(said, fmt.Sprintf("loopguard: the sweep for a call in %s killed before its own sweep is still running (pid %d), outside the agent's sandbox: it holds back what the call left as it goes (loopguard undo --list, and the state directory's held/)", project, cmd.Process.Pid))
 	}
 	return said
 }
