@@ -455,7 +455,17 @@ type cmdReader struct {
 	// sixty-third attack run's .envrc had $API/dev.sh taken for dev.sh
 	// at the top), to maxVars.
 	vars map[string][]string
+	// dirHops are the directory options (make -C) the command being
+	// read is read through, to maxDirHops.
+	dirHops int
 }
+
+// maxDirHops bounds the directory options one command is read through:
+// each read what followed it again, in its directory, and a thousand
+// of them (make -C. -C. ..., 4 KB in a committed .envrc, .mcp.json or
+// lefthook.yml) held every call to the hook's deadline (the seventy-fifth
+// attack run).
+const maxDirHops = 8
 
 // maxVars bounds the variables a reading keeps, and maxValues the values
 // of one.
@@ -639,6 +649,7 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 	}
 	scripts := interp || scriptRunner(base) // a bare word named like a script is one
 	scriptDone := !interp
+	dirRead := false // what follows a directory option is read there once
 	for i := 1; i < len(words); i++ {
 		w := words[i]
 		if _, _, ok := interpName(filepath.Base(w)); ok && !interp {
@@ -651,12 +662,17 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 		if !interp {
 			// make -C tools, uv --directory weather run weather.py, npm
 			// --prefix web start: what follows is read there too.
+			// Only the first such option is read from here: what follows
+			// it, read there, reads the next one (a chain, to maxDirHops).
 			if v, n := dirOption(words, i); n > 0 {
 				r.word(v, evalsOutput, false) // the directory too, as any word
-				if d := r.dirPath(v); d != "" {
+				if d := r.dirPath(v); d != "" && !dirRead && r.dirHops < maxDirHops && *r.reads > 0 {
+					dirRead = true
 					saved := r.dir
 					r.dir = d
+					r.dirHops++
 					r.command(append([]string{prog}, words[i+n:]...), depth, evaluated)
+					r.dirHops--
 					r.dir = saved
 				}
 				i += n - 1

@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -125,5 +126,32 @@ func BenchmarkCommandPathsNestedCds(b *testing.B) {
 	text := nestedCds()
 	for b.Loop() {
 		commandPaths(text, "/p", "/p", nil)
+	}
+}
+
+// TestDirOptionsReadLinearly: each directory option (make -C) is read
+// through once, as a chain to maxDirHops, where each read what followed it
+// again (the seventy-fifth attack run's make -C. a thousand times, 4 KB in
+// a committed .envrc, took 3 s of every hook call, cubic in the options).
+// The bytes allocated are the measure: a thousand options cost at most
+// thirty times a hundred. Control: a path after two directory options is
+// read in the directory they name.
+func TestDirOptionsReadLinearly(t *testing.T) {
+	proj := realDir(t, t.TempDir())
+	testfs.Tree(t, proj, nil, 0o644, "a/b/run.sh")
+	if got := commandPaths("make -C a -C b ./run.sh", proj, proj, nil); !slices.Contains(got, filepath.Join(proj, "a/b/run.sh")) {
+		t.Errorf("control: make -C a -C b ./run.sh: %v, want a/b/run.sh among them", got)
+	}
+	text := func(n int) string { return "make" + strings.Repeat(" -C.", n) + " ./run.sh" }
+	allocated := func(s string) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		commandPaths(s, proj, proj, nil)
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := allocated(text(100)), allocated(text(1000))
+	if large > 30*small {
+		t.Errorf("1,000 directory options allocate %d bytes, 100 %d: not linear", large, small)
 	}
 }
