@@ -269,20 +269,30 @@ func importsOf(text string) []string {
 			}
 		}
 	}
-	for i := 0; i < len(text); i++ {
+	escEnd := 0 // where the last reference read as Claude Code's ends
+	for i := 0; i < len(text) && len(refs.out) < maxLoads; i++ {
 		if text[i] != '@' || (i > 0 && !strings.ContainsRune(" \t\n\r\f\v([", rune(text[i-1]))) {
 			continue
 		}
 		// The word up to white space; Claude Code's, whose "\ " is a
-		// space.
+		// space. Neither longer than a path can be, and Claude Code's
+		// matches do not overlap (its regular expression goes on after
+		// each): an escaped space counts as the space an @ follows, and
+		// each @ of "@a\ @a\ ..." was read to the end of the file
+		// (quadratic: 64 KB took 3.5 s of a hook call, the seventy-fifth
+		// attack run).
+		end := min(len(text), i+1+maxImportRef)
 		j := i + 1
-		for j < len(text) && !isSpace(text[j]) {
+		for j < end && !isSpace(text[j]) {
 			j++
 		}
 		variants(text[i+1 : j])
+		if i < escEnd {
+			continue // inside the reference before, as Claude Code reads it
+		}
 		var esc strings.Builder
 		k := i + 1
-		for k < len(text) {
+		for k < end {
 			if text[k] == '\\' && k+1 < len(text) && text[k+1] == ' ' {
 				esc.WriteByte(' ')
 				k += 2
@@ -294,10 +304,15 @@ func importsOf(text string) []string {
 			esc.WriteByte(text[k])
 			k++
 		}
+		escEnd = k
 		variants(esc.String())
 	}
 	return refs.out
 }
+
+// maxImportRef bounds the text an @ reference is read from: a path's
+// longest (PATH_MAX).
+const maxImportRef = 4096
 
 // isSpace is white space as a regular expression's \s takes it (ASCII).
 func isSpace(c byte) bool { return strings.IndexByte(" \t\n\r\f\v", c) >= 0 }

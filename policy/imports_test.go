@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -103,5 +105,29 @@ func TestRulesWalkBounded(t *testing.T) {
 	}
 	if slices.Contains(got, late) {
 		t.Errorf("%s, past %d entries, is read: the walk is not bounded", late, maxRulesEntries)
+	}
+}
+
+// TestImportsOfLinear: each @ reference is read no further than a path
+// can be long (the seventy-fifth attack run's CLAUDE.md of "@a\ " over
+// 64 KB took 3.5 s of a hook call: an escaped space counts as the space an
+// @ follows, and each @ was read to the end of the file). The bytes
+// allocated are the measure: 64 KB of it cost at most eight times 16 KB.
+// Control: an escaped space in a reference is read as Claude Code reads it.
+func TestImportsOfLinear(t *testing.T) {
+	if got := importsOf("see @docs/a\\ b.md now"); !slices.Contains(got, "docs/a b.md") {
+		t.Errorf("control: @docs/a\\ b.md: %q, want docs/a b.md among them", got)
+	}
+	allocated := func(n int) uint64 {
+		text := strings.Repeat(`@a\ `, n)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		importsOf(text)
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := allocated(4096), allocated(16384)
+	if large > 8*small {
+		t.Errorf("64 KB of @a\\ allocate %d bytes, 16 KB %d: not linear", large, small)
 	}
 }
