@@ -437,23 +437,47 @@ func (e *Engine) shellProtected(c *Call, d *described, pl policy.Places) finding
 
 // pathCandidates are the paths one shell word can name: the word, what
 // follows each "=" (--output=P, of=P), what follows a ":" (host:P,
-// format:P), and the value glued to a short option (-oP).
+// format:P), and the value glued to a short option (-oP). Each is judged
+// against every protected path, so a word of thousands of separators
+// (the seventy-fifth attack run's ls :/:/..., 16 KB, held the hook to its
+// deadline) gives the first and the last maxCandidates of each kind: a
+// protected path in the middle of such a list is the kernel's to refuse.
 func pathCandidates(w string) []string {
 	out := []string{w}
+	var seps []int
 	for i := 0; i < len(w); i++ {
 		if w[i] == '=' || w[i] == ':' {
-			out = append(out, w[i+1:])
+			seps = append(seps, i)
 		}
+	}
+	for _, i := range ends(seps) {
+		out = append(out, w[i+1:])
 	}
 	if len(w) > 2 && w[0] == '-' && w[1] != '-' {
 		out = append(out, w[2:])
+		var at []int
 		for k := 3; k < len(w); k++ {
 			if strings.IndexByte("/~.", w[k]) >= 0 {
-				out = append(out, w[k:])
+				at = append(at, k)
 			}
+		}
+		for _, k := range ends(at) {
+			out = append(out, w[k:])
 		}
 	}
 	return out
+}
+
+// maxCandidates bounds the candidates of each kind taken from each end of
+// a word (pathCandidates).
+const maxCandidates = 32
+
+// ends is s, or its first and last maxCandidates where it is longer.
+func ends(s []int) []int {
+	if len(s) <= 2*maxCandidates {
+		return s
+	}
+	return append(s[:maxCandidates:maxCandidates], s[len(s)-maxCandidates:]...)
 }
 
 func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[{") }

@@ -568,3 +568,26 @@ func TestAgentConfigDirsFromEnv(t *testing.T) {
 		expect(t, "the agent's own dir: "+p, d, Deny, ReasonProtected)
 	}
 }
+
+// TestPathCandidatesBounded: a word of thousands of separators gives the
+// first and the last maxCandidates paths of each kind, not one per
+// separator, each judged against every protected path (the seventy-fifth
+// attack run's ls :/:/... of 16 KB held the hook to its deadline).
+// Controls: --output=P gives P, and a protected path at the end of a long
+// list is still among them.
+func TestPathCandidatesBounded(t *testing.T) {
+	if got := pathCandidates("--output=/etc/x"); !slices.Contains(got, "/etc/x") {
+		t.Errorf("control: --output=/etc/x: %q", got)
+	}
+	long := strings.Repeat("a:", 4000) + "~/.ssh/id_rsa"
+	got := pathCandidates(long)
+	if len(got) > 1+2*maxCandidates {
+		t.Errorf("a word of 4,000 separators gives %d candidates, want at most %d", len(got), 1+2*maxCandidates)
+	}
+	if !slices.Contains(got, "~/.ssh/id_rsa") {
+		t.Errorf("control: the path after the last separator is not among them")
+	}
+	if n := len(pathCandidates("-x" + strings.Repeat(".", 4000))); n > 2+2*maxCandidates {
+		t.Errorf("a short option glued to 4,000 dots gives %d candidates", n)
+	}
+}
