@@ -116,3 +116,41 @@ func TestOwnerMayReachLinear(t *testing.T) {
 		t.Errorf("control: a directory at mode 0600 on the way: now %v (%v), said %q", fi.Mode(), err, lines)
 	}
 }
+
+// TestLinkJudgmentBounded: one link's judgment costs at most maxLinkCost
+// names looked up, and one sweep's at most maxSweepLinkCost; past
+// them a link the call made is held unjudged and one it did not make is
+// left (the seventy-fourth attack run's links to a link of 4 KB of text,
+// resolved 40 times over, cost 0.4 s each and kept a killed call's git
+// directory in the project for minutes after the session). Controls: a
+// link within the project is judged to stay, one into the scratch
+// directory to be held.
+func TestLinkJudgmentBounded(t *testing.T) {
+	root := t.TempDir()
+	scratch := filepath.Join(t.TempDir(), "scratch")
+	if err := os.MkdirAll(filepath.Join(root, strings.Repeat("d/", 800)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(strings.Repeat("d/", 800)+strings.Repeat("../", 800)+"A", filepath.Join(root, "A")); err != nil {
+		t.Fatal(err)
+	}
+	spent := 0
+	j := linkJudge{outs: []string{scratch}, dirs: map[string]bool{}, spent: &spent}
+	if j.leadsOut(root, "d/d", true) || !j.leadsOut(root, scratch+"/x", true) {
+		t.Fatalf("control: a link to d/d held %v, one into the scratch directory held %v; want false, true", j.leadsOut(root, "d/d", true), j.leadsOut(root, scratch+"/x", true))
+	}
+	before := spent
+	if !j.leadsOut(root, "A", true) {
+		t.Error("a link the call made, to a link that loops through 4 KB of text, is not held")
+	}
+	if j.leadsOut(root, "A", false) {
+		t.Error("a link the call did not make, past the bound, is held: it is left as it was")
+	}
+	if n := spent - before; n > 2*(maxLinkCost+len(root)+2000) {
+		t.Errorf("two judgments cost %d, over the bound of %d each", n, maxLinkCost)
+	}
+	spent = maxSweepLinkCost
+	if !j.leadsOut(root, "d/d", true) || j.leadsOut(root, "d/d", false) {
+		t.Error("past the sweep's bound, a made link is not held unjudged, or an old one is not left")
+	}
+}
