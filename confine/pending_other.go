@@ -19,3 +19,6 @@ func recoverKilled(string, string, Env, io.Writer) {}
 func KilledLaunch([]string, int, string, time.Duration) bool { return false }
 
 func recoverProject(string, string, Env, io.Writer) {}
+
+// closeInherited: no recovery runs but on Linux.
+func closeInherited() {}

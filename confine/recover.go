@@ -55,6 +55,11 @@ func recoverMain(args []string, e Env, w io.Writer) int {
 			return ExitFailed
 		}
 	}
+	// A recovery may outlive the hook that started it (one the call made
+	// slow is never killed at the hook's deadline): a pipe of the
+	// client's it kept would keep the client waiting for its end (the
+	// seventy-fourth attack run found one the hook was given).
+	closeInherited()
 	for _, r := range roots {
 		e.TempDir = r
 		recoverProject(filepath.Join(ScratchDirIn(r, e.UID), launchesDir), project, e, w)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // KilledLaunch reports whether a scratch directory of the user uid under
@@ -132,3 +134,7 @@ func recoverProject(runs, project string, e Env, w io.Writer) {
 		recoverKilled(d, project, e, w)
 	}
 }
+
+// closeInherited closes the descriptors this process was given beyond
+// the standard three (fsx.CloseInherited).
+func closeInherited() { _, _ = fsx.CloseInherited() }
