@@ -20,18 +20,11 @@ var (
 // hanging the reader; a file over max is ErrTooLarge, also when it grows
 // while it is read.
 func ReadRegular(path string, max int64, flag int) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flag, 0)
+	f, fi, err := openRegular(path, flag)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, fi.Mode().Type())
-	}
 	if fi.Size() > max {
 		return nil, fmt.Errorf("%w: %s is %d bytes, over %d", ErrTooLarge, path, fi.Size(), max)
 	}
@@ -75,17 +68,29 @@ func OpenDir(path string) (*os.File, error) {
 // path (a longer file is cut, not refused: ReadRegular refuses it),
 // opened with flag added and never blocking, as ReadRegular's.
 func ReadPrefix(path string, max int64, flag int) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flag, 0)
+	f, _, err := openRegular(path, flag)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
+// openRegular opens the regular file at path without blocking (flag
+// added), or says what it is instead.
+func openRegular(path string, flag int) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flag, 0)
+	if err != nil {
+		return nil, nil, err
+	}
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		f.Close()
+		return nil, nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, fi.Mode().Type())
+		f.Close()
+		return nil, nil, fmt.Errorf("%w: %s is a %s", ErrNotRegular, path, fi.Mode().Type())
 	}
-	return io.ReadAll(io.LimitReader(f, max))
+	return f, fi, nil
 }

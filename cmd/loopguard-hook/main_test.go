@@ -59,7 +59,14 @@ type answer struct {
 
 func runHook(t *testing.T, bin, event, payload string, env []string) answer {
 	t.Helper()
-	cmd := exec.Command(bin, "hook", "--event", event)
+	return runHookArgs(t, bin, []string{"hook", "--event", event}, payload, env)
+}
+
+// runHookArgs runs the hook binary with args, payload on its standard
+// input and its standard output a pipe a copier reads, as an agent's.
+func runHookArgs(t *testing.T, bin string, args []string, payload string, env []string) answer {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Stdin = strings.NewReader(payload)
 	cmd.Env = env
 	var out bytes.Buffer
@@ -183,21 +190,8 @@ func TestProjectFilesNeverBlock(t *testing.T) {
 		if agent != "claude" {
 			args = []string{"hook", agent, "--event", "PreToolUse"}
 		}
-		cmd := exec.Command(filepath.Join(dir, "loopguard-hook"), args...)
-		cmd.Stdin = strings.NewReader(payload)
-		cmd.Env = []string{"HOME=" + root, "XDG_STATE_HOME=" + root + "/state", "XDG_CONFIG_HOME=" + root + "/config",
-			"CLAUDE_PROJECT_DIR=" + project, "PATH=/usr/bin:/bin"}
-		// A pipe, as the agent gives it, read by a copier as the agent's.
-		var out bytes.Buffer
-		cmd.Stdout = &out
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return answer{code, out.String()}
+		return runHookArgs(t, filepath.Join(dir, "loopguard-hook"), args, payload, []string{"HOME=" + root, "XDG_STATE_HOME=" + root + "/state",
+			"XDG_CONFIG_HOME=" + root + "/config", "CLAUDE_PROJECT_DIR=" + project, "PATH=/usr/bin:/bin"})
 	}
 	project := func(name string, pkg func(p string) error) string {
 		p := filepath.Join(root, name)
