@@ -386,8 +386,13 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt, inHolder bool) {
 		w.wayChanged = w.wayChanged || made
 		// A link whose text cannot be read is held: where it leads is
 		// not known.
-		if target, err := fsx.ReadlinkAt(fd, ent.name); err != nil || w.judge.leadsOut(filepath.Join(w.real, filepath.Dir(crel)), target, made) {
-			w.hold(fd, rel, ent.name, crel, whyLink)
+		target, err := fsx.ReadlinkAt(fd, ent.name)
+		out, why := true, whyLink
+		if err == nil {
+			out, why = w.judge.judge(filepath.Join(w.real, filepath.Dir(crel)), target, made)
+		}
+		if out {
+			w.hold(fd, rel, ent.name, crel, why)
 			return
 		}
 	}
@@ -437,8 +442,10 @@ func (w *sweeper) judgeOldLinks() {
 		if fd < 0 {
 			continue
 		}
-		if target, err := fsx.ReadlinkAt(fd, name); err == nil && w.judge.leadsOut(filepath.Join(w.real, dir), target, false) {
-			w.hold(fd, dir, name, crel, whyLink)
+		if target, err := fsx.ReadlinkAt(fd, name); err == nil {
+			if out, why := w.judge.judge(filepath.Join(w.real, dir), target, false); out {
+				w.hold(fd, dir, name, crel, why)
+			}
 		}
 	}
 }
@@ -456,6 +463,9 @@ const (
 	// environment's python.
 	whyStartup = "a Python startup file (.pth) this call made or changed in an environment's site-packages, whose import lines every python of that environment runs when it starts (pip list, an editor's interpreter check)"
 	whyLink    = "a link into the launcher's private caches or loopguard's state (which outlast a call), above them, or through /proc: a git directory a call left there would run its configuration in the git of a shell that follows the link"
+	// whyLinkCost: a link whose way costs more to judge than one is given
+	// (maxLinkCost, maxSweepLinkCost).
+	whyLinkCost = "a link whose way takes more to resolve than loopguard looks at for one (or after this call's links used up what a sweep looks at): where it leads is not known, so it is held rather than followed by the user's shell or git"
 )
 
 // linkJudge judges the links the sweep finds (leadsOut): outs are the
@@ -474,9 +484,11 @@ type linkJudge struct {
 // A judgment's cost is the names the kernel looks up for it: each name
 // resolved costs the names of the path it resolves to (an lstat of a
 // path 800 deep walks 800). maxLinkCost bounds one link's judgment, and
-// maxSweepLinkCost one sweep's: past either, a link the call made is held
-// (moved out, and said) unjudged, and one it did not make is left as it
-// was. The seventy-fourth attack run's links to a link of 4 KB of text,
+// maxSweepLinkCost one sweep's: past either, the link is held (moved out,
+// and said: whyLinkCost) unjudged, whoever made it; an old link left so
+// was the seventy-sixth attack run's way in (the call moved the cost of
+// its way onto it through a link of its own, and made it lead into the
+// Go cache, where it had left a git directory). The seventy-fourth attack run's links to a link of 4 KB of text,
 // 800 deep and resolved 40 times over, cost 0.4 s each: 100 of them kept
 // a killed call's recovery busy for 15 s, and its git directory in the
 // project that long after the session; 100 such links the plan saw made
@@ -507,6 +519,23 @@ const (
 // or an old one in a directory the call changed) is held only where it
 // leads now: the user's own link to the home stays.
 func (j linkJudge) leadsOut(dir, target string, made bool) bool {
+	out, _ := j.judge(dir, target, made)
+	return out
+}
+
+// judge is leadsOut, and the reason to give for holding the link:
+// whyLink, or whyLinkCost where its judgment ran past its bounds.
+func (j linkJudge) judge(dir, target string, made bool) (bool, string) {
+	out, over := j.walk(dir, target, made)
+	if over {
+		return true, whyLinkCost
+	}
+	return out, whyLink
+}
+
+// walk is leadsOut's resolution; over: it ran past maxLinkCost or the
+// sweep's maxSweepLinkCost, and out is not known.
+func (j linkJudge) walk(dir, target string, made bool) (out, over bool) {
 	outs := j.outs
 	related := func(p string) bool {
 		return slices.ContainsFunc(outs, func(o string) bool { return fsx.Within(p, o) || made && fsx.Within(o, p) })
@@ -525,11 +554,11 @@ func (j linkJudge) leadsOut(dir, target string, made bool) bool {
 	for hops, cost := 0, 0; len(queue) > 0; {
 		step := 1 + strings.Count(cur, "/")
 		if cost += step; cost > maxLinkCost {
-			return made
+			return false, true
 		}
 		if j.spent != nil {
 			if *j.spent += step; *j.spent > maxSweepLinkCost {
-				return made
+				return false, true
 			}
 		}
 		c := queue[0]
@@ -543,7 +572,7 @@ func (j linkJudge) leadsOut(dir, target string, made bool) bool {
 		}
 		next := filepath.Join(cur, c)
 		if in(next) {
-			return true
+			return true, false
 		}
 		if j.dirs[next] {
 			cur = next
@@ -554,10 +583,10 @@ func (j linkJudge) leadsOut(dir, target string, made bool) bool {
 			// A directory on the way that cannot be searched now (the
 			// call took its bits) can be later: where the link leads then
 			// is not known.
-			return true
+			return true, false
 		} else if err != nil {
 			// Not there (or not to be looked at): the rest as written.
-			return made && slices.Contains(queue, "..") || related(filepath.Join(append([]string{next}, queue...)...))
+			return made && slices.Contains(queue, "..") || related(filepath.Join(append([]string{next}, queue...)...)), false
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
 			if j.dirs != nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
@@ -567,18 +596,18 @@ func (j linkJudge) leadsOut(dir, target string, made bool) bool {
 			continue
 		}
 		if hops++; hops > 40 {
-			return true // ELOOP for the kernel; never followed
+			return true, false // ELOOP for the kernel; never followed
 		}
 		t, err := os.Readlink(next)
 		if err != nil {
-			return true
+			return true, false
 		}
 		if filepath.IsAbs(t) {
 			cur = "/"
 		}
 		queue = append(strings.Split(t, "/"), queue...)
 	}
-	return related(cur)
+	return related(cur), false
 }
 
 // outsOf are the places linkJudge keeps links from: scratch (the

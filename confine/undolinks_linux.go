@@ -79,9 +79,13 @@ func (w *sweeper) holdLinksBelow(rel string) {
 		}
 		switch {
 		case d.Type()&os.ModeSymlink != 0:
-			if target, err := fsx.ReadlinkAt(fd, name); err != nil ||
-				w.judge.leadsOut(filepath.Join(w.real, filepath.Dir(crel)), target, false) {
-				w.hold(fd, rel, name, crel, whyLink)
+			target, err := fsx.ReadlinkAt(fd, name)
+			out, why := true, whyLink
+			if err == nil {
+				out, why = w.judge.judge(filepath.Join(w.real, filepath.Dir(crel)), target, false)
+			}
+			if out {
+				w.hold(fd, rel, name, crel, why)
 			}
 		case d.IsDir() && !(rel == "" && name == ".git") && len(crel) < unix.PathMax:
 			w.holdLinksBelow(crel)
