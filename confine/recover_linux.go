@@ -5,7 +5,6 @@ package confine
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -122,13 +121,8 @@ func recordOf(run, project string) bool {
 // others' records, and the directories of launches that ended, are left
 // for the launches that find them (pruneLaunchDirs).
 func recoverProject(runs, project string, e Env, w io.Writer) {
-	fi, err := os.Lstat(filepath.Dir(runs))
-	if errors.Is(err, os.ErrNotExist) {
-		return
-	}
-	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedBy(fi, e.UID) {
-		// Not made by this user's launches: not read.
-		return
+	if !launchesOf(filepath.Dir(runs), e.UID) {
+		return // not made by this user's launches: not read
 	}
 	for d := range unlockedRuns(runs) {
 		recoverKilled(d, project, e, w)

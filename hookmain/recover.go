@@ -69,9 +69,12 @@ func recoverProject(ctx context.Context, launcher, project string, wait time.Dur
 	// What it says goes to a file of its own, unlinked, not to a pipe of
 	// the hook's: a pipe whose reader is gone when the hook has answered
 	// would end a recovery still running with SIGPIPE.
+	notStarted := func(err error) string {
+		return "loopguard: a call in " + project + " was killed before its sweep, and its sweep could not be started (" + err.Error() + "): the next launch there sweeps for it"
+	}
 	out, err := os.CreateTemp("", "loopguard-recover-")
 	if err != nil {
-		return "loopguard: a call in " + project + " was killed before its sweep, and its sweep could not be started (" + err.Error() + "): the next launch there sweeps for it"
+		return notStarted(err)
 	}
 	defer out.Close()
 	_ = os.Remove(out.Name())
@@ -80,7 +83,7 @@ func recoverProject(ctx context.Context, launcher, project string, wait time.Dur
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = ownSession()
 	if err := cmd.Start(); err != nil {
-		return "loopguard: a call in " + project + " was killed before its sweep, and its sweep could not be started (" + err.Error() + "): the next launch there sweeps for it"
+		return notStarted(err)
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()

@@ -26,14 +26,7 @@ func TestRecoverAfterFails(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	proj := t.TempDir()
-	run := filepath.Join(confine.ScratchDirIn(tmp, os.Getuid()), "runs", "run-0123456789abcdef")
-	if err := os.MkdirAll(run, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	record := `{"Project":"` + base64.StdEncoding.EncodeToString([]byte(proj)) + `"}`
-	if err := os.WriteFile(filepath.Join(run, "pending.json"), []byte(record), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	plantRecord(t, tmp, proj)
 	script := func(body string) string {
 		p := filepath.Join(t.TempDir(), "launcher")
 		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
@@ -82,5 +75,20 @@ func TestRecoverAfterFails(t *testing.T) {
 	d = recoverAfter(context.Background(), script("echo 'loopguard: swept now'"), call, proj, given)
 	if !strings.Contains(d.Context, "loopguard: swept now") || d.SystemMessage != "loopguard: swept now" || d.Behavior != given.Behavior {
 		t.Errorf("control: a launcher that says what it swept: %+v", d)
+	}
+}
+
+// plantRecord leaves, in the scratch directory under tmp, the record of a
+// launch of project that no launcher locks: a launch killed before its
+// sweep.
+func plantRecord(t *testing.T, tmp, project string) {
+	t.Helper()
+	run := filepath.Join(confine.ScratchDirIn(tmp, os.Getuid()), "runs", "run-0123456789abcdef")
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"Project":"` + base64.StdEncoding.EncodeToString([]byte(project)) + `"}`
+	if err := os.WriteFile(filepath.Join(run, "pending.json"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

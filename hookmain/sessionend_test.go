@@ -2,7 +2,6 @@ package hookmain
 
 import (
 	"bytes"
-	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,16 +36,6 @@ func TestSessionEndSweeps(t *testing.T) {
 	old := sessionEndLauncher
 	sessionEndLauncher = func() string { return l }
 	t.Cleanup(func() { sessionEndLauncher = old })
-	record := func(project string) {
-		run := filepath.Join(confine.ScratchDirIn(tmp, os.Getuid()), "runs", "run-0123456789abcdef")
-		if err := os.MkdirAll(run, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		rec := `{"Project":"` + base64.StdEncoding.EncodeToString([]byte(project)) + `"}`
-		if err := os.WriteFile(filepath.Join(run, "pending.json"), []byte(rec), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 	payload := `{"session_id":"s1","transcript_path":"/t.jsonl","cwd":"` + proj + `","hook_event_name":"SessionEnd","reason":"prompt_input_exit"}`
 	end := func(payload string) (int, string) {
 		var stderr bytes.Buffer
@@ -76,14 +65,14 @@ func TestSessionEndSweeps(t *testing.T) {
 			t.Errorf("%s: exit %d, want 0", name, code)
 		}
 	}
-	record(other)
+	plantRecord(t, tmp, other)
 	if code, _ := end(payload); code != 0 {
 		t.Errorf("another project's record: exit %d", code)
 	}
 	if _, err := os.Stat(ran); err == nil || len(swept()) != 0 {
 		t.Fatalf("the hook recovered another project's launch, or recorded a sweep with nothing to recover (ran: %v, entries %d)", err == nil, len(swept()))
 	}
-	record(proj)
+	plantRecord(t, tmp, proj)
 	code, stderr := end(payload)
 	if code != 0 {
 		t.Fatalf("exit %d, want 0 (stderr %q)", code, stderr)
