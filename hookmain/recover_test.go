@@ -4,7 +4,6 @@ package hookmain
 
 import (
 	"context"
-	"encoding/base64"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hooks"
 )
 
@@ -75,20 +73,5 @@ func TestRecoverAfterFails(t *testing.T) {
 	d = recoverAfter(context.Background(), script("echo 'loopguard: swept now'"), call, proj, given)
 	if !strings.Contains(d.Context, "loopguard: swept now") || d.SystemMessage != "loopguard: swept now" || d.Behavior != given.Behavior {
 		t.Errorf("control: a launcher that says what it swept: %+v", d)
-	}
-}
-
-// plantRecord leaves, in the scratch directory under tmp, the record of a
-// launch of project that no launcher locks: a launch killed before its
-// sweep.
-func plantRecord(t *testing.T, tmp, project string) {
-	t.Helper()
-	run := filepath.Join(confine.ScratchDirIn(tmp, os.Getuid()), "runs", "run-0123456789abcdef")
-	if err := os.MkdirAll(run, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	rec := `{"Project":"` + base64.StdEncoding.EncodeToString([]byte(project)) + `"}`
-	if err := os.WriteFile(filepath.Join(run, "pending.json"), []byte(rec), 0o600); err != nil {
-		t.Fatal(err)
 	}
 }

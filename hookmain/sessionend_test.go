@@ -2,6 +2,7 @@ package hookmain
 
 import (
 	"bytes"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,5 +88,20 @@ func TestSessionEndSweeps(t *testing.T) {
 	got := swept()
 	if len(got) != 1 || !strings.Contains(got[0].Detail, "held back out/g") || !strings.Contains(got[0].Detail, `"session":"s1"`) {
 		t.Errorf("the audit log's late entries: %+v, want one %s entry of session s1 with what the recovery said", got, hooks.ReasonKilledSwept)
+	}
+}
+
+// plantRecord leaves, in the scratch directory under tmp, the record of a
+// launch of project that no launcher locks: a launch killed before its
+// sweep.
+func plantRecord(t *testing.T, tmp, project string) {
+	t.Helper()
+	run := filepath.Join(confine.ScratchDirIn(tmp, os.Getuid()), "runs", "run-0123456789abcdef")
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"Project":"` + base64.StdEncoding.EncodeToString([]byte(project)) + `"}`
+	if err := os.WriteFile(filepath.Join(run, "pending.json"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
