@@ -184,7 +184,11 @@ type globPattern struct {
 // maxBracketScan bounds the characters one pattern's brackets read.
 const maxBracketScan = 1 << 18
 
-func compilePattern(s string) (globPattern, error) {
+func compilePattern(s string) (globPattern, error) { return compileWithin(s, maxBracketScan) }
+
+// compileWithin is compilePattern with its brackets reading at most
+// maxScan characters.
+func compileWithin(s string, maxScan int) (globPattern, error) {
 	var p globPattern
 	// scanned bounds what the brackets read: each [ without a ] reads to
 	// the end of the pattern, and "[a" repeated 16,000 times took 3.5 s
@@ -203,7 +207,7 @@ func compilePattern(s string) (globPattern, error) {
 			p.items = append(p.items, globItem{kind: '?'})
 			i++
 		case '[':
-			if scanned += len(s) - i; scanned > maxBracketScan {
+			if scanned += len(s) - i; scanned > maxScan {
 				return p, errGlobSyntax
 			}
 			it, n, err := compileBracket(s[i:])

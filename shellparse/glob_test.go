@@ -1,7 +1,7 @@
 package shellparse
 
 import (
-	"math/rand"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/loopguard/loopguard/internal/testfs"
 )
@@ -176,54 +175,9 @@ func TestANSICBraceEscape(t *testing.T) {
 // bracket's start); and 64 KB of "[a" allocate at most eight times 16 KB,
 // and are refused.
 func TestCompilePatternUnclosedBrackets(t *testing.T) {
-	slow := func(s string) (globPattern, error) {
-		var p globPattern
-		for i := 0; i < len(s); {
-			switch c := s[i]; c {
-			case '*':
-				if n := len(p.items); n == 0 || p.items[n-1].kind != '*' {
-					p.items = append(p.items, globItem{kind: '*'})
-				}
-				i++
-			case '?':
-				p.items = append(p.items, globItem{kind: '?'})
-				i++
-			case '[':
-				it, n, err := compileBracket(s[i:])
-				if err != nil {
-					return p, err
-				}
-				if n == 0 {
-					p.items = append(p.items, globItem{kind: 'l', r: '['})
-					i++
-					continue
-				}
-				p.items = append(p.items, it)
-				i += n
-			case '\\':
-				if i+1 < len(s) {
-					i++
-				}
-				fallthrough
-			default:
-				r, size := utf8.DecodeRuneInString(s[i:])
-				p.items = append(p.items, globItem{kind: 'l', r: r})
-				i += size
-			}
-		}
-		p.dot = len(p.items) > 0 && p.items[0].kind == 'l' && p.items[0].r == '.'
-		return p, nil
-	}
+	slow := func(s string) (globPattern, error) { return compileWithin(s, math.MaxInt) }
 	in := []string{"[a", "[a[b]", "[a\\]", "[\\]]", "[]]", "[!]a]", "[a-]", "[a-\\]", "x[y[z", "[[:alpha:]]", "[a[", "\\[a]", "[a]b[c"}
-	const alphabet = "[]\\a-!^:.*?"
-	r := rand.New(rand.NewSource(75))
-	for range 20000 {
-		b := make([]byte, r.Intn(14))
-		for i := range b {
-			b[i] = alphabet[r.Intn(len(alphabet))]
-		}
-		in = append(in, string(b))
-	}
+	in = append(in, randomStrings(75, "[]\\a-!^:.*?", 20000, 14)...)
 	unclosed := 0
 	for _, s := range in {
 		got, gerr := compilePattern(s)

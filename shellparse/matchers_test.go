@@ -18,16 +18,22 @@ func matcherInputs() []string {
 		"node18", "node18ab", "node18abc", "3python", "python3-", "python3.1a-dbg", "py.3", "a1", "A1",
 		"ruby3.2.2p", "-dbg", "x9-dbg-dbg", "bash5.2", "zsh5.9rc", "FOO=1", "FOO+=1", "_=x", "9A=1", "A==",
 		"A+", "A+=", "a_b9=", "=x", "+=", "a b=", "ä=1", "A-1=", "python3.12\n"}
-	const alphabet = "az09.-+=_AZbdg\n é"
-	r := rand.New(rand.NewSource(16))
-	for range 20000 {
-		b := make([]byte, r.Intn(12))
+	return append(in, randomStrings(16, "az09.-+=_AZbdg\n é", 20000, 12)...)
+}
+
+// randomStrings are n strings of fewer than maxLen bytes of alphabet,
+// from seed.
+func randomStrings(seed int64, alphabet string, n, maxLen int) []string {
+	r := rand.New(rand.NewSource(seed))
+	out := make([]string, 0, n)
+	for range n {
+		b := make([]byte, r.Intn(maxLen))
 		for i := range b {
 			b[i] = alphabet[r.Intn(len(alphabet))]
 		}
-		in = append(in, string(b))
+		out = append(out, string(b))
 	}
-	return in
+	return out
 }
 
 func TestAssignLikeMatchesRegexp(t *testing.T) {
