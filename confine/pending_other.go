@@ -18,6 +18,9 @@ func recoverKilled(string, string, Env, io.Writer) {}
 // KilledLaunch: no launch is recovered but on Linux.
 func KilledLaunch([]string, int, string, time.Duration) bool { return false }
 
+// LiveLaunch: no launch is recorded but on Linux.
+func LiveLaunch([]string, int, string) bool { return false }
+
 func recoverProject(string, string, Env, io.Writer) {}
 
 // closeInherited: no recovery runs but on Linux.

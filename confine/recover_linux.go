@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,52 +28,83 @@ import (
 // has exited.
 func KilledLaunch(roots []string, uid int, project string, wait time.Duration) bool {
 	end := time.Now().Add(wait)
-	for _, r := range roots {
-		scratch := ScratchDirIn(r, uid)
-		if !launchesOf(scratch, uid) {
-			continue
+	for d := range pendingRuns(roots, uid) {
+		// Another project's record waits for that project's next
+		// launch: the hook would start a recovery that leaves it, after
+		// every call, until then (the sixty-ninth attack run). The
+		// record is read once, and only where it matters: a live
+		// launch's is not read unless the hook waits.
+		lock, err := lockRun(d, false)
+		read := false
+		if err != nil && time.Now().Before(end) {
+			if !recordOf(d, project) {
+				continue
+			}
+			read = true
+			for err != nil && time.Now().Before(end) {
+				time.Sleep(killedPoll)
+				lock, err = lockRun(d, false)
+			}
 		}
-		runs := filepath.Join(scratch, launchesDir)
-		ents, err := os.ReadDir(runs)
 		if err != nil {
-			continue
+			continue // its launcher lives
 		}
-		for _, ent := range ents {
-			if !ent.IsDir() || !strings.HasPrefix(ent.Name(), "run-") {
-				continue
-			}
-			d := filepath.Join(runs, ent.Name())
-			if _, err := os.Lstat(filepath.Join(d, pendingName)); err != nil {
-				continue
-			}
-			// Another project's record waits for that project's next
-			// launch: the hook would start a recovery that leaves it, after
-			// every call, until then (the sixty-ninth attack run). The
-			// record is read once, and only where it matters: a live
-			// launch's is not read unless the hook waits.
-			lock, err := lockRun(d, false)
-			read := false
-			if err != nil && time.Now().Before(end) {
-				if !recordOf(d, project) {
-					continue
-				}
-				read = true
-				for err != nil && time.Now().Before(end) {
-					time.Sleep(killedPoll)
-					lock, err = lockRun(d, false)
-				}
-			}
-			if err != nil {
-				continue // its launcher lives
-			}
-			mine := read || recordOf(d, project)
-			unlockRun(lock)
-			if mine {
-				return true
-			}
+		mine := read || recordOf(d, project)
+		unlockRun(lock)
+		if mine {
+			return true
 		}
 	}
 	return false
+}
+
+// LiveLaunch reports whether a scratch directory of the user uid under
+// one of roots holds the record of a launch of project whose launcher
+// lives: its directory locked. The guard of the project's launches
+// (package hookmain) runs while there is one.
+func LiveLaunch(roots []string, uid int, project string) bool {
+	for d := range pendingRuns(roots, uid) {
+		lock, err := lockRun(d, false)
+		if err == nil {
+			unlockRun(lock)
+			continue // its launcher is gone, or it ended
+		}
+		if recordOf(d, project) {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingRuns are the launch directories holding a record (pendingName)
+// in the scratch directories of the user uid under roots, those the user's
+// launches made alone (launchesOf).
+func pendingRuns(roots []string, uid int) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, r := range roots {
+			scratch := ScratchDirIn(r, uid)
+			if !launchesOf(scratch, uid) {
+				continue
+			}
+			runs := filepath.Join(scratch, launchesDir)
+			ents, err := os.ReadDir(runs)
+			if err != nil {
+				continue
+			}
+			for _, ent := range ents {
+				if !ent.IsDir() || !strings.HasPrefix(ent.Name(), "run-") {
+					continue
+				}
+				d := filepath.Join(runs, ent.Name())
+				if _, err := os.Lstat(filepath.Join(d, pendingName)); err != nil {
+					continue
+				}
+				if !yield(d) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // killedPoll is how often KilledLaunch looks again at a locked launch.

@@ -52,8 +52,10 @@ const (
 	// the answer; it is recorded all the same.
 	ReasonAbandoned = "held_abandoned"
 	// ReasonKilledSwept: (SessionEnd) the session's end stopped a call
-	// whose launcher died before its sweep, and the hook swept for it:
-	// the audit entry's detail says what was held back.
+	// whose launcher died before its sweep, and the hook swept for it;
+	// or (the guard in the project's watcher) a launcher died before its
+	// sweep with no hook after it. The audit entry's told says what was
+	// held back.
 	ReasonKilledSwept = "killed_call_swept"
 	// ReasonContentChanged: a grant's rule pins an executable's content
 	// (it lies where the user can write) and the file there is another.

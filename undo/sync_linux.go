@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -40,8 +41,11 @@ type answer struct {
 }
 
 // watching reports whether a watcher holds the store's lock.
-func (s *Store) watching() bool {
-	f, err := os.OpenFile(filepath.Join(s.Dir, watchLockName), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+func (s *Store) watching() bool { return s.locked(watchLockName) }
+
+// locked reports whether a process holds the store's lock name.
+func (s *Store) locked(name string) bool {
+	f, err := os.OpenFile(filepath.Join(s.Dir, name), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
@@ -270,8 +274,11 @@ func (s *Store) failedRecently() (why string, ok bool) {
 
 // StartWatching starts the watcher of project (launcher: the binary with
 // the WatchSubcommand) unless one runs, or one failed to watch the
-// project within the last hour. It does not wait: the watcher runs on
-// in a session of its own, its standard streams /dev/null.
+// project within the last hour, and a guard of the project's launches
+// runs (the watcher's process is that guard too: WatchMain). It does not
+// wait: the process runs on in a session of its own, its standard
+// streams /dev/null, with the PATH below and the caller's TMPDIR, under
+// which the launches keep their records.
 func StartWatching(stateDir, project, launcher string) error {
 	s, err := Open(stateDir, project)
 	if err != nil {
@@ -282,15 +289,16 @@ func StartWatching(stateDir, project, launcher string) error {
 	if home, err := os.UserHomeDir(); project == "/" || err == nil && fsx.Within(home, project) {
 		return nil
 	}
-	if s.watching() {
-		return nil
-	}
-	if _, failed := s.failedRecently(); failed {
+	_, failed := s.failedRecently()
+	if (failed || s.watching()) && s.locked(guardLockName) {
 		return nil
 	}
 	cmd := exec.Command(launcher, WatchSubcommand, "--state", stateDir, "--project", project)
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	if tmp := os.Getenv("TMPDIR"); filepath.IsAbs(tmp) {
+		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return err
@@ -298,8 +306,14 @@ func StartWatching(stateDir, project, launcher string) error {
 	return cmd.Process.Release()
 }
 
-// WatchMain is the WatchSubcommand: `undo-watch --state DIR --project DIR`.
-func WatchMain(args []string) int {
+// WatchMain is the WatchSubcommand: `undo-watch --state DIR --project
+// DIR`. It runs the project's watcher (Watch) and, beside it, guard: the
+// guard of the project's launches (package hookmain's, which sweeps for a
+// launch killed before its own sweep), under the store's guard.lock, so
+// that one runs a project; it returns when both are done. A watcher that
+// cannot watch the project (it failed within the last hour, or fails
+// now) leaves the guard to run alone.
+func WatchMain(args []string, guard func(stateDir, project string)) int {
 	var state, project string
 	for i := 0; i+1 < len(args); i += 2 {
 		switch args[i] {
@@ -317,9 +331,49 @@ func WatchMain(args []string) int {
 	// process was given stays open in it (a pipe would keep its reader
 	// waiting).
 	_, _ = fsx.CloseInherited()
-	if err := Watch(context.Background(), state, project); err != nil {
+	var guarding sync.WaitGroup
+	if guard != nil {
+		release, err := HoldGuard(state, project)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loopguard: undo-watch: the guard: %v\n", err)
+		}
+		if release != nil {
+			guarding.Go(func() {
+				defer release()
+				guard(state, project)
+			})
+		}
+	}
+	err := Watch(context.Background(), state, project)
+	guarding.Wait()
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "loopguard: undo-watch: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// HoldGuard takes the guard.lock of project's store, made if need be:
+// release lets go of it; nil (and no error) when another process holds
+// it.
+func HoldGuard(stateDir, project string) (release func(), err error) {
+	s, err := Open(stateDir, project)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.create(); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(s.Dir, guardLockName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := flock(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return func() { f.Close() }, nil
 }

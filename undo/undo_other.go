@@ -75,4 +75,4 @@ const WatchSubcommand = "undo-watch"
 func StartWatching(stateDir, project, launcher string) error { return nil }
 
 // WatchMain is unsupported here.
-func WatchMain([]string) int { return 2 }
+func WatchMain([]string, func(stateDir, project string)) int { return 2 }

@@ -54,6 +54,8 @@ const WatchIdle = 30 * time.Minute
 
 const (
 	watchLockName = "watch.lock"
+	// guardLockName: the guard of the project's launches runs (WatchMain).
+	guardLockName = "guard.lock"
 	watchDirName  = "watch"
 	// watchFailedName: the watcher could not watch the project (too many
 	// directories for the user's inotify watches); the hook does not
@@ -90,10 +92,16 @@ type daemon struct {
 // Watch runs the watcher of project's store beside stateDir until ctx is
 // done, it has been asked nothing for WatchIdle, or the project is gone.
 // Another watcher of the same project running is not an error: this one
-// returns at once. It takes at most half of the user's inotify watches
+// returns at once; so does one that failed to watch the project less than
+// watchRetry ago. It takes at most half of the user's inotify watches
 // (watchBound): a project with more directories is walked, as without
 // it, and the user's editor and build tools keep the rest of theirs.
 func Watch(ctx context.Context, stateDir, project string) error {
+	if s, err := Open(stateDir, project); err == nil {
+		if _, failed := s.failedRecently(); failed {
+			return nil // not again before watchRetry (StartWatching starts the guard alone)
+		}
+	}
 	return watch(ctx, stateDir, project, WatchIdle, watchBound(maxUserWatches))
 }
 

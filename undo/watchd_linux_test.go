@@ -358,8 +358,10 @@ func TestWatcherStopped(t *testing.T) {
 }
 
 // TestWatcherCannotWatch: a project with more directories than the
-// watcher may watch: it ends, says why in watch.failed, and StartWatching
-// does not start it again; records walk. Control: a bound it fits in.
+// watcher may watch: it ends, says why in watch.failed, and neither
+// StartWatching nor Watch tries again (the process StartWatching starts
+// then guards the launches alone); records walk. Control: a bound it fits
+// in.
 func TestWatcherCannotWatch(t *testing.T) {
 	proj, st := project(t, map[string]string{"a/1": "1", "b/2": "2", "c/3": "3"})
 	err := watch(context.Background(), st, proj, time.Hour, 2)
@@ -370,8 +372,21 @@ func TestWatcherCannotWatch(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(s.Dir, watchFailedName)); err != nil {
 		t.Errorf("no %s: %v", watchFailedName, err)
 	}
+	// With the project's guard running, nothing is started; without it,
+	// the process is started for the guard alone (it tries the launcher).
+	release, err := HoldGuard(st, proj)
+	if err != nil || release == nil {
+		t.Fatalf("HoldGuard: %v (held elsewhere: %v)", err, release == nil)
+	}
 	if err := StartWatching(st, proj, "/nonexistent/launcher"); err != nil {
-		t.Errorf("StartWatching after a failure started (or tried to start) one: %v", err)
+		t.Errorf("StartWatching after a failure, its guard running, started (or tried to start) one: %v", err)
+	}
+	release()
+	if err := StartWatching(st, proj, "/nonexistent/launcher"); err == nil {
+		t.Errorf("StartWatching after a failure, no guard running: started nothing, want the guard started")
+	}
+	if err := Watch(context.Background(), st, proj); err != nil {
+		t.Errorf("Watch within an hour of the failure: %v, want it to return at once", err)
 	}
 	if rec := record(t, st, proj, nil, nil); rec.synced != "" {
 		t.Errorf("a record asked a watcher that failed: %q", rec.synced)

@@ -57,9 +57,10 @@ func main() {
 	if len(args) > 1 && args[0] == keyring.HolderSubcommand {
 		os.Exit(keyring.HoldMain(args[1:]))
 	}
-	// The project's undo watcher, which the hook starts (package undo).
+	// The project's undo watcher and the guard of its launches, which
+	// the hook starts (packages undo, hookmain).
 	if len(args) > 1 && args[0] == undo.WatchSubcommand {
-		os.Exit(undo.WatchMain(args[1:]))
+		os.Exit(undo.WatchMain(args[1:], hookmain.GuardLaunches))
 	}
 	if len(args) == 1 && args[0] != confine.Subcommand {
 		os.Exit(ticket.Main(args, os.Stderr, keyring.Load, ticketKey, hookmain.InWrapper))

@@ -762,6 +762,128 @@ func TestExitSweepsKilledCall(t *testing.T) {
 	})
 }
 
+// TestClientKilledSweptByGuard: the client killed outright while a call
+// runs (its process group sent SIGKILL: a crash, the out-of-memory
+// killer, a terminal's session torn down) runs no hook after it, neither
+// PostToolUse nor SessionEnd, and the call's launcher dies with it before
+// its sweep. make test, run in the background, makes out/g (a git
+// directory whose config names an fsmonitor) and sleeps; the test kills
+// the client's group. The guard in the project's watcher, which the hook
+// started outside the client with the call, finds the launch's directory
+// unlocked and sweeps for it: out/g is gone from the project within
+// seconds, and the audit log says killed_call_swept (event guard).
+// Controls: out/g/config was made, the client was killed (no clean exit),
+// and what the call made is found where a sweep puts it.
+func TestClientKilledSweptByGuard(t *testing.T) {
+	withEscapeEnv(t, slowGitDirProject, func(t *testing.T, x *escapeEnv) {
+		config := x.path("out/g/config")
+		ctx, kill := context.WithCancel(context.Background())
+		defer kill()
+		made := false
+		killClient := func([]claudetest.ToolResult) claudetest.Turn {
+			for end := time.Now().Add(60 * time.Second); time.Now().Before(end) && !made; time.Sleep(100 * time.Millisecond) {
+				_, err := os.Lstat(config)
+				made = err == nil
+			}
+			kill()
+			return claudetest.Text("not read: the client is gone")
+		}
+		api := claudetest.NewFakeAPI(t, claudetest.Script{Main: []claudetest.Turn{
+			claudetest.Tools(claudetest.Call("toolu_g1", "Bash", map[string]any{
+				"command": "make test", "description": "test command", "run_in_background": true})),
+			{Then: killClient},
+		}})
+		p, err := StartProxy(api)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		res, err := claudetest.RunClient(ctx, claudetest.Options{
+			Claude: x.claude, API: api, Dir: x.Dir, Home: x.g.Home, Args: []string{"--session-id", sessionID(t)},
+			Env: append(append(x.g.ClientEnv(), x.clientEnv...), "ANTHROPIC_BASE_URL="+p.URL()),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("the client: exit %d, killed %v; tool results: %+v", res.ExitCode, res.TimedOut, api.ToolResults())
+		if !made {
+			t.Fatalf("control: make test did not make out/g/config within a minute")
+		}
+		if !res.TimedOut {
+			t.Fatalf("control: the client exited before it was killed (exit %d)", res.ExitCode)
+		}
+		roots := confine.ScratchRoots(x.tmp, escapeUser())
+		if !x.sandbox {
+			// Without the sandbox the kill of the client's group does
+			// not reach a background call (the client starts it in a
+			// group of its own): it runs on, and its launcher would sweep
+			// at its end. The guard leaves a live launch alone; then the
+			// launcher is killed outright, as the user's session's end
+			// kills what is left (systemd-logind's KillUserProcesses).
+			time.Sleep(2 * time.Second)
+			if _, err := os.Lstat(config); err != nil || !confine.LiveLaunch(roots, escapeUser(), x.Dir) {
+				t.Fatalf("control: out/g/config (%v) or the live launch gone 2 s after the client's kill, without the sandbox", err)
+			}
+			if n := killLaunchers(t, x.root); n == 0 {
+				t.Fatalf("control: no launcher of the call to kill")
+			}
+		}
+		gone := false
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end) && !gone; time.Sleep(100 * time.Millisecond) {
+			_, err := os.Lstat(config)
+			gone = err != nil
+		}
+		if !gone {
+			t.Fatalf("out/g/config is still in the project 20 s after the client was killed: an unconfined git there runs its fsmonitor")
+		}
+		found := heldConfigs(x.root, config)
+		t.Logf("held back: %v", found)
+		if len(found) == 0 {
+			t.Errorf("control: the call's out/g/config is nowhere under %s", x.root)
+		}
+		out, err := x.g.Run(context.Background(), x.g.Home, "audit", "--json", "-n", "0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		swept := false
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, hooks.ReasonKilledSwept) && strings.Contains(line, `"event":"guard"`) {
+				swept = true
+				t.Logf("the audit log: %s", line)
+			}
+		}
+		if !swept {
+			t.Errorf("the audit log has no %s entry of the guard:\n%s", hooks.ReasonKilledSwept, out)
+		}
+	})
+}
+
+// killLaunchers sends SIGKILL to the launchers (`exec --cap ...`) of the
+// binaries under root and returns how many it killed.
+func killLaunchers(t *testing.T, root string) int {
+	t.Helper()
+	n := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		argv := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(argv) > 2 && strings.HasPrefix(argv[0], root+"/") && argv[1] == "exec" && argv[2] == "--cap" {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				t.Logf("killed the launcher %d: %q", pid, argv)
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // interactiveKey is the API key the interactive client is given (the fake
 // API takes any), approved in its configuration so that it does not ask.
 const interactiveKey = "sk-ant-loopguard-e2e-interactive-key"

@@ -116,14 +116,15 @@ func TestOneLanguage(t *testing.T) {
 // (PrivateInHome: its mode, as the launch judged it), and to start the
 // launcher's recovery of a launch killed before its sweep after a call
 // (ScratchRoots, KilledLaunch, RecoverArgs: the launcher sweeps, from the
-// record the killed launch wrote), and to refuse the jail where the
+// record the killed launch wrote; LiveLaunch: the guard in the project's
+// watcher runs while one lives), and to refuse the jail where the
 // launcher would (HeldTempDir). Nothing that
 // computes a plan for a launch that has not started, so the
 // hook writes no plan file for a launcher to pick up: the launch computes
 // its plan when it runs (hooks' TestLaunchWritesNothing checks the state
 // directory the same way at run time).
 var hookUsesOfConfine = []string{"Spec", "Redirect", "NetworkCommand", "UnconfinedCommand", "GitCommand", "CapUnconfined", "ABI", "MinABI", "Main", "Subcommand", "PrivateInHome",
-	"ScratchRoots", "KilledLaunch", "RecoverArgs", "HeldTempDir"}
+	"ScratchRoots", "KilledLaunch", "LiveLaunch", "RecoverArgs", "HeldTempDir"}
 
 // TestHookPreparesNoPlan: no package the hook binary links, confine
 // aside, uses a name of confine beyond hookUsesOfConfine. The control:

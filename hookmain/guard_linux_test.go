@@ -1,0 +1,122 @@
+package hookmain
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/confine"
+	"github.com/loopguard/loopguard/hooks"
+)
+
+// TestGuardSweepsKilledLaunch: the guard in the project's watcher runs the
+// launcher's recovery for a launch of its project whose launcher is gone
+// before its sweep, with no hook to run it, and records what it said in
+// the audit log. Controls: while the launch's directory is locked (its
+// launcher lives) nothing is recovered and the guard keeps running past
+// its idle time; another project's record is left; a launcher that
+// leaves the record is not run twice a poll for ever; with no launch
+// alive the guard ends after its idle time.
+func TestGuardSweepsKilledLaunch(t *testing.T) {
+	tmp, state := t.TempDir(), t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	proj, other := t.TempDir(), t.TempDir()
+	ran := filepath.Join(t.TempDir(), "ran")
+	run := filepath.Join(confine.ScratchDirIn(tmp, os.Getuid()), "runs", "run-0123456789abcdef")
+	// The launcher's recovery: says what it swept and ends the record, as
+	// the real one does; keep=1 leaves it.
+	l := filepath.Join(t.TempDir(), "launcher")
+	if err := os.WriteFile(l, []byte("#!/bin/sh\necho \"$@\" >> "+ran+"\necho 'loopguard: held back out/g'\n[ -n \"$KEEP\" ] || rm -f "+run+"/pending.json\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runs := func() int {
+		b, _ := os.ReadFile(ran)
+		return strings.Count(string(b), "\n")
+	}
+	entries := func() []string {
+		var out []string
+		ents, _ := filepath.Glob(filepath.Join(state, "audit", "late", "*"))
+		for _, p := range ents {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+		return out
+	}
+	type result struct{ took time.Duration }
+	start := func(idle, poll time.Duration) chan result {
+		done := make(chan result, 1)
+		begin := time.Now()
+		go func() { guard(state, proj, l, idle, poll); done <- result{time.Since(begin)} }()
+		return done
+	}
+	within := func(d time.Duration, ok func() bool) bool {
+		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			if ok() {
+				return true
+			}
+		}
+		return ok()
+	}
+
+	// Another project's killed launch: left.
+	plantRecord(t, tmp, other)
+	r := <-start(100*time.Millisecond, 10*time.Millisecond)
+	if runs() != 0 || len(entries()) != 0 {
+		t.Fatalf("another project's record: the recovery ran %d times, %d entries", runs(), len(entries()))
+	}
+	if r.took > 5*time.Second {
+		t.Errorf("with no live launch the guard ran %v, want its idle time", r.took)
+	}
+
+	// The project's launch, its launcher alive: the directory locked.
+	plantRecord(t, tmp, proj)
+	fd, err := unix.Open(run, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	done := start(300*time.Millisecond, 10*time.Millisecond)
+	time.Sleep(600 * time.Millisecond)
+	if runs() != 0 {
+		t.Fatalf("the recovery ran for a launch whose launcher lives")
+	}
+	select {
+	case <-done:
+		t.Fatal("the guard ended while a launch of its project lived")
+	default:
+	}
+	// The launcher is killed: its lock goes with it.
+	unix.Close(fd)
+	if !within(5*time.Second, func() bool { return runs() == 1 && len(entries()) == 1 }) {
+		t.Fatalf("the killed launch: the recovery ran %d times, %d audit entries; want 1 and 1", runs(), len(entries()))
+	}
+	b, _ := os.ReadFile(ran)
+	if want := strings.Join(confine.RecoverArgs(proj, confine.ScratchRoots(tmp, os.Getuid())), " "); strings.TrimSpace(string(b)) != want {
+		t.Errorf("the recovery ran as %q, want %q", b, want)
+	}
+	if e := entries()[0]; !strings.Contains(e, hooks.ReasonKilledSwept) || !strings.Contains(e, `"event":"guard"`) || !strings.Contains(e, "held back out/g") {
+		t.Errorf("the audit entry: %s", e)
+	}
+	<-done
+	if n := runs(); n != 1 {
+		t.Errorf("the recovery ran %d times for one killed launch", n)
+	}
+
+	// A recovery that leaves the record: run again, ever less often.
+	t.Setenv("KEEP", "1")
+	plantRecord(t, tmp, proj)
+	before := runs()
+	<-start(time.Second, 10*time.Millisecond)
+	if n := runs() - before; n < 2 || n > 10 {
+		t.Errorf("a recovery that leaves its record ran %d times in the guard's second, want a few (each wait twice the last)", n)
+	}
+}
