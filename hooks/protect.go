@@ -195,7 +195,14 @@ func (e *Engine) packageEntries(c *Call, j judged, pl policy.Places) finding {
 	}
 	next, err := present.Applied(c.ToolName, c.ToolInput, cur)
 	if err != nil {
-		return finding{} // Claude Code refuses the call: nothing changes
+		// What the call would change cannot be told: loopguard's model
+		// of an edit is Claude Code's exact match, and a client may
+		// apply one it does not model (Claude Code's loose match, a
+		// Codex patch, OpenCode's edit; the seventy-eighth attack run),
+		// so "refused" is not taken for "nothing changes".
+		what := fmt.Sprintf("a package.json whose entries the project's git hooks or configuration run by name (%s), where loopguard cannot tell what this call changes (%v)", strings.Join(keys, ", "), err)
+		return finding{Protection: policy.Protection{Tier: policy.ExecConfig, Path: p, What: what},
+			why: "it would change " + present.EscapeText(p) + ", " + what}
 	}
 	before, after := policy.PackageEntries(cur, keys), policy.PackageEntries(next, keys)
 	var changed []string

@@ -1,6 +1,7 @@
 package present
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -110,6 +111,11 @@ func Changes(canonical []byte, full bool) string {
 			was, now)
 	}
 	ch, err := applyCall(fc, cur)
+	var u Unshown
+	if errors.As(err, &u) {
+		fmt.Fprintf(&b, "CHANGES: %s %s: NOT SHOWN: %s\n", fc.tool, where, esc(u.Why))
+		return b.String()
+	}
 	if err != nil {
 		fmt.Fprintf(&b, "CHANGES: %s %s: %s\n", fc.tool, where, esc(err.Error()))
 		return b.String()
@@ -130,7 +136,11 @@ func Changes(canonical []byte, full bool) string {
 	b.WriteString(head + "\n")
 	d := udiff.Unified("a"+fc.lands+ch.part, "b"+fc.lands+ch.part, ch.from, ch.to, esc)
 	if d == "" {
-		b.WriteString("(the file would not change)\n")
+		if ch.part != "" && ch.note != "" {
+			b.WriteString("(the cell's source would not change)\n")
+		} else {
+			b.WriteString("(the file would not change)\n")
+		}
 		return b.String()
 	}
 	b.WriteString(foldDiff(d, full))
@@ -232,6 +242,10 @@ func applyCall(fc fileCall, cur []byte) (change, error) {
 			var note string
 			var err error
 			if next, note, err = applyEdit(next, m); err != nil {
+				var u Unshown
+				if errors.As(err, &u) {
+					return change{}, Unshown{fmt.Sprintf("edit %d of %d: %s", i+1, len(edits), u.Why)}
+				}
 				return change{}, fmt.Errorf("edit %d of %d: %w; nothing would change", i+1, len(edits), err)
 			}
 			if note != "" {
@@ -245,10 +259,28 @@ func applyCall(fc fileCall, cur []byte) (change, error) {
 	return change{}, fmt.Errorf("no diff for %s", fc.tool)
 }
 
+// Unshown is the error of an edit whose effect loopguard cannot tell
+// exactly: the client may apply it, in ways loopguard does not model (a
+// loose match), so it is neither shown as a diff nor taken as refused.
+type Unshown struct{ Why string }
+
+func (u Unshown) Error() string { return u.Why }
+
 // applyEdit applies one old_string/new_string edit as Claude Code does:
 // old_string must occur exactly once unless replace_all is set; an empty
-// old_string creates a file that does not exist (or is empty).
+// old_string creates a file that does not exist (or is empty). Where
+// Claude Code would match loosely (old_string not in the file byte for
+// byte: it then tries curly quotes as straight ones and decodes \uXXXX
+// escapes; a file with carriage returns, whose line endings it matches as
+// LF and writes back its own way), the result is Unshown, not a guess:
+// the seventy-eighth attack run had "nothing would change" shown for edits
+// Claude Code applied, and one replacement shown where it made three.
 func applyEdit(cur []byte, in map[string]any) ([]byte, string, error) {
+	_, has1 := in["old_string"]
+	_, has2 := in["new_string"]
+	if !has1 && !has2 {
+		return nil, "", Unshown{"the input is not Claude Code's old_string/new_string edit (another agent's edit, applied by that agent's own matching): no diff; what it changes is the input as sent"}
+	}
 	old, ok1 := in["old_string"].(string)
 	repl, ok2 := in["new_string"].(string)
 	if !ok1 || !ok2 {
@@ -267,16 +299,47 @@ func applyEdit(cur []byte, in map[string]any) ([]byte, string, error) {
 	if cur == nil {
 		return nil, "", errors.New("the file does not exist: Claude Code would refuse the edit")
 	}
+	if unicodeEscape(old) || unicodeEscape(repl) {
+		return nil, "", Unshown{"old_string or new_string holds a unicode escape (a backslash, u and four hex digits): Claude Code decodes such escapes, in new_string even when old_string matches as it is (the real client wrote A for one), so loopguard cannot show exactly what it writes"}
+	}
+	if bytes.IndexByte(cur, '\r') >= 0 {
+		return nil, "", Unshown{"the file has carriage returns (CRLF line endings): Claude Code matches old_string against it with them as LF and writes the line endings back its own way, so loopguard cannot show exactly what the edit changes"}
+	}
 	n := strings.Count(string(cur), old)
 	switch {
 	case n == 0:
-		return nil, "", errors.New("old_string does not occur in the file as it is now: Claude Code would refuse the edit and nothing would change")
+		return nil, "", Unshown{"old_string does not occur in the file byte for byte: Claude Code may still apply the edit, matching loosely (curly quotes as straight ones, unicode escapes in it decoded), where loopguard cannot show"}
 	case n > 1 && !all:
 		return nil, "", fmt.Errorf("old_string occurs %d times and replace_all is false: Claude Code would refuse the edit", n)
 	case all:
 		return []byte(strings.ReplaceAll(string(cur), old, repl)), fmt.Sprintf("replace_all: %d match(es) replaced", n), nil
 	}
 	return []byte(strings.Replace(string(cur), old, repl, 1)), "", nil
+}
+
+// unicodeEscape reports whether s holds a backslash, u and four hex
+// digits: an escape Claude Code's Edit may decode.
+func unicodeEscape(s string) bool {
+	for i := strings.Index(s, `\u`); i >= 0; {
+		if len(s) >= i+6 && isHex4(s[i+2:i+6]) {
+			return true
+		}
+		j := strings.Index(s[i+2:], `\u`)
+		if j < 0 {
+			break
+		}
+		i += 2 + j
+	}
+	return false
+}
+
+func isHex4(s string) bool {
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return len(s) == 4
 }
 
 // applyNotebook renders a NotebookEdit as the source of the cell it
@@ -347,7 +410,17 @@ func applyNotebook(cur []byte, in map[string]any) (change, error) {
 	if mode == "delete" {
 		return change{from: old, part: part, note: fmt.Sprintf("cell %d deleted", idx)}, nil
 	}
-	return change{from: old, to: []byte(src), part: part, note: fmt.Sprintf("cell %d replaced", idx)}, nil
+	note := fmt.Sprintf("cell %d replaced", idx)
+	// A replace that names a cell type gives the cell that type (the
+	// seventy-eighth attack run turned a markdown cell that held
+	// os.system(...) into a code cell with its source unchanged, shown as
+	// "the file would not change").
+	if t, _ := in["cell_type"].(string); t != "" {
+		if was, _ := nb.Cells[idx]["cell_type"].(string); t != was {
+			note += fmt.Sprintf(", and its type becomes %s (it was %s; a code cell runs when the notebook runs)", t, was)
+		}
+	}
+	return change{from: old, to: []byte(src), part: part, note: note}, nil
 }
 
 // CallDiff shows how a call differs from the approved one, both given as
