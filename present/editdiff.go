@@ -276,10 +276,14 @@ func (u Unshown) Error() string { return u.Why }
 // the seventy-eighth attack run had "nothing would change" shown for edits
 // Claude Code applied, and one replacement shown where it made three.
 func applyEdit(cur []byte, in map[string]any) ([]byte, string, error) {
-	_, has1 := in["old_string"]
-	_, has2 := in["new_string"]
-	if !has1 && !has2 {
-		return nil, "", Unshown{"the input is not Claude Code's old_string/new_string edit (another agent's edit, applied by that agent's own matching): no diff; what it changes is the input as sent"}
+	for k := range in {
+		switch k {
+		case "file_path", "old_string", "new_string", "replace_all":
+		default:
+			// Gemini CLI's expected_replacements, OpenCode's oldString,
+			// a Codex patch's command: the agent applies it its own way.
+			return nil, "", Unshown{"the input is not Claude Code's old_string/new_string edit (it has " + k + ": another agent's edit, applied by that agent's own matching): no diff; what it changes is the input as sent"}
+		}
 	}
 	old, ok1 := in["old_string"].(string)
 	repl, ok2 := in["new_string"].(string)

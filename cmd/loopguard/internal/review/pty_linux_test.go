@@ -266,14 +266,15 @@ func TestReviewDiffPTY(t *testing.T) {
 	scr.Expect(t, `Skipped`)
 
 	// Attack: the new text drives the terminal (clear screen, CR, bidi).
-	// It is shown escaped; an old_string that is not there is said.
+	// It is shown escaped; an old_string that is not there is not shown
+	// as a diff, nor as refused (Claude Code may match it loosely).
 	h.Run(fileCall("s-diff", "Edit", g, map[string]any{"old_string": "y := old", "new_string": "y := new\x1b[2J\r// \u202egnp.exe"}, "toolu_e3"), "hook", "--event", "PreToolUse")
 	scr.Expect(t, `\+y := new\\x1b\[2J\\r// \\u\{202e\}gnp\.exe`)
 	scr.Expect(t, ` > `)
 	h.Key("s")
 	scr.Expect(t, `Skipped`)
 	h.Run(fileCall("s-diff", "Edit", g, map[string]any{"old_string": "absent", "new_string": "x"}, "toolu_e4"), "hook", "--event", "PreToolUse")
-	scr.Expect(t, `old_string does not occur in the file as it is now: Claude Code would refuse the edit`)
+	scr.Expect(t, `NOT SHOWN: old_string does not occur in the file byte for byte`)
 	scr.Expect(t, ` > `)
 	h.Quit(`Review ended: 1 approved, 0 denied, 3 skipped`)
 	text := scr.String()
