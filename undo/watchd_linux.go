@@ -81,7 +81,10 @@ type daemon struct {
 	epoch  string
 	seq    uint64
 	dirty  map[string]bool
-	full   bool
+	// dirtySize is what dirty's paths take in an answer; past maxAnswer
+	// the answer is full and dirty is let go (mark).
+	dirtySize int
+	full      bool
 	// blind: a directory below the project could not be watched (not
 	// readable): every answer is "full" until a rescan watches them all.
 	blind    bool
@@ -295,7 +298,7 @@ func (d *daemon) events(b []byte) (asked, gone bool) {
 			p = path.Join(rel, name)
 		}
 		if p != "" {
-			d.dirty[p] = true
+			d.mark(p)
 		}
 		if name == "Cargo.toml" {
 			// Whether a target/ beside it is recorded changes.
@@ -407,7 +410,7 @@ func (d *daemon) watchDir(fd int, rel string, named bool) error {
 	for _, p := range paths {
 		name := p[len(prefix):]
 		if named {
-			d.dirty[p] = true
+			d.mark(p)
 		}
 		if rel == "" && name == ".git" || slices.Contains(Regenerable, name) || len(p) > maxRel {
 			continue // no record looks into it either
@@ -429,6 +432,23 @@ func (d *daemon) watchDir(fd int, rel string, named bool) error {
 		}
 	}
 	return nil
+}
+
+// mark notes that p changed. Once the paths noted would not fit in an
+// answer (maxAnswer), the next answer is full, and no more are kept until
+// it: a call renaming a file through 100,000 long names had the watcher,
+// which runs outside the jail and the call's cgroup, hold 543 MB of them
+// (the seventy-seventh attack run).
+func (d *daemon) mark(p string) {
+	if d.full || d.dirty[p] {
+		return
+	}
+	d.dirtySize += len(p) + 1
+	if d.dirtySize > maxAnswer {
+		d.full, d.dirty, d.dirtySize = true, map[string]bool{}, 0
+		return
+	}
+	d.dirty[p] = true
 }
 
 // answer answers the request FIFO name: what changed since the last
@@ -464,7 +484,7 @@ func (d *daemon) answer(name string) {
 	fmt.Fprintf(&b, "size %d\n", len(body))
 	b.WriteString(body)
 	b.WriteString(answerEnd)
-	d.dirty, d.full = map[string]bool{}, false
+	d.dirty, d.dirtySize, d.full = map[string]bool{}, 0, false
 	fd, err := unix.Openat(d.reqDir, name, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		_ = unix.Unlinkat(d.reqDir, name, 0) // the launcher is gone

@@ -786,3 +786,28 @@ func TestWatcherEndsWithItsStore(t *testing.T) {
 		t.Fatal("the watcher still runs 5 s after its store was removed")
 	}
 }
+
+// TestWatcherForgetsPastAnAnswer: the paths the watcher keeps between two
+// answers are bounded by what an answer holds; past it the next answer is
+// full and none are kept (the seventy-seventh attack run's call, renaming
+// a file through 100,000 long names, had the watcher hold 543 MB). The
+// control: a few changes are kept, each once, and answered by name.
+func TestWatcherForgetsPastAnAnswer(t *testing.T) {
+	d := &daemon{dirty: map[string]bool{}}
+	for _, p := range []string{"a/b", "a/b", "c"} {
+		d.mark(p)
+	}
+	if d.full || len(d.dirty) != 2 || d.dirtySize != len("a/b")+len("c")+2 {
+		t.Fatalf("control: three marks of two paths: full %v, %d kept, size %d", d.full, len(d.dirty), d.dirtySize)
+	}
+	long := strings.Repeat("x", 200)
+	for i := 0; i < 100000; i++ {
+		d.mark(fmt.Sprintf("%s/%d", long, i))
+		if d.dirtySize > maxAnswer || len(d.dirty) > maxAnswer/2 {
+			t.Fatalf("after %d long names: %d paths kept, %d bytes", i+1, len(d.dirty), d.dirtySize)
+		}
+	}
+	if !d.full || len(d.dirty) != 0 {
+		t.Errorf("100,000 long names: full %v, %d kept; want the answer full and nothing kept", d.full, len(d.dirty))
+	}
+}
