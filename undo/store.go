@@ -290,13 +290,6 @@ type UnreadableRecord struct {
 	Err error
 }
 
-// StartedBefore reports whether the record's call started before t, by
-// the time its name holds; a name that holds none is not.
-func (r UnreadableRecord) StartedBefore(t time.Time) bool {
-	at, ok := idTime(r.ID)
-	return ok && at.Before(t)
-}
-
 // Records reads every record's description: those it can (metas, what
 // List returns) and those it cannot (bad, which List leaves out: undo
 // --list names them, and prune keeps every copy while one is there), each
@@ -310,13 +303,45 @@ func (s *Store) Records() (metas []Meta, bad []UnreadableRecord, err error) {
 // read (a store keeps up to MaxRecentRecords; the hook asks for those
 // since the human's last decision). A name that holds no time is read.
 func (s *Store) RecordsSince(since time.Time) (metas []Meta, bad []UnreadableRecord, err error) {
+	return s.records(func(id string) bool {
+		at, ok := latestStart(id)
+		return !ok || at.After(since)
+	})
+}
+
+// RecordsRunningSince is RecordsSince with the calls that started before
+// since and ran on after it: a record whose after-state (or the reason
+// it has none) was written at or after since, and, with live (a launch of
+// the project runs now), one that has neither yet, whose call may be the
+// one running. A background call started before the human's last
+// decision that then wrote the Makefile was named by no warning (the
+// seventy-seventh attack run). One killed before it finished, with no
+// launch running, is left out: when it ended is not known.
+func (s *Store) RecordsRunningSince(since time.Time, live bool) (metas []Meta, bad []UnreadableRecord, err error) {
+	return s.records(func(id string) bool {
+		if at, ok := latestStart(id); !ok || at.After(since) {
+			return true
+		}
+		for _, name := range []string{"after", "unrecorded"} {
+			fi, err := os.Lstat(filepath.Join(s.recordDir(id), name))
+			if err == nil {
+				return !fi.ModTime().Before(since)
+			}
+		}
+		return live
+	})
+}
+
+// records reads the descriptions of the records whose name want takes,
+// newest first.
+func (s *Store) records(want func(id string) bool) (metas []Meta, bad []UnreadableRecord, err error) {
 	ids, err := s.recordIDs()
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, id := range ids {
-		if at, ok := latestStart(id); ok && !at.After(since) {
-			continue // started before since
+		if !want(id) {
+			continue
 		}
 		m, err := s.Meta(id)
 		switch {
