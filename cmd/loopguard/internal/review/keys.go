@@ -177,6 +177,19 @@ func rowsOf(line string, width int) int {
 	return (n + width - 1) / width
 }
 
+// rowsIn is how many terminal rows text takes at width columns, written
+// from the start of a row: its lines as rowsOf counts them (a last line
+// left open counts; the empty row after a final newline does not).
+func rowsIn(text string, width int) int {
+	n := 0
+	for _, l := range strings.SplitAfter(text, "\n") {
+		if l != "" {
+			n += rowsOf(l, width)
+		}
+	}
+	return n
+}
+
 // statusLine is the last line of the prompt, which review keeps up to date
 // while it waits for a key: whether the agent waits and how long it still
 // will, and how many more calls wait. It fits width, shortened when it must.

@@ -58,14 +58,17 @@ func Page(out io.Writer, text string) error {
 	defer tty.Close()
 	c := &console{tty: tty, fd: fdOf(tty)}
 	defer c.cooked()
-	_, err = pageOn(c, out, strings.SplitAfter(text, "\n"), rows, "")
+	_, err = pageOn(c, out, strings.SplitAfter(text, "\n"), rows, 0, "")
 	return err
 }
 
 // pageOn is the built-in pager: lines, a screen of rows at a time, with a
-// prompt between screens (Space or Enter: more; q: stop). It returns how
-// many lines it showed. again says how to see the text again, if it can be.
-func pageOn(c *console, out io.Writer, lines []string, rows int, again string) (int, error) {
+// prompt between screens (Space or Enter: more; q: stop). tail is how
+// many rows are printed after its last screen before the next key is read
+// (the prompt under a call): that screen leaves room for them, so none of
+// its lines scrolls away unread. It returns how many lines it showed.
+// again says how to see the text again, if it can be.
+func pageOn(c *console, out io.Writer, lines []string, rows, tail int, again string) (int, error) {
 	shown := 0
 	width := c.width()
 	for shown < len(lines) {
@@ -74,6 +77,11 @@ func pageOn(c *console, out io.Writer, lines []string, rows int, again string) (
 		for end < len(lines) && (end == shown || used+rowsOf(lines[end], width) <= max(rows-1, 1)) {
 			used += rowsOf(lines[end], width)
 			end++
+		}
+		if end == len(lines) && end-shown > 1 && used+tail > rows {
+			// The last screen and what follows it would not fit: its
+			// last line waits for one more screen.
+			end--
 		}
 		for _, l := range lines[shown:end] {
 			if _, err := io.WriteString(out, l); err != nil {
@@ -84,13 +92,20 @@ func pageOn(c *console, out io.Writer, lines []string, rows int, again string) (
 		if shown == len(lines) {
 			break
 		}
-		fmt.Fprintf(out, "-- more: %d of %d lines shown; Space for more, q to stop --", shown, len(lines))
-		k, err := c.key(context.Background(), false)
+		more := c.more(out, fmt.Sprintf("-- more: %d of %d lines shown; Space for more, q to stop --", shown, len(lines)))
 		fmt.Fprint(out, "\n")
-		if err != nil || (k != ' ' && k != '\r' && k != '\n') {
+		if !more {
 			fmt.Fprintf(out, "(%d more lines not shown%s)\n", len(lines)-shown, again)
 			return shown, nil
 		}
 	}
 	return shown, nil
+}
+
+// more writes prompt at the foot of a screen and waits for a key: Space or
+// Enter goes on (true), any other key stops.
+func (c *console) more(out io.Writer, prompt string) bool {
+	fmt.Fprint(out, prompt)
+	k, err := c.key(context.Background(), false)
+	return err == nil && (k == ' ' || k == '\r' || k == '\n')
 }

@@ -859,43 +859,67 @@ func showCall(c *console, st *state.Store, p *state.Pending) bool {
 // of what another machine says about its call: shown dim after the head,
 // never marked up as loopguard's own warnings are. whole says whether body
 // is the call unfolded; showParts reports whether all of it was shown.
+// A terminal whose height cannot be told pages nothing.
 func showParts(c *console, p *state.Pending, head, says, body string, whole bool) bool {
+	_, rows, err := term.GetSize(c.fd)
+	if err != nil {
+		rows = 0
+	}
+	return showIn(c, p, head, says, body, whole, screen{rows: rows, below: callPrompt, again: "; v shows the call again"})
+}
+
+// callPrompt is how many rows review keeps under a call for its prompt:
+// the keys, the status line, a line or so of offers.
+const callPrompt = 5
+
+// screen is the room showIn has for a call: rows, the terminal's height
+// (0: not known, nothing paged); above, the rows already written since
+// the last key read that must stay in view with the call; below, the
+// rows written after it before the next key is read (the prompt); again
+// says how to see the call again when its pager is stopped.
+type screen struct {
+	rows, above, below int
+	again              string
+}
+
+// showIn is showParts on a screen sc. The call is written whole when it
+// fits with what is above and below it; else its head, a first page of its
+// body and the pager (pageOn), each line on screen at a key, then its
+// header again in short.
+func showIn(c *console, p *state.Pending, head, says, body string, whole bool, sc screen) bool {
 	fmt.Fprint(c.tty, c.pal.colourise(head))
 	if says != "" {
 		fmt.Fprint(c.tty, c.pal.dim+says+c.pal.reset)
 	}
 	lines := strings.SplitAfter("\n"+body, "\n")
-	_, rows, err := term.GetSize(c.fd)
-	width := c.width()
-	headRows, bodyRows := 0, 0
-	for _, l := range strings.SplitAfter(head+says, "\n") {
-		headRows += rowsOf(l, width)
-	}
-	for _, l := range lines {
-		bodyRows += rowsOf(l, width)
-	}
-	if err != nil || rows <= 0 || headRows+bodyRows+3 <= rows {
+	rows, width := sc.rows, c.width()
+	headRows, bodyRows := rowsIn(head+says, width), rowsIn("\n"+body, width)
+	if rows <= 0 || sc.above+headRows+bodyRows+sc.below <= rows {
 		fmt.Fprint(c.tty, "\n"+body)
 		return whole
 	}
-	room := max(rows-headRows-2, 3)
+	room := max(rows-sc.above-headRows-2, 3)
 	first, used := 0, 0
 	for first < len(lines) && used+rowsOf(lines[first], width) <= room {
 		used += rowsOf(lines[first], width)
 		first++
+	}
+	if first == len(lines) {
+		// It fits but for the prompt: its last line waits for a key,
+		// so none scrolls away unread.
+		first--
 	}
 	first = max(first, 1)
 	for _, l := range lines[:first] {
 		fmt.Fprint(c.tty, l)
 	}
 	if first < len(lines) {
-		fmt.Fprintf(c.tty, "-- more: %d of %d lines shown; Space for more, q to stop --", first, len(lines))
-		if k, err := c.key(context.Background(), false); err == nil && (k == ' ' || k == '\r' || k == '\n') {
+		if c.more(c.tty, fmt.Sprintf("-- more: %d of %d lines shown; Space for more, q to stop --", first, len(lines))) {
 			fmt.Fprint(c.tty, "\n")
-			n, _ := pageOn(c, c.tty, lines[first:], rows, "; v shows the call again")
+			n, _ := pageOn(c, c.tty, lines[first:], rows, 1+sc.below, sc.again)
 			whole = whole && first+n == len(lines)
 		} else {
-			fmt.Fprintf(c.tty, "\n(%d more lines not shown; v shows the call again)\n", len(lines)-first)
+			fmt.Fprintf(c.tty, "\n(%d more lines not shown%s)\n", len(lines)-first, sc.again)
 			whole = false
 		}
 	}
