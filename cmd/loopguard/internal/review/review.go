@@ -56,7 +56,8 @@ warnings; a new call rings the terminal's bell and sets its title. Then:
      an option that runs code or writes a file, a DANGER form, or a
      download, and never on a DANGER call; asks as g does
   t  approve every call of the same turn, shown together, then y (offered
-     when none of them needs a second look)
+     when none of them needs a second look); a turn taller than the
+     terminal is paged, and y is asked for only once all of it was shown
   d  deny it, with an optional reason the agent is shown
   s  skip it for now
   v  view the call again (a long one is paged: Space for more, q to stop)
@@ -698,6 +699,9 @@ func (rv *reviewer) act(ctx context.Context, s *onScreen, k byte) keyOutcome {
 		}
 		n, err := b.approveTurn(ctx, c, s.turn)
 		r.approved += n
+		if errors.Is(err, errTurnUnseen) {
+			return keyRedraw // the call on screen again, its prompt under it
+		}
 		if err != nil {
 			cli.PrintError(tty, err)
 			return keyAgain
@@ -1039,21 +1043,22 @@ func approveAndGrantWith(ctx context.Context, tty *os.File, st *state.Store, p *
 
 // approveTurn approves every call of one turn after showing them all,
 // with one key (review offers t only when none of them needs a second
-// look); it returns how many it approved.
+// look); it returns how many it approved. The key is asked for only once
+// every line of every call was on screen (showTurn): else nothing is
+// approved (errTurnUnseen).
 func approveTurn(ctx context.Context, c *console, st *state.Store, turn []*reviewCall, o *reviewOptions, now time.Time) (int, error) {
 	tty := c.tty
-	fmt.Fprintf(tty, "\nThe %d calls of this turn (the first is shown above):\n", len(turn))
-	for i, rc := range turn[1:] {
-		p := rc.p
-		fmt.Fprintf(tty, "\n--- call %d of %d ---\n%s", i+2, len(turn), cli.RenderPending(st, p, false))
-		_ = st.Pin(p.ID, time.Now())
-	}
 	m, err := approve.Load(ctx)
 	if err != nil {
 		return 0, err
 	}
+	prompt := fmt.Sprintf("\nApprove these %d calls, each once, for %s, as %s? y approves them all, any other key cancels: ", len(turn), o.ttl, present.EscapeText(m.Principal))
+	if i := showTurn(c, st, turn, rowsIn(prompt, c.width())); i > 0 {
+		fmt.Fprintf(tty, "Not all of call %d of %d was shown: nothing was approved. Decide the calls one by one, or t shows the turn again.\n", i+1, len(turn))
+		return 0, errTurnUnseen
+	}
 	c.drain()
-	if err := confirmKey(ctx, c, fmt.Sprintf("\nApprove these %d calls, each once, for %s, as %s? y approves them all, any other key cancels: ", len(turn), o.ttl, present.EscapeText(m.Principal))); err != nil {
+	if err := confirmKey(ctx, c, prompt); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -1072,6 +1077,57 @@ func approveTurn(ctx context.Context, c *console, st *state.Store, turn []*revie
 		fmt.Fprintf(tty, "Approved %s: grant %s. %s\n", present.EscapeText(p.ID), g.ID(), present.EscapeText(next))
 	}
 	return n, nil
+}
+
+// errTurnUnseen: a call of the turn was not shown to its end, and t
+// approved nothing.
+var errTurnUnseen = errors.New("not all of the turn was shown")
+
+// turnRows is the height a turn is laid out for on a terminal that cannot
+// tell its own: t's one key approves only what was on screen, so a turn
+// taller than this is paged.
+const turnRows = 24
+
+// showTurn shows the calls of turn after the first (on screen already,
+// and shown whole: t is offered only then) with tail rows (t's prompt)
+// under them. A turn that fits is written whole, as one screen; else each
+// call as a call alone is (showIn: one taller than the screen is paged),
+// with a stop before a call that would push what is on screen away
+// unread. It returns 0 once every line of every call was on screen, else
+// the index of the call that was not shown to its end (its pager or a
+// stop quit, or a part folded).
+func showTurn(c *console, st *state.Store, turn []*reviewCall, tail int) int {
+	tty, width := c.tty, c.width()
+	_, rows, err := term.GetSize(c.fd)
+	if err != nil || rows <= 0 {
+		rows = turnRows
+	}
+	intro := fmt.Sprintf("\nThe %d calls of this turn (the first is shown above):\n", len(turn))
+	fmt.Fprint(tty, intro)
+	used := rowsIn(intro, width)
+	for i := 1; i < len(turn); i++ {
+		p := turn[i].p
+		head, body := cli.RenderParts(st, p, false)
+		_, full := cli.RenderParts(st, p, true)
+		sep := fmt.Sprintf("\n--- call %d of %d ---\n", i+1, len(turn))
+		need := rowsIn(sep, width) + rowsIn(head, width) + rowsIn("\n"+body, width)
+		if i > 1 && used+need+tail > rows {
+			more := c.more(tty, fmt.Sprintf("-- call %d of %d next; Space for more, q to stop --", i+1, len(turn)))
+			fmt.Fprint(tty, "\n")
+			if !more {
+				return i
+			}
+			used = 0
+		}
+		fmt.Fprint(tty, sep)
+		sc := screen{rows: rows, above: used + rowsIn(sep, width), below: tail, again: "; t shows the turn again"}
+		if !showIn(c, p, head, "", body, body == full, sc) {
+			return i
+		}
+		_ = st.Pin(p.ID, time.Now())
+		used += need // past rows when it was paged: the next call waits for a key
+	}
+	return 0
 }
 
 func printableKey(k byte) rune {
