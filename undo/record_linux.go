@@ -319,6 +319,10 @@ func (r *Recorder) Finish() error {
 	}
 	if err == nil {
 		err = r.s.writeNew(filepath.Join(r.s.recordDir(r.meta.ID), "after"), func(w io.Writer) error { return writeManifest(w, delta) })
+		if err == nil {
+			// Counted with the copies (afterBytes).
+			r.s.addBlobBytes(int64(manifestSize(delta)))
+		}
 	}
 	if err != nil {
 		// Why is kept beside the record, or undo would take it for one

@@ -1012,3 +1012,44 @@ func TestFinishKeepsWhyUnrecorded(t *testing.T) {
 		t.Errorf("Meta with no reason kept: %+v %v", m, err)
 	}
 }
+
+// TestPruneCountsAfterStates: the records' after-states count toward
+// MaxBlobBytes with the copies and the manifests. A call that makes a
+// Cargo.toml beside a target/ the record before it listed, and fills
+// target/ with long names, writes an after-state of them all while the
+// next record leaves target/ out: the seventy-seventh attack run added
+// 60 MiB a call this way, counted as about 1 KB. Control: the after-state
+// is written, and the count without it is smaller.
+func TestPruneCountsAfterStates(t *testing.T) {
+	proj, st := project(t, map[string]string{"target/keep": "x", "f.txt": "0\n"})
+	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "cargo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, os.WriteFile(filepath.Join(proj, "Cargo.toml"), []byte("[package]\n"), 0o644))
+	for i := range 300 {
+		mustDo(t, os.WriteFile(filepath.Join(proj, "target", fmt.Sprintf("%s%03d", strings.Repeat("t", 200), i)), nil, 0o644))
+	}
+	mustDo(t, rec.Finish())
+	s, _ := Open(st, proj)
+	after := s.afterBytes()
+	if after < 300*200 {
+		t.Fatalf("control: the after-state is %d bytes, want the 300 long names", after)
+	}
+	counted := func() int64 {
+		b, _ := os.ReadFile(filepath.Join(s.Dir, "blobs-size"))
+		var n int64
+		_, _ = fmt.Sscan(string(b), &n)
+		return n
+	}
+	if n := counted(); n < after {
+		t.Errorf("after the call the store counts %d bytes, less than its after-state alone (%d)", n, after)
+	}
+	total, err := s.sweepBlobs(map[[32]byte]int64{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total < after || total != s.manifestBytes()+after {
+		t.Errorf("a recount: %d bytes, want the manifests' %d and the after-states' %d", total, s.manifestBytes(), after)
+	}
+}
