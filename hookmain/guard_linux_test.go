@@ -1,6 +1,7 @@
 package hookmain
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/undo"
 )
 
 // TestGuardSweepsKilledLaunch: the guard in the project's watcher runs the
@@ -118,5 +120,59 @@ func TestGuardSweepsKilledLaunch(t *testing.T) {
 	<-start(time.Second, 10*time.Millisecond)
 	if n := runs() - before; n < 2 || n > 10 {
 		t.Errorf("a recovery that leaves its record ran %d times in the guard's second, want a few (each wait twice the last)", n)
+	}
+}
+
+// TestSessionEndLeavesItToTheGuard: at SessionEnd, a launch of the
+// project whose launcher still holds its lock is waited for (up to
+// killedWait) and swept once it lets go, unless the project's guard runs,
+// which sweeps for it after its exit: then the client's exit is not held.
+// Control: without the guard the same launch, let go of after 300 ms, is
+// waited for and swept by the hook.
+func TestSessionEndLeavesItToTheGuard(t *testing.T) {
+	for _, guarded := range []bool{false, true} {
+		tmp, state := t.TempDir(), t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		t.Setenv("XDG_STATE_HOME", state)
+		proj := t.TempDir()
+		t.Setenv("CLAUDE_PROJECT_DIR", proj)
+		dir := filepath.Join(state, "loopguard")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		ran := filepath.Join(t.TempDir(), "ran")
+		l := filepath.Join(t.TempDir(), "launcher")
+		if err := os.WriteFile(l, []byte("#!/bin/sh\necho \"$@\" > "+ran+"\necho 'loopguard: held back out/g'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		old := sessionEndLauncher
+		sessionEndLauncher = func() string { return l }
+		if guarded {
+			release, err := undo.HoldGuard(dir, proj)
+			if err != nil || release == nil {
+				t.Fatalf("HoldGuard: %v", err)
+			}
+			defer release()
+		}
+		plantRecord(t, tmp, proj)
+		run := filepath.Join(confine.ScratchDirIn(tmp, os.Getuid()), "runs", "run-0123456789abcdef")
+		fd, err := unix.Open(run, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+			t.Fatal(err)
+		}
+		go func() { time.Sleep(300 * time.Millisecond); unix.Close(fd) }()
+		payload := `{"session_id":"s1","cwd":"` + proj + `","hook_event_name":"SessionEnd","reason":"prompt_input_exit"}`
+		var stderr bytes.Buffer
+		if code := Run([]string{"--event", hooks.SessionEnd}, strings.NewReader(payload), &bytes.Buffer{}, &stderr, Options{}); code != 0 {
+			t.Fatalf("guarded %v: exit %d: %s", guarded, code, stderr.String())
+		}
+		sessionEndLauncher = old
+		_, err = os.Stat(ran)
+		if swept := err == nil; swept == guarded {
+			t.Errorf("guarded %v: the hook swept %v; want it to wait and sweep only without the guard", guarded, swept)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/undo"
 )
 
 // sessionEnd is the hook at Claude Code's SessionEnd. When the user ends a
@@ -85,16 +86,27 @@ func sessionEnd(stdin io.Reader, stderr io.Writer, deadline time.Duration) (code
 	if p.Reason == "clear" || p.Reason == "resume" {
 		wait = 0
 	}
+	dir, err := state.DefaultDir()
+	if err != nil {
+		dir = ""
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		dir = ""
+	}
+	// Where the guard of the project's launches runs (GuardLaunches), it
+	// sweeps for a stopped call whose launcher is still exiting, within a
+	// second of its exit, and a call that runs on (moved to the
+	// background, another session's) is not waited for: the exit is not
+	// held.
+	if dir != "" && undo.Guarded(dir, filepath.Clean(project)) {
+		wait = 0
+	}
 	said := recoverProject(ctx, l, filepath.Clean(project), wait)
 	if said == "" {
 		return agents.ExitOK
 	}
 	fmt.Fprintln(stderr, said)
-	dir, err := state.DefaultDir()
-	if err != nil {
-		return agents.ExitOK
-	}
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+	if dir == "" {
 		return agents.ExitOK
 	}
 	// Without the log's lock (AppendLate): a call of another session may

@@ -353,6 +353,13 @@ func WatchMain(args []string, guard func(stateDir, project string)) int {
 	return 0
 }
 
+// Guarded reports whether the guard of project's launches runs (a process
+// holds its store's guard.lock).
+func Guarded(stateDir, project string) bool {
+	s, err := Open(stateDir, project)
+	return err == nil && s.locked(guardLockName)
+}
+
 // HoldGuard takes the guard.lock of project's store, made if need be:
 // release lets go of it; nil (and no error) when another process holds
 // it.

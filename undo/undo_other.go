@@ -74,5 +74,8 @@ const WatchSubcommand = "undo-watch"
 // StartWatching does nothing here: records need Linux.
 func StartWatching(stateDir, project, launcher string) error { return nil }
 
+// Guarded: no guard runs here.
+func Guarded(stateDir, project string) bool { return false }
+
 // WatchMain is unsupported here.
 func WatchMain([]string, func(stateDir, project string)) int { return 2 }
