@@ -835,14 +835,15 @@ func TestClientKilledSweptByGuard(t *testing.T) {
 				t.Fatalf("control: no launcher of the call to kill")
 			}
 		}
-		gone := false
-		for end := time.Now().Add(20 * time.Second); time.Now().Before(end) && !gone; time.Sleep(100 * time.Millisecond) {
+		gone, killed := false, time.Now()
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end) && !gone; time.Sleep(50 * time.Millisecond) {
 			_, err := os.Lstat(config)
 			gone = err != nil
 		}
 		if !gone {
 			t.Fatalf("out/g/config is still in the project 20 s after the client was killed: an unconfined git there runs its fsmonitor")
 		}
+		t.Logf("out/g/config gone from the project %v after the kill", time.Since(killed).Round(10*time.Millisecond))
 		found := heldConfigs(x.root, config)
 		t.Logf("held back: %v", found)
 		if len(found) == 0 {
