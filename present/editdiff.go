@@ -223,6 +223,10 @@ func applyCall(fc fileCall, cur []byte) (change, error) {
 		if !ok {
 			return change{}, errors.New("content is not a string: Claude Code would refuse the call")
 		}
+		if unicodeEscape(s) {
+			// The real client wrote A for \u0041, and é for \u00e9.
+			return change{}, Unshown{"content holds a unicode escape (a backslash, u and four hex digits): Claude Code decodes such escapes when it writes the file, so loopguard cannot show exactly what it writes"}
+		}
 		return change{from: cur, to: []byte(s)}, nil
 	case "Edit":
 		s, note, err := applyEdit(cur, fc.in)

@@ -16,10 +16,10 @@ import (
 // grant, and the file it leaves must be exactly the one shown: an exact
 // match, replace_all with curly quotes beside the straight ones it
 // replaces, a backslash-n in new_string, no final newline, a tab and an
-// emoji. The edits loopguard does not show (present.Unshown: old_string
+// emoji; a Write of LF text over a CRLF file. The edits loopguard does not show (present.Unshown: old_string
 // not in the file byte for byte, a unicode escape in new_string, which
-// the client decoded even where old_string matched as it is, a file with
-// CRLF line endings) are run
+// the client decoded even where old_string matched as it is, as in a
+// Write's content, a file with CRLF line endings) are run
 // too, and the test fails if the client left such a file unchanged in
 // every one of them: the seventy-eighth attack run had each applied, and
 // "nothing would change" shown for it.
@@ -32,28 +32,38 @@ func TestEditShownIsWhatRuns(t *testing.T) {
 	type tc struct {
 		name, file string
 		in         map[string]any
+		tool       string // "": Edit
 	}
 	cases := []tc{
-		{"exact", "a\nfoo()\nb\n", map[string]any{"old_string": "foo()", "new_string": "bar()"}},
-		{"replace_all beside curly quotes", "it's\nit\u2019s\nit's\n", map[string]any{"old_string": "it's", "new_string": "it is", "replace_all": true}},
-		{"backslash-n in new_string", "x = 1\n", map[string]any{"old_string": "x = 1", "new_string": `x = "a\n"`}},
-		{"no final newline, trailing blanks", "a  \nb", map[string]any{"old_string": "a  \nb", "new_string": "c"}},
-		{"tab and emoji", "\tfoo \U0001F642\n", map[string]any{"old_string": "foo \U0001F642", "new_string": "bar \U0001F642"}},
-		{"not shown: CRLF", "a\r\nb\r\nb\n", map[string]any{"old_string": "b\n", "new_string": "EVIL\n", "replace_all": true}},
-		{"not shown: an escape in new_string", "x = 1\n", map[string]any{"old_string": "x = 1", "new_string": `x = "\u0041"`}},
-		{"not shown: escape in old_string", "a\nb\n", map[string]any{"old_string": `a\u000ab`, "new_string": `EVIL\u000ax`}},
-		{"not shown: curly quotes in the file", "it\u2019s\n", map[string]any{"old_string": "it's", "new_string": "EVIL"}},
+		{"exact", "a\nfoo()\nb\n", map[string]any{"old_string": "foo()", "new_string": "bar()"}, ""},
+		{"replace_all beside curly quotes", "it's\nit\u2019s\nit's\n", map[string]any{"old_string": "it's", "new_string": "it is", "replace_all": true}, ""},
+		{"backslash-n in new_string", "x = 1\n", map[string]any{"old_string": "x = 1", "new_string": `x = "a\n"`}, ""},
+		{"no final newline, trailing blanks", "a  \nb", map[string]any{"old_string": "a  \nb", "new_string": "c"}, ""},
+		{"tab and emoji", "\tfoo \U0001F642\n", map[string]any{"old_string": "foo \U0001F642", "new_string": "bar \U0001F642"}, ""},
+		{"not shown: CRLF", "a\r\nb\r\nb\n", map[string]any{"old_string": "b\n", "new_string": "EVIL\n", "replace_all": true}, ""},
+		{"not shown: an escape in new_string", "x = 1\n", map[string]any{"old_string": "x = 1", "new_string": `x = "\u0041"`}, ""},
+		{"not shown: escape in old_string", "a\nb\n", map[string]any{"old_string": `a\u000ab`, "new_string": `EVIL\u000ax`}, ""},
+		{"not shown: curly quotes in the file", "it\u2019s\n", map[string]any{"old_string": "it's", "new_string": "EVIL"}, ""},
 	}
+	// Write, under the same grant (Edit(...) rules cover it).
+	cases = append(cases,
+		tc{"write: LF content over a CRLF file", "a\r\nb\r\n", map[string]any{"content": "a\nc\n"}, "Write"},
+		tc{"not shown: write, escapes in content", "x\n", map[string]any{"content": `y = "\u0041 \u00e9 \u2028 \u0022"` + "\n"}, "Write"})
 	var reads, edits []claudetest.ToolCall
-	for i, c := range cases {
+	for i := range cases {
+		c := &cases[i]
 		f := e.path(fmt.Sprintf("f%d.txt", i))
 		if err := os.WriteFile(f, []byte(c.file), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		c.in["file_path"] = f
+		if c.tool == "" {
+			c.tool = "Edit"
+		}
 		reads = append(reads, claudetest.Call(fmt.Sprintf("toolu_r%d", i), "Read", map[string]any{"file_path": f}))
-		edits = append(edits, claudetest.Call(fmt.Sprintf("toolu_e%d", i), "Edit", c.in))
+		edits = append(edits, claudetest.Call(fmt.Sprintf("toolu_e%d", i), c.tool, c.in))
 	}
+
 	api, _ := e.run(claudetest.Script{Main: []claudetest.Turn{
 		claudetest.Tools(reads...), claudetest.Tools(edits...), claudetest.Text("done"),
 	}}, nil)
@@ -61,7 +71,7 @@ func TestEditShownIsWhatRuns(t *testing.T) {
 	for i, c := range cases {
 		r := result(t, api, fmt.Sprintf("toolu_e%d", i))
 		got := e.read(fmt.Sprintf("f%d.txt", i))
-		want, err := present.Applied("Edit", c.in, []byte(c.file))
+		want, err := present.Applied(c.tool, c.in, []byte(c.file))
 		var u present.Unshown
 		switch {
 		case errors.As(err, &u):
