@@ -368,6 +368,9 @@ func applyNotebook(cur []byte, in map[string]any) (change, error) {
 		mode = "replace"
 	}
 	src, _ := in["new_source"].(string)
+	if unicodeEscape(src) {
+		return change{}, Unshown{"new_source holds a unicode escape (a backslash, u and four hex digits), which Claude Code may decode as it does in an Edit's and a Write's text: loopguard cannot show exactly what it writes"}
+	}
 	id, _ := in["cell_id"].(string)
 	idx := -1
 	for i, c := range nb.Cells {
