@@ -49,6 +49,12 @@ func TestChangesPerTool(t *testing.T) {
 			[]string{"CHANGES: Edit " + f + ": 1 line(s) added, 1 removed", "--- a" + f, "+++ b" + f, "@@ -1,3 +1,3 @@\n a\n-foo()\n+bar()\n b\n"}, []string{"lands at"}},
 		{"edit replace_all counts matches", "foo()\nx\nfoo()\nfoo()\n", "Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()", "replace_all": true},
 			[]string{"replace_all: 3 match(es) replaced", "-foo()\n+bar()\n x\n-foo()\n-foo()\n+bar()\n+bar()\n"}, nil},
+		{"a deletion takes the newline after it", "# hook (old)\nnpm test\n", "Edit", map[string]any{"file_path": f, "old_string": "(old)", "new_string": ""},
+			[]string{"-# hook (old)\n-npm test\n+# hook npm test\n"}, nil},
+		{"replace_all deletion only where a newline follows", "X\nfooXbar\nX\n", "Edit", map[string]any{"file_path": f, "old_string": "X", "new_string": "", "replace_all": true},
+			[]string{"replace_all: 2 match(es) replaced", "-X\n fooXbar\n-X\n"}, nil},
+		{"trailing blanks in new_string", "a\n", "Edit", map[string]any{"file_path": f, "old_string": "a", "new_string": "echo \\ \nrm -rf x"},
+			[]string{"NOT SHOWN: new_string has a line that ends in blanks"}, []string{"+echo"}},
 		{"edit not unique without replace_all", "foo()\nfoo()\n", "Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"},
 			[]string{"old_string occurs 2 times and replace_all is false: Claude Code would refuse the edit"}, []string{"+bar()"}},
 		// Where Claude Code matches loosely, no diff and no "would

@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/internal/udiff"
@@ -223,6 +226,9 @@ func applyCall(fc fileCall, cur []byte) (change, error) {
 		if !ok {
 			return change{}, errors.New("content is not a string: Claude Code would refuse the call")
 		}
+		if strippable(fc.in, s) {
+			return change{}, Unshown{trailingWhy("content")}
+		}
 		if unicodeEscape(s) {
 			// The real client wrote A for \u0041, and é for \u00e9.
 			return change{}, Unshown{"content holds a unicode escape (a backslash, u and four hex digits): Claude Code decodes such escapes when it writes the file, so loopguard cannot show exactly what it writes"}
@@ -313,16 +319,51 @@ func applyEdit(cur []byte, in map[string]any) ([]byte, string, error) {
 	if bytes.IndexByte(cur, '\r') >= 0 {
 		return nil, "", Unshown{"the file has carriage returns (CRLF line endings): Claude Code matches old_string against it with them as LF and writes the line endings back its own way, so loopguard cannot show exactly what the edit changes"}
 	}
+	if strippable(in, repl) {
+		return nil, "", Unshown{trailingWhy("new_string")}
+	}
 	n := strings.Count(string(cur), old)
+	// A deletion takes the newline after old_string with it where the file
+	// has one there, and replace_all then removes only those: the real
+	// client commented out the line after "# hook (old)" deleted, which a
+	// diff of the text alone kept (the seventy-ninth attack run).
+	eff := old
+	if repl == "" && !strings.HasSuffix(old, "\n") && strings.Contains(string(cur), old+"\n") {
+		eff = old + "\n"
+	}
 	switch {
 	case n == 0:
 		return nil, "", Unshown{"old_string does not occur in the file byte for byte: Claude Code may still apply the edit, matching loosely (curly quotes as straight ones, unicode escapes in it decoded), where loopguard cannot show"}
 	case n > 1 && !all:
 		return nil, "", fmt.Errorf("old_string occurs %d times and replace_all is false: Claude Code would refuse the edit", n)
 	case all:
-		return []byte(strings.ReplaceAll(string(cur), old, repl)), fmt.Sprintf("replace_all: %d match(es) replaced", n), nil
+		return []byte(strings.ReplaceAll(string(cur), eff, repl)), fmt.Sprintf("replace_all: %d match(es) replaced", strings.Count(string(cur), eff)), nil
 	}
-	return []byte(strings.Replace(string(cur), old, repl, 1)), "", nil
+	return []byte(strings.Replace(string(cur), eff, repl, 1)), "", nil
+}
+
+// strippable reports whether Claude Code would take trailing blanks off
+// the lines of text, written to the file the input names: it does so
+// outside Markdown (the real client wrote "echo start \" for "echo start
+// \ ", joining the next line to it). Every character a JavaScript \s
+// matches counts.
+func strippable(in map[string]any, text string) bool {
+	p, _ := in["file_path"].(string)
+	switch strings.ToLower(path.Ext(p)) {
+	case ".md", ".mdx":
+		return false
+	}
+	for line := range strings.SplitSeq(text, "\n") {
+		r, _ := utf8.DecodeLastRuneInString(line)
+		if line != "" && (unicode.IsSpace(r) || r == '\ufeff') {
+			return true
+		}
+	}
+	return false
+}
+
+func trailingWhy(what string) string {
+	return what + " has a line that ends in blanks, which Claude Code takes off outside Markdown files: loopguard cannot show exactly what it writes"
 }
 
 // unicodeEscape reports whether s holds a backslash, u and four hex

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/loopguard/loopguard/e2e/claudetest"
@@ -32,7 +33,7 @@ func TestEditShownIsWhatRuns(t *testing.T) {
 	type tc struct {
 		name, file string
 		in         map[string]any
-		tool       string // "": Edit
+		tool       string // "": Edit; "md": Edit of a Markdown file
 	}
 	cases := []tc{
 		{"exact", "a\nfoo()\nb\n", map[string]any{"old_string": "foo()", "new_string": "bar()"}, ""},
@@ -45,21 +46,36 @@ func TestEditShownIsWhatRuns(t *testing.T) {
 		{"not shown: escape in old_string", "a\nb\n", map[string]any{"old_string": `a\u000ab`, "new_string": `EVIL\u000ax`}, ""},
 		{"not shown: curly quotes in the file", "it\u2019s\n", map[string]any{"old_string": "it's", "new_string": "EVIL"}, ""},
 	}
+	// Deletions (the seventy-ninth attack run): the newline after
+	// old_string goes with it where there is one.
+	cases = append(cases,
+		tc{"deletion takes the newline", "#!/bin/sh\n# hook (old)\nnpm run lint || exit 1\n", map[string]any{"old_string": "(old)", "new_string": ""}, ""},
+		tc{"deletion of a line", "a\nb\nc\n", map[string]any{"old_string": "b", "new_string": ""}, ""},
+		tc{"replace_all deletion, only at line ends", "X\nfooXbar\nX\n", map[string]any{"old_string": "X", "new_string": "", "replace_all": true}, ""},
+		tc{"deletion at the end, no newline after", "a\nb", map[string]any{"old_string": "b", "new_string": ""}, ""},
+		tc{"trailing blanks kept in Markdown", "a\n", map[string]any{"old_string": "a", "new_string": "line one  \nline two"}, "md"},
+		tc{"not shown: trailing blanks in new_string", "a\n", map[string]any{"old_string": "a", "new_string": "echo start \\ \n./verify.sh || exit 1"}, ""},
+		tc{"not shown: trailing no-break space in new_string", "a\n", map[string]any{"old_string": "a", "new_string": "x = 'a'\u00a0\ny"}, ""})
 	// Write, under the same grant (Edit(...) rules cover it).
 	cases = append(cases,
 		tc{"write: LF content over a CRLF file", "a\r\nb\r\n", map[string]any{"content": "a\nc\n"}, "Write"},
+		tc{"not shown: write, trailing blanks", "x\n", map[string]any{"content": "echo start \\ \n./verify.sh || exit 1\n"}, "Write"},
 		tc{"not shown: write, escapes in content", "x\n", map[string]any{"content": `y = "\u0041 \u00e9 \u2028 \u0022"` + "\n"}, "Write"})
 	var reads, edits []claudetest.ToolCall
 	for i := range cases {
 		c := &cases[i]
-		f := e.path(fmt.Sprintf("f%d.txt", i))
+		name := fmt.Sprintf("f%d.txt", i)
+		if c.tool == "md" {
+			name, c.tool = fmt.Sprintf("f%d.md", i), ""
+		}
+		if c.tool == "" {
+			c.tool = "Edit"
+		}
+		f := e.path(name)
 		if err := os.WriteFile(f, []byte(c.file), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		c.in["file_path"] = f
-		if c.tool == "" {
-			c.tool = "Edit"
-		}
 		reads = append(reads, claudetest.Call(fmt.Sprintf("toolu_r%d", i), "Read", map[string]any{"file_path": f}))
 		edits = append(edits, claudetest.Call(fmt.Sprintf("toolu_e%d", i), c.tool, c.in))
 	}
@@ -70,7 +86,7 @@ func TestEditShownIsWhatRuns(t *testing.T) {
 	unshownApplied := 0
 	for i, c := range cases {
 		r := result(t, api, fmt.Sprintf("toolu_e%d", i))
-		got := e.read(fmt.Sprintf("f%d.txt", i))
+		got := e.read(filepath.Base(c.in["file_path"].(string)))
 		want, err := present.Applied(c.tool, c.in, []byte(c.file))
 		var u present.Unshown
 		switch {
