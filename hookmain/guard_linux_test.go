@@ -32,7 +32,7 @@ func TestGuardSweepsKilledLaunch(t *testing.T) {
 	// The launcher's recovery: says what it swept and ends the record, as
 	// the real one does; keep=1 leaves it.
 	l := filepath.Join(t.TempDir(), "launcher")
-	if err := os.WriteFile(l, []byte("#!/bin/sh\necho \"$@\" >> "+ran+"\necho 'loopguard: held back out/g'\n[ -n \"$KEEP\" ] || rm -f "+run+"/pending.json\n"), 0o755); err != nil {
+	if err := os.WriteFile(l, []byte("#!/bin/sh\necho \"$@\" >> "+ran+"\n[ -n \"$QUIET\" ] || echo 'loopguard: held back out/g'\n[ -n \"$KEEP\" ] || rm -f "+run+"/pending.json\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	runs := func() int {
@@ -113,13 +113,17 @@ func TestGuardSweepsKilledLaunch(t *testing.T) {
 		t.Errorf("the recovery ran %d times for one killed launch", n)
 	}
 
-	// A recovery that leaves the record: run again, ever less often.
-	t.Setenv("KEEP", "1")
-	plantRecord(t, tmp, proj)
-	before := runs()
-	<-start(time.Second, 10*time.Millisecond)
-	if n := runs() - before; n < 2 || n > 10 {
-		t.Errorf("a recovery that leaves its record ran %d times in the guard's second, want a few (each wait twice the last)", n)
+	// A recovery that leaves the record, with a word or without: run
+	// again, ever less often.
+	for _, quiet := range []string{"", "1"} {
+		t.Setenv("KEEP", "1")
+		t.Setenv("QUIET", quiet)
+		plantRecord(t, tmp, proj)
+		before := runs()
+		<-start(time.Second, 10*time.Millisecond)
+		if n := runs() - before; n < 2 || n > 10 {
+			t.Errorf("a recovery that leaves its record (quiet %q) ran %d times in the guard's second, want a few (each wait twice the last)", quiet, n)
+		}
 	}
 }
 
