@@ -76,6 +76,10 @@ type described struct {
 	// execConfig says why the call touches executable configuration ("":
 	// it does not); set by the protected-resource check.
 	execConfig string
+	// pkgPin is a package.json the call was judged not to change the
+	// hook-run entries of, on loopguard's model of the client's edit; set
+	// by the protected-resource check and checked after the call (post).
+	pkgPin *state.PackagePin
 	// approved is the pending id of the approved call this one plausibly
 	// retries (approved_call_changed, target_state_drift), for review.
 	approved string

@@ -493,7 +493,7 @@ func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant,
 	_ = e.Store.NoteAllowed(state.Allowed{
 		Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, ToolUseID: c.ToolUseID,
 		Digest: d.digest, CallDigest: callDigest, Grant: g.ID(), Principal: g.Principal, Time: e.now().UTC(), Cwd: c.Cwd,
-		Capability: confined,
+		Capability: confined, Package: d.pkgPin,
 	}, updated != nil)
 	return Decision{Behavior: Allow, Reason: reason, Grant: g.ID(), Principal: g.Principal,
 		Message: "loopguard: " + what + " (grant " + g.ID() + ")", UpdatedInput: updated, ranDigest: ran}

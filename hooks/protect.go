@@ -14,6 +14,7 @@ import (
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/shellparse"
+	"github.com/loopguard/loopguard/state"
 
 	"github.com/loopguard/loopguard/internal/testknobs"
 )
@@ -24,6 +25,9 @@ type finding struct {
 	// why is the sentence for the model and the human: "it would change
 	// /p/.git/config (git's configuration ...)".
 	why string
+	// pin is a package.json whose entries the git hooks run, which the
+	// call was judged not to change (packageEntries): checked after it.
+	pin *state.PackagePin
 }
 
 func (f finding) stronger(g finding) finding {
@@ -212,7 +216,10 @@ func (e *Engine) packageEntries(c *Call, j judged, pl policy.Places) finding {
 		}
 	}
 	if len(changed) == 0 {
-		return finding{}
+		// Judged so on loopguard's model of the client's edit: what the
+		// client writes is checked against it after the call (post), and
+		// the file put back where an entry changed all the same.
+		return finding{pin: &state.PackagePin{Path: p, Keys: slices.Compact(slices.Sorted(slices.Values(keys))), Before: cur}}
 	}
 	what := fmt.Sprintf("%s, which the project's git hooks or configuration run by name (npm test runs scripts.test)", strings.Join(changed, ", "))
 	return finding{Protection: policy.Protection{Tier: policy.ExecConfig, Path: p, What: what},
@@ -268,7 +275,9 @@ func (e *Engine) protected(c *Call, d *described) finding {
 				why: "it would change " + present.EscapeText(g) + " (" + gitDirWhat + ")"})
 		}
 		if c.ToolName != "Bash" {
-			best = best.stronger(e.packageEntries(c, j, pl))
+			f := e.packageEntries(c, j, pl)
+			d.pkgPin = f.pin
+			best = best.stronger(f)
 		}
 	}
 	switch policy.ClassOf(c.ToolName) {

@@ -27,6 +27,19 @@ type Allowed struct {
 	// name; a chain's widest), "" when it ran unconfined: PostToolUse
 	// reads a refusal in its result against it.
 	Capability string `json:"capability,omitempty"`
+	// Package is a package.json whose hook-run entries the call was
+	// judged not to change: PostToolUse checks what the client wrote.
+	Package *PackagePin `json:"package,omitempty"`
+}
+
+// PackagePin is a package.json as it was before a file tool's call that
+// was judged, on loopguard's model of the client's edit, not to change
+// the entries of it the project's git hooks run by name (Keys): after the
+// call, a file whose entries changed all the same is put back to Before.
+type PackagePin struct {
+	Path   string   `json:"path"`
+	Keys   []string `json:"keys"`
+	Before []byte   `json:"before"`
 }
 
 func (s *Store) allowedName(session, key string) string {
