@@ -71,6 +71,19 @@ func TestChangesPerTool(t *testing.T) {
 			[]string{"NOT SHOWN: old_string does not occur"}, []string{"refuse"}},
 		{"edit of a file with CRLF line endings", "a\r\nfoo()\r\nfoo()\nfoo()\n", "Edit", map[string]any{"file_path": f, "old_string": "foo()\n", "new_string": "bar()\n", "replace_all": true},
 			[]string{"NOT SHOWN: the file has carriage returns"}, []string{"match(es) replaced", "+bar()"}},
+		// A deletion takes the newline after old_string with it, as
+		// Claude Code and Qwen Code apply it (their e2e tests); where
+		// they part ways, or the file is not UTF-8, no diff.
+		{"deletion takes the newline after it", "a\nfoo\nb\n", "Edit", map[string]any{"file_path": f, "old_string": "foo", "new_string": ""},
+			[]string{"0 line(s) added, 1 removed", "@@ -1,3 +1,2 @@\n a\n-foo\n b\n"}, nil},
+		{"deletion with replace_all takes only the matches before a newline", "foo\nfoo\nfoo", "Edit", map[string]any{"file_path": f, "old_string": "foo", "new_string": "", "replace_all": true},
+			[]string{"0 line(s) added, 2 removed; replace_all: 2 match(es) replaced"}, nil},
+		{"deletion of text there twice, once before a newline", "foo\nfoo", "Edit", map[string]any{"file_path": f, "old_string": "foo", "new_string": ""},
+			[]string{"NOT SHOWN: new_string is empty and old_string occurs 2 times, once followed by a newline", "Qwen Code deletes"}, []string{"would refuse"}},
+		{"deletion of text twice before a newline", "foo\nfoo\n", "Edit", map[string]any{"file_path": f, "old_string": "foo", "new_string": ""},
+			[]string{"old_string occurs 2 times and replace_all is false: Claude Code would refuse the edit"}, []string{"NOT SHOWN"}},
+		{"edit of a file that is not UTF-8", "caf\xe9\nfoo\n", "Edit", map[string]any{"file_path": f, "old_string": "foo", "new_string": "b\u00e4r"},
+			[]string{"NOT SHOWN: the file is not UTF-8 text"}, []string{"+b"}},
 		{"another agent's edit (Gemini CLI's expected_replacements)", "foo()\nfoo()\n", "Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()", "expected_replacements": 2},
 			[]string{"NOT SHOWN: the input is not Claude Code's old_string/new_string edit (it has expected_replacements"}, []string{"refuse"}},
 		{"another agent's edit (OpenCode's fields)", "foo()\n", "Edit", map[string]any{"file_path": f, "filePath": f, "oldString": "foo()", "newString": "bar()"},

@@ -285,6 +285,16 @@ func (u Unshown) Error() string { return u.Why }
 // LF and writes back its own way), the result is Unshown, not a guess:
 // the seventy-eighth attack run had "nothing would change" shown for edits
 // Claude Code applied, and one replacement shown where it made three.
+//
+// Qwen Code's edit (mapped onto Edit, with the same keys) applies it the
+// same way, but for what Unshown still covers, checked against the real
+// clients (agenttest.EditShownIsWhatRuns): a file that is not UTF-8, and
+// a deletion whose old_string is in the file more than once. An empty
+// new_string whose old_string does not end in a newline but is followed
+// by one takes that newline too in both (Claude Code 2.1.332 and Qwen
+// Code 0.24.4 wrote "a\nb\n" for foo deleted from "a\nfoo\nb\n"). Gemini
+// CLI's replace (0.61.0) requires an instruction, so it is another
+// agent's edit below; without one Gemini refuses it before any hook.
 func applyEdit(cur []byte, in map[string]any) ([]byte, string, error) {
 	for k := range in {
 		switch k {
@@ -322,14 +332,30 @@ func applyEdit(cur []byte, in map[string]any) ([]byte, string, error) {
 	if strippable(in, repl) {
 		return nil, "", Unshown{trailingWhy("new_string")}
 	}
+	if !utf8.Valid(cur) {
+		// Claude Code refuses such a file; Qwen Code decodes it in the
+		// charset it guesses and writes it back in it (the real client
+		// wrote b\xe4r, Latin-1, for a new_string of bär); Gemini CLI
+		// writes U+FFFD over every byte that is not UTF-8.
+		return nil, "", Unshown{"the file is not UTF-8 text: Claude Code refuses to edit it, but Qwen Code edits it in the legacy charset it guesses (writing new_string in that charset) and Gemini CLI writes every byte of it that is not UTF-8 as U+FFFD, so loopguard cannot show exactly what the edit changes"}
+	}
 	n := strings.Count(string(cur), old)
 	// A deletion takes the newline after old_string with it where the file
 	// has one there, and replace_all then removes only those: the real
 	// client commented out the line after "# hook (old)" deleted, which a
-	// diff of the text alone kept (the seventy-ninth attack run).
-	eff := old
+	// diff of the text alone kept (the seventy-ninth attack run). Claude
+	// Code counts old_string, Qwen Code old_string and the newline: with
+	// old_string twice and once before a newline, Claude Code refuses and
+	// Qwen Code deletes (it wrote "foo" for a deletion of foo from
+	// "foo\nfoo").
 	if repl == "" && !strings.HasSuffix(old, "\n") && strings.Contains(string(cur), old+"\n") {
-		eff = old + "\n"
+		nl := strings.Count(string(cur), old+"\n")
+		switch {
+		case n > 1 && !all && nl == 1:
+			return nil, "", Unshown{fmt.Sprintf("new_string is empty and old_string occurs %d times, once followed by a newline: Claude Code refuses the edit (replace_all is false), but Qwen Code deletes that one with its newline, so loopguard cannot show what the client does", n)}
+		case n == 1 || all:
+			old, n = old+"\n", nl
+		}
 	}
 	switch {
 	case n == 0:
@@ -337,9 +363,9 @@ func applyEdit(cur []byte, in map[string]any) ([]byte, string, error) {
 	case n > 1 && !all:
 		return nil, "", fmt.Errorf("old_string occurs %d times and replace_all is false: Claude Code would refuse the edit", n)
 	case all:
-		return []byte(strings.ReplaceAll(string(cur), eff, repl)), fmt.Sprintf("replace_all: %d match(es) replaced", strings.Count(string(cur), eff)), nil
+		return []byte(strings.ReplaceAll(string(cur), old, repl)), fmt.Sprintf("replace_all: %d match(es) replaced", n), nil
 	}
-	return []byte(strings.Replace(string(cur), eff, repl, 1)), "", nil
+	return []byte(strings.Replace(string(cur), old, repl, 1)), "", nil
 }
 
 // strippable reports whether Claude Code would take trailing blanks off

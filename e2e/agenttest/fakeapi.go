@@ -30,6 +30,10 @@ type Script struct {
 	// Extra, when set, adds arguments to call i (Extra[i]), e.g. Codex's
 	// workdir.
 	Extra []map[string]any
+	// Tools, when set, names the tool of call i (Tools[i]; "" for Tool),
+	// e.g. a read_file before an edit, for the Gemini and Chat
+	// Completions APIs.
+	Tools []string
 	// Custom makes the Responses API's calls free-form (custom_tool_call):
 	// each command is the tool's whole input, as GPT-5 models send
 	// apply_patch.
@@ -82,6 +86,13 @@ func start(t testing.TB, s Script, h func(f *FakeAPI) http.Handler) *FakeAPI {
 // runs Between, and returns the command to ask for next ("" for the final
 // text) and its extra arguments.
 func (f *FakeAPI) turn(output *string) (string, map[string]any) {
+	c, extra, _ := f.turnTool(output)
+	return c, extra
+}
+
+// turnTool is turn with the tool of the call it asks for (Script.Tools,
+// else Script.Tool).
+func (f *FakeAPI) turnTool(output *string) (string, map[string]any, string) {
 	f.mu.Lock()
 	if output != nil && len(f.outputs) < f.next {
 		f.outputs = append(f.outputs, *output)
@@ -100,10 +111,14 @@ func (f *FakeAPI) turn(output *string) (string, map[string]any) {
 		if f.next < len(f.script.Extra) {
 			extra = f.script.Extra[f.next]
 		}
+		tool := f.script.Tool
+		if f.next < len(f.script.Tools) && f.script.Tools[f.next] != "" {
+			tool = f.script.Tools[f.next]
+		}
 		f.next++
-		return c, extra
+		return c, extra, tool
 	}
-	return "", nil
+	return "", nil, ""
 }
 
 // counter names a fake API's responses in turn, prefix_1, prefix_2...
@@ -269,10 +284,10 @@ func NewGeminiAPI(t testing.TB, s Script) *FakeAPI {
 					}
 				}
 			}
-			cmd, extra := f.turn(out)
+			cmd, extra, tool := f.turnTool(out)
 			send := sse(w)
 			if cmd != "" {
-				send("", candidate(map[string]any{"functionCall": map[string]any{"name": s.Tool, "args": args(s.Arg, cmd, extra)}}))
+				send("", candidate(map[string]any{"functionCall": map[string]any{"name": tool, "args": args(s.Arg, cmd, extra)}}))
 			} else {
 				send("", candidate(map[string]any{"text": "done"}))
 			}
@@ -315,10 +330,10 @@ func NewChatAPI(t testing.TB, s Script) *FakeAPI {
 					s := fmt.Sprint(req.Messages[k-1]["content"])
 					out = &s
 				}
-				if cmd, extra := f.turn(out); cmd != "" {
+				if cmd, extra, tool := f.turnTool(out); cmd != "" {
 					arguments, _ := json.Marshal(args(s.Arg, cmd, extra))
 					delta = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"index": 0, "id": "call_" + id,
-						"type": "function", "function": map[string]any{"name": s.Tool, "arguments": string(arguments)}}}}
+						"type": "function", "function": map[string]any{"name": tool, "arguments": string(arguments)}}}}
 					finish = "tool_calls"
 				}
 			}

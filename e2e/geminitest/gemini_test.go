@@ -9,6 +9,8 @@ package geminitest
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/loopguard/loopguard/e2e/agenttest"
@@ -76,4 +78,29 @@ func TestGeminiRunsTheRewrite(t *testing.T) {
 func TestGeminiJailedCallRuns(t *testing.T) {
 	t.Parallel()
 	agenttest.JailedCallRuns(gemini.NewJailedEnv(t))
+}
+
+// TestGeminiEditShownIsWhatRuns: Gemini CLI's replace is the oracle of
+// what an edit loopguard shows as a diff writes (agenttest.EditCases).
+// Gemini requires an instruction with it, which makes it another agent's
+// edit that loopguard does not show; the test pins why: with one, Gemini
+// writes a new_string's CRLF as LF, gives the file back the final newline
+// state it had, and writes U+FFFD over bytes that are not UTF-8, where
+// the exact replacement would not. Without an instruction (an input
+// loopguard shows), Gemini refuses the edit and writes nothing.
+func TestGeminiEditShownIsWhatRuns(t *testing.T) {
+	e := gemini.NewEnv(t)
+	differ := agenttest.EditShownIsWhatRuns(e, "replace", map[string]any{"instruction": "Make the change."})
+	for _, c := range []string{"CRLF in new_string", "final newline dropped", "final newline added", "file emptied", "invalid UTF-8 elsewhere in the file"} {
+		if !slices.Contains(differ, c) {
+			t.Errorf("%s: Gemini wrote the exact replacement: it no longer applies an edit its own way there (differs in: %q)", c, differ)
+		}
+	}
+	e.Write("plain.txt", "a\n")
+	f := filepath.Join(e.Dir, "plain.txt")
+	api := e.Run(agenttest.Script{Tool: "replace", Arg: "file_path", Commands: []string{f},
+		Extra: []map[string]any{{"old_string": "a", "new_string": "b"}}})
+	if got := e.Read("plain.txt"); got != "a\n" || !strings.Contains(api.Output(0), "instruction") {
+		t.Errorf("a replace without an instruction: Gemini wrote %q and reported %q; want it refused for the missing instruction", got, api.Output(0))
+	}
 }

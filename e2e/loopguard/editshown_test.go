@@ -17,10 +17,15 @@ import (
 // grant, and the file it leaves must be exactly the one shown: an exact
 // match, replace_all with curly quotes beside the straight ones it
 // replaces, a backslash-n in new_string, no final newline, a tab and an
-// emoji; a Write of LF text over a CRLF file. The edits loopguard does not show (present.Unshown: old_string
-// not in the file byte for byte, a unicode escape in new_string, which
-// the client decoded even where old_string matched as it is, as in a
-// Write's content, a file with CRLF line endings) are run
+// emoji, a deletion (which takes the newline after old_string with it,
+// replace_all or not, and only where the file has one), a Write of LF text
+// over a CRLF file. The edits loopguard does not show (present.Unshown:
+// old_string not in the file byte for byte, a unicode escape in
+// new_string, which the client decoded even where old_string matched as
+// it is, as in a Write's content, a line of new text ending in blanks, a
+// file with CRLF line endings, a deletion of text that is there twice,
+// once before a newline, which Qwen Code applies and the client refuses,
+// a file that is not UTF-8) are run
 // too, and the test fails if the client left such a file unchanged in
 // every one of them: the seventy-eighth attack run had each applied, and
 // "nothing would change" shown for it.
@@ -41,10 +46,14 @@ func TestEditShownIsWhatRuns(t *testing.T) {
 		{"backslash-n in new_string", "x = 1\n", map[string]any{"old_string": "x = 1", "new_string": `x = "a\n"`}, ""},
 		{"no final newline, trailing blanks", "a  \nb", map[string]any{"old_string": "a  \nb", "new_string": "c"}, ""},
 		{"tab and emoji", "\tfoo \U0001F642\n", map[string]any{"old_string": "foo \U0001F642", "new_string": "bar \U0001F642"}, ""},
+		{"a line's text deleted, with its newline", "a\nfoo\nb\n", map[string]any{"old_string": "foo", "new_string": ""}, ""},
+		{"deleted with replace_all, twice, once before a newline", "foo\nfoo\nfoo", map[string]any{"old_string": "foo", "new_string": "", "replace_all": true}, ""},
 		{"not shown: CRLF", "a\r\nb\r\nb\n", map[string]any{"old_string": "b\n", "new_string": "EVIL\n", "replace_all": true}, ""},
 		{"not shown: an escape in new_string", "x = 1\n", map[string]any{"old_string": "x = 1", "new_string": `x = "\u0041"`}, ""},
 		{"not shown: escape in old_string", "a\nb\n", map[string]any{"old_string": `a\u000ab`, "new_string": `EVIL\u000ax`}, ""},
 		{"not shown: curly quotes in the file", "it\u2019s\n", map[string]any{"old_string": "it's", "new_string": "EVIL"}, ""},
+		{"not shown: deleted text twice, once before a newline", "foo\nfoo", map[string]any{"old_string": "foo", "new_string": ""}, ""},
+		{"not shown: a file that is not UTF-8", "caf\xe9\nfoo\n", map[string]any{"old_string": "foo", "new_string": "bar"}, ""},
 	}
 	// Deletions (the seventy-ninth attack run): the newline after
 	// old_string goes with it where there is one.

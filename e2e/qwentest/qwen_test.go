@@ -81,3 +81,9 @@ func TestQwenScopeCoversOnlyPlainText(t *testing.T) {
 		t.Error("mkdir $'quoted' ran under the grant: Qwen Code runs the text the model wrote, which no scope was checked against")
 	}
 }
+
+// TestQwenEditShownIsWhatRuns: Qwen Code's edit is the oracle of what an
+// edit loopguard shows as a diff writes (agenttest.EditCases).
+func TestQwenEditShownIsWhatRuns(t *testing.T) {
+	agenttest.EditShownIsWhatRuns(qwen.NewEnv(t), "edit", nil)
+}
