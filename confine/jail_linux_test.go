@@ -3151,6 +3151,25 @@ sleep 30`)
 			t.Errorf("namespaces %v: the next launch said nothing of the killed one's sweep: %s", j.ns, out)
 		}
 		j.gitFindsOwn(t, out)
+		// Its undo record says it was killed, and since when it is known
+		// to have ended (a held call's warning counts it from then).
+		s, err := undo.Open(j.stateDir(t), j.project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		metas, err := s.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		killed := 0
+		for _, m := range metas {
+			if !m.Finished && strings.Contains(m.Unrecorded, "killed before the call ended") {
+				killed++
+			}
+		}
+		if killed != 1 {
+			t.Errorf("namespaces %v: %d undo records marked killed, want the killed call's: %+v", j.ns, killed, metas)
+		}
 	})
 }
 

@@ -153,7 +153,7 @@ func BenchmarkWritePending(b *testing.B) {
 	defer unlockRun(p.runLock)
 	b.ReportMetric(float64(len(p.Dirs)), "dirs")
 	for b.Loop() {
-		if err := writePending(p, ""); err != nil {
+		if err := writePending(p, "", undoRecord{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -169,7 +169,7 @@ func TestPendingRoundTrip(t *testing.T) {
 		Dirs: map[string]int64{proj: 1, proj + "/src": 2, proj + "/src/\xfe\xff": 3, proj + "/src/\xfe\xff/d": 4, "/elsewhere/x": 5},
 		Held: []string{proj + "/\xff.envrc"}, Kept: []string{proj + "/.git"}, links: []string{proj + "/l\x80"},
 		hooksPaths: []string{proj + "/.husky"}, heldDirs: map[string][2]uint64{proj + "/.vscode\xff": {1, 2}}}
-	if err := writePending(p, ""); err != nil {
+	if err := writePending(p, "", undoRecord{}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(run, pendingName))

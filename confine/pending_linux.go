@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/undo"
 )
 
 // A launcher killed outright (SIGKILL: Claude Code's Bash timeout kills
@@ -55,6 +56,12 @@ type pending struct {
 	Links                      []pendingDir
 	Held, Kept, Hooks, Imports [][]byte
 	HeldDirs                   []pendingHeld
+	// UndoState and UndoRecord name the launch's undo record (package
+	// undo), "" when it takes none: a recovery marks it killed, so that
+	// a held call's warning knows when the call ended (the seventy-ninth
+	// attack run's call, killed after it wrote the Makefile across the
+	// human's decision, was named by none).
+	UndoState, UndoRecord []byte `json:",omitempty"`
 }
 
 // pendingDir is a directory of the plan: Name in the directory Parent
@@ -147,9 +154,12 @@ func dirMap(tree, named []pendingDir) (map[string]int64, []string, bool) {
 // for none) in its launch's directory, whole or not at all (a temp file
 // renamed; no fsync: the record matters only while the machine runs on
 // after the launcher was killed).
-func writePending(p Plan, cg string) error {
+func writePending(p Plan, cg string, rec undoRecord) error {
 	r := pending{Project: []byte(p.Project), ProjectID: p.RootID, Scratch: []byte(p.Scratch), RunDir: []byte(p.RunDir), Cgroup: []byte(cg),
 		Started: p.started.UnixNano(), Held: pathsBytes(p.Held), Kept: pathsBytes(p.Kept), Hooks: pathsBytes(p.hooksPaths), Imports: pathsBytes(p.imports)}
+	if rec.r != nil {
+		r.UndoState, r.UndoRecord = []byte(rec.state), []byte(rec.r.ID())
+	}
 	r.Dirs, r.Links = dirTree(p.Dirs, p.links)
 	for _, h := range slices.Sorted(maps.Keys(p.heldDirs)) {
 		r.HeldDirs = append(r.HeldDirs, pendingHeld{Path: []byte(h), ID: p.heldDirs[h]})
@@ -282,6 +292,12 @@ func recoverKilled(run, project string, e Env, w io.Writer) {
 		p.Project, p.started.Format(time.RFC3339), said)
 	for _, l := range lines {
 		fmt.Fprintln(w, oneLine(l))
+	}
+	if len(r.UndoRecord) > 0 {
+		why := "its launcher was killed before the call ended; swept " + time.Now().UTC().Format(time.RFC3339)
+		if err := undo.MarkKilled(string(r.UndoState), p.Project, string(r.UndoRecord), why); err != nil {
+			fmt.Fprintf(w, "loopguard: marking the killed call's undo record: %v\n", err)
+		}
 	}
 	_ = os.Remove(path)
 }

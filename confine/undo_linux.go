@@ -20,7 +20,10 @@ import (
 // lock go. A launch whose record cannot be taken runs nothing, but where
 // the undo directory is on a read-only mount (a sandbox that init did not
 // set up): there it runs, beyond undo.
-type undoRecord struct{ r *undo.Recorder }
+type undoRecord struct {
+	r     *undo.Recorder
+	state string // the state directory it is kept under
+}
 
 // benchNoRecord, set at link time (-X) by bench/cmd/launchbench alone,
 // builds a launcher that takes no record: the baseline a record's cost is
@@ -63,7 +66,7 @@ func recordUndo(s Spec, plan Plan, e Env, stderr io.Writer) (undoRecord, error) 
 	if err != nil {
 		return undoRecord{}, err
 	}
-	return undoRecord{r: r}, nil
+	return undoRecord{r: r, state: e.Places.StateDir}, nil
 }
 
 // finish records the after-state; a failure is said, not fatal: the call

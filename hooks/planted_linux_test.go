@@ -126,10 +126,18 @@ func TestEscalationShowsACallAcrossTheDecision(t *testing.T) {
 	// of the project runs.
 	decide()
 	r = begin()
-	defer func() { _ = r.Finish() }()
 	decide()
 	if w := warnings("make b && git push"); strings.Contains(w, "still running") {
 		t.Errorf("control: an unfinished call with no launch running is counted: %q", w)
+	}
+	// Its launcher was killed, and the recovery that swept for it after
+	// the decision marked its record so (seventy-ninth attack run): the
+	// call ran across the decision.
+	if err := undo.MarkKilled(h.eng().Env.StateDir, h.Project, r.ID(), "its launcher was killed before the call ended"); err != nil {
+		t.Fatal(err)
+	}
+	if w := warnings("make d && git push"); !strings.Contains(w, "1 call(s) still running, or ended before") {
+		t.Errorf("a call killed across the decision, its record marked since: %q", w)
 	}
 	run1 := filepath.Join(confine.ScratchDirIn(tmp, os.Getuid()), "runs", "run-0123456789abcdef")
 	if err := os.MkdirAll(run1, 0o700); err != nil {

@@ -466,6 +466,30 @@ func (s *Store) keepUnrecorded(id, why string) error {
 	return fsx.WriteFile(filepath.Join(s.recordDir(id), "unrecorded"), []byte(why+"\n"), 0o600, true)
 }
 
+// MarkKilled keeps why record id of project's store under stateDir has no
+// after-state when its launcher was killed before it could record one
+// (keepUnrecorded): written by the recovery that swept for the call, its
+// time is when the call is known to have ended (RecordsRunningSince). A
+// record with an after-state, or a reason already, is left as it is.
+func MarkKilled(stateDir, project, id, why string) error {
+	s, err := Open(stateDir, project)
+	if err != nil {
+		return err
+	}
+	if !validID(id) {
+		return fmt.Errorf("%q is not a record's name", id)
+	}
+	if _, err := os.Lstat(filepath.Join(s.recordDir(id), "meta.json")); err != nil {
+		return err
+	}
+	for _, name := range []string{"after", "unrecorded"} {
+		if _, err := os.Lstat(filepath.Join(s.recordDir(id), name)); err == nil {
+			return nil
+		}
+	}
+	return s.keepUnrecorded(id, why)
+}
+
 // markUndone says when record id was undone.
 func (s *Store) markUndone(id string, t time.Time) error {
 	return fsx.WriteFile(filepath.Join(s.recordDir(id), "undone"), []byte(t.UTC().Format(time.RFC3339Nano)+"\n"), 0o600, true)
