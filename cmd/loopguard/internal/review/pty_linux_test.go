@@ -759,3 +759,51 @@ func TestReviewChangedRecordPTY(t *testing.T) {
 	clitest.WantAllowed(t, held, "the call restored")
 	h.Quit(`Review ended: 1 approved, 0 denied, 0 skipped`)
 }
+
+// TestReviewTurnTallHeadPTY: t on a turn whose second call's head (a
+// description of 4,000 bytes, shown only) is taller than the terminal
+// writes no more rows than the screen has before it reads a key: the head
+// is paged with the body (the seventy-ninth attack run had 64 rows
+// written, the call's own lines scrolled away). Control: a description of
+// 60 bytes is written whole.
+func TestReviewTurnTallHeadPTY(t *testing.T) {
+	for _, descLen := range []int{60, 4000} {
+		h := clitest.NewHarness(t)
+		h.Rows = 24
+		desc := func(session, cmd, d, id string) string {
+			b, _ := json.Marshal(map[string]any{"session_id": session, "cwd": "/tmp", "permission_mode": "default", "hook_event_name": "PreToolUse",
+				"tool_name": "Bash", "tool_input": map[string]any{"command": cmd, "description": d}, "tool_use_id": id})
+			return string(b)
+		}
+		for _, call := range []string{
+			desc("s-th", "echo second", strings.Repeat("d", descLen), "toolu_2"),
+			clitest.BashCall("s-th", "echo short", "toolu_1"),
+		} {
+			if out, err := h.Run(call, "hook", "--event", "PreToolUse"); err == nil {
+				t.Fatalf("ran: %s", out)
+			}
+		}
+		h.Start()
+		scr := h.Scr
+		scr.Expect(t, `\[t\]urn: all 2`)
+		scr.Expect(t, ` > `)
+		h.Key("t")
+		m := scr.Expect(t, `(?s)(The 2 calls of this turn.*?)(-- more: [^\n]*--|Approve these 2 calls[^\n]*cancels: )`)
+		rows := 0
+		for _, l := range strings.Split(m[1], "\n") {
+			rows += max(1, (len(escapeSeq.ReplaceAllString(l, ""))+79)/80)
+		}
+		if rows > 24 {
+			t.Errorf("a description of %d bytes: %d rows written between t and the next key, on a screen of 24", descLen, rows)
+		}
+		if descLen == 60 && !strings.HasPrefix(m[2], "Approve") {
+			t.Errorf("control: a short turn is paged: %q", m[2])
+		}
+		h.Key("q")
+		scr.Expect(t, ` > `)
+		h.Quit(`Review ended`)
+	}
+}
+
+// escapeSeq matches a terminal's escape sequences (colours, titles).
+var escapeSeq = regexp.MustCompile(`\x1b(\[[0-9;?]*[A-Za-z]|\][^\x07]*\x07)`)

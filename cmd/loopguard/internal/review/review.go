@@ -891,13 +891,20 @@ type screen struct {
 // body and the pager (pageOn), each line on screen at a key, then its
 // header again in short.
 func showIn(c *console, p *state.Pending, head, says, body string, whole bool, sc screen) bool {
+	rows, width := sc.rows, c.width()
+	headRows := rowsIn(head+says, width)
+	if rows > 0 && sc.above+headRows+sc.below+3 > rows {
+		// A head taller than the screen (a call's description of 4,000
+		// bytes: the seventy-ninth attack run) is paged with the body,
+		// uncoloured, so no line of it scrolls away unread.
+		body, head, says, headRows = head+says+"\n"+body, "", "", 0
+	}
 	fmt.Fprint(c.tty, c.pal.colourise(head))
 	if says != "" {
 		fmt.Fprint(c.tty, c.pal.dim+says+c.pal.reset)
 	}
 	lines := strings.SplitAfter("\n"+body, "\n")
-	rows, width := sc.rows, c.width()
-	headRows, bodyRows := rowsIn(head+says, width), rowsIn("\n"+body, width)
+	bodyRows := rowsIn("\n"+body, width)
 	if rows <= 0 || sc.above+headRows+bodyRows+sc.below <= rows {
 		fmt.Fprint(c.tty, "\n"+body)
 		return whole
