@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -645,11 +646,7 @@ func TestKilledCallSweptAfterIt(t *testing.T) {
 		if _, err := os.Lstat(config); err == nil {
 			t.Errorf("out/g/config is still in the project after the killed call: an unconfined git there runs its fsmonitor")
 		}
-		found := heldConfigs(x.root, config)
-		t.Logf("held back: %v", found)
-		if len(found) == 0 {
-			t.Errorf("control: the call's out/g/config is nowhere under %s", x.root)
-		}
+		x.wantHeld(t, config)
 	})
 }
 
@@ -737,31 +734,11 @@ func TestExitSweepsKilledCall(t *testing.T) {
 		}
 		// The hook at SessionEnd sweeps, or, where the launcher was
 		// still exiting then, the project's guard within a second.
-		gone := false
-		for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && !gone; time.Sleep(100 * time.Millisecond) {
-			_, err := os.Lstat(config)
-			gone = err != nil
-		}
-		if !gone {
+		if gone, _ := goneWithin(config, 5*time.Second); !gone {
 			t.Errorf("out/g/config is still in the project 5 s after the session ended: an unconfined git there runs its fsmonitor")
 		}
-		found := heldConfigs(x.root, config)
-		t.Logf("held back: %v", found)
-		if len(found) == 0 {
-			t.Errorf("control: the call's out/g/config is nowhere under %s", x.root)
-		}
-		out, err := x.g.Run(context.Background(), x.g.Home, "audit", "--json", "-n", "0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		swept := false
-		for _, line := range strings.Split(out, "\n") {
-			if strings.Contains(line, hooks.ReasonKilledSwept) {
-				swept = true
-				t.Logf("the audit log: %s", line)
-			}
-		}
-		if x.sandbox && !swept {
+		x.wantHeld(t, config)
+		if swept := x.sweptEntries(t, hooks.ReasonKilledSwept); x.sandbox && len(swept) == 0 {
 			// Under the sandbox the launcher dies outright: only the hook
 			// at SessionEnd or the project's guard can have swept.
 			t.Errorf("the audit log has no %s entry: the launcher died under the sandbox, so the sweep was not the hook's at SessionEnd nor the guard's", hooks.ReasonKilledSwept)
@@ -835,35 +812,58 @@ func TestClientKilledSweptByGuard(t *testing.T) {
 				t.Fatalf("control: no launcher of the call to kill")
 			}
 		}
-		gone, killed := false, time.Now()
-		for end := time.Now().Add(20 * time.Second); time.Now().Before(end) && !gone; time.Sleep(50 * time.Millisecond) {
-			_, err := os.Lstat(config)
-			gone = err != nil
-		}
+		gone, took := goneWithin(config, 20*time.Second)
 		if !gone {
 			t.Fatalf("out/g/config is still in the project 20 s after the client was killed: an unconfined git there runs its fsmonitor")
 		}
-		t.Logf("out/g/config gone from the project %v after the kill", time.Since(killed).Round(10*time.Millisecond))
-		found := heldConfigs(x.root, config)
-		t.Logf("held back: %v", found)
-		if len(found) == 0 {
-			t.Errorf("control: the call's out/g/config is nowhere under %s", x.root)
-		}
-		out, err := x.g.Run(context.Background(), x.g.Home, "audit", "--json", "-n", "0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		swept := false
-		for _, line := range strings.Split(out, "\n") {
-			if strings.Contains(line, hooks.ReasonKilledSwept) && strings.Contains(line, `"event":"guard"`) {
-				swept = true
-				t.Logf("the audit log: %s", line)
-			}
-		}
-		if !swept {
-			t.Errorf("the audit log has no %s entry of the guard:\n%s", hooks.ReasonKilledSwept, out)
+		t.Logf("out/g/config gone from the project %v after the kill", took.Round(10*time.Millisecond))
+		x.wantHeld(t, config)
+		if swept := x.sweptEntries(t, hooks.ReasonKilledSwept, `"event":"guard"`); len(swept) == 0 {
+			t.Errorf("the audit log has no %s entry of the guard", hooks.ReasonKilledSwept)
 		}
 	})
+}
+
+// goneWithin waits up to within for path to be gone, and says how long
+// it took.
+func goneWithin(path string, within time.Duration) (bool, time.Duration) {
+	start := time.Now()
+	for end := start.Add(within); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Lstat(path); err != nil {
+			return true, time.Since(start)
+		}
+		if time.Now().After(end) {
+			return false, time.Since(start)
+		}
+	}
+}
+
+// wantHeld fails the test when slowGitDirProject's out/g/config (config)
+// is nowhere a sweep puts what it holds back.
+func (x *escapeEnv) wantHeld(t *testing.T, config string) {
+	t.Helper()
+	found := heldConfigs(x.root, config)
+	t.Logf("held back: %v", found)
+	if len(found) == 0 {
+		t.Errorf("control: the call's out/g/config is nowhere under %s", x.root)
+	}
+}
+
+// sweptEntries are the audit log's entries that hold every one of want.
+func (x *escapeEnv) sweptEntries(t *testing.T, want ...string) []string {
+	t.Helper()
+	out, err := x.g.Run(context.Background(), x.g.Home, "audit", "--json", "-n", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, line := range strings.Split(out, "\n") {
+		if line != "" && !slices.ContainsFunc(want, func(w string) bool { return !strings.Contains(line, w) }) {
+			found = append(found, line)
+			t.Logf("the audit log: %s", line)
+		}
+	}
+	return found
 }
 
 // killLaunchers sends SIGKILL to the launchers (`exec --cap ...`) of the
