@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/internal/testfs"
 	"github.com/loopguard/loopguard/undo"
 )
 
@@ -79,13 +78,7 @@ func TestGuardSweepsKilledLaunch(t *testing.T) {
 
 	// The project's launch, its launcher alive: the directory locked.
 	plantRecord(t, tmp, proj)
-	fd, err := unix.Open(run, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
+	release := testfs.Lock(t, run)
 	done := start(300*time.Millisecond, 10*time.Millisecond)
 	time.Sleep(600 * time.Millisecond)
 	if runs() != 0 {
@@ -97,7 +90,7 @@ func TestGuardSweepsKilledLaunch(t *testing.T) {
 	default:
 	}
 	// The launcher is killed: its lock goes with it.
-	unix.Close(fd)
+	release()
 	if !within(5*time.Second, func() bool { return runs() == 1 && len(entries()) == 1 }) {
 		t.Fatalf("the killed launch: the recovery ran %d times, %d audit entries; want 1 and 1", runs(), len(entries()))
 	}
@@ -160,21 +153,15 @@ func TestSessionEndLeavesItToTheGuard(t *testing.T) {
 		}
 		plantRecord(t, tmp, proj)
 		run := filepath.Join(confine.ScratchDirIn(tmp, os.Getuid()), "runs", "run-0123456789abcdef")
-		fd, err := unix.Open(run, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
-			t.Fatal(err)
-		}
-		go func() { time.Sleep(300 * time.Millisecond); unix.Close(fd) }()
+		release := testfs.Lock(t, run)
+		go func() { time.Sleep(300 * time.Millisecond); release() }()
 		payload := `{"session_id":"s1","cwd":"` + proj + `","hook_event_name":"SessionEnd","reason":"prompt_input_exit"}`
 		var stderr bytes.Buffer
 		if code := Run([]string{"--event", hooks.SessionEnd}, strings.NewReader(payload), &bytes.Buffer{}, &stderr, Options{}); code != 0 {
 			t.Fatalf("guarded %v: exit %d: %s", guarded, code, stderr.String())
 		}
 		sessionEndLauncher = old
-		_, err = os.Stat(ran)
+		_, err := os.Stat(ran)
 		if swept := err == nil; swept == guarded {
 			t.Errorf("guarded %v: the hook swept %v; want it to wait and sweep only without the guard", guarded, swept)
 		}

@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/confine"
+	"github.com/loopguard/loopguard/internal/testfs"
 	"github.com/loopguard/loopguard/undo"
 )
 
@@ -147,14 +146,7 @@ func TestEscalationShowsACallAcrossTheDecision(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(run1, "pending.json"), []byte(rec), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fd, err := unix.Open(run1, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
+	defer testfs.Lock(t, run1)()
 	if w := warnings("make c && git push"); !strings.Contains(w, "1 call(s) still running") {
 		t.Errorf("a call started before the decision, with a launch of the project running: %q", w)
 	}
