@@ -433,7 +433,9 @@ func TestJailFilesLinkedConfig(t *testing.T) {
 // the model said, and it stays.
 func TestJailFilesPackagePutBack(t *testing.T) {
 	h, _ := jailHarness(t)
-	const pkg = `{"name": "x", "scripts": {"test": "npm run lint", "lint": "eslint ."}, "dependencies": {}}` + "\n"
+	// Padded past what a note holds (the eightieth attack run's 50 KB
+	// package.json had the check after the call skipped).
+	pkg := `{"name": "x", "description": "` + strings.Repeat("d", 200<<10) + `", "scripts": {"test": "npm run lint", "lint": "eslint ."}, "dependencies": {}}` + "\n"
 	for rel, body := range map[string]string{".git/hooks/pre-commit": "#!/bin/sh\nnpm test\n", "package.json": pkg} {
 		p := filepath.Join(h.Project, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -470,5 +472,20 @@ func TestJailFilesPackagePutBack(t *testing.T) {
 		if c.behavior == Alarm && !strings.Contains(d.SystemMessage, "scripts.test") {
 			t.Errorf("%s: the alarm does not name scripts.test: %q", c.id, d.SystemMessage)
 		}
+		if kept, _ := filepath.Glob(filepath.Join(h.Store.Dir, "allowed", "*.pkg")); len(kept) != 0 {
+			t.Errorf("%s: the copy kept for the check is left: %v", c.id, kept)
+		}
+	}
+	// The copy gone (pruned, removed): the check cannot be made, and says
+	// so rather than nothing.
+	pre := with(h.fixture("pretooluse-edit.json"), func(m map[string]any) { m["tool_input"] = clone(in); m["tool_use_id"] = "toolu_pb3" })
+	expect(t, "toolu_pb3: Edit a dependency in", h.decide(pre), Allow, ReasonScopedGrant)
+	kept, _ := filepath.Glob(filepath.Join(h.Store.Dir, "allowed", "*.pkg"))
+	for _, k := range kept {
+		_ = os.Remove(k)
+	}
+	d := h.decide(with(pre, func(m map[string]any) { m["hook_event_name"] = "PostToolUse" }))
+	if len(kept) != 1 || d.Behavior != Alarm || !strings.Contains(d.SystemMessage, "cannot be read back") {
+		t.Errorf("the copy removed before the check (%d kept): %s/%s %q", len(kept), d.Behavior, d.Reason, d.SystemMessage)
 	}
 }

@@ -74,6 +74,9 @@ func (e *Engine) post(c *Call) Decision {
 // scripts.test), the file is put back as it was before the call, and what
 // was done is said ("" when the entries are as they were).
 func putBackPackage(pin *state.PackagePin, tool string) string {
+	if pin.Unreadable != "" {
+		return fmt.Sprintf("loopguard: ALARM: the copy of %s kept before the %s call cannot be read back (%s) to check the entries the project's git hooks run (%s): look at it before your next commit", present.EscapeText(pin.Path), tool, present.EscapeText(pin.Unreadable), strings.Join(pin.Keys, ", "))
+	}
 	now, err := fsx.ReadRegular(pin.Path, maxPackageJSON, 0)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Sprintf("loopguard: ALARM: %s after the %s call cannot be read back (%v) to check the entries the project's git hooks run (%s): look at it before your next commit", present.EscapeText(pin.Path), tool, err, strings.Join(pin.Keys, ", "))
@@ -94,7 +97,7 @@ func putBackPackage(pin *state.PackagePin, tool string) string {
 		mode = fi.Mode().Perm()
 	}
 	put := func() error { return fsx.WriteFile(pin.Path, pin.Before, mode, true) }
-	if pin.Before == nil {
+	if pin.Absent {
 		put = func() error { return os.Remove(pin.Path) } // there was none
 	}
 	if err := put(); err != nil {

@@ -1,9 +1,13 @@
 package state
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -37,9 +41,65 @@ type Allowed struct {
 // the entries of it the project's git hooks run by name (Keys): after the
 // call, a file whose entries changed all the same is put back to Before.
 type PackagePin struct {
-	Path   string   `json:"path"`
-	Keys   []string `json:"keys"`
-	Before []byte   `json:"before"`
+	Path string   `json:"path"`
+	Keys []string `json:"keys"`
+	// Before is the file's content (nil: there was none). It is kept in a
+	// file of its own beside the note (Kept, with its SHA-256), read back
+	// with the note: a package.json of 48 KiB and more, kept in the note,
+	// made the note one no read takes (the eightieth attack run), and
+	// PostToolUse then checked nothing.
+	Before []byte `json:"-"`
+	Absent bool   `json:"absent,omitempty"`
+	Kept   string `json:"kept"`
+	SHA256 string `json:"sha256"`
+	// Unreadable says why Before could not be read back ("": it was).
+	Unreadable string `json:"-"`
+}
+
+// maxPackagePin bounds a package.json kept for PostToolUse (what policy
+// reads of one).
+const maxPackagePin = 1 << 20
+
+// pinSuffixAllowed names a package.json kept beside the notes.
+const pinSuffixAllowed = ".pkg"
+
+// keepPackage writes pin's Before beside the notes, and names it in pin.
+func (s *Store) keepPackage(pin *PackagePin) error {
+	if pin.Before == nil {
+		pin.Absent = true
+		return nil
+	}
+	var r [16]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(pin.Before)
+	pin.Kept, pin.SHA256 = hex.EncodeToString(r[:])+pinSuffixAllowed, hex.EncodeToString(sum[:])
+	return writeFile(s.path("allowed"), pin.Kept, pin.Before, false)
+}
+
+// readPackage reads back what keepPackage kept, and removes it.
+func (s *Store) readPackage(pin *PackagePin) {
+	if pin.Absent {
+		return
+	}
+	name := strings.TrimSuffix(pin.Kept, pinSuffixAllowed)
+	if _, err := hex.DecodeString(name); err != nil || len(name) != 32 || !strings.HasSuffix(pin.Kept, pinSuffixAllowed) {
+		pin.Unreadable = "it is named wrongly"
+		return
+	}
+	p := s.path("allowed", pin.Kept)
+	b, err := readFile(p, maxPackagePin+1)
+	if err != nil {
+		pin.Unreadable = err.Error()
+		return
+	}
+	_ = os.Remove(p)
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != pin.SHA256 {
+		pin.Unreadable = "it is not what was kept"
+		return
+	}
+	pin.Before = b
 }
 
 func (s *Store) allowedName(session, key string) string {
@@ -52,6 +112,13 @@ func (s *Store) allowedName(session, key string) string {
 // recognise the call by, and a rewrite is recognised by it when the host
 // asks about it again.
 func (s *Store) NoteAllowed(a Allowed, rewritten bool) error {
+	if a.Package != nil {
+		pin := *a.Package
+		if err := s.keepPackage(&pin); err != nil {
+			return err
+		}
+		a.Package = &pin
+	}
 	data, err := json.Marshal(a)
 	if err != nil {
 		return err
@@ -105,6 +172,9 @@ func (s *Store) takeAllowed(session, key string) (Allowed, error) {
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return a, err
+	}
+	if a.Package != nil {
+		s.readPackage(a.Package)
 	}
 	return a, nil
 }
