@@ -229,6 +229,11 @@ func applyCall(fc fileCall, cur []byte) (change, error) {
 		if strippable(fc.in, s) {
 			return change{}, Unshown{trailingWhy("content")}
 		}
+		if bytes.HasPrefix(cur, []byte("\ufeff")) && !strings.HasPrefix(s, "\ufeff") {
+			// The real client wrote the file's byte order mark back
+			// before the content (the eightieth attack run).
+			return change{}, Unshown{"the file begins with a byte order mark, which Claude Code writes back before the content: loopguard cannot show exactly what it writes"}
+		}
 		if unicodeEscape(s) {
 			// The real client wrote A for \u0041, and é for \u00e9.
 			return change{}, Unshown{"content holds a unicode escape (a backslash, u and four hex digits): Claude Code decodes such escapes when it writes the file, so loopguard cannot show exactly what it writes"}
@@ -314,7 +319,18 @@ func applyEdit(cur []byte, in map[string]any) ([]byte, string, error) {
 	if old == repl {
 		return nil, "", errors.New("old_string and new_string are the same: Claude Code would refuse the edit (no change to make)")
 	}
+	if unicodeEscape(old) || unicodeEscape(repl) {
+		return nil, "", Unshown{"old_string or new_string holds a unicode escape (a backslash, u and four hex digits): Claude Code decodes such escapes, in new_string even when old_string matches as it is (the real client wrote A for one), so loopguard cannot show exactly what it writes"}
+	}
+	if strippable(in, repl) {
+		return nil, "", Unshown{trailingWhy("new_string")}
+	}
 	if old == "" {
+		if len(strings.TrimFunc(string(cur), blank)) == 0 && len(cur) > 0 {
+			// Claude Code takes a file of blanks alone for an empty one,
+			// and writes new_string over it (the eightieth attack run).
+			return nil, "", Unshown{"old_string is empty and the file holds only blanks: Claude Code takes it for an empty file and writes new_string over it"}
+		}
 		if len(cur) > 0 {
 			return nil, "", errors.New("old_string is empty but the file exists and is not empty: Claude Code would refuse the edit")
 		}
@@ -323,14 +339,8 @@ func applyEdit(cur []byte, in map[string]any) ([]byte, string, error) {
 	if cur == nil {
 		return nil, "", errors.New("the file does not exist: Claude Code would refuse the edit")
 	}
-	if unicodeEscape(old) || unicodeEscape(repl) {
-		return nil, "", Unshown{"old_string or new_string holds a unicode escape (a backslash, u and four hex digits): Claude Code decodes such escapes, in new_string even when old_string matches as it is (the real client wrote A for one), so loopguard cannot show exactly what it writes"}
-	}
 	if bytes.IndexByte(cur, '\r') >= 0 {
 		return nil, "", Unshown{"the file has carriage returns (CRLF line endings): Claude Code matches old_string against it with them as LF and writes the line endings back its own way, so loopguard cannot show exactly what the edit changes"}
-	}
-	if strippable(in, repl) {
-		return nil, "", Unshown{trailingWhy("new_string")}
 	}
 	if !utf8.Valid(cur) {
 		// Claude Code refuses such a file; Qwen Code decodes it in the
@@ -379,14 +389,18 @@ func strippable(in map[string]any, text string) bool {
 	case ".md", ".mdx":
 		return false
 	}
-	for line := range strings.SplitSeq(text, "\n") {
-		r, _ := utf8.DecodeLastRuneInString(line)
-		if line != "" && (unicode.IsSpace(r) || r == '\ufeff') {
+	// A CR ends a line as an LF does (the eightieth attack run: "\\ \r"
+	// became "\\\r").
+	for line := range strings.FieldsFuncSeq(text, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if r, _ := utf8.DecodeLastRuneInString(line); blank(r) {
 			return true
 		}
 	}
 	return false
 }
+
+// blank is a character JavaScript's trim takes off (a \s), and NEL.
+func blank(r rune) bool { return unicode.IsSpace(r) || r == '\ufeff' }
 
 func trailingWhy(what string) string {
 	return what + " has a line that ends in blanks, which Claude Code takes off outside Markdown files: loopguard cannot show exactly what it writes"
