@@ -681,3 +681,33 @@ func TestOneLineSeparators(t *testing.T) {
 		}
 	}
 }
+
+// TestUndoStateOf: the recovery marks a killed call's undo record only in
+// a state directory that is its own where it knows one, and the user's own
+// and private in any case (a record, forged where the user's processes
+// write, could name another). Control: the recovery's own private one.
+func TestUndoStateOf(t *testing.T) {
+	own, other, open := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, d := range []string{own, other} {
+		if err := os.Chmod(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	e := Env{UID: os.Getuid()}
+	e.Places.StateDir = own
+	if !undoStateOf(own, e) {
+		t.Error("control: the recovery's own private state directory is refused")
+	}
+	for name, dir := range map[string]string{"another": other, "relative": "state", "unclean": own + "/.", "not private": open} {
+		if undoStateOf(dir, e) {
+			t.Errorf("%s state directory (%s) is taken", name, dir)
+		}
+	}
+	e.Places.StateDir = ""
+	if !undoStateOf(other, e) || undoStateOf(open, e) {
+		t.Error("with no state directory of its own: a private one is refused, or one open to others taken")
+	}
+}

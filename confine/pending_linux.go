@@ -293,13 +293,29 @@ func recoverKilled(run, project string, e Env, w io.Writer) {
 	for _, l := range lines {
 		fmt.Fprintln(w, oneLine(l))
 	}
-	if len(r.UndoRecord) > 0 {
+	if len(r.UndoRecord) > 0 && undoStateOf(string(r.UndoState), e) {
 		why := "its launcher was killed before the call ended; swept " + time.Now().UTC().Format(time.RFC3339)
 		if err := undo.MarkKilled(string(r.UndoState), p.Project, string(r.UndoRecord), why); err != nil {
 			fmt.Fprintf(w, "loopguard: marking the killed call's undo record: %v\n", err)
 		}
 	}
 	_ = os.Remove(path)
+}
+
+// undoStateOf: dir, a record's undo state directory, is the recovery's
+// own where it knows one (its environment's), and in any case the user's
+// own and private: a record names it, and the mark is a write there (the
+// eightieth attack run had a record forged where the user's own processes
+// may write name another state directory's record of a live call).
+func undoStateOf(dir string, e Env) bool {
+	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir {
+		return false
+	}
+	if e.Places.StateDir != "" && filepath.Clean(e.Places.StateDir) != dir {
+		return false
+	}
+	fi, err := os.Lstat(dir)
+	return err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 == 0 && ownedBy(fi, e.UID)
 }
 
 // keptOf is what of kept (a record's git directories, whose state
