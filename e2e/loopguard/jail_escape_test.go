@@ -738,7 +738,7 @@ func TestExitSweepsKilledCall(t *testing.T) {
 			t.Errorf("out/g/config is still in the project 5 s after the session ended: an unconfined git there runs its fsmonitor")
 		}
 		x.wantHeld(t, config)
-		if swept := x.sweptEntries(t, hooks.ReasonKilledSwept); x.sandbox && len(swept) == 0 {
+		if x.sandbox && len(x.sweptEntries(t, hooks.ReasonKilledSwept)) == 0 {
 			// Under the sandbox the launcher dies outright: only the hook
 			// at SessionEnd or the project's guard can have swept.
 			t.Errorf("the audit log has no %s entry: the launcher died under the sandbox, so the sweep was not the hook's at SessionEnd nor the guard's", hooks.ReasonKilledSwept)
@@ -849,21 +849,27 @@ func (x *escapeEnv) wantHeld(t *testing.T, config string) {
 	}
 }
 
-// sweptEntries are the audit log's entries that hold every one of want.
+// sweptEntries are the audit log's entries that hold every one of want,
+// waited for up to 5 s: the guard records its sweep once the recovery has
+// exited, after what the recovery moved is gone from the project.
 func (x *escapeEnv) sweptEntries(t *testing.T, want ...string) []string {
 	t.Helper()
-	out, err := x.g.Run(context.Background(), x.g.Home, "audit", "--json", "-n", "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	for _, line := range strings.Split(out, "\n") {
-		if line != "" && !slices.ContainsFunc(want, func(w string) bool { return !strings.Contains(line, w) }) {
-			found = append(found, line)
-			t.Logf("the audit log: %s", line)
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		out, err := x.g.Run(context.Background(), x.g.Home, "audit", "--json", "-n", "0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var found []string
+		for _, line := range strings.Split(out, "\n") {
+			if line != "" && !slices.ContainsFunc(want, func(w string) bool { return !strings.Contains(line, w) }) {
+				found = append(found, line)
+				t.Logf("the audit log: %s", line)
+			}
+		}
+		if len(found) > 0 || time.Now().After(end) {
+			return found
 		}
 	}
-	return found
 }
 
 // killLaunchers sends SIGKILL to the launchers (`exec --cap ...`) of the
