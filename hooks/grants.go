@@ -490,11 +490,19 @@ func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant,
 	} else if reason == ReasonJailed && c.Wrapped && confined != "" {
 		what += "; it runs whole, as written, through loopguard's wrapper, confined by the kernel"
 	}
-	_ = e.Store.NoteAllowed(state.Allowed{
+	err := e.Store.NoteAllowed(state.Allowed{
 		Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, ToolUseID: c.ToolUseID,
 		Digest: d.digest, CallDigest: callDigest, Grant: g.ID(), Principal: g.Principal, Time: e.now().UTC(), Cwd: c.Cwd,
 		Capability: confined, Package: d.pkgPin,
 	}, updated != nil)
+	if err != nil && d.pkgPin != nil {
+		// The check after the call is what holds the package.json's
+		// hook-run entries (post): without its note the call does not
+		// run (the eighty-first attack run).
+		return Decision{Behavior: Deny, Reason: ReasonExecConfig,
+			Message: "loopguard: " + ReasonExecConfig + ": it would change " + present.EscapeText(d.pkgPin.Path) + ", whose entries the project's git hooks run, and loopguard cannot keep what its check after the call needs (" +
+				present.EscapeText(err.Error()) + "): not run; retry once the state directory can be written"}
+	}
 	return Decision{Behavior: Allow, Reason: reason, Grant: g.ID(), Principal: g.Principal,
 		Message: "loopguard: " + what + " (grant " + g.ID() + ")", UpdatedInput: updated, ranDigest: ran}
 }

@@ -488,4 +488,16 @@ func TestJailFilesPackagePutBack(t *testing.T) {
 	if len(kept) != 1 || d.Behavior != Alarm || !strings.Contains(d.SystemMessage, "cannot be read back") {
 		t.Errorf("the copy removed before the check (%d kept): %s/%s %q", len(kept), d.Behavior, d.Reason, d.SystemMessage)
 	}
+	// No note can be kept (the eighty-first attack run put a file where
+	// its directory goes): the call does not run, since nothing would
+	// check it after.
+	allowed := filepath.Join(h.Store.Dir, "allowed")
+	if err := os.RemoveAll(allowed); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(allowed, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pre = with(h.fixture("pretooluse-edit.json"), func(m map[string]any) { m["tool_input"] = clone(in); m["tool_use_id"] = "toolu_pb4" })
+	expect(t, "toolu_pb4: no note can be kept", h.decide(pre), Deny, ReasonExecConfig)
 }

@@ -229,6 +229,12 @@ func applyCall(fc fileCall, cur []byte) (change, error) {
 		if strippable(fc.in, s) {
 			return change{}, Unshown{trailingWhy("content")}
 		}
+		if cur != nil && (!utf8.Valid(cur) || bytes.IndexByte(cur, 0) >= 0) {
+			// The real client wrote UTF-16 behind the file's byte order
+			// mark (the eighty-first attack run), and refuses a file with
+			// a NUL.
+			return change{}, Unshown{"the file is not UTF-8 text (or holds a NUL): Claude Code writes in the file's own encoding, or refuses it, so loopguard cannot show exactly what it writes"}
+		}
 		if bytes.HasPrefix(cur, []byte("\ufeff")) && !strings.HasPrefix(s, "\ufeff") {
 			// The real client wrote the file's byte order mark back
 			// before the content (the eightieth attack run).
@@ -341,6 +347,12 @@ func applyEdit(cur []byte, in map[string]any) ([]byte, string, error) {
 	}
 	if bytes.IndexByte(cur, '\r') >= 0 {
 		return nil, "", Unshown{"the file has carriage returns (CRLF line endings): Claude Code matches old_string against it with them as LF and writes the line endings back its own way, so loopguard cannot show exactly what the edit changes"}
+	}
+	if bytes.IndexByte(cur, 0) >= 0 || strings.HasPrefix(old, "\ufeff") {
+		// The real client refuses a file with a NUL, and reads a file's
+		// byte order mark away before it matches (the eighty-first
+		// attack run).
+		return nil, "", Unshown{"the file holds a NUL, or old_string begins with a byte order mark: Claude Code refuses the first and reads the mark away before it matches, so loopguard cannot show what it does"}
 	}
 	if !utf8.Valid(cur) {
 		// Claude Code refuses such a file; Qwen Code decodes it in the

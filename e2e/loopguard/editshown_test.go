@@ -64,12 +64,15 @@ func TestEditShownIsWhatRuns(t *testing.T) {
 		tc{"deletion at the end, no newline after", "a\nb", map[string]any{"old_string": "b", "new_string": ""}, ""},
 		tc{"trailing blanks kept in Markdown", "a\n", map[string]any{"old_string": "a", "new_string": "line one  \nline two"}, "md"},
 		tc{"not shown: trailing blanks in new_string", "a\n", map[string]any{"old_string": "a", "new_string": "echo start \\ \n./verify.sh || exit 1"}, ""},
+		tc{"not shown: a file with a NUL", "a\x00b\nfoo\n", map[string]any{"old_string": "foo", "new_string": "bar"}, ""},
+		tc{"not shown: old_string begins with the file's byte order mark", "\ufeffa\nb\n", map[string]any{"old_string": "\ufeffa", "new_string": "c"}, ""},
 		tc{"not shown: a blank before a CR in new_string", "a\n", map[string]any{"old_string": "a", "new_string": "echo start \\ \r./verify.sh || exit 1"}, ""},
 		tc{"not shown: an empty old_string in a file of blanks", " \n\u3000\n", map[string]any{"old_string": "", "new_string": "EVIL\n"}, ""},
 		tc{"not shown: trailing no-break space in new_string", "a\n", map[string]any{"old_string": "a", "new_string": "x = 'a'\u00a0\ny"}, ""})
 	// Write, under the same grant (Edit(...) rules cover it).
 	cases = append(cases,
 		tc{"write: LF content over a CRLF file", "a\r\nb\r\n", map[string]any{"content": "a\nc\n"}, "Write"},
+		tc{"not shown: write over a UTF-16 file", "\xff\xfeo\x00l\x00d\x00\n\x00", map[string]any{"content": "new\n"}, "Write"},
 		tc{"not shown: write over a file that begins with a byte order mark", "\ufeffold\n", map[string]any{"content": "new\n"}, "Write"},
 		tc{"not shown: write, trailing blanks", "x\n", map[string]any{"content": "echo start \\ \n./verify.sh || exit 1\n"}, "Write"},
 		tc{"not shown: write, escapes in content", "x\n", map[string]any{"content": `y = "\u0041 \u00e9 \u2028 \u0022"` + "\n"}, "Write"})
