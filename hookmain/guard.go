@@ -37,8 +37,12 @@ func GuardLaunches(stateDir, project string) {
 		fmt.Fprintf(os.Stderr, "loopguard: the guard of %s: %v\n", project, err)
 		return
 	}
-	guard(stateDir, project, self, guardIdle, guardPoll)
+	guard(stateDir, project, self, guardTimes{idle: guardIdle, poll: guardPoll, recoverWait: guardRecoverWait})
 }
+
+// guardTimes are the guard's idle time, how often it looks, and how long
+// it waits for one recovery (a variable for tests).
+type guardTimes struct{ idle, poll, recoverWait time.Duration }
 
 // guardIdle: the guard ends after this long without a live launch of its
 // project (the watcher's own idle time).
@@ -50,7 +54,8 @@ const guardPoll = 500 * time.Millisecond
 // guardEvent is the audit log's event of what the guard recorded.
 const guardEvent = "guard"
 
-func guard(stateDir, project, launcher string, idle, poll time.Duration) {
+func guard(stateDir, project, launcher string, tm guardTimes) {
+	idle, poll := tm.idle, tm.poll
 	uid := os.Getuid()
 	roots := confine.ScratchRoots(os.Getenv("TMPDIR"), uid)
 	last, wait := time.Now(), poll
@@ -63,11 +68,15 @@ func guard(stateDir, project, launcher string, idle, poll time.Duration) {
 		} else if time.Since(last) > idle {
 			return
 		}
-		// No deadline: the recovery runs to its end (recoverProject).
+		// A recovery is never killed (recoverProject): one still running
+		// after guardRecoverWait goes on in a session of its own, holding
+		// its record, and the guard looks on for the others.
 		ran := confine.KilledLaunch(roots, uid, project, 0)
 		said := ""
 		if ran {
-			said = recoverProject(context.Background(), launcher, project, 0)
+			ctx, cancel := context.WithTimeout(context.Background(), tm.recoverWait)
+			said = recoverProject(ctx, launcher, project, 0)
+			cancel()
 		}
 		if said != "" {
 			e := audit.Entry{Event: guardEvent, Decision: hooks.Abstain, Reason: hooks.ReasonKilledSwept,
@@ -95,3 +104,6 @@ func guard(stateDir, project, launcher string, idle, poll time.Duration) {
 // guardMaxWait bounds the guard's wait after recoveries that leave a
 // killed launch to recover.
 const guardMaxWait = time.Minute
+
+// guardRecoverWait is how long the guard waits for one recovery.
+const guardRecoverWait = time.Minute

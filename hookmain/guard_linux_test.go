@@ -54,7 +54,10 @@ func TestGuardSweepsKilledLaunch(t *testing.T) {
 	start := func(idle, poll time.Duration) chan result {
 		done := make(chan result, 1)
 		begin := time.Now()
-		go func() { guard(state, proj, l, idle, poll); done <- result{time.Since(begin)} }()
+		go func() {
+			guard(state, proj, l, guardTimes{idle: idle, poll: poll, recoverWait: time.Minute})
+			done <- result{time.Since(begin)}
+		}()
 		return done
 	}
 	within := func(d time.Duration, ok func() bool) bool {
@@ -118,6 +121,42 @@ func TestGuardSweepsKilledLaunch(t *testing.T) {
 			t.Errorf("a recovery that leaves its record (quiet %q) ran %d times in the guard's second, want a few (each wait twice the last)", quiet, n)
 		}
 	}
+}
+
+// TestGuardOutwaitsAHungRecovery: a recovery that does not end (its
+// call's code chose what its sweep has to do) is left to run, never
+// killed, after recoverWait, and the guard looks on: a later recovery
+// sweeps for what the hung one does not hold. Control: the first
+// recovery is still running when the second has run.
+func TestGuardOutwaitsAHungRecovery(t *testing.T) {
+	tmp, state := t.TempDir(), t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	proj, marks := t.TempDir(), t.TempDir()
+	l := filepath.Join(t.TempDir(), "launcher")
+	// The first run hangs (5 s); the next ones end the record at once.
+	body := "#!/bin/sh\nif mkdir " + marks + "/first 2>/dev/null; then sleep 5; touch " + marks + "/first/done; exit; fi\n" +
+		"touch " + marks + "/second\nrm -f " + filepath.Join(confine.ScratchDirIn(tmp, os.Getuid()), "runs", "run-0123456789abcdef", "pending.json") + "\n"
+	if err := os.WriteFile(l, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plantRecord(t, tmp, proj)
+	done := make(chan struct{})
+	go func() {
+		guard(state, proj, l, guardTimes{idle: 2 * time.Second, poll: 20 * time.Millisecond, recoverWait: 1200 * time.Millisecond})
+		close(done)
+	}()
+	second := false
+	for end := time.Now().Add(4 * time.Second); time.Now().Before(end) && !second; time.Sleep(20 * time.Millisecond) {
+		_, err := os.Stat(filepath.Join(marks, "second"))
+		second = err == nil
+	}
+	if !second {
+		t.Fatal("the guard waited on a hung recovery and ran no other")
+	}
+	if _, err := os.Stat(filepath.Join(marks, "first", "done")); err == nil {
+		t.Error("control: the first recovery had ended by then: the test shows nothing")
+	}
+	<-done
 }
 
 // TestSessionEndLeavesItToTheGuard: at SessionEnd, a launch of the
