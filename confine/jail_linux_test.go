@@ -847,7 +847,10 @@ func TestJailSweepSeesHidden(t *testing.T) {
 				if err != nil || fi.Mode().Perm()&0o700 != 0o700 {
 					t.Errorf("%s: mode %v (%v) after the call, want its owner's bits back: %q", c.dir, fi.Mode(), err, out)
 				}
-				if c.mode == "111" && !strings.Contains(out, "unreadable to its owner") || c.mode != "111" && !strings.Contains(out, "took its owner's write or search bit") {
+				// The top's bits are given back before anything is looked
+				// up in it, and said as a read or search bit taken.
+				unreadable := strings.Contains(out, "unreadable to its owner") || c.dir == "" && strings.Contains(out, "took its owner's read or search bit from the project's top")
+				if c.mode == "111" && !unreadable || c.mode != "111" && !strings.Contains(out, "took its owner's write or search bit") {
 					t.Errorf("%s: the call's output does not say the directory's mode was taken: %q", c.dir, out)
 				}
 			}
@@ -3438,6 +3441,35 @@ func TestJailUnsearchableParent(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(j.project, "src/pkg/pkg.go")); err != nil {
 			t.Errorf("control: src/pkg/pkg.go: %v\n%s", err, out)
+		}
+	})
+}
+
+// TestJailUnsearchableTop: a call makes out/g a git directory and takes
+// every bit of the project's top (chmod 0 .): its sweep, its own or a
+// recovery's for it killed, could not look in the project at all, said
+// "review it", and left out/g, whose config names an fsmonitor (the
+// eighty-second attack run). The top's owner bits are given back first,
+// and out/g's HEAD and config are held: real git finds no repository in
+// out/g. Control: out/keep stays.
+func TestJailUnsearchableTop(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		j.unconfined(t, "mkdir -p out && echo keep > out/keep")
+		plant := `G=out/g; mkdir -p $G/objects $G/refs/heads; printf 'ref: refs/heads/main\n' > $G/HEAD; printf '[core]\n\tbare = true\n\tfsmonitor = "false"\n' > $G/config; chmod 0 .`
+		out, _ := j.launch(t, projectWrite, "jail-sh", plant)
+		if fi, err := os.Stat(j.project); err != nil || fi.Mode().Perm()&0o700 != 0o700 {
+			t.Errorf("the top's owner bits are not back after the call (%v %v):\n%s", fi.Mode(), err, out)
+		}
+		if err := os.Chmod(j.project, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		j.unconfined(t, "cd out/g && git rev-parse --absolute-git-dir > ../../gitdir.txt 2>/dev/null; true")
+		if b, _ := os.ReadFile(filepath.Join(j.project, "gitdir.txt")); strings.Contains(string(b), "out/g") {
+			t.Errorf("after the call, git takes out/g for a git directory (%s):\n%s", bytes.TrimSpace(b), out)
+		}
+		if _, err := os.Stat(filepath.Join(j.project, "out/keep")); err != nil {
+			t.Errorf("control: out/keep: %v\n%s", err, out)
 		}
 	})
 }

@@ -708,10 +708,16 @@ func named(base, rel string) string {
 // the seventy-third attack run's 300 mode-0 directories a thousand deep
 // held a recovery past the hook's deadline (12 s).
 func ownerMayReach(root int, base, rel string) []string {
-	if rel == "" {
-		return nil // root has no way to it here: ownerMayList's
-	}
 	var lines []string
+	// root first, through its own descriptor: a lookup of "." in it needs
+	// its search bit (the eighty-second attack run's chmod 0 of the
+	// project's top hid everything in it from the sweep).
+	if mode, ok := ownerBack(root, 0o500); ok {
+		lines = append(lines, searchBack(named(base, ""), mode))
+	}
+	if rel == "" {
+		return lines // listing it is ownerMayList's
+	}
 	parts := strings.Split(rel, "/")
 	fd, err := openBeneath(root, "", unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
@@ -754,11 +760,14 @@ func searchBack(name string, mode uint32) string {
 // ownerMayList gives the directory rel back its owner's read, write and
 // search bits, through a descriptor that follows no link, and says so.
 func ownerMayList(root int, base, rel string) (string, bool) {
-	fd, err := openBeneath(root, rel, unix.O_PATH|unix.O_DIRECTORY)
-	if err != nil {
-		return "", false
+	fd := root
+	if rel != "" {
+		var err error
+		if fd, err = openBeneath(root, rel, unix.O_PATH|unix.O_DIRECTORY); err != nil {
+			return "", false
+		}
+		defer unix.Close(fd)
 	}
-	defer unix.Close(fd)
 	mode, ok := ownerBack(fd, 0)
 	if !ok {
 		return "", false
