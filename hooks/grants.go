@@ -499,9 +499,8 @@ func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant,
 		// The check after the call is what holds the package.json's
 		// hook-run entries (post): without its note the call does not
 		// run (the eighty-first attack run).
-		return Decision{Behavior: Deny, Reason: ReasonExecConfig,
-			Message: "loopguard: " + ReasonExecConfig + ": it would change " + present.EscapeText(d.pkgPin.Path) + ", whose entries the project's git hooks run, and loopguard cannot keep what its check after the call needs (" +
-				present.EscapeText(err.Error()) + "): not run; retry once the state directory can be written"}
+		return denied(ReasonExecConfig, "it would change "+present.EscapeText(d.pkgPin.Path)+", whose entries the project's git hooks run, and loopguard cannot keep what its check after the call needs ("+
+			present.EscapeText(err.Error())+"): not run; retry once the state directory can be written")
 	}
 	return Decision{Behavior: Allow, Reason: reason, Grant: g.ID(), Principal: g.Principal,
 		Message: "loopguard: " + what + " (grant " + g.ID() + ")", UpdatedInput: updated, ranDigest: ran}
