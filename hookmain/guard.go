@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/confine"
-	"github.com/loopguard/loopguard/hooks"
 )
 
 // GuardLaunches is the guard of the project's launches, which runs in the
@@ -29,10 +26,7 @@ import (
 // guardEvent). It ends when the project is gone, or after guardIdle
 // without a live launch of the project.
 func GuardLaunches(stateDir, project string) {
-	self, err := os.Executable()
-	if err == nil {
-		self, err = filepath.EvalSymlinks(self)
-	}
+	self, err := selfPath()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "loopguard: the guard of %s: %v\n", project, err)
 		return
@@ -71,17 +65,11 @@ func guard(stateDir, project, launcher string, tm guardTimes) {
 		// A recovery is never killed (recoverProject): one still running
 		// after guardRecoverWait goes on in a session of its own, holding
 		// its record, and the guard looks on for the others.
-		ran := confine.KilledLaunch(roots, uid, project, 0)
-		said := ""
-		if ran {
-			ctx, cancel := context.WithTimeout(context.Background(), tm.recoverWait)
-			said = recoverProject(ctx, launcher, project, 0)
-			cancel()
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), tm.recoverWait)
+		said, ran := recoverProject(ctx, launcher, project, 0)
+		cancel()
 		if said != "" {
-			e := audit.Entry{Event: guardEvent, Decision: hooks.Abstain, Reason: hooks.ReasonKilledSwept,
-				Detail: "swept for a call in " + project + " whose launcher was gone before its sweep", Told: said}
-			if err := audit.Open(filepath.Join(stateDir, "audit")).AppendLate(e); err != nil {
+			if err := recordSwept(stateDir, guardEvent, "", "swept for a call in "+project+" whose launcher was gone before its sweep", said); err != nil {
 				fmt.Fprintf(os.Stderr, "loopguard: the guard of %s: recording the sweep in the audit log: %v\n", project, err)
 			}
 		}

@@ -34,7 +34,7 @@ func recoverAfter(ctx context.Context, launcher string, call *hooks.Call, projec
 	if policy.ToolOf(call.ToolName).StopsTask || call.Event == hooks.PostToolUseFailure && call.ToolName == "Bash" {
 		wait = killedWait
 	}
-	said := recoverProject(ctx, launcher, project, wait)
+	said, _ := recoverProject(ctx, launcher, project, wait)
 	if said == "" {
 		return d
 	}
@@ -46,7 +46,8 @@ func recoverAfter(ctx context.Context, launcher string, call *hooks.Call, projec
 // recoverProject runs the launcher's recovery for project when a launch of
 // the user's there was killed before its sweep, waiting up to wait for a
 // live one to exit first, and returns what the recovery said ("" when
-// there was none to recover or it said nothing). It waits for the
+// there was none to recover or it said nothing) and whether there was one
+// (found). It waits for the
 // recovery until recoverMargin before ctx's deadline, and no longer: a
 // recovery still running then is left to finish, in a session of its own,
 // and the answer says so. It is never killed: the call's own code chose
@@ -54,11 +55,11 @@ func recoverAfter(ctx context.Context, launcher string, call *hooks.Call, projec
 // longer than the hook's deadline (mode-0 directories a thousand deep),
 // so that a recovery killed at the deadline left its git directory in the
 // project after the session.
-func recoverProject(ctx context.Context, launcher, project string, wait time.Duration) string {
+func recoverProject(ctx context.Context, launcher, project string, wait time.Duration) (said string, found bool) {
 	uid := os.Getuid()
 	roots := confine.ScratchRoots(os.Getenv("TMPDIR"), uid)
 	if !confine.KilledLaunch(roots, uid, project, wait) {
-		return ""
+		return "", false
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		// Room for the answer.
@@ -74,7 +75,7 @@ func recoverProject(ctx context.Context, launcher, project string, wait time.Dur
 	}
 	out, err := os.CreateTemp("", "loopguard-recover-")
 	if err != nil {
-		return notStarted(err)
+		return notStarted(err), true
 	}
 	defer out.Close()
 	_ = os.Remove(out.Name())
@@ -83,7 +84,7 @@ func recoverProject(ctx context.Context, launcher, project string, wait time.Dur
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = ownSession()
 	if err := cmd.Start(); err != nil {
-		return notStarted(err)
+		return notStarted(err), true
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
@@ -94,14 +95,14 @@ func recoverProject(ctx context.Context, launcher, project string, wait time.Dur
 		running = true
 	}
 	b, _ := io.ReadAll(io.NewSectionReader(out, 0, maxRecoverSaid+1))
-	said := strings.TrimSpace(string(b))
+	said = strings.TrimSpace(string(b))
 	if len(said) > maxRecoverSaid {
 		said = said[:maxRecoverSaid] + "\n[...]"
 	}
 	if running {
 		said = joinLines(said, fmt.Sprintf("loopguard: the sweep for a call in %s killed before its own sweep is still running (pid %d), outside the agent's sandbox: it holds back what the call left as it goes (loopguard undo --list, and the state directory's held/)", project, cmd.Process.Pid))
 	}
-	return said
+	return said, true
 }
 
 // killedWait bounds how long the hook after such a call waits for a

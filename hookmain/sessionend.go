@@ -101,7 +101,7 @@ func sessionEnd(stdin io.Reader, stderr io.Writer, deadline time.Duration) (code
 	if dir != "" && undo.Guarded(dir, filepath.Clean(project)) {
 		wait = 0
 	}
-	said := recoverProject(ctx, l, filepath.Clean(project), wait)
+	said, _ := recoverProject(ctx, l, filepath.Clean(project), wait)
 	if said == "" {
 		return agents.ExitOK
 	}
@@ -109,23 +109,34 @@ func sessionEnd(stdin io.Reader, stderr io.Writer, deadline time.Duration) (code
 	if dir == "" {
 		return agents.ExitOK
 	}
-	// Without the log's lock (AppendLate): a call of another session may
-	// hold it, and the client bounds this hook's time.
-	e := audit.Entry{Event: hooks.SessionEnd, Session: p.Session, Decision: hooks.Abstain, Reason: hooks.ReasonKilledSwept,
-		Detail: "swept for a call the session's end stopped before its launcher's sweep, in " + filepath.Clean(project), Told: said}
-	if err := audit.Open(filepath.Join(dir, "audit")).AppendLate(e); err != nil {
+	if err := recordSwept(dir, hooks.SessionEnd, p.Session, "swept for a call the session's end stopped before its launcher's sweep, in "+filepath.Clean(project), said); err != nil {
 		fmt.Fprintf(stderr, "loopguard: SessionEnd: recording the sweep in the audit log: %v\n", err)
 	}
 	return agents.ExitOK
 }
 
+// recordSwept appends to the audit log of the state directory dir that a
+// sweep for a killed call was made (killed_call_swept), and what it said.
+// Without the log's lock (AppendLate): a call of another session may hold
+// it, and the client bounds the hook's time.
+func recordSwept(dir, event, session, detail, said string) error {
+	e := audit.Entry{Event: event, Session: session, Decision: hooks.Abstain, Reason: hooks.ReasonKilledSwept, Detail: detail, Told: said}
+	return audit.Open(filepath.Join(dir, "audit")).AppendLate(e)
+}
+
+// selfPath is this binary, its links resolved.
+func selfPath() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(self)
+}
+
 // sessionEndLauncher is the launcher beside this binary whose recovery
 // sweeps ("" where no launch could have run); a variable for tests.
 var sessionEndLauncher = func() string {
-	self, err := os.Executable()
-	if err == nil {
-		self, err = filepath.EvalSymlinks(self)
-	}
+	self, err := selfPath()
 	if err != nil {
 		return ""
 	}
