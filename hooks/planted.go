@@ -35,7 +35,8 @@ func (e *Engine) plantedWarning(c *Call) string {
 	if c.ToolName != "Bash" || e.Env.StateDir == "" || e.namedProject(c) == "" {
 		return ""
 	}
-	st, err := undo.Open(e.Env.StateDir, filepath.Clean(e.projectDir(c)))
+	project := filepath.Clean(e.projectDir(c))
+	st, err := undo.Open(e.Env.StateDir, project)
 	if err != nil {
 		return ""
 	}
@@ -44,12 +45,10 @@ func (e *Engine) plantedWarning(c *Call) string {
 	// it) reads one directory, not the log's last plantedScan entries.
 	// The records are those of calls that ran at or after the human's
 	// last decision, one started before it and still running among them.
-	_, found, err := st.NewestStart()
-	if err == nil && !found {
+	if recorded, err := st.Recorded(); err == nil && !recorded {
 		return ""
 	}
 	since := e.lastHumanDecision()
-	project := filepath.Clean(e.projectDir(c))
 	uid := os.Getuid()
 	live := confine.LiveLaunch(confine.ScratchRoots(os.Getenv("TMPDIR"), uid), uid, project)
 	ch, err := st.ChangedSince(since, maxPlanted, live)

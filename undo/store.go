@@ -375,26 +375,11 @@ func (s *Store) recordIDs() ([]string, error) {
 	return ids, nil
 }
 
-// NewestStart is when the newest record's call started at the latest, by
-// the time its name holds (to the millisecond above; its description is
-// not read); found is false when there is no record. A name that holds no
-// time counts as started now.
-func (s *Store) NewestStart() (t time.Time, found bool, err error) {
+// Recorded reports whether the project has a record (its names alone are
+// read).
+func (s *Store) Recorded() (bool, error) {
 	ids, err := s.recordIDs()
-	if err != nil {
-		return t, false, err
-	}
-	for _, id := range ids {
-		found = true
-		at, ok := latestStart(id)
-		if !ok {
-			at = time.Now()
-		}
-		if at.After(t) {
-			t = at
-		}
-	}
-	return t, found, nil
+	return len(ids) > 0, err
 }
 
 // Meta reads record id's description.

@@ -368,10 +368,17 @@ func HoldGuard(stateDir, project string) (release func(), err error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.hold(guardLockName)
+}
+
+// hold takes the store's lock name (the store made if need be) for as
+// long as the process runs or until release: nil (and no error) when
+// another process holds it.
+func (s *Store) hold(name string) (release func(), err error) {
 	if err := s.create(); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(s.Dir, guardLockName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	f, err := os.OpenFile(filepath.Join(s.Dir, name), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, err
 	}

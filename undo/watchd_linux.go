@@ -130,20 +130,11 @@ func watch(ctx context.Context, stateDir, project string, idle time.Duration, ma
 	if err != nil {
 		return err
 	}
-	if err := s.create(); err != nil {
-		return err
+	release, err := s.hold(watchLockName)
+	if err != nil || release == nil {
+		return err // nil: another watcher
 	}
-	lock, err := os.OpenFile(filepath.Join(s.Dir, watchLockName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	if err := flock(lock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil // another watcher
-		}
-		return err
-	}
+	defer release()
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
 	if err != nil {
 		return err
