@@ -77,17 +77,11 @@ func putBackPackage(pin *state.PackagePin, tool string) string {
 	if pin.Unreadable != "" {
 		return fmt.Sprintf("loopguard: ALARM: the copy of %s kept before the %s call cannot be read back (%s) to check the entries the project's git hooks run (%s): look at it before your next commit", present.EscapeText(pin.Path), tool, present.EscapeText(pin.Unreadable), strings.Join(pin.Keys, ", "))
 	}
-	now, err := fsx.ReadRegular(pin.Path, maxPackageJSON, 0)
+	now, err := fsx.ReadRegular(pin.Path, policy.MaxPackageJSON, 0)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Sprintf("loopguard: ALARM: %s after the %s call cannot be read back (%v) to check the entries the project's git hooks run (%s): look at it before your next commit", present.EscapeText(pin.Path), tool, err, strings.Join(pin.Keys, ", "))
 	}
-	before, after := policy.PackageEntries(pin.Before, pin.Keys), policy.PackageEntries(now, pin.Keys)
-	var changed []string
-	for _, k := range pin.Keys {
-		if before[k] != after[k] {
-			changed = append(changed, k)
-		}
-	}
+	changed := changedEntries(pin.Before, now, pin.Keys)
 	if len(changed) == 0 {
 		return ""
 	}

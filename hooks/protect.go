@@ -187,7 +187,7 @@ func (e *Engine) packageEntries(c *Call, j judged, pl policy.Places) finding {
 	if len(keys) == 0 {
 		return finding{}
 	}
-	cur, err := fsx.ReadRegular(p, maxPackageJSON, 0)
+	cur, err := fsx.ReadRegular(p, policy.MaxPackageJSON, 0)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		// Larger than policy reads, or not a file it can read: what the
 		// call changes in it cannot be told, and npm reads it all the
@@ -208,13 +208,7 @@ func (e *Engine) packageEntries(c *Call, j judged, pl policy.Places) finding {
 		return finding{Protection: policy.Protection{Tier: policy.ExecConfig, Path: p, What: what},
 			why: "it would change " + present.EscapeText(p) + ", " + what}
 	}
-	before, after := policy.PackageEntries(cur, keys), policy.PackageEntries(next, keys)
-	var changed []string
-	for _, k := range keys {
-		if before[k] != after[k] && !slices.Contains(changed, k) {
-			changed = append(changed, k)
-		}
-	}
+	changed := changedEntries(cur, next, keys)
 	if len(changed) == 0 {
 		// Judged so on loopguard's model of the client's edit: what the
 		// client writes is checked against it after the call (post), and
@@ -226,9 +220,18 @@ func (e *Engine) packageEntries(c *Call, j judged, pl policy.Places) finding {
 		why: "it would change " + present.EscapeText(p) + "'s " + what}
 }
 
-// maxPackageJSON bounds the package.json a file tool's call is judged
-// against (policy reads no more of one).
-const maxPackageJSON = 1 << 20
+// changedEntries are the entries of keys (each once, in their order) that
+// differ between two package.json files' contents, as npm reads them.
+func changedEntries(before, after []byte, keys []string) []string {
+	b, a := policy.PackageEntries(before, keys), policy.PackageEntries(after, keys)
+	var changed []string
+	for _, k := range keys {
+		if b[k] != a[k] && !slices.Contains(changed, k) {
+			changed = append(changed, k)
+		}
+	}
+	return changed
+}
 
 func (j judged) describe() string {
 	s := j.prot.What

@@ -511,8 +511,10 @@ func (s *packageScripts) add(dir, key string) {
 	s.queue = append(s.queue, [2]string{p, key})
 }
 
-// maxPackageJSON bounds the package.json follow reads.
-const maxPackageJSON = 1 << 20
+// MaxPackageJSON bounds what is read of a package.json: here, and where
+// the hook judges a file tool's change to one and keeps it for the check
+// after the call (packages hooks, state).
+const MaxPackageJSON = 1 << 20
 
 // follow adds what the kept scripts run in turn ("test": "npm run lint
 // && jest" runs scripts.lint: the fiftieth attack run changed lint), each
@@ -544,7 +546,7 @@ func packageJSON(path string) map[string]json.RawMessage {
 	// Never a blocking open: a package.json that is a FIFO, or a link to
 	// the hook's own standard output (/proc/self/fd/1, the seventy-first
 	// attack run), held the hook to its deadline and then took its answer.
-	data, err := fsx.ReadRegular(path, maxPackageJSON, 0)
+	data, err := fsx.ReadRegular(path, MaxPackageJSON, 0)
 	if err != nil {
 		return nil
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/loopguard/loopguard/policy"
 )
 
 // Allowed records a call the hook let run, so PostToolUse can compare what
@@ -56,10 +58,6 @@ type PackagePin struct {
 	Unreadable string `json:"-"`
 }
 
-// maxPackagePin bounds a package.json kept for PostToolUse (what policy
-// reads of one).
-const maxPackagePin = 1 << 20
-
 // pinSuffixAllowed names a package.json kept beside the notes.
 const pinSuffixAllowed = ".pkg"
 
@@ -89,7 +87,7 @@ func (s *Store) readPackage(pin *PackagePin) {
 		return
 	}
 	p := s.path("allowed", pin.Kept)
-	b, err := readFile(p, maxPackagePin+1)
+	b, err := readFile(p, policy.MaxPackageJSON+1)
 	if err != nil {
 		pin.Unreadable = err.Error()
 		return
