@@ -1,5 +1,7 @@
 package agents
 
+import "github.com/loopguard/loopguard/present"
+
 // Host is what one agent's host does with a hook, as checked on a real
 // client (the version is named); doctor and the README say it.
 type Host struct {
@@ -18,4 +20,7 @@ type Host struct {
 	// the timeout registered for it; TimeoutOpen when it runs the call.
 	Timeout     string
 	TimeoutOpen bool
+	// Files is what the client does with a file tool's input where it
+	// differs from Claude Code, which the edit diff a human reviews says.
+	Files present.Client
 }

@@ -127,10 +127,10 @@ func TestChangesPerTool(t *testing.T) {
 		if c.file != "" {
 			write(c.file)
 		}
-		wantText(t, c.name, present.Changes(h.describeFor(c.tool, c.in), false), c.want, c.notWant)
+		wantText(t, c.name, present.Changes(h.describeFor(c.tool, c.in), false, present.Client{}), c.want, c.notWant)
 	}
 	// Not a file tool: no changes section.
-	if got := present.Changes(h.describeFor("WebFetch", map[string]any{"url": "https://x"}), false); got != "" {
+	if got := present.Changes(h.describeFor("WebFetch", map[string]any{"url": "https://x"}), false, present.Client{}); got != "" {
 		t.Errorf("WebFetch: %q", got)
 	}
 }
@@ -142,7 +142,7 @@ func TestChangesEscaped(t *testing.T) {
 	h := newHarness(t)
 	f := filepath.Join(h.Project, "main.go")
 	os.WriteFile(f, []byte("ctx \x1b]0;own\a\nfoo()\n"), 0o644)
-	got := present.Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()\x1b[2J\r// ok \u202egnp.exe"}), false)
+	got := present.Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()\x1b[2J\r// ok \u202egnp.exe"}), false, present.Client{})
 	for _, raw := range []string{"\x1b", "\r", "\a", "\u202e"} {
 		if strings.Contains(got, raw) {
 			t.Errorf("raw %q reached the rendering:\n%q", raw, got)
@@ -155,7 +155,7 @@ func TestChangesEscaped(t *testing.T) {
 	}
 	// Control: a plain edit shows its text unchanged.
 	os.WriteFile(f, []byte("foo()\n"), 0o644)
-	if got := present.Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"}), false); !strings.Contains(got, "\n+bar()\n") {
+	if got := present.Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"}), false, present.Client{}); !strings.Contains(got, "\n+bar()\n") {
 		t.Errorf("control:\n%s", got)
 	}
 }
@@ -172,7 +172,7 @@ func TestChangesThroughSymlink(t *testing.T) {
 	if err := os.Symlink(elsewhere, link); err != nil {
 		t.Fatal(err)
 	}
-	got := present.Changes(h.describeFor("Write", map[string]any{"file_path": link, "content": "ssh-ed25519 EVIL attacker\n"}), false)
+	got := present.Changes(h.describeFor("Write", map[string]any{"file_path": link, "content": "ssh-ed25519 EVIL attacker\n"}), false, present.Client{})
 	for _, want := range []string{"lands at " + elsewhere, "--- a" + elsewhere, "-ssh-ed25519 AAAA me", "+ssh-ed25519 EVIL attacker"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
@@ -182,7 +182,7 @@ func TestChangesThroughSymlink(t *testing.T) {
 		t.Errorf("a replaced file shown as new:\n%s", got)
 	}
 	plain := filepath.Join(h.Project, "new.txt")
-	got = present.Changes(h.describeFor("Write", map[string]any{"file_path": plain, "content": "x\n"}), false)
+	got = present.Changes(h.describeFor("Write", map[string]any{"file_path": plain, "content": "x\n"}), false, present.Client{})
 	if !strings.Contains(got, "creates it") || strings.Contains(got, "lands at") {
 		t.Errorf("control:\n%s", got)
 	}
@@ -195,7 +195,7 @@ func TestChangesFileChangedSince(t *testing.T) {
 	f := filepath.Join(h.Project, "main.go")
 	os.WriteFile(f, []byte("foo()\n"), 0o644)
 	desc := h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"})
-	if got := present.Changes(desc, false); strings.Contains(got, "NOTE: the file changed") { // control
+	if got := present.Changes(desc, false, present.Client{}); strings.Contains(got, "NOTE: the file changed") { // control
 		t.Errorf("unchanged file flagged:\n%s", got)
 	}
 	before := present.Snapshot(desc, 1<<20)
@@ -203,7 +203,7 @@ func TestChangesFileChangedSince(t *testing.T) {
 		t.Fatalf("snapshot %q", before)
 	}
 	os.WriteFile(f, []byte("foo()\nevil()\n"), 0o644)
-	if got := present.Changes(desc, false); !strings.Contains(got, "NOTE: the file changed since the call was made") {
+	if got := present.Changes(desc, false, present.Client{}); !strings.Contains(got, "NOTE: the file changed since the call was made") {
 		t.Errorf("drift not said:\n%s", got)
 	}
 	if present.Snapshot(desc, 1<<20) != nil {
@@ -221,11 +221,11 @@ func TestChangesFolded(t *testing.T) {
 	f := filepath.Join(h.Project, "big.txt")
 	content := strings.Repeat("line\n", 1000)
 	desc := h.describeFor("Write", map[string]any{"file_path": f, "content": content})
-	got := present.Changes(desc, false)
+	got := present.Changes(desc, false, present.Client{})
 	if !strings.Contains(got, "more line(s) of the diff not shown: loopguard show --full ID") || strings.Count(got, "\n+line") > present.MaxDiffShown {
 		t.Errorf("not folded: %d lines", strings.Count(got, "\n"))
 	}
-	if full := present.Changes(desc, true); strings.Count(full, "\n+line") != 1000 {
+	if full := present.Changes(desc, true, present.Client{}); strings.Count(full, "\n+line") != 1000 {
 		t.Errorf("full: %d lines", strings.Count(full, "\n+line"))
 	}
 }
@@ -278,7 +278,7 @@ func TestChangesFIFO(t *testing.T) {
 	}
 	done := make(chan string, 1)
 	go func() {
-		done <- present.Changes(h.describeFor("Write", map[string]any{"file_path": fifo, "content": "x\n"}), false)
+		done <- present.Changes(h.describeFor("Write", map[string]any{"file_path": fifo, "content": "x\n"}), false, present.Client{})
 	}()
 	select {
 	case got := <-done:
@@ -288,7 +288,7 @@ func TestChangesFIFO(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("rendering an edit of a FIFO hangs")
 	}
-	if got := present.Changes(h.describeFor("Write", map[string]any{"file_path": "/dev/zero", "content": "x\n"}), false); !strings.Contains(got, "cannot be read") {
+	if got := present.Changes(h.describeFor("Write", map[string]any{"file_path": "/dev/zero", "content": "x\n"}), false, present.Client{}); !strings.Contains(got, "cannot be read") {
 		t.Errorf("/dev/zero: %s", got)
 	}
 }

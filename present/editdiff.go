@@ -88,8 +88,9 @@ func stateOf(b []byte) string {
 // would refuse (an old_string that is not in the file, or is there more
 // than once without replace_all) is said plainly instead. The diff is a
 // rendering: the digest a human confirms covers the call's exact bytes.
-// Long diffs show their head unless full.
-func Changes(canonical []byte, full bool) string {
+// Long diffs show their head unless full. cl is the client that applies
+// the call (the zero Client: Claude Code).
+func Changes(canonical []byte, full bool, cl Client) string {
 	fc, ok := decodeFileCall(canonical)
 	if !ok {
 		return ""
@@ -122,6 +123,9 @@ func Changes(canonical []byte, full bool) string {
 	if err != nil {
 		fmt.Fprintf(&b, "CHANGES: %s %s: %s\n", fc.tool, where, esc(err.Error()))
 		return b.String()
+	}
+	if n := cl.writeNote(fc); n != "" {
+		b.WriteString("NOTE: " + n + "\n")
 	}
 	added, removed := udiff.Stat(ch.from, ch.to)
 	head := fmt.Sprintf("CHANGES: %s %s", fc.tool, where)
@@ -278,6 +282,50 @@ func applyCall(fc fileCall, cur []byte) (change, error) {
 		return applyNotebook(cur, fc.in)
 	}
 	return change{}, fmt.Errorf("no diff for %s", fc.tool)
+}
+
+// Client is what a host's client does with a file tool's input where it
+// differs from Claude Code by settings the hook cannot see (each host's
+// agents.Host.Files says it; the zero value is Claude Code's).
+type Client struct {
+	// Name names the client in what is shown.
+	Name string
+	// WriteEscapes says when the client writes a Write's content with its
+	// backslash escapes decoded (\n as a newline, \" as a quote, \\ as one
+	// backslash...), into any file but JSON and notebooks; "" never.
+	WriteEscapes string
+}
+
+// writeNote is what a human is told beside the diff of fc where cl may
+// write other bytes than the diff shows; "" where it writes them.
+func (cl Client) writeNote(fc fileCall) string {
+	s, _ := fc.in["content"].(string)
+	if cl.WriteEscapes == "" || fc.tool != "Write" || !decodableEscape(s) {
+		return ""
+	}
+	switch strings.ToLower(path.Ext(fc.path)) {
+	case ".json", ".ipynb", ".jsonc", ".json5":
+		return ""
+	}
+	return cl.Name + " writes this content with its backslash escapes decoded (\\n as a newline, \\\" as a quote, \\\\ as one backslash) " +
+		cl.WriteEscapes + ": the diff is the content as sent, which it writes otherwise"
+}
+
+// decodableEscape reports whether s holds a backslash before n, t, r, ',
+// ", `, a backslash or a newline: what Gemini CLI's unescape of a
+// write_file's content (unescapeStringForGeminiBug) changes.
+func decodableEscape(s string) bool {
+	for i := strings.IndexByte(s, '\\'); i >= 0 && i+1 < len(s); {
+		if strings.IndexByte("ntr'\"`\\\n", s[i+1]) >= 0 {
+			return true
+		}
+		j := strings.IndexByte(s[i+1:], '\\')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // Unshown is the error of an edit whose effect loopguard cannot tell

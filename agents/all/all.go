@@ -15,6 +15,7 @@ import (
 	"github.com/loopguard/loopguard/agents/gemini"
 	"github.com/loopguard/loopguard/agents/opencode"
 	"github.com/loopguard/loopguard/agents/qwen"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/register"
 )
 
@@ -105,4 +106,16 @@ func Registration(name string) (register.Registration, error) {
 		}
 	}
 	return register.Registration{}, fmt.Errorf("unknown agent %q (want one of %s)", name, Others)
+}
+
+// FilesOf is what the client of the host that a session id names
+// (agents.Session) does with a file tool's input (agents.Host.Files): the
+// zero Client, Claude Code's, for its own sessions and a host it does not
+// know.
+func FilesOf(session string) present.Client {
+	name, _, _ := strings.Cut(session, ":")
+	if r, err := Registration(name); err == nil {
+		return r.Host.Files
+	}
+	return present.Client{}
 }

@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/register"
 )
 
@@ -40,5 +41,9 @@ var Registration = register.Registration{
 	Host: agents.Host{Client: "Gemini CLI 0.61.0",
 		Rewrite:     "a BeforeTool allow's hookSpecificOutput.tool_input is merged over the call's arguments",
 		Timeout:     "Gemini runs the call when a hook times out (and when it cannot start: the registration echoes a deny then)",
-		TimeoutOpen: true},
+		TimeoutOpen: true,
+		// write-file.ts getCorrectedFileContent: aggressiveUnescape where
+		// the model is neither Gemini 2 or 3 nor a custom one, and the LLM
+		// correction (ensureCorrectFileContent) where it is on.
+		Files: present.Client{Name: "Gemini CLI", WriteEscapes: "when its model is not a Gemini 2 or 3 model, and has a model rewrite such content where its LLM correction is on"}},
 }

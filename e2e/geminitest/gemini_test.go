@@ -104,3 +104,37 @@ func TestGeminiEditShownIsWhatRuns(t *testing.T) {
 		t.Errorf("a replace without an instruction: Gemini wrote %q and reported %q; want it refused for the missing instruction", got, api.Output(0))
 	}
 }
+
+// TestGeminiWriteEscapesAsNoted: Gemini CLI is the oracle of the note
+// loopguard shows beside a write_file's diff (gemini.Registration's
+// Host.Files, present.Client): under a Gemini 2 model it writes the
+// content as sent, as the diff shows it; under an older Gemini model it
+// writes it with its backslash escapes decoded, as the note says, but
+// into a JSON file.
+func TestGeminiWriteEscapesAsNoted(t *testing.T) {
+	e := gemini.NewEnv(t)
+	if _, err := e.G.Grant(e.Ctx, e.Dir, "Edit(**)"); err != nil {
+		t.Fatal(err)
+	}
+	const sent = `say("a\nb", \"c\")` + "\n"
+	const decoded = "say(\"a\nb\", \"c\")\n"
+	for _, c := range []struct {
+		model      string
+		text, json string // what Gemini writes into a.txt and a.json
+	}{
+		{"gemini-2.5-pro", sent, sent},
+		{"gemini-1.5-pro", decoded, sent},
+	} {
+		txt, js := filepath.Join(e.Dir, "a.txt"), filepath.Join(e.Dir, "a.json")
+		os.Remove(txt)
+		os.Remove(js)
+		e.Run(agenttest.Script{Tool: "write_file", Arg: "file_path", Commands: []string{txt, js},
+			Extra: []map[string]any{{"content": sent}, {"content": sent}}}, "-m", c.model)
+		if got := e.Read("a.txt"); got != c.text {
+			t.Errorf("%s: Gemini wrote %q into a.txt, want %q", c.model, got, c.text)
+		}
+		if got := e.Read("a.json"); got != c.json {
+			t.Errorf("%s: Gemini wrote %q into a.json, want %q", c.model, got, c.json)
+		}
+	}
+}

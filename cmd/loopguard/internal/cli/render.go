@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/agents/all"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
@@ -74,7 +75,7 @@ func RenderParts(st *state.Store, p *state.Pending, full bool) (head, body strin
 	}
 	more := "loopguard show --full " + esc(p.ID)
 	var b strings.Builder
-	if ch := present.Changes(p.Descriptor, full); ch != "" {
+	if ch := present.Changes(p.Descriptor, full, all.FilesOf(p.Session)); ch != "" {
 		b.WriteString(ch + "\n")
 	}
 	if p.Reason == hooks.ReasonTargetDrift && p.Approved != "" && st != nil {
