@@ -127,10 +127,10 @@ func TestChangesPerTool(t *testing.T) {
 		if c.file != "" {
 			write(c.file)
 		}
-		wantText(t, c.name, present.Changes(h.describeFor(c.tool, c.in), false, present.Client{}), c.want, c.notWant)
+		wantText(t, c.name, present.Changes(h.describeFor(c.tool, c.in), false, present.Client{}, nil), c.want, c.notWant)
 	}
 	// Not a file tool: no changes section.
-	if got := present.Changes(h.describeFor("WebFetch", map[string]any{"url": "https://x"}), false, present.Client{}); got != "" {
+	if got := present.Changes(h.describeFor("WebFetch", map[string]any{"url": "https://x"}), false, present.Client{}, nil); got != "" {
 		t.Errorf("WebFetch: %q", got)
 	}
 }
@@ -142,7 +142,7 @@ func TestChangesEscaped(t *testing.T) {
 	h := newHarness(t)
 	f := filepath.Join(h.Project, "main.go")
 	os.WriteFile(f, []byte("ctx \x1b]0;own\a\nfoo()\n"), 0o644)
-	got := present.Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()\x1b[2J\r// ok \u202egnp.exe"}), false, present.Client{})
+	got := present.Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()\x1b[2J\r// ok \u202egnp.exe"}), false, present.Client{}, nil)
 	for _, raw := range []string{"\x1b", "\r", "\a", "\u202e"} {
 		if strings.Contains(got, raw) {
 			t.Errorf("raw %q reached the rendering:\n%q", raw, got)
@@ -155,7 +155,7 @@ func TestChangesEscaped(t *testing.T) {
 	}
 	// Control: a plain edit shows its text unchanged.
 	os.WriteFile(f, []byte("foo()\n"), 0o644)
-	if got := present.Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"}), false, present.Client{}); !strings.Contains(got, "\n+bar()\n") {
+	if got := present.Changes(h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"}), false, present.Client{}, nil); !strings.Contains(got, "\n+bar()\n") {
 		t.Errorf("control:\n%s", got)
 	}
 }
@@ -172,7 +172,7 @@ func TestChangesThroughSymlink(t *testing.T) {
 	if err := os.Symlink(elsewhere, link); err != nil {
 		t.Fatal(err)
 	}
-	got := present.Changes(h.describeFor("Write", map[string]any{"file_path": link, "content": "ssh-ed25519 EVIL attacker\n"}), false, present.Client{})
+	got := present.Changes(h.describeFor("Write", map[string]any{"file_path": link, "content": "ssh-ed25519 EVIL attacker\n"}), false, present.Client{}, nil)
 	for _, want := range []string{"lands at " + elsewhere, "--- a" + elsewhere, "-ssh-ed25519 AAAA me", "+ssh-ed25519 EVIL attacker"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
@@ -182,34 +182,52 @@ func TestChangesThroughSymlink(t *testing.T) {
 		t.Errorf("a replaced file shown as new:\n%s", got)
 	}
 	plain := filepath.Join(h.Project, "new.txt")
-	got = present.Changes(h.describeFor("Write", map[string]any{"file_path": plain, "content": "x\n"}), false, present.Client{})
+	got = present.Changes(h.describeFor("Write", map[string]any{"file_path": plain, "content": "x\n"}), false, present.Client{}, nil)
 	if !strings.Contains(got, "creates it") || strings.Contains(got, "lands at") {
 		t.Errorf("control:\n%s", got)
 	}
 }
 
-// The file changed after the call was recorded: said, and the diff is
-// against the file as it is now.
+// The file changed after the call was recorded: the diff is against the
+// copy kept when the call was held, the file an approval lets the call run
+// on, and without one it is not shown. The eighty-fourth attack run
+// rewrote net.py (a jailed call) so that the edit's old_string was only in
+// a comment, had that harmless diff approved, put the file back, and the
+// retry turned TLS verification off.
 func TestChangesFileChangedSince(t *testing.T) {
 	h := newHarness(t)
-	f := filepath.Join(h.Project, "main.go")
-	os.WriteFile(f, []byte("foo()\n"), 0o644)
-	desc := h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "foo()", "new_string": "bar()"})
-	if got := present.Changes(desc, false, present.Client{}); strings.Contains(got, "NOTE: the file changed") { // control
-		t.Errorf("unchanged file flagged:\n%s", got)
+	f := filepath.Join(h.Project, "net.py")
+	const was = "r = get(url, verify=True)\n"
+	os.WriteFile(f, []byte(was), 0o644)
+	desc := h.describeFor("Edit", map[string]any{"file_path": f, "old_string": "verify=True)", "new_string": "verify=False)"})
+	real := "-r = get(url, verify=True)\n+r = get(url, verify=False)\n"
+	if got := present.Changes(desc, false, present.Client{}, nil); strings.Contains(got, "changed since") || !strings.Contains(got, real) { // control
+		t.Errorf("unchanged file:\n%s", got)
 	}
 	before := present.Snapshot(desc, 1<<20)
-	if string(before) != "foo()\n" {
+	if string(before) != was {
 		t.Fatalf("snapshot %q", before)
 	}
-	os.WriteFile(f, []byte("foo()\nevil()\n"), 0o644)
-	if got := present.Changes(desc, false, present.Client{}); !strings.Contains(got, "NOTE: the file changed since the call was made") {
-		t.Errorf("drift not said:\n%s", got)
+	os.WriteFile(f, []byte("r = get(url)  # was get(url, verify=True)\n"), 0o644)
+	got := present.Changes(desc, false, present.Client{}, nil)
+	if !strings.Contains(got, "NOT SHOWN: the file changed since the call was made") || strings.Contains(got, "+r = get(url)  # was get(url, verify=False)") {
+		t.Errorf("drift without a kept copy: want NOT SHOWN, not a diff against the file now:\n%s", got)
+	}
+	got = present.Changes(desc, false, present.Client{}, before)
+	if !strings.Contains(got, "NOTE: the file changed since the call was made") || !strings.Contains(got, real) || strings.Contains(got, "# was") {
+		t.Errorf("drift with the kept copy: want the diff against it:\n%s", got)
+	}
+	if got := present.Changes(desc, false, present.Client{}, []byte("r = 1\n")); !strings.Contains(got, "NOT SHOWN") {
+		t.Errorf("a kept copy that is not the file as the call recorded it was used:\n%s", got)
+	}
+	if !present.Drifted(desc) {
+		t.Error("Drifted: false for a changed file")
 	}
 	if present.Snapshot(desc, 1<<20) != nil {
 		t.Error("a snapshot of a file that no longer matches the call")
 	}
-	got := present.DriftChanges(desc, before, false)
+	os.WriteFile(f, []byte("r = get(url)  # was get(url, verify=True)\nevil()\n"), 0o644)
+	got = present.DriftChanges(desc, before, false)
 	if !strings.Contains(got, "SINCE APPROVAL") || !strings.Contains(got, "\n+evil()\n") {
 		t.Errorf("drift diff:\n%s", got)
 	}
@@ -221,11 +239,11 @@ func TestChangesFolded(t *testing.T) {
 	f := filepath.Join(h.Project, "big.txt")
 	content := strings.Repeat("line\n", 1000)
 	desc := h.describeFor("Write", map[string]any{"file_path": f, "content": content})
-	got := present.Changes(desc, false, present.Client{})
+	got := present.Changes(desc, false, present.Client{}, nil)
 	if !strings.Contains(got, "more line(s) of the diff not shown: loopguard show --full ID") || strings.Count(got, "\n+line") > present.MaxDiffShown {
 		t.Errorf("not folded: %d lines", strings.Count(got, "\n"))
 	}
-	if full := present.Changes(desc, true, present.Client{}); strings.Count(full, "\n+line") != 1000 {
+	if full := present.Changes(desc, true, present.Client{}, nil); strings.Count(full, "\n+line") != 1000 {
 		t.Errorf("full: %d lines", strings.Count(full, "\n+line"))
 	}
 }
@@ -278,7 +296,7 @@ func TestChangesFIFO(t *testing.T) {
 	}
 	done := make(chan string, 1)
 	go func() {
-		done <- present.Changes(h.describeFor("Write", map[string]any{"file_path": fifo, "content": "x\n"}), false, present.Client{})
+		done <- present.Changes(h.describeFor("Write", map[string]any{"file_path": fifo, "content": "x\n"}), false, present.Client{}, nil)
 	}()
 	select {
 	case got := <-done:
@@ -288,7 +306,7 @@ func TestChangesFIFO(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("rendering an edit of a FIFO hangs")
 	}
-	if got := present.Changes(h.describeFor("Write", map[string]any{"file_path": "/dev/zero", "content": "x\n"}), false, present.Client{}); !strings.Contains(got, "cannot be read") {
+	if got := present.Changes(h.describeFor("Write", map[string]any{"file_path": "/dev/zero", "content": "x\n"}), false, present.Client{}, nil); !strings.Contains(got, "cannot be read") {
 		t.Errorf("/dev/zero: %s", got)
 	}
 }

@@ -66,7 +66,7 @@ func askRendering(d *described, danger []string) string {
 		b.WriteString("WARNING: " + w + "\n")
 	}
 	b.WriteString("digest: " + d.digest + "\n")
-	if ch := present.Changes(d.canonical, false, present.Client{}); ch != "" {
+	if ch := present.Changes(d.canonical, false, present.Client{}, nil); ch != "" {
 		if len(ch) > askBudget {
 			cut := strings.LastIndexByte(ch[:askBudget], '\n') + 1
 			ch = ch[:cut] + "... (diff cut here; all of it: loopguard show --full)\n"

@@ -55,6 +55,13 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, det
 		_ = e.Store.Retell(id, told.Reason, "decided "+reason+" after the hook's deadline; the model was told "+told.Reason)
 	}
 	if p.Created.Equal(now) {
+		// The file the call changes, as the call recorded it: what the
+		// human is shown the edit against should the file change before
+		// they decide (present.Changes), the only file an approval lets
+		// the call run on. Display only; a larger file keeps none.
+		if snap := present.Snapshot(d.canonical, state.MaxSnapshot); snap != nil {
+			_ = e.Store.PutSnapshot(id, snap)
+		}
 		// A new record: keep the session's queue within its bounds. Calls
 		// a hook holds or a human has open stay; when nothing can go, this
 		// one is not queued, and is denied saying so.

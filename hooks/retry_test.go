@@ -109,3 +109,38 @@ func TestDriftLinksApproval(t *testing.T) {
 		t.Errorf("drift diff:\n%s", got)
 	}
 }
+
+// A held file call keeps the file as the call recorded it, what the human
+// is shown the edit against should the file change before they decide
+// (present.Changes; the eighty-fourth attack run); the retry of a held
+// call keeps the copy it has, and a call that makes a file keeps none.
+func TestHeldCallKeepsItsFile(t *testing.T) {
+	h := newHarness(t)
+	call := h.fixture("pretooluse-edit.json")
+	target := input(call)["file_path"].(string)
+	os.WriteFile(target, []byte("func foo() {} // v7\n"), 0o644)
+	d := h.decide(call)
+	expect(t, "held", d, Deny, ReasonNoGrant)
+	snap, err := h.Store.Snapshot(d.Pending)
+	if err != nil || string(snap) != "func foo() {} // v7\n" {
+		t.Fatalf("no copy of the held call's file: %q %v", snap, err)
+	}
+	os.WriteFile(target, []byte("func foo() {} // v8\n"), 0o644)
+	p, err := h.Store.GetPending(d.Pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := present.Changes(p.Descriptor, false, present.Client{}, snap); !strings.Contains(got, "-func foo() {} // v7\n") || strings.Contains(got, "v8") {
+		t.Errorf("the held call is not shown against its kept file:\n%s", got)
+	}
+	os.WriteFile(target, []byte("func foo() {} // v7\n"), 0o644)
+	expect(t, "the same call again", h.decide(call), Deny, ReasonNoGrant)
+	if again, _ := h.Store.Snapshot(d.Pending); string(again) != string(snap) {
+		t.Errorf("the copy changed with the retry: %q", again)
+	}
+	os.Remove(target)
+	absent := h.decide(call)
+	if _, err := h.Store.Snapshot(absent.Pending); err == nil {
+		t.Error("a copy kept for a call whose file did not exist")
+	}
+}

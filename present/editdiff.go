@@ -89,8 +89,10 @@ func stateOf(b []byte) string {
 // than once without replace_all) is said plainly instead. The diff is a
 // rendering: the digest a human confirms covers the call's exact bytes.
 // Long diffs show their head unless full. cl is the client that applies
-// the call (the zero Client: Claude Code).
-func Changes(canonical []byte, full bool, cl Client) string {
+// the call (the zero Client: Claude Code); kept is the copy of the file
+// kept when the call was held (state.Store.Snapshot; nil: none), against
+// which the diff is shown once the file has changed since the call.
+func Changes(canonical []byte, full bool, cl Client, kept []byte) string {
 	fc, ok := decodeFileCall(canonical)
 	if !ok {
 		return ""
@@ -107,12 +109,24 @@ func Changes(canonical []byte, full bool, cl Client) string {
 		return b.String()
 	}
 	if now := stateOf(cur); fc.state != "" && fc.state != now {
-		was := "it was"
-		if fc.state == token.Absent {
-			was = "it did not exist"
+		// A diff against the file as it is now is not what an approval
+		// lets run: it covers the file only as it was, and the agent can
+		// put it back (a jailed call needs no approval). The eighty-fourth
+		// attack run rewrote net.py so that its verify=True was only in a
+		// comment, had a harmless diff approved, put the file back, and
+		// the retry turned TLS verification off.
+		switch {
+		case fc.state == token.Absent:
+			cur = nil
+		case kept != nil && stateOf(kept) == fc.state:
+			cur = kept
+		default:
+			fmt.Fprintf(&b, "CHANGES: %s %s: NOT SHOWN: the file changed since the call was made (%s then, %s now), and no copy of it as it was is kept (only files up to 1 MiB are): an approval covers the call on the file only as it was, which the agent may put back, so a diff against the file as it is now would not be what runs; deny the call and let the agent send it again\n",
+				fc.tool, where, short(fc.state), short(now))
+			return b.String()
 		}
-		fmt.Fprintf(&b, "NOTE: the file changed since the call was made (%s then; sha256 %.12s now): the diff is against it as it is now, and an approval covers only the file as it was (a retry now is target_state_drift)\n",
-			was, now)
+		fmt.Fprintf(&b, "NOTE: the file changed since the call was made (%s then, %s now): the diff is against the file as it was then, on which alone an approval lets the call run (on the file as it is now, a retry is target_state_drift)\n",
+			short(fc.state), short(now))
 	}
 	ch, err := applyCall(fc, cur)
 	var u Unshown
@@ -152,6 +166,26 @@ func Changes(canonical []byte, full bool, cl Client) string {
 	}
 	b.WriteString(foldDiff(d, full))
 	return b.String()
+}
+
+// short names a file's state in a line: its SHA-256's first 12 digits, or
+// that it did not exist.
+func short(state string) string {
+	if state == token.Absent {
+		return "no file"
+	}
+	return "sha256 " + state[:min(12, len(state))]
+}
+
+// Drifted reports whether the file a file tool's call changes is no longer
+// as the call recorded it (changed, made or removed since).
+func Drifted(canonical []byte) bool {
+	fc, ok := decodeFileCall(canonical)
+	if !ok || fc.state == "" {
+		return false
+	}
+	cur, err := readCurrent(fc.lands)
+	return err != nil || stateOf(cur) != fc.state
 }
 
 // Snapshot is the content of the file a file tool's call changes, read as

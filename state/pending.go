@@ -267,18 +267,20 @@ func (s *Store) RemovePending(id string) error {
 	return err
 }
 
-// snapshotSuffix names the copy of an approved call's target file.
+// snapshotSuffix names the copy of a pending call's target file.
 const snapshotSuffix = ".before"
 
 // MaxSnapshot bounds the copy of a file kept when a call that changes it
-// is approved: enough for source files; a larger file keeps only its
-// digest, and a drift is then told without a diff.
+// is held or approved: enough for source files; a larger file keeps only
+// its digest, and a drift is then told without a diff.
 const MaxSnapshot = 1 << 20
 
-// PutSnapshot keeps content, the file pending call id changes as it was
-// when the call was approved, so a later target_state_drift can show what
-// changed since. It is for display only: the approval covers the file's
-// digest, not this copy.
+// PutSnapshot keeps content, the file pending call id changes as the call
+// recorded it (kept when the call is held, and when it is approved), so
+// that the call is shown against it should the file change before the
+// human decides, and a later target_state_drift can show what changed
+// since. It is for display only: the approval covers the file's digest,
+// not this copy. CapPending counts it in the session's bytes.
 func (s *Store) PutSnapshot(id string, content []byte) error {
 	if !validID(id) {
 		return fmt.Errorf("invalid pending id %q", id)
@@ -368,8 +370,10 @@ func (s *Store) CapPending(session, keep string, now time.Time) ([]*Pending, err
 			continue
 		}
 		var size int64
-		if fi, err := os.Lstat(s.path("pending", id+callSuffix)); err == nil {
-			size = fi.Size()
+		for _, suffix := range []string{callSuffix, snapshotSuffix} {
+			if fi, err := os.Lstat(s.path("pending", id+suffix)); err == nil {
+				size += fi.Size()
+			}
 		}
 		if id == keep {
 			keepSize = size

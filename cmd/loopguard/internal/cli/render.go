@@ -22,6 +22,11 @@ func RenderPending(st *state.Store, p *state.Pending, full bool) string {
 	return head + "\n" + body
 }
 
+// maxNoteShown bounds a field that only describes a call (Bash's
+// description) in the head of its rendering; a longer one is there whole
+// in the body.
+const maxNoteShown = 240
+
 // RenderParts splits the rendering of p in two: head, what a human must
 // see first and keep in view (the call in one line, where it lands, its
 // danger lines and warnings, the digest they confirm), and body (the
@@ -45,9 +50,6 @@ func RenderParts(st *state.Store, p *state.Pending, full bool) (head, body strin
 		s += "\n         the approved call it resembles: pending " + esc(p.Approved)
 	}
 	s += "\ncall:    " + present.Summary(p)
-	for _, k := range slices.Sorted(maps.Keys(p.Shown)) {
-		s += "\nnote:    " + esc(k) + " (shown only, not part of the digest): " + esc(p.Shown[k])
-	}
 	for _, w := range present.PendingDanger(p) {
 		s += "\n!!! DANGER: " + esc(w)
 	}
@@ -73,9 +75,27 @@ func RenderParts(st *state.Store, p *state.Pending, full bool) (head, body strin
 			s += "  " + w + "\n"
 		}
 	}
+	// What only describes the call (Bash's description), after what the
+	// human must see first and kept short there: the agent chooses it,
+	// and the eighty-fourth attack run's 7 KB description, before the
+	// DANGER line and the digest, pushed them below the console's first
+	// screen with a forged digest and call of its own.
+	var whole strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(p.Shown)) {
+		v := esc(p.Shown[k])
+		if len(v) > maxNoteShown {
+			fmt.Fprintf(&whole, "note: %s, whole (shown only, not part of the digest): %s\n\n", esc(k), v)
+			v = fmt.Sprintf("%s... (%d bytes in all, after the changes below)", v[:maxNoteShown], len(v))
+		}
+		s += "note:    " + esc(k) + " (shown only, not part of the digest): " + v + "\n"
+	}
 	more := "loopguard show --full " + esc(p.ID)
 	var b strings.Builder
-	if ch := present.Changes(p.Descriptor, full, all.FilesOf(p.Session)); ch != "" {
+	var kept []byte
+	if st != nil {
+		kept, _ = st.Snapshot(p.ID)
+	}
+	if ch := present.Changes(p.Descriptor, full, all.FilesOf(p.Session), kept); ch != "" {
 		b.WriteString(ch + "\n")
 	}
 	if p.Reason == hooks.ReasonTargetDrift && p.Approved != "" && st != nil {
@@ -85,6 +105,7 @@ func RenderParts(st *state.Store, p *state.Pending, full bool) (head, body strin
 			fmt.Fprintf(&b, "SINCE APPROVAL: no copy of the file as approved was kept (only files up to %d bytes are), so what changed cannot be shown\n\n", state.MaxSnapshot)
 		}
 	}
+	b.WriteString(whole.String())
 	rendered := present.Render(p.Descriptor)
 	if full {
 		rendered = present.RenderFull(p.Descriptor)

@@ -71,6 +71,11 @@ func secondLook(p *state.Pending, ge cli.GrantEnv, whole bool) []string {
 	if p.Approved != "" || p.Reason == hooks.ReasonCallChanged || p.Reason == hooks.ReasonTargetDrift {
 		why = append(why, "it differs from a call you approved")
 	}
+	if present.Drifted(p.Descriptor) {
+		// The diff is against the file as the call recorded it, which is
+		// not the file as it is now (the eighty-fourth attack run).
+		why = append(why, "its file changed since the call was made")
+	}
 	if others > 0 {
 		why = append(why, fmt.Sprintf("%d warning(s)", others))
 	}
