@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,6 +28,18 @@ var envrcLoaders = map[string][]string{
 var envrcUses = map[string][]string{
 	"nix":   {"shell.nix", "default.nix"},
 	"flake": {"flake.nix", "flake.lock"},
+}
+
+// envrcTools are the programs whose shell hook, which a .envrc runs
+// (devbox's generated one: eval "$(devbox generate direnv
+// --print-envrc)", which runs devbox shellenv --init-hook; pixi's: eval
+// "$(pixi shell-hook)"), loads the manifest of the .envrc's directory and
+// runs what it names on every cd: devbox.json's shell.init_hook, pixi's
+// [activation] scripts and its environment's activate.d scripts. The
+// eighty-third attack run found them off every list.
+var envrcTools = map[string][]string{
+	"devbox": {"devbox.json", "devbox.lock", "devbox.d"},
+	"pixi":   {"pixi.toml", "pixi.lock", "pyproject.toml", ".pixi"},
 }
 
 // envrcNotPaths are direnv's functions whose words are directories put on
@@ -132,6 +145,22 @@ func envrcLoad(r *cmdReader, prog string, args []string) bool {
 		}
 		return true
 	}
+	if files, ok := envrcTools[prog]; ok {
+		for _, f := range files {
+			r.add(filepath.Join(r.dir, f))
+		}
+		// What the manifest runs: devbox's init_hook commands, pixi's
+		// activation scripts.
+		text := readSmall(filepath.Join(r.dir, files[0]))
+		if prog == "devbox" {
+			r.read(strings.Join(devboxInitHook(text), "\n"), 1, false)
+		} else {
+			for _, f := range pixiActivation(text) {
+				r.script(r.pathOf(f))
+			}
+		}
+		return true
+	}
 	if prog == "source_up" || prog == "source_up_if_exists" {
 		// The file (.envrc when none is named) in the nearest directory
 		// above this one that has it: each is taken, to the top.
@@ -158,4 +187,71 @@ func envrcLoad(r *cmdReader, prog string, args []string) bool {
 		r.loaded(a)
 	}
 	return true
+}
+
+// devboxInitHook are the commands of a devbox.json's shell.init_hook (a
+// string or a list of them); none where it does not decode.
+func devboxInitHook(text string) []string {
+	var m struct {
+		Shell struct {
+			InitHook json.RawMessage `json:"init_hook"`
+		} `json:"shell"`
+	}
+	if json.Unmarshal([]byte(text), &m) != nil {
+		return nil
+	}
+	var one string
+	if json.Unmarshal(m.Shell.InitHook, &one) == nil {
+		return []string{one}
+	}
+	var list []string
+	_ = json.Unmarshal(m.Shell.InitHook, &list)
+	return list
+}
+
+// pixiActivation are the scripts a pixi.toml's activation tables name
+// ([activation] scripts = [...], and each [target.PLATFORM.activation]'s),
+// read line by line: the quoted words of a scripts array, over several
+// lines too, in a table whose name holds "activation".
+func pixiActivation(text string) []string {
+	var out []string
+	table, in := "", false
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") && !in {
+			table = line
+			continue
+		}
+		if !in {
+			k, v, ok := strings.Cut(line, "=")
+			if !ok || strings.TrimSpace(k) != "scripts" || !strings.Contains(table, "activation") {
+				continue
+			}
+			line, in = v, true
+		}
+		for _, q := range quotedWords(line) {
+			out = append(out, q)
+		}
+		if strings.Contains(line, "]") {
+			in = false
+		}
+	}
+	return out
+}
+
+// quotedWords are the "..." and '...' words of a line of TOML.
+func quotedWords(line string) []string {
+	var out []string
+	for {
+		i := strings.IndexAny(line, `"'`)
+		if i < 0 {
+			return out
+		}
+		j := strings.IndexByte(line[i+1:], line[i])
+		if j < 0 {
+			return out
+		}
+		out = append(out, line[i+1:i+1+j])
+		line = line[i+2+j:]
+	}
 }

@@ -385,3 +385,44 @@ func TestEnvrcExpansionsBounded(t *testing.T) {
 		t.Errorf("six variables of eight values allocate %.0f times, four %.0f: the walk is not bounded", a6, a4)
 	}
 }
+
+// TestEnvrcLoadsDevboxPixi: a .envrc that runs devbox's or pixi's shell
+// hook loads that tool's manifest, and what the manifest runs on every cd
+// (devbox.json's shell.init_hook, pixi's activation scripts and its
+// environment's activate.d): the eighty-third attack run found them off
+// every list (from devbox's envrcContent.tmpl and pixi's documented
+// direnv set-up; neither is installed here). Control: a .envrc that runs
+// neither protects neither manifest.
+func TestEnvrcLoadsDevboxPixi(t *testing.T) {
+	for _, c := range []struct {
+		envrc     string
+		want, not []string
+	}{
+		{`eval "$(devbox generate direnv --print-envrc)"` + "\n",
+			[]string{"devbox.json", "devbox.lock", "devbox.d", "scripts/init.sh", "tools/more.sh"}, []string{"pixi.toml", "pyproject.toml", "scripts/act.sh"}},
+		{"watch_file pixi.lock\neval \"$(pixi shell-hook)\"\n",
+			[]string{"pixi.toml", "pixi.lock", "pyproject.toml", ".pixi", "scripts/act.sh", "scripts/linux.sh", "scripts/two.sh"}, []string{"devbox.json", "scripts/init.sh", "scripts/other.sh"}},
+		{"export A=1\n", nil, []string{"devbox.json", "pixi.toml", "pyproject.toml", "scripts/init.sh", "scripts/act.sh"}},
+	} {
+		proj := realDir(t, t.TempDir())
+		testfs.Write(t, filepath.Join(proj, ".envrc"), []byte(c.envrc), 0o644)
+		testfs.Write(t, filepath.Join(proj, "devbox.json"), []byte(`{"packages": ["go@1.22"], "shell": {"init_hook": ["source ./scripts/init.sh", "bash tools/more.sh"]}}`), 0o644)
+		testfs.Write(t, filepath.Join(proj, "pixi.toml"), []byte(`[project]
+name = "x"
+scripts = ["scripts/other.sh"]
+
+[activation]
+scripts = ["scripts/act.sh"]
+
+[target.linux-64.activation]
+scripts = [
+  "scripts/linux.sh",
+  'scripts/two.sh',
+]
+`), 0o644)
+		for _, rel := range []string{"scripts/init.sh", "tools/more.sh", "scripts/act.sh", "scripts/linux.sh", "scripts/two.sh", "scripts/other.sh", "pyproject.toml"} {
+			testfs.Write(t, filepath.Join(proj, rel), nil, 0o644)
+		}
+		wantLoads(t, EnvrcLoads(proj), proj, c.want, c.not)
+	}
+}
