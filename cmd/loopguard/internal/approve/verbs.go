@@ -74,7 +74,9 @@ func approveOne(ctx context.Context, o *Options, id string, now time.Time) error
 	}
 	if shown == "" {
 		// With the store: a drift shows what changed since the approval.
-		fmt.Fprint(tty, cli.RenderPending(st, p, false))
+		// Folded at the terminal's width (cli.Fold): no row of the call
+		// passes for a line of its own.
+		fmt.Fprint(tty, cli.FoldTo(tty, cli.RenderPending(st, p, false)))
 	}
 	if confirmLen > 0 {
 		if err := Confirm(tty, p, m.Principal, ttl, confirmLen); err != nil {

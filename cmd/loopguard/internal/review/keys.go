@@ -147,7 +147,8 @@ func (c *console) width() int {
 }
 
 // wrapItems lays items out in lines of at most width columns, two spaces
-// apart; an item wider than a line has a line of its own.
+// apart; an item wider than a line has a line of its own, folded
+// (cli.Fold).
 func wrapItems(items []string, width int) string { return wrapJoin(items, "  ", width) }
 
 // wrapText wraps a sentence at spaces to lines of at most width columns.
@@ -169,7 +170,7 @@ func wrapJoin(items []string, sep string, width int) string {
 		b.WriteString(it)
 		col += len(it)
 	}
-	return b.String() + "\n"
+	return cli.Fold(b.String(), width) + "\n"
 }
 
 // rowsOf is how many terminal rows line takes at width columns (review's

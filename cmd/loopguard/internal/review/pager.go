@@ -17,12 +17,15 @@ import (
 // header: the call, where it lands, its danger lines, the digest) are what
 // the human sees first instead of scrolling away; anywhere else (a pipe, a
 // file, inside an agent) it is written whole. Every line of text is already
-// escaped, so a pager shows nothing raw.
+// escaped, so a pager shows nothing raw. On a terminal, a line wider than
+// it is folded first (cli.Fold), so neither the terminal nor the pager
+// wraps one into a row that could pass for a line of its own.
 func Page(out io.Writer, text string) error {
 	f, ok := out.(*os.File)
 	rows := 0
 	if ok && term.IsTerminal(fdOf(f)) {
 		_, rows, _ = term.GetSize(fdOf(f))
+		text = cli.FoldTo(f, text)
 	}
 	if rows <= 0 || strings.Count(text, "\n") < rows || cli.RefuseInAgent() != nil {
 		_, err := io.WriteString(out, text)

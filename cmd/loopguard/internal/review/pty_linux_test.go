@@ -340,6 +340,9 @@ func fileCall(session, tool, path string, input map[string]any, id string) strin
 // since. The header with the digest comes before the diff.
 func TestReviewDiffPTY(t *testing.T) {
 	h := clitest.NewHarness(t)
+	// Wide enough that no line with a temporary directory's long path is
+	// folded (cli.Fold), tall enough that no call is paged.
+	h.Rows, h.Cols = 100, 200
 	dir := t.TempDir()
 	f := filepath.Join(dir, "main.go")
 	os.WriteFile(f, []byte("package main\n\nfunc main() {\n\tfoo()\n}\n"), 0o644)
@@ -769,7 +772,7 @@ func TestReviewChangedRecordPTY(t *testing.T) {
 func TestReviewTurnTallHeadPTY(t *testing.T) {
 	for _, descLen := range []int{60, 4000} {
 		h := clitest.NewHarness(t)
-		h.Rows = 24
+		h.Rows, h.Cols = 24, 80 // the width rows are counted at below
 		desc := func(session, cmd, d, id string) string {
 			b, _ := json.Marshal(map[string]any{"session_id": session, "cwd": "/tmp", "permission_mode": "default", "hook_event_name": "PreToolUse",
 				"tool_name": "Bash", "tool_input": map[string]any{"command": cmd, "description": d}, "tool_use_id": id})
@@ -790,7 +793,7 @@ func TestReviewTurnTallHeadPTY(t *testing.T) {
 		h.Key("t")
 		m := scr.Expect(t, `(?s)(The 2 calls of this turn.*?)(-- more: [^\n]*--|Approve these 2 calls[^\n]*cancels: )`)
 		rows := 0
-		for _, l := range strings.Split(m[1], "\n") {
+		for _, l := range strings.Split(strings.ReplaceAll(m[1], "\r\n", "\n"), "\n") {
 			rows += max(1, (len(escapeSeq.ReplaceAllString(l, ""))+79)/80)
 		}
 		if rows > 24 {

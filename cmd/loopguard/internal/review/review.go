@@ -168,11 +168,16 @@ func (p palette) colourise(s string) string {
 	}
 	colour := map[string]string{"title": p.bold, "danger": p.red, "warnings": p.red, "warn": p.yellow, "digest": p.dim}
 	var b strings.Builder
+	kind := ""
 	for i, l := range LineKinds(s, true) {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		if c := colour[l.Kind]; c != "" {
+		// A row cli.Fold added is coloured as the line it goes on.
+		if i == 0 || !strings.HasPrefix(l.Text, cli.FoldMark) {
+			kind = l.Kind
+		}
+		if c := colour[kind]; c != "" {
 			b.WriteString(c + l.Text + p.reset)
 		} else {
 			b.WriteString(l.Text)
@@ -585,8 +590,8 @@ func (s *onScreen) keys() []string {
 func (rv *reviewer) prompt(ctx context.Context, s *onScreen) (byte, keyOutcome) {
 	c, tty, pal := rv.c, rv.c.tty, rv.c.pal
 	c.drain()
-	fmt.Fprint(tty, s.offer.partLines(c.width()))
-	fmt.Fprint(tty, s.offer.netLines(c.width()))
+	fmt.Fprint(tty, cli.Fold(s.offer.partLines(c.width()), c.width()))
+	fmt.Fprint(tty, cli.Fold(s.offer.netLines(c.width()), c.width()))
 	if len(s.look) > 0 {
 		fmt.Fprint(tty, pal.yellow+wrapText(fmt.Sprintf("SECOND LOOK (%s): a asks for the first %d characters of the digest shown above.", strings.Join(s.look, "; "), reviewConfirmLen), c.width())+pal.reset)
 	}
@@ -849,9 +854,9 @@ func ordinaryTurn(st *state.Store, calls []*reviewCall, ge cli.GrantEnv) bool {
 // showCall shows pending call p on the console: its header (the call in
 // one line, where it lands, danger lines, warnings, the digest) first,
 // then its changes and the call in full. A rendering taller than the
-// terminal (its lines counted as the terminal wraps them) is paged, and
-// its header repeated in short before the prompt, so what the human
-// decides on stays in view. It reports whether all of the call was shown:
+// terminal (a line wider than it counted as the rows cli.Fold cuts it
+// into) is paged, and its header repeated in short before the prompt, so
+// what the human decides on stays in view. It reports whether all of the call was shown:
 // nothing folded, and no page left unread.
 func showCall(c *console, st *state.Store, p *state.Pending) bool {
 	head, body := cli.RenderParts(st, p, false)
@@ -892,6 +897,9 @@ type screen struct {
 // header again in short.
 func showIn(c *console, p *state.Pending, head, says, body string, whole bool, sc screen) bool {
 	rows, width := sc.rows, c.width()
+	// Folded here, not by the terminal: no row of the call can pass for
+	// a line of its own (cli.Fold), and each line is a row as counted.
+	head, says, body = cli.Fold(head, width), cli.Fold(says, width), cli.Fold(body, width)
 	headRows := rowsIn(head+says, width)
 	if rows > 0 && sc.above+headRows+sc.below+3 > rows {
 		// A head taller than the screen (a call's description of 4,000
@@ -1116,6 +1124,10 @@ func showTurn(c *console, st *state.Store, turn []*reviewCall, tail int) int {
 		p := turn[i].p
 		head, body := cli.RenderParts(st, p, false)
 		_, full := cli.RenderParts(st, p, true)
+		whole := body == full
+		// Folded as showIn folds them, so that need counts the rows
+		// they take.
+		head, body = cli.Fold(head, width), cli.Fold(body, width)
 		sep := fmt.Sprintf("\n--- call %d of %d ---\n", i+1, len(turn))
 		need := rowsIn(sep, width) + rowsIn(head, width) + rowsIn("\n"+body, width)
 		if i > 1 && used+need+tail > rows {
@@ -1128,7 +1140,7 @@ func showTurn(c *console, st *state.Store, turn []*reviewCall, tail int) int {
 		}
 		fmt.Fprint(tty, sep)
 		sc := screen{rows: rows, above: used + rowsIn(sep, width), below: tail, again: "; t shows the turn again"}
-		if !showIn(c, p, head, "", body, body == full, sc) {
+		if !showIn(c, p, head, "", body, whole, sc) {
 			return i
 		}
 		_ = st.Pin(p.ID, time.Now())

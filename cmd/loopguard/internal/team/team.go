@@ -202,7 +202,7 @@ func teamDenyRun(ctx context.Context, o *teamDenyOptions) error {
 func teamApproveRun(ctx context.Context, o *teamApproveOptions) error {
 	tty, m, tp, ttl := o.tty, o.minter, o.call, o.ttl
 	head, says, body := approve.TeamParts(tp)
-	fmt.Fprint(tty, head+says+"\n"+body)
+	fmt.Fprint(tty, cli.FoldTo(tty, head+says+"\n"+body)) // folded: cli.Fold
 	return approve.TeamApprove(ctx, tty, m, tp, ttl, approve.PrefixLen)
 }
 
