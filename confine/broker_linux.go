@@ -994,12 +994,40 @@ func filePath(p int) string {
 
 // noRewrite reports whether the file p (an O_PATH descriptor) is one a
 // call may not rewrite in place, by the path its descriptor has: Python's
-// bytecode, an extension module beside its source, or a startup file in
-// site-packages. One readlink, where each check read the descriptor's
-// link of its own.
+// bytecode, an extension module beside its source, a Python environment's
+// startup file (isStartupFile: a .pth, sitecustomize or usercustomize in
+// site-packages, a pyvenv.cfg) or a file of its bin (venvBinFile). One
+// readlink, where each check read the descriptor's link of its own.
 func noRewrite(p int) bool {
 	t := filePath(p)
-	return isBytecode(filepath.Base(t)) || shadowingExtension(t) || isStartupFile(filepath.Dir(t), filepath.Base(t))
+	return isBytecode(filepath.Base(t)) || shadowingExtension(t) || isStartupFile(filepath.Dir(t), filepath.Base(t)) || venvBinFile(p, t)
+}
+
+// venvBinFile reports whether the file p (an O_PATH descriptor; target
+// its path, filePath's) is in a Python environment's bin: a directory
+// named bin whose parent holds a pyvenv.cfg (the eighty-third attack
+// run's bin/activate, which the user's shell sources, and bin/python3).
+// The directory is opened by the path, then taken only if it holds p
+// under its name (a file written has that one name: a second is refused
+// before), and its pyvenv.cfg looked up from it (its "..", not a path a
+// call could swap meanwhile). A directory that cannot be opened, or that
+// holds another file under that name now, counts as one.
+func venvBinFile(p int, target string) bool {
+	dir := filepath.Dir(target)
+	if filepath.Base(dir) != "bin" {
+		return false
+	}
+	d, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true
+	}
+	defer unix.Close(d)
+	var f, in unix.Stat_t
+	if unix.Fstat(p, &f) != nil || unix.Fstatat(d, filepath.Base(target), &in, unix.AT_SYMLINK_NOFOLLOW) != nil || f.Dev != in.Dev || f.Ino != in.Ino {
+		return true
+	}
+	var st unix.Stat_t
+	return unix.Fstatat(d, "../pyvenv.cfg", &st, unix.AT_SYMLINK_NOFOLLOW) == nil
 }
 
 // shadowingExtension reports whether the file at target (filePath's) is an

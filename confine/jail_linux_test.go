@@ -4563,6 +4563,264 @@ mkdir -p docs && echo 'not a startup file' > docs/notes.pth`)
 	})
 }
 
+// testVenv makes a Python environment (python -m venv, without pip) at
+// rel in j's project, owned by the jail's user, and returns its
+// site-packages (rel in the project) and its lib/python3.X (absolute).
+func testVenv(t *testing.T, python string, j *jail, rel string) (site, lib string) {
+	t.Helper()
+	venv := filepath.Join(j.project, rel)
+	if out, err := exec.Command(python, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Fatalf("python3 -m venv: %v %s", err, out)
+	}
+	sites, _ := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
+	if len(sites) != 1 {
+		t.Fatalf("site-packages: %v", sites)
+	}
+	chownToJail(t, filepath.Join(j.project, strings.Split(rel, "/")[0]))
+	site, _ = filepath.Rel(j.project, sites[0])
+	return site, filepath.Dir(sites[0])
+}
+
+// venvPython is the python to make a test's environments with: the
+// system's where there is one, whose environments' links (bin/python3 to
+// /usr/bin/python3) the jail's user can follow; a python in root's home
+// (pyenv's) makes links the sweep, as that user, cannot resolve, and
+// holds back after any call that made a directory (linkJudge).
+func venvPython(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		return "/usr/bin/python3"
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	return python
+}
+
+// startsCode reports whether running exe (an environment's python, or
+// sh sourcing a script) unconfined made marker; that exe fails after
+// (a python whose bin the sweep emptied) is no matter.
+func startsCode(marker string, argv ...string) bool {
+	_ = os.Remove(marker)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	_ = cmd.Run()
+	_, err := os.Stat(marker)
+	return err == nil
+}
+
+// readOr is the file's content, or what went wrong reading it.
+func readOr(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
+// venvUntouched checks that the environment at rel in j's project, which
+// no call touched, is as testVenv made it: its pyvenv.cfg, bin/activate
+// and bin/python3 (a link) where they were (cfg and activate are their
+// contents before the call).
+func venvUntouched(t *testing.T, j *jail, rel, cfg, activate, out string) {
+	t.Helper()
+	venv := filepath.Join(j.project, rel)
+	if got := readOr(filepath.Join(venv, "pyvenv.cfg")); got != cfg {
+		t.Errorf("control: %s/pyvenv.cfg, which no call touched, after the call: %q (the call said %q)", rel, got, out)
+	}
+	if got := readOr(filepath.Join(venv, "bin/activate")); got != activate {
+		t.Errorf("control: %s/bin/activate, which no call touched, after the call: %q (the call said %q)", rel, got, out)
+	}
+	if fi, err := os.Lstat(filepath.Join(venv, "bin/python3")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("control: %s/bin/python3, which no call touched, after the call: %v %v (the call said %q)", rel, fi, err, out)
+	}
+}
+
+// TestJailSiteCustomizeHeld: site.py imports sitecustomize and
+// usercustomize at every start of an environment's python, from its
+// site-packages where the standard library has none first on the path
+// (pyenv's and python.org's pythons: the eighty-third attack run's
+// sitecustomize.py ran in the user's next .venv/bin/python). One the call
+// makes there is held back, and the user's own is not rewritten in
+// place, in both modes; the environment's python is the oracle.
+// Controls: a file the call writes in the project stays, and an
+// environment nobody touched keeps its own sitecustomize.py.
+func TestJailSiteCustomizeHeld(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	bothModes(t, func(t *testing.T, j *jail) {
+		site, _ := testVenv(t, python, j, ".venv")
+		bsite, _ := testVenv(t, python, j, "b/.venv")
+		osite, _ := testVenv(t, python, j, "other/.venv")
+		marker := filepath.Join(j.tmp, "customize-ran")
+		payload := `import os; open("` + marker + `", "w").close()`
+		for _, s := range []string{site, osite} {
+			if err := os.WriteFile(filepath.Join(j.project, s, "sitecustomize.py"), []byte("# the user's\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			chownToJail(t, filepath.Join(j.project, s, "sitecustomize.py"))
+		}
+		bpython := filepath.Join(j.project, "b/.venv/bin/python")
+		// Control: the oracle runs a sitecustomize.py put there unconfined.
+		j.unconfined(t, `printf '%s\n' '`+payload+`' > `+bsite+`/sitecustomize.py`)
+		if !startsCode(marker, bpython, "-c", "pass") {
+			t.Skip("this python imports a sitecustomize before the environment's (a distribution's own)")
+		}
+		j.unconfined(t, `rm `+bsite+`/sitecustomize.py`)
+		time.Sleep(200 * time.Millisecond) // the sweep's coarse clock (TestJailBytecodeHeld)
+		out, _ := j.launch(t, projectWrite, "jail-sh", `printf '%s\n' '`+payload+`' >> `+site+`/sitecustomize.py
+printf '%s\n' '`+payload+`' > `+site+`/usercustomize.py
+printf '%s\n' '`+payload+`' > `+bsite+`/sitecustomize.py
+echo y > notes.txt`)
+		for _, v := range []string{".venv", "b/.venv"} {
+			if startsCode(marker, filepath.Join(j.project, v, "bin/python"), "-c", "pass") {
+				t.Errorf("%s/bin/python ran what the call left in site-packages (the call said %q)", v, out)
+			}
+		}
+		if got := readOr(filepath.Join(j.project, site, "sitecustomize.py")); got != "# the user's\n" {
+			t.Errorf("the user's sitecustomize.py after the call: %q (it said %q)", got, out)
+		}
+		for _, rel := range []string{site + "/usercustomize.py", bsite + "/sitecustomize.py"} {
+			if _, err := os.Lstat(filepath.Join(j.project, rel)); err == nil {
+				t.Errorf("%s is in the project after the call (it said %q)", rel, out)
+			}
+		}
+		if got := readOr(filepath.Join(j.project, "notes.txt")); got != "y\n" {
+			t.Errorf("control: notes.txt after the call: %q (it said %q)", got, out)
+		}
+		if got := readOr(filepath.Join(j.project, osite, "sitecustomize.py")); got != "# the user's\n" {
+			t.Errorf("control: the untouched environment's sitecustomize.py after the call: %q (it said %q)", got, out)
+		}
+	})
+}
+
+// TestJailVenvBinHeld: what the user starts (bin/python, pip) and
+// sources (bin/activate) of a project's Python environment runs
+// unconfined: the eighty-third attack run replaced the link bin/python3
+// by a script, which the user's next .venv/bin/python ran. A file the
+// call makes or changes in an environment's bin is held back, one there
+// is not rewritten in place, and an environment's bin is looked in
+// after a call that moved its pyvenv.cfg out (then rewrote bin/activate
+// in place, or replaced bin/python3), in both modes. Controls: a file the call writes in the
+// project stays, and an environment nobody touched stays as it was.
+func TestJailVenvBinHeld(t *testing.T) {
+	python := venvPython(t)
+	bothModes(t, func(t *testing.T, j *jail) {
+		for _, v := range []string{".venv", "b/.venv", "c/.venv", "d/.venv", "other/.venv"} {
+			testVenv(t, python, j, v)
+		}
+		activate := readOr(filepath.Join(j.project, ".venv/bin/activate"))
+		ocfg := readOr(filepath.Join(j.project, "other/.venv/pyvenv.cfg"))
+		oactivate := readOr(filepath.Join(j.project, "other/.venv/bin/activate"))
+		marker := filepath.Join(j.tmp, "bin-ran")
+		payload := `touch ` + marker
+		time.Sleep(200 * time.Millisecond) // the sweep's coarse clock (TestJailBytecodeHeld)
+		out, _ := j.launch(t, projectWrite, "jail-sh", `rm .venv/bin/python3
+printf '#!/bin/sh\n%s\n' '`+payload+`' > .venv/bin/python3
+chmod +x .venv/bin/python3
+printf '%s\n' '`+payload+`' >> .venv/bin/activate
+cp b/.venv/bin/activate b/.venv/bin/a.new
+printf '%s\n' '`+payload+`' >> b/.venv/bin/a.new
+mv b/.venv/bin/a.new b/.venv/bin/activate
+mv c/.venv/pyvenv.cfg c/cfg.bak
+printf '%s\n' '`+payload+`' >> c/.venv/bin/activate
+mv d/.venv/pyvenv.cfg d/cfg.bak
+rm d/.venv/bin/python3
+printf '#!/bin/sh\n%s\n' '`+payload+`' > d/.venv/bin/python3
+chmod +x d/.venv/bin/python3
+echo y > notes.txt`)
+		for _, v := range []string{".venv", "d/.venv"} {
+			if startsCode(marker, filepath.Join(j.project, v, "bin/python"), "-c", "pass") {
+				t.Errorf("%s/bin/python ran the call's script (the call said %q)", v, out)
+			}
+			if fi, err := os.Lstat(filepath.Join(j.project, v, "bin/python3")); err == nil && fi.Mode().IsRegular() {
+				t.Errorf("%s/bin/python3 is the call's file after the call (it said %q)", v, out)
+			}
+		}
+		if got := readOr(filepath.Join(j.project, ".venv/bin/activate")); got != activate {
+			t.Errorf("the user's .venv/bin/activate after the call: %q (it said %q)", got, out)
+		}
+		for _, v := range []string{".venv", "b/.venv", "c/.venv"} {
+			a := filepath.Join(j.project, v, "bin/activate")
+			if strings.Contains(readOr(a), marker) || startsCode(marker, "/bin/sh", "-c", `. "$1"`, "sh", a) {
+				t.Errorf("%s/bin/activate holds the call's line after the call (it said %q)", v, out)
+			}
+		}
+		if got := readOr(filepath.Join(j.project, "notes.txt")); got != "y\n" {
+			t.Errorf("control: notes.txt after the call: %q (it said %q)", got, out)
+		}
+		venvUntouched(t, j, "other/.venv", ocfg, oactivate, out)
+	})
+}
+
+// TestJailVenvConfigHeld: an environment's pyvenv.cfg names, by its
+// home, where its python takes the standard library from: the
+// eighty-third attack run's home = $PWD/evil/bin, beside an
+// evil/lib/python3.11/encodings of the call's, ran the call's code at the
+// user's next .venv/bin/python. A pyvenv.cfg the call makes or changes is
+// held back and the user's is not rewritten in place, in both modes; the
+// environment's python is the oracle. Controls: the files the call writes
+// in the project (evil/ too) stay, and an environment nobody touched
+// stays as it was.
+func TestJailVenvConfigHeld(t *testing.T) {
+	python := venvPython(t)
+	bothModes(t, func(t *testing.T, j *jail) {
+		var lib string
+		for _, v := range []string{".venv", "b/.venv", "other/.venv"} {
+			_, lib = testVenv(t, python, j, v)
+		}
+		ver := filepath.Base(lib) // python3.X
+		cfg := readOr(filepath.Join(j.project, ".venv/pyvenv.cfg"))
+		ocfg := readOr(filepath.Join(j.project, "other/.venv/pyvenv.cfg"))
+		oactivate := readOr(filepath.Join(j.project, "other/.venv/bin/activate"))
+		marker := filepath.Join(j.tmp, "cfg-ran")
+		payload := `import posix; posix.close(posix.open("` + marker + `", posix.O_CREAT | posix.O_WRONLY, 0o644))`
+		evil := func(dir string) string {
+			return `mkdir -p ` + dir + `/bin ` + dir + `/lib/` + ver + `/encodings
+echo '# landmark' > ` + dir + `/lib/` + ver + `/os.py
+printf '%s\n' '` + payload + `' > ` + dir + `/lib/` + ver + `/encodings/__init__.py
+`
+		}
+		// Control: the oracle runs the standard library a pyvenv.cfg put
+		// there unconfined names.
+		ctl := filepath.Join(j.tmp, "ctl")
+		if out, err := exec.Command(python, "-m", "venv", "--without-pip", ctl+"/venv").CombinedOutput(); err != nil {
+			t.Fatalf("python3 -m venv: %v %s", err, out)
+		}
+		if out, err := exec.Command("/bin/sh", "-c", evil(ctl+"/evil")+`printf 'home = %s\n' `+ctl+`/evil/bin > `+ctl+`/venv/pyvenv.cfg`).CombinedOutput(); err != nil {
+			t.Fatalf("control: %v %s", err, out)
+		}
+		if !startsCode(marker, ctl+"/venv/bin/python", "-c", "pass") {
+			t.Fatal("control: the environment's python did not take the standard library its pyvenv.cfg names")
+		}
+		time.Sleep(200 * time.Millisecond) // the sweep's coarse clock (TestJailBytecodeHeld)
+		out, _ := j.launch(t, projectWrite, "jail-sh", evil("evil")+`printf 'home = %s\n' "$PWD/evil/bin" > .venv/pyvenv.cfg
+printf 'home = %s\n' "$PWD/evil/bin" > b/.venv/cfg.new
+mv b/.venv/cfg.new b/.venv/pyvenv.cfg
+echo y > notes.txt`)
+		for _, v := range []string{".venv", "b/.venv"} {
+			if startsCode(marker, filepath.Join(j.project, v, "bin/python"), "-c", "pass") {
+				t.Errorf("%s/bin/python took the standard library from the call's evil/ (the call said %q)", v, out)
+			}
+		}
+		if got := readOr(filepath.Join(j.project, ".venv/pyvenv.cfg")); got != cfg {
+			t.Errorf("the user's .venv/pyvenv.cfg after the call: %q (it said %q)", got, out)
+		}
+		if got := readOr(filepath.Join(j.project, "b/.venv/pyvenv.cfg")); strings.Contains(got, "evil") {
+			t.Errorf("b/.venv/pyvenv.cfg after the call: %q (it said %q)", got, out)
+		}
+		for _, rel := range []string{"notes.txt", "evil/lib/" + ver + "/os.py"} {
+			if _, err := os.Lstat(filepath.Join(j.project, rel)); err != nil {
+				t.Errorf("control: %s after the call: %v (it said %q)", rel, err, out)
+			}
+		}
+		venvUntouched(t, j, "other/.venv", ocfg, oactivate, out)
+	})
+}
+
 // TestJailFifoHeadHeld: the sixty-sixth attack run's git directory whose
 // HEAD is a FIFO (git opens and reads it as a file, fed by a process the
 // call leaves running) is held back by the sweep like one whose HEAD is a

@@ -168,7 +168,7 @@ func TestPendingRoundTrip(t *testing.T) {
 	p := Plan{Project: proj, RootID: [2]uint64{7, 1 << 40}, Scratch: "/s", RunDir: run, started: time.Unix(0, 42),
 		Dirs: map[string]int64{proj: 1, proj + "/src": 2, proj + "/src/\xfe\xff": 3, proj + "/src/\xfe\xff/d": 4, "/elsewhere/x": 5},
 		Held: []string{proj + "/\xff.envrc"}, Kept: []string{proj + "/.git"}, links: []string{proj + "/l\x80"},
-		hooksPaths: []string{proj + "/.husky"}, heldDirs: map[string][2]uint64{proj + "/.vscode\xff": {1, 2}}}
+		hooksPaths: []string{proj + "/.husky"}, venvs: []string{proj + "/.v\xffenv"}, heldDirs: map[string][2]uint64{proj + "/.vscode\xff": {1, 2}}}
 	if err := writePending(p, "", undoRecord{}); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestPendingRoundTrip(t *testing.T) {
 	got, ok := r.plan()
 	if !ok || got.Project != p.Project || got.RootID != p.RootID || got.RunDir != p.RunDir || !got.started.Equal(p.started) ||
 		!maps.Equal(got.Dirs, p.Dirs) || !slices.Equal(got.Held, p.Held) || !slices.Equal(got.Kept, p.Kept) ||
-		!slices.Equal(got.links, p.links) || !slices.Equal(got.hooksPaths, p.hooksPaths) || !maps.Equal(got.heldDirs, p.heldDirs) {
+		!slices.Equal(got.links, p.links) || !slices.Equal(got.hooksPaths, p.hooksPaths) || !slices.Equal(got.venvs, p.venvs) || !maps.Equal(got.heldDirs, p.heldDirs) {
 		t.Errorf("read back %+v (%v), want %+v", got, ok, p)
 	}
 	for _, d := range append(r.Dirs, r.Links...) {

@@ -62,6 +62,9 @@ type pending struct {
 	// attack run's call, killed after it wrote the Makefile across the
 	// human's decision, was named by none).
 	UndoState, UndoRecord []byte `json:",omitempty"`
+	// Venvs are the project's Python environments the plan saw
+	// (Plan.venvs).
+	Venvs [][]byte `json:",omitempty"`
 }
 
 // pendingDir is a directory of the plan: Name in the directory Parent
@@ -157,6 +160,9 @@ func dirMap(tree, named []pendingDir) (map[string]int64, []string, bool) {
 func writePending(p Plan, cg string, rec undoRecord) error {
 	r := pending{Project: []byte(p.Project), ProjectID: p.RootID, Scratch: []byte(p.Scratch), RunDir: []byte(p.RunDir), Cgroup: []byte(cg),
 		Started: p.started.UnixNano(), Held: pathsBytes(p.Held), Kept: pathsBytes(p.Kept), Hooks: pathsBytes(p.hooksPaths), Imports: pathsBytes(p.imports)}
+	if len(p.venvs) > 0 {
+		r.Venvs = pathsBytes(p.venvs)
+	}
 	if rec.r != nil {
 		r.UndoState, r.UndoRecord = []byte(rec.state), []byte(rec.r.ID())
 	}
@@ -192,7 +198,7 @@ func (r pending) plan() (Plan, bool) {
 	}
 	p := Plan{Project: string(r.Project), RootID: r.ProjectID, Scratch: string(r.Scratch), RunDir: string(r.RunDir), started: time.Unix(0, r.Started),
 		Dirs: dirs, Held: pathsString(r.Held), Kept: pathsString(r.Kept), links: links, hooksPaths: pathsString(r.Hooks), imports: pathsString(r.Imports),
-		heldDirs: map[string][2]uint64{}}
+		venvs: pathsString(r.Venvs), heldDirs: map[string][2]uint64{}}
 	for _, h := range r.HeldDirs {
 		p.heldDirs[string(h.Path)] = h.ID
 	}

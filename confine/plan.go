@@ -221,6 +221,11 @@ type Plan struct {
 	// links are the links in the project the walk saw: the sweep judges
 	// each again (a later call can change what an old link leads to).
 	links []string
+	// venvs are the directories in the project the walk saw a pyvenv.cfg
+	// in, Python environments: the sweep looks in each one's bin, and
+	// holds what the call made or changed there, even where the call
+	// moved the pyvenv.cfg out (venvBin).
+	venvs []string
 	// runLock holds RunDir's lock while the launcher lives (launchDir);
 	// recovered is what the sweep of a killed launch found, said on the
 	// launch's stderr (recoverKilled).
@@ -856,6 +861,7 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	}
 	p.Dirs = w.seen
 	p.links = w.links
+	p.venvs = w.venvs
 	p.Unclean = append(w.unclean, gitUnclean...)
 	p.RemoveDirs = removableDirs(w.bulk, w, p)
 	// The top may be written as a whole (a new file there: go build -o
@@ -920,6 +926,7 @@ type walker struct {
 	heldLinks []string         // those that are links
 	unlisted  bool             // a directory could not be read
 	links     []string         // every link walked
+	venvs     []string         // every directory walked that holds a pyvenv.cfg
 	seen      map[string]int64 // every directory walked: its change time
 	// ids are the device and inode of each directory and file a rule of
 	// dirs and files names, as the walk read it (Plan.RuleIDs).
@@ -1240,6 +1247,9 @@ func (w *walker) walk(dir string, top bool) (clean bool, id [2]uint64) {
 	for i := start; i < end; i++ {
 		ent := w.ents[i] // a copy: a walk below may move w.ents
 		pb = append(pb[:base], ent.name...)
+		if ent.name == "pyvenv.cfg" {
+			w.venvs = append(w.venvs, dir)
+		}
 		// Held (and the sweep leaves it be), but what the caller handles.
 		held, holder := w.judge(pb, ent.name, ent.typ, inHolder)
 		if skip := w.skips(pb); skip || held {

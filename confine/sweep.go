@@ -68,12 +68,40 @@ func (w *sweeper) run() []string {
 		if !isDir {
 			notDir[rel] = true
 		}
-		if changed {
+		switch {
+		case changed:
 			w.look(rel, false)
+		case isDir && w.venvBins[rel]:
+			w.lookVenvBin(rel)
 		}
 	}
 	w.judgeOldLinks()
 	return w.lines
+}
+
+// lookVenvBin looks in rel, the bin of a Python environment the plan saw,
+// which did not change (no name made, removed or moved in it): a file
+// there rewritten in place changes no directory. The broker refuses that
+// rewrite while the environment has its pyvenv.cfg; a call that moved
+// that out first rewrote bin/activate past it. What the call changed
+// there is held back; the rest is left as it is (its links are judged
+// as every old link is, by judgeOldLinks).
+func (w *sweeper) lookVenvBin(rel string) {
+	f, ents, ok := w.read(rel)
+	if !ok {
+		return
+	}
+	defer f.Close()
+	fd := int(f.Fd())
+	for _, ent := range ents {
+		crel := rel + "/" + ent.name
+		if !ent.typ.IsRegular() && ent.typ&os.ModeSymlink == 0 || w.kept(w.p.Project+"/"+crel, fd, ent.name) {
+			continue
+		}
+		if since, ok := changedSince(fd, ent.name, w.p.started); !ok || since {
+			w.hold(fd, rel, ent.name, crel, whyVenvBin)
+		}
+	}
 }
 
 // belowAny reports whether rel is below one of dirs.
@@ -106,7 +134,12 @@ type sweeper struct {
 	// depth).
 	judged     map[string]bool
 	wayChanged bool
-	lines      []string
+	// venvs are the directories (rel) that are a Python environment's
+	// besides those with a pyvenv.cfg now: the plan saw one there
+	// (Plan.venvs), or this sweep held back the one there. venvBins
+	// are the bin directories of those the plan saw.
+	venvs, venvBins map[string]bool
+	lines           []string
 	// stat is statBeneath (a test's own, to see what is looked up).
 	stat func(root int, rel string, st *unix.Stat_t) error
 }
@@ -119,6 +152,15 @@ func newSweeper(p Plan, e Env, held *holder, root int) *sweeper {
 	}
 	for _, s := range p.Kept {
 		w.before[s] = true
+	}
+	w.venvs, w.venvBins = map[string]bool{}, map[string]bool{}
+	for _, v := range p.venvs {
+		rel, ok := strings.CutPrefix(v, p.Project)
+		if ok && (rel == "" || rel[0] == '/') {
+			rel = strings.TrimPrefix(rel, "/")
+			w.venvs[rel] = true
+			w.venvBins[strings.TrimPrefix(rel+"/bin", "/")] = true
+		}
 	}
 	// The launcher's scratch directory, where the call's caches outlast
 	// it: the one place outside the project it could leave a git
@@ -347,7 +389,7 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt, inHolder bool) {
 	if w.kept(path, fd, ent.name) {
 		return
 	}
-	if (ent.typ.IsRegular() || ent.typ&os.ModeSymlink != 0) && (isBytecode(ent.name) || shadowsSource(fd, ent.name) || isStartupFile(rel, ent.name)) {
+	if ent.typ.IsRegular() || ent.typ&os.ModeSymlink != 0 {
 		// Python's bytecode, which the jail's own python writes in its
 		// private cache (PYTHONPYCACHEPREFIX), never here: one the call
 		// made is what the user's next python runs in place of its
@@ -356,17 +398,27 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt, inHolder bool) {
 		// the forty-fifth run's util.cpython-311-x86_64-linux-gnu.so,
 		// which *.so in .gitignore kept from git status. A link so named
 		// too: python follows it (the forty-seventh run's link to a .so
-		// the call left in build/).
-		if since, ok := changedSince(fd, ent.name, w.p.started); !ok || since {
-			why := whyBytecode
-			switch {
-			case isStartupFile(rel, ent.name):
-				why = whyStartup
-			case !isBytecode(ent.name):
-				why = whyExtension
+		// the call left in build/). An environment's startup files
+		// (startupWhy), and what is in its bin (the eighty-third run's
+		// bin/python3 replaced by a script).
+		why := startupWhy(rel, ent.name)
+		switch {
+		case why != "":
+		case isBytecode(ent.name):
+			why = whyBytecode
+		case shadowsSource(fd, ent.name):
+			why = whyExtension
+		case w.venvBin(fd, rel):
+			why = whyVenvBin
+		}
+		if why != "" {
+			if since, ok := changedSince(fd, ent.name, w.p.started); !ok || since {
+				if why == whyVenvConfig {
+					w.venvs[rel] = true // its bin is an environment's still (venvBin)
+				}
+				w.hold(fd, rel, ent.name, crel, why)
+				return
 			}
-			w.hold(fd, rel, ent.name, crel, why)
-			return
 		}
 	}
 	if held, _ := w.guard.judge([]byte(path), ent.name, ent.typ, inHolder); held {
@@ -462,6 +514,16 @@ const (
 	// whyStartup: a .pth file's import lines run at every start of the
 	// environment's python.
 	whyStartup = "a Python startup file (.pth) this call made or changed in an environment's site-packages, whose import lines every python of that environment runs when it starts (pip list, an editor's interpreter check)"
+	// whyCustomize: site imports sitecustomize and usercustomize at
+	// every start, from site-packages where the standard library has
+	// none first on the path.
+	whyCustomize = "a Python startup module (sitecustomize or usercustomize) this call made or changed in an environment's site-packages, which every python of that environment imports when it starts (pip list, an editor's interpreter check)"
+	// whyVenvConfig: pyvenv.cfg's home is where the environment's python
+	// takes its standard library from.
+	whyVenvConfig = "a Python environment's pyvenv.cfg this call made or changed, whose home names where the environment's python takes its standard library from (one in the project makes every start of that python run the call's code)"
+	// whyVenvBin: an environment's bin is what the user starts (its
+	// python, pip) and sources (activate) unconfined.
+	whyVenvBin = "a file or link this call made or changed in a Python environment's bin, which the user starts (python, pip) or sources (activate) unconfined, as an editor's interpreter check does"
 	whyLink    = "a link into the launcher's private caches or loopguard's state (which outlast a call), above them, or through /proc: a git directory a call left there would run its configuration in the git of a shell that follows the link"
 	// whyLinkCost: a link whose way costs more to judge than one is given
 	// (maxLinkCost, maxSweepLinkCost).
@@ -936,20 +998,76 @@ func (h *holder) close() {
 }
 
 // isStartupFile: name, in the directory rel (a path in the project, or a
-// directory's as the descriptor's link shows it), is a .pth file in a
-// site-packages directory: site.py runs its import lines at every start
-// of that environment's python (the fifty-seventh attack run's
-// .venv/lib/python3.11/site-packages/zz.pth ran in the user's next pip
-// list).
-func isStartupFile(rel, name string) bool {
-	if !strings.HasSuffix(name, ".pth") {
-		return false
+// directory's as the descriptor's link shows it), is a file that a
+// Python environment's python runs or reads at every start (startupWhy).
+func isStartupFile(rel, name string) bool { return startupWhy(rel, name) != "" }
+
+// startupWhy is why name, in the directory rel (isStartupFile's), is a
+// Python environment's startup file, "" when it is none: a .pth file in a
+// site-packages directory, whose import lines site.py runs (the
+// fifty-seventh attack run's .venv/lib/python3.11/site-packages/zz.pth
+// ran in the user's next pip list); sitecustomize or usercustomize there
+// (a module of any suffix, or what is in such a package), which site.py
+// imports where the standard library has none first on the path
+// (pyenv's and python.org's pythons: the eighty-third attack run's); a
+// pyvenv.cfg anywhere, whose home names the standard library's place
+// (the eighty-third run's home = $PWD/evil/bin ran its encodings).
+func startupWhy(rel, name string) string {
+	switch {
+	case name == "pyvenv.cfg":
+		return whyVenvConfig
+	case isSitePackages(filepath.Base(rel)) && strings.HasSuffix(name, ".pth"):
+		return whyStartup
+	case isSitePackages(filepath.Base(rel)) && isCustomize(name), inCustomize(rel):
+		return whyCustomize
 	}
-	switch filepath.Base(rel) {
-	case "site-packages", "dist-packages":
-		return true
+	return ""
+}
+
+// isSitePackages: name is a site-packages directory's.
+func isSitePackages(name string) bool { return name == "site-packages" || name == "dist-packages" }
+
+// isCustomize: name is the module site.py imports at start
+// (sitecustomize.py, sitecustomize.cpython-311-x86_64-linux-gnu.so, a
+// package sitecustomize), by the name before its first dot.
+func isCustomize(name string) bool {
+	stem, _, _ := strings.Cut(name, ".")
+	return stem == "sitecustomize" || stem == "usercustomize"
+}
+
+// inCustomize: the directory rel is, or is in, a sitecustomize or
+// usercustomize package in a site-packages directory.
+func inCustomize(rel string) bool {
+	prev := ""
+	for name := range strings.SplitSeq(filepath.ToSlash(rel), "/") {
+		if isSitePackages(prev) && isCustomize(name) {
+			return true
+		}
+		prev = name
 	}
 	return false
+}
+
+// venvBin: the directory open as fd (rel in the project) is a Python
+// environment's bin: named bin, and its parent holds a pyvenv.cfg,
+// looked up from fd itself (its "..", which no link the call makes
+// redirects), or the plan saw one there, or this sweep held the one
+// there back (w.venvs: a call that moved the environment's pyvenv.cfg
+// out, or had it held, leaves the user's .venv/bin/python what they
+// start).
+func (w *sweeper) venvBin(fd int, rel string) bool {
+	if filepath.Base(rel) != "bin" {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(fd, "../pyvenv.cfg", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		return true
+	}
+	parent := filepath.Dir(rel)
+	if parent == "." {
+		parent = ""
+	}
+	return w.venvs[parent]
 }
 
 // isBytecode: name is a Python bytecode file (NAME.cpython-311.pyc, an
