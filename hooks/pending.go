@@ -59,8 +59,14 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, det
 		// human is shown the edit against should the file change before
 		// they decide (present.Changes), the only file an approval lets
 		// the call run on. Display only; a larger file keeps none.
-		if snap := present.Snapshot(d.canonical, state.MaxSnapshot); snap != nil {
-			_ = e.Store.PutSnapshot(id, snap)
+		if t := d.desc.Target; t != nil {
+			lands := t.Path
+			if t.Resolved != "" {
+				lands = t.Resolved
+			}
+			if snap := present.SnapshotAt(lands, t.SHA256, state.MaxSnapshot); snap != nil {
+				_ = e.Store.PutSnapshot(id, snap)
+			}
 		}
 		// A new record: keep the session's queue within its bounds. Calls
 		// a hook holds or a human has open stay; when nothing can go, this

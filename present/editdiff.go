@@ -194,11 +194,21 @@ func Drifted(canonical []byte) bool {
 // target_state_drift can show what changed since.
 func Snapshot(canonical []byte, max int) []byte {
 	fc, ok := decodeFileCall(canonical)
-	if !ok || fc.state == token.Absent {
+	if !ok {
 		return nil
 	}
-	cur, err := readCurrent(fc.lands)
-	if err != nil || cur == nil || len(cur) > max || stateOf(cur) != fc.state {
+	return SnapshotAt(fc.lands, fc.state, max)
+}
+
+// SnapshotAt is Snapshot of the file at lands whose state (its SHA-256, or
+// token.Absent) a call recorded, from a descriptor the caller holds
+// decoded: the hook's, which a 1 MiB Write's would otherwise decode again.
+func SnapshotAt(lands, state string, max int) []byte {
+	if lands == "" || state == "" || state == token.Absent {
+		return nil
+	}
+	cur, err := readCurrent(lands)
+	if err != nil || cur == nil || len(cur) > max || stateOf(cur) != state {
 		return nil
 	}
 	return cur
