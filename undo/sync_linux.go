@@ -272,13 +272,22 @@ func (s *Store) failedRecently() (why string, ok bool) {
 	return why, true
 }
 
+// guardEnv are the variables the watcher's process gets from the hook
+// that starts it, each where it is an absolute path: TMPDIR, under which
+// the launches keep their records, and those the launcher's recovery of a
+// killed launch reads its places from (confine.envFrom: the home, the
+// state and configuration directories, the agents' and Go's). Without
+// them the eighty-fifth attack run found the guard's recovery with no
+// state directory: what it held back it renamed beside itself in the
+// project instead of moving it into held/.
+var guardEnv = []string{"TMPDIR", "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GOPATH", "GOMODCACHE"}
+
 // StartWatching starts the watcher of project (launcher: the binary with
 // the WatchSubcommand) unless one runs, or one failed to watch the
 // project within the last hour, and a guard of the project's launches
 // runs (the watcher's process is that guard too: WatchMain). It does not
 // wait: the process runs on in a session of its own, its standard
-// streams /dev/null, with the PATH below and the caller's TMPDIR, under
-// which the launches keep their records.
+// streams /dev/null, with the PATH below and the caller's guardEnv.
 func StartWatching(stateDir, project, launcher string) error {
 	s, err := Open(stateDir, project)
 	if err != nil {
@@ -296,8 +305,10 @@ func StartWatching(stateDir, project, launcher string) error {
 	cmd := exec.Command(launcher, WatchSubcommand, "--state", stateDir, "--project", project)
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	if tmp := os.Getenv("TMPDIR"); filepath.IsAbs(tmp) {
-		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	for _, k := range guardEnv {
+		if v := os.Getenv(k); filepath.IsAbs(v) {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

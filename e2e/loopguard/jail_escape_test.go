@@ -22,6 +22,7 @@ import (
 
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/e2e/claudetest"
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/internal/keyringtest"
 	"github.com/loopguard/loopguard/internal/testfs"
@@ -818,6 +819,14 @@ func TestClientKilledSweptByGuard(t *testing.T) {
 		}
 		t.Logf("out/g/config gone from the project %v after the kill", took.Round(10*time.Millisecond))
 		x.wantHeld(t, config)
+		// Held in the state directory, not renamed beside itself in the
+		// project: the eighty-fifth attack run's guard had no HOME, so
+		// its recovery had no state directory to move it into.
+		for _, f := range heldConfigs(x.root, config) {
+			if fsx.Within(f, x.Dir) {
+				t.Errorf("held back inside the project, at %s: the guard's recovery had no state directory", f)
+			}
+		}
 		if swept := x.sweptEntries(t, hooks.ReasonKilledSwept, `"event":"guard"`); len(swept) == 0 {
 			t.Errorf("the audit log has no %s entry of the guard", hooks.ReasonKilledSwept)
 		}
