@@ -4089,6 +4089,82 @@ for name in ("_json", "_struct", "math", "select", "_bisect"):
 	})
 }
 
+// TestJailExtensionBesideNewSourceHeld: an extension module that came
+// where no source was (a module built in place, not held) is held back
+// after a call that makes its module's source beside it (the
+// eighty-sixth attack run: one call removed app/util.py, a second built
+// app/util.cpython-311-x86_64-linux-gnu.so, a third wrote util.py back
+// from git; git status was clean, and the user's python main.py ran the
+// .so), or a namespace package's directory, in both modes. python3 is the
+// oracle. Controls: an ordinary edit of a .py is kept, and an extension
+// module with no source ever beside it (build/) stays.
+func TestJailExtensionBesideNewSourceHeld(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	out, err := exec.Command(python, "-c", "import importlib.machinery as m; print(m.EXTENSION_SUFFIXES[0])").Output()
+	suffix := strings.TrimSpace(string(out))
+	if err != nil || !strings.HasSuffix(suffix, ".so") {
+		t.Skipf("python3's extension suffix: %v %q", err, out)
+	}
+	bothModes(t, func(t *testing.T, j *jail) {
+		testfs.Tree(t, j.project, []byte("print('clean')\n"), 0o644, "app/util.py", "app/fast.py", "app/other/mod.py")
+		chownToJail(t, filepath.Join(j.project, "app"))
+		imports := func(mod string) string {
+			cmd := exec.Command(python, "-c", "import "+mod)
+			cmd.Dir, cmd.Env = filepath.Join(j.project, "app"), []string{"PATH=/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1"}
+			out, _ := cmd.CombinedOutput()
+			return strings.TrimSpace(string(out))
+		}
+		step := func(script string) string {
+			t.Helper()
+			time.Sleep(200 * time.Millisecond) // the sweep's coarse clock (TestJailBytecodeHeld)
+			out, code := j.launch(t, projectWrite, "jail-sh", script)
+			if code != 0 {
+				t.Fatalf("%q: exit %d %q", script, code, out)
+			}
+			return out
+		}
+		step("rm app/util.py")
+		// No source beside them: built in place, and left (so far).
+		step("echo 'not an ELF' > app/util" + suffix + " && echo 'not an ELF' > app/helper" + suffix + " && mkdir build && echo 'not an ELF' > build/x" + suffix)
+		for _, p := range []string{"app/util" + suffix, "app/helper" + suffix} {
+			if _, err := os.Lstat(filepath.Join(j.project, p)); err != nil {
+				t.Fatalf("%s, with no source beside it, was held back: %v", p, err)
+			}
+		}
+		// The oracle: python takes an extension module over the source.
+		j.unconfined(t, "echo \"print('clean')\" > app/util.py")
+		if got := imports("util"); got == "clean" {
+			t.Fatalf("the oracle: python3 imported util.py beside util%s", suffix)
+		}
+		j.unconfined(t, "mv app/other app/helper")
+		if got := imports("helper.mod"); got == "clean" {
+			t.Fatalf("the oracle: python3 imported the namespace package helper beside helper%s", suffix)
+		}
+		j.unconfined(t, "rm app/util.py && mv app/helper app/other")
+		out := step("printf \"print('clean')\\n\" > app/util.py && mv app/other app/helper && echo '# edited' >> app/fast.py")
+		for _, p := range []string{"app/util" + suffix, "app/helper" + suffix} {
+			if _, err := os.Lstat(filepath.Join(j.project, p)); err == nil {
+				t.Errorf("%s is beside the source the call made (it said %q)", p, out)
+			}
+		}
+		if got := imports("util"); got != "clean" {
+			t.Errorf("after the call, import util: %q (it said %q)", got, out)
+		}
+		if got := imports("helper.mod"); got != "clean" {
+			t.Errorf("after the call, import helper.mod: %q (it said %q)", got, out)
+		}
+		if got := j.read("app/fast.py"); got != "print('clean')\n# edited\n" {
+			t.Errorf("control: app/fast.py, edited: %q (it said %q)", got, out)
+		}
+		if got := j.read("build/x" + suffix); got != "not an ELF\n" {
+			t.Errorf("control: build/x%s, with no source ever beside it: %q (it said %q)", suffix, got, out)
+		}
+	})
+}
+
 // TestJailHolderDirectory: a directory protected only as one that holds
 // protected entries of two names (.github, for .github/hooks, .github/agents
 // and .github/copilot-instructions.md) is walked into, not held whole:
@@ -4818,6 +4894,114 @@ echo y > notes.txt`)
 			}
 		}
 		venvUntouched(t, j, "other/.venv", ocfg, oactivate, out)
+	})
+}
+
+// TestRenameDirTimes: what the sweep relies on of rename(2) of a
+// directory, on the file system the tests run on: the moved directory's
+// change time moves, and both parents' modification times; its own
+// modification time does not (not even across parents, where its ".."
+// changes, on ext4), nor the times of what is in it. So a file in a
+// directory a call moved keeps the change time it had (the eighty-sixth
+// attack run's zz.pth, which a .venv's site-packages got by a rename),
+// and the sweep judges such a file by the directory it is in
+// (sweeper.movedIn).
+func TestRenameDirTimes(t *testing.T) {
+	dir := t.TempDir()
+	testfs.Tree(t, dir, []byte("x\n"), 0o644, "a/d/f", "b/keep")
+	stat := func(rel string) unix.Stat_t {
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(dir, rel), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	d0, f0, a0, b0 := stat("a/d"), stat("a/d/f"), stat("a"), stat("b")
+	time.Sleep(100 * time.Millisecond) // past the coarse clock's tick
+	if err := os.Rename(filepath.Join(dir, "a/d"), filepath.Join(dir, "b/d2")); err != nil {
+		t.Fatal(err)
+	}
+	d1, f1, a1, b1 := stat("b/d2"), stat("b/d2/f"), stat("a"), stat("b")
+	if d1.Ino != d0.Ino || d1.Ctim == d0.Ctim {
+		t.Errorf("the moved directory's change time: %v, then %v", d0.Ctim, d1.Ctim)
+	}
+	if d1.Mtim != d0.Mtim {
+		t.Logf("the moved directory's modification time moved too (%v, then %v): this file system changes it with its ..", d0.Mtim, d1.Mtim)
+	}
+	if a1.Mtim == a0.Mtim || b1.Mtim == b0.Mtim {
+		t.Errorf("the parents' modification times: %v %v, then %v %v", a0.Mtim, b0.Mtim, a1.Mtim, b1.Mtim)
+	}
+	if f1.Ctim != f0.Ctim || f1.Mtim != f0.Mtim {
+		t.Errorf("a file in the moved directory: change time %v, then %v; modification time %v, then %v", f0.Ctim, f1.Ctim, f0.Mtim, f1.Mtim)
+	}
+}
+
+// TestJailStartupFileMovedInHeld: a file a Python environment's python
+// runs by where it is (a .pth in site-packages, what is in its bin) that
+// came there in a directory the call moved keeps its own change time,
+// from an earlier call, where nothing held it (not in site-packages
+// then): the eighty-sixth attack run made sp/zz.pth in one call, moved
+// site-packages away and sp in its place in the next, and the user's
+// .venv/bin/python ran it. It is held back, in both modes, whether the
+// directory moved is site-packages itself, a directory above it, or an
+// environment's bin; the environment's python is the oracle. Controls: a
+// plain rename of a directory of ordinary files (a .pth outside
+// site-packages too) is kept, and the user's own .pth stays in a
+// site-packages the call wrote a module in.
+func TestJailStartupFileMovedInHeld(t *testing.T) {
+	python := venvPython(t)
+	bothModes(t, func(t *testing.T, j *jail) {
+		site, lib := testVenv(t, python, j, ".venv")
+		csite, _ := testVenv(t, python, j, "c/.venv")
+		esite, _ := testVenv(t, python, j, "e/.venv")
+		testVenv(t, python, j, "b/.venv")
+		ver := filepath.Base(lib)
+		testfs.Write(t, filepath.Join(j.project, esite, "own.pth"), []byte("# the user's\n"), 0o644)
+		chownToJail(t, filepath.Join(j.project, esite, "own.pth"))
+		marker := filepath.Join(j.tmp, "moved-ran")
+		payload := `import os; open("` + marker + `", "w").close()`
+		libRel, _ := filepath.Rel(j.project, lib)
+		step := func(script string) string {
+			t.Helper()
+			time.Sleep(200 * time.Millisecond) // the sweep's coarse clock (TestJailBytecodeHeld)
+			out, code := j.launch(t, projectWrite, "jail-sh", script)
+			if code != 0 {
+				t.Fatalf("%q: exit %d %q", script, code, out)
+			}
+			return out
+		}
+		// Nothing here is in site-packages or an environment's bin yet:
+		// nothing held.
+		out := step(`mkdir ` + libRel + `/sp && printf '%s\n' '` + payload + `' > ` + libRel + `/sp/zz.pth
+mkdir -p c/lib2/` + ver + `/sp && printf '%s\n' '` + payload + `' > c/lib2/` + ver + `/sp/zz.pth
+mkdir b/nb && cp -P b/.venv/bin/* b/nb/ && rm b/nb/python3 && printf '#!/bin/sh\ntouch %s\n' '` + marker + `' > b/nb/python3 && chmod +x b/nb/python3
+mkdir -p d/pkg && echo 'x = 1' > d/pkg/mod.py && echo 'not a startup file' > d/pkg/notes.pth`)
+		if strings.Contains(out, "held back") {
+			t.Fatalf("the first call had something held back: %q", out)
+		}
+		out = step(`mv ` + site + ` ` + libRel + `/old && mv ` + libRel + `/sp ` + site + `
+mv c/lib2/` + ver + `/sp c/lib2/` + ver + `/site-packages && mv c/.venv/lib c/.venv/oldlib && mv c/lib2 c/.venv/lib
+mv b/.venv/bin b/.venv/oldbin && mv b/nb b/.venv/bin
+mv d/pkg d/pkg2
+echo 'x = 1' > ` + esite + `/newmod.py`)
+		for _, v := range []string{".venv", "c/.venv", "b/.venv"} {
+			if startsCode(marker, filepath.Join(j.project, v, "bin/python"), "-c", "pass") {
+				t.Errorf("%s/bin/python ran what the call moved in (it said %q)", v, out)
+			}
+		}
+		for _, rel := range []string{site + "/zz.pth", csite + "/zz.pth"} {
+			if _, err := os.Lstat(filepath.Join(j.project, rel)); err == nil {
+				t.Errorf("%s is in the project after the call (it said %q)", rel, out)
+			}
+		}
+		for rel, want := range map[string]string{"d/pkg2/mod.py": "x = 1\n", "d/pkg2/notes.pth": "not a startup file\n", esite + "/own.pth": "# the user's\n", esite + "/newmod.py": "x = 1\n"} {
+			if got := j.read(rel); got != want {
+				t.Errorf("control: %s after the call: %q (it said %q)", rel, got, out)
+			}
+		}
+		if strings.Contains(out, "d/pkg2") || strings.Contains(out, "own.pth") {
+			t.Errorf("control: the call was told of d/pkg2 or own.pth: %q", out)
+		}
 	})
 }
 

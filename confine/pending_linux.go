@@ -65,6 +65,9 @@ type pending struct {
 	// Venvs are the project's Python environments the plan saw
 	// (Plan.venvs).
 	Venvs [][]byte `json:",omitempty"`
+	// PyDirs are the Python environments' directories the plan saw, by
+	// device and inode (Plan.pyDirs).
+	PyDirs []pendingHeld `json:",omitempty"`
 }
 
 // pendingDir is a directory of the plan: Name in the directory Parent
@@ -170,6 +173,9 @@ func writePending(p Plan, cg string, rec undoRecord) error {
 	for _, h := range slices.Sorted(maps.Keys(p.heldDirs)) {
 		r.HeldDirs = append(r.HeldDirs, pendingHeld{Path: []byte(h), ID: p.heldDirs[h]})
 	}
+	for _, d := range slices.Sorted(maps.Keys(p.pyDirs)) {
+		r.PyDirs = append(r.PyDirs, pendingHeld{Path: []byte(d), ID: p.pyDirs[d]})
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -201,6 +207,12 @@ func (r pending) plan() (Plan, bool) {
 		venvs: pathsString(r.Venvs), heldDirs: map[string][2]uint64{}}
 	for _, h := range r.HeldDirs {
 		p.heldDirs[string(h.Path)] = h.ID
+	}
+	if len(r.PyDirs) > 0 {
+		p.pyDirs = map[string][2]uint64{}
+		for _, d := range r.PyDirs {
+			p.pyDirs[string(d.Path)] = d.ID
+		}
 	}
 	return p, true
 }

@@ -226,6 +226,13 @@ type Plan struct {
 	// holds what the call made or changed there, even where the call
 	// moved the pyvenv.cfg out (venvBin).
 	venvs []string
+	// pyDirs are the device and inode of the directories of the project
+	// whose files a Python environment's python runs by where they are
+	// (site-packages and dist-packages, each environment's bin), as the
+	// walk saw them: one that is another directory after the call (moved
+	// there, or below a directory moved there) holds nothing the plan saw,
+	// and every file in it counts as the call's (sweeper.movedIn).
+	pyDirs map[string][2]uint64
 	// runLock holds RunDir's lock while the launcher lives (launchDir);
 	// recovered is what the sweep of a killed launch found, said on the
 	// launch's stderr (recoverKilled).
@@ -862,6 +869,7 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	p.Dirs = w.seen
 	p.links = w.links
 	p.venvs = w.venvs
+	p.pyDirs = pyDirsOf(w.seen, w.venvs)
 	p.Unclean = append(w.unclean, gitUnclean...)
 	p.RemoveDirs = removableDirs(w.bulk, w, p)
 	// The top may be written as a whole (a new file there: go build -o
@@ -1577,3 +1585,29 @@ func unlockedRuns(runs string) iter.Seq2[string, fs.DirEntry] {
 
 // maxGitFile bounds a .git file's and a commondir's read.
 const maxGitFile = 4096
+
+// pyDirs are the device and inode of the directories of seen (the walk's)
+// that are Python's by where they are (Plan.pyDirs): site-packages and
+// dist-packages, and the bin of each of venvs.
+func pyDirsOf(seen map[string]int64, venvs []string) map[string][2]uint64 {
+	ids := map[string][2]uint64{}
+	add := func(d string) {
+		if ctime, ok := seen[d]; ok && ctime != -1 {
+			if id, ok := dirID(d); ok {
+				ids[d] = id
+			}
+		}
+	}
+	for d := range seen {
+		if isSitePackages(filepath.Base(d)) {
+			add(d)
+		}
+	}
+	for _, v := range venvs {
+		add(v + "/bin")
+	}
+	return ids
+}
+
+// isSitePackages: name is a site-packages directory's.
+func isSitePackages(name string) bool { return name == "site-packages" || name == "dist-packages" }

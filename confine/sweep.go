@@ -73,6 +73,9 @@ func (w *sweeper) run() []string {
 			w.look(rel, false)
 		case isDir && w.venvBins[rel]:
 			w.lookVenvBin(rel)
+		case isDir && w.pyDirMoved(dir, rel):
+			// Another directory, of the same change time by chance.
+			w.look(rel, false)
 		}
 	}
 	w.judgeOldLinks()
@@ -98,10 +101,64 @@ func (w *sweeper) lookVenvBin(rel string) {
 		if !ent.typ.IsRegular() && ent.typ&os.ModeSymlink == 0 || w.kept(w.p.Project+"/"+crel, fd, ent.name) {
 			continue
 		}
-		if since, ok := changedSince(fd, ent.name, w.p.started); !ok || since {
+		if since, ok := changedSince(fd, ent.name, w.p.started); !ok || since || w.movedIn(rel) {
 			w.hold(fd, rel, ent.name, crel, whyVenvBin)
 		}
 	}
+}
+
+// byPlace: why is a reason to hold a file that a Python environment's
+// python runs by where it is (a .pth, sitecustomize or usercustomize in
+// site-packages, what is in an environment's bin), which a directory
+// moved there brings with its own change time unmoved (movedIn).
+func byPlace(why string) bool {
+	return why == whyStartup || why == whyCustomize || why == whyVenvBin
+}
+
+// movedIn reports whether the directory rel, or one above it in the
+// project, is not the directory the plan saw there: its path new to the
+// plan (made or moved there by the call, or the plan could not list it),
+// or a Python environment's directory whose device and inode the plan
+// kept (Plan.pyDirs) another now. What is in such a directory came there
+// in this call, whatever its own change time: rename(2) of a directory
+// changes the moved directory's change time and its old and new parents'
+// modification and change times, nothing below it (the eighty-sixth
+// attack run made sp/zz.pth in one call, moved site-packages away and sp
+// in its place in the next, and the .pth, of the first call's change
+// time, ran in the user's next .venv/bin/python). By identity, not by
+// the directory's change time since the call: that moves too when a
+// name is made in it (a pip install in the call), and would have every
+// .pth of the user's there held.
+func (w *sweeper) movedIn(rel string) bool {
+	if rel == "" {
+		return false
+	}
+	if v, ok := w.moved[rel]; ok {
+		return v
+	}
+	path := w.p.Project + "/" + rel
+	ctime, seen := w.p.Dirs[path]
+	v := !seen || ctime == -1 || w.pyDirMoved(path, rel)
+	if !v {
+		parent := filepath.Dir(rel)
+		if parent == "." {
+			parent = ""
+		}
+		v = w.movedIn(parent)
+	}
+	w.moved[rel] = v
+	return v
+}
+
+// pyDirMoved: the directory path (rel in the project) is one of the
+// plan's pyDirs, and another directory (or none) is there now.
+func (w *sweeper) pyDirMoved(path, rel string) bool {
+	id, kept := w.p.pyDirs[path]
+	if !kept {
+		return false
+	}
+	var st unix.Stat_t
+	return w.stat(w.root, rel, &st) != nil || [2]uint64{st.Dev, st.Ino} != id
 }
 
 // belowAny reports whether rel is below one of dirs.
@@ -139,7 +196,10 @@ type sweeper struct {
 	// (Plan.venvs), or this sweep held back the one there. venvBins
 	// are the bin directories of those the plan saw.
 	venvs, venvBins map[string]bool
-	lines           []string
+	// moved are the directories (rel) found to be, or not to be, other
+	// than the plan saw (movedIn).
+	moved map[string]bool
+	lines []string
 	// stat is statBeneath (a test's own, to see what is looked up).
 	stat func(root int, rel string, st *unix.Stat_t) error
 }
@@ -153,7 +213,7 @@ func newSweeper(p Plan, e Env, held *holder, root int) *sweeper {
 	for _, s := range p.Kept {
 		w.before[s] = true
 	}
-	w.venvs, w.venvBins = map[string]bool{}, map[string]bool{}
+	w.venvs, w.venvBins, w.moved = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, v := range p.venvs {
 		rel, ok := strings.CutPrefix(v, p.Project)
 		if ok && (rel == "" || rel[0] == '/') {
@@ -351,7 +411,65 @@ func (w *sweeper) look(rel string, asSeen bool) bool {
 	for _, ent := range ents {
 		w.entry(fd, rel, ent, holder)
 	}
+	w.extensionsBesideNew(fd, rel, ents)
 	return false
+}
+
+// extensionsBesideNew holds back, in the directory open as fd (rel in the
+// project; ents what it held when read), each extension module
+// (NAME.so, NAME.cpython-311-x86_64-linux-gnu.so) beside a module's
+// source or package that this call made or changed (NAME.py, or a
+// directory NAME, by its own change time), whenever the extension module
+// came. shadowsSource judges an extension module the call made beside a
+// source; this judges a source the call made beside an extension module
+// of before, which shadowed nothing when it came (a module built in
+// place, whose source is elsewhere): the eighty-sixth attack run removed
+// app/util.py in one call, built app/util.cpython-311-x86_64-linux-gnu.so
+// in a second (no source beside it, so not held), and wrote util.py back
+// from git in a third. git status was clean, and the user's python
+// main.py ran the .so. The extension module is held, not the source: the
+// source is what git shows and the project means, and the extension
+// module is what the user's python would run in its place. One the user
+// built in place beside its source (mypyc's), whose source the call
+// replaced (an editor's save, sed -i), is held too: it would run in place
+// of the call's edit.
+func (w *sweeper) extensionsBesideNew(fd int, rel string, ents []dirEnt) {
+	exts := map[string][]string{}
+	for _, ent := range ents {
+		if (ent.typ.IsRegular() || ent.typ&os.ModeSymlink != 0) && strings.HasSuffix(ent.name, ".so") {
+			if stem, _, _ := strings.Cut(ent.name, "."); stem != "" {
+				exts[stem] = append(exts[stem], ent.name)
+			}
+		}
+	}
+	if len(exts) == 0 {
+		return
+	}
+	for _, ent := range ents {
+		stem, ok := ent.name, ent.typ.IsDir()
+		if !ok && (ent.typ.IsRegular() || ent.typ&os.ModeSymlink != 0) {
+			stem, ok = strings.CutSuffix(ent.name, ".py")
+		}
+		if !ok || strings.Contains(stem, ".") || len(exts[stem]) == 0 {
+			continue
+		}
+		// Still there (not held above), and made or changed by the call.
+		if since, ok := changedSince(fd, ent.name, w.p.started); !ok || !since {
+			continue
+		}
+		for _, name := range exts[stem] {
+			crel := name
+			if rel != "" {
+				crel = rel + "/" + name
+			}
+			var st unix.Stat_t
+			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || w.kept(w.p.Project+"/"+crel, fd, name) {
+				continue // held above, or the plan's to leave
+			}
+			w.hold(fd, rel, name, crel, whyExtensionSource)
+		}
+		delete(exts, stem)
+	}
 }
 
 // read opens the directory rel and reads its entries; one it cannot is
@@ -412,7 +530,7 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt, inHolder bool) {
 			why = whyVenvBin
 		}
 		if why != "" {
-			if since, ok := changedSince(fd, ent.name, w.p.started); !ok || since {
+			if since, ok := changedSince(fd, ent.name, w.p.started); !ok || since || byPlace(why) && w.movedIn(rel) {
 				if why == whyVenvConfig {
 					w.venvs[rel] = true // its bin is an environment's still (venvBin)
 				}
@@ -511,6 +629,8 @@ const (
 	// whyExtension: an extension module is what python imports before
 	// the source beside it.
 	whyExtension = "a Python extension module this call made beside a module's source, which the user's next python would import in place of that source (git shows none of it when *.so is ignored)"
+	// whyExtensionSource: the source came after the extension module.
+	whyExtensionSource = "a Python extension module beside a module's source or package that this call made or changed, which the user's next python would import in place of that source (git shows none of it when *.so is ignored); the extension module may be older than the call (built where no source was)"
 	// whyStartup: a .pth file's import lines run at every start of the
 	// environment's python.
 	whyStartup = "a Python startup file (.pth) this call made or changed in an environment's site-packages, whose import lines every python of that environment runs when it starts (pip list, an editor's interpreter check)"
@@ -1023,9 +1143,6 @@ func startupWhy(rel, name string) string {
 	}
 	return ""
 }
-
-// isSitePackages: name is a site-packages directory's.
-func isSitePackages(name string) bool { return name == "site-packages" || name == "dist-packages" }
 
 // isCustomize: name is the module site.py imports at start
 // (sitecustomize.py, sitecustomize.cpython-311-x86_64-linux-gnu.so, a
