@@ -709,6 +709,61 @@ for d in ("lib/objects/node_modules/x", "lib/refs/node_modules/x"):
 	}
 }
 
+// TestUndoNoExtensionBesideSource: undo's result mixes the call's
+// before-state with the project now. The eighty-sixth attack run had one
+// call remove app/util.py and a second build
+// app/util.cpython-311-x86_64-linux-gnu.so (no source beside it, so the
+// sweep left it); undo of the first put util.py back beside it, said
+// nothing, git status was clean, and the user's python ran the .so. Now
+// the extension module is moved aside, and undo says so; python3 is the
+// oracle. Controls: undo puts back what the call removed, the user's own
+// extension module that was beside its source before the call stays, and
+// so does one with no source beside it (build/).
+func TestUndoNoExtensionBesideSource(t *testing.T) {
+	w := newWorld(t)
+	b, err := exec.Command("/usr/bin/python3", "-c", "import importlib.machinery as m; print(m.EXTENSION_SUFFIXES[0])").Output()
+	suffix := strings.TrimSpace(string(b))
+	if err != nil || !strings.HasSuffix(suffix, ".so") {
+		t.Skipf("python3's extension suffix: %v %q", err, b)
+	}
+	imports := func(dir, mod string) string {
+		out, _ := w.run(t, "/bin/sh", "-c", "cd "+dir+" && PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c 'import "+mod+"' 2>&1")
+		return strings.TrimSpace(out)
+	}
+	// The user's own, before any call: a module built in place beside its
+	// source (mypyc's).
+	w.run(t, "/bin/sh", "-c", `mkdir app lib && echo "print('clean')" > app/util.py && echo "print('clean')" > lib/fast.py && echo 'not an ELF' > lib/fast`+suffix)
+	w.jailed(t, `import os
+os.remove("app/util.py")
+os.remove("lib/fast.py")`)
+	first, err := w.store(t).List()
+	if err != nil || len(first) != 1 {
+		t.Fatal(err, first)
+	}
+	w.jailed(t, `import os
+os.mkdir("build")
+for p in ("app/util`+suffix+`", "build/x`+suffix+`"):
+    open(p, "w").write("not an ELF\n")`)
+	if _, err := os.Lstat(filepath.Join(w.proj, "app/util"+suffix)); err != nil {
+		t.Fatalf("the second call's app/util%s, with no source beside it, was held back: %v", suffix, err)
+	}
+	out, code := w.run(t, w.cli, "undo", "--yes", first[0].ID)
+	if !strings.Contains(out, "Moved aside 1") || !strings.Contains(out, "app/util"+suffix) {
+		t.Errorf("undo did not say it moved app/util%s aside (%d):\n%s", suffix, code, out)
+	}
+	if _, err := os.Lstat(filepath.Join(w.proj, "app/util"+suffix)); err == nil {
+		t.Errorf("after undo, app/util%s is beside the util.py undo put back:\n%s", suffix, out)
+	}
+	if got := imports("app", "util"); got != "clean" {
+		t.Errorf("after undo, import util: %q\n%s", got, out)
+	}
+	for rel, want := range map[string]string{"app/util.py": "print('clean')\n", "lib/fast.py": "print('clean')\n", "lib/fast" + suffix: "not an ELF\n", "build/x" + suffix: "not an ELF\n"} {
+		if b, err := os.ReadFile(filepath.Join(w.proj, rel)); err != nil || string(b) != want {
+			t.Errorf("control: %s after undo: %q %v\n%s", rel, b, err, out)
+		}
+	}
+}
+
 // TestUndoDeepChain: a call makes, by renames, a chain of directories
 // with names of 255 bytes whose path is longer than any path may be. The
 // records and undo look no deeper than PATH_MAX (the eighteenth attack

@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/loopguard/loopguard/policy"
@@ -312,6 +313,7 @@ func (u *Session) Apply(p *Plan) (Result, error) {
 		res.Kept, res.KeptFiles = keep.dir, keep.n
 	}
 	res.Held = heldGitDirs(root, p, res)
+	maps.Copy(res.Held, heldExtensions(root, p, res))
 	p.Meta.Undone = time.Now().UTC()
 	if err := u.s.markUndone(p.Meta.ID, p.Meta.Undone); err != nil {
 		return res, fmt.Errorf("the project was restored, but the record could not be marked undone: %w", err)
@@ -495,6 +497,83 @@ func heldGitDirs(root int, p *Plan, res Result) map[string]string {
 				held[head] = fmt.Sprintf("could not be moved aside (%v): with what undo put back, %s is a git directory, whose config git would run: remove it before you run git there", err, d)
 			} else {
 				held[head] = fmt.Sprintf("moved to %s: with what undo put back, %s was a git directory, whose config git would run", path.Join(d, aside), d)
+			}
+		}
+		f.Close()
+	}
+	return held
+}
+
+// heldExtensions looks at each directory undo put something back in: an
+// extension module there (NAME.so, NAME.cpython-311-x86_64-linux-gnu.so)
+// that has a module's source or package beside it now (NAME.py, a
+// directory NAME), the two not side by side in the record's
+// before-state, and one of them put back by undo, is moved aside, beside
+// itself under a name python does not import
+// (NAME.so.loopguard-held-RANDOM), and named in what it returns. The
+// extension module is what python imports in place of the source: the
+// eighty-sixth attack run removed app/util.py in one call and built
+// app/util.cpython-311-x86_64-linux-gnu.so in a second (no source beside
+// it, so not held); undo of the first put util.py back beside it, git
+// status was clean, and the user's python ran the .so. The launcher's
+// sweep judges a pair a call makes so (extensionsBesideNew); undo's is
+// judged here, as heldGitDirs judges a git directory undo assembles.
+func heldExtensions(root int, p *Plan, res Result) map[string]string {
+	back := map[string]bool{}
+	dirs := map[string]bool{}
+	for _, rel := range res.PutBack {
+		back[rel] = true
+		dirs[path.Dir(rel)] = true
+	}
+	held := map[string]string{}
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
+		fd, err := unix.Openat2(root, d, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+		if err != nil {
+			continue
+		}
+		f := os.NewFile(uintptr(fd), d)
+		des, _ := f.ReadDir(-1)
+		kinds := map[string]os.FileMode{}
+		for _, de := range des {
+			kinds[de.Name()] = de.Type()
+		}
+		rel := func(name string) string { return path.Join(d, name) }
+		for _, de := range des {
+			name := de.Name()
+			stem, _, _ := strings.Cut(name, ".")
+			if stem == "" || !strings.HasSuffix(name, ".so") || de.Type()&^os.ModeSymlink != 0 {
+				continue
+			}
+			src := ""
+			if typ, ok := kinds[stem+".py"]; ok && typ&^os.ModeSymlink == 0 {
+				src = stem + ".py"
+			} else if typ, ok := kinds[stem]; ok && typ.IsDir() {
+				src = stem
+			}
+			if src == "" || !back[rel(name)] && !back[rel(src)] {
+				continue
+			}
+			if b, s := p.before[rel(name)], p.before[rel(src)]; b != nil && s != nil && b.Kind != Dir && (s.Kind == Dir) == (src == stem) {
+				continue // side by side before the call: the user's own
+			}
+			var r [4]byte
+			_, _ = rand.Read(r[:])
+			aside := name + ".loopguard-held-" + hex.EncodeToString(r[:])
+			if len(aside) > 255 {
+				aside = "loopguard-held-" + hex.EncodeToString(r[:])
+			}
+			err := unix.Renameat2(fd, name, fd, aside, unix.RENAME_NOREPLACE)
+			if errors.Is(err, unix.EACCES) {
+				if restore, ok := ownerBits(fd, unix.S_IRWXU); ok {
+					err = unix.Renameat2(fd, name, fd, aside, unix.RENAME_NOREPLACE)
+					restore()
+				}
+			}
+			if err != nil {
+				held[rel(name)] = fmt.Sprintf("could not be moved aside (%v): with what undo put back, it is an extension module beside %s, which python would import in place of that source: remove it before you run python there", err, rel(src))
+			} else {
+				held[rel(name)] = fmt.Sprintf("moved to %s: with what undo put back, it was an extension module beside %s, which python would import in place of that source", rel(aside), rel(src))
 			}
 		}
 		f.Close()
