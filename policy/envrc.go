@@ -30,16 +30,23 @@ var envrcUses = map[string][]string{
 	"flake": {"flake.nix", "flake.lock"},
 }
 
-// envrcTools are the programs whose shell hook, which a .envrc runs
-// (devbox's generated one: eval "$(devbox generate direnv
-// --print-envrc)", which runs devbox shellenv --init-hook; pixi's: eval
-// "$(pixi shell-hook)"), loads the manifest of the .envrc's directory and
-// runs what it names on every cd: devbox.json's shell.init_hook, pixi's
-// [activation] scripts and its environment's activate.d scripts. The
-// eighty-third attack run found them off every list.
-var envrcTools = map[string][]string{
-	"devbox": {"devbox.json", "devbox.lock", "devbox.d"},
-	"pixi":   {"pixi.toml", "pixi.lock", "pyproject.toml", ".pixi"},
+// envrcTool are the files of the .envrc's directory that prog's shell
+// hook loads when a .envrc runs it (devbox's generated one: eval
+// "$(devbox generate direnv --print-envrc)", which runs devbox shellenv
+// --init-hook; pixi's: eval "$(pixi shell-hook)"), the manifest first;
+// the hook runs on every cd what the manifest names: devbox.json's
+// shell.init_hook, pixi's [activation] scripts and its environment's
+// activate.d scripts. The eighty-third attack run found them off every
+// list. (A function, not a map: a map literal is built at every start of
+// the hook, which this one would have put over its start-up bound.)
+func envrcTool(prog string) []string {
+	switch prog {
+	case "devbox":
+		return []string{"devbox.json", "devbox.lock", "devbox.d"}
+	case "pixi":
+		return []string{"pixi.toml", "pixi.lock", "pyproject.toml", ".pixi"}
+	}
+	return nil
 }
 
 // envrcNotPaths are direnv's functions whose words are directories put on
@@ -145,7 +152,7 @@ func envrcLoad(r *cmdReader, prog string, args []string) bool {
 		}
 		return true
 	}
-	if files, ok := envrcTools[prog]; ok {
+	if files := envrcTool(prog); files != nil {
 		for _, f := range files {
 			r.add(filepath.Join(r.dir, f))
 		}

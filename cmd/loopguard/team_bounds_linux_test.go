@@ -140,6 +140,9 @@ func TestTeamBoundsAndDecisionsPTY(t *testing.T) {
 
 	// review --backend vault: DANGER from any cwd (T1), then a call
 	// approved, run, asked again, approved again, run again (T3).
+	// A terminal wide enough for the DANGER line's temp path: review
+	// folds a wider line (cli.Fold), and the expectations are one line.
+	b.Rows, b.Cols = 200, 250
 	b.Start("--backend", "vault")
 	scr := b.Scr
 	scr.Expect(t, `Waiting for calls across the team`)
