@@ -23,13 +23,21 @@ type Changes struct {
 	// LeftMore whether there were more.
 	Left     []string
 	LeftMore bool
+	// Pruned is how many records of those calls prune removed (their
+	// paths, as the pruned trace keeps them, are among Paths), and of
+	// them PrunedUnknown had no after-state: what they changed is not
+	// known. PrunedCut: records of calls since were pruned and the trace
+	// of them is gone too (it is bounded): what they changed is not known.
+	Pruned, PrunedUnknown int
+	PrunedCut             bool
 }
 
 // ChangedSince lists what the records of the calls that ran at or after
 // since changed (RecordsRunningSince; live: a launch of the project runs
 // now), as their after-states say, at most max paths. Records are what
-// confined calls that could write left (package confine); nothing here
-// reads the project itself.
+// confined calls that could write left (package confine), and the trace
+// of those prune removed (PrunedSince); nothing here reads the project
+// itself.
 func (s *Store) ChangedSince(since time.Time, max int, live bool) (Changes, error) {
 	var c Changes
 	metas, bad, err := s.RecordsRunningSince(since, live)
@@ -79,6 +87,26 @@ func (s *Store) ChangedSince(since time.Time, max int, live bool) (Changes, erro
 			}
 			c.Paths = append(c.Paths, e.Path)
 		}
+	}
+	// The records prune removed: the eighty-sixth attack run pushed a
+	// Makefile edit's record out with 215 jailed `true` calls, and the
+	// warning on the held `make` was silent.
+	paths, more, pruned, unknown, cut, err := s.PrunedSince(since, max)
+	if err != nil {
+		c.PrunedCut = true
+	}
+	c.Pruned, c.PrunedUnknown, c.PrunedCut = pruned, unknown, c.PrunedCut || cut
+	c.More = c.More || more
+	for _, p := range paths {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		if len(c.Paths) == max {
+			c.More = true
+			continue
+		}
+		c.Paths = append(c.Paths, p)
 	}
 	return c, nil
 }

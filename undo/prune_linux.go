@@ -20,7 +20,9 @@ import (
 // KeepFor, or past MaxRecentRecords (mayGo), and past MaxBlobBytes (the
 // copies, the manifests and the after-states), then every manifest and blob no kept record
 // needs. keep
-// is never removed. The blobs a manifest needs are read from its index
+// is never removed. What each record removed changed, and when its call
+// ran, is appended to the pruned trace first (tracePrune): the hook's
+// warning names it still. The blobs a manifest needs are read from its index
 // (fixed-size records, mapped, no parse); the blobs are swept only when a
 // manifest went (the records of an unchanged project share one manifest:
 // removing them frees no blob) or they are over their bound.
@@ -42,6 +44,9 @@ func (s *Store) prune(keep string) error {
 		return nil
 	}
 	for mayGo(ids, now) && ids[0] != keep {
+		if err := s.tracePrune(ids[0]); err != nil {
+			return err
+		}
 		if err := os.RemoveAll(s.recordDir(ids[0])); err != nil {
 			return err
 		}
@@ -100,6 +105,9 @@ func (s *Store) prune(keep string) error {
 		over = total > storedBytes
 		if !over || len(ids) <= 1 || ids[0] == keep {
 			return nil
+		}
+		if err := s.tracePrune(ids[0]); err != nil {
+			return err
 		}
 		if err := os.RemoveAll(s.recordDir(ids[0])); err != nil {
 			return err

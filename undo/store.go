@@ -214,7 +214,84 @@ func (s *Store) create() error {
 			return fmt.Errorf("%s is not a private directory (a link, or open to others)", d)
 		}
 	}
-	return os.WriteFile(filepath.Join(s.Dir, "project"), []byte(s.Project+"\n"), 0o600)
+	if err := os.WriteFile(filepath.Join(s.Dir, "project"), []byte(s.Project+"\n"), 0o600); err != nil {
+		return err
+	}
+	// The index of the stores' projects (Projects), when there is one:
+	// one is made by the first reader that finds none.
+	if f, err := os.OpenFile(filepath.Join(base, projectsIndex), os.O_WRONLY|os.O_APPEND|fsx.NoFollow, 0); err == nil {
+		_, err = f.Write([]byte(s.Project + "\n"))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	return nil
+}
+
+// projectsIndex is the file beside the stores that names the project of
+// each, one a line.
+const projectsIndex = "projects"
+
+// Projects are the projects that have a store beside stateDir's
+// (policy.UndoDir), as the index there names them: the hook's warning on
+// a held call reads the stores of the projects a project is in and holds
+// (package hooks), and reading each store's own project file cost a held
+// call half a millisecond beside 30 projects. With no index, one is made
+// from the stores' project files. None when there is no undo directory.
+func Projects(stateDir string) ([]string, error) {
+	base := policy.UndoDir(stateDir)
+	if base == "" {
+		return nil, nil
+	}
+	b, err := fsx.ReadRegular(filepath.Join(base, projectsIndex), 16<<20, fsx.NoFollow)
+	if errors.Is(err, os.ErrNotExist) {
+		return rebuildProjects(base)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return projectLines(b), nil
+}
+
+// projectLines are the absolute paths among b's lines (one not clean
+// opens no store: Open; one may be there twice).
+func projectLines(b []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" && l[0] == '/' {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// rebuildProjects makes the index of base's stores from their project
+// files (the stores an earlier version made have none).
+func rebuildProjects(base string) ([]string, error) {
+	ents, err := os.ReadDir(base)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var all []byte
+	for _, ent := range ents {
+		if !ent.IsDir() {
+			continue
+		}
+		b, err := fsx.ReadRegular(filepath.Join(base, ent.Name(), "project"), 8<<10, fsx.NoFollow)
+		if err != nil {
+			continue
+		}
+		all = append(all, b...)
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			all = append(all, '\n')
+		}
+	}
+	_ = fsx.WriteFile(filepath.Join(base, projectsIndex), all, 0o600, false)
+	return projectLines(all), nil
 }
 
 // newID is a record's name: its start time (so names sort in time order)

@@ -79,3 +79,6 @@ func Guarded(stateDir, project string) bool { return false }
 
 // WatchMain is unsupported here.
 func WatchMain([]string, func(stateDir, project string)) int { return 2 }
+
+// NoteWrite: no trace is kept where undo is not.
+func (s *Store) NoteWrite(tool, path string, t time.Time) error { return nil }
