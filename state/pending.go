@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -52,9 +53,14 @@ type Pending struct {
 	// repeat of a large Write does not read it back.
 	Descriptor []byte `json:"-"`
 	// Reason is the code the call was denied with (no_grant, chained_command...).
-	Reason    string    `json:"reason"`
-	Detail    string    `json:"detail,omitempty"`
-	Warnings  []string  `json:"warnings,omitempty"`
+	Reason   string   `json:"reason"`
+	Detail   string   `json:"detail,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Planted is the one of Warnings that says what jailed calls and
+	// file tools changed in the project since the human's last decision
+	// (package hooks, PlantedWarning): it goes stale, and is computed
+	// again on each repeat, and when the call is shown and approved.
+	Planted   string    `json:"planted,omitempty"`
 	Status    string    `json:"status"`
 	DecidedBy string    `json:"decided_by,omitempty"`
 	DecidedAt time.Time `json:"decided_at,omitzero"`
@@ -116,6 +122,20 @@ func validID(id string) bool {
 	return true
 }
 
+// SetPlanted puts w in p.Warnings in place of the planted warning p
+// carried (Planted).
+func (p *Pending) SetPlanted(w string) {
+	if p.Planted != "" {
+		if i := slices.Index(p.Warnings, p.Planted); i >= 0 {
+			p.Warnings = slices.Delete(slices.Clone(p.Warnings), i, i+1)
+		}
+	}
+	p.Planted = w
+	if w != "" {
+		p.Warnings = append(slices.Clone(p.Warnings), w)
+	}
+}
+
 // PutPending writes p. A record that exists already for the same call
 // keeps its Created time and a refusal; an approval whose call is back is
 // reopened. p is set to the stored record.
@@ -142,7 +162,7 @@ func (s *Store) PutPending(p *Pending) error {
 	if err == nil {
 		old.Descriptor = desc
 		if old.Status != StatusApproved && old.Reason == p.Reason && p.Seen.Sub(old.Seen) < seenEvery && !p.Seen.Before(old.Seen) &&
-			p.HeldUntil.IsZero() {
+			p.HeldUntil.IsZero() && old.Planted == p.Planted {
 			// A repeat of a call recorded moments ago: nothing a human
 			// needs has changed, so nothing is rewritten.
 			*p = *old
@@ -152,6 +172,10 @@ func (s *Store) PutPending(p *Pending) error {
 		old.Reason = p.Reason
 		old.Approved = p.Approved
 		old.HeldUntil, old.HolderPID = p.HeldUntil, p.HolderPID
+		// What changed in the project is as of this repeat: the
+		// eighty-sixth attack run's jailed Makefile rewrite after the
+		// hold was named by no warning, the first one kept.
+		old.SetPlanted(p.Planted)
 		if old.Status == StatusApproved {
 			// The call came back without a usable approval (used, expired
 			// or revoked): it needs a decision again. A refusal sticks.
