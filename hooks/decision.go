@@ -116,6 +116,10 @@ type Decision struct {
 	why       string // the reason line alone, for ask mode
 	forAgent  string // an ask's message without the rendering (ForAgent)
 	summary   string // the call in one line, for the audit log
+	// wrote is the file a file tool's call writes (its descriptor's
+	// target, where it lands), "" for any other call: noted for the
+	// planted warning when the call is let through (noteWrite).
+	wrote string
 	// ranDigest is the call digest of UpdatedInput, when there is one.
 	ranDigest string
 	// replayed: the answer another registration gave this call (answer.go).

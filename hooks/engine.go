@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/loopguard/loopguard/shellparse"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
+	"github.com/loopguard/loopguard/undo"
 )
 
 // Engine decides. Its zero value is not usable: set Store, Audit, LoadKey.
@@ -269,6 +271,12 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 	// entry is appended and sealed in one hold of the log's lock, synced
 	// once (audit.Log.AppendSealed; an entry it could not seal is synced
 	// all the same).
+	if enforced.wrote != "" && !enforced.replayed && (d.Behavior == Allow || d.Behavior == Abstain) {
+		if err := e.noteWrite(c, enforced.wrote); err != nil && d.Behavior == Allow {
+			// A write the planted warning could not name does not happen.
+			return e.fail(ReasonInternal, fmt.Errorf("failed to note the file tool's write for the held calls' warning: %w", err))
+		}
+	}
 	durable, sealing := d.Behavior == Allow || d.Behavior == Alarm, e.keyDone.Load() && e.sealKey != nil
 	var err error
 	switch {
@@ -284,6 +292,29 @@ func (e *Engine) Decide(ctx context.Context, c *Call) Decision {
 		return e.fail(ReasonInternal, fmt.Errorf("failed to write the audit log: %w", err))
 	}
 	return d
+}
+
+// noteWrite notes that the file tool's call c, let through, writes path
+// (undo.Store.NoteWrite), in the trace of the project the host names: a
+// later held call's warning names it (PlantedWarning). The eighty-sixth
+// attack run's Write of the Makefile under Edit(**), then a held make,
+// warned of README only. A call let through to the host (abstained: its
+// own permissions decide) is noted too; a project the host does not name
+// keeps no trace, as it has no warning.
+func (e *Engine) noteWrite(c *Call, path string) error {
+	if e.Env.StateDir == "" || e.namedProject(c) == "" {
+		return nil
+	}
+	st, err := undo.Open(e.Env.StateDir, filepath.Clean(e.projectDir(c)))
+	if err != nil {
+		return nil
+	}
+	// The wall clock, as the undo records' and the human's decisions' times.
+	err = st.NoteWrite(c.ToolName, path, time.Now())
+	if errors.Is(err, undo.ErrStateReadOnly) {
+		return nil
+	}
+	return err
 }
 
 // RecordUndecodable appends the deny of a payload that never became a Call.
@@ -320,6 +351,12 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 		// them again cost a 1 MiB Write about 2 ms.
 		in, _ := d.desc.Input.(map[string]any)
 		dec.summary = present.SummaryOfInput(c.ToolName, in)
+		if t := d.desc.Target; t != nil {
+			dec.wrote = t.Path
+			if t.Resolved != "" {
+				dec.wrote = t.Resolved
+			}
+		}
 		if e.Mode == ModeAsk && dec.Behavior == Deny {
 			dec.rendering = askRendering(d, d.danger(e.projectDir(c)))
 		}

@@ -28,9 +28,7 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, det
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 		p.Detail = d.shell.Reason
 	}
-	if w := e.plantedWarning(c); w != "" {
-		p.Warnings = append(p.Warnings, w)
-	}
+	p.SetPlanted(e.plantedWarning(c))
 	if c.TypesLater {
 		// The host lets the model type into the command once it runs: the
 		// human and the model are told plainly what an approval covers.

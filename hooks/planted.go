@@ -4,67 +4,277 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/confine"
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/present"
+	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/undo"
 )
 
-// What the jail planted (issue 36, item 4). A held Bash call, once
-// approved, runs outside the jail: a build, an install, a commit or a push
-// then runs or ships what jailed calls wrote. The human deciding it is
-// shown, beside the command, the files jailed calls changed in the project
-// since the human's last decision (from the undo records the launcher
-// keeps), so that a Makefile edited by a jailed call is seen before `make`
-// runs unjailed.
+// What the jail planted (issue 36, item 4). A held call, once approved,
+// runs outside the jail: a build, an install, a commit or a push then runs
+// or ships what jailed calls wrote, and a Write held for .envrc sources
+// what they wrote on the next cd. The human deciding it is shown, beside
+// the call, the files jailed calls changed (from the undo records the
+// launcher keeps, and the trace of those prune removed) and the files the
+// agent's file tools wrote with no decision of theirs (the trace the hook
+// keeps, undo.Store.NoteWrite), in the project and the projects it is in
+// or holds, since the human's last decision about a call in the project;
+// or told plainly that what changed is not all known. The warning is
+// computed when the call is held and again each time it is shown and
+// when it is approved (RefreshPlanted, PlantedWarning): an approval whose
+// warning changed since it was shown is refused (package approve).
 
 // maxPlanted bounds the paths named; the rest are counted.
 const maxPlanted = 12
 
 // plantedScan bounds how far back the audit log is read for the human's
-// last decision.
+// last decision: past it, none is taken (the warning then goes back as
+// far as the records and traces do, longer, never shorter).
 const plantedScan = 500
 
-// plantedWarning is the warning a held Bash call carries, "" when jailed
-// calls changed nothing since the human's last decision (or nothing is
-// recorded: no undo records, another tool).
+// plantedWarning is the warning a held call carries, "" when nothing
+// changed in its project since the human's last decision (or nothing is
+// recorded), and the project the host names is the one it is about.
 func (e *Engine) plantedWarning(c *Call) string {
-	if c.ToolName != "Bash" || e.Env.StateDir == "" || e.namedProject(c) == "" {
+	if e.Env.StateDir == "" || e.namedProject(c) == "" || e.Store == nil {
 		return ""
 	}
-	project := filepath.Clean(e.projectDir(c))
-	st, err := undo.Open(e.Env.StateDir, project)
+	return PlantedWarning(e.Env.StateDir, e.Store, e.Audit, filepath.Clean(e.projectDir(c)))
+}
+
+// RefreshPlanted recomputes the planted warning of p (PlantedWarning of
+// its project) and puts it in p.Warnings in place of the one it carried
+// (p.Planted), in p only: what show, review, approve and the console
+// show is what is true when they show it. The eighty-sixth attack run
+// rewrote the Makefile from a jailed call after `make` was held; the
+// warning shown was the one computed at the hold, and named README only.
+func RefreshPlanted(st *state.Store, p *state.Pending) {
+	if st == nil || p == nil || p.ProjectDir == "" || !filepath.IsAbs(p.ProjectDir) {
+		return
+	}
+	w := PlantedWarning(st.Dir, st, audit.Open(filepath.Join(st.Dir, "audit")), filepath.Clean(p.ProjectDir))
+	p.SetPlanted(w)
+}
+
+// RefreshPlantedAll is RefreshPlanted of each of ps, the warning of each
+// project computed once.
+func RefreshPlantedAll(st *state.Store, ps []*state.Pending) {
+	if st == nil {
+		return
+	}
+	log := audit.Open(filepath.Join(st.Dir, "audit"))
+	done := map[string]string{}
+	for _, p := range ps {
+		if p == nil || p.ProjectDir == "" || !filepath.IsAbs(p.ProjectDir) {
+			continue
+		}
+		project := filepath.Clean(p.ProjectDir)
+		w, ok := done[project]
+		if !ok {
+			w = PlantedWarning(st.Dir, st, log, project)
+			done[project] = w
+		}
+		p.SetPlanted(w)
+	}
+}
+
+// PlantedNow is the planted warning p would carry now (RefreshPlanted),
+// for approve to compare with the one shown.
+func PlantedNow(st *state.Store, p *state.Pending) string {
+	q := *p
+	q.Warnings = slices.Clone(p.Warnings)
+	RefreshPlanted(st, &q)
+	return q.Planted
+}
+
+// plantedStore is one undo store the warning reads: the project's own,
+// one of a project it is in (an enclosing one), or one of a project in it.
+type plantedStore struct {
+	st      *undo.Store
+	project string
+}
+
+// plantedStores are the undo stores of project, of every directory above
+// it that has one, and of every project below it: a jailed call in ~/mono
+// that changed mono/svc/Makefile left its record in mono's store, and
+// the held make in svc named nothing of it (the eighty-sixth attack run).
+// Only those with a record or a trace are returned.
+func plantedStores(stateDir, project string) []plantedStore {
+	var out []plantedStore
+	// The index of the stores' projects (one small file): a project with
+	// none in it, above or below, reads nothing more.
+	projects, err := undo.Projects(stateDir)
 	if err != nil {
+		// Every directory above, and the project, as before the index.
+		for p := project; ; p = filepath.Dir(p) {
+			projects = append(projects, p)
+			if filepath.Dir(p) == p {
+				break
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range projects {
+		if !under(project, p) && !under(p, project) || seen[p] {
+			continue
+		}
+		seen[p] = true
+		st, err := undo.Open(stateDir, p)
+		if err != nil {
+			continue
+		}
+		if rec, err := st.Recorded(); err != nil || rec || st.Traced() {
+			out = append(out, plantedStore{st, p})
+		}
+	}
+	return out
+}
+
+// under reports whether p is dir or below it, both clean and absolute
+// (fsx.Within, without cleaning them again: the held call's warning asks
+// of every project with an undo store).
+func under(p, dir string) bool {
+	return p == dir || dir == "/" || len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
+}
+
+// PlantedWarning is the warning a held call in project (absolute, clean)
+// carries: the files jailed calls changed and file tools wrote in it (and
+// in the projects it is in or holds) since the human's last decision
+// about a call there, "" when nothing is recorded since. stateDir is
+// loopguard's state directory; pendings (its store) and log tell the
+// last decision. The audit log is read only when a store has a record or
+// a trace: a held call where neither the jail nor a file tool ever ran
+// reads a few directories, not the log.
+func PlantedWarning(stateDir string, pendings *state.Store, log *audit.Log, project string) string {
+	if stateDir == "" || !filepath.IsAbs(project) {
 		return ""
 	}
-	// The audit log is read only when a jailed call left a record: a
-	// held call where the jail never ran (every deny of a set-up without
-	// it) reads one directory, not the log's last plantedScan entries.
-	// The records are those of calls that ran at or after the human's
-	// last decision, one started before it and still running among them.
-	if recorded, err := st.Recorded(); err == nil && !recorded {
+	stores := plantedStores(stateDir, project)
+	if len(stores) == 0 {
 		return ""
 	}
-	since := e.lastHumanDecision()
+	since := lastDecisionIn(log, pendings, project)
 	uid := os.Getuid()
-	live := confine.LiveLaunch(confine.ScratchRoots(os.Getenv("TMPDIR"), uid), uid, project)
-	ch, err := st.ChangedSince(since, maxPlanted, live)
-	if err != nil {
-		return "jailed calls may have changed the project since your last decision, but their undo records cannot be read (" + present.EscapeText(err.Error()) + "): look before approving"
+	roots := confine.ScratchRoots(os.Getenv("TMPDIR"), uid)
+
+	// name is p (absolute) as the human reads it: relative to the
+	// project when in it, whole otherwise.
+	name := func(p string) string {
+		if rel, err := filepath.Rel(project, p); err == nil && fsx.Within(p, project) {
+			return filepath.ToSlash(rel)
+		}
+		return p
 	}
-	paths, more, unfinished := ch.Paths, ch.More, ch.Unfinished
-	if len(paths) == 0 && unfinished == 0 && ch.Unreadable == 0 && len(ch.Left) == 0 {
-		return ""
+	var (
+		paths, written                  []string
+		seen                            = map[string]bool{}
+		more, wroteMore, prunedCut, cut bool
+		unfinished, unreadable, pruned  int
+		prunedUnknown                   int
+		left                            []string
+		leftMore                        bool
+		fails                           []string
+	)
+	for _, s := range stores {
+		ch, err := s.st.ChangedSince(since, maxPlanted, confine.LiveLaunch(roots, uid, s.project))
+		if err != nil {
+			fails = append(fails, err.Error())
+		}
+		for _, p := range ch.Paths {
+			n := name(filepath.Join(s.project, filepath.FromSlash(p)))
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			if len(paths) == maxPlanted {
+				more = true
+				continue
+			}
+			paths = append(paths, n)
+		}
+		more = more || ch.More
+		unfinished += ch.Unfinished
+		unreadable += ch.Unreadable
+		pruned += ch.Pruned
+		prunedUnknown += ch.PrunedUnknown
+		prunedCut = prunedCut || ch.PrunedCut
+		for _, l := range ch.Left {
+			n := name(filepath.Join(s.project, filepath.FromSlash(l)))
+			if !slices.Contains(left, n) {
+				left = append(left, n)
+			}
+		}
+		leftMore = leftMore || ch.LeftMore
+		ws, wcut, err := s.st.WrittenSince(since)
+		if err != nil {
+			fails = append(fails, err.Error())
+		}
+		cut = cut || wcut
+		for _, w := range ws {
+			n := name(w.Path)
+			if slices.Contains(written, n) {
+				continue
+			}
+			if len(written) == maxPlanted {
+				wroteMore = true
+				continue
+			}
+			written = append(written, n)
+		}
 	}
-	when := "since your last decision"
+	var parts []string
+	when := "since your last decision about a call in this project"
 	if since.IsZero() {
 		when = "so far"
 	}
+	if len(fails) > 0 {
+		parts = append(parts, "jailed calls or the agent's file tools may have changed the project "+when+", but what loopguard keeps of them cannot be read ("+present.EscapeText(fails[0])+"): look before approving")
+	}
+	if s := jailedPart(when, paths, more, unfinished, unreadable, left, leftMore); s != "" {
+		parts = append(parts, s)
+	}
+	if pruned > 0 && prunedUnknown > 0 {
+		parts = append(parts, fmt.Sprintf("the undo records of %d jailed call(s) %s were pruned; what %d of them changed is not known", pruned, when, prunedUnknown))
+	}
+	if prunedCut {
+		parts = append(parts, "the undo records of jailed calls "+when+" were pruned and what they changed is no longer known: the files named here may not be all; look before approving")
+	}
+	if len(written) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "the agent's file tools wrote these files %s, with no decision of yours (allowed by your permissions); an approved call may run or send them: ", when)
+		for i, w := range written {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(present.EscapeText(w))
+		}
+		if wroteMore {
+			b.WriteString(", and more")
+		}
+		parts = append(parts, b.String())
+	}
+	if cut {
+		parts = append(parts, "some of the file tools' writes "+when+" are no longer kept: the files named here may not be all; look before approving")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + " (loopguard undo --list)"
+}
+
+// jailedPart is the warning's sentence on the jailed calls' records.
+func jailedPart(when string, paths []string, more bool, unfinished, unreadable int, left []string, leftMore bool) string {
+	if len(paths) == 0 && unfinished == 0 && unreadable == 0 && len(left) == 0 {
+		return ""
+	}
 	var b strings.Builder
-	onlyLeft := len(paths) == 0 && unfinished == 0 && ch.Unreadable == 0
+	onlyLeft := len(paths) == 0 && unfinished == 0 && unreadable == 0
 	switch {
 	case onlyLeft:
 		fmt.Fprintf(&b, "jailed calls ran %s", when)
@@ -85,10 +295,10 @@ func (e *Engine) plantedWarning(c *Call) string {
 	if unfinished > 0 {
 		fmt.Fprintf(&b, " (%d call(s) still running, or ended before their changes were recorded)", unfinished)
 	}
-	if ch.Unreadable > 0 {
-		fmt.Fprintf(&b, " (the undo records of %d call(s) cannot be read: what they changed is not known)", ch.Unreadable)
+	if unreadable > 0 {
+		fmt.Fprintf(&b, " (the undo records of %d call(s) cannot be read: what they changed is not known)", unreadable)
 	}
-	if len(ch.Left) > 0 {
+	if len(left) > 0 {
 		// Their records leave these out (regenerable): a jailed call
 		// that edited node_modules/x/index.js is named nowhere above,
 		// and npm test, approved, runs it.
@@ -97,41 +307,63 @@ func (e *Engine) plantedWarning(c *Call) string {
 		} else {
 			b.WriteString("; and they could write, unrecorded, in ")
 		}
-		for i, l := range ch.Left {
+		for i, l := range left {
 			if i > 0 {
 				b.WriteString(", ")
 			}
 			b.WriteString(present.EscapeText(l) + "/")
 		}
-		if ch.LeftMore {
+		if leftMore {
 			b.WriteString(" and more")
 		}
 		b.WriteString(", which an approved call may run (reinstall them to be sure)")
 	}
-	b.WriteString(" (loopguard undo --list)")
 	return b.String()
 }
 
-// lastHumanDecision is the time of the human's last decision in the audit
-// log (an approval, a denial, a grant, an undo), the zero time when none
-// is among its last entries.
-func (e *Engine) lastHumanDecision() time.Time {
+// lastDecisionIn is the time of the human's last decision about a call in
+// project or in a project it is in (whose warning named what this one's
+// does: PlantedWarning reads the stores of the projects a project is in
+// and holds), the zero time when none is among the audit log's last
+// plantedScan entries. A decision is an approval or a denial of a held
+// call (the cli's, the console's, a team's), whose pending record names
+// the call's project; one whose record is gone, or names another project,
+// is not (the eighty-sixth attack run's approval of a curl in another
+// project silenced the warning on a make in this one). Grants and undo
+// are not: neither showed the human what changed.
+func lastDecisionIn(log *audit.Log, pendings *state.Store, project string) time.Time {
 	var last time.Time
-	if e.Audit == nil {
+	if log == nil || pendings == nil {
 		return last
 	}
-	_, _ = e.Audit.Last(plantedScan, func(_ []byte, en audit.Entry) error {
+	type cand struct {
+		t  time.Time
+		id string
+	}
+	var cands []cand
+	_, _ = log.Last(plantedScan, func(_ []byte, en audit.Entry) error {
 		switch en.Event {
 		case PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure:
 			return nil
 		}
 		switch en.Decision {
-		case "approve", "deny", "grant", "undo":
-			if en.Time.After(last) {
-				last = en.Time
+		case "approve", "deny", "deny-pending":
+			if en.Pending != "" {
+				cands = append(cands, cand{en.Time, en.Pending})
 			}
 		}
 		return nil
 	})
+	// Newest first: the first of this project is the answer.
+	slices.SortFunc(cands, func(a, b cand) int { return b.t.Compare(a.t) })
+	for _, c := range cands {
+		p, err := pendings.GetPending(c.id)
+		if err != nil || p.ProjectDir == "" {
+			continue
+		}
+		if fsx.Within(project, filepath.Clean(p.ProjectDir)) {
+			return c.t
+		}
+	}
 	return last
 }

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/confine"
 	"github.com/loopguard/loopguard/internal/testfs"
+	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/undo"
 )
 
@@ -28,6 +30,20 @@ func jailedEdit(t *testing.T, h *harness, file, body string) {
 	if err := r.Finish(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// humanDecides records the human's decision at at about a held call in
+// project: its pending record, which names the project, and the audit
+// log's approval of it (what lastDecisionIn reads).
+func humanDecides(h *harness, project string, at time.Time) error {
+	digest := fmt.Sprintf("%064x", at.UnixNano())
+	id := state.PendingID("decided-session", "main", "Bash", digest)
+	p := &state.Pending{ID: id, Created: at, Seen: at, Event: PreToolUse, Session: "decided-session", Agent: "main", Tool: "Bash",
+		Cwd: project, ProjectDir: project, Digest: digest, CallDigest: digest, Descriptor: []byte(`{"tool":"Bash"}`), Reason: ReasonLeavesJail}
+	if err := h.Store.PutPending(p); err != nil {
+		return err
+	}
+	return audit.Open(filepath.Join(h.Store.Dir, "audit")).Append(audit.Entry{Time: at, Event: "cli", Decision: "approve", Pending: id})
 }
 
 // TestEscalationShowsWhatTheJailPlanted: a held call (it would run outside
@@ -49,7 +65,7 @@ func TestEscalationShowsWhatTheJailPlanted(t *testing.T) {
 		t.Errorf("the held call's warnings do not name the Makefile: %q", p.Warnings)
 	}
 	// The human decides; the next held call names nothing new.
-	if err := audit.Open(filepath.Join(h.Store.Dir, "audit")).Append(audit.Entry{Time: time.Now(), Event: "cli", Decision: "approve"}); err != nil {
+	if err := humanDecides(h, h.Project, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	d = run("curl -sS https://example.com/x -o x")
@@ -89,7 +105,7 @@ func TestEscalationShowsACallAcrossTheDecision(t *testing.T) {
 	decide := func() {
 		t.Helper()
 		time.Sleep(1100 * time.Millisecond)
-		if err := audit.Open(filepath.Join(h.Store.Dir, "audit")).Append(audit.Entry{Time: time.Now(), Event: "cli", Decision: "approve"}); err != nil {
+		if err := humanDecides(h, h.Project, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(1100 * time.Millisecond)
@@ -181,7 +197,7 @@ func TestEscalationWarnsOfUnreadableRecord(t *testing.T) {
 	if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, "may have changed files") || !strings.Contains(w, "cannot be read") {
 		t.Errorf("the held call's warnings pass over the unreadable record: %q", p.Warnings)
 	}
-	if err := audit.Open(filepath.Join(h.Store.Dir, "audit")).Append(audit.Entry{Time: time.Now().Add(time.Second), Event: "cli", Decision: "approve"}); err != nil {
+	if err := humanDecides(h, h.Project, time.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	d = run("curl -sS https://example.com/x -o x")
@@ -214,7 +230,7 @@ func TestEscalationNamesLeftOut(t *testing.T) {
 	if w := warnings("git push"); !strings.Contains(w, "src/a.go") || strings.Contains(w, "unrecorded") {
 		t.Errorf("control: without node_modules, warnings %q", w)
 	}
-	if err := audit.Open(filepath.Join(h.Store.Dir, "audit")).Append(audit.Entry{Time: time.Now().Add(time.Second), Event: "cli", Decision: "approve"}); err != nil {
+	if err := humanDecides(h, h.Project, time.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(h.Project, "node_modules", "x"), 0o755); err != nil {
