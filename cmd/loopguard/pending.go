@@ -10,6 +10,7 @@ import (
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/approve"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/review"
+	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
 )
@@ -165,6 +166,8 @@ func showRun(o *showOptions) error {
 		return cli.WithHint(err, "list pending calls with: loopguard pending")
 	}
 	pinIfHuman(o.store, o.id)
+	// What jailed calls and file tools changed is shown as of now.
+	hooks.RefreshPlanted(o.store, p)
 	return review.Page(o.out, cli.RenderPending(o.store, p, o.full))
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/loopguard/loopguard/config"
 	webconsole "github.com/loopguard/loopguard/console"
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/state"
@@ -347,6 +348,9 @@ func (b *localConsole) Get(_ context.Context, id string) (webconsole.Call, error
 	if p.Status != state.StatusOpen {
 		return webconsole.Call{}, webconsole.ErrNotOpen
 	}
+	// What jailed calls and file tools changed, as of now: the page
+	// redraws the call, and disarms its buttons, when it changes.
+	hooks.RefreshPlanted(b.st, p)
 	now := time.Now()
 	return webconsole.Call{Pending: p, Status: cli.StatusOf(b.st, p, now), Held: cli.Held(p, now)}, nil
 }

@@ -26,6 +26,18 @@ func Exact(st *state.Store, m *Minter, p *state.Pending, ttl time.Duration, now 
 	if cur, err := st.GetPending(p.ID); err != nil || cur.Digest != p.Digest || !bytes.Equal(cur.Descriptor, p.Descriptor) {
 		return nil, cli.WithHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", p.ID), "review it again: loopguard show "+p.ID)
 	}
+	// The warning of what jailed calls and file tools changed in the
+	// project is the one shown (p.Planted, computed when it was): an
+	// approved call runs outside the jail, and the eighty-sixth attack
+	// run's jailed Makefile rewrite after the call was shown ran unseen.
+	if w := hooks.PlantedNow(st, p); w != p.Planted {
+		what := "now: " + w
+		if w == "" {
+			what = "none now"
+		}
+		return nil, cli.WithHint(fmt.Errorf("what jailed calls or the agent's file tools changed in the project of pending call %s is not what was shown with it (%s): refusing to approve", p.ID, present.EscapeText(what)),
+			"review it again: loopguard show "+p.ID)
+	}
 	g, err := hooks.ApproveWith(st, m.mint, p, m.Principal, ttl, now)
 	if err != nil {
 		return nil, err

@@ -25,6 +25,10 @@ type Options struct {
 	// Shown is the digest of the call the review console showed (one ID):
 	// it is not shown again, and approved only if unchanged.
 	Shown string
+	// ShownPlanted is the planted warning the review console showed
+	// with it (state.Pending.Planted): the approval is refused when the
+	// warning is another now (Exact).
+	ShownPlanted string
 	// ConfirmLen is how many characters of the digest the human types; 0
 	// (only with Shown): one key approved the call on screen.
 	ConfirmLen int
@@ -59,6 +63,13 @@ func approveOne(ctx context.Context, o *Options, id string, now time.Time) error
 	if shown != "" && p.Digest != shown {
 		return cli.WithHint(fmt.Errorf("pending call %s changed since it was shown (digest %.12s, shown %.12s): refusing to approve", id, p.Digest, shown),
 			"review it again: loopguard show "+id)
+	}
+	if shown != "" {
+		p.SetPlanted(o.ShownPlanted)
+	} else {
+		// What jailed calls and file tools changed, as of now: the
+		// approval is refused should it be another by then (Exact).
+		hooks.RefreshPlanted(st, p)
 	}
 	if p.Status == state.StatusApproved {
 		fmt.Fprintf(tty, "Note: %s was approved before; approving it again mints a new single-use grant.\n", id)

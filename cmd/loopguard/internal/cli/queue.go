@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/state"
 )
 
@@ -93,5 +94,8 @@ func Queue(st *state.Store, f QueueFilter, skipped map[string]bool, now time.Tim
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Seen.After(out[j].Seen) })
+	// What changed in each call's project is as of now, not as of its
+	// hold (hooks.RefreshPlanted).
+	hooks.RefreshPlantedAll(st, out)
 	return out, errs
 }

@@ -647,6 +647,11 @@ func (rv *reviewer) watch(ctx context.Context, s *onScreen, status *string) keyO
 	case keysOf(b.turnOf(cur[i], cur)) != s.shownTurn:
 		fmt.Fprintf(tty, "\n%sMore calls of this turn arrived; showing it again.%s\n", pal.dim, pal.reset)
 		return keyRedraw
+	case cur[i].p.Digest == rc.p.Digest && cur[i].p.Planted != rc.p.Planted:
+		// What jailed calls and file tools changed in its project is not
+		// what is on screen: an approval now would be refused (approve.Exact).
+		fmt.Fprintf(tty, "\n%sWhat jailed calls or file tools changed in this call's project changed; showing it again.%s\n", pal.dim, pal.reset)
+		return keyRedraw
 	case rv.w.redraw && keysOf(cur) != s.shownQueue:
 		fmt.Fprintf(tty, "\n%sThe queue changed; redrawing.%s\n", pal.dim, pal.reset)
 		return keyRedraw
@@ -813,7 +818,7 @@ func (b *reviewLocal) approve(ctx context.Context, c *console, rc *reviewCall, l
 	if len(look) > 0 {
 		n = reviewConfirmLen
 	}
-	return approve.Run(ctx, &approve.Options{TTY: c.tty, Store: b.o.store, Now: time.Now, IDs: []string{rc.key}, TTL: b.o.ttl, Shown: rc.p.Digest, ConfirmLen: n})
+	return approve.Run(ctx, &approve.Options{TTY: c.tty, Store: b.o.store, Now: time.Now, IDs: []string{rc.key}, TTL: b.o.ttl, Shown: rc.p.Digest, ShownPlanted: rc.p.Planted, ConfirmLen: n})
 }
 
 func (b *reviewLocal) exact(_ context.Context, rc *reviewCall) func(*approve.Minter) (*token.Grant, string, error) {

@@ -1,0 +1,46 @@
+package review
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/cmd/loopguard/internal/clitest"
+	"github.com/loopguard/loopguard/undo"
+)
+
+// TestReviewPlantedChangedPTY: a file the agent's file tools wrote in the
+// held call's project after review showed the call (the eighty-sixth
+// attack run's Makefile, rewritten after make was shown) makes the
+// approval refused, and review shows the call again with the file named;
+// the same keys then approve it (control).
+func TestReviewPlantedChangedPTY(t *testing.T) {
+	h := clitest.NewHarness(t)
+	scr := h.StartWaiting()
+	held := h.Hold(clitest.BashCall("s-planted", "rm -rf /var/tmp/x", "toolu_1"))
+	id := scr.Expect(t, `pending ([a-z2-7]+) \(`)[1]
+	digest := scr.Expect(t, `digest: ([0-9a-f]{64})`)[1]
+	scr.Expect(t, ` > `)
+	h.Key("a")
+	scr.Expect(t, `Type the first 4 characters of the digest to approve`)
+	// The harness's hook names /tmp the project (CLAUDE_PROJECT_DIR).
+	st, err := undo.Open(filepath.Join(h.Home, "state", "loopguard"), "/tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.NoteWrite("Write", "/tmp/Makefile", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	h.Key(digest[:4] + "\r")
+	scr.Expect(t, `changed in the project of pending call `+id+` is not what was shown with it`)
+	scr.Expect(t, `showing it again`)
+	scr.Expect(t, `file tools wrote these files so far`)
+	scr.Expect(t, `Makefile`)
+	scr.Expect(t, ` > `)
+	h.Key("a")
+	scr.Expect(t, `Type the first 4 characters of the digest to approve`)
+	h.Key(digest[:4] + "\r")
+	scr.Expect(t, `Approved `+id+`: grant`)
+	clitest.WantAllowed(t, held, "the call shown again")
+	h.Quit(`Review ended: 1 approved, 0 denied, 0 skipped`)
+}
