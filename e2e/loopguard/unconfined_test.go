@@ -119,7 +119,9 @@ func TestUnconfinedEscalation(t *testing.T) {
 		if r := wantDenied(t, api, "toolu_un4", "leaves_jail"); !strings.Contains(r.Content, "unconfined") {
 			t.Errorf("the hold does not say the approved call runs unconfined: %q", r.Content)
 		}
-		if !strings.Contains(screen, "outside Claude Code's sandbox and the jail, unconfined") {
+		// approve folds a line wider than its terminal, each row after the
+		// first beginning with "> " (cli.FoldMark): joined again here.
+		if !strings.Contains(strings.NewReplacer("\r\n> ", "", "\n> ", "").Replace(screen), "outside Claude Code's sandbox and the jail, unconfined") {
 			t.Errorf("approve's screen does not say the call runs unconfined:\n%s", screen)
 		}
 		// Control: the approved fetch ran, outside the sandbox and the
