@@ -3205,6 +3205,163 @@ sleep 30`)
 	})
 }
 
+// recover runs the launcher's recovery for the jail's project, as the
+// hook and the guard run it (RecoverArgs), as the jail's user, and
+// returns what it said.
+func (j *jail) recover(t *testing.T) string {
+	t.Helper()
+	uid := os.Getuid()
+	if uid == 0 {
+		uid = nobody
+	}
+	cmd := j.command(append([]string{launcherName}, RecoverArgs(j.project, ScratchRoots(j.tmp, uid))[1:]...)...)
+	cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, cmd.Env...)
+	out, _ := combinedWithin(t, 30*time.Second, cmd, fmt.Sprintf("namespaces %v: the recovery", j.ns))
+	return out
+}
+
+// TestJailKilledBesideNextCall: the eighty-fifth attack run. Call A makes
+// src/a/g, a git directory (src/a the user's), and sleeps; call B starts
+// after it, so that B's plan takes src/a/g for the user's, and waits for
+// A's undo lock. A's launcher is killed: B's program starts, and takes the
+// owner's bits of src/a in a loop beside the guard's recovery of A, which
+// could not look in src/a (or move src/a/g), dropped the record, and left
+// src/a/g for the user's git (B's own sweep counted it as the user's):
+// two rounds in three here. Now B, once it has the lock, sweeps for A
+// before its program starts, and a recovery that runs meanwhile waits for
+// B to end. The recoveries here run as the guard's would, one after
+// another, from B's first chmod until B has ended, and once after; three
+// rounds. Controls: B's program runs, and writes legit.txt; the user's git
+// finds the project's own .git. Without namespaces the broker refuses B's
+// chmod.
+func TestJailKilledBesideNextCall(t *testing.T) {
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		for round := range 3 {
+			if !j.killedBesideNextCall(t) {
+				t.Errorf("namespaces %v: round %d", j.ns, round)
+				return
+			}
+		}
+	})
+}
+
+// killedBesideNextCall is one round of TestJailKilledBesideNextCall;
+// false when it failed.
+func (j *jail) killedBesideNextCall(t *testing.T) bool {
+	t.Helper()
+	j.unconfined(t, "chmod -R u+rwx src/a 2>/dev/null; rm -rf src/a started.txt legit.txt; mkdir src/a")
+	config := filepath.Join(j.project, "src/a/g/config")
+	a := j.launchCmd(projectWrite, "jail-sh", `exec >/dev/null 2>&1
+mkdir -p src/a/g/objects src/a/g/refs && echo 'ref: refs/heads/main' > src/a/g/HEAD && printf '[core]\n\tbare = true\n' > src/a/g/config
+sleep 30`)
+	a.WaitDelay = time.Second
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = a.Process.Kill(); _ = a.Wait() }()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(config); err == nil && len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("namespaces %v: call A made no src/a/g", j.ns)
+		}
+	}
+	b := j.launchCmd(projectWrite, "jail-sh", `python3 -c '
+import os, time
+end = time.time() + 1.5
+try: os.chmod("src/a", 0)
+except OSError: end = 0
+open("started.txt", "w").close()
+while time.time() < end:
+    try: os.chmod("src/a", 0)
+    except OSError: break
+'
+chmod 755 src/a; echo legit > legit.txt`)
+	bOut := &syncBuf{}
+	b.Stdout, b.Stderr = bOut, bOut
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	bDone := make(chan struct{})
+	go func() { _ = b.Wait(); close(bDone) }()
+	defer func() { _ = b.Process.Kill(); <-bDone }()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(bOut.String(), "waiting for another confined call"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("namespaces %v: call B never waited for A: %s", j.ns, bOut)
+		}
+	}
+	_ = a.Process.Kill() // A's launcher, outright
+	// The guard looks every half second: its recovery comes once B's
+	// program has taken src/a's bits.
+	for deadline := time.Now().Add(20 * time.Second); j.read("started.txt") != ""; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("namespaces %v: call B's program never started: %s", j.ns, bOut)
+		}
+	}
+	var said strings.Builder
+	for running := true; running; {
+		select {
+		case <-bDone:
+			running = false
+		case <-time.After(30 * time.Second):
+			t.Fatalf("namespaces %v: call B still ran after 30 s: %s", j.ns, bOut)
+		default:
+			said.WriteString(j.recover(t) + "\n")
+		}
+	}
+	said.WriteString(j.recover(t))
+	out := bOut.String() + "\n" + said.String()
+	ok := true
+	if b.ProcessState.ExitCode() != 0 || j.read("legit.txt") != "legit\n" {
+		t.Errorf("namespaces %v: call B: exit %d, legit.txt %q (control):\n%s", j.ns, b.ProcessState.ExitCode(), j.read("legit.txt"), out)
+		ok = false
+	}
+	if _, err := os.Lstat(config); err == nil {
+		t.Errorf("namespaces %v: src/a/g/config is in the project after call B and the recoveries:\n%s", j.ns, out)
+		ok = false
+	}
+	return ok && !t.Failed()
+}
+
+// TestJailKilledRecoveryKeepsRecord: a recovery whose sweep could not look
+// in a directory dropped the killed call's record all the same, and what
+// the call made there stayed for good. Here call A, killed, made
+// src/x/g; src/x is then another user's (root's, mode 0700: the sweep
+// cannot give its owner's bits back) when the recovery runs. The record
+// stays now, said, and the next recovery, once src/x is the user's
+// again, holds src/x/g back. Control: the first recovery says it could
+// not look in src/x.
+func TestJailKilledRecoveryKeepsRecord(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("another user's directory in the project needs root")
+	}
+	bothModes(t, func(t *testing.T, j *jail) {
+		j.gitRepo(t, "true")
+		x := filepath.Join(j.project, "src/x")
+		j.killedOnce(t, filepath.Join(x, "g/config"), `exec >/dev/null 2>&1
+mkdir -p src/x/g/objects src/x/g/refs && echo 'ref: refs/heads/main' > src/x/g/HEAD && printf '[core]\n\tbare = true\n' > src/x/g/config
+sleep 30`)
+		if err := os.Chown(x, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(x, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		first := j.recover(t)
+		if !strings.Contains(first, "could not look in src/x") || !strings.Contains(first, "the record stays") {
+			t.Errorf("namespaces %v: the first recovery: %s", j.ns, first)
+		}
+		testfs.Chown(t, x, nobody, nobody)
+		second := j.recover(t)
+		if !strings.Contains(second, "held back src/x/g") {
+			t.Errorf("namespaces %v: the second recovery held nothing back: %q (the first: %s)", j.ns, second, first)
+		}
+		j.gitFindsOwn(t, first+"\n"+second)
+	})
+}
+
 // TestJailNamesNotUTF8: a name that is not UTF-8 went through JSON as
 // U+FFFD, a path nothing finds. The fourteenth attack run so (1) wrote the
 // user's own nested repository's .git/config under src/\xff with

@@ -152,7 +152,7 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		if cg != nil {
 			cgDir = cg.dir
 		}
-		if err := writePending(plan, cgDir, rec); err != nil {
+		if err := writePending(plan, cgDir, rec, e.Places.StateDir); err != nil {
 			return 0, err
 		}
 	}

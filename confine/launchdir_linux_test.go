@@ -11,10 +11,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/internal/testfs"
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/undo"
 )
 
 // A launch's own directory is made in scratch/runs, where a later launch
@@ -122,7 +127,7 @@ func TestRecoverKilledRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out strings.Builder
-		recoverKilled(run, "", e, &out)
+		recoverKilled(run, "", e, &out, lockTry)
 		if !strings.Contains(out.String(), c.want) || c.want == "" && out.Len() > 0 {
 			t.Errorf("record %s: said %q, want %q", c.record, out.String(), c.want)
 		}
@@ -153,7 +158,7 @@ func BenchmarkWritePending(b *testing.B) {
 	defer unlockRun(p.runLock)
 	b.ReportMetric(float64(len(p.Dirs)), "dirs")
 	for b.Loop() {
-		if err := writePending(p, "", undoRecord{}); err != nil {
+		if err := writePending(p, "", undoRecord{}, ""); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -169,7 +174,7 @@ func TestPendingRoundTrip(t *testing.T) {
 		Dirs: map[string]int64{proj: 1, proj + "/src": 2, proj + "/src/\xfe\xff": 3, proj + "/src/\xfe\xff/d": 4, "/elsewhere/x": 5},
 		Held: []string{proj + "/\xff.envrc"}, Kept: []string{proj + "/.git"}, links: []string{proj + "/l\x80"},
 		hooksPaths: []string{proj + "/.husky"}, venvs: []string{proj + "/.v\xffenv"}, heldDirs: map[string][2]uint64{proj + "/.vscode\xff": {1, 2}}}
-	if err := writePending(p, "", undoRecord{}); err != nil {
+	if err := writePending(p, "", undoRecord{}, ""); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(run, pendingName))
@@ -709,5 +714,236 @@ func TestUndoStateOf(t *testing.T) {
 	e.Places.StateDir = ""
 	if !undoStateOf(other, e) || undoStateOf(open, e) {
 		t.Error("with no state directory of its own: a private one is refused, or one open to others taken")
+	}
+}
+
+// killedRecord sets up a launch of proj killed before its sweep, as the
+// eighty-fifth attack run's call A: a record in scratch/runs/run-RANDOM
+// whose plan saw proj and proj/a, naming the state directory state (its
+// undo store made, as the launch's record makes it), and a/g, a git
+// directory the call made after its plan, beside a/legit.txt, a file it
+// made too (an ordinary one, kept). It returns the launch's directory.
+func killedRecord(t *testing.T, proj, state string) string {
+	t.Helper()
+	run := filepath.Join(t.TempDir(), "runs", "run-0123456789abcdef")
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s, err := undo.Open(state, proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(pending{Project: []byte(proj), RunDir: []byte(run), Started: time.Now().Add(-time.Second).UnixNano(),
+		Dirs:      []pendingDir{{Parent: -1, Name: []byte(proj), Ctime: 1}, {Parent: 0, Name: []byte("a"), Ctime: 1}},
+		UndoState: []byte(state), HeldIn: []byte(state)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, pendingName), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testfs.Tree(t, proj, []byte("ref: refs/heads/main\n"), 0o600, "a/g/HEAD", "a/g/objects/.keep", "a/g/refs/.keep")
+	if err := os.WriteFile(filepath.Join(proj, "a/g/config"), []byte("[core]\n\tfsmonitor = touch /tmp/pwned\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, "a/legit.txt"), []byte("legit\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// syncBuf is a strings.Builder two goroutines may use.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRecoverKilledTakesUndoLock: the eighty-fifth attack run's call B
+// waited for the undo lock of call A, ran once A's launcher was killed,
+// and took the owner's bits of a, where A had made a/g, in a loop, beside
+// the guard's recovery of A, which could not look in a and dropped the
+// record: a/g stayed for the user's git. The hook's and the guard's
+// recovery (lockWait) now sweep with the project's undo lock, waiting
+// for the live call to end first; a launch's look at every launch before
+// its plan (lockTry) leaves the record while a call runs there; and a
+// launch of the project that took the lock (recoverOwn) sweeps before its
+// before-state and program. Controls: the record of the killed call is
+// swept once the lock is free, its a/legit.txt kept; the live call's
+// lock is never taken from it.
+func TestRecoverKilledTakesUndoLock(t *testing.T) {
+	proj := t.TempDir()
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e := Env{UID: os.Getuid(), Places: policy.Places{StateDir: state}}
+	run := killedRecord(t, proj, state)
+	record := filepath.Join(run, pendingName)
+	config := filepath.Join(proj, "a/g/config")
+	// A live call of the project holds its undo lock.
+	live, err := undo.LockProject(state, proj, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A launch's prune: the record stays while the call runs.
+	var out strings.Builder
+	if kept := recoverKilled(run, "", e, &out, lockTry); !kept {
+		t.Errorf("lockTry with a live call: the record was not kept: %s", out.String())
+	}
+	if _, err := os.Lstat(config); err != nil {
+		t.Errorf("lockTry with a live call: swept beside it: %v\n%s", err, out.String())
+	}
+	if _, err := os.Lstat(record); err != nil {
+		t.Errorf("lockTry with a live call: the record is gone: %v", err)
+	}
+
+	// The guard's recovery: waits for the live call.
+	said := &syncBuf{}
+	done := make(chan bool)
+	go func() { done <- recoverKilled(run, proj, e, said, lockWait) }()
+	select {
+	case <-done:
+		t.Fatalf("the recovery ran while a call of the project held its undo lock:\n%s", said)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if _, err := os.Lstat(config); err != nil {
+		t.Fatalf("the recovery swept while a call of the project ran: %v\n%s", err, said)
+	}
+	if !strings.Contains(said.String(), "its sweep waits for that call to end") {
+		t.Errorf("the waiting recovery said nothing of it: %q", said)
+	}
+	live.Close() // the live call ends
+	select {
+	case kept := <-done:
+		if kept {
+			t.Errorf("the record was kept:\n%s", said)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the recovery did not end once the lock was free")
+	}
+	if _, err := os.Lstat(config); !os.IsNotExist(err) {
+		t.Errorf("a/g/config still in the project after the recovery: %v\n%s", err, said)
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "a/legit.txt")); string(b) != "legit\n" {
+		t.Errorf("a/legit.txt: %q (control)", b)
+	}
+	if !strings.Contains(said.String(), "held back a/g") {
+		t.Errorf("the recovery: %s", said)
+	}
+	if _, err := os.Lstat(record); !os.IsNotExist(err) {
+		t.Errorf("the record stays after the sweep: %v", err)
+	}
+
+	// A launch that took the lock recovers its project's killed launch
+	// before its program (recoverOwn, lockHeld), and leaves another
+	// project's.
+	proj2 := t.TempDir()
+	run2 := killedRecord(t, proj2, state)
+	scratch := filepath.Dir(filepath.Dir(run2))
+	other := filepath.Join(scratch, launchesDir, "run-fedcba9876543210")
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ob, _ := json.Marshal(pending{Project: []byte(proj), RunDir: []byte(other)})
+	if err := os.WriteFile(filepath.Join(other, pendingName), ob, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(scratch, launchesDir, "run-mine")
+	if err := os.Mkdir(mine, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := undo.LockProject(state, proj2, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	recoverOwn(Plan{Project: proj2, Scratch: scratch, RunDir: mine}, e, &out)
+	lock.Close()
+	if _, err := os.Lstat(filepath.Join(proj2, "a/g/config")); !os.IsNotExist(err) {
+		t.Errorf("recoverOwn: a/g/config still in the project: %v\n%s", err, out.String())
+	}
+	if _, err := os.Lstat(filepath.Join(other, pendingName)); err != nil {
+		t.Errorf("recoverOwn: another project's record: %v (control)", err)
+	}
+}
+
+// TestRecoverKilledUnfinished: which sweeps leave their record for a
+// later try (recoverKilled; TestJailKilledRecoveryKeepsRecord runs one):
+// one that could not look in a directory or move what it found, for
+// movedFor. Control: a sweep that held what it found, and one that found
+// nothing.
+func TestRecoverKilledUnfinished(t *testing.T) {
+	for _, c := range []struct {
+		lines []string
+		want  bool
+	}{
+		{[]string{unlooked("a", unix.EIO)}, true},
+		{[]string{"loopguard: held back a/b: x", "loopguard: could not move a/g out of the project (operation not permitted), and it is still there"}, true},
+		{[]string{"loopguard: held back a/g: x (moved to y)"}, false},
+		{nil, false},
+	} {
+		if got := unfinished(c.lines); got != c.want {
+			t.Errorf("%q: unfinished %v, want %v", c.lines, got, c.want)
+		}
+	}
+}
+
+// TestRecoverKilledClosesHeld: a launcher killed in its own sweep, after
+// it moved a/g into held/RUN but before it took that folder's mode
+// (holder.close), left a whole git directory in a folder of mode 0700,
+// and the recovery, which had nothing more to hold, said "nothing held
+// back" (the eighty-fifth attack run). It takes the folder's mode now,
+// and says so. Controls: a recovery with no such folder says nothing of
+// one; its own move of what is left (a/legit.txt stays) is unchanged.
+func TestRecoverKilledClosesHeld(t *testing.T) {
+	for _, before := range []bool{true, false} {
+		proj := t.TempDir()
+		state := filepath.Join(t.TempDir(), "state")
+		if err := os.Mkdir(state, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		e := Env{UID: os.Getuid(), Places: policy.Places{StateDir: state}}
+		run := killedRecord(t, proj, state)
+		held := filepath.Join(state, "held", filepath.Base(run))
+		if before {
+			if err := os.MkdirAll(held, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(filepath.Join(proj, "a/g"), filepath.Join(held, "1-a%2Fg")); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.RemoveAll(filepath.Join(proj, "a/g")); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		recoverKilled(run, "", e, &out, lockWait)
+		fi, err := os.Lstat(held)
+		switch {
+		case before && (err != nil || fi.Mode().Perm() != 0):
+			t.Errorf("the killed launch's held folder: %v %v, want mode 0\n%s", fi, err, out.String())
+		case before && !strings.Contains(out.String(), "held back before its launcher was killed, by its own sweep: 1 entries in "+held):
+			t.Errorf("the recovery did not say so: %s", out.String())
+		case !before && (err == nil || strings.Contains(out.String(), "before its launcher was killed")):
+			t.Errorf("no held folder (control): %v\n%s", err, out.String())
+		}
+		if b, _ := os.ReadFile(filepath.Join(proj, "a/legit.txt")); string(b) != "legit\n" {
+			t.Errorf("a/legit.txt: %q (control)", b)
+		}
 	}
 }

@@ -68,6 +68,11 @@ type pending struct {
 	// PyDirs are the Python environments' directories the plan saw, by
 	// device and inode (Plan.pyDirs).
 	PyDirs []pendingHeld `json:",omitempty"`
+	// HeldIn is the launch's state directory, whose held/RUN its own
+	// sweep moves what it finds to (holder): a recovery closes that
+	// folder where the launcher was killed before it could
+	// (closeHeldBefore).
+	HeldIn []byte `json:",omitempty"`
 }
 
 // pendingDir is a directory of the plan: Name in the directory Parent
@@ -157,10 +162,10 @@ func dirMap(tree, named []pendingDir) (map[string]int64, []string, bool) {
 }
 
 // writePending records what p's sweep needs (cg: the call's cgroup, ""
-// for none) in its launch's directory, whole or not at all (a temp file
+// for none; heldIn: the launch's state directory) in its launch's directory, whole or not at all (a temp file
 // renamed; no fsync: the record matters only while the machine runs on
 // after the launcher was killed).
-func writePending(p Plan, cg string, rec undoRecord) error {
+func writePending(p Plan, cg string, rec undoRecord, heldIn string) error {
 	r := pending{Project: []byte(p.Project), ProjectID: p.RootID, Scratch: []byte(p.Scratch), RunDir: []byte(p.RunDir), Cgroup: []byte(cg),
 		Started: p.started.UnixNano(), Held: pathsBytes(p.Held), Kept: pathsBytes(p.Kept), Hooks: pathsBytes(p.hooksPaths), Imports: pathsBytes(p.imports)}
 	if len(p.venvs) > 0 {
@@ -168,6 +173,9 @@ func writePending(p Plan, cg string, rec undoRecord) error {
 	}
 	if rec.r != nil {
 		r.UndoState, r.UndoRecord = []byte(rec.state), []byte(rec.r.ID())
+	}
+	if heldIn != "" {
+		r.HeldIn = []byte(heldIn)
 	}
 	r.Dirs, r.Links = dirTree(p.Dirs, p.links)
 	for _, h := range slices.Sorted(maps.Keys(p.heldDirs)) {
@@ -218,20 +226,48 @@ func (r pending) plan() (Plan, bool) {
 }
 
 // movedFor is how long a killed call's record stays while its project's
-// path leads to another directory (recoverKilled).
+// path leads to another directory, or while its sweep could not look
+// everywhere or move everything (recoverKilled).
 const movedFor = time.Hour
+
+// undoLocking is how a recovery takes the project's undo lock, the lock a
+// launch of the project holds from before its program starts until its
+// own sweep has run (recordUndo): while the recovery holds it no call of
+// the project runs beside its sweep. The eighty-fifth attack run's call B
+// started while A lived, waited for A's lock, and ran once A's launcher
+// was killed, beside the guard's recovery of A: B took the owner's bits
+// of the directory holding A's git directory in a loop, the recovery
+// could not look in it, and the git directory stayed (B's own plan had
+// counted it as the user's).
+type undoLocking int
+
+const (
+	// lockWait waits for the lock: the hook's and the guard's recovery.
+	lockWait undoLocking = iota
+	// lockTry takes it when it is free, and otherwise leaves the record
+	// for later: a launch's look, before its plan, at every launch's
+	// directory, of whatever project (a launch of its own project takes
+	// the lock next, and recovers what is left then: recoverOwn).
+	lockTry
+	// lockHeld: the caller holds it (recoverOwn).
+	lockHeld
+)
 
 // recoverKilled sweeps for the launch whose directory is run (in
 // scratch's runs; locked: its launcher is gone and this launch holds its
 // lock) when it left a record, and says so on w; it removes the record
-// either way once read. With project set (the hook's recovery, Recover),
-// a record of another project's call is left as it is, for that
-// project's next launch.
-func recoverKilled(run, project string, e Env, w io.Writer) {
+// once read, but where it keeps it for a later try (the project's path
+// leads elsewhere; the sweep could not look everywhere or move
+// everything; the project's undo lock was busy with how lockTry), and
+// reports whether it kept it. The call's processes are killed first; the
+// sweep runs with the project's undo lock taken as how says. With project
+// set (the hook's recovery, Recover), a record of another project's call
+// is left as it is, for that project's next launch.
+func recoverKilled(run, project string, e Env, w io.Writer, how undoLocking) (kept bool) {
 	path := filepath.Join(run, pendingName)
 	b, err := fsx.ReadRegular(path, maxPending, unix.O_NOFOLLOW)
 	if os.IsNotExist(err) {
-		return
+		return false
 	}
 	var r pending
 	if err == nil {
@@ -243,7 +279,7 @@ func recoverKilled(run, project string, e Env, w io.Writer) {
 		p, ok = r.plan()
 	}
 	if project != "" && (err != nil || !ok || p.Project != project) {
-		return
+		return true
 	}
 	cgDir := string(r.Cgroup)
 	switch {
@@ -258,7 +294,7 @@ func recoverKilled(run, project string, e Env, w io.Writer) {
 	if err != nil {
 		fmt.Fprintf(w, "loopguard: a call was killed before its sweep, and its record %s cannot be used (%v): look in its project for what it made\n", path, err)
 		_ = os.Remove(path)
-		return
+		return false
 	}
 	if cgDir != "" {
 		cg := &callCgroup{dir: cgDir, fd: -1}
@@ -266,6 +302,13 @@ func recoverKilled(run, project string, e Env, w io.Writer) {
 			fmt.Fprintf(w, "loopguard: killing what a killed call left in its cgroup: %v\n", err)
 		}
 		cg.remove()
+	}
+	if how != lockHeld {
+		unlock, busy := lockProjectUndo(r, p, e, how == lockWait, w)
+		if busy {
+			return true
+		}
+		defer unlock()
 	}
 	root, err := openProject(p.Project, p.RootID)
 	switch {
@@ -275,24 +318,24 @@ func recoverKilled(run, project string, e Env, w io.Writer) {
 		// tries again.
 		fmt.Fprintf(w, "loopguard: a call in %q, started %s, was killed before its sweep, and %v: not swept; a later launch tries again\n",
 			p.Project, p.started.Format(time.RFC3339), err)
-		return
+		return true
 	case errors.Is(err, errMoved):
 		// A project made again under its name (removed and cloned anew)
 		// would keep the record, and its line, for good.
 		fmt.Fprintf(w, "loopguard: a call in %q, started %s, was killed before its sweep, and %v: not swept, and not tried again\n",
 			p.Project, p.started.Format(time.RFC3339), err)
 		_ = os.Remove(path)
-		return
+		return false
 	case errors.Is(err, os.ErrNotExist):
 		// The project is gone, and what the call made with it: nothing
 		// to sweep, nor to tell.
 		_ = os.Remove(path)
-		return
+		return false
 	case err != nil:
 		fmt.Fprintf(w, "loopguard: a call in %q, started %s, was killed before its sweep, and its project cannot be opened (%v): nothing swept\n",
 			p.Project, p.started.Format(time.RFC3339), err)
 		_ = os.Remove(path)
-		return
+		return false
 	}
 	p.Kept = keptOf(p.Project, p.Kept)
 	held := &holder{p: p, e: e}
@@ -302,14 +345,30 @@ func recoverKilled(run, project string, e Env, w io.Writer) {
 	lines = append(lines, holdGitState(p.Project, root, p.Kept, p.started, held)...)
 	_ = unix.Close(root)
 	held.close()
+	if line, ok := closeHeldBefore(r, p, e); ok {
+		lines = append(lines, line)
+	}
+	// A sweep that could not look in a directory, or move what it found,
+	// leaves what the call made there: the record stays, for the guard or
+	// a later launch to sweep again (for movedFor: a directory that can
+	// never be looked in would otherwise be said on every launch).
+	again := unfinished(lines) && time.Since(p.started) < movedFor
 	said := "nothing held back"
-	if len(lines) > 0 {
+	switch {
+	case again:
+		said = "not wholly: the record stays, and the guard or a later launch sweeps again; its sweep says"
+	case unfinished(lines):
+		said = "not wholly, and not tried again; its sweep says"
+	case len(lines) > 0:
 		said = "its sweep says"
 	}
 	fmt.Fprintf(w, "loopguard: a call in %q, started %s, was killed before its sweep: swept now, %s\n",
 		p.Project, p.started.Format(time.RFC3339), said)
 	for _, l := range lines {
 		fmt.Fprintln(w, oneLine(l))
+	}
+	if again {
+		return true
 	}
 	if len(r.UndoRecord) > 0 && undoStateOf(string(r.UndoState), e) {
 		why := "its launcher was killed before the call ended; swept " + time.Now().UTC().Format(time.RFC3339)
@@ -318,6 +377,83 @@ func recoverKilled(run, project string, e Env, w io.Writer) {
 		}
 	}
 	_ = os.Remove(path)
+	return false
+}
+
+// lockProjectUndo takes the undo lock of the killed call's project, in the
+// state directory its record names (the recovery's own where that names
+// none), waiting for it (wait, said on w) or not (busy: another call of
+// the project holds it). Where there is no lock to take (no state
+// directory, no store: no call of the project takes one there; a
+// read-only one, inside Claude Code's sandbox, where no launch records)
+// the sweep runs without it.
+func lockProjectUndo(r pending, p Plan, e Env, wait bool, w io.Writer) (unlock func(), busy bool) {
+	state := e.Places.StateDir
+	if len(r.UndoState) > 0 && undoStateOf(string(r.UndoState), e) {
+		state = string(r.UndoState)
+	}
+	if state == "" {
+		return func() {}, false
+	}
+	waiting := func() {
+		fmt.Fprintf(w, "loopguard: a call in %q was killed before its sweep, and another confined call runs there now: its sweep waits for that call to end\n", p.Project)
+	}
+	f, err := undo.LockProject(state, p.Project, wait, waiting)
+	if errors.Is(err, undo.ErrBusy) {
+		return nil, true
+	}
+	if err != nil {
+		return func() {}, false
+	}
+	return func() { _ = f.Close() }, false
+}
+
+// unfinished: a sweep's lines say it could not look in a directory of the
+// project (unlooked) or could not move what it found out of it (hold).
+func unfinished(lines []string) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(l, "loopguard: could not look in ") || strings.HasPrefix(l, "loopguard: could not move ") {
+			return true
+		}
+	}
+	return false
+}
+
+// closeHeldBefore takes every bit of the mode of the killed launch's own
+// held/RUN folder, in the state directory its record names, when the
+// launch moved something there before it was killed (holder.close, which
+// does so, never ran), and says so: the eighty-fifth attack run killed a
+// launcher between the two, and a whole git directory stayed in a folder
+// of mode 0700 while the recovery said "nothing held back".
+func closeHeldBefore(r pending, p Plan, e Env) (string, bool) {
+	state := string(r.HeldIn)
+	if state == "" || !undoStateOf(state, e) || !strings.HasPrefix(filepath.Base(p.RunDir), "run-") {
+		return "", false
+	}
+	dir := filepath.Join(state, "held", filepath.Base(p.RunDir))
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", false // none, or closed already (mode 0)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || int(st.Uid) != e.UID || st.Mode&0o7777 == 0 {
+		return "", false
+	}
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return "", false
+	}
+	f := os.NewFile(uintptr(dup), dir)
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	if len(names) == 0 {
+		return "", false
+	}
+	if unix.Fchmod(fd, 0) != nil {
+		return fmt.Sprintf("loopguard: could not move %s out of reach: what the killed call's own sweep held back there before it was killed (%d entries) stays in a folder of mode %04o", dir, len(names), st.Mode&0o7777), true
+	}
+	return fmt.Sprintf("loopguard: held back before its launcher was killed, by its own sweep: %d entries in %s, a directory of mode 0 now: chmod u+rwx it to look, and run no git there", len(names), dir), true
 }
 
 // undoStateOf: dir, a record's undo state directory, is the recovery's

@@ -12,8 +12,13 @@ import (
 func lockRun(string, bool) (int, error) {
 	return -1, errors.New("confinement needs Linux")
 }
-func unlockRun(int)                                {}
-func recoverKilled(string, string, Env, io.Writer) {}
+func unlockRun(int) {}
+
+type undoLocking int
+
+const lockTry undoLocking = 1
+
+func recoverKilled(string, string, Env, io.Writer, undoLocking) bool { return false }
 
 // KilledLaunch: no launch is recovered but on Linux.
 func KilledLaunch([]string, int, string, time.Duration) bool { return false }

@@ -1548,10 +1548,14 @@ const maxRemoveRounds = 64
 // launch removes it: no call runs that long.
 const staleLaunch = 24 * time.Hour
 
+// pruneLaunchDirs recovers each killed launch in runs whose project's
+// undo lock is free (lockTry: a record of a project where a call runs
+// stays, for that call's end), and removes the directories of launches
+// that ended long ago, but for one whose record stays.
 func pruneLaunchDirs(runs string, e Env, w io.Writer) {
 	for d, ent := range unlockedRuns(runs) {
-		recoverKilled(d, "", e, w)
-		if fi, err := ent.Info(); err == nil && time.Since(fi.ModTime()) > staleLaunch {
+		kept := recoverKilled(d, "", e, w, lockTry)
+		if fi, err := ent.Info(); err == nil && time.Since(fi.ModTime()) > staleLaunch && !kept {
 			_ = removeRun(d)
 		}
 	}

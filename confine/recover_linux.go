@@ -157,9 +157,58 @@ func recoverProject(runs, project string, e Env, w io.Writer) {
 		return // not made by this user's launches: not read
 	}
 	for d := range unlockedRuns(runs) {
-		recoverKilled(d, project, e, w)
+		recoverKilled(d, project, e, w, lockWait)
 	}
 }
+
+// recoverOwn recovers, in the launch's own scratch directory, each launch
+// of the plan's project whose launcher is gone before its sweep, with the
+// project's undo lock held by the caller (undo.Options.Locked): before
+// the before-state of its record, and before its program starts. A
+// launch waits for an earlier one's undo lock after its plan; one killed
+// meanwhile left what its call made for this launch's plan to count as
+// the user's, and for this launch's program to run beside a recovery
+// (the eighty-fifth attack run): recovered here, it is swept before. A
+// launch of the project whose directory stays locked (its launcher lives
+// but takes no undo record, or a recovery waits for this launch's lock)
+// is looked at again for recoverOwnWait at most, and then left, to its
+// launcher or to the recovery once this launch has ended.
+func recoverOwn(p Plan, e Env, w io.Writer) {
+	if p.Project == "" || p.Scratch == "" {
+		return
+	}
+	runs := filepath.Join(p.Scratch, launchesDir)
+	end := time.Now().Add(recoverOwnWait)
+	for {
+		locked := false
+		ents, err := os.ReadDir(runs)
+		if err != nil {
+			return
+		}
+		for _, ent := range ents {
+			d := filepath.Join(runs, ent.Name())
+			if !ent.IsDir() || !strings.HasPrefix(ent.Name(), "run-") || d == p.RunDir || !recordOf(d, p.Project) {
+				continue
+			}
+			lock, err := lockRun(d, false)
+			if err != nil {
+				locked = true
+				continue
+			}
+			recoverKilled(d, p.Project, e, w, lockHeld)
+			unlockRun(lock)
+		}
+		if !locked || time.Now().After(end) {
+			return
+		}
+		time.Sleep(killedPoll)
+	}
+}
+
+// recoverOwnWait bounds how long recoverOwn looks again at a launch of
+// the project whose directory is locked: a hook that asked whether it
+// was killed holds that lock a moment (KilledLaunch).
+const recoverOwnWait = 100 * time.Millisecond
 
 // closeInherited closes the descriptors this process was given beyond
 // the standard three (fsx.CloseInherited).

@@ -54,6 +54,10 @@ func recordUndo(s Spec, plan Plan, e Env, stderr io.Writer) (undoRecord, error) 
 		Waiting: func() {
 			fmt.Fprintln(stderr, "loopguard: waiting for another confined call in this project to end (its undo record holds the project)")
 		},
+		// A launch of the project killed while this one waited (or
+		// before it) is swept now, while no call runs there, before
+		// the before-state and the program (recoverOwn).
+		Locked: func() { recoverOwn(plan, e, stderr) },
 	})
 	if errors.Is(err, undo.ErrStateReadOnly) {
 		// Inside a sandbox that mounts all but the project and temp

@@ -34,7 +34,12 @@ type Options struct {
 	// Waiting is called when another call holds the project's lock,
 	// before this one waits for it (nil: nothing).
 	Waiting func()
-	Now     func() time.Time // nil: time.Now
+	// Locked is called once the project's lock is taken, before anything
+	// is recorded (nil: nothing): the launcher sweeps there for a call of
+	// the project killed before its own sweep, while no other call runs
+	// and before the record's before-state (confine's recoverKilled).
+	Locked func()
+	Now    func() time.Time // nil: time.Now
 }
 
 // noWatch: records hear nothing (a test shows the walk that stands in
@@ -97,6 +102,9 @@ func Begin(o Options) (*Recorder, error) {
 	lock, err := s.lock(true, o.Waiting)
 	if err != nil {
 		return nil, err
+	}
+	if o.Locked != nil {
+		o.Locked()
 	}
 	r := &Recorder{s: s, lock: lock, now: o.Now, skip: map[string]bool{".git": true}}
 	if r.now == nil {
@@ -415,6 +423,23 @@ func (s *Store) lock(wait bool, waiting func()) (*os.File, error) {
 		return nil, fmt.Errorf("failed to take the undo lock: %w", err)
 	}
 	return f, nil
+}
+
+// LockProject takes the lock of project's store beside the state
+// directory stateDir, the one a call's record holds from before its
+// program starts until its after-state (Begin, Finish): waiting for it
+// (wait, waiting called first when another holds it) or not (ErrBusy).
+// Closing the file lets it go. A store that is not there is an error
+// (os.ErrNotExist): nothing is made.
+func LockProject(stateDir, project string, wait bool, waiting func()) (*os.File, error) {
+	s, err := Open(stateDir, project)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Lstat(s.Dir); err != nil {
+		return nil, err
+	}
+	return s.lock(wait, waiting)
 }
 
 func flock(f *os.File, how int) error {

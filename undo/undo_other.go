@@ -14,7 +14,7 @@ var errUnsupported = errors.New("undo needs Linux")
 type Options struct {
 	StateDir, Project, Command string
 	Held                       []string
-	Waiting                    func()
+	Waiting, Locked            func()
 	Now                        func() time.Time
 }
 
