@@ -236,9 +236,7 @@ func pixiActivation(text string) []string {
 			}
 			line, in = v, true
 		}
-		for _, q := range quotedWords(line) {
-			out = append(out, q)
-		}
+		out = append(out, quotedWords(line)...)
 		if strings.Contains(line, "]") {
 			in = false
 		}
