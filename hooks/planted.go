@@ -248,15 +248,7 @@ func PlantedWarning(stateDir string, pendings *state.Store, log *audit.Log, proj
 	if len(written) > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "the agent's file tools wrote these files %s, with no decision of yours (allowed by your permissions); an approved call may run or send them: ", when)
-		for i, w := range written {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(present.EscapeText(w))
-		}
-		if wroteMore {
-			b.WriteString(", and more")
-		}
+		writeNames(&b, written, wroteMore)
 		parts = append(parts, b.String())
 	}
 	if cut {
@@ -283,15 +275,7 @@ func jailedPart(when string, paths []string, more bool, unfinished, unreadable i
 	default:
 		fmt.Fprintf(&b, "jailed calls changed these files in the project %s; an approved call runs outside the jail and may run or send them: ", when)
 	}
-	for i, p := range paths {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(present.EscapeText(p))
-	}
-	if more {
-		b.WriteString(", and more")
-	}
+	writeNames(&b, paths, more)
 	if unfinished > 0 {
 		fmt.Fprintf(&b, " (%d call(s) still running, or ended before their changes were recorded)", unfinished)
 	}
@@ -366,4 +350,18 @@ func lastDecisionIn(log *audit.Log, pendings *state.Store, project string) time.
 		}
 	}
 	return last
+}
+
+// writeNames writes names to b, escaped, comma-separated, and ", and
+// more" after them where more.
+func writeNames(b *strings.Builder, names []string, more bool) {
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(present.EscapeText(n))
+	}
+	if more {
+		b.WriteString(", and more")
+	}
 }
