@@ -1026,8 +1026,7 @@ func venvBinFile(p int, target string) bool {
 	if unix.Fstat(p, &f) != nil || unix.Fstatat(d, filepath.Base(target), &in, unix.AT_SYMLINK_NOFOLLOW) != nil || f.Dev != in.Dev || f.Ino != in.Ino {
 		return true
 	}
-	var st unix.Stat_t
-	return unix.Fstatat(d, "../pyvenv.cfg", &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	return venvConfigBeside(d)
 }
 
 // shadowingExtension reports whether the file at target (filePath's) is an

@@ -1176,8 +1176,7 @@ func (w *sweeper) venvBin(fd int, rel string) bool {
 	if filepath.Base(rel) != "bin" {
 		return false
 	}
-	var st unix.Stat_t
-	if unix.Fstatat(fd, "../pyvenv.cfg", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+	if venvConfigBeside(fd) {
 		return true
 	}
 	parent := filepath.Dir(rel)
@@ -1185,6 +1184,14 @@ func (w *sweeper) venvBin(fd int, rel string) bool {
 		parent = ""
 	}
 	return w.venvs[parent]
+}
+
+// venvConfigBeside reports whether the directory open as fd has a
+// pyvenv.cfg beside it (in its "..", as the kernel has it, not a path a
+// call could swap): fd is a Python environment's bin.
+func venvConfigBeside(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(fd, "../pyvenv.cfg", &st, unix.AT_SYMLINK_NOFOLLOW) == nil
 }
 
 // isBytecode: name is a Python bytecode file (NAME.cpython-311.pyc, an

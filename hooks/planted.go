@@ -54,13 +54,7 @@ func (e *Engine) plantedWarning(c *Call) string {
 // show is what is true when they show it. The eighty-sixth attack run
 // rewrote the Makefile from a jailed call after `make` was held; the
 // warning shown was the one computed at the hold, and named README only.
-func RefreshPlanted(st *state.Store, p *state.Pending) {
-	if st == nil || p == nil || p.ProjectDir == "" || !filepath.IsAbs(p.ProjectDir) {
-		return
-	}
-	w := PlantedWarning(st.Dir, st, audit.Open(filepath.Join(st.Dir, "audit")), filepath.Clean(p.ProjectDir))
-	p.SetPlanted(w)
-}
+func RefreshPlanted(st *state.Store, p *state.Pending) { RefreshPlantedAll(st, []*state.Pending{p}) }
 
 // RefreshPlantedAll is RefreshPlanted of each of ps, the warning of each
 // project computed once.

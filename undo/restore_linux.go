@@ -481,18 +481,7 @@ func heldGitDirs(root int, p *Plan, res Result) map[string]string {
 		})
 		if isGit {
 			head := path.Join(d, "HEAD")
-			var b [4]byte
-			_, _ = rand.Read(b[:])
-			aside := "HEAD.loopguard-held-" + hex.EncodeToString(b[:])
-			err := unix.Renameat2(fd, "HEAD", fd, aside, unix.RENAME_NOREPLACE)
-			if errors.Is(err, unix.EACCES) {
-				// Put back at a mode that leaves its owner no write bit
-				// (chmod 500 by the call).
-				if restore, ok := ownerBits(fd, unix.S_IRWXU); ok {
-					err = unix.Renameat2(fd, "HEAD", fd, aside, unix.RENAME_NOREPLACE)
-					restore()
-				}
-			}
+			aside, err := moveAside(fd, "HEAD")
 			if err != nil {
 				held[head] = fmt.Sprintf("could not be moved aside (%v): with what undo put back, %s is a git directory, whose config git would run: remove it before you run git there", err, d)
 			} else {
@@ -557,19 +546,7 @@ func heldExtensions(root int, p *Plan, res Result) map[string]string {
 			if b, s := p.before[rel(name)], p.before[rel(src)]; b != nil && s != nil && b.Kind != Dir && (s.Kind == Dir) == (src == stem) {
 				continue // side by side before the call: the user's own
 			}
-			var r [4]byte
-			_, _ = rand.Read(r[:])
-			aside := name + ".loopguard-held-" + hex.EncodeToString(r[:])
-			if len(aside) > 255 {
-				aside = "loopguard-held-" + hex.EncodeToString(r[:])
-			}
-			err := unix.Renameat2(fd, name, fd, aside, unix.RENAME_NOREPLACE)
-			if errors.Is(err, unix.EACCES) {
-				if restore, ok := ownerBits(fd, unix.S_IRWXU); ok {
-					err = unix.Renameat2(fd, name, fd, aside, unix.RENAME_NOREPLACE)
-					restore()
-				}
-			}
+			aside, err := moveAside(fd, name)
 			if err != nil {
 				held[rel(name)] = fmt.Sprintf("could not be moved aside (%v): with what undo put back, it is an extension module beside %s, which python would import in place of that source: remove it before you run python there", err, rel(src))
 			} else {
@@ -579,6 +556,28 @@ func heldExtensions(root int, p *Plan, res Result) map[string]string {
 		f.Close()
 	}
 	return held
+}
+
+// moveAside renames name, in the directory open as fd, beside itself
+// under a name no program loads it by (NAME.loopguard-held-RANDOM, or
+// loopguard-held-RANDOM where that is too long), never over another, and
+// returns that name. A directory whose mode leaves its owner no write bit
+// (chmod 500 by the call) is given it for the rename and put back.
+func moveAside(fd int, name string) (string, error) {
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	aside := name + ".loopguard-held-" + hex.EncodeToString(r[:])
+	if len(aside) > 255 {
+		aside = "loopguard-held-" + hex.EncodeToString(r[:])
+	}
+	err := unix.Renameat2(fd, name, fd, aside, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EACCES) {
+		if restore, ok := ownerBits(fd, unix.S_IRWXU); ok {
+			err = unix.Renameat2(fd, name, fd, aside, unix.RENAME_NOREPLACE)
+			restore()
+		}
+	}
+	return aside, err
 }
 
 // wasGitDir reports whether the directory d was a git directory in the
