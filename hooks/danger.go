@@ -95,7 +95,10 @@ func (e *Engine) dangerHeld(ctx context.Context, c *Call, d *described, this str
 	}
 	detail := grants + " would cover " + this + ", but it carries a DANGER line (" + present.EscapeText(strings.Join(lines, "; ")) +
 		"): a grant does not cover a DANGER call, whatever its rule; only an exact approval of this call does"
-	if e.Store.Consumed(c.SessionID, c.Agent(), c.ToolName, d.digest) {
+	switch {
+	case e.Store.Withdrawn(c.SessionID, c.Agent(), c.ToolName, d.digest):
+		detail += "; the approval of this exact call was withdrawn: calls that ran with no decision changed the project after it"
+	case e.Store.Consumed(c.SessionID, c.Agent(), c.ToolName, d.digest):
 		detail += "; the approval of this exact call was used already (approvals are single-use)"
 	}
 	return e.pending(ctx, c, d, ReasonDangerNotCovered, detail), true

@@ -199,10 +199,26 @@ var WithdrawnAt = time.Unix(0, 0)
 // ago). The hook withdraws an approval whose project changed after it
 // (hooks.ChangedAfter); ErrClaimed when there was none to withdraw.
 func (s *Store) WithdrawExact(session, agent, tool, digest string) error {
-	if err := s.ClaimExact(session, agent, tool, digest); err != nil {
+	if err := s.mkdir("consumed"); err != nil {
 		return err
 	}
-	return os.Chtimes(s.consumedPath(session, agent, tool, digest), WithdrawnAt, WithdrawnAt)
+	// Stamped before it moves: a consumed file's time is when it was used
+	// (justConsumed lets the call's permission request through for two
+	// minutes after), and a rename keeps the time of the approval.
+	from := filepath.Join(s.exactDir(session, agent, tool), digest+grantSuffix)
+	if err := os.Chtimes(from, WithdrawnAt, WithdrawnAt); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return ErrClaimed
+		}
+		return fmt.Errorf("failed to withdraw grant: %w", err)
+	}
+	if err := os.Rename(from, s.consumedPath(session, agent, tool, digest)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return ErrClaimed
+		}
+		return fmt.Errorf("failed to withdraw grant: %w", err)
+	}
+	return syncDir(filepath.Dir(from))
 }
 
 // Withdrawn reports whether the exact grant for this call was withdrawn
