@@ -215,7 +215,7 @@ func TestBrowserLongCallIsWholeOrNotApprovable(t *testing.T) {
 	}
 	// The page's own script asked to approve it anyway: refused.
 	for _, d := range []string{"approve", "grant"} {
-		req := map[string]string{"id": huge.ID, "digest": huge.Digest, "decision": d}
+		req := map[string]string{"id": huge.ID, "digest": huge.Digest, "view": tc.viewNow(t, huge.ID), "decision": d}
 		if d == "grant" {
 			req["rule"] = "Bash(echo *)" // the size is refused before the rule is compared
 		}
@@ -487,7 +487,7 @@ func TestBrowserLimitsArePerClient(t *testing.T) {
 	flood()
 	signIn(t, b, tc)
 	p := tc.b.add("aaaaaaaaaaaaaaaaaaaaaaaa", "echo a")
-	req := jsonOf(map[string]string{"id": p.ID, "digest": p.Digest, "decision": "approve"})
+	req := jsonOf(map[string]string{"id": p.ID, "digest": p.Digest, "view": tc.viewNow(t, p.ID), "decision": "approve"})
 	var spent struct {
 		Codes []int `json:"codes"`
 	}
@@ -523,8 +523,8 @@ func TestBrowserSignaturesFinishedOutOfOrder(t *testing.T) {
 	pb := tc.b.add("bbbbbbbbbbbbbbbbbbbbbbbb", "echo b")
 	b, _ := enrolled(t, tc)
 	signIn(t, b, tc)
-	reqA := map[string]string{"id": pa.ID, "digest": pa.Digest, "decision": "approve"}
-	reqB := map[string]string{"id": pb.ID, "digest": pb.Digest, "decision": "approve"}
+	reqA := map[string]string{"id": pa.ID, "digest": pa.Digest, "view": tc.viewNow(t, pa.ID), "decision": "approve"}
+	reqB := map[string]string{"id": pb.ID, "digest": pb.Digest, "view": tc.viewNow(t, pb.ID), "decision": "approve"}
 	nA, cA := sign(t, b, reqA)
 	nB, cB := sign(t, b, reqB)
 	if r := finish(t, b, nB, cB, reqB); !r.OK {

@@ -211,6 +211,7 @@ type decisionRequest struct {
 	Nonce      string          `json:"nonce,omitempty"`
 	ID         string          `json:"id"`
 	Digest     string          `json:"digest"`
+	View       string          `json:"view"`
 	Decision   string          `json:"decision"`
 	Rule       string          `json:"rule,omitempty"`
 	Note       string          `json:"note,omitempty"`
@@ -230,8 +231,9 @@ func (req decisionRequest) decision() Decision {
 }
 
 // current checks that call req.ID is still open and is the call the page
-// showed (its digest), and, for a grant, that the rule is still the one
-// offered.
+// showed (its digest), shown as the page showed it (its view: the
+// rendering, warnings included, and the rule offered), and, for a grant,
+// that the rule is still the one offered.
 func (s *Server) current(r *http.Request, req decisionRequest) (Call, int, error) {
 	c, err := s.o.Backend.Get(r.Context(), req.ID)
 	if errors.Is(err, ErrNotOpen) {
@@ -243,19 +245,24 @@ func (s *Server) current(r *http.Request, req decisionRequest) (Call, int, error
 	if c.Pending.Digest != req.Digest {
 		return Call{}, http.StatusConflict, fmt.Errorf("refused: the call changed since the page showed it (digest %.12s, shown %.12s): look at it again", c.Pending.Digest, req.Digest)
 	}
-	if req.Decision != Deny {
+	// The rendering changes with no change of digest (its warning of
+	// what changed in the project since the last decision): a click that
+	// lands before the page redraws is refused, not taken for what the
+	// human did not see.
+	v := s.viewOf(c)
+	if v.View != req.View {
+		return Call{}, http.StatusConflict, errors.New("refused: what the page showed of the call changed since (its warning of what changed in the project, or its rendering): look at it again")
+	}
+	if req.Decision != Deny && v.TooLong != "" {
 		// What is approved is what the page could show whole.
-		if n, _ := size(s.o.Backend.Render(c)); n > MaxShown {
-			return Call{}, http.StatusConflict, errors.New("refused: " + s.tooLong(c, n))
-		}
+		return Call{}, http.StatusConflict, errors.New("refused: " + v.TooLong)
 	}
 	switch req.Decision {
 	case Grant:
-		rule, err := s.o.Backend.Rule(c)
-		if err != nil {
-			return Call{}, http.StatusConflict, fmt.Errorf("no rule is offered for this call: %w", err)
+		if v.Rule == "" {
+			return Call{}, http.StatusConflict, errors.New("no rule is offered for this call: " + v.NoRule)
 		}
-		if rule != req.Rule {
+		if v.Rule != req.Rule {
 			return Call{}, http.StatusConflict, errors.New("refused: the rule offered changed since the page showed it: look at it again")
 		}
 	case Approve, Deny:
@@ -282,7 +289,7 @@ func (s *Server) decisionBegin(_ http.ResponseWriter, r *http.Request, req *deci
 	if err != nil {
 		return nil, err
 	}
-	st := Statement{V: statementVersion, Origin: s.o.Origin, Pending: req.ID, Digest: req.Digest, Decision: req.Decision,
+	st := Statement{V: statementVersion, Origin: s.o.Origin, Pending: req.ID, Digest: req.Digest, View: req.View, Decision: req.Decision,
 		Rule: req.Rule, Note: NoteHash(req.Note), Nonce: nonce}
 	challenge, err := st.Challenge()
 	if err != nil {
@@ -311,7 +318,7 @@ func (s *Server) decisionFinish(_ http.ResponseWriter, r *http.Request, req *dec
 		return nil, refuse(http.StatusForbidden, "refused: this decision was not started on this page, was used already, or took too long: decide again")
 	}
 	st := dc.st
-	if req.ID != st.Pending || req.Digest != st.Digest || req.Decision != st.Decision || req.Rule != st.Rule || req.Note != dc.note {
+	if req.ID != st.Pending || req.Digest != st.Digest || req.View != st.View || req.Decision != st.Decision || req.Rule != st.Rule || req.Note != dc.note {
 		return nil, refuse(http.StatusForbidden, "refused: the signature was made for another decision")
 	}
 	pk, parsed, err := s.verifyAssertion(dc.data, req.Credential)

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -57,6 +59,27 @@ func (f *fakeBackend) change(id, command string) {
 	f.open[id].Digest, f.open[id].Descriptor = digestOf(command), []byte(command)
 }
 
+// plant sets call id's warning of what changed in the project (as
+// hooks.RefreshPlanted does): its rendering changes, its digest does not.
+func (f *fakeBackend) plant(id, warning string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := *f.open[id]
+	p.Warnings = slices.Clone(p.Warnings)
+	p.SetPlanted(warning)
+	f.open[id] = &p
+}
+
+// viewNow is the view of call id as the page would get it now.
+func (tc *testConsole) viewNow(t *testing.T, id string) string {
+	t.Helper()
+	c, err := tc.b.Get(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tc.srv.viewOf(c).View
+}
+
 func (f *fakeBackend) decisions() []decided {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -91,6 +114,9 @@ func (f *fakeBackend) Render(c Call) ([]Line, []Line) {
 	head := []Line{{Text: "pending " + c.Pending.ID + " (held)", Kind: "title"}, {Text: "call:    Bash " + cmd}}
 	if strings.Contains(cmd, "rm -rf") {
 		head = append(head, Line{Text: "!!! DANGER: rm deletes recursively outside the project", Kind: "danger"})
+	}
+	for _, w := range c.Pending.Warnings {
+		head = append(head, Line{Text: "warning: " + w, Kind: "warn"})
 	}
 	head = append(head, Line{Text: "digest: " + c.Pending.Digest, Kind: "digest"})
 	// A line of the command that begins as a diff's (+ or -) is drawn
@@ -214,7 +240,7 @@ func (tc *testConsole) request(t *testing.T, method, path, host, origin, body st
 }
 
 func TestStatementCanonical(t *testing.T) {
-	s := Statement{V: statementVersion, Origin: "http://localhost:8377", Pending: "abc", Digest: digestOf("x"), Decision: Grant,
+	s := Statement{V: statementVersion, Origin: "http://localhost:8377", Pending: "abc", Digest: digestOf("x"), View: digestOf("v"), Decision: Grant,
 		Rule: "Bash(ls <a> & b)", Nonce: "n"}
 	b, err := s.Encode()
 	if err != nil {
@@ -231,17 +257,99 @@ func TestStatementCanonical(t *testing.T) {
 	if _, err := ParseStatement(other); err == nil {
 		t.Error("a non-canonical encoding was accepted")
 	}
+	view := digestOf("v")
 	for name, bad := range map[string]Statement{
-		"approve with rule": {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Approve, Rule: "r", Nonce: "n"},
-		"grant no rule":     {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Grant, Nonce: "n"},
-		"note on approve":   {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Approve, Note: digestOf("n"), Nonce: "n"},
-		"no nonce":          {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Deny},
-		"short digest":      {V: statementVersion, Origin: "o", Pending: "p", Digest: "abc", Decision: Deny, Nonce: "n"},
-		"version":           {V: "v0", Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Deny, Nonce: "n"},
-		"long rule":         {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Grant, Rule: strings.Repeat("x", 3000), Nonce: "n"},
+		"approve with rule": {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), View: view, Decision: Approve, Rule: "r", Nonce: "n"},
+		"grant no rule":     {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), View: view, Decision: Grant, Nonce: "n"},
+		"note on approve":   {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), View: view, Decision: Approve, Note: digestOf("n"), Nonce: "n"},
+		"no nonce":          {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), View: view, Decision: Deny},
+		"short digest":      {V: statementVersion, Origin: "o", Pending: "p", Digest: "abc", View: view, Decision: Deny, Nonce: "n"},
+		"version":           {V: "v0", Origin: "o", Pending: "p", Digest: digestOf("x"), View: view, Decision: Deny, Nonce: "n"},
+		"long rule":         {V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), View: view, Decision: Grant, Rule: strings.Repeat("x", 3000), Nonce: "n"},
 	} {
 		if _, err := bad.Encode(); err == nil {
 			t.Errorf("%s: encoded", name)
+		}
+	}
+}
+
+// v1Fixture is testdata/decision-v1.json: a decision signed under v1,
+// before the statement named the view.
+func v1Fixture(t *testing.T) (Proof, []byte) {
+	t.Helper()
+	b, err := os.ReadFile("testdata/decision-v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Passkey   string `json:"passkey"`
+		PublicKey string `json:"public_key"`
+		Signed    string `json:"signed"`
+		Assertion string `json:"assertion"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := b64.DecodeString(f.PublicKey)
+	if err != nil || f.Signed == "" {
+		t.Fatalf("the fixture: %v", err)
+	}
+	return Proof{Passkey: f.Passkey, Signed: f.Signed, Assertion: f.Assertion}, pub
+}
+
+// Statements of both versions: a v1 statement (no view; the audit log
+// keeps them, signed) still parses and verifies, and its entry too; a v2
+// statement names the view as a SHA-256, and a v1 statement names none.
+// The server issues v2 only (TestDecisionRefusedWhenTheViewChanged).
+func TestStatementVersions(t *testing.T) {
+	p, pub := v1Fixture(t)
+	s, err := VerifyProof(p, pub)
+	if err != nil || s.V != statementV1 || s.View != "" || s.Decision != Approve {
+		t.Fatalf("the v1 fixture: %+v %v", s, err)
+	}
+	e := p.Stamp(audit.Entry{Decision: "approve", Pending: s.Pending, Digest: s.Digest})
+	if _, err := VerifyEntry(e, pub); err != nil {
+		t.Errorf("the v1 fixture's audit entry: %v", err)
+	}
+	// Control of the verifier: the fixture's statement with one byte
+	// changed is not what was signed.
+	forged := p
+	forged.Signed = strings.Replace(p.Signed, `"approve"`, `"deny"`, 1)
+	if _, err := VerifyProof(forged, pub); err == nil || !strings.Contains(err.Error(), "another statement") {
+		t.Errorf("the v1 fixture made a deny: %v", err)
+	}
+
+	v1 := Statement{V: statementV1, Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Approve, Nonce: "n"}
+	b, err := v1.Encode()
+	if err != nil || string(b) != `{"v":"loopguard.console.decision.v1","origin":"o","pending":"p","digest":"`+digestOf("x")+`","decision":"approve","rule":"","note":"","nonce":"n"}` {
+		t.Errorf("a v1 statement encodes as %s (%v); want v1's encoding, without a view", b, err)
+	}
+	v2 := v1
+	v2.V, v2.View = statementVersion, digestOf("v")
+	if b, err := v2.Encode(); err != nil || !strings.Contains(string(b), `"digest":"`+digestOf("x")+`","view":"`+digestOf("v")+`","decision"`) {
+		t.Errorf("control: a v2 statement encodes as %s (%v)", b, err)
+	}
+	for name, c := range map[string]struct {
+		s    Statement
+		want string
+	}{
+		"v2 without a view":      {Statement{V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), Decision: Approve, Nonce: "n"}, "view is not a SHA-256"},
+		"v2, a short view":       {Statement{V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), View: "abc", Decision: Approve, Nonce: "n"}, "view is not a SHA-256"},
+		"v2, an upper-case view": {Statement{V: statementVersion, Origin: "o", Pending: "p", Digest: digestOf("x"), View: strings.ToUpper(digestOf("v")), Decision: Approve, Nonce: "n"}, "view is not a SHA-256"},
+		"v1 with a view":         {Statement{V: statementV1, Origin: "o", Pending: "p", Digest: digestOf("x"), View: digestOf("v"), Decision: Approve, Nonce: "n"}, "names no view"},
+	} {
+		if _, err := c.s.Encode(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", name, err, c.want)
+		}
+	}
+	// The same refusals when parsed from bytes: v2 without its view, and
+	// v1 with an empty view written out (not v1's canonical encoding).
+	for name, raw := range map[string]string{
+		"v2 without a view": strings.Replace(string(b), statementV1, statementVersion, 1),
+		"v1, empty view":    strings.Replace(string(b), `","decision"`, `","view":"","decision"`, 1),
+	} {
+		if _, err := ParseStatement([]byte(raw)); err == nil {
+			t.Errorf("%s: parsed %s", name, raw)
 		}
 	}
 }

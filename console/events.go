@@ -32,6 +32,10 @@ type callView struct {
 	// where it can: its rendering is over MaxShown, so the page gets its
 	// head only, and the server refuses to approve or grant it.
 	TooLong string `json:"too_long,omitempty"`
+	// View names what the page shows of the call (shown): the page
+	// sends it with a decision, the statement signs it, and the server
+	// refuses a decision whose call it would now show otherwise.
+	View string `json:"view"`
 }
 
 type queueView struct {
@@ -46,36 +50,63 @@ func (s *Server) queueView(ctx context.Context) queueView {
 		q.Error = err.Error()
 	}
 	for _, c := range calls {
-		head, body := s.o.Backend.Render(c)
-		v := callView{ID: c.Pending.ID, Digest: c.Pending.Digest, Tool: c.Pending.Tool, Host: c.Host, Status: c.Status,
-			Held: c.Held, Head: head, Body: body}
-		v.Bytes, v.Lines = size(head, body)
-		if v.Bytes > MaxShown {
-			v.Body, v.TooLong = nil, s.tooLong(c, v.Bytes)
-		}
-		if c.Held {
-			v.HeldUntil = c.Pending.HeldUntil.UTC()
-		}
-		if rule, err := s.o.Backend.Rule(c); err == nil {
-			v.Rule = rule
-		} else {
-			v.NoRule = err.Error()
-		}
-		q.Calls = append(q.Calls, v)
+		q.Calls = append(q.Calls, s.viewOf(c))
 	}
 	return q
 }
 
+// viewOf is call c as the page gets it: the queue's calls and the call
+// a decision is checked against are built here alone.
+func (s *Server) viewOf(c Call) callView {
+	head, body := s.o.Backend.Render(c)
+	v := callView{ID: c.Pending.ID, Digest: c.Pending.Digest, Tool: c.Pending.Tool, Host: c.Host, Status: c.Status,
+		Held: c.Held, Head: head, Body: body}
+	v.Bytes, v.Lines = size(head, body)
+	if v.Bytes > MaxShown {
+		v.Body, v.TooLong = nil, s.tooLong(c, v.Bytes)
+	}
+	if c.Held {
+		v.HeldUntil = c.Pending.HeldUntil.UTC()
+	}
+	if rule, err := s.o.Backend.Rule(c); err == nil {
+		v.Rule = rule
+	} else {
+		v.NoRule = err.Error()
+	}
+	v.View = shown(v)
+	return v
+}
+
+// shown is the SHA-256 hex of what the page shows of call v beyond its
+// id, digest and hold: every line of its head and body (kind and text),
+// the rule offered or why none, and why it is too long to approve here.
+// The rendering changes with no change of digest (its warning of what
+// jailed calls and file tools changed in the project since the last
+// decision), so a decision names this too.
+func shown(v callView) string {
+	h := sha256.New()
+	field := func(s string) { fmt.Fprintf(h, "%d:%s", len(s), s) } // each field its length first: no text passes for two
+	field(v.Rule)
+	field(v.NoRule)
+	field(v.TooLong)
+	for _, part := range [][]Line{v.Head, v.Body} {
+		fmt.Fprintf(h, "%d:", len(part))
+		for _, l := range part {
+			field(l.Kind)
+			field(l.Text)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // fingerprint names what the page shows of q, to send it again only when
 // it changed (the status line's seconds are left out: the page counts).
+// Each call's part is shown's, the view a decision is checked against.
 func fingerprint(q queueView) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", q.Error)
 	for _, c := range q.Calls {
-		fmt.Fprintf(h, "%s\x00%s\x00%t\x00%s\x00%s\x00%s\x00", c.ID, c.Digest, c.Held, c.Rule, c.NoRule, c.TooLong)
-		for _, l := range append(c.Head, c.Body...) {
-			fmt.Fprintf(h, "%s\x01%s\x02", l.Kind, l.Text)
-		}
+		fmt.Fprintf(h, "%s\x00%s\x00%t\x00%s\x00", c.ID, c.Digest, c.Held, shown(c))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

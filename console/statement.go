@@ -18,8 +18,14 @@ const (
 	Deny    = "deny"    // refuse it, with Note for the model
 )
 
-// statementVersion names the encoding below; a verifier refuses any other.
-const statementVersion = "loopguard.console.decision.v1"
+// statementVersion names the encoding below, the one the server issues;
+// a verifier refuses any other but statementV1.
+const statementVersion = "loopguard.console.decision.v2"
+
+// statementV1 is the encoding before View: the same fields, in the same
+// order, without it. The audit log keeps statements signed then, and
+// audit verify checks them.
+const statementV1 = "loopguard.console.decision.v1"
 
 // maxStatement bounds an encoded statement: it is signed and logged whole
 // (a rule or note that would make it longer is refused, never cut).
@@ -29,13 +35,14 @@ const maxStatement = 2048
 // canonical encoding is the WebAuthn challenge.
 type Statement struct {
 	V        string `json:"v"`
-	Origin   string `json:"origin"`   // the console's origin (the passkey is bound to its host)
-	Pending  string `json:"pending"`  // the pending id
-	Digest   string `json:"digest"`   // the call's digest as the page showed it
-	Decision string `json:"decision"` // Approve, Grant or Deny
-	Rule     string `json:"rule"`     // the rule granted (Grant), else ""
-	Note     string `json:"note"`     // SHA-256 hex of the note shown to the model (Deny with a note), else ""
-	Nonce    string `json:"nonce"`    // the server's, one per decision
+	Origin   string `json:"origin"`         // the console's origin (the passkey is bound to its host)
+	Pending  string `json:"pending"`        // the pending id
+	Digest   string `json:"digest"`         // the call's digest as the page showed it
+	View     string `json:"view,omitempty"` // SHA-256 hex of what the page showed of the call (v2; none in v1)
+	Decision string `json:"decision"`       // Approve, Grant or Deny
+	Rule     string `json:"rule"`           // the rule granted (Grant), else ""
+	Note     string `json:"note"`           // SHA-256 hex of the note shown to the model (Deny with a note), else ""
+	Nonce    string `json:"nonce"`          // the server's, one per decision
 }
 
 // NoteHash is how a statement names a deny's note.
@@ -75,7 +82,11 @@ func (s Statement) Challenge() ([]byte, error) {
 
 func (s Statement) check() error {
 	switch {
-	case s.V != statementVersion:
+	case s.V == statementV1 && s.View != "":
+		return errors.New("a v1 statement names no view")
+	case s.V == statementVersion && !token.IsDigest(s.View):
+		return errors.New("statement view is not a SHA-256")
+	case s.V != statementVersion && s.V != statementV1:
 		return fmt.Errorf("statement version %q, want %q", s.V, statementVersion)
 	case s.Origin == "" || s.Pending == "" || s.Nonce == "":
 		return errors.New("statement without its origin, pending id or nonce")

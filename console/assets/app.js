@@ -172,8 +172,8 @@ async function signInView(st) {
 // a click is taken only if the pointer went down at least armMs after what
 // is shown was drawn and, for a mouse, moved since then (a click from a
 // pointer that rested while the call under it changed is ignored). Each
-// decision sends the digest of the call drawn, and the server refuses any
-// other.
+// decision sends the digest and the view of the call drawn, and the
+// server refuses any other.
 
 const armMs = 700;
 let stream = null;   // the live queue's AbortController
@@ -237,7 +237,7 @@ function left(c) {
 // fp is what the page draws of c: a change of it is a change of what is
 // shown.
 function fp(c) {
-  return JSON.stringify([c.id, c.digest, c.held, c.host, c.head, c.body, c.rule, c.no_rule, c.too_long]);
+  return JSON.stringify([c.id, c.digest, c.held, c.host, c.head, c.body, c.rule, c.no_rule, c.too_long, c.view]);
 }
 
 function callCard(c) {
@@ -346,7 +346,10 @@ async function decide(c, decision, rule, note) {
   const card = v.card;
   card.setAttribute("data-busy", "1");
   for (const b of card.querySelectorAll("button")) b.disabled = true;
-  const req = { id: c.id, digest: c.digest, decision }; // the digest of the call drawn
+  // The digest of the call drawn, and its view: what the page drew of it
+  // (its rendering, warnings included); the server refuses a decision on
+  // a call it would now draw otherwise.
+  const req = { id: c.id, digest: c.digest, view: c.view, decision };
   if (rule) req.rule = rule;
   if (note) req.note = note;
   let done = false;
