@@ -130,11 +130,12 @@ edited entry, a deleted or reordered one, a log cut below its sealed head, a
 forged or missing head. When all is well it seals the log up to its last entry.
 
 Every decision made in the console (loopguard serve) carries its passkey
-signature: the statement signed (pending id, digest, decision, rule or
-note) and the WebAuthn assertion. verify checks each one with the
-passkey's public key alone, and that the entry records what was signed;
---signatures checks only those (no master key), and --passkeys FILE takes
-the public keys from 'loopguard passkey list --json' on another machine.
+signature: the statement signed (pending id, digest, what the page showed
+of the call, decision, rule or note) and the WebAuthn assertion. verify
+checks each one with the passkey's public key alone, and that the entry
+records what was signed; --signatures checks only those (no master key),
+and --passkeys FILE takes the public keys from 'loopguard passkey list
+--json' on another machine.
 
 What it cannot see: entries appended after the last seal are protected by the
 chain only, which has no key, so they can be cut off the end undetected. The
