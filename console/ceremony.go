@@ -253,6 +253,16 @@ func (s *Server) current(r *http.Request, req decisionRequest) (Call, int, error
 	if v.View != req.View {
 		return Call{}, http.StatusConflict, errors.New("refused: what the page showed of the call changed since (its warning of what changed in the project, or its rendering): look at it again")
 	}
+	// The decision covers the project as of when the page was first
+	// given this view (package hooks, ApproveWith); a view this server
+	// never gave a page is no view a human saw.
+	at, ok := s.firstShown(req.ID, req.View)
+	if !ok {
+		return Call{}, http.StatusConflict, errors.New("refused: this console never showed the call as the page has it: look at it again")
+	}
+	if c.Pending.PlantedAt.IsZero() || at.Before(c.Pending.PlantedAt) {
+		c.Pending.PlantedAt = at
+	}
 	if req.Decision != Deny && v.TooLong != "" {
 		// What is approved is what the page could show whole.
 		return Call{}, http.StatusConflict, errors.New("refused: " + v.TooLong)

@@ -33,6 +33,9 @@ type decided struct {
 	id    string
 	d     Decision
 	proof Proof
+	// plantedAt is the time the decision covers the project as of
+	// (Call.Pending.PlantedAt, as the server hands it to Decide).
+	plantedAt time.Time
 }
 
 func digestOf(s string) string {
@@ -73,11 +76,15 @@ func (f *fakeBackend) plant(id, warning string) {
 // viewNow is the view of call id as the page would get it now.
 func (tc *testConsole) viewNow(t *testing.T, id string) string {
 	t.Helper()
-	c, err := tc.b.Get(t.Context(), id)
-	if err != nil {
-		t.Fatal(err)
+	// As the page gets it: the live queue (which notes when the server
+	// first gave the page this view).
+	for _, v := range tc.srv.queueView(t.Context()).Calls {
+		if v.ID == id {
+			return v.View
+		}
 	}
-	return tc.srv.viewOf(c).View
+	t.Fatalf("%s is not in the queue", id)
+	return ""
 }
 
 func (f *fakeBackend) decisions() []decided {
@@ -148,7 +155,7 @@ func (f *fakeBackend) Decide(_ context.Context, c Call, d Decision, p Proof) (st
 		return "", ErrNotOpen
 	}
 	delete(f.open, c.Pending.ID)
-	f.decided = append(f.decided, decided{id: c.Pending.ID, d: d, proof: p})
+	f.decided = append(f.decided, decided{id: c.Pending.ID, d: d, proof: p, plantedAt: c.Pending.PlantedAt})
 	return fmt.Sprintf("Decided %s: %s", c.Pending.ID, d.Kind), nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // call sends one of the page's requests, signed in with session (a GET
@@ -188,5 +189,42 @@ func TestViewCoversWhatIsDrawn(t *testing.T) {
 		if shown(v) == shown(base) {
 			t.Errorf("%s: the view did not change", name)
 		}
+	}
+}
+
+// TestDecisionDatedWhenShown: a decision covers the project as of when
+// the page was first given the view it decided on, not as of the click:
+// a jailed rewrite of a Makefile the warning on the page named already
+// changes no word of the view (the eighty-eighth attack run, through
+// review). The backend gets that time (Call.Pending.PlantedAt); hooks'
+// ApproveWith makes it the approval's. Control: a view the page is given
+// again later keeps its first time; a new view gets its own.
+func TestDecisionDatedWhenShown(t *testing.T) {
+	tc := newTestConsole(t)
+	k := newSoftKey(t)
+	pk := k.register(t, tc)
+	session, err := tc.srv.newSession(pk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tc.b.add("aaaaaaaaaaaaaaaaaaaaaaaa", "make")
+	tc.b.plant(p.ID, "jailed calls changed 1 file in the project since your last decision: Makefile")
+	before := time.Now()
+	drawn := tc.shownNow(t, session, p.ID)
+	first := time.Now()
+	time.Sleep(30 * time.Millisecond)
+	if again := tc.shownNow(t, session, p.ID); again.View != drawn.View {
+		t.Fatalf("the view changed with nothing changed: %.12s, %.12s", drawn.View, again.View)
+	}
+	time.Sleep(30 * time.Millisecond)
+	clicked := time.Now()
+	req := decisionRequest{ID: drawn.ID, Digest: drawn.Digest, View: drawn.View, Decision: Approve}
+	if code, msg := tc.decideWith(t, k, session, req, nil); code != http.StatusOK {
+		t.Fatalf("approve: %d %s", code, msg)
+	}
+	ds := tc.b.decisions()
+	if len(ds) != 1 || ds[0].plantedAt.Before(before) || ds[0].plantedAt.After(first) {
+		t.Fatalf("the decision covers the project as of %v; want when the page was first given its view, between %v and %v (clicked %v)",
+			ds[0].plantedAt, before, first, clicked)
 	}
 }

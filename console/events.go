@@ -52,7 +52,40 @@ func (s *Server) queueView(ctx context.Context) queueView {
 	for _, c := range calls {
 		q.Calls = append(q.Calls, s.viewOf(c))
 	}
+	s.noteShown(q.Calls)
 	return q
+}
+
+// noteShown keeps, for each call of the queue as the page gets it, when
+// the server first computed the view it has now (earlier views, and calls
+// gone, are forgotten: a decision on them is refused anyway). An approval
+// covers the project as the page showed it, as of then, not as of the
+// click: a jailed rewrite of a Makefile the warning on the page named
+// already changes no word of the view (the eighty-eighth attack run,
+// through review).
+func (s *Server) noteShown(calls []callView) {
+	now := s.o.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := make(map[string]time.Time, len(calls))
+	for _, v := range calls {
+		k := v.ID + "\x00" + v.View
+		t, ok := s.shown[k]
+		if !ok {
+			t = now
+		}
+		next[k] = t
+	}
+	s.shown = next
+}
+
+// firstShown is when the server first computed view v of call id for the
+// page (noteShown); false when it never did.
+func (s *Server) firstShown(id, view string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.shown[id+"\x00"+view]
+	return t, ok
 }
 
 // viewOf is call c as the page gets it: the queue's calls and the call

@@ -118,6 +118,9 @@ type Server struct {
 	// enrollLimits are the registration limits, one per link, made only
 	// for a link that is valid: only its holder spends them.
 	enrollLimits map[string]*bucket
+	// shown is when each call's view the page has now was first computed
+	// (noteShown), keyed by id and view.
+	shown map[string]time.Time
 
 	mux *http.ServeMux
 }

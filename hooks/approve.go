@@ -31,8 +31,17 @@ func ApproveWith(st *state.Store, mint func(token.Grant, time.Time) (token.Grant
 	if err != nil {
 		return nil, err
 	}
+	// The approval covers the project as the warning shown with the call
+	// saw it (p.PlantedAt: when show, review or the console computed
+	// it), not as of the keypress: a jailed rewrite of a Makefile the
+	// warning on screen named already changed no word of it (the
+	// eighty-eighth attack run). ChangedAfter counts from then.
+	var shown time.Time
+	if !p.PlantedAt.IsZero() && p.PlantedAt.Before(now) {
+		shown = p.PlantedAt.UTC()
+	}
 	if _, err := st.PutGrant(&g, state.GrantRecord{CallDigest: p.CallDigest, Pending: p.ID, AgentType: p.AgentType, Created: now.UTC(),
-		Resembles: retryKeys(p.Descriptor)}); err != nil {
+		Shown: shown, Resembles: retryKeys(p.Descriptor)}); err != nil {
 		return nil, err
 	}
 	if err := st.Decide(p.ID, state.StatusApproved, principal, g.ID(), now); err != nil {

@@ -50,8 +50,9 @@ func (e *Engine) plantedWarning(c *Call) string {
 
 // RefreshPlanted recomputes the planted warning of p (PlantedWarning of
 // its project) and puts it in p.Warnings in place of the one it carried
-// (p.Planted), in p only: what show, review, approve and the console
-// show is what is true when they show it. The eighty-sixth attack run
+// (p.Planted), and when in p.PlantedAt, in p only: what show, review,
+// approve and the console show is what is true when they show it, and an
+// approval of it covers the project as of then (ApproveWith). The eighty-sixth attack run
 // rewrote the Makefile from a jailed call after `make` was held; the
 // warning shown was the one computed at the hold, and named README only.
 func RefreshPlanted(st *state.Store, p *state.Pending) { RefreshPlantedAll(st, []*state.Pending{p}) }
@@ -63,7 +64,7 @@ func RefreshPlantedAll(st *state.Store, ps []*state.Pending) {
 		return
 	}
 	log := audit.Open(filepath.Join(st.Dir, "audit"))
-	done := map[string]string{}
+	done, at := map[string]string{}, map[string]time.Time{}
 	for _, p := range ps {
 		if p == nil || p.ProjectDir == "" || !filepath.IsAbs(p.ProjectDir) {
 			continue
@@ -71,10 +72,12 @@ func RefreshPlantedAll(st *state.Store, ps []*state.Pending) {
 		project := filepath.Clean(p.ProjectDir)
 		w, ok := done[project]
 		if !ok {
+			at[project] = time.Now() // before: a change while it is computed counts after
 			w = PlantedWarning(st.Dir, st, log, project)
 			done[project] = w
 		}
 		p.SetPlanted(w)
+		p.PlantedAt = at[project]
 	}
 }
 
@@ -299,7 +302,11 @@ func jailedPart(when string, paths []string, more bool, unfinished, unreadable i
 	}
 	writeNames(&b, paths, more)
 	if unfinished > 0 {
-		fmt.Fprintf(&b, " (%d call(s) still running, or ended before their changes were recorded)", unfinished)
+		// A call still running when the human approves is not counted
+		// against the approval (ChangedAfter): said here, where the
+		// human decides (the eighty-eighth attack run's background call
+		// rewrote the Makefile two seconds after the approval).
+		fmt.Fprintf(&b, " (%d call(s) still running, or ended before their changes were recorded; what a call still running writes after you approve, the approved call may run)", unfinished)
 	}
 	if unreadable > 0 {
 		fmt.Fprintf(&b, " (the undo records of %d call(s) cannot be read: what they changed is not known)", unreadable)

@@ -38,11 +38,12 @@ type GrantRecord struct {
 	// Preset names the preset the grant was minted with (grant --preset),
 	// for grants and revoke --preset; the rule itself is in the token.
 	Preset string `json:"preset,omitempty"`
-	// Shown, for an exact approval made on another machine, is when what
-	// its approver was shown of the project (the call's warning of what
-	// jailed calls changed) was computed; zero: Created, the approval's
-	// own time on this machine. The approval covers the project as of
-	// then (hooks.ChangedAfter).
+	// Shown is when what the approver was shown of the project (the
+	// call's warning of what jailed calls changed) was computed: by show,
+	// review or the console on this machine, or when the call's record
+	// was published for an approval made on another machine; zero:
+	// Created. The approval covers the project as of then
+	// (hooks.ChangedAfter).
 	Shown time.Time `json:"shown,omitzero"`
 }
 

@@ -60,7 +60,11 @@ type Pending struct {
 	// file tools changed in the project since the human's last decision
 	// (package hooks, PlantedWarning): it goes stale, and is computed
 	// again on each repeat, and when the call is shown and approved.
-	Planted   string    `json:"planted,omitempty"`
+	Planted string `json:"planted,omitempty"`
+	// PlantedAt is when Planted was computed, in this process (the
+	// record does not keep it): an approval of what was shown covers the
+	// project as of then (package hooks, ApproveWith and ChangedAfter).
+	PlantedAt time.Time `json:"-"`
 	Status    string    `json:"status"`
 	DecidedBy string    `json:"decided_by,omitempty"`
 	DecidedAt time.Time `json:"decided_at,omitzero"`

@@ -29,6 +29,9 @@ type Options struct {
 	// with it (state.Pending.Planted): the approval is refused when the
 	// warning is another now (Exact).
 	ShownPlanted string
+	// ShownPlantedAt is when ShownPlanted was computed: the approval
+	// covers the project as of then (hooks.ApproveWith).
+	ShownPlantedAt time.Time
 	// ConfirmLen is how many characters of the digest the human types; 0
 	// (only with Shown): one key approved the call on screen.
 	ConfirmLen int
@@ -66,6 +69,7 @@ func approveOne(ctx context.Context, o *Options, id string, now time.Time) error
 	}
 	if shown != "" {
 		p.SetPlanted(o.ShownPlanted)
+		p.PlantedAt = o.ShownPlantedAt
 	} else {
 		// What jailed calls and file tools changed, as of now: the
 		// approval is refused should it be another by then (Exact).

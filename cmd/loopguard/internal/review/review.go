@@ -818,7 +818,8 @@ func (b *reviewLocal) approve(ctx context.Context, c *console, rc *reviewCall, l
 	if len(look) > 0 {
 		n = reviewConfirmLen
 	}
-	return approve.Run(ctx, &approve.Options{TTY: c.tty, Store: b.o.store, Now: time.Now, IDs: []string{rc.key}, TTL: b.o.ttl, Shown: rc.p.Digest, ShownPlanted: rc.p.Planted, ConfirmLen: n})
+	return approve.Run(ctx, &approve.Options{TTY: c.tty, Store: b.o.store, Now: time.Now, IDs: []string{rc.key}, TTL: b.o.ttl, Shown: rc.p.Digest, ShownPlanted: rc.p.Planted,
+		ShownPlantedAt: rc.p.PlantedAt, ConfirmLen: n})
 }
 
 func (b *reviewLocal) exact(_ context.Context, rc *reviewCall) func(*approve.Minter) (*token.Grant, string, error) {
