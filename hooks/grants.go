@@ -157,7 +157,7 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 	// in Vault (its approvers may then decide the call, published again,
 	// anew) and on this machine (the same approval, fetched again, is not
 	// taken again).
-	if w := e.changedAfterApproval(c, gf.Record); w != "" {
+	if w := e.changedAfterApproval(c, d, gf.Record); w != "" {
 		if e.Custody != nil {
 			if err := e.Custody.Claim(ctx, gf.Grant); err != nil && !errors.Is(err, state.ErrClaimed) {
 				if f := e.custodyFailure(err); f != nil {
@@ -199,14 +199,16 @@ func (e *Engine) exact(ctx context.Context, c *Call, d *described) (Decision, bo
 	return e.exactAllowed(ctx, c, d, gf.Grant), true
 }
 
-// changedAfterApproval is ChangedAfter of c's project since the approval
-// rec records, "" where the call names no project (the planted warning's
-// condition: nothing was shown either).
-func (e *Engine) changedAfterApproval(c *Call, rec state.GrantRecord) string {
+// changedAfterApproval is ChangedAfter of c's project (and the places it
+// reaches: relatedPlaces, as of now) since the approval rec records, ""
+// where the call names no project (the planted warning's condition:
+// nothing was shown either).
+func (e *Engine) changedAfterApproval(c *Call, d *described, rec state.GrantRecord) string {
 	if e.Env.StateDir == "" || e.namedProject(c) == "" {
 		return ""
 	}
-	return ChangedAfter(e.Env.StateDir, filepath.Clean(e.projectDir(c)), rec.ApprovedAt())
+	project := filepath.Clean(e.projectDir(c))
+	return ChangedAfter(e.Env.StateDir, project, rec.ApprovedAt(), e.relatedPlaces(c, d, project))
 }
 
 // typedIntoJailed is an exactly approved call rewritten to run in the jail

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
@@ -28,7 +29,10 @@ func (e *Engine) pending(ctx context.Context, c *Call, d *described, reason, det
 	if d.shell != nil && d.shell.Verdict != shellparse.Simple {
 		p.Detail = d.shell.Reason
 	}
-	p.SetPlanted(e.plantedWarning(c))
+	if e.Env.StateDir != "" && e.namedProject(c) != "" {
+		p.Related = e.relatedPlaces(c, d, filepath.Clean(e.projectDir(c)))
+	}
+	p.SetPlanted(e.plantedWarning(c, p.Related))
 	if c.TypesLater {
 		// The host lets the model type into the command once it runs: the
 		// human and the model are told plainly what an approval covers.

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,11 +42,11 @@ const plantedScan = 500
 // plantedWarning is the warning a held call carries, "" when nothing
 // changed in its project since the human's last decision (or nothing is
 // recorded), and the project the host names is the one it is about.
-func (e *Engine) plantedWarning(c *Call) string {
+func (e *Engine) plantedWarning(c *Call, related []string) string {
 	if e.Env.StateDir == "" || e.namedProject(c) == "" || e.Store == nil {
 		return ""
 	}
-	return PlantedWarning(e.Env.StateDir, e.Store, e.Audit, filepath.Clean(e.projectDir(c)))
+	return PlantedWarning(e.Env.StateDir, e.Store, e.Audit, filepath.Clean(e.projectDir(c)), related)
 }
 
 // RefreshPlanted recomputes the planted warning of p (PlantedWarning of
@@ -70,14 +71,15 @@ func RefreshPlantedAll(st *state.Store, ps []*state.Pending) {
 			continue
 		}
 		project := filepath.Clean(p.ProjectDir)
-		w, ok := done[project]
+		key := project + "\x00" + strings.Join(p.Related, "\x00")
+		w, ok := done[key]
 		if !ok {
-			at[project] = time.Now() // before: a change while it is computed counts after
-			w = PlantedWarning(st.Dir, st, log, project)
-			done[project] = w
+			at[key] = time.Now() // before: a change while it is computed counts after
+			w = PlantedWarning(st.Dir, st, log, project, p.Related)
+			done[key] = w
 		}
 		p.SetPlanted(w)
-		p.PlantedAt = at[project]
+		p.PlantedAt = at[key]
 	}
 }
 
@@ -101,8 +103,11 @@ type plantedStore struct {
 // it that has one, and of every project below it: a jailed call in ~/mono
 // that changed mono/svc/Makefile left its record in mono's store, and
 // the held make in svc named nothing of it (the eighty-sixth attack run).
+// And those of the projects a place of related is in (relatedPlaces: the
+// eighty-eighth attack run's approved `make -C vendor-lib`, a link to
+// ../lib, ran a Makefile another session's jailed call rewrote there).
 // Only those with a record or a trace are returned.
-func plantedStores(stateDir, project string) []plantedStore {
+func plantedStores(stateDir, project string, related []string) []plantedStore {
 	var out []plantedStore
 	// The index of the stores' projects (one small file): a project with
 	// none in it, above or below, reads nothing more.
@@ -118,7 +123,7 @@ func plantedStores(stateDir, project string) []plantedStore {
 	}
 	seen := map[string]bool{}
 	for _, p := range projects {
-		if !under(project, p) && !under(p, project) || seen[p] {
+		if !under(project, p) && !under(p, project) && !slices.ContainsFunc(related, func(r string) bool { return under(r, p) }) || seen[p] {
 			continue
 		}
 		seen[p] = true
@@ -142,17 +147,18 @@ func under(p, dir string) bool {
 
 // PlantedWarning is the warning a held call in project (absolute, clean)
 // carries: the files jailed calls changed and file tools wrote in it (and
-// in the projects it is in or holds) since the human's last decision
+// in the projects it is in or holds, and those the places related are in:
+// relatedPlaces) since the human's last decision
 // about a call there, "" when nothing is recorded since. stateDir is
 // loopguard's state directory; pendings (its store) and log tell the
 // last decision. The audit log is read only when a store has a record or
 // a trace: a held call where neither the jail nor a file tool ever ran
 // reads a few directories, not the log.
-func PlantedWarning(stateDir string, pendings *state.Store, log *audit.Log, project string) string {
+func PlantedWarning(stateDir string, pendings *state.Store, log *audit.Log, project string, related []string) string {
 	if stateDir == "" || !filepath.IsAbs(project) {
 		return ""
 	}
-	stores := plantedStores(stateDir, project)
+	stores := plantedStores(stateDir, project, related)
 	if len(stores) == 0 {
 		return ""
 	}
@@ -175,11 +181,11 @@ func PlantedWarning(stateDir string, pendings *state.Store, log *audit.Log, proj
 // was running when the approval was made and runs still is not counted
 // (the warning the approver was shown said it was running); one that
 // started after it, or ended after it, is.
-func ChangedAfter(stateDir, project string, approved time.Time) string {
+func ChangedAfter(stateDir, project string, approved time.Time, related []string) string {
 	if stateDir == "" || !filepath.IsAbs(project) {
 		return ""
 	}
-	stores := plantedStores(stateDir, project)
+	stores := plantedStores(stateDir, project, related)
 	if len(stores) == 0 {
 		return ""
 	}
@@ -400,4 +406,101 @@ func writeNames(b *strings.Builder, names []string, more bool) {
 	if more {
 		b.WriteString(", and more")
 	}
+}
+
+// maxRelatedWords bounds the words of a command relatedPlaces looks at,
+// and maxRelated the places it returns.
+const (
+	maxRelatedWords = 256
+	maxRelated      = 32
+)
+
+// relatedPlaces are the places outside project that call c reaches and
+// that jailed calls of another project may change, absolute and clean,
+// links followed: what a word of its command names (a word, or what
+// follows its first "=", from the call's cwd; ~/ the home) and its
+// redirections' targets, a file tool's file, and where a link at the
+// project's top or at the top of its node_modules (and its @scope
+// directories) leads (a vendored or npm-linked project). An approved call
+// runs outside the jail and reads them: the eighty-eighth attack run's
+// `make -C vendor-lib`, a link to ../lib, ran a Makefile another
+// session's jailed call had rewritten there. A prediction, for the
+// warning and the approval's check: what it misses is a place the human
+// is not told of, as before.
+func (e *Engine) relatedPlaces(c *Call, d *described, project string) []string {
+	// Only where another project has an undo store: a held call where
+	// the jail ran in this project alone (or never) looks no further.
+	projects, err := undo.Projects(e.Env.StateDir)
+	if err == nil && !slices.ContainsFunc(projects, func(p string) bool { return !under(project, p) && !under(p, project) }) {
+		return nil
+	}
+	var out []string
+	add := func(p string) {
+		if len(out) >= maxRelated || p == "" {
+			return
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(c.Cwd, p)
+		}
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil || under(r, project) || under(project, r) || slices.Contains(out, r) {
+			return
+		}
+		out = append(out, r)
+	}
+	word := func(w string) {
+		if strings.HasPrefix(w, "~/") && e.Env.Home != "" {
+			w = filepath.Join(e.Env.Home, w[2:])
+		}
+		if w == "" || w[0] == '-' && !strings.Contains(w, "=") {
+			return
+		}
+		add(w)
+		if _, v, ok := strings.Cut(w, "="); ok && v != "" {
+			add(v)
+		}
+	}
+	if sk := d.sketch(); sk != nil {
+		n := 0
+		for _, call := range sk.Calls {
+			for _, w := range call {
+				if n++; n > maxRelatedWords {
+					break
+				}
+				word(w)
+			}
+		}
+		for _, w := range sk.Writes {
+			word(w)
+		}
+	}
+	if t := d.desc.Target; t != nil {
+		add(t.Path)
+	}
+	links := func(dir string) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for i, ent := range ents {
+			if i >= maxRelatedWords {
+				break
+			}
+			if ent.Type()&fs.ModeSymlink != 0 {
+				add(filepath.Join(dir, ent.Name()))
+			}
+		}
+	}
+	links(project)
+	nm := filepath.Join(project, "node_modules")
+	links(nm)
+	if ents, err := os.ReadDir(nm); err == nil {
+		for _, ent := range ents {
+			if ent.IsDir() && strings.HasPrefix(ent.Name(), "@") {
+				links(filepath.Join(nm, ent.Name()))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

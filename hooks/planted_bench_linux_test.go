@@ -66,7 +66,7 @@ func BenchmarkPlantedWarning(b *testing.B) {
 			c := h.call(withInput(h.fixture("pretooluse-bash.json"), "command", "rm -rf /var/tmp/x"))
 			b.ResetTimer()
 			for range b.N {
-				if w := e.plantedWarning(c); w != "" {
+				if w := e.plantedWarning(c, nil); w != "" {
 					b.Fatal(w)
 				}
 			}

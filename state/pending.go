@@ -61,6 +61,9 @@ type Pending struct {
 	// (package hooks, PlantedWarning): it goes stale, and is computed
 	// again on each repeat, and when the call is shown and approved.
 	Planted string `json:"planted,omitempty"`
+	// Related are the places outside the project the call reaches that
+	// Planted covers too (package hooks, relatedPlaces): absolute.
+	Related []string `json:"related,omitempty"`
 	// PlantedAt is when Planted was computed, in this process (the
 	// record does not keep it): an approval of what was shown covers the
 	// project as of then (package hooks, ApproveWith and ChangedAfter).
@@ -166,7 +169,7 @@ func (s *Store) PutPending(p *Pending) error {
 	if err == nil {
 		old.Descriptor = desc
 		if old.Status != StatusApproved && old.Reason == p.Reason && p.Seen.Sub(old.Seen) < seenEvery && !p.Seen.Before(old.Seen) &&
-			p.HeldUntil.IsZero() && old.Planted == p.Planted {
+			p.HeldUntil.IsZero() && old.Planted == p.Planted && slices.Equal(old.Related, p.Related) {
 			// A repeat of a call recorded moments ago: nothing a human
 			// needs has changed, so nothing is rewritten.
 			*p = *old
@@ -179,6 +182,7 @@ func (s *Store) PutPending(p *Pending) error {
 		// What changed in the project is as of this repeat: the
 		// eighty-sixth attack run's jailed Makefile rewrite after the
 		// hold was named by no warning, the first one kept.
+		old.Related = p.Related
 		old.SetPlanted(p.Planted)
 		if old.Status == StatusApproved {
 			// The call came back without a usable approval (used, expired
