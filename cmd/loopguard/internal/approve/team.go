@@ -31,6 +31,15 @@ func TeamExact(ctx context.Context, m *Minter, tp *vault.TeamPending, ttl time.D
 	if cur.Pending.Digest != p.Digest || !bytes.Equal(cur.Pending.Descriptor, p.Descriptor) {
 		return nil, "", cli.WithHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", present.EscapeText(tp.Key)), "review it again: loopguard team approve "+present.EscapeText(tp.Key))
 	}
+	// The warnings are the machine's word on what jailed calls and file
+	// tools changed in the call's project: its hook dates the approval
+	// when it published the record it holds now (the record's Seen), so
+	// a record published again with another warning while this one was
+	// shown would be approved as the new one.
+	if !slices.Equal(cur.Says.Warnings, tp.Says.Warnings) {
+		return nil, "", cli.WithHint(fmt.Errorf("the warnings %s published with pending call %s changed while it was shown (what changed in its project): refusing to approve", present.EscapeText(MachineName(tp)), present.EscapeText(tp.Key)),
+			"review it again: loopguard team approve "+present.EscapeText(tp.Key))
+	}
 	if !cur.Open() {
 		return nil, "", ErrDecided(cur, cur.Decision)
 	}
