@@ -20,10 +20,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/loopguard/loopguard/hooks"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/token"
 )
@@ -601,6 +603,45 @@ func FileTool(c *hooks.Call, from, key, tool string) error {
 	in, ok := WithPath(c.ToolInput, from, key, c.Cwd)
 	if !ok {
 		return Errorf("%s %s is not a string", c.ToolName, from)
+	}
+	c.ToolName, c.ToolInput = tool, in
+	return nil
+}
+
+// ReadOnly makes c, a host's tool that only reads (or lists, searches, or
+// keeps the session's own notes in memory), the engine's read-only tool
+// named tool, whose read-only fast path abstains unless it reads what the
+// guard stands on (the paths its policy row reads). values are what the host's input
+// says for each field the engine reads the paths from ("path",
+// "file_path", "pattern", "glob": a nil or absent value is none), as the
+// host names them (relative, or with a leading ~, which the engine
+// resolves as the host does); they are copied into the input in place of
+// anything the host's own input held under those names, so that the
+// engine judges what the host reads. One that is not a string is
+// malformed; so is a tool the engine does not take as read-only.
+func ReadOnly(c *hooks.Call, tool string, values map[string]any) error {
+	if policy.ClassOf(tool) != policy.ReadOnly {
+		return Errorf("%s is not a read-only tool", tool)
+	}
+	in := make(map[string]any, len(c.ToolInput)+len(values))
+	for k, v := range c.ToolInput {
+		in[k] = v
+	}
+	fields := policy.ToolOf(tool).ReadPaths
+	for k := range values {
+		if !slices.ContainsFunc(fields, func(f policy.PathField) bool { return f.Name == k }) {
+			return Errorf("%s reads no path from %s", tool, k)
+		}
+	}
+	for _, f := range fields {
+		switch v := values[f.Name].(type) {
+		case nil:
+			delete(in, f.Name)
+		case string:
+			in[f.Name] = v
+		default:
+			return Errorf("%s: the path it reads (%s) is not a string", c.ToolName, f.Name)
+		}
 	}
 	c.ToolName, c.ToolInput = tool, in
 	return nil

@@ -18,6 +18,13 @@ import (
 // Gemini) is told apart only by what ran: a call allowed to run as exactly
 // this input ran as approved, anything else is not known to loopguard.
 func (e *Engine) post(c *Call) Decision {
+	if policy.ClassOf(c.ToolName) == policy.ReadOnly {
+		// The read-only fast path allows nothing (it abstains or denies):
+		// there is no allowed call to compare with, and, as before the
+		// call, nothing is read or written. Every agent's registration
+		// reaches every tool, so this is on almost every step too.
+		return Decision{Behavior: Abstain, Reason: ReasonReadOnly, Message: "loopguard: read-only tool"}
+	}
 	var a state.Allowed
 	var d *described
 	var err error

@@ -8,7 +8,8 @@ const (
 	// below is guarded, unknown future tools included.
 	Guarded ToolClass = iota
 	// ReadOnly tools only read or list (and keep the session's own task
-	// list); they run unless they touch a protected resource.
+	// list, or ask the user a question); they run unless they touch a
+	// protected resource.
 	ReadOnly
 	// SubagentLaunch starts a subagent; its own calls are guarded one by one.
 	SubagentLaunch
@@ -27,7 +28,7 @@ var tools = map[string]Tool{
 	"Grep":         {Class: ReadOnly, ReadPaths: []PathField{{Name: "path", Dir: true}, {Name: "glob", Glob: true}}},
 	"ToolSearch":   {Class: ReadOnly}, "ListAgents": {Class: ReadOnly}, "CronList": {Class: ReadOnly},
 	"TodoRead": {Class: ReadOnly}, "TodoWrite": {Class: ReadOnly}, "TaskList": {Class: ReadOnly}, "TaskGet": {Class: ReadOnly},
-	"TaskCreate": {Class: ReadOnly}, "TaskUpdate": {Class: ReadOnly}, "TaskOutput": {Class: ReadOnly},
+	"TaskCreate": {Class: ReadOnly}, "TaskUpdate": {Class: ReadOnly}, "TaskOutput": {Class: ReadOnly}, "AskUserQuestion": {Class: ReadOnly},
 	"Task":         {Class: SubagentLaunch},
 	"Agent":        {Class: SubagentLaunch},
 	"Write":        {Changes: "file_path"},

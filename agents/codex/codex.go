@@ -77,18 +77,37 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 		return nil, c.Event, err
 	}
 	c.ToolInput = in
-	switch c.ToolName {
-	case "apply_patch":
-		if err := mapPatch(c); err != nil {
-			return nil, c.Event, err
-		}
-	case "Bash":
-		if _, err := mapShellPatch(c); err != nil {
-			return nil, c.Event, err
-		}
+	if err := mapTool(c); err != nil {
+		return nil, c.Event, err
 	}
 	c, err = agents.Finish(c)
 	return c, eventOr(c, event), err
+}
+
+// mapTool maps Codex's tools onto the engine's tool classes (the names
+// its hooks send, 0.171.0: every function tool, exec_command as Bash).
+// Names it does not know stay as they are (an exact approval covers
+// them), among them the goal's writers (create_goal, update_goal) and
+// the subagents' tools.
+func mapTool(c *hooks.Call) error {
+	switch c.ToolName {
+	case "apply_patch":
+		return mapPatch(c)
+	case "Bash":
+		_, err := mapShellPatch(c)
+		return err
+	case "view_image":
+		// It reads a local image into the conversation.
+		return agents.ReadOnly(c, "Read", map[string]any{"file_path": c.ToolInput["path"]})
+	case "get_goal":
+		return agents.ReadOnly(c, "TaskGet", nil)
+	case "update_plan":
+		// The session's plan, kept in memory.
+		return agents.ReadOnly(c, "TodoWrite", nil)
+	case "request_user_input":
+		return agents.ReadOnly(c, "AskUserQuestion", nil)
+	}
+	return nil
 }
 
 func eventOr(c *hooks.Call, event string) string {

@@ -184,10 +184,17 @@ func isPatch(s string) bool {
 	return strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "*** Begin Patch")
 }
 
-// mapTool maps Copilot's tool names onto the engine's tool classes. Names it
-// does not know stay as they are (an exact approval then covers them). The
-// path fields Copilot uses ("path") become file_path, absolute.
+// mapTool maps Copilot's tool names onto the engine's tool classes (the
+// names its hooks send, 1.0.102). Names it does not know stay as they are
+// (an exact approval then covers them), among them sql (it writes the
+// session's database), session_store_sql (every session's history), task
+// and write_agent (subagents), write_bash and stop_bash (a running
+// shell) and skill. The path fields Copilot uses ("path") become
+// file_path, absolute.
 func mapTool(c *hooks.Call) error {
+	if tool, ok := readOnly[c.ToolName]; ok {
+		return agents.ReadOnly(c, tool, nil)
+	}
 	rename := func(tool string) error {
 		in, ok := agents.WithPath(c.ToolInput, "path", "file_path", c.Cwd)
 		if !ok {
@@ -217,6 +224,17 @@ func mapTool(c *hooks.Call) error {
 		return rename("Edit")
 	case "view":
 		return rename("Read")
+	case "glob", "rg":
+		// One directory, or none (the cwd): several are an exact
+		// approval's.
+		dir, ok := onePath(c.ToolInput["paths"])
+		if !ok {
+			return nil
+		}
+		if c.ToolName == "glob" {
+			return agents.ReadOnly(c, "Glob", map[string]any{"path": dir, "pattern": c.ToolInput["pattern"]})
+		}
+		return agents.ReadOnly(c, "Grep", map[string]any{"path": dir, "glob": c.ToolInput["glob"]})
 	case "web_fetch":
 		c.ToolName = "WebFetch"
 	case "Write", "Edit", "Read":
@@ -228,6 +246,33 @@ func mapTool(c *hooks.Call) error {
 		c.ToolInput = in
 	}
 	return nil
+}
+
+// readOnly are Copilot's tools that list or read what the session's own
+// shells and subagents did, or say what the model is doing, by the
+// engine's read-only tool each is.
+var readOnly = map[string]string{
+	"list_bash": "TaskOutput", "read_bash": "TaskOutput", "read_agent": "TaskOutput",
+	"list_agents": "ListAgents", "report_intent": "TodoWrite",
+}
+
+// onePath is the one path of a list of at most one (glob's and rg's
+// "paths"): nil when there is none, and false when there are several or
+// the list is not one of strings.
+func onePath(v any) (any, bool) {
+	switch l := v.(type) {
+	case nil:
+		return nil, true
+	case []any:
+		switch len(l) {
+		case 0:
+			return nil, true
+		case 1:
+			_, ok := l[0].(string)
+			return l[0], ok
+		}
+	}
+	return nil, false
 }
 
 // Encode implements agents.Adapter.

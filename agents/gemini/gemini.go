@@ -44,10 +44,35 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	return c, ev, err
 }
 
-// mapTool maps Gemini's tool names onto the engine's tool classes. Names it
-// does not know stay as they are: the engine then needs an exact approval.
+// mapTool maps Gemini's tool names onto the engine's tool classes (the
+// names its hooks send, 0.61.0). Names it does not know stay as they are:
+// the engine then needs an exact approval, as for the tools that write
+// (save_memory, the tracker's), change the session's permissions
+// (enter_plan_mode, exit_plan_mode), load instructions (activate_skill) or
+// hand work to an agent that may run elsewhere (invoke_agent).
 func mapTool(c *hooks.Call, mcp any) error {
+	in := c.ToolInput
 	switch c.ToolName {
+	case "read_file":
+		return agents.ReadOnly(c, "Read", map[string]any{"file_path": in["file_path"]})
+	case "list_directory":
+		return agents.ReadOnly(c, "LS", map[string]any{"path": in["dir_path"]})
+	case "glob":
+		return agents.ReadOnly(c, "Glob", map[string]any{"path": in["dir_path"], "pattern": in["pattern"]})
+	case "grep_search":
+		return agents.ReadOnly(c, "Grep", map[string]any{"path": in["dir_path"], "glob": in["include_pattern"]})
+	case "ask_user":
+		return agents.ReadOnly(c, "AskUserQuestion", nil)
+	case "update_topic", "write_todos":
+		// The session's topic and task list, kept in memory.
+		return agents.ReadOnly(c, "TodoWrite", nil)
+	case "list_background_processes", "read_background_output":
+		// The output of the session's own background shells.
+		return agents.ReadOnly(c, "TaskOutput", nil)
+	case "google_web_search":
+		// As Claude Code's WebSearch: the query leaves the machine, so it
+		// is held (a bare WebSearch grant covers it).
+		c.ToolName = "WebSearch"
 	case "run_shell_command":
 		return agents.Shell(c, "dir_path")
 	case shelltool.HostName:
@@ -58,8 +83,6 @@ func mapTool(c *hooks.Call, mcp any) error {
 		return agents.FileTool(c, "file_path", "file_path", "Write")
 	case "replace":
 		return agents.FileTool(c, "file_path", "file_path", "Edit")
-	case "read_file":
-		return agents.FileTool(c, "file_path", "file_path", "Read")
 	default:
 		if strings.HasPrefix(c.ToolName, "mcp_") {
 			// mcp_<server>_<tool>: the split is known only from

@@ -14,6 +14,8 @@ package qwen
 
 import (
 	"io"
+	"strings"
+	"unicode"
 
 	"github.com/loopguard/loopguard/agents"
 	"github.com/loopguard/loopguard/hooks"
@@ -58,12 +60,27 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	return c, ev, err
 }
 
-// mapTool maps Qwen Code's tool names onto the engine's tool classes.
-// Names it does not know stay as they are (an exact approval covers them);
-// its MCP tools are already named mcp__server__tool.
+// mapTool maps Qwen Code's tool names onto the engine's tool classes (the
+// names its hooks send, 0.24.4: a tool_call of a deferred tool arrives
+// as that tool). Names it does not know stay as they are (an exact
+// approval covers them), among them the tools that write (todo_write's
+// and save_memory's files, the goal, cron jobs, worktrees) or run code
+// (exec, lsp's servers, skill); its MCP tools are already named
+// mcp__server__tool.
 func mapTool(c *hooks.Call) error {
+	if tool, ok := readOnly[c.ToolName]; ok {
+		return agents.ReadOnly(c, tool, readPaths(c.ToolName, c.ToolInput))
+	}
 	switch c.ToolName {
 	case "run_shell_command":
+		return agents.Shell(c, "directory")
+	case "monitor":
+		// A background shell (offered through tool_search): Qwen Code
+		// runs its command with bash -c in its directory, as
+		// run_shell_command's.
+		if err := monitorRunsAsWritten(c.ToolInput["command"]); err != nil {
+			return err
+		}
 		return agents.Shell(c, "directory")
 	case shelltool.Name:
 		// loopguard's own shell tool (package shelltool): a command in
@@ -88,6 +105,64 @@ func mapTool(c *hooks.Call) error {
 	}
 	return nil
 }
+
+// readOnly are Qwen Code's tools that only read, list, search or ask
+// (kind read, search or other in 0.24.4, checked to write nothing), by the
+// engine's read-only tool each is.
+var readOnly = map[string]string{
+	"read_file": "Read", "zoom_image": "Read", "display_image": "Read",
+	"list_directory": "LS", "glob": "Glob", "grep_search": "Grep",
+	"tool_search": "ToolSearch", "list_agents": "ListAgents", "cron_list": "CronList",
+	"task_list": "TaskList", "get_goal": "TaskGet", "ask_user_question": "AskUserQuestion",
+}
+
+// readPaths are the paths a read-only tool of Qwen Code's reads, by the
+// engine's names for them.
+func readPaths(tool string, in map[string]any) map[string]any {
+	switch tool {
+	case "read_file", "zoom_image", "display_image":
+		return map[string]any{"file_path": in["file_path"]}
+	case "list_directory":
+		return map[string]any{"path": in["path"]}
+	case "glob":
+		return map[string]any{"path": in["path"], "pattern": in["pattern"]}
+	case "grep_search":
+		return map[string]any{"path": in["path"], "glob": in["glob"]}
+	}
+	return nil
+}
+
+// shells are the programs Qwen Code's monitor takes for a shell wrapping
+// the command (chunk-I3K2QRZ5.js isKnownMonitorWrapperToken, 0.24.4).
+var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "cmd": true, "powershell": true, "pwsh": true}
+
+// monitorRunsAsWritten refuses a monitor command Qwen Code would not run
+// as written. It runs the command trimmed and without a final "&", which
+// changes nothing of what runs, but takes one that starts with a shell
+// (sh -c '...', with variables before it) apart and joins the parts back
+// with single spaces (normalizeMonitorCommand): a line break between them
+// becomes a space, and what two commands were runs as one. Any word whose
+// last path element, quotes taken out, names one of those shells counts
+// (a superset of Qwen Code's own reading, which this does not copy), as
+// does every blank Qwen Code splits on. A command that is not a string
+// is the engine's to refuse.
+func monitorRunsAsWritten(v any) error {
+	cmd, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	for _, w := range strings.FieldsFunc(cmd, jsSpace) {
+		w = strings.ToLower(strings.NewReplacer(`"`, "", "'", "", `\`, "/").Replace(w))
+		w = strings.TrimSuffix(w[strings.LastIndex(w, "/")+1:], ".exe")
+		if shells[w] {
+			return agents.Errorf("monitor: Qwen Code rewrites a command that starts with a shell (%s) before it runs it, so what would run is not what loopguard was shown: write the command itself, without the shell (a monitor command naming a shell anywhere is refused)", w)
+		}
+	}
+	return nil
+}
+
+// jsSpace is JavaScript's \s, the blanks Qwen Code splits a command on.
+func jsSpace(r rune) bool { return unicode.IsSpace(r) || r == '\ufeff' }
 
 // inProcess are Qwen Code's built-in subagents that run in its own process
 // (checked on 0.24.4), under its hooks.

@@ -18,3 +18,16 @@ func TestSubagents(t *testing.T) {
 		}
 	}
 }
+
+// TestMonitorRunsInItsDirectory: monitor is Bash run in its directory
+// (relative to the cwd, as run_shell_command's), its input kept whole for
+// the digest; no directory keeps the cwd.
+func TestMonitorRunsInItsDirectory(t *testing.T) {
+	for dir, want := range map[any]string{nil: "/p", "": "/p", "sub": "/p/sub", "/srv/app": "/srv/app"} {
+		in := map[string]any{"command": "tail -f log", "description": "d", "directory": dir}
+		c := &hooks.Call{ToolName: "monitor", Cwd: "/p", ToolInput: in}
+		if err := mapTool(c); err != nil || c.ToolName != "Bash" || c.Cwd != want || c.ToolInput["directory"] != dir || len(c.ToolInput) != 3 {
+			t.Errorf("directory %v: %s in %s %v (%v), want Bash in %s", dir, c.ToolName, c.Cwd, c.ToolInput, err, want)
+		}
+	}
+}
