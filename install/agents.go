@@ -3,6 +3,7 @@ package install
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/loopguard/loopguard/register"
 )
@@ -65,10 +66,14 @@ func removeOursAgent(hk *node, f register.AgentFile) bool {
 	return removed
 }
 
-// MergeAgent returns data with loopguard registered as f says: loopguard's
-// handlers are removed wherever they are, then one entry per f.Entries is
-// appended to its event. data nil means there is no file yet. changed is
-// false, and out is data, when the registration is already exactly this.
+// MergeAgent returns data with loopguard registered as f says, one entry
+// per f.Entries: in place of the first of loopguard's own in its event (a
+// group that holds only loopguard's handler, or the handler itself in a
+// flat file), whatever its matcher was (an older loopguard registered a
+// list of tool names), else appended to the event; loopguard's handlers
+// are removed from everywhere else. data nil means there is no file yet.
+// changed is false, and out is data, when the registration is already
+// exactly this.
 func MergeAgent(data []byte, f register.AgentFile) (out []byte, changed bool, err error) {
 	root, err := parseOrEmpty(data)
 	if err != nil {
@@ -85,7 +90,16 @@ func MergeAgent(data []byte, f register.AgentFile) (out []byte, changed bool, er
 		hk = &node{kind: '{'}
 		root.set("hooks", hk)
 	}
-	removeOursAgent(hk, f)
+	registers := map[string]bool{}
+	for _, e := range f.Entries {
+		registers[e.Event] = true
+	}
+	ours := func(h *node) bool { return isOursAgent(h, f.Self) }
+	for _, event := range append([]string{}, hk.keys...) {
+		if ev := hk.get(event); !registers[event] && removeHandlers(ev, f.Nested, ours) && len(ev.elems) == 0 {
+			hk.del(event)
+		}
+	}
 	for _, e := range f.Entries {
 		var want *node
 		if f.Nested {
@@ -98,9 +112,52 @@ func MergeAgent(data []byte, f register.AgentFile) (out []byte, changed bool, er
 			ev = &node{kind: '['}
 			hk.set(e.Event, ev)
 		}
-		ev.elems = append(ev.elems, want)
+		placeAgent(ev, want, f)
 	}
 	return encodeLike(root, data)
+}
+
+// placeAgent puts want, loopguard's entry, in the event array ev: in place
+// of the first element that is loopguard's alone, taking loopguard out of
+// every other; with none, loopguard is taken out of every element and want
+// appended.
+func placeAgent(ev, want *node, f register.AgentFile) {
+	ours := func(h *node) bool { return isOursAgent(h, f.Self) }
+	alone := func(g *node) bool {
+		if !f.Nested {
+			return ours(g)
+		}
+		if g.kind != '{' {
+			return false
+		}
+		hs := g.get("hooks")
+		if hs == nil || len(hs.elems) != 1 || !ours(hs.elems[0]) {
+			return false
+		}
+		for _, k := range g.keys {
+			if k != "matcher" && k != "hooks" {
+				return false
+			}
+		}
+		return true
+	}
+	slot := slices.IndexFunc(ev.elems, alone)
+	if slot < 0 {
+		removeHandlers(ev, f.Nested, ours)
+		ev.elems = append(ev.elems, want)
+		return
+	}
+	var kept []*node
+	for i, g := range ev.elems {
+		if i == slot {
+			kept = append(kept, want)
+			continue
+		}
+		one := &node{kind: '[', elems: []*node{g}}
+		removeHandlers(one, f.Nested, ours)
+		kept = append(kept, one.elems...)
+	}
+	ev.elems = kept
 }
 
 // UnmergeAgent returns data without loopguard's handlers, dropping the

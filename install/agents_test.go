@@ -121,3 +121,52 @@ func TestAgentFileKeepsOtherHooksOnRemove(t *testing.T) {
 		t.Errorf("unmerge: %s", back)
 	}
 }
+
+// TestAgentFileReplacesOldRegistrationInPlace: an older loopguard
+// registered its hooks under a list of tool names; init puts the
+// catch-all registration in the place of that one (a group of
+// loopguard's alone, or its handler in a flat file), whatever its
+// matcher, keeping the other hooks where they are, and leaves no second
+// registration. Where loopguard shares a group with another hook, it
+// leaves that group and is appended (the control).
+func TestAgentFileReplacesOldRegistrationInPlace(t *testing.T) {
+	bin := "/opt/lg/loopguard"
+	f := register.AgentFile{Nested: true, Self: bin, Entries: []register.AgentEntry{
+		{Event: "PreToolUse", Matcher: "*", Handler: testHandler{"command", bin + " hook qwen --event PreToolUse", 30}},
+	}}
+	old := `{"hooks":{"PreToolUse":[` +
+		`{"matcher":"a","hooks":[{"type":"command","command":"first"}]},` +
+		`{"matcher":"^(run_shell_command|write_file)$","hooks":[{"type":"command","command":"` + bin + ` hook qwen --event PreToolUse","timeout":30}]},` +
+		`{"matcher":"b","hooks":[{"type":"command","command":"last"}]}]}}`
+	out, changed, err := MergeAgent([]byte(old), f)
+	if err != nil || !changed {
+		t.Fatal(err, changed)
+	}
+	regs, err := AgentHooks(out, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range regs {
+		got = append(got, r.Matcher)
+	}
+	if strings.Join(got, " ") != "a * b" || !regs[1].Ours {
+		t.Errorf("after init: matchers %q (ours second?)\n%s", got, out)
+	}
+	shared := `{"hooks":{"PreToolUse":[{"matcher":"^(x)$","hooks":[{"type":"command","command":"other"},{"type":"command","command":"` + bin + ` hook qwen --event PreToolUse"}]},{"matcher":"b","hooks":[{"type":"command","command":"last"}]}]}}`
+	out, _, err = MergeAgent([]byte(shared), f)
+	if regs, _ = AgentHooks(out, f); err != nil || len(regs) != 3 || regs[0].Ours || regs[2].Matcher != "*" || !regs[2].Ours {
+		t.Errorf("shared group: %v\n%s", err, out)
+	}
+
+	flat := register.AgentFile{Version: 1, Self: bin, Entries: []register.AgentEntry{
+		{Event: "preToolUse", Handler: testHandler{"command", bin + " hook copilot --event preToolUse", 30}},
+	}}
+	old = `{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"first"},` +
+		`{"type":"command","bash":"` + bin + ` hook copilot --event preToolUse","timeoutSec":30,"matcher":"bash|create"},` +
+		`{"type":"command","bash":"last"}]}}`
+	out, _, err = MergeAgent([]byte(old), flat)
+	if regs, _ = AgentHooks(out, flat); err != nil || len(regs) != 3 || !regs[1].Ours || regs[1].Matcher != "" || strings.Contains(string(out), "bash|create") {
+		t.Errorf("flat: %v\n%s", err, out)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -104,7 +105,10 @@ type Hooks struct {
 	Events []string // each gets one handler
 	// Nested files group handlers under Matcher (see AgentFile); Version,
 	// when not 0, heads a file loopguard creates.
-	Nested  bool
+	Nested bool
+	// Matcher is the host's matcher for every tool, loopguard's in every
+	// agent's file: the group's (Nested) or, written by Handler, the
+	// handler's own ("" for none, where none means every tool).
 	Matcher string
 	Version int
 	// Handler is the handler for one event, a struct in the agent's own
@@ -213,6 +217,24 @@ func (h Hooks) Check(regs []Found, o Options) []string {
 		}
 	}
 	return problems
+}
+
+// Narrow says which of loopguard's handlers regs registers under another
+// matcher than the catch-all h.Matcher (an older loopguard's list of tool
+// names, or one edited by hand): the host runs them for the tools it
+// names only, and any other tool runs with no decision of loopguard's.
+func (h Hooks) Narrow(regs []Found) []string {
+	want := fmt.Sprintf("%q", h.Matcher)
+	if h.Matcher == "" {
+		want = "none"
+	}
+	var out []string
+	for _, r := range regs {
+		if r.Ours && r.Matcher != h.Matcher && slices.Contains(h.Events, r.Event) {
+			out = append(out, fmt.Sprintf("%s: loopguard is registered with the matcher %q, not the catch-all (%s): a tool it leaves out runs with no decision of loopguard's (an older loopguard's registration)", r.Event, r.Matcher, want))
+		}
+	}
+	return out
 }
 
 // CheckBinary says what is wrong with the hook binary bin registered for

@@ -7,9 +7,11 @@ import (
 	"github.com/loopguard/loopguard/register"
 )
 
-// Matcher is the tools loopguard guards in Codex: the shell, patches and
-// every MCP tool (Codex's matcher is a regex).
-const Matcher = "^(Bash|apply_patch|mcp__.*)$"
+// Matcher reaches every tool Codex runs hooks for, future ones included:
+// "*" is Codex's match-all (codex-rs hooks is_match_all_matcher, as "";
+// otherwise a regex). A tool the adapter does not know needs an exact
+// approval.
+const Matcher = "*"
 
 type handler struct {
 	Type          string `json:"type"`

@@ -5,10 +5,12 @@ import (
 	"github.com/loopguard/loopguard/register"
 )
 
-// Matcher is the tools loopguard guards in Copilot CLI (anchored by
-// Copilot): the shell, file creation and edits, web fetches, and MCP tools
-// (named <server>-<tool>).
-const Matcher = "bash|powershell|create|edit|str_replace_editor|apply_patch|web_fetch|[A-Za-z0-9_.]+-.+"
+// Matcher is none: Copilot runs a hook without one for every tool call,
+// future ones included. A matcher there is a regular expression that
+// must match the whole tool name ("*" alone would not compile). A tool
+// the adapter does not know needs an exact approval; its read-only tools
+// abstain on the engine's fast path (mapTool).
+const Matcher = ""
 
 type handler struct {
 	Type       string `json:"type"`
@@ -18,7 +20,7 @@ type handler struct {
 }
 
 // handlers are loopguard's handlers in the file, one per event.
-var handlers = register.Hooks{Agent: Name, Events: []string{PreToolUse, PostToolUse}, Version: 1,
+var handlers = register.Hooks{Agent: Name, Events: []string{PreToolUse, PostToolUse}, Version: 1, Matcher: Matcher,
 	Handler: func(command string, timeout int) any {
 		return handler{Type: "command", Bash: command, TimeoutSec: timeout, Matcher: Matcher}
 	},

@@ -7,8 +7,10 @@ import (
 	"github.com/loopguard/loopguard/register"
 )
 
-// Matcher is the tools loopguard guards in Cursor.
-const Matcher = "Shell|Write|Edit|Delete|MCP:.*"
+// Matcher is none: Cursor runs a preToolUse hook without one for every
+// tool (its docs). A tool the adapter does not know needs an exact
+// approval.
+const Matcher = ""
 
 type handler struct {
 	Command    string `json:"command"`
@@ -19,7 +21,7 @@ type handler struct {
 }
 
 // handlers are loopguard's handlers in the file, one per event.
-var handlers = register.Hooks{Agent: Name, Events: []string{PreToolUse, PostToolUse}, Version: 1,
+var handlers = register.Hooks{Agent: Name, Events: []string{PreToolUse, PostToolUse}, Version: 1, Matcher: Matcher,
 	Handler: func(command string, timeout int) any {
 		return handler{Command: command, Type: "command", Timeout: timeout, Matcher: Matcher, FailClosed: true}
 	},

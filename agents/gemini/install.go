@@ -6,10 +6,11 @@ import (
 	"github.com/loopguard/loopguard/register"
 )
 
-// Matcher is the tools loopguard guards in Gemini CLI: the shell (its own,
-// and loopguard's shell tool, package shelltool), file writes and edits,
-// web fetches and every MCP tool.
-const Matcher = "^(run_shell_command|discovered_tool_loopguard_shell|write_file|replace|web_fetch|mcp_.*)$"
+// Matcher reaches every tool, future ones included: "*" is Gemini CLI's
+// match-all (HookPlanner.matchesContext, as ""; 0.61.0). A tool the
+// adapter does not know needs an exact approval; its read-only tools
+// abstain on the engine's fast path (mapTool).
+const Matcher = "*"
 
 type handler struct {
 	Type    string `json:"type"`

@@ -5,12 +5,11 @@ import (
 	"github.com/loopguard/loopguard/register"
 )
 
-// Matcher is the tools loopguard guards in Qwen Code (a regex): the shell
-// (its own, and loopguard's shell tool, package shelltool), file writes
-// and edits, web fetches, subagent launches (a subagent can be
-// another agent's CLI) and every MCP tool. Its read tools (read_file, glob,
-// grep_search) are not hooked, as in Gemini CLI.
-const Matcher = "^(run_shell_command|loopguard_shell|write_file|edit|notebook_edit|web_fetch|agent|mcp__.*)$"
+// Matcher reaches every tool, future ones included: "*" is Qwen Code's
+// match-all (hookPlanner's matchesHookPattern, as "" and ".*"; 0.24.4).
+// A tool the adapter does not know needs an exact approval; its read-only
+// tools abstain on the engine's fast path (mapTool).
+const Matcher = "*"
 
 type handler struct {
 	Type    string `json:"type"`

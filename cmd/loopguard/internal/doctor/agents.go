@@ -113,7 +113,7 @@ func checkAgentFile(env doctorEnv, reg register.Registration, ro register.Option
 	if err != nil || data == nil {
 		return []checkResult{{status: statusFail, name: name, detail: fmt.Sprint(err), fix: "fix or remove the file, then " + fix}}
 	}
-	var problems []string
+	var problems, narrow []string
 	if reg.Plugin != nil {
 		problems = reg.CheckPlugin(data, ro)
 	} else {
@@ -121,7 +121,7 @@ func checkAgentFile(env doctorEnv, reg register.Registration, ro register.Option
 		if err != nil {
 			return []checkResult{{status: statusFail, name: name, detail: err.Error(), fix: "fix the file by hand"}}
 		}
-		problems = reg.Check(regs, ro)
+		problems, narrow = reg.Check(regs, ro), reg.Hooks.Narrow(regs)
 	}
 	var out []checkResult
 	for _, p := range problems {
@@ -132,6 +132,9 @@ func checkAgentFile(env doctorEnv, reg register.Registration, ro register.Option
 	}
 	if len(out) == 0 {
 		out = append(out, checkResult{status: statusOK, name: name, detail: "registered; an approval binds " + reg.Binding})
+	}
+	for _, p := range narrow {
+		out = append(out, checkResult{status: statusWarn, name: name, detail: p, fix: fix + " again (it puts the catch-all in the old registration's place)"})
 	}
 	return out
 }
