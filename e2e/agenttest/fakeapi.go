@@ -31,9 +31,12 @@ type Script struct {
 	// workdir.
 	Extra []map[string]any
 	// Tools, when set, names the tool of call i (Tools[i]; "" for Tool),
-	// e.g. a read_file before an edit, for the Gemini and Chat
-	// Completions APIs.
+	// e.g. a read_file before an edit.
 	Tools []string
+	// Keys, when set, names the argument that holds call i's command
+	// (Keys[i]; "" for Arg), e.g. Qwen Code's tool_call {name,
+	// arguments}, whose command is the tool's name.
+	Keys []string
 	// Custom makes the Responses API's calls free-form (custom_tool_call):
 	// each command is the tool's whole input, as GPT-5 models send
 	// apply_patch.
@@ -84,15 +87,9 @@ func start(t testing.TB, s Script, h func(f *FakeAPI) http.Handler) *FakeAPI {
 
 // turn records the output of the previous call (when output is not nil),
 // runs Between, and returns the command to ask for next ("" for the final
-// text) and its extra arguments.
-func (f *FakeAPI) turn(output *string) (string, map[string]any) {
-	c, extra, _ := f.turnTool(output)
-	return c, extra
-}
-
-// turnTool is turn with the tool of the call it asks for (Script.Tools,
-// else Script.Tool).
-func (f *FakeAPI) turnTool(output *string) (string, map[string]any, string) {
+// text), its extra arguments, its tool (Script.Tools, else Script.Tool)
+// and the argument that holds the command (Script.Keys, else Script.Arg).
+func (f *FakeAPI) turn(output *string) (string, map[string]any, string, string) {
 	f.mu.Lock()
 	if output != nil && len(f.outputs) < f.next {
 		f.outputs = append(f.outputs, *output)
@@ -111,14 +108,17 @@ func (f *FakeAPI) turnTool(output *string) (string, map[string]any, string) {
 		if f.next < len(f.script.Extra) {
 			extra = f.script.Extra[f.next]
 		}
-		tool := f.script.Tool
+		tool, key := f.script.Tool, f.script.Arg
 		if f.next < len(f.script.Tools) && f.script.Tools[f.next] != "" {
 			tool = f.script.Tools[f.next]
 		}
+		if f.next < len(f.script.Keys) && f.script.Keys[f.next] != "" {
+			key = f.script.Keys[f.next]
+		}
 		f.next++
-		return c, extra, tool
+		return c, extra, tool, key
 	}
-	return "", nil, ""
+	return "", nil, "", ""
 }
 
 // counter names a fake API's responses in turn, prefix_1, prefix_2...
@@ -189,7 +189,7 @@ func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
 					break
 				}
 			}
-			cmd, extra := f.turn(out)
+			cmd, extra, tool, key := f.turn(out)
 			id := ids()
 			send := sse(w)
 			send("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
@@ -198,7 +198,7 @@ func NewResponsesAPI(t testing.TB, s Script) *FakeAPI {
 				item = map[string]any{"type": "custom_tool_call", "id": "ctc_" + id, "status": "completed",
 					"name": s.Tool, "input": cmd, "call_id": "call_" + id}
 			} else if cmd != "" {
-				name, a := s.Tool, args(s.Arg, cmd, extra)
+				name, a := tool, args(key, cmd, extra)
 				if cmd == WriteStdin {
 					// Codex's write_stdin into the command the last call
 					// left running ("Process running with session ID N").
@@ -284,10 +284,10 @@ func NewGeminiAPI(t testing.TB, s Script) *FakeAPI {
 					}
 				}
 			}
-			cmd, extra, tool := f.turnTool(out)
+			cmd, extra, tool, key := f.turn(out)
 			send := sse(w)
 			if cmd != "" {
-				send("", candidate(map[string]any{"functionCall": map[string]any{"name": tool, "args": args(s.Arg, cmd, extra)}}))
+				send("", candidate(map[string]any{"functionCall": map[string]any{"name": tool, "args": args(key, cmd, extra)}}))
 			} else {
 				send("", candidate(map[string]any{"text": "done"}))
 			}
@@ -330,8 +330,8 @@ func NewChatAPI(t testing.TB, s Script) *FakeAPI {
 					s := fmt.Sprint(req.Messages[k-1]["content"])
 					out = &s
 				}
-				if cmd, extra, tool := f.turnTool(out); cmd != "" {
-					arguments, _ := json.Marshal(args(s.Arg, cmd, extra))
+				if cmd, extra, tool, key := f.turn(out); cmd != "" {
+					arguments, _ := json.Marshal(args(key, cmd, extra))
 					delta = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"index": 0, "id": "call_" + id,
 						"type": "function", "function": map[string]any{"name": tool, "arguments": string(arguments)}}}}
 					finish = "tool_calls"
