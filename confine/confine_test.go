@@ -161,6 +161,33 @@ func TestPlanLinkedGitDirs(t *testing.T) {
 	}
 }
 
+// TestPlanGoStatNoFollow: the module cache's directory a launch in a Go
+// module may write its stats in is opened without following a link
+// (Plan.NoFollow), as its plan asks, beside a worktree's git directories
+// (readProject kept only theirs until 2026-12-07).
+func TestPlanGoStatNoFollow(t *testing.T) {
+	root := t.TempDir()
+	proj := filepath.Join(root, "proj")
+	mods := filepath.Join(root, "home", "go", "pkg", "mod")
+	for _, d := range []string{filepath.Join(mods, "cache", "download"), proj, filepath.Join(root, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(proj, "go.mod"), []byte("module example.com/proj\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := Env{Home: filepath.Join(root, "home"), TempDir: filepath.Join(root, "tmp"), GoModCache: mods, UID: os.Getuid(), Places: policy.Places{Home: filepath.Join(root, "home")}}
+	p, err := NewPlan(Spec{Cap: policy.Capability{}, Project: proj, Cwd: proj, Exe: "/bin/true", Argv: []string{"true"}}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = p.Discard()
+	if p.GoStatDir == "" || !slices.Contains(p.NoFollow, p.GoStatDir) {
+		t.Errorf("the stat directory %q is not opened without following a link: %q", p.GoStatDir, p.NoFollow)
+	}
+}
+
 // TestPlanLeavesOutCoveredReads: a read rule inside another read rule
 // (a program's own /usr/bin under /usr; /bin, /lib, /sbin where they are
 // links into /usr) is left out, since it adds nothing and costs each

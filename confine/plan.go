@@ -776,7 +776,7 @@ func (b *planner) readProject(s Spec, home string) ([]string, error) {
 			return nil, err
 		}
 	}
-	p.NoFollow = gitDirs
+	p.NoFollow = append(p.NoFollow, gitDirs...)
 	p.Root = s.Project
 	p.ReadDirs = append(p.ReadDirs, s.Project)
 	return gitDirs, nil
