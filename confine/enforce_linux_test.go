@@ -221,10 +221,23 @@ func newWorld(t *testing.T) world {
 		t.Fatal(err)
 	}
 	// GORACE: a binary built with -race (this one: the launcher and the
-	// probe) otherwise sleeps a second as it exits.
-	w.env = []string{"HOME=" + w.home, "TMPDIR=" + w.tmp, "PATH=/usr/bin:/bin", "XDG_STATE_HOME=" + filepath.Join(w.home, ".local/state"), "GORACE=atexit_sleep_ms=0",
+	// probe) otherwise sleeps a second as it exits. The search path ends
+	// in the home itself, ~/.local and ~/.ssh, which no launch reads for
+	// it (pathRules).
+	w.env = []string{"HOME=" + w.home, "TMPDIR=" + w.tmp, "PATH=/usr/bin:/bin:" + w.home + ":" + filepath.Join(w.home, ".local") + ":" + filepath.Join(w.home, ".ssh"), "XDG_STATE_HOME=" + filepath.Join(w.home, ".local/state"), "GORACE=atexit_sleep_ms=0",
 		"GOCACHE=" + filepath.Join(w.home, ".cache/go-build"), "GOMODCACHE=" + filepath.Join(w.home, "go/pkg/mod")}
 	return w
+}
+
+// ownEnv is the value of the world's variable name, as the launcher is
+// given it.
+func (w world) ownEnv(name string) string {
+	for _, kv := range w.env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // launch runs the probe through the launcher with capability c.
@@ -345,6 +358,9 @@ func TestConfinementFiles(t *testing.T) {
 		{"read-only does not read a key through a link in the project", readOnly, []string{"read", j(w.project, "notes.txt")}, false},
 		{"read-only does not read the guard's state", readOnly, []string{"read", j(w.home, ".local/state/loopguard/grants/g1")}, false},
 		{"read-only does not list the home", readOnly, []string{"list", w.home}, false},
+		{"read-only does not read ~/notes.txt, the home on the search path", readOnly, []string{"read", j(w.home, "notes.txt")}, false},
+		{"project-write does not read ~/notes.txt, the home on the search path", projectWrite, []string{"read", j(w.home, "notes.txt")}, false},
+		{"read-only does not read the guard's state, ~/.local on the search path", readOnly, []string{"read", j(w.home, ".local/state/loopguard/grants/g1")}, false},
 		{"read-only does not read ~/.ssh through /proc/self/root", readOnly, []string{"read", "/proc/self/root" + j(w.home, ".ssh/id_rsa")}, false},
 		{"project-write does not write ~/.bashrc through /proc/self/root", projectWrite, []string{"write", "/proc/self/root" + j(w.home, ".bashrc")}, false},
 		{"read-only reads the project through /proc/self/cwd (control)", readOnly, []string{"read", "/proc/self/cwd/README.md"}, true},
@@ -661,7 +677,7 @@ func TestConfinementEnvironmentTokens(t *testing.T) {
 		{readOnly, "LANG", "C.UTF-8"},
 		{readOnly, "LC_ALL", "C"},
 		{readOnly, "HOME", w.home},
-		{readOnly, "PATH", "/usr/bin:/bin"},
+		{readOnly, "PATH", w.ownEnv("PATH")},
 		{readOnlyNet, "GITHUB_TOKEN", ""},
 		{readOnlyNet, "HTTPS_PROXY", "http://u:p@proxy.invalid:3128"},
 		{projectWrite, "GITHUB_TOKEN", "ghp_secret"},
@@ -671,7 +687,7 @@ func TestConfinementEnvironmentTokens(t *testing.T) {
 		{policy.JailCapability, "AWS_SECRET_ACCESS_KEY", ""},
 		{policy.JailCapability, "HTTPS_PROXY", ""},
 		{policy.JailCapability, "LANG", "C.UTF-8"},
-		{policy.JailCapability, "PATH", "/usr/bin:/bin"},
+		{policy.JailCapability, "PATH", w.ownEnv("PATH")},
 		// A project's tests read it: the usability run's NODE_ENV.
 		{policy.JailCapability, "NODE_ENV", "test"},
 		{readOnly, "NODE_ENV", "test"},

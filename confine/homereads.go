@@ -33,29 +33,35 @@ func envGetenv(e Env) func(string) string {
 // homeReadsFor finds, by each tool's own rules, what the tools a launch
 // of s may run read from the home to run at all: git's configuration as
 // git resolves it (gitRules), the Go, Rust, Node and Python toolchains'
-// configuration and installed versions (toolRules), and, under +network,
-// the package registries' configuration (registryConfig). The variables
-// are the launch's (e.Getenv); under read-only only those the program
-// keeps (readOnlyEnv) count, since the others never reach it.
+// configuration and installed versions (toolRules), the directories of
+// the search path in the home and what their tools need (pathRules),
+// and, under +network, the package registries' configuration
+// (registryConfig). The variables are the launch's (e.Getenv); under
+// read-only only those the program keeps (readOnlyEnv) count, since the
+// others never reach it.
 //
 // A candidate is granted only if it passes homeVet: its mode and the
 // modes of the directories above it in the home let any other user read
 // it, and it is not on the secret list. Nothing is walked: each rule names
-// its paths (one listing: ~/.local/lib, for python's user site).
+// its paths (the listings: ~/.local/lib, for python's user site, and each
+// directory of the search path in the home).
 func homeReadsFor(e Env, s Spec) []string {
-	reads, _ := homeReadsWith(e, s, e.Places.Prepare())
+	reads, _, _ := homeReadsWith(e, s, e.Places.Prepare())
 	return reads
 }
 
-// homeReadsWith is homeReadsFor with e.Places prepared (the plan's).
-func homeReadsWith(e Env, s Spec, pl policy.Places) (reads, private []string) {
+// homeReadsWith is homeReadsFor with e.Places prepared (the plan's), and
+// what it leaves unread: the candidates their mode keeps private
+// (Plan.PrivateHome), the search path's directories it refuses
+// (Plan.Unread).
+func homeReadsWith(e Env, s Spec, pl policy.Places) (reads, private []string, unread []Unread) {
 	getenv := e.Getenv
 	if getenv == nil {
 		getenv = envGetenv(e)
 	}
 	home := filepath.Clean(e.Home)
 	if e.Home == "" || !filepath.IsAbs(home) || home == "/" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	readOnly := !s.Cap.Write && !s.Cap.Git
 	env := func(k string) string {
@@ -67,12 +73,13 @@ func homeReadsWith(e Env, s Spec, pl policy.Places) (reads, private []string) {
 	v := newHomeVet(e, s, pl, env)
 	v.gitRules(s, env)
 	v.toolRules(s, env)
+	v.pathRules(env)
 	if s.Cap.Network {
 		for _, f := range registryConfig {
 			v.grant(filepath.Join(home, f), anyKind, trustRegistry)
 		}
 	}
-	return v.out, v.private
+	return v.out, v.private, v.unread
 }
 
 // registryConfig is npm's user configuration, where `npm login` writes
@@ -207,6 +214,17 @@ func (v *homeVet) toolRules(s Spec, env func(string) string) {
 			v.grant(filepath.Join(d, "go.work"), fileKind, trustUser)
 			v.grant(filepath.Join(d, ".cargo", "config.toml"), fileKind, trustUser)
 			v.grant(filepath.Join(d, ".cargo", "config"), fileKind, trustUser)
+		}
+	}
+	// Playwright's browsers (npx playwright install), which a test run
+	// launches: the capabilities that run tests. PLAYWRIGHT_BROWSERS_PATH
+	// only where it is playwright's (its .links), as PYENV_ROOT above.
+	if s.Cap.Write {
+		switch pw := abs("PLAYWRIGHT_BROWSERS_PATH"); {
+		case pw == "":
+			v.grant(filepath.Join(or(abs("XDG_CACHE_HOME"), h(".cache")), "ms-playwright"), dirKind, trustUser)
+		case toolDir(pw, ".links"):
+			v.grant(pw, dirKind, trustUser)
 		}
 	}
 	if s.Cap.Network {

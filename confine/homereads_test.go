@@ -1,6 +1,8 @@
 package confine
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -292,5 +294,55 @@ func TestToolDirsByVariable(t *testing.T) {
 		if got := EnvFrom(func(k string) string { return env[k] }, places, 0).GoModCache; got != c.want {
 			t.Errorf("GOMODCACHE=%s: the module cache read is %q, want %q", c.value, got, c.want)
 		}
+	}
+}
+
+// BenchmarkHomePathReads: what the search path's directories in the home
+// add to the home's reads (pathRules) in a realistic home: ~/.local/bin
+// with 20 pipx tools (links into their environments), ~/go/bin with 10
+// programs, ~/.cargo/bin with rustup and its 13 proxies, ~/bin; against
+// the same home with the system's directories alone on the search path.
+func BenchmarkHomePathReads(b *testing.B) {
+	root, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	home := filepath.Join(root, "home")
+	files := maps.Clone(realisticHome)
+	for i := range 20 {
+		files[fmt.Sprintf(".local/share/pipx/venvs/t%d/pyvenv.cfg", i)] = ""
+		files[fmt.Sprintf(".local/share/pipx/venvs/t%d/bin/t%d", i, i)] = ""
+	}
+	for i := range 10 {
+		files[fmt.Sprintf("go/bin/g%d", i)] = ""
+	}
+	files[".cargo/bin/rustup"] = ""
+	files["bin/mine"] = ""
+	files[".local/bin/plain"] = ""
+	testHome(b, home, files)
+	for i := range 20 {
+		if err := os.Symlink(fmt.Sprintf("../share/pipx/venvs/t%d/bin/t%d", i, i), filepath.Join(home, ".local/bin", fmt.Sprint("t", i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, p := range []string{"cargo", "cargo-clippy", "cargo-fmt", "cargo-miri", "clippy-driver", "rls", "rust-analyzer", "rust-gdb", "rust-gdbgui", "rust-lldb", "rustc", "rustdoc", "rustfmt"} {
+		if err := os.Symlink("rustup", filepath.Join(home, ".cargo/bin", p)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	places := policy.Places{Home: home, StateDir: filepath.Join(home, ".local/state/loopguard"), ConfigDir: filepath.Join(home, ".config/loopguard")}
+	pl := places.Prepare()
+	s := Spec{Project: filepath.Join(home, "src/proj"), Cwd: filepath.Join(home, "src/proj")}
+	for _, c := range []struct{ name, path string }{
+		{"system-path", "/usr/bin:/bin"},
+		{"home-path", strings.Join([]string{filepath.Join(home, ".local/bin"), filepath.Join(home, "go/bin"), filepath.Join(home, ".cargo/bin"), filepath.Join(home, "bin"), "/usr/bin:/bin"}, ":")},
+	} {
+		env := map[string]string{"HOME": home, "PATH": c.path}
+		e := Env{Home: home, TempDir: filepath.Join(root, "tmp"), Places: places, Getenv: func(k string) string { return env[k] }}
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				homeReadsWith(e, s, pl)
+			}
+		})
 	}
 }

@@ -77,33 +77,39 @@ func writeRealHome(t *testing.T, dir, tmp string, v homeVariant) (home, proj str
 		gitconfig = strings.Replace(gitconfig, "[core]\n", "[core]\n\texcludesFile = ~/.gitignore_global\n", 1)
 	}
 	files := map[string]string{
-		".gitconfig":               gitconfig,
-		".gitconfig.local":         "[user]\n\temail = ada@example.com\n[format]\n\tpretty = format:%h %an <%ae> %s\n",
-		".gitconfig-work":          "[core]\n\tabbrev = 12\n",
-		".gitconfig.d/main.inc":    "[status]\n\tshowUntrackedFiles = all\n",
-		".gitignore_global":        "*.log\n.DS_Store\n",
-		".gitattributes_global":    "*.dat binary\n",
-		".config/git/ignore":       "**/.claude/settings.local.json\n",
-		".config/go/env":           "GOFLAGS=-tags=extra\n",
-		".jq":                      "def greet: \"hi from ~/.jq\";\n",
-		".bashrc":                  "export PATH=$HOME/go/bin:$PATH\n",
-		"Documents/x":              "a document\n",
-		"other/.env":               "OTHER_SECRET=1\n",
-		".claude.json":             `{"oauthAccount":{"emailAddress":"ada@example.com"}}`,
-		".npmrc":                   "//registry.npmjs.org/:_authToken=npm_SECRETTOKEN\n",
-		".config/gh/config.yml":    "git_protocol: ssh\n",
-		".config/gh/hosts.yml":     "github.com:\n    oauth_token: gho_SECRET\n",
-		".ssh/id_rsa":              "-----BEGIN OPENSSH PRIVATE KEY-----\n",
-		".ssh/config":              "Host *\n",
-		"work/proj/go.mod":         "module example.com/proj\n\ngo 1.22\n",
-		"work/app/go.mod":          "module example.com/app\n\ngo 1.22\n",
-		"work/app/main.go":         "package main\n\nfunc main() { println(1) }\n",
-		"work/proj/util.go":        "package proj\n\nfunc Add(a, b int) int { return a + b }\n",
-		"work/proj/extra/extra.go": "//go:build extra\n\npackage extra\n\n// Two is 2.\nfunc Two() int { return 2 }\n",
-		"work/proj/README.md":      "# proj\n\nA small project.\n",
-		"work/proj/data.dat":       "v1\n",
-		"work/proj/.gitignore":     "/bin/\n",
-		"work/proj/.env":           "PROJ_SECRET=1\n",
+		".gitconfig":                          gitconfig,
+		".gitconfig.local":                    "[user]\n\temail = ada@example.com\n[format]\n\tpretty = format:%h %an <%ae> %s\n",
+		".gitconfig-work":                     "[core]\n\tabbrev = 12\n",
+		".gitconfig.d/main.inc":               "[status]\n\tshowUntrackedFiles = all\n",
+		".gitignore_global":                   "*.log\n.DS_Store\n",
+		".gitattributes_global":               "*.dat binary\n",
+		".config/git/ignore":                  "**/.claude/settings.local.json\n",
+		".config/go/env":                      "GOFLAGS=-tags=extra\n",
+		".jq":                                 "def greet: \"hi from ~/.jq\";\n",
+		".bashrc":                             "export PATH=$HOME/go/bin:$PATH\n",
+		"Documents/x":                         "a document\n",
+		"other/.env":                          "OTHER_SECRET=1\n",
+		".claude.json":                        `{"oauthAccount":{"emailAddress":"ada@example.com"}}`,
+		".npmrc":                              "//registry.npmjs.org/:_authToken=npm_SECRETTOKEN\n",
+		".config/gh/config.yml":               "git_protocol: ssh\n",
+		".config/gh/hosts.yml":                "github.com:\n    oauth_token: gho_SECRET\n",
+		".ssh/id_rsa":                         "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+		".ssh/config":                         "Host *\n",
+		".cargo/credentials.toml":             "[registry]\ntoken = \"cio_SECRET\"\n",
+		".cargo/bin/cargo-tool":               "#!/bin/sh\necho cargo tool\n",
+		".local/bin/tool":                     "#!/bin/sh\necho local tool\n",
+		".local/share/keyrings/login.keyring": "KEYRING\n",
+		".aws/credentials":                    "[default]\naws_secret_access_key = SECRET\n",
+		"notes.txt":                           "a note in the home\n",
+		"work/proj/go.mod":                    "module example.com/proj\n\ngo 1.22\n",
+		"work/app/go.mod":                     "module example.com/app\n\ngo 1.22\n",
+		"work/app/main.go":                    "package main\n\nfunc main() { println(1) }\n",
+		"work/proj/util.go":                   "package proj\n\nfunc Add(a, b int) int { return a + b }\n",
+		"work/proj/extra/extra.go":            "//go:build extra\n\npackage extra\n\n// Two is 2.\nfunc Two() int { return 2 }\n",
+		"work/proj/README.md":                 "# proj\n\nA small project.\n",
+		"work/proj/data.dat":                  "v1\n",
+		"work/proj/.gitignore":                "/bin/\n",
+		"work/proj/.env":                      "PROJ_SECRET=1\n",
 	}
 	if v.xdg {
 		files[".xdg/git/ignore"] = "**/.claude/settings.local.json\n*.tmp\n"
@@ -117,7 +123,14 @@ func writeRealHome(t *testing.T, dir, tmp string, v homeVariant) (home, proj str
 			t.Fatal(err)
 		}
 	}
-	env = []string{"HOME=" + home, "PATH=" + filepath.Dir(goBinary(t)) + ":/usr/bin:/bin", "LANG=C.UTF-8", "TMPDIR=" + tmp,
+	// The search path as developers have it: the tools' bins in the home
+	// (~/.cargo/bin beside cargo's token), and the home itself and
+	// hidden directories of it, which the launch leaves unread.
+	var path []string
+	for _, d := range []string{".local/bin", ".cargo/bin", "go/bin", "", ".local", ".cargo"} {
+		path = append(path, filepath.Join(home, d))
+	}
+	env = []string{"HOME=" + home, "PATH=" + strings.Join(path, ":") + ":" + filepath.Dir(goBinary(t)) + ":/usr/bin:/bin", "LANG=C.UTF-8", "TMPDIR=" + tmp,
 		"GOPATH=" + filepath.Join(home, "go")}
 	if v.xdg {
 		env = append(env, "XDG_CONFIG_HOME="+xdg)
@@ -176,6 +189,87 @@ func (r runResult) String() string {
 	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 }
 
+// userHomes is a directory for the homes of an unprivileged user (nobody
+// when the tests run as root, which ignores file modes), with the
+// launcher (this test binary, which TestMain runs as Main) where that
+// user may run it, and one temp directory of the user's for every home:
+// the launcher's private build cache (in its scratch directory there) is
+// built once, and the unconfined runs may use that same cache (go vet
+// compiles the runtime for a main package, a minute on a small machine).
+type userHomes struct {
+	root, launcher, tmp string
+	uid, gid            int
+	cred                *syscall.Credential
+}
+
+func newUserHomes(t *testing.T) *userHomes {
+	t.Helper()
+	if ABI() < MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d (confinement needs %d)", ABI(), MinABI)
+	}
+	u := &userHomes{uid: os.Getuid(), gid: os.Getgid()}
+	if u.uid == 0 {
+		u.uid, u.gid = 65534, 65534
+		u.cred = &syscall.Credential{Uid: 65534, Gid: 65534}
+	}
+	// The homes in a directory the user can reach: the temp directory,
+	// or /tmp when the test's own is closed to others.
+	base := os.TempDir()
+	if u.cred != nil && !searchable(base) {
+		base = "/tmp"
+	}
+	var err error
+	if u.root, err = os.MkdirTemp(base, "lg-homes-"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(u.root) })
+	if err := os.Chmod(u.root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	u.launcher = filepath.Join(u.root, "lg-launcher")
+	data, err := os.ReadFile(testBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(u.launcher, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	u.tmp = filepath.Join(u.root, "tmp")
+	if err := os.Mkdir(u.tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(u.tmp, u.uid, u.gid); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// run runs argv (the program exe) in dir with env as the user:
+// unconfined when c is nil, else through the launcher under c for the
+// project.
+func (u *userHomes) run(t *testing.T, c *policy.Capability, project, dir string, env []string, exe string, argv ...string) runResult {
+	t.Helper()
+	cmd := exec.Command(exe)
+	cmd.Args = argv
+	cmd.Env = env
+	if c != nil {
+		s := Spec{Cap: *c, Project: project, Cwd: dir, Exe: exe, Argv: argv}
+		cmd = exec.Command(u.launcher, s.Args()[1:]...)
+		cmd.Args[0] = launcherName
+		cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, env...)
+	}
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: u.cred}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return runResult{stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()}
+}
+
 // TestHomeCommandsAsUnconfined: in homes with realistic dotfiles, the
 // everyday read-only commands print through the launcher byte for byte
 // what they print unconfined, run by an unprivileged user (nobody when
@@ -183,44 +277,12 @@ func (r runResult) String() string {
 // owner-only files, the secret list, ~/Documents and another project's
 // .env stay unreadable, each read beside its unconfined control.
 func TestHomeCommandsAsUnconfined(t *testing.T) {
-	if ABI() < MinABI {
-		t.Skipf("the kernel's Landlock ABI is %d (confinement needs %d)", ABI(), MinABI)
-	}
 	gitExe, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git is not installed")
 	}
 	goExe := goBinary(t)
-	uid, gid := os.Getuid(), os.Getgid()
-	var cred *syscall.Credential
-	if uid == 0 {
-		uid, gid = 65534, 65534
-		cred = &syscall.Credential{Uid: 65534, Gid: 65534}
-	}
-	// The homes in a directory the user can reach: the temp directory,
-	// or /tmp when the test's own is closed to others.
-	base := os.TempDir()
-	if cred != nil && !searchable(base) {
-		base = "/tmp"
-	}
-	root, err := os.MkdirTemp(base, "lg-homes-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// The launcher: this test binary (TestMain runs Main), where the user
-	// may run it.
-	launcher := filepath.Join(root, "lg-launcher")
-	data, err := os.ReadFile(testBinary(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(launcher, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	u := newUserHomes(t)
 	look := func(name string) string {
 		p, err := exec.LookPath(name)
 		if err != nil {
@@ -257,51 +319,26 @@ func TestHomeCommandsAsUnconfined(t *testing.T) {
 		// run's false positive: jq: error: greet/0 is not defined).
 		same = append(same, command{jq, []string{"jq", "-n", "greet"}, ""})
 	}
-	// One temp directory for every home, so the launcher's private build
-	// cache (in its scratch directory there) is built once, and the
-	// unconfined runs use that same cache: go vet compiles the runtime
-	// for a main package, a minute on a small machine.
-	tmp := filepath.Join(root, "tmp")
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Lchown(tmp, uid, gid); err != nil {
-		t.Fatal(err)
-	}
 	goCache := ""
 	var table []string
 	row := func(variant, what, verdict string) {
 		table = append(table, fmt.Sprintf("%-30s %-30s %s", variant, what, verdict))
 	}
 	for i, v := range homeVariants {
-		dir := filepath.Join(root, fmt.Sprint(i))
-		home, proj, env := writeRealHome(t, dir, tmp, v)
-		testfs.Chown(t, dir, uid, gid)
+		dir := filepath.Join(u.root, fmt.Sprint(i))
+		home, proj, env := writeRealHome(t, dir, u.tmp, v)
+		testfs.Chown(t, dir, u.uid, u.gid)
 		run := func(confined bool, c command) runResult {
 			t.Helper()
 			where := proj
 			if c.in != "" {
 				where = filepath.Join(filepath.Dir(proj), c.in)
 			}
-			cmd := exec.Command(c.exe)
-			cmd.Args = c.argv
-			cmd.Env = env
+			var cp *policy.Capability
 			if confined {
-				s := Spec{Cap: policy.Capability{}, Project: where, Cwd: where, Exe: c.exe, Argv: c.argv}
-				cmd = exec.Command(launcher, s.Args()[1:]...)
-				cmd.Args[0] = launcherName
-				cmd.Env = append([]string{"LG_CONFINE_LAUNCH=1"}, env...)
+				cp = &policy.Capability{}
 			}
-			cmd.Dir = where
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			var ee *exec.ExitError
-			if err != nil && !errors.As(err, &ee) {
-				t.Fatal(err)
-			}
-			return runResult{stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()}
+			return u.run(t, cp, where, where, env, c.exe, c.argv...)
 		}
 		if goCache == "" {
 			r := run(true, command{goExe, []string{"go", "env", "GOCACHE"}, ""})
@@ -328,7 +365,11 @@ func TestHomeCommandsAsUnconfined(t *testing.T) {
 			}
 		}
 		cat := look("cat")
-		for _, rel := range []string{".npmrc", ".claude.json", ".config/gh/hosts.yml", "Documents/x", "other/.env", ".ssh/id_rsa"} {
+		// With the search path holding ~/.cargo/bin beside cargo's token,
+		// ~/.local/bin beside the keyrings, the home itself and its hidden
+		// directories (writeRealHome's PATH).
+		for _, rel := range []string{".npmrc", ".claude.json", ".config/gh/hosts.yml", "Documents/x", "other/.env", ".ssh/id_rsa",
+			".cargo/credentials.toml", ".local/share/keyrings/login.keyring", ".aws/credentials", "notes.txt"} {
 			c := command{cat, []string{"cat", filepath.Join(home, rel)}, ""}
 			free, confined := run(false, c), run(true, c)
 			if free.code != 0 {
@@ -342,7 +383,7 @@ func TestHomeCommandsAsUnconfined(t *testing.T) {
 			row(v.name, "cat ~/"+rel, verdict)
 		}
 	}
-	t.Logf("as uid %d:\n%s", uid, strings.Join(table, "\n"))
+	t.Logf("as uid %d:\n%s", u.uid, strings.Join(table, "\n"))
 }
 
 // searchable reports whether every directory from / to dir lets others

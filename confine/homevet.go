@@ -38,6 +38,9 @@ type homeVet struct {
 	// private are the candidates in the home refused by their mode, or a
 	// directory's on the way (Plan.PrivateHome), each once.
 	private []string
+	// unread are the search path's directories pathRules refuses, and
+	// why (Plan.Unread).
+	unread []Unread
 	// xdgConfig is $XDG_CONFIG_HOME when set elsewhere than ~/.config.
 	xdgConfig string
 }
@@ -247,17 +250,18 @@ func PrivateInHome(home, xdgConfig, p string) (string, fs.FileMode, bool) {
 
 // container reports whether d is a directory of the home that only holds
 // other tools' directories, whose own mode says nothing of what is in
-// it: ~/.config ($XDG_CONFIG_HOME), ~/.local, ~/.local/share. Like the
-// home, it is often 0700 because whichever tool made it first asked so
-// (glib's and loopguard's own init make it 0700), not because the user
-// made its contents private; a 0700 ~/.config made every git command fail
-// confined (Claude Code writes ~/.config/git/ignore, which git must read).
+// it: ~/.config ($XDG_CONFIG_HOME), ~/.local, ~/.local/share, ~/.cache.
+// Like the home, it is often 0700 because whichever tool made it first
+// asked so (glib's and loopguard's own init make it 0700), not because the
+// user made its contents private; a 0700 ~/.config made every git command
+// fail confined (Claude Code writes ~/.config/git/ignore, which git must
+// read), and a 0700 ~/.cache would keep Playwright's browsers unread.
 // What is below it is still judged by its own mode, and the secrets in it
 // stay refused whatever their modes.
 func (v *homeVet) container(d string) bool {
 	for _, base := range []string{v.home, v.realHome} {
 		switch d {
-		case filepath.Join(base, ".config"), filepath.Join(base, ".local"), filepath.Join(base, ".local", "share"):
+		case filepath.Join(base, ".config"), filepath.Join(base, ".local"), filepath.Join(base, ".local", "share"), filepath.Join(base, ".cache"):
 			return true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -245,6 +246,124 @@ func TestHomeConfigContainer(t *testing.T) {
 		".config/private/attributes": false, ".config/gh/hosts.yml": false} {
 		if slices.Contains(got, j(rel)) != want {
 			t.Errorf("~/%s granted %v, want %v (%q)", rel, !want, want, got)
+		}
+	}
+}
+
+// TestHomePathDirs: the directories of the launch's search path in the
+// home are read with what their tools need (a pipx and a uv tool's
+// environment, a package of npm's global prefix, bun's install
+// directory), through the veto: ~/.cargo/bin but never ~/.cargo (cargo's
+// token beside it), nothing a link leads to that is a secret or another
+// project's directory, and a search path entry that is the home, a hidden
+// directory of it, a secret or a directory holding the project is left
+// unread and said. Each refusal has a granted control beside it.
+func TestHomePathDirs(t *testing.T) {
+	root, home := vetoWorld(t)
+	j := func(rel string) string { return filepath.Join(home, rel) }
+	testHome(t, home, map[string]string{
+		".local/bin/plain": "#!/bin/sh\n", ".local/share/pipx/venvs/black/pyvenv.cfg": "", ".local/share/pipx/venvs/black/bin/black": "",
+		".local/share/uv/tools/ruff/pyvenv.cfg": "", ".local/share/uv/tools/ruff/bin/ruff": "",
+		".local/share/uv/python/cpython-3.12/bin/python3": "", ".local/share/uv/credentials/credentials.toml": "",
+		".local/share/pypoetry/venv/pyvenv.cfg": "", ".local/share/pypoetry/venv/bin/poetry": "",
+		".npm-global/lib/node_modules/typescript/bin/tsc": "", ".npm-global/lib/node_modules/@angular/cli/bin/ng.js": "",
+		"go/bin/staticcheck": "", ".cargo/bin/rustup": "", ".cargo/credentials.toml": "[registry]\ntoken = \"x\"\n",
+		".rustup/settings.toml": "", ".rustup/toolchains/stable/bin/cargo": "",
+		"bin/mine": "", ".bun/bin/bun": "", ".bun/install/global/node_modules/prettier/bin/prettier.cjs": "",
+		"work/other/tool.sh": "", "work/other/.env": "TOKEN=x\n", "work/other/bin/x": "", "work/proj/go.mod": "",
+		".ssh/id_rsa": "", ".ssh/bin/k": "", "priv/bin/p": "", ".aws/credentials": "",
+		".cache/ms-playwright/chromium-1140/chrome": "",
+	})
+	for link, target := range map[string]string{
+		".local/bin/black": "../share/pipx/venvs/black/bin/black", ".local/bin/ruff": j(".local/share/uv/tools/ruff/bin/ruff"),
+		".local/bin/poetry":   "../share/pypoetry/venv/bin/poetry",
+		".npm-global/bin/tsc": "../lib/node_modules/typescript/bin/tsc", ".npm-global/bin/ng": "../lib/node_modules/@angular/cli/bin/ng.js",
+		".cargo/bin/cargo": "rustup", ".bun/bin/prettier": "../install/global/node_modules/prettier/bin/prettier.cjs",
+		"bin/other": j("work/other/tool.sh"), "bin/otherbin": j("work/other/bin/x"), "bin/key": j(".ssh/id_rsa"),
+		"bin/aws": j(".aws/credentials"),
+	} {
+		if err := os.MkdirAll(filepath.Dir(j(link)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, j(link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, m := range map[string]os.FileMode{j(".ssh"): 0o700, j("priv/bin"): 0o700, j(".cache"): 0o700} {
+		if err := os.Chmod(p, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dirs := []string{".local/bin", "go/bin", ".cargo/bin", "bin", ".bun/bin", ".npm-global/bin", "priv/bin", "", ".local", ".cargo", ".ssh/bin", "work", "work/proj/node_modules/.bin"}
+	var path []string
+	for _, d := range dirs {
+		path = append(path, j(d))
+	}
+	path = append(path, "/usr/bin", "/bin", "relative/bin")
+	places := policy.Places{Home: home, StateDir: j(".local/state/loopguard"), ConfigDir: j(".config/loopguard")}
+	vars := map[string]string{"HOME": home, "PATH": strings.Join(path, ":")}
+	e := Env{Home: home, TempDir: filepath.Join(root, "tmp"), Places: places, Getenv: func(k string) string { return vars[k] }}
+	pl := places.Prepare()
+	for _, c := range []policy.Capability{{}, policy.JailCapability} {
+		s := Spec{Cap: c, Project: j("work/proj")}
+		got, private, unread := homeReadsWith(e, s, pl)
+		for _, w := range []struct {
+			path string
+			want bool
+			why  string
+		}{
+			{".local/bin", true, "pipx's and uv's links (control)"},
+			{".local/share/pipx/venvs", true, "pipx's tools' environments, where its links lead"},
+			{".local/share/uv/tools", true, "uv's tools' environments"},
+			{".local/share/uv", false, "never more than uv's tools"},
+			{".local/share/pypoetry/venv", true, "poetry's installer's environment, where its link leads"},
+			{".npm-global/bin", true, "npm's global prefix's bin (control)"},
+			{".npm-global/lib/node_modules/typescript", true, "the package a link of npm's global bin leads into"},
+			{".npm-global/lib/node_modules/@angular/cli", true, "a scoped package"},
+			{"go/bin", true, "go install's (control)"},
+			{".cargo/bin", true, "rustup's proxies, cargo install's"},
+			{".cargo", false, "~/.cargo holds credentials.toml, cargo login's token"},
+			{".cargo/credentials.toml", false, "cargo's token"},
+			{".rustup/toolchains", true, "what rustup's proxies run (toolRules)"},
+			{"bin", true, "~/bin (control)"},
+			{".bun", true, "bun's install directory, beside its bin holding bun"},
+			{"work/other/tool.sh", true, "a link's target outside a bin/: the file alone"},
+			{"work/other", false, "never the directory of a link's target: another project, with its .env"},
+			{"work/other/bin", true, "the bin/ a link leads into (control)"},
+			{".ssh/id_rsa", false, "a link to a key"},
+			{".aws/credentials", false, "a link to the cloud's credentials"},
+			{".ssh/bin", false, "a search path entry in ~/.ssh"},
+			{"priv/bin", false, "a 0700 directory of the search path"},
+			{"work", false, "a search path entry that holds the project"},
+			{".local", false, "a hidden directory of the home on the search path"},
+			{".cache/ms-playwright", c.Write, "Playwright's browsers for a test run, under a 0700 ~/.cache (a container)"},
+		} {
+			if slices.Contains(got, j(w.path)) != w.want {
+				t.Errorf("%s: %s: ~/%s granted %v, want %v (%q)", c, w.why, w.path, !w.want, w.want, got)
+			}
+		}
+		if slices.Contains(got, home) || slices.Contains(got, j("work/proj/node_modules/.bin")) {
+			t.Errorf("%s: the home, or a directory of the project, granted: %q", c, got)
+		}
+		if !slices.Contains(private, j("priv/bin")) {
+			t.Errorf("%s: the 0700 ~/priv/bin is not said private: %q", c, private)
+		}
+		said := map[string]bool{}
+		for _, u := range unread {
+			said[u.Path] = true
+			if u.Why == "" {
+				t.Errorf("%s: %s unread, and no reason", c, u.Path)
+			}
+		}
+		for _, d := range []string{"", ".local", ".cargo", ".ssh/bin", "work"} {
+			if !said[j(d)] {
+				t.Errorf("%s: the search path's ~/%s is not said unread: %+v", c, d, unread)
+			}
+		}
+		for _, p := range got {
+			if pr := pl.Classify(p); pr.Secret {
+				t.Errorf("%s: %s granted, and a secret to Classify (%s)", c, p, pr.What)
+			}
 		}
 	}
 }

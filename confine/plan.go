@@ -212,6 +212,10 @@ type Plan struct {
 	// directory's on the way) keeping other users out (homeVet): a tool
 	// that needs one stops there (doctor says which).
 	PrivateHome []string `json:"-"`
+	// Unread are the directories a tool would look in that the launch
+	// leaves unread, and why (doctor says each): a directory of the search
+	// path that is the home or a hidden directory of it (pathRules).
+	Unread []Unread `json:"-"`
 	// goStatMade are the directories the plan made for GoStatDir, the
 	// deepest last: removed after the call while empty.
 	goStatMade []string
@@ -483,8 +487,8 @@ func (b *planner) readProgram(s Spec, e Env) error {
 			}
 		}
 	}
-	reads, private := homeReadsWith(e, s, b.pl)
-	b.p.PrivateHome = private
+	reads, private, unread := homeReadsWith(e, s, b.pl)
+	b.p.PrivateHome, b.p.Unread = private, unread
 	for _, c := range reads {
 		if err := b.addRead(c); err != nil {
 			return err

@@ -92,6 +92,19 @@ func jailHome(env confine.Env, project string) []checkResult {
 				r.fix = "a confined program that needs one of them stops there (git says \"bad config line\" or \"cannot use ... as an exclude file\"): make each that holds no secret readable by other users (chmod o+r FILE, o+rx its directories below your home); loopguard reads no file of your home its mode keeps private"
 			}
 		}
+		if len(plan.Unread) > 0 {
+			// A directory of the search path left unread whole: a tool
+			// there does not run.
+			var unread []string
+			for _, u := range plan.Unread {
+				p := tilde(home, u.Path)
+				if u.Path == home {
+					p = "~"
+				}
+				unread = append(unread, p+" ("+u.Why+")")
+			}
+			r.detail += "; leaves unread: " + listSome(unread, 12)
+		}
 		if len(granted) > 0 {
 			r.detail += "; reads the secret " + strings.Join(granted, ", ")
 			if !c.Network {

@@ -105,6 +105,17 @@ func TestDoctorJailHome(t *testing.T) {
 			t.Errorf("%s with a private include: %s %s (%s)", r.name, r.status, r.detail, r.fix)
 		}
 	}
+	// The search path holds the home itself and ~/.local: left unread
+	// whole, and said; ~/.local/bin beside them is read (control).
+	testfs.Tree(t, home, []byte("#!/bin/sh\n"), 0o755, ".local/bin/tool")
+	vars["PATH"] = strings.Join([]string{filepath.Join(home, ".local/bin"), home, filepath.Join(home, ".local"), "/usr/bin:/bin"}, ":")
+	for _, r := range jailHome(env, project) {
+		if !strings.Contains(r.detail, "leaves unread: ~ (the home itself") || !strings.Contains(r.detail, "~/.local (a hidden directory") ||
+			strings.Contains(r.detail, "~/.local/bin (") {
+			t.Errorf("%s with the home and ~/.local on the search path: %s", r.name, r.detail)
+		}
+	}
+	vars["PATH"] = "/usr/bin:/bin"
 	// A project that holds the home is planned nowhere: skipped, saying so.
 	for _, r := range jailHome(env, home) {
 		if r.status != statusSkip || !strings.Contains(r.detail, "run doctor in a project directory") {
