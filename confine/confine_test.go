@@ -188,6 +188,72 @@ func TestPlanGoStatNoFollow(t *testing.T) {
 	}
 }
 
+// TestPlanEnclosingRepo: a project that is a directory of a repository
+// (a monorepo's packages/foo, no .git of its own) has that repository's
+// git directory and tree read, never written, +git included; through a
+// .git file at the top (a linked worktree), its git directories too, each
+// outside the tree opened without following a link. Controls: a project
+// with a .git of its own, and one in no repository, read no directory
+// above them.
+func TestPlanEnclosingRepo(t *testing.T) {
+	root := t.TempDir()
+	mono := filepath.Join(root, "mono")
+	common := filepath.Join(root, "main.git")
+	wt := filepath.Join(root, "wt")
+	for _, f := range []string{"mono/.git/HEAD", "mono/.git/objects/x", "mono/packages/foo/go.mod", "mono/packages/own/.git/HEAD",
+		"main.git/HEAD", "main.git/objects/x", "main.git/worktrees/wt/HEAD", "wt/packages/foo/go.mod", "plain/proj/go.mod"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitdir := filepath.Join(common, "worktrees", "wt")
+	if err := os.WriteFile(filepath.Join(gitdir, "commondir"), []byte("../..\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := Env{Home: filepath.Join(root, "home"), TempDir: filepath.Join(root, "tmp"), UID: os.Getuid(), Places: policy.Places{Home: filepath.Join(root, "home")}}
+	if err := os.MkdirAll(e.TempDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		proj     string
+		read     []string
+		nofollow []string
+	}{
+		{"mono/packages/foo", []string{mono, filepath.Join(mono, ".git")}, nil},
+		{"wt/packages/foo", []string{wt, gitdir, common}, []string{gitdir, common}},
+		{"mono/packages/own", nil, nil},
+		{"plain/proj", nil, nil},
+	} {
+		proj := filepath.Join(root, c.proj)
+		for _, cp := range []policy.Capability{{}, {Write: true, Git: true}} {
+			p, err := NewPlan(Spec{Cap: cp, Project: proj, Cwd: proj, Exe: "/bin/true", Argv: []string{"true"}}, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = p.Discard()
+			for _, d := range []string{mono, filepath.Join(mono, ".git"), wt, gitdir, common, filepath.Join(root, "plain")} {
+				if got, want := slices.Contains(p.ReadDirs, d), slices.Contains(c.read, d); got != want {
+					t.Errorf("%s, %s: %s read %v, want %v", c.proj, cp, d, got, want)
+				}
+				if got, want := slices.Contains(p.NoFollow, d), slices.Contains(c.nofollow, d); got != want {
+					t.Errorf("%s, %s: %s opened without following a link %v, want %v", c.proj, cp, d, got, want)
+				}
+				for _, w := range append(slices.Clone(p.WriteDirs), p.WriteFiles...) {
+					if isAncestorOrSelf(d, w) && !isAncestorOrSelf(proj, w) {
+						t.Errorf("%s, %s: %s written", c.proj, cp, w)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestPlanLeavesOutCoveredReads: a read rule inside another read rule
 // (a program's own /usr/bin under /usr; /bin, /lib, /sbin where they are
 // links into /usr) is left out, since it adds nothing and costs each
