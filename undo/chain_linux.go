@@ -61,7 +61,12 @@ func (r *Recorder) fromLast(w *walker, l last, changed map[string]bool) (ents []
 	if err != nil || !found {
 		return nil, false, nil
 	}
-	r.meta.Left, r.meta.LeftMore = l.meta.Left, l.meta.LeftMore
+	// The last record's left-out directories that are still there, and
+	// (below) those the watcher heard made since: it watches none of
+	// them, and a node_modules the user's npm install made after the
+	// last walk, which a jailed call then rewrote, was named by no
+	// record (the eighty-eighth attack run).
+	r.meta.Left, r.meta.LeftMore = leftThere(r.s.Project, l.meta.Left), l.meta.LeftMore
 	r.multi = l.chain.multi
 	if len(changed) == 0 && len(delta) == 0 && len(l.chain.multi) == 0 && l.chain.clean {
 		r.meta.Before, r.meta.Entries, r.lazy, r.clean = l.meta.Before, l.meta.Entries, l.meta.Before, true
@@ -99,6 +104,8 @@ func (r *Recorder) fromLast(w *walker, l last, changed map[string]bool) (ents []
 	if err != nil {
 		return nil, false, nil
 	}
+	r.meta.addLeft(r.left)
+	r.left = nil
 	ents = merge(kept, d) // d is in walk order
 	if len(ents) > maxEntries {
 		return nil, false, &TooLargeError{Bound: maxEntries}

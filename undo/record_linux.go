@@ -83,6 +83,9 @@ type Recorder struct {
 	// on (fromLast): this record's is written as what it changes of it
 	// where that is little (writeDelta).
 	base baseListing
+	// left are the directories the record leaves out that changes (or
+	// the after-state's walk) found, not yet in meta.Left (noteLeft).
+	left []string
 }
 
 // Begin takes the project's lock (waiting for a call that holds it) and
@@ -319,11 +322,17 @@ func (r *Recorder) Finish() error {
 			w := &walker{skip: r.skip, targets: r.afterTargets}
 			if after, err = w.run(r.s.Project); err == nil {
 				delta = diff(r.before, after)
+				r.noteLeft(w.left...)
 			}
 		}
 	}
 	if err == nil && manifestSize(delta) > recordMax {
 		err = fmt.Errorf("what the call changed: %w", errTooLarge)
+	}
+	if err == nil && r.meta.addLeft(r.left) {
+		// A directory left out that the call made: what it wrote there
+		// is recorded nowhere, and the record says so.
+		err = r.s.writeMeta(r.meta)
 	}
 	if err == nil {
 		err = r.s.writeNew(filepath.Join(r.s.recordDir(r.meta.ID), "after"), func(w io.Writer) error { return writeManifest(w, delta) })

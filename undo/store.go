@@ -499,6 +499,25 @@ func (m *Meta) setLeft(left []string) {
 	}
 }
 
+// addLeft adds to m's left-out directories each of dirs it does not
+// name (past maxLeft, LeftMore counts it), and reports whether it added
+// any.
+func (m *Meta) addLeft(dirs []string) bool {
+	added := false
+	for _, d := range dirs {
+		if slices.Contains(m.Left, d) {
+			continue
+		}
+		added = true
+		if len(m.Left) == maxLeft {
+			m.LeftMore++
+			continue
+		}
+		m.Left = append(m.Left, d)
+	}
+	return added
+}
+
 func (s *Store) writeMeta(m Meta) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

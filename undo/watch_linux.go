@@ -162,7 +162,16 @@ func (r *Recorder) changes(dirty map[string]bool) ([]Entry, error) {
 	}
 	slices.Sort(paths) // a directory before what it holds
 	for _, p := range paths {
-		if !validRel(p) || r.excluded(root, p) {
+		if !validRel(p) {
+			continue
+		}
+		if left, ok := r.excluded(root, p); ok {
+			// Made, or changed, in a directory the record leaves out
+			// (the watchers watch none): it is named left out where it
+			// is there.
+			if left != "" && dirThere(root, left) {
+				r.noteLeft(left)
+			}
 			continue
 		}
 		e, fd, err := look(root, p)
@@ -192,6 +201,7 @@ func (r *Recorder) changes(dirty map[string]bool) ([]Entry, error) {
 		if err != nil {
 			return nil, err
 		}
+		r.noteLeft(w.left...)
 		for i := range sub {
 			set(&sub[i])
 		}
@@ -244,18 +254,23 @@ func (r *Recorder) below(p string) []Entry {
 	return r.before[i:j]
 }
 
-// excluded reports whether p is not recorded: below a skipped path or a
-// regenerable directory.
-func (r *Recorder) excluded(root int, p string) bool {
+// excluded reports whether p is not recorded (ok): below a skipped path,
+// or in a directory the record leaves out (a regenerable one, a cargo
+// target), which is left ("" for a skipped path).
+func (r *Recorder) excluded(root int, p string) (left string, ok bool) {
 	parts := strings.Split(p, "/")
 	for i, name := range parts {
-		if r.skip[strings.Join(parts[:i+1], "/")] || slices.Contains(Regenerable, name) {
-			return true
+		dir := strings.Join(parts[:i+1], "/")
+		if r.skip[dir] {
+			return "", true
 		}
-		if name == "target" && i < len(parts) {
-			if known, recorded := r.afterTargets(strings.Join(parts[:i+1], "/")); known {
+		if slices.Contains(Regenerable, name) {
+			return dir, true
+		}
+		if name == "target" {
+			if known, recorded := r.afterTargets(dir); known {
 				if !recorded {
-					return true
+					return dir, true
 				}
 				continue
 			}
@@ -264,11 +279,65 @@ func (r *Recorder) excluded(root int, p string) bool {
 				if fd >= 0 {
 					unix.Close(fd)
 				}
-				return true
+				return dir, true
 			}
 		}
 	}
-	return false
+	return "", false
+}
+
+// noteLeft notes dirs, directories the record leaves out, for its Left
+// (Meta.addLeft), each once.
+func (r *Recorder) noteLeft(dirs ...string) {
+	for _, d := range dirs {
+		if !slices.Contains(r.left, d) {
+			r.left = append(r.left, d)
+		}
+	}
+}
+
+// dirThere reports whether p (below root) is a directory now, reached
+// following no link; true where that cannot be told (a directory left
+// out is named rather than not).
+func dirThere(root int, p string) bool {
+	dir := root
+	if strings.Contains(p, "/") {
+		pfd, err := openParent(root, p)
+		if errors.Is(err, errLink) || errors.Is(err, unix.ENOENT) {
+			return false
+		}
+		if err != nil {
+			return true
+		}
+		defer unix.Close(pfd)
+		dir = pfd
+	}
+	var st fileStat
+	if err := statAt(dir, path.Base(p), &st); err != nil {
+		return !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR)
+	}
+	return st.mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// leftThere are the directories of left that are there now (dirThere): a
+// record's Left taken from the last record's (fromLast) names no
+// node_modules removed since.
+func leftThere(project string, left []string) []string {
+	if len(left) == 0 {
+		return nil
+	}
+	root, err := unix.Open(project, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return slices.Clone(left)
+	}
+	defer unix.Close(root)
+	var out []string
+	for _, p := range left {
+		if dirThere(root, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // look is p's state below root (nil: not there, or not reachable without

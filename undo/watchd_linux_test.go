@@ -28,7 +28,7 @@ func init() { syncTimeout = time.Minute }
 
 // startWatcher runs the project's watcher in this process until the test
 // ends, and waits until it listens.
-func startWatcher(t *testing.T, st, proj string, maxWatch int) {
+func startWatcher(t testing.TB, st, proj string, maxWatch int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -54,7 +54,7 @@ func startWatcher(t *testing.T, st, proj string, maxWatch int) {
 
 // record is one call: Begin, the call's changes, Finish; the recorder
 // returned.
-func record(t *testing.T, st, proj string, now func() time.Time, call func()) *Recorder {
+func record(t testing.TB, st, proj string, now func() time.Time, call func()) *Recorder {
 	t.Helper()
 	rec, err := Begin(Options{StateDir: st, Project: proj, Command: "call", Now: now})
 	if err != nil {
