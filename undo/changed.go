@@ -47,18 +47,7 @@ func (s *Store) ChangedSince(since time.Time, max int, live bool) (Changes, erro
 	c.Unreadable = len(bad)
 	seen, left := map[string]bool{}, map[string]bool{}
 	for _, m := range metas {
-		for _, l := range m.Left {
-			if left[l] {
-				continue
-			}
-			left[l] = true
-			if len(c.Left) == maxLeft {
-				c.LeftMore = true
-				continue
-			}
-			c.Left = append(c.Left, l)
-		}
-		c.LeftMore = c.LeftMore || m.LeftMore > 0
+		c.addLeft(left, m.Left, m.LeftMore > 0)
 		if c.More {
 			// The paths named are all there will be: an after-state is
 			// not read (the hook asks on every held call, and each may
@@ -91,13 +80,13 @@ func (s *Store) ChangedSince(since time.Time, max int, live bool) (Changes, erro
 	// The records prune removed: the eighty-sixth attack run pushed a
 	// Makefile edit's record out with 215 jailed `true` calls, and the
 	// warning on the held `make` was silent.
-	paths, more, pruned, unknown, cut, err := s.PrunedSince(since, max)
-	if err != nil {
-		c.PrunedCut = true
-	}
-	c.Pruned, c.PrunedUnknown, c.PrunedCut = pruned, unknown, c.PrunedCut || cut
-	c.More = c.More || more
-	for _, p := range paths {
+	p, err := s.PrunedSince(since, max)
+	c.Pruned, c.PrunedUnknown, c.PrunedCut = p.Pruned, p.PrunedUnknown, p.PrunedCut || err != nil
+	c.More = c.More || p.More
+	// A pruned record's left-out directories too: a record of a call
+	// that rewrote node_modules/lib/index.js changed nothing it recorded.
+	c.addLeft(left, p.Left, p.LeftMore)
+	for _, p := range p.Paths {
 		if seen[p] {
 			continue
 		}
@@ -109,4 +98,22 @@ func (s *Store) ChangedSince(since time.Time, max int, live bool) (Changes, erro
 		c.Paths = append(c.Paths, p)
 	}
 	return c, nil
+}
+
+// addLeft adds to c.Left each of dirs that seen does not hold yet (past
+// maxLeft, LeftMore is set), and sets LeftMore where more were left out
+// than dirs names.
+func (c *Changes) addLeft(seen map[string]bool, dirs []string, more bool) {
+	for _, l := range dirs {
+		if seen[l] {
+			continue
+		}
+		seen[l] = true
+		if len(c.Left) == maxLeft {
+			c.LeftMore = true
+			continue
+		}
+		c.Left = append(c.Left, l)
+	}
+	c.LeftMore = c.LeftMore || more
 }

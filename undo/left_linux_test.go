@@ -167,6 +167,52 @@ func TestLeftGoneWithItsDirectory(t *testing.T) {
 	}
 }
 
+// TestLeftKeptWhenPruned: the record of the call that rewrote
+// node_modules/x/index.js (it changed nothing it recorded) is pruned,
+// and the pruned trace keeps its Left: PrunedSince and ChangedSince name
+// node_modules, though the records kept (after node_modules was removed)
+// name none.
+func TestLeftKeptWhenPruned(t *testing.T) {
+	since := time.Now()
+	old := func() time.Time { return time.Now().Add(-2 * KeepFor) } // past KeepFor: MaxRecords bounds them
+	proj, st := project(t, map[string]string{"src/a.js": "a\n"})
+	startWatcher(t, st, proj, 0)
+	record(t, st, proj, old, nil)
+	writeIn(t, proj, "node_modules/x/index.js", "ok\n")
+	time.Sleep(2 * time.Millisecond)
+	rec := record(t, st, proj, old, func() { writeIn(t, proj, "node_modules/x/index.js", "evil\n") })
+	if !slices.Equal(rec.meta.Left, []string{"node_modules"}) {
+		t.Fatalf("the rewrite's record (%s): left %q", rec.meta.Listed, rec.meta.Left)
+	}
+	mustDo(t, os.RemoveAll(filepath.Join(proj, "node_modules")))
+	s, _ := Open(st, proj)
+	for range MaxRecords + pruneSlack + 1 {
+		time.Sleep(2 * time.Millisecond) // a record's name holds its time in ms
+		record(t, st, proj, old, nil)
+	}
+	if _, err := s.Meta(rec.meta.ID); err == nil {
+		t.Fatal("the rewrite's record was not pruned")
+	}
+	ms, _ := s.List()
+	for _, m := range ms {
+		if len(m.Left) != 0 {
+			t.Fatalf("a record kept names %q: the test shows nothing", m.Left)
+		}
+	}
+	p, err := s.PrunedSince(since, 20)
+	if err != nil || !slices.Equal(p.Left, []string{"node_modules"}) || p.Pruned == 0 {
+		t.Errorf("PrunedSince: %+v %v, want node_modules left", p, err)
+	}
+	c, err := s.ChangedSince(since, 20, false)
+	if err != nil || !slices.Equal(c.Left, []string{"node_modules"}) {
+		t.Errorf("ChangedSince: %+v %v, want node_modules left", c, err)
+	}
+	// Control: asked about a time after the pruned record's call.
+	if c, err := s.ChangedSince(time.Now(), 20, false); err != nil || len(c.Left) != 0 {
+		t.Errorf("control: since now: %+v %v", c, err)
+	}
+}
+
 // BenchmarkLeftThere: what a record whose before-state is the watcher's
 // adds to look again at the last record's left-out directories: one at
 // the top (node_modules), and one three deep.

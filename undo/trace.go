@@ -39,16 +39,20 @@ const (
 var maxTraceBytes int64 = 256 << 10
 
 // traceLine is one line of a trace: a pruned record (Ran: when its call
-// last ran, as RecordsRunningSince tells it; Paths, More; Unknown: it had
-// no after-state, what it changed is not known) or one file tool's write
-// (Ran: when the hook let it through; Paths: the file, absolute; Tool).
+// last ran, as RecordsRunningSince tells it; Paths, More; Left, LeftMore:
+// the directories it left out, which its call could write unrecorded;
+// Unknown: it had no after-state, or no description, what it changed is
+// not known) or one file tool's write (Ran: when the hook let it through;
+// Paths: the file, absolute; Tool).
 type traceLine struct {
-	Ran     time.Time `json:"ran"`
-	ID      string    `json:"id,omitempty"`
-	Tool    string    `json:"tool,omitempty"`
-	Paths   []string  `json:"paths,omitempty"`
-	More    bool      `json:"more,omitempty"`
-	Unknown bool      `json:"unknown,omitempty"`
+	Ran      time.Time `json:"ran"`
+	ID       string    `json:"id,omitempty"`
+	Tool     string    `json:"tool,omitempty"`
+	Paths    []string  `json:"paths,omitempty"`
+	More     bool      `json:"more,omitempty"`
+	Left     []string  `json:"left,omitempty"`
+	LeftMore bool      `json:"left_more,omitempty"`
+	Unknown  bool      `json:"unknown,omitempty"`
 }
 
 // Written is one write of a file tool the hook let through (NoteWrite).
@@ -154,33 +158,37 @@ func (s *Store) halveTrace(name string) error {
 }
 
 // PrunedSince is what the pruned trace says of the calls that ran at or
-// after since: their paths (relative to the project, newest record
-// first, each once, at most max; more: there were more), how many such
-// records were pruned, how many of them had no after-state (unknown), and
-// whether records that ran since were pruned without a trace left (cut).
-func (s *Store) PrunedSince(since time.Time, max int) (paths []string, more bool, pruned, unknown int, cut bool, err error) {
+// after since, as Changes: their paths (relative to the project, newest
+// record first, each once, at most max; More), the directories they left
+// out (the first maxLeft; LeftMore), how many such records were pruned
+// (Pruned), how many of them are not known (PrunedUnknown), and whether
+// records that ran since were pruned without a trace left (PrunedCut).
+func (s *Store) PrunedSince(since time.Time, max int) (Changes, error) {
+	var c Changes
 	lines, cut, err := s.readTrace(prunedTrace, since)
-	seen := map[string]bool{}
+	c.PrunedCut = cut
+	seen, left := map[string]bool{}, map[string]bool{}
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := lines[i]
-		pruned++
+		c.Pruned++
 		if l.Unknown {
-			unknown++
+			c.PrunedUnknown++
 		}
-		more = more || l.More
+		c.More = c.More || l.More
 		for _, p := range l.Paths {
 			if seen[p] {
 				continue
 			}
 			seen[p] = true
-			if len(paths) == max {
-				more = true
+			if len(c.Paths) == max {
+				c.More = true
 				continue
 			}
-			paths = append(paths, p)
+			c.Paths = append(c.Paths, p)
 		}
+		c.addLeft(left, l.Left, l.LeftMore)
 	}
-	return paths, more, pruned, unknown, cut, err
+	return c, err
 }
 
 // WrittenSince lists the file tools' writes the hook let through at or

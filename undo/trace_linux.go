@@ -73,11 +73,24 @@ func (s *Store) tracePrune(id string) error {
 			l.Paths = append(l.Paths, e.Path)
 		}
 	}
-	if l.Unknown || len(l.Paths) > 0 {
+	// The directories it left out, which its call could write
+	// unrecorded: a record of a call that rewrote node_modules/lib/index.js
+	// changed nothing it recorded (the eighty-eighth attack run). A
+	// record with no description is not known.
+	if m, err := s.Meta(id); err != nil {
+		l.Unknown = true
+	} else {
+		l.Left, l.LeftMore = m.Left, m.LeftMore > 0
+		if len(l.Left) > maxTracePaths {
+			l.Left, l.LeftMore = l.Left[:maxTracePaths], true
+		}
+	}
+	if l.Unknown || len(l.Paths) > 0 || len(l.Left) > 0 || l.LeftMore {
 		return s.appendTrace(prunedTrace, l)
 	}
-	// A call that changed nothing leaves no line: the 215 calls of the
-	// attack run would otherwise cut the trace itself. Its time is all a
-	// reader could want of it, and it changed nothing.
+	// A call that changed nothing and left nothing out leaves no line:
+	// the 215 calls of the attack run would otherwise cut the trace
+	// itself. Its time is all a reader could want of it, and it changed
+	// nothing.
 	return nil
 }
