@@ -335,8 +335,10 @@ func (r *Recorder) Finish() error {
 		err = r.s.writeMeta(r.meta)
 	}
 	if err == nil {
-		err = r.s.writeNew(filepath.Join(r.s.recordDir(r.meta.ID), "after"), func(w io.Writer) error { return writeManifest(w, delta) })
+		afterPath := filepath.Join(r.s.recordDir(r.meta.ID), "after")
+		err = r.s.writeNew(afterPath, func(w io.Writer) error { return writeManifest(w, delta) })
 		if err == nil {
+			stampNow(afterPath)
 			// Counted with the copies (afterBytes).
 			r.s.addBlobBytes(int64(manifestSize(delta)))
 		}

@@ -544,7 +544,25 @@ func (s *Store) keepUnrecorded(id, why string) error {
 		}
 		why = why[:cut] + " ..."
 	}
-	return fsx.WriteFile(filepath.Join(s.recordDir(id), "unrecorded"), []byte(why+"\n"), 0o600, true)
+	p := filepath.Join(s.recordDir(id), "unrecorded")
+	if err := fsx.WriteFile(p, []byte(why+"\n"), 0o600, true); err != nil {
+		return err
+	}
+	stampNow(p)
+	return nil
+}
+
+// stampNow sets path's times to the clock's now: the kernel stamps a
+// file from its coarse clock, up to a tick (10 ms at HZ=100) behind
+// time.Now, and a record's after-state (or why it has none) is compared
+// with times from time.Now (RecordsRunningSince): an after-state written
+// 2 ms after an approval carried a time before it, under load, and the
+// call that wrote the Makefile counted as ended before the approval. Set
+// after the write, it is never before the call's end. Not synced: after
+// a crash the kernel's own time stands, a tick early at most.
+func stampNow(path string) {
+	now := time.Now()
+	_ = os.Chtimes(path, now, now)
 }
 
 // MarkKilled keeps why record id of project's store under stateDir has no
