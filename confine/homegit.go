@@ -54,7 +54,7 @@ func (v *homeVet) gitRules(s Spec, env func(string) string) {
 		}
 		g.Read(filepath.Join(v.home, ".gitconfig"), trustUser)
 	}
-	for _, c := range repoConfigs(s.Project, v.enclosing) {
+	for _, c := range repoConfigs(s.Project) {
 		g.Read(c, trustProject)
 	}
 	if xdg != "" {
@@ -65,9 +65,8 @@ func (v *homeVet) gitRules(s Spec, env func(string) string) {
 
 // repoConfigs are the configuration files of the repository at project:
 // .git/config, or, for a worktree or submodule (a .git file), its git
-// directory's config.worktree and its common directory's config; for a
-// project that is a directory of a repository, that one's (encl).
-func repoConfigs(project string, encl enclosing) []string {
+// directory's config.worktree and its common directory's config.
+func repoConfigs(project string) []string {
 	if project == "" {
 		return nil
 	}
@@ -75,12 +74,8 @@ func repoConfigs(project string, encl enclosing) []string {
 	if fi, err := os.Stat(dot); err == nil && fi.IsDir() {
 		return []string{filepath.Join(dot, "config"), filepath.Join(dot, "config.worktree")}
 	}
-	dirs := linkedGitDirs(project)
-	if encl.top != "" {
-		dirs = encl.gitDirs
-	}
 	var out []string
-	for _, d := range dirs {
+	for _, d := range linkedGitDirs(project) {
 		out = append(out, filepath.Join(d, "config"), filepath.Join(d, "config.worktree"))
 	}
 	return out
@@ -118,10 +113,9 @@ func (v *homeVet) gitFile(p string, from trust) ([]byte, trust, bool) {
 	if !ok {
 		return nil, t, false
 	}
-	if v.project != "" && within(r, v.project) || v.inEnclosing(r) {
-		// The project is read whole, and so is the repository it is a
-		// directory of: a regular file of either is read here (not
-		// what a link of it leads to outside).
+	if v.project != "" && within(r, v.project) {
+		// The project is read whole: a regular file of it is read
+		// here (not what a link of it leads to outside).
 		if st := v.lstat(r); st.err != nil || !st.fi.Mode().IsRegular() {
 			return nil, t, false
 		}

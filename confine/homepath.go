@@ -9,8 +9,7 @@ import (
 // Unread is a directory a launch leaves unread although a tool would
 // look in it, and why: a directory of the search path in the home that is
 // the home itself, a hidden directory of it or one that holds a secret or
-// the project; the top of a repository the project lies in that holds the
-// home or a secret. doctor says each.
+// the project. doctor says each.
 type Unread struct {
 	Path, Why string
 }

@@ -46,17 +46,15 @@ func envGetenv(e Env) func(string) string {
 // its paths (the listings: ~/.local/lib, for python's user site, and each
 // directory of the search path in the home).
 func homeReadsFor(e Env, s Spec) []string {
-	pl := e.Places.Prepare()
-	encl, _ := findEnclosing(s.Project, e.Home, pl)
-	reads, _, _ := homeReadsWith(e, s, pl, encl)
+	reads, _, _ := homeReadsWith(e, s, e.Places.Prepare())
 	return reads
 }
 
-// homeReadsWith is homeReadsFor with e.Places prepared and the
-// repository the project is in found (the plan's), and what it leaves
-// unread: the candidates their mode keeps private (Plan.PrivateHome), the
-// search path's directories it refuses (Plan.Unread).
-func homeReadsWith(e Env, s Spec, pl policy.Places, encl enclosing) (reads, private []string, unread []Unread) {
+// homeReadsWith is homeReadsFor with e.Places prepared (the plan's), and
+// what it leaves unread: the candidates their mode keeps private
+// (Plan.PrivateHome), the search path's directories it refuses
+// (Plan.Unread).
+func homeReadsWith(e Env, s Spec, pl policy.Places) (reads, private []string, unread []Unread) {
 	getenv := e.Getenv
 	if getenv == nil {
 		getenv = envGetenv(e)
@@ -73,7 +71,6 @@ func homeReadsWith(e Env, s Spec, pl policy.Places, encl enclosing) (reads, priv
 		return getenv(k)
 	}
 	v := newHomeVet(e, s, pl, env)
-	v.enclosing = encl
 	v.gitRules(s, env)
 	v.toolRules(s, env)
 	v.pathRules(env)

@@ -23,9 +23,6 @@ type homeVet struct {
 	home, realHome string
 	project        string // "" when unknown
 	tempDir        string
-	// enclosing is the repository the project is a directory of, read
-	// whole as the project is (findEnclosing).
-	enclosing enclosing
 	// secrets are paths (absolute, clean) never granted, nor anything in
 	// one, nor a directory that holds one: the guard's secret roots
 	// (policy.Places.Roots: its state, its configuration, the keyrings,
@@ -354,29 +351,10 @@ func (v *homeVet) trustOf(p string, parent trust) trust {
 	if parent == trustProject {
 		return trustProject
 	}
-	if v.project != "" && within(p, v.project) || v.tempDir != "" && within(p, v.tempDir) || v.inEnclosing(p) {
+	if v.project != "" && within(p, v.project) || v.tempDir != "" && within(p, v.tempDir) {
 		return trustProject
 	}
 	return parent
-}
-
-// inEnclosing reports whether p is in the repository the project is a
-// directory of (its tree, or a git directory of it outside the tree),
-// which is read whole, as the project is, and which other launches write
-// (a session in another of its packages).
-func (v *homeVet) inEnclosing(p string) bool {
-	if v.enclosing.top == "" {
-		return false
-	}
-	if within(p, v.enclosing.top) {
-		return true
-	}
-	for _, g := range v.enclosing.gitDirs {
-		if within(p, g) {
-			return true
-		}
-	}
-	return false
 }
 
 // within is fsx.Within for clean absolute paths, without allocating.

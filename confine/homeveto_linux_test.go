@@ -306,7 +306,7 @@ func TestHomePathDirs(t *testing.T) {
 	pl := places.Prepare()
 	for _, c := range []policy.Capability{{}, policy.JailCapability} {
 		s := Spec{Cap: c, Project: j("work/proj")}
-		got, private, unread := homeReadsWith(e, s, pl, enclosing{})
+		got, private, unread := homeReadsWith(e, s, pl)
 		for _, w := range []struct {
 			path string
 			want bool

@@ -214,9 +214,7 @@ type Plan struct {
 	PrivateHome []string `json:"-"`
 	// Unread are the directories a tool would look in that the launch
 	// leaves unread, and why (doctor says each): a directory of the search
-	// path that is the home or a hidden directory of it (pathRules); the
-	// top of the repository the project is a directory of, where it holds
-	// the home or a secret (findEnclosing).
+	// path that is the home or a hidden directory of it (pathRules).
 	Unread []Unread `json:"-"`
 	// goStatMade are the directories the plan made for GoStatDir, the
 	// deepest last: removed after the call while empty.
@@ -364,7 +362,6 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	e.Places.Imports = policy.ProjectLoads(s.Project, e.Home, e.Places.HooksPaths)
 	p.imports = e.Places.Imports
 	b := &planner{p: &p, pl: e.Places.Prepare()}
-	b.encl, p.Unread = findEnclosing(s.Project, e.Home, b.pl)
 	if err := b.readSystem(); err != nil {
 		return p, err
 	}
@@ -397,8 +394,6 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 type planner struct {
 	p  *Plan
 	pl policy.Places
-	// encl is the repository the project is a directory of, if any.
-	encl enclosing
 }
 
 // covered: a read rule above path already grants it (rules only add
@@ -492,9 +487,8 @@ func (b *planner) readProgram(s Spec, e Env) error {
 			}
 		}
 	}
-	reads, private, unread := homeReadsWith(e, s, b.pl, b.encl)
-	b.p.PrivateHome = private
-	b.p.Unread = append(b.p.Unread, unread...)
+	reads, private, unread := homeReadsWith(e, s, b.pl)
+	b.p.PrivateHome, b.p.Unread = private, unread
 	for _, c := range reads {
 		if err := b.addRead(c); err != nil {
 			return err
@@ -763,8 +757,7 @@ func HeldTempDir(project, tmpDir string, uid int) string {
 }
 
 // readProject: the project, and the git directories a worktree's .git
-// file names, which it returns; and the repository the project is a
-// directory of (readEnclosing). A project that holds the home directory
+// file names, which it returns. A project that holds the home directory
 // or a secret is an error: it could not be read without it.
 func (b *planner) readProject(s Spec, home string) ([]string, error) {
 	p := b.p
@@ -774,8 +767,11 @@ func (b *planner) readProject(s Spec, home string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the project %s: %w", s.Project, err)
 	}
-	if why := unreadable(s.Project, home, b.pl); why != "" {
-		return nil, fmt.Errorf("the project %s %s", s.Project, why)
+	if isAncestorOrSelf(s.Project, home) || s.Project == "/" {
+		return nil, fmt.Errorf("the project %s holds the home directory: nothing in it could be kept unreadable", s.Project)
+	}
+	if pr, ok := b.pl.ContainsSecret(s.Project); ok {
+		return nil, fmt.Errorf("the project %s holds %s, which must stay unreadable", s.Project, pr.What)
 	}
 	p.RootID = id
 	gitDirs := linkedGitDirs(s.Project)
@@ -787,72 +783,7 @@ func (b *planner) readProject(s Spec, home string) ([]string, error) {
 	p.NoFollow = append(p.NoFollow, gitDirs...)
 	p.Root = s.Project
 	p.ReadDirs = append(p.ReadDirs, s.Project)
-	if err := b.readEnclosing(); err != nil {
-		return nil, err
-	}
 	return gitDirs, nil
-}
-
-// unreadable is why the directory dir cannot be read whole, "" when it
-// can: it holds the home directory, or a secret.
-func unreadable(dir, home string, pl policy.Places) string {
-	if isAncestorOrSelf(dir, home) || dir == "/" {
-		return "holds the home directory: nothing in it could be kept unreadable"
-	}
-	if pr, ok := pl.ContainsSecret(dir); ok {
-		return "holds " + pr.What + ", which must stay unreadable"
-	}
-	return ""
-}
-
-// enclosing is the repository a project is a directory of (a monorepo's
-// packages/foo, with no .git of its own), where the launch reads it:
-// its top and its git directories (enclosingRepo).
-type enclosing struct {
-	top     string
-	gitDirs []string
-}
-
-// findEnclosing is the repository project is a directory of, by the
-// project's own rules (unreadable): a tree that holds the home (a
-// repository of dotfiles at ~) or a secret is none, and said as unread,
-// its git directory too (its history holds what the tree held); git then
-// fails in the project as it did before.
-func findEnclosing(project, home string, pl policy.Places) (enclosing, []Unread) {
-	top, gitDirs := enclosingRepo(project)
-	if top == "" {
-		return enclosing{}, nil
-	}
-	if why := unreadable(top, home, pl); why != "" {
-		return enclosing{}, []Unread{{Path: top, Why: "the top of the repository the project is in " + why}}
-	}
-	return enclosing{top, gitDirs}, nil
-}
-
-// readEnclosing: the repository the project is a directory of
-// (findEnclosing), read, never written, whatever the capability: its git
-// directories (all git reads of them: HEAD, the index, objects, refs, its
-// configuration and hooks), and its working tree whole, as the project
-// is. git answers from a subdirectory about the whole tree (git status
-// lists the other packages' changes and untracked files, git diff --stat
-// reads them, go's VCS stamp runs git status at the top), with the
-// ignore files on the way down (rg reads the top's .gitignore too).
-func (b *planner) readEnclosing() error {
-	top := b.encl.top
-	if top == "" {
-		return nil
-	}
-	for _, g := range b.encl.gitDirs {
-		if err := b.addRead(g); err != nil {
-			return err
-		}
-		if !isAncestorOrSelf(top, g) {
-			// A linked worktree's, which another launch's +git writes:
-			// as the project's own (NoFollow).
-			b.p.NoFollow = append(b.p.NoFollow, g)
-		}
-	}
-	return b.addRead(top)
 }
 
 // writeProject: under project-write, the project but its executable
@@ -1498,58 +1429,6 @@ func linkedGitDirs(project string) []string {
 		}
 	}
 	return out
-}
-
-// maxEnclosing bounds the directories above a project enclosingRepo
-// looks in.
-const maxEnclosing = 64
-
-// enclosingRepo is, for a project with no .git of its own, the repository
-// git finds above it as git looks for one (setup.c): the nearest
-// directory above with a .git that is a git directory (HEAD, objects),
-// or a file naming one (a linked worktree, a submodule: linkedGitDirs),
-// not past a change of file system (GIT_DISCOVERY_ACROSS_FILESYSTEM
-// unset). It gives the repository's top and its git directories; "" and
-// nil when there is none, or the project has a .git of its own.
-func enclosingRepo(project string) (top string, gitDirs []string) {
-	if !filepath.IsAbs(project) {
-		return "", nil
-	}
-	project = filepath.Clean(project)
-	if _, err := os.Lstat(filepath.Join(project, ".git")); err == nil {
-		return "", nil
-	}
-	id, err := fsx.StatIdentity(project)
-	if err != nil {
-		return "", nil
-	}
-	for d, i := filepath.Dir(project), 0; i < maxEnclosing; d, i = filepath.Dir(d), i+1 {
-		if up, err := fsx.StatIdentity(d); err != nil || up.Dev != id.Dev {
-			return "", nil
-		}
-		dot := filepath.Join(d, ".git")
-		if fi, err := os.Stat(dot); err == nil {
-			switch {
-			case fi.IsDir() && isFile(filepath.Join(dot, "HEAD")) && isDir(filepath.Join(dot, "objects")):
-				return d, []string{dot}
-			case fi.Mode().IsRegular():
-				// A .git file git cannot follow stops git there too.
-				if g := linkedGitDirs(d); len(g) > 0 {
-					return d, g
-				}
-				return "", nil
-			}
-		}
-		if d == filepath.Dir(d) {
-			break
-		}
-	}
-	return "", nil
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 func isFile(p string) bool {

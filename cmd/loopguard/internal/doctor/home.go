@@ -93,8 +93,8 @@ func jailHome(env confine.Env, project string) []checkResult {
 			}
 		}
 		if len(plan.Unread) > 0 {
-			// A directory of the search path, or the repository the
-			// project is in, left unread whole: a tool there does not run.
+			// A directory of the search path left unread whole: a tool
+			// there does not run.
 			var unread []string
 			for _, u := range plan.Unread {
 				p := tilde(home, u.Path)
