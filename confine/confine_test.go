@@ -224,3 +224,41 @@ func TestPlanLeavesOutCoveredReads(t *testing.T) {
 		t.Errorf("control: %s lost its rule: %q", tools, p.ReadDirs)
 	}
 }
+
+// TestPlanHomeThroughLink: a home reached through a link (/home ->
+// /var/home) is judged by its real path too: a project at the home's real
+// path, or at a secret's there, is refused as it is by the home's own
+// path (the ninety-first attack run read every secret of such a home
+// from a project at its real path). Control: a project in it runs.
+func TestPlanHomeThroughLink(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, link := filepath.Join(root, "var-home"), filepath.Join(root, "home")
+	for _, d := range []string{filepath.Join(real, ".ssh"), filepath.Join(real, "src", "app"), filepath.Join(root, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	places := policy.Places{Home: link}
+	e := Env{Home: link, TempDir: filepath.Join(root, "tmp"), UID: os.Getuid(), Places: places}
+	for _, c := range []struct {
+		project string
+		want    string
+	}{{real, "holds the home directory"}, {filepath.Join(real, ".ssh"), "must stay unreadable"}, {filepath.Join(real, "src", "app"), ""}} {
+		p, err := NewPlan(Spec{Cap: policy.JailCapability, Project: c.project, Cwd: c.project, Exe: "/bin/true", Argv: []string{"true"}}, e)
+		if err == nil {
+			_ = p.Discard()
+		}
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s (control): %v", c.project, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s, the home %s through a link: %v, want %q", c.project, link, err, c.want)
+		}
+	}
+}

@@ -61,6 +61,10 @@ func (v *homeVet) pathRules(env func(string) string) {
 			v.leaveUnread(d, why)
 			continue
 		}
+		if why := notABin(r); why != "" {
+			v.leaveUnread(d, why)
+			continue
+		}
 		if _, ok := v.grant(d, dirKind, trustUser); ok {
 			v.pathEntries(r, env)
 		}
@@ -83,6 +87,53 @@ func (v *homeVet) pathRefused(d, r string) string {
 		}
 	}
 	return ""
+}
+
+// notABin is why the search path's directory r (a real path) is not
+// read whole although the veto would let it be, "" when it may: one that
+// holds a directory, a .git or an .env, or a file no one may run, is not
+// a directory of programs. A grant of a directory is its whole tree, and
+// the ninety-first attack run's PATH with ~/work (or ~/Documents) on it
+// read another project's .env (the user's documents) there; a bin/ holds
+// programs and links to them.
+func notABin(r string) string {
+	_, ents, err := readDir(nil, r, true)
+	if err != nil {
+		return "cannot be listed: " + err.Error()
+	}
+	for _, e := range ents {
+		switch {
+		case e.typ&os.ModeDir != 0:
+			return "holds directories (" + e.name + "/), so not only programs: read whole, it would be their trees too"
+		case e.name == ".git" || e.name == ".env" || strings.HasPrefix(e.name, ".env."):
+			return "holds " + e.name + ", so not only programs"
+		case e.typ == 0:
+			if fi, err := os.Lstat(filepath.Join(r, e.name)); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 == 0 {
+				return "holds " + e.name + ", which no one may run: not only programs"
+			}
+		}
+	}
+	return ""
+}
+
+// grantVenv reads the Python environment venv a link of the search path
+// leads into: the directory pipx or uv keeps their tools' environments in
+// whole (toolsDir), else the environment's own parts alone (bin, lib,
+// lib64, include, pyvenv.cfg): an environment made in a project
+// (~/work/legacy, with its .env and .git beside bin/) is not read whole
+// (the ninety-first attack run read that .env through a script linked
+// from ~/.local/bin).
+func (v *homeVet) grantVenv(venv string) {
+	if d := toolsDir(venv); d != venv {
+		v.grant(d, dirKind, trustUser)
+		return
+	}
+	for _, n := range []string{"bin", "lib", "lib64", "include"} {
+		if p := filepath.Join(venv, n); isDir(p) {
+			v.grant(p, dirKind, trustUser)
+		}
+	}
+	v.grant(filepath.Join(venv, "pyvenv.cfg"), fileKind, trustUser)
 }
 
 // readWhole reports whether a directory already granted holds r.
@@ -150,15 +201,16 @@ func (v *homeVet) pathEntries(dir string, env func(string) string) {
 			// ~/.local/bin), judged by the environment's real path alone:
 			// where the rest leads is the environment's own.
 			if venv := venvOf(c); venv != "" {
-				v.grant(toolsDir(venv), dirKind, trustUser)
+				v.grantVenv(venv)
 				continue
 			}
 			r, ok := v.realpath(t)
 			if !ok || within(r, dir) || v.project != "" && within(r, v.project) || v.readWhole(r) {
 				continue
 			}
-			if root := toolRoot(r); root != "" {
-				root = toolsDir(root)
+			if venv := venvOf(r); venv != "" {
+				v.grantVenv(venv)
+			} else if root := toolRoot(r); root != "" {
 				v.grant(root, dirKind, trustUser)
 			} else {
 				v.grant(r, fileKind, trustUser)
@@ -218,4 +270,9 @@ func toolsDir(venv string) string {
 		return d
 	}
 	return venv
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

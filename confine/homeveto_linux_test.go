@@ -273,14 +273,24 @@ func TestHomePathDirs(t *testing.T) {
 		"work/other/tool.sh": "", "work/other/.env": "TOKEN=x\n", "work/other/bin/x": "", "work/proj/go.mod": "",
 		".ssh/id_rsa": "", ".ssh/bin/k": "", "priv/bin/p": "", ".aws/credentials": "",
 		".cache/ms-playwright/chromium-1140/chrome": "",
+		"work/legacy/pyvenv.cfg":                    "", "work/legacy/bin/legacy-cli": "", "work/legacy/lib/python3/site-packages/x.py": "",
+		"work/legacy/.env": "TOKEN=x\n", "work/legacy/.git/HEAD": "ref: refs/heads/main\n",
+		"projects/a/.env": "TOKEN=x\n", "Documents/taxes.txt": "",
 	})
+	// Programs are executable (testHome writes 0644): a directory of the
+	// search path that holds a file no one may run is not a bin/.
+	for _, f := range []string{".local/bin/plain", "go/bin/staticcheck", ".cargo/bin/rustup", "bin/mine", ".bun/bin/bun", "priv/bin/p", ".ssh/bin/k"} {
+		if err := os.Chmod(j(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for link, target := range map[string]string{
 		".local/bin/black": "../share/pipx/venvs/black/bin/black", ".local/bin/ruff": j(".local/share/uv/tools/ruff/bin/ruff"),
 		".local/bin/poetry":   "../share/pypoetry/venv/bin/poetry",
 		".npm-global/bin/tsc": "../lib/node_modules/typescript/bin/tsc", ".npm-global/bin/ng": "../lib/node_modules/@angular/cli/bin/ng.js",
 		".cargo/bin/cargo": "rustup", ".bun/bin/prettier": "../install/global/node_modules/prettier/bin/prettier.cjs",
 		"bin/other": j("work/other/tool.sh"), "bin/otherbin": j("work/other/bin/x"), "bin/key": j(".ssh/id_rsa"),
-		"bin/aws": j(".aws/credentials"),
+		"bin/aws": j(".aws/credentials"), "bin/legacy-cli": j("work/legacy/bin/legacy-cli"),
 	} {
 		if err := os.MkdirAll(filepath.Dir(j(link)), 0o755); err != nil {
 			t.Fatal(err)
@@ -294,7 +304,8 @@ func TestHomePathDirs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dirs := []string{".local/bin", "go/bin", ".cargo/bin", "bin", ".bun/bin", ".npm-global/bin", "priv/bin", "", ".local", ".cargo", ".ssh/bin", "work", "work/proj/node_modules/.bin"}
+	dirs := []string{".local/bin", "go/bin", ".cargo/bin", "bin", ".bun/bin", ".npm-global/bin", "priv/bin", "", ".local", ".cargo", ".ssh/bin", "work", "work/proj/node_modules/.bin",
+		"projects", "Documents"}
 	var path []string
 	for _, d := range dirs {
 		path = append(path, j(d))
@@ -316,7 +327,8 @@ func TestHomePathDirs(t *testing.T) {
 			{".local/share/pipx/venvs", true, "pipx's tools' environments, where its links lead"},
 			{".local/share/uv/tools", true, "uv's tools' environments"},
 			{".local/share/uv", false, "never more than uv's tools"},
-			{".local/share/pypoetry/venv", true, "poetry's installer's environment, where its link leads"},
+			{".local/share/pypoetry/venv/bin", true, "poetry's installer's environment, where its link leads: its parts"},
+			{".local/share/pypoetry/venv", false, "an environment outside pipx's and uv's directories is read by its parts, not whole"},
 			{".npm-global/bin", true, "npm's global prefix's bin (control)"},
 			{".npm-global/lib/node_modules/typescript", true, "the package a link of npm's global bin leads into"},
 			{".npm-global/lib/node_modules/@angular/cli", true, "a scoped package"},
@@ -337,6 +349,11 @@ func TestHomePathDirs(t *testing.T) {
 			{"work", false, "a search path entry that holds the project"},
 			{".local", false, "a hidden directory of the home on the search path"},
 			{".cache/ms-playwright", c.Write, "Playwright's browsers for a test run, under a 0700 ~/.cache (a container)"},
+			{"work/legacy/bin", true, "the bin/ of a Python environment a link leads into (control)"},
+			{"work/legacy/lib", true, "its lib/ (control: the tool imports from it)"},
+			{"work/legacy", false, "never an environment made in a project whole: its .env and .git are beside bin/ (the ninety-first attack run)"},
+			{"projects", false, "a search path entry that holds directories (the user's other projects)"},
+			{"Documents", false, "a search path entry that holds files no one may run (the user's documents)"},
 		} {
 			if slices.Contains(got, j(w.path)) != w.want {
 				t.Errorf("%s: %s: ~/%s granted %v, want %v (%q)", c, w.why, w.path, !w.want, w.want, got)

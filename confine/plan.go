@@ -773,6 +773,21 @@ func (b *planner) readProject(s Spec, home string) ([]string, error) {
 	if pr, ok := b.pl.ContainsSecret(s.Project); ok {
 		return nil, fmt.Errorf("the project %s holds %s, which must stay unreadable", s.Project, pr.What)
 	}
+	// And by the home's real path, where the home is reached through a
+	// link (/home -> /var/home): the project is a real path, the home
+	// and the secrets' places the lexical ones, and the ninety-first
+	// attack run's project at the home's real path read every secret in
+	// it. A project there is judged as the same place under the home.
+	if real, err := filepath.EvalSymlinks(home); err == nil && real != home && filepath.IsAbs(real) {
+		if isAncestorOrSelf(s.Project, real) {
+			return nil, fmt.Errorf("the project %s holds the home directory (%s, through a link): nothing in it could be kept unreadable", s.Project, home)
+		}
+		if isAncestorOrSelf(real, s.Project) {
+			if pr, ok := b.pl.ContainsSecret(filepath.Join(home, strings.TrimPrefix(s.Project, real))); ok {
+				return nil, fmt.Errorf("the project %s holds %s, which must stay unreadable", s.Project, pr.What)
+			}
+		}
+	}
 	p.RootID = id
 	gitDirs := linkedGitDirs(s.Project)
 	for _, g := range gitDirs {

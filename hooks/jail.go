@@ -439,6 +439,14 @@ func tooWideAJail(project, home string) string {
 	if !filepath.IsAbs(project) {
 		return "the project directory is not known"
 	}
+	// The home reached through a link (/home -> /var/home) is judged by
+	// its real path too: the project the host names is a real path (the
+	// ninety-first attack run's project at the home's real path).
+	if real, err := filepath.EvalSymlinks(home); home != "" && err == nil && real != home && filepath.IsAbs(real) {
+		if why := tooWideAJail(project, real); why != "" {
+			return why
+		}
+	}
 	segs := strings.Split(strings.Trim(project, "/"), "/")
 	switch {
 	case project == "/" || len(segs) < 2:

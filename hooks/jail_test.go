@@ -223,6 +223,24 @@ func TestJailNeverTooWide(t *testing.T) {
 			t.Errorf("%s (control): %s", p, why)
 		}
 	}
+	// A home reached through a link (/home -> /var/home): the project the
+	// host names is a real path (the ninety-first attack run).
+	base := t.TempDir()
+	real, link := filepath.Join(base, "var-home-u"), filepath.Join(base, "home-u")
+	if err := os.MkdirAll(filepath.Join(real, "src", "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{real, filepath.Join(real, ".ssh"), base} {
+		if why := tooWideAJail(p, link); why == "" {
+			t.Errorf("%s, the home %s through a link, is jailed", p, link)
+		}
+	}
+	if why := tooWideAJail(filepath.Join(real, "src", "app"), link); why != "" {
+		t.Errorf("%s, in the home through a link (control): %s", filepath.Join(real, "src", "app"), why)
+	}
 	// A project that holds the temp directory (where launches keep their
 	// records), as the launcher refuses one too.
 	tmp := filepath.Join(t.TempDir(), "w")
