@@ -81,6 +81,8 @@ var homeSecrets = []SecretEntry{
 		"https://doc.rust-lang.org/cargo/reference/config.html#credentials"},
 	{".cargo/credentials", "", "Cargo's credentials (the old name)", "cargo login's registry tokens",
 		"https://doc.rust-lang.org/cargo/reference/config.html#credentials"},
+	{".local/share/uv/credentials", "", "uv's credential store", "uv auth login's tokens and passwords, in the clear where no keyring holds them",
+		"https://docs.astral.sh/uv/concepts/authentication/"},
 	{".config/gh/hosts.yml", "XDG_CONFIG_HOME", "GitHub CLI's hosts", "gh auth login's tokens (where no keyring holds them)",
 		"https://cli.github.com/manual/gh_help_environment (GH_CONFIG_DIR, XDG_CONFIG_HOME)"},
 	{".git-credentials", "", "git's credential store", "passwords and tokens, in the clear",
