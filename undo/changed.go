@@ -66,15 +66,9 @@ func (s *Store) ChangedSince(since time.Time, max int, live bool) (Changes, erro
 			continue
 		}
 		for _, e := range delta {
-			if e.Kind == Dir || seen[e.Path] {
-				continue
-			}
-			seen[e.Path] = true
-			if len(c.Paths) == max {
+			if e.Kind != Dir && appendOnce(&c.Paths, seen, max, e.Path) {
 				c.More = true
-				continue
 			}
-			c.Paths = append(c.Paths, e.Path)
 		}
 	}
 	// The records prune removed: the eighty-sixth attack run pushed a
@@ -86,16 +80,8 @@ func (s *Store) ChangedSince(since time.Time, max int, live bool) (Changes, erro
 	// A pruned record's left-out directories too: a record of a call
 	// that rewrote node_modules/lib/index.js changed nothing it recorded.
 	c.addLeft(left, p.Left, p.LeftMore)
-	for _, p := range p.Paths {
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
-		if len(c.Paths) == max {
-			c.More = true
-			continue
-		}
-		c.Paths = append(c.Paths, p)
+	if appendOnce(&c.Paths, seen, max, p.Paths...) {
+		c.More = true
 	}
 	return c, nil
 }
@@ -104,16 +90,25 @@ func (s *Store) ChangedSince(since time.Time, max int, live bool) (Changes, erro
 // maxLeft, LeftMore is set), and sets LeftMore where more were left out
 // than dirs names.
 func (c *Changes) addLeft(seen map[string]bool, dirs []string, more bool) {
-	for _, l := range dirs {
-		if seen[l] {
-			continue
-		}
-		seen[l] = true
-		if len(c.Left) == maxLeft {
-			c.LeftMore = true
-			continue
-		}
-		c.Left = append(c.Left, l)
+	if appendOnce(&c.Left, seen, maxLeft, dirs...) || more {
+		c.LeftMore = true
 	}
-	c.LeftMore = c.LeftMore || more
+}
+
+// appendOnce appends to *dst each of items that seen does not hold yet,
+// and marks it seen, while *dst holds fewer than max; it reports whether
+// an item was left out for the bound.
+func appendOnce(dst *[]string, seen map[string]bool, max int, items ...string) (more bool) {
+	for _, it := range items {
+		if seen[it] {
+			continue
+		}
+		seen[it] = true
+		if len(*dst) == max {
+			more = true
+			continue
+		}
+		*dst = append(*dst, it)
+	}
+	return more
 }

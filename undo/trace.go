@@ -174,17 +174,8 @@ func (s *Store) PrunedSince(since time.Time, max int) (Changes, error) {
 		if l.Unknown {
 			c.PrunedUnknown++
 		}
-		c.More = c.More || l.More
-		for _, p := range l.Paths {
-			if seen[p] {
-				continue
-			}
-			seen[p] = true
-			if len(c.Paths) == max {
-				c.More = true
-				continue
-			}
-			c.Paths = append(c.Paths, p)
+		if appendOnce(&c.Paths, seen, max, l.Paths...) || l.More {
+			c.More = true
 		}
 		c.addLeft(left, l.Left, l.LeftMore)
 	}
