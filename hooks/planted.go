@@ -408,8 +408,9 @@ func writeNames(b *strings.Builder, names []string, more bool) {
 	}
 }
 
-// maxRelatedWords bounds the words of a command relatedPlaces looks at,
-// and maxRelated the places it returns.
+// maxRelatedWords bounds the words of a command relatedPlaces looks at
+// (and the entries of a directory whose links it follows), and
+// maxRelated the places it returns.
 const (
 	maxRelatedWords = 256
 	maxRelated      = 32
@@ -477,10 +478,11 @@ func (e *Engine) relatedPlaces(c *Call, d *described, project string) []string {
 	if t := d.desc.Target; t != nil {
 		add(t.Path)
 	}
-	links := func(dir string) {
+	// links adds where the links of dir lead, and returns its entries.
+	links := func(dir string) []os.DirEntry {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
-			return
+			return nil
 		}
 		for i, ent := range ents {
 			if i >= maxRelatedWords {
@@ -490,15 +492,13 @@ func (e *Engine) relatedPlaces(c *Call, d *described, project string) []string {
 				add(filepath.Join(dir, ent.Name()))
 			}
 		}
+		return ents
 	}
 	links(project)
 	nm := filepath.Join(project, "node_modules")
-	links(nm)
-	if ents, err := os.ReadDir(nm); err == nil {
-		for _, ent := range ents {
-			if ent.IsDir() && strings.HasPrefix(ent.Name(), "@") {
-				links(filepath.Join(nm, ent.Name()))
-			}
+	for _, ent := range links(nm) { // listed once: its links, then its @scope directories'
+		if ent.IsDir() && strings.HasPrefix(ent.Name(), "@") {
+			links(filepath.Join(nm, ent.Name()))
 		}
 	}
 	slices.Sort(out)
