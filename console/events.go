@@ -134,12 +134,13 @@ func shown(v callView) string {
 
 // fingerprint names what the page shows of q, to send it again only when
 // it changed (the status line's seconds are left out: the page counts).
-// Each call's part is shown's, the view a decision is checked against.
+// Each call's part is its view (viewOf computed it, shown), the one a
+// decision is checked against.
 func fingerprint(q queueView) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", q.Error)
 	for _, c := range q.Calls {
-		fmt.Fprintf(h, "%s\x00%s\x00%t\x00%s\x00", c.ID, c.Digest, c.Held, shown(c))
+		fmt.Fprintf(h, "%s\x00%s\x00%t\x00%s\x00", c.ID, c.Digest, c.Held, c.View)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
