@@ -50,12 +50,16 @@ func isOursAgent(n *node, self string) bool {
 // when absent).
 func agentHooks(root *node, f register.AgentFile) (*node, error) { return hooksObject(root, f.Nested) }
 
-// removeOursAgent takes loopguard's handlers out of every event of hk,
+// removeOursAgent takes loopguard's handlers out of every event of hk
+// but those keep names (MergeAgent places loopguard's entry in them),
 // dropping the groups (Nested) and event arrays this empties.
-func removeOursAgent(hk *node, f register.AgentFile) bool {
+func removeOursAgent(hk *node, f register.AgentFile, keep map[string]bool) bool {
 	removed := false
 	for _, event := range append([]string{}, hk.keys...) {
 		ev := hk.get(event)
+		if keep[event] {
+			continue
+		}
 		if removeHandlers(ev, f.Nested, func(h *node) bool { return isOursAgent(h, f.Self) }) {
 			removed = true
 			if len(ev.elems) == 0 {
@@ -94,12 +98,7 @@ func MergeAgent(data []byte, f register.AgentFile) (out []byte, changed bool, er
 	for _, e := range f.Entries {
 		registers[e.Event] = true
 	}
-	ours := func(h *node) bool { return isOursAgent(h, f.Self) }
-	for _, event := range append([]string{}, hk.keys...) {
-		if ev := hk.get(event); !registers[event] && removeHandlers(ev, f.Nested, ours) && len(ev.elems) == 0 {
-			hk.del(event)
-		}
-	}
+	removeOursAgent(hk, f, registers)
 	for _, e := range f.Entries {
 		var want *node
 		if f.Nested {
@@ -171,7 +170,7 @@ func unmergeAgentTree(root *node, f register.AgentFile) (bool, error) {
 	if err != nil || hk == nil {
 		return false, err
 	}
-	changed := removeOursAgent(hk, f)
+	changed := removeOursAgent(hk, f, nil)
 	if changed && len(hk.keys) == 0 {
 		root.del("hooks")
 		// What is left of a file that held only hooks is its version.
