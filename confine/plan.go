@@ -770,23 +770,16 @@ func (b *planner) readProject(s Spec, home string) ([]string, error) {
 	if isAncestorOrSelf(s.Project, home) || s.Project == "/" {
 		return nil, fmt.Errorf("the project %s holds the home directory: nothing in it could be kept unreadable", s.Project)
 	}
+	// And by the home's real path, where the home is reached through a
+	// link (/home -> /var/home): the project is a real path (the
+	// ninety-first attack run's project at the home's real path read
+	// every secret in it). The secrets' places are at both paths
+	// (policy.RealHome).
+	if real := policy.RealHome(home); real != "" && isAncestorOrSelf(s.Project, real) {
+		return nil, fmt.Errorf("the project %s holds the home directory (%s, through a link): nothing in it could be kept unreadable", s.Project, home)
+	}
 	if pr, ok := b.pl.ContainsSecret(s.Project); ok {
 		return nil, fmt.Errorf("the project %s holds %s, which must stay unreadable", s.Project, pr.What)
-	}
-	// And by the home's real path, where the home is reached through a
-	// link (/home -> /var/home): the project is a real path, the home
-	// and the secrets' places the lexical ones, and the ninety-first
-	// attack run's project at the home's real path read every secret in
-	// it. A project there is judged as the same place under the home.
-	if real, err := filepath.EvalSymlinks(home); err == nil && real != home && filepath.IsAbs(real) {
-		if isAncestorOrSelf(s.Project, real) {
-			return nil, fmt.Errorf("the project %s holds the home directory (%s, through a link): nothing in it could be kept unreadable", s.Project, home)
-		}
-		if isAncestorOrSelf(real, s.Project) {
-			if pr, ok := b.pl.ContainsSecret(filepath.Join(home, strings.TrimPrefix(s.Project, real))); ok {
-				return nil, fmt.Errorf("the project %s holds %s, which must stay unreadable", s.Project, pr.What)
-			}
-		}
 	}
 	p.RootID = id
 	gitDirs := linkedGitDirs(s.Project)

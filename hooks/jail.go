@@ -442,7 +442,7 @@ func tooWideAJail(project, home string) string {
 	// The home reached through a link (/home -> /var/home) is judged by
 	// its real path too: the project the host names is a real path (the
 	// ninety-first attack run's project at the home's real path).
-	if real, err := filepath.EvalSymlinks(home); home != "" && err == nil && real != home && filepath.IsAbs(real) {
+	if real := policy.RealHome(home); real != "" {
 		if why := tooWideAJail(project, real); why != "" {
 			return why
 		}

@@ -99,6 +99,10 @@ type Places struct {
 	Imports []string
 
 	prepared []entry // set by Prepare
+	// realHome is Home's real path where Home is reached through a link
+	// (/home/u -> /var/home/u), "" where it is its own (RealHome): set by
+	// Prepare, else looked up in entries.
+	realHome string
 }
 
 // Prepare returns pl with its protected set computed once, for many
@@ -107,9 +111,47 @@ func (pl Places) Prepare() Places {
 	if pl.Home != "" {
 		pl.Home = filepath.Clean(pl.Home)
 	}
+	pl.realHome = RealHome(pl.Home)
 	pl.prepared = nil
 	pl.prepared = pl.entries()
 	return pl
+}
+
+// homes are the paths the home is reached by: Home, and its real path
+// where Home is a link (realHome).
+func (pl Places) homes() []string {
+	if pl.Home == "" {
+		return nil
+	}
+	if rh := pl.realHomeOf(); rh != "" {
+		return []string{filepath.Clean(pl.Home), rh}
+	}
+	return []string{filepath.Clean(pl.Home)}
+}
+
+func (pl Places) realHomeOf() string {
+	if pl.prepared != nil {
+		return pl.realHome
+	}
+	return RealHome(pl.Home)
+}
+
+// RealHome is the real path of the home directory home where it is reached
+// through a link (/home/u -> /var/home/u, a home on another disk), ""
+// where home is its own real path, is not absolute, or cannot be resolved.
+// Every place under the home is protected at both paths: a file tool's
+// Read of /var/home/u/.ssh/id_rsa reads ~/.ssh/id_rsa (the ninety-first
+// attack run's home through a link; Places.entries).
+func RealHome(home string) string {
+	if home == "" || !filepath.IsAbs(home) {
+		return ""
+	}
+	home = filepath.Clean(home)
+	r, err := filepath.EvalSymlinks(home)
+	if err != nil || !filepath.IsAbs(r) || r == home {
+		return ""
+	}
+	return r
 }
 
 // entry is one protected path under a fixed absolute location.
@@ -366,7 +408,25 @@ func (pl Places) entries() []entry {
 		}
 		b.join(entry{tier: GuardCritical, what: f.why}, base, f.parts...)
 	}
-	return b.done()
+	return atRealHome(b.done(), pl.Home, pl.realHomeOf())
+}
+
+// atRealHome adds to out, for each entry at or below home, the same entry
+// at the home's real path real (RealHome; nothing where it is ""): a path
+// written through the real path is the same file.
+func atRealHome(out []entry, home, real string) []entry {
+	if real == "" {
+		return out
+	}
+	home = filepath.Clean(home)
+	n := len(out)
+	for _, e := range out[:n] {
+		if e.path == home || inside(e.path, home) {
+			e.path = real + e.path[len(home):]
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // entryBuilder lists entries in order, the paths joined under a directory
@@ -471,7 +531,11 @@ func (pl Places) Classify(p string) Protection {
 	p = filepath.Clean(p)
 	// Whether p lies below home is the same for every entry: asked once
 	// (it was asked per entry, and a command's every word is classified).
-	belowHome := pl.Home != "" && strictlyBelow(p, pl.Home)
+	homes := pl.homes()
+	belowHome := false
+	for _, h := range homes {
+		belowHome = belowHome || strictlyBelow(p, h)
+	}
 	var best Protection
 	for _, e := range pl.entries() {
 		switch {
@@ -487,7 +551,7 @@ func (pl Places) Classify(p string) Protection {
 			best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.desc(), Path: e.path})
 		}
 	}
-	if pl.Home != "" && filepath.Dir(p) == filepath.Clean(pl.Home) && strings.HasPrefix(strings.ToLower(filepath.Base(p)), ".claude.json") {
+	if slices.Contains(homes, filepath.Dir(p)) && strings.HasPrefix(strings.ToLower(filepath.Base(p)), ".claude.json") {
 		best = best.max(Protection{Tier: GuardCritical, Secret: true, What: "Claude Code's state (~/.claude.json: mcpServers run commands at start, with their tokens; hooks and permissions too)", Path: p})
 	}
 	segs := strings.Split(strings.TrimPrefix(p, string(filepath.Separator)), string(filepath.Separator))
@@ -581,8 +645,8 @@ func (pl Places) Roots() []Root {
 	for _, e := range pl.entries() {
 		out = append(out, Root{Path: e.path, Tier: e.tier, Secret: e.secret, What: e.desc()})
 	}
-	if pl.Home != "" {
-		out = append(out, Root{Path: filepath.Join(pl.Home, ".claude.json"), Tier: GuardCritical, Secret: true, What: "Claude Code's state (~/.claude.json)"})
+	for _, h := range pl.homes() {
+		out = append(out, Root{Path: filepath.Join(h, ".claude.json"), Tier: GuardCritical, Secret: true, What: "Claude Code's state (~/.claude.json)"})
 	}
 	return out
 }

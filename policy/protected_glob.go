@@ -22,6 +22,7 @@ func (pl Places) GlobProtection(pattern string) Protection {
 		return Protection{}
 	}
 	segs := fsx.Segments(filepath.Clean(pattern))
+	homes := pl.homes()
 	var best Protection
 	for _, e := range pl.entries() {
 		es := fsx.Segments(e.path)
@@ -35,18 +36,23 @@ func (pl Places) GlobProtection(pattern string) Protection {
 			}
 			continue
 		}
-		if e.tier == GuardCritical && pl.Home != "" && strictlyBelow(e.path, pl.Home) {
-			// An ancestor below home.
-			hs := len(fsx.Segments(filepath.Clean(pl.Home)))
-			if len(segs) > hs && len(segs) < len(es) && reach(segs, es[:len(segs)]) {
-				best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.desc(), Path: e.path})
+		if e.tier != GuardCritical {
+			continue
+		}
+		for _, h := range homes {
+			if strictlyBelow(e.path, h) {
+				// An ancestor below home.
+				hs := len(fsx.Segments(h))
+				if len(segs) > hs && len(segs) < len(es) && reach(segs, es[:len(segs)]) {
+					best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.desc(), Path: e.path})
+				}
 			}
 		}
 	}
-	if pl.Home != "" {
-		hs := fsx.Segments(filepath.Clean(pl.Home))
+	for _, h := range homes {
+		hs := fsx.Segments(h)
 		if len(segs) == len(hs)+1 && reach(segs[:len(hs)], hs) && segCouldMatch(segs[len(hs)], ".claude.json") {
-			best = best.max(Protection{Tier: GuardCritical, What: "Claude Code's state (~/.claude.json)", Path: filepath.Join(pl.Home, ".claude.json")})
+			best = best.max(Protection{Tier: GuardCritical, What: "Claude Code's state (~/.claude.json)", Path: filepath.Join(h, ".claude.json")})
 		}
 	}
 	for i, s := range segs {

@@ -184,3 +184,64 @@ func TestUnclosedBracketIsLiteral(t *testing.T) {
 		}
 	}
 }
+
+// TestHomeThroughLink: where the home is reached through a link
+// (/home/u -> /var/home/u), every place under it is protected at its real
+// path too: a file tool's Read of /var/home/u/.ssh/id_rsa is a read of
+// ~/.ssh/id_rsa.
+func TestHomeThroughLink(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, link := filepath.Join(root, "var", "home", "u"), filepath.Join(root, "home-u")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if got := RealHome(link); got != real {
+		t.Fatalf("RealHome(%s) = %q, want %q", link, got, real)
+	}
+	if got := RealHome(real); got != "" {
+		t.Errorf("RealHome(%s), its own real path (control) = %q", real, got)
+	}
+	rels := []string{".ssh/id_rsa", ".local/share/keyrings/login.keyring", ".local/state/loopguard/audit", ".config/loopguard/config.toml",
+		".claude/settings.json", ".claude.json", ".bashrc", ".aws/credentials", ".config/gh/hosts.yml", ".codex/config.toml", ".local", "notes.txt", "src/app/main.go"}
+	for _, pl := range []Places{{Home: link}, Places{Home: link}.Prepare()} {
+		for _, rel := range rels {
+			want, got := pl.Classify(filepath.Join(link, rel)), pl.Classify(filepath.Join(real, rel))
+			if got.Tier != want.Tier || got.Secret != want.Secret {
+				t.Errorf("Classify(%s) = %v (secret %v), want %v (secret %v) as through the link", filepath.Join(real, rel), got.Tier, got.Secret, want.Tier, want.Secret)
+			}
+		}
+		if pl.Classify(filepath.Join(real, ".ssh/id_rsa")).Tier == Ordinary || pl.Classify(filepath.Join(real, "notes.txt")).Tier != Ordinary {
+			t.Errorf("the real home's key is not protected, or its notes are (control)")
+		}
+		for _, dir := range []string{real, filepath.Dir(real), filepath.Join(real, ".ssh")} {
+			if _, ok := pl.ContainsSecret(dir); !ok {
+				t.Errorf("ContainsSecret(%s) = false: a search there reads the home's secrets", dir)
+			}
+		}
+		if _, ok := pl.ContainsSecret(filepath.Join(real, "src")); ok {
+			t.Errorf("ContainsSecret(%s) (control) = true", filepath.Join(real, "src"))
+		}
+		if g := pl.GlobProtection(filepath.Join(real, ".ss?", "id_*")); !g.Secret {
+			t.Errorf("GlobProtection of the real home's keys: %+v", g)
+		}
+		if g := pl.GlobProtection(filepath.Join(real, ".c*.json")); g.Tier != GuardCritical {
+			t.Errorf("GlobProtection of the real home's .claude.json: %+v", g)
+		}
+		if g := pl.GlobProtection(filepath.Join(real, "src", "*.go")); g.Tier != Ordinary {
+			t.Errorf("GlobProtection of the real home's sources (control): %+v", g)
+		}
+		if !slices.ContainsFunc(pl.Roots(), func(r Root) bool { return r.Path == filepath.Join(real, ".claude.json") }) {
+			t.Errorf("Roots has no %s", filepath.Join(real, ".claude.json"))
+		}
+	}
+	// A home that is its own real path has its entries once (control).
+	if n, m := len(Places{Home: real}.entries()), len(Places{Home: link}.entries()); m <= n {
+		t.Errorf("entries: %d through the link, %d at the real path", m, n)
+	}
+}
