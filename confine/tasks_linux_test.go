@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -18,12 +19,18 @@ import (
 // goroutines each locked to a thread of its own, blocked until stdin ends.
 func threadsUntilEOF() {
 	n, _ := strconv.Atoi(os.Getenv("LG_CONFINE_THREADS"))
+	// "up" once every goroutine holds its thread: under load the oracle
+	// read the count before they had started (10 threads, fewer than 11).
+	var started sync.WaitGroup
+	started.Add(n)
 	for range n {
 		go func() {
 			runtime.LockOSThread()
+			started.Done()
 			select {}
 		}()
 	}
+	started.Wait()
 	os.Stdout.WriteString("up\n")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	os.Exit(0)
