@@ -33,7 +33,7 @@ func Main(args []string, stderr io.Writer) int {
 	}
 	s, err := Parse(args)
 	if err == nil && s.Unconfined {
-		err = runUnconfined(s)
+		err = runUnconfined(s, envOf())
 	} else if err == nil {
 		var code int
 		if code, err = run(s, envOf(), stderr); err == nil {

@@ -2,11 +2,15 @@ package confine
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/loopguard/loopguard/policy"
+	"github.com/loopguard/loopguard/undo"
 )
 
 // The network escalation (issue 36): a call a human approved that needs
@@ -103,14 +107,53 @@ func UnconfinedCommand(launcher string, spec Spec) (string, bool) {
 // runUnconfined runs s's program as UnconfinedCommand asks: in its cwd,
 // with the launcher's environment, no restriction added. It returns only
 // when the program could not be run.
-func runUnconfined(s Spec) error {
+//
+// The program holds its project for as long as any of its processes runs
+// (undo.HoldForApproved, the locks' descriptors inherited across exec):
+// a jailed call waits for it to end and a file tool's write is held for
+// a decision, so nothing that ran with no decision changes what the
+// approved call runs while it runs (the ninety-fourth attack run's jailed
+// rewrite of deploy.sh while the approved make ran, after the approval's
+// check). A confined call that still runs there holds the project: this
+// call is then not run, since what that call writes the approver did not
+// see.
+func runUnconfined(s Spec, e Env) error {
 	if len(s.Redirects) > 0 {
 		return errors.New("the unconfined form takes no redirection")
+	}
+	if st := e.Places.StateDir; st != "" && s.Project != "" {
+		held, err := undo.HoldForApproved(st, s.Project)
+		switch {
+		case errors.Is(err, undo.ErrBusy):
+			return errors.New("another call still runs in this project (a confined call that was running when the approval was checked, or another approved call): what it writes, the approver did not see, and this call could run it. Let that call end, or stop it, then ask for this call again")
+		case err != nil:
+			return fmt.Errorf("failed to hold the project for the approved call: %w", err)
+		}
+		if err := inheritHigh(held); err != nil {
+			return fmt.Errorf("failed to hold the project for the approved call: %w", err)
+		}
 	}
 	if err := os.Chdir(s.Cwd); err != nil {
 		return err
 	}
 	return syscall.Exec(s.Exe, s.Argv, os.Environ())
+}
+
+// heldFD is where the approved call's lock descriptors go: high, so that
+// a script's own `exec 3>file` does not close one and let the project go.
+const heldFD = 900
+
+// inheritHigh moves each of files to a descriptor at heldFD or above that
+// exec keeps open.
+func inheritHigh(files []*os.File) error {
+	for _, f := range files {
+		// F_DUPFD, not F_DUPFD_CLOEXEC: open across exec (the flock
+		// goes with the open file, whichever descriptor holds it).
+		if _, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD, heldFD); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // NetworkExclusion is the sandbox.excludedCommands entry that takes a

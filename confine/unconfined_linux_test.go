@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loopguard/loopguard/undo"
 )
 
 // TestUnconfinedLaunch: the launcher runs the unconfined form's program in
@@ -50,5 +52,70 @@ func TestUnconfinedLaunch(t *testing.T) {
 	}
 	if _, err := os.Stat(outside); err == nil {
 		t.Error("control: project-write wrote beside the project")
+	}
+}
+
+// TestUnconfinedHoldsTheProject: the unconfined form holds its project for
+// as long as any of its processes runs (a child it left in the background
+// included): a jailed call there waits for it to end, and says why; an
+// unconfined call finds a confined call still running there and runs
+// nothing. Controls: once the approved call's last process ends, the
+// jailed call runs at once, and the unconfined call runs once the
+// confined call has ended.
+func TestUnconfinedHoldsTheProject(t *testing.T) {
+	if ABI() < MinABI {
+		t.Skipf("no Landlock ABI %d", MinABI)
+	}
+	base := t.TempDir()
+	project, xdg := filepath.Join(base, "p"), filepath.Join(base, "xdg")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(xdg, "loopguard")
+	order, up := filepath.Join(project, "order"), filepath.Join(base, "up")
+	launch := func(cp, script string) (string, int) {
+		args := []string{"--cap", cp, "--project", project, "--cwd", project, "--", "/bin/sh", "sh", "-c", script}
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "LG_CONFINE_LAUNCH=1", "XDG_STATE_HOME="+xdg)
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	// The approved call leaves a child that runs 2 s more, its output
+	// closed, so that the launch returns at once.
+	out, code := launch(CapUnconfined, "(sleep 2; echo approved-end >> "+order+") >/dev/null 2>&1 & echo up > "+up)
+	if code != 0 {
+		t.Fatalf("unconfined: exit %d %q", code, out)
+	}
+	if running, err := undo.ApprovedRunning(state, project); err != nil || !running {
+		t.Fatalf("after the unconfined launch returned, its child running: ApprovedRunning %v, %v", running, err)
+	}
+	out, code = launch("project-write", "echo jailed >> "+order)
+	got, _ := os.ReadFile(order)
+	if code != 0 || string(got) != "approved-end\njailed\n" {
+		t.Errorf("a jailed call while the approved call runs: exit %d %q; order %q, want the approved call's end first", code, out, got)
+	}
+	if !strings.Contains(out, "waiting for a call the user approved") {
+		t.Errorf("the jailed call did not say why it waited: %q", out)
+	}
+	if running, _ := undo.ApprovedRunning(state, project); running {
+		t.Error("the approved call's processes have ended: still running")
+	}
+	_ = os.Remove(order)
+	if out, code := launch("project-write", "echo jailed >> "+order); code != 0 || strings.Contains(out, "waiting") {
+		t.Errorf("a jailed call with nothing running (control): exit %d %q", code, out)
+	}
+	// A confined call holds the project: the unconfined call runs nothing.
+	lock, err := undo.LockProject(state, project, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Remove(up)
+	out, code = launch(CapUnconfined, "echo up > "+up)
+	if _, err := os.Stat(up); code != ExitFailed || err == nil || !strings.Contains(out, "another call still runs in this project") {
+		t.Errorf("an unconfined call while a confined call runs: exit %d %q (ran: %v)", code, out, err == nil)
+	}
+	lock.Close()
+	if out, code := launch(CapUnconfined, "echo up > "+up); code != 0 {
+		t.Errorf("the unconfined call once the confined call ended (control): exit %d %q", code, out)
 	}
 }

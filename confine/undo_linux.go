@@ -52,6 +52,10 @@ func recordUndo(s Spec, plan Plan, e Env, stderr io.Writer) (undoRecord, error) 
 		Held:     plan.Held,
 		Command:  strings.Join(s.Argv, " "),
 		Waiting: func() {
+			if running, _ := undo.ApprovedRunning(e.Places.StateDir, plan.Project); running {
+				fmt.Fprintln(stderr, "loopguard: waiting for a call the user approved to run outside the jail in this project to end (what a jailed call writes, it could run)")
+				return
+			}
 			fmt.Fprintln(stderr, "loopguard: waiting for another confined call in this project to end (its undo record holds the project)")
 		},
 		// A launch of the project killed while this one waited (or
@@ -64,7 +68,12 @@ func recordUndo(s Spec, plan Plan, e Env, stderr io.Writer) (undoRecord, error) 
 		// read-only (Claude Code's), the call runs confined as ever,
 		// beyond undo. Nothing is printed: a line on every call would
 		// fill the model's context (docs/undo.md and doctor say it
-		// once). Any other failure runs nothing.
+		// once). Any other failure runs nothing. It takes no lock there
+		// either: a call approved to run outside the jail that runs in
+		// the project now is asked after instead (a lock is read there).
+		if running, err := undo.ApprovedRunning(e.Places.StateDir, plan.Project); err != nil || running {
+			return undoRecord{}, errors.New("a call the user approved to run outside the jail runs in this project now (or that could not be asked): what a jailed call writes, it could run, so this one waits for it to end; run it again then")
+		}
 		return undoRecord{}, nil
 	}
 	if err != nil {

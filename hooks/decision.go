@@ -56,6 +56,11 @@ const (
 	// project after the exact approval of the call (ChangedAfter), which
 	// the approver was not shown: the call is held again.
 	ReasonChangedAfterApproval = "project_changed_after_approval"
+	// ReasonApprovedRunning: a file tool's write that no exact approval
+	// covers, while a call the user approved to run outside the jail runs
+	// in the project (undo.ApprovedRunning): what it writes, that call
+	// could run, and the approver was not shown it. Held for a decision.
+	ReasonApprovedRunning = "approved_call_running"
 	// ReasonKilledSwept: (SessionEnd) the session's end stopped a call
 	// whose launcher died before its sweep, and the hook swept for it;
 	// or (the guard in the project's watcher) a launcher died before its
@@ -77,7 +82,7 @@ const (
 func Reasons() []string {
 	return []string{
 		ReasonExactGrant, ReasonScopedGrant, ReasonJailed, ReasonReadOnly, ReasonRan, ReasonLeavesJail,
-		ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed, ReasonChangedAfterApproval, ReasonGrantInvalid, ReasonDeniedByHuman,
+		ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed, ReasonChangedAfterApproval, ReasonApprovedRunning, ReasonGrantInvalid, ReasonDeniedByHuman,
 		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonInteractive, ReasonProtected, ReasonExecConfig,
 		ReasonSubagent, ReasonContentChanged, ReasonRepositoryNotCovered, ReasonNotCanonical, ReasonSandboxEscape, ReasonDangerNotCovered,
 		ReasonPendingFull, ReasonAbandoned, ReasonInputChanged, ReasonNotGuarded, ReasonUnknownEvent, ReasonKilledSwept,
@@ -162,7 +167,7 @@ func Told(d Decision) string {
 // resources, malformed input, tampering, failures) stay denied.
 func askable(reason string) bool {
 	switch reason {
-	case ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed, ReasonChangedAfterApproval,
+	case ReasonNoGrant, ReasonCallChanged, ReasonTargetDrift, ReasonExpired, ReasonConsumed, ReasonChangedAfterApproval, ReasonApprovedRunning,
 		ReasonChained, ReasonIndirect, ReasonShadowed, ReasonUnparseable, ReasonSandboxEscape,
 		ReasonExecConfig, ReasonContentChanged, ReasonRepositoryNotCovered, ReasonNotCanonical, ReasonInteractive, ReasonDangerNotCovered:
 		return true

@@ -388,13 +388,14 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	}
 	// A PermissionRequest that follows our own allow of this call: the
 	// PreToolUse hook consumed the grant moments ago.
-	if c.Event == PermissionRequest {
-		if dec, ok := e.justConsumed(ctx, c, d); ok {
-			return dec
-		}
-		if dec, ok := e.justRewritten(c, d); ok {
-			return dec
-		}
+	if dec, ok := e.afterOwnAllow(ctx, c, d); ok {
+		return dec
+	}
+
+	// A file tool's write while an approved call runs outside the jail
+	// in the project (approvedrun.go).
+	if dec, ok := e.whileApprovedRuns(ctx, c, d); ok {
+		return dec
 	}
 
 	// The jail grant: a call no narrower grant covers runs whole in the

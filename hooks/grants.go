@@ -234,6 +234,19 @@ func (e *Engine) typedIntoJailed(c *Call, d *described) (map[string]any, policy.
 	return updated, cp, why == ""
 }
 
+// afterOwnAllow answers a PermissionRequest that follows loopguard's own
+// allow of this call (justConsumed, justRewritten); ok is false for every
+// other call.
+func (e *Engine) afterOwnAllow(ctx context.Context, c *Call, d *described) (Decision, bool) {
+	if c.Event != PermissionRequest {
+		return Decision{}, false
+	}
+	if dec, ok := e.justConsumed(ctx, c, d); ok {
+		return dec, true
+	}
+	return e.justRewritten(c, d)
+}
+
 // justConsumed allows a PermissionRequest for a call whose exact grant the
 // PreToolUse hook consumed in the last two minutes; the consumed token is
 // verified again, so only a real grant for this call counts.

@@ -127,6 +127,8 @@ func reasonFact(reason string) string {
 		return "the file this call changes was modified after the user approved the call, so the approval no longer covers it"
 	case ReasonChangedAfterApproval:
 		return "calls that ran with no decision (jailed, or the file tools) changed the project after the user approved this call, which they were not shown, so the approval no longer covers it"
+	case ReasonApprovedRunning:
+		return "a call the user approved to run outside the jail is still running in this project, and it could run what this write changes, which they were not shown"
 	}
 	return ""
 }

