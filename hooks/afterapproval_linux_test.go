@@ -283,7 +283,7 @@ func TestVaultApprovalHeldAgainAfterJailedChange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Decide(ctx, tp.Key, g.String(), principal, time.Now()); err != nil {
+			if err := b.Decide(ctx, tp.Key, g.String(), principal, time.Time{}, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			return

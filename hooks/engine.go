@@ -75,8 +75,10 @@ type Custody interface {
 	// Publish shows a pending call to approvers on other machines.
 	Publish(ctx context.Context, p *state.Pending) error
 	// Fetch returns an approver's answer for pending id: a grant token, or
-	// who refused the call; both "" when there is none yet.
-	Fetch(ctx context.Context, id string) (tok, deniedBy string, err error)
+	// who refused the call; both "" when there is none yet. shown is the
+	// Seen of the published record the approver was shown (zero: not
+	// said).
+	Fetch(ctx context.Context, id string) (tok, deniedBy string, shown time.Time, err error)
 	// ScopedGrants returns the live scoped grants bound to any of
 	// sessions or to every session. With a custody they come from it
 	// only, never from this machine's disk: a grant revoked there is gone

@@ -23,7 +23,7 @@ import (
 func (e *Engine) fetchApproval(ctx context.Context, c *Call, d *described) (state.GrantFile, error) {
 	session, agent, tool := c.SessionID, c.Agent(), c.ToolName
 	id := state.PendingID(session, agent, tool, d.digest)
-	tok, deniedBy, err := e.Custody.Fetch(ctx, id)
+	tok, deniedBy, _, err := e.Custody.Fetch(ctx, id)
 	if err != nil {
 		return state.GrantFile{}, err
 	}

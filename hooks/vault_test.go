@@ -316,7 +316,7 @@ func TestVaultApprovalFromAnotherMachine(t *testing.T) {
 			return
 		}
 		if !approve {
-			if err := b.Decide(ctx, key, "", principal, time.Now()); err != nil {
+			if err := b.Decide(ctx, key, "", principal, time.Time{}, time.Now()); err != nil {
 				t.Error(err)
 			}
 			return
@@ -326,7 +326,7 @@ func TestVaultApprovalFromAnotherMachine(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		if err := b.Decide(ctx, key, g.String(), principal, time.Now()); err != nil {
+		if err := b.Decide(ctx, key, g.String(), principal, time.Time{}, time.Now()); err != nil {
 			t.Error(err)
 		}
 	}
@@ -366,7 +366,7 @@ func TestVaultApprovalFromAnotherMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := custodyFor(v.agent).Decide(ctx, e0+"/k3v9x2abqw7dn4ygh5mse6ct", "lg1.x.y", "vault:agent", time.Now()); vault.Reason(err) != vault.ReasonDenied {
+	if err := custodyFor(v.agent).Decide(ctx, e0+"/k3v9x2abqw7dn4ygh5mse6ct", "lg1.x.y", "vault:agent", time.Time{}, time.Now()); vault.Reason(err) != vault.ReasonDenied {
 		t.Errorf("agent writes an approval: %v", err)
 	}
 

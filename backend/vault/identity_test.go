@@ -69,10 +69,10 @@ func TestOneIdentityPerMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := alice.Decide(ctx(t), keyB, g.String(), "vault:userpass-alice", time.Now()); err != nil {
+	if err := alice.Decide(ctx(t), keyB, g.String(), "vault:userpass-alice", time.Time{}, time.Now()); err != nil {
 		t.Fatalf("alice approves B's call: %v", err)
 	}
-	if tok, _, err := b.Fetch(ctx(t), pb.ID); err != nil || tok != g.String() {
+	if tok, _, _, err := b.Fetch(ctx(t), pb.ID); err != nil || tok != g.String() {
 		t.Fatalf("B reads its approval: %q, %v", tok, err)
 	}
 
@@ -95,7 +95,7 @@ func TestOneIdentityPerMachine(t *testing.T) {
 			return a.KV.Put(ctx(t), "approvals/"+keyB, map[string]any{"denied_by": "vault:userpass-alice"})
 		},
 		"write its own approval": func() error {
-			return a.Decide(ctx(t), ea+"/"+pa.ID, g.String(), "vault:userpass-alice", time.Now())
+			return a.Decide(ctx(t), ea+"/"+pa.ID, g.String(), "vault:userpass-alice", time.Time{}, time.Now())
 		},
 		"claim B's grant first": func() error { return a.KV.Claim(ctx(t), eb+"/"+g.ID(), map[string]any{"by": "a"}) },
 		"list the team's calls": func() error { _, err := a.TeamKeys(ctx(t)); return err },

@@ -81,6 +81,13 @@ type AgentSays struct {
 	AgentType  string
 	Created    time.Time
 	HeldUntil  time.Time
+	// Seen is when, on its own clock, the machine held the call for the
+	// version of the record read (the record's seen): its warnings were
+	// computed after. An approval carries the Seen of the version its
+	// approver was shown (Decide), and the machine dates the approval no
+	// later than it: a repeat that publishes the record again, with the
+	// same words, moves it (the ninety-fourth attack run).
+	Seen time.Time
 }
 
 // TeamPending is a pending call published by an agent machine, as the
@@ -208,22 +215,27 @@ func (c *Custody) Publish(ctx context.Context, p *state.Pending) error {
 // Fetch returns the latest approval an approver wrote for this machine's
 // pending id: a grant token, or the name of who refused the call. Both are
 // "" when there is none yet. The hook judges the token (a grant it used
-// already is no approval).
-func (c *Custody) Fetch(ctx context.Context, id string) (tok, deniedBy string, err error) {
+// already is no approval). shown is the Seen of the record's version the
+// approver was shown (AgentSays.Seen, this machine's clock), zero when the
+// approval does not say.
+func (c *Custody) Fetch(ctx context.Context, id string) (tok, deniedBy string, shown time.Time, err error) {
 	e, err := c.Entity(ctx)
 	if err != nil {
-		return "", "", err
+		return "", "", time.Time{}, err
 	}
 	m, err := c.KV.Get(ctx, "approvals/"+e+"/"+id)
 	if errors.Is(err, ErrNotFound) {
-		return "", "", nil
+		return "", "", time.Time{}, nil
 	}
 	if err != nil {
-		return "", "", err
+		return "", "", time.Time{}, err
 	}
 	tok, _ = m["token"].(string)
 	deniedBy, _ = m["denied_by"].(string)
-	return tok, deniedBy, nil
+	if s, _ := m["shown"].(string); s != "" {
+		shown, _ = time.Parse(time.RFC3339Nano, s)
+	}
+	return tok, deniedBy, shown, nil
 }
 
 // Answer returns the decision that stands on the record at key ("E/<id>"):
@@ -567,7 +579,7 @@ func VerifyRecord(id string, m map[string]any) (*state.Pending, AgentSays, error
 	}
 	host, _ := m["host"].(string)
 	says := AgentSays{Host: clip(host), Reason: clip(r.Reason), Detail: clip(r.Detail), ProjectDir: clip(r.ProjectDir),
-		AgentType: clip(r.AgentType), Created: r.Created, HeldUntil: r.HeldUntil}
+		AgentType: clip(r.AgentType), Created: r.Created, HeldUntil: r.HeldUntil, Seen: r.Seen}
 	for i, w := range r.Warnings {
 		if i == maxSaysWarnings {
 			says.Warnings = append(says.Warnings, fmt.Sprintf("(%d more not shown)", len(r.Warnings)-i))
@@ -587,12 +599,15 @@ func clip(s string) string {
 }
 
 // Decide records an approver's decision on the record at key ("E/<id>"): a
-// grant token, or a refusal by principal. Only machine E reads it. It is
+// grant token, or a refusal by principal. Only machine E reads it. An
+// approval carries shown, the Seen of the record's version the approver
+// was shown (AgentSays.Seen; zero: not said): its machine dates the
+// approval no later than that (Fetch). It is
 // written once: only while no decision stands (TeamPending.Open), with
 // check-and-set on the version read, so of approvers deciding at once one
 // wins; the others, and a decision over one that stands, get a
 // *DecidedError naming the decision that stands.
-func (c *Custody) Decide(ctx context.Context, key, tok, principal string, now time.Time) error {
+func (c *Custody) Decide(ctx context.Context, key, tok, principal string, shown, now time.Time) error {
 	tp, err := c.TeamGet(ctx, key)
 	if err != nil {
 		return err
@@ -607,6 +622,9 @@ func (c *Custody) Decide(ctx context.Context, key, tok, principal string, now ti
 	data := map[string]any{"principal": principal, "time": now.UTC().Format(time.RFC3339)}
 	if tok != "" {
 		data["token"] = tok
+		if !shown.IsZero() {
+			data["shown"] = shown.UTC().Format(time.RFC3339Nano)
+		}
 	} else {
 		data["denied_by"] = principal
 	}

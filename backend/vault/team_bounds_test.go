@@ -158,10 +158,10 @@ func TestTeamOneMachineCannotBlind(t *testing.T) {
 
 	// Approvable: alice's approval reaches B.
 	tok := approval(t, aliceC, pb, "vault:userpass-alice")
-	if err := alice.Decide(ctx(t), keyB, tok, "vault:userpass-alice", time.Now()); err != nil {
+	if err := alice.Decide(ctx(t), keyB, tok, "vault:userpass-alice", time.Time{}, time.Now()); err != nil {
 		t.Fatalf("alice approves B's call: %v", err)
 	}
-	if got, _, err := b.Fetch(ctx(t), pb.ID); err != nil || got != tok {
+	if got, _, _, err := b.Fetch(ctx(t), pb.ID); err != nil || got != tok {
 		t.Fatalf("B reads its approval: %v", err)
 	}
 }
@@ -264,16 +264,16 @@ func TestTeamDecisionWrittenOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := eb + "/" + p.ID
-	if err := alice.Decide(ctx(t), key, "", "vault:userpass-alice", time.Now()); err != nil {
+	if err := alice.Decide(ctx(t), key, "", "vault:userpass-alice", time.Time{}, time.Now()); err != nil {
 		t.Fatalf("alice denies: %v", err)
 	}
 	tok := approval(t, bobC, p, "vault:userpass-bob")
-	err := bob.Decide(ctx(t), key, tok, "vault:userpass-bob", time.Now())
+	err := bob.Decide(ctx(t), key, tok, "vault:userpass-bob", time.Time{}, time.Now())
 	var de *vault.DecidedError
 	if !errors.As(err, &de) || de.Decision == nil || !de.Decision.Denied || de.Decision.Principal != "vault:userpass-alice" {
 		t.Fatalf("bob approves over alice's refusal: %v", err)
 	}
-	if got, by, err := b.Fetch(ctx(t), p.ID); err != nil || got != "" || by != "vault:userpass-alice" {
+	if got, by, _, err := b.Fetch(ctx(t), p.ID); err != nil || got != "" || by != "vault:userpass-alice" {
 		t.Fatalf("B reads %q, denied by %q, %v", got, by, err)
 	}
 	tp, err := bob.TeamGet(ctx(t), key)
@@ -298,8 +298,8 @@ func TestTeamDecisionWrittenOnce(t *testing.T) {
 		var wg sync.WaitGroup
 		gate := make(chan struct{})
 		for i, d := range []func() error{
-			func() error { return alice.Decide(ctx(t), key, tok, "vault:userpass-alice", time.Now()) },
-			func() error { return bob.Decide(ctx(t), key, "", "vault:userpass-bob", time.Now()) },
+			func() error { return alice.Decide(ctx(t), key, tok, "vault:userpass-alice", time.Time{}, time.Now()) },
+			func() error { return bob.Decide(ctx(t), key, "", "vault:userpass-bob", time.Time{}, time.Now()) },
 		} {
 			wg.Add(1)
 			go func() { defer wg.Done(); <-gate; errs[i] = d() }()
@@ -318,7 +318,7 @@ func TestTeamDecisionWrittenOnce(t *testing.T) {
 		if won != 1 {
 			t.Fatalf("round %d: %d winners (%v)", round, won, errs)
 		}
-		got, by, _ := b.Fetch(ctx(t), p.ID)
+		got, by, _, _ := b.Fetch(ctx(t), p.ID)
 		if (errs[0] == nil) != (got == tok) || (errs[1] == nil) != (by == "vault:userpass-bob") {
 			t.Fatalf("round %d: B reads %q/%q for errors %v", round, got, by, errs)
 		}
@@ -343,14 +343,14 @@ func TestTeamReapproval(t *testing.T) {
 	}
 	key := eb + "/" + p.ID
 	first := approval(t, aliceC, p, "vault:userpass-alice")
-	if err := alice.Decide(ctx(t), key, first, "vault:userpass-alice", time.Now()); err != nil {
+	if err := alice.Decide(ctx(t), key, first, "vault:userpass-alice", time.Time{}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	// Approved, not used: decided.
 	if err := b.Publish(ctx(t), p); err != nil {
 		t.Fatal(err)
 	}
-	if err := alice.Decide(ctx(t), key, approval(t, aliceC, p, "vault:userpass-alice"), "vault:userpass-alice", time.Now()); !errors.Is(err, vault.ErrDecided) {
+	if err := alice.Decide(ctx(t), key, approval(t, aliceC, p, "vault:userpass-alice"), "vault:userpass-alice", time.Time{}, time.Now()); !errors.Is(err, vault.ErrDecided) {
 		t.Fatalf("a second approval while the first is unused: %v", err)
 	}
 	// B uses it.
@@ -379,10 +379,10 @@ func TestTeamReapproval(t *testing.T) {
 	// used. A human approves again seconds later; so does this test.
 	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
 	second := approval(t, aliceC, p, "vault:userpass-alice")
-	if err := alice.Decide(ctx(t), key, second, "vault:userpass-alice", time.Now()); err != nil {
+	if err := alice.Decide(ctx(t), key, second, "vault:userpass-alice", time.Time{}, time.Now()); err != nil {
 		t.Fatalf("the second approval: %v", err)
 	}
-	if got, _, err := b.Fetch(ctx(t), p.ID); err != nil || got != second || got == first {
+	if got, _, _, err := b.Fetch(ctx(t), p.ID); err != nil || got != second || got == first {
 		t.Fatalf("B reads %v", err)
 	}
 	g2, _ := token.Parse(second)
@@ -401,7 +401,7 @@ func TestTeamReapproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := alice.Decide(ctx(t), qk, short.String(), "vault:userpass-alice", time.Now()); err != nil {
+	if err := alice.Decide(ctx(t), qk, short.String(), "vault:userpass-alice", time.Time{}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second)
@@ -411,7 +411,7 @@ func TestTeamReapproval(t *testing.T) {
 	if err := b.Publish(ctx(t), q); err != nil {
 		t.Fatal(err)
 	}
-	if err := alice.Decide(ctx(t), qk, approval(t, aliceC, q, "vault:userpass-alice"), "vault:userpass-alice", time.Now()); err != nil {
+	if err := alice.Decide(ctx(t), qk, approval(t, aliceC, q, "vault:userpass-alice"), "vault:userpass-alice", time.Time{}, time.Now()); err != nil {
 		t.Fatalf("approved again after the first expired: %v", err)
 	}
 }

@@ -32,10 +32,12 @@ func TeamExact(ctx context.Context, m *Minter, tp *vault.TeamPending, ttl time.D
 		return nil, "", cli.WithHint(fmt.Errorf("pending call %s changed while it was shown: refusing to approve", present.EscapeText(tp.Key)), "review it again: loopguard team approve "+present.EscapeText(tp.Key))
 	}
 	// The warnings are the machine's word on what jailed calls and file
-	// tools changed in the call's project: its hook dates the approval
-	// when it published the record it holds now (the record's Seen), so
-	// a record published again with another warning while this one was
-	// shown would be approved as the new one.
+	// tools changed in the call's project: a record published again with
+	// another warning while this one was shown is not approved as the new
+	// one. The approval carries the Seen of the version shown, and its
+	// machine dates it no later than that: a repeat that published the
+	// record again with the same words (a file they named already changed
+	// again) leaves its change counted (hooks, fetchApproval).
 	if !slices.Equal(cur.Says.Warnings, tp.Says.Warnings) {
 		return nil, "", cli.WithHint(fmt.Errorf("the warnings %s published with pending call %s changed while it was shown (what changed in its project): refusing to approve", present.EscapeText(MachineName(tp)), present.EscapeText(tp.Key)),
 			"review it again: loopguard team approve "+present.EscapeText(tp.Key))
@@ -56,7 +58,7 @@ func TeamExact(ctx context.Context, m *Minter, tp *vault.TeamPending, ttl time.D
 	}
 	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 	defer cancel()
-	if err := m.Team.Decide(cctx, tp.Key, g.String(), m.Principal, now); err != nil {
+	if err := m.Team.Decide(cctx, tp.Key, g.String(), m.Principal, tp.Says.Seen, now); err != nil {
 		return nil, "", decidedErr(cur, err)
 	}
 	return &g, "The waiting hook on " + MachineName(tp) + " runs it once.", nil
@@ -84,7 +86,7 @@ func TeamApprove(ctx context.Context, tty *os.File, m *Minter, tp *vault.TeamPen
 func TeamDeny(ctx context.Context, m *Minter, key string, now time.Time) error {
 	cctx, cancel := context.WithTimeout(ctx, cli.VaultTimeout)
 	defer cancel()
-	return decidedErr(&vault.TeamPending{Key: key}, m.Team.Decide(cctx, key, "", m.Principal, now))
+	return decidedErr(&vault.TeamPending{Key: key}, m.Team.Decide(cctx, key, "", m.Principal, time.Time{}, now))
 }
 
 // TeamGet reads and verifies the record at key; an unreadable one is an

@@ -135,7 +135,7 @@ unreadable: pending/{E}/{FID}: its digest is not the digest of its call; not sho
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	tok, _, err := agent.Fetch(ctx, honest.ID)
+	tok, _, _, err := agent.Fetch(ctx, honest.ID)
 	if err != nil || tok == "" {
 		t.Fatalf("the agent machine has no approval: %q, %v", tok, err)
 	}
