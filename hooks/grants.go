@@ -23,7 +23,7 @@ import (
 func (e *Engine) fetchApproval(ctx context.Context, c *Call, d *described) (state.GrantFile, error) {
 	session, agent, tool := c.SessionID, c.Agent(), c.ToolName
 	id := state.PendingID(session, agent, tool, d.digest)
-	tok, deniedBy, _, err := e.Custody.Fetch(ctx, id)
+	tok, deniedBy, at, err := e.Custody.Fetch(ctx, id)
 	if err != nil {
 		return state.GrantFile{}, err
 	}
@@ -41,12 +41,23 @@ func (e *Engine) fetchApproval(ctx context.Context, c *Call, d *described) (stat
 		return state.GrantFile{}, state.ErrNotFound
 	}
 	// What the approver was shown of the project is the record as it was
-	// published (its warning computed when the call was last held); with
-	// no record here, nothing of the project was shown: any change the
-	// stores keep holds the call again (ChangedAfter).
+	// published (its warning computed when the call was held): the version
+	// the approval says it saw (at), never later than the record held here
+	// now. A repeat publishes the record again with a later Seen, with the
+	// same words when the change was to a file they named already (the
+	// ninety-fourth attack run): an approval that does not say which
+	// version it saw is dated at the first (Created). With no record here,
+	// nothing of the project was shown: any change the stores keep holds
+	// the call again (ChangedAfter).
 	shown := time.Unix(0, 0).UTC()
 	if p, err := e.Store.GetPending(id); err == nil && !p.Seen.IsZero() {
 		shown = p.Seen
+		if at.IsZero() && !p.Created.IsZero() && p.Created.Before(shown) {
+			shown = p.Created
+		}
+	}
+	if !at.IsZero() && at.Before(shown) {
+		shown = at.UTC()
 	}
 	if _, err := e.Store.PutGrant(g, state.GrantRecord{Pending: id, CallDigest: d.callDigest, AgentType: c.AgentType, Created: e.now().UTC(),
 		Shown: shown, Resembles: retryKeys(d.canonical)}); err != nil {
