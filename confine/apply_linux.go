@@ -148,6 +148,7 @@ func newRuleset(plan Plan, c policy.Capability, abi int) (ruleset, error) {
 	}
 	add(plan.ReadDirs, accessRead, false)
 	add(plan.ReadFiles, accessReadFile, false)
+	add(plan.ListDirs, llsys.AccessFSReadDir, false)
 	add(plan.WriteDirs, writeDirAccess(c), false)
 	add(plan.WriteFiles, accessRWFile, false)
 	add(plan.RemoveDirs, accessRemove, false)

@@ -54,7 +54,7 @@ func (v *homeVet) gitRules(s Spec, env func(string) string) {
 		}
 		g.Read(filepath.Join(v.home, ".gitconfig"), trustUser)
 	}
-	for _, c := range repoConfigs(s.Project) {
+	for _, c := range repoConfigs(s.Project, v.enclosing) {
 		g.Read(c, trustProject)
 	}
 	if xdg != "" {
@@ -65,8 +65,11 @@ func (v *homeVet) gitRules(s Spec, env func(string) string) {
 
 // repoConfigs are the configuration files of the repository at project:
 // .git/config, or, for a worktree or submodule (a .git file), its git
-// directory's config.worktree and its common directory's config.
-func repoConfigs(project string) []string {
+// directory's config.worktree and its common directory's config; for a
+// project that is a directory of a repository the launch reads (encl),
+// that one's, as the project's own: what they name is read as a file
+// only, vetted (trustProject).
+func repoConfigs(project string, encl enclosing) []string {
 	if project == "" {
 		return nil
 	}
@@ -74,8 +77,12 @@ func repoConfigs(project string) []string {
 	if fi, err := os.Stat(dot); err == nil && fi.IsDir() {
 		return []string{filepath.Join(dot, "config"), filepath.Join(dot, "config.worktree")}
 	}
+	dirs := linkedGitDirs(project)
+	if encl.top != "" {
+		dirs = encl.gitDirs
+	}
 	var out []string
-	for _, d := range linkedGitDirs(project) {
+	for _, d := range dirs {
 		out = append(out, filepath.Join(d, "config"), filepath.Join(d, "config.worktree"))
 	}
 	return out

@@ -46,15 +46,18 @@ func envGetenv(e Env) func(string) string {
 // its paths (the listings: ~/.local/lib, for python's user site, and each
 // directory of the search path in the home).
 func homeReadsFor(e Env, s Spec) []string {
-	reads, _, _ := homeReadsWith(e, s, e.Places.Prepare())
+	pl := e.Places.Prepare()
+	encl, _ := findEnclosing(s.Project, e, pl)
+	reads, _, _ := homeReadsWith(e, s, pl, encl)
 	return reads
 }
 
-// homeReadsWith is homeReadsFor with e.Places prepared (the plan's), and
-// what it leaves unread: the candidates their mode keeps private
+// homeReadsWith is homeReadsFor with e.Places prepared and the
+// repository the project is a directory of found (the plan's), and what
+// it leaves unread: the candidates their mode keeps private
 // (Plan.PrivateHome), the search path's directories it refuses
 // (Plan.Unread).
-func homeReadsWith(e Env, s Spec, pl policy.Places) (reads, private []string, unread []Unread) {
+func homeReadsWith(e Env, s Spec, pl policy.Places, encl enclosing) (reads, private []string, unread []Unread) {
 	getenv := e.Getenv
 	if getenv == nil {
 		getenv = envGetenv(e)
@@ -71,6 +74,7 @@ func homeReadsWith(e Env, s Spec, pl policy.Places) (reads, private []string, un
 		return getenv(k)
 	}
 	v := newHomeVet(e, s, pl, env)
+	v.enclosing = encl
 	v.gitRules(s, env)
 	v.toolRules(s, env)
 	v.pathRules(env)

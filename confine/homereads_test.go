@@ -230,7 +230,7 @@ func BenchmarkHomeReads(b *testing.B) {
 		// What the plan adds: it has the prepared places already.
 		pl := places.Prepare()
 		for b.Loop() {
-			homeReadsWith(e, s, pl)
+			homeReadsWith(e, s, pl, enclosing{})
 		}
 	})
 	b.Run("100-lstats", func(b *testing.B) {
@@ -341,7 +341,7 @@ func BenchmarkHomePathReads(b *testing.B) {
 		e := Env{Home: home, TempDir: filepath.Join(root, "tmp"), Places: places, Getenv: func(k string) string { return env[k] }}
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				homeReadsWith(e, s, pl)
+				homeReadsWith(e, s, pl, enclosing{})
 			}
 		})
 	}

@@ -23,6 +23,9 @@ type homeVet struct {
 	home, realHome string
 	project        string // "" when unknown
 	tempDir        string
+	// enclosing is the repository the project is a directory of, where
+	// the launch reads it: its configuration is the project's.
+	enclosing enclosing
 	// secrets are paths (absolute, clean) never granted, nor anything in
 	// one, nor a directory that holds one: the guard's secret roots
 	// (policy.Places.Roots: its state, its configuration, the keyrings,

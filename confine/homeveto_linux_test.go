@@ -317,7 +317,7 @@ func TestHomePathDirs(t *testing.T) {
 	pl := places.Prepare()
 	for _, c := range []policy.Capability{{}, policy.JailCapability} {
 		s := Spec{Cap: c, Project: j("work/proj")}
-		got, private, unread := homeReadsWith(e, s, pl)
+		got, private, unread := homeReadsWith(e, s, pl, enclosing{})
 		for _, w := range []struct {
 			path string
 			want bool

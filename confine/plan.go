@@ -63,6 +63,9 @@ func EnvFrom(getenv func(string) string, places policy.Places, uid int) Env {
 // Plan is the ruleset of one launch.
 type Plan struct {
 	ReadDirs, ReadFiles   []string // read (and execute)
+	// ListDirs are listed, names only, their files' contents unread: the
+	// top of the repository the project is a directory of (findEnclosing).
+	ListDirs []string `json:",omitempty"`
 	WriteDirs, WriteFiles []string // read and write (dirs: create and remove too)
 	// Private are the launcher's own directories in its scratch directory
 	// (a GOCACHE, a TMPDIR), read and written like WriteDirs. The scratch
@@ -214,7 +217,9 @@ type Plan struct {
 	PrivateHome []string `json:"-"`
 	// Unread are the directories a tool would look in that the launch
 	// leaves unread, and why (doctor says each): a directory of the search
-	// path that is the home or a hidden directory of it (pathRules).
+	// path that is the home or a hidden directory of it (pathRules); the
+	// repository the project is a directory of, where the launch may not
+	// read it (findEnclosing).
 	Unread []Unread `json:"-"`
 	// goStatMade are the directories the plan made for GoStatDir, the
 	// deepest last: removed after the call while empty.
@@ -362,6 +367,7 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 	e.Places.Imports = policy.ProjectLoads(s.Project, e.Home, e.Places.HooksPaths)
 	p.imports = e.Places.Imports
 	b := &planner{p: &p, pl: e.Places.Prepare()}
+	b.encl, p.Unread = findEnclosing(s.Project, e, b.pl)
 	if err := b.readSystem(); err != nil {
 		return p, err
 	}
@@ -394,6 +400,9 @@ func NewPlan(s Spec, e Env) (Plan, error) {
 type planner struct {
 	p  *Plan
 	pl policy.Places
+	// encl is the repository the project is a directory of, where the
+	// launch reads it (findEnclosing).
+	encl enclosing
 }
 
 // covered: a read rule above path already grants it (rules only add
@@ -487,8 +496,9 @@ func (b *planner) readProgram(s Spec, e Env) error {
 			}
 		}
 	}
-	reads, private, unread := homeReadsWith(e, s, b.pl)
-	b.p.PrivateHome, b.p.Unread = private, unread
+	reads, private, unread := homeReadsWith(e, s, b.pl, b.encl)
+	b.p.PrivateHome = private
+	b.p.Unread = append(b.p.Unread, unread...)
 	for _, c := range reads {
 		if err := b.addRead(c); err != nil {
 			return err
@@ -791,6 +801,22 @@ func (b *planner) readProject(s Spec, home string) ([]string, error) {
 	p.NoFollow = append(p.NoFollow, gitDirs...)
 	p.Root = s.Project
 	p.ReadDirs = append(p.ReadDirs, s.Project)
+	// The repository the project is a directory of: its git directories
+	// (HEAD, the index, objects, refs, its configuration) and the few
+	// files of its tree git reads from here, never written whatever the
+	// capability (+git writes only the project's own), never its tree.
+	// Each git directory by no link, as a worktree's (findEnclosing
+	// judged each where it is).
+	p.ReadDirs = append(p.ReadDirs, b.encl.gitDirs...)
+	p.NoFollow = append(p.NoFollow, b.encl.gitDirs...)
+	p.ReadFiles = append(p.ReadFiles, b.encl.files...)
+	if b.encl.top != "" {
+		// Its tree listed, names only, so that git status from here
+		// finds the untracked files (git opens the top first, and
+		// reported none, the project's own neither, without it).
+		p.ListDirs = append(p.ListDirs, b.encl.top)
+		p.NoFollow = append(p.NoFollow, b.encl.top)
+	}
 	return gitDirs, nil
 }
 
@@ -909,7 +935,7 @@ func bulkRoot(removeDirs []string, p string) string {
 }
 
 func (p Plan) sorted() Plan {
-	for _, l := range []*[]string{&p.ReadDirs, &p.ReadFiles, &p.WriteDirs, &p.WriteFiles, &p.Private, &p.NoFollow, &p.Held, &p.RemoveDirs} {
+	for _, l := range []*[]string{&p.ReadDirs, &p.ReadFiles, &p.ListDirs, &p.WriteDirs, &p.WriteFiles, &p.Private, &p.NoFollow, &p.Held, &p.RemoveDirs} {
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
