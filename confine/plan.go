@@ -62,10 +62,10 @@ func EnvFrom(getenv func(string) string, places policy.Places, uid int) Env {
 
 // Plan is the ruleset of one launch.
 type Plan struct {
-	ReadDirs, ReadFiles   []string // read (and execute)
+	ReadDirs, ReadFiles []string // read (and execute)
 	// ListDirs are listed, names only, their files' contents unread: the
 	// top of the repository the project is a directory of (findEnclosing).
-	ListDirs []string `json:",omitempty"`
+	ListDirs              []string `json:",omitempty"`
 	WriteDirs, WriteFiles []string // read and write (dirs: create and remove too)
 	// Private are the launcher's own directories in its scratch directory
 	// (a GOCACHE, a TMPDIR), read and written like WriteDirs. The scratch
