@@ -257,8 +257,15 @@ func (rs ruleset) addRules(fd, mk int, project string) error {
 	for _, r := range rs.rules {
 		var pfd int
 		flags := unix.O_PATH | unix.O_CLOEXEC
+		// A nofollow rule of a file (no right to list): one that is not
+		// a regular file now, or is gone, gets no rule (the enclosing
+		// repository's .gitignore made a link to a key since the plan).
+		file := r.nofollow && r.access&llsys.AccessFSReadDir == 0
 		if r.nofollow {
-			flags |= unix.O_NOFOLLOW | unix.O_DIRECTORY
+			flags |= unix.O_NOFOLLOW
+			if !file {
+				flags |= unix.O_DIRECTORY
+			}
 		}
 		switch {
 		case r.private:
@@ -288,8 +295,13 @@ func (rs ruleset) addRules(fd, mk int, project string) error {
 				err = fmt.Errorf("landlock: %w", err)
 			}
 		default:
-			if pfd, err = unix.Open(r.path, flags, 0); err != nil {
+			if pfd, err = unix.Open(r.path, flags, 0); err != nil && file {
+				continue
+			} else if err != nil {
 				err = fmt.Errorf("landlock: %s: %w", r.path, err)
+			} else if file && !regularFd(pfd) {
+				_ = unix.Close(pfd)
+				continue
 			}
 		}
 		if err != nil {
@@ -323,6 +335,12 @@ func (rs ruleset) addRules(fd, mk int, project string) error {
 		}
 	}
 	return nil
+}
+
+// regularFd reports whether fd is a regular file.
+func regularFd(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 }
 
 // sameID reports whether fd is the file whose device and inode are id.

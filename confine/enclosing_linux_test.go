@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/loopguard/loopguard/internal/testfs"
 	"github.com/loopguard/loopguard/policy"
+	"golang.org/x/sys/unix"
 )
 
 // fakeRepo makes a git directory at dot as enclosingRepo sees one (HEAD,
@@ -403,4 +405,62 @@ func TestMonorepoAsUnconfined(t *testing.T) {
 		}
 	}
 	t.Logf("as uid %d:\n%s", u.uid, strings.Join(table, "\n"))
+}
+
+// TestNoFollowFileRule: a file rule of the enclosing repository's
+// (its .gitignore, NoFollow) that is a link when the launch adds its
+// rules (made one after the plan, to a key) gets no rule, and the launch
+// runs; the regular file beside it is read. Control: the same link as a
+// rule that follows links reads the key.
+func TestNoFollowFileRule(t *testing.T) {
+	if ABI() < MinABI {
+		t.Skipf("the kernel's Landlock ABI is %d", ABI())
+	}
+	dir := t.TempDir()
+	f, key, l := filepath.Join(dir, ".gitignore"), filepath.Join(dir, "key"), filepath.Join(dir, "web", ".gitattributes")
+	testfs.Write(t, f, []byte("*.log\n"), 0o644)
+	testfs.Write(t, key, []byte("KEY\n"), 0o600)
+	if err := os.MkdirAll(filepath.Dir(l), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(key, l); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		nofollow []string
+		keyRead  bool
+	}{{[]string{f, l}, false}, {nil, true}} {
+		done := make(chan [3]error)
+		go func() {
+			// Never unlocked: the restricted thread ends with the
+			// goroutine.
+			runtime.LockOSThread()
+			rs, err := newRuleset(Plan{ReadFiles: []string{f, l}, NoFollow: c.nofollow}, policy.Capability{}, ABI())
+			if err == nil {
+				err = rs.restrict()
+			}
+			if err != nil {
+				done <- [3]error{err}
+				return
+			}
+			open := func(p string) error {
+				fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+				if err == nil {
+					unix.Close(fd)
+				}
+				return err
+			}
+			done <- [3]error{nil, open(f), open(l)}
+		}()
+		r := <-done
+		if r[0] != nil {
+			t.Fatalf("nofollow %v: the launch fails: %v", c.nofollow, r[0])
+		}
+		if r[1] != nil {
+			t.Errorf("nofollow %v: the regular file is not read: %v", c.nofollow, r[1])
+		}
+		if got := r[2] == nil; got != c.keyRead {
+			t.Errorf("nofollow %v: the key through the link read %v, want %v (%v)", c.nofollow, got, c.keyRead, r[2])
+		}
+	}
 }

@@ -79,9 +79,11 @@ type Plan struct {
 	Owner int
 	// NoFollow are rule paths that confined code could replace by a link
 	// between the plan and the launch: the git directories a worktree's
-	// .git file names (+git writes them and their parent). Their rule is
-	// opened without following a link in the last name, and a link there
-	// fails the launch: a plan prepared by the hook must not open, when the
+	// .git file names (+git writes them and their parent), and the
+	// enclosing repository's (findEnclosing). Their rule is opened without
+	// following a link in the last name, and a link there fails the
+	// launch (a file's, the enclosing repository's .gitignore, gets no
+	// rule instead): a plan prepared by the hook must not open, when the
 	// call starts, a link a concurrent call put where it had checked a git
 	// directory (to ~/.ssh).
 	NoFollow []string
@@ -810,6 +812,7 @@ func (b *planner) readProject(s Spec, home string) ([]string, error) {
 	p.ReadDirs = append(p.ReadDirs, b.encl.gitDirs...)
 	p.NoFollow = append(p.NoFollow, b.encl.gitDirs...)
 	p.ReadFiles = append(p.ReadFiles, b.encl.files...)
+	p.NoFollow = append(p.NoFollow, b.encl.files...)
 	if b.encl.top != "" {
 		// Its tree listed, names only, so that git status from here
 		// finds the untracked files (git opens the top first, and
