@@ -9,7 +9,8 @@ import (
 // Unread is a directory a launch leaves unread although a tool would
 // look in it, and why: a directory of the search path in the home that is
 // the home itself, a hidden directory of it or one that holds a secret or
-// the project. doctor says each.
+// the project; the repository the project is a directory of, where the
+// launch may not read it (findEnclosing). doctor says each.
 type Unread struct {
 	Path, Why string
 }

@@ -94,7 +94,8 @@ func jailHome(env confine.Env, project string) []checkResult {
 		}
 		if len(plan.Unread) > 0 {
 			// A directory of the search path left unread whole: a tool
-			// there does not run.
+			// there does not run; the repository the project is a
+			// directory of, left unread: git there fails.
 			var unread []string
 			for _, u := range plan.Unread {
 				p := tilde(home, u.Path)
