@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/internal/gitconfig"
@@ -102,8 +101,7 @@ func findEnclosing(project string, e Env, pl policy.Places) (enclosing, []Unread
 		return enclosing{}, []Unread{{Path: top, Why: "the repository the project is in, whose " + why}}
 	}
 	for _, p := range append([]string{top, dot}, gitDirs...) {
-		var st syscall.Stat_t
-		if err := syscall.Lstat(p, &st); err != nil || int(st.Uid) != e.UID {
+		if !pathOwnedBy(p, e.UID) {
 			return refuse(p + " is not the user's own")
 		}
 	}
