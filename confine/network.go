@@ -7,8 +7,6 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/undo"
 )
@@ -137,23 +135,6 @@ func runUnconfined(s Spec, e Env) error {
 		return err
 	}
 	return syscall.Exec(s.Exe, s.Argv, os.Environ())
-}
-
-// heldFD is where the approved call's lock descriptors go: high, so that
-// a script's own `exec 3>file` does not close one and let the project go.
-const heldFD = 900
-
-// inheritHigh moves each of files to a descriptor at heldFD or above that
-// exec keeps open.
-func inheritHigh(files []*os.File) error {
-	for _, f := range files {
-		// F_DUPFD, not F_DUPFD_CLOEXEC: open across exec (the flock
-		// goes with the open file, whichever descriptor holds it).
-		if _, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD, heldFD); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // NetworkExclusion is the sandbox.excludedCommands entry that takes a
