@@ -534,24 +534,24 @@ func (pl Places) Classify(p string) Protection {
 	homes := pl.homes()
 	belowHome := false
 	for _, h := range homes {
-		belowHome = belowHome || strictlyBelow(p, h)
+		belowHome = belowHome || insideFold(p, h)
 	}
 	var best Protection
 	for _, e := range pl.entries() {
 		switch {
-		case p == e.path || inside(p, e.path):
+		case len(p) == len(e.path) && foldEqual(p, e.path) || insideFold(p, e.path):
 			if e.claudeDir {
 				best = best.max(claudeRules(e.path, relSegs(e.path, p), e.desc()))
 				continue
 			}
 			best = best.max(Protection{Tier: e.tier, Secret: e.secret, What: e.desc(), Path: e.path})
-		case belowHome && e.tier == GuardCritical && !e.exact && inside(e.path, p):
+		case belowHome && e.tier == GuardCritical && !e.exact && insideFold(e.path, p):
 			// An ancestor below home: moving or removing it takes the
 			// guard's files with it.
 			best = best.max(Protection{Tier: GuardCritical, What: "a directory holding " + e.desc(), Path: e.path})
 		}
 	}
-	if slices.Contains(homes, filepath.Dir(p)) && strings.HasPrefix(strings.ToLower(filepath.Base(p)), ".claude.json") {
+	if slices.ContainsFunc(homes, func(h string) bool { return foldEqual(h, filepath.Dir(p)) }) && strings.HasPrefix(strings.ToLower(filepath.Base(p)), ".claude.json") {
 		best = best.max(Protection{Tier: GuardCritical, Secret: true, What: "Claude Code's state (~/.claude.json: mcpServers run commands at start, with their tokens; hooks and permissions too)", Path: p})
 	}
 	segs := strings.Split(strings.TrimPrefix(p, string(filepath.Separator)), string(filepath.Separator))
@@ -603,18 +603,53 @@ func (pl Places) ContainsSecret(p string) (Protection, bool) {
 	}
 	p = filepath.Clean(p)
 	for _, e := range pl.entries() {
-		if e.secret && (p == e.path || p == string(filepath.Separator) || inside(e.path, p) || inside(p, e.path)) {
+		if e.secret && (foldEqual(p, e.path) || p == string(filepath.Separator) || insideFold(e.path, p) || insideFold(p, e.path)) {
 			return Protection{Tier: e.tier, Secret: true, What: e.desc(), Path: e.path}, true
 		}
 	}
 	return Protection{}, false
 }
 
+// relSegs is the segments of p below base, which p is at or inside
+// (insideFold: the letters' case may differ).
 func relSegs(base, p string) []string {
-	if p == base {
+	if len(p) <= len(base)+1 {
 		return nil
 	}
-	return strings.Split(strings.TrimPrefix(p, base+string(filepath.Separator)), string(filepath.Separator))
+	return strings.Split(p[len(base)+1:], string(filepath.Separator))
+}
+
+// foldEqual reports whether a and b are the same but for the case of
+// ASCII letters. A fixed protected place is judged so: a home on a file
+// system that ignores case (macOS's by default, Windows', a vfat or
+// casefolded directory on Linux) opens ~/.SSH/id_rsa as ~/.ssh/id_rsa
+// (the ninety-third attack run). Wider than the file system on Linux's
+// usual ones: a ~/.SSH there is protected too, which costs nothing real.
+func foldEqual(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// insideFold is inside with foldEqual's comparison.
+func insideFold(p, dir string) bool {
+	return len(p) > len(dir) && p[len(dir)] == filepath.Separator && foldEqual(p[:len(dir)], dir)
 }
 
 // inside reports whether the clean path p lies below the clean directory

@@ -245,3 +245,33 @@ func TestHomeThroughLink(t *testing.T) {
 		t.Errorf("entries: %d through the link, %d at the real path", m, n)
 	}
 }
+
+// TestClassifyIgnoresCase: a fixed protected place is judged whatever the
+// case of its letters, as a file system that ignores case (macOS's by
+// default) opens it: ~/.SSH/id_rsa is the key. Control: an ordinary file
+// of the home stays ordinary whatever its case.
+func TestClassifyIgnoresCase(t *testing.T) {
+	pl := Places{Home: "/home/u", StateDir: "/home/u/.local/state/loopguard"}.Prepare()
+	for _, p := range []string{"/home/u/.SSH/id_rsa", "/home/u/.ssh/ID_RSA", "/HOME/U/.ssh/id_rsa", "/home/u/.Local/Share/Keyrings/login.keyring",
+		"/home/u/.local/STATE/loopguard/audit", "/home/u/.AWS/credentials", "/home/u/.Claude.json"} {
+		if got := pl.Classify(p); !got.Secret {
+			t.Errorf("Classify(%s) = %v (secret %v), want a secret", p, got.Tier, got.Secret)
+		}
+	}
+	if got := pl.Classify("/home/u/.CLAUDE/settings.json"); got.Tier != GuardCritical {
+		t.Errorf("Classify(~/.CLAUDE/settings.json) = %v", got.Tier)
+	}
+	for _, dir := range []string{"/home/u/.SSH", "/HOME/u"} {
+		if _, ok := pl.ContainsSecret(dir); !ok {
+			t.Errorf("ContainsSecret(%s) = false", dir)
+		}
+	}
+	for _, p := range []string{"/home/u/Notes.txt", "/home/u/SRC/app/main.go"} {
+		if got := pl.Classify(p); got.Tier != Ordinary {
+			t.Errorf("Classify(%s) (control) = %v", p, got.Tier)
+		}
+	}
+	if _, ok := pl.ContainsSecret("/home/u/SRC"); ok {
+		t.Error("ContainsSecret(/home/u/SRC) (control) = true")
+	}
+}
