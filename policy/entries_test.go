@@ -84,6 +84,17 @@ func entriesByJoin(pl Places) []entry {
 	for _, a := range AgentPaths(pl.Home, "", pl.CodexHome) {
 		add(entry{path: a.Path, tier: GuardCritical, what: a.Why})
 	}
+	// The same entries at each other path of the home.
+	n := len(out)
+	for _, other := range OtherHomes(pl.Home) {
+		home := filepath.Clean(pl.Home)
+		for _, e := range out[:n] {
+			if rel, err := filepath.Rel(home, e.path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && (rel != "." || e.path == home) {
+				e.path = filepath.Join(other, rel)
+				out = append(out, e)
+			}
+		}
+	}
 	return out
 }
 

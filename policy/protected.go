@@ -1,9 +1,13 @@
 package policy
 
 import (
+	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/loopguard/loopguard/fsx"
 )
@@ -99,10 +103,9 @@ type Places struct {
 	Imports []string
 
 	prepared []entry // set by Prepare
-	// realHome is Home's real path where Home is reached through a link
-	// (/home/u -> /var/home/u), "" where it is its own (RealHome): set by
-	// Prepare, else looked up in entries.
-	realHome string
+	// otherHomes are the other paths of the user's home (OtherHomes): set
+	// by Prepare, else looked up in entries.
+	otherHomes []string
 }
 
 // Prepare returns pl with its protected set computed once, for many
@@ -111,30 +114,63 @@ func (pl Places) Prepare() Places {
 	if pl.Home != "" {
 		pl.Home = filepath.Clean(pl.Home)
 	}
-	pl.realHome = RealHome(pl.Home)
+	pl.otherHomes = OtherHomes(pl.Home)
 	pl.prepared = nil
 	pl.prepared = pl.entries()
 	return pl
 }
 
-// homes are the paths the home is reached by: Home, and its real path
-// where Home is a link (realHome).
+// homes are the paths the home is reached by: Home, then OtherHomes.
 func (pl Places) homes() []string {
 	if pl.Home == "" {
 		return nil
 	}
-	if rh := pl.realHomeOf(); rh != "" {
-		return []string{filepath.Clean(pl.Home), rh}
-	}
-	return []string{filepath.Clean(pl.Home)}
+	return append([]string{filepath.Clean(pl.Home)}, pl.otherHomesOf()...)
 }
 
-func (pl Places) realHomeOf() string {
+func (pl Places) otherHomesOf() []string {
 	if pl.prepared != nil {
-		return pl.realHome
+		return pl.otherHomes
 	}
-	return RealHome(pl.Home)
+	return OtherHomes(pl.Home)
 }
+
+// OtherHomes are the paths other than home (an absolute $HOME) at which
+// the user's home, and what the protected set names in it, also are: its
+// real path where it is reached through a link (RealHome), and the home
+// the user's account names (the password database) where $HOME names
+// another, with its real path: an agent started with HOME=/tmp/h still
+// runs as the user whose ~/.ssh ssh reads (the ninety-third attack run).
+// Every place under home is protected at each of them too
+// (Places.entries).
+func OtherHomes(home string) []string {
+	if home == "" || !filepath.IsAbs(home) {
+		return nil
+	}
+	home = filepath.Clean(home)
+	var out []string
+	add := func(p string) {
+		if p != "" && p != home && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	add(RealHome(home))
+	if acct := accountHome(); acct != "" {
+		add(acct)
+		add(RealHome(acct))
+	}
+	return out
+}
+
+// accountHome is the home directory the password database gives the
+// process's user ("" where it gives none), read once.
+var accountHome = sync.OnceValue(func() string {
+	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
+	if err != nil || !filepath.IsAbs(u.HomeDir) {
+		return ""
+	}
+	return filepath.Clean(u.HomeDir)
+})
 
 // RealHome is the real path of the home directory home where it is reached
 // through a link (/home/u -> /var/home/u, a home on another disk), ""
@@ -408,12 +444,15 @@ func (pl Places) entries() []entry {
 		}
 		b.join(entry{tier: GuardCritical, what: f.why}, base, f.parts...)
 	}
-	return atRealHome(b.done(), pl.Home, pl.realHomeOf())
+	out := b.done()
+	for _, other := range pl.otherHomesOf() {
+		out = atRealHome(out, pl.Home, other)
+	}
+	return out
 }
 
 // atRealHome adds to out, for each entry at or below home, the same entry
-// at the home's real path real (RealHome; nothing where it is ""): a path
-// written through the real path is the same file.
+// at real, another path of the home (OtherHomes; nothing where it is "").
 func atRealHome(out []entry, home, real string) []entry {
 	if real == "" {
 		return out
@@ -421,8 +460,8 @@ func atRealHome(out []entry, home, real string) []entry {
 	home = filepath.Clean(home)
 	n := len(out)
 	for _, e := range out[:n] {
-		if e.path == home || inside(e.path, home) {
-			e.path = real + e.path[len(home):]
+		if e.path == home || inside(e.path, home) || home == string(filepath.Separator) {
+			e.path = filepath.Join(real, e.path[len(home):])
 			out = append(out, e)
 		}
 	}

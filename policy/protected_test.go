@@ -275,3 +275,29 @@ func TestClassifyIgnoresCase(t *testing.T) {
 		t.Error("ContainsSecret(/home/u/SRC) (control) = true")
 	}
 }
+
+// TestAccountHomeProtected: an agent started with HOME naming another
+// directory still runs as the user whose account names a home, and ssh
+// reads that home's keys: its places are protected as $HOME's are.
+// Control: an ordinary file there stays ordinary.
+func TestAccountHomeProtected(t *testing.T) {
+	acct := accountHome()
+	if acct == "" {
+		t.Skip("the password database names no home for this user")
+	}
+	home := t.TempDir()
+	for _, pl := range []Places{{Home: home}, Places{Home: home}.Prepare()} {
+		if got := pl.Classify(filepath.Join(acct, ".ssh", "id_rsa")); !got.Secret {
+			t.Errorf("HOME=%s: Classify of the account home's key = %v (secret %v)", home, got.Tier, got.Secret)
+		}
+		if got := pl.Classify(filepath.Join(acct, ".bashrc")); got.Tier != ExecConfig {
+			t.Errorf("HOME=%s: Classify of the account home's .bashrc = %v", home, got.Tier)
+		}
+		if got := pl.Classify(filepath.Join(acct, "notes-"+filepath.Base(home)+".txt")); got.Tier != Ordinary {
+			t.Errorf("HOME=%s: an ordinary file of the account home (control) = %v", home, got.Tier)
+		}
+	}
+	if got := OtherHomes(acct); slices.Contains(got, acct) {
+		t.Errorf("OtherHomes(%s) names the home itself: %v", acct, got)
+	}
+}
