@@ -74,6 +74,16 @@ func mapTool(c *hooks.Call, mcp any) error {
 		// is held (a bare WebSearch grant covers it).
 		c.ToolName = "WebSearch"
 	case "run_shell_command":
+		// Judged as the text Gemini runs of it (shell.go).
+		cmd, ok := in["command"].(string)
+		if !ok {
+			return agents.Errorf("run_shell_command tool_input.command is not a string")
+		}
+		text, err := Runs(cmd)
+		if err != nil {
+			return err
+		}
+		c.ToolInput = withCommand(in, text)
 		return agents.Shell(c, "dir_path")
 	case shelltool.HostName:
 		// loopguard's own shell tool (package shelltool): a command in
@@ -126,6 +136,16 @@ func (Adapter) Encode(event string, d hooks.Decision, stdout, _ io.Writer) int {
 		}
 	}
 	return agents.Output{Deny: `{"decision":"deny","reason":"loopguard: internal_error"}`}.Write(out, false, "", stdout, nil)
+}
+
+// withCommand is a copy of in with command as its command.
+func withCommand(in map[string]any, command string) map[string]any {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	out["command"] = command
+	return out
 }
 
 type answer struct {
