@@ -62,6 +62,13 @@ type Call struct {
 	// updatedInput. Without it a scope covers only a Bash command whose
 	// text is already canonical (rewrite.go).
 	Rewrite bool
+	// PinBash says the host runs a Bash call's command with a shell the
+	// model picks per call, which the payload does not carry (Codex's
+	// exec_command: "shell":"/bin/sh", "login":false): the analysis is
+	// bash's, so every allow of such a call, where the host runs the
+	// rewrite, carries the command to run as `exec BASH -c 'TEXT'`
+	// (pinnedBash), which any POSIX shell reads the same.
+	PinBash bool
 	// Wrapped says the host runs the model's own command text, unchanged,
 	// through loopguard's wrapper, which runs it whole (bash -c) under the
 	// capability the allow names (Decision.Capability, carried by its

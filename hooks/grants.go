@@ -536,6 +536,11 @@ func (e *Engine) allowed(c *Call, d *described, reason string, g *token.Grant, w
 // confined the capability it runs confined to ("" unconfined; a chain's
 // widest), against which PostToolUse reads a refusal in its result.
 func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant, what string, updated map[string]any, confined string) Decision {
+	rewritten := updated != nil
+	updated, err := pinnedBash(c, updated)
+	if err != nil {
+		return denied(ReasonInternal, err.Error())
+	}
 	callDigest := d.callDigest
 	ran := ""
 	if updated != nil {
@@ -544,18 +549,9 @@ func (e *Engine) allowedAs(c *Call, d *described, reason string, g *token.Grant,
 		if rd, err := e.describe(&rc); err == nil {
 			callDigest, ran = rd.callDigest, rd.digest
 		}
-		if reason == ReasonJailed {
-			what += "; it runs whole, as written, confined by the kernel"
-		} else {
-			what += "; it runs as analysed"
-			if e.Env.Launcher != "" && !d.shell.Builtin {
-				what += ", confined"
-			}
-		}
-	} else if reason == ReasonJailed && c.Wrapped && confined != "" {
-		what += "; it runs whole, as written, through loopguard's wrapper, confined by the kernel"
 	}
-	err := e.Store.NoteAllowed(state.Allowed{
+	what += e.howItRuns(c, d, reason, rewritten, confined)
+	err = e.Store.NoteAllowed(state.Allowed{
 		Session: c.SessionID, Agent: c.Agent(), Tool: c.ToolName, ToolUseID: c.ToolUseID,
 		Digest: d.digest, CallDigest: callDigest, Grant: g.ID(), Principal: g.Principal, Time: e.now().UTC(), Cwd: c.Cwd,
 		Capability: confined, Package: d.pkgPin,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/loopguard/loopguard/confine"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/scope"
 	"github.com/loopguard/loopguard/shellparse"
 
@@ -217,4 +218,55 @@ func literalGlobs(res *shellparse.Result) *shellparse.Result {
 		cp.Argv[i] = w
 	}
 	return &cp
+}
+
+// pinnedBash is the input the host runs for an allowed Bash call of a
+// host whose model picks the shell (Call.PinBash): the command it would
+// run (updated's, or the model's own when updated is nil) as
+// `exec BASH -c 'COMMAND'`, COMMAND one word that /bin/sh, dash, bash,
+// zsh and fish all read as the same bytes (pinQuote), so bash runs the text the
+// analysis read, and its output and exit status are the command's.
+// updated is returned as it is for any other call.
+func pinnedBash(c *Call, updated map[string]any) (map[string]any, error) {
+	if !c.PinBash || !c.Rewrite || c.ToolName != "Bash" || testknobs.On(testknobs.NoRewrite) {
+		return updated, nil
+	}
+	in := updated
+	if in == nil {
+		in = c.ToolInput
+	}
+	cmd, ok := in["command"].(string)
+	if !ok {
+		return nil, errors.New("the call's command is not a string")
+	}
+	bash := policy.BashPath()
+	if bash == "" {
+		return nil, errors.New("no bash in /usr/bin or /bin to run the command with (the host may run it with another shell)")
+	}
+	return withCommand(in, "exec "+pinQuote(bash)+" -c "+pinQuote(cmd)), nil
+}
+
+// pinQuote is s single-quoted with every quote and backslash outside the
+// quotes, each escaped by a backslash: sh, bash and zsh read it as s, and
+// so does fish, which inside single quotes takes \\ as one backslash.
+func pinQuote(s string) string {
+	r := strings.NewReplacer(`'`, `'\''`, `\`, `'\\'`)
+	return "'" + r.Replace(s) + "'"
+}
+
+// howItRuns is what an allow's message adds of how the call runs: as
+// analysed (confined where there is a launcher) when rewritten is set,
+// whole in the jail for a jailed call.
+func (e *Engine) howItRuns(c *Call, d *described, reason string, rewritten bool, confined string) string {
+	switch {
+	case rewritten && reason == ReasonJailed:
+		return "; it runs whole, as written, confined by the kernel"
+	case rewritten && e.Env.Launcher != "" && !d.shell.Builtin:
+		return "; it runs as analysed, confined"
+	case rewritten:
+		return "; it runs as analysed"
+	case reason == ReasonJailed && c.Wrapped && confined != "":
+		return "; it runs whole, as written, through loopguard's wrapper, confined by the kernel"
+	}
+	return ""
 }

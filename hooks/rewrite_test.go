@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -301,5 +302,22 @@ func TestLaunchWritesNothing(t *testing.T) {
 	}
 	if plain, _ := files(""); !slices.Equal(confined, plain) {
 		t.Errorf("the state directory after confined launches holds %q; after the same calls unconfined, %q", confined, plain)
+	}
+}
+
+// TestPinQuote: the pinned command is one word, read back as the same
+// bytes by sh (dash here) and bash.
+func TestPinQuote(t *testing.T) {
+	for _, sh := range []string{"sh", "bash"} {
+		path, err := exec.LookPath(sh)
+		if err != nil {
+			continue
+		}
+		for _, s := range []string{"", "a", "'", `\`, `\\'`, "a'b\\c\n$x `id` \"q\" \\\n#", ": $'\\'\nid > pwned.txt\n#'"} {
+			out, err := exec.Command(path, "-c", `printf '%s' `+pinQuote(s)).Output()
+			if err != nil || string(out) != s {
+				t.Errorf("%s reads %s as %q (%v), want %q", sh, pinQuote(s), out, err, s)
+			}
+		}
 	}
 }

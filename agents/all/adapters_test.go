@@ -16,6 +16,7 @@ import (
 	"github.com/loopguard/loopguard/audit"
 	"github.com/loopguard/loopguard/hooks"
 	"github.com/loopguard/loopguard/internal/enginetest"
+	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/token"
 )
@@ -198,8 +199,9 @@ type agentCase struct {
 var shellCases = []agentCase{
 	{
 		agent: "codex", event: "PreToolUse", file: "codex-pre-bash.json",
-		deny:     `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no_grant"}}`,
-		denyCode: 0, allow: "", abstain: "",
+		deny: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no_grant"}}`,
+		// The approved command runs pinned to bash (hooks.Call.PinBash).
+		denyCode: 0, allow: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":` + jsonString(pinned("echo hi > ran.txt")) + `}}}`, abstain: "",
 		changed: func(m map[string]any) { m["tool_input"].(map[string]any)["command"] = "echo hello2" },
 		unknownTool: func(m map[string]any) {
 			m["tool_name"] = "spawn_agent"
@@ -239,6 +241,18 @@ var shellCases = []agentCase{
 		denyCode: 2, allow: `{"permission":"allow"}`, abstain: `{}`,
 		changed: func(m map[string]any) { m["command"] = "echo hello2" },
 	},
+}
+
+// pinned is cmd as Codex runs an allowed Bash call: pinned to bash,
+// whatever shell the model picked.
+func pinned(cmd string) string {
+	q := func(s string) string { return "'" + strings.NewReplacer(`'`, `'\''`, `\`, `'\\'`).Replace(s) + "'" }
+	return "exec " + q(policy.BashPath()) + " -c " + q(cmd)
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // TestAdapterShellCall plays each agent's recorded shell call through its
@@ -290,7 +304,12 @@ func TestAdapterShellCall(t *testing.T) {
 				got := h.run(tc.agent, tc.event, edit(t, p, tc.unknownTool))
 				shape(t, "unknown tool", got, tc.denyCode, tc.deny)
 				h.approve(got)
-				shape(t, "unknown tool approved", h.run(tc.agent, tc.event, edit(t, p, tc.unknownTool)), 0, tc.allow)
+				allow := tc.allow
+				if tc.agent == "codex" {
+					// Not a shell call: nothing to pin, a plain allow is silence.
+					allow = ""
+				}
+				shape(t, "unknown tool approved", h.run(tc.agent, tc.event, edit(t, p, tc.unknownTool)), 0, allow)
 			}
 		})
 	}
@@ -498,7 +517,15 @@ func TestPostToolUseRecheck(t *testing.T) {
 			if got := h.run(tc.agent, tc.pre, pre); strings.Contains(got.stdout, "deny") {
 				t.Fatalf("approved call denied: %+v", got)
 			}
-			if got := h.run(tc.agent, tc.post, h.payload(tc.postFile)); strings.Contains(got.stdout, tc.alarm) {
+			post := h.payload(tc.postFile)
+			if tc.agent == "codex" {
+				// What ran: the command pinned to bash.
+				post = edit(t, post, func(m map[string]any) {
+					in := m["tool_input"].(map[string]any)
+					in["command"] = pinned(in["command"].(string))
+				})
+			}
+			if got := h.run(tc.agent, tc.post, post); strings.Contains(got.stdout, tc.alarm) {
 				t.Errorf("post of the allowed call: %+v, want no alarm", got)
 			}
 			// Once more, with the executed input rewritten.
@@ -678,6 +705,9 @@ func TestRewritePerAgent(t *testing.T) {
 				return
 			}
 			want := "'" + ls + "' '-la'"
+			if tc.agent == "codex" {
+				want = pinned(want)
+			}
 			for _, k := range tc.rewritten {
 				out, _ = out[k].(map[string]any)
 			}

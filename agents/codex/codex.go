@@ -65,6 +65,12 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	// model's command (checked on 0.171.0: exec_command's cmd is replaced);
 	// a PermissionRequest answer cannot carry one.
 	c.Rewrite = c.Event == PreToolUse
+	// exec_command runs its cmd with the shell the model names in the
+	// call ("shell":"/bin/sh", "login":false: dash), which the hook's
+	// tool_input ({command}) does not carry, while loopguard analyses
+	// bash: every allow runs the command pinned to bash (the ninety-second
+	// attack run: `: $'\'⏎id⏎#'` is one : to bash, id to dash).
+	c.PinBash = true
 	// write_stdin types into a running command and runs no hook
 	// (codex-rs/core/src/tools/handlers/unified_exec/write_stdin.rs:
 	// pre_tool_use_payload returns None; seen on 0.171.0).
