@@ -83,6 +83,12 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return 0, fmt.Errorf("close_range: %w", err)
 	}
+	// A launch that writes waits for the project before it plans
+	// (undo.AwaitProject): its plan is then of the project as the call it
+	// waited for left it.
+	if err := awaitProject(s, e, stderr); err != nil {
+		return 0, err
+	}
 	plan, err := NewPlan(s, e)
 	// What the sweep of an earlier launch, killed before it, found.
 	fmt.Fprint(stderr, plan.recovered)
@@ -108,6 +114,11 @@ func run(s Spec, e Env, stderr io.Writer) (int, error) {
 		return 0, err
 	}
 	defer rec.finish(stderr)
+	if rec.waited {
+		// Another call took the project between the wait above and the
+		// record: the plan is of the project before that call.
+		return 0, errors.New("another call took the project while this one was being prepared, and this one waited for it: nothing ran; run it again")
+	}
 	// The package.json entries the project's hooks run by name
 	// (pkgscripts_linux.go).
 	var pkgPins []pkgPin

@@ -123,7 +123,7 @@ func runUnconfined(s Spec, e Env) error {
 		held, err := undo.HoldForApproved(st, s.Project)
 		switch {
 		case errors.Is(err, undo.ErrBusy):
-			return errors.New("another call still runs in this project (a confined call that was running when the approval was checked, or another approved call): what it writes, the approver did not see, and this call could run it. Let that call end, or stop it, then ask for this call again")
+			return errors.New("another call still runs in this project, or in one that holds it or lies in it (a confined call that was running when the approval was checked, or another approved call): what it writes, the approver did not see, and this call could run it. Let that call end, or stop it, then ask for this call again")
 		case err != nil:
 			return fmt.Errorf("failed to hold the project for the approved call: %w", err)
 		}

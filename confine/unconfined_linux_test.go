@@ -119,3 +119,51 @@ func TestUnconfinedHoldsTheProject(t *testing.T) {
 		t.Errorf("the unconfined call once the confined call ended (control): exit %d %q", code, out)
 	}
 }
+
+// TestUnconfinedHoldsNearProjects: a jailed call of a project that lies
+// in the approved call's (a session started in sub/) waits for it too,
+// and a jailed call that waited plans after the wait: what the approved
+// call made meanwhile (a .vscode/, which a jailed call's sweep moves away
+// when it made it) stays. Controls: a sibling project's jailed call does
+// not wait; the approved call's .vscode/ is there after the jailed call.
+func TestUnconfinedHoldsNearProjects(t *testing.T) {
+	if ABI() < MinABI {
+		t.Skipf("no Landlock ABI %d", MinABI)
+	}
+	base := t.TempDir()
+	project, sub, sib, xdg := filepath.Join(base, "p"), filepath.Join(base, "p", "sub"), filepath.Join(base, "sib"), filepath.Join(base, "xdg")
+	for _, d := range []string{sub, sib} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	order := filepath.Join(sub, "order")
+	launch := func(cp, proj, script string) (string, int) {
+		args := []string{"--cap", cp, "--project", proj, "--cwd", proj, "--", "/bin/sh", "sh", "-c", script}
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "LG_CONFINE_LAUNCH=1", "XDG_STATE_HOME="+xdg)
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	// A jailed call ran in sub/ and in the sibling once: their stores.
+	for _, d := range []string{sub, sib} {
+		if out, code := launch("project-write", d, "true"); code != 0 {
+			t.Fatalf("a first jailed call in %s: exit %d %q", d, code, out)
+		}
+	}
+	out, code := launch(CapUnconfined, project, "(sleep 2; mkdir -p .vscode sub/.vscode; echo '{}' > sub/.vscode/settings.json; echo approved-end >> "+order+") >/dev/null 2>&1 &")
+	if code != 0 {
+		t.Fatalf("unconfined: exit %d %q", code, out)
+	}
+	if out, code := launch("project-write", sib, "true"); code != 0 || strings.Contains(out, "waiting") {
+		t.Errorf("a sibling's jailed call (control): exit %d %q", code, out)
+	}
+	out, code = launch("project-write", sub, "echo jailed >> "+order)
+	got, _ := os.ReadFile(order)
+	if code != 0 || string(got) != "approved-end\njailed\n" || !strings.Contains(out, "waiting for a call the user approved") {
+		t.Errorf("sub/'s jailed call while p's approved call runs: exit %d %q; order %q, want the approved call's end first", code, out, got)
+	}
+	if _, err := os.Stat(filepath.Join(sub, ".vscode", "settings.json")); err != nil {
+		t.Errorf("the approved call's sub/.vscode/settings.json, after the jailed call that waited for it: %v (%s)", err, out)
+	}
+}

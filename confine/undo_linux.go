@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"strings"
 
@@ -23,6 +24,31 @@ import (
 type undoRecord struct {
 	r     *undo.Recorder
 	state string // the state directory it is kept under
+	// waited: the record waited for another call of the project, or an
+	// approved call near it, before it began.
+	waited bool
+}
+
+// awaitProject waits, before a launch that writes plans, for the calls
+// that hold its project (undo.AwaitProject), saying why.
+func awaitProject(s Spec, e Env, stderr io.Writer) error {
+	if !s.Cap.Write || e.Places.StateDir == "" || s.Project == "" {
+		return nil
+	}
+	err := undo.AwaitProject(e.Places.StateDir, s.Project, func() { waitingLine(e, s.Project, stderr) })
+	if errors.Is(err, undo.ErrStateReadOnly) || errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// waitingLine says what a launch of project waits for.
+func waitingLine(e Env, project string, stderr io.Writer) {
+	if running, _ := undo.ApprovedRunning(e.Places.StateDir, project); running {
+		fmt.Fprintln(stderr, "loopguard: waiting for a call the user approved to run outside the jail in this project (or one that holds it or lies in it) to end: what a jailed call writes, it could run")
+		return
+	}
+	fmt.Fprintln(stderr, "loopguard: waiting for another confined call in this project to end (its undo record holds the project)")
 }
 
 // benchNoRecord, set at link time (-X) by bench/cmd/launchbench alone,
@@ -46,17 +72,15 @@ func recordUndo(s Spec, plan Plan, e Env, stderr io.Writer) (undoRecord, error) 
 	// goal at 16 MB and lets the heap grow to five times what is live
 	// before a collection, which a larger project still gets.
 	debug.SetGCPercent(recordGC)
+	waited := false
 	r, err := undo.Begin(undo.Options{
 		StateDir: e.Places.StateDir,
 		Project:  plan.Project,
 		Held:     plan.Held,
 		Command:  strings.Join(s.Argv, " "),
 		Waiting: func() {
-			if running, _ := undo.ApprovedRunning(e.Places.StateDir, plan.Project); running {
-				fmt.Fprintln(stderr, "loopguard: waiting for a call the user approved to run outside the jail in this project to end (what a jailed call writes, it could run)")
-				return
-			}
-			fmt.Fprintln(stderr, "loopguard: waiting for another confined call in this project to end (its undo record holds the project)")
+			waited = true
+			waitingLine(e, plan.Project, stderr)
 		},
 		// A launch of the project killed while this one waited (or
 		// before it) is swept now, while no call runs there, before
@@ -79,7 +103,7 @@ func recordUndo(s Spec, plan Plan, e Env, stderr io.Writer) (undoRecord, error) 
 	if err != nil {
 		return undoRecord{}, err
 	}
-	return undoRecord{r: r, state: e.Places.StateDir}, nil
+	return undoRecord{r: r, state: e.Places.StateDir, waited: waited}, nil
 }
 
 // finish records the after-state; a failure is said, not fatal: the call

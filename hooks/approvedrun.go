@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 
+	"github.com/loopguard/loopguard/fsx"
 	"github.com/loopguard/loopguard/undo"
 )
 
@@ -20,8 +21,15 @@ func (e *Engine) whileApprovedRuns(ctx context.Context, c *Call, d *described) (
 	if d.desc.Target == nil || e.Env.StateDir == "" || e.namedProject(c) == "" {
 		return Decision{}, false
 	}
+	// The project's, and those that hold it or lie in it; and where the
+	// file is, when that is outside them (another session's project).
 	project := filepath.Clean(e.projectDir(c))
 	running, err := undo.ApprovedRunning(e.Env.StateDir, project)
+	for _, p := range []string{d.desc.Target.Path, d.desc.Target.Resolved} {
+		if err == nil && !running && filepath.IsAbs(p) && !fsx.Within(p, project) {
+			running, err = undo.ApprovedRunning(e.Env.StateDir, filepath.Clean(p))
+		}
+	}
 	switch {
 	case err != nil:
 		return e.pending(ctx, c, d, ReasonApprovedRunning, "whether a call the user approved to run outside the jail runs in this project could not be asked ("+err.Error()+"), and such a call could run what this write changes"), true

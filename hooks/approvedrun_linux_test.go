@@ -39,6 +39,17 @@ func TestWriteHeldWhileApprovedCallRuns(t *testing.T) {
 	if d := h.decide(write("deploy3.sh")); d.Behavior != Allow {
 		t.Errorf("a write once the approved call ended (control): %s %s", d.Reason, d.Message)
 	}
+	// An approved call of a project that holds this one (a session
+	// started in its directory) holds this one too (the ninety-fifth
+	// attack run's session in sub/).
+	held, err = undo.HoldForApproved(stateDir, filepath.Dir(h.Project))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "a write while the enclosing project's approved call runs", h.decide(write("deploy5.sh")), Deny, ReasonApprovedRunning)
+	for _, f := range held {
+		f.Close()
+	}
 	// Another project's approved call holds that project only.
 	other := t.TempDir()
 	held, err = undo.HoldForApproved(stateDir, other)

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loopguard/loopguard/fsx"
 )
 
 // approvedName is the file in a project's store whose lock an approved
@@ -51,14 +54,113 @@ func HoldForApproved(stateDir, project string) ([]*os.File, error) {
 		}
 		return nil, fmt.Errorf("failed to take the approved-call lock: %w", err)
 	}
+	// The projects that hold this one or lie in it are its too: a
+	// session whose project is a directory of this one (or holds it)
+	// writes these files under its own lock (the ninety-fifth attack
+	// run's session in sub/ rewrote sub/deploy.sh while the approved call
+	// of the project ran). One of their confined calls still running
+	// refuses this call as one of its own would; one that starts later
+	// waits for this call's approved-call lock (WaitApproved).
+	for _, q := range nearProjects(stateDir, project) {
+		qs, err := Open(stateDir, q)
+		if err != nil {
+			continue
+		}
+		ql, err := qs.lockIfThere()
+		if errors.Is(err, ErrBusy) {
+			lock.Close()
+			a.Close()
+			return nil, ErrBusy
+		}
+		if ql != nil {
+			ql.Close()
+		}
+	}
 	return []*os.File{lock, a}, nil
 }
 
+// lockIfThere takes the store's lock without waiting, where the store is
+// there (nil, nil where it is not).
+func (s *Store) lockIfThere() (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(s.Dir, "lock"), os.O_RDWR|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := flock(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, ErrBusy
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// nearProjects are the projects with a store beside stateDir that hold
+// project or lie in it, project itself left out.
+func nearProjects(stateDir, project string) []string {
+	ps, _ := Projects(stateDir)
+	var out []string
+	for _, q := range ps {
+		if q != project && (fsx.Within(q, project) || fsx.Within(project, q)) && !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// WaitApproved waits, calling waiting first, until no call a human
+// approved to run outside the jail runs in a project that holds project
+// or lies in it (their approved-call locks), and reports whether it
+// waited. A jailed call of project takes its own lock first (Begin), so
+// that an approved call starting meanwhile finds it and runs nothing.
+func WaitApproved(stateDir, project string, waiting func()) (bool, error) {
+	waited := false
+	for _, q := range nearProjects(stateDir, project) {
+		qs, err := Open(stateDir, q)
+		if err != nil {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(qs.Dir, approvedName), os.O_RDONLY|unix.O_NOFOLLOW, 0)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return waited, err
+		}
+		err = flock(f, unix.LOCK_SH|unix.LOCK_NB)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			if !waited && waiting != nil {
+				waiting()
+			}
+			waited = true
+			err = flock(f, unix.LOCK_SH)
+		}
+		f.Close()
+		if err != nil {
+			return waited, err
+		}
+	}
+	return waited, nil
+}
+
 // ApprovedRunning reports whether a call a human approved to run outside
-// the jail runs in project now (HoldForApproved's lock is held). A store
-// or lock file that is not there is no such call; any other failure to
-// ask is an error.
+// the jail runs now in project, or in a project that holds it or lies in
+// it (HoldForApproved's lock is held). A store or lock file that is not
+// there is no such call; any other failure to ask is an error.
 func ApprovedRunning(stateDir, project string) (bool, error) {
+	for _, q := range append([]string{project}, nearProjects(stateDir, project)...) {
+		if running, err := approvedRunningIn(stateDir, q); err != nil || running {
+			return running, err
+		}
+	}
+	return false, nil
+}
+
+func approvedRunningIn(stateDir, project string) (bool, error) {
 	s, err := Open(stateDir, project)
 	if err != nil {
 		return false, err
@@ -78,4 +180,38 @@ func ApprovedRunning(stateDir, project string) (bool, error) {
 		return false, err
 	}
 	return false, nil
+}
+
+// AwaitProject waits, calling waiting first, until no other call holds
+// project's lock and no approved call runs in a project near it
+// (WaitApproved), then lets go: a launch waits here before it plans, so
+// that its plan (what it lists as there before it runs, and sweeps if
+// new) is made of the project as the call it waited for left it (the
+// ninety-fifth attack run's jailed ls, having waited for an approved git
+// init, swept away the .git it made).
+func AwaitProject(stateDir, project string, waiting func()) error {
+	s, err := Open(stateDir, project)
+	if err != nil {
+		return err
+	}
+	once := func() {
+		if waiting != nil {
+			waiting()
+			waiting = nil
+		}
+	}
+	f, err := s.lockIfThere()
+	if errors.Is(err, ErrBusy) {
+		f, err = s.lock(true, once)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	_, err = WaitApproved(stateDir, project, once)
+	return err
 }

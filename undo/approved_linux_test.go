@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestHoldForApproved: an approved call's hold takes the project's lock
@@ -58,6 +59,73 @@ func TestHoldForApproved(t *testing.T) {
 	held, err = HoldForApproved(state, project)
 	if err != nil {
 		t.Fatalf("once the confined call ended (control): %v", err)
+	}
+	for _, f := range held {
+		f.Close()
+	}
+}
+
+// TestHoldForApprovedNearProjects: the hold is of the projects that hold
+// the approved call's or lie in it too (a session whose project is its
+// sub/ writes sub/deploy.sh under its own lock): they see it running, a
+// confined call of theirs waits for it (WaitApproved), and one still
+// running refuses it. Control: a sibling project is its own.
+func TestHoldForApprovedNearProjects(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	base := t.TempDir()
+	p, sub, sib := filepath.Join(base, "p"), filepath.Join(base, "p", "sub"), filepath.Join(base, "sib")
+	// sub and sib have stores (a jailed call ran there once).
+	for _, q := range []string{sub, sib} {
+		s, _ := Open(state, q)
+		if err := s.create(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held, err := HoldForApproved(state, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if running, err := ApprovedRunning(state, sub); err != nil || !running {
+		t.Errorf("sub/ while p's approved call runs: running %v, %v", running, err)
+	}
+	if running, _ := ApprovedRunning(state, sib); running {
+		t.Error("a sibling project (control): running")
+	}
+	if waited, err := WaitApproved(state, sib, nil); err != nil || waited {
+		t.Errorf("a sibling's jailed call (control): waited %v, %v", waited, err)
+	}
+	done := make(chan bool)
+	go func() {
+		waited, _ := WaitApproved(state, sub, nil)
+		done <- waited
+	}()
+	select {
+	case <-done:
+		t.Fatal("sub/'s jailed call did not wait for p's approved call")
+	case <-time.After(200 * time.Millisecond):
+	}
+	for _, f := range held {
+		f.Close()
+	}
+	if waited := <-done; !waited {
+		t.Error("WaitApproved said it did not wait")
+	}
+	// sub/'s confined call runs: an approved call of p runs nothing.
+	lock, err := LockProject(state, sub, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := HoldForApproved(state, p); !errors.Is(err, ErrBusy) {
+		t.Errorf("p's approved call while sub/'s confined call runs: %v, want ErrBusy", err)
+	}
+	// And the other way: an approved call of sub/ is seen from p.
+	lock.Close()
+	held, err = HoldForApproved(state, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if running, _ := ApprovedRunning(state, p); !running {
+		t.Error("p while sub/'s approved call runs: not running")
 	}
 	for _, f := range held {
 		f.Close()

@@ -106,6 +106,13 @@ func Begin(o Options) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
+	// And no call approved to run outside the jail runs in a project
+	// near this one (HoldForApproved): what this call writes, it could
+	// run.
+	if _, err := WaitApproved(o.StateDir, o.Project, o.Waiting); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("failed to ask whether an approved call runs near the project: %w", err)
+	}
 	if o.Locked != nil {
 		o.Locked()
 	}

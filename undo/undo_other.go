@@ -92,3 +92,6 @@ func HoldForApproved(stateDir, project string) ([]*os.File, error) {
 
 // ApprovedRunning: no call holds the lock but on Linux.
 func ApprovedRunning(stateDir, project string) (bool, error) { return false, nil }
+
+// AwaitProject: nothing holds a project but on Linux.
+func AwaitProject(stateDir, project string, waiting func()) error { return nil }
