@@ -628,7 +628,7 @@ const (
 	whyBytecode = "Python bytecode this call made, which the user's next python would run in place of its source (git shows none of it); a confined python writes its bytecode in its private cache"
 	// whyExtension: an extension module is what python imports before
 	// the source beside it.
-	whyExtension = "a Python extension module this call made beside a module's source, which the user's next python would import in place of that source (git shows none of it when *.so is ignored)"
+	whyExtension = "a Python extension module this call made beside a module's source, or named as a module of Python's standard library, which the user's next python would import in place of that source (git shows none of it when *.so is ignored)"
 	// whyExtensionSource: the source came after the extension module.
 	whyExtensionSource = "a Python extension module beside a module's source or package that this call made or changed, which the user's next python would import in place of that source (git shows none of it when *.so is ignored); the extension module may be older than the call (built where no source was)"
 	// whyStartup: a .pth file's import lines run at every start of the
@@ -1204,7 +1204,8 @@ func isBytecode(name string) bool { return strings.HasSuffix(name, ".pyc") }
 // importer tries the extension suffixes first, so it would be imported
 // instead (a package's __init__.so before its __init__.py too; and an
 // __init__.so makes a namespace package, whose modules the importer
-// found without one, a package of that code).
+// found without one, a package of that code); and one named as a module
+// of Python's standard library, wherever it is.
 func shadowsSource(fd int, name string) bool {
 	if !strings.HasSuffix(name, ".so") {
 		return false
@@ -1213,8 +1214,13 @@ func shadowsSource(fd int, name string) bool {
 	if stem == "" {
 		return false
 	}
-	if stem == "__init__" {
-		return true // makes its directory a package, a namespace package's too
+	if stem == "__init__" || policy.IsPythonStdlib(stem) {
+		// __init__ makes its directory a package, a namespace package's
+		// too; a standard library module's name (argparse.so) is what
+		// python -m and -c import from the directory they run in, before
+		// the standard library (the ninety-third attack run's git
+		// filter, python3 -m nbstripout, ran the top's argparse.py).
+		return true
 	}
 	var st unix.Stat_t
 	return unix.Fstatat(fd, stem+".py", &st, unix.AT_SYMLINK_NOFOLLOW) == nil ||

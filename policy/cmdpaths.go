@@ -684,6 +684,9 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 			if it.code == shells.code && it.valued == shells.valued {
 				r.read(words[i+1], depth+1, evaluated) // a shell's -c text
 			}
+			if name == "python" || name == "pypy" {
+				r.pythonTop(words[1:i]) // python3 -c 'import nbstripout; ...'
+			}
 			i++
 			scriptDone = true
 		case interp && (name == "python" || name == "pypy" || name == "ipython") && pythonModule(w, it.valued) >= 0:
@@ -693,6 +696,7 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 				mod = words[i]
 			}
 			r.module(mod)
+			r.pythonTop(words[1 : i+1])
 			scriptDone = true
 		case interp && !scriptDone && i == 1 && scriptVerb(name+" "+w):
 			// deno run main.ts: the verb before the script is none.
@@ -871,6 +875,32 @@ func pythonModule(w, valued string) int {
 		}
 	}
 	return -1
+}
+
+// pythonTop adds, where python runs a module (-m) or code (-c) in r.dir
+// and so puts that directory first on sys.path (opts, its options, hold
+// no -P or -I, which leave it off), the names there that python would
+// import in place of its standard library's: NAME.py and the package
+// NAME/ of each of pythonStdlib (the ninety-third attack run's
+// argparse.py, logging.py; a sourceless NAME.pyc and an extension module
+// NAME.so, which no file tool writes, the launcher's sweep holds by
+// name). Kept without a stat each: 610 of them.
+func (r *cmdReader) pythonTop(opts []string) {
+	for _, o := range opts {
+		if len(o) > 1 && o[0] == '-' && o[1] != '-' && strings.ContainsAny(o[1:], "IP") {
+			return
+		}
+	}
+	if r.dir != r.base && !strings.HasPrefix(r.dir, r.base+"/") {
+		return
+	}
+	for _, n := range pythonStdlib {
+		for _, p := range []string{filepath.Join(r.dir, n+".py"), filepath.Join(r.dir, n)} {
+			if !r.paths.in[p] && !r.paths.add(p) {
+				return
+			}
+		}
+	}
 }
 
 // module adds python's -m module mod: its file, its package directory,

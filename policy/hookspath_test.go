@@ -376,15 +376,15 @@ func TestHooksPathsProgramForms(t *testing.T) {
 // path variable before python's -m, -m joined to its module, a git
 // alias's option naming a program) are found; a bare program name, which
 // the shell finds on PATH (credential.helper = store, core.editor =
-// code), protects no directory of that name (controls, with store/ and
-// code/ in the tree).
+// subl), protects no directory of that name (controls, with store/ and
+// subl/ in the tree).
 func TestHooksPathsProgramFormsMore(t *testing.T) {
 	root := realDir(t, t.TempDir())
 	home, proj := filepath.Join(root, "home"), filepath.Join(root, "proj")
 	testfs.Write(t, filepath.Join(home, ".gitconfig"), []byte(`[credential]
 	helper = store
 [core]
-	editor = code --wait
+	editor = subl --wait
 [alias]
 	dd = difftool -y --extcmd=./dt.sh
 [filter "b"]
@@ -392,7 +392,7 @@ func TestHooksPathsProgramFormsMore(t *testing.T) {
 [filter "c"]
 	clean = python3 -mtools2.conv
 `), 0o644)
-	for _, rel := range []string{".git/HEAD", "store/index.js", "code/main.go", "tools/conv.py", "tools2/conv.py"} {
+	for _, rel := range []string{".git/HEAD", "store/index.js", "subl/main.go", "tools/conv.py", "tools2/conv.py"} {
 		testfs.Write(t, filepath.Join(proj, rel), nil, 0o644)
 	}
 	got := HooksPaths(proj, home, nil)
@@ -401,7 +401,9 @@ func TestHooksPathsProgramFormsMore(t *testing.T) {
 			t.Errorf("HooksPaths = %q, want %s in it", got, rel)
 		}
 	}
-	for _, rel := range []string{"store", "code"} {
+	// (Not code --wait's code/: code is a module of Python's standard
+	// library, which the filters' python -m would import from the top.)
+	for _, rel := range []string{"store", "subl"} {
 		if slices.Contains(got, filepath.Join(proj, rel)) {
 			t.Errorf("control: HooksPaths = %q holds %s", got, rel)
 		}
