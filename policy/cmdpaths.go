@@ -629,6 +629,9 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 	if len(words) == 0 || r.skip[words[0]] {
 		return
 	}
+	if v, ok := r.interpWord(words, 0); ok && v != words[0] {
+		words = append([]string{v}, words[1:]...) // "$INSTALL_PYTHON" -mpre_commit
+	}
 	prog := words[0]
 	if prog == "eval" && len(words) > 1 {
 		r.read(strings.Join(words[1:], " "), depth+1, true) // eval API=svc/api
@@ -652,11 +655,12 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 	dirRead := false // what follows a directory option is read there once
 	for i := 1; i < len(words); i++ {
 		w := words[i]
-		if _, _, ok := interpName(filepath.Base(w)); ok && !interp {
+		if v, ok := r.interpWord(words, i); ok && !interp {
 			// A runner's command (env A=1 python3 -c ..., uv run --with x
-			// python -m srv, npx -y tsx srv.ts, timeout 5 bash -c ...):
-			// read as a command of its own, whatever the runner's options.
-			r.command(words[i:], depth, evaluated)
+			// python -m srv, npx -y tsx srv.ts, timeout 5 bash -c ...,
+			// exec "$INSTALL_PYTHON" -mpre_commit): read as a command of
+			// its own, whatever the runner's options.
+			r.command(append([]string{v}, words[i+1:]...), depth, evaluated)
 			return
 		}
 		if !interp {
@@ -875,6 +879,33 @@ func pythonModule(w, valued string) int {
 		}
 	}
 	return -1
+}
+
+// interpWord is the interpreter words[i] names, the program of a
+// command (i 0) or a runner's (exec, env, timeout: i past 0): the word
+// itself; where it is a variable of the text's own, a value it was given
+// that names one (pre-commit's hook script assigns
+// INSTALL_PYTHON=/usr/bin/python3, then runs exec "$INSTALL_PYTHON"
+// -mpre_commit: the ninety-third attack run's pre_commit.py and
+// logging.py at the top ran on the user's git commit); where it is a
+// variable of no value known here and python's -m follows it, python.
+func (r *cmdReader) interpWord(words []string, i int) (string, bool) {
+	w := words[i]
+	if _, _, ok := interpName(filepath.Base(w)); ok {
+		return w, true
+	}
+	if !strings.HasPrefix(w, "$") {
+		return "", false
+	}
+	for _, v := range r.varWords(w) {
+		if _, _, ok := interpName(filepath.Base(v)); ok {
+			return v, true
+		}
+	}
+	if (i == 0 || i == 1) && i+1 < len(words) && pythonModule(words[i+1], interps()["python"].valued) >= 0 {
+		return "python3", true
+	}
+	return "", false
 }
 
 // pythonTop adds, where python runs a module (-m) or code (-c) in r.dir
