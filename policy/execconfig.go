@@ -139,6 +139,16 @@ var execConfigRows = []ExecConfigEntry{
 	{".config/pip", InHome, "", "pip's user configuration (index-url, find-links: where pip fetches the code it installs and runs)",
 		"https://pip.pypa.io/en/stable/topics/configuration/"},
 	{".pip", InHome, "", "pip's legacy user configuration (index-url, find-links)", "https://pip.pypa.io/en/stable/topics/configuration/"},
+	// A Python environment's own (site) configuration: pip reads
+	// $VIRTUAL_ENV/pip.conf (pip.ini on Windows). At any depth, not only
+	// beside a pyvenv.cfg: one written first is read once an environment
+	// is made there (python -m venv keeps it). The ninety-third attack
+	// run's .venv/pip.conf named a local sdist as requests, and the
+	// user's .venv/bin/pip install requests ran its setup.py.
+	{"pip.conf", AnyDepth, "", "pip's configuration in a Python environment (pip.conf: $VIRTUAL_ENV/pip.conf's find-links and index-url choose the code pip installs and runs)",
+		"https://pip.pypa.io/en/stable/topics/configuration/#location (Site)"},
+	{"pip.ini", AnyDepth, "", "pip's configuration in a Python environment (pip.ini, pip.conf's name on Windows)",
+		"https://pip.pypa.io/en/stable/topics/configuration/#location (Site)"},
 
 	// Environment files that tools load into the processes they start:
 	// BASH_ENV, LD_PRELOAD or NODE_OPTIONS there run code (the forty-fifth
