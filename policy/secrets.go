@@ -89,6 +89,28 @@ var homeSecrets = []SecretEntry{
 		"git-credential-store(1) FILES"},
 	{".config/git/credentials", "XDG_CONFIG_HOME", "git's credential store", "passwords and tokens, in the clear",
 		"git-credential-store(1) FILES"},
+	{".config/glab-cli/config.yml", "XDG_CONFIG_HOME", "GitLab CLI's configuration", "glab auth login's tokens (token: per host)",
+		"https://gitlab.com/gitlab-org/cli/-/blob/main/docs/source/config/_index.md (GLAB_CONFIG_DIR, XDG_CONFIG_HOME)"},
+	{".config/containers/auth.json", "XDG_CONFIG_HOME", "Podman's and Buildah's registry logins (the file they fall back to)", "podman login's registry credentials (base64)",
+		"containers-auth.json(5) (${XDG_RUNTIME_DIR}/containers/auth.json, then $XDG_CONFIG_HOME/containers/auth.json)"},
+	{".cache/huggingface/token", "", "the Hugging Face CLI's token", "hf auth login's access token",
+		"https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables (HF_TOKEN_PATH, HF_HOME)"},
+	{".cache/huggingface/stored_tokens", "", "the Hugging Face CLI's saved tokens", "every access token hf auth login saved",
+		"https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables (HF_STORED_TOKENS_PATH)"},
+	{".huggingface/token", "", "the Hugging Face CLI's token (the old place)", "huggingface-cli login's access token",
+		"https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables (HF_TOKEN_PATH)"},
+
+	// Databases, object stores and encryption keys.
+	{".pgpass", "", "PostgreSQL's password file", "database passwords, in the clear, by host and user",
+		"https://www.postgresql.org/docs/current/libpq-pgpass.html"},
+	{".my.cnf", "", "the MySQL client's option file", "its [client] password, in the clear",
+		"https://dev.mysql.com/doc/refman/8.4/en/option-files.html"},
+	{".s3cfg", "", "s3cmd's configuration", "S3 access and secret keys",
+		"https://s3tools.org/kb/item14.htm"},
+	{".config/rclone/rclone.conf", "XDG_CONFIG_HOME", "rclone's configuration", "every remote's keys, tokens and (obscured, not encrypted) passwords",
+		"https://rclone.org/docs/#config-config-file"},
+	{".config/sops/age/keys.txt", "XDG_CONFIG_HOME", "sops's age keys", "the private keys that decrypt the project's sops-encrypted secrets",
+		"https://github.com/getsops/sops#encrypting-using-age (SOPS_AGE_KEY_FILE)"},
 
 	// Browser profiles: saved passwords, cookies, sessions.
 	{".mozilla", "", "Firefox's profiles", "saved passwords, cookies and sessions",

@@ -128,3 +128,28 @@ func TestSecretOverExecConfig(t *testing.T) {
 		t.Errorf("Classify(/p/CLAUDE.md) = %+v, want executable configuration, readable", got)
 	}
 }
+
+// TestHomeSecretsRun93: the ninety-third attack run's secrets that were
+// on no list (a database's password file, rclone's and s3cmd's keys,
+// podman's registry login, sops's age keys, the Hugging Face token,
+// glab's token) are secrets, moved by $XDG_CONFIG_HOME where their tool
+// follows it. Controls: the model cache beside the Hugging Face token,
+// rclone's other files, and a project's own .pgpass stay readable.
+func TestHomeSecretsRun93(t *testing.T) {
+	pl := Places{Home: "/home/u", XDGConfigHome: "/x/conf"}.Prepare()
+	for _, p := range []string{"/home/u/.pgpass", "/home/u/.my.cnf", "/home/u/.s3cfg", "/home/u/.config/rclone/rclone.conf",
+		"/x/conf/rclone/rclone.conf", "/home/u/.config/containers/auth.json", "/x/conf/containers/auth.json",
+		"/home/u/.config/sops/age/keys.txt", "/x/conf/sops/age/keys.txt", "/home/u/.cache/huggingface/token",
+		"/home/u/.cache/huggingface/stored_tokens", "/home/u/.huggingface/token", "/home/u/.config/glab-cli/config.yml",
+		"/x/conf/glab-cli/config.yml"} {
+		if got := pl.Classify(p); got.Tier != GuardCritical || !got.Secret {
+			t.Errorf("Classify(%s) = %+v, want a secret", p, got)
+		}
+	}
+	for _, p := range []string{"/home/u/.cache/huggingface/hub/models--x/config.json", "/home/u/.config/rclone/filters.txt",
+		"/home/u/.config/containers/registries.conf", "/p/.pgpass", "/p/.s3cfg"} {
+		if got := pl.Classify(p); got.Secret {
+			t.Errorf("control: Classify(%s) = %+v", p, got)
+		}
+	}
+}
