@@ -370,7 +370,7 @@ func DefaultCapability(words []string, exact bool) Capability {
 // Classify; the fixed protected paths (Roots) it checks apart.
 func NameCouldBeProtected(name string) bool {
 	l := strings.ToLower(name)
-	return strings.HasPrefix(name, ".") || anyDepthIndex().byName[l] != 0 || plainProtected(l)
+	return strings.HasPrefix(name, ".") || anyDepthIndex().byName[l] != 0 || plainProtected(l) || miseConfigName(l)
 }
 
 // ProtectedNamesDigest is a digest of what NameCouldBeProtected answers:
@@ -378,7 +378,7 @@ func NameCouldBeProtected(name string) bool {
 // same (confine's record of each git tip's configuration).
 var ProtectedNamesDigest = sync.OnceValue(func() string {
 	h := sha256.New()
-	h.Write([]byte("names starting with .\x00"))
+	h.Write([]byte("names starting with .\x00" + miseConfigPattern + "\x00"))
 	for _, m := range []map[string]bool{anyDepthNames(), plainProtectedNames()} {
 		for _, n := range slices.Sorted(maps.Keys(m)) {
 			h.Write([]byte(n + "\x00"))
@@ -390,7 +390,9 @@ var ProtectedNamesDigest = sync.OnceValue(func() string {
 
 // CandidateNames are the names, other than those starting with ".",
 // that NameCouldBeProtected takes (in lower case; it compares so): with
-// "a name starting with .", every name it takes, sorted.
+// "a name starting with .", every name it takes, sorted; and the
+// pattern of mise's configuration files (miseConfigPattern), which git's
+// glob pathspecs take as written.
 func CandidateNames() []string {
 	var out []string
 	for _, m := range []map[string]bool{anyDepthNames(), plainProtectedNames()} {
@@ -400,6 +402,7 @@ func CandidateNames() []string {
 			}
 		}
 	}
+	out = append(out, miseConfigPattern) // a pattern: git's glob pathspec takes it as one
 	slices.Sort(out)
 	return out
 }

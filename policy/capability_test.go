@@ -102,7 +102,17 @@ func TestNameCouldBeProtected(t *testing.T) {
 	if !NameCouldBeProtected("BUNFIG.toml") {
 		t.Error("bunfig.toml, a name with no dot, is not judged")
 	}
-	if (Places{}).Classify("/p/src/main.go").Protected() || NameCouldBeProtected("main.go") {
+	// mise's files per environment, by their pattern (the ninety-third
+	// attack run's mise.dev.toml), which git's pathspecs take too.
+	for _, n := range []string{"mise.dev.toml", "MISE.ci.local.toml"} {
+		if !NameCouldBeProtected(n) {
+			t.Errorf("NameCouldBeProtected(%s) = false", n)
+		}
+	}
+	if !slices.Contains(CandidateNames(), miseConfigPattern) {
+		t.Errorf("CandidateNames has no %s", miseConfigPattern)
+	}
+	if (Places{}).Classify("/p/src/main.go").Protected() || NameCouldBeProtected("main.go") || NameCouldBeProtected("promise.toml") {
 		t.Error("main.go is protected")
 	}
 	if len(names) < 20 {

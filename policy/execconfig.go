@@ -551,6 +551,9 @@ func anyDepthRules(segs []string, abs bool) Protection {
 				best = best.max(Protection{Tier: ExecConfig, What: "a directory that holds " + e.what, Path: join(i + n), Holds: ownHolder(segs[i+n-1])})
 			}
 		}
+		if miseConfigName(ls) {
+			best = best.max(Protection{Tier: ExecConfig, What: miseEnvWhat, Path: join(i + 1)})
+		}
 		if s[0] == '.' || plainProtected(ls) {
 			if pr, ok := agentProjectRule(join(i), segs[i:]); ok {
 				best = best.max(pr)

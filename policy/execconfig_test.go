@@ -88,6 +88,12 @@ func TestProjectExecConfig(t *testing.T) {
 		{"sub/.mise.toml", ExecConfig},
 		{".config/mise/config.toml", ExecConfig},
 		{".tool-versions", ExecConfig},
+		{"mise.dev.toml", ExecConfig},
+		{"sub/.mise.prod.toml", ExecConfig},
+		{"mise.dev.local.toml", ExecConfig},
+		{".MISE.ci.local.toml", ExecConfig},
+		{".config/mise.staging.toml", ExecConfig},
+		{".rtx.toml", ExecConfig},
 		{".venv/pip.conf", ExecConfig},
 		{"envs/py311/PIP.INI", ExecConfig},
 		{"pip.conf", ExecConfig},
@@ -142,6 +148,10 @@ func TestProjectExecConfig(t *testing.T) {
 		{"rust-toolchain.md", Ordinary},
 		{"docs/mise.md", Ordinary},
 		{"docs/pip.conf.example", Ordinary},
+		{"mise.toml.bak", Ordinary},
+		{"promise.dev.toml", Ordinary},
+		{"mise-en-place.toml", Ordinary},
+		{"docs/mise.dev.md", Ordinary},
 		{".venv/pip-selfcheck.json", Ordinary},
 		{"requirements.txt", Ordinary},
 		{".config/other.toml", Ordinary},
@@ -188,6 +198,7 @@ func TestPatternCouldName(t *testing.T) {
 		".husky/**", ".husky/pre-commit", "web/.husky/*", ".githooks/**", "lefthook.yml", ".config/lefthook.yml", ".config/*.yml",
 		".pre-commit-config.yaml", "CLAUDE.md", "sub/AGENTS.md", ".github/copilot-instructions.md", ".github/instructions/**",
 		".cursor/rules/**", ".clinerules", ".windsurfrules",
+		"mise.dev.toml", "sub/.mise.ci.local.toml",
 	} {
 		if _, ok := PatternCouldName(p); !ok {
 			t.Errorf("PatternCouldName(%q) = false", p)

@@ -218,6 +218,9 @@ func SegmentCouldName(seg string) (string, bool) {
 			return e.what, true
 		}
 	}
+	if miseConfigName(strings.ToLower(seg)) {
+		return miseEnvWhat, true // mise.dev.toml, mise.*.toml
+	}
 	return "", false
 }
 
