@@ -65,6 +65,9 @@ type pending struct {
 	// Venvs are the project's Python environments the plan saw
 	// (Plan.venvs).
 	Venvs [][]byte `json:",omitempty"`
+	// VersionFiles are the version files the plan saw
+	// (Plan.versionFiles).
+	VersionFiles [][]byte `json:",omitempty"`
 	// PyDirs are the Python environments' directories the plan saw, by
 	// device and inode (Plan.pyDirs).
 	PyDirs []pendingHeld `json:",omitempty"`
@@ -171,6 +174,9 @@ func writePending(p Plan, cg string, rec undoRecord, heldIn string) error {
 	if len(p.venvs) > 0 {
 		r.Venvs = pathsBytes(p.venvs)
 	}
+	if len(p.versionFiles) > 0 {
+		r.VersionFiles = pathsBytes(p.versionFiles)
+	}
 	if rec.r != nil {
 		r.UndoState, r.UndoRecord = []byte(rec.state), []byte(rec.r.ID())
 	}
@@ -212,7 +218,7 @@ func (r pending) plan() (Plan, bool) {
 	}
 	p := Plan{Project: string(r.Project), RootID: r.ProjectID, Scratch: string(r.Scratch), RunDir: string(r.RunDir), started: time.Unix(0, r.Started),
 		Dirs: dirs, Held: pathsString(r.Held), Kept: pathsString(r.Kept), links: links, hooksPaths: pathsString(r.Hooks), imports: pathsString(r.Imports),
-		venvs: pathsString(r.Venvs), heldDirs: map[string][2]uint64{}}
+		venvs: pathsString(r.Venvs), versionFiles: pathsString(r.VersionFiles), heldDirs: map[string][2]uint64{}}
 	for _, h := range r.HeldDirs {
 		p.heldDirs[string(h.Path)] = h.ID
 	}

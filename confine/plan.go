@@ -237,6 +237,10 @@ type Plan struct {
 	// holds what the call made or changed there, even where the call
 	// moved the pyvenv.cfg out (venvBin).
 	venvs []string
+	// versionFiles are the version files (policy.IsVersionFile: .nvmrc,
+	// .python-version) the walk saw: the sweep judges each the call
+	// rewrote in place, which changes no directory (lookVersionFiles).
+	versionFiles []string
 	// pyDirs are the device and inode of the directories of the project
 	// whose files a Python environment's python runs by where they are
 	// (site-packages and dist-packages, each environment's bin), as the
@@ -910,6 +914,7 @@ func (b *planner) writeProject(s Spec, gitDirs []string) error {
 	p.Dirs = w.seen
 	p.links = w.links
 	p.venvs = w.venvs
+	p.versionFiles = w.versionFiles
 	p.pyDirs = pyDirsOf(w.seen, w.venvs)
 	p.Unclean = append(w.unclean, gitUnclean...)
 	p.RemoveDirs = removableDirs(w.bulk, w, p)
@@ -970,13 +975,14 @@ type walker struct {
 	held     []string // protected entries, kept read-only
 	// holder: the directory walk is called for next is a holder (judge),
 	// which is never clean.
-	holder    bool
-	heldLink  bool             // one of them is a link
-	heldLinks []string         // those that are links
-	unlisted  bool             // a directory could not be read
-	links     []string         // every link walked
-	venvs     []string         // every directory walked that holds a pyvenv.cfg
-	seen      map[string]int64 // every directory walked: its change time
+	holder       bool
+	heldLink     bool             // one of them is a link
+	heldLinks    []string         // those that are links
+	unlisted     bool             // a directory could not be read
+	links        []string         // every link walked
+	venvs        []string         // every directory walked that holds a pyvenv.cfg
+	versionFiles []string         // every version file walked (policy.IsVersionFile)
+	seen         map[string]int64 // every directory walked: its change time
 	// ids are the device and inode of each directory and file a rule of
 	// dirs and files names, as the walk read it (Plan.RuleIDs).
 	ids     map[string][2]uint64
@@ -1298,6 +1304,9 @@ func (w *walker) walk(dir string, top bool) (clean bool, id [2]uint64) {
 		pb = append(pb[:base], ent.name...)
 		if ent.name == "pyvenv.cfg" {
 			w.venvs = append(w.venvs, dir)
+		}
+		if ent.name[0] == '.' && policy.IsVersionFile(ent.name) {
+			w.versionFiles = append(w.versionFiles, string(pb))
 		}
 		// Held (and the sweep leaves it be), but what the caller handles.
 		held, holder := w.judge(pb, ent.name, ent.typ, inHolder)

@@ -78,6 +78,7 @@ func (w *sweeper) run() []string {
 			w.look(rel, false)
 		}
 	}
+	w.lookVersionFiles()
 	w.judgeOldLinks()
 	return w.lines
 }
@@ -528,6 +529,8 @@ func (w *sweeper) entry(fd int, rel string, ent dirEnt, inHolder bool) {
 			why = whyExtension
 		case w.venvBin(fd, rel):
 			why = whyVenvBin
+		case policy.IsVersionFile(ent.name) && versionFileRuns(fd, ent.name):
+			why = whyVersionFile
 		}
 		if why != "" {
 			if since, ok := changedSince(fd, ent.name, w.p.started); !ok || since || byPlace(why) && w.movedIn(rel) {

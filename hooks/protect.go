@@ -280,7 +280,7 @@ func (e *Engine) protected(c *Call, d *described) finding {
 		if c.ToolName != "Bash" {
 			f := e.packageEntries(c, j, pl)
 			d.pkgPin = f.pin
-			best = best.stronger(f)
+			best = best.stronger(f).stronger(e.versionFile(c, j))
 		}
 	}
 	switch policy.ClassOf(c.ToolName) {
