@@ -438,6 +438,7 @@ func unquoteValue(v string) string {
 
 // ProjectLoads are Places.Imports for project: what its instruction files
 // import (InstructionImports), what its .envrc loads (EnvrcLoads), what
+// its mise configuration loads and runs (MiseLoads), what
 // its executable configuration names as programs (ConfigPrograms), and
 // what its git hooks run (HookPrograms, of hooksPaths: Places.HooksPaths);
 // and where project lies below the top of the working tree that holds
@@ -448,7 +449,7 @@ func ProjectLoads(project, home string, hooksPaths []string) []string {
 
 // ownLoads are ProjectLoads of project's own files.
 func ownLoads(project, home string, hooksPaths []string) []string {
-	return slices.Concat(InstructionImports(project, home), EnvrcLoads(project), ConfigPrograms(project), HookPrograms(project, hooksPaths), LinkedConfig(project))
+	return slices.Concat(InstructionImports(project, home), EnvrcLoads(project), MiseLoads(project), ConfigPrograms(project), HookPrograms(project, hooksPaths), LinkedConfig(project))
 }
 
 // enclosingLoads are, for a project below other directories, what lies
