@@ -685,12 +685,7 @@ func (r *cmdReader) command(words []string, depth int, evaluated bool) {
 		}
 		switch {
 		case interp && w == "-c" && i+1 < len(words):
-			if it.code == shells.code && it.valued == shells.valued {
-				r.read(words[i+1], depth+1, evaluated) // a shell's -c text
-			}
-			if name == "python" || name == "pypy" {
-				r.pythonTop(words[1:i]) // python3 -c 'import nbstripout; ...'
-			}
+			r.codeOption(it, name, words, i, depth, evaluated)
 			i++
 			scriptDone = true
 		case interp && (name == "python" || name == "pypy" || name == "ipython") && pythonModule(w, it.valued) >= 0:
@@ -879,6 +874,18 @@ func pythonModule(w, valued string) int {
 		}
 	}
 	return -1
+}
+
+// codeOption reads an interpreter's -c, words[i], and its text: a
+// shell's text as commands, and python's top (pythonTop: python3 -c
+// 'import nbstripout; ...' imports from the directory it runs in).
+func (r *cmdReader) codeOption(it interp, name string, words []string, i, depth int, evaluated bool) {
+	if it.code == shells.code && it.valued == shells.valued {
+		r.read(words[i+1], depth+1, evaluated) // a shell's -c text
+	}
+	if name == "python" || name == "pypy" {
+		r.pythonTop(words[1:i])
+	}
 }
 
 // interpWord is the interpreter words[i] names, the program of a
