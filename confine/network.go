@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/loopguard/loopguard/policy"
 	"github.com/loopguard/loopguard/undo"
@@ -120,7 +121,8 @@ func runUnconfined(s Spec, e Env) error {
 		return errors.New("the unconfined form takes no redirection")
 	}
 	if st := e.Places.StateDir; st != "" && s.Project != "" {
-		held, err := undo.HoldForApproved(st, s.Project)
+		what := fmt.Sprintf("%q (pid %d, since %s)", strings.Join(s.Argv, " "), os.Getpid(), time.Now().Format("15:04:05"))
+		held, err := undo.HoldForApproved(st, s.Project, what)
 		switch {
 		case errors.Is(err, undo.ErrBusy):
 			return errors.New("another call still runs in this project, or in one that holds it or lies in it (a confined call that was running when the approval was checked, or another approved call): what it writes, the approver did not see, and this call could run it. Let that call end, or stop it, then ask for this call again")

@@ -94,8 +94,8 @@ func TestUnconfinedHoldsTheProject(t *testing.T) {
 	if code != 0 || string(got) != "approved-end\njailed\n" {
 		t.Errorf("a jailed call while the approved call runs: exit %d %q; order %q, want the approved call's end first", code, out, got)
 	}
-	if !strings.Contains(out, "waiting for a call the user approved") {
-		t.Errorf("the jailed call did not say why it waited: %q", out)
+	if !strings.Contains(out, "waiting for a call the user approved") || !strings.Contains(out, "approved-end") {
+		t.Errorf("the jailed call did not say why it waited, naming the approved call: %q", out)
 	}
 	if running, _ := undo.ApprovedRunning(state, project); running {
 		t.Error("the approved call's processes have ended: still running")

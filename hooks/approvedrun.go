@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/loopguard/loopguard/fsx"
+	"github.com/loopguard/loopguard/present"
 	"github.com/loopguard/loopguard/undo"
 )
 
@@ -34,7 +35,11 @@ func (e *Engine) whileApprovedRuns(ctx context.Context, c *Call, d *described) (
 	case err != nil:
 		return e.pending(ctx, c, d, ReasonApprovedRunning, "whether a call the user approved to run outside the jail runs in this project could not be asked ("+err.Error()+"), and such a call could run what this write changes"), true
 	case running:
-		return e.pending(ctx, c, d, ReasonApprovedRunning, "a call the user approved to run outside the jail is still running in this project, and it could run what this write changes, which its approver was not shown: wait for it to end, then write again, or ask the user to approve exactly this write"), true
+		which := ""
+		if what := undo.ApprovedCall(e.Env.StateDir, project); what != "" {
+			which = " (" + present.EscapeText(what) + ")"
+		}
+		return e.pending(ctx, c, d, ReasonApprovedRunning, "a call the user approved to run outside the jail is still running in this project"+which+", and it could run what this write changes, which its approver was not shown: wait for it to end, then write again, or ask the user to approve exactly this write"), true
 	}
 	return Decision{}, false
 }

@@ -4,6 +4,7 @@ package hooks
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/loopguard/loopguard/undo"
@@ -25,12 +26,15 @@ func TestWriteHeldWhileApprovedCallRuns(t *testing.T) {
 	if d := h.decide(write("deploy.sh")); d.Behavior != Allow {
 		t.Fatalf("a write with nothing running (control): %s %s", d.Reason, d.Message)
 	}
-	held, err := undo.HoldForApproved(stateDir, h.Project)
+	held, err := undo.HoldForApproved(stateDir, h.Project, "make all (test)")
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := h.decide(write("deploy2.sh"))
 	expect(t, "a write while the approved call runs", d, Deny, ReasonApprovedRunning)
+	if !strings.Contains(d.Message, "make all (test)") {
+		t.Errorf("the held write does not name the approved call: %s", d.Message)
+	}
 	h.approve(d)
 	expect(t, "that write, approved exactly", h.decide(write("deploy2.sh")), Allow, ReasonExactGrant)
 	for _, f := range held {
@@ -42,7 +46,7 @@ func TestWriteHeldWhileApprovedCallRuns(t *testing.T) {
 	// An approved call of a project that holds this one (a session
 	// started in its directory) holds this one too (the ninety-fifth
 	// attack run's session in sub/).
-	held, err = undo.HoldForApproved(stateDir, filepath.Dir(h.Project))
+	held, err = undo.HoldForApproved(stateDir, filepath.Dir(h.Project), "make all (test)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +56,7 @@ func TestWriteHeldWhileApprovedCallRuns(t *testing.T) {
 	}
 	// Another project's approved call holds that project only.
 	other := t.TempDir()
-	held, err = undo.HoldForApproved(stateDir, other)
+	held, err = undo.HoldForApproved(stateDir, other, "make all (test)")
 	if err != nil {
 		t.Fatal(err)
 	}

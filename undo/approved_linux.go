@@ -29,7 +29,10 @@ const approvedName = "approved"
 // deploy.sh while the approved make ran). ErrBusy when another call holds
 // the project's lock: a confined call still runs there (it began before
 // the approval's check, which did not count it), or another approved one.
-func HoldForApproved(stateDir, project string) ([]*os.File, error) {
+//
+// what says which call it is (its command, its pid): ApprovedCall gives it
+// to what waits for it.
+func HoldForApproved(stateDir, project, what string) ([]*os.File, error) {
 	s, err := Open(stateDir, project)
 	if err != nil {
 		return nil, err
@@ -53,6 +56,10 @@ func HoldForApproved(stateDir, project string) ([]*os.File, error) {
 			return nil, ErrBusy
 		}
 		return nil, fmt.Errorf("failed to take the approved-call lock: %w", err)
+	}
+	// Said best effort: only a waiting call's message reads it.
+	if a.Truncate(0) == nil {
+		_, _ = a.WriteAt([]byte(shorten(what)), 0)
 	}
 	// The projects that hold this one or lie in it are its too: a
 	// session whose project is a directory of this one (or holds it)
@@ -214,4 +221,24 @@ func AwaitProject(stateDir, project string, waiting func()) error {
 	}()
 	_, err = WaitApproved(stateDir, project, once)
 	return err
+}
+
+// ApprovedCall says which call a human approved to run outside the jail
+// runs in project or near it (HoldForApproved's what), "" where none does
+// or it cannot be read.
+func ApprovedCall(stateDir, project string) string {
+	for _, q := range append([]string{project}, nearProjects(stateDir, project)...) {
+		if running, _ := approvedRunningIn(stateDir, q); !running {
+			continue
+		}
+		s, err := Open(stateDir, q)
+		if err != nil {
+			continue
+		}
+		b, err := fsx.ReadRegular(filepath.Join(s.Dir, approvedName), 4096, fsx.NoFollow)
+		if err == nil && len(b) > 0 {
+			return string(b)
+		}
+	}
+	return ""
 }

@@ -20,7 +20,7 @@ func TestHoldForApproved(t *testing.T) {
 	if running, err := ApprovedRunning(state, project); err != nil || running {
 		t.Fatalf("before any store: running %v, %v", running, err)
 	}
-	held, err := HoldForApproved(state, project)
+	held, err := HoldForApproved(state, project, "test")
 	if err != nil || len(held) != 2 {
 		t.Fatalf("HoldForApproved: %v (%d files)", err, len(held))
 	}
@@ -33,7 +33,7 @@ func TestHoldForApproved(t *testing.T) {
 		}
 		t.Errorf("a jailed call's lock while an approved call runs: %v, want ErrBusy", err)
 	}
-	if _, err := HoldForApproved(state, project); !errors.Is(err, ErrBusy) {
+	if _, err := HoldForApproved(state, project, "test"); !errors.Is(err, ErrBusy) {
 		t.Errorf("a second approved call: %v, want ErrBusy", err)
 	}
 	// Another project is its own (control).
@@ -52,11 +52,11 @@ func TestHoldForApproved(t *testing.T) {
 		t.Fatalf("let go, the lock: %v", err)
 	}
 	// A confined call holds the project: the approved call is refused.
-	if _, err := HoldForApproved(state, project); !errors.Is(err, ErrBusy) {
+	if _, err := HoldForApproved(state, project, "test"); !errors.Is(err, ErrBusy) {
 		t.Errorf("an approved call while a confined call runs: %v, want ErrBusy", err)
 	}
 	lock.Close()
-	held, err = HoldForApproved(state, project)
+	held, err = HoldForApproved(state, project, "test")
 	if err != nil {
 		t.Fatalf("once the confined call ended (control): %v", err)
 	}
@@ -81,7 +81,7 @@ func TestHoldForApprovedNearProjects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	held, err := HoldForApproved(state, p)
+	held, err := HoldForApproved(state, p, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,12 +115,12 @@ func TestHoldForApprovedNearProjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := HoldForApproved(state, p); !errors.Is(err, ErrBusy) {
+	if _, err := HoldForApproved(state, p, "test"); !errors.Is(err, ErrBusy) {
 		t.Errorf("p's approved call while sub/'s confined call runs: %v, want ErrBusy", err)
 	}
 	// And the other way: an approved call of sub/ is seen from p.
 	lock.Close()
-	held, err = HoldForApproved(state, sub)
+	held, err = HoldForApproved(state, sub, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func TestEveryReasonIsAudited(t *testing.T) {
 			// approved to run outside the jail holds the project.
 			h.named = true
 			h.grantAny("Write(src/**)")
-			held, err := undo.HoldForApproved(h.Store.Dir, h.Project)
+			held, err := undo.HoldForApproved(h.Store.Dir, h.Project, "make all (test)")
 			if err != nil {
 				t.Fatal(err)
 			}
