@@ -647,6 +647,37 @@ func ReadOnly(c *hooks.Call, tool string, values map[string]any) error {
 	return nil
 }
 
+// SamePath refuses an input that names its file in more than one of
+// fields (the one the host's tool reads, and fields another host's tool
+// would read): the hook judges one, the client may open another, so
+// where two are present they must be strings naming the same path
+// (relative ones taken against cwd). The ninety-second attack run had
+// Copilot read ~/.ssh/id_rsa from path while the hook judged the
+// project's file named in file_path. Absent or null fields are none; an
+// input with one path, or none, passes.
+func SamePath(tool string, in map[string]any, cwd string, fields ...string) error {
+	var first, firstPath string
+	for _, f := range fields {
+		v, ok := in[f]
+		if !ok || v == nil {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			return Errorf("%s %s is not a string", tool, f)
+		}
+		p := filepath.Clean(Abs(cwd, s))
+		if first == "" {
+			first, firstPath = f, p
+			continue
+		}
+		if p != firstPath || s == "" {
+			return Errorf("%s names its file twice, %s %q and %s %q: the client reads only one of them, so what it opens may not be what loopguard judged; send the tool's own field alone", tool, first, in[first], f, s)
+		}
+	}
+	return nil
+}
+
 // WithPath returns a copy of in with key set to the absolute form of the
 // path held in from (relative paths are taken against cwd). The original
 // fields stay, so the digest still covers the complete input. It reports

@@ -189,13 +189,17 @@ func isPatch(s string) bool {
 // (an exact approval then covers them), among them sql (it writes the
 // session's database), session_store_sql (every session's history), task
 // and write_agent (subagents), write_bash and stop_bash (a running
-// shell) and skill. The path fields Copilot uses ("path") become
-// file_path, absolute.
+// shell) and skill. The path field Copilot's file tools read ("path")
+// becomes file_path, absolute; an input that also names a file elsewhere
+// is refused (copilotFile).
 func mapTool(c *hooks.Call) error {
 	if tool, ok := readOnly[c.ToolName]; ok {
 		return agents.ReadOnly(c, tool, nil)
 	}
 	rename := func(tool string) error {
+		if err := copilotFile(c); err != nil {
+			return err
+		}
 		in, ok := agents.WithPath(c.ToolInput, "path", "file_path", c.Cwd)
 		if !ok {
 			if in, ok = agents.WithPath(c.ToolInput, "file_path", "file_path", c.Cwd); !ok {
@@ -238,12 +242,39 @@ func mapTool(c *hooks.Call) error {
 	case "web_fetch":
 		c.ToolName = "WebFetch"
 	case "Write", "Edit", "Read":
-		// PascalCase: Copilot's own input under Claude's name.
-		if _, ok := c.ToolInput["file_path"]; !ok {
-			return rename(c.ToolName)
+		// PascalCase: Copilot's own input under Claude's name, which its
+		// tool reads as it does under its own (path).
+		return rename(c.ToolName)
+	}
+	return nil
+}
+
+// claudeFields are Claude Code's names for a file tool's content, which
+// Copilot's file tools do not read (theirs are file_text, old_str and
+// new_str), but the edit diff a human reviews would show.
+var claudeFields = []string{"content", "old_string", "new_string", "edits"}
+
+// copilotFile refuses a file tool's input that Copilot would read
+// otherwise than loopguard judges and shows it. Its view, create, edit,
+// str_replace_editor and apply_patch read the file from path (1.0.102:
+// their schemas require it, and pass extra fields over): a file_path
+// beside it naming another file was judged while Copilot read path (the
+// ninety-second attack run read ~/.ssh/id_rsa so, under --yolo). Beside
+// path, Claude's content fields are refused too: Copilot writes file_text
+// or new_str, not what a diff of content or new_string would show. An
+// input without path is judged on file_path, as before (Copilot refuses
+// the call itself).
+func copilotFile(c *hooks.Call) error {
+	if err := agents.SamePath(c.ToolName, c.ToolInput, c.Cwd, "path", "file_path"); err != nil {
+		return err
+	}
+	if _, ok := c.ToolInput["path"]; !ok {
+		return nil
+	}
+	for _, k := range claudeFields {
+		if _, ok := c.ToolInput[k]; ok {
+			return agents.Errorf("%s holds %s, Claude Code's field, which Copilot's tool does not read (it reads path, file_text, old_str and new_str): what would be shown is not what it would write; send Copilot's own fields alone", c.ToolName, k)
 		}
-		in, _ := agents.WithPath(c.ToolInput, "file_path", "file_path", c.Cwd)
-		c.ToolInput = in
 	}
 	return nil
 }

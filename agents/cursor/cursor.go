@@ -126,7 +126,12 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 // they are: an exact approval covers them.
 func mapTool(c *hooks.Call) error {
 	path := func(tool string) error {
-		for _, k := range []string{"file_path", "path", "target_file"} {
+		// Which of these Cursor's own tools read is not known here: an
+		// input naming two files in them is refused (agents.SamePath).
+		if err := agents.SamePath(c.ToolName, c.ToolInput, c.Cwd, pathFields...); err != nil {
+			return err
+		}
+		for _, k := range pathFields {
 			if in, ok := agents.WithPath(c.ToolInput, k, "file_path", c.Cwd); ok {
 				c.ToolName, c.ToolInput = tool, in
 				return nil
@@ -149,6 +154,10 @@ func mapTool(c *hooks.Call) error {
 	// may send Claude's own names (Bash, mcp__<server>__<tool>).
 	return nil
 }
+
+// pathFields are the fields a file tool's input names its file in, through
+// Cursor's own hooks or a Claude registration, in the order they are read.
+var pathFields = []string{"file_path", "path", "target_file"}
 
 // Encode implements agents.Adapter.
 func (Adapter) Encode(event string, d hooks.Decision, stdout, stderr io.Writer) int {
