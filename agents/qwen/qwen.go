@@ -73,6 +73,13 @@ func mapTool(c *hooks.Call) error {
 	}
 	switch c.ToolName {
 	case "run_shell_command":
+		// Qwen Code rewrites a git commit's message and a gh pr create's
+		// body in it after the hook (coauthorSafe).
+		if cmd, ok := c.ToolInput["command"].(string); ok {
+			if err := coauthorSafe(cmd); err != nil {
+				return err
+			}
+		}
 		return agents.Shell(c, "directory")
 	case "monitor":
 		// A background shell (offered through tool_search): Qwen Code

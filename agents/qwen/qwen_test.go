@@ -1,6 +1,7 @@
 package qwen
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/loopguard/loopguard/hooks"
@@ -28,6 +29,56 @@ func TestMonitorRunsInItsDirectory(t *testing.T) {
 		c := &hooks.Call{ToolName: "monitor", Cwd: "/p", ToolInput: in}
 		if err := mapTool(c); err != nil || c.ToolName != "Bash" || c.Cwd != want || c.ToolInput["directory"] != dir || len(c.ToolInput) != 3 {
 			t.Errorf("directory %v: %s in %s %v (%v), want Bash in %s", dir, c.ToolName, c.Cwd, c.ToolInput, err, want)
+		}
+	}
+}
+
+// TestCoAuthorRewriteStaysQuoted: Qwen Code inserts its Co-authored-by
+// trailer (and a gh pr create's attribution) before the closing quote of
+// the message its expressions find, after the hook. A command in which
+// that quote is not one bash reads as a quote is refused (the
+// ninety-second attack run's, which emptied src/main.go); an ordinary
+// commit, whose message the trailer only extends, is decided as before.
+func TestCoAuthorRewriteStaysQuoted(t *testing.T) {
+	run := func(cmd string) error {
+		c := &hooks.Call{ToolName: "run_shell_command", Cwd: "/p", ToolInput: map[string]any{"command": cmd, "description": "d"}}
+		err := mapTool(c)
+		if err == nil && c.ToolName != "Bash" {
+			t.Errorf("%q: %s, want Bash", cmd, c.ToolName)
+		}
+		return err
+	}
+	for _, cmd := range []string{
+		`git commit '-m "fix: print' "src/main.go"`,
+		`git commit --allow-empty '-m "x' "$HOME/.bashrc"`,
+		`git commit -m "x" '--message="y' "z"`,
+		`echo '-m "' ; git commit -m x "y"`,
+		`git commit -m "a ${x:-"b"} c"`,
+		"git commit -m \"a `echo \"b\"` c\"",
+		`git commit -m "x" # -m "y"`,
+		`gh pr create --title t '--body "x' "y"`,
+	} {
+		if err := run(cmd); err == nil || !strings.Contains(err.Error(), "Co-authored-by") {
+			t.Errorf("%q: %v, want it refused", cmd, err)
+		}
+	}
+	for _, cmd := range []string{
+		`git commit -m "fix: print" src/main.go`,
+		`git commit -am 'fix: print'`,
+		`git commit -m 'it'\''s done'`,
+		`git commit -m "say \"hi\"" && git push`,
+		`git commit --message="x y"`,
+		`git commit -m "$(cat msg.txt)"`,
+		`gh pr create --title "t" --body "b"`,
+		`git commit -m "a" -m "b"`,
+		`ls -la`,
+		`grep -m 1 x f`,
+		// Qwen Code's expressions find no message in these.
+		`git commit -m "x`,
+		`git commit -m $"x"`,
+	} {
+		if err := run(cmd); err != nil {
+			t.Errorf("%q: %v, want it decided as before", cmd, err)
 		}
 	}
 }

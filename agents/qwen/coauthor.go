@@ -1,0 +1,124 @@
+package qwen
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/loopguard/loopguard/agents"
+)
+
+// Qwen Code's shell tool rewrites a command after its hooks ran, before it
+// runs it (0.24.4, ShellToolInvocation: addCoAuthorToGitCommit and
+// addAttributionToPR, on unless general.gitCoAuthor turns them off, and
+// unless its sandbox runs the command): it inserts "\n\nCo-authored-by:
+// NAME <EMAIL>" before the closing quote of the last -m/--message "..."
+// (or '...') its regular expressions find in a git commit, and a "Generated
+// with Qwen Code" line into the last --body/-b of a gh pr create, escaped
+// for the quote its expression saw. Where that quote is one bash reads as
+// a quote, the insertion stays inside it: only the message changes. Where
+// it is not (the ninety-second attack run approved `git commit '-m "fix:
+// print' "src/main.go"`, in which the expression's "..." starts inside
+// bash's single quotes), the insertion lands unquoted: its line break
+// starts a command, and `<EMAIL>"src/main.go"` emptied src/main.go.
+
+// coauthorFlag is what comes before a quote the expressions may take for
+// a message's, once blanks and = signs are taken off its end: -...m,
+// --message, --body or -b (a superset of Qwen Code's prefixes:
+// (?:-[a-zA-Z]*m|--message)\s*=?\s* and (?:--body|-b)[\s=]+).
+var coauthorFlag = regexp.MustCompile(`(?:-[a-zA-Z]*m|--message|--body|-b)$`)
+
+// The quoted messages as Qwen Code's expressions read them from their
+// opening quote (JavaScript's . stops at a line terminator).
+var (
+	jsDouble = regexp.MustCompile(`^"(?:[^"\\]|\\[^\n\r\x{2028}\x{2029}])*"`)
+	jsSingle = regexp.MustCompile(`^'(?:[^']|'\\'')*'`)
+)
+
+// coauthorSafe refuses a run_shell_command command whose text Qwen Code's
+// rewrite could change outside a quote bash reads: every quote that one
+// of its expressions could take for a message's must open a quoted string
+// of bash's (single or double, not $” or $"") that closes where the
+// expression's does. A message holding "$(" Qwen Code leaves alone. A
+// command bash cannot parse, with such a quote in it, is refused too. An
+// ordinary git commit -m "message" passes: Qwen Code then adds its
+// trailer to the message, which is all that differs from what was shown.
+func coauthorSafe(cmd string) error {
+	quotes := coauthorQuotes(cmd)
+	if len(quotes) == 0 {
+		return nil
+	}
+	opens, closes, err := bashQuotes(cmd)
+	for _, q := range quotes {
+		why := ""
+		var end int
+		if cmd[q] == '"' {
+			m := jsDouble.FindString(cmd[q:])
+			if m == "" || strings.Contains(m, "$(") {
+				continue
+			}
+			end = q + len(m) - 1
+		} else {
+			m := jsSingle.FindString(cmd[q:])
+			if m == "" {
+				continue
+			}
+			end = q + len(m) - 1
+		}
+		switch {
+		case err != nil:
+			why = "bash cannot parse it (" + err.Error() + ")"
+		case opens[q] != cmd[q]:
+			why = "the quote at byte " + strconv.Itoa(q) + " does not open a quoted string as bash reads the command"
+		case closes[end] != cmd[q]:
+			why = "the quoted string at byte " + strconv.Itoa(q) + " does not end where Qwen Code's expression ends it"
+		}
+		if why != "" {
+			return agents.Errorf("run_shell_command: Qwen Code adds a Co-authored-by trailer to a git commit's -m message (and an attribution line to a gh pr create's --body) after this hook, inside the quote its expression finds; in this command %s, so its insertion would run as commands of their own, not what loopguard was shown. Write the message as one plain quoted word (git commit -m \"message\"), or turn the rewrite off in Qwen Code's settings (general.gitCoAuthor: {\"commit\": false, \"pr\": false}; loopguard init writes it)", why)
+		}
+	}
+	return nil
+}
+
+// coauthorQuotes are the offsets of the quotes in cmd that follow one of
+// the expressions' flags.
+func coauthorQuotes(cmd string) []int {
+	var out []int
+	for i := 0; i < len(cmd); i++ {
+		if cmd[i] != '"' && cmd[i] != '\'' {
+			continue
+		}
+		before := strings.TrimRightFunc(cmd[:i], func(r rune) bool { return jsSpace(r) || r == '=' })
+		if coauthorFlag.MatchString(before) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// bashQuotes parses cmd as bash does and returns, by byte offset, the
+// opening and closing quotes of its plain single- and double-quoted
+// strings (the quote character at each).
+func bashQuotes(cmd string) (opens, closes map[int]byte, err error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return nil, nil, err
+	}
+	opens, closes = map[int]byte{}, map[int]byte{}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch q := n.(type) {
+		case *syntax.SglQuoted:
+			if !q.Dollar {
+				opens[int(q.Left.Offset())], closes[int(q.Right.Offset())] = '\'', '\''
+			}
+		case *syntax.DblQuoted:
+			if !q.Dollar {
+				opens[int(q.Left.Offset())], closes[int(q.Right.Offset())] = '"', '"'
+			}
+		}
+		return true
+	})
+	return opens, closes, nil
+}
