@@ -1,9 +1,11 @@
 package qwen
 
 import (
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -28,13 +30,18 @@ import (
 // a message's, once blanks and = signs are taken off its end: -...m,
 // --message, --body or -b (a superset of Qwen Code's prefixes:
 // (?:-[a-zA-Z]*m|--message)\s*=?\s* and (?:--body|-b)[\s=]+).
-var coauthorFlag = regexp.MustCompile(`(?:-[a-zA-Z]*m|--message|--body|-b)$`)
+var coauthorFlag = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:-[a-zA-Z]*m|--message|--body|-b)$`)
+})
 
 // The quoted messages as Qwen Code's expressions read them from their
-// opening quote (JavaScript's . stops at a line terminator).
+// opening quote (JavaScript's . stops at a line terminator). Compiled when
+// first used: the hook's start-up is kept small.
 var (
-	jsDouble = regexp.MustCompile(`^"(?:[^"\\]|\\[^\n\r\x{2028}\x{2029}])*"`)
-	jsSingle = regexp.MustCompile(`^'(?:[^']|'\\'')*'`)
+	jsDouble = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^"(?:[^"\\]|\\[^\n\r\x{2028}\x{2029}])*"`)
+	})
+	jsSingle = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^'(?:[^']|'\\'')*'`) })
 )
 
 // coauthorSafe refuses a run_shell_command command whose text Qwen Code's
@@ -55,13 +62,13 @@ func coauthorSafe(cmd string) error {
 		why := ""
 		var end int
 		if cmd[q] == '"' {
-			m := jsDouble.FindString(cmd[q:])
+			m := jsDouble().FindString(cmd[q:])
 			if m == "" || strings.Contains(m, "$(") {
 				continue
 			}
 			end = q + len(m) - 1
 		} else {
-			m := jsSingle.FindString(cmd[q:])
+			m := jsSingle().FindString(cmd[q:])
 			if m == "" {
 				continue
 			}
@@ -91,7 +98,7 @@ func coauthorQuotes(cmd string) []int {
 			continue
 		}
 		before := strings.TrimRightFunc(cmd[:i], func(r rune) bool { return jsSpace(r) || r == '=' })
-		if coauthorFlag.MatchString(before) {
+		if coauthorFlag().MatchString(before) {
 			out = append(out, i)
 		}
 	}
@@ -121,4 +128,58 @@ func bashQuotes(cmd string) (opens, closes map[int]byte, err error) {
 		return true
 	})
 	return opens, closes, nil
+}
+
+// CoAuthor says whether Qwen Code's co-author rewrite of a git commit
+// (commit) and its attribution in a gh pr create (pr) are on, for its
+// settings files' contents in the order it merges them (system defaults,
+// user, workspace, system: each later one over the earlier; nil or
+// unreadable ones are skipped). general.gitCoAuthor is a boolean (both),
+// or an object of commit and pr, each read as Qwen Code's
+// normalizeGitCoAuthor does (0.24.4): absent is on, a string is on only as
+// true, yes, on or 1, a number only as 1.
+func CoAuthor(settings ...[]byte) (commit, pr bool) {
+	var c, p any
+	for _, data := range settings {
+		var m struct {
+			General struct {
+				GitCoAuthor json.RawMessage `json:"gitCoAuthor"`
+			} `json:"general"`
+		}
+		if data == nil || json.Unmarshal(data, &m) != nil || m.General.GitCoAuthor == nil {
+			continue
+		}
+		var v any
+		if json.Unmarshal(m.General.GitCoAuthor, &v) != nil {
+			continue
+		}
+		if o, ok := v.(map[string]any); ok {
+			if x, ok := o["commit"]; ok {
+				c = x
+			}
+			if x, ok := o["pr"]; ok {
+				p = x
+			}
+			continue
+		}
+		c, p = v, v
+	}
+	return coAuthorOn(c), coAuthorOn(p)
+}
+
+func coAuthorOn(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return x
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true", "yes", "on", "1":
+			return true
+		}
+	case float64:
+		return x == 1
+	}
+	return false
 }
