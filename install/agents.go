@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/loopguard/loopguard/register"
 )
@@ -113,7 +114,62 @@ func MergeAgent(data []byte, f register.AgentFile) (out []byte, changed bool, er
 		}
 		placeAgent(ev, want, f)
 	}
+	for _, path := range f.Off {
+		if err := setOff(root, path); err != nil {
+			return nil, false, err
+		}
+	}
 	return encodeLike(root, data)
+}
+
+// dropOff takes the settings init turned off (AgentFile.Off) out of root
+// where they hold false (all: whatever they hold, and an older scalar
+// form above them, for comparing a file with the one init changed),
+// with the objects that leaves empty.
+func dropOff(root *node, paths []string, all bool) {
+	for _, path := range paths {
+		keys := strings.Split(path, ".")
+		chain := []*node{root}
+		n := root
+		for _, k := range keys[:len(keys)-1] {
+			if n = n.get(k); n == nil || n.kind != '{' {
+				break
+			}
+			chain = append(chain, n)
+		}
+		if len(chain) < len(keys) {
+			if all && n != nil && n.kind == 's' {
+				chain[len(chain)-1].del(keys[len(chain)-1])
+			}
+		} else if v := n.get(keys[len(keys)-1]); v != nil && (all || string(v.raw) == "false") {
+			n.del(keys[len(keys)-1])
+		}
+		for i := len(chain) - 1; i > 0 && len(chain[i].keys) == 0; i-- {
+			chain[i-1].del(keys[i-1])
+		}
+	}
+}
+
+// setOff sets the boolean setting at the dotted path under root to false,
+// making the objects on the way; one of them that is a scalar (an older
+// form of the setting: Qwen Code's general.gitCoAuthor was a boolean, or
+// a string) becomes an object, and an array there is an error.
+func setOff(root *node, path string) error {
+	keys := strings.Split(path, ".")
+	n := root
+	for i, k := range keys[:len(keys)-1] {
+		next := n.get(k)
+		if next == nil || next.kind != '{' {
+			if next != nil && next.kind != 's' {
+				return &SyntaxError{Msg: `"` + strings.Join(keys[:i+1], ".") + `" is not an object`}
+			}
+			next = &node{kind: '{'}
+			n.set(k, next)
+		}
+		n = next
+	}
+	n.set(keys[len(keys)-1], fromValue(false))
+	return nil
 }
 
 // placeAgent puts want, loopguard's entry, in the event array ev: in place
@@ -171,6 +227,9 @@ func unmergeAgentTree(root *node, f register.AgentFile) (bool, error) {
 		return false, err
 	}
 	changed := removeOursAgent(hk, f, nil)
+	if changed {
+		dropOff(root, f.Off, false)
+	}
 	if changed && len(hk.keys) == 0 {
 		root.del("hooks")
 		// What is left of a file that held only hooks is its version.
@@ -215,6 +274,7 @@ func RegistersAgent(data []byte, f register.AgentFile) bool {
 func sameAgent(a, b []byte, f register.AgentFile) bool {
 	return sameWithout(a, b, func(n *node) error {
 		_, err := unmergeAgentTree(n, f)
+		dropOff(n, f.Off, true)
 		if hk := n.get("hooks"); err == nil && hk != nil && hk.kind == '{' && len(hk.keys) == 0 {
 			n.del("hooks")
 		}

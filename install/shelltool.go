@@ -53,6 +53,7 @@ func RemoveAgentShellTool(path, backupDir string, f register.AgentFile, dryRun b
 		same: func(a, b []byte) bool {
 			return sameWithout(a, b, func(n *node) error {
 				_, err := strip(n)
+				dropOff(n, f.Off, true)
 				if hk := n.get("hooks"); err == nil && hk != nil && hk.kind == '{' && len(hk.keys) == 0 {
 					n.del("hooks")
 				}

@@ -129,6 +129,9 @@ type Hooks struct {
 	// the project's, for one call, so each command names its file
 	// (Command.Scope) and the hook tells the registrations apart.
 	Scoped bool
+	// Off are settings of the host's, dotted paths, that init turns off
+	// in the same file (AgentFile.Off).
+	Off []string
 }
 
 // DenyOn is a Fallback for one event only: the deny the host reads, made
@@ -156,7 +159,7 @@ func (h Hooks) fallback(ev string) string {
 
 // File is loopguard's registration under o.
 func (h Hooks) File(o Options) AgentFile {
-	f := AgentFile{Nested: h.Nested, Version: h.Version, Self: o.Binary}
+	f := AgentFile{Nested: h.Nested, Version: h.Version, Self: o.Binary, Off: h.Off}
 	for _, ev := range h.Events {
 		c := o.Command(h.Agent, ev, h.fallback(ev))
 		if h.Scoped {

@@ -18,6 +18,11 @@ type AgentFile struct {
 	// Self is the running binary: a handler running it counts as
 	// loopguard's even if it is not named loopguard (see Parse).
 	Self string
+	// Off are boolean settings, dotted paths ("general.gitCoAuthor.commit"),
+	// that init sets to false beside the hooks: a host's rewrite of a call
+	// after its hooks ran, which loopguard turns off so that what runs is
+	// what was decided. Uninstall leaves them as they are.
+	Off []string
 }
 
 // AgentEntry is one handler loopguard registers.

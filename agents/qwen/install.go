@@ -27,7 +27,14 @@ var handlers = register.Hooks{Agent: Name, Events: []string{PreToolUse, PostTool
 	// The deny echoed when loopguard cannot run: Qwen Code lets the call
 	// through when a hook cannot start.
 	Fallback: register.DenyOn(PreToolUse, func() any { return agents.PreToolUseDeny(register.FallbackReason) }),
-	Host:     "Qwen Code"}
+	Host:     "Qwen Code",
+	// Qwen Code's co-author and PR attribution rewrite of a git commit's
+	// message and a gh pr create's body, after the hook (coauthorSafe).
+	Off: CoAuthorSettings}
+
+// CoAuthorSettings turn off Qwen Code's rewrite of a command after its
+// hooks ran (general.gitCoAuthor, on by default in 0.24.4).
+var CoAuthorSettings = []string{"general.gitCoAuthor.commit", "general.gitCoAuthor.pr"}
 
 // Registration is Qwen Code's: the "hooks" key of ~/.qwen/settings.json or
 // <project>/.qwen/settings.json (Claude Code's nested shape).

@@ -82,3 +82,29 @@ func TestCoAuthorRewriteStaysQuoted(t *testing.T) {
 		}
 	}
 }
+
+// TestCoAuthorSettings: Qwen Code's co-author rewrite is on by default,
+// and each of its settings files (system defaults, user, workspace,
+// system) overrides the ones before it, field by field, in the forms
+// normalizeGitCoAuthor reads.
+func TestCoAuthorSettings(t *testing.T) {
+	off := []byte(`{"general":{"gitCoAuthor":{"commit":false,"pr":false}}}`)
+	for _, c := range []struct {
+		layers     [][]byte
+		commit, pr bool
+	}{
+		{nil, true, true},
+		{[][]byte{nil, []byte(`{"general":{}}`)}, true, true},
+		{[][]byte{nil, off}, false, false},
+		{[][]byte{nil, []byte(`{"general":{"gitCoAuthor":false}}`)}, false, false},
+		{[][]byte{nil, []byte(`{"general":{"gitCoAuthor":"no"}}`)}, false, false},
+		{[][]byte{nil, []byte(`{"general":{"gitCoAuthor":{"commit":"yes","pr":0}}}`)}, true, false},
+		{[][]byte{nil, off, []byte(`{"general":{"gitCoAuthor":{"commit":true}}}`)}, true, false},
+		{[][]byte{nil, off, []byte(`not json`)}, false, false},
+		{[][]byte{off, nil, nil, []byte(`{"general":{"gitCoAuthor":true}}`)}, true, true},
+	} {
+		if commit, pr := CoAuthor(c.layers...); commit != c.commit || pr != c.pr {
+			t.Errorf("%q: commit %v pr %v, want %v %v", c.layers, commit, pr, c.commit, c.pr)
+		}
+	}
+}

@@ -21,7 +21,8 @@ import (
 // in the cwd, which one project write makes). That command is refused now,
 // before any approval, and the file is left whole. Control: an ordinary
 // `git commit -m "fix: print" src/main.go`, approved, runs: the commit is
-// made, the file committed as it was.
+// made, the file committed as it was, and its message is the approved one
+// (init turns Qwen Code's rewrite off: general.gitCoAuthor).
 func TestQwenCoAuthorRewrite(t *testing.T) {
 	for _, c := range []struct {
 		name, cmd string
@@ -94,6 +95,11 @@ func TestQwenCoAuthorRewrite(t *testing.T) {
 			}
 			if pending != 1 || !strings.Contains(log, "fix: print") || git("status", "--porcelain", "src/main.go") != "" {
 				t.Errorf("control: %d held, log %q, outputs %q; want the approved commit of src/main.go", pending, log, out)
+			}
+			// init turned Qwen Code's rewrite off: the message is the
+			// approved one, byte for byte.
+			if strings.Contains(log, "Co-authored-by") {
+				t.Errorf("control: the commit's message was rewritten: %q", log)
 			}
 		})
 	}

@@ -96,6 +96,7 @@ func checkAgents(env doctorEnv, selected []string) []checkResult {
 			out = append(out, geminiTrust(env, found)...)
 		case qwen.Name:
 			out = append(out, qwenTrust(env, found)...)
+			out = append(out, qwenCoAuthor(env, reg))
 		}
 		out = append(out, hostLine(reg.Agent, reg.Host), twoPhaseLine(env, reg, found))
 	}

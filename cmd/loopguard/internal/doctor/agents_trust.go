@@ -10,6 +10,7 @@ import (
 	"github.com/loopguard/loopguard/agents/gemini"
 	"github.com/loopguard/loopguard/agents/qwen"
 	"github.com/loopguard/loopguard/cmd/loopguard/internal/cli"
+	"github.com/loopguard/loopguard/install"
 	"github.com/loopguard/loopguard/register"
 )
 
@@ -162,4 +163,35 @@ func registrationPaths(found []cli.FoundReg) string {
 		paths = append(paths, f.Path)
 	}
 	return strings.Join(paths, " and ")
+}
+
+// qwenCoAuthor warns when Qwen Code's co-author rewrite is on in the
+// settings it merges here (system defaults, the user's, this folder's,
+// the system's): Qwen Code then adds a Co-authored-by trailer to a git
+// commit's -m message (and an attribution line to a gh pr create's
+// --body) after the hook, so what runs is not byte for byte what was
+// decided. The hook refuses a command in which that insertion would land
+// outside a quote bash reads; init --agent qwen turns the rewrite off.
+func qwenCoAuthor(env doctorEnv, reg register.Registration) checkResult {
+	system := os.Getenv("QWEN_CODE_SYSTEM_SETTINGS_PATH")
+	if system == "" {
+		system = "/etc/qwen-code/settings.json"
+	}
+	defaults := os.Getenv("QWEN_CODE_SYSTEM_DEFAULTS_PATH")
+	if defaults == "" {
+		defaults = filepath.Join(filepath.Dir(system), "system-defaults.json")
+	}
+	var layers [][]byte
+	for _, p := range []string{defaults, reg.UserFile(env.settings.Dirs()), reg.ProjectFile(env.settings.Cwd), system} {
+		data, _, _ := install.ReadSettings(p)
+		layers = append(layers, data)
+	}
+	name := "qwen co-author"
+	commit, pr := qwen.CoAuthor(layers...)
+	if !commit && !pr {
+		return checkResult{status: statusOK, name: name, detail: "general.gitCoAuthor is off: Qwen Code runs a git commit's and a gh pr create's text as the hook decided it"}
+	}
+	return checkResult{status: statusWarn, name: name,
+		detail: "general.gitCoAuthor is on (commit " + fmt.Sprint(commit) + ", pr " + fmt.Sprint(pr) + "): after the hook, Qwen Code adds a Co-authored-by trailer to a git commit's -m message and an attribution line to a gh pr create's --body, so what runs is not byte for byte what was approved; loopguard refuses a command in which that insertion would land outside a quote bash reads",
+		fix:    `run: loopguard init --agent qwen (it sets general.gitCoAuthor.commit and .pr to false), or set them so in ` + reg.UserFile(env.settings.Dirs())}
 }

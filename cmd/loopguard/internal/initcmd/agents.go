@@ -129,6 +129,9 @@ func initAgentRun(ctx context.Context, o *initOptions, bin string) error {
 		}
 	}
 	fmt.Fprintf(out, "Binding: %s.\n", reg.Binding)
+	if off := reg.File(ro).Off; len(off) > 0 {
+		fmt.Fprintf(out, "Settings: %s set to false in %s: %s rewrites a command after its hooks ran where they are on, so what ran would not be what loopguard decided (uninstall gives the file back when nothing else in it changed).\n", strings.Join(off, ", "), path, reg.Agent)
+	}
 	shellToolNote(out, reg.Agent, path, launcher)
 	if reg.Host.Rewrite == "" {
 		fmt.Fprintf(out, "Scopes: %s runs the model's own command text, so a scoped grant covers only a command already written plainly (no $'...', backslashes, globs); the rest needs an exact approval.\n", reg.Agent)
