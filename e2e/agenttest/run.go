@@ -93,6 +93,11 @@ func (r Run) GeminiAsInstalled(ctx context.Context) (Result, error) {
 		"GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+r.API.URL)
 }
 
+// CopilotModel is the model Copilot is told it runs: a GPT-5 model is
+// offered apply_patch, an older one view, create and edit. A test that
+// sets it puts it back when it ends.
+var CopilotModel = "gpt-5.4"
+
 // Copilot runs `copilot -p go --allow-all-tools` in Dir in Copilot's offline
 // mode with a custom model provider (BYOK: no GitHub sign-in), the fake
 // Responses API. --allow-all-tools turns Copilot's own confirmations off,
@@ -100,7 +105,7 @@ func (r Run) GeminiAsInstalled(ctx context.Context) (Result, error) {
 // Home/.copilot/hooks.
 func (r Run) Copilot(ctx context.Context) (Result, error) {
 	return r.run(ctx, []string{"-p", "go", "--allow-all-tools", "--no-auto-update"}, "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL="+r.API.URL+"/v1",
-		"COPILOT_PROVIDER_WIRE_API=responses", "COPILOT_MODEL=gpt-5.4", "COPILOT_PROVIDER_API_KEY=dummy",
+		"COPILOT_PROVIDER_WIRE_API=responses", "COPILOT_MODEL="+CopilotModel, "COPILOT_PROVIDER_API_KEY=dummy",
 		"COPILOT_AUTO_UPDATE=false")
 }
 
