@@ -7,9 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	"mvdan.cc/sh/v3/syntax"
-
 	"github.com/loopguard/loopguard/agents"
+	"github.com/loopguard/loopguard/shellparse"
 )
 
 // Qwen Code's shell tool rewrites a command after its hooks ran, before it
@@ -57,7 +56,7 @@ func coauthorSafe(cmd string) error {
 	if len(quotes) == 0 {
 		return nil
 	}
-	opens, closes, err := bashQuotes(cmd)
+	opens, closes, err := shellparse.Quotes(cmd)
 	for _, q := range quotes {
 		why := ""
 		var end int
@@ -103,31 +102,6 @@ func coauthorQuotes(cmd string) []int {
 		}
 	}
 	return out
-}
-
-// bashQuotes parses cmd as bash does and returns, by byte offset, the
-// opening and closing quotes of its plain single- and double-quoted
-// strings (the quote character at each).
-func bashQuotes(cmd string) (opens, closes map[int]byte, err error) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
-	if err != nil {
-		return nil, nil, err
-	}
-	opens, closes = map[int]byte{}, map[int]byte{}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch q := n.(type) {
-		case *syntax.SglQuoted:
-			if !q.Dollar {
-				opens[int(q.Left.Offset())], closes[int(q.Right.Offset())] = '\'', '\''
-			}
-		case *syntax.DblQuoted:
-			if !q.Dollar {
-				opens[int(q.Left.Offset())], closes[int(q.Right.Offset())] = '"', '"'
-			}
-		}
-		return true
-	})
-	return opens, closes, nil
 }
 
 // CoAuthor says whether Qwen Code's co-author rewrite of a git commit
