@@ -4,8 +4,8 @@ import "mvdan.cc/sh/v3/syntax"
 
 // Quotes parses command as bash does and returns, by byte offset, the
 // opening and the closing quote of each of its plain single- and
-// double-quoted strings ('\” or '"'; not $'...' or $"..."), wherever
-// they are nested. A quote that is one of bash's but is not a string's
+// double-quoted strings (the quote character; not of $'...' or $"..."),
+// wherever they are nested. A quote that is one of bash's but is not a string's
 // opening or closing quote (one inside another quote, an escaped one, one
 // in a comment or a here-document) is in neither. An error says bash
 // cannot parse the command.
@@ -19,7 +19,7 @@ func Quotes(command string) (opens, closes map[int]byte, err error) {
 		return nil, nil, err
 	}
 	opens, closes = map[int]byte{}, map[int]byte{}
-	syntax.Walk(f, func(n syntax.Node) bool {
+	walk(f, func(n syntax.Node) bool {
 		switch q := n.(type) {
 		case *syntax.SglQuoted:
 			if !q.Dollar {
