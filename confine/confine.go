@@ -63,6 +63,11 @@ type Spec struct {
 	// Unconfined is the launch of UnconfinedCommand (network.go): Cap is
 	// ignored, and the program runs with no restriction at all.
 	Unconfined bool
+	// AsWritten, with Unconfined, is the launch of AsWrittenCommand
+	// (network.go): the same run, under the --cap word no
+	// sandbox.excludedCommands entry matches, so that it stays in the
+	// sandbox the host runs it in.
+	AsWritten bool
 }
 
 // Args is the launcher's command line for s, after the binary's path:
@@ -71,6 +76,9 @@ func (s Spec) Args() []string {
 	cp := s.Cap.String()
 	if s.Unconfined {
 		cp = CapUnconfined
+		if s.AsWritten {
+			cp = CapAsWritten
+		}
 	}
 	out := []string{Subcommand, "--cap", cp, "--project", s.Project, "--cwd", s.Cwd}
 	for _, r := range s.Redirects {
@@ -162,8 +170,8 @@ func Parse(args []string) (Spec, error) {
 		}
 		switch a {
 		case "--cap":
-			if v == CapUnconfined {
-				s.Unconfined = true
+			if v == CapUnconfined || v == CapAsWritten {
+				s.Unconfined, s.AsWritten = true, v == CapAsWritten
 				continue
 			}
 			c, err := policy.ParseCapability(v)

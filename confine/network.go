@@ -54,6 +54,10 @@ import (
 // capability (policy never parses it; a grant cannot name it).
 const CapUnconfined = "unconfined"
 
+// CapAsWritten is the launcher's --cap word of AsWrittenCommand: no
+// capability either, and no excludedCommands entry names it.
+const CapAsWritten = "as-written"
+
 // Exclusions are the sandbox.excludedCommands entries init writes for
 // launcher with two-phase enforcement, and the only ones doctor accepts:
 // NetworkExclusion, UnconfinedExclusion and GitExclusion.
@@ -99,7 +103,34 @@ func UnconfinedCommand(launcher string, spec Spec) (string, bool) {
 	if len(spec.Redirects) > 0 {
 		return "", false
 	}
-	spec.Unconfined = true
+	spec.Unconfined, spec.AsWritten = true, false
+	return headBare(launcher, spec.Args())
+}
+
+// The hold where the call stays (the ninety-fifth attack run): a call approved
+// exactly under the jail grant that takes neither route out, nor the
+// jail with the network or git's own directory, ran as written, where the
+// host runs it, and took no hold: jailed calls and the file tools' writes
+// changed what it ran while it ran (the ninety-fifth attack run, through
+// Copilot CLI, and Claude Code registered without --ticket, where no
+// approved call took the unconfined form). It now runs as
+// AsWrittenCommand's text: the launcher adds no restriction and holds the
+// project as for the unconfined form (runUnconfined), and the text
+// matches no sandbox.excludedCommands entry, so that inside Claude Code's
+// sandbox it stays there, as the call did before: it leaves nothing a
+// human did not approve leaving (a call with a DANGER line, one that
+// cannot be parsed).
+
+// AsWrittenCommand is the text that runs spec's program through launcher
+// as it would run without it, where the host runs it (inside a sandbox,
+// in it), holding its project while it runs: --cap as-written, every word
+// after the head single-quoted; spec's capability is not used. ok is
+// false as for UnconfinedCommand.
+func AsWrittenCommand(launcher string, spec Spec) (string, bool) {
+	if len(spec.Redirects) > 0 {
+		return "", false
+	}
+	spec.Unconfined, spec.AsWritten = true, true
 	return headBare(launcher, spec.Args())
 }
 
@@ -116,6 +147,11 @@ func UnconfinedCommand(launcher string, spec Spec) (string, bool) {
 // check). A confined call that still runs there holds the project: this
 // call is then not run, since what that call writes the approver did not
 // see.
+//
+// The as-written form (AsWrittenCommand) holds the project the same way;
+// where the undo directory is on a read-only mount (a sandbox around the
+// host that init did not set up, in which a jailed call runs beyond undo
+// and takes no lock either) it runs with no hold, as it ran before.
 func runUnconfined(s Spec, e Env) error {
 	if len(s.Redirects) > 0 {
 		return errors.New("the unconfined form takes no redirection")
@@ -126,6 +162,8 @@ func runUnconfined(s Spec, e Env) error {
 		switch {
 		case errors.Is(err, undo.ErrBusy):
 			return errors.New("another call still runs in this project, or in one that holds it or lies in it (a confined call that was running when the approval was checked, or another approved call): what it writes, the approver did not see, and this call could run it. Let that call end, or stop it, then ask for this call again")
+		case err != nil && s.AsWritten && (errors.Is(err, undo.ErrStateReadOnly) || errors.Is(err, syscall.EROFS)):
+			held = nil
 		case err != nil:
 			return fmt.Errorf("failed to hold the project for the approved call: %w", err)
 		}

@@ -174,3 +174,44 @@ func TestGitCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestAsWrittenCommand: the as-written form (an exact approval under the
+// jail grant that takes no route out) is the unconfined launch under its
+// own --cap word, which no excludedCommands entry init writes matches, so
+// that inside Claude Code's sandbox it stays there; it parses back to the
+// same launch. Controls: the unconfined form's word and text are as
+// before; policy parses neither word as a capability.
+func TestAsWrittenCommand(t *testing.T) {
+	const l = "/home/u/go/bin/loopguard-exec"
+	spec := Spec{Project: "/home/u/p", Cwd: "/home/u/p/sub", Exe: "/usr/bin/bash", Argv: []string{"bash", "-c", "make all && ./deploy.sh"}}
+	got, ok := AsWrittenCommand(l, spec)
+	want := l + " exec --cap as-written '--project' '/home/u/p' '--cwd' '/home/u/p/sub' '--' '/usr/bin/bash' 'bash' '-c' 'make all && ./deploy.sh'"
+	if !ok || got != want {
+		t.Fatalf("got %v %q\nwant %q", ok, got, want)
+	}
+	for _, entry := range Exclusions(l) {
+		if f, _, _ := strings.Cut(strings.TrimSuffix(entry, "*"), "*"); strings.HasPrefix(got, f) {
+			t.Errorf("the excludedCommands entry %q matches the as-written form %q", entry, got)
+		}
+	}
+	aw := spec
+	aw.Unconfined, aw.AsWritten = true, true
+	parsed, err := Parse(aw.Args()[1:])
+	if err != nil || !parsed.Unconfined || !parsed.AsWritten || parsed.Exe != spec.Exe || !slices.Equal(parsed.Argv, spec.Argv) || parsed.Cwd != spec.Cwd {
+		t.Errorf("parsed %+v, %v", parsed, err)
+	}
+	if un, _ := UnconfinedCommand(l, spec); !strings.HasPrefix(un, l+" exec --cap unconfined ") {
+		t.Errorf("control: the unconfined form %q", un)
+	}
+	if p, err := Parse(spec.withUnconfined().Args()[1:]); err != nil || !p.Unconfined || p.AsWritten {
+		t.Errorf("control: the unconfined word parsed %+v, %v", p, err)
+	}
+	if _, err := policy.ParseCapability(CapAsWritten); err == nil {
+		t.Error("policy parses the as-written form's word as a capability")
+	}
+	s := spec
+	s.Redirects = []Redirect{{Fd: 1, Op: ">", Path: "/home/u/.bashrc"}}
+	if got, ok := AsWrittenCommand(l, s); ok {
+		t.Errorf("a redirection: got an as-written form %q", got)
+	}
+}

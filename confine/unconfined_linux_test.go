@@ -167,3 +167,79 @@ func TestUnconfinedHoldsNearProjects(t *testing.T) {
 		t.Errorf("the approved call's sub/.vscode/settings.json, after the jailed call that waited for it: %v (%s)", err, out)
 	}
 }
+
+// TestAsWrittenHoldsTheProject: the as-written form (an exact approval
+// under the jail grant that runs where the host runs it) runs the program
+// with no restriction and holds its project as the unconfined form does:
+// a jailed call there waits for its background child to end; with a
+// confined call still running it runs nothing. Where the undo directory
+// is read-only (a sandbox init did not set up, where a jailed call takes
+// no lock either) it runs, with no hold, as it ran before.
+func TestAsWrittenHoldsTheProject(t *testing.T) {
+	if ABI() < MinABI {
+		t.Skipf("no Landlock ABI %d", MinABI)
+	}
+	base := t.TempDir()
+	project, xdg := filepath.Join(base, "p"), filepath.Join(base, "xdg")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(xdg, "loopguard")
+	order, up := filepath.Join(project, "order"), filepath.Join(base, "up")
+	launch := func(xdg, cp, script string) (string, int) {
+		args := []string{"--cap", cp, "--project", project, "--cwd", project, "--", "/bin/sh", "sh", "-c", script}
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "LG_CONFINE_LAUNCH=1", "XDG_STATE_HOME="+xdg)
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	out, code := launch(xdg, CapAsWritten, "(sleep 2; echo approved-end >> "+order+") >/dev/null 2>&1 & echo up > "+up+"; echo printed")
+	if code != 0 || !strings.Contains(out, "printed") {
+		t.Fatalf("as-written: exit %d %q", code, out)
+	}
+	if running, err := undo.ApprovedRunning(state, project); err != nil || !running {
+		t.Fatalf("the as-written call's child running: ApprovedRunning %v, %v", running, err)
+	}
+	out, code = launch(xdg, "project-write", "echo jailed >> "+order)
+	if got, _ := os.ReadFile(order); code != 0 || string(got) != "approved-end\njailed\n" {
+		t.Errorf("a jailed call while the as-written call runs: exit %d %q; order %q, want the approved call's end first", code, out, got)
+	}
+	lock, err := undo.LockProject(state, project, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Remove(up)
+	out, code = launch(xdg, CapAsWritten, "echo up > "+up)
+	if _, err := os.Stat(up); code != ExitFailed || err == nil || !strings.Contains(out, "another call still runs in this project") {
+		t.Errorf("an as-written call while a confined call runs: exit %d %q (ran: %v)", code, out, err == nil)
+	}
+	lock.Close()
+	// A read-only undo directory (a sandbox init did not set up, here a
+	// read-only bind in a user and mount namespace): the call runs, with
+	// no hold. Control: a state directory the user cannot write (not
+	// read-only) runs nothing.
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare for the read-only undo directory")
+	}
+	_ = os.Remove(up)
+	ro := exec.Command("unshare", "-rm", "sh", "-c", `mount --bind -o ro "$1" "$1" && shift && exec "$@"`, "sh", xdg,
+		os.Args[0], "--cap", CapAsWritten, "--project", project, "--cwd", project, "--", "/bin/sh", "sh", "-c", "echo up > "+up)
+	ro.Env = append(os.Environ(), "LG_CONFINE_LAUNCH=1", "XDG_STATE_HOME="+xdg)
+	if out, err := ro.CombinedOutput(); err != nil {
+		if strings.Contains(string(out), "loopguard") {
+			t.Errorf("an as-written call with the undo directory read-only: %v %q", err, out)
+		} else {
+			t.Skipf("no read-only bind here: %v %q", err, out)
+		}
+	} else if _, err := os.Stat(up); err != nil {
+		t.Errorf("an as-written call with the undo directory read-only did not run: %q", out)
+	}
+	closed := filepath.Join(base, "closed")
+	if err := os.MkdirAll(closed, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Remove(up)
+	if out, code := launch(closed, CapAsWritten, "echo up > "+up); os.Getuid() != 0 && code != ExitFailed {
+		t.Errorf("control: an as-written call whose hold cannot be made (a state directory not writable): exit %d %q", code, out)
+	}
+}
