@@ -48,9 +48,10 @@ import (
 // reason, and a warning on review's, approve's and the console's screen)
 // and the model after (the allow's message).
 
-// exactAllowed is the answer to a call an exact grant allows: unchanged,
-// through the launcher with the network (networkJail), or unconfined
-// outside the sandbox (unconfinedLaunch).
+// exactAllowed is the answer to a call an exact grant allows: through the
+// launcher with the network (networkJail), unconfined outside the sandbox
+// (unconfinedLaunch), or as written where it is (heldAsWritten: under the
+// jail grant, holding the project).
 func (e *Engine) exactAllowed(ctx context.Context, c *Call, d *described, g *token.Grant) Decision {
 	what := "approved by " + g.Principal + " for this exact call"
 	if updated, ok := e.unconfinedLaunch(ctx, c, d); ok {
@@ -61,7 +62,7 @@ func (e *Engine) exactAllowed(ctx context.Context, c *Call, d *described, g *tok
 	}
 	updated, cp, ok := e.networkJail(ctx, c, d)
 	if !ok {
-		return e.allowed(c, d, ReasonExactGrant, g, what)
+		return e.heldAsWritten(ctx, c, d, g, what)
 	}
 	if !c.Rewrite {
 		// The wrapper makes the launch from the ticket (Call.Wrapped).
@@ -174,6 +175,59 @@ func (e *Engine) unconfinedLaunch(ctx context.Context, c *Call, d *described) (m
 	cmd, _ := c.ToolInput["command"].(string)
 	spec := confine.Spec{Project: filepath.Clean(e.projectDir(c)), Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}}
 	text, ok := confine.UnconfinedCommand(e.Env.Launcher, spec)
+	if !ok {
+		return nil, false
+	}
+	return withCommand(c.ToolInput, text), true
+}
+
+// heldAsWritten is the answer to an exactly approved call that takes no
+// other form: as written, where the host runs it. Under the jail grant,
+// where jailed calls and the file tools' writes run in the project with
+// no decision, a Bash call the host runs through the launcher (its
+// rewrite, or loopguard's wrapper) runs as confine.AsWrittenCommand's
+// text: the same program, no restriction added, in the same place (the
+// text matches no excludedCommands entry, so it leaves no sandbox), but
+// holding the project while any of its processes runs, so that nothing
+// that runs with no decision changes what it runs (the ninety-fifth
+// attack run: Copilot CLI, and Claude Code with no --ticket, ran an
+// approved make that ran a deploy.sh a jailed call rewrote meanwhile).
+// Without the jail grant, or where the host can neither rewrite nor wrap,
+// it runs as written, unheld.
+func (e *Engine) heldAsWritten(ctx context.Context, c *Call, d *described, g *token.Grant, what string) Decision {
+	updated, ok := e.asWrittenLaunch(ctx, c)
+	if !ok {
+		return e.allowed(c, d, ReasonExactGrant, g, what)
+	}
+	if !c.Rewrite {
+		// The wrapper makes the launch from the ticket (Call.Wrapped).
+		updated = nil
+	}
+	dec := e.allowedAs(c, d, ReasonExactGrant, g, what, updated, "")
+	dec.Capability = confine.CapAsWritten
+	dec.Message = "loopguard: " + what + "; " + asWrittenNote + " (grant " + g.ID() + ")"
+	return dec
+}
+
+// asWrittenNote is what the model is told of a call that runs in the
+// as-written form.
+const asWrittenNote = "it runs as written, where it would run, through loopguard's launcher, which adds no restriction and holds the project while the call runs: jailed calls there wait for it, and a file tool's write there is held for a decision"
+
+// asWrittenLaunch is the input an exactly approved Bash call runs as in
+// the as-written form (heldAsWritten); ok is false where no jail grant
+// applies to the call's project or the host cannot launch it.
+func (e *Engine) asWrittenLaunch(ctx context.Context, c *Call) (map[string]any, bool) {
+	if c.ToolName != "Bash" || !c.Launches() || e.Env.Launcher == "" || testknobs.On(testknobs.NoRewrite) {
+		return nil, false
+	}
+	project := e.jailProject(c)
+	bash := policy.BashPath()
+	if project == "" || bash == "" || !e.hasJail(ctx, c) {
+		return nil, false
+	}
+	cmd, _ := c.ToolInput["command"].(string)
+	spec := confine.Spec{Project: project, Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}}
+	text, ok := confine.AsWrittenCommand(e.Env.Launcher, spec)
 	if !ok {
 		return nil, false
 	}

@@ -51,7 +51,8 @@ func TestExactNetworkRunsInTheJailWithTheNetwork(t *testing.T) {
 		}
 	}
 	// Controls: approved calls that need more than the network run as
-	// approved, never in the network form.
+	// approved, never in the network form: as written, where they are,
+	// holding the project (no route out of the sandbox here).
 	for _, cmd := range []string{
 		"git fetch origin && git add -A",
 		"curl -sS https://example.com/x > /etc/x",
@@ -62,11 +63,7 @@ func TestExactNetworkRunsInTheJailWithTheNetwork(t *testing.T) {
 			t.Fatalf("%s: allowed without an approval (%s)", cmd, d.Reason)
 		}
 		h.approve(d)
-		d = run(cmd)
-		expect(t, cmd, d, Allow, ReasonExactGrant)
-		if d.UpdatedInput != nil {
-			t.Errorf("%s: approved exactly, it runs as %v", cmd, d.UpdatedInput["command"])
-		}
+		wantAsWritten(t, cmd, h, cmd, run(cmd))
 	}
 }
 

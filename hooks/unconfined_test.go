@@ -95,14 +95,13 @@ func TestExactBeyondTheNetworkRunsUnconfined(t *testing.T) {
 	// third entry takes out of Claude Code's sandbox (whose mounts over the
 	// project's missing dotfiles make git add -A fail there).
 	// Control: a project with no repository of its own (git init there,
-	// whose new .git the jail would hold): approved, it runs as written.
+	// whose new .git the jail would hold): approved, it runs as written,
+	// where it is, holding the project.
 	{
 		cmd := "git commit -qm none"
 		d := run(cmd)
 		h.approve(d)
-		if d = run(cmd); d.Behavior != Allow || d.UpdatedInput != nil {
-			t.Errorf("%s without a .git: runs as %v (%s), want as written", cmd, d.UpdatedInput["command"], d.Message)
-		}
+		wantAsWritten(t, cmd+" without a .git", h, cmd, run(cmd))
 	}
 	if err := os.Mkdir(filepath.Join(h.Project, ".git"), 0o755); err != nil {
 		t.Fatal(err)
@@ -121,7 +120,9 @@ func TestExactBeyondTheNetworkRunsUnconfined(t *testing.T) {
 			t.Errorf("%s: runs %q as %q (%s), want the git form", cmd, got, d.Capability, d.Message)
 		}
 	}
-	// Kept as they were: approved, they run unchanged, inside the sandbox.
+	// Kept inside the sandbox: approved, they run as written, holding the
+	// project (the as-written form, which no excludedCommands entry
+	// matches), never unconfined.
 	for _, c := range []struct {
 		name, cmd string
 		escape    bool
@@ -148,9 +149,9 @@ func TestExactBeyondTheNetworkRunsUnconfined(t *testing.T) {
 		}
 		h.approve(d)
 		d = call()
-		expect(t, c.name, d, Allow, ReasonExactGrant)
-		if d.UpdatedInput != nil || strings.Contains(d.Message, "unconfined") {
-			t.Errorf("%s: approved exactly, it runs as %v (%s)", c.name, d.UpdatedInput["command"], d.Message)
+		wantAsWritten(t, c.name, h, c.cmd, d)
+		if c.escape && d.UpdatedInput["dangerouslyDisableSandbox"] != true {
+			t.Errorf("%s: the rewrite dropped the agent's own request: %v", c.name, d.UpdatedInput)
 		}
 	}
 }
@@ -191,6 +192,11 @@ func TestUnconfinedOnlyForAnExactApprovalUnderTheJail(t *testing.T) {
 			}
 			h.approve(d)
 			d = run(cmd)
+			if c.name == "no two-phase enforcement" {
+				// Under the jail grant: where it is, holding the project.
+				wantAsWritten(t, cmd, h, cmd, d)
+				return
+			}
 			expect(t, cmd, d, Allow, ReasonExactGrant)
 			if d.UpdatedInput != nil || strings.Contains(d.Message, "unconfined") {
 				t.Errorf("approved exactly, it runs as %v (%s)", d.UpdatedInput["command"], d.Message)

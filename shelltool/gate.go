@@ -27,7 +27,9 @@ import (
 // through the launcher (package confine) under that capability, in the
 // ticket's project, so a grant means the same as under a host that runs
 // the rewrite; a ticket with no capability (an exact approval) runs
-// unconfined, as it would there. Where the host runs the hook's rewrite
+// unconfined, as it would there, and one with the as-written word (an
+// exact approval under the jail grant) runs through the launcher's
+// as-written form, which holds the project while it runs. Where the host runs the hook's rewrite
 // (Gemini: the nonce marked), the launch is in the ticket's command
 // already. Anything else is refused on standard error with exit 126, in
 // the wrapper's words (ticket.IsRefusal reads them): the host hands both
@@ -96,17 +98,26 @@ func (c *Call) Run(input []byte) int {
 // project: the launch the hook's jailLaunch writes for a host that runs
 // the rewrite. t's MAC covers the capability and the project, so neither
 // can be widened without the key.
+//
+// confine.CapAsWritten (an exact approval under the jail grant) is the
+// launcher's as-written form: the command as written, no restriction
+// added, holding the ticket's project while it runs (the hook's
+// heldAsWritten).
 func (c *Call) launch(t *ticket.Ticket, bash, cmd string) int {
-	cp, err := policy.ParseCapability(t.Capability)
-	if err != nil {
-		return c.refuse(&ticket.Error{Reason: ticket.ReasonTicketInvalid, Why: "the ticket's capability cannot be read: " + err.Error()})
+	var cp policy.Capability
+	asWritten := t.Capability == confine.CapAsWritten
+	if !asWritten {
+		var err error
+		if cp, err = policy.ParseCapability(t.Capability); err != nil {
+			return c.refuse(&ticket.Error{Reason: ticket.ReasonTicketInvalid, Why: "the ticket's capability cannot be read: " + err.Error()})
+		}
 	}
 	for _, p := range []string{t.Project, c.Cwd} {
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 			return c.refuse(&ticket.Error{Reason: ticket.ReasonTicketInvalid, Why: fmt.Sprintf("the ticket's launch needs clean absolute paths, not %q", p)})
 		}
 	}
-	spec := confine.Spec{Cap: cp, Project: t.Project, Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}}
+	spec := confine.Spec{Cap: cp, Project: t.Project, Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}, Unconfined: asWritten, AsWritten: asWritten}
 	run := c.Launch
 	if run == nil {
 		run = func(spec confine.Spec, stderr io.Writer) int { return confine.Main(spec.Args()[1:], stderr) }

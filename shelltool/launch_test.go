@@ -109,6 +109,27 @@ func TestWrapperLaunchesTheTicketsCapability(t *testing.T) {
 			t.Fatalf("exit %d %q, launched %+v, ran %q", code, msg, specs, f.ran)
 		}
 	})
+	t.Run("the as-written word runs the as-written form", func(t *testing.T) {
+		// An exact approval under the jail grant: as written, no
+		// restriction, the ticket's project held while it runs.
+		f := newFixture(t)
+		var specs []confine.Spec
+		f.issueDerived(t, host, "make all && git push", confine.CapAsWritten, project, testKey)
+		code, msg := f.runLaunch(host, map[string]any{"command": "make all && git push"}, &specs)
+		want := confine.Spec{Project: project, Cwd: f.cwd, Exe: bash, Argv: []string{"bash", "-c", "make all && git push"}, Unconfined: true, AsWritten: true}
+		if code != 0 || msg != "" || len(f.ran) != 0 || len(specs) != 1 || !slices.Equal(specs[0].Args(), want.Args()) {
+			t.Fatalf("exit %d %q, ran %q, launched %+v; want one launch %v", code, msg, f.ran, specs, want.Args())
+		}
+		// The unconfined word is not a ticket's (the hook never issues
+		// it where the wrapper launches): refused.
+		specs = nil
+		f.issueDerived(t, host, "git push", confine.CapUnconfined, project, testKey)
+		code, msg = f.runLaunch(host, map[string]any{"command": "git push"}, &specs)
+		wantRefused(t, code, msg, ticket.ReasonTicketInvalid)
+		if len(specs) != 0 || len(f.ran) != 0 {
+			t.Errorf("the unconfined word ran: %+v %q", specs, f.ran)
+		}
+	})
 	t.Run("control: a marked ticket carries its launch", func(t *testing.T) {
 		f := newFixture(t)
 		var specs []confine.Spec
@@ -130,6 +151,7 @@ func TestWrapperLaunchesTheTicketsCapability(t *testing.T) {
 		{"capability widened", func(m map[string]any) { m["capability"] = "project-write+network" }},
 		{"capability removed", func(m map[string]any) { delete(m, "capability") }},
 		{"the jail for read-only", func(m map[string]any) { m["capability"] = policy.CapJail }},
+		{"the as-written word for read-only", func(m map[string]any) { m["capability"] = confine.CapAsWritten }},
 		{"project moved", func(m map[string]any) { m["project"] = "/" }},
 		{"project removed", func(m map[string]any) { delete(m, "project") }},
 	} {

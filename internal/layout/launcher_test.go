@@ -109,7 +109,8 @@ func TestOneLanguage(t *testing.T) {
 // the hook links may use: to describe a launch (Spec, Redirect, and
 // NetworkCommand and UnconfinedCommand, which write a Spec as the command
 // text one of Claude Code's excludedCommands entries matches, with
-// CapUnconfined, the unconfined form's word), to know
+// CapUnconfined, the unconfined form's word; AsWrittenCommand and
+// CapAsWritten, the as-written form that no entry matches), to know
 // whether the kernel can confine (ABI, MinABI), and to be the launcher
 // itself, in its own process (Main, Subcommand: loopguard-hook exec),
 // and to say why a jailed call was refused a file of the home
@@ -123,7 +124,7 @@ func TestOneLanguage(t *testing.T) {
 // hook writes no plan file for a launcher to pick up: the launch computes
 // its plan when it runs (hooks' TestLaunchWritesNothing checks the state
 // directory the same way at run time).
-var hookUsesOfConfine = []string{"Spec", "Redirect", "NetworkCommand", "UnconfinedCommand", "GitCommand", "CapUnconfined", "ABI", "MinABI", "Main", "Subcommand", "PrivateInHome",
+var hookUsesOfConfine = []string{"Spec", "Redirect", "NetworkCommand", "UnconfinedCommand", "GitCommand", "CapUnconfined", "AsWrittenCommand", "CapAsWritten", "ABI", "MinABI", "Main", "Subcommand", "PrivateInHome",
 	"ScratchRoots", "KilledLaunch", "LiveLaunch", "RecoverArgs", "HeldTempDir"}
 
 // TestHookPreparesNoPlan: no package the hook binary links, confine
