@@ -41,7 +41,8 @@ import (
 // jail grant; never for a call with a DANGER line, one that cannot be
 // parsed, one that asks to leave the sandbox itself
 // (dangerouslyDisableSandbox) or one that touches executable
-// configuration: those run as written, inside the sandbox, as before. One
+// configuration: those run as written, inside the sandbox, as before
+// (under the jail grant in the as-written form, heldAsWritten). One
 // that needs git's own directory alone (git add -A && git commit) runs
 // in the jail with it (escapeGit), out of the sandbox by init's third
 // entry. The human is told before deciding (the hold's

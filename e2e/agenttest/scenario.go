@@ -5,6 +5,8 @@ package agenttest
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -239,5 +241,30 @@ func JailedCallRuns(e *Env) {
 	}
 	if !jailed {
 		t.Errorf("no PreToolUse was decided jailed: %+v", entries)
+	}
+}
+
+// ApprovedCallHoldsTheProject (the ninety-fifth attack run): under the
+// jail grant a call held for leaving the jail, approved exactly, runs
+// where the client runs it, through the launcher's as-written form, which
+// holds the project while it runs: what it runs has the hold's
+// descriptors (900 and above) open. Control: the approved call runs and
+// prints its output. e must come from NewJailedEnv.
+func ApprovedCallHoldsTheProject(e *Env) {
+	t := e.T
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("the approved call's hold is Linux's")
+	}
+	const cmd = "git push -q 2>/dev/null; echo approved-ran; ls /proc/self/fd"
+	api := e.Run(Script{Commands: []string{cmd, cmd}, Between: e.ApproveAfter(0)})
+	WantBlocked(t, api, 0, "leaves_jail")
+	WantRan(t, api, 1, e.Agent.Refused...)
+	_, fds, ran := strings.Cut(api.Output(1), "approved-ran")
+	if !ran {
+		t.Fatalf("the approved call did not print its output: %q", api.Output(1))
+	}
+	if !slices.Contains(strings.Fields(fds), "900") {
+		t.Errorf("the approved call ran holding no project (its descriptors: %q)", fds)
 	}
 }

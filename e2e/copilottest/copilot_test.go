@@ -186,3 +186,12 @@ func TestCopilotJailedCallRuns(t *testing.T) {
 	t.Parallel()
 	agenttest.JailedCallRuns(copilot.NewJailedEnv(t))
 }
+
+// TestCopilotApprovedCallHoldsTheProject: under the jail grant an
+// approved call runs through the launcher's as-written form (Copilot runs
+// the hook's modifiedArgs), holding the project while it runs (the
+// ninety-fifth attack run's approved make ran a deploy.sh a jailed call
+// rewrote meanwhile).
+func TestCopilotApprovedCallHoldsTheProject(t *testing.T) {
+	agenttest.ApprovedCallHoldsTheProject(copilot.NewJailedEnv(t))
+}
