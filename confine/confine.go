@@ -68,6 +68,11 @@ type Spec struct {
 	// sandbox.excludedCommands entry matches, so that it stays in the
 	// sandbox the host runs it in.
 	AsWritten bool
+	// Holds, with Unconfined, are the places outside the project the
+	// approved call reaches (the hook's related places: a link's target,
+	// local code its build files name): held with the project while it
+	// runs (runUnconfined).
+	Holds []string
 }
 
 // Args is the launcher's command line for s, after the binary's path:
@@ -81,6 +86,11 @@ func (s Spec) Args() []string {
 		}
 	}
 	out := []string{Subcommand, "--cap", cp, "--project", s.Project, "--cwd", s.Cwd}
+	if s.Unconfined {
+		for _, h := range s.Holds {
+			out = append(out, "--hold", h)
+		}
+	}
 	for _, r := range s.Redirects {
 		out = append(out, "--redirect", r.String())
 	}
@@ -162,7 +172,7 @@ func Parse(args []string) (Spec, error) {
 		}
 		v := args[0]
 		args = args[1:]
-		if a != "--redirect" {
+		if a != "--redirect" && a != "--hold" {
 			if seen[a] {
 				return s, fmt.Errorf("%s given twice", a)
 			}
@@ -183,6 +193,11 @@ func Parse(args []string) (Spec, error) {
 			s.Project = v
 		case "--cwd":
 			s.Cwd = v
+		case "--hold":
+			if !filepath.IsAbs(v) || filepath.Clean(v) != v {
+				return s, fmt.Errorf("--hold %q: not a clean absolute path", v)
+			}
+			s.Holds = append(s.Holds, v)
 		case "--redirect":
 			r, err := ParseRedirect(v)
 			if err != nil {
@@ -200,6 +215,9 @@ func Parse(args []string) (Spec, error) {
 		return s, errors.New("want -- PROGRAM ARGV0 [ARGS...]")
 	}
 	s.Exe, s.Argv = args[0], args[1:]
+	if len(s.Holds) > 0 && !s.Unconfined {
+		return s, errors.New("--hold is the unconfined forms' only")
+	}
 	for _, p := range []string{s.Project, s.Cwd, s.Exe} {
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 			return s, fmt.Errorf("%q is not a clean absolute path", p)

@@ -167,6 +167,14 @@ func runUnconfined(s Spec, e Env) error {
 		case err != nil:
 			return fmt.Errorf("failed to hold the project for the approved call: %w", err)
 		}
+		more, err := holdPlaces(st, s, what)
+		if err != nil {
+			for _, f := range held {
+				f.Close()
+			}
+			return err
+		}
+		held = append(held, more...)
 		if err := inheritHigh(held); err != nil {
 			return fmt.Errorf("failed to hold the project for the approved call: %w", err)
 		}

@@ -243,3 +243,62 @@ func TestAsWrittenHoldsTheProject(t *testing.T) {
 		t.Errorf("control: an as-written call whose hold cannot be made (a state directory not writable): exit %d %q", code, out)
 	}
 }
+
+// TestUnconfinedHoldsWhatItReaches: the places an approved call reaches
+// outside its project (--hold: the hook's related places) are held as the
+// project is: a jailed call of a session whose project is one waits for
+// it; a confined call still running in one refuses it. Controls: a
+// sibling the call does not reach does not wait; a place the user cannot
+// write is not held; --hold is refused under a capability.
+func TestUnconfinedHoldsWhatItReaches(t *testing.T) {
+	if ABI() < MinABI {
+		t.Skipf("no Landlock ABI %d", MinABI)
+	}
+	base := t.TempDir()
+	project, lib, sib, xdg := filepath.Join(base, "p"), filepath.Join(base, "lib"), filepath.Join(base, "sib"), filepath.Join(base, "xdg")
+	for _, d := range []string{project, lib, sib} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := filepath.Join(xdg, "loopguard")
+	order := filepath.Join(lib, "order")
+	launch := func(cp, proj string, extra []string, script string) (string, int) {
+		args := append([]string{"--cap", cp, "--project", proj, "--cwd", proj}, extra...)
+		args = append(args, "--", "/bin/sh", "sh", "-c", script)
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "LG_CONFINE_LAUNCH=1", "XDG_STATE_HOME="+xdg)
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	hold := []string{"--hold", filepath.Join(lib, "deploy.sh"), "--hold", "/usr/bin"}
+	_ = os.WriteFile(filepath.Join(lib, "deploy.sh"), []byte("echo deploy\n"), 0o644)
+	out, code := launch(CapUnconfined, project, hold, "(sleep 2; echo approved-end >> "+order+") >/dev/null 2>&1 &")
+	if code != 0 {
+		t.Fatalf("unconfined with --hold: exit %d %q", code, out)
+	}
+	if running, _ := undo.ApprovedRunning(state, lib); !running {
+		t.Errorf("%s, which the approved call reaches: not held", lib)
+	}
+	if running, _ := undo.ApprovedRunning(state, "/usr/bin"); running && os.Getuid() != 0 {
+		t.Error("/usr/bin, which the user cannot write (control): held")
+	}
+	if out, code := launch("project-write", sib, nil, "true"); code != 0 || strings.Contains(out, "waiting") {
+		t.Errorf("a sibling the call does not reach (control): exit %d %q", code, out)
+	}
+	out, code = launch("project-write", lib, nil, "echo jailed >> "+order)
+	if got, _ := os.ReadFile(order); code != 0 || string(got) != "approved-end\njailed\n" {
+		t.Errorf("a jailed call in %s while the approved call runs: exit %d %q; order %q, want the approved call's end first", lib, code, out, got)
+	}
+	lock, err := undo.LockProject(state, lib, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, code := launch(CapUnconfined, project, hold, "true"); code != ExitFailed || !strings.Contains(out, "which this call reaches") {
+		t.Errorf("unconfined while a confined call runs in a place it reaches: exit %d %q", code, out)
+	}
+	lock.Close()
+	if out, code := launch("project-write", project, hold, "true"); code != ExitFailed || !strings.Contains(out, "--hold") {
+		t.Errorf("--hold under a capability (control): exit %d %q", code, out)
+	}
+}

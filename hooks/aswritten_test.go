@@ -2,6 +2,8 @@ package hooks
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -77,5 +79,35 @@ func TestApprovedCallHoldsTheProjectUnderTheJail(t *testing.T) {
 	expect(t, "no jail grant (control)", d, Allow, ReasonExactGrant)
 	if d.UpdatedInput != nil || d.Capability != "" {
 		t.Errorf("no jail grant (control): runs as %v under %q", d.UpdatedInput["command"], d.Capability)
+	}
+}
+
+// TestApprovedCallHoldsWhatItReaches (the ninety-sixth attack run): the
+// approved call's launch holds the places outside the project it reaches
+// too (a link to ../lib at the project's top), so that a session in
+// ../lib cannot rewrite it while it runs. Control: without the link, a
+// call that reaches nothing outside holds its project alone.
+func TestApprovedCallHoldsWhatItReaches(t *testing.T) {
+	h, run := jailHarness(t)
+	lib := h.Project + "-lib"
+	if err := os.MkdirAll(lib, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(lib, filepath.Join(h.Project, "vendor-lib")); err != nil {
+		t.Fatal(err)
+	}
+	const cmd = "sh vendor-lib/deploy.sh && git push"
+	_ = os.WriteFile(filepath.Join(lib, "deploy.sh"), []byte("echo deploy\n"), 0o644)
+	h.approve(run(cmd))
+	got, _ := run(cmd).UpdatedInput["command"].(string)
+	if !strings.Contains(got, "'--hold' '"+lib) {
+		t.Errorf("an approved call through vendor-lib -> %s runs as %q, holding nothing there", lib, got)
+	}
+	// Without the link, nothing outside is reached.
+	_ = os.Remove(filepath.Join(h.Project, "vendor-lib"))
+	const plain = "make all && git push"
+	h.approve(run(plain))
+	if got, _ := run(plain).UpdatedInput["command"].(string); strings.Contains(got, "--hold") || got != asWrittenCommand(h, plain) {
+		t.Errorf("an approved call that reaches nothing outside (control) runs as %q", got)
 	}
 }

@@ -174,7 +174,8 @@ func (e *Engine) unconfinedLaunch(ctx context.Context, c *Call, d *described) (m
 		return nil, false
 	}
 	cmd, _ := c.ToolInput["command"].(string)
-	spec := confine.Spec{Project: filepath.Clean(e.projectDir(c)), Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}}
+	project := filepath.Clean(e.projectDir(c))
+	spec := confine.Spec{Project: project, Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}, Holds: e.reachedPlaces(c, d, project)}
 	text, ok := confine.UnconfinedCommand(e.Env.Launcher, spec)
 	if !ok {
 		return nil, false
@@ -196,7 +197,7 @@ func (e *Engine) unconfinedLaunch(ctx context.Context, c *Call, d *described) (m
 // Without the jail grant, or where the host can neither rewrite nor wrap,
 // it runs as written, unheld.
 func (e *Engine) heldAsWritten(ctx context.Context, c *Call, d *described, g *token.Grant, what string) Decision {
-	updated, ok := e.asWrittenLaunch(ctx, c)
+	updated, ok := e.asWrittenLaunch(ctx, c, d)
 	if !ok {
 		return e.allowed(c, d, ReasonExactGrant, g, what)
 	}
@@ -217,7 +218,7 @@ const asWrittenNote = "it runs as written, where it would run, through loopguard
 // asWrittenLaunch is the input an exactly approved Bash call runs as in
 // the as-written form (heldAsWritten); ok is false where no jail grant
 // applies to the call's project or the host cannot launch it.
-func (e *Engine) asWrittenLaunch(ctx context.Context, c *Call) (map[string]any, bool) {
+func (e *Engine) asWrittenLaunch(ctx context.Context, c *Call, d *described) (map[string]any, bool) {
 	if c.ToolName != "Bash" || !c.Launches() || e.Env.Launcher == "" || testknobs.On(testknobs.NoRewrite) {
 		return nil, false
 	}
@@ -227,7 +228,7 @@ func (e *Engine) asWrittenLaunch(ctx context.Context, c *Call) (map[string]any, 
 		return nil, false
 	}
 	cmd, _ := c.ToolInput["command"].(string)
-	spec := confine.Spec{Project: project, Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}}
+	spec := confine.Spec{Project: project, Cwd: c.Cwd, Exe: bash, Argv: []string{"bash", "-c", cmd}, Holds: e.reachedPlaces(c, d, project)}
 	text, ok := confine.AsWrittenCommand(e.Env.Launcher, spec)
 	if !ok {
 		return nil, false

@@ -439,6 +439,13 @@ func (e *Engine) relatedPlaces(c *Call, d *described, project string) []string {
 	if err == nil && !slices.ContainsFunc(projects, func(p string) bool { return !under(project, p) && !under(p, project) }) {
 		return nil
 	}
+	return e.reachedPlaces(c, d, project)
+}
+
+// reachedPlaces are relatedPlaces wherever other projects have stores or
+// not: what an approved call holds while it runs (confine.Spec.Holds),
+// since a session may start in one of them after it began.
+func (e *Engine) reachedPlaces(c *Call, d *described, project string) []string {
 	var out []string
 	add := func(p string) {
 		if len(out) >= maxRelated || p == "" {
