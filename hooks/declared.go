@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The project's own declarations of local code outside it (relatedPlaces):
@@ -215,8 +216,10 @@ func packageJSONPaths(src []byte) []string {
 // path outside the project is compiled too), and a PEP 508 url
 // "name @ file:x".
 var (
-	tomlPath = regexp.MustCompile(`(?:^|[\s{,])path\s*=\s*(?:"([^"]*)"|'([^']*)')`)
-	fileURL  = regexp.MustCompile(`@\s*file:(?://)?([^\s"',;\]]+)`)
+	tomlPath = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:^|[\s{,])path\s*=\s*(?:"([^"]*)"|'([^']*)')`)
+	})
+	fileURL = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`@\s*file:(?://)?([^\s"',;\]]+)`) })
 )
 
 // tomlPaths: Cargo.toml's and pyproject.toml's local paths (tomlPath).
@@ -227,10 +230,10 @@ func tomlPaths(src []byte) []string {
 		if strings.HasPrefix(line, "#") {
 			return
 		}
-		for _, m := range tomlPath.FindAllStringSubmatch(line, -1) {
+		for _, m := range tomlPath().FindAllStringSubmatch(line, -1) {
 			out = append(out, m[1]+m[2])
 		}
-		for _, m := range fileURL.FindAllStringSubmatch(line, -1) {
+		for _, m := range fileURL().FindAllStringSubmatch(line, -1) {
 			out = append(out, m[1])
 		}
 	})
@@ -268,14 +271,16 @@ func requirementsPaths(src []byte) []string {
 
 // cmakeCall is CMake's add_subdirectory(x ...) and include(x ...), any
 // case, x quoted or not.
-var cmakeCall = regexp.MustCompile(`(?i)\b(?:add_subdirectory|include)\s*\(\s*"?([^\s)"]+)`)
+var cmakeCall = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(?:add_subdirectory|include)\s*\(\s*"?([^\s)"]+)`)
+})
 
 // cmakePaths: CMakeLists.txt's add_subdirectory and include arguments (a
 // module's name, CTest, names no file and is dropped where it is added).
 func cmakePaths(src []byte) []string {
 	var out []string
 	lines(src, "#", func(ws []string) {
-		for _, m := range cmakeCall.FindAllStringSubmatch(strings.Join(ws, " "), -1) {
+		for _, m := range cmakeCall().FindAllStringSubmatch(strings.Join(ws, " "), -1) {
 			out = append(out, m[1])
 		}
 	})

@@ -25,9 +25,15 @@ var miseTopConfigs = []string{
 	".config/mise/mise.local.toml", ".mise/config.toml", ".mise/config.local.toml", "mise/config.toml",
 }
 
-// miseHookKeys are [hooks]'s keys whose values are shell commands run on
+// miseHookKey: is k one of [hooks]'s keys whose values are shell commands run on
 // a directory change (enter, cd, leave) or around an install.
-var miseHookKeys = map[string]bool{"enter": true, "cd": true, "leave": true, "preinstall": true, "postinstall": true}
+func miseHookKey(k string) bool {
+	switch k {
+	case "enter", "cd", "leave", "preinstall", "postinstall":
+		return true
+	}
+	return false
+}
 
 // MiseLoads are the files of project that its mise configuration at the
 // top names to load or run (mise.toml and its other names, every
@@ -93,7 +99,7 @@ func miseConfigLoads(text, project string, budget *readBudget, reads *int) []str
 					out = append(out, commandPathsWithin(budget.read(p), project, project, nil, reads, nil)...)
 				}
 			}
-		case len(parts) >= 2 && parts[0] == "hooks" && miseHookKeys[parts[1]]:
+		case len(parts) >= 2 && parts[0] == "hooks" && miseHookKey(parts[1]):
 			for _, s := range tomlStrings(kv.value) {
 				out = append(out, commandPathsWithin(miseRoot(s, project), project, project, nil, reads, nil)...)
 			}

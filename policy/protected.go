@@ -164,13 +164,20 @@ func OtherHomes(home string) []string {
 
 // accountHome is the home directory the password database gives the
 // process's user ("" where it gives none), read once.
-var accountHome = sync.OnceValue(func() string {
-	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
-	if err != nil || !filepath.IsAbs(u.HomeDir) {
-		return ""
-	}
-	return filepath.Clean(u.HomeDir)
-})
+var (
+	accountHomeOnce sync.Once
+	accountHomeDir  string
+)
+
+func accountHome() string {
+	accountHomeOnce.Do(func() {
+		u, err := user.LookupId(strconv.Itoa(os.Getuid()))
+		if err == nil && filepath.IsAbs(u.HomeDir) {
+			accountHomeDir = filepath.Clean(u.HomeDir)
+		}
+	})
+	return accountHomeDir
+}
 
 // RealHome is the real path of the home directory home where it is reached
 // through a link (/home/u -> /var/home/u, a home on another disk), ""

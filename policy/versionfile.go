@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // versionFiles are other tools' version files that mise (and asdf, with
 // legacy_version_file) reads as a tool's version where the user enabled
@@ -10,15 +13,25 @@ import "strings"
 // path:$PWD/build/py made python3 and node the agent's scripts on the
 // user's next cd). By content (VersionFileRuns): one that names a
 // version (20, 3.12.1, lts/iron aside) stays an ordinary file.
-var versionFiles = map[string]bool{
-	".python-version": true, ".nvmrc": true, ".node-version": true, ".ruby-version": true, ".go-version": true,
-	".java-version": true, ".sdkmanrc": true, ".terraform-version": true, ".bun-version": true, ".yvmrc": true,
-	".crystal-version": true, ".packer-version": true,
+var (
+	versionFileOnce sync.Once
+	versionFileSet  map[string]bool
+)
+
+func versionFiles() map[string]bool {
+	versionFileOnce.Do(func() {
+		versionFileSet = map[string]bool{
+			".python-version": true, ".nvmrc": true, ".node-version": true, ".ruby-version": true, ".go-version": true,
+			".java-version": true, ".sdkmanrc": true, ".terraform-version": true, ".bun-version": true, ".yvmrc": true,
+			".crystal-version": true, ".packer-version": true,
+		}
+	})
+	return versionFileSet
 }
 
 // IsVersionFile reports whether name is one of versionFiles (a file
 // whose content VersionFileRuns judges).
-func IsVersionFile(name string) bool { return versionFiles[strings.ToLower(name)] }
+func IsVersionFile(name string) bool { return versionFiles()[strings.ToLower(name)] }
 
 // maxVersionFile bounds the version file VersionFileRuns reads: a larger
 // one is taken as running something (mise reads it all).
