@@ -69,6 +69,15 @@ type Call struct {
 	// rewrite, carries the command to run as `exec BASH -c 'TEXT'`
 	// (pinnedBash), which any POSIX shell reads the same.
 	PinBash bool
+	// HostShells are the names of the shells the host may look up on its
+	// own PATH to run a Bash call with (Codex's exec_command: the model
+	// names the shell per call, "shell":"zsh", which the payload does not
+	// carry, and Codex runs which(zsh)). A call is denied path_shadowed
+	// while any of them resolves, on the PATH the hook sees (the host's),
+	// to a program the trusted-directory rule does not vouch for
+	// (hostShellShadowed): the host would run it with the call's command
+	// as its argument, whatever the decision.
+	HostShells []string
 	// Wrapped says the host runs the model's own command text, unchanged,
 	// through loopguard's wrapper, which runs it whole (bash -c) under the
 	// capability the allow names (Decision.Capability, carried by its

@@ -379,6 +379,11 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 	case policy.SubagentLaunch:
 		return Decision{Behavior: Abstain, Reason: ReasonSubagent, Message: "loopguard: subagent launch; its calls are guarded one by one"}
 	}
+	// A shell the host finds on its PATH that no decision vouches for
+	// (hostshell.go): before any grant, since none binds the shell.
+	if why := e.hostShellShadowed(c); why != "" {
+		return denied(ReasonShadowed, why)
+	}
 	if f.Tier == policy.ExecConfig {
 		d.execConfig = f.why
 	}

@@ -1,6 +1,7 @@
 package shellparse
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,4 +177,48 @@ func (a *analyzer) resolveCommand(name string, pos syntax.Pos) (string, bool, er
 		return "", false, deny(PathShadowed, pos, "%s is a symlink to %s, inside %s%s", name, resolved, where, a.shadows(name))
 	}
 	return resolved, false, nil
+}
+
+// Shadow is where a host finds a program by name on PATH, when the rule
+// that judges a command name in a call (resolveCommand) refuses it.
+type Shadow struct {
+	Reason string // why it would be PathShadowed
+	Entry  string // the PATH entry it is found through, as written
+	Found  string // the file found there ("" when the entry cannot be resolved)
+	// Resolved is Found with symlinks resolved ("" when they cannot be).
+	Resolved string
+	// Untrusted is set when the only objection is that Found lies in a
+	// directory that is not trusted: an absolute entry outside the project
+	// and the cwd.
+	Untrusted bool
+}
+
+// Shadowed judges the program a host finds by name on env.Path as the
+// name of a command in a call is judged: nil when name resolves into a
+// trusted directory, or is found nowhere on PATH (the host then looks
+// elsewhere, or gives up). For a host that looks a program up on its own
+// PATH to run a call with (Codex's shell, which the model names: which zsh).
+func Shadowed(name string, env Env) *Shadow {
+	if name == "" || strings.Contains(name, "/") {
+		return nil
+	}
+	a := newAnalyzer(env)
+	r := a.lookPath(name)
+	if !r.unknown && r.found == "" {
+		return nil
+	}
+	_, _, err := a.resolveCommand(name, syntax.Pos{})
+	if err == nil {
+		return nil
+	}
+	s := &Shadow{Reason: err.Error(), Entry: r.entry, Found: r.found, Resolved: r.resolved}
+	var ve *verdictError
+	if errors.As(err, &ve) {
+		s.Reason = ve.reason
+	}
+	if !r.unknown && !r.relative && !a.isTrusted(r.dir) {
+		_, in := a.insideWork(r.dir)
+		s.Untrusted = !in
+	}
+	return s
 }

@@ -35,6 +35,9 @@ type harness struct {
 	keyErr error
 	// launcher, when set, is the launcher the engine rewrites Bash into.
 	launcher string
+	// path, when set, is the PATH the hook sees (the host's), in place of
+	// the trusted bin dir alone.
+	path string
 }
 
 func newHarness(t testing.TB) *harness {
@@ -47,13 +50,17 @@ func (h *harness) engine() (*hooks.Engine, error) {
 	if h.named {
 		named = h.Project
 	}
+	path := h.Bin
+	if h.path != "" {
+		path = h.path
+	}
 	return &hooks.Engine{
 		Store:   h.Store,
 		Audit:   audit.Open(filepath.Join(h.Store.Dir, "audit")),
 		LoadKey: enginetest.LoadKey(&h.keyErr),
 		Now:     func() time.Time { return h.now },
 		Mode:    h.mode,
-		Env: hooks.Env{Path: h.Bin, Home: h.Home, Trusted: []string{h.Bin}, ProjectDir: named,
+		Env: hooks.Env{Path: path, Home: h.Home, Trusted: []string{h.Bin}, ProjectDir: named,
 			Self: filepath.Join(h.Bin, "loopguard"), StateDir: h.Store.Dir, Launcher: h.launcher},
 	}, nil
 }

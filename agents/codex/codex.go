@@ -30,6 +30,16 @@ const (
 	PostToolUse       = "PostToolUse"
 )
 
+// ShellNames are the names Codex looks up on its PATH (which NAME) for the
+// shell the model names in an exec_command call (codex-rs/core/src/shell.rs:
+// detect_shell_type takes the name, or a path's file stem, as zsh, bash, sh,
+// pwsh, powershell or cmd; get_shell_path then uses the user's login shell
+// when it is of that type, else which(NAME), else a fixed path; PowerShell
+// tries pwsh, then powershell). 0.171.0 ignores the path the model gives
+// (the ninety-sixth attack run: project/sh ran as /bin/sh) but looks the
+// name up: every name is judged, whichever the login shell.
+var ShellNames = []string{"bash", "zsh", "sh", "pwsh", "powershell", "cmd"}
+
 // Adapter is Codex CLI's hook contract.
 type Adapter struct{}
 
@@ -71,6 +81,10 @@ func (Adapter) Decode(m map[string]any, event string) (*hooks.Call, string, erro
 	// bash: every allow runs the command pinned to bash (the ninety-second
 	// attack run: `: $'\'⏎id⏎#'` is one : to bash, id to dash).
 	c.PinBash = true
+	// And Codex finds that shell by its name on its own PATH (ShellNames):
+	// a program of that name the trusted-directory rule refuses denies
+	// every Bash call (hooks.Call.HostShells).
+	c.HostShells = ShellNames
 	// write_stdin types into a running command and runs no hook
 	// (codex-rs/core/src/tools/handlers/unified_exec/write_stdin.rs:
 	// pre_tool_use_payload returns None; seen on 0.171.0).
