@@ -347,7 +347,15 @@ func (e *Engine) decideCall(ctx context.Context, c *Call) Decision {
 	}
 	ahead.keep(d)
 	return e.once(c, d, func() Decision {
-		dec := e.decideDescribed(ctx, c, d)
+		// A shell the host finds on its PATH that no decision vouches for
+		// (hostshell.go): denied before any grant is looked at or used,
+		// or the human asked, since none binds the shell.
+		var dec Decision
+		if why := e.hostShellShadowed(c); why != "" {
+			dec = denied(ReasonShadowed, why)
+		} else {
+			dec = e.decideDescribed(ctx, c, d)
+		}
 		dec.Digest = d.digest
 		// From the decoded input the canonical bytes were encoded from: decoding
 		// them again cost a 1 MiB Write about 2 ms.
@@ -378,11 +386,6 @@ func (e *Engine) decideDescribed(ctx context.Context, c *Call, d *described) Dec
 		return Decision{Behavior: Abstain, Reason: ReasonReadOnly, Message: "loopguard: read-only tool"}
 	case policy.SubagentLaunch:
 		return Decision{Behavior: Abstain, Reason: ReasonSubagent, Message: "loopguard: subagent launch; its calls are guarded one by one"}
-	}
-	// A shell the host finds on its PATH that no decision vouches for
-	// (hostshell.go): before any grant, since none binds the shell.
-	if why := e.hostShellShadowed(c); why != "" {
-		return denied(ReasonShadowed, why)
 	}
 	if f.Tier == policy.ExecConfig {
 		d.execConfig = f.why
