@@ -108,7 +108,11 @@ func (a *analyzer) analyze(command string) (Result, *Sketch) {
 		res := Result{Verdict: Unparseable, Reason: "bash syntax: " + err.Error()}
 		var pe syntax.ParseError
 		var le syntax.LangError
+		var he *heredocError
 		switch {
+		case errors.As(err, &he):
+			res.Reason = he.Error()
+			res.Pos = posString(he.pos)
 		case errors.As(err, &pe):
 			res.Reason = "bash syntax: " + pe.Text
 			res.Pos = posString(pe.Pos)

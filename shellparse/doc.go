@@ -34,7 +34,9 @@
 //     whatever bash and the parser may read differently: comments, raw
 //     control characters other than tab and newline, a final backslash, a
 //     quoted word after >& or <&, a target of digits run into the next
-//     redirection, a literal } followed by a comma. The test oracle (confirm_test.go) checks simple verdicts
+//     redirection, a literal } followed by a comma, a here-document line
+//     ending in a backslash bash joins with the next before it looks for
+//     the delimiter. The test oracle (confirm_test.go) checks simple verdicts
 //     against real bash.
 //
 // # One model of a command

@@ -6,14 +6,134 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// parse is where the package parses Bash, the only place it makes a
-// parser: the bash dialect, comments kept (the analysis refuses a command
+// parse is where the package parses Bash (parseBash makes its one
+// parser): the bash dialect, comments kept (the analysis refuses a command
 // that has one; the views leave them out).
+//
+// A parse whose here-document bash may end elsewhere is an error too
+// (joinedHeredoc): every view reads one parse, so none shows the parser's
+// reading of it.
 func parse(src string) (*syntax.File, error) {
 	if testParse != nil {
 		testParse()
 	}
+	f, err := parseBash(src)
+	if err != nil {
+		return nil, err
+	}
+	if err := joinedHeredoc(src, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// parseBash is mvdan.cc/sh's reading of src alone, which parse checks
+// (the one place the package makes a parser).
+func parseBash(src string) (*syntax.File, error) {
 	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(src), "")
+}
+
+// heredocError is a here-document bash and the parser end in different
+// places.
+type heredocError struct{ pos syntax.Pos }
+
+func (e *heredocError) Error() string {
+	return "a here-document line ends in a backslash: bash joins it with the next line before it looks for the delimiter, so where the document ends is not what it seems"
+}
+
+// joinedHeredoc finds a here-document with a line that ends in a
+// backslash bash joins with the next one. In the body of a here-document
+// whose delimiter is not quoted, bash removes each backslash-newline
+// before it compares a line with the delimiter, so EO\<newline>F ends
+// the document at EOF and abc\<newline>EOF does not; mvdan.cc/sh never
+// ends it on a line that follows an escaped newline, and so reads on (or
+// stops) where bash does not. A line ending in an even run of
+// backslashes (an escaped backslash) is not joined, nor is any line of a
+// document whose delimiter is quoted. Inside a backquoted substitution
+// bash takes \\ to \ and removes backslash-newlines before the
+// document is read, whatever its quoting: there any backslash at a line's
+// end is refused.
+func joinedHeredoc(src string, f *syntax.File) error {
+	var found error
+	var backquotes []bool // per node on the walk's path: a backquoted substitution
+	inBackquotes := 0
+	walk(f, func(n syntax.Node) bool {
+		if found != nil {
+			return false
+		}
+		if n == nil {
+			if backquotes[len(backquotes)-1] {
+				inBackquotes--
+			}
+			backquotes = backquotes[:len(backquotes)-1]
+			return true
+		}
+		cs, ok := n.(*syntax.CmdSubst)
+		bq := ok && cs.Backquotes
+		if bq {
+			inBackquotes++
+		}
+		backquotes = append(backquotes, bq)
+		r, ok := n.(*syntax.Redirect)
+		if !ok || (r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc) || r.Hdoc == nil {
+			return true
+		}
+		if inBackquotes == 0 && quotedWord(r.Word) {
+			return true
+		}
+		if lineEndsInBackslash(src, r.Hdoc, inBackquotes > 0) {
+			found = &heredocError{pos: r.OpPos}
+		}
+		return true
+	})
+	return found
+}
+
+// quotedWord reports a here-document delimiter with a quote or a
+// backslash in it: bash then leaves the body as written.
+func quotedWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(p.Value, `\`) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lineEndsInBackslash reports a line of the body (from its start to the
+// end of the line the parser ends it on, its delimiter's) that ends in an
+// odd run of backslashes, or, when anyRun is true, in any backslash.
+func lineEndsInBackslash(src string, body *syntax.Word, anyRun bool) bool {
+	start, end := int(body.Pos().Offset()), int(body.End().Offset())
+	if start > len(src) {
+		return false
+	}
+	if end < start || end > len(src) {
+		end = len(src)
+	}
+	if i := strings.IndexByte(src[end:], '\n'); i >= 0 {
+		end += i
+	} else {
+		end = len(src)
+	}
+	for i := start; i < end; i++ {
+		if src[i] != '\n' {
+			continue
+		}
+		run := 0
+		for j := i - 1; j >= start && src[j] == '\\'; j-- {
+			run++
+		}
+		if run%2 == 1 || (anyRun && run > 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // testParse, when a test sets it, is called on every parse.
