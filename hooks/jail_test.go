@@ -275,6 +275,29 @@ func TestJailFilesRuleCoversTheFileTools(t *testing.T) {
 	}
 }
 
+// TestJailFilesPythonInstallerConfig: the Python installers' project files
+// the ninety-sixth attack run's jailed call wrote (uv.toml, .pdm-python,
+// poetry.toml; pdm.toml is PDM's other one) name the index or the
+// interpreter a tool the user runs unconfined runs: a Write of one under
+// the jail is refused, at the top and deeper down, as pip.conf's is. The
+// control: an ordinary TOML file beside them (ruff.toml, pyproject.toml)
+// stays writable.
+func TestJailFilesPythonInstallerConfig(t *testing.T) {
+	h, _ := jailHarness(t)
+	for _, rel := range []string{
+		"uv.toml", filepath.Join("services", "api", "uv.toml"),
+		".pdm-python", filepath.Join("sub", ".pdm-python"),
+		"pdm.toml",
+		"poetry.toml", filepath.Join("libs", "x", "poetry.toml"),
+		filepath.Join(".venv", "pip.conf"), // the pip.conf case, for comparison
+	} {
+		expect(t, "Write "+rel, h.decide(h.writeCall(filepath.Join(h.Project, rel))), Deny, ReasonExecConfig)
+	}
+	for _, rel := range []string{"ruff.toml", "pyproject.toml", filepath.Join("docs", "uv.toml.example")} {
+		expect(t, "Write "+rel+" (control)", h.decide(h.writeCall(filepath.Join(h.Project, rel))), Allow, ReasonScopedGrant)
+	}
+}
+
 // TestLaunchesNameTheConfiner: with the launcher alone beside the hook
 // (Env.Confiner), a jailed call and a scoped grant's launch name it; the
 // form that leaves the host's sandbox (git's own directory) names the

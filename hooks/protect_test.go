@@ -59,6 +59,7 @@ func protectedCases(h *harness) []protectedCase {
 		{"nested npmrc", p("src/.npmrc"), policy.ExecConfig},
 		{"bash_aliases", u(".bash_aliases"), policy.ExecConfig},
 		{"go env file", u(".config/go/env"), policy.ExecConfig},
+		{"uv's user configuration", u(".config/uv/uv.toml"), policy.ExecConfig},
 		{"husky hook", p(".husky/pre-commit"), policy.ExecConfig},
 		{"netrc", u(".netrc"), policy.GuardCritical},                  // a secret in the home (policy.HomeSecrets)
 		{"gh hosts", u(".config/gh/hosts.yml"), policy.GuardCritical}, // a secret in the home

@@ -149,6 +149,21 @@ var execConfigRows = []ExecConfigEntry{
 		"https://pip.pypa.io/en/stable/topics/configuration/#location (Site)"},
 	{"pip.ini", AnyDepth, "", "pip's configuration in a Python environment (pip.ini, pip.conf's name on Windows)",
 		"https://pip.pypa.io/en/stable/topics/configuration/#location (Site)"},
+	// The other Python installers' project files (the ninety-sixth attack
+	// run's jailed call wrote each): read by the tool the user runs
+	// unconfined in that directory or below it, they name the
+	// interpreter it runs or the index it installs (and so runs) code
+	// from, as pip.conf does.
+	{"uv.toml", AnyDepth, "", "uv configuration (uv.toml, read in the current directory or the nearest parent: index-url, find-links and [[index]] choose the code uv installs and runs, python-install-mirror the Python it downloads and runs)",
+		"https://docs.astral.sh/uv/concepts/configuration-files/, https://docs.astral.sh/uv/reference/settings/#find-links"},
+	{".config/uv", InHome, "", "uv's user configuration (~/.config/uv/uv.toml: index-url, find-links, python-install-mirror, read by every uv command, uv tool too)",
+		"https://docs.astral.sh/uv/concepts/configuration-files/"},
+	{".pdm-python", AnyDepth, "", "PDM's saved interpreter (.pdm-python: the path of the Python every pdm command of the project runs, pdm install and pdm run among them)",
+		"https://pdm-project.org/en/latest/usage/project/#choose-a-python-interpreter"},
+	{"pdm.toml", AnyDepth, "", "PDM's project configuration (pdm.toml: python.path is the interpreter pdm runs, pypi.url the index whose code it installs)",
+		"https://pdm-project.org/latest/usage/config/, https://pdm-project.org/latest/reference/configuration/"},
+	{"poetry.toml", AnyDepth, "", "Poetry's project configuration (poetry.toml: virtualenvs.path and virtualenvs.in-project choose the environment whose Python poetry install and poetry run run, python.installation-dir where it finds the Pythons it makes environments with)",
+		"https://python-poetry.org/docs/configuration/#local-configuration, https://python-poetry.org/docs/configuration/#virtualenvspath, https://python-poetry.org/docs/configuration/#pythoninstallation-dir"},
 
 	// Environment files that tools load into the processes they start:
 	// BASH_ENV, LD_PRELOAD or NODE_OPTIONS there run code (the forty-fifth
