@@ -73,13 +73,7 @@ func TestUnconfinedHoldsTheProject(t *testing.T) {
 	}
 	state := filepath.Join(xdg, "loopguard")
 	order, up := filepath.Join(project, "order"), filepath.Join(base, "up")
-	launch := func(cp, script string) (string, int) {
-		args := []string{"--cap", cp, "--project", project, "--cwd", project, "--", "/bin/sh", "sh", "-c", script}
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "LG_CONFINE_LAUNCH=1", "XDG_STATE_HOME="+xdg)
-		out, _ := cmd.CombinedOutput()
-		return string(out), cmd.ProcessState.ExitCode()
-	}
+	launch := func(cp, script string) (string, int) { return launchIn(xdg, cp, project, nil, script) }
 	// The approved call leaves a child that runs 2 s more, its output
 	// closed, so that the launch returns at once.
 	out, code := launch(CapUnconfined, "(sleep 2; echo approved-end >> "+order+") >/dev/null 2>&1 & echo up > "+up)
@@ -138,13 +132,7 @@ func TestUnconfinedHoldsNearProjects(t *testing.T) {
 		}
 	}
 	order := filepath.Join(sub, "order")
-	launch := func(cp, proj, script string) (string, int) {
-		args := []string{"--cap", cp, "--project", proj, "--cwd", proj, "--", "/bin/sh", "sh", "-c", script}
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "LG_CONFINE_LAUNCH=1", "XDG_STATE_HOME="+xdg)
-		out, _ := cmd.CombinedOutput()
-		return string(out), cmd.ProcessState.ExitCode()
-	}
+	launch := func(cp, proj, script string) (string, int) { return launchIn(xdg, cp, proj, nil, script) }
 	// A jailed call ran in sub/ and in the sibling once: their stores.
 	for _, d := range []string{sub, sib} {
 		if out, code := launch("project-write", d, "true"); code != 0 {
@@ -186,13 +174,7 @@ func TestAsWrittenHoldsTheProject(t *testing.T) {
 	}
 	state := filepath.Join(xdg, "loopguard")
 	order, up := filepath.Join(project, "order"), filepath.Join(base, "up")
-	launch := func(xdg, cp, script string) (string, int) {
-		args := []string{"--cap", cp, "--project", project, "--cwd", project, "--", "/bin/sh", "sh", "-c", script}
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "LG_CONFINE_LAUNCH=1", "XDG_STATE_HOME="+xdg)
-		out, _ := cmd.CombinedOutput()
-		return string(out), cmd.ProcessState.ExitCode()
-	}
+	launch := func(xdg, cp, script string) (string, int) { return launchIn(xdg, cp, project, nil, script) }
 	out, code := launch(xdg, CapAsWritten, "(sleep 2; echo approved-end >> "+order+") >/dev/null 2>&1 & echo up > "+up+"; echo printed")
 	if code != 0 || !strings.Contains(out, "printed") {
 		t.Fatalf("as-written: exit %d %q", code, out)
@@ -264,12 +246,7 @@ func TestUnconfinedHoldsWhatItReaches(t *testing.T) {
 	state := filepath.Join(xdg, "loopguard")
 	order := filepath.Join(lib, "order")
 	launch := func(cp, proj string, extra []string, script string) (string, int) {
-		args := append([]string{"--cap", cp, "--project", proj, "--cwd", proj}, extra...)
-		args = append(args, "--", "/bin/sh", "sh", "-c", script)
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "LG_CONFINE_LAUNCH=1", "XDG_STATE_HOME="+xdg)
-		out, _ := cmd.CombinedOutput()
-		return string(out), cmd.ProcessState.ExitCode()
+		return launchIn(xdg, cp, proj, extra, script)
 	}
 	hold := []string{"--hold", filepath.Join(lib, "deploy.sh"), "--hold", "/usr/bin"}
 	_ = os.WriteFile(filepath.Join(lib, "deploy.sh"), []byte("echo deploy\n"), 0o644)
@@ -301,4 +278,16 @@ func TestUnconfinedHoldsWhatItReaches(t *testing.T) {
 	if out, code := launch("project-write", project, hold, "true"); code != ExitFailed || !strings.Contains(out, "--hold") {
 		t.Errorf("--hold under a capability (control): exit %d %q", code, out)
 	}
+}
+
+// launchIn runs the launcher (this test binary) with state under xdg:
+// capability cp, project proj (its cwd too), options extra, and sh -c
+// script; it returns the output and the exit status.
+func launchIn(xdg, cp, proj string, extra []string, script string) (string, int) {
+	args := append([]string{"--cap", cp, "--project", proj, "--cwd", proj}, extra...)
+	args = append(args, "--", "/bin/sh", "sh", "-c", script)
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "LG_CONFINE_LAUNCH=1", "XDG_STATE_HOME="+xdg)
+	out, _ := cmd.CombinedOutput()
+	return string(out), cmd.ProcessState.ExitCode()
 }
