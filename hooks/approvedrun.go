@@ -19,27 +19,34 @@ import (
 // cannot be asked after holds the write too. ok is false for every other
 // call, and where no such call runs.
 func (e *Engine) whileApprovedRuns(ctx context.Context, c *Call, d *described) (Decision, bool) {
-	if d.desc.Target == nil || e.Env.StateDir == "" || e.namedProject(c) == "" {
+	if d.desc.Target == nil || e.Env.StateDir == "" {
 		return Decision{}, false
 	}
 	// The project's, and those that hold it or lie in it; and where the
-	// file is, when that is outside them (another session's project).
-	project := filepath.Clean(e.projectDir(c))
-	running, err := undo.ApprovedRunning(e.Env.StateDir, project)
+	// file is, when that is outside them (another session's project, or
+	// a host that names no project).
+	var places []string
+	project := ""
+	if e.namedProject(c) != "" {
+		project = filepath.Clean(e.projectDir(c))
+		places = append(places, project)
+	}
 	for _, p := range []string{d.desc.Target.Path, d.desc.Target.Resolved} {
-		if err == nil && !running && filepath.IsAbs(p) && !fsx.Within(p, project) {
-			running, err = undo.ApprovedRunning(e.Env.StateDir, filepath.Clean(p))
+		if filepath.IsAbs(p) && (project == "" || !fsx.Within(p, project)) {
+			places = append(places, filepath.Clean(p))
 		}
 	}
-	switch {
-	case err != nil:
-		return e.pending(ctx, c, d, ReasonApprovedRunning, "whether a call the user approved to run outside the jail runs in this project could not be asked ("+err.Error()+"), and such a call could run what this write changes"), true
-	case running:
-		which := ""
-		if what := undo.ApprovedCall(e.Env.StateDir, project); what != "" {
-			which = " (" + present.EscapeText(what) + ")"
+	for _, at := range places {
+		switch running, err := undo.ApprovedRunning(e.Env.StateDir, at); {
+		case err != nil:
+			return e.pending(ctx, c, d, ReasonApprovedRunning, "whether a call the user approved to run outside the jail runs where this write lands could not be asked ("+err.Error()+"), and such a call could run what it changes"), true
+		case running:
+			which := ""
+			if what := undo.ApprovedCall(e.Env.StateDir, at); what != "" {
+				which = " (" + present.EscapeText(what) + ")"
+			}
+			return e.pending(ctx, c, d, ReasonApprovedRunning, "a call the user approved to run outside the jail is still running in this project or where this write lands"+which+", and it could run what this write changes, which its approver was not shown: wait for it to end, then write again, or ask the user to approve exactly this write"), true
 		}
-		return e.pending(ctx, c, d, ReasonApprovedRunning, "a call the user approved to run outside the jail is still running in this project"+which+", and it could run what this write changes, which its approver was not shown: wait for it to end, then write again, or ask the user to approve exactly this write"), true
 	}
 	return Decision{}, false
 }

@@ -68,4 +68,9 @@ func TestWriteHeldWhileApprovedCallRuns(t *testing.T) {
 	if d := h.decide(write("deploy4.sh")); d.Behavior != Allow {
 		t.Errorf("a write while another project's approved call runs (control): %s %s", d.Reason, d.Message)
 	}
+	// A write that lands in that project, from this session: held.
+	into := withInput(h.writeCall(filepath.Join(other, "deploy.sh")), "content", "echo deploy\n")
+	if d := h.decide(into); d.Behavior == Allow || d.Reason != ReasonApprovedRunning {
+		t.Errorf("a write into the project whose approved call runs: %s %s", d.Reason, d.Message)
+	}
 }
