@@ -34,12 +34,14 @@ var declaredReaders = []struct {
 	name string
 	read func([]byte) []string
 }{
-	{"Makefile", makeIncludes}, {"makefile", makeIncludes}, {"GNUmakefile", makeIncludes},
+	{"Makefile", makePaths}, {"makefile", makePaths}, {"GNUmakefile", makePaths},
 	{"go.mod", goModPaths}, {"go.work", goModPaths},
 	{"package.json", packageJSONPaths},
 	{"Cargo.toml", tomlPaths}, {"pyproject.toml", tomlPaths},
 	{"requirements*.txt", requirementsPaths},
 	{"CMakeLists.txt", cmakePaths},
+	{"tsconfig*.json", tsconfigPaths},
+	{"MODULE.bazel", bazelPaths}, {"WORKSPACE", bazelPaths}, {"WORKSPACE.bazel", bazelPaths}, {"WORKSPACE.bzlmod", bazelPaths},
 }
 
 // declaredPlaces calls add with each place outside project that the build
@@ -123,6 +125,10 @@ func lines(src []byte, comment string, f func(words []string)) {
 		}
 	}
 }
+
+// makePaths: a Makefile's includes (makeIncludes) and the directories
+// its recipes enter (makeRecipes).
+func makePaths(src []byte) []string { return append(makeIncludes(src), makeRecipes(src)...) }
 
 // makeIncludes: make's include, -include and sinclude lines' words (a
 // word with a variable is skipped where it is added: declaredPlace).
@@ -284,5 +290,188 @@ func cmakePaths(src []byte) []string {
 			out = append(out, m[1])
 		}
 	})
+	return out
+}
+
+// rawLines calls f with each line of src as it is (its indentation kept).
+func rawLines(src []byte, f func(line string)) {
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	sc.Buffer(nil, maxDeclaredFile)
+	for sc.Scan() {
+		f(sc.Text())
+	}
+}
+
+// makeRecipes: the directories a Makefile's recipe lines (a tab first)
+// enter: make's -C DIR, -CDIR, --directory=DIR and --directory DIR after
+// make, gmake, $(MAKE) or ${MAKE}, and cd DIR at the start of a command
+// (after &&, ||, ;, | or &, or an opening parenthesis); the ninety-sixth
+// attack run's `$(MAKE) -C ../mlib` ran a Makefile in a sibling project.
+func makeRecipes(src []byte) []string {
+	var out []string
+	rawLines(src, func(line string) {
+		cmds, ok := strings.CutPrefix(line, "\t")
+		if !ok {
+			return
+		}
+		if i := strings.Index(cmds, "#"); i >= 0 {
+			cmds = cmds[:i]
+		}
+		for _, cmd := range strings.FieldsFunc(cmds, func(r rune) bool { return r == ';' || r == '&' || r == '|' }) {
+			out = append(out, recipeDirs(strings.Fields(cmd))...)
+		}
+	})
+	return out
+}
+
+// recipeDirs: the directory one recipe command (its words) enters.
+func recipeDirs(ws []string) []string {
+	for len(ws) > 0 {
+		ws[0] = strings.TrimLeft(ws[0], "@-+(")
+		if ws[0] != "" && !strings.Contains(ws[0], "=") {
+			break
+		}
+		ws = ws[1:] // an assignment before the command, or a bare @, - or +
+	}
+	if len(ws) < 2 {
+		return nil
+	}
+	unq := func(w string) string { return strings.Trim(w, `"')`) }
+	if ws[0] == "cd" {
+		for _, w := range ws[1:] {
+			if !strings.HasPrefix(w, "-") {
+				return []string{unq(w)}
+			}
+		}
+		return nil
+	}
+	switch filepath.Base(ws[0]) {
+	case "make", "gmake", "$(MAKE)", "${MAKE}":
+	default:
+		return nil
+	}
+	var out []string
+	for i := 1; i < len(ws); i++ {
+		switch w := ws[i]; {
+		case (w == "-C" || w == "--directory") && i+1 < len(ws):
+			i++
+			out = append(out, unq(ws[i]))
+		case strings.HasPrefix(w, "--directory="):
+			out = append(out, unq(w[len("--directory="):]))
+		case strings.HasPrefix(w, "-C") && len(w) > 2:
+			out = append(out, unq(w[2:]))
+		}
+	}
+	return out
+}
+
+// jsonc is src, a JSON with comments (tsconfig.json's JSONC: // and /* */
+// comments, trailing commas), as JSON.
+func jsonc(src []byte) []byte {
+	out := make([]byte, 0, len(src))
+	inStr := false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case inStr:
+			if c == '\\' && i+1 < len(src) {
+				out = append(out, c)
+				i++
+				c = src[i]
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+			c = '\n'
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := bytes.Index(src[i+2:], []byte("*/"))
+			if end < 0 {
+				return out
+			}
+			i += end + 3
+			c = ' '
+		case c == '}' || c == ']':
+			// a trailing comma before it is dropped
+			if t := bytes.TrimRight(out, " \t\r\n"); len(t) > 0 && t[len(t)-1] == ',' {
+				out = append(t[:len(t)-1], out[len(t):]...)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// tsconfigPaths: tsconfig.json's references' paths and an extends (a
+// string or, since TypeScript 5.0, a list) that is a path (./, ../ or
+// absolute; one without .json has it added, as tsc does): not a package's
+// name. The ninety-sixth attack run's references [{"path": "../shared"}]
+// built a sibling project's sources.
+func tsconfigPaths(src []byte) []string {
+	var tc struct {
+		Extends    json.RawMessage `json:"extends"`
+		References []struct {
+			Path string `json:"path"`
+		} `json:"references"`
+	}
+	if json.Unmarshal(jsonc(src), &tc) != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range tc.References {
+		out = append(out, r.Path)
+	}
+	var ext []string
+	if json.Unmarshal(tc.Extends, &ext) != nil {
+		var one string
+		_ = json.Unmarshal(tc.Extends, &one)
+		ext = []string{one}
+	}
+	for _, e := range ext {
+		if localGoPath(e) {
+			if !strings.HasSuffix(e, ".json") {
+				e += ".json"
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// bazelCall is a Starlark call of Bazel's local_path_override (MODULE.bazel),
+// local_repository or new_local_repository (WORKSPACE), its arguments up to
+// the first ")"; bazelPath a path = "x" among them. Built on first use (the
+// hook's start-up allocations are bounded: TestLoopguardInitIsSmall).
+var (
+	bazelOnce             sync.Once
+	bazelCall, bazelPathA *regexp.Regexp
+)
+
+// bazelPaths: MODULE.bazel's local_path_override(path = ...) and
+// WORKSPACE's local_repository(path = ...) and new_local_repository(path
+// = ...), over lines, with # comments cut.
+func bazelPaths(src []byte) []string {
+	bazelOnce.Do(func() {
+		bazelCall = regexp.MustCompile(`\b(?:local_path_override|local_repository|new_local_repository)\s*\(([^)]*)\)`)
+		bazelPathA = regexp.MustCompile(`\bpath\s*=\s*(?:"([^"]*)"|'([^']*)')`)
+	})
+	var b strings.Builder
+	rawLines(src, func(line string) {
+		if i := strings.Index(line, "#"); i >= 0 {
+			line = line[:i]
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	})
+	var out []string
+	for _, call := range bazelCall.FindAllStringSubmatch(b.String(), -1) {
+		if m := bazelPathA.FindStringSubmatch(call[1]); m != nil {
+			out = append(out, m[1]+m[2])
+		}
+	}
 	return out
 }
