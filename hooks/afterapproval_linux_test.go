@@ -533,7 +533,8 @@ func TestApprovalCoversLinkedProject(t *testing.T) {
 // command nor a link named ../lib2). The project's build files'
 // declarations of local code outside it are places the call reaches: the
 // retry is held again, naming common.mk. And the same with go.mod's
-// replace => ../golib. Controls: approved and retried with nothing
+// replace => ../golib, and a go.work in the project's parent that uses
+// ../gowork (the ninety-sixth attack run's). Controls: approved and retried with nothing
 // changed, it runs; a change in a sibling nothing declares (beside)
 // withdraws nothing.
 func TestApprovalCoversDeclaredProject(t *testing.T) {
@@ -542,6 +543,9 @@ func TestApprovalCoversDeclaredProject(t *testing.T) {
 	}{
 		{"include", "Makefile", "include ../lib2/common.mk\nall: common\n\t@echo app built\n", "lib2", "common.mk"},
 		{"replace", "go.mod", "module app\n\ngo 1.22\n\nrequire example.com/golib v0.0.0\n\nreplace example.com/golib => ../golib\n", "golib", "lib.go"},
+		// The ninety-sixth attack run's: a go.work in the project's parent
+		// (go uses the nearest one upward) names a sibling module.
+		{"parent go.work", "../go.work", "go 1.22\n\nuse (\n\t./project\n\t./gowork\n)\n", "gowork", "lib.go"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, run := jailHarness(t)

@@ -424,7 +424,9 @@ const (
 // project's top or at the top of its node_modules (and its @scope
 // directories) leads (a vendored or npm-linked project), and the local
 // code outside the project its build files name (declaredPlaces: a
-// Makefile's include ../lib/common.mk, go.mod's replace => ../lib, ...).
+// Makefile's include ../lib/common.mk, go.mod's replace => ../lib, ...),
+// and what the nearest go.work, pnpm-workspace.yaml and package.json with
+// workspaces above the project name (parentPlaces).
 // An approved call runs outside the jail and reads them: the
 // eighty-eighth attack run's `make -C vendor-lib`, a link to ../lib, ran
 // a Makefile another session's jailed call had rewritten there, and the
@@ -508,6 +510,7 @@ func (e *Engine) reachedPlaces(c *Call, d *described, project string) []string {
 	// The project's build files' declarations of local code outside it
 	// (declaredPlaces), at its top and at the call's cwd.
 	declaredPlaces(project, project, links(project), add)
+	parentPlaces(project, e.Env.Home, add) // and the workspaces above it
 	if cwd := filepath.Clean(c.Cwd); filepath.IsAbs(cwd) && cwd != project {
 		if ents, err := os.ReadDir(cwd); err == nil {
 			declaredPlaces(cwd, project, ents, add)
