@@ -32,6 +32,8 @@ func TestDeclaredReaders(t *testing.T) {
 		{"MODULE.bazel", bazelPaths, "bazel_dep(name = \"x\", version = \"1\")\n# local_path_override(module_name = \"n\", path = \"../no\")\nlocal_path_override(\n    module_name = \"lib\",\n    path = \"../lib\",\n)\n", []string{"../lib"}},
 		{"WORKSPACE", bazelPaths, "local_repository(name = \"a\", path = '../a')\nnew_local_repository(\n  name = \"b\",\n  path = \"/opt/b\",\n  build_file = \"b.BUILD\",\n)\nhttp_archive(name = \"c\", path = \"../no\")\n", []string{"../a", "/opt/b"}},
 		{"pnpm-workspace.yaml", pnpmPaths, "packages:\n  - 'packages/*'\n  - \"../shared\" # the sibling\n  - '!**/test/**'\ncatalog:\n  - ../no\n", []string{"packages/*", "../shared"}},
+		{"Cargo workspace", cargoPaths, "[workspace]\nmembers = [\n  \"crates/*\", # ours\n  '../rlib',\n]\nexclude = [\"../no\"]\n[dependencies]\nx = { path = \"../x\" }\n[package]\nmembers = [\"../no2\"]\n", []string{"crates/*", "../rlib", "../x"}},
+		{"Cargo one line", cargoPaths, "[workspace]\ndefault-members = [\"a\", \"../b\"]\n", []string{"a", "../b"}},
 		{"pnpm flow", pnpmPaths, "packages: [apps/*, '../lib']\n", []string{"apps/*", "../lib"}},
 	} {
 		if got := tc.read([]byte(tc.src)); !sameSet(got, tc.want) {
@@ -83,11 +85,12 @@ func TestDeclaredPlaces(t *testing.T) {
 	}
 }
 
-// TestParentPlaces: the nearest go.work, pnpm-workspace.yaml and
-// package.json with workspaces above a project add the places they name
-// outside it (resolved from their directory); one that names only the
-// project adds nothing, one at the project's top (its own) hides those
-// above, a package.json without workspaces is passed over, and nothing
+// TestParentPlaces: the nearest go.work, pnpm-workspace.yaml, package.json
+// with workspaces and Cargo.toml with a [workspace] above a project add
+// the places they name outside it (resolved from their directory); one
+// that names only the project adds nothing, one at the project's top (its
+// own) hides those above, a package.json without workspaces or a
+// Cargo.toml without a [workspace] is passed over, and nothing
 // above the home's directory is read.
 func TestParentPlaces(t *testing.T) {
 	for _, tc := range []struct {
@@ -103,6 +106,8 @@ func TestParentPlaces(t *testing.T) {
 		{"pnpm", map[string]string{"home/ws/pnpm-workspace.yaml": "packages:\n  - '*'\n  - '../shared'\n"}, []string{"home/shared", "home/ws/lib", "home/ws/pnpm-workspace.yaml"}}, // a pattern's files too
 		{"npm workspaces", map[string]string{"home/ws/app/package.json": `{"name":"app"}`, "home/ws/package.json": `{"workspaces":["app","lib"]}`}, []string{"home/ws/lib"}},
 		{"yarn workspaces two up", map[string]string{"home/ws/package.json": `{"name":"ws"}`, "home/package.json": `{"workspaces":{"packages":["ws/*","shared"]}}`}, []string{"home/shared", "home/ws/lib", "home/ws/package.json"}},
+		{"cargo workspace", map[string]string{"home/ws/app/Cargo.toml": "[package]\nname = \"app\"\n", "home/ws/Cargo.toml": "[workspace]\nmembers = [\"app\", \"lib\"]\n"}, []string{"home/ws/lib"}},
+		{"a Cargo.toml without a workspace", map[string]string{"home/ws/Cargo.toml": "[package]\nname = \"ws\"\n[dependencies]\nx = { path = \"lib\" }\n"}, nil},
 		{"above the home", map[string]string{"go.work": "go 1.22\nuse ./home/ws/lib\n", "pnpm-workspace.yaml": "packages: [home/shared]\n"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,7 +11,8 @@ import (
 // nearest one upward) named a sibling module, and `go run` in the project
 // ran that sibling's code outside the jail after another session's jailed
 // call rewrote it; pnpm-workspace.yaml and a package.json with workspaces
-// in a parent do the same for pnpm, npm and yarn. The directories above
+// in a parent do the same for pnpm, npm and yarn, and a Cargo.toml with a
+// [workspace] for cargo. The directories above
 // the project are looked in, up to the home directory (the project in it)
 // or up to / (not read), and the nearest file of each kind that makes a
 // workspace is read: the places it names outside the project are added.
@@ -29,11 +30,12 @@ var parentReaders = []struct {
 	{"go.work", func(src []byte) ([]string, bool) { return goModPaths(src), true }},
 	{"pnpm-workspace.yaml", func(src []byte) ([]string, bool) { return pnpmPaths(src), true }},
 	{"package.json", workspaceRoot},
+	{"Cargo.toml", func(src []byte) ([]string, bool) { return cargoPaths(src), cargoWorkspace(src) }},
 }
 
 // parentPlaces calls add with the places outside project (absolute,
-// clean) that the nearest go.work, pnpm-workspace.yaml and package.json
-// with workspaces at or above it name (resolved from the file's
+// clean) that the nearest go.work, pnpm-workspace.yaml, package.json with
+// workspaces and Cargo.toml with a [workspace] at or above it name (resolved from the file's
 // directory); one at the project's top is its own (declaredPlaces reads
 // it) and ends the search for its kind. home, "" for none, bounds the
 // search when the project is in it.
@@ -117,4 +119,59 @@ func pnpmPaths(src []byte) []string {
 		}
 	})
 	return out
+}
+
+// cargoWorkspace reports whether a Cargo.toml has a [workspace] table
+// (cargo's workspace root: a member is built from it).
+func cargoWorkspace(src []byte) bool {
+	found := false
+	rawLines(src, func(line string) { found = found || strings.TrimSpace(line) == "[workspace]" })
+	return found
+}
+
+// cargoPaths: a Cargo.toml's path = entries (tomlPaths) and its
+// [workspace]'s members and default-members (patterns; a list over lines
+// or on one).
+func cargoPaths(src []byte) []string {
+	out := tomlPaths(src)
+	inWS, inList := false, false
+	rawLines(src, func(line string) {
+		if i := strings.Index(line, "#"); i >= 0 {
+			line = line[:i]
+		}
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "[") && !inList {
+			inWS = t == "[workspace]"
+			return
+		}
+		if k, v, ok := strings.Cut(t, "="); inWS && !inList && ok {
+			if k = strings.TrimSpace(k); k != "members" && k != "default-members" {
+				return
+			}
+			t, inList = v, true
+		}
+		if inList {
+			out = append(out, quotedWords(t)...)
+			inList = !strings.Contains(t, "]")
+		}
+	})
+	return out
+}
+
+// quotedWords: the "double" and 'single' quoted strings in s.
+func quotedWords(s string) []string {
+	var out []string
+	for {
+		i := strings.IndexAny(s, `"'`)
+		if i < 0 {
+			return out
+		}
+		q := s[i]
+		j := strings.IndexByte(s[i+1:], q)
+		if j < 0 {
+			return out
+		}
+		out = append(out, s[i+1:i+1+j])
+		s = s[i+j+2:]
+	}
 }
