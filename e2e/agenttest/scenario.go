@@ -248,7 +248,7 @@ func JailedCallRuns(e *Env) {
 // jail grant a call held for leaving the jail, approved exactly, runs
 // where the client runs it, through the launcher's as-written form, which
 // holds the project while it runs: what it runs has the hold's
-// descriptors (900 and above) open. Control: the approved call runs and
+// descriptors (50 and above, confine's heldFD) open. Control: the approved call runs and
 // prints its output. e must come from NewJailedEnv.
 func ApprovedCallHoldsTheProject(e *Env) {
 	t := e.T
@@ -264,7 +264,7 @@ func ApprovedCallHoldsTheProject(e *Env) {
 	if !ran {
 		t.Fatalf("the approved call did not print its output: %q", api.Output(1))
 	}
-	if !slices.Contains(strings.Fields(fds), "900") {
+	if !slices.Contains(strings.Fields(fds), "50") {
 		t.Errorf("the approved call ran holding no project (its descriptors: %q)", fds)
 	}
 }
