@@ -163,7 +163,8 @@ func runUnconfined(s Spec, e Env) error {
 		case errors.Is(err, undo.ErrBusy):
 			return errors.New("another call still runs in this project, or in one that holds it or lies in it (a confined call that was running when the approval was checked, or another approved call): what it writes, the approver did not see, and this call could run it. Let that call end, or stop it, then ask for this call again")
 		case err != nil && s.AsWritten && (errors.Is(err, undo.ErrStateReadOnly) || errors.Is(err, syscall.EROFS)):
-			held = nil
+			// Nothing can be held there, the places it reaches neither.
+			s.Holds, held = nil, nil
 		case err != nil:
 			return fmt.Errorf("failed to hold the project for the approved call: %w", err)
 		}

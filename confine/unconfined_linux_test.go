@@ -204,8 +204,13 @@ func TestAsWrittenHoldsTheProject(t *testing.T) {
 		t.Skip("no unshare for the read-only undo directory")
 	}
 	_ = os.Remove(up)
+	// With a place it reaches (--hold), nothing is held there either.
+	lib := filepath.Join(base, "lib")
+	if err := os.MkdirAll(lib, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	ro := exec.Command("unshare", "-rm", "sh", "-c", `mount --bind -o ro "$1" "$1" && shift && exec "$@"`, "sh", xdg,
-		os.Args[0], "--cap", CapAsWritten, "--project", project, "--cwd", project, "--", "/bin/sh", "sh", "-c", "echo up > "+up)
+		os.Args[0], "--cap", CapAsWritten, "--project", project, "--cwd", project, "--hold", lib, "--", "/bin/sh", "sh", "-c", "echo up > "+up)
 	ro.Env = append(os.Environ(), "LG_CONFINE_LAUNCH=1", "XDG_STATE_HOME="+xdg)
 	if out, err := ro.CombinedOutput(); err != nil {
 		if strings.Contains(string(out), "loopguard") {
