@@ -92,6 +92,11 @@ type described struct {
 	// leaves says why the jail grant does not hold the call ("": there is
 	// no jail grant, or a narrower grant covers it): jail.go.
 	leaves string
+	// reached are the places outside reachedFor, the call's project,
+	// that the call reaches (reachedPlaces): the approval's check and the
+	// approved call's hold ask for them on one call.
+	reached    []string
+	reachedFor string
 	// dangerous is the call's DANGER lines, once dangerRead (danger.go).
 	dangerous  []string
 	dangerRead bool

@@ -448,6 +448,14 @@ func (e *Engine) relatedPlaces(c *Call, d *described, project string) []string {
 // not: what an approved call holds while it runs (confine.Spec.Holds),
 // since a session may start in one of them after it began.
 func (e *Engine) reachedPlaces(c *Call, d *described, project string) []string {
+	if d.reachedFor != project || project == "" {
+		d.reached, d.reachedFor = e.findReached(c, d, project), project
+	}
+	return d.reached
+}
+
+// findReached is reachedPlaces made.
+func (e *Engine) findReached(c *Call, d *described, project string) []string {
 	var out []string
 	add := func(p string) {
 		if len(out) >= maxRelated || p == "" {
