@@ -44,12 +44,11 @@ func awaitProject(s Spec, e Env, stderr io.Writer) error {
 
 // waitingLine says what a launch of project waits for.
 func waitingLine(e Env, project string, stderr io.Writer) {
-	if what := undo.ApprovedCall(e.Places.StateDir, project); what != "" {
-		fmt.Fprintf(stderr, "loopguard: waiting for a call the user approved to run outside the jail in this project (or one that holds it or lies in it) to end: %s; what a jailed call writes, it could run (stop it to go on)\n", strings.ToValidUTF8(what, "?"))
-		return
-	}
-	if running, _ := undo.ApprovedRunning(e.Places.StateDir, project); running {
-		fmt.Fprintln(stderr, "loopguard: waiting for a call the user approved to run outside the jail in this project (or one that holds it or lies in it) to end: what a jailed call writes, it could run (stop it to go on)")
+	if what, running, _ := undo.RunningApproved(e.Places.StateDir, project); running {
+		if what != "" {
+			what = ": " + strings.ToValidUTF8(what, "?")
+		}
+		fmt.Fprintf(stderr, "loopguard: waiting for a call the user approved to run outside the jail in this project (or one that holds it or lies in it) to end%s; what a jailed call writes, it could run (stop it to go on)\n", what)
 		return
 	}
 	fmt.Fprintln(stderr, "loopguard: waiting for another confined call in this project to end (its undo record holds the project)")

@@ -37,12 +37,12 @@ func (e *Engine) whileApprovedRuns(ctx context.Context, c *Call, d *described) (
 		}
 	}
 	for _, at := range places {
-		switch running, err := undo.ApprovedRunning(e.Env.StateDir, at); {
+		switch what, running, err := undo.RunningApproved(e.Env.StateDir, at); {
 		case err != nil:
 			return e.pending(ctx, c, d, ReasonApprovedRunning, "whether a call the user approved to run outside the jail runs where this write lands could not be asked ("+err.Error()+"), and such a call could run what it changes"), true
 		case running:
 			which := ""
-			if what := undo.ApprovedCall(e.Env.StateDir, at); what != "" {
+			if what != "" {
 				which = " (" + present.EscapeText(what) + ")"
 			}
 			return e.pending(ctx, c, d, ReasonApprovedRunning, "a call the user approved to run outside the jail is still running in this project or where this write lands"+which+", and it could run what this write changes, which its approver was not shown: wait for it to end, then write again, or ask the user to approve exactly this write"), true

@@ -140,16 +140,12 @@ func WaitApproved(stateDir, project string, waiting func()) (bool, error) {
 		return false, err
 	}
 	for _, q := range near {
-		qs, err := Open(stateDir, q)
-		if err != nil {
-			continue
-		}
-		f, err := os.OpenFile(filepath.Join(qs.Dir, approvedName), os.O_RDONLY|unix.O_NOFOLLOW, 0)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
+		f, err := openApproved(stateDir, q)
 		if err != nil {
 			return waited, err
+		}
+		if f == nil {
+			continue
 		}
 		err = flock(f, unix.LOCK_SH|unix.LOCK_NB)
 		if errors.Is(err, unix.EWOULDBLOCK) {
@@ -172,38 +168,53 @@ func WaitApproved(stateDir, project string, waiting func()) (bool, error) {
 // it (HoldForApproved's lock is held). A store or lock file that is not
 // there is no such call; any other failure to ask is an error.
 func ApprovedRunning(stateDir, project string) (bool, error) {
-	near, err := nearProjects(stateDir, project)
-	if err != nil {
-		return false, err
-	}
-	for _, q := range append([]string{project}, near...) {
-		if running, err := approvedRunningIn(stateDir, q); err != nil || running {
-			return running, err
-		}
-	}
-	return false, nil
+	_, running, err := RunningApproved(stateDir, project)
+	return running, err
 }
 
-func approvedRunningIn(stateDir, project string) (bool, error) {
+// RunningApproved is ApprovedRunning, with which call it is
+// (HoldForApproved's what, "" where it cannot be read): one look at the
+// locks for both questions.
+func RunningApproved(stateDir, project string) (what string, running bool, err error) {
+	near, err := nearProjects(stateDir, project)
+	if err != nil {
+		return "", false, err
+	}
+	for _, q := range append([]string{project}, near...) {
+		f, err := openApproved(stateDir, q)
+		if err != nil {
+			return "", false, err
+		}
+		if f == nil {
+			continue
+		}
+		err = flock(f, unix.LOCK_SH|unix.LOCK_NB)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			b := make([]byte, 4096)
+			n, _ := f.ReadAt(b, 0)
+			f.Close()
+			return string(b[:n]), true, nil
+		}
+		f.Close()
+		if err != nil {
+			return "", false, err
+		}
+	}
+	return "", false, nil
+}
+
+// openApproved opens project's approved-call lock to ask about it (nil,
+// nil where its store or the file is not there).
+func openApproved(stateDir, project string) (*os.File, error) {
 	s, err := Open(stateDir, project)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(s.Dir, approvedName), os.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
+		return nil, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	switch err := flock(f, unix.LOCK_SH|unix.LOCK_NB); {
-	case errors.Is(err, unix.EWOULDBLOCK):
-		return true, nil
-	case err != nil:
-		return false, err
-	}
-	return false, nil
+	return f, err
 }
 
 // AwaitProject waits, calling waiting first, until no other call holds
@@ -238,25 +249,4 @@ func AwaitProject(stateDir, project string, waiting func()) error {
 	}()
 	_, err = WaitApproved(stateDir, project, once)
 	return err
-}
-
-// ApprovedCall says which call a human approved to run outside the jail
-// runs in project or near it (HoldForApproved's what), "" where none does
-// or it cannot be read.
-func ApprovedCall(stateDir, project string) string {
-	near, _ := nearProjects(stateDir, project)
-	for _, q := range append([]string{project}, near...) {
-		if running, _ := approvedRunningIn(stateDir, q); !running {
-			continue
-		}
-		s, err := Open(stateDir, q)
-		if err != nil {
-			continue
-		}
-		b, err := fsx.ReadRegular(filepath.Join(s.Dir, approvedName), 4096, fsx.NoFollow)
-		if err == nil && len(b) > 0 {
-			return string(b)
-		}
-	}
-	return ""
 }

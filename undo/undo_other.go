@@ -96,5 +96,5 @@ func ApprovedRunning(stateDir, project string) (bool, error) { return false, nil
 // AwaitProject: nothing holds a project but on Linux.
 func AwaitProject(stateDir, project string, waiting func()) error { return nil }
 
-// ApprovedCall: no call holds a project but on Linux.
-func ApprovedCall(stateDir, project string) string { return "" }
+// RunningApproved: no call holds a project but on Linux.
+func RunningApproved(stateDir, project string) (string, bool, error) { return "", false, nil }
